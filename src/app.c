@@ -1,0 +1,220 @@
+/* app.c — wiring: loop + httpd + MCP engine, routes, auth, signals. */
+#include "app.h"
+
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/epoll.h>
+#include <sys/resource.h>
+#include <sys/signalfd.h>
+#include <unistd.h>
+
+#include "config.h"
+#include "crypto.h"
+#include "httpd.h"
+#include "log.h"
+#include "loop.h"
+#include "mcp.h"
+
+#define MAX_BODY (256 * 1024)
+#define IDLE_TIMEOUT_S 30
+
+struct app {
+    const struct app_opts *o;
+    struct config *cfg;
+    struct loop *loop;
+    struct httpd *httpd;
+    struct mcp_server *mcp;
+    int sigfd;
+    struct loop_watch *sigw;
+};
+
+static void reply_simple_json(struct hreq *r, unsigned status, const char *json)
+{
+    hreq_reply(r, status, "application/json", json, strlen(json));
+}
+
+static bool authorized(struct app *a, struct hreq *r, bool *had_token)
+{
+    const char *h = hreq_header(r, "Authorization");
+    unsigned char digest[32];
+
+    *had_token = false;
+    if (!a->cfg->auth)
+        return true;
+    if (h == NULL || strncasecmp(h, "Bearer ", 7) != 0)
+        return false;
+    h += 7;
+    while (*h == ' ')
+        h++;
+    *had_token = true;
+    /* Hash first so the comparison takes the same time whatever the length. */
+    crypto_sha256(h, strlen(h), digest);
+    return crypto_equal(digest, a->cfg->token_hash, sizeof digest);
+}
+
+static void health(struct app *a, struct hreq *r)
+{
+    char body[256];
+    const char *m = hreq_method(r);
+
+    if (strcmp(m, "GET") && strcmp(m, "HEAD")) {
+        hreq_add_header(r, "Allow", "GET, HEAD");
+        reply_simple_json(r, 405, "{\"error\":\"method_not_allowed\",\"message\":\"use GET\"}");
+        return;
+    }
+    snprintf(body, sizeof body,
+             "{\"status\":\"ok\",\"service\":\"%s\",\"version\":\"%s\",\"tools\":%zu}",
+             a->o->service, HM_VERSION, mcp_tool_count(a->mcp));
+    hreq_add_header(r, "Cache-Control", "no-store");
+    reply_simple_json(r, 200, body);
+}
+
+static void on_headers(struct hreq *r, void *arg)
+{
+    struct app *a = arg;
+    const char *path = hreq_path(r);
+    bool had_token;
+
+    if (strcmp(path, "/health") == 0) {
+        health(a, r);
+        return;
+    }
+    if (strcmp(path, "/mcp") != 0) {
+        reply_simple_json(r, 404, "{\"error\":\"not_found\",\"message\":\"no such path; the MCP "
+                                  "endpoint is /mcp\"}");
+        return;
+    }
+    /* Authentication comes before anything else about the request, body included. */
+    if (!authorized(a, r, &had_token)) {
+        hreq_add_header(r, "WWW-Authenticate",
+                        had_token ? "Bearer realm=\"hermes-mcp\", error=\"invalid_token\""
+                                  : "Bearer realm=\"hermes-mcp\"");
+        reply_simple_json(r, 401, "{\"error\":\"unauthorized\",\"message\":\"missing or invalid "
+                                  "bearer token\"}");
+        return;
+    }
+    mcp_http_headers(a->mcp, r);
+}
+
+static void on_request(struct hreq *r, void *arg)
+{
+    struct app *a = arg;
+    mcp_http_request(a->mcp, r);
+}
+
+static void reload(struct app *a)
+{
+    struct config fresh;
+    char err[512];
+
+    if (a->cfg->env_file == NULL) {
+        log_info("SIGHUP: no env file to reload");
+        return;
+    }
+    if (!config_load(&fresh, a->cfg->env_file, err, sizeof err)) {
+        log_warn("reload failed, keeping the current settings: %s", err);
+        return;
+    }
+    /* Only what can change without re-binding takes effect. */
+    a->cfg->auth = fresh.auth;
+    memcpy(a->cfg->token_hash, fresh.token_hash, sizeof fresh.token_hash);
+    log_set_level(fresh.log_level);
+    config_cleanup(&fresh);
+    log_info("reloaded %s", a->cfg->env_file);
+}
+
+static void on_signal(struct loop *l, int fd, uint32_t events, void *arg)
+{
+    struct app *a = arg;
+    struct signalfd_siginfo si;
+    (void)events;
+
+    while (read(fd, &si, sizeof si) == sizeof si) {
+        if (si.ssi_signo == SIGHUP)
+            reload(a);
+        else {
+            log_info("received %s, draining", strsignal((int)si.ssi_signo));
+            loop_stop(l);
+        }
+    }
+}
+
+static void raise_fd_limit(void)
+{
+    struct rlimit rl;
+    if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < rl.rlim_max) {
+        rl.rlim_cur = rl.rlim_max;
+        setrlimit(RLIMIT_NOFILE, &rl);
+    }
+}
+
+int app_run(const struct app_opts *o)
+{
+    struct app a = {.o = o, .cfg = o->cfg, .sigfd = -1};
+    sigset_t mask;
+    char err[512];
+    int rc = 1;
+
+    log_set_level(o->cfg->log_level);
+    raise_fd_limit();
+    signal(SIGPIPE, SIG_IGN);
+    sigemptyset(&mask);
+    sigaddset(&mask, SIGINT);
+    sigaddset(&mask, SIGTERM);
+    sigaddset(&mask, SIGHUP);
+    sigprocmask(SIG_BLOCK, &mask, NULL);
+
+    a.loop = loop_new();
+    a.sigfd = signalfd(-1, &mask, SFD_NONBLOCK | SFD_CLOEXEC);
+    if (a.loop == NULL || a.sigfd < 0) {
+        log_error("cannot set up the event loop: %s", strerror(errno));
+        goto out;
+    }
+    a.sigw = loop_watch_add(a.loop, a.sigfd, EPOLLIN, on_signal, &a);
+
+    struct mcp_opts mo = {.name = o->service, .version = HM_VERSION,
+                          .sessions = o->cfg->sessions, .public_hosts = o->cfg->public_hosts};
+    a.mcp = mcp_new(a.loop, &mo);
+    if (o->setup)
+        o->setup(a.mcp, a.loop, o->setup_arg);
+
+    struct httpd_opts ho = {.host = o->cfg->host, .port = o->cfg->port, .listen_fd = -1,
+                            .max_body = MAX_BODY, .max_conns = o->cfg->max_conns,
+                            .idle_timeout = IDLE_TIMEOUT_S, .on_headers = on_headers,
+                            .on_request = on_request, .arg = &a};
+    a.httpd = httpd_new(a.loop, &ho, err, sizeof err);
+    if (a.httpd == NULL) {
+        log_error("%s", err);
+        goto out;
+    }
+    mcp_set_listen(a.mcp, o->cfg->host, httpd_port(a.httpd));
+    bool v6 = strchr(o->cfg->host, ':') != NULL;
+    printf("%s: listening on http://%s%s%s:%u/mcp\n", o->service, v6 ? "[" : "", o->cfg->host,
+           v6 ? "]" : "", httpd_port(a.httpd));
+    fflush(stdout);
+    if (!o->cfg->auth)
+        log_warn("authentication is off: anyone who can reach the port can call the tools");
+    if (loop_run(a.loop) < 0) {
+        log_error("event loop failed: %s", strerror(errno));
+        goto out;
+    }
+    rc = 0;
+out:
+    if (a.httpd) {
+        /* Answer everything still waiting before the engine goes away. */
+        httpd_shutdown(a.httpd);
+    }
+    mcp_free(a.mcp);
+    httpd_free(a.httpd);
+    loop_watch_del(a.sigw);
+    if (a.sigfd >= 0)
+        close(a.sigfd);
+    loop_free(a.loop);
+    if (rc == 0)
+        log_info("stopped");
+    return rc;
+}

@@ -1,0 +1,25 @@
+/* app.h — the composition root both binaries share: loop, signals, HTTP routing (/mcp and
+ * /health), bearer authentication, the "listening on" line, reload and drain. */
+#ifndef HM_APP_H
+#define HM_APP_H
+#include <stdbool.h>
+
+struct config;
+struct loop;
+struct mcp_server;
+
+#define HM_VERSION "0.1.0"
+
+typedef void app_setup_fn(struct mcp_server *mcp, struct loop *l, void *arg);
+
+struct app_opts {
+    struct config *cfg;     /* settings; reloaded in place on SIGHUP when cfg->env_file is set */
+    const char *service;    /* serverInfo.name and /health "service" */
+    app_setup_fn *setup;    /* registers tools, resources, prompts */
+    void *setup_arg;
+};
+
+/* Runs the server until SIGTERM/SIGINT, then drains. Returns a process exit code. */
+int app_run(const struct app_opts *o);
+
+#endif

@@ -1,0 +1,211 @@
+/* config.c — dotenv file → struct config, with validation. */
+#include "config.h"
+
+#include <arpa/inet.h>
+#include <ctype.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "crypto.h"
+#include "dotenv.h"
+#include "log.h"
+#include "mem.h"
+
+#define ENV_FILE_MAX (1024 * 1024)
+
+bool config_is_loopback(const char *host)
+{
+    struct in_addr a4;
+    struct in6_addr a6;
+
+    if (strcmp(host, "localhost") == 0)
+        return true;
+    if (inet_pton(AF_INET, host, &a4) == 1)
+        return (ntohl(a4.s_addr) >> 24) == 127;
+    if (inet_pton(AF_INET6, host, &a6) == 1)
+        return IN6_IS_ADDR_LOOPBACK(&a6);
+    return false;
+}
+
+bool config_token_ok(const char *token)
+{
+    size_t n = 0;
+    for (; token[n]; n++)
+        if (!isxdigit((unsigned char)token[n]))
+            return false;
+    return n == 64;
+}
+
+static char *read_small_file(const char *path, size_t *len, struct stat *st, char *err,
+                             size_t errlen)
+{
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    char *data = NULL;
+
+    if (fd < 0) {
+        snprintf(err, errlen, "cannot open env file %s: %s", path, strerror(errno));
+        return NULL;
+    }
+    if (fstat(fd, st) < 0 || !S_ISREG(st->st_mode)) {
+        snprintf(err, errlen, "env file %s is not a regular file", path);
+        goto out;
+    }
+    if (st->st_size > ENV_FILE_MAX) {
+        snprintf(err, errlen, "env file %s is larger than 1 MiB", path);
+        goto out;
+    }
+    data = xmalloc((size_t)st->st_size + 1);
+    ssize_t n = read(fd, data, (size_t)st->st_size);
+    if (n < 0) {
+        snprintf(err, errlen, "cannot read env file %s: %s", path, strerror(errno));
+        free(data);
+        data = NULL;
+        goto out;
+    }
+    data[n] = '\0';
+    *len = (size_t)n;
+out:
+    close(fd);
+    return data;
+}
+
+static const char *get(json_t *env, const char *key)
+{
+    json_t *v = json_object_get(env, key);
+    return json_is_string(v) ? json_string_value(v) : NULL;
+}
+
+static bool parse_bool(const char *v, bool *out)
+{
+    if (v == NULL)
+        return true;
+    if (!strcmp(v, "1") || !strcasecmp(v, "true") || !strcasecmp(v, "yes") || !strcasecmp(v, "on"))
+        *out = true;
+    else if (!strcmp(v, "0") || !strcasecmp(v, "false") || !strcasecmp(v, "no") ||
+             !strcasecmp(v, "off") || !*v)
+        *out = false;
+    else
+        return false;
+    return true;
+}
+
+static bool parse_uint(const char *v, unsigned long max, unsigned *out)
+{
+    char *end;
+    if (v == NULL)
+        return true;
+    errno = 0;
+    unsigned long n = strtoul(v, &end, 10);
+    if (errno || end == v || *end || n > max || *v == '-')
+        return false;
+    *out = (unsigned)n;
+    return true;
+}
+
+static char *dup_or(const char *v, const char *dflt)
+{
+    return v ? xstrdup(v) : dflt ? xstrdup(dflt) : NULL;
+}
+
+bool config_load(struct config *c, const char *path, char *err, size_t errlen)
+{
+    json_t *env = NULL;
+    char *text = NULL;
+    bool ok = false;
+
+    memset(c, 0, sizeof *c);
+    c->port = 8765;
+    c->max_conns = 16384;
+    c->log_level = LOG_INFO;
+    if (path) {
+        struct stat st;
+        size_t len = 0;
+        char why[200];
+        text = read_small_file(path, &len, &st, err, errlen);
+        if (text == NULL)
+            goto out;
+        env = dotenv_parse(text, len, why, sizeof why);
+        if (env == NULL) {
+            snprintf(err, errlen, "env file %s: %s", path, why);
+            goto out;
+        }
+        if (get(env, "MCP_AUTH_TOKEN") && (st.st_mode & 077)) {
+            snprintf(err, errlen,
+                     "env file %s holds a secret but is readable by others (mode %03o); run: "
+                     "chmod 600 %s",
+                     path, (unsigned)(st.st_mode & 0777), path);
+            goto out;
+        }
+        c->env_file = xstrdup(path);
+    } else {
+        env = json_object();
+    }
+    c->host = dup_or(get(env, "MCP_HOST"), "127.0.0.1");
+    if (!parse_uint(get(env, "MCP_PORT"), 65535, &c->port)) {
+        snprintf(err, errlen, "MCP_PORT must be a port number (0-65535)");
+        goto out;
+    }
+    if (!parse_bool(get(env, "MCP_SESSIONS"), &c->sessions) ||
+        !parse_bool(get(env, "MCP_ALLOW_NON_LOOPBACK"), &c->allow_remote)) {
+        snprintf(err, errlen, "MCP_SESSIONS and MCP_ALLOW_NON_LOOPBACK take 1/0, true/false");
+        goto out;
+    }
+    if (!parse_uint(get(env, "MCP_MAX_CONNECTIONS"), 1000000, &c->max_conns) || c->max_conns == 0) {
+        snprintf(err, errlen, "MCP_MAX_CONNECTIONS must be a positive number");
+        goto out;
+    }
+    const char *lvl = get(env, "LOG_LEVEL");
+    if (lvl && (c->log_level = log_level_parse(lvl)) < 0) {
+        snprintf(err, errlen, "LOG_LEVEL must be error, warn, info or debug");
+        goto out;
+    }
+    if (!config_is_loopback(c->host) && !c->allow_remote) {
+        snprintf(err, errlen,
+                 "MCP_HOST=%s is not a loopback address; keep the listener on 127.0.0.1 behind a "
+                 "tunnel or proxy, or set MCP_ALLOW_NON_LOOPBACK=1",
+                 c->host);
+        goto out;
+    }
+    const char *token = get(env, "MCP_AUTH_TOKEN");
+    if (token) {
+        if (!config_token_ok(token)) {
+            snprintf(err, errlen,
+                     "MCP_AUTH_TOKEN must be 64 hexadecimal characters; run: hermes-mcp token gen "
+                     "--env-file %s",
+                     path);
+            goto out;
+        }
+        crypto_sha256(token, 64, c->token_hash);
+        c->auth = true;
+    }
+    c->public_hosts = dup_or(get(env, "MCP_PUBLIC_HOSTS"), NULL);
+    c->hermes_env_path = dup_or(get(env, "HERMES_ENV_PATH"), NULL);
+    c->tasks_dir = dup_or(get(env, "TASKS_DIR"), NULL);
+    c->agents_file = dup_or(get(env, "AGENTS_FILE"), NULL);
+    ok = true;
+out:
+    if (text) {
+        memset(text, 0, strlen(text)); /* it may hold the token */
+        free(text);
+    }
+    json_decref(env);
+    if (!ok)
+        config_cleanup(c);
+    return ok;
+}
+
+void config_cleanup(struct config *c)
+{
+    free(c->env_file);
+    free(c->host);
+    free(c->public_hosts);
+    free(c->hermes_env_path);
+    free(c->tasks_dir);
+    free(c->agents_file);
+    memset(c, 0, sizeof *c);
+}

@@ -1,0 +1,33 @@
+/* config.h — the server's settings, read from a dotenv file (see README "Configuration").
+ * Secrets come only from that file, which must then be mode 600; argv never carries one. */
+#ifndef HM_CONFIG_H
+#define HM_CONFIG_H
+#include <stdbool.h>
+#include <stddef.h>
+
+struct config {
+    char *env_file;      /* path it was read from, or NULL for defaults */
+    char *host;          /* MCP_HOST, default 127.0.0.1 */
+    unsigned port;       /* MCP_PORT, default 8765; 0 picks a free port */
+    bool allow_remote;   /* MCP_ALLOW_NON_LOOPBACK=1: listen beyond loopback */
+    bool sessions;       /* MCP_SESSIONS=1: issue Mcp-Session-Id */
+    char *public_hosts;  /* MCP_PUBLIC_HOSTS: extra Host/Origin names, comma-separated */
+    bool auth;           /* a token is set */
+    unsigned char token_hash[32]; /* SHA-256 of MCP_AUTH_TOKEN; the token itself is not kept */
+    char *hermes_env_path; /* HERMES_ENV_PATH */
+    char *tasks_dir;       /* TASKS_DIR */
+    char *agents_file;     /* AGENTS_FILE */
+    unsigned max_conns;    /* MCP_MAX_CONNECTIONS, default 16384 */
+    int log_level;         /* LOG_LEVEL: error|warn|info|debug */
+};
+
+/* Reads path (NULL: defaults only). On failure returns false with a one-line reason in err
+ * that names the key or line but never a secret value. */
+bool config_load(struct config *c, const char *path, char *err, size_t errlen);
+void config_cleanup(struct config *c);
+/* True when host names a loopback address (127.0.0.0/8, ::1, localhost). */
+bool config_is_loopback(const char *host);
+/* True for exactly 64 hexadecimal characters. */
+bool config_token_ok(const char *token);
+
+#endif

@@ -1,0 +1,648 @@
+/* httpd.c — libmicrohttpd in external-epoll mode, suspend/resume, streaming, hang-up detection.
+ *
+ * MHD's own epoll fd is nested in our loop: whenever it is readable, or MHD's timeout expires, we
+ * call MHD_run(). Resuming a connection writes to MHD's inter-thread pipe, which is in that epoll
+ * set, so a reply given from any loop callback wakes MHD by itself. */
+#include "httpd.h"
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <microhttpd.h>
+#include <netdb.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "buf.h"
+#include "log.h"
+#include "loop.h"
+#include "mem.h"
+
+enum hreq_state {
+    HREQ_READING,   /* headers seen, body arriving */
+    HREQ_HANDLING,  /* inside a callback */
+    HREQ_WAITING,   /* suspended, no answer yet */
+    HREQ_REPLIED,   /* full response ready or queued */
+    HREQ_STREAMING, /* chunked response under way */
+    HREQ_ABORTED,   /* client gone or server stopping; close */
+};
+
+struct resp_header {
+    char *name, *value;
+};
+
+struct hreq {
+    struct httpd *h;
+    struct MHD_Connection *conn;
+    const char *method, *path; /* owned by MHD for the request's life */
+    enum hreq_state state;
+    bool suspended;
+    bool queued;       /* a response was handed to MHD */
+    bool stream_ended; /* stream: no more writes */
+    bool too_big;
+    struct buf body;
+    unsigned status;
+    char *content_type;
+    struct buf out; /* reply body, or stream bytes not yet taken by MHD */
+    struct resp_header *hdrs;
+    size_t nhdrs;
+    httpd_cb *abort_cb;
+    void *abort_arg;
+    void *data;
+    struct loop_watch *hup;
+    struct hreq *prev, *next; /* list of live requests */
+    char peer[INET6_ADDRSTRLEN];
+};
+
+struct httpd {
+    struct loop *loop;
+    struct MHD_Daemon *mhd;
+    struct loop_watch *w;
+    struct loop_timer *timer;
+    struct httpd_opts o;
+    unsigned port;
+    struct hreq *live;
+    size_t nlive;
+    bool stopping;
+    bool in_pump, kick;
+};
+
+static void httpd_pump(struct httpd *h);
+static void httpd_kick(struct httpd *h);
+
+/* ---- live list, suspension and hang-up watch ---- */
+
+static void live_add(struct httpd *h, struct hreq *r)
+{
+    r->next = h->live;
+    if (h->live)
+        h->live->prev = r;
+    h->live = r;
+    h->nlive++;
+}
+
+static void live_del(struct httpd *h, struct hreq *r)
+{
+    if (r->prev)
+        r->prev->next = r->next;
+    else
+        h->live = r->next;
+    if (r->next)
+        r->next->prev = r->prev;
+    r->prev = r->next = NULL;
+    h->nlive--;
+}
+
+static void fire_abort(struct hreq *r)
+{
+    httpd_cb *cb = r->abort_cb;
+    r->abort_cb = NULL;
+    if (cb)
+        cb(r, r->abort_arg);
+}
+
+static void resume(struct hreq *r)
+{
+    if (!r->suspended)
+        return;
+    loop_watch_del(r->hup);
+    r->hup = NULL;
+    r->suspended = false;
+    MHD_resume_connection(r->conn);
+    /* In external-epoll mode MHD does not reliably wake itself for a resumed connection. */
+    httpd_kick(r->h);
+}
+
+static void on_hangup(struct loop *l, int fd, uint32_t events, void *arg)
+{
+    struct hreq *r = arg;
+    (void)l, (void)fd, (void)events;
+    log_debug("client %s hung up while waiting", r->peer);
+    r->state = HREQ_ABORTED;
+    fire_abort(r);
+    resume(r);
+}
+
+static void suspend(struct hreq *r)
+{
+    const union MHD_ConnectionInfo *ci;
+
+    if (r->suspended)
+        return;
+    MHD_suspend_connection(r->conn);
+    r->suspended = true;
+    ci = MHD_get_connection_info(r->conn, MHD_CONNECTION_INFO_CONNECTION_FD);
+    /* MHD does not notice a client leaving while suspended; we do. */
+    if (ci)
+        r->hup = loop_watch_add(r->h->loop, ci->connect_fd, EPOLLRDHUP, on_hangup, r);
+}
+
+/* ---- responses ---- */
+
+static void add_headers(struct hreq *r, struct MHD_Response *resp)
+{
+    if (r->content_type)
+        MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE, r->content_type);
+    for (size_t i = 0; i < r->nhdrs; i++)
+        MHD_add_response_header(resp, r->hdrs[i].name, r->hdrs[i].value);
+}
+
+static ssize_t stream_reader(void *cls, uint64_t pos, char *dst, size_t max)
+{
+    struct hreq *r = cls;
+    (void)pos;
+
+    if (r->state == HREQ_ABORTED)
+        return MHD_CONTENT_READER_END_WITH_ERROR;
+    if (r->out.len > 0) {
+        size_t n = r->out.len < max ? r->out.len : max;
+        memcpy(dst, r->out.data, n);
+        buf_consume(&r->out, n);
+        return (ssize_t)n;
+    }
+    if (r->stream_ended)
+        return MHD_CONTENT_READER_END_OF_STREAM;
+    /* Nothing to send yet: park the connection instead of letting MHD poll us. */
+    suspend(r);
+    return 0;
+}
+
+static enum MHD_Result queue_response(struct hreq *r)
+{
+    struct MHD_Response *resp;
+    enum MHD_Result ret;
+
+    if (r->state == HREQ_STREAMING)
+        resp = MHD_create_response_from_callback(MHD_SIZE_UNKNOWN, 4096, stream_reader, r, NULL);
+    else
+        resp = MHD_create_response_from_buffer(r->out.len, r->out.data, MHD_RESPMEM_MUST_COPY);
+    if (resp == NULL)
+        return MHD_NO;
+    add_headers(r, resp);
+    ret = MHD_queue_response(r->conn, r->status, resp);
+    MHD_destroy_response(resp);
+    r->queued = true;
+    if (r->state == HREQ_REPLIED)
+        buf_cleanup(&r->out);
+    return ret;
+}
+
+void hreq_add_header(struct hreq *r, const char *name, const char *value)
+{
+    r->hdrs = xrealloc(r->hdrs, (r->nhdrs + 1) * sizeof *r->hdrs);
+    r->hdrs[r->nhdrs++] = (struct resp_header){xstrdup(name), xstrdup(value)};
+}
+
+void hreq_reply(struct hreq *r, unsigned status, const char *content_type, const char *body,
+                size_t len)
+{
+    if (r->state == HREQ_REPLIED || r->state == HREQ_STREAMING || r->state == HREQ_ABORTED)
+        return;
+    r->status = status;
+    free(r->content_type);
+    r->content_type = content_type ? xstrdup(content_type) : NULL;
+    buf_cleanup(&r->out);
+    buf_init(&r->out, 0);
+    buf_append(&r->out, body, len);
+    bool was_waiting = r->state == HREQ_WAITING;
+    r->state = HREQ_REPLIED;
+    r->abort_cb = NULL;
+    if (was_waiting)
+        resume(r);
+}
+
+void hreq_stream_start(struct hreq *r, unsigned status, const char *content_type)
+{
+    if (r->state != HREQ_HANDLING && r->state != HREQ_WAITING)
+        return;
+    r->status = status;
+    free(r->content_type);
+    r->content_type = xstrdup(content_type);
+    bool was_waiting = r->state == HREQ_WAITING;
+    r->state = HREQ_STREAMING;
+    if (was_waiting)
+        resume(r);
+}
+
+void hreq_stream_write(struct hreq *r, const char *data, size_t len)
+{
+    if (r->state != HREQ_STREAMING || r->stream_ended)
+        return;
+    buf_append(&r->out, data, len);
+    resume(r);
+}
+
+void hreq_stream_end(struct hreq *r)
+{
+    if (r->state != HREQ_STREAMING || r->stream_ended)
+        return;
+    r->stream_ended = true;
+    r->abort_cb = NULL;
+    resume(r);
+}
+
+void hreq_on_abort(struct hreq *r, httpd_cb *cb, void *arg)
+{
+    r->abort_cb = cb;
+    r->abort_arg = arg;
+}
+
+void hreq_set_data(struct hreq *r, void *data)
+{
+    r->data = data;
+}
+
+void *hreq_data(const struct hreq *r)
+{
+    return r->data;
+}
+
+/* ---- request accessors ---- */
+
+const char *hreq_method(const struct hreq *r)
+{
+    return r->method;
+}
+
+const char *hreq_path(const struct hreq *r)
+{
+    return r->path;
+}
+
+const char *hreq_header(const struct hreq *r, const char *name)
+{
+    return MHD_lookup_connection_value(r->conn, MHD_HEADER_KIND, name);
+}
+
+struct count_ctx {
+    const char *name;
+    unsigned n;
+};
+
+static enum MHD_Result count_header(void *cls, enum MHD_ValueKind kind, const char *key,
+                                    const char *value)
+{
+    struct count_ctx *c = cls;
+    (void)kind, (void)value;
+    if (strcasecmp(key, c->name) == 0)
+        c->n++;
+    return MHD_YES;
+}
+
+unsigned hreq_header_count(const struct hreq *r, const char *name)
+{
+    struct count_ctx c = {name, 0};
+    MHD_get_connection_values(r->conn, MHD_HEADER_KIND, count_header, &c);
+    return c.n;
+}
+
+const char *hreq_query(const struct hreq *r, const char *name)
+{
+    return MHD_lookup_connection_value(r->conn, MHD_GET_ARGUMENT_KIND, name);
+}
+
+const char *hreq_body(const struct hreq *r, size_t *len)
+{
+    *len = r->body.len;
+    return r->body.data ? r->body.data : "";
+}
+
+const char *hreq_peer(const struct hreq *r)
+{
+    return r->peer;
+}
+
+bool hreq_is_head(const struct hreq *r)
+{
+    return strcmp(r->method, "HEAD") == 0;
+}
+
+/* ---- MHD callbacks ---- */
+
+static void reply_error(struct hreq *r, unsigned status, const char *msg)
+{
+    char body[256];
+    int n = snprintf(body, sizeof body,
+                     "{\"jsonrpc\":\"2.0\",\"id\":null,\"error\":{\"code\":-32600,\"message\":\"%s\"}}",
+                     msg);
+    hreq_reply(r, status, "application/json", body, (size_t)n);
+}
+
+static struct hreq *hreq_new(struct httpd *h, struct MHD_Connection *conn, const char *method,
+                             const char *url)
+{
+    struct hreq *r = xcalloc(1, sizeof *r);
+    const union MHD_ConnectionInfo *ci;
+
+    r->h = h;
+    r->conn = conn;
+    r->method = method;
+    r->path = url;
+    buf_init(&r->body, h->o.max_body);
+    buf_init(&r->out, 0);
+    ci = MHD_get_connection_info(conn, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
+    if (ci && ci->client_addr) {
+        const struct sockaddr *sa = ci->client_addr;
+        if (sa->sa_family == AF_INET)
+            inet_ntop(AF_INET, &((const struct sockaddr_in *)(const void *)sa)->sin_addr, r->peer,
+                      sizeof r->peer);
+        else if (sa->sa_family == AF_INET6)
+            inet_ntop(AF_INET6, &((const struct sockaddr_in6 *)(const void *)sa)->sin6_addr,
+                      r->peer, sizeof r->peer);
+    }
+    if (r->peer[0] == '\0')
+        strcpy(r->peer, "unknown");
+    live_add(h, r);
+    return r;
+}
+
+static void hreq_free(struct hreq *r)
+{
+    loop_watch_del(r->hup);
+    buf_cleanup(&r->body);
+    buf_cleanup(&r->out);
+    free(r->content_type);
+    for (size_t i = 0; i < r->nhdrs; i++) {
+        free(r->hdrs[i].name);
+        free(r->hdrs[i].value);
+    }
+    free(r->hdrs);
+    free(r);
+}
+
+/* After a callback returned: send what it produced, or park the connection. */
+static enum MHD_Result settle(struct hreq *r)
+{
+    switch (r->state) {
+    case HREQ_REPLIED:
+    case HREQ_STREAMING:
+        return r->queued ? MHD_YES : queue_response(r);
+    case HREQ_ABORTED:
+        return MHD_NO;
+    case HREQ_HANDLING:
+        if (r->h->stopping) {
+            reply_error(r, 503, "Server is shutting down");
+            return queue_response(r);
+        }
+        r->state = HREQ_WAITING;
+        suspend(r);
+        return MHD_YES;
+    default:
+        return MHD_YES;
+    }
+}
+
+static bool content_length_conflict(struct hreq *r)
+{
+    return hreq_header_count(r, MHD_HTTP_HEADER_CONTENT_LENGTH) > 1;
+}
+
+static enum MHD_Result on_access(void *cls, struct MHD_Connection *conn, const char *url,
+                                 const char *method, const char *version, const char *upload,
+                                 size_t *upload_size, void **con_cls)
+{
+    struct httpd *h = cls;
+    struct hreq *r = *con_cls;
+    (void)version;
+
+    if (r == NULL) {
+        r = hreq_new(h, conn, method, url);
+        *con_cls = r;
+        r->state = HREQ_HANDLING;
+        if (content_length_conflict(r)) {
+            reply_error(r, 400, "Conflicting Content-Length headers");
+            return queue_response(r);
+        }
+        const char *cl = hreq_header(r, MHD_HTTP_HEADER_CONTENT_LENGTH);
+        if (cl && strtoull(cl, NULL, 10) > h->o.max_body) {
+            reply_error(r, 413, "Request body too large");
+            return queue_response(r);
+        }
+        if (h->o.on_headers)
+            h->o.on_headers(r, h->o.arg);
+        if (r->state != HREQ_HANDLING)
+            return settle(r);
+        r->state = HREQ_READING;
+        return MHD_YES;
+    }
+    if (r->state == HREQ_READING) {
+        if (*upload_size > 0) {
+            if (!r->too_big && !buf_append(&r->body, upload, *upload_size)) {
+                r->too_big = true;
+                buf_cleanup(&r->body);
+                /* Answer now; MHD closes the connection instead of reading the rest. */
+                reply_error(r, 413, "Request body too large");
+                if (queue_response(r) == MHD_YES)
+                    return MHD_YES;
+                return MHD_NO;
+            }
+            *upload_size = 0;
+            return MHD_YES;
+        }
+        r->state = HREQ_HANDLING;
+        h->o.on_request(r, h->o.arg);
+        return settle(r);
+    }
+    if (*upload_size > 0) { /* body still arriving after an early answer: drop it */
+        *upload_size = 0;
+        return MHD_YES;
+    }
+    return settle(r);
+}
+
+static void on_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
+                         enum MHD_RequestTerminationCode toe)
+{
+    struct httpd *h = cls;
+    struct hreq *r = *con_cls;
+    (void)conn, (void)toe;
+
+    if (r == NULL)
+        return;
+    *con_cls = NULL;
+    if (r->abort_cb && !(r->state == HREQ_STREAMING && r->stream_ended)) {
+        r->state = HREQ_ABORTED;
+        fire_abort(r);
+    }
+    live_del(h, r);
+    hreq_free(r);
+}
+
+static void mhd_logger(void *cls, const char *fmt, va_list ap)
+{
+    char line[512];
+    (void)cls;
+    vsnprintf(line, sizeof line, fmt, ap);
+    log_debug("httpd: %s", line);
+}
+
+/* ---- daemon in the loop ---- */
+
+static void on_timer(struct loop *l, void *arg)
+{
+    struct httpd *h = arg;
+    (void)l;
+    h->timer = NULL;
+    httpd_pump(h);
+}
+
+static void httpd_pump(struct httpd *h)
+{
+    MHD_UNSIGNED_LONG_LONG ms;
+
+    h->in_pump = true;
+    h->kick = false;
+    MHD_run(h->mhd);
+    h->in_pump = false;
+    loop_timer_cancel(h->timer);
+    h->timer = NULL;
+    if (h->kick)
+        h->timer = loop_timer_add(h->loop, 0, on_timer, h);
+    else if (MHD_get_timeout(h->mhd, &ms) == MHD_YES)
+        h->timer = loop_timer_add(h->loop, ms, on_timer, h);
+}
+
+/* Runs MHD again on the next loop iteration (a connection was resumed). */
+static void httpd_kick(struct httpd *h)
+{
+    h->kick = true;
+    if (h->in_pump || h->mhd == NULL)
+        return;
+    loop_timer_cancel(h->timer);
+    h->timer = loop_timer_add(h->loop, 0, on_timer, h);
+}
+
+static void on_mhd_fd(struct loop *l, int fd, uint32_t events, void *arg)
+{
+    (void)l, (void)fd, (void)events;
+    httpd_pump(arg);
+}
+
+static int open_listener(const char *host, unsigned port, char *err, size_t errlen)
+{
+    struct addrinfo hints = {.ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM,
+                             .ai_flags = AI_PASSIVE | AI_NUMERICSERV};
+    struct addrinfo *res = NULL;
+    char portstr[16];
+    int fd = -1, one = 1;
+
+    snprintf(portstr, sizeof portstr, "%u", port);
+    int rc = getaddrinfo(host, portstr, &hints, &res);
+    if (rc != 0) {
+        snprintf(err, errlen, "cannot resolve listen address %s: %s", host, gai_strerror(rc));
+        return -1;
+    }
+    for (struct addrinfo *ai = res; ai; ai = ai->ai_next) {
+        fd = socket(ai->ai_family, ai->ai_socktype | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+        if (fd < 0)
+            continue;
+        setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
+        if (bind(fd, ai->ai_addr, ai->ai_addrlen) == 0 && listen(fd, 4096) == 0)
+            break;
+        snprintf(err, errlen, "cannot listen on %s:%u: %s", host, port, strerror(errno));
+        close(fd);
+        fd = -1;
+    }
+    freeaddrinfo(res);
+    return fd;
+}
+
+static unsigned socket_port(int fd)
+{
+    struct sockaddr_storage ss;
+    socklen_t len = sizeof ss;
+
+    if (getsockname(fd, (struct sockaddr *)&ss, &len) < 0)
+        return 0;
+    if (ss.ss_family == AF_INET)
+        return ntohs(((struct sockaddr_in *)&ss)->sin_port);
+    if (ss.ss_family == AF_INET6)
+        return ntohs(((struct sockaddr_in6 *)&ss)->sin6_port);
+    return 0;
+}
+
+struct httpd *httpd_new(struct loop *l, const struct httpd_opts *o, char *err, size_t errlen)
+{
+    struct httpd *h = xcalloc(1, sizeof *h);
+    const union MHD_DaemonInfo *di;
+    int fd = o->listen_fd;
+
+    h->loop = l;
+    h->o = *o;
+    if (fd < 0)
+        fd = open_listener(o->host, o->port, err, errlen);
+    if (fd < 0)
+        goto fail;
+    h->port = socket_port(fd);
+    h->mhd = MHD_start_daemon(
+        MHD_USE_EPOLL | MHD_ALLOW_SUSPEND_RESUME | MHD_USE_ERROR_LOG, 0, NULL, NULL, on_access, h,
+        MHD_OPTION_LISTEN_SOCKET, fd, MHD_OPTION_CONNECTION_LIMIT, (unsigned)o->max_conns,
+        MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)o->idle_timeout,
+        MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)(16 * 1024), MHD_OPTION_NOTIFY_COMPLETED,
+        on_completed, h, MHD_OPTION_EXTERNAL_LOGGER, mhd_logger, h, MHD_OPTION_LISTEN_BACKLOG_SIZE,
+        (unsigned)4096, MHD_OPTION_END);
+    if (h->mhd == NULL) {
+        snprintf(err, errlen, "cannot start the HTTP daemon on port %u", h->port);
+        close(fd);
+        goto fail;
+    }
+    di = MHD_get_daemon_info(h->mhd, MHD_DAEMON_INFO_EPOLL_FD);
+    h->w = loop_watch_add(l, di->epoll_fd, EPOLLIN, on_mhd_fd, h);
+    if (h->w == NULL) {
+        snprintf(err, errlen, "cannot watch the HTTP daemon: %s", strerror(errno));
+        goto fail;
+    }
+    httpd_pump(h);
+    return h;
+fail:
+    if (h->mhd)
+        MHD_stop_daemon(h->mhd);
+    free(h);
+    return NULL;
+}
+
+unsigned httpd_port(const struct httpd *h)
+{
+    return h->port;
+}
+
+void httpd_shutdown(struct httpd *h)
+{
+    if (h->stopping || h->mhd == NULL)
+        return;
+    h->stopping = true;
+    MHD_socket lfd = MHD_quiesce_daemon(h->mhd); /* stop accepting; the socket is ours now */
+    for (struct hreq *r = h->live, *next; r; r = next) {
+        next = r->next;
+        fire_abort(r);
+        if (r->state == HREQ_WAITING)
+            reply_error(r, 503, "Server is shutting down");
+        else if (r->state == HREQ_STREAMING)
+            hreq_stream_end(r);
+    }
+    /* Let the answers go out; MHD_stop_daemon with a suspended connection is fatal. */
+    for (int i = 0; i < 200 && h->nlive > 0; i++)
+        loop_once(h->loop, 10);
+    for (struct hreq *r = h->live; r; r = r->next)
+        if (r->suspended)
+            resume(r);
+    loop_watch_del(h->w);
+    h->w = NULL;
+    loop_timer_cancel(h->timer);
+    h->timer = NULL;
+    MHD_stop_daemon(h->mhd);
+    h->mhd = NULL;
+    if (lfd != MHD_INVALID_SOCKET)
+        close(lfd);
+}
+
+void httpd_free(struct httpd *h)
+{
+    if (h == NULL)
+        return;
+    httpd_shutdown(h);
+    free(h);
+}

@@ -1,0 +1,65 @@
+/* httpd.h — libmicrohttpd glue: one daemon in external-epoll mode nested in our loop.
+ *
+ * A request is handed over twice: on_headers (headers only, body not read yet: reject early here)
+ * and on_request (whole body read, within max_body). Either callback may answer at once with
+ * hreq_reply(), open a stream with hreq_stream_start(), or return without answering: the
+ * connection is then suspended until the owner answers later. While a request waits, a client
+ * hang-up is seen (EPOLLRDHUP) and reported through the abort callback. Everything runs on the
+ * loop thread. A struct hreq lives until its response is done; after the abort callback has
+ * run, or once a reply or stream end was given, the owner must not touch it again. */
+#ifndef HM_HTTPD_H
+#define HM_HTTPD_H
+#include <stdbool.h>
+#include <stddef.h>
+
+struct loop;
+struct httpd;
+struct hreq;
+
+typedef void httpd_cb(struct hreq *req, void *arg);
+
+struct httpd_opts {
+    const char *host;      /* listen address; ignored when listen_fd >= 0 */
+    unsigned port;         /* 0: pick a free port */
+    int listen_fd;         /* an already listening socket (systemd), or -1 */
+    size_t max_body;       /* bytes; larger bodies get 413 */
+    unsigned max_conns;    /* simultaneous connections */
+    unsigned idle_timeout; /* seconds an idle or trickling connection may live */
+    httpd_cb *on_headers;  /* may be NULL */
+    httpd_cb *on_request;
+    void *arg;
+};
+
+/* Binds and starts serving on the loop. On failure returns NULL and writes a reason to err. */
+struct httpd *httpd_new(struct loop *l, const struct httpd_opts *o, char *err, size_t errlen);
+unsigned httpd_port(const struct httpd *h);
+/* Answers every waiting request (503, streams ended), lets the answers go out, then stops. */
+void httpd_shutdown(struct httpd *h);
+void httpd_free(struct httpd *h); /* NULL-safe; calls httpd_shutdown if needed */
+
+const char *hreq_method(const struct hreq *r);
+const char *hreq_path(const struct hreq *r);
+const char *hreq_header(const struct hreq *r, const char *name);
+/* Number of times a request header occurs (duplicates are not merged). */
+unsigned hreq_header_count(const struct hreq *r, const char *name);
+const char *hreq_query(const struct hreq *r, const char *name);
+const char *hreq_body(const struct hreq *r, size_t *len);
+const char *hreq_peer(const struct hreq *r); /* client IP as text */
+bool hreq_is_head(const struct hreq *r);
+
+/* Adds a header to the response that will be sent (before reply or stream start). */
+void hreq_add_header(struct hreq *r, const char *name, const char *value);
+/* Sends a complete response; body is copied. */
+void hreq_reply(struct hreq *r, unsigned status, const char *content_type, const char *body,
+                size_t len);
+/* Starts a chunked response of unknown length, then hreq_stream_write/end. */
+void hreq_stream_start(struct hreq *r, unsigned status, const char *content_type);
+void hreq_stream_write(struct hreq *r, const char *data, size_t len);
+void hreq_stream_end(struct hreq *r);
+
+/* cb runs at most once if the client goes away (or the server stops) before the response ends. */
+void hreq_on_abort(struct hreq *r, httpd_cb *cb, void *arg);
+void hreq_set_data(struct hreq *r, void *data);
+void *hreq_data(const struct hreq *r);
+
+#endif

@@ -1,0 +1,137 @@
+/* jrpc.c — JSON-RPC 2.0 envelope parsing and building. */
+#include "jrpc.h"
+
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+
+static void why_set(struct jrpc_why *why, int code, const char *msg)
+{
+    why->code = code;
+    snprintf(why->msg, sizeof why->msg, "%s", msg);
+}
+
+json_t *jrpc_parse(const char *p, size_t n, struct jrpc_why *why)
+{
+    json_error_t je;
+    json_t *root = json_loadb(p, n, JSON_REJECT_DUPLICATES | JSON_DECODE_ANY, &je);
+
+    if (root == NULL) {
+        why->code = JRPC_PARSE_ERROR;
+        snprintf(why->msg, sizeof why->msg, "Parse error: %s at line %d column %d", je.text,
+                 je.line, je.column);
+        return NULL;
+    }
+    if (json_is_array(root) && json_array_size(root) == 0) {
+        why_set(why, JRPC_INVALID_REQUEST, "Invalid Request: empty batch");
+        json_decref(root);
+        return NULL;
+    }
+    if (!json_is_object(root) && !json_is_array(root)) {
+        why_set(why, JRPC_INVALID_REQUEST, "Invalid Request: expected an object or an array");
+        json_decref(root);
+        return NULL;
+    }
+    return root;
+}
+
+static bool id_ok(json_t *id)
+{
+    return json_is_string(id) || json_is_integer(id);
+}
+
+void jrpc_classify(json_t *m, struct jrpc_msg *out)
+{
+    memset(out, 0, sizeof *out);
+    out->kind = JRPC_INVALID;
+    if (!json_is_object(m)) {
+        why_set(&out->why, JRPC_INVALID_REQUEST, "Invalid Request: not an object");
+        return;
+    }
+    json_t *id = json_object_get(m, "id");
+    json_t *method = json_object_get(m, "method");
+    json_t *params = json_object_get(m, "params");
+    json_t *result = json_object_get(m, "result");
+    json_t *error = json_object_get(m, "error");
+    json_t *version = json_object_get(m, "jsonrpc");
+
+    if (id_ok(id))
+        out->id = id;
+    if (!json_is_string(version) || strcmp(json_string_value(version), "2.0") != 0) {
+        why_set(&out->why, JRPC_INVALID_REQUEST, "Invalid Request: jsonrpc must be \"2.0\"");
+        return;
+    }
+    if (id != NULL && !id_ok(id)) {
+        why_set(&out->why, JRPC_INVALID_REQUEST,
+                "Invalid Request: id must be a string or an integer");
+        return;
+    }
+    if (method != NULL) {
+        if (!json_is_string(method) || json_string_length(method) == 0) {
+            why_set(&out->why, JRPC_INVALID_REQUEST, "Invalid Request: method must be a string");
+            return;
+        }
+        if (result != NULL || error != NULL) {
+            why_set(&out->why, JRPC_INVALID_REQUEST,
+                    "Invalid Request: a request cannot carry result or error");
+            return;
+        }
+        if (params != NULL && !json_is_object(params)) {
+            why_set(&out->why, JRPC_INVALID_PARAMS, "Invalid params: params must be an object");
+            return;
+        }
+        out->method = json_string_value(method);
+        out->params = params;
+        out->kind = id ? JRPC_REQUEST : JRPC_NOTIFICATION;
+        return;
+    }
+    if (id != NULL && ((result != NULL) != (error != NULL))) {
+        if (error != NULL && !json_is_object(error)) {
+            why_set(&out->why, JRPC_INVALID_REQUEST, "Invalid Request: error must be an object");
+            return;
+        }
+        out->result = result;
+        out->error = error;
+        out->kind = JRPC_RESPONSE;
+        return;
+    }
+    why_set(&out->why, JRPC_INVALID_REQUEST, "Invalid Request: no method");
+}
+
+json_t *jrpc_result(json_t *id, json_t *result_take)
+{
+    return json_pack("{s:s, s:O?, s:o}", "jsonrpc", "2.0", "id", id, "result", result_take);
+}
+
+json_t *jrpc_error(json_t *id, int code, const char *message)
+{
+    json_t *m = json_pack("{s:s, s:O?, s:{s:i, s:s}}", "jsonrpc", "2.0", "id", id, "error",
+                          "code", code, "message", message);
+    if (id == NULL)
+        json_object_set_new(m, "id", json_null());
+    return m;
+}
+
+json_t *jrpc_notification(const char *method, json_t *params_take)
+{
+    return json_pack("{s:s, s:s, s:o*}", "jsonrpc", "2.0", "method", method, "params",
+                     params_take);
+}
+
+json_t *jrpc_request(json_t *id, const char *method, json_t *params_take)
+{
+    return json_pack("{s:s, s:O, s:s, s:o*}", "jsonrpc", "2.0", "id", id, "method", method,
+                     "params", params_take);
+}
+
+bool jrpc_id_key(json_t *id, char *out, size_t outlen)
+{
+    int n;
+    if (json_is_string(id))
+        n = snprintf(out, outlen, "s:%s", json_string_value(id));
+    else if (json_is_integer(id))
+        n = snprintf(out, outlen, "i:%" JSON_INTEGER_FORMAT, json_integer_value(id));
+    else
+        return false;
+    return n > 0 && (size_t)n < outlen;
+}

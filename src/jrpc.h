@@ -1,0 +1,52 @@
+/* jrpc.h — JSON-RPC 2.0 envelope parsing and building. Pure: no I/O, no globals; fuzzed. */
+#ifndef HM_JRPC_H
+#define HM_JRPC_H
+#include <jansson.h>
+#include <stdbool.h>
+#include <stddef.h>
+
+enum {
+    JRPC_PARSE_ERROR = -32700,
+    JRPC_INVALID_REQUEST = -32600,
+    JRPC_METHOD_NOT_FOUND = -32601,
+    JRPC_INVALID_PARAMS = -32602,
+    JRPC_INTERNAL_ERROR = -32603,
+    JRPC_RESOURCE_NOT_FOUND = -32002,
+};
+
+enum jrpc_kind { JRPC_REQUEST, JRPC_NOTIFICATION, JRPC_RESPONSE, JRPC_INVALID };
+
+/* Client-safe reason a message was refused. */
+struct jrpc_why {
+    int code;
+    char msg[256];
+};
+
+/* One classified message. Borrowed pointers into the parsed document. */
+struct jrpc_msg {
+    enum jrpc_kind kind;
+    json_t *id;     /* request/response id (string or integer), NULL for notifications */
+    const char *method;
+    json_t *params; /* object or NULL */
+    json_t *result; /* responses */
+    json_t *error;  /* responses */
+    struct jrpc_why why; /* for JRPC_INVALID */
+};
+
+/* Parses a body. On success returns a new reference (object or non-empty array). On failure
+ * returns NULL and fills why (-32700 for bad JSON, -32600 for an empty array or a scalar). */
+json_t *jrpc_parse(const char *p, size_t n, struct jrpc_why *why);
+/* Classifies one element. Never fails: malformed messages come back as JRPC_INVALID with the
+ * id, if one could be salvaged, kept for the error reply. */
+void jrpc_classify(json_t *m, struct jrpc_msg *out);
+
+/* New references: a success response, an error response (id may be NULL → null). */
+json_t *jrpc_result(json_t *id, json_t *result_take);
+json_t *jrpc_error(json_t *id, int code, const char *message);
+json_t *jrpc_notification(const char *method, json_t *params_take);
+json_t *jrpc_request(json_t *id, const char *method, json_t *params_take);
+
+/* A stable text key for an id: "s:<string>" or "i:<integer>". */
+bool jrpc_id_key(json_t *id, char *out, size_t outlen);
+
+#endif

@@ -1,0 +1,174 @@
+/* main.c — command line: serve, token, version, help. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "app.h"
+#include "bridge.h"
+#include "config.h"
+#include "crypto.h"
+#include "envfile.h"
+#include "log.h"
+
+#define EXIT_USAGE 2
+
+static const char usage[] =
+    "usage: hermes-mcp <command> [options]\n"
+    "\n"
+    "commands:\n"
+    "  serve [--env-file FILE]      run the MCP server (Streamable HTTP on /mcp)\n"
+    "  token gen [--env-file FILE]  create or replace MCP_AUTH_TOKEN in FILE (mode 600);\n"
+    "                               prints the file's path, never the token\n"
+    "  version                      print the version\n"
+    "  help [COMMAND]               show help\n"
+    "\n"
+    "FILE defaults to ./.env. Exit codes: 0 ok, 1 runtime failure, 2 usage or configuration\n"
+    "error. See README.md for the configuration keys.\n";
+
+static const char serve_usage[] =
+    "usage: hermes-mcp serve [--env-file FILE]\n"
+    "\n"
+    "Runs the MCP server on MCP_HOST:MCP_PORT (default 127.0.0.1:8765) and prints\n"
+    "\"listening on http://HOST:PORT/mcp\" once ready. Settings and the bearer token come from\n"
+    "FILE (dotenv, mode 600, default ./.env). SIGHUP reloads FILE; SIGTERM drains and exits 0.\n";
+
+static const char token_usage[] =
+    "usage: hermes-mcp token gen [--env-file FILE]\n"
+    "\n"
+    "Writes a new random MCP_AUTH_TOKEN (64 hex characters from 32 random bytes) into FILE,\n"
+    "atomically and with mode 600, keeping the other lines. Prints the path, never the token.\n"
+    "A running server picks the new token up on SIGHUP.\n";
+
+static int want_help(int argc, char **argv)
+{
+    for (int i = 0; i < argc; i++)
+        if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h"))
+            return 1;
+    return 0;
+}
+
+/* Parses [--env-file FILE]; returns the file or NULL after printing an error. */
+static const char *env_file_arg(int argc, char **argv, const char *help, int *bad)
+{
+    const char *file = NULL;
+    *bad = 0;
+    for (int i = 0; i < argc; i++) {
+        if (!strcmp(argv[i], "--env-file") && i + 1 < argc)
+            file = argv[++i];
+        else if (!strncmp(argv[i], "--env-file=", 11))
+            file = argv[i] + 11;
+        else {
+            fprintf(stderr, "hermes-mcp: unknown argument '%s'\n%s", argv[i], help);
+            *bad = 1;
+            return NULL;
+        }
+    }
+    return file ? file : ".env";
+}
+
+static void setup_tools(struct mcp_server *mcp, struct loop *l, void *cfg)
+{
+    bridge_register(mcp, l, cfg);
+}
+
+static int cmd_serve(int argc, char **argv)
+{
+    struct config cfg;
+    char err[512];
+    int bad;
+
+    if (want_help(argc, argv)) {
+        fputs(serve_usage, stdout);
+        return 0;
+    }
+    const char *file = env_file_arg(argc, argv, serve_usage, &bad);
+    if (bad)
+        return EXIT_USAGE;
+    if (access(file, F_OK) != 0) {
+        fprintf(stderr,
+                "hermes-mcp: env file %s not found; create one with: hermes-mcp token gen "
+                "--env-file %s\n",
+                file, file);
+        return EXIT_USAGE;
+    }
+    if (!config_load(&cfg, file, err, sizeof err)) {
+        fprintf(stderr, "hermes-mcp: %s\n", err);
+        return EXIT_USAGE;
+    }
+    if (!cfg.auth) {
+        fprintf(stderr,
+                "hermes-mcp: no MCP_AUTH_TOKEN in %s; create one with: hermes-mcp token gen "
+                "--env-file %s\n",
+                file, file);
+        config_cleanup(&cfg);
+        return EXIT_USAGE;
+    }
+    if (cfg.allow_remote && !config_is_loopback(cfg.host))
+        log_warn("LISTENING BEYOND LOOPBACK on %s: anyone who can reach it is one token away "
+                 "from your agent",
+                 cfg.host);
+    struct app_opts o = {.cfg = &cfg, .service = "hermes-mcp", .setup = setup_tools,
+                         .setup_arg = &cfg};
+    int rc = app_run(&o);
+    config_cleanup(&cfg);
+    return rc;
+}
+
+static int cmd_token(int argc, char **argv)
+{
+    char token[65], err[512];
+    int bad;
+
+    if (argc < 1 || want_help(argc, argv)) {
+        fputs(token_usage, argc < 1 ? stderr : stdout);
+        return argc < 1 ? EXIT_USAGE : 0;
+    }
+    if (strcmp(argv[0], "gen") != 0) {
+        fprintf(stderr, "hermes-mcp: unknown token command '%s'\n%s", argv[0], token_usage);
+        return EXIT_USAGE;
+    }
+    const char *file = env_file_arg(argc - 1, argv + 1, token_usage, &bad);
+    if (bad)
+        return EXIT_USAGE;
+    if (!crypto_random_hex(token, 32)) {
+        fprintf(stderr, "hermes-mcp: the random generator failed\n");
+        return 1;
+    }
+    bool ok = envfile_set(file, "MCP_AUTH_TOKEN", token, err, sizeof err);
+    memset(token, 0, sizeof token);
+    if (!ok) {
+        fprintf(stderr, "hermes-mcp: %s\n", err);
+        return 1;
+    }
+    printf("MCP_AUTH_TOKEN written to %s (mode 600)\n", file);
+    return 0;
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 2) {
+        fputs(usage, stderr);
+        return EXIT_USAGE;
+    }
+    const char *cmd = argv[1];
+    if (!strcmp(cmd, "serve"))
+        return cmd_serve(argc - 2, argv + 2);
+    if (!strcmp(cmd, "token"))
+        return cmd_token(argc - 2, argv + 2);
+    if (!strcmp(cmd, "version") || !strcmp(cmd, "--version")) {
+        printf("hermes-mcp %s\n", HM_VERSION);
+        return 0;
+    }
+    if (!strcmp(cmd, "help") || !strcmp(cmd, "--help") || !strcmp(cmd, "-h")) {
+        if (argc > 2 && !strcmp(argv[2], "serve"))
+            fputs(serve_usage, stdout);
+        else if (argc > 2 && !strcmp(argv[2], "token"))
+            fputs(token_usage, stdout);
+        else
+            fputs(usage, stdout);
+        return 0;
+    }
+    fprintf(stderr, "hermes-mcp: unknown command '%s'\n%s", cmd, usage);
+    return EXIT_USAGE;
+}

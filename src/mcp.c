@@ -1,0 +1,1513 @@
+/* mcp.c — MCP engine: HTTP checks, sessions, JSON-RPC dispatch, calls, SSE streams.
+ *
+ * Objects and who owns them:
+ * - session: in the session table until it ends (DELETE, expiry, shutdown); refcounted because
+ *   exchanges, calls and streams may outlive its end by a moment.
+ * - exchange: one POST carrying requests. Lives until every call in it finished and its answer
+ *   went out (or the client left).
+ * - call: one request being served by a handler. Freed when it finishes, or when it is cancelled
+ *   and the handler had a cancel callback (else when the handler finishes anyway).
+ * - stream: an SSE response body with its event ids. In session mode its events are kept
+ *   (bounded) so a client can resume it with GET + Last-Event-ID after the connection closed. */
+#include "mcp.h"
+
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "buf.h"
+#include "crypto.h"
+#include "httpd.h"
+#include "jrpc.h"
+#include "log.h"
+#include "loop.h"
+#include "mem.h"
+#include "strmap.h"
+
+#define MAX_BATCH 20
+#define SESSION_IDLE_MS (60u * 60u * 1000u)
+#define SWEEP_MS (60u * 1000u)
+#define STREAM_KEEP_EVENTS 256
+#define SSE_RETRY_MS 1000
+
+static const char *const versions[] = {"2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25"};
+#define LATEST_VERSION "2025-11-25"
+static const char *const log_levels[] = {"debug", "info",     "notice", "warning",
+                                         "error", "critical", "alert",  "emergency"};
+
+struct mcp_session;
+struct mcp_exchange;
+
+struct sse_event {
+    struct sse_event *next;
+    unsigned long seq;
+    char *text;
+    size_t len;
+};
+
+struct mcp_stream {
+    struct mcp_server *srv;
+    struct mcp_session *sess; /* NULL: not resumable */
+    unsigned long no, seq;
+    struct hreq *req; /* attached response, or NULL while the client is away */
+    struct sse_event *head, *tail;
+    size_t nevents;
+    bool closed; /* no more events will come */
+    unsigned refs;
+};
+
+struct mcp_session {
+    char id[65];
+    char version[16];
+    int log_level;
+    json_t *client_caps;
+    json_t *subs; /* set of subscribed URIs */
+    struct strmap *streams; /* resumable streams by number */
+    struct mcp_stream *get_stream;
+    uint64_t last_used;
+    unsigned refs;
+    unsigned active; /* calls in flight */
+    bool ended;
+};
+
+struct outgoing {
+    struct outgoing *next; /* in the call's list */
+    struct mcp_call *call;
+    char key[32];
+    mcp_reply_cb *cb;
+    void *arg;
+};
+
+struct mcp_call {
+    struct mcp_server *srv;
+    struct mcp_exchange *ex; /* NULL once detached (cancelled without a cancel callback) */
+    struct mcp_session *sess;
+    json_t *id;
+    char *method;
+    json_t *progress_token;
+    double last_progress;
+    bool sent_progress;
+    char key[240];
+    mcp_cancel_cb *cancel_cb;
+    void *cancel_arg;
+    struct outgoing *outgoing;
+    struct mcp_call *prev, *next; /* in the exchange's list */
+    bool in_flight;
+};
+
+struct mcp_exchange {
+    struct mcp_server *srv;
+    struct mcp_session *sess;
+    struct hreq *req;
+    bool batch, accepts_sse, dispatching;
+    char version[16];
+    json_t *answers; /* array of responses (single: at most one) */
+    unsigned pending;
+    struct mcp_call *calls;
+    struct mcp_stream *stream;
+};
+
+struct named {
+    char *name;
+    json_t *listing; /* what the list method returns for it */
+    mcp_handler *handler;
+    void *arg;
+    char *uri_template; /* templates only */
+};
+
+struct registry {
+    struct named *v;
+    size_t n;
+};
+
+struct mcp_server {
+    struct loop *loop;
+    struct mcp_opts o;
+    char *name, *title, *version, *instructions, *public_hosts;
+    char listen_host[256];
+    unsigned port;
+    struct registry tools, resources, templates, prompts;
+    mcp_handler *complete;
+    void *complete_arg;
+    struct strmap *sessions;
+    struct strmap *inflight; /* key → call */
+    struct strmap *outgoing; /* key → struct outgoing */
+    unsigned long next_stream, next_out;
+    struct loop_timer *sweep;
+};
+
+static void call_cancel(struct mcp_call *c);
+static void ex_maybe_finish(struct mcp_exchange *ex);
+static void ex_on_abort(struct hreq *r, void *arg);
+static void stream_detach(struct mcp_stream *st);
+static void stream_forget(struct mcp_stream *st);
+static void stream_unref(struct mcp_stream *st);
+
+/* ---------- small helpers ---------- */
+
+static bool version_supported(const char *v)
+{
+    for (size_t i = 0; i < sizeof versions / sizeof *versions; i++)
+        if (strcmp(v, versions[i]) == 0)
+            return true;
+    return false;
+}
+
+static int level_index(const char *level)
+{
+    for (int i = 0; i < 8; i++)
+        if (strcmp(level, log_levels[i]) == 0)
+            return i;
+    return -1;
+}
+
+static void reply_json(struct hreq *r, unsigned status, json_t *msg_take)
+{
+    char *text = json_dumps(msg_take, JSON_COMPACT);
+    hreq_reply(r, status, "application/json", text, strlen(text));
+    free(text);
+    json_decref(msg_take);
+}
+
+static void reply_rpc_error(struct hreq *r, unsigned status, json_t *id, int code, const char *msg)
+{
+    reply_json(r, status, jrpc_error(id, code, msg));
+}
+
+static bool header_has_token(const char *value, const char *token)
+{
+    size_t n = strlen(token);
+    for (const char *p = value; p && *p;) {
+        while (*p == ' ' || *p == ',')
+            p++;
+        if (strncasecmp(p, token, n) == 0 && (p[n] == '\0' || p[n] == ',' || p[n] == ';' ||
+                                               p[n] == ' '))
+            return true;
+        p = strchr(p, ',');
+    }
+    return false;
+}
+
+/* ---------- sessions ---------- */
+
+static struct mcp_session *sess_ref(struct mcp_session *s)
+{
+    if (s)
+        s->refs++;
+    return s;
+}
+
+static void sess_unref(struct mcp_session *s)
+{
+    if (s == NULL || --s->refs > 0)
+        return;
+    json_decref(s->client_caps);
+    json_decref(s->subs);
+    strmap_free(s->streams);
+    free(s);
+}
+
+/* Ends a session: cancels its calls, closes its streams, forgets it. */
+static void sess_end(struct mcp_server *srv, struct mcp_session *s)
+{
+    size_t n;
+    void **v;
+
+    if (s->ended)
+        return;
+    s->ended = true;
+    strmap_del(srv->sessions, s->id);
+    v = strmap_values(srv->inflight, &n);
+    for (size_t i = 0; i < n; i++)
+        if (((struct mcp_call *)v[i])->sess == s)
+            call_cancel(v[i]);
+    free(v);
+    v = strmap_values(s->streams, &n);
+    for (size_t i = 0; i < n; i++) {
+        struct mcp_stream *st = v[i];
+        st->closed = true;
+        stream_detach(st);
+        stream_forget(st);
+    }
+    free(v);
+    s->get_stream = NULL;
+    sess_unref(s);
+}
+
+static void sweep_sessions(struct loop *l, void *arg)
+{
+    struct mcp_server *srv = arg;
+    size_t n;
+    void **v = strmap_values(srv->sessions, &n);
+
+    for (size_t i = 0; i < n; i++) {
+        struct mcp_session *s = v[i];
+        if (s->active == 0 && s->get_stream == NULL &&
+            loop_now(l) - s->last_used > SESSION_IDLE_MS) {
+            log_debug("session expired after idling");
+            sess_end(srv, s);
+        }
+    }
+    free(v);
+    srv->sweep = loop_timer_add(l, SWEEP_MS, sweep_sessions, srv);
+}
+
+/* ---------- streams ---------- */
+
+static struct mcp_stream *stream_new(struct mcp_server *srv, struct mcp_session *sess)
+{
+    struct mcp_stream *st = xcalloc(1, sizeof *st);
+    st->srv = srv;
+    st->no = ++srv->next_stream;
+    st->refs = 1;
+    if (sess && !sess->ended) {
+        char key[32];
+        st->sess = sess_ref(sess);
+        snprintf(key, sizeof key, "%lu", st->no);
+        strmap_put(sess->streams, key, st);
+        st->refs++; /* the session's table */
+    }
+    return st;
+}
+
+static void stream_unref(struct mcp_stream *st)
+{
+    if (st == NULL || --st->refs > 0)
+        return;
+    for (struct sse_event *e = st->head, *n; e; e = n) {
+        n = e->next;
+        free(e->text);
+        free(e);
+    }
+    sess_unref(st->sess);
+    free(st);
+}
+
+static void stream_on_abort(struct hreq *r, void *arg)
+{
+    struct mcp_stream *st = arg;
+    (void)r;
+    st->req = NULL;
+    if (st->sess && st->sess->get_stream == st) {
+        /* Nothing waits on a standalone stream: forget it rather than keep it forever. */
+        st->sess->get_stream = NULL;
+        stream_forget(st);
+    }
+    stream_unref(st);
+}
+
+static void stream_attach(struct mcp_stream *st, struct hreq *r)
+{
+    st->req = r;
+    st->refs++;
+    hreq_on_abort(r, stream_on_abort, st);
+    hreq_add_header(r, "Cache-Control", "no-cache");
+    hreq_add_header(r, "X-Accel-Buffering", "no");
+    if (st->sess)
+        hreq_add_header(r, "Mcp-Session-Id", st->sess->id);
+    hreq_stream_start(r, 200, "text/event-stream");
+}
+
+static void stream_detach(struct mcp_stream *st)
+{
+    struct hreq *r = st->req;
+    if (r == NULL)
+        return;
+    st->req = NULL;
+    hreq_on_abort(r, NULL, NULL);
+    hreq_stream_end(r);
+    if (st->sess && st->sess->get_stream == st)
+        st->sess->get_stream = NULL;
+    stream_unref(st);
+}
+
+static void stream_emit(struct mcp_stream *st, const char *text, size_t len, unsigned long seq)
+{
+    if (st->sess) {
+        struct sse_event *e = xcalloc(1, sizeof *e);
+        e->seq = seq;
+        e->text = xstrndup(text, len);
+        e->len = len;
+        if (st->tail)
+            st->tail->next = e;
+        else
+            st->head = e;
+        st->tail = e;
+        if (++st->nevents > STREAM_KEEP_EVENTS) {
+            struct sse_event *old = st->head;
+            st->head = old->next;
+            free(old->text);
+            free(old);
+            st->nevents--;
+        }
+    }
+    if (st->req)
+        hreq_stream_write(st->req, text, len);
+}
+
+/* A priming event: an id the client can resume from, and how soon to come back. */
+static void stream_prime(struct mcp_stream *st)
+{
+    char text[96];
+    unsigned long seq = ++st->seq;
+    int n = snprintf(text, sizeof text, "id: %lu_%lu\nretry: %u\ndata: \n\n", st->no, seq,
+                     SSE_RETRY_MS);
+    stream_emit(st, text, (size_t)n, seq);
+}
+
+static void stream_send(struct mcp_stream *st, json_t *msg)
+{
+    struct buf b;
+    char *json = json_dumps(msg, JSON_COMPACT);
+    unsigned long seq = ++st->seq;
+
+    buf_init(&b, 0);
+    buf_printf(&b, "id: %lu_%lu\ndata: %s\n\n", st->no, seq, json);
+    stream_emit(st, b.data, b.len, seq);
+    buf_cleanup(&b);
+    free(json);
+}
+
+/* Drops the session table's hold: the stream can no longer be resumed. */
+static void stream_forget(struct mcp_stream *st)
+{
+    char key[32];
+    if (st->sess == NULL)
+        return;
+    snprintf(key, sizeof key, "%lu", st->no);
+    if (strmap_del(st->sess->streams, key) == st)
+        stream_unref(st);
+}
+
+/* The stream will carry nothing more. If the client is attached it gets everything now and
+ * nothing is left to resume; otherwise the events wait for a GET with Last-Event-ID. */
+static void stream_close(struct mcp_stream *st)
+{
+    bool delivered = st->req != NULL;
+    st->closed = true;
+    stream_detach(st);
+    if (delivered)
+        stream_forget(st);
+}
+
+static bool version_primes(const char *v)
+{
+    return strcmp(v, "2025-11-25") >= 0;
+}
+
+/* ---------- calls ---------- */
+
+static bool ex_ensure_stream(struct mcp_exchange *ex)
+{
+    if (ex->stream)
+        return ex->stream->req != NULL || ex->stream->sess != NULL;
+    if (ex->req == NULL || !ex->accepts_sse || ex->batch)
+        return false;
+    ex->stream = stream_new(ex->srv, ex->sess);
+    stream_attach(ex->stream, ex->req);
+    /* The exchange, not the stream, hears of a hang-up on a POST: it cancels the calls. */
+    hreq_on_abort(ex->req, ex_on_abort, ex);
+    if (version_primes(ex->version))
+        stream_prime(ex->stream);
+    return true;
+}
+
+static void call_send(struct mcp_call *c, json_t *msg_take)
+{
+    if (c->ex && ex_ensure_stream(c->ex))
+        stream_send(c->ex->stream, msg_take);
+    json_decref(msg_take);
+}
+
+static void outgoing_drop_all(struct mcp_call *c)
+{
+    while (c->outgoing) {
+        struct outgoing *o = c->outgoing;
+        c->outgoing = o->next;
+        strmap_del(c->srv->outgoing, o->key);
+        free(o);
+    }
+}
+
+static void call_free(struct mcp_call *c)
+{
+    outgoing_drop_all(c);
+    if (c->in_flight)
+        strmap_del(c->srv->inflight, c->key);
+    if (c->sess)
+        c->sess->active--;
+    sess_unref(c->sess);
+    json_decref(c->id);
+    json_decref(c->progress_token);
+    free(c->method);
+    free(c);
+}
+
+static void ex_unlink(struct mcp_exchange *ex, struct mcp_call *c)
+{
+    if (c->prev)
+        c->prev->next = c->next;
+    else
+        ex->calls = c->next;
+    if (c->next)
+        c->next->prev = c->prev;
+    c->prev = c->next = NULL;
+    c->ex = NULL;
+    ex->pending--;
+}
+
+/* Delivers a call's response (or nothing, when answer is NULL) and frees the call. */
+static void call_finish(struct mcp_call *c, json_t *answer_take)
+{
+    struct mcp_exchange *ex = c->ex;
+
+    if (ex) {
+        if (answer_take && ex->stream)
+            stream_send(ex->stream, answer_take);
+        else if (answer_take && ex->req)
+            json_array_append(ex->answers, answer_take);
+        ex_unlink(ex, c);
+    }
+    json_decref(answer_take);
+    call_free(c);
+    if (ex)
+        ex_maybe_finish(ex);
+}
+
+static void call_cancel(struct mcp_call *c)
+{
+    mcp_cancel_cb *cb = c->cancel_cb;
+    struct mcp_exchange *ex = c->ex;
+
+    if (c->in_flight) {
+        strmap_del(c->srv->inflight, c->key);
+        c->in_flight = false;
+    }
+    outgoing_drop_all(c);
+    if (cb) {
+        c->cancel_cb = NULL;
+        cb(c, c->cancel_arg);
+        call_finish(c, NULL);
+        return;
+    }
+    /* No cancel callback: the handler still holds the call and will finish it; its answer is
+     * dropped then. Detach it from the exchange now. */
+    if (ex) {
+        ex_unlink(ex, c);
+        ex_maybe_finish(ex);
+    }
+}
+
+void mcp_call_result_take(struct mcp_call *c, json_t *result)
+{
+    call_finish(c, jrpc_result(c->id, result));
+}
+
+void mcp_call_error(struct mcp_call *c, int code, const char *message)
+{
+    call_finish(c, jrpc_error(c->id, code, message));
+}
+
+void mcp_call_tool_result_take(struct mcp_call *c, json_t *structured)
+{
+    char *text = json_dumps(structured, JSON_COMPACT);
+    json_t *result = json_pack("{s:[{s:s, s:s}], s:o, s:b}", "content", "type", "text", "text",
+                               text, "structuredContent", structured, "isError", 0);
+    free(text);
+    mcp_call_result_take(c, result);
+}
+
+void mcp_call_tool_error(struct mcp_call *c, const char *code, const char *fmt, ...)
+{
+    char msg[512];
+    va_list ap;
+
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    json_t *sc = json_pack("{s:s, s:s}", "error", code, "message", msg);
+    char *text = json_dumps(sc, JSON_COMPACT);
+    json_t *result = json_pack("{s:[{s:s, s:s}], s:o, s:b}", "content", "type", "text", "text",
+                               text, "structuredContent", sc, "isError", 1);
+    free(text);
+    mcp_call_result_take(c, result);
+}
+
+bool mcp_call_progress(struct mcp_call *c, double progress, double total, const char *message)
+{
+    if (c->progress_token == NULL || c->ex == NULL)
+        return false;
+    if (c->sent_progress && progress <= c->last_progress)
+        return false; /* progress must strictly increase */
+    json_t *p = json_pack("{s:O, s:f}", "progressToken", c->progress_token, "progress", progress);
+    if (total > 0)
+        json_object_set_new(p, "total", json_real(total));
+    if (message)
+        json_object_set_new(p, "message", json_string(message));
+    /* Integral values go out as integers: nicer for clients that compare exactly. */
+    if (progress == (double)(json_int_t)progress)
+        json_object_set_new(p, "progress", json_integer((json_int_t)progress));
+    if (total > 0 && total == (double)(json_int_t)total)
+        json_object_set_new(p, "total", json_integer((json_int_t)total));
+    c->last_progress = progress;
+    c->sent_progress = true;
+    call_send(c, jrpc_notification("notifications/progress", p));
+    return true;
+}
+
+void mcp_call_log(struct mcp_call *c, const char *level, const char *logger, json_t *data_take)
+{
+    int li = level_index(level);
+    int threshold = c->sess ? c->sess->log_level : 1;
+
+    if (li < 0 || li < threshold || c->ex == NULL) {
+        json_decref(data_take);
+        return;
+    }
+    json_t *p = json_pack("{s:s, s:o}", "level", level, "data", data_take);
+    if (logger)
+        json_object_set_new(p, "logger", json_string(logger));
+    call_send(c, jrpc_notification("notifications/message", p));
+}
+
+bool mcp_call_request(struct mcp_call *c, const char *method, json_t *params_take,
+                      mcp_reply_cb *cb, void *arg)
+{
+    const char *cap = NULL;
+    if (strcmp(method, "sampling/createMessage") == 0)
+        cap = "sampling";
+    else if (strcmp(method, "elicitation/create") == 0)
+        cap = "elicitation";
+    else if (strcmp(method, "roots/list") == 0)
+        cap = "roots";
+    if (c->ex == NULL || (cap && c->sess && !json_object_get(c->sess->client_caps, cap)) ||
+        !ex_ensure_stream(c->ex)) {
+        json_decref(params_take);
+        return false;
+    }
+    struct outgoing *o = xcalloc(1, sizeof *o);
+    unsigned long n = ++c->srv->next_out;
+    json_t *id = json_integer((json_int_t)n);
+    jrpc_id_key(id, o->key, sizeof o->key);
+    o->call = c;
+    o->cb = cb;
+    o->arg = arg;
+    o->next = c->outgoing;
+    c->outgoing = o;
+    strmap_put(c->srv->outgoing, o->key, o);
+    call_send(c, jrpc_request(id, method, params_take));
+    json_decref(id);
+    return true;
+}
+
+bool mcp_call_close_stream(struct mcp_call *c)
+{
+    struct mcp_exchange *ex = c->ex;
+    if (ex == NULL || !ex_ensure_stream(ex) || ex->stream->sess == NULL)
+        return false;
+    ex->req = NULL;
+    stream_detach(ex->stream);
+    return true;
+}
+
+void mcp_call_on_cancel(struct mcp_call *c, mcp_cancel_cb *cb, void *arg)
+{
+    c->cancel_cb = cb;
+    c->cancel_arg = arg;
+}
+
+const char *mcp_call_protocol_version(const struct mcp_call *c)
+{
+    return c->ex ? c->ex->version : LATEST_VERSION;
+}
+
+const char *mcp_call_method(const struct mcp_call *c)
+{
+    return c->method;
+}
+
+json_t *mcp_call_progress_token(const struct mcp_call *c)
+{
+    return c->progress_token;
+}
+
+/* A client's answer to one of our requests. */
+static void route_response(struct mcp_server *srv, struct mcp_session *sess, struct jrpc_msg *m)
+{
+    char key[32];
+    if (!jrpc_id_key(m->id, key, sizeof key))
+        return;
+    struct outgoing *o = strmap_get(srv->outgoing, key);
+    if (o == NULL || o->call->sess != sess)
+        return; /* unknown, late, or another session's: ignore */
+    strmap_del(srv->outgoing, key);
+    struct mcp_call *c = o->call;
+    for (struct outgoing **pp = &c->outgoing; *pp; pp = &(*pp)->next)
+        if (*pp == o) {
+            *pp = o->next;
+            break;
+        }
+    mcp_reply_cb *cb = o->cb;
+    void *arg = o->arg;
+    free(o);
+    cb(c, m->result, m->error, arg);
+}
+
+/* ---------- exchanges ---------- */
+
+static void ex_free(struct mcp_exchange *ex)
+{
+    stream_unref(ex->stream);
+    sess_unref(ex->sess);
+    json_decref(ex->answers);
+    free(ex);
+}
+
+static void ex_on_abort(struct hreq *r, void *arg)
+{
+    struct mcp_exchange *ex = arg;
+    (void)r;
+    ex->req = NULL;
+    if (ex->stream && ex->stream->req) {
+        ex->stream->req = NULL;
+        stream_unref(ex->stream);
+    }
+    /* The client left: nobody will read the answers, so stop the work. */
+    ex->dispatching = true; /* keep ex alive while cancelling */
+    while (ex->calls)
+        call_cancel(ex->calls);
+    ex->dispatching = false;
+    ex_maybe_finish(ex);
+}
+
+static void ex_maybe_finish(struct mcp_exchange *ex)
+{
+    if (ex->pending > 0 || ex->dispatching)
+        return;
+    if (ex->stream) {
+        stream_close(ex->stream);
+    } else if (ex->req) {
+        hreq_on_abort(ex->req, NULL, NULL);
+        if (json_array_size(ex->answers) == 0)
+            hreq_reply(ex->req, 202, NULL, "", 0);
+        else if (ex->batch)
+            reply_json(ex->req, 200, json_incref(ex->answers));
+        else
+            reply_json(ex->req, 200, json_incref(json_array_get(ex->answers, 0)));
+    }
+    ex->req = NULL;
+    ex_free(ex);
+}
+
+/* ---------- method handlers ---------- */
+
+static json_t *registry_list(const struct registry *reg, const char *field)
+{
+    json_t *arr = json_array();
+    for (size_t i = 0; i < reg->n; i++)
+        json_array_append(arr, reg->v[i].listing);
+    return json_pack("{s:o}", field, arr);
+}
+
+static struct named *registry_find(const struct registry *reg, const char *name)
+{
+    for (size_t i = 0; i < reg->n; i++)
+        if (strcmp(reg->v[i].name, name) == 0)
+            return &reg->v[i];
+    return NULL;
+}
+
+/* Matches uri against a template of literal text and {name} parts (a part stops at '/'). */
+static json_t *template_match(const char *tpl, const char *uri)
+{
+    json_t *vars = json_object();
+    const char *t = tpl, *u = uri;
+
+    while (*t) {
+        if (*t == '{') {
+            const char *close = strchr(t, '}');
+            if (close == NULL)
+                goto fail;
+            char name[64];
+            size_t nlen = (size_t)(close - t - 1);
+            if (nlen == 0 || nlen >= sizeof name)
+                goto fail;
+            memcpy(name, t + 1, nlen);
+            name[nlen] = '\0';
+            size_t vlen = strcspn(u, "/?#");
+            if (vlen == 0)
+                goto fail;
+            json_object_set_new(vars, name, json_stringn(u, vlen));
+            t = close + 1;
+            u += vlen;
+        } else {
+            if (*t != *u)
+                goto fail;
+            t++;
+            u++;
+        }
+    }
+    if (*u == '\0')
+        return vars;
+fail:
+    json_decref(vars);
+    return NULL;
+}
+
+static json_t *build_capabilities(struct mcp_server *srv)
+{
+    json_t *caps = json_object();
+    json_object_set_new(caps, "logging", json_object());
+    if (srv->tools.n)
+        json_object_set_new(caps, "tools", json_pack("{s:b}", "listChanged", 0));
+    if (srv->resources.n || srv->templates.n)
+        json_object_set_new(caps, "resources",
+                            json_pack("{s:b, s:b}", "subscribe", 1, "listChanged", 0));
+    if (srv->prompts.n)
+        json_object_set_new(caps, "prompts", json_pack("{s:b}", "listChanged", 0));
+    if (srv->complete)
+        json_object_set_new(caps, "completions", json_object());
+    return caps;
+}
+
+/* What a request needs from its HTTP context. */
+struct rpc_ctx {
+    struct mcp_server *srv;
+    struct mcp_exchange *ex;
+    struct mcp_session *sess;
+    struct hreq *req;
+};
+
+static struct mcp_call *call_new(struct rpc_ctx *x, struct jrpc_msg *m)
+{
+    struct mcp_call *c = xcalloc(1, sizeof *c);
+    char idkey[160];
+
+    c->srv = x->srv;
+    c->ex = x->ex;
+    c->sess = sess_ref(x->sess);
+    if (c->sess)
+        c->sess->active++;
+    c->id = json_incref(m->id);
+    c->method = xstrdup(m->method);
+    json_t *meta = json_object_get(m->params, "_meta");
+    json_t *tok = json_object_get(meta, "progressToken");
+    if (json_is_string(tok) || json_is_integer(tok))
+        c->progress_token = json_incref(tok);
+    if (jrpc_id_key(m->id, idkey, sizeof idkey)) {
+        snprintf(c->key, sizeof c->key, "%s|%s", x->sess ? x->sess->id : "-", idkey);
+        if (strmap_get(x->srv->inflight, c->key) == NULL) {
+            strmap_put(x->srv->inflight, c->key, c);
+            c->in_flight = true;
+        }
+    }
+    c->next = x->ex->calls;
+    if (c->next)
+        c->next->prev = c;
+    x->ex->calls = c;
+    x->ex->pending++;
+    return c;
+}
+
+static void start_call(struct rpc_ctx *x, struct jrpc_msg *m, struct named *n, json_t *args)
+{
+    struct mcp_call *c = call_new(x, m);
+    n->handler(c, args, n->arg);
+}
+
+static void answer(struct rpc_ctx *x, json_t *msg_take)
+{
+    /* Answer without a handler: goes where call answers go. */
+    json_array_append_new(x->ex->answers, msg_take);
+}
+
+static void do_initialize(struct rpc_ctx *x, struct jrpc_msg *m)
+{
+    struct mcp_server *srv = x->srv;
+    json_t *pv = json_object_get(m->params, "protocolVersion");
+
+    if (!json_is_string(pv)) {
+        answer(x, jrpc_error(m->id, JRPC_INVALID_PARAMS,
+                             "Invalid params: protocolVersion must be a string"));
+        return;
+    }
+    const char *want = json_string_value(pv);
+    const char *version = version_supported(want) ? want : LATEST_VERSION;
+
+    if (srv->o.sessions) {
+        unsigned max = srv->o.max_sessions ? srv->o.max_sessions : 10000;
+        if (strmap_count(srv->sessions) >= max) {
+            answer(x, jrpc_error(m->id, JRPC_INTERNAL_ERROR,
+                                 "Too many sessions; end one with DELETE and retry"));
+            return;
+        }
+        struct mcp_session *s = xcalloc(1, sizeof *s);
+        if (!crypto_random_hex(s->id, 32)) {
+            free(s);
+            answer(x, jrpc_error(m->id, JRPC_INTERNAL_ERROR, "Internal error"));
+            return;
+        }
+        snprintf(s->version, sizeof s->version, "%s", version);
+        s->log_level = 1; /* info */
+        json_t *caps = json_object_get(m->params, "capabilities");
+        s->client_caps = json_is_object(caps) ? json_incref(caps) : json_object();
+        s->subs = json_object();
+        s->streams = strmap_new();
+        s->refs = 1;
+        s->last_used = loop_now(srv->loop);
+        strmap_put(srv->sessions, s->id, s);
+        hreq_add_header(x->req, "Mcp-Session-Id", s->id);
+        log_debug("session started, protocol %s", version);
+    }
+    json_t *info = json_pack("{s:s, s:s}", "name", srv->name, "version", srv->version);
+    if (srv->title)
+        json_object_set_new(info, "title", json_string(srv->title));
+    json_t *result = json_pack("{s:s, s:o, s:o}", "protocolVersion", version, "capabilities",
+                               build_capabilities(srv), "serverInfo", info);
+    if (srv->instructions)
+        json_object_set_new(result, "instructions", json_string(srv->instructions));
+    answer(x, jrpc_result(m->id, result));
+}
+
+static void do_tools_call(struct rpc_ctx *x, struct jrpc_msg *m)
+{
+    json_t *name = json_object_get(m->params, "name");
+    json_t *args = json_object_get(m->params, "arguments");
+    struct named *t;
+
+    if (!json_is_string(name)) {
+        answer(x, jrpc_error(m->id, JRPC_INVALID_PARAMS, "Invalid params: name must be a string"));
+        return;
+    }
+    if (args != NULL && !json_is_object(args) && !json_is_null(args)) {
+        answer(x, jrpc_error(m->id, JRPC_INVALID_PARAMS,
+                             "Invalid params: arguments must be an object"));
+        return;
+    }
+    t = registry_find(&x->srv->tools, json_string_value(name));
+    if (t == NULL) {
+        char msg[200];
+        snprintf(msg, sizeof msg, "Unknown tool: %.128s", json_string_value(name));
+        answer(x, jrpc_error(m->id, JRPC_INVALID_PARAMS, msg));
+        return;
+    }
+    json_t *a = json_is_object(args) ? json_incref(args) : json_object();
+    start_call(x, m, t, a);
+    json_decref(a);
+}
+
+static void do_resources_read(struct rpc_ctx *x, struct jrpc_msg *m)
+{
+    json_t *uri = json_object_get(m->params, "uri");
+    if (!json_is_string(uri)) {
+        answer(x, jrpc_error(m->id, JRPC_INVALID_PARAMS, "Invalid params: uri must be a string"));
+        return;
+    }
+    const char *u = json_string_value(uri);
+    for (size_t i = 0; i < x->srv->resources.n; i++)
+        if (strcmp(x->srv->resources.v[i].name, u) == 0) {
+            start_call(x, m, &x->srv->resources.v[i], m->params);
+            return;
+        }
+    for (size_t i = 0; i < x->srv->templates.n; i++) {
+        json_t *vars = template_match(x->srv->templates.v[i].uri_template, u);
+        if (vars) {
+            json_t *p = json_deep_copy(m->params);
+            json_object_set_new(p, "vars", vars);
+            start_call(x, m, &x->srv->templates.v[i], p);
+            json_decref(p);
+            return;
+        }
+    }
+    json_t *err = jrpc_error(m->id, JRPC_RESOURCE_NOT_FOUND, "Resource not found");
+    json_object_set_new(json_object_get(err, "error"), "data", json_pack("{s:s}", "uri", u));
+    answer(x, err);
+}
+
+static void do_subscribe(struct rpc_ctx *x, struct jrpc_msg *m, bool on)
+{
+    json_t *uri = json_object_get(m->params, "uri");
+    if (!json_is_string(uri)) {
+        answer(x, jrpc_error(m->id, JRPC_INVALID_PARAMS, "Invalid params: uri must be a string"));
+        return;
+    }
+    if (x->sess) {
+        if (on && json_object_size(x->sess->subs) < 1000)
+            json_object_set_new(x->sess->subs, json_string_value(uri), json_true());
+        else if (!on)
+            json_object_del(x->sess->subs, json_string_value(uri));
+    }
+    answer(x, jrpc_result(m->id, json_object()));
+}
+
+static void do_prompts_get(struct rpc_ctx *x, struct jrpc_msg *m)
+{
+    json_t *name = json_object_get(m->params, "name");
+    json_t *args = json_object_get(m->params, "arguments");
+    if (!json_is_string(name)) {
+        answer(x, jrpc_error(m->id, JRPC_INVALID_PARAMS, "Invalid params: name must be a string"));
+        return;
+    }
+    struct named *p = registry_find(&x->srv->prompts, json_string_value(name));
+    if (p == NULL) {
+        answer(x, jrpc_error(m->id, JRPC_INVALID_PARAMS, "Invalid params: unknown prompt"));
+        return;
+    }
+    if (args != NULL && !json_is_object(args)) {
+        answer(x, jrpc_error(m->id, JRPC_INVALID_PARAMS,
+                             "Invalid params: arguments must be an object"));
+        return;
+    }
+    json_t *a = args ? json_incref(args) : json_object();
+    start_call(x, m, p, a);
+    json_decref(a);
+}
+
+static void do_complete(struct rpc_ctx *x, struct jrpc_msg *m)
+{
+    json_t *ref = json_object_get(m->params, "ref");
+    json_t *arg = json_object_get(m->params, "argument");
+    if (!json_is_object(ref) || !json_is_string(json_object_get(ref, "type")) ||
+        !json_is_object(arg)) {
+        answer(x, jrpc_error(m->id, JRPC_INVALID_PARAMS,
+                             "Invalid params: ref and argument objects are required"));
+        return;
+    }
+    if (x->srv->complete == NULL) {
+        answer(x, jrpc_error(m->id, JRPC_METHOD_NOT_FOUND, "Method not found: completion/complete"));
+        return;
+    }
+    struct named n = {.handler = x->srv->complete, .arg = x->srv->complete_arg};
+    start_call(x, m, &n, m->params);
+}
+
+static void do_set_level(struct rpc_ctx *x, struct jrpc_msg *m)
+{
+    json_t *level = json_object_get(m->params, "level");
+    int li = json_is_string(level) ? level_index(json_string_value(level)) : -1;
+    if (li < 0) {
+        answer(x, jrpc_error(m->id, JRPC_INVALID_PARAMS,
+                             "Invalid params: level must be one of debug, info, notice, warning, "
+                             "error, critical, alert, emergency"));
+        return;
+    }
+    if (x->sess)
+        x->sess->log_level = li;
+    answer(x, jrpc_result(m->id, json_object()));
+}
+
+static void dispatch_request(struct rpc_ctx *x, struct jrpc_msg *m)
+{
+    const char *method = m->method;
+
+    if (strcmp(method, "initialize") == 0)
+        do_initialize(x, m);
+    else if (strcmp(method, "ping") == 0)
+        answer(x, jrpc_result(m->id, json_object()));
+    else if (strcmp(method, "tools/list") == 0)
+        answer(x, jrpc_result(m->id, registry_list(&x->srv->tools, "tools")));
+    else if (strcmp(method, "tools/call") == 0)
+        do_tools_call(x, m);
+    else if (strcmp(method, "resources/list") == 0)
+        answer(x, jrpc_result(m->id, registry_list(&x->srv->resources, "resources")));
+    else if (strcmp(method, "resources/templates/list") == 0)
+        answer(x, jrpc_result(m->id, registry_list(&x->srv->templates, "resourceTemplates")));
+    else if (strcmp(method, "resources/read") == 0)
+        do_resources_read(x, m);
+    else if (strcmp(method, "resources/subscribe") == 0)
+        do_subscribe(x, m, true);
+    else if (strcmp(method, "resources/unsubscribe") == 0)
+        do_subscribe(x, m, false);
+    else if (strcmp(method, "prompts/list") == 0)
+        answer(x, jrpc_result(m->id, registry_list(&x->srv->prompts, "prompts")));
+    else if (strcmp(method, "prompts/get") == 0)
+        do_prompts_get(x, m);
+    else if (strcmp(method, "completion/complete") == 0)
+        do_complete(x, m);
+    else if (strcmp(method, "logging/setLevel") == 0)
+        do_set_level(x, m);
+    else {
+        char msg[200];
+        snprintf(msg, sizeof msg, "Method not found: %.128s", method);
+        answer(x, jrpc_error(m->id, JRPC_METHOD_NOT_FOUND, msg));
+    }
+}
+
+static void dispatch_notification(struct rpc_ctx *x, struct jrpc_msg *m)
+{
+    if (strcmp(m->method, "notifications/cancelled") == 0) {
+        json_t *rid = json_object_get(m->params, "requestId");
+        char idkey[160], key[240];
+        if (!jrpc_id_key(rid, idkey, sizeof idkey))
+            return;
+        snprintf(key, sizeof key, "%s|%s", x->sess ? x->sess->id : "-", idkey);
+        struct mcp_call *c = strmap_get(x->srv->inflight, key);
+        if (c) {
+            log_debug("request cancelled by the client");
+            call_cancel(c);
+        }
+    }
+    /* notifications/initialized, progress, roots changes: nothing to do. */
+}
+
+/* ---------- HTTP ---------- */
+
+/* Host names allowed in Host and Origin: our own, and configured public ones. */
+static bool host_allowed(struct mcp_server *srv, const char *host, size_t hlen, long port)
+{
+    static const char *const local[] = {"localhost", "127.0.0.1", "::1"};
+    bool is_local = false;
+
+    for (size_t i = 0; i < 3; i++)
+        if (strlen(local[i]) == hlen && strncasecmp(host, local[i], hlen) == 0)
+            is_local = true;
+    if (!is_local && srv->listen_host[0] && strlen(srv->listen_host) == hlen &&
+        strncasecmp(host, srv->listen_host, hlen) == 0 && strcmp(srv->listen_host, "0.0.0.0") &&
+        strcmp(srv->listen_host, "::"))
+        is_local = true;
+    if (is_local)
+        return port < 0 || (unsigned long)port == srv->port;
+    if (srv->public_hosts) {
+        if (strcmp(srv->public_hosts, "*") == 0)
+            return true;
+        for (const char *p = srv->public_hosts; *p;) {
+            size_t n = strcspn(p, ", ");
+            if (n == hlen && strncasecmp(p, host, hlen) == 0)
+                return true;
+            p += n;
+            p += strspn(p, ", ");
+        }
+    }
+    return false;
+}
+
+/* Splits "host[:port]" or "[v6]:port"; returns false if malformed. */
+static bool split_hostport(const char *s, const char **host, size_t *hlen, long *port)
+{
+    const char *colon;
+    *port = -1;
+    if (*s == '[') {
+        const char *close = strchr(s, ']');
+        if (close == NULL)
+            return false;
+        *host = s + 1;
+        *hlen = (size_t)(close - s - 1);
+        colon = close[1] == ':' ? close + 1 : NULL;
+        if (close[1] && !colon)
+            return false;
+    } else {
+        *host = s;
+        colon = strchr(s, ':');
+        *hlen = colon ? (size_t)(colon - s) : strlen(s);
+    }
+    if (colon) {
+        char *end;
+        *port = strtol(colon + 1, &end, 10);
+        if (*end || *port < 0 || *port > 65535 || end == colon + 1)
+            return false;
+    }
+    return *hlen > 0;
+}
+
+static bool origin_allowed(struct mcp_server *srv, const char *origin)
+{
+    const char *host;
+    size_t hlen;
+    long port;
+    const char *p = strstr(origin, "://");
+    if (p == NULL)
+        return false;
+    char hp[300];
+    snprintf(hp, sizeof hp, "%s", p + 3);
+    hp[strcspn(hp, "/")] = '\0';
+    if (!split_hostport(hp, &host, &hlen, &port))
+        return false;
+    /* Any port of our own host names: a local page was served by someone on this machine. */
+    return host_allowed(srv, host, hlen, -1) ||
+           (port >= 0 && host_allowed(srv, host, hlen, port));
+}
+
+static void reply_http_error(struct hreq *r, unsigned status, const char *msg)
+{
+    reply_rpc_error(r, status, NULL, JRPC_INVALID_REQUEST, msg);
+}
+
+void mcp_http_headers(struct mcp_server *srv, struct hreq *r)
+{
+    const char *method = hreq_method(r);
+    const char *host = hreq_header(r, "Host");
+    const char *origin = hreq_header(r, "Origin");
+    const char *pv = hreq_header(r, "MCP-Protocol-Version");
+    const char *h;
+    size_t hlen;
+    long port;
+
+    if (host == NULL || !split_hostport(host, &h, &hlen, &port) ||
+        !host_allowed(srv, h, hlen, port)) {
+        reply_http_error(r, 403, "Forbidden: Host not allowed");
+        return;
+    }
+    if (origin && !origin_allowed(srv, origin)) {
+        reply_http_error(r, 403, "Forbidden: Origin not allowed");
+        return;
+    }
+    bool post = strcmp(method, "POST") == 0;
+    bool get = strcmp(method, "GET") == 0;
+    bool del = strcmp(method, "DELETE") == 0;
+    if (!post && !(srv->o.sessions && (get || del))) {
+        hreq_add_header(r, "Allow", srv->o.sessions ? "GET, POST, DELETE" : "POST");
+        reply_http_error(r, 405, "Method Not Allowed");
+        return;
+    }
+    if (pv && !version_supported(pv)) {
+        reply_http_error(r, 400, "Bad Request: unsupported MCP-Protocol-Version");
+        return;
+    }
+    if (post) {
+        const char *ct = hreq_header(r, "Content-Type");
+        if (ct == NULL || strncasecmp(ct, "application/json", 16) != 0 ||
+            (ct[16] != '\0' && ct[16] != ';' && ct[16] != ' ')) {
+            reply_http_error(r, 415, "Unsupported Media Type: use application/json");
+            return;
+        }
+        const char *accept = hreq_header(r, "Accept");
+        if (accept && !header_has_token(accept, "application/json") &&
+            !header_has_token(accept, "text/event-stream") && !header_has_token(accept, "*/*") &&
+            !header_has_token(accept, "application/*")) {
+            reply_http_error(r, 406, "Not Acceptable: accept application/json");
+            return;
+        }
+    }
+    if (get) {
+        const char *accept = hreq_header(r, "Accept");
+        if (accept == NULL || !header_has_token(accept, "text/event-stream")) {
+            reply_http_error(r, 406, "Not Acceptable: GET needs Accept: text/event-stream");
+            return;
+        }
+    }
+}
+
+/* Finds the request's session; replies 400/404 and returns NULL when it cannot be used. */
+static struct mcp_session *lookup_session(struct mcp_server *srv, struct hreq *r)
+{
+    const char *sid = hreq_header(r, "Mcp-Session-Id");
+    if (sid == NULL) {
+        reply_http_error(r, 400, "Bad Request: Mcp-Session-Id header is required");
+        return NULL;
+    }
+    struct mcp_session *s = strmap_get(srv->sessions, sid);
+    if (s == NULL) {
+        reply_rpc_error(r, 404, NULL, -32001, "Session not found");
+        return NULL;
+    }
+    s->last_used = loop_now(srv->loop);
+    return s;
+}
+
+static void http_delete(struct mcp_server *srv, struct hreq *r)
+{
+    struct mcp_session *s = lookup_session(srv, r);
+    if (s == NULL)
+        return;
+    sess_end(srv, s);
+    hreq_reply(r, 200, NULL, "", 0);
+}
+
+static void http_get(struct mcp_server *srv, struct hreq *r)
+{
+    struct mcp_session *s = lookup_session(srv, r);
+    if (s == NULL)
+        return;
+    const char *last = hreq_header(r, "Last-Event-ID");
+    if (last) {
+        unsigned long no, seq;
+        char key[32], extra;
+        if (sscanf(last, "%lu_%lu%c", &no, &seq, &extra) != 2) {
+            reply_http_error(r, 400, "Bad Request: malformed Last-Event-ID");
+            return;
+        }
+        snprintf(key, sizeof key, "%lu", no);
+        struct mcp_stream *st = strmap_get(s->streams, key);
+        if (st == NULL) {
+            reply_http_error(r, 404, "Not Found: no such stream to resume");
+            return;
+        }
+        if (st->req)
+            stream_detach(st); /* a newer connection takes over */
+        stream_attach(st, r);
+        for (struct sse_event *e = st->head; e; e = e->next)
+            if (e->seq > seq)
+                hreq_stream_write(r, e->text, e->len);
+        if (st->closed)
+            stream_close(st);
+        return;
+    }
+    if (s->get_stream) {
+        reply_http_error(r, 409, "Conflict: this session already has a GET stream");
+        return;
+    }
+    struct mcp_stream *st = stream_new(srv, s);
+    s->get_stream = st;
+    stream_attach(st, r);
+    stream_prime(st);
+    stream_unref(st); /* the session table and the attached response hold it */
+}
+
+static bool batch_allowed(const char *version)
+{
+    return strcmp(version, "2025-03-26") == 0;
+}
+
+void mcp_http_request(struct mcp_server *srv, struct hreq *r)
+{
+    const char *method = hreq_method(r);
+    struct jrpc_why why;
+    struct mcp_session *sess = NULL;
+    size_t len;
+    const char *body;
+
+    if (strcmp(method, "DELETE") == 0) {
+        http_delete(srv, r);
+        return;
+    }
+    if (strcmp(method, "GET") == 0) {
+        http_get(srv, r);
+        return;
+    }
+    body = hreq_body(r, &len);
+    json_t *root = jrpc_parse(body, len, &why);
+    if (root == NULL) {
+        reply_rpc_error(r, 400, NULL, why.code, why.msg);
+        return;
+    }
+    bool batch = json_is_array(root);
+    json_t *first = batch ? json_array_get(root, 0) : root;
+    json_t *first_method = json_object_get(first, "method");
+    bool is_init = !batch && json_is_string(first_method) &&
+                   strcmp(json_string_value(first_method), "initialize") == 0;
+
+    const char *pv = hreq_header(r, "MCP-Protocol-Version");
+    char version[16];
+    if (srv->o.sessions && !is_init) {
+        sess = lookup_session(srv, r);
+        if (sess == NULL)
+            goto out;
+        snprintf(version, sizeof version, "%s", sess->version);
+    } else if (is_init) {
+        json_t *want = json_object_get(json_object_get(root, "params"), "protocolVersion");
+        snprintf(version, sizeof version, "%s",
+                 json_is_string(want) && version_supported(json_string_value(want))
+                     ? json_string_value(want)
+                     : LATEST_VERSION);
+    } else {
+        /* Stateless: the header tells the version; the spec says assume 2025-03-26 without. */
+        snprintf(version, sizeof version, "%s", pv ? pv : "2025-03-26");
+    }
+    if (batch && !batch_allowed(version)) {
+        reply_rpc_error(r, 400, NULL, JRPC_INVALID_REQUEST,
+                        "Invalid Request: batches are only allowed with protocol 2025-03-26");
+        goto out;
+    }
+    if (batch && json_array_size(root) > MAX_BATCH) {
+        reply_rpc_error(r, 400, NULL, JRPC_INVALID_REQUEST,
+                        "Invalid Request: a batch may hold at most 20 messages");
+        goto out;
+    }
+
+    struct mcp_exchange *ex = xcalloc(1, sizeof *ex);
+    const char *accept = hreq_header(r, "Accept");
+    ex->srv = srv;
+    ex->sess = sess_ref(sess);
+    ex->req = r;
+    ex->batch = batch;
+    ex->accepts_sse = accept && header_has_token(accept, "text/event-stream");
+    ex->answers = json_array();
+    ex->dispatching = true;
+    snprintf(ex->version, sizeof ex->version, "%s", version);
+    hreq_on_abort(r, ex_on_abort, ex);
+
+    struct rpc_ctx x = {.srv = srv, .ex = ex, .sess = sess, .req = r};
+    size_t n = batch ? json_array_size(root) : 1;
+    for (size_t i = 0; i < n; i++) {
+        struct jrpc_msg m;
+        jrpc_classify(batch ? json_array_get(root, i) : root, &m);
+        switch (m.kind) {
+        case JRPC_REQUEST:
+            if (batch && strcmp(m.method, "initialize") == 0)
+                answer(&x, jrpc_error(m.id, JRPC_INVALID_REQUEST,
+                                      "Invalid Request: initialize cannot be batched"));
+            else
+                dispatch_request(&x, &m);
+            break;
+        case JRPC_NOTIFICATION:
+            dispatch_notification(&x, &m);
+            break;
+        case JRPC_RESPONSE:
+            route_response(srv, sess, &m);
+            break;
+        case JRPC_INVALID:
+            if (!batch) {
+                /* A lone malformed message is the client's fault at the HTTP level too. */
+                hreq_on_abort(r, NULL, NULL);
+                ex->req = NULL;
+                reply_rpc_error(r, 400, m.id, m.why.code, m.why.msg);
+            } else {
+                answer(&x, jrpc_error(m.id, m.why.code, m.why.msg));
+            }
+            break;
+        }
+    }
+    ex->dispatching = false;
+    ex_maybe_finish(ex);
+out:
+    json_decref(root);
+}
+
+/* ---------- notifications to sessions ---------- */
+
+void mcp_resource_updated(struct mcp_server *s, const char *uri)
+{
+    size_t n;
+    void **v = strmap_values(s->sessions, &n);
+
+    for (size_t i = 0; i < n; i++) {
+        struct mcp_session *sess = v[i];
+        if (sess->get_stream && json_object_get(sess->subs, uri)) {
+            json_t *msg = jrpc_notification("notifications/resources/updated",
+                                            json_pack("{s:s}", "uri", uri));
+            stream_send(sess->get_stream, msg);
+            json_decref(msg);
+        }
+    }
+    free(v);
+}
+
+/* ---------- setup ---------- */
+
+static void registry_add(struct registry *reg, const char *name, json_t *listing,
+                         mcp_handler *h, void *arg, const char *tpl)
+{
+    reg->v = xrealloc(reg->v, (reg->n + 1) * sizeof *reg->v);
+    reg->v[reg->n++] = (struct named){.name = xstrdup(name), .listing = listing, .handler = h,
+                                      .arg = arg, .uri_template = tpl ? xstrdup(tpl) : NULL};
+}
+
+static void registry_cleanup(struct registry *reg)
+{
+    for (size_t i = 0; i < reg->n; i++) {
+        free(reg->v[i].name);
+        free(reg->v[i].uri_template);
+        json_decref(reg->v[i].listing);
+    }
+    free(reg->v);
+}
+
+static void set_opt_str(json_t *o, const char *key, const char *value)
+{
+    if (value)
+        json_object_set_new(o, key, json_string(value));
+}
+
+void mcp_add_tool(struct mcp_server *s, const struct mcp_tool_def *d)
+{
+    json_t *t = json_pack("{s:s}", "name", d->name);
+    set_opt_str(t, "title", d->title);
+    set_opt_str(t, "description", d->description);
+    json_object_set_new(t, "inputSchema", d->input_schema);
+    if (d->output_schema)
+        json_object_set_new(t, "outputSchema", d->output_schema);
+    if (d->annotations)
+        json_object_set_new(t, "annotations", d->annotations);
+    registry_add(&s->tools, d->name, t, d->handler, d->arg, NULL);
+}
+
+void mcp_add_resource(struct mcp_server *s, const struct mcp_resource_def *d)
+{
+    json_t *r = json_pack("{s:s, s:s}", "uri", d->uri, "name", d->name);
+    set_opt_str(r, "title", d->title);
+    set_opt_str(r, "description", d->description);
+    set_opt_str(r, "mimeType", d->mime_type);
+    registry_add(&s->resources, d->uri, r, d->handler, d->arg, NULL);
+}
+
+void mcp_add_template(struct mcp_server *s, const struct mcp_template_def *d)
+{
+    json_t *r = json_pack("{s:s, s:s}", "uriTemplate", d->uri_template, "name", d->name);
+    set_opt_str(r, "title", d->title);
+    set_opt_str(r, "description", d->description);
+    set_opt_str(r, "mimeType", d->mime_type);
+    registry_add(&s->templates, d->name, r, d->handler, d->arg, d->uri_template);
+}
+
+void mcp_add_prompt(struct mcp_server *s, const struct mcp_prompt_def *d)
+{
+    json_t *p = json_pack("{s:s}", "name", d->name);
+    set_opt_str(p, "title", d->title);
+    set_opt_str(p, "description", d->description);
+    if (d->arguments)
+        json_object_set_new(p, "arguments", d->arguments);
+    registry_add(&s->prompts, d->name, p, d->handler, d->arg, NULL);
+}
+
+void mcp_set_completion(struct mcp_server *s, mcp_handler *handler, void *arg)
+{
+    s->complete = handler;
+    s->complete_arg = arg;
+}
+
+size_t mcp_tool_count(const struct mcp_server *s)
+{
+    return s->tools.n;
+}
+
+struct mcp_server *mcp_new(struct loop *l, const struct mcp_opts *o)
+{
+    struct mcp_server *s = xcalloc(1, sizeof *s);
+    s->loop = l;
+    s->o = *o;
+    s->name = xstrdup(o->name);
+    s->title = o->title ? xstrdup(o->title) : NULL;
+    s->version = xstrdup(o->version);
+    s->instructions = o->instructions ? xstrdup(o->instructions) : NULL;
+    s->public_hosts = o->public_hosts && *o->public_hosts ? xstrdup(o->public_hosts) : NULL;
+    s->sessions = strmap_new();
+    s->inflight = strmap_new();
+    s->outgoing = strmap_new();
+    if (o->sessions)
+        s->sweep = loop_timer_add(l, SWEEP_MS, sweep_sessions, s);
+    return s;
+}
+
+void mcp_set_listen(struct mcp_server *s, const char *host, unsigned port)
+{
+    snprintf(s->listen_host, sizeof s->listen_host, "%s", host ? host : "");
+    s->port = port;
+}
+
+void mcp_free(struct mcp_server *s)
+{
+    if (s == NULL)
+        return;
+    size_t n;
+    void **v = strmap_values(s->sessions, &n);
+    for (size_t i = 0; i < n; i++)
+        sess_end(s, v[i]);
+    free(v);
+    loop_timer_cancel(s->sweep);
+    strmap_free(s->sessions);
+    strmap_free(s->inflight);
+    strmap_free(s->outgoing);
+    registry_cleanup(&s->tools);
+    registry_cleanup(&s->resources);
+    registry_cleanup(&s->templates);
+    registry_cleanup(&s->prompts);
+    free(s->name);
+    free(s->title);
+    free(s->version);
+    free(s->instructions);
+    free(s->public_hosts);
+    free(s);
+}

@@ -1,0 +1,111 @@
+/* mcp.h — the MCP protocol engine over Streamable HTTP (POST/GET/DELETE on one endpoint).
+ *
+ * The engine knows nothing of Hermes: tools, resources, resource templates, prompts and
+ * completions are registered by providers. Each is served by a handler that gets a struct
+ * mcp_call and finishes it now or later with exactly one of mcp_call_result_take(),
+ * mcp_call_error(), mcp_call_tool_result_take() or mcp_call_tool_error(). Until then it may
+ * send progress, log messages and requests to the client. If the call is cancelled (the client's
+ * notifications/cancelled, its hang-up, session end, shutdown) the handler's cancel callback
+ * runs and the call is gone afterwards; a handler without a cancel callback simply finishes as
+ * usual and its answer is dropped. Everything runs on the loop thread. */
+#ifndef HM_MCP_H
+#define HM_MCP_H
+#include <jansson.h>
+#include <stdbool.h>
+#include <stddef.h>
+
+struct hreq;
+struct loop;
+struct mcp_server;
+struct mcp_call;
+
+typedef void mcp_handler(struct mcp_call *call, json_t *args, void *arg);
+typedef void mcp_cancel_cb(struct mcp_call *call, void *arg);
+/* The client's answer to mcp_call_request: result, or error (a JSON-RPC error object), or
+ * both NULL if the call ends before an answer came. */
+typedef void mcp_reply_cb(struct mcp_call *call, json_t *result, json_t *error, void *arg);
+
+struct mcp_opts {
+    const char *name;          /* serverInfo.name */
+    const char *title;         /* serverInfo.title, may be NULL */
+    const char *version;       /* serverInfo.version */
+    const char *instructions;  /* may be NULL */
+    bool sessions;             /* issue and require Mcp-Session-Id */
+    unsigned max_sessions;     /* 0: default */
+    const char *public_hosts;  /* comma-separated extra host names allowed in Host/Origin */
+};
+
+struct mcp_server *mcp_new(struct loop *l, const struct mcp_opts *o);
+/* Ends every call and stream, then frees. NULL-safe. */
+void mcp_free(struct mcp_server *s);
+/* The listener's port: Host and Origin must name it (loopback names) to be allowed. */
+void mcp_set_listen(struct mcp_server *s, const char *host, unsigned port);
+
+/* Registration. json_t fields are new references taken by the engine (pass json_pack results
+ * directly). Strings are copied. */
+struct mcp_tool_def {
+    const char *name, *title, *description;
+    json_t *input_schema;  /* required; an object schema */
+    json_t *output_schema; /* may be NULL */
+    json_t *annotations;   /* may be NULL */
+    mcp_handler *handler;  /* gets the arguments object (never NULL) */
+    void *arg;
+};
+struct mcp_resource_def {
+    const char *uri, *name, *title, *description, *mime_type;
+    mcp_handler *handler; /* gets the request params; answers {contents:[...]} */
+    void *arg;
+};
+struct mcp_template_def {
+    const char *uri_template, *name, *title, *description, *mime_type;
+    mcp_handler *handler; /* gets params plus "vars": {name: value} from the template */
+    void *arg;
+};
+struct mcp_prompt_def {
+    const char *name, *title, *description;
+    json_t *arguments;    /* array of {name, description, required}, may be NULL */
+    mcp_handler *handler; /* gets the arguments object (never NULL) */
+    void *arg;
+};
+void mcp_add_tool(struct mcp_server *s, const struct mcp_tool_def *d);
+void mcp_add_resource(struct mcp_server *s, const struct mcp_resource_def *d);
+void mcp_add_template(struct mcp_server *s, const struct mcp_template_def *d);
+void mcp_add_prompt(struct mcp_server *s, const struct mcp_prompt_def *d);
+/* Handler for completion/complete; gets the request params. */
+void mcp_set_completion(struct mcp_server *s, mcp_handler *handler, void *arg);
+size_t mcp_tool_count(const struct mcp_server *s);
+
+/* HTTP entry points for the endpoint path (the caller routes by path). */
+void mcp_http_headers(struct mcp_server *s, struct hreq *r);
+void mcp_http_request(struct mcp_server *s, struct hreq *r);
+
+/* Tell every session subscribed to uri that it changed. */
+void mcp_resource_updated(struct mcp_server *s, const char *uri);
+
+/* Finishing a call (exactly one of these). */
+void mcp_call_result_take(struct mcp_call *c, json_t *result);
+void mcp_call_error(struct mcp_call *c, int code, const char *message);
+/* Tool results: content is the structured value as a JSON text block plus structuredContent. */
+void mcp_call_tool_result_take(struct mcp_call *c, json_t *structured);
+/* {"error": code, "message": text} with isError: true. */
+void mcp_call_tool_error(struct mcp_call *c, const char *code, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+/* While running. Progress returns false when not sent (no token, not increasing, no stream). */
+bool mcp_call_progress(struct mcp_call *c, double progress, double total, const char *message);
+/* level is one of the RFC 5424 names MCP uses; dropped below the session's logging level. */
+void mcp_call_log(struct mcp_call *c, const char *level, const char *logger, json_t *data_take);
+/* Sends a request to the client on this call's stream. Returns false (cb never called) when
+ * the client cannot take it: no SSE stream, or the capability was not declared. */
+bool mcp_call_request(struct mcp_call *c, const char *method, json_t *params_take,
+                      mcp_reply_cb *cb, void *arg);
+/* Ends the HTTP response that carries this call's SSE stream now, without ending the call; the
+ * client comes back with GET + Last-Event-ID for the rest. Session mode only. */
+bool mcp_call_close_stream(struct mcp_call *c);
+void mcp_call_on_cancel(struct mcp_call *c, mcp_cancel_cb *cb, void *arg);
+const char *mcp_call_protocol_version(const struct mcp_call *c);
+const char *mcp_call_method(const struct mcp_call *c);
+/* The request's _meta.progressToken (borrowed), or NULL. */
+json_t *mcp_call_progress_token(const struct mcp_call *c);
+
+#endif

@@ -1,0 +1,44 @@
+/* conformance_server.c — the engine plus the official fixtures, for the conformance suite.
+ * Sessions on, authentication off (the suite's client sends no credentials), loopback only. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "app.h"
+#include "config.h"
+#include "fixtures.h"
+
+int main(int argc, char **argv)
+{
+    struct config cfg;
+    char err[256];
+    unsigned long port = 0;
+
+    for (int i = 1; i < argc; i++) {
+        char *end;
+        if (!strcmp(argv[i], "--port") && i + 1 < argc) {
+            port = strtoul(argv[++i], &end, 10);
+            if (*end || port > 65535) {
+                fprintf(stderr, "conformance-server: bad port '%s'\n", argv[i]);
+                return 2;
+            }
+        } else if (!strcmp(argv[i], "--help")) {
+            puts("usage: conformance-server [--port N]   (0, the default, picks a free port)");
+            return 0;
+        } else {
+            fprintf(stderr, "conformance-server: unknown argument '%s'\n", argv[i]);
+            return 2;
+        }
+    }
+    if (!config_load(&cfg, NULL, err, sizeof err)) {
+        fprintf(stderr, "conformance-server: %s\n", err);
+        return 2;
+    }
+    cfg.port = (unsigned)port;
+    cfg.sessions = true;
+    struct app_opts o = {.cfg = &cfg, .service = "hermes-mcp-conformance",
+                         .setup = fixtures_register};
+    int rc = app_run(&o);
+    config_cleanup(&cfg);
+    return rc;
+}

@@ -1,0 +1,12 @@
+/* fixtures.h — the official conformance suite's fixtures (tools, resources, prompts,
+ * completion), as the reference everything-server exposes them. Built only into
+ * build/conformance-server, never into build/hermes-mcp. */
+#ifndef HM_FIXTURES_H
+#define HM_FIXTURES_H
+
+struct loop;
+struct mcp_server;
+
+void fixtures_register(struct mcp_server *mcp, struct loop *l, void *arg);
+
+#endif

@@ -1,0 +1,121 @@
+// Shared helpers for integration tests: start the real binaries on 127.0.0.1:0 and find the port
+// from their "listening on http://HOST:PORT" line.
+import { spawn } from 'node:child_process';
+import { mkdtempSync, writeFileSync, chmodSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { randomBytes } from 'node:crypto';
+
+export const ROOT = resolve(new URL('../..', import.meta.url).pathname);
+export const HERMES = join(ROOT, 'build/hermes-mcp');
+export const CONFORMANCE = join(ROOT, 'build/conformance-server');
+
+function waitForListening(proc, name) {
+  return new Promise((resolvePort, reject) => {
+    let out = '';
+    let err = '';
+    const timer = setTimeout(() => reject(new Error(`${name}: no listening line in 10 s\n${err}`)), 10000);
+    proc.stdout.on('data', (d) => {
+      out += d;
+      const m = out.match(/listening on http:\/\/([^\s/]+):(\d+)/);
+      if (m) {
+        clearTimeout(timer);
+        resolvePort(Number(m[2]));
+      }
+    });
+    proc.stderr.on('data', (d) => { err += d; proc.stderrText = err; });
+    proc.on('exit', (code) => {
+      clearTimeout(timer);
+      reject(new Error(`${name} exited with ${code} before listening:\n${err}`));
+    });
+  });
+}
+
+// Starts build/hermes-mcp with a fresh mode-600 env file. extra: more KEY=VALUE settings.
+export async function startHermes(extra = {}) {
+  const dir = mkdtempSync(join(tmpdir(), 'hm-it-'));
+  const token = randomBytes(32).toString('hex');
+  const lines = { MCP_PORT: '0', MCP_AUTH_TOKEN: token, ...extra };
+  const envFile = join(dir, 'env');
+  writeFileSync(envFile, Object.entries(lines).map(([k, v]) => `${k}=${v}`).join('\n') + '\n');
+  chmodSync(envFile, 0o600);
+  const proc = spawn(HERMES, ['serve', '--env-file', envFile], { stdio: ['ignore', 'pipe', 'pipe'] });
+  proc.stderrText = '';
+  const port = await waitForListening(proc, 'hermes-mcp');
+  return {
+    proc, port, token, dir, envFile,
+    url: `http://127.0.0.1:${port}/mcp`,
+    base: `http://127.0.0.1:${port}`,
+    auth: { Authorization: `Bearer ${token}` },
+    async stop(signal = 'SIGTERM') { return stopProc(proc, signal, () => rmSync(dir, { recursive: true, force: true })); },
+  };
+}
+
+export async function startConformance() {
+  const proc = spawn(CONFORMANCE, ['--port', '0'], { stdio: ['ignore', 'pipe', 'pipe'] });
+  proc.stderrText = '';
+  const port = await waitForListening(proc, 'conformance-server');
+  return {
+    proc, port,
+    url: `http://127.0.0.1:${port}/mcp`,
+    base: `http://127.0.0.1:${port}`,
+    auth: {},
+    async stop(signal = 'SIGTERM') { return stopProc(proc, signal, () => {}); },
+  };
+}
+
+// Stops a server and fails if a sanitizer reported anything (the ASan run of the suite).
+function stopProc(proc, signal, cleanup) {
+  return new Promise((res, rej) => {
+    const done = (code) => {
+      cleanup();
+      const report = (proc.stderrText || '').match(/(AddressSanitizer|LeakSanitizer|runtime error:)[^\n]*/);
+      if (report) rej(new Error(`sanitizer report: ${report[0]}\n${proc.stderrText}`));
+      else res(code);
+    };
+    if (proc.exitCode !== null) return done(proc.exitCode);
+    const t = setTimeout(() => proc.kill('SIGKILL'), 10000);
+    proc.on('close', (code, sig) => { clearTimeout(t); done(code ?? sig); });
+    proc.kill(signal);
+  });
+}
+
+export const JSON_HEADERS = {
+  'Content-Type': 'application/json',
+  Accept: 'application/json, text/event-stream',
+};
+
+// POST one JSON-RPC body; returns {status, headers, text, json}.
+export async function post(srv, body, headers = {}) {
+  const res = await fetch(srv.url, {
+    method: 'POST',
+    headers: { ...JSON_HEADERS, ...srv.auth, ...headers },
+    body: typeof body === 'string' ? body : JSON.stringify(body),
+  });
+  const text = await res.text();
+  let json;
+  try { json = JSON.parse(text); } catch { json = undefined; }
+  return { status: res.status, headers: res.headers, text, json };
+}
+
+// Parses an SSE body into [{id, data}] with data JSON-parsed when non-empty.
+export function parseSse(text) {
+  const events = [];
+  for (const block of text.split('\n\n')) {
+    if (!block.trim()) continue;
+    const ev = { id: undefined, data: '', retry: undefined };
+    for (const line of block.split('\n')) {
+      if (line.startsWith('id:')) ev.id = line.slice(3).trim();
+      else if (line.startsWith('data:')) ev.data += line.slice(5).trimStart();
+      else if (line.startsWith('retry:')) ev.retry = Number(line.slice(6));
+    }
+    ev.json = ev.data ? JSON.parse(ev.data) : undefined;
+    events.push(ev);
+  }
+  return events;
+}
+
+export const INIT = (version = '2025-11-25', id = 1) => ({
+  jsonrpc: '2.0', id, method: 'initialize',
+  params: { protocolVersion: version, capabilities: {}, clientInfo: { name: 'it', version: '1' } },
+});

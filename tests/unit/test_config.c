@@ -1,0 +1,143 @@
+/* Unit tests for config.c and envfile.c: defaults, validation, modes, atomic token writes. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "config.h"
+#include "envfile.h"
+
+static char dir[] = "/tmp/hm-config-XXXXXX";
+static char path[256];
+
+static void write_file(const char *text, mode_t mode)
+{
+    FILE *f = fopen(path, "w");
+    fputs(text, f);
+    fclose(f);
+    chmod(path, mode);
+}
+
+static void defaults_without_a_file(void **state)
+{
+    struct config c;
+    char err[256];
+    (void)state;
+    assert_true(config_load(&c, NULL, err, sizeof err));
+    assert_string_equal(c.host, "127.0.0.1");
+    assert_int_equal(c.port, 8765);
+    assert_false(c.auth);
+    assert_false(c.sessions);
+    config_cleanup(&c);
+}
+
+static void token_needs_mode_600_and_64_hex(void **state)
+{
+    struct config c;
+    char err[256];
+    const char *tok = "MCP_AUTH_TOKEN=0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef\n";
+    (void)state;
+    write_file(tok, 0644);
+    assert_false(config_load(&c, path, err, sizeof err));
+    assert_non_null(strstr(err, "chmod 600"));
+    assert_null(strstr(err, "0123456789abcdef")); /* never the secret */
+    write_file(tok, 0600);
+    assert_true(config_load(&c, path, err, sizeof err));
+    assert_true(c.auth);
+    config_cleanup(&c);
+    write_file("MCP_AUTH_TOKEN=short\n", 0600);
+    assert_false(config_load(&c, path, err, sizeof err));
+    assert_non_null(strstr(err, "64 hexadecimal"));
+    assert_null(strstr(err, "short"));
+}
+
+static void non_loopback_needs_opt_in(void **state)
+{
+    struct config c;
+    char err[256];
+    (void)state;
+    write_file("MCP_HOST=0.0.0.0\n", 0600);
+    assert_false(config_load(&c, path, err, sizeof err));
+    assert_non_null(strstr(err, "MCP_ALLOW_NON_LOOPBACK"));
+    write_file("MCP_HOST=0.0.0.0\nMCP_ALLOW_NON_LOOPBACK=1\n", 0600);
+    assert_true(config_load(&c, path, err, sizeof err));
+    config_cleanup(&c);
+    assert_true(config_is_loopback("127.0.0.2"));
+    assert_true(config_is_loopback("::1"));
+    assert_false(config_is_loopback("10.0.0.1"));
+}
+
+static void bad_values_are_refused(void **state)
+{
+    struct config c;
+    char err[256];
+    (void)state;
+    write_file("MCP_PORT=70000\n", 0600);
+    assert_false(config_load(&c, path, err, sizeof err));
+    assert_non_null(strstr(err, "MCP_PORT"));
+    write_file("MCP_SESSIONS=maybe\n", 0600);
+    assert_false(config_load(&c, path, err, sizeof err));
+    write_file("MCP_PORT=0\nMCP_SESSIONS=yes\n", 0600);
+    assert_true(config_load(&c, path, err, sizeof err));
+    assert_int_equal(c.port, 0);
+    assert_true(c.sessions);
+    config_cleanup(&c);
+}
+
+static void envfile_set_replaces_one_key_atomically(void **state)
+{
+    char err[256], buf[512];
+    struct stat st;
+    (void)state;
+    write_file("# keep me\nMCP_PORT=1234\nMCP_AUTH_TOKEN=old\nOTHER=x\n", 0644);
+    assert_true(envfile_set(path, "MCP_AUTH_TOKEN", "new", err, sizeof err));
+    FILE *f = fopen(path, "r");
+    size_t n = fread(buf, 1, sizeof buf - 1, f);
+    fclose(f);
+    buf[n] = '\0';
+    assert_string_equal(buf, "# keep me\nMCP_PORT=1234\nMCP_AUTH_TOKEN=new\nOTHER=x\n");
+    assert_int_equal(stat(path, &st), 0);
+    assert_int_equal(st.st_mode & 0777, 0600);
+    unlink(path);
+    assert_true(envfile_set(path, "MCP_AUTH_TOKEN", "fresh", err, sizeof err));
+    f = fopen(path, "r");
+    n = fread(buf, 1, sizeof buf - 1, f);
+    fclose(f);
+    buf[n] = '\0';
+    assert_string_equal(buf, "MCP_AUTH_TOKEN=fresh\n");
+}
+
+static int setup(void **state)
+{
+    (void)state;
+    if (mkdtemp(dir) == NULL)
+        return -1;
+    snprintf(path, sizeof path, "%s/env", dir);
+    return 0;
+}
+
+static int teardown(void **state)
+{
+    (void)state;
+    unlink(path);
+    rmdir(dir);
+    return 0;
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(defaults_without_a_file),
+        cmocka_unit_test(token_needs_mode_600_and_64_hex),
+        cmocka_unit_test(non_loopback_needs_opt_in),
+        cmocka_unit_test(bad_values_are_refused),
+        cmocka_unit_test(envfile_set_replaces_one_key_atomically),
+    };
+    return cmocka_run_group_tests(tests, setup, teardown);
+}

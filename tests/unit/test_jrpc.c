@@ -1,0 +1,138 @@
+/* Unit tests for jrpc.c: envelope parsing and classification. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+#include <string.h>
+
+#include "jrpc.h"
+
+static json_t *parse(const char *s, struct jrpc_why *why)
+{
+    return jrpc_parse(s, strlen(s), why);
+}
+
+static void bad_json_is_parse_error(void **state)
+{
+    struct jrpc_why why;
+    (void)state;
+    assert_null(parse("{\"jsonrpc\":", &why));
+    assert_int_equal(why.code, JRPC_PARSE_ERROR);
+    assert_null(parse("{\"a\":1,\"a\":2}", &why)); /* duplicate keys are refused */
+    assert_int_equal(why.code, JRPC_PARSE_ERROR);
+    assert_null(parse("\"\xff\xfe\"", &why)); /* invalid UTF-8 */
+    assert_int_equal(why.code, JRPC_PARSE_ERROR);
+}
+
+static void empty_batch_and_scalars_are_invalid(void **state)
+{
+    struct jrpc_why why;
+    (void)state;
+    assert_null(parse("[]", &why));
+    assert_int_equal(why.code, JRPC_INVALID_REQUEST);
+    assert_null(parse("42", &why));
+    assert_int_equal(why.code, JRPC_INVALID_REQUEST);
+}
+
+static void classify_kinds(void **state)
+{
+    struct jrpc_why why;
+    struct jrpc_msg m;
+    (void)state;
+    json_t *r = parse("{\"jsonrpc\":\"2.0\",\"id\":7,\"method\":\"ping\"}", &why);
+    jrpc_classify(r, &m);
+    assert_int_equal(m.kind, JRPC_REQUEST);
+    assert_string_equal(m.method, "ping");
+    assert_int_equal(json_integer_value(m.id), 7);
+    json_decref(r);
+
+    r = parse("{\"jsonrpc\":\"2.0\",\"method\":\"notifications/initialized\"}", &why);
+    jrpc_classify(r, &m);
+    assert_int_equal(m.kind, JRPC_NOTIFICATION);
+    json_decref(r);
+
+    r = parse("{\"jsonrpc\":\"2.0\",\"id\":\"a\",\"result\":{}}", &why);
+    jrpc_classify(r, &m);
+    assert_int_equal(m.kind, JRPC_RESPONSE);
+    json_decref(r);
+}
+
+static void classify_rejects_bad_envelopes(void **state)
+{
+    static const char *bad[] = {
+        "{\"id\":1,\"method\":\"ping\"}",                         /* no jsonrpc */
+        "{\"jsonrpc\":\"1.0\",\"id\":1,\"method\":\"ping\"}",      /* wrong version */
+        "{\"jsonrpc\":\"2.0\",\"id\":1.5,\"method\":\"ping\"}",    /* fractional id */
+        "{\"jsonrpc\":\"2.0\",\"id\":null,\"method\":\"ping\"}",   /* null id */
+        "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":5}",             /* method not a string */
+        "{\"jsonrpc\":\"2.0\",\"id\":1}",                         /* nothing */
+        "{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":1,\"error\":{}}", /* both */
+    };
+    struct jrpc_why why;
+    struct jrpc_msg m;
+    (void)state;
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+        json_t *r = parse(bad[i], &why);
+        assert_non_null(r);
+        jrpc_classify(r, &m);
+        assert_int_equal(m.kind, JRPC_INVALID);
+        assert_int_equal(m.why.code, JRPC_INVALID_REQUEST);
+        json_decref(r);
+    }
+}
+
+static void array_params_are_invalid_params(void **state)
+{
+    struct jrpc_why why;
+    struct jrpc_msg m;
+    (void)state;
+    json_t *r = parse("{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"x\",\"params\":[1]}", &why);
+    jrpc_classify(r, &m);
+    assert_int_equal(m.kind, JRPC_INVALID);
+    assert_int_equal(m.why.code, JRPC_INVALID_PARAMS);
+    assert_int_equal(json_integer_value(m.id), 1); /* kept for the error reply */
+    json_decref(r);
+}
+
+static void big_ids_survive(void **state)
+{
+    struct jrpc_why why;
+    struct jrpc_msg m;
+    char key[64];
+    (void)state;
+    json_t *r = parse("{\"jsonrpc\":\"2.0\",\"id\":9007199254740993,\"method\":\"ping\"}", &why);
+    jrpc_classify(r, &m);
+    assert_true(jrpc_id_key(m.id, key, sizeof key));
+    assert_string_equal(key, "i:9007199254740993");
+    json_t *resp = jrpc_result(m.id, json_object());
+    char *text = json_dumps(resp, JSON_COMPACT);
+    assert_non_null(strstr(text, "\"id\":9007199254740993"));
+    free(text);
+    json_decref(resp);
+    json_decref(r);
+}
+
+static void error_with_null_id(void **state)
+{
+    (void)state;
+    json_t *e = jrpc_error(NULL, JRPC_PARSE_ERROR, "Parse error");
+    assert_true(json_is_null(json_object_get(e, "id")));
+    assert_int_equal(json_integer_value(json_object_get(json_object_get(e, "error"), "code")),
+                     JRPC_PARSE_ERROR);
+    json_decref(e);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(bad_json_is_parse_error),
+        cmocka_unit_test(empty_batch_and_scalars_are_invalid),
+        cmocka_unit_test(classify_kinds),
+        cmocka_unit_test(classify_rejects_bad_envelopes),
+        cmocka_unit_test(array_params_are_invalid_params),
+        cmocka_unit_test(big_ids_survive),
+        cmocka_unit_test(error_with_null_id),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
