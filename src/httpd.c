@@ -43,6 +43,7 @@ struct hreq {
     bool queued;       /* a response was handed to MHD */
     bool stream_ended; /* stream: no more writes */
     bool too_big;
+    size_t discarded; /* body bytes dropped after the cap was passed */
     struct buf body;
     unsigned status;
     char *content_type;
@@ -433,14 +434,21 @@ static enum MHD_Result on_access(void *cls, struct MHD_Connection *conn, const c
             if (!r->too_big && !buf_append(&r->body, upload, *upload_size)) {
                 r->too_big = true;
                 buf_cleanup(&r->body);
-                /* Answer now; MHD closes the connection instead of reading the rest. */
-                reply_error(r, 413, "Request body too large");
-                if (queue_response(r) == MHD_YES)
-                    return MHD_YES;
-                return MHD_NO;
+            }
+            if (r->too_big) {
+                /* MHD 0.9.75 cannot answer in the middle of a body: drop what comes (nothing
+                 * is stored) and answer 413 at its end; a body far past the cap is cut off. */
+                r->discarded += *upload_size;
+                if (r->discarded > 4 * h->o.max_body)
+                    return MHD_NO;
             }
             *upload_size = 0;
             return MHD_YES;
+        }
+        if (r->too_big) {
+            r->state = HREQ_HANDLING;
+            reply_error(r, 413, "Request body too large");
+            return queue_response(r);
         }
         r->state = HREQ_HANDLING;
         h->o.on_request(r, h->o.arg);
