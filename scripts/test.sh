@@ -18,6 +18,11 @@ export ASAN_OPTIONS=detect_leaks=1:abort_on_error=0:exitcode=86
 export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
 make -j"$jobs" SANITIZE=1 all build/conformance-server
 make SANITIZE=1 check
+echo "== install"
+stage=$(mktemp -d)
+make install PREFIX=/usr DESTDIR="$stage" >/dev/null
+"$stage/usr/bin/hermes-mcp" version | grep -q '^hermes-mcp ' && echo "install: ok ($stage/usr/bin/hermes-mcp)"
+rm -rf "$stage"
 echo "== conformance suite"
 make -j"$jobs" all build/conformance-server
 make conformance

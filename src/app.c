@@ -177,7 +177,8 @@ int app_run(const struct app_opts *o)
     a.sigw = loop_watch_add(a.loop, a.sigfd, EPOLLIN, on_signal, &a);
 
     struct mcp_opts mo = {.name = o->service, .version = HM_VERSION,
-                          .sessions = o->cfg->sessions, .public_hosts = o->cfg->public_hosts};
+                          .sessions = o->cfg->sessions, .public_hosts = o->cfg->public_hosts,
+                          .call_timeout_ms = o->cfg->call_timeout_ms};
     a.mcp = mcp_new(a.loop, &mo);
     if (o->setup)
         o->setup(a.mcp, a.loop, o->setup_arg);

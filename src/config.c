@@ -121,6 +121,7 @@ bool config_load(struct config *c, const char *path, char *err, size_t errlen)
     memset(c, 0, sizeof *c);
     c->port = 8765;
     c->max_conns = 16384;
+    unsigned call_timeout_s = 1800;
     c->log_level = LOG_INFO;
     if (path) {
         struct stat st;
@@ -159,6 +160,11 @@ bool config_load(struct config *c, const char *path, char *err, size_t errlen)
         snprintf(err, errlen, "MCP_MAX_CONNECTIONS must be a positive number");
         goto out;
     }
+    if (!parse_uint(get(env, "MCP_CALL_TIMEOUT_S"), 7 * 24 * 3600, &call_timeout_s)) {
+        snprintf(err, errlen, "MCP_CALL_TIMEOUT_S must be a number of seconds (0: no limit)");
+        goto out;
+    }
+    c->call_timeout_ms = call_timeout_s * 1000u;
     const char *lvl = get(env, "LOG_LEVEL");
     if (lvl && (c->log_level = log_level_parse(lvl)) < 0) {
         snprintf(err, errlen, "LOG_LEVEL must be error, warn, info or debug");

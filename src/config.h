@@ -18,6 +18,7 @@ struct config {
     char *tasks_dir;       /* TASKS_DIR */
     char *agents_file;     /* AGENTS_FILE */
     unsigned max_conns;    /* MCP_MAX_CONNECTIONS, default 16384 */
+    unsigned call_timeout_ms; /* MCP_CALL_TIMEOUT_S (seconds), default 1800; 0: none */
     int log_level;         /* LOG_LEVEL: error|warn|info|debug */
 };
 

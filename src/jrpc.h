@@ -12,6 +12,7 @@ enum {
     JRPC_INVALID_PARAMS = -32602,
     JRPC_INTERNAL_ERROR = -32603,
     JRPC_RESOURCE_NOT_FOUND = -32002,
+    JRPC_REQUEST_TIMEOUT = -32001, /* the MCP SDKs' code for a request that timed out */
 };
 
 enum jrpc_kind { JRPC_REQUEST, JRPC_NOTIFICATION, JRPC_RESPONSE, JRPC_INVALID };

@@ -95,6 +95,7 @@ struct mcp_call {
     void *cancel_arg;
     struct outgoing *outgoing;
     struct mcp_call *prev, *next; /* in the exchange's list */
+    struct loop_timer *deadline;
     bool in_flight;
 };
 
@@ -434,6 +435,7 @@ static void outgoing_drop_all(struct mcp_call *c)
 
 static void call_free(struct mcp_call *c)
 {
+    loop_timer_cancel(c->deadline);
     outgoing_drop_all(c);
     if (c->in_flight)
         strmap_del(c->srv->inflight, c->key);
@@ -459,11 +461,13 @@ static void ex_unlink(struct mcp_exchange *ex, struct mcp_call *c)
     ex->pending--;
 }
 
-/* Delivers a call's response (or nothing, when answer is NULL) and frees the call. */
-static void call_finish(struct mcp_call *c, json_t *answer_take)
+/* Hands an answer (may be NULL) to the exchange and takes the call out of it. */
+static struct mcp_exchange *call_detach(struct mcp_call *c, json_t *answer_take)
 {
     struct mcp_exchange *ex = c->ex;
 
+    loop_timer_cancel(c->deadline);
+    c->deadline = NULL;
     if (ex) {
         if (answer_take && ex->stream)
             stream_send(ex->stream, answer_take);
@@ -472,15 +476,23 @@ static void call_finish(struct mcp_call *c, json_t *answer_take)
         ex_unlink(ex, c);
     }
     json_decref(answer_take);
+    return ex;
+}
+
+/* Delivers a call's response (or nothing, when answer is NULL) and frees the call. */
+static void call_finish(struct mcp_call *c, json_t *answer_take)
+{
+    struct mcp_exchange *ex = call_detach(c, answer_take);
     call_free(c);
     if (ex)
         ex_maybe_finish(ex);
 }
 
-static void call_cancel(struct mcp_call *c)
+/* Ends a call before its handler finished: tells the handler (which must stop its work), and
+ * answers with answer_take, or not at all when it is NULL. */
+static void call_abort(struct mcp_call *c, json_t *answer_take)
 {
     mcp_cancel_cb *cb = c->cancel_cb;
-    struct mcp_exchange *ex = c->ex;
 
     if (c->in_flight) {
         strmap_del(c->srv->inflight, c->key);
@@ -490,15 +502,28 @@ static void call_cancel(struct mcp_call *c)
     if (cb) {
         c->cancel_cb = NULL;
         cb(c, c->cancel_arg);
-        call_finish(c, NULL);
+        call_finish(c, answer_take);
         return;
     }
     /* No cancel callback: the handler still holds the call and will finish it; its answer is
-     * dropped then. Detach it from the exchange now. */
-    if (ex) {
-        ex_unlink(ex, c);
+     * dropped then (the call has no exchange any more). */
+    struct mcp_exchange *ex = call_detach(c, answer_take);
+    if (ex)
         ex_maybe_finish(ex);
-    }
+}
+
+static void call_cancel(struct mcp_call *c)
+{
+    call_abort(c, NULL);
+}
+
+static void call_deadline(struct loop *l, void *arg)
+{
+    struct mcp_call *c = arg;
+    (void)l;
+    c->deadline = NULL;
+    log_info("%s call timed out after %u ms", c->method, c->srv->o.call_timeout_ms);
+    call_abort(c, jrpc_error(c->id, JRPC_REQUEST_TIMEOUT, "Request timed out"));
 }
 
 void mcp_call_result_take(struct mcp_call *c, json_t *result)
@@ -804,6 +829,8 @@ static struct mcp_call *call_new(struct rpc_ctx *x, struct jrpc_msg *m)
             c->in_flight = true;
         }
     }
+    if (x->srv->o.call_timeout_ms)
+        c->deadline = loop_timer_add(x->srv->loop, x->srv->o.call_timeout_ms, call_deadline, c);
     c->next = x->ex->calls;
     if (c->next)
         c->next->prev = c;

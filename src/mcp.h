@@ -33,6 +33,8 @@ struct mcp_opts {
     bool sessions;             /* issue and require Mcp-Session-Id */
     unsigned max_sessions;     /* 0: default */
     const char *public_hosts;  /* comma-separated extra host names allowed in Host/Origin */
+    unsigned call_timeout_ms;  /* a call still running after this is cancelled and answered
+                                  with -32001; 0: no limit */
 };
 
 struct mcp_server *mcp_new(struct loop *l, const struct mcp_opts *o);

@@ -12,7 +12,7 @@ int main(int argc, char **argv)
 {
     struct config cfg;
     char err[256];
-    unsigned long port = 0;
+    unsigned long port = 0, call_timeout_ms = 0;
 
     for (int i = 1; i < argc; i++) {
         char *end;
@@ -22,8 +22,16 @@ int main(int argc, char **argv)
                 fprintf(stderr, "conformance-server: bad port '%s'\n", argv[i]);
                 return 2;
             }
+        } else if (!strcmp(argv[i], "--call-timeout") && i + 1 < argc) {
+            call_timeout_ms = strtoul(argv[++i], &end, 10);
+            if (*end || call_timeout_ms > 86400000) {
+                fprintf(stderr, "conformance-server: bad call timeout '%s'\n", argv[i]);
+                return 2;
+            }
         } else if (!strcmp(argv[i], "--help")) {
-            puts("usage: conformance-server [--port N]   (0, the default, picks a free port)");
+            puts("usage: conformance-server [--port N] [--call-timeout MS]\n"
+                 "  --port N          0, the default, picks a free port\n"
+                 "  --call-timeout MS cancel calls running longer (default: no limit)");
             return 0;
         } else {
             fprintf(stderr, "conformance-server: unknown argument '%s'\n", argv[i]);
@@ -36,6 +44,7 @@ int main(int argc, char **argv)
     }
     cfg.port = (unsigned)port;
     cfg.sessions = true;
+    cfg.call_timeout_ms = (unsigned)call_timeout_ms;
     struct app_opts o = {.cfg = &cfg, .service = "hermes-mcp-conformance",
                          .setup = fixtures_register};
     int rc = app_run(&o);

@@ -414,3 +414,25 @@ test('SIGTERM answers waiting calls with 503, closes streams, and exits 0', asyn
   const text = await stream;
   assert.ok(text.startsWith('id: '), 'the GET stream ended cleanly after its priming event');
 });
+
+test('a call past its deadline is stopped and answered with -32001', async () => {
+  const srv = await startConformance(['--call-timeout', '300']);
+  try {
+    const { h } = await session(srv);
+    const t0 = Date.now();
+    const r = await post(srv, { jsonrpc: '2.0', id: 'slow', method: 'tools/call',
+      params: { name: 'test_wait', arguments: { ms: 60000 } } }, { ...h, Accept: 'application/json' });
+    const took = Date.now() - t0;
+    assert.equal(r.json.id, 'slow');
+    assert.equal(r.json.error.code, -32001);
+    assert.ok(took >= 280 && took < 5000, `answered at the deadline (${took} ms)`);
+    const st = await stats(srv, h);
+    assert.equal(st.cancelled, 1, 'the work was stopped');
+    assert.equal(st.completed, 0);
+    const quick = await post(srv, { jsonrpc: '2.0', id: 'q', method: 'tools/call',
+      params: { name: 'test_wait', arguments: { ms: 10 } } }, { ...h, Accept: 'application/json' });
+    assert.equal(quick.json.result.content[0].text, 'waited');
+  } finally {
+    await srv.stop();
+  }
+});

@@ -51,8 +51,8 @@ export async function startHermes(extra = {}) {
   };
 }
 
-export async function startConformance() {
-  const proc = spawn(CONFORMANCE, ['--port', '0'], { stdio: ['ignore', 'pipe', 'pipe'] });
+export async function startConformance(args = []) {
+  const proc = spawn(CONFORMANCE, ['--port', '0', ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
   proc.stderrText = '';
   const port = await waitForListening(proc, 'conformance-server');
   return {
