@@ -87,4 +87,6 @@ clean:
 distclean: clean
 	rm -rf tools .dev
 
+include mk/fuzz.mk
+
 -include $(LIB_OBJ:.o=.d) $(BUILD)/main.d $(CONF_OBJ:.o=.d) $(UNITS:=.d)

@@ -14,6 +14,7 @@
 
 #include "config.h"
 #include "crypto.h"
+#include "hdr.h"
 #include "httpd.h"
 #include "log.h"
 #include "loop.h"
@@ -45,11 +46,9 @@ static bool authorized(struct app *a, struct hreq *r, bool *had_token)
     *had_token = false;
     if (!a->cfg->auth)
         return true;
-    if (h == NULL || strncasecmp(h, "Bearer ", 7) != 0)
+    h = hdr_bearer(h);
+    if (h == NULL)
         return false;
-    h += 7;
-    while (*h == ' ')
-        h++;
     *had_token = true;
     /* Hash first so the comparison takes the same time whatever the length. */
     crypto_sha256(h, strlen(h), digest);

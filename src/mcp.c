@@ -20,6 +20,7 @@
 
 #include "buf.h"
 #include "crypto.h"
+#include "hdr.h"
 #include "httpd.h"
 #include "jrpc.h"
 #include "log.h"
@@ -176,20 +177,6 @@ static void reply_json(struct hreq *r, unsigned status, json_t *msg_take)
 static void reply_rpc_error(struct hreq *r, unsigned status, json_t *id, int code, const char *msg)
 {
     reply_json(r, status, jrpc_error(id, code, msg));
-}
-
-static bool header_has_token(const char *value, const char *token)
-{
-    size_t n = strlen(token);
-    for (const char *p = value; p && *p;) {
-        while (*p == ' ' || *p == ',')
-            p++;
-        if (strncasecmp(p, token, n) == 0 && (p[n] == '\0' || p[n] == ',' || p[n] == ';' ||
-                                               p[n] == ' '))
-            return true;
-        p = strchr(p, ',');
-    }
-    return false;
 }
 
 /* ---------- sessions ---------- */
@@ -1111,46 +1098,13 @@ static bool host_allowed(struct mcp_server *srv, const char *host, size_t hlen, 
     return false;
 }
 
-/* Splits "host[:port]" or "[v6]:port"; returns false if malformed. */
-static bool split_hostport(const char *s, const char **host, size_t *hlen, long *port)
-{
-    const char *colon;
-    *port = -1;
-    if (*s == '[') {
-        const char *close = strchr(s, ']');
-        if (close == NULL)
-            return false;
-        *host = s + 1;
-        *hlen = (size_t)(close - s - 1);
-        colon = close[1] == ':' ? close + 1 : NULL;
-        if (close[1] && !colon)
-            return false;
-    } else {
-        *host = s;
-        colon = strchr(s, ':');
-        *hlen = colon ? (size_t)(colon - s) : strlen(s);
-    }
-    if (colon) {
-        char *end;
-        *port = strtol(colon + 1, &end, 10);
-        if (*end || *port < 0 || *port > 65535 || end == colon + 1)
-            return false;
-    }
-    return *hlen > 0;
-}
-
 static bool origin_allowed(struct mcp_server *srv, const char *origin)
 {
     const char *host;
     size_t hlen;
     long port;
-    const char *p = strstr(origin, "://");
-    if (p == NULL)
-        return false;
-    char hp[300];
-    snprintf(hp, sizeof hp, "%s", p + 3);
-    hp[strcspn(hp, "/")] = '\0';
-    if (!split_hostport(hp, &host, &hlen, &port))
+
+    if (!hdr_split_origin(origin, &host, &hlen, &port))
         return false;
     /* Any port of our own host names: a local page was served by someone on this machine. */
     return host_allowed(srv, host, hlen, -1) ||
@@ -1172,7 +1126,7 @@ void mcp_http_headers(struct mcp_server *srv, struct hreq *r)
     size_t hlen;
     long port;
 
-    if (host == NULL || !split_hostport(host, &h, &hlen, &port) ||
+    if (host == NULL || !hdr_split_hostport(host, &h, &hlen, &port) ||
         !host_allowed(srv, h, hlen, port)) {
         reply_http_error(r, 403, "Forbidden: Host not allowed");
         return;
@@ -1195,22 +1149,21 @@ void mcp_http_headers(struct mcp_server *srv, struct hreq *r)
     }
     if (post) {
         const char *ct = hreq_header(r, "Content-Type");
-        if (ct == NULL || strncasecmp(ct, "application/json", 16) != 0 ||
-            (ct[16] != '\0' && ct[16] != ';' && ct[16] != ' ')) {
+        if (ct == NULL || !hdr_media_type_is(ct, "application/json")) {
             reply_http_error(r, 415, "Unsupported Media Type: use application/json");
             return;
         }
         const char *accept = hreq_header(r, "Accept");
-        if (accept && !header_has_token(accept, "application/json") &&
-            !header_has_token(accept, "text/event-stream") && !header_has_token(accept, "*/*") &&
-            !header_has_token(accept, "application/*")) {
+        if (accept && !hdr_list_has(accept, "application/json") &&
+            !hdr_list_has(accept, "text/event-stream") && !hdr_list_has(accept, "*/*") &&
+            !hdr_list_has(accept, "application/*")) {
             reply_http_error(r, 406, "Not Acceptable: accept application/json");
             return;
         }
     }
     if (get) {
         const char *accept = hreq_header(r, "Accept");
-        if (accept == NULL || !header_has_token(accept, "text/event-stream")) {
+        if (accept == NULL || !hdr_list_has(accept, "text/event-stream")) {
             reply_http_error(r, 406, "Not Acceptable: GET needs Accept: text/event-stream");
             return;
         }
@@ -1350,7 +1303,7 @@ void mcp_http_request(struct mcp_server *srv, struct hreq *r)
     ex->sess = sess_ref(sess);
     ex->req = r;
     ex->batch = batch;
-    ex->accepts_sse = accept && header_has_token(accept, "text/event-stream");
+    ex->accepts_sse = accept && hdr_list_has(accept, "text/event-stream");
     ex->answers = json_array();
     ex->dispatching = true;
     snprintf(ex->version, sizeof ex->version, "%s", version);
