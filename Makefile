@@ -16,7 +16,7 @@ endif
 WARN := -std=c11 -Wall -Wextra $(WERROR) -Wshadow -Wformat=2 -Wvla -Wstrict-prototypes \
         -Wmissing-prototypes -Wpointer-arith -Wcast-qual -Wwrite-strings -Wundef
 CPPFLAGS += -D_GNU_SOURCE -Isrc $(shell pkg-config --cflags $(PKGS))
-LDLIBS   += $(shell pkg-config --libs $(PKGS))
+LDLIBS   += $(shell pkg-config --libs $(PKGS)) -lm -pthread
 
 LIB_SRC := $(filter-out src/main.c,$(wildcard src/*.c))
 LIB_OBJ := $(patsubst src/%.c,$(BUILD)/%.o,$(LIB_SRC))

@@ -12,6 +12,7 @@
 #include <sys/signalfd.h>
 #include <unistd.h>
 
+#include "audit.h"
 #include "config.h"
 #include "crypto.h"
 #include "hdr.h"
@@ -19,9 +20,13 @@
 #include "log.h"
 #include "loop.h"
 #include "mcp.h"
+#include "ratelimit.h"
 
 #define MAX_BODY (256 * 1024)
 #define IDLE_TIMEOUT_S 30
+#define RATE_TABLE_MAX 10000
+#define AUDIT_ROTATE_BYTES (5u * 1024u * 1024u)
+#define AUDIT_KEEP 3
 
 struct app {
     const struct app_opts *o;
@@ -31,7 +36,52 @@ struct app {
     struct mcp_server *mcp;
     int sigfd;
     struct loop_watch *sigw;
+    struct ratelimit *rl;
+    struct audit *audit;
+    uint64_t rate_limited;
 };
+
+static bool in_list(const char *list, const char *item, size_t n)
+{
+    for (const char *p = list; p && *p;) {
+        p += strspn(p, ", ");
+        size_t k = strcspn(p, ", ");
+        if (k && k == n && strncmp(p, item, n) == 0)
+            return true;
+        p += k;
+    }
+    return false;
+}
+
+/* The client's address: the peer, unless the peer is a trusted proxy; then the right-most
+ * X-Forwarded-For entry that is not itself a trusted proxy. */
+static void client_ip(struct app *a, struct hreq *r, char *out, size_t outlen)
+{
+    const char *peer = hreq_peer(r);
+    const char *xff = hreq_header(r, "X-Forwarded-For");
+
+    snprintf(out, outlen, "%s", peer);
+    if (xff == NULL || a->cfg->trusted_proxies == NULL ||
+        !in_list(a->cfg->trusted_proxies, peer, strlen(peer)))
+        return;
+    const char *end = xff + strlen(xff);
+    while (end > xff) {
+        const char *start = end;
+        while (start > xff && start[-1] != ',')
+            start--;
+        const char *s = start, *e = end;
+        while (s < e && (*s == ' ' || *s == '\t'))
+            s++;
+        while (e > s && (e[-1] == ' ' || e[-1] == '\t'))
+            e--;
+        if (e > s && !in_list(a->cfg->trusted_proxies, s, (size_t)(e - s))) {
+            if ((size_t)(e - s) < outlen && (size_t)(e - s) <= 45)
+                snprintf(out, outlen, "%.*s", (int)(e - s), s);
+            return;
+        }
+        end = start > xff ? start - 1 : xff;
+    }
+}
 
 static void reply_simple_json(struct hreq *r, unsigned status, const char *json)
 {
@@ -66,8 +116,10 @@ static void health(struct app *a, struct hreq *r)
         return;
     }
     snprintf(body, sizeof body,
-             "{\"status\":\"ok\",\"service\":\"%s\",\"version\":\"%s\",\"tools\":%zu}",
-             a->o->service, HM_VERSION, mcp_tool_count(a->mcp));
+             "{\"status\":\"ok\",\"service\":\"%s\",\"version\":\"%s\",\"tools\":%zu,"
+             "\"audit\":{\"enabled\":%s,\"dropped\":%llu},\"rate_limited\":%llu}",
+             a->o->service, HM_VERSION, mcp_tool_count(a->mcp), a->audit ? "true" : "false",
+             (unsigned long long)audit_dropped(a->audit), (unsigned long long)a->rate_limited);
     hreq_add_header(r, "Cache-Control", "no-store");
     reply_simple_json(r, 200, body);
 }
@@ -81,6 +133,20 @@ static void on_headers(struct hreq *r, void *arg)
     if (strcmp(path, "/health") == 0) {
         health(a, r);
         return;
+    }
+    if (a->rl) {
+        char ip[64];
+        client_ip(a, r, ip, sizeof ip);
+        unsigned wait = ratelimit_take(a->rl, ip, loop_now(a->loop));
+        if (wait) {
+            char retry[16];
+            snprintf(retry, sizeof retry, "%u", wait);
+            a->rate_limited++;
+            hreq_add_header(r, "Retry-After", retry);
+            reply_simple_json(r, 429, "{\"error\":\"rate_limited\",\"message\":\"too many "
+                                      "requests; retry after the Retry-After seconds\"}");
+            return;
+        }
     }
     if (strcmp(path, "/mcp") != 0) {
         reply_simple_json(r, 404, "{\"error\":\"not_found\",\"message\":\"no such path; the MCP "
@@ -103,6 +169,31 @@ static void on_request(struct hreq *r, void *arg)
 {
     struct app *a = arg;
     mcp_http_request(a->mcp, r);
+}
+
+static void on_done(struct hreq *r, unsigned status, uint64_t duration_ms, void *arg)
+{
+    struct app *a = arg;
+    const char *rpc, *tool, *error;
+    char ip[64];
+
+    if (a->audit == NULL)
+        return;
+    client_ip(a, r, ip, sizeof ip);
+    hreq_get_audit(r, &rpc, &tool, &error);
+    /* The path is the client's text: only ours go to the log verbatim. */
+    static const char *const methods[] = {"GET", "HEAD", "POST", "DELETE", "PUT", "PATCH",
+                                          "OPTIONS"};
+    const char *path = hreq_path(r), *method = "(other)";
+    if (strcmp(path, "/mcp") && strcmp(path, "/health"))
+        path = "(other)";
+    for (size_t i = 0; i < sizeof methods / sizeof *methods; i++)
+        if (strcmp(hreq_method(r), methods[i]) == 0)
+            method = methods[i];
+    struct audit_entry e = {.ip = ip, .method = method, .path = path, .status = status,
+                            .duration_ms = duration_ms, .rpc_method = rpc, .tool = tool,
+                            .error = error};
+    audit_log(a->audit, &e);
 }
 
 static void reload(struct app *a)
@@ -184,8 +275,14 @@ int app_run(const struct app_opts *o)
 
     struct httpd_opts ho = {.host = o->cfg->host, .port = o->cfg->port, .listen_fd = -1,
                             .max_body = MAX_BODY, .max_conns = o->cfg->max_conns,
-                            .idle_timeout = IDLE_TIMEOUT_S, .on_headers = on_headers,
-                            .on_request = on_request, .arg = &a};
+                            .idle_timeout = IDLE_TIMEOUT_S,
+                            .header_timeout_ms = o->cfg->header_timeout_ms,
+                            .body_timeout_ms = o->cfg->body_timeout_ms, .on_headers = on_headers,
+                            .on_request = on_request, .on_done = on_done, .arg = &a};
+    if (o->cfg->rate_per_min)
+        a.rl = ratelimit_new(o->cfg->rate_per_min, RATE_TABLE_MAX);
+    if (o->cfg->audit_path)
+        a.audit = audit_new(o->cfg->audit_path, AUDIT_ROTATE_BYTES, AUDIT_KEEP);
     a.httpd = httpd_new(a.loop, &ho, err, sizeof err);
     if (a.httpd == NULL) {
         log_error("%s", err);
@@ -210,6 +307,8 @@ out:
     }
     mcp_free(a.mcp);
     httpd_free(a.httpd);
+    audit_free(a.audit, 2000);
+    ratelimit_free(a.rl);
     loop_watch_del(a.sigw);
     if (a.sigfd >= 0)
         close(a.sigfd);

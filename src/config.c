@@ -121,7 +121,8 @@ bool config_load(struct config *c, const char *path, char *err, size_t errlen)
     memset(c, 0, sizeof *c);
     c->port = 8765;
     c->max_conns = 16384;
-    unsigned call_timeout_s = 1800;
+    c->rate_per_min = 30;
+    unsigned call_timeout_s = 1800, header_s = 15, body_s = 60;
     c->log_level = LOG_INFO;
     if (path) {
         struct stat st;
@@ -165,6 +166,18 @@ bool config_load(struct config *c, const char *path, char *err, size_t errlen)
         goto out;
     }
     c->call_timeout_ms = call_timeout_s * 1000u;
+    if (!parse_uint(get(env, "MCP_HEADER_TIMEOUT_S"), 3600, &header_s) ||
+        !parse_uint(get(env, "MCP_BODY_TIMEOUT_S"), 3600, &body_s) || header_s == 0 ||
+        body_s == 0) {
+        snprintf(err, errlen, "MCP_HEADER_TIMEOUT_S and MCP_BODY_TIMEOUT_S must be 1-3600 seconds");
+        goto out;
+    }
+    c->header_timeout_ms = header_s * 1000u;
+    c->body_timeout_ms = body_s * 1000u;
+    if (!parse_uint(get(env, "RATE_LIMIT_PER_MIN"), 1000000, &c->rate_per_min)) {
+        snprintf(err, errlen, "RATE_LIMIT_PER_MIN must be a number of requests (0: no limit)");
+        goto out;
+    }
     const char *lvl = get(env, "LOG_LEVEL");
     if (lvl && (c->log_level = log_level_parse(lvl)) < 0) {
         snprintf(err, errlen, "LOG_LEVEL must be error, warn, info or debug");
@@ -193,6 +206,13 @@ bool config_load(struct config *c, const char *path, char *err, size_t errlen)
     c->hermes_env_path = dup_or(get(env, "HERMES_ENV_PATH"), NULL);
     c->tasks_dir = dup_or(get(env, "TASKS_DIR"), NULL);
     c->agents_file = dup_or(get(env, "AGENTS_FILE"), NULL);
+    c->trusted_proxies = dup_or(get(env, "TRUSTED_PROXIES"), NULL);
+    c->audit_path = dup_or(get(env, "AUDIT_LOG_PATH"), NULL);
+    if (c->audit_path == NULL && path) {
+        const char *slash = strrchr(path, '/');
+        c->audit_path = slash ? xasprintf("%.*s/audit.jsonl", (int)(slash - path), path)
+                              : xstrdup("audit.jsonl");
+    }
     ok = true;
 out:
     if (text) {
@@ -213,5 +233,7 @@ void config_cleanup(struct config *c)
     free(c->hermes_env_path);
     free(c->tasks_dir);
     free(c->agents_file);
+    free(c->trusted_proxies);
+    free(c->audit_path);
     memset(c, 0, sizeof *c);
 }

@@ -19,6 +19,12 @@ struct config {
     char *agents_file;     /* AGENTS_FILE */
     unsigned max_conns;    /* MCP_MAX_CONNECTIONS, default 16384 */
     unsigned call_timeout_ms; /* MCP_CALL_TIMEOUT_S (seconds), default 1800; 0: none */
+    unsigned header_timeout_ms; /* MCP_HEADER_TIMEOUT_S, default 15: slowloris defence */
+    unsigned body_timeout_ms;   /* MCP_BODY_TIMEOUT_S, default 60 */
+    unsigned rate_per_min;      /* RATE_LIMIT_PER_MIN, default 30; 0: off */
+    char *trusted_proxies;      /* TRUSTED_PROXIES: comma-separated addresses whose
+                                   X-Forwarded-For is believed */
+    char *audit_path;           /* AUDIT_LOG_PATH, default audit.jsonl beside the env file */
     int log_level;         /* LOG_LEVEL: error|warn|info|debug */
 };
 

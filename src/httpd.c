@@ -56,6 +56,15 @@ struct hreq {
     struct loop_watch *hup;
     struct hreq *prev, *next; /* list of live requests */
     char peer[INET6_ADDRSTRLEN];
+    uint64_t started_ms;
+    char rpc_method[40], tool[72], error[40];
+};
+
+/* Per connection: the deadline for the request being received (slowloris defence). */
+struct conn {
+    struct httpd *h;
+    int fd;
+    struct loop_timer *deadline;
 };
 
 struct httpd {
@@ -73,6 +82,7 @@ struct httpd {
 
 static void httpd_pump(struct httpd *h);
 static void httpd_kick(struct httpd *h);
+static void conn_arm(struct conn *c, unsigned ms);
 
 /* ---- live list, suspension and hang-up watch ---- */
 
@@ -261,6 +271,24 @@ void *hreq_data(const struct hreq *r)
     return r->data;
 }
 
+void hreq_set_audit(struct hreq *r, const char *rpc_method, const char *tool, const char *error)
+{
+    if (rpc_method)
+        snprintf(r->rpc_method, sizeof r->rpc_method, "%s", rpc_method);
+    if (tool)
+        snprintf(r->tool, sizeof r->tool, "%s", tool);
+    if (error)
+        snprintf(r->error, sizeof r->error, "%s", error);
+}
+
+void hreq_get_audit(const struct hreq *r, const char **rpc_method, const char **tool,
+                    const char **error)
+{
+    *rpc_method = r->rpc_method;
+    *tool = r->tool;
+    *error = r->error;
+}
+
 /* ---- request accessors ---- */
 
 const char *hreq_method(const struct hreq *r)
@@ -321,6 +349,56 @@ bool hreq_is_head(const struct hreq *r)
     return strcmp(r->method, "HEAD") == 0;
 }
 
+/* ---- per-connection deadlines ---- */
+
+static struct conn *conn_of(struct MHD_Connection *mc)
+{
+    const union MHD_ConnectionInfo *ci =
+        MHD_get_connection_info(mc, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
+    return ci ? ci->socket_context : NULL;
+}
+
+static void conn_expired(struct loop *l, void *arg)
+{
+    struct conn *c = arg;
+    (void)l;
+    c->deadline = NULL;
+    log_debug("closing a connection that sent its request too slowly");
+    /* MHD has no call to drop a connection; a shut-down socket makes it close it at once. */
+    shutdown(c->fd, SHUT_RDWR);
+    httpd_kick(c->h);
+}
+
+/* (Re)arms the connection's deadline; 0 disarms it. */
+static void conn_arm(struct conn *c, unsigned ms)
+{
+    if (c == NULL)
+        return;
+    loop_timer_cancel(c->deadline);
+    c->deadline = ms ? loop_timer_add(c->h->loop, ms, conn_expired, c) : NULL;
+}
+
+static void on_connection(void *cls, struct MHD_Connection *mc, void **socket_context,
+                          enum MHD_ConnectionNotificationCode toe)
+{
+    struct httpd *h = cls;
+    struct conn *c = *socket_context;
+
+    if (toe == MHD_CONNECTION_NOTIFY_STARTED) {
+        const union MHD_ConnectionInfo *ci =
+            MHD_get_connection_info(mc, MHD_CONNECTION_INFO_CONNECTION_FD);
+        c = xcalloc(1, sizeof *c);
+        c->h = h;
+        c->fd = ci ? ci->connect_fd : -1;
+        *socket_context = c;
+        conn_arm(c, h->o.header_timeout_ms);
+    } else if (c) {
+        loop_timer_cancel(c->deadline);
+        free(c);
+        *socket_context = NULL;
+    }
+}
+
 /* ---- MHD callbacks ---- */
 
 static void reply_error(struct hreq *r, unsigned status, const char *msg)
@@ -342,6 +420,7 @@ static struct hreq *hreq_new(struct httpd *h, struct MHD_Connection *conn, const
     r->conn = conn;
     r->method = method;
     r->path = url;
+    r->started_ms = loop_now(h->loop);
     buf_init(&r->body, h->o.max_body);
     buf_init(&r->out, 0);
     ci = MHD_get_connection_info(conn, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
@@ -413,6 +492,7 @@ static enum MHD_Result on_access(void *cls, struct MHD_Connection *conn, const c
         r = hreq_new(h, conn, method, url);
         *con_cls = r;
         r->state = HREQ_HANDLING;
+        conn_arm(conn_of(conn), h->o.body_timeout_ms);
         if (content_length_conflict(r)) {
             reply_error(r, 400, "Conflicting Content-Length headers");
             return queue_response(r);
@@ -445,6 +525,7 @@ static enum MHD_Result on_access(void *cls, struct MHD_Connection *conn, const c
             *upload_size = 0;
             return MHD_YES;
         }
+        conn_arm(conn_of(conn), 0); /* all in: waiting on us is not the client's fault */
         if (r->too_big) {
             r->state = HREQ_HANDLING;
             reply_error(r, 413, "Request body too large");
@@ -466,7 +547,6 @@ static void on_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
 {
     struct httpd *h = cls;
     struct hreq *r = *con_cls;
-    (void)conn, (void)toe;
 
     if (r == NULL)
         return;
@@ -475,6 +555,12 @@ static void on_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
         r->state = HREQ_ABORTED;
         fire_abort(r);
     }
+    if (h->o.on_done) {
+        bool sent = r->queued && toe == MHD_REQUEST_TERMINATED_COMPLETED_OK;
+        h->o.on_done(r, sent ? r->status : 0, loop_now(h->loop) - r->started_ms, h->o.arg);
+    }
+    /* The next request on this keep-alive connection gets a fresh header deadline. */
+    conn_arm(conn_of(conn), h->o.header_timeout_ms);
     live_del(h, r);
     hreq_free(r);
 }
@@ -590,7 +676,8 @@ struct httpd *httpd_new(struct loop *l, const struct httpd_opts *o, char *err, s
         MHD_OPTION_LISTEN_SOCKET, fd, MHD_OPTION_CONNECTION_LIMIT, (unsigned)o->max_conns,
         MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)o->idle_timeout,
         MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)(16 * 1024), MHD_OPTION_NOTIFY_COMPLETED,
-        on_completed, h, MHD_OPTION_EXTERNAL_LOGGER, mhd_logger, h, MHD_OPTION_LISTEN_BACKLOG_SIZE,
+        on_completed, h, MHD_OPTION_NOTIFY_CONNECTION, on_connection, h,
+        MHD_OPTION_EXTERNAL_LOGGER, mhd_logger, h, MHD_OPTION_LISTEN_BACKLOG_SIZE,
         (unsigned)4096, MHD_OPTION_END);
     if (h->mhd == NULL) {
         snprintf(err, errlen, "cannot start the HTTP daemon on port %u", h->port);

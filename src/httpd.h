@@ -11,12 +11,16 @@
 #define HM_HTTPD_H
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 struct loop;
 struct httpd;
 struct hreq;
 
 typedef void httpd_cb(struct hreq *req, void *arg);
+/* Called once per request when its response is done or the connection died: status sent (0 if
+ * none), milliseconds since the headers arrived. The request is still readable. */
+typedef void httpd_done_cb(struct hreq *req, unsigned status, uint64_t duration_ms, void *arg);
 
 struct httpd_opts {
     const char *host;      /* listen address; ignored when listen_fd >= 0 */
@@ -24,9 +28,12 @@ struct httpd_opts {
     int listen_fd;         /* an already listening socket (systemd), or -1 */
     size_t max_body;       /* bytes; larger bodies get 413 */
     unsigned max_conns;    /* simultaneous connections */
-    unsigned idle_timeout; /* seconds an idle or trickling connection may live */
+    unsigned idle_timeout; /* seconds a connection may sit idle between requests */
+    unsigned header_timeout_ms; /* a request's headers must arrive within this (0: none) */
+    unsigned body_timeout_ms;   /* and its body within this after the headers (0: none) */
     httpd_cb *on_headers;  /* may be NULL */
     httpd_cb *on_request;
+    httpd_done_cb *on_done; /* may be NULL */
     void *arg;
 };
 
@@ -60,6 +67,10 @@ void hreq_stream_end(struct hreq *r);
 /* cb runs at most once if the client goes away (or the server stops) before the response ends. */
 void hreq_on_abort(struct hreq *r, httpd_cb *cb, void *arg);
 void hreq_set_data(struct hreq *r, void *data);
+/* What the request was about, for the audit log; NULL leaves a field as it is. Copied. */
+void hreq_set_audit(struct hreq *r, const char *rpc_method, const char *tool, const char *error);
+void hreq_get_audit(const struct hreq *r, const char **rpc_method, const char **tool,
+                    const char **error);
 void *hreq_data(const struct hreq *r);
 
 #endif

@@ -1,4 +1,8 @@
 /* main.c — command line: serve, token, version, help. */
+#include <dirent.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -20,6 +24,8 @@ static const char usage[] =
     "  serve [--env-file FILE]      run the MCP server (Streamable HTTP on /mcp)\n"
     "  token gen [--env-file FILE]  create or replace MCP_AUTH_TOKEN in FILE (mode 600);\n"
     "                               prints the file's path, never the token\n"
+    "  token rotate [--env-file FILE]\n"
+    "                               the same, then tells servers using FILE to reload\n"
     "  version                      print the version\n"
     "  help [COMMAND]               show help\n"
     "\n"
@@ -34,11 +40,13 @@ static const char serve_usage[] =
     "FILE (dotenv, mode 600, default ./.env). SIGHUP reloads FILE; SIGTERM drains and exits 0.\n";
 
 static const char token_usage[] =
-    "usage: hermes-mcp token gen [--env-file FILE]\n"
+    "usage: hermes-mcp token gen|rotate [--env-file FILE]\n"
     "\n"
-    "Writes a new random MCP_AUTH_TOKEN (64 hex characters from 32 random bytes) into FILE,\n"
-    "atomically and with mode 600, keeping the other lines. Prints the path, never the token.\n"
-    "A running server picks the new token up on SIGHUP.\n";
+    "gen     writes a new random MCP_AUTH_TOKEN (64 hex characters from 32 random bytes) into\n"
+    "        FILE, atomically and with mode 600, keeping the other lines. Prints the path,\n"
+    "        never the token.\n"
+    "rotate  does the same, then sends SIGHUP to every running 'hermes-mcp serve' that uses\n"
+    "        FILE: new requests need the new token, requests in flight finish, nothing restarts.\n";
 
 static int want_help(int argc, char **argv)
 {
@@ -115,6 +123,66 @@ static int cmd_serve(int argc, char **argv)
     return rc;
 }
 
+/* True when /proc/<pid> is "hermes-mcp serve" reading env_real (resolved in its own cwd). */
+static bool serves_env_file(const char *pid, const char *env_real)
+{
+    char path[300], cmd[4096], cwd[PATH_MAX], file[PATH_MAX * 2], real[PATH_MAX];
+    snprintf(path, sizeof path, "/proc/%s/cmdline", pid);
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return false;
+    ssize_t n = read(fd, cmd, sizeof cmd - 1);
+    close(fd);
+    if (n <= 0)
+        return false;
+    cmd[n] = '\0';
+    const char *args[32];
+    int argc = 0;
+    for (char *p = cmd; p < cmd + n && argc < 32; p += strlen(p) + 1)
+        args[argc++] = p;
+    const char *base = strrchr(args[0], '/');
+    base = base ? base + 1 : args[0];
+    if (argc < 2 || strcmp(base, "hermes-mcp") != 0 || strcmp(args[1], "serve") != 0)
+        return false;
+    const char *env = ".env";
+    for (int i = 2; i < argc; i++) {
+        if (!strcmp(args[i], "--env-file") && i + 1 < argc)
+            env = args[i + 1];
+        else if (!strncmp(args[i], "--env-file=", 11))
+            env = args[i] + 11;
+    }
+    snprintf(path, sizeof path, "/proc/%s/cwd", pid);
+    ssize_t c = readlink(path, cwd, sizeof cwd - 1);
+    if (c < 0)
+        return false;
+    cwd[c] = '\0';
+    if (env[0] == '/')
+        snprintf(file, sizeof file, "%s", env);
+    else
+        snprintf(file, sizeof file, "%s/%s", cwd, env);
+    return realpath(file, real) != NULL && strcmp(real, env_real) == 0;
+}
+
+/* Sends SIGHUP to the servers using env_file; returns how many. */
+static int signal_servers(const char *env_file)
+{
+    char real[PATH_MAX];
+    int count = 0;
+    DIR *d;
+    struct dirent *e;
+
+    if (realpath(env_file, real) == NULL || (d = opendir("/proc")) == NULL)
+        return 0;
+    while ((e = readdir(d)) != NULL) {
+        if (e->d_name[0] < '1' || e->d_name[0] > '9' || !serves_env_file(e->d_name, real))
+            continue;
+        if (kill((pid_t)atol(e->d_name), SIGHUP) == 0)
+            count++;
+    }
+    closedir(d);
+    return count;
+}
+
 static int cmd_token(int argc, char **argv)
 {
     char token[65], err[512];
@@ -124,7 +192,8 @@ static int cmd_token(int argc, char **argv)
         fputs(token_usage, argc < 1 ? stderr : stdout);
         return argc < 1 ? EXIT_USAGE : 0;
     }
-    if (strcmp(argv[0], "gen") != 0) {
+    bool rotate = strcmp(argv[0], "rotate") == 0;
+    if (strcmp(argv[0], "gen") != 0 && !rotate) {
         fprintf(stderr, "hermes-mcp: unknown token command '%s'\n%s", argv[0], token_usage);
         return EXIT_USAGE;
     }
@@ -142,6 +211,10 @@ static int cmd_token(int argc, char **argv)
         return 1;
     }
     printf("MCP_AUTH_TOKEN written to %s (mode 600)\n", file);
+    if (rotate) {
+        int n = signal_servers(file);
+        printf("told %d running server%s to reload\n", n, n == 1 ? "" : "s");
+    }
     return 0;
 }
 

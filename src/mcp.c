@@ -147,6 +147,7 @@ static void ex_on_abort(struct hreq *r, void *arg);
 static void stream_detach(struct mcp_stream *st);
 static void stream_forget(struct mcp_stream *st);
 static void stream_unref(struct mcp_stream *st);
+static void note_answer(struct hreq *r, json_t *answer);
 
 /* ---------- small helpers ---------- */
 
@@ -456,6 +457,8 @@ static struct mcp_exchange *call_detach(struct mcp_call *c, json_t *answer_take)
     loop_timer_cancel(c->deadline);
     c->deadline = NULL;
     if (ex) {
+        if (!ex->batch)
+            note_answer(ex->req, answer_take);
         if (answer_take && ex->stream)
             stream_send(ex->stream, answer_take);
         else if (answer_take && ex->req)
@@ -668,6 +671,43 @@ static void route_response(struct mcp_server *srv, struct mcp_session *sess, str
     cb(c, m->result, m->error, arg);
 }
 
+/* ---------- audit notes ---------- */
+
+static const char *const known_methods[] = {
+    "initialize", "ping", "tools/list", "tools/call", "resources/list", "resources/read",
+    "resources/templates/list", "resources/subscribe", "resources/unsubscribe", "prompts/list",
+    "prompts/get", "completion/complete", "logging/setLevel", "notifications/initialized",
+    "notifications/cancelled", "notifications/progress", "notifications/roots/list_changed"};
+
+/* Method names go to the audit log only when they are ours: a client cannot write there. */
+static const char *audit_method(const char *m)
+{
+    for (size_t i = 0; i < sizeof known_methods / sizeof *known_methods; i++)
+        if (strcmp(m, known_methods[i]) == 0)
+            return m;
+    return "unknown";
+}
+
+/* Records the error an answer carries (JSON-RPC code, or a tool's error code). */
+static void note_answer(struct hreq *r, json_t *answer)
+{
+    json_t *err = json_object_get(answer, "error");
+    json_t *res = json_object_get(answer, "result");
+    char code[24];
+
+    if (r == NULL)
+        return;
+    if (json_is_object(err)) {
+        snprintf(code, sizeof code, "%" JSON_INTEGER_FORMAT,
+                 json_integer_value(json_object_get(err, "code")));
+        hreq_set_audit(r, NULL, NULL, code);
+    } else if (json_is_true(json_object_get(res, "isError"))) {
+        const char *c = json_string_value(
+            json_object_get(json_object_get(res, "structuredContent"), "error"));
+        hreq_set_audit(r, NULL, NULL, c ? c : "tool_error");
+    }
+}
+
 /* ---------- exchanges ---------- */
 
 static void ex_free(struct mcp_exchange *ex)
@@ -835,6 +875,8 @@ static void start_call(struct rpc_ctx *x, struct jrpc_msg *m, struct named *n, j
 static void answer(struct rpc_ctx *x, json_t *msg_take)
 {
     /* Answer without a handler: goes where call answers go. */
+    if (!x->ex->batch)
+        note_answer(x->req, msg_take);
     json_array_append_new(x->ex->answers, msg_take);
 }
 
@@ -908,6 +950,7 @@ static void do_tools_call(struct rpc_ctx *x, struct jrpc_msg *m)
         answer(x, jrpc_error(m->id, JRPC_INVALID_PARAMS, msg));
         return;
     }
+    hreq_set_audit(x->req, NULL, t->name, NULL);
     json_t *a = json_is_object(args) ? json_incref(args) : json_object();
     start_call(x, m, t, a);
     json_decref(a);
@@ -1260,6 +1303,9 @@ void mcp_http_request(struct mcp_server *srv, struct hreq *r)
     body = hreq_body(r, &len);
     json_t *root = jrpc_parse(body, len, &why);
     if (root == NULL) {
+        char code[16];
+        snprintf(code, sizeof code, "%d", why.code);
+        hreq_set_audit(r, NULL, NULL, code);
         reply_rpc_error(r, 400, NULL, why.code, why.msg);
         return;
     }
@@ -1311,6 +1357,10 @@ void mcp_http_request(struct mcp_server *srv, struct hreq *r)
 
     struct rpc_ctx x = {.srv = srv, .ex = ex, .sess = sess, .req = r};
     size_t n = batch ? json_array_size(root) : 1;
+    if (batch)
+        hreq_set_audit(r, "batch", NULL, NULL);
+    else if (json_is_string(first_method))
+        hreq_set_audit(r, audit_method(json_string_value(first_method)), NULL, NULL);
     for (size_t i = 0; i < n; i++) {
         struct jrpc_msg m;
         jrpc_classify(batch ? json_array_get(root, i) : root, &m);
@@ -1331,6 +1381,9 @@ void mcp_http_request(struct mcp_server *srv, struct hreq *r)
         case JRPC_INVALID:
             if (!batch) {
                 /* A lone malformed message is the client's fault at the HTTP level too. */
+                char code[16];
+                snprintf(code, sizeof code, "%d", m.why.code);
+                hreq_set_audit(r, NULL, NULL, code);
                 hreq_on_abort(r, NULL, NULL);
                 ex->req = NULL;
                 reply_rpc_error(r, 400, m.id, m.why.code, m.why.msg);

@@ -35,7 +35,8 @@ function waitForListening(proc, name) {
 export async function startHermes(extra = {}) {
   const dir = mkdtempSync(join(tmpdir(), 'hm-it-'));
   const token = randomBytes(32).toString('hex');
-  const lines = { MCP_PORT: '0', MCP_AUTH_TOKEN: token, ...extra };
+  // Tests make many requests a minute; the rate-limit tests set their own limit.
+  const lines = { MCP_PORT: '0', MCP_AUTH_TOKEN: token, RATE_LIMIT_PER_MIN: '100000', ...extra };
   const envFile = join(dir, 'env');
   writeFileSync(envFile, Object.entries(lines).map(([k, v]) => `${k}=${v}`).join('\n') + '\n');
   chmodSync(envFile, 0o600);
@@ -43,7 +44,7 @@ export async function startHermes(extra = {}) {
   proc.stderrText = '';
   const port = await waitForListening(proc, 'hermes-mcp');
   return {
-    proc, port, token, dir, envFile,
+    proc, port, token, dir, envFile, auditFile: join(dir, 'audit.jsonl'),
     url: `http://127.0.0.1:${port}/mcp`,
     base: `http://127.0.0.1:${port}`,
     auth: { Authorization: `Bearer ${token}` },

@@ -1,0 +1,91 @@
+/* Unit tests for audit.c: line format, rotation with kept generations, mode 600. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+#include <jansson.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "audit.h"
+
+static char dir[] = "/tmp/hm-audit-XXXXXX";
+
+static void lines_are_json_with_the_fields(void **state)
+{
+    char path[256], line[1024];
+    (void)state;
+    snprintf(path, sizeof path, "%s/a.jsonl", dir);
+    struct audit *a = audit_new(path, 0, 3);
+    struct audit_entry e = {.ip = "127.0.0.1", .method = "POST", .path = "/mcp", .status = 200,
+                            .duration_ms = 7, .rpc_method = "tools/call", .tool = "list_agents",
+                            .error = NULL};
+    audit_log(a, &e);
+    audit_free(a, 2000);
+    FILE *f = fopen(path, "r");
+    assert_non_null(fgets(line, sizeof line, f));
+    fclose(f);
+    json_t *o = json_loads(line, 0, NULL);
+    assert_non_null(o);
+    assert_string_equal(json_string_value(json_object_get(o, "tool")), "list_agents");
+    assert_int_equal(json_integer_value(json_object_get(o, "status")), 200);
+    assert_int_equal(json_integer_value(json_object_get(o, "duration_ms")), 7);
+    assert_null(json_object_get(o, "error")); /* absent fields are left out */
+    json_decref(o);
+    struct stat st;
+    assert_int_equal(stat(path, &st), 0);
+    assert_int_equal(st.st_mode & 0777, 0600);
+    unlink(path);
+}
+
+static void rotates_and_keeps_three_generations(void **state)
+{
+    char path[256], gen[300];
+    struct stat st;
+    (void)state;
+    snprintf(path, sizeof path, "%s/r.jsonl", dir);
+    struct audit *a = audit_new(path, 1000, 3); /* rotate every ~1000 bytes */
+    struct audit_entry e = {.ip = "127.0.0.1", .method = "POST", .path = "/mcp", .status = 200};
+    for (int i = 0; i < 200; i++) {
+        audit_log(a, &e);
+        if (i % 10 == 0)
+            usleep(2000); /* let the writer rotate between batches */
+    }
+    audit_free(a, 5000);
+    assert_int_equal(audit_dropped(NULL), 0);
+    for (int i = 1; i <= 3; i++) {
+        snprintf(gen, sizeof gen, "%s.%d", path, i);
+        assert_int_equal(stat(gen, &st), 0);
+        assert_int_equal(st.st_mode & 0777, 0600);
+        unlink(gen);
+    }
+    snprintf(gen, sizeof gen, "%s.4", path);
+    assert_int_not_equal(stat(gen, &st), 0); /* no fourth generation */
+    unlink(path);
+}
+
+static int setup(void **state)
+{
+    (void)state;
+    return mkdtemp(dir) ? 0 : -1;
+}
+
+static int teardown(void **state)
+{
+    (void)state;
+    rmdir(dir);
+    return 0;
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(lines_are_json_with_the_fields),
+        cmocka_unit_test(rotates_and_keeps_three_generations),
+    };
+    return cmocka_run_group_tests(tests, setup, teardown);
+}
