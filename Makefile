@@ -88,5 +88,6 @@ distclean: clean
 	rm -rf tools .dev
 
 include mk/fuzz.mk
+include mk/fakes.mk
 
 -include $(LIB_OBJ:.o=.d) $(BUILD)/main.d $(CONF_OBJ:.o=.d) $(UNITS:=.d)

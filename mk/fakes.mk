@@ -1,0 +1,3 @@
+# Test fakes (tests/fakes/); included by the Makefile.
+.PHONY: fakes
+fakes:
