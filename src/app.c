@@ -107,7 +107,7 @@ static bool authorized(struct app *a, struct hreq *r, bool *had_token)
 
 static void health(struct app *a, struct hreq *r)
 {
-    char body[256];
+    char body[4096], extra[3072] = "";
     const char *m = hreq_method(r);
 
     if (strcmp(m, "GET") && strcmp(m, "HEAD")) {
@@ -115,11 +115,14 @@ static void health(struct app *a, struct hreq *r)
         reply_simple_json(r, 405, "{\"error\":\"method_not_allowed\",\"message\":\"use GET\"}");
         return;
     }
+    if (a->o->health)
+        a->o->health(a->o->setup_arg, extra, sizeof extra);
     snprintf(body, sizeof body,
              "{\"status\":\"ok\",\"service\":\"%s\",\"version\":\"%s\",\"tools\":%zu,"
-             "\"audit\":{\"enabled\":%s,\"dropped\":%llu},\"rate_limited\":%llu}",
+             "\"audit\":{\"enabled\":%s,\"dropped\":%llu},\"rate_limited\":%llu%s}",
              a->o->service, HM_VERSION, mcp_tool_count(a->mcp), a->audit ? "true" : "false",
-             (unsigned long long)audit_dropped(a->audit), (unsigned long long)a->rate_limited);
+             (unsigned long long)audit_dropped(a->audit), (unsigned long long)a->rate_limited,
+             extra);
     hreq_add_header(r, "Cache-Control", "no-store");
     reply_simple_json(r, 200, body);
 }
@@ -215,6 +218,8 @@ static void reload(struct app *a)
     log_set_level(fresh.log_level);
     config_cleanup(&fresh);
     log_info("reloaded %s", a->cfg->env_file);
+    if (a->o->reload)
+        a->o->reload(a->o->setup_arg);
 }
 
 static void on_signal(struct loop *l, int fd, uint32_t events, void *arg)
@@ -270,8 +275,8 @@ int app_run(const struct app_opts *o)
                           .sessions = o->cfg->sessions, .public_hosts = o->cfg->public_hosts,
                           .call_timeout_ms = o->cfg->call_timeout_ms};
     a.mcp = mcp_new(a.loop, &mo);
-    if (o->setup)
-        o->setup(a.mcp, a.loop, o->setup_arg);
+    if (o->setup && !o->setup(a.mcp, a.loop, o->setup_arg))
+        goto out;
 
     struct httpd_opts ho = {.host = o->cfg->host, .port = o->cfg->port, .listen_fd = -1,
                             .max_body = MAX_BODY, .max_conns = o->cfg->max_conns,
@@ -305,6 +310,8 @@ out:
         /* Answer everything still waiting before the engine goes away. */
         httpd_shutdown(a.httpd);
     }
+    if (o->teardown)
+        o->teardown(o->setup_arg);
     mcp_free(a.mcp);
     httpd_free(a.httpd);
     audit_free(a.audit, 2000);

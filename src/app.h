@@ -3,6 +3,7 @@
 #ifndef HM_APP_H
 #define HM_APP_H
 #include <stdbool.h>
+#include <stddef.h>
 
 struct config;
 struct loop;
@@ -10,13 +11,18 @@ struct mcp_server;
 
 #define HM_VERSION "0.1.0"
 
-typedef void app_setup_fn(struct mcp_server *mcp, struct loop *l, void *arg);
+/* Returns false (the reason logged) when the server cannot run. */
+typedef bool app_setup_fn(struct mcp_server *mcp, struct loop *l, void *arg);
 
 struct app_opts {
     struct config *cfg;     /* settings; reloaded in place on SIGHUP when cfg->env_file is set */
     const char *service;    /* serverInfo.name and /health "service" */
     app_setup_fn *setup;    /* registers tools, resources, prompts */
     void *setup_arg;
+    void (*reload)(void *setup_arg);   /* after a successful SIGHUP reload; may be NULL */
+    void (*teardown)(void *setup_arg); /* after every request was answered; may be NULL */
+    /* Extra /health fields: appended to the JSON object (a string starting with ","). */
+    void (*health)(void *setup_arg, char *out, size_t outlen);
 };
 
 /* Runs the server until SIGTERM/SIGINT, then drains. Returns a process exit code. */

@@ -1,35 +1,1530 @@
-/* bridge.c — Hermes bridge tools. */
+/* bridge.c — the Hermes bridge tools over the agent client and the task directory.
+ *
+ * A job is one task this process is working on: a sync call streaming a chat completion, an
+ * async call submitting a run, or a run being followed to its end (also after a restart: runs
+ * with run.json but no result.json are followed again at start-up). Jobs of one session run one
+ * at a time through a bounded queue. What is on disk is the truth; memory is an index of it. */
 #include "bridge.h"
 
+#include <errno.h>
 #include <jansson.h>
+#include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
 
+#include "agent.h"
+#include "buf.h"
 #include "config.h"
+#include "contract.h"
+#include "crypto.h"
+#include "dotenv.h"
+#include "log.h"
+#include "loop.h"
 #include "mcp.h"
+#include "mem.h"
+#include "sse.h"
+#include "strmap.h"
+#include "taskpath.h"
+#include "tasks.h"
 
-static void list_agents(struct mcp_call *call, json_t *args, void *arg)
+#define TASK_MAX 65536
+#define CONTEXT_MAX 65536
+#define DELIVERABLE_MAX 8192
+#define CONSTRAINTS_MAX 20
+#define CONSTRAINT_MAX 2000
+#define RESPONSE_MAX (1024 * 1024) /* agent responses, and one SSE event */
+#define ANSWER_MAX (1024 * 1024)   /* the accumulated answer of a sync task */
+#define CONTRACT_MAX (256 * 1024)
+#define SESSION_QUEUE_MAX 8
+#define CONNECT_TIMEOUT_MS 5000
+#define DEFAULT_AGENT "hermes"
+
+struct agentdef {
+    char *name, *description, *kind, *profile, *base_url;
+    json_t *capabilities;
+    char *key; /* the secret; NULL when it could not be resolved */
+};
+
+enum job_kind { JOB_SYNC, JOB_SUBMIT, JOB_FOLLOW };
+
+struct sessq;
+
+struct job {
+    struct bridge *b;
+    enum job_kind kind;
+    char id[129];
+    char agent[65];
+    char session_id[200]; /* what the agent sees */
+    char run_id[128];
+    struct mcp_call *call; /* the waiting MCP call, if any */
+    struct agent_req *req;
+    struct loop_timer *timer;
+    char *prompt;
+    struct sse_decoder sse;
+    struct buf answer;
+    bool done_stream;
+    char *stream_error;
+    int progress;
+    struct sessq *q;
+    struct job *qnext;
+};
+
+struct sessq {
+    char key[160];
+    struct job *active;
+    struct job *head, *tail;
+    unsigned waiting;
+};
+
+struct bridge {
+    struct mcp_server *mcp;
+    struct loop *loop;
+    struct config *cfg;
+    struct tasks *tasks;
+    struct agent_client *http;
+    struct agentdef *agents;
+    size_t nagents;
+    char *default_agent;
+    struct strmap *jobs;   /* task id → job */
+    struct strmap *runs;   /* run id → task id (heap string) */
+    struct strmap *queues; /* agent/session → sessq */
+    char *contract;
+    time_t contract_mtime;
+    off_t contract_size;
+};
+
+static void job_free(struct job *j);
+static void job_start(struct job *j);
+static void follow_poll(struct loop *l, void *arg);
+
+/* ---------- small helpers ---------- */
+
+static json_t *iso_now(void)
 {
-    const struct config *cfg = arg;
-    (void)cfg;
-
-    if (json_object_size(args) != 0) {
-        mcp_call_tool_error(call, "invalid_arguments", "list_agents takes no arguments");
-        return;
-    }
-    /* Without an agents registry there is one synthetic default agent (seed 000). */
-    json_t *agent = json_pack("{s:s, s:s, s:[], s:s, s:b, s:b}", "name", "hermes", "description",
-                              "Local Hermes Agent", "capabilities", "kind", "local", "available",
-                              0, "default", 1);
-    json_object_set_new(agent, "unavailable_reason", json_string("missing_credentials"));
-    mcp_call_tool_result_take(call, json_pack("{s:[o], s:s, s:i, s:s}", "agents", agent,
-                                              "default", "hermes", "count", 1, "degraded",
-                                              "no_registry"));
+    char s[40];
+    time_t t = time(NULL);
+    struct tm tm;
+    gmtime_r(&t, &tm);
+    strftime(s, sizeof s, "%Y-%m-%dT%H:%M:%SZ", &tm);
+    return json_string(s);
 }
 
-void bridge_register(struct mcp_server *mcp, struct loop *l, struct config *cfg)
+static void tool_error(struct mcp_call *c, const char *code, unsigned retry_after,
+                       const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+
+static void tool_error(struct mcp_call *c, const char *code, unsigned retry_after,
+                       const char *fmt, ...)
 {
+    char msg[512];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    if (retry_after == 0) {
+        mcp_call_tool_error(c, code, "%s", msg);
+        return;
+    }
+    json_t *sc = json_pack("{s:s, s:s, s:i}", "error", code, "message", msg, "retry_after",
+                           (int)retry_after);
+    char *text = json_dumps(sc, JSON_COMPACT);
+    mcp_call_result_take(c, json_pack("{s:[{s:s, s:s}], s:o, s:b}", "content", "type", "text",
+                                      "text", text, "structuredContent", sc, "isError", 1));
+    free(text);
+}
+
+static struct agentdef *find_agent(struct bridge *b, const char *name)
+{
+    for (size_t i = 0; i < b->nagents; i++)
+        if (strcmp(b->agents[i].name, name) == 0)
+            return &b->agents[i];
+    return NULL;
+}
+
+static char *agent_url(const struct agentdef *a, const char *path)
+{
+    size_t n = strlen(a->base_url);
+    while (n > 0 && a->base_url[n - 1] == '/')
+        n--;
+    return xasprintf("%.*s%s", (int)n, a->base_url, path);
+}
+
+/* Maps an agent answer that is not a success to a tool error (never echoing its body). */
+static void upstream_fail(struct bridge *b, struct mcp_call *c, const struct agentdef *a,
+                          const struct agent_result *res, const char *what)
+{
+    (void)b;
+    if (res->timed_out) {
+        tool_error(c, "upstream_timeout", 0, "the agent did not answer in time (%s)", what);
+        return;
+    }
+    if (res->too_big) {
+        tool_error(c, "upstream_error", 0, "the agent's answer was larger than the cap (%s)",
+                   what);
+        return;
+    }
+    if (res->failed || res->status == 0) {
+        log_warn("agent %s unreachable (%s): %s", a->name, what, res->error ? res->error : "?");
+        tool_error(c, "upstream_error", 0, "the agent '%s' could not be reached", a->name);
+        return;
+    }
+    log_debug("agent %s answered %ld to %s: %.300s", a->name, res->status, what, res->body);
+    if (res->status == 401) {
+        log_error("agent %s rejected our API key (401); check its key (API_SERVER_KEY in "
+                  "HERMES_ENV_PATH, or key_env/key_file in the registry)",
+                  a->name);
+        tool_error(c, "upstream_auth", 0, "the agent '%s' rejected the bridge's credentials",
+                   a->name);
+    } else if (res->status == 429 || res->status == 503) {
+        tool_error(c, "busy", res->retry_after ? res->retry_after : 1,
+                   "the agent '%s' is busy; retry later", a->name);
+    } else if (res->status == 404 && strstr(res->body, "run_not_found")) {
+        tool_error(c, "not_found", 0, "the agent does not know this run");
+    } else {
+        tool_error(c, "upstream_error", 0, "the agent '%s' answered with HTTP %ld", a->name,
+                   res->status);
+    }
+}
+
+/* ---------- agents (the synthetic default from HERMES_ENV_PATH) ---------- */
+
+static void agents_clear(struct bridge *b)
+{
+    for (size_t i = 0; i < b->nagents; i++) {
+        struct agentdef *a = &b->agents[i];
+        free(a->name);
+        free(a->description);
+        free(a->kind);
+        free(a->profile);
+        free(a->base_url);
+        json_decref(a->capabilities);
+        if (a->key) {
+            memset(a->key, 0, strlen(a->key));
+            free(a->key);
+        }
+    }
+    free(b->agents);
+    b->agents = NULL;
+    b->nagents = 0;
+    free(b->default_agent);
+    b->default_agent = NULL;
+}
+
+static void agents_load(struct bridge *b)
+{
+    const char *host = "127.0.0.1", *port = "8642", *key = NULL;
+    json_t *env = NULL;
+
+    agents_clear(b);
+    if (b->cfg->hermes_env_path) {
+        FILE *f = fopen(b->cfg->hermes_env_path, "r");
+        if (f) {
+            char text[65536];
+            size_t n = fread(text, 1, sizeof text, f);
+            fclose(f);
+            char err[200];
+            env = dotenv_parse(text, n, err, sizeof err);
+            memset(text, 0, sizeof text);
+            if (env == NULL)
+                log_warn("HERMES_ENV_PATH %s: %s", b->cfg->hermes_env_path, err);
+        } else {
+            log_warn("HERMES_ENV_PATH %s: %s", b->cfg->hermes_env_path, strerror(errno));
+        }
+    }
+    if (json_string_value(json_object_get(env, "API_SERVER_HOST")))
+        host = json_string_value(json_object_get(env, "API_SERVER_HOST"));
+    if (json_string_value(json_object_get(env, "API_SERVER_PORT")))
+        port = json_string_value(json_object_get(env, "API_SERVER_PORT"));
+    key = json_string_value(json_object_get(env, "API_SERVER_KEY"));
+    b->agents = xcalloc(1, sizeof *b->agents);
+    b->nagents = 1;
+    struct agentdef *a = &b->agents[0];
+    a->name = xstrdup(DEFAULT_AGENT);
+    a->description = xstrdup("Local Hermes Agent");
+    a->kind = xstrdup("local");
+    a->capabilities = json_array();
+    a->base_url = xasprintf("http://%s%s%s:%s", strchr(host, ':') ? "[" : "", host,
+                            strchr(host, ':') ? "]" : "", port);
+    a->key = key && *key ? xstrdup(key) : NULL;
+    b->default_agent = xstrdup(DEFAULT_AGENT);
+    json_decref(env);
+}
+
+/* ---------- contract ---------- */
+
+static const char *contract_text(struct bridge *b)
+{
+    struct stat st;
+    const char *path = b->cfg->contract_path;
+
+    if (path == NULL)
+        return contract_default;
+    if (stat(path, &st) < 0) {
+        log_warn("HERMES_CONTRACT_PATH %s: %s; using the built-in contract", path,
+                 strerror(errno));
+        return b->contract ? b->contract : contract_default;
+    }
+    if (b->contract && st.st_mtime == b->contract_mtime && st.st_size == b->contract_size)
+        return b->contract;
+    if (st.st_size > CONTRACT_MAX) {
+        log_warn("HERMES_CONTRACT_PATH %s is larger than 256 KiB; keeping the previous one", path);
+        return b->contract ? b->contract : contract_default;
+    }
+    FILE *f = fopen(path, "r");
+    if (f == NULL)
+        return b->contract ? b->contract : contract_default;
+    char *text = xmalloc((size_t)st.st_size + 1);
+    size_t n = fread(text, 1, (size_t)st.st_size, f);
+    fclose(f);
+    text[n] = '\0';
+    free(b->contract);
+    b->contract = text;
+    b->contract_mtime = st.st_mtime;
+    b->contract_size = st.st_size;
+    log_info("contract loaded from %s", path);
+    return b->contract;
+}
+
+/* ---------- jobs and session queues ---------- */
+
+static struct job *job_new(struct bridge *b, enum job_kind kind, const char *id,
+                           const char *agent)
+{
+    struct job *j = xcalloc(1, sizeof *j);
+    j->b = b;
+    j->kind = kind;
+    snprintf(j->id, sizeof j->id, "%s", id);
+    snprintf(j->agent, sizeof j->agent, "%s", agent);
+    buf_init(&j->answer, ANSWER_MAX);
+    sse_init(&j->sse, RESPONSE_MAX);
+    strmap_put(b->jobs, j->id, j);
+    return j;
+}
+
+static void queue_next(struct bridge *b, struct sessq *q)
+{
+    q->active = NULL;
+    if (q->head) {
+        struct job *n = q->head;
+        q->head = n->qnext;
+        if (q->head == NULL)
+            q->tail = NULL;
+        q->waiting--;
+        n->qnext = NULL;
+        q->active = n;
+        job_start(n);
+        return;
+    }
+    strmap_del(b->queues, q->key);
+    free(q);
+}
+
+static void job_free(struct job *j)
+{
+    struct bridge *b = j->b;
+    struct sessq *q = j->q;
+
+    agent_cancel(j->req);
+    loop_timer_cancel(j->timer);
+    if (strmap_get(b->jobs, j->id) == j)
+        strmap_del(b->jobs, j->id);
+    sse_cleanup(&j->sse);
+    buf_cleanup(&j->answer);
+    free(j->stream_error);
+    free(j->prompt);
+    if (q) {
+        if (q->active == j) {
+            free(j);
+            queue_next(b, q);
+            return;
+        }
+        /* still waiting: unlink */
+        for (struct job **pp = &q->head; *pp; pp = &(*pp)->qnext)
+            if (*pp == j) {
+                *pp = j->qnext;
+                if (q->tail == j) {
+                    q->tail = NULL;
+                    for (struct job *t = q->head; t; t = t->qnext)
+                        q->tail = t;
+                }
+                q->waiting--;
+                break;
+            }
+    }
+    free(j);
+}
+
+/* Joins the session's queue; returns false when it is full. Starts the job if it is first. */
+static bool job_enqueue(struct job *j, const char *session)
+{
+    struct bridge *b = j->b;
+    char key[160];
+
+    if (session == NULL) {
+        job_start(j);
+        return true;
+    }
+    snprintf(key, sizeof key, "%s/%s", j->agent, session);
+    struct sessq *q = strmap_get(b->queues, key);
+    if (q == NULL) {
+        q = xcalloc(1, sizeof *q);
+        snprintf(q->key, sizeof q->key, "%s", key);
+        strmap_put(b->queues, q->key, q);
+    }
+    if (q->active && q->waiting >= SESSION_QUEUE_MAX)
+        return false;
+    j->q = q;
+    if (q->active == NULL) {
+        q->active = j;
+        job_start(j);
+    } else {
+        if (q->tail)
+            q->tail->qnext = j;
+        else
+            q->head = j;
+        q->tail = j;
+        q->waiting++;
+    }
+    return true;
+}
+
+/* ---------- results ---------- */
+
+static json_t *result_public(json_t *r)
+{
+    /* What hermes_task and hermes_result return: the contract fields plus id. */
+    json_t *o = json_pack("{s:O?, s:O?, s:O?, s:O?, s:O?}", "id", json_object_get(r, "id"),
+                          "status", json_object_get(r, "status"), "summary",
+                          json_object_get(r, "summary"), "artifacts",
+                          json_object_get(r, "artifacts"), "next_steps",
+                          json_object_get(r, "next_steps"));
+    json_t *details = json_object_get(r, "details");
+    if (details)
+        json_object_set(o, "details", details);
+    json_t *run = json_object_get(r, "run_id");
+    if (run)
+        json_object_set(o, "run_id", run);
+    return o;
+}
+
+static void write_result(struct bridge *b, const char *id, const char *agent, json_t *parsed,
+                         const char *run_id)
+{
+    json_t *r = json_pack("{s:s, s:O, s:O, s:O, s:O, s:s, s:o}", "id", id, "status",
+                          json_object_get(parsed, "status"), "summary",
+                          json_object_get(parsed, "summary"), "artifacts",
+                          json_object_get(parsed, "artifacts"), "next_steps",
+                          json_object_get(parsed, "next_steps"), "agent", agent,
+                          "completed_at", iso_now());
+    if (json_object_get(parsed, "details"))
+        json_object_set(r, "details", json_object_get(parsed, "details"));
+    if (json_object_get(parsed, "error"))
+        json_object_set(r, "error", json_object_get(parsed, "error"));
+    if (run_id && *run_id)
+        json_object_set_new(r, "run_id", json_string(run_id));
+    if (tasks_write(b->tasks, id, "result.json", r) != TASKS_OK)
+        log_error("task %s: result.json could not be written", id);
+    json_decref(r);
+}
+
+static void write_status_result(struct bridge *b, const char *id, const char *agent,
+                                const char *status, const char *summary, const char *run_id)
+{
+    json_t *p = json_pack("{s:s, s:s, s:[], s:[]}", "status", status, "summary", summary,
+                          "artifacts", "next_steps");
+    write_result(b, id, agent, p, run_id);
+    json_decref(p);
+}
+
+/* ---------- sync: POST /v1/chat/completions, stream: true ---------- */
+
+static void sync_event(const char *event, const char *data, size_t len, const char *id,
+                       void *arg)
+{
+    struct job *j = arg;
+    (void)id;
+    if (strcmp(event, "hermes.tool.progress") == 0) {
+        json_t *p = json_loadb(data, len, 0, NULL);
+        const char *label = json_string_value(json_object_get(p, "label"));
+        const char *tool = json_string_value(json_object_get(p, "tool"));
+        const char *status = json_string_value(json_object_get(p, "status"));
+        char msg[200];
+        snprintf(msg, sizeof msg, "%s%s%s", tool ? tool : "tool", status ? ": " : "",
+                 status ? status : "");
+        if (j->call)
+            mcp_call_progress(j->call, ++j->progress, 0, label ? label : msg);
+        json_decref(p);
+        return;
+    }
+    if (len == 6 && memcmp(data, "[DONE]", 6) == 0) {
+        j->done_stream = true;
+        return;
+    }
+    json_t *chunk = json_loadb(data, len, 0, NULL);
+    json_t *choice = json_array_get(json_object_get(chunk, "choices"), 0);
+    const char *delta = json_string_value(
+        json_object_get(json_object_get(choice, "delta"), "content"));
+    if (delta && !buf_appends(&j->answer, delta)) {
+        free(j->stream_error);
+        j->stream_error = xstrdup("the answer was larger than the cap");
+    }
+    const char *finish = json_string_value(json_object_get(choice, "finish_reason"));
+    json_t *err = json_object_get(chunk, "error");
+    if ((finish && strcmp(finish, "error") == 0) || err) {
+        const char *m = json_string_value(json_object_get(err, "message"));
+        if (m == NULL)
+            m = json_string_value(err);
+        free(j->stream_error);
+        j->stream_error = xstrdup(m ? m : "the agent reported an error");
+    }
+    json_decref(chunk);
+}
+
+static bool sync_data(struct agent_req *r, const char *data, size_t len, void *arg)
+{
+    struct job *j = arg;
+    (void)r;
+    return sse_feed(&j->sse, data, len, sync_event, j);
+}
+
+static void sync_done(struct agent_req *r, const struct agent_result *res, void *arg)
+{
+    struct job *j = arg;
+    struct bridge *b = j->b;
+    struct agentdef *a = find_agent(b, j->agent);
+    struct mcp_call *c = j->call;
+    (void)r;
+
+    j->req = NULL;
+    j->call = NULL;
+    if (res->status != 200 || (!j->done_stream && !res->failed && res->status == 200 &&
+                               j->answer.len == 0 && j->stream_error == NULL)) {
+        if (res->status == 200) {
+            write_status_result(b, j->id, j->agent, "failed", "the agent's stream ended early",
+                                NULL);
+            tool_error(c, "upstream_error", 0, "the agent's stream ended before an answer");
+        } else {
+            upstream_fail(b, c, a, res, "chat completion");
+            tasks_remove(b->tasks, j->id, "request.json"); /* nothing was done: retry is free */
+        }
+        job_free(j);
+        return;
+    }
+    json_t *parsed;
+    if (j->stream_error) {
+        parsed = json_pack("{s:s, s:s, s:[], s:[], s:s}", "status", "failed", "summary",
+                           j->answer.len ? j->answer.data : "", "artifacts", "next_steps",
+                           "error", j->stream_error);
+    } else {
+        parsed = contract_parse_answer(j->answer.data ? j->answer.data : "", j->answer.len);
+    }
+    write_result(b, j->id, j->agent, parsed, NULL);
+    json_t *out = json_pack("{s:s, s:O, s:O, s:O, s:O}", "id", j->id, "status",
+                            json_object_get(parsed, "status"), "summary",
+                            json_object_get(parsed, "summary"), "artifacts",
+                            json_object_get(parsed, "artifacts"), "next_steps",
+                            json_object_get(parsed, "next_steps"));
+    json_decref(parsed);
+    job_free(j);
+    mcp_call_tool_result_take(c, out);
+}
+
+/* The MCP call went away (notifications/cancelled, hang-up, deadline, shutdown). */
+static void sync_cancelled(struct mcp_call *c, void *arg)
+{
+    struct job *j = arg;
+    (void)c;
+    j->call = NULL;
+    bool started = j->req != NULL;
+    agent_cancel(j->req); /* closing the stream interrupts the agent */
+    j->req = NULL;
+    if (started)
+        write_status_result(j->b, j->id, j->agent, "cancelled",
+                            "cancelled by the client before the agent finished", NULL);
+    else
+        tasks_remove(j->b->tasks, j->id, "request.json");
+    log_info("task %s cancelled", j->id);
+    job_free(j);
+}
+
+static void sync_start(struct job *j)
+{
+    struct bridge *b = j->b;
+    struct agentdef *a = find_agent(b, j->agent);
+    json_t *body = json_pack("{s:s, s:b, s:[{s:s, s:s}, {s:s, s:s}]}", "model", "hermes-agent",
+                             "stream", 1, "messages", "role", "system", "content",
+                             contract_text(b), "role", "user", "content", j->prompt);
+    char *text = json_dumps(body, JSON_COMPACT);
+    char *url = agent_url(a, "/v1/chat/completions");
+    unsigned deadline = b->cfg->call_timeout_ms > 10000 ? b->cfg->call_timeout_ms - 5000 : 0;
+    struct agent_opts o = {.method = "POST", .url = url, .key = a->key,
+                           .session_header = j->session_id, .body = text,
+                           .body_len = strlen(text), .accept_sse = true,
+                           .connect_timeout_ms = CONNECT_TIMEOUT_MS, .deadline_ms = deadline,
+                           .max_response = RESPONSE_MAX, .on_data = sync_data,
+                           .on_done = sync_done, .arg = j};
+    j->req = agent_request(b->http, &o);
+    free(url);
+    free(text);
+    json_decref(body);
+    if (j->req == NULL) {
+        struct mcp_call *c = j->call;
+        j->call = NULL;
+        tool_error(c, "upstream_error", 0, "could not start the request to the agent");
+        job_free(j);
+    }
+}
+
+/* ---------- async: POST /v1/runs, then follow ---------- */
+
+static void follow_schedule(struct job *j)
+{
+    j->timer = loop_timer_add(j->b->loop, j->b->cfg->poll_ms, follow_poll, j);
+}
+
+static const char *const terminal[] = {"completed", "failed", "cancelled", "interrupted"};
+
+static bool is_terminal(const char *s)
+{
+    for (size_t i = 0; s && i < 4; i++)
+        if (strcmp(s, terminal[i]) == 0)
+            return true;
+    return false;
+}
+
+/* Writes result.json from a terminal run object. */
+static void result_from_run(struct bridge *b, const char *id, const char *agent, json_t *run)
+{
+    const char *status = json_string_value(json_object_get(run, "status"));
+    const char *run_id = json_string_value(json_object_get(run, "run_id"));
+    json_t *output = json_object_get(run, "output");
+    json_t *parsed;
+    if (strcmp(status, "completed") == 0 && json_is_string(output)) {
+        parsed = contract_parse_answer(json_string_value(output), json_string_length(output));
+    } else {
+        json_t *err = json_object_get(run, "error");
+        const char *msg = json_is_string(err) ? json_string_value(err)
+                          : json_string_value(json_object_get(err, "message"));
+        parsed = json_pack("{s:s, s:s, s:[], s:[]}", "status", status, "summary",
+                           msg ? msg : "", "artifacts", "next_steps");
+        if (msg)
+            json_object_set_new(parsed, "error", json_string(msg));
+    }
+    write_result(b, id, agent, parsed, run_id);
+    json_decref(parsed);
+}
+
+static void follow_done(struct agent_req *r, const struct agent_result *res, void *arg)
+{
+    struct job *j = arg;
+    struct bridge *b = j->b;
+    (void)r;
+    j->req = NULL;
+    if (res->status == 200) {
+        json_t *run = json_loadb(res->body, res->body_len, 0, NULL);
+        const char *st = json_string_value(json_object_get(run, "status"));
+        if (is_terminal(st)) {
+            result_from_run(b, j->id, j->agent, run);
+            log_info("task %s: run %s ended %s", j->id, j->run_id, st);
+            json_decref(run);
+            job_free(j);
+            return;
+        }
+        json_decref(run);
+    } else if (res->status == 404) {
+        write_status_result(b, j->id, j->agent, "interrupted",
+                            "the agent no longer knows this run (restarted or expired)",
+                            j->run_id);
+        job_free(j);
+        return;
+    } else if (res->status == 401) {
+        log_error("agent %s rejected our API key while following run %s", j->agent, j->run_id);
+    }
+    follow_schedule(j); /* busy, unreachable, or still running: try again later */
+}
+
+static void follow_poll(struct loop *l, void *arg)
+{
+    struct job *j = arg;
+    struct agentdef *a = find_agent(j->b, j->agent);
     (void)l;
+    j->timer = NULL;
+    if (a == NULL || a->key == NULL) {
+        follow_schedule(j);
+        return;
+    }
+    char path[200];
+    snprintf(path, sizeof path, "/v1/runs/%s", j->run_id);
+    char *url = agent_url(a, path);
+    struct agent_opts o = {.method = "GET", .url = url, .key = a->key,
+                           .connect_timeout_ms = CONNECT_TIMEOUT_MS, .deadline_ms = 30000,
+                           .max_response = RESPONSE_MAX, .on_done = follow_done, .arg = j};
+    j->req = agent_request(j->b->http, &o);
+    free(url);
+    if (j->req == NULL)
+        follow_schedule(j);
+}
+
+static void follow(struct bridge *b, const char *id, const char *agent, const char *run_id)
+{
+    if (strmap_get(b->jobs, id))
+        return;
+    struct job *j = job_new(b, JOB_FOLLOW, id, agent);
+    snprintf(j->run_id, sizeof j->run_id, "%s", run_id);
+    j->timer = loop_timer_add(b->loop, 0, follow_poll, j);
+}
+
+static void submit_done(struct agent_req *r, const struct agent_result *res, void *arg)
+{
+    struct job *j = arg;
+    struct bridge *b = j->b;
+    struct agentdef *a = find_agent(b, j->agent);
+    struct mcp_call *c = j->call;
+    (void)r;
+
+    j->req = NULL;
+    j->call = NULL;
+    json_t *body = res->status == 202 ? json_loadb(res->body, res->body_len, 0, NULL) : NULL;
+    const char *run_id = json_string_value(json_object_get(body, "run_id"));
+    if (run_id == NULL || strlen(run_id) >= sizeof j->run_id) {
+        if (res->status == 202)
+            tool_error(c, "upstream_error", 0, "the agent accepted the run without a run id");
+        else
+            upstream_fail(b, c, a, res, "run submission");
+        tasks_remove(b->tasks, j->id, "request.json");
+        json_decref(body);
+        job_free(j);
+        return;
+    }
+    snprintf(j->run_id, sizeof j->run_id, "%s", run_id);
+    json_t *run = json_pack("{s:s, s:s, s:s, s:s, s:s, s:o}", "run_id", run_id, "session_id",
+                            j->session_id, "task_id", j->id, "agent", j->agent,
+                            "agent_base_url", a->base_url, "created_at", iso_now());
+    tasks_write(b->tasks, j->id, "run.json", run);
+    json_decref(run);
+    strmap_put(b->runs, run_id, xstrdup(j->id));
+    json_decref(body);
+    mcp_call_tool_result_take(c, json_pack("{s:s, s:s, s:s, s:s, s:[], s:[]}", "id", j->id,
+                                           "status", "accepted", "run_id", j->run_id, "summary",
+                                           "accepted; follow it with hermes_status or read it "
+                                           "with hermes_result when done",
+                                           "artifacts", "next_steps"));
+    /* The run is followed by the bridge itself from here, and the session is free again. */
+    char agent[65], id[129], rid[128];
+    snprintf(agent, sizeof agent, "%s", j->agent);
+    snprintf(id, sizeof id, "%s", j->id);
+    snprintf(rid, sizeof rid, "%s", j->run_id);
+    job_free(j);
+    follow(b, id, agent, rid);
+}
+
+static void submit_cancelled(struct mcp_call *c, void *arg)
+{
+    struct job *j = arg;
+    (void)c;
+    j->call = NULL;
+    tasks_remove(j->b->tasks, j->id, "request.json");
+    job_free(j);
+}
+
+static void submit_start(struct job *j)
+{
+    struct bridge *b = j->b;
+    struct agentdef *a = find_agent(b, j->agent);
+    json_t *body = json_pack("{s:s, s:s, s:s}", "input", j->prompt, "instructions",
+                             contract_text(b), "session_id", j->session_id);
+    char *text = json_dumps(body, JSON_COMPACT);
+    char *url = agent_url(a, "/v1/runs");
+    struct agent_opts o = {.method = "POST", .url = url, .key = a->key,
+                           .idempotency_key = j->id, .body = text, .body_len = strlen(text),
+                           .connect_timeout_ms = CONNECT_TIMEOUT_MS, .deadline_ms = 60000,
+                           .max_response = RESPONSE_MAX, .on_done = submit_done, .arg = j};
+    j->req = agent_request(b->http, &o);
+    free(url);
+    free(text);
+    json_decref(body);
+    if (j->req == NULL) {
+        struct mcp_call *c = j->call;
+        j->call = NULL;
+        tool_error(c, "upstream_error", 0, "could not start the request to the agent");
+        job_free(j);
+    }
+}
+
+static void job_start(struct job *j)
+{
+    if (j->kind == JOB_SYNC)
+        sync_start(j);
+    else if (j->kind == JOB_SUBMIT)
+        submit_start(j);
+}
+
+/* ---------- argument validation ---------- */
+
+/* Checks args against the allowed fields; on failure answers invalid_arguments and returns
+ * false. spec: "name:type:required" entries, type s (string) / a (array) / b (bool). */
+static bool check_fields(struct mcp_call *c, json_t *args, const char *const *allowed, size_t n)
+{
+    const char *key;
+    json_t *v;
+    json_object_foreach(args, key, v)
+    {
+        bool ok = false;
+        for (size_t i = 0; i < n; i++)
+            if (strcmp(key, allowed[i]) == 0)
+                ok = true;
+        if (!ok) {
+            tool_error(c, "invalid_arguments", 0, "unknown field '%.64s'", key);
+            return false;
+        }
+    }
+    return true;
+}
+
+static bool opt_string(struct mcp_call *c, json_t *args, const char *name, size_t max,
+                       bool required, const char **out)
+{
+    json_t *v = json_object_get(args, name);
+    *out = NULL;
+    if (v == NULL || json_is_null(v)) {
+        if (required) {
+            tool_error(c, "invalid_arguments", 0, "'%s' is required", name);
+            return false;
+        }
+        return true;
+    }
+    if (!json_is_string(v)) {
+        tool_error(c, "invalid_arguments", 0, "'%s' must be a string", name);
+        return false;
+    }
+    if (json_string_length(v) > max) {
+        tool_error(c, "invalid_arguments", 0, "'%s' is longer than %zu bytes", name, max);
+        return false;
+    }
+    if (memchr(json_string_value(v), '\0', json_string_length(v))) {
+        tool_error(c, "invalid_arguments", 0, "'%s' contains a NUL character", name);
+        return false;
+    }
+    if (required && json_string_length(v) == 0) {
+        tool_error(c, "invalid_arguments", 0, "'%s' must not be empty", name);
+        return false;
+    }
+    *out = json_string_value(v);
+    return true;
+}
+
+/* ---------- tools ---------- */
+
+static void fingerprint(json_t *args, const char *agent, char out[65])
+{
+    static const char hex[] = "0123456789abcdef";
+    json_t *canon = json_pack("{s:O?, s:O?, s:O?, s:O?, s:O?, s:O?, s:s}", "task",
+                              json_object_get(args, "task"), "mode",
+                              json_object_get(args, "mode"), "context",
+                              json_object_get(args, "context"), "deliverable",
+                              json_object_get(args, "deliverable"), "constraints",
+                              json_object_get(args, "constraints"), "session",
+                              json_object_get(args, "session"), "agent", agent);
+    char *text = json_dumps(canon, JSON_COMPACT | JSON_SORT_KEYS);
+    unsigned char d[32];
+    crypto_sha256(text, strlen(text), d);
+    for (int i = 0; i < 32; i++) {
+        out[2 * i] = hex[d[i] >> 4];
+        out[2 * i + 1] = hex[d[i] & 15];
+    }
+    out[64] = '\0';
+    free(text);
+    json_decref(canon);
+}
+
+static void hermes_task(struct mcp_call *c, json_t *args, void *arg)
+{
+    struct bridge *b = arg;
+    static const char *const fields[] = {"task", "mode", "context", "deliverable",
+                                         "constraints", "id", "session", "agent"};
+    const char *task, *mode, *context, *deliverable, *id, *session, *agent_name;
+    char idbuf[129], fp[65];
+
+    if (!check_fields(c, args, fields, 8) || !opt_string(c, args, "task", TASK_MAX, true, &task) ||
+        !opt_string(c, args, "mode", 8, true, &mode) ||
+        !opt_string(c, args, "context", CONTEXT_MAX, false, &context) ||
+        !opt_string(c, args, "deliverable", DELIVERABLE_MAX, false, &deliverable) ||
+        !opt_string(c, args, "id", 128, false, &id) ||
+        !opt_string(c, args, "session", 64, false, &session) ||
+        !opt_string(c, args, "agent", 64, false, &agent_name))
+        return;
+    if (strcmp(mode, "sync") != 0 && strcmp(mode, "async") != 0) {
+        tool_error(c, "invalid_arguments", 0, "'mode' must be \"sync\" or \"async\"");
+        return;
+    }
+    json_t *constraints = json_object_get(args, "constraints");
+    if (constraints && !json_is_null(constraints)) {
+        size_t i;
+        json_t *v;
+        if (!json_is_array(constraints)) {
+            tool_error(c, "invalid_arguments", 0, "'constraints' must be an array of strings");
+            return;
+        }
+        if (json_array_size(constraints) > CONSTRAINTS_MAX) {
+            tool_error(c, "invalid_arguments", 0, "'constraints' may hold at most %d items",
+                       CONSTRAINTS_MAX);
+            return;
+        }
+        json_array_foreach(constraints, i, v) if (!json_is_string(v) ||
+                                                  json_string_length(v) > CONSTRAINT_MAX)
+        {
+            tool_error(c, "invalid_arguments", 0,
+                       "'constraints' items must be strings of at most %d bytes",
+                       CONSTRAINT_MAX);
+            return;
+        }
+    }
+    if (id && !taskpath_id_ok(id, strlen(id))) {
+        tool_error(c, "invalid_arguments", 0,
+                   "'id' must match [A-Za-z0-9][A-Za-z0-9._-]{0,127}");
+        return;
+    }
+    if (session && !taskpath_session_ok(session, strlen(session))) {
+        tool_error(c, "invalid_arguments", 0, "'session' must match ^[a-z0-9][a-z0-9._-]{0,63}$");
+        return;
+    }
+    if (agent_name == NULL)
+        agent_name = b->default_agent;
+    struct agentdef *a = find_agent(b, agent_name);
+    if (a == NULL) {
+        tool_error(c, "unknown_agent", 0, "no agent named '%.64s'; see list_agents", agent_name);
+        return;
+    }
+    if (a->key == NULL) {
+        tool_error(c, "agent_unavailable", 0,
+                   "the agent '%s' has no usable credentials (missing_credentials)", a->name);
+        return;
+    }
+    if (id == NULL) {
+        char rnd[17];
+        time_t t = time(NULL);
+        struct tm tm;
+        gmtime_r(&t, &tm);
+        crypto_random_hex(rnd, 4);
+        strftime(idbuf, sizeof idbuf, "t-%Y%m%d-%H%M%S-", &tm);
+        strncat(idbuf, rnd, sizeof idbuf - strlen(idbuf) - 1);
+        id = idbuf;
+    }
+    fingerprint(args, a->name, fp);
+
+    /* A task id names one unit of work: the same request again is a retry. */
+    json_t *prev = NULL;
+    if (tasks_read(b->tasks, id, "request.json", 64 * 1024, &prev) == TASKS_OK) {
+        const char *pa = json_string_value(json_object_get(prev, "agent"));
+        const char *pf = json_string_value(json_object_get(prev, "fingerprint"));
+        if (pa && strcmp(pa, a->name) != 0) {
+            tool_error(c, "duplicate_id", 0, "task id '%s' belongs to agent '%s'", id, pa);
+            json_decref(prev);
+            return;
+        }
+        if (pf == NULL || strcmp(pf, fp) != 0) {
+            tool_error(c, "duplicate_id", 0, "task id '%s' was used for a different request", id);
+            json_decref(prev);
+            return;
+        }
+        json_decref(prev);
+        json_t *res = NULL, *run = NULL;
+        if (tasks_read(b->tasks, id, "result.json", TASKS_FILE_MAX, &res) == TASKS_OK) {
+            mcp_call_tool_result_take(c, result_public(res));
+            json_decref(res);
+            return;
+        }
+        if (tasks_read(b->tasks, id, "run.json", 64 * 1024, &run) == TASKS_OK) {
+            mcp_call_tool_result_take(
+                c, json_pack("{s:s, s:s, s:O, s:s, s:[], s:[]}", "id", id, "status", "accepted",
+                             "run_id", json_object_get(run, "run_id"), "summary",
+                             "already accepted; this is the same run", "artifacts",
+                             "next_steps"));
+            json_decref(run);
+            return;
+        }
+        if (strmap_get(b->jobs, id)) {
+            tool_error(c, "busy", 1, "task '%s' is still in progress", id);
+            return;
+        }
+        /* Accepted earlier but nothing came of it (crash before the agent answered): redo. */
+    } else if (strmap_get(b->jobs, id)) {
+        tool_error(c, "busy", 1, "task '%s' is still in progress", id);
+        return;
+    }
+    json_t *req = json_pack("{s:s, s:s, s:s, s:s?, s:s, s:o}", "id", id, "agent", a->name, "mode",
+                            mode, "session", session, "fingerprint", fp, "created_at", iso_now());
+    enum tasks_rc wrc = tasks_write(b->tasks, id, "request.json", req);
+    json_decref(req);
+    if (wrc != TASKS_OK) {
+        tool_error(c, "upstream_error", 0, "the task directory could not be written");
+        return;
+    }
+    struct job *j = job_new(b, strcmp(mode, "sync") == 0 ? JOB_SYNC : JOB_SUBMIT, id, a->name);
+    j->call = c;
+    j->prompt = contract_prompt(task, context, deliverable, constraints);
+    if (session)
+        snprintf(j->session_id, sizeof j->session_id, "gb-sess-%s-%s", a->name, session);
+    else
+        snprintf(j->session_id, sizeof j->session_id, "gb-task-%s", id);
+    mcp_call_on_cancel(c, j->kind == JOB_SYNC ? sync_cancelled : submit_cancelled, j);
+    if (!job_enqueue(j, session)) {
+        j->call = NULL;
+        mcp_call_on_cancel(c, NULL, NULL);
+        tasks_remove(b->tasks, id, "request.json");
+        job_free(j);
+        tool_error(c, "busy", 5, "session '%s' already has %d calls waiting", session,
+                   SESSION_QUEUE_MAX);
+    }
+}
+
+static void hermes_result(struct mcp_call *c, json_t *args, void *arg)
+{
+    struct bridge *b = arg;
+    static const char *const fields[] = {"id"};
+    const char *id;
+    json_t *res = NULL;
+
+    if (!check_fields(c, args, fields, 1) || !opt_string(c, args, "id", 128, true, &id))
+        return;
+    if (!taskpath_id_ok(id, strlen(id))) {
+        tool_error(c, "invalid_arguments", 0, "'id' must match [A-Za-z0-9][A-Za-z0-9._-]{0,127}");
+        return;
+    }
+    switch (tasks_read(b->tasks, id, "result.json", TASKS_FILE_MAX, &res)) {
+    case TASKS_OK:
+        mcp_call_tool_result_take(c, result_public(res));
+        json_decref(res);
+        return;
+    case TASKS_NOT_FOUND:
+        if (strmap_get(b->jobs, id) || tasks_exists(b->tasks, id))
+            tool_error(c, "not_found", 0, "task '%s' has no result yet; it is still running", id);
+        else
+            tool_error(c, "not_found", 0, "no task with id '%s'", id);
+        return;
+    case TASKS_TOO_BIG:
+        tool_error(c, "upstream_error", 0, "result.json is larger than %d KiB",
+                   TASKS_FILE_MAX / 1024);
+        return;
+    default:
+        tool_error(c, "upstream_error", 0, "result.json of task '%s' is unreadable", id);
+        return;
+    }
+}
+
+static void hermes_files(struct mcp_call *c, json_t *args, void *arg)
+{
+    struct bridge *b = arg;
+    static const char *const fields[] = {"id", "path"};
+    const char *id, *path;
+    char norm[1100], why[200];
+    const char *reason;
+    json_t *out = NULL;
+
+    if (!check_fields(c, args, fields, 2) || !opt_string(c, args, "id", 128, true, &id) ||
+        !opt_string(c, args, "path", 4096, false, &path))
+        return;
+    if (!taskpath_id_ok(id, strlen(id))) {
+        tool_error(c, "invalid_arguments", 0, "'id' must match [A-Za-z0-9][A-Za-z0-9._-]{0,127}");
+        return;
+    }
+    json_t *pv = json_object_get(args, "path");
+    size_t plen = path ? json_string_length(pv) : 0;
+    if (!taskpath_rel_ok(path ? path : "", plen, norm, sizeof norm, &reason)) {
+        tool_error(c, "invalid_arguments", 0, "'path': %s", reason);
+        return;
+    }
+    enum tasks_rc rc = tasks_files(b->tasks, id, norm, &out, why, sizeof why);
+    if (rc == TASKS_OK) {
+        mcp_call_tool_result_take(c, out);
+        return;
+    }
+    tool_error(c, rc == TASKS_NOT_FOUND ? "not_found" : "invalid_arguments", 0, "%s", why);
+}
+
+static void list_agents(struct mcp_call *c, json_t *args, void *arg)
+{
+    struct bridge *b = arg;
+    if (!check_fields(c, args, NULL, 0))
+        return;
+    json_t *list = json_array();
+    size_t avail = 0;
+    for (size_t i = 0; i < b->nagents; i++) {
+        struct agentdef *a = &b->agents[i];
+        json_t *o = json_pack("{s:s, s:s, s:O, s:s, s:b, s:b}", "name", a->name, "description",
+                              a->description ? a->description : "", "capabilities",
+                              a->capabilities, "kind", a->kind ? a->kind : "local", "available",
+                              a->key != NULL, "default",
+                              strcmp(a->name, b->default_agent) == 0);
+        if (a->key == NULL)
+            json_object_set_new(o, "unavailable_reason", json_string("missing_credentials"));
+        else
+            avail++;
+        if (a->profile)
+            json_object_set_new(o, "local_profile", json_string(a->profile));
+        json_array_append_new(list, o);
+    }
+    json_t *out = json_pack("{s:o, s:s, s:I}", "agents", list, "default", b->default_agent,
+                            "count", (json_int_t)b->nagents);
+    if (b->cfg->agents_file == NULL)
+        json_object_set_new(out, "degraded", json_string("no_registry"));
+    (void)avail;
+    mcp_call_tool_result_take(c, out);
+}
+
+/* hermes_status: the run as the agent sees it, else what is on disk. */
+struct status_ctx {
+    struct bridge *b;
+    struct mcp_call *call;
+    struct agent_req *req;
+    char run_id[128], task_id[129], agent[65];
+};
+
+static void status_cancelled(struct mcp_call *c, void *arg)
+{
+    struct status_ctx *s = arg;
+    (void)c;
+    agent_cancel(s->req);
+    free(s);
+}
+
+static void status_done(struct agent_req *r, const struct agent_result *res, void *arg)
+{
+    struct status_ctx *s = arg;
+    struct bridge *b = s->b;
+    struct mcp_call *c = s->call;
+    json_t *stored = NULL;
+    (void)r;
+
+    mcp_call_on_cancel(c, NULL, NULL);
+    bool have_result = s->task_id[0] &&
+                       tasks_read(b->tasks, s->task_id, "result.json", TASKS_FILE_MAX, &stored) ==
+                           TASKS_OK;
+    if (res->status == 200) {
+        json_t *run = json_loadb(res->body, res->body_len, 0, NULL);
+        const char *st = json_string_value(json_object_get(run, "status"));
+        if (is_terminal(st) && !have_result && s->task_id[0]) {
+            result_from_run(b, s->task_id, s->agent, run);
+            have_result = true;
+        }
+        json_t *out = json_pack("{s:s, s:s?, s:O?, s:O?, s:O?, s:O?, s:s, s:s?, s:b}", "run_id",
+                                s->run_id, "status", st, "output", json_object_get(run, "output"),
+                                "error", json_object_get(run, "error"), "created_at",
+                                json_object_get(run, "created_at"), "updated_at",
+                                json_object_get(run, "updated_at"), "agent", s->agent,
+                                "task_id", s->task_id[0] ? s->task_id : NULL, "result_updated",
+                                have_result);
+        json_decref(run);
+        mcp_call_tool_result_take(c, out);
+    } else if (res->status == 404 && have_result) {
+        json_t *out = json_pack("{s:s, s:O, s:O?, s:O?, s:s, s:s, s:b, s:s}", "run_id",
+                                s->run_id, "status", json_object_get(stored, "status"), "output",
+                                json_object_get(stored, "summary"), "error",
+                                json_object_get(stored, "error"), "agent", s->agent, "task_id",
+                                s->task_id, "result_updated", 1, "source", "result.json");
+        mcp_call_tool_result_take(c, out);
+    } else {
+        upstream_fail(b, c, find_agent(b, s->agent), res, "run status");
+    }
+    json_decref(stored);
+    free(s);
+}
+
+static void hermes_status(struct mcp_call *c, json_t *args, void *arg)
+{
+    struct bridge *b = arg;
+    static const char *const fields[] = {"run_id", "agent"};
+    const char *run_id, *agent_name;
+
+    if (!check_fields(c, args, fields, 2) || !opt_string(c, args, "run_id", 127, true, &run_id) ||
+        !opt_string(c, args, "agent", 64, false, &agent_name))
+        return;
+    for (const char *p = run_id; *p; p++)
+        if (!((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || (*p >= '0' && *p <= '9') ||
+              *p == '_' || *p == '-')) {
+            tool_error(c, "invalid_arguments", 0, "'run_id' has characters a run id never has");
+            return;
+        }
+    struct status_ctx *s = xcalloc(1, sizeof *s);
+    s->b = b;
+    s->call = c;
+    snprintf(s->run_id, sizeof s->run_id, "%s", run_id);
+    const char *task = strmap_get(b->runs, run_id);
+    if (task) {
+        json_t *run = NULL;
+        snprintf(s->task_id, sizeof s->task_id, "%s", task);
+        if (tasks_read(b->tasks, task, "run.json", 64 * 1024, &run) == TASKS_OK) {
+            const char *ag = json_string_value(json_object_get(run, "agent"));
+            snprintf(s->agent, sizeof s->agent, "%s", ag ? ag : b->default_agent);
+        }
+        json_decref(run);
+    }
+    if (s->agent[0] == '\0')
+        snprintf(s->agent, sizeof s->agent, "%s", agent_name ? agent_name : b->default_agent);
+    struct agentdef *a = find_agent(b, s->agent);
+    if (a == NULL || a->key == NULL) {
+        tool_error(c, a ? "agent_unavailable" : "unknown_agent", 0, "agent '%s' %s", s->agent,
+                   a ? "has no usable credentials" : "is not registered");
+        free(s);
+        return;
+    }
+    char path[200];
+    snprintf(path, sizeof path, "/v1/runs/%s", run_id);
+    char *url = agent_url(a, path);
+    struct agent_opts o = {.method = "GET", .url = url, .key = a->key,
+                           .connect_timeout_ms = CONNECT_TIMEOUT_MS, .deadline_ms = 30000,
+                           .max_response = RESPONSE_MAX, .on_done = status_done, .arg = s};
+    s->req = agent_request(b->http, &o);
+    free(url);
+    if (s->req == NULL) {
+        tool_error(c, "upstream_error", 0, "could not start the request to the agent");
+        free(s);
+        return;
+    }
+    mcp_call_on_cancel(c, status_cancelled, s);
+}
+
+/* hermes_cancel: stop a sync task in flight, or a run (POST /v1/runs/{id}/stop). */
+struct cancel_ctx {
+    struct bridge *b;
+    struct mcp_call *call;
+    struct agent_req *req;
+    char run_id[128], task_id[129], agent[65];
+};
+
+static void cancel_cancelled(struct mcp_call *c, void *arg)
+{
+    struct cancel_ctx *s = arg;
+    (void)c;
+    agent_cancel(s->req);
+    free(s);
+}
+
+static void cancel_done(struct agent_req *r, const struct agent_result *res, void *arg)
+{
+    struct cancel_ctx *s = arg;
+    struct mcp_call *c = s->call;
+    (void)r;
+    mcp_call_on_cancel(c, NULL, NULL);
+    if (res->status == 200) {
+        json_t *body = json_loadb(res->body, res->body_len, 0, NULL);
+        const char *st = json_string_value(json_object_get(body, "status"));
+        bool already = is_terminal(st);
+        mcp_call_tool_result_take(
+            c, json_pack("{s:s, s:s?, s:s, s:b, s:s}", "run_id", s->run_id, "task_id",
+                         s->task_id[0] ? s->task_id : NULL, "status", st ? st : "stopping",
+                         "already_finished", already, "message",
+                         already ? "the run had already finished"
+                                 : "stop requested; the bridge follows the run to its end"));
+        json_decref(body);
+        if (!already && s->task_id[0])
+            follow(s->b, s->task_id, s->agent, s->run_id);
+    } else if (res->status == 409) {
+        json_t *stored = NULL;
+        if (s->task_id[0] &&
+            tasks_read(s->b->tasks, s->task_id, "result.json", TASKS_FILE_MAX, &stored) ==
+                TASKS_OK)
+            mcp_call_tool_result_take(
+                c, json_pack("{s:s, s:s, s:O, s:b, s:s}", "run_id", s->run_id, "task_id",
+                             s->task_id, "status", json_object_get(stored, "status"),
+                             "already_finished", 1, "message", "the run had already finished"));
+        else
+            tool_error(c, "not_found", 0, "the agent has no live run '%s' to stop", s->run_id);
+        json_decref(stored);
+    } else {
+        upstream_fail(s->b, c, find_agent(s->b, s->agent), res, "run stop");
+    }
+    free(s);
+}
+
+static void hermes_cancel(struct mcp_call *c, json_t *args, void *arg)
+{
+    struct bridge *b = arg;
+    static const char *const fields[] = {"run_id", "id"};
+    const char *run_id, *id;
+    json_t *stored = NULL, *run = NULL;
+
+    if (!check_fields(c, args, fields, 2) || !opt_string(c, args, "run_id", 127, false, &run_id) ||
+        !opt_string(c, args, "id", 128, false, &id))
+        return;
+    if ((run_id == NULL) == (id == NULL)) {
+        tool_error(c, "invalid_arguments", 0, "give exactly one of 'run_id' or 'id'");
+        return;
+    }
+    if (id && !taskpath_id_ok(id, strlen(id))) {
+        tool_error(c, "invalid_arguments", 0, "'id' must match [A-Za-z0-9][A-Za-z0-9._-]{0,127}");
+        return;
+    }
+    if (run_id) {
+        const char *t = strmap_get(b->runs, run_id);
+        if (t == NULL) {
+            tool_error(c, "not_found", 0, "no task of this bridge has run '%.100s'", run_id);
+            return;
+        }
+        id = t;
+    }
+    struct job *j = strmap_get(b->jobs, id);
+    if (j && j->kind == JOB_SYNC) {
+        struct mcp_call *waiting = j->call;
+        j->call = NULL;
+        if (waiting) {
+            mcp_call_on_cancel(waiting, NULL, NULL);
+            tool_error(waiting, "cancelled", 0, "task '%s' was cancelled by hermes_cancel", id);
+        }
+        bool started = j->req != NULL;
+        agent_cancel(j->req);
+        j->req = NULL;
+        write_status_result(b, id, j->agent, "cancelled", "cancelled with hermes_cancel", NULL);
+        char tid[129];
+        snprintf(tid, sizeof tid, "%s", id);
+        job_free(j);
+        mcp_call_tool_result_take(c, json_pack("{s:s, s:s, s:b, s:s}", "id", tid, "status",
+                                               "cancelled", "already_finished", 0, "message",
+                                               started ? "the agent's stream was closed, which "
+                                                         "interrupts it"
+                                                       : "the task had not started yet"));
+        return;
+    }
+    if (tasks_read(b->tasks, id, "run.json", 64 * 1024, &run) != TASKS_OK) {
+        if (tasks_read(b->tasks, id, "result.json", TASKS_FILE_MAX, &stored) == TASKS_OK)
+            mcp_call_tool_result_take(c, json_pack("{s:s, s:O, s:b, s:s}", "id", id, "status",
+                                                   json_object_get(stored, "status"),
+                                                   "already_finished", 1, "message",
+                                                   "the task had already finished"));
+        else
+            tool_error(c, "not_found", 0, "no task with id '%s'", id);
+        json_decref(stored);
+        return;
+    }
+    struct cancel_ctx *s = xcalloc(1, sizeof *s);
+    s->b = b;
+    s->call = c;
+    snprintf(s->task_id, sizeof s->task_id, "%s", id);
+    snprintf(s->run_id, sizeof s->run_id, "%s", json_string_value(json_object_get(run, "run_id")));
+    const char *ag = json_string_value(json_object_get(run, "agent"));
+    snprintf(s->agent, sizeof s->agent, "%s", ag ? ag : b->default_agent);
+    json_decref(run);
+    struct agentdef *a = find_agent(b, s->agent);
+    if (a == NULL || a->key == NULL) {
+        tool_error(c, "agent_unavailable", 0, "agent '%s' cannot be reached", s->agent);
+        free(s);
+        return;
+    }
+    char path[200];
+    snprintf(path, sizeof path, "/v1/runs/%s/stop", s->run_id);
+    char *url = agent_url(a, path);
+    struct agent_opts o = {.method = "POST", .url = url, .key = a->key, .body = "{}",
+                           .body_len = 2, .connect_timeout_ms = CONNECT_TIMEOUT_MS,
+                           .deadline_ms = 30000, .max_response = RESPONSE_MAX,
+                           .on_done = cancel_done, .arg = s};
+    s->req = agent_request(b->http, &o);
+    free(url);
+    if (s->req == NULL) {
+        tool_error(c, "upstream_error", 0, "could not start the request to the agent");
+        free(s);
+        return;
+    }
+    mcp_call_on_cancel(c, cancel_cancelled, s);
+}
+
+static void count_status(json_t *by, const char *status)
+{
+    json_t *n = json_object_get(by, status);
+    json_object_set_new(by, status, json_integer(n ? json_integer_value(n) + 1 : 1));
+}
+
+static void hermes_reset(struct mcp_call *c, json_t *args, void *arg)
+{
+    struct bridge *b = arg;
+    static const char *const fields[] = {"confirmed"};
+    if (!check_fields(c, args, fields, 1))
+        return;
+    json_t *conf = json_object_get(args, "confirmed");
+    if (conf && !json_is_boolean(conf)) {
+        tool_error(c, "invalid_arguments", 0, "'confirmed' must be a boolean");
+        return;
+    }
+    if (!json_is_true(conf)) {
+        tool_error(c, "confirmation_required", 0,
+                   "hermes_reset clears the job bookkeeping of every caller; call it again with "
+                   "confirmed: true");
+        return;
+    }
+    json_t *by = json_object();
+    size_t n;
+    void **v = strmap_values(b->jobs, &n);
+    for (size_t i = 0; i < n; i++) {
+        struct job *j = v[i];
+        if (j->call)
+            continue; /* a call is waiting on it: it finishes normally */
+        count_status(by, j->kind == JOB_FOLLOW ? "following" : "queued");
+        job_free(j);
+    }
+    free(v);
+    v = strmap_values(b->runs, &n);
+    size_t runs = n;
+    for (size_t i = 0; i < n; i++)
+        free(v[i]);
+    free(v);
+    strmap_free(b->runs);
+    b->runs = strmap_new();
+    json_object_set_new(by, "indexed_runs", json_integer((json_int_t)runs));
+    json_int_t cleared = 0;
+    const char *k;
+    json_t *x;
+    json_object_foreach(by, k, x) cleared += json_integer_value(x);
+    log_warn("hermes_reset: cleared %lld bookkeeping entries (result files kept)",
+             (long long)cleared);
+    mcp_call_tool_result_take(c, json_pack("{s:I, s:o}", "cleared", cleared, "by_status", by));
+}
+
+/* ---------- start-up: index runs, follow what was in flight ---------- */
+
+static void index_task(const char *id, void *arg)
+{
+    struct bridge *b = arg;
+    json_t *run = NULL;
+    if (tasks_read(b->tasks, id, "run.json", 64 * 1024, &run) != TASKS_OK)
+        return;
+    const char *run_id = json_string_value(json_object_get(run, "run_id"));
+    const char *agent = json_string_value(json_object_get(run, "agent"));
+    if (run_id && strlen(run_id) < 128) {
+        free(strmap_put(b->runs, run_id, xstrdup(id)));
+        char path[300];
+        struct stat st;
+        snprintf(path, sizeof path, "%s/%s/result.json", tasks_dir(b->tasks), id);
+        if (stat(path, &st) < 0) {
+            log_info("task %s: following run %s again after the restart", id, run_id);
+            follow(b, id, agent ? agent : b->default_agent, run_id);
+        }
+    }
+    json_decref(run);
+}
+
+/* ---------- registration ---------- */
+
+static json_t *schema_obj(const char *json)
+{
+    json_t *s = json_loads(json, 0, NULL);
+    if (s == NULL) {
+        log_error("BUG: a built-in schema does not parse");
+        abort();
+    }
+    return s;
+}
+
+#define RESULT_SCHEMA                                                                           \
+    "{\"type\":\"object\",\"properties\":{\"id\":{\"type\":\"string\"},\"status\":{\"type\":"   \
+    "\"string\"},\"summary\":{\"type\":\"string\"},\"artifacts\":{\"type\":\"array\",\"items\":" \
+    "{\"type\":\"string\"}},\"next_steps\":{\"type\":\"array\",\"items\":{\"type\":\"string\"}}," \
+    "\"run_id\":{\"type\":\"string\"},\"details\":{\"type\":\"object\"}},\"required\":[\"id\","  \
+    "\"status\"]}"
+
+struct bridge *bridge_new(struct mcp_server *mcp, struct loop *l, struct config *cfg)
+{
+    char err[512];
+    struct bridge *b = xcalloc(1, sizeof *b);
+    b->mcp = mcp;
+    b->loop = l;
+    b->cfg = cfg;
+    b->http = agent_client_new(l);
+    b->jobs = strmap_new();
+    b->runs = strmap_new();
+    b->queues = strmap_new();
+    b->tasks = tasks_open(cfg->tasks_dir ? cfg->tasks_dir : "tasks", err, sizeof err);
+    if (b->tasks == NULL) {
+        log_error("%s", err);
+        bridge_free(b);
+        return NULL;
+    }
+    agents_load(b);
+    tasks_each(b->tasks, index_task, b);
+
+    mcp_add_tool(mcp, &(struct mcp_tool_def){
+        .name = "hermes_task",
+        .title = "Delegate a task to Hermes",
+        .description =
+            "Delegate a task to a Hermes agent. mode \"sync\" waits for the answer (progress is "
+            "reported when you pass a progressToken) and returns {id, status, summary, "
+            "artifacts, next_steps}; mode \"async\" returns at once with status \"accepted\" and "
+            "a run_id: the bridge follows the run and stores the result, read it with "
+            "hermes_status or hermes_result. Re-sending the same id with the same request is a "
+            "safe retry. Optional: context, deliverable, constraints (at most 20), id, session "
+            "(continues a conversation; calls in one session run one at a time), agent (see "
+            "list_agents).",
+        .input_schema = schema_obj(
+            "{\"type\":\"object\",\"properties\":{"
+            "\"task\":{\"type\":\"string\",\"minLength\":1,\"maxLength\":65536,\"description\":"
+            "\"What the agent should do\"},"
+            "\"mode\":{\"type\":\"string\",\"enum\":[\"sync\",\"async\"]},"
+            "\"context\":{\"type\":\"string\",\"maxLength\":65536},"
+            "\"deliverable\":{\"type\":\"string\",\"maxLength\":8192},"
+            "\"constraints\":{\"type\":\"array\",\"maxItems\":20,\"items\":{\"type\":\"string\","
+            "\"maxLength\":2000}},"
+            "\"id\":{\"type\":\"string\",\"pattern\":\"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$\"},"
+            "\"session\":{\"type\":\"string\",\"pattern\":\"^[a-z0-9][a-z0-9._-]{0,63}$\"},"
+            "\"agent\":{\"type\":\"string\"}},"
+            "\"required\":[\"task\",\"mode\"],\"additionalProperties\":false}"),
+        .output_schema = schema_obj(RESULT_SCHEMA),
+        .annotations = json_pack("{s:b, s:b, s:b, s:b}", "readOnlyHint", 0, "destructiveHint", 0,
+                                 "idempotentHint", 1, "openWorldHint", 1),
+        .handler = hermes_task,
+        .arg = b});
+    mcp_add_tool(mcp, &(struct mcp_tool_def){
+        .name = "hermes_status",
+        .title = "Status of a run",
+        .description = "Status of an async run: status, output, error, timestamps, agent, "
+                       "task_id, result_updated. Works after a bridge restart; when the agent "
+                       "no longer knows the run, answers from the stored result.",
+        .input_schema = schema_obj(
+            "{\"type\":\"object\",\"properties\":{\"run_id\":{\"type\":\"string\"},\"agent\":{"
+            "\"type\":\"string\"}},\"required\":[\"run_id\"],\"additionalProperties\":false}"),
+        .output_schema = schema_obj(
+            "{\"type\":\"object\",\"properties\":{\"run_id\":{\"type\":\"string\"},\"status\":{"
+            "\"type\":\"string\"},\"agent\":{\"type\":\"string\"},\"task_id\":{\"type\":"
+            "\"string\"},\"result_updated\":{\"type\":\"boolean\"}},\"required\":[\"run_id\","
+            "\"status\"]}"),
+        .annotations = json_pack("{s:b, s:b, s:b, s:b}", "readOnlyHint", 1, "destructiveHint", 0,
+                                 "idempotentHint", 1, "openWorldHint", 1),
+        .handler = hermes_status,
+        .arg = b});
+    mcp_add_tool(mcp, &(struct mcp_tool_def){
+        .name = "hermes_result",
+        .title = "Result of a task",
+        .description = "The stored result of a task: {id, status, summary, artifacts, "
+                       "next_steps, details?}. The durable source of truth once a task ended.",
+        .input_schema = schema_obj(
+            "{\"type\":\"object\",\"properties\":{\"id\":{\"type\":\"string\",\"pattern\":"
+            "\"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$\"}},\"required\":[\"id\"],"
+            "\"additionalProperties\":false}"),
+        .output_schema = schema_obj(RESULT_SCHEMA),
+        .annotations = json_pack("{s:b, s:b, s:b, s:b}", "readOnlyHint", 1, "destructiveHint", 0,
+                                 "idempotentHint", 1, "openWorldHint", 0),
+        .handler = hermes_result,
+        .arg = b});
+    mcp_add_tool(mcp, &(struct mcp_tool_def){
+        .name = "hermes_files",
+        .title = "Files of a task",
+        .description = "List a task's files, or read one UTF-8 text file (at most 200 KiB) by "
+                       "its path relative to the task. Read-only; no '..', absolute paths, "
+                       "backslashes or symbolic links.",
+        .input_schema = schema_obj(
+            "{\"type\":\"object\",\"properties\":{\"id\":{\"type\":\"string\",\"pattern\":"
+            "\"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$\"},\"path\":{\"type\":\"string\"}},"
+            "\"required\":[\"id\"],\"additionalProperties\":false}"),
+        .output_schema = schema_obj(
+            "{\"type\":\"object\",\"properties\":{\"id\":{\"type\":\"string\"},\"path\":{\"type\":"
+            "\"string\"},\"entries\":{\"type\":\"array\"},\"count\":{\"type\":\"integer\"},"
+            "\"truncated\":{\"type\":\"boolean\"},\"size\":{\"type\":\"integer\"},\"mtime\":{"
+            "\"type\":\"integer\"},\"encoding\":{\"type\":\"string\"},\"content\":{\"type\":"
+            "\"string\"}},\"required\":[\"id\",\"path\"]}"),
+        .annotations = json_pack("{s:b, s:b, s:b, s:b}", "readOnlyHint", 1, "destructiveHint", 0,
+                                 "idempotentHint", 1, "openWorldHint", 0),
+        .handler = hermes_files,
+        .arg = b});
     mcp_add_tool(mcp, &(struct mcp_tool_def){
         .name = "list_agents",
         .title = "List agents",
@@ -37,13 +1532,103 @@ void bridge_register(struct mcp_server *mcp, struct loop *l, struct config *cfg)
                        "capabilities and availability. Read-only; never returns credentials.",
         .input_schema = json_pack("{s:s, s:{}, s:b}", "type", "object", "properties",
                                   "additionalProperties", 0),
-        .output_schema = json_pack(
-            "{s:s, s:{s:{s:s}, s:{s:s}, s:{s:s}}, s:[s,s,s]}", "type", "object", "properties",
-            "agents", "type", "array", "default", "type", "string", "count", "type", "integer",
-            "required", "agents", "default", "count"),
-        .annotations = json_pack("{s:b, s:b, s:b, s:b}", "readOnlyHint", 1, "destructiveHint",
-                                 0, "idempotentHint", 1, "openWorldHint", 0),
+        .output_schema = schema_obj(
+            "{\"type\":\"object\",\"properties\":{\"agents\":{\"type\":\"array\"},\"default\":{"
+            "\"type\":\"string\"},\"count\":{\"type\":\"integer\"}},\"required\":[\"agents\","
+            "\"default\",\"count\"]}"),
+        .annotations = json_pack("{s:b, s:b, s:b, s:b}", "readOnlyHint", 1, "destructiveHint", 0,
+                                 "idempotentHint", 1, "openWorldHint", 0),
         .handler = list_agents,
-        .arg = cfg,
-    });
+        .arg = b});
+    mcp_add_tool(mcp, &(struct mcp_tool_def){
+        .name = "hermes_cancel",
+        .title = "Cancel a task",
+        .description = "Really stop a task: a sync task in flight is interrupted, an async run "
+                       "is stopped at the agent (POST /v1/runs/{id}/stop) and followed to its "
+                       "end. Give run_id or id. Says so when the task had already finished.",
+        .input_schema = schema_obj(
+            "{\"type\":\"object\",\"properties\":{\"run_id\":{\"type\":\"string\"},\"id\":{"
+            "\"type\":\"string\"}},\"additionalProperties\":false}"),
+        .output_schema = schema_obj(
+            "{\"type\":\"object\",\"properties\":{\"status\":{\"type\":\"string\"},"
+            "\"already_finished\":{\"type\":\"boolean\"},\"message\":{\"type\":\"string\"}},"
+            "\"required\":[\"status\"]}"),
+        .annotations = json_pack("{s:b, s:b, s:b, s:b}", "readOnlyHint", 0, "destructiveHint", 1,
+                                 "idempotentHint", 1, "openWorldHint", 1),
+        .handler = hermes_cancel,
+        .arg = b});
+    mcp_add_tool(mcp, &(struct mcp_tool_def){
+        .name = "hermes_reset",
+        .title = "Reset the job bookkeeping",
+        .description = "GLOBAL: clears the bridge's job bookkeeping for every caller (queued and "
+                       "followed jobs, the run index); result files are kept. Ask the user "
+                       "before calling it when other work may be in flight. Needs confirmed: "
+                       "true.",
+        .input_schema = schema_obj(
+            "{\"type\":\"object\",\"properties\":{\"confirmed\":{\"type\":\"boolean\"}},"
+            "\"additionalProperties\":false}"),
+        .output_schema = schema_obj(
+            "{\"type\":\"object\",\"properties\":{\"cleared\":{\"type\":\"integer\"},"
+            "\"by_status\":{\"type\":\"object\"}},\"required\":[\"cleared\",\"by_status\"]}"),
+        .annotations = json_pack("{s:b, s:b, s:b, s:b}", "readOnlyHint", 0, "destructiveHint", 1,
+                                 "idempotentHint", 0, "openWorldHint", 0),
+        .handler = hermes_reset,
+        .arg = b});
+    return b;
+}
+
+void bridge_reload(struct bridge *b)
+{
+    agents_load(b);
+    log_info("agent settings reloaded");
+}
+
+void bridge_health(struct bridge *b, char *out, size_t outlen)
+{
+    size_t avail = 0;
+    for (size_t i = 0; i < b->nagents; i++)
+        avail += b->agents[i].key != NULL;
+    snprintf(out, outlen,
+             ",\"agents\":{\"default\":\"%s\",\"count\":%zu,\"available\":%zu},"
+             "\"jobs\":%zu%s",
+             b->default_agent, b->nagents, avail, strmap_count(b->jobs),
+             b->cfg->agents_file ? "" : ",\"degraded\":\"no_registry\"");
+}
+
+void bridge_free(struct bridge *b)
+{
+    if (b == NULL)
+        return;
+    if (b->jobs) {
+        size_t n;
+        void **v = strmap_values(b->jobs, &n);
+        for (size_t i = 0; i < n; i++) {
+            struct job *j = v[i];
+            j->q = NULL; /* no successor starts while we tear down */
+            job_free(j);
+        }
+        free(v);
+    }
+    if (b->queues) {
+        size_t n;
+        void **v = strmap_values(b->queues, &n);
+        for (size_t i = 0; i < n; i++)
+            free(v[i]);
+        free(v);
+    }
+    if (b->runs) {
+        size_t n;
+        void **v = strmap_values(b->runs, &n);
+        for (size_t i = 0; i < n; i++)
+            free(v[i]);
+        free(v);
+    }
+    agent_client_free(b->http);
+    strmap_free(b->jobs);
+    strmap_free(b->runs);
+    strmap_free(b->queues);
+    tasks_free(b->tasks);
+    agents_clear(b);
+    free(b->contract);
+    free(b);
 }

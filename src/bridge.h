@@ -1,13 +1,23 @@
-/* bridge.h — the Hermes bridge: the tools that delegate work to a local Hermes Agent.
- * This first slice registers list_agents over the synthetic default agent (no registry yet). */
+/* bridge.h — the Hermes bridge: the tools that delegate work to Hermes agents
+ * (hermes_task, hermes_status, hermes_result, hermes_files, list_agents, hermes_cancel,
+ * hermes_reset), over the agent HTTP client and the durable task directory. Loop thread. */
 #ifndef HM_BRIDGE_H
 #define HM_BRIDGE_H
+#include <stddef.h>
 
 struct config;
 struct loop;
 struct mcp_server;
+struct bridge;
 
-/* Registers the bridge's tools on mcp. cfg must outlive the server. */
-void bridge_register(struct mcp_server *mcp, struct loop *l, struct config *cfg);
+/* Registers the tools on mcp and follows runs left in flight by a previous process.
+ * cfg must outlive the bridge. NULL (logged) if TASKS_DIR cannot be used. */
+struct bridge *bridge_new(struct mcp_server *mcp, struct loop *l, struct config *cfg);
+/* Re-reads the agent settings (SIGHUP). */
+void bridge_reload(struct bridge *b);
+/* Extra /health fields (",\"agents\":{...}..."). */
+void bridge_health(struct bridge *b, char *out, size_t outlen);
+/* Stops following runs and frees; call after every MCP call was answered. NULL-safe. */
+void bridge_free(struct bridge *b);
 
 #endif

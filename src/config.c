@@ -205,6 +205,17 @@ bool config_load(struct config *c, const char *path, char *err, size_t errlen)
     c->public_hosts = dup_or(get(env, "MCP_PUBLIC_HOSTS"), NULL);
     c->hermes_env_path = dup_or(get(env, "HERMES_ENV_PATH"), NULL);
     c->tasks_dir = dup_or(get(env, "TASKS_DIR"), NULL);
+    if (c->tasks_dir == NULL && path) {
+        const char *slash = strrchr(path, '/');
+        c->tasks_dir = slash ? xasprintf("%.*s/tasks", (int)(slash - path), path)
+                             : xstrdup("tasks");
+    }
+    c->contract_path = dup_or(get(env, "HERMES_CONTRACT_PATH"), NULL);
+    c->poll_ms = 1000;
+    if (!parse_uint(get(env, "HERMES_POLL_MS"), 600000, &c->poll_ms) || c->poll_ms < 10) {
+        snprintf(err, errlen, "HERMES_POLL_MS must be 10-600000 milliseconds");
+        goto out;
+    }
     c->agents_file = dup_or(get(env, "AGENTS_FILE"), NULL);
     c->trusted_proxies = dup_or(get(env, "TRUSTED_PROXIES"), NULL);
     c->audit_path = dup_or(get(env, "AUDIT_LOG_PATH"), NULL);
@@ -232,6 +243,7 @@ void config_cleanup(struct config *c)
     free(c->public_hosts);
     free(c->hermes_env_path);
     free(c->tasks_dir);
+    free(c->contract_path);
     free(c->agents_file);
     free(c->trusted_proxies);
     free(c->audit_path);

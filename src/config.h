@@ -15,7 +15,9 @@ struct config {
     bool auth;           /* a token is set */
     unsigned char token_hash[32]; /* SHA-256 of MCP_AUTH_TOKEN; the token itself is not kept */
     char *hermes_env_path; /* HERMES_ENV_PATH */
-    char *tasks_dir;       /* TASKS_DIR */
+    char *tasks_dir;       /* TASKS_DIR, default tasks/ beside the env file */
+    char *contract_path;   /* HERMES_CONTRACT_PATH, may be NULL (built-in contract) */
+    unsigned poll_ms;      /* HERMES_POLL_MS: how often a followed run is polled, default 1000 */
     char *agents_file;     /* AGENTS_FILE */
     unsigned max_conns;    /* MCP_MAX_CONNECTIONS, default 16384 */
     unsigned call_timeout_ms; /* MCP_CALL_TIMEOUT_S (seconds), default 1800; 0: none */

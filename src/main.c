@@ -75,9 +75,33 @@ static const char *env_file_arg(int argc, char **argv, const char *help, int *ba
     return file ? file : ".env";
 }
 
-static void setup_tools(struct mcp_server *mcp, struct loop *l, void *cfg)
+static struct bridge *the_bridge;
+
+static bool setup_tools(struct mcp_server *mcp, struct loop *l, void *cfg)
 {
-    bridge_register(mcp, l, cfg);
+    the_bridge = bridge_new(mcp, l, cfg);
+    return the_bridge != NULL;
+}
+
+static void reload_tools(void *cfg)
+{
+    (void)cfg;
+    if (the_bridge)
+        bridge_reload(the_bridge);
+}
+
+static void health_tools(void *cfg, char *out, size_t outlen)
+{
+    (void)cfg;
+    if (the_bridge)
+        bridge_health(the_bridge, out, outlen);
+}
+
+static void teardown_tools(void *cfg)
+{
+    (void)cfg;
+    bridge_free(the_bridge);
+    the_bridge = NULL;
 }
 
 static int cmd_serve(int argc, char **argv)
@@ -117,7 +141,8 @@ static int cmd_serve(int argc, char **argv)
                  "from your agent",
                  cfg.host);
     struct app_opts o = {.cfg = &cfg, .service = "hermes-mcp", .setup = setup_tools,
-                         .setup_arg = &cfg};
+                         .setup_arg = &cfg, .reload = reload_tools, .teardown = teardown_tools,
+                         .health = health_tools};
     int rc = app_run(&o);
     config_cleanup(&cfg);
     return rc;

@@ -495,7 +495,7 @@ static json_t *prompt_arg(const char *name, const char *desc)
     return json_pack("{s:s, s:s, s:b}", "name", name, "description", desc, "required", 1);
 }
 
-void fixtures_register(struct mcp_server *m, struct loop *l, void *arg)
+bool fixtures_register(struct mcp_server *m, struct loop *l, void *arg)
 {
     (void)arg;
     loop = l;
@@ -579,4 +579,5 @@ void fixtures_register(struct mcp_server *m, struct loop *l, void *arg)
                                                               "content",
                                                .handler = prompt_image});
     mcp_set_completion(m, complete, NULL);
+    return true;
 }

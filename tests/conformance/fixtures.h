@@ -7,6 +7,8 @@
 struct loop;
 struct mcp_server;
 
-void fixtures_register(struct mcp_server *mcp, struct loop *l, void *arg);
+#include <stdbool.h>
+
+bool fixtures_register(struct mcp_server *mcp, struct loop *l, void *arg);
 
 #endif

@@ -26,7 +26,11 @@ test('hermes-mcp (stateless): initialize, list, call, ping', async () => {
     assert.ok(client.getServerCapabilities().tools, 'tools capability advertised');
     assert.equal(client.getServerCapabilities().resources, undefined, 'no resources: not advertised');
     const { tools } = await client.listTools();
-    assert.deepEqual(tools.map((t) => t.name), ['list_agents']);
+    assert.deepEqual(tools.map((t) => t.name).sort(), ['hermes_cancel', 'hermes_files',
+      'hermes_reset', 'hermes_result', 'hermes_status', 'hermes_task', 'list_agents']);
+    for (const t of tools) {
+      assert.ok(t.description && t.inputSchema && t.outputSchema && t.annotations, t.name);
+    }
     const res = await client.callTool({ name: 'list_agents', arguments: {} });
     assert.equal(res.isError, false);
     assert.equal(res.structuredContent.default, 'hermes');
@@ -44,7 +48,7 @@ test('hermes-mcp (sessions): session id issued, used, ended with DELETE', async 
     const { client, transport } = await connect(srv);
     const sid = transport.sessionId;
     assert.match(sid, /^[0-9a-f]{64}$/, 'random 256-bit session id');
-    assert.equal((await client.listTools()).tools.length, 1);
+    assert.equal((await client.listTools()).tools.length, 7);
     await transport.terminateSession();
     assert.equal(transport.sessionId, undefined);
     // The ended session is gone: a request with its id gets 404.

@@ -1,0 +1,307 @@
+/* agent.c — libcurl multi in our epoll loop (the pattern of curl's ephiperfifo example). */
+#include "agent.h"
+
+#include <curl/curl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/epoll.h>
+
+#include "buf.h"
+#include "log.h"
+#include "loop.h"
+#include "mem.h"
+
+struct agent_client {
+    struct loop *loop;
+    CURLM *multi;
+    struct loop_timer *timer;
+    struct agent_req *reqs; /* live transfers */
+    unsigned n;
+};
+
+struct agent_req {
+    struct agent_client *c;
+    CURL *easy;
+    struct curl_slist *headers;
+    char *body;
+    struct buf resp;
+    agent_data_cb *on_data;
+    agent_done_cb *on_done;
+    void *arg;
+    bool too_big, aborted;
+    unsigned retry_after;
+    char session_id[300];
+    bool replayed;
+    char errbuf[CURL_ERROR_SIZE];
+    struct agent_req *prev, *next;
+};
+
+/* A socket curl asked us to watch. */
+struct sockw {
+    struct loop_watch *w;
+    curl_socket_t fd;
+};
+
+static void check_done(struct agent_client *c);
+
+static void on_fd(struct loop *l, int fd, uint32_t events, void *arg)
+{
+    struct agent_client *c = arg;
+    int running, mask = 0;
+    (void)l;
+    if (events & EPOLLIN)
+        mask |= CURL_CSELECT_IN;
+    if (events & EPOLLOUT)
+        mask |= CURL_CSELECT_OUT;
+    if (events & (EPOLLERR | EPOLLHUP))
+        mask |= CURL_CSELECT_ERR;
+    curl_multi_socket_action(c->multi, fd, mask, &running);
+    check_done(c);
+}
+
+static int socket_cb(CURL *easy, curl_socket_t s, int what, void *userp, void *socketp)
+{
+    struct agent_client *c = userp;
+    struct sockw *sw = socketp;
+    uint32_t ev = (what & CURL_POLL_IN ? EPOLLIN : 0) | (what & CURL_POLL_OUT ? EPOLLOUT : 0);
+    (void)easy;
+
+    if (what == CURL_POLL_REMOVE) {
+        if (sw) {
+            loop_watch_del(sw->w);
+            free(sw);
+            curl_multi_assign(c->multi, s, NULL);
+        }
+        return 0;
+    }
+    if (sw == NULL) {
+        sw = xcalloc(1, sizeof *sw);
+        sw->fd = s;
+        sw->w = loop_watch_add(c->loop, s, ev, on_fd, c);
+        curl_multi_assign(c->multi, s, sw);
+    } else {
+        loop_watch_mod(sw->w, ev);
+    }
+    return 0;
+}
+
+static void on_timer(struct loop *l, void *arg)
+{
+    struct agent_client *c = arg;
+    int running;
+    (void)l;
+    c->timer = NULL;
+    curl_multi_socket_action(c->multi, CURL_SOCKET_TIMEOUT, 0, &running);
+    check_done(c);
+}
+
+static int timer_cb(CURLM *multi, long timeout_ms, void *userp)
+{
+    struct agent_client *c = userp;
+    (void)multi;
+    loop_timer_cancel(c->timer);
+    c->timer = NULL;
+    /* Never call back into curl from here: a 0 ms timer runs on the next iteration. */
+    if (timeout_ms >= 0)
+        c->timer = loop_timer_add(c->loop, (uint64_t)timeout_ms, on_timer, c);
+    return 0;
+}
+
+static size_t write_cb(char *p, size_t size, size_t nmemb, void *userp)
+{
+    struct agent_req *r = userp;
+    size_t n = size * nmemb;
+
+    if (r->on_data) {
+        if (!r->on_data(r, p, n, r->arg)) {
+            r->aborted = true;
+            return 0;
+        }
+        return n;
+    }
+    if (!buf_append(&r->resp, p, n)) {
+        r->too_big = true;
+        return 0; /* aborts the transfer */
+    }
+    return n;
+}
+
+static size_t header_cb(char *p, size_t size, size_t nmemb, void *userp)
+{
+    struct agent_req *r = userp;
+    size_t n = size * nmemb;
+    char line[512];
+
+    if (n >= sizeof line)
+        return n;
+    memcpy(line, p, n);
+    line[n] = '\0';
+    line[strcspn(line, "\r\n")] = '\0';
+    if (strncasecmp(line, "Retry-After:", 12) == 0)
+        r->retry_after = (unsigned)strtoul(line + 12, NULL, 10);
+    else if (strncasecmp(line, "X-Hermes-Session-Id:", 20) == 0)
+        snprintf(r->session_id, sizeof r->session_id, "%s", line + 20 + strspn(line + 20, " "));
+    else if (strncasecmp(line, "Idempotency-Replayed:", 21) == 0)
+        r->replayed = strstr(line + 21, "true") != NULL;
+    return n;
+}
+
+static void req_free(struct agent_req *r)
+{
+    struct agent_client *c = r->c;
+    curl_multi_remove_handle(c->multi, r->easy);
+    curl_easy_cleanup(r->easy);
+    curl_slist_free_all(r->headers);
+    free(r->body);
+    buf_cleanup(&r->resp);
+    if (r->prev)
+        r->prev->next = r->next;
+    else
+        c->reqs = r->next;
+    if (r->next)
+        r->next->prev = r->prev;
+    c->n--;
+    free(r);
+}
+
+static void check_done(struct agent_client *c)
+{
+    CURLMsg *m;
+    int left;
+
+    while ((m = curl_multi_info_read(c->multi, &left)) != NULL) {
+        if (m->msg != CURLMSG_DONE)
+            continue;
+        struct agent_req *r = NULL;
+        curl_easy_getinfo(m->easy_handle, CURLINFO_PRIVATE, (char **)&r);
+        CURLcode code = m->data.result;
+        struct agent_result res = {0};
+        curl_easy_getinfo(r->easy, CURLINFO_RESPONSE_CODE, &res.status);
+        res.too_big = r->too_big;
+        res.timed_out = code == CURLE_OPERATION_TIMEDOUT;
+        res.failed = code != CURLE_OK && !r->too_big && !r->aborted && !res.timed_out;
+        res.error = code != CURLE_OK ? (r->errbuf[0] ? r->errbuf : curl_easy_strerror(code))
+                                     : NULL;
+        res.body = r->resp.data ? r->resp.data : "";
+        res.body_len = r->resp.len;
+        res.retry_after = r->retry_after;
+        res.session_id = r->session_id[0] ? r->session_id : NULL;
+        res.replayed = r->replayed;
+        agent_done_cb *cb = r->on_done;
+        void *arg = r->arg;
+        r->on_done = NULL;
+        if (cb)
+            cb(r, &res, arg);
+        req_free(r);
+    }
+}
+
+struct agent_client *agent_client_new(struct loop *l)
+{
+    static bool global_done;
+    struct agent_client *c = xcalloc(1, sizeof *c);
+
+    if (!global_done) {
+        curl_global_init(CURL_GLOBAL_DEFAULT);
+        global_done = true;
+    }
+    c->loop = l;
+    c->multi = curl_multi_init();
+    curl_multi_setopt(c->multi, CURLMOPT_SOCKETFUNCTION, socket_cb);
+    curl_multi_setopt(c->multi, CURLMOPT_SOCKETDATA, c);
+    curl_multi_setopt(c->multi, CURLMOPT_TIMERFUNCTION, timer_cb);
+    curl_multi_setopt(c->multi, CURLMOPT_TIMERDATA, c);
+    curl_multi_setopt(c->multi, CURLMOPT_MAX_HOST_CONNECTIONS, 64L);
+    return c;
+}
+
+void agent_client_free(struct agent_client *c)
+{
+    if (c == NULL)
+        return;
+    while (c->reqs)
+        agent_cancel(c->reqs);
+    loop_timer_cancel(c->timer);
+    curl_multi_cleanup(c->multi);
+    free(c);
+}
+
+struct agent_req *agent_request(struct agent_client *c, const struct agent_opts *o)
+{
+    struct agent_req *r = xcalloc(1, sizeof *r);
+    char h[512];
+
+    r->c = c;
+    r->easy = curl_easy_init();
+    r->on_data = o->on_data;
+    r->on_done = o->on_done;
+    r->arg = o->arg;
+    buf_init(&r->resp, o->max_response);
+    if (r->easy == NULL) {
+        free(r);
+        return NULL;
+    }
+    CURL *e = r->easy;
+    curl_easy_setopt(e, CURLOPT_URL, o->url);
+    curl_easy_setopt(e, CURLOPT_PRIVATE, r);
+    curl_easy_setopt(e, CURLOPT_NOSIGNAL, 1L);
+    curl_easy_setopt(e, CURLOPT_PROTOCOLS_STR, "http,https");
+    curl_easy_setopt(e, CURLOPT_ERRORBUFFER, r->errbuf);
+    curl_easy_setopt(e, CURLOPT_WRITEFUNCTION, write_cb);
+    curl_easy_setopt(e, CURLOPT_WRITEDATA, r);
+    curl_easy_setopt(e, CURLOPT_HEADERFUNCTION, header_cb);
+    curl_easy_setopt(e, CURLOPT_HEADERDATA, r);
+    curl_easy_setopt(e, CURLOPT_CONNECTTIMEOUT_MS, (long)(o->connect_timeout_ms ? o->connect_timeout_ms : 5000));
+    if (o->deadline_ms)
+        curl_easy_setopt(e, CURLOPT_TIMEOUT_MS, (long)o->deadline_ms);
+    if (o->key) {
+        snprintf(h, sizeof h, "Authorization: Bearer %s", o->key);
+        r->headers = curl_slist_append(r->headers, h);
+        memset(h, 0, sizeof h);
+    }
+    if (o->session_header) {
+        snprintf(h, sizeof h, "X-Hermes-Session-Id: %s", o->session_header);
+        r->headers = curl_slist_append(r->headers, h);
+    }
+    if (o->idempotency_key) {
+        snprintf(h, sizeof h, "Idempotency-Key: %s", o->idempotency_key);
+        r->headers = curl_slist_append(r->headers, h);
+    }
+    r->headers = curl_slist_append(r->headers, o->accept_sse ? "Accept: text/event-stream"
+                                                             : "Accept: application/json");
+    r->headers = curl_slist_append(r->headers, "Expect:");
+    if (strcmp(o->method, "POST") == 0) {
+        r->body = xstrndup(o->body ? o->body : "", o->body ? o->body_len : 0);
+        r->headers = curl_slist_append(r->headers, "Content-Type: application/json");
+        curl_easy_setopt(e, CURLOPT_POST, 1L);
+        curl_easy_setopt(e, CURLOPT_POSTFIELDS, r->body);
+        curl_easy_setopt(e, CURLOPT_POSTFIELDSIZE, (long)(o->body ? o->body_len : 0));
+    }
+    curl_easy_setopt(e, CURLOPT_HTTPHEADER, r->headers);
+    r->next = c->reqs;
+    if (c->reqs)
+        c->reqs->prev = r;
+    c->reqs = r;
+    c->n++;
+    if (curl_multi_add_handle(c->multi, e) != CURLM_OK) {
+        r->on_done = NULL;
+        req_free(r);
+        return NULL;
+    }
+    return r;
+}
+
+void agent_cancel(struct agent_req *r)
+{
+    if (r == NULL)
+        return;
+    r->on_done = NULL;
+    req_free(r); /* removing the handle closes its connection: the agent sees the hang-up */
+}
+
+unsigned agent_in_flight(const struct agent_client *c)
+{
+    return c->n;
+}

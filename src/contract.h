@@ -1,0 +1,21 @@
+/* contract.h — what goes to the agent and how its answer is read. Pure; fuzzed.
+ * The contract (HERMES_CONTRACT_PATH, or the built-in default) is sent as system instructions;
+ * the task, its context, deliverable and constraints are rendered into the user prompt. The
+ * agent answers with the contract's JSON {status, summary, artifacts, next_steps}, possibly in a
+ * fenced code block; anything else is plain text and becomes the summary. */
+#ifndef HM_CONTRACT_H
+#define HM_CONTRACT_H
+#include <jansson.h>
+
+extern const char contract_default[];
+
+/* A new string: the prompt for a task. context, deliverable may be NULL; constraints may be
+ * NULL or an array of strings. */
+char *contract_prompt(const char *task, const char *context, const char *deliverable,
+                      json_t *constraints);
+/* A new object {status, summary, artifacts, next_steps} from the agent's answer text.
+ * status defaults to "completed"; artifacts and next_steps are arrays of strings (other items
+ * are dropped); extra keys the agent sent are kept under "details". */
+json_t *contract_parse_answer(const char *text, size_t len);
+
+#endif

@@ -1,0 +1,88 @@
+/* sse.c — SSE decoding per the WHATWG event-stream rules (CR, LF or CRLF line ends). */
+#include "sse.h"
+
+#include <stdio.h>
+#include <string.h>
+
+void sse_init(struct sse_decoder *d, size_t max_event)
+{
+    memset(d, 0, sizeof *d);
+    d->max_event = max_event;
+    buf_init(&d->line, max_event);
+    buf_init(&d->data, max_event);
+}
+
+void sse_cleanup(struct sse_decoder *d)
+{
+    buf_cleanup(&d->line);
+    buf_cleanup(&d->data);
+}
+
+static void dispatch(struct sse_decoder *d, sse_event_cb *cb, void *arg)
+{
+    if (d->has_data) {
+        size_t len = d->data.len;
+        if (len > 0 && d->data.data[len - 1] == '\n')
+            len--; /* the last data line's newline is not part of the data */
+        cb(d->event, d->data.data ? d->data.data : "", len, d->id, arg);
+    }
+    d->event[0] = '\0';
+    d->has_data = false;
+    d->data.len = 0;
+}
+
+static bool field(struct sse_decoder *d, const char *line, size_t n, sse_event_cb *cb, void *arg)
+{
+    if (n == 0) {
+        dispatch(d, cb, arg);
+        return true;
+    }
+    if (line[0] == ':')
+        return true; /* comment */
+    const char *colon = memchr(line, ':', n);
+    size_t nlen = colon ? (size_t)(colon - line) : n;
+    const char *v = colon ? colon + 1 : line + n;
+    size_t vlen = colon ? n - nlen - 1 : 0;
+    if (vlen > 0 && *v == ' ')
+        v++, vlen--;
+    if (nlen == 4 && memcmp(line, "data", 4) == 0) {
+        if (!buf_append(&d->data, v, vlen) || !buf_append(&d->data, "\n", 1))
+            return false;
+        d->has_data = true;
+    } else if (nlen == 5 && memcmp(line, "event", 5) == 0) {
+        snprintf(d->event, sizeof d->event, "%.*s", (int)vlen, v);
+    } else if (nlen == 2 && memcmp(line, "id", 2) == 0) {
+        if (!memchr(v, '\0', vlen))
+            snprintf(d->id, sizeof d->id, "%.*s", (int)vlen, v);
+    }
+    /* retry and unknown fields: ignored */
+    return true;
+}
+
+bool sse_feed(struct sse_decoder *d, const char *p, size_t n, sse_event_cb *cb, void *arg)
+{
+    if (d->failed)
+        return false;
+    for (size_t i = 0; i < n; i++) {
+        char c = p[i];
+        if (d->skip_lf) {
+            d->skip_lf = false;
+            if (c == '\n')
+                continue;
+        }
+        if (c == '\r' || c == '\n') {
+            d->skip_lf = c == '\r';
+            if (!field(d, d->line.data ? d->line.data : "", d->line.len, cb, arg)) {
+                d->failed = true;
+                return false;
+            }
+            d->line.len = 0;
+            continue;
+        }
+        if (!buf_append(&d->line, &c, 1)) {
+            d->failed = true;
+            return false;
+        }
+    }
+    return true;
+}

@@ -1,0 +1,32 @@
+/* sse.h — incremental decoder for Server-Sent Events (the agent's streams). Pure; fuzzed.
+ * Bytes go in as they arrive, in pieces of any size; each complete event comes out through the
+ * callback with its event name ("" when none was given), its data (lines joined with "\n") and
+ * its id. Comment lines (": keepalive") are skipped. An event larger than max_event bytes is an
+ * error: the decoder stops and sse_feed returns false from then on. */
+#ifndef HM_SSE_H
+#define HM_SSE_H
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "buf.h"
+
+typedef void sse_event_cb(const char *event, const char *data, size_t len, const char *id,
+                          void *arg);
+
+struct sse_decoder {
+    struct buf line;  /* the line being read */
+    struct buf data;  /* data of the event being read */
+    char event[64];
+    char id[128];
+    bool has_data;
+    bool failed;
+    bool skip_lf;     /* the last line ended in CR: a following LF belongs to it */
+    size_t max_event;
+};
+
+void sse_init(struct sse_decoder *d, size_t max_event);
+void sse_cleanup(struct sse_decoder *d);
+/* Returns false once an event exceeded max_event (nothing more is decoded). */
+bool sse_feed(struct sse_decoder *d, const char *p, size_t n, sse_event_cb *cb, void *arg);
+
+#endif

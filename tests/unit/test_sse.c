@@ -1,0 +1,88 @@
+/* Unit tests for sse.c: framing, multi-line data, split input, comments, limits. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "sse.h"
+
+struct seen {
+    int n;
+    char event[8][64];
+    char data[8][256];
+    char id[8][64];
+};
+
+static void collect(const char *event, const char *data, size_t len, const char *id, void *arg)
+{
+    struct seen *s = arg;
+    if (s->n >= 8)
+        return;
+    snprintf(s->event[s->n], 64, "%s", event);
+    snprintf(s->data[s->n], 256, "%.*s", (int)len, data);
+    snprintf(s->id[s->n], 64, "%s", id);
+    s->n++;
+}
+
+static void decodes_events_fed_byte_by_byte(void **state)
+{
+    const char *text = ": keepalive\n\nevent: hermes.tool.progress\r\ndata: {\"a\":1}\r\n\r\n"
+                       "data: line1\ndata:line2\nid: 7\n\ndata: [DONE]\n\n";
+    struct sse_decoder d;
+    struct seen s = {0};
+    (void)state;
+    sse_init(&d, 1024);
+    for (size_t i = 0; i < strlen(text); i++)
+        assert_true(sse_feed(&d, text + i, 1, collect, &s));
+    sse_cleanup(&d);
+    assert_int_equal(s.n, 3);
+    assert_string_equal(s.event[0], "hermes.tool.progress");
+    assert_string_equal(s.data[0], "{\"a\":1}");
+    assert_string_equal(s.event[1], "");
+    assert_string_equal(s.data[1], "line1\nline2");
+    assert_string_equal(s.id[1], "7");
+    assert_string_equal(s.data[2], "[DONE]");
+}
+
+static void event_without_data_is_not_dispatched(void **state)
+{
+    struct sse_decoder d;
+    struct seen s = {0};
+    (void)state;
+    sse_init(&d, 1024);
+    assert_true(sse_feed(&d, "event: x\n\nid: 3\n\n", 17, collect, &s));
+    assert_int_equal(s.n, 0);
+    assert_true(sse_feed(&d, "data: \n\n", 8, collect, &s)); /* empty data is an event */
+    assert_int_equal(s.n, 1);
+    assert_string_equal(s.data[0], "");
+    assert_string_equal(s.event[0], ""); /* the earlier event name did not leak */
+    sse_cleanup(&d);
+}
+
+static void oversized_event_fails_and_stays_failed(void **state)
+{
+    struct sse_decoder d;
+    struct seen s = {0};
+    char big[300];
+    (void)state;
+    memset(big, 'x', sizeof big);
+    sse_init(&d, 100);
+    assert_true(sse_feed(&d, "data: ", 6, collect, &s));
+    assert_false(sse_feed(&d, big, sizeof big, collect, &s));
+    assert_false(sse_feed(&d, "\n\ndata: ok\n\n", 12, collect, &s));
+    assert_int_equal(s.n, 0);
+    sse_cleanup(&d);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(decodes_events_fed_byte_by_byte),
+        cmocka_unit_test(event_without_data_is_not_dispatched),
+        cmocka_unit_test(oversized_event_fails_and_stays_failed),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
