@@ -26,6 +26,7 @@
 #include "loop.h"
 #include "mcp.h"
 #include "mem.h"
+#include "registry.h"
 #include "sse.h"
 #include "strmap.h"
 #include "taskpath.h"
@@ -43,10 +44,14 @@
 #define CONNECT_TIMEOUT_MS 5000
 #define DEFAULT_AGENT "hermes"
 
+enum probe_state { PROBE_UNKNOWN, PROBE_OK, PROBE_DOWN };
+
 struct agentdef {
     char *name, *description, *kind, *profile, *base_url;
     json_t *capabilities;
     char *key; /* the secret; NULL when it could not be resolved */
+    enum probe_state health;
+    struct agent_req *probe;
 };
 
 enum job_kind { JOB_SYNC, JOB_SUBMIT, JOB_FOLLOW };
@@ -95,6 +100,13 @@ struct bridge {
     char *contract;
     time_t contract_mtime;
     off_t contract_size;
+    char *registry_path;     /* AGENTS_FILE (or its default) */
+    bool registry_loaded;    /* the agents come from the registry (not synthetic) */
+    char *registry_error;    /* why the file on disk is not in use, or NULL */
+    struct timespec registry_mtime;
+    off_t registry_size;
+    ino_t registry_ino;
+    struct loop_timer *probe_timer;
 };
 
 static void job_free(struct job *j);
@@ -201,6 +213,7 @@ static void agents_clear(struct bridge *b)
         free(a->profile);
         free(a->base_url);
         json_decref(a->capabilities);
+        agent_cancel(a->probe);
         if (a->key) {
             memset(a->key, 0, strlen(a->key));
             free(a->key);
@@ -213,27 +226,30 @@ static void agents_clear(struct bridge *b)
     b->default_agent = NULL;
 }
 
-static void agents_load(struct bridge *b)
+static json_t *read_dotenv(const char *path)
+{
+    char text[65536], err[200];
+    FILE *f = fopen(path, "r");
+    if (f == NULL)
+        return NULL;
+    size_t n = fread(text, 1, sizeof text, f);
+    fclose(f);
+    json_t *env = dotenv_parse(text, n, err, sizeof err);
+    memset(text, 0, sizeof text);
+    if (env == NULL)
+        log_warn("%s: %s", path, err);
+    return env;
+}
+
+/* The synthetic default agent: HERMES_ENV_PATH's API_SERVER_{HOST,PORT,KEY}. */
+static void agents_synthetic(struct bridge *b)
 {
     const char *host = "127.0.0.1", *port = "8642", *key = NULL;
-    json_t *env = NULL;
+    json_t *env = b->cfg->hermes_env_path ? read_dotenv(b->cfg->hermes_env_path) : NULL;
 
-    agents_clear(b);
-    if (b->cfg->hermes_env_path) {
-        FILE *f = fopen(b->cfg->hermes_env_path, "r");
-        if (f) {
-            char text[65536];
-            size_t n = fread(text, 1, sizeof text, f);
-            fclose(f);
-            char err[200];
-            env = dotenv_parse(text, n, err, sizeof err);
-            memset(text, 0, sizeof text);
-            if (env == NULL)
-                log_warn("HERMES_ENV_PATH %s: %s", b->cfg->hermes_env_path, err);
-        } else {
-            log_warn("HERMES_ENV_PATH %s: %s", b->cfg->hermes_env_path, strerror(errno));
-        }
-    }
+    if (b->cfg->hermes_env_path && env == NULL)
+        log_warn("HERMES_ENV_PATH %s could not be read; the agent has no key",
+                 b->cfg->hermes_env_path);
     if (json_string_value(json_object_get(env, "API_SERVER_HOST")))
         host = json_string_value(json_object_get(env, "API_SERVER_HOST"));
     if (json_string_value(json_object_get(env, "API_SERVER_PORT")))
@@ -251,6 +267,181 @@ static void agents_load(struct bridge *b)
     a->key = key && *key ? xstrdup(key) : NULL;
     b->default_agent = xstrdup(DEFAULT_AGENT);
     json_decref(env);
+}
+
+/* key_file: mode 600, the key alone on the first line. */
+static char *read_key_file(const char *path, const char *agent)
+{
+    struct stat st;
+    char line[1024];
+    if (stat(path, &st) < 0 || !S_ISREG(st.st_mode)) {
+        log_warn("agent %s: key_file %s cannot be read", agent, path);
+        return NULL;
+    }
+    if (st.st_mode & 077) {
+        log_warn("agent %s: key_file %s is readable by others; chmod 600 it", agent, path);
+        return NULL;
+    }
+    FILE *f = fopen(path, "r");
+    if (f == NULL || fgets(line, sizeof line, f) == NULL) {
+        if (f)
+            fclose(f);
+        return NULL;
+    }
+    fclose(f);
+    line[strcspn(line, "\r\n")] = '\0';
+    char *k = line[0] ? xstrdup(line) : NULL;
+    memset(line, 0, sizeof line);
+    return k;
+}
+
+/* Builds the agents from a parsed registry. */
+static void agents_from_registry(struct bridge *b, json_t *reg)
+{
+    json_t *env = NULL;
+    json_t *list = json_object_get(reg, "agents");
+    b->nagents = json_array_size(list);
+    b->agents = xcalloc(b->nagents, sizeof *b->agents);
+    for (size_t i = 0; i < b->nagents; i++) {
+        json_t *o = json_array_get(list, i);
+        struct agentdef *a = &b->agents[i];
+        const char *profile = json_string_value(json_object_get(o, "profile"));
+        const char *key_env = json_string_value(json_object_get(o, "key_env"));
+        const char *key_file = json_string_value(json_object_get(o, "key_file"));
+        a->name = xstrdup(json_string_value(json_object_get(o, "name")));
+        a->description = xstrdup(json_string_value(json_object_get(o, "description")));
+        a->kind = xstrdup(json_string_value(json_object_get(o, "kind")));
+        a->base_url = xstrdup(json_string_value(json_object_get(o, "base_url")));
+        a->profile = profile ? xstrdup(profile) : NULL;
+        a->capabilities = json_incref(json_object_get(o, "capabilities"));
+        if (key_env) {
+            const char *v = getenv(key_env);
+            if ((v == NULL || !*v) && b->cfg->env_file) {
+                if (env == NULL)
+                    env = read_dotenv(b->cfg->env_file);
+                v = json_string_value(json_object_get(env, key_env));
+            }
+            a->key = v && *v ? xstrdup(v) : NULL;
+        } else if (key_file) {
+            a->key = read_key_file(key_file, a->name);
+        }
+    }
+    b->default_agent = xstrdup(json_string_value(json_object_get(reg, "default")));
+    json_decref(env);
+}
+
+static void set_registry_error(struct bridge *b, const char *msg)
+{
+    free(b->registry_error);
+    b->registry_error = msg ? xstrdup(msg) : NULL;
+    if (msg)
+        log_warn("agents registry %s: %s; keeping the last good state", b->registry_path, msg);
+}
+
+static void probe_all(struct bridge *b);
+
+/* (Re)loads the registry; an invalid file keeps what was there. */
+static void agents_load(struct bridge *b)
+{
+    struct stat st;
+    char err[300];
+
+    if (stat(b->registry_path, &st) < 0) {
+        agents_clear(b);
+        agents_synthetic(b);
+        probe_all(b);
+        b->registry_loaded = false;
+        b->registry_ino = 0;
+        set_registry_error(b, NULL);
+        return;
+    }
+    b->registry_mtime = st.st_mtim;
+    b->registry_size = st.st_size;
+    b->registry_ino = st.st_ino;
+    if (st.st_mode & 077) {
+        snprintf(err, sizeof err, "the file is readable by others; chmod 600 it");
+        set_registry_error(b, err);
+    } else if (st.st_size > 1024 * 1024) {
+        set_registry_error(b, "the file is larger than 1 MiB");
+    } else {
+        FILE *f = fopen(b->registry_path, "r");
+        char *text = xmalloc((size_t)st.st_size + 1);
+        size_t n = f ? fread(text, 1, (size_t)st.st_size, f) : 0;
+        if (f)
+            fclose(f);
+        json_t *reg = registry_parse(text, n, err, sizeof err);
+        free(text);
+        if (reg) {
+            agents_clear(b);
+            agents_from_registry(b, reg);
+            json_decref(reg);
+            b->registry_loaded = true;
+            set_registry_error(b, NULL);
+            log_info("agents registry loaded: %zu agents, default %s", b->nagents,
+                     b->default_agent);
+            probe_all(b);
+            return;
+        }
+        set_registry_error(b, err);
+    }
+    if (b->nagents == 0)
+        agents_synthetic(b);
+}
+
+/* Hot reload: called before agents are used; a stat per call is cheap. */
+static void agents_refresh(struct bridge *b)
+{
+    struct stat st;
+    bool exists = stat(b->registry_path, &st) == 0;
+    if (!exists && !b->registry_ino)
+        return;
+    if (exists && st.st_ino == b->registry_ino && st.st_size == b->registry_size &&
+        st.st_mtim.tv_sec == b->registry_mtime.tv_sec &&
+        st.st_mtim.tv_nsec == b->registry_mtime.tv_nsec)
+        return;
+    agents_load(b);
+}
+
+/* ---------- availability probes: GET <base_url>/health, cached ---------- */
+
+static void probe_done(struct agent_req *r, const struct agent_result *res, void *arg)
+{
+    struct agentdef *a = arg;
+    (void)r;
+    a->probe = NULL;
+    enum probe_state was = a->health;
+    a->health = res->status == 200 ? PROBE_OK : PROBE_DOWN;
+    if (was != a->health && a->health == PROBE_DOWN)
+        log_warn("agent %s: health probe failed (%s)", a->name,
+                 res->status ? "HTTP error" : (res->error ? res->error : "no answer"));
+}
+
+static void probe_all(struct bridge *b)
+{
+    for (size_t i = 0; i < b->nagents; i++) {
+        struct agentdef *a = &b->agents[i];
+        if (a->probe)
+            continue;
+        char *url = agent_url(a, "/health");
+        struct agent_opts o = {.method = "GET", .url = url, .connect_timeout_ms = 2000,
+                               .deadline_ms = 5000, .max_response = 64 * 1024,
+                               .on_done = probe_done, .arg = a};
+        a->probe = agent_request(b->http, &o);
+        free(url);
+    }
+}
+
+static void probe_tick(struct loop *l, void *arg)
+{
+    struct bridge *b = arg;
+    b->probe_timer = loop_timer_add(l, 30000, probe_tick, b);
+    agents_refresh(b);
+    probe_all(b);
+}
+
+static bool agent_available(const struct agentdef *a)
+{
+    return a->key != NULL && a->health != PROBE_DOWN;
 }
 
 /* ---------- contract ---------- */
@@ -891,6 +1082,7 @@ static void hermes_task(struct mcp_call *c, json_t *args, void *arg)
         tool_error(c, "invalid_arguments", 0, "'session' must match ^[a-z0-9][a-z0-9._-]{0,63}$");
         return;
     }
+    agents_refresh(b);
     if (agent_name == NULL)
         agent_name = b->default_agent;
     struct agentdef *a = find_agent(b, agent_name);
@@ -898,9 +1090,9 @@ static void hermes_task(struct mcp_call *c, json_t *args, void *arg)
         tool_error(c, "unknown_agent", 0, "no agent named '%.64s'; see list_agents", agent_name);
         return;
     }
-    if (a->key == NULL) {
-        tool_error(c, "agent_unavailable", 0,
-                   "the agent '%s' has no usable credentials (missing_credentials)", a->name);
+    if (!agent_available(a)) {
+        tool_error(c, "agent_unavailable", 0, "the agent '%s' is unavailable (%s)", a->name,
+                   a->key == NULL ? "missing_credentials" : "unreachable");
         return;
     }
     if (id == NULL) {
@@ -1050,6 +1242,7 @@ static void list_agents(struct mcp_call *c, json_t *args, void *arg)
     struct bridge *b = arg;
     if (!check_fields(c, args, NULL, 0))
         return;
+    agents_refresh(b);
     json_t *list = json_array();
     size_t avail = 0;
     for (size_t i = 0; i < b->nagents; i++) {
@@ -1057,10 +1250,12 @@ static void list_agents(struct mcp_call *c, json_t *args, void *arg)
         json_t *o = json_pack("{s:s, s:s, s:O, s:s, s:b, s:b}", "name", a->name, "description",
                               a->description ? a->description : "", "capabilities",
                               a->capabilities, "kind", a->kind ? a->kind : "local", "available",
-                              a->key != NULL, "default",
+                              agent_available(a), "default",
                               strcmp(a->name, b->default_agent) == 0);
         if (a->key == NULL)
             json_object_set_new(o, "unavailable_reason", json_string("missing_credentials"));
+        else if (!agent_available(a))
+            json_object_set_new(o, "unavailable_reason", json_string("unreachable"));
         else
             avail++;
         if (a->profile)
@@ -1069,8 +1264,10 @@ static void list_agents(struct mcp_call *c, json_t *args, void *arg)
     }
     json_t *out = json_pack("{s:o, s:s, s:I}", "agents", list, "default", b->default_agent,
                             "count", (json_int_t)b->nagents);
-    if (b->cfg->agents_file == NULL)
+    if (!b->registry_loaded)
         json_object_set_new(out, "degraded", json_string("no_registry"));
+    if (b->registry_error)
+        json_object_set_new(out, "registry_error", json_string(b->registry_error));
     (void)avail;
     mcp_call_tool_result_take(c, out);
 }
@@ -1434,6 +1631,11 @@ struct bridge *bridge_new(struct mcp_server *mcp, struct loop *l, struct config 
     b->jobs = strmap_new();
     b->runs = strmap_new();
     b->queues = strmap_new();
+    if (cfg->agents_file)
+        b->registry_path = xstrdup(cfg->agents_file);
+    else
+        b->registry_path = xasprintf("%s/.hermes/agents.yaml",
+                                     getenv("HOME") ? getenv("HOME") : ".");
     b->tasks = tasks_open(cfg->tasks_dir ? cfg->tasks_dir : "tasks", err, sizeof err);
     if (b->tasks == NULL) {
         log_error("%s", err);
@@ -1441,6 +1643,7 @@ struct bridge *bridge_new(struct mcp_server *mcp, struct loop *l, struct config 
         return NULL;
     }
     agents_load(b);
+    b->probe_timer = loop_timer_add(l, 30000, probe_tick, b);
     tasks_each(b->tasks, index_task, b);
 
     mcp_add_tool(mcp, &(struct mcp_tool_def){
@@ -1586,13 +1789,19 @@ void bridge_reload(struct bridge *b)
 void bridge_health(struct bridge *b, char *out, size_t outlen)
 {
     size_t avail = 0;
+    agents_refresh(b);
     for (size_t i = 0; i < b->nagents; i++)
-        avail += b->agents[i].key != NULL;
+        avail += agent_available(&b->agents[i]);
+    json_t *err = b->registry_error ? json_string(b->registry_error) : NULL;
+    char *err_text = err ? json_dumps(err, JSON_ENCODE_ANY) : NULL;
     snprintf(out, outlen,
              ",\"agents\":{\"default\":\"%s\",\"count\":%zu,\"available\":%zu},"
-             "\"jobs\":%zu%s",
+             "\"jobs\":%zu%s%s%s",
              b->default_agent, b->nagents, avail, strmap_count(b->jobs),
-             b->cfg->agents_file ? "" : ",\"degraded\":\"no_registry\"");
+             b->registry_loaded ? "" : ",\"degraded\":\"no_registry\"",
+             err_text ? ",\"registry_error\":" : "", err_text ? err_text : "");
+    free(err_text);
+    json_decref(err);
 }
 
 void bridge_free(struct bridge *b)
@@ -1623,12 +1832,15 @@ void bridge_free(struct bridge *b)
             free(v[i]);
         free(v);
     }
+    loop_timer_cancel(b->probe_timer);
+    agents_clear(b); /* cancels probes before the client goes */
     agent_client_free(b->http);
     strmap_free(b->jobs);
     strmap_free(b->runs);
     strmap_free(b->queues);
     tasks_free(b->tasks);
-    agents_clear(b);
     free(b->contract);
+    free(b->registry_path);
+    free(b->registry_error);
     free(b);
 }

@@ -36,7 +36,8 @@ export async function startHermes(extra = {}) {
   const dir = mkdtempSync(join(tmpdir(), 'hm-it-'));
   const token = randomBytes(32).toString('hex');
   // Tests make many requests a minute; the rate-limit tests set their own limit.
-  const lines = { MCP_PORT: '0', MCP_AUTH_TOKEN: token, RATE_LIMIT_PER_MIN: '100000', ...extra };
+  const lines = { MCP_PORT: '0', MCP_AUTH_TOKEN: token, RATE_LIMIT_PER_MIN: '100000',
+    AGENTS_FILE: join(dir, 'agents.yaml'), ...extra };
   const envFile = join(dir, 'env');
   writeFileSync(envFile, Object.entries(lines).map(([k, v]) => `${k}=${v}`).join('\n') + '\n');
   chmodSync(envFile, 0o600);
