@@ -21,6 +21,8 @@
 #include "loop.h"
 #include "mem.h"
 
+#define STREAM_BACKLOG_MAX (8u * 1024u * 1024u) /* unsent stream bytes per response */
+
 enum hreq_state {
     HREQ_READING,   /* headers seen, body arriving */
     HREQ_HANDLING,  /* inside a callback */
@@ -242,6 +244,14 @@ void hreq_stream_write(struct hreq *r, const char *data, size_t len)
 {
     if (r->state != HREQ_STREAMING || r->stream_ended)
         return;
+    if (r->out.len + len > STREAM_BACKLOG_MAX) {
+        /* The client stopped reading: drop it rather than buffer without end. */
+        log_warn("client %s does not read its stream; closing it", r->peer);
+        r->state = HREQ_ABORTED;
+        fire_abort(r);
+        resume(r);
+        return;
+    }
     buf_append(&r->out, data, len);
     resume(r);
 }
@@ -464,6 +474,7 @@ static enum MHD_Result settle(struct hreq *r)
         return MHD_NO;
     case HREQ_HANDLING:
         if (r->h->stopping) {
+            fire_abort(r); /* the owner holds r: let it drop it before httpd answers */
             reply_error(r, 503, "Server is shutting down");
             return queue_response(r);
         }

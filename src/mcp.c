@@ -58,6 +58,7 @@ struct mcp_stream {
     size_t nevents;
     bool closed; /* no more events will come */
     unsigned refs;
+    struct mcp_exchange *ex; /* the POST exchange that owns it, while it lives */
 };
 
 struct mcp_session {
@@ -98,6 +99,8 @@ struct mcp_call {
     struct mcp_call *prev, *next; /* in the exchange's list */
     struct loop_timer *deadline;
     bool in_flight;
+    unsigned holds; /* >0 while reply callbacks run: freeing waits until they are done */
+    bool dead;      /* freed while held */
 };
 
 struct mcp_exchange {
@@ -107,6 +110,7 @@ struct mcp_exchange {
     bool batch, accepts_sse, dispatching;
     char version[16];
     json_t *answers; /* array of responses (single: at most one) */
+    unsigned nrequests; /* requests it carried (not notifications or responses) */
     unsigned pending;
     struct mcp_call *calls;
     struct mcp_stream *stream;
@@ -308,6 +312,8 @@ static void stream_detach(struct mcp_stream *st)
     st->req = NULL;
     hreq_on_abort(r, NULL, NULL);
     hreq_stream_end(r);
+    if (st->ex && st->ex->req == r)
+        st->ex->req = NULL; /* the exchange must not touch the ended response again */
     if (st->sess && st->sess->get_stream == st)
         st->sess->get_stream = NULL;
     stream_unref(st);
@@ -396,6 +402,7 @@ static bool ex_ensure_stream(struct mcp_exchange *ex)
     if (ex->req == NULL || !ex->accepts_sse || ex->batch)
         return false;
     ex->stream = stream_new(ex->srv, ex->sess);
+    ex->stream->ex = ex;
     stream_attach(ex->stream, ex->req);
     /* The exchange, not the stream, hears of a hang-up on a POST: it cancels the calls. */
     hreq_on_abort(ex->req, ex_on_abort, ex);
@@ -423,6 +430,10 @@ static void outgoing_drop_all(struct mcp_call *c)
 
 static void call_free(struct mcp_call *c)
 {
+    if (c->holds) {
+        c->dead = true;
+        return;
+    }
     loop_timer_cancel(c->deadline);
     outgoing_drop_all(c);
     if (c->in_flight)
@@ -488,18 +499,34 @@ static void call_abort(struct mcp_call *c, json_t *answer_take)
         strmap_del(c->srv->inflight, c->key);
         c->in_flight = false;
     }
-    outgoing_drop_all(c);
     if (cb) {
+        outgoing_drop_all(c);
         c->cancel_cb = NULL;
         cb(c, c->cancel_arg);
         call_finish(c, answer_take);
         return;
     }
     /* No cancel callback: the handler still holds the call and will finish it; its answer is
-     * dropped then (the call has no exchange any more). */
+     * dropped then. Requests it waits on end now with (NULL, NULL), as mcp.h promises. */
+    struct outgoing *pending = c->outgoing;
+    c->outgoing = NULL;
+    for (struct outgoing *o = pending; o; o = o->next)
+        strmap_del(c->srv->outgoing, o->key);
     struct mcp_exchange *ex = call_detach(c, answer_take);
     if (ex)
         ex_maybe_finish(ex);
+    c->holds++;
+    while (pending) {
+        struct outgoing *o = pending;
+        pending = o->next;
+        mcp_reply_cb *rcb = o->cb;
+        void *rarg = o->arg;
+        free(o);
+        if (!c->dead)
+            rcb(c, NULL, NULL, rarg); /* may finish, and so free, the call */
+    }
+    if (--c->holds == 0 && c->dead)
+        call_free(c);
 }
 
 static void call_cancel(struct mcp_call *c)
@@ -621,7 +648,9 @@ bool mcp_call_request(struct mcp_call *c, const char *method, json_t *params_tak
 bool mcp_call_close_stream(struct mcp_call *c)
 {
     struct mcp_exchange *ex = c->ex;
-    if (ex == NULL || !ex_ensure_stream(ex) || ex->stream->sess == NULL)
+    /* Before 2025-11-25 a server SHOULD NOT close a stream before its response. */
+    if (ex == NULL || !version_primes(ex->version) || !ex_ensure_stream(ex) ||
+        ex->stream->sess == NULL)
         return false;
     ex->req = NULL;
     stream_detach(ex->stream);
@@ -712,6 +741,8 @@ static void note_answer(struct hreq *r, json_t *answer)
 
 static void ex_free(struct mcp_exchange *ex)
 {
+    if (ex->stream)
+        ex->stream->ex = NULL;
     stream_unref(ex->stream);
     sess_unref(ex->sess);
     json_decref(ex->answers);
@@ -723,11 +754,16 @@ static void ex_on_abort(struct hreq *r, void *arg)
     struct mcp_exchange *ex = arg;
     (void)r;
     ex->req = NULL;
+    bool resumable = ex->stream && ex->stream->sess;
     if (ex->stream && ex->stream->req) {
         ex->stream->req = NULL;
         stream_unref(ex->stream);
     }
-    /* The client left: nobody will read the answers, so stop the work. */
+    /* A disconnect is not a cancel when the client can come back for the rest (GET with
+     * Last-Event-ID); the spec says so. Without a resumable stream nobody will read the answers,
+     * so stop the work. */
+    if (resumable)
+        return;
     ex->dispatching = true; /* keep ex alive while cancelling */
     while (ex->calls)
         call_cancel(ex->calls);
@@ -743,7 +779,9 @@ static void ex_maybe_finish(struct mcp_exchange *ex)
         stream_close(ex->stream);
     } else if (ex->req) {
         hreq_on_abort(ex->req, NULL, NULL);
-        if (json_array_size(ex->answers) == 0)
+        if (json_array_size(ex->answers) == 0 && ex->nrequests > 0 && ex->accepts_sse)
+            hreq_reply(ex->req, 200, "text/event-stream", "", 0); /* all cancelled */
+        else if (json_array_size(ex->answers) == 0)
             hreq_reply(ex->req, 202, NULL, "", 0);
         else if (ex->batch)
             reply_json(ex->req, 200, json_incref(ex->answers));
@@ -850,7 +888,8 @@ static struct mcp_call *call_new(struct rpc_ctx *x, struct jrpc_msg *m)
     if (json_is_string(tok) || json_is_integer(tok))
         c->progress_token = json_incref(tok);
     if (jrpc_id_key(m->id, idkey, sizeof idkey)) {
-        snprintf(c->key, sizeof c->key, "%s|%s", x->sess ? x->sess->id : "-", idkey);
+        snprintf(c->key, sizeof c->key, "%s|%s", x->sess ? x->sess->id : hreq_peer(x->req),
+                 idkey);
         if (strmap_get(x->srv->inflight, c->key) == NULL) {
             strmap_put(x->srv->inflight, c->key, c);
             c->in_flight = true;
@@ -909,7 +948,12 @@ static void do_initialize(struct rpc_ctx *x, struct jrpc_msg *m)
         snprintf(s->version, sizeof s->version, "%s", version);
         s->log_level = 1; /* info */
         json_t *caps = json_object_get(m->params, "capabilities");
-        s->client_caps = json_is_object(caps) ? json_incref(caps) : json_object();
+        /* Only what we look at is kept: a client cannot park megabytes in a session. */
+        s->client_caps = json_object();
+        static const char *const kept[] = {"sampling", "elicitation", "roots"};
+        for (size_t i = 0; i < 3; i++)
+            if (json_object_get(caps, kept[i]))
+                json_object_set_new(s->client_caps, kept[i], json_object());
         s->subs = json_object();
         s->streams = strmap_new();
         s->refs = 1;
@@ -992,7 +1036,7 @@ static void do_subscribe(struct rpc_ctx *x, struct jrpc_msg *m, bool on)
         return;
     }
     if (x->sess) {
-        if (on && json_object_size(x->sess->subs) < 1000)
+        if (on && json_object_size(x->sess->subs) < 1000 && json_string_length(uri) <= 2048)
             json_object_set_new(x->sess->subs, json_string_value(uri), json_true());
         else if (!on)
             json_object_del(x->sess->subs, json_string_value(uri));
@@ -1100,7 +1144,8 @@ static void dispatch_notification(struct rpc_ctx *x, struct jrpc_msg *m)
         char idkey[160], key[240];
         if (!jrpc_id_key(rid, idkey, sizeof idkey))
             return;
-        snprintf(key, sizeof key, "%s|%s", x->sess ? x->sess->id : "-", idkey);
+        /* Stateless: ids are scoped by client address, the best there is without sessions. */
+        snprintf(key, sizeof key, "%s|%s", x->sess ? x->sess->id : hreq_peer(x->req), idkey);
         struct mcp_call *c = strmap_get(x->srv->inflight, key);
         if (c) {
             log_debug("request cancelled by the client");
@@ -1258,9 +1303,12 @@ static void http_get(struct mcp_server *srv, struct hreq *r)
             reply_http_error(r, 404, "Not Found: no such stream to resume");
             return;
         }
+        bool was_get = s->get_stream == st;
         if (st->req)
             stream_detach(st); /* a newer connection takes over */
         stream_attach(st, r);
+        if (was_get)
+            s->get_stream = st;
         for (struct sse_event *e = st->head; e; e = e->next)
             if (e->seq > seq)
                 hreq_stream_write(r, e->text, e->len);
@@ -1275,7 +1323,8 @@ static void http_get(struct mcp_server *srv, struct hreq *r)
     struct mcp_stream *st = stream_new(srv, s);
     s->get_stream = st;
     stream_attach(st, r);
-    stream_prime(st);
+    if (version_primes(s->version))
+        stream_prime(st);
     stream_unref(st); /* the session table and the attached response hold it */
 }
 
@@ -1366,6 +1415,7 @@ void mcp_http_request(struct mcp_server *srv, struct hreq *r)
         jrpc_classify(batch ? json_array_get(root, i) : root, &m);
         switch (m.kind) {
         case JRPC_REQUEST:
+            ex->nrequests++;
             if (batch && strcmp(m.method, "initialize") == 0)
                 answer(&x, jrpc_error(m.id, JRPC_INVALID_REQUEST,
                                       "Invalid Request: initialize cannot be batched"));
