@@ -63,7 +63,7 @@ $(BUILD):
 unit: $(UNITS)
 	tests/run.sh $(UNITS)
 
-integration: build/hermes-mcp build/conformance-server
+integration: build/hermes-mcp build/conformance-server fakes
 	tests/integration/run.sh
 
 check: unit integration

@@ -1,4 +1,35 @@
 # Fuzzing rules (libFuzzer, clang, ASan+UBSan); included by the Makefile.
-.PHONY: fuzz
-fuzz:
-	@echo "fuzz: no targets yet"
+#   make fuzz-build                  builds build/fuzz/fuzz_<target> for each target
+#   make fuzz [FUZZ_SECONDS=10]      builds, then runs each target that long on a scratch copy of
+#                                    tests/fuzz/corpus/<target>/ (tests/fuzz/run.sh); fails if any
+#                                    target crashes. Crash inputs go to build/fuzz/artifacts/, each
+#                                    run's libFuzzer output to build/fuzz/<target>.log.
+FUZZ_CC      ?= clang
+FUZZ_SECONDS ?= 10
+FUZZ_BUILD   := build/fuzz
+FUZZ_TARGETS := jrpc dotenv hdr
+FUZZ_SAN     := -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all \
+                -fno-omit-frame-pointer -g -O1
+FUZZ_BINS    := $(addprefix $(FUZZ_BUILD)/fuzz_,$(FUZZ_TARGETS))
+
+# The pure modules each target links (with what they use: buf.c needs mem.c), and its libraries.
+FUZZ_SRC_jrpc   := src/jrpc.c
+FUZZ_SRC_dotenv := src/dotenv.c src/buf.c src/mem.c
+FUZZ_SRC_hdr    := src/hdr.c
+FUZZ_LIB_jrpc   := $(shell pkg-config --libs jansson)
+FUZZ_LIB_dotenv := $(FUZZ_LIB_jrpc)
+FUZZ_LIB_hdr    :=
+
+.PHONY: fuzz fuzz-build
+fuzz-build: $(FUZZ_BINS)
+
+fuzz: fuzz-build
+	FUZZ_SECONDS='$(FUZZ_SECONDS)' FUZZ_BUILD='$(FUZZ_BUILD)' tests/fuzz/run.sh $(FUZZ_TARGETS)
+
+# One link per target from its sources (few and small, so no objects); any header change rebuilds.
+define FUZZ_RULE
+$(FUZZ_BUILD)/fuzz_$(1): tests/fuzz/fuzz_$(1).c $(FUZZ_SRC_$(1)) $(wildcard src/*.h) mk/fuzz.mk
+	@mkdir -p $$(dir $$@)
+	$$(FUZZ_CC) $$(CPPFLAGS) $$(WARN) $$(FUZZ_SAN) -o $$@ $$(filter %.c,$$^) $$(FUZZ_LIB_$(1))
+endef
+$(foreach t,$(FUZZ_TARGETS),$(eval $(call FUZZ_RULE,$(t))))

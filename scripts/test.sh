@@ -11,12 +11,14 @@ scripts/deps.sh
 scripts/node-tools.sh >/dev/null
 
 echo "== build and test (release)"
-make -j"$jobs" all build/conformance-server
+make -j"$jobs" all build/conformance-server fakes
+tests/fakes/selftest.sh
 make check
 echo "== build and test (ASan+UBSan)"
 export ASAN_OPTIONS=detect_leaks=1:abort_on_error=0:exitcode=86
 export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
-make -j"$jobs" SANITIZE=1 all build/conformance-server
+make -j"$jobs" SANITIZE=1 all build/conformance-server fakes
+SANITIZE=1 tests/fakes/selftest.sh
 make SANITIZE=1 check
 echo "== install"
 stage=$(mktemp -d)
@@ -24,6 +26,8 @@ make install PREFIX=/usr DESTDIR="$stage" >/dev/null
 "$stage/usr/bin/hermes-mcp" version | grep -q '^hermes-mcp ' && echo "install: ok ($stage/usr/bin/hermes-mcp)"
 rm -rf "$stage"
 echo "== conformance suite"
-make -j"$jobs" all build/conformance-server
+make -j"$jobs" all build/conformance-server fakes
 make conformance
+echo "== fuzzing (a short bounded run of every target)"
+make fuzz FUZZ_SECONDS="${FUZZ_SECONDS:-15}"
 echo "test.sh: all tests passed"

@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/epoll.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -486,6 +487,28 @@ static enum MHD_Result settle(struct hreq *r)
     }
 }
 
+static enum MHD_Result find_control(void *cls, enum MHD_ValueKind kind, const char *key,
+                                    const char *value)
+{
+    bool *bad = cls;
+    (void)kind;
+    for (const char *p = value ? value : ""; *p; p++)
+        if ((unsigned char)*p < 0x20 && *p != '\t')
+            *bad = true;
+    for (const char *p = key; *p; p++)
+        if ((unsigned char)*p <= 0x20 || *p == 0x7f)
+            *bad = true;
+    return *bad ? MHD_NO : MHD_YES;
+}
+
+/* MHD lets a bare CR (or other controls) through inside header values; we do not. */
+static bool headers_malformed(struct hreq *r)
+{
+    bool bad = false;
+    MHD_get_connection_values(r->conn, MHD_HEADER_KIND, find_control, &bad);
+    return bad;
+}
+
 static bool content_length_conflict(struct hreq *r)
 {
     return hreq_header_count(r, MHD_HTTP_HEADER_CONTENT_LENGTH) > 1;
@@ -504,19 +527,31 @@ static enum MHD_Result on_access(void *cls, struct MHD_Connection *conn, const c
         *con_cls = r;
         r->state = HREQ_HANDLING;
         conn_arm(conn_of(conn), h->o.body_timeout_ms);
-        if (content_length_conflict(r)) {
-            reply_error(r, 400, "Conflicting Content-Length headers");
+        const char *te = hreq_header(r, MHD_HTTP_HEADER_TRANSFER_ENCODING);
+        if (content_length_conflict(r) ||
+            (te && hreq_header(r, MHD_HTTP_HEADER_CONTENT_LENGTH))) {
+            /* Two framings for one body is how requests get smuggled past proxies. */
+            reply_error(r, 400, "Conflicting Content-Length or Transfer-Encoding headers");
             return queue_response(r);
         }
+        if (headers_malformed(r)) {
+            reply_error(r, 400, "Control characters in a header");
+            return queue_response(r);
+        }
+        if (te && strcasecmp(te, "chunked") != 0) {
+            reply_error(r, 400, "Unsupported Transfer-Encoding");
+            return queue_response(r);
+        }
+        /* Who may send it (authentication, routing) before how big it is. */
+        if (h->o.on_headers)
+            h->o.on_headers(r, h->o.arg);
+        if (r->state != HREQ_HANDLING)
+            return settle(r);
         const char *cl = hreq_header(r, MHD_HTTP_HEADER_CONTENT_LENGTH);
         if (cl && strtoull(cl, NULL, 10) > h->o.max_body) {
             reply_error(r, 413, "Request body too large");
             return queue_response(r);
         }
-        if (h->o.on_headers)
-            h->o.on_headers(r, h->o.arg);
-        if (r->state != HREQ_HANDLING)
-            return settle(r);
         r->state = HREQ_READING;
         return MHD_YES;
     }
@@ -574,6 +609,13 @@ static void on_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
     conn_arm(conn_of(conn), h->o.header_timeout_ms);
     live_del(h, r);
     hreq_free(r);
+}
+
+/* Paths are matched as sent: no %-decoding, so "/mcp%00" or "/%2e%2e/" never become ours. */
+static size_t keep_escaped(void *cls, struct MHD_Connection *c, char *s)
+{
+    (void)cls, (void)c;
+    return strlen(s);
 }
 
 static void mhd_logger(void *cls, const char *fmt, va_list ap)
@@ -688,6 +730,7 @@ struct httpd *httpd_new(struct loop *l, const struct httpd_opts *o, char *err, s
         MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)o->idle_timeout,
         MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)(16 * 1024), MHD_OPTION_NOTIFY_COMPLETED,
         on_completed, h, MHD_OPTION_NOTIFY_CONNECTION, on_connection, h,
+        MHD_OPTION_UNESCAPE_CALLBACK, keep_escaped, NULL,
         MHD_OPTION_EXTERNAL_LOGGER, mhd_logger, h, MHD_OPTION_LISTEN_BACKLOG_SIZE,
         (unsigned)4096, MHD_OPTION_END);
     if (h->mhd == NULL) {

@@ -173,7 +173,13 @@ static int level_index(const char *level)
 
 static void reply_json(struct hreq *r, unsigned status, json_t *msg_take)
 {
-    char *text = json_dumps(msg_take, JSON_COMPACT);
+    char *text = msg_take ? json_dumps(msg_take, JSON_COMPACT) : NULL;
+    if (text == NULL) { /* cannot happen with cleaned text; never crash on it either */
+        log_error("BUG: a reply could not be encoded");
+        text = strdup("{\"jsonrpc\":\"2.0\",\"id\":null,\"error\":{\"code\":-32603,"
+                      "\"message\":\"Internal error\"}}");
+        status = 500;
+    }
     hreq_reply(r, status, "application/json", text, strlen(text));
     free(text);
     json_decref(msg_take);
@@ -570,6 +576,7 @@ void mcp_call_tool_error(struct mcp_call *c, const char *code, const char *fmt, 
     va_start(ap, fmt);
     vsnprintf(msg, sizeof msg, fmt, ap);
     va_end(ap);
+    jrpc_text_clean(msg); /* %.Ns may have cut a character, or carried client text */
     json_t *sc = json_pack("{s:s, s:s}", "error", code, "message", msg);
     char *text = json_dumps(sc, JSON_COMPACT);
     json_t *result = json_pack("{s:[{s:s, s:s}], s:o, s:b}", "content", "type", "text", "text",
@@ -1214,8 +1221,11 @@ void mcp_http_headers(struct mcp_server *srv, struct hreq *r)
     size_t hlen;
     long port;
 
-    if (host == NULL || !hdr_split_hostport(host, &h, &hlen, &port) ||
-        !host_allowed(srv, h, hlen, port)) {
+    if (host == NULL || *host == '\0') {
+        reply_http_error(r, 400, "Bad Request: a Host header is required");
+        return;
+    }
+    if (!hdr_split_hostport(host, &h, &hlen, &port) || !host_allowed(srv, h, hlen, port)) {
         reply_http_error(r, 403, "Forbidden: Host not allowed");
         return;
     }

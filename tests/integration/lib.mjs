@@ -1,7 +1,7 @@
 // Shared helpers for integration tests: start the real binaries on 127.0.0.1:0 and find the port
 // from their "listening on http://HOST:PORT" line.
 import { spawn } from 'node:child_process';
-import { mkdtempSync, writeFileSync, chmodSync, rmSync } from 'node:fs';
+import { mkdtempSync, writeFileSync, chmodSync, rmSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { randomBytes } from 'node:crypto';
@@ -121,3 +121,38 @@ export const INIT = (version = '2025-11-25', id = 1) => ({
   jsonrpc: '2.0', id, method: 'initialize',
   params: { protocolVersion: version, capabilities: {}, clientInfo: { name: 'it', version: '1' } },
 });
+
+export const FAKE = join(ROOT, 'build/fake-agent');
+
+// Starts the fake Hermes Agent (tests/fakes/) with a fresh key; records requests to a JSONL file.
+export async function startFake(args = [], key = randomBytes(24).toString('hex')) {
+  const dir = mkdtempSync(join(tmpdir(), 'hm-fake-'));
+  const keyFile = join(dir, 'key');
+  const record = join(dir, 'record.jsonl');
+  writeFileSync(keyFile, key + '\n');
+  chmodSync(keyFile, 0o600);
+  const proc = spawn(FAKE, ['--port', '0', '--key-file', keyFile, '--record', record, ...args],
+    { stdio: ['ignore', 'pipe', 'pipe'] });
+  proc.stderrText = '';
+  const port = await waitForListening(proc, 'fake-agent');
+  return {
+    proc, port, key, dir, keyFile, record,
+    base: `http://127.0.0.1:${port}`,
+    // The requests the fake received so far (parsed JSONL).
+    received() {
+      let text = '';
+      try { text = readFileSync(record, 'utf8'); } catch { return []; }
+      return text.split('\n').filter(Boolean).map((l) => JSON.parse(l));
+    },
+    async stop(signal = 'SIGTERM') { return stopProc(proc, signal, () => rmSync(dir, { recursive: true, force: true })); },
+  };
+}
+
+// An env file for the agent (HERMES_ENV_PATH) pointing at a fake.
+export function agentEnv(fake, key = fake.key) {
+  const dir = mkdtempSync(join(tmpdir(), 'hm-agentenv-'));
+  const f = join(dir, 'agent.env');
+  writeFileSync(f, `API_SERVER_HOST=127.0.0.1\nAPI_SERVER_PORT=${fake.port}\nAPI_SERVER_KEY=${key}\n`);
+  chmodSync(f, 0o600);
+  return f;
+}

@@ -7,7 +7,9 @@ cd "$root"
 node=$(scripts/node-tools.sh node22 sdk | tail -1)
 # Let the tests import the SDK by its package name.
 ln -sfn ../../tools/sdk/node_modules tests/integration/node_modules
-"$node" --test --test-concurrency=1 --test-reporter=spec tests/integration/*.test.mjs 2>&1 |
+ln -sfn ../../tools/sdk/node_modules tests/hostile/node_modules
+"$node" --test --test-concurrency=1 --test-reporter=spec tests/integration/*.test.mjs \
+    tests/hostile/*.test.mjs 2>&1 |
     tee build/integration.log | grep -vE '^\s*$' | tail -n 400
 rc=${PIPESTATUS[0]}
 pass=$(sed -n 's/^ℹ pass \([0-9]*\)/\1/p' build/integration.log | tail -1)

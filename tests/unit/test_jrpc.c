@@ -113,6 +113,24 @@ static void big_ids_survive(void **state)
     json_decref(r);
 }
 
+static void parse_errors_are_valid_utf8(void **state)
+{
+    /* Found by fuzz_jrpc: jansson quotes input bytes, possibly half a character. */
+    static const char crash[] = {0x22, 0x5c, (char)0xd0, (char)0x9a};
+    struct jrpc_why why;
+    (void)state;
+    assert_null(jrpc_parse(crash, sizeof crash, &why));
+    json_t *s = json_string(why.msg);
+    assert_non_null(s);
+    json_decref(s);
+    json_t *e = jrpc_error(NULL, JRPC_PARSE_ERROR, "bad \xd0");
+    assert_non_null(e); /* a message with a cut character still makes a reply */
+    json_decref(e);
+    char t[] = "ok \xe2\x82\xac \xe2\x82 \x01 end";
+    jrpc_text_clean(t);
+    assert_string_equal(t, "ok \xe2\x82\xac ?? ? end");
+}
+
 static void error_with_null_id(void **state)
 {
     (void)state;
@@ -133,6 +151,7 @@ int main(void)
         cmocka_unit_test(array_params_are_invalid_params),
         cmocka_unit_test(big_ids_survive),
         cmocka_unit_test(error_with_null_id),
+        cmocka_unit_test(parse_errors_are_valid_utf8),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,0 +1,440 @@
+// The Hermes bridge end to end: the official SDK client → build/hermes-mcp → the fake agent
+// (tests/fakes/, behaving like the documented Hermes Agent API). Checks what the client gets,
+// what lands on disk, and exactly what the agent received.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { readFileSync, writeFileSync, existsSync, statSync, mkdirSync, symlinkSync, chmodSync } from 'node:fs';
+import { join } from 'node:path';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { startHermes, startFake, agentEnv, post } from './lib.mjs';
+
+const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+
+async function until(fn, what, ms = 5000) {
+  const t0 = Date.now();
+  for (;;) {
+    const v = await fn();
+    if (v) return v;
+    if (Date.now() - t0 > ms) throw new Error(`timed out waiting for ${what}`);
+    await sleep(25);
+  }
+}
+
+async function connect(srv) {
+  const transport = new StreamableHTTPClientTransport(new URL(srv.url), { requestInit: { headers: srv.auth } });
+  const client = new Client({ name: 'bridge-it', version: '1' }, { capabilities: {} });
+  await client.connect(transport);
+  return client;
+}
+
+// A fake agent plus a bridge wired to it; extra: more env keys for the bridge.
+async function rig(extra = {}, fakeArgs = []) {
+  const fake = await startFake(fakeArgs);
+  const srv = await startHermes({ HERMES_ENV_PATH: agentEnv(fake), HERMES_POLL_MS: '50', ...extra });
+  const client = await connect(srv);
+  const tasksDir = join(srv.dir, 'tasks');
+  return {
+    fake, srv, client, tasksDir,
+    call: (name, args, opts) => client.callTool({ name, arguments: args }, undefined, opts),
+    async close() {
+      await client.close().catch(() => {});
+      assert.equal(await srv.stop(), 0);
+      await fake.stop();
+    },
+  };
+}
+
+const chats = (fake) => fake.received().filter((r) => r.path === '/v1/chat/completions');
+const runs = (fake) => fake.received().filter((r) => r.path === '/v1/runs' && r.method === 'POST');
+
+test('sync task: contract in, contract JSON out, result.json written, exact request sent', async () => {
+  const r = await rig();
+  try {
+    const res = await r.call('hermes_task', { task: 'Write a haiku about C [json]', mode: 'sync', id: 'haiku-1',
+      context: 'for a README', deliverable: 'three lines', constraints: ['no rhymes', 'English'] });
+    assert.equal(res.isError, false, JSON.stringify(res));
+    const sc = res.structuredContent;
+    assert.equal(sc.id, 'haiku-1');
+    assert.equal(sc.status, 'completed');
+    assert.equal(typeof sc.summary, 'string');
+    assert.ok(Array.isArray(sc.artifacts) && Array.isArray(sc.next_steps));
+    assert.deepEqual(JSON.parse(res.content[0].text), sc);
+    const stored = JSON.parse(readFileSync(join(r.tasksDir, 'haiku-1', 'result.json'), 'utf8'));
+    assert.equal(stored.status, 'completed');
+    assert.equal(stored.summary, sc.summary);
+    assert.equal(statSync(join(r.tasksDir, 'haiku-1', 'result.json')).mode & 0o777, 0o600);
+    const got = await r.call('hermes_result', { id: 'haiku-1' });
+    assert.deepEqual(got.structuredContent.summary, sc.summary);
+
+    const [req] = chats(r.fake);
+    assert.equal(req.body.stream, true);
+    assert.equal(req.headers.authorization_ok, true);
+    assert.equal(req.headers['x-hermes-session-id'], 'gb-task-haiku-1');
+    assert.ok(!req.headers.origin, 'no Origin header is sent');
+    const sys = req.body.messages.find((m) => m.role === 'system');
+    assert.match(sys.content, /answer with exactly one JSON object/);
+    const user = req.body.messages.find((m) => m.role === 'user').content;
+    for (const part of ['Write a haiku about C', '## Context\nfor a README', '## Deliverable\nthree lines', '- no rhymes\n- English'])
+      assert.ok(user.includes(part), part);
+  } finally {
+    await r.close();
+  }
+});
+
+test('sync task: agent progress becomes MCP progress; plain text becomes the summary', async () => {
+  const r = await rig();
+  try {
+    const seen = [];
+    const res = await r.call('hermes_task', { task: 'Look around [progress=3] [delay=300] [text=All good here.]', mode: 'sync' },
+      { onprogress: (p) => seen.push(p.progress) });
+    assert.equal(res.structuredContent.summary, 'All good here.');
+    assert.match(res.structuredContent.id, /^t-\d{8}-\d{6}-[0-9a-f]{8}$/, 'generated id');
+    assert.ok(seen.length >= 3, `progress events: ${seen}`);
+    for (let i = 1; i < seen.length; i++) assert.ok(seen[i] > seen[i - 1], 'strictly increasing');
+  } finally {
+    await r.close();
+  }
+});
+
+test('contract file is sent as system instructions and re-read when it changes', async () => {
+  const fake = await startFake();
+  const dir = (await import('node:fs')).mkdtempSync(join((await import('node:os')).tmpdir(), 'hm-contract-'));
+  const contract = join(dir, 'contract.md');
+  writeFileSync(contract, 'CONTRACT VERSION ONE');
+  const srv = await startHermes({ HERMES_ENV_PATH: agentEnv(fake), HERMES_CONTRACT_PATH: contract });
+  const client = await connect(srv);
+  try {
+    await client.callTool({ name: 'hermes_task', arguments: { task: 'one', mode: 'sync' } });
+    writeFileSync(contract, 'CONTRACT VERSION TWO, longer');
+    await client.callTool({ name: 'hermes_task', arguments: { task: 'two', mode: 'sync' } });
+    const sys = chats(fake).map((c) => c.body.messages.find((m) => m.role === 'system').content);
+    assert.deepEqual(sys, ['CONTRACT VERSION ONE', 'CONTRACT VERSION TWO, longer']);
+  } finally {
+    await client.close();
+    await srv.stop();
+    await fake.stop();
+  }
+});
+
+test('async task: accepted with a run_id, run.json, Idempotency-Key, result.json without asking', async () => {
+  const r = await rig();
+  try {
+    const res = await r.call('hermes_task', { task: 'Long job [delay=400] [json]', mode: 'async', id: 'job-1', session: 'work' });
+    const sc = res.structuredContent;
+    assert.equal(sc.status, 'accepted');
+    assert.match(sc.run_id, /^run_[0-9a-f]{32}$/);
+    const run = JSON.parse(readFileSync(join(r.tasksDir, 'job-1', 'run.json'), 'utf8'));
+    assert.deepEqual(Object.keys(run).sort(), ['agent', 'agent_base_url', 'created_at', 'run_id', 'session_id', 'task_id']);
+    assert.equal(run.run_id, sc.run_id);
+    assert.equal(run.session_id, 'gb-sess-hermes-work');
+    const [sent] = runs(r.fake);
+    assert.equal(sent.headers['idempotency-key'], 'job-1');
+    assert.equal(sent.body.session_id, 'gb-sess-hermes-work');
+    assert.match(sent.body.instructions, /JSON object/);
+    const st = await r.call('hermes_status', { run_id: sc.run_id });
+    assert.equal(st.structuredContent.task_id, 'job-1');
+    assert.ok(['queued', 'running', 'completed'].includes(st.structuredContent.status));
+    await until(() => existsSync(join(r.tasksDir, 'job-1', 'result.json')), 'result.json');
+    const done = await r.call('hermes_status', { run_id: sc.run_id });
+    assert.equal(done.structuredContent.status, 'completed');
+    assert.equal(done.structuredContent.result_updated, true);
+    const result = await r.call('hermes_result', { id: 'job-1' });
+    assert.equal(result.structuredContent.status, 'completed');
+    assert.equal(result.structuredContent.run_id, sc.run_id);
+  } finally {
+    await r.close();
+  }
+});
+
+test('task ids: same request is a retry, a different one is duplicate_id', async () => {
+  const r = await rig();
+  try {
+    const args = { task: 'Once [json]', mode: 'sync', id: 'dup-1' };
+    const a = await r.call('hermes_task', args);
+    const b = await r.call('hermes_task', args);
+    assert.deepEqual(b.structuredContent, a.structuredContent);
+    assert.equal(chats(r.fake).length, 1, 'the retry did not reach the agent');
+    const c = await r.call('hermes_task', { ...args, task: 'Something else' });
+    assert.equal(c.isError, true);
+    assert.equal(c.structuredContent.error, 'duplicate_id');
+    const async1 = await r.call('hermes_task', { task: 'A run [delay=200]', mode: 'async', id: 'dup-run' });
+    const async2 = await r.call('hermes_task', { task: 'A run [delay=200]', mode: 'async', id: 'dup-run' });
+    assert.equal(async2.structuredContent.run_id, async1.structuredContent.run_id, 'the same run');
+    assert.equal(runs(r.fake).length, 1);
+  } finally {
+    await r.close();
+  }
+});
+
+test('invalid arguments name the field; unknown agents fail before any upstream call', async () => {
+  const r = await rig();
+  try {
+    const cases = [
+      [{ mode: 'sync' }, /'task' is required/],
+      [{ task: 'x' }, /'mode' is required/],
+      [{ task: 'x', mode: 'later' }, /'mode' must be/],
+      [{ task: 5, mode: 'sync' }, /'task' must be a string/],
+      [{ task: 'x', mode: 'sync', extra: 1 }, /unknown field 'extra'/],
+      [{ task: 'x', mode: 'sync', id: '../etc' }, /'id' must match/],
+      [{ task: 'x', mode: 'sync', id: 'a'.repeat(129) }, /'id' is longer/],
+      [{ task: 'x', mode: 'sync', session: 'Bad Session' }, /'session' must match/],
+      [{ task: 'x', mode: 'sync', constraints: 'no' }, /'constraints' must be an array/],
+      [{ task: 'x', mode: 'sync', constraints: Array(21).fill('c') }, /at most 20/],
+      [{ task: 'x', mode: 'sync', constraints: [1] }, /items must be strings/],
+      [{ task: 'x'.repeat(65537), mode: 'sync' }, /'task' is longer/],
+      [{ task: '', mode: 'sync' }, /'task' must not be empty/],
+    ];
+    for (const [args, why] of cases) {
+      const res = await r.call('hermes_task', args);
+      assert.equal(res.isError, true, JSON.stringify(args).slice(0, 80));
+      assert.equal(res.structuredContent.error, 'invalid_arguments');
+      assert.match(res.structuredContent.message, why);
+    }
+    const u = await r.call('hermes_task', { task: 'x', mode: 'sync', agent: 'nobody' });
+    assert.equal(u.structuredContent.error, 'unknown_agent');
+    assert.equal(r.fake.received().filter((x) => x.path.startsWith('/v1/')).length, 0, 'nothing reached the agent');
+    const nf = await r.call('hermes_result', { id: 'never-ran' });
+    assert.equal(nf.structuredContent.error, 'not_found');
+    const rs = await r.call('hermes_reset', {});
+    assert.equal(rs.structuredContent.error, 'confirmation_required');
+    const ok = await r.call('hermes_reset', { confirmed: true });
+    assert.equal(ok.isError, false);
+    assert.equal(typeof ok.structuredContent.cleared, 'number');
+  } finally {
+    await r.close();
+  }
+});
+
+test('agent errors map to codes without echoing the agent body', async () => {
+  const fake = await startFake(['--max-concurrent', '1']);
+  const bad = await startHermes({ HERMES_ENV_PATH: agentEnv(fake, 'wrong-key-wrong-key-wrong') });
+  const good = await startHermes({ HERMES_ENV_PATH: agentEnv(fake) });
+  const cb = await connect(bad);
+  const cg = await connect(good);
+  try {
+    const auth = await cb.callTool({ name: 'hermes_task', arguments: { task: 'x', mode: 'sync' } });
+    assert.equal(auth.structuredContent.error, 'upstream_auth');
+    assert.ok(!JSON.stringify(auth).includes('gateway_auth'), 'agent body not echoed');
+    await until(() => /rejected our API key/.test(bad.proc.stderrText), 'the operator log line');
+    // Fill the agent's single slot, then the next call is "busy" with a retry hint.
+    const slow = cg.callTool({ name: 'hermes_task', arguments: { task: 'slow [delay=1500]', mode: 'sync' } });
+    await until(() => chats(fake).length >= 2, 'the slow call to reach the agent');
+    const busy = await cg.callTool({ name: 'hermes_task', arguments: { task: 'y', mode: 'sync' } });
+    assert.equal(busy.structuredContent.error, 'busy');
+    assert.ok(busy.structuredContent.retry_after >= 1);
+    await slow;
+    const nf = await cg.callTool({ name: 'hermes_status', arguments: { run_id: 'run_' + '0'.repeat(32) } });
+    assert.equal(nf.structuredContent.error, 'not_found');
+  } finally {
+    await cb.close(); await cg.close();
+    await bad.stop(); await good.stop(); await fake.stop();
+  }
+});
+
+test('cancel: a sync call cancelled by the client interrupts the agent and is recorded', async () => {
+  const r = await rig();
+  try {
+    const ctl = new AbortController();
+    const p = r.call('hermes_task', { task: 'forever [delay=20000]', mode: 'sync', id: 'cx-1' }, { signal: ctl.signal });
+    await until(() => chats(r.fake).length === 1, 'the stream to start');
+    ctl.abort();
+    await assert.rejects(p);
+    await until(() => r.fake.received().some((x) => x.event === 'interrupted'), 'the agent to be interrupted');
+    const stored = await until(() => existsSync(join(r.tasksDir, 'cx-1', 'result.json')) &&
+      JSON.parse(readFileSync(join(r.tasksDir, 'cx-1', 'result.json'), 'utf8')), 'result.json');
+    assert.equal(stored.status, 'cancelled');
+  } finally {
+    await r.close();
+  }
+});
+
+test('hermes_cancel stops an async run at the agent and follows it to its end', async () => {
+  const r = await rig();
+  try {
+    const a = await r.call('hermes_task', { task: 'long [delay=20000]', mode: 'async', id: 'stop-1' });
+    const run_id = a.structuredContent.run_id;
+    const c = await r.call('hermes_cancel', { run_id });
+    assert.equal(c.isError, false, JSON.stringify(c));
+    assert.equal(c.structuredContent.already_finished, false);
+    assert.ok(r.fake.received().some((x) => x.path === `/v1/runs/${run_id}/stop`));
+    const stored = await until(() => existsSync(join(r.tasksDir, 'stop-1', 'result.json')) &&
+      JSON.parse(readFileSync(join(r.tasksDir, 'stop-1', 'result.json'), 'utf8')), 'result.json');
+    assert.equal(stored.status, 'cancelled');
+    const again = await r.call('hermes_cancel', { id: 'stop-1' });
+    assert.equal(again.structuredContent.already_finished, true);
+    const none = await r.call('hermes_cancel', { id: 'no-such-task' });
+    assert.equal(none.structuredContent.error, 'not_found');
+  } finally {
+    await r.close();
+  }
+});
+
+test('sessions: calls in one session run one at a time; other sessions run alongside', async () => {
+  const r = await rig();
+  try {
+    const t0 = Date.now();
+    await Promise.all([
+      r.call('hermes_task', { task: 'a [delay=600]', mode: 'sync', session: 's1' }),
+      r.call('hermes_task', { task: 'b [delay=600]', mode: 'sync', session: 's1' }),
+    ]);
+    const serial = Date.now() - t0;
+    const t1 = Date.now();
+    await Promise.all([
+      r.call('hermes_task', { task: 'c [delay=600]', mode: 'sync', session: 's2' }),
+      r.call('hermes_task', { task: 'd [delay=600]', mode: 'sync', session: 's3' }),
+    ]);
+    const parallel = Date.now() - t1;
+    assert.ok(serial >= 1200, `same session serialized (${serial} ms)`);
+    assert.ok(parallel < serial, `different sessions overlap (${parallel} ms vs ${serial} ms)`);
+    const ids = chats(r.fake).map((c) => c.headers['x-hermes-session-id']);
+    assert.deepEqual(ids.slice(0, 2), ['gb-sess-hermes-s1', 'gb-sess-hermes-s1']);
+  } finally {
+    await r.close();
+  }
+});
+
+test('durability: after kill -9 and a restart, accepted runs are followed and answered', async () => {
+  const fake = await startFake();
+  const extra = { HERMES_ENV_PATH: agentEnv(fake), HERMES_POLL_MS: '50' };
+  const srv = await startHermes(extra);
+  const client = await connect(srv);
+  const a = await client.callTool({ name: 'hermes_task', arguments: { task: 'survive [delay=800] [json]', mode: 'async', id: 'dur-1' } });
+  const run_id = a.structuredContent.run_id;
+  srv.proc.kill('SIGKILL');
+  await new Promise((res) => srv.proc.on('close', res));
+  // Same env file and task directory, new process.
+  const { spawn } = await import('node:child_process');
+  const again = spawn(srv.proc.spawnfile, ['serve', '--env-file', srv.envFile], { stdio: ['ignore', 'pipe', 'pipe'] });
+  let out = '';
+  const port = await new Promise((res) => again.stdout.on('data', (d) => { out += d; const m = out.match(/:(\d+)\/mcp/); if (m) res(Number(m[1])); }));
+  const srv2 = { ...srv, url: `http://127.0.0.1:${port}/mcp` };
+  const client2 = await connect(srv2);
+  try {
+    const st = await client2.callTool({ name: 'hermes_status', arguments: { run_id } });
+    assert.equal(st.structuredContent.task_id, 'dur-1', 'run_id → task resolved from disk');
+    await until(() => existsSync(join(srv.dir, 'tasks', 'dur-1', 'result.json')), 'the restarted bridge to write result.json');
+    const res = await client2.callTool({ name: 'hermes_result', arguments: { id: 'dur-1' } });
+    assert.equal(res.structuredContent.status, 'completed');
+  } finally {
+    await client2.close();
+    again.kill('SIGTERM');
+    await new Promise((res) => again.on('close', res));
+    await fake.stop();
+  }
+});
+
+test('a task outlives the MCP connection that started it', async () => {
+  const r = await rig();
+  const a = await r.call('hermes_task', { task: 'orphan [delay=500] [json]', mode: 'async', id: 'orphan-1' });
+  assert.equal(a.structuredContent.status, 'accepted');
+  await r.client.close();
+  try {
+    await until(() => existsSync(join(r.tasksDir, 'orphan-1', 'result.json')), 'result.json with no client');
+  } finally {
+    assert.equal(await r.srv.stop(), 0);
+    await r.fake.stop();
+  }
+});
+
+test('hermes_files: listing, reading, and every path escape refused', async () => {
+  const r = await rig();
+  try {
+    await r.call('hermes_task', { task: 'files [json]', mode: 'sync', id: 'files-1' });
+    const dir = join(r.tasksDir, 'files-1');
+    mkdirSync(join(dir, 'out'));
+    writeFileSync(join(dir, 'out', 'report.md'), '# Report\nhello\n');
+    writeFileSync(join(dir, 'big.txt'), 'x'.repeat(200 * 1024 + 1));
+    writeFileSync(join(dir, 'bin.dat'), Buffer.from([0, 1, 2, 3]));
+    symlinkSync('/etc/passwd', join(dir, 'escape'));
+    const list = (await r.call('hermes_files', { id: 'files-1' })).structuredContent;
+    const paths = list.entries.map((e) => e.path).sort();
+    assert.ok(paths.includes('out/report.md') && paths.includes('result.json'));
+    assert.ok(!paths.includes('escape'), 'symlinks are not listed');
+    assert.equal(list.count, list.entries.length);
+    assert.equal(list.truncated, false);
+    const f = (await r.call('hermes_files', { id: 'files-1', path: 'out/report.md' })).structuredContent;
+    assert.equal(f.content, '# Report\nhello\n');
+    assert.equal(f.encoding, 'utf-8');
+    assert.equal(f.size, 15);
+    const refused = ['../files-1/result.json', '/etc/passwd', 'out\\report.md', '%2e%2e/x', 'escape', 'big.txt', 'bin.dat'];
+    for (const path of refused) {
+      const res = await r.call('hermes_files', { id: 'files-1', path });
+      assert.equal(res.isError, true, path);
+      assert.ok(['invalid_arguments', 'not_found'].includes(res.structuredContent.error), path);
+      assert.ok(!JSON.stringify(res).includes('root:'), 'nothing leaked');
+    }
+    const missing = await r.call('hermes_files', { id: 'files-1', path: 'nope.txt' });
+    assert.equal(missing.structuredContent.error, 'not_found');
+  } finally {
+    await r.close();
+  }
+});
+
+test('agents registry: key_file and key_env, profiles, hot reload, invalid file keeps the last good state', async () => {
+  const { mkdtempSync } = await import('node:fs');
+  const { tmpdir } = await import('node:os');
+  const alphaKey = 'alpha-key-' + 'a'.repeat(20);
+  const fake = await startFake();
+  const dir = mkdtempSync(join(tmpdir(), 'hm-reg-'));
+  const keyFile = join(dir, 'alpha.key');
+  writeFileSync(keyFile, fake.key + '\n');
+  chmodSync(keyFile, 0o600);
+  const reg = join(dir, 'agents.yaml');
+  const yaml = (extra = '') => `default: alpha\nagents:\n  - name: alpha\n    description: Research\n    capabilities: [code, research]\n    kind: local\n    base_url: http://127.0.0.1:${fake.port}\n    key_file: ${keyFile}\n  - name: beta\n    description: Writing\n    kind: remote\n    base_url: http://127.0.0.1:${fake.port}\n    key_env: BETA_KEY_FOR_TEST\n${extra}`;
+  writeFileSync(reg, yaml());
+  chmodSync(reg, 0o600);
+  const srv = await startHermes({ AGENTS_FILE: reg });
+  const client = await connect(srv);
+  try {
+    let la = (await client.callTool({ name: 'list_agents', arguments: {} })).structuredContent;
+    assert.equal(la.default, 'alpha');
+    assert.equal(la.count, 2);
+    assert.equal(la.degraded, undefined);
+    const beta = la.agents.find((a) => a.name === 'beta');
+    assert.equal(beta.available, false);
+    assert.equal(beta.unavailable_reason, 'missing_credentials');
+    assert.ok(!JSON.stringify(la).includes(fake.key), 'no credentials in list_agents');
+    const un = await client.callTool({ name: 'hermes_task', arguments: { task: 'x', mode: 'sync', agent: 'beta' } });
+    assert.equal(un.structuredContent.error, 'agent_unavailable');
+    const ok = await client.callTool({ name: 'hermes_task', arguments: { task: 'hi [json]', mode: 'sync', agent: 'alpha', id: 'reg-1' } });
+    assert.equal(ok.isError, false);
+    const other = await client.callTool({ name: 'hermes_task', arguments: { task: 'hi [json]', mode: 'sync', agent: 'beta', id: 'reg-1' } });
+    assert.equal(other.structuredContent.error, 'agent_unavailable');
+    // Hot reload: a third agent appears.
+    await sleep(20);
+    writeFileSync(reg, yaml(`  - name: gamma\n    base_url: http://127.0.0.1:${fake.port}\n    key_file: ${keyFile}\n`));
+    la = (await client.callTool({ name: 'list_agents', arguments: {} })).structuredContent;
+    assert.equal(la.count, 3);
+    const dupAgent = await client.callTool({ name: 'hermes_task', arguments: { task: 'hi [json]', mode: 'sync', agent: 'gamma', id: 'reg-1' } });
+    assert.equal(dupAgent.structuredContent.error, 'duplicate_id', 'an id belongs to its agent');
+    // An invalid file keeps the last good state and says why in /health.
+    writeFileSync(reg, 'agents:\n  - name: x\n    base_url: http://10.0.0.1\n');
+    la = (await client.callTool({ name: 'list_agents', arguments: {} })).structuredContent;
+    assert.equal(la.count, 3);
+    assert.match(la.registry_error, /loopback or Tailscale/);
+    const health = await (await fetch(`${srv.base}/health`)).json();
+    assert.match(health.registry_error, /loopback or Tailscale/);
+    assert.equal(health.agents.count, 3);
+  } finally {
+    await client.close();
+    await srv.stop();
+    await fake.stop();
+  }
+  assert.ok(alphaKey);
+});
+
+test('no registry: a synthetic default agent and degraded: no_registry', async () => {
+  const r = await rig();
+  try {
+    const la = (await r.call('list_agents', {})).structuredContent;
+    assert.equal(la.count, 1);
+    assert.equal(la.degraded, 'no_registry');
+    assert.equal(la.agents[0].available, true);
+    const health = await (await fetch(`${r.srv.base}/health`)).json();
+    assert.equal(health.degraded, 'no_registry');
+    assert.equal(health.agents.available, 1);
+  } finally {
+    await r.close();
+  }
+});
