@@ -28,7 +28,7 @@ CONF_OBJ := $(patsubst tests/conformance/%.c,$(BUILD)/conformance/%.o,$(CONF_SRC
 all: build/hermes-mcp
 
 FORCE:
-.PHONY: FORCE all check unit integration conformance conformance-server install headers clean distclean
+.PHONY: FORCE all check unit integration valgrind conformance conformance-server install headers clean distclean
 
 # build/hermes-mcp is the stable path; it points at the flavour built last.
 build/hermes-mcp: $(BUILD)/hermes-mcp FORCE
@@ -67,6 +67,10 @@ integration: build/hermes-mcp build/conformance-server fakes
 	tests/integration/run.sh
 
 check: unit integration
+
+# The integration tests with our binaries under valgrind (memcheck, definite leaks fail).
+valgrind: build/hermes-mcp build/conformance-server fakes
+	HM_VALGRIND=1 tests/integration/run.sh $(VALGRIND_TESTS)
 
 conformance: build/conformance-server
 	scripts/conformance.sh

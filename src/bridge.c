@@ -693,16 +693,24 @@ static void sync_done(struct agent_req *r, const struct agent_result *res, void 
 
     j->req = NULL;
     j->call = NULL;
-    if (res->status != 200 || (!j->done_stream && !res->failed && res->status == 200 &&
-                               j->answer.len == 0 && j->stream_error == NULL)) {
-        if (res->status == 200) {
-            write_status_result(b, j->id, j->agent, "failed", "the agent's stream ended early",
-                                NULL);
-            tool_error(c, "upstream_error", 0, "the agent's stream ended before an answer");
-        } else {
-            upstream_fail(b, c, a, res, "chat completion");
-            tasks_remove(b->tasks, j->id, "request.json"); /* nothing was done: retry is free */
-        }
+    if (res->timed_out && res->status == 200) {
+        /* The agent took longer than HERMES_TIMEOUT_S; closing the stream interrupted it. */
+        write_status_result(b, j->id, j->agent, "failed", "the agent did not finish in time",
+                            NULL);
+        tool_error(c, "upstream_timeout", 0, "the agent did not finish in time");
+        job_free(j);
+        return;
+    }
+    if (res->status != 200) {
+        upstream_fail(b, c, a, res, "chat completion");
+        tasks_remove(b->tasks, j->id, "request.json"); /* nothing was done: a retry is free */
+        job_free(j);
+        return;
+    }
+    if (!j->done_stream && j->stream_error == NULL) {
+        write_status_result(b, j->id, j->agent, "failed",
+                            "the agent's stream ended before it finished", NULL);
+        tool_error(c, "upstream_error", 0, "the agent's stream ended before it finished");
         job_free(j);
         return;
     }
@@ -752,7 +760,7 @@ static void sync_start(struct job *j)
                              contract_text(b), "role", "user", "content", j->prompt);
     char *text = json_dumps(body, JSON_COMPACT);
     char *url = agent_url(a, "/v1/chat/completions");
-    unsigned deadline = b->cfg->call_timeout_ms > 10000 ? b->cfg->call_timeout_ms - 5000 : 0;
+    unsigned deadline = b->cfg->agent_timeout_ms;
     struct agent_opts o = {.method = "POST", .url = url, .key = a->key,
                            .session_header = j->session_id, .body = text,
                            .body_len = strlen(text), .accept_sse = true,
@@ -1274,25 +1282,48 @@ static void list_agents(struct mcp_call *c, json_t *args, void *arg)
     mcp_call_tool_result_take(c, out);
 }
 
-/* hermes_status: the run as the agent sees it, else what is on disk. */
-struct status_ctx {
+/* One request to the agent about a run, on behalf of a waiting MCP call (status, stop). */
+struct run_ctx {
     struct bridge *b;
     struct mcp_call *call;
     struct agent_req *req;
     char run_id[128], task_id[129], agent[65];
 };
 
-static void status_cancelled(struct mcp_call *c, void *arg)
+static void run_ctx_cancelled(struct mcp_call *c, void *arg)
 {
-    struct status_ctx *s = arg;
+    struct run_ctx *s = arg;
     (void)c;
     agent_cancel(s->req);
     free(s);
 }
 
+/* Sends method <base_url>/v1/runs/<run_id><suffix>; on failure answers the call and frees s. */
+static void run_ctx_send(struct run_ctx *s, struct agentdef *a, const char *method,
+                         const char *suffix, agent_done_cb *done)
+{
+    char path[200];
+    snprintf(path, sizeof path, "/v1/runs/%s%s", s->run_id, suffix);
+    char *url = agent_url(a, path);
+    bool post = strcmp(method, "POST") == 0;
+    struct agent_opts o = {.method = method, .url = url, .key = a->key,
+                           .body = post ? "{}" : NULL, .body_len = post ? 2 : 0,
+                           .connect_timeout_ms = CONNECT_TIMEOUT_MS, .deadline_ms = 30000,
+                           .max_response = RESPONSE_MAX, .on_done = done, .arg = s};
+    s->req = agent_request(s->b->http, &o);
+    free(url);
+    if (s->req == NULL) {
+        tool_error(s->call, "upstream_error", 0, "could not start the request to the agent");
+        free(s);
+        return;
+    }
+    mcp_call_on_cancel(s->call, run_ctx_cancelled, s);
+}
+
+/* hermes_status: the run as the agent sees it, else what is on disk. */
 static void status_done(struct agent_req *r, const struct agent_result *res, void *arg)
 {
-    struct status_ctx *s = arg;
+    struct run_ctx *s = arg;
     struct bridge *b = s->b;
     struct mcp_call *c = s->call;
     json_t *stored = NULL;
@@ -1347,7 +1378,7 @@ static void hermes_status(struct mcp_call *c, json_t *args, void *arg)
             tool_error(c, "invalid_arguments", 0, "'run_id' has characters a run id never has");
             return;
         }
-    struct status_ctx *s = xcalloc(1, sizeof *s);
+    struct run_ctx *s = xcalloc(1, sizeof *s);
     s->b = b;
     s->call = c;
     snprintf(s->run_id, sizeof s->run_id, "%s", run_id);
@@ -1370,41 +1401,13 @@ static void hermes_status(struct mcp_call *c, json_t *args, void *arg)
         free(s);
         return;
     }
-    char path[200];
-    snprintf(path, sizeof path, "/v1/runs/%s", run_id);
-    char *url = agent_url(a, path);
-    struct agent_opts o = {.method = "GET", .url = url, .key = a->key,
-                           .connect_timeout_ms = CONNECT_TIMEOUT_MS, .deadline_ms = 30000,
-                           .max_response = RESPONSE_MAX, .on_done = status_done, .arg = s};
-    s->req = agent_request(b->http, &o);
-    free(url);
-    if (s->req == NULL) {
-        tool_error(c, "upstream_error", 0, "could not start the request to the agent");
-        free(s);
-        return;
-    }
-    mcp_call_on_cancel(c, status_cancelled, s);
+    run_ctx_send(s, a, "GET", "", status_done);
 }
 
 /* hermes_cancel: stop a sync task in flight, or a run (POST /v1/runs/{id}/stop). */
-struct cancel_ctx {
-    struct bridge *b;
-    struct mcp_call *call;
-    struct agent_req *req;
-    char run_id[128], task_id[129], agent[65];
-};
-
-static void cancel_cancelled(struct mcp_call *c, void *arg)
-{
-    struct cancel_ctx *s = arg;
-    (void)c;
-    agent_cancel(s->req);
-    free(s);
-}
-
 static void cancel_done(struct agent_req *r, const struct agent_result *res, void *arg)
 {
-    struct cancel_ctx *s = arg;
+    struct run_ctx *s = arg;
     struct mcp_call *c = s->call;
     (void)r;
     mcp_call_on_cancel(c, NULL, NULL);
@@ -1498,7 +1501,7 @@ static void hermes_cancel(struct mcp_call *c, json_t *args, void *arg)
         json_decref(stored);
         return;
     }
-    struct cancel_ctx *s = xcalloc(1, sizeof *s);
+    struct run_ctx *s = xcalloc(1, sizeof *s);
     s->b = b;
     s->call = c;
     snprintf(s->task_id, sizeof s->task_id, "%s", id);
@@ -1512,21 +1515,7 @@ static void hermes_cancel(struct mcp_call *c, json_t *args, void *arg)
         free(s);
         return;
     }
-    char path[200];
-    snprintf(path, sizeof path, "/v1/runs/%s/stop", s->run_id);
-    char *url = agent_url(a, path);
-    struct agent_opts o = {.method = "POST", .url = url, .key = a->key, .body = "{}",
-                           .body_len = 2, .connect_timeout_ms = CONNECT_TIMEOUT_MS,
-                           .deadline_ms = 30000, .max_response = RESPONSE_MAX,
-                           .on_done = cancel_done, .arg = s};
-    s->req = agent_request(b->http, &o);
-    free(url);
-    if (s->req == NULL) {
-        tool_error(c, "upstream_error", 0, "could not start the request to the agent");
-        free(s);
-        return;
-    }
-    mcp_call_on_cancel(c, cancel_cancelled, s);
+    run_ctx_send(s, a, "POST", "/stop", cancel_done);
 }
 
 static void count_status(json_t *by, const char *status)

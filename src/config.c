@@ -211,6 +211,12 @@ bool config_load(struct config *c, const char *path, char *err, size_t errlen)
                              : xstrdup("tasks");
     }
     c->contract_path = dup_or(get(env, "HERMES_CONTRACT_PATH"), NULL);
+    unsigned agent_s = call_timeout_s > 10 ? call_timeout_s - 5 : call_timeout_s;
+    if (!parse_uint(get(env, "HERMES_TIMEOUT_S"), 7 * 24 * 3600, &agent_s)) {
+        snprintf(err, errlen, "HERMES_TIMEOUT_S must be a number of seconds (0: no limit)");
+        goto out;
+    }
+    c->agent_timeout_ms = agent_s * 1000u;
     c->poll_ms = 1000;
     if (!parse_uint(get(env, "HERMES_POLL_MS"), 600000, &c->poll_ms) || c->poll_ms < 10) {
         snprintf(err, errlen, "HERMES_POLL_MS must be 10-600000 milliseconds");

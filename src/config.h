@@ -18,6 +18,8 @@ struct config {
     char *tasks_dir;       /* TASKS_DIR, default tasks/ beside the env file */
     char *contract_path;   /* HERMES_CONTRACT_PATH, may be NULL (built-in contract) */
     unsigned poll_ms;      /* HERMES_POLL_MS: how often a followed run is polled, default 1000 */
+    unsigned agent_timeout_ms; /* HERMES_TIMEOUT_S: a sync task's deadline at the agent; default
+                                  5 s under MCP_CALL_TIMEOUT_S; 0: none */
     char *agents_file;     /* AGENTS_FILE */
     unsigned max_conns;    /* MCP_MAX_CONNECTIONS, default 16384 */
     unsigned call_timeout_ms; /* MCP_CALL_TIMEOUT_S (seconds), default 1800; 0: none */

@@ -10,6 +10,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "atomicfile.h"
 #include "buf.h"
 #include "mem.h"
 
@@ -30,24 +31,10 @@ static bool line_sets(const char *line, size_t n, const char *key)
     return n && *line == '=';
 }
 
-static bool write_all(int fd, const char *p, size_t n)
-{
-    while (n) {
-        ssize_t w = write(fd, p, n);
-        if (w < 0 && errno == EINTR)
-            continue;
-        if (w <= 0)
-            return false;
-        p += w, n -= (size_t)w;
-    }
-    return true;
-}
-
 bool envfile_set(const char *path, const char *key, const char *value, char *err, size_t errlen)
 {
     struct buf out, old;
     bool ok = false, replaced = false;
-    char *tmp = NULL, *dircopy = NULL;
     int fd = -1;
 
     buf_init(&out, 0);
@@ -83,28 +70,8 @@ bool envfile_set(const char *path, const char *key, const char *value, char *err
     if (!replaced)
         buf_printf(&out, "%s=%s\n", key, value);
 
-    tmp = xasprintf("%s.tmp.%ld", path, (long)getpid());
-    fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
-    if (fd < 0) {
-        snprintf(err, errlen, "cannot create %s: %s", tmp, strerror(errno));
+    if (!atomicfile_write(path, out.data, out.len, 0600, err, errlen))
         goto out;
-    }
-    if (fchmod(fd, 0600) < 0 || !write_all(fd, out.data, out.len) || fsync(fd) < 0) {
-        snprintf(err, errlen, "cannot write %s: %s", tmp, strerror(errno));
-        unlink(tmp);
-        goto out;
-    }
-    close(fd);
-    fd = -1;
-    if (rename(tmp, path) < 0) {
-        snprintf(err, errlen, "cannot replace %s: %s", path, strerror(errno));
-        unlink(tmp);
-        goto out;
-    }
-    dircopy = xstrdup(path);
-    fd = open(dirname(dircopy), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    if (fd >= 0)
-        fsync(fd); /* make the rename itself durable */
     ok = true;
 out:
     if (fd >= 0)
@@ -115,7 +82,5 @@ out:
         memset(old.data, 0, old.len);
     buf_cleanup(&out);
     buf_cleanup(&old);
-    free(tmp);
-    free(dircopy);
     return ok;
 }

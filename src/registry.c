@@ -167,6 +167,10 @@ static json_t *yaml_to_json(const char *text, size_t len, char *err, size_t errl
         json_decref(stack[depth].node);
     }
     yaml_parser_delete(&parser);
+    if (ok && root == NULL) {
+        snprintf(err, errlen, "the registry is empty");
+        ok = false;
+    }
     if (!ok) {
         json_decref(root);
         return NULL;

@@ -11,6 +11,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "atomicfile.h"
 #include "log.h"
 #include "mem.h"
 #include "taskpath.h"
@@ -18,7 +19,6 @@
 struct tasks {
     char *dir;  /* as configured */
     char *real; /* realpath of dir, for containment checks */
-    unsigned long tmp_seq;
 };
 
 static int mkdir_p(const char *path, mode_t mode)
@@ -69,70 +69,29 @@ static bool id_ok(const char *id)
     return taskpath_id_ok(id, strlen(id));
 }
 
-static int fsync_dir(const char *path)
-{
-    int fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    if (fd < 0)
-        return -1;
-    int rc = fsync(fd);
-    close(fd);
-    return rc;
-}
-
-static bool write_all(int fd, const char *p, size_t n)
-{
-    while (n) {
-        ssize_t w = write(fd, p, n);
-        if (w < 0 && errno == EINTR)
-            continue;
-        if (w <= 0)
-            return false;
-        p += w;
-        n -= (size_t)w;
-    }
-    return true;
-}
-
 enum tasks_rc tasks_write(struct tasks *t, const char *id, const char *name, json_t *json)
 {
-    char dir[PATH_MAX], tmp[PATH_MAX + 64], final[PATH_MAX + 64];
-    enum tasks_rc rc = TASKS_IO;
+    char dir[PATH_MAX], final[PATH_MAX + 64], err[PATH_MAX + 128];
 
     if (!id_ok(id))
         return TASKS_INVALID;
     snprintf(dir, sizeof dir, "%s/%s", t->real, id);
-    if (mkdir(dir, 0700) < 0 && errno != EEXIST) {
+    if (mkdir(dir, 0700) == 0)
+        atomicfile_sync_dir(t->real); /* the new task directory itself must survive a crash */
+    else if (errno != EEXIST) {
         log_error("cannot create task directory for %s: %s", id, strerror(errno));
         return TASKS_IO;
     }
-    bool fresh_dir = errno != EEXIST;
-    snprintf(tmp, sizeof tmp, "%s/.%s.tmp.%ld.%lu", dir, name, (long)getpid(), ++t->tmp_seq);
     snprintf(final, sizeof final, "%s/%s", dir, name);
     char *text = json_dumps(json, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
-    int fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
-    if (fd < 0 || !write_all(fd, text, strlen(text)) || !write_all(fd, "\n", 1) ||
-        fsync(fd) < 0) {
-        log_error("cannot write %s/%s: %s", id, name, strerror(errno));
-        if (fd >= 0)
-            unlink(tmp);
-        goto out;
-    }
-    close(fd);
-    fd = -1;
-    if (rename(tmp, final) < 0) {
-        log_error("cannot rename into %s/%s: %s", id, name, strerror(errno));
-        unlink(tmp);
-        goto out;
-    }
-    fsync_dir(dir);
-    if (fresh_dir)
-        fsync_dir(t->real);
-    rc = TASKS_OK;
-out:
-    if (fd >= 0)
-        close(fd);
+    size_t len = strlen(text);
+    char *line = xasprintf("%s\n", text);
+    bool ok = atomicfile_write(final, line, len + 1, 0600, err, sizeof err);
+    if (!ok)
+        log_error("task %s: %s", id, err);
+    free(line);
     free(text);
-    return rc;
+    return ok ? TASKS_OK : TASKS_IO;
 }
 
 /* Reads a regular file (no symlink) of at most max bytes. */

@@ -7,7 +7,7 @@ import { readFileSync, writeFileSync, existsSync, statSync, mkdirSync, symlinkSy
 import { join } from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { startHermes, startFake, agentEnv, post } from './lib.mjs';
+import { startHermes, restartHermes, startFake, agentEnv } from './lib.mjs';
 
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 
@@ -304,11 +304,7 @@ test('durability: after kill -9 and a restart, accepted runs are followed and an
   srv.proc.kill('SIGKILL');
   await new Promise((res) => srv.proc.on('close', res));
   // Same env file and task directory, new process.
-  const { spawn } = await import('node:child_process');
-  const again = spawn(srv.proc.spawnfile, ['serve', '--env-file', srv.envFile], { stdio: ['ignore', 'pipe', 'pipe'] });
-  let out = '';
-  const port = await new Promise((res) => again.stdout.on('data', (d) => { out += d; const m = out.match(/:(\d+)\/mcp/); if (m) res(Number(m[1])); }));
-  const srv2 = { ...srv, url: `http://127.0.0.1:${port}/mcp` };
+  const srv2 = await restartHermes(srv);
   const client2 = await connect(srv2);
   try {
     const st = await client2.callTool({ name: 'hermes_status', arguments: { run_id } });
@@ -318,8 +314,7 @@ test('durability: after kill -9 and a restart, accepted runs are followed and an
     assert.equal(res.structuredContent.status, 'completed');
   } finally {
     await client2.close();
-    again.kill('SIGTERM');
-    await new Promise((res) => again.on('close', res));
+    assert.equal(await srv2.stop(), 0);
     await fake.stop();
   }
 });
@@ -436,5 +431,103 @@ test('no registry: a synthetic default agent and degraded: no_registry', async (
     assert.equal(health.agents.available, 1);
   } finally {
     await r.close();
+  }
+});
+
+test('a sync task past HERMES_TIMEOUT_S is upstream_timeout and the agent is interrupted', async () => {
+  const r = await rig({ HERMES_TIMEOUT_S: '1' });
+  try {
+    const res = await r.call('hermes_task', { task: 'slow [delay=5000]', mode: 'sync', id: 'to-1' });
+    assert.equal(res.structuredContent.error, 'upstream_timeout');
+    await until(() => r.fake.received().some((x) => x.event === 'interrupted'), 'the agent to be interrupted');
+    const stored = JSON.parse(readFileSync(join(r.tasksDir, 'to-1', 'result.json'), 'utf8'));
+    assert.equal(stored.status, 'failed');
+  } finally {
+    await r.close();
+  }
+});
+
+test('hermes_status answers from result.json once the agent forgot the run', async () => {
+  // Idempotent runs (ours are) are kept longer than plain ones; shorten both.
+  const r = await rig({}, ['--retention-ms', '300', '--idempotency-retention-ms', '300']);
+  try {
+    const a = await r.call('hermes_task', { task: 'quick [json]', mode: 'async', id: 'forgot-1' });
+    await until(() => existsSync(join(r.tasksDir, 'forgot-1', 'result.json')), 'result.json');
+    await until(async () => {
+      const res = await fetch(`${r.fake.base}/v1/runs/${a.structuredContent.run_id}`, { headers: { Authorization: `Bearer ${r.fake.key}` } });
+      return res.status === 404;
+    }, 'the agent to forget the run');
+    const st = await r.call('hermes_status', { run_id: a.structuredContent.run_id });
+    assert.equal(st.isError, false, JSON.stringify(st));
+    assert.equal(st.structuredContent.status, 'completed');
+    assert.equal(st.structuredContent.source, 'result.json');
+    assert.equal(st.structuredContent.task_id, 'forgot-1');
+  } finally {
+    await r.close();
+  }
+});
+
+test('a session queue is bounded: the overflow gets busy', async () => {
+  const r = await rig();
+  try {
+    const calls = Array.from({ length: 12 }, (_, i) => r.call('hermes_task', { task: `q${i} [delay=400]`, mode: 'sync', session: 'crowded' }));
+    const res = await Promise.all(calls);
+    const busy = res.filter((x) => x.structuredContent?.error === 'busy');
+    const done = res.filter((x) => x.isError === false);
+    assert.equal(busy.length, 3, '1 running + 8 waiting; the rest are told to come back');
+    assert.equal(done.length, 9);
+    assert.ok(busy.every((x) => x.structuredContent.retry_after >= 1));
+  } finally {
+    await r.close();
+  }
+});
+
+test('hermes_files truncates long listings', async () => {
+  const r = await rig();
+  try {
+    await r.call('hermes_task', { task: 'many files [json]', mode: 'sync', id: 'many-1' });
+    const dir = join(r.tasksDir, 'many-1', 'lots');
+    mkdirSync(dir);
+    for (let i = 0; i < 600; i++) writeFileSync(join(dir, `f${i}.txt`), 'x');
+    const list = (await r.call('hermes_files', { id: 'many-1' })).structuredContent;
+    assert.equal(list.truncated, true);
+    assert.equal(list.count, 500);
+    assert.equal(list.entries.length, 500);
+  } finally {
+    await r.close();
+  }
+});
+
+test('registry: /p/<profile> base URLs, and a registry readable by others is refused', async () => {
+  const { mkdtempSync } = await import('node:fs');
+  const { tmpdir } = await import('node:os');
+  const dir = mkdtempSync(join(tmpdir(), 'hm-prof-'));
+  const profKey = join(dir, 'alpha.key');
+  writeFileSync(profKey, 'alpha-profile-key-0123456789\n');
+  chmodSync(profKey, 0o600);
+  const fake = await startFake(['--profile', `alpha=${profKey}`]);
+  const reg = join(dir, 'agents.yaml');
+  writeFileSync(reg, `default: alpha\nagents:\n  - name: alpha\n    profile: alpha\n    base_url: http://127.0.0.1:${fake.port}/p/alpha\n    key_file: ${profKey}\n`);
+  chmodSync(reg, 0o600);
+  const srv = await startHermes({ AGENTS_FILE: reg });
+  const client = await connect(srv);
+  try {
+    const res = await client.callTool({ name: 'hermes_task', arguments: { task: 'via profile [json]', mode: 'sync' } });
+    assert.equal(res.isError, false, JSON.stringify(res));
+    const req = fake.received().find((x) => x.path.endsWith('/v1/chat/completions'));
+    assert.equal(req.path, '/p/alpha/v1/chat/completions');
+    assert.equal(req.profile, 'alpha');
+    assert.equal(req.headers.authorization_ok, true);
+    const la = (await client.callTool({ name: 'list_agents', arguments: {} })).structuredContent;
+    assert.equal(la.agents[0].local_profile, 'alpha');
+    chmodSync(reg, 0o644);
+    writeFileSync(reg, readFileSync(reg, 'utf8') + '# touched\n');
+    const health = await (await fetch(`${srv.base}/health`)).json();
+    assert.match(health.registry_error, /readable by others/);
+    assert.equal(health.agents.count, 1, 'the last good state is kept');
+  } finally {
+    await client.close();
+    await srv.stop();
+    await fake.stop();
   }
 });

@@ -7,6 +7,16 @@ import { join, resolve } from 'node:path';
 import { randomBytes } from 'node:crypto';
 
 export const ROOT = resolve(new URL('../..', import.meta.url).pathname);
+
+// HM_VALGRIND=1 runs our binaries under valgrind (make valgrind); a report fails stop().
+const VALGRIND = process.env.HM_VALGRIND === '1'
+  ? ['valgrind', '--quiet', '--error-exitcode=99', '--leak-check=full', '--errors-for-leak-kinds=definite',
+    '--show-leak-kinds=definite', '--track-fds=no']
+  : null;
+function run(bin, args) {
+  return VALGRIND ? spawn(VALGRIND[0], [...VALGRIND.slice(1), bin, ...args], { stdio: ['ignore', 'pipe', 'pipe'] })
+    : spawn(bin, args, { stdio: ['ignore', 'pipe', 'pipe'] });
+}
 export const HERMES = join(ROOT, 'build/hermes-mcp');
 export const CONFORMANCE = join(ROOT, 'build/conformance-server');
 
@@ -14,7 +24,7 @@ function waitForListening(proc, name) {
   return new Promise((resolvePort, reject) => {
     let out = '';
     let err = '';
-    const timer = setTimeout(() => reject(new Error(`${name}: no listening line in 10 s\n${err}`)), 10000);
+    const timer = setTimeout(() => reject(new Error(`${name}: no listening line in 30 s\n${err}`)), 30000);
     proc.stdout.on('data', (d) => {
       out += d;
       const m = out.match(/listening on http:\/\/([^\s/]+):(\d+)/);
@@ -41,7 +51,7 @@ export async function startHermes(extra = {}) {
   const envFile = join(dir, 'env');
   writeFileSync(envFile, Object.entries(lines).map(([k, v]) => `${k}=${v}`).join('\n') + '\n');
   chmodSync(envFile, 0o600);
-  const proc = spawn(HERMES, ['serve', '--env-file', envFile], { stdio: ['ignore', 'pipe', 'pipe'] });
+  const proc = run(HERMES, ['serve', '--env-file', envFile]);
   proc.stderrText = '';
   const port = await waitForListening(proc, 'hermes-mcp');
   return {
@@ -53,8 +63,21 @@ export async function startHermes(extra = {}) {
   };
 }
 
+// Starts hermes-mcp again on the same env file and task directory (after a crash or a stop).
+export async function restartHermes(srv) {
+  const proc = run(HERMES, ['serve', '--env-file', srv.envFile]);
+  proc.stderrText = '';
+  const port = await waitForListening(proc, 'hermes-mcp');
+  return {
+    ...srv, proc, port,
+    url: `http://127.0.0.1:${port}/mcp`,
+    base: `http://127.0.0.1:${port}`,
+    async stop(signal = 'SIGTERM') { return stopProc(proc, signal, () => rmSync(srv.dir, { recursive: true, force: true })); },
+  };
+}
+
 export async function startConformance(args = []) {
-  const proc = spawn(CONFORMANCE, ['--port', '0', ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
+  const proc = run(CONFORMANCE, ['--port', '0', ...args]);
   proc.stderrText = '';
   const port = await waitForListening(proc, 'conformance-server');
   return {
@@ -71,7 +94,7 @@ function stopProc(proc, signal, cleanup) {
   return new Promise((res, rej) => {
     const done = (code) => {
       cleanup();
-      const report = (proc.stderrText || '').match(/(AddressSanitizer|LeakSanitizer|runtime error:)[^\n]*/);
+      const report = (proc.stderrText || '').match(/(AddressSanitizer|LeakSanitizer|runtime error:|==\d+== (Invalid|Conditional|Syscall param|Mismatched)|definitely lost: [1-9])[^\n]*/);
       if (report) rej(new Error(`sanitizer report: ${report[0]}\n${proc.stderrText}`));
       else res(code);
     };

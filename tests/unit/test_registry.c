@@ -69,6 +69,8 @@ static void refuses_bad_registries(void **state)
         {"agents: [\n", "line"},
         {"other: 1\nagents: []\n", "unknown top-level"},
         {"agents:\n  - name: a\n    name: b\n    base_url: http://127.0.0.1\n", "duplicate"},
+        {"", "empty"}, /* found by fuzz_registry: err was left unwritten */
+        {"# only a comment\n", "empty"},
     };
     char err[300];
     (void)state;

@@ -1,0 +1,16 @@
+/* atomicfile.h — replace a file atomically: a temp file beside it, fsync, rename, fsync of the
+ * directory. A crash at any moment leaves the old file or the new one, never a torn one. */
+#ifndef HM_ATOMICFILE_H
+#define HM_ATOMICFILE_H
+#include <stdbool.h>
+#include <stddef.h>
+#include <sys/types.h>
+
+/* Writes data to path with the given mode. On failure returns false with a reason in err
+ * (which never contains the data). */
+bool atomicfile_write(const char *path, const void *data, size_t len, mode_t mode, char *err,
+                      size_t errlen);
+/* fsync of a directory, so that a rename or a new entry in it is durable. */
+int atomicfile_sync_dir(const char *dir);
+
+#endif
