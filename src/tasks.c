@@ -168,6 +168,8 @@ void tasks_remove(struct tasks *t, const char *id, const char *name)
         return;
     snprintf(path, sizeof path, "%s/%s/%s", t->real, id, name);
     unlink(path);
+    snprintf(path, sizeof path, "%s/%s", t->real, id);
+    rmdir(path); /* only if that left it empty: a task that never started leaves nothing */
 }
 
 static bool utf8_text(const char *p, size_t n)

@@ -26,7 +26,7 @@ enum tasks_rc tasks_write(struct tasks *t, const char *id, const char *name, jso
 enum tasks_rc tasks_read(struct tasks *t, const char *id, const char *name, size_t max,
                          json_t **out);
 bool tasks_exists(struct tasks *t, const char *id);
-/* Deletes TASKS_DIR/<id>/<name> if present. */
+/* Deletes TASKS_DIR/<id>/<name> if present, and the task directory if that emptied it. */
 void tasks_remove(struct tasks *t, const char *id, const char *name);
 
 /* hermes_files: a listing of the task directory (or a sub-directory), or one UTF-8 text file.

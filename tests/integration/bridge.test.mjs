@@ -531,3 +531,76 @@ test('registry: /p/<profile> base URLs, and a registry readable by others is ref
     await fake.stop();
   }
 });
+
+test('an agent that fails, or cannot be reached, gives a failed result or upstream_error', async () => {
+  const r = await rig();
+  try {
+    const failed = await r.call('hermes_task', { task: 'break [fail]', mode: 'sync', id: 'fail-1' });
+    assert.equal(failed.isError, false, 'the agent answered: a result, with status failed');
+    assert.equal(failed.structuredContent.status, 'failed');
+    const stored = JSON.parse(readFileSync(join(r.tasksDir, 'fail-1', 'result.json'), 'utf8'));
+    assert.equal(stored.status, 'failed');
+    assert.ok(stored.error);
+    const afail = await r.call('hermes_task', { task: 'break later [fail]', mode: 'async', id: 'fail-2' });
+    assert.equal(afail.structuredContent.status, 'accepted');
+    await until(() => existsSync(join(r.tasksDir, 'fail-2', 'result.json')), 'result.json');
+    assert.equal((await r.call('hermes_result', { id: 'fail-2' })).structuredContent.status, 'failed');
+    await r.fake.stop();
+    const down = await r.call('hermes_task', { task: 'anyone there?', mode: 'sync', id: 'down-1' });
+    assert.equal(down.structuredContent.error, 'upstream_error');
+    assert.ok(!existsSync(join(r.tasksDir, 'down-1')), 'nothing left behind: a retry starts clean');
+  } finally {
+    await r.client.close().catch(() => {});
+    assert.equal(await r.srv.stop(), 0);
+  }
+});
+
+test('SIGHUP re-reads the agent key from HERMES_ENV_PATH', async () => {
+  const fake = await startFake();
+  const envPath = agentEnv(fake, 'not-the-right-key-at-all');
+  const srv = await startHermes({ HERMES_ENV_PATH: envPath });
+  const client = await connect(srv);
+  try {
+    const before = await client.callTool({ name: 'hermes_task', arguments: { task: 'x', mode: 'sync' } });
+    assert.equal(before.structuredContent.error, 'upstream_auth');
+    writeFileSync(envPath, `API_SERVER_HOST=127.0.0.1\nAPI_SERVER_PORT=${fake.port}\nAPI_SERVER_KEY=${fake.key}\n`);
+    srv.proc.kill('SIGHUP');
+    await until(() => /agent settings reloaded/.test(srv.proc.stderrText), 'the reload');
+    const after = await client.callTool({ name: 'hermes_task', arguments: { task: 'y [json]', mode: 'sync' } });
+    assert.equal(after.isError, false, JSON.stringify(after));
+    assert.equal(srv.proc.stderrText.includes(fake.key), false, 'the key is never logged');
+  } finally {
+    await client.close();
+    await srv.stop();
+    await fake.stop();
+  }
+});
+
+test('list_agents: availability comes from the /health probe', async () => {
+  const { mkdtempSync } = await import('node:fs');
+  const { tmpdir } = await import('node:os');
+  const net = await import('node:net');
+  // A port nobody listens on.
+  const closed = await new Promise((res) => { const s = net.createServer(); s.listen(0, '127.0.0.1', () => { const p = s.address().port; s.close(() => res(p)); }); });
+  const dir = mkdtempSync(join(tmpdir(), 'hm-probe-'));
+  const keyFile = join(dir, 'k');
+  writeFileSync(keyFile, 'some-key-0123456789abcdef\n');
+  chmodSync(keyFile, 0o600);
+  const reg = join(dir, 'agents.yaml');
+  writeFileSync(reg, `agents:\n  - name: ghost\n    base_url: http://127.0.0.1:${closed}\n    key_file: ${keyFile}\n`);
+  chmodSync(reg, 0o600);
+  const srv = await startHermes({ AGENTS_FILE: reg });
+  const client = await connect(srv);
+  try {
+    const la = await until(async () => {
+      const x = (await client.callTool({ name: 'list_agents', arguments: {} })).structuredContent;
+      return x.agents[0].available === false ? x : null;
+    }, 'the probe to fail');
+    assert.equal(la.agents[0].unavailable_reason, 'unreachable');
+    const t = await client.callTool({ name: 'hermes_task', arguments: { task: 'x', mode: 'sync' } });
+    assert.equal(t.structuredContent.error, 'agent_unavailable');
+  } finally {
+    await client.close();
+    await srv.stop();
+  }
+});
