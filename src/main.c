@@ -165,12 +165,18 @@ static bool serves_env_file(const char *pid, const char *env_real)
     int argc = 0;
     for (char *p = cmd; p < cmd + n && argc < 32; p += strlen(p) + 1)
         args[argc++] = p;
-    const char *base = strrchr(args[0], '/');
-    base = base ? base + 1 : args[0];
-    if (argc < 2 || strcmp(base, "hermes-mcp") != 0 || strcmp(args[1], "serve") != 0)
+    /* "hermes-mcp serve", possibly behind a wrapper (valgrind, env, nice...). */
+    int at = -1;
+    for (int i = 0; i + 1 < argc && at < 0; i++) {
+        const char *base = strrchr(args[i], '/');
+        base = base ? base + 1 : args[i];
+        if (strcmp(base, "hermes-mcp") == 0 && strcmp(args[i + 1], "serve") == 0)
+            at = i;
+    }
+    if (at < 0)
         return false;
     const char *env = ".env";
-    for (int i = 2; i < argc; i++) {
+    for (int i = at + 2; i < argc; i++) {
         if (!strcmp(args[i], "--env-file") && i + 1 < argc)
             env = args[i + 1];
         else if (!strncmp(args[i], "--env-file=", 11))
