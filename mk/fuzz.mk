@@ -4,21 +4,31 @@
 #                                    tests/fuzz/corpus/<target>/ (tests/fuzz/run.sh); fails if any
 #                                    target crashes. Crash inputs go to build/fuzz/artifacts/, each
 #                                    run's libFuzzer output to build/fuzz/<target>.log.
+#   make fuzz FUZZ_TARGETS='sse registry'   builds and runs only those targets.
 FUZZ_CC      ?= clang
 FUZZ_SECONDS ?= 10
 FUZZ_BUILD   := build/fuzz
-FUZZ_TARGETS := jrpc dotenv hdr
+FUZZ_TARGETS := jrpc dotenv hdr sse registry taskpath contract
 FUZZ_SAN     := -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all \
                 -fno-omit-frame-pointer -g -O1
 FUZZ_BINS    := $(addprefix $(FUZZ_BUILD)/fuzz_,$(FUZZ_TARGETS))
 
-# The pure modules each target links (with what they use: buf.c needs mem.c), and its libraries.
-FUZZ_SRC_jrpc   := src/jrpc.c
-FUZZ_SRC_dotenv := src/dotenv.c src/buf.c src/mem.c
-FUZZ_SRC_hdr    := src/hdr.c
-FUZZ_LIB_jrpc   := $(shell pkg-config --libs jansson)
-FUZZ_LIB_dotenv := $(FUZZ_LIB_jrpc)
-FUZZ_LIB_hdr    :=
+# The pure modules each target links (with what they use: buf.c needs mem.c), and its libraries
+# (registry.c: libyaml and jansson).
+FUZZ_SRC_jrpc     := src/jrpc.c src/utf8.c
+FUZZ_SRC_dotenv   := src/dotenv.c src/buf.c src/mem.c
+FUZZ_SRC_hdr      := src/hdr.c
+FUZZ_SRC_sse      := src/sse.c src/buf.c src/mem.c
+FUZZ_SRC_registry := src/registry.c src/mem.c src/utf8.c
+FUZZ_SRC_taskpath := src/taskpath.c
+FUZZ_SRC_contract := src/contract.c src/buf.c src/mem.c
+FUZZ_LIB_jrpc     := $(shell pkg-config --libs jansson)
+FUZZ_LIB_dotenv   := $(FUZZ_LIB_jrpc)
+FUZZ_LIB_hdr      :=
+FUZZ_LIB_sse      :=
+FUZZ_LIB_registry := $(shell pkg-config --libs yaml-0.1 jansson)
+FUZZ_LIB_taskpath :=
+FUZZ_LIB_contract := $(FUZZ_LIB_jrpc)
 
 .PHONY: fuzz fuzz-build
 fuzz-build: $(FUZZ_BINS)

@@ -310,9 +310,12 @@ out:
         /* Answer everything still waiting before the engine goes away. */
         httpd_shutdown(a.httpd);
     }
+    /* The engine first: ending its sessions cancels the calls still running, and their
+     * providers must still be there to hear it. */
+    mcp_free(a.mcp);
+    a.mcp = NULL;
     if (o->teardown)
         o->teardown(o->setup_arg);
-    mcp_free(a.mcp);
     httpd_free(a.httpd);
     audit_free(a.audit, 2000);
     ratelimit_free(a.rl);

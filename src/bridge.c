@@ -20,7 +20,6 @@
 #include "buf.h"
 #include "config.h"
 #include "contract.h"
-#include "jrpc.h"
 #include "crypto.h"
 #include "dotenv.h"
 #include "log.h"
@@ -30,6 +29,7 @@
 #include "registry.h"
 #include "sse.h"
 #include "strmap.h"
+#include "utf8.h"
 #include "taskpath.h"
 #include "tasks.h"
 
@@ -137,7 +137,7 @@ static void tool_error(struct mcp_call *c, const char *code, unsigned retry_afte
     va_start(ap, fmt);
     vsnprintf(msg, sizeof msg, fmt, ap);
     va_end(ap);
-    jrpc_text_clean(msg);
+    utf8_clean(msg);
     if (retry_after == 0) {
         mcp_call_tool_error(c, code, "%s", msg);
         return;

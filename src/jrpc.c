@@ -1,6 +1,8 @@
 /* jrpc.c — JSON-RPC 2.0 envelope parsing and building. */
 #include "jrpc.h"
 
+#include "utf8.h"
+
 #include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
@@ -9,41 +11,6 @@ static void why_set(struct jrpc_why *why, int code, const char *msg)
 {
     why->code = code;
     snprintf(why->msg, sizeof why->msg, "%s", msg);
-}
-
-/* Length of the valid UTF-8 sequence at s (1-4), or 0 if it is not one. */
-static size_t utf8_seq(const unsigned char *s)
-{
-    if (s[0] < 0x80)
-        return 1;
-    size_t n = (s[0] & 0xe0) == 0xc0 ? 2 : (s[0] & 0xf0) == 0xe0 ? 3 : (s[0] & 0xf8) == 0xf0 ? 4 : 0;
-    if (n == 0 || (n == 2 && s[0] < 0xc2) || (n == 4 && s[0] > 0xf4))
-        return 0;
-    for (size_t i = 1; i < n; i++)
-        if ((s[i] & 0xc0) != 0x80)
-            return 0;
-    if (n == 3 && s[0] == 0xe0 && s[1] < 0xa0)
-        return 0; /* overlong */
-    if (n == 3 && s[0] == 0xed && s[1] >= 0xa0)
-        return 0; /* surrogate */
-    if (n == 4 && s[0] == 0xf0 && s[1] < 0x90)
-        return 0; /* overlong */
-    if (n == 4 && s[0] == 0xf4 && s[1] >= 0x90)
-        return 0; /* past U+10FFFF */
-    return n;
-}
-
-void jrpc_text_clean(char *s)
-{
-    unsigned char *p = (unsigned char *)s;
-    while (*p) {
-        size_t n = utf8_seq(p);
-        if (n == 0 || (n == 1 && *p < 0x20 && *p != '\t')) {
-            *p++ = '?';
-            continue;
-        }
-        p += n;
-    }
 }
 
 json_t *jrpc_parse(const char *p, size_t n, struct jrpc_why *why)
@@ -55,7 +22,7 @@ json_t *jrpc_parse(const char *p, size_t n, struct jrpc_why *why)
         why->code = JRPC_PARSE_ERROR;
         snprintf(why->msg, sizeof why->msg, "Parse error: %s at line %d column %d", je.text,
                  je.line, je.column);
-        jrpc_text_clean(why->msg); /* jansson quotes the input, which may not be UTF-8 */
+        utf8_clean(why->msg); /* jansson quotes the input, which may not be UTF-8 */
         return NULL;
     }
     if (json_is_array(root) && json_array_size(root) == 0) {
@@ -143,7 +110,7 @@ json_t *jrpc_error(json_t *id, int code, const char *message)
 {
     char clean[512];
     snprintf(clean, sizeof clean, "%s", message);
-    jrpc_text_clean(clean);
+    utf8_clean(clean);
     json_t *m = json_pack("{s:s, s:O?, s:{s:i, s:s}}", "jsonrpc", "2.0", "id", id, "error",
                           "code", code, "message", clean);
     if (id == NULL)

@@ -47,11 +47,6 @@ json_t *jrpc_error(json_t *id, int code, const char *message);
 json_t *jrpc_notification(const char *method, json_t *params_take);
 json_t *jrpc_request(json_t *id, const char *method, json_t *params_take);
 
-/* Replaces every byte that is not part of valid UTF-8 (and every control character but \t) with
- * '?', in place: for messages built from client text or cut with %.Ns, before they go into JSON.
- */
-void jrpc_text_clean(char *s);
-
 /* A stable text key for an id: "s:<string>" or "i:<integer>". */
 bool jrpc_id_key(json_t *id, char *out, size_t outlen);
 

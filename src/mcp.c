@@ -27,6 +27,7 @@
 #include "loop.h"
 #include "mem.h"
 #include "strmap.h"
+#include "utf8.h"
 
 #define MAX_BATCH 20
 #define SESSION_IDLE_MS (60u * 60u * 1000u)
@@ -576,7 +577,7 @@ void mcp_call_tool_error(struct mcp_call *c, const char *code, const char *fmt, 
     va_start(ap, fmt);
     vsnprintf(msg, sizeof msg, fmt, ap);
     va_end(ap);
-    jrpc_text_clean(msg); /* %.Ns may have cut a character, or carried client text */
+    utf8_clean(msg); /* %.Ns may have cut a character, or carried client text */
     json_t *sc = json_pack("{s:s, s:s}", "error", code, "message", msg);
     char *text = json_dumps(sc, JSON_COMPACT);
     json_t *result = json_pack("{s:[{s:s, s:s}], s:o, s:b}", "content", "type", "text", "text",

@@ -8,6 +8,7 @@
 #include <yaml.h>
 
 #include "mem.h"
+#include "utf8.h"
 
 static bool host_allowed(const char *host, size_t n)
 {
@@ -202,8 +203,10 @@ json_t *registry_parse(const char *text, size_t len, char *err, size_t errlen)
     const char *key;
     json_t *v;
 
-    if (doc == NULL)
+    if (doc == NULL) {
+        utf8_clean(err);
         return NULL;
+    }
     if (!json_is_object(doc)) {
         snprintf(err, errlen, "the registry must be a mapping with 'default' and 'agents'");
         goto out;
@@ -242,7 +245,8 @@ json_t *registry_parse(const char *text, size_t len, char *err, size_t errlen)
                 json_decref(list);
                 goto out;
             }
-            if (strcmp(key, "capabilities") && !json_is_string(v)) {
+            if (strcmp(key, "capabilities") &&
+                (!json_is_string(v) || memchr(json_string_value(v), '\0', json_string_length(v)))) {
                 snprintf(err, errlen, "agent #%zu: '%s' must be text", i + 1, key);
                 json_decref(list);
                 goto out;
@@ -317,5 +321,7 @@ json_t *registry_parse(const char *text, size_t len, char *err, size_t errlen)
     out = json_pack("{s:s, s:o}", "default", dflt, "agents", list);
 out:
     json_decref(doc);
+    if (out == NULL)
+        utf8_clean(err); /* it quotes the file: one valid line whatever the file holds */
     return out;
 }

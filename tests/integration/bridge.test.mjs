@@ -604,3 +604,23 @@ test('list_agents: availability comes from the /health probe', async () => {
     await srv.stop();
   }
 });
+
+test('SIGTERM with tasks in flight in session mode exits 0 and cleanly', async () => {
+  const fake = await startFake();
+  const srv = await startHermes({ HERMES_ENV_PATH: agentEnv(fake), MCP_SESSIONS: '1' });
+  const client = await connect(srv);
+  let progressed = 0;
+  const onprogress = () => { progressed++; };
+  // With a progress token the call answers as a (resumable) SSE stream: SIGTERM must not leave
+  // it to the engine after the bridge is gone.
+  const calls = [
+    client.callTool({ name: 'hermes_task', arguments: { task: 'long [delay=20000] [progress=100]', mode: 'sync', session: 'a' } }, undefined, { onprogress }),
+    client.callTool({ name: 'hermes_task', arguments: { task: 'queued [delay=20000]', mode: 'sync', session: 'a' } }, undefined, { onprogress }),
+    client.callTool({ name: 'hermes_task', arguments: { task: 'other [delay=20000] [progress=100]', mode: 'sync', session: 'b' } }, undefined, { onprogress }),
+  ].map((p) => p.catch((e) => e));
+  await until(() => progressed >= 2, 'progress to flow on the streams');
+  assert.equal(await srv.stop('SIGTERM'), 0);
+  await Promise.all(calls);
+  await client.close().catch(() => {});
+  await fake.stop();
+});

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "jrpc.h"
+#include "utf8.h"
 
 static json_t *parse(const char *s, struct jrpc_why *why)
 {
@@ -127,7 +128,7 @@ static void parse_errors_are_valid_utf8(void **state)
     assert_non_null(e); /* a message with a cut character still makes a reply */
     json_decref(e);
     char t[] = "ok \xe2\x82\xac \xe2\x82 \x01 end";
-    jrpc_text_clean(t);
+    utf8_clean(t);
     assert_string_equal(t, "ok \xe2\x82\xac ?? ? end");
 }
 

@@ -1,0 +1,40 @@
+/* utf8.c — making text safe to put into JSON and log lines. */
+#include "utf8.h"
+
+#include <stddef.h>
+
+/* Length of the valid UTF-8 sequence at s (1-4), or 0 if it is not one. */
+static size_t utf8_seq(const unsigned char *s)
+{
+    if (s[0] < 0x80)
+        return 1;
+    size_t n = (s[0] & 0xe0) == 0xc0 ? 2 : (s[0] & 0xf0) == 0xe0 ? 3 : (s[0] & 0xf8) == 0xf0 ? 4 : 0;
+    if (n == 0 || (n == 2 && s[0] < 0xc2) || (n == 4 && s[0] > 0xf4))
+        return 0;
+    for (size_t i = 1; i < n; i++)
+        if ((s[i] & 0xc0) != 0x80)
+            return 0;
+    if (n == 3 && s[0] == 0xe0 && s[1] < 0xa0)
+        return 0; /* overlong */
+    if (n == 3 && s[0] == 0xed && s[1] >= 0xa0)
+        return 0; /* surrogate */
+    if (n == 4 && s[0] == 0xf0 && s[1] < 0x90)
+        return 0; /* overlong */
+    if (n == 4 && s[0] == 0xf4 && s[1] >= 0x90)
+        return 0; /* past U+10FFFF */
+    return n;
+}
+
+void utf8_clean(char *s)
+{
+    unsigned char *p = (unsigned char *)s;
+    while (*p) {
+        size_t n = utf8_seq(p);
+        if (n == 0 || (n == 1 && *p < 0x20 && *p != '\t')) {
+            *p++ = '?';
+            continue;
+        }
+        p += n;
+    }
+}
+
