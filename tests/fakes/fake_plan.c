@@ -144,6 +144,10 @@ static const char *directive(struct plan *p, const char *s, double scale)
         p->json_fence = true;
         return a;
     }
+    if (word_at(s, "repeat=", &a) && (a = read_number(a, PLAN_MAX_REPEAT, &v))) {
+        p->repeat = v;
+        return a;
+    }
     if (word_at(s, "text=", &a) && (a = read_value(a, &val))) {
         free(p->text);
         p->text = val;
@@ -398,6 +402,12 @@ static char *summary(const char *task)
 
 char *plan_answer(const struct plan *p)
 {
+    if (p->text && p->repeat > 1) {
+        struct sb b = {0};
+        for (long i = 0; i < p->repeat; i++)
+            sb_adds(&b, p->text);
+        return sb_take(&b);
+    }
     if (p->text)
         return xstrdup(p->text);
     char *s = summary(p->task);

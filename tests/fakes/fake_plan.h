@@ -27,6 +27,7 @@
 #define PLAN_DEFAULT_DELAY_MS 50
 #define PLAN_MAX_DELAY_MS 86400000L
 #define PLAN_MAX_PROGRESS 100
+#define PLAN_MAX_REPEAT 1000000
 
 struct plan {
     long delay_ms; /* total work time, already scaled */
@@ -37,6 +38,7 @@ struct plan {
     bool orphan;
     bool json_fence;
     char *text; /* owned; [text=...] or NULL */
+    long repeat; /* [repeat=N]: a [text=...] answer N times over (tests the bridge's caps) */
     char *task; /* owned; the task with directives removed, whitespace collapsed */
 };
 

@@ -624,3 +624,24 @@ test('SIGTERM with tasks in flight in session mode exits 0 and cleanly', async (
   await client.close().catch(() => {});
   await fake.stop();
 });
+
+test('size caps: an agent answer past 1 MiB and a result.json past 200 KiB are clear errors', async () => {
+  const r = await rig();
+  try {
+    // 1 MiB + : the sync answer cap.
+    const big = await r.call('hermes_task', { task: 'flood [text=0123456789abcdef] [repeat=70000]', mode: 'sync', id: 'big-1' });
+    assert.equal(big.structuredContent.status, 'failed', JSON.stringify(big).slice(0, 300));
+    assert.match(JSON.parse(readFileSync(join(r.tasksDir, 'big-1', 'result.json'), 'utf8')).error, /larger than the cap/);
+    // Within the cap it is a normal answer.
+    const ok = await r.call('hermes_task', { task: 'fine [text=0123456789abcdef] [repeat=1000]', mode: 'sync', id: 'big-2' });
+    assert.equal(ok.structuredContent.summary.length, 16000);
+    // result.json over 200 KiB: refused, not truncated.
+    mkdirSync(join(r.tasksDir, 'huge-result'));
+    writeFileSync(join(r.tasksDir, 'huge-result', 'result.json'), JSON.stringify({ id: 'huge-result', status: 'completed', summary: 'x'.repeat(210 * 1024) }));
+    const res = await r.call('hermes_result', { id: 'huge-result' });
+    assert.equal(res.isError, true);
+    assert.match(res.structuredContent.message, /larger than 200 KiB/);
+  } finally {
+    await r.close();
+  }
+});
