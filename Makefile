@@ -28,7 +28,7 @@ CONF_OBJ := $(patsubst tests/conformance/%.c,$(BUILD)/conformance/%.o,$(CONF_SRC
 all: build/hermes-mcp
 
 FORCE:
-.PHONY: FORCE all check unit integration valgrind conformance conformance-server install headers clean distclean
+.PHONY: FORCE all check unit integration valgrind conformance conformance-server install headers clean distclean bench
 
 # build/hermes-mcp is the stable path; it points at the flavour built last.
 build/hermes-mcp: $(BUILD)/hermes-mcp FORCE
@@ -74,6 +74,9 @@ valgrind: build/hermes-mcp build/conformance-server fakes
 
 conformance: build/conformance-server
 	scripts/conformance.sh
+
+bench:
+	bench/run.sh
 
 install: $(BUILD)/hermes-mcp
 	install -d $(DESTDIR)$(PREFIX)/bin

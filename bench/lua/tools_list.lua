@@ -1,0 +1,3 @@
+-- wrk load: tools/list (see common.lua for the response check).
+dofile(debug.getinfo(1, "S").source:match("^@(.*/)") .. "common.lua")
+wrk.body = '{"jsonrpc":"2.0","id":1,"method":"tools/list"}'
