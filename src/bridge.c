@@ -17,16 +17,15 @@
 #include <unistd.h>
 
 #include "agent.h"
+#include "agentcfg.h"
 #include "buf.h"
 #include "config.h"
 #include "contract.h"
 #include "crypto.h"
-#include "dotenv.h"
 #include "log.h"
 #include "loop.h"
 #include "mcp.h"
 #include "mem.h"
-#include "registry.h"
 #include "sse.h"
 #include "strmap.h"
 #include "utf8.h"
@@ -43,7 +42,7 @@
 #define CONTRACT_MAX (256 * 1024)
 #define SESSION_QUEUE_MAX 8
 #define CONNECT_TIMEOUT_MS 5000
-#define DEFAULT_AGENT "hermes"
+#define DEFAULT_AGENT AGENTCFG_DEFAULT_NAME
 
 enum probe_state { PROBE_UNKNOWN, PROBE_OK, PROBE_DOWN };
 
@@ -160,10 +159,7 @@ static struct agentdef *find_agent(struct bridge *b, const char *name)
 
 static char *agent_url(const struct agentdef *a, const char *path)
 {
-    size_t n = strlen(a->base_url);
-    while (n > 0 && a->base_url[n - 1] == '/')
-        n--;
-    return xasprintf("%.*s%s", (int)n, a->base_url, path);
+    return agentcfg_url(a->base_url, path);
 }
 
 /* Maps an agent answer that is not a success to a tool error (never echoing its body). */
@@ -228,35 +224,11 @@ static void agents_clear(struct bridge *b)
     b->default_agent = NULL;
 }
 
-static json_t *read_dotenv(const char *path)
-{
-    char text[65536], err[200];
-    FILE *f = fopen(path, "r");
-    if (f == NULL)
-        return NULL;
-    size_t n = fread(text, 1, sizeof text, f);
-    fclose(f);
-    json_t *env = dotenv_parse(text, n, err, sizeof err);
-    memset(text, 0, sizeof text);
-    if (env == NULL)
-        log_warn("%s: %s", path, err);
-    return env;
-}
-
 /* The synthetic default agent: HERMES_ENV_PATH's API_SERVER_{HOST,PORT,KEY}. */
 static void agents_synthetic(struct bridge *b)
 {
-    const char *host = "127.0.0.1", *port = "8642", *key = NULL;
-    json_t *env = b->cfg->hermes_env_path ? read_dotenv(b->cfg->hermes_env_path) : NULL;
+    char err[600];
 
-    if (b->cfg->hermes_env_path && env == NULL)
-        log_warn("HERMES_ENV_PATH %s could not be read; the agent has no key",
-                 b->cfg->hermes_env_path);
-    if (json_string_value(json_object_get(env, "API_SERVER_HOST")))
-        host = json_string_value(json_object_get(env, "API_SERVER_HOST"));
-    if (json_string_value(json_object_get(env, "API_SERVER_PORT")))
-        port = json_string_value(json_object_get(env, "API_SERVER_PORT"));
-    key = json_string_value(json_object_get(env, "API_SERVER_KEY"));
     b->agents = xcalloc(1, sizeof *b->agents);
     b->nagents = 1;
     struct agentdef *a = &b->agents[0];
@@ -264,36 +236,18 @@ static void agents_synthetic(struct bridge *b)
     a->description = xstrdup("Local Hermes Agent");
     a->kind = xstrdup("local");
     a->capabilities = json_array();
-    a->base_url = xasprintf("http://%s%s%s:%s", strchr(host, ':') ? "[" : "", host,
-                            strchr(host, ':') ? "]" : "", port);
-    a->key = key && *key ? xstrdup(key) : NULL;
+    if (!agentcfg_default_agent(b->cfg->hermes_env_path, &a->base_url, &a->key, err, sizeof err))
+        log_warn("HERMES_ENV_PATH: %s; the agent has no key", err);
     b->default_agent = xstrdup(DEFAULT_AGENT);
-    json_decref(env);
 }
 
 /* key_file: mode 600, the key alone on the first line. */
 static char *read_key_file(const char *path, const char *agent)
 {
-    struct stat st;
-    char line[1024];
-    if (stat(path, &st) < 0 || !S_ISREG(st.st_mode)) {
-        log_warn("agent %s: key_file %s cannot be read", agent, path);
-        return NULL;
-    }
-    if (st.st_mode & 077) {
-        log_warn("agent %s: key_file %s is readable by others; chmod 600 it", agent, path);
-        return NULL;
-    }
-    FILE *f = fopen(path, "r");
-    if (f == NULL || fgets(line, sizeof line, f) == NULL) {
-        if (f)
-            fclose(f);
-        return NULL;
-    }
-    fclose(f);
-    line[strcspn(line, "\r\n")] = '\0';
-    char *k = line[0] ? xstrdup(line) : NULL;
-    memset(line, 0, sizeof line);
+    char why[200];
+    char *k = agentcfg_key_file(path, why, sizeof why);
+    if (k == NULL)
+        log_warn("agent %s: key_file %s %s", agent, path, why);
     return k;
 }
 
@@ -317,13 +271,7 @@ static void agents_from_registry(struct bridge *b, json_t *reg)
         a->profile = profile ? xstrdup(profile) : NULL;
         a->capabilities = json_incref(json_object_get(o, "capabilities"));
         if (key_env) {
-            const char *v = getenv(key_env);
-            if ((v == NULL || !*v) && b->cfg->env_file) {
-                if (env == NULL)
-                    env = read_dotenv(b->cfg->env_file);
-                v = json_string_value(json_object_get(env, key_env));
-            }
-            a->key = v && *v ? xstrdup(v) : NULL;
+            a->key = agentcfg_key_env(key_env, b->cfg->env_file, &env, NULL);
         } else if (key_file) {
             a->key = read_key_file(key_file, a->name);
         }
@@ -360,32 +308,18 @@ static void agents_load(struct bridge *b)
     b->registry_mtime = st.st_mtim;
     b->registry_size = st.st_size;
     b->registry_ino = st.st_ino;
-    if (st.st_mode & 077) {
-        snprintf(err, sizeof err, "the file is readable by others; chmod 600 it");
-        set_registry_error(b, err);
-    } else if (st.st_size > 1024 * 1024) {
-        set_registry_error(b, "the file is larger than 1 MiB");
-    } else {
-        FILE *f = fopen(b->registry_path, "r");
-        char *text = xmalloc((size_t)st.st_size + 1);
-        size_t n = f ? fread(text, 1, (size_t)st.st_size, f) : 0;
-        if (f)
-            fclose(f);
-        json_t *reg = registry_parse(text, n, err, sizeof err);
-        free(text);
-        if (reg) {
-            agents_clear(b);
-            agents_from_registry(b, reg);
-            json_decref(reg);
-            b->registry_loaded = true;
-            set_registry_error(b, NULL);
-            log_info("agents registry loaded: %zu agents, default %s", b->nagents,
-                     b->default_agent);
-            probe_all(b);
-            return;
-        }
-        set_registry_error(b, err);
+    json_t *reg = agentcfg_registry_read(b->registry_path, err, sizeof err);
+    if (reg) {
+        agents_clear(b);
+        agents_from_registry(b, reg);
+        json_decref(reg);
+        b->registry_loaded = true;
+        set_registry_error(b, NULL);
+        log_info("agents registry loaded: %zu agents, default %s", b->nagents, b->default_agent);
+        probe_all(b);
+        return;
     }
+    set_registry_error(b, err);
     if (b->nagents == 0)
         agents_synthetic(b);
 }
@@ -1622,11 +1556,7 @@ struct bridge *bridge_new(struct mcp_server *mcp, struct loop *l, struct config 
     b->jobs = strmap_new();
     b->runs = strmap_new();
     b->queues = strmap_new();
-    if (cfg->agents_file)
-        b->registry_path = xstrdup(cfg->agents_file);
-    else
-        b->registry_path = xasprintf("%s/.hermes/agents.yaml",
-                                     getenv("HOME") ? getenv("HOME") : ".");
+    b->registry_path = agentcfg_registry_path(cfg->agents_file);
     b->tasks = tasks_open(cfg->tasks_dir ? cfg->tasks_dir : "tasks", err, sizeof err);
     if (b->tasks == NULL) {
         log_error("%s", err);
