@@ -39,7 +39,7 @@
 #define CONSTRAINT_MAX 2000
 #define RESPONSE_MAX (1024 * 1024) /* agent responses, and one SSE event */
 #define ANSWER_MAX (1024 * 1024)   /* the accumulated answer of a sync task */
-#define CONTRACT_MAX (256 * 1024)
+#define CONTRACT_MAX CONTRACT_FILE_MAX
 #define SESSION_QUEUE_MAX 8
 #define CONNECT_TIMEOUT_MS 5000
 #define DEFAULT_AGENT AGENTCFG_DEFAULT_NAME
@@ -407,6 +407,14 @@ static const char *contract_text(struct bridge *b)
     size_t n = fread(text, 1, (size_t)st.st_size, f);
     fclose(f);
     text[n] = '\0';
+    char why[100];
+    if (!contract_text_ok(text, n, why, sizeof why)) {
+        /* Invalid UTF-8 cannot go into the JSON request at all. */
+        log_warn("HERMES_CONTRACT_PATH %s: %s; %s", path, why,
+                 b->contract ? "keeping the previous one" : "using the built-in contract");
+        free(text);
+        return b->contract ? b->contract : contract_default;
+    }
     free(b->contract);
     b->contract = text;
     b->contract_mtime = st.st_mtime;

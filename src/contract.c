@@ -1,10 +1,12 @@
 /* contract.c — prompt rendering and answer parsing. */
 #include "contract.h"
 
+#include <stdio.h>
 #include <string.h>
 
 #include "buf.h"
 #include "mem.h"
+#include "utf8.h"
 
 const char contract_default[] =
     "You are a Hermes agent working on a task delegated through an MCP bridge.\n"
@@ -13,6 +15,22 @@ const char contract_default[] =
     " \"summary\": \"what you did and found, in a few sentences\",\n"
     " \"artifacts\": [\"paths or URLs of files you produced\"],\n"
     " \"next_steps\": [\"what the caller should do next, if anything\"]}\n";
+
+bool contract_text_ok(const char *text, size_t len, char *why, size_t whylen)
+{
+    size_t i = 0;
+    while (i < len && strchr(" \t\r\n", text[i]) && text[i])
+        i++;
+    if (i == len)
+        snprintf(why, whylen, "it is empty");
+    else if (len > CONTRACT_FILE_MAX)
+        snprintf(why, whylen, "it is larger than 256 KiB");
+    else if (!utf8_valid(text, len))
+        snprintf(why, whylen, "it is not UTF-8 text (or holds a NUL byte)");
+    else
+        return true;
+    return false;
+}
 
 char *contract_prompt(const char *task, const char *context, const char *deliverable,
                       json_t *constraints)

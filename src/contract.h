@@ -7,7 +7,16 @@
 #define HM_CONTRACT_H
 #include <jansson.h>
 
+#include <stdbool.h>
+#include <stddef.h>
+
+#define CONTRACT_FILE_MAX (256 * 1024)
+
 extern const char contract_default[];
+
+/* True when text (a contract file's content) can be sent to the agent: not blank, at most
+ * CONTRACT_FILE_MAX bytes, UTF-8 without NUL bytes. Otherwise false with the reason in why. */
+bool contract_text_ok(const char *text, size_t len, char *why, size_t whylen);
 
 /* A new string: the prompt for a task. context, deliverable may be NULL; constraints may be
  * NULL or an array of strings. */

@@ -2,6 +2,7 @@
 #include "utf8.h"
 
 #include <stddef.h>
+#include <string.h>
 
 /* Length of the valid UTF-8 sequence at s (1-4), or 0 if it is not one. */
 static size_t utf8_seq(const unsigned char *s)
@@ -38,3 +39,24 @@ void utf8_clean(char *s)
     }
 }
 
+
+bool utf8_valid(const char *s, size_t n)
+{
+    const unsigned char *p = (const unsigned char *)s, *end = p + n;
+    while (p < end) {
+        if (*p == 0)
+            return false;
+        /* utf8_seq may look up to 3 bytes ahead: give it a NUL-padded copy near the end. */
+        unsigned char tail[5] = {0};
+        const unsigned char *q = p;
+        if (end - p < 4) {
+            memcpy(tail, p, (size_t)(end - p));
+            q = tail;
+        }
+        size_t k = utf8_seq(q);
+        if (k == 0 || k > (size_t)(end - p))
+            return false;
+        p += k;
+    }
+    return true;
+}

@@ -6,7 +6,10 @@
  *
  * The input split at NUL bytes is also rendered as a prompt: task, context, deliverable, then
  * constraints (the UTF-8 ones, as bridge.c only passes JSON strings). The prompt must start with
- * the task and hold every non-empty part in its section, and be UTF-8 when the parts are. */
+ * the task and hold every non-empty part in its section, and be UTF-8 when the parts are.
+ *
+ * The input is also read as a contract file: when contract_text_ok accepts it, it must go into
+ * a JSON request (UTF-8, no NUL) as bridge.c sends it. */
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -174,8 +177,24 @@ static void fuzz_prompt(const char *text, size_t len)
         free(part[i]);
 }
 
+static void fuzz_contract_file(const char *text, size_t len)
+{
+    char why[100];
+    if (!contract_text_ok(text, len, why, sizeof why)) {
+        CHECK(why[0] != '\0');
+        return;
+    }
+    CHECK(len > 0 && len <= CONTRACT_FILE_MAX && memchr(text, '\0', len) == NULL);
+    char *s = dup_n(text, len);
+    json_t *body = json_pack("{s:s}", "instructions", s);
+    CHECK(body != NULL);
+    json_decref(body);
+    free(s);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
+    fuzz_contract_file((const char *)data, size);
     fuzz_answer((const char *)data, size);
     fuzz_prompt((const char *)data, size);
     return 0;

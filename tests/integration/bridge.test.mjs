@@ -645,3 +645,25 @@ test('size caps: an agent answer past 1 MiB and a result.json past 200 KiB are c
     await r.close();
   }
 });
+
+test('a contract file that is not UTF-8 falls back to the built-in contract instead of crashing', async () => {
+  const { mkdtempSync } = await import('node:fs');
+  const { tmpdir } = await import('node:os');
+  const dir = mkdtempSync(join(tmpdir(), 'hm-contract-'));
+  const contract = join(dir, 'contract.md');
+  writeFileSync(contract, Buffer.from([0x62, 0x61, 0x64, 0x20, 0xff, 0xfe, 0x0a]));
+  const r = await rig({ HERMES_CONTRACT_PATH: contract });
+  try {
+    const res = await r.call('hermes_task', { task: 'one', mode: 'sync' });
+    assert.equal(res.isError, false, JSON.stringify(res));
+    const sys = chats(r.fake)[0].body.messages.find((m) => m.role === 'system').content;
+    assert.match(sys, /answer with exactly one JSON object/, 'the built-in contract was sent');
+    assert.match(r.srv.proc.stderrText, /HERMES_CONTRACT_PATH .*not UTF-8 text/);
+    // Fixed on disk: picked up on the next call.
+    writeFileSync(contract, 'FIXED CONTRACT');
+    await r.call('hermes_task', { task: 'two', mode: 'sync' });
+    assert.equal(chats(r.fake)[1].body.messages.find((m) => m.role === 'system').content, 'FIXED CONTRACT');
+  } finally {
+    await r.close();
+  }
+});

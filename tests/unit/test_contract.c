@@ -67,11 +67,37 @@ static void answers_in_all_shapes(void **state)
     json_decref(o);
 }
 
+static bool text_ok(const char *s, size_t n)
+{
+    char why[100];
+    return contract_text_ok(s, n, why, sizeof why);
+}
+
+static void contract_files_are_checked(void **state)
+{
+    (void)state;
+    assert_true(text_ok("Answer in JSON.", 15));
+    assert_true(text_ok("Réponds en JSON — 日本語 😀\n", strlen("Réponds en JSON — 日本語 😀\n")));
+    assert_false(text_ok("", 0));
+    assert_false(text_ok(" \n\t\r\n", 5));
+    assert_false(text_ok("bad \xff\xfe bytes", 16));
+    assert_false(text_ok("cut \xe6\x97", 6));     /* a sequence cut by the end of the file */
+    assert_false(text_ok("\xc0\xaf", 2));          /* overlong */
+    assert_false(text_ok("\xed\xa0\x80", 3));      /* a surrogate */
+    assert_false(text_ok("nul\0inside", 10));
+    char *big = malloc(CONTRACT_FILE_MAX + 1);
+    memset(big, 'a', CONTRACT_FILE_MAX + 1);
+    assert_true(text_ok(big, CONTRACT_FILE_MAX));
+    assert_false(text_ok(big, CONTRACT_FILE_MAX + 1));
+    free(big);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(prompt_has_every_part),
         cmocka_unit_test(answers_in_all_shapes),
+        cmocka_unit_test(contract_files_are_checked),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
