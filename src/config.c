@@ -112,10 +112,51 @@ static char *dup_or(const char *v, const char *dflt)
     return v ? xstrdup(v) : dflt ? xstrdup(dflt) : NULL;
 }
 
+json_t *config_read_env(const char *path, unsigned *mode, char *err, size_t errlen)
+{
+    struct stat st;
+    size_t len = 0;
+    char why[200];
+
+    char *text = read_small_file(path, &len, &st, err, errlen);
+    if (text == NULL)
+        return NULL;
+    json_t *env = dotenv_parse(text, len, why, sizeof why);
+    if (env == NULL)
+        snprintf(err, errlen, "env file %s: %s", path, why);
+    memset(text, 0, len); /* it may hold the token */
+    free(text);
+    *mode = (unsigned)(st.st_mode & 07777);
+    return env;
+}
+
 bool config_load(struct config *c, const char *path, char *err, size_t errlen)
 {
-    json_t *env = NULL;
-    char *text = NULL;
+    json_t *env;
+    unsigned mode = 0;
+
+    memset(c, 0, sizeof *c);
+    if (path == NULL) {
+        env = json_object();
+    } else {
+        if ((env = config_read_env(path, &mode, err, errlen)) == NULL)
+            return false;
+        if (get(env, "MCP_AUTH_TOKEN") && (mode & 077)) {
+            snprintf(err, errlen,
+                     "env file %s holds a secret but is readable by others (mode %03o); run: "
+                     "chmod 600 %s",
+                     path, mode & 0777, path);
+            json_decref(env);
+            return false;
+        }
+    }
+    bool ok = config_from_env(c, env, path, err, errlen);
+    json_decref(env);
+    return ok;
+}
+
+bool config_from_env(struct config *c, json_t *env, const char *path, char *err, size_t errlen)
+{
     bool ok = false;
 
     memset(c, 0, sizeof *c);
@@ -124,29 +165,8 @@ bool config_load(struct config *c, const char *path, char *err, size_t errlen)
     c->rate_per_min = 30;
     unsigned call_timeout_s = 1800, header_s = 15, body_s = 60;
     c->log_level = LOG_INFO;
-    if (path) {
-        struct stat st;
-        size_t len = 0;
-        char why[200];
-        text = read_small_file(path, &len, &st, err, errlen);
-        if (text == NULL)
-            goto out;
-        env = dotenv_parse(text, len, why, sizeof why);
-        if (env == NULL) {
-            snprintf(err, errlen, "env file %s: %s", path, why);
-            goto out;
-        }
-        if (get(env, "MCP_AUTH_TOKEN") && (st.st_mode & 077)) {
-            snprintf(err, errlen,
-                     "env file %s holds a secret but is readable by others (mode %03o); run: "
-                     "chmod 600 %s",
-                     path, (unsigned)(st.st_mode & 0777), path);
-            goto out;
-        }
+    if (path)
         c->env_file = xstrdup(path);
-    } else {
-        env = json_object();
-    }
     c->host = dup_or(get(env, "MCP_HOST"), "127.0.0.1");
     if (!parse_uint(get(env, "MCP_PORT"), 65535, &c->port)) {
         snprintf(err, errlen, "MCP_PORT must be a port number (0-65535)");
@@ -232,11 +252,6 @@ bool config_load(struct config *c, const char *path, char *err, size_t errlen)
     }
     ok = true;
 out:
-    if (text) {
-        memset(text, 0, strlen(text)); /* it may hold the token */
-        free(text);
-    }
-    json_decref(env);
     if (!ok)
         config_cleanup(c);
     return ok;

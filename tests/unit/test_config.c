@@ -57,6 +57,40 @@ static void token_needs_mode_600_and_64_hex(void **state)
     assert_null(strstr(err, "short"));
 }
 
+/* The halves doctor uses: reading reports the mode without judging it; validation places the
+ * defaults beside the file. */
+static void read_then_validate(void **state)
+{
+    struct config c;
+    char err[256];
+    unsigned mode = 0;
+    (void)state;
+    write_file("MCP_AUTH_TOKEN=0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef\n"
+               "MCP_PORT=9000\n",
+               0640);
+    json_t *env = config_read_env(path, &mode, err, sizeof err);
+    assert_non_null(env);
+    assert_int_equal(mode, 0640);
+    assert_string_equal(json_string_value(json_object_get(env, "MCP_PORT")), "9000");
+    assert_true(config_from_env(&c, env, path, err, sizeof err));
+    assert_int_equal(c.port, 9000);
+    assert_true(c.auth);
+    char want[300];
+    snprintf(want, sizeof want, "%s/tasks", dir);
+    assert_string_equal(c.tasks_dir, want);
+    config_cleanup(&c);
+    json_object_set_new(env, "MCP_PORT", json_string("70000"));
+    assert_false(config_from_env(&c, env, path, err, sizeof err));
+    assert_non_null(strstr(err, "MCP_PORT"));
+    json_decref(env);
+    write_file("NOT A LINE\n", 0600);
+    assert_null(config_read_env(path, &mode, err, sizeof err));
+    assert_non_null(strstr(err, "line 1"));
+    unlink(path);
+    assert_null(config_read_env(path, &mode, err, sizeof err));
+    assert_non_null(strstr(err, "cannot open"));
+}
+
 static void non_loopback_needs_opt_in(void **state)
 {
     struct config c;
@@ -135,6 +169,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(defaults_without_a_file),
         cmocka_unit_test(token_needs_mode_600_and_64_hex),
+        cmocka_unit_test(read_then_validate),
         cmocka_unit_test(non_loopback_needs_opt_in),
         cmocka_unit_test(bad_values_are_refused),
         cmocka_unit_test(envfile_set_replaces_one_key_atomically),
