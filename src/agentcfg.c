@@ -74,8 +74,8 @@ json_t *agentcfg_registry_read(const char *path, char *err, size_t errlen)
     char why[300];
 
     /* Messages say "the file", not its path: they reach /health, which needs no token. */
-    char *text = read_regular(path, "the file", AGENTCFG_REGISTRY_MAX, "1 MiB", &st, &len, err,
-                              errlen);
+    char *text =
+        read_regular(path, "the file", AGENTCFG_REGISTRY_MAX, "1 MiB", &st, &len, err, errlen);
     if (text == NULL)
         return NULL;
     json_t *reg = NULL;

@@ -10,7 +10,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#define AGENTCFG_DEFAULT_NAME "hermes"    /* the synthetic default agent */
+#define AGENTCFG_DEFAULT_NAME "hermes" /* the synthetic default agent */
 #define AGENTCFG_REGISTRY_MAX (1024 * 1024)
 
 /* AGENTS_FILE (agents_file) or $HOME/.hermes/agents.yaml; a new string. */

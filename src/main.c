@@ -1,4 +1,4 @@
-/* main.c — command line: serve, token, version, help. */
+/* main.c — command line: serve, doctor, token, version, help. */
 #include <dirent.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -12,6 +12,7 @@
 #include "bridge.h"
 #include "config.h"
 #include "crypto.h"
+#include "doctor.h"
 #include "envfile.h"
 #include "log.h"
 
@@ -22,6 +23,8 @@ static const char usage[] =
     "\n"
     "commands:\n"
     "  serve [--env-file FILE]      run the MCP server (Streamable HTTP on /mcp)\n"
+    "  doctor [--env-file FILE] [--no-probe] [--timeout S]\n"
+    "                               check the setup and the agents, one line per check\n"
     "  token gen [--env-file FILE]  create or replace MCP_AUTH_TOKEN in FILE (mode 600);\n"
     "                               prints the file's path, never the token\n"
     "  token rotate [--env-file FILE]\n"
@@ -260,6 +263,8 @@ int main(int argc, char **argv)
         return cmd_serve(argc - 2, argv + 2);
     if (!strcmp(cmd, "token"))
         return cmd_token(argc - 2, argv + 2);
+    if (!strcmp(cmd, "doctor"))
+        return doctor_main(argc - 2, argv + 2);
     if (!strcmp(cmd, "version") || !strcmp(cmd, "--version")) {
         printf("hermes-mcp %s\n", HM_VERSION);
         return 0;
@@ -269,6 +274,8 @@ int main(int argc, char **argv)
             fputs(serve_usage, stdout);
         else if (argc > 2 && !strcmp(argv[2], "token"))
             fputs(token_usage, stdout);
+        else if (argc > 2 && !strcmp(argv[2], "doctor"))
+            fputs(doctor_usage, stdout);
         else
             fputs(usage, stdout);
         return 0;
