@@ -10,9 +10,11 @@
 #include <sys/epoll.h>
 #include <sys/resource.h>
 #include <sys/signalfd.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "audit.h"
+#include "buf.h"
 #include "config.h"
 #include "crypto.h"
 #include "hdr.h"
@@ -20,6 +22,7 @@
 #include "log.h"
 #include "loop.h"
 #include "mcp.h"
+#include "metrics.h"
 #include "ratelimit.h"
 
 #define MAX_BODY (256 * 1024)
@@ -38,7 +41,9 @@ struct app {
     struct loop_watch *sigw;
     struct ratelimit *rl;
     struct audit *audit;
-    uint64_t rate_limited;
+    uint64_t rate_limited, auth_failures;
+    struct metric *http_requests, *rpc_requests, *rpc_duration;
+    time_t started;
 };
 
 static bool in_list(const char *list, const char *item, size_t n)
@@ -127,14 +132,105 @@ static void health(struct app *a, struct hreq *r)
     reply_simple_json(r, 200, body);
 }
 
+/* 401 for a missing or wrong bearer token. */
+static void deny(struct app *a, struct hreq *r, bool had_token)
+{
+    a->auth_failures++;
+    hreq_add_header(r, "WWW-Authenticate",
+                    had_token ? "Bearer realm=\"hermes-mcp\", error=\"invalid_token\""
+                              : "Bearer realm=\"hermes-mcp\"");
+    reply_simple_json(r, 401, "{\"error\":\"unauthorized\",\"message\":\"missing or invalid "
+                              "bearer token\"}");
+}
+
+static void gauge(struct buf *out, const char *name, const char *help, double v)
+{
+    metric_render_value(out, name, help, METRIC_GAUGE, v);
+}
+
+static void counter(struct buf *out, const char *name, const char *help, double v)
+{
+    metric_render_value(out, name, help, METRIC_COUNTER, v);
+}
+
+static double resident_bytes(void)
+{
+    unsigned long pages = 0, resident = 0;
+    FILE *f = fopen("/proc/self/statm", "r");
+    if (f == NULL)
+        return 0;
+    if (fscanf(f, "%lu %lu", &pages, &resident) != 2)
+        resident = 0;
+    fclose(f);
+    return (double)resident * (double)sysconf(_SC_PAGESIZE);
+}
+
+/* GET /metrics: Prometheus text format, behind the bearer token like /mcp. */
+static void metrics_page(struct app *a, struct hreq *r)
+{
+    const char *m = hreq_method(r);
+    struct httpd_stats st;
+    struct buf out;
+
+    if (strcmp(m, "GET") && strcmp(m, "HEAD")) {
+        hreq_add_header(r, "Allow", "GET, HEAD");
+        reply_simple_json(r, 405, "{\"error\":\"method_not_allowed\",\"message\":\"use GET\"}");
+        return;
+    }
+    buf_init(&out, 0);
+    buf_printf(&out, "# HELP hermes_mcp_build_info The running version\n"
+                     "# TYPE hermes_mcp_build_info gauge\n"
+                     "hermes_mcp_build_info{service=\"%s\",version=\"%s\"} 1\n",
+               a->o->service, HM_VERSION);
+    gauge(&out, "process_start_time_seconds", "Start time of the process since the Unix epoch",
+          (double)a->started);
+    gauge(&out, "process_resident_memory_bytes", "Resident memory size in bytes",
+          resident_bytes());
+    httpd_stats(a->httpd, &st);
+    gauge(&out, "hermes_mcp_connections", "Open client connections", st.connections);
+    gauge(&out, "hermes_mcp_requests_open", "HTTP requests received and not finished",
+          (double)st.requests);
+    gauge(&out, "hermes_mcp_requests_held",
+          "Requests held open while their call runs (no answer yet)", (double)st.waiting);
+    gauge(&out, "hermes_mcp_streams_open", "Responses being streamed (SSE)",
+          (double)st.streaming);
+    gauge(&out, "hermes_mcp_sessions", "Live MCP sessions", (double)mcp_session_count(a->mcp));
+    gauge(&out, "hermes_mcp_calls_in_flight", "JSON-RPC requests being handled",
+          (double)mcp_calls_in_flight(a->mcp));
+    counter(&out, "hermes_mcp_rate_limited_total", "Requests refused with 429",
+            (double)a->rate_limited);
+    counter(&out, "hermes_mcp_auth_failures_total",
+            "Requests refused with 401 (missing or wrong bearer token)",
+            (double)a->auth_failures);
+    counter(&out, "hermes_mcp_audit_lines_written_total", "Audit log lines written",
+            (double)audit_written(a->audit));
+    counter(&out, "hermes_mcp_audit_lines_dropped_total",
+            "Audit log lines dropped (slow or full disk)", (double)audit_dropped(a->audit));
+    metric_render(a->http_requests, &out);
+    metric_render(a->rpc_requests, &out);
+    metric_render(a->rpc_duration, &out);
+    if (a->o->metrics)
+        a->o->metrics(a->o->setup_arg, &out);
+    hreq_add_header(r, "Cache-Control", "no-store");
+    hreq_reply(r, 200, "text/plain; version=0.0.4; charset=utf-8", out.data ? out.data : "",
+               out.len);
+    buf_cleanup(&out);
+}
+
 static void on_headers(struct hreq *r, void *arg)
 {
     struct app *a = arg;
     const char *path = hreq_path(r);
-    bool had_token;
+    bool had_token = false;
 
     if (strcmp(path, "/health") == 0) {
         health(a, r);
+        return;
+    }
+    /* A scraper with the token is not rate limited (behind a tunnel every client shares one
+     * address, and a flood must not blind the monitoring); a wrong token costs as usual. */
+    if (strcmp(path, "/metrics") == 0 && authorized(a, r, &had_token)) {
+        metrics_page(a, r);
         return;
     }
     if (a->rl) {
@@ -151,6 +247,10 @@ static void on_headers(struct hreq *r, void *arg)
             return;
         }
     }
+    if (strcmp(path, "/metrics") == 0) {
+        deny(a, r, had_token); /* an authorized scrape was served above */
+        return;
+    }
     if (strcmp(path, "/mcp") != 0) {
         reply_simple_json(r, 404, "{\"error\":\"not_found\",\"message\":\"no such path; the MCP "
                                   "endpoint is /mcp\"}");
@@ -158,11 +258,7 @@ static void on_headers(struct hreq *r, void *arg)
     }
     /* Authentication comes before anything else about the request, body included. */
     if (!authorized(a, r, &had_token)) {
-        hreq_add_header(r, "WWW-Authenticate",
-                        had_token ? "Bearer realm=\"hermes-mcp\", error=\"invalid_token\""
-                                  : "Bearer realm=\"hermes-mcp\"");
-        reply_simple_json(r, 401, "{\"error\":\"unauthorized\",\"message\":\"missing or invalid "
-                                  "bearer token\"}");
+        deny(a, r, had_token);
         return;
     }
     mcp_http_headers(a->mcp, r);
@@ -178,18 +274,32 @@ static void on_done(struct hreq *r, unsigned status, uint64_t duration_ms, void 
 {
     struct app *a = arg;
     const char *rpc, *tool, *error;
-    char ip[64];
+    char ip[64], labels[200], code[8];
 
-    if (a->audit == NULL)
-        return;
-    client_ip(a, r, ip, sizeof ip);
     hreq_get_audit(r, &rpc, &tool, &error);
-    /* The path is the client's text: only ours go to the log verbatim. */
+    /* Empty means "not known" (no JSON-RPC body, no tool, no error). */
+    rpc = rpc && *rpc ? rpc : NULL;
+    tool = tool && *tool ? tool : NULL;
+    error = error && *error ? error : NULL;
+    /* The path is the client's text: only ours go to the log and the metrics verbatim. */
     static const char *const methods[] = {"GET", "HEAD", "POST", "DELETE", "PUT", "PATCH",
                                           "OPTIONS"};
     const char *path = hreq_path(r), *method = "(other)";
-    if (strcmp(path, "/mcp") && strcmp(path, "/health"))
+    if (strcmp(path, "/mcp") && strcmp(path, "/health") && strcmp(path, "/metrics"))
         path = "(other)";
+    snprintf(code, sizeof code, "%u", status < 1000 ? status : 0);
+    metric_labels(labels, sizeof labels, "path", path, "code", code, NULL);
+    metric_add(a->http_requests, labels, 1);
+    if (rpc) {
+        metric_labels(labels, sizeof labels, "method", rpc, "tool", tool, "outcome",
+                      error ? error : "ok", NULL);
+        metric_add(a->rpc_requests, labels, 1);
+        metric_labels(labels, sizeof labels, "method", rpc, "tool", tool, NULL);
+        metric_observe(a->rpc_duration, labels, (double)duration_ms / 1000.0);
+    }
+    if (a->audit == NULL)
+        return;
+    client_ip(a, r, ip, sizeof ip);
     for (size_t i = 0; i < sizeof methods / sizeof *methods; i++)
         if (strcmp(hreq_method(r), methods[i]) == 0)
             method = methods[i];
@@ -270,6 +380,18 @@ int app_run(const struct app_opts *o)
         goto out;
     }
     a.sigw = loop_watch_add(a.loop, a.sigfd, EPOLLIN, on_signal, &a);
+    a.started = time(NULL);
+    static const double bounds[] = {0.001, 0.005, 0.025, 0.1, 0.5, 2.5, 10, 60, 300, 1800};
+    a.http_requests = metric_new("hermes_mcp_http_requests_total",
+                                 "HTTP requests answered, by path and status code",
+                                 METRIC_COUNTER, NULL, 0);
+    a.rpc_requests = metric_new("hermes_mcp_rpc_requests_total",
+                                "JSON-RPC requests answered, by method, tool and outcome (ok, "
+                                "a JSON-RPC error code or a tool error code)",
+                                METRIC_COUNTER, NULL, 0);
+    a.rpc_duration = metric_new("hermes_mcp_rpc_duration_seconds",
+                                "Time from request to answer, by method and tool",
+                                METRIC_HISTOGRAM, bounds, sizeof bounds / sizeof *bounds);
 
     struct mcp_opts mo = {.name = o->service, .version = HM_VERSION,
                           .sessions = o->cfg->sessions, .public_hosts = o->cfg->public_hosts,
@@ -319,6 +441,9 @@ out:
     httpd_free(a.httpd);
     audit_free(a.audit, 2000);
     ratelimit_free(a.rl);
+    metric_free(a.http_requests);
+    metric_free(a.rpc_requests);
+    metric_free(a.rpc_duration);
     loop_watch_del(a.sigw);
     if (a.sigfd >= 0)
         close(a.sigfd);

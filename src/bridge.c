@@ -26,6 +26,7 @@
 #include "loop.h"
 #include "mcp.h"
 #include "mem.h"
+#include "metrics.h"
 #include "registry.h"
 #include "sse.h"
 #include "strmap.h"
@@ -427,7 +428,8 @@ static void probe_all(struct bridge *b)
         char *url = agent_url(a, "/health");
         struct agent_opts o = {.method = "GET", .url = url, .connect_timeout_ms = 2000,
                                .deadline_ms = 5000, .max_response = 64 * 1024,
-                               .on_done = probe_done, .arg = a};
+                               .on_done = probe_done, .arg = a, .label = a->name,
+                               .endpoint = "health"};
         a->probe = agent_request(b->http, &o);
         free(url);
     }
@@ -766,7 +768,8 @@ static void sync_start(struct job *j)
                            .body_len = strlen(text), .accept_sse = true,
                            .connect_timeout_ms = CONNECT_TIMEOUT_MS, .deadline_ms = deadline,
                            .max_response = RESPONSE_MAX, .on_data = sync_data,
-                           .on_done = sync_done, .arg = j};
+                           .on_done = sync_done, .arg = j, .label = a->name,
+                           .endpoint = "chat"};
     j->req = agent_request(b->http, &o);
     free(url);
     free(text);
@@ -862,7 +865,8 @@ static void follow_poll(struct loop *l, void *arg)
     char *url = agent_url(a, path);
     struct agent_opts o = {.method = "GET", .url = url, .key = a->key,
                            .connect_timeout_ms = CONNECT_TIMEOUT_MS, .deadline_ms = 30000,
-                           .max_response = RESPONSE_MAX, .on_done = follow_done, .arg = j};
+                           .max_response = RESPONSE_MAX, .on_done = follow_done, .arg = j,
+                           .label = a->name, .endpoint = "run"};
     j->req = agent_request(j->b->http, &o);
     free(url);
     if (j->req == NULL)
@@ -942,7 +946,8 @@ static void submit_start(struct job *j)
     struct agent_opts o = {.method = "POST", .url = url, .key = a->key,
                            .idempotency_key = j->id, .body = text, .body_len = strlen(text),
                            .connect_timeout_ms = CONNECT_TIMEOUT_MS, .deadline_ms = 60000,
-                           .max_response = RESPONSE_MAX, .on_done = submit_done, .arg = j};
+                           .max_response = RESPONSE_MAX, .on_done = submit_done, .arg = j,
+                           .label = a->name, .endpoint = "runs"};
     j->req = agent_request(b->http, &o);
     free(url);
     free(text);
@@ -1309,7 +1314,8 @@ static void run_ctx_send(struct run_ctx *s, struct agentdef *a, const char *meth
     struct agent_opts o = {.method = method, .url = url, .key = a->key,
                            .body = post ? "{}" : NULL, .body_len = post ? 2 : 0,
                            .connect_timeout_ms = CONNECT_TIMEOUT_MS, .deadline_ms = 30000,
-                           .max_response = RESPONSE_MAX, .on_done = done, .arg = s};
+                           .max_response = RESPONSE_MAX, .on_done = done, .arg = s,
+                           .label = a->name, .endpoint = post ? "stop" : "run"};
     s->req = agent_request(s->b->http, &o);
     free(url);
     if (s->req == NULL) {
@@ -1793,6 +1799,25 @@ void bridge_health(struct bridge *b, char *out, size_t outlen)
              err_text ? ",\"registry_error\":" : "", err_text ? err_text : "");
     free(err_text);
     json_decref(err);
+}
+
+void bridge_metrics(struct bridge *b, struct buf *out)
+{
+    char labels[120];
+    agents_refresh(b);
+    buf_appends(out, "# HELP hermes_mcp_agent_up Whether an agent is available (key present, "
+                     "health probe answering)\n# TYPE hermes_mcp_agent_up gauge\n");
+    for (size_t i = 0; i < b->nagents; i++) {
+        metric_labels(labels, sizeof labels, "agent", b->agents[i].name, NULL);
+        buf_printf(out, "hermes_mcp_agent_up{%s} %d\n", labels,
+                   agent_available(&b->agents[i]) ? 1 : 0);
+    }
+    metric_render_value(out, "hermes_mcp_jobs", "Tasks the bridge is running or following",
+                        METRIC_GAUGE, (double)strmap_count(b->jobs));
+    metric_render_value(out, "hermes_mcp_registry_ok",
+                        "1 when the agents registry on disk is in use (0: last good state kept)",
+                        METRIC_GAUGE, b->registry_error ? 0 : 1);
+    agent_client_metrics(b->http, out);
 }
 
 void bridge_free(struct bridge *b)

@@ -154,6 +154,19 @@ static void suspend(struct hreq *r)
         r->hup = loop_watch_add(r->h->loop, ci->connect_fd, EPOLLRDHUP, on_hangup, r);
 }
 
+void httpd_stats(const struct httpd *h, struct httpd_stats *st)
+{
+    const union MHD_DaemonInfo *di =
+        h->mhd ? MHD_get_daemon_info(h->mhd, MHD_DAEMON_INFO_CURRENT_CONNECTIONS) : NULL;
+    memset(st, 0, sizeof *st);
+    st->connections = di ? di->num_connections : 0;
+    st->requests = h->nlive;
+    for (const struct hreq *r = h->live; r; r = r->next) {
+        st->waiting += r->state == HREQ_WAITING;
+        st->streaming += r->state == HREQ_STREAMING;
+    }
+}
+
 /* ---- responses ---- */
 
 static void add_headers(struct hreq *r, struct MHD_Response *resp)

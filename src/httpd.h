@@ -42,6 +42,13 @@ struct httpd *httpd_new(struct loop *l, const struct httpd_opts *o, char *err, s
 unsigned httpd_port(const struct httpd *h);
 /* Answers every waiting request (503, streams ended), lets the answers go out, then stops. */
 void httpd_shutdown(struct httpd *h);
+struct httpd_stats {
+    unsigned connections; /* open client connections */
+    size_t requests;      /* requests received and not yet finished */
+    size_t waiting;       /* of which held open, waiting for their answer */
+    size_t streaming;     /* of which answering as a stream (SSE) */
+};
+void httpd_stats(const struct httpd *h, struct httpd_stats *st);
 void httpd_free(struct httpd *h); /* NULL-safe; calls httpd_shutdown if needed */
 
 const char *hreq_method(const struct hreq *r);

@@ -97,6 +97,13 @@ static void health_tools(void *cfg, char *out, size_t outlen)
         bridge_health(the_bridge, out, outlen);
 }
 
+static void metrics_tools(void *cfg, struct buf *out)
+{
+    (void)cfg;
+    if (the_bridge)
+        bridge_metrics(the_bridge, out);
+}
+
 static void teardown_tools(void *cfg)
 {
     (void)cfg;
@@ -142,7 +149,7 @@ static int cmd_serve(int argc, char **argv)
                  cfg.host);
     struct app_opts o = {.cfg = &cfg, .service = "hermes-mcp", .setup = setup_tools,
                          .setup_arg = &cfg, .reload = reload_tools, .teardown = teardown_tools,
-                         .health = health_tools};
+                         .health = health_tools, .metrics = metrics_tools};
     int rc = app_run(&o);
     config_cleanup(&cfg);
     return rc;

@@ -1557,6 +1557,16 @@ size_t mcp_tool_count(const struct mcp_server *s)
     return s->tools.n;
 }
 
+size_t mcp_session_count(const struct mcp_server *s)
+{
+    return strmap_count(s->sessions);
+}
+
+size_t mcp_calls_in_flight(const struct mcp_server *s)
+{
+    return strmap_count(s->inflight);
+}
+
 struct mcp_server *mcp_new(struct loop *l, const struct mcp_opts *o)
 {
     struct mcp_server *s = xcalloc(1, sizeof *s);
