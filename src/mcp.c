@@ -1187,6 +1187,9 @@ static bool host_allowed(struct mcp_server *srv, const char *host, size_t hlen, 
             size_t n = strcspn(p, ", ");
             if (n == hlen && strncasecmp(p, host, hlen) == 0)
                 return true;
+            /* ".example.com": any name under it (quick-tunnel names change at each start). */
+            if (n > 1 && p[0] == '.' && hlen > n && strncasecmp(host + hlen - n, p, n) == 0)
+                return true;
             p += n;
             p += strspn(p, ", ");
         }
