@@ -322,7 +322,10 @@ static void reload(struct app *a)
         log_warn("reload failed, keeping the current settings: %s", err);
         return;
     }
-    /* Only what can change without re-binding takes effect. */
+    /* Only what can change without re-binding takes effect; say what does not. */
+    char keys[512];
+    if (config_restart_keys(a->cfg, &fresh, keys, sizeof keys))
+        log_warn("reload: %s changed; restart to apply", keys);
     a->cfg->auth = fresh.auth;
     memcpy(a->cfg->token_hash, fresh.token_hash, sizeof fresh.token_hash);
     log_set_level(fresh.log_level);

@@ -100,7 +100,7 @@ struct bridge {
     struct strmap *runs;   /* run id → task id (heap string) */
     struct strmap *queues; /* agent/session → sessq */
     char *contract;
-    time_t contract_mtime;
+    struct timespec contract_mtime;
     off_t contract_size;
     char *registry_path;     /* AGENTS_FILE (or its default) */
     bool registry_loaded;    /* the agents come from the registry (not synthetic) */
@@ -245,14 +245,10 @@ static json_t *read_dotenv(const char *path)
 }
 
 /* The synthetic default agent: HERMES_ENV_PATH's API_SERVER_{HOST,PORT,KEY}. */
-static void agents_synthetic(struct bridge *b)
+static void agents_synthetic(struct bridge *b, json_t *env)
 {
     const char *host = "127.0.0.1", *port = "8642", *key = NULL;
-    json_t *env = b->cfg->hermes_env_path ? read_dotenv(b->cfg->hermes_env_path) : NULL;
 
-    if (b->cfg->hermes_env_path && env == NULL)
-        log_warn("HERMES_ENV_PATH %s could not be read; the agent has no key",
-                 b->cfg->hermes_env_path);
     if (json_string_value(json_object_get(env, "API_SERVER_HOST")))
         host = json_string_value(json_object_get(env, "API_SERVER_HOST"));
     if (json_string_value(json_object_get(env, "API_SERVER_PORT")))
@@ -269,7 +265,6 @@ static void agents_synthetic(struct bridge *b)
                             strchr(host, ':') ? "]" : "", port);
     a->key = key && *key ? xstrdup(key) : NULL;
     b->default_agent = xstrdup(DEFAULT_AGENT);
-    json_decref(env);
 }
 
 /* key_file: mode 600, the key alone on the first line. */
@@ -350,8 +345,22 @@ static void agents_load(struct bridge *b)
     char err[300];
 
     if (stat(b->registry_path, &st) < 0) {
+        const char *path = b->cfg->hermes_env_path;
+        json_t *env = path ? read_dotenv(path) : NULL;
+        if (path && env == NULL) {
+            /* A reload must not trade a working key for none: keep what is in use. */
+            if (b->nagents > 0 && !b->registry_loaded) {
+                log_warn("HERMES_ENV_PATH %s cannot be used (%s); keeping the agent settings "
+                         "in use",
+                         path, access(path, R_OK) ? strerror(errno) : "not a valid env file");
+                return;
+            }
+            log_warn("HERMES_ENV_PATH %s cannot be used (%s); the agent has no key", path,
+                     access(path, R_OK) ? strerror(errno) : "not a valid env file");
+        }
         agents_clear(b);
-        agents_synthetic(b);
+        agents_synthetic(b, env);
+        json_decref(env);
         probe_all(b);
         b->registry_loaded = false;
         b->registry_ino = 0;
@@ -387,8 +396,12 @@ static void agents_load(struct bridge *b)
         }
         set_registry_error(b, err);
     }
-    if (b->nagents == 0)
-        agents_synthetic(b);
+    if (b->nagents == 0) {
+        /* An invalid registry at start-up: the synthetic agent until the file is fixed. */
+        json_t *env = b->cfg->hermes_env_path ? read_dotenv(b->cfg->hermes_env_path) : NULL;
+        agents_synthetic(b, env);
+        json_decref(env);
+    }
 }
 
 /* Hot reload: called before agents are used; a stat per call is cheap. */
@@ -458,11 +471,12 @@ static const char *contract_text(struct bridge *b)
     if (path == NULL)
         return contract_default;
     if (stat(path, &st) < 0) {
-        log_warn("HERMES_CONTRACT_PATH %s: %s; using the built-in contract", path,
-                 strerror(errno));
+        log_warn("HERMES_CONTRACT_PATH %s: %s; using the %s contract", path, strerror(errno),
+                 b->contract ? "previous" : "built-in");
         return b->contract ? b->contract : contract_default;
     }
-    if (b->contract && st.st_mtime == b->contract_mtime && st.st_size == b->contract_size)
+    if (b->contract && st.st_mtim.tv_sec == b->contract_mtime.tv_sec &&
+        st.st_mtim.tv_nsec == b->contract_mtime.tv_nsec && st.st_size == b->contract_size)
         return b->contract;
     if (st.st_size > CONTRACT_MAX) {
         log_warn("HERMES_CONTRACT_PATH %s is larger than 256 KiB; keeping the previous one", path);
@@ -477,7 +491,7 @@ static const char *contract_text(struct bridge *b)
     text[n] = '\0';
     free(b->contract);
     b->contract = text;
-    b->contract_mtime = st.st_mtime;
+    b->contract_mtime = st.st_mtim;
     b->contract_size = st.st_size;
     log_info("contract loaded from %s", path);
     return b->contract;

@@ -36,6 +36,11 @@ struct config {
  * that names the key or line but never a secret value. */
 bool config_load(struct config *c, const char *path, char *err, size_t errlen);
 void config_cleanup(struct config *c);
+/* The keys whose value differs between now and fresh but only take effect at a restart
+ * (everything but the token and LOG_LEVEL); writes their names, comma-separated, to out and
+ * returns how many. */
+size_t config_restart_keys(const struct config *now, const struct config *fresh, char *out,
+                           size_t outlen);
 /* True when host names a loopback address (127.0.0.0/8, ::1, localhost). */
 bool config_is_loopback(const char *host);
 /* True for exactly 64 hexadecimal characters. */
