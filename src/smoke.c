@@ -36,6 +36,7 @@
 
 const char smoke_usage[] =
     "usage: hermes-mcp smoke --base URL [--id ID] [--env-file FILE] [--timeout S]\n"
+    "                        [--cacert FILE]\n"
     "\n"
     "Checks a running hermes-mcp end to end, as an MCP client would: GET /health, 401 without\n"
     "a token, initialize, tools/list (exactly the seven tools), a sync hermes_task (one small\n"
@@ -52,6 +53,8 @@ const char smoke_usage[] =
     "                   token is never printed\n"
     "  --timeout S      seconds allowed per request, default 120 (the sync task waits for the\n"
     "                   agent)\n"
+    "  --cacert FILE    trust the CA certificates in FILE (PEM) for an https --base served with\n"
+    "                   a private CA; public tunnel URLs need nothing\n"
     "\n"
     "Exit codes: 0 every check passed, 1 a check failed or the server cannot be reached,\n"
     "2 usage or configuration error.\n";
@@ -67,6 +70,7 @@ struct smoke {
     char health_url[1100];
     char id[129];
     const char *env_file;
+    const char *cacert;   /* --cacert, or NULL for the system's CA store */
     char *token;          /* secret: wiped and freed at the end */
     long timeout_s;
     CURL *curl;
@@ -446,6 +450,8 @@ static void request(struct smoke *s, const char *method, const char *url, const 
     curl_easy_setopt(e, CURLOPT_USERAGENT, "hermes-mcp-smoke/" HM_VERSION);
     curl_easy_setopt(e, CURLOPT_CONNECTTIMEOUT_MS, s->timeout_s < 10 ? s->timeout_s * 1000 : 10000L);
     curl_easy_setopt(e, CURLOPT_TIMEOUT_MS, s->timeout_s * 1000);
+    if (s->cacert)
+        curl_easy_setopt(e, CURLOPT_CAINFO, s->cacert);
     if (flags & H_AUTH) {
         snprintf(line, sizeof line, "Authorization: Bearer %s", s->token);
         h = curl_slist_append(h, line);
@@ -657,7 +663,12 @@ static bool check_health(struct smoke *s)
     request(s, "GET", s->health_url, NULL, 0, 0, 0, &r);
     if (r.rc != CURLE_OK && !r.too_big) {
         transport_error(s, &r, terr, sizeof terr);
-        problem(s, "is hermes-mcp running? check --base", "cannot reach %s (%s)", s->base, terr);
+        problem(s,
+                r.rc == CURLE_PEER_FAILED_VERIFICATION
+                    ? "the certificate is not trusted; use the tunnel's public https URL, or "
+                      "--cacert FILE for a private CA"
+                    : "is hermes-mcp running? check --base",
+                "cannot reach %s (%s)", s->base, terr);
         fail(s, name);
         reply_cleanup(&r);
         return false;
@@ -667,9 +678,12 @@ static bool check_health(struct smoke *s)
         problem(s, "check that --base points at hermes-mcp", "the answer is too large");
     else if (r.status != 200) {
         answer_excerpt(s, &r, ex, sizeof ex);
-        problem(s, "check --base: it should be the server's root URL, for example "
-                   "http://127.0.0.1:8765",
-                "HTTP %ld (%s)", r.status, ex);
+        snprintf(s->why, sizeof s->why, "HTTP %ld (%s)", r.status, ex);
+        if (r.status >= 500) /* typical of a tunnel whose server behind it is down */
+            status_fix(s, r.status, s->fix, sizeof s->fix);
+        else
+            snprintf(s->fix, sizeof s->fix, "check --base: it should be the server's root URL, "
+                                             "for example http://127.0.0.1:8765");
     } else if (!json_is_object(j) || !str(j, "status") || strcmp(str(j, "status"), "ok") != 0)
         problem(s, "check that --base points at hermes-mcp and read its log",
                 "the answer is not JSON with \"status\": \"ok\"");
@@ -1027,6 +1041,7 @@ static bool parse_args(struct smoke *s, int argc, char **argv, const char **base
                            : !strcmp(a, "--id")       ? &id
                            : !strcmp(a, "--env-file") ? &s->env_file
                            : !strcmp(a, "--timeout")  ? &timeout
+                           : !strcmp(a, "--cacert")   ? &s->cacert
                                                       : NULL;
         if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
             *help = 1;
@@ -1045,6 +1060,8 @@ static bool parse_args(struct smoke *s, int argc, char **argv, const char **base
             s->env_file = eq + 1;
         else if (eq && !strncmp(a, "--timeout=", 10))
             timeout = eq + 1;
+        else if (eq && !strncmp(a, "--cacert=", 9))
+            s->cacert = eq + 1;
         else {
             fprintf(stderr, "hermes-mcp smoke: %s '%s'; see hermes-mcp smoke --help\n",
                     dst ? "missing value after" : "unknown argument", a);
@@ -1054,6 +1071,11 @@ static bool parse_args(struct smoke *s, int argc, char **argv, const char **base
     if (*base == NULL) {
         fprintf(stderr, "hermes-mcp smoke: --base URL is required, for example "
                         "hermes-mcp smoke --base http://127.0.0.1:8765\n");
+        return false;
+    }
+    if (s->cacert && access(s->cacert, R_OK) != 0) {
+        fprintf(stderr, "hermes-mcp smoke: cannot read --cacert %s: %s\n", s->cacert,
+                strerror(errno));
         return false;
     }
     if (timeout) {
