@@ -41,12 +41,13 @@ const char smoke_usage[] =
     "Checks a running hermes-mcp end to end, as an MCP client would: GET /health, 401 without\n"
     "a token, initialize, tools/list (exactly the seven tools), a sync hermes_task (one small\n"
     "task for your agent), hermes_result, hermes_files, rejection of \"../\" and absolute paths,\n"
-    "and the 256 KiB body limit. One line per check (\"ok ...\" or \"FAIL ...; fix: ...\"), then a\n"
-    "summary.\n"
+    "and the 256 KiB body limit. One line per check (\"ok ...\" or \"FAIL ...; fix: ...\"),\n"
+    "then a summary.\n"
     "\n"
     "  --base URL       the server's root URL, local or tunnelled: http://127.0.0.1:8765 or\n"
     "                   https://mcp.example.com (a trailing /mcp is accepted). Plain http is\n"
-    "                   refused for non-loopback hosts: the token would cross the network in clear\n"
+    "                   refused for non-loopback hosts: the token would cross the network\n"
+    "                   in clear\n"
     "  --id ID          task id for the sync task (default smoke-YYYYMMDD-HHMMSS-RANDOM); the\n"
     "                   same id again gets the stored result back\n"
     "  --env-file FILE  where MCP_AUTH_TOKEN is read (default ./.env, must be mode 600); the\n"
@@ -65,21 +66,21 @@ static const char *const expected_tools[] = {"hermes_task",  "hermes_status", "h
 #define NTOOLS (sizeof expected_tools / sizeof *expected_tools)
 
 struct smoke {
-    char base[1024];      /* scheme://host[:port][/prefix], no trailing slash */
+    char base[1024]; /* scheme://host[:port][/prefix], no trailing slash */
     char mcp_url[1100];
     char health_url[1100];
     char id[129];
     const char *env_file;
-    const char *cacert;   /* --cacert, or NULL for the system's CA store */
-    char *token;          /* secret: wiped and freed at the end */
+    const char *cacert; /* --cacert, or NULL for the system's CA store */
+    char *token;        /* secret: wiped and freed at the end */
     long timeout_s;
     CURL *curl;
-    char version[32];     /* negotiated protocol version, after initialize */
-    char session[256];    /* Mcp-Session-Id, when the server issued one */
+    char version[32];  /* negotiated protocol version, after initialize */
+    char session[256]; /* Mcp-Session-Id, when the server issued one */
     json_int_t next_id;
     int passed, failed, skipped;
-    char why[1024];       /* what went wrong in the last helper that returned false */
-    char fix[512];        /* and what to do about it */
+    char why[1024]; /* what went wrong in the last helper that returned false */
+    char fix[512];  /* and what to do about it */
 };
 
 /* One HTTP exchange. For MCP answers the JSON-RPC response with want_id is picked out of either
@@ -285,8 +286,10 @@ static bool parse_base(struct smoke *s, const char *url, char *err, size_t errle
     bool ok = false;
     if (curl_url_set(u, CURLUPART_URL, tmp, 0) != CURLUE_OK ||
         curl_url_get(u, CURLUPART_HOST, &host, 0) != CURLUE_OK || host == NULL || !*host) {
-        snprintf(err, errlen, "--base '%.200s' is not a valid URL, for example "
-                              "--base http://127.0.0.1:8765", url);
+        snprintf(err, errlen,
+                 "--base '%.200s' is not a valid URL, for example "
+                 "--base http://127.0.0.1:8765",
+                 url);
         goto out;
     }
     char *q = NULL;
@@ -328,8 +331,7 @@ out:
 
 /* ---- HTTP ------------------------------------------------------------------------------- */
 
-static void on_sse_event(const char *event, const char *data, size_t len, const char *id,
-                         void *arg)
+static void on_sse_event(const char *event, const char *data, size_t len, const char *id, void *arg)
 {
     struct reply *r = arg;
     (void)event;
@@ -448,7 +450,8 @@ static void request(struct smoke *s, const char *method, const char *url, const 
     curl_easy_setopt(e, CURLOPT_HEADERFUNCTION, on_header);
     curl_easy_setopt(e, CURLOPT_HEADERDATA, r);
     curl_easy_setopt(e, CURLOPT_USERAGENT, "hermes-mcp-smoke/" HM_VERSION);
-    curl_easy_setopt(e, CURLOPT_CONNECTTIMEOUT_MS, s->timeout_s < 10 ? s->timeout_s * 1000 : 10000L);
+    curl_easy_setopt(e, CURLOPT_CONNECTTIMEOUT_MS,
+                     s->timeout_s < 10 ? s->timeout_s * 1000 : 10000L);
     curl_easy_setopt(e, CURLOPT_TIMEOUT_MS, s->timeout_s * 1000);
     if (s->cacert)
         curl_easy_setopt(e, CURLOPT_CAINFO, s->cacert);
@@ -517,7 +520,8 @@ static void answer_excerpt(struct smoke *s, struct reply *r, char *out, size_t o
     if (!json_is_string(m))
         m = json_object_get(json_object_get(j, "error"), "message");
     if (json_is_string(m))
-        clean_text(s, json_string_value(m), json_string_length(m), out, outlen < 160 ? outlen : 160);
+        clean_text(s, json_string_value(m), json_string_length(m), out,
+                   outlen < 160 ? outlen : 160);
     else if (r->body.len)
         clean_text(s, r->body.data, r->body.len, out, outlen < 120 ? outlen : 120);
     else
@@ -535,17 +539,21 @@ static void status_fix(struct smoke *s, long status, char *out, size_t outlen)
                  "'token rotate')",
                  s->env_file);
     else if (status == 403)
-        snprintf(out, outlen, "the server refuses this Host or Origin; add the public host name "
-                              "to MCP_PUBLIC_HOSTS in the server's env file");
+        snprintf(out, outlen,
+                 "the server refuses this Host or Origin; add the public host name "
+                 "to MCP_PUBLIC_HOSTS in the server's env file");
     else if (status == 404)
-        snprintf(out, outlen, "nothing serves /mcp there; --base should be the server's root URL, "
-                              "for example http://127.0.0.1:8765");
+        snprintf(out, outlen,
+                 "nothing serves /mcp there; --base should be the server's root URL, "
+                 "for example http://127.0.0.1:8765");
     else if (status == 429)
-        snprintf(out, outlen, "rate limited; wait a minute, or raise RATE_LIMIT_PER_MIN in the "
-                              "server's env file");
+        snprintf(out, outlen,
+                 "rate limited; wait a minute, or raise RATE_LIMIT_PER_MIN in the "
+                 "server's env file");
     else if (status >= 500)
-        snprintf(out, outlen, "the server or a tunnel in front of it failed; check that "
-                              "hermes-mcp is running and read its log");
+        snprintf(out, outlen,
+                 "the server or a tunnel in front of it failed; check that "
+                 "hermes-mcp is running and read its log");
     else
         snprintf(out, outlen, "the server refused the request; read its log");
 }
@@ -592,8 +600,8 @@ static json_t *rpc(struct smoke *s, const char *method, json_t *params)
         const char *msg = json_is_string(m) ? json_string_value(m) : "";
         clean_text(s, msg, strlen(msg), ex, sizeof ex);
         problem(s, "read the server's log; is --base a hermes-mcp of this version?",
-                "JSON-RPC error %lld: %s", (long long)json_integer_value(json_object_get(err, "code")),
-                ex);
+                "JSON-RPC error %lld: %s",
+                (long long)json_integer_value(json_object_get(err, "code")), ex);
         goto out;
     }
     result = json_object_get(r.msg, "result");
@@ -682,8 +690,9 @@ static bool check_health(struct smoke *s)
         if (r.status >= 500) /* typical of a tunnel whose server behind it is down */
             status_fix(s, r.status, s->fix, sizeof s->fix);
         else
-            snprintf(s->fix, sizeof s->fix, "check --base: it should be the server's root URL, "
-                                             "for example http://127.0.0.1:8765");
+            snprintf(s->fix, sizeof s->fix,
+                     "check --base: it should be the server's root URL, "
+                     "for example http://127.0.0.1:8765");
     } else if (!json_is_object(j) || !str(j, "status") || strcmp(str(j, "status"), "ok") != 0)
         problem(s, "check that --base points at hermes-mcp and read its log",
                 "the answer is not JSON with \"status\": \"ok\"");
@@ -717,8 +726,9 @@ static void check_no_auth(struct smoke *s)
     if (transport_error(s, &r, terr, sizeof terr))
         problem(s, "is hermes-mcp still running? check --base", "%s", terr);
     else if (r.status >= 200 && r.status < 300)
-        problem(s, "set MCP_AUTH_TOKEN in the server's env file (hermes-mcp token gen) and restart "
-                   "it; do not expose it until then",
+        problem(s,
+                "set MCP_AUTH_TOKEN in the server's env file (hermes-mcp token gen) and restart "
+                "it; do not expose it until then",
                 "HTTP %ld: the server answers without a token", r.status);
     else if (r.status != 401)
         problem(s, "check --base; a proxy in front of the server may be answering",
@@ -741,8 +751,8 @@ static bool check_initialize(struct smoke *s)
     const char *name = "initialize";
     json_t *res = rpc(s, "initialize",
                       json_pack("{s:s, s:{}, s:{s:s, s:s}}", "protocolVersion", PROTOCOL_VERSION,
-                                "capabilities", "clientInfo", "name", "hermes-mcp-smoke",
-                                "version", HM_VERSION));
+                                "capabilities", "clientInfo", "name", "hermes-mcp-smoke", "version",
+                                HM_VERSION));
     if (res == NULL) {
         fail(s, name);
         return false;
@@ -793,7 +803,6 @@ static void check_tools(struct smoke *s)
     bool seen[NTOOLS] = {false};
     struct buf extra;
     char *cursor = NULL;
-    size_t count = 0;
 
     buf_init(&extra, 600);
     for (int page = 0; page < 20; page++) {
@@ -819,7 +828,6 @@ static void check_tools(struct smoke *s)
         {
             const char *tn = str(t, "name");
             bool known = false;
-            count++;
             for (size_t k = 0; tn && k < NTOOLS; k++)
                 if (strcmp(tn, expected_tools[k]) == 0)
                     seen[k] = known = true;
@@ -852,7 +860,6 @@ static void check_tools(struct smoke *s)
                  "--base must point at hermes-mcp serve of this version; upgrade or restart it");
         fail(s, name);
     }
-    (void)count;
     buf_cleanup(&extra);
 }
 
@@ -875,10 +882,9 @@ static bool check_task(struct smoke *s)
 {
     const char *name = "hermes_task sync";
     bool is_error = false;
-    json_t *sc = call_tool(s, "hermes_task",
-                           json_pack("{s:s, s:s, s:s}", "task", TASK_TEXT, "mode", "sync", "id",
-                                     s->id),
-                           &is_error);
+    json_t *sc = call_tool(
+        s, "hermes_task",
+        json_pack("{s:s, s:s, s:s}", "task", TASK_TEXT, "mode", "sync", "id", s->id), &is_error);
     bool ok = false;
     if (sc == NULL) {
         fail(s, name);
@@ -895,8 +901,8 @@ static bool check_task(struct smoke *s)
         char sum[300];
         const char *m = str(sc, "summary");
         clean_text(s, m ? m : "", m ? strlen(m) : 0, sum, sizeof sum);
-        problem(s, "the agent did not complete the task; read the agent's log",
-                "status %.40s: %s", status ? status : "(none)", sum);
+        problem(s, "the agent did not complete the task; read the agent's log", "status %.40s: %s",
+                status ? status : "(none)", sum);
     } else {
         ok = true;
         pass(s, name, "task %s completed", s->id);
@@ -963,8 +969,8 @@ static void check_files(struct smoke *s)
 static void check_rejects(struct smoke *s, const char *name, const char *path)
 {
     bool is_error = false;
-    json_t *sc = call_tool(s, "hermes_files", json_pack("{s:s, s:s}", "id", s->id, "path", path),
-                           &is_error);
+    json_t *sc =
+        call_tool(s, "hermes_files", json_pack("{s:s, s:s}", "id", s->id, "path", path), &is_error);
     if (sc == NULL) {
         fail(s, name);
         return;
@@ -1090,8 +1096,7 @@ static bool parse_args(struct smoke *s, int argc, char **argv, const char **base
     }
     if (id) {
         if (!taskpath_id_ok(id, strlen(id))) {
-            fprintf(stderr,
-                    "hermes-mcp smoke: --id must match [A-Za-z0-9][A-Za-z0-9._-]{0,127}\n");
+            fprintf(stderr, "hermes-mcp smoke: --id must match [A-Za-z0-9][A-Za-z0-9._-]{0,127}\n");
             return false;
         }
         snprintf(s->id, sizeof s->id, "%s", id);
@@ -1131,6 +1136,13 @@ int smoke_main(int argc, char **argv)
         return EXIT_USAGE;
     }
     s.curl = curl_easy_init();
+    if (s.curl == NULL) {
+        fprintf(stderr, "hermes-mcp smoke: libcurl failed to initialise\n");
+        explicit_bzero(s.token, strlen(s.token));
+        free(s.token);
+        curl_global_cleanup();
+        return EXIT_FAILED;
+    }
 
     int rc = EXIT_FAILED;
     if (!check_health(&s))
