@@ -950,8 +950,11 @@ static void check_files(struct smoke *s)
     }
     json_t *entries = json_object_get(sc, "entries"), *e;
     size_t i;
-    json_array_foreach(entries, i, e) if (str(e, "path") && !strcmp(str(e, "path"), "result.json"))
-        has_result = true;
+    json_array_foreach(entries, i, e)
+    {
+        if (str(e, "path") && strcmp(str(e, "path"), "result.json") == 0)
+            has_result = true;
+    }
     if (is_error) {
         tool_error_why(s, "", sc);
         snprintf(s->fix, sizeof s->fix, "check TASKS_DIR in the server's env file is readable");
