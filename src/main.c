@@ -14,6 +14,7 @@
 #include "crypto.h"
 #include "envfile.h"
 #include "log.h"
+#include "smoke.h"
 
 #define EXIT_USAGE 2
 
@@ -26,6 +27,8 @@ static const char usage[] =
     "                               prints the file's path, never the token\n"
     "  token rotate [--env-file FILE]\n"
     "                               the same, then tells servers using FILE to reload\n"
+    "  smoke --base URL [--id ID] [--env-file FILE]\n"
+    "                               check a running server end to end (see help smoke)\n"
     "  version                      print the version\n"
     "  help [COMMAND]               show help\n"
     "\n"
@@ -267,6 +270,8 @@ int main(int argc, char **argv)
         return cmd_serve(argc - 2, argv + 2);
     if (!strcmp(cmd, "token"))
         return cmd_token(argc - 2, argv + 2);
+    if (!strcmp(cmd, "smoke"))
+        return smoke_main(argc - 2, argv + 2);
     if (!strcmp(cmd, "version") || !strcmp(cmd, "--version")) {
         printf("hermes-mcp %s\n", HM_VERSION);
         return 0;
@@ -276,6 +281,8 @@ int main(int argc, char **argv)
             fputs(serve_usage, stdout);
         else if (argc > 2 && !strcmp(argv[2], "token"))
             fputs(token_usage, stdout);
+        else if (argc > 2 && !strcmp(argv[2], "smoke"))
+            fputs(smoke_usage, stdout);
         else
             fputs(usage, stdout);
         return 0;
