@@ -179,3 +179,16 @@ export function agentEnv(fake, key = fake.key) {
   chmodSync(f, 0o600);
   return f;
 }
+
+export const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+
+// Polls fn (sync or async) until it returns something truthy; fails after ms.
+export async function until(fn, what, ms = 5000) {
+  const t0 = Date.now();
+  for (;;) {
+    const v = await fn();
+    if (v) return v;
+    if (Date.now() - t0 > ms) throw new Error(`timed out waiting for ${what}`);
+    await sleep(25);
+  }
+}

@@ -6,9 +6,7 @@ import { spawnSync } from 'node:child_process';
 import { join } from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { ROOT, startHermes, startFake, agentEnv, post, INIT } from './lib.mjs';
-
-const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+import { ROOT, startHermes, startFake, agentEnv, post, INIT, sleep } from './lib.mjs';
 
 // Parses the text exposition format strictly; throws on anything malformed. Returns
 // { samples: Map("name{labels}" → number), types: Map(family → type) }.

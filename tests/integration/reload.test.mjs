@@ -7,9 +7,7 @@ import { spawnSync } from 'node:child_process';
 import { readFileSync, writeFileSync, chmodSync, rmSync, mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { HERMES, startHermes, startFake, agentEnv } from './lib.mjs';
-
-const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+import { HERMES, startHermes, startFake, agentEnv, until } from './lib.mjs';
 
 // One JSON-RPC POST over a given keep-alive agent; resolves {status, json, reused}.
 function rpc(srv, agent, token, body) {
@@ -40,16 +38,6 @@ const ping = { jsonrpc: '2.0', id: 2, method: 'ping' };
 const chats = (fake) => fake.received().filter((r) => r.path === '/v1/chat/completions');
 const body = (rec) => (typeof rec.body === 'string' ? JSON.parse(rec.body) : rec.body);
 const systemText = (rec) => body(rec).messages[0].content;
-
-async function until(fn, what, ms = 5000) {
-  const t0 = Date.now();
-  for (;;) {
-    const v = await fn();
-    if (v) return v;
-    if (Date.now() - t0 > ms) throw new Error(`timed out waiting for ${what}`);
-    await sleep(25);
-  }
-}
 
 test('token rotate + new agent + new contract: nothing in flight is dropped', async () => {
   const fakeA = await startFake();
