@@ -77,7 +77,13 @@ function runHermes(lines, { prefix = [], env = {} } = {}) {
   return {
     proc,
     out: () => stdout,
-    done: new Promise((res) => proc.on('close', (code) => { rmSync(dir, { recursive: true, force: true }); res({ code, stdout, stderr }); })),
+    done: new Promise((res, rej) => proc.on('close', (code) => {
+      rmSync(dir, { recursive: true, force: true });
+      // The ASan run of the suite: a report fails the test here as stop() does elsewhere.
+      const report = stderr.match(/(AddressSanitizer|LeakSanitizer|runtime error:)[^\n]*/);
+      if (report) rej(new Error(`sanitizer report: ${report[0]}\n${stderr}`));
+      else res({ code, stdout, stderr });
+    })),
   };
 }
 
