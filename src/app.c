@@ -2,6 +2,7 @@
 #include "app.h"
 
 #include <errno.h>
+#include <netinet/in.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -24,12 +25,17 @@
 #include "mcp.h"
 #include "metrics.h"
 #include "ratelimit.h"
+#include "sdlisten.h"
+#include "sdnotify.h"
 
 #define MAX_BODY (256 * 1024)
 #define IDLE_TIMEOUT_S 30
 #define RATE_TABLE_MAX 10000
 #define AUDIT_ROTATE_BYTES (5u * 1024u * 1024u)
 #define AUDIT_KEEP 3
+/* JSON-RPC error for a call cut off on its SSE stream at the end of the drain (the
+ * implementation-defined server error range). */
+#define RPC_SHUTTING_DOWN (-32000)
 
 struct app {
     const struct app_opts *o;
@@ -44,6 +50,10 @@ struct app {
     uint64_t rate_limited, auth_failures;
     struct metric *http_requests, *rpc_requests, *rpc_duration;
     time_t started;
+    struct loop_timer *watchdog;
+    unsigned watchdog_ms;
+    bool draining; /* SIGTERM seen: calls in flight are finishing */
+    bool hurry;    /* a second SIGTERM/SIGINT: end the drain now */
 };
 
 static bool in_list(const char *list, const char *item, size_t n)
@@ -318,8 +328,10 @@ static void reload(struct app *a)
         log_info("SIGHUP: no env file to reload");
         return;
     }
+    sdnotify_reloading();
     if (!config_load(&fresh, a->cfg->env_file, err, sizeof err)) {
         log_warn("reload failed, keeping the current settings: %s", err);
+        sdnotify("READY=1\nSTATUS=reload failed; running with the previous settings");
         return;
     }
     /* Only what can change without re-binding takes effect; say what does not. */
@@ -333,6 +345,7 @@ static void reload(struct app *a)
     log_info("reloaded %s", a->cfg->env_file);
     if (a->o->reload)
         a->o->reload(a->o->setup_arg);
+    sdnotifyf("READY=1\nSTATUS=reloaded %s", a->cfg->env_file);
 }
 
 static void on_signal(struct loop *l, int fd, uint32_t events, void *arg)
@@ -342,13 +355,90 @@ static void on_signal(struct loop *l, int fd, uint32_t events, void *arg)
     (void)events;
 
     while (read(fd, &si, sizeof si) == sizeof si) {
-        if (si.ssi_signo == SIGHUP)
+        if (si.ssi_signo == SIGHUP) {
             reload(a);
-        else {
+        } else if (!a->draining) {
             log_info("received %s, draining", strsignal((int)si.ssi_signo));
+            a->draining = true;
             loop_stop(l);
+        } else {
+            log_info("received %s again: ending the drain now", strsignal((int)si.ssi_signo));
+            a->hurry = true;
         }
     }
+}
+
+static void on_watchdog(struct loop *l, void *arg)
+{
+    struct app *a = arg;
+    /* Sent from the loop, so a loop that hangs stops feeding it and systemd restarts us. */
+    sdnotify("WATCHDOG=1");
+    a->watchdog = loop_timer_add(l, a->watchdog_ms, on_watchdog, a);
+}
+
+static bool busy(struct app *a)
+{
+    return mcp_calls_active(a->mcp) > 0 || httpd_receiving(a->httpd) > 0;
+}
+
+/* SIGTERM: stop taking work, give the calls in flight up to MCP_DRAIN_GRACE_S to finish. What
+ * is still running afterwards is answered by the shutdown that follows (503, or an error on the
+ * call's SSE stream). Async runs are on disk and are followed again after the next start. */
+static void drain(struct app *a)
+{
+    uint64_t grace_ms = (uint64_t)a->cfg->drain_grace_s * 1000u;
+    uint64_t t0 = loop_now(a->loop);
+    uint64_t started = mcp_calls_started(a->mcp);
+    size_t waiting = mcp_calls_active(a->mcp);
+
+    httpd_drain(a->httpd);
+    sdnotifyf("STOPPING=1\nSTATUS=draining: %zu call%s in flight", waiting,
+              waiting == 1 ? "" : "s");
+    log_info("drain: %zu call%s in flight, up to %u s for them to finish; new connections are "
+             "refused",
+             waiting, waiting == 1 ? "" : "s", a->cfg->drain_grace_s);
+    while (!a->hurry && busy(a)) {
+        uint64_t spent = loop_now(a->loop) - t0;
+        if (spent >= grace_ms)
+            break;
+        uint64_t left = grace_ms - spent;
+        if (loop_once(a->loop, left > 1000 ? 1000 : (int)left) < 0)
+            break;
+    }
+    size_t total = waiting + (size_t)(mcp_calls_started(a->mcp) - started);
+    size_t cut = mcp_calls_active(a->mcp);
+    log_info("drain over after %llu ms: %zu of %zu call%s finished, %zu cut off",
+             (unsigned long long)(loop_now(a->loop) - t0), total - cut, total,
+             total == 1 ? "" : "s", cut);
+    mcp_abort_streams(a->mcp, RPC_SHUTTING_DOWN, "Server is shutting down; retry the call");
+}
+
+/* Socket activation: serve on the socket systemd passed, under the same loopback rule as
+ * MCP_HOST. Returns 0 to go on (*fd -1 when there is none), or an exit code. */
+static int take_socket(struct app *a, int *fd, char *host, size_t hostlen, unsigned *port)
+{
+    char err[512];
+
+    if (!sdlisten_take(fd, host, hostlen, port, err, sizeof err)) {
+        log_error("%s", err);
+        return 2;
+    }
+    if (*fd < 0)
+        return 0;
+    if (!config_is_loopback(host) && !a->cfg->allow_remote) {
+        log_error("the socket passed by systemd listens on %s, not a loopback address; use "
+                  "ListenStream=127.0.0.1:PORT, or set MCP_ALLOW_NON_LOOPBACK=1",
+                  host);
+        close(*fd);
+        *fd = -1;
+        return 2;
+    }
+    if (!config_is_loopback(host))
+        log_warn("LISTENING BEYOND LOOPBACK on %s (socket passed by systemd): anyone who can "
+                 "reach it is one token away from your agent",
+                 host);
+    log_info("serving on the socket passed by systemd; MCP_HOST and MCP_PORT are not used");
+    return 0;
 }
 
 static void raise_fd_limit(void)
@@ -364,10 +454,15 @@ int app_run(const struct app_opts *o)
 {
     struct app a = {.o = o, .cfg = o->cfg, .sigfd = -1};
     sigset_t mask;
-    char err[512];
-    int rc = 1;
+    char err[512], sock_host[INET6_ADDRSTRLEN] = "";
+    unsigned sock_port = 0;
+    int rc = 1, sock_fd = -1;
 
     log_set_level(o->cfg->log_level);
+    rc = take_socket(&a, &sock_fd, sock_host, sizeof sock_host, &sock_port);
+    if (rc != 0)
+        return rc;
+    rc = 1;
     raise_fd_limit();
     signal(SIGPIPE, SIG_IGN);
     sigemptyset(&mask);
@@ -403,7 +498,7 @@ int app_run(const struct app_opts *o)
     if (o->setup && !o->setup(a.mcp, a.loop, o->setup_arg))
         goto out;
 
-    struct httpd_opts ho = {.host = o->cfg->host, .port = o->cfg->port, .listen_fd = -1,
+    struct httpd_opts ho = {.host = o->cfg->host, .port = o->cfg->port, .listen_fd = sock_fd,
                             .max_body = MAX_BODY, .max_conns = o->cfg->max_conns,
                             .idle_timeout = IDLE_TIMEOUT_S,
                             .header_timeout_ms = o->cfg->header_timeout_ms,
@@ -414,23 +509,34 @@ int app_run(const struct app_opts *o)
     if (o->cfg->audit_path)
         a.audit = audit_new(o->cfg->audit_path, AUDIT_ROTATE_BYTES, AUDIT_KEEP);
     a.httpd = httpd_new(a.loop, &ho, err, sizeof err);
+    sock_fd = -1; /* httpd owns it now, or closed it */
     if (a.httpd == NULL) {
         log_error("%s", err);
         goto out;
     }
-    mcp_set_listen(a.mcp, o->cfg->host, httpd_port(a.httpd));
-    bool v6 = strchr(o->cfg->host, ':') != NULL;
-    printf("%s: listening on http://%s%s%s:%u/mcp\n", o->service, v6 ? "[" : "", o->cfg->host,
-           v6 ? "]" : "", httpd_port(a.httpd));
+    const char *host = sock_host[0] ? sock_host : o->cfg->host;
+    mcp_set_listen(a.mcp, host, httpd_port(a.httpd));
+    bool v6 = strchr(host, ':') != NULL;
+    char url[300];
+    snprintf(url, sizeof url, "http://%s%s%s:%u/mcp", v6 ? "[" : "", host, v6 ? "]" : "",
+             httpd_port(a.httpd));
+    printf("%s: listening on %s\n", o->service, url);
     fflush(stdout);
     if (!o->cfg->auth)
         log_warn("authentication is off: anyone who can reach the port can call the tools");
+    sdnotifyf("READY=1\nSTATUS=listening on %s", url);
+    a.watchdog_ms = sdnotify_watchdog_ms();
+    if (a.watchdog_ms)
+        a.watchdog = loop_timer_add(a.loop, a.watchdog_ms, on_watchdog, &a);
     if (loop_run(a.loop) < 0) {
         log_error("event loop failed: %s", strerror(errno));
         goto out;
     }
+    drain(&a);
     rc = 0;
 out:
+    if (sock_fd >= 0)
+        close(sock_fd);
     if (a.httpd) {
         /* Answer everything still waiting before the engine goes away. */
         httpd_shutdown(a.httpd);
@@ -447,6 +553,7 @@ out:
     metric_free(a.http_requests);
     metric_free(a.rpc_requests);
     metric_free(a.rpc_duration);
+    loop_timer_cancel(a.watchdog);
     loop_watch_del(a.sigw);
     if (a.sigfd >= 0)
         close(a.sigfd);

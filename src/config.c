@@ -122,6 +122,7 @@ bool config_load(struct config *c, const char *path, char *err, size_t errlen)
     c->port = 8765;
     c->max_conns = 16384;
     c->rate_per_min = 30;
+    c->drain_grace_s = 10;
     unsigned call_timeout_s = 1800, header_s = 15, body_s = 60;
     c->log_level = LOG_INFO;
     if (path) {
@@ -166,6 +167,10 @@ bool config_load(struct config *c, const char *path, char *err, size_t errlen)
         goto out;
     }
     c->call_timeout_ms = call_timeout_s * 1000u;
+    if (!parse_uint(get(env, "MCP_DRAIN_GRACE_S"), 3600, &c->drain_grace_s)) {
+        snprintf(err, errlen, "MCP_DRAIN_GRACE_S must be 0-3600 seconds (0: no grace period)");
+        goto out;
+    }
     if (!parse_uint(get(env, "MCP_HEADER_TIMEOUT_S"), 3600, &header_s) ||
         !parse_uint(get(env, "MCP_BODY_TIMEOUT_S"), 3600, &body_s) || header_s == 0 ||
         body_s == 0) {

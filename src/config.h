@@ -23,6 +23,8 @@ struct config {
     char *agents_file;     /* AGENTS_FILE */
     unsigned max_conns;    /* MCP_MAX_CONNECTIONS, default 16384 */
     unsigned call_timeout_ms; /* MCP_CALL_TIMEOUT_S (seconds), default 1800; 0: none */
+    unsigned drain_grace_s;   /* MCP_DRAIN_GRACE_S: on SIGTERM, how long calls in flight may
+                                 still finish, default 10; 0: answer them 503 at once */
     unsigned header_timeout_ms; /* MCP_HEADER_TIMEOUT_S, default 15: slowloris defence */
     unsigned body_timeout_ms;   /* MCP_BODY_TIMEOUT_S, default 60 */
     unsigned rate_per_min;      /* RATE_LIMIT_PER_MIN, default 30; 0: off */

@@ -40,7 +40,12 @@ static const char serve_usage[] =
     "\n"
     "Runs the MCP server on MCP_HOST:MCP_PORT (default 127.0.0.1:8765) and prints\n"
     "\"listening on http://HOST:PORT/mcp\" once ready. Settings and the bearer token come from\n"
-    "FILE (dotenv, mode 600, default ./.env). SIGHUP reloads FILE; SIGTERM drains and exits 0.\n";
+    "FILE (dotenv, mode 600, default ./.env). SIGHUP reloads FILE. SIGTERM drains: new\n"
+    "connections are refused, calls in flight get up to MCP_DRAIN_GRACE_S seconds (default 10)\n"
+    "to finish, the rest are answered 503, then it exits 0; a second SIGTERM ends the wait.\n"
+    "Under systemd (Type=notify) it reports readiness, reloads and stops on $NOTIFY_SOCKET,\n"
+    "feeds the watchdog, and serves on a socket passed by socket activation (LISTEN_FDS).\n"
+    "Exit codes: 0 stopped, 1 runtime failure, 2 configuration error.\n";
 
 static const char token_usage[] =
     "usage: hermes-mcp token gen|rotate [--env-file FILE]\n"
