@@ -2,13 +2,27 @@
 # build/fake-agent: a fake Hermes Agent API server (tests/fakes/README.md). Objects go to
 # $(BUILD)/fakes/, the binary to $(BUILD)/fake-agent; build/fake-agent points at the flavour built
 # last (SANITIZE=1: build/asan), like build/hermes-mcp. It links nothing from src/.
+# build/notify-sink (a fake systemd notify socket) and build/listen-exec (socket activation
+# without systemd) are single-file helpers for tests/integration/service.test.mjs, built the same
+# way.
 FAKE_PKGS       := libmicrohttpd jansson libcrypto
 FAKE_AGENT_SRC  := tests/fakes/fake_agent.c tests/fakes/fake_plan.c
 FAKE_AGENT_OBJ  := $(patsubst tests/fakes/%.c,$(BUILD)/fakes/%.o,$(FAKE_AGENT_SRC))
 FAKE_LDLIBS     := $(shell pkg-config --libs $(FAKE_PKGS)) -lm -pthread
 
+FAKE_TOOLS      := notify-sink listen-exec
+
 .PHONY: fakes fakes-check
-fakes: build/fake-agent
+fakes: build/fake-agent $(addprefix build/,$(FAKE_TOOLS))
+
+build/notify-sink build/listen-exec: build/%: $(BUILD)/% FORCE
+	@ln -sf $(notdir $(BUILD))/$* $@
+
+$(BUILD)/notify-sink: $(BUILD)/fakes/notify_sink.o
+	$(CC) $(LDFLAGS) $(SAN) -o $@ $^
+
+$(BUILD)/listen-exec: $(BUILD)/fakes/listen_exec.o
+	$(CC) $(LDFLAGS) $(SAN) -o $@ $^
 
 build/fake-agent: $(BUILD)/fake-agent FORCE
 	@ln -sf $(notdir $(BUILD))/fake-agent $@
@@ -24,4 +38,4 @@ $(BUILD)/fakes/%.o: tests/fakes/%.c | $(BUILD)
 fakes-check:
 	SANITIZE=$(SANITIZE) tests/fakes/selftest.sh
 
--include $(FAKE_AGENT_OBJ:.o=.d)
+-include $(FAKE_AGENT_OBJ:.o=.d) $(BUILD)/fakes/notify_sink.d $(BUILD)/fakes/listen_exec.d

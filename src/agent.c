@@ -12,6 +12,7 @@
 #include "log.h"
 #include "loop.h"
 #include "mem.h"
+#include "metrics.h"
 
 struct agent_client {
     struct loop *loop;
@@ -19,6 +20,7 @@ struct agent_client {
     struct loop_timer *timer;
     struct agent_req *reqs; /* live transfers */
     unsigned n;
+    struct metric *requests, *duration;
 };
 
 struct agent_req {
@@ -35,6 +37,7 @@ struct agent_req {
     char session_id[300];
     bool replayed;
     char errbuf[CURL_ERROR_SIZE];
+    char label[65], endpoint[16];
     struct agent_req *prev, *next;
 };
 
@@ -45,6 +48,36 @@ struct sockw {
 };
 
 static void check_done(struct agent_client *c);
+
+/* What became of a transfer, as a bounded word for the outcome label. */
+static const char *outcome(const struct agent_result *res, bool aborted, char *tmp, size_t n)
+{
+    if (res->timed_out)
+        return "timeout";
+    if (res->too_big)
+        return "too_big";
+    if (aborted)
+        return "aborted";
+    if (res->failed || res->status == 0)
+        return "unreachable";
+    if (res->status >= 200 && res->status < 300)
+        return "ok";
+    snprintf(tmp, n, "http_%ld", res->status < 100 || res->status > 599 ? 0 : res->status);
+    return tmp;
+}
+
+static void count(struct agent_req *r, const char *what, double seconds)
+{
+    char labels[200];
+    metric_labels(labels, sizeof labels, "agent", r->label[0] ? r->label : "(none)",
+                  "endpoint", r->endpoint[0] ? r->endpoint : "other", "outcome", what, NULL);
+    metric_add(r->c->requests, labels, 1);
+    if (seconds >= 0) {
+        metric_labels(labels, sizeof labels, "agent", r->label[0] ? r->label : "(none)",
+                      "endpoint", r->endpoint[0] ? r->endpoint : "other", NULL);
+        metric_observe(r->c->duration, labels, seconds);
+    }
+}
 
 static void on_fd(struct loop *l, int fd, uint32_t events, void *arg)
 {
@@ -189,6 +222,10 @@ static void check_done(struct agent_client *c)
         res.retry_after = r->retry_after;
         res.session_id = r->session_id[0] ? r->session_id : NULL;
         res.replayed = r->replayed;
+        char tmp[16];
+        curl_off_t us = 0;
+        curl_easy_getinfo(r->easy, CURLINFO_TOTAL_TIME_T, &us);
+        count(r, outcome(&res, r->aborted, tmp, sizeof tmp), (double)us / 1e6);
         agent_done_cb *cb = r->on_done;
         void *arg = r->arg;
         r->on_done = NULL;
@@ -209,6 +246,13 @@ struct agent_client *agent_client_new(struct loop *l)
     }
     c->loop = l;
     c->multi = curl_multi_init();
+    static const double bounds[] = {0.005, 0.025, 0.1, 0.5, 1, 5, 30, 120, 600, 1800};
+    c->requests = metric_new("hermes_mcp_agent_requests_total",
+                             "HTTP requests to agents, by agent, endpoint and outcome",
+                             METRIC_COUNTER, NULL, 0);
+    c->duration = metric_new("hermes_mcp_agent_request_duration_seconds",
+                             "Time to a finished agent request, by agent and endpoint",
+                             METRIC_HISTOGRAM, bounds, sizeof bounds / sizeof *bounds);
     curl_multi_setopt(c->multi, CURLMOPT_SOCKETFUNCTION, socket_cb);
     curl_multi_setopt(c->multi, CURLMOPT_SOCKETDATA, c);
     curl_multi_setopt(c->multi, CURLMOPT_TIMERFUNCTION, timer_cb);
@@ -225,6 +269,8 @@ void agent_client_free(struct agent_client *c)
         agent_cancel(c->reqs);
     loop_timer_cancel(c->timer);
     curl_multi_cleanup(c->multi);
+    metric_free(c->requests);
+    metric_free(c->duration);
     free(c);
 }
 
@@ -238,6 +284,8 @@ struct agent_req *agent_request(struct agent_client *c, const struct agent_opts 
     r->on_data = o->on_data;
     r->on_done = o->on_done;
     r->arg = o->arg;
+    snprintf(r->label, sizeof r->label, "%s", o->label ? o->label : "");
+    snprintf(r->endpoint, sizeof r->endpoint, "%s", o->endpoint ? o->endpoint : "");
     buf_init(&r->resp, o->max_response);
     if (r->easy == NULL) {
         free(r);
@@ -297,6 +345,8 @@ void agent_cancel(struct agent_req *r)
 {
     if (r == NULL)
         return;
+    if (r->on_done)
+        count(r, "cancelled", -1);
     r->on_done = NULL;
     req_free(r); /* removing the handle closes its connection: the agent sees the hang-up */
 }
@@ -304,4 +354,13 @@ void agent_cancel(struct agent_req *r)
 unsigned agent_in_flight(const struct agent_client *c)
 {
     return c->n;
+}
+
+void agent_client_metrics(const struct agent_client *c, struct buf *out)
+{
+    metric_render(c->requests, out);
+    metric_render(c->duration, out);
+    metric_render_value(out, "hermes_mcp_agent_requests_in_flight",
+                        "Agent requests under way (including streams of running tasks)",
+                        METRIC_GAUGE, c->n);
 }

@@ -45,6 +45,8 @@ struct agent_opts {
     agent_data_cb *on_data;      /* stream the body; return false to abort the transfer */
     agent_done_cb *on_done;
     void *arg;
+    const char *label;           /* for /metrics: the agent's name (copied), may be NULL */
+    const char *endpoint;        /* for /metrics: a fixed word such as "chat" (copied) */
 };
 
 struct agent_client *agent_client_new(struct loop *l);
@@ -54,5 +56,8 @@ void agent_client_free(struct agent_client *c);
 struct agent_req *agent_request(struct agent_client *c, const struct agent_opts *o);
 void agent_cancel(struct agent_req *r); /* NULL-safe */
 unsigned agent_in_flight(const struct agent_client *c);
+/* Appends the transfer counters and durations by agent, endpoint and outcome (Prometheus). */
+struct buf;
+void agent_client_metrics(const struct agent_client *c, struct buf *out);
 
 #endif

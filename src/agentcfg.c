@@ -158,17 +158,10 @@ char *agentcfg_key_env(const char *name, const char *env_file, json_t **env_cach
     return v && *v ? xstrdup(v) : NULL;
 }
 
-bool agentcfg_default_agent(const char *hermes_env_path, char **base_url, char **key, char *err,
-                            size_t errlen)
+void agentcfg_default_agent(json_t *env, char **base_url, char **key)
 {
     const char *host = "127.0.0.1", *port = "8642", *k = NULL;
-    json_t *env = NULL;
-    bool ok = true;
 
-    if (hermes_env_path) {
-        env = agentcfg_dotenv_read(hermes_env_path, err, errlen);
-        ok = env != NULL;
-    }
     if (json_string_value(json_object_get(env, "API_SERVER_HOST")))
         host = json_string_value(json_object_get(env, "API_SERVER_HOST"));
     if (json_string_value(json_object_get(env, "API_SERVER_PORT")))
@@ -177,8 +170,6 @@ bool agentcfg_default_agent(const char *hermes_env_path, char **base_url, char *
     bool v6 = strchr(host, ':') != NULL;
     *base_url = xasprintf("http://%s%s%s:%s", v6 ? "[" : "", host, v6 ? "]" : "", port);
     *key = k && *k ? xstrdup(k) : NULL;
-    json_decref(env);
-    return ok;
 }
 
 char *agentcfg_url(const char *base_url, const char *path)

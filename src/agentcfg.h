@@ -35,12 +35,10 @@ char *agentcfg_key_file(const char *path, char *why, size_t whylen);
 char *agentcfg_key_env(const char *name, const char *env_file, json_t **env_cache,
                        bool *from_process);
 
-/* The synthetic default agent: *base_url (always set, a new string) from API_SERVER_HOST and
- * API_SERVER_PORT (default 127.0.0.1:8642), *key from API_SERVER_KEY (NULL when absent or
- * empty). hermes_env_path may be NULL. Returns false, with the defaults set and the reason in
- * err, when the file cannot be read or parsed. */
-bool agentcfg_default_agent(const char *hermes_env_path, char **base_url, char **key, char *err,
-                            size_t errlen);
+/* The synthetic default agent from the parsed HERMES_ENV_PATH file (env; NULL: none):
+ * *base_url (a new string) from API_SERVER_HOST and API_SERVER_PORT (default 127.0.0.1:8642),
+ * *key from API_SERVER_KEY (a new string, or NULL when absent or empty). */
+void agentcfg_default_agent(json_t *env, char **base_url, char **key);
 
 /* base_url + path (path starts with '/'), without doubling the slash; a new string. */
 char *agentcfg_url(const char *base_url, const char *path);

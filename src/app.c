@@ -2,6 +2,7 @@
 #include "app.h"
 
 #include <errno.h>
+#include <netinet/in.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -10,9 +11,11 @@
 #include <sys/epoll.h>
 #include <sys/resource.h>
 #include <sys/signalfd.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "audit.h"
+#include "buf.h"
 #include "config.h"
 #include "crypto.h"
 #include "hdr.h"
@@ -20,13 +23,19 @@
 #include "log.h"
 #include "loop.h"
 #include "mcp.h"
+#include "metrics.h"
 #include "ratelimit.h"
+#include "sdlisten.h"
+#include "sdnotify.h"
 
 #define MAX_BODY (256 * 1024)
 #define IDLE_TIMEOUT_S 30
 #define RATE_TABLE_MAX 10000
 #define AUDIT_ROTATE_BYTES (5u * 1024u * 1024u)
 #define AUDIT_KEEP 3
+/* JSON-RPC error for a call cut off on its SSE stream at the end of the drain (the
+ * implementation-defined server error range). */
+#define RPC_SHUTTING_DOWN (-32000)
 
 struct app {
     const struct app_opts *o;
@@ -38,7 +47,13 @@ struct app {
     struct loop_watch *sigw;
     struct ratelimit *rl;
     struct audit *audit;
-    uint64_t rate_limited;
+    uint64_t rate_limited, auth_failures;
+    struct metric *http_requests, *rpc_requests, *rpc_duration;
+    time_t started;
+    struct loop_timer *watchdog;
+    unsigned watchdog_ms;
+    bool draining; /* SIGTERM seen: calls in flight are finishing */
+    bool hurry;    /* a second SIGTERM/SIGINT: end the drain now */
 };
 
 static bool in_list(const char *list, const char *item, size_t n)
@@ -127,14 +142,105 @@ static void health(struct app *a, struct hreq *r)
     reply_simple_json(r, 200, body);
 }
 
+/* 401 for a missing or wrong bearer token. */
+static void deny(struct app *a, struct hreq *r, bool had_token)
+{
+    a->auth_failures++;
+    hreq_add_header(r, "WWW-Authenticate",
+                    had_token ? "Bearer realm=\"hermes-mcp\", error=\"invalid_token\""
+                              : "Bearer realm=\"hermes-mcp\"");
+    reply_simple_json(r, 401, "{\"error\":\"unauthorized\",\"message\":\"missing or invalid "
+                              "bearer token\"}");
+}
+
+static void gauge(struct buf *out, const char *name, const char *help, double v)
+{
+    metric_render_value(out, name, help, METRIC_GAUGE, v);
+}
+
+static void counter(struct buf *out, const char *name, const char *help, double v)
+{
+    metric_render_value(out, name, help, METRIC_COUNTER, v);
+}
+
+static double resident_bytes(void)
+{
+    unsigned long pages = 0, resident = 0;
+    FILE *f = fopen("/proc/self/statm", "r");
+    if (f == NULL)
+        return 0;
+    if (fscanf(f, "%lu %lu", &pages, &resident) != 2)
+        resident = 0;
+    fclose(f);
+    return (double)resident * (double)sysconf(_SC_PAGESIZE);
+}
+
+/* GET /metrics: Prometheus text format, behind the bearer token like /mcp. */
+static void metrics_page(struct app *a, struct hreq *r)
+{
+    const char *m = hreq_method(r);
+    struct httpd_stats st;
+    struct buf out;
+
+    if (strcmp(m, "GET") && strcmp(m, "HEAD")) {
+        hreq_add_header(r, "Allow", "GET, HEAD");
+        reply_simple_json(r, 405, "{\"error\":\"method_not_allowed\",\"message\":\"use GET\"}");
+        return;
+    }
+    buf_init(&out, 0);
+    buf_printf(&out, "# HELP hermes_mcp_build_info The running version\n"
+                     "# TYPE hermes_mcp_build_info gauge\n"
+                     "hermes_mcp_build_info{service=\"%s\",version=\"%s\"} 1\n",
+               a->o->service, HM_VERSION);
+    gauge(&out, "process_start_time_seconds", "Start time of the process since the Unix epoch",
+          (double)a->started);
+    gauge(&out, "process_resident_memory_bytes", "Resident memory size in bytes",
+          resident_bytes());
+    httpd_stats(a->httpd, &st);
+    gauge(&out, "hermes_mcp_connections", "Open client connections", st.connections);
+    gauge(&out, "hermes_mcp_requests_open", "HTTP requests received and not finished",
+          (double)st.requests);
+    gauge(&out, "hermes_mcp_requests_held",
+          "Requests held open while their call runs (no answer yet)", (double)st.waiting);
+    gauge(&out, "hermes_mcp_streams_open", "Responses being streamed (SSE)",
+          (double)st.streaming);
+    gauge(&out, "hermes_mcp_sessions", "Live MCP sessions", (double)mcp_session_count(a->mcp));
+    gauge(&out, "hermes_mcp_calls_in_flight", "JSON-RPC requests being handled",
+          (double)mcp_calls_in_flight(a->mcp));
+    counter(&out, "hermes_mcp_rate_limited_total", "Requests refused with 429",
+            (double)a->rate_limited);
+    counter(&out, "hermes_mcp_auth_failures_total",
+            "Requests refused with 401 (missing or wrong bearer token)",
+            (double)a->auth_failures);
+    counter(&out, "hermes_mcp_audit_lines_written_total", "Audit log lines written",
+            (double)audit_written(a->audit));
+    counter(&out, "hermes_mcp_audit_lines_dropped_total",
+            "Audit log lines dropped (slow or full disk)", (double)audit_dropped(a->audit));
+    metric_render(a->http_requests, &out);
+    metric_render(a->rpc_requests, &out);
+    metric_render(a->rpc_duration, &out);
+    if (a->o->metrics)
+        a->o->metrics(a->o->setup_arg, &out);
+    hreq_add_header(r, "Cache-Control", "no-store");
+    hreq_reply(r, 200, "text/plain; version=0.0.4; charset=utf-8", out.data ? out.data : "",
+               out.len);
+    buf_cleanup(&out);
+}
+
 static void on_headers(struct hreq *r, void *arg)
 {
     struct app *a = arg;
     const char *path = hreq_path(r);
-    bool had_token;
+    bool had_token = false;
 
     if (strcmp(path, "/health") == 0) {
         health(a, r);
+        return;
+    }
+    /* A scraper with the token is not rate limited (behind a tunnel every client shares one
+     * address, and a flood must not blind the monitoring); a wrong token costs as usual. */
+    if (strcmp(path, "/metrics") == 0 && authorized(a, r, &had_token)) {
+        metrics_page(a, r);
         return;
     }
     if (a->rl) {
@@ -151,6 +257,10 @@ static void on_headers(struct hreq *r, void *arg)
             return;
         }
     }
+    if (strcmp(path, "/metrics") == 0) {
+        deny(a, r, had_token); /* an authorized scrape was served above */
+        return;
+    }
     if (strcmp(path, "/mcp") != 0) {
         reply_simple_json(r, 404, "{\"error\":\"not_found\",\"message\":\"no such path; the MCP "
                                   "endpoint is /mcp\"}");
@@ -158,11 +268,7 @@ static void on_headers(struct hreq *r, void *arg)
     }
     /* Authentication comes before anything else about the request, body included. */
     if (!authorized(a, r, &had_token)) {
-        hreq_add_header(r, "WWW-Authenticate",
-                        had_token ? "Bearer realm=\"hermes-mcp\", error=\"invalid_token\""
-                                  : "Bearer realm=\"hermes-mcp\"");
-        reply_simple_json(r, 401, "{\"error\":\"unauthorized\",\"message\":\"missing or invalid "
-                                  "bearer token\"}");
+        deny(a, r, had_token);
         return;
     }
     mcp_http_headers(a->mcp, r);
@@ -178,18 +284,32 @@ static void on_done(struct hreq *r, unsigned status, uint64_t duration_ms, void 
 {
     struct app *a = arg;
     const char *rpc, *tool, *error;
-    char ip[64];
+    char ip[64], labels[200], code[8];
 
-    if (a->audit == NULL)
-        return;
-    client_ip(a, r, ip, sizeof ip);
     hreq_get_audit(r, &rpc, &tool, &error);
-    /* The path is the client's text: only ours go to the log verbatim. */
+    /* Empty means "not known" (no JSON-RPC body, no tool, no error). */
+    rpc = rpc && *rpc ? rpc : NULL;
+    tool = tool && *tool ? tool : NULL;
+    error = error && *error ? error : NULL;
+    /* The path is the client's text: only ours go to the log and the metrics verbatim. */
     static const char *const methods[] = {"GET", "HEAD", "POST", "DELETE", "PUT", "PATCH",
                                           "OPTIONS"};
     const char *path = hreq_path(r), *method = "(other)";
-    if (strcmp(path, "/mcp") && strcmp(path, "/health"))
+    if (strcmp(path, "/mcp") && strcmp(path, "/health") && strcmp(path, "/metrics"))
         path = "(other)";
+    snprintf(code, sizeof code, "%u", status < 1000 ? status : 0);
+    metric_labels(labels, sizeof labels, "path", path, "code", code, NULL);
+    metric_add(a->http_requests, labels, 1);
+    if (rpc) {
+        metric_labels(labels, sizeof labels, "method", rpc, "tool", tool, "outcome",
+                      error ? error : "ok", NULL);
+        metric_add(a->rpc_requests, labels, 1);
+        metric_labels(labels, sizeof labels, "method", rpc, "tool", tool, NULL);
+        metric_observe(a->rpc_duration, labels, (double)duration_ms / 1000.0);
+    }
+    if (a->audit == NULL)
+        return;
+    client_ip(a, r, ip, sizeof ip);
     for (size_t i = 0; i < sizeof methods / sizeof *methods; i++)
         if (strcmp(hreq_method(r), methods[i]) == 0)
             method = methods[i];
@@ -208,11 +328,16 @@ static void reload(struct app *a)
         log_info("SIGHUP: no env file to reload");
         return;
     }
+    sdnotify_reloading();
     if (!config_load(&fresh, a->cfg->env_file, err, sizeof err)) {
         log_warn("reload failed, keeping the current settings: %s", err);
+        sdnotify("READY=1\nSTATUS=reload failed; running with the previous settings");
         return;
     }
-    /* Only what can change without re-binding takes effect. */
+    /* Only what can change without re-binding takes effect; say what does not. */
+    char keys[512];
+    if (config_restart_keys(a->cfg, &fresh, keys, sizeof keys))
+        log_warn("reload: %s changed; restart to apply", keys);
     a->cfg->auth = fresh.auth;
     memcpy(a->cfg->token_hash, fresh.token_hash, sizeof fresh.token_hash);
     log_set_level(fresh.log_level);
@@ -220,6 +345,7 @@ static void reload(struct app *a)
     log_info("reloaded %s", a->cfg->env_file);
     if (a->o->reload)
         a->o->reload(a->o->setup_arg);
+    sdnotifyf("READY=1\nSTATUS=reloaded %s", a->cfg->env_file);
 }
 
 static void on_signal(struct loop *l, int fd, uint32_t events, void *arg)
@@ -229,13 +355,90 @@ static void on_signal(struct loop *l, int fd, uint32_t events, void *arg)
     (void)events;
 
     while (read(fd, &si, sizeof si) == sizeof si) {
-        if (si.ssi_signo == SIGHUP)
+        if (si.ssi_signo == SIGHUP) {
             reload(a);
-        else {
+        } else if (!a->draining) {
             log_info("received %s, draining", strsignal((int)si.ssi_signo));
+            a->draining = true;
             loop_stop(l);
+        } else {
+            log_info("received %s again: ending the drain now", strsignal((int)si.ssi_signo));
+            a->hurry = true;
         }
     }
+}
+
+static void on_watchdog(struct loop *l, void *arg)
+{
+    struct app *a = arg;
+    /* Sent from the loop, so a loop that hangs stops feeding it and systemd restarts us. */
+    sdnotify("WATCHDOG=1");
+    a->watchdog = loop_timer_add(l, a->watchdog_ms, on_watchdog, a);
+}
+
+static bool busy(struct app *a)
+{
+    return mcp_calls_active(a->mcp) > 0 || httpd_receiving(a->httpd) > 0;
+}
+
+/* SIGTERM: stop taking work, give the calls in flight up to MCP_DRAIN_GRACE_S to finish. What
+ * is still running afterwards is answered by the shutdown that follows (503, or an error on the
+ * call's SSE stream). Async runs are on disk and are followed again after the next start. */
+static void drain(struct app *a)
+{
+    uint64_t grace_ms = (uint64_t)a->cfg->drain_grace_s * 1000u;
+    uint64_t t0 = loop_now(a->loop);
+    uint64_t started = mcp_calls_started(a->mcp);
+    size_t waiting = mcp_calls_active(a->mcp);
+
+    httpd_drain(a->httpd);
+    sdnotifyf("STOPPING=1\nSTATUS=draining: %zu call%s in flight", waiting,
+              waiting == 1 ? "" : "s");
+    log_info("drain: %zu call%s in flight, up to %u s for them to finish; new connections are "
+             "refused",
+             waiting, waiting == 1 ? "" : "s", a->cfg->drain_grace_s);
+    while (!a->hurry && busy(a)) {
+        uint64_t spent = loop_now(a->loop) - t0;
+        if (spent >= grace_ms)
+            break;
+        uint64_t left = grace_ms - spent;
+        if (loop_once(a->loop, left > 1000 ? 1000 : (int)left) < 0)
+            break;
+    }
+    size_t total = waiting + (size_t)(mcp_calls_started(a->mcp) - started);
+    size_t cut = mcp_calls_active(a->mcp);
+    log_info("drain over after %llu ms: %zu of %zu call%s finished, %zu cut off",
+             (unsigned long long)(loop_now(a->loop) - t0), total - cut, total,
+             total == 1 ? "" : "s", cut);
+    mcp_abort_streams(a->mcp, RPC_SHUTTING_DOWN, "Server is shutting down; retry the call");
+}
+
+/* Socket activation: serve on the socket systemd passed, under the same loopback rule as
+ * MCP_HOST. Returns 0 to go on (*fd -1 when there is none), or an exit code. */
+static int take_socket(struct app *a, int *fd, char *host, size_t hostlen, unsigned *port)
+{
+    char err[512];
+
+    if (!sdlisten_take(fd, host, hostlen, port, err, sizeof err)) {
+        log_error("%s", err);
+        return 2;
+    }
+    if (*fd < 0)
+        return 0;
+    if (!config_is_loopback(host) && !a->cfg->allow_remote) {
+        log_error("the socket passed by systemd listens on %s, not a loopback address; use "
+                  "ListenStream=127.0.0.1:PORT, or set MCP_ALLOW_NON_LOOPBACK=1",
+                  host);
+        close(*fd);
+        *fd = -1;
+        return 2;
+    }
+    if (!config_is_loopback(host))
+        log_warn("LISTENING BEYOND LOOPBACK on %s (socket passed by systemd): anyone who can "
+                 "reach it is one token away from your agent",
+                 host);
+    log_info("serving on the socket passed by systemd; MCP_HOST and MCP_PORT are not used");
+    return 0;
 }
 
 static void raise_fd_limit(void)
@@ -251,10 +454,15 @@ int app_run(const struct app_opts *o)
 {
     struct app a = {.o = o, .cfg = o->cfg, .sigfd = -1};
     sigset_t mask;
-    char err[512];
-    int rc = 1;
+    char err[512], sock_host[INET6_ADDRSTRLEN] = "";
+    unsigned sock_port = 0;
+    int rc = 1, sock_fd = -1;
 
     log_set_level(o->cfg->log_level);
+    rc = take_socket(&a, &sock_fd, sock_host, sizeof sock_host, &sock_port);
+    if (rc != 0)
+        return rc;
+    rc = 1;
     raise_fd_limit();
     signal(SIGPIPE, SIG_IGN);
     sigemptyset(&mask);
@@ -270,6 +478,18 @@ int app_run(const struct app_opts *o)
         goto out;
     }
     a.sigw = loop_watch_add(a.loop, a.sigfd, EPOLLIN, on_signal, &a);
+    a.started = time(NULL);
+    static const double bounds[] = {0.001, 0.005, 0.025, 0.1, 0.5, 2.5, 10, 60, 300, 1800};
+    a.http_requests = metric_new("hermes_mcp_http_requests_total",
+                                 "HTTP requests answered, by path and status code",
+                                 METRIC_COUNTER, NULL, 0);
+    a.rpc_requests = metric_new("hermes_mcp_rpc_requests_total",
+                                "JSON-RPC requests answered, by method, tool and outcome (ok, "
+                                "a JSON-RPC error code or a tool error code)",
+                                METRIC_COUNTER, NULL, 0);
+    a.rpc_duration = metric_new("hermes_mcp_rpc_duration_seconds",
+                                "Time from request to answer, by method and tool",
+                                METRIC_HISTOGRAM, bounds, sizeof bounds / sizeof *bounds);
 
     struct mcp_opts mo = {.name = o->service, .version = HM_VERSION,
                           .sessions = o->cfg->sessions, .public_hosts = o->cfg->public_hosts,
@@ -278,7 +498,7 @@ int app_run(const struct app_opts *o)
     if (o->setup && !o->setup(a.mcp, a.loop, o->setup_arg))
         goto out;
 
-    struct httpd_opts ho = {.host = o->cfg->host, .port = o->cfg->port, .listen_fd = -1,
+    struct httpd_opts ho = {.host = o->cfg->host, .port = o->cfg->port, .listen_fd = sock_fd,
                             .max_body = MAX_BODY, .max_conns = o->cfg->max_conns,
                             .idle_timeout = IDLE_TIMEOUT_S,
                             .header_timeout_ms = o->cfg->header_timeout_ms,
@@ -289,23 +509,34 @@ int app_run(const struct app_opts *o)
     if (o->cfg->audit_path)
         a.audit = audit_new(o->cfg->audit_path, AUDIT_ROTATE_BYTES, AUDIT_KEEP);
     a.httpd = httpd_new(a.loop, &ho, err, sizeof err);
+    sock_fd = -1; /* httpd owns it now, or closed it */
     if (a.httpd == NULL) {
         log_error("%s", err);
         goto out;
     }
-    mcp_set_listen(a.mcp, o->cfg->host, httpd_port(a.httpd));
-    bool v6 = strchr(o->cfg->host, ':') != NULL;
-    printf("%s: listening on http://%s%s%s:%u/mcp\n", o->service, v6 ? "[" : "", o->cfg->host,
-           v6 ? "]" : "", httpd_port(a.httpd));
+    const char *host = sock_host[0] ? sock_host : o->cfg->host;
+    mcp_set_listen(a.mcp, host, httpd_port(a.httpd));
+    bool v6 = strchr(host, ':') != NULL;
+    char url[300];
+    snprintf(url, sizeof url, "http://%s%s%s:%u/mcp", v6 ? "[" : "", host, v6 ? "]" : "",
+             httpd_port(a.httpd));
+    printf("%s: listening on %s\n", o->service, url);
     fflush(stdout);
     if (!o->cfg->auth)
         log_warn("authentication is off: anyone who can reach the port can call the tools");
+    sdnotifyf("READY=1\nSTATUS=listening on %s", url);
+    a.watchdog_ms = sdnotify_watchdog_ms();
+    if (a.watchdog_ms)
+        a.watchdog = loop_timer_add(a.loop, a.watchdog_ms, on_watchdog, &a);
     if (loop_run(a.loop) < 0) {
         log_error("event loop failed: %s", strerror(errno));
         goto out;
     }
+    drain(&a);
     rc = 0;
 out:
+    if (sock_fd >= 0)
+        close(sock_fd);
     if (a.httpd) {
         /* Answer everything still waiting before the engine goes away. */
         httpd_shutdown(a.httpd);
@@ -319,6 +550,10 @@ out:
     httpd_free(a.httpd);
     audit_free(a.audit, 2000);
     ratelimit_free(a.rl);
+    metric_free(a.http_requests);
+    metric_free(a.rpc_requests);
+    metric_free(a.rpc_duration);
+    loop_timer_cancel(a.watchdog);
     loop_watch_del(a.sigw);
     if (a.sigfd >= 0)
         close(a.sigfd);

@@ -1,10 +1,11 @@
-/* app.h — the composition root both binaries share: loop, signals, HTTP routing (/mcp and
- * /health), bearer authentication, the "listening on" line, reload and drain. */
+/* app.h — the composition root both binaries share: loop, signals, HTTP routing (/mcp,
+ * /health, /metrics), bearer authentication, the "listening on" line, reload and drain. */
 #ifndef HM_APP_H
 #define HM_APP_H
 #include <stdbool.h>
 #include <stddef.h>
 
+struct buf;
 struct config;
 struct loop;
 struct mcp_server;
@@ -23,6 +24,8 @@ struct app_opts {
     void (*teardown)(void *setup_arg); /* after every request was answered; may be NULL */
     /* Extra /health fields: appended to the JSON object (a string starting with ","). */
     void (*health)(void *setup_arg, char *out, size_t outlen);
+    /* Extra /metrics families (Prometheus text appended to out); may be NULL. */
+    void (*metrics)(void *setup_arg, struct buf *out);
 };
 
 /* Runs the server until SIGTERM/SIGINT, then drains. Returns a process exit code. */

@@ -8,6 +8,7 @@
 
 #include <errno.h>
 #include <jansson.h>
+#include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -26,6 +27,7 @@
 #include "loop.h"
 #include "mcp.h"
 #include "mem.h"
+#include "metrics.h"
 #include "sse.h"
 #include "strmap.h"
 #include "utf8.h"
@@ -98,7 +100,7 @@ struct bridge {
     struct strmap *runs;   /* run id → task id (heap string) */
     struct strmap *queues; /* agent/session → sessq */
     char *contract;
-    time_t contract_mtime;
+    struct timespec contract_mtime;
     off_t contract_size;
     char *registry_path;     /* AGENTS_FILE (or its default) */
     bool registry_loaded;    /* the agents come from the registry (not synthetic) */
@@ -224,11 +226,16 @@ static void agents_clear(struct bridge *b)
     b->default_agent = NULL;
 }
 
-/* The synthetic default agent: HERMES_ENV_PATH's API_SERVER_{HOST,PORT,KEY}. */
-static void agents_synthetic(struct bridge *b)
+/* The parsed HERMES_ENV_PATH file, or NULL (unset, or unusable: the reason is in why). */
+static json_t *agent_env_read(struct bridge *b, char *why, size_t whylen)
 {
-    char err[600];
+    const char *path = b->cfg->hermes_env_path;
+    return path ? agentcfg_dotenv_read(path, why, whylen) : NULL;
+}
 
+/* The synthetic default agent: HERMES_ENV_PATH's API_SERVER_{HOST,PORT,KEY}. */
+static void agents_synthetic(struct bridge *b, json_t *env)
+{
     b->agents = xcalloc(1, sizeof *b->agents);
     b->nagents = 1;
     struct agentdef *a = &b->agents[0];
@@ -236,8 +243,7 @@ static void agents_synthetic(struct bridge *b)
     a->description = xstrdup("Local Hermes Agent");
     a->kind = xstrdup("local");
     a->capabilities = json_array();
-    if (!agentcfg_default_agent(b->cfg->hermes_env_path, &a->base_url, &a->key, err, sizeof err))
-        log_warn("HERMES_ENV_PATH: %s; the agent has no key", err);
+    agentcfg_default_agent(env, &a->base_url, &a->key);
     b->default_agent = xstrdup(DEFAULT_AGENT);
 }
 
@@ -294,11 +300,24 @@ static void probe_all(struct bridge *b);
 static void agents_load(struct bridge *b)
 {
     struct stat st;
-    char err[300];
+    char err[300], why[PATH_MAX + 200];
 
     if (stat(b->registry_path, &st) < 0) {
+        const char *path = b->cfg->hermes_env_path;
+        json_t *env = agent_env_read(b, why, sizeof why);
+        if (path && env == NULL) {
+            /* A reload must not trade a working key for none: keep what is in use. */
+            if (b->nagents > 0 && !b->registry_loaded) {
+                log_warn("HERMES_ENV_PATH %s cannot be used (%s); keeping the agent settings "
+                         "in use",
+                         path, why);
+                return;
+            }
+            log_warn("HERMES_ENV_PATH %s cannot be used (%s); the agent has no key", path, why);
+        }
         agents_clear(b);
-        agents_synthetic(b);
+        agents_synthetic(b, env);
+        json_decref(env);
         probe_all(b);
         b->registry_loaded = false;
         b->registry_ino = 0;
@@ -320,8 +339,15 @@ static void agents_load(struct bridge *b)
         return;
     }
     set_registry_error(b, err);
-    if (b->nagents == 0)
-        agents_synthetic(b);
+    if (b->nagents == 0) {
+        /* An invalid registry at start-up: the synthetic agent until the file is fixed. */
+        json_t *env = agent_env_read(b, why, sizeof why);
+        if (b->cfg->hermes_env_path && env == NULL)
+            log_warn("HERMES_ENV_PATH %s cannot be used (%s); the agent has no key",
+                     b->cfg->hermes_env_path, why);
+        agents_synthetic(b, env);
+        json_decref(env);
+    }
 }
 
 /* Hot reload: called before agents are used; a stat per call is cheap. */
@@ -361,7 +387,8 @@ static void probe_all(struct bridge *b)
         char *url = agent_url(a, "/health");
         struct agent_opts o = {.method = "GET", .url = url, .connect_timeout_ms = 2000,
                                .deadline_ms = 5000, .max_response = 64 * 1024,
-                               .on_done = probe_done, .arg = a};
+                               .on_done = probe_done, .arg = a, .label = a->name,
+                               .endpoint = "health"};
         a->probe = agent_request(b->http, &o);
         free(url);
     }
@@ -390,11 +417,12 @@ static const char *contract_text(struct bridge *b)
     if (path == NULL)
         return contract_default;
     if (stat(path, &st) < 0) {
-        log_warn("HERMES_CONTRACT_PATH %s: %s; using the built-in contract", path,
-                 strerror(errno));
+        log_warn("HERMES_CONTRACT_PATH %s: %s; using the %s contract", path, strerror(errno),
+                 b->contract ? "previous" : "built-in");
         return b->contract ? b->contract : contract_default;
     }
-    if (b->contract && st.st_mtime == b->contract_mtime && st.st_size == b->contract_size)
+    if (b->contract && st.st_mtim.tv_sec == b->contract_mtime.tv_sec &&
+        st.st_mtim.tv_nsec == b->contract_mtime.tv_nsec && st.st_size == b->contract_size)
         return b->contract;
     if (st.st_size > CONTRACT_MAX) {
         log_warn("HERMES_CONTRACT_PATH %s is larger than 256 KiB; keeping the previous one", path);
@@ -417,7 +445,7 @@ static const char *contract_text(struct bridge *b)
     }
     free(b->contract);
     b->contract = text;
-    b->contract_mtime = st.st_mtime;
+    b->contract_mtime = st.st_mtim;
     b->contract_size = st.st_size;
     log_info("contract loaded from %s", path);
     return b->contract;
@@ -708,7 +736,8 @@ static void sync_start(struct job *j)
                            .body_len = strlen(text), .accept_sse = true,
                            .connect_timeout_ms = CONNECT_TIMEOUT_MS, .deadline_ms = deadline,
                            .max_response = RESPONSE_MAX, .on_data = sync_data,
-                           .on_done = sync_done, .arg = j};
+                           .on_done = sync_done, .arg = j, .label = a->name,
+                           .endpoint = "chat"};
     j->req = agent_request(b->http, &o);
     free(url);
     free(text);
@@ -804,7 +833,8 @@ static void follow_poll(struct loop *l, void *arg)
     char *url = agent_url(a, path);
     struct agent_opts o = {.method = "GET", .url = url, .key = a->key,
                            .connect_timeout_ms = CONNECT_TIMEOUT_MS, .deadline_ms = 30000,
-                           .max_response = RESPONSE_MAX, .on_done = follow_done, .arg = j};
+                           .max_response = RESPONSE_MAX, .on_done = follow_done, .arg = j,
+                           .label = a->name, .endpoint = "run"};
     j->req = agent_request(j->b->http, &o);
     free(url);
     if (j->req == NULL)
@@ -884,7 +914,8 @@ static void submit_start(struct job *j)
     struct agent_opts o = {.method = "POST", .url = url, .key = a->key,
                            .idempotency_key = j->id, .body = text, .body_len = strlen(text),
                            .connect_timeout_ms = CONNECT_TIMEOUT_MS, .deadline_ms = 60000,
-                           .max_response = RESPONSE_MAX, .on_done = submit_done, .arg = j};
+                           .max_response = RESPONSE_MAX, .on_done = submit_done, .arg = j,
+                           .label = a->name, .endpoint = "runs"};
     j->req = agent_request(b->http, &o);
     free(url);
     free(text);
@@ -1251,7 +1282,8 @@ static void run_ctx_send(struct run_ctx *s, struct agentdef *a, const char *meth
     struct agent_opts o = {.method = method, .url = url, .key = a->key,
                            .body = post ? "{}" : NULL, .body_len = post ? 2 : 0,
                            .connect_timeout_ms = CONNECT_TIMEOUT_MS, .deadline_ms = 30000,
-                           .max_response = RESPONSE_MAX, .on_done = done, .arg = s};
+                           .max_response = RESPONSE_MAX, .on_done = done, .arg = s,
+                           .label = a->name, .endpoint = post ? "stop" : "run"};
     s->req = agent_request(s->b->http, &o);
     free(url);
     if (s->req == NULL) {
@@ -1731,6 +1763,25 @@ void bridge_health(struct bridge *b, char *out, size_t outlen)
              err_text ? ",\"registry_error\":" : "", err_text ? err_text : "");
     free(err_text);
     json_decref(err);
+}
+
+void bridge_metrics(struct bridge *b, struct buf *out)
+{
+    char labels[120];
+    agents_refresh(b);
+    buf_appends(out, "# HELP hermes_mcp_agent_up Whether an agent is available (key present, "
+                     "health probe answering)\n# TYPE hermes_mcp_agent_up gauge\n");
+    for (size_t i = 0; i < b->nagents; i++) {
+        metric_labels(labels, sizeof labels, "agent", b->agents[i].name, NULL);
+        buf_printf(out, "hermes_mcp_agent_up{%s} %d\n", labels,
+                   agent_available(&b->agents[i]) ? 1 : 0);
+    }
+    metric_render_value(out, "hermes_mcp_jobs", "Tasks the bridge is running or following",
+                        METRIC_GAUGE, (double)strmap_count(b->jobs));
+    metric_render_value(out, "hermes_mcp_registry_ok",
+                        "1 when the agents registry on disk is in use (0: last good state kept)",
+                        METRIC_GAUGE, b->registry_error ? 0 : 1);
+    agent_client_metrics(b->http, out);
 }
 
 void bridge_free(struct bridge *b)

@@ -17,6 +17,9 @@ struct bridge *bridge_new(struct mcp_server *mcp, struct loop *l, struct config 
 void bridge_reload(struct bridge *b);
 /* Extra /health fields (",\"agents\":{...}..."). */
 void bridge_health(struct bridge *b, char *out, size_t outlen);
+/* Appends the bridge's Prometheus metrics (agents, jobs, agent requests). */
+struct buf;
+void bridge_metrics(struct bridge *b, struct buf *out);
 /* Stops following runs and frees; call after every MCP call was answered. NULL-safe. */
 void bridge_free(struct bridge *b);
 

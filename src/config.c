@@ -163,6 +163,7 @@ bool config_from_env(struct config *c, json_t *env, const char *path, char *err,
     c->port = 8765;
     c->max_conns = 16384;
     c->rate_per_min = 30;
+    c->drain_grace_s = 10;
     unsigned call_timeout_s = 1800, header_s = 15, body_s = 60;
     c->log_level = LOG_INFO;
     if (path)
@@ -186,6 +187,10 @@ bool config_from_env(struct config *c, json_t *env, const char *path, char *err,
         goto out;
     }
     c->call_timeout_ms = call_timeout_s * 1000u;
+    if (!parse_uint(get(env, "MCP_DRAIN_GRACE_S"), 3600, &c->drain_grace_s)) {
+        snprintf(err, errlen, "MCP_DRAIN_GRACE_S must be 0-3600 seconds (0: no grace period)");
+        goto out;
+    }
     if (!parse_uint(get(env, "MCP_HEADER_TIMEOUT_S"), 3600, &header_s) ||
         !parse_uint(get(env, "MCP_BODY_TIMEOUT_S"), 3600, &body_s) || header_s == 0 ||
         body_s == 0) {
@@ -255,6 +260,53 @@ out:
     if (!ok)
         config_cleanup(c);
     return ok;
+}
+
+static bool same_text(const char *a, const char *b)
+{
+    return (a == NULL && b == NULL) || (a && b && strcmp(a, b) == 0);
+}
+
+size_t config_restart_keys(const struct config *now, const struct config *fresh, char *out,
+                           size_t outlen)
+{
+    const struct {
+        const char *key;
+        bool same;
+    } keys[] = {
+        {"MCP_HOST", same_text(now->host, fresh->host)},
+        {"MCP_PORT", now->port == fresh->port},
+        {"MCP_ALLOW_NON_LOOPBACK", now->allow_remote == fresh->allow_remote},
+        {"MCP_SESSIONS", now->sessions == fresh->sessions},
+        {"MCP_PUBLIC_HOSTS", same_text(now->public_hosts, fresh->public_hosts)},
+        {"HERMES_ENV_PATH", same_text(now->hermes_env_path, fresh->hermes_env_path)},
+        {"TASKS_DIR", same_text(now->tasks_dir, fresh->tasks_dir)},
+        {"HERMES_CONTRACT_PATH", same_text(now->contract_path, fresh->contract_path)},
+        {"HERMES_POLL_MS", now->poll_ms == fresh->poll_ms},
+        {"HERMES_TIMEOUT_S", now->agent_timeout_ms == fresh->agent_timeout_ms},
+        {"AGENTS_FILE", same_text(now->agents_file, fresh->agents_file)},
+        {"MCP_MAX_CONNECTIONS", now->max_conns == fresh->max_conns},
+        {"MCP_CALL_TIMEOUT_S", now->call_timeout_ms == fresh->call_timeout_ms},
+        {"MCP_HEADER_TIMEOUT_S", now->header_timeout_ms == fresh->header_timeout_ms},
+        {"MCP_BODY_TIMEOUT_S", now->body_timeout_ms == fresh->body_timeout_ms},
+        {"RATE_LIMIT_PER_MIN", now->rate_per_min == fresh->rate_per_min},
+        {"TRUSTED_PROXIES", same_text(now->trusted_proxies, fresh->trusted_proxies)},
+        {"AUDIT_LOG_PATH", same_text(now->audit_path, fresh->audit_path)},
+    };
+    size_t n = 0, len = 0;
+
+    if (outlen)
+        out[0] = '\0';
+    for (size_t i = 0; i < sizeof keys / sizeof *keys; i++) {
+        if (keys[i].same)
+            continue;
+        n++;
+        if (outlen > len) {
+            int w = snprintf(out + len, outlen - len, "%s%s", len ? ", " : "", keys[i].key);
+            len = w < 0 ? outlen : len + (size_t)w;
+        }
+    }
+    return n;
 }
 
 void config_cleanup(struct config *c)

@@ -24,6 +24,8 @@ struct config {
     char *agents_file;     /* AGENTS_FILE */
     unsigned max_conns;    /* MCP_MAX_CONNECTIONS, default 16384 */
     unsigned call_timeout_ms; /* MCP_CALL_TIMEOUT_S (seconds), default 1800; 0: none */
+    unsigned drain_grace_s;   /* MCP_DRAIN_GRACE_S: on SIGTERM, how long calls in flight may
+                                 still finish, default 10; 0: answer them 503 at once */
     unsigned header_timeout_ms; /* MCP_HEADER_TIMEOUT_S, default 15: slowloris defence */
     unsigned body_timeout_ms;   /* MCP_BODY_TIMEOUT_S, default 60 */
     unsigned rate_per_min;      /* RATE_LIMIT_PER_MIN, default 30; 0: off */
@@ -44,6 +46,11 @@ bool config_load(struct config *c, const char *path, char *err, size_t errlen);
 json_t *config_read_env(const char *path, unsigned *mode, char *err, size_t errlen);
 bool config_from_env(struct config *c, json_t *env, const char *path, char *err, size_t errlen);
 void config_cleanup(struct config *c);
+/* The keys whose value differs between now and fresh but only take effect at a restart
+ * (everything but the token and LOG_LEVEL); writes their names, comma-separated, to out and
+ * returns how many. */
+size_t config_restart_keys(const struct config *now, const struct config *fresh, char *out,
+                           size_t outlen);
 /* True when host names a loopback address (127.0.0.0/8, ::1, localhost). */
 bool config_is_loopback(const char *host);
 /* True for exactly 64 hexadecimal characters. */

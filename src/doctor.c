@@ -585,7 +585,10 @@ static void check_default_agent(struct doctor *d, const struct config *cfg)
     char *url = NULL, err[PATH_MAX + 200];
     const char *path = cfg->hermes_env_path;
 
-    bool readable = agentcfg_default_agent(path, &url, &a.key, err, sizeof err);
+    json_t *env = path ? agentcfg_dotenv_read(path, err, sizeof err) : NULL;
+    bool readable = path == NULL || env != NULL;
+    agentcfg_default_agent(env, &url, &a.key);
+    json_decref(env);
     a.url = url;
     if (path) {
         snprintf(a.key_fix, sizeof a.key_fix,

@@ -23,6 +23,7 @@
 #include "mem.h"
 
 #define STREAM_BACKLOG_MAX (8u * 1024u * 1024u) /* unsent stream bytes per response */
+#define RETRY_AFTER_S "5" /* what a 503 at shutdown tells the client: a restart is quick */
 
 enum hreq_state {
     HREQ_READING,   /* headers seen, body arriving */
@@ -79,6 +80,9 @@ struct httpd {
     unsigned port;
     struct hreq *live;
     size_t nlive;
+    MHD_socket lfd;    /* ours again once quiesced; closed when draining starts */
+    bool quiesced;     /* MHD accepts no more connections */
+    bool draining;     /* new requests get 503; those under way go on */
     bool stopping;
     bool in_pump, kick;
 };
@@ -152,6 +156,19 @@ static void suspend(struct hreq *r)
     /* MHD does not notice a client leaving while suspended; we do. */
     if (ci)
         r->hup = loop_watch_add(r->h->loop, ci->connect_fd, EPOLLRDHUP, on_hangup, r);
+}
+
+void httpd_stats(const struct httpd *h, struct httpd_stats *st)
+{
+    const union MHD_DaemonInfo *di =
+        h->mhd ? MHD_get_daemon_info(h->mhd, MHD_DAEMON_INFO_CURRENT_CONNECTIONS) : NULL;
+    memset(st, 0, sizeof *st);
+    st->connections = di ? di->num_connections : 0;
+    st->requests = h->nlive;
+    for (const struct hreq *r = h->live; r; r = r->next) {
+        st->waiting += r->state == HREQ_WAITING;
+        st->streaming += r->state == HREQ_STREAMING;
+    }
 }
 
 /* ---- responses ---- */
@@ -421,6 +438,13 @@ static void reply_error(struct hreq *r, unsigned status, const char *msg)
     hreq_reply(r, status, "application/json", body, (size_t)n);
 }
 
+/* 503 while shutting down: the client may come back to the next instance soon. */
+static void reply_unavailable(struct hreq *r)
+{
+    hreq_add_header(r, "Retry-After", RETRY_AFTER_S);
+    reply_error(r, 503, "Server is shutting down; retry after the Retry-After seconds");
+}
+
 static struct hreq *hreq_new(struct httpd *h, struct MHD_Connection *conn, const char *method,
                              const char *url)
 {
@@ -476,7 +500,7 @@ static enum MHD_Result settle(struct hreq *r)
     case HREQ_HANDLING:
         if (r->h->stopping) {
             fire_abort(r); /* the owner holds r: let it drop it before httpd answers */
-            reply_error(r, 503, "Server is shutting down");
+            reply_unavailable(r);
             return queue_response(r);
         }
         r->state = HREQ_WAITING;
@@ -527,6 +551,12 @@ static enum MHD_Result on_access(void *cls, struct MHD_Connection *conn, const c
         *con_cls = r;
         r->state = HREQ_HANDLING;
         conn_arm(conn_of(conn), h->o.body_timeout_ms);
+        if (h->draining) {
+            /* A new request on a kept-alive connection: not ours to start any more. */
+            hreq_add_header(r, MHD_HTTP_HEADER_CONNECTION, "close");
+            reply_unavailable(r);
+            return queue_response(r);
+        }
         const char *te = hreq_header(r, MHD_HTTP_HEADER_TRANSFER_ENCODING);
         if (content_length_conflict(r) ||
             (te && hreq_header(r, MHD_HTTP_HEADER_CONTENT_LENGTH))) {
@@ -719,6 +749,7 @@ struct httpd *httpd_new(struct loop *l, const struct httpd_opts *o, char *err, s
 
     h->loop = l;
     h->o = *o;
+    h->lfd = MHD_INVALID_SOCKET;
     if (fd < 0)
         fd = open_listener(o->host, o->port, err, errlen);
     if (fd < 0)
@@ -758,17 +789,48 @@ unsigned httpd_port(const struct httpd *h)
     return h->port;
 }
 
+static void quiesce(struct httpd *h)
+{
+    if (h->quiesced || h->mhd == NULL)
+        return;
+    h->quiesced = true;
+    h->lfd = MHD_quiesce_daemon(h->mhd); /* stop accepting; the socket is ours now */
+}
+
+void httpd_drain(struct httpd *h)
+{
+    if (h->draining || h->mhd == NULL)
+        return;
+    h->draining = true;
+    quiesce(h);
+    /* Closed, so new connections are refused at once rather than left in the backlog. (Under
+     * socket activation systemd keeps its copy open: they wait there for the next start.) */
+    if (h->lfd != MHD_INVALID_SOCKET)
+        close(h->lfd);
+    h->lfd = MHD_INVALID_SOCKET;
+}
+
+size_t httpd_receiving(const struct httpd *h)
+{
+    size_t n = 0;
+    for (const struct hreq *r = h->live; r; r = r->next)
+        if (r->state == HREQ_READING)
+            n++;
+    return n;
+}
+
 void httpd_shutdown(struct httpd *h)
 {
     if (h->stopping || h->mhd == NULL)
         return;
     h->stopping = true;
-    MHD_socket lfd = MHD_quiesce_daemon(h->mhd); /* stop accepting; the socket is ours now */
+    h->draining = true;
+    quiesce(h);
     for (struct hreq *r = h->live, *next; r; r = next) {
         next = r->next;
         fire_abort(r);
         if (r->state == HREQ_WAITING)
-            reply_error(r, 503, "Server is shutting down");
+            reply_unavailable(r);
         else if (r->state == HREQ_STREAMING)
             hreq_stream_end(r);
     }
@@ -784,8 +846,9 @@ void httpd_shutdown(struct httpd *h)
     h->timer = NULL;
     MHD_stop_daemon(h->mhd);
     h->mhd = NULL;
-    if (lfd != MHD_INVALID_SOCKET)
-        close(lfd);
+    if (h->lfd != MHD_INVALID_SOCKET)
+        close(h->lfd);
+    h->lfd = MHD_INVALID_SOCKET;
 }
 
 void httpd_free(struct httpd *h)

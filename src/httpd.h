@@ -40,8 +40,22 @@ struct httpd_opts {
 /* Binds and starts serving on the loop. On failure returns NULL and writes a reason to err. */
 struct httpd *httpd_new(struct loop *l, const struct httpd_opts *o, char *err, size_t errlen);
 unsigned httpd_port(const struct httpd *h);
-/* Answers every waiting request (503, streams ended), lets the answers go out, then stops. */
+/* The first step of a graceful stop: no new connections (the listening socket is closed), and
+ * a new request on a kept-alive connection gets 503 with Retry-After and Connection: close.
+ * Requests already under way carry on. */
+void httpd_drain(struct httpd *h);
+/* Requests whose body is still arriving (not yet handed to on_request). */
+size_t httpd_receiving(const struct httpd *h);
+/* Answers every waiting request (503 with Retry-After, streams ended), lets the answers go out,
+ * then stops. */
 void httpd_shutdown(struct httpd *h);
+struct httpd_stats {
+    unsigned connections; /* open client connections */
+    size_t requests;      /* requests received and not yet finished */
+    size_t waiting;       /* of which held open, waiting for their answer */
+    size_t streaming;     /* of which answering as a stream (SSE) */
+};
+void httpd_stats(const struct httpd *h, struct httpd_stats *st);
 void httpd_free(struct httpd *h); /* NULL-safe; calls httpd_shutdown if needed */
 
 const char *hreq_method(const struct hreq *r);

@@ -1,4 +1,4 @@
-/* main.c — command line: serve, doctor, token, version, help. */
+/* main.c — command line: serve, doctor, smoke, token, version, help. */
 #include <dirent.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -15,6 +15,7 @@
 #include "doctor.h"
 #include "envfile.h"
 #include "log.h"
+#include "smoke.h"
 
 #define EXIT_USAGE 2
 
@@ -29,6 +30,8 @@ static const char usage[] =
     "                               prints the file's path, never the token\n"
     "  token rotate [--env-file FILE]\n"
     "                               the same, then tells servers using FILE to reload\n"
+    "  smoke --base URL [--id ID] [--env-file FILE]\n"
+    "                               check a running server end to end (see help smoke)\n"
     "  version                      print the version\n"
     "  help [COMMAND]               show help\n"
     "\n"
@@ -40,7 +43,12 @@ static const char serve_usage[] =
     "\n"
     "Runs the MCP server on MCP_HOST:MCP_PORT (default 127.0.0.1:8765) and prints\n"
     "\"listening on http://HOST:PORT/mcp\" once ready. Settings and the bearer token come from\n"
-    "FILE (dotenv, mode 600, default ./.env). SIGHUP reloads FILE; SIGTERM drains and exits 0.\n";
+    "FILE (dotenv, mode 600, default ./.env). SIGHUP reloads FILE. SIGTERM drains: new\n"
+    "connections are refused, calls in flight get up to MCP_DRAIN_GRACE_S seconds (default 10)\n"
+    "to finish, the rest are answered 503, then it exits 0; a second SIGTERM ends the wait.\n"
+    "Under systemd (Type=notify) it reports readiness, reloads and stops on $NOTIFY_SOCKET,\n"
+    "feeds the watchdog, and serves on a socket passed by socket activation (LISTEN_FDS).\n"
+    "Exit codes: 0 stopped, 1 runtime failure, 2 configuration error.\n";
 
 static const char token_usage[] =
     "usage: hermes-mcp token gen|rotate [--env-file FILE]\n"
@@ -100,6 +108,13 @@ static void health_tools(void *cfg, char *out, size_t outlen)
         bridge_health(the_bridge, out, outlen);
 }
 
+static void metrics_tools(void *cfg, struct buf *out)
+{
+    (void)cfg;
+    if (the_bridge)
+        bridge_metrics(the_bridge, out);
+}
+
 static void teardown_tools(void *cfg)
 {
     (void)cfg;
@@ -145,7 +160,7 @@ static int cmd_serve(int argc, char **argv)
                  cfg.host);
     struct app_opts o = {.cfg = &cfg, .service = "hermes-mcp", .setup = setup_tools,
                          .setup_arg = &cfg, .reload = reload_tools, .teardown = teardown_tools,
-                         .health = health_tools};
+                         .health = health_tools, .metrics = metrics_tools};
     int rc = app_run(&o);
     config_cleanup(&cfg);
     return rc;
@@ -265,6 +280,8 @@ int main(int argc, char **argv)
         return cmd_token(argc - 2, argv + 2);
     if (!strcmp(cmd, "doctor"))
         return doctor_main(argc - 2, argv + 2);
+    if (!strcmp(cmd, "smoke"))
+        return smoke_main(argc - 2, argv + 2);
     if (!strcmp(cmd, "version") || !strcmp(cmd, "--version")) {
         printf("hermes-mcp %s\n", HM_VERSION);
         return 0;
@@ -276,6 +293,8 @@ int main(int argc, char **argv)
             fputs(token_usage, stdout);
         else if (argc > 2 && !strcmp(argv[2], "doctor"))
             fputs(doctor_usage, stdout);
+        else if (argc > 2 && !strcmp(argv[2], "smoke"))
+            fputs(smoke_usage, stdout);
         else
             fputs(usage, stdout);
         return 0;

@@ -98,6 +98,7 @@ struct mcp_call {
     void *cancel_arg;
     struct outgoing *outgoing;
     struct mcp_call *prev, *next; /* in the exchange's list */
+    struct mcp_call *all_prev, *all_next; /* in the server's list of live calls */
     struct loop_timer *deadline;
     bool in_flight;
     unsigned holds; /* >0 while reply callbacks run: freeing waits until they are done */
@@ -144,6 +145,9 @@ struct mcp_server {
     struct strmap *outgoing; /* key → struct outgoing */
     unsigned long next_stream, next_out;
     struct loop_timer *sweep;
+    struct mcp_call *calls; /* every call whose handler has not finished */
+    size_t ncalls;
+    uint64_t calls_started;
 };
 
 static void call_cancel(struct mcp_call *c);
@@ -447,6 +451,13 @@ static void call_free(struct mcp_call *c)
         strmap_del(c->srv->inflight, c->key);
     if (c->sess)
         c->sess->active--;
+    if (c->all_prev)
+        c->all_prev->all_next = c->all_next;
+    else
+        c->srv->calls = c->all_next;
+    if (c->all_next)
+        c->all_next->all_prev = c->all_prev;
+    c->srv->ncalls--;
     sess_unref(c->sess);
     json_decref(c->id);
     json_decref(c->progress_token);
@@ -910,6 +921,12 @@ static struct mcp_call *call_new(struct rpc_ctx *x, struct jrpc_msg *m)
         c->next->prev = c;
     x->ex->calls = c;
     x->ex->pending++;
+    c->all_next = x->srv->calls;
+    if (c->all_next)
+        c->all_next->all_prev = c;
+    x->srv->calls = c;
+    x->srv->ncalls++;
+    x->srv->calls_started++;
     return c;
 }
 
@@ -1186,6 +1203,9 @@ static bool host_allowed(struct mcp_server *srv, const char *host, size_t hlen, 
         for (const char *p = srv->public_hosts; *p;) {
             size_t n = strcspn(p, ", ");
             if (n == hlen && strncasecmp(p, host, hlen) == 0)
+                return true;
+            /* ".example.com": any name under it (quick-tunnel names change at each start). */
+            if (n > 1 && p[0] == '.' && hlen > n && strncasecmp(host + hlen - n, p, n) == 0)
                 return true;
             p += n;
             p += strspn(p, ", ");
@@ -1557,6 +1577,16 @@ size_t mcp_tool_count(const struct mcp_server *s)
     return s->tools.n;
 }
 
+size_t mcp_session_count(const struct mcp_server *s)
+{
+    return strmap_count(s->sessions);
+}
+
+size_t mcp_calls_in_flight(const struct mcp_server *s)
+{
+    return strmap_count(s->inflight);
+}
+
 struct mcp_server *mcp_new(struct loop *l, const struct mcp_opts *o)
 {
     struct mcp_server *s = xcalloc(1, sizeof *s);
@@ -1579,6 +1609,30 @@ void mcp_set_listen(struct mcp_server *s, const char *host, unsigned port)
 {
     snprintf(s->listen_host, sizeof s->listen_host, "%s", host ? host : "");
     s->port = port;
+}
+
+size_t mcp_calls_active(const struct mcp_server *s)
+{
+    return s->ncalls;
+}
+
+uint64_t mcp_calls_started(const struct mcp_server *s)
+{
+    return s->calls_started;
+}
+
+void mcp_abort_streams(struct mcp_server *s, int code, const char *message)
+{
+    /* One at a time from the head: aborting a call may end others of its exchange, and each
+     * abort takes the call out of its exchange, so the search moves on. */
+    for (;;) {
+        struct mcp_call *c = s->calls;
+        while (c && !(c->ex && c->ex->stream))
+            c = c->all_next;
+        if (c == NULL)
+            return;
+        call_abort(c, jrpc_error(c->id, code, message));
+    }
 }
 
 void mcp_free(struct mcp_server *s)

@@ -13,6 +13,7 @@
 #include <jansson.h>
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 struct hreq;
 struct loop;
@@ -76,10 +77,20 @@ void mcp_add_prompt(struct mcp_server *s, const struct mcp_prompt_def *d);
 /* Handler for completion/complete; gets the request params. */
 void mcp_set_completion(struct mcp_server *s, mcp_handler *handler, void *arg);
 size_t mcp_tool_count(const struct mcp_server *s);
+size_t mcp_session_count(const struct mcp_server *s);   /* live sessions (MCP_SESSIONS=1) */
+size_t mcp_calls_in_flight(const struct mcp_server *s); /* requests being handled */
 
 /* HTTP entry points for the endpoint path (the caller routes by path). */
 void mcp_http_headers(struct mcp_server *s, struct hreq *r);
 void mcp_http_request(struct mcp_server *s, struct hreq *r);
+
+/* Calls whose handler has not finished yet, and how many were ever started (for the drain). */
+size_t mcp_calls_active(const struct mcp_server *s);
+uint64_t mcp_calls_started(const struct mcp_server *s);
+/* Shutdown: every call answering on an SSE stream is cancelled and gets a JSON-RPC error
+ * (code, message) on its stream, which then ends. Calls waiting for a plain JSON answer are
+ * left to httpd_shutdown (503). */
+void mcp_abort_streams(struct mcp_server *s, int code, const char *message);
 
 /* Tell every session subscribed to uri that it changed. */
 void mcp_resource_updated(struct mcp_server *s, const char *uri);

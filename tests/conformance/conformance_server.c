@@ -12,7 +12,7 @@ int main(int argc, char **argv)
 {
     struct config cfg;
     char err[256];
-    unsigned long port = 0, call_timeout_ms = 0;
+    unsigned long port = 0, call_timeout_ms = 0, drain_grace_s = 0;
 
     for (int i = 1; i < argc; i++) {
         char *end;
@@ -28,10 +28,18 @@ int main(int argc, char **argv)
                 fprintf(stderr, "conformance-server: bad call timeout '%s'\n", argv[i]);
                 return 2;
             }
+        } else if (!strcmp(argv[i], "--drain-grace") && i + 1 < argc) {
+            drain_grace_s = strtoul(argv[++i], &end, 10);
+            if (*end || drain_grace_s > 3600) {
+                fprintf(stderr, "conformance-server: bad drain grace '%s'\n", argv[i]);
+                return 2;
+            }
         } else if (!strcmp(argv[i], "--help")) {
-            puts("usage: conformance-server [--port N] [--call-timeout MS]\n"
+            puts("usage: conformance-server [--port N] [--call-timeout MS] [--drain-grace S]\n"
                  "  --port N          0, the default, picks a free port\n"
-                 "  --call-timeout MS cancel calls running longer (default: no limit)");
+                 "  --call-timeout MS cancel calls running longer (default: no limit)\n"
+                 "  --drain-grace S   on SIGTERM, let calls in flight finish for up to S seconds\n"
+                 "                    (default 0: answer them 503 at once)");
             return 0;
         } else {
             fprintf(stderr, "conformance-server: unknown argument '%s'\n", argv[i]);
@@ -46,6 +54,7 @@ int main(int argc, char **argv)
     cfg.sessions = true;
     cfg.rate_per_min = 0; /* the suite fires far more than 30 requests a minute */
     cfg.call_timeout_ms = (unsigned)call_timeout_ms;
+    cfg.drain_grace_s = (unsigned)drain_grace_s;
     struct app_opts o = {.cfg = &cfg, .service = "hermes-mcp-conformance",
                          .setup = fixtures_register};
     int rc = app_run(&o);

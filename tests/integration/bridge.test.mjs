@@ -607,7 +607,8 @@ test('list_agents: availability comes from the /health probe', async () => {
 
 test('SIGTERM with tasks in flight in session mode exits 0 and cleanly', async () => {
   const fake = await startFake();
-  const srv = await startHermes({ HERMES_ENV_PATH: agentEnv(fake), MCP_SESSIONS: '1' });
+  // A short drain grace: the 20 s tasks are still running when it ends, so they are cut off.
+  const srv = await startHermes({ HERMES_ENV_PATH: agentEnv(fake), MCP_SESSIONS: '1', MCP_DRAIN_GRACE_S: '1' });
   const client = await connect(srv);
   let progressed = 0;
   const onprogress = () => { progressed++; };

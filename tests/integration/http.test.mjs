@@ -242,6 +242,23 @@ test('configured public host names are allowed', async () => {
   }
 });
 
+test('a public host name with a leading dot allows the names under it', async () => {
+  const srv = await startHermes({ MCP_PUBLIC_HOSTS: '.trycloudflare.com' });
+  try {
+    const ping = JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'ping' });
+    const h = { ...srv.auth, 'Content-Type': 'application/json' };
+    const status = async (host, origin) => (await raw(srv, {
+      headers: { ...h, Host: host, ...(origin ? { Origin: origin } : {}) }, body: ping })).status;
+    assert.equal(await status('able-fox-12.trycloudflare.com', 'https://able-fox-12.trycloudflare.com'), 200);
+    assert.equal(await status('a.b.trycloudflare.com:443'), 200);
+    assert.equal(await status('trycloudflare.com'), 403, 'the suffix itself is not a name under it');
+    assert.equal(await status('eviltrycloudflare.com'), 403, 'a label boundary is required');
+    assert.equal(await status('x.trycloudflare.com.evil.net'), 403);
+  } finally {
+    await srv.stop();
+  }
+});
+
 async function session(srv, version = '2025-11-25') {
   const r = await post(srv, INIT(version));
   const sid = r.headers.get('mcp-session-id');

@@ -13,9 +13,15 @@ const VALGRIND = process.env.HM_VALGRIND === '1'
   ? ['valgrind', '--quiet', '--error-exitcode=99', '--leak-check=full', '--errors-for-leak-kinds=definite',
     '--show-leak-kinds=definite', '--track-fds=no']
   : null;
-function run(bin, args) {
-  return VALGRIND ? spawn(VALGRIND[0], [...VALGRIND.slice(1), bin, ...args], { stdio: ['ignore', 'pipe', 'pipe'] })
-    : spawn(bin, args, { stdio: ['ignore', 'pipe', 'pipe'] });
+// opts.env: extra environment; opts.prefix: a launcher run first (it must exec the rest, e.g.
+// build/listen-exec). The systemd variables of whoever runs the tests are never passed on.
+const SYSTEMD_VARS = ['NOTIFY_SOCKET', 'WATCHDOG_USEC', 'WATCHDOG_PID', 'LISTEN_PID', 'LISTEN_FDS', 'LISTEN_FDNAMES'];
+function run(bin, args, opts = {}) {
+  const env = { ...process.env };
+  for (const k of SYSTEMD_VARS) delete env[k];
+  Object.assign(env, opts.env || {});
+  const argv = [...(opts.prefix || []), ...(VALGRIND || []), bin, ...args];
+  return spawn(argv[0], argv.slice(1), { stdio: ['ignore', 'pipe', 'pipe'], env });
 }
 export const HERMES = join(ROOT, 'build/hermes-mcp');
 export const CONFORMANCE = join(ROOT, 'build/conformance-server');
@@ -41,8 +47,9 @@ function waitForListening(proc, name) {
   });
 }
 
-// Starts build/hermes-mcp with a fresh mode-600 env file. extra: more KEY=VALUE settings.
-export async function startHermes(extra = {}) {
+// Starts build/hermes-mcp with a fresh mode-600 env file. extra: more KEY=VALUE settings;
+// opts: {env, prefix} as for run().
+export async function startHermes(extra = {}, opts = {}) {
   const dir = mkdtempSync(join(tmpdir(), 'hm-it-'));
   const token = randomBytes(32).toString('hex');
   // Tests make many requests a minute; the rate-limit tests set their own limit.
@@ -51,7 +58,7 @@ export async function startHermes(extra = {}) {
   const envFile = join(dir, 'env');
   writeFileSync(envFile, Object.entries(lines).map(([k, v]) => `${k}=${v}`).join('\n') + '\n');
   chmodSync(envFile, 0o600);
-  const proc = run(HERMES, ['serve', '--env-file', envFile]);
+  const proc = run(HERMES, ['serve', '--env-file', envFile], opts);
   proc.stderrText = '';
   const port = await waitForListening(proc, 'hermes-mcp');
   return {
@@ -64,8 +71,8 @@ export async function startHermes(extra = {}) {
 }
 
 // Starts hermes-mcp again on the same env file and task directory (after a crash or a stop).
-export async function restartHermes(srv) {
-  const proc = run(HERMES, ['serve', '--env-file', srv.envFile]);
+export async function restartHermes(srv, opts = {}) {
+  const proc = run(HERMES, ['serve', '--env-file', srv.envFile], opts);
   proc.stderrText = '';
   const port = await waitForListening(proc, 'hermes-mcp');
   return {
@@ -178,4 +185,17 @@ export function agentEnv(fake, key = fake.key) {
   writeFileSync(f, `API_SERVER_HOST=127.0.0.1\nAPI_SERVER_PORT=${fake.port}\nAPI_SERVER_KEY=${key}\n`);
   chmodSync(f, 0o600);
   return f;
+}
+
+export const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+
+// Polls fn (sync or async) until it returns something truthy; fails after ms.
+export async function until(fn, what, ms = 5000) {
+  const t0 = Date.now();
+  for (;;) {
+    const v = await fn();
+    if (v) return v;
+    if (Date.now() - t0 > ms) throw new Error(`timed out waiting for ${what}`);
+    await sleep(25);
+  }
 }

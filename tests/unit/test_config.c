@@ -34,6 +34,7 @@ static void defaults_without_a_file(void **state)
     assert_int_equal(c.port, 8765);
     assert_false(c.auth);
     assert_false(c.sessions);
+    assert_int_equal(c.drain_grace_s, 10);
     config_cleanup(&c);
 }
 
@@ -121,6 +122,15 @@ static void bad_values_are_refused(void **state)
     assert_true(config_load(&c, path, err, sizeof err));
     assert_int_equal(c.port, 0);
     assert_true(c.sessions);
+    config_cleanup(&c);
+    write_file("MCP_DRAIN_GRACE_S=3601\n", 0600);
+    assert_false(config_load(&c, path, err, sizeof err));
+    assert_non_null(strstr(err, "MCP_DRAIN_GRACE_S"));
+    write_file("MCP_DRAIN_GRACE_S=-1\n", 0600);
+    assert_false(config_load(&c, path, err, sizeof err));
+    write_file("MCP_DRAIN_GRACE_S=0\n", 0600);
+    assert_true(config_load(&c, path, err, sizeof err));
+    assert_int_equal(c.drain_grace_s, 0);
     config_cleanup(&c);
 }
 

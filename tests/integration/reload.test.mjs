@@ -1,0 +1,165 @@
+// SIGHUP: the token, the agent settings and the contract change under a running server without
+// dropping a connection or a call in flight; a bad new file keeps the old state and says why.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import http from 'node:http';
+import { spawnSync } from 'node:child_process';
+import { readFileSync, writeFileSync, chmodSync, rmSync, mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { HERMES, startHermes, startFake, agentEnv, until } from './lib.mjs';
+
+// One JSON-RPC POST over a given keep-alive agent; resolves {status, json, reused}.
+function rpc(srv, agent, token, body) {
+  return new Promise((resolve, reject) => {
+    const data = body === undefined ? '' : JSON.stringify(body);
+    const req = http.request({
+      host: '127.0.0.1', port: srv.port, path: body === undefined ? '/metrics' : '/mcp',
+      method: body === undefined ? 'GET' : 'POST', agent,
+      headers: { 'Content-Type': 'application/json', Accept: 'application/json, text/event-stream',
+        Authorization: `Bearer ${token}`, 'Content-Length': Buffer.byteLength(data) },
+    }, (res) => {
+      let text = '';
+      res.on('data', (d) => { text += d; });
+      res.on('end', () => {
+        let json;
+        try { json = JSON.parse(text); } catch { json = undefined; }
+        resolve({ status: res.statusCode, json, reused: req.reusedSocket, port: req.socket?.localPort });
+      });
+    });
+    req.on('error', reject);
+    req.end(data);
+  });
+}
+
+const task = (id, text) => ({ jsonrpc: '2.0', id: 1, method: 'tools/call',
+  params: { name: 'hermes_task', arguments: { task: text, mode: 'sync', id } } });
+const ping = { jsonrpc: '2.0', id: 2, method: 'ping' };
+const chats = (fake) => fake.received().filter((r) => r.path === '/v1/chat/completions');
+const body = (rec) => (typeof rec.body === 'string' ? JSON.parse(rec.body) : rec.body);
+const systemText = (rec) => body(rec).messages[0].content;
+
+test('token rotate + new agent + new contract: nothing in flight is dropped', async () => {
+  const fakeA = await startFake();
+  const fakeB = await startFake();
+  const agentFile = agentEnv(fakeA);
+  const contract = join(mkdtempSync(join(tmpdir(), 'hm-contract-')), 'contract.md');
+  writeFileSync(contract, 'Contract version one.\n');
+  const srv = await startHermes({ HERMES_ENV_PATH: agentFile, HERMES_CONTRACT_PATH: contract });
+  const keep = new http.Agent({ keepAlive: true, maxSockets: 1 });
+  const other = new http.Agent({ keepAlive: true, maxSockets: 1 });
+  try {
+    let r = await rpc(srv, keep, srv.token, ping);
+    assert.equal(r.status, 200);
+    const socketPort = r.port;
+    await until(async () => {
+      const res = await rpc(srv, other, srv.token, task('before', 'first'));
+      return res.json?.result?.isError === false && systemText(chats(fakeA).at(-1)).includes('Contract version one');
+    }, 'the contract to be in use');
+
+    // A call held at agent A across the reload.
+    const held = rpc(srv, other, srv.token, task('held', 'slow one [delay=1500]'));
+    await until(() => chats(fakeA).some((c) => body(c).messages[1].content.includes('slow one')), 'the held call to reach agent A');
+
+    writeFileSync(agentFile, `API_SERVER_HOST=127.0.0.1\nAPI_SERVER_PORT=${fakeB.port}\nAPI_SERVER_KEY=${fakeB.key}\n`);
+    writeFileSync(contract, 'Contract version two.\n');
+    const rot = spawnSync(HERMES, ['token', 'rotate', '--env-file', srv.envFile], { encoding: 'utf8' });
+    assert.equal(rot.status, 0, rot.stderr);
+    assert.match(rot.stdout, /told 1 running server to reload/);
+    const newToken = readFileSync(srv.envFile, 'utf8').match(/^MCP_AUTH_TOKEN=([0-9a-f]{64})$/m)[1];
+    assert.notEqual(newToken, srv.token);
+    assert.ok(!rot.stdout.includes(newToken) && !rot.stderr.includes(newToken));
+
+    // The old token stops working at once (asked on a connection of its own: an early refusal
+    // closes its connection, since the request is not read to its end).
+    const fresh = new http.Agent({ keepAlive: false });
+    await until(async () => (await rpc(srv, fresh, srv.token, ping)).status === 401, 'the old token to be refused');
+    // The connection kept alive from before the reload carries on with the new token.
+    r = await rpc(srv, keep, newToken, ping);
+    assert.equal(r.status, 200);
+    assert.equal(r.reused, true, 'the kept-alive connection was not dropped');
+    assert.equal(r.port, socketPort, 'still the first socket');
+
+    // The call in flight finishes at agent A, with the token it came with.
+    const h = await held;
+    assert.equal(h.status, 200);
+    assert.equal(h.json.result.isError, false, JSON.stringify(h.json));
+    assert.equal(h.json.result.structuredContent.status, 'completed');
+
+    // New calls go to agent B with its key and the new contract.
+    r = await rpc(srv, keep, newToken, task('after', 'second'));
+    assert.equal(r.json.result.isError, false, JSON.stringify(r.json));
+    const atB = chats(fakeB);
+    assert.equal(atB.length, 1);
+    assert.ok(systemText(atB[0]).includes('Contract version two'));
+    assert.equal(chats(fakeA).filter((c) => body(c).messages[1].content === 'second').length, 0);
+  } finally {
+    keep.destroy();
+    other.destroy();
+    assert.equal(await srv.stop(), 0);
+    await fakeA.stop();
+    await fakeB.stop();
+  }
+});
+
+test('a bad env file, agent env file or contract on reload keeps what is in use and says why', async () => {
+  const fake = await startFake();
+  const agentFile = agentEnv(fake);
+  const contract = join(mkdtempSync(join(tmpdir(), 'hm-contract-')), 'contract.md');
+  writeFileSync(contract, 'The contract in use.\n');
+  const srv = await startHermes({ HERMES_ENV_PATH: agentFile, HERMES_CONTRACT_PATH: contract });
+  const agent = new http.Agent({ keepAlive: true });
+  const good = readFileSync(srv.envFile, 'utf8');
+  const works = async (id) => {
+    const r = await rpc(srv, agent, srv.token, task(id, 'still there?'));
+    return r.status === 200 && r.json.result.isError === false;
+  };
+  try {
+    assert.ok(await works('t0'));
+    const logLen = () => srv.proc.stderrText.length;
+
+    // The env file opened to others: refused, the old token stays.
+    let mark = logLen();
+    chmodSync(srv.envFile, 0o644);
+    srv.proc.kill('SIGHUP');
+    await until(() => /reload failed, keeping the current settings: .*(mode|readable)/.test(srv.proc.stderrText.slice(mark)), 'the mode refusal');
+    assert.ok(await works('t1'));
+    chmodSync(srv.envFile, 0o600);
+
+    // A token of the wrong form.
+    mark = logLen();
+    writeFileSync(srv.envFile, good.replace(/^MCP_AUTH_TOKEN=.*$/m, 'MCP_AUTH_TOKEN=short'));
+    srv.proc.kill('SIGHUP');
+    await until(() => /reload failed, keeping the current settings: .*MCP_AUTH_TOKEN/.test(srv.proc.stderrText.slice(mark)), 'the token refusal');
+    assert.ok(await works('t2'));
+    assert.equal((await rpc(srv, agent, 'short', ping)).status, 401);
+    // A key that needs a restart: applied later, and said so.
+    mark = logLen();
+    writeFileSync(srv.envFile, good.replace(/^MCP_PORT=.*$/m, 'MCP_PORT=1') + 'RATE_LIMIT_PER_MIN=7\n');
+    srv.proc.kill('SIGHUP');
+    await until(() => /reload: MCP_PORT, RATE_LIMIT_PER_MIN changed; restart to apply/.test(srv.proc.stderrText.slice(mark)), 'the restart notice');
+    assert.ok(await works('t2b'));
+    writeFileSync(srv.envFile, good);
+
+    // The agent env file gone: the agent keeps its key.
+    mark = logLen();
+    rmSync(agentFile);
+    srv.proc.kill('SIGHUP');
+    await until(() => /HERMES_ENV_PATH .* cannot be used \(.*\); keeping the agent settings in use/.test(srv.proc.stderrText.slice(mark)), 'the agent env refusal');
+    assert.ok(await works('t3'));
+
+    // The contract gone: the previous one is still sent.
+    mark = logLen();
+    rmSync(contract);
+    assert.ok(await works('t4'));
+    assert.match(srv.proc.stderrText.slice(mark), /HERMES_CONTRACT_PATH .*; using the previous contract/);
+    assert.ok(systemText(chats(fake).at(-1)).includes('The contract in use.'));
+
+    // Nothing secret in what the server said about it.
+    assert.ok(!srv.proc.stderrText.includes(srv.token) && !srv.proc.stderrText.includes(fake.key));
+  } finally {
+    agent.destroy();
+    assert.equal(await srv.stop(), 0);
+    await fake.stop();
+  }
+});
