@@ -422,7 +422,7 @@ test('install-systemd --no-enable renders every hardening directive, the real pa
     }
     const svc = directives(r.unit('hermes-mcp.service'));
     for (const d of HARDENING) assert.ok(svc.includes(d), d);
-    const bin = realpathSync(HERMES);
+    const bin = realpathSync(join(ROOT, "build/release/hermes-mcp"));
     assert.ok(svc.includes('Type=notify'));
     assert.ok(svc.includes('WatchdogSec=30'));
     assert.ok(svc.includes(`ExecStart=${bin} serve --env-file ${r.envFile}`), svc.find((l) => l.startsWith('ExecStart')));
@@ -449,7 +449,7 @@ test('install-systemd: paths with spaces and % are quoted; the rendered ExecStar
     assert.equal(p.status, 0, p.stderr);
     const svc = directives(r.unit('hermes-mcp.service'));
     const esc = r.envFile.replaceAll('%', '%%');
-    assert.ok(svc.includes(`ExecStart=${realpathSync(HERMES)} serve --env-file "${esc}"`), svc.find((l) => l.startsWith('ExecStart')));
+    assert.ok(svc.includes(`ExecStart=${realpathSync(join(ROOT, "build/release/hermes-mcp"))} serve --env-file "${esc}"`), svc.find((l) => l.startsWith('ExecStart')));
     assert.ok(svc.includes(`WorkingDirectory=${r.envDir.replaceAll('%', '%%')}`));
     // Undo the unit-file quoting the way systemd does and run that command line.
     const line = svc.find((l) => l.startsWith('ExecStart=')).slice('ExecStart='.length);
