@@ -57,7 +57,13 @@ static const char token_usage[] =
     "        FILE, atomically and with mode 600, keeping the other lines. Prints the path,\n"
     "        never the token.\n"
     "rotate  does the same, then sends SIGHUP to every running 'hermes-mcp serve' that uses\n"
-    "        FILE: new requests need the new token, requests in flight finish, nothing restarts.\n";
+    "        FILE: new requests need the new token, requests in flight finish, nothing restarts.\n"
+    "Exit codes: 0 written, 1 the file could not be written, 2 usage error.\n";
+
+static const char version_usage[] =
+    "usage: hermes-mcp version\n"
+    "\n"
+    "Prints \"hermes-mcp VERSION\". Exit codes: 0 always, 2 usage error.\n";
 
 static int want_help(int argc, char **argv)
 {
@@ -283,6 +289,14 @@ int main(int argc, char **argv)
     if (!strcmp(cmd, "smoke"))
         return smoke_main(argc - 2, argv + 2);
     if (!strcmp(cmd, "version") || !strcmp(cmd, "--version")) {
+        if (want_help(argc - 2, argv + 2)) {
+            fputs(version_usage, stdout);
+            return 0;
+        }
+        if (argc > 2) {
+            fprintf(stderr, "hermes-mcp: unknown argument '%s'\n%s", argv[2], version_usage);
+            return EXIT_USAGE;
+        }
         printf("hermes-mcp %s\n", HM_VERSION);
         return 0;
     }
@@ -295,7 +309,12 @@ int main(int argc, char **argv)
             fputs(doctor_usage, stdout);
         else if (argc > 2 && !strcmp(argv[2], "smoke"))
             fputs(smoke_usage, stdout);
-        else
+        else if (argc > 2 && !strcmp(argv[2], "version"))
+            fputs(version_usage, stdout);
+        else if (argc > 2) {
+            fprintf(stderr, "hermes-mcp: no command '%s'\n%s", argv[2], usage);
+            return EXIT_USAGE;
+        } else
             fputs(usage, stdout);
         return 0;
     }
