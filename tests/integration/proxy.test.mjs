@@ -1,0 +1,128 @@
+// The README's nginx configuration, taken from README.md itself, in front of the real server:
+// smoke passes through it, the public host name and the client address come through, and
+// progress events stream (proxy_buffering off) instead of arriving with the result. Needs
+// nginx (bench/run.sh installs nginx-light); skipped with a message when it is not there.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawn, spawnSync } from 'node:child_process';
+import { existsSync, mkdtempSync, mkdirSync, readFileSync, writeFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import net from 'node:net';
+import http from 'node:http';
+import { ROOT, HERMES, startHermes, startFake, agentEnv, until } from './lib.mjs';
+
+const NGINX = ['/usr/sbin/nginx', '/usr/bin/nginx'].find((p) => existsSync(p));
+
+function freePort() {
+  return new Promise((resolve) => {
+    const s = net.createServer().listen(0, '127.0.0.1', () => {
+      const { port } = s.address();
+      s.close(() => resolve(port));
+    });
+  });
+}
+
+// The server block of the README's ```nginx fence, on plain HTTP at a test port.
+function readmeServerBlock(listenPort, upstreamPort) {
+  const readme = readFileSync(join(ROOT, 'README.md'), 'utf8');
+  const m = readme.match(/```nginx\n([\s\S]*?)```/);
+  assert.ok(m, 'README.md has an nginx block');
+  let block = m[1];
+  assert.match(block, /listen 443 ssl;/);
+  assert.match(block, /proxy_pass http:\/\/127\.0\.0\.1:8765;/);
+  block = block.replace('listen 443 ssl;', `listen 127.0.0.1:${listenPort};`)
+    .replace('proxy_pass http://127.0.0.1:8765;', `proxy_pass http://127.0.0.1:${upstreamPort};`);
+  return block;
+}
+
+async function startNginx(upstreamPort) {
+  const dir = mkdtempSync(join(tmpdir(), 'hm-nginx-'));
+  for (const d of ['body', 'proxy', 'logs']) mkdirSync(join(dir, d));
+  const port = await freePort();
+  writeFileSync(join(dir, 'nginx.conf'), `daemon off;
+pid ${dir}/nginx.pid;
+error_log ${dir}/logs/error.log warn;
+events { worker_connections 64; }
+http {
+    access_log off;
+    client_body_temp_path ${dir}/body;
+    proxy_temp_path ${dir}/proxy;
+    ${readmeServerBlock(port, upstreamPort)}
+}
+`);
+  const proc = spawn(NGINX, ['-p', dir, '-c', join(dir, 'nginx.conf')], { stdio: ['ignore', 'pipe', 'pipe'] });
+  let err = '';
+  proc.stderr.on('data', (d) => { err += d; });
+  await until(() => new Promise((res, rej) => {
+    if (proc.exitCode !== null) return rej(new Error(`nginx exited: ${err}`));
+    const s = net.connect(port, '127.0.0.1', () => { s.destroy(); res(true); });
+    s.on('error', () => res(false));
+  }), 'nginx to listen');
+  return {
+    port, base: `http://127.0.0.1:${port}`,
+    async stop() {
+      proc.kill('SIGQUIT');
+      await new Promise((r) => (proc.exitCode !== null ? r() : proc.on('close', r)));
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}
+
+// A POST through nginx with a chosen Host and X-Forwarded-For; the body arrives piece by piece
+// in chunks[] with the time each came.
+function postVia(px, srv, headers, body) {
+  return new Promise((resolve, reject) => {
+    const data = JSON.stringify(body);
+    const t0 = Date.now();
+    const req = http.request({ host: '127.0.0.1', port: px.port, path: '/mcp', method: 'POST',
+      headers: { 'Content-Type': 'application/json', Accept: 'application/json, text/event-stream',
+        Authorization: `Bearer ${srv.token}`, 'Content-Length': Buffer.byteLength(data), ...headers } }, (res) => {
+      const chunks = [];
+      res.on('data', (d) => chunks.push({ at: Date.now() - t0, text: d.toString() }));
+      res.on('end', () => resolve({ status: res.statusCode, headers: res.headers, chunks,
+        text: chunks.map((c) => c.text).join(''), total: Date.now() - t0 }));
+    });
+    req.on('error', reject);
+    req.end(data);
+  });
+}
+
+test('the README nginx config: smoke passes through it; host, client address and SSE come through', { skip: NGINX ? false : 'nginx not installed (bench/run.sh installs nginx-light)' }, async () => {
+  const fake = await startFake();
+  const srv = await startHermes({ HERMES_ENV_PATH: agentEnv(fake), MCP_PUBLIC_HOSTS: 'mcp.example.com',
+    TRUSTED_PROXIES: '127.0.0.1,::1' });
+  const px = await startNginx(srv.port);
+  try {
+    const smoke = spawnSync(HERMES, ['smoke', '--base', px.base, '--env-file', srv.envFile], { encoding: 'utf8' });
+    assert.equal(smoke.status, 0, smoke.stdout + smoke.stderr);
+    assert.doesNotMatch(smoke.stdout, /FAIL/);
+
+    // The public name passes the Host check; another name does not.
+    const ping = { jsonrpc: '2.0', id: 1, method: 'ping' };
+    let r = await postVia(px, srv, { Host: 'mcp.example.com', 'X-Forwarded-For': '203.0.113.7' }, ping);
+    assert.equal(r.status, 200, r.text);
+    r = await postVia(px, srv, { Host: 'evil.example.net' }, ping);
+    assert.equal(r.status, 403);
+
+    // The audit log names the client nginx forwarded for, not nginx.
+    await until(() => existsSync(srv.auditFile) && readFileSync(srv.auditFile, 'utf8').includes('203.0.113.7'), 'the audit line');
+    const lines = readFileSync(srv.auditFile, 'utf8').trim().split('\n').map((l) => JSON.parse(l));
+    assert.ok(lines.some((l) => l.ip === '203.0.113.7' && l.status === 200 && l.rpc_method === 'ping'));
+
+    // Progress events reach the client while the task runs, not all at the end.
+    r = await postVia(px, srv, { Host: 'mcp.example.com' }, { jsonrpc: '2.0', id: 2, method: 'tools/call',
+      params: { name: 'hermes_task', arguments: { task: 'stream me [delay=1500] [progress=3]', mode: 'sync', id: 'px-1' },
+        _meta: { progressToken: 'p1' } } });
+    assert.equal(r.status, 200);
+    assert.match(r.headers['content-type'], /text\/event-stream/);
+    const firstProgress = r.chunks.find((c) => c.text.includes('notifications/progress'));
+    assert.ok(firstProgress, 'progress arrived');
+    assert.ok(r.text.includes('"id":2') && r.text.includes('completed'), 'the result arrived');
+    assert.ok(firstProgress.at < r.total - 400, `progress streamed (first at ${firstProgress.at} ms of ${r.total} ms)`);
+  } finally {
+    await px.stop();
+    assert.equal(await srv.stop(), 0);
+    await fake.stop();
+  }
+});
