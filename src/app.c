@@ -334,6 +334,15 @@ static void reload(struct app *a)
         sdnotify("READY=1\nSTATUS=reload failed; running with the previous settings");
         return;
     }
+    if (a->cfg->auth && !fresh.auth) {
+        /* A file that lost its token must not turn authentication off. */
+        log_warn("reload failed, keeping the current settings: no MCP_AUTH_TOKEN in %s; run: "
+                 "hermes-mcp token gen --env-file %s",
+                 a->cfg->env_file, a->cfg->env_file);
+        config_cleanup(&fresh);
+        sdnotify("READY=1\nSTATUS=reload failed; running with the previous settings");
+        return;
+    }
     /* Only what can change without re-binding takes effect; say what does not. */
     char keys[512];
     if (config_restart_keys(a->cfg, &fresh, keys, sizeof keys))

@@ -163,3 +163,23 @@ test('a bad env file, agent env file or contract on reload keeps what is in use 
     await fake.stop();
   }
 });
+
+test('a reload of an env file without MCP_AUTH_TOKEN keeps the token: authentication never turns off', async () => {
+  const srv = await startHermes();
+  const agent = new http.Agent({ keepAlive: false });
+  try {
+    assert.equal((await rpc(srv, agent, srv.token, ping)).status, 200);
+    const mark = srv.proc.stderrText.length;
+    const good = readFileSync(srv.envFile, 'utf8');
+    writeFileSync(srv.envFile, good.replace(/^MCP_AUTH_TOKEN=.*\n/m, ''));
+    srv.proc.kill('SIGHUP');
+    await until(() => /reload(ed| failed)/.test(srv.proc.stderrText.slice(mark)), 'the reload');
+    // Anyone without the token is still refused; the token in use still works.
+    assert.equal((await rpc(srv, agent, 'no-token-at-all', ping)).status, 401);
+    assert.equal((await rpc(srv, agent, srv.token, ping)).status, 200);
+    assert.match(srv.proc.stderrText.slice(mark), /reload failed, keeping the current settings: no MCP_AUTH_TOKEN in .*; run: hermes-mcp token gen/);
+  } finally {
+    agent.destroy();
+    assert.equal(await srv.stop(), 0);
+  }
+});
