@@ -350,6 +350,7 @@ static void reload(struct app *a)
     a->cfg->auth = fresh.auth;
     memcpy(a->cfg->token_hash, fresh.token_hash, sizeof fresh.token_hash);
     log_set_level(fresh.log_level);
+    a->cfg->drain_grace_s = fresh.drain_grace_s; /* read when the drain starts */
     config_cleanup(&fresh);
     log_info("reloaded %s", a->cfg->env_file);
     if (a->o->reload)

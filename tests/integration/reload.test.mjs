@@ -183,3 +183,14 @@ test('a reload of an env file without MCP_AUTH_TOKEN keeps the token: authentica
     assert.equal(await srv.stop(), 0);
   }
 });
+
+test('MCP_DRAIN_GRACE_S changed on reload is applied or named, never silently ignored', async () => {
+  const srv = await startHermes({ MCP_DRAIN_GRACE_S: '1' });
+  const mark = srv.proc.stderrText.length;
+  writeFileSync(srv.envFile, readFileSync(srv.envFile, 'utf8').replace(/^MCP_DRAIN_GRACE_S=.*$/m, 'MCP_DRAIN_GRACE_S=7'));
+  srv.proc.kill('SIGHUP');
+  await until(() => /reloaded /.test(srv.proc.stderrText.slice(mark)), 'the reload');
+  const named = /reload: .*MCP_DRAIN_GRACE_S.* changed; restart to apply/.test(srv.proc.stderrText.slice(mark));
+  assert.equal(await srv.stop(), 0);
+  if (!named) assert.match(srv.proc.stderrText.slice(mark), /drain: 0 calls in flight, up to 7 s/);
+});
