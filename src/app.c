@@ -351,6 +351,11 @@ static void reload(struct app *a)
     memcpy(a->cfg->token_hash, fresh.token_hash, sizeof fresh.token_hash);
     log_set_level(fresh.log_level);
     a->cfg->drain_grace_s = fresh.drain_grace_s; /* read when the drain starts */
+    /* A tunnel's new public name must not need a restart (README: add it, reload). */
+    mcp_set_public_hosts(a->mcp, fresh.public_hosts);
+    free(a->cfg->public_hosts);
+    a->cfg->public_hosts = fresh.public_hosts;
+    fresh.public_hosts = NULL;
     config_cleanup(&fresh);
     log_info("reloaded %s", a->cfg->env_file);
     if (a->o->reload)

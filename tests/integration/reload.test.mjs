@@ -194,3 +194,35 @@ test('MCP_DRAIN_GRACE_S changed on reload is applied or named, never silently ig
   assert.equal(await srv.stop(), 0);
   if (!named) assert.match(srv.proc.stderrText.slice(mark), /drain: 0 calls in flight, up to 7 s/);
 });
+
+test('MCP_PUBLIC_HOSTS added on reload is allowed at once (the tunnel recipes say: add it, reload)', async () => {
+  const srv = await startHermes();
+  const viaTunnel = () => new Promise((resolve, reject) => {
+    const data = JSON.stringify(ping);
+    const req = http.request({ host: '127.0.0.1', port: srv.port, path: '/mcp', method: 'POST',
+      headers: { Host: 'mcp.example.com', 'Content-Type': 'application/json', Accept: 'application/json, text/event-stream',
+        Authorization: `Bearer ${srv.token}`, 'Content-Length': Buffer.byteLength(data) } }, (res) => {
+      res.resume();
+      res.on('end', () => resolve(res.statusCode));
+    });
+    req.on('error', reject);
+    req.end(data);
+  });
+  try {
+    assert.equal(await viaTunnel(), 403);
+    const mark = srv.proc.stderrText.length;
+    writeFileSync(srv.envFile, readFileSync(srv.envFile, 'utf8') + 'MCP_PUBLIC_HOSTS=mcp.example.com\n');
+    srv.proc.kill('SIGHUP');
+    await until(() => /reloaded /.test(srv.proc.stderrText.slice(mark)), 'the reload');
+    assert.equal(await viaTunnel(), 200);
+    assert.doesNotMatch(srv.proc.stderrText.slice(mark), /MCP_PUBLIC_HOSTS.*restart to apply/);
+    // And taken away again.
+    writeFileSync(srv.envFile, readFileSync(srv.envFile, 'utf8').replace(/^MCP_PUBLIC_HOSTS=.*\n/m, ''));
+    const mark2 = srv.proc.stderrText.length;
+    srv.proc.kill('SIGHUP');
+    await until(() => /reloaded /.test(srv.proc.stderrText.slice(mark2)), 'the second reload');
+    assert.equal(await viaTunnel(), 403);
+  } finally {
+    assert.equal(await srv.stop(), 0);
+  }
+});
