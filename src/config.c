@@ -44,7 +44,8 @@ bool config_token_ok(const char *token)
 static char *read_small_file(const char *path, size_t *len, struct stat *st, char *err,
                              size_t errlen)
 {
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    /* O_NONBLOCK: a FIFO would block the open (on SIGHUP: the event loop) until a writer. */
+    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
     char *data = NULL;
 
     if (fd < 0) {

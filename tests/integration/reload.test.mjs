@@ -226,3 +226,31 @@ test('MCP_PUBLIC_HOSTS added on reload is allowed at once (the tunnel recipes sa
     assert.equal(await srv.stop(), 0);
   }
 });
+
+test('a FIFO as the registry or the contract is refused, never read: the event loop does not hang', async () => {
+  const fake = await startFake();
+  const dir = mkdtempSync(join(tmpdir(), 'hm-fifo-'));
+  const contract = join(dir, 'contract.md');
+  assert.equal(spawnSync('mkfifo', ['-m', '600', contract]).status, 0);
+  const srv = await startHermes({ HERMES_ENV_PATH: agentEnv(fake), HERMES_CONTRACT_PATH: contract });
+  const agent = new http.Agent({ keepAlive: false });
+  try {
+    const call = rpc(srv, agent, srv.token, task('fifo-1', 'hello'));
+    const r = await Promise.race([call, new Promise((res) => setTimeout(() => res('hung'), 8000))]);
+    assert.notEqual(r, 'hung', 'the server hung opening the FIFO contract');
+    assert.equal(r.json.result.isError, false, JSON.stringify(r.json));
+    assert.ok(systemText(chats(fake).at(-1)).startsWith('You are a Hermes agent'), 'the built-in contract');
+    // The registry (AGENTS_FILE, re-checked before every call) becomes a FIFO.
+    const reg = srv.dir + '/agents.yaml';
+    assert.equal(spawnSync('mkfifo', ['-m', '600', reg]).status, 0);
+    const h = await Promise.race([fetch(`${srv.base}/health`).then((x) => x.json()),
+      new Promise((res) => setTimeout(() => res('hung'), 8000))]);
+    assert.notEqual(h, 'hung', 'the server hung opening the FIFO registry');
+    assert.match(h.registry_error, /not a regular file/);
+  } finally {
+    agent.destroy();
+    assert.equal(await srv.stop(), 0);
+    await fake.stop();
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
