@@ -30,7 +30,8 @@ char *agentcfg_registry_path(const char *agents_file)
 static char *read_regular(const char *path, const char *what, size_t max, const char *too_big,
                           struct stat *st, size_t *len, char *err, size_t errlen)
 {
-    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+    /* O_NONBLOCK: opening a FIFO would otherwise wait for a writer (fstat refuses it next). */
+    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
     if (fd < 0) {
         snprintf(err, errlen, "cannot open %s: %s", what, strerror(errno));
         return NULL;

@@ -334,6 +334,15 @@ static void reload(struct app *a)
         sdnotify("READY=1\nSTATUS=reload failed; running with the previous settings");
         return;
     }
+    if (a->cfg->auth && !fresh.auth) {
+        /* A file that lost its token must not turn authentication off. */
+        log_warn("reload failed, keeping the current settings: no MCP_AUTH_TOKEN in %s; run: "
+                 "hermes-mcp token gen --env-file %s",
+                 a->cfg->env_file, a->cfg->env_file);
+        config_cleanup(&fresh);
+        sdnotify("READY=1\nSTATUS=reload failed; running with the previous settings");
+        return;
+    }
     /* Only what can change without re-binding takes effect; say what does not. */
     char keys[512];
     if (config_restart_keys(a->cfg, &fresh, keys, sizeof keys))
@@ -341,6 +350,12 @@ static void reload(struct app *a)
     a->cfg->auth = fresh.auth;
     memcpy(a->cfg->token_hash, fresh.token_hash, sizeof fresh.token_hash);
     log_set_level(fresh.log_level);
+    a->cfg->drain_grace_s = fresh.drain_grace_s; /* read when the drain starts */
+    /* A tunnel's new public name must not need a restart (README: add it, reload). */
+    mcp_set_public_hosts(a->mcp, fresh.public_hosts);
+    free(a->cfg->public_hosts);
+    a->cfg->public_hosts = fresh.public_hosts;
+    fresh.public_hosts = NULL;
     config_cleanup(&fresh);
     log_info("reloaded %s", a->cfg->env_file);
     if (a->o->reload)

@@ -421,6 +421,12 @@ static const char *contract_text(struct bridge *b)
                  b->contract ? "previous" : "built-in");
         return b->contract ? b->contract : contract_default;
     }
+    if (!S_ISREG(st.st_mode)) {
+        /* A FIFO or a device would block the event loop in fopen() or fread(). */
+        log_warn("HERMES_CONTRACT_PATH %s is not a regular file; using the %s contract", path,
+                 b->contract ? "previous" : "built-in");
+        return b->contract ? b->contract : contract_default;
+    }
     if (b->contract && st.st_mtim.tv_sec == b->contract_mtime.tv_sec &&
         st.st_mtim.tv_nsec == b->contract_mtime.tv_nsec && st.st_size == b->contract_size)
         return b->contract;

@@ -44,7 +44,8 @@ bool config_token_ok(const char *token)
 static char *read_small_file(const char *path, size_t *len, struct stat *st, char *err,
                              size_t errlen)
 {
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    /* O_NONBLOCK: a FIFO would block the open (on SIGHUP: the event loop) until a writer. */
+    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
     char *data = NULL;
 
     if (fd < 0) {
@@ -278,7 +279,6 @@ size_t config_restart_keys(const struct config *now, const struct config *fresh,
         {"MCP_PORT", now->port == fresh->port},
         {"MCP_ALLOW_NON_LOOPBACK", now->allow_remote == fresh->allow_remote},
         {"MCP_SESSIONS", now->sessions == fresh->sessions},
-        {"MCP_PUBLIC_HOSTS", same_text(now->public_hosts, fresh->public_hosts)},
         {"HERMES_ENV_PATH", same_text(now->hermes_env_path, fresh->hermes_env_path)},
         {"TASKS_DIR", same_text(now->tasks_dir, fresh->tasks_dir)},
         {"HERMES_CONTRACT_PATH", same_text(now->contract_path, fresh->contract_path)},

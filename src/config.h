@@ -47,8 +47,8 @@ json_t *config_read_env(const char *path, unsigned *mode, char *err, size_t errl
 bool config_from_env(struct config *c, json_t *env, const char *path, char *err, size_t errlen);
 void config_cleanup(struct config *c);
 /* The keys whose value differs between now and fresh but only take effect at a restart
- * (everything but the token and LOG_LEVEL); writes their names, comma-separated, to out and
- * returns how many. */
+ * (everything but the token, LOG_LEVEL, MCP_DRAIN_GRACE_S and MCP_PUBLIC_HOSTS); writes their
+ * names, comma-separated, to out and returns how many. */
 size_t config_restart_keys(const struct config *now, const struct config *fresh, char *out,
                            size_t outlen);
 /* True when host names a loopback address (127.0.0.0/8, ::1, localhost). */

@@ -302,7 +302,8 @@ static void check_contract(struct doctor *d, const struct config *cfg)
         check(d, OK, "contract: the built-in one (HERMES_CONTRACT_PATH is not set)");
         return;
     }
-    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+    /* O_NONBLOCK: a FIFO would otherwise block the open until a writer comes. */
+    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
     if (fd < 0) {
         check(d, FAIL, "contract file %s (HERMES_CONTRACT_PATH): %s: fix the path, %s", path,
               strerror(errno), unset);

@@ -1611,6 +1611,12 @@ void mcp_set_listen(struct mcp_server *s, const char *host, unsigned port)
     s->port = port;
 }
 
+void mcp_set_public_hosts(struct mcp_server *s, const char *hosts)
+{
+    free(s->public_hosts);
+    s->public_hosts = hosts && *hosts ? xstrdup(hosts) : NULL;
+}
+
 size_t mcp_calls_active(const struct mcp_server *s)
 {
     return s->ncalls;

@@ -43,6 +43,8 @@ struct mcp_server *mcp_new(struct loop *l, const struct mcp_opts *o);
 void mcp_free(struct mcp_server *s);
 /* The listener's port: Host and Origin must name it (loopback names) to be allowed. */
 void mcp_set_listen(struct mcp_server *s, const char *host, unsigned port);
+/* MCP_PUBLIC_HOSTS again (a reload): the Host/Origin names allowed besides our own. */
+void mcp_set_public_hosts(struct mcp_server *s, const char *hosts);
 
 /* Registration. json_t fields are new references taken by the engine (pass json_pack results
  * directly). Strings are copied. */

@@ -122,6 +122,16 @@ static void clean_text(const struct smoke *s, const char *in, size_t inlen, char
     out[o] = '\0';
 }
 
+/* Server text (NULL: "(none)") cleaned and cut to outlen-1 bytes, in that order: a %.Ns of the
+ * raw text could keep a piece of the token that clean_text() would no longer recognise. */
+static const char *cut(const struct smoke *s, const char *in, char *out, size_t outlen)
+{
+    if (in == NULL)
+        in = "(none)";
+    clean_text(s, in, strlen(in), out, outlen);
+    return out;
+}
+
 static void emit(struct smoke *s, const char *tag, const char *name, const char *fix,
                  const char *fmt, va_list ap) __attribute__((format(printf, 5, 0)));
 
@@ -589,9 +599,10 @@ static json_t *rpc(struct smoke *s, const char *method, json_t *params)
         goto out;
     }
     if (r.msg == NULL) {
+        char ct[61];
         problem(s, "check that --base points at hermes-mcp and not at another service",
-                "no JSON-RPC response with id %lld in the answer (Content-Type '%.60s')",
-                (long long)id, r.ctype);
+                "no JSON-RPC response with id %lld in the answer (Content-Type '%s')",
+                (long long)id, cut(s, r.ctype, ct, sizeof ct));
         goto out;
     }
     json_t *err = json_object_get(r.msg, "error");
@@ -652,11 +663,11 @@ static const char *str(json_t *o, const char *key)
 /* The "error: message" of a tool error, cleaned, into s->why. */
 static void tool_error_why(struct smoke *s, const char *prefix, json_t *sc)
 {
-    char msg[300];
+    char msg[300], code[41];
     const char *m = str(sc, "message");
     clean_text(s, m ? m : "", m ? strlen(m) : 0, msg, sizeof msg);
-    snprintf(s->why, sizeof s->why, "%stool error %.40s: %s", prefix,
-             str(sc, "error") ? str(sc, "error") : "(no code)", msg);
+    snprintf(s->why, sizeof s->why, "%stool error %s: %s", prefix,
+             cut(s, str(sc, "error") ? str(sc, "error") : "(no code)", code, sizeof code), msg);
 }
 
 /* ---- the checks ------------------------------------------------------------------------- */
@@ -895,14 +906,15 @@ static bool check_task(struct smoke *s)
         tool_error_why(s, "", sc);
         snprintf(s->fix, sizeof s->fix, "%s", task_fix(str(sc, "error")));
     } else if (id == NULL || strcmp(id, s->id) != 0) {
+        char got[131];
         problem(s, "upgrade hermes-mcp; the task id must come back unchanged",
-                "the result is for id '%.130s', not '%s'", id ? id : "(none)", s->id);
+                "the result is for id '%s', not '%s'", cut(s, id, got, sizeof got), s->id);
     } else if (status == NULL || strcmp(status, "completed") != 0) {
-        char sum[300];
+        char sum[300], st[41];
         const char *m = str(sc, "summary");
         clean_text(s, m ? m : "", m ? strlen(m) : 0, sum, sizeof sum);
-        problem(s, "the agent did not complete the task; read the agent's log", "status %.40s: %s",
-                status ? status : "(none)", sum);
+        problem(s, "the agent did not complete the task; read the agent's log", "status %s: %s",
+                cut(s, status, st, sizeof st), sum);
     } else {
         ok = true;
         pass(s, name, "task %s completed", s->id);
@@ -929,9 +941,10 @@ static void check_result(struct smoke *s)
         fail(s, name);
     } else if (id == NULL || strcmp(id, s->id) != 0 || status == NULL ||
                strcmp(status, "completed") != 0) {
+        char got[131], st[41];
         problem(s, "upgrade hermes-mcp; the stored result must be the task's",
-                "got id '%.130s' status '%.40s', expected '%s' completed", id ? id : "(none)",
-                status ? status : "(none)", s->id);
+                "got id '%s' status '%s', expected '%s' completed", cut(s, id, got, sizeof got),
+                cut(s, status, st, sizeof st), s->id);
         fail(s, name);
     } else {
         pass(s, name, "the stored result of %s (completed)", s->id);
@@ -986,9 +999,10 @@ static void check_rejects(struct smoke *s, const char *name, const char *path)
                 path);
         fail(s, name);
     } else if (code == NULL || strcmp(code, "invalid_arguments") != 0) {
+        char got[41];
         problem(s, "upgrade hermes-mcp; paths must be checked before the file system is touched",
-                "'%s' was refused with '%.40s', expected invalid_arguments", path,
-                code ? code : "(no code)");
+                "'%s' was refused with '%s', expected invalid_arguments", path,
+                cut(s, code ? code : "(no code)", got, sizeof got));
         fail(s, name);
     } else {
         pass(s, name, "'%s' refused with invalid_arguments", path);

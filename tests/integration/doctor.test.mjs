@@ -2,7 +2,7 @@
 // exactly its part of the setup is broken; no run ever prints a secret.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { mkdtempSync, writeFileSync, chmodSync, mkdirSync, rmSync, unlinkSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -436,4 +436,24 @@ test('doctor --help documents the exit codes; bad arguments exit 2', async () =>
   r = await run(['doctor', '--timeout', 'soon']);
   assert.equal(r.code, 2);
   assert.match(r.err, /--timeout takes 1-300 seconds/);
+});
+
+test('a FIFO for the contract, the registry or the env file: FAIL not a regular file, never a hang', async () => {
+  const s = await setup();
+  try {
+    for (const [file, re] of [[s.contract, /^contract file .* is not a regular file/], [s.registry, /^agents registry .*not a regular file/],
+      [s.envFile, /^env file .* is not a regular file/]]) {
+      unlinkSync(file);
+      assert.equal(spawnSync('mkfifo', ['-m', '600', file]).status, 0);
+      // Opening a FIFO for reading waits for a writer: doctor must not.
+      const r = spawnSync(HERMES, ['doctor', '--env-file', s.envFile, '--no-probe'],
+        { encoding: 'utf8', timeout: 10000, env: { ...process.env, HOME: s.dir, BETA_KEY: '' } });
+      assert.equal(r.signal, null, `doctor hung on the FIFO ${file}`);
+      assert.equal(r.status, 1, r.stdout);
+      assert.ok(r.stdout.split('\n').some((l) => l.startsWith('FAIL') && re.test(l.slice(6))), r.stdout);
+      unlinkSync(file);
+    }
+  } finally {
+    rmSync(s.dir, { recursive: true, force: true });
+  }
 });

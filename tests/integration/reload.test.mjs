@@ -163,3 +163,94 @@ test('a bad env file, agent env file or contract on reload keeps what is in use 
     await fake.stop();
   }
 });
+
+test('a reload of an env file without MCP_AUTH_TOKEN keeps the token: authentication never turns off', async () => {
+  const srv = await startHermes();
+  const agent = new http.Agent({ keepAlive: false });
+  try {
+    assert.equal((await rpc(srv, agent, srv.token, ping)).status, 200);
+    const mark = srv.proc.stderrText.length;
+    const good = readFileSync(srv.envFile, 'utf8');
+    writeFileSync(srv.envFile, good.replace(/^MCP_AUTH_TOKEN=.*\n/m, ''));
+    srv.proc.kill('SIGHUP');
+    await until(() => /reload(ed| failed)/.test(srv.proc.stderrText.slice(mark)), 'the reload');
+    // Anyone without the token is still refused; the token in use still works.
+    assert.equal((await rpc(srv, agent, 'no-token-at-all', ping)).status, 401);
+    assert.equal((await rpc(srv, agent, srv.token, ping)).status, 200);
+    assert.match(srv.proc.stderrText.slice(mark), /reload failed, keeping the current settings: no MCP_AUTH_TOKEN in .*; run: hermes-mcp token gen/);
+  } finally {
+    agent.destroy();
+    assert.equal(await srv.stop(), 0);
+  }
+});
+
+test('MCP_DRAIN_GRACE_S changed on reload is applied or named, never silently ignored', async () => {
+  const srv = await startHermes({ MCP_DRAIN_GRACE_S: '1' });
+  const mark = srv.proc.stderrText.length;
+  writeFileSync(srv.envFile, readFileSync(srv.envFile, 'utf8').replace(/^MCP_DRAIN_GRACE_S=.*$/m, 'MCP_DRAIN_GRACE_S=7'));
+  srv.proc.kill('SIGHUP');
+  await until(() => /reloaded /.test(srv.proc.stderrText.slice(mark)), 'the reload');
+  const named = /reload: .*MCP_DRAIN_GRACE_S.* changed; restart to apply/.test(srv.proc.stderrText.slice(mark));
+  assert.equal(await srv.stop(), 0);
+  if (!named) assert.match(srv.proc.stderrText.slice(mark), /drain: 0 calls in flight, up to 7 s/);
+});
+
+test('MCP_PUBLIC_HOSTS added on reload is allowed at once (the tunnel recipes say: add it, reload)', async () => {
+  const srv = await startHermes();
+  const viaTunnel = () => new Promise((resolve, reject) => {
+    const data = JSON.stringify(ping);
+    const req = http.request({ host: '127.0.0.1', port: srv.port, path: '/mcp', method: 'POST',
+      headers: { Host: 'mcp.example.com', 'Content-Type': 'application/json', Accept: 'application/json, text/event-stream',
+        Authorization: `Bearer ${srv.token}`, 'Content-Length': Buffer.byteLength(data) } }, (res) => {
+      res.resume();
+      res.on('end', () => resolve(res.statusCode));
+    });
+    req.on('error', reject);
+    req.end(data);
+  });
+  try {
+    assert.equal(await viaTunnel(), 403);
+    const mark = srv.proc.stderrText.length;
+    writeFileSync(srv.envFile, readFileSync(srv.envFile, 'utf8') + 'MCP_PUBLIC_HOSTS=mcp.example.com\n');
+    srv.proc.kill('SIGHUP');
+    await until(() => /reloaded /.test(srv.proc.stderrText.slice(mark)), 'the reload');
+    assert.equal(await viaTunnel(), 200);
+    assert.doesNotMatch(srv.proc.stderrText.slice(mark), /MCP_PUBLIC_HOSTS.*restart to apply/);
+    // And taken away again.
+    writeFileSync(srv.envFile, readFileSync(srv.envFile, 'utf8').replace(/^MCP_PUBLIC_HOSTS=.*\n/m, ''));
+    const mark2 = srv.proc.stderrText.length;
+    srv.proc.kill('SIGHUP');
+    await until(() => /reloaded /.test(srv.proc.stderrText.slice(mark2)), 'the second reload');
+    assert.equal(await viaTunnel(), 403);
+  } finally {
+    assert.equal(await srv.stop(), 0);
+  }
+});
+
+test('a FIFO as the registry or the contract is refused, never read: the event loop does not hang', async () => {
+  const fake = await startFake();
+  const dir = mkdtempSync(join(tmpdir(), 'hm-fifo-'));
+  const contract = join(dir, 'contract.md');
+  assert.equal(spawnSync('mkfifo', ['-m', '600', contract]).status, 0);
+  const srv = await startHermes({ HERMES_ENV_PATH: agentEnv(fake), HERMES_CONTRACT_PATH: contract });
+  const agent = new http.Agent({ keepAlive: false });
+  try {
+    const call = rpc(srv, agent, srv.token, task('fifo-1', 'hello'));
+    const r = await Promise.race([call, new Promise((res) => setTimeout(() => res('hung'), 8000))]);
+    assert.notEqual(r, 'hung', 'the server hung opening the FIFO contract');
+    assert.equal(r.json.result.isError, false, JSON.stringify(r.json));
+    assert.ok(systemText(chats(fake).at(-1)).startsWith('You are a Hermes agent'), 'the built-in contract');
+    // The registry (AGENTS_FILE, re-checked before every call) becomes a FIFO.
+    const reg = srv.dir + '/agents.yaml';
+    assert.equal(spawnSync('mkfifo', ['-m', '600', reg]).status, 0);
+    const h = await Promise.race([fetch(`${srv.base}/health`).then((x) => x.json()),
+      new Promise((res) => setTimeout(() => res('hung'), 8000))]);
+    assert.notEqual(h, 'hung', 'the server hung opening the FIFO registry');
+    assert.match(h.registry_error, /not a regular file/);
+  } finally {
+    agent.destroy();
+    assert.equal(await srv.stop(), 0);
+    await fake.stop();
+    rmSync(dir, { recursive: true, force: true });
+  }
+});

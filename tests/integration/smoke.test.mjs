@@ -243,7 +243,9 @@ async function imitation(token, fault = '') {
   function toolCall(name, a) {
     if (name === 'hermes_task') {
       if (fault === 'echoToken') return toolErr('upstream_error', `agent refused header Authorization: Bearer ${token}`);
-      const r = { id: a.id, status: fault === 'taskFailed' ? 'failed' : 'completed', summary: 'up', artifacts: [], next_steps: [] };
+      if (fault === 'tokenAsCode') return toolErr(token, 'refused');
+      const status = fault === 'taskFailed' ? 'failed' : fault === 'tokenAsStatus' ? token : 'completed';
+      const r = { id: a.id, status, summary: 'up', artifacts: [], next_steps: [] };
       tasks.set(a.id, r);
       return sc(r);
     }
@@ -368,6 +370,9 @@ const FAULTS = [
   ['absolute', 'absolute path', /the path '\/etc\/passwd' was accepted \(isError false\)/],
   ['noLimit', 'body limit', /a 262145-byte body got HTTP 200, expected 413; fix: upgrade hermes-mcp/],
   ['echoToken', 'hermes_task sync', /tool error upstream_error: agent refused header Authorization: Bearer \[redacted\]/, ['hermes_result', 'hermes_files']],
+  // Server text is cleaned before it is cut: a field holding the token must not leave a piece.
+  ['tokenAsStatus', 'hermes_task sync', /status \[redacted\]: up; fix: /, ['hermes_result', 'hermes_files']],
+  ['tokenAsCode', 'hermes_task sync', /tool error \[redacted\]: refused; fix: /, ['hermes_result', 'hermes_files']],
 ];
 
 test('each check fails when its property breaks, and only that check', async () => {
