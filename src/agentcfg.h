@@ -20,7 +20,7 @@ char *agentcfg_registry_path(const char *agents_file);
  * 1 MiB is refused. NULL with a one-line reason in err. */
 json_t *agentcfg_registry_read(const char *path, char *err, size_t errlen);
 
-/* Reads a dotenv file (its first 64 KiB) and parses it; the text is wiped after parsing.
+/* Reads a dotenv file (refused when over 64 KiB) and parses it; the text is wiped after parsing.
  * NULL with a one-line reason in err. */
 json_t *agentcfg_dotenv_read(const char *path, char *err, size_t errlen);
 

@@ -371,7 +371,10 @@ static void on_signal(struct loop *l, int fd, uint32_t events, void *arg)
 
     while (read(fd, &si, sizeof si) == sizeof si) {
         if (si.ssi_signo == SIGHUP) {
-            reload(a);
+            if (a->draining)
+                log_info("SIGHUP while draining: ignored");
+            else
+                reload(a);
         } else if (!a->draining) {
             log_info("received %s, draining", strsignal((int)si.ssi_signo));
             a->draining = true;

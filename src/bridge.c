@@ -431,7 +431,8 @@ static const char *contract_text(struct bridge *b)
         st.st_mtim.tv_nsec == b->contract_mtime.tv_nsec && st.st_size == b->contract_size)
         return b->contract;
     if (st.st_size > CONTRACT_MAX) {
-        log_warn("HERMES_CONTRACT_PATH %s is larger than 256 KiB; keeping the previous one", path);
+        log_warn("HERMES_CONTRACT_PATH %s is larger than 256 KiB; using the %s contract", path,
+                 b->contract ? "previous" : "built-in");
         return b->contract ? b->contract : contract_default;
     }
     FILE *f = fopen(path, "r");

@@ -254,3 +254,25 @@ test('a FIFO as the registry or the contract is refused, never read: the event l
     rmSync(dir, { recursive: true, force: true });
   }
 });
+
+test('a SIGHUP during the drain is ignored; the call in flight still finishes', async () => {
+  const fake = await startFake();
+  const srv = await startHermes({ HERMES_ENV_PATH: agentEnv(fake), MCP_DRAIN_GRACE_S: '10' });
+  const agent = new http.Agent({ keepAlive: false });
+  try {
+    const held = rpc(srv, agent, srv.token, task('drain-1', 'slow [delay=1200]'));
+    await until(() => chats(fake).length === 1, 'the call to reach the agent');
+    srv.proc.kill('SIGTERM');
+    await until(() => srv.proc.stderrText.includes('draining'), 'the drain');
+    srv.proc.kill('SIGHUP');
+    await until(() => srv.proc.stderrText.includes('SIGHUP while draining: ignored'), 'the ignore line');
+    const h = await held;
+    assert.equal(h.status, 200);
+    assert.equal(h.json.result.structuredContent.status, 'completed');
+    assert.ok(!srv.proc.stderrText.includes('reloaded'), 'no reload happened');
+  } finally {
+    agent.destroy();
+    assert.equal(await srv.stop(), 0);
+    await fake.stop();
+  }
+});
