@@ -115,6 +115,8 @@ struct mcp_exchange {
     unsigned pending;
     struct mcp_call *calls;
     struct mcp_stream *stream;
+    char *raw_answer; /* single request: the whole response, already serialised */
+    size_t raw_len;
 };
 
 struct named {
@@ -128,6 +130,11 @@ struct named {
 struct registry {
     struct named *v;
     size_t n;
+    /* The list method's array as compact JSON, built on first use and dropped whenever the
+     * registry changes: tools/list is the hottest read-only call, and serialising every schema
+     * anew each time was most of its cost. */
+    char *listing_text;
+    size_t listing_len;
 };
 
 struct mcp_server {
@@ -754,6 +761,7 @@ static void ex_free(struct mcp_exchange *ex)
     stream_unref(ex->stream);
     sess_unref(ex->sess);
     json_decref(ex->answers);
+    free(ex->raw_answer);
     free(ex);
 }
 
@@ -787,7 +795,9 @@ static void ex_maybe_finish(struct mcp_exchange *ex)
         stream_close(ex->stream);
     } else if (ex->req) {
         hreq_on_abort(ex->req, NULL, NULL);
-        if (json_array_size(ex->answers) == 0 && ex->nrequests > 0 && ex->accepts_sse)
+        if (ex->raw_answer)
+            hreq_reply_take(ex->req, 200, "application/json", ex->raw_answer, ex->raw_len);
+        else if (json_array_size(ex->answers) == 0 && ex->nrequests > 0 && ex->accepts_sse)
             hreq_reply(ex->req, 200, "text/event-stream", "", 0); /* all cancelled */
         else if (json_array_size(ex->answers) == 0)
             hreq_reply(ex->req, 202, NULL, "", 0);
@@ -797,6 +807,7 @@ static void ex_maybe_finish(struct mcp_exchange *ex)
             reply_json(ex->req, 200, json_incref(json_array_get(ex->answers, 0)));
     }
     ex->req = NULL;
+    ex->raw_answer = NULL; /* handed over above, or never set */
     ex_free(ex);
 }
 
@@ -808,6 +819,22 @@ static json_t *registry_list(const struct registry *reg, const char *field)
     for (size_t i = 0; i < reg->n; i++)
         json_array_append(arr, reg->v[i].listing);
     return json_pack("{s:o}", field, arr);
+}
+
+static const char *registry_text(struct registry *reg, size_t *len)
+{
+    if (reg->listing_text == NULL) {
+        json_t *arr = json_array();
+        for (size_t i = 0; i < reg->n; i++)
+            json_array_append(arr, reg->v[i].listing);
+        reg->listing_text = json_dumps(arr, JSON_COMPACT);
+        json_decref(arr);
+        if (reg->listing_text == NULL)
+            return NULL;
+        reg->listing_len = strlen(reg->listing_text);
+    }
+    *len = reg->listing_len;
+    return reg->listing_text;
 }
 
 static struct named *registry_find(const struct registry *reg, const char *name)
@@ -925,6 +952,29 @@ static void answer(struct rpc_ctx *x, json_t *msg_take)
     if (!x->ex->batch)
         note_answer(x->req, msg_take);
     json_array_append_new(x->ex->answers, msg_take);
+}
+
+/* tools/list and the other list methods. A lone request is answered from the registry's cached
+ * text with only the id spliced in (same bytes as the JSON path); a batch member takes the JSON
+ * path. */
+static void answer_list(struct rpc_ctx *x, struct jrpc_msg *m, struct registry *reg,
+                        const char *field)
+{
+    size_t len;
+    const char *text = x->ex->batch || x->ex->raw_answer ? NULL : registry_text(reg, &len);
+    char *id = text ? json_dumps(m->id, JSON_ENCODE_ANY | JSON_COMPACT) : NULL;
+    if (id == NULL) {
+        answer(x, jrpc_result(m->id, registry_list(reg, field)));
+        return;
+    }
+    size_t cap = len + strlen(id) + strlen(field) + 64;
+    char *out = xmalloc(cap);
+    int head = snprintf(out, cap, "{\"jsonrpc\":\"2.0\",\"id\":%s,\"result\":{\"%s\":", id, field);
+    memcpy(out + head, text, len);
+    memcpy(out + head + len, "}}", 3);
+    free(id);
+    x->ex->raw_answer = out;
+    x->ex->raw_len = (size_t)head + len + 2;
 }
 
 static void do_initialize(struct rpc_ctx *x, struct jrpc_msg *m)
@@ -1117,13 +1167,13 @@ static void dispatch_request(struct rpc_ctx *x, struct jrpc_msg *m)
     else if (strcmp(method, "ping") == 0)
         answer(x, jrpc_result(m->id, json_object()));
     else if (strcmp(method, "tools/list") == 0)
-        answer(x, jrpc_result(m->id, registry_list(&x->srv->tools, "tools")));
+        answer_list(x, m, &x->srv->tools, "tools");
     else if (strcmp(method, "tools/call") == 0)
         do_tools_call(x, m);
     else if (strcmp(method, "resources/list") == 0)
-        answer(x, jrpc_result(m->id, registry_list(&x->srv->resources, "resources")));
+        answer_list(x, m, &x->srv->resources, "resources");
     else if (strcmp(method, "resources/templates/list") == 0)
-        answer(x, jrpc_result(m->id, registry_list(&x->srv->templates, "resourceTemplates")));
+        answer_list(x, m, &x->srv->templates, "resourceTemplates");
     else if (strcmp(method, "resources/read") == 0)
         do_resources_read(x, m);
     else if (strcmp(method, "resources/subscribe") == 0)
@@ -1131,7 +1181,7 @@ static void dispatch_request(struct rpc_ctx *x, struct jrpc_msg *m)
     else if (strcmp(method, "resources/unsubscribe") == 0)
         do_subscribe(x, m, false);
     else if (strcmp(method, "prompts/list") == 0)
-        answer(x, jrpc_result(m->id, registry_list(&x->srv->prompts, "prompts")));
+        answer_list(x, m, &x->srv->prompts, "prompts");
     else if (strcmp(method, "prompts/get") == 0)
         do_prompts_get(x, m);
     else if (strcmp(method, "completion/complete") == 0)
@@ -1484,6 +1534,8 @@ void mcp_resource_updated(struct mcp_server *s, const char *uri)
 static void registry_add(struct registry *reg, const char *name, json_t *listing,
                          mcp_handler *h, void *arg, const char *tpl)
 {
+    free(reg->listing_text); /* the listing changed */
+    reg->listing_text = NULL;
     reg->v = xrealloc(reg->v, (reg->n + 1) * sizeof *reg->v);
     reg->v[reg->n++] = (struct named){.name = xstrdup(name), .listing = listing, .handler = h,
                                       .arg = arg, .uri_template = tpl ? xstrdup(tpl) : NULL};
@@ -1497,6 +1549,7 @@ static void registry_cleanup(struct registry *reg)
         json_decref(reg->v[i].listing);
     }
     free(reg->v);
+    free(reg->listing_text);
 }
 
 static void set_opt_str(json_t *o, const char *key, const char *value)

@@ -38,3 +38,15 @@ void utf8_clean(char *s)
     }
 }
 
+
+bool utf8_valid(const char *s)
+{
+    const unsigned char *p = (const unsigned char *)s;
+    while (*p) {
+        size_t n = utf8_seq(p);
+        if (n == 0)
+            return false;
+        p += n;
+    }
+    return true;
+}

@@ -1,10 +1,13 @@
 /* utf8.h — text cleaning for messages built from client or file text. Pure. */
 #ifndef HM_UTF8_H
 #define HM_UTF8_H
+#include <stdbool.h>
 
 /* Replaces, in place, every byte that is not part of valid UTF-8, and every control character
  * but \t, with '?': for messages quoting client text or cut with %.Ns, before they go into
  * JSON (which needs valid UTF-8) or a log line (which must stay one line). */
 void utf8_clean(char *s);
+/* True when the NUL-terminated s is valid UTF-8 throughout. */
+bool utf8_valid(const char *s);
 
 #endif

@@ -2,7 +2,8 @@
 -- a response as good only if it is HTTP 200, holds "result" and holds neither "error" nor
 -- "isError":true. done() prints one machine-readable line for bench/run.sh:
 --   BENCH requests=N duration_us=N rps=X p50_us=N p99_us=N failures=N socket_errors=N
--- Environment: BENCH_TOKEN (bearer token), BENCH_PATH (default /mcp).
+-- Environment: BENCH_TOKEN (bearer token), BENCH_PATH (default /mcp), BENCH_COUNT (each thread
+-- stops after this many responses: a fixed amount of work, for the callgrind counts).
 
 local token = os.getenv("BENCH_TOKEN") or ""
 wrk.method = "POST"
@@ -13,6 +14,8 @@ wrk.headers["Authorization"] = "Bearer " .. token
 
 failures = 0        -- per thread (each wrk thread has its own Lua state)
 first_failure = nil
+local limit = tonumber(os.getenv("BENCH_COUNT") or "")
+local seen = 0
 
 function bad(status, body)
   return status ~= 200 or not body:find('"result"', 1, true) or body:find('"error"', 1, true)
@@ -23,6 +26,10 @@ function response(status, headers, body)
   if bad(status, body) then
     failures = failures + 1
     if not first_failure then first_failure = status .. " " .. body:sub(1, 200) end
+  end
+  if limit then
+    seen = seen + 1
+    if seen >= limit then wrk.thread:stop() end
   end
 end
 
