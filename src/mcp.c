@@ -567,13 +567,18 @@ void mcp_call_error(struct mcp_call *c, int code, const char *message)
     call_finish(c, jrpc_error(c->id, code, message));
 }
 
-void mcp_call_tool_result_take(struct mcp_call *c, json_t *structured)
+json_t *mcp_tool_result(json_t *structured)
 {
     char *text = json_dumps(structured, JSON_COMPACT);
     json_t *result = json_pack("{s:[{s:s, s:s}], s:o, s:b}", "content", "type", "text", "text",
                                text, "structuredContent", structured, "isError", 0);
     free(text);
-    mcp_call_result_take(c, result);
+    return result;
+}
+
+void mcp_call_tool_result_take(struct mcp_call *c, json_t *structured)
+{
+    mcp_call_result_take(c, mcp_tool_result(structured));
 }
 
 void mcp_call_tool_error(struct mcp_call *c, const char *code, const char *fmt, ...)
