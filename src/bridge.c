@@ -1210,11 +1210,6 @@ static void hermes_task(struct mcp_call *c, json_t *args, void *arg)
         id = idbuf;
     }
     fingerprint(args, a->name, fp);
-    if (tasks_blocked(b->tasks, id)) {
-        tool_error(c, "invalid_arguments", 0, "task id '%s' names something that is not a task",
-                   id);
-        return;
-    }
     if (tasks_pending(b->tasks, id)) { /* its files are still being written */
         tool_error(c, "busy", 1, "task '%s' is still in progress", id);
         return;
@@ -1222,7 +1217,14 @@ static void hermes_task(struct mcp_call *c, json_t *args, void *arg)
 
     /* A task id names one unit of work: the same request again is a retry. */
     json_t *prev = NULL;
-    if (tasks_read(b->tasks, id, "request.json", 64 * 1024, &prev) == TASKS_OK) {
+    enum tasks_rc prc = tasks_read(b->tasks, id, "request.json", 64 * 1024, &prev);
+    if (prc != TASKS_OK && prc != TASKS_NOT_FOUND) {
+        /* Not a task directory (a plain file, say), or a request.json we cannot read. */
+        tool_error(c, "invalid_arguments", 0, "task id '%s' cannot be used: its entry in the "
+                   "task directory is not a readable task", id);
+        return;
+    }
+    if (prc == TASKS_OK) {
         const char *pa = json_string_value(json_object_get(prev, "agent"));
         const char *pf = json_string_value(json_object_get(prev, "fingerprint"));
         if (pa && strcmp(pa, a->name) != 0) {

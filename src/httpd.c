@@ -23,6 +23,10 @@
 #include "mem.h"
 
 #define STREAM_BACKLOG_MAX (8u * 1024u * 1024u) /* unsent stream bytes per response */
+/* MHD's memory pool per connection: request line and headers (more is 431), read buffer and
+ * response headers. Bodies are copied out as they arrive. Every open connection holds one,
+ * waiting ones too, so it is most of what a held call costs. */
+#define CONN_MEMORY (8u * 1024u)
 
 enum hreq_state {
     HREQ_READING,   /* headers seen, body arriving */
@@ -763,7 +767,7 @@ struct httpd *httpd_new(struct loop *l, const struct httpd_opts *o, char *err, s
         MHD_USE_EPOLL | MHD_ALLOW_SUSPEND_RESUME | MHD_USE_ERROR_LOG, 0, NULL, NULL, on_access, h,
         MHD_OPTION_LISTEN_SOCKET, fd, MHD_OPTION_CONNECTION_LIMIT, (unsigned)o->max_conns,
         MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)o->idle_timeout,
-        MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)(16 * 1024), MHD_OPTION_NOTIFY_COMPLETED,
+        MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)CONN_MEMORY, MHD_OPTION_NOTIFY_COMPLETED,
         on_completed, h, MHD_OPTION_NOTIFY_CONNECTION, on_connection, h,
         MHD_OPTION_UNESCAPE_CALLBACK, keep_escaped, NULL,
         MHD_OPTION_EXTERNAL_LOGGER, mhd_logger, h, MHD_OPTION_LISTEN_BACKLOG_SIZE,

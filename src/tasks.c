@@ -460,16 +460,6 @@ enum tasks_rc tasks_remove(struct tasks *t, const char *id, const char *name,
     return TASKS_OK;
 }
 
-bool tasks_blocked(struct tasks *t, const char *id)
-{
-    char path[PATH_MAX + 8];
-    struct stat st;
-    if (!id_ok(id))
-        return true;
-    snprintf(path, sizeof path, "%s/%s", t->real, id);
-    return lstat(path, &st) == 0 && !S_ISDIR(st.st_mode);
-}
-
 static bool utf8_text(const char *p, size_t n)
 {
     if (memchr(p, '\0', n))

@@ -46,8 +46,6 @@ bool tasks_exists(struct tasks *t, const char *id);
  * done (may be NULL) runs once that happened, as for tasks_write. */
 enum tasks_rc tasks_remove(struct tasks *t, const char *id, const char *name,
                            tasks_done_cb *done, void *arg);
-/* True when TASKS_DIR/<id> exists but is not a directory (nothing can be written there). */
-bool tasks_blocked(struct tasks *t, const char *id);
 
 /* hermes_files: a listing of the task directory (or a sub-directory), or one UTF-8 text file.
  * rel is already validated by taskpath_rel_ok. On failure returns a code and a client-safe
