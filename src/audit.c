@@ -248,9 +248,9 @@ void audit_log(struct audit *a, const struct audit_entry *e)
     pthread_mutex_lock(&a->mu);
     bool was_empty = a->queue.len == 0;
     bool ok = buf_append(&a->queue, l.text, l.len);
+    pthread_mutex_unlock(&a->mu);
     if (ok && was_empty)
         pthread_cond_signal(&a->cv); /* otherwise the writer was woken already */
-    pthread_mutex_unlock(&a->mu);
     if (!ok)
         atomic_fetch_add(&a->dropped, 1);
 }

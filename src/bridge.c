@@ -18,6 +18,7 @@
 
 #include "agent.h"
 #include "buf.h"
+#include "chatchunk.h"
 #include "config.h"
 #include "contract.h"
 #include "crypto.h"
@@ -108,6 +109,11 @@ struct bridge {
     off_t registry_size;
     ino_t registry_ino;
     struct loop_timer *probe_timer;
+    struct buf chunk; /* scratch for chatchunk_scan */
+    unsigned contract_gen;       /* bumped on every contract reload */
+    char *contract_json;         /* the contract as a JSON string, for request bodies */
+    const char *contract_json_of; /* ... of this text, */
+    unsigned contract_json_gen;   /* ... at this generation */
 };
 
 static void job_free(struct job *j);
@@ -562,6 +568,7 @@ static const char *contract_text(struct bridge *b)
     text[n] = '\0';
     free(b->contract);
     b->contract = text;
+    b->contract_gen++;
     b->contract_mtime = st.st_mtime;
     b->contract_size = st.st_size;
     log_info("contract loaded from %s", path);
@@ -744,6 +751,18 @@ static void sync_event(const char *event, const char *data, size_t len, const ch
         j->done_stream = true;
         return;
     }
+    struct chatchunk cc;
+    if (chatchunk_scan(data, len, &j->b->chunk, &cc)) { /* the common case, without jansson */
+        if (cc.has_content && !buf_append(&j->answer, j->b->chunk.data, j->b->chunk.len)) {
+            free(j->stream_error);
+            j->stream_error = xstrdup("the answer was larger than the cap");
+        }
+        if (cc.finish_error) {
+            free(j->stream_error);
+            j->stream_error = xstrdup("the agent reported an error");
+        }
+        return;
+    }
     json_t *chunk = json_loadb(data, len, 0, NULL);
     json_t *choice = json_array_get(json_object_get(chunk, "choices"), 0);
     const char *delta = json_string_value(
@@ -842,14 +861,37 @@ static void sync_cancelled(struct mcp_call *c, void *arg)
     job_free(j);
 }
 
+/* The contract as a JSON string: escaping it for every request cost more than the rest of the
+ * body; it only changes when the file does. */
+static const char *contract_json(struct bridge *b)
+{
+    const char *text = contract_text(b);
+    if (b->contract_json == NULL || b->contract_json_of != text ||
+        b->contract_json_gen != b->contract_gen) {
+        json_t *s = json_string(text);
+        free(b->contract_json);
+        b->contract_json = s ? json_dumps(s, JSON_ENCODE_ANY | JSON_COMPACT) : NULL;
+        if (b->contract_json == NULL)
+            b->contract_json = xstrdup("\"\"");
+        json_decref(s);
+        b->contract_json_of = text;
+        b->contract_json_gen = b->contract_gen;
+    }
+    return b->contract_json;
+}
+
 static void sync_start(struct job *j)
 {
     struct bridge *b = j->b;
     struct agentdef *a = find_agent(b, j->agent);
-    json_t *body = json_pack("{s:s, s:b, s:[{s:s, s:s}, {s:s, s:s}]}", "model", "hermes-agent",
-                             "stream", 1, "messages", "role", "system", "content",
-                             contract_text(b), "role", "user", "content", j->prompt);
-    char *text = json_dumps(body, JSON_COMPACT);
+    /* What json_pack + json_dumps(JSON_COMPACT) gave, byte for byte, with the contract cached. */
+    json_t *prompt = json_string(j->prompt);
+    char *user = prompt ? json_dumps(prompt, JSON_ENCODE_ANY | JSON_COMPACT) : xstrdup("\"\"");
+    json_decref(prompt);
+    char *text = xasprintf("{\"model\":\"hermes-agent\",\"stream\":true,\"messages\":[{\"role\":"
+                           "\"system\",\"content\":%s},{\"role\":\"user\",\"content\":%s}]}",
+                           contract_json(b), user);
+    free(user);
     char *url = agent_url(a, "/v1/chat/completions");
     unsigned deadline = b->cfg->agent_timeout_ms;
     struct agent_opts o = {.method = "POST", .url = url, .key = a->key,
@@ -861,7 +903,6 @@ static void sync_start(struct job *j)
     j->req = agent_request(b->http, &o);
     free(url);
     free(text);
-    json_decref(body);
     if (j->req == NULL) {
         struct mcp_call *c = j->call;
         j->call = NULL;
@@ -1727,6 +1768,7 @@ struct bridge *bridge_new(struct mcp_server *mcp, struct loop *l, struct config 
     b->jobs = strmap_new();
     b->runs = strmap_new();
     b->queues = strmap_new();
+    buf_init(&b->chunk, ANSWER_MAX);
     if (cfg->agents_file)
         b->registry_path = xstrdup(cfg->agents_file);
     else
@@ -1935,7 +1977,9 @@ void bridge_free(struct bridge *b)
     strmap_free(b->runs);
     strmap_free(b->queues);
     tasks_free(b->tasks);
+    buf_cleanup(&b->chunk);
     free(b->contract);
+    free(b->contract_json);
     free(b->registry_path);
     free(b->registry_error);
     free(b);

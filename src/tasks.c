@@ -280,8 +280,8 @@ static void enqueue(struct tasks *t, struct op *o)
     else
         t->todo = o;
     t->todo_tail = o;
-    pthread_cond_signal(&t->cv);
     pthread_mutex_unlock(&t->mu);
+    pthread_cond_signal(&t->cv); /* after the unlock: the writer does not wake into a held lock */
 }
 
 /* ---------- open, close ---------- */
