@@ -959,27 +959,56 @@ static void answer(struct rpc_ctx *x, json_t *msg_take)
     json_array_append_new(x->ex->answers, msg_take);
 }
 
-/* tools/list and the other list methods. A lone request is answered from the registry's cached
- * text with only the id spliced in (same bytes as the JSON path); a batch member takes the JSON
- * path. */
+/* A lone request answered with a fixed result: the response text is made directly, with the
+ * request's id spliced in (the same bytes as the JSON path); a batch member takes the JSON path
+ * (make_result builds the result there). */
+static void answer_text(struct rpc_ctx *x, struct jrpc_msg *m, const char *head, const char *text,
+                        size_t len, const char *tail, json_t *(*make_result)(void *), void *arg)
+{
+    char *id = x->ex->batch || x->ex->raw_answer || text == NULL
+                   ? NULL
+                   : json_dumps(m->id, JSON_ENCODE_ANY | JSON_COMPACT);
+    if (id == NULL) {
+        answer(x, jrpc_result(m->id, make_result(arg)));
+        return;
+    }
+    size_t cap = strlen(id) + strlen(head) + len + strlen(tail) + 40;
+    char *out = xmalloc(cap);
+    int n = snprintf(out, cap, "{\"jsonrpc\":\"2.0\",\"id\":%s,\"result\":%s", id, head);
+    memcpy(out + n, text, len);
+    snprintf(out + n + len, cap - (size_t)n - len, "%s}", tail);
+    free(id);
+    x->ex->raw_answer = out;
+    x->ex->raw_len = (size_t)n + len + strlen(tail) + 1;
+}
+
+struct list_arg {
+    struct registry *reg;
+    const char *field;
+};
+
+static json_t *make_list(void *arg)
+{
+    struct list_arg *l = arg;
+    return registry_list(l->reg, l->field);
+}
+
+static json_t *make_empty(void *arg)
+{
+    (void)arg;
+    return json_object();
+}
+
+/* tools/list and the other list methods: the registry's cached listing. */
 static void answer_list(struct rpc_ctx *x, struct jrpc_msg *m, struct registry *reg,
                         const char *field)
 {
-    size_t len;
-    const char *text = x->ex->batch || x->ex->raw_answer ? NULL : registry_text(reg, &len);
-    char *id = text ? json_dumps(m->id, JSON_ENCODE_ANY | JSON_COMPACT) : NULL;
-    if (id == NULL) {
-        answer(x, jrpc_result(m->id, registry_list(reg, field)));
-        return;
-    }
-    size_t cap = len + strlen(id) + strlen(field) + 64;
-    char *out = xmalloc(cap);
-    int head = snprintf(out, cap, "{\"jsonrpc\":\"2.0\",\"id\":%s,\"result\":{\"%s\":", id, field);
-    memcpy(out + head, text, len);
-    memcpy(out + head + len, "}}", 3);
-    free(id);
-    x->ex->raw_answer = out;
-    x->ex->raw_len = (size_t)head + len + 2;
+    char head[64];
+    size_t len = 0;
+    struct list_arg l = {reg, field};
+    const char *text = x->ex->batch ? NULL : registry_text(reg, &len);
+    snprintf(head, sizeof head, "{\"%s\":", field);
+    answer_text(x, m, head, text, len, "}", make_list, &l);
 }
 
 static void do_initialize(struct rpc_ctx *x, struct jrpc_msg *m)
@@ -1170,7 +1199,7 @@ static void dispatch_request(struct rpc_ctx *x, struct jrpc_msg *m)
     if (strcmp(method, "initialize") == 0)
         do_initialize(x, m);
     else if (strcmp(method, "ping") == 0)
-        answer(x, jrpc_result(m->id, json_object()));
+        answer_text(x, m, "{}", "", 0, "", make_empty, NULL);
     else if (strcmp(method, "tools/list") == 0)
         answer_list(x, m, &x->srv->tools, "tools");
     else if (strcmp(method, "tools/call") == 0)
