@@ -23,10 +23,10 @@
 #include "mem.h"
 
 #define STREAM_BACKLOG_MAX (8u * 1024u * 1024u) /* unsent stream bytes per response */
-/* MHD's memory pool per connection: request line and headers (more is 431), read buffer and
- * response headers. Bodies are copied out as they arrive. Every open connection holds one,
- * waiting ones too, so it is most of what a held call costs. */
-#define CONN_MEMORY (8u * 1024u)
+/* MHD's memory pool per connection: request line and headers (more is 431; a 10 KiB bearer
+ * token must still get its 401), read buffer and response headers. Bodies are copied out as
+ * they arrive. Every open connection holds one, waiting ones too; only its touched pages count. */
+#define CONN_MEMORY (16u * 1024u)
 
 enum hreq_state {
     HREQ_READING,   /* headers seen, body arriving */
