@@ -1,19 +1,30 @@
 #!/usr/bin/env bash
-# Side-by-side benchmark (issue 5): hermes-mcp, a server on the official TypeScript SDK
-# (bench/sdk-server.mjs) and nginx answering a fixed tools/list (the HTTP ceiling), all on
-# loopback in one run, driven by wrk with the Lua scripts in bench/lua/. Writes bench/RESULTS.md
-# (and bench/tools-list.png when gnuplot is there). Idempotent; everything it installs, writes
-# or starts lives in the git-ignored bench/.work/ and is stopped on exit, even on failure.
+# Side-by-side benchmark (issue 5). One command (make bench): installs what it needs, starts
+# every server on loopback, runs every load, stops everything, writes bench/RESULTS.md and one
+# plot per load (bench/plot-LOAD.png: requests/s and p50/p99 latency per connection count).
 #
-# Usage: bench/run.sh        (or make bench)
+# Peers, all in the same run: hermes-mcp (build/release) on the fake agent (tests/fakes, no added
+# delay); a server on the official TypeScript SDK 1.32.x (bench/sdk-server.mjs: same seven tools
+# and schemas, stateless JSON, bearer check); nginx returning hermes-mcp's tools/list bytes (the
+# HTTP ceiling); for hermes_task, the fake agent called straight with the body hermes-mcp sends.
+# Loads (wrk + bench/lua/): ping, tools/list, hermes_result, initialize, sync hermes_task; then
+# 10,000 held sync calls (bench/held-calls.mjs), callgrind instruction counts per request, and the
+# footprint. Everything it installs, writes or starts lives in the git-ignored bench/.work/ (and
+# a tmpfs task directory under /dev/shm) and is stopped or removed on exit, even on failure.
+#
+# Usage: bench/run.sh   (or make bench)
 # Settings (environment):
-#   BENCH_SECONDS=5   length of one wrk run
-#   BENCH_RUNS=3      runs per load, server and connection count (medians are quoted)
+#   BENCH_SECONDS=5         length of one wrk run
+#   BENCH_RUNS=3            runs per load, server and connection count (medians are quoted)
 #   BENCH_CONNS="1 16 64"
 #   BENCH_LOADS="ping tools_list hermes_result initialize hermes_task"
-#   BENCH_STARTS=10   starts of hermes-mcp for the start-to-listening median
+#   BENCH_STARTS=10         starts of hermes-mcp for the start-to-listening median
+#   BENCH_HELD=10000        held calls (0: skip); BENCH_HELD_DELAY_MS=500 the agent's time per call
+#   BENCH_CALLGRIND=1000    requests counted under callgrind (0: skip)
 #   BENCH_NGINX_WORKERS=1   nginx worker processes (1: one core, like hermes-mcp and Node)
-#   BENCH_TIMEOUT=10s  wrk's per-request timeout (a request that times out makes its run invalid)
+#   BENCH_TIMEOUT=10s       wrk's per-request timeout (a request that times out invalidates a run)
+# Quick check of the script itself: BENCH_SECONDS=1 BENCH_RUNS=1 BENCH_HELD=300 BENCH_CALLGRIND=50
+# Exit codes: 0 done (RESULTS.md written), 1 a step failed, 2 missing tools that cannot be installed.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
@@ -22,23 +33,40 @@ runs=${BENCH_RUNS:-3}
 conns=${BENCH_CONNS:-"1 16 64"}
 loads=${BENCH_LOADS:-"ping tools_list hermes_result initialize hermes_task"}
 starts=${BENCH_STARTS:-10}
+held_n=${BENCH_HELD:-10000}
+held_delay=${BENCH_HELD_DELAY_MS:-500}
+cg_n=${BENCH_CALLGRIND:-1000}
 nginx_workers=${BENCH_NGINX_WORKERS:-1}
 timeout=${BENCH_TIMEOUT:-10s}
 work=$root/bench/.work
-run=$work/run          # this invocation's env files, task directory, logs; wiped at start
+run=$work/run          # this invocation's env files, task directories, logs; wiped at start
 out=$root/bench/RESULTS.md
 log() { printf 'bench: %s\n' "$*" >&2; }
+load_now() { printf '%s (processes named fuzz_*: %s)' "$(uptime | sed 's/.*load average/load average/')" \
+    "$(pgrep -fc 'fuzz_' || true)"; }
+load_start=$(load_now)
+started_at=$(date -u '+%Y-%m-%d %H:%M UTC')
 
 # ---------- 1. what we need ----------
-as_root() { if [ "$(id -u)" = 0 ]; then "$@"; else sudo "$@"; fi; }
+as_root() {
+    if [ "$(id -u)" = 0 ]; then "$@"
+    elif sudo -n true 2>/dev/null; then sudo "$@"
+    else return 1; fi
+}
 missing=()
 command -v wrk >/dev/null || missing+=(wrk)
 command -v nginx >/dev/null || [ -x /usr/sbin/nginx ] || missing+=(nginx-light)
 command -v gnuplot >/dev/null || missing+=(gnuplot-nox)
-command -v node >/dev/null || missing+=(nodejs npm)
+command -v node >/dev/null || missing+=(nodejs)
+command -v npm >/dev/null || missing+=(npm)
+[ "$cg_n" = 0 ] || command -v valgrind >/dev/null || missing+=(valgrind)
 if [ ${#missing[@]} -gt 0 ]; then
     log "installing ${missing[*]} (apt-get)"
-    as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends "${missing[@]}" >&2
+    if ! as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends \
+            "${missing[@]}" >&2; then
+        log "cannot install ${missing[*]}: run 'sudo apt-get install ${missing[*]}' and try again"
+        exit 2
+    fi
 fi
 nginx_bin=$(command -v nginx || echo /usr/sbin/nginx)
 
@@ -53,28 +81,33 @@ case "$sdk_version" in
     sdk_version=$(node -p "require(process.argv[1]).version" "$sdk_pj") ;;
 esac
 
-# The release flavour, whatever build/hermes-mcp points at; copied so that a concurrent build
-# cannot swap the binary under a run.
+# The release flavour, copied so that a concurrent build cannot swap a binary under a run.
 make -s SANITIZE= all fakes >&2
 mkdir -p "$work/bin"
 cp build/release/hermes-mcp build/release/fake-agent "$work/bin/"
 hermes=$work/bin/hermes-mcp
 fake=$work/bin/fake-agent
+# The footprint reference: a C program that does nothing but link Debian's libcurl.
+printf '#include <unistd.h>\nint main(void) { sleep(2); return 0; }\n' > "$work/bin/empty.c"
+cc -o "$work/bin/empty-curl" "$work/bin/empty.c" -Wl,--no-as-needed $(pkg-config --libs libcurl)
 
 # ---------- 2. processes: started here, stopped on exit ----------
 pids=()
+shm=""
 cleanup() {
     local p
     for p in "${pids[@]}"; do kill -TERM "$p" 2>/dev/null || true; done
     for p in "${pids[@]}"; do wait "$p" 2>/dev/null || true; done
+    [ -z "$shm" ] || rm -rf "$shm"
 }
 trap cleanup EXIT
 trap 'exit 130' INT TERM
+stop() { kill -TERM "$1" 2>/dev/null || true; wait "$1" 2>/dev/null || true; }
 
-# wait_port FILE: the port of the first "listening on http://HOST:PORT" line in FILE.
+# wait_port FILE [TRIES]: the port of the first "listening on http://HOST:PORT" line in FILE.
 wait_port() {
     local i port
-    for i in $(seq 100); do
+    for i in $(seq "${2:-100}"); do
         port=$(sed -n 's/.*listening on http:\/\/[^ ]*:\([0-9][0-9]*\).*/\1/p' "$1" | head -1)
         [ -n "$port" ] && { echo "$port"; return 0; }
         sleep 0.1
@@ -82,7 +115,9 @@ wait_port() {
     log "no listening line in $1:"; cat "$1" "${1%.out}.err" >&2 2>/dev/null || true
     return 1
 }
-rss_kb() { sed -n 's/^VmRSS:[[:space:]]*\([0-9]*\).*/\1/p' "/proc/$1/status"; }
+status_kb() { sed -n "s/^$2:[[:space:]]*\([0-9]*\).*/\1/p" "/proc/$1/status"; }
+rollup_kb() { awk -v k="$2:" '$1 == k { print $2 }' "/proc/$1/smaps_rollup"; }
+private_kb() { awk '$1 == "Private_Clean:" || $1 == "Private_Dirty:" { s += $2 } END { print s }' "/proc/$1/smaps_rollup"; }
 free_port() {
     local p
     for p in $(seq 18080 18180); do
@@ -91,6 +126,41 @@ free_port() {
     return 1
 }
 hex() { od -An -tx1 -N"$1" /dev/urandom | tr -d ' \n'; }
+mcp_post() { # PORT BODY
+    curl -sf -X POST -H "Authorization: Bearer $token" -H 'Content-Type: application/json' \
+        -H 'Accept: application/json, text/event-stream' -d "$2" "http://127.0.0.1:$1/mcp"
+}
+# hermes_env FILE TASKS_DIR AGENT_ENV: a hermes-mcp env file (mode 600).
+hermes_env() {
+    cat > "$1" <<EOF
+MCP_PORT=0
+MCP_AUTH_TOKEN=$token
+RATE_LIMIT_PER_MIN=0
+HERMES_ENV_PATH=$3
+TASKS_DIR=$2
+AGENTS_FILE=$run/agents.yaml
+LOG_LEVEL=warn
+EOF
+}
+# start_fake NAME [ARGS...]: a fake agent; sets fake_pid and fake_port, writes $run/NAME.env.
+start_fake() {
+    local name=$1; shift
+    "$fake" --port 0 --key-file "$run/agent.key" --max-concurrent 0 "$@" \
+        > "$run/$name.out" 2> "$run/$name.err" &
+    fake_pid=$!
+    pids+=("$fake_pid")
+    fake_port=$(wait_port "$run/$name.out")
+    printf 'API_SERVER_HOST=127.0.0.1\nAPI_SERVER_PORT=%s\nAPI_SERVER_KEY=%s\n' \
+        "$fake_port" "$(cat "$run/agent.key")" > "$run/$name.env"
+}
+# start_hermes NAME ENV_FILE [PREFIX...]: sets h_pid and h_port.
+start_hermes() {
+    local name=$1 env=$2; shift 2
+    "$@" "$hermes" serve --env-file "$env" > "$run/$name.out" 2> "$run/$name.err" &
+    h_pid=$!
+    pids+=("$h_pid")
+    h_port=$(wait_port "$run/$name.out" 300)
+}
 
 rm -rf "$run"
 mkdir -p -m 700 "$run" "$run/tasks" "$run/tasks/bench-result"
@@ -98,14 +168,7 @@ old_umask=$(umask)
 umask 077               # the env files and keys below hold secrets
 token=$(hex 32)
 hex 24 > "$run/agent.key"
-
-# The fake agent, answering at once.
-"$fake" --port 0 --key-file "$run/agent.key" --delay-scale 0 --max-concurrent 0 \
-    > "$run/fake.out" 2> "$run/fake.err" &
-pids+=($!)
-fake_port=$(wait_port "$run/fake.out")
-printf 'API_SERVER_HOST=127.0.0.1\nAPI_SERVER_PORT=%s\nAPI_SERVER_KEY=%s\n' \
-    "$fake_port" "$(cat "$run/agent.key")" > "$run/agent.env"
+ulimit -n "$(ulimit -Hn)" 2>/dev/null || true
 
 # The task hermes_result reads on every server.
 cat > "$run/tasks/bench-result/result.json" <<'EOF'
@@ -120,15 +183,28 @@ cat > "$run/tasks/bench-result/result.json" <<'EOF'
 }
 EOF
 
-cat > "$run/hermes.env" <<EOF
-MCP_PORT=0
-MCP_AUTH_TOKEN=$token
-RATE_LIMIT_PER_MIN=0
-HERMES_ENV_PATH=$run/agent.env
-TASKS_DIR=$run/tasks
-AGENTS_FILE=$run/agents.yaml
-LOG_LEVEL=warn
-EOF
+# The fake agent, answering at once.
+start_fake fake --delay-scale 0
+fake_port_main=$fake_port
+
+# What hermes-mcp sends the agent for the hermes_task load, captured once through a recording
+# fake agent: the body of the direct-to-agent baseline.
+start_fake fake-rec --delay-scale 0 --record "$run/record.jsonl"
+rec_pid=$fake_pid
+hermes_env "$run/capture.env" "$run/tasks-capture" "$run/fake-rec.env"
+start_hermes capture "$run/capture.env"
+mcp_post "$h_port" '{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"hermes_task","arguments":{"task":"what is 6 * 7","mode":"sync","id":"b-capture"}}}' \
+    > "$run/capture.json"
+stop "$h_pid"; stop "$rec_pid"
+node -e '
+const fs = require("fs");
+const rec = fs.readFileSync(process.argv[1], "utf8").trim().split("\n").map(JSON.parse)
+  .find((r) => r.path === "/v1/chat/completions");
+fs.writeFileSync(process.argv[2], JSON.stringify(rec.body));
+fs.writeFileSync(process.argv[3], rec.headers["x-hermes-session-id"] || "");
+' "$run/record.jsonl" "$run/chat-body.json" "$run/chat-session.txt"
+
+hermes_env "$run/hermes.env" "$run/tasks" "$run/fake.env"
 
 # Footprint, part 1: start to listening (median of $starts), measured through a fifo so the
 # line is seen the moment it is written.
@@ -140,18 +216,35 @@ for _ in $(seq "$starts"); do
     p=$!
     read -r line < "$run/start.fifo"
     t1=$EPOCHREALTIME
-    kill -TERM "$p"; wait "$p" || true
+    stop "$p"
     case "$line" in *listening*) ;; *) log "unexpected first line: $line"; exit 1 ;; esac
     start_ms+=("$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.1f", (b - a) * 1000 }')")
 done
 
-# hermes-mcp
-"$hermes" serve --env-file "$run/hermes.env" > "$run/hermes.out" 2> "$run/hermes.err" &
-hermes_pid=$!
-pids+=($hermes_pid)
-hermes_port=$(wait_port "$run/hermes.out")
+# hermes-mcp, tasks on disk (the bench's own directory)
+start_hermes hermes "$run/hermes.env"
+hermes_pid=$h_pid
+hermes_port=$h_port
 sleep 0.5
-hermes_rss_idle=$(rss_kb $hermes_pid)
+hermes_rss_idle=$(status_kb "$hermes_pid" VmRSS)
+hermes_pss_idle=$(rollup_kb "$hermes_pid" Pss)
+hermes_private_idle=$(private_kb "$hermes_pid")
+hermes_anon_idle=$(rollup_kb "$hermes_pid" Anonymous)
+hermes_threads=$(status_kb "$hermes_pid" Threads)
+"$work/bin/empty-curl" &
+empty_pid=$!
+sleep 0.3
+empty_rss=$(status_kb "$empty_pid" VmRSS)
+stop "$empty_pid"
+
+# hermes-mcp, tasks on tmpfs: the same work without the disk's fsync latency.
+hermes_shm_port=""
+if [ -d /dev/shm ] && [ -w /dev/shm ]; then
+    shm=$(mktemp -d /dev/shm/hermes-bench.XXXXXX)
+    hermes_env "$run/hermes-shm.env" "$shm" "$run/fake.env"
+    start_hermes hermes-shm "$run/hermes-shm.env"
+    hermes_shm_port=$h_port
+fi
 
 # The SDK server (next to its node_modules so that its imports resolve).
 cp bench/sdk-server.mjs "$work/node/"
@@ -161,15 +254,12 @@ sdk_pid=$!
 pids+=($sdk_pid)
 sdk_port=$(wait_port "$run/sdk.out")
 sleep 0.5
-sdk_rss_idle=$(rss_kb $sdk_pid)
+sdk_rss_idle=$(status_kb "$sdk_pid" VmRSS)
 
 # nginx: the same tools/list response bytes as hermes-mcp gives, from a file (POST to a static
 # file is 405, which error_page turns into a 200 GET of the file), after the same bearer check.
 mkdir -p "$run/nginx/root" "$run/nginx/tmp"
-curl -sf -X POST -H "Authorization: Bearer $token" -H 'Content-Type: application/json' \
-    -H 'Accept: application/json, text/event-stream' \
-    -d '{"jsonrpc":"2.0","id":1,"method":"tools/list"}' \
-    "http://127.0.0.1:$hermes_port/mcp" > "$run/nginx/root/tools-list.json"
+mcp_post "$hermes_port" '{"jsonrpc":"2.0","id":1,"method":"tools/list"}' > "$run/nginx/root/tools-list.json"
 chmod -R a+rX "$run/nginx"
 nginx_port=$(free_port)
 cat > "$run/nginx/nginx.conf" <<EOF
@@ -208,12 +298,39 @@ EOF
 pids+=($!)
 for _ in $(seq 50); do [ -s "$run/nginx/nginx.pid" ] && break; sleep 0.1; done
 nginx_worker=$(pgrep -P "$(cat "$run/nginx/nginx.pid")" | head -1)
-log "hermes-mcp :$hermes_port  sdk-server :$sdk_port  nginx :$nginx_port  fake-agent :$fake_port"
+log "hermes-mcp :$hermes_port (tmpfs :${hermes_shm_port:-none})  sdk-server :$sdk_port  nginx :$nginx_port  fake-agent :$fake_port_main"
 
 # ---------- 3. loads ----------
-declare -A port=([hermes]=$hermes_port [sdk]=$sdk_port [nginx]=$nginx_port)
+servers_for() {
+    case "$1" in
+    hermes_task) echo "hermes${hermes_shm_port:+ hermes_shm} fake" ;;
+    *) echo hermes sdk nginx ;;
+    esac
+}
+label() {
+    case "$1" in
+    hermes) echo 'hermes-mcp' ;;
+    hermes_shm) echo 'hermes-mcp, tasks on tmpfs' ;;
+    sdk) echo 'SDK server' ;;
+    nginx) echo 'nginx (fixed tools/list)' ;;
+    fake) echo 'fake agent, direct' ;;
+    esac
+}
+# target LOAD SERVER: sets t_url, t_script and t_token.
+target() {
+    t_script=$root/bench/lua/$1.lua
+    t_token=$token
+    case "$2" in
+    hermes) t_url=http://127.0.0.1:$hermes_port/mcp ;;
+    hermes_shm) t_url=http://127.0.0.1:$hermes_shm_port/mcp ;;
+    sdk) t_url=http://127.0.0.1:$sdk_port/mcp ;;
+    nginx) t_url=http://127.0.0.1:$nginx_port/mcp ;;
+    fake) t_url=http://127.0.0.1:$fake_port_main/v1/chat/completions
+          t_script=$root/bench/lua/fake_chat.lua
+          t_token=$(cat "$run/agent.key") ;;
+    esac
+}
 val() { sed -n "s/.* $1=\([^ ]*\).*/\1/p" <<< " ${line#BENCH}"; }  # a field of $line
-servers_for() { case "$1" in hermes_task) echo hermes ;; *) echo hermes sdk nginx ;; esac; }
 results=$run/results.tsv   # load conns run server rps p50_us p99_us failures socket_errors
 : > "$results"
 nproc=$(nproc)
@@ -222,10 +339,12 @@ for load in $loads; do
         threads=$((c < nproc ? c : nproc))
         for r in $(seq "$runs"); do
             for s in $(servers_for "$load"); do
+                target "$load" "$s"
                 wlog=$run/wrk-$load-$c-$r-$s.log
-                BENCH_TOKEN=$token BENCH_NONCE="$r$RANDOM" wrk --latency -t"$threads" -c"$c" \
-                    -d"${seconds}s" --timeout "$timeout" -s "$root/bench/lua/$load.lua" \
-                    "http://127.0.0.1:${port[$s]}/mcp" > "$wlog" 2>&1 || true
+                BENCH_TOKEN=$t_token BENCH_NONCE="$r$RANDOM$s" BENCH_BODY_FILE=$run/chat-body.json \
+                BENCH_SESSION=$(cat "$run/chat-session.txt") \
+                    wrk --latency -t"$threads" -c"$c" -d"${seconds}s" --timeout "$timeout" \
+                    -s "$t_script" "$t_url" > "$wlog" 2>&1 || true
                 line=$(grep '^BENCH ' "$wlog" || echo "BENCH rps=0 p50_us=0 p99_us=0 failures=-1 socket_errors=-1")
                 printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$load" "$c" "$r" "$s" "$(val rps)" \
                     "$(val p50_us)" "$(val p99_us)" "$(val failures)" "$(val socket_errors)" >> "$results"
@@ -235,11 +354,83 @@ for load in $loads; do
     done
 done
 sleep 1
-hermes_rss_after=$(rss_kb $hermes_pid)
-sdk_rss_after=$(rss_kb $sdk_pid)
-nginx_rss=$( [ -n "$nginx_worker" ] && rss_kb "$nginx_worker" || echo "?")
+hermes_rss_after=$(status_kb "$hermes_pid" VmRSS)
+sdk_rss_after=$(status_kb "$sdk_pid" VmRSS)
+nginx_rss=$( [ -n "$nginx_worker" ] && status_kb "$nginx_worker" VmRSS || echo "?")
 
-# ---------- 4. RESULTS.md ----------
+# ---------- 4. held calls ----------
+held_json=""
+held_note=""
+if [ "$held_n" -gt 0 ]; then
+    fd_limit=$(ulimit -n)
+    if [ "$fd_limit" -lt $((held_n + 1000)) ]; then
+        held_note="(the open-file limit is $fd_limit: $held_n held calls need $((held_n + 1000)); fewer were held)"
+        held_n=$((fd_limit - 1000))
+    fi
+    start_fake fake-held --delay-scale 1
+    held_fake_pid=$fake_pid
+    # Task files on tmpfs when there is one: this measures memory and the loop, not the disk
+    # (10,000 new task directories at once on ext4 take seconds of the writer's time).
+    held_tasks=$run/tasks-held
+    [ -z "$shm" ] || held_tasks=$shm/held
+    hermes_env "$run/held.env" "$held_tasks" "$run/fake-held.env"
+    start_hermes held "$run/held.env"
+    held_pid=$h_pid
+    sleep 0.5
+    log "held calls: $held_n sync hermes_task calls, ${held_delay} ms each at the agent"
+    held_json=$(URL=http://127.0.0.1:$h_port/mcp TOKEN=$token PID=$held_pid N=$held_n \
+        DELAY_MS=$held_delay PREFIX=held node bench/held-calls.mjs) || held_json=""
+    log "held calls: $held_json"
+    stop "$held_pid"; stop "$held_fake_pid"
+fi
+hv() { [ -n "$held_json" ] && node -p "JSON.parse(process.argv[1]).$1" "$held_json" || echo "-"; }
+
+# ---------- 5. callgrind: instructions per request ----------
+# cg_count LOAD N: sets cg_total to hermes-mcp's instructions (every thread) from start to exit,
+# serving exactly N requests of LOAD on one connection ("-" if they did not all succeed). Two
+# counts differ only by the requests between them.
+cg_count() {
+    local load=$1 n=$2 dir=$run/cg-tasks-$1-$2
+    mkdir -p "$dir"
+    hermes_env "$run/cg.env" "$dir" "$run/fake.env"
+    start_hermes "cg-$load-$n" "$run/cg.env" valgrind --tool=callgrind \
+        --callgrind-out-file="$run/cg-$load-$n.out"
+    local p=$h_pid port=$h_port
+    target "$load" hermes
+    BENCH_COUNT=$n BENCH_TOKEN=$token BENCH_NONCE="cg$n$RANDOM" wrk -t1 -c1 -d600s --timeout 60s \
+        -s "$t_script" "http://127.0.0.1:$port/mcp" > "$run/cg-$load-$n.wrk" 2>&1 || true
+    stop "$p"
+    cg_total=-
+    if grep -q "^BENCH_COUNTED n=$n failures=0" "$run/cg-$load-$n.wrk"; then
+        cg_total=$(sed -n 's/^\(summary\|totals\): *\([0-9]*\).*/\2/p' "$run/cg-$load-$n.out" | head -1)
+    else
+        log "callgrind $load: the $n requests did not all succeed ($run/cg-$load-$n.wrk)"
+    fi
+}
+# cg_per LOAD SMALL BIG: sets cg_result to the instructions per request.
+cg_per() {
+    local a
+    cg_count "$1" "$2"; a=$cg_total
+    cg_count "$1" "$3"
+    cg_result=-
+    if [ "$a" != - ] && [ "$cg_total" != - ] && [ -n "$a" ] && [ -n "$cg_total" ]; then
+        cg_result=$(awk -v a="$a" -v b="$cg_total" -v n=$(($3 - $2)) 'BEGIN { printf "%.0f", (b - a) / n }')
+    fi
+}
+# Each measured twice: how far apart the two are is how stable the figure is.
+cg_list=-; cg_task=-; cg_ping=-
+if [ "$cg_n" -gt 0 ]; then
+    log "callgrind: ping, tools/list and hermes_task under valgrind, twice each"
+    cg_ping=""; cg_list=""; cg_task=""
+    for _ in 1 2; do
+        cg_per ping $((cg_n / 10)) $((cg_n / 10 + cg_n)); cg_ping+="${cg_ping:+ / }$cg_result"
+        cg_per tools_list $((cg_n / 10)) $((cg_n / 10 + cg_n)); cg_list+="${cg_list:+ / }$cg_result"
+        cg_per hermes_task $((cg_n / 50 + 1)) $((cg_n / 50 + 1 + cg_n / 5)); cg_task+="${cg_task:+ / }$cg_result"
+    done
+fi
+load_end=$(load_now)
+
+# ---------- 6. RESULTS.md ----------
 umask "$old_umask"
 # med LOAD CONNS SERVER FIELD: median of FIELD over the valid runs (no failures, no socket errors).
 med() {
@@ -258,6 +449,12 @@ valid() {
 num() { [ "$1" = - ] && echo - || awk -v v="$1" -v d="$2" -v k="$3" 'BEGIN { printf "%.*f", d, v / k }'; }
 ratio() { { [ "$1" = - ] || [ "$2" = - ] || [ "$2" = 0 ]; } && echo - || awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f×", a / b }'; }
 median() { tr ' ' '\n' | sort -g | awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
+# check VALUE OP LIMIT: "yes" or "no" (or "-" without a value).
+check() { [ "$1" = - ] || [ -z "$1" ] && echo - || awk -v v="$1" -v o="$2" -v l="$3" 'BEGIN {
+    ok = (o == "<" ? v < l : o == ">=" ? v >= l : v == l); print ok ? "yes" : "**no**" }'; }
+has_load() { case " $loads " in *" $1 "*) return 0 ;; esac; return 1; }
+last_c=$(echo $conns | awk '{ print $NF }')
+first_c=$(echo $conns | awk '{ print $1 }')
 
 title() {
     case "$1" in
@@ -265,84 +462,204 @@ title() {
     tools_list) echo 'tools/list' ;;
     hermes_result) echo 'tools/call hermes_result (reads result.json from disk)' ;;
     initialize) echo 'initialize' ;;
-    hermes_task) echo 'tools/call hermes_task, sync, through the fake agent (hermes-mcp only)' ;;
+    hermes_task) echo 'tools/call hermes_task, sync, through the fake agent' ;;
     esac
 }
+rv() { med "$1" "$2" "$3" 5; }                       # req/s
+lv() { num "$(med "$1" "$2" "$3" "$4")" 3 1000; }     # latency column 6 (p50) or 7 (p99), ms
 cpu=$(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -1)
 strip -o "$run/hermes-mcp.stripped" "$hermes"
+start_med=$(echo "${start_ms[*]}" | median)
+# hermes_task: what the proxy adds at p50, per connection count.
+added() { # SERVER CONNS
+    local a b
+    a=$(med hermes_task "$2" "$1" 6); b=$(med hermes_task "$2" fake 6)
+    { [ "$a" = - ] || [ "$b" = - ]; } && echo - || awk -v a="$a" -v b="$b" 'BEGIN { printf "%.3f", (a - b) / 1000 }'
+}
 {
     echo "# Benchmark results"
     echo
-    echo "Written by \`bench/run.sh\` on $(date -u '+%Y-%m-%d %H:%M UTC'). Machine: $nproc CPUs, ${cpu:-unknown CPU},"
-    echo "Linux $(uname -r). hermes-mcp $(git rev-parse --short HEAD 2>/dev/null || echo '?')$(git diff --quiet HEAD -- src 2>/dev/null || echo ' (src modified)'),"
+    echo "Written by \`bench/run.sh\` (\`make bench\`), started $started_at. Machine: $nproc CPUs, ${cpu:-unknown CPU},"
+    echo "Linux $(uname -r), shared with other work: $load_start at the start, $load_end at the end."
+    echo "hermes-mcp $(git rev-parse --short HEAD 2>/dev/null || echo '?')$(git diff --quiet HEAD -- src 2>/dev/null || echo ' (src modified)'),"
     echo "SDK $sdk_version on Node $(node --version), $("$nginx_bin" -v 2>&1 | sed 's/.*: //') ($nginx_workers worker), $(wrk -v 2>&1 | head -1 | awk '{print $1, $2}')."
     echo
     echo "Each cell: median of the valid runs out of $runs × ${seconds} s (wrk, $nproc threads at most, one per"
     echo "connection below that); latencies in ms. A run is valid when every response was HTTP 200 with"
-    echo "\`\"result\"\` and without \`\"error\"\` or \`\"isError\":true\`, and wrk saw no socket errors or timeouts ($timeout)."
-    echo "Ratios are requests/s of hermes-mcp divided by the peer's. The machine is shared and noisy:"
-    echo "read the ratios, not the absolute numbers. nginx returns the fixed tools/list response to every"
-    echo "load (the HTTP ceiling), after the same bearer check."
+    echo "\`\"result\"\` and without \`\"error\"\` or \`\"isError\":true\` (for the fake agent: an SSE stream ending"
+    echo "in \`data: [DONE]\`), and wrk saw no socket errors or timeouts ($timeout). Ratios are requests/s of"
+    echo "hermes-mcp divided by the peer's. The machine is shared and noisy: read the ratios and the"
+    echo "instruction counts, not the absolute numbers. nginx returns the fixed tools/list response to"
+    echo "every load (the HTTP ceiling), after the same bearer check."
+    echo
+    echo "## Targets"
+    echo
+    echo "| target | measured | met |"
+    echo "|---|---:|:---:|"
+    for l in tools_list hermes_result; do
+        has_load "$l" || continue
+        h=$(rv "$l" "$last_c" hermes); sdk=$(rv "$l" "$last_c" sdk); ng=$(rv "$l" "$last_c" nginx)
+        rs=$( [ "$h" = - ] || [ "$sdk" = - ] && echo - || awk -v a="$h" -v b="$sdk" 'BEGIN { printf "%.2f", a / b }')
+        rn=$( [ "$h" = - ] || [ "$ng" = - ] && echo - || awk -v a="$h" -v b="$ng" 'BEGIN { printf "%.2f", a / b }')
+        p99=$(num "$(med "$l" "$last_c" hermes 7)" 3 1000)
+        echo "| $(title "$l" | sed 's/ (.*//'): ≥ 10× the SDK's req/s at $last_c conns | ${rs}× | $(check "$rs" ">=" 10) |"
+        echo "| $(title "$l" | sed 's/ (.*//'): ≥ 0.5× nginx's req/s at $last_c conns | ${rn}× | $(check "$rn" ">=" 0.5) |"
+        echo "| $(title "$l" | sed 's/ (.*//'): p99 < 2 ms at $last_c conns (nginx: $(lv "$l" "$last_c" nginx 7) ms) | $p99 ms | $(check "$p99" "<" 2) |"
+    done
+    if has_load hermes_task; then
+        a=$(added hermes "$first_c")
+        echo "| sync hermes_task adds < 0.3 ms at p50 over the fake agent direct, $first_c conn, tasks on disk | $a ms | $(check "$a" "<" 0.3) |"
+        if [ -n "$hermes_shm_port" ]; then
+            a=$(added hermes_shm "$first_c")
+            echo "| the same, tasks on tmpfs (no fsync latency) | $a ms | $(check "$a" "<" 0.3) |"
+        fi
+    fi
+    if [ -n "$held_json" ]; then
+        echo "| $(hv held) held calls: RSS per held call < 15 KiB | $(hv per_call_kb) KiB | $(check "$(hv per_call_kb)" "<" 15) |"
+        echo "| held calls: second client's tools/list p99 < 5 ms | $(hv list_p99_ms) ms | $(check "$(hv list_p99_ms)" "<" 5) |"
+        echo "| held calls: every one completes correctly | $(hv ok)/$(hv held) | $(check "$(hv ok)" "=" "$(hv held)") |"
+    fi
+    echo "| idle RSS < 8 MiB | $(num "$hermes_rss_idle" 1 1024) MiB | $(check "$(num "$hermes_rss_idle" 3 1024)" "<" 8) |"
+    echo "| start to \`listening\` < 50 ms (median of $starts) | $start_med ms | $(check "$start_med" "<" 50) |"
     for load in $loads; do
         echo
         echo "## $(title "$load")"
         echo
+        ss=$(servers_for "$load")
+        hdr="| conns"; sep="|---:"
+        for s in $ss; do hdr+=" | $(label "$s") req/s | p50 | p99"; sep+="|---:|---:|---:"; done
         if [ "$load" = hermes_task ]; then
-            echo "| conns | hermes-mcp req/s | p50 | p99 | valid |"
-            echo "|---:|---:|---:|---:|---:|"
-            for c in $conns; do
-                echo "| $c | $(num "$(med "$load" "$c" hermes 5)" 0 1) | $(num "$(med "$load" "$c" hermes 6)" 3 1000) | $(num "$(med "$load" "$c" hermes 7)" 3 1000) | $(valid "$load" "$c" hermes) |"
-            done
-            continue
+            hdr+=" | added p50 (disk)${hermes_shm_port:+ | added p50 (tmpfs)} | valid"; sep+="|---:${hermes_shm_port:+|---:}|---:"
+        else
+            hdr+=" | hermes/SDK | hermes/nginx | valid (h/s/n)"; sep+="|---:|---:|---:"
         fi
-        echo "| conns | hermes-mcp req/s | p50 | p99 | SDK req/s | p50 | p99 | nginx req/s | p50 | p99 | hermes/SDK | hermes/nginx | valid (h/s/n) |"
-        echo "|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
+        echo "$hdr |"; echo "$sep|"
         for c in $conns; do
             row="| $c"
-            for s in hermes sdk nginx; do
-                row+=" | $(num "$(med "$load" "$c" $s 5)" 0 1) | $(num "$(med "$load" "$c" $s 6)" 3 1000) | $(num "$(med "$load" "$c" $s 7)" 3 1000)"
-            done
-            h=$(med "$load" "$c" hermes 5)
-            row+=" | $(ratio "$h" "$(med "$load" "$c" sdk 5)") | $(ratio "$h" "$(med "$load" "$c" nginx 5)")"
-            row+=" | $(valid "$load" "$c" hermes) $(valid "$load" "$c" sdk) $(valid "$load" "$c" nginx) |"
-            echo "$row"
+            for s in $ss; do row+=" | $(num "$(rv "$load" "$c" "$s")" 0 1) | $(lv "$load" "$c" "$s" 6) | $(lv "$load" "$c" "$s" 7)"; done
+            if [ "$load" = hermes_task ]; then
+                row+=" | $(added hermes "$c")${hermes_shm_port:+ | $(added hermes_shm "$c")} |"
+            else
+                h=$(rv "$load" "$c" hermes)
+                row+=" | $(ratio "$h" "$(rv "$load" "$c" sdk)") | $(ratio "$h" "$(rv "$load" "$c" nginx)") |"
+            fi
+            for s in $ss; do row+=" $(valid "$load" "$c" "$s")"; done
+            echo "$row |"
         done
+        if [ "$load" = hermes_task ]; then
+            echo
+            echo "\"fake agent, direct\" is wrk on the fake agent's \`POST /v1/chat/completions\` with the body and"
+            echo "session header hermes-mcp sends for this call (captured at the start of the run). Through"
+            echo "hermes-mcp a call also writes request.json and result.json (temp file, fsync, rename, fsync of"
+            echo "the directory, on one writer thread) and is answered once result.json is durable; \"added p50\""
+            echo "is hermes-mcp's p50 minus the direct p50."
+        fi
+        echo
+        echo "![$(title "$load"): requests/s and latency per connection count](plot-$load.png)"
     done
+    echo
+    echo "## Held calls"
+    echo
+    if [ -n "$held_json" ]; then
+        echo "$(hv held) sync \`hermes_task\` calls sent at once (one connection each) to a hermes-mcp whose fake agent"
+        echo "takes $held_delay ms per task. hermes-mcp runs at most 64 of them at the agent at a time (per agent"
+        echo "origin); the others wait in its queue, each holding its MCP connection. Task files go to"
+        echo "$( [ -n "$shm" ] && echo "tmpfs (memory and the loop are measured here, not the disk)" || echo "the bench's directory on disk"). Meanwhile a second client"
+        echo "sends 200 \`tools/list\` requests one after another on its own connection. $held_note"
+        echo
+        echo "| | |"
+        echo "|---|---:|"
+        echo "| calls answered with a correct completed result | $(hv ok) / $(hv held) |"
+        echo "| most calls in the bridge at once (from /health) | $(hv max_jobs) |"
+        echo "| calls still waiting when the second client finished | $(hv still_held_after_probes) |"
+        echo "| RSS idle → once every call was accepted ($(hv held_at_sample) open) → most while the second client ran | $(num "$(hv rss_idle_kb)" 1 1024) → $(num "$(hv rss_accepted_kb)" 1 1024) → $(num "$(hv rss_max_kb)" 1 1024) MiB |"
+        echo "| RSS per held call (growth over idle / calls open) | $(hv per_call_kb) KiB |"
+        echo "| second client's tools/list p50 / p99 / max | $(hv list_p50_ms) / $(hv list_p99_ms) / $(hv list_max_ms) ms |"
+        echo "| time to accept every call | $(hv accepted_ms) ms |"
+        echo "| time until the last one was answered | $(hv total_ms) ms |"
+    else
+        echo "Not run (BENCH_HELD=0, or the run failed: see bench/.work/run/held.err)."
+    fi
+    echo
+    echo "## Instructions per request (callgrind)"
+    echo
+    if [ "$cg_n" -gt 0 ]; then
+        echo "hermes-mcp under \`valgrind --tool=callgrind\`, every thread counted, requests sent one at a time"
+        echo "by wrk ($cg_n for ping and tools/list, $((cg_n / 5)) for hermes_task); two runs that differ only in"
+        echo "the number of requests, subtracted and divided, so start-up and shut-down cancel out. Noise on"
+        echo "the machine does not move these much (the audit log's writer batches by time, which is what"
+        echo "differs between the two measurements); a change of more than a few per cent is a change in"
+        echo "the code (or in a library)."
+        echo
+        echo "| request | instructions per request (two measurements) |"
+        echo "|---|---:|"
+        echo "| ping | $cg_ping |"
+        echo "| tools/list | $cg_list |"
+        echo "| tools/call hermes_task, sync, proxied to the fake agent (hermes-mcp's side only) | $cg_task |"
+    else
+        echo "Not run (BENCH_CALLGRIND=0)."
+    fi
     echo
     echo "## Footprint"
     echo
     echo "| | hermes-mcp | SDK server (Node) | nginx worker |"
     echo "|---|---:|---:|---:|"
     echo "| RSS idle after start | $(num "$hermes_rss_idle" 1 1024) MiB | $(num "$sdk_rss_idle" 1 1024) MiB | |"
+    echo "| of which private (not shared with other processes) / anonymous | $(num "$hermes_private_idle" 1 1024) / $(num "$hermes_anon_idle" 1 1024) MiB | | |"
+    echo "| PSS idle (shared pages divided among their users) | $(num "$hermes_pss_idle" 1 1024) MiB | | |"
     echo "| RSS after the loads (idle again) | $(num "$hermes_rss_after" 1 1024) MiB | $(num "$sdk_rss_after" 1 1024) MiB | $(num "$nginx_rss" 1 1024) MiB |"
+    echo "| threads | $hermes_threads | | |"
     echo "| binary size (as built, -O2 -g) | $(num "$(stat -c %s "$hermes")" 0 1024) KiB | | |"
     echo "| binary size (stripped) | $(num "$(stat -c %s "$run/hermes-mcp.stripped")" 0 1024) KiB | | |"
-    echo "| start to \`listening\` line, median of $starts | $(echo "${start_ms[*]}" | median) ms | | |"
+    echo "| start to \`listening\` line, median of $starts | $start_med ms | | |"
     echo
-    echo "Starts (ms): ${start_ms[*]}."
+    echo "Starts (ms): ${start_ms[*]}. For scale: a C program that does nothing but link Debian's libcurl"
+    echo "(and so its ~40 libraries: OpenSSL, GnuTLS, Kerberos, LDAP, SSH, ...) has an RSS of"
+    echo "$(num "$empty_rss" 1 1024) MiB; most of hermes-mcp's RSS is those libraries' pages, shared and clean."
 } > "$out.tmp"
 
-# ---------- 5. plot (optional) ----------
-rm -f "$root/bench/tools-list.png"
-case " $loads " in *" tools_list "*)
-    if command -v gnuplot >/dev/null; then
-        for c in $conns; do
-            echo "$c $(med tools_list "$c" hermes 5) $(med tools_list "$c" sdk 5) $(med tools_list "$c" nginx 5)"
-        done | sed 's/ - / 0 /g; s/ -$/ 0/' > "$run/tools-list.dat"
-        gnuplot <<EOF && printf '\n![tools/list requests/s per connection count](tools-list.png)\n' >> "$out.tmp"
-set terminal pngcairo size 800,480
-set output "$root/bench/tools-list.png"
-set title "tools/list: requests/s by connections (median of $runs × ${seconds} s)"
+# ---------- 7. plots ----------
+rm -f "$root"/bench/plot-*.png
+for load in $loads; do
+    ss=$(servers_for "$load")
+    for c in $conns; do
+        printf '%s' "$c"
+        for s in $ss; do printf ' %s' "$(rv "$load" "$c" "$s")"; done
+        for s in $ss; do printf ' %s %s' "$(lv "$load" "$c" "$s" 6)" "$(lv "$load" "$c" "$s" 7)"; done
+        echo
+    done > "$run/plot-$load.dat"
+    k=0; bars=""; lines=""
+    for s in $ss; do
+        k=$((k + 1))
+        bars+="${bars:+, }'$run/plot-$load.dat' using $((k + 1))$( [ $k = 1 ] && echo ':xtic(1)') title '$(label "$s")' lc $k"
+        n=$(echo $ss | wc -w)
+        lines+="${lines:+, }'$run/plot-$load.dat' using 0:$((n + 2 * k)):xtic(1) with linespoints lc $k dt 1 pt 7 title '$(label "$s") p50'"
+        lines+=", '$run/plot-$load.dat' using 0:$((n + 2 * k + 1)) with linespoints lc $k dt 2 pt 6 title '$(label "$s") p99'"
+    done
+    gnuplot <<EOF || log "gnuplot failed for $load"
+set terminal pngcairo size 1200,460 font ",10"
+set output "$root/bench/plot-$load.png"
+set datafile missing "-"
+set multiplot layout 1,2 title "$(title "$load") — median of $runs × ${seconds} s"
+set title "throughput"
 set style data histogram
 set style histogram clustered gap 1
 set style fill solid 0.8 border -1
 set ylabel "requests/s"
 set xlabel "connections"
-set key top left
+set key below horizontal font ",9"
 set yrange [0:*]
-plot "$run/tools-list.dat" using 2:xtic(1) title "hermes-mcp", '' using 3 title "SDK server", '' using 4 title "nginx (ceiling)"
+plot $bars
+set title "latency (solid p50, dashed p99)"
+set style data linespoints
+set style fill empty
+set logscale y
+set yrange [*:*]
+set ylabel "ms (log scale)"
+set offsets 0.3, 0.3, 0, 0
+plot $lines
+unset multiplot
 EOF
-    fi ;;
-esac
+done
 mv "$out.tmp" "$out"
-log "wrote bench/RESULTS.md (raw runs: $results, wrk logs: $run/)"
+log "wrote bench/RESULTS.md and bench/plot-*.png (raw runs: $results, wrk logs: $run/)"

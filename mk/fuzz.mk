@@ -8,7 +8,7 @@
 FUZZ_CC      ?= clang
 FUZZ_SECONDS ?= 10
 FUZZ_BUILD   := build/fuzz
-FUZZ_TARGETS := jrpc dotenv hdr sse registry taskpath contract
+FUZZ_TARGETS := jrpc dotenv hdr sse registry taskpath contract chatchunk
 FUZZ_SAN     := -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all \
                 -fno-omit-frame-pointer -g -O1
 FUZZ_BINS    := $(addprefix $(FUZZ_BUILD)/fuzz_,$(FUZZ_TARGETS))
@@ -22,6 +22,7 @@ FUZZ_SRC_sse      := src/sse.c src/buf.c src/mem.c
 FUZZ_SRC_registry := src/registry.c src/mem.c src/utf8.c
 FUZZ_SRC_taskpath := src/taskpath.c
 FUZZ_SRC_contract := src/contract.c src/buf.c src/mem.c src/utf8.c
+FUZZ_SRC_chatchunk := src/chatchunk.c src/buf.c src/mem.c
 FUZZ_LIB_jrpc     := $(shell pkg-config --libs jansson)
 FUZZ_LIB_dotenv   := $(FUZZ_LIB_jrpc)
 FUZZ_LIB_hdr      :=
@@ -29,6 +30,7 @@ FUZZ_LIB_sse      :=
 FUZZ_LIB_registry := $(shell pkg-config --libs yaml-0.1 jansson)
 FUZZ_LIB_taskpath :=
 FUZZ_LIB_contract := $(FUZZ_LIB_jrpc)
+FUZZ_LIB_chatchunk := $(FUZZ_LIB_jrpc)
 
 .PHONY: fuzz fuzz-build
 fuzz-build: $(FUZZ_BINS)

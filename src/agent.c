@@ -1,7 +1,12 @@
-/* agent.c — libcurl multi in our epoll loop (the pattern of curl's ephiperfifo example). */
+/* agent.c — libcurl multi in our epoll loop (the pattern of curl's ephiperfifo example).
+ *
+ * At most HOST_ACTIVE transfers run per agent origin; the others wait in our own queue, holding
+ * only their options. A curl handle costs ~20 KiB (it allocates its receive buffer before it
+ * even waits for a connection), which thousands of waiting calls should not pay. */
 #include "agent.h"
 
 #include <curl/curl.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -13,21 +18,41 @@
 #include "loop.h"
 #include "mem.h"
 #include "metrics.h"
+#include "strmap.h"
+
+#define HOST_ACTIVE 64 /* transfers at once per agent origin (scheme://host:port) */
+
+/* One agent origin: its running transfers and the ones waiting for a slot. */
+struct host {
+    unsigned active;
+    struct agent_req *head, *tail;
+};
 
 struct agent_client {
     struct loop *loop;
     CURLM *multi;
     struct loop_timer *timer;
-    struct agent_req *reqs; /* live transfers */
+    struct loop_timer *kick; /* starts waiting transfers outside curl's callbacks */
+    struct agent_req *reqs;  /* every request, running or waiting */
     unsigned n;
     struct metric *requests, *duration;
+    struct strmap *hosts; /* origin -> struct host */
 };
 
 struct agent_req {
     struct agent_client *c;
-    CURL *easy;
+    CURL *easy; /* NULL while waiting for a slot */
+    struct host *host;
+    struct agent_req *qnext; /* in the host's waiting queue */
+    /* what the transfer needs once it starts */
+    char *url;
+    bool post;
+    long connect_timeout_ms;
+    unsigned deadline_ms;
+    uint64_t queued_at;
     struct curl_slist *headers;
     char *body;
+    size_t body_len;
     struct buf resp;
     agent_data_cb *on_data;
     agent_done_cb *on_done;
@@ -181,12 +206,30 @@ static size_t header_cb(char *p, size_t size, size_t nmemb, void *userp)
     return n;
 }
 
+static void kick(struct agent_client *c);
+
 static void req_free(struct agent_req *r)
 {
     struct agent_client *c = r->c;
-    curl_multi_remove_handle(c->multi, r->easy);
-    curl_easy_cleanup(r->easy);
+    struct host *h = r->host;
+    if (r->easy) {
+        curl_multi_remove_handle(c->multi, r->easy);
+        curl_easy_cleanup(r->easy);
+        h->active--;
+        if (h->head)
+            kick(c); /* a slot is free */
+    } else {
+        for (struct agent_req **pp = &h->head; *pp; pp = &(*pp)->qnext)
+            if (*pp == r) {
+                *pp = r->qnext;
+                break;
+            }
+        h->tail = NULL;
+        for (struct agent_req *t = h->head; t; t = t->qnext)
+            h->tail = t;
+    }
     curl_slist_free_all(r->headers);
+    free(r->url);
     free(r->body);
     buf_cleanup(&r->resp);
     if (r->prev)
@@ -197,6 +240,20 @@ static void req_free(struct agent_req *r)
         r->next->prev = r->prev;
     c->n--;
     free(r);
+}
+
+/* Reports a request that never got to run. */
+static void fail_unstarted(struct agent_req *r, bool timed_out, const char *why)
+{
+    count(r, timed_out ? "timeout" : "unreachable", -1);
+    struct agent_result res = {.timed_out = timed_out, .failed = !timed_out, .error = why,
+                               .body = ""};
+    agent_done_cb *cb = r->on_done;
+    void *arg = r->arg;
+    r->on_done = NULL;
+    if (cb)
+        cb(r, &res, arg);
+    req_free(r);
 }
 
 static void check_done(struct agent_client *c)
@@ -257,7 +314,8 @@ struct agent_client *agent_client_new(struct loop *l)
     curl_multi_setopt(c->multi, CURLMOPT_SOCKETDATA, c);
     curl_multi_setopt(c->multi, CURLMOPT_TIMERFUNCTION, timer_cb);
     curl_multi_setopt(c->multi, CURLMOPT_TIMERDATA, c);
-    curl_multi_setopt(c->multi, CURLMOPT_MAX_HOST_CONNECTIONS, 64L);
+    curl_multi_setopt(c->multi, CURLMOPT_MAX_HOST_CONNECTIONS, (long)HOST_ACTIVE);
+    c->hosts = strmap_new();
     return c;
 }
 
@@ -268,31 +326,44 @@ void agent_client_free(struct agent_client *c)
     while (c->reqs)
         agent_cancel(c->reqs);
     loop_timer_cancel(c->timer);
+    loop_timer_cancel(c->kick);
     curl_multi_cleanup(c->multi);
     metric_free(c->requests);
     metric_free(c->duration);
+    size_t n;
+    void **v = strmap_values(c->hosts, &n);
+    for (size_t i = 0; i < n; i++)
+        free(v[i]);
+    free(v);
+    strmap_free(c->hosts);
     free(c);
 }
 
-struct agent_req *agent_request(struct agent_client *c, const struct agent_opts *o)
+/* The part of url that names the server: scheme://authority. */
+static void origin_of(const char *url, char *out, size_t outlen)
 {
-    struct agent_req *r = xcalloc(1, sizeof *r);
-    char h[512];
+    const char *p = strstr(url, "://");
+    p = p ? p + 3 : url;
+    size_t n = (size_t)(p - url) + strcspn(p, "/?#");
+    snprintf(out, outlen, "%.*s", (int)n, url);
+}
 
-    r->c = c;
-    r->easy = curl_easy_init();
-    r->on_data = o->on_data;
-    r->on_done = o->on_done;
-    r->arg = o->arg;
-    snprintf(r->label, sizeof r->label, "%s", o->label ? o->label : "");
-    snprintf(r->endpoint, sizeof r->endpoint, "%s", o->endpoint ? o->endpoint : "");
-    buf_init(&r->resp, o->max_response);
-    if (r->easy == NULL) {
-        free(r);
-        return NULL;
+/* Creates the curl handle and hands it to the multi; false if curl refused. */
+static bool start(struct agent_req *r)
+{
+    struct agent_client *c = r->c;
+    long deadline = 0;
+    if (r->deadline_ms) {
+        /* The deadline covers the time spent waiting for a slot, as curl's own would. */
+        uint64_t waited = loop_now(c->loop) - r->queued_at;
+        if (waited >= r->deadline_ms)
+            return false;
+        deadline = (long)(r->deadline_ms - waited);
     }
-    CURL *e = r->easy;
-    curl_easy_setopt(e, CURLOPT_URL, o->url);
+    CURL *e = curl_easy_init();
+    if (e == NULL)
+        return false;
+    curl_easy_setopt(e, CURLOPT_URL, r->url);
     curl_easy_setopt(e, CURLOPT_PRIVATE, r);
     curl_easy_setopt(e, CURLOPT_NOSIGNAL, 1L);
     curl_easy_setopt(e, CURLOPT_PROTOCOLS_STR, "http,https");
@@ -301,9 +372,72 @@ struct agent_req *agent_request(struct agent_client *c, const struct agent_opts 
     curl_easy_setopt(e, CURLOPT_WRITEDATA, r);
     curl_easy_setopt(e, CURLOPT_HEADERFUNCTION, header_cb);
     curl_easy_setopt(e, CURLOPT_HEADERDATA, r);
-    curl_easy_setopt(e, CURLOPT_CONNECTTIMEOUT_MS, (long)(o->connect_timeout_ms ? o->connect_timeout_ms : 5000));
-    if (o->deadline_ms)
-        curl_easy_setopt(e, CURLOPT_TIMEOUT_MS, (long)o->deadline_ms);
+    curl_easy_setopt(e, CURLOPT_CONNECTTIMEOUT_MS, r->connect_timeout_ms);
+    if (deadline)
+        curl_easy_setopt(e, CURLOPT_TIMEOUT_MS, deadline);
+    if (r->post) {
+        curl_easy_setopt(e, CURLOPT_POST, 1L);
+        curl_easy_setopt(e, CURLOPT_POSTFIELDS, r->body);
+        curl_easy_setopt(e, CURLOPT_POSTFIELDSIZE, (long)r->body_len);
+    }
+    curl_easy_setopt(e, CURLOPT_HTTPHEADER, r->headers);
+    if (curl_multi_add_handle(c->multi, e) != CURLM_OK) {
+        curl_easy_cleanup(e);
+        return false;
+    }
+    r->easy = e;
+    r->host->active++;
+    return true;
+}
+
+/* Starts waiting requests while their origin has free slots. */
+static void start_waiting(struct loop *l, void *arg)
+{
+    struct agent_client *c = arg;
+    (void)l;
+    c->kick = NULL;
+    size_t n;
+    void **v = strmap_values(c->hosts, &n);
+    for (size_t i = 0; i < n; i++) {
+        struct host *h = v[i];
+        while (h->head && h->active < HOST_ACTIVE) {
+            struct agent_req *r = h->head;
+            h->head = r->qnext;
+            if (h->head == NULL)
+                h->tail = NULL;
+            r->qnext = NULL;
+            if (!start(r)) {
+                bool late = r->deadline_ms && loop_now(c->loop) - r->queued_at >= r->deadline_ms;
+                fail_unstarted(r, late, late ? "the deadline passed while waiting for a slot"
+                                             : "could not start the transfer");
+            }
+        }
+    }
+    free(v);
+}
+
+static void kick(struct agent_client *c)
+{
+    if (c->kick == NULL)
+        c->kick = loop_timer_add(c->loop, 0, start_waiting, c);
+}
+
+struct agent_req *agent_request(struct agent_client *c, const struct agent_opts *o)
+{
+    struct agent_req *r = xcalloc(1, sizeof *r);
+    char h[512], origin[300];
+
+    r->c = c;
+    r->on_data = o->on_data;
+    r->on_done = o->on_done;
+    r->arg = o->arg;
+    r->url = xstrdup(o->url);
+    r->connect_timeout_ms = (long)(o->connect_timeout_ms ? o->connect_timeout_ms : 5000);
+    r->deadline_ms = o->deadline_ms;
+    r->queued_at = loop_now(c->loop);
+    snprintf(r->label, sizeof r->label, "%s", o->label ? o->label : "");
+    snprintf(r->endpoint, sizeof r->endpoint, "%s", o->endpoint ? o->endpoint : "");
+    buf_init(&r->resp, o->max_response);
     if (o->key) {
         snprintf(h, sizeof h, "Authorization: Bearer %s", o->key);
         r->headers = curl_slist_append(r->headers, h);
@@ -321,23 +455,35 @@ struct agent_req *agent_request(struct agent_client *c, const struct agent_opts 
                                                              : "Accept: application/json");
     r->headers = curl_slist_append(r->headers, "Expect:");
     if (strcmp(o->method, "POST") == 0) {
+        r->post = true;
         r->body = xstrndup(o->body ? o->body : "", o->body ? o->body_len : 0);
+        r->body_len = o->body ? o->body_len : 0;
         r->headers = curl_slist_append(r->headers, "Content-Type: application/json");
-        curl_easy_setopt(e, CURLOPT_POST, 1L);
-        curl_easy_setopt(e, CURLOPT_POSTFIELDS, r->body);
-        curl_easy_setopt(e, CURLOPT_POSTFIELDSIZE, (long)(o->body ? o->body_len : 0));
     }
-    curl_easy_setopt(e, CURLOPT_HTTPHEADER, r->headers);
+    origin_of(o->url, origin, sizeof origin);
+    r->host = strmap_get(c->hosts, origin);
+    if (r->host == NULL) {
+        r->host = xcalloc(1, sizeof *r->host);
+        strmap_put(c->hosts, origin, r->host);
+    }
     r->next = c->reqs;
     if (c->reqs)
         c->reqs->prev = r;
     c->reqs = r;
     c->n++;
-    if (curl_multi_add_handle(c->multi, e) != CURLM_OK) {
-        r->on_done = NULL;
-        req_free(r);
-        return NULL;
+    if (r->host->active < HOST_ACTIVE && r->host->head == NULL) {
+        if (!start(r)) {
+            r->on_done = NULL;
+            req_free(r);
+            return NULL;
+        }
+        return r;
     }
+    if (r->host->tail)
+        r->host->tail->qnext = r;
+    else
+        r->host->head = r;
+    r->host->tail = r;
     return r;
 }
 

@@ -20,6 +20,7 @@
 #include "agent.h"
 #include "agentcfg.h"
 #include "buf.h"
+#include "chatchunk.h"
 #include "config.h"
 #include "contract.h"
 #include "crypto.h"
@@ -109,6 +110,11 @@ struct bridge {
     off_t registry_size;
     ino_t registry_ino;
     struct loop_timer *probe_timer;
+    struct buf chunk; /* scratch for chatchunk_scan */
+    unsigned contract_gen;       /* bumped on every contract reload */
+    char *contract_json;         /* the contract as a JSON string, for request bodies */
+    const char *contract_json_of; /* ... of this text, */
+    unsigned contract_json_gen;   /* ... at this generation */
 };
 
 static void job_free(struct job *j);
@@ -127,28 +133,114 @@ static json_t *iso_now(void)
     return json_string(s);
 }
 
+static json_t *tool_error_va(const char *code, unsigned retry_after, const char *fmt,
+                             va_list ap) __attribute__((format(printf, 3, 0)));
+
+/* A tool error result: {error, message[, retry_after]} with isError true. */
+static json_t *tool_error_va(const char *code, unsigned retry_after, const char *fmt, va_list ap)
+{
+    char msg[512];
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    utf8_clean(msg);
+    json_t *sc = json_pack("{s:s, s:s}", "error", code, "message", msg);
+    if (retry_after)
+        json_object_set_new(sc, "retry_after", json_integer(retry_after));
+    char *text = json_dumps(sc, JSON_COMPACT);
+    json_t *r = json_pack("{s:[{s:s, s:s}], s:o, s:b}", "content", "type", "text", "text", text,
+                          "structuredContent", sc, "isError", 1);
+    free(text);
+    return r;
+}
+
+static json_t *tool_error_json(const char *code, unsigned retry_after, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+static json_t *tool_error_json(const char *code, unsigned retry_after, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    json_t *r = tool_error_va(code, retry_after, fmt, ap);
+    va_end(ap);
+    return r;
+}
+
 static void tool_error(struct mcp_call *c, const char *code, unsigned retry_after,
                        const char *fmt, ...) __attribute__((format(printf, 4, 5)));
 
 static void tool_error(struct mcp_call *c, const char *code, unsigned retry_after,
                        const char *fmt, ...)
 {
-    char msg[512];
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(msg, sizeof msg, fmt, ap);
+    mcp_call_result_take(c, tool_error_va(code, retry_after, fmt, ap));
     va_end(ap);
-    utf8_clean(msg);
-    if (retry_after == 0) {
-        mcp_call_tool_error(c, code, "%s", msg);
+}
+
+/* ---------- answers that wait for the task directory ---------- */
+
+/* A call's answer held back until the task directory operation queued before it is durable:
+ * a client that got an answer can rely on what is on disk. */
+struct held {
+    struct mcp_call *call; /* NULL once the call went away */
+    json_t *result;        /* the tools/call result to send */
+};
+
+static void held_cancelled(struct mcp_call *c, void *arg)
+{
+    struct held *h = arg;
+    (void)c;
+    h->call = NULL;
+}
+
+static void held_stored(enum tasks_rc rc, void *arg)
+{
+    struct held *h = arg;
+    json_t *res = h->result;
+    if (h->call == NULL) {
+        json_decref(res);
+        free(h);
         return;
     }
-    json_t *sc = json_pack("{s:s, s:s, s:i}", "error", code, "message", msg, "retry_after",
-                           (int)retry_after);
-    char *text = json_dumps(sc, JSON_COMPACT);
-    mcp_call_result_take(c, json_pack("{s:[{s:s, s:s}], s:o, s:b}", "content", "type", "text",
-                                      "text", text, "structuredContent", sc, "isError", 1));
-    free(text);
+    mcp_call_on_cancel(h->call, NULL, NULL);
+    if (rc != TASKS_OK && !json_is_true(json_object_get(res, "isError"))) {
+        json_decref(res); /* the outcome is not durable: do not report it as one */
+        res = tool_error_json("upstream_error", 0,
+                              "the result could not be stored in the task directory");
+    }
+    mcp_call_result_take(h->call, res);
+    free(h);
+}
+
+/* Takes result; NULL when there is no call to answer. */
+static struct held *hold(struct mcp_call *c, json_t *result)
+{
+    if (c == NULL) {
+        json_decref(result);
+        return NULL;
+    }
+    struct held *h = xcalloc(1, sizeof *h);
+    h->call = c;
+    h->result = result;
+    mcp_call_on_cancel(c, held_cancelled, h);
+    return h;
+}
+
+/* Queues json as the task's file name; c (if any) gets result once that is durable. */
+static void store_then_answer(struct bridge *b, const char *id, const char *name, json_t *json,
+                              struct mcp_call *c, json_t *result)
+{
+    struct held *h = hold(c, result);
+    if (tasks_write(b->tasks, id, name, json, h ? held_stored : NULL, h) != TASKS_OK && h)
+        held_stored(TASKS_INVALID, h);
+}
+
+/* Queues removing the task's file name; c (if any) gets result once it is gone. */
+static void remove_then_answer(struct bridge *b, const char *id, const char *name,
+                               struct mcp_call *c, json_t *result)
+{
+    struct held *h = hold(c, result);
+    if (tasks_remove(b->tasks, id, name, h ? held_stored : NULL, h) != TASKS_OK && h)
+        held_stored(TASKS_INVALID, h);
 }
 
 static struct agentdef *find_agent(struct bridge *b, const char *name)
@@ -165,40 +257,41 @@ static char *agent_url(const struct agentdef *a, const char *path)
 }
 
 /* Maps an agent answer that is not a success to a tool error (never echoing its body). */
-static void upstream_fail(struct bridge *b, struct mcp_call *c, const struct agentdef *a,
-                          const struct agent_result *res, const char *what)
+static json_t *upstream_error(const struct agentdef *a, const struct agent_result *res,
+                              const char *what)
 {
-    (void)b;
-    if (res->timed_out) {
-        tool_error(c, "upstream_timeout", 0, "the agent did not answer in time (%s)", what);
-        return;
-    }
-    if (res->too_big) {
-        tool_error(c, "upstream_error", 0, "the agent's answer was larger than the cap (%s)",
-                   what);
-        return;
-    }
+    if (res->timed_out)
+        return tool_error_json("upstream_timeout", 0, "the agent did not answer in time (%s)",
+                               what);
+    if (res->too_big)
+        return tool_error_json("upstream_error", 0,
+                               "the agent's answer was larger than the cap (%s)", what);
     if (res->failed || res->status == 0) {
         log_warn("agent %s unreachable (%s): %s", a->name, what, res->error ? res->error : "?");
-        tool_error(c, "upstream_error", 0, "the agent '%s' could not be reached", a->name);
-        return;
+        return tool_error_json("upstream_error", 0, "the agent '%s' could not be reached",
+                               a->name);
     }
     log_debug("agent %s answered %ld to %s: %.300s", a->name, res->status, what, res->body);
     if (res->status == 401) {
         log_error("agent %s rejected our API key (401); check its key (API_SERVER_KEY in "
                   "HERMES_ENV_PATH, or key_env/key_file in the registry)",
                   a->name);
-        tool_error(c, "upstream_auth", 0, "the agent '%s' rejected the bridge's credentials",
-                   a->name);
-    } else if (res->status == 429 || res->status == 503) {
-        tool_error(c, "busy", res->retry_after ? res->retry_after : 1,
-                   "the agent '%s' is busy; retry later", a->name);
-    } else if (res->status == 404 && strstr(res->body, "run_not_found")) {
-        tool_error(c, "not_found", 0, "the agent does not know this run");
-    } else {
-        tool_error(c, "upstream_error", 0, "the agent '%s' answered with HTTP %ld", a->name,
-                   res->status);
+        return tool_error_json("upstream_auth", 0,
+                               "the agent '%s' rejected the bridge's credentials", a->name);
     }
+    if (res->status == 429 || res->status == 503)
+        return tool_error_json("busy", res->retry_after ? res->retry_after : 1,
+                               "the agent '%s' is busy; retry later", a->name);
+    if (res->status == 404 && strstr(res->body, "run_not_found"))
+        return tool_error_json("not_found", 0, "the agent does not know this run");
+    return tool_error_json("upstream_error", 0, "the agent '%s' answered with HTTP %ld", a->name,
+                           res->status);
+}
+
+static void upstream_fail(struct mcp_call *c, const struct agentdef *a,
+                          const struct agent_result *res, const char *what)
+{
+    mcp_call_result_take(c, upstream_error(a, res, what));
 }
 
 /* ---------- agents (the synthetic default from HERMES_ENV_PATH) ---------- */
@@ -452,6 +545,7 @@ static const char *contract_text(struct bridge *b)
     }
     free(b->contract);
     b->contract = text;
+    b->contract_gen++;
     b->contract_mtime = st.st_mtim;
     b->contract_size = st.st_size;
     log_info("contract loaded from %s", path);
@@ -580,8 +674,9 @@ static json_t *result_public(json_t *r)
     return o;
 }
 
+/* Queues result.json; c (if any) gets answer once it is durable. */
 static void write_result(struct bridge *b, const char *id, const char *agent, json_t *parsed,
-                         const char *run_id)
+                         const char *run_id, struct mcp_call *c, json_t *answer)
 {
     json_t *r = json_pack("{s:s, s:O, s:O, s:O, s:O, s:s, s:o}", "id", id, "status",
                           json_object_get(parsed, "status"), "summary",
@@ -595,17 +690,17 @@ static void write_result(struct bridge *b, const char *id, const char *agent, js
         json_object_set(r, "error", json_object_get(parsed, "error"));
     if (run_id && *run_id)
         json_object_set_new(r, "run_id", json_string(run_id));
-    if (tasks_write(b->tasks, id, "result.json", r) != TASKS_OK)
-        log_error("task %s: result.json could not be written", id);
+    store_then_answer(b, id, "result.json", r, c, answer);
     json_decref(r);
 }
 
 static void write_status_result(struct bridge *b, const char *id, const char *agent,
-                                const char *status, const char *summary, const char *run_id)
+                                const char *status, const char *summary, const char *run_id,
+                                struct mcp_call *c, json_t *answer)
 {
     json_t *p = json_pack("{s:s, s:s, s:[], s:[]}", "status", status, "summary", summary,
                           "artifacts", "next_steps");
-    write_result(b, id, agent, p, run_id);
+    write_result(b, id, agent, p, run_id, c, answer);
     json_decref(p);
 }
 
@@ -631,6 +726,18 @@ static void sync_event(const char *event, const char *data, size_t len, const ch
     }
     if (len == 6 && memcmp(data, "[DONE]", 6) == 0) {
         j->done_stream = true;
+        return;
+    }
+    struct chatchunk cc;
+    if (chatchunk_scan(data, len, &j->b->chunk, &cc)) { /* the common case, without jansson */
+        if (cc.has_content && !buf_append(&j->answer, j->b->chunk.data, j->b->chunk.len)) {
+            free(j->stream_error);
+            j->stream_error = xstrdup("the answer was larger than the cap");
+        }
+        if (cc.finish_error) {
+            free(j->stream_error);
+            j->stream_error = xstrdup("the agent reported an error");
+        }
         return;
     }
     json_t *chunk = json_loadb(data, len, 0, NULL);
@@ -670,24 +777,27 @@ static void sync_done(struct agent_req *r, const struct agent_result *res, void 
 
     j->req = NULL;
     j->call = NULL;
+    /* Every answer below goes out once what it reports is on disk. */
     if (res->timed_out && res->status == 200) {
         /* The agent took longer than HERMES_TIMEOUT_S; closing the stream interrupted it. */
         write_status_result(b, j->id, j->agent, "failed", "the agent did not finish in time",
-                            NULL);
-        tool_error(c, "upstream_timeout", 0, "the agent did not finish in time");
+                            NULL, c,
+                            tool_error_json("upstream_timeout", 0,
+                                            "the agent did not finish in time"));
         job_free(j);
         return;
     }
     if (res->status != 200) {
-        upstream_fail(b, c, a, res, "chat completion");
-        tasks_remove(b->tasks, j->id, "request.json"); /* nothing was done: a retry is free */
+        /* Nothing was done: a retry is free. */
+        remove_then_answer(b, j->id, "request.json", c, upstream_error(a, res, "chat completion"));
         job_free(j);
         return;
     }
     if (!j->done_stream && j->stream_error == NULL) {
         write_status_result(b, j->id, j->agent, "failed",
-                            "the agent's stream ended before it finished", NULL);
-        tool_error(c, "upstream_error", 0, "the agent's stream ended before it finished");
+                            "the agent's stream ended before it finished", NULL, c,
+                            tool_error_json("upstream_error", 0,
+                                            "the agent's stream ended before it finished"));
         job_free(j);
         return;
     }
@@ -699,15 +809,14 @@ static void sync_done(struct agent_req *r, const struct agent_result *res, void 
     } else {
         parsed = contract_parse_answer(j->answer.data ? j->answer.data : "", j->answer.len);
     }
-    write_result(b, j->id, j->agent, parsed, NULL);
     json_t *out = json_pack("{s:s, s:O, s:O, s:O, s:O}", "id", j->id, "status",
                             json_object_get(parsed, "status"), "summary",
                             json_object_get(parsed, "summary"), "artifacts",
                             json_object_get(parsed, "artifacts"), "next_steps",
                             json_object_get(parsed, "next_steps"));
+    write_result(b, j->id, j->agent, parsed, NULL, c, mcp_tool_result(out));
     json_decref(parsed);
     job_free(j);
-    mcp_call_tool_result_take(c, out);
 }
 
 /* The MCP call went away (notifications/cancelled, hang-up, deadline, shutdown). */
@@ -721,21 +830,45 @@ static void sync_cancelled(struct mcp_call *c, void *arg)
     j->req = NULL;
     if (started)
         write_status_result(j->b, j->id, j->agent, "cancelled",
-                            "cancelled by the client before the agent finished", NULL);
+                            "cancelled by the client before the agent finished", NULL, NULL,
+                            NULL);
     else
-        tasks_remove(j->b->tasks, j->id, "request.json");
+        tasks_remove(j->b->tasks, j->id, "request.json", NULL, NULL);
     log_info("task %s cancelled", j->id);
     job_free(j);
+}
+
+/* The contract as a JSON string: escaping it for every request cost more than the rest of the
+ * body; it only changes when the file does. */
+static const char *contract_json(struct bridge *b)
+{
+    const char *text = contract_text(b);
+    if (b->contract_json == NULL || b->contract_json_of != text ||
+        b->contract_json_gen != b->contract_gen) {
+        json_t *s = json_string(text);
+        free(b->contract_json);
+        b->contract_json = s ? json_dumps(s, JSON_ENCODE_ANY | JSON_COMPACT) : NULL;
+        if (b->contract_json == NULL)
+            b->contract_json = xstrdup("\"\"");
+        json_decref(s);
+        b->contract_json_of = text;
+        b->contract_json_gen = b->contract_gen;
+    }
+    return b->contract_json;
 }
 
 static void sync_start(struct job *j)
 {
     struct bridge *b = j->b;
     struct agentdef *a = find_agent(b, j->agent);
-    json_t *body = json_pack("{s:s, s:b, s:[{s:s, s:s}, {s:s, s:s}]}", "model", "hermes-agent",
-                             "stream", 1, "messages", "role", "system", "content",
-                             contract_text(b), "role", "user", "content", j->prompt);
-    char *text = json_dumps(body, JSON_COMPACT);
+    /* What json_pack + json_dumps(JSON_COMPACT) gave, byte for byte, with the contract cached. */
+    json_t *prompt = json_string(j->prompt);
+    char *user = prompt ? json_dumps(prompt, JSON_ENCODE_ANY | JSON_COMPACT) : xstrdup("\"\"");
+    json_decref(prompt);
+    char *text = xasprintf("{\"model\":\"hermes-agent\",\"stream\":true,\"messages\":[{\"role\":"
+                           "\"system\",\"content\":%s},{\"role\":\"user\",\"content\":%s}]}",
+                           contract_json(b), user);
+    free(user);
     char *url = agent_url(a, "/v1/chat/completions");
     unsigned deadline = b->cfg->agent_timeout_ms;
     struct agent_opts o = {.method = "POST", .url = url, .key = a->key,
@@ -748,7 +881,6 @@ static void sync_start(struct job *j)
     j->req = agent_request(b->http, &o);
     free(url);
     free(text);
-    json_decref(body);
     if (j->req == NULL) {
         struct mcp_call *c = j->call;
         j->call = NULL;
@@ -774,8 +906,9 @@ static bool is_terminal(const char *s)
     return false;
 }
 
-/* Writes result.json from a terminal run object. */
-static void result_from_run(struct bridge *b, const char *id, const char *agent, json_t *run)
+/* Writes result.json from a terminal run object; c (if any) gets answer once it is durable. */
+static void result_from_run(struct bridge *b, const char *id, const char *agent, json_t *run,
+                            struct mcp_call *c, json_t *answer)
 {
     const char *status = json_string_value(json_object_get(run, "status"));
     const char *run_id = json_string_value(json_object_get(run, "run_id"));
@@ -792,7 +925,7 @@ static void result_from_run(struct bridge *b, const char *id, const char *agent,
         if (msg)
             json_object_set_new(parsed, "error", json_string(msg));
     }
-    write_result(b, id, agent, parsed, run_id);
+    write_result(b, id, agent, parsed, run_id, c, answer);
     json_decref(parsed);
 }
 
@@ -806,7 +939,7 @@ static void follow_done(struct agent_req *r, const struct agent_result *res, voi
         json_t *run = json_loadb(res->body, res->body_len, 0, NULL);
         const char *st = json_string_value(json_object_get(run, "status"));
         if (is_terminal(st)) {
-            result_from_run(b, j->id, j->agent, run);
+            result_from_run(b, j->id, j->agent, run, NULL, NULL);
             log_info("task %s: run %s ended %s", j->id, j->run_id, st);
             json_decref(run);
             job_free(j);
@@ -816,7 +949,7 @@ static void follow_done(struct agent_req *r, const struct agent_result *res, voi
     } else if (res->status == 404) {
         write_status_result(b, j->id, j->agent, "interrupted",
                             "the agent no longer knows this run (restarted or expired)",
-                            j->run_id);
+                            j->run_id, NULL, NULL);
         job_free(j);
         return;
     } else if (res->status == 401) {
@@ -870,11 +1003,11 @@ static void submit_done(struct agent_req *r, const struct agent_result *res, voi
     json_t *body = res->status == 202 ? json_loadb(res->body, res->body_len, 0, NULL) : NULL;
     const char *run_id = json_string_value(json_object_get(body, "run_id"));
     if (run_id == NULL || strlen(run_id) >= sizeof j->run_id) {
-        if (res->status == 202)
-            tool_error(c, "upstream_error", 0, "the agent accepted the run without a run id");
-        else
-            upstream_fail(b, c, a, res, "run submission");
-        tasks_remove(b->tasks, j->id, "request.json");
+        json_t *err = res->status == 202
+                          ? tool_error_json("upstream_error", 0,
+                                            "the agent accepted the run without a run id")
+                          : upstream_error(a, res, "run submission");
+        remove_then_answer(b, j->id, "request.json", c, err);
         json_decref(body);
         job_free(j);
         return;
@@ -883,15 +1016,17 @@ static void submit_done(struct agent_req *r, const struct agent_result *res, voi
     json_t *run = json_pack("{s:s, s:s, s:s, s:s, s:s, s:o}", "run_id", run_id, "session_id",
                             j->session_id, "task_id", j->id, "agent", j->agent,
                             "agent_base_url", a->base_url, "created_at", iso_now());
-    tasks_write(b->tasks, j->id, "run.json", run);
+    /* The answer waits for run.json: after a restart the run is followed from it. */
+    store_then_answer(b, j->id, "run.json", run, c,
+                      mcp_tool_result(json_pack("{s:s, s:s, s:s, s:s, s:[], s:[]}", "id", j->id,
+                                                "status", "accepted", "run_id", j->run_id,
+                                                "summary",
+                                                "accepted; follow it with hermes_status or read "
+                                                "it with hermes_result when done",
+                                                "artifacts", "next_steps")));
     json_decref(run);
-    strmap_put(b->runs, run_id, xstrdup(j->id));
+    free(strmap_put(b->runs, run_id, xstrdup(j->id)));
     json_decref(body);
-    mcp_call_tool_result_take(c, json_pack("{s:s, s:s, s:s, s:s, s:[], s:[]}", "id", j->id,
-                                           "status", "accepted", "run_id", j->run_id, "summary",
-                                           "accepted; follow it with hermes_status or read it "
-                                           "with hermes_result when done",
-                                           "artifacts", "next_steps"));
     /* The run is followed by the bridge itself from here, and the session is free again. */
     char agent[65], id[129], rid[128];
     snprintf(agent, sizeof agent, "%s", j->agent);
@@ -906,7 +1041,7 @@ static void submit_cancelled(struct mcp_call *c, void *arg)
     struct job *j = arg;
     (void)c;
     j->call = NULL;
-    tasks_remove(j->b->tasks, j->id, "request.json");
+    tasks_remove(j->b->tasks, j->id, "request.json", NULL, NULL);
     job_free(j);
 }
 
@@ -1096,10 +1231,21 @@ static void hermes_task(struct mcp_call *c, json_t *args, void *arg)
         id = idbuf;
     }
     fingerprint(args, a->name, fp);
+    if (tasks_pending(b->tasks, id)) { /* its files are still being written */
+        tool_error(c, "busy", 1, "task '%s' is still in progress", id);
+        return;
+    }
 
     /* A task id names one unit of work: the same request again is a retry. */
     json_t *prev = NULL;
-    if (tasks_read(b->tasks, id, "request.json", 64 * 1024, &prev) == TASKS_OK) {
+    enum tasks_rc prc = tasks_read(b->tasks, id, "request.json", 64 * 1024, &prev);
+    if (prc != TASKS_OK && prc != TASKS_NOT_FOUND) {
+        /* Not a task directory (a plain file, say), or a request.json we cannot read. */
+        tool_error(c, "invalid_arguments", 0, "task id '%s' cannot be used: its entry in the "
+                   "task directory is not a readable task", id);
+        return;
+    }
+    if (prc == TASKS_OK) {
         const char *pa = json_string_value(json_object_get(prev, "agent"));
         const char *pf = json_string_value(json_object_get(prev, "fingerprint"));
         if (pa && strcmp(pa, a->name) != 0) {
@@ -1139,7 +1285,9 @@ static void hermes_task(struct mcp_call *c, json_t *args, void *arg)
     }
     json_t *req = json_pack("{s:s, s:s, s:s, s:s?, s:s, s:o}", "id", id, "agent", a->name, "mode",
                             mode, "session", session, "fingerprint", fp, "created_at", iso_now());
-    enum tasks_rc wrc = tasks_write(b->tasks, id, "request.json", req);
+    /* Not waited for: the agent starts at once. The writer keeps the order, so request.json is
+     * durable before any later file of this task (the answer waits for those). */
+    enum tasks_rc wrc = tasks_write(b->tasks, id, "request.json", req, NULL, NULL);
     json_decref(req);
     if (wrc != TASKS_OK) {
         tool_error(c, "upstream_error", 0, "the task directory could not be written");
@@ -1156,10 +1304,10 @@ static void hermes_task(struct mcp_call *c, json_t *args, void *arg)
     if (!job_enqueue(j, session)) {
         j->call = NULL;
         mcp_call_on_cancel(c, NULL, NULL);
-        tasks_remove(b->tasks, id, "request.json");
+        remove_then_answer(b, id, "request.json", c,
+                           tool_error_json("busy", 5, "session '%s' already has %d calls waiting",
+                                           session, SESSION_QUEUE_MAX));
         job_free(j);
-        tool_error(c, "busy", 5, "session '%s' already has %d calls waiting", session,
-                   SESSION_QUEUE_MAX);
     }
 }
 
@@ -1182,7 +1330,7 @@ static void hermes_result(struct mcp_call *c, json_t *args, void *arg)
         json_decref(res);
         return;
     case TASKS_NOT_FOUND:
-        if (strmap_get(b->jobs, id) || tasks_exists(b->tasks, id))
+        if (strmap_get(b->jobs, id) || tasks_pending(b->tasks, id) || tasks_exists(b->tasks, id))
             tool_error(c, "not_found", 0, "task '%s' has no result yet; it is still running", id);
         else
             tool_error(c, "not_found", 0, "no task with id '%s'", id);
@@ -1317,19 +1465,19 @@ static void status_done(struct agent_req *r, const struct agent_result *res, voi
     if (res->status == 200) {
         json_t *run = json_loadb(res->body, res->body_len, 0, NULL);
         const char *st = json_string_value(json_object_get(run, "status"));
-        if (is_terminal(st) && !have_result && s->task_id[0]) {
-            result_from_run(b, s->task_id, s->agent, run);
-            have_result = true;
-        }
+        bool store = is_terminal(st) && !have_result && s->task_id[0];
         json_t *out = json_pack("{s:s, s:s?, s:O?, s:O?, s:O?, s:O?, s:s, s:s?, s:b}", "run_id",
                                 s->run_id, "status", st, "output", json_object_get(run, "output"),
                                 "error", json_object_get(run, "error"), "created_at",
                                 json_object_get(run, "created_at"), "updated_at",
                                 json_object_get(run, "updated_at"), "agent", s->agent,
                                 "task_id", s->task_id[0] ? s->task_id : NULL, "result_updated",
-                                have_result);
+                                have_result || store);
+        if (store) /* answered once the result it reports as updated is durable */
+            result_from_run(b, s->task_id, s->agent, run, c, mcp_tool_result(out));
+        else
+            mcp_call_tool_result_take(c, out);
         json_decref(run);
-        mcp_call_tool_result_take(c, out);
     } else if (res->status == 404 && have_result) {
         json_t *out = json_pack("{s:s, s:O, s:O?, s:O?, s:s, s:s, s:b, s:s}", "run_id",
                                 s->run_id, "status", json_object_get(stored, "status"), "output",
@@ -1338,7 +1486,7 @@ static void status_done(struct agent_req *r, const struct agent_result *res, voi
                                 s->task_id, "result_updated", 1, "source", "result.json");
         mcp_call_tool_result_take(c, out);
     } else {
-        upstream_fail(b, c, find_agent(b, s->agent), res, "run status");
+        upstream_fail(c, find_agent(b, s->agent), res, "run status");
     }
     json_decref(stored);
     free(s);
@@ -1418,7 +1566,7 @@ static void cancel_done(struct agent_req *r, const struct agent_result *res, voi
             tool_error(c, "not_found", 0, "the agent has no live run '%s' to stop", s->run_id);
         json_decref(stored);
     } else {
-        upstream_fail(s->b, c, find_agent(s->b, s->agent), res, "run stop");
+        upstream_fail(c, find_agent(s->b, s->agent), res, "run stop");
     }
     free(s);
 }
@@ -1460,15 +1608,13 @@ static void hermes_cancel(struct mcp_call *c, json_t *args, void *arg)
         bool started = j->req != NULL;
         agent_cancel(j->req);
         j->req = NULL;
-        write_status_result(b, id, j->agent, "cancelled", "cancelled with hermes_cancel", NULL);
-        char tid[129];
-        snprintf(tid, sizeof tid, "%s", id);
+        json_t *out = json_pack("{s:s, s:s, s:b, s:s}", "id", id, "status", "cancelled",
+                                "already_finished", 0, "message",
+                                started ? "the agent's stream was closed, which interrupts it"
+                                        : "the task had not started yet");
+        write_status_result(b, id, j->agent, "cancelled", "cancelled with hermes_cancel", NULL, c,
+                            mcp_tool_result(out));
         job_free(j);
-        mcp_call_tool_result_take(c, json_pack("{s:s, s:s, s:b, s:s}", "id", tid, "status",
-                                               "cancelled", "already_finished", 0, "message",
-                                               started ? "the agent's stream was closed, which "
-                                                         "interrupts it"
-                                                       : "the task had not started yet"));
         return;
     }
     if (tasks_read(b->tasks, id, "run.json", 64 * 1024, &run) != TASKS_OK) {
@@ -1603,8 +1749,9 @@ struct bridge *bridge_new(struct mcp_server *mcp, struct loop *l, struct config 
     b->jobs = strmap_new();
     b->runs = strmap_new();
     b->queues = strmap_new();
+    buf_init(&b->chunk, ANSWER_MAX);
     b->registry_path = agentcfg_registry_path(cfg->agents_file);
-    b->tasks = tasks_open(cfg->tasks_dir ? cfg->tasks_dir : "tasks", err, sizeof err);
+    b->tasks = tasks_open(cfg->tasks_dir ? cfg->tasks_dir : "tasks", l, err, sizeof err);
     if (b->tasks == NULL) {
         log_error("%s", err);
         bridge_free(b);
@@ -1826,7 +1973,9 @@ void bridge_free(struct bridge *b)
     strmap_free(b->runs);
     strmap_free(b->queues);
     tasks_free(b->tasks);
+    buf_cleanup(&b->chunk);
     free(b->contract);
+    free(b->contract_json);
     free(b->registry_path);
     free(b->registry_error);
     free(b);

@@ -4,6 +4,7 @@
 #include <openssl/crypto.h>
 #include <openssl/evp.h>
 #include <openssl/rand.h>
+#include <pthread.h>
 
 bool crypto_random_hex(char *out, size_t nbytes)
 {
@@ -21,10 +22,21 @@ bool crypto_random_hex(char *out, size_t nbytes)
     return true;
 }
 
+/* Fetched once: EVP_sha256() makes every digest look the algorithm up in the provider store
+ * again, which cost more than hashing a bearer token (it runs on every request). */
+static EVP_MD *sha256_md;
+static pthread_once_t sha256_once = PTHREAD_ONCE_INIT;
+
+static void sha256_fetch(void)
+{
+    sha256_md = EVP_MD_fetch(NULL, "SHA256", NULL);
+}
+
 void crypto_sha256(const void *p, size_t n, unsigned char out[32])
 {
     unsigned int len = 32;
-    EVP_Digest(p, n, out, &len, EVP_sha256(), NULL);
+    pthread_once(&sha256_once, sha256_fetch);
+    EVP_Digest(p, n, out, &len, sha256_md ? sha256_md : EVP_sha256(), NULL);
 }
 
 bool crypto_equal(const void *a, const void *b, size_t n)

@@ -24,6 +24,10 @@
 
 #define STREAM_BACKLOG_MAX (8u * 1024u * 1024u) /* unsent stream bytes per response */
 #define RETRY_AFTER_S "5" /* what a 503 at shutdown tells the client: a restart is quick */
+/* MHD's memory pool per connection: request line and headers (more is 431; a 10 KiB bearer
+ * token must still get its 401), read buffer and response headers. Bodies are copied out as
+ * they arrive. Every open connection holds one, waiting ones too; only its touched pages count. */
+#define CONN_MEMORY (16u * 1024u)
 
 enum hreq_state {
     HREQ_READING,   /* headers seen, body arriving */
@@ -51,7 +55,9 @@ struct hreq {
     struct buf body;
     unsigned status;
     char *content_type;
-    struct buf out; /* reply body, or stream bytes not yet taken by MHD */
+    char *reply; /* full reply body until MHD takes it */
+    size_t reply_len;
+    struct buf out; /* stream bytes not yet taken by MHD */
     struct resp_header *hdrs;
     size_t nhdrs;
     httpd_cb *abort_cb;
@@ -69,6 +75,7 @@ struct conn {
     struct httpd *h;
     int fd;
     struct loop_timer *deadline;
+    char peer[INET6_ADDRSTRLEN]; /* the client's address as text, once per connection */
 };
 
 struct httpd {
@@ -206,18 +213,23 @@ static enum MHD_Result queue_response(struct hreq *r)
     struct MHD_Response *resp;
     enum MHD_Result ret;
 
-    if (r->state == HREQ_STREAMING)
+    if (r->state == HREQ_STREAMING) {
         resp = MHD_create_response_from_callback(MHD_SIZE_UNKNOWN, 4096, stream_reader, r, NULL);
-    else
-        resp = MHD_create_response_from_buffer(r->out.len, r->out.data, MHD_RESPMEM_MUST_COPY);
+    } else if (r->reply == NULL) {
+        static char empty[1];
+        resp = MHD_create_response_from_buffer(0, empty, MHD_RESPMEM_PERSISTENT);
+    } else {
+        /* The reply's bytes go to MHD as they are (it frees them): no second copy. */
+        resp = MHD_create_response_from_buffer(r->reply_len, r->reply, MHD_RESPMEM_MUST_FREE);
+        if (resp)
+            r->reply = NULL;
+    }
     if (resp == NULL)
         return MHD_NO;
     add_headers(r, resp);
     ret = MHD_queue_response(r->conn, r->status, resp);
     MHD_destroy_response(resp);
     r->queued = true;
-    if (r->state == HREQ_REPLIED)
-        buf_cleanup(&r->out);
     return ret;
 }
 
@@ -230,14 +242,29 @@ void hreq_add_header(struct hreq *r, const char *name, const char *value)
 void hreq_reply(struct hreq *r, unsigned status, const char *content_type, const char *body,
                 size_t len)
 {
-    if (r->state == HREQ_REPLIED || r->state == HREQ_STREAMING || r->state == HREQ_ABORTED)
+    char *copy = NULL;
+    if (len) {
+        copy = xmalloc(len);
+        memcpy(copy, body, len);
+    }
+    hreq_reply_take(r, status, content_type, copy, len);
+}
+
+void hreq_reply_take(struct hreq *r, unsigned status, const char *content_type, char *body,
+                     size_t len)
+{
+    if (r->state == HREQ_REPLIED || r->state == HREQ_STREAMING || r->state == HREQ_ABORTED) {
+        free(body);
         return;
+    }
     r->status = status;
     free(r->content_type);
     r->content_type = content_type ? xstrdup(content_type) : NULL;
-    buf_cleanup(&r->out);
-    buf_init(&r->out, 0);
-    buf_append(&r->out, body, len);
+    free(r->reply);
+    r->reply = len ? body : NULL;
+    r->reply_len = len;
+    if (len == 0)
+        free(body);
     bool was_waiting = r->state == HREQ_WAITING;
     r->state = HREQ_REPLIED;
     r->abort_cb = NULL;
@@ -406,6 +433,24 @@ static void conn_arm(struct conn *c, unsigned ms)
     c->deadline = ms ? loop_timer_add(c->h->loop, ms, conn_expired, c) : NULL;
 }
 
+static void peer_text(struct MHD_Connection *mc, char *out, size_t outlen)
+{
+    const union MHD_ConnectionInfo *ci =
+        MHD_get_connection_info(mc, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
+    out[0] = '\0';
+    if (ci && ci->client_addr) {
+        const struct sockaddr *sa = ci->client_addr;
+        if (sa->sa_family == AF_INET)
+            inet_ntop(AF_INET, &((const struct sockaddr_in *)(const void *)sa)->sin_addr, out,
+                      (socklen_t)outlen);
+        else if (sa->sa_family == AF_INET6)
+            inet_ntop(AF_INET6, &((const struct sockaddr_in6 *)(const void *)sa)->sin6_addr, out,
+                      (socklen_t)outlen);
+    }
+    if (out[0] == '\0')
+        snprintf(out, outlen, "unknown");
+}
+
 static void on_connection(void *cls, struct MHD_Connection *mc, void **socket_context,
                           enum MHD_ConnectionNotificationCode toe)
 {
@@ -418,6 +463,7 @@ static void on_connection(void *cls, struct MHD_Connection *mc, void **socket_co
         c = xcalloc(1, sizeof *c);
         c->h = h;
         c->fd = ci ? ci->connect_fd : -1;
+        peer_text(mc, c->peer, sizeof c->peer);
         *socket_context = c;
         conn_arm(c, h->o.header_timeout_ms);
     } else if (c) {
@@ -449,7 +495,6 @@ static struct hreq *hreq_new(struct httpd *h, struct MHD_Connection *conn, const
                              const char *url)
 {
     struct hreq *r = xcalloc(1, sizeof *r);
-    const union MHD_ConnectionInfo *ci;
 
     r->h = h;
     r->conn = conn;
@@ -458,18 +503,11 @@ static struct hreq *hreq_new(struct httpd *h, struct MHD_Connection *conn, const
     r->started_ms = loop_now(h->loop);
     buf_init(&r->body, h->o.max_body);
     buf_init(&r->out, 0);
-    ci = MHD_get_connection_info(conn, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
-    if (ci && ci->client_addr) {
-        const struct sockaddr *sa = ci->client_addr;
-        if (sa->sa_family == AF_INET)
-            inet_ntop(AF_INET, &((const struct sockaddr_in *)(const void *)sa)->sin_addr, r->peer,
-                      sizeof r->peer);
-        else if (sa->sa_family == AF_INET6)
-            inet_ntop(AF_INET6, &((const struct sockaddr_in6 *)(const void *)sa)->sin6_addr,
-                      r->peer, sizeof r->peer);
-    }
-    if (r->peer[0] == '\0')
-        strcpy(r->peer, "unknown");
+    struct conn *c = conn_of(conn);
+    if (c)
+        memcpy(r->peer, c->peer, sizeof r->peer);
+    else
+        peer_text(conn, r->peer, sizeof r->peer);
     live_add(h, r);
     return r;
 }
@@ -479,6 +517,7 @@ static void hreq_free(struct hreq *r)
     loop_watch_del(r->hup);
     buf_cleanup(&r->body);
     buf_cleanup(&r->out);
+    free(r->reply);
     free(r->content_type);
     for (size_t i = 0; i < r->nhdrs; i++) {
         free(r->hdrs[i].name);
@@ -759,7 +798,7 @@ struct httpd *httpd_new(struct loop *l, const struct httpd_opts *o, char *err, s
         MHD_USE_EPOLL | MHD_ALLOW_SUSPEND_RESUME | MHD_USE_ERROR_LOG, 0, NULL, NULL, on_access, h,
         MHD_OPTION_LISTEN_SOCKET, fd, MHD_OPTION_CONNECTION_LIMIT, (unsigned)o->max_conns,
         MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)o->idle_timeout,
-        MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)(16 * 1024), MHD_OPTION_NOTIFY_COMPLETED,
+        MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)CONN_MEMORY, MHD_OPTION_NOTIFY_COMPLETED,
         on_completed, h, MHD_OPTION_NOTIFY_CONNECTION, on_connection, h,
         MHD_OPTION_UNESCAPE_CALLBACK, keep_escaped, NULL,
         MHD_OPTION_EXTERNAL_LOGGER, mhd_logger, h, MHD_OPTION_LISTEN_BACKLOG_SIZE,

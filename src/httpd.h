@@ -73,6 +73,9 @@ void hreq_add_header(struct hreq *r, const char *name, const char *value);
 /* Sends a complete response; body is copied. */
 void hreq_reply(struct hreq *r, unsigned status, const char *content_type, const char *body,
                 size_t len);
+/* The same, taking body (malloc'd, len bytes, NUL not needed) instead of copying it. */
+void hreq_reply_take(struct hreq *r, unsigned status, const char *content_type, char *body,
+                     size_t len);
 /* Starts a chunked response of unknown length, then hreq_stream_write/end. */
 void hreq_stream_start(struct hreq *r, unsigned status, const char *content_type);
 void hreq_stream_write(struct hreq *r, const char *data, size_t len);

@@ -116,6 +116,8 @@ struct mcp_exchange {
     unsigned pending;
     struct mcp_call *calls;
     struct mcp_stream *stream;
+    char *raw_answer; /* single request: the whole response, already serialised */
+    size_t raw_len;
 };
 
 struct named {
@@ -129,6 +131,11 @@ struct named {
 struct registry {
     struct named *v;
     size_t n;
+    /* The list method's array as compact JSON, built on first use and dropped whenever the
+     * registry changes: tools/list is the hottest read-only call, and serialising every schema
+     * anew each time was most of its cost. */
+    char *listing_text;
+    size_t listing_len;
 };
 
 struct mcp_server {
@@ -571,13 +578,18 @@ void mcp_call_error(struct mcp_call *c, int code, const char *message)
     call_finish(c, jrpc_error(c->id, code, message));
 }
 
-void mcp_call_tool_result_take(struct mcp_call *c, json_t *structured)
+json_t *mcp_tool_result(json_t *structured)
 {
     char *text = json_dumps(structured, JSON_COMPACT);
     json_t *result = json_pack("{s:[{s:s, s:s}], s:o, s:b}", "content", "type", "text", "text",
                                text, "structuredContent", structured, "isError", 0);
     free(text);
-    mcp_call_result_take(c, result);
+    return result;
+}
+
+void mcp_call_tool_result_take(struct mcp_call *c, json_t *structured)
+{
+    mcp_call_result_take(c, mcp_tool_result(structured));
 }
 
 void mcp_call_tool_error(struct mcp_call *c, const char *code, const char *fmt, ...)
@@ -765,6 +777,7 @@ static void ex_free(struct mcp_exchange *ex)
     stream_unref(ex->stream);
     sess_unref(ex->sess);
     json_decref(ex->answers);
+    free(ex->raw_answer);
     free(ex);
 }
 
@@ -798,7 +811,9 @@ static void ex_maybe_finish(struct mcp_exchange *ex)
         stream_close(ex->stream);
     } else if (ex->req) {
         hreq_on_abort(ex->req, NULL, NULL);
-        if (json_array_size(ex->answers) == 0 && ex->nrequests > 0 && ex->accepts_sse)
+        if (ex->raw_answer)
+            hreq_reply_take(ex->req, 200, "application/json", ex->raw_answer, ex->raw_len);
+        else if (json_array_size(ex->answers) == 0 && ex->nrequests > 0 && ex->accepts_sse)
             hreq_reply(ex->req, 200, "text/event-stream", "", 0); /* all cancelled */
         else if (json_array_size(ex->answers) == 0)
             hreq_reply(ex->req, 202, NULL, "", 0);
@@ -808,6 +823,7 @@ static void ex_maybe_finish(struct mcp_exchange *ex)
             reply_json(ex->req, 200, json_incref(json_array_get(ex->answers, 0)));
     }
     ex->req = NULL;
+    ex->raw_answer = NULL; /* handed over above, or never set */
     ex_free(ex);
 }
 
@@ -819,6 +835,22 @@ static json_t *registry_list(const struct registry *reg, const char *field)
     for (size_t i = 0; i < reg->n; i++)
         json_array_append(arr, reg->v[i].listing);
     return json_pack("{s:o}", field, arr);
+}
+
+static const char *registry_text(struct registry *reg, size_t *len)
+{
+    if (reg->listing_text == NULL) {
+        json_t *arr = json_array();
+        for (size_t i = 0; i < reg->n; i++)
+            json_array_append(arr, reg->v[i].listing);
+        reg->listing_text = json_dumps(arr, JSON_COMPACT);
+        json_decref(arr);
+        if (reg->listing_text == NULL)
+            return NULL;
+        reg->listing_len = strlen(reg->listing_text);
+    }
+    *len = reg->listing_len;
+    return reg->listing_text;
 }
 
 static struct named *registry_find(const struct registry *reg, const char *name)
@@ -942,6 +974,58 @@ static void answer(struct rpc_ctx *x, json_t *msg_take)
     if (!x->ex->batch)
         note_answer(x->req, msg_take);
     json_array_append_new(x->ex->answers, msg_take);
+}
+
+/* A lone request answered with a fixed result: the response text is made directly, with the
+ * request's id spliced in (the same bytes as the JSON path); a batch member takes the JSON path
+ * (make_result builds the result there). */
+static void answer_text(struct rpc_ctx *x, struct jrpc_msg *m, const char *head, const char *text,
+                        size_t len, const char *tail, json_t *(*make_result)(void *), void *arg)
+{
+    char *id = x->ex->batch || x->ex->raw_answer || text == NULL
+                   ? NULL
+                   : json_dumps(m->id, JSON_ENCODE_ANY | JSON_COMPACT);
+    if (id == NULL) {
+        answer(x, jrpc_result(m->id, make_result(arg)));
+        return;
+    }
+    size_t cap = strlen(id) + strlen(head) + len + strlen(tail) + 40;
+    char *out = xmalloc(cap);
+    int n = snprintf(out, cap, "{\"jsonrpc\":\"2.0\",\"id\":%s,\"result\":%s", id, head);
+    memcpy(out + n, text, len);
+    snprintf(out + n + len, cap - (size_t)n - len, "%s}", tail);
+    free(id);
+    x->ex->raw_answer = out;
+    x->ex->raw_len = (size_t)n + len + strlen(tail) + 1;
+}
+
+struct list_arg {
+    struct registry *reg;
+    const char *field;
+};
+
+static json_t *make_list(void *arg)
+{
+    struct list_arg *l = arg;
+    return registry_list(l->reg, l->field);
+}
+
+static json_t *make_empty(void *arg)
+{
+    (void)arg;
+    return json_object();
+}
+
+/* tools/list and the other list methods: the registry's cached listing. */
+static void answer_list(struct rpc_ctx *x, struct jrpc_msg *m, struct registry *reg,
+                        const char *field)
+{
+    char head[64];
+    size_t len = 0;
+    struct list_arg l = {reg, field};
+    const char *text = x->ex->batch ? NULL : registry_text(reg, &len);
+    snprintf(head, sizeof head, "{\"%s\":", field);
+    answer_text(x, m, head, text, len, "}", make_list, &l);
 }
 
 static void do_initialize(struct rpc_ctx *x, struct jrpc_msg *m)
@@ -1132,15 +1216,15 @@ static void dispatch_request(struct rpc_ctx *x, struct jrpc_msg *m)
     if (strcmp(method, "initialize") == 0)
         do_initialize(x, m);
     else if (strcmp(method, "ping") == 0)
-        answer(x, jrpc_result(m->id, json_object()));
+        answer_text(x, m, "{}", "", 0, "", make_empty, NULL);
     else if (strcmp(method, "tools/list") == 0)
-        answer(x, jrpc_result(m->id, registry_list(&x->srv->tools, "tools")));
+        answer_list(x, m, &x->srv->tools, "tools");
     else if (strcmp(method, "tools/call") == 0)
         do_tools_call(x, m);
     else if (strcmp(method, "resources/list") == 0)
-        answer(x, jrpc_result(m->id, registry_list(&x->srv->resources, "resources")));
+        answer_list(x, m, &x->srv->resources, "resources");
     else if (strcmp(method, "resources/templates/list") == 0)
-        answer(x, jrpc_result(m->id, registry_list(&x->srv->templates, "resourceTemplates")));
+        answer_list(x, m, &x->srv->templates, "resourceTemplates");
     else if (strcmp(method, "resources/read") == 0)
         do_resources_read(x, m);
     else if (strcmp(method, "resources/subscribe") == 0)
@@ -1148,7 +1232,7 @@ static void dispatch_request(struct rpc_ctx *x, struct jrpc_msg *m)
     else if (strcmp(method, "resources/unsubscribe") == 0)
         do_subscribe(x, m, false);
     else if (strcmp(method, "prompts/list") == 0)
-        answer(x, jrpc_result(m->id, registry_list(&x->srv->prompts, "prompts")));
+        answer_list(x, m, &x->srv->prompts, "prompts");
     else if (strcmp(method, "prompts/get") == 0)
         do_prompts_get(x, m);
     else if (strcmp(method, "completion/complete") == 0)
@@ -1504,6 +1588,8 @@ void mcp_resource_updated(struct mcp_server *s, const char *uri)
 static void registry_add(struct registry *reg, const char *name, json_t *listing,
                          mcp_handler *h, void *arg, const char *tpl)
 {
+    free(reg->listing_text); /* the listing changed */
+    reg->listing_text = NULL;
     reg->v = xrealloc(reg->v, (reg->n + 1) * sizeof *reg->v);
     reg->v[reg->n++] = (struct named){.name = xstrdup(name), .listing = listing, .handler = h,
                                       .arg = arg, .uri_template = tpl ? xstrdup(tpl) : NULL};
@@ -1517,6 +1603,7 @@ static void registry_cleanup(struct registry *reg)
         json_decref(reg->v[i].listing);
     }
     free(reg->v);
+    free(reg->listing_text);
 }
 
 static void set_opt_str(json_t *o, const char *key, const char *value)

@@ -102,6 +102,9 @@ void mcp_call_result_take(struct mcp_call *c, json_t *result);
 void mcp_call_error(struct mcp_call *c, int code, const char *message);
 /* Tool results: content is the structured value as a JSON text block plus structuredContent. */
 void mcp_call_tool_result_take(struct mcp_call *c, json_t *structured);
+/* The result object mcp_call_tool_result_take sends, to send it later with
+ * mcp_call_result_take. */
+json_t *mcp_tool_result(json_t *structured_take);
 /* {"error": code, "message": text} with isError: true. */
 void mcp_call_tool_error(struct mcp_call *c, const char *code, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));

@@ -1,24 +1,70 @@
-/* tasks.c — task directory I/O: atomic writes, capped reads, safe file access. */
+/* tasks.c — task directory I/O: a writer thread for durable writes, capped reads, safe file
+ * access.
+ *
+ * The writer takes everything queued at once and works in phases: create each temp file and
+ * write it, fsync each, rename each (removals happen here too, in queue order), then fsync each
+ * touched directory once and the tasks root once if task directories were created. On ext4 the
+ * first fsync of a phase commits the journal for the whole batch, so the later ones are cheap:
+ * concurrent tasks share their disk flushes instead of queueing behind each other's. Finished
+ * operations go back through an eventfd watched by the loop. */
 #include "tasks.h"
 
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <pthread.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/epoll.h>
+#include <sys/eventfd.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include "atomicfile.h"
 #include "log.h"
+#include "loop.h"
 #include "mem.h"
+#include "strmap.h"
 #include "taskpath.h"
+
+#define BATCH_MAX 256
+
+enum op_kind { OP_WRITE, OP_REMOVE };
+
+struct op {
+    struct op *next;
+    enum op_kind kind;
+    char id[129];
+    char name[64];
+    char *data; /* OP_WRITE: the file's bytes */
+    size_t len;
+    tasks_done_cb *done;
+    void *arg;
+    enum tasks_rc rc;
+    /* writer thread only */
+    int fd;
+    char *tmp; /* the temp file's path while it exists */
+    bool made_dir;
+};
 
 struct tasks {
     char *dir;  /* as configured */
     char *real; /* realpath of dir, for containment checks */
+    struct loop *loop;
+    struct strmap *pending; /* id -> number of queued operations (loop thread) */
+    int efd;                /* the writer tells the loop that operations finished */
+    struct loop_watch *w;
+    pthread_t thread;
+    bool started;
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    struct op *todo, *todo_tail; /* guarded by mu */
+    struct op *done, *done_tail; /* guarded by mu */
+    bool stop;                   /* guarded by mu */
+    unsigned long seq;           /* writer thread only */
 };
 
 static int mkdir_p(const char *path, mode_t mode)
@@ -37,7 +83,210 @@ static int mkdir_p(const char *path, mode_t mode)
     return 0;
 }
 
-struct tasks *tasks_open(const char *dir, char *err, size_t errlen)
+/* ---------- the writer thread ---------- */
+
+static void op_fail(struct op *o, const char *what, int err)
+{
+    o->rc = TASKS_IO;
+    log_error("task %s: cannot %s %s: %s", o->id, what, o->name, strerror(err));
+}
+
+static bool write_all(int fd, const char *p, size_t n)
+{
+    while (n) {
+        ssize_t w = write(fd, p, n);
+        if (w < 0 && errno == EINTR)
+            continue;
+        if (w <= 0)
+            return false;
+        p += w;
+        n -= (size_t)w;
+    }
+    return true;
+}
+
+/* Phase 1: the task directory and a temp file holding the bytes. */
+static void op_prepare(struct tasks *t, struct op *o)
+{
+    char dir[PATH_MAX];
+    snprintf(dir, sizeof dir, "%s/%s", t->real, o->id);
+    if (mkdir(dir, 0700) == 0)
+        o->made_dir = true;
+    else if (errno != EEXIST) {
+        op_fail(o, "create the directory for", errno);
+        return;
+    }
+    o->tmp = xasprintf("%s/.%s.tmp.%ld.%lu", dir, o->name, (long)getpid(), ++t->seq);
+    o->fd = open(o->tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600);
+    if (o->fd < 0) {
+        op_fail(o, "create a temp file for", errno);
+        return;
+    }
+    if (fchmod(o->fd, 0600) < 0 || !write_all(o->fd, o->data, o->len)) {
+        op_fail(o, "write", errno);
+        close(o->fd);
+        o->fd = -1;
+        unlink(o->tmp);
+    }
+}
+
+/* Phase 2: the bytes are on disk. */
+static void op_flush(struct op *o)
+{
+    if (o->fd < 0)
+        return;
+    if (fsync(o->fd) < 0) {
+        op_fail(o, "fsync", errno);
+        unlink(o->tmp);
+    }
+    close(o->fd);
+    o->fd = -1;
+}
+
+/* Phase 3: the new file takes the name (or a removal happens), in queue order. */
+static void op_commit(struct tasks *t, struct op *o)
+{
+    char path[PATH_MAX + 64];
+    snprintf(path, sizeof path, "%s/%s/%s", t->real, o->id, o->name);
+    if (o->kind == OP_REMOVE) {
+        unlink(path);
+        snprintf(path, sizeof path, "%s/%s", t->real, o->id);
+        rmdir(path); /* only if that left it empty: a task that never started leaves nothing */
+        return;
+    }
+    if (o->rc != TASKS_OK)
+        return;
+    if (rename(o->tmp, path) < 0) {
+        op_fail(o, "replace", errno);
+        unlink(o->tmp);
+    }
+}
+
+/* Phase 4: the names are on disk: each touched task directory once, the root once. */
+static void batch_sync_dirs(struct tasks *t, struct op *batch)
+{
+    bool made = false;
+    for (struct op *o = batch; o; o = o->next)
+        made |= o->made_dir && o->rc == TASKS_OK;
+    if (made && atomicfile_sync_dir(t->real) < 0) {
+        int e = errno;
+        for (struct op *o = batch; o; o = o->next)
+            if (o->made_dir && o->rc == TASKS_OK)
+                op_fail(o, "fsync the tasks directory for", e);
+    }
+    struct strmap *synced = strmap_new(); /* task id -> errno + 1 of its directory's fsync */
+    for (struct op *o = batch; o; o = o->next) {
+        if (o->kind != OP_WRITE || o->rc != TASKS_OK)
+            continue;
+        uintptr_t r = (uintptr_t)strmap_get(synced, o->id);
+        if (r == 0) {
+            char dir[PATH_MAX];
+            snprintf(dir, sizeof dir, "%s/%s", t->real, o->id);
+            int e = atomicfile_sync_dir(dir) < 0 && errno != ENOENT ? errno : 0;
+            r = (uintptr_t)e + 1; /* ENOENT: the directory was removed since */
+            strmap_put(synced, o->id, (void *)r);
+        }
+        if (r > 1)
+            op_fail(o, "fsync the directory of", (int)(r - 1));
+    }
+    strmap_free(synced);
+}
+
+static void run_batch(struct tasks *t, struct op *batch)
+{
+    for (struct op *o = batch; o; o = o->next)
+        if (o->kind == OP_WRITE)
+            op_prepare(t, o);
+    for (struct op *o = batch; o; o = o->next)
+        op_flush(o);
+    for (struct op *o = batch; o; o = o->next)
+        op_commit(t, o);
+    batch_sync_dirs(t, batch);
+}
+
+static void *writer(void *arg)
+{
+    struct tasks *t = arg;
+    pthread_mutex_lock(&t->mu);
+    for (;;) {
+        while (t->todo == NULL && !t->stop)
+            pthread_cond_wait(&t->cv, &t->mu);
+        if (t->todo == NULL)
+            break;
+        /* A bounded batch: each write holds a file descriptor until its fsync. */
+        struct op *batch = t->todo, *last = t->todo;
+        for (int n = 1; n < BATCH_MAX && last->next; n++)
+            last = last->next;
+        t->todo = last->next;
+        if (t->todo == NULL)
+            t->todo_tail = NULL;
+        last->next = NULL;
+        pthread_mutex_unlock(&t->mu);
+        run_batch(t, batch); /* may wait on the disk: only this thread waits */
+        pthread_mutex_lock(&t->mu);
+        if (t->done_tail)
+            t->done_tail->next = batch;
+        else
+            t->done = batch;
+        t->done_tail = last;
+        uint64_t one = 1;
+        ssize_t r = write(t->efd, &one, sizeof one);
+        (void)r; /* a full counter already means "look" */
+    }
+    pthread_mutex_unlock(&t->mu);
+    return NULL;
+}
+
+/* Loop thread: hands finished operations to their callbacks. */
+static void dispatch_done(struct tasks *t)
+{
+    pthread_mutex_lock(&t->mu);
+    struct op *list = t->done;
+    t->done = t->done_tail = NULL;
+    pthread_mutex_unlock(&t->mu);
+    while (list) {
+        struct op *o = list;
+        list = o->next;
+        uintptr_t n = (uintptr_t)strmap_get(t->pending, o->id);
+        if (n > 1)
+            strmap_put(t->pending, o->id, (void *)(n - 1));
+        else
+            strmap_del(t->pending, o->id);
+        if (o->done)
+            o->done(o->rc, o->arg);
+        free(o->data);
+        free(o->tmp);
+        free(o);
+    }
+}
+
+static void on_done(struct loop *l, int fd, uint32_t events, void *arg)
+{
+    uint64_t v;
+    (void)l, (void)events;
+    while (read(fd, &v, sizeof v) > 0)
+        ;
+    dispatch_done(arg);
+}
+
+static void enqueue(struct tasks *t, struct op *o)
+{
+    uintptr_t n = (uintptr_t)strmap_get(t->pending, o->id);
+    strmap_put(t->pending, o->id, (void *)(n + 1));
+    o->fd = -1;
+    pthread_mutex_lock(&t->mu);
+    if (t->todo_tail)
+        t->todo_tail->next = o;
+    else
+        t->todo = o;
+    t->todo_tail = o;
+    pthread_mutex_unlock(&t->mu);
+    pthread_cond_signal(&t->cv); /* after the unlock: the writer does not wake into a held lock */
+}
+
+/* ---------- open, close ---------- */
+
+struct tasks *tasks_open(const char *dir, struct loop *l, char *err, size_t errlen)
 {
     char real[PATH_MAX];
     if (mkdir_p(dir, 0700) < 0 || realpath(dir, real) == NULL) {
@@ -47,6 +296,22 @@ struct tasks *tasks_open(const char *dir, char *err, size_t errlen)
     struct tasks *t = xcalloc(1, sizeof *t);
     t->dir = xstrdup(dir);
     t->real = xstrdup(real);
+    t->loop = l;
+    t->pending = strmap_new();
+    pthread_mutex_init(&t->mu, NULL);
+    pthread_cond_init(&t->cv, NULL);
+    t->efd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+    if (t->efd < 0 || (t->w = loop_watch_add(l, t->efd, EPOLLIN, on_done, t)) == NULL) {
+        snprintf(err, errlen, "cannot set up the task writer: %s", strerror(errno));
+        tasks_free(t);
+        return NULL;
+    }
+    if (pthread_create(&t->thread, NULL, writer, t) != 0) {
+        snprintf(err, errlen, "cannot start the task writer thread");
+        tasks_free(t);
+        return NULL;
+    }
+    t->started = true;
     return t;
 }
 
@@ -54,6 +319,20 @@ void tasks_free(struct tasks *t)
 {
     if (t == NULL)
         return;
+    if (t->started) {
+        pthread_mutex_lock(&t->mu);
+        t->stop = true;
+        pthread_cond_signal(&t->cv);
+        pthread_mutex_unlock(&t->mu);
+        pthread_join(t->thread, NULL); /* it finishes what was queued first */
+        dispatch_done(t);
+    }
+    loop_watch_del(t->w);
+    if (t->efd >= 0)
+        close(t->efd);
+    pthread_mutex_destroy(&t->mu);
+    pthread_cond_destroy(&t->cv);
+    strmap_free(t->pending);
     free(t->dir);
     free(t->real);
     free(t);
@@ -69,29 +348,34 @@ static bool id_ok(const char *id)
     return taskpath_id_ok(id, strlen(id));
 }
 
-enum tasks_rc tasks_write(struct tasks *t, const char *id, const char *name, json_t *json)
+static bool name_ok(const char *name)
 {
-    char dir[PATH_MAX], final[PATH_MAX + 64], err[PATH_MAX + 128];
+    return strlen(name) < sizeof ((struct op *)0)->name && strchr(name, '/') == NULL &&
+           name[0] != '.' && name[0] != '\0';
+}
 
-    if (!id_ok(id))
+enum tasks_rc tasks_write(struct tasks *t, const char *id, const char *name, json_t *json,
+                          tasks_done_cb *done, void *arg)
+{
+    if (!id_ok(id) || !name_ok(name))
         return TASKS_INVALID;
-    snprintf(dir, sizeof dir, "%s/%s", t->real, id);
-    if (mkdir(dir, 0700) == 0)
-        atomicfile_sync_dir(t->real); /* the new task directory itself must survive a crash */
-    else if (errno != EEXIST) {
-        log_error("cannot create task directory for %s: %s", id, strerror(errno));
-        return TASKS_IO;
-    }
-    snprintf(final, sizeof final, "%s/%s", dir, name);
+    struct op *o = xcalloc(1, sizeof *o);
+    o->kind = OP_WRITE;
+    snprintf(o->id, sizeof o->id, "%s", id);
+    snprintf(o->name, sizeof o->name, "%s", name);
     char *text = json_dumps(json, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
-    size_t len = strlen(text);
-    char *line = xasprintf("%s\n", text);
-    bool ok = atomicfile_write(final, line, len + 1, 0600, err, sizeof err);
-    if (!ok)
-        log_error("task %s: %s", id, err);
-    free(line);
+    o->data = xasprintf("%s\n", text);
+    o->len = strlen(o->data);
     free(text);
-    return ok ? TASKS_OK : TASKS_IO;
+    o->done = done;
+    o->arg = arg;
+    enqueue(t, o);
+    return TASKS_OK;
+}
+
+bool tasks_pending(struct tasks *t, const char *id)
+{
+    return strmap_get(t->pending, id) != NULL;
 }
 
 /* Reads a regular file (no symlink) of at most max bytes. */
@@ -161,15 +445,19 @@ bool tasks_exists(struct tasks *t, const char *id)
     return lstat(path, &st) == 0 && S_ISDIR(st.st_mode);
 }
 
-void tasks_remove(struct tasks *t, const char *id, const char *name)
+enum tasks_rc tasks_remove(struct tasks *t, const char *id, const char *name,
+                           tasks_done_cb *done, void *arg)
 {
-    char path[PATH_MAX + 64];
-    if (!id_ok(id))
-        return;
-    snprintf(path, sizeof path, "%s/%s/%s", t->real, id, name);
-    unlink(path);
-    snprintf(path, sizeof path, "%s/%s", t->real, id);
-    rmdir(path); /* only if that left it empty: a task that never started leaves nothing */
+    if (!id_ok(id) || !name_ok(name))
+        return TASKS_INVALID;
+    struct op *o = xcalloc(1, sizeof *o);
+    o->kind = OP_REMOVE;
+    snprintf(o->id, sizeof o->id, "%s", id);
+    snprintf(o->name, sizeof o->name, "%s", name);
+    o->done = done;
+    o->arg = arg;
+    enqueue(t, o);
+    return TASKS_OK;
 }
 
 static bool utf8_text(const char *p, size_t n)

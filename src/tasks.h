@@ -1,7 +1,12 @@
 /* tasks.h — the durable task directory: TASKS_DIR/<id>/{request,run,result}.json plus the
  * agent's artifacts. Every write is atomic (temp file, fsync, rename, fsync of the directory):
  * a crash leaves the old file or the new one, never a torn one. Reads are capped.
- * Loop thread (plain blocking file I/O on small files). */
+ *
+ * Writes and removals never block the loop: they are queued to one writer thread that does
+ * them in submission order, in batches (every file of a batch is written, then each fsynced,
+ * renamed, and each directory fsynced once), and reports each back on the loop thread once it is
+ * durable. Reads run on the loop thread (small files, page cache). Everything here is called on
+ * the loop thread. */
 #ifndef HM_TASKS_H
 #define HM_TASKS_H
 #include <jansson.h>
@@ -11,23 +16,36 @@
 #define TASKS_FILE_MAX (200 * 1024) /* result.json and file reads */
 #define TASKS_LIST_MAX 500          /* entries in one listing */
 
+struct loop;
 struct tasks;
 
 enum tasks_rc { TASKS_OK = 0, TASKS_NOT_FOUND, TASKS_TOO_BIG, TASKS_INVALID, TASKS_IO };
 
-/* Creates dir (mode 700) if needed. NULL with a reason in err on failure. */
-struct tasks *tasks_open(const char *dir, char *err, size_t errlen);
+/* A queued write or removal is done: rc is TASKS_OK once it is durable. Loop thread. */
+typedef void tasks_done_cb(enum tasks_rc rc, void *arg);
+
+/* Creates dir (mode 700) if needed and starts the writer. NULL with a reason in err on failure. */
+struct tasks *tasks_open(const char *dir, struct loop *l, char *err, size_t errlen);
+/* Finishes every queued write (they are durable afterwards), runs their callbacks, frees.
+ * NULL-safe. */
 void tasks_free(struct tasks *t);
 const char *tasks_dir(const struct tasks *t);
 
-/* Writes json as TASKS_DIR/<id>/<name> atomically (mode 600), creating the task directory. */
-enum tasks_rc tasks_write(struct tasks *t, const char *id, const char *name, json_t *json);
+/* Queues json as TASKS_DIR/<id>/<name>, written atomically (mode 600) into the task directory,
+ * which is created if needed. done (may be NULL) runs once it is durable or failed; it never runs
+ * before this returns. TASKS_INVALID (done not called) for an id that is not a task id. */
+enum tasks_rc tasks_write(struct tasks *t, const char *id, const char *name, json_t *json,
+                          tasks_done_cb *done, void *arg);
+/* True while a write or removal of this task is queued or under way. */
+bool tasks_pending(struct tasks *t, const char *id);
 /* Reads TASKS_DIR/<id>/<name> (at most max bytes) into *out (new reference). */
 enum tasks_rc tasks_read(struct tasks *t, const char *id, const char *name, size_t max,
                          json_t **out);
 bool tasks_exists(struct tasks *t, const char *id);
-/* Deletes TASKS_DIR/<id>/<name> if present, and the task directory if that emptied it. */
-void tasks_remove(struct tasks *t, const char *id, const char *name);
+/* Queues deleting TASKS_DIR/<id>/<name> if present, and the task directory if that emptied it;
+ * done (may be NULL) runs once that happened, as for tasks_write. */
+enum tasks_rc tasks_remove(struct tasks *t, const char *id, const char *name,
+                           tasks_done_cb *done, void *arg);
 
 /* hermes_files: a listing of the task directory (or a sub-directory), or one UTF-8 text file.
  * rel is already validated by taskpath_rel_ok. On failure returns a code and a client-safe

@@ -2,7 +2,9 @@
 -- a response as good only if it is HTTP 200, holds "result" and holds neither "error" nor
 -- "isError":true. done() prints one machine-readable line for bench/run.sh:
 --   BENCH requests=N duration_us=N rps=X p50_us=N p99_us=N failures=N socket_errors=N
--- Environment: BENCH_TOKEN (bearer token), BENCH_PATH (default /mcp).
+-- Environment: BENCH_TOKEN (bearer token), BENCH_PATH (default /mcp), BENCH_COUNT (with -t1 -c1:
+-- exit after exactly this many responses, printing "BENCH_COUNTED n=N failures=N"; a fixed
+-- amount of work for the callgrind counts).
 
 local token = os.getenv("BENCH_TOKEN") or ""
 wrk.method = "POST"
@@ -13,6 +15,8 @@ wrk.headers["Authorization"] = "Bearer " .. token
 
 failures = 0        -- per thread (each wrk thread has its own Lua state)
 first_failure = nil
+local limit = tonumber(os.getenv("BENCH_COUNT") or "")
+local seen = 0
 
 function bad(status, body)
   return status ~= 200 or not body:find('"result"', 1, true) or body:find('"error"', 1, true)
@@ -23,6 +27,15 @@ function response(status, headers, body)
   if bad(status, body) then
     failures = failures + 1
     if not first_failure then first_failure = status .. " " .. body:sub(1, 200) end
+  end
+  if limit then
+    seen = seen + 1
+    if seen >= limit then
+      io.write(string.format("BENCH_COUNTED n=%d failures=%d\n", seen, failures))
+      if first_failure then io.write("BENCH_FIRST_FAILURE " .. first_failure:gsub("\n", " ") .. "\n") end
+      io.flush()
+      os.exit(failures == 0 and 0 or 3)
+    end
   end
 end
 

@@ -668,3 +668,39 @@ test('a contract file that is not UTF-8 falls back to the built-in contract inst
     await r.close();
   }
 });
+
+// Task files are written by a writer thread; an answer goes out only once what it reports is on
+// disk, and a write that fails turns into an error instead of an answer nobody could read again.
+test('durable answers: files are in place when the answer comes; a result that cannot be stored is an error', async () => {
+  const r = await rig();
+  try {
+    const calls = [];
+    for (let i = 0; i < 8; i++) calls.push(r.call('hermes_task', { task: `n${i} [json]`, mode: 'sync', id: `wd-${i}` }));
+    const answers = await Promise.all(calls);
+    for (let i = 0; i < 8; i++) {
+      assert.equal(answers[i].isError, false, JSON.stringify(answers[i]));
+      const dir = join(r.tasksDir, `wd-${i}`);
+      assert.equal(JSON.parse(readFileSync(join(dir, 'result.json'), 'utf8')).summary, answers[i].structuredContent.summary);
+      assert.equal(JSON.parse(readFileSync(join(dir, 'request.json'), 'utf8')).id, `wd-${i}`);
+    }
+    const accepted = await r.call('hermes_task', { task: 'later [delay=300]', mode: 'async', id: 'wd-run' });
+    assert.equal(JSON.parse(readFileSync(join(r.tasksDir, 'wd-run', 'run.json'), 'utf8')).run_id, accepted.structuredContent.run_id);
+
+    // result.json is a directory: the agent answers, but the result cannot be stored.
+    mkdirSync(join(r.tasksDir, 'wd-bad', 'result.json'), { recursive: true });
+    const bad = await r.call('hermes_task', { task: 'done [json]', mode: 'sync', id: 'wd-bad' });
+    assert.equal(bad.isError, true);
+    assert.equal(bad.structuredContent.error, 'upstream_error');
+    assert.match(bad.structuredContent.message, /could not be stored/);
+    assert.equal(chats(r.fake).length, 9, 'the agent did run');
+    assert.match(r.srv.proc.stderrText, /task wd-bad: cannot replace result\.json/);
+
+    // A task id whose path is a plain file is refused before the agent is asked.
+    writeFileSync(join(r.tasksDir, 'wd-file'), 'x');
+    const blocked = await r.call('hermes_task', { task: 'nope', mode: 'sync', id: 'wd-file' });
+    assert.equal(blocked.structuredContent.error, 'invalid_arguments');
+    assert.equal(chats(r.fake).length, 9);
+  } finally {
+    await r.close();
+  }
+});

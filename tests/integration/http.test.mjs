@@ -163,6 +163,31 @@ test('batches: only in 2025-03-26, at most 20', async () => {
   assert.equal(r.json.error.code, -32600);
 });
 
+// A lone tools/list (and the other list methods, and ping) is answered from text made without
+// jansson, the request's id spliced in; a batch member takes the plain JSON path. Both must agree,
+// for any id, and every answer must carry its own request's id.
+test('list methods and ping: the direct answer carries each id and equals the JSON path', async () => {
+  const ids = [0, 7, -3, 9007199254740991, 'a', '', 'q"uo\\te\n\u0001', 'é✓𝄞'];
+  for (const srv of [hm, cs]) {
+    const methods = srv === hm ? ['tools/list', 'ping']
+      : ['tools/list', 'resources/list', 'resources/templates/list', 'prompts/list', 'ping'];
+    const h = srv === cs ? (await session(cs, '2025-03-26')).h : {};
+    for (const method of methods) {
+      const batch = await post(srv, [{ jsonrpc: '2.0', id: 'b', method }], h);
+      assert.equal(batch.status, 200, batch.text);
+      const expected = batch.json[0].result;
+      if (method !== 'ping') assert.ok(Object.values(expected)[0].length > 0, `${method} lists something`);
+      else assert.deepEqual(expected, {});
+      for (const id of ids) {
+        const r = await post(srv, { jsonrpc: '2.0', id, method }, h);
+        assert.equal(r.status, 200);
+        assert.equal(r.headers.get('content-type'), 'application/json');
+        assert.deepEqual(r.json, { jsonrpc: '2.0', id, result: expected }, `${method} id ${JSON.stringify(id)}`);
+      }
+    }
+  }
+});
+
 test('HTTP errors: 415 content type, 406 accept, 405 with Allow when stateless', async () => {
   let r = await post(hm, '{}', { 'Content-Type': 'text/plain' });
   assert.equal(r.status, 415);

@@ -68,6 +68,41 @@ static void rotates_and_keeps_three_generations(void **state)
     unlink(path);
 }
 
+/* Lines are formatted by hand: quotes, backslashes and control characters must be escaped so
+ * each line stays one valid JSON object, and text that is not UTF-8 must not get in at all. */
+static void hostile_text_is_escaped_or_dropped(void **state)
+{
+    char path[256], line[4096];
+    (void)state;
+    snprintf(path, sizeof path, "%s/e.jsonl", dir);
+    struct audit *a = audit_new(path, 0, 3);
+    const char *ip = "1.2.3.4\"\\\n\x01\x1f\u00e9x";
+    struct audit_entry e = {.ip = ip, .method = "POST", .path = "/mcp", .status = 401,
+                            .duration_ms = 12345678901ULL, .rpc_method = "", .tool = NULL,
+                            .error = "-32601"};
+    audit_log(a, &e);
+    struct audit_entry bad = {.ip = "10.0.0.\xff", .method = "POST", .path = "/mcp",
+                              .status = 200};
+    audit_log(a, &bad);
+    assert_int_equal(audit_dropped(a), 1);
+    audit_free(a, 2000);
+    FILE *f = fopen(path, "r");
+    assert_non_null(fgets(line, sizeof line, f));
+    assert_null(fgets(line + strlen(line), (int)(sizeof line - strlen(line)), f)); /* one line */
+    fclose(f);
+    json_error_t je;
+    json_t *o = json_loads(line, JSON_REJECT_DUPLICATES, &je);
+    assert_non_null(o);
+    assert_string_equal(json_string_value(json_object_get(o, "ip")), ip);
+    assert_int_equal(json_integer_value(json_object_get(o, "duration_ms")), 12345678901LL);
+    assert_int_equal(json_integer_value(json_object_get(o, "status")), 401);
+    assert_string_equal(json_string_value(json_object_get(o, "error")), "-32601");
+    assert_null(json_object_get(o, "rpc_method")); /* empty means absent */
+    assert_null(json_object_get(o, "tool"));
+    json_decref(o);
+    unlink(path);
+}
+
 static int setup(void **state)
 {
     (void)state;
@@ -86,6 +121,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(lines_are_json_with_the_fields),
         cmocka_unit_test(rotates_and_keeps_three_generations),
+        cmocka_unit_test(hostile_text_is_escaped_or_dropped),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

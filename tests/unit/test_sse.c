@@ -47,6 +47,30 @@ static void decodes_events_fed_byte_by_byte(void **state)
     assert_string_equal(s.data[2], "[DONE]");
 }
 
+/* Lines are taken in runs now: every split of the stream into two pieces (a CR at the end of one
+ * piece and its LF at the start of the next included) must decode the same. */
+static void decodes_the_same_whatever_the_split(void **state)
+{
+    const char *text = "data: a\r\n\r\nevent: e\rdata: {\"b\":2}\r\rdata: x\ndata: y\r\n\n"
+                       ": c\r\nid: 9\ndata: [DONE]\n\n";
+    (void)state;
+    for (size_t cut = 0; cut <= strlen(text); cut++) {
+        struct sse_decoder d;
+        struct seen s = {0};
+        sse_init(&d, 1024);
+        assert_true(sse_feed(&d, text, cut, collect, &s));
+        assert_true(sse_feed(&d, text + cut, strlen(text) - cut, collect, &s));
+        sse_cleanup(&d);
+        assert_int_equal(s.n, 4);
+        assert_string_equal(s.data[0], "a");
+        assert_string_equal(s.event[1], "e");
+        assert_string_equal(s.data[1], "{\"b\":2}");
+        assert_string_equal(s.data[2], "x\ny");
+        assert_string_equal(s.data[3], "[DONE]");
+        assert_string_equal(s.id[3], "9");
+    }
+}
+
 static void event_without_data_is_not_dispatched(void **state)
 {
     struct sse_decoder d;
@@ -81,6 +105,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(decodes_events_fed_byte_by_byte),
+        cmocka_unit_test(decodes_the_same_whatever_the_split),
         cmocka_unit_test(event_without_data_is_not_dispatched),
         cmocka_unit_test(oversized_event_fails_and_stays_failed),
     };
