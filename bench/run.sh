@@ -637,7 +637,7 @@ for load in $loads; do
         lines+=", '$run/plot-$load.dat' using 0:$((n + 2 * k + 1)) with linespoints lc $k dt 2 pt 6 title '$(label "$s") p99'"
     done
     gnuplot <<EOF || log "gnuplot failed for $load"
-set terminal pngcairo size 1200,460 font ",10"
+set terminal pngcairo size 1200,460 font ",10" noenhanced
 set output "$root/bench/plot-$load.png"
 set datafile missing "-"
 set multiplot layout 1,2 title "$(title "$load") — median of $runs × ${seconds} s"
