@@ -242,18 +242,24 @@ static void req_free(struct agent_req *r)
     free(r);
 }
 
+/* Calls on_done once (it may not start another callback for r) and frees r. */
+static void finish(struct agent_req *r, const struct agent_result *res)
+{
+    agent_done_cb *cb = r->on_done;
+    void *arg = r->arg;
+    r->on_done = NULL;
+    if (cb)
+        cb(r, res, arg);
+    req_free(r);
+}
+
 /* Reports a request that never got to run. */
 static void fail_unstarted(struct agent_req *r, bool timed_out, const char *why)
 {
     count(r, timed_out ? "timeout" : "unreachable", -1);
     struct agent_result res = {.timed_out = timed_out, .failed = !timed_out, .error = why,
                                .body = ""};
-    agent_done_cb *cb = r->on_done;
-    void *arg = r->arg;
-    r->on_done = NULL;
-    if (cb)
-        cb(r, &res, arg);
-    req_free(r);
+    finish(r, &res);
 }
 
 static void check_done(struct agent_client *c)
@@ -283,12 +289,7 @@ static void check_done(struct agent_client *c)
         curl_off_t us = 0;
         curl_easy_getinfo(r->easy, CURLINFO_TOTAL_TIME_T, &us);
         count(r, outcome(&res, r->aborted, tmp, sizeof tmp), (double)us / 1e6);
-        agent_done_cb *cb = r->on_done;
-        void *arg = r->arg;
-        r->on_done = NULL;
-        if (cb)
-            cb(r, &res, arg);
-        req_free(r);
+        finish(r, &res);
     }
 }
 

@@ -12,7 +12,7 @@
 
 #include "mem.h"
 
-static bool write_all(int fd, const char *p, size_t n)
+bool atomicfile_write_all(int fd, const char *p, size_t n)
 {
     while (n) {
         ssize_t w = write(fd, p, n);
@@ -52,7 +52,7 @@ bool atomicfile_write(const char *path, const void *data, size_t len, mode_t mod
         snprintf(err, errlen, "cannot create a temp file in %s: %s", dir, strerror(errno));
         goto out;
     }
-    if (fchmod(fd, mode) < 0 || !write_all(fd, data, len) || fsync(fd) < 0) {
+    if (fchmod(fd, mode) < 0 || !atomicfile_write_all(fd, data, len) || fsync(fd) < 0) {
         snprintf(err, errlen, "cannot write %s: %s", path, strerror(errno));
         close(fd);
         unlink(tmp);

@@ -10,6 +10,8 @@
  * (which never contains the data). */
 bool atomicfile_write(const char *path, const void *data, size_t len, mode_t mode, char *err,
                       size_t errlen);
+/* write(2) until all n bytes are out (EINTR retried); false on any error or a zero write. */
+bool atomicfile_write_all(int fd, const char *p, size_t n);
 /* fsync of a directory, so that a rename or a new entry in it is durable. */
 int atomicfile_sync_dir(const char *dir);
 

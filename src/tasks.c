@@ -91,20 +91,6 @@ static void op_fail(struct op *o, const char *what, int err)
     log_error("task %s: cannot %s %s: %s", o->id, what, o->name, strerror(err));
 }
 
-static bool write_all(int fd, const char *p, size_t n)
-{
-    while (n) {
-        ssize_t w = write(fd, p, n);
-        if (w < 0 && errno == EINTR)
-            continue;
-        if (w <= 0)
-            return false;
-        p += w;
-        n -= (size_t)w;
-    }
-    return true;
-}
-
 /* Phase 1: the task directory and a temp file holding the bytes. */
 static void op_prepare(struct tasks *t, struct op *o)
 {
@@ -122,7 +108,7 @@ static void op_prepare(struct tasks *t, struct op *o)
         op_fail(o, "create a temp file for", errno);
         return;
     }
-    if (fchmod(o->fd, 0600) < 0 || !write_all(o->fd, o->data, o->len)) {
+    if (fchmod(o->fd, 0600) < 0 || !atomicfile_write_all(o->fd, o->data, o->len)) {
         op_fail(o, "write", errno);
         close(o->fd);
         o->fd = -1;
