@@ -7,19 +7,7 @@ import { readFileSync, writeFileSync, existsSync, statSync, mkdirSync, symlinkSy
 import { join } from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { startHermes, restartHermes, startFake, agentEnv } from './lib.mjs';
-
-const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
-
-async function until(fn, what, ms = 5000) {
-  const t0 = Date.now();
-  for (;;) {
-    const v = await fn();
-    if (v) return v;
-    if (Date.now() - t0 > ms) throw new Error(`timed out waiting for ${what}`);
-    await sleep(25);
-  }
-}
+import { startHermes, restartHermes, startFake, agentEnv, sleep, until } from './lib.mjs';
 
 async function connect(srv) {
   const transport = new StreamableHTTPClientTransport(new URL(srv.url), { requestInit: { headers: srv.auth } });
