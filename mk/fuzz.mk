@@ -40,7 +40,7 @@ fuzz: fuzz-build
 
 # One link per target from its sources (few and small, so no objects); any header change rebuilds.
 define FUZZ_RULE
-$(FUZZ_BUILD)/fuzz_$(1): tests/fuzz/fuzz_$(1).c $(FUZZ_SRC_$(1)) $(wildcard src/*.h) mk/fuzz.mk
+$(FUZZ_BUILD)/fuzz_$(1): tests/fuzz/fuzz_$(1).c $(FUZZ_SRC_$(1)) $(wildcard src/*.h) tests/fuzz/fuzz_check.h mk/fuzz.mk
 	@mkdir -p $$(dir $$@)
 	$$(FUZZ_CC) $$(CPPFLAGS) $$(WARN) $$(FUZZ_SAN) -o $$@ $$(filter %.c,$$^) $$(FUZZ_LIB_$(1))
 endef

@@ -9,17 +9,10 @@
 #include <string.h>
 
 #include "dotenv.h"
+#include "fuzz_check.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
-#define CHECK(cond)                                                                         \
-    do {                                                                                    \
-        if (!(cond)) {                                                                      \
-            fprintf(stderr, "fuzz_dotenv: invariant violated at line %d: %s\n", __LINE__,   \
-                    #cond);                                                                 \
-            abort();                                                                        \
-        }                                                                                   \
-    } while (0)
 
 static bool key_ok(const char *k)
 {

@@ -13,17 +13,10 @@
 #include <strings.h>
 
 #include "hdr.h"
+#include "fuzz_check.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
-#define CHECK(cond)                                                                         \
-    do {                                                                                    \
-        if (!(cond)) {                                                                      \
-            fprintf(stderr, "fuzz_hdr: invariant violated at line %d: %s\n", __LINE__,      \
-                    #cond);                                                                 \
-            abort();                                                                        \
-        }                                                                                   \
-    } while (0)
 
 static char *dup_n(const uint8_t *p, size_t n)
 {

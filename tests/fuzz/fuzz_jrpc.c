@@ -12,17 +12,10 @@
 #include <string.h>
 
 #include "jrpc.h"
+#include "fuzz_check.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
-#define CHECK(cond)                                                                         \
-    do {                                                                                    \
-        if (!(cond)) {                                                                      \
-            fprintf(stderr, "fuzz_jrpc: invariant violated at line %d: %s\n", __LINE__,     \
-                    #cond);                                                                 \
-            abort();                                                                        \
-        }                                                                                   \
-    } while (0)
 
 /* Dumps m, reads it back and checks the copy is equal with the same id; frees m. */
 static void dump_and_check(json_t *m, json_t *id)

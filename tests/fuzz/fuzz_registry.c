@@ -16,17 +16,10 @@
 #include <strings.h>
 
 #include "registry.h"
+#include "fuzz_check.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
-#define CHECK(cond)                                                                         \
-    do {                                                                                    \
-        if (!(cond)) {                                                                      \
-            fprintf(stderr, "fuzz_registry: invariant violated at line %d: %s\n", __LINE__, \
-                    #cond);                                                                 \
-            abort();                                                                        \
-        }                                                                                   \
-    } while (0)
 
 #define ERR_LEN 300 /* bridge.c: char err[300] */
 

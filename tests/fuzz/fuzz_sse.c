@@ -14,17 +14,10 @@
 #include <string.h>
 
 #include "sse.h"
+#include "fuzz_check.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
-#define CHECK(cond)                                                                         \
-    do {                                                                                    \
-        if (!(cond)) {                                                                      \
-            fprintf(stderr, "fuzz_sse: invariant violated at line %d: %s\n", __LINE__,      \
-                    #cond);                                                                 \
-            abort();                                                                        \
-        }                                                                                   \
-    } while (0)
 
 /* What one run saw: every event serialized as (len, bytes) of event, data and id, in order. */
 struct run {

@@ -13,17 +13,10 @@
 #include <string.h>
 
 #include "taskpath.h"
+#include "fuzz_check.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
-#define CHECK(cond)                                                                         \
-    do {                                                                                    \
-        if (!(cond)) {                                                                      \
-            fprintf(stderr, "fuzz_taskpath: invariant violated at line %d: %s\n", __LINE__, \
-                    #cond);                                                                 \
-            abort();                                                                        \
-        }                                                                                   \
-    } while (0)
 
 #define NORM_LEN 1100 /* bridge.c: char norm[1100] */
 
