@@ -15,11 +15,26 @@ endif
 
 WARN := -std=c11 -Wall -Wextra $(WERROR) -Wshadow -Wformat=2 -Wvla -Wstrict-prototypes \
         -Wmissing-prototypes -Wpointer-arith -Wcast-qual -Wwrite-strings -Wundef
-CPPFLAGS += -D_GNU_SOURCE -Isrc $(shell pkg-config --cflags $(PKGS))
+CPPFLAGS += -D_GNU_SOURCE $(shell pkg-config --cflags $(PKGS))
 LDLIBS   += $(shell pkg-config --libs $(PKGS)) -lm -pthread
 
-LIB_SRC := $(filter-out src/main.c,$(wildcard src/*.c))
-LIB_OBJ := $(patsubst src/%.c,$(BUILD)/%.o,$(LIB_SRC))
+# The layers, lowest first; each is a folder of src/ and a static library. A layer's code sees
+# only its own headers and those of the layers below it (LAYER_INC), so an upward include fails
+# to compile: base < http < mcp < bridge < app < ops < main.c.
+LAYERS := base http mcp bridge app ops
+LAYER_INC_base   := base
+LAYER_INC_http   := $(LAYER_INC_base) http
+LAYER_INC_mcp    := $(LAYER_INC_http) mcp
+LAYER_INC_bridge := $(LAYER_INC_mcp) bridge
+LAYER_INC_app    := $(LAYER_INC_mcp) app
+LAYER_INC_ops    := $(LAYERS)
+ALL_INC  := $(addprefix -Isrc/,$(LAYERS))
+# Linked top layer first, so each library resolves against the ones after it.
+LAYER_LIBS := $(foreach l,ops app bridge mcp http base,$(BUILD)/lib/lib$(l).a)
+
+layer_src = $(wildcard src/$(1)/*.c)
+layer_obj = $(patsubst src/%.c,$(BUILD)/%.o,$(call layer_src,$(1)))
+LIB_OBJ := $(foreach l,$(LAYERS),$(call layer_obj,$(l)))
 UNIT_SRC := $(wildcard tests/unit/test_*.c)
 UNITS   := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(UNIT_SRC))
 CONF_SRC := $(wildcard tests/conformance/*.c)
@@ -39,23 +54,35 @@ build/conformance-server: $(BUILD)/conformance-server FORCE
 
 conformance-server: build/conformance-server
 
-$(BUILD)/hermes-mcp: $(BUILD)/main.o $(LIB_OBJ)
+$(BUILD)/hermes-mcp: $(BUILD)/main.o $(LAYER_LIBS)
 	$(CC) $(LDFLAGS) $(SAN) -o $@ $^ $(LDLIBS)
 
-$(BUILD)/conformance-server: $(CONF_OBJ) $(LIB_OBJ)
+$(BUILD)/conformance-server: $(CONF_OBJ) $(LAYER_LIBS)
 	$(CC) $(LDFLAGS) $(SAN) -o $@ $^ $(LDLIBS)
 
-$(BUILD)/%.o: src/%.c | $(BUILD)
-	$(CC) $(CPPFLAGS) $(WARN) $(CFLAGS) $(SAN) -MMD -MP -c -o $@ $<
+define LAYER_RULES
+$(BUILD)/$(1)/%.o: src/$(1)/%.c | $(BUILD)
+	@mkdir -p $$(dir $$@)
+	$$(CC) $$(CPPFLAGS) $(addprefix -Isrc/,$(LAYER_INC_$(1))) $$(WARN) $$(CFLAGS) $$(SAN) -MMD -MP -c -o $$@ $$<
+
+$(BUILD)/lib/lib$(1).a: $(call layer_obj,$(1))
+	@mkdir -p $$(dir $$@)
+	rm -f $$@ && $$(AR) rcs $$@ $$^
+endef
+$(foreach l,$(LAYERS),$(eval $(call LAYER_RULES,$(l))))
+
+$(BUILD)/main.o: src/main.c | $(BUILD)
+	$(CC) $(CPPFLAGS) $(ALL_INC) $(WARN) $(CFLAGS) $(SAN) -MMD -MP -c -o $@ $<
 
 $(BUILD)/conformance/%.o: tests/conformance/%.c | $(BUILD)
 	@mkdir -p $(dir $@)
-	$(CC) $(CPPFLAGS) $(WARN) $(CFLAGS) $(SAN) -MMD -MP -c -o $@ $<
+	$(CC) $(CPPFLAGS) $(addprefix -Isrc/,$(LAYER_INC_app)) $(WARN) $(CFLAGS) $(SAN) -MMD -MP -c -o $@ $<
 
-$(BUILD)/tests/%: tests/unit/%.c $(LIB_OBJ) | $(BUILD)
+# Unit tests link the layer libraries: the linker takes only the modules a test uses.
+$(BUILD)/tests/%: tests/unit/%.c $(LAYER_LIBS) | $(BUILD)
 	@mkdir -p $(dir $@)
-	$(CC) $(CPPFLAGS) $(WARN) -Wno-missing-prototypes $(CFLAGS) $(SAN) -MMD -MP -o $@ $< $(LIB_OBJ) \
-	    $(LDLIBS) -lcmocka
+	$(CC) $(CPPFLAGS) $(ALL_INC) $(WARN) -Wno-missing-prototypes $(CFLAGS) $(SAN) -MMD -MP -o $@ $< \
+	    $(LAYER_LIBS) $(LDLIBS) -lcmocka
 
 $(BUILD):
 	@mkdir -p $@
@@ -84,8 +111,8 @@ install: $(BUILD)/hermes-mcp
 
 # Every header must compile on its own.
 headers:
-	@for h in src/*.h; do \
-	    echo "#include \"$$(basename $$h)\"" | $(CC) $(CPPFLAGS) $(WARN) -fsyntax-only -x c - || exit 1; \
+	@for h in src/*/*.h; do \
+	    echo "#include \"$$(basename $$h)\"" | $(CC) $(CPPFLAGS) $(ALL_INC) $(WARN) -fsyntax-only -x c - || exit 1; \
 	done; echo "headers: ok"
 
 clean:

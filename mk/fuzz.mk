@@ -15,14 +15,14 @@ FUZZ_BINS    := $(addprefix $(FUZZ_BUILD)/fuzz_,$(FUZZ_TARGETS))
 
 # The pure modules each target links (with what they use: buf.c needs mem.c), and its libraries
 # (registry.c: libyaml and jansson).
-FUZZ_SRC_jrpc     := src/jrpc.c src/utf8.c
-FUZZ_SRC_dotenv   := src/dotenv.c src/buf.c src/mem.c
-FUZZ_SRC_hdr      := src/hdr.c
-FUZZ_SRC_sse      := src/sse.c src/buf.c src/mem.c
-FUZZ_SRC_registry := src/registry.c src/mem.c src/utf8.c
-FUZZ_SRC_taskpath := src/taskpath.c
-FUZZ_SRC_contract := src/contract.c src/buf.c src/mem.c src/utf8.c
-FUZZ_SRC_chatchunk := src/chatchunk.c src/buf.c src/mem.c
+FUZZ_SRC_jrpc     := src/mcp/jrpc.c src/base/utf8.c
+FUZZ_SRC_dotenv   := src/base/dotenv.c src/base/buf.c src/base/mem.c
+FUZZ_SRC_hdr      := src/http/hdr.c
+FUZZ_SRC_sse      := src/bridge/sse.c src/base/buf.c src/base/mem.c
+FUZZ_SRC_registry := src/bridge/registry.c src/base/mem.c src/base/utf8.c
+FUZZ_SRC_taskpath := src/bridge/taskpath.c
+FUZZ_SRC_contract := src/bridge/contract.c src/base/buf.c src/base/mem.c src/base/utf8.c
+FUZZ_SRC_chatchunk := src/bridge/chatchunk.c src/base/buf.c src/base/mem.c
 FUZZ_LIB_jrpc     := $(shell pkg-config --libs jansson)
 FUZZ_LIB_dotenv   := $(FUZZ_LIB_jrpc)
 FUZZ_LIB_hdr      :=
@@ -40,8 +40,8 @@ fuzz: fuzz-build
 
 # One link per target from its sources (few and small, so no objects); any header change rebuilds.
 define FUZZ_RULE
-$(FUZZ_BUILD)/fuzz_$(1): tests/fuzz/fuzz_$(1).c $(FUZZ_SRC_$(1)) $(wildcard src/*.h) tests/fuzz/fuzz_check.h mk/fuzz.mk
+$(FUZZ_BUILD)/fuzz_$(1): tests/fuzz/fuzz_$(1).c $(FUZZ_SRC_$(1)) $(wildcard src/*/*.h) tests/fuzz/fuzz_check.h mk/fuzz.mk
 	@mkdir -p $$(dir $$@)
-	$$(FUZZ_CC) $$(CPPFLAGS) $$(WARN) $$(FUZZ_SAN) -o $$@ $$(filter %.c,$$^) $$(FUZZ_LIB_$(1))
+	$$(FUZZ_CC) $$(CPPFLAGS) $$(ALL_INC) $$(WARN) $$(FUZZ_SAN) -o $$@ $$(filter %.c,$$^) $$(FUZZ_LIB_$(1))
 endef
 $(foreach t,$(FUZZ_TARGETS),$(eval $(call FUZZ_RULE,$(t))))
