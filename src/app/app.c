@@ -45,7 +45,8 @@ struct app {
     struct mcp_server *mcp;
     int sigfd;
     struct loop_watch *sigw;
-    struct ratelimit *rl;
+    struct ratelimit *rl;      /* per client IP: requests without a valid credential */
+    struct ratelimit *rl_auth; /* per credential: authenticated requests */
     struct audit *audit;
     uint64_t rate_limited, auth_failures;
     struct metric *http_requests, *rpc_requests, *rpc_duration;
@@ -227,6 +228,53 @@ static void metrics_page(struct app *a, struct hreq *r)
     buf_cleanup(&out);
 }
 
+/* 429 when the bucket of who is asking is empty. Requests with a valid credential draw on that
+ * credential's bucket (behind a tunnel every client shares 127.0.0.1, and one client's start-up
+ * burst must not lock the others out); everything else (no token, a wrong one, unknown paths)
+ * draws on the client address's bucket, which is what stops guessing and floods. The first
+ * refusal of a bucket in a minute is logged, so an operator sees a limit that trips. */
+static bool rate_limited(struct app *a, struct hreq *r, bool authed)
+{
+    struct ratelimit *rl = authed ? a->rl_auth : a->rl;
+    char who[80], key[RATELIMIT_KEY_MAX];
+    bool first = false;
+    unsigned wait;
+
+    if (rl == NULL)
+        return false;
+    if (authed) {
+        /* A credential is named by a hash prefix of its own hash: never the secret itself. */
+        static const char hex[] = "0123456789abcdef";
+        char id[9];
+        for (int i = 0; i < 4; i++) {
+            id[2 * i] = hex[a->cfg->token_hash[i] >> 4];
+            id[2 * i + 1] = hex[a->cfg->token_hash[i] & 15];
+        }
+        id[8] = '\0';
+        snprintf(key, sizeof key, "cred:%s", id);
+        snprintf(who, sizeof who, "credential %s", id);
+        wait = ratelimit_take_key(rl, key, loop_now(a->loop), &first);
+    } else {
+        char ip[64];
+        client_ip(a, r, ip, sizeof ip);
+        snprintf(who, sizeof who, "client %s", ip);
+        wait = ratelimit_take(rl, ip, loop_now(a->loop), &first);
+    }
+    if (wait == 0)
+        return false;
+    if (first)
+        log_warn("rate limit: %s is over %s=%u a minute; answering 429 (logged once a minute)",
+                 who, authed ? "RATE_LIMIT_AUTH_PER_MIN" : "RATE_LIMIT_PER_MIN",
+                 authed ? a->cfg->rate_auth_per_min : a->cfg->rate_per_min);
+    char retry[16];
+    snprintf(retry, sizeof retry, "%u", wait);
+    a->rate_limited++;
+    hreq_add_header(r, "Retry-After", retry);
+    reply_simple_json(r, 429, "{\"error\":\"rate_limited\",\"message\":\"too many "
+                              "requests; retry after the Retry-After seconds\"}");
+    return true;
+}
+
 static void on_headers(struct hreq *r, void *arg)
 {
     struct app *a = arg;
@@ -237,37 +285,26 @@ static void on_headers(struct hreq *r, void *arg)
         health(a, r);
         return;
     }
-    /* A scraper with the token is not rate limited (behind a tunnel every client shares one
-     * address, and a flood must not blind the monitoring); a wrong token costs as usual. */
-    if (strcmp(path, "/metrics") == 0 && authorized(a, r, &had_token)) {
+    bool ours = strcmp(path, "/mcp") == 0 || strcmp(path, "/metrics") == 0;
+    bool allowed = ours && authorized(a, r, &had_token); /* true when authentication is off */
+    /* Only a credential in use counts as one: without authentication (the conformance server)
+     * every request draws on its address's bucket. */
+    bool by_credential = allowed && a->cfg->auth;
+    /* A scraper with the token is not rate limited (a flood must not blind the monitoring); a
+     * wrong token costs as usual. */
+    if (allowed && strcmp(path, "/metrics") == 0) {
         metrics_page(a, r);
         return;
     }
-    if (a->rl) {
-        char ip[64];
-        client_ip(a, r, ip, sizeof ip);
-        unsigned wait = ratelimit_take(a->rl, ip, loop_now(a->loop));
-        if (wait) {
-            char retry[16];
-            snprintf(retry, sizeof retry, "%u", wait);
-            a->rate_limited++;
-            hreq_add_header(r, "Retry-After", retry);
-            reply_simple_json(r, 429, "{\"error\":\"rate_limited\",\"message\":\"too many "
-                                      "requests; retry after the Retry-After seconds\"}");
-            return;
-        }
-    }
-    if (strcmp(path, "/metrics") == 0) {
-        deny(a, r, had_token); /* an authorized scrape was served above */
+    if (rate_limited(a, r, by_credential))
         return;
-    }
-    if (strcmp(path, "/mcp") != 0) {
+    if (!ours) {
         reply_simple_json(r, 404, "{\"error\":\"not_found\",\"message\":\"no such path; the MCP "
                                   "endpoint is /mcp\"}");
         return;
     }
     /* Authentication comes before anything else about the request, body included. */
-    if (!authorized(a, r, &had_token)) {
+    if (!allowed) {
         deny(a, r, had_token);
         return;
     }
@@ -524,6 +561,8 @@ int app_run(const struct app_opts *o)
                             .on_request = on_request, .on_done = on_done, .arg = &a};
     if (o->cfg->rate_per_min)
         a.rl = ratelimit_new(o->cfg->rate_per_min, RATE_TABLE_MAX);
+    if (o->cfg->rate_auth_per_min)
+        a.rl_auth = ratelimit_new(o->cfg->rate_auth_per_min, RATE_TABLE_MAX);
     if (o->cfg->audit_path)
         a.audit = audit_new(o->cfg->audit_path, AUDIT_ROTATE_BYTES, AUDIT_KEEP);
     a.httpd = httpd_new(a.loop, &ho, err, sizeof err);
@@ -568,6 +607,7 @@ out:
     httpd_free(a.httpd);
     audit_free(a.audit, 2000);
     ratelimit_free(a.rl);
+    ratelimit_free(a.rl_auth);
     metric_free(a.http_requests);
     metric_free(a.rpc_requests);
     metric_free(a.rpc_duration);

@@ -164,6 +164,7 @@ bool config_from_env(struct config *c, json_t *env, const char *path, char *err,
     c->port = 8765;
     c->max_conns = 16384;
     c->rate_per_min = 30;
+    c->rate_auth_per_min = 600;
     c->drain_grace_s = 10;
     unsigned call_timeout_s = 1800, header_s = 15, body_s = 60;
     c->log_level = LOG_INFO;
@@ -202,6 +203,11 @@ bool config_from_env(struct config *c, json_t *env, const char *path, char *err,
     c->body_timeout_ms = body_s * 1000u;
     if (!parse_uint(get(env, "RATE_LIMIT_PER_MIN"), 1000000, &c->rate_per_min)) {
         snprintf(err, errlen, "RATE_LIMIT_PER_MIN must be a number of requests (0: no limit)");
+        goto out;
+    }
+    if (!parse_uint(get(env, "RATE_LIMIT_AUTH_PER_MIN"), 1000000, &c->rate_auth_per_min)) {
+        snprintf(err, errlen,
+                 "RATE_LIMIT_AUTH_PER_MIN must be a number of requests (0: no limit)");
         goto out;
     }
     const char *lvl = get(env, "LOG_LEVEL");
@@ -290,6 +296,7 @@ size_t config_restart_keys(const struct config *now, const struct config *fresh,
         {"MCP_HEADER_TIMEOUT_S", now->header_timeout_ms == fresh->header_timeout_ms},
         {"MCP_BODY_TIMEOUT_S", now->body_timeout_ms == fresh->body_timeout_ms},
         {"RATE_LIMIT_PER_MIN", now->rate_per_min == fresh->rate_per_min},
+        {"RATE_LIMIT_AUTH_PER_MIN", now->rate_auth_per_min == fresh->rate_auth_per_min},
         {"TRUSTED_PROXIES", same_text(now->trusted_proxies, fresh->trusted_proxies)},
         {"AUDIT_LOG_PATH", same_text(now->audit_path, fresh->audit_path)},
     };

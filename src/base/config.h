@@ -28,7 +28,9 @@ struct config {
                                  still finish, default 10; 0: answer them 503 at once */
     unsigned header_timeout_ms; /* MCP_HEADER_TIMEOUT_S, default 15: slowloris defence */
     unsigned body_timeout_ms;   /* MCP_BODY_TIMEOUT_S, default 60 */
-    unsigned rate_per_min;      /* RATE_LIMIT_PER_MIN, default 30; 0: off */
+    unsigned rate_per_min;      /* RATE_LIMIT_PER_MIN, default 30: per client IP, for requests
+                                   without a valid credential; 0: off */
+    unsigned rate_auth_per_min; /* RATE_LIMIT_AUTH_PER_MIN, default 600: per credential; 0: off */
     char *trusted_proxies;      /* TRUSTED_PROXIES: comma-separated addresses whose
                                    X-Forwarded-For is believed */
     char *audit_path;           /* AUDIT_LOG_PATH, default audit.jsonl beside the env file */

@@ -14,7 +14,8 @@ struct bucket {
     struct bucket *prev, *next; /* LRU list, most recent first */
     double tokens;
     uint64_t last_ms;
-    char key[48];
+    uint64_t refused_ms; /* the first refusal of the current minute; 0: none yet */
+    char key[RATELIMIT_KEY_MAX];
 };
 
 struct ratelimit {
@@ -88,13 +89,23 @@ static void push_front(struct ratelimit *rl, struct bucket *b)
         rl->tail = b;
 }
 
-unsigned ratelimit_take(struct ratelimit *rl, const char *ip, uint64_t now_ms)
+unsigned ratelimit_take(struct ratelimit *rl, const char *ip, uint64_t now_ms, bool *first)
 {
-    char key[48];
-    struct bucket *b;
+    char key[RATELIMIT_KEY_MAX];
 
     ratelimit_key(ip, key, sizeof key);
-    b = strmap_get(rl->map, key);
+    return ratelimit_take_key(rl, key, now_ms, first);
+}
+
+unsigned ratelimit_take_key(struct ratelimit *rl, const char *key_in, uint64_t now_ms,
+                            bool *first)
+{
+    char key[RATELIMIT_KEY_MAX]; /* cut as the bucket stores it, so lookups find it */
+    snprintf(key, sizeof key, "%s", key_in);
+    struct bucket *b = strmap_get(rl->map, key);
+
+    if (first)
+        *first = false;
     if (b == NULL) {
         if (strmap_count(rl->map) >= rl->max) {
             struct bucket *old = rl->tail;
@@ -120,6 +131,11 @@ unsigned ratelimit_take(struct ratelimit *rl, const char *ip, uint64_t now_ms)
     if (b->tokens >= 1.0) {
         b->tokens -= 1.0;
         return 0;
+    }
+    if (b->refused_ms == 0 || now_ms - b->refused_ms >= 60000) {
+        b->refused_ms = now_ms ? now_ms : 1;
+        if (first)
+            *first = true;
     }
     double wait_ms = (1.0 - b->tokens) / rl->per_ms;
     unsigned s = (unsigned)ceil(wait_ms / 1000.0);

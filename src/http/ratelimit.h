@@ -1,10 +1,11 @@
 /* ratelimit.h — per-client token buckets in a bounded table.
- * Each client (an IPv4 address, or an IPv6 /64) may make per_min requests a minute, with bursts
+ * Each client (an IPv4 address, an IPv6 /64, or a caller-chosen key) may make per_min requests a minute, with bursts
  * up to per_min. The table holds at most max_clients buckets; the least recently seen one is
  * evicted first, so rotating source addresses cannot grow memory. Pure (the caller passes the
  * time); loop thread only. */
 #ifndef HM_RATELIMIT_H
 #define HM_RATELIMIT_H
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -13,8 +14,13 @@ struct ratelimit;
 struct ratelimit *ratelimit_new(unsigned per_min, size_t max_clients);
 void ratelimit_free(struct ratelimit *rl); /* NULL-safe */
 /* Takes one token for ip (text form). Returns 0 when allowed, else the whole seconds to wait
- * before the next request would be allowed (at least 1). */
-unsigned ratelimit_take(struct ratelimit *rl, const char *ip, uint64_t now_ms);
+ * before the next request would be allowed (at least 1). When first is not NULL it is set to
+ * true for the first refusal of this client in a minute (so that one can be logged), else false. */
+unsigned ratelimit_take(struct ratelimit *rl, const char *ip, uint64_t now_ms, bool *first);
+/* The same for a key that is not an address (a credential's hash, say): used as it is, cut to
+ * RATELIMIT_KEY_MAX - 1 bytes. */
+#define RATELIMIT_KEY_MAX 48
+unsigned ratelimit_take_key(struct ratelimit *rl, const char *key, uint64_t now_ms, bool *first);
 size_t ratelimit_clients(const struct ratelimit *rl);
 /* The bucket key for an address: IPv4 as is (also when IPv4-mapped), IPv6 as its /64. */
 void ratelimit_key(const char *ip, char *out, size_t outlen);

@@ -48,12 +48,13 @@ function waitForListening(proc, name) {
 }
 
 // Starts build/hermes-mcp with a fresh mode-600 env file. extra: more KEY=VALUE settings;
-// opts: {env, prefix} as for run().
+// opts: {env, prefix} as for run(); keepDefaults: the server's own rate limits.
 export async function startHermes(extra = {}, opts = {}) {
   const dir = mkdtempSync(join(tmpdir(), 'hm-it-'));
   const token = randomBytes(32).toString('hex');
   // Tests make many requests a minute; the rate-limit tests set their own limit.
-  const lines = { MCP_PORT: '0', MCP_AUTH_TOKEN: token, RATE_LIMIT_PER_MIN: '100000',
+  const limits = opts.keepDefaults ? {} : { RATE_LIMIT_PER_MIN: '100000', RATE_LIMIT_AUTH_PER_MIN: '100000' };
+  const lines = { MCP_PORT: '0', MCP_AUTH_TOKEN: token, ...limits,
     AGENTS_FILE: join(dir, 'agents.yaml'), ...extra };
   const envFile = join(dir, 'env');
   writeFileSync(envFile, Object.entries(lines).map(([k, v]) => `${k}=${v}`).join('\n') + '\n');

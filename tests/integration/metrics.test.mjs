@@ -197,7 +197,7 @@ test('requests by method, tool and outcome; agent calls; held calls; promtool ac
 
 test('agent failures and rate limiting are counted', async () => {
   const fake = await startFake();
-  const srv = await startHermes({ HERMES_ENV_PATH: agentEnv(fake, 'f'.repeat(48)), RATE_LIMIT_PER_MIN: '6' });
+  const srv = await startHermes({ HERMES_ENV_PATH: agentEnv(fake, 'f'.repeat(48)), RATE_LIMIT_PER_MIN: '6', RATE_LIMIT_AUTH_PER_MIN: '6' });
   try {
     const call = (id) => post(srv, { jsonrpc: '2.0', id, method: 'tools/call',
       params: { name: 'hermes_task', arguments: { task: 'x', mode: 'sync', id: `rl-${id}` } } });
@@ -206,10 +206,14 @@ test('agent failures and rate limiting are counted', async () => {
     let limited = 0;
     for (let i = 2; i <= 9; i++) if ((await call(i)).status === 429) limited++;
     assert.ok(limited >= 2, `some calls were limited (${limited})`);
-    // A scrape with the token is served even now; a wrong token is still limited.
+    // A scrape with the token is served even now; a wrong token draws on the address's bucket
+    // (not the credential's): 401 until that runs out, then 429.
     const res = await scrape(srv);
     assert.equal(res.status, 200);
-    assert.equal((await scrape(srv, { Authorization: `Bearer ${'0'.repeat(64)}` })).status, 429);
+    const wrong = { Authorization: `Bearer ${'0'.repeat(64)}` };
+    const codes = [];
+    for (let i = 0; i < 7; i++) codes.push((await scrape(srv, wrong)).status);
+    assert.deepEqual(codes, [401, 401, 401, 401, 401, 401, 429]);
     const m = parseExposition(res.text);
     assert.ok(v(m, 'hermes_mcp_agent_requests_total{agent="hermes",endpoint="chat",outcome="http_401"}') >= 1);
     assert.ok(v(m, 'hermes_mcp_rpc_requests_total{method="tools/call",tool="hermes_task",outcome="upstream_auth"}') >= 1);

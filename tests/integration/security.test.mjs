@@ -9,7 +9,7 @@ import { mkdtempSync, writeFileSync, chmodSync, readFileSync, statSync, existsSy
 import { execFileSync } from 'node:child_process';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { startHermes, post, INIT, HERMES } from './lib.mjs';
+import { startHermes, post, INIT, HERMES, until } from './lib.mjs';
 
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 const TOKEN = 'ab'.repeat(32);
@@ -104,40 +104,78 @@ test('token rotate: the running server takes the new token without restarting', 
   }
 });
 
-test('rate limit: per client, auth failures count, 429 with an integer Retry-After', async () => {
+test('rate limit: per client for requests without a valid token, 429 with an integer Retry-After', async () => {
   const srv = await startHermes({ RATE_LIMIT_PER_MIN: '6' });
   try {
     const bad = { ...srv, auth: { Authorization: `Bearer ${'0'.repeat(64)}` } };
+    const none = { ...srv, auth: {} };
     for (let i = 0; i < 3; i++) assert.equal((await post(bad, INIT())).status, 401);
-    for (let i = 0; i < 3; i++) assert.equal((await post(srv, { jsonrpc: '2.0', id: i, method: 'ping' })).status, 200);
-    const r = await post(srv, { jsonrpc: '2.0', id: 9, method: 'ping' });
+    for (let i = 0; i < 2; i++) assert.equal((await post(none, INIT())).status, 401);
+    assert.equal((await fetch(`${srv.base}/nope`)).status, 404, 'unknown paths count too');
+    const r = await post(bad, INIT());
     assert.equal(r.status, 429);
     assert.match(r.headers.get('retry-after'), /^[1-9][0-9]*$/);
     assert.ok(Number(r.headers.get('retry-after')) <= 10, 'one token comes back in 10 s at 6/min');
     assert.equal(r.json.error, 'rate_limited');
+    // The valid credential has its own bucket: guessing from this address does not lock it out.
+    for (let i = 0; i < 10; i++) assert.equal((await post(srv, { jsonrpc: '2.0', id: i, method: 'ping' })).status, 200);
+    assert.equal((await post(none, INIT())).status, 429, 'the address stays limited');
     const h = await fetch(`${srv.base}/health`);
     assert.equal(h.status, 200, '/health is not rate limited');
-    assert.equal((await h.json()).rate_limited, 1);
+    assert.equal((await h.json()).rate_limited, 2);
+    await until(() => /rate limit: client 127\.0\.0\.1 is over RATE_LIMIT_PER_MIN=6/.test(srv.proc.stderrText), 'the warning');
+    assert.equal(srv.proc.stderrText.match(/rate limit: client/g).length, 1, 'logged once a minute');
+  } finally {
+    await srv.stop();
+  }
+});
+
+test('rate limit: authenticated requests draw on a bucket per credential (RATE_LIMIT_AUTH_PER_MIN)', async () => {
+  // The defaults: an ordinary client start-up burst (mcp-remote makes 17 requests) twice over,
+  // from the one address every tunnelled client shares, is not refused.
+  const dflt = await startHermes({ RATE_LIMIT_PER_MIN: '30' }, { keepDefaults: true });
+  try {
+    for (let i = 0; i < 40; i++) assert.equal((await post(dflt, { jsonrpc: '2.0', id: i, method: 'ping' })).status, 200, `request ${i}`);
+    const none = { ...dflt, auth: {} };
+    for (let i = 0; i < 30; i++) assert.equal((await post(none, INIT())).status, 401);
+    assert.equal((await post(none, INIT())).status, 429, 'the 31st request without a token is refused');
+  } finally {
+    await dflt.stop();
+  }
+  const srv = await startHermes({ RATE_LIMIT_AUTH_PER_MIN: '5', RATE_LIMIT_PER_MIN: '100' });
+  try {
+    for (let i = 0; i < 5; i++) assert.equal((await post(srv, { jsonrpc: '2.0', id: i, method: 'ping' })).status, 200);
+    const r = await post(srv, { jsonrpc: '2.0', id: 9, method: 'ping' });
+    assert.equal(r.status, 429);
+    assert.match(r.headers.get('retry-after'), /^[1-9][0-9]*$/);
+    assert.equal((await post(srv, { jsonrpc: '2.0', id: 10, method: 'ping' })).status, 429);
+    await until(() => /rate limit: credential [0-9a-f]{8} is over RATE_LIMIT_AUTH_PER_MIN=5/.test(srv.proc.stderrText), 'the warning');
+    assert.equal(srv.proc.stderrText.match(/rate limit: credential/g).length, 1, 'logged once a minute');
+    assert.equal(srv.proc.stderrText.includes(srv.token), false, 'the token is never logged');
+    assert.equal(srv.proc.stderrText.includes(srv.token.slice(0, 8)), false);
   } finally {
     await srv.stop();
   }
 });
 
 test('rate limit: X-Forwarded-For only from trusted proxies', async () => {
+  // Requests without a token draw on the client address's bucket: 401 while it lasts, then 429.
   const trusted = await startHermes({ RATE_LIMIT_PER_MIN: '2', TRUSTED_PROXIES: '127.0.0.1' });
   try {
     const xff = (ip) => ({ 'X-Forwarded-For': `198.51.100.7, ${ip}` });
-    for (let i = 0; i < 2; i++) assert.equal((await post(trusted, { jsonrpc: '2.0', id: i, method: 'ping' }, xff('203.0.113.1'))).status, 200);
-    assert.equal((await post(trusted, { jsonrpc: '2.0', id: 3, method: 'ping' }, xff('203.0.113.1'))).status, 429);
-    assert.equal((await post(trusted, { jsonrpc: '2.0', id: 4, method: 'ping' }, xff('203.0.113.2'))).status, 200,
+    const anon = { ...trusted, auth: {} };
+    for (let i = 0; i < 2; i++) assert.equal((await post(anon, INIT(), xff('203.0.113.1'))).status, 401);
+    assert.equal((await post(anon, INIT(), xff('203.0.113.1'))).status, 429);
+    assert.equal((await post(anon, INIT(), xff('203.0.113.2'))).status, 401,
       'another client behind the proxy has its own bucket');
   } finally {
     await trusted.stop();
   }
   const direct = await startHermes({ RATE_LIMIT_PER_MIN: '2' });
   try {
-    for (let i = 0; i < 2; i++) assert.equal((await post(direct, { jsonrpc: '2.0', id: i, method: 'ping' }, { 'X-Forwarded-For': `203.0.113.${i}` })).status, 200);
-    assert.equal((await post(direct, { jsonrpc: '2.0', id: 3, method: 'ping' }, { 'X-Forwarded-For': '203.0.113.99' })).status, 429,
+    const anon = { ...direct, auth: {} };
+    for (let i = 0; i < 2; i++) assert.equal((await post(anon, INIT(), { 'X-Forwarded-For': `203.0.113.${i}` })).status, 401);
+    assert.equal((await post(anon, INIT(), { 'X-Forwarded-For': '203.0.113.99' })).status, 429,
       'an untrusted peer cannot pick its own bucket');
   } finally {
     await direct.stop();
