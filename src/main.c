@@ -16,6 +16,7 @@
 #include "envfile.h"
 #include "log.h"
 #include "smoke.h"
+#include "version.h"
 
 #define EXIT_USAGE 2
 

@@ -27,6 +27,7 @@
 #include "ratelimit.h"
 #include "sdlisten.h"
 #include "sdnotify.h"
+#include "version.h"
 
 #define MAX_BODY (256 * 1024)
 #define IDLE_TIMEOUT_S 30

@@ -10,8 +10,6 @@ struct config;
 struct loop;
 struct mcp_server;
 
-#define HM_VERSION "0.1.0"
-
 /* Returns false (the reason logged) when the server cannot run. */
 typedef bool app_setup_fn(struct mcp_server *mcp, struct loop *l, void *arg);
 

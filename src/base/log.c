@@ -2,15 +2,17 @@
 #include "log.h"
 
 #include <stdarg.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-static enum log_level current = LOG_INFO;
+/* Set on the loop thread (start, SIGHUP), read by the writer threads too. */
+static _Atomic int current = LOG_INFO;
 
 void log_set_level(enum log_level lvl)
 {
-    current = lvl;
+    atomic_store_explicit(&current, (int)lvl, memory_order_relaxed);
 }
 
 int log_level_parse(const char *s)
@@ -29,7 +31,7 @@ void log_msg(enum log_level lvl, const char *fmt, ...)
     char line[1024];
     va_list ap;
 
-    if (lvl > current)
+    if ((int)lvl > atomic_load_explicit(&current, memory_order_relaxed))
         return;
     va_start(ap, fmt);
     vsnprintf(line, sizeof line, fmt, ap);

@@ -1,11 +1,17 @@
-/* strmap.c — chained string hash map (FNV-1a). */
+/* strmap.c — chained string hash map. Keys include ids that clients choose (task ids, JSON-RPC
+ * ids, session ids), so the hash is keyed with a per-process random seed (SipHash): a client
+ * cannot compute keys that all land in one chain and turn every lookup into a list walk. */
 #include "strmap.h"
 
+#include <errno.h>
+#include <pthread.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
 
 #include "mem.h"
+#include "siphash.h"
 
 struct entry {
     struct entry *next;
@@ -18,16 +24,43 @@ struct strmap {
     size_t nslots, count;
 };
 
-static uint64_t hash(const char *s)
+static uint8_t seed[16];
+static pthread_once_t seed_once = PTHREAD_ONCE_INIT;
+
+static void seed_init(void)
 {
-    uint64_t h = 1469598103934665603ull;
-    for (; *s; s++)
-        h = (h ^ (unsigned char)*s) * 1099511628211ull;
-    return h;
+    /* getrandom() blocks only before the kernel's pool is first initialised, early at boot. */
+    size_t got = 0;
+    while (got < sizeof seed) {
+        ssize_t n = getrandom(seed + got, sizeof seed - got, 0);
+        if (n > 0)
+            got += (size_t)n;
+        else if (n < 0 && errno != EINTR)
+            break; /* no entropy source at all: an unseeded map still works */
+    }
+}
+
+void strmap_set_seed(const uint8_t s[16])
+{
+    pthread_once(&seed_once, seed_init);
+    memcpy(seed, s, sizeof seed);
+}
+
+/* Maps call this; the seed was drawn when the first map was made. */
+static uint64_t hash(const char *key)
+{
+    return siphash24(key, strlen(key), seed);
+}
+
+uint64_t strmap_hash(const char *key)
+{
+    pthread_once(&seed_once, seed_init);
+    return hash(key);
 }
 
 struct strmap *strmap_new(void)
 {
+    pthread_once(&seed_once, seed_init);
     struct strmap *m = xcalloc(1, sizeof *m);
     m->nslots = 16;
     m->slots = xcalloc(m->nslots, sizeof *m->slots);

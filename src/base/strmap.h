@@ -3,6 +3,7 @@
 #ifndef HM_STRMAP_H
 #define HM_STRMAP_H
 #include <stddef.h>
+#include <stdint.h>
 
 struct strmap;
 
@@ -19,5 +20,9 @@ void **strmap_values(const struct strmap *m, size_t *n);
 /* Calls fn for each entry; fn must not change the map. */
 void strmap_each(const struct strmap *m, void (*fn)(const char *key, void *value, void *arg),
                  void *arg);
+/* The keyed hash of a key (SipHash-2-4 with this process's random seed, drawn when the first
+ * map is made). strmap_set_seed replaces the seed: for tests only, before any map exists. */
+uint64_t strmap_hash(const char *key);
+void strmap_set_seed(const uint8_t seed[16]);
 
 #endif

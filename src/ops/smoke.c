@@ -17,7 +17,6 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "app.h"
 #include "buf.h"
 #include "config.h"
 #include "crypto.h"
@@ -25,6 +24,7 @@
 #include "mem.h"
 #include "sse.h"
 #include "taskpath.h"
+#include "version.h"
 
 #define EXIT_FAILED 1
 #define EXIT_USAGE 2

@@ -24,12 +24,19 @@ static void mark(struct loop *l, void *arg)
 }
 
 static int fired[4];
-static void fire0(struct loop *l, void *arg) { (void)l, (void)arg; fired[0] = 1; }
+static int fire_log[4], fire_n;
+static void fire0(struct loop *l, void *arg)
+{
+    (void)l, (void)arg;
+    fired[0] = 1;
+    fire_log[fire_n++] = 0;
+}
 static void fire1(struct loop *l, void *arg)
 {
     struct trace *t = arg;
     (void)l;
     fired[1] = 1;
+    fire_log[fire_n++] = 1;
     loop_timer_cancel(t->victim); /* cancel another timer from inside a callback */
     loop_stop(l);
 }
@@ -41,9 +48,9 @@ static void timers_fire_in_due_order_and_cancel_works(void **state)
     struct loop *l = loop_new();
     struct trace t = {0};
     assert_non_null(l);
-    loop_timer_add(l, 5, fire0, &t);
     loop_timer_add(l, 10, fire1, &t);
-    t.victim = loop_timer_add(l, 10, fire2, &t); /* same due time: after fire1 */
+    t.victim = loop_timer_add(l, 10, fire2, &t); /* same due time: after fire1, which cancels it */
+    loop_timer_add(l, 5, fire0, &t);             /* added last, due first */
     struct loop_timer *never = loop_timer_add(l, 1, mark, &t);
     loop_timer_cancel(never);
     assert_int_equal(loop_run(l), 0);
@@ -51,6 +58,9 @@ static void timers_fire_in_due_order_and_cancel_works(void **state)
     assert_int_equal(fired[1], 1);
     assert_int_equal(fired[2], 0);
     assert_int_equal(t.n, 0);
+    assert_int_equal(fire_n, 2);
+    assert_int_equal(fire_log[0], 0); /* due at 5 ms, before the one due at 10 */
+    assert_int_equal(fire_log[1], 1);
     loop_free(l);
 }
 
@@ -108,22 +118,57 @@ static void watch_removed_during_dispatch_is_not_called(void **state)
     loop_free(l);
 }
 
+/* Each timer records itself when it fires; the last one stops the loop. */
+struct ordered {
+    int due, seq;
+    int *log, *n, expect;
+};
+
+static void record(struct loop *l, void *arg)
+{
+    struct ordered *o = arg;
+    o->log[(*o->n)++] = o->seq;
+    if (*o->n == o->expect)
+        loop_stop(l);
+}
+
 static void many_timers_stay_ordered(void **state)
 {
     (void)state;
     struct loop *l = loop_new();
     struct loop_timer *t[200];
-    struct trace tr = {0};
-    int n = 0;
-    for (int i = 0; i < 200; i++)
-        t[i] = loop_timer_add(l, (uint64_t)((i * 37) % 50), mark, &tr);
-    /* cancel every other one, out of order */
-    for (int i = 199; i >= 0; i -= 2) {
-        loop_timer_cancel(t[i]);
-        n++;
+    static struct ordered o[200];
+    int log[200], n = 0;
+    for (int i = 0; i < 200; i++) {
+        o[i] = (struct ordered){.due = (i * 37) % 50, .seq = i, .log = log, .n = &n,
+                                .expect = 100};
+        t[i] = loop_timer_add(l, (uint64_t)o[i].due, record, &o[i]);
     }
+    /* cancel every odd one, from the back: the heap must stay a heap */
+    for (int i = 199; i >= 0; i -= 2)
+        loop_timer_cancel(t[i]);
+    assert_int_equal(loop_run(l), 0);
     assert_int_equal(n, 100);
-    loop_free(l); /* frees the 100 left without firing them */
+    for (int k = 0; k < n; k++) {
+        assert_int_equal(log[k] % 2, 0); /* no cancelled timer fired */
+        if (k == 0)
+            continue;
+        const struct ordered *a = &o[log[k - 1]], *b = &o[log[k]];
+        /* by due time; timers due at the same time in the order they were added */
+        assert_true(a->due < b->due || (a->due == b->due && a->seq < b->seq));
+    }
+    loop_free(l);
+}
+
+static void timers_left_are_freed_without_firing(void **state)
+{
+    (void)state;
+    struct loop *l = loop_new();
+    struct trace tr = {0};
+    for (int i = 0; i < 50; i++)
+        loop_timer_add(l, 60000, mark, &tr);
+    loop_free(l); /* ASan/LSan: nothing leaks; nothing fired */
+    assert_int_equal(tr.n, 0);
 }
 
 int main(void)
@@ -132,6 +177,7 @@ int main(void)
         cmocka_unit_test(timers_fire_in_due_order_and_cancel_works),
         cmocka_unit_test(watch_removed_during_dispatch_is_not_called),
         cmocka_unit_test(many_timers_stay_ordered),
+        cmocka_unit_test(timers_left_are_freed_without_firing),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
