@@ -4,6 +4,7 @@
 #include <arpa/inet.h>
 #include <ctype.h>
 #include <errno.h>
+#include <limits.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -15,6 +16,7 @@
 #include "dotenv.h"
 #include "log.h"
 #include "mem.h"
+#include "readfile.h"
 
 #define ENV_FILE_MAX (1024 * 1024)
 
@@ -44,35 +46,9 @@ bool config_token_ok(const char *token)
 static char *read_small_file(const char *path, size_t *len, struct stat *st, char *err,
                              size_t errlen)
 {
-    /* O_NONBLOCK: a FIFO would block the open (on SIGHUP: the event loop) until a writer. */
-    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
-    char *data = NULL;
-
-    if (fd < 0) {
-        snprintf(err, errlen, "cannot open env file %s: %s", path, strerror(errno));
-        return NULL;
-    }
-    if (fstat(fd, st) < 0 || !S_ISREG(st->st_mode)) {
-        snprintf(err, errlen, "env file %s is not a regular file", path);
-        goto out;
-    }
-    if (st->st_size > ENV_FILE_MAX) {
-        snprintf(err, errlen, "env file %s is larger than 1 MiB", path);
-        goto out;
-    }
-    data = xmalloc((size_t)st->st_size + 1);
-    ssize_t n = read(fd, data, (size_t)st->st_size);
-    if (n < 0) {
-        snprintf(err, errlen, "cannot read env file %s: %s", path, strerror(errno));
-        free(data);
-        data = NULL;
-        goto out;
-    }
-    data[n] = '\0';
-    *len = (size_t)n;
-out:
-    close(fd);
-    return data;
+    char what[PATH_MAX + 16];
+    snprintf(what, sizeof what, "env file %s", path);
+    return readfile_capped(path, what, ENV_FILE_MAX, st, len, err, errlen);
 }
 
 static const char *get(json_t *env, const char *key)

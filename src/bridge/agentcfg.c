@@ -11,10 +11,12 @@
 
 #include "dotenv.h"
 #include "mem.h"
+#include "readfile.h"
 #include "registry.h"
 
 #define DOTENV_READ_MAX (64 * 1024)
 #define KEY_LINE_MAX 1024
+#define KEY_FILE_MAX (64 * 1024)
 
 char *agentcfg_registry_path(const char *agents_file)
 {
@@ -27,46 +29,6 @@ char *agentcfg_registry_path(const char *agents_file)
 /* Opens path as a regular file and reads at most max bytes into a new NUL-terminated buffer;
  * *st is its status. A file over max is refused (too_big names the limit). Messages call the
  * file what. */
-static char *read_regular(const char *path, const char *what, size_t max, const char *too_big,
-                          struct stat *st, size_t *len, char *err, size_t errlen)
-{
-    /* O_NONBLOCK: opening a FIFO would otherwise wait for a writer (fstat refuses it next). */
-    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
-    if (fd < 0) {
-        snprintf(err, errlen, "cannot open %s: %s", what, strerror(errno));
-        return NULL;
-    }
-    if (fstat(fd, st) < 0 || !S_ISREG(st->st_mode)) {
-        snprintf(err, errlen, "%s is not a regular file", what);
-        close(fd);
-        return NULL;
-    }
-    if ((size_t)st->st_size > max) {
-        snprintf(err, errlen, "%s is larger than %s", what, too_big);
-        close(fd);
-        return NULL;
-    }
-    char *text = xmalloc(max + 1);
-    size_t n = 0;
-    for (;;) {
-        ssize_t r = read(fd, text + n, max - n);
-        if (r < 0 && errno == EINTR)
-            continue;
-        if (r < 0) {
-            snprintf(err, errlen, "cannot read %s: %s", what, strerror(errno));
-            close(fd);
-            memset(text, 0, n);
-            free(text);
-            return NULL;
-        }
-        if (r == 0 || (n += (size_t)r) == max)
-            break;
-    }
-    close(fd);
-    text[n] = '\0';
-    *len = n;
-    return text;
-}
 
 json_t *agentcfg_registry_read(const char *path, char *err, size_t errlen)
 {
@@ -76,7 +38,7 @@ json_t *agentcfg_registry_read(const char *path, char *err, size_t errlen)
 
     /* Messages say "the file", not its path: they reach /health, which needs no token. */
     char *text =
-        read_regular(path, "the file", AGENTCFG_REGISTRY_MAX, "1 MiB", &st, &len, err, errlen);
+        readfile_capped(path, "the file", AGENTCFG_REGISTRY_MAX, &st, &len, err, errlen);
     if (text == NULL)
         return NULL;
     json_t *reg = NULL;
@@ -95,7 +57,7 @@ json_t *agentcfg_dotenv_read(const char *path, char *err, size_t errlen)
     size_t len;
     char why[200];
 
-    char *text = read_regular(path, path, DOTENV_READ_MAX, "64 KiB", &st, &len, err, errlen);
+    char *text = readfile_capped(path, path, DOTENV_READ_MAX, &st, &len, err, errlen);
     if (text == NULL)
         return NULL;
     json_t *env = dotenv_parse(text, len, why, sizeof why);
@@ -109,36 +71,32 @@ json_t *agentcfg_dotenv_read(const char *path, char *err, size_t errlen)
 char *agentcfg_key_file(const char *path, char *why, size_t whylen)
 {
     struct stat st;
-    char line[KEY_LINE_MAX];
+    size_t len;
+    char err[300];
 
-    if (stat(path, &st) < 0) {
-        snprintf(why, whylen, "cannot be read: %s", strerror(errno));
+    /* The mode is checked on the file that was opened, not on a name that may change. */
+    char *text = readfile_capped(path, "it", KEY_FILE_MAX, &st, &len, err, sizeof err);
+    if (text == NULL) {
+        if (strncmp(err, "cannot open it: ", 16) == 0)
+            snprintf(why, whylen, "cannot be read: %s", err + 16);
+        else
+            snprintf(why, whylen, "%s", strncmp(err, "it ", 3) == 0 ? err + 3 : err);
         return NULL;
     }
-    if (!S_ISREG(st.st_mode)) {
-        snprintf(why, whylen, "is not a regular file");
-        return NULL;
-    }
+    char *k = NULL;
     if (st.st_mode & 077) {
         snprintf(why, whylen, "is readable by others; chmod 600 it");
-        return NULL;
+    } else {
+        size_t first = strcspn(text, "\r\n");
+        if (first == 0)
+            snprintf(why, whylen, "is empty; put the key on its first line");
+        else if (first >= KEY_LINE_MAX)
+            snprintf(why, whylen, "has a first line longer than %d bytes", KEY_LINE_MAX - 1);
+        else
+            k = xstrndup(text, first);
     }
-    FILE *f = fopen(path, "re");
-    if (f == NULL) {
-        snprintf(why, whylen, "cannot be read: %s", strerror(errno));
-        return NULL;
-    }
-    bool got = fgets(line, sizeof line, f) != NULL;
-    fclose(f);
-    if (!got) {
-        snprintf(why, whylen, "is empty; put the key on its first line");
-        return NULL;
-    }
-    line[strcspn(line, "\r\n")] = '\0';
-    char *k = line[0] ? xstrdup(line) : NULL;
-    memset(line, 0, sizeof line);
-    if (k == NULL)
-        snprintf(why, whylen, "is empty; put the key on its first line");
+    memset(text, 0, len);
+    free(text);
     return k;
 }
 

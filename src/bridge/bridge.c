@@ -28,6 +28,7 @@
 #include "loop.h"
 #include "mcp.h"
 #include "mem.h"
+#include "readfile.h"
 #include "metrics.h"
 #include "sse.h"
 #include "strmap.h"
@@ -528,13 +529,15 @@ static const char *contract_text(struct bridge *b)
                  b->contract ? "previous" : "built-in");
         return b->contract ? b->contract : contract_default;
     }
-    FILE *f = fopen(path, "r");
-    if (f == NULL)
+    /* Read through the capped reader: the file may have been swapped for a FIFO since stat. */
+    char err[300];
+    size_t n;
+    char *text = readfile_capped(path, "HERMES_CONTRACT_PATH", CONTRACT_MAX, &st, &n, err,
+                                 sizeof err);
+    if (text == NULL) {
+        log_warn("%s; using the %s contract", err, b->contract ? "previous" : "built-in");
         return b->contract ? b->contract : contract_default;
-    char *text = xmalloc((size_t)st.st_size + 1);
-    size_t n = fread(text, 1, (size_t)st.st_size, f);
-    fclose(f);
-    text[n] = '\0';
+    }
     char why[100];
     if (!contract_text_ok(text, n, why, sizeof why)) {
         /* Invalid UTF-8 cannot go into the JSON request at all. */
@@ -1225,7 +1228,10 @@ static void hermes_task(struct mcp_call *c, json_t *args, void *arg)
         time_t t = time(NULL);
         struct tm tm;
         gmtime_r(&t, &tm);
-        crypto_random_hex(rnd, 4);
+        if (!crypto_random_hex(rnd, 4)) { /* never name a task with uninitialised bytes */
+            tool_error(c, "upstream_error", 0, "no random bytes for a task id; pass an 'id'");
+            return;
+        }
         strftime(idbuf, sizeof idbuf, "t-%Y%m%d-%H%M%S-", &tm);
         strncat(idbuf, rnd, sizeof idbuf - strlen(idbuf) - 1);
         id = idbuf;
