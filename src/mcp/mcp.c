@@ -1316,6 +1316,31 @@ static void reply_http_error(struct hreq *r, unsigned status, const char *msg)
     reply_rpc_error(r, status, NULL, JRPC_INVALID_REQUEST, msg);
 }
 
+/* A client's header value, made fit to quote in an error text and a log line: printable ASCII
+ * only, at most 100 characters (then "..."). */
+static void quote_header(const char *v, char *out, size_t outlen)
+{
+    size_t n = 0;
+    for (; *v && n + 4 < outlen && n < 100; v++)
+        out[n++] = *v > 0x20 && *v < 0x7f ? *v : '?';
+    if (*v && n + 4 < outlen)
+        memcpy(out + n, "...", 3), n += 3;
+    out[n] = '\0';
+}
+
+/* 403 that says which name was refused and how to allow it (a tunnel's public name). */
+static void refuse_name(struct hreq *r, const char *header, const char *value)
+{
+    char q[128], msg[400];
+    quote_header(value, q, sizeof q);
+    snprintf(msg, sizeof msg,
+             "Forbidden: %s '%s' is not allowed; if a tunnel or proxy serves this server under "
+             "that name, add the host name to MCP_PUBLIC_HOSTS in the env file and reload",
+             header, q);
+    log_warn("refused a request with %s '%s' (not this listener or MCP_PUBLIC_HOSTS)", header, q);
+    reply_http_error(r, 403, msg);
+}
+
 void mcp_http_headers(struct mcp_server *srv, struct hreq *r)
 {
     const char *method = hreq_method(r);
@@ -1331,11 +1356,11 @@ void mcp_http_headers(struct mcp_server *srv, struct hreq *r)
         return;
     }
     if (!hdr_split_hostport(host, &h, &hlen, &port) || !host_allowed(srv, h, hlen, port)) {
-        reply_http_error(r, 403, "Forbidden: Host not allowed");
+        refuse_name(r, "Host", host);
         return;
     }
     if (origin && !origin_allowed(srv, origin)) {
-        reply_http_error(r, 403, "Forbidden: Origin not allowed");
+        refuse_name(r, "Origin", origin);
         return;
     }
     bool post = strcmp(method, "POST") == 0;
@@ -1343,7 +1368,13 @@ void mcp_http_headers(struct mcp_server *srv, struct hreq *r)
     bool del = strcmp(method, "DELETE") == 0;
     if (!post && !(srv->o.sessions && (get || del))) {
         hreq_add_header(r, "Allow", srv->o.sessions ? "GET, POST, DELETE" : "POST");
-        reply_http_error(r, 405, "Method Not Allowed");
+        reply_http_error(r, 405, srv->o.sessions
+                                     ? "Method Not Allowed: send MCP messages with POST (GET "
+                                       "opens a session's stream, DELETE ends a session)"
+                                     : get ? "Method Not Allowed: send MCP messages with POST; "
+                                             "this server runs without sessions, and GET streams "
+                                             "need MCP_SESSIONS=1"
+                                           : "Method Not Allowed: send MCP messages with POST");
         return;
     }
     if (pv && !version_supported(pv)) {

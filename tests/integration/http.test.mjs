@@ -4,7 +4,7 @@ import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import net from 'node:net';
 import http from 'node:http';
-import { startHermes, startConformance, post, parseSse, INIT } from './lib.mjs';
+import { startHermes, startConformance, post, parseSse, INIT, until } from './lib.mjs';
 
 let hm; // build/hermes-mcp, stateless
 let cs; // build/conformance-server, sessions on
@@ -199,6 +199,9 @@ test('HTTP errors: 415 content type, 406 accept, 405 with Allow when stateless',
     const g = await fetch(hm.url, { method, headers: { ...hm.auth, Accept: 'text/event-stream' } });
     assert.equal(g.status, 405, method);
     assert.equal(g.headers.get('allow'), 'POST');
+    const msg = (await g.json()).error.message;
+    assert.match(msg, /send MCP messages with POST/, method);
+    if (method === 'GET') assert.match(msg, /GET streams need MCP_SESSIONS=1/, 'a GET is told how to get a stream');
   }
 });
 
@@ -242,9 +245,19 @@ test('Host and Origin: own names allowed, others refused (DNS rebinding)', async
   for (const host of ['evil.example.com', `evil.example.com:${hm.port}`, 'localhost:1', '[::1]:1']) {
     const r = await raw(hm, { headers: hdr({ Host: host }), body: ping });
     assert.equal(r.status, 403, host);
+    // The error names the refused host and the setting that allows it; the log says it too.
+    const msg = JSON.parse(r.text).error.message;
+    assert.ok(msg.includes(`Host '${host}' is not allowed`), msg);
+    assert.match(msg, /MCP_PUBLIC_HOSTS/);
   }
+  await until(() => hm.proc.stderrText.includes("refused a request with Host 'evil.example.com'"), 'the log line');
   let r = await raw(hm, { headers: hdr({ Origin: 'http://evil.example.com' }), body: ping });
   assert.equal(r.status, 403);
+  assert.ok(JSON.parse(r.text).error.message.includes("Origin 'http://evil.example.com' is not allowed"));
+  // A hostile value is quoted cut and printable only.
+  r = await raw(hm, { headers: hdr({ Origin: `http://${'a'.repeat(300)}.example` }), body: ping });
+  assert.equal(r.status, 403);
+  assert.ok(JSON.parse(r.text).error.message.includes(`'http://${'a'.repeat(93)}...'`));
   r = await raw(hm, { headers: hdr({ Origin: 'null' }), body: ping });
   assert.equal(r.status, 403);
   r = await raw(hm, { headers: hdr({ Origin: `http://localhost:${hm.port}` }), body: ping });
