@@ -35,10 +35,14 @@ const listed = await fetch(hermesUrl, {
     Authorization: `Bearer ${token}` },
   body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list' }),
 }).then((r) => r.json());
+// hermes-mcp's outputSchema is anyOf [success shape, error shape]; the SDK's McpServer takes an
+// object schema, so it gets the success shape.
+const success = (s) => (s?.anyOf ? s.anyOf[0] : s);
 const tools = listed.result.tools.map((t) => ({
   ...t,
+  outputSchema: success(t.outputSchema),
   zodInput: z.fromJSONSchema(t.inputSchema),
-  zodOutput: t.outputSchema ? z.fromJSONSchema(t.outputSchema) : undefined,
+  zodOutput: t.outputSchema ? z.fromJSONSchema(success(t.outputSchema)) : undefined,
 }));
 
 const text = (obj, isError = false) => ({

@@ -35,6 +35,7 @@
 #include "utf8.h"
 #include "taskpath.h"
 #include "tasks.h"
+#include "toolerr.h"
 
 #define TASK_MAX 65536
 #define CONTEXT_MAX 65536
@@ -134,16 +135,16 @@ static json_t *iso_now(void)
     return json_string(s);
 }
 
-static json_t *tool_error_va(const char *code, unsigned retry_after, const char *fmt,
+static json_t *tool_error_va(enum toolerr code, unsigned retry_after, const char *fmt,
                              va_list ap) __attribute__((format(printf, 3, 0)));
 
 /* A tool error result: {error, message[, retry_after]} with isError true. */
-static json_t *tool_error_va(const char *code, unsigned retry_after, const char *fmt, va_list ap)
+static json_t *tool_error_va(enum toolerr code, unsigned retry_after, const char *fmt, va_list ap)
 {
     char msg[512];
     vsnprintf(msg, sizeof msg, fmt, ap);
     utf8_clean(msg);
-    json_t *sc = json_pack("{s:s, s:s}", "error", code, "message", msg);
+    json_t *sc = json_pack("{s:s, s:s}", "error", toolerr_name(code), "message", msg);
     if (retry_after)
         json_object_set_new(sc, "retry_after", json_integer(retry_after));
     char *text = json_dumps(sc, JSON_COMPACT);
@@ -153,10 +154,10 @@ static json_t *tool_error_va(const char *code, unsigned retry_after, const char 
     return r;
 }
 
-static json_t *tool_error_json(const char *code, unsigned retry_after, const char *fmt, ...)
+static json_t *tool_error_json(enum toolerr code, unsigned retry_after, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 
-static json_t *tool_error_json(const char *code, unsigned retry_after, const char *fmt, ...)
+static json_t *tool_error_json(enum toolerr code, unsigned retry_after, const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
@@ -165,10 +166,10 @@ static json_t *tool_error_json(const char *code, unsigned retry_after, const cha
     return r;
 }
 
-static void tool_error(struct mcp_call *c, const char *code, unsigned retry_after,
+static void tool_error(struct mcp_call *c, enum toolerr code, unsigned retry_after,
                        const char *fmt, ...) __attribute__((format(printf, 4, 5)));
 
-static void tool_error(struct mcp_call *c, const char *code, unsigned retry_after,
+static void tool_error(struct mcp_call *c, enum toolerr code, unsigned retry_after,
                        const char *fmt, ...)
 {
     va_list ap;
@@ -205,7 +206,7 @@ static void held_stored(enum tasks_rc rc, void *arg)
     mcp_call_on_cancel(h->call, NULL, NULL);
     if (rc != TASKS_OK && !json_is_true(json_object_get(res, "isError"))) {
         json_decref(res); /* the outcome is not durable: do not report it as one */
-        res = tool_error_json("upstream_error", 0,
+        res = tool_error_json(TE_UPSTREAM_ERROR, 0,
                               "the result could not be stored in the task directory");
     }
     mcp_call_result_take(h->call, res);
@@ -262,14 +263,14 @@ static json_t *upstream_error(const struct agentdef *a, const struct agent_resul
                               const char *what)
 {
     if (res->timed_out)
-        return tool_error_json("upstream_timeout", 0, "the agent did not answer in time (%s)",
+        return tool_error_json(TE_UPSTREAM_TIMEOUT, 0, "the agent did not answer in time (%s)",
                                what);
     if (res->too_big)
-        return tool_error_json("upstream_error", 0,
+        return tool_error_json(TE_UPSTREAM_ERROR, 0,
                                "the agent's answer was larger than the cap (%s)", what);
     if (res->failed || res->status == 0) {
         log_warn("agent %s unreachable (%s): %s", a->name, what, res->error ? res->error : "?");
-        return tool_error_json("upstream_error", 0, "the agent '%s' could not be reached",
+        return tool_error_json(TE_UPSTREAM_ERROR, 0, "the agent '%s' could not be reached",
                                a->name);
     }
     log_debug("agent %s answered %ld to %s: %.300s", a->name, res->status, what, res->body);
@@ -277,15 +278,15 @@ static json_t *upstream_error(const struct agentdef *a, const struct agent_resul
         log_error("agent %s rejected our API key (401); check its key (API_SERVER_KEY in "
                   "HERMES_ENV_PATH, or key_env/key_file in the registry)",
                   a->name);
-        return tool_error_json("upstream_auth", 0,
+        return tool_error_json(TE_UPSTREAM_AUTH, 0,
                                "the agent '%s' rejected the bridge's credentials", a->name);
     }
     if (res->status == 429 || res->status == 503)
-        return tool_error_json("busy", res->retry_after ? res->retry_after : 1,
+        return tool_error_json(TE_BUSY, res->retry_after ? res->retry_after : 1,
                                "the agent '%s' is busy; retry later", a->name);
     if (res->status == 404 && strstr(res->body, "run_not_found"))
-        return tool_error_json("not_found", 0, "the agent does not know this run");
-    return tool_error_json("upstream_error", 0, "the agent '%s' answered with HTTP %ld", a->name,
+        return tool_error_json(TE_NOT_FOUND, 0, "the agent does not know this run");
+    return tool_error_json(TE_UPSTREAM_ERROR, 0, "the agent '%s' answered with HTTP %ld", a->name,
                            res->status);
 }
 
@@ -785,7 +786,7 @@ static void sync_done(struct agent_req *r, const struct agent_result *res, void 
         /* The agent took longer than HERMES_TIMEOUT_S; closing the stream interrupted it. */
         write_status_result(b, j->id, j->agent, "failed", "the agent did not finish in time",
                             NULL, c,
-                            tool_error_json("upstream_timeout", 0,
+                            tool_error_json(TE_UPSTREAM_TIMEOUT, 0,
                                             "the agent did not finish in time"));
         job_free(j);
         return;
@@ -799,7 +800,7 @@ static void sync_done(struct agent_req *r, const struct agent_result *res, void 
     if (!j->done_stream && j->stream_error == NULL) {
         write_status_result(b, j->id, j->agent, "failed",
                             "the agent's stream ended before it finished", NULL, c,
-                            tool_error_json("upstream_error", 0,
+                            tool_error_json(TE_UPSTREAM_ERROR, 0,
                                             "the agent's stream ended before it finished"));
         job_free(j);
         return;
@@ -887,7 +888,7 @@ static void sync_start(struct job *j)
     if (j->req == NULL) {
         struct mcp_call *c = j->call;
         j->call = NULL;
-        tool_error(c, "upstream_error", 0, "could not start the request to the agent");
+        tool_error(c, TE_UPSTREAM_ERROR, 0, "could not start the request to the agent");
         job_free(j);
     }
 }
@@ -1007,7 +1008,7 @@ static void submit_done(struct agent_req *r, const struct agent_result *res, voi
     const char *run_id = json_string_value(json_object_get(body, "run_id"));
     if (run_id == NULL || strlen(run_id) >= sizeof j->run_id) {
         json_t *err = res->status == 202
-                          ? tool_error_json("upstream_error", 0,
+                          ? tool_error_json(TE_UPSTREAM_ERROR, 0,
                                             "the agent accepted the run without a run id")
                           : upstream_error(a, res, "run submission");
         remove_then_answer(b, j->id, "request.json", c, err);
@@ -1068,7 +1069,7 @@ static void submit_start(struct job *j)
     if (j->req == NULL) {
         struct mcp_call *c = j->call;
         j->call = NULL;
-        tool_error(c, "upstream_error", 0, "could not start the request to the agent");
+        tool_error(c, TE_UPSTREAM_ERROR, 0, "could not start the request to the agent");
         job_free(j);
     }
 }
@@ -1096,7 +1097,7 @@ static bool check_fields(struct mcp_call *c, json_t *args, const char *const *al
             if (strcmp(key, allowed[i]) == 0)
                 ok = true;
         if (!ok) {
-            tool_error(c, "invalid_arguments", 0, "unknown field '%.64s'", key);
+            tool_error(c, TE_INVALID_ARGUMENTS, 0, "unknown field '%.64s'", key);
             return false;
         }
     }
@@ -1110,25 +1111,25 @@ static bool opt_string(struct mcp_call *c, json_t *args, const char *name, size_
     *out = NULL;
     if (v == NULL || json_is_null(v)) {
         if (required) {
-            tool_error(c, "invalid_arguments", 0, "'%s' is required", name);
+            tool_error(c, TE_INVALID_ARGUMENTS, 0, "'%s' is required", name);
             return false;
         }
         return true;
     }
     if (!json_is_string(v)) {
-        tool_error(c, "invalid_arguments", 0, "'%s' must be a string", name);
+        tool_error(c, TE_INVALID_ARGUMENTS, 0, "'%s' must be a string", name);
         return false;
     }
     if (json_string_length(v) > max) {
-        tool_error(c, "invalid_arguments", 0, "'%s' is longer than %zu bytes", name, max);
+        tool_error(c, TE_INVALID_ARGUMENTS, 0, "'%s' is longer than %zu bytes", name, max);
         return false;
     }
     if (memchr(json_string_value(v), '\0', json_string_length(v))) {
-        tool_error(c, "invalid_arguments", 0, "'%s' contains a NUL character", name);
+        tool_error(c, TE_INVALID_ARGUMENTS, 0, "'%s' contains a NUL character", name);
         return false;
     }
     if (required && json_string_length(v) == 0) {
-        tool_error(c, "invalid_arguments", 0, "'%s' must not be empty", name);
+        tool_error(c, TE_INVALID_ARGUMENTS, 0, "'%s' must not be empty", name);
         return false;
     }
     *out = json_string_value(v);
@@ -1176,7 +1177,7 @@ static void hermes_task(struct mcp_call *c, json_t *args, void *arg)
         !opt_string(c, args, "agent", 64, false, &agent_name))
         return;
     if (strcmp(mode, "sync") != 0 && strcmp(mode, "async") != 0) {
-        tool_error(c, "invalid_arguments", 0, "'mode' must be \"sync\" or \"async\"");
+        tool_error(c, TE_INVALID_ARGUMENTS, 0, "'mode' must be \"sync\" or \"async\"");
         return;
     }
     json_t *constraints = json_object_get(args, "constraints");
@@ -1184,30 +1185,30 @@ static void hermes_task(struct mcp_call *c, json_t *args, void *arg)
         size_t i;
         json_t *v;
         if (!json_is_array(constraints)) {
-            tool_error(c, "invalid_arguments", 0, "'constraints' must be an array of strings");
+            tool_error(c, TE_INVALID_ARGUMENTS, 0, "'constraints' must be an array of strings");
             return;
         }
         if (json_array_size(constraints) > CONSTRAINTS_MAX) {
-            tool_error(c, "invalid_arguments", 0, "'constraints' may hold at most %d items",
+            tool_error(c, TE_INVALID_ARGUMENTS, 0, "'constraints' may hold at most %d items",
                        CONSTRAINTS_MAX);
             return;
         }
         json_array_foreach(constraints, i, v) if (!json_is_string(v) ||
                                                   json_string_length(v) > CONSTRAINT_MAX)
         {
-            tool_error(c, "invalid_arguments", 0,
+            tool_error(c, TE_INVALID_ARGUMENTS, 0,
                        "'constraints' items must be strings of at most %d bytes",
                        CONSTRAINT_MAX);
             return;
         }
     }
     if (id && !taskpath_id_ok(id, strlen(id))) {
-        tool_error(c, "invalid_arguments", 0,
+        tool_error(c, TE_INVALID_ARGUMENTS, 0,
                    "'id' must match [A-Za-z0-9][A-Za-z0-9._-]{0,127}");
         return;
     }
     if (session && !taskpath_session_ok(session, strlen(session))) {
-        tool_error(c, "invalid_arguments", 0, "'session' must match ^[a-z0-9][a-z0-9._-]{0,63}$");
+        tool_error(c, TE_INVALID_ARGUMENTS, 0, "'session' must match ^[a-z0-9][a-z0-9._-]{0,63}$");
         return;
     }
     agents_refresh(b);
@@ -1215,11 +1216,11 @@ static void hermes_task(struct mcp_call *c, json_t *args, void *arg)
         agent_name = b->default_agent;
     struct agentdef *a = find_agent(b, agent_name);
     if (a == NULL) {
-        tool_error(c, "unknown_agent", 0, "no agent named '%.64s'; see list_agents", agent_name);
+        tool_error(c, TE_UNKNOWN_AGENT, 0, "no agent named '%.64s'; see list_agents", agent_name);
         return;
     }
     if (!agent_available(a)) {
-        tool_error(c, "agent_unavailable", 0, "the agent '%s' is unavailable (%s)", a->name,
+        tool_error(c, TE_AGENT_UNAVAILABLE, 0, "the agent '%s' is unavailable (%s)", a->name,
                    a->key == NULL ? "missing_credentials" : "unreachable");
         return;
     }
@@ -1229,7 +1230,7 @@ static void hermes_task(struct mcp_call *c, json_t *args, void *arg)
         struct tm tm;
         gmtime_r(&t, &tm);
         if (!crypto_random_hex(rnd, 4)) { /* never name a task with uninitialised bytes */
-            tool_error(c, "upstream_error", 0, "no random bytes for a task id; pass an 'id'");
+            tool_error(c, TE_UPSTREAM_ERROR, 0, "no random bytes for a task id; pass an 'id'");
             return;
         }
         strftime(idbuf, sizeof idbuf, "t-%Y%m%d-%H%M%S-", &tm);
@@ -1238,7 +1239,7 @@ static void hermes_task(struct mcp_call *c, json_t *args, void *arg)
     }
     fingerprint(args, a->name, fp);
     if (tasks_pending(b->tasks, id)) { /* its files are still being written */
-        tool_error(c, "busy", 1, "task '%s' is still in progress", id);
+        tool_error(c, TE_BUSY, 1, "task '%s' is still in progress", id);
         return;
     }
 
@@ -1247,7 +1248,7 @@ static void hermes_task(struct mcp_call *c, json_t *args, void *arg)
     enum tasks_rc prc = tasks_read(b->tasks, id, "request.json", 64 * 1024, &prev);
     if (prc != TASKS_OK && prc != TASKS_NOT_FOUND) {
         /* Not a task directory (a plain file, say), or a request.json we cannot read. */
-        tool_error(c, "invalid_arguments", 0, "task id '%s' cannot be used: its entry in the "
+        tool_error(c, TE_INVALID_ARGUMENTS, 0, "task id '%s' cannot be used: its entry in the "
                    "task directory is not a readable task", id);
         return;
     }
@@ -1255,12 +1256,12 @@ static void hermes_task(struct mcp_call *c, json_t *args, void *arg)
         const char *pa = json_string_value(json_object_get(prev, "agent"));
         const char *pf = json_string_value(json_object_get(prev, "fingerprint"));
         if (pa && strcmp(pa, a->name) != 0) {
-            tool_error(c, "duplicate_id", 0, "task id '%s' belongs to agent '%s'", id, pa);
+            tool_error(c, TE_DUPLICATE_ID, 0, "task id '%s' belongs to agent '%s'", id, pa);
             json_decref(prev);
             return;
         }
         if (pf == NULL || strcmp(pf, fp) != 0) {
-            tool_error(c, "duplicate_id", 0, "task id '%s' was used for a different request", id);
+            tool_error(c, TE_DUPLICATE_ID, 0, "task id '%s' was used for a different request", id);
             json_decref(prev);
             return;
         }
@@ -1281,12 +1282,12 @@ static void hermes_task(struct mcp_call *c, json_t *args, void *arg)
             return;
         }
         if (strmap_get(b->jobs, id)) {
-            tool_error(c, "busy", 1, "task '%s' is still in progress", id);
+            tool_error(c, TE_BUSY, 1, "task '%s' is still in progress", id);
             return;
         }
         /* Accepted earlier but nothing came of it (crash before the agent answered): redo. */
     } else if (strmap_get(b->jobs, id)) {
-        tool_error(c, "busy", 1, "task '%s' is still in progress", id);
+        tool_error(c, TE_BUSY, 1, "task '%s' is still in progress", id);
         return;
     }
     json_t *req = json_pack("{s:s, s:s, s:s, s:s?, s:s, s:o}", "id", id, "agent", a->name, "mode",
@@ -1296,7 +1297,7 @@ static void hermes_task(struct mcp_call *c, json_t *args, void *arg)
     enum tasks_rc wrc = tasks_write(b->tasks, id, "request.json", req, NULL, NULL);
     json_decref(req);
     if (wrc != TASKS_OK) {
-        tool_error(c, "upstream_error", 0, "the task directory could not be written");
+        tool_error(c, TE_UPSTREAM_ERROR, 0, "the task directory could not be written");
         return;
     }
     struct job *j = job_new(b, strcmp(mode, "sync") == 0 ? JOB_SYNC : JOB_SUBMIT, id, a->name);
@@ -1311,7 +1312,7 @@ static void hermes_task(struct mcp_call *c, json_t *args, void *arg)
         j->call = NULL;
         mcp_call_on_cancel(c, NULL, NULL);
         remove_then_answer(b, id, "request.json", c,
-                           tool_error_json("busy", 5, "session '%s' already has %d calls waiting",
+                           tool_error_json(TE_BUSY, 5, "session '%s' already has %d calls waiting",
                                            session, SESSION_QUEUE_MAX));
         job_free(j);
     }
@@ -1327,7 +1328,7 @@ static void hermes_result(struct mcp_call *c, json_t *args, void *arg)
     if (!check_fields(c, args, fields, 1) || !opt_string(c, args, "id", 128, true, &id))
         return;
     if (!taskpath_id_ok(id, strlen(id))) {
-        tool_error(c, "invalid_arguments", 0, "'id' must match [A-Za-z0-9][A-Za-z0-9._-]{0,127}");
+        tool_error(c, TE_INVALID_ARGUMENTS, 0, "'id' must match [A-Za-z0-9][A-Za-z0-9._-]{0,127}");
         return;
     }
     switch (tasks_read(b->tasks, id, "result.json", TASKS_FILE_MAX, &res)) {
@@ -1337,16 +1338,16 @@ static void hermes_result(struct mcp_call *c, json_t *args, void *arg)
         return;
     case TASKS_NOT_FOUND:
         if (strmap_get(b->jobs, id) || tasks_pending(b->tasks, id) || tasks_exists(b->tasks, id))
-            tool_error(c, "not_found", 0, "task '%s' has no result yet; it is still running", id);
+            tool_error(c, TE_NOT_FOUND, 0, "task '%s' has no result yet; it is still running", id);
         else
-            tool_error(c, "not_found", 0, "no task with id '%s'", id);
+            tool_error(c, TE_NOT_FOUND, 0, "no task with id '%s'", id);
         return;
     case TASKS_TOO_BIG:
-        tool_error(c, "upstream_error", 0, "result.json is larger than %d KiB",
+        tool_error(c, TE_UPSTREAM_ERROR, 0, "result.json is larger than %d KiB",
                    TASKS_FILE_MAX / 1024);
         return;
     default:
-        tool_error(c, "upstream_error", 0, "result.json of task '%s' is unreadable", id);
+        tool_error(c, TE_UPSTREAM_ERROR, 0, "result.json of task '%s' is unreadable", id);
         return;
     }
 }
@@ -1364,13 +1365,13 @@ static void hermes_files(struct mcp_call *c, json_t *args, void *arg)
         !opt_string(c, args, "path", 4096, false, &path))
         return;
     if (!taskpath_id_ok(id, strlen(id))) {
-        tool_error(c, "invalid_arguments", 0, "'id' must match [A-Za-z0-9][A-Za-z0-9._-]{0,127}");
+        tool_error(c, TE_INVALID_ARGUMENTS, 0, "'id' must match [A-Za-z0-9][A-Za-z0-9._-]{0,127}");
         return;
     }
     json_t *pv = json_object_get(args, "path");
     size_t plen = path ? json_string_length(pv) : 0;
     if (!taskpath_rel_ok(path ? path : "", plen, norm, sizeof norm, &reason)) {
-        tool_error(c, "invalid_arguments", 0, "'path': %s", reason);
+        tool_error(c, TE_INVALID_ARGUMENTS, 0, "'path': %s", reason);
         return;
     }
     enum tasks_rc rc = tasks_files(b->tasks, id, norm, &out, why, sizeof why);
@@ -1378,7 +1379,7 @@ static void hermes_files(struct mcp_call *c, json_t *args, void *arg)
         mcp_call_tool_result_take(c, out);
         return;
     }
-    tool_error(c, rc == TASKS_NOT_FOUND ? "not_found" : "invalid_arguments", 0, "%s", why);
+    tool_error(c, rc == TASKS_NOT_FOUND ? TE_NOT_FOUND : TE_INVALID_ARGUMENTS, 0, "%s", why);
 }
 
 static void list_agents(struct mcp_call *c, json_t *args, void *arg)
@@ -1448,7 +1449,7 @@ static void run_ctx_send(struct run_ctx *s, struct agentdef *a, const char *meth
     s->req = agent_request(s->b->http, &o);
     free(url);
     if (s->req == NULL) {
-        tool_error(s->call, "upstream_error", 0, "could not start the request to the agent");
+        tool_error(s->call, TE_UPSTREAM_ERROR, 0, "could not start the request to the agent");
         free(s);
         return;
     }
@@ -1510,7 +1511,7 @@ static void hermes_status(struct mcp_call *c, json_t *args, void *arg)
     for (const char *p = run_id; *p; p++)
         if (!((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || (*p >= '0' && *p <= '9') ||
               *p == '_' || *p == '-')) {
-            tool_error(c, "invalid_arguments", 0, "'run_id' has characters a run id never has");
+            tool_error(c, TE_INVALID_ARGUMENTS, 0, "'run_id' has characters a run id never has");
             return;
         }
     struct run_ctx *s = xcalloc(1, sizeof *s);
@@ -1531,7 +1532,7 @@ static void hermes_status(struct mcp_call *c, json_t *args, void *arg)
         snprintf(s->agent, sizeof s->agent, "%s", agent_name ? agent_name : b->default_agent);
     struct agentdef *a = find_agent(b, s->agent);
     if (a == NULL || a->key == NULL) {
-        tool_error(c, a ? "agent_unavailable" : "unknown_agent", 0, "agent '%s' %s", s->agent,
+        tool_error(c, a ? TE_AGENT_UNAVAILABLE : TE_UNKNOWN_AGENT, 0, "agent '%s' %s", s->agent,
                    a ? "has no usable credentials" : "is not registered");
         free(s);
         return;
@@ -1569,7 +1570,7 @@ static void cancel_done(struct agent_req *r, const struct agent_result *res, voi
                              s->task_id, "status", json_object_get(stored, "status"),
                              "already_finished", 1, "message", "the run had already finished"));
         else
-            tool_error(c, "not_found", 0, "the agent has no live run '%s' to stop", s->run_id);
+            tool_error(c, TE_NOT_FOUND, 0, "the agent has no live run '%s' to stop", s->run_id);
         json_decref(stored);
     } else {
         upstream_fail(c, find_agent(s->b, s->agent), res, "run stop");
@@ -1588,17 +1589,17 @@ static void hermes_cancel(struct mcp_call *c, json_t *args, void *arg)
         !opt_string(c, args, "id", 128, false, &id))
         return;
     if ((run_id == NULL) == (id == NULL)) {
-        tool_error(c, "invalid_arguments", 0, "give exactly one of 'run_id' or 'id'");
+        tool_error(c, TE_INVALID_ARGUMENTS, 0, "give exactly one of 'run_id' or 'id'");
         return;
     }
     if (id && !taskpath_id_ok(id, strlen(id))) {
-        tool_error(c, "invalid_arguments", 0, "'id' must match [A-Za-z0-9][A-Za-z0-9._-]{0,127}");
+        tool_error(c, TE_INVALID_ARGUMENTS, 0, "'id' must match [A-Za-z0-9][A-Za-z0-9._-]{0,127}");
         return;
     }
     if (run_id) {
         const char *t = strmap_get(b->runs, run_id);
         if (t == NULL) {
-            tool_error(c, "not_found", 0, "no task of this bridge has run '%.100s'", run_id);
+            tool_error(c, TE_NOT_FOUND, 0, "no task of this bridge has run '%.100s'", run_id);
             return;
         }
         id = t;
@@ -1609,7 +1610,7 @@ static void hermes_cancel(struct mcp_call *c, json_t *args, void *arg)
         j->call = NULL;
         if (waiting) {
             mcp_call_on_cancel(waiting, NULL, NULL);
-            tool_error(waiting, "cancelled", 0, "task '%s' was cancelled by hermes_cancel", id);
+            tool_error(waiting, TE_CANCELLED, 0, "task '%s' was cancelled by hermes_cancel", id);
         }
         bool started = j->req != NULL;
         agent_cancel(j->req);
@@ -1630,7 +1631,7 @@ static void hermes_cancel(struct mcp_call *c, json_t *args, void *arg)
                                                    "already_finished", 1, "message",
                                                    "the task had already finished"));
         else
-            tool_error(c, "not_found", 0, "no task with id '%s'", id);
+            tool_error(c, TE_NOT_FOUND, 0, "no task with id '%s'", id);
         json_decref(stored);
         return;
     }
@@ -1644,7 +1645,7 @@ static void hermes_cancel(struct mcp_call *c, json_t *args, void *arg)
     json_decref(run);
     struct agentdef *a = find_agent(b, s->agent);
     if (a == NULL || a->key == NULL) {
-        tool_error(c, "agent_unavailable", 0, "agent '%s' cannot be reached", s->agent);
+        tool_error(c, TE_AGENT_UNAVAILABLE, 0, "agent '%s' cannot be reached", s->agent);
         free(s);
         return;
     }
@@ -1665,11 +1666,11 @@ static void hermes_reset(struct mcp_call *c, json_t *args, void *arg)
         return;
     json_t *conf = json_object_get(args, "confirmed");
     if (conf && !json_is_boolean(conf)) {
-        tool_error(c, "invalid_arguments", 0, "'confirmed' must be a boolean");
+        tool_error(c, TE_INVALID_ARGUMENTS, 0, "'confirmed' must be a boolean");
         return;
     }
     if (!json_is_true(conf)) {
-        tool_error(c, "confirmation_required", 0,
+        tool_error(c, TE_CONFIRMATION_REQUIRED, 0,
                    "hermes_reset clears the job bookkeeping of every caller; call it again with "
                    "confirmed: true");
         return;
@@ -1792,7 +1793,7 @@ struct bridge *bridge_new(struct mcp_server *mcp, struct loop *l, struct config 
             "\"session\":{\"type\":\"string\",\"pattern\":\"^[a-z0-9][a-z0-9._-]{0,63}$\"},"
             "\"agent\":{\"type\":\"string\"}},"
             "\"required\":[\"task\",\"mode\"],\"additionalProperties\":false}"),
-        .output_schema = schema_obj(RESULT_SCHEMA),
+        .output_schema = toolerr_output_schema(schema_obj(RESULT_SCHEMA)),
         .annotations = json_pack("{s:b, s:b, s:b, s:b}", "readOnlyHint", 0, "destructiveHint", 0,
                                  "idempotentHint", 1, "openWorldHint", 1),
         .handler = hermes_task,
@@ -1806,11 +1807,11 @@ struct bridge *bridge_new(struct mcp_server *mcp, struct loop *l, struct config 
         .input_schema = schema_obj(
             "{\"type\":\"object\",\"properties\":{\"run_id\":{\"type\":\"string\"},\"agent\":{"
             "\"type\":\"string\"}},\"required\":[\"run_id\"],\"additionalProperties\":false}"),
-        .output_schema = schema_obj(
+        .output_schema = toolerr_output_schema(schema_obj(
             "{\"type\":\"object\",\"properties\":{\"run_id\":{\"type\":\"string\"},\"status\":{"
             "\"type\":\"string\"},\"agent\":{\"type\":\"string\"},\"task_id\":{\"type\":"
             "\"string\"},\"result_updated\":{\"type\":\"boolean\"}},\"required\":[\"run_id\","
-            "\"status\"]}"),
+            "\"status\"]}")),
         .annotations = json_pack("{s:b, s:b, s:b, s:b}", "readOnlyHint", 1, "destructiveHint", 0,
                                  "idempotentHint", 1, "openWorldHint", 1),
         .handler = hermes_status,
@@ -1824,7 +1825,7 @@ struct bridge *bridge_new(struct mcp_server *mcp, struct loop *l, struct config 
             "{\"type\":\"object\",\"properties\":{\"id\":{\"type\":\"string\",\"pattern\":"
             "\"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$\"}},\"required\":[\"id\"],"
             "\"additionalProperties\":false}"),
-        .output_schema = schema_obj(RESULT_SCHEMA),
+        .output_schema = toolerr_output_schema(schema_obj(RESULT_SCHEMA)),
         .annotations = json_pack("{s:b, s:b, s:b, s:b}", "readOnlyHint", 1, "destructiveHint", 0,
                                  "idempotentHint", 1, "openWorldHint", 0),
         .handler = hermes_result,
@@ -1839,12 +1840,12 @@ struct bridge *bridge_new(struct mcp_server *mcp, struct loop *l, struct config 
             "{\"type\":\"object\",\"properties\":{\"id\":{\"type\":\"string\",\"pattern\":"
             "\"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$\"},\"path\":{\"type\":\"string\"}},"
             "\"required\":[\"id\"],\"additionalProperties\":false}"),
-        .output_schema = schema_obj(
+        .output_schema = toolerr_output_schema(schema_obj(
             "{\"type\":\"object\",\"properties\":{\"id\":{\"type\":\"string\"},\"path\":{\"type\":"
             "\"string\"},\"entries\":{\"type\":\"array\"},\"count\":{\"type\":\"integer\"},"
             "\"truncated\":{\"type\":\"boolean\"},\"size\":{\"type\":\"integer\"},\"mtime\":{"
             "\"type\":\"integer\"},\"encoding\":{\"type\":\"string\"},\"content\":{\"type\":"
-            "\"string\"}},\"required\":[\"id\",\"path\"]}"),
+            "\"string\"}},\"required\":[\"id\",\"path\"]}")),
         .annotations = json_pack("{s:b, s:b, s:b, s:b}", "readOnlyHint", 1, "destructiveHint", 0,
                                  "idempotentHint", 1, "openWorldHint", 0),
         .handler = hermes_files,
@@ -1856,10 +1857,10 @@ struct bridge *bridge_new(struct mcp_server *mcp, struct loop *l, struct config 
                        "capabilities and availability. Read-only; never returns credentials.",
         .input_schema = json_pack("{s:s, s:{}, s:b}", "type", "object", "properties",
                                   "additionalProperties", 0),
-        .output_schema = schema_obj(
+        .output_schema = toolerr_output_schema(schema_obj(
             "{\"type\":\"object\",\"properties\":{\"agents\":{\"type\":\"array\"},\"default\":{"
             "\"type\":\"string\"},\"count\":{\"type\":\"integer\"}},\"required\":[\"agents\","
-            "\"default\",\"count\"]}"),
+            "\"default\",\"count\"]}")),
         .annotations = json_pack("{s:b, s:b, s:b, s:b}", "readOnlyHint", 1, "destructiveHint", 0,
                                  "idempotentHint", 1, "openWorldHint", 0),
         .handler = list_agents,
@@ -1873,10 +1874,10 @@ struct bridge *bridge_new(struct mcp_server *mcp, struct loop *l, struct config 
         .input_schema = schema_obj(
             "{\"type\":\"object\",\"properties\":{\"run_id\":{\"type\":\"string\"},\"id\":{"
             "\"type\":\"string\"}},\"additionalProperties\":false}"),
-        .output_schema = schema_obj(
+        .output_schema = toolerr_output_schema(schema_obj(
             "{\"type\":\"object\",\"properties\":{\"status\":{\"type\":\"string\"},"
             "\"already_finished\":{\"type\":\"boolean\"},\"message\":{\"type\":\"string\"}},"
-            "\"required\":[\"status\"]}"),
+            "\"required\":[\"status\"]}")),
         .annotations = json_pack("{s:b, s:b, s:b, s:b}", "readOnlyHint", 0, "destructiveHint", 1,
                                  "idempotentHint", 1, "openWorldHint", 1),
         .handler = hermes_cancel,
@@ -1891,9 +1892,9 @@ struct bridge *bridge_new(struct mcp_server *mcp, struct loop *l, struct config 
         .input_schema = schema_obj(
             "{\"type\":\"object\",\"properties\":{\"confirmed\":{\"type\":\"boolean\"}},"
             "\"additionalProperties\":false}"),
-        .output_schema = schema_obj(
+        .output_schema = toolerr_output_schema(schema_obj(
             "{\"type\":\"object\",\"properties\":{\"cleared\":{\"type\":\"integer\"},"
-            "\"by_status\":{\"type\":\"object\"}},\"required\":[\"cleared\",\"by_status\"]}"),
+            "\"by_status\":{\"type\":\"object\"}},\"required\":[\"cleared\",\"by_status\"]}")),
         .annotations = json_pack("{s:b, s:b, s:b, s:b}", "readOnlyHint", 0, "destructiveHint", 1,
                                  "idempotentHint", 0, "openWorldHint", 0),
         .handler = hermes_reset,

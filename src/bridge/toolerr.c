@@ -1,0 +1,38 @@
+/* toolerr.c — the table of tool error codes and the schema of an error result. */
+#include "toolerr.h"
+
+static const char *const names[TE_COUNT] = {
+    [TE_INVALID_ARGUMENTS] = "invalid_arguments",
+    [TE_NOT_FOUND] = "not_found",
+    [TE_BUSY] = "busy",
+    [TE_DUPLICATE_ID] = "duplicate_id",
+    [TE_UNKNOWN_AGENT] = "unknown_agent",
+    [TE_AGENT_UNAVAILABLE] = "agent_unavailable",
+    [TE_CONFIRMATION_REQUIRED] = "confirmation_required",
+    [TE_CANCELLED] = "cancelled",
+    [TE_UPSTREAM_ERROR] = "upstream_error",
+    [TE_UPSTREAM_TIMEOUT] = "upstream_timeout",
+    [TE_UPSTREAM_AUTH] = "upstream_auth",
+};
+
+const char *toolerr_name(enum toolerr e)
+{
+    return (unsigned)e < TE_COUNT ? names[e] : "upstream_error";
+}
+
+json_t *toolerr_schema(void)
+{
+    json_t *codes = json_array();
+    for (int i = 0; i < TE_COUNT; i++)
+        json_array_append_new(codes, json_string(names[i]));
+    return json_pack("{s:s, s:{s:{s:s, s:o}, s:{s:s}, s:{s:s, s:i}}, s:[s, s], s:b}", "type",
+                     "object", "properties", "error", "type", "string", "enum", codes, "message",
+                     "type", "string", "retry_after", "type", "integer", "minimum", 0, "required",
+                     "error", "message", "additionalProperties", 0);
+}
+
+json_t *toolerr_output_schema(json_t *success)
+{
+    /* MCP wants an object schema at the top; anyOf lets the same tool answer either shape. */
+    return json_pack("{s:s, s:[o, o]}", "type", "object", "anyOf", success, toolerr_schema());
+}
