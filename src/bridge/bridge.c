@@ -1194,10 +1194,13 @@ static void hermes_task(struct mcp_call *c, json_t *args, void *arg)
             return;
         }
         json_array_foreach(constraints, i, v) if (!json_is_string(v) ||
-                                                  json_string_length(v) > CONSTRAINT_MAX)
+                                                  json_string_length(v) > CONSTRAINT_MAX ||
+                                                  strlen(json_string_value(v)) !=
+                                                      json_string_length(v))
         {
             tool_error(c, TE_INVALID_ARGUMENTS, 0,
-                       "'constraints' items must be strings of at most %d bytes",
+                       "'constraints' items must be strings of at most %d bytes, without NUL "
+                       "characters",
                        CONSTRAINT_MAX);
             return;
         }

@@ -16,7 +16,9 @@ static void why_set(struct jrpc_why *why, int code, const char *msg)
 json_t *jrpc_parse(const char *p, size_t n, struct jrpc_why *why)
 {
     json_error_t je;
-    json_t *root = json_loadb(p, n, JSON_REJECT_DUPLICATES | JSON_DECODE_ANY, &je);
+    /* JSON_ALLOW_NUL: "\u0000" in a string is valid JSON; each field decides (jrpc_str). */
+    json_t *root =
+        json_loadb(p, n, JSON_REJECT_DUPLICATES | JSON_DECODE_ANY | JSON_ALLOW_NUL, &je);
 
     if (root == NULL) {
         why->code = JRPC_PARSE_ERROR;
@@ -38,9 +40,16 @@ json_t *jrpc_parse(const char *p, size_t n, struct jrpc_why *why)
     return root;
 }
 
+const char *jrpc_str(json_t *v)
+{
+    const char *s = json_string_value(v);
+    return s && strlen(s) == json_string_length(v) ? s : NULL;
+}
+
+/* A string id with a NUL is refused: ids are keys (jrpc_id_key), and "a\u0000b" would be "a". */
 static bool id_ok(json_t *id)
 {
-    return json_is_string(id) || json_is_integer(id);
+    return jrpc_str(id) || json_is_integer(id);
 }
 
 void jrpc_classify(json_t *m, struct jrpc_msg *out)
@@ -60,18 +69,24 @@ void jrpc_classify(json_t *m, struct jrpc_msg *out)
 
     if (id_ok(id))
         out->id = id;
-    if (!json_is_string(version) || strcmp(json_string_value(version), "2.0") != 0) {
+    if (jrpc_str(version) == NULL || strcmp(json_string_value(version), "2.0") != 0) {
         why_set(&out->why, JRPC_INVALID_REQUEST, "Invalid Request: jsonrpc must be \"2.0\"");
         return;
     }
     if (id != NULL && !id_ok(id)) {
         why_set(&out->why, JRPC_INVALID_REQUEST,
-                "Invalid Request: id must be a string or an integer");
+                json_is_string(id) ? "Invalid Request: id must not contain a NUL character"
+                                   : "Invalid Request: id must be a string or an integer");
         return;
     }
     if (method != NULL) {
         if (!json_is_string(method) || json_string_length(method) == 0) {
             why_set(&out->why, JRPC_INVALID_REQUEST, "Invalid Request: method must be a string");
+            return;
+        }
+        if (jrpc_str(method) == NULL) {
+            why_set(&out->why, JRPC_INVALID_REQUEST,
+                    "Invalid Request: method must not contain a NUL character");
             return;
         }
         if (result != NULL || error != NULL) {
@@ -133,7 +148,7 @@ json_t *jrpc_request(json_t *id, const char *method, json_t *params_take)
 bool jrpc_id_key(json_t *id, char *out, size_t outlen)
 {
     int n;
-    if (json_is_string(id))
+    if (jrpc_str(id))
         n = snprintf(out, outlen, "s:%s", json_string_value(id));
     else if (json_is_integer(id))
         n = snprintf(out, outlen, "i:%" JSON_INTEGER_FORMAT, json_integer_value(id));

@@ -47,6 +47,11 @@ json_t *jrpc_error(json_t *id, int code, const char *message);
 json_t *jrpc_notification(const char *method, json_t *params_take);
 json_t *jrpc_request(json_t *id, const char *method, json_t *params_take);
 
+/* The text of a JSON string that holds no NUL character, else NULL (not a string, or one with
+ * "\u0000" in it: valid JSON, but as a C string it would read as a shorter one, and "tools/list\u0000x"
+ * must never pass for "tools/list"). */
+const char *jrpc_str(json_t *v);
+
 /* A stable text key for an id: "s:<string>" or "i:<integer>". */
 bool jrpc_id_key(json_t *id, char *out, size_t outlen);
 

@@ -1028,6 +1028,18 @@ static void answer_list(struct rpc_ctx *x, struct jrpc_msg *m, struct registry *
     answer_text(x, m, head, text, len, "}", make_list, &l);
 }
 
+/* Answers -32602 when v is a string holding a NUL character (valid JSON, but no name, URI or
+ * version of ours has one, and as a C string it would pass for a shorter one). */
+static bool refuse_nul(struct rpc_ctx *x, struct jrpc_msg *m, json_t *v, const char *field)
+{
+    if (!json_is_string(v) || jrpc_str(v))
+        return false;
+    char msg[120];
+    snprintf(msg, sizeof msg, "Invalid params: %s must not contain a NUL character", field);
+    answer(x, jrpc_error(m->id, JRPC_INVALID_PARAMS, msg));
+    return true;
+}
+
 static void do_initialize(struct rpc_ctx *x, struct jrpc_msg *m)
 {
     struct mcp_server *srv = x->srv;
@@ -1038,6 +1050,8 @@ static void do_initialize(struct rpc_ctx *x, struct jrpc_msg *m)
                              "Invalid params: protocolVersion must be a string"));
         return;
     }
+    if (refuse_nul(x, m, pv, "protocolVersion"))
+        return;
     const char *want = json_string_value(pv);
     const char *version = version_supported(want) ? want : LATEST_VERSION;
 
@@ -1091,6 +1105,8 @@ static void do_tools_call(struct rpc_ctx *x, struct jrpc_msg *m)
         answer(x, jrpc_error(m->id, JRPC_INVALID_PARAMS, "Invalid params: name must be a string"));
         return;
     }
+    if (refuse_nul(x, m, name, "name"))
+        return;
     if (args != NULL && !json_is_object(args) && !json_is_null(args)) {
         answer(x, jrpc_error(m->id, JRPC_INVALID_PARAMS,
                              "Invalid params: arguments must be an object"));
@@ -1116,6 +1132,8 @@ static void do_resources_read(struct rpc_ctx *x, struct jrpc_msg *m)
         answer(x, jrpc_error(m->id, JRPC_INVALID_PARAMS, "Invalid params: uri must be a string"));
         return;
     }
+    if (refuse_nul(x, m, uri, "uri"))
+        return;
     const char *u = json_string_value(uri);
     for (size_t i = 0; i < x->srv->resources.n; i++)
         if (strcmp(x->srv->resources.v[i].name, u) == 0) {
@@ -1144,6 +1162,8 @@ static void do_subscribe(struct rpc_ctx *x, struct jrpc_msg *m, bool on)
         answer(x, jrpc_error(m->id, JRPC_INVALID_PARAMS, "Invalid params: uri must be a string"));
         return;
     }
+    if (refuse_nul(x, m, uri, "uri"))
+        return;
     if (x->sess) {
         if (on && json_object_size(x->sess->subs) < 1000 && json_string_length(uri) <= 2048)
             json_object_set_new(x->sess->subs, json_string_value(uri), json_true());
@@ -1161,6 +1181,8 @@ static void do_prompts_get(struct rpc_ctx *x, struct jrpc_msg *m)
         answer(x, jrpc_error(m->id, JRPC_INVALID_PARAMS, "Invalid params: name must be a string"));
         return;
     }
+    if (refuse_nul(x, m, name, "name"))
+        return;
     struct named *p = registry_find(&x->srv->prompts, json_string_value(name));
     if (p == NULL) {
         answer(x, jrpc_error(m->id, JRPC_INVALID_PARAMS, "Invalid params: unknown prompt"));
@@ -1197,7 +1219,7 @@ static void do_complete(struct rpc_ctx *x, struct jrpc_msg *m)
 static void do_set_level(struct rpc_ctx *x, struct jrpc_msg *m)
 {
     json_t *level = json_object_get(m->params, "level");
-    int li = json_is_string(level) ? level_index(json_string_value(level)) : -1;
+    int li = jrpc_str(level) ? level_index(json_string_value(level)) : -1;
     if (li < 0) {
         answer(x, jrpc_error(m->id, JRPC_INVALID_PARAMS,
                              "Invalid params: level must be one of debug, info, notice, warning, "
@@ -1507,7 +1529,7 @@ void mcp_http_request(struct mcp_server *srv, struct hreq *r)
     bool batch = json_is_array(root);
     json_t *first = batch ? json_array_get(root, 0) : root;
     json_t *first_method = json_object_get(first, "method");
-    bool is_init = !batch && json_is_string(first_method) &&
+    bool is_init = !batch && jrpc_str(first_method) &&
                    strcmp(json_string_value(first_method), "initialize") == 0;
 
     const char *pv = hreq_header(r, "MCP-Protocol-Version");
@@ -1520,7 +1542,7 @@ void mcp_http_request(struct mcp_server *srv, struct hreq *r)
     } else if (is_init) {
         json_t *want = json_object_get(json_object_get(root, "params"), "protocolVersion");
         snprintf(version, sizeof version, "%s",
-                 json_is_string(want) && version_supported(json_string_value(want))
+                 jrpc_str(want) && version_supported(json_string_value(want))
                      ? json_string_value(want)
                      : LATEST_VERSION);
     } else {
@@ -1554,7 +1576,7 @@ void mcp_http_request(struct mcp_server *srv, struct hreq *r)
     size_t n = batch ? json_array_size(root) : 1;
     if (batch)
         hreq_set_audit(r, "batch", NULL, NULL);
-    else if (json_is_string(first_method))
+    else if (jrpc_str(first_method))
         hreq_set_audit(r, audit_method(json_string_value(first_method)), NULL, NULL);
     for (size_t i = 0; i < n; i++) {
         struct jrpc_msg m;

@@ -168,7 +168,14 @@ for (const [name, body, status, code] of bodyCases) kase(`body: ${name}`, { req:
 // Found by fuzz_jrpc: jansson's error text quoted half a UTF-8 character and the reply crashed.
 kase('body: escape before a multi-byte character', { req: { body: Buffer.from([0x22, 0x5c, 0xd0, 0x9a]) }, status: 400, rpc: -32700 });
 kase('body: invalid UTF-8', { req: { body: Buffer.concat([Buffer.from('{"jsonrpc":"2.0","id":1,"method":"'), Buffer.from([0xff, 0xfe]), Buffer.from('"}')]) }, status: 400, rpc: -32700 });
-kase('body: NUL byte inside a string', { req: { body: '{"jsonrpc":"2.0","id":1,"method":"pi\\u0000ng"}' }, status: 400, rpc: -32700 });
+// "\u0000" is valid JSON (issue 12, item 2): parsed, then refused by the field it is in, never
+// read as a shorter string ("pi\u0000ng" is not "pi").
+kase('body: NUL inside the method', { req: { body: '{"jsonrpc":"2.0","id":1,"method":"ping\\u0000x"}' }, status: 400, rpc: -32600, check: (r) => assert.match(r.body, /method must not contain a NUL character/) });
+kase('body: NUL inside a string id', { req: { body: '{"jsonrpc":"2.0","id":"a\\u0000b","method":"ping"}' }, status: 400, rpc: -32600, check: (r) => assert.match(r.body, /"id":null/) });
+kase('body: NUL inside jsonrpc', { req: { body: '{"jsonrpc":"2.0\\u0000","id":1,"method":"ping"}' }, status: 400, rpc: -32600 });
+kase('body: NUL in an ignored string', { req: { body: '{"jsonrpc":"2.0","id":1,"method":"ping","params":{"_meta":{"note":"a\\u0000b"}}}' }, status: 200, check: (r) => assert.match(r.body, /"result":\{\}/) });
+kase('tools/call: tool name with a NUL', { req: { body: rpc('tools/call', { name: 'list_agents\u0000x', arguments: {} }) }, status: 200, rpc: -32602, check: (r) => assert.match(r.body, /name must not contain a NUL character/) });
+kase('initialize: protocolVersion with a NUL', { req: { body: rpc('initialize', { protocolVersion: '2025-11-25\u0000', capabilities: {}, clientInfo: { name: 'h', version: '1' } }) }, status: 200, rpc: -32602 });
 kase('body: 20-digit integer id', { req: { body: '{"jsonrpc":"2.0","id":99999999999999999999,"method":"ping"}' }, status: 400, rpc: -32700 });
 kase('body: big but exact integer id echoed', { req: { body: '{"jsonrpc":"2.0","id":9007199254740993,"method":"ping"}' }, status: 200, check: (r) => assert.ok(r.body.includes('9007199254740993')) });
 kase('body: 1 MiB id string', { req: { body: JSON.stringify({ jsonrpc: '2.0', id: 'x'.repeat(1024 * 1024), method: 'ping' }), headOnly: true }, status: 413 });
@@ -252,10 +259,18 @@ for (const session of ['Upper', 'a b', '-a', 's'.repeat(65), '../x', 'a/b', '', 
 kase('hermes_task: unknown agent', { req: { body: task({ task: 'x', mode: 'sync', agent: 'mallory' }) }, status: 200, tool: 'unknown_agent' });
 kase('hermes_task: agent name with traversal', { req: { body: task({ task: 'x', mode: 'sync', agent: '../../etc' }) }, status: 200, tool: 'unknown_agent' });
 
-// NUL characters never get past the JSON parser (jansson without JSON_ALLOW_NUL).
-kase('hermes_task: task with a NUL', { req: { body: task({ task: 'a\u0000b', mode: 'sync' }) }, status: 400, rpc: -32700 });
-kase('hermes_task: id with a NUL', { req: { body: task({ task: 'x', mode: 'sync', id: 'a\u0000b' }) }, status: 400, rpc: -32700 });
-kase('hermes_files: path with a NUL', { req: { body: call('hermes_files', { id: 'hostile-files', path: 'x\u0000' }) }, status: 400, rpc: -32700 });
+// A NUL in any field of a tool is invalid_arguments naming the field; free text too (the agent's
+// API and the task files would cut it short).
+const nulField = (r, field) => assert.match(JSON.parse(r.body.split('\n').filter((l) => l.startsWith('data: ')).map((l) => l.slice(6)).at(-1) ?? r.body).result.structuredContent.message, new RegExp(`'${field}'`));
+for (const [field, args] of [['task', { task: 'a\u0000b', mode: 'sync' }], ['context', { task: 'x', mode: 'sync', context: 'c\u0000' }],
+  ['deliverable', { task: 'x', mode: 'sync', deliverable: '\u0000' }], ['constraints', { task: 'x', mode: 'sync', constraints: ['ok', 'a\u0000b'] }],
+  ['id', { task: 'x', mode: 'sync', id: 'a\u0000b' }], ['session', { task: 'x', mode: 'sync', session: 's\u0000' }],
+  ['agent', { task: 'x', mode: 'sync', agent: 'hermes\u0000x' }], ['mode', { task: 'x', mode: 'sync\u0000' }]])
+  kase(`hermes_task: ${field} with a NUL`, { req: { body: task(args) }, status: 200, tool: 'invalid_arguments', check: (r) => nulField(r, field) });
+kase('hermes_files: path with a NUL', { req: { body: call('hermes_files', { id: 'hostile-files', path: 'x\u0000' }) }, status: 200, tool: 'invalid_arguments', check: (r) => nulField(r, 'path') });
+kase('hermes_result: id with a NUL', { req: { body: call('hermes_result', { id: 'a\u0000' }) }, status: 200, tool: 'invalid_arguments', check: (r) => nulField(r, 'id') });
+kase('hermes_status: run_id with a NUL', { req: { body: call('hermes_status', { run_id: 'run\u0000' }) }, status: 200, tool: 'invalid_arguments', check: (r) => nulField(r, 'run_id') });
+kase('hermes_cancel: id with a NUL', { req: { body: call('hermes_cancel', { id: 'a\u0000' }) }, status: 200, tool: 'invalid_arguments', check: (r) => nulField(r, 'id') });
 
 // ---------- the other tools ----------
 for (const id of ['../x', '/etc', '', 'a\\b', '%2e%2e'])

@@ -142,6 +142,35 @@ static void error_with_null_id(void **state)
     json_decref(e);
 }
 
+/* "\u0000" is valid JSON: parsed; a method or id holding it is refused, never read as its
+ * prefix; jrpc_str tells the two kinds of string apart. */
+static void nul_in_strings(void **state)
+{
+    struct jrpc_why why;
+    struct jrpc_msg m;
+    (void)state;
+    json_t *root = parse("{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\\u0000x\"}", &why);
+    assert_non_null(root);
+    jrpc_classify(root, &m);
+    assert_int_equal(m.kind, JRPC_INVALID);
+    assert_int_equal(m.why.code, JRPC_INVALID_REQUEST);
+    assert_non_null(strstr(m.why.msg, "NUL"));
+    json_decref(root);
+    root = parse("{\"jsonrpc\":\"2.0\",\"id\":\"a\\u0000b\",\"method\":\"ping\"}", &why);
+    jrpc_classify(root, &m);
+    assert_int_equal(m.kind, JRPC_INVALID);
+    assert_null(m.id); /* not echoed: the error goes out with id null */
+    char key[16];
+    assert_false(jrpc_id_key(json_object_get(root, "id"), key, sizeof key));
+    json_decref(root);
+    json_t *a = json_stringn("a\0b", 3), *b = json_string("ab");
+    assert_null(jrpc_str(a));
+    assert_string_equal(jrpc_str(b), "ab");
+    assert_null(jrpc_str(NULL));
+    json_decref(a);
+    json_decref(b);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -153,6 +182,7 @@ int main(void)
         cmocka_unit_test(big_ids_survive),
         cmocka_unit_test(error_with_null_id),
         cmocka_unit_test(parse_errors_are_valid_utf8),
+        cmocka_unit_test(nul_in_strings),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
