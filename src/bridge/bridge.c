@@ -68,6 +68,9 @@ struct job {
     enum job_kind kind;
     char id[129];
     char agent[65];
+    /* The agent's address when the job started: a reload may drop or change the agent while
+     * the job runs, and what the job reports must still be what it used. */
+    char *base_url;
     char session_id[200]; /* what the agent sees */
     char run_id[128];
     struct mcp_call *call; /* the waiting MCP call, if any */
@@ -120,6 +123,7 @@ struct bridge {
 };
 
 static void job_free(struct job *j);
+static void index_task(const char *id, void *arg);
 static void job_start(struct job *j);
 static void follow_poll(struct loop *l, void *arg);
 
@@ -259,7 +263,7 @@ static char *agent_url(const struct agentdef *a, const char *path)
 }
 
 /* Maps an agent answer that is not a success to a tool error (never echoing its body). */
-static json_t *upstream_error(const struct agentdef *a, const struct agent_result *res,
+static json_t *upstream_error(const char *agent, const struct agent_result *res,
                               const char *what)
 {
     if (res->timed_out)
@@ -269,31 +273,31 @@ static json_t *upstream_error(const struct agentdef *a, const struct agent_resul
         return tool_error_json(TE_UPSTREAM_ERROR, 0,
                                "the agent's answer was larger than the cap (%s)", what);
     if (res->failed || res->status == 0) {
-        log_warn("agent %s unreachable (%s): %s", a->name, what, res->error ? res->error : "?");
+        log_warn("agent %s unreachable (%s): %s", agent, what, res->error ? res->error : "?");
         return tool_error_json(TE_UPSTREAM_ERROR, 0, "the agent '%s' could not be reached",
-                               a->name);
+                               agent);
     }
-    log_debug("agent %s answered %ld to %s: %.300s", a->name, res->status, what, res->body);
+    log_debug("agent %s answered %ld to %s: %.300s", agent, res->status, what, res->body);
     if (res->status == 401) {
         log_error("agent %s rejected our API key (401); check its key (API_SERVER_KEY in "
                   "HERMES_ENV_PATH, or key_env/key_file in the registry)",
-                  a->name);
+                  agent);
         return tool_error_json(TE_UPSTREAM_AUTH, 0,
-                               "the agent '%s' rejected the bridge's credentials", a->name);
+                               "the agent '%s' rejected the bridge's credentials", agent);
     }
     if (res->status == 429 || res->status == 503)
         return tool_error_json(TE_BUSY, res->retry_after ? res->retry_after : 1,
-                               "the agent '%s' is busy; retry later", a->name);
+                               "the agent '%s' is busy; retry later", agent);
     if (res->status == 404 && strstr(res->body, "run_not_found"))
         return tool_error_json(TE_NOT_FOUND, 0, "the agent does not know this run");
-    return tool_error_json(TE_UPSTREAM_ERROR, 0, "the agent '%s' answered with HTTP %ld", a->name,
+    return tool_error_json(TE_UPSTREAM_ERROR, 0, "the agent '%s' answered with HTTP %ld", agent,
                            res->status);
 }
 
-static void upstream_fail(struct mcp_call *c, const struct agentdef *a,
-                          const struct agent_result *res, const char *what)
+static void upstream_fail(struct mcp_call *c, const char *agent, const struct agent_result *res,
+                          const char *what)
 {
-    mcp_call_result_take(c, upstream_error(a, res, what));
+    mcp_call_result_take(c, upstream_error(agent, res, what));
 }
 
 /* ---------- agents (the synthetic default from HERMES_ENV_PATH) ---------- */
@@ -603,6 +607,7 @@ static void job_free(struct job *j)
     buf_cleanup(&j->answer);
     free(j->stream_error);
     free(j->prompt);
+    free(j->base_url);
     if (q) {
         if (q->active == j) {
             free(j);
@@ -775,7 +780,6 @@ static void sync_done(struct agent_req *r, const struct agent_result *res, void 
 {
     struct job *j = arg;
     struct bridge *b = j->b;
-    struct agentdef *a = find_agent(b, j->agent);
     struct mcp_call *c = j->call;
     (void)r;
 
@@ -793,7 +797,8 @@ static void sync_done(struct agent_req *r, const struct agent_result *res, void 
     }
     if (res->status != 200) {
         /* Nothing was done: a retry is free. */
-        remove_then_answer(b, j->id, "request.json", c, upstream_error(a, res, "chat completion"));
+        remove_then_answer(b, j->id, "request.json", c,
+                           upstream_error(j->agent, res, "chat completion"));
         job_free(j);
         return;
     }
@@ -861,10 +866,38 @@ static const char *contract_json(struct bridge *b)
     return b->contract_json;
 }
 
-static void sync_start(struct job *j)
+/* A job waiting in a session queue starts when its turn comes, maybe after a reload dropped its
+ * agent or its key: it then fails as agent_unavailable (and frees itself) instead of going on
+ * with an agent that is no longer configured. Returns the agent, or NULL when it failed. */
+static struct agentdef *job_agent(struct job *j)
 {
     struct bridge *b = j->b;
     struct agentdef *a = find_agent(b, j->agent);
+    if (a && a->key) {
+        free(j->base_url);
+        j->base_url = xstrdup(a->base_url);
+        return a;
+    }
+    struct mcp_call *c = j->call;
+    j->call = NULL;
+    if (c)
+        mcp_call_on_cancel(c, NULL, NULL);
+    log_warn("task %s: agent %s %s before the task could start", j->id, j->agent,
+             a ? "lost its key" : "was removed from the registry");
+    remove_then_answer(b, j->id, "request.json", c,
+                       tool_error_json(TE_AGENT_UNAVAILABLE, 0,
+                                       "the agent '%s' is no longer available (%s)", j->agent,
+                                       a ? "missing_credentials" : "removed from the registry"));
+    job_free(j);
+    return NULL;
+}
+
+static void sync_start(struct job *j)
+{
+    struct bridge *b = j->b;
+    struct agentdef *a = job_agent(j);
+    if (a == NULL)
+        return;
     /* What json_pack + json_dumps(JSON_COMPACT) gave, byte for byte, with the contract cached. */
     json_t *prompt = json_string(j->prompt);
     char *user = prompt ? json_dumps(prompt, JSON_ENCODE_ANY | JSON_COMPACT) : xstrdup("\"\"");
@@ -998,7 +1031,6 @@ static void submit_done(struct agent_req *r, const struct agent_result *res, voi
 {
     struct job *j = arg;
     struct bridge *b = j->b;
-    struct agentdef *a = find_agent(b, j->agent);
     struct mcp_call *c = j->call;
     (void)r;
 
@@ -1010,7 +1042,7 @@ static void submit_done(struct agent_req *r, const struct agent_result *res, voi
         json_t *err = res->status == 202
                           ? tool_error_json(TE_UPSTREAM_ERROR, 0,
                                             "the agent accepted the run without a run id")
-                          : upstream_error(a, res, "run submission");
+                          : upstream_error(j->agent, res, "run submission");
         remove_then_answer(b, j->id, "request.json", c, err);
         json_decref(body);
         job_free(j);
@@ -1019,7 +1051,7 @@ static void submit_done(struct agent_req *r, const struct agent_result *res, voi
     snprintf(j->run_id, sizeof j->run_id, "%s", run_id);
     json_t *run = json_pack("{s:s, s:s, s:s, s:s, s:s, s:o}", "run_id", run_id, "session_id",
                             j->session_id, "task_id", j->id, "agent", j->agent,
-                            "agent_base_url", a->base_url, "created_at", iso_now());
+                            "agent_base_url", j->base_url, "created_at", iso_now());
     /* The answer waits for run.json: after a restart the run is followed from it. */
     store_then_answer(b, j->id, "run.json", run, c,
                       mcp_tool_result(json_pack("{s:s, s:s, s:s, s:s, s:[], s:[]}", "id", j->id,
@@ -1052,7 +1084,9 @@ static void submit_cancelled(struct mcp_call *c, void *arg)
 static void submit_start(struct job *j)
 {
     struct bridge *b = j->b;
-    struct agentdef *a = find_agent(b, j->agent);
+    struct agentdef *a = job_agent(j);
+    if (a == NULL)
+        return;
     json_t *body = json_pack("{s:s, s:s, s:s}", "input", j->prompt, "instructions",
                              contract_text(b), "session_id", j->session_id);
     char *text = json_dumps(body, JSON_COMPACT);
@@ -1496,7 +1530,7 @@ static void status_done(struct agent_req *r, const struct agent_result *res, voi
                                 s->task_id, "result_updated", 1, "source", "result.json");
         mcp_call_tool_result_take(c, out);
     } else {
-        upstream_fail(c, find_agent(b, s->agent), res, "run status");
+        upstream_fail(c, s->agent, res, "run status");
     }
     json_decref(stored);
     free(s);
@@ -1576,7 +1610,7 @@ static void cancel_done(struct agent_req *r, const struct agent_result *res, voi
             tool_error(c, TE_NOT_FOUND, 0, "the agent has no live run '%s' to stop", s->run_id);
         json_decref(stored);
     } else {
-        upstream_fail(c, find_agent(s->b, s->agent), res, "run stop");
+        upstream_fail(c, s->agent, res, "run stop");
     }
     free(s);
 }
@@ -1674,35 +1708,34 @@ static void hermes_reset(struct mcp_call *c, json_t *args, void *arg)
     }
     if (!json_is_true(conf)) {
         tool_error(c, TE_CONFIRMATION_REQUIRED, 0,
-                   "hermes_reset clears the job bookkeeping of every caller; call it again with "
-                   "confirmed: true");
+                   "hermes_reset rebuilds the job bookkeeping of every caller; call it again "
+                   "with confirmed: true");
         return;
     }
+    /* Nothing in flight is dropped: a followed run still gets its result.json when it ends,
+     * a waiting call still gets its answer (dropping them lost results until a restart). What
+     * is reset is the run index, rebuilt from the task directory: entries whose task is gone
+     * are cleared, runs on disk without a result are followed (again, if they were not). */
     json_t *by = json_object();
     size_t n;
     void **v = strmap_values(b->jobs, &n);
-    for (size_t i = 0; i < n; i++) {
-        struct job *j = v[i];
-        if (j->call)
-            continue; /* a call is waiting on it: it finishes normally */
-        count_status(by, j->kind == JOB_FOLLOW ? "following" : "queued");
-        job_free(j);
-    }
+    for (size_t i = 0; i < n; i++)
+        count_status(by, ((struct job *)v[i])->kind == JOB_FOLLOW ? "following" : "in_flight");
     free(v);
     v = strmap_values(b->runs, &n);
-    size_t runs = n;
+    size_t before = n;
     for (size_t i = 0; i < n; i++)
         free(v[i]);
     free(v);
     strmap_free(b->runs);
     b->runs = strmap_new();
-    json_object_set_new(by, "indexed_runs", json_integer((json_int_t)runs));
-    json_int_t cleared = 0;
-    const char *k;
-    json_t *x;
-    json_object_foreach(by, k, x) cleared += json_integer_value(x);
-    log_warn("hermes_reset: cleared %lld bookkeeping entries (result files kept)",
-             (long long)cleared);
+    tasks_each(b->tasks, index_task, b);
+    size_t after = strmap_count(b->runs);
+    json_object_set_new(by, "indexed_runs", json_integer((json_int_t)after));
+    json_int_t cleared = before > after ? (json_int_t)(before - after) : 0;
+    log_warn("hermes_reset: run index rebuilt from the task directory (%zu runs, %lld stale "
+             "entries cleared); nothing in flight was dropped",
+             after, (long long)cleared);
     mcp_call_tool_result_take(c, json_pack("{s:I, s:o}", "cleared", cleared, "by_status", by));
 }
 
@@ -1888,8 +1921,9 @@ struct bridge *bridge_new(struct mcp_server *mcp, struct loop *l, struct config 
     mcp_add_tool(mcp, &(struct mcp_tool_def){
         .name = "hermes_reset",
         .title = "Reset the job bookkeeping",
-        .description = "GLOBAL: clears the bridge's job bookkeeping for every caller (queued and "
-                       "followed jobs, the run index); result files are kept. Ask the user "
+        .description = "GLOBAL: rebuilds the bridge's job bookkeeping (the run index) from the "
+                       "task directory, for every caller; result files are kept and nothing in "
+                       "flight is dropped (followed runs still get their results). Ask the user "
                        "before calling it when other work may be in flight. Needs confirmed: "
                        "true.",
         .input_schema = schema_obj(

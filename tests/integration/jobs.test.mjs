@@ -1,0 +1,140 @@
+// Jobs across a reload that drops their agent, hermes_reset with runs in flight, and
+// hermes_cancel of a running sync task by id (issue 12, items 3, 6 and 8).
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { writeFileSync, chmodSync, mkdtempSync, existsSync, readFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { startHermes, startFake, agentEnv, until, sleep } from './lib.mjs';
+
+async function connect(srv) {
+  const transport = new StreamableHTTPClientTransport(new URL(srv.url), { requestInit: { headers: srv.auth } });
+  const client = new Client({ name: 'jobs-it', version: '1' });
+  await client.connect(transport);
+  await client.listTools();
+  return client;
+}
+const call = (client, name, args) => client.callTool({ name, arguments: args }, undefined, { timeout: 60000 });
+const chats = (fake) => fake.received().filter((r) => r.path === '/v1/chat/completions');
+
+// A registry with agents alpha and beta at the same fake; rewrite() drops agents from it.
+function registry(fake) {
+  const dir = mkdtempSync(join(tmpdir(), 'hm-jobs-'));
+  const keyFile = join(dir, 'key');
+  writeFileSync(keyFile, fake.key + '\n');
+  chmodSync(keyFile, 0o600);
+  const file = join(dir, 'agents.yaml');
+  const write = (names) => {
+    writeFileSync(file, `default: ${names[0]}\nagents:\n` + names.map((n) =>
+      `  - name: ${n}\n    base_url: http://127.0.0.1:${fake.port}\n    key_file: ${keyFile}\n`).join(''));
+    chmodSync(file, 0o600);
+  };
+  write(['alpha', 'beta']);
+  return { file, write };
+}
+
+test('a reload that drops an agent: its running task finishes, its queued task fails cleanly, the server lives', async () => {
+  const fake = await startFake();
+  const reg = registry(fake);
+  const srv = await startHermes({ AGENTS_FILE: reg.file, HERMES_POLL_MS: '50' });
+  const c = await connect(srv);
+  try {
+    // A running sync task of alpha, a second queued behind it in the same session, an async run
+    // of alpha being followed.
+    const running = call(c, 'hermes_task', { task: 'first [delay=1500]', mode: 'sync', id: 'rl-run', session: 's1', agent: 'alpha' });
+    await until(() => chats(fake).length === 1, 'the first task reached the agent');
+    const queued = call(c, 'hermes_task', { task: 'second', mode: 'sync', id: 'rl-queued', session: 's1', agent: 'alpha' });
+    const accepted = await call(c, 'hermes_task', { task: 'async [delay=1500]', mode: 'async', id: 'rl-async', agent: 'alpha' });
+    assert.equal(accepted.structuredContent.status, 'accepted');
+    const runId = accepted.structuredContent.run_id;
+    // alpha goes away (the registry is re-read before the next use; SIGHUP too).
+    await sleep(20);
+    reg.write(['beta']);
+    srv.proc.kill('SIGHUP');
+    const la = await call(c, 'list_agents', {});
+    assert.deepEqual(la.structuredContent.agents.map((a) => a.name), ['beta']);
+    // status and cancel of a task whose agent was removed: clean answers, no crash.
+    const st = await call(c, 'hermes_status', { run_id: runId });
+    assert.equal(st.isError, true);
+    assert.match(st.structuredContent.error, /^(unknown_agent|agent_unavailable)$/);
+    const first = await running;
+    assert.equal(first.isError, false, JSON.stringify(first));
+    assert.equal(first.structuredContent.status, 'completed', 'the task in flight finished at the old agent');
+    const second = await queued;
+    assert.equal(second.isError, true);
+    assert.equal(second.structuredContent.error, 'agent_unavailable');
+    assert.match(second.structuredContent.message, /alpha/);
+    assert.equal(chats(fake).length, 1, 'the queued task never reached an agent');
+    const cancel = await call(c, 'hermes_cancel', { id: 'rl-async' });
+    assert.equal(cancel.isError, true);
+    assert.equal(cancel.structuredContent.error, 'agent_unavailable');
+    // The agent comes back: the followed run is finished and stored, new work goes through.
+    reg.write(['alpha', 'beta']);
+    srv.proc.kill('SIGHUP');
+    await until(async () => (await call(c, 'hermes_result', { id: 'rl-async' })).isError === false, 'the async result', 10000);
+    const again = await call(c, 'hermes_task', { task: 'what is 6 * 7', mode: 'sync', agent: 'beta' });
+    assert.equal(again.isError, false);
+    assert.match(again.structuredContent.summary, /42/);
+  } finally {
+    await c.close();
+    assert.equal(await srv.stop(), 0, 'no crash: SIGTERM exits 0 (ASan reports would make it 86)');
+    await fake.stop();
+  }
+});
+
+test('hermes_reset never loses a run in flight: its result.json is written without a restart', async () => {
+  const fake = await startFake();
+  const srv = await startHermes({ HERMES_ENV_PATH: agentEnv(fake), HERMES_POLL_MS: '50' });
+  const c = await connect(srv);
+  try {
+    const acc = await call(c, 'hermes_task', { task: 'long [delay=1000]', mode: 'async', id: 'reset-1' });
+    assert.equal(acc.structuredContent.status, 'accepted');
+    const reset = await call(c, 'hermes_reset', { confirmed: true });
+    assert.equal(reset.isError, false);
+    assert.equal(reset.structuredContent.by_status.following, 1, 'the followed run is kept');
+    const resultFile = join(srv.dir, 'tasks', 'reset-1', 'result.json');
+    await until(() => existsSync(resultFile), 'result.json after the reset', 10000);
+    assert.equal(JSON.parse(readFileSync(resultFile, 'utf8')).status, 'completed');
+    const res = await call(c, 'hermes_result', { id: 'reset-1' });
+    assert.equal(res.structuredContent.status, 'completed');
+    // The run index still answers for it.
+    const st = await call(c, 'hermes_status', { run_id: acc.structuredContent.run_id });
+    assert.equal(st.structuredContent.task_id, 'reset-1');
+  } finally {
+    await c.close();
+    assert.equal(await srv.stop(), 0);
+    await fake.stop();
+  }
+});
+
+test('hermes_cancel of a running sync task by id: the agent is interrupted, the call answered, result.json says cancelled', async () => {
+  const fake = await startFake();
+  const srv = await startHermes({ HERMES_ENV_PATH: agentEnv(fake) });
+  const a = await connect(srv);
+  const b = await connect(srv);
+  try {
+    const pending = call(a, 'hermes_task', { task: 'slow [delay=20000]', mode: 'sync', id: 'cx-1' });
+    await until(() => chats(fake).length === 1, 'the agent got the task');
+    const t0 = Date.now();
+    const stop = await call(b, 'hermes_cancel', { id: 'cx-1' });
+    assert.equal(stop.isError, false);
+    assert.equal(stop.structuredContent.status, 'cancelled');
+    const res = await pending;
+    assert.equal(res.structuredContent.error, 'cancelled');
+    assert.ok(Date.now() - t0 < 5000, 'answered at once, not after the agent\'s 20 s');
+    const stored = JSON.parse(readFileSync(join(srv.dir, 'tasks', 'cx-1', 'result.json'), 'utf8'));
+    assert.equal(stored.status, 'cancelled');
+    // The fake records work whose client hung up as interrupted: the agent really stopped.
+    await until(() => fake.received().some((x) => x.event === 'interrupted' && x.reason === 'client disconnected'),
+      'the agent work to be interrupted');
+    const again = await call(b, 'hermes_result', { id: 'cx-1' });
+    assert.equal(again.structuredContent.status, 'cancelled');
+  } finally {
+    await a.close();
+    await b.close();
+    await srv.stop();
+    await fake.stop();
+  }
+});
