@@ -624,6 +624,10 @@ bool mcp_call_progress(struct mcp_call *c, double progress, double total, const 
         return false;
     if (c->sent_progress && progress <= c->last_progress)
         return false; /* progress must strictly increase */
+    /* Only a stream carries notifications: a client that takes JSON only, or a batch, gets
+     * none, and the caller must not believe it got one. */
+    if (!ex_ensure_stream(c->ex))
+        return false;
     json_t *p = json_pack("{s:O, s:f}", "progressToken", c->progress_token, "progress", progress);
     if (total > 0)
         json_object_set_new(p, "total", json_real(total));
