@@ -2,7 +2,11 @@
  *
  * At most HOST_ACTIVE transfers run per agent origin; the others wait in our own queue, holding
  * only their options. A curl handle costs ~20 KiB (it allocates its receive buffer before it
- * even waits for a connection), which thousands of waiting calls should not pay. */
+ * even waits for a connection), which thousands of waiting calls should not pay.
+ *
+ * libcurl forbids removing a handle from inside its own callbacks, and our callers' callbacks
+ * run there (on_data inside curl's write callback). So agent_cancel() from inside curl only
+ * silences the request and aborts its transfer; it is freed as soon as curl returns. */
 #include "agent.h"
 
 #include <curl/curl.h>
@@ -35,6 +39,8 @@ struct agent_client {
     struct loop_timer *kick; /* starts waiting transfers outside curl's callbacks */
     struct agent_req *reqs;  /* every request, running or waiting */
     unsigned n;
+    unsigned in_curl;          /* >0 while curl runs (and so our callbacks from it) */
+    struct agent_req *doomed;  /* cancelled inside curl: freed once it returns */
     struct metric *requests, *duration;
     struct strmap *hosts; /* origin -> struct host */
 };
@@ -58,6 +64,9 @@ struct agent_req {
     agent_done_cb *on_done;
     void *arg;
     bool too_big, aborted;
+    bool in_done;             /* on_done is running: finish() frees r after it */
+    struct agent_req *dnext;  /* in c->doomed; set once cancelled inside curl */
+    bool is_doomed;
     unsigned retry_after;
     char session_id[300];
     bool replayed;
@@ -73,6 +82,28 @@ struct sockw {
 };
 
 static void check_done(struct agent_client *c);
+static void req_free(struct agent_req *r);
+
+/* Frees the requests cancelled while curl ran: now it does not any more. */
+static void reap(struct agent_client *c)
+{
+    while (c->doomed) {
+        struct agent_req *r = c->doomed;
+        c->doomed = r->dnext;
+        req_free(r);
+    }
+}
+
+/* Every entry into curl that can run our callbacks goes through here. */
+static void curl_action(struct agent_client *c, curl_socket_t fd, int mask)
+{
+    int running;
+    c->in_curl++;
+    curl_multi_socket_action(c->multi, fd, mask, &running);
+    c->in_curl--;
+    reap(c);
+    check_done(c);
+}
 
 /* What became of a transfer, as a bounded word for the outcome label. */
 static const char *outcome(const struct agent_result *res, bool aborted, char *tmp, size_t n)
@@ -107,7 +138,7 @@ static void count(struct agent_req *r, const char *what, double seconds)
 static void on_fd(struct loop *l, int fd, uint32_t events, void *arg)
 {
     struct agent_client *c = arg;
-    int running, mask = 0;
+    int mask = 0;
     (void)l;
     if (events & EPOLLIN)
         mask |= CURL_CSELECT_IN;
@@ -115,8 +146,7 @@ static void on_fd(struct loop *l, int fd, uint32_t events, void *arg)
         mask |= CURL_CSELECT_OUT;
     if (events & (EPOLLERR | EPOLLHUP))
         mask |= CURL_CSELECT_ERR;
-    curl_multi_socket_action(c->multi, fd, mask, &running);
-    check_done(c);
+    curl_action(c, fd, mask);
 }
 
 static int socket_cb(CURL *easy, curl_socket_t s, int what, void *userp, void *socketp)
@@ -148,11 +178,9 @@ static int socket_cb(CURL *easy, curl_socket_t s, int what, void *userp, void *s
 static void on_timer(struct loop *l, void *arg)
 {
     struct agent_client *c = arg;
-    int running;
     (void)l;
     c->timer = NULL;
-    curl_multi_socket_action(c->multi, CURL_SOCKET_TIMEOUT, 0, &running);
-    check_done(c);
+    curl_action(c, CURL_SOCKET_TIMEOUT, 0);
 }
 
 static int timer_cb(CURLM *multi, long timeout_ms, void *userp)
@@ -172,6 +200,8 @@ static size_t write_cb(char *p, size_t size, size_t nmemb, void *userp)
     struct agent_req *r = userp;
     size_t n = size * nmemb;
 
+    if (r->is_doomed)
+        return 0; /* cancelled: abort the transfer */
     if (r->on_data) {
         if (!r->on_data(r, p, n, r->arg)) {
             r->aborted = true;
@@ -192,6 +222,8 @@ static size_t header_cb(char *p, size_t size, size_t nmemb, void *userp)
     size_t n = size * nmemb;
     char line[512];
 
+    if (r->is_doomed)
+        return 0;
     if (n >= sizeof line)
         return n;
     memcpy(line, p, n);
@@ -248,6 +280,7 @@ static void finish(struct agent_req *r, const struct agent_result *res)
     agent_done_cb *cb = r->on_done;
     void *arg = r->arg;
     r->on_done = NULL;
+    r->in_done = true; /* an agent_cancel(r) from cb is a no-op: r is freed right here */
     if (cb)
         cb(r, res, arg);
     req_free(r);
@@ -324,6 +357,7 @@ void agent_client_free(struct agent_client *c)
 {
     if (c == NULL)
         return;
+    reap(c);
     while (c->reqs)
         agent_cancel(c->reqs);
     loop_timer_cancel(c->timer);
@@ -490,11 +524,20 @@ struct agent_req *agent_request(struct agent_client *c, const struct agent_opts 
 
 void agent_cancel(struct agent_req *r)
 {
-    if (r == NULL)
+    if (r == NULL || r->is_doomed || r->in_done)
         return;
     if (r->on_done)
         count(r, "cancelled", -1);
     r->on_done = NULL;
+    r->on_data = NULL;
+    if (r->easy && r->c->in_curl) {
+        /* Inside curl (the owner cancelled from on_data): its callbacks now abort the
+         * transfer, and r is freed when curl returns (curl_action). */
+        r->is_doomed = true;
+        r->dnext = r->c->doomed;
+        r->c->doomed = r;
+        return;
+    }
     req_free(r); /* removing the handle closes its connection: the agent sees the hang-up */
 }
 

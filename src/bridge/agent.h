@@ -4,7 +4,8 @@
  * A request either accumulates its response body (capped at max_response: past it the transfer
  * is aborted and reported as too_big) or, with on_data, streams it to the caller piece by piece.
  * on_done runs exactly once unless agent_cancel() came first; agent_cancel() is synchronous:
- * no callback runs after it returns. Never sends an Origin header. */
+ * no callback runs after it returns. It may be called from any callback, r's own on_data and
+ * on_done included (r is then freed once libcurl has returned). Never sends an Origin header. */
 #ifndef HM_AGENT_H
 #define HM_AGENT_H
 #include <stdbool.h>

@@ -2,7 +2,8 @@
  * Bytes go in as they arrive, in pieces of any size; each complete event comes out through the
  * callback with its event name ("" when none was given), its data (lines joined with "\n") and
  * its id. Comment lines (": keepalive") are skipped. An event larger than max_event bytes is an
- * error: the decoder stops and sse_feed returns false from then on. */
+ * error: the decoder stops and sse_feed returns false from then on. The callback runs inside
+ * sse_feed and must not free or reset the decoder (defer that until sse_feed has returned). */
 #ifndef HM_SSE_H
 #define HM_SSE_H
 #include <stdbool.h>

@@ -62,6 +62,7 @@ struct hreq {
     size_t nhdrs;
     httpd_cb *abort_cb;
     void *abort_arg;
+    struct loop_timer *abort_later; /* a dropped stream's abort, run on a clean stack */
     void *data;
     struct loop_watch *hup;
     struct hreq *prev, *next; /* list of live requests */
@@ -285,16 +286,38 @@ void hreq_stream_start(struct hreq *r, unsigned status, const char *content_type
         resume(r);
 }
 
+/* The owner hears that its stream was dropped, from the loop: see hreq_stream_write. */
+static void abort_dropped_stream(struct loop *l, void *arg)
+{
+    struct hreq *r = arg;
+    const union MHD_ConnectionInfo *ci =
+        MHD_get_connection_info(r->conn, MHD_CONNECTION_INFO_CONNECTION_FD);
+    (void)l;
+    r->abort_later = NULL;
+    fire_abort(r);
+    /* A client that reads nothing would never let MHD notice the end: close the socket under
+     * it (as conn_expired does), which MHD sees at once. */
+    if (ci)
+        shutdown(ci->connect_fd, SHUT_RDWR);
+    resume(r);
+    httpd_kick(r->h);
+}
+
 void hreq_stream_write(struct hreq *r, const char *data, size_t len)
 {
     if (r->state != HREQ_STREAMING || r->stream_ended)
         return;
     if (r->out.len + len > STREAM_BACKLOG_MAX) {
-        /* The client stopped reading: drop it rather than buffer without end. */
+        /* The client stopped reading: drop it rather than buffer without end. Not by firing
+         * the abort here: the writer may be deep inside another callback (libcurl's write
+         * callback feeding the SSE decoder feeding progress), and the owner frees what it
+         * holds when it hears of the abort. The response is dead from now on (writes are
+         * dropped), and the owner hears of it from a 0 ms timer, as redis frees clients
+         * asynchronously. */
         log_warn("client %s does not read its stream; closing it", r->peer);
         r->state = HREQ_ABORTED;
-        fire_abort(r);
-        resume(r);
+        if (r->abort_later == NULL)
+            r->abort_later = loop_timer_add(r->h->loop, 0, abort_dropped_stream, r);
         return;
     }
     buf_append(&r->out, data, len);
@@ -515,6 +538,7 @@ static struct hreq *hreq_new(struct httpd *h, struct MHD_Connection *conn, const
 static void hreq_free(struct hreq *r)
 {
     loop_watch_del(r->hup);
+    loop_timer_cancel(r->abort_later);
     buf_cleanup(&r->body);
     buf_cleanup(&r->out);
     free(r->reply);

@@ -81,7 +81,9 @@ void hreq_stream_start(struct hreq *r, unsigned status, const char *content_type
 void hreq_stream_write(struct hreq *r, const char *data, size_t len);
 void hreq_stream_end(struct hreq *r);
 
-/* cb runs at most once if the client goes away (or the server stops) before the response ends. */
+/* cb runs at most once if the client goes away (or the server stops) before the response ends.
+ * It never runs inside a call the owner made into httpd: a stream whose client stopped reading
+ * (past the backlog cap, hreq_stream_write) is dropped at once, but cb runs from the loop. */
 void hreq_on_abort(struct hreq *r, httpd_cb *cb, void *arg);
 void hreq_set_data(struct hreq *r, void *data);
 /* What the request was about, for the audit log; NULL leaves a field as it is. Copied. */

@@ -100,7 +100,8 @@ struct mcp_call {
     struct mcp_call *prev, *next; /* in the exchange's list */
     struct mcp_call *all_prev, *all_next; /* in the server's list of live calls */
     struct loop_timer *deadline;
-    bool in_flight;
+    bool in_flight; /* in srv->inflight under key: a cancel by id can find it */
+    bool counted;   /* in srv->ninflight: neither finished nor cancelled */
     unsigned holds; /* >0 while reply callbacks run: freeing waits until they are done */
     bool dead;      /* freed while held */
 };
@@ -148,7 +149,8 @@ struct mcp_server {
     mcp_handler *complete;
     void *complete_arg;
     struct strmap *sessions;
-    struct strmap *inflight; /* key → call */
+    struct strmap *inflight; /* session id|request id → call (session mode only) */
+    size_t ninflight;        /* calls neither finished nor cancelled */
     struct strmap *outgoing; /* key → struct outgoing */
     unsigned long next_stream, next_out;
     struct loop_timer *sweep;
@@ -446,6 +448,17 @@ static void outgoing_drop_all(struct mcp_call *c)
     }
 }
 
+/* The call is no longer in flight: a cancel cannot reach it and it is not counted. */
+static void call_untrack(struct mcp_call *c)
+{
+    if (c->in_flight)
+        strmap_del(c->srv->inflight, c->key);
+    c->in_flight = false;
+    if (c->counted)
+        c->srv->ninflight--;
+    c->counted = false;
+}
+
 static void call_free(struct mcp_call *c)
 {
     if (c->holds) {
@@ -454,8 +467,7 @@ static void call_free(struct mcp_call *c)
     }
     loop_timer_cancel(c->deadline);
     outgoing_drop_all(c);
-    if (c->in_flight)
-        strmap_del(c->srv->inflight, c->key);
+    call_untrack(c);
     if (c->sess)
         c->sess->active--;
     if (c->all_prev)
@@ -520,10 +532,7 @@ static void call_abort(struct mcp_call *c, json_t *answer_take)
 {
     mcp_cancel_cb *cb = c->cancel_cb;
 
-    if (c->in_flight) {
-        strmap_del(c->srv->inflight, c->key);
-        c->in_flight = false;
-    }
+    call_untrack(c);
     if (cb) {
         outgoing_drop_all(c);
         c->cancel_cb = NULL;
@@ -615,6 +624,10 @@ bool mcp_call_progress(struct mcp_call *c, double progress, double total, const 
         return false;
     if (c->sent_progress && progress <= c->last_progress)
         return false; /* progress must strictly increase */
+    /* Only a stream carries notifications: a client that takes JSON only, or a batch, gets
+     * none, and the caller must not believe it got one. */
+    if (!ex_ensure_stream(c->ex))
+        return false;
     json_t *p = json_pack("{s:O, s:f}", "progressToken", c->progress_token, "progress", progress);
     if (total > 0)
         json_object_set_new(p, "total", json_real(total));
@@ -938,9 +951,11 @@ static struct mcp_call *call_new(struct rpc_ctx *x, struct jrpc_msg *m)
     json_t *tok = json_object_get(meta, "progressToken");
     if (json_is_string(tok) || json_is_integer(tok))
         c->progress_token = json_incref(tok);
-    if (jrpc_id_key(m->id, idkey, sizeof idkey)) {
-        snprintf(c->key, sizeof c->key, "%s|%s", x->sess ? x->sess->id : hreq_peer(x->req),
-                 idkey);
+    c->counted = true;
+    x->srv->ninflight++;
+    /* Only a session's calls can be cancelled by id (see dispatch_notification). */
+    if (x->sess && jrpc_id_key(m->id, idkey, sizeof idkey)) {
+        snprintf(c->key, sizeof c->key, "%s|%s", x->sess->id, idkey);
         if (strmap_get(x->srv->inflight, c->key) == NULL) {
             strmap_put(x->srv->inflight, c->key, c);
             c->in_flight = true;
@@ -1275,12 +1290,26 @@ static void dispatch_notification(struct rpc_ctx *x, struct jrpc_msg *m)
         char idkey[160], key[240];
         if (!jrpc_id_key(rid, idkey, sizeof idkey))
             return;
-        /* Stateless: ids are scoped by client address, the best there is without sessions. */
-        snprintf(key, sizeof key, "%s|%s", x->sess ? x->sess->id : hreq_peer(x->req), idkey);
+        /* A client may cancel only its own calls, and a cancel that cannot be attributed
+         * without doubt cancels nothing. With sessions the caller is its session (an id only
+         * that client holds), so session + request id names the call. Stateless there is no
+         * identity: behind a tunnel or proxy every peer is 127.0.0.1, every client shares the
+         * token and SDK ids start at 0, so one client's cancel would stop another's call. It is
+         * ignored; a stateless client cancels by closing its POST (ex_on_abort), which is
+         * always its own. */
+        if (x->sess == NULL) {
+            log_info("notifications/cancelled ignored: without a session it cannot be told "
+                     "which client's call it means (close the request to cancel it, or set "
+                     "MCP_SESSIONS=1)");
+            return;
+        }
+        snprintf(key, sizeof key, "%s|%s", x->sess->id, idkey);
         struct mcp_call *c = strmap_get(x->srv->inflight, key);
         if (c) {
             log_debug("request cancelled by the client");
             call_cancel(c);
+        } else {
+            log_debug("notifications/cancelled for no call in flight in this session");
         }
     }
     /* notifications/initialized, progress, roots changes: nothing to do. */
@@ -1724,7 +1753,7 @@ size_t mcp_session_count(const struct mcp_server *s)
 
 size_t mcp_calls_in_flight(const struct mcp_server *s)
 {
-    return strmap_count(s->inflight);
+    return s->ninflight;
 }
 
 struct mcp_server *mcp_new(struct loop *l, const struct mcp_opts *o)

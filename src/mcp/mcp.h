@@ -5,9 +5,9 @@
  * mcp_call and finishes it now or later with exactly one of mcp_call_result_take(),
  * mcp_call_error(), mcp_call_tool_result_take() or mcp_call_tool_error(). Until then it may
  * send progress, log messages and requests to the client. If the call is cancelled (the client's
- * notifications/cancelled, its hang-up, session end, shutdown) the handler's cancel callback
- * runs and the call is gone afterwards; a handler without a cancel callback simply finishes as
- * usual and its answer is dropped. Everything runs on the loop thread. */
+ * notifications/cancelled in session mode, its hang-up, session end, shutdown) the handler's
+ * cancel callback runs and the call is gone afterwards; a handler without a cancel callback
+ * simply finishes as usual and its answer is dropped. Everything runs on the loop thread. */
 #ifndef HM_MCP_H
 #define HM_MCP_H
 #include <jansson.h>

@@ -6,7 +6,7 @@
  *
  *   [delay=MS]      total work time in milliseconds (default 50), times --delay-scale
  *   [progress=N]    N tool calls spread over the work time (chat: hermes.tool.progress frames;
- *                   runs: tool.started/tool.completed event pairs), 0..100
+ *                   runs: tool.started/tool.completed event pairs), 0..100000
  *   [fail]          the run fails with "simulated failure"; [fail=MESSAGE] picks the message
  *   [partial]       the agent stops early: half the answer, flagged partial/truncated
  *   [text=...]      answer exactly this text (\] is a literal ], \\ a backslash, \n a newline)
@@ -26,7 +26,7 @@
 
 #define PLAN_DEFAULT_DELAY_MS 50
 #define PLAN_MAX_DELAY_MS 86400000L
-#define PLAN_MAX_PROGRESS 100
+#define PLAN_MAX_PROGRESS 100000 /* enough to flood a client that stops reading */
 #define PLAN_MAX_REPEAT 1000000
 
 struct plan {

@@ -10,6 +10,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import net from 'node:net';
 import http from 'node:http';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { ROOT, HERMES, startHermes, startFake, agentEnv, until } from './lib.mjs';
 
 const NGINX = ['/usr/sbin/nginx', '/usr/bin/nginx'].find((p) => existsSync(p));
@@ -121,6 +123,83 @@ test('the README nginx config: smoke passes through it; host, client address and
     assert.ok(r.text.includes('"id":2') && r.text.includes('completed'), 'the result arrived');
     assert.ok(firstProgress.at < r.total - 400, `progress streamed (first at ${firstProgress.at} ms of ${r.total} ms)`);
   } finally {
+    await px.stop();
+    assert.equal(await srv.stop(), 0);
+    await fake.stop();
+  }
+});
+
+// Two SDK clients behind the README's proxy: every peer the server sees is 127.0.0.1 and both
+// clients number their requests alike, so nothing on the wire tells them apart without a session.
+async function sdkClient(px, srv, name) {
+  const transport = new StreamableHTTPClientTransport(new URL(`${px.base}/mcp`), { requestInit: { headers: srv.auth } });
+  const client = new Client({ name, version: '1' }, { capabilities: {} });
+  await client.connect(transport);
+  await client.listTools();
+  return client;
+}
+
+const interrupted = (fake) => fake.received().filter((x) => x.event === 'interrupted');
+const taskCall = (client, id, task, opts) =>
+  client.callTool({ name: 'hermes_task', arguments: { task, mode: 'sync', id } }, undefined, opts);
+
+test('behind the proxy, one client cannot cancel another client\'s call (stateless)', { skip: NGINX ? false : 'nginx not installed' }, async () => {
+  const fake = await startFake();
+  const srv = await startHermes({ HERMES_ENV_PATH: agentEnv(fake), TRUSTED_PROXIES: '127.0.0.1,::1' });
+  const px = await startNginx(srv.port);
+  const a = await sdkClient(px, srv, 'client-a');
+  const b = await sdkClient(px, srv, 'client-b');
+  try {
+    // A's long call and B's call carry the same JSON-RPC id (each client's third request).
+    const pa = taskCall(a, 'px-a', 'long [delay=1500]', { timeout: 8000 });
+    await until(() => fake.received().some((x) => x.body?.messages?.[1]?.content?.includes('long')), 'A at the agent');
+    // B gives up on its own call: the SDK sends notifications/cancelled for that id.
+    await assert.rejects(taskCall(b, 'px-b', 'short [delay=800]', { timeout: 150 }), /timed out/i);
+    // And B names A's id outright.
+    await b.notification({ method: 'notifications/cancelled', params: { requestId: 2, reason: 'not mine' } });
+    const ra = await pa;
+    assert.equal(ra.isError, false, JSON.stringify(ra));
+    assert.equal(ra.structuredContent.status, 'completed');
+    assert.match(srv.proc.stderrText, /notifications\/cancelled ignored/, 'the ignored cancels are logged');
+    assert.deepEqual(interrupted(fake), [], 'no agent work was interrupted');
+    // The client's own cancel without a session: it closes its POST, and that call stops.
+    const req = http.request({ host: '127.0.0.1', port: px.port, path: '/mcp', method: 'POST',
+      headers: { 'Content-Type': 'application/json', Accept: 'application/json, text/event-stream', ...srv.auth } });
+    req.on('error', () => {});
+    req.end(JSON.stringify({ jsonrpc: '2.0', id: 2, method: 'tools/call', params: { name: 'hermes_task', arguments: { task: 'hang [delay=20000]', mode: 'sync', id: 'px-h' } } }));
+    await until(() => fake.received().some((x) => x.body?.messages?.[1]?.content?.includes('hang')), 'the hang-up call at the agent');
+    req.destroy();
+    await until(() => interrupted(fake).length === 1, 'the hung-up call\'s agent work to be interrupted');
+    await until(() => existsSync(join(srv.dir, 'tasks', 'px-h', 'result.json')), 'its result.json');
+    assert.equal(JSON.parse(readFileSync(join(srv.dir, 'tasks', 'px-h', 'result.json'), 'utf8')).status, 'cancelled');
+  } finally {
+    await a.close().catch(() => {}); await b.close().catch(() => {});
+    await px.stop();
+    assert.equal(await srv.stop(), 0);
+    await fake.stop();
+  }
+});
+
+test('behind the proxy, a client\'s own cancel works in its session, and only there', { skip: NGINX ? false : 'nginx not installed' }, async () => {
+  const fake = await startFake();
+  const srv = await startHermes({ HERMES_ENV_PATH: agentEnv(fake), TRUSTED_PROXIES: '127.0.0.1,::1', MCP_SESSIONS: '1' });
+  const px = await startNginx(srv.port);
+  const a = await sdkClient(px, srv, 'client-a');
+  const b = await sdkClient(px, srv, 'client-b');
+  try {
+    const pa = taskCall(a, 'sx-a', 'long [delay=1500]', { timeout: 20000 });
+    await until(() => fake.received().filter((x) => x.path === '/v1/chat/completions').length === 1, 'A at the agent');
+    // B's own call, same id as A's, cancelled by B's SDK on its timeout: only B's work stops.
+    await assert.rejects(taskCall(b, 'sx-b', 'forever [delay=20000]', { timeout: 400 }), /timed out/i);
+    await until(() => interrupted(fake).length === 1, 'B\'s agent work to be interrupted');
+    const ra = await pa;
+    assert.equal(ra.isError, false, JSON.stringify(ra));
+    assert.equal(ra.structuredContent.status, 'completed');
+    assert.equal(interrupted(fake).length, 1, 'A\'s work ran to its end');
+    await until(() => existsSync(join(srv.dir, 'tasks', 'sx-b', 'result.json')), 'B\'s result.json');
+    assert.equal(JSON.parse(readFileSync(join(srv.dir, 'tasks', 'sx-b', 'result.json'), 'utf8')).status, 'cancelled');
+  } finally {
+    await a.close().catch(() => {}); await b.close().catch(() => {});
     await px.stop();
     assert.equal(await srv.stop(), 0);
     await fake.stop();

@@ -1,0 +1,355 @@
+/* Unit tests for the call lifecycle in mcp.c: answer, progress, deadline, hang-up, abort while
+ * streaming, and who may cancel. The seam is the link: this file defines the hreq_* functions
+ * mcp.c calls (httpd.h), recording what the engine answers, so httpd.o (and libmicrohttpd) is
+ * never linked and no socket is involved. A hang-up is the abort callback, fired as httpd does. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+#include <jansson.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "httpd.h"
+#include "loop.h"
+#include "mcp.h"
+
+/* ---- the fake request ---- */
+
+struct hreq {
+    const char *accept, *session, *body;
+    unsigned status;
+    char *reply;           /* a complete reply */
+    char *stream;          /* what was streamed, NUL-terminated */
+    size_t stream_len;
+    bool streaming, ended;
+    char session_out[80];  /* Mcp-Session-Id the engine issued */
+    httpd_cb *abort_cb;
+    void *abort_arg;
+};
+
+const char *hreq_method(const struct hreq *r) { (void)r; return "POST"; }
+const char *hreq_body(const struct hreq *r, size_t *len)
+{
+    *len = strlen(r->body);
+    return r->body;
+}
+const char *hreq_header(const struct hreq *r, const char *name)
+{
+    if (strcasecmp(name, "Accept") == 0)
+        return r->accept;
+    if (strcasecmp(name, "Mcp-Session-Id") == 0)
+        return r->session;
+    if (strcasecmp(name, "Content-Type") == 0)
+        return "application/json";
+    if (strcasecmp(name, "MCP-Protocol-Version") == 0)
+        return "2025-06-18";
+    return NULL;
+}
+void hreq_add_header(struct hreq *r, const char *name, const char *value)
+{
+    if (strcasecmp(name, "Mcp-Session-Id") == 0)
+        snprintf(r->session_out, sizeof r->session_out, "%s", value);
+}
+void hreq_set_audit(struct hreq *r, const char *m, const char *t, const char *e)
+{
+    (void)r, (void)m, (void)t, (void)e;
+}
+void hreq_on_abort(struct hreq *r, httpd_cb *cb, void *arg)
+{
+    r->abort_cb = cb;
+    r->abort_arg = arg;
+}
+void hreq_reply_take(struct hreq *r, unsigned status, const char *ct, char *body, size_t len)
+{
+    (void)ct;
+    assert_false(r->streaming);
+    assert_null(r->reply); /* one answer per request */
+    r->status = status;
+    r->reply = strndup(body ? body : "", len);
+    r->abort_cb = NULL;
+    free(body);
+}
+void hreq_reply(struct hreq *r, unsigned status, const char *ct, const char *body, size_t len)
+{
+    char *copy = malloc(len + 1);
+    memcpy(copy, body, len);
+    hreq_reply_take(r, status, ct, copy, len);
+}
+void hreq_stream_start(struct hreq *r, unsigned status, const char *ct)
+{
+    (void)ct;
+    r->status = status;
+    r->streaming = true;
+}
+void hreq_stream_write(struct hreq *r, const char *data, size_t len)
+{
+    assert_true(r->streaming);
+    assert_false(r->ended);
+    r->stream = realloc(r->stream, r->stream_len + len + 1);
+    memcpy(r->stream + r->stream_len, data, len);
+    r->stream_len += len;
+    r->stream[r->stream_len] = '\0';
+}
+void hreq_stream_end(struct hreq *r)
+{
+    r->ended = true;
+    r->abort_cb = NULL;
+}
+
+/* What httpd does when the client goes away. */
+static void hang_up(struct hreq *r)
+{
+    httpd_cb *cb = r->abort_cb;
+    r->abort_cb = NULL;
+    assert_non_null(cb);
+    cb(r, r->abort_arg);
+}
+
+static void req_cleanup(struct hreq *r)
+{
+    free(r->reply);
+    free(r->stream);
+}
+
+/* ---- a tool that holds its call until the test finishes it ---- */
+
+struct probe {
+    struct mcp_call *call;
+    int cancelled;
+};
+
+static void on_cancel(struct mcp_call *c, void *arg)
+{
+    struct probe *p = arg;
+    assert_ptr_equal(c, p->call);
+    p->cancelled++;
+    p->call = NULL;
+}
+
+static void hold(struct mcp_call *c, json_t *args, void *arg)
+{
+    struct probe *p = arg;
+    (void)args;
+    p->call = c;
+    mcp_call_on_cancel(c, on_cancel, p);
+}
+
+static struct loop *loop;
+
+static struct mcp_server *server(struct probe *p, bool sessions, unsigned timeout_ms)
+{
+    struct mcp_opts o = {.name = "t", .version = "1", .sessions = sessions,
+                         .call_timeout_ms = timeout_ms};
+    struct mcp_server *s = mcp_new(loop, &o);
+    struct mcp_tool_def d = {.name = "hold", .input_schema = json_pack("{s:s}", "type", "object"),
+                             .handler = hold, .arg = p};
+    mcp_add_tool(s, &d);
+    return s;
+}
+
+static const char *JSON_ONLY = "application/json";
+static const char *SSE = "application/json, text/event-stream";
+#define CALL(id, extra) \
+    "{\"jsonrpc\":\"2.0\",\"id\":" id ",\"method\":\"tools/call\",\"params\":{\"name\":\"hold\"" \
+    extra "}}"
+#define WITH_TOKEN ",\"_meta\":{\"progressToken\":\"tok\"}"
+#define CANCEL(id) \
+    "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/cancelled\",\"params\":{\"requestId\":" id "}}"
+
+static void post(struct mcp_server *s, struct hreq *r, const char *accept, const char *session,
+                 const char *body)
+{
+    r->accept = accept;
+    r->session = session;
+    r->body = body;
+    mcp_http_request(s, r);
+}
+
+static int setup(void **state)
+{
+    (void)state;
+    loop = loop_new();
+    return loop == NULL;
+}
+
+static int teardown(void **state)
+{
+    (void)state;
+    loop_free(loop);
+    return 0;
+}
+
+/* ---- tests ---- */
+
+static void answer_goes_out_as_json(void **state)
+{
+    (void)state;
+    struct probe p = {0};
+    struct mcp_server *s = server(&p, false, 0);
+    struct hreq r = {0};
+    post(s, &r, JSON_ONLY, NULL, CALL("0", ""));
+    assert_non_null(p.call);
+    assert_null(r.reply); /* held */
+    assert_int_equal(mcp_calls_in_flight(s), 1);
+    mcp_call_tool_result_take(p.call, json_pack("{s:s}", "ok", "yes"));
+    assert_int_equal(r.status, 200);
+    assert_non_null(strstr(r.reply, "\"structuredContent\":{\"ok\":\"yes\"}"));
+    assert_int_equal(mcp_calls_in_flight(s), 0);
+    assert_int_equal(mcp_calls_active(s), 0);
+    req_cleanup(&r);
+    mcp_free(s);
+}
+
+static void progress_is_reported_sent_only_when_it_was(void **state)
+{
+    (void)state;
+    struct probe p = {0};
+    struct mcp_server *s = server(&p, false, 0);
+    struct hreq r = {0};
+
+    /* A client that takes JSON only cannot get a notification. */
+    post(s, &r, JSON_ONLY, NULL, CALL("0", WITH_TOKEN));
+    assert_false(mcp_call_progress(p.call, 1, 0, "step"));
+    assert_false(r.streaming);
+    mcp_call_tool_result_take(p.call, json_object());
+    assert_int_equal(r.status, 200);
+    assert_non_null(strstr(r.reply, "\"result\""));
+    req_cleanup(&r);
+
+    /* One that takes a stream gets it; a value that does not increase is not sent. */
+    struct hreq r2 = {0};
+    post(s, &r2, SSE, NULL, CALL("1", WITH_TOKEN));
+    assert_true(mcp_call_progress(p.call, 1, 0, "step"));
+    assert_true(r2.streaming);
+    assert_non_null(strstr(r2.stream, "notifications/progress"));
+    size_t before = r2.stream_len;
+    assert_false(mcp_call_progress(p.call, 1, 0, "again"));
+    assert_int_equal(r2.stream_len, before);
+    mcp_call_tool_result_take(p.call, json_object());
+    assert_non_null(strstr(r2.stream, "\"id\":1,\"result\""));
+    assert_true(r2.ended);
+
+    /* Without a token nothing is sent. */
+    struct hreq r3 = {0};
+    post(s, &r3, SSE, NULL, CALL("2", ""));
+    assert_false(mcp_call_progress(p.call, 1, 0, "step"));
+    assert_false(r3.streaming);
+    mcp_call_tool_result_take(p.call, json_object());
+    req_cleanup(&r2);
+    req_cleanup(&r3);
+    mcp_free(s);
+}
+
+static void deadline_cancels_and_answers_32001(void **state)
+{
+    (void)state;
+    struct probe p = {0};
+    struct mcp_server *s = server(&p, false, 20);
+    struct hreq r = {0};
+    post(s, &r, JSON_ONLY, NULL, CALL("0", ""));
+    for (int i = 0; i < 100 && r.reply == NULL; i++)
+        loop_once(loop, 10);
+    assert_int_equal(p.cancelled, 1);
+    assert_non_null(r.reply);
+    assert_non_null(strstr(r.reply, "-32001"));
+    assert_int_equal(mcp_calls_active(s), 0);
+    req_cleanup(&r);
+    mcp_free(s);
+}
+
+static void hang_up_cancels_the_call(void **state)
+{
+    (void)state;
+    struct probe p = {0};
+    struct mcp_server *s = server(&p, false, 0);
+    struct hreq r = {0};
+    post(s, &r, JSON_ONLY, NULL, CALL("0", ""));
+    hang_up(&r);
+    assert_int_equal(p.cancelled, 1);
+    assert_null(r.reply);
+    assert_int_equal(mcp_calls_in_flight(s), 0);
+    assert_int_equal(mcp_calls_active(s), 0);
+    req_cleanup(&r);
+    mcp_free(s);
+}
+
+static void abort_while_streaming_cancels_and_writes_nothing_more(void **state)
+{
+    (void)state;
+    struct probe p = {0};
+    struct mcp_server *s = server(&p, false, 0);
+    struct hreq r = {0};
+    post(s, &r, SSE, NULL, CALL("0", WITH_TOKEN));
+    assert_true(mcp_call_progress(p.call, 1, 2, "half way"));
+    assert_true(r.streaming);
+    size_t before = r.stream_len;
+    hang_up(&r); /* the stream's client went away (or stopped reading) */
+    assert_int_equal(p.cancelled, 1);
+    assert_int_equal(r.stream_len, before);
+    assert_int_equal(mcp_calls_active(s), 0);
+    req_cleanup(&r);
+    mcp_free(s);
+}
+
+static void stateless_cancel_by_id_cancels_nothing(void **state)
+{
+    (void)state;
+    struct probe p = {0};
+    struct mcp_server *s = server(&p, false, 0);
+    struct hreq a = {0}, b = {0};
+    post(s, &a, JSON_ONLY, NULL, CALL("0", ""));
+    post(s, &b, JSON_ONLY, NULL, CANCEL("0")); /* anyone could have sent it */
+    assert_int_equal(b.status, 202);
+    assert_int_equal(p.cancelled, 0);
+    mcp_call_tool_result_take(p.call, json_object());
+    assert_int_equal(a.status, 200);
+    assert_non_null(strstr(a.reply, "\"result\""));
+    req_cleanup(&a);
+    req_cleanup(&b);
+    mcp_free(s);
+}
+
+static void session_cancel_reaches_only_its_own_call(void **state)
+{
+    (void)state;
+    struct probe p = {0};
+    struct mcp_server *s = server(&p, true, 0);
+    const char *init = "{\"jsonrpc\":\"2.0\",\"id\":0,\"method\":\"initialize\",\"params\":{"
+                       "\"protocolVersion\":\"2025-06-18\",\"capabilities\":{},"
+                       "\"clientInfo\":{\"name\":\"t\",\"version\":\"1\"}}}";
+    struct hreq ia = {0}, ib = {0}, a = {0}, cb = {0}, ca = {0};
+    post(s, &ia, JSON_ONLY, NULL, init);
+    post(s, &ib, JSON_ONLY, NULL, init);
+    assert_int_equal(strlen(ia.session_out), 64);
+    assert_string_not_equal(ia.session_out, ib.session_out);
+
+    post(s, &a, JSON_ONLY, ia.session_out, CALL("1", ""));
+    post(s, &cb, JSON_ONLY, ib.session_out, CANCEL("1")); /* another session: not its call */
+    assert_int_equal(p.cancelled, 0);
+    post(s, &ca, JSON_ONLY, ia.session_out, CANCEL("1")); /* its own session */
+    assert_int_equal(p.cancelled, 1);
+    assert_int_equal(a.status, 202); /* a cancelled request gets no answer */
+    assert_int_equal(mcp_calls_active(s), 0);
+    struct hreq *all[] = {&ia, &ib, &a, &cb, &ca};
+    for (size_t i = 0; i < 5; i++)
+        req_cleanup(all[i]);
+    mcp_free(s);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(answer_goes_out_as_json),
+        cmocka_unit_test(progress_is_reported_sent_only_when_it_was),
+        cmocka_unit_test(deadline_cancels_and_answers_32001),
+        cmocka_unit_test(hang_up_cancels_the_call),
+        cmocka_unit_test(abort_while_streaming_cancels_and_writes_nothing_more),
+        cmocka_unit_test(stateless_cancel_by_id_cancels_nothing),
+        cmocka_unit_test(session_cancel_reaches_only_its_own_call),
+    };
+    return cmocka_run_group_tests(tests, setup, teardown);
+}
