@@ -1316,6 +1316,41 @@ static void reply_http_error(struct hreq *r, unsigned status, const char *msg)
     reply_rpc_error(r, status, NULL, JRPC_INVALID_REQUEST, msg);
 }
 
+/* A client-sent name as it may appear in an error text and the log: printable ASCII without
+ * quotes or backslashes, at most 100 characters (then "..."), so nothing it sends can forge a
+ * log line or grow the answer. */
+static void sanitize_client_name(const char *in, char *out, size_t outsz)
+{
+    size_t n = 0;
+    const size_t keep = outsz > 4 ? outsz - 4 : 0;
+
+    for (; *in && n < keep; in++) {
+        unsigned char c = (unsigned char)*in;
+        out[n++] = (c >= 0x20 && c < 0x7f && c != '"' && c != '\\') ? (char)c : '?';
+    }
+    if (*in && outsz >= 4) {
+        memcpy(out + n, "...", 3);
+        n += 3;
+    }
+    out[n] = '\0';
+}
+
+/* 403 naming the refused Host or Origin and the setting that would allow it (also logged: an
+ * operator behind a new tunnel name sees why its clients are refused). */
+static void reply_name_refused(struct hreq *r, const char *what, const char *value)
+{
+    char name[104], msg[320];
+
+    sanitize_client_name(value, name, sizeof name);
+    snprintf(msg, sizeof msg,
+             "Forbidden: %s '%s' is not allowed; add the host name to MCP_PUBLIC_HOSTS "
+             "and reload",
+             what, name);
+    log_warn("refused a request with %s '%s': not this server's name nor in MCP_PUBLIC_HOSTS",
+             what, name);
+    reply_http_error(r, 403, msg);
+}
+
 void mcp_http_headers(struct mcp_server *srv, struct hreq *r)
 {
     const char *method = hreq_method(r);
@@ -1331,11 +1366,11 @@ void mcp_http_headers(struct mcp_server *srv, struct hreq *r)
         return;
     }
     if (!hdr_split_hostport(host, &h, &hlen, &port) || !host_allowed(srv, h, hlen, port)) {
-        reply_http_error(r, 403, "Forbidden: Host not allowed");
+        reply_name_refused(r, "Host", host);
         return;
     }
     if (origin && !origin_allowed(srv, origin)) {
-        reply_http_error(r, 403, "Forbidden: Origin not allowed");
+        reply_name_refused(r, "Origin", origin);
         return;
     }
     bool post = strcmp(method, "POST") == 0;
@@ -1343,7 +1378,9 @@ void mcp_http_headers(struct mcp_server *srv, struct hreq *r)
     bool del = strcmp(method, "DELETE") == 0;
     if (!post && !(srv->o.sessions && (get || del))) {
         hreq_add_header(r, "Allow", srv->o.sessions ? "GET, POST, DELETE" : "POST");
-        reply_http_error(r, 405, "Method Not Allowed");
+        reply_http_error(r, 405, get ? "Method Not Allowed: send JSON-RPC requests with POST; "
+                                       "GET streams need MCP_SESSIONS=1"
+                                     : "Method Not Allowed: send JSON-RPC requests with POST");
         return;
     }
     if (pv && !version_supported(pv)) {
@@ -1378,7 +1415,8 @@ static struct mcp_session *lookup_session(struct mcp_server *srv, struct hreq *r
 {
     const char *sid = hreq_header(r, "Mcp-Session-Id");
     if (sid == NULL) {
-        reply_http_error(r, 400, "Bad Request: Mcp-Session-Id header is required");
+        reply_http_error(r, 400, "Bad Request: Mcp-Session-Id header is required (the one the "
+                                 "server returned on initialize)");
         return NULL;
     }
     struct mcp_session *s = strmap_get(srv->sessions, sid);
