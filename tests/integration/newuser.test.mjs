@@ -100,3 +100,82 @@ test('contrib/agents.example.yaml parses with the server\'s registry loader (doc
     rmSync(dir, { recursive: true, force: true });
   }
 });
+
+// A fake cloudflared on PATH: records its arguments, prints what the real one prints around a
+// quick tunnel's URL, then exits with FAKE_CF_EXIT or waits to be stopped.
+function fakeCloudflared(dir) {
+  const bin = join(dir, 'bin');
+  mkdirSync(bin);
+  writeFileSync(join(bin, 'cloudflared'), `#!/bin/sh
+printf '%s\\n' "$@" > "${dir}/args"
+echo "2026-12-04T02:00:00Z INF Requesting new quick Tunnel on trycloudflare.com..."
+if [ -n "$FAKE_CF_URL" ]; then
+  echo "2026-12-04T02:00:01Z INF +--------------------------------------------------------------------------------------------+"
+  echo "2026-12-04T02:00:01Z INF |  Your quick Tunnel has been created! Visit it at (it may take some time to be reachable):  |"
+  echo "2026-12-04T02:00:01Z INF |  $FAKE_CF_URL                                          |"
+fi
+[ -z "$FAKE_CF_WAIT" ] || { trap 'echo stopped > "${dir}/stopped"; exit 0' TERM; while :; do sleep 0.05; done; }
+exit \${FAKE_CF_EXIT:-0}
+`, { mode: 0o755 });
+  return bin;
+}
+
+function tunnelEnv(bin, extra) {
+  return { ...process.env, PATH: `${bin}:${process.env.PATH}`, ...extra };
+}
+
+test('scripts/tunnel.sh writes the quick tunnel URL to PUBLIC_URL beside the env file', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'hm-newuser-tun-'));
+  try {
+    const bin = fakeCloudflared(dir);
+    const envFile = join(dir, 'env');
+    writeFileSync(envFile, 'MCP_AUTH_TOKEN=' + 'ab'.repeat(32) + '\nMCP_PORT=9123\n', { mode: 0o600 });
+    const url = 'https://able-fox-12-quiet.trycloudflare.com';
+    const r = spawnSync(join(ROOT, 'scripts/tunnel.sh'), ['--env-file', envFile],
+      { encoding: 'utf8', env: tunnelEnv(bin, { FAKE_CF_URL: url }) });
+    assert.equal(r.status, 0, r.stderr);
+    assert.equal(readFileSync(join(dir, 'PUBLIC_URL'), 'utf8'), `${url}\n`);
+    assert.deepEqual(readFileSync(join(dir, 'args'), 'utf8').trim().split('\n'),
+      ['tunnel', '--no-autoupdate', '--url', 'http://127.0.0.1:9123']);
+    assert.match(r.stderr, /Your quick Tunnel has been created/, 'cloudflared output passed through');
+    assert.ok(r.stderr.includes(`${url}/mcp`), 'names the MCP endpoint');
+    assert.ok(!r.stderr.includes('ab'.repeat(32)) && !r.stdout.includes('ab'.repeat(32)), 'never the token');
+    assert.deepEqual(spawnSync('ls', [dir], { encoding: 'utf8' }).stdout.split('\n').filter((f) => f.includes('tmp')), []);
+
+    // No URL printed: exit 1 with a reason; cloudflared's failure status is passed on.
+    rmSync(join(dir, 'PUBLIC_URL'));
+    const none = spawnSync(join(ROOT, 'scripts/tunnel.sh'), ['--env-file', envFile],
+      { encoding: 'utf8', env: tunnelEnv(bin, {}) });
+    assert.equal(none.status, 1);
+    assert.match(none.stderr, /without printing a trycloudflare\.com URL/);
+    const failed = spawnSync(join(ROOT, 'scripts/tunnel.sh'), ['--env-file', envFile],
+      { encoding: 'utf8', env: tunnelEnv(bin, { FAKE_CF_EXIT: '7' }) });
+    assert.equal(failed.status, 7);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test('scripts/tunnel.sh: the URL is written while cloudflared runs; a stop reaches cloudflared', async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'hm-newuser-tun-'));
+  try {
+    const bin = fakeCloudflared(dir);
+    const envFile = join(dir, 'env');
+    writeFileSync(envFile, 'MCP_PORT=8765\n', { mode: 0o600 });
+    const url = 'https://b-c-d.trycloudflare.com';
+    const p = spawn(join(ROOT, 'scripts/tunnel.sh'), ['--env-file', envFile],
+      { env: tunnelEnv(bin, { FAKE_CF_URL: url, FAKE_CF_WAIT: '1' }), stdio: 'ignore' });
+    const exited = new Promise((resolve) => p.on('exit', (code) => resolve(code)));
+    let text = '';
+    for (let i = 0; i < 200 && !text; i++) {
+      try { text = readFileSync(join(dir, 'PUBLIC_URL'), 'utf8'); } catch { await new Promise((r) => setTimeout(r, 25)); }
+    }
+    assert.equal(text, `${url}\n`);
+    assert.equal(p.exitCode, null, 'still running with cloudflared');
+    p.kill('SIGTERM');
+    assert.equal(await exited, 0);
+    assert.equal(readFileSync(join(dir, 'stopped'), 'utf8'), 'stopped\n', 'cloudflared was stopped');
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
