@@ -6,6 +6,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn, spawnSync } from 'node:child_process';
 import { chmodSync, copyFileSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import net from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ROOT, HERMES } from './lib.mjs';
@@ -176,6 +177,65 @@ test('scripts/tunnel.sh: the URL is written while cloudflared runs; a stop reach
     assert.equal(await exited, 0);
     assert.equal(readFileSync(join(dir, 'stopped'), 'utf8'), 'stopped\n', 'cloudflared was stopped');
   } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+function freePort() {
+  return new Promise((resolve) => {
+    const s = net.createServer().listen(0, '127.0.0.1', () => { const { port } = s.address(); s.close(() => resolve(port)); });
+  });
+}
+
+test('dev.sh: a busy port is said first, naming HERMES_MCP_PORT, before any banner', async () => {
+  const busy = net.createServer().listen(0, '127.0.0.1');
+  await new Promise((r) => busy.on('listening', r));
+  const dir = mkdtempSync(join(tmpdir(), 'hm-newuser-dev-'));
+  try {
+    const r = spawnSync(join(ROOT, 'scripts/dev.sh'), [], { encoding: 'utf8',
+      env: { ...process.env, HERMES_MCP_PORT: String(busy.address().port), HERMES_MCP_DEV_DIR: dir } });
+    assert.equal(r.status, 1);
+    assert.match(r.stderr, new RegExp(`port ${busy.address().port} .*already in use`));
+    assert.match(r.stderr, /HERMES_MCP_PORT=\d+ scripts\/dev\.sh/);
+    assert.doesNotMatch(r.stdout + r.stderr, /MCP endpoint|deps:|make/);
+  } finally {
+    busy.close();
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test('dev.sh prints the token export and first calls that work as printed (curl, smoke)', async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'hm-newuser-dev-'));
+  const port = await freePort();
+  const p = spawn(join(ROOT, 'scripts/dev.sh'), [], { detached: true, stdio: ['ignore', 'pipe', 'pipe'],
+    env: { ...process.env, HERMES_MCP_PORT: String(port), HERMES_MCP_DEV_DIR: dir, HERMES_MCP_DEV_NO_BUILD: '1' } });
+  let out = '', err = '';
+  p.stderr.on('data', (d) => { err += d; });
+  try {
+    await new Promise((resolve, reject) => {
+      p.stdout.on('data', (d) => { out += d; if (/listening on http/.test(out)) resolve(); });
+      p.on('exit', (code) => reject(new Error(`dev.sh exited ${code}: ${out}\n${err}`)));
+    });
+    const token = readFileSync(join(dir, 'hermes-mcp.env'), 'utf8').match(/^MCP_AUTH_TOKEN=(\w+)/m)[1];
+    assert.ok(!out.includes(token) && !err.includes(token), 'the token is never printed');
+    const block = out.split('In another shell, from ')[1];
+    const cwd = block.split(':\n')[0];
+    const cmds = block.split(':\n')[1].split('\n\n')[0].replace(/\\\n/g, ' ').split('\n').map((l) => l.trim().replace(/ +/g, ' '));
+    assert.match(cmds[0], /^export HERMES_MCP_TOKEN=/);
+    const run = (cmd) => spawnSync('bash', ['-c', `${cmds[0]}\n${cmd}`], { cwd, encoding: 'utf8', timeout: 60000 });
+    const curl = cmds.find((c) => c.startsWith('curl '));
+    const res = JSON.parse(run(curl).stdout);
+    assert.equal(res.result.isError, false);
+    assert.equal(res.result.structuredContent.agents[0].available, true, 'the demo agent answers');
+    const smoke = cmds.find((c) => c.startsWith('build/hermes-mcp smoke '));
+    const s = run(smoke);
+    assert.equal(s.status, 0, s.stdout + s.stderr);
+    assert.ok(cmds.some((c) => /^npx @modelcontextprotocol\/inspector --cli http:\/\/127\.0\.0\.1:\d+\/mcp --transport http --header "Authorization: Bearer \$HERMES_MCP_TOKEN" --method tools\/list$/.test(c)), cmds.join('\n'));
+    // The export line reads the token without printing it.
+    assert.equal(run('printf %s "$HERMES_MCP_TOKEN"').stdout, token);
+  } finally {
+    process.kill(-p.pid, 'SIGTERM');
+    await new Promise((r) => (p.exitCode !== null ? r() : p.on('exit', r)));
     rmSync(dir, { recursive: true, force: true });
   }
 });
