@@ -263,7 +263,12 @@ async function devLikeServer() {
   const token = readFileSync(envFile, 'utf8').match(/^MCP_AUTH_TOKEN=(\w+)/m)[1];
   const s = await serve(envFile, process.env);
   return { dir, port: s.port, token, url: `http://127.0.0.1:${s.port}/mcp`,
-    async close() { await stop(s.proc); await fake.stop(); rmSync(dir, { recursive: true, force: true }); } };
+    async close() {
+      const code = await stop(s.proc);
+      await fake.stop();
+      rmSync(dir, { recursive: true, force: true });
+      assert.equal(code, 0, `serve exit (a sanitizer report exits 86): ${s.err()}`);
+    } };
 }
 
 test('README: the first-call block runs as printed (curl, Inspector v2 CLI, smoke)', async () => {
@@ -328,6 +333,26 @@ test('README: the Claude Desktop entry (mcp-remote, header from env) lists and c
     assert.ok(!stderr.includes(srv.token), 'mcp-remote never printed the token');
   } finally {
     await srv.close();
+    rmSync(home, { recursive: true, force: true });
+  }
+});
+
+test('install-systemd expands $HOME in TASKS_DIR and AUDIT_LOG_PATH as the server does', () => {
+  const home = mkdtempSync(join(tmpdir(), 'hm-newuser-inst-'));
+  try {
+    const cfg = join(home, 'config');
+    mkdirSync(join(cfg, 'hermes-mcp'), { recursive: true });
+    const envFile = join(cfg, 'hermes-mcp/env');
+    writeFileSync(envFile, 'MCP_PORT=9877\nTASKS_DIR=$HOME/data/tasks\nAUDIT_LOG_PATH="${HOME}/logs/audit.jsonl"\n', { mode: 0o600 });
+    const r = spawnSync(join(ROOT, 'scripts/install-systemd'), ['--no-enable', '--env-file', envFile],
+      { encoding: 'utf8', env: { ...process.env, XDG_CONFIG_HOME: cfg, HOME: home } });
+    assert.equal(r.status, 0, r.stderr);
+    const unit = readFileSync(join(cfg, 'systemd/user/hermes-mcp.service'), 'utf8');
+    const rw = unit.split('\n').find((l) => l.startsWith('ReadWritePaths=')).slice('ReadWritePaths='.length).split(' ');
+    assert.ok(rw.includes(join(home, 'data/tasks')), rw.join(' '));
+    assert.ok(rw.includes(join(home, 'logs')), rw.join(' '));
+    assert.doesNotMatch(unit, /\$\{?HOME/);
+  } finally {
     rmSync(home, { recursive: true, force: true });
   }
 });
