@@ -1346,8 +1346,8 @@ static void reply_name_refused(struct hreq *r, const char *what, const char *val
              "Forbidden: %s '%s' is not allowed; add the host name to MCP_PUBLIC_HOSTS "
              "and reload",
              what, name);
-    log_warn("refused a request with %s '%s': not this server's name nor in MCP_PUBLIC_HOSTS",
-             what, name);
+    log_warn("refused a request with %s '%s': not this server's name nor in MCP_PUBLIC_HOSTS", what,
+             name);
     reply_http_error(r, 403, msg);
 }
 
@@ -1378,9 +1378,10 @@ void mcp_http_headers(struct mcp_server *srv, struct hreq *r)
     bool del = strcmp(method, "DELETE") == 0;
     if (!post && !(srv->o.sessions && (get || del))) {
         hreq_add_header(r, "Allow", srv->o.sessions ? "GET, POST, DELETE" : "POST");
-        reply_http_error(r, 405, get ? "Method Not Allowed: send JSON-RPC requests with POST; "
-                                       "GET streams need MCP_SESSIONS=1"
-                                     : "Method Not Allowed: send JSON-RPC requests with POST");
+        reply_http_error(r, 405,
+                         get ? "Method Not Allowed: send JSON-RPC requests with POST; "
+                               "GET streams need MCP_SESSIONS=1"
+                             : "Method Not Allowed: send JSON-RPC requests with POST");
         return;
     }
     if (pv && !version_supported(pv)) {
@@ -1415,8 +1416,9 @@ static struct mcp_session *lookup_session(struct mcp_server *srv, struct hreq *r
 {
     const char *sid = hreq_header(r, "Mcp-Session-Id");
     if (sid == NULL) {
-        reply_http_error(r, 400, "Bad Request: Mcp-Session-Id header is required (the one the "
-                                 "server returned on initialize)");
+        reply_http_error(r, 400,
+                         "Bad Request: Mcp-Session-Id header is required (the one the "
+                         "server returned on initialize)");
         return NULL;
     }
     struct mcp_session *s = strmap_get(srv->sessions, sid);
