@@ -10,13 +10,14 @@ prog=tunnel.sh
 
 usage() {
     cat <<USAGE
-usage: scripts/tunnel.sh [--env-file FILE] [--cloudflared PATH]
+usage: scripts/tunnel.sh [--env-file FILE] [--cloudflared PATH] [--origin URL]
 
 Starts 'cloudflared tunnel --no-autoupdate --url http://127.0.0.1:MCP_PORT' (MCP_PORT from the
 env file, default 8765) and writes the public URL to PUBLIC_URL in the env file's directory.
 Allow the name on the server with MCP_PUBLIC_HOSTS=.trycloudflare.com in the env file.
   --env-file FILE     the server's env file (default: .env)
   --cloudflared PATH  the cloudflared binary (default: cloudflared on PATH)
+  --origin URL        where the tunnel points (default: http://127.0.0.1:MCP_PORT)
 Exit codes: cloudflared's own; 1 when it ended without printing a URL; 2 usage errors.
 USAGE
 }
@@ -25,12 +26,15 @@ die() { echo "$prog: $2" >&2; exit "$1"; }
 
 env_file=.env
 cloudflared=cloudflared
+origin=
 while [ $# -gt 0 ]; do
     case $1 in
     --env-file) [ $# -ge 2 ] || die 2 "--env-file needs a FILE"; env_file=$2; shift ;;
     --env-file=*) env_file=${1#*=} ;;
     --cloudflared) [ $# -ge 2 ] || die 2 "--cloudflared needs a PATH"; cloudflared=$2; shift ;;
     --cloudflared=*) cloudflared=${1#*=} ;;
+    --origin) [ $# -ge 2 ] || die 2 "--origin needs a URL"; origin=$2; shift ;;
+    --origin=*) origin=${1#*=} ;;
     -h | --help) usage; exit 0 ;;
     *) die 2 "unknown argument '$1' (see --help)" ;;
     esac
@@ -44,7 +48,8 @@ command -v "$cloudflared" >/dev/null ||
 port=$(sed -n -E "s/^[[:blank:]]*(export[[:blank:]]+)?MCP_PORT=[\"']?([0-9]+)[\"']?[[:blank:]]*(#.*)?$/\2/p" \
     "$env_file" | tail -n 1)
 port=${port:-8765}
-[ "$port" != 0 ] || die 2 "MCP_PORT=0 picks a random port; set a fixed MCP_PORT in $env_file"
+[ -n "$origin" ] || [ "$port" != 0 ] || die 2 "MCP_PORT=0 picks a random port; set a fixed MCP_PORT in $env_file"
+origin=${origin:-"http://127.0.0.1:$port"}
 url_file=$(cd "$(dirname -- "$env_file")" && pwd)/PUBLIC_URL
 
 write_url() {
@@ -56,7 +61,7 @@ write_url() {
 
 # cloudflared runs as the process substitution's own process ($!): a stop reaches it, and its
 # exit status becomes ours.
-exec {tunnel_out}< <(exec "$cloudflared" tunnel --no-autoupdate --url "http://127.0.0.1:$port" 2>&1)
+exec {tunnel_out}< <(exec "$cloudflared" tunnel --no-autoupdate --url "$origin" 2>&1)
 tunnel_pid=$!
 trap 'kill -TERM "$tunnel_pid" 2>/dev/null || true' TERM INT HUP
 found=

@@ -337,7 +337,7 @@ test('README: the Claude Desktop entry (mcp-remote, header from env) lists and c
   }
 });
 
-test('install-systemd expands $HOME in TASKS_DIR and AUDIT_LOG_PATH as the server does', () => {
+test('install-systemd expands $HOME in TASKS_DIR and AUDIT_LOG_PATH; its tunnel unit runs tunnel.sh', () => {
   const home = mkdtempSync(join(tmpdir(), 'hm-newuser-inst-'));
   try {
     const cfg = join(home, 'config');
@@ -352,6 +352,20 @@ test('install-systemd expands $HOME in TASKS_DIR and AUDIT_LOG_PATH as the serve
     assert.ok(rw.includes(join(home, 'data/tasks')), rw.join(' '));
     assert.ok(rw.includes(join(home, 'logs')), rw.join(' '));
     assert.doesNotMatch(unit, /\$\{?HOME/);
+
+    // --tunnel: the rendered unit runs scripts/tunnel.sh, which writes PUBLIC_URL beside the env file.
+    const bin = fakeCloudflared(home);
+    const t = spawnSync(join(ROOT, 'scripts/install-systemd'), ['--no-enable', '--env-file', envFile, '--tunnel', '--cloudflared', join(bin, 'cloudflared')],
+      { encoding: 'utf8', env: { ...process.env, XDG_CONFIG_HOME: cfg, HOME: home } });
+    assert.equal(t.status, 0, t.stderr);
+    const exec = readFileSync(join(cfg, 'systemd/user/hermes-mcp-tunnel.service'), 'utf8').split('\n')
+      .find((l) => l.startsWith('ExecStart=')).slice('ExecStart='.length).split(' ');
+    const url = 'https://unit-run.trycloudflare.com';
+    const run = spawnSync(exec[0], exec.slice(1), { encoding: 'utf8', env: { ...process.env, FAKE_CF_URL: url } });
+    assert.equal(run.status, 0, run.stderr);
+    assert.equal(readFileSync(join(cfg, 'hermes-mcp/PUBLIC_URL'), 'utf8'), `${url}\n`);
+    assert.deepEqual(readFileSync(join(home, 'args'), 'utf8').trim().split('\n'),
+      ['tunnel', '--no-autoupdate', '--url', 'http://127.0.0.1:9877']);
   } finally {
     rmSync(home, { recursive: true, force: true });
   }
