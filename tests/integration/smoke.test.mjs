@@ -465,7 +465,7 @@ test('through an https tunnel: passes with the public host allowed; 403 and untr
 
     const r403 = await smoke(['--base', wrongHost.base, '--env-file', closed.srv.envFile, '--cacert', wrongHost.cert]);
     assert.equal(r403.code, 1);
-    assert.match(r403.stdout, /^FAIL initialize: HTTP 403 \(Forbidden: Host '[^']+' is not allowed[^\n]*\); fix: .*add the public host name to MCP_PUBLIC_HOSTS/m);
+    assert.match(r403.stdout, /^FAIL initialize: HTTP 403 \(Forbidden: Host '[^']+' is not allowed; add the host name to MCP_PUBLIC_HOSTS[^)]*\); fix: .*add the public host name to MCP_PUBLIC_HOSTS/m);
     assertNoSecret(r403, closed.srv.token);
   } finally {
     await tunnel.close();
