@@ -684,8 +684,9 @@ static json_t *result_public(json_t *r)
 }
 
 /* Queues result.json; c (if any) gets answer once it is durable. */
-static void write_result(struct bridge *b, const char *id, const char *agent, json_t *parsed,
-                         const char *run_id, struct mcp_call *c, json_t *answer)
+/* The record result.json holds (new reference). */
+static json_t *result_record(const char *id, const char *agent, json_t *parsed,
+                             const char *run_id)
 {
     json_t *r = json_pack("{s:s, s:O, s:O, s:O, s:O, s:s, s:o}", "id", id, "status",
                           json_object_get(parsed, "status"), "summary",
@@ -699,6 +700,17 @@ static void write_result(struct bridge *b, const char *id, const char *agent, js
         json_object_set(r, "error", json_object_get(parsed, "error"));
     if (run_id && *run_id)
         json_object_set_new(r, "run_id", json_string(run_id));
+    return r;
+}
+
+/* Writes result.json; c (if any) gets answer once it is durable. answer NULL: c gets the
+ * record's public projection, the same one a retry and hermes_result give. */
+static void write_result(struct bridge *b, const char *id, const char *agent, json_t *parsed,
+                         const char *run_id, struct mcp_call *c, json_t *answer)
+{
+    json_t *r = result_record(id, agent, parsed, run_id);
+    if (answer == NULL && c)
+        answer = mcp_tool_result(result_public(r));
     store_then_answer(b, id, "result.json", r, c, answer);
     json_decref(r);
 }
@@ -818,12 +830,7 @@ static void sync_done(struct agent_req *r, const struct agent_result *res, void 
     } else {
         parsed = contract_parse_answer(j->answer.data ? j->answer.data : "", j->answer.len);
     }
-    json_t *out = json_pack("{s:s, s:O, s:O, s:O, s:O}", "id", j->id, "status",
-                            json_object_get(parsed, "status"), "summary",
-                            json_object_get(parsed, "summary"), "artifacts",
-                            json_object_get(parsed, "artifacts"), "next_steps",
-                            json_object_get(parsed, "next_steps"));
-    write_result(b, j->id, j->agent, parsed, NULL, c, mcp_tool_result(out));
+    write_result(b, j->id, j->agent, parsed, NULL, c, NULL); /* answers result_public */
     json_decref(parsed);
     job_free(j);
 }

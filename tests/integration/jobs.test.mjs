@@ -138,3 +138,26 @@ test('hermes_cancel of a running sync task by id: the agent is interrupted, the 
     await fake.stop();
   }
 });
+
+test('one projection: the first sync answer, a retry and hermes_result give the same fields, details included', async () => {
+  const fake = await startFake();
+  const srv = await startHermes({ HERMES_ENV_PATH: agentEnv(fake) });
+  const c = await connect(srv);
+  try {
+    const answer = '{"status":"completed","summary":"done","artifacts":["a.txt"\\],"next_steps":[\\],"rows":3,"note":"kept"}';
+    const args = { task: `report [text=${answer}]`, mode: 'sync', id: 'proj-1' };
+    const first = await call(c, 'hermes_task', args);
+    assert.equal(first.isError, false, JSON.stringify(first));
+    // Fields beyond the contract's go to details (contract.c).
+    assert.deepEqual(first.structuredContent.details, { rows: 3, note: 'kept' }, 'the first answer carries details');
+    const retry = await call(c, 'hermes_task', args);
+    const stored = await call(c, 'hermes_result', { id: 'proj-1' });
+    assert.deepEqual(retry.structuredContent, first.structuredContent);
+    assert.deepEqual(stored.structuredContent, first.structuredContent);
+    assert.deepEqual(Object.keys(first.structuredContent).sort(), ['artifacts', 'details', 'id', 'next_steps', 'status', 'summary']);
+  } finally {
+    await c.close();
+    await srv.stop();
+    await fake.stop();
+  }
+});
