@@ -1352,6 +1352,17 @@ static void hermes_task(struct mcp_call *c, json_t *args, void *arg)
     else
         snprintf(j->session_id, sizeof j->session_id, "gb-task-%s", id);
     mcp_call_on_cancel(c, j->kind == JOB_SYNC ? sync_cancelled : submit_cancelled, j);
+    /* A long sync call may outlive the client's timeout: the first progress notification
+     * names the id, so the result can still be fetched. Sent before the job is queued, which
+     * may already answer the call. */
+    if (j->kind == JOB_SYNC && mcp_call_progress_token(c)) {
+        char note[300];
+        snprintf(note, sizeof note,
+                 "task %s accepted for agent %s; if this call times out, hermes_result with "
+                 "id \"%s\" returns the result",
+                 id, a->name, id);
+        mcp_call_progress(c, 0, 0, note);
+    }
     if (!job_enqueue(j, session)) {
         j->call = NULL;
         mcp_call_on_cancel(c, NULL, NULL);
@@ -1820,9 +1831,11 @@ struct bridge *bridge_new(struct mcp_server *mcp, struct loop *l, struct config 
             "artifacts, next_steps}; mode \"async\" returns at once with status \"accepted\" and "
             "a run_id: the bridge follows the run and stores the result, read it with "
             "hermes_status or hermes_result. Re-sending the same id with the same request is a "
-            "safe retry. Optional: context, deliverable, constraints (at most 20), id, session "
-            "(continues a conversation; calls in one session run one at a time), agent (see "
-            "list_agents).",
+            "safe retry. For anything that may take long, pass your own id: if the call times "
+            "out, hermes_result with that id returns the result (with a progressToken, the "
+            "first progress notification names the id too). Optional: context, deliverable, "
+            "constraints (at most 20), id, session (continues a conversation; calls in one "
+            "session run one at a time), agent (see list_agents).",
         .input_schema = schema_obj(
             "{\"type\":\"object\",\"properties\":{"
             "\"task\":{\"type\":\"string\",\"minLength\":1,\"maxLength\":65536,\"description\":"

@@ -161,3 +161,29 @@ test('one projection: the first sync answer, a retry and hermes_result give the 
     await fake.stop();
   }
 });
+
+test('a long sync task names its id in the first progress notification; the description says to pass an id', async () => {
+  const fake = await startFake();
+  const srv = await startHermes({ HERMES_ENV_PATH: agentEnv(fake) });
+  const c = await connect(srv);
+  try {
+    const { tools } = await c.listTools();
+    assert.match(tools.find((t) => t.name === 'hermes_task').description, /pass your own id.*hermes_result/s);
+    const seen = [];
+    const res = await c.callTool({ name: 'hermes_task', arguments: { task: 'work [delay=300] [progress=2]', mode: 'sync', id: 'prog-1' } },
+      undefined, { onprogress: (p) => seen.push(p), timeout: 30000 });
+    assert.equal(res.isError, false);
+    assert.ok(seen.length >= 3, `the id note and the tool progress (${seen.length})`);
+    assert.match(seen[0].message, /task prog-1 accepted.*hermes_result with id "prog-1"/);
+    for (let i = 1; i < seen.length; i++) assert.ok(seen[i].progress > seen[i - 1].progress, 'strictly increasing');
+    // Without an id, the generated one is named.
+    seen.length = 0;
+    const gen = await c.callTool({ name: 'hermes_task', arguments: { task: 'what is 6 * 7', mode: 'sync' } },
+      undefined, { onprogress: (p) => seen.push(p) });
+    assert.match(seen[0].message, new RegExp(`task ${gen.structuredContent.id} accepted`));
+  } finally {
+    await c.close();
+    await srv.stop();
+    await fake.stop();
+  }
+});
