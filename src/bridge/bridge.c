@@ -35,6 +35,7 @@
 #include "utf8.h"
 #include "taskpath.h"
 #include "tasks.h"
+#include "toolargs.h"
 #include "toolerr.h"
 
 #define TASK_MAX 65536
@@ -1123,58 +1124,83 @@ static void job_start(struct job *j)
         submit_start(j);
 }
 
-/* ---------- argument validation ---------- */
+/* ---------- argument tables: checks and inputSchema from one place ---------- */
 
-/* Checks args against the allowed fields; on failure answers invalid_arguments and returns
- * false. spec: "name:type:required" entries, type s (string) / a (array) / b (bool). */
-static bool check_fields(struct mcp_call *c, json_t *args, const char *const *allowed, size_t n)
+static bool id_syntax(const char *s, size_t n)
 {
-    const char *key;
-    json_t *v;
-    json_object_foreach(args, key, v)
-    {
-        bool ok = false;
-        for (size_t i = 0; i < n; i++)
-            if (strcmp(key, allowed[i]) == 0)
-                ok = true;
-        if (!ok) {
-            tool_error(c, TE_INVALID_ARGUMENTS, 0, "unknown field '%.64s'", key);
+    return taskpath_id_ok(s, n);
+}
+
+static bool session_syntax(const char *s, size_t n)
+{
+    return taskpath_session_ok(s, n);
+}
+
+static bool run_id_syntax(const char *s, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        if (!((s[i] >= 'a' && s[i] <= 'z') || (s[i] >= 'A' && s[i] <= 'Z') ||
+              (s[i] >= '0' && s[i] <= '9') || s[i] == '_' || s[i] == '-'))
             return false;
-        }
-    }
     return true;
 }
 
-static bool opt_string(struct mcp_call *c, json_t *args, const char *name, size_t max,
-                       bool required, const char **out)
+#define ID_PATTERN "^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$"
+#define ARG_ID(req)                                                                              \
+    {.name = "id", .type = TOOLARG_STRING, .required = (req), .nonempty = (req), .max_len = 128, \
+     .pattern = ID_PATTERN, .syntax = id_syntax,                                                 \
+     .syntax_hint = "must match [A-Za-z0-9][A-Za-z0-9._-]{0,127}"}
+#define ARG_RUN_ID(req)                                                                          \
+    {.name = "run_id", .type = TOOLARG_STRING, .required = (req), .nonempty = (req),             \
+     .max_len = 127, .pattern = "^[A-Za-z0-9_-]+$", .syntax = run_id_syntax,                     \
+     .syntax_hint = "has characters a run id never has"}
+#define ARG_AGENT {.name = "agent", .type = TOOLARG_STRING, .max_len = 64,                       \
+                   .description = "An agent name from list_agents (default: the default agent)"}
+
+static const char *const task_modes[] = {"sync", "async", NULL};
+enum { TA_TASK, TA_MODE, TA_CONTEXT, TA_DELIVERABLE, TA_CONSTRAINTS, TA_ID, TA_SESSION, TA_AGENT };
+static const struct toolarg task_args[] = {
+    {.name = "task", .type = TOOLARG_STRING, .required = true, .nonempty = true,
+     .max_len = TASK_MAX, .description = "What the agent should do"},
+    {.name = "mode", .type = TOOLARG_STRING, .required = true, .one_of = task_modes},
+    {.name = "context", .type = TOOLARG_STRING, .max_len = CONTEXT_MAX},
+    {.name = "deliverable", .type = TOOLARG_STRING, .max_len = DELIVERABLE_MAX},
+    {.name = "constraints", .type = TOOLARG_STRINGS, .max_items = CONSTRAINTS_MAX,
+     .max_len = CONSTRAINT_MAX},
+    ARG_ID(false),
+    {.name = "session", .type = TOOLARG_STRING, .max_len = 64,
+     .pattern = "^[a-z0-9][a-z0-9._-]{0,63}$", .syntax = session_syntax,
+     .syntax_hint = "must match ^[a-z0-9][a-z0-9._-]{0,63}$"},
+    ARG_AGENT,
+    TOOLARG_END,
+};
+static const struct toolarg result_args[] = {ARG_ID(true), TOOLARG_END};
+enum { FA_ID, FA_PATH };
+static const struct toolarg files_args[] = {
+    ARG_ID(true),
+    {.name = "path", .type = TOOLARG_STRING, .max_len = 4096,
+     .description = "A path relative to the task; omit it for a listing"},
+    TOOLARG_END,
+};
+static const struct toolarg no_args[] = {TOOLARG_END};
+enum { SA_RUN_ID, SA_AGENT };
+static const struct toolarg status_args[] = {ARG_RUN_ID(true), ARG_AGENT, TOOLARG_END};
+enum { CA_RUN_ID, CA_ID };
+static const struct toolarg cancel_args[] = {ARG_RUN_ID(false), ARG_ID(false), TOOLARG_END};
+static const struct toolarg reset_args[] = {
+    {.name = "confirmed", .type = TOOLARG_BOOL}, TOOLARG_END};
+
+#define ARGS_MAX 8 /* the most entries of any table above */
+
+/* Checks args against spec; on failure answers invalid_arguments and returns false. */
+static bool check_args(struct mcp_call *c, const struct toolarg *spec, json_t *args,
+                       json_t **out)
 {
-    json_t *v = json_object_get(args, name);
-    *out = NULL;
-    if (v == NULL || json_is_null(v)) {
-        if (required) {
-            tool_error(c, TE_INVALID_ARGUMENTS, 0, "'%s' is required", name);
-            return false;
-        }
+    char err[200];
+    if (toolargs_check(spec, args, out, err, sizeof err))
         return true;
-    }
-    if (!json_is_string(v)) {
-        tool_error(c, TE_INVALID_ARGUMENTS, 0, "'%s' must be a string", name);
-        return false;
-    }
-    if (json_string_length(v) > max) {
-        tool_error(c, TE_INVALID_ARGUMENTS, 0, "'%s' is longer than %zu bytes", name, max);
-        return false;
-    }
-    if (memchr(json_string_value(v), '\0', json_string_length(v))) {
-        tool_error(c, TE_INVALID_ARGUMENTS, 0, "'%s' contains a NUL character", name);
-        return false;
-    }
-    if (required && json_string_length(v) == 0) {
-        tool_error(c, TE_INVALID_ARGUMENTS, 0, "'%s' must not be empty", name);
-        return false;
-    }
-    *out = json_string_value(v);
-    return true;
+    tool_error(c, TE_INVALID_ARGUMENTS, 0, "%s", err);
+    return false;
 }
 
 /* ---------- tools ---------- */
@@ -1204,57 +1230,17 @@ static void fingerprint(json_t *args, const char *agent, char out[65])
 static void hermes_task(struct mcp_call *c, json_t *args, void *arg)
 {
     struct bridge *b = arg;
-    static const char *const fields[] = {"task", "mode", "context", "deliverable",
-                                         "constraints", "id", "session", "agent"};
-    const char *task, *mode, *context, *deliverable, *id, *session, *agent_name;
+    json_t *v[ARGS_MAX];
     char idbuf[129], fp[65];
 
-    if (!check_fields(c, args, fields, 8) || !opt_string(c, args, "task", TASK_MAX, true, &task) ||
-        !opt_string(c, args, "mode", 8, true, &mode) ||
-        !opt_string(c, args, "context", CONTEXT_MAX, false, &context) ||
-        !opt_string(c, args, "deliverable", DELIVERABLE_MAX, false, &deliverable) ||
-        !opt_string(c, args, "id", 128, false, &id) ||
-        !opt_string(c, args, "session", 64, false, &session) ||
-        !opt_string(c, args, "agent", 64, false, &agent_name))
+    if (!check_args(c, task_args, args, v))
         return;
-    if (strcmp(mode, "sync") != 0 && strcmp(mode, "async") != 0) {
-        tool_error(c, TE_INVALID_ARGUMENTS, 0, "'mode' must be \"sync\" or \"async\"");
-        return;
-    }
-    json_t *constraints = json_object_get(args, "constraints");
-    if (constraints && !json_is_null(constraints)) {
-        size_t i;
-        json_t *v;
-        if (!json_is_array(constraints)) {
-            tool_error(c, TE_INVALID_ARGUMENTS, 0, "'constraints' must be an array of strings");
-            return;
-        }
-        if (json_array_size(constraints) > CONSTRAINTS_MAX) {
-            tool_error(c, TE_INVALID_ARGUMENTS, 0, "'constraints' may hold at most %d items",
-                       CONSTRAINTS_MAX);
-            return;
-        }
-        json_array_foreach(constraints, i, v) if (!json_is_string(v) ||
-                                                  json_string_length(v) > CONSTRAINT_MAX ||
-                                                  strlen(json_string_value(v)) !=
-                                                      json_string_length(v))
-        {
-            tool_error(c, TE_INVALID_ARGUMENTS, 0,
-                       "'constraints' items must be strings of at most %d bytes, without NUL "
-                       "characters",
-                       CONSTRAINT_MAX);
-            return;
-        }
-    }
-    if (id && !taskpath_id_ok(id, strlen(id))) {
-        tool_error(c, TE_INVALID_ARGUMENTS, 0,
-                   "'id' must match [A-Za-z0-9][A-Za-z0-9._-]{0,127}");
-        return;
-    }
-    if (session && !taskpath_session_ok(session, strlen(session))) {
-        tool_error(c, TE_INVALID_ARGUMENTS, 0, "'session' must match ^[a-z0-9][a-z0-9._-]{0,63}$");
-        return;
-    }
+    const char *task = toolargs_str(v, TA_TASK), *mode = toolargs_str(v, TA_MODE);
+    const char *context = toolargs_str(v, TA_CONTEXT);
+    const char *deliverable = toolargs_str(v, TA_DELIVERABLE);
+    const char *id = toolargs_str(v, TA_ID), *session = toolargs_str(v, TA_SESSION);
+    const char *agent_name = toolargs_str(v, TA_AGENT);
+    json_t *constraints = v[TA_CONSTRAINTS];
     agents_refresh(b);
     if (agent_name == NULL)
         agent_name = b->default_agent;
@@ -1376,16 +1362,11 @@ static void hermes_task(struct mcp_call *c, json_t *args, void *arg)
 static void hermes_result(struct mcp_call *c, json_t *args, void *arg)
 {
     struct bridge *b = arg;
-    static const char *const fields[] = {"id"};
-    const char *id;
-    json_t *res = NULL;
+    json_t *v[ARGS_MAX], *res = NULL;
 
-    if (!check_fields(c, args, fields, 1) || !opt_string(c, args, "id", 128, true, &id))
+    if (!check_args(c, result_args, args, v))
         return;
-    if (!taskpath_id_ok(id, strlen(id))) {
-        tool_error(c, TE_INVALID_ARGUMENTS, 0, "'id' must match [A-Za-z0-9][A-Za-z0-9._-]{0,127}");
-        return;
-    }
+    const char *id = toolargs_str(v, 0);
     switch (tasks_read(b->tasks, id, "result.json", TASKS_FILE_MAX, &res)) {
     case TASKS_OK:
         mcp_call_tool_result_take(c, result_public(res));
@@ -1410,19 +1391,13 @@ static void hermes_result(struct mcp_call *c, json_t *args, void *arg)
 static void hermes_files(struct mcp_call *c, json_t *args, void *arg)
 {
     struct bridge *b = arg;
-    static const char *const fields[] = {"id", "path"};
-    const char *id, *path;
     char norm[1100], why[200];
     const char *reason;
-    json_t *out = NULL;
+    json_t *v[ARGS_MAX], *out = NULL;
 
-    if (!check_fields(c, args, fields, 2) || !opt_string(c, args, "id", 128, true, &id) ||
-        !opt_string(c, args, "path", 4096, false, &path))
+    if (!check_args(c, files_args, args, v))
         return;
-    if (!taskpath_id_ok(id, strlen(id))) {
-        tool_error(c, TE_INVALID_ARGUMENTS, 0, "'id' must match [A-Za-z0-9][A-Za-z0-9._-]{0,127}");
-        return;
-    }
+    const char *id = toolargs_str(v, FA_ID), *path = toolargs_str(v, FA_PATH);
     json_t *pv = json_object_get(args, "path");
     size_t plen = path ? json_string_length(pv) : 0;
     if (!taskpath_rel_ok(path ? path : "", plen, norm, sizeof norm, &reason)) {
@@ -1440,7 +1415,8 @@ static void hermes_files(struct mcp_call *c, json_t *args, void *arg)
 static void list_agents(struct mcp_call *c, json_t *args, void *arg)
 {
     struct bridge *b = arg;
-    if (!check_fields(c, args, NULL, 0))
+    json_t *v[ARGS_MAX];
+    if (!check_args(c, no_args, args, v))
         return;
     agents_refresh(b);
     json_t *list = json_array();
@@ -1557,18 +1533,11 @@ static void status_done(struct agent_req *r, const struct agent_result *res, voi
 static void hermes_status(struct mcp_call *c, json_t *args, void *arg)
 {
     struct bridge *b = arg;
-    static const char *const fields[] = {"run_id", "agent"};
-    const char *run_id, *agent_name;
+    json_t *v[ARGS_MAX];
 
-    if (!check_fields(c, args, fields, 2) || !opt_string(c, args, "run_id", 127, true, &run_id) ||
-        !opt_string(c, args, "agent", 64, false, &agent_name))
+    if (!check_args(c, status_args, args, v))
         return;
-    for (const char *p = run_id; *p; p++)
-        if (!((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || (*p >= '0' && *p <= '9') ||
-              *p == '_' || *p == '-')) {
-            tool_error(c, TE_INVALID_ARGUMENTS, 0, "'run_id' has characters a run id never has");
-            return;
-        }
+    const char *run_id = toolargs_str(v, SA_RUN_ID), *agent_name = toolargs_str(v, SA_AGENT);
     struct run_ctx *s = xcalloc(1, sizeof *s);
     s->b = b;
     s->call = c;
@@ -1636,19 +1605,13 @@ static void cancel_done(struct agent_req *r, const struct agent_result *res, voi
 static void hermes_cancel(struct mcp_call *c, json_t *args, void *arg)
 {
     struct bridge *b = arg;
-    static const char *const fields[] = {"run_id", "id"};
-    const char *run_id, *id;
-    json_t *stored = NULL, *run = NULL;
+    json_t *v[ARGS_MAX], *stored = NULL, *run = NULL;
 
-    if (!check_fields(c, args, fields, 2) || !opt_string(c, args, "run_id", 127, false, &run_id) ||
-        !opt_string(c, args, "id", 128, false, &id))
+    if (!check_args(c, cancel_args, args, v))
         return;
+    const char *run_id = toolargs_str(v, CA_RUN_ID), *id = toolargs_str(v, CA_ID);
     if ((run_id == NULL) == (id == NULL)) {
         tool_error(c, TE_INVALID_ARGUMENTS, 0, "give exactly one of 'run_id' or 'id'");
-        return;
-    }
-    if (id && !taskpath_id_ok(id, strlen(id))) {
-        tool_error(c, TE_INVALID_ARGUMENTS, 0, "'id' must match [A-Za-z0-9][A-Za-z0-9._-]{0,127}");
         return;
     }
     if (run_id) {
@@ -1716,15 +1679,10 @@ static void count_status(json_t *by, const char *status)
 static void hermes_reset(struct mcp_call *c, json_t *args, void *arg)
 {
     struct bridge *b = arg;
-    static const char *const fields[] = {"confirmed"};
-    if (!check_fields(c, args, fields, 1))
+    json_t *a[ARGS_MAX];
+    if (!check_args(c, reset_args, args, a))
         return;
-    json_t *conf = json_object_get(args, "confirmed");
-    if (conf && !json_is_boolean(conf)) {
-        tool_error(c, TE_INVALID_ARGUMENTS, 0, "'confirmed' must be a boolean");
-        return;
-    }
-    if (!json_is_true(conf)) {
+    if (!json_is_true(a[0])) {
         tool_error(c, TE_CONFIRMATION_REQUIRED, 0,
                    "hermes_reset rebuilds the job bookkeeping of every caller; call it again "
                    "with confirmed: true");
@@ -1836,19 +1794,7 @@ struct bridge *bridge_new(struct mcp_server *mcp, struct loop *l, struct config 
             "first progress notification names the id too). Optional: context, deliverable, "
             "constraints (at most 20), id, session (continues a conversation; calls in one "
             "session run one at a time), agent (see list_agents).",
-        .input_schema = schema_obj(
-            "{\"type\":\"object\",\"properties\":{"
-            "\"task\":{\"type\":\"string\",\"minLength\":1,\"maxLength\":65536,\"description\":"
-            "\"What the agent should do\"},"
-            "\"mode\":{\"type\":\"string\",\"enum\":[\"sync\",\"async\"]},"
-            "\"context\":{\"type\":\"string\",\"maxLength\":65536},"
-            "\"deliverable\":{\"type\":\"string\",\"maxLength\":8192},"
-            "\"constraints\":{\"type\":\"array\",\"maxItems\":20,\"items\":{\"type\":\"string\","
-            "\"maxLength\":2000}},"
-            "\"id\":{\"type\":\"string\",\"pattern\":\"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$\"},"
-            "\"session\":{\"type\":\"string\",\"pattern\":\"^[a-z0-9][a-z0-9._-]{0,63}$\"},"
-            "\"agent\":{\"type\":\"string\"}},"
-            "\"required\":[\"task\",\"mode\"],\"additionalProperties\":false}"),
+        .input_schema = toolargs_schema(task_args),
         .output_schema = toolerr_output_schema(schema_obj(RESULT_SCHEMA)),
         .annotations = json_pack("{s:b, s:b, s:b, s:b}", "readOnlyHint", 0, "destructiveHint", 0,
                                  "idempotentHint", 1, "openWorldHint", 1),
@@ -1860,9 +1806,7 @@ struct bridge *bridge_new(struct mcp_server *mcp, struct loop *l, struct config 
         .description = "Status of an async run: status, output, error, timestamps, agent, "
                        "task_id, result_updated. Works after a bridge restart; when the agent "
                        "no longer knows the run, answers from the stored result.",
-        .input_schema = schema_obj(
-            "{\"type\":\"object\",\"properties\":{\"run_id\":{\"type\":\"string\"},\"agent\":{"
-            "\"type\":\"string\"}},\"required\":[\"run_id\"],\"additionalProperties\":false}"),
+        .input_schema = toolargs_schema(status_args),
         .output_schema = toolerr_output_schema(schema_obj(
             "{\"type\":\"object\",\"properties\":{\"run_id\":{\"type\":\"string\"},\"status\":{"
             "\"type\":\"string\"},\"agent\":{\"type\":\"string\"},\"task_id\":{\"type\":"
@@ -1877,10 +1821,7 @@ struct bridge *bridge_new(struct mcp_server *mcp, struct loop *l, struct config 
         .title = "Result of a task",
         .description = "The stored result of a task: {id, status, summary, artifacts, "
                        "next_steps, details?}. The durable source of truth once a task ended.",
-        .input_schema = schema_obj(
-            "{\"type\":\"object\",\"properties\":{\"id\":{\"type\":\"string\",\"pattern\":"
-            "\"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$\"}},\"required\":[\"id\"],"
-            "\"additionalProperties\":false}"),
+        .input_schema = toolargs_schema(result_args),
         .output_schema = toolerr_output_schema(schema_obj(RESULT_SCHEMA)),
         .annotations = json_pack("{s:b, s:b, s:b, s:b}", "readOnlyHint", 1, "destructiveHint", 0,
                                  "idempotentHint", 1, "openWorldHint", 0),
@@ -1892,10 +1833,7 @@ struct bridge *bridge_new(struct mcp_server *mcp, struct loop *l, struct config 
         .description = "List a task's files, or read one UTF-8 text file (at most 200 KiB) by "
                        "its path relative to the task. Read-only; no '..', absolute paths, "
                        "backslashes or symbolic links.",
-        .input_schema = schema_obj(
-            "{\"type\":\"object\",\"properties\":{\"id\":{\"type\":\"string\",\"pattern\":"
-            "\"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$\"},\"path\":{\"type\":\"string\"}},"
-            "\"required\":[\"id\"],\"additionalProperties\":false}"),
+        .input_schema = toolargs_schema(files_args),
         .output_schema = toolerr_output_schema(schema_obj(
             "{\"type\":\"object\",\"properties\":{\"id\":{\"type\":\"string\"},\"path\":{\"type\":"
             "\"string\"},\"entries\":{\"type\":\"array\"},\"count\":{\"type\":\"integer\"},"
@@ -1911,8 +1849,7 @@ struct bridge *bridge_new(struct mcp_server *mcp, struct loop *l, struct config 
         .title = "List agents",
         .description = "List the Hermes agents this bridge can delegate to, with their "
                        "capabilities and availability. Read-only; never returns credentials.",
-        .input_schema = json_pack("{s:s, s:{}, s:b}", "type", "object", "properties",
-                                  "additionalProperties", 0),
+        .input_schema = toolargs_schema(no_args),
         .output_schema = toolerr_output_schema(schema_obj(
             "{\"type\":\"object\",\"properties\":{\"agents\":{\"type\":\"array\"},\"default\":{"
             "\"type\":\"string\"},\"count\":{\"type\":\"integer\"}},\"required\":[\"agents\","
@@ -1927,9 +1864,7 @@ struct bridge *bridge_new(struct mcp_server *mcp, struct loop *l, struct config 
         .description = "Really stop a task: a sync task in flight is interrupted, an async run "
                        "is stopped at the agent (POST /v1/runs/{id}/stop) and followed to its "
                        "end. Give run_id or id. Says so when the task had already finished.",
-        .input_schema = schema_obj(
-            "{\"type\":\"object\",\"properties\":{\"run_id\":{\"type\":\"string\"},\"id\":{"
-            "\"type\":\"string\"}},\"additionalProperties\":false}"),
+        .input_schema = toolargs_schema(cancel_args),
         .output_schema = toolerr_output_schema(schema_obj(
             "{\"type\":\"object\",\"properties\":{\"status\":{\"type\":\"string\"},"
             "\"already_finished\":{\"type\":\"boolean\"},\"message\":{\"type\":\"string\"}},"
@@ -1946,9 +1881,7 @@ struct bridge *bridge_new(struct mcp_server *mcp, struct loop *l, struct config 
                        "flight is dropped (followed runs still get their results). Ask the user "
                        "before calling it when other work may be in flight. Needs confirmed: "
                        "true.",
-        .input_schema = schema_obj(
-            "{\"type\":\"object\",\"properties\":{\"confirmed\":{\"type\":\"boolean\"}},"
-            "\"additionalProperties\":false}"),
+        .input_schema = toolargs_schema(reset_args),
         .output_schema = toolerr_output_schema(schema_obj(
             "{\"type\":\"object\",\"properties\":{\"cleared\":{\"type\":\"integer\"},"
             "\"by_status\":{\"type\":\"object\"}},\"required\":[\"cleared\",\"by_status\"]}")),
