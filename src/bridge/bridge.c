@@ -1342,7 +1342,7 @@ static void hermes_task(struct mcp_call *c, json_t *args, void *arg)
      * names the id, so the result can still be fetched. Sent before the job is queued, which
      * may already answer the call. */
     if (j->kind == JOB_SYNC && mcp_call_progress_token(c)) {
-        char note[300];
+        char note[512]; /* two ids of at most 128 bytes and an agent name of 64 */
         snprintf(note, sizeof note,
                  "task %s accepted for agent %s; if this call times out, hermes_result with "
                  "id \"%s\" returns the result",
