@@ -27,6 +27,7 @@
 # Exit codes: 0 done (RESULTS.md written), 1 a step failed, 2 missing tools that cannot be installed.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
+. "$root/scripts/lib/wait-port.sh"
 cd "$root"
 seconds=${BENCH_SECONDS:-5}
 runs=${BENCH_RUNS:-3}
@@ -104,17 +105,6 @@ trap cleanup EXIT
 trap 'exit 130' INT TERM
 stop() { kill -TERM "$1" 2>/dev/null || true; wait "$1" 2>/dev/null || true; }
 
-# wait_port FILE [TRIES]: the port of the first "listening on http://HOST:PORT" line in FILE.
-wait_port() {
-    local i port
-    for i in $(seq "${2:-100}"); do
-        port=$(sed -n 's/.*listening on http:\/\/[^ ]*:\([0-9][0-9]*\).*/\1/p' "$1" | head -1)
-        [ -n "$port" ] && { echo "$port"; return 0; }
-        sleep 0.1
-    done
-    log "no listening line in $1:"; cat "$1" "${1%.out}.err" >&2 2>/dev/null || true
-    return 1
-}
 status_kb() { sed -n "s/^$2:[[:space:]]*\([0-9]*\).*/\1/p" "/proc/$1/status"; }
 rollup_kb() { awk -v k="$2:" '$1 == k { print $2 }' "/proc/$1/smaps_rollup"; }
 private_kb() { awk '$1 == "Private_Clean:" || $1 == "Private_Dirty:" { s += $2 } END { print s }' "/proc/$1/smaps_rollup"; }

@@ -3,6 +3,7 @@
 # the active server suite, then --suite all. Both must end "Total: N passed, 0 failed".
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
+. "$root/scripts/lib/wait-port.sh"
 cd "$root"
 node=$(scripts/node-tools.sh node22 conformance | tail -1)
 suite="$root/tools/conformance/node_modules/@modelcontextprotocol/conformance/dist/index.js"
@@ -12,12 +13,7 @@ mkdir -p "$out"
 build/conformance-server --port 0 > "$out/server.out" 2> "$out/server.err" &
 pid=$!
 trap 'kill $pid 2>/dev/null || true; wait $pid 2>/dev/null || true' EXIT
-for _ in $(seq 100); do
-    grep -q "listening on" "$out/server.out" 2>/dev/null && break
-    sleep 0.1
-done
-port=$(sed -n 's/.*listening on http:\/\/[^:]*:\([0-9]*\).*/\1/p' "$out/server.out")
-[ -n "$port" ] || { echo "conformance: server did not start"; cat "$out/server.err"; exit 1; }
+port=$(wait_port "$out/server.out") || { echo "conformance: server did not start"; exit 1; }
 url="http://127.0.0.1:$port/mcp"
 
 status=0

@@ -9,6 +9,7 @@
 # first call that works (curl, and the MCP Inspector's CLI).
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
+. "$root/scripts/lib/wait-port.sh"
 cd "$root"
 port=${HERMES_MCP_PORT:-8765}
 # Said first, before any build or banner: a busy port is the commonest first-run failure.
@@ -41,9 +42,7 @@ if [ -z "$agent_env" ]; then
     build/fake-agent --port 0 --key-file "$key_file" > "$dev/agent.out" 2> "$dev/agent.err" &
     agent_pid=$!
     trap 'kill $agent_pid 2>/dev/null || true' EXIT
-    for _ in $(seq 50); do grep -q "listening on" "$dev/agent.out" 2>/dev/null && break; sleep 0.1; done
-    agent_port=$(sed -n 's/.*listening on http:\/\/[^:]*:\([0-9]*\).*/\1/p' "$dev/agent.out")
-    [ -n "$agent_port" ] || { echo "dev.sh: the demo agent did not start:"; cat "$dev/agent.err"; exit 1; }
+    agent_port=$(wait_port "$dev/agent.out" 50) || { echo "dev.sh: the demo agent did not start"; exit 1; }
     agent_env="$dev/agent.env"
     (umask 077; printf 'API_SERVER_HOST=127.0.0.1\nAPI_SERVER_PORT=%s\nAPI_SERVER_KEY=%s\n' \
         "$agent_port" "$(cat "$key_file")" > "$agent_env")

@@ -5,6 +5,7 @@
 # Prints "fake-agent selftest: N passed, N failed"; exits non-zero on any failure.
 set -u
 root=$(cd "$(dirname "$0")/../.." && pwd)
+. "$root/scripts/lib/wait-port.sh"
 cd "$root" || exit 1
 
 if [ "${SANITIZE:-}" = 1 ]; then
@@ -68,11 +69,7 @@ start() {
     local p=$!
     pids+=("$p")
     eval "pid_$name=$p"
-    for _ in $(seq 100); do
-        grep -q listening "$tmp/$name.out" 2>/dev/null && break
-        sleep 0.05
-    done
-    port=$(sed -n 's|^fake-agent listening on http://127.0.0.1:\([0-9]*\)$|\1|p' "$tmp/$name.out")
+    port=$(wait_port "$tmp/$name.out") || port=""
     eval "port_$name=$port"
 }
 # stop NAME: SIGTERM, then expect exit 0 and no sanitizer report.
