@@ -49,6 +49,9 @@
 #define SESSION_QUEUE_MAX 8
 #define CONNECT_TIMEOUT_MS 5000
 #define DEFAULT_AGENT AGENTCFG_DEFAULT_NAME
+/* An agent's health is probed when it is needed and the last probe is older than this: an idle
+ * server makes no requests and no wake-ups at all. */
+#define PROBE_MAX_AGE_MS 30000
 
 enum probe_state { PROBE_UNKNOWN, PROBE_OK, PROBE_DOWN };
 
@@ -58,6 +61,9 @@ struct agentdef {
     char *key; /* the secret; NULL when it could not be resolved */
     enum probe_state health;
     struct agent_req *probe;
+    uint64_t probed_at;  /* loop time the last probe started; 0: never */
+    uint64_t checked_at; /* ... and the last one answered (or failed) */
+    struct loop *loop;
 };
 
 enum job_kind { JOB_SYNC, JOB_SUBMIT, JOB_FOLLOW };
@@ -115,7 +121,6 @@ struct bridge {
     struct timespec registry_mtime;
     off_t registry_size;
     ino_t registry_ino;
-    struct loop_timer *probe_timer;
     struct buf chunk; /* scratch for chatchunk_scan */
     unsigned contract_gen;       /* bumped on every contract reload */
     char *contract_json;         /* the contract as a JSON string, for request bodies */
@@ -450,8 +455,10 @@ static void agents_load(struct bridge *b)
     }
 }
 
+static void probe_stale(struct bridge *b, uint64_t max_age_ms);
+
 /* Hot reload: called before agents are used; a stat per call is cheap. */
-static void agents_refresh(struct bridge *b)
+static void registry_refresh(struct bridge *b)
 {
     struct stat st;
     bool exists = stat(b->registry_path, &st) == 0;
@@ -464,6 +471,13 @@ static void agents_refresh(struct bridge *b)
     agents_load(b);
 }
 
+/* Before agents are used: the registry as on disk, and probes of agents not probed lately. */
+static void agents_refresh(struct bridge *b)
+{
+    registry_refresh(b);
+    probe_stale(b, PROBE_MAX_AGE_MS);
+}
+
 /* ---------- availability probes: GET <base_url>/health, cached ---------- */
 
 static void probe_done(struct agent_req *r, const struct agent_result *res, void *arg)
@@ -471,6 +485,7 @@ static void probe_done(struct agent_req *r, const struct agent_result *res, void
     struct agentdef *a = arg;
     (void)r;
     a->probe = NULL;
+    a->checked_at = loop_now(a->loop);
     enum probe_state was = a->health;
     a->health = res->status == 200 ? PROBE_OK : PROBE_DOWN;
     if (was != a->health && a->health == PROBE_DOWN)
@@ -478,12 +493,16 @@ static void probe_done(struct agent_req *r, const struct agent_result *res, void
                  res->status ? "HTTP error" : (res->error ? res->error : "no answer"));
 }
 
-static void probe_all(struct bridge *b)
+/* Starts a probe of every agent whose last one started max_age_ms ago or more (0: all). */
+static void probe_stale(struct bridge *b, uint64_t max_age_ms)
 {
+    uint64_t now = loop_now(b->loop);
     for (size_t i = 0; i < b->nagents; i++) {
         struct agentdef *a = &b->agents[i];
-        if (a->probe)
+        if (a->probe || (a->probed_at && max_age_ms && now - a->probed_at < max_age_ms))
             continue;
+        a->probed_at = now ? now : 1;
+        a->loop = b->loop;
         char *url = agent_url(a, "/health");
         struct agent_opts o = {.method = "GET", .url = url, .connect_timeout_ms = 2000,
                                .deadline_ms = 5000, .max_response = 64 * 1024,
@@ -494,17 +513,18 @@ static void probe_all(struct bridge *b)
     }
 }
 
-static void probe_tick(struct loop *l, void *arg)
+static void probe_all(struct bridge *b)
 {
-    struct bridge *b = arg;
-    b->probe_timer = loop_timer_add(l, 30000, probe_tick, b);
-    agents_refresh(b);
-    probe_all(b);
+    probe_stale(b, 0);
 }
 
-static bool agent_available(const struct agentdef *a)
+/* A key, and no recent failed probe: a failure older than PROBE_MAX_AGE_MS no longer counts
+ * (the agent may be back; the probe this use triggers will tell, and so will the request). */
+static bool agent_available(const struct bridge *b, const struct agentdef *a)
 {
-    return a->key != NULL && a->health != PROBE_DOWN;
+    if (a->key == NULL)
+        return false;
+    return a->health != PROBE_DOWN || loop_now(b->loop) - a->checked_at >= PROBE_MAX_AGE_MS;
 }
 
 /* ---------- contract ---------- */
@@ -1249,7 +1269,7 @@ static void hermes_task(struct mcp_call *c, json_t *args, void *arg)
         tool_error(c, TE_UNKNOWN_AGENT, 0, "no agent named '%.64s'; see list_agents", agent_name);
         return;
     }
-    if (!agent_available(a)) {
+    if (!agent_available(b, a)) {
         tool_error(c, TE_AGENT_UNAVAILABLE, 0, "the agent '%s' is unavailable (%s)", a->name,
                    a->key == NULL ? "missing_credentials" : "unreachable");
         return;
@@ -1426,11 +1446,11 @@ static void list_agents(struct mcp_call *c, json_t *args, void *arg)
         json_t *o = json_pack("{s:s, s:s, s:O, s:s, s:b, s:b}", "name", a->name, "description",
                               a->description ? a->description : "", "capabilities",
                               a->capabilities, "kind", a->kind ? a->kind : "local", "available",
-                              agent_available(a), "default",
+                              agent_available(b, a), "default",
                               strcmp(a->name, b->default_agent) == 0);
         if (a->key == NULL)
             json_object_set_new(o, "unavailable_reason", json_string("missing_credentials"));
-        else if (!agent_available(a))
+        else if (!agent_available(b, a))
             json_object_set_new(o, "unavailable_reason", json_string("unreachable"));
         else
             avail++;
@@ -1777,7 +1797,6 @@ struct bridge *bridge_new(struct mcp_server *mcp, struct loop *l, struct config 
         return NULL;
     }
     agents_load(b);
-    b->probe_timer = loop_timer_add(l, 30000, probe_tick, b);
     tasks_each(b->tasks, index_task, b);
 
     mcp_add_tool(mcp, &(struct mcp_tool_def){
@@ -1903,7 +1922,7 @@ void bridge_health(struct bridge *b, char *out, size_t outlen)
     size_t avail = 0;
     agents_refresh(b);
     for (size_t i = 0; i < b->nagents; i++)
-        avail += agent_available(&b->agents[i]);
+        avail += agent_available(b, &b->agents[i]);
     json_t *err = b->registry_error ? json_string(b->registry_error) : NULL;
     char *err_text = err ? json_dumps(err, JSON_ENCODE_ANY) : NULL;
     snprintf(out, outlen,
@@ -1925,7 +1944,7 @@ void bridge_metrics(struct bridge *b, struct buf *out)
     for (size_t i = 0; i < b->nagents; i++) {
         metric_labels(labels, sizeof labels, "agent", b->agents[i].name, NULL);
         buf_printf(out, "hermes_mcp_agent_up{%s} %d\n", labels,
-                   agent_available(&b->agents[i]) ? 1 : 0);
+                   agent_available(b, &b->agents[i]) ? 1 : 0);
     }
     metric_render_value(out, "hermes_mcp_jobs", "Tasks the bridge is running or following",
                         METRIC_GAUGE, (double)strmap_count(b->jobs));
@@ -1963,7 +1982,6 @@ void bridge_free(struct bridge *b)
             free(v[i]);
         free(v);
     }
-    loop_timer_cancel(b->probe_timer);
     agents_clear(b); /* cancels probes before the client goes */
     agent_client_free(b->http);
     strmap_free(b->jobs);

@@ -1,0 +1,55 @@
+// An idle server costs nothing: once its clients are done it makes no system call at all
+// (no timer, no polling of the agent or the registry) until the next request (issue 12, part 4).
+// Watched with strace for 31 s (the agent probe used to run every 30 s); skipped, with a message, where strace is not installed.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawnSync, spawn } from 'node:child_process';
+import http from 'node:http';
+import { startHermes, startFake, agentEnv, sleep } from './lib.mjs';
+
+const haveStrace = spawnSync('strace', ['-V']).status === 0;
+
+function syscallsDuring(pid, seconds) {
+  return new Promise((resolve) => {
+    // -c: a count per system call, printed when strace detaches (SIGINT after the window).
+    const st = spawn('strace', ['-f', '-c', '-p', String(pid)], { stdio: ['ignore', 'ignore', 'pipe'] });
+    let err = '';
+    st.stderr.on('data', (d) => { err += d; });
+    setTimeout(() => st.kill('SIGINT'), seconds * 1000);
+    st.on('exit', () => {
+      const total = err.match(/\s(\d+)(?:\s+\d+)?\s+total\s*$/m);
+      resolve({ calls: total ? Number(total[1]) : 0, text: err });
+    });
+  });
+}
+
+test('an idle server makes no system calls (31 s under strace: longer than any period the server ever had)', { skip: !haveStrace && 'strace is not installed' }, async () => {
+  const fake = await startFake();
+  const srv = await startHermes({ HERMES_ENV_PATH: agentEnv(fake) });
+  // One request on a connection that closes at once, so no client keep-alive ends in the window.
+  const once = (body) => new Promise((resolve, reject) => {
+    const data = JSON.stringify(body);
+    const req = http.request({ host: '127.0.0.1', port: srv.port, path: '/mcp', method: 'POST', agent: false,
+      headers: { ...srv.auth, 'Content-Type': 'application/json', Accept: 'application/json', Connection: 'close' } }, (res) => {
+      let t = '';
+      res.on('data', (d) => { t += d; });
+      res.on('end', () => resolve({ status: res.statusCode, json: JSON.parse(t) }));
+    });
+    req.on('error', reject);
+    req.end(data);
+  });
+  try {
+    // Real use first: the agent probed, a task done.
+    const r = await once({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'hermes_task', arguments: { task: 'what is 6 * 7', mode: 'sync' } } });
+    assert.equal(r.json.result.isError, false);
+    await sleep(500);
+    const { calls, text } = await syscallsDuring(srv.proc.pid, 31);
+    assert.equal(calls, 0, `no system call while idle:\n${text}`);
+    // And it still answers at once afterwards.
+    const again = await once({ jsonrpc: '2.0', id: 2, method: 'tools/call', params: { name: 'list_agents', arguments: {} } });
+    assert.equal(again.json.result.structuredContent.agents[0].available, true);
+  } finally {
+    await srv.stop();
+    await fake.stop();
+  }
+});
