@@ -86,6 +86,42 @@ test('every schema lists the error shape beside the success shape', async () => 
   }
 });
 
+// The anyOf must not cost the success shapes: every kind of success result of every tool still
+// validates in the SDK client (it throws -32602 on a result its listed schema refuses).
+test('every success shape of every tool still validates in an SDK client', async () => {
+  const fake = await startFake();
+  const srv = await startHermes({ HERMES_ENV_PATH: agentEnv(fake) });
+  try {
+    const { client } = await connect(srv);
+    const ok = async (name, args) => {
+      const res = await client.callTool({ name, arguments: args }, undefined, { timeout: 60000 });
+      assert.equal(res.isError, false, `${name} ${JSON.stringify(args)}: ${res.content?.[0]?.text}`);
+      assert.deepEqual(JSON.parse(res.content[0].text), res.structuredContent);
+      return res.structuredContent;
+    };
+    const done = await ok('hermes_task', { task: 'what is 6 * 7', mode: 'sync', id: 'ok-sync' });
+    assert.equal(done.id, 'ok-sync');
+    const failed = await ok('hermes_task', { task: 'x [fail]', mode: 'sync', id: 'ok-failed' });
+    assert.equal(failed.status, 'failed');
+    const acc = await ok('hermes_task', { task: 'later', mode: 'async', id: 'ok-async' });
+    assert.equal(acc.status, 'accepted');
+    await until(async () => (await ok('hermes_status', { run_id: acc.run_id })).status === 'completed',
+      'the async run completed');
+    assert.equal((await ok('hermes_result', { id: 'ok-async' })).id, 'ok-async');
+    assert.equal((await ok('hermes_result', { id: 'ok-failed' })).status, 'failed');
+    const listing = await ok('hermes_files', { id: 'ok-sync' });
+    assert.ok(listing.entries.some((e) => e.path === 'result.json'), JSON.stringify(listing));
+    assert.equal(JSON.parse((await ok('hermes_files', { id: 'ok-sync', path: 'result.json' })).content).id, 'ok-sync');
+    assert.equal((await ok('list_agents', {})).default, 'hermes');
+    assert.equal((await ok('hermes_cancel', { id: 'ok-sync' })).already_finished, true);
+    assert.equal(typeof (await ok('hermes_reset', { confirmed: true })).cleared, 'number');
+    await client.close();
+  } finally {
+    await srv.stop();
+    await fake.stop();
+  }
+});
+
 test('argument, lookup and confirmation errors of every tool reach an SDK client', async () => {
   const fake = await startFake();
   const srv = await startHermes({ HERMES_ENV_PATH: agentEnv(fake) });
