@@ -20,6 +20,12 @@ json_t *jrpc_parse(const char *p, size_t n, struct jrpc_why *why)
     json_t *root =
         json_loadb(p, n, JSON_REJECT_DUPLICATES | JSON_DECODE_ANY | JSON_ALLOW_NUL, &je);
 
+    if (root == NULL && json_error_code(&je) == json_error_null_byte_in_key) {
+        /* Valid JSON, but jansson cannot hold such a key; no key of MCP has one. */
+        why_set(why, JRPC_INVALID_REQUEST,
+                "Invalid Request: an object key holds a NUL character (\\u0000)");
+        return NULL;
+    }
     if (root == NULL) {
         why->code = JRPC_PARSE_ERROR;
         snprintf(why->msg, sizeof why->msg, "Parse error: %s at line %d column %d", je.text,

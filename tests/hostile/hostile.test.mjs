@@ -174,6 +174,12 @@ kase('body: NUL inside the method', { req: { body: '{"jsonrpc":"2.0","id":1,"met
 kase('body: NUL inside a string id', { req: { body: '{"jsonrpc":"2.0","id":"a\\u0000b","method":"ping"}' }, status: 400, rpc: -32600, check: (r) => assert.match(r.body, /"id":null/) });
 kase('body: NUL inside jsonrpc', { req: { body: '{"jsonrpc":"2.0\\u0000","id":1,"method":"ping"}' }, status: 400, rpc: -32600 });
 kase('body: NUL in an ignored string', { req: { body: '{"jsonrpc":"2.0","id":1,"method":"ping","params":{"_meta":{"note":"a\\u0000b"}}}' }, status: 200, check: (r) => assert.match(r.body, /"result":\{\}/) });
+// A NUL in an object key is valid JSON too, but jansson cannot hold such a key (and no key of
+// MCP has one): the request is invalid, not unparsable, and the answer says why.
+for (const [where, body] of [['the envelope', '{"jsonrpc":"2.0","id":1,"method":"ping","a\\u0000b":1}'],
+  ['_meta', '{"jsonrpc":"2.0","id":1,"method":"ping","params":{"_meta":{"a\\u0000":1}}}'],
+  ['tool arguments', '{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"list_agents","arguments":{"x\\u0000":1}}}']])
+  kase(`body: NUL inside an object key in ${where}`, { req: { body }, status: 400, rpc: -32600, check: (r) => assert.match(r.body, /object key holds a NUL character/) });
 kase('tools/call: tool name with a NUL', { req: { body: rpc('tools/call', { name: 'list_agents\u0000x', arguments: {} }) }, status: 200, rpc: -32602, check: (r) => assert.match(r.body, /name must not contain a NUL character/) });
 kase('initialize: protocolVersion with a NUL', { req: { body: rpc('initialize', { protocolVersion: '2025-11-25\u0000', capabilities: {}, clientInfo: { name: 'h', version: '1' } }) }, status: 200, rpc: -32602 });
 kase('body: 20-digit integer id', { req: { body: '{"jsonrpc":"2.0","id":99999999999999999999,"method":"ping"}' }, status: 400, rpc: -32700 });

@@ -163,6 +163,10 @@ static void nul_in_strings(void **state)
     char key[16];
     assert_false(jrpc_id_key(json_object_get(root, "id"), key, sizeof key));
     json_decref(root);
+    /* Valid JSON jansson cannot hold: an invalid request, not a parse error. */
+    assert_null(parse("{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\",\"a\\u0000\":1}", &why));
+    assert_int_equal(why.code, JRPC_INVALID_REQUEST);
+    assert_non_null(strstr(why.msg, "NUL"));
     json_t *a = json_stringn("a\0b", 3), *b = json_string("ab");
     assert_null(jrpc_str(a));
     assert_string_equal(jrpc_str(b), "ab");
