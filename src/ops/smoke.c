@@ -24,6 +24,7 @@
 #include "mem.h"
 #include "sse.h"
 #include "taskpath.h"
+#include "toolerr.h"
 #include "version.h"
 
 #define EXIT_FAILED 1
@@ -878,12 +879,13 @@ static const char *task_fix(const char *code)
 {
     if (code == NULL)
         return "read the server's log";
-    if (!strcmp(code, "agent_unavailable") || !strcmp(code, "unknown_agent"))
+    if (!strcmp(code, toolerr_name(TE_AGENT_UNAVAILABLE)) ||
+        !strcmp(code, toolerr_name(TE_UNKNOWN_AGENT)))
         return "start the Hermes agent and check HERMES_ENV_PATH (API_SERVER_HOST, "
                "API_SERVER_PORT, API_SERVER_KEY) in the server's env file";
-    if (!strcmp(code, "duplicate_id"))
+    if (!strcmp(code, toolerr_name(TE_DUPLICATE_ID)))
         return "this --id was used for another task; leave --id out for a fresh one";
-    if (!strcmp(code, "busy"))
+    if (!strcmp(code, toolerr_name(TE_BUSY)))
         return "a task with this id is still running; wait and run smoke again";
     return "read the server's log and the agent's log";
 }
@@ -998,7 +1000,7 @@ static void check_rejects(struct smoke *s, const char *name, const char *path)
                 "readable",
                 path);
         fail(s, name);
-    } else if (code == NULL || strcmp(code, "invalid_arguments") != 0) {
+    } else if (code == NULL || strcmp(code, toolerr_name(TE_INVALID_ARGUMENTS)) != 0) {
         char got[41];
         problem(s, "upgrade hermes-mcp; paths must be checked before the file system is touched",
                 "'%s' was refused with '%s', expected invalid_arguments", path,
