@@ -65,6 +65,7 @@ In another shell, from $root:
   curl -s http://127.0.0.1:$port/mcp -H @<(echo "Authorization: Bearer \$HERMES_MCP_TOKEN") \\
     -H 'Content-Type: application/json' -H 'Accept: application/json' \\
     -d '{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"list_agents","arguments":{}}}'
+  # (the Inspector takes the header as an argument: other local users can read it in ps)
   npx @modelcontextprotocol/inspector --cli http://127.0.0.1:$port/mcp --transport http \\
     --header "Authorization: Bearer \$HERMES_MCP_TOKEN" --method tools/list
   build/hermes-mcp smoke --base http://127.0.0.1:$port --env-file $rel_env

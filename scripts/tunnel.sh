@@ -10,7 +10,7 @@ prog=tunnel.sh
 
 usage() {
     cat <<USAGE
-usage: scripts/tunnel.sh [--env-file FILE] [--cloudflared PATH] [--origin URL]
+usage: scripts/tunnel.sh [--env-file FILE] [--cloudflared PATH] [--origin URL] [--url-file FILE]
 
 Starts 'cloudflared tunnel --no-autoupdate --url http://127.0.0.1:MCP_PORT' (MCP_PORT from the
 env file, default 8765) and writes the public URL to PUBLIC_URL in the env file's directory.
@@ -18,6 +18,7 @@ Allow the name on the server with MCP_PUBLIC_HOSTS=.trycloudflare.com in the env
   --env-file FILE     the server's env file (default: .env)
   --cloudflared PATH  the cloudflared binary (default: cloudflared on PATH)
   --origin URL        where the tunnel points (default: http://127.0.0.1:MCP_PORT)
+  --url-file FILE     where the URL goes (default: PUBLIC_URL beside the env file)
 Exit codes: cloudflared's own; 1 when it ended without printing a URL; 2 usage errors.
 USAGE
 }
@@ -27,6 +28,7 @@ die() { echo "$prog: $2" >&2; exit "$1"; }
 env_file=.env
 cloudflared=cloudflared
 origin=
+url_file=
 while [ $# -gt 0 ]; do
     case $1 in
     --env-file) [ $# -ge 2 ] || die 2 "--env-file needs a FILE"; env_file=$2; shift ;;
@@ -35,6 +37,8 @@ while [ $# -gt 0 ]; do
     --cloudflared=*) cloudflared=${1#*=} ;;
     --origin) [ $# -ge 2 ] || die 2 "--origin needs a URL"; origin=$2; shift ;;
     --origin=*) origin=${1#*=} ;;
+    --url-file) [ $# -ge 2 ] || die 2 "--url-file needs a FILE"; url_file=$2; shift ;;
+    --url-file=*) url_file=${1#*=} ;;
     -h | --help) usage; exit 0 ;;
     *) die 2 "unknown argument '$1' (see --help)" ;;
     esac
@@ -50,7 +54,7 @@ port=$(sed -n -E "s/^[[:blank:]]*(export[[:blank:]]+)?MCP_PORT=[\"']?([0-9]+)[\"
 port=${port:-8765}
 [ -n "$origin" ] || [ "$port" != 0 ] || die 2 "MCP_PORT=0 picks a random port; set a fixed MCP_PORT in $env_file"
 origin=${origin:-"http://127.0.0.1:$port"}
-url_file=$(cd "$(dirname -- "$env_file")" && pwd)/PUBLIC_URL
+url_file=${url_file:-"$(cd "$(dirname -- "$env_file")" && pwd)/PUBLIC_URL"}
 
 write_url() {
     local tmp="$url_file.tmp.$$"

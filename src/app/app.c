@@ -1,6 +1,8 @@
 /* app.c — wiring: loop + httpd + MCP engine, routes, auth, signals. */
 #include "app.h"
 
+#include <arpa/inet.h>
+
 #include <errno.h>
 #include <netinet/in.h>
 #include <signal.h>
@@ -92,8 +94,16 @@ static void client_ip(struct app *a, struct hreq *r, char *out, size_t outlen)
         while (e > s && (e[-1] == ' ' || e[-1] == '\t'))
             e--;
         if (e > s && !in_list(a->cfg->trusted_proxies, s, (size_t)(e - s))) {
-            if ((size_t)(e - s) < outlen && (size_t)(e - s) <= 45)
-                snprintf(out, outlen, "%.*s", (int)(e - s), s);
+            /* Only an address is believed: anything else (it goes into the log and the
+             * audit line) leaves the proxy's own address. */
+            char cand[INET6_ADDRSTRLEN];
+            unsigned char bin[sizeof(struct in6_addr)];
+            if ((size_t)(e - s) < sizeof cand) {
+                snprintf(cand, sizeof cand, "%.*s", (int)(e - s), s);
+                if ((inet_pton(AF_INET, cand, bin) == 1 || inet_pton(AF_INET6, cand, bin) == 1) &&
+                    strlen(cand) < outlen)
+                    snprintf(out, outlen, "%s", cand);
+            }
             return;
         }
         end = start > xff ? start - 1 : xff;
@@ -237,7 +247,7 @@ static void metrics_page(struct app *a, struct hreq *r)
 static bool rate_limited(struct app *a, struct hreq *r, bool authed)
 {
     struct ratelimit *rl = authed ? a->rl_auth : a->rl;
-    char who[80], key[RATELIMIT_KEY_MAX];
+    char who[160], key[RATELIMIT_KEY_MAX];
     bool first = false;
     unsigned wait;
 
@@ -252,8 +262,14 @@ static bool rate_limited(struct app *a, struct hreq *r, bool authed)
             id[2 * i + 1] = hex[a->cfg->token_hash[i] & 15];
         }
         id[8] = '\0';
-        snprintf(key, sizeof key, "cred:%s", id);
-        snprintf(who, sizeof who, "credential %s", id);
+        /* Per credential and client address: behind a tunnel every client is the one proxy
+         * address, so this is per credential; direct clients sharing the one token still
+         * cannot use up each other's requests. */
+        char ip[64], addr[48];
+        client_ip(a, r, ip, sizeof ip);
+        ratelimit_key(ip, addr, sizeof addr);
+        snprintf(key, sizeof key, "%s@%s", id, addr);
+        snprintf(who, sizeof who, "credential %s from %s", id, ip);
         wait = ratelimit_take_key(rl, key, loop_now(a->loop), &first);
     } else {
         char ip[64];

@@ -117,8 +117,8 @@ static bool expand_home(char **value, const char *key, char *err, size_t errlen)
 
     if (v == NULL)
         return true;
-    if (strncmp(v, "${HOME}", 7) == 0)
-        n = 7;
+    if (strncmp(v, "${HOME}", 7) == 0 && (v[7] == '\0' || v[7] == '/'))
+        n = 7; /* "${HOME}x" stays literal, like "$HOMEx" */
     else if (strncmp(v, "$HOME", 5) == 0 && (v[5] == '\0' || v[5] == '/'))
         n = 5;
     else

@@ -518,13 +518,19 @@ static void probe_all(struct bridge *b)
     probe_stale(b, 0);
 }
 
-/* A key, and no recent failed probe: a failure older than PROBE_MAX_AGE_MS no longer counts
- * (the agent may be back; the probe this use triggers will tell, and so will the request). */
-static bool agent_available(const struct bridge *b, const struct agentdef *a)
+/* What list_agents, /health and /metrics report: a key, and the last probe did not fail. */
+static bool agent_available(const struct agentdef *a)
 {
-    if (a->key == NULL)
-        return false;
-    return a->health != PROBE_DOWN || loop_now(b->loop) - a->checked_at >= PROBE_MAX_AGE_MS;
+    return a->key != NULL && a->health != PROBE_DOWN;
+}
+
+/* Whether a task may be sent: as reported, except that a failure older than PROBE_MAX_AGE_MS
+ * no longer refuses it (the agent may be back; the probe this use started will tell, and so
+ * will the request itself). */
+static bool agent_worth_trying(const struct bridge *b, const struct agentdef *a)
+{
+    return agent_available(a) ||
+           (a->key != NULL && loop_now(b->loop) - a->checked_at >= PROBE_MAX_AGE_MS);
 }
 
 /* ---------- contract ---------- */
@@ -1217,7 +1223,7 @@ static bool check_args(struct mcp_call *c, const struct toolarg *spec, json_t *a
                        json_t **out)
 {
     char err[200];
-    if (toolargs_check(spec, args, out, err, sizeof err))
+    if (toolargs_check(spec, args, out, ARGS_MAX, err, sizeof err))
         return true;
     tool_error(c, TE_INVALID_ARGUMENTS, 0, "%s", err);
     return false;
@@ -1269,7 +1275,7 @@ static void hermes_task(struct mcp_call *c, json_t *args, void *arg)
         tool_error(c, TE_UNKNOWN_AGENT, 0, "no agent named '%.64s'; see list_agents", agent_name);
         return;
     }
-    if (!agent_available(b, a)) {
+    if (!agent_worth_trying(b, a)) {
         tool_error(c, TE_AGENT_UNAVAILABLE, 0, "the agent '%s' is unavailable (%s)", a->name,
                    a->key == NULL ? "missing_credentials" : "unreachable");
         return;
@@ -1446,11 +1452,11 @@ static void list_agents(struct mcp_call *c, json_t *args, void *arg)
         json_t *o = json_pack("{s:s, s:s, s:O, s:s, s:b, s:b}", "name", a->name, "description",
                               a->description ? a->description : "", "capabilities",
                               a->capabilities, "kind", a->kind ? a->kind : "local", "available",
-                              agent_available(b, a), "default",
+                              agent_available(a), "default",
                               strcmp(a->name, b->default_agent) == 0);
         if (a->key == NULL)
             json_object_set_new(o, "unavailable_reason", json_string("missing_credentials"));
-        else if (!agent_available(b, a))
+        else if (!agent_available(a))
             json_object_set_new(o, "unavailable_reason", json_string("unreachable"));
         else
             avail++;
@@ -1696,6 +1702,24 @@ static void count_status(json_t *by, const char *status)
     json_object_set_new(by, status, json_integer(n ? json_integer_value(n) + 1 : 1));
 }
 
+/* Run-index entries whose task is gone from disk and from memory (removed by hand, say). */
+struct stale {
+    struct bridge *b;
+    char **keys;
+    size_t n;
+};
+
+static void collect_stale_run(const char *run_id, void *task_id, void *arg)
+{
+    struct stale *st = arg;
+    const char *id = task_id;
+    if (strmap_get(st->b->jobs, id) || tasks_pending(st->b->tasks, id) ||
+        tasks_exists(st->b->tasks, id))
+        return;
+    st->keys = xrealloc(st->keys, (st->n + 1) * sizeof *st->keys);
+    st->keys[st->n++] = xstrdup(run_id);
+}
+
 static void hermes_reset(struct mcp_call *c, json_t *args, void *arg)
 {
     struct bridge *b = arg;
@@ -1718,17 +1742,19 @@ static void hermes_reset(struct mcp_call *c, json_t *args, void *arg)
     for (size_t i = 0; i < n; i++)
         count_status(by, ((struct job *)v[i])->kind == JOB_FOLLOW ? "following" : "in_flight");
     free(v);
-    v = strmap_values(b->runs, &n);
-    size_t before = n;
-    for (size_t i = 0; i < n; i++)
-        free(v[i]);
-    free(v);
-    strmap_free(b->runs);
-    b->runs = strmap_new();
+    /* Merged, not replaced: an entry whose run.json or result.json is still being written is
+     * not on disk yet, and dropping it would lose the run until a restart. */
+    struct stale stale = {.b = b};
+    strmap_each(b->runs, collect_stale_run, &stale);
+    for (size_t i = 0; i < stale.n; i++) {
+        free(strmap_del(b->runs, stale.keys[i]));
+        free(stale.keys[i]);
+    }
+    free(stale.keys);
+    json_int_t cleared = (json_int_t)stale.n;
     tasks_each(b->tasks, index_task, b);
     size_t after = strmap_count(b->runs);
     json_object_set_new(by, "indexed_runs", json_integer((json_int_t)after));
-    json_int_t cleared = before > after ? (json_int_t)(before - after) : 0;
     log_warn("hermes_reset: run index rebuilt from the task directory (%zu runs, %lld stale "
              "entries cleared); nothing in flight was dropped",
              after, (long long)cleared);
@@ -1740,6 +1766,9 @@ static void hermes_reset(struct mcp_call *c, json_t *args, void *arg)
 static void index_task(const char *id, void *arg)
 {
     struct bridge *b = arg;
+    /* A write in flight (hermes_reset while a run settles): its job already did the work. */
+    if (tasks_pending(b->tasks, id))
+        return;
     json_t *run = NULL;
     if (tasks_read(b->tasks, id, "run.json", 64 * 1024, &run) != TASKS_OK)
         return;
@@ -1922,7 +1951,7 @@ void bridge_health(struct bridge *b, char *out, size_t outlen)
     size_t avail = 0;
     agents_refresh(b);
     for (size_t i = 0; i < b->nagents; i++)
-        avail += agent_available(b, &b->agents[i]);
+        avail += agent_available(&b->agents[i]);
     json_t *err = b->registry_error ? json_string(b->registry_error) : NULL;
     char *err_text = err ? json_dumps(err, JSON_ENCODE_ANY) : NULL;
     snprintf(out, outlen,
@@ -1944,7 +1973,7 @@ void bridge_metrics(struct bridge *b, struct buf *out)
     for (size_t i = 0; i < b->nagents; i++) {
         metric_labels(labels, sizeof labels, "agent", b->agents[i].name, NULL);
         buf_printf(out, "hermes_mcp_agent_up{%s} %d\n", labels,
-                   agent_available(b, &b->agents[i]) ? 1 : 0);
+                   agent_available(&b->agents[i]) ? 1 : 0);
     }
     metric_render_value(out, "hermes_mcp_jobs", "Tasks the bridge is running or following",
                         METRIC_GAUGE, (double)strmap_count(b->jobs));

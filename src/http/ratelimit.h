@@ -19,7 +19,7 @@ void ratelimit_free(struct ratelimit *rl); /* NULL-safe */
 unsigned ratelimit_take(struct ratelimit *rl, const char *ip, uint64_t now_ms, bool *first);
 /* The same for a key that is not an address (a credential's hash, say): used as it is, cut to
  * RATELIMIT_KEY_MAX - 1 bytes. */
-#define RATELIMIT_KEY_MAX 48
+#define RATELIMIT_KEY_MAX 64
 unsigned ratelimit_take_key(struct ratelimit *rl, const char *key, uint64_t now_ms, bool *first);
 size_t ratelimit_clients(const struct ratelimit *rl);
 /* The bucket key for an address: IPv4 as is (also when IPv4-mapped), IPv6 as its /64. */

@@ -153,10 +153,13 @@ static bool check_one(const struct toolarg *a, json_t *v, char *err, size_t errl
     }
 }
 
-bool toolargs_check(const struct toolarg *spec, json_t *args, json_t **out, char *err,
-                    size_t errlen)
+bool toolargs_check(const struct toolarg *spec, json_t *args, json_t **out, size_t out_cap,
+                    char *err, size_t errlen)
 {
     size_t n = spec_len(spec);
+    if (n > out_cap)
+        return fail(err, errlen, "internal error: the argument table has %zu entries, room for %zu",
+                    n, out_cap);
     const char *key;
     json_t *v;
     json_object_foreach(args, key, v)

@@ -34,9 +34,10 @@ json_t *toolargs_schema(const struct toolarg *spec);
 
 /* Checks args (an object) against spec. On success returns true and sets out[i] to the value
  * of spec[i] (borrowed from args; NULL when absent or null). On failure returns false with one
- * line in err naming the field. out must have room for every entry of spec. */
-bool toolargs_check(const struct toolarg *spec, json_t *args, json_t **out, char *err,
-                    size_t errlen);
+ * line in err naming the field. out holds out_cap entries; a table with more is refused (a bug
+ * in the table, never a write past out). */
+bool toolargs_check(const struct toolarg *spec, json_t *args, json_t **out, size_t out_cap,
+                    char *err, size_t errlen);
 
 /* The string value of out[i], or NULL. */
 const char *toolargs_str(json_t *const *out, size_t i);

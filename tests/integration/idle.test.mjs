@@ -26,6 +26,13 @@ function syscallsDuring(pid, seconds) {
 test('an idle server makes no system calls (31 s under strace: longer than any period the server ever had)', { skip: !haveStrace && 'strace is not installed' }, async () => {
   const fake = await startFake();
   const srv = await startHermes({ HERMES_ENV_PATH: agentEnv(fake) });
+  // Beside it, a server whose agent is down: once the failed probe is older than the 30 s probe
+  // age, /metrics must still say down (a stale failure only lets a task try the agent again).
+  const down = await startHermes({ HERMES_ENV_PATH: agentEnv({ port: 1, key: 'k'.repeat(32) }), MCP_PORT: '0' });
+  const agentUp = async () => {
+    const res = await fetch(`${down.base}/metrics`, { headers: down.auth });
+    return (await res.text()).match(/^hermes_mcp_agent_up\{agent="hermes"\} (\d)/m)?.[1];
+  };
   // One request on a connection that closes at once, so no client keep-alive ends in the window.
   const once = (body) => new Promise((resolve, reject) => {
     const data = JSON.stringify(body);
@@ -43,13 +50,17 @@ test('an idle server makes no system calls (31 s under strace: longer than any p
     const r = await once({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'hermes_task', arguments: { task: 'what is 6 * 7', mode: 'sync' } } });
     assert.equal(r.json.result.isError, false);
     await sleep(500);
+    assert.equal(await agentUp(), '0');
     const { calls, text } = await syscallsDuring(srv.proc.pid, 31);
+    assert.equal(await agentUp(), '0', 'a stale failed probe is not reported as up');
+    assert.equal(await agentUp(), '0');
     assert.equal(calls, 0, `no system call while idle:\n${text}`);
     // And it still answers at once afterwards.
     const again = await once({ jsonrpc: '2.0', id: 2, method: 'tools/call', params: { name: 'list_agents', arguments: {} } });
     assert.equal(again.json.result.structuredContent.agents[0].available, true);
   } finally {
     await srv.stop();
+    await down.stop();
     await fake.stop();
   }
 });

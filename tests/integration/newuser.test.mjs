@@ -353,7 +353,7 @@ test('install-systemd expands $HOME in TASKS_DIR and AUDIT_LOG_PATH; its tunnel 
     assert.ok(rw.includes(join(home, 'logs')), rw.join(' '));
     assert.doesNotMatch(unit, /\$\{?HOME/);
 
-    // --tunnel: the rendered unit runs scripts/tunnel.sh, which writes PUBLIC_URL beside the env file.
+    // --tunnel: the rendered unit runs scripts/tunnel.sh, which writes tunnel/PUBLIC_URL beside the env file.
     const bin = fakeCloudflared(home);
     const t = spawnSync(join(ROOT, 'scripts/install-systemd'), ['--no-enable', '--env-file', envFile, '--tunnel', '--cloudflared', join(bin, 'cloudflared')],
       { encoding: 'utf8', env: { ...process.env, XDG_CONFIG_HOME: cfg, HOME: home } });
@@ -363,7 +363,7 @@ test('install-systemd expands $HOME in TASKS_DIR and AUDIT_LOG_PATH; its tunnel 
     const url = 'https://unit-run.trycloudflare.com';
     const run = spawnSync(exec[0], exec.slice(1), { encoding: 'utf8', env: { ...process.env, FAKE_CF_URL: url } });
     assert.equal(run.status, 0, run.stderr);
-    assert.equal(readFileSync(join(cfg, 'hermes-mcp/PUBLIC_URL'), 'utf8'), `${url}\n`);
+    assert.equal(readFileSync(join(cfg, 'hermes-mcp/tunnel/PUBLIC_URL'), 'utf8'), `${url}\n`);
     assert.deepEqual(readFileSync(join(home, 'args'), 'utf8').trim().split('\n'),
       ['tunnel', '--no-autoupdate', '--url', 'http://127.0.0.1:9877']);
   } finally {

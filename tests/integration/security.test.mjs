@@ -149,7 +149,7 @@ test('rate limit: authenticated requests draw on a bucket per credential (RATE_L
     assert.equal(r.status, 429);
     assert.match(r.headers.get('retry-after'), /^[1-9][0-9]*$/);
     assert.equal((await post(srv, { jsonrpc: '2.0', id: 10, method: 'ping' })).status, 429);
-    await until(() => /rate limit: credential [0-9a-f]{8} is over RATE_LIMIT_AUTH_PER_MIN=5/.test(srv.proc.stderrText), 'the warning');
+    await until(() => /rate limit: credential [0-9a-f]{8} from 127\.0\.0\.1 is over RATE_LIMIT_AUTH_PER_MIN=5/.test(srv.proc.stderrText), 'the warning');
     assert.equal(srv.proc.stderrText.match(/rate limit: credential/g).length, 1, 'logged once a minute');
     assert.equal(srv.proc.stderrText.includes(srv.token), false, 'the token is never logged');
     assert.equal(srv.proc.stderrText.includes(srv.token.slice(0, 8)), false);
@@ -168,6 +168,11 @@ test('rate limit: X-Forwarded-For only from trusted proxies', async () => {
     assert.equal((await post(anon, INIT(), xff('203.0.113.1'))).status, 429);
     assert.equal((await post(anon, INIT(), xff('203.0.113.2'))).status, 401,
       'another client behind the proxy has its own bucket');
+    // An entry that is not an address is not believed (it would reach the log): the proxy's own.
+    for (let i = 0; i < 2; i++) assert.equal((await post(anon, INIT(), xff('not-an-address'))).status, 401);
+    assert.equal((await post(anon, INIT(), xff('not-an-address'))).status, 429);
+    await until(() => /rate limit: client 127\.0\.0\.1 is over/.test(trusted.proc.stderrText), 'the proxy named in the log');
+    assert.equal(trusted.proc.stderrText.includes('not-an-address'), false);
   } finally {
     await trusted.stop();
   }

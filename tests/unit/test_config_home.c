@@ -57,8 +57,10 @@ static void only_home_and_only_at_the_start(void **state)
     write_file("TASKS_DIR=/srv/$HOME/tasks\n"
                "AUDIT_LOG_PATH=$HOMEDIR/audit.jsonl\n"
                "AGENTS_FILE=${HOMEX}/agents.yaml\n"
-               "HERMES_ENV_PATH='$USER/env'\n");
+               "HERMES_ENV_PATH='$USER/env'\n"
+               "HERMES_CONTRACT_PATH=${HOME}x/contract.md\n");
     assert_true(config_load(&c, path, err, sizeof err));
+    assert_string_equal(c.contract_path, "${HOME}x/contract.md"); /* a name, not HOME */
     assert_string_equal(c.tasks_dir, "/srv/$HOME/tasks");
     assert_string_equal(c.audit_path, "$HOMEDIR/audit.jsonl");
     assert_string_equal(c.agents_file, "${HOMEX}/agents.yaml");

@@ -41,7 +41,7 @@ static const char *check(const char *text)
     json_t *args = json_loads(text, JSON_ALLOW_NUL, &je);
     assert_non_null(args);
     err[0] = '\0';
-    bool ok = toolargs_check(spec, args, out, err, sizeof err);
+    bool ok = toolargs_check(spec, args, out, NSPEC, err, sizeof err);
     assert_true(ok == (err[0] == '\0'));
     json_decref(args);
     return err;
@@ -54,7 +54,7 @@ static void accepts_and_returns_values(void **state)
     char err[200];
     json_t *args = json_loads("{\"task\":\"go\",\"mode\":\"async\",\"tags\":[\"x\"],"
                               "\"confirmed\":true,\"id\":null}", 0, NULL);
-    assert_true(toolargs_check(spec, args, out, err, sizeof err));
+    assert_true(toolargs_check(spec, args, out, NSPEC, err, sizeof err));
     assert_string_equal(toolargs_str(out, 0), "go");
     assert_string_equal(toolargs_str(out, 1), "async");
     assert_int_equal(json_array_size(out[2]), 1);
@@ -97,6 +97,12 @@ static void refusals_name_the_field(void **state)
                         "'confirmed' must be a boolean");
     /* A client's field name is quoted cleaned: one line, valid UTF-8. */
     assert_string_equal(check("{\"a\\nb\":1}"), "unknown field 'a?b'");
+    /* A table longer than the caller's array is refused, never written past it. */
+    json_t *few[2], *args = json_object();
+    char err[200];
+    assert_false(toolargs_check(spec, args, few, 2, err, sizeof err));
+    assert_non_null(strstr(err, "internal error"));
+    json_decref(args);
 }
 
 static void schema_matches_the_table(void **state)
