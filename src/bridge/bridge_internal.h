@@ -1,0 +1,236 @@
+/* bridge_internal.h — what the bridge's modules share, and nothing above the bridge includes:
+ * the bridge state, the agents, the jobs and their session queues, and the functions one module
+ * offers the others (agents.c, contractfile.c, jobs.c, syncjob.c, runjob.c, results.c, reply.c,
+ * runctx.c, toolspec.c and one tool_*.c per tool). Loop thread only. */
+#ifndef HM_BRIDGE_INTERNAL_H
+#define HM_BRIDGE_INTERNAL_H
+#include <jansson.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+#include <time.h>
+
+#include "agent.h"
+#include "agentcfg.h"
+#include "buf.h"
+#include "contract.h"
+#include "sse.h"
+#include "tasks.h"
+#include "toolerr.h"
+
+#define RESPONSE_MAX (1024 * 1024) /* agent responses, and one SSE event */
+#define ANSWER_MAX (1024 * 1024)   /* the accumulated answer of a sync task */
+#define CONTRACT_MAX CONTRACT_FILE_MAX
+#define SESSION_QUEUE_MAX 8
+#define CONNECT_TIMEOUT_MS 5000
+#define DEFAULT_AGENT AGENTCFG_DEFAULT_NAME
+/* An agent's health is probed when it is needed and the last probe is older than this: an idle
+ * server makes no requests and no wake-ups at all. */
+#define PROBE_MAX_AGE_MS 30000
+
+struct config;
+struct loop;
+struct mcp_call;
+struct mcp_server;
+struct strmap;
+struct toolarg;
+
+enum probe_state { PROBE_UNKNOWN, PROBE_OK, PROBE_DOWN };
+
+struct agentdef {
+    char *name, *description, *kind, *profile, *base_url;
+    json_t *capabilities;
+    char *key; /* the secret; NULL when it could not be resolved */
+    enum probe_state health;
+    struct agent_req *probe;
+    uint64_t probed_at;  /* loop time the last probe started; 0: never */
+    uint64_t checked_at; /* ... and the last one answered (or failed) */
+    struct loop *loop;
+};
+
+enum job_kind { JOB_SYNC, JOB_SUBMIT, JOB_FOLLOW };
+
+struct sessq;
+
+struct job {
+    struct bridge *b;
+    enum job_kind kind;
+    char id[129];
+    char agent[65];
+    /* The agent's address when the job started: a reload may drop or change the agent while
+     * the job runs, and what the job reports must still be what it used. */
+    char *base_url;
+    char session_id[200]; /* what the agent sees */
+    char run_id[128];
+    struct mcp_call *call; /* the waiting MCP call, if any */
+    struct agent_req *req;
+    struct loop_timer *timer;
+    char *prompt;
+    struct sse_decoder sse;
+    struct buf answer;
+    bool done_stream;
+    char *stream_error;
+    int progress;
+    struct sessq *q;
+    struct job *qnext;
+};
+
+struct sessq {
+    char key[160];
+    struct job *active;
+    struct job *head, *tail;
+    unsigned waiting;
+};
+
+struct bridge {
+    struct mcp_server *mcp;
+    struct loop *loop;
+    struct config *cfg;
+    struct tasks *tasks;
+    struct agent_client *http;
+    struct agentdef *agents;
+    size_t nagents;
+    char *default_agent;
+    struct strmap *jobs;   /* task id → job */
+    struct strmap *runs;   /* run id → task id (heap string) */
+    struct strmap *queues; /* agent/session → sessq */
+    char *contract;
+    struct timespec contract_mtime;
+    off_t contract_size;
+    char *registry_path;     /* AGENTS_FILE (or its default) */
+    bool registry_loaded;    /* the agents come from the registry (not synthetic) */
+    char *registry_error;    /* why the file on disk is not in use, or NULL */
+    struct timespec registry_mtime;
+    off_t registry_size;
+    ino_t registry_ino;
+    struct buf chunk; /* scratch for chatchunk_scan */
+    unsigned contract_gen;       /* bumped on every contract reload */
+    char *contract_json;         /* the contract as a JSON string, for request bodies */
+    const char *contract_json_of; /* ... of this text, */
+    unsigned contract_json_gen;   /* ... at this generation */
+};
+
+/* reply.c: answers */
+json_t *iso_now(void);
+/* A tool error result {error, message[, retry_after]} with isError true (new reference). */
+json_t *tool_error_json(enum toolerr code, unsigned retry_after, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+/* Answers c with a tool error. */
+void tool_error(struct mcp_call *c, enum toolerr code, unsigned retry_after, const char *fmt,
+                ...) __attribute__((format(printf, 4, 5)));
+/* Queues json as the task's file name; c (if any) gets result (taken) once that is durable. */
+void store_then_answer(struct bridge *b, const char *id, const char *name, json_t *json,
+                       struct mcp_call *c, json_t *result);
+/* Queues removing the task's file name; c (if any) gets result (taken) once it is gone. */
+void remove_then_answer(struct bridge *b, const char *id, const char *name, struct mcp_call *c,
+                        json_t *result);
+/* A tool error for an agent answer that is not a success (never echoing its body). */
+json_t *upstream_error(const char *agent, const struct agent_result *res, const char *what);
+void upstream_fail(struct mcp_call *c, const char *agent, const struct agent_result *res,
+                   const char *what);
+
+/* agents.c */
+struct agentdef *find_agent(struct bridge *b, const char *name);
+char *agent_url(const struct agentdef *a, const char *path);
+void agents_clear(struct bridge *b);
+/* (Re)loads the registry, or the synthetic agent; an invalid file keeps what was there. */
+void agents_load(struct bridge *b);
+/* Before agents are used: the registry as on disk, and probes of agents not probed lately. */
+void agents_refresh(struct bridge *b);
+/* What list_agents, /health and /metrics report: a key, and the last probe did not fail. */
+bool agent_available(const struct agentdef *a);
+/* Whether a task may be sent (a failure older than PROBE_MAX_AGE_MS no longer refuses it). */
+bool agent_worth_trying(const struct bridge *b, const struct agentdef *a);
+
+/* contractfile.c */
+const char *contract_text(struct bridge *b);
+const char *contract_json(struct bridge *b);
+
+/* jobs.c */
+struct job *job_new(struct bridge *b, enum job_kind kind, const char *id, const char *agent);
+void job_free(struct job *j);
+/* Joins the session's queue; false when it is full. Starts the job if it is first. */
+bool job_enqueue(struct job *j, const char *session);
+/* The job's agent as configured now, or NULL: then the job failed and was freed. */
+struct agentdef *job_agent(struct job *j);
+
+/* syncjob.c */
+void sync_start(struct job *j);
+/* The MCP call of a sync job went away (cancel, hang-up, deadline, shutdown). */
+void sync_cancelled(struct mcp_call *c, void *arg);
+
+/* runjob.c */
+void submit_start(struct job *j);
+void submit_cancelled(struct mcp_call *c, void *arg);
+/* Follows run_id of task id until it is terminal (nothing if the task already has a job). */
+void follow(struct bridge *b, const char *id, const char *agent, const char *run_id);
+
+/* results.c */
+/* What hermes_task and hermes_result return: the contract fields plus id (new reference). */
+json_t *result_public(json_t *r);
+/* Writes result.json; c (if any) gets answer once it is durable (answer NULL: the record's
+ * public projection, the same one a retry and hermes_result give). */
+void write_result(struct bridge *b, const char *id, const char *agent, json_t *parsed,
+                  const char *run_id, struct mcp_call *c, json_t *answer);
+void write_status_result(struct bridge *b, const char *id, const char *agent, const char *status,
+                         const char *summary, const char *run_id, struct mcp_call *c,
+                         json_t *answer);
+bool is_terminal(const char *status);
+/* Writes result.json from a terminal run object; c (if any) gets answer once it is durable. */
+void result_from_run(struct bridge *b, const char *id, const char *agent, json_t *run,
+                     struct mcp_call *c, json_t *answer);
+
+/* runctx.c: one request to the agent about a run, for a waiting MCP call (status, stop). */
+struct run_ctx {
+    struct bridge *b;
+    struct mcp_call *call;
+    struct agent_req *req;
+    char run_id[128], task_id[129], agent[65];
+};
+/* Sends method <base_url>/v1/runs/<run_id><suffix>; on failure answers the call and frees s. */
+void run_ctx_send(struct run_ctx *s, struct agentdef *a, const char *method, const char *suffix,
+                  agent_done_cb *done);
+
+/* toolspec.c: the argument tables' shared entries, checks, schemas and annotations. */
+bool id_syntax(const char *s, size_t n);
+bool session_syntax(const char *s, size_t n);
+bool run_id_syntax(const char *s, size_t n);
+#define ID_PATTERN "^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$"
+#define ARG_ID(req)                                                                              \
+    {.name = "id", .type = TOOLARG_STRING, .required = (req), .nonempty = (req), .max_len = 128, \
+     .pattern = ID_PATTERN, .syntax = id_syntax,                                                 \
+     .syntax_hint = "must match [A-Za-z0-9][A-Za-z0-9._-]{0,127}"}
+#define ARG_RUN_ID(req)                                                                          \
+    {.name = "run_id", .type = TOOLARG_STRING, .required = (req), .nonempty = (req),             \
+     .max_len = 127, .pattern = "^[A-Za-z0-9_-]+$", .syntax = run_id_syntax,                     \
+     .syntax_hint = "has characters a run id never has"}
+#define ARG_AGENT {.name = "agent", .type = TOOLARG_STRING, .max_len = 64,                       \
+                   .description = "An agent name from list_agents (default: the default agent)"}
+#define ARGS_MAX 8 /* the most entries of any tool's table */
+/* Checks args against spec; on failure answers invalid_arguments and returns false. */
+bool check_args(struct mcp_call *c, const struct toolarg *spec, json_t *args, json_t **out);
+/* A built-in JSON Schema (aborts if it does not parse: a bug). */
+json_t *schema_obj(const char *json);
+/* The MCP tool annotations (new reference). */
+json_t *tool_annotations(bool read_only, bool destructive, bool idempotent, bool open_world);
+#define RESULT_SCHEMA                                                                           \
+    "{\"type\":\"object\",\"properties\":{\"id\":{\"type\":\"string\"},\"status\":{\"type\":"   \
+    "\"string\"},\"summary\":{\"type\":\"string\"},\"artifacts\":{\"type\":\"array\",\"items\":" \
+    "{\"type\":\"string\"}},\"next_steps\":{\"type\":\"array\",\"items\":{\"type\":\"string\"}}," \
+    "\"run_id\":{\"type\":\"string\"},\"details\":{\"type\":\"object\"}},\"required\":[\"id\","  \
+    "\"status\"]}"
+
+/* One per tool (tool_*.c): registers it on b->mcp. */
+void tool_task_register(struct bridge *b);
+void tool_status_register(struct bridge *b);
+void tool_result_register(struct bridge *b);
+void tool_files_register(struct bridge *b);
+void tool_agents_register(struct bridge *b);
+void tool_cancel_register(struct bridge *b);
+void tool_reset_register(struct bridge *b);
+
+/* bridge.c: indexes a task's run (and follows it when it has no result yet). */
+void index_task(const char *id, void *arg);
+
+#endif

@@ -1,0 +1,157 @@
+/* jobs.c — the jobs the bridge is working on and the session queues: jobs of one session run
+ * one at a time, at most SESSION_QUEUE_MAX waiting. A job that starts after a reload dropped
+ * its agent fails cleanly as agent_unavailable. */
+#include <jansson.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "agent.h"
+#include "bridge_internal.h"
+#include "buf.h"
+#include "log.h"
+#include "loop.h"
+#include "mcp.h"
+#include "mem.h"
+#include "sse.h"
+#include "strmap.h"
+
+/* ---------- jobs and session queues ---------- */
+
+static void job_start(struct job *j);
+
+struct job *job_new(struct bridge *b, enum job_kind kind, const char *id,
+                    const char *agent)
+{
+    struct job *j = xcalloc(1, sizeof *j);
+    j->b = b;
+    j->kind = kind;
+    snprintf(j->id, sizeof j->id, "%s", id);
+    snprintf(j->agent, sizeof j->agent, "%s", agent);
+    buf_init(&j->answer, ANSWER_MAX);
+    sse_init(&j->sse, RESPONSE_MAX);
+    strmap_put(b->jobs, j->id, j);
+    return j;
+}
+
+static void queue_next(struct bridge *b, struct sessq *q)
+{
+    q->active = NULL;
+    if (q->head) {
+        struct job *n = q->head;
+        q->head = n->qnext;
+        if (q->head == NULL)
+            q->tail = NULL;
+        q->waiting--;
+        n->qnext = NULL;
+        q->active = n;
+        job_start(n);
+        return;
+    }
+    strmap_del(b->queues, q->key);
+    free(q);
+}
+
+void job_free(struct job *j)
+{
+    struct bridge *b = j->b;
+    struct sessq *q = j->q;
+
+    agent_cancel(j->req);
+    loop_timer_cancel(j->timer);
+    if (strmap_get(b->jobs, j->id) == j)
+        strmap_del(b->jobs, j->id);
+    sse_cleanup(&j->sse);
+    buf_cleanup(&j->answer);
+    free(j->stream_error);
+    free(j->prompt);
+    free(j->base_url);
+    if (q) {
+        if (q->active == j) {
+            free(j);
+            queue_next(b, q);
+            return;
+        }
+        /* still waiting: unlink */
+        for (struct job **pp = &q->head; *pp; pp = &(*pp)->qnext)
+            if (*pp == j) {
+                *pp = j->qnext;
+                if (q->tail == j) {
+                    q->tail = NULL;
+                    for (struct job *t = q->head; t; t = t->qnext)
+                        q->tail = t;
+                }
+                q->waiting--;
+                break;
+            }
+    }
+    free(j);
+}
+
+/* Joins the session's queue; returns false when it is full. Starts the job if it is first. */
+bool job_enqueue(struct job *j, const char *session)
+{
+    struct bridge *b = j->b;
+    char key[160];
+
+    if (session == NULL) {
+        job_start(j);
+        return true;
+    }
+    snprintf(key, sizeof key, "%s/%s", j->agent, session);
+    struct sessq *q = strmap_get(b->queues, key);
+    if (q == NULL) {
+        q = xcalloc(1, sizeof *q);
+        snprintf(q->key, sizeof q->key, "%s", key);
+        strmap_put(b->queues, q->key, q);
+    }
+    if (q->active && q->waiting >= SESSION_QUEUE_MAX)
+        return false;
+    j->q = q;
+    if (q->active == NULL) {
+        q->active = j;
+        job_start(j);
+    } else {
+        if (q->tail)
+            q->tail->qnext = j;
+        else
+            q->head = j;
+        q->tail = j;
+        q->waiting++;
+    }
+    return true;
+}
+
+/* A job waiting in a session queue starts when its turn comes, maybe after a reload dropped its
+ * agent or its key: it then fails as agent_unavailable (and frees itself) instead of going on
+ * with an agent that is no longer configured. Returns the agent, or NULL when it failed. */
+struct agentdef *job_agent(struct job *j)
+{
+    struct bridge *b = j->b;
+    struct agentdef *a = find_agent(b, j->agent);
+    if (a && a->key) {
+        free(j->base_url);
+        j->base_url = xstrdup(a->base_url);
+        return a;
+    }
+    struct mcp_call *c = j->call;
+    j->call = NULL;
+    if (c)
+        mcp_call_on_cancel(c, NULL, NULL);
+    log_warn("task %s: agent %s %s before the task could start", j->id, j->agent,
+             a ? "lost its key" : "was removed from the registry");
+    remove_then_answer(b, j->id, "request.json", c,
+                       tool_error_json(TE_AGENT_UNAVAILABLE, 0,
+                                       "the agent '%s' is no longer available (%s)", j->agent,
+                                       a ? "missing_credentials" : "removed from the registry"));
+    job_free(j);
+    return NULL;
+}
+
+static void job_start(struct job *j)
+{
+    if (j->kind == JOB_SYNC)
+        sync_start(j);
+    else if (j->kind == JOB_SUBMIT)
+        submit_start(j);
+}

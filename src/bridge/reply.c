@@ -1,0 +1,169 @@
+/* reply.c — how a bridge tool answers: tool error results (codes from toolerr), answers
+ * held back until the task directory has made durable what they report, and the mapping of an
+ * agent's failed answer to a tool error that never echoes the agent's body. */
+#include <jansson.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "agent.h"
+#include "bridge_internal.h"
+#include "log.h"
+#include "mcp.h"
+#include "mem.h"
+#include "tasks.h"
+#include "utf8.h"
+
+json_t *iso_now(void)
+{
+    char s[40];
+    time_t t = time(NULL);
+    struct tm tm;
+    gmtime_r(&t, &tm);
+    strftime(s, sizeof s, "%Y-%m-%dT%H:%M:%SZ", &tm);
+    return json_string(s);
+}
+
+static json_t *tool_error_va(enum toolerr code, unsigned retry_after, const char *fmt,
+                             va_list ap) __attribute__((format(printf, 3, 0)));
+
+/* A tool error result: {error, message[, retry_after]} with isError true. */
+static json_t *tool_error_va(enum toolerr code, unsigned retry_after, const char *fmt, va_list ap)
+{
+    char msg[512];
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    utf8_clean(msg);
+    json_t *sc = json_pack("{s:s, s:s}", "error", toolerr_name(code), "message", msg);
+    if (retry_after)
+        json_object_set_new(sc, "retry_after", json_integer(retry_after));
+    char *text = json_dumps(sc, JSON_COMPACT);
+    json_t *r = json_pack("{s:[{s:s, s:s}], s:o, s:b}", "content", "type", "text", "text", text,
+                          "structuredContent", sc, "isError", 1);
+    free(text);
+    return r;
+}
+
+json_t *tool_error_json(enum toolerr code, unsigned retry_after, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    json_t *r = tool_error_va(code, retry_after, fmt, ap);
+    va_end(ap);
+    return r;
+}
+
+void tool_error(struct mcp_call *c, enum toolerr code, unsigned retry_after,
+                const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    mcp_call_result_take(c, tool_error_va(code, retry_after, fmt, ap));
+    va_end(ap);
+}
+
+/* ---------- answers that wait for the task directory ---------- */
+
+/* A call's answer held back until the task directory operation queued before it is durable:
+ * a client that got an answer can rely on what is on disk. */
+struct held {
+    struct mcp_call *call; /* NULL once the call went away */
+    json_t *result;        /* the tools/call result to send */
+};
+
+static void held_cancelled(struct mcp_call *c, void *arg)
+{
+    struct held *h = arg;
+    (void)c;
+    h->call = NULL;
+}
+
+static void held_stored(enum tasks_rc rc, void *arg)
+{
+    struct held *h = arg;
+    json_t *res = h->result;
+    if (h->call == NULL) {
+        json_decref(res);
+        free(h);
+        return;
+    }
+    mcp_call_on_cancel(h->call, NULL, NULL);
+    if (rc != TASKS_OK && !json_is_true(json_object_get(res, "isError"))) {
+        json_decref(res); /* the outcome is not durable: do not report it as one */
+        res = tool_error_json(TE_UPSTREAM_ERROR, 0,
+                              "the result could not be stored in the task directory");
+    }
+    mcp_call_result_take(h->call, res);
+    free(h);
+}
+
+/* Takes result; NULL when there is no call to answer. */
+static struct held *hold(struct mcp_call *c, json_t *result)
+{
+    if (c == NULL) {
+        json_decref(result);
+        return NULL;
+    }
+    struct held *h = xcalloc(1, sizeof *h);
+    h->call = c;
+    h->result = result;
+    mcp_call_on_cancel(c, held_cancelled, h);
+    return h;
+}
+
+/* Queues json as the task's file name; c (if any) gets result once that is durable. */
+void store_then_answer(struct bridge *b, const char *id, const char *name, json_t *json,
+                       struct mcp_call *c, json_t *result)
+{
+    struct held *h = hold(c, result);
+    if (tasks_write(b->tasks, id, name, json, h ? held_stored : NULL, h) != TASKS_OK && h)
+        held_stored(TASKS_INVALID, h);
+}
+
+/* Queues removing the task's file name; c (if any) gets result once it is gone. */
+void remove_then_answer(struct bridge *b, const char *id, const char *name,
+                        struct mcp_call *c, json_t *result)
+{
+    struct held *h = hold(c, result);
+    if (tasks_remove(b->tasks, id, name, h ? held_stored : NULL, h) != TASKS_OK && h)
+        held_stored(TASKS_INVALID, h);
+}
+
+/* Maps an agent answer that is not a success to a tool error (never echoing its body). */
+json_t *upstream_error(const char *agent, const struct agent_result *res,
+                       const char *what)
+{
+    if (res->timed_out)
+        return tool_error_json(TE_UPSTREAM_TIMEOUT, 0, "the agent did not answer in time (%s)",
+                               what);
+    if (res->too_big)
+        return tool_error_json(TE_UPSTREAM_ERROR, 0,
+                               "the agent's answer was larger than the cap (%s)", what);
+    if (res->failed || res->status == 0) {
+        log_warn("agent %s unreachable (%s): %s", agent, what, res->error ? res->error : "?");
+        return tool_error_json(TE_UPSTREAM_ERROR, 0, "the agent '%s' could not be reached",
+                               agent);
+    }
+    log_debug("agent %s answered %ld to %s: %.300s", agent, res->status, what, res->body);
+    if (res->status == 401) {
+        log_error("agent %s rejected our API key (401); check its key (API_SERVER_KEY in "
+                  "HERMES_ENV_PATH, or key_env/key_file in the registry)",
+                  agent);
+        return tool_error_json(TE_UPSTREAM_AUTH, 0,
+                               "the agent '%s' rejected the bridge's credentials", agent);
+    }
+    if (res->status == 429 || res->status == 503)
+        return tool_error_json(TE_BUSY, res->retry_after ? res->retry_after : 1,
+                               "the agent '%s' is busy; retry later", agent);
+    if (res->status == 404 && strstr(res->body, "run_not_found"))
+        return tool_error_json(TE_NOT_FOUND, 0, "the agent does not know this run");
+    return tool_error_json(TE_UPSTREAM_ERROR, 0, "the agent '%s' answered with HTTP %ld", agent,
+                           res->status);
+}
+
+void upstream_fail(struct mcp_call *c, const char *agent, const struct agent_result *res,
+                   const char *what)
+{
+    mcp_call_result_take(c, upstream_error(agent, res, what));
+}

@@ -1,0 +1,105 @@
+/* results.c — result.json: the record written when a task ends (from a sync answer, a
+ * terminal run, or a status such as cancelled), and the one public projection of it that
+ * hermes_task, a retry and hermes_result all return. */
+#include <jansson.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "bridge_internal.h"
+#include "contract.h"
+#include "mcp.h"
+
+/* ---------- results ---------- */
+
+json_t *result_public(json_t *r)
+{
+    /* What hermes_task and hermes_result return: the contract fields plus id. */
+    json_t *o = json_pack("{s:O?, s:O?, s:O?, s:O?, s:O?}", "id", json_object_get(r, "id"),
+                          "status", json_object_get(r, "status"), "summary",
+                          json_object_get(r, "summary"), "artifacts",
+                          json_object_get(r, "artifacts"), "next_steps",
+                          json_object_get(r, "next_steps"));
+    json_t *details = json_object_get(r, "details");
+    if (details)
+        json_object_set(o, "details", details);
+    json_t *run = json_object_get(r, "run_id");
+    if (run)
+        json_object_set(o, "run_id", run);
+    return o;
+}
+
+/* Queues result.json; c (if any) gets answer once it is durable. */
+/* The record result.json holds (new reference). */
+static json_t *result_record(const char *id, const char *agent, json_t *parsed,
+                             const char *run_id)
+{
+    json_t *r = json_pack("{s:s, s:O, s:O, s:O, s:O, s:s, s:o}", "id", id, "status",
+                          json_object_get(parsed, "status"), "summary",
+                          json_object_get(parsed, "summary"), "artifacts",
+                          json_object_get(parsed, "artifacts"), "next_steps",
+                          json_object_get(parsed, "next_steps"), "agent", agent,
+                          "completed_at", iso_now());
+    if (json_object_get(parsed, "details"))
+        json_object_set(r, "details", json_object_get(parsed, "details"));
+    if (json_object_get(parsed, "error"))
+        json_object_set(r, "error", json_object_get(parsed, "error"));
+    if (run_id && *run_id)
+        json_object_set_new(r, "run_id", json_string(run_id));
+    return r;
+}
+
+/* Writes result.json; c (if any) gets answer once it is durable. answer NULL: c gets the
+ * record's public projection, the same one a retry and hermes_result give. */
+void write_result(struct bridge *b, const char *id, const char *agent, json_t *parsed,
+                  const char *run_id, struct mcp_call *c, json_t *answer)
+{
+    json_t *r = result_record(id, agent, parsed, run_id);
+    if (answer == NULL && c)
+        answer = mcp_tool_result(result_public(r));
+    store_then_answer(b, id, "result.json", r, c, answer);
+    json_decref(r);
+}
+
+void write_status_result(struct bridge *b, const char *id, const char *agent,
+                         const char *status, const char *summary, const char *run_id,
+                         struct mcp_call *c, json_t *answer)
+{
+    json_t *p = json_pack("{s:s, s:s, s:[], s:[]}", "status", status, "summary", summary,
+                          "artifacts", "next_steps");
+    write_result(b, id, agent, p, run_id, c, answer);
+    json_decref(p);
+}
+
+static const char *const terminal[] = {"completed", "failed", "cancelled", "interrupted"};
+
+bool is_terminal(const char *s)
+{
+    for (size_t i = 0; s && i < 4; i++)
+        if (strcmp(s, terminal[i]) == 0)
+            return true;
+    return false;
+}
+
+/* Writes result.json from a terminal run object; c (if any) gets answer once it is durable. */
+void result_from_run(struct bridge *b, const char *id, const char *agent, json_t *run,
+                     struct mcp_call *c, json_t *answer)
+{
+    const char *status = json_string_value(json_object_get(run, "status"));
+    const char *run_id = json_string_value(json_object_get(run, "run_id"));
+    json_t *output = json_object_get(run, "output");
+    json_t *parsed;
+    if (strcmp(status, "completed") == 0 && json_is_string(output)) {
+        parsed = contract_parse_answer(json_string_value(output), json_string_length(output));
+    } else {
+        json_t *err = json_object_get(run, "error");
+        const char *msg = json_is_string(err) ? json_string_value(err)
+                          : json_string_value(json_object_get(err, "message"));
+        parsed = json_pack("{s:s, s:s, s:[], s:[]}", "status", status, "summary",
+                           msg ? msg : "", "artifacts", "next_steps");
+        if (msg)
+            json_object_set_new(parsed, "error", json_string(msg));
+    }
+    write_result(b, id, agent, parsed, run_id, c, answer);
+    json_decref(parsed);
+}

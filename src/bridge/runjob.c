@@ -1,0 +1,168 @@
+/* runjob.c — an async task: POST /v1/runs (the task id as idempotency key), run.json written
+ * before the call is answered, then the run followed by polling GET /v1/runs/{id} until it is
+ * terminal and its result.json is written (also after a restart, from run.json). */
+#include <jansson.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "agent.h"
+#include "bridge_internal.h"
+#include "config.h"
+#include "log.h"
+#include "loop.h"
+#include "mcp.h"
+#include "mem.h"
+#include "strmap.h"
+#include "tasks.h"
+
+/* ---------- async: POST /v1/runs, then follow ---------- */
+
+static void follow_poll(struct loop *l, void *arg);
+
+static void follow_schedule(struct job *j)
+{
+    j->timer = loop_timer_add(j->b->loop, j->b->cfg->poll_ms, follow_poll, j);
+}
+
+static void follow_done(struct agent_req *r, const struct agent_result *res, void *arg)
+{
+    struct job *j = arg;
+    struct bridge *b = j->b;
+    (void)r;
+    j->req = NULL;
+    if (res->status == 200) {
+        json_t *run = json_loadb(res->body, res->body_len, 0, NULL);
+        const char *st = json_string_value(json_object_get(run, "status"));
+        if (is_terminal(st)) {
+            result_from_run(b, j->id, j->agent, run, NULL, NULL);
+            log_info("task %s: run %s ended %s", j->id, j->run_id, st);
+            json_decref(run);
+            job_free(j);
+            return;
+        }
+        json_decref(run);
+    } else if (res->status == 404) {
+        write_status_result(b, j->id, j->agent, "interrupted",
+                            "the agent no longer knows this run (restarted or expired)",
+                            j->run_id, NULL, NULL);
+        job_free(j);
+        return;
+    } else if (res->status == 401) {
+        log_error("agent %s rejected our API key while following run %s", j->agent, j->run_id);
+    }
+    follow_schedule(j); /* busy, unreachable, or still running: try again later */
+}
+
+static void follow_poll(struct loop *l, void *arg)
+{
+    struct job *j = arg;
+    struct agentdef *a = find_agent(j->b, j->agent);
+    (void)l;
+    j->timer = NULL;
+    if (a == NULL || a->key == NULL) {
+        follow_schedule(j);
+        return;
+    }
+    char path[200];
+    snprintf(path, sizeof path, "/v1/runs/%s", j->run_id);
+    char *url = agent_url(a, path);
+    struct agent_opts o = {.method = "GET", .url = url, .key = a->key,
+                           .connect_timeout_ms = CONNECT_TIMEOUT_MS, .deadline_ms = 30000,
+                           .max_response = RESPONSE_MAX, .on_done = follow_done, .arg = j,
+                           .label = a->name, .endpoint = "run"};
+    j->req = agent_request(j->b->http, &o);
+    free(url);
+    if (j->req == NULL)
+        follow_schedule(j);
+}
+
+void follow(struct bridge *b, const char *id, const char *agent, const char *run_id)
+{
+    if (strmap_get(b->jobs, id))
+        return;
+    struct job *j = job_new(b, JOB_FOLLOW, id, agent);
+    snprintf(j->run_id, sizeof j->run_id, "%s", run_id);
+    j->timer = loop_timer_add(b->loop, 0, follow_poll, j);
+}
+
+static void submit_done(struct agent_req *r, const struct agent_result *res, void *arg)
+{
+    struct job *j = arg;
+    struct bridge *b = j->b;
+    struct mcp_call *c = j->call;
+    (void)r;
+
+    j->req = NULL;
+    j->call = NULL;
+    json_t *body = res->status == 202 ? json_loadb(res->body, res->body_len, 0, NULL) : NULL;
+    const char *run_id = json_string_value(json_object_get(body, "run_id"));
+    if (run_id == NULL || strlen(run_id) >= sizeof j->run_id) {
+        json_t *err = res->status == 202
+                          ? tool_error_json(TE_UPSTREAM_ERROR, 0,
+                                            "the agent accepted the run without a run id")
+                          : upstream_error(j->agent, res, "run submission");
+        remove_then_answer(b, j->id, "request.json", c, err);
+        json_decref(body);
+        job_free(j);
+        return;
+    }
+    snprintf(j->run_id, sizeof j->run_id, "%s", run_id);
+    json_t *run = json_pack("{s:s, s:s, s:s, s:s, s:s, s:o}", "run_id", run_id, "session_id",
+                            j->session_id, "task_id", j->id, "agent", j->agent,
+                            "agent_base_url", j->base_url, "created_at", iso_now());
+    /* The answer waits for run.json: after a restart the run is followed from it. */
+    store_then_answer(b, j->id, "run.json", run, c,
+                      mcp_tool_result(json_pack("{s:s, s:s, s:s, s:s, s:[], s:[]}", "id", j->id,
+                                                "status", "accepted", "run_id", j->run_id,
+                                                "summary",
+                                                "accepted; follow it with hermes_status or read "
+                                                "it with hermes_result when done",
+                                                "artifacts", "next_steps")));
+    json_decref(run);
+    free(strmap_put(b->runs, run_id, xstrdup(j->id)));
+    json_decref(body);
+    /* The run is followed by the bridge itself from here, and the session is free again. */
+    char agent[65], id[129], rid[128];
+    snprintf(agent, sizeof agent, "%s", j->agent);
+    snprintf(id, sizeof id, "%s", j->id);
+    snprintf(rid, sizeof rid, "%s", j->run_id);
+    job_free(j);
+    follow(b, id, agent, rid);
+}
+
+void submit_cancelled(struct mcp_call *c, void *arg)
+{
+    struct job *j = arg;
+    (void)c;
+    j->call = NULL;
+    tasks_remove(j->b->tasks, j->id, "request.json", NULL, NULL);
+    job_free(j);
+}
+
+void submit_start(struct job *j)
+{
+    struct bridge *b = j->b;
+    struct agentdef *a = job_agent(j);
+    if (a == NULL)
+        return;
+    json_t *body = json_pack("{s:s, s:s, s:s}", "input", j->prompt, "instructions",
+                             contract_text(b), "session_id", j->session_id);
+    char *text = json_dumps(body, JSON_COMPACT);
+    char *url = agent_url(a, "/v1/runs");
+    struct agent_opts o = {.method = "POST", .url = url, .key = a->key,
+                           .idempotency_key = j->id, .body = text, .body_len = strlen(text),
+                           .connect_timeout_ms = CONNECT_TIMEOUT_MS, .deadline_ms = 60000,
+                           .max_response = RESPONSE_MAX, .on_done = submit_done, .arg = j,
+                           .label = a->name, .endpoint = "runs"};
+    j->req = agent_request(b->http, &o);
+    free(url);
+    free(text);
+    json_decref(body);
+    if (j->req == NULL) {
+        struct mcp_call *c = j->call;
+        j->call = NULL;
+        tool_error(c, TE_UPSTREAM_ERROR, 0, "could not start the request to the agent");
+        job_free(j);
+    }
+}

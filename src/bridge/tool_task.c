@@ -1,0 +1,217 @@
+/* tool_task.c — hermes_task: delegate a task to an agent, sync (wait for the answer) or async
+ * (a run the bridge follows). The task id names one unit of work: the same request again is a
+ * retry and returns what the first one gave; a different request under a used id is refused. */
+#include <jansson.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "bridge_internal.h"
+#include "crypto.h"
+#include "mcp.h"
+#include "mem.h"
+#include "strmap.h"
+#include "tasks.h"
+#include "toolargs.h"
+
+#define TASK_MAX 65536
+#define CONTEXT_MAX 65536
+#define DELIVERABLE_MAX 8192
+#define CONSTRAINTS_MAX 20
+#define CONSTRAINT_MAX 2000
+
+static const char *const task_modes[] = {"sync", "async", NULL};
+enum { TA_TASK, TA_MODE, TA_CONTEXT, TA_DELIVERABLE, TA_CONSTRAINTS, TA_ID, TA_SESSION, TA_AGENT };
+static const struct toolarg task_args[] = {
+    {.name = "task", .type = TOOLARG_STRING, .required = true, .nonempty = true,
+     .max_len = TASK_MAX, .description = "What the agent should do"},
+    {.name = "mode", .type = TOOLARG_STRING, .required = true, .one_of = task_modes},
+    {.name = "context", .type = TOOLARG_STRING, .max_len = CONTEXT_MAX},
+    {.name = "deliverable", .type = TOOLARG_STRING, .max_len = DELIVERABLE_MAX},
+    {.name = "constraints", .type = TOOLARG_STRINGS, .max_items = CONSTRAINTS_MAX,
+     .max_len = CONSTRAINT_MAX},
+    ARG_ID(false),
+    {.name = "session", .type = TOOLARG_STRING, .max_len = 64,
+     .pattern = "^[a-z0-9][a-z0-9._-]{0,63}$", .syntax = session_syntax,
+     .syntax_hint = "must match ^[a-z0-9][a-z0-9._-]{0,63}$"},
+    ARG_AGENT,
+    TOOLARG_END,
+};
+
+static void fingerprint(json_t *args, const char *agent, char out[65])
+{
+    static const char hex[] = "0123456789abcdef";
+    json_t *canon = json_pack("{s:O?, s:O?, s:O?, s:O?, s:O?, s:O?, s:s}", "task",
+                              json_object_get(args, "task"), "mode",
+                              json_object_get(args, "mode"), "context",
+                              json_object_get(args, "context"), "deliverable",
+                              json_object_get(args, "deliverable"), "constraints",
+                              json_object_get(args, "constraints"), "session",
+                              json_object_get(args, "session"), "agent", agent);
+    char *text = json_dumps(canon, JSON_COMPACT | JSON_SORT_KEYS);
+    unsigned char d[32];
+    crypto_sha256(text, strlen(text), d);
+    for (int i = 0; i < 32; i++) {
+        out[2 * i] = hex[d[i] >> 4];
+        out[2 * i + 1] = hex[d[i] & 15];
+    }
+    out[64] = '\0';
+    free(text);
+    json_decref(canon);
+}
+
+static void hermes_task(struct mcp_call *c, json_t *args, void *arg)
+{
+    struct bridge *b = arg;
+    json_t *v[ARGS_MAX];
+    char idbuf[129], fp[65];
+
+    if (!check_args(c, task_args, args, v))
+        return;
+    const char *task = toolargs_str(v, TA_TASK), *mode = toolargs_str(v, TA_MODE);
+    const char *context = toolargs_str(v, TA_CONTEXT);
+    const char *deliverable = toolargs_str(v, TA_DELIVERABLE);
+    const char *id = toolargs_str(v, TA_ID), *session = toolargs_str(v, TA_SESSION);
+    const char *agent_name = toolargs_str(v, TA_AGENT);
+    json_t *constraints = v[TA_CONSTRAINTS];
+    agents_refresh(b);
+    if (agent_name == NULL)
+        agent_name = b->default_agent;
+    struct agentdef *a = find_agent(b, agent_name);
+    if (a == NULL) {
+        tool_error(c, TE_UNKNOWN_AGENT, 0, "no agent named '%.64s'; see list_agents", agent_name);
+        return;
+    }
+    if (!agent_worth_trying(b, a)) {
+        tool_error(c, TE_AGENT_UNAVAILABLE, 0, "the agent '%s' is unavailable (%s)", a->name,
+                   a->key == NULL ? "missing_credentials" : "unreachable");
+        return;
+    }
+    if (id == NULL) {
+        char rnd[17];
+        time_t t = time(NULL);
+        struct tm tm;
+        gmtime_r(&t, &tm);
+        if (!crypto_random_hex(rnd, 4)) { /* never name a task with uninitialised bytes */
+            tool_error(c, TE_UPSTREAM_ERROR, 0, "no random bytes for a task id; pass an 'id'");
+            return;
+        }
+        strftime(idbuf, sizeof idbuf, "t-%Y%m%d-%H%M%S-", &tm);
+        strncat(idbuf, rnd, sizeof idbuf - strlen(idbuf) - 1);
+        id = idbuf;
+    }
+    fingerprint(args, a->name, fp);
+    if (tasks_pending(b->tasks, id)) { /* its files are still being written */
+        tool_error(c, TE_BUSY, 1, "task '%s' is still in progress", id);
+        return;
+    }
+
+    /* A task id names one unit of work: the same request again is a retry. */
+    json_t *prev = NULL;
+    enum tasks_rc prc = tasks_read(b->tasks, id, "request.json", 64 * 1024, &prev);
+    if (prc != TASKS_OK && prc != TASKS_NOT_FOUND) {
+        /* Not a task directory (a plain file, say), or a request.json we cannot read. */
+        tool_error(c, TE_INVALID_ARGUMENTS, 0, "task id '%s' cannot be used: its entry in the "
+                   "task directory is not a readable task", id);
+        return;
+    }
+    if (prc == TASKS_OK) {
+        const char *pa = json_string_value(json_object_get(prev, "agent"));
+        const char *pf = json_string_value(json_object_get(prev, "fingerprint"));
+        if (pa && strcmp(pa, a->name) != 0) {
+            tool_error(c, TE_DUPLICATE_ID, 0, "task id '%s' belongs to agent '%s'", id, pa);
+            json_decref(prev);
+            return;
+        }
+        if (pf == NULL || strcmp(pf, fp) != 0) {
+            tool_error(c, TE_DUPLICATE_ID, 0, "task id '%s' was used for a different request", id);
+            json_decref(prev);
+            return;
+        }
+        json_decref(prev);
+        json_t *res = NULL, *run = NULL;
+        if (tasks_read(b->tasks, id, "result.json", TASKS_FILE_MAX, &res) == TASKS_OK) {
+            mcp_call_tool_result_take(c, result_public(res));
+            json_decref(res);
+            return;
+        }
+        if (tasks_read(b->tasks, id, "run.json", 64 * 1024, &run) == TASKS_OK) {
+            mcp_call_tool_result_take(
+                c, json_pack("{s:s, s:s, s:O, s:s, s:[], s:[]}", "id", id, "status", "accepted",
+                             "run_id", json_object_get(run, "run_id"), "summary",
+                             "already accepted; this is the same run", "artifacts",
+                             "next_steps"));
+            json_decref(run);
+            return;
+        }
+        if (strmap_get(b->jobs, id)) {
+            tool_error(c, TE_BUSY, 1, "task '%s' is still in progress", id);
+            return;
+        }
+        /* Accepted earlier but nothing came of it (crash before the agent answered): redo. */
+    } else if (strmap_get(b->jobs, id)) {
+        tool_error(c, TE_BUSY, 1, "task '%s' is still in progress", id);
+        return;
+    }
+    json_t *req = json_pack("{s:s, s:s, s:s, s:s?, s:s, s:o}", "id", id, "agent", a->name, "mode",
+                            mode, "session", session, "fingerprint", fp, "created_at", iso_now());
+    /* Not waited for: the agent starts at once. The writer keeps the order, so request.json is
+     * durable before any later file of this task (the answer waits for those). */
+    enum tasks_rc wrc = tasks_write(b->tasks, id, "request.json", req, NULL, NULL);
+    json_decref(req);
+    if (wrc != TASKS_OK) {
+        tool_error(c, TE_UPSTREAM_ERROR, 0, "the task directory could not be written");
+        return;
+    }
+    struct job *j = job_new(b, strcmp(mode, "sync") == 0 ? JOB_SYNC : JOB_SUBMIT, id, a->name);
+    j->call = c;
+    j->prompt = contract_prompt(task, context, deliverable, constraints);
+    if (session)
+        snprintf(j->session_id, sizeof j->session_id, "gb-sess-%s-%s", a->name, session);
+    else
+        snprintf(j->session_id, sizeof j->session_id, "gb-task-%s", id);
+    mcp_call_on_cancel(c, j->kind == JOB_SYNC ? sync_cancelled : submit_cancelled, j);
+    /* A long sync call may outlive the client's timeout: the first progress notification
+     * names the id, so the result can still be fetched. Sent before the job is queued, which
+     * may already answer the call. */
+    if (j->kind == JOB_SYNC && mcp_call_progress_token(c)) {
+        char note[512]; /* two ids of at most 128 bytes and an agent name of 64 */
+        snprintf(note, sizeof note,
+                 "task %s accepted for agent %s; if this call times out, hermes_result with "
+                 "id \"%s\" returns the result",
+                 id, a->name, id);
+        mcp_call_progress(c, 0, 0, note);
+    }
+    if (!job_enqueue(j, session)) {
+        j->call = NULL;
+        mcp_call_on_cancel(c, NULL, NULL);
+        remove_then_answer(b, id, "request.json", c,
+                           tool_error_json(TE_BUSY, 5, "session '%s' already has %d calls waiting",
+                                           session, SESSION_QUEUE_MAX));
+        job_free(j);
+    }
+}
+
+void tool_task_register(struct bridge *b)
+{
+    mcp_add_tool(b->mcp, &(struct mcp_tool_def){
+        .name = "hermes_task",
+        .title = "Delegate a task to Hermes",
+        .description =
+            "Delegate a task to a Hermes agent. mode \"sync\" waits for the answer (progress is "
+            "reported when you pass a progressToken) and returns {id, status, summary, "
+            "artifacts, next_steps}; mode \"async\" returns at once with status \"accepted\" and "
+            "a run_id: the bridge follows the run and stores the result, read it with "
+            "hermes_status or hermes_result. Re-sending the same id with the same request is a "
+            "safe retry. For anything that may take long, pass your own id: if the call times "
+            "out, hermes_result with that id returns the result (with a progressToken, the "
+            "first progress notification names the id too). Optional: context, deliverable, "
+            "constraints (at most 20), id, session (continues a conversation; calls in one "
+            "session run one at a time), agent (see list_agents).",
+        .input_schema = toolargs_schema(task_args),
+        .output_schema = toolerr_output_schema(schema_obj(RESULT_SCHEMA)),
+        .annotations = tool_annotations(false, false, true, true),
+        .handler = hermes_task,
+        .arg = b});
+}
