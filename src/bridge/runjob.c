@@ -57,9 +57,12 @@ static void follow_done(struct agent_req *r, const struct agent_result *res, voi
 static void follow_poll(struct loop *l, void *arg)
 {
     struct job *j = arg;
-    struct agentdef *a = find_agent(j->b, j->agent);
     (void)l;
     j->timer = NULL;
+    /* A run outlives tool calls: without this, an agent put back in the registry file would
+     * not be seen until some tool call or SIGHUP re-read it, and the run would never end. */
+    agents_refresh(j->b);
+    struct agentdef *a = find_agent(j->b, j->agent);
     if (a == NULL || a->key == NULL) {
         follow_schedule(j);
         return;

@@ -32,57 +32,76 @@ function registry(fake) {
     chmodSync(file, 0o600);
   };
   write(['alpha', 'beta']);
-  return { file, write };
+  return { file, write, keyFile };
 }
 
-test('a reload that drops an agent: its running task finishes, its queued task fails cleanly, the server lives', async () => {
-  const fake = await startFake();
-  const reg = registry(fake);
-  const srv = await startHermes({ AGENTS_FILE: reg.file, HERMES_POLL_MS: '50' });
-  const c = await connect(srv);
-  try {
-    // A running sync task of alpha, a second queued behind it in the same session, an async run
-    // of alpha being followed.
-    const running = call(c, 'hermes_task', { task: 'first [delay=1500]', mode: 'sync', id: 'rl-run', session: 's1', agent: 'alpha' });
-    await until(() => chats(fake).length === 1, 'the first task reached the agent');
-    const queued = call(c, 'hermes_task', { task: 'second', mode: 'sync', id: 'rl-queued', session: 's1', agent: 'alpha' });
-    const accepted = await call(c, 'hermes_task', { task: 'async [delay=1500]', mode: 'async', id: 'rl-async', agent: 'alpha' });
-    assert.equal(accepted.structuredContent.status, 'accepted');
-    const runId = accepted.structuredContent.run_id;
-    // alpha goes away (the registry is re-read before the next use; SIGHUP too).
-    await sleep(20);
-    reg.write(['beta']);
-    srv.proc.kill('SIGHUP');
-    const la = await call(c, 'list_agents', {});
-    assert.deepEqual(la.structuredContent.agents.map((a) => a.name), ['beta']);
-    // status and cancel of a task whose agent was removed: clean answers, no crash.
-    const st = await call(c, 'hermes_status', { run_id: runId });
-    assert.equal(st.isError, true);
-    assert.match(st.structuredContent.error, /^(unknown_agent|agent_unavailable)$/);
-    const first = await running;
-    assert.equal(first.isError, false, JSON.stringify(first));
-    assert.equal(first.structuredContent.status, 'completed', 'the task in flight finished at the old agent');
-    const second = await queued;
-    assert.equal(second.isError, true);
-    assert.equal(second.structuredContent.error, 'agent_unavailable');
-    assert.match(second.structuredContent.message, /alpha/);
-    assert.equal(chats(fake).length, 1, 'the queued task never reached an agent');
-    const cancel = await call(c, 'hermes_cancel', { id: 'rl-async' });
-    assert.equal(cancel.isError, true);
-    assert.equal(cancel.structuredContent.error, 'agent_unavailable');
-    // The agent comes back: the followed run is finished and stored, new work goes through.
-    reg.write(['alpha', 'beta']);
-    srv.proc.kill('SIGHUP');
-    await until(async () => (await call(c, 'hermes_result', { id: 'rl-async' })).isError === false, 'the async result', 10000);
-    const again = await call(c, 'hermes_task', { task: 'what is 6 * 7', mode: 'sync', agent: 'beta' });
-    assert.equal(again.isError, false);
-    assert.match(again.structuredContent.summary, /42/);
-  } finally {
-    await c.close();
-    assert.equal(await srv.stop(), 0, 'no crash: SIGTERM exits 0 (ASan reports would make it 86)');
-    await fake.stop();
-  }
-});
+// The agent goes away in two ways that take different paths: its registry entry is removed
+// (picked up from the file's change before the next use, no signal), or its key file is emptied
+// (the registry file is unchanged, so only SIGHUP re-reads it).
+for (const how of ['registry file changed', 'key emptied, SIGHUP']) {
+  test(`a reload that drops an agent (${how}): its running task finishes, its queued task fails cleanly, the server lives`, async () => {
+    const fake = await startFake();
+    const reg = registry(fake);
+    const srv = await startHermes({ AGENTS_FILE: reg.file, HERMES_POLL_MS: '50' });
+    const c = await connect(srv);
+    const byFile = how === 'registry file changed';
+    try {
+      // A running sync task of alpha, a second queued behind it in the same session, an async run
+      // of alpha being followed.
+      const running = call(c, 'hermes_task', { task: 'first [delay=1500]', mode: 'sync', id: 'rl-run', session: 's1', agent: 'alpha' });
+      await until(() => chats(fake).length === 1, 'the first task reached the agent');
+      const queued = call(c, 'hermes_task', { task: 'second', mode: 'sync', id: 'rl-queued', session: 's1', agent: 'alpha' });
+      const accepted = await call(c, 'hermes_task', { task: 'async [delay=1500]', mode: 'async', id: 'rl-async', agent: 'alpha' });
+      assert.equal(accepted.structuredContent.status, 'accepted');
+      const runId = accepted.structuredContent.run_id;
+      if (byFile) {
+        reg.write(['beta']);
+      } else {
+        writeFileSync(reg.keyFile, '');
+        srv.proc.kill('SIGHUP');
+        await until(() => srv.proc.stderrText.includes('agent settings reloaded'), 'the reload');
+      }
+      const la = await call(c, 'list_agents', {});
+      if (byFile) {
+        assert.deepEqual(la.structuredContent.agents.map((a) => a.name), ['beta']);
+      } else {
+        const alpha = la.structuredContent.agents.find((a) => a.name === 'alpha');
+        assert.equal(alpha.available, false);
+        assert.equal(alpha.unavailable_reason, 'missing_credentials');
+      }
+      // status and cancel of a task whose agent was removed: clean answers, no crash.
+      const st = await call(c, 'hermes_status', { run_id: runId });
+      assert.equal(st.isError, true);
+      assert.match(st.structuredContent.error, byFile ? /^(unknown_agent|agent_unavailable)$/ : /^agent_unavailable$/);
+      const first = await running;
+      assert.equal(first.isError, false, JSON.stringify(first));
+      assert.equal(first.structuredContent.status, 'completed', 'the task in flight finished at the old agent');
+      const second = await queued;
+      assert.equal(second.isError, true);
+      assert.equal(second.structuredContent.error, 'agent_unavailable');
+      assert.match(second.structuredContent.message, byFile ? /alpha.*removed from the registry/ : /alpha.*missing_credentials/);
+      assert.equal(chats(fake).length, 1, 'the queued task never reached an agent');
+      const cancel = await call(c, 'hermes_cancel', { id: 'rl-async' });
+      assert.equal(cancel.isError, true);
+      assert.equal(cancel.structuredContent.error, 'agent_unavailable');
+      // The agent comes back: the followed run is finished and stored, new work goes through.
+      if (byFile) {
+        reg.write(['alpha', 'beta']);
+      } else {
+        writeFileSync(reg.keyFile, fake.key + '\n');
+        srv.proc.kill('SIGHUP');
+      }
+      await until(async () => (await call(c, 'hermes_result', { id: 'rl-async' })).isError === false, 'the async result', 10000);
+      const again = await call(c, 'hermes_task', { task: 'what is 6 * 7', mode: 'sync', agent: byFile ? 'beta' : 'alpha' });
+      assert.equal(again.isError, false);
+      assert.match(again.structuredContent.summary, /42/);
+    } finally {
+      await c.close();
+      assert.equal(await srv.stop(), 0, 'no crash: SIGTERM exits 0 (ASan reports would make it 86)');
+      await fake.stop();
+    }
+  });
+}
 
 test('hermes_reset never loses a run in flight: its result.json is written without a restart', async () => {
   const fake = await startFake();
@@ -134,7 +153,7 @@ test('hermes_cancel of a running sync task by id: the agent is interrupted, the 
   } finally {
     await a.close();
     await b.close();
-    await srv.stop();
+    assert.equal(await srv.stop(), 0, 'no crash: SIGTERM exits 0');
     await fake.stop();
   }
 });
