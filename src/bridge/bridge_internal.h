@@ -61,6 +61,10 @@ struct job {
     /* The agent's address when the job started: a reload may drop or change the agent while
      * the job runs, and what the job reports must still be what it used. */
     char *base_url;
+    /* ... and its key: a followed run is finished at the agent it started on even when a
+     * reload removed that agent (else it would be polled for ever). Wiped when freed. */
+    char *key;
+    unsigned follow_misses; /* polls skipped for want of an agent: they back off */
     char session_id[200]; /* what the agent sees */
     char run_id[128];
     struct mcp_call *call; /* the waiting MCP call, if any */
@@ -150,10 +154,14 @@ const char *contract_json(struct bridge *b);
 /* jobs.c */
 struct job *job_new(struct bridge *b, enum job_kind kind, const char *id, const char *agent);
 void job_free(struct job *j);
+/* Whether the agent's session queue has no room for another job. */
+bool job_queue_full(struct bridge *b, const char *agent, const char *session);
 /* Joins the session's queue; false when it is full. Starts the job if it is first. */
 bool job_enqueue(struct job *j, const char *session);
 /* The job's agent as configured now, or NULL: then the job failed and was freed. */
 struct agentdef *job_agent(struct job *j);
+/* The job keeps copies of a's address and key (what it uses if a reload drops a). */
+void job_use_agent(struct job *j, const struct agentdef *a);
 
 /* syncjob.c */
 void sync_start(struct job *j);
@@ -163,8 +171,8 @@ void sync_cancelled(struct mcp_call *c, void *arg);
 /* runjob.c */
 void submit_start(struct job *j);
 void submit_cancelled(struct mcp_call *c, void *arg);
-/* Follows run_id of task id until it is terminal (nothing if the task already has a job). */
-void follow(struct bridge *b, const char *id, const char *agent, const char *run_id);
+/* Follows run_id of task id until it is terminal. NULL if the task already has a job. */
+struct job *follow(struct bridge *b, const char *id, const char *agent, const char *run_id);
 
 /* results.c */
 /* What hermes_task and hermes_result return: the contract fields plus id (new reference). */

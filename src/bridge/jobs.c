@@ -66,6 +66,10 @@ void job_free(struct job *j)
     free(j->stream_error);
     free(j->prompt);
     free(j->base_url);
+    if (j->key) {
+        memset(j->key, 0, strlen(j->key));
+        free(j->key);
+    }
     if (q) {
         if (q->active == j) {
             free(j);
@@ -88,6 +92,20 @@ void job_free(struct job *j)
     free(j);
 }
 
+static struct sessq *queue_of(struct bridge *b, const char *agent, const char *session,
+                              char key[160])
+{
+    snprintf(key, 160, "%s/%s", agent, session);
+    return strmap_get(b->queues, key);
+}
+
+bool job_queue_full(struct bridge *b, const char *agent, const char *session)
+{
+    char key[160];
+    struct sessq *q = session ? queue_of(b, agent, session, key) : NULL;
+    return q && q->active && q->waiting >= SESSION_QUEUE_MAX;
+}
+
 /* Joins the session's queue; returns false when it is full. Starts the job if it is first. */
 bool job_enqueue(struct job *j, const char *session)
 {
@@ -98,8 +116,7 @@ bool job_enqueue(struct job *j, const char *session)
         job_start(j);
         return true;
     }
-    snprintf(key, sizeof key, "%s/%s", j->agent, session);
-    struct sessq *q = strmap_get(b->queues, key);
+    struct sessq *q = queue_of(b, j->agent, session, key);
     if (q == NULL) {
         q = xcalloc(1, sizeof *q);
         snprintf(q->key, sizeof q->key, "%s", key);
@@ -130,8 +147,7 @@ struct agentdef *job_agent(struct job *j)
     struct bridge *b = j->b;
     struct agentdef *a = find_agent(b, j->agent);
     if (a && a->key) {
-        free(j->base_url);
-        j->base_url = xstrdup(a->base_url);
+        job_use_agent(j, a);
         return a;
     }
     struct mcp_call *c = j->call;
@@ -146,6 +162,17 @@ struct agentdef *job_agent(struct job *j)
                                        a ? "missing_credentials" : "removed from the registry"));
     job_free(j);
     return NULL;
+}
+
+void job_use_agent(struct job *j, const struct agentdef *a)
+{
+    free(j->base_url);
+    j->base_url = xstrdup(a->base_url);
+    if (j->key) {
+        memset(j->key, 0, strlen(j->key));
+        free(j->key);
+    }
+    j->key = a->key ? xstrdup(a->key) : NULL;
 }
 
 static void job_start(struct job *j)

@@ -20,9 +20,17 @@
 
 static void follow_poll(struct loop *l, void *arg);
 
+/* The longest wait between polls of a run whose agent is not configured (after a restart). */
+#define FOLLOW_BACKOFF_MAX_MS 60000
+
 static void follow_schedule(struct job *j)
 {
-    j->timer = loop_timer_add(j->b->loop, j->b->cfg->poll_ms, follow_poll, j);
+    uint64_t ms = j->b->cfg->poll_ms;
+    for (unsigned i = 0; i < j->follow_misses && ms < FOLLOW_BACKOFF_MAX_MS; i++)
+        ms *= 2;
+    if (ms > FOLLOW_BACKOFF_MAX_MS)
+        ms = FOLLOW_BACKOFF_MAX_MS;
+    j->timer = loop_timer_add(j->b->loop, ms, follow_poll, j);
 }
 
 static void follow_done(struct agent_req *r, const struct agent_result *res, void *arg)
@@ -63,30 +71,39 @@ static void follow_poll(struct loop *l, void *arg)
      * not be seen until some tool call or SIGHUP re-read it, and the run would never end. */
     agents_refresh(j->b);
     struct agentdef *a = find_agent(j->b, j->agent);
-    if (a == NULL || a->key == NULL) {
+    if (a && a->key) /* as configured now (a new key, a new address) */
+        job_use_agent(j, a);
+    if (j->key == NULL) {
+        /* Not configured, and never known to this process (a restart): wait for it, less and
+         * less often. */
+        if (j->follow_misses++ == 0)
+            log_warn("task %s: agent %s is not configured; run %s is polled when it is", j->id,
+                     j->agent, j->run_id);
         follow_schedule(j);
         return;
     }
+    j->follow_misses = 0;
     char path[200];
     snprintf(path, sizeof path, "/v1/runs/%s", j->run_id);
-    char *url = agent_url(a, path);
-    struct agent_opts o = {.method = "GET", .url = url, .key = a->key,
+    char *url = agentcfg_url(j->base_url, path);
+    struct agent_opts o = {.method = "GET", .url = url, .key = j->key,
                            .connect_timeout_ms = CONNECT_TIMEOUT_MS, .deadline_ms = 30000,
                            .max_response = RESPONSE_MAX, .on_done = follow_done, .arg = j,
-                           .label = a->name, .endpoint = "run"};
+                           .label = j->agent, .endpoint = "run"};
     j->req = agent_request(j->b->http, &o);
     free(url);
     if (j->req == NULL)
         follow_schedule(j);
 }
 
-void follow(struct bridge *b, const char *id, const char *agent, const char *run_id)
+struct job *follow(struct bridge *b, const char *id, const char *agent, const char *run_id)
 {
     if (strmap_get(b->jobs, id))
-        return;
+        return NULL;
     struct job *j = job_new(b, JOB_FOLLOW, id, agent);
     snprintf(j->run_id, sizeof j->run_id, "%s", run_id);
     j->timer = loop_timer_add(b->loop, 0, follow_poll, j);
+    return j;
 }
 
 static void submit_done(struct agent_req *r, const struct agent_result *res, void *arg)
@@ -130,8 +147,20 @@ static void submit_done(struct agent_req *r, const struct agent_result *res, voi
     snprintf(agent, sizeof agent, "%s", j->agent);
     snprintf(id, sizeof id, "%s", j->id);
     snprintf(rid, sizeof rid, "%s", j->run_id);
+    char *base_url = j->base_url, *key = j->key; /* the agent the run started on */
+    j->base_url = j->key = NULL;
     job_free(j);
-    follow(b, id, agent, rid);
+    struct job *f = follow(b, id, agent, rid);
+    if (f) {
+        f->base_url = base_url;
+        f->key = key;
+    } else {
+        free(base_url);
+        if (key) {
+            memset(key, 0, strlen(key));
+            free(key);
+        }
+    }
 }
 
 void submit_cancelled(struct mcp_call *c, void *arg)

@@ -154,6 +154,13 @@ static void hermes_task(struct mcp_call *c, json_t *args, void *arg)
         tool_error(c, TE_BUSY, 1, "task '%s' is still in progress", id);
         return;
     }
+    if (job_queue_full(b, a->name, session)) {
+        /* Refused before anything is written or announced (the progress note below names an
+         * id that must then exist). */
+        tool_error(c, TE_BUSY, 5, "session '%s' already has %d calls waiting", session,
+                   SESSION_QUEUE_MAX);
+        return;
+    }
     json_t *req = json_pack("{s:s, s:s, s:s, s:s?, s:s, s:o}", "id", id, "agent", a->name, "mode",
                             mode, "session", session, "fingerprint", fp, "created_at", iso_now());
     /* Not waited for: the agent starts at once. The writer keeps the order, so request.json is

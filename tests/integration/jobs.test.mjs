@@ -103,6 +103,30 @@ for (const how of ['registry file changed', 'key emptied, SIGHUP']) {
   });
 }
 
+test('a followed run whose agent a reload removed is finished at the agent it started on, not polled for ever', async () => {
+  const fake = await startFake();
+  const reg = registry(fake);
+  const srv = await startHermes({ AGENTS_FILE: reg.file, HERMES_POLL_MS: '50' });
+  const c = await connect(srv);
+  try {
+    const accepted = await call(c, 'hermes_task', { task: 'async [delay=600]', mode: 'async', id: 'gone-async', agent: 'alpha' });
+    assert.equal(accepted.structuredContent.status, 'accepted');
+    reg.write(['beta']);
+    srv.proc.kill('SIGHUP');
+    const la = await call(c, 'list_agents', {});
+    assert.deepEqual(la.structuredContent.agents.map((a) => a.name), ['beta'], 'alpha is gone');
+    await until(async () => (await call(c, 'hermes_result', { id: 'gone-async' })).isError === false, 'the result of the run of the removed agent', 10000);
+    const r = await call(c, 'hermes_result', { id: 'gone-async' });
+    assert.equal(r.structuredContent.status, 'completed');
+    const health = await (await fetch(`${srv.base}/health`)).json();
+    assert.equal(health.jobs, 0, 'nothing left polling');
+  } finally {
+    await c.close();
+    assert.equal(await srv.stop(), 0);
+    await fake.stop();
+  }
+});
+
 test('hermes_reset never loses a run in flight: its result.json is written without a restart', async () => {
   const fake = await startFake();
   const srv = await startHermes({ HERMES_ENV_PATH: agentEnv(fake), HERMES_POLL_MS: '50' });
@@ -200,9 +224,24 @@ test('a long sync task names its id in the first progress notification; the desc
     const gen = await c.callTool({ name: 'hermes_task', arguments: { task: 'what is 6 * 7', mode: 'sync' } },
       undefined, { onprogress: (p) => seen.push(p) });
     assert.match(seen[0].message, new RegExp(`task ${gen.structuredContent.id} accepted`));
+    // A call the full session queue refuses announces nothing: the note would name an id that
+    // hermes_result then does not know.
+    const held = [];
+    for (let i = 0; i < 9; i++) // one running, eight waiting: the queue is full
+      held.push(c.callTool({ name: 'hermes_task', arguments: { task: `hold ${i} [delay=400]`, mode: 'sync', session: 'full' } }, undefined, { timeout: 60000 }));
+    await until(() => chats(fake).length >= 3, 'the first of the session reached the agent');
+    seen.length = 0;
+    const refused = await c.callTool({ name: 'hermes_task', arguments: { task: 'one too many', mode: 'sync', session: 'full', id: 'too-many' } },
+      undefined, { onprogress: (p) => seen.push(p) });
+    assert.equal(refused.isError, true);
+    assert.equal(refused.structuredContent.error, 'busy');
+    assert.deepEqual(seen, [], 'no progress note for a refused call');
+    const r = await c.callTool({ name: 'hermes_result', arguments: { id: 'too-many' } });
+    assert.match(r.structuredContent.message, /no task with id/);
+    await Promise.all(held);
   } finally {
     await c.close();
-    await srv.stop();
+    assert.equal(await srv.stop(), 0);
     await fake.stop();
   }
 });
