@@ -59,7 +59,9 @@ char *readfile_capped(const char *path, const char *what, size_t max, struct sta
             break;
     }
     char more;
-    if (n < cap || (cap < max && read(fd, &more, 1) == 1)) {
+    /* The probe runs at the cap too: a file of exactly max bytes that grew meanwhile would
+     * otherwise come back cut at max, as if whole. */
+    if (n < cap || read(fd, &more, 1) == 1) {
         /* Shorter or longer than fstat said: someone writes it in place right now (our own
          * writers rename a finished file into place instead). Better no answer than half. */
         snprintf(err, errlen, "%s changed while it was being read; try again", what);

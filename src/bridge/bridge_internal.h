@@ -210,7 +210,7 @@ bool run_id_syntax(const char *s, size_t n);
      .pattern = ID_PATTERN, .syntax = id_syntax,                                                 \
      .syntax_hint = "must match [A-Za-z0-9][A-Za-z0-9._-]{0,127}"}
 #define ARG_RUN_ID(req)                                                                          \
-    {.name = "run_id", .type = TOOLARG_STRING, .required = (req), .nonempty = (req),             \
+    {.name = "run_id", .type = TOOLARG_STRING, .required = (req), .nonempty = true,              \
      .max_len = 127, .pattern = "^[A-Za-z0-9_-]+$", .syntax = run_id_syntax,                     \
      .syntax_hint = "has characters a run id never has"}
 #define ARG_AGENT {.name = "agent", .type = TOOLARG_STRING, .max_len = 64,                       \

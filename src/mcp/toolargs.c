@@ -95,12 +95,30 @@ static void enum_words(const char *const *v, char *out, size_t outlen)
     }
 }
 
+/* Characters (code points) as JSON Schema's maxLength counts them, not bytes: a client that
+ * checked the inputSchema must not be refused here. jansson holds valid UTF-8 only. */
+static size_t chars(const char *s, size_t len)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < len; i++)
+        n += ((unsigned char)s[i] & 0xC0) != 0x80;
+    return n;
+}
+
+static bool too_long(const struct toolarg *a, json_t *v)
+{
+    size_t len = json_string_length(v);
+    /* A UTF-8 character is 1 to 4 bytes: only the lengths in between need counting. */
+    return a->max_len && len > a->max_len &&
+           (len > 4 * a->max_len || chars(json_string_value(v), len) > a->max_len);
+}
+
 static bool check_string(const struct toolarg *a, json_t *v, char *err, size_t errlen)
 {
     const char *s = json_string_value(v);
     size_t len = json_string_length(v);
-    if (a->max_len && len > a->max_len)
-        return fail(err, errlen, "'%s' is longer than %zu bytes", a->name, a->max_len);
+    if (too_long(a, v))
+        return fail(err, errlen, "'%s' is longer than %zu characters", a->name, a->max_len);
     /* Valid JSON may carry \u0000; no field of ours may (names, ids and paths would be cut
      * short where C, the file system or the agent meets the NUL). */
     if (memchr(s, '\0', len))
@@ -138,8 +156,8 @@ static bool check_one(const struct toolarg *a, json_t *v, char *err, size_t errl
             return fail(err, errlen, "'%s' may hold at most %zu items", a->name, a->max_items);
         json_array_foreach(v, i, item)
         {
-            if (!json_is_string(item) || (a->max_len && json_string_length(item) > a->max_len))
-                return fail(err, errlen, "'%s' items must be strings of at most %zu bytes",
+            if (!json_is_string(item) || too_long(a, item))
+                return fail(err, errlen, "'%s' items must be strings of at most %zu characters",
                             a->name, a->max_len);
             if (memchr(json_string_value(item), '\0', json_string_length(item)))
                 return fail(err, errlen, "'%s' items must not contain a NUL character", a->name);

@@ -262,6 +262,12 @@ for (const id of ['../x', '/abs', 'a\\b', '%2e%2e', '.hidden', '', '-x', 'a/b', 
   kase(`hermes_task: id ${JSON.stringify(id).slice(0, 20)}`, { req: { body: task({ task: 'x', mode: 'sync', id }) }, status: 200, tool: 'invalid_arguments' });
 for (const session of ['Upper', 'a b', '-a', 's'.repeat(65), '../x', 'a/b', '', 'ä'])
   kase(`hermes_task: session ${JSON.stringify(session).slice(0, 20)}`, { req: { body: task({ task: 'x', mode: 'sync', session }) }, status: 200, tool: 'invalid_arguments' });
+// Both run_id tables say minLength 1: an empty run_id is refused as the schema says, whether the
+// field is required (hermes_status) or one of two (hermes_cancel).
+kase('hermes_cancel: empty run_id', { req: { body: call('hermes_cancel', { run_id: '' }) }, status: 200, tool: 'invalid_arguments', check: (r) => assert.match(r.body, /'run_id' must not be empty/) });
+kase('hermes_status: empty run_id', { req: { body: call('hermes_status', { run_id: '' }) }, status: 200, tool: 'invalid_arguments', check: (r) => assert.match(r.body, /'run_id' must not be empty/) });
+// Lengths are characters, as the schema's maxLength: 65,536 two-byte characters pass the check.
+kase('hermes_task: a task of 65,536 non-ASCII characters is not refused as too long', { req: { body: task({ task: 'é'.repeat(65536), mode: 'sync', agent: 'mallory' }) }, status: 200, tool: 'unknown_agent' });
 kase('hermes_task: unknown agent', { req: { body: task({ task: 'x', mode: 'sync', agent: 'mallory' }) }, status: 200, tool: 'unknown_agent' });
 kase('hermes_task: agent name with traversal', { req: { body: task({ task: 'x', mode: 'sync', agent: '../../etc' }) }, status: 200, tool: 'unknown_agent' });
 

@@ -77,6 +77,18 @@ static void refuses_what_is_not_a_small_regular_file(void **state)
     assert_string_equal(err, "cannot open missing: No such file or directory");
 }
 
+/* A file with more bytes than fstat reported, read with a cap equal to that size, is refused
+ * rather than returned cut (procfs files report size 0 and have content: "it grew"). */
+static void refuses_a_file_that_grew_at_the_cap(void **state)
+{
+    (void)state;
+    char err[200];
+    struct stat st;
+    size_t len;
+    assert_null(readfile_capped("/proc/self/status", "status", 0, &st, &len, err, sizeof err));
+    assert_string_equal(err, "status changed while it was being read; try again");
+}
+
 static int setup(void **state)
 {
     (void)state;
@@ -96,6 +108,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(reads_a_regular_file_whole),
         cmocka_unit_test(refuses_what_is_not_a_small_regular_file),
+        cmocka_unit_test(refuses_a_file_that_grew_at_the_cap),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

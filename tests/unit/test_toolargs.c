@@ -73,7 +73,11 @@ static void refusals_name_the_field(void **state)
     assert_string_equal(check("{\"task\":1,\"mode\":\"sync\"}"), "'task' must be a string");
     assert_string_equal(check("{\"task\":\"\",\"mode\":\"sync\"}"), "'task' must not be empty");
     assert_string_equal(check("{\"task\":\"123456789\",\"mode\":\"sync\"}"),
-                        "'task' is longer than 8 bytes");
+                        "'task' is longer than 8 characters");
+    /* Characters, as the schema's maxLength counts them: eight of two bytes each pass. */
+    assert_string_equal(check("{\"task\":\"\u00e9\u00e9\u00e9\u00e9\u00e9\u00e9\u00e9\u00e9\",\"mode\":\"sync\"}"), "");
+    assert_string_equal(check("{\"task\":\"\u00e9\u00e9\u00e9\u00e9\u00e9\u00e9\u00e9\u00e9\u00e9\",\"mode\":\"sync\"}"),
+                        "'task' is longer than 8 characters");
     assert_string_equal(check("{\"task\":\"a\\u0000b\",\"mode\":\"sync\"}"),
                         "'task' contains a NUL character");
     assert_string_equal(check("{\"task\":\"x\",\"mode\":\"now\"}"),
@@ -90,7 +94,7 @@ static void refusals_name_the_field(void **state)
     assert_string_equal(check("{\"task\":\"x\",\"mode\":\"sync\",\"tags\":[\"a\",\"b\",\"c\"]}"),
                         "'tags' may hold at most 2 items");
     assert_string_equal(check("{\"task\":\"x\",\"mode\":\"sync\",\"tags\":[\"abcd\"]}"),
-                        "'tags' items must be strings of at most 3 bytes");
+                        "'tags' items must be strings of at most 3 characters");
     assert_string_equal(check("{\"task\":\"x\",\"mode\":\"sync\",\"tags\":[\"a\\u0000\"]}"),
                         "'tags' items must not contain a NUL character");
     assert_string_equal(check("{\"task\":\"x\",\"mode\":\"sync\",\"confirmed\":\"yes\"}"),
