@@ -15,7 +15,8 @@ usage: scripts/tunnel.sh [--env-file FILE] [--cloudflared PATH] [--origin URL] [
 Starts 'cloudflared tunnel --no-autoupdate --url http://127.0.0.1:MCP_PORT' (MCP_PORT from the
 env file, default 8765) and writes the public URL to PUBLIC_URL in the env file's directory.
 Allow the name on the server with MCP_PUBLIC_HOSTS=.trycloudflare.com in the env file.
-  --env-file FILE     the server's env file (default: .env)
+  --env-file FILE     the server's env file (default: .env), read for MCP_PORT when there is
+                      no --origin
   --cloudflared PATH  the cloudflared binary (default: cloudflared on PATH)
   --origin URL        where the tunnel points (default: http://127.0.0.1:MCP_PORT)
   --url-file FILE     where the URL goes (default: PUBLIC_URL beside the env file)
@@ -44,12 +45,15 @@ while [ $# -gt 0 ]; do
     esac
     shift
 done
-[ -r "$env_file" ] || die 2 "cannot read the env file $env_file; pass --env-file FILE"
+# The env file is read for MCP_PORT only, so with --origin it is not needed at all (the systemd
+# unit gives --origin and --url-file and cannot read the env file).
+[ -n "$origin" ] || [ -r "$env_file" ] || die 2 "cannot read the env file $env_file; pass --env-file FILE or --origin URL"
 command -v "$cloudflared" >/dev/null ||
     die 2 "cloudflared not found; install it or pass --cloudflared PATH"
 
 # MCP_PORT only (never the token): the last plain or quoted assignment wins, as in the server.
-port=$(sed -n -E "s/^[[:blank:]]*(export[[:blank:]]+)?MCP_PORT=[\"']?([0-9]+)[\"']?[[:blank:]]*(#.*)?$/\2/p" \
+port=
+[ -n "$origin" ] || port=$(sed -n -E "s/^[[:blank:]]*(export[[:blank:]]+)?MCP_PORT=[\"']?([0-9]+)[\"']?[[:blank:]]*(#.*)?$/\2/p" \
     "$env_file" | tail -n 1)
 port=${port:-8765}
 [ -n "$origin" ] || [ "$port" != 0 ] || die 2 "MCP_PORT=0 picks a random port; set a fixed MCP_PORT in $env_file"

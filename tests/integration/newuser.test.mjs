@@ -152,6 +152,16 @@ test('scripts/tunnel.sh writes the quick tunnel URL to PUBLIC_URL beside the env
     const failed = spawnSync(join(ROOT, 'scripts/tunnel.sh'), ['--env-file', envFile],
       { encoding: 'utf8', env: tunnelEnv(bin, { FAKE_CF_EXIT: '7' }) });
     assert.equal(failed.status, 7);
+
+    // As the systemd unit runs it: --origin and --url-file, no env file at all (the unit makes
+    // it inaccessible; here the default .env does not exist in the working directory).
+    const unit = spawnSync(join(ROOT, 'scripts/tunnel.sh'), ['--origin', 'http://127.0.0.1:9555', '--url-file', join(dir, 'u')],
+      { encoding: 'utf8', cwd: dir, env: tunnelEnv(bin, { FAKE_CF_URL: url }) });
+    assert.equal(unit.status, 0, unit.stderr);
+    assert.equal(readFileSync(join(dir, 'u'), 'utf8'), `${url}\n`);
+    const noOrigin = spawnSync(join(ROOT, 'scripts/tunnel.sh'), ['--env-file', join(dir, 'missing')], { encoding: 'utf8', env: tunnelEnv(bin, { FAKE_CF_URL: url }) });
+    assert.equal(noOrigin.status, 2);
+    assert.match(noOrigin.stderr, /cannot read the env file .*--origin URL/);
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }

@@ -435,8 +435,9 @@ test('install-systemd --no-enable renders every hardening directive, the real pa
     assert.equal(statSync(join(r.envDir, 'work/tasks')).mode & 0o777, 0o700, 'the task directory was created');
     assert.ok(directives(r.unit('hermes-mcp.socket')).includes('ListenStream=127.0.0.1:9876'));
     const tunnel = directives(r.unit('hermes-mcp-tunnel.service'));
-    assert.ok(tunnel.includes(`ExecStart=${ROOT}/scripts/tunnel.sh --env-file ${r.envFile} --cloudflared ${fakeCloudflared} --origin http://127.0.0.1:9876 --url-file ${r.envDir}/tunnel/PUBLIC_URL`),
+    assert.ok(tunnel.includes(`ExecStart=${ROOT}/scripts/tunnel.sh --cloudflared ${fakeCloudflared} --origin http://127.0.0.1:9876 --url-file ${r.envDir}/tunnel/PUBLIC_URL`),
       tunnel.find((l) => l.startsWith('ExecStart')));
+    assert.ok(tunnel.includes(`InaccessiblePaths=${r.envFile}`), 'the network-facing tunnel cannot read the token');
     assert.deepEqual(tunnel.filter((l) => l.startsWith('ReadWritePaths=')), [`ReadWritePaths=${r.envDir}/tunnel`],
       'the tunnel may write its own folder only, never the env file, audit log or tasks');
     assert.equal(statSync(join(r.envDir, 'tunnel')).mode & 0o777, 0o700);
