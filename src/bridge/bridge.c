@@ -130,6 +130,7 @@ void bridge_free(struct bridge *b)
 {
     if (b == NULL)
         return;
+    reset_abort(b);
     if (b->jobs) {
         size_t n;
         void **v = strmap_values(b->jobs, &n);

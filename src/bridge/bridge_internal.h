@@ -113,6 +113,7 @@ struct bridge {
     char *contract_json;         /* the contract as a JSON string, for request bodies */
     const char *contract_json_of; /* ... of this text, */
     unsigned contract_json_gen;   /* ... at this generation */
+    struct reset *reset;          /* the hermes_reset walking the task directory, if any */
 };
 
 /* reply.c: answers */
@@ -228,6 +229,9 @@ json_t *tool_annotations(bool read_only, bool destructive, bool idempotent, bool
     "{\"type\":\"string\"}},\"next_steps\":{\"type\":\"array\",\"items\":{\"type\":\"string\"}}," \
     "\"run_id\":{\"type\":\"string\"},\"details\":{\"type\":\"object\"}},\"required\":[\"id\","  \
     "\"status\"]}"
+
+/* tool_reset.c: stops a hermes_reset in progress without answering (shutdown). */
+void reset_abort(struct bridge *b);
 
 /* One per tool (tool_*.c): registers it on b->mcp. */
 void tool_task_register(struct bridge *b);

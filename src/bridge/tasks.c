@@ -567,3 +567,38 @@ void tasks_each(struct tasks *t, void (*fn)(const char *id, void *arg), void *ar
             fn(e->d_name, arg);
     closedir(d);
 }
+
+struct tasks_scan {
+    DIR *d;
+};
+
+struct tasks_scan *tasks_scan_open(struct tasks *t)
+{
+    DIR *d = opendir(t->real);
+    if (d == NULL)
+        return NULL;
+    struct tasks_scan *s = xcalloc(1, sizeof *s);
+    s->d = d;
+    return s;
+}
+
+bool tasks_scan_step(struct tasks_scan *s, size_t max, void (*fn)(const char *id, void *arg),
+                     void *arg)
+{
+    struct dirent *e;
+    for (size_t n = 0; n < max; n++) {
+        if ((e = readdir(s->d)) == NULL)
+            return false;
+        if (taskpath_id_ok(e->d_name, strlen(e->d_name)))
+            fn(e->d_name, arg);
+    }
+    return true;
+}
+
+void tasks_scan_close(struct tasks_scan *s)
+{
+    if (s == NULL)
+        return;
+    closedir(s->d);
+    free(s);
+}

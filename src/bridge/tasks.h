@@ -55,5 +55,12 @@ enum tasks_rc tasks_files(struct tasks *t, const char *id, const char *rel, json
 
 /* Calls fn for every task directory name (ids only). */
 void tasks_each(struct tasks *t, void (*fn)(const char *id, void *arg), void *arg);
+/* The same walk in steps, so a long one does not hold the loop: each step calls fn for at most
+ * max ids and returns false once the directory is done. NULL if it cannot be opened. */
+struct tasks_scan;
+struct tasks_scan *tasks_scan_open(struct tasks *t);
+bool tasks_scan_step(struct tasks_scan *s, size_t max, void (*fn)(const char *id, void *arg),
+                     void *arg);
+void tasks_scan_close(struct tasks_scan *s); /* NULL-safe */
 
 #endif

@@ -8,6 +8,7 @@
 
 #include "bridge_internal.h"
 #include "log.h"
+#include "loop.h"
 #include "mcp.h"
 #include "mem.h"
 #include "strmap.h"
@@ -41,6 +42,70 @@ static void collect_stale_run(const char *run_id, void *task_id, void *arg)
     st->keys[st->n++] = xstrdup(run_id);
 }
 
+/* Task directories indexed per loop turn: the walk of a large TASKS_DIR (a read and a stat per
+ * task) must not hold every other client's request for its whole length. */
+#define RESET_BATCH 64
+
+/* A reset walking the task directory, one batch per loop turn. */
+struct reset {
+    struct bridge *b;
+    struct mcp_call *call;
+    struct tasks_scan *scan;
+    struct loop_timer *timer;
+    json_t *by;
+    json_int_t cleared;
+};
+
+static void reset_free(struct reset *r)
+{
+    loop_timer_cancel(r->timer);
+    tasks_scan_close(r->scan);
+    json_decref(r->by);
+    r->b->reset = NULL;
+    free(r);
+}
+
+static void reset_finish(struct reset *r)
+{
+    struct bridge *b = r->b;
+    size_t after = strmap_count(b->runs);
+    json_object_set_new(r->by, "indexed_runs", json_integer((json_int_t)after));
+    log_warn("hermes_reset: run index rebuilt from the task directory (%zu runs, %lld stale "
+             "entries cleared); nothing in flight was dropped",
+             after, (long long)r->cleared);
+    mcp_call_on_cancel(r->call, NULL, NULL);
+    mcp_call_tool_result_take(r->call, json_pack("{s:I, s:O}", "cleared", r->cleared,
+                                                 "by_status", r->by));
+    reset_free(r);
+}
+
+static void reset_step(struct loop *l, void *arg)
+{
+    struct reset *r = arg;
+    (void)l;
+    r->timer = NULL;
+    if (r->scan && tasks_scan_step(r->scan, RESET_BATCH, index_task, r->b)) {
+        r->timer = loop_timer_add(r->b->loop, 0, reset_step, r);
+        return;
+    }
+    reset_finish(r);
+}
+
+/* The client went away: the walk stops (what it indexed so far stays; nothing is lost). */
+static void reset_cancelled(struct mcp_call *c, void *arg)
+{
+    (void)c;
+    reset_free(arg);
+}
+
+void reset_abort(struct bridge *b)
+{
+    if (b->reset == NULL)
+        return;
+    mcp_call_on_cancel(b->reset->call, NULL, NULL);
+    reset_free(b->reset);
+}
+
 static void hermes_reset(struct mcp_call *c, json_t *args, void *arg)
 {
     struct bridge *b = arg;
@@ -57,6 +122,10 @@ static void hermes_reset(struct mcp_call *c, json_t *args, void *arg)
      * a waiting call still gets its answer (dropping them lost results until a restart). What
      * is reset is the run index, rebuilt from the task directory: entries whose task is gone
      * are cleared, runs on disk without a result are followed (again, if they were not). */
+    if (b->reset) {
+        tool_error(c, TE_BUSY, 1, "a hermes_reset is already running");
+        return;
+    }
     json_t *by = json_object();
     size_t n;
     void **v = strmap_values(b->jobs, &n);
@@ -72,14 +141,15 @@ static void hermes_reset(struct mcp_call *c, json_t *args, void *arg)
         free(stale.keys[i]);
     }
     free(stale.keys);
-    json_int_t cleared = (json_int_t)stale.n;
-    tasks_each(b->tasks, index_task, b);
-    size_t after = strmap_count(b->runs);
-    json_object_set_new(by, "indexed_runs", json_integer((json_int_t)after));
-    log_warn("hermes_reset: run index rebuilt from the task directory (%zu runs, %lld stale "
-             "entries cleared); nothing in flight was dropped",
-             after, (long long)cleared);
-    mcp_call_tool_result_take(c, json_pack("{s:I, s:o}", "cleared", cleared, "by_status", by));
+    struct reset *r = xcalloc(1, sizeof *r);
+    r->b = b;
+    r->call = c;
+    r->by = by;
+    r->cleared = (json_int_t)stale.n;
+    r->scan = tasks_scan_open(b->tasks); /* NULL: nothing to walk, answered at once below */
+    b->reset = r;
+    mcp_call_on_cancel(c, reset_cancelled, r);
+    r->timer = loop_timer_add(b->loop, 0, reset_step, r);
 }
 
 void tool_reset_register(struct bridge *b)

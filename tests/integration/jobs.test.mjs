@@ -2,7 +2,7 @@
 // hermes_cancel of a running sync task by id (issue 12, items 3, 6 and 8).
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { writeFileSync, chmodSync, mkdtempSync, existsSync, readFileSync } from 'node:fs';
+import { writeFileSync, chmodSync, mkdtempSync, mkdirSync, existsSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
@@ -149,6 +149,43 @@ test('hermes_reset never loses a run in flight: its result.json is written witho
     await c.close();
     assert.equal(await srv.stop(), 0);
     await fake.stop();
+  }
+});
+
+test('hermes_reset walks a large task directory in steps: other clients are answered meanwhile, a second reset is busy, every run is indexed', async () => {
+  const fake = await startFake();
+  const tasks = mkdtempSync(join(tmpdir(), 'hm-reset-'));
+  const N = 10000;
+  for (let i = 0; i < N; i++) {
+    const d = join(tasks, `t${i}`);
+    mkdirSync(d, { mode: 0o700 });
+    writeFileSync(join(d, 'run.json'), JSON.stringify({ run_id: `run_${i}`, task_id: `t${i}`, agent: 'hermes' }), { mode: 0o600 });
+    writeFileSync(join(d, 'result.json'), '{"id":"x","status":"completed"}', { mode: 0o600 });
+  }
+  const srv = await startHermes({ HERMES_ENV_PATH: agentEnv(fake), TASKS_DIR: tasks });
+  const a = await connect(srv);
+  const b = await connect(srv);
+  try {
+    const order = [];
+    const reset = call(a, 'hermes_reset', { confirmed: true }).then((r) => { order.push('reset'); return r; });
+    await sleep(20); // the reset request is in; its walk of 10,000 directories has begun
+    const list = b.listTools().then((r) => { order.push('tools/list'); return r; });
+    const again = call(b, 'hermes_reset', { confirmed: true }).then((r) => { order.push('second reset'); return r; });
+    const [r, l, second] = await Promise.all([reset, list, again]);
+    assert.equal(l.tools.length, 7);
+    assert.equal(second.isError, true);
+    assert.equal(second.structuredContent.error, 'busy', 'one reset at a time');
+    assert.deepEqual(order.slice(-1), ['reset'], `the other client was answered while the walk went on: ${order}`);
+    assert.equal(r.isError, false);
+    assert.equal(r.structuredContent.by_status.indexed_runs, N, 'every run on disk is indexed');
+    const st = await call(b, 'hermes_status', { run_id: `run_${N - 1}` });
+    assert.equal(st.structuredContent.task_id, `t${N - 1}`, JSON.stringify(st));
+  } finally {
+    await a.close();
+    await b.close();
+    assert.equal(await srv.stop(), 0);
+    await fake.stop();
+    rmSync(tasks, { recursive: true, force: true });
   }
 });
 
