@@ -176,6 +176,18 @@ test('rate limit: X-Forwarded-For only from trusted proxies', async () => {
   } finally {
     await trusted.stop();
   }
+  // Two X-Forwarded-For lines (a client's own, and one a proxy added instead of appending): which
+  // one the proxy wrote cannot be told, so neither is believed: the proxy's own bucket, not one
+  // the client picks per request.
+  const twoLines = await startHermes({ RATE_LIMIT_PER_MIN: '2', TRUSTED_PROXIES: '127.0.0.1' });
+  try {
+    const statuses = [];
+    for (let i = 0; i < 4; i++)
+      statuses.push(await rawStatus(twoLines.port, [`X-Forwarded-For: 10.0.0.${i}`, 'X-Forwarded-For: 203.0.113.9']));
+    assert.deepEqual(statuses, [401, 401, 429, 429]);
+  } finally {
+    await twoLines.stop();
+  }
   const direct = await startHermes({ RATE_LIMIT_PER_MIN: '2' });
   try {
     const anon = { ...direct, auth: {} };
@@ -186,6 +198,21 @@ test('rate limit: X-Forwarded-For only from trusted proxies', async () => {
     await direct.stop();
   }
 });
+
+// The status of an unauthenticated POST /mcp with the given raw header lines (fetch would merge
+// repeated headers into one).
+function rawStatus(port, lines) {
+  return new Promise((resolve, reject) => {
+    const body = JSON.stringify(INIT());
+    const s = net.connect(port, '127.0.0.1', () => s.end([`POST /mcp HTTP/1.1`, `Host: 127.0.0.1:${port}`,
+      'Content-Type: application/json', 'Accept: application/json, text/event-stream', 'Connection: close',
+      ...lines, `Content-Length: ${Buffer.byteLength(body)}`, '', body].join('\r\n')));
+    let data = '';
+    s.on('data', (d) => { data += d; });
+    s.on('end', () => resolve(Number(data.match(/^HTTP\/1\.1 (\d+)/)?.[1])));
+    s.on('error', reject);
+  });
+}
 
 function slowSocket(port, chunks, everyMs) {
   // Sends chunks one at a time; resolves with how long the server kept the connection.
