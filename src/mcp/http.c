@@ -327,11 +327,7 @@ void mcp_http_request(struct mcp_server *srv, struct hreq *r)
         switch (m.kind) {
         case JRPC_REQUEST:
             ex->nrequests++;
-            if (batch && strcmp(m.method, "initialize") == 0)
-                answer(&x, jrpc_error(m.id, JRPC_INVALID_REQUEST,
-                                      "Invalid Request: initialize cannot be batched"));
-            else
-                dispatch_request(&x, &m);
+            dispatch_request(&x, &m);
             break;
         case JRPC_NOTIFICATION:
             dispatch_notification(&x, &m);

@@ -1,8 +1,10 @@
 /* methods.c — the MCP methods: what initialize, ping, the list methods, tools/call,
  * resources/read, subscriptions, prompts/get, completion/complete and logging/setLevel answer,
  * and what the notifications do. A method either answers at once (answer, answer_text) or
- * starts a call whose handler a provider registered (start_call). Kept apart from the HTTP and
- * call plumbing so the protocol's surface reads in one place. */
+ * starts a call whose handler a provider registered (start_call). One table (methods[]) names
+ * every method with its handler and flags; the dispatch and the audit log's method names both
+ * read it. Kept apart from the HTTP and call plumbing so the protocol's surface reads in one
+ * place. */
 #include "methods.h"
 
 #include <stdio.h>
@@ -17,21 +19,6 @@
 #include "loop.h"
 #include "mem.h"
 #include "strmap.h"
-
-static const char *const known_methods[] = {
-    "initialize", "ping", "tools/list", "tools/call", "resources/list", "resources/read",
-    "resources/templates/list", "resources/subscribe", "resources/unsubscribe", "prompts/list",
-    "prompts/get", "completion/complete", "logging/setLevel", "notifications/initialized",
-    "notifications/cancelled", "notifications/progress", "notifications/roots/list_changed"};
-
-/* Method names go to the audit log only when they are ours: a client cannot write there. */
-const char *audit_method(const char *m)
-{
-    for (size_t i = 0; i < sizeof known_methods / sizeof *known_methods; i++)
-        if (strcmp(m, known_methods[i]) == 0)
-            return m;
-    return "unknown";
-}
 
 static json_t *registry_list(const struct registry *reg, const char *field)
 {
@@ -387,71 +374,145 @@ static void do_set_level(struct rpc_ctx *x, struct jrpc_msg *m)
     answer(x, jrpc_result(m->id, json_object()));
 }
 
+static void do_ping(struct rpc_ctx *x, struct jrpc_msg *m)
+{
+    answer_text(x, m, "{}", "", 0, "", make_empty, NULL);
+}
+
+static void do_tools_list(struct rpc_ctx *x, struct jrpc_msg *m)
+{
+    answer_list(x, m, &x->srv->tools, "tools");
+}
+
+static void do_resources_list(struct rpc_ctx *x, struct jrpc_msg *m)
+{
+    answer_list(x, m, &x->srv->resources, "resources");
+}
+
+static void do_templates_list(struct rpc_ctx *x, struct jrpc_msg *m)
+{
+    answer_list(x, m, &x->srv->templates, "resourceTemplates");
+}
+
+static void do_prompts_list(struct rpc_ctx *x, struct jrpc_msg *m)
+{
+    answer_list(x, m, &x->srv->prompts, "prompts");
+}
+
+static void do_resources_subscribe(struct rpc_ctx *x, struct jrpc_msg *m)
+{
+    do_subscribe(x, m, true);
+}
+
+static void do_resources_unsubscribe(struct rpc_ctx *x, struct jrpc_msg *m)
+{
+    do_subscribe(x, m, false);
+}
+
+static void do_cancelled(struct rpc_ctx *x, struct jrpc_msg *m)
+{
+    json_t *rid = json_object_get(m->params, "requestId");
+    char idkey[160], key[240];
+    if (!jrpc_id_key(rid, idkey, sizeof idkey))
+        return;
+    /* A client may cancel only its own calls, and a cancel that cannot be attributed
+     * without doubt cancels nothing. With sessions the caller is its session (an id only
+     * that client holds), so session + request id names the call. Stateless there is no
+     * identity: behind a tunnel or proxy every peer is 127.0.0.1, every client shares the
+     * token and SDK ids start at 0, so one client's cancel would stop another's call. It is
+     * ignored; a stateless client cancels by closing its POST (ex_on_abort), which is
+     * always its own. */
+    if (x->sess == NULL) {
+        log_info("notifications/cancelled ignored: without a session it cannot be told "
+                 "which client's call it means (close the request to cancel it, or set "
+                 "MCP_SESSIONS=1)");
+        return;
+    }
+    snprintf(key, sizeof key, "%s|%s", x->sess->id, idkey);
+    struct mcp_call *c = strmap_get(x->srv->inflight, key);
+    if (c) {
+        log_debug("request cancelled by the client");
+        call_cancel(c);
+    } else {
+        log_debug("notifications/cancelled for no call in flight in this session");
+    }
+}
+
+/* ---------- dispatch ---------- */
+
+typedef void method_fn(struct rpc_ctx *x, struct jrpc_msg *m);
+
+enum {
+    METHOD_NOTIFICATION = 1 << 0, /* comes as a notification and is never answered */
+    METHOD_ALONE = 1 << 1,        /* refused inside a batch (initialize) */
+};
+
+/* Every method we know, requests and notifications: the one list the dispatch and the audit
+ * log's method names come from. */
+static const struct method {
+    const char *name;
+    method_fn *fn; /* NULL: nothing to do */
+    unsigned flags;
+} methods[] = {
+    {"initialize", do_initialize, METHOD_ALONE},
+    {"ping", do_ping, 0},
+    {"tools/list", do_tools_list, 0},
+    {"tools/call", do_tools_call, 0},
+    {"resources/list", do_resources_list, 0},
+    {"resources/read", do_resources_read, 0},
+    {"resources/templates/list", do_templates_list, 0},
+    {"resources/subscribe", do_resources_subscribe, 0},
+    {"resources/unsubscribe", do_resources_unsubscribe, 0},
+    {"prompts/list", do_prompts_list, 0},
+    {"prompts/get", do_prompts_get, 0},
+    {"completion/complete", do_complete, 0},
+    {"logging/setLevel", do_set_level, 0},
+    {"notifications/initialized", NULL, METHOD_NOTIFICATION},
+    {"notifications/cancelled", do_cancelled, METHOD_NOTIFICATION},
+    {"notifications/progress", NULL, METHOD_NOTIFICATION},
+    {"notifications/roots/list_changed", NULL, METHOD_NOTIFICATION},
+};
+
+/* The method called name that comes as a notification (or as a request when not). */
+static const struct method *method_find(const char *name, bool notification)
+{
+    for (size_t i = 0; i < sizeof methods / sizeof *methods; i++)
+        if (strcmp(name, methods[i].name) == 0 &&
+            !(methods[i].flags & METHOD_NOTIFICATION) == !notification)
+            return &methods[i];
+    return NULL;
+}
+
+const char *audit_method(const char *m)
+{
+    for (size_t i = 0; i < sizeof methods / sizeof *methods; i++)
+        if (strcmp(m, methods[i].name) == 0)
+            return m;
+    return "unknown";
+}
+
 void dispatch_request(struct rpc_ctx *x, struct jrpc_msg *m)
 {
-    const char *method = m->method;
+    const struct method *method = method_find(m->method, false);
 
-    if (strcmp(method, "initialize") == 0)
-        do_initialize(x, m);
-    else if (strcmp(method, "ping") == 0)
-        answer_text(x, m, "{}", "", 0, "", make_empty, NULL);
-    else if (strcmp(method, "tools/list") == 0)
-        answer_list(x, m, &x->srv->tools, "tools");
-    else if (strcmp(method, "tools/call") == 0)
-        do_tools_call(x, m);
-    else if (strcmp(method, "resources/list") == 0)
-        answer_list(x, m, &x->srv->resources, "resources");
-    else if (strcmp(method, "resources/templates/list") == 0)
-        answer_list(x, m, &x->srv->templates, "resourceTemplates");
-    else if (strcmp(method, "resources/read") == 0)
-        do_resources_read(x, m);
-    else if (strcmp(method, "resources/subscribe") == 0)
-        do_subscribe(x, m, true);
-    else if (strcmp(method, "resources/unsubscribe") == 0)
-        do_subscribe(x, m, false);
-    else if (strcmp(method, "prompts/list") == 0)
-        answer_list(x, m, &x->srv->prompts, "prompts");
-    else if (strcmp(method, "prompts/get") == 0)
-        do_prompts_get(x, m);
-    else if (strcmp(method, "completion/complete") == 0)
-        do_complete(x, m);
-    else if (strcmp(method, "logging/setLevel") == 0)
-        do_set_level(x, m);
-    else {
+    if (method == NULL) {
         char msg[200];
-        snprintf(msg, sizeof msg, "Method not found: %.128s", method);
+        snprintf(msg, sizeof msg, "Method not found: %.128s", m->method);
         answer(x, jrpc_error(m->id, JRPC_METHOD_NOT_FOUND, msg));
+    } else if (x->ex->batch && (method->flags & METHOD_ALONE)) {
+        char msg[200];
+        snprintf(msg, sizeof msg, "Invalid Request: %s cannot be batched", method->name);
+        answer(x, jrpc_error(m->id, JRPC_INVALID_REQUEST, msg));
+    } else {
+        method->fn(x, m);
     }
 }
 
 void dispatch_notification(struct rpc_ctx *x, struct jrpc_msg *m)
 {
-    if (strcmp(m->method, "notifications/cancelled") == 0) {
-        json_t *rid = json_object_get(m->params, "requestId");
-        char idkey[160], key[240];
-        if (!jrpc_id_key(rid, idkey, sizeof idkey))
-            return;
-        /* A client may cancel only its own calls, and a cancel that cannot be attributed
-         * without doubt cancels nothing. With sessions the caller is its session (an id only
-         * that client holds), so session + request id names the call. Stateless there is no
-         * identity: behind a tunnel or proxy every peer is 127.0.0.1, every client shares the
-         * token and SDK ids start at 0, so one client's cancel would stop another's call. It is
-         * ignored; a stateless client cancels by closing its POST (ex_on_abort), which is
-         * always its own. */
-        if (x->sess == NULL) {
-            log_info("notifications/cancelled ignored: without a session it cannot be told "
-                     "which client's call it means (close the request to cancel it, or set "
-                     "MCP_SESSIONS=1)");
-            return;
-        }
-        snprintf(key, sizeof key, "%s|%s", x->sess->id, idkey);
-        struct mcp_call *c = strmap_get(x->srv->inflight, key);
-        if (c) {
-            log_debug("request cancelled by the client");
-            call_cancel(c);
-        } else {
-            log_debug("notifications/cancelled for no call in flight in this session");
-        }
-    }
-    /* notifications/initialized, progress, roots changes: nothing to do. */
+    const struct method *method = method_find(m->method, true);
+
+    /* notifications/initialized, progress, roots changes, unknown ones: nothing to do. */
+    if (method && method->fn)
+        method->fn(x, m);
 }
