@@ -68,7 +68,8 @@ struct hreq {
     struct hreq *prev, *next; /* list of live requests */
     char peer[INET6_ADDRSTRLEN];
     uint64_t started_ms;
-    char rpc_method[40], tool[72], error[40];
+    void *user;
+    void (*user_free)(void *user);
 };
 
 /* Per connection: the deadline for the request being received (slowloris defence). */
@@ -349,22 +350,24 @@ void *hreq_data(const struct hreq *r)
     return r->data;
 }
 
-void hreq_set_audit(struct hreq *r, const char *rpc_method, const char *tool, const char *error)
+static void user_drop(struct hreq *r)
 {
-    if (rpc_method)
-        snprintf(r->rpc_method, sizeof r->rpc_method, "%s", rpc_method);
-    if (tool)
-        snprintf(r->tool, sizeof r->tool, "%s", tool);
-    if (error)
-        snprintf(r->error, sizeof r->error, "%s", error);
+    if (r->user && r->user_free)
+        r->user_free(r->user);
+    r->user = NULL;
+    r->user_free = NULL;
 }
 
-void hreq_get_audit(const struct hreq *r, const char **rpc_method, const char **tool,
-                    const char **error)
+void hreq_set_user(struct hreq *r, void *user, void (*free_fn)(void *user))
 {
-    *rpc_method = r->rpc_method;
-    *tool = r->tool;
-    *error = r->error;
+    user_drop(r);
+    r->user = user;
+    r->user_free = free_fn;
+}
+
+void *hreq_user(const struct hreq *r)
+{
+    return r->user;
 }
 
 /* ---- request accessors ---- */
@@ -537,6 +540,7 @@ static struct hreq *hreq_new(struct httpd *h, struct MHD_Connection *conn, const
 
 static void hreq_free(struct hreq *r)
 {
+    user_drop(r);
     loop_watch_del(r->hup);
     loop_timer_cancel(r->abort_later);
     buf_cleanup(&r->body);

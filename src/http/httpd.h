@@ -86,10 +86,11 @@ void hreq_stream_end(struct hreq *r);
  * (past the backlog cap, hreq_stream_write) is dropped at once, but cb runs from the loop. */
 void hreq_on_abort(struct hreq *r, httpd_cb *cb, void *arg);
 void hreq_set_data(struct hreq *r, void *data);
-/* What the request was about, for the audit log; NULL leaves a field as it is. Copied. */
-void hreq_set_audit(struct hreq *r, const char *rpc_method, const char *tool, const char *error);
-void hreq_get_audit(const struct hreq *r, const char **rpc_method, const char **tool,
-                    const char **error);
 void *hreq_data(const struct hreq *r);
+/* The owner's own record of a request (what it was about, for the audit log, say): httpd only
+ * keeps it. free_fn (may be NULL) gets it once the request is done, after on_done, from httpd
+ * itself; setting another record frees the one before the same way. */
+void hreq_set_user(struct hreq *r, void *user, void (*free_fn)(void *user));
+void *hreq_user(const struct hreq *r);
 
 #endif

@@ -81,7 +81,7 @@ static struct mcp_exchange *call_detach(struct mcp_call *c, json_t *answer_take)
     c->deadline = NULL;
     if (ex) {
         if (!ex->batch)
-            note_answer(ex->req, answer_take);
+            note_answer(ex->srv, ex->req, answer_take);
         if (answer_take && ex->stream)
             stream_send(ex->stream, answer_take);
         else if (answer_take && ex->req)

@@ -44,7 +44,7 @@ void ex_unlink(struct mcp_exchange *ex, struct mcp_call *c)
 
 
 /* Records the error an answer carries (JSON-RPC code, or a tool's error code). */
-void note_answer(struct hreq *r, json_t *answer)
+void note_answer(struct mcp_server *srv, struct hreq *r, json_t *answer)
 {
     json_t *err = json_object_get(answer, "error");
     json_t *res = json_object_get(answer, "result");
@@ -55,11 +55,11 @@ void note_answer(struct hreq *r, json_t *answer)
     if (json_is_object(err)) {
         snprintf(code, sizeof code, "%" JSON_INTEGER_FORMAT,
                  json_integer_value(json_object_get(err, "code")));
-        hreq_set_audit(r, NULL, NULL, code);
+        audit_note(srv, r, NULL, NULL, code);
     } else if (json_is_true(json_object_get(res, "isError"))) {
         const char *c = json_string_value(
             json_object_get(json_object_get(res, "structuredContent"), "error"));
-        hreq_set_audit(r, NULL, NULL, c ? c : "tool_error");
+        audit_note(srv, r, NULL, NULL, c ? c : "tool_error");
     }
 }
 

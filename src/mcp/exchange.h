@@ -13,6 +13,6 @@ void ex_on_abort(struct hreq *r, void *arg);
 /* Once no call is pending: sends the answers (or ends the stream) and frees the exchange. */
 void ex_maybe_finish(struct mcp_exchange *ex);
 /* Records the error an answer carries (JSON-RPC code, or a tool's error code). */
-void note_answer(struct hreq *r, json_t *answer);
+void note_answer(struct mcp_server *srv, struct hreq *r, json_t *answer);
 
 #endif

@@ -265,7 +265,7 @@ void mcp_http_request(struct mcp_server *srv, struct hreq *r)
     if (root == NULL) {
         char code[16];
         snprintf(code, sizeof code, "%d", why.code);
-        hreq_set_audit(r, NULL, NULL, code);
+        audit_note(srv, r, NULL, NULL, code);
         reply_rpc_error(r, 400, NULL, why.code, why.msg);
         return;
     }
@@ -318,9 +318,9 @@ void mcp_http_request(struct mcp_server *srv, struct hreq *r)
     struct rpc_ctx x = {.srv = srv, .ex = ex, .sess = sess, .req = r};
     size_t n = batch ? json_array_size(root) : 1;
     if (batch)
-        hreq_set_audit(r, "batch", NULL, NULL);
+        audit_note(srv, r, "batch", NULL, NULL);
     else if (jrpc_str(first_method))
-        hreq_set_audit(r, audit_method(json_string_value(first_method)), NULL, NULL);
+        audit_note(srv, r, audit_method(json_string_value(first_method)), NULL, NULL);
     for (size_t i = 0; i < n; i++) {
         struct jrpc_msg m;
         jrpc_classify(batch ? json_array_get(root, i) : root, &m);
@@ -340,7 +340,7 @@ void mcp_http_request(struct mcp_server *srv, struct hreq *r)
                 /* A lone malformed message is the client's fault at the HTTP level too. */
                 char code[16];
                 snprintf(code, sizeof code, "%d", m.why.code);
-                hreq_set_audit(r, NULL, NULL, code);
+                audit_note(srv, r, NULL, NULL, code);
                 hreq_on_abort(r, NULL, NULL);
                 ex->req = NULL;
                 reply_rpc_error(r, 400, m.id, m.why.code, m.why.msg);

@@ -59,6 +59,13 @@ void reply_rpc_error(struct hreq *r, unsigned status, json_t *id, int code, cons
     reply_json(r, status, jrpc_error(id, code, msg));
 }
 
+void audit_note(struct mcp_server *srv, struct hreq *r, const char *rpc_method, const char *tool,
+                const char *error)
+{
+    if (srv->audit && r)
+        srv->audit(r, rpc_method, tool, error, srv->audit_arg);
+}
+
 /* ---------- setup ---------- */
 
 static void registry_add(struct registry *reg, const char *name, json_t *listing,
@@ -127,6 +134,12 @@ void mcp_add_prompt(struct mcp_server *s, const struct mcp_prompt_def *d)
     if (d->arguments)
         json_object_set_new(p, "arguments", d->arguments);
     registry_add(&s->prompts, d->name, p, d->handler, d->arg, NULL);
+}
+
+void mcp_set_audit(struct mcp_server *s, mcp_audit_cb *cb, void *arg)
+{
+    s->audit = cb;
+    s->audit_arg = arg;
 }
 
 void mcp_set_completion(struct mcp_server *s, mcp_handler *handler, void *arg)

@@ -151,6 +151,8 @@ struct mcp_server {
     struct mcp_call *calls; /* every call whose handler has not finished */
     size_t ncalls;
     uint64_t calls_started;
+    mcp_audit_cb *audit; /* may be NULL */
+    void *audit_arg;
 };
 
 /* What a request needs from its HTTP context. */
@@ -166,5 +168,8 @@ bool version_supported(const char *v);
 int level_index(const char *level);
 void reply_json(struct hreq *r, unsigned status, json_t *msg_take);
 void reply_rpc_error(struct hreq *r, unsigned status, json_t *id, int code, const char *msg);
+/* Tells the audit hook what r was about; NULL fields are left as they were. */
+void audit_note(struct mcp_server *srv, struct hreq *r, const char *rpc_method, const char *tool,
+                const char *error);
 
 #endif

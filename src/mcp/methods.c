@@ -115,7 +115,7 @@ void answer(struct rpc_ctx *x, json_t *msg_take)
 {
     /* Answer without a handler: goes where call answers go. */
     if (!x->ex->batch)
-        note_answer(x->req, msg_take);
+        note_answer(x->srv, x->req, msg_take);
     json_array_append_new(x->ex->answers, msg_take);
 }
 
@@ -262,7 +262,7 @@ static void do_tools_call(struct rpc_ctx *x, struct jrpc_msg *m)
         answer(x, jrpc_error(m->id, JRPC_INVALID_PARAMS, msg));
         return;
     }
-    hreq_set_audit(x->req, NULL, t->name, NULL);
+    audit_note(x->srv, x->req, NULL, t->name, NULL);
     json_t *a = json_is_object(args) ? json_incref(args) : json_object();
     start_call(x, m, t, a);
     json_decref(a);

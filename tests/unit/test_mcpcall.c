@@ -55,10 +55,6 @@ void hreq_add_header(struct hreq *r, const char *name, const char *value)
     if (strcasecmp(name, "Mcp-Session-Id") == 0)
         snprintf(r->session_out, sizeof r->session_out, "%s", value);
 }
-void hreq_set_audit(struct hreq *r, const char *m, const char *t, const char *e)
-{
-    (void)r, (void)m, (void)t, (void)e;
-}
 void hreq_on_abort(struct hreq *r, httpd_cb *cb, void *arg)
 {
     r->abort_cb = cb;
