@@ -603,7 +603,8 @@ int app_run(const struct app_opts *o)
                             .idle_timeout = IDLE_TIMEOUT_S,
                             .header_timeout_ms = o->cfg->header_timeout_ms,
                             .body_timeout_ms = o->cfg->body_timeout_ms, .on_headers = on_headers,
-                            .on_request = on_request, .on_done = on_done, .arg = &a};
+                            .on_request = on_request, .on_done = on_done,
+                            .error_body = mcp_http_error_body, .arg = &a};
     if (o->cfg->rate_per_min)
         a.rl = ratelimit_new(o->cfg->rate_per_min, RATE_TABLE_MAX);
     if (o->cfg->rate_auth_per_min)

@@ -501,13 +501,17 @@ static void on_connection(void *cls, struct MHD_Connection *mc, void **socket_co
 
 /* ---- MHD callbacks ---- */
 
+/* An answer httpd gives on its own: worded by the owner (error_body), else plain text. */
 static void reply_error(struct hreq *r, unsigned status, const char *msg)
 {
     char body[256];
-    int n = snprintf(body, sizeof body,
-                     "{\"jsonrpc\":\"2.0\",\"id\":null,\"error\":{\"code\":-32600,\"message\":\"%s\"}}",
-                     msg);
-    hreq_reply(r, status, "application/json", body, (size_t)n);
+    const char *type = "text/plain; charset=utf-8";
+
+    if (r->h->o.error_body)
+        type = r->h->o.error_body(body, sizeof body, msg);
+    else
+        snprintf(body, sizeof body, "%s\n", msg);
+    hreq_reply(r, status, type, body, strlen(body));
 }
 
 /* 503 while shutting down: the client may come back to the next instance soon. */

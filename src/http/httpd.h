@@ -22,6 +22,12 @@ typedef void httpd_cb(struct hreq *req, void *arg);
  * none), milliseconds since the headers arrived. The request is still readable. */
 typedef void httpd_done_cb(struct hreq *req, unsigned status, uint64_t duration_ms, void *arg);
 
+/* Words an answer httpd gives on its own (400 for conflicting framing, control characters or
+ * an unsupported Transfer-Encoding; 413 for a body too large; 503 while stopping) in the
+ * owner's protocol: writes the body for message into out (outsz bytes, NUL-terminated) and
+ * returns its content type. */
+typedef const char *httpd_error_body_cb(char *out, size_t outsz, const char *message);
+
 struct httpd_opts {
     const char *host;      /* listen address; ignored when listen_fd >= 0 */
     unsigned port;         /* 0: pick a free port */
@@ -34,6 +40,7 @@ struct httpd_opts {
     httpd_cb *on_headers;  /* may be NULL */
     httpd_cb *on_request;
     httpd_done_cb *on_done; /* may be NULL */
+    httpd_error_body_cb *error_body; /* NULL: the answers httpd gives itself are text/plain */
     void *arg;
 };
 

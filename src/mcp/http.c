@@ -67,6 +67,17 @@ static bool origin_allowed(struct mcp_server *srv, const char *origin)
            (port >= 0 && host_allowed(srv, host, hlen, port));
 }
 
+const char *mcp_http_error_body(char *out, size_t outsz, const char *message)
+{
+    json_t *err = jrpc_error(NULL, JRPC_INVALID_REQUEST, message);
+    char *text = json_dumps(err, JSON_COMPACT);
+
+    snprintf(out, outsz, "%s", text ? text : "");
+    free(text);
+    json_decref(err);
+    return "application/json";
+}
+
 static void reply_http_error(struct hreq *r, unsigned status, const char *msg)
 {
     reply_rpc_error(r, status, NULL, JRPC_INVALID_REQUEST, msg);
