@@ -42,7 +42,6 @@ void ex_unlink(struct mcp_exchange *ex, struct mcp_call *c)
     ex->pending--;
 }
 
-
 /* Records the error an answer carries (JSON-RPC code, or a tool's error code). */
 void note_answer(struct mcp_server *srv, struct hreq *r, json_t *answer)
 {
