@@ -25,6 +25,7 @@
 #include "log.h"
 #include "loop.h"
 #include "mcp.h"
+#include "mem.h"
 #include "metrics.h"
 #include "ratelimit.h"
 #include "sdlisten.h"
@@ -337,17 +338,43 @@ static void on_request(struct hreq *r, void *arg)
     mcp_http_request(a->mcp, r);
 }
 
+/* What the engine told of a request (mcp_set_audit), for on_done: kept in the request's user
+ * slot, which is app's; httpd frees it when the request is done. */
+struct rpc_note {
+    char rpc_method[40], tool[72], error[40];
+};
+
+static void on_rpc_note(struct hreq *r, const char *rpc_method, const char *tool,
+                        const char *error, void *arg)
+{
+    struct rpc_note *n = hreq_user(r);
+    (void)arg;
+
+    if (n == NULL) {
+        n = xcalloc(1, sizeof *n);
+        hreq_set_user(r, n, free);
+    }
+    if (rpc_method)
+        snprintf(n->rpc_method, sizeof n->rpc_method, "%s", rpc_method);
+    if (tool)
+        snprintf(n->tool, sizeof n->tool, "%s", tool);
+    if (error)
+        snprintf(n->error, sizeof n->error, "%s", error);
+}
+
 static void on_done(struct hreq *r, unsigned status, uint64_t duration_ms, void *arg)
 {
     struct app *a = arg;
-    const char *rpc, *tool, *error;
+    const struct rpc_note *n = hreq_user(r);
+    const char *rpc = NULL, *tool = NULL, *error = NULL;
     char ip[64], labels[200], code[8];
 
-    hreq_get_audit(r, &rpc, &tool, &error);
     /* Empty means "not known" (no JSON-RPC body, no tool, no error). */
-    rpc = rpc && *rpc ? rpc : NULL;
-    tool = tool && *tool ? tool : NULL;
-    error = error && *error ? error : NULL;
+    if (n) {
+        rpc = *n->rpc_method ? n->rpc_method : NULL;
+        tool = *n->tool ? n->tool : NULL;
+        error = *n->error ? n->error : NULL;
+    }
     /* The path is the client's text: only ours go to the log and the metrics verbatim. */
     static const char *const methods[] = {"GET", "HEAD", "POST", "DELETE", "PUT", "PATCH",
                                           "OPTIONS"};
@@ -570,6 +597,7 @@ int app_run(const struct app_opts *o)
                           .sessions = o->cfg->sessions, .public_hosts = o->cfg->public_hosts,
                           .call_timeout_ms = o->cfg->call_timeout_ms};
     a.mcp = mcp_new(a.loop, &mo);
+    mcp_set_audit(a.mcp, on_rpc_note, &a);
     if (o->setup && !o->setup(a.mcp, a.loop, o->setup_arg))
         goto out;
 
@@ -578,7 +606,8 @@ int app_run(const struct app_opts *o)
                             .idle_timeout = IDLE_TIMEOUT_S,
                             .header_timeout_ms = o->cfg->header_timeout_ms,
                             .body_timeout_ms = o->cfg->body_timeout_ms, .on_headers = on_headers,
-                            .on_request = on_request, .on_done = on_done, .arg = &a};
+                            .on_request = on_request, .on_done = on_done,
+                            .error_body = mcp_http_error_body, .arg = &a};
     if (o->cfg->rate_per_min)
         a.rl = ratelimit_new(o->cfg->rate_per_min, RATE_TABLE_MAX);
     if (o->cfg->rate_auth_per_min)

@@ -68,7 +68,8 @@ struct hreq {
     struct hreq *prev, *next; /* list of live requests */
     char peer[INET6_ADDRSTRLEN];
     uint64_t started_ms;
-    char rpc_method[40], tool[72], error[40];
+    void *user;
+    void (*user_free)(void *user);
 };
 
 /* Per connection: the deadline for the request being received (slowloris defence). */
@@ -349,22 +350,24 @@ void *hreq_data(const struct hreq *r)
     return r->data;
 }
 
-void hreq_set_audit(struct hreq *r, const char *rpc_method, const char *tool, const char *error)
+static void user_drop(struct hreq *r)
 {
-    if (rpc_method)
-        snprintf(r->rpc_method, sizeof r->rpc_method, "%s", rpc_method);
-    if (tool)
-        snprintf(r->tool, sizeof r->tool, "%s", tool);
-    if (error)
-        snprintf(r->error, sizeof r->error, "%s", error);
+    if (r->user && r->user_free)
+        r->user_free(r->user);
+    r->user = NULL;
+    r->user_free = NULL;
 }
 
-void hreq_get_audit(const struct hreq *r, const char **rpc_method, const char **tool,
-                    const char **error)
+void hreq_set_user(struct hreq *r, void *user, void (*free_fn)(void *user))
 {
-    *rpc_method = r->rpc_method;
-    *tool = r->tool;
-    *error = r->error;
+    user_drop(r);
+    r->user = user;
+    r->user_free = free_fn;
+}
+
+void *hreq_user(const struct hreq *r)
+{
+    return r->user;
 }
 
 /* ---- request accessors ---- */
@@ -498,13 +501,17 @@ static void on_connection(void *cls, struct MHD_Connection *mc, void **socket_co
 
 /* ---- MHD callbacks ---- */
 
+/* An answer httpd gives on its own: worded by the owner (error_body), else plain text. */
 static void reply_error(struct hreq *r, unsigned status, const char *msg)
 {
     char body[256];
-    int n = snprintf(body, sizeof body,
-                     "{\"jsonrpc\":\"2.0\",\"id\":null,\"error\":{\"code\":-32600,\"message\":\"%s\"}}",
-                     msg);
-    hreq_reply(r, status, "application/json", body, (size_t)n);
+    const char *type = "text/plain; charset=utf-8";
+
+    if (r->h->o.error_body)
+        type = r->h->o.error_body(body, sizeof body, msg);
+    else
+        snprintf(body, sizeof body, "%s\n", msg);
+    hreq_reply(r, status, type, body, strlen(body));
 }
 
 /* 503 while shutting down: the client may come back to the next instance soon. */
@@ -537,6 +544,7 @@ static struct hreq *hreq_new(struct httpd *h, struct MHD_Connection *conn, const
 
 static void hreq_free(struct hreq *r)
 {
+    user_drop(r);
     loop_watch_del(r->hup);
     loop_timer_cancel(r->abort_later);
     buf_cleanup(&r->body);

@@ -22,6 +22,12 @@ typedef void httpd_cb(struct hreq *req, void *arg);
  * none), milliseconds since the headers arrived. The request is still readable. */
 typedef void httpd_done_cb(struct hreq *req, unsigned status, uint64_t duration_ms, void *arg);
 
+/* Words an answer httpd gives on its own (400 for conflicting framing, control characters or
+ * an unsupported Transfer-Encoding; 413 for a body too large; 503 while stopping) in the
+ * owner's protocol: writes the body for message into out (outsz bytes, NUL-terminated) and
+ * returns its content type. */
+typedef const char *httpd_error_body_cb(char *out, size_t outsz, const char *message);
+
 struct httpd_opts {
     const char *host;      /* listen address; ignored when listen_fd >= 0 */
     unsigned port;         /* 0: pick a free port */
@@ -34,6 +40,7 @@ struct httpd_opts {
     httpd_cb *on_headers;  /* may be NULL */
     httpd_cb *on_request;
     httpd_done_cb *on_done; /* may be NULL */
+    httpd_error_body_cb *error_body; /* NULL: the answers httpd gives itself are text/plain */
     void *arg;
 };
 
@@ -86,10 +93,11 @@ void hreq_stream_end(struct hreq *r);
  * (past the backlog cap, hreq_stream_write) is dropped at once, but cb runs from the loop. */
 void hreq_on_abort(struct hreq *r, httpd_cb *cb, void *arg);
 void hreq_set_data(struct hreq *r, void *data);
-/* What the request was about, for the audit log; NULL leaves a field as it is. Copied. */
-void hreq_set_audit(struct hreq *r, const char *rpc_method, const char *tool, const char *error);
-void hreq_get_audit(const struct hreq *r, const char **rpc_method, const char **tool,
-                    const char **error);
 void *hreq_data(const struct hreq *r);
+/* The owner's own record of a request (what it was about, for the audit log, say): httpd only
+ * keeps it. free_fn (may be NULL) gets it once the request is done, after on_done, from httpd
+ * itself; setting another record frees the one before the same way. */
+void hreq_set_user(struct hreq *r, void *user, void (*free_fn)(void *user));
+void *hreq_user(const struct hreq *r);
 
 #endif

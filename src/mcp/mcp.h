@@ -85,6 +85,17 @@ size_t mcp_calls_in_flight(const struct mcp_server *s); /* requests being handle
 /* HTTP entry points for the endpoint path (the caller routes by path). */
 void mcp_http_headers(struct mcp_server *s, struct hreq *r);
 void mcp_http_request(struct mcp_server *s, struct hreq *r);
+/* The answers httpd gives on its own, as JSON-RPC errors (-32600, id null): an
+ * httpd_error_body_cb for httpd_opts.error_body. */
+const char *mcp_http_error_body(char *out, size_t outsz, const char *message);
+
+/* What a request to the endpoint was about, for the caller's audit log and metrics: its
+ * JSON-RPC method ("batch" for a batch, "unknown" for a method not ours), the tool it called,
+ * and the error its answer carried (a JSON-RPC code, or a tool's error code). The engine calls
+ * the hook as it learns each; a NULL field is left as it was. Strings are borrowed. */
+typedef void mcp_audit_cb(struct hreq *r, const char *rpc_method, const char *tool,
+                          const char *error, void *arg);
+void mcp_set_audit(struct mcp_server *s, mcp_audit_cb *cb, void *arg);
 
 /* Calls whose handler has not finished yet, and how many were ever started (for the drain). */
 size_t mcp_calls_active(const struct mcp_server *s);

@@ -213,6 +213,9 @@ test('body limit: exactly 256 KiB accepted, one byte more is 413', async () => {
   assert.deepEqual(r.json.result, {});
   r = await post(hm, exact + ' ');
   assert.equal(r.status, 413);
+  // httpd's own answers speak the endpoint's protocol, worded by the engine: a JSON-RPC error.
+  assert.equal(r.headers.get('content-type'), 'application/json');
+  assert.equal(r.text, '{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"Request body too large"}}');
   // The same limit on streamed (chunked) bodies.
   const big = Buffer.from(exact + '  ');
   const code = await new Promise((resolve, reject) => {

@@ -1,7 +1,8 @@
-/* Unit tests for the call lifecycle in mcp.c: answer, progress, deadline, hang-up, abort while
- * streaming, and who may cancel. The seam is the link: this file defines the hreq_* functions
- * mcp.c calls (httpd.h), recording what the engine answers, so httpd.o (and libmicrohttpd) is
- * never linked and no socket is involved. A hang-up is the abort callback, fired as httpd does. */
+/* Unit tests for the call lifecycle in the MCP engine (src/mcp/call.c): answer, progress,
+ * deadline, hang-up, abort while streaming, and who may cancel. The seam is the link: this file
+ * defines the hreq_* functions the engine calls (httpd.h), recording what the engine answers, so
+ * httpd.o (and libmicrohttpd) is never linked and no socket is involved. A hang-up is the abort
+ * callback, fired as httpd does. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -53,10 +54,6 @@ void hreq_add_header(struct hreq *r, const char *name, const char *value)
 {
     if (strcasecmp(name, "Mcp-Session-Id") == 0)
         snprintf(r->session_out, sizeof r->session_out, "%s", value);
-}
-void hreq_set_audit(struct hreq *r, const char *m, const char *t, const char *e)
-{
-    (void)r, (void)m, (void)t, (void)e;
 }
 void hreq_on_abort(struct hreq *r, httpd_cb *cb, void *arg)
 {

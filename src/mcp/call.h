@@ -1,0 +1,14 @@
+/* call.h — the call lifecycle: one request served by a handler. Engine-internal. */
+#ifndef HM_MCP_CALL_H
+#define HM_MCP_CALL_H
+#include "mcp_internal.h"
+
+/* A call for request m in x's exchange: counted, findable by id in session mode, with its
+ * deadline armed. The caller hands it to a handler. */
+struct mcp_call *call_new(struct rpc_ctx *x, struct jrpc_msg *m);
+/* Ends a call before its handler finished, without an answer (cancel, hang-up, session end). */
+void call_cancel(struct mcp_call *c);
+/* A client's answer to one of our requests. */
+void route_response(struct mcp_server *srv, struct mcp_session *sess, struct jrpc_msg *m);
+
+#endif

@@ -1,0 +1,122 @@
+/* exchange.c — exchanges: one POST carrying one request (or a batch, or notifications). It
+ * collects the answers of its calls and sends them as one JSON reply, or streams them as SSE
+ * when a call has something to say before its answer; a hang-up cancels its calls unless the
+ * client can resume the stream. Kept apart so that how a POST is answered reads in one place. */
+#include "exchange.h"
+
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "call.h"
+#include "httpd.h"
+#include "session.h"
+#include "stream.h"
+
+bool ex_ensure_stream(struct mcp_exchange *ex)
+{
+    if (ex->stream)
+        return ex->stream->req != NULL || ex->stream->sess != NULL;
+    if (ex->req == NULL || !ex->accepts_sse || ex->batch)
+        return false;
+    ex->stream = stream_new(ex->srv, ex->sess);
+    ex->stream->ex = ex;
+    stream_attach(ex->stream, ex->req);
+    /* The exchange, not the stream, hears of a hang-up on a POST: it cancels the calls. */
+    hreq_on_abort(ex->req, ex_on_abort, ex);
+    if (version_primes(ex->version))
+        stream_prime(ex->stream);
+    return true;
+}
+
+void ex_unlink(struct mcp_exchange *ex, struct mcp_call *c)
+{
+    if (c->prev)
+        c->prev->next = c->next;
+    else
+        ex->calls = c->next;
+    if (c->next)
+        c->next->prev = c->prev;
+    c->prev = c->next = NULL;
+    c->ex = NULL;
+    ex->pending--;
+}
+
+/* Records the error an answer carries (JSON-RPC code, or a tool's error code). */
+void note_answer(struct mcp_server *srv, struct hreq *r, json_t *answer)
+{
+    json_t *err = json_object_get(answer, "error");
+    json_t *res = json_object_get(answer, "result");
+    char code[24];
+
+    if (r == NULL)
+        return;
+    if (json_is_object(err)) {
+        snprintf(code, sizeof code, "%" JSON_INTEGER_FORMAT,
+                 json_integer_value(json_object_get(err, "code")));
+        audit_note(srv, r, NULL, NULL, code);
+    } else if (json_is_true(json_object_get(res, "isError"))) {
+        const char *c = json_string_value(
+            json_object_get(json_object_get(res, "structuredContent"), "error"));
+        audit_note(srv, r, NULL, NULL, c ? c : "tool_error");
+    }
+}
+
+/* ---------- exchanges ---------- */
+
+static void ex_free(struct mcp_exchange *ex)
+{
+    if (ex->stream)
+        ex->stream->ex = NULL;
+    stream_unref(ex->stream);
+    sess_unref(ex->sess);
+    json_decref(ex->answers);
+    free(ex->raw_answer);
+    free(ex);
+}
+
+void ex_on_abort(struct hreq *r, void *arg)
+{
+    struct mcp_exchange *ex = arg;
+    (void)r;
+    ex->req = NULL;
+    bool resumable = ex->stream && ex->stream->sess;
+    if (ex->stream && ex->stream->req) {
+        ex->stream->req = NULL;
+        stream_unref(ex->stream);
+    }
+    /* A disconnect is not a cancel when the client can come back for the rest (GET with
+     * Last-Event-ID); the spec says so. Without a resumable stream nobody will read the answers,
+     * so stop the work. */
+    if (resumable)
+        return;
+    ex->dispatching = true; /* keep ex alive while cancelling */
+    while (ex->calls)
+        call_cancel(ex->calls);
+    ex->dispatching = false;
+    ex_maybe_finish(ex);
+}
+
+void ex_maybe_finish(struct mcp_exchange *ex)
+{
+    if (ex->pending > 0 || ex->dispatching)
+        return;
+    if (ex->stream) {
+        stream_close(ex->stream);
+    } else if (ex->req) {
+        hreq_on_abort(ex->req, NULL, NULL);
+        if (ex->raw_answer)
+            hreq_reply_take(ex->req, 200, "application/json", ex->raw_answer, ex->raw_len);
+        else if (json_array_size(ex->answers) == 0 && ex->nrequests > 0 && ex->accepts_sse)
+            hreq_reply(ex->req, 200, "text/event-stream", "", 0); /* all cancelled */
+        else if (json_array_size(ex->answers) == 0)
+            hreq_reply(ex->req, 202, NULL, "", 0);
+        else if (ex->batch)
+            reply_json(ex->req, 200, json_incref(ex->answers));
+        else
+            reply_json(ex->req, 200, json_incref(json_array_get(ex->answers, 0)));
+    }
+    ex->req = NULL;
+    ex->raw_answer = NULL; /* handed over above, or never set */
+    ex_free(ex);
+}

@@ -1,0 +1,18 @@
+/* exchange.h — one POST's requests and where their answers go. Engine-internal. */
+#ifndef HM_MCP_EXCHANGE_H
+#define HM_MCP_EXCHANGE_H
+#include "mcp_internal.h"
+
+/* Gives the exchange its SSE stream if it may have one (the client accepts SSE, not a batch);
+ * false when nothing can be streamed to the client. */
+bool ex_ensure_stream(struct mcp_exchange *ex);
+/* Takes c out of the exchange's calls. */
+void ex_unlink(struct mcp_exchange *ex, struct mcp_call *c);
+/* The client hung up on the POST (httpd's abort callback). */
+void ex_on_abort(struct hreq *r, void *arg);
+/* Once no call is pending: sends the answers (or ends the stream) and frees the exchange. */
+void ex_maybe_finish(struct mcp_exchange *ex);
+/* Records the error an answer carries (JSON-RPC code, or a tool's error code). */
+void note_answer(struct mcp_server *srv, struct hreq *r, json_t *answer);
+
+#endif

@@ -1,0 +1,175 @@
+/* mcp_internal.h — the MCP engine's objects, shared by its modules and by nothing above them.
+ *
+ * The engine is split by concern (session.c, stream.c, call.c, exchange.c, methods.c, http.c,
+ * mcp.c); they all work on the same few objects, so those are defined once here. Code above the
+ * mcp layer sees only mcp.h and must not include this file.
+ *
+ * Objects and who owns them:
+ * - session: in the session table until it ends (DELETE, expiry, shutdown); refcounted because
+ *   exchanges, calls and streams may outlive its end by a moment.
+ * - exchange: one POST carrying requests. Lives until every call in it finished and its answer
+ *   went out (or the client left).
+ * - call: one request being served by a handler. Freed when it finishes, or when it is cancelled
+ *   and the handler had a cancel callback (else when the handler finishes anyway).
+ * - stream: an SSE response body with its event ids. In session mode its events are kept
+ *   (bounded) so a client can resume it with GET + Last-Event-ID after the connection closed. */
+#ifndef HM_MCP_INTERNAL_H
+#define HM_MCP_INTERNAL_H
+#include <jansson.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "jrpc.h"
+#include "mcp.h"
+
+struct hreq;
+struct loop_timer;
+struct strmap;
+
+#define MAX_BATCH 20
+#define SESSION_IDLE_MS (60u * 60u * 1000u)
+#define SWEEP_MS (60u * 1000u)
+#define STREAM_KEEP_EVENTS 256
+#define SSE_RETRY_MS 1000
+#define LATEST_VERSION "2025-11-25"
+
+struct mcp_session;
+struct mcp_exchange;
+
+struct sse_event {
+    struct sse_event *next;
+    unsigned long seq;
+    char *text;
+    size_t len;
+};
+
+struct mcp_stream {
+    struct mcp_server *srv;
+    struct mcp_session *sess; /* NULL: not resumable */
+    unsigned long no, seq;
+    struct hreq *req; /* attached response, or NULL while the client is away */
+    struct sse_event *head, *tail;
+    size_t nevents;
+    bool closed; /* no more events will come */
+    unsigned refs;
+    struct mcp_exchange *ex; /* the POST exchange that owns it, while it lives */
+};
+
+struct mcp_session {
+    char id[65];
+    char version[16];
+    int log_level;
+    json_t *client_caps;
+    json_t *subs; /* set of subscribed URIs */
+    struct strmap *streams; /* resumable streams by number */
+    struct mcp_stream *get_stream;
+    uint64_t last_used;
+    unsigned refs;
+    unsigned active; /* calls in flight */
+    bool ended;
+};
+
+struct outgoing {
+    struct outgoing *next; /* in the call's list */
+    struct mcp_call *call;
+    char key[32];
+    mcp_reply_cb *cb;
+    void *arg;
+};
+
+struct mcp_call {
+    struct mcp_server *srv;
+    struct mcp_exchange *ex; /* NULL once detached (cancelled without a cancel callback) */
+    struct mcp_session *sess;
+    json_t *id;
+    char *method;
+    json_t *progress_token;
+    double last_progress;
+    bool sent_progress;
+    char key[240];
+    mcp_cancel_cb *cancel_cb;
+    void *cancel_arg;
+    struct outgoing *outgoing;
+    struct mcp_call *prev, *next; /* in the exchange's list */
+    struct mcp_call *all_prev, *all_next; /* in the server's list of live calls */
+    struct loop_timer *deadline;
+    bool in_flight; /* in srv->inflight under key: a cancel by id can find it */
+    bool counted;   /* in srv->ninflight: neither finished nor cancelled */
+    unsigned holds; /* >0 while reply callbacks run: freeing waits until they are done */
+    bool dead;      /* freed while held */
+};
+
+struct mcp_exchange {
+    struct mcp_server *srv;
+    struct mcp_session *sess;
+    struct hreq *req;
+    bool batch, accepts_sse, dispatching;
+    char version[16];
+    json_t *answers; /* array of responses (single: at most one) */
+    unsigned nrequests; /* requests it carried (not notifications or responses) */
+    unsigned pending;
+    struct mcp_call *calls;
+    struct mcp_stream *stream;
+    char *raw_answer; /* single request: the whole response, already serialised */
+    size_t raw_len;
+};
+
+struct named {
+    char *name;
+    json_t *listing; /* what the list method returns for it */
+    mcp_handler *handler;
+    void *arg;
+    char *uri_template; /* templates only */
+};
+
+struct registry {
+    struct named *v;
+    size_t n;
+    /* The list method's array as compact JSON, built on first use and dropped whenever the
+     * registry changes: tools/list is the hottest read-only call, and serialising every schema
+     * anew each time was most of its cost. */
+    char *listing_text;
+    size_t listing_len;
+};
+
+struct mcp_server {
+    struct loop *loop;
+    struct mcp_opts o;
+    char *name, *title, *version, *instructions, *public_hosts;
+    char listen_host[256];
+    unsigned port;
+    struct registry tools, resources, templates, prompts;
+    mcp_handler *complete;
+    void *complete_arg;
+    struct strmap *sessions;
+    struct strmap *inflight; /* session id|request id → call (session mode only) */
+    size_t ninflight;        /* calls neither finished nor cancelled */
+    struct strmap *outgoing; /* key → struct outgoing */
+    unsigned long next_stream, next_out;
+    struct loop_timer *sweep;
+    struct mcp_call *calls; /* every call whose handler has not finished */
+    size_t ncalls;
+    uint64_t calls_started;
+    mcp_audit_cb *audit; /* may be NULL */
+    void *audit_arg;
+};
+
+/* What a request needs from its HTTP context. */
+struct rpc_ctx {
+    struct mcp_server *srv;
+    struct mcp_exchange *ex;
+    struct mcp_session *sess;
+    struct hreq *req;
+};
+
+/* Small helpers (mcp.c). */
+bool version_supported(const char *v);
+int level_index(const char *level);
+void reply_json(struct hreq *r, unsigned status, json_t *msg_take);
+void reply_rpc_error(struct hreq *r, unsigned status, json_t *id, int code, const char *msg);
+/* Tells the audit hook what r was about; NULL fields are left as they were. */
+void audit_note(struct mcp_server *srv, struct hreq *r, const char *rpc_method, const char *tool,
+                const char *error);
+
+#endif

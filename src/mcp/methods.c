@@ -1,0 +1,518 @@
+/* methods.c — the MCP methods: what initialize, ping, the list methods, tools/call,
+ * resources/read, subscriptions, prompts/get, completion/complete and logging/setLevel answer,
+ * and what the notifications do. A method either answers at once (answer, answer_text) or
+ * starts a call whose handler a provider registered (start_call). One table (methods[]) names
+ * every method with its handler and flags; the dispatch and the audit log's method names both
+ * read it. Kept apart from the HTTP and call plumbing so the protocol's surface reads in one
+ * place. */
+#include "methods.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "call.h"
+#include "crypto.h"
+#include "exchange.h"
+#include "httpd.h"
+#include "log.h"
+#include "loop.h"
+#include "mem.h"
+#include "strmap.h"
+
+static json_t *registry_list(const struct registry *reg, const char *field)
+{
+    json_t *arr = json_array();
+    for (size_t i = 0; i < reg->n; i++)
+        json_array_append(arr, reg->v[i].listing);
+    return json_pack("{s:o}", field, arr);
+}
+
+static const char *registry_text(struct registry *reg, size_t *len)
+{
+    if (reg->listing_text == NULL) {
+        json_t *arr = json_array();
+        for (size_t i = 0; i < reg->n; i++)
+            json_array_append(arr, reg->v[i].listing);
+        reg->listing_text = json_dumps(arr, JSON_COMPACT);
+        json_decref(arr);
+        if (reg->listing_text == NULL)
+            return NULL;
+        reg->listing_len = strlen(reg->listing_text);
+    }
+    *len = reg->listing_len;
+    return reg->listing_text;
+}
+
+static struct named *registry_find(const struct registry *reg, const char *name)
+{
+    for (size_t i = 0; i < reg->n; i++)
+        if (strcmp(reg->v[i].name, name) == 0)
+            return &reg->v[i];
+    return NULL;
+}
+
+/* Matches uri against a template of literal text and {name} parts (a part stops at '/'). */
+static json_t *template_match(const char *tpl, const char *uri)
+{
+    json_t *vars = json_object();
+    const char *t = tpl, *u = uri;
+
+    while (*t) {
+        if (*t == '{') {
+            const char *close = strchr(t, '}');
+            if (close == NULL)
+                goto fail;
+            char name[64];
+            size_t nlen = (size_t)(close - t - 1);
+            if (nlen == 0 || nlen >= sizeof name)
+                goto fail;
+            memcpy(name, t + 1, nlen);
+            name[nlen] = '\0';
+            size_t vlen = strcspn(u, "/?#");
+            if (vlen == 0)
+                goto fail;
+            json_object_set_new(vars, name, json_stringn(u, vlen));
+            t = close + 1;
+            u += vlen;
+        } else {
+            if (*t != *u)
+                goto fail;
+            t++;
+            u++;
+        }
+    }
+    if (*u == '\0')
+        return vars;
+fail:
+    json_decref(vars);
+    return NULL;
+}
+
+static json_t *build_capabilities(struct mcp_server *srv)
+{
+    json_t *caps = json_object();
+    json_object_set_new(caps, "logging", json_object());
+    if (srv->tools.n)
+        json_object_set_new(caps, "tools", json_pack("{s:b}", "listChanged", 0));
+    if (srv->resources.n || srv->templates.n)
+        json_object_set_new(caps, "resources",
+                            json_pack("{s:b, s:b}", "subscribe", 1, "listChanged", 0));
+    if (srv->prompts.n)
+        json_object_set_new(caps, "prompts", json_pack("{s:b}", "listChanged", 0));
+    if (srv->complete)
+        json_object_set_new(caps, "completions", json_object());
+    return caps;
+}
+
+static void start_call(struct rpc_ctx *x, struct jrpc_msg *m, struct named *n, json_t *args)
+{
+    struct mcp_call *c = call_new(x, m);
+    n->handler(c, args, n->arg);
+}
+
+void answer(struct rpc_ctx *x, json_t *msg_take)
+{
+    /* Answer without a handler: goes where call answers go. */
+    if (!x->ex->batch)
+        note_answer(x->srv, x->req, msg_take);
+    json_array_append_new(x->ex->answers, msg_take);
+}
+
+/* A lone request answered with a fixed result: the response text is made directly, with the
+ * request's id spliced in (the same bytes as the JSON path); a batch member takes the JSON path
+ * (make_result builds the result there). */
+static void answer_text(struct rpc_ctx *x, struct jrpc_msg *m, const char *head, const char *text,
+                        size_t len, const char *tail, json_t *(*make_result)(void *), void *arg)
+{
+    char *id = x->ex->batch || x->ex->raw_answer || text == NULL
+                   ? NULL
+                   : json_dumps(m->id, JSON_ENCODE_ANY | JSON_COMPACT);
+    if (id == NULL) {
+        answer(x, jrpc_result(m->id, make_result(arg)));
+        return;
+    }
+    size_t cap = strlen(id) + strlen(head) + len + strlen(tail) + 40;
+    char *out = xmalloc(cap);
+    int n = snprintf(out, cap, "{\"jsonrpc\":\"2.0\",\"id\":%s,\"result\":%s", id, head);
+    memcpy(out + n, text, len);
+    snprintf(out + n + len, cap - (size_t)n - len, "%s}", tail);
+    free(id);
+    x->ex->raw_answer = out;
+    x->ex->raw_len = (size_t)n + len + strlen(tail) + 1;
+}
+
+struct list_arg {
+    struct registry *reg;
+    const char *field;
+};
+
+static json_t *make_list(void *arg)
+{
+    struct list_arg *l = arg;
+    return registry_list(l->reg, l->field);
+}
+
+static json_t *make_empty(void *arg)
+{
+    (void)arg;
+    return json_object();
+}
+
+/* tools/list and the other list methods: the registry's cached listing. */
+static void answer_list(struct rpc_ctx *x, struct jrpc_msg *m, struct registry *reg,
+                        const char *field)
+{
+    char head[64];
+    size_t len = 0;
+    struct list_arg l = {reg, field};
+    const char *text = x->ex->batch ? NULL : registry_text(reg, &len);
+    snprintf(head, sizeof head, "{\"%s\":", field);
+    answer_text(x, m, head, text, len, "}", make_list, &l);
+}
+
+/* Answers -32602 when v is a string holding a NUL character (valid JSON, but no name, URI or
+ * version of ours has one, and as a C string it would pass for a shorter one). */
+static bool refuse_nul(struct rpc_ctx *x, struct jrpc_msg *m, json_t *v, const char *field)
+{
+    if (!json_is_string(v) || jrpc_str(v))
+        return false;
+    char msg[120];
+    snprintf(msg, sizeof msg, "Invalid params: %s must not contain a NUL character", field);
+    answer(x, jrpc_error(m->id, JRPC_INVALID_PARAMS, msg));
+    return true;
+}
+
+static void do_initialize(struct rpc_ctx *x, struct jrpc_msg *m)
+{
+    struct mcp_server *srv = x->srv;
+    json_t *pv = json_object_get(m->params, "protocolVersion");
+
+    if (!json_is_string(pv)) {
+        answer(x, jrpc_error(m->id, JRPC_INVALID_PARAMS,
+                             "Invalid params: protocolVersion must be a string"));
+        return;
+    }
+    if (refuse_nul(x, m, pv, "protocolVersion"))
+        return;
+    const char *want = json_string_value(pv);
+    const char *version = version_supported(want) ? want : LATEST_VERSION;
+
+    if (srv->o.sessions) {
+        unsigned max = srv->o.max_sessions ? srv->o.max_sessions : 10000;
+        if (strmap_count(srv->sessions) >= max) {
+            answer(x, jrpc_error(m->id, JRPC_INTERNAL_ERROR,
+                                 "Too many sessions; end one with DELETE and retry"));
+            return;
+        }
+        struct mcp_session *s = xcalloc(1, sizeof *s);
+        if (!crypto_random_hex(s->id, 32)) {
+            free(s);
+            answer(x, jrpc_error(m->id, JRPC_INTERNAL_ERROR, "Internal error"));
+            return;
+        }
+        snprintf(s->version, sizeof s->version, "%s", version);
+        s->log_level = 1; /* info */
+        json_t *caps = json_object_get(m->params, "capabilities");
+        /* Only what we look at is kept: a client cannot park megabytes in a session. */
+        s->client_caps = json_object();
+        static const char *const kept[] = {"sampling", "elicitation", "roots"};
+        for (size_t i = 0; i < 3; i++)
+            if (json_object_get(caps, kept[i]))
+                json_object_set_new(s->client_caps, kept[i], json_object());
+        s->subs = json_object();
+        s->streams = strmap_new();
+        s->refs = 1;
+        s->last_used = loop_now(srv->loop);
+        strmap_put(srv->sessions, s->id, s);
+        hreq_add_header(x->req, "Mcp-Session-Id", s->id);
+        log_debug("session started, protocol %s", version);
+    }
+    json_t *info = json_pack("{s:s, s:s}", "name", srv->name, "version", srv->version);
+    if (srv->title)
+        json_object_set_new(info, "title", json_string(srv->title));
+    json_t *result = json_pack("{s:s, s:o, s:o}", "protocolVersion", version, "capabilities",
+                               build_capabilities(srv), "serverInfo", info);
+    if (srv->instructions)
+        json_object_set_new(result, "instructions", json_string(srv->instructions));
+    answer(x, jrpc_result(m->id, result));
+}
+
+static void do_tools_call(struct rpc_ctx *x, struct jrpc_msg *m)
+{
+    json_t *name = json_object_get(m->params, "name");
+    json_t *args = json_object_get(m->params, "arguments");
+    struct named *t;
+
+    if (!json_is_string(name)) {
+        answer(x, jrpc_error(m->id, JRPC_INVALID_PARAMS, "Invalid params: name must be a string"));
+        return;
+    }
+    if (refuse_nul(x, m, name, "name"))
+        return;
+    if (args != NULL && !json_is_object(args) && !json_is_null(args)) {
+        answer(x, jrpc_error(m->id, JRPC_INVALID_PARAMS,
+                             "Invalid params: arguments must be an object"));
+        return;
+    }
+    t = registry_find(&x->srv->tools, json_string_value(name));
+    if (t == NULL) {
+        char msg[200];
+        snprintf(msg, sizeof msg, "Unknown tool: %.128s", json_string_value(name));
+        answer(x, jrpc_error(m->id, JRPC_INVALID_PARAMS, msg));
+        return;
+    }
+    audit_note(x->srv, x->req, NULL, t->name, NULL);
+    json_t *a = json_is_object(args) ? json_incref(args) : json_object();
+    start_call(x, m, t, a);
+    json_decref(a);
+}
+
+static void do_resources_read(struct rpc_ctx *x, struct jrpc_msg *m)
+{
+    json_t *uri = json_object_get(m->params, "uri");
+    if (!json_is_string(uri)) {
+        answer(x, jrpc_error(m->id, JRPC_INVALID_PARAMS, "Invalid params: uri must be a string"));
+        return;
+    }
+    if (refuse_nul(x, m, uri, "uri"))
+        return;
+    const char *u = json_string_value(uri);
+    for (size_t i = 0; i < x->srv->resources.n; i++)
+        if (strcmp(x->srv->resources.v[i].name, u) == 0) {
+            start_call(x, m, &x->srv->resources.v[i], m->params);
+            return;
+        }
+    for (size_t i = 0; i < x->srv->templates.n; i++) {
+        json_t *vars = template_match(x->srv->templates.v[i].uri_template, u);
+        if (vars) {
+            json_t *p = json_deep_copy(m->params);
+            json_object_set_new(p, "vars", vars);
+            start_call(x, m, &x->srv->templates.v[i], p);
+            json_decref(p);
+            return;
+        }
+    }
+    json_t *err = jrpc_error(m->id, JRPC_RESOURCE_NOT_FOUND, "Resource not found");
+    json_object_set_new(json_object_get(err, "error"), "data", json_pack("{s:s}", "uri", u));
+    answer(x, err);
+}
+
+static void do_subscribe(struct rpc_ctx *x, struct jrpc_msg *m, bool on)
+{
+    json_t *uri = json_object_get(m->params, "uri");
+    if (!json_is_string(uri)) {
+        answer(x, jrpc_error(m->id, JRPC_INVALID_PARAMS, "Invalid params: uri must be a string"));
+        return;
+    }
+    if (refuse_nul(x, m, uri, "uri"))
+        return;
+    if (x->sess) {
+        if (on && json_object_size(x->sess->subs) < 1000 && json_string_length(uri) <= 2048)
+            json_object_set_new(x->sess->subs, json_string_value(uri), json_true());
+        else if (!on)
+            json_object_del(x->sess->subs, json_string_value(uri));
+    }
+    answer(x, jrpc_result(m->id, json_object()));
+}
+
+static void do_prompts_get(struct rpc_ctx *x, struct jrpc_msg *m)
+{
+    json_t *name = json_object_get(m->params, "name");
+    json_t *args = json_object_get(m->params, "arguments");
+    if (!json_is_string(name)) {
+        answer(x, jrpc_error(m->id, JRPC_INVALID_PARAMS, "Invalid params: name must be a string"));
+        return;
+    }
+    if (refuse_nul(x, m, name, "name"))
+        return;
+    struct named *p = registry_find(&x->srv->prompts, json_string_value(name));
+    if (p == NULL) {
+        answer(x, jrpc_error(m->id, JRPC_INVALID_PARAMS, "Invalid params: unknown prompt"));
+        return;
+    }
+    if (args != NULL && !json_is_object(args)) {
+        answer(x, jrpc_error(m->id, JRPC_INVALID_PARAMS,
+                             "Invalid params: arguments must be an object"));
+        return;
+    }
+    json_t *a = args ? json_incref(args) : json_object();
+    start_call(x, m, p, a);
+    json_decref(a);
+}
+
+static void do_complete(struct rpc_ctx *x, struct jrpc_msg *m)
+{
+    json_t *ref = json_object_get(m->params, "ref");
+    json_t *arg = json_object_get(m->params, "argument");
+    if (!json_is_object(ref) || !json_is_string(json_object_get(ref, "type")) ||
+        !json_is_object(arg)) {
+        answer(x, jrpc_error(m->id, JRPC_INVALID_PARAMS,
+                             "Invalid params: ref and argument objects are required"));
+        return;
+    }
+    if (x->srv->complete == NULL) {
+        answer(x, jrpc_error(m->id, JRPC_METHOD_NOT_FOUND, "Method not found: completion/complete"));
+        return;
+    }
+    struct named n = {.handler = x->srv->complete, .arg = x->srv->complete_arg};
+    start_call(x, m, &n, m->params);
+}
+
+static void do_set_level(struct rpc_ctx *x, struct jrpc_msg *m)
+{
+    json_t *level = json_object_get(m->params, "level");
+    int li = jrpc_str(level) ? level_index(json_string_value(level)) : -1;
+    if (li < 0) {
+        answer(x, jrpc_error(m->id, JRPC_INVALID_PARAMS,
+                             "Invalid params: level must be one of debug, info, notice, warning, "
+                             "error, critical, alert, emergency"));
+        return;
+    }
+    if (x->sess)
+        x->sess->log_level = li;
+    answer(x, jrpc_result(m->id, json_object()));
+}
+
+static void do_ping(struct rpc_ctx *x, struct jrpc_msg *m)
+{
+    answer_text(x, m, "{}", "", 0, "", make_empty, NULL);
+}
+
+static void do_tools_list(struct rpc_ctx *x, struct jrpc_msg *m)
+{
+    answer_list(x, m, &x->srv->tools, "tools");
+}
+
+static void do_resources_list(struct rpc_ctx *x, struct jrpc_msg *m)
+{
+    answer_list(x, m, &x->srv->resources, "resources");
+}
+
+static void do_templates_list(struct rpc_ctx *x, struct jrpc_msg *m)
+{
+    answer_list(x, m, &x->srv->templates, "resourceTemplates");
+}
+
+static void do_prompts_list(struct rpc_ctx *x, struct jrpc_msg *m)
+{
+    answer_list(x, m, &x->srv->prompts, "prompts");
+}
+
+static void do_resources_subscribe(struct rpc_ctx *x, struct jrpc_msg *m)
+{
+    do_subscribe(x, m, true);
+}
+
+static void do_resources_unsubscribe(struct rpc_ctx *x, struct jrpc_msg *m)
+{
+    do_subscribe(x, m, false);
+}
+
+static void do_cancelled(struct rpc_ctx *x, struct jrpc_msg *m)
+{
+    json_t *rid = json_object_get(m->params, "requestId");
+    char idkey[160], key[240];
+    if (!jrpc_id_key(rid, idkey, sizeof idkey))
+        return;
+    /* A client may cancel only its own calls, and a cancel that cannot be attributed
+     * without doubt cancels nothing. With sessions the caller is its session (an id only
+     * that client holds), so session + request id names the call. Stateless there is no
+     * identity: behind a tunnel or proxy every peer is 127.0.0.1, every client shares the
+     * token and SDK ids start at 0, so one client's cancel would stop another's call. It is
+     * ignored; a stateless client cancels by closing its POST (ex_on_abort), which is
+     * always its own. */
+    if (x->sess == NULL) {
+        log_info("notifications/cancelled ignored: without a session it cannot be told "
+                 "which client's call it means (close the request to cancel it, or set "
+                 "MCP_SESSIONS=1)");
+        return;
+    }
+    snprintf(key, sizeof key, "%s|%s", x->sess->id, idkey);
+    struct mcp_call *c = strmap_get(x->srv->inflight, key);
+    if (c) {
+        log_debug("request cancelled by the client");
+        call_cancel(c);
+    } else {
+        log_debug("notifications/cancelled for no call in flight in this session");
+    }
+}
+
+/* ---------- dispatch ---------- */
+
+typedef void method_fn(struct rpc_ctx *x, struct jrpc_msg *m);
+
+enum {
+    METHOD_NOTIFICATION = 1 << 0, /* comes as a notification and is never answered */
+    METHOD_ALONE = 1 << 1,        /* refused inside a batch (initialize) */
+};
+
+/* Every method we know, requests and notifications: the one list the dispatch and the audit
+ * log's method names come from. */
+static const struct method {
+    const char *name;
+    method_fn *fn; /* NULL: nothing to do */
+    unsigned flags;
+} methods[] = {
+    {"initialize", do_initialize, METHOD_ALONE},
+    {"ping", do_ping, 0},
+    {"tools/list", do_tools_list, 0},
+    {"tools/call", do_tools_call, 0},
+    {"resources/list", do_resources_list, 0},
+    {"resources/read", do_resources_read, 0},
+    {"resources/templates/list", do_templates_list, 0},
+    {"resources/subscribe", do_resources_subscribe, 0},
+    {"resources/unsubscribe", do_resources_unsubscribe, 0},
+    {"prompts/list", do_prompts_list, 0},
+    {"prompts/get", do_prompts_get, 0},
+    {"completion/complete", do_complete, 0},
+    {"logging/setLevel", do_set_level, 0},
+    {"notifications/initialized", NULL, METHOD_NOTIFICATION},
+    {"notifications/cancelled", do_cancelled, METHOD_NOTIFICATION},
+    {"notifications/progress", NULL, METHOD_NOTIFICATION},
+    {"notifications/roots/list_changed", NULL, METHOD_NOTIFICATION},
+};
+
+/* The method called name that comes as a notification (or as a request when not). */
+static const struct method *method_find(const char *name, bool notification)
+{
+    for (size_t i = 0; i < sizeof methods / sizeof *methods; i++)
+        if (strcmp(name, methods[i].name) == 0 &&
+            !(methods[i].flags & METHOD_NOTIFICATION) == !notification)
+            return &methods[i];
+    return NULL;
+}
+
+const char *audit_method(const char *m)
+{
+    for (size_t i = 0; i < sizeof methods / sizeof *methods; i++)
+        if (strcmp(m, methods[i].name) == 0)
+            return m;
+    return "unknown";
+}
+
+void dispatch_request(struct rpc_ctx *x, struct jrpc_msg *m)
+{
+    const struct method *method = method_find(m->method, false);
+
+    if (method == NULL) {
+        char msg[200];
+        snprintf(msg, sizeof msg, "Method not found: %.128s", m->method);
+        answer(x, jrpc_error(m->id, JRPC_METHOD_NOT_FOUND, msg));
+    } else if (x->ex->batch && (method->flags & METHOD_ALONE)) {
+        char msg[200];
+        snprintf(msg, sizeof msg, "Invalid Request: %s cannot be batched", method->name);
+        answer(x, jrpc_error(m->id, JRPC_INVALID_REQUEST, msg));
+    } else {
+        method->fn(x, m);
+    }
+}
+
+void dispatch_notification(struct rpc_ctx *x, struct jrpc_msg *m)
+{
+    const struct method *method = method_find(m->method, true);
+
+    /* notifications/initialized, progress, roots changes, unknown ones: nothing to do. */
+    if (method && method->fn)
+        method->fn(x, m);
+}

@@ -1,0 +1,96 @@
+/* session.c — MCP sessions: a session is what lets a client resume streams and cancel its own
+ * calls by id. It lives in the server's session table from initialize until DELETE, idle expiry
+ * or shutdown, and is refcounted because exchanges, calls and streams may outlive its end by a
+ * moment. Kept apart from the streams and calls it owns so that its lifetime reads in one place;
+ * the notifications sent to every subscribed session are here too. */
+#include "session.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "call.h"
+#include "log.h"
+#include "loop.h"
+#include "stream.h"
+#include "strmap.h"
+
+struct mcp_session *sess_ref(struct mcp_session *s)
+{
+    if (s)
+        s->refs++;
+    return s;
+}
+
+void sess_unref(struct mcp_session *s)
+{
+    if (s == NULL || --s->refs > 0)
+        return;
+    json_decref(s->client_caps);
+    json_decref(s->subs);
+    strmap_free(s->streams);
+    free(s);
+}
+
+/* Ends a session: cancels its calls, closes its streams, forgets it. */
+void sess_end(struct mcp_server *srv, struct mcp_session *s)
+{
+    size_t n;
+    void **v;
+
+    if (s->ended)
+        return;
+    s->ended = true;
+    strmap_del(srv->sessions, s->id);
+    v = strmap_values(srv->inflight, &n);
+    for (size_t i = 0; i < n; i++)
+        if (((struct mcp_call *)v[i])->sess == s)
+            call_cancel(v[i]);
+    free(v);
+    v = strmap_values(s->streams, &n);
+    for (size_t i = 0; i < n; i++) {
+        struct mcp_stream *st = v[i];
+        st->closed = true;
+        stream_detach(st);
+        stream_forget(st);
+    }
+    free(v);
+    s->get_stream = NULL;
+    sess_unref(s);
+}
+
+void sweep_sessions(struct loop *l, void *arg)
+{
+    struct mcp_server *srv = arg;
+    size_t n;
+    void **v = strmap_values(srv->sessions, &n);
+
+    for (size_t i = 0; i < n; i++) {
+        struct mcp_session *s = v[i];
+        if (s->active == 0 && s->get_stream == NULL &&
+            loop_now(l) - s->last_used > SESSION_IDLE_MS) {
+            log_debug("session expired after idling");
+            sess_end(srv, s);
+        }
+    }
+    free(v);
+    srv->sweep = loop_timer_add(l, SWEEP_MS, sweep_sessions, srv);
+}
+
+/* ---------- notifications to sessions ---------- */
+
+void mcp_resource_updated(struct mcp_server *s, const char *uri)
+{
+    size_t n;
+    void **v = strmap_values(s->sessions, &n);
+
+    for (size_t i = 0; i < n; i++) {
+        struct mcp_session *sess = v[i];
+        if (sess->get_stream && json_object_get(sess->subs, uri)) {
+            json_t *msg = jrpc_notification("notifications/resources/updated",
+                                            json_pack("{s:s}", "uri", uri));
+            stream_send(sess->get_stream, msg);
+            json_decref(msg);
+        }
+    }
+    free(v);
+}
