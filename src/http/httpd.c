@@ -304,10 +304,10 @@ static void abort_dropped_stream(struct loop *l, void *arg)
     httpd_kick(r->h);
 }
 
-void hreq_stream_write(struct hreq *r, const char *data, size_t len)
+bool hreq_stream_write(struct hreq *r, const char *data, size_t len)
 {
     if (r->state != HREQ_STREAMING || r->stream_ended)
-        return;
+        return false;
     if (r->out.len + len > STREAM_BACKLOG_MAX) {
         /* The client stopped reading: drop it rather than buffer without end. Not by firing
          * the abort here: the writer may be deep inside another callback (libcurl's write
@@ -319,10 +319,11 @@ void hreq_stream_write(struct hreq *r, const char *data, size_t len)
         r->state = HREQ_ABORTED;
         if (r->abort_later == NULL)
             r->abort_later = loop_timer_add(r->h->loop, 0, abort_dropped_stream, r);
-        return;
+        return false;
     }
     buf_append(&r->out, data, len);
     resume(r);
+    return true;
 }
 
 void hreq_stream_end(struct hreq *r)

@@ -85,7 +85,9 @@ void hreq_reply_take(struct hreq *r, unsigned status, const char *content_type, 
                      size_t len);
 /* Starts a chunked response of unknown length, then hreq_stream_write/end. */
 void hreq_stream_start(struct hreq *r, unsigned status, const char *content_type);
-void hreq_stream_write(struct hreq *r, const char *data, size_t len);
+/* False when the bytes were not queued: the stream ended, or was dropped for its backlog (the
+ * client stopped reading); the owner hears of a drop through hreq_on_abort, later. */
+bool hreq_stream_write(struct hreq *r, const char *data, size_t len);
 void hreq_stream_end(struct hreq *r);
 
 /* cb runs at most once if the client goes away (or the server stops) before the response ends.

@@ -5,7 +5,6 @@
  * when a reply callback may still run) are subtle, so they live in this one file. */
 #include "call.h"
 
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -17,7 +16,6 @@
 #include "session.h"
 #include "stream.h"
 #include "strmap.h"
-#include "utf8.h"
 
 static void call_send(struct mcp_call *c, json_t *msg_take)
 {
@@ -174,23 +172,6 @@ json_t *mcp_tool_result(json_t *structured)
 void mcp_call_tool_result_take(struct mcp_call *c, json_t *structured)
 {
     mcp_call_result_take(c, mcp_tool_result(structured));
-}
-
-void mcp_call_tool_error(struct mcp_call *c, const char *code, const char *fmt, ...)
-{
-    char msg[512];
-    va_list ap;
-
-    va_start(ap, fmt);
-    vsnprintf(msg, sizeof msg, fmt, ap);
-    va_end(ap);
-    utf8_clean(msg); /* %.Ns may have cut a character, or carried client text */
-    json_t *sc = json_pack("{s:s, s:s}", "error", code, "message", msg);
-    char *text = json_dumps(sc, JSON_COMPACT);
-    json_t *result = json_pack("{s:[{s:s, s:s}], s:o, s:b}", "content", "type", "text", "text",
-                               text, "structuredContent", sc, "isError", 1);
-    free(text);
-    mcp_call_result_take(c, result);
 }
 
 bool mcp_call_progress(struct mcp_call *c, double progress, double total, const char *message)

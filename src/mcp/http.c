@@ -277,7 +277,8 @@ void mcp_http_request(struct mcp_server *srv, struct hreq *r)
         char code[16];
         snprintf(code, sizeof code, "%d", why.code);
         audit_note(srv, r, NULL, NULL, code);
-        reply_rpc_error(r, 400, NULL, why.code, why.msg);
+        reply_rpc_error(r, 400, why.id, why.code, why.msg);
+        json_decref(why.id);
         return;
     }
     bool batch = json_is_array(root);

@@ -5,6 +5,7 @@
 
 #include <inttypes.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 static void why_set(struct jrpc_why *why, int code, const char *msg)
@@ -13,9 +14,36 @@ static void why_set(struct jrpc_why *why, int code, const char *msg)
     snprintf(why->msg, sizeof why->msg, "%s", msg);
 }
 
+static bool id_ok(json_t *id);
+
+/* The id of a request jansson refused for a NUL in an object key: parsed again with every
+ * \u0000 escape read as \u0001 (same length, still valid), so the client can match the error
+ * to its request instead of waiting for its timeout. NULL if there is none to give. */
+static json_t *salvage_id(const char *p, size_t n)
+{
+    char *copy = malloc(n ? n : 1);
+    if (copy == NULL)
+        return NULL;
+    memcpy(copy, p, n);
+    for (size_t i = 0; i + 1 < n; i++) {
+        if (copy[i] != '\\')
+            continue;
+        if (copy[i + 1] == 'u' && i + 5 < n && memcmp(copy + i + 2, "0000", 4) == 0)
+            copy[i + 5] = '1';
+        i++; /* the escaped character, so \\u0000 (a backslash, then text) stays as it is */
+    }
+    json_t *root = json_loadb(copy, n, JSON_REJECT_DUPLICATES | JSON_ALLOW_NUL, NULL);
+    free(copy);
+    json_t *id = json_object_get(root, "id");
+    id = id && id_ok(id) ? json_incref(id) : NULL;
+    json_decref(root);
+    return id;
+}
+
 json_t *jrpc_parse(const char *p, size_t n, struct jrpc_why *why)
 {
     json_error_t je;
+    why->id = NULL;
     /* JSON_ALLOW_NUL: "\u0000" in a string is valid JSON; each field decides (jrpc_str). */
     json_t *root =
         json_loadb(p, n, JSON_REJECT_DUPLICATES | JSON_DECODE_ANY | JSON_ALLOW_NUL, &je);
@@ -24,6 +52,7 @@ json_t *jrpc_parse(const char *p, size_t n, struct jrpc_why *why)
         /* Valid JSON, but jansson cannot hold such a key; no key of MCP has one. */
         why_set(why, JRPC_INVALID_REQUEST,
                 "Invalid Request: an object key holds a NUL character (\\u0000)");
+        why->id = salvage_id(p, n);
         return NULL;
     }
     if (root == NULL) {

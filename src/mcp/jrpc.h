@@ -21,6 +21,7 @@ enum jrpc_kind { JRPC_REQUEST, JRPC_NOTIFICATION, JRPC_RESPONSE, JRPC_INVALID };
 struct jrpc_why {
     int code;
     char msg[256];
+    json_t *id; /* the request's id when it could still be read (new reference), or NULL */
 };
 
 /* One classified message. Borrowed pointers into the parsed document. */
@@ -35,7 +36,8 @@ struct jrpc_msg {
 };
 
 /* Parses a body. On success returns a new reference (object or non-empty array). On failure
- * returns NULL and fills why (-32700 for bad JSON, -32600 for an empty array or a scalar). */
+ * returns NULL and fills why (-32700 for bad JSON, -32600 for an empty array, a scalar or a
+ * NUL in an object key); the caller releases why->id. */
 json_t *jrpc_parse(const char *p, size_t n, struct jrpc_why *why);
 /* Classifies one element. Never fails: malformed messages come back as JRPC_INVALID with the
  * id, if one could be salvaged, kept for the error reply. */

@@ -176,8 +176,6 @@ struct mcp_server *mcp_new(struct loop *l, const struct mcp_opts *o)
     s->sessions = strmap_new();
     s->inflight = strmap_new();
     s->outgoing = strmap_new();
-    if (o->sessions)
-        s->sweep = loop_timer_add(l, SWEEP_MS, sweep_sessions, s);
     return s;
 }
 

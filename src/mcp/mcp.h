@@ -3,7 +3,8 @@
  * The engine knows nothing of Hermes: tools, resources, resource templates, prompts and
  * completions are registered by providers. Each is served by a handler that gets a struct
  * mcp_call and finishes it now or later with exactly one of mcp_call_result_take(),
- * mcp_call_error(), mcp_call_tool_result_take() or mcp_call_tool_error(). Until then it may
+ * mcp_call_error() or mcp_call_tool_result_take() (tool errors: mcp_call_result_take() of a
+ * result with isError, as the bridge's reply.c builds them). Until then it may
  * send progress, log messages and requests to the client. If the call is cancelled (the client's
  * notifications/cancelled in session mode, its hang-up, session end, shutdown) the handler's
  * cancel callback runs and the call is gone afterwards; a handler without a cancel callback
@@ -116,9 +117,6 @@ void mcp_call_tool_result_take(struct mcp_call *c, json_t *structured);
 /* The result object mcp_call_tool_result_take sends, to send it later with
  * mcp_call_result_take. */
 json_t *mcp_tool_result(json_t *structured_take);
-/* {"error": code, "message": text} with isError: true. */
-void mcp_call_tool_error(struct mcp_call *c, const char *code, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
 
 /* While running. Progress returns false when not sent (no token, not increasing, no stream). */
 bool mcp_call_progress(struct mcp_call *c, double progress, double total, const char *message);

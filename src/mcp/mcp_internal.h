@@ -52,6 +52,7 @@ struct mcp_stream {
     struct sse_event *head, *tail;
     size_t nevents;
     bool closed; /* no more events will come */
+    bool dropped; /* a write to req was refused (backlog): what it lost is only in the ring */
     unsigned refs;
     struct mcp_exchange *ex; /* the POST exchange that owns it, while it lives */
 };

@@ -6,6 +6,7 @@
  * read it. Kept apart from the HTTP and call plumbing so the protocol's surface reads in one
  * place. */
 #include "methods.h"
+#include "session.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -225,6 +226,8 @@ static void do_initialize(struct rpc_ctx *x, struct jrpc_msg *m)
         s->refs = 1;
         s->last_used = loop_now(srv->loop);
         strmap_put(srv->sessions, s->id, s);
+        if (srv->sweep == NULL) /* else it is due no later than this session's expiry */
+            sweep_arm(srv);
         hreq_add_header(x->req, "Mcp-Session-Id", s->id);
         log_debug("session started, protocol %s", version);
     }

@@ -73,7 +73,29 @@ void sweep_sessions(struct loop *l, void *arg)
         }
     }
     free(v);
-    srv->sweep = loop_timer_add(l, SWEEP_MS, sweep_sessions, srv);
+    srv->sweep = NULL;
+    sweep_arm(srv);
+}
+
+void sweep_arm(struct mcp_server *srv)
+{
+    size_t n;
+    void **v = strmap_values(srv->sessions, &n);
+    uint64_t now = loop_now(srv->loop), due = UINT64_MAX;
+    for (size_t i = 0; i < n; i++) {
+        uint64_t at = ((struct mcp_session *)v[i])->last_used + SESSION_IDLE_MS;
+        if (at < due)
+            due = at;
+    }
+    free(v);
+    loop_timer_cancel(srv->sweep);
+    srv->sweep = NULL;
+    if (n == 0)
+        return;
+    /* A session in use past its expiry is skipped by the sweep: look again a minute later,
+     * not at once. */
+    uint64_t wait = due > now + SWEEP_MS ? due - now : SWEEP_MS;
+    srv->sweep = loop_timer_add(srv->loop, wait, sweep_sessions, srv);
 }
 
 /* ---------- notifications to sessions ---------- */

@@ -104,8 +104,8 @@ static void stream_emit(struct mcp_stream *st, const char *text, size_t len, uns
             st->nevents--;
         }
     }
-    if (st->req)
-        hreq_stream_write(st->req, text, len);
+    if (st->req && !hreq_stream_write(st->req, text, len))
+        st->dropped = true;
 }
 
 /* A priming event: an id the client can resume from, and how soon to come back. */
@@ -146,7 +146,9 @@ void stream_forget(struct mcp_stream *st)
  * nothing is left to resume; otherwise the events wait for a GET with Last-Event-ID. */
 void stream_close(struct mcp_stream *st)
 {
-    bool delivered = st->req != NULL;
+    /* A response dropped for its backlog still has req until its abort comes from the loop:
+     * what it missed is not delivered, and stays resumable. */
+    bool delivered = st->req != NULL && !st->dropped;
     st->closed = true;
     stream_detach(st);
     if (delivered)

@@ -40,11 +40,13 @@ test('an idle server makes no system calls (31 s under strace: longer than any p
     const res = await fetch(`${down.base}/metrics`, { headers: down.auth });
     return (await res.text()).match(/^hermes_mcp_agent_up\{agent="hermes"\} (\d)/m)?.[1];
   };
+  // And one with sessions: a session that idles is no reason to wake up before it could expire.
+  const sess = await startHermes({ HERMES_ENV_PATH: agentEnv(fake), MCP_PORT: '0', MCP_SESSIONS: '1' });
   // One request on a connection that closes at once, so no client keep-alive ends in the window.
-  const once = (body) => new Promise((resolve, reject) => {
+  const once = (body, to = srv) => new Promise((resolve, reject) => {
     const data = JSON.stringify(body);
-    const req = http.request({ host: '127.0.0.1', port: srv.port, path: '/mcp', method: 'POST', agent: false,
-      headers: { ...srv.auth, 'Content-Type': 'application/json', Accept: 'application/json', Connection: 'close' } }, (res) => {
+    const req = http.request({ host: '127.0.0.1', port: to.port, path: '/mcp', method: 'POST', agent: false,
+      headers: { ...to.auth, 'Content-Type': 'application/json', Accept: 'application/json', Connection: 'close' } }, (res) => {
       let t = '';
       res.on('data', (d) => { t += d; });
       res.on('end', () => resolve({ status: res.statusCode, json: JSON.parse(t) }));
@@ -56,9 +58,11 @@ test('an idle server makes no system calls (31 s under strace: longer than any p
     // Real use first: the agent probed, a task done.
     const r = await once({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'hermes_task', arguments: { task: 'what is 6 * 7', mode: 'sync' } } });
     assert.equal(r.json.result.isError, false);
+    const init = await once({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'idle', version: '1' } } }, sess);
+    assert.equal(init.status, 200);
     await sleep(500);
     assert.equal(await agentUp(), '0');
-    const { attached, calls, text } = await syscallsDuring(srv.proc.pid, 31);
+    const [{ attached, calls, text }, sessIdle] = await Promise.all([syscallsDuring(srv.proc.pid, 31), syscallsDuring(sess.proc.pid, 31)]);
     if (!attached) {
       t.skip(`strace could not attach (ptrace restricted?): ${text.trim().split('\n')[0]}`);
       return;
@@ -67,12 +71,14 @@ test('an idle server makes no system calls (31 s under strace: longer than any p
     assert.equal(await agentUp(), '0', 'a stale failed probe is not reported as up');
     assert.equal(await agentUp(), '0');
     assert.equal(calls, 0, `no system call while idle:\n${text}`);
+    assert.equal(sessIdle.calls, 0, `no system call while a session idles:\n${sessIdle.text}`);
     // And it still answers at once afterwards.
     const again = await once({ jsonrpc: '2.0', id: 2, method: 'tools/call', params: { name: 'list_agents', arguments: {} } });
     assert.equal(again.json.result.structuredContent.agents[0].available, true);
   } finally {
     await srv.stop();
     await down.stop();
+    await sess.stop();
     await fake.stop();
   }
 });

@@ -82,7 +82,7 @@ void hreq_stream_start(struct hreq *r, unsigned status, const char *ct)
     r->status = status;
     r->streaming = true;
 }
-void hreq_stream_write(struct hreq *r, const char *data, size_t len)
+bool hreq_stream_write(struct hreq *r, const char *data, size_t len)
 {
     assert_true(r->streaming);
     assert_false(r->ended);
@@ -90,6 +90,7 @@ void hreq_stream_write(struct hreq *r, const char *data, size_t len)
     memcpy(r->stream + r->stream_len, data, len);
     r->stream_len += len;
     r->stream[r->stream_len] = '\0';
+    return true;
 }
 void hreq_stream_end(struct hreq *r)
 {
