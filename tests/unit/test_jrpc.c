@@ -167,6 +167,11 @@ static void nul_in_strings(void **state)
     assert_null(parse("{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\",\"a\\u0000\":1}", &why));
     assert_int_equal(why.code, JRPC_INVALID_REQUEST);
     assert_non_null(strstr(why.msg, "NUL"));
+    /* ... whose id is still given back, so the client can match the error. */
+    assert_int_equal(json_integer_value(why.id), 1);
+    json_decref(why.id);
+    assert_null(parse("{\"k\\u0000\":1}", &why));
+    assert_null(why.id); /* none to give */
     json_t *a = json_stringn("a\0b", 3), *b = json_string("ab");
     assert_null(jrpc_str(a));
     assert_string_equal(jrpc_str(b), "ab");
