@@ -5,7 +5,12 @@
  * write it, fsync each, rename each (removals happen here too, in queue order), then fsync each
  * touched directory once and the tasks root once if task directories were created. On ext4 the
  * first fsync of a phase commits the journal for the whole batch, so the later ones are cheap:
- * concurrent tasks share their disk flushes instead of queueing behind each other's. Finished
+ * concurrent tasks share their disk flushes instead of queueing behind each other's. Where the
+ * file system has no journal to share (ext4 without one, as on some VMs), each fsync is its own
+ * write and device flush, and in a row they were the ceiling (0.2-0.3 ms each, ~3 per task):
+ * so the fsyncs of a phase run side by side on a few flusher threads (started on the first batch
+ * that needs them), which lets the block layer merge their flushes. Every file is still fsynced
+ * before its rename and every directory after, so a crash leaves what it left before. Finished
  * operations go back through an eventfd watched by the loop. */
 #include "tasks.h"
 
@@ -31,6 +36,8 @@
 #include "taskpath.h"
 
 #define BATCH_MAX 256
+#define FLUSHERS 7                  /* beside the writer: 8 fsyncs at once (measured: 4-6x a row) */
+#define FLUSHER_STACK (64 * 1024)   /* they only call fsync */
 
 enum op_kind { OP_WRITE, OP_REMOVE };
 
@@ -50,6 +57,13 @@ struct op {
     bool made_dir;
 };
 
+/* One phase's fsyncs, shared by the writer and the flushers (guarded by tasks.fmu). */
+struct syncset {
+    const int *fds;
+    int *errs; /* errno of each fsync, 0 when it succeeded */
+    size_t n, next, left;
+};
+
 struct tasks {
     char *dir;  /* as configured */
     char *real; /* realpath of dir, for containment checks */
@@ -65,6 +79,12 @@ struct tasks {
     struct op *done, *done_tail; /* guarded by mu */
     bool stop;                   /* guarded by mu */
     unsigned long seq;           /* writer thread only */
+    pthread_t flushers[FLUSHERS];
+    int nflushers; /* started so far (writer thread; read by tasks_free after the join) */
+    pthread_mutex_t fmu;
+    pthread_cond_t fwork, fdone;
+    struct syncset *job; /* guarded by fmu */
+    bool fstop;          /* guarded by fmu */
 };
 
 static int mkdir_p(const char *path, mode_t mode)
@@ -116,17 +136,93 @@ static void op_prepare(struct tasks *t, struct op *o)
     }
 }
 
-/* Phase 2: the bytes are on disk. */
-static void op_flush(struct op *o)
+/* ---------- fsyncs side by side ---------- */
+
+/* Called with fmu held; drops it around the fsync. */
+static void sync_next_locked(struct tasks *t, struct syncset *s)
 {
-    if (o->fd < 0)
-        return;
-    if (fsync(o->fd) < 0) {
-        op_fail(o, "fsync", errno);
-        unlink(o->tmp);
+    size_t i = s->next++;
+    pthread_mutex_unlock(&t->fmu);
+    int e = s->fds[i] >= 0 && fsync(s->fds[i]) < 0 ? errno : 0;
+    pthread_mutex_lock(&t->fmu);
+    s->errs[i] = e;
+    if (--s->left == 0)
+        pthread_cond_signal(&t->fdone);
+}
+
+static void *flusher(void *arg)
+{
+    struct tasks *t = arg;
+    pthread_mutex_lock(&t->fmu);
+    for (;;) {
+        while (!t->fstop && (t->job == NULL || t->job->next == t->job->n))
+            pthread_cond_wait(&t->fwork, &t->fmu);
+        if (t->job == NULL || t->job->next == t->job->n)
+            break; /* stopping, nothing left */
+        sync_next_locked(t, t->job);
     }
-    close(o->fd);
-    o->fd = -1;
+    pthread_mutex_unlock(&t->fmu);
+    return NULL;
+}
+
+/* Writer thread: starts the flushers once; fewer (or none) if threads cannot be had. */
+static void start_flushers(struct tasks *t)
+{
+    pthread_attr_t attr;
+    if (t->nflushers > 0 || pthread_attr_init(&attr) != 0)
+        return;
+    pthread_attr_setstacksize(&attr, FLUSHER_STACK);
+    while (t->nflushers < FLUSHERS &&
+           pthread_create(&t->flushers[t->nflushers], &attr, flusher, t) == 0)
+        t->nflushers++;
+    pthread_attr_destroy(&attr);
+}
+
+/* Writer thread: fsyncs every fd (-1 is skipped), side by side; errs[i] gets each errno. */
+static void sync_all(struct tasks *t, const int *fds, int *errs, size_t n)
+{
+    if (n > 1)
+        start_flushers(t);
+    if (n <= 1 || t->nflushers == 0) {
+        for (size_t i = 0; i < n; i++)
+            errs[i] = fds[i] >= 0 && fsync(fds[i]) < 0 ? errno : 0;
+        return;
+    }
+    struct syncset s = {.fds = fds, .errs = errs, .n = n, .left = n};
+    pthread_mutex_lock(&t->fmu);
+    t->job = &s;
+    for (size_t i = 1; i < n && i <= (size_t)t->nflushers; i++)
+        pthread_cond_signal(&t->fwork);
+    while (s.next < s.n)
+        sync_next_locked(t, &s);
+    while (s.left > 0)
+        pthread_cond_wait(&t->fdone, &t->fmu);
+    t->job = NULL;
+    pthread_mutex_unlock(&t->fmu);
+}
+
+/* Phase 2: the bytes are on disk. */
+static void batch_flush(struct tasks *t, struct op *batch, size_t n)
+{
+    int *fds = xcalloc(n ? n : 1, sizeof *fds), *errs = xcalloc(n ? n : 1, sizeof *errs);
+    size_t k = 0;
+    for (struct op *o = batch; o; o = o->next)
+        if (o->fd >= 0)
+            fds[k++] = o->fd;
+    sync_all(t, fds, errs, k);
+    k = 0;
+    for (struct op *o = batch; o; o = o->next) {
+        if (o->fd < 0)
+            continue;
+        if (errs[k++]) {
+            op_fail(o, "fsync", errs[k - 1]);
+            unlink(o->tmp);
+        }
+        close(o->fd);
+        o->fd = -1;
+    }
+    free(fds);
+    free(errs);
 }
 
 /* Phase 3: the new file takes the name (or a removal happens), in queue order. */
@@ -149,45 +245,62 @@ static void op_commit(struct tasks *t, struct op *o)
 }
 
 /* Phase 4: the names are on disk: each touched task directory once, the root once. */
-static void batch_sync_dirs(struct tasks *t, struct op *batch)
+static void batch_sync_dirs(struct tasks *t, struct op *batch, size_t n)
 {
+    /* Slot 0 is the root; the others are task directories in first-touched order. */
+    int *fds = xcalloc(n + 1, sizeof *fds), *errs = xcalloc(n + 1, sizeof *errs);
+    int *open_errs = xcalloc(n + 1, sizeof *open_errs);
+    struct strmap *slot = strmap_new(); /* task id -> its slot */
+    size_t k = 1;
     bool made = false;
     for (struct op *o = batch; o; o = o->next)
         made |= o->made_dir && o->rc == TASKS_OK;
-    if (made && atomicfile_sync_dir(t->real) < 0) {
-        int e = errno;
-        for (struct op *o = batch; o; o = o->next)
-            if (o->made_dir && o->rc == TASKS_OK)
-                op_fail(o, "fsync the tasks directory for", e);
+    fds[0] = made ? open(t->real, O_RDONLY | O_DIRECTORY | O_CLOEXEC) : -1;
+    if (made && fds[0] < 0)
+        open_errs[0] = errno;
+    for (struct op *o = batch; o; o = o->next) {
+        if (o->kind != OP_WRITE || o->rc != TASKS_OK || strmap_get(slot, o->id))
+            continue;
+        char dir[PATH_MAX];
+        snprintf(dir, sizeof dir, "%s/%s", t->real, o->id);
+        fds[k] = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        if (fds[k] < 0 && errno != ENOENT) /* ENOENT: the directory was removed since */
+            open_errs[k] = errno;
+        strmap_put(slot, o->id, (void *)(uintptr_t)k);
+        k++;
     }
-    struct strmap *synced = strmap_new(); /* task id -> errno + 1 of its directory's fsync */
+    sync_all(t, fds, errs, k);
+    for (size_t i = 0; i < k; i++) {
+        if (open_errs[i])
+            errs[i] = open_errs[i];
+        if (fds[i] >= 0)
+            close(fds[i]);
+    }
     for (struct op *o = batch; o; o = o->next) {
         if (o->kind != OP_WRITE || o->rc != TASKS_OK)
             continue;
-        uintptr_t r = (uintptr_t)strmap_get(synced, o->id);
-        if (r == 0) {
-            char dir[PATH_MAX];
-            snprintf(dir, sizeof dir, "%s/%s", t->real, o->id);
-            int e = atomicfile_sync_dir(dir) < 0 && errno != ENOENT ? errno : 0;
-            r = (uintptr_t)e + 1; /* ENOENT: the directory was removed since */
-            strmap_put(synced, o->id, (void *)r);
-        }
-        if (r > 1)
-            op_fail(o, "fsync the directory of", (int)(r - 1));
+        size_t i = (uintptr_t)strmap_get(slot, o->id);
+        if (o->made_dir && errs[0])
+            op_fail(o, "fsync the tasks directory for", errs[0]);
+        else if (errs[i])
+            op_fail(o, "fsync the directory of", errs[i]);
     }
-    strmap_free(synced);
+    strmap_free(slot);
+    free(fds);
+    free(errs);
+    free(open_errs);
 }
 
 static void run_batch(struct tasks *t, struct op *batch)
 {
-    for (struct op *o = batch; o; o = o->next)
+    size_t n = 0;
+    for (struct op *o = batch; o; o = o->next, n++)
         if (o->kind == OP_WRITE)
             op_prepare(t, o);
-    for (struct op *o = batch; o; o = o->next)
-        op_flush(o);
+    batch_flush(t, batch, n);
     for (struct op *o = batch; o; o = o->next)
         op_commit(t, o);
-    batch_sync_dirs(t, batch);
+    batch_sync_dirs(t, batch, n);
 }
 
 static void *writer(void *arg)
@@ -286,6 +399,9 @@ struct tasks *tasks_open(const char *dir, struct loop *l, char *err, size_t errl
     t->pending = strmap_new();
     pthread_mutex_init(&t->mu, NULL);
     pthread_cond_init(&t->cv, NULL);
+    pthread_mutex_init(&t->fmu, NULL);
+    pthread_cond_init(&t->fwork, NULL);
+    pthread_cond_init(&t->fdone, NULL);
     t->efd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
     if (t->efd < 0 || (t->w = loop_watch_add(l, t->efd, EPOLLIN, on_done, t)) == NULL) {
         snprintf(err, errlen, "cannot set up the task writer: %s", strerror(errno));
@@ -312,12 +428,21 @@ void tasks_free(struct tasks *t)
         pthread_mutex_unlock(&t->mu);
         pthread_join(t->thread, NULL); /* it finishes what was queued first */
         dispatch_done(t);
+        pthread_mutex_lock(&t->fmu);
+        t->fstop = true;
+        pthread_cond_broadcast(&t->fwork);
+        pthread_mutex_unlock(&t->fmu);
+        for (int i = 0; i < t->nflushers; i++)
+            pthread_join(t->flushers[i], NULL);
     }
     loop_watch_del(t->w);
     if (t->efd >= 0)
         close(t->efd);
     pthread_mutex_destroy(&t->mu);
     pthread_cond_destroy(&t->cv);
+    pthread_mutex_destroy(&t->fmu);
+    pthread_cond_destroy(&t->fwork);
+    pthread_cond_destroy(&t->fdone);
     strmap_free(t->pending);
     free(t->dir);
     free(t->real);
