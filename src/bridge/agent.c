@@ -328,15 +328,8 @@ static void check_done(struct agent_client *c)
 
 struct agent_client *agent_client_new(struct loop *l)
 {
-    static bool global_done;
     struct agent_client *c = xcalloc(1, sizeof *c);
-
-    if (!global_done) {
-        curl_global_init(CURL_GLOBAL_DEFAULT);
-        global_done = true;
-    }
     c->loop = l;
-    c->multi = curl_multi_init();
     static const double bounds[] = {0.005, 0.025, 0.1, 0.5, 1, 5, 30, 120, 600, 1800};
     c->requests = metric_new("hermes_mcp_agent_requests_total",
                              "HTTP requests to agents, by agent, endpoint and outcome",
@@ -344,13 +337,31 @@ struct agent_client *agent_client_new(struct loop *l)
     c->duration = metric_new("hermes_mcp_agent_request_duration_seconds",
                              "Time to a finished agent request, by agent and endpoint",
                              METRIC_HISTOGRAM, bounds, sizeof bounds / sizeof *bounds);
+    c->hosts = strmap_new();
+    return c;
+}
+
+/* libcurl (and with it OpenSSL, ~3 MiB of touched pages) is set up on the first transfer, not
+ * at start: a server no one calls stays small. */
+static bool multi_ready(struct agent_client *c)
+{
+    static bool global_done;
+    if (c->multi)
+        return true;
+    if (!global_done) {
+        if (curl_global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK)
+            return false;
+        global_done = true;
+    }
+    c->multi = curl_multi_init();
+    if (c->multi == NULL)
+        return false;
     curl_multi_setopt(c->multi, CURLMOPT_SOCKETFUNCTION, socket_cb);
     curl_multi_setopt(c->multi, CURLMOPT_SOCKETDATA, c);
     curl_multi_setopt(c->multi, CURLMOPT_TIMERFUNCTION, timer_cb);
     curl_multi_setopt(c->multi, CURLMOPT_TIMERDATA, c);
     curl_multi_setopt(c->multi, CURLMOPT_MAX_HOST_CONNECTIONS, (long)HOST_ACTIVE);
-    c->hosts = strmap_new();
-    return c;
+    return true;
 }
 
 void agent_client_free(struct agent_client *c)
@@ -362,7 +373,8 @@ void agent_client_free(struct agent_client *c)
         agent_cancel(c->reqs);
     loop_timer_cancel(c->timer);
     loop_timer_cancel(c->kick);
-    curl_multi_cleanup(c->multi);
+    if (c->multi)
+        curl_multi_cleanup(c->multi);
     metric_free(c->requests);
     metric_free(c->duration);
     size_t n;
@@ -395,6 +407,8 @@ static bool start(struct agent_req *r)
             return false;
         deadline = (long)(r->deadline_ms - waited);
     }
+    if (!multi_ready(c))
+        return false;
     CURL *e = curl_easy_init();
     if (e == NULL)
         return false;
