@@ -18,6 +18,13 @@ static void sha256_known_vectors(void **state)
     (void)state;
     crypto_sha256("abc", 3, out);
     assert_memory_equal(out, abc, 32);
+    /* Two blocks (FIPS 180-2, appendix B.2). */
+    static const unsigned char two[32] = {
+        0x24, 0x8d, 0x6a, 0x61, 0xd2, 0x06, 0x38, 0xb8, 0xe5, 0xc0, 0x26, 0x93, 0x0c, 0x3e, 0x60, 0x39,
+        0xa3, 0x3c, 0xe4, 0x59, 0x64, 0xff, 0x21, 0x67, 0xf6, 0xec, 0xed, 0xd4, 0x19, 0xdb, 0x06, 0xc1};
+    static const char msg[] = "abcdbcdecdefdefgefghfghighijhijkijkljklmklmnlmnomnopnopq";
+    crypto_sha256(msg, sizeof msg - 1, out);
+    assert_memory_equal(out, two, 32);
 }
 
 static void random_hex_is_hex_and_differs(void **state)
