@@ -3,10 +3,10 @@
  * a crash leaves the old file or the new one, never a torn one. Reads are capped.
  *
  * Writes and removals never block the loop: they are queued to one writer thread that does
- * them in submission order, in batches (every file of a batch is written, then each fsynced,
- * renamed, and each directory fsynced once), and reports each back on the loop thread once it is
- * durable. Reads run on the loop thread (small files, page cache). Everything here is called on
- * the loop thread. */
+ * them in submission order, in batches (every file of a batch is written, then all are fsynced
+ * side by side, renamed, and each directory fsynced once), and reports each back on the loop
+ * thread once it is durable. Reads run on the loop thread (small files, page cache). Everything
+ * here is called on the loop thread. */
 #ifndef HM_TASKS_H
 #define HM_TASKS_H
 #include <jansson.h>
