@@ -228,9 +228,13 @@ hermes_private_idle=$(private_kb "$hermes_pid")
 hermes_anon_idle=$(rollup_kb "$hermes_pid" Anonymous)
 hermes_threads=$(status_kb "$hermes_pid" Threads)
 # Wake-ups of the idle server: the system calls of all its threads over 10 s (the target is 0).
-timeout -s INT 10 strace -f -c -p "$hermes_pid" -o "$run/idle-strace.txt" 2>/dev/null || true
-hermes_idle_calls=$(awk '$NF == "total" { print $4 }' "$run/idle-strace.txt" 2>/dev/null)
-hermes_idle_calls=${hermes_idle_calls:--}
+hermes_idle_calls=-
+st_rc=0
+timeout -s INT 10 strace -f -c -p "$hermes_pid" -o "$run/idle-strace.txt" 2> "$run/idle-strace.err" || st_rc=$?
+if [ "$st_rc" = 124 ]; then # attached for the whole window; strace -c writes no table for 0 calls
+    hermes_idle_calls=$(awk '$NF == "total" { print $4 }' "$run/idle-strace.txt")
+    hermes_idle_calls=${hermes_idle_calls:-0}
+fi
 "$work/bin/empty-curl" &
 empty_pid=$!
 sleep 0.3

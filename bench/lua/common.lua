@@ -19,7 +19,9 @@ local limit = tonumber(os.getenv("BENCH_COUNT") or "")
 local seen = 0
 
 function bad(status, body)
-  return status ~= 200 or not body:find('"result"', 1, true) or body:find('"error"', 1, true)
+  -- A JSON-RPC error object starts with its code; a bare "error" also names properties of the
+  -- tools' output schemas in tools/list.
+  return status ~= 200 or not body:find('"result"', 1, true) or body:find('"error":{"code"', 1, true)
     or body:find('"isError":true', 1, true)
 end
 
