@@ -1,5 +1,5 @@
 -- Shared by every load script: POSTs one JSON-RPC body to /mcp with the bearer token and counts
--- a response as good only if it is HTTP 200, holds "result" and holds neither "error" nor
+-- a response as good only if it is HTTP 200, holds "result" and holds neither a JSON-RPC error nor
 -- "isError":true. done() prints one machine-readable line for bench/run.sh:
 --   BENCH requests=N duration_us=N rps=X p50_us=N p99_us=N failures=N socket_errors=N
 -- Environment: BENCH_TOKEN (bearer token), BENCH_PATH (default /mcp), BENCH_COUNT (with -t1 -c1:
