@@ -155,9 +155,11 @@ start_hermes() {
     h_port=$(wait_port "$run/$name.out" 300)
 }
 
-# The last run's files are removed only after the loads: on ext4 without a journal, a file
-# system with thousands of inodes freed in the last minutes makes every new file's inode search
-# skip them one by one (the kernel's recently_deleted()), which measured the rm, not hermes-mcp.
+# The last run's files are removed on exit, not before the loads: on ext4 without a journal (as
+# on this VM) every new inode's search skips, one by one, the inodes freed in the last 1 to 6
+# minutes (the kernel's recently_deleted()); thousands freed just before would slow the disk
+# figure of hermes_task. Runs started within minutes of each other, or beside other work that
+# deletes files, still pay some of that.
 [ ! -e "$run" ] || mv "$run" "$work/old-run.$$"
 mkdir -p -m 700 "$run" "$run/tasks" "$run/tasks/bench-result"
 old_umask=$(umask)
