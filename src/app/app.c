@@ -74,18 +74,18 @@ static bool in_list(const char *list, const char *item, size_t n)
 }
 
 /* The client's address: the peer, unless the peer is a trusted proxy; then the right-most
- * X-Forwarded-For entry that is not itself a trusted proxy. Two X-Forwarded-For lines (the
- * client's own, and one a proxy added instead of appending to it) cannot be told apart: the
- * peer then, so a client cannot pick its rate-limit bucket or its address in the audit log. */
+ * X-Forwarded-For entry that is not itself a trusted proxy. Of several X-Forwarded-For lines
+ * (the client's own, then one a proxy such as HAProxy adds instead of appending) only the last
+ * is the proxy's: a client's own line must not pick its rate-limit bucket or its address in the
+ * audit log. */
 static void client_ip(struct app *a, struct hreq *r, char *out, size_t outlen)
 {
     const char *peer = hreq_peer(r);
-    const char *xff = hreq_header(r, "X-Forwarded-For");
+    const char *xff = hreq_header_last(r, "X-Forwarded-For");
 
     snprintf(out, outlen, "%s", peer);
     if (xff == NULL || a->cfg->trusted_proxies == NULL ||
-        !in_list(a->cfg->trusted_proxies, peer, strlen(peer)) ||
-        hreq_header_count(r, "X-Forwarded-For") > 1)
+        !in_list(a->cfg->trusted_proxies, peer, strlen(peer)))
         return;
     const char *end = xff + strlen(xff);
     while (end > xff) {

@@ -182,7 +182,7 @@ void agents_load(struct bridge *b)
 static void probe_stale(struct bridge *b, uint64_t max_age_ms);
 
 /* Hot reload: called before agents are used; a stat per call is cheap. */
-static void registry_refresh(struct bridge *b)
+void registry_refresh(struct bridge *b)
 {
     struct stat st;
     bool exists = stat(b->registry_path, &st) == 0;

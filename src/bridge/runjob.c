@@ -20,16 +20,18 @@
 
 static void follow_poll(struct loop *l, void *arg);
 
-/* The longest wait between polls of a run whose agent is not configured (after a restart). */
+/* How far the wait between polls of a run whose agent is not configured (after a restart)
+ * grows, if HERMES_POLL_MS itself is shorter. */
 #define FOLLOW_BACKOFF_MAX_MS 60000
 
 static void follow_schedule(struct job *j)
 {
-    uint64_t ms = j->b->cfg->poll_ms;
-    for (unsigned i = 0; i < j->follow_misses && ms < FOLLOW_BACKOFF_MAX_MS; i++)
+    uint64_t poll = j->b->cfg->poll_ms, ms = poll;
+    uint64_t cap = poll > FOLLOW_BACKOFF_MAX_MS ? poll : FOLLOW_BACKOFF_MAX_MS;
+    for (unsigned i = 0; i < j->follow_misses && ms < cap; i++)
         ms *= 2;
-    if (ms > FOLLOW_BACKOFF_MAX_MS)
-        ms = FOLLOW_BACKOFF_MAX_MS;
+    if (ms > cap)
+        ms = cap;
     j->timer = loop_timer_add(j->b->loop, ms, follow_poll, j);
 }
 
@@ -68,8 +70,9 @@ static void follow_poll(struct loop *l, void *arg)
     (void)l;
     j->timer = NULL;
     /* A run outlives tool calls: without this, an agent put back in the registry file would
-     * not be seen until some tool call or SIGHUP re-read it, and the run would never end. */
-    agents_refresh(j->b);
+     * not be seen until some tool call or SIGHUP re-read it. Only a stat: probing every agent
+     * from here would wake them all for one run. */
+    registry_refresh(j->b);
     struct agentdef *a = find_agent(j->b, j->agent);
     if (a && a->key) /* as configured now (a new key, a new address) */
         job_use_agent(j, a);

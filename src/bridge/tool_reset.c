@@ -24,40 +24,51 @@ static void count_status(json_t *by, const char *status)
     json_object_set_new(by, status, json_integer(n ? json_integer_value(n) + 1 : 1));
 }
 
-/* Run-index entries whose task is gone from disk and from memory (removed by hand, say). */
-struct stale {
-    struct bridge *b;
-    char **keys;
-    size_t n;
-};
-
-static void collect_stale_run(const char *run_id, void *task_id, void *arg)
-{
-    struct stale *st = arg;
-    const char *id = task_id;
-    if (strmap_get(st->b->jobs, id) || tasks_pending(st->b->tasks, id) ||
-        tasks_exists(st->b->tasks, id))
-        return;
-    st->keys = xrealloc(st->keys, (st->n + 1) * sizeof *st->keys);
-    st->keys[st->n++] = xstrdup(run_id);
-}
-
-/* Task directories indexed per loop turn: the walk of a large TASKS_DIR (a read and a stat per
- * task) must not hold every other client's request for its whole length. */
+/* Run-index entries checked, then task directories indexed, per loop turn: each is a stat or a
+ * read, and a large index or TASKS_DIR must not hold every other client's request for the
+ * whole walk. */
 #define RESET_BATCH 64
 
-/* A reset walking the task directory, one batch per loop turn. */
+/* A reset in progress, one batch per loop turn: first the run index (entries whose task is
+ * gone from disk and from memory are cleared), then the task directory (runs indexed, runs
+ * without a result followed). */
 struct reset {
     struct bridge *b;
     struct mcp_call *call;
+    char **keys; /* the run ids in the index when the reset began */
+    size_t nkeys, next_key;
     struct tasks_scan *scan;
     struct loop_timer *timer;
     json_t *by;
     json_int_t cleared;
 };
 
+static void collect_run(const char *run_id, void *task_id, void *arg)
+{
+    struct reset *r = arg;
+    (void)task_id;
+    r->keys[r->nkeys++] = xstrdup(run_id);
+}
+
+/* Clears the entry when its task is gone. Merged, not replaced: an entry whose run.json or
+ * result.json is still being written is not on disk yet, and dropping it would lose the run
+ * until a restart. */
+static void check_run(struct reset *r, const char *run_id)
+{
+    struct bridge *b = r->b;
+    const char *id = strmap_get(b->runs, run_id); /* gone already (pruned, say): nothing to do */
+    if (id == NULL || strmap_get(b->jobs, id) || tasks_pending(b->tasks, id) ||
+        tasks_exists(b->tasks, id))
+        return;
+    free(strmap_del(b->runs, run_id));
+    r->cleared++;
+}
+
 static void reset_free(struct reset *r)
 {
+    for (size_t i = 0; i < r->nkeys; i++)
+        free(r->keys[i]);
+    free(r->keys);
     loop_timer_cancel(r->timer);
     tasks_scan_close(r->scan);
     json_decref(r->by);
@@ -84,6 +95,14 @@ static void reset_step(struct loop *l, void *arg)
     struct reset *r = arg;
     (void)l;
     r->timer = NULL;
+    if (r->next_key < r->nkeys) {
+        for (size_t n = 0; n < RESET_BATCH && r->next_key < r->nkeys; n++)
+            check_run(r, r->keys[r->next_key++]);
+        r->timer = loop_timer_add(r->b->loop, 0, reset_step, r);
+        return;
+    }
+    if (r->scan == NULL) /* the index is checked: now the directory */
+        r->scan = tasks_scan_open(r->b->tasks);
     if (r->scan && tasks_scan_step(r->scan, RESET_BATCH, index_task, r->b)) {
         r->timer = loop_timer_add(r->b->loop, 0, reset_step, r);
         return;
@@ -132,22 +151,14 @@ static void hermes_reset(struct mcp_call *c, json_t *args, void *arg)
     for (size_t i = 0; i < n; i++)
         count_status(by, ((struct job *)v[i])->kind == JOB_FOLLOW ? "following" : "in_flight");
     free(v);
-    /* Merged, not replaced: an entry whose run.json or result.json is still being written is
-     * not on disk yet, and dropping it would lose the run until a restart. */
-    struct stale stale = {.b = b};
-    strmap_each(b->runs, collect_stale_run, &stale);
-    for (size_t i = 0; i < stale.n; i++) {
-        free(strmap_del(b->runs, stale.keys[i]));
-        free(stale.keys[i]);
-    }
-    free(stale.keys);
     struct reset *r = xcalloc(1, sizeof *r);
     r->b = b;
     r->call = c;
     r->by = by;
-    r->cleared = (json_int_t)stale.n;
-    r->scan = tasks_scan_open(b->tasks); /* NULL: nothing to walk, answered at once below */
+    r->keys = xcalloc(strmap_count(b->runs) + 1, sizeof *r->keys);
+    strmap_each(b->runs, collect_run, r); /* copies only: the checks come in steps */
     b->reset = r;
+    log_info("hermes_reset: checking %zu run index entries, then the task directory", r->nkeys);
     mcp_call_on_cancel(c, reset_cancelled, r);
     r->timer = loop_timer_add(b->loop, 0, reset_step, r);
 }

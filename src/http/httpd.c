@@ -391,23 +391,33 @@ const char *hreq_header(const struct hreq *r, const char *name)
 struct count_ctx {
     const char *name;
     unsigned n;
+    const char *last;
 };
 
 static enum MHD_Result count_header(void *cls, enum MHD_ValueKind kind, const char *key,
                                     const char *value)
 {
     struct count_ctx *c = cls;
-    (void)kind, (void)value;
-    if (strcasecmp(key, c->name) == 0)
+    (void)kind;
+    if (strcasecmp(key, c->name) == 0) {
         c->n++;
+        c->last = value;
+    }
     return MHD_YES;
 }
 
 unsigned hreq_header_count(const struct hreq *r, const char *name)
 {
-    struct count_ctx c = {name, 0};
+    struct count_ctx c = {name, 0, NULL};
     MHD_get_connection_values(r->conn, MHD_HEADER_KIND, count_header, &c);
     return c.n;
+}
+
+const char *hreq_header_last(const struct hreq *r, const char *name)
+{
+    struct count_ctx c = {name, 0, NULL};
+    MHD_get_connection_values(r->conn, MHD_HEADER_KIND, count_header, &c);
+    return c.last;
 }
 
 const char *hreq_query(const struct hreq *r, const char *name)

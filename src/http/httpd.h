@@ -70,6 +70,8 @@ const char *hreq_path(const struct hreq *r);
 const char *hreq_header(const struct hreq *r, const char *name);
 /* Number of times a request header occurs (duplicates are not merged). */
 unsigned hreq_header_count(const struct hreq *r, const char *name);
+/* The last line of a header sent more than once (hreq_header gives the first). */
+const char *hreq_header_last(const struct hreq *r, const char *name);
 const char *hreq_query(const struct hreq *r, const char *name);
 const char *hreq_body(const struct hreq *r, size_t *len);
 const char *hreq_peer(const struct hreq *r); /* client IP as text */

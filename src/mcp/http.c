@@ -231,9 +231,9 @@ static void http_get(struct mcp_server *srv, struct hreq *r)
         stream_attach(st, r);
         if (was_get)
             s->get_stream = st;
-        for (struct sse_event *e = st->head; e; e = e->next)
-            if (e->seq > seq)
-                hreq_stream_write(r, e->text, e->len);
+        for (struct sse_event *e = st->head; e && !st->dropped; e = e->next)
+            if (e->seq > seq && !hreq_stream_write(r, e->text, e->len))
+                st->dropped = true; /* the replay itself overflowed: still resumable */
         if (st->closed)
             stream_close(st);
         return;

@@ -35,6 +35,9 @@ static json_t *salvage_id(const char *p, size_t n)
     json_t *root = json_loadb(copy, n, JSON_REJECT_DUPLICATES | JSON_ALLOW_NUL, NULL);
     free(copy);
     json_t *id = json_object_get(root, "id");
+    /* A string id that held \u0000 itself now reads otherwise: better none than another. */
+    if (json_is_string(id) && memchr(json_string_value(id), '\1', json_string_length(id)))
+        id = NULL;
     id = id && id_ok(id) ? json_incref(id) : NULL;
     json_decref(root);
     return id;

@@ -60,6 +60,7 @@ static void stream_on_abort(struct hreq *r, void *arg)
 void stream_attach(struct mcp_stream *st, struct hreq *r)
 {
     st->req = r;
+    st->dropped = false; /* a new connection: what it is sent from here on is delivered */
     st->refs++;
     hreq_on_abort(r, stream_on_abort, st);
     hreq_add_header(r, "Cache-Control", "no-cache");

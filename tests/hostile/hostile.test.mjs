@@ -183,6 +183,7 @@ for (const [where, body] of [['the envelope', '{"jsonrpc":"2.0","id":1,"method":
     assert.match(r.body, /object key holds a NUL character/);
     assert.match(r.body, /"id":1[,}]/, 'the id is given back, so the client can match the error');
   } });
+kase('body: NUL in a key and in the string id: no id rather than another one', { req: { body: '{"jsonrpc":"2.0","id":"a\\u0000","method":"ping","k\\u0000":1}' }, status: 400, rpc: -32600, check: (r) => assert.match(r.body, /"id":null/) });
 kase('body: NUL in a key, the id beside an escaped backslash', { req: { body: '{"jsonrpc":"2.0","id":"x\\\\u0000","method":"ping","k\\u0000":1}' }, status: 400, rpc: -32600, check: (r) => assert.match(r.body, /"id":"x\\\\u0000"/) });
 kase('tools/call: tool name with a NUL', { req: { body: rpc('tools/call', { name: 'list_agents\u0000x', arguments: {} }) }, status: 200, rpc: -32602, check: (r) => assert.match(r.body, /name must not contain a NUL character/) });
 kase('initialize: protocolVersion with a NUL', { req: { body: rpc('initialize', { protocolVersion: '2025-11-25\u0000', capabilities: {}, clientInfo: { name: 'h', version: '1' } }) }, status: 200, rpc: -32602 });

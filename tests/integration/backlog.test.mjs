@@ -57,3 +57,43 @@ test('a client that stops reading a flood of progress is dropped; call and agent
     assert.equal(await srv.stop(), 0, 'clean exit, no sanitizer report');
   }
 });
+
+// In session mode the dropped response's events stay in the replay ring: a resume gets them and
+// the result; once a resume has delivered everything, the stream is forgotten (a second resume
+// of it is 404), not kept until the session ends.
+test('session mode: a stream dropped for backlog is resumed to its end once, then forgotten', async () => {
+  const fake = await startFake();
+  const srv = await startHermes({ HERMES_ENV_PATH: agentEnv(fake), MCP_SESSIONS: '1' });
+  const V = '2025-06-18';
+  const H = { ...srv.auth, 'Content-Type': 'application/json', Accept: 'application/json, text/event-stream', 'MCP-Protocol-Version': V };
+  const init = await fetch(srv.url, { method: 'POST', headers: H, body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: V, capabilities: {}, clientInfo: { name: 'bl', version: '1' } } }) });
+  const sid = init.headers.get('mcp-session-id');
+  await init.text();
+  assert.ok(sid);
+  await (await fetch(srv.url, { method: 'POST', headers: { ...H, 'Mcp-Session-Id': sid }, body: JSON.stringify({ jsonrpc: '2.0', method: 'notifications/initialized' }) })).text();
+  const sock = net.connect(srv.port, '127.0.0.1');
+  await once(sock, 'connect');
+  sock.on('error', () => {});
+  const body = JSON.stringify({ jsonrpc: '2.0', id: 2, method: 'tools/call', params: { name: 'hermes_task', arguments: { task: 'flood [progress=60000] [delay=500]', mode: 'sync', id: 'flood-s' }, _meta: { progressToken: 'f' } } });
+  let first = '';
+  // Read up to the first event id, then stop reading.
+  const gotStream = new Promise((res) => sock.on('data', function h(d) { first += d; const m = first.match(/id: (\d+)_(\d+)/); if (m) { sock.pause(); sock.off('data', h); res(m[1]); } }));
+  sock.write(`POST /mcp HTTP/1.1\r\nHost: 127.0.0.1:${srv.port}\r\nAuthorization: Bearer ${srv.token}\r\nMcp-Session-Id: ${sid}\r\n` +
+    `Content-Type: application/json\r\nAccept: application/json, text/event-stream\r\nMCP-Protocol-Version: ${V}\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`);
+  const no = await gotStream;
+  try {
+    await until(() => /does not read its stream/.test(srv.proc.stderrText), 'the drop', 60000);
+    await until(() => existsSync(join(srv.dir, 'tasks', 'flood-s', 'result.json')), 'the result', 60000);
+    const resume = async () => {
+      const r = await fetch(srv.url, { headers: { ...srv.auth, Accept: 'text/event-stream', 'Mcp-Session-Id': sid, 'Last-Event-ID': `${no}_0`, 'MCP-Protocol-Version': V } });
+      const t = await r.text();
+      return { status: r.status, result: /"result"/.test(t) };
+    };
+    assert.deepEqual(await resume(), { status: 200, result: true }, 'the resume delivers the result');
+    assert.equal((await resume()).status, 404, 'delivered: forgotten');
+  } finally {
+    sock.destroy();
+    assert.equal(await srv.stop(), 0);
+    await fake.stop();
+  }
+});

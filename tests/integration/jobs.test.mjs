@@ -155,6 +155,10 @@ test('hermes_reset never loses a run in flight: its result.json is written witho
 test('hermes_reset walks a large task directory in steps: other clients are answered meanwhile, a second reset is busy, every run is indexed', async () => {
   const fake = await startFake();
   const tasks = mkdtempSync(join(tmpdir(), 'hm-reset-'));
+  const srv = await startHermes({ HERMES_ENV_PATH: agentEnv(fake), TASKS_DIR: tasks });
+  const a = await connect(srv);
+  const b = await connect(srv);
+  // Made after the start (which indexes what is there): only the reset's walk can index them.
   const N = 10000;
   for (let i = 0; i < N; i++) {
     const d = join(tasks, `t${i}`);
@@ -162,13 +166,12 @@ test('hermes_reset walks a large task directory in steps: other clients are answ
     writeFileSync(join(d, 'run.json'), JSON.stringify({ run_id: `run_${i}`, task_id: `t${i}`, agent: 'hermes' }), { mode: 0o600 });
     writeFileSync(join(d, 'result.json'), '{"id":"x","status":"completed"}', { mode: 0o600 });
   }
-  const srv = await startHermes({ HERMES_ENV_PATH: agentEnv(fake), TASKS_DIR: tasks });
-  const a = await connect(srv);
-  const b = await connect(srv);
   try {
+    const before = await call(b, 'hermes_cancel', { run_id: `run_${N - 1}` });
+    assert.match(before.structuredContent.message, /no task of this bridge has run/, 'not indexed before the reset');
     const order = [];
     const reset = call(a, 'hermes_reset', { confirmed: true }).then((r) => { order.push('reset'); return r; });
-    await sleep(20); // the reset request is in; its walk of 10,000 directories has begun
+    await until(() => srv.proc.stderrText.includes('hermes_reset: checking'), 'the reset began');
     const list = b.listTools().then((r) => { order.push('tools/list'); return r; });
     const again = call(b, 'hermes_reset', { confirmed: true }).then((r) => { order.push('second reset'); return r; });
     const [r, l, second] = await Promise.all([reset, list, again]);

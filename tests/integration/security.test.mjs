@@ -176,15 +176,17 @@ test('rate limit: X-Forwarded-For only from trusted proxies', async () => {
   } finally {
     await trusted.stop();
   }
-  // Two X-Forwarded-For lines (a client's own, and one a proxy added instead of appending): which
-  // one the proxy wrote cannot be told, so neither is believed: the proxy's own bucket, not one
-  // the client picks per request.
+  // Two X-Forwarded-For lines (a client's own, then the one a proxy such as HAProxy adds instead
+  // of appending): only the last is the proxy's, so the client cannot pick a bucket per request,
+  // and another client behind the proxy still has its own.
   const twoLines = await startHermes({ RATE_LIMIT_PER_MIN: '2', TRUSTED_PROXIES: '127.0.0.1' });
   try {
     const statuses = [];
     for (let i = 0; i < 4; i++)
       statuses.push(await rawStatus(twoLines.port, [`X-Forwarded-For: 10.0.0.${i}`, 'X-Forwarded-For: 203.0.113.9']));
     assert.deepEqual(statuses, [401, 401, 429, 429]);
+    assert.equal(await rawStatus(twoLines.port, ['X-Forwarded-For: 203.0.113.9', 'X-Forwarded-For: 203.0.113.10']), 401,
+      'the last line names another client: its own bucket');
   } finally {
     await twoLines.stop();
   }

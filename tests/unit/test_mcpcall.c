@@ -17,6 +17,7 @@
 #include "httpd.h"
 #include "loop.h"
 #include "mcp.h"
+#include "mcp_internal.h" /* the session sweep timer, to see when it is armed */
 
 /* ---- the fake request ---- */
 
@@ -311,6 +312,25 @@ static void stateless_cancel_by_id_cancels_nothing(void **state)
     mcp_free(s);
 }
 
+/* The idle sweep is armed only while a session exists: a server in session mode that has none
+ * makes no wake-ups (it used to run every minute from the start). */
+static void session_sweep_armed_only_with_sessions(void **state)
+{
+    (void)state;
+    struct probe p = {0};
+    struct mcp_server *s = server(&p, true, 0);
+    assert_null(s->sweep);
+    struct hreq init = {0};
+    post(s, &init, JSON_ONLY, NULL,
+         "{\"jsonrpc\":\"2.0\",\"id\":0,\"method\":\"initialize\",\"params\":{"
+         "\"protocolVersion\":\"2025-06-18\",\"capabilities\":{},"
+         "\"clientInfo\":{\"name\":\"t\",\"version\":\"1\"}}}");
+    assert_int_equal(strlen(init.session_out), 64);
+    assert_non_null(s->sweep);
+    req_cleanup(&init);
+    mcp_free(s);
+}
+
 static void session_cancel_reaches_only_its_own_call(void **state)
 {
     (void)state;
@@ -348,6 +368,7 @@ int main(void)
         cmocka_unit_test(abort_while_streaming_cancels_and_writes_nothing_more),
         cmocka_unit_test(stateless_cancel_by_id_cancels_nothing),
         cmocka_unit_test(session_cancel_reaches_only_its_own_call),
+        cmocka_unit_test(session_sweep_armed_only_with_sessions),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
