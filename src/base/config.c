@@ -257,6 +257,16 @@ bool config_from_env(struct config *c, json_t *env, const char *path, char *err,
         c->tasks_dir = slash ? xasprintf("%.*s/tasks", (int)(slash - path), path)
                              : xstrdup("tasks");
     }
+    c->tasks_retention_days = 30;
+    if (!parse_uint(get(env, "TASKS_RETENTION_DAYS"), 100000, &c->tasks_retention_days)) {
+        snprintf(err, errlen, "TASKS_RETENTION_DAYS must be a number of days (0: no limit)");
+        goto out;
+    }
+    c->tasks_max = 10000;
+    if (!parse_uint(get(env, "TASKS_MAX"), 100000000, &c->tasks_max)) {
+        snprintf(err, errlen, "TASKS_MAX must be a number of tasks (0: no limit)");
+        goto out;
+    }
     c->contract_path = dup_or(get(env, "HERMES_CONTRACT_PATH"), NULL);
     unsigned agent_s = call_timeout_s > 10 ? call_timeout_s - 5 : call_timeout_s;
     if (!parse_uint(get(env, "HERMES_TIMEOUT_S"), 7 * 24 * 3600, &agent_s)) {
@@ -304,6 +314,8 @@ size_t config_restart_keys(const struct config *now, const struct config *fresh,
         {"MCP_SESSIONS", now->sessions == fresh->sessions},
         {"HERMES_ENV_PATH", same_text(now->hermes_env_path, fresh->hermes_env_path)},
         {"TASKS_DIR", same_text(now->tasks_dir, fresh->tasks_dir)},
+        {"TASKS_RETENTION_DAYS", now->tasks_retention_days == fresh->tasks_retention_days},
+        {"TASKS_MAX", now->tasks_max == fresh->tasks_max},
         {"HERMES_CONTRACT_PATH", same_text(now->contract_path, fresh->contract_path)},
         {"HERMES_POLL_MS", now->poll_ms == fresh->poll_ms},
         {"HERMES_TIMEOUT_S", now->agent_timeout_ms == fresh->agent_timeout_ms},
