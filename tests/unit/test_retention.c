@@ -1,0 +1,72 @@
+/* Unit tests for retention.c: which finished tasks go (issue 12): terminal only, never one in
+ * flight, oldest first, by age and by count, 0 turning a limit off. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+#include <string.h>
+
+#include "retention.h"
+
+#define DAY 86400
+static const time_t now = 1800000000;
+
+static void age_limit_takes_only_old_terminal_tasks_oldest_first(void **state)
+{
+    struct retention_task t[] = {
+        {"new", now - 1 * DAY, true, false},
+        {"old", now - 40 * DAY, true, false},
+        {"older", now - 50 * DAY, true, false},
+        {"old-running", now - 90 * DAY, false, false},   /* no result.json yet */
+        {"old-followed", now - 90 * DAY, true, true},    /* result there but still in memory */
+    };
+    (void)state;
+    size_t go = retention_select(t, 5, now, 30, 0);
+    assert_int_equal(go, 2);
+    assert_string_equal(t[0].id, "older");
+    assert_string_equal(t[1].id, "old");
+}
+
+static void count_limit_keeps_the_newest(void **state)
+{
+    struct retention_task t[] = {
+        {"c", now - 3, true, false}, {"a", now - 5, true, false}, {"d", now - 2, true, false},
+        {"b", now - 4, true, false}, {"busy", now - 9, false, false},
+    };
+    (void)state;
+    size_t go = retention_select(t, 5, now, 0, 2);
+    assert_int_equal(go, 2);
+    assert_string_equal(t[0].id, "a");
+    assert_string_equal(t[1].id, "b");
+    for (size_t i = go; i < 5; i++) /* the in-flight task is never among those that go */
+        assert_true(strcmp(t[i].id, "a") && strcmp(t[i].id, "b"));
+}
+
+static void zero_turns_limits_off_and_in_flight_never_goes(void **state)
+{
+    struct retention_task t[] = {
+        {"ancient", now - 999 * DAY, true, false},
+        {"busy1", now - 999 * DAY, false, false},
+        {"busy2", now - 999 * DAY, true, true},
+    };
+    (void)state;
+    assert_int_equal(retention_select(t, 3, now, 0, 0), 0);
+    assert_int_equal(retention_select(t, 3, now, 1, 1), 1);
+    assert_string_equal(t[0].id, "ancient");
+    /* Even a limit of one task with every task ancient never touches those in flight. */
+    struct retention_task busy[] = {{"x", now - 999 * DAY, false, false},
+                                    {"y", now - 999 * DAY, true, true}};
+    assert_int_equal(retention_select(busy, 2, now, 1, 1), 0);
+    assert_int_equal(retention_select(NULL, 0, now, 1, 1), 0);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(age_limit_takes_only_old_terminal_tasks_oldest_first),
+        cmocka_unit_test(count_limit_keeps_the_newest),
+        cmocka_unit_test(zero_turns_limits_off_and_in_flight_never_goes),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
