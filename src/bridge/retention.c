@@ -3,8 +3,19 @@
  * rule serves the server's hourly prune and `hermes-mcp tasks prune`. */
 #include "retention.h"
 
+#include "taskpath.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+/* A task directory holds the agent's files, a few levels at most; deeper is refused rather than
+ * recursed into without bound. */
+#define RETENTION_DEPTH_MAX 32
 
 static bool removable(const struct retention_task *t)
 {
@@ -40,4 +51,59 @@ size_t retention_select(struct retention_task *tasks, size_t n, time_t now, unsi
             go++;
     }
     return go;
+}
+
+/* Empties the directory open as fd (which this closes), entry by entry, relative to fd. */
+static int empty_dir(int fd, int depth)
+{
+    DIR *d = fdopendir(fd);
+    struct dirent *e;
+    int rc = 0;
+
+    if (d == NULL) {
+        close(fd);
+        return -1;
+    }
+    while ((e = readdir(d)) != NULL) {
+        struct stat st;
+        if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
+            continue;
+        if (fstatat(dirfd(d), e->d_name, &st, AT_SYMLINK_NOFOLLOW) != 0) {
+            rc = -1;
+            continue;
+        }
+        if (S_ISDIR(st.st_mode)) {
+            int sub = depth < RETENTION_DEPTH_MAX
+                          ? openat(dirfd(d), e->d_name,
+                                   O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
+                          : -1;
+            if (sub < 0 || empty_dir(sub, depth + 1) != 0 ||
+                unlinkat(dirfd(d), e->d_name, AT_REMOVEDIR) != 0)
+                rc = -1;
+        } else if (unlinkat(dirfd(d), e->d_name, 0) != 0) { /* a symlink goes as a link */
+            rc = -1;
+        }
+    }
+    int saved = errno;
+    closedir(d);
+    errno = saved;
+    return rc;
+}
+
+int retention_remove_task(int tasks_dirfd, const char *id)
+{
+    struct stat st;
+
+    if (!taskpath_id_ok(id, strlen(id))) {
+        errno = EINVAL;
+        return -1;
+    }
+    if (fstatat(tasks_dirfd, id, &st, AT_SYMLINK_NOFOLLOW) != 0)
+        return -1;
+    if (!S_ISDIR(st.st_mode)) /* a planted link or file: removed itself, never followed */
+        return unlinkat(tasks_dirfd, id, 0);
+    int fd = openat(tasks_dirfd, id, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    if (fd < 0 || empty_dir(fd, 0) != 0)
+        return -1;
+    return unlinkat(tasks_dirfd, id, AT_REMOVEDIR);
 }

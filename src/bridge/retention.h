@@ -23,4 +23,12 @@ struct retention_task {
 size_t retention_select(struct retention_task *tasks, size_t n, time_t now, unsigned days,
                         unsigned max);
 
+/* Removes TASKS_DIR/<id> and everything under it, given an open descriptor of TASKS_DIR.
+ * Never follows a link: every entry is examined with lstat semantics and removed relative to
+ * its parent's descriptor (unlinkat), so a symlink inside the task, or a task id that is itself
+ * a symlink, is unlinked as a link and its target is left alone; ids that are not task ids
+ * (taskpath_id_ok) are refused. Blocking file-system work: call it off the loop thread.
+ * Returns 0, or -1 with errno set (the removal may then be partial). */
+int retention_remove_task(int tasks_dirfd, const char *id);
+
 #endif

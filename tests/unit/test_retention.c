@@ -5,7 +5,12 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <cmocka.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "retention.h"
 
@@ -61,12 +66,71 @@ static void zero_turns_limits_off_and_in_flight_never_goes(void **state)
     assert_int_equal(retention_select(NULL, 0, now, 1, 1), 0);
 }
 
+static void touch(const char *path)
+{
+    FILE *f = fopen(path, "w");
+    assert_non_null(f);
+    fputs("x", f);
+    fclose(f);
+}
+
+/* Removal never follows a link: links inside a task and a task id that is itself a link are
+ * unlinked as links; what they point at outside TASKS_DIR survives. */
+static void removal_does_not_follow_links(void **state)
+{
+    char root[] = "/tmp/hm-retention-XXXXXX", p[512], outside_file[512], outside_dir[512];
+    (void)state;
+    assert_non_null(mkdtemp(root));
+    snprintf(p, sizeof p, "%s/tasks", root);
+    assert_int_equal(mkdir(p, 0700), 0);
+    snprintf(outside_dir, sizeof outside_dir, "%s/keep", root);
+    assert_int_equal(mkdir(outside_dir, 0700), 0);
+    snprintf(outside_file, sizeof outside_file, "%s/keep/precious", root);
+    touch(outside_file);
+    snprintf(p, sizeof p, "%s/tasks/t1", root);
+    assert_int_equal(mkdir(p, 0700), 0);
+    snprintf(p, sizeof p, "%s/tasks/t1/result.json", root);
+    touch(p);
+    snprintf(p, sizeof p, "%s/tasks/t1/sub", root);
+    assert_int_equal(mkdir(p, 0700), 0);
+    snprintf(p, sizeof p, "%s/tasks/t1/sub/a.txt", root);
+    touch(p);
+    snprintf(p, sizeof p, "%s/tasks/t1/link-file", root);
+    assert_int_equal(symlink(outside_file, p), 0);
+    snprintf(p, sizeof p, "%s/tasks/t1/link-dir", root);
+    assert_int_equal(symlink(outside_dir, p), 0);
+    snprintf(p, sizeof p, "%s/tasks/evil", root);
+    assert_int_equal(symlink(outside_dir, p), 0);
+
+    snprintf(p, sizeof p, "%s/tasks", root);
+    int fd = open(p, O_RDONLY | O_DIRECTORY);
+    assert_true(fd >= 0);
+    assert_int_equal(retention_remove_task(fd, "t1"), 0);
+    assert_int_equal(retention_remove_task(fd, "evil"), 0);
+    assert_int_equal(retention_remove_task(fd, ".."), -1);
+    assert_int_equal(retention_remove_task(fd, "gone"), -1);
+    close(fd);
+
+    struct stat st;
+    snprintf(p, sizeof p, "%s/tasks/t1", root);
+    assert_int_not_equal(lstat(p, &st), 0);
+    snprintf(p, sizeof p, "%s/tasks/evil", root);
+    assert_int_not_equal(lstat(p, &st), 0);
+    assert_int_equal(stat(outside_file, &st), 0); /* the link targets are untouched */
+    assert_int_equal(unlink(outside_file), 0);
+    assert_int_equal(rmdir(outside_dir), 0);
+    snprintf(p, sizeof p, "%s/tasks", root);
+    assert_int_equal(rmdir(p), 0); /* and the tasks directory itself was left, empty */
+    assert_int_equal(rmdir(root), 0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(age_limit_takes_only_old_terminal_tasks_oldest_first),
         cmocka_unit_test(count_limit_keeps_the_newest),
         cmocka_unit_test(zero_turns_limits_off_and_in_flight_never_goes),
+        cmocka_unit_test(removal_does_not_follow_links),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
