@@ -1,6 +1,10 @@
-/* retention.h — which finished tasks TASKS_RETENTION_DAYS and TASKS_MAX remove (issue 12).
- * Kept apart from the directory walk and the removals so that the rule — terminal tasks only,
- * never one in flight, oldest first — is one small pure function that unit tests pin down.
+/* retention.h — which finished tasks TASKS_RETENTION_DAYS and TASKS_MAX remove (issue 12), and
+ * the server's pruner that removes them without stalling the loop.
+ *
+ * The rule — terminal tasks only, never one in flight, oldest first — is one small pure
+ * function (retention_select) that unit tests pin down; the directory walk (retention_scan) and
+ * the removal (retention_remove_task) serve both the server and `hermes-mcp tasks`. A task is
+ * terminal when its result.json exists: the server writes it last, when the task has finished.
  * A task's age is the time its result.json was written (its mtime): that is when the task
  * finished, and it does not change when an operator merely reads or lists the directory. */
 #ifndef HM_RETENTION_H
@@ -11,8 +15,8 @@
 
 struct retention_task {
     const char *id;
-    time_t finished; /* mtime of result.json */
-    bool terminal;   /* result.json exists and its status is terminal */
+    time_t finished; /* mtime of result.json (of the directory while there is none) */
+    bool terminal;   /* result.json exists */
     bool in_flight;  /* a job in memory, a followed run or a queued write for it */
 };
 
@@ -30,5 +34,40 @@ size_t retention_select(struct retention_task *tasks, size_t n, time_t now, unsi
  * (taskpath_id_ok) are refused. Blocking file-system work: call it off the loop thread.
  * Returns 0, or -1 with errno set (the removal may then be partial). */
 int retention_remove_task(int tasks_dirfd, const char *id);
+
+/* Every task directory of TASKS_DIR (entries whose name is a task id and which are directories,
+ * not links), unsorted. Blocking: off the loop thread, or in a command. */
+struct retention_list {
+    struct retention_task *tasks;
+    char **ids; /* owns tasks[i].id */
+    size_t n, cap;
+};
+bool retention_scan(const char *dir, struct retention_list *out, char *err, size_t errlen);
+void retention_list_free(struct retention_list *l); /* NULL-safe; leaves it empty */
+
+/* ---------- the server's pruner (loop thread) ---------- */
+
+struct tasks;
+struct loop;
+struct config;
+struct retention;
+
+/* True when the task is in flight (a job, a followed run, a queued write): never pruned. */
+typedef bool retention_busy_fn(const char *id, void *arg);
+/* A task was removed from disk; run_id is what its run.json named ("" if none). */
+typedef void retention_pruned_fn(const char *id, const char *run_id, void *arg);
+
+/* The scan and the removals run on the task writer thread (tasks_run), in slices, so writes
+ * interleave and the loop only hands work over and takes reports back; each slice is checked
+ * against busy on the loop just before it is handed over, and the writer keeps queue order, so
+ * no write queued for a task can race with its removal. cfg's limits are read at each prune. */
+struct retention *retention_new(struct tasks *t, struct loop *l, const struct config *cfg,
+                                retention_busy_fn *busy, retention_pruned_fn *pruned, void *arg);
+/* Prunes now (start, reload) and again every hour from now; a prune asked for while one runs
+ * runs once more after it. */
+void retention_prune(struct retention *r);
+/* Before tasks_free: stops the timer and any further slice; no callback runs afterwards. */
+void retention_stop(struct retention *r);
+void retention_free(struct retention *r); /* NULL-safe; after tasks_free */
 
 #endif

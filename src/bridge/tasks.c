@@ -39,7 +39,7 @@
 #define FLUSHERS 7                  /* beside the writer: 8 fsyncs at once (measured: 4-6x a row) */
 #define FLUSHER_STACK (64 * 1024)   /* they only call fsync */
 
-enum op_kind { OP_WRITE, OP_REMOVE };
+enum op_kind { OP_WRITE, OP_REMOVE, OP_CALL };
 
 struct op {
     struct op *next;
@@ -48,6 +48,8 @@ struct op {
     char name[64];
     char *data; /* OP_WRITE: the file's bytes */
     size_t len;
+    tasks_work_fn *work; /* OP_CALL: run on the writer thread (id is empty) */
+    void *work_arg;
     tasks_done_cb *done;
     void *arg;
     enum tasks_rc rc;
@@ -229,6 +231,10 @@ static void batch_flush(struct tasks *t, struct op *batch, size_t n)
 static void op_commit(struct tasks *t, struct op *o)
 {
     char path[PATH_MAX + 64];
+    if (o->kind == OP_CALL) {
+        o->work(t->real, o->work_arg);
+        return;
+    }
     snprintf(path, sizeof path, "%s/%s/%s", t->real, o->id, o->name);
     if (o->kind == OP_REMOVE) {
         unlink(path);
@@ -346,10 +352,10 @@ static void dispatch_done(struct tasks *t)
     while (list) {
         struct op *o = list;
         list = o->next;
-        uintptr_t n = (uintptr_t)strmap_get(t->pending, o->id);
+        uintptr_t n = o->kind == OP_CALL ? 0 : (uintptr_t)strmap_get(t->pending, o->id);
         if (n > 1)
             strmap_put(t->pending, o->id, (void *)(n - 1));
-        else
+        else if (o->kind != OP_CALL)
             strmap_del(t->pending, o->id);
         if (o->done)
             o->done(o->rc, o->arg);
@@ -370,8 +376,10 @@ static void on_done(struct loop *l, int fd, uint32_t events, void *arg)
 
 static void enqueue(struct tasks *t, struct op *o)
 {
-    uintptr_t n = (uintptr_t)strmap_get(t->pending, o->id);
-    strmap_put(t->pending, o->id, (void *)(n + 1));
+    if (o->kind != OP_CALL) { /* a call belongs to no task */
+        uintptr_t n = (uintptr_t)strmap_get(t->pending, o->id);
+        strmap_put(t->pending, o->id, (void *)(n + 1));
+    }
     o->fd = -1;
     pthread_mutex_lock(&t->mu);
     if (t->todo_tail)
@@ -569,6 +577,18 @@ enum tasks_rc tasks_remove(struct tasks *t, const char *id, const char *name,
     o->arg = arg;
     enqueue(t, o);
     return TASKS_OK;
+}
+
+void tasks_run(struct tasks *t, tasks_work_fn *work, void *work_arg, tasks_done_cb *done,
+               void *arg)
+{
+    struct op *o = xcalloc(1, sizeof *o);
+    o->kind = OP_CALL;
+    o->work = work;
+    o->work_arg = work_arg;
+    o->done = done;
+    o->arg = arg;
+    enqueue(t, o);
 }
 
 static bool utf8_text(const char *p, size_t n)

@@ -53,6 +53,14 @@ enum tasks_rc tasks_remove(struct tasks *t, const char *id, const char *name,
 enum tasks_rc tasks_files(struct tasks *t, const char *id, const char *rel, json_t **out,
                           char *why, size_t whylen);
 
+/* Runs work(dir, work_arg) on the writer thread, in queue order: after every write and removal
+ * queued before it, before every one queued after it, so it never races with them. dir is the
+ * real path of TASKS_DIR. done (may be NULL) then runs on the loop thread with TASKS_OK. For
+ * blocking work on the task directory (retention); keep each call short, as writes wait. */
+typedef void tasks_work_fn(const char *dir, void *work_arg);
+void tasks_run(struct tasks *t, tasks_work_fn *work, void *work_arg, tasks_done_cb *done,
+               void *arg);
+
 /* Calls fn for every task directory name (ids only). */
 void tasks_each(struct tasks *t, void (*fn)(const char *id, void *arg), void *arg);
 /* The same walk in steps, so a long one does not hold the loop: each step calls fn for at most

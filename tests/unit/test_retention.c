@@ -124,6 +124,61 @@ static void removal_does_not_follow_links(void **state)
     assert_int_equal(rmdir(root), 0);
 }
 
+/* The walk: task directories only (no links, no plain files, no names that are not ids),
+ * terminal exactly when result.json is a regular file, aged by result.json's mtime. */
+static void scan_sees_task_directories_and_their_result(void **state)
+{
+    char root[] = "/tmp/hm-retscan-XXXXXX", p[512], err[300];
+    struct retention_list l;
+    (void)state;
+    assert_non_null(mkdtemp(root));
+    snprintf(p, sizeof p, "%s/done", root);
+    assert_int_equal(mkdir(p, 0700), 0);
+    snprintf(p, sizeof p, "%s/done/result.json", root);
+    touch(p);
+    struct timespec when[2] = {{.tv_sec = 1000000}, {.tv_sec = 1000000}};
+    assert_int_equal(utimensat(AT_FDCWD, p, when, 0), 0);
+    snprintf(p, sizeof p, "%s/running", root);
+    assert_int_equal(mkdir(p, 0700), 0);
+    snprintf(p, sizeof p, "%s/linked", root);
+    assert_int_equal(symlink("/tmp", p), 0);
+    snprintf(p, sizeof p, "%s/file", root);
+    touch(p);
+    snprintf(p, sizeof p, "%s/.hidden", root);
+    assert_int_equal(mkdir(p, 0700), 0);
+    snprintf(p, sizeof p, "%s/fake", root); /* result.json a directory: not terminal */
+    assert_int_equal(mkdir(p, 0700), 0);
+    snprintf(p, sizeof p, "%s/fake/result.json", root);
+    assert_int_equal(mkdir(p, 0700), 0);
+
+    assert_true(retention_scan(root, &l, err, sizeof err));
+    assert_int_equal(l.n, 3);
+    int seen = 0;
+    for (size_t i = 0; i < l.n; i++) {
+        const struct retention_task *t = &l.tasks[i];
+        if (!strcmp(t->id, "done")) {
+            assert_true(t->terminal);
+            assert_int_equal(t->finished, 1000000);
+            seen |= 1;
+        } else if (!strcmp(t->id, "running")) {
+            assert_false(t->terminal);
+            seen |= 2;
+        } else if (!strcmp(t->id, "fake")) {
+            assert_false(t->terminal);
+            seen |= 4;
+        }
+    }
+    assert_int_equal(seen, 7);
+    retention_list_free(&l);
+    assert_int_equal(l.n, 0);
+    snprintf(p, sizeof p, "%s/nope", root);
+    assert_false(retention_scan(p, &l, err, sizeof err));
+    assert_non_null(strstr(err, "TASKS_DIR"));
+    char cmd[600];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", root);
+    assert_int_equal(system(cmd), 0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -131,6 +186,7 @@ int main(void)
         cmocka_unit_test(count_limit_keeps_the_newest),
         cmocka_unit_test(zero_turns_limits_off_and_in_flight_never_goes),
         cmocka_unit_test(removal_does_not_follow_links),
+        cmocka_unit_test(scan_sees_task_directories_and_their_result),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
