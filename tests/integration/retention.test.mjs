@@ -187,3 +187,34 @@ test('hermes-mcp tasks list and prune [--dry-run]: oldest first, exit codes, cle
     rmSync(root, { recursive: true, force: true });
   }
 });
+
+test('a pruned async task leaves the run index: hermes_cancel by its run_id is not_found', async () => {
+  const fake = await startFake(['--delay-scale', '0']);
+  const { root, dir } = tasksDir();
+  const srv = await startHermes({ HERMES_ENV_PATH: agentEnv(fake), TASKS_DIR: dir,
+    TASKS_MAX: '0', TASKS_RETENTION_DAYS: '0' });
+  try {
+    const client = await connect(srv);
+    const acc = await client.callTool({ name: 'hermes_task', arguments: { task: 'quick', mode: 'async', id: 'r1' } });
+    assert.equal(acc.isError, false, acc.content[0].text);
+    const runId = acc.structuredContent.run_id;
+    assert.match(runId, /^run_/);
+    await until(() => existsSync(join(dir, 'r1', 'result.json')), 'the followed run to finish', 10000);
+    finishedTask(dir, 'newer', -HOUR); // finished "later" than r1: TASKS_MAX=1 keeps it, prunes r1
+
+    writeFileSync(srv.envFile, readFileSync(srv.envFile, 'utf8').replace('TASKS_MAX=0', 'TASKS_MAX=1'));
+    srv.proc.kill('SIGHUP');
+    const m = await until(() => prunedLine(srv), 'the reload prune to report');
+    assert.equal(m[1], '1');
+    assert.equal(existsSync(join(dir, 'r1')), false);
+    const res = await client.callTool({ name: 'hermes_cancel', arguments: { run_id: runId } });
+    assert.equal(res.isError, true);
+    assert.equal(res.structuredContent.error, 'not_found');
+    assert.match(res.structuredContent.message, /no task of this bridge has run/);
+    await client.close();
+  } finally {
+    await srv.stop();
+    await fake.stop();
+    rmSync(root, { recursive: true, force: true });
+  }
+});
