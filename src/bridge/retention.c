@@ -1,8 +1,9 @@
 /* retention.c — TASKS_RETENTION_DAYS and TASKS_MAX: the pruning rule, the directory walk, a
  * removal that never follows a link, and the server's pruner (retention.h says why it is split
- * so). The pruner's file-system work runs on the task writer thread in slices of PRUNE_SLICE
- * tasks: the loop only decides which ids are in flight and updates the run index, a few
- * microseconds a slice, so pruning 100,000 tasks does not stall it. */
+ * so). The pruner's file-system work runs on one thread of its own at the lowest CPU priority
+ * (the reaper), in slices of PRUNE_SLICE tasks: the loop only decides which ids are in flight,
+ * holds the others (tasks_hold) while they are taken out and updates the run index, a few
+ * microseconds a slice, so pruning 100,000 tasks neither stalls the loop nor takes its CPU. */
 #include "retention.h"
 
 #include "config.h"
@@ -18,16 +19,22 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <stdlib.h>
+#include <limits.h>
+#include <pthread.h>
+#include <stdatomic.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/epoll.h>
+#include <sys/eventfd.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 /* A task directory holds the agent's files, a few levels at most; deeper is refused rather than
  * recursed into without bound. */
 #define RETENTION_DEPTH_MAX 32
-#define PRUNE_SLICE 256             /* tasks removed per turn of the writer */
+#define PRUNE_SLICE 256             /* tasks taken out per hand-over to the reaper */
 #define PRUNE_EVERY_MS (3600 * 1000) /* hourly */
 #define RUN_JSON_MAX (64 * 1024)
 
@@ -83,7 +90,8 @@ static int empty_dir(int fd, int depth)
         if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
             continue;
         if (fstatat(dirfd(d), e->d_name, &st, AT_SYMLINK_NOFOLLOW) != 0) {
-            rc = -1;
+            if (errno != ENOENT) /* gone already: someone else emptied it */
+                rc = -1;
             continue;
         }
         if (S_ISDIR(st.st_mode)) {
@@ -92,10 +100,10 @@ static int empty_dir(int fd, int depth)
                                    O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
                           : -1;
             if (sub < 0 || empty_dir(sub, depth + 1) != 0 ||
-                unlinkat(dirfd(d), e->d_name, AT_REMOVEDIR) != 0)
+                (unlinkat(dirfd(d), e->d_name, AT_REMOVEDIR) != 0 && errno != ENOENT))
                 rc = -1;
-        } else if (unlinkat(dirfd(d), e->d_name, 0) != 0) { /* a symlink goes as a link */
-            rc = -1;
+        } else if (unlinkat(dirfd(d), e->d_name, 0) != 0 && errno != ENOENT) {
+            rc = -1; /* a symlink goes as a link */
         }
     }
     int saved = errno;
@@ -104,8 +112,39 @@ static int empty_dir(int fd, int depth)
     return rc;
 }
 
+/* Removes the entry name of the directory dirfd and everything under it, never following a
+ * link. An entry already gone counts as removed (the server's reaper and `tasks prune` may
+ * empty the trash at the same time). */
+static int remove_entry(int dirfd, const char *name)
+{
+    struct stat st;
+
+    if (fstatat(dirfd, name, &st, AT_SYMLINK_NOFOLLOW) != 0)
+        return errno == ENOENT ? 0 : -1;
+    if (!S_ISDIR(st.st_mode)) /* a planted link or file: removed itself, never followed */
+        return unlinkat(dirfd, name, 0) == 0 || errno == ENOENT ? 0 : -1;
+    int fd = openat(dirfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    if (fd < 0 || empty_dir(fd, 0) != 0)
+        return fd < 0 && errno == ENOENT ? 0 : -1;
+    return unlinkat(dirfd, name, AT_REMOVEDIR) == 0 || errno == ENOENT ? 0 : -1;
+}
+
 int retention_remove_task(int tasks_dirfd, const char *id)
 {
+    if (!taskpath_id_ok(id, strlen(id))) {
+        errno = EINVAL;
+        return -1;
+    }
+    struct stat st;
+    if (fstatat(tasks_dirfd, id, &st, AT_SYMLINK_NOFOLLOW) != 0)
+        return -1; /* here, a task that is not there is an error */
+    return remove_entry(tasks_dirfd, id);
+}
+
+int retention_take_out(int tasks_dirfd, const char *id)
+{
+    static atomic_ulong seq;
+    char to[RETENTION_NAME_MAX];
     struct stat st;
 
     if (!taskpath_id_ok(id, strlen(id))) {
@@ -114,12 +153,39 @@ int retention_remove_task(int tasks_dirfd, const char *id)
     }
     if (fstatat(tasks_dirfd, id, &st, AT_SYMLINK_NOFOLLOW) != 0)
         return -1;
-    if (!S_ISDIR(st.st_mode)) /* a planted link or file: removed itself, never followed */
-        return unlinkat(tasks_dirfd, id, 0);
-    int fd = openat(tasks_dirfd, id, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-    if (fd < 0 || empty_dir(fd, 0) != 0)
+    if (mkdirat(tasks_dirfd, RETENTION_TRASH, 0700) != 0 && errno != EEXIST)
         return -1;
-    return unlinkat(tasks_dirfd, id, AT_REMOVEDIR);
+    /* Unique within the trash: the same id may be pruned again before its old files are gone. */
+    snprintf(to, sizeof to, "%s/%s.%ld.%lu", RETENTION_TRASH, id, (long)getpid(),
+             (unsigned long)atomic_fetch_add(&seq, 1));
+    return renameat(tasks_dirfd, id, tasks_dirfd, to); /* renames a link as a link */
+}
+
+long retention_empty_trash(int tasks_dirfd, const atomic_bool *stop)
+{
+    long n = 0;
+    int fd = openat(tasks_dirfd, RETENTION_TRASH, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    if (fd < 0)
+        return errno == ENOENT ? 0 : -1;
+    DIR *d = fdopendir(fd);
+    struct dirent *e;
+    if (d == NULL) {
+        close(fd);
+        return -1;
+    }
+    while ((e = readdir(d)) != NULL && !(stop && atomic_load(stop))) {
+        if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
+            continue;
+        if (remove_entry(dirfd(d), e->d_name) != 0) {
+            n = -1;
+            break;
+        }
+        n++;
+    }
+    int saved = errno;
+    closedir(d);
+    errno = saved;
+    return n;
 }
 
 /* ---------- the directory walk ---------- */
@@ -182,10 +248,12 @@ struct prune_item {
 };
 
 struct prune_slice {
-    struct retention *r;
     size_t n;
     struct prune_item item[PRUNE_SLICE];
 };
+
+/* What the loop has handed to the reaper; one at a time. */
+enum reaper_job { JOB_NONE, JOB_SCAN, JOB_TAKE_OUT, JOB_EMPTY };
 
 struct retention {
     struct tasks *tasks;
@@ -194,16 +262,32 @@ struct retention {
     retention_busy_fn *busy;
     retention_pruned_fn *pruned;
     void *arg;
+    char *dir; /* TASKS_DIR's real path */
     struct loop_timer *timer;
     bool running, again, stopping;
-    /* One prune: the limits and clock it started with, then its plan. Written by the writer
-     * thread during the scan only; the loop reads them after the scan's report. */
+    /* One prune: the limits and clock it started with, its plan (plan.tasks[0..go) are to go,
+     * oldest first) and its counts. The reaper writes plan, go and trash_left during the scan;
+     * the loop reads them once the scan is reported. */
     time_t now;
     unsigned days, max;
-    struct retention_list plan; /* plan.tasks[0..go) are to go, oldest first */
+    struct retention_list plan;
     size_t go, next;
+    bool trash_left;
     size_t removed, kept_in_flight, failed;
     struct timespec started;
+    struct prune_slice *slice; /* held ids being taken out (JOB_TAKE_OUT) */
+    /* The reaper thread and its hand-over, guarded by mu: the loop sets job, the reaper sets
+     * done and writes efd, which the loop watches. */
+    pthread_t reaper;
+    bool reaper_started;
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    enum reaper_job job;
+    bool done;
+    enum reaper_job handed; /* loop thread: what it handed over last */
+    atomic_bool stop;
+    int efd;
+    struct loop_watch *w;
 };
 
 static void prune_start(struct retention *r);
@@ -216,19 +300,22 @@ static uint64_t ms_since(const struct timespec *t0)
            (uint64_t)((t.tv_nsec - t0->tv_nsec) / 1000000);
 }
 
-/* Writer thread. */
-static void scan_work(const char *dir, void *arg)
+/* ----- the reaper thread ----- */
+
+static void scan_work(struct retention *r)
 {
-    struct retention *r = arg;
-    char err[300];
-    if (!retention_scan(dir, &r->plan, err, sizeof err)) {
+    char err[300], trash[PATH_MAX];
+    struct stat st;
+    snprintf(trash, sizeof trash, "%s/%s", r->dir, RETENTION_TRASH);
+    r->trash_left = lstat(trash, &st) == 0; /* maybe a crash during an earlier prune */
+    if (!retention_scan(r->dir, &r->plan, err, sizeof err)) {
         log_warn("retention: %s", err);
         return;
     }
     r->go = retention_select(r->plan.tasks, r->plan.n, r->now, r->days, r->max);
 }
 
-/* Writer thread: the run id a task's run.json names, if any (capped, no link followed). */
+/* The run id a task's run.json names, if any (capped, no link followed). */
 static void read_run_id(int taskfd, char *out, size_t outlen)
 {
     char buf[RUN_JSON_MAX];
@@ -250,45 +337,108 @@ static void read_run_id(int taskfd, char *out, size_t outlen)
     json_decref(run);
 }
 
-/* Writer thread. */
-static void remove_work(const char *dir, void *arg)
+static void take_out_work(struct retention *r, int dfd)
 {
-    struct prune_slice *s = arg;
-    int dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    if (dfd < 0)
-        return;
-    for (size_t i = 0; i < s->n; i++) {
+    struct prune_slice *s = r->slice;
+    for (size_t i = 0; i < s->n && !atomic_load(&r->stop); i++) {
         struct prune_item *it = &s->item[i];
         int tfd = openat(dfd, it->id, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
         if (tfd >= 0) {
             read_run_id(tfd, it->run_id, sizeof it->run_id);
             close(tfd);
         }
-        it->removed = retention_remove_task(dfd, it->id) == 0;
+        it->removed = retention_take_out(dfd, it->id) == 0;
         if (!it->removed)
-            log_warn("retention: cannot remove task %s: %s", it->id, strerror(errno));
+            log_warn("retention: cannot prune task %s: %s", it->id, strerror(errno));
     }
-    close(dfd);
+}
+
+static void empty_work(struct retention *r, int dfd)
+{
+    struct timespec t0;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    long n = retention_empty_trash(dfd, &r->stop);
+    if (n < 0)
+        log_warn("retention: cannot empty %s/%s: %s", r->dir, RETENTION_TRASH, strerror(errno));
+    else if (n > 0)
+        log_info("retention: deleted the files of %ld pruned task%s in %llu ms", n,
+                 n == 1 ? "" : "s", (unsigned long long)ms_since(&t0));
+}
+
+static void *reaper(void *arg)
+{
+    struct retention *r = arg;
+    /* Raising one's own nice value needs no privilege; it changes only this thread. */
+    if (setpriority(PRIO_PROCESS, (id_t)gettid(), 19) != 0)
+        log_warn("retention: cannot lower the reaper's priority: %s", strerror(errno));
+    pthread_mutex_lock(&r->mu);
+    for (;;) {
+        while (r->job == JOB_NONE && !atomic_load(&r->stop))
+            pthread_cond_wait(&r->cv, &r->mu);
+        if (atomic_load(&r->stop))
+            break;
+        enum reaper_job job = r->job;
+        pthread_mutex_unlock(&r->mu);
+        int dfd = open(r->dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        if (job == JOB_SCAN)
+            scan_work(r);
+        else if (dfd >= 0 && job == JOB_TAKE_OUT)
+            take_out_work(r, dfd);
+        else if (dfd >= 0 && job == JOB_EMPTY)
+            empty_work(r, dfd);
+        if (dfd >= 0)
+            close(dfd);
+        pthread_mutex_lock(&r->mu);
+        r->job = JOB_NONE;
+        r->done = true;
+        uint64_t one = 1;
+        ssize_t w = write(r->efd, &one, sizeof one);
+        (void)w; /* a full counter already means "look" */
+    }
+    pthread_mutex_unlock(&r->mu);
+    return NULL;
+}
+
+/* ----- the loop side ----- */
+
+static void hand_over(struct retention *r, enum reaper_job job)
+{
+    if (!r->reaper_started) {
+        if (pthread_create(&r->reaper, NULL, reaper, r) != 0) {
+            log_warn("retention: cannot start the pruning thread; nothing is pruned");
+            r->running = false;
+            return;
+        }
+        r->reaper_started = true;
+    }
+    r->handed = job;
+    pthread_mutex_lock(&r->mu);
+    r->job = job;
+    pthread_mutex_unlock(&r->mu);
+    pthread_cond_signal(&r->cv);
 }
 
 static void prune_finish(struct retention *r)
+{
+    retention_list_free(&r->plan);
+    r->running = false;
+    if (r->again) {
+        r->again = false;
+        prune_start(r);
+    }
+}
+
+static void report(struct retention *r)
 {
     if (r->removed || r->failed || r->kept_in_flight)
         log_info("retention: pruned %zu task%s in %llu ms (%zu in flight kept, %zu failed; "
                  "TASKS_RETENTION_DAYS=%u TASKS_MAX=%u)",
                  r->removed, r->removed == 1 ? "" : "s", (unsigned long long)ms_since(&r->started),
                  r->kept_in_flight, r->failed, r->days, r->max);
-    retention_list_free(&r->plan);
-    r->running = false;
-    if (r->again && !r->stopping) {
-        r->again = false;
-        prune_start(r);
-    }
 }
 
-static void remove_done(enum tasks_rc rc, void *arg);
-
-/* Loop thread: hands the next slice to the writer, leaving out what is in flight now. */
+/* Hands the next slice to the reaper, leaving out what is in flight now and holding the rest,
+ * so that nothing starts writing to them until they are out; after the last, the trash. */
 static void next_slice(struct retention *r)
 {
     struct prune_slice *s = NULL;
@@ -298,51 +448,65 @@ static void next_slice(struct retention *r)
             r->kept_in_flight++;
             continue;
         }
-        if (s == NULL) {
+        if (s == NULL)
             s = xcalloc(1, sizeof *s);
-            s->r = r;
-        }
         snprintf(s->item[s->n].id, sizeof s->item[s->n].id, "%s", id);
+        tasks_hold(r->tasks, id);
         if (++s->n == PRUNE_SLICE)
             break;
     }
-    if (s == NULL) {
-        prune_finish(r);
+    if (s) {
+        r->slice = s;
+        hand_over(r, JOB_TAKE_OUT);
         return;
     }
-    tasks_run(r->tasks, remove_work, s, remove_done, s);
+    report(r);
+    if (r->removed || r->trash_left)
+        hand_over(r, JOB_EMPTY);
+    else
+        prune_finish(r);
 }
 
-static void remove_done(enum tasks_rc rc, void *arg)
+static void take_out_done(struct retention *r)
 {
-    struct prune_slice *s = arg;
-    struct retention *r = s->r;
-    (void)rc;
+    struct prune_slice *s = r->slice;
+    r->slice = NULL;
     for (size_t i = 0; i < s->n; i++) {
+        tasks_release(r->tasks, s->item[i].id);
         if (!s->item[i].removed) {
             r->failed++;
             continue;
         }
         r->removed++;
-        if (!r->stopping)
-            r->pruned(s->item[i].id, s->item[i].run_id, r->arg);
+        r->pruned(s->item[i].id, s->item[i].run_id, r->arg);
     }
     free(s);
-    if (r->stopping)
-        prune_finish(r);
-    else
-        next_slice(r);
+    next_slice(r);
 }
 
-static void scan_done(enum tasks_rc rc, void *arg)
+static void on_reaper(struct loop *l, int fd, uint32_t events, void *arg)
 {
     struct retention *r = arg;
-    (void)rc;
-    r->next = 0;
-    if (r->stopping)
-        prune_finish(r);
-    else
+    uint64_t v;
+    (void)l, (void)events;
+    while (read(fd, &v, sizeof v) > 0)
+        ;
+    pthread_mutex_lock(&r->mu);
+    bool done = r->done;
+    r->done = false;
+    pthread_mutex_unlock(&r->mu);
+    if (!done || r->stopping)
+        return;
+    enum reaper_job job = r->handed;
+    r->handed = JOB_NONE;
+    if (job == JOB_SCAN) {
+        r->next = 0;
         next_slice(r);
+    } else if (job == JOB_TAKE_OUT) {
+        take_out_done(r);
+    } else if (job == JOB_EMPTY) {
+        prune_finish(r);
+    }
 }
 
 static void prune_start(struct retention *r)
@@ -352,9 +516,10 @@ static void prune_start(struct retention *r)
     r->days = r->cfg->tasks_retention_days;
     r->max = r->cfg->tasks_max;
     r->go = r->next = 0;
+    r->trash_left = false;
     r->removed = r->kept_in_flight = r->failed = 0;
     clock_gettime(CLOCK_MONOTONIC, &r->started);
-    tasks_run(r->tasks, scan_work, r, scan_done, r);
+    hand_over(r, JOB_SCAN);
 }
 
 static void on_hour(struct loop *l, void *arg)
@@ -390,6 +555,15 @@ struct retention *retention_new(struct tasks *t, struct loop *l, const struct co
     r->busy = busy;
     r->pruned = pruned;
     r->arg = arg;
+    r->dir = xstrdup(tasks_dir(t));
+    pthread_mutex_init(&r->mu, NULL);
+    pthread_cond_init(&r->cv, NULL);
+    r->efd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+    if (r->efd < 0 || (r->w = loop_watch_add(l, r->efd, EPOLLIN, on_reaper, r)) == NULL) {
+        log_warn("retention: cannot set up the pruning thread's channel: %s; nothing is pruned",
+                 strerror(errno));
+        r->stopping = true;
+    }
     return r;
 }
 
@@ -400,6 +574,12 @@ void retention_stop(struct retention *r)
     r->stopping = true;
     loop_timer_cancel(r->timer);
     r->timer = NULL;
+    loop_watch_del(r->w);
+    r->w = NULL;
+    pthread_mutex_lock(&r->mu);
+    atomic_store(&r->stop, true); /* what is left in the trash goes at the next start */
+    pthread_mutex_unlock(&r->mu);
+    pthread_cond_signal(&r->cv);
 }
 
 void retention_free(struct retention *r)
@@ -407,6 +587,14 @@ void retention_free(struct retention *r)
     if (r == NULL)
         return;
     retention_stop(r);
+    if (r->reaper_started)
+        pthread_join(r->reaper, NULL);
+    if (r->efd >= 0)
+        close(r->efd);
+    pthread_mutex_destroy(&r->mu);
+    pthread_cond_destroy(&r->cv);
+    free(r->slice); /* its holds went with the task directory's state */
     retention_list_free(&r->plan);
+    free(r->dir);
     free(r);
 }

@@ -9,6 +9,7 @@
  * finished, and it does not change when an operator merely reads or lists the directory. */
 #ifndef HM_RETENTION_H
 #define HM_RETENTION_H
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <time.h>
@@ -35,6 +36,17 @@ size_t retention_select(struct retention_task *tasks, size_t n, time_t now, unsi
  * Returns 0, or -1 with errno set (the removal may then be partial). */
 int retention_remove_task(int tasks_dirfd, const char *id);
 
+/* Pruning is two steps. retention_take_out renames TASKS_DIR/<id> into TASKS_DIR/.pruned/ (a
+ * name no task id can have), one cheap atomic step: from then on the id is free, and a new task
+ * of that id never meets the old files. retention_empty_trash then deletes what is in the trash
+ * (also what a crash left there), the slow part, which may run at low priority; stop (may be
+ * NULL) is checked between entries. Neither follows a link; take_out refuses ids that are not
+ * task ids. take_out: 0, or -1 with errno. empty_trash: entries deleted, or -1 with errno. */
+#define RETENTION_TRASH ".pruned"
+#define RETENTION_NAME_MAX 200
+int retention_take_out(int tasks_dirfd, const char *id);
+long retention_empty_trash(int tasks_dirfd, const atomic_bool *stop);
+
 /* Every task directory of TASKS_DIR (entries whose name is a task id and which are directories,
  * not links), unsorted. Blocking: off the loop thread, or in a command. */
 struct retention_list {
@@ -57,10 +69,11 @@ typedef bool retention_busy_fn(const char *id, void *arg);
 /* A task was removed from disk; run_id is what its run.json named ("" if none). */
 typedef void retention_pruned_fn(const char *id, const char *run_id, void *arg);
 
-/* The scan and the removals run on the task writer thread (tasks_run), in slices, so writes
- * interleave and the loop only hands work over and takes reports back; each slice is checked
- * against busy on the loop just before it is handed over, and the writer keeps queue order, so
- * no write queued for a task can race with its removal. cfg's limits are read at each prune. */
+/* The walk, the take-outs and the deletion run on one thread of the pruner's own, at the lowest
+ * CPU priority, in slices; the loop only hands work over and takes reports back. Each slice is
+ * checked against busy on the loop just before it is handed over, and its tasks are held
+ * (tasks_hold) until they are out, so no write for them can start meanwhile. cfg's limits are
+ * read at each prune. */
 struct retention *retention_new(struct tasks *t, struct loop *l, const struct config *cfg,
                                 retention_busy_fn *busy, retention_pruned_fn *pruned, void *arg);
 /* Prunes now (start, reload) and again every hour from now; a prune asked for while one runs

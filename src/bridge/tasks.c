@@ -39,7 +39,7 @@
 #define FLUSHERS 7                  /* beside the writer: 8 fsyncs at once (measured: 4-6x a row) */
 #define FLUSHER_STACK (64 * 1024)   /* they only call fsync */
 
-enum op_kind { OP_WRITE, OP_REMOVE, OP_CALL };
+enum op_kind { OP_WRITE, OP_REMOVE };
 
 struct op {
     struct op *next;
@@ -48,8 +48,6 @@ struct op {
     char name[64];
     char *data; /* OP_WRITE: the file's bytes */
     size_t len;
-    tasks_work_fn *work; /* OP_CALL: run on the writer thread (id is empty) */
-    void *work_arg;
     tasks_done_cb *done;
     void *arg;
     enum tasks_rc rc;
@@ -231,10 +229,6 @@ static void batch_flush(struct tasks *t, struct op *batch, size_t n)
 static void op_commit(struct tasks *t, struct op *o)
 {
     char path[PATH_MAX + 64];
-    if (o->kind == OP_CALL) {
-        o->work(t->real, o->work_arg);
-        return;
-    }
     snprintf(path, sizeof path, "%s/%s/%s", t->real, o->id, o->name);
     if (o->kind == OP_REMOVE) {
         unlink(path);
@@ -352,10 +346,10 @@ static void dispatch_done(struct tasks *t)
     while (list) {
         struct op *o = list;
         list = o->next;
-        uintptr_t n = o->kind == OP_CALL ? 0 : (uintptr_t)strmap_get(t->pending, o->id);
+        uintptr_t n = (uintptr_t)strmap_get(t->pending, o->id);
         if (n > 1)
             strmap_put(t->pending, o->id, (void *)(n - 1));
-        else if (o->kind != OP_CALL)
+        else
             strmap_del(t->pending, o->id);
         if (o->done)
             o->done(o->rc, o->arg);
@@ -376,10 +370,8 @@ static void on_done(struct loop *l, int fd, uint32_t events, void *arg)
 
 static void enqueue(struct tasks *t, struct op *o)
 {
-    if (o->kind != OP_CALL) { /* a call belongs to no task */
-        uintptr_t n = (uintptr_t)strmap_get(t->pending, o->id);
-        strmap_put(t->pending, o->id, (void *)(n + 1));
-    }
+    uintptr_t n = (uintptr_t)strmap_get(t->pending, o->id);
+    strmap_put(t->pending, o->id, (void *)(n + 1));
     o->fd = -1;
     pthread_mutex_lock(&t->mu);
     if (t->todo_tail)
@@ -497,6 +489,21 @@ bool tasks_pending(struct tasks *t, const char *id)
     return strmap_get(t->pending, id) != NULL;
 }
 
+void tasks_hold(struct tasks *t, const char *id)
+{
+    uintptr_t n = (uintptr_t)strmap_get(t->pending, id);
+    strmap_put(t->pending, id, (void *)(n + 1));
+}
+
+void tasks_release(struct tasks *t, const char *id)
+{
+    uintptr_t n = (uintptr_t)strmap_get(t->pending, id);
+    if (n > 1)
+        strmap_put(t->pending, id, (void *)(n - 1));
+    else
+        strmap_del(t->pending, id);
+}
+
 /* Reads a regular file (no symlink) of at most max bytes. */
 static enum tasks_rc read_capped(const char *path, size_t max, char **data, size_t *len,
                                  struct stat *st)
@@ -577,18 +584,6 @@ enum tasks_rc tasks_remove(struct tasks *t, const char *id, const char *name,
     o->arg = arg;
     enqueue(t, o);
     return TASKS_OK;
-}
-
-void tasks_run(struct tasks *t, tasks_work_fn *work, void *work_arg, tasks_done_cb *done,
-               void *arg)
-{
-    struct op *o = xcalloc(1, sizeof *o);
-    o->kind = OP_CALL;
-    o->work = work;
-    o->work_arg = work_arg;
-    o->done = done;
-    o->arg = arg;
-    enqueue(t, o);
 }
 
 static bool utf8_text(const char *p, size_t n)

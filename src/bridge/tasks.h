@@ -53,13 +53,10 @@ enum tasks_rc tasks_remove(struct tasks *t, const char *id, const char *name,
 enum tasks_rc tasks_files(struct tasks *t, const char *id, const char *rel, json_t **out,
                           char *why, size_t whylen);
 
-/* Runs work(dir, work_arg) on the writer thread, in queue order: after every write and removal
- * queued before it, before every one queued after it, so it never races with them. dir is the
- * real path of TASKS_DIR. done (may be NULL) then runs on the loop thread with TASKS_OK. For
- * blocking work on the task directory (retention); keep each call short, as writes wait. */
-typedef void tasks_work_fn(const char *dir, void *work_arg);
-void tasks_run(struct tasks *t, tasks_work_fn *work, void *work_arg, tasks_done_cb *done,
-               void *arg);
+/* Marks a task as busy (tasks_pending is true) until tasks_release, as a queued write does:
+ * retention holds the tasks it is taking out, so that no new write for them starts meanwhile. */
+void tasks_hold(struct tasks *t, const char *id);
+void tasks_release(struct tasks *t, const char *id);
 
 /* Calls fn for every task directory name (ids only). */
 void tasks_each(struct tasks *t, void (*fn)(const char *id, void *arg), void *arg);

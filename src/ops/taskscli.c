@@ -198,12 +198,18 @@ static int cmd_prune(const struct config *c, struct retention_list *l, bool dry_
         const char *id = l->tasks[i].id;
         if (dry_run) {
             printf("would remove %s\n", id);
-        } else if (retention_remove_task(dfd, id) == 0) {
+        } else if (retention_take_out(dfd, id) == 0) {
             printf("removed %s\n", id);
         } else {
             fprintf(stderr, "hermes-mcp tasks: cannot remove %s: %s\n", id, strerror(errno));
             failed++;
         }
+    }
+    /* The files go last, from the trash (a running server's reaper may be at it too). */
+    if (dfd >= 0 && retention_empty_trash(dfd, NULL) < 0) {
+        fprintf(stderr, "hermes-mcp tasks: cannot empty %s/%s: %s\n", c->tasks_dir,
+                RETENTION_TRASH, strerror(errno));
+        failed++;
     }
     if (dfd >= 0)
         close(dfd);

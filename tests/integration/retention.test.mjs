@@ -4,7 +4,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, mkdirSync, writeFileSync, readFileSync, existsSync, utimesSync, rmSync, chmodSync } from 'node:fs';
+import { readdirSync, mkdtempSync, mkdirSync, writeFileSync, readFileSync, existsSync, utimesSync, rmSync, chmodSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
@@ -65,6 +65,8 @@ test('at start: tasks over TASKS_MAX go oldest first, unfinished ones stay; a pr
     assert.equal(m[1], '2');
     for (const id of ['a1', 'a2']) assert.equal(existsSync(join(dir, id)), false, `${id} pruned`);
     for (const id of ['a3', 'a4', 'a5', 'q1']) assert.equal(existsSync(join(dir, id)), true, `${id} kept`);
+    // Their files are deleted afterwards, from TASKS_DIR/.pruned, by a low-priority thread.
+    await until(() => readdirSync(join(dir, '.pruned')).length === 0, 'the pruned files to be deleted');
 
     const client = await connect(srv);
     const gone = await client.callTool({ name: 'hermes_result', arguments: { id: 'a1' } });
@@ -160,6 +162,7 @@ test('hermes-mcp tasks list and prune [--dry-run]: oldest first, exit codes, cle
       ['removed b0', 'removed b1', 'pruned 2 of 5 tasks (TASKS_RETENTION_DAYS=30, TASKS_MAX=2)']);
     for (const id of ['b0', 'b1']) assert.equal(existsSync(join(dir, id)), false);
     for (const id of ['b2', 'b3', 'q9']) assert.equal(existsSync(join(dir, id)), true);
+    assert.deepEqual(readdirSync(join(dir, '.pruned')), [], 'their files are deleted too');
 
     r = cli(['prune', '--bogus'], env);
     assert.equal(r.status, 2);

@@ -179,6 +179,43 @@ static void scan_sees_task_directories_and_their_result(void **state)
     assert_int_equal(system(cmd), 0);
 }
 
+/* Pruning in two steps: the task leaves TASKS_DIR in one rename (its id is free at once, even
+ * while its old files wait in the trash), then the trash is emptied; links are moved and deleted
+ * as links, their targets survive; the same id can be pruned twice before the trash is emptied. */
+static void take_out_then_empty_trash(void **state)
+{
+    char root[] = "/tmp/hm-rettrash-XXXXXX", p[512], keep[512];
+    struct stat st;
+    (void)state;
+    assert_non_null(mkdtemp(root));
+    snprintf(keep, sizeof keep, "%s/keep", root);
+    touch(keep);
+    snprintf(p, sizeof p, "%s/tasks", root);
+    assert_int_equal(mkdir(p, 0700), 0);
+    int fd = open(p, O_RDONLY | O_DIRECTORY);
+    assert_true(fd >= 0);
+    for (int round = 0; round < 2; round++) {
+        assert_int_equal(mkdirat(fd, "t1", 0700), 0);
+        assert_int_equal(mkdirat(fd, "t1/sub", 0700), 0);
+        assert_int_equal(symlinkat(keep, fd, "t1/sub/link"), 0);
+        assert_int_equal(retention_take_out(fd, "t1"), 0);
+        assert_int_not_equal(fstatat(fd, "t1", &st, AT_SYMLINK_NOFOLLOW), 0);
+    }
+    assert_int_equal(symlinkat(root, fd, "evil"), 0);
+    assert_int_equal(retention_take_out(fd, "evil"), 0);
+    assert_int_equal(retention_take_out(fd, "gone"), -1);
+    assert_int_equal(retention_take_out(fd, ".pruned"), -1);
+    atomic_bool stop = true;
+    assert_int_equal(retention_empty_trash(fd, &stop), 0); /* stopped: nothing deleted */
+    assert_int_equal(retention_empty_trash(fd, NULL), 3);
+    assert_int_equal(retention_empty_trash(fd, NULL), 0);
+    assert_int_equal(stat(keep, &st), 0); /* link targets untouched */
+    assert_int_equal(unlinkat(fd, ".pruned", AT_REMOVEDIR), 0); /* and the trash is empty */
+    close(fd);
+    snprintf(p, sizeof p, "rm -rf '%s'", root);
+    assert_int_equal(system(p), 0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -187,6 +224,7 @@ int main(void)
         cmocka_unit_test(zero_turns_limits_off_and_in_flight_never_goes),
         cmocka_unit_test(removal_does_not_follow_links),
         cmocka_unit_test(scan_sees_task_directories_and_their_result),
+        cmocka_unit_test(take_out_then_empty_trash),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
