@@ -221,3 +221,30 @@ test('a pruned async task leaves the run index: hermes_cancel by its run_id is n
     rmSync(root, { recursive: true, force: true });
   }
 });
+
+test('tasks prune beside a running server leaves the task it is running alone', async () => {
+  const fake = await startFake();
+  const { root, dir } = tasksDir();
+  finishedTask(dir, 'old', 40 * DAY);
+  const srv = await startHermes({ HERMES_ENV_PATH: agentEnv(fake), TASKS_DIR: dir,
+    TASKS_MAX: '0', TASKS_RETENTION_DAYS: '0' });
+  try {
+    const held = post(srv, { jsonrpc: '2.0', id: 9, method: 'tools/call',
+      params: { name: 'hermes_task', arguments: { task: 'hold on [delay=1500]', mode: 'sync', id: 'running' } } });
+    await until(() => fake.received().some((r) => r.path === '/v1/chat/completions'), 'the task to reach the agent');
+    // The operator prunes with every finished task over the limit, the server not reloaded.
+    writeFileSync(srv.envFile, readFileSync(srv.envFile, 'utf8').replace('TASKS_MAX=0', 'TASKS_MAX=1')
+      .replace('TASKS_RETENTION_DAYS=0', 'TASKS_RETENTION_DAYS=1'));
+    const r = cli(['prune'], srv.envFile);
+    assert.equal(r.status, 0, r.stderr);
+    assert.deepEqual(r.stdout.trim().split('\n'), ['removed old', 'pruned 1 of 2 tasks (TASKS_RETENTION_DAYS=1, TASKS_MAX=1)']);
+    assert.equal(existsSync(join(dir, 'running', 'request.json')), true);
+    const res = await held;
+    assert.match(res.text, /"isError":\s*false/);
+    assert.equal(existsSync(join(dir, 'running', 'result.json')), true, 'the running task finished in place');
+  } finally {
+    await srv.stop();
+    await fake.stop();
+    rmSync(root, { recursive: true, force: true });
+  }
+});
