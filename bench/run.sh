@@ -20,6 +20,7 @@
 #   BENCH_LOADS="ping tools_list hermes_result initialize hermes_task"
 #   BENCH_STARTS=10         starts of hermes-mcp for the start-to-listening median
 #   BENCH_HELD=10000        held calls (0: skip); BENCH_HELD_DELAY_MS=500 the agent's time per call
+#   BENCH_PRUNE=100000      task directories pruned under tools/list load (bench/prune.sh; 0: skip)
 #   BENCH_CALLGRIND=1000    requests counted under callgrind (0: skip)
 #   BENCH_NGINX_WORKERS=1   nginx worker processes (1: one core, like hermes-mcp and Node)
 #   BENCH_TIMEOUT=10s       wrk's per-request timeout (a request that times out invalidates a run)
@@ -391,6 +392,15 @@ if [ "$held_n" -gt 0 ]; then
 fi
 hv() { [ -n "$held_json" ] && node -p "JSON.parse(process.argv[1]).$1" "$held_json" || echo "-"; }
 
+# ---------- 4b. retention: a prune of BENCH_PRUNE task directories under load ----------
+prune_json=""
+if [ "${BENCH_PRUNE:-100000}" -gt 0 ]; then
+    log "prune: ${BENCH_PRUNE:-100000} task directories under tools/list load"
+    prune_json=$(HERMES=$hermes WORK=$run/prune PRUNE_N=${BENCH_PRUNE:-100000} \
+        PRUNE_CONNS=$(echo $conns | awk '{ print $NF }') PRUNE_SECONDS=$seconds bench/prune.sh) || prune_json=""
+fi
+pv() { [ -n "$prune_json" ] && node -p "JSON.parse(process.argv[1]).$1" "$prune_json" || echo "-"; }
+
 # ---------- 5. callgrind: instructions per request ----------
 # cg_count LOAD N: sets cg_total to hermes-mcp's instructions (every thread) from start to exit,
 # serving exactly N requests of LOAD on one connection ("-" if they did not all succeed). Two
@@ -508,6 +518,9 @@ added() { # SERVER CONNS
         p99=$(num "$(med "$l" "$last_c" hermes 7)" 3 1000); ng=$(num "$(med "$l" "$last_c" nginx 7)" 3 1000)
         echo "| $(title "$l" | sed 's/ (.*//'): p99 at $last_c conns ≤ nginx's p99 in this run ($ng ms) | $p99 ms | $( [ "$p99" = - ] || [ "$ng" = - ] && echo - || check "$ng" ">=" "$p99") |"
     done
+    if [ -n "$prune_json" ]; then
+        echo "| prune of $(pv n) task dirs: concurrent tools/list p99 < 5 ms (no prune: $(pv base_p99_ms) ms; the prune took $(pv prune_ms) ms, the load ran $(pv window_ms) ms from its start) | $(pv p99_ms) ms | $(check "$(pv p99_ms)" "<" 5) |"
+    fi
     echo "| idle RSS < 8 MiB | $(num "$hermes_rss_idle" 1 1024) MiB | $(check "$(num "$hermes_rss_idle" 3 1024)" "<" 8) |"
     if has_load hermes_task && [ -n "$hermes_shm_port" ]; then
         d=$(rv hermes_task "$last_c" hermes); m=$(rv hermes_task "$last_c" hermes_shm)

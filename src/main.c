@@ -1,4 +1,4 @@
-/* main.c — command line: serve, doctor, smoke, token, version, help. */
+/* main.c — command line: serve, doctor, smoke, tasks, token, version, help. */
 #include <dirent.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -16,6 +16,7 @@
 #include "envfile.h"
 #include "log.h"
 #include "smoke.h"
+#include "taskscli.h"
 #include "version.h"
 
 #define EXIT_USAGE 2
@@ -33,6 +34,8 @@ static const char usage[] =
     "                               the same, then tells servers using FILE to reload\n"
     "  smoke --base URL [--id ID] [--env-file FILE]\n"
     "                               check a running server end to end (see help smoke)\n"
+    "  tasks list|prune [--env-file FILE] [--json|--dry-run]\n"
+    "                               list the task directories, prune finished ones (help tasks)\n"
     "  version                      print the version\n"
     "  help [COMMAND]               show help\n"
     "\n"
@@ -289,6 +292,8 @@ int main(int argc, char **argv)
         return doctor_main(argc - 2, argv + 2);
     if (!strcmp(cmd, "smoke"))
         return smoke_main(argc - 2, argv + 2);
+    if (!strcmp(cmd, "tasks"))
+        return taskscli_main(argc - 2, argv + 2);
     if (!strcmp(cmd, "version") || !strcmp(cmd, "--version")) {
         if (want_help(argc - 2, argv + 2)) {
             fputs(version_usage, stdout);
@@ -310,6 +315,8 @@ int main(int argc, char **argv)
             fputs(doctor_usage, stdout);
         else if (argc > 2 && !strcmp(argv[2], "smoke"))
             fputs(smoke_usage, stdout);
+        else if (argc > 2 && !strcmp(argv[2], "tasks"))
+            fputs(tasks_usage, stdout);
         else if (argc > 2 && !strcmp(argv[2], "version"))
             fputs(version_usage, stdout);
         else if (argc > 2) {

@@ -435,6 +435,8 @@ static void reload(struct app *a)
     memcpy(a->cfg->token_hash, fresh.token_hash, sizeof fresh.token_hash);
     log_set_level(fresh.log_level);
     a->cfg->drain_grace_s = fresh.drain_grace_s; /* read when the drain starts */
+    a->cfg->tasks_retention_days = fresh.tasks_retention_days; /* read at each prune */
+    a->cfg->tasks_max = fresh.tasks_max;
     /* A tunnel's new public name must not need a restart (README: add it, reload). */
     mcp_set_public_hosts(a->mcp, fresh.public_hosts);
     free(a->cfg->public_hosts);

@@ -257,6 +257,16 @@ bool config_from_env(struct config *c, json_t *env, const char *path, char *err,
         c->tasks_dir = slash ? xasprintf("%.*s/tasks", (int)(slash - path), path)
                              : xstrdup("tasks");
     }
+    c->tasks_retention_days = 30;
+    if (!parse_uint(get(env, "TASKS_RETENTION_DAYS"), 100000, &c->tasks_retention_days)) {
+        snprintf(err, errlen, "TASKS_RETENTION_DAYS must be a number of days (0: no limit)");
+        goto out;
+    }
+    c->tasks_max = 10000;
+    if (!parse_uint(get(env, "TASKS_MAX"), 100000000, &c->tasks_max)) {
+        snprintf(err, errlen, "TASKS_MAX must be a number of tasks (0: no limit)");
+        goto out;
+    }
     c->contract_path = dup_or(get(env, "HERMES_CONTRACT_PATH"), NULL);
     unsigned agent_s = call_timeout_s > 10 ? call_timeout_s - 5 : call_timeout_s;
     if (!parse_uint(get(env, "HERMES_TIMEOUT_S"), 7 * 24 * 3600, &agent_s)) {

@@ -17,6 +17,10 @@ struct config {
     unsigned char token_hash[32]; /* SHA-256 of MCP_AUTH_TOKEN; the token itself is not kept */
     char *hermes_env_path; /* HERMES_ENV_PATH */
     char *tasks_dir;       /* TASKS_DIR, default tasks/ beside the env file */
+    unsigned tasks_retention_days; /* TASKS_RETENTION_DAYS: finished tasks older than this are
+                                      pruned, default 30; 0: no age limit */
+    unsigned tasks_max;    /* TASKS_MAX: finished tasks kept at most, oldest pruned first,
+                              default 10000; 0: no count limit */
     char *contract_path;   /* HERMES_CONTRACT_PATH, may be NULL (built-in contract) */
     unsigned poll_ms;      /* HERMES_POLL_MS: how often a followed run is polled, default 1000 */
     unsigned agent_timeout_ms; /* HERMES_TIMEOUT_S: a sync task's deadline at the agent; default

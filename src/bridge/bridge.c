@@ -23,8 +23,24 @@
 #include "log.h"
 #include "mem.h"
 #include "metrics.h"
+#include "retention.h"
 #include "strmap.h"
 #include "tasks.h"
+
+/* Retention never prunes a task in flight, and a pruned task leaves the run index. */
+static bool task_in_flight(const char *id, void *arg)
+{
+    struct bridge *b = arg;
+    return strmap_get(b->jobs, id) || tasks_pending(b->tasks, id);
+}
+
+static void task_pruned(const char *id, const char *run_id, void *arg)
+{
+    struct bridge *b = arg;
+    const char *indexed = *run_id ? strmap_get(b->runs, run_id) : NULL;
+    if (indexed && !strcmp(indexed, id) && !task_in_flight(id, b))
+        free(strmap_del(b->runs, run_id));
+}
 
 /* ---------- start-up: index runs, follow what was in flight ---------- */
 
@@ -80,6 +96,8 @@ struct bridge *bridge_new(struct mcp_server *mcp, struct loop *l, struct config 
     tool_agents_register(b);
     tool_cancel_register(b);
     tool_reset_register(b);
+    b->retention = retention_new(b->tasks, l, cfg, task_in_flight, task_pruned, b);
+    retention_prune(b->retention);
     return b;
 }
 
@@ -87,6 +105,7 @@ void bridge_reload(struct bridge *b)
 {
     agents_load(b);
     log_info("agent settings reloaded");
+    retention_prune(b->retention);
 }
 
 void bridge_health(struct bridge *b, char *out, size_t outlen)
@@ -160,7 +179,9 @@ void bridge_free(struct bridge *b)
     strmap_free(b->jobs);
     strmap_free(b->runs);
     strmap_free(b->queues);
+    retention_stop(b->retention); /* no report reaches the freed index */
     tasks_free(b->tasks);
+    retention_free(b->retention);
     buf_cleanup(&b->chunk);
     free(b->contract);
     free(b->contract_json);

@@ -92,6 +92,7 @@ struct bridge {
     struct loop *loop;
     struct config *cfg;
     struct tasks *tasks;
+    struct retention *retention; /* prunes finished tasks (TASKS_RETENTION_DAYS, TASKS_MAX) */
     struct agent_client *http;
     struct agentdef *agents;
     size_t nagents;

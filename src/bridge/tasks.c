@@ -489,6 +489,21 @@ bool tasks_pending(struct tasks *t, const char *id)
     return strmap_get(t->pending, id) != NULL;
 }
 
+void tasks_hold(struct tasks *t, const char *id)
+{
+    uintptr_t n = (uintptr_t)strmap_get(t->pending, id);
+    strmap_put(t->pending, id, (void *)(n + 1));
+}
+
+void tasks_release(struct tasks *t, const char *id)
+{
+    uintptr_t n = (uintptr_t)strmap_get(t->pending, id);
+    if (n > 1)
+        strmap_put(t->pending, id, (void *)(n - 1));
+    else
+        strmap_del(t->pending, id);
+}
+
 /* Reads a regular file (no symlink) of at most max bytes. */
 static enum tasks_rc read_capped(const char *path, size_t max, char **data, size_t *len,
                                  struct stat *st)

@@ -53,6 +53,11 @@ enum tasks_rc tasks_remove(struct tasks *t, const char *id, const char *name,
 enum tasks_rc tasks_files(struct tasks *t, const char *id, const char *rel, json_t **out,
                           char *why, size_t whylen);
 
+/* Marks a task as busy (tasks_pending is true) until tasks_release, as a queued write does:
+ * retention holds the tasks it is taking out, so that no new write for them starts meanwhile. */
+void tasks_hold(struct tasks *t, const char *id);
+void tasks_release(struct tasks *t, const char *id);
+
 /* Calls fn for every task directory name (ids only). */
 void tasks_each(struct tasks *t, void (*fn)(const char *id, void *arg), void *arg);
 /* The same walk in steps, so a long one does not hold the loop: each step calls fn for at most

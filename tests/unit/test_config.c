@@ -174,6 +174,30 @@ static int teardown(void **state)
     return 0;
 }
 
+/* Retention (issue 12): 30 days and 10,000 tasks unless set; 0 turns a limit off; anything
+ * that is not a number in range is refused with the key named. */
+static void retention_limits(void **state)
+{
+    struct config c;
+    char err[256];
+    (void)state;
+    assert_true(config_load(&c, NULL, err, sizeof err));
+    assert_int_equal(c.tasks_retention_days, 30);
+    assert_int_equal(c.tasks_max, 10000);
+    config_cleanup(&c);
+    write_file("TASKS_RETENTION_DAYS=0\nTASKS_MAX=5\n", 0600);
+    assert_true(config_load(&c, path, err, sizeof err));
+    assert_int_equal(c.tasks_retention_days, 0);
+    assert_int_equal(c.tasks_max, 5);
+    config_cleanup(&c);
+    write_file("TASKS_RETENTION_DAYS=-1\n", 0600);
+    assert_false(config_load(&c, path, err, sizeof err));
+    assert_non_null(strstr(err, "TASKS_RETENTION_DAYS"));
+    write_file("TASKS_MAX=lots\n", 0600);
+    assert_false(config_load(&c, path, err, sizeof err));
+    assert_non_null(strstr(err, "TASKS_MAX"));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -182,6 +206,7 @@ int main(void)
         cmocka_unit_test(read_then_validate),
         cmocka_unit_test(non_loopback_needs_opt_in),
         cmocka_unit_test(bad_values_are_refused),
+        cmocka_unit_test(retention_limits),
         cmocka_unit_test(envfile_set_replaces_one_key_atomically),
     };
     return cmocka_run_group_tests(tests, setup, teardown);

@@ -203,6 +203,33 @@ static void closing_finishes_the_queue(void **state)
     loop_free(l);
 }
 
+/* A hold (retention taking a task out) makes the task busy like a queued write, and stays
+ * counted with the writes: the task is free again only when both are over. */
+static void a_hold_counts_as_pending(void **state)
+{
+    char err[256];
+    struct seen s = {0};
+    (void)state;
+    struct loop *l = loop_new();
+    struct tasks *t = tasks_open(root, l, err, sizeof err);
+    assert_non_null(t);
+    assert_false(tasks_pending(t, "held"));
+    tasks_hold(t, "held");
+    assert_true(tasks_pending(t, "held"));
+    json_t *j = json_object();
+    assert_int_equal(tasks_write(t, "held", "request.json", j, done, &s), TASKS_OK);
+    json_decref(j);
+    run_until(l, &s.calls, 1);
+    assert_true(tasks_pending(t, "held")); /* the write is over, the hold is not */
+    tasks_hold(t, "held");
+    tasks_release(t, "held");
+    assert_true(tasks_pending(t, "held"));
+    tasks_release(t, "held");
+    assert_false(tasks_pending(t, "held"));
+    tasks_free(t);
+    loop_free(l);
+}
+
 static int setup(void **state)
 {
     (void)state;
@@ -224,6 +251,7 @@ int main(void)
         cmocka_unit_test(operations_keep_their_order),
         cmocka_unit_test(failures_are_reported),
         cmocka_unit_test(closing_finishes_the_queue),
+        cmocka_unit_test(a_hold_counts_as_pending),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
