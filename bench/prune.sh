@@ -3,7 +3,7 @@
 # result.json each; on disk, beside the other bench files), starts hermes-mcp on them with both
 # limits off, measures tools/list at CONNS connections with wrk (the baseline), then runs the same
 # load again while a SIGHUP with TASKS_MAX=KEEP makes the server prune N - KEEP of them. The
-# prune runs on the task writer thread; this shows whether it stalls the loop. Called by
+# prune runs on the pruning thread (nice 19); this shows whether it stalls the loop. Called by
 # bench/run.sh (BENCH_PRUNE); runs on its own too.
 #
 # Environment: HERMES (the binary), WORK (a scratch directory; wiped and refilled here),
