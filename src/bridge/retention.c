@@ -21,6 +21,7 @@
 #include <stdlib.h>
 #include <limits.h>
 #include <pthread.h>
+#include <sched.h>
 #include <stdatomic.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -368,9 +369,14 @@ static void empty_work(struct retention *r, int dfd)
 static void *reaper(void *arg)
 {
     struct retention *r = arg;
-    /* Raising one's own nice value needs no privilege; it changes only this thread. */
+    /* Raising one's own nice value needs no privilege; it changes only this thread. SCHED_IDLE
+     * (also unprivileged) goes further: the thread runs only on a CPU nothing else wants, so
+     * a prune under load waits instead of taking the loop's or the clients' time. */
     if (setpriority(PRIO_PROCESS, (id_t)gettid(), 19) != 0)
         log_warn("retention: cannot lower the reaper's priority: %s", strerror(errno));
+    struct sched_param idle = {0};
+    if (sched_setscheduler((pid_t)gettid(), SCHED_IDLE, &idle) != 0)
+        log_debug("retention: SCHED_IDLE refused: %s", strerror(errno));
     pthread_mutex_lock(&r->mu);
     for (;;) {
         while (r->job == JOB_NONE && !atomic_load(&r->stop))

@@ -63,7 +63,6 @@ struct hreq {
     httpd_cb *abort_cb;
     void *abort_arg;
     struct loop_timer *abort_later; /* a dropped stream's abort, run on a clean stack */
-    void *data;
     struct loop_watch *hup;
     struct hreq *prev, *next; /* list of live requests */
     char peer[INET6_ADDRSTRLEN];
@@ -339,16 +338,6 @@ void hreq_on_abort(struct hreq *r, httpd_cb *cb, void *arg)
 {
     r->abort_cb = cb;
     r->abort_arg = arg;
-}
-
-void hreq_set_data(struct hreq *r, void *data)
-{
-    r->data = data;
-}
-
-void *hreq_data(const struct hreq *r)
-{
-    return r->data;
 }
 
 static void user_drop(struct hreq *r)

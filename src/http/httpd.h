@@ -96,8 +96,6 @@ void hreq_stream_end(struct hreq *r);
  * It never runs inside a call the owner made into httpd: a stream whose client stopped reading
  * (past the backlog cap, hreq_stream_write) is dropped at once, but cb runs from the loop. */
 void hreq_on_abort(struct hreq *r, httpd_cb *cb, void *arg);
-void hreq_set_data(struct hreq *r, void *data);
-void *hreq_data(const struct hreq *r);
 /* The owner's own record of a request (what it was about, for the audit log, say): httpd only
  * keeps it. free_fn (may be NULL) gets it once the request is done, after on_done, from httpd
  * itself; setting another record frees the one before the same way. */
