@@ -132,11 +132,16 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         /* The engine sends why.msg back in a JSON string: it must be UTF-8, or jrpc_error gives
          * NULL (and mcp.c would dump NULL). */
         json_t *msg = json_string(why.msg);
-        if (msg == NULL && skip_parse_msg)
+        if (msg == NULL && skip_parse_msg) {
+            json_decref(why.id);
             return 0;
+        }
         CHECK(msg != NULL && "jrpc_parse: why.msg is not valid UTF-8");
         json_decref(msg);
-        dump_and_check(jrpc_error(NULL, why.code, why.msg), NULL);
+        /* A salvaged id (a NUL in a key) is one the engine would echo: valid as an id. */
+        CHECK(why.id == NULL || json_is_integer(why.id) || json_is_string(why.id));
+        dump_and_check(jrpc_error(why.id, why.code, why.msg), NULL);
+        json_decref(why.id);
         return 0;
     }
     CHECK(json_is_object(root) || (json_is_array(root) && json_array_size(root) > 0));
