@@ -61,3 +61,11 @@ char *xasprintf(const char *fmt, ...)
         oom(0);
     return s;
 }
+
+void wipe_free(char *s)
+{
+    if (s) {
+        explicit_bzero(s, strlen(s)); /* a plain memset before free may be optimised away */
+        free(s);
+    }
+}

@@ -12,5 +12,7 @@ char *xstrdup(const char *s);
 char *xstrndup(const char *s, size_t n);
 /* printf into a new heap string; the caller frees it. */
 char *xasprintf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* Frees a secret string (a key, a token) after overwriting it. NULL-safe. */
+void wipe_free(char *s);
 
 #endif

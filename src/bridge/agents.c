@@ -43,10 +43,7 @@ void agents_clear(struct bridge *b)
         free(a->base_url);
         json_decref(a->capabilities);
         agent_cancel(a->probe);
-        if (a->key) {
-            memset(a->key, 0, strlen(a->key));
-            free(a->key);
-        }
+        wipe_free(a->key);
     }
     free(b->agents);
     b->agents = NULL;

@@ -66,10 +66,7 @@ void job_free(struct job *j)
     free(j->stream_error);
     free(j->prompt);
     free(j->base_url);
-    if (j->key) {
-        memset(j->key, 0, strlen(j->key));
-        free(j->key);
-    }
+    wipe_free(j->key);
     if (q) {
         if (q->active == j) {
             free(j);
@@ -168,10 +165,7 @@ void job_use_agent(struct job *j, const struct agentdef *a)
 {
     free(j->base_url);
     j->base_url = xstrdup(a->base_url);
-    if (j->key) {
-        memset(j->key, 0, strlen(j->key));
-        free(j->key);
-    }
+    wipe_free(j->key);
     j->key = a->key ? xstrdup(a->key) : NULL;
 }
 

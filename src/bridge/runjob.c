@@ -159,10 +159,7 @@ static void submit_done(struct agent_req *r, const struct agent_result *res, voi
         f->key = key;
     } else {
         free(base_url);
-        if (key) {
-            memset(key, 0, strlen(key));
-            free(key);
-        }
+        wipe_free(key);
     }
 }
 

@@ -84,13 +84,6 @@ static void secret_add(struct doctor *d, const char *s)
     d->secrets[d->nsecrets++] = xstrdup(s);
 }
 
-static void wipe_free(char *s)
-{
-    if (s) {
-        memset(s, 0, strlen(s));
-        free(s);
-    }
-}
 
 static void check(struct doctor *d, enum level level, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
