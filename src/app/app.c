@@ -496,6 +496,7 @@ static void drain(struct app *a)
     size_t waiting = mcp_calls_active(a->mcp);
 
     httpd_drain(a->httpd);
+    mcp_end_subscriptions(a->mcp); /* they would only end at the grace's end */
     sdnotifyf("STOPPING=1\nSTATUS=draining: %zu call%s in flight", waiting,
               waiting == 1 ? "" : "s");
     log_info("drain: %zu call%s in flight, up to %u s for them to finish; new connections are "

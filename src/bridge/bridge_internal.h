@@ -203,6 +203,7 @@ struct run_ctx {
     struct mcp_call *call;
     struct agent_req *req;
     char run_id[128], task_id[129], agent[65];
+    bool rpc_errors; /* the call is no tools/call: a failure is a JSON-RPC error */
 };
 /* Sends method <base_url>/v1/runs/<run_id><suffix>; on failure answers the call and frees s. */
 void run_ctx_send(struct run_ctx *s, struct agentdef *a, const char *method, const char *suffix,
@@ -239,8 +240,16 @@ json_t *tool_annotations(bool read_only, bool destructive, bool idempotent, bool
 
 /* mcptask.c: hermes_task as an MCP task (the tasks extension). */
 void mcptask_register(struct bridge *b);
-/* The CreateTaskResult for task id created at created_at (new reference). */
+/* The CreateTaskResult for task id created at created_at (new reference), working or in
+ * another status. */
 json_t *mcptask_created(struct bridge *b, const char *id, json_t *created_at);
+json_t *mcptask_created_as(struct bridge *b, const char *id, json_t *created_at,
+                           const char *status);
+/* The CreateTaskResult for a retry of an existing MCP task (its request.json req): as it is
+ * now (new reference). */
+json_t *mcptask_again(struct bridge *b, const char *id, json_t *req);
+/* Whether c's caller may see task id: its own, or one that records no owner. */
+bool task_visible(struct bridge *b, struct mcp_call *c, const char *id);
 /* Task id's result.json is durable: its status goes to the streams that watch it. */
 void mcptask_ended(struct bridge *b, const char *id);
 

@@ -12,9 +12,11 @@
  * restart (the follow writes result.json then).
  *
  * A task belongs to the caller that created it: request.json keeps the caller's digest
- * (mcp_call_caller, never the credential), and another caller's id is "not found", the same
- * answer as an id that does not exist, so ids cannot be probed. Tasks made by mode "async" in
- * either era have no owner and are not MCP tasks: hermes_status and hermes_result serve them. */
+ * (mcp_call_caller, never the credential) for every hermes_task, and another caller's task is
+ * "not found" to the task methods and to hermes_status, hermes_result, hermes_files and hermes_cancel
+ * (task_visible), the same answer as an id that does not exist. Tasks written before owners
+ * were recorded are everyone's, as they were. Only tasks made for the tasks extension are MCP
+ * tasks; the others are served by the hermes_* tools. */
 #include <jansson.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -29,6 +31,17 @@
 #include "tasks.h"
 
 #define NOT_FOUND "Failed to retrieve task: Task not found"
+
+bool task_visible(struct bridge *b, struct mcp_call *c, const char *id)
+{
+    json_t *req = NULL;
+    if (tasks_read(b->tasks, id, "request.json", 64 * 1024, &req) != TASKS_OK)
+        return true; /* nothing says whose it is (no task, or one still being written) */
+    const char *owner = json_string_value(json_object_get(req, "owner"));
+    bool ok = owner == NULL || strcmp(owner, mcp_call_caller(c)) == 0;
+    json_decref(req);
+    return ok;
+}
 
 /* The task's request.json when it is an MCP task of this caller (new reference), else NULL
  * with the call answered -32602. */
@@ -63,11 +76,27 @@ static json_t *task_fields(struct bridge *b, const char *id, const char *status,
     return t;
 }
 
-json_t *mcptask_created(struct bridge *b, const char *id, json_t *created_at)
+static json_t *task_now(struct bridge *b, const char *id, json_t *req);
+
+json_t *mcptask_created_as(struct bridge *b, const char *id, json_t *created_at,
+                           const char *status)
 {
     json_t *req = json_pack("{s:O}", "created_at", created_at);
-    json_t *t = task_fields(b, id, "working", req, NULL);
+    json_t *t = task_fields(b, id, status, req, NULL);
     json_decref(req);
+    json_object_set_new(t, "resultType", json_string("task"));
+    return t;
+}
+
+json_t *mcptask_created(struct bridge *b, const char *id, json_t *created_at)
+{
+    return mcptask_created_as(b, id, created_at, "working");
+}
+
+json_t *mcptask_again(struct bridge *b, const char *id, json_t *req)
+{
+    json_t *t = task_now(b, id, req);
+    json_object_del(t, "result");
     json_object_set_new(t, "resultType", json_string("task"));
     return t;
 }
@@ -156,6 +185,23 @@ static void task_cancel(struct mcp_call *c, const char *id, void *arg)
     if (req == NULL)
         return;
     json_decref(req);
+    struct job *j = strmap_get(b->jobs, id);
+    if (j && j->kind == JOB_SUBMIT) {
+        /* Not yet accepted by the agent (an id the client chose can be cancelled that early):
+         * the submission is dropped and the task ends cancelled; the creating call, still
+         * waiting, gets the task in that state. (A submission already on the wire may still
+         * start a run the agent then finishes on its own: there is no run id to stop yet.) */
+        struct mcp_call *creator = j->call;
+        j->call = NULL;
+        if (creator)
+            mcp_call_on_cancel(creator, NULL, NULL);
+        json_t *created = mcptask_created_as(b, id, j->task_created, "cancelled");
+        write_status_result(b, id, j->agent, "cancelled", "cancelled with tasks/cancel before "
+                            "the agent accepted it", NULL, creator, created);
+        job_free(j);
+        mcp_call_result_take(c, json_object());
+        return;
+    }
     bool ended = tasks_read(b->tasks, id, "result.json", TASKS_FILE_MAX, &res) == TASKS_OK;
     json_decref(res);
     if (ended || tasks_read(b->tasks, id, "run.json", 64 * 1024, &run) != TASKS_OK) {
@@ -177,6 +223,7 @@ static void task_cancel(struct mcp_call *c, const char *id, void *arg)
         free(s);
         return;
     }
+    s->rpc_errors = true; /* a failure here is a JSON-RPC error, not a tool result */
     run_ctx_send(s, a, "POST", "/stop", stop_done);
 }
 

@@ -36,6 +36,10 @@ static void hermes_files(struct mcp_call *c, json_t *args, void *arg)
         tool_error(c, TE_INVALID_ARGUMENTS, 0, "'path': %s", reason);
         return;
     }
+    if (!task_visible(b, c, id)) { /* another caller's: as if it did not exist */
+        tool_error(c, TE_NOT_FOUND, 0, "no task with id '%s'", id);
+        return;
+    }
     enum tasks_rc rc = tasks_files(b->tasks, id, norm, &out, why, sizeof why);
     if (rc == TASKS_OK) {
         mcp_call_tool_result_take(c, out);

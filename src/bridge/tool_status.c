@@ -72,6 +72,11 @@ static void hermes_status(struct mcp_call *c, json_t *args, void *arg)
     s->call = c;
     snprintf(s->run_id, sizeof s->run_id, "%s", run_id);
     const char *task = strmap_get(b->runs, run_id);
+    if (task && !task_visible(b, c, task)) { /* another caller's run: as if unknown */
+        tool_error(c, TE_NOT_FOUND, 0, "no task of this bridge has run '%.100s'", run_id);
+        free(s);
+        return;
+    }
     if (task) {
         json_t *run = NULL;
         snprintf(s->task_id, sizeof s->task_id, "%s", task);

@@ -116,7 +116,15 @@ static void hermes_task(struct mcp_call *c, json_t *args, void *arg)
                    "task directory is not a readable task", id);
         return;
     }
+    bool as_task = mcp_call_client_extension(c, MCP_TASKS_EXTENSION);
     if (prc == TASKS_OK) {
+        const char *owner = json_string_value(json_object_get(prev, "owner"));
+        if (owner && strcmp(owner, mcp_call_caller(c)) != 0) {
+            /* Another caller's task: nothing of it is told, but the id cannot be reused. */
+            tool_error(c, TE_DUPLICATE_ID, 0, "task id '%s' is taken; choose another", id);
+            json_decref(prev);
+            return;
+        }
         const char *pa = json_string_value(json_object_get(prev, "agent"));
         const char *pf = json_string_value(json_object_get(prev, "fingerprint"));
         if (pa && strcmp(pa, a->name) != 0) {
@@ -126,6 +134,12 @@ static void hermes_task(struct mcp_call *c, json_t *args, void *arg)
         }
         if (pf == NULL || strcmp(pf, fp) != 0) {
             tool_error(c, TE_DUPLICATE_ID, 0, "task id '%s' was used for a different request", id);
+            json_decref(prev);
+            return;
+        }
+        if (as_task && json_is_true(json_object_get(prev, "mcp_task"))) {
+            /* A retry of the same MCP task: the task as it is now. */
+            mcp_call_result_take(c, mcptask_again(b, id, prev));
             json_decref(prev);
             return;
         }
@@ -163,13 +177,12 @@ static void hermes_task(struct mcp_call *c, json_t *args, void *arg)
     }
     json_t *req = json_pack("{s:s, s:s, s:s, s:s?, s:s, s:o}", "id", id, "agent", a->name, "mode",
                             mode, "session", session, "fingerprint", fp, "created_at", iso_now());
-    /* A client of the tasks extension gets an MCP task: an agent run whatever the mode, owned
-     * by the caller (mcptask.c). */
-    bool as_task = mcp_call_client_extension(c, MCP_TASKS_EXTENSION);
+    /* Every task is its caller's (mcptask.c: task_visible); a client of the tasks extension
+     * gets an MCP task, an agent run whatever the mode. */
+    json_object_set_new(req, "owner", json_string(mcp_call_caller(c)));
     json_t *created = NULL;
     if (as_task) {
         json_object_set_new(req, "mcp_task", json_true());
-        json_object_set_new(req, "owner", json_string(mcp_call_caller(c)));
         created = json_incref(json_object_get(req, "created_at"));
     }
     /* Not waited for: the agent starts at once. The writer keeps the order, so request.json is

@@ -31,12 +31,6 @@ void call_send_notification(struct mcp_call *c, json_t *msg_take)
     call_send(c, msg_take);
 }
 
-void call_no_deadline(struct mcp_call *c)
-{
-    loop_timer_cancel(c->deadline);
-    c->deadline = NULL;
-}
-
 static void outgoing_drop_all(struct mcp_call *c)
 {
     while (c->outgoing) {
@@ -58,6 +52,15 @@ static void call_untrack(struct mcp_call *c)
     c->counted = false;
 }
 
+void call_make_lasting(struct mcp_call *c)
+{
+    loop_timer_cancel(c->deadline);
+    c->deadline = NULL;
+    call_untrack(c);
+    c->srv->ncalls--;
+    c->lasting = true;
+}
+
 static void call_free(struct mcp_call *c)
 {
     if (c->holds) {
@@ -75,12 +78,12 @@ static void call_free(struct mcp_call *c)
         c->srv->calls = c->all_next;
     if (c->all_next)
         c->all_next->all_prev = c->all_prev;
-    c->srv->ncalls--;
+    if (!c->lasting)
+        c->srv->ncalls--;
     sess_unref(c->sess);
     json_decref(c->id);
     json_decref(c->progress_token);
     json_decref(c->caps);
-    json_decref(c->params);
     json_decref(c->input_responses);
     json_decref(c->input_state);
     free(c->method);
@@ -96,7 +99,8 @@ static struct mcp_exchange *call_detach(struct mcp_call *c, json_t *answer_take)
     c->deadline = NULL;
     if (ex) {
         if (ex->modern && answer_take)
-            era_decorate(ex->srv, c->method, answer_take);
+            era_decorate(ex->srv, c->method, answer_take,
+                         c->input_responses != NULL || c->input_state != NULL);
         if (!ex->batch)
             note_answer(ex->srv, ex->req, answer_take);
         if (answer_take && ex->stream)
@@ -364,7 +368,7 @@ void mcp_call_input_required(struct mcp_call *c, json_t *requests_take, json_t *
     json_t *result = json_pack("{s:s, s:o}", "resultType", "input_required", "inputRequests",
                                requests_take);
     if (state_take) {
-        char *sealed = reqstate_seal(c->srv, c->caller, c->method, c->params, state_take);
+        char *sealed = reqstate_seal(c->srv, c->caller, c->params_digest, state_take);
         json_decref(state_take);
         if (sealed == NULL) {
             log_error("BUG: a %s request's state is too large to send back", c->method);
@@ -416,11 +420,11 @@ struct mcp_call *call_new(struct rpc_ctx *x, struct jrpc_msg *m)
         c->modern = true;
         c->caps = json_incref(x->ex->caps);
         c->log_level = x->ex->log_level;
-        c->params = json_incref(m->params);
+        memcpy(c->params_digest, x->ex->params_digest, sizeof c->params_digest);
         c->input_responses = json_incref(x->ex->input_responses);
         c->input_state = json_incref(x->ex->input_state);
-        memcpy(c->caller, x->ex->caller, sizeof c->caller);
     }
+    memcpy(c->caller, x->ex->caller, sizeof c->caller);
     json_t *meta = json_object_get(m->params, "_meta");
     json_t *tok = json_object_get(meta, "progressToken");
     if (json_is_string(tok) || json_is_integer(tok))

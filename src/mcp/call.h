@@ -10,8 +10,9 @@ struct mcp_call *call_new(struct rpc_ctx *x, struct jrpc_msg *m);
 void call_cancel(struct mcp_call *c);
 /* Sends a notification on the call's stream (opening it if the client takes SSE). */
 void call_send_notification(struct mcp_call *c, json_t *msg_take);
-/* Disarms the call's deadline (a call meant to last, such as a subscription). */
-void call_no_deadline(struct mcp_call *c);
+/* A call meant to last as long as the client wants (a subscription): no deadline, not
+ * counted among the calls in flight (a drain does not wait for it). */
+void call_make_lasting(struct mcp_call *c);
 /* A client's answer to one of our requests. */
 void route_response(struct mcp_server *srv, struct mcp_session *sess, struct jrpc_msg *m);
 

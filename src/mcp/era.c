@@ -15,12 +15,14 @@
  * Every error carries the request's id. */
 #include "era.h"
 
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "crypto.h"
 #include "exchange.h"
+#include "hdr.h"
 #include "httpd.h"
 #include "log.h"
 #include "mem.h"
@@ -78,10 +80,19 @@ static void reply_error(struct hreq *r, unsigned status, json_t *id, int code, c
 
 static void reply_unsupported(struct hreq *r, json_t *id, const char *requested)
 {
+    /* Echoed as printable ASCII only: the client's bytes must not break the JSON (nor the
+     * list of versions it needs). */
     char shown[64];
-    snprintf(shown, sizeof shown, "%.60s", requested);
-    reply_error(r, 400, id, ERA_UNSUPPORTED_VERSION, "Unsupported protocol version",
-                json_pack("{s:o, s:s}", "supported", era_versions(), "requested", shown));
+    size_t n = 0;
+    for (; requested[n] && n < 60; n++) {
+        unsigned char c = (unsigned char)requested[n];
+        shown[n] = c >= 0x20 && c < 0x7f ? (char)c : '?';
+    }
+    shown[n] = '\0';
+    json_t *data = json_object();
+    json_object_set_new(data, "supported", era_versions());
+    json_object_set_new(data, "requested", json_string(shown));
+    reply_error(r, 400, id, ERA_UNSUPPORTED_VERSION, "Unsupported protocol version", data);
 }
 
 void era_refuse_version(struct hreq *r, json_t *root)
@@ -119,20 +130,52 @@ static bool header_text(const char *raw, char *out, size_t outsz)
     return true;
 }
 
-/* Whether a header's text stands for a body value: strings exactly, numbers numerically,
- * booleans as "true"/"false". */
+/* A decimal number as a header writes it: -?digits[.digits][e[+-]digits], nothing else (no
+ * hex, no "inf", no leading "+"): intermediaries must not read it differently. */
+static bool decimal_syntax(const char *t)
+{
+    if (*t == '-')
+        t++;
+    if (*t < '0' || *t > '9')
+        return false;
+    while (*t >= '0' && *t <= '9')
+        t++;
+    if (*t == '.') {
+        t++;
+        if (*t < '0' || *t > '9')
+            return false;
+        while (*t >= '0' && *t <= '9')
+            t++;
+    }
+    if (*t == 'e' || *t == 'E') {
+        t++;
+        if (*t == '+' || *t == '-')
+            t++;
+        if (*t < '0' || *t > '9')
+            return false;
+        while (*t >= '0' && *t <= '9')
+            t++;
+    }
+    return *t == '\0';
+}
+
+/* Whether a header's text stands for a body value: strings exactly, booleans as
+ * "true"/"false", numbers numerically (42 and 42.0 alike; integers exactly, by strtoll, when
+ * the text is plain digits). */
 static bool value_matches(const char *text, json_t *v)
 {
     if (json_is_string(v))
         return strcmp(text, json_string_value(v)) == 0;
     if (json_is_boolean(v))
         return strcmp(text, json_is_true(v) ? "true" : "false") == 0;
-    if (json_is_number(v)) {
-        char *end;
-        double d = strtod(text, &end);
-        return *text && *end == '\0' && d == json_number_value(v);
+    if (!json_is_number(v) || !decimal_syntax(text))
+        return false;
+    if (json_is_integer(v) && strpbrk(text, ".eE") == NULL) {
+        errno = 0;
+        long long n = strtoll(text, NULL, 10);
+        return errno == 0 && n == json_integer_value(v);
     }
-    return false;
+    return strtod(text, NULL) == json_number_value(v);
 }
 
 bool era_param_headers_match(struct hreq *r, json_t *param_headers, json_t *args, char *msg,
@@ -217,24 +260,27 @@ static json_t *kept_caps(json_t *caps)
     return out;
 }
 
-/* Who is asking, for sealing state to it: a digest of its credential (no credential: one
- * anonymous caller). Never the credential itself. */
-static void caller_of(struct hreq *r, char out[33])
+void era_caller(struct hreq *r, char out[45])
 {
+    /* The bearer token as the server reads it (any case or spacing of the scheme), hashed
+     * with a label of its own: never the credential, and the same caller however the header
+     * is written. Tokens are 256-bit random, so the digest gives nothing to guess from. */
     const char *auth = hreq_header(r, "Authorization");
-    unsigned char h[32];
-    static const char hex[] = "0123456789abcdef";
-
-    if (auth == NULL) {
-        snprintf(out, 33, "anonymous");
+    const char *token = auth ? hdr_bearer(auth) : NULL;
+    if (token == NULL) {
+        snprintf(out, 45, "anonymous");
         return;
     }
-    crypto_sha256(auth, strlen(auth), h);
-    for (size_t i = 0; i < 16; i++) {
-        out[2 * i] = hex[h[i] >> 4];
-        out[2 * i + 1] = hex[h[i] & 15];
-    }
-    out[32] = '\0';
+    static const char label[] = "hermes-mcp caller v1";
+    size_t tlen = strlen(token);
+    char *all = xmalloc(sizeof label + tlen);
+    memcpy(all, label, sizeof label); /* with its NUL: the label ends there */
+    memcpy(all + sizeof label, token, tlen);
+    unsigned char h[32];
+    crypto_sha256(all, sizeof label + tlen, h);
+    explicit_bzero(all, sizeof label + tlen);
+    free(all);
+    crypto_b64_encode(true, h, sizeof h, out);
 }
 
 /* The answers to an earlier input_required round; false (msg filled) when they are not ours
@@ -266,7 +312,7 @@ static bool open_round(struct mcp_server *srv, struct mcp_exchange *ex, const st
         return false;
     }
     if (state) {
-        ex->input_state = reqstate_open(srv, ex->caller, m->method, m->params,
+        ex->input_state = reqstate_open(srv, ex->caller, ex->params_digest,
                                         json_string_value(state), json_string_length(state));
         if (ex->input_state == NULL) {
             snprintf(msg, msgsz,
@@ -341,7 +387,8 @@ void era_serve(struct mcp_server *srv, struct hreq *r, json_t *root)
     ex->method = method;
     ex->caps = kept_caps(caps);
     ex->log_level = log_level;
-    caller_of(r, ex->caller);
+    if (name_field) /* the methods that may answer input_required */
+        reqstate_params_digest(method, m.params, ex->params_digest);
     if (name_field && !open_round(srv, ex, &m, msg, sizeof msg)) {
         hreq_on_abort(r, NULL, NULL);
         ex->req = NULL;
@@ -374,7 +421,7 @@ static json_t *server_info(struct mcp_server *srv)
     return json_pack("{s:s, s:s}", "name", srv->name, "version", srv->version);
 }
 
-void era_decorate(struct mcp_server *srv, const char *method, json_t *msg)
+void era_decorate(struct mcp_server *srv, const char *method, json_t *msg, bool retry)
 {
     json_t *result = json_object_get(msg, "result");
     if (!json_is_object(result))
@@ -388,7 +435,8 @@ void era_decorate(struct mcp_server *srv, const char *method, json_t *msg)
     }
     json_object_set_new(meta, META_SERVER_INFO, server_info(srv));
     const char *type = json_string_value(json_object_get(result, "resultType"));
-    if (strcmp(type, "complete") != 0 || !is_cacheable(method))
+    /* A retry's answer depends on what the client answered: never cached. */
+    if (strcmp(type, "complete") != 0 || !is_cacheable(method) || retry)
         return;
     /* A resource's contents may change at any time: fresh unless its provider says more. */
     if (!json_is_integer(json_object_get(result, "ttlMs")))

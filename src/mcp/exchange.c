@@ -24,6 +24,7 @@ bool ex_ensure_stream(struct mcp_exchange *ex)
         return false;
     ex->stream = stream_new(ex->srv, ex->sess);
     ex->stream->ex = ex;
+    ex->stream->no_ids = ex->modern;
     stream_attach(ex->stream, ex->req);
     /* The exchange, not the stream, hears of a hang-up on a POST: it cancels the calls. */
     hreq_on_abort(ex->req, ex_on_abort, ex);
@@ -80,6 +81,7 @@ struct mcp_exchange *ex_open(struct mcp_server *srv, struct hreq *r, struct mcp_
     ex->answers = json_array();
     ex->dispatching = true;
     ex->log_level = -1;
+    era_caller(r, ex->caller);
     snprintf(ex->version, sizeof ex->version, "%s", version);
     hreq_on_abort(r, ex_on_abort, ex);
     return ex;

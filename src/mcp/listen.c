@@ -138,8 +138,9 @@ void listen_start(struct rpc_ctx *x, struct jrpc_msg *m)
         task_ids = NULL;
     }
     struct mcp_call *c = call_new(x, m);
-    /* A subscription lasts as long as the client wants it: no call deadline. */
-    call_no_deadline(c);
+    /* A subscription lasts as long as the client wants it: no deadline, and a drain does not
+     * wait for it (mcp_end_subscriptions closes it gracefully). */
+    call_make_lasting(c);
     struct listen *l = xcalloc(1, sizeof *l);
     l->srv = x->srv;
     l->call = c;
@@ -183,4 +184,18 @@ void mcp_task_notify(struct mcp_server *s, const char *caller, json_t *task)
         if (l->task_ids && json_object_get(l->task_ids, id) &&
             strcmp(l->call->caller, caller) == 0)
             listen_send(l, jrpc_notification("notifications/tasks", json_deep_copy(task)));
+}
+
+void mcp_end_subscriptions(struct mcp_server *s)
+{
+    /* Each finish frees its listen (the cancel callback is cleared first): take the head. */
+    while (s->listens) {
+        struct listen *l = s->listens;
+        struct mcp_call *c = l->call;
+        json_t *result = json_pack("{s:s, s:{s:O}}", "resultType", "complete", "_meta",
+                                   SUBSCRIPTION_ID, c->id);
+        mcp_call_on_cancel(c, NULL, NULL);
+        listen_free(l);
+        mcp_call_result_take(c, result);
+    }
 }

@@ -108,6 +108,10 @@ uint64_t mcp_calls_started(const struct mcp_server *s);
  * left to httpd_shutdown (503). */
 void mcp_abort_streams(struct mcp_server *s, int code, const char *message);
 
+/* Ends every subscriptions/listen stream gracefully (a complete result on each): the drain's
+ * start, as these calls would otherwise never end by themselves. */
+void mcp_end_subscriptions(struct mcp_server *s);
+
 /* Tell every session subscribed to uri that it changed. */
 void mcp_resource_updated(struct mcp_server *s, const char *uri);
 

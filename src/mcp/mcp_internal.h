@@ -58,6 +58,7 @@ struct mcp_stream {
     size_t nevents;
     bool closed; /* no more events will come */
     bool dropped; /* a write to req was refused (backlog): what it lost is only in the ring */
+    bool no_ids;  /* 2026-07-28: no resumption, so events carry no ids */
     unsigned refs;
     struct mcp_exchange *ex; /* the POST exchange that owns it, while it lives */
 };
@@ -106,9 +107,10 @@ struct mcp_call {
     bool modern;
     json_t *caps;
     int log_level;
-    json_t *params; /* the request's (a sealed state is bound to them) */
+    char params_digest[45]; /* of the request's params (a sealed state is bound to it) */
     json_t *input_responses, *input_state;
-    char caller[33];
+    char caller[45]; /* who asked (both eras): see era_caller */
+    bool lasting;    /* not counted in srv->ncalls (call_make_lasting) */
     bool in_flight; /* in srv->inflight under key: a cancel by id can find it */
     bool counted;   /* in srv->ninflight: neither finished nor cancelled */
     unsigned holds; /* >0 while reply callbacks run: freeing waits until they are done */
@@ -133,8 +135,9 @@ struct mcp_exchange {
     bool modern;
     json_t *caps;
     int log_level;
+    char params_digest[45];
     json_t *input_responses, *input_state;
-    char caller[33];
+    char caller[45];
     const char *method;
 };
 

@@ -137,7 +137,7 @@ void answer(struct rpc_ctx *x, json_t *msg_take)
 {
     /* Answer without a handler: goes where call answers go. */
     if (x->ex->modern)
-        era_decorate(x->srv, x->ex->method, msg_take);
+        era_decorate(x->srv, x->ex->method, msg_take, false);
     if (!x->ex->batch)
         note_answer(x->srv, x->req, msg_take);
     json_array_append_new(x->ex->answers, msg_take);
@@ -187,13 +187,13 @@ static json_t *make_empty(void *arg)
 static void answer_list(struct rpc_ctx *x, struct jrpc_msg *m, struct registry *reg,
                         const char *field)
 {
-    char head[512];
     size_t len = 0;
     struct list_arg l = {reg, field};
     const char *text = x->ex->batch ? NULL : registry_text(reg, &len);
-    snprintf(head, sizeof head, "%s\"%s\":", x->ex->modern ? era_list_head(x->srv) : "{",
-             field);
+    const char *open = x->ex->modern ? era_list_head(x->srv) : "{";
+    char *head = xasprintf("%s\"%s\":", open, field);
     answer_text(x, m, head, text, len, "}", make_list, &l);
+    free(head);
 }
 
 /* Answers -32602 when v is a string holding a NUL character (valid JSON, but no name, URI or

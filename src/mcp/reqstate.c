@@ -4,11 +4,12 @@
  * its own; the client sends that state back, byte for byte, with the answers in a new request.
  * Whatever comes back from a client is the client's to change, and the state may decide what
  * the handler does (hermes_reset: "the user confirmed"), so it is sealed: HMAC-SHA-256 under a
- * key made at each start, over the state plus what it belongs to — the caller (a digest of its
- * credential), the method and a digest of the request's params (name, URI, arguments) — and an
- * expiry. A state that was altered, is late, or comes from another caller or with other
- * arguments opens to nothing. Replay within the lifetime is possible (the spec leaves
- * single use to the server); the states we seal only say what the caller itself answered.
+ * key made at each start, over the state, an expiry and a digest of the request (method, and
+ * params minus _meta and the round's own fields: name, URI, arguments), plus the caller's
+ * identity, which the MAC covers but the text does not carry. A state that was altered, is
+ * late, or comes from another caller or with other arguments opens to nothing. Replay within
+ * the lifetime is possible (the spec leaves single use to the server); the states we seal only
+ * say what the caller itself answered.
  *
  * Text: base64url(payload JSON) "." base64url(MAC), at most REQSTATE_MAX characters. */
 #include "reqstate.h"
@@ -23,9 +24,7 @@
 
 #define STATE_TTL_MS (10u * 60u * 1000u)
 
-/* What the state is bound to, besides the caller: the request minus the parts that change
- * between rounds. */
-static void params_digest(const char *method, json_t *params, char out[44])
+void reqstate_params_digest(const char *method, json_t *params, char out[45])
 {
     json_t *p = json_is_object(params) ? json_copy(params) : json_object();
     json_object_del(p, "_meta");
@@ -46,20 +45,25 @@ static void params_digest(const char *method, json_t *params, char out[44])
     free(text);
 }
 
-static void mac_of(struct mcp_server *srv, const char *text, size_t len, char out[44])
+/* The MAC of the payload text for this caller (who is not in the text). */
+static void mac_of(struct mcp_server *srv, const char *caller, const char *text, size_t len,
+                   char out[45])
 {
+    size_t clen = strlen(caller);
+    char *all = xmalloc(clen + 1 + len);
+    memcpy(all, caller, clen);
+    all[clen] = '\n';
+    memcpy(all + clen + 1, text, len);
     unsigned char mac[32];
-    crypto_hmac_sha256(srv->state_key, sizeof srv->state_key, text, len, mac);
+    crypto_hmac_sha256(srv->state_key, sizeof srv->state_key, all, clen + 1 + len, mac);
     crypto_b64_encode(true, mac, sizeof mac, out);
+    free(all);
 }
 
-char *reqstate_seal(struct mcp_server *srv, const char *caller, const char *method,
-                    json_t *params, json_t *state)
+char *reqstate_seal(struct mcp_server *srv, const char *caller, const char *digest, json_t *state)
 {
-    char digest[44];
-    params_digest(method, params, digest);
-    json_t *payload = json_pack("{s:i, s:s, s:s, s:I, s:O}", "v", 1, "c", caller, "d", digest,
-                                "e", (json_int_t)(loop_now(srv->loop) + STATE_TTL_MS), "s",
+    json_t *payload = json_pack("{s:i, s:s, s:I, s:O}", "v", 1, "d", digest, "e",
+                                (json_int_t)(loop_now(srv->loop) + STATE_TTL_MS), "s",
                                 state ? state : json_null());
     char *json = json_dumps(payload, JSON_COMPACT);
     json_decref(payload);
@@ -73,35 +77,32 @@ char *reqstate_seal(struct mcp_server *srv, const char *caller, const char *meth
     size_t n = crypto_b64_encode(true, json, jlen, out);
     free(json);
     out[n] = '.';
-    mac_of(srv, out, n, out + n + 1);
+    mac_of(srv, caller, out, n, out + n + 1);
     return out;
 }
 
-json_t *reqstate_open(struct mcp_server *srv, const char *caller, const char *method,
-                      json_t *params, const char *text, size_t len)
+json_t *reqstate_open(struct mcp_server *srv, const char *caller, const char *digest,
+                      const char *text, size_t len)
 {
     const char *dot = memchr(text, '.', len);
     if (len > REQSTATE_MAX || dot == NULL)
         return NULL;
     size_t plen = (size_t)(dot - text);
-    char want[44];
-    mac_of(srv, text, plen, want);
+    char want[45];
+    mac_of(srv, caller, text, plen, want);
     if (len - plen - 1 != strlen(want) || !crypto_equal(dot + 1, want, strlen(want)))
         return NULL;
-    /* Ours and unaltered from here on: the payload is the JSON we wrote. */
+    /* Ours, unaltered and this caller's from here on: the payload is the JSON we wrote. */
     unsigned char *raw = xmalloc(plen + 4);
     size_t rlen;
     json_t *payload = NULL, *state = NULL;
     if (crypto_b64_decode(true, text, plen, raw, plen + 4, &rlen))
         payload = json_loadb((const char *)raw, rlen, 0, NULL);
     free(raw);
-    char digest[44];
-    params_digest(method, params, digest);
-    const char *c = json_string_value(json_object_get(payload, "c"));
     const char *d = json_string_value(json_object_get(payload, "d"));
-    json_int_t e = json_integer_value(json_object_get(payload, "e"));
-    if (c && d && strcmp(c, caller) == 0 && strcmp(d, digest) == 0 &&
-        (uint64_t)e > loop_now(srv->loop))
+    json_t *e = json_object_get(payload, "e");
+    if (d && strcmp(d, digest) == 0 && json_is_integer(e) &&
+        (uint64_t)json_integer_value(e) > loop_now(srv->loop))
         state = json_incref(json_object_get(payload, "s"));
     json_decref(payload);
     return state;

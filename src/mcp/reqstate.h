@@ -6,13 +6,15 @@
 /* The longest requestState we write or read, in characters. */
 #define REQSTATE_MAX 8192
 
+/* What a state is bound to besides its caller: a digest of the method and of params without
+ * _meta, inputResponses and requestState (base64url, 43 characters and a NUL). */
+void reqstate_params_digest(const char *method, json_t *params, char out[45]);
 /* The requestState text carrying state (borrowed; may be NULL) for a later round of the same
- * request (method and params) by the same caller; NULL if it would be longer than
- * REQSTATE_MAX. Free with free(). */
-char *reqstate_seal(struct mcp_server *srv, const char *caller, const char *method,
-                    json_t *params, json_t *state);
+ * request (its digest) by the same caller; NULL if it would be longer than REQSTATE_MAX.
+ * Free with free(). */
+char *reqstate_seal(struct mcp_server *srv, const char *caller, const char *digest, json_t *state);
 /* The state sealed in text[0..len) (new reference; JSON null when none was given) when text
- * is ours, unaltered, unexpired, and for this caller, method and params; else NULL. */
-json_t *reqstate_open(struct mcp_server *srv, const char *caller, const char *method,
-                      json_t *params, const char *text, size_t len);
+ * is ours, unaltered, unexpired, and for this caller and request digest; else NULL. */
+json_t *reqstate_open(struct mcp_server *srv, const char *caller, const char *digest,
+                      const char *text, size_t len);
 #endif

@@ -126,7 +126,10 @@ void stream_send(struct mcp_stream *st, json_t *msg)
     unsigned long seq = ++st->seq;
 
     buf_init(&b, 0);
-    buf_printf(&b, "id: %lu_%lu\ndata: %s\n\n", st->no, seq, json);
+    if (st->no_ids)
+        buf_printf(&b, "data: %s\n\n", json);
+    else
+        buf_printf(&b, "id: %lu_%lu\ndata: %s\n\n", st->no, seq, json);
     stream_emit(st, b.data, b.len, seq);
     buf_cleanup(&b);
     free(json);

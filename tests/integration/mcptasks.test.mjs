@@ -103,6 +103,12 @@ test('a client of the tasks extension gets a task; tasks/get follows it to the r
     const stored = (await rpc(srv, 'tools/call', { name: 'hermes_result', arguments: { id: 'mt-1' } })).json.result;
     assert.deepEqual(done.result.structuredContent, stored.structuredContent);
 
+    // A retry of the same request is the same task, as it is now.
+    const again = (await call(srv, { task: 'what is 6 * 7 [delay=300]', mode: 'sync', id: 'mt-1' })).json.result;
+    assert.equal(again.resultType, 'task');
+    assert.equal(again.taskId, 'mt-1');
+    assert.equal(again.status, 'completed');
+    assert.equal(again.createdAt, created.createdAt);
     // Without the extension the call is answered as before (sync: the result itself).
     const plain = (await call(srv, { task: 'what is 2 + 2', mode: 'sync', id: 'mt-plain' }, { caps: {} })).json.result;
     assert.equal(plain.resultType, 'complete');
@@ -213,4 +219,31 @@ test('notifications/tasks: a stream that watches a task hears of its end, also w
     await (srv2 ?? srv).stop();
     await fake.stop();
   }
+});
+
+test("a task's owner is its token, however the Authorization header writes the scheme", async () => {
+  const fake = await startFake();
+  const srv = await startHermes({ HERMES_ENV_PATH: agentEnv(fake), HERMES_POLL_MS: '50' });
+  try {
+    const created = (await call(srv, { task: 'what is 6 * 7', mode: 'sync', id: 'mt-mine' })).json.result;
+    await terminal(srv, created.taskId);
+    // The same server, the same token written differently: still the owner.
+    const same = { ...srv, auth: { Authorization: `bearer  ${srv.token}` } };
+    assert.equal((await get(same, 'mt-mine')).result.status, 'completed');
+  } finally {
+    await srv.stop();
+    await fake.stop();
+  }
+});
+
+test('SIGTERM with a subscription open: the stream ends with a complete result at once, the drain does not wait for it', async () => {
+  const srv = await startHermes({ MCP_DRAIN_GRACE_S: '20' });
+  const l = await listen(srv, ['t-none']);
+  await l.next((f) => f.method === 'notifications/subscriptions/acknowledged', 'the acknowledgement');
+  const t0 = Date.now();
+  await srv.stop();
+  assert.ok(Date.now() - t0 < 5000, `stopped in ${Date.now() - t0} ms`);
+  const end = await l.next((f) => f.id === l.id, 'the closing result');
+  assert.equal(end.result.resultType, 'complete');
+  assert.equal(end.result._meta['io.modelcontextprotocol/subscriptionId'], l.id);
 });

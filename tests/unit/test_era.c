@@ -59,7 +59,7 @@ static void region_tool(struct mcp_call *c, json_t *args, void *arg)
                                       json_object_get(args, "region")));
 }
 
-static char last_task[64], last_caller[40];
+static char last_task[64], last_caller[48];
 
 static void task_get(struct mcp_call *c, const char *id, void *arg)
 {
@@ -322,6 +322,34 @@ static void input_required_rounds_are_sealed(void **state)
     assert_int_equal(error_code(bad), -32602);
     json_decref(bad);
     free(tampered);
+    /* The same token however the scheme is written is the same caller. */
+    snprintf(extra, sizeof extra, "%s,\"requestState\":\"%s\"", answer, rs);
+    ok = ask(8, 1, extra, "bearer  A", &st);
+    assert_non_null(json_object_get(ok, "result"));
+    json_decref(ok);
+    /* A state sealed for one tool is nothing to another. */
+    char other[4096];
+    snprintf(other, sizeof other,
+             "{\"jsonrpc\":\"2.0\",\"id\":9,\"method\":\"tools/call\",\"params\":{"
+             "\"name\":\"héllo\",\"arguments\":{\"x\":1}%s," META "}}}",
+             extra);
+    bad = send_modern(other, "2026-07-28", "tools/call", "=?base64?aMOpbGxv?=", "Bearer A", &st);
+    assert_int_equal(error_code(bad), -32602);
+    json_decref(bad);
+    /* Longer than any state we write: refused before anything is decoded. */
+    char *huge = malloc(9001);
+    memset(huge, 'A', 9000);
+    huge[9000] = '\0';
+    char *big = malloc(12000);
+    snprintf(big, 12000, "%s,\"requestState\":\"%s.x\"", answer, huge);
+    char *body = malloc(16000);
+    snprintf(body, 16000, ASK, 10, 1, big);
+    bad = send_modern(body, "2026-07-28", "tools/call", "ask", "Bearer A", &st);
+    assert_int_equal(error_code(bad), -32602);
+    json_decref(bad);
+    free(huge);
+    free(big);
+    free(body);
     /* An answer that is not a result object. */
     snprintf(extra, sizeof extra, ",\"inputResponses\":{\"who\":42},\"requestState\":\"%s\"",
              rs);
@@ -459,7 +487,8 @@ static void task_methods_need_the_extension(void **state)
     j = send_modern(get, "2026-07-28", "tasks/get", "t1", "Bearer X", &st);
     assert_int_equal(st, 200);
     assert_string_equal(last_task, "t1");
-    assert_int_equal(strlen(last_caller), 32); /* a digest, not the credential */
+    assert_int_equal(strlen(last_caller), 43); /* a digest, not the credential */
+    assert_string_not_equal(last_caller, "X");
     assert_null(strstr(last_caller, "Bearer"));
     assert_string_equal(json_string_value(json_object_get(json_object_get(j, "result"),
                                                           "resultType")),
