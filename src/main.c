@@ -1,4 +1,4 @@
-/* main.c — command line: serve, doctor, smoke, tasks, token, version, help. */
+/* main.c — command line: serve, doctor, smoke, tasks, gateway, token, version, help. */
 #include <dirent.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -14,6 +14,8 @@
 #include "crypto.h"
 #include "doctor.h"
 #include "envfile.h"
+#include "gwcheck.h"
+#include "gwload.h"
 #include "log.h"
 #include "smoke.h"
 #include "taskscli.h"
@@ -36,6 +38,8 @@ static const char usage[] =
     "                               check a running server end to end (see help smoke)\n"
     "  tasks list|prune [--env-file FILE] [--json|--dry-run]\n"
     "                               list the task directories, prune finished ones (help tasks)\n"
+    "  gateway check [--env-file FILE]\n"
+    "                               validate GATEWAY_FILE, print the upstreams (help gateway)\n"
     "  version                      print the version\n"
     "  help [COMMAND]               show help\n"
     "\n"
@@ -97,6 +101,30 @@ static const char *env_file_arg(int argc, char **argv, const char *help, int *ba
 }
 
 static struct bridge *the_bridge;
+static struct gwfile the_gwfile; /* GATEWAY_FILE, read before serving; empty without one */
+
+/* GATEWAY_FILE: read and validated before anything starts, so a bad file (an unresolved
+ * ${VAR}, a bad name, mode 644) stops serve with one line naming file, upstream and key. */
+static bool load_gateway_file(const struct config *cfg, const char *env_file)
+{
+    char err[1024];
+    unsigned mode;
+    if (cfg->gateway_file == NULL)
+        return true;
+    json_t *env = config_read_env(env_file, &mode, err, sizeof err);
+    bool ok = env && gwload_file(cfg->gateway_file, env, &the_gwfile, err, sizeof err);
+    json_decref(env);
+    if (!ok) {
+        fprintf(stderr, "hermes-mcp: %s\n", err);
+        return false;
+    }
+    for (size_t i = 0; i < the_gwfile.nup; i++)
+        if (!the_gwfile.up[i].include && !the_gwfile.up[i].exclude)
+            log_warn("gateway: upstream %s has no tools.include or tools.exclude: it exposes "
+                     "nothing (default deny)",
+                     the_gwfile.up[i].name);
+    return true;
+}
 
 static bool setup_tools(struct mcp_server *mcp, struct loop *l, void *cfg)
 {
@@ -164,6 +192,10 @@ static int cmd_serve(int argc, char **argv)
         config_cleanup(&cfg);
         return EXIT_USAGE;
     }
+    if (!load_gateway_file(&cfg, file)) {
+        config_cleanup(&cfg);
+        return EXIT_USAGE;
+    }
     if (cfg.allow_remote && !config_is_loopback(cfg.host))
         log_warn("LISTENING BEYOND LOOPBACK on %s: anyone who can reach it is one token away "
                  "from your agent",
@@ -172,6 +204,7 @@ static int cmd_serve(int argc, char **argv)
                          .setup_arg = &cfg, .reload = reload_tools, .teardown = teardown_tools,
                          .health = health_tools, .metrics = metrics_tools};
     int rc = app_run(&o);
+    gwfile_cleanup(&the_gwfile);
     config_cleanup(&cfg);
     return rc;
 }
@@ -294,6 +327,8 @@ int main(int argc, char **argv)
         return smoke_main(argc - 2, argv + 2);
     if (!strcmp(cmd, "tasks"))
         return taskscli_main(argc - 2, argv + 2);
+    if (!strcmp(cmd, "gateway"))
+        return gwcheck_main(argc - 2, argv + 2);
     if (!strcmp(cmd, "version") || !strcmp(cmd, "--version")) {
         if (want_help(argc - 2, argv + 2)) {
             fputs(version_usage, stdout);
@@ -317,6 +352,8 @@ int main(int argc, char **argv)
             fputs(smoke_usage, stdout);
         else if (argc > 2 && !strcmp(argv[2], "tasks"))
             fputs(tasks_usage, stdout);
+        else if (argc > 2 && !strcmp(argv[2], "gateway"))
+            fputs(gateway_usage, stdout);
         else if (argc > 2 && !strcmp(argv[2], "version"))
             fputs(version_usage, stdout);
         else if (argc > 2) {
