@@ -14,6 +14,7 @@
 #include "crypto.h"
 #include "doctor.h"
 #include "envfile.h"
+#include "gateway.h"
 #include "gwcheck.h"
 #include "gwload.h"
 #include "log.h"
@@ -126,10 +127,26 @@ static bool load_gateway_file(const struct config *cfg, const char *env_file)
     return true;
 }
 
+static struct gateway *the_gateway;
+
+static bool keep_bridge_tool(const char *tool, void *arg)
+{
+    (void)arg;
+    return gw_bridge_tool_kept(&the_gwfile, tool);
+}
+
+/* The bridge first, then the gateway's upstreams, whose names must not collide with its. */
 static bool setup_tools(struct mcp_server *mcp, struct loop *l, void *cfg)
 {
-    the_bridge = bridge_new(mcp, l, cfg);
-    return the_bridge != NULL;
+    size_t n;
+    the_bridge = bridge_new_kept(mcp, l, cfg, keep_bridge_tool, NULL);
+    if (the_bridge == NULL)
+        return false;
+    if (the_gwfile.doc == NULL)
+        return true;
+    const char *const *taken = bridge_tool_names(the_bridge, &n);
+    the_gateway = gateway_new(mcp, l, &the_gwfile, taken, n);
+    return the_gateway != NULL;
 }
 
 static void reload_tools(void *cfg)
@@ -156,6 +173,8 @@ static void metrics_tools(void *cfg, struct buf *out)
 static void teardown_tools(void *cfg)
 {
     (void)cfg;
+    gateway_free(the_gateway);
+    the_gateway = NULL;
     bridge_free(the_bridge);
     the_bridge = NULL;
 }
