@@ -79,6 +79,7 @@ struct job {
     int progress;
     struct sessq *q;
     struct job *qnext;
+    json_t *task_created; /* an MCP task (mcptask.c): its createdAt; else NULL */
 };
 
 struct sessq {
@@ -238,6 +239,11 @@ json_t *tool_annotations(bool read_only, bool destructive, bool idempotent, bool
     "{\"type\":\"string\"}},\"next_steps\":{\"type\":\"array\",\"items\":{\"type\":\"string\"}}," \
     "\"run_id\":{\"type\":\"string\"},\"details\":{\"type\":\"object\"}},\"required\":[\"id\","  \
     "\"status\"]}"
+
+/* mcptask.c: hermes_task as an MCP task (the tasks extension). */
+void mcptask_register(struct bridge *b);
+/* The CreateTaskResult for task id created at created_at (new reference). */
+json_t *mcptask_created(struct bridge *b, const char *id, json_t *created_at);
 
 /* tool_reset.c: stops a hermes_reset in progress without answering (shutdown). */
 void reset_abort(struct bridge *b);
