@@ -10,6 +10,7 @@
 
 #include "app.h"
 #include "bridge.h"
+#include "buf.h"
 #include "config.h"
 #include "crypto.h"
 #include "doctor.h"
@@ -170,6 +171,15 @@ static void metrics_tools(void *cfg, struct buf *out)
         bridge_metrics(the_bridge, out);
 }
 
+static bool ready_tools(void *cfg, struct buf *out)
+{
+    (void)cfg;
+    if (the_gateway)
+        return gateway_ready(the_gateway, out);
+    buf_appends(out, "{}");
+    return true;
+}
+
 static void teardown_tools(void *cfg)
 {
     (void)cfg;
@@ -221,7 +231,8 @@ static int cmd_serve(int argc, char **argv)
                  cfg.host);
     struct app_opts o = {.cfg = &cfg, .service = "hermes-mcp", .setup = setup_tools,
                          .setup_arg = &cfg, .reload = reload_tools, .teardown = teardown_tools,
-                         .health = health_tools, .metrics = metrics_tools};
+                         .health = health_tools, .metrics = metrics_tools,
+                         .ready = ready_tools};
     int rc = app_run(&o);
     gwfile_cleanup(&the_gwfile);
     config_cleanup(&cfg);

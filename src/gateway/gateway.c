@@ -10,7 +10,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
+#include "buf.h"
 #include "gw_internal.h"
 #include "log.h"
 #include "loop.h"
@@ -51,6 +53,7 @@ static void start_all(struct gateway *g)
             if (u->error == NULL)
                 u->error = xstrdup(err);
             log_error("upstream %s could not start: %s", u->cfg->name, err);
+            up_schedule_restart(u);
         }
     }
     while (!settled(g))
@@ -189,7 +192,8 @@ struct gateway *gateway_new(struct mcp_server *mcp, struct loop *l, const struct
     g->nup = f->nup;
     g->ups = xcalloc(f->nup + 1, sizeof *g->ups);
     for (size_t i = 0; i < f->nup; i++)
-        g->ups[i] = (struct upstream){.gw = g, .cfg = &f->up[i], .loop = l};
+        g->ups[i] = (struct upstream){.gw = g, .cfg = &f->up[i], .loop = l,
+                                      .seed = (unsigned)getpid() * 2654435761u + (unsigned)i};
     start_all(g);
     if (!build_surface(g, taken, ntaken)) {
         gateway_free(g);
@@ -202,6 +206,7 @@ void gateway_free(struct gateway *g)
 {
     if (g == NULL)
         return;
+    g->stopping = true;
     /* Calls were all answered or cancelled by the engine before this (mcp_free): nothing
      * waits and nothing pending belongs to a call. */
     for (size_t i = 0; i < g->nup; i++)
@@ -211,4 +216,34 @@ void gateway_free(struct gateway *g)
     free(g->tools);
     free(g->ups);
     free(g);
+}
+
+static const char *state_name(const struct upstream *u)
+{
+    switch (u->state) {
+    case UP_STARTING: return "starting";
+    case UP_LISTING: return "listing";
+    case UP_READY: return "ready";
+    default: return u->restart_timer ? "restarting" : "down";
+    }
+}
+
+bool gateway_ready(const struct gateway *g, struct buf *out)
+{
+    bool ready = true;
+    buf_appends(out, "{");
+    for (size_t i = 0; i < g->nup; i++) {
+        const struct upstream *u = &g->ups[i];
+        json_t *o = json_pack("{s:s, s:b, s:I}", "state", state_name(u), "required",
+                              u->cfg->required, "restarts", (json_int_t)u->restarts);
+        if (u->state != UP_READY && u->error)
+            json_object_set_new(o, "error", json_string(u->error));
+        char *text = json_dumps(o, JSON_COMPACT);
+        buf_printf(out, "%s\"%s\":%s", i ? "," : "", u->cfg->name, text);
+        free(text);
+        json_decref(o);
+        ready = ready && (!u->cfg->required || u->state == UP_READY);
+    }
+    buf_appends(out, "}");
+    return ready;
 }

@@ -19,6 +19,11 @@ struct mcp_server;
  * outlive the gateway. */
 struct gateway *gateway_new(struct mcp_server *mcp, struct loop *l, const struct gwfile *f,
                             const char *const *taken, size_t ntaken);
+/* /readyz and /healthz: appends {"NAME": {state, required, restarts[, error]}, ...} to out
+ * (states: starting, listing, ready, restarting, down; the error is our own text, never a
+ * secret); returns whether every required upstream is ready. */
+struct buf;
+bool gateway_ready(const struct gateway *g, struct buf *out);
 /* Kills every child and frees; call after every MCP call was answered (mcp_free). NULL-safe. */
 void gateway_free(struct gateway *g);
 

@@ -23,6 +23,9 @@ struct strmap;
 #define GW_QUEUE_MAX 64     /* calls waiting beyond max_in_flight, then busy */
 #define GW_LIST_PAGES 100   /* tools/list pages followed at most */
 #define GW_TOOLS_MAX 1024   /* tools of one upstream at most */
+#define GW_BACKOFF_MIN_MS 500     /* the first restart after a failure */
+#define GW_BACKOFF_MAX_MS 30000   /* doubling up to this */
+#define GW_STABLE_MS 30000        /* ready this long: the next failure starts the backoff anew */
 
 enum up_state { UP_STARTING, UP_LISTING, UP_READY, UP_DOWN };
 
@@ -55,6 +58,11 @@ struct upstream {
     size_t in_flight;          /* proxied calls sent and not answered */
     struct gw_call *wait_head, *wait_tail; /* calls over max_in_flight, oldest first */
     size_t waiting;
+    struct loop_timer *restart_timer; /* the next start after a failure (backoff) */
+    unsigned failures;         /* in a row, for the backoff */
+    unsigned restarts;         /* since our start */
+    uint64_t ready_since;      /* loop ms when it last became ready */
+    unsigned seed;             /* for the jitter */
 };
 
 /* A client's tools/call proxied to an upstream. */
@@ -71,6 +79,7 @@ struct gw_call {
 };
 
 struct gateway {
+    bool stopping;             /* no restarts: the server is going down */
     struct mcp_server *mcp;
     struct loop *loop;
     const struct gwfile *file;
@@ -96,6 +105,8 @@ void up_notify(struct upstream *u, const char *method, json_t *params_take);
 /* Forgets a request (its answer, if any, is then dropped). */
 void up_forget(struct upstream *u, uint64_t id);
 void up_cleanup(struct upstream *u);
+/* After a failure: the next start, with backoff (none while the server stops). */
+void up_schedule_restart(struct upstream *u);
 
 /* gwcall.c */
 void gw_tool_handler(struct mcp_call *call, json_t *args, void *arg);

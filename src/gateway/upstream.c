@@ -167,13 +167,16 @@ static void on_line(char *line, size_t len, void *arg)
 {
     struct upstream *u = arg;
     json_error_t jerr;
+    char why[100];
     if (u->state == UP_DOWN)
         return;
     json_t *msg = json_loadb(line, len, JSON_REJECT_DUPLICATES, &jerr);
     if (!json_is_object(msg)) {
-        log_warn("upstream %s wrote a line that is not a JSON-RPC message (%zu bytes): ignored",
-                 u->cfg->name, len);
+        /* The stream is no longer trustworthy (a stray print, a crash dump): restart it. */
+        snprintf(why, sizeof why, "wrote a line that is not a JSON-RPC message (%zu bytes)",
+                 len);
         json_decref(msg);
+        up_down(u, why);
         return;
     }
     const char *method = json_string_value(json_object_get(msg, "method"));
@@ -240,6 +243,7 @@ static void on_tools(struct upstream *u, json_t *result, json_t *error, void *ar
     loop_timer_cancel(u->connect_timer);
     u->connect_timer = NULL;
     u->state = UP_READY;
+    u->ready_since = loop_now(u->loop);
     log_info("upstream %s: ready, %zu tools", u->cfg->name, json_array_size(u->tools));
 }
 
@@ -288,6 +292,8 @@ bool up_start(struct upstream *u, char *err, size_t errlen)
                                            .exited = on_exited};
     u->pending = u->pending ? u->pending : strmap_new();
     u->tools = u->tools ? u->tools : json_array();
+    json_array_clear(u->tools); /* a restart lists again; the surface stays as built */
+    u->pages = 0;
     u->state = UP_STARTING;
     u->child = child_start(u->loop, &spec, &ev, u, err, errlen);
     if (u->child == NULL) {
@@ -307,7 +313,43 @@ bool up_start(struct upstream *u, char *err, size_t errlen)
     return true;
 }
 
-/* ---------- going down ---------- */
+/* ---------- going down, coming back ---------- */
+
+static void on_restart(struct loop *l, void *arg)
+{
+    struct upstream *u = arg;
+    char err[300];
+    (void)l;
+    u->restart_timer = NULL;
+    u->restarts++;
+    log_info("upstream %s: restarting (attempt %u in a row)", u->cfg->name, u->failures);
+    if (!up_start(u, err, sizeof err)) {
+        free(u->error);
+        u->error = xstrdup(err);
+        log_error("upstream %s could not start: %s", u->cfg->name, err);
+        up_schedule_restart(u);
+    }
+}
+
+/* Exponential backoff with jitter: 0.5 s doubling to 30 s, each delay 75-125 %, so upstreams
+ * that failed together do not come back in lockstep. */
+void up_schedule_restart(struct upstream *u)
+{
+    if (u->gw->stopping || u->restart_timer || u->cfg->kind != GW_STDIO)
+        return;
+    if (u->ready_since && loop_now(u->loop) - u->ready_since > GW_STABLE_MS)
+        u->failures = 0;
+    u->ready_since = 0;
+    uint64_t ms = GW_BACKOFF_MIN_MS;
+    for (unsigned i = 0; i < u->failures && ms < GW_BACKOFF_MAX_MS; i++)
+        ms *= 2;
+    if (ms > GW_BACKOFF_MAX_MS)
+        ms = GW_BACKOFF_MAX_MS;
+    u->failures++;
+    ms = ms * 3 / 4 + (uint64_t)rand_r(&u->seed) % (ms / 2 + 1);
+    log_info("upstream %s: next start in %llu ms", u->cfg->name, (unsigned long long)ms);
+    u->restart_timer = loop_timer_add(u->loop, ms, on_restart, u);
+}
 
 static void reap(struct loop *l, void *arg)
 {
@@ -357,10 +399,12 @@ static void up_down(struct upstream *u, const char *why)
     }
     fail_pending(u);
     gw_calls_fail_waiting(u);
+    up_schedule_restart(u);
 }
 
 void up_cleanup(struct upstream *u)
 {
+    loop_timer_cancel(u->restart_timer);
     loop_timer_cancel(u->connect_timer);
     loop_timer_cancel(u->reap_timer);
     child_free(u->child);

@@ -183,8 +183,7 @@ test('a call past the upstream timeout gets upstream_timeout and is cancelled up
   } finally { await client.close(); }
 });
 
-// Last: it takes the victim upstream down for good (restarts are a later slice).
-test('a child that exits answers its calls in flight upstream_unavailable; the others keep serving', async () => {
+test('a child that exits answers its calls in flight upstream_unavailable, the others keep serving, it comes back', async () => {
   const client = await connect();
   try {
     await client.listTools();
@@ -198,11 +197,18 @@ test('a child that exits answers its calls in flight upstream_unavailable; the o
     assert.equal(r.isError, true);
     assert.equal(r.structuredContent.error, 'upstream_unavailable');
     assert.match(r.structuredContent.message, /upstream victim is not available \(exited with status \d+\)/);
-    const again = await client.callTool({ name: 'victim__echo', arguments: { message: 'x' } });
-    assert.equal(again.structuredContent.error, 'upstream_unavailable');
     const other = await client.callTool({ name: 'everything__echo', arguments: { message: 'still here' } });
     assert.equal(other.content[0].text, 'Echo: still here');
     assert.match(srv.proc.stderrText, /upstream victim is down: exited with status/);
+    // Restarted (backoff from 0.5 s) and re-initialized: the same frozen tool answers again.
+    let again;
+    await until(async () => {
+      again = await client.callTool({ name: 'victim__echo', arguments: { message: 'x' } });
+      return !again.isError;
+    }, 'victim back', 10000);
+    assert.equal(again.content[0].text, 'Echo: x');
+    await until(() => readFileSync(`${logs.victim}.pids`, 'utf8').trim().split(' ')[1] !== String(server),
+      'a new server process');
   } finally { await client.close(); }
 });
 
