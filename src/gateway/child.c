@@ -368,12 +368,14 @@ static void on_pid(struct loop *l, int fd, uint32_t events, void *arg)
         loop_watch_del(c->out_w);
         c->out_w = NULL;
     }
+    /* What it started goes with it; the group is killed while the leader is still a zombie,
+     * so its id cannot have been reused yet. */
+    kill(-c->pid, SIGKILL);
     if (waitpid(c->pid, &status, WNOHANG) != c->pid)
         return;
     loop_watch_del(c->pid_w);
     c->pid_w = NULL;
     c->gone = true;
-    kill(-c->pid, SIGKILL); /* what it started goes with it */
     if (WIFEXITED(status))
         log_warn("%s: exited with status %d", c->name, WEXITSTATUS(status));
     else if (WIFSIGNALED(status))
