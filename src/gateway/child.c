@@ -46,6 +46,8 @@ struct child {
     struct buf out;       /* a partial stdout line */
     size_t out_scanned;   /* bytes of out known to hold no newline */
     bool discarding;      /* dropping the rest of an oversized line */
+    char head[CHILD_EDGE], tail[CHILD_EDGE]; /* the ends of the line being dropped */
+    size_t head_len, tail_len;
     struct buf errline;   /* a partial stderr line */
     bool gone;            /* exited was reported */
     struct child_events ev;
@@ -214,33 +216,63 @@ struct child *child_start(struct loop *l, const struct child_spec *spec,
 
 /* ---------- stdout: JSON-RPC lines ---------- */
 
+/* Keeps the last CHILD_EDGE bytes seen of the line being dropped. */
+static void keep_tail(struct child *c, const char *p, size_t n)
+{
+    if (n >= CHILD_EDGE) {
+        memcpy(c->tail, p + n - CHILD_EDGE, CHILD_EDGE);
+        c->tail_len = CHILD_EDGE;
+        return;
+    }
+    size_t keep = c->tail_len + n > CHILD_EDGE ? CHILD_EDGE - n : c->tail_len;
+    memmove(c->tail, c->tail + c->tail_len - keep, keep);
+    memcpy(c->tail + keep, p, n);
+    c->tail_len = keep + n;
+}
+
+static void start_dropping(struct child *c)
+{
+    c->head_len = c->out.len < CHILD_EDGE ? c->out.len : CHILD_EDGE;
+    memcpy(c->head, c->out.data, c->head_len);
+    c->tail_len = 0;
+    keep_tail(c, c->out.data, c->out.len);
+    c->out.len = c->out_scanned = 0;
+    c->discarding = true;
+}
+
+static void end_dropping(struct child *c)
+{
+    c->discarding = false;
+    log_warn("%s: dropped a message over %u MiB", c->name, CHILD_LINE_MAX >> 20);
+    if (c->ev.oversized)
+        c->ev.oversized(c->head, c->head_len, c->tail, c->tail_len, c->arg);
+}
+
 static void take_lines(struct child *c)
 {
     size_t start = 0;
     for (size_t i = c->out_scanned; i < c->out.len; i++) {
         if (c->out.data[i] != '\n')
             continue;
-        if (c->discarding) {
-            c->discarding = false;
-        } else {
-            c->out.data[i] = '\0';
-            size_t n = i - start;
-            if (n && c->out.data[start + n - 1] == '\r')
-                c->out.data[start + --n] = '\0';
-            if (n)
-                c->ev.line(c->out.data + start, n, c->arg);
+        c->out.data[i] = '\0';
+        size_t n = i - start;
+        if (n && c->out.data[start + n - 1] == '\r')
+            c->out.data[start + --n] = '\0';
+        if (n > CHILD_LINE_MAX) { /* whole, but over the cap all the same */
+            c->head_len = CHILD_EDGE;
+            memcpy(c->head, c->out.data + start, CHILD_EDGE);
+            c->tail_len = 0;
+            keep_tail(c, c->out.data + start, n);
+            end_dropping(c);
+        } else if (n) {
+            c->ev.line(c->out.data + start, n, c->arg);
         }
         start = i + 1;
     }
     buf_consume(&c->out, start);
     c->out_scanned = c->out.len;
-    if (c->out.len > CHILD_LINE_MAX) {
-        log_warn("%s: dropped a message over %u MiB", c->name, CHILD_LINE_MAX >> 20);
-        c->out.len = c->out_scanned = 0;
-        c->discarding = true;
-        if (c->ev.oversized)
-            c->ev.oversized(c->arg);
-    }
+    if (c->out.len > CHILD_LINE_MAX)
+        start_dropping(c);
 }
 
 /* Reads what is there; returns false at end of file or error. */
@@ -252,9 +284,10 @@ static bool read_out(struct child *c)
         if (n > 0) {
             if (c->discarding) {
                 const char *nl = memchr(chunk, '\n', (size_t)n);
+                keep_tail(c, chunk, nl ? (size_t)(nl - chunk) : (size_t)n);
                 if (nl == NULL)
                     continue;
-                c->discarding = false;
+                end_dropping(c);
                 buf_append(&c->out, nl + 1, (size_t)(chunk + n - nl - 1));
             } else {
                 buf_append(&c->out, chunk, (size_t)n);

@@ -14,6 +14,7 @@ struct child;
 
 #define CHILD_LINE_MAX (4u * 1024 * 1024)  /* a stdout line (one JSON-RPC message) at most */
 #define CHILD_QUEUE_MAX (16u * 1024 * 1024) /* bytes waiting for the child's stdin */
+#define CHILD_EDGE 256u                     /* bytes kept of each end of an oversized line */
 
 struct child_spec {
     const char *name;    /* for the log: "upstream NAME" */
@@ -26,8 +27,10 @@ struct child_spec {
 struct child_events {
     /* One stdout line without its newline, NUL-terminated (the buffer is ours). */
     void (*line)(char *line, size_t len, void *arg);
-    /* A stdout line longer than CHILD_LINE_MAX was dropped. */
-    void (*oversized)(void *arg);
+    /* A stdout line longer than CHILD_LINE_MAX was dropped, once its end arrived: its first
+     * and last bytes (at most CHILD_EDGE each), enough to find the id of the message. */
+    void (*oversized)(const char *head, size_t head_len, const char *tail, size_t tail_len,
+                      void *arg);
     /* The child is gone (reaped); status as from waitpid. Not called from child_free. The
      * child may be freed from inside this callback. */
     void (*exited)(int status, void *arg);

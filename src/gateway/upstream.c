@@ -16,6 +16,7 @@
 #include "loop.h"
 #include "mem.h"
 #include "strmap.h"
+#include "toolerr.h"
 #include "utf8.h"
 #include "version.h"
 
@@ -189,11 +190,89 @@ static void on_line(char *line, size_t len, void *arg)
     json_decref(msg);
 }
 
-static void on_oversized(void *arg)
+/* The id of a message from its first bytes: a top-level "id" member before anything nested
+ * ({"jsonrpc":"2.0","id":7,...}). 0 when not found. */
+static uint64_t id_from_head(const char *s, size_t n)
+{
+    static const char key[] = "\"id\":";
+    int depth = 0;
+    bool in_string = false;
+    for (size_t i = 0; i < n; i++) {
+        char ch = s[i];
+        if (in_string) {
+            if (ch == '\\')
+                i++;
+            else if (ch == '"')
+                in_string = false;
+            continue;
+        }
+        if (depth == 1 && ch == '"' && n - i > sizeof key - 1 &&
+            memcmp(s + i, key, sizeof key - 1) == 0) {
+            uint64_t id = 0;
+            for (i += sizeof key - 1; i < n && s[i] >= '0' && s[i] <= '9' && id < 1u << 30; i++)
+                id = id * 10 + (uint64_t)(s[i] - '0');
+            return i < n && (s[i] == ',' || s[i] == '}') ? id : 0;
+        }
+        if (ch == '"')
+            in_string = true;
+        else if (ch == '{' || ch == '[')
+            depth++;
+        else if (ch == '}' || ch == ']')
+            depth--;
+    }
+    return 0;
+}
+
+/* The same from its last bytes, where the MCP SDKs put it ({"result":...,"jsonrpc":"2.0",
+ * "id":7}): the digits right before the final brace, after ,"id":. 0 when not found. */
+static uint64_t id_from_tail(const char *s, size_t n)
+{
+    static const char key[] = ",\"id\":";
+    while (n && (s[n - 1] == ' ' || s[n - 1] == '\r'))
+        n--;
+    if (n == 0 || s[--n] != '}')
+        return 0;
+    size_t end = n;
+    while (n && s[n - 1] >= '0' && s[n - 1] <= '9')
+        n--;
+    if (n == end || end - n > 9 || n < sizeof key - 1 ||
+        memcmp(s + n - (sizeof key - 1), key, sizeof key - 1) != 0)
+        return 0;
+    uint64_t id = 0;
+    for (size_t i = n; i < end; i++)
+        id = id * 10 + (uint64_t)(s[i] - '0');
+    return id;
+}
+
+/* A message over the cap: the call it answers (if we can tell) gets a tool error and the
+ * upstream keeps serving the others; a start-up answer that large makes the upstream useless. */
+static void on_oversized(const char *head, size_t head_len, const char *tail, size_t tail_len,
+                         void *arg)
 {
     struct upstream *u = arg;
-    log_warn("upstream %s: a message over %u MiB was dropped", u->cfg->name,
-             CHILD_LINE_MAX >> 20);
+    char key[24];
+    uint64_t id = id_from_head(head, head_len);
+    if (id == 0)
+        id = id_from_tail(tail, tail_len);
+    log_warn("upstream %s: a message over %u MiB was dropped (id %llu)", u->cfg->name,
+             CHILD_LINE_MAX >> 20, (unsigned long long)id);
+    if (id == 0 || u->state == UP_DOWN)
+        return;
+    id_key(id, key);
+    struct up_req *r = strmap_del(u->pending, key);
+    if (r == NULL)
+        return;
+    if (r->call) {
+        json_t *err = tool_error_json(TE_UPSTREAM_ERROR, 0,
+                                      "upstream %s answered with a message larger than %u MiB",
+                                      u->cfg->name, CHILD_LINE_MAX >> 20);
+        r->cb(u, err, NULL, r->arg);
+        json_decref(err);
+    } else {
+        up_down(u, "a start-up answer was larger than the message cap");
+        r->cb(u, NULL, NULL, r->arg); /* down already: it only lets go */
+    }
+    free(r);
 }
 
 static void on_exited(int status, void *arg)

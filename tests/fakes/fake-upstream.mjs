@@ -5,6 +5,9 @@
 //   tool crash    exits (status 3) in the middle of the call, without answering
 //   tool hang     never answers
 //   tool garbage  writes a line that is not JSON, then nothing
+//   tool slow     answers "slow done" after arguments.ms milliseconds (default 300)
+//   tool huge     answers with a 5 MiB message, its id first ({"jsonrpc","id","result"})
+//   tool hugetail the same with its id last, as the MCP SDKs order it ({"result","jsonrpc","id"})
 // Options (argv): --starts FILE  append "start PID" to FILE at each start (restarts are counted)
 //                 --hang-init    never answer initialize (a child stuck past connect_timeout)
 //                 --crash-init   exit (status 4) on initialize
@@ -28,16 +31,22 @@ createInterface({ input: process.stdin }).on('line', (line) => {
       capabilities: { tools: {} }, serverInfo: { name: 'fake-upstream', version: '1.0.0' } } });
   } else if (msg.method === 'tools/list') {
     send({ jsonrpc: '2.0', id: msg.id, result: {
-      tools: ['echo', 'crash', 'hang', 'garbage'].map(tool) } });
+      tools: ['echo', 'slow', 'crash', 'hang', 'garbage', 'huge', 'hugetail'].map(tool) } });
   } else if (msg.method === 'tools/call') {
     const name = msg.params.name;
     if (name === 'echo') {
       send({ jsonrpc: '2.0', id: msg.id, result: { content: [{ type: 'text',
         text: `Echo: ${msg.params.arguments.message}` }] } });
+    } else if (name === 'slow') {
+      setTimeout(() => send({ jsonrpc: '2.0', id: msg.id, result: { content: [{ type: 'text',
+        text: 'slow done' }] } }), msg.params.arguments?.ms ?? 300);
     } else if (name === 'crash') {
       setTimeout(() => process.exit(3), 100);
     } else if (name === 'garbage') {
       process.stdout.write('this is not JSON\n');
+    } else if (name === 'huge' || name === 'hugetail') {
+      const result = { content: [{ type: 'text', text: 'x'.repeat(5 * 1024 * 1024) }] };
+      send(name === 'huge' ? { jsonrpc: '2.0', id: msg.id, result } : { result, jsonrpc: '2.0', id: msg.id });
     }
   } else if (msg.id !== undefined && msg.method) {
     send({ jsonrpc: '2.0', id: msg.id, error: { code: -32601, message: 'Method not found' } });

@@ -5,7 +5,7 @@
 // every required upstream is ready, and both name each upstream's state. No auth on either.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { writeFileSync, readFileSync, existsSync, chmodSync, mkdtempSync, rmSync } from 'node:fs';
+import { writeFileSync, readFileSync, readdirSync, readlinkSync, existsSync, chmodSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
@@ -117,6 +117,21 @@ test('a line that is not JSON: the call is answered upstream_unavailable and the
   } finally { await client.close(); }
 });
 
+test('an answer over 4 MiB ends that call with upstream_error; the upstream keeps serving', async () => {
+  const client = await connect(srv);
+  try {
+    const before = starts('fake');
+    for (const name of ['fake__huge', 'fake__hugetail']) {
+      const r = await client.callTool({ name, arguments: {} });
+      assert.equal(r.structuredContent.error, 'upstream_error', name);
+      assert.match(r.structuredContent.message, /upstream fake answered with a message larger than 4 MiB/);
+    }
+    const e = await client.callTool({ name: 'fake__echo', arguments: { message: 'small' } });
+    assert.equal(e.content[0].text, 'Echo: small');
+    assert.equal(starts('fake'), before, 'no restart: the stream stayed in step');
+  } finally { await client.close(); }
+});
+
 test('a call that hangs gets upstream_timeout; the upstream keeps serving', async () => {
   const client = await connect(srv);
   try {
@@ -143,4 +158,34 @@ test('readyz is 503 naming the required upstream that is not ready; healthz stay
     assert.equal(h.status, 200);
     assert.equal(h.body.status, 'ok');
   } finally { assert.equal(await b.stop(), 0); }
+});
+
+test('kill -9 of the child during 100 calls from 4 clients: every call answered, it comes back, no fd leaks', async () => {
+  const c = await startHermes({ GATEWAY_FILE: gatewayFile('c', {
+    busy: { args: [], extra: '    max_in_flight: 50\n' } }) });
+  // The fds a child costs us: its three pipes and its pidfd (client sockets come and go).
+  const fds = () => readdirSync(`/proc/${c.proc.pid}/fd`).filter((f) => {
+    try { return /^pipe:|pidfd/.test(readlinkSync(`/proc/${c.proc.pid}/fd/${f}`)); } catch { return false; }
+  }).length;
+  try {
+    const baseline = fds();
+    const clients = await Promise.all([1, 2, 3, 4].map(() => connect(c)));
+    const calls = [];
+    for (let i = 0; i < 100; i++) {
+      calls.push(clients[i % 4].callTool({ name: 'busy__slow', arguments: { ms: 1500 } }));
+    }
+    const pid = Number(readFileSync(join(dir, 'busy.starts'), 'utf8').trim().split(' ').pop());
+    await new Promise((r) => setTimeout(r, 300));
+    process.kill(pid, 'SIGKILL');
+    const results = await Promise.all(calls);
+    const codes = results.map((r) => (r.isError ? r.structuredContent.error : 'ok'));
+    assert.equal(codes.length, 100);
+    assert.ok(codes.every((x) => x === 'upstream_unavailable'), `all cut off: ${[...new Set(codes)]}`);
+    await untilEchoes(clients[0], 'busy__echo');
+    assert.equal(starts('busy'), 2, 'restarted once');
+    await Promise.all(clients.map((x) => x.close()));
+    // The dead child's pipes and pidfd are closed; the new child holds as many as the first.
+    assert.ok(baseline >= 4, `a child's pipes and pidfd seen: ${baseline}`);
+    assert.equal(fds(), baseline);
+  } finally { assert.equal(await c.stop(), 0); }
 });
