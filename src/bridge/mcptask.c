@@ -7,6 +7,10 @@
  * follows unfinished runs at start as it always did. tasks/cancel really stops the run at the
  * agent (POST /v1/runs/{id}/stop) and follows it to its end, which result.json records.
  *
+ * A client watching the task on a subscriptions/listen stream (taskIds) gets notifications/tasks
+ * with the finished task once result.json is durable, also for a run that ends after a
+ * restart (the follow writes result.json then).
+ *
  * A task belongs to the caller that created it: request.json keeps the caller's digest
  * (mcp_call_caller, never the credential), and another caller's id is "not found", the same
  * answer as an id that does not exist, so ids cannot be probed. Tasks made by mode "async" in
@@ -68,19 +72,15 @@ json_t *mcptask_created(struct bridge *b, const char *id, json_t *created_at)
     return t;
 }
 
-static void task_get(struct mcp_call *c, const char *id, void *arg)
+/* The task as tasks/get and notifications/tasks give it (new reference), from its request. */
+static json_t *task_now(struct bridge *b, const char *id, json_t *req)
 {
-    struct bridge *b = arg;
-    json_t *req = owned_request(b, c, id), *res = NULL;
-    if (req == NULL)
-        return;
-    json_t *t;
+    json_t *t, *res = NULL;
     if (tasks_read(b->tasks, id, "result.json", TASKS_FILE_MAX, &res) == TASKS_OK) {
         const char *st = json_string_value(json_object_get(res, "status"));
         bool cancelled = st && strcmp(st, "cancelled") == 0;
         t = task_fields(b, id, cancelled ? "cancelled" : "completed", req,
                         json_object_get(res, "completed_at"));
-        /* The result hermes_task would have answered (hermes_result's projection). */
         if (!cancelled) { /* a complete CallToolResult, as the call itself would have been */
             json_t *result = mcp_tool_result(result_public(res));
             json_object_set_new(result, "resultType", json_string("complete"));
@@ -93,8 +93,32 @@ static void task_get(struct mcp_call *c, const char *id, void *arg)
                                                                 : "waiting for the agent"));
     }
     json_decref(res);
+    return t;
+}
+
+static void task_get(struct mcp_call *c, const char *id, void *arg)
+{
+    struct bridge *b = arg;
+    json_t *req = owned_request(b, c, id);
+    if (req == NULL)
+        return;
+    mcp_call_result_take(c, task_now(b, id, req));
     json_decref(req);
-    mcp_call_result_take(c, t);
+}
+
+void mcptask_ended(struct bridge *b, const char *id)
+{
+    json_t *req = NULL;
+    if (tasks_read(b->tasks, id, "request.json", 64 * 1024, &req) != TASKS_OK ||
+        !json_is_true(json_object_get(req, "mcp_task")) ||
+        !json_is_string(json_object_get(req, "owner"))) {
+        json_decref(req);
+        return;
+    }
+    json_t *t = task_now(b, id, req);
+    mcp_task_notify(b->mcp, json_string_value(json_object_get(req, "owner")), t);
+    json_decref(t);
+    json_decref(req);
 }
 
 /* A Hermes run never asks for input: answers are acknowledged and ignored. */

@@ -30,6 +30,43 @@ async function rpc(srv, method, params, { caps = { extensions: { [EXT]: {} } }, 
   return { status: r.status, json };
 }
 
+// Opens subscriptions/listen for taskIds; returns { frames, next(pred), close() }: frames are
+// the JSON-RPC messages of the SSE response as they arrive.
+async function listen(srv, taskIds, { caps = { extensions: { [EXT]: {} } } } = {}) {
+  const ac = new AbortController();
+  const id = nextId++;
+  const r = await fetch(srv.url, { method: 'POST', signal: ac.signal,
+    headers: { ...srv.auth, 'Content-Type': 'application/json', Accept: 'application/json, text/event-stream',
+      'MCP-Protocol-Version': '2026-07-28', 'Mcp-Method': 'subscriptions/listen' },
+    body: JSON.stringify({ jsonrpc: '2.0', id, method: 'subscriptions/listen',
+      params: { notifications: { taskIds, toolsListChanged: true }, _meta: meta(caps) } }) });
+  const frames = [];
+  if (!(r.headers.get('content-type') || '').startsWith('text/event-stream'))
+    return { id, status: r.status, json: await r.json(), frames, close() {} };
+  const reader = r.body.getReader();
+  const dec = new TextDecoder();
+  let buf = '';
+  (async () => {
+    try {
+      for (;;) {
+        const { value, done } = await reader.read();
+        if (done) break;
+        buf += dec.decode(value, { stream: true });
+        let k;
+        while ((k = buf.indexOf('\n\n')) >= 0) {
+          const ev = buf.slice(0, k);
+          buf = buf.slice(k + 2);
+          const data = ev.split('\n').filter((l) => l.startsWith('data:')).map((l) => l.slice(5).trim()).join('\n');
+          if (data) frames.push(JSON.parse(data));
+        }
+      }
+    } catch { /* aborted */ }
+  })();
+  return { id, status: r.status, frames,
+    next: (pred, what) => until(() => frames.find(pred), what, 10000),
+    close: () => ac.abort() };
+}
+
 const call = (srv, args, opts) => rpc(srv, 'tools/call', { name: 'hermes_task', arguments: args }, opts);
 const get = async (srv, taskId) => (await rpc(srv, 'tasks/get', { taskId })).json;
 
@@ -127,6 +164,51 @@ test('a task survives a kill -9 of the server: after the restart tasks/get finds
     assert.equal(done.status, 'completed');
     assert.match(done.result.structuredContent.summary, /42/);
     assert.equal(done.createdAt, created.createdAt);
+  } finally {
+    await (srv2 ?? srv).stop();
+    await fake.stop();
+  }
+});
+
+test('notifications/tasks: a stream that watches a task hears of its end, also when the run ends after a restart', async () => {
+  const fake = await startFake();
+  const srv = await startHermes({ HERMES_ENV_PATH: agentEnv(fake), HERMES_POLL_MS: '50' });
+  let srv2;
+  try {
+    // Watching needs the extension.
+    const refused = await listen(srv, ['x'], { caps: {} });
+    assert.equal(refused.status, 400);
+    assert.equal(refused.json.error.code, -32021);
+
+    const created = (await call(srv, { task: 'what is 6 * 7 [delay=600]', mode: 'sync', id: 'mt-watch' })).json.result;
+    const l = await listen(srv, [created.taskId, 'mt-other']);
+    assert.equal(l.status, 200);
+    const ack = await l.next(() => true, 'the first frame');
+    assert.equal(ack.method, 'notifications/subscriptions/acknowledged');
+    assert.equal(ack.params._meta['io.modelcontextprotocol/subscriptionId'], l.id);
+    // Only what will be sent: task ids, not tool-list changes (the list never changes).
+    assert.deepEqual(ack.params.notifications.taskIds.sort(), ['mt-other', 'mt-watch']);
+    assert.equal(ack.params.notifications.toolsListChanged, undefined);
+    const note = await l.next((f) => f.method === 'notifications/tasks', 'notifications/tasks');
+    assert.equal(note.params.taskId, 'mt-watch');
+    assert.equal(note.params.status, 'completed');
+    assert.equal(note.params._meta['io.modelcontextprotocol/subscriptionId'], l.id);
+    assert.match(note.params.result.structuredContent.summary, /42/);
+    // It is what tasks/get says.
+    const got = (await get(srv, 'mt-watch')).result;
+    assert.deepEqual(note.params.result, got.result);
+    l.close();
+
+    // Across a restart: the run ends while nobody runs the bridge; a new stream hears of it
+    // when the restarted bridge's follow writes the result.
+    const slow = (await call(srv, { task: 'what is 6 * 7 [delay=2000]', mode: 'sync', id: 'mt-watch-2' })).json.result;
+    srv.proc.kill('SIGKILL');
+    await new Promise((res) => srv.proc.on('close', res));
+    srv2 = await restartHermes(srv, { env: { ...process.env } });
+    const l2 = await listen(srv2, [slow.taskId]);
+    const note2 = await l2.next((f) => f.method === 'notifications/tasks', 'notifications/tasks after the restart');
+    assert.equal(note2.params.status, 'completed');
+    l2.close();
   } finally {
     await (srv2 ?? srv).stop();
     await fake.stop();
