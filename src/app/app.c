@@ -632,6 +632,11 @@ int app_run(const struct app_opts *o)
     mcp_set_audit(a.mcp, on_rpc_note, &a);
     if (o->setup && !o->setup(a.mcp, a.loop, o->setup_arg))
         goto out;
+    if (a.draining) { /* SIGTERM while setting up (the gateway's start-up wait): never serve */
+        log_info("stopped before listening");
+        rc = 0;
+        goto out;
+    }
 
     struct httpd_opts ho = {.host = o->cfg->host, .port = o->cfg->port, .listen_fd = sock_fd,
                             .max_body = MAX_BODY, .max_conns = o->cfg->max_conns,

@@ -56,7 +56,8 @@ static void start_all(struct gateway *g)
             up_schedule_restart(u);
         }
     }
-    while (!settled(g))
+    /* SIGTERM meanwhile stops the wait: the server then ends without serving. */
+    while (!settled(g) && !loop_stopping(g->loop))
         if (loop_once(g->loop, 200) < 0)
             break;
 }

@@ -10,7 +10,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { ROOT, startHermes, until } from './lib.mjs';
+import { spawn } from 'node:child_process';
+import { ROOT, HERMES, startHermes, until } from './lib.mjs';
 
 const FAKE = join(ROOT, 'tests/fakes/fake-upstream.mjs');
 let dir;
@@ -188,4 +189,24 @@ test('kill -9 of the child during 100 calls from 4 clients: every call answered,
     assert.ok(baseline >= 4, `a child's pipes and pidfd seen: ${baseline}`);
     assert.equal(fds(), baseline);
   } finally { assert.equal(await c.stop(), 0); }
+});
+
+test('SIGTERM while the upstreams start: exits 0 without listening, the children go too', async () => {
+  const gw = gatewayFile('d', { slowstart: { args: ['--hang-init'], extra: '    connect_timeout: 60\n' } });
+  const env = join(dir, 'd.env');
+  writeFileSync(env, `MCP_PORT=0\nMCP_AUTH_TOKEN=${'b'.repeat(64)}\nGATEWAY_FILE=${gw}\n` +
+    `TASKS_DIR=${join(dir, 'd-tasks')}\nAGENTS_FILE=${join(dir, 'd-agents.yaml')}\n`);
+  chmodSync(env, 0o600);
+  const proc = spawn(HERMES, ['serve', '--env-file', env], { stdio: ['ignore', 'pipe', 'pipe'] });
+  let out = '';
+  proc.stdout.on('data', (d) => { out += d; });
+  const exited = new Promise((r) => proc.on('exit', (code) => r(code)));
+  await until(() => starts('slowstart') === 1, 'the upstream started', 10000);
+  const t0 = Date.now();
+  proc.kill('SIGTERM');
+  assert.equal(await exited, 0);
+  assert.ok(Date.now() - t0 < 5000, 'no wait for connect_timeout (60 s)');
+  assert.doesNotMatch(out, /listening on/);
+  const pid = Number(readFileSync(join(dir, 'slowstart.starts'), 'utf8').trim().split(' ').pop());
+  await until(() => { try { process.kill(pid, 0); return false; } catch { return true; } }, 'child gone');
 });
