@@ -210,3 +210,23 @@ test('SIGTERM while the upstreams start: exits 0 without listening, the children
   const pid = Number(readFileSync(join(dir, 'slowstart.starts'), 'utf8').trim().split(' ').pop());
   await until(() => { try { process.kill(pid, 0); return false; } catch { return true; } }, 'child gone');
 });
+
+test('max_in_flight calls at the upstream, 64 more wait in order, the next is busy', async () => {
+  const e = await startHermes({ GATEWAY_FILE: gatewayFile('e', {
+    one: { args: [], extra: '    max_in_flight: 1\n    timeout: 2\n' } }) });
+  try {
+    const client = await connect(e);
+    const stuck = client.callTool({ name: 'one__hang', arguments: {} }); // holds the one slot
+    await new Promise((r) => setTimeout(r, 200));
+    const rest = [];
+    for (let i = 0; i < 65; i++) rest.push(client.callTool({ name: 'one__slow', arguments: { ms: 5 } }));
+    const results = await Promise.all(rest);
+    const busy = results.filter((r) => r.isError);
+    assert.equal(busy.length, 1, 'only the 66th call is refused');
+    assert.equal(busy[0].structuredContent.error, 'busy');
+    assert.equal(busy[0].structuredContent.retry_after, 1);
+    assert.ok(results.filter((r) => !r.isError).every((r) => r.content[0].text === 'slow done'));
+    assert.equal((await stuck).structuredContent.error, 'upstream_timeout');
+    await client.close();
+  } finally { assert.equal(await e.stop(), 0); }
+});
