@@ -11,6 +11,7 @@
 // Options (argv): --starts FILE  append "start PID" to FILE at each start (restarts are counted)
 //                 --hang-init    never answer initialize (a child stuck past connect_timeout)
 //                 --crash-init   exit (status 4) on initialize
+//                 --pages        tools/list in pages of 3 tools (nextCursor "page-N")
 import { appendFileSync } from 'node:fs';
 import { createInterface } from 'node:readline';
 
@@ -30,8 +31,15 @@ createInterface({ input: process.stdin }).on('line', (line) => {
     send({ jsonrpc: '2.0', id: msg.id, result: { protocolVersion: '2025-11-25',
       capabilities: { tools: {} }, serverInfo: { name: 'fake-upstream', version: '1.0.0' } } });
   } else if (msg.method === 'tools/list') {
-    send({ jsonrpc: '2.0', id: msg.id, result: {
-      tools: ['echo', 'slow', 'crash', 'hang', 'garbage', 'huge', 'hugetail'].map(tool) } });
+    const all = ['echo', 'slow', 'crash', 'hang', 'garbage', 'huge', 'hugetail'].map(tool);
+    if (!args.includes('--pages')) {
+      send({ jsonrpc: '2.0', id: msg.id, result: { tools: all } });
+      return;
+    }
+    const from = Number((msg.params?.cursor ?? 'page-0').slice(5)) * 3;
+    const page = { tools: all.slice(from, from + 3) };
+    if (from + 3 < all.length) page.nextCursor = `page-${from / 3 + 1}`;
+    send({ jsonrpc: '2.0', id: msg.id, result: page });
   } else if (msg.method === 'tools/call') {
     const name = msg.params.name;
     if (name === 'echo') {

@@ -87,6 +87,8 @@ test('tools/list is exactly the configured surface: included present, excluded a
     assert.equal(echo.inputSchema.type, 'object');
     assert.ok(echo.inputSchema.properties.message, 'the upstream schema is passed on');
     assert.match(echo.description, /echo/i);
+    assert.match(srv.proc.stderrText, /upstream everything stderr: Starting default \(STDIO\) server/,
+      'the child\'s stderr goes to our log');
     assert.match(srv.proc.stderrText, /upstream denied: no tools\.include or tools\.exclude: none of its \d+ tools is exposed \(default deny\)/);
   } finally { await client.close(); }
 });

@@ -56,7 +56,7 @@ let srv;
 before(async () => {
   dir = mkdtempSync(join(tmpdir(), 'hm-gwrec-'));
   srv = await startHermes({ GATEWAY_FILE: gatewayFile('a', {
-    fake: { args: [], extra: '    timeout: 2\n' },
+    fake: { args: ['--pages'], extra: '    timeout: 2\n' },
     stuck: { args: ['--hang-init'], extra: '    connect_timeout: 1\n    required: false\n' },
   }) });
 });
@@ -64,6 +64,15 @@ before(async () => {
 after(async () => {
   if (srv) assert.equal(await srv.stop(), 0);
   rmSync(dir, { recursive: true, force: true });
+});
+
+test('tools/list is followed through nextCursor: every page of the upstream is exposed', async () => {
+  const client = await connect(srv);
+  try {
+    const names = (await client.listTools()).tools.map((t) => t.name).filter((n) => n.startsWith('fake__'));
+    assert.deepEqual(names.sort(), ['fake__crash', 'fake__echo', 'fake__garbage', 'fake__hang',
+      'fake__huge', 'fake__hugetail', 'fake__slow']);
+  } finally { await client.close(); }
 });
 
 test('healthz and readyz without auth: ready when every required upstream is; states named', async () => {
