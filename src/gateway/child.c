@@ -9,8 +9,8 @@
  *     TERM, USER, plus LANG, TMPDIR) and the upstream's env: no key of ours leaks to it;
  *   - a close-on-exec pipe reports a failed exec (errno), so "command not found" is an error
  *     at start, not a silent exit.
- * The exit is seen through a pidfd; stdout is drained before the exit is reported, so the last
- * answers the child wrote still arrive. */
+ * The exit is seen through a pidfd (or, where there is none, by polling waitpid once stdout
+ * closed); stdout is drained before the exit is reported, so the last answers still arrive. */
 #include "child.h"
 
 #include <errno.h>
@@ -42,6 +42,8 @@ struct child {
     pid_t pid;
     int in_fd, out_fd, err_fd, pid_fd;
     struct loop_watch *in_w, *out_w, *err_w, *pid_w;
+    struct loop_timer *poll_t; /* without a pidfd: waitpid polls after stdout closed */
+    uint64_t poll_ms;
     struct buf inq;       /* waiting for stdin */
     struct buf out;       /* a partial stdout line */
     size_t out_scanned;   /* bytes of out known to hold no newline */
@@ -143,6 +145,7 @@ static void on_out(struct loop *l, int fd, uint32_t events, void *arg);
 static void on_err(struct loop *l, int fd, uint32_t events, void *arg);
 static void on_in(struct loop *l, int fd, uint32_t events, void *arg);
 static void on_pid(struct loop *l, int fd, uint32_t events, void *arg);
+static void poll_exit(struct loop *l, void *arg);
 
 /* After fork: waits for exec (the report pipe closes) or its failure (an errno arrives). */
 static bool exec_succeeded(int report_fd, pid_t pid, const char *cmd, char *err, size_t errlen)
@@ -205,7 +208,8 @@ struct child *child_start(struct loop *l, const struct child_spec *spec,
     c->err_w = loop_watch_add(l, errfd, EPOLLIN, on_err, c);
     if (c->pid_fd >= 0)
         c->pid_w = loop_watch_add(l, c->pid_fd, EPOLLIN, on_pid, c);
-    if (!c->out_w || !c->err_w || !c->pid_w) {
+    /* No pidfd (kernel before 5.3, valgrind): the exit is found by polling once stdout closes. */
+    if (!c->out_w || !c->err_w || (c->pid_fd >= 0 && !c->pid_w)) {
         snprintf(err, errlen, "cannot watch the child: %s", strerror(errno));
         child_free(c);
         return NULL;
@@ -306,8 +310,12 @@ static void on_out(struct loop *l, int fd, uint32_t events, void *arg)
     struct child *c = arg;
     (void)l, (void)fd, (void)events;
     if (!read_out(c)) {
-        loop_watch_del(c->out_w); /* closed: the pidfd tells when it is gone */
+        loop_watch_del(c->out_w); /* closed: the pidfd (or polling) tells when it is gone */
         c->out_w = NULL;
+        if (c->pid_fd < 0 && c->poll_t == NULL) {
+            c->poll_ms = 10;
+            c->poll_t = loop_timer_add(c->loop, c->poll_ms, poll_exit, c);
+        }
     }
 }
 
@@ -392,20 +400,24 @@ bool child_write(struct child *c, const char *data, size_t len)
 
 /* ---------- exit ---------- */
 
-static void on_pid(struct loop *l, int fd, uint32_t events, void *arg)
+/* Reaps the child if it is gone and reports it; false while it still runs. */
+static bool check_exit(struct child *c)
 {
-    struct child *c = arg;
     int status = 0;
-    (void)l, (void)fd, (void)events;
     if (c->out_w && !read_out(c)) {
         loop_watch_del(c->out_w);
         c->out_w = NULL;
     }
     /* What it started goes with it; the group is killed while the leader is still a zombie,
-     * so its id cannot have been reused yet. */
-    kill(-c->pid, SIGKILL);
+     * so its id cannot have been reused yet. Without a pidfd it may still be running: then
+     * the group is killed only once it is seen gone. */
+    siginfo_t si = {0};
+    if (c->pid_fd >= 0 ||
+        (waitid(P_PID, (id_t)c->pid, &si, WEXITED | WNOHANG | WNOWAIT) == 0 &&
+         si.si_pid == c->pid))
+        kill(-c->pid, SIGKILL);
     if (waitpid(c->pid, &status, WNOHANG) != c->pid)
-        return;
+        return false;
     loop_watch_del(c->pid_w);
     c->pid_w = NULL;
     c->gone = true;
@@ -414,6 +426,23 @@ static void on_pid(struct loop *l, int fd, uint32_t events, void *arg)
     else if (WIFSIGNALED(status))
         log_warn("%s: killed by signal %d", c->name, WTERMSIG(status));
     c->ev.exited(status, c->arg);
+    return true;
+}
+
+static void on_pid(struct loop *l, int fd, uint32_t events, void *arg)
+{
+    (void)l, (void)fd, (void)events;
+    check_exit(arg);
+}
+
+static void poll_exit(struct loop *l, void *arg)
+{
+    struct child *c = arg;
+    c->poll_t = NULL;
+    if (check_exit(c))
+        return;
+    c->poll_ms = c->poll_ms < 1000 ? c->poll_ms * 2 : 1000;
+    c->poll_t = loop_timer_add(l, c->poll_ms, poll_exit, c);
 }
 
 pid_t child_pid(const struct child *c)
@@ -429,6 +458,7 @@ void child_free(struct child *c)
     loop_watch_del(c->out_w);
     loop_watch_del(c->err_w);
     loop_watch_del(c->pid_w);
+    loop_timer_cancel(c->poll_t);
     if (!c->gone) {
         kill(-c->pid, SIGKILL);
         kill(c->pid, SIGKILL);
