@@ -1,4 +1,4 @@
-/* main.c — command line: serve, doctor, smoke, tasks, token, version, help. */
+/* main.c — command line: serve, doctor, smoke, tasks, gateway, token, version, help. */
 #include <dirent.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -10,10 +10,14 @@
 
 #include "app.h"
 #include "bridge.h"
+#include "buf.h"
 #include "config.h"
 #include "crypto.h"
 #include "doctor.h"
 #include "envfile.h"
+#include "gateway.h"
+#include "gwcheck.h"
+#include "gwload.h"
 #include "log.h"
 #include "smoke.h"
 #include "taskscli.h"
@@ -36,6 +40,8 @@ static const char usage[] =
     "                               check a running server end to end (see help smoke)\n"
     "  tasks list|prune [--env-file FILE] [--json|--dry-run]\n"
     "                               list the task directories, prune finished ones (help tasks)\n"
+    "  gateway check [--env-file FILE]\n"
+    "                               validate GATEWAY_FILE, print the upstreams (help gateway)\n"
     "  version                      print the version\n"
     "  help [COMMAND]               show help\n"
     "\n"
@@ -97,11 +103,51 @@ static const char *env_file_arg(int argc, char **argv, const char *help, int *ba
 }
 
 static struct bridge *the_bridge;
+static struct gwfile the_gwfile; /* GATEWAY_FILE, read before serving; empty without one */
 
+/* GATEWAY_FILE: read and validated before anything starts, so a bad file (an unresolved
+ * ${VAR}, a bad name, mode 644) stops serve with one line naming file, upstream and key. */
+static bool load_gateway_file(const struct config *cfg, const char *env_file)
+{
+    char err[1024];
+    unsigned mode;
+    if (cfg->gateway_file == NULL)
+        return true;
+    json_t *env = config_read_env(env_file, &mode, err, sizeof err);
+    bool ok = env && gwload_file(cfg->gateway_file, env, &the_gwfile, err, sizeof err);
+    json_decref(env);
+    if (!ok) {
+        fprintf(stderr, "hermes-mcp: %s\n", err);
+        return false;
+    }
+    for (size_t i = 0; i < the_gwfile.nup; i++)
+        if (!the_gwfile.up[i].include && !the_gwfile.up[i].exclude)
+            log_warn("gateway: upstream %s has no tools.include or tools.exclude: it exposes "
+                     "nothing (default deny)",
+                     the_gwfile.up[i].name);
+    return true;
+}
+
+static struct gateway *the_gateway;
+
+static bool keep_bridge_tool(const char *tool, void *arg)
+{
+    (void)arg;
+    return gw_bridge_tool_kept(&the_gwfile, tool);
+}
+
+/* The bridge first, then the gateway's upstreams, whose names must not collide with its. */
 static bool setup_tools(struct mcp_server *mcp, struct loop *l, void *cfg)
 {
-    the_bridge = bridge_new(mcp, l, cfg);
-    return the_bridge != NULL;
+    size_t n;
+    the_bridge = bridge_new_kept(mcp, l, cfg, keep_bridge_tool, NULL);
+    if (the_bridge == NULL)
+        return false;
+    if (the_gwfile.doc == NULL)
+        return true;
+    const char *const *taken = bridge_tool_names(the_bridge, &n);
+    the_gateway = gateway_new(mcp, l, &the_gwfile, taken, n);
+    return the_gateway != NULL;
 }
 
 static void reload_tools(void *cfg)
@@ -125,9 +171,20 @@ static void metrics_tools(void *cfg, struct buf *out)
         bridge_metrics(the_bridge, out);
 }
 
+static bool ready_tools(void *cfg, struct buf *out)
+{
+    (void)cfg;
+    if (the_gateway)
+        return gateway_ready(the_gateway, out);
+    buf_appends(out, "{}");
+    return true;
+}
+
 static void teardown_tools(void *cfg)
 {
     (void)cfg;
+    gateway_free(the_gateway);
+    the_gateway = NULL;
     bridge_free(the_bridge);
     the_bridge = NULL;
 }
@@ -164,14 +221,20 @@ static int cmd_serve(int argc, char **argv)
         config_cleanup(&cfg);
         return EXIT_USAGE;
     }
+    if (!load_gateway_file(&cfg, file)) {
+        config_cleanup(&cfg);
+        return EXIT_USAGE;
+    }
     if (cfg.allow_remote && !config_is_loopback(cfg.host))
         log_warn("LISTENING BEYOND LOOPBACK on %s: anyone who can reach it is one token away "
                  "from your agent",
                  cfg.host);
     struct app_opts o = {.cfg = &cfg, .service = "hermes-mcp", .setup = setup_tools,
                          .setup_arg = &cfg, .reload = reload_tools, .teardown = teardown_tools,
-                         .health = health_tools, .metrics = metrics_tools};
+                         .health = health_tools, .metrics = metrics_tools,
+                         .ready = ready_tools};
     int rc = app_run(&o);
+    gwfile_cleanup(&the_gwfile);
     config_cleanup(&cfg);
     return rc;
 }
@@ -294,6 +357,8 @@ int main(int argc, char **argv)
         return smoke_main(argc - 2, argv + 2);
     if (!strcmp(cmd, "tasks"))
         return taskscli_main(argc - 2, argv + 2);
+    if (!strcmp(cmd, "gateway"))
+        return gwcheck_main(argc - 2, argv + 2);
     if (!strcmp(cmd, "version") || !strcmp(cmd, "--version")) {
         if (want_help(argc - 2, argv + 2)) {
             fputs(version_usage, stdout);
@@ -317,6 +382,8 @@ int main(int argc, char **argv)
             fputs(smoke_usage, stdout);
         else if (argc > 2 && !strcmp(argv[2], "tasks"))
             fputs(tasks_usage, stdout);
+        else if (argc > 2 && !strcmp(argv[2], "gateway"))
+            fputs(gateway_usage, stdout);
         else if (argc > 2 && !strcmp(argv[2], "version"))
             fputs(version_usage, stdout);
         else if (argc > 2) {

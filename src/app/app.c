@@ -158,6 +158,29 @@ static void health(struct app *a, struct hreq *r)
     reply_simple_json(r, 200, body);
 }
 
+/* GET /healthz: 200 while the process runs, whatever the upstreams do. GET /readyz: 200 only
+ * when every required upstream is ready, else 503. Both without auth (probes of a supervisor
+ * or tunnel), both naming each upstream's state and nothing secret. */
+static void probe(struct app *a, struct hreq *r, bool readiness)
+{
+    const char *m = hreq_method(r);
+    struct buf states, body;
+    if (strcmp(m, "GET") && strcmp(m, "HEAD")) {
+        hreq_add_header(r, "Allow", "GET, HEAD");
+        reply_simple_json(r, 405, "{\"error\":\"method_not_allowed\",\"message\":\"use GET\"}");
+        return;
+    }
+    buf_init(&states, 0);
+    buf_init(&body, 0);
+    bool ready = a->o->ready ? a->o->ready(a->o->setup_arg, &states) : buf_appends(&states, "{}");
+    buf_printf(&body, "{\"status\":\"%s\",\"upstreams\":%s}",
+               !readiness ? "ok" : ready ? "ready" : "not_ready", states.data);
+    hreq_add_header(r, "Cache-Control", "no-store");
+    reply_simple_json(r, readiness && !ready ? 503 : 200, body.data);
+    buf_cleanup(&states);
+    buf_cleanup(&body);
+}
+
 /* 401 for a missing or wrong bearer token. */
 static void deny(struct app *a, struct hreq *r, bool had_token)
 {
@@ -306,6 +329,10 @@ static void on_headers(struct hreq *r, void *arg)
         health(a, r);
         return;
     }
+    if (strcmp(path, "/healthz") == 0 || strcmp(path, "/readyz") == 0) {
+        probe(a, r, path[1] == 'r');
+        return;
+    }
     bool ours = strcmp(path, "/mcp") == 0 || strcmp(path, "/metrics") == 0;
     bool allowed = ours && authorized(a, r, &had_token); /* true when authentication is off */
     /* Only a credential in use counts as one: without authentication (the conformance server)
@@ -379,7 +406,8 @@ static void on_done(struct hreq *r, unsigned status, uint64_t duration_ms, void 
     static const char *const methods[] = {"GET", "HEAD", "POST", "DELETE", "PUT", "PATCH",
                                           "OPTIONS"};
     const char *path = hreq_path(r), *method = "(other)";
-    if (strcmp(path, "/mcp") && strcmp(path, "/health") && strcmp(path, "/metrics"))
+    if (strcmp(path, "/mcp") && strcmp(path, "/health") && strcmp(path, "/metrics") &&
+        strcmp(path, "/healthz") && strcmp(path, "/readyz"))
         path = "(other)";
     snprintf(code, sizeof code, "%u", status < 1000 ? status : 0);
     metric_labels(labels, sizeof labels, "path", path, "code", code, NULL);
@@ -605,6 +633,11 @@ int app_run(const struct app_opts *o)
     mcp_set_audit(a.mcp, on_rpc_note, &a);
     if (o->setup && !o->setup(a.mcp, a.loop, o->setup_arg))
         goto out;
+    if (a.draining) { /* SIGTERM while setting up (the gateway's start-up wait): never serve */
+        log_info("stopped before listening");
+        rc = 0;
+        goto out;
+    }
 
     struct httpd_opts ho = {.host = o->cfg->host, .port = o->cfg->port, .listen_fd = sock_fd,
                             .max_body = MAX_BODY, .max_conns = o->cfg->max_conns,

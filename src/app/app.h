@@ -24,6 +24,9 @@ struct app_opts {
     void (*health)(void *setup_arg, char *out, size_t outlen);
     /* Extra /metrics families (Prometheus text appended to out); may be NULL. */
     void (*metrics)(void *setup_arg, struct buf *out);
+    /* GET /readyz and /healthz: appends a JSON object naming each dependency's state (the
+     * gateway's upstreams) and returns whether the server is ready; NULL: always ready, "{}". */
+    bool (*ready)(void *setup_arg, struct buf *out);
 };
 
 /* Runs the server until SIGTERM/SIGINT, then drains. Returns a process exit code. */

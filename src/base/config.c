@@ -143,6 +143,7 @@ static bool expand_home_in_paths(struct config *c, char *err, size_t errlen)
            expand_home(&c->tasks_dir, "TASKS_DIR", err, errlen) &&
            expand_home(&c->contract_path, "HERMES_CONTRACT_PATH", err, errlen) &&
            expand_home(&c->agents_file, "AGENTS_FILE", err, errlen) &&
+           expand_home(&c->gateway_file, "GATEWAY_FILE", err, errlen) &&
            expand_home(&c->audit_path, "AUDIT_LOG_PATH", err, errlen);
 }
 
@@ -280,6 +281,7 @@ bool config_from_env(struct config *c, json_t *env, const char *path, char *err,
         goto out;
     }
     c->agents_file = dup_or(get(env, "AGENTS_FILE"), NULL);
+    c->gateway_file = dup_or(get(env, "GATEWAY_FILE"), NULL);
     c->trusted_proxies = dup_or(get(env, "TRUSTED_PROXIES"), NULL);
     c->audit_path = dup_or(get(env, "AUDIT_LOG_PATH"), NULL);
     if (c->audit_path == NULL && path) {
@@ -318,6 +320,7 @@ size_t config_restart_keys(const struct config *now, const struct config *fresh,
         {"HERMES_POLL_MS", now->poll_ms == fresh->poll_ms},
         {"HERMES_TIMEOUT_S", now->agent_timeout_ms == fresh->agent_timeout_ms},
         {"AGENTS_FILE", same_text(now->agents_file, fresh->agents_file)},
+        {"GATEWAY_FILE", same_text(now->gateway_file, fresh->gateway_file)},
         {"MCP_MAX_CONNECTIONS", now->max_conns == fresh->max_conns},
         {"MCP_CALL_TIMEOUT_S", now->call_timeout_ms == fresh->call_timeout_ms},
         {"MCP_HEADER_TIMEOUT_S", now->header_timeout_ms == fresh->header_timeout_ms},
@@ -352,6 +355,7 @@ void config_cleanup(struct config *c)
     free(c->tasks_dir);
     free(c->contract_path);
     free(c->agents_file);
+    free(c->gateway_file);
     free(c->trusted_proxies);
     free(c->audit_path);
     memset(c, 0, sizeof *c);

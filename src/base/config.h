@@ -26,6 +26,7 @@ struct config {
     unsigned agent_timeout_ms; /* HERMES_TIMEOUT_S: a sync task's deadline at the agent; default
                                   5 s under MCP_CALL_TIMEOUT_S; 0: none */
     char *agents_file;     /* AGENTS_FILE */
+    char *gateway_file;    /* GATEWAY_FILE: upstream MCP servers (src/gateway), NULL: none */
     unsigned max_conns;    /* MCP_MAX_CONNECTIONS, default 16384 */
     unsigned call_timeout_ms; /* MCP_CALL_TIMEOUT_S (seconds), default 1800; 0: none */
     unsigned drain_grace_s;   /* MCP_DRAIN_GRACE_S: on SIGTERM, how long calls in flight may

@@ -267,6 +267,11 @@ int loop_run(struct loop *l)
     return 0;
 }
 
+bool loop_stopping(const struct loop *l)
+{
+    return l->stop;
+}
+
 void loop_stop(struct loop *l)
 {
     l->stop = true;

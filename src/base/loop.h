@@ -3,6 +3,7 @@
  * A watch or timer may be removed from inside any callback, including its own. */
 #ifndef HM_LOOP_H
 #define HM_LOOP_H
+#include <stdbool.h>
 #include <stdint.h>
 
 struct loop;
@@ -32,6 +33,9 @@ int loop_run(struct loop *l);
 /* Run one iteration, waiting at most max_wait_ms (-1: until something happens). */
 int loop_once(struct loop *l, int max_wait_ms);
 void loop_stop(struct loop *l);
+/* True once loop_stop was called, until loop_run starts again: lets code that runs loop_once
+ * itself (start-up waits) give up when the process is told to stop. */
+bool loop_stopping(const struct loop *l);
 /* Safe from any thread or a signal handler: makes loop_run return from its wait. */
 void loop_wake(struct loop *l);
 

@@ -21,6 +21,7 @@
 #include "buf.h"
 #include "config.h"
 #include "log.h"
+#include "mcp.h"
 #include "mem.h"
 #include "metrics.h"
 #include "retention.h"
@@ -68,11 +69,39 @@ void index_task(const char *id, void *arg)
     json_decref(run);
 }
 
+void bridge_add_tool(struct bridge *b, const struct mcp_tool_def *d)
+{
+    if ((b->keep && !b->keep(d->name, b->keep_arg)) ||
+        b->ntools >= sizeof b->tool_names / sizeof *b->tool_names) {
+        log_info("bridge tool %s is not exposed (bridge_tools in the gateway file)", d->name);
+        json_decref(d->input_schema);
+        json_decref(d->output_schema);
+        json_decref(d->annotations);
+        return;
+    }
+    b->tool_names[b->ntools++] = xstrdup(d->name);
+    mcp_add_tool(b->mcp, d);
+}
+
+const char *const *bridge_tool_names(const struct bridge *b, size_t *n)
+{
+    *n = b->ntools;
+    return (const char *const *)b->tool_names;
+}
+
 struct bridge *bridge_new(struct mcp_server *mcp, struct loop *l, struct config *cfg)
+{
+    return bridge_new_kept(mcp, l, cfg, NULL, NULL);
+}
+
+struct bridge *bridge_new_kept(struct mcp_server *mcp, struct loop *l, struct config *cfg,
+                               bridge_keep_fn *keep, void *keep_arg)
 {
     char err[512];
     struct bridge *b = xcalloc(1, sizeof *b);
     b->mcp = mcp;
+    b->keep = keep;
+    b->keep_arg = keep_arg;
     b->loop = l;
     b->cfg = cfg;
     b->http = agent_client_new(l);
@@ -188,5 +217,7 @@ void bridge_free(struct bridge *b)
     free(b->contract_json);
     free(b->registry_path);
     free(b->registry_error);
+    for (size_t i = 0; i < b->ntools; i++)
+        free(b->tool_names[i]);
     free(b);
 }

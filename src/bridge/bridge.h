@@ -3,6 +3,7 @@
  * hermes_reset), over the agent HTTP client and the durable task directory. Loop thread. */
 #ifndef HM_BRIDGE_H
 #define HM_BRIDGE_H
+#include <stdbool.h>
 #include <stddef.h>
 
 struct config;
@@ -13,6 +14,12 @@ struct bridge;
 /* Registers the tools on mcp and follows runs left in flight by a previous process.
  * cfg must outlive the bridge. NULL (logged) if TASKS_DIR cannot be used. */
 struct bridge *bridge_new(struct mcp_server *mcp, struct loop *l, struct config *cfg);
+/* The same, registering only the tools keep(name) accepts (the gateway file's bridge_tools). */
+typedef bool bridge_keep_fn(const char *tool, void *arg);
+struct bridge *bridge_new_kept(struct mcp_server *mcp, struct loop *l, struct config *cfg,
+                               bridge_keep_fn *keep, void *keep_arg);
+/* The names of the tools it registered (for the gateway's collision check); borrowed. */
+const char *const *bridge_tool_names(const struct bridge *b, size_t *n);
 /* Re-reads the agent settings (SIGHUP). */
 void bridge_reload(struct bridge *b);
 /* Extra /health fields (",\"agents\":{...}..."). */

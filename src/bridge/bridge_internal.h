@@ -13,6 +13,7 @@
 
 #include "agent.h"
 #include "agentcfg.h"
+#include "bridge.h"
 #include "buf.h"
 #include "contract.h"
 #include "sse.h"
@@ -90,6 +91,10 @@ struct sessq {
 
 struct bridge {
     struct mcp_server *mcp;
+    bridge_keep_fn *keep; /* which tools to register (GATEWAY_FILE bridge_tools), NULL: all */
+    void *keep_arg;
+    char *tool_names[16]; /* the tools registered */
+    size_t ntools;
     struct loop *loop;
     struct config *cfg;
     struct tasks *tasks;
@@ -118,11 +123,12 @@ struct bridge {
     struct reset *reset;          /* the hermes_reset walking the task directory, if any */
 };
 
+/* bridge.c: registers a tool unless bridge_tools leaves it out (its schemas are then freed). */
+struct mcp_tool_def;
+void bridge_add_tool(struct bridge *b, const struct mcp_tool_def *d);
+
 /* reply.c: answers */
 json_t *iso_now(void);
-/* A tool error result {error, message[, retry_after]} with isError true (new reference). */
-json_t *tool_error_json(enum toolerr code, unsigned retry_after, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
 /* Answers c with a tool error. */
 void tool_error(struct mcp_call *c, enum toolerr code, unsigned retry_after, const char *fmt,
                 ...) __attribute__((format(printf, 4, 5)));

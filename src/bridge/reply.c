@@ -26,40 +26,12 @@ json_t *iso_now(void)
     return json_string(s);
 }
 
-static json_t *tool_error_va(enum toolerr code, unsigned retry_after, const char *fmt,
-                             va_list ap) __attribute__((format(printf, 3, 0)));
-
-/* A tool error result: {error, message[, retry_after]} with isError true. */
-static json_t *tool_error_va(enum toolerr code, unsigned retry_after, const char *fmt, va_list ap)
-{
-    char msg[512];
-    vsnprintf(msg, sizeof msg, fmt, ap);
-    utf8_clean(msg);
-    json_t *sc = json_pack("{s:s, s:s}", "error", toolerr_name(code), "message", msg);
-    if (retry_after)
-        json_object_set_new(sc, "retry_after", json_integer(retry_after));
-    char *text = json_dumps(sc, JSON_COMPACT);
-    json_t *r = json_pack("{s:[{s:s, s:s}], s:o, s:b}", "content", "type", "text", "text", text,
-                          "structuredContent", sc, "isError", 1);
-    free(text);
-    return r;
-}
-
-json_t *tool_error_json(enum toolerr code, unsigned retry_after, const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    json_t *r = tool_error_va(code, retry_after, fmt, ap);
-    va_end(ap);
-    return r;
-}
-
 void tool_error(struct mcp_call *c, enum toolerr code, unsigned retry_after,
                 const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
-    mcp_call_result_take(c, tool_error_va(code, retry_after, fmt, ap));
+    mcp_call_result_take(c, tool_error_vjson(code, retry_after, fmt, ap));
     va_end(ap);
 }
 

@@ -49,7 +49,7 @@ static void list_agents(struct mcp_call *c, json_t *args, void *arg)
 
 void tool_agents_register(struct bridge *b)
 {
-    mcp_add_tool(b->mcp, &(struct mcp_tool_def){
+    bridge_add_tool(b, &(struct mcp_tool_def){
         .name = "list_agents",
         .title = "List agents",
         .description = "List the Hermes agents this bridge can delegate to, with their "

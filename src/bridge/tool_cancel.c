@@ -129,7 +129,7 @@ static void hermes_cancel(struct mcp_call *c, json_t *args, void *arg)
 
 void tool_cancel_register(struct bridge *b)
 {
-    mcp_add_tool(b->mcp, &(struct mcp_tool_def){
+    bridge_add_tool(b, &(struct mcp_tool_def){
         .name = "hermes_cancel",
         .title = "Cancel a task",
         .description = "Really stop a task: a sync task in flight is interrupted, an async run "

@@ -50,7 +50,7 @@ static void hermes_files(struct mcp_call *c, json_t *args, void *arg)
 
 void tool_files_register(struct bridge *b)
 {
-    mcp_add_tool(b->mcp, &(struct mcp_tool_def){
+    bridge_add_tool(b, &(struct mcp_tool_def){
         .name = "hermes_files",
         .title = "Files of a task",
         .description = "List a task's files, or read one UTF-8 text file (at most 200 KiB) by "

@@ -236,7 +236,7 @@ static void hermes_reset(struct mcp_call *c, json_t *args, void *arg)
 
 void tool_reset_register(struct bridge *b)
 {
-    mcp_add_tool(b->mcp, &(struct mcp_tool_def){
+    bridge_add_tool(b, &(struct mcp_tool_def){
         .name = "hermes_reset",
         .title = "Reset the job bookkeeping",
         .description = "GLOBAL: rebuilds the bridge's job bookkeeping (the run index) from the "

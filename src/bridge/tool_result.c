@@ -48,7 +48,7 @@ static void hermes_result(struct mcp_call *c, json_t *args, void *arg)
 
 void tool_result_register(struct bridge *b)
 {
-    mcp_add_tool(b->mcp, &(struct mcp_tool_def){
+    bridge_add_tool(b, &(struct mcp_tool_def){
         .name = "hermes_result",
         .title = "Result of a task",
         .description = "The stored result of a task: {id, status, summary, artifacts, "

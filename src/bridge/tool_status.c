@@ -100,7 +100,7 @@ static void hermes_status(struct mcp_call *c, json_t *args, void *arg)
 
 void tool_status_register(struct bridge *b)
 {
-    mcp_add_tool(b->mcp, &(struct mcp_tool_def){
+    bridge_add_tool(b, &(struct mcp_tool_def){
         .name = "hermes_status",
         .title = "Status of a run",
         .description = "Status of an async run: status, output, error, timestamps, agent, "

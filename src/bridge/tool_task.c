@@ -227,7 +227,7 @@ static void hermes_task(struct mcp_call *c, json_t *args, void *arg)
 
 void tool_task_register(struct bridge *b)
 {
-    mcp_add_tool(b->mcp, &(struct mcp_tool_def){
+    bridge_add_tool(b, &(struct mcp_tool_def){
         .name = "hermes_task",
         .title = "Delegate a task to Hermes",
         .description =

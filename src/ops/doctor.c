@@ -25,6 +25,7 @@
 #include "buf.h"
 #include "config.h"
 #include "contract.h"
+#include "gwload.h"
 #include "mem.h"
 #include "utf8.h"
 
@@ -41,8 +42,8 @@ const char doctor_usage[] =
     "form, TASKS_DIR (writable), the contract file (HERMES_CONTRACT_PATH), the agents registry\n"
     "(AGENTS_FILE or ~/.hermes/agents.yaml: parses, mode 600, base URLs allowed), the agent env\n"
     "file (HERMES_ENV_PATH), each agent's key (key_file, key_env or API_SERVER_KEY), that\n"
-    "MCP_HOST:MCP_PORT is free, and probes each agent's /health and, with its key, /v1/models.\n"
-    "It never prints a secret.\n"
+    "MCP_HOST:MCP_PORT is free, the gateway file (GATEWAY_FILE, offline), and probes each\n"
+    "agent's /health and, with its key, /v1/models. It never prints a secret.\n"
     "\n"
     "  --env-file FILE   the env file serve would read (default ./.env)\n"
     "  --no-probe        do not contact the agents\n"
@@ -216,6 +217,30 @@ static bool check_settings(struct doctor *d, json_t *env, struct config *cfg)
         memset(cfg, 0, sizeof *cfg); /* not reached: paths are never invalid */
     json_decref(only);
     return false;
+}
+
+/* The gateway file, offline: what `gateway check` validates (starting upstreams is not ours). */
+static void check_gateway(struct doctor *d, const struct config *cfg, json_t *env)
+{
+    struct gwfile gw;
+    char err[1024];
+    if (cfg->gateway_file == NULL)
+        return;
+    if (!gwload_file(cfg->gateway_file, env, &gw, err, sizeof err)) {
+        check(d, FAIL, "%s: fix it (hermes-mcp gateway check shows the upstreams)", err);
+        return;
+    }
+    size_t deny = 0;
+    for (size_t i = 0; i < gw.nup; i++)
+        deny += !gw.up[i].include && !gw.up[i].exclude;
+    if (deny)
+        check(d, WARN, "gateway file %s: %zu upstream%s, %zu with no include/exclude (exposes "
+                       "nothing: default deny)",
+              cfg->gateway_file, gw.nup, gw.nup == 1 ? "" : "s", deny);
+    else
+        check(d, OK, "gateway file %s: %zu upstream%s", cfg->gateway_file, gw.nup,
+              gw.nup == 1 ? "" : "s");
+    gwfile_cleanup(&gw);
 }
 
 /* ---------- files: TASKS_DIR, the contract ---------- */
@@ -753,6 +778,7 @@ int doctor_main(int argc, char **argv)
     json_t *env = check_env_file(&d);
     check_token(&d, env);
     bool settings_ok = check_settings(&d, env, &cfg);
+    check_gateway(&d, &cfg, env);
     json_decref(env);
     check_tasks_dir(&d, &cfg);
     check_contract(&d, &cfg);

@@ -6,7 +6,7 @@ import { spawnSync } from 'node:child_process';
 import { HERMES } from './lib.mjs';
 
 const run = (...args) => spawnSync(HERMES, args, { encoding: 'utf8' });
-const COMMANDS = ['serve', 'token', 'doctor', 'smoke', 'version'];
+const COMMANDS = ['serve', 'token', 'doctor', 'smoke', 'gateway', 'version'];
 
 test('every command: --help and help COMMAND print its usage with exit codes', () => {
   const top = run('help');

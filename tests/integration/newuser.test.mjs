@@ -60,6 +60,7 @@ test('.env.example names every key config.c reads, and only those; no secret; it
   try {
     mkdirSync(join(home, '.hermes'));
     writeFileSync(join(home, '.hermes/contract.md'), '# Contract\nAnswer briefly.\n');
+    writeFileSync(join(home, '.hermes/gateway.yaml'), 'upstreams: {}\n', { mode: 0o600 });
     const envFile = join(home, 'env');
     const lines = [...keys].filter(([k]) => k !== 'MCP_AUTH_TOKEN')
       .map(([k, v]) => (k === 'MCP_PORT' ? 'MCP_PORT=0' : `${k}=${v}`));

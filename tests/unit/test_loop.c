@@ -171,6 +171,28 @@ static void timers_left_are_freed_without_firing(void **state)
     assert_int_equal(tr.n, 0);
 }
 
+static void stop_from_timer(struct loop *l, void *arg)
+{
+    (void)arg;
+    loop_stop(l);
+}
+
+/* A stop requested before loop_run (a SIGTERM during start-up) is visible to start-up waits;
+ * loop_run starts afresh and a stop inside it ends it. */
+static void stopping_is_visible_until_run(void **state)
+{
+    (void)state;
+    struct loop *l = loop_new();
+    assert_false(loop_stopping(l));
+    loop_stop(l);
+    assert_true(loop_stopping(l));
+    struct loop_timer *t = loop_timer_add(l, 1, stop_from_timer, NULL);
+    assert_non_null(t);
+    assert_int_equal(loop_run(l), 0);
+    assert_true(loop_stopping(l));
+    loop_free(l);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -178,6 +200,7 @@ int main(void)
         cmocka_unit_test(watch_removed_during_dispatch_is_not_called),
         cmocka_unit_test(many_timers_stay_ordered),
         cmocka_unit_test(timers_left_are_freed_without_firing),
+        cmocka_unit_test(stopping_is_visible_until_run),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

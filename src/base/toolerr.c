@@ -1,5 +1,12 @@
-/* toolerr.c — the table of tool error codes and the schema of an error result. */
+/* toolerr.c — the table of tool error codes, the schema of an error result, and the result
+ * itself: every provider (the bridge, the gateway) answers failures in this one shape. */
 #include "toolerr.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "utf8.h"
 
 static const char *const names[TE_COUNT] = {
     [TE_INVALID_ARGUMENTS] = "invalid_arguments",
@@ -13,6 +20,7 @@ static const char *const names[TE_COUNT] = {
     [TE_UPSTREAM_ERROR] = "upstream_error",
     [TE_UPSTREAM_TIMEOUT] = "upstream_timeout",
     [TE_UPSTREAM_AUTH] = "upstream_auth",
+    [TE_UPSTREAM_UNAVAILABLE] = "upstream_unavailable",
 };
 
 const char *toolerr_name(enum toolerr e)
@@ -35,4 +43,28 @@ json_t *toolerr_output_schema(json_t *success)
 {
     /* MCP wants an object schema at the top; anyOf lets the same tool answer either shape. */
     return json_pack("{s:s, s:[o, o]}", "type", "object", "anyOf", success, toolerr_schema());
+}
+
+json_t *tool_error_vjson(enum toolerr code, unsigned retry_after, const char *fmt, va_list ap)
+{
+    char msg[512];
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    utf8_clean(msg);
+    json_t *sc = json_pack("{s:s, s:s}", "error", toolerr_name(code), "message", msg);
+    if (retry_after)
+        json_object_set_new(sc, "retry_after", json_integer(retry_after));
+    char *text = json_dumps(sc, JSON_COMPACT);
+    json_t *r = json_pack("{s:[{s:s, s:s}], s:o, s:b}", "content", "type", "text", "text", text,
+                          "structuredContent", sc, "isError", 1);
+    free(text);
+    return r;
+}
+
+json_t *tool_error_json(enum toolerr code, unsigned retry_after, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    json_t *r = tool_error_vjson(code, retry_after, fmt, ap);
+    va_end(ap);
+    return r;
 }

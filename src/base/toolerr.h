@@ -1,9 +1,10 @@
-/* toolerr.h — the codes a bridge tool can fail with, in one table: the name a client sees in
+/* toolerr.h — the codes a tool (the bridge's, the gateway's) can fail with, in one table: the name a client sees in
  * structuredContent.error, and the JSON Schema of an error result, which every tool's
  * outputSchema accepts beside its success shape (clients validate error results too). */
 #ifndef HM_TOOLERR_H
 #define HM_TOOLERR_H
 #include <jansson.h>
+#include <stdarg.h>
 
 enum toolerr {
     TE_INVALID_ARGUMENTS,     /* the arguments break the input schema or a rule */
@@ -17,6 +18,7 @@ enum toolerr {
     TE_UPSTREAM_ERROR,        /* the agent or the task directory failed */
     TE_UPSTREAM_TIMEOUT,      /* the agent did not answer in time */
     TE_UPSTREAM_AUTH,         /* the agent refused our key */
+    TE_UPSTREAM_UNAVAILABLE,  /* a gateway upstream is not running (exited, not started) */
     TE_COUNT
 };
 
@@ -25,5 +27,11 @@ const char *toolerr_name(enum toolerr e);
 json_t *toolerr_schema(void);
 /* {type: object, anyOf: [success, the error shape]}: takes success (a new reference). */
 json_t *toolerr_output_schema(json_t *success);
+/* A tool error result {error, message[, retry_after]} with isError true (new reference); the
+ * message is made valid UTF-8. */
+json_t *tool_error_json(enum toolerr code, unsigned retry_after, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+json_t *tool_error_vjson(enum toolerr code, unsigned retry_after, const char *fmt, va_list ap)
+    __attribute__((format(printf, 3, 0)));
 
 #endif

@@ -1,0 +1,120 @@
+/* gw_internal.h — what the gateway's files share: an upstream (its child, its JSON-RPC client
+ * state, its requests in flight) and a proxied call. upstream.c speaks MCP to the child;
+ * gwcall.c turns a client's tools/call into an upstream request and back; gateway.c starts
+ * the upstreams and builds the frozen surface. */
+#ifndef HM_GW_INTERNAL_H
+#define HM_GW_INTERNAL_H
+#include <jansson.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "gwfile.h"
+
+struct child;
+struct gateway;
+struct loop;
+struct loop_timer;
+struct mcp_call;
+struct mcp_server;
+struct strmap;
+
+#define GW_PROTOCOL "2025-11-25"
+#define GW_QUEUE_MAX 64     /* calls waiting beyond max_in_flight, then busy */
+#define GW_LIST_PAGES 100   /* tools/list pages followed at most */
+#define GW_TOOLS_MAX 1024   /* tools of one upstream at most */
+#define GW_BACKOFF_MIN_MS 500     /* the first restart after a failure */
+#define GW_BACKOFF_MAX_MS 30000   /* doubling up to this */
+#define GW_STABLE_MS 30000        /* ready this long: the next failure starts the backoff anew */
+
+enum up_state { UP_STARTING, UP_LISTING, UP_READY, UP_DOWN };
+
+struct upstream;
+/* An upstream's answer: result or error (borrowed), or both NULL when the upstream went away. */
+typedef void up_answer_fn(struct upstream *u, json_t *result, json_t *error, void *arg);
+
+/* A request sent to an upstream, waiting for its answer; keyed by its id on the wire. */
+struct up_req {
+    uint64_t id;
+    up_answer_fn *cb;
+    void *arg;
+    struct gw_call *call; /* a proxied tools/call (progress goes to it), or NULL */
+};
+
+struct upstream {
+    struct gateway *gw;
+    const struct gw_upstream *cfg;
+    struct loop *loop;
+    struct child *child;
+    enum up_state state;
+    char *error;               /* why it is down, for the log */
+    uint64_t next_id;
+    struct strmap *pending;    /* id (decimal) -> struct up_req */
+    json_t *tools;             /* what tools/list returned, in order */
+    unsigned pages;            /* tools/list pages followed */
+    struct loop_timer *connect_timer;
+    struct loop_timer *reap_timer; /* frees an exited child outside its callback */
+    struct child *dead_child;
+    size_t in_flight;          /* proxied calls sent and not answered */
+    struct gw_call *wait_head, *wait_tail; /* calls over max_in_flight, oldest first */
+    size_t waiting;
+    struct loop_timer *restart_timer; /* the next start after a failure (backoff) */
+    unsigned failures;         /* in a row, for the backoff */
+    unsigned restarts;         /* since our start */
+    uint64_t ready_since;      /* loop ms when it last became ready */
+    unsigned seed;             /* for the jitter */
+};
+
+/* A client's tools/call proxied to an upstream. */
+struct gw_call {
+    struct upstream *up;
+    struct mcp_call *call;
+    char *tool;                /* the upstream's own name */
+    json_t *args;
+    uint64_t id;               /* on the wire, 0 while waiting */
+    bool has_progress;         /* the caller asked for progress */
+    struct loop_timer *timer;
+    struct gw_call *next, *prev; /* in the wait queue */
+    bool queued;
+};
+
+struct gateway {
+    bool stopping;             /* no restarts: the server is going down */
+    struct mcp_server *mcp;
+    struct loop *loop;
+    const struct gwfile *file;
+    struct upstream *ups;
+    size_t nup;
+    struct gw_tool *tools;     /* the exposed surface */
+    size_t ntools;
+};
+
+/* An exposed tool: which upstream, which of its tools. */
+struct gw_tool {
+    struct upstream *up;
+    char *name; /* the upstream's own name */
+};
+
+/* upstream.c */
+bool up_start(struct upstream *u, char *err, size_t errlen);
+/* Sends a request; cb gets the answer. False (cb never called) when the child is gone or its
+ * queue is full. *id_out gets the id on the wire. */
+bool up_request(struct upstream *u, const char *method, json_t *params_take, up_answer_fn *cb,
+                void *arg, struct gw_call *call, uint64_t *id_out);
+void up_notify(struct upstream *u, const char *method, json_t *params_take);
+/* Forgets a request (its answer, if any, is then dropped). */
+void up_forget(struct upstream *u, uint64_t id);
+void up_cleanup(struct upstream *u);
+/* After a failure: the next start, with backoff (none while the server stops). */
+void up_schedule_restart(struct upstream *u);
+
+/* gwcall.c */
+void gw_tool_handler(struct mcp_call *call, json_t *args, void *arg);
+/* A slot freed (an answer, a cancel): the oldest waiting call goes. */
+void gw_call_next(struct upstream *u);
+/* The upstream went away: the waiting calls are answered upstream_unavailable. */
+void gw_calls_fail_waiting(struct upstream *u);
+/* notifications/progress for a proxied call. */
+void gw_call_progress(struct gw_call *gc, json_t *params);
+
+#endif

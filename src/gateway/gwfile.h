@@ -1,0 +1,74 @@
+/* gwfile.h — the gateway file (GATEWAY_FILE, block YAML): which upstream MCP servers sit behind
+ * our endpoint and which of their tools clients see. Pure: text and a variable lookup in,
+ * validated settings out, no I/O; fuzzed (tests/fuzz/fuzz_gwfile.c). Shape and rules: README
+ * "Gateway" and issue 14. Exposure is default-deny: an upstream with neither tools.include nor
+ * tools.exclude exposes nothing. */
+#ifndef HM_GWFILE_H
+#define HM_GWFILE_H
+#include <jansson.h>
+#include <stdbool.h>
+#include <stddef.h>
+
+#define GW_MAX_UPSTREAMS 32
+#define GW_MAX_RULES 256        /* globs in one include or exclude list */
+#define GW_MAX_STRING 65536     /* bytes of one string after interpolation */
+
+enum gw_kind { GW_STDIO, GW_HTTP };
+
+/* One upstream. Strings and lists are borrowed from gwfile.doc. */
+struct gw_upstream {
+    const char *name;       /* ^[a-z0-9][a-z0-9_-]{0,31}$ */
+    enum gw_kind kind;      /* GW_STDIO: command set; GW_HTTP: url set */
+    const char *command;
+    json_t *args;           /* array of strings, maybe empty */
+    json_t *env;            /* object of strings, maybe empty: added to the child's environment */
+    const char *cwd;        /* NULL: ours */
+    const char *url;
+    json_t *headers;        /* object of strings, maybe empty */
+    const char *prefix;     /* default "<name>__" */
+    bool required;          /* default true */
+    unsigned timeout_s;     /* per call, default 300 */
+    unsigned connect_timeout_s; /* start + initialize, default 15 */
+    unsigned max_in_flight; /* default 16 */
+    json_t *include;        /* array of shell globs, or NULL when absent */
+    json_t *exclude;        /* the same */
+    bool resources, prompts; /* default false */
+    json_t *smoke;          /* {tool, arguments} or NULL */
+};
+
+struct gwfile {
+    json_t *doc;            /* owns everything the upstreams point to */
+    struct gw_upstream *up; /* in file order */
+    size_t nup;
+    json_t *bridge_include; /* bridge_tools.include, NULL when absent */
+    json_t *bridge_exclude; /* bridge_tools.exclude, NULL when absent */
+};
+
+/* The value of a ${VAR} / ${env:VAR} placeholder (borrowed), or NULL when VAR is unset. */
+typedef const char *gw_lookup_fn(const char *var, void *arg);
+
+/* Parses and validates text (len bytes, need not be NUL-terminated), replacing every
+ * placeholder in every string value. On failure returns false with one line in err naming the
+ * upstream and key (never a value); out is then empty. */
+bool gwfile_parse(const char *text, size_t len, gw_lookup_fn *lookup, void *lookup_arg,
+                  struct gwfile *out, char *err, size_t errlen);
+void gwfile_cleanup(struct gwfile *f); /* NULL-safe, idempotent */
+
+enum gw_verdict {
+    GW_INCLUDED,     /* an include glob matched (or no include list and no exclude glob did) */
+    GW_EXCLUDED,     /* an exclude glob matched and no include glob did */
+    GW_NOT_INCLUDED, /* there is an include list and no glob of it matched */
+    GW_DEFAULT_DENY, /* neither list: nothing is exposed */
+};
+/* What the upstream's rules say about its tool; *rule gets the deciding glob or NULL. */
+enum gw_verdict gw_tool_verdict(const struct gw_upstream *u, const char *tool, const char **rule);
+const char *gw_verdict_name(enum gw_verdict v); /* "included", "excluded", ... */
+/* Whether bridge_tools keeps one of our own tools (default: all of them). */
+bool gw_bridge_tool_kept(const struct gwfile *f, const char *tool);
+
+/* ^[a-z0-9][a-z0-9_-]{0,31}$: an upstream's name. */
+bool gw_upstream_name_ok(const char *s);
+/* ^[A-Za-z0-9_-]{1,64}$: a tool name clients accept. */
+bool gw_tool_name_ok(const char *s);
+
+#endif

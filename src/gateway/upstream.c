@@ -1,0 +1,502 @@
+/* upstream.c — the MCP client side of one stdio upstream: newline-delimited JSON-RPC over its
+ * child, our own ids on the wire (many clients share the child, so their ids cannot be used),
+ * the start-up handshake (initialize, notifications/initialized, tools/list following
+ * nextCursor) within connect_timeout, and what the upstream sends unasked: progress (relayed to
+ * the call it belongs to), log messages (our log), list_changed (logged: discovery is frozen),
+ * ping (answered) and other requests (refused until sampling/elicitation are relayed).
+ * When the child exits or misbehaves every request in flight is answered "gone" (both NULL). */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+
+#include "child.h"
+#include "gw_internal.h"
+#include "log.h"
+#include "loop.h"
+#include "mem.h"
+#include "strmap.h"
+#include "toolerr.h"
+#include "utf8.h"
+#include "version.h"
+
+static void up_down(struct upstream *u, const char *why);
+
+/* ---------- sending ---------- */
+
+static bool send_json(struct upstream *u, json_t *msg)
+{
+    char *text = json_dumps(msg, JSON_COMPACT);
+    bool ok = false;
+    if (text && u->child) {
+        size_t n = strlen(text);
+        text[n] = '\n'; /* json_dumps' NUL becomes the line end */
+        ok = child_write(u->child, text, n + 1);
+    }
+    free(text);
+    return ok;
+}
+
+static void id_key(uint64_t id, char out[24])
+{
+    snprintf(out, 24, "%llu", (unsigned long long)id);
+}
+
+bool up_request(struct upstream *u, const char *method, json_t *params_take, up_answer_fn *cb,
+                void *arg, struct gw_call *call, uint64_t *id_out)
+{
+    char key[24];
+    if (u->child == NULL || u->state == UP_DOWN) {
+        json_decref(params_take);
+        return false;
+    }
+    uint64_t id = ++u->next_id;
+    if (call && call->has_progress) {
+        /* Our id is the progress token upstream: its progress finds the call by it. */
+        json_t *meta = json_object_get(params_take, "_meta");
+        if (!json_is_object(meta))
+            json_object_set_new(params_take, "_meta", meta = json_object());
+        json_object_set_new(meta, "progressToken", json_integer((json_int_t)id));
+    }
+    json_t *msg = json_pack("{s:s, s:I, s:s, s:o}", "jsonrpc", "2.0", "id", (json_int_t)id,
+                            "method", method, "params", params_take);
+    bool ok = send_json(u, msg);
+    json_decref(msg);
+    if (!ok)
+        return false;
+    struct up_req *r = xcalloc(1, sizeof *r);
+    *r = (struct up_req){.id = id, .cb = cb, .arg = arg, .call = call};
+    id_key(id, key);
+    strmap_put(u->pending, key, r);
+    if (id_out)
+        *id_out = id;
+    return true;
+}
+
+void up_notify(struct upstream *u, const char *method, json_t *params_take)
+{
+    json_t *msg = json_pack("{s:s, s:s, s:o}", "jsonrpc", "2.0", "method", method, "params",
+                            params_take ? params_take : json_object());
+    send_json(u, msg);
+    json_decref(msg);
+}
+
+void up_forget(struct upstream *u, uint64_t id)
+{
+    char key[24];
+    id_key(id, key);
+    free(strmap_del(u->pending, key));
+}
+
+/* ---------- what the upstream sends ---------- */
+
+static struct up_req *take_pending(struct upstream *u, json_t *id)
+{
+    char key[24];
+    if (!json_is_integer(id) || json_integer_value(id) <= 0)
+        return NULL;
+    id_key((uint64_t)json_integer_value(id), key);
+    return strmap_del(u->pending, key);
+}
+
+static void on_response(struct upstream *u, json_t *msg)
+{
+    struct up_req *r = take_pending(u, json_object_get(msg, "id"));
+    if (r == NULL)
+        return; /* cancelled or timed out meanwhile: dropped */
+    json_t *result = json_object_get(msg, "result"), *error = json_object_get(msg, "error");
+    if (!json_is_object(result))
+        result = NULL;
+    if (result == NULL && !json_is_object(error))
+        error = json_pack("{s:i, s:s}", "code", -32603, "message", "malformed answer upstream");
+    else
+        json_incref(error);
+    r->cb(u, result, error, r->arg);
+    json_decref(error);
+    free(r);
+}
+
+static void reply_to_request(struct upstream *u, json_t *msg, const char *method)
+{
+    json_t *id = json_object_get(msg, "id"), *answer;
+    if (strcmp(method, "ping") == 0)
+        answer = json_pack("{s:s, s:O, s:{}}", "jsonrpc", "2.0", "id", id, "result");
+    else
+        answer = json_pack("{s:s, s:O, s:{s:i, s:s}}", "jsonrpc", "2.0", "id", id, "error",
+                           "code", -32601, "message",
+                           "the gateway does not relay this request to clients");
+    send_json(u, answer);
+    json_decref(answer);
+}
+
+static void on_progress(struct upstream *u, json_t *params)
+{
+    char key[24];
+    json_t *token = json_object_get(params, "progressToken");
+    if (!json_is_integer(token) || json_integer_value(token) <= 0)
+        return;
+    id_key((uint64_t)json_integer_value(token), key);
+    struct up_req *r = strmap_get(u->pending, key);
+    if (r && r->call)
+        gw_call_progress(r->call, params);
+}
+
+static void on_log_message(struct upstream *u, json_t *params)
+{
+    char *text = json_dumps(json_object_get(params, "data"), JSON_COMPACT | JSON_ENCODE_ANY);
+    const char *level = json_string_value(json_object_get(params, "level"));
+    if (text && strlen(text) > 500)
+        text[500] = '\0';
+    if (text)
+        utf8_clean(text);
+    log_info("upstream %s log (%.16s): %s", u->cfg->name, level ? level : "?", text ? text : "");
+    free(text);
+}
+
+static void on_notification(struct upstream *u, const char *method, json_t *params)
+{
+    if (strcmp(method, "notifications/progress") == 0)
+        on_progress(u, params);
+    else if (strcmp(method, "notifications/message") == 0)
+        on_log_message(u, params);
+    else if (strstr(method, "list_changed"))
+        log_info("upstream %s: %.60s ignored: discovery is frozen until a restart", u->cfg->name,
+                 method);
+}
+
+static void on_line(char *line, size_t len, void *arg)
+{
+    struct upstream *u = arg;
+    json_error_t jerr;
+    char why[100];
+    if (u->state == UP_DOWN)
+        return;
+    json_t *msg = json_loadb(line, len, JSON_REJECT_DUPLICATES, &jerr);
+    if (!json_is_object(msg)) {
+        /* The stream is no longer trustworthy (a stray print, a crash dump): restart it. */
+        snprintf(why, sizeof why, "wrote a line that is not a JSON-RPC message (%zu bytes)",
+                 len);
+        json_decref(msg);
+        up_down(u, why);
+        return;
+    }
+    const char *method = json_string_value(json_object_get(msg, "method"));
+    if (method && json_object_get(msg, "id"))
+        reply_to_request(u, msg, method);
+    else if (method)
+        on_notification(u, method, json_object_get(msg, "params"));
+    else
+        on_response(u, msg);
+    json_decref(msg);
+}
+
+/* The id of a message from its first bytes: a top-level "id" member before anything nested
+ * ({"jsonrpc":"2.0","id":7,...}). 0 when not found. */
+static uint64_t id_from_head(const char *s, size_t n)
+{
+    static const char key[] = "\"id\":";
+    int depth = 0;
+    bool in_string = false;
+    for (size_t i = 0; i < n; i++) {
+        char ch = s[i];
+        if (in_string) {
+            if (ch == '\\')
+                i++;
+            else if (ch == '"')
+                in_string = false;
+            continue;
+        }
+        if (depth == 1 && ch == '"' && n - i > sizeof key - 1 &&
+            memcmp(s + i, key, sizeof key - 1) == 0) {
+            uint64_t id = 0;
+            for (i += sizeof key - 1; i < n && s[i] >= '0' && s[i] <= '9' && id < 1u << 30; i++)
+                id = id * 10 + (uint64_t)(s[i] - '0');
+            return i < n && (s[i] == ',' || s[i] == '}') ? id : 0;
+        }
+        if (ch == '"')
+            in_string = true;
+        else if (ch == '{' || ch == '[')
+            depth++;
+        else if (ch == '}' || ch == ']')
+            depth--;
+    }
+    return 0;
+}
+
+/* The same from its last bytes, where the MCP SDKs put it ({"result":...,"jsonrpc":"2.0",
+ * "id":7}): the digits right before the final brace, after ,"id":. 0 when not found. */
+static uint64_t id_from_tail(const char *s, size_t n)
+{
+    static const char key[] = ",\"id\":";
+    while (n && (s[n - 1] == ' ' || s[n - 1] == '\r'))
+        n--;
+    if (n == 0 || s[--n] != '}')
+        return 0;
+    size_t end = n;
+    while (n && s[n - 1] >= '0' && s[n - 1] <= '9')
+        n--;
+    if (n == end || end - n > 9 || n < sizeof key - 1 ||
+        memcmp(s + n - (sizeof key - 1), key, sizeof key - 1) != 0)
+        return 0;
+    uint64_t id = 0;
+    for (size_t i = n; i < end; i++)
+        id = id * 10 + (uint64_t)(s[i] - '0');
+    return id;
+}
+
+/* A message over the cap: the call it answers (if we can tell) gets a tool error and the
+ * upstream keeps serving the others; a start-up answer that large makes the upstream useless. */
+static void on_oversized(const char *head, size_t head_len, const char *tail, size_t tail_len,
+                         void *arg)
+{
+    struct upstream *u = arg;
+    char key[24];
+    uint64_t id = id_from_head(head, head_len);
+    if (id == 0)
+        id = id_from_tail(tail, tail_len);
+    log_warn("upstream %s: a message over %u MiB was dropped (id %llu)", u->cfg->name,
+             CHILD_LINE_MAX >> 20, (unsigned long long)id);
+    if (id == 0 || u->state == UP_DOWN)
+        return;
+    id_key(id, key);
+    struct up_req *r = strmap_del(u->pending, key);
+    if (r == NULL)
+        return;
+    if (r->call) {
+        json_t *err = tool_error_json(TE_UPSTREAM_ERROR, 0,
+                                      "upstream %s answered with a message larger than %u MiB",
+                                      u->cfg->name, CHILD_LINE_MAX >> 20);
+        r->cb(u, err, NULL, r->arg);
+        json_decref(err);
+    } else {
+        up_down(u, "a start-up answer was larger than the message cap");
+        r->cb(u, NULL, NULL, r->arg); /* down already: it only lets go */
+    }
+    free(r);
+}
+
+static void on_exited(int status, void *arg)
+{
+    struct upstream *u = arg;
+    char why[80];
+    if (WIFSIGNALED(status))
+        snprintf(why, sizeof why, "killed by signal %d", WTERMSIG(status));
+    else
+        snprintf(why, sizeof why, "exited with status %d", WEXITSTATUS(status));
+    up_down(u, why);
+}
+
+/* ---------- start-up: initialize, tools/list ---------- */
+
+static void on_tools(struct upstream *u, json_t *result, json_t *error, void *arg);
+
+static void request_tools(struct upstream *u, const char *cursor)
+{
+    json_t *params = cursor ? json_pack("{s:s}", "cursor", cursor) : json_object();
+    if (!up_request(u, "tools/list", params, on_tools, NULL, NULL, NULL))
+        up_down(u, "cannot send tools/list");
+}
+
+static void on_tools(struct upstream *u, json_t *result, json_t *error, void *arg)
+{
+    size_t i;
+    json_t *t;
+    (void)arg;
+    if (u->state != UP_LISTING)
+        return;
+    if (result == NULL) {
+        up_down(u, error ? "tools/list failed" : "gone during tools/list");
+        return;
+    }
+    json_array_foreach(json_object_get(result, "tools"), i, t) {
+        if (json_array_size(u->tools) >= GW_TOOLS_MAX)
+            break;
+        if (json_is_object(t) && json_is_string(json_object_get(t, "name")))
+            json_array_append(u->tools, t);
+    }
+    const char *next = json_string_value(json_object_get(result, "nextCursor"));
+    if (next && *next && json_array_size(u->tools) < GW_TOOLS_MAX && ++u->pages < GW_LIST_PAGES) {
+        request_tools(u, next);
+        return;
+    }
+    loop_timer_cancel(u->connect_timer);
+    u->connect_timer = NULL;
+    u->state = UP_READY;
+    u->ready_since = loop_now(u->loop);
+    log_info("upstream %s: ready, %zu tools", u->cfg->name, json_array_size(u->tools));
+}
+
+static const char *text_or(json_t *v)
+{
+    return json_is_string(v) ? json_string_value(v) : "?";
+}
+
+static void on_initialized(struct upstream *u, json_t *result, json_t *error, void *arg)
+{
+    (void)arg;
+    if (u->state != UP_STARTING)
+        return;
+    const char *version = json_string_value(json_object_get(result, "protocolVersion"));
+    if (result == NULL || version == NULL) {
+        up_down(u, error ? "initialize was refused" : "gone during initialize");
+        return;
+    }
+    json_t *info = json_object_get(result, "serverInfo");
+    log_info("upstream %s: initialized (%.40s %.20s, protocol %.20s)", u->cfg->name,
+             text_or(json_object_get(info, "name")), text_or(json_object_get(info, "version")),
+             version);
+    up_notify(u, "notifications/initialized", NULL);
+    u->state = UP_LISTING;
+    request_tools(u, NULL);
+}
+
+static void on_connect_timeout(struct loop *l, void *arg)
+{
+    struct upstream *u = arg;
+    char why[80];
+    (void)l;
+    u->connect_timer = NULL;
+    snprintf(why, sizeof why, "not initialized and listed within connect_timeout (%u s)",
+             u->cfg->connect_timeout_s);
+    up_down(u, why);
+}
+
+bool up_start(struct upstream *u, char *err, size_t errlen)
+{
+    char name[64];
+    snprintf(name, sizeof name, "upstream %s", u->cfg->name);
+    struct child_spec spec = {.name = name, .command = u->cfg->command, .args = u->cfg->args,
+                              .env = u->cfg->env, .cwd = u->cfg->cwd};
+    static const struct child_events ev = {.line = on_line, .oversized = on_oversized,
+                                           .exited = on_exited};
+    u->pending = u->pending ? u->pending : strmap_new();
+    u->tools = u->tools ? u->tools : json_array();
+    json_array_clear(u->tools); /* a restart lists again; the surface stays as built */
+    u->pages = 0;
+    u->state = UP_STARTING;
+    u->child = child_start(u->loop, &spec, &ev, u, err, errlen);
+    if (u->child == NULL) {
+        u->state = UP_DOWN;
+        return false;
+    }
+    u->connect_timer = loop_timer_add(u->loop, (uint64_t)u->cfg->connect_timeout_s * 1000,
+                                      on_connect_timeout, u);
+    json_t *params = json_pack("{s:s, s:{}, s:{s:s, s:s}}", "protocolVersion", GW_PROTOCOL,
+                               "capabilities", "clientInfo", "name", "hermes-mcp-gateway",
+                               "version", HM_VERSION);
+    if (!up_request(u, "initialize", params, on_initialized, NULL, NULL, NULL)) {
+        snprintf(err, errlen, "cannot send initialize");
+        up_down(u, err);
+        return false;
+    }
+    return true;
+}
+
+/* ---------- going down, coming back ---------- */
+
+static void on_restart(struct loop *l, void *arg)
+{
+    struct upstream *u = arg;
+    char err[300];
+    (void)l;
+    u->restart_timer = NULL;
+    u->restarts++;
+    log_info("upstream %s: restarting (attempt %u in a row)", u->cfg->name, u->failures);
+    if (!up_start(u, err, sizeof err)) {
+        free(u->error);
+        u->error = xstrdup(err);
+        log_error("upstream %s could not start: %s", u->cfg->name, err);
+        up_schedule_restart(u);
+    }
+}
+
+/* Exponential backoff with jitter: 0.5 s doubling to 30 s, each delay 75-125 %, so upstreams
+ * that failed together do not come back in lockstep. */
+void up_schedule_restart(struct upstream *u)
+{
+    if (u->gw->stopping || u->restart_timer || u->cfg->kind != GW_STDIO)
+        return;
+    if (u->ready_since && loop_now(u->loop) - u->ready_since > GW_STABLE_MS)
+        u->failures = 0;
+    u->ready_since = 0;
+    uint64_t ms = GW_BACKOFF_MIN_MS;
+    for (unsigned i = 0; i < u->failures && ms < GW_BACKOFF_MAX_MS; i++)
+        ms *= 2;
+    if (ms > GW_BACKOFF_MAX_MS)
+        ms = GW_BACKOFF_MAX_MS;
+    u->failures++;
+    ms = ms * 3 / 4 + (uint64_t)rand_r(&u->seed) % (ms / 2 + 1);
+    log_info("upstream %s: next start in %llu ms", u->cfg->name, (unsigned long long)ms);
+    u->restart_timer = loop_timer_add(u->loop, ms, on_restart, u);
+}
+
+static void reap(struct loop *l, void *arg)
+{
+    struct upstream *u = arg;
+    (void)l;
+    u->reap_timer = NULL;
+    child_free(u->dead_child);
+    u->dead_child = NULL;
+}
+
+/* Answers everything pending with "gone"; each callback may send nothing (we are down). */
+static void fail_pending(struct upstream *u)
+{
+    size_t n;
+    void **v = strmap_values(u->pending, &n);
+    for (size_t i = 0; i < n; i++) {
+        struct up_req *r = v[i];
+        char key[24];
+        id_key(r->id, key);
+        strmap_del(u->pending, key);
+    }
+    for (size_t i = 0; i < n; i++) {
+        struct up_req *r = v[i];
+        r->cb(u, NULL, NULL, r->arg);
+        free(r);
+    }
+    free(v);
+}
+
+/* The upstream stops serving: the child is killed (freed outside its own callbacks), calls in
+ * flight and waiting are answered upstream_unavailable. */
+static void up_down(struct upstream *u, const char *why)
+{
+    if (u->state == UP_DOWN)
+        return;
+    log_error("upstream %s is down: %s", u->cfg->name, why);
+    free(u->error);
+    u->error = xstrdup(why);
+    u->state = UP_DOWN;
+    loop_timer_cancel(u->connect_timer);
+    u->connect_timer = NULL;
+    if (u->child) {
+        u->dead_child = u->child;
+        u->child = NULL;
+        if (u->reap_timer == NULL)
+            u->reap_timer = loop_timer_add(u->loop, 0, reap, u);
+    }
+    fail_pending(u);
+    gw_calls_fail_waiting(u);
+    up_schedule_restart(u);
+}
+
+void up_cleanup(struct upstream *u)
+{
+    loop_timer_cancel(u->restart_timer);
+    loop_timer_cancel(u->connect_timer);
+    loop_timer_cancel(u->reap_timer);
+    child_free(u->child);
+    child_free(u->dead_child);
+    if (u->pending) {
+        size_t n;
+        void **v = strmap_values(u->pending, &n);
+        for (size_t i = 0; i < n; i++)
+            free(v[i]);
+        free(v);
+        strmap_free(u->pending);
+    }
+    json_decref(u->tools);
+    free(u->error);
+    memset(u, 0, sizeof *u);
+}

@@ -1,0 +1,133 @@
+/* gwcheck.c — `hermes-mcp gateway check [--env-file F]`: reads the env file and the gateway file
+ * with the code serve uses (config.c, gwload.c) and prints one block per upstream: transport,
+ * prefix, limits and the include/exclude rules, so an operator sees what will be exposed before
+ * starting. Args, env values and header values may carry secrets after interpolation, so only
+ * the command and the names of env variables and headers are printed. Starting the upstreams
+ * to list their tools (--probe) is for a later version. */
+#include "gwcheck.h"
+
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "config.h"
+#include "gwload.h"
+
+const char gateway_usage[] =
+    "usage: hermes-mcp gateway check [--env-file FILE]\n"
+    "\n"
+    "Validates GATEWAY_FILE (named in FILE, default ./.env) the way serve reads it: mode 600, a\n"
+    "regular file, known keys, upstream names, every ${VAR} resolved from FILE or the\n"
+    "environment. Prints each upstream: its transport, the prefix of its exposed names, its\n"
+    "limits and its include/exclude rules (no rules: nothing exposed). Never prints a value.\n"
+    "Exit codes: 0 valid, 1 the gateway file is refused, 2 usage or configuration error.\n";
+
+static void print_rules(const char *what, json_t *globs)
+{
+    size_t i;
+    json_t *g;
+    printf("    %s:", what);
+    if (globs == NULL || json_array_size(globs) == 0)
+        printf(" (none)");
+    json_array_foreach(globs, i, g) printf("%s %s", i ? "," : "", json_string_value(g));
+    printf("\n");
+}
+
+static void print_names(const char *what, json_t *map)
+{
+    const char *k;
+    json_t *v;
+    if (json_object_size(map) == 0)
+        return;
+    printf("    %s:", what);
+    json_object_foreach(map, k, v) printf(" %s", k);
+    printf(" (values not shown)\n");
+}
+
+static void print_upstream(const struct gw_upstream *u)
+{
+    printf("  %s: %s %s\n", u->name, u->kind == GW_STDIO ? "stdio" : "http",
+           u->kind == GW_STDIO ? u->command : "(url not shown)");
+    if (u->kind == GW_STDIO)
+        printf("    args: %zu (not shown)%s%s\n", json_array_size(u->args), u->cwd ? ", cwd " : "",
+               u->cwd ? u->cwd : "");
+    print_names("env", u->env);
+    print_names("headers", u->headers);
+    printf("    prefix: \"%s\", required: %s, timeout: %u s, connect_timeout: %u s, "
+           "max_in_flight: %u\n",
+           u->prefix, u->required ? "true" : "false", u->timeout_s, u->connect_timeout_s,
+           u->max_in_flight);
+    if (!u->include && !u->exclude) {
+        printf("    tools: none exposed (no include or exclude: default deny)\n");
+        return;
+    }
+    print_rules("include", u->include);
+    print_rules("exclude", u->exclude);
+}
+
+static int check(const char *env_file)
+{
+    struct config cfg;
+    struct gwfile gw;
+    char err[1024];
+    unsigned mode;
+
+    if (access(env_file, F_OK) != 0) {
+        fprintf(stderr, "hermes-mcp: env file %s not found\n", env_file);
+        return 2;
+    }
+    json_t *env = config_read_env(env_file, &mode, err, sizeof err);
+    if (env == NULL || !config_from_env(&cfg, env, env_file, err, sizeof err)) {
+        fprintf(stderr, "hermes-mcp: %s\n", err);
+        json_decref(env);
+        return 2;
+    }
+    int rc = 2;
+    if (cfg.gateway_file == NULL) {
+        fprintf(stderr, "hermes-mcp: no GATEWAY_FILE in %s: the gateway is off\n", env_file);
+    } else if (!gwload_file(cfg.gateway_file, env, &gw, err, sizeof err)) {
+        fprintf(stderr, "hermes-mcp: %s\n", err);
+        rc = 1;
+    } else {
+        printf("gateway file %s: %zu upstream%s\n", cfg.gateway_file, gw.nup,
+               gw.nup == 1 ? "" : "s");
+        for (size_t i = 0; i < gw.nup; i++)
+            print_upstream(&gw.up[i]);
+        printf("  bridge tools:%s\n", gw.bridge_include || gw.bridge_exclude ? "" : " all");
+        if (gw.bridge_include || gw.bridge_exclude) {
+            print_rules("include", gw.bridge_include);
+            print_rules("exclude", gw.bridge_exclude);
+        }
+        gwfile_cleanup(&gw);
+        rc = 0;
+    }
+    config_cleanup(&cfg);
+    json_decref(env);
+    return rc;
+}
+
+int gwcheck_main(int argc, char **argv)
+{
+    const char *env_file = ".env";
+    for (int i = 0; i < argc; i++)
+        if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
+            fputs(gateway_usage, stdout);
+            return 0;
+        }
+    if (argc < 1 || strcmp(argv[0], "check") != 0) {
+        fprintf(stderr, "hermes-mcp: %s\n%s",
+                argc < 1 ? "gateway needs a command" : "unknown gateway command", gateway_usage);
+        return 2;
+    }
+    for (int i = 1; i < argc; i++) {
+        if (!strcmp(argv[i], "--env-file") && i + 1 < argc)
+            env_file = argv[++i];
+        else if (!strncmp(argv[i], "--env-file=", 11))
+            env_file = argv[i] + 11;
+        else {
+            fprintf(stderr, "hermes-mcp: unknown argument '%s'\n%s", argv[i], gateway_usage);
+            return 2;
+        }
+    }
+    return check(env_file);
+}

@@ -1,0 +1,249 @@
+/* Unit tests for gwfile.c and gwinterp.c: the issue's example, defaults, interpolation (env
+ * file before environment, never the value in an error), default deny, globs, and refusals. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "gwfile.h"
+
+static const char example[] =
+    "upstreams:\n"
+    "  everything:                      # server name\n"
+    "    command: npx\n"
+    "    args: [\"-y\", \"@modelcontextprotocol/server-everything\"]\n"
+    "    env: {SOME_KEY: \"${SOME_KEY}\"}\n"
+    "    prefix: \"everything__\"\n"
+    "    required: true\n"
+    "    timeout: 300\n"
+    "    connect_timeout: 15\n"
+    "    max_in_flight: 16\n"
+    "    tools:\n"
+    "      include: [\"echo\", \"get_*\"]\n"
+    "      exclude: []\n"
+    "      resources: false\n"
+    "      prompts: false\n"
+    "    smoke: {tool: echo, arguments: {message: ready}}\n"
+    "  context:\n"
+    "    url: http://127.0.0.1:3050/mcp\n"
+    "    headers: {Authorization: \"Bearer ${CONTEXT_TOKEN}\"}\n"
+    "bridge_tools: {include: [\"*\"]}\n";
+
+/* The lookup: a fixed table standing for the env file and the environment. */
+static const char *vars(const char *var, void *arg)
+{
+    (void)arg;
+    if (strcmp(var, "SOME_KEY") == 0)
+        return "k-123";
+    if (strcmp(var, "CONTEXT_TOKEN") == 0)
+        return "tok-secret-value";
+    if (strcmp(var, "DOLLAR") == 0)
+        return "${SOME_KEY}"; /* a value is not scanned again */
+    return NULL;
+}
+
+static bool parse(const char *s, struct gwfile *f, char *err)
+{
+    return gwfile_parse(s, strlen(s), vars, NULL, f, err, 300);
+}
+
+static void parses_the_issue_example(void **state)
+{
+    struct gwfile f;
+    char err[300];
+    (void)state;
+    assert_true(parse(example, &f, err));
+    assert_int_equal(f.nup, 2);
+    const struct gw_upstream *e = &f.up[0], *c = &f.up[1];
+    assert_string_equal(e->name, "everything");
+    assert_int_equal(e->kind, GW_STDIO);
+    assert_string_equal(e->command, "npx");
+    assert_int_equal(json_array_size(e->args), 2);
+    assert_string_equal(json_string_value(json_object_get(e->env, "SOME_KEY")), "k-123");
+    assert_string_equal(e->prefix, "everything__");
+    assert_true(e->required);
+    assert_int_equal(e->timeout_s, 300);
+    assert_non_null(e->smoke);
+    assert_string_equal(c->name, "context");
+    assert_int_equal(c->kind, GW_HTTP);
+    assert_string_equal(c->url, "http://127.0.0.1:3050/mcp");
+    assert_string_equal(json_string_value(json_object_get(c->headers, "Authorization")),
+                        "Bearer tok-secret-value");
+    assert_true(gw_bridge_tool_kept(&f, "hermes_task"));
+    gwfile_cleanup(&f);
+}
+
+static void fills_the_defaults(void **state)
+{
+    struct gwfile f;
+    char err[300];
+    (void)state;
+    assert_true(parse("upstreams:\n  mem:\n    command: node\n", &f, err));
+    const struct gw_upstream *u = &f.up[0];
+    assert_string_equal(u->prefix, "mem__");
+    assert_true(u->required);
+    assert_int_equal(u->timeout_s, 300);
+    assert_int_equal(u->connect_timeout_s, 15);
+    assert_int_equal(u->max_in_flight, 16);
+    assert_false(u->resources);
+    assert_false(u->prompts);
+    assert_null(u->include);
+    assert_null(u->exclude);
+    assert_null(u->cwd);
+    assert_int_equal(json_array_size(u->args), 0);
+    /* Default deny: no rules, nothing exposed. */
+    const char *rule = "x";
+    assert_int_equal(gw_tool_verdict(u, "anything", &rule), GW_DEFAULT_DENY);
+    assert_null(rule);
+    gwfile_cleanup(&f);
+    assert_true(parse("upstreams:\n  m:\n    command: n\n    prefix: \"\"\n    required: false\n"
+                      "    timeout: 7\n    connect_timeout: 3\n    max_in_flight: 2\n",
+                      &f, err));
+    assert_string_equal(f.up[0].prefix, "");
+    assert_false(f.up[0].required);
+    assert_int_equal(f.up[0].timeout_s, 7);
+    assert_int_equal(f.up[0].connect_timeout_s, 3);
+    assert_int_equal(f.up[0].max_in_flight, 2);
+    gwfile_cleanup(&f);
+}
+
+static void include_wins_and_globs_match(void **state)
+{
+    struct gwfile f;
+    char err[300];
+    const char *rule;
+    (void)state;
+    assert_true(parse("upstreams:\n  a:\n    command: x\n    tools:\n"
+                      "      include: [echo, \"get_*\"]\n      exclude: [\"get_secret*\", echo]\n"
+                      "  b:\n    command: y\n    tools: {exclude: [\"rm*\"]}\n"
+                      "bridge_tools: {exclude: [hermes_reset]}\n",
+                      &f, err));
+    const struct gw_upstream *a = &f.up[0], *b = &f.up[1];
+    assert_int_equal(gw_tool_verdict(a, "echo", &rule), GW_INCLUDED);
+    assert_string_equal(rule, "echo"); /* include wins over exclude */
+    assert_int_equal(gw_tool_verdict(a, "get_env", &rule), GW_INCLUDED);
+    assert_string_equal(rule, "get_*");
+    assert_int_equal(gw_tool_verdict(a, "add", &rule), GW_NOT_INCLUDED);
+    assert_null(rule);
+    assert_int_equal(gw_tool_verdict(b, "rmdir", &rule), GW_EXCLUDED);
+    assert_string_equal(rule, "rm*");
+    assert_int_equal(gw_tool_verdict(b, "ls", &rule), GW_INCLUDED);
+    assert_null(rule);
+    assert_false(gw_bridge_tool_kept(&f, "hermes_reset"));
+    assert_true(gw_bridge_tool_kept(&f, "hermes_task"));
+    gwfile_cleanup(&f);
+}
+
+static void interpolates_every_string(void **state)
+{
+    struct gwfile f;
+    char err[300];
+    (void)state;
+    assert_true(parse("upstreams:\n  a:\n    command: \"/opt/${env:SOME_KEY}/bin\"\n"
+                      "    args: [\"--k=${SOME_KEY}${SOME_KEY}\", \"$5 ${DOLLAR}\"]\n"
+                      "    tools: {include: [\"${SOME_KEY}\"]}\n",
+                      &f, err));
+    assert_string_equal(f.up[0].command, "/opt/k-123/bin");
+    assert_string_equal(json_string_value(json_array_get(f.up[0].args, 0)), "--k=k-123k-123");
+    assert_string_equal(json_string_value(json_array_get(f.up[0].args, 1)), "$5 ${SOME_KEY}");
+    assert_string_equal(json_string_value(json_array_get(f.up[0].include, 0)), "k-123");
+    gwfile_cleanup(&f);
+}
+
+static void unresolved_names_where_not_what(void **state)
+{
+    struct gwfile f;
+    char err[300];
+    (void)state;
+    assert_false(parse("upstreams:\n  ctx:\n    url: http://127.0.0.1:1/mcp\n"
+                       "    headers: {Authorization: \"Bearer ${MISSING_TOKEN} tok-secret-value\"}\n",
+                       &f, err));
+    assert_non_null(strstr(err, "upstream ctx"));
+    assert_non_null(strstr(err, "headers.Authorization"));
+    assert_non_null(strstr(err, "MISSING_TOKEN"));
+    assert_null(strstr(err, "tok-secret-value"));
+    assert_null(strstr(err, "Bearer"));
+    assert_int_equal(f.nup, 0);
+    assert_null(f.doc);
+    assert_false(parse("bridge_tools: {include: [\"${NOPE}\"]}\nupstreams: {}\n", &f, err));
+    assert_non_null(strstr(err, "key bridge_tools.include[0]"));
+    assert_false(parse("upstreams:\n  a:\n    command: \"${SOME_KEY\"\n", &f, err));
+    assert_non_null(strstr(err, "closing"));
+    assert_false(parse("upstreams:\n  a:\n    command: \"${1BAD}\"\n", &f, err));
+    assert_non_null(strstr(err, "upstream a, key command"));
+}
+
+static void refuses_bad_files(void **state)
+{
+    static const struct {
+        const char *text, *want;
+    } cases[] = {
+        {"", "empty"},
+        {"- a\n", "mapping with 'upstreams'"},
+        {"upstreams: []\n", "mapping of upstream names"},
+        {"upstream: {}\n", "not a known key"},
+        {"upstreams:\n  Bad:\n    command: x\n", "name 'Bad' is not allowed"},
+        {"upstreams:\n  -x:\n    command: x\n", "is not allowed"},
+        {"upstreams:\n  abcdefghijklmnopqrstuvwxyz0123456:\n    command: x\n", "not allowed"},
+        {"upstreams:\n  a:\n    command: x\n    url: http://127.0.0.1/\n", "exactly one"},
+        {"upstreams:\n  a: {}\n", "exactly one"},
+        {"upstreams:\n  a:\n    url: ftp://x/\n", "upstream a, key url"},
+        {"upstreams:\n  a:\n    command: x\n    comand: y\n", "key comand: is not a known key"},
+        {"upstreams:\n  a:\n    command: x\n    tools: {exlude: [x]}\n", "tools.exlude"},
+        {"upstreams:\n  a:\n    command: x\n    tools: {include: echo}\n", "tools.include"},
+        {"upstreams:\n  a:\n    command: x\n    required: yes\n", "key required"},
+        {"upstreams:\n  a:\n    command: x\n    timeout: 0\n", "key timeout"},
+        {"upstreams:\n  a:\n    command: x\n    timeout: -1\n", "key timeout"},
+        {"upstreams:\n  a:\n    command: x\n    max_in_flight: 99999999999\n", "max_in_flight"},
+        {"upstreams:\n  a:\n    command: x\n    prefix: \"a.b\"\n", "key prefix"},
+        {"upstreams:\n  a:\n    command: x\n    env: {\"1X\": y}\n", "key env"},
+        {"upstreams:\n  a:\n    command: x\n    headers: {A: b}\n", "key headers"},
+        {"upstreams:\n  a:\n    command: \"x\\0y\"\n", "NUL"},
+        {"upstreams:\n  a: &x {command: y}\n", "anchors"},
+        {"upstreams:\n  a:\n    command: x\n    smoke: {tool: echo, extra: 1}\n", "smoke"},
+    };
+    (void)state;
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        struct gwfile f;
+        char err[300];
+        bool ok = parse(cases[i].text, &f, err);
+        if (ok || strstr(err, cases[i].want) == NULL)
+            fail_msg("case %zu (%s): ok=%d err=%s", i, cases[i].text, ok, err);
+    }
+}
+
+static void name_rules(void **state)
+{
+    (void)state;
+    assert_true(gw_upstream_name_ok("a"));
+    assert_true(gw_upstream_name_ok("0a_b-c"));
+    assert_false(gw_upstream_name_ok("_a"));
+    assert_false(gw_upstream_name_ok("A"));
+    assert_false(gw_upstream_name_ok(""));
+    assert_true(gw_tool_name_ok("Everything__get-Env_1"));
+    assert_false(gw_tool_name_ok(""));
+    assert_false(gw_tool_name_ok("server:tool"));
+    char long_name[66];
+    memset(long_name, 'a', 65);
+    long_name[65] = '\0';
+    assert_false(gw_tool_name_ok(long_name));
+    long_name[64] = '\0';
+    assert_true(gw_tool_name_ok(long_name));
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(parses_the_issue_example),
+        cmocka_unit_test(fills_the_defaults),
+        cmocka_unit_test(include_wins_and_globs_match),
+        cmocka_unit_test(interpolates_every_string),
+        cmocka_unit_test(unresolved_names_where_not_what),
+        cmocka_unit_test(refuses_bad_files),
+        cmocka_unit_test(name_rules),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
