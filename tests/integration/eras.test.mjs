@@ -512,12 +512,56 @@ test('SDK v2 pinned: hermes_reset without confirmed asks through elicitation (in
   }
 });
 
-test('hermes_task as an MCP task (io.modelcontextprotocol/tasks)', { todo: NEEDS_TASKS }, async () => {
+// The host's raw request path the tasks helper needs for 2026-07-28 task traffic (its README):
+// one POST per request with the era's headers; the answer as {kind, result|error}.
+function rawDispatcher(srv, wire) {
+  let next = 1;
+  return async (request, options = {}) => {
+    const body = { jsonrpc: '2.0', id: `raw-${next++}`, ...request };
+    const p = body.params ?? {};
+    const name = p.name ?? p.uri ?? p.taskId;
+    const res = await recordingFetch(wire)(srv.url, { method: 'POST', signal: options.signal,
+      headers: { 'Content-Type': 'application/json', Accept: 'application/json, text/event-stream', ...srv.auth,
+        'MCP-Protocol-Version': p._meta[PV], 'Mcp-Method': body.method, ...(name ? { 'Mcp-Name': String(name) } : {}) },
+      body: JSON.stringify(body) });
+    const text = await res.text();
+    const msg = /^data:/m.test(text)
+      ? text.split('\n').filter((l) => l.startsWith('data:')).map((l) => JSON.parse(l.slice(5))).find((m) => m.id === body.id)
+      : JSON.parse(text);
+    return msg.error ? { kind: 'error', error: msg.error } : { kind: 'result', result: msg.result };
+  };
+}
+
+test('hermes_task as an MCP task (io.modelcontextprotocol/tasks): run to its result, cancel stops the agent run', { todo: NEEDS_TASKS }, async () => {
+  const { createTaskSessionFromClient, resultFromTaskOutcome } =
+    await import(join(ROOT, 'tools/client/node_modules/@modelcontextprotocol/ext-tasks/dist/client/index.js'));
   const r = await rig();
   try {
-    const { client } = await connectV2(r.srv, { pin: MODERN });
+    const { client, wire } = await connectV2(r.srv, { pin: MODERN });
     const ext = client.getDiscoverResult()?.capabilities?.extensions ?? {};
     assert.ok(ext['io.modelcontextprotocol/tasks'], `tasks extension advertised: ${JSON.stringify(ext)}`);
+    const session = createTaskSessionFromClient(client, { endpointId: 'hermes-eras', rawDispatch: rawDispatcher(r.srv, wire),
+      v2RequestFraming: { protocolVersion: MODERN, clientInfo: { name: 'hm-eras-tasks', version: '1' }, clientCapabilities: {} } });
+    try {
+      const done = await session.callTool('hermes_task', { task: 'as a task [delay=300] [text=task answer]', mode: 'sync', id: 'mt-1' },
+        { task: { preference: 'require' } });
+      assert.equal(done.kind, 'task', 'the call became an MCP task');
+      const { outcome } = await done.settle();
+      assert.equal(outcome.status, 'completed', JSON.stringify(outcome));
+      assertAnswered(resultFromTaskOutcome(outcome), 'mt-1', 'task answer');
+      assert.ok(rpcMethods(wire).includes('tasks/get'), `the helper polled tasks/get: ${rpcMethods(wire)}`);
+
+      const slow = await session.callTool('hermes_task', { task: 'long task [delay=20000] [text=never]', mode: 'sync', id: 'mt-2' },
+        { task: { preference: 'require' } });
+      assert.equal(slow.kind, 'task');
+      await until(() => r.fake.received().some((x) => JSON.stringify(x).includes('long task')), 'the agent got the task');
+      await slow.cancel();
+      const { outcome: stopped } = await slow.settle();
+      assert.equal(stopped.status, 'cancelled', JSON.stringify(stopped));
+      await until(() => r.fake.received().some((x) => x.event === 'interrupted'), 'the agent run to be interrupted');
+    } finally {
+      await session.close();
+    }
     await client.close();
   } finally {
     await r.close();
