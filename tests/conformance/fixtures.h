@@ -10,5 +10,7 @@ struct mcp_server;
 #include <stdbool.h>
 
 bool fixtures_register(struct mcp_server *mcp, struct loop *l, void *arg);
+/* The 2026-07-28 ones (fixtures_modern.c): input-required tools and prompt, diagnostics. */
+void fixtures_modern_register(struct mcp_server *mcp);
 
 #endif
