@@ -29,9 +29,7 @@ const PV = 'io.modelcontextprotocol/protocolVersion';
 const CAPS = 'io.modelcontextprotocol/clientCapabilities';
 const TOOLS = ['hermes_cancel', 'hermes_files', 'hermes_reset', 'hermes_result', 'hermes_status',
   'hermes_task', 'list_agents'];
-// What each slice of the engine brings; a test that needs a slice not on main yet is todo.
-const NEEDS_MODERN = 'needs the 2026-07-28 era in the engine (stateless modern requests, server/discover)';
-const NEEDS_MRTR = 'needs input-required results (hermes_reset asking through elicitation)';
+// A test that needs a part of the engine not on main yet is todo.
 const NEEDS_TASKS = 'needs the MCP tasks extension (hermes_task as an MCP task)';
 
 // A server with the fake agent behind it; extra: more settings.
@@ -158,7 +156,7 @@ function assertAnswered(res, id, text) {
   assert.deepEqual(JSON.parse(res.content[0].text), res.structuredContent);
 }
 
-test('SDK v2 pinned to 2026-07-28: discover, list, sync call, tool error, unknown tool, all stateless', { todo: NEEDS_MODERN }, async () => {
+test('SDK v2 pinned to 2026-07-28: discover, list, sync call, tool error, unknown tool, all stateless', async () => {
   const r = await rig();
   try {
     const { client, transport, wire } = await connectV2(r.srv, { pin: MODERN });
@@ -201,7 +199,7 @@ test('SDK v2 pinned to 2026-07-28: discover, list, sync call, tool error, unknow
   }
 });
 
-test('SDK v2 pinned: hermes_cancel stops another call\'s sync run; aborting a call stops its run', { todo: NEEDS_MODERN }, async () => {
+test('SDK v2 pinned: hermes_cancel stops another call\'s sync run; aborting a call stops its run', async () => {
   const r = await rig();
   const interrupted = () => r.fake.received().filter((x) => x.event === 'interrupted').length;
   try {
@@ -220,7 +218,7 @@ test('SDK v2 pinned: hermes_cancel stops another call\'s sync run; aborting a ca
 
     // The new era cancels by closing the request's stream: the run stops and is stored cancelled.
     const ctl = new AbortController();
-    const gone = a.client.callTool(syncTask('era-ab', 'never either', '[delay=20000] '), undefined, { signal: ctl.signal });
+    const gone = a.client.callTool(syncTask('era-ab', 'never either', '[delay=20000] '), { signal: ctl.signal });
     await until(() => r.fake.received().some((x) => JSON.stringify(x).includes('never either')), 'the agent got the second task');
     ctl.abort();
     await assert.rejects(gone);
@@ -239,7 +237,7 @@ test('SDK v2 pinned: hermes_cancel stops another call\'s sync run; aborting a ca
   }
 });
 
-test('SDK v2 in auto mode lands on 2026-07-28', { todo: NEEDS_MODERN }, async () => {
+test('SDK v2 in auto mode lands on 2026-07-28', async () => {
   const r = await rig();
   try {
     const { client, wire } = await connectV2(r.srv, 'auto');
@@ -269,7 +267,7 @@ test('SDK v2 in legacy mode still initializes (2025-11-25) and works', async () 
   }
 });
 
-test('two SDK v2 clients at once, one per era, on a server with sessions on: each gets its own results', { todo: NEEDS_MODERN }, async () => {
+test('two SDK v2 clients at once, one per era, on a server with sessions on: each gets its own results', async () => {
   const r = await rig({ MCP_SESSIONS: '1' });
   try {
     const modern = await connectV2(r.srv, { pin: MODERN });
@@ -344,7 +342,7 @@ function inspector(url, token, era, args) {
 const printed = (r) => JSON.parse(r.stdout.match(/^\{\n[\s\S]*?\n\}$/m)?.[0] ?? r.stdout);
 
 for (const era of ['modern', 'auto']) {
-  test(`MCP Inspector v2 CLI --protocol-era ${era}: tools/list, tools/call hermes_task, the error path, on 2026-07-28`, { todo: NEEDS_MODERN }, async () => {
+  test(`MCP Inspector v2 CLI --protocol-era ${era}: tools/list, tools/call hermes_task, the error path, on 2026-07-28`, async () => {
     const r = await rig();
     const px = await recordingProxy(r.srv);
     try {
@@ -369,8 +367,12 @@ for (const era of ['modern', 'auto']) {
 
       assertModernWire(px.wire, `inspector ${era}`);
       const calls = posts(px.wire).filter((e) => e.body?.method === 'tools/call');
-      assert.equal(calls.length, 3, 'three tools/call requests went out');
-      assert.ok(!JSON.stringify(r.audit()).includes('"status":400'), 'no refused request in the audit log');
+      // The CLI refuses a tool it did not list without asking the server: two calls went out.
+      assert.deepEqual(calls.map((e) => e.body.params.name), ['hermes_task', 'hermes_result'], `${rpcMethods(px.wire)}`);
+      // The audit log has every request (the two calls written), none refused: no failed probe.
+      const lines = await until(() => { const l = r.audit(); return l.filter((x) => x.rpc_method === 'tools/call').length === 2 && l; }, 'audit lines');
+      assert.equal(lines.filter((x) => x.rpc_method === 'server/discover' && x.status === 200).length, 4, JSON.stringify(lines));
+      assert.deepEqual(lines.filter((x) => x.status !== 200), [], 'no refused request');
     } finally {
       await px.close();
       await r.close();
@@ -378,7 +380,7 @@ for (const era of ['modern', 'auto']) {
   });
 }
 
-test('mcp-remote --protocol auto: a 2025-era stdio client lists and calls tools while mcp-remote speaks 2026-07-28 upstream', { todo: NEEDS_MODERN }, async () => {
+test('mcp-remote --protocol auto: a 2025-era stdio client lists and calls tools while mcp-remote speaks 2026-07-28 upstream', async () => {
   const r = await rig();
   const px = await recordingProxy(r.srv);
   const home = mkdtempSync(join(tmpdir(), 'hm-eras-remote-'));
@@ -419,9 +421,8 @@ function modernPost(srv, id, method, params = {}, { version = MODERN, meta, head
     ? { [PV]: version, [CAPS]: {}, 'io.modelcontextprotocol/clientInfo': { name: 'raw', version: '1' } } : meta;
   const body = { jsonrpc: '2.0', id, method, params: _meta === null ? params : { ...params, _meta } };
   if (_meta === null && Object.keys(params).length === 0) delete body.params;
-  const h = { 'MCP-Protocol-Version': version, 'Mcp-Method': method, ...headers };
-  if (params.name) h['Mcp-Name'] = params.name;
-  return post(srv, body, h);
+  const h = { 'MCP-Protocol-Version': version, 'Mcp-Method': method, ...(params.name ? { 'Mcp-Name': params.name } : {}) };
+  return post(srv, body, { ...h, ...headers });
 }
 
 function assertRpcError(res, status, code, id) {
@@ -433,7 +434,7 @@ function assertRpcError(res, status, code, id) {
   return res.json.error;
 }
 
-test('raw fetch: server/discover, and the new era\'s errors, each with the request id; legacy requests unaffected', { todo: NEEDS_MODERN }, async () => {
+test('raw fetch: server/discover, and the new era\'s errors, each with the request id; legacy requests unaffected', async () => {
   const r = await rig();
   try {
     const d = await modernPost(r.srv, 'disc-1', 'server/discover');
@@ -481,18 +482,22 @@ test('raw fetch: server/discover, and the new era\'s errors, each with the reque
   }
 });
 
-test('SDK v2 pinned: hermes_reset without confirmed asks through elicitation (input-required result)', { todo: NEEDS_MRTR }, async () => {
+test('SDK v2 pinned: hermes_reset without confirmed asks through elicitation (input-required result)', async () => {
   const r = await rig();
   try {
     const asked = [];
     const { client, wire } = await connectV2(r.srv, { pin: MODERN }, { capabilities: { elicitation: { form: {} } } });
+    // As a user who says yes: every yes/no field of the form the server sent is ticked.
     client.setRequestHandler('elicitation/create', async (req) => {
       asked.push(req.params);
-      return { action: 'accept', content: { confirmed: true } };
+      const fields = Object.entries(req.params.requestedSchema?.properties ?? {}).filter(([, v]) => v.type === 'boolean');
+      return { action: 'accept', content: Object.fromEntries(fields.map(([k]) => [k, true])) };
     });
     await client.listTools();
     const res = await client.callTool({ name: 'hermes_reset', arguments: {} });
     assert.equal(asked.length, 1, 'the user was asked once');
+    assert.equal(Object.values(asked[0].requestedSchema.properties).filter((v) => v.type === 'boolean').length, 1,
+      `one yes/no question: ${JSON.stringify(asked[0])}`);
     assert.equal(res.isError, false, JSON.stringify(res));
     assert.equal(typeof res.structuredContent.cleared, 'number');
     const rounds = posts(wire).filter((e) => e.body?.method === 'tools/call');
