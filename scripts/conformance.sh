@@ -53,6 +53,9 @@ for req in 2025-11-25 2026-07-28; do
     echo "conformance 0.2.0-alpha.12 (--requirements $req): $((n - bad)) of $n scored" \
          "scenarios pass, exit $rc; $(echo "$unscored" | head -1)"
     echo "$unscored" | grep -E '^ +✗' || true
+    total=$(grep -E '^Total: [0-9]+ passed, [0-9]+ failed' "$log" | tail -1)
+    echo "conformance 0.2.0-alpha.12 (--requirements $req, all scenarios): ${total:-no total line}"
+    case "$total" in *" 0 failed") ;; *) rc=1 ;; esac
     if [ "$rc" != 0 ] || [ "$bad" != 0 ] || [ "$n" = 0 ]; then
         status=1
         tail -40 "$log"

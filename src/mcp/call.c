@@ -309,6 +309,11 @@ bool mcp_call_client_extension(const struct mcp_call *c, const char *extension)
     return c->modern && json_object_get(json_object_get(c->caps, "extensions"), extension);
 }
 
+const char *mcp_call_caller(const struct mcp_call *c)
+{
+    return c->caller;
+}
+
 json_t *mcp_call_input_responses(const struct mcp_call *c)
 {
     return c->input_responses;

@@ -119,6 +119,49 @@ static bool header_text(const char *raw, char *out, size_t outsz)
     return true;
 }
 
+/* Whether a header's text stands for a body value: strings exactly, numbers numerically,
+ * booleans as "true"/"false". */
+static bool value_matches(const char *text, json_t *v)
+{
+    if (json_is_string(v))
+        return strcmp(text, json_string_value(v)) == 0;
+    if (json_is_boolean(v))
+        return strcmp(text, json_is_true(v) ? "true" : "false") == 0;
+    if (json_is_number(v)) {
+        char *end;
+        double d = strtod(text, &end);
+        return *text && *end == '\0' && d == json_number_value(v);
+    }
+    return false;
+}
+
+bool era_param_headers_match(struct hreq *r, json_t *param_headers, json_t *args, char *msg,
+                             size_t msgsz)
+{
+    const char *prop;
+    json_t *header;
+    json_object_foreach(param_headers, prop, header)
+    {
+        char name[96], value[HDR_VALUE_MAX];
+        snprintf(name, sizeof name, "Mcp-Param-%.80s", json_string_value(header));
+        const char *raw = hreq_header(r, name);
+        json_t *v = json_object_get(args, prop);
+        if (v == NULL || json_is_null(v)) {
+            if (raw == NULL)
+                continue;
+            snprintf(msg, msgsz, "Header mismatch: %s header sent without arguments.%.64s", name,
+                     prop);
+            return false;
+        }
+        if (raw == NULL || !header_text(raw, value, sizeof value) || !value_matches(value, v)) {
+            snprintf(msg, msgsz, "Header mismatch: %s header %s arguments.%.64s", name,
+                     raw ? "does not match" : "is required and must equal", prop);
+            return false;
+        }
+    }
+    return true;
+}
+
 /* Checks the mirrored headers; on a mismatch fills msg and returns false. */
 static bool headers_match(struct hreq *r, const struct jrpc_msg *m, const char *name_field,
                           const char *meta_version, char *msg, size_t msgsz)

@@ -6,7 +6,7 @@
 #define ERA_HEADER_MISMATCH (-32020)
 #define ERA_MISSING_CAPABILITY (-32021)
 #define ERA_UNSUPPORTED_VERSION (-32022)
-#define ERA_TASKS_EXTENSION "io.modelcontextprotocol/tasks"
+#define ERA_TASKS_EXTENSION MCP_TASKS_EXTENSION
 
 enum era { ERA_LEGACY, ERA_MODERN, ERA_UNSUPPORTED };
 
@@ -19,6 +19,11 @@ enum era era_of(struct hreq *r, json_t *root);
 void era_refuse_version(struct hreq *r, json_t *root);
 /* Serves one 2026-07-28 POST body (borrowed). */
 void era_serve(struct mcp_server *srv, struct hreq *r, json_t *root);
+/* A tools/call's Mcp-Param-* headers against its arguments (param_headers: a tool's
+ * {property: header name}); false with msg filled on a mismatch, a header missing for a value,
+ * or one that cannot be read. */
+bool era_param_headers_match(struct hreq *r, json_t *param_headers, json_t *args, char *msg,
+                             size_t msgsz);
 /* The versions we serve, newest first (new reference). */
 json_t *era_versions(void);
 /* Adds what every 2026-07-28 result carries to the response msg's result (resultType,

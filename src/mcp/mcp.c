@@ -85,6 +85,7 @@ static void registry_cleanup(struct registry *reg)
         free(reg->v[i].name);
         free(reg->v[i].uri_template);
         json_decref(reg->v[i].listing);
+        json_decref(reg->v[i].param_headers);
     }
     free(reg->v);
     free(reg->listing_text);
@@ -107,6 +108,19 @@ void mcp_add_tool(struct mcp_server *s, const struct mcp_tool_def *d)
     if (d->annotations)
         json_object_set_new(t, "annotations", d->annotations);
     registry_add(&s->tools, d->name, t, d->handler, d->arg, NULL);
+    /* Found once here, not at each call: most tools have none. */
+    const char *prop;
+    json_t *def, *headers = json_object();
+    json_object_foreach(json_object_get(d->input_schema, "properties"), prop, def)
+    {
+        json_t *h = json_object_get(def, "x-mcp-header");
+        if (json_is_string(h))
+            json_object_set(headers, prop, h);
+    }
+    if (json_object_size(headers))
+        s->tools.v[s->tools.n - 1].param_headers = headers;
+    else
+        json_decref(headers);
 }
 
 void mcp_add_resource(struct mcp_server *s, const struct mcp_resource_def *d)
@@ -141,6 +155,12 @@ void mcp_set_audit(struct mcp_server *s, mcp_audit_cb *cb, void *arg)
 {
     s->audit = cb;
     s->audit_arg = arg;
+}
+
+void mcp_set_task_ops(struct mcp_server *s, const struct mcp_task_ops *ops, void *arg)
+{
+    s->task_ops = ops;
+    s->task_arg = arg;
 }
 
 void mcp_set_completion(struct mcp_server *s, mcp_handler *handler, void *arg)

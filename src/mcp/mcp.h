@@ -156,6 +156,27 @@ json_t *mcp_call_input_responses(const struct mcp_call *c);
 /* The state the handler gave mcp_call_input_required in an earlier round, checked to be
  * unaltered, unexpired and for this caller and request (borrowed), or NULL. */
 json_t *mcp_call_input_state(const struct mcp_call *c);
+/* The caller of a 2026-07-28 request: a digest of its credential (never the credential), what
+ * sealed state and tasks are bound to; "" in the session era. */
+const char *mcp_call_caller(const struct mcp_call *c);
+
+/* The tasks extension (io.modelcontextprotocol/tasks, 2026-07-28). A provider that runs tool
+ * calls as tasks answers such a call with a CreateTaskResult ({resultType: "task", taskId,
+ * status, ...}) when the client declared the extension (mcp_call_client_extension), and
+ * serves the three task methods here. The engine advertises the extension in server/discover,
+ * refuses the methods to a request that did not declare it (-32021), checks the routing
+ * header (Mcp-Name = taskId) and hands over a task id that is a string; the provider answers
+ * tasks/get with the task (status, and inputRequests, result or error by status), update and
+ * cancel with an empty result, an unknown task (or another caller's, mcp_call_caller) with
+ * -32602. Each callback finishes its call like a handler. */
+struct mcp_task_ops {
+    void (*get)(struct mcp_call *c, const char *task_id, void *arg);
+    void (*update)(struct mcp_call *c, const char *task_id, json_t *input_responses, void *arg);
+    void (*cancel)(struct mcp_call *c, const char *task_id, void *arg);
+};
+void mcp_set_task_ops(struct mcp_server *s, const struct mcp_task_ops *ops, void *arg);
+#define MCP_TASKS_EXTENSION "io.modelcontextprotocol/tasks"
+
 /* Finishes with a JSON-RPC error that carries data (data_take may be NULL). */
 void mcp_call_error_data(struct mcp_call *c, int code, const char *message, json_t *data_take);
 /* Finishes with the 2026-07-28 missing-capability error (-32021, HTTP 400):

@@ -143,6 +143,9 @@ struct named {
     mcp_handler *handler;
     void *arg;
     char *uri_template; /* templates only */
+    /* Tools: input properties mirrored in Mcp-Param-* headers in 2026-07-28 ("x-mcp-header"
+     * in the schema): {property: header name}, or NULL for none. */
+    json_t *param_headers;
 };
 
 struct registry {
@@ -175,6 +178,8 @@ struct mcp_server {
     uint64_t calls_started;
     mcp_audit_cb *audit; /* may be NULL */
     void *audit_arg;
+    const struct mcp_task_ops *task_ops; /* may be NULL: no tasks extension */
+    void *task_arg;
     unsigned char state_key[32]; /* seals requestState (reqstate.c); new at each start */
     char *modern_list_head; /* "{"resultType":...,"_meta":{...}," for list answers (era.c) */
 };

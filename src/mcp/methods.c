@@ -121,6 +121,8 @@ static json_t *build_modern_capabilities(struct mcp_server *srv)
         json_object_set_new(caps, "prompts", json_object());
     if (srv->complete)
         json_object_set_new(caps, "completions", json_object());
+    if (srv->task_ops)
+        json_object_set_new(caps, "extensions", json_pack("{s:{}}", MCP_TASKS_EXTENSION));
     return caps;
 }
 
@@ -272,6 +274,74 @@ static void do_discover(struct rpc_ctx *x, struct jrpc_msg *m)
     answer(x, jrpc_result(m->id, result));
 }
 
+/* ---------- the tasks extension: the provider's three methods ---------- */
+
+static void task_get(struct mcp_call *c, json_t *params, void *arg)
+{
+    struct mcp_server *srv = arg;
+    srv->task_ops->get(c, json_string_value(json_object_get(params, "taskId")), srv->task_arg);
+}
+
+static void task_update(struct mcp_call *c, json_t *params, void *arg)
+{
+    struct mcp_server *srv = arg;
+    srv->task_ops->update(c, json_string_value(json_object_get(params, "taskId")),
+                          json_object_get(params, "inputResponses"), srv->task_arg);
+}
+
+static void task_cancel(struct mcp_call *c, json_t *params, void *arg)
+{
+    struct mcp_server *srv = arg;
+    srv->task_ops->cancel(c, json_string_value(json_object_get(params, "taskId")),
+                          srv->task_arg);
+}
+
+/* Checks what every task method needs, then hands the call to the provider. */
+static void task_method(struct rpc_ctx *x, struct jrpc_msg *m, mcp_handler *h)
+{
+    json_t *ext = json_object_get(json_object_get(x->ex->caps, "extensions"),
+                                  MCP_TASKS_EXTENSION);
+    if (ext == NULL) {
+        json_t *err = jrpc_error(m->id, ERA_MISSING_CAPABILITY,
+                                 "Missing required client capability: the tasks extension "
+                                 "(" MCP_TASKS_EXTENSION ")");
+        json_object_set_new(json_object_get(err, "error"), "data",
+                            json_pack("{s:{s:{s:{}}}}", "requiredCapabilities", "extensions",
+                                      MCP_TASKS_EXTENSION));
+        answer(x, err);
+        return;
+    }
+    json_t *id = json_object_get(m->params, "taskId");
+    if (!jrpc_str(id) || json_string_length(id) == 0 || json_string_length(id) > 128) {
+        answer(x, jrpc_error(m->id, JRPC_INVALID_PARAMS,
+                             "Invalid params: taskId must be a non-empty string"));
+        return;
+    }
+    json_t *responses = json_object_get(m->params, "inputResponses");
+    if (h == task_update && !json_is_object(responses)) {
+        answer(x, jrpc_error(m->id, JRPC_INVALID_PARAMS,
+                             "Invalid params: inputResponses must be an object"));
+        return;
+    }
+    struct named n = {.handler = h, .arg = x->srv};
+    start_call(x, m, &n, m->params);
+}
+
+static void do_tasks_get(struct rpc_ctx *x, struct jrpc_msg *m)
+{
+    task_method(x, m, task_get);
+}
+
+static void do_tasks_update(struct rpc_ctx *x, struct jrpc_msg *m)
+{
+    task_method(x, m, task_update);
+}
+
+static void do_tasks_cancel(struct rpc_ctx *x, struct jrpc_msg *m)
+{
+    task_method(x, m, task_cancel);
+}
+
 static void do_tools_call(struct rpc_ctx *x, struct jrpc_msg *m)
 {
     json_t *name = json_object_get(m->params, "name");
@@ -297,6 +367,12 @@ static void do_tools_call(struct rpc_ctx *x, struct jrpc_msg *m)
         return;
     }
     audit_note(x->srv, x->req, NULL, t->name, NULL);
+    char msg[256];
+    if (x->ex->modern && t->param_headers &&
+        !era_param_headers_match(x->req, t->param_headers, args, msg, sizeof msg)) {
+        answer(x, jrpc_error(m->id, ERA_HEADER_MISMATCH, msg));
+        return;
+    }
     json_t *a = json_is_object(args) ? json_incref(args) : json_object();
     start_call(x, m, t, a);
     json_decref(a);
@@ -488,6 +564,7 @@ enum {
     METHOD_RESOURCES = 1 << 5,
     METHOD_PROMPTS = 1 << 6,
     METHOD_COMPLETIONS = 1 << 7,
+    METHOD_TASKS = 1 << 8,
 };
 
 /* Whether the server offers what a capability flag names: in the 2026-07-28 era its methods
@@ -503,6 +580,8 @@ static bool offers(const struct mcp_server *srv, unsigned cap_flag)
         return srv->prompts.n > 0;
     case METHOD_COMPLETIONS:
         return srv->complete != NULL;
+    case METHOD_TASKS:
+        return srv->task_ops != NULL;
     default:
         return true;
     }
@@ -530,6 +609,10 @@ static const struct method {
     {"prompts/get", do_prompts_get, METHOD_PROMPTS, "name"},
     {"completion/complete", do_complete, METHOD_COMPLETIONS, NULL},
     {"logging/setLevel", do_set_level, METHOD_LEGACY, NULL},
+    /* tasks/result and tasks/list of the 2025-11-25 draft are gone: unknown, -32601. */
+    {"tasks/get", do_tasks_get, METHOD_MODERN | METHOD_TASKS, "taskId"},
+    {"tasks/update", do_tasks_update, METHOD_MODERN | METHOD_TASKS, "taskId"},
+    {"tasks/cancel", do_tasks_cancel, METHOD_MODERN | METHOD_TASKS, "taskId"},
     {"notifications/initialized", NULL, METHOD_NOTIFICATION, NULL},
     {"notifications/cancelled", do_cancelled, METHOD_NOTIFICATION, NULL},
     {"notifications/progress", NULL, METHOD_NOTIFICATION, NULL},
@@ -557,7 +640,8 @@ const char *audit_method(const char *m)
 const char *modern_method(struct mcp_server *srv, const char *name, const char **name_field)
 {
     const struct method *method = method_find(name, false);
-    const unsigned caps = METHOD_TOOLS | METHOD_RESOURCES | METHOD_PROMPTS | METHOD_COMPLETIONS;
+    const unsigned caps =
+        METHOD_TOOLS | METHOD_RESOURCES | METHOD_PROMPTS | METHOD_COMPLETIONS | METHOD_TASKS;
 
     if (method == NULL || (method->flags & METHOD_LEGACY) ||
         !offers(srv, method->flags & caps))

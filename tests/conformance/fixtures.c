@@ -600,5 +600,12 @@ bool fixtures_register(struct mcp_server *m, struct loop *l, void *arg)
                                                .handler = prompt_image});
     mcp_set_completion(m, complete, NULL);
     fixtures_modern_register(m);
+    fixtures_tasks_register(m, l);
     return true;
+}
+
+void fixtures_teardown(void *arg)
+{
+    (void)arg;
+    fixtures_tasks_free();
 }

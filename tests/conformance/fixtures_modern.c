@@ -236,6 +236,17 @@ static void logging_tool(struct mcp_call *c, json_t *args, void *arg)
     reply_text(c, "Logging evaluated");
 }
 
+/* A tool whose region argument a 2026-07-28 client mirrors in an Mcp-Param-Region header
+ * (x-mcp-header); the engine checks the header against the body before this runs. */
+static void header_param(struct mcp_call *c, json_t *args, void *arg)
+{
+    (void)arg;
+    const char *region = json_string_value(json_object_get(args, "region"));
+    char *text = xasprintf("Region: %s", region ? region : "none");
+    reply_text(c, text);
+    free(text);
+}
+
 static void mrtr_prompt(struct mcp_call *c, json_t *args, void *arg)
 {
     (void)args, (void)arg;
@@ -284,6 +295,14 @@ void fixtures_modern_register(struct mcp_server *m)
     tool(m, "test_streaming_elicitation", "Diagnostic tool validating response progress streams",
          streaming_elicitation);
     tool(m, "test_logging_tool", "Diagnostic logging validator tool", logging_tool);
+    mcp_add_tool(m, &(struct mcp_tool_def){
+                        .name = "test_header_param",
+                        .description = "Echoes a region mirrored in the Mcp-Param-Region header",
+                        .input_schema = json_pack("{s:s, s:{s:{s:s, s:s}}, s:[s]}", "type",
+                                                  "object", "properties", "region", "type",
+                                                  "string", "x-mcp-header", "Region", "required",
+                                                  "region"),
+                        .handler = header_param});
     mcp_add_prompt(m, &(struct mcp_prompt_def){
                           .name = "test_input_required_result_prompt",
                           .description = "MRTR: prompt that requires elicitation input",

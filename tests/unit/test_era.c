@@ -52,6 +52,36 @@ static void log_tool(struct mcp_call *c, json_t *args, void *arg)
     mcp_call_result_take(c, json_pack("{s:[]}", "content"));
 }
 
+static void region_tool(struct mcp_call *c, json_t *args, void *arg)
+{
+    (void)arg;
+    mcp_call_result_take(c, json_pack("{s:[{s:s, s:O}]}", "content", "type", "text", "text",
+                                      json_object_get(args, "region")));
+}
+
+static char last_task[64], last_caller[40];
+
+static void task_get(struct mcp_call *c, const char *id, void *arg)
+{
+    (void)arg;
+    snprintf(last_task, sizeof last_task, "%s", id);
+    snprintf(last_caller, sizeof last_caller, "%s", mcp_call_caller(c));
+    mcp_call_result_take(c, json_pack("{s:s, s:s}", "taskId", id, "status", "working"));
+}
+
+static void task_update(struct mcp_call *c, const char *id, json_t *responses, void *arg)
+{
+    (void)id, (void)responses, (void)arg;
+    mcp_call_result_take(c, json_object());
+}
+
+static void task_cancel(struct mcp_call *c, const char *id, void *arg)
+{
+    task_update(c, id, NULL, arg);
+}
+
+static const struct mcp_task_ops ops = {task_get, task_update, task_cancel};
+
 static int setup(void **state)
 {
     (void)state;
@@ -63,6 +93,13 @@ static int setup(void **state)
                                              .handler = ask_tool});
     mcp_add_tool(srv, &(struct mcp_tool_def){.name = "héllo", .input_schema = json_object(),
                                              .handler = log_tool});
+    mcp_add_tool(srv, &(struct mcp_tool_def){
+                          .name = "region",
+                          .input_schema = json_pack("{s:{s:{s:s}, s:{s:s}}}", "properties",
+                                                    "region", "x-mcp-header", "Region", "n",
+                                                    "x-mcp-header", "N"),
+                          .handler = region_tool});
+    mcp_set_task_ops(srv, &ops, NULL);
     return 0;
 }
 
@@ -218,7 +255,7 @@ static void discover_and_lists_are_decorated(void **state)
                     "}}}",
                     "2026-07-28", "tools/list", NULL, NULL, &st);
     res = json_object_get(j, "result");
-    assert_int_equal(json_array_size(json_object_get(res, "tools")), 2);
+    assert_int_equal(json_array_size(json_object_get(res, "tools")), 3);
     assert_string_equal(json_string_value(json_object_get(res, "resultType")), "complete");
     assert_int_equal(json_integer_value(json_object_get(res, "ttlMs")), 300000);
     json_decref(j);
@@ -356,6 +393,94 @@ static void session_era_is_untouched(void **state)
     req_cleanup(&r);
 }
 
+/* tools/call of the region tool with the given arguments and Mcp-Param headers. */
+static json_int_t call_region(const char *arguments, const char *region, const char *n)
+{
+    char body[1024];
+    snprintf(body, sizeof body,
+             "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/call\",\"params\":{"
+             "\"name\":\"region\",\"arguments\":%s," META "}}}",
+             arguments);
+    struct hreq r = {.accept = "application/json", .body = body, .version = "2026-07-28",
+                     .headers = {{"Mcp-Method", "tools/call"}, {"Mcp-Name", "region"}}};
+    size_t k = 2;
+    if (region) {
+        r.headers[k][0] = "Mcp-Param-Region";
+        r.headers[k++][1] = region;
+    }
+    if (n) {
+        r.headers[k][0] = "Mcp-Param-N";
+        r.headers[k][1] = n;
+    }
+    mcp_http_request(srv, &r);
+    json_t *j = json_loads(r.reply, 0, NULL);
+    json_int_t code = json_object_get(j, "result") ? 0 : error_code(j);
+    json_decref(j);
+    req_cleanup(&r);
+    return code;
+}
+
+static void param_headers_must_match_the_arguments(void **state)
+{
+    (void)state;
+    assert_int_equal(call_region("{\"region\":\"eu\"}", "eu", NULL), 0);
+    assert_int_equal(call_region("{\"region\":\"eu\"}", NULL, NULL), -32020); /* missing */
+    assert_int_equal(call_region("{\"region\":\"eu\"}", "us", NULL), -32020);
+    assert_int_equal(call_region("{\"region\":\"Hello\"}", "=?base64?SGVsbG8=?=", NULL), 0);
+    /* Unpadded or bad base64 is refused, not decoded leniently. */
+    assert_int_equal(call_region("{\"region\":\"Hello\"}", "=?base64?SGVsbG8?=", NULL), -32020);
+    assert_int_equal(call_region("{\"region\":\"Hello\"}", "=?base64?SGVs!!!bG8=?=", NULL),
+                     -32020);
+    /* Numbers compare as numbers; no value in the body, no header. */
+    assert_int_equal(call_region("{\"n\":42}", NULL, "42.0"), 0);
+    assert_int_equal(call_region("{\"n\":42}", NULL, "43"), -32020);
+    assert_int_equal(call_region("{}", NULL, NULL), 0);
+    assert_int_equal(call_region("{}", "eu", NULL), -32020);
+}
+
+static void task_methods_need_the_extension(void **state)
+{
+    (void)state;
+    unsigned st;
+    const char *get_no_ext = "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tasks/get\",\"params\":{"
+                             "\"taskId\":\"t1\"," META "}}}";
+    json_t *j = send_modern(get_no_ext, "2026-07-28", "tasks/get", "t1", NULL, &st);
+    assert_int_equal(st, 400);
+    assert_int_equal(error_code(j), -32021);
+    json_decref(j);
+    const char *get = "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"tasks/get\",\"params\":{"
+                      "\"taskId\":\"t1\",\"_meta\":{\"io.modelcontextprotocol/protocolVersion\":"
+                      "\"2026-07-28\",\"io.modelcontextprotocol/clientCapabilities\":{\"extensions\":"
+                      "{\"io.modelcontextprotocol/tasks\":{}}}}}}";
+    j = send_modern(get, "2026-07-28", "tasks/get", "t2", NULL, &st);
+    assert_int_equal(error_code(j), -32020); /* Mcp-Name is the task id */
+    json_decref(j);
+    last_task[0] = '\0';
+    j = send_modern(get, "2026-07-28", "tasks/get", "t1", "Bearer X", &st);
+    assert_int_equal(st, 200);
+    assert_string_equal(last_task, "t1");
+    assert_int_equal(strlen(last_caller), 32); /* a digest, not the credential */
+    assert_null(strstr(last_caller, "Bearer"));
+    assert_string_equal(json_string_value(json_object_get(json_object_get(j, "result"),
+                                                          "resultType")),
+                        "complete");
+    json_decref(j);
+    /* The 2025-11-25 draft's methods are gone. */
+    j = send_modern("{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"tasks/list\",\"params\":{" META
+                    "}}}",
+                    "2026-07-28", "tasks/list", NULL, NULL, &st);
+    assert_int_equal(st, 404);
+    json_decref(j);
+    j = send_modern("{\"jsonrpc\":\"2.0\",\"id\":4,\"method\":\"server/discover\",\"params\":{" META
+                    "}}}",
+                    "2026-07-28", "server/discover", NULL, NULL, &st);
+    assert_non_null(json_object_get(
+        json_object_get(json_object_get(json_object_get(j, "result"), "capabilities"),
+                        "extensions"),
+        "io.modelcontextprotocol/tasks"));
+    json_decref(j);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -366,6 +491,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(capability_missing_is_32021, setup, teardown),
         cmocka_unit_test_setup_teardown(logs_only_at_the_requested_level, setup, teardown),
         cmocka_unit_test_setup_teardown(session_era_is_untouched, setup, teardown),
+        cmocka_unit_test_setup_teardown(param_headers_must_match_the_arguments, setup, teardown),
+        cmocka_unit_test_setup_teardown(task_methods_need_the_extension, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
