@@ -238,6 +238,52 @@ test('SDK v2 pinned: hermes_cancel stops another call\'s sync run; aborting a ca
   }
 });
 
+test('SDK v2 pinned: progress of a sync task streams to the caller, an async task is followed with hermes_result', async () => {
+  const r = await rig();
+  try {
+    const { client, wire } = await connectV2(r.srv, { pin: MODERN });
+    await client.listTools();
+    const seen = [];
+    const res = await client.callTool(syncTask('era-pr', 'with progress', '[delay=600] [progress=3] '),
+      { onprogress: (p) => seen.push(p.progress) });
+    assertAnswered(res, 'era-pr', 'with progress');
+    assert.ok(seen.length >= 1, `progress reached the client: ${JSON.stringify(seen)}`);
+    const call = posts(wire).find((e) => e.body?.params?.name === 'hermes_task');
+    assert.notEqual(call.body.params._meta.progressToken, undefined, 'the client asked for progress');
+    assert.match(call.resHeaders.get('content-type'), /text\/event-stream/, 'the answer streamed');
+
+    const started = await client.callTool({ name: 'hermes_task',
+      arguments: { task: 'later [delay=300] [text=async answer]', mode: 'async', id: 'era-async' } });
+    assert.equal(started.isError, false, JSON.stringify(started));
+    assert.equal(started.structuredContent.id, 'era-async');
+    const done = await until(async () => {
+      const got = await client.callTool({ name: 'hermes_result', arguments: { id: 'era-async' } });
+      return got.structuredContent.status === 'completed' && got;
+    }, 'the async task to complete', 10000);
+    assert.match(done.structuredContent.summary, /async answer/);
+    assertModernWire(wire, 'SDK v2 progress/async');
+    await client.close();
+  } finally {
+    await r.close();
+  }
+});
+
+test('SDK v2 pinned with a wrong token: refused as unauthorized (401), not as a negotiation failure', async () => {
+  const r = await rig();
+  try {
+    const bad = { ...r.srv, auth: { Authorization: `Bearer ${'0'.repeat(64)}` } };
+    const wire = [];
+    const client = new ClientV2({ name: 'hm-eras-v2', version: '1.0.0' }, { versionNegotiation: { mode: { pin: MODERN } } });
+    const transport = new HttpV2(new URL(r.srv.url), { requestInit: { headers: bad.auth }, fetch: recordingFetch(wire) });
+    await assert.rejects(client.connect(transport), (e) => !/ERA_NEGOTIATION_FAILED|did not offer/.test(`${e.code} ${e.message}`));
+    assert.deepEqual(posts(wire).map((e) => [e.body?.method, e.status]), [['server/discover', 401]]);
+    assert.match(posts(wire)[0].resHeaders.get('www-authenticate') ?? '', /^Bearer/);
+    await client.close();
+  } finally {
+    await r.close();
+  }
+});
+
 test('SDK v2 in auto mode lands on 2026-07-28', async () => {
   const r = await rig();
   try {
