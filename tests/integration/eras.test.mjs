@@ -349,14 +349,20 @@ test('SDK 1.x client unchanged (legacy era), and initialize of every legacy revi
     const wire = [];
     const transport = new HttpV1(new URL(r.srv.url), { requestInit: { headers: r.srv.auth }, fetch: recordingFetch(wire) });
     const client = new ClientV1({ name: 'hm-eras-v1', version: '1.0.0' });
+    const modern = await connectV2(r.srv, { pin: MODERN });
     await client.connect(transport);
     assert.equal(client.getServerVersion().name, 'hermes-mcp');
     assert.deepEqual((await client.listTools()).tools.map((t) => t.name).sort(), TOOLS);
-    assertAnswered(await client.callTool(syncTask('v1-1', 'v1 hello')), 'v1-1', 'v1 hello');
+    const [v1, v2] = await Promise.all([client.callTool(syncTask('v1-1', 'v1 hello', '[delay=300] ')),
+      modern.client.callTool(syncTask('v2-1', 'v2 hello', '[delay=300] '))]);
+    assertAnswered(v1, 'v1-1', 'v1 hello');
+    assertAnswered(v2, 'v2-1', 'v2 hello');
     assert.deepEqual(await client.ping(), {});
     assertLegacyWire(wire, 'SDK 1.x');
     assert.equal(posts(wire)[1].headers.get('mcp-protocol-version'), LEGACY, 'SDK 1.x speaks 2025-11-25');
+    assertModernWire(modern.wire, 'SDK v2 beside it');
     await client.close();
+    await modern.client.close();
     for (const v of ['2024-11-05', '2025-03-26', '2025-06-18', LEGACY]) {
       const res = await post(r.srv, INIT(v, `init-${v}`));
       assert.equal(res.status, 200, res.text);
