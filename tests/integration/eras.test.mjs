@@ -294,6 +294,13 @@ test('SDK v2 in auto mode lands on 2026-07-28', async () => {
     assert.equal(agents.structuredContent.default, 'hermes');
     assertModernWire(wire, 'SDK v2 auto');
     await client.close();
+    // The operator's metrics count the probe like any method; no /mcp request was refused.
+    const metrics = await until(async () => {
+      const m = await (await fetch(`${r.srv.base}/metrics`, { headers: r.srv.auth })).text();
+      return /^hermes_mcp_rpc_requests_total\{method="tools\/call",tool="list_agents",outcome="ok"\} 1$/m.test(m) && m;
+    }, 'the last call in the metrics');
+    assert.match(metrics, /^hermes_mcp_rpc_requests_total\{method="server\/discover",outcome="ok"\} 1$/m, metrics);
+    assert.doesNotMatch(metrics, /^hermes_mcp_http_requests_total\{path="\/mcp",code="4\d\d"\}/m);
   } finally {
     await r.close();
   }
