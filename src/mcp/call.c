@@ -26,6 +26,17 @@ static void call_send(struct mcp_call *c, json_t *msg_take)
     json_decref(msg_take);
 }
 
+void call_send_notification(struct mcp_call *c, json_t *msg_take)
+{
+    call_send(c, msg_take);
+}
+
+void call_no_deadline(struct mcp_call *c)
+{
+    loop_timer_cancel(c->deadline);
+    c->deadline = NULL;
+}
+
 static void outgoing_drop_all(struct mcp_call *c)
 {
     while (c->outgoing) {

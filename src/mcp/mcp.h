@@ -175,6 +175,12 @@ struct mcp_task_ops {
     void (*cancel)(struct mcp_call *c, const char *task_id, void *arg);
 };
 void mcp_set_task_ops(struct mcp_server *s, const struct mcp_task_ops *ops, void *arg);
+/* Task status notifications (notifications/tasks on subscriptions/listen streams that name
+ * the task): whether any open stream watches task_id, and sending the task (the object
+ * tasks/get would answer, borrowed) to the streams of its owner (caller, as
+ * mcp_call_caller gave it). */
+bool mcp_task_watched(const struct mcp_server *s, const char *task_id);
+void mcp_task_notify(struct mcp_server *s, const char *caller, json_t *task);
 #define MCP_TASKS_EXTENSION "io.modelcontextprotocol/tasks"
 
 /* Finishes with a JSON-RPC error that carries data (data_take may be NULL). */

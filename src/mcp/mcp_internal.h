@@ -40,6 +40,7 @@ struct strmap;
 
 struct mcp_session;
 struct mcp_exchange;
+struct listen;
 
 struct sse_event {
     struct sse_event *next;
@@ -179,6 +180,7 @@ struct mcp_server {
     mcp_audit_cb *audit; /* may be NULL */
     void *audit_arg;
     const struct mcp_task_ops *task_ops; /* may be NULL: no tasks extension */
+    struct listen *listens;              /* open subscriptions/listen streams (listen.c) */
     void *task_arg;
     unsigned char state_key[32]; /* seals requestState (reqstate.c); new at each start */
     char *modern_list_head; /* "{"resultType":...,"_meta":{...}," for list answers (era.c) */

@@ -17,6 +17,7 @@
 #include "era.h"
 #include "exchange.h"
 #include "httpd.h"
+#include "listen.h"
 #include "log.h"
 #include "loop.h"
 #include "mem.h"
@@ -610,6 +611,7 @@ static const struct method {
     {"completion/complete", do_complete, METHOD_COMPLETIONS, NULL},
     {"logging/setLevel", do_set_level, METHOD_LEGACY, NULL},
     /* tasks/result and tasks/list of the 2025-11-25 draft are gone: unknown, -32601. */
+    {"subscriptions/listen", listen_start, METHOD_MODERN, NULL},
     {"tasks/get", do_tasks_get, METHOD_MODERN | METHOD_TASKS, "taskId"},
     {"tasks/update", do_tasks_update, METHOD_MODERN | METHOD_TASKS, "taskId"},
     {"tasks/cancel", do_tasks_cancel, METHOD_MODERN | METHOD_TASKS, "taskId"},

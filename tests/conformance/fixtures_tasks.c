@@ -349,8 +349,11 @@ static void task_get(struct mcp_call *c, const char *id, void *arg)
                           "pollIntervalMs", POLL_MS);
     if (strcmp(t->status, "input_required") == 0)
         json_object_set(r, "inputRequests", t->pending);
-    else if (t->result)
-        json_object_set(r, "result", t->result);
+    else if (t->result) { /* the CallToolResult the call would have been: complete */
+        json_t *result = json_deep_copy(t->result);
+        json_object_set_new(result, "resultType", json_string("complete"));
+        json_object_set_new(r, "result", result);
+    }
     else if (t->error)
         json_object_set(r, "error", t->error);
     mcp_call_result_take(c, r);
