@@ -16,7 +16,7 @@ import { join } from 'node:path';
 import { Client as ClientV1 } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport as HttpV1 } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
-import { startHermes, startConformance, startFake, agentEnv, post, until, ROOT, INIT } from './lib.mjs';
+import { startHermes, restartHermes, startConformance, startFake, agentEnv, post, until, ROOT, INIT } from './lib.mjs';
 
 const V2 = join(ROOT, 'tools/client/node_modules/@modelcontextprotocol/client/dist/index.mjs');
 const { Client: ClientV2, StreamableHTTPClientTransport: HttpV2 } = await import(V2);
@@ -672,5 +672,45 @@ test('hermes_task as an MCP task (io.modelcontextprotocol/tasks): run to its res
     await client.close();
   } finally {
     await r.close();
+  }
+});
+
+test('ext-tasks: a hermes_task task outlives a kill -9 of the server; a new client resumes it from its saved reference', async () => {
+  const { resultFromTaskOutcome } = await import(EXT_TASKS);
+  const fake = await startFake();
+  const srv = await startHermes({ HERMES_ENV_PATH: agentEnv(fake), HERMES_POLL_MS: '50' });
+  let srv2;
+  try {
+    const a = await connectV2(srv, { pin: MODERN });
+    const first = await taskSession(a.client, srv, a.wire);
+    const started = await first.callTool('hermes_task', { task: 'survive [delay=1500] [text=after the restart]', mode: 'sync', id: 'mt-kill' },
+      { task: { preference: 'require' } });
+    assert.equal(started.kind, 'task');
+    const saved = JSON.stringify(started.serializeReference()); // what a client keeps on disk
+    srv.proc.kill('SIGKILL');
+    await new Promise((res) => srv.proc.on('close', res));
+    await started.detach().catch(() => {});
+    await first.close().catch(() => {});
+    await a.client.close().catch(() => {});
+
+    srv2 = await restartHermes(srv);
+    const b = await connectV2(srv2, { pin: MODERN });
+    const second = await taskSession(b.client, srv2, b.wire);
+    try {
+      const resumed = await second.resumeTask(JSON.parse(saved));
+      const { outcome } = await resumed.settle();
+      assert.equal(outcome.status, 'completed', JSON.stringify(outcome));
+      assertAnswered(resultFromTaskOutcome(outcome), 'mt-kill', 'after the restart');
+      assert.ok(rpcMethods(b.wire).includes('tasks/get'));
+      assert.ok(!rpcMethods(b.wire).includes('tools/call'), 'resumed, not run again');
+      assert.equal(fake.received().filter((x) => x.method === 'POST' && JSON.stringify(x.body ?? '').includes('survive')).length, 1,
+        'the agent ran the task once');
+    } finally {
+      await second.close();
+    }
+    await b.client.close();
+  } finally {
+    if (srv2) assert.equal(await srv2.stop(), 0, `SIGTERM exits 0: ${srv2.proc.stderrText}`);
+    await fake.stop();
   }
 });
