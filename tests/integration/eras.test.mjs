@@ -400,7 +400,7 @@ function inspector(url, token, era, args) {
 const printed = (r) => JSON.parse(r.stdout.match(/^\{\n[\s\S]*?\n\}$/m)?.[0] ?? r.stdout);
 
 for (const era of ['modern', 'auto']) {
-  test(`MCP Inspector v2 CLI --protocol-era ${era}: tools/list, tools/call hermes_task, the error path, on 2026-07-28`, async () => {
+  test(`MCP Inspector v2 CLI --protocol-era ${era}: tools/list, hermes_task as an MCP task, the error path, on 2026-07-28`, async () => {
     const r = await rig();
     const px = await recordingProxy(r.srv);
     try {
@@ -414,6 +414,12 @@ for (const era of ['modern', 'auto']) {
         '--tool-arg', 'task=inspect [text=inspector answer]', '--tool-arg', 'mode=sync', '--tool-arg', `id=insp-${era}`]);
       assert.equal(call.code, 0, call.stdout + call.stderr);
       assertAnswered(printed(call), `insp-${era}`, 'inspector answer');
+      // The CLI declares the tasks extension: the call became an MCP task it followed to its end.
+      const taskCall = posts(px.wire).find((e) => e.body?.params?.name === 'hermes_task');
+      const created = JSON.parse(taskCall.text).result;
+      assert.equal(created.resultType, 'task', taskCall.text);
+      const gets = posts(px.wire).filter((e) => e.body?.method === 'tasks/get');
+      assert.ok(gets.length >= 1 && gets.every((e) => e.headers.get('mcp-name') === created.taskId), rpcMethods(px.wire).join(' '));
 
       const notFound = await run(['--method', 'tools/call', '--tool-name', 'hermes_result', '--tool-arg', 'id=no-such-task']);
       const nf = printed(notFound);
