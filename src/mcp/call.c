@@ -84,6 +84,7 @@ static void call_free(struct mcp_call *c)
     json_decref(c->id);
     json_decref(c->progress_token);
     json_decref(c->caps);
+    json_decref(c->params);
     json_decref(c->input_responses);
     json_decref(c->input_state);
     free(c->method);
@@ -368,7 +369,9 @@ void mcp_call_input_required(struct mcp_call *c, json_t *requests_take, json_t *
     json_t *result = json_pack("{s:s, s:o}", "resultType", "input_required", "inputRequests",
                                requests_take);
     if (state_take) {
-        char *sealed = reqstate_seal(c->srv, c->caller, c->params_digest, state_take);
+        char digest[45];
+        reqstate_params_digest(c->method, c->params, digest);
+        char *sealed = reqstate_seal(c->srv, c->caller, digest, state_take);
         json_decref(state_take);
         if (sealed == NULL) {
             log_error("BUG: a %s request's state is too large to send back", c->method);
@@ -420,7 +423,7 @@ struct mcp_call *call_new(struct rpc_ctx *x, struct jrpc_msg *m)
         c->modern = true;
         c->caps = json_incref(x->ex->caps);
         c->log_level = x->ex->log_level;
-        memcpy(c->params_digest, x->ex->params_digest, sizeof c->params_digest);
+        c->params = json_incref(m->params);
         c->input_responses = json_incref(x->ex->input_responses);
         c->input_state = json_incref(x->ex->input_state);
     }

@@ -249,6 +249,8 @@ static bool headers_match(struct hreq *r, const struct jrpc_msg *m, const char *
 static json_t *kept_caps(json_t *caps)
 {
     static const char *const kept[] = {"sampling", "elicitation", "roots"};
+    if (json_object_size(caps) == 0)
+        return NULL; /* the common case: nothing declared, nothing to keep */
     json_t *out = json_object();
     for (size_t i = 0; i < 3; i++)
         if (json_is_object(json_object_get(caps, kept[i])))
@@ -260,27 +262,41 @@ static json_t *kept_caps(json_t *caps)
     return out;
 }
 
-void era_caller(struct hreq *r, char out[45])
+/* A labelled digest (base64url): what identifies a caller when its name cannot. */
+static void caller_digest(const char *what, const char *text, char out[45])
 {
-    /* The bearer token as the server reads it (any case or spacing of the scheme), hashed
-     * with a label of its own: never the credential, and the same caller however the header
-     * is written. Tokens are 256-bit random, so the digest gives nothing to guess from. */
-    const char *auth = hreq_header(r, "Authorization");
-    const char *token = auth ? hdr_bearer(auth) : NULL;
-    if (token == NULL) {
-        snprintf(out, 45, "anonymous");
-        return;
-    }
-    static const char label[] = "hermes-mcp caller v1";
-    size_t tlen = strlen(token);
-    char *all = xmalloc(sizeof label + tlen);
-    memcpy(all, label, sizeof label); /* with its NUL: the label ends there */
-    memcpy(all + sizeof label, token, tlen);
+    size_t wlen = strlen(what) + 1, tlen = strlen(text); /* the label with its NUL */
+    char *all = xmalloc(wlen + tlen);
+    memcpy(all, what, wlen);
+    memcpy(all + wlen, text, tlen);
     unsigned char h[32];
-    crypto_sha256(all, sizeof label + tlen, h);
-    explicit_bzero(all, sizeof label + tlen);
+    crypto_sha256(all, wlen + tlen, h);
+    explicit_bzero(all, wlen + tlen);
     free(all);
     crypto_b64_encode(true, h, sizeof h, out);
+}
+
+void era_caller(struct mcp_server *srv, struct hreq *r, char out[45])
+{
+    /* The principal the layer that authenticated r names (mcp_set_caller): the same caller
+     * across its tokens (an OAuth client's refreshed ones). A long name goes as a digest. */
+    const char *name = srv->caller_cb ? srv->caller_cb(r, srv->caller_arg) : NULL;
+    if (name) {
+        if (strlen(name) < 40)
+            snprintf(out, 45, "p:%s", name);
+        else
+            caller_digest("hermes-mcp principal v1", name, out);
+        return;
+    }
+    /* Else the bearer token as the server reads it (any case or spacing of the scheme),
+     * hashed with a label of its own: never the credential, and the same caller however the
+     * header is written. Tokens are 256-bit random: the digest gives nothing to guess from. */
+    const char *auth = hreq_header(r, "Authorization");
+    const char *token = auth ? hdr_bearer(auth) : NULL;
+    if (token == NULL)
+        snprintf(out, 45, "anonymous");
+    else
+        caller_digest("hermes-mcp caller v1", token, out);
 }
 
 /* The answers to an earlier input_required round; false (msg filled) when they are not ours
@@ -312,8 +328,10 @@ static bool open_round(struct mcp_server *srv, struct mcp_exchange *ex, const st
         return false;
     }
     if (state) {
-        ex->input_state = reqstate_open(srv, ex->caller, ex->params_digest,
-                                        json_string_value(state), json_string_length(state));
+        char digest[45];
+        reqstate_params_digest(m->method, m->params, digest);
+        ex->input_state = reqstate_open(srv, ex->caller, digest, json_string_value(state),
+                                        json_string_length(state));
         if (ex->input_state == NULL) {
             snprintf(msg, msgsz,
                      "Invalid params: requestState is not one this server issued for this "
@@ -387,8 +405,6 @@ void era_serve(struct mcp_server *srv, struct hreq *r, json_t *root)
     ex->method = method;
     ex->caps = kept_caps(caps);
     ex->log_level = log_level;
-    if (name_field) /* the methods that may answer input_required */
-        reqstate_params_digest(method, m.params, ex->params_digest);
     if (name_field && !open_round(srv, ex, &m, msg, sizeof msg)) {
         hreq_on_abort(r, NULL, NULL);
         ex->req = NULL;
@@ -416,9 +432,12 @@ static bool is_cacheable(const char *method)
     return false;
 }
 
+/* Built once: every 2026-07-28 result carries it (the same object, shared read-only). */
 static json_t *server_info(struct mcp_server *srv)
 {
-    return json_pack("{s:s, s:s}", "name", srv->name, "version", srv->version);
+    if (srv->server_info == NULL)
+        srv->server_info = json_pack("{s:s, s:s}", "name", srv->name, "version", srv->version);
+    return srv->server_info;
 }
 
 void era_decorate(struct mcp_server *srv, const char *method, json_t *msg, bool retry)
@@ -433,7 +452,7 @@ void era_decorate(struct mcp_server *srv, const char *method, json_t *msg, bool 
         meta = json_object();
         json_object_set_new(result, "_meta", meta);
     }
-    json_object_set_new(meta, META_SERVER_INFO, server_info(srv));
+    json_object_set(meta, META_SERVER_INFO, server_info(srv));
     const char *type = json_string_value(json_object_get(result, "resultType"));
     /* A retry's answer depends on what the client answered: never cached. */
     if (strcmp(type, "complete") != 0 || !is_cacheable(method) || retry)
@@ -455,9 +474,7 @@ const char *era_cache_scope(const struct mcp_server *srv)
 const char *era_list_head(struct mcp_server *srv)
 {
     if (srv->modern_list_head == NULL) {
-        json_t *info = server_info(srv);
-        char *text = json_dumps(info, JSON_COMPACT);
-        json_decref(info);
+        char *text = json_dumps(server_info(srv), JSON_COMPACT);
         size_t cap = strlen(text) + 200;
         srv->modern_list_head = xmalloc(cap);
         snprintf(srv->modern_list_head, cap,

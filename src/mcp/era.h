@@ -30,9 +30,9 @@ json_t *era_versions(void);
  * serverInfo, and for cacheable methods ttlMs and cacheScope, unless retry: the answer to an
  * input-required round). */
 void era_decorate(struct mcp_server *srv, const char *method, json_t *msg, bool retry);
-/* Who sent r, as tasks and sealed state are bound to it: a labelled digest of its bearer
- * token (base64url), or "anonymous". */
-void era_caller(struct hreq *r, char out[45]);
+/* Who sent r, as tasks and sealed state are bound to it: "p:<principal>" (mcp_set_caller),
+ * else a labelled digest of its bearer token (base64url), or "anonymous". */
+void era_caller(struct mcp_server *srv, struct hreq *r, char out[45]);
 /* "public" or "private" (mcp_opts.cache_public). */
 const char *era_cache_scope(const struct mcp_server *srv);
 /* The opening of a list result with the decoration, up to and including the comma before the

@@ -81,7 +81,7 @@ struct mcp_exchange *ex_open(struct mcp_server *srv, struct hreq *r, struct mcp_
     ex->answers = json_array();
     ex->dispatching = true;
     ex->log_level = -1;
-    era_caller(r, ex->caller);
+    era_caller(srv, r, ex->caller);
     snprintf(ex->version, sizeof ex->version, "%s", version);
     hreq_on_abort(r, ex_on_abort, ex);
     return ex;

@@ -157,6 +157,12 @@ void mcp_set_audit(struct mcp_server *s, mcp_audit_cb *cb, void *arg)
     s->audit_arg = arg;
 }
 
+void mcp_set_caller(struct mcp_server *s, mcp_caller_cb *cb, void *arg)
+{
+    s->caller_cb = cb;
+    s->caller_arg = arg;
+}
+
 void mcp_set_task_ops(struct mcp_server *s, const struct mcp_task_ops *ops, void *arg)
 {
     s->task_ops = ops;
@@ -250,6 +256,7 @@ void mcp_free(struct mcp_server *s)
     free(s->instructions);
     free(s->public_hosts);
     free(s->modern_list_head);
+    json_decref(s->server_info);
     explicit_bzero(s->state_key, sizeof s->state_key);
     free(s);
 }

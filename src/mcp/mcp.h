@@ -21,6 +21,8 @@ struct loop;
 struct mcp_server;
 struct mcp_call;
 
+/* args is borrowed and must not be changed (a 2026-07-28 input-required round's state is bound
+ * to the request as it came). */
 typedef void mcp_handler(struct mcp_call *call, json_t *args, void *arg);
 typedef void mcp_cancel_cb(struct mcp_call *call, void *arg);
 /* The client's answer to mcp_call_request: result, or error (a JSON-RPC error object), or
@@ -160,9 +162,14 @@ json_t *mcp_call_input_responses(const struct mcp_call *c);
 /* The state the handler gave mcp_call_input_required in an earlier round, checked to be
  * unaltered, unexpired and for this caller and request (borrowed), or NULL. */
 json_t *mcp_call_input_state(const struct mcp_call *c);
-/* The caller of a 2026-07-28 request: a digest of its credential (never the credential), what
- * sealed state and tasks are bound to; "" in the session era. */
+/* Who made the call, what sealed state and tasks are bound to: "p:<name>" for the principal
+ * mcp_set_caller names, else a digest of its bearer token (never the credential), or
+ * "anonymous". */
 const char *mcp_call_caller(const struct mcp_call *c);
+/* The principal that sent r, as the layer that authenticated it knows it (a name stable across
+ * that principal's tokens), or NULL. The string need only live as long as the request. */
+typedef const char *mcp_caller_cb(struct hreq *r, void *arg);
+void mcp_set_caller(struct mcp_server *s, mcp_caller_cb *cb, void *arg);
 
 /* The tasks extension (io.modelcontextprotocol/tasks, 2026-07-28). A provider that runs tool
  * calls as tasks answers such a call with a CreateTaskResult ({resultType: "task", taskId,

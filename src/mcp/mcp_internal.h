@@ -107,7 +107,7 @@ struct mcp_call {
     bool modern;
     json_t *caps;
     int log_level;
-    char params_digest[45]; /* of the request's params (a sealed state is bound to it) */
+    json_t *params; /* the request's: a sealed state is bound to their digest */
     json_t *input_responses, *input_state;
     char caller[45]; /* who asked (both eras): see era_caller */
     bool lasting;    /* not counted in srv->ncalls (call_make_lasting) */
@@ -135,7 +135,6 @@ struct mcp_exchange {
     bool modern;
     json_t *caps;
     int log_level;
-    char params_digest[45];
     json_t *input_responses, *input_state;
     char caller[45];
     const char *method;
@@ -187,6 +186,9 @@ struct mcp_server {
     void *task_arg;
     unsigned char state_key[32]; /* seals requestState (reqstate.c); new at each start */
     char *modern_list_head; /* "{"resultType":...,"_meta":{...}," for list answers (era.c) */
+    json_t *server_info;    /* {name, version}, built on first use (era.c) */
+    mcp_caller_cb *caller_cb; /* who sent a request (mcp_set_caller); may be NULL */
+    void *caller_arg;
 };
 
 /* What a request needs from its HTTP context. */
