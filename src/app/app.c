@@ -27,6 +27,7 @@
 #include "mcp.h"
 #include "mem.h"
 #include "metrics.h"
+#include "principal.h"
 #include "ratelimit.h"
 #include "sdlisten.h"
 #include "sdnotify.h"
@@ -52,8 +53,9 @@ struct app {
     struct ratelimit *rl;      /* per client IP: requests without a valid credential */
     struct ratelimit *rl_auth; /* per credential: authenticated requests */
     struct audit *audit;
+    struct principals *principals; /* who the bearer tokens are (MCP_AUTH_TOKEN, TOKENS_FILE) */
     uint64_t rate_limited, auth_failures;
-    struct metric *http_requests, *rpc_requests, *rpc_duration;
+    struct metric *http_requests, *rpc_requests, *rpc_duration, *principal_requests;
     time_t started;
     struct loop_timer *watchdog;
     unsigned watchdog_ms;
@@ -119,21 +121,81 @@ static void reply_simple_json(struct hreq *r, unsigned status, const char *json)
     hreq_reply(r, status, "application/json", json, strlen(json));
 }
 
-static bool authorized(struct app *a, struct hreq *r, bool *had_token)
-{
-    const char *h = hreq_header(r, "Authorization");
-    unsigned char digest[32];
+/* What the app knows of a request, kept in its user slot (httpd frees it when the request is
+ * done): the principal its token named, and what the engine told of it (mcp_set_audit), for
+ * on_done. The principal's set is held, so a reload in between cannot free it. */
+struct rpc_note {
+    struct principals *set;       /* held while who is set */
+    const struct principal *who;  /* NULL: no credential (or authentication is off) */
+    char rpc_method[40], tool[72], error[40];
+};
 
-    *had_token = false;
+static void note_free(void *p)
+{
+    struct rpc_note *n = p;
+    principals_unref(n->set);
+    free(n);
+}
+
+static struct rpc_note *note_of(struct hreq *r)
+{
+    struct rpc_note *n = hreq_user(r);
+    if (n == NULL) {
+        n = xcalloc(1, sizeof *n);
+        hreq_set_user(r, n, note_free);
+    }
+    return n;
+}
+
+enum auth_result { AUTH_OK, AUTH_NO_TOKEN, AUTH_BAD_TOKEN, AUTH_EXPIRED };
+
+/* Finds the principal r's bearer token names and records it in r's note. AUTH_OK also when
+ * authentication is off (the conformance server): then there is no principal. */
+static enum auth_result authenticate(struct app *a, struct hreq *r)
+{
+    if (!a->cfg->auth)
+        return AUTH_OK;
+    const char *h = hdr_bearer(hreq_header(r, "Authorization"));
+    if (h == NULL)
+        return AUTH_NO_TOKEN;
+    const struct principal *p = principals_find(a->principals, h);
+    if (p == NULL)
+        return AUTH_BAD_TOKEN;
+    if (principal_expired(p, time(NULL)))
+        return AUTH_EXPIRED;
+    struct rpc_note *n = note_of(r);
+    n->set = principals_ref(a->principals);
+    n->who = p;
+    return AUTH_OK;
+}
+
+/* The tool filter (mcp_set_tool_filter): the request's principal must hold the tool's scope.
+ * "agent:NAME" is the bridge asking whether the principal may delegate to agent NAME. */
+static bool tool_allowed(struct hreq *r, const char *tool, const char *scope, bool refusing,
+                         void *arg)
+{
+    struct app *a = arg;
+    const struct rpc_note *n = hreq_user(r);
+    const struct principal *p = n ? n->who : NULL;
+    bool ok;
+
     if (!a->cfg->auth)
         return true;
-    h = hdr_bearer(h);
-    if (h == NULL)
+    if (p == NULL)
         return false;
-    *had_token = true;
-    /* Hash first so the comparison takes the same time whatever the length. */
-    crypto_sha256(h, strlen(h), digest);
-    return crypto_equal(digest, a->cfg->token_hash, sizeof digest);
+    if (tool == NULL && scope && strncmp(scope, "agent:", 6) == 0)
+        ok = principal_agent_allowed(p, scope + 6);
+    else
+        ok = principal_has_scope(p, scope);
+    if (!ok && refusing) {
+        char challenge[300];
+        snprintf(challenge, sizeof challenge,
+                 "Bearer realm=\"hermes-mcp\", error=\"insufficient_scope\"%s%s%s, "
+                 "error_description=\"this credential may not call %s\"",
+                 scope ? ", scope=\"" : "", scope ? scope : "", scope ? "\"" : "", tool);
+        hreq_add_header(r, "WWW-Authenticate", challenge);
+    }
+    return ok;
 }
 
 static void health(struct app *a, struct hreq *r)
@@ -158,13 +220,21 @@ static void health(struct app *a, struct hreq *r)
     reply_simple_json(r, 200, body);
 }
 
-/* 401 for a missing or wrong bearer token. */
-static void deny(struct app *a, struct hreq *r, bool had_token)
+/* 401 for a missing, wrong or expired bearer token. */
+static void deny(struct app *a, struct hreq *r, enum auth_result why)
 {
     a->auth_failures++;
+    if (why == AUTH_EXPIRED) {
+        hreq_add_header(r, "WWW-Authenticate", "Bearer realm=\"hermes-mcp\", "
+                                               "error=\"invalid_token\", "
+                                               "error_description=\"the token has expired\"");
+        reply_simple_json(r, 401, "{\"error\":\"unauthorized\",\"message\":\"the bearer "
+                                  "token has expired\"}");
+        return;
+    }
     hreq_add_header(r, "WWW-Authenticate",
-                    had_token ? "Bearer realm=\"hermes-mcp\", error=\"invalid_token\""
-                              : "Bearer realm=\"hermes-mcp\"");
+                    why == AUTH_BAD_TOKEN ? "Bearer realm=\"hermes-mcp\", error=\"invalid_token\""
+                                          : "Bearer realm=\"hermes-mcp\"");
     reply_simple_json(r, 401, "{\"error\":\"unauthorized\",\"message\":\"missing or invalid "
                               "bearer token\"}");
 }
@@ -235,6 +305,7 @@ static void metrics_page(struct app *a, struct hreq *r)
     metric_render(a->http_requests, &out);
     metric_render(a->rpc_requests, &out);
     metric_render(a->rpc_duration, &out);
+    metric_render(a->principal_requests, &out);
     if (a->o->metrics)
         a->o->metrics(a->o->setup_arg, &out);
     hreq_add_header(r, "Cache-Control", "no-store");
@@ -260,10 +331,12 @@ static bool rate_limited(struct app *a, struct hreq *r, bool authed)
     if (authed) {
         /* A credential is named by a hash prefix of its own hash: never the secret itself. */
         static const char hex[] = "0123456789abcdef";
+        const struct rpc_note *n = hreq_user(r);
+        const unsigned char *hash = n && n->who ? n->who->hash : a->cfg->token_hash;
         char id[9];
         for (int i = 0; i < 4; i++) {
-            id[2 * i] = hex[a->cfg->token_hash[i] >> 4];
-            id[2 * i + 1] = hex[a->cfg->token_hash[i] & 15];
+            id[2 * i] = hex[hash[i] >> 4];
+            id[2 * i + 1] = hex[hash[i] & 15];
         }
         id[8] = '\0';
         /* Per credential and client address: behind a tunnel every client is the one proxy
@@ -300,20 +373,27 @@ static void on_headers(struct hreq *r, void *arg)
 {
     struct app *a = arg;
     const char *path = hreq_path(r);
-    bool had_token = false;
 
     if (strcmp(path, "/health") == 0) {
         health(a, r);
         return;
     }
     bool ours = strcmp(path, "/mcp") == 0 || strcmp(path, "/metrics") == 0;
-    bool allowed = ours && authorized(a, r, &had_token); /* true when authentication is off */
+    enum auth_result auth = ours ? authenticate(a, r) : AUTH_NO_TOKEN;
+    bool allowed = auth == AUTH_OK; /* true when authentication is off */
     /* Only a credential in use counts as one: without authentication (the conformance server)
      * every request draws on its address's bucket. */
     bool by_credential = allowed && a->cfg->auth;
     /* A scraper with the token is not rate limited (a flood must not blind the monitoring); a
      * wrong token costs as usual. */
     if (allowed && strcmp(path, "/metrics") == 0) {
+        const struct rpc_note *n = hreq_user(r);
+        /* The counts name every principal: a role's token does not read them, the owner's does. */
+        if (n && n->who && !n->who->all) {
+            reply_simple_json(r, 403, "{\"error\":\"forbidden\",\"message\":\"/metrics is "
+                                      "for the owner's token (MCP_AUTH_TOKEN)\"}");
+            return;
+        }
         metrics_page(a, r);
         return;
     }
@@ -326,7 +406,7 @@ static void on_headers(struct hreq *r, void *arg)
     }
     /* Authentication comes before anything else about the request, body included. */
     if (!allowed) {
-        deny(a, r, had_token);
+        deny(a, r, auth);
         return;
     }
     mcp_http_headers(a->mcp, r);
@@ -338,22 +418,13 @@ static void on_request(struct hreq *r, void *arg)
     mcp_http_request(a->mcp, r);
 }
 
-/* What the engine told of a request (mcp_set_audit), for on_done: kept in the request's user
- * slot, which is app's; httpd frees it when the request is done. */
-struct rpc_note {
-    char rpc_method[40], tool[72], error[40];
-};
-
+/* What the engine told of a request (mcp_set_audit), for on_done. */
 static void on_rpc_note(struct hreq *r, const char *rpc_method, const char *tool,
                         const char *error, void *arg)
 {
-    struct rpc_note *n = hreq_user(r);
+    struct rpc_note *n = note_of(r);
     (void)arg;
 
-    if (n == NULL) {
-        n = xcalloc(1, sizeof *n);
-        hreq_set_user(r, n, free);
-    }
     if (rpc_method)
         snprintf(n->rpc_method, sizeof n->rpc_method, "%s", rpc_method);
     if (tool)
@@ -367,6 +438,7 @@ static void on_done(struct hreq *r, unsigned status, uint64_t duration_ms, void 
     struct app *a = arg;
     const struct rpc_note *n = hreq_user(r);
     const char *rpc = NULL, *tool = NULL, *error = NULL;
+    const char *principal = n && n->who ? n->who->name : NULL;
     char ip[64], labels[200], code[8];
 
     /* Empty means "not known" (no JSON-RPC body, no tool, no error). */
@@ -384,6 +456,10 @@ static void on_done(struct hreq *r, unsigned status, uint64_t duration_ms, void 
     snprintf(code, sizeof code, "%u", status < 1000 ? status : 0);
     metric_labels(labels, sizeof labels, "path", path, "code", code, NULL);
     metric_add(a->http_requests, labels, 1);
+    if (principal) {
+        metric_labels(labels, sizeof labels, "principal", principal, NULL);
+        metric_add(a->principal_requests, labels, 1);
+    }
     if (rpc) {
         metric_labels(labels, sizeof labels, "method", rpc, "tool", tool, "outcome",
                       error ? error : "ok", NULL);
@@ -397,9 +473,9 @@ static void on_done(struct hreq *r, unsigned status, uint64_t duration_ms, void 
     for (size_t i = 0; i < sizeof methods / sizeof *methods; i++)
         if (strcmp(hreq_method(r), methods[i]) == 0)
             method = methods[i];
-    struct audit_entry e = {.ip = ip, .method = method, .path = path, .status = status,
-                            .duration_ms = duration_ms, .rpc_method = rpc, .tool = tool,
-                            .error = error};
+    struct audit_entry e = {.ip = ip, .principal = principal, .method = method, .path = path,
+                            .status = status, .duration_ms = duration_ms, .rpc_method = rpc,
+                            .tool = tool, .error = error};
     audit_log(a->audit, &e);
 }
 
@@ -427,12 +503,26 @@ static void reload(struct app *a)
         sdnotify("READY=1\nSTATUS=reload failed; running with the previous settings");
         return;
     }
+    struct principals *who = principals_load(fresh.auth ? fresh.token_hash : NULL,
+                                             fresh.tokens_file, err, sizeof err);
+    if (who == NULL) {
+        /* A broken tokens file must not lock the roles out, nor let anyone new in. */
+        log_warn("reload failed, keeping the current settings: %s", err);
+        config_cleanup(&fresh);
+        sdnotify("READY=1\nSTATUS=reload failed; running with the previous settings");
+        return;
+    }
+    principals_unref(a->principals);
+    a->principals = who;
     /* Only what can change without re-binding takes effect; say what does not. */
     char keys[512];
     if (config_restart_keys(a->cfg, &fresh, keys, sizeof keys))
         log_warn("reload: %s changed; restart to apply", keys);
     a->cfg->auth = fresh.auth;
     memcpy(a->cfg->token_hash, fresh.token_hash, sizeof fresh.token_hash);
+    free(a->cfg->tokens_file);
+    a->cfg->tokens_file = fresh.tokens_file;
+    fresh.tokens_file = NULL;
     log_set_level(fresh.log_level);
     a->cfg->drain_grace_s = fresh.drain_grace_s; /* read when the drain starts */
     a->cfg->tasks_retention_days = fresh.tasks_retention_days; /* read at each prune */
@@ -563,9 +653,17 @@ int app_run(const struct app_opts *o)
     int rc = 1, sock_fd = -1;
 
     log_set_level(o->cfg->log_level);
+    a.principals = principals_load(o->cfg->auth ? o->cfg->token_hash : NULL,
+                                   o->cfg->tokens_file, err, sizeof err);
+    if (a.principals == NULL) {
+        log_error("%s", err);
+        return 2;
+    }
     rc = take_socket(&a, &sock_fd, sock_host, sizeof sock_host, &sock_port);
-    if (rc != 0)
+    if (rc != 0) {
+        principals_unref(a.principals);
         return rc;
+    }
     rc = 1;
     raise_fd_limit();
     signal(SIGPIPE, SIG_IGN);
@@ -594,12 +692,16 @@ int app_run(const struct app_opts *o)
     a.rpc_duration = metric_new("hermes_mcp_rpc_duration_seconds",
                                 "Time from request to answer, by method and tool",
                                 METRIC_HISTOGRAM, bounds, sizeof bounds / sizeof *bounds);
+    a.principal_requests = metric_new("hermes_mcp_principal_requests_total",
+                                      "Authenticated HTTP requests, by principal (its name)",
+                                      METRIC_COUNTER, NULL, 0);
 
     struct mcp_opts mo = {.name = o->service, .version = HM_VERSION,
                           .sessions = o->cfg->sessions, .public_hosts = o->cfg->public_hosts,
                           .call_timeout_ms = o->cfg->call_timeout_ms};
     a.mcp = mcp_new(a.loop, &mo);
     mcp_set_audit(a.mcp, on_rpc_note, &a);
+    mcp_set_tool_filter(a.mcp, tool_allowed, &a);
     if (o->setup && !o->setup(a.mcp, a.loop, o->setup_arg))
         goto out;
 
@@ -662,6 +764,8 @@ out:
     metric_free(a.http_requests);
     metric_free(a.rpc_requests);
     metric_free(a.rpc_duration);
+    metric_free(a.principal_requests);
+    principals_unref(a.principals);
     loop_timer_cancel(a.watchdog);
     loop_watch_del(a.sigw);
     if (a.sigfd >= 0)

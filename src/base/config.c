@@ -143,7 +143,8 @@ static bool expand_home_in_paths(struct config *c, char *err, size_t errlen)
            expand_home(&c->tasks_dir, "TASKS_DIR", err, errlen) &&
            expand_home(&c->contract_path, "HERMES_CONTRACT_PATH", err, errlen) &&
            expand_home(&c->agents_file, "AGENTS_FILE", err, errlen) &&
-           expand_home(&c->audit_path, "AUDIT_LOG_PATH", err, errlen);
+           expand_home(&c->audit_path, "AUDIT_LOG_PATH", err, errlen) &&
+           expand_home(&c->tokens_file, "TOKENS_FILE", err, errlen);
 }
 
 bool config_load(struct config *c, const char *path, char *err, size_t errlen)
@@ -250,6 +251,8 @@ bool config_from_env(struct config *c, json_t *env, const char *path, char *err,
         c->auth = true;
     }
     c->public_hosts = dup_or(get(env, "MCP_PUBLIC_HOSTS"), NULL);
+    const char *tokens = get(env, "TOKENS_FILE");
+    c->tokens_file = tokens && *tokens ? xstrdup(tokens) : NULL; /* empty: none */
     c->hermes_env_path = dup_or(get(env, "HERMES_ENV_PATH"), NULL);
     c->tasks_dir = dup_or(get(env, "TASKS_DIR"), NULL);
     if (c->tasks_dir == NULL && path) {
@@ -348,6 +351,7 @@ void config_cleanup(struct config *c)
     free(c->env_file);
     free(c->host);
     free(c->public_hosts);
+    free(c->tokens_file);
     free(c->hermes_env_path);
     free(c->tasks_dir);
     free(c->contract_path);

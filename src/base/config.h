@@ -15,6 +15,7 @@ struct config {
     char *public_hosts;  /* MCP_PUBLIC_HOSTS: extra Host/Origin names, comma-separated */
     bool auth;           /* a token is set */
     unsigned char token_hash[32]; /* SHA-256 of MCP_AUTH_TOKEN; the token itself is not kept */
+    char *tokens_file;   /* TOKENS_FILE: more principals (YAML, mode 600), or NULL */
     char *hermes_env_path; /* HERMES_ENV_PATH */
     char *tasks_dir;       /* TASKS_DIR, default tasks/ beside the env file */
     unsigned tasks_retention_days; /* TASKS_RETENTION_DAYS: finished tasks older than this are

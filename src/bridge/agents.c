@@ -15,6 +15,7 @@
 #include "config.h"
 #include "log.h"
 #include "loop.h"
+#include "mcp.h"
 #include "mem.h"
 
 struct agentdef *find_agent(struct bridge *b, const char *name)
@@ -248,6 +249,13 @@ bool agent_available(const struct agentdef *a)
 /* Whether a task may be sent: as reported, except that a failure older than PROBE_MAX_AGE_MS
  * no longer refuses it (the agent may be back; the probe this use started will tell, and so
  * will the request itself). */
+bool agent_allowed_for(const struct mcp_call *c, const char *name)
+{
+    char scope[6 + 65 /* "agent:" and a name of at most 64 */];
+    snprintf(scope, sizeof scope, "agent:%s", name);
+    return mcp_call_allowed(c, scope);
+}
+
 bool agent_worth_trying(const struct bridge *b, const struct agentdef *a)
 {
     return agent_available(a) ||

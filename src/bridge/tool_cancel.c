@@ -138,5 +138,6 @@ void tool_cancel_register(struct bridge *b)
             "\"required\":[\"status\"]}")),
         .annotations = tool_annotations(false, true, true, true),
         .handler = hermes_cancel,
-        .arg = b});
+        .arg = b,
+        .scope = "hermes:task"});
 }

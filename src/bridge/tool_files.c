@@ -61,5 +61,6 @@ void tool_files_register(struct bridge *b)
             "\"string\"}},\"required\":[\"id\",\"path\"]}")),
         .annotations = tool_annotations(true, false, true, false),
         .handler = hermes_files,
-        .arg = b});
+        .arg = b,
+        .scope = "hermes:read"});
 }

@@ -53,5 +53,6 @@ void tool_result_register(struct bridge *b)
         .output_schema = toolerr_output_schema(schema_obj(RESULT_SCHEMA)),
         .annotations = tool_annotations(true, false, true, false),
         .handler = hermes_result,
-        .arg = b});
+        .arg = b,
+        .scope = "hermes:read"});
 }

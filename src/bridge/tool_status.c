@@ -109,5 +109,6 @@ void tool_status_register(struct bridge *b)
             "\"status\"]}")),
         .annotations = tool_annotations(true, false, true, true),
         .handler = hermes_status,
-        .arg = b});
+        .arg = b,
+        .scope = "hermes:read"});
 }

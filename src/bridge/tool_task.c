@@ -79,7 +79,8 @@ static void hermes_task(struct mcp_call *c, json_t *args, void *arg)
     if (agent_name == NULL)
         agent_name = b->default_agent;
     struct agentdef *a = find_agent(b, agent_name);
-    if (a == NULL) {
+    /* An agent outside the caller's agents: list is one it cannot see (list_agents hides it). */
+    if (a == NULL || !agent_allowed_for(c, a->name)) {
         tool_error(c, TE_UNKNOWN_AGENT, 0, "no agent named '%.64s'; see list_agents", agent_name);
         return;
     }
@@ -220,5 +221,6 @@ void tool_task_register(struct bridge *b)
         .output_schema = toolerr_output_schema(schema_obj(RESULT_SCHEMA)),
         .annotations = tool_annotations(false, false, true, true),
         .handler = hermes_task,
-        .arg = b});
+        .arg = b,
+        .scope = "hermes:task"});
 }

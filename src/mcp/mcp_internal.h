@@ -122,6 +122,7 @@ struct named {
     mcp_handler *handler;
     void *arg;
     char *uri_template; /* templates only */
+    char *scope;        /* tools only: the scope a caller needs (mcp_tool_def.scope), or NULL */
 };
 
 struct registry {
@@ -154,6 +155,8 @@ struct mcp_server {
     uint64_t calls_started;
     mcp_audit_cb *audit; /* may be NULL */
     void *audit_arg;
+    mcp_tool_filter_cb *tool_filter; /* may be NULL: every tool for everyone */
+    void *tool_filter_arg;
 };
 
 /* What a request needs from its HTTP context. */

@@ -1,0 +1,13 @@
+/* yamljson.h — a YAML settings document as JSON (every scalar a string). Pure; fuzzed through
+ * the registry and gateway file targets. */
+#ifndef HM_YAMLJSON_H
+#define HM_YAMLJSON_H
+#include <jansson.h>
+#include <stddef.h>
+
+/* Parses text (len bytes, need not be NUL-terminated). On failure returns NULL with a one-line
+ * reason in err ("line N: ..."; "WHAT is empty" for a document with no content). The reason may
+ * quote the input: clean it (utf8_clean) before sending it anywhere. */
+json_t *yamljson_parse(const char *text, size_t len, const char *what, char *err, size_t errlen);
+
+#endif
