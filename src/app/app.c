@@ -149,6 +149,31 @@ static struct rpc_note *note_of(struct hreq *r)
 
 enum auth_result { AUTH_OK, AUTH_NO_TOKEN, AUTH_BAD_TOKEN, AUTH_EXPIRED };
 
+/* The scopes a client should ask for when it authorizes (the 401's scope=): reading and
+ * delegating; hermes_reset's hermes:admin is asked for by step-up (403) when it is needed. */
+#define OAUTH_DEFAULT_SCOPES "hermes:read hermes:task"
+
+/* A WWW-Authenticate Bearer challenge (RFC 6750): error, scope and description when given; with
+ * OAUTH_ISSUER_URL set also resource_metadata, where clients find our protected resource
+ * metadata (RFC 9728; the MCP authorization spec's discovery). */
+static void add_challenge(struct app *a, struct hreq *r, const char *error, const char *scope,
+                          const char *description)
+{
+    char v[1024];
+    int n = snprintf(v, sizeof v, "Bearer realm=\"hermes-mcp\"");
+    if (error)
+        n += snprintf(v + n, sizeof v - (size_t)n, ", error=\"%s\"", error);
+    if (scope)
+        n += snprintf(v + n, sizeof v - (size_t)n, ", scope=\"%s\"", scope);
+    if (a->cfg->oauth_issuer)
+        n += snprintf(v + n, sizeof v - (size_t)n,
+                      ", resource_metadata=\"%s/.well-known/oauth-protected-resource/mcp\"",
+                      a->cfg->oauth_issuer);
+    if (description)
+        snprintf(v + n, sizeof v - (size_t)n, ", error_description=\"%s\"", description);
+    hreq_add_header(r, "WWW-Authenticate", v);
+}
+
 /* Finds the principal r's bearer token names and records it in r's note. AUTH_OK also when
  * authentication is off (the conformance server): then there is no principal. */
 static enum auth_result authenticate(struct app *a, struct hreq *r)
@@ -188,12 +213,9 @@ static bool tool_allowed(struct hreq *r, const char *tool, const char *scope, bo
     else
         ok = principal_has_scope(p, scope);
     if (!ok && refusing) {
-        char challenge[300];
-        snprintf(challenge, sizeof challenge,
-                 "Bearer realm=\"hermes-mcp\", error=\"insufficient_scope\"%s%s%s, "
-                 "error_description=\"this credential may not call %s\"",
-                 scope ? ", scope=\"" : "", scope ? scope : "", scope ? "\"" : "", tool);
-        hreq_add_header(r, "WWW-Authenticate", challenge);
+        char why[120];
+        snprintf(why, sizeof why, "this credential may not call %s", tool);
+        add_challenge(a, r, "insufficient_scope", scope, why);
     }
     return ok;
 }
@@ -223,18 +245,16 @@ static void health(struct app *a, struct hreq *r)
 /* 401 for a missing, wrong or expired bearer token. */
 static void deny(struct app *a, struct hreq *r, enum auth_result why)
 {
+    /* With OAuth, the scopes to ask for: what a client authorizing from this 401 needs. */
+    const char *scope = a->cfg->oauth_issuer ? OAUTH_DEFAULT_SCOPES : NULL;
     a->auth_failures++;
     if (why == AUTH_EXPIRED) {
-        hreq_add_header(r, "WWW-Authenticate", "Bearer realm=\"hermes-mcp\", "
-                                               "error=\"invalid_token\", "
-                                               "error_description=\"the token has expired\"");
+        add_challenge(a, r, "invalid_token", scope, "the token has expired");
         reply_simple_json(r, 401, "{\"error\":\"unauthorized\",\"message\":\"the bearer "
                                   "token has expired\"}");
         return;
     }
-    hreq_add_header(r, "WWW-Authenticate",
-                    why == AUTH_BAD_TOKEN ? "Bearer realm=\"hermes-mcp\", error=\"invalid_token\""
-                                          : "Bearer realm=\"hermes-mcp\"");
+    add_challenge(a, r, why == AUTH_BAD_TOKEN ? "invalid_token" : NULL, scope, NULL);
     reply_simple_json(r, 401, "{\"error\":\"unauthorized\",\"message\":\"missing or invalid "
                               "bearer token\"}");
 }
@@ -369,6 +389,44 @@ static bool rate_limited(struct app *a, struct hreq *r, bool authed)
     return true;
 }
 
+#define PRM_PATH "/.well-known/oauth-protected-resource"
+
+/* RFC 9728 protected resource metadata, at the root well-known path and at the one for /mcp
+ * (clients try the second first): public, no token, so a client that got a 401 can discover
+ * where to authorize. The same document at both: the resource is our MCP endpoint. */
+static void resource_metadata(struct app *a, struct hreq *r)
+{
+    const char *m = hreq_method(r);
+    if (strcmp(m, "GET") && strcmp(m, "HEAD")) {
+        hreq_add_header(r, "Allow", "GET, HEAD");
+        reply_simple_json(r, 405, "{\"error\":\"method_not_allowed\",\"message\":\"use GET\"}");
+        return;
+    }
+    const char *iss = a->cfg->oauth_issuer;
+    json_t *doc = json_pack("{s:s+, s:[s], s:[sss], s:[s], s:s}", "resource", iss, "/mcp",
+                            "authorization_servers", iss, "scopes_supported", "hermes:read",
+                            "hermes:task", "hermes:admin", "bearer_methods_supported", "header",
+                            "resource_name", a->o->service);
+    char *text = json_dumps(doc, JSON_COMPACT);
+    json_decref(doc);
+    hreq_add_header(r, "Access-Control-Allow-Origin", "*"); /* public, and no credentials */
+    hreq_add_header(r, "Cache-Control", "max-age=300");
+    hreq_reply_take(r, 200, "application/json", text, strlen(text));
+}
+
+/* With OAuth a token in the query string is refused outright (the MCP authorization spec: never
+ * accepted there; it would end up in logs and proxies' histories), not merely ignored. */
+static bool token_in_query(struct app *a, struct hreq *r)
+{
+    if (a->cfg->oauth_issuer == NULL || hreq_query(r, "access_token") == NULL)
+        return false;
+    add_challenge(a, r, "invalid_request", NULL,
+                  "send the token in the Authorization header, never in the URL");
+    reply_simple_json(r, 400, "{\"error\":\"invalid_request\",\"message\":\"access tokens are "
+                              "not accepted in the query string; use the Authorization header\"}");
+    return true;
+}
+
 static void on_headers(struct hreq *r, void *arg)
 {
     struct app *a = arg;
@@ -378,7 +436,13 @@ static void on_headers(struct hreq *r, void *arg)
         health(a, r);
         return;
     }
+    if (a->cfg->oauth_issuer && (strcmp(path, PRM_PATH) == 0 || strcmp(path, PRM_PATH "/mcp") == 0)) {
+        resource_metadata(a, r);
+        return;
+    }
     bool ours = strcmp(path, "/mcp") == 0 || strcmp(path, "/metrics") == 0;
+    if (ours && token_in_query(a, r))
+        return;
     enum auth_result auth = ours ? authenticate(a, r) : AUTH_NO_TOKEN;
     bool allowed = auth == AUTH_OK; /* true when authentication is off */
     /* Only a credential in use counts as one: without authentication (the conformance server)
@@ -451,7 +515,8 @@ static void on_done(struct hreq *r, unsigned status, uint64_t duration_ms, void 
     static const char *const methods[] = {"GET", "HEAD", "POST", "DELETE", "PUT", "PATCH",
                                           "OPTIONS"};
     const char *path = hreq_path(r), *method = "(other)";
-    if (strcmp(path, "/mcp") && strcmp(path, "/health") && strcmp(path, "/metrics"))
+    if (strcmp(path, "/mcp") && strcmp(path, "/health") && strcmp(path, "/metrics") &&
+        strcmp(path, PRM_PATH) && strcmp(path, PRM_PATH "/mcp"))
         path = "(other)";
     snprintf(code, sizeof code, "%u", status < 1000 ? status : 0);
     metric_labels(labels, sizeof labels, "path", path, "code", code, NULL);
