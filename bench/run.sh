@@ -310,13 +310,15 @@ log "hermes-mcp :$hermes_port (tmpfs :${hermes_shm_port:-none})  sdk-server :$sd
 # ---------- 3. loads ----------
 servers_for() {
     case "$1" in
-    hermes_task) echo "hermes${hermes_shm_port:+ hermes_shm} fake" ;;
+    hermes_task) echo "hermes hermes_2026${hermes_shm_port:+ hermes_shm} fake" ;;
+    tools_list | hermes_result) echo hermes hermes_2026 sdk nginx ;;
     *) echo hermes sdk nginx ;;
     esac
 }
 label() {
     case "$1" in
     hermes) echo 'hermes-mcp' ;;
+    hermes_2026) echo 'hermes-mcp, MCP 2026-07-28' ;;
     hermes_shm) echo 'hermes-mcp, tasks on tmpfs' ;;
     sdk) echo 'SDK server' ;;
     nginx) echo 'nginx (fixed tools/list)' ;;
@@ -329,6 +331,8 @@ target() {
     t_token=$token
     case "$2" in
     hermes) t_url=http://127.0.0.1:$hermes_port/mcp ;;
+    hermes_2026) t_url=http://127.0.0.1:$hermes_port/mcp  # the same server, the stateless era
+                 t_script=$root/bench/lua/${1}_modern.lua ;;
     hermes_shm) t_url=http://127.0.0.1:$hermes_shm_port/mcp ;;
     sdk) t_url=http://127.0.0.1:$sdk_port/mcp ;;
     nginx) t_url=http://127.0.0.1:$nginx_port/mcp ;;
@@ -517,6 +521,15 @@ added() { # SERVER CONNS
         has_load "$l" || continue
         p99=$(num "$(med "$l" "$last_c" hermes 7)" 3 1000); ng=$(num "$(med "$l" "$last_c" nginx 7)" 3 1000)
         echo "| $(title "$l" | sed 's/ (.*//'): p99 at $last_c conns ≤ nginx's p99 in this run ($ng ms) | $p99 ms | $( [ "$p99" = - ] || [ "$ng" = - ] && echo - || check "$ng" ">=" "$p99") |"
+    done
+    # Issue 13: the stateless era on the same server, same run (0.95: the run-to-run noise).
+    for l in tools_list hermes_result hermes_task; do
+        has_load "$l" || continue
+        for c in $conns; do
+            m=$(rv "$l" "$c" hermes_2026); h=$(rv "$l" "$c" hermes)
+            r=$( [ "$m" = - ] || [ "$h" = - ] || [ "$h" = 0 ] && echo - || awk -v a="$m" -v b="$h" 'BEGIN { printf "%.2f", a / b }')
+            echo "| $(title "$l" | sed 's/ (.*//'), MCP 2026-07-28 at $c conns: req/s ≥ 0.95× the session era's ($(num "$m" 0 1) / $(num "$h" 0 1)) | ${r}× | $(check "$r" ">=" 0.95) |"
+        done
     done
     if [ -n "$prune_json" ]; then
         echo "| prune of $(pv n) task dirs: concurrent tools/list p99 < 5 ms (no prune: $(pv base_p99_ms) ms; the prune took $(pv prune_ms) ms, the load ran $(pv window_ms) ms from its start) | $(pv p99_ms) ms | $(check "$(pv p99_ms)" "<" 5) |"

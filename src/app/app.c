@@ -763,7 +763,9 @@ int app_run(const struct app_opts *o)
 
     struct mcp_opts mo = {.name = o->service, .version = HM_VERSION,
                           .sessions = o->cfg->sessions, .public_hosts = o->cfg->public_hosts,
-                          .call_timeout_ms = o->cfg->call_timeout_ms};
+                          .call_timeout_ms = o->cfg->call_timeout_ms,
+                          /* Without authentication every caller gets the same lists. */
+                          .cache_public = !o->cfg->auth};
     a.mcp = mcp_new(a.loop, &mo);
     mcp_set_audit(a.mcp, on_rpc_note, &a);
     mcp_set_tool_filter(a.mcp, tool_allowed, &a);

@@ -78,6 +78,7 @@ struct job {
     int progress;
     struct sessq *q;
     struct job *qnext;
+    json_t *task_created; /* an MCP task (mcptask.c): its createdAt; else NULL */
 };
 
 struct sessq {
@@ -128,6 +129,9 @@ void tool_error(struct mcp_call *c, enum toolerr code, unsigned retry_after, con
 /* Queues json as the task's file name; c (if any) gets result (taken) once that is durable. */
 void store_then_answer(struct bridge *b, const char *id, const char *name, json_t *json,
                        struct mcp_call *c, json_t *result);
+/* The same, and then after (may be NULL) runs, once the file is durable. */
+void store_then(struct bridge *b, const char *id, const char *name, json_t *json,
+                struct mcp_call *c, json_t *result, void (*after)(struct bridge *b, const char *id));
 /* Queues removing the task's file name; c (if any) gets result (taken) once it is gone. */
 void remove_then_answer(struct bridge *b, const char *id, const char *name, struct mcp_call *c,
                         json_t *result);
@@ -235,6 +239,13 @@ json_t *tool_annotations(bool read_only, bool destructive, bool idempotent, bool
     "{\"type\":\"string\"}},\"next_steps\":{\"type\":\"array\",\"items\":{\"type\":\"string\"}}," \
     "\"run_id\":{\"type\":\"string\"},\"details\":{\"type\":\"object\"}},\"required\":[\"id\","  \
     "\"status\"]}"
+
+/* mcptask.c: hermes_task as an MCP task (the tasks extension). */
+void mcptask_register(struct bridge *b);
+/* The CreateTaskResult for task id created at created_at (new reference). */
+json_t *mcptask_created(struct bridge *b, const char *id, json_t *created_at);
+/* Task id's result.json is durable: its status goes to the streams that watch it. */
+void mcptask_ended(struct bridge *b, const char *id);
 
 /* tool_reset.c: stops a hermes_reset in progress without answering (shutdown). */
 void reset_abort(struct bridge *b);

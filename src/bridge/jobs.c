@@ -67,6 +67,7 @@ void job_free(struct job *j)
     free(j->prompt);
     free(j->base_url);
     wipe_free(j->key);
+    json_decref(j->task_created);
     if (q) {
         if (q->active == j) {
             free(j);

@@ -68,8 +68,12 @@ void tool_error(struct mcp_call *c, enum toolerr code, unsigned retry_after,
 /* A call's answer held back until the task directory operation queued before it is durable:
  * a client that got an answer can rely on what is on disk. */
 struct held {
-    struct mcp_call *call; /* NULL once the call went away */
+    struct mcp_call *call; /* NULL once the call went away, or when there was none */
     json_t *result;        /* the tools/call result to send */
+    /* Then, once durable (may be NULL): what else waits for the file. */
+    void (*after)(struct bridge *b, const char *id);
+    struct bridge *b;
+    char id[129];
 };
 
 static void held_cancelled(struct mcp_call *c, void *arg)
@@ -83,49 +87,62 @@ static void held_stored(enum tasks_rc rc, void *arg)
 {
     struct held *h = arg;
     json_t *res = h->result;
-    if (h->call == NULL) {
+    if (h->call) {
+        mcp_call_on_cancel(h->call, NULL, NULL);
+        if (rc != TASKS_OK && !json_is_true(json_object_get(res, "isError"))) {
+            json_decref(res); /* the outcome is not durable: do not report it as one */
+            res = tool_error_json(TE_UPSTREAM_ERROR, 0,
+                                  "the result could not be stored in the task directory");
+        }
+        mcp_call_result_take(h->call, res);
+    } else {
         json_decref(res);
-        free(h);
-        return;
     }
-    mcp_call_on_cancel(h->call, NULL, NULL);
-    if (rc != TASKS_OK && !json_is_true(json_object_get(res, "isError"))) {
-        json_decref(res); /* the outcome is not durable: do not report it as one */
-        res = tool_error_json(TE_UPSTREAM_ERROR, 0,
-                              "the result could not be stored in the task directory");
-    }
-    mcp_call_result_take(h->call, res);
+    if (rc == TASKS_OK && h->after)
+        h->after(h->b, h->id);
     free(h);
 }
 
-/* Takes result; NULL when there is no call to answer. */
-static struct held *hold(struct mcp_call *c, json_t *result)
+/* Takes result; NULL when there is no call to answer and nothing else waits. */
+static struct held *hold(struct mcp_call *c, json_t *result, struct bridge *b, const char *id,
+                         void (*after)(struct bridge *b, const char *id))
 {
-    if (c == NULL) {
+    if (c == NULL && after == NULL) {
         json_decref(result);
         return NULL;
     }
     struct held *h = xcalloc(1, sizeof *h);
     h->call = c;
     h->result = result;
-    mcp_call_on_cancel(c, held_cancelled, h);
+    h->after = after;
+    h->b = b;
+    snprintf(h->id, sizeof h->id, "%s", id);
+    if (c)
+        mcp_call_on_cancel(c, held_cancelled, h);
     return h;
 }
 
-/* Queues json as the task's file name; c (if any) gets result once that is durable. */
+/* Queues json as the task's file name; c (if any) gets result once that is durable, and
+ * then after (if any) runs. */
+void store_then(struct bridge *b, const char *id, const char *name, json_t *json,
+                struct mcp_call *c, json_t *result, void (*after)(struct bridge *b, const char *id))
+{
+    struct held *h = hold(c, result, b, id, after);
+    if (tasks_write(b->tasks, id, name, json, h ? held_stored : NULL, h) != TASKS_OK && h)
+        held_stored(TASKS_INVALID, h);
+}
+
 void store_then_answer(struct bridge *b, const char *id, const char *name, json_t *json,
                        struct mcp_call *c, json_t *result)
 {
-    struct held *h = hold(c, result);
-    if (tasks_write(b->tasks, id, name, json, h ? held_stored : NULL, h) != TASKS_OK && h)
-        held_stored(TASKS_INVALID, h);
+    store_then(b, id, name, json, c, result, NULL);
 }
 
 /* Queues removing the task's file name; c (if any) gets result once it is gone. */
 void remove_then_answer(struct bridge *b, const char *id, const char *name,
                         struct mcp_call *c, json_t *result)
 {
-    struct held *h = hold(c, result);
+    struct held *h = hold(c, result, b, id, NULL);
     if (tasks_remove(b->tasks, id, name, h ? held_stored : NULL, h) != TASKS_OK && h)
         held_stored(TASKS_INVALID, h);
 }

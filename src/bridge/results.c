@@ -57,7 +57,9 @@ void write_result(struct bridge *b, const char *id, const char *agent, json_t *p
     json_t *r = result_record(id, agent, parsed, run_id);
     if (answer == NULL && c)
         answer = mcp_tool_result(result_public(r));
-    store_then_answer(b, id, "result.json", r, c, answer);
+    /* An MCP task watched on a subscriptions/listen stream hears of its end (mcptask.c). */
+    store_then(b, id, "result.json", r, c, answer,
+               mcp_task_watched(b->mcp, id) ? mcptask_ended : NULL);
     json_decref(r);
 }
 

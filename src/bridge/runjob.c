@@ -134,8 +134,10 @@ static void submit_done(struct agent_req *r, const struct agent_result *res, voi
     json_t *run = json_pack("{s:s, s:s, s:s, s:s, s:s, s:o}", "run_id", run_id, "session_id",
                             j->session_id, "task_id", j->id, "agent", j->agent,
                             "agent_base_url", j->base_url, "created_at", iso_now());
-    /* The answer waits for run.json: after a restart the run is followed from it. */
+    /* The answer waits for run.json: after a restart the run is followed from it. An MCP
+     * task is answered with the task (mcptask.c), anything else with "accepted". */
     store_then_answer(b, j->id, "run.json", run, c,
+                      j->task_created ? mcptask_created(b, j->id, j->task_created) :
                       mcp_tool_result(json_pack("{s:s, s:s, s:s, s:s, s:[], s:[]}", "id", j->id,
                                                 "status", "accepted", "run_id", j->run_id,
                                                 "summary",

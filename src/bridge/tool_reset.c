@@ -1,6 +1,7 @@
 /* tool_reset.c — hermes_reset: rebuilds the run index from the task directory, for every
  * caller; nothing in flight is dropped. Needs confirmed: true, which the model is told to ask
- * the user for. */
+ * the user for; without it the user is asked directly when the client can show a form
+ * (elicitation). */
 #include <jansson.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -125,18 +126,9 @@ void reset_abort(struct bridge *b)
     reset_free(b->reset);
 }
 
-static void hermes_reset(struct mcp_call *c, json_t *args, void *arg)
+/* Starts the walk (confirmed by the caller or the user). */
+static void start_reset(struct bridge *b, struct mcp_call *c)
 {
-    struct bridge *b = arg;
-    json_t *a[ARGS_MAX];
-    if (!check_args(c, reset_args, args, a))
-        return;
-    if (!json_is_true(a[0])) {
-        tool_error(c, TE_CONFIRMATION_REQUIRED, 0,
-                   "hermes_reset rebuilds the job bookkeeping of every caller; call it again "
-                   "with confirmed: true");
-        return;
-    }
     /* Nothing in flight is dropped: a followed run still gets its result.json when it ends,
      * a waiting call still gets its answer (dropping them lost results until a restart). What
      * is reset is the run index, rebuilt from the task directory: entries whose task is gone
@@ -163,6 +155,85 @@ static void hermes_reset(struct mcp_call *c, json_t *args, void *arg)
     r->timer = loop_timer_add(b->loop, 0, reset_step, r);
 }
 
+#define ASK_MESSAGE                                                                            \
+    "An agent asks to rebuild the Hermes bridge's job bookkeeping (the run index) from the "  \
+    "task directory, for every caller. Results are kept and nothing in flight is dropped."
+
+/* The elicitation that asks the user (form mode: one boolean). */
+static json_t *ask_params(void)
+{
+    return json_pack("{s:s, s:{s:s, s:{s:{s:s, s:s, s:s}}, s:[s]}}", "message", ASK_MESSAGE,
+                     "requestedSchema", "type", "object", "properties", "confirm", "type",
+                     "boolean", "title", "Rebuild the job bookkeeping",
+                     "description", "Yes: rebuild it now", "required", "confirm");
+}
+
+/* Whether an elicitation result (ElicitResult) says yes. */
+static bool user_said_yes(json_t *result)
+{
+    const char *action = json_string_value(json_object_get(result, "action"));
+    return action && strcmp(action, "accept") == 0 &&
+           json_is_true(json_object_get(json_object_get(result, "content"), "confirm"));
+}
+
+static void refuse_unconfirmed(struct mcp_call *c, const char *why)
+{
+    tool_error(c, TE_CONFIRMATION_REQUIRED, 0, "%s", why);
+}
+
+/* Session era: the answer to our elicitation/create request. */
+static void legacy_answer(struct mcp_call *c, json_t *result, json_t *error, void *arg)
+{
+    struct bridge *b = arg;
+    (void)error;
+    if (user_said_yes(result))
+        start_reset(b, c);
+    else
+        refuse_unconfirmed(c, result ? "the user did not confirm hermes_reset"
+                                     : "hermes_reset was not confirmed (no answer from the "
+                                       "client)");
+}
+
+/* Without confirmed: true the user is asked, when the client can show a form. 2026-07-28: an
+ * input-required round whose sealed state says we asked; before: an elicitation request on the
+ * call's stream. Else the model is told to get the user's confirmation. */
+static bool ask_user(struct bridge *b, struct mcp_call *c)
+{
+    if (!mcp_call_client_supports(c, "elicitation"))
+        return false;
+    if (!mcp_call_is_modern(c))
+        return mcp_call_request(c, "elicitation/create", ask_params(), legacy_answer, b);
+    json_t *asked = json_object_get(mcp_call_input_state(c), "asked");
+    json_t *answer = json_object_get(mcp_call_input_responses(c), "confirm");
+    if (json_is_true(asked) && answer) {
+        if (user_said_yes(answer))
+            start_reset(b, c);
+        else
+            refuse_unconfirmed(c, "the user did not confirm hermes_reset");
+        return true;
+    }
+    mcp_call_input_required(c,
+                            json_pack("{s:{s:s, s:o}}", "confirm", "method",
+                                      "elicitation/create", "params", ask_params()),
+                            json_pack("{s:b}", "asked", 1));
+    return true;
+}
+
+static void hermes_reset(struct mcp_call *c, json_t *args, void *arg)
+{
+    struct bridge *b = arg;
+    json_t *a[ARGS_MAX];
+    if (!check_args(c, reset_args, args, a))
+        return;
+    if (json_is_true(a[0])) {
+        start_reset(b, c);
+        return;
+    }
+    if (!ask_user(b, c))
+        refuse_unconfirmed(c, "hermes_reset rebuilds the job bookkeeping of every caller; call "
+                              "it again with confirmed: true");
+}
+
 void tool_reset_register(struct bridge *b)
 {
     mcp_add_tool(b->mcp, &(struct mcp_tool_def){
@@ -172,7 +243,7 @@ void tool_reset_register(struct bridge *b)
                        "task directory, for every caller; result files are kept and nothing in "
                        "flight is dropped (followed runs still get their results). Ask the user "
                        "before calling it when other work may be in flight. Needs confirmed: "
-                       "true.",
+                       "true, or the user's yes when the client supports elicitation.",
         .input_schema = toolargs_schema(reset_args),
         .output_schema = toolerr_output_schema(schema_obj(
             "{\"type\":\"object\",\"properties\":{\"cleared\":{\"type\":\"integer\"},"

@@ -164,15 +164,27 @@ static void hermes_task(struct mcp_call *c, json_t *args, void *arg)
     }
     json_t *req = json_pack("{s:s, s:s, s:s, s:s?, s:s, s:o}", "id", id, "agent", a->name, "mode",
                             mode, "session", session, "fingerprint", fp, "created_at", iso_now());
+    /* A client of the tasks extension gets an MCP task: an agent run whatever the mode, owned
+     * by the caller (mcptask.c). */
+    bool as_task = mcp_call_client_extension(c, MCP_TASKS_EXTENSION);
+    json_t *created = NULL;
+    if (as_task) {
+        json_object_set_new(req, "mcp_task", json_true());
+        json_object_set_new(req, "owner", json_string(mcp_call_caller(c)));
+        created = json_incref(json_object_get(req, "created_at"));
+    }
     /* Not waited for: the agent starts at once. The writer keeps the order, so request.json is
      * durable before any later file of this task (the answer waits for those). */
     enum tasks_rc wrc = tasks_write(b->tasks, id, "request.json", req, NULL, NULL);
     json_decref(req);
     if (wrc != TASKS_OK) {
+        json_decref(created);
         tool_error(c, TE_UPSTREAM_ERROR, 0, "the task directory could not be written");
         return;
     }
-    struct job *j = job_new(b, strcmp(mode, "sync") == 0 ? JOB_SYNC : JOB_SUBMIT, id, a->name);
+    struct job *j = job_new(b, strcmp(mode, "sync") == 0 && !as_task ? JOB_SYNC : JOB_SUBMIT, id,
+                            a->name);
+    j->task_created = created;
     j->call = c;
     j->prompt = contract_prompt(task, context, deliverable, constraints);
     if (session)

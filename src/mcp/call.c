@@ -9,10 +9,12 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "era.h"
 #include "exchange.h"
 #include "log.h"
 #include "loop.h"
 #include "mem.h"
+#include "reqstate.h"
 #include "session.h"
 #include "stream.h"
 #include "strmap.h"
@@ -22,6 +24,17 @@ static void call_send(struct mcp_call *c, json_t *msg_take)
     if (c->ex && ex_ensure_stream(c->ex))
         stream_send(c->ex->stream, msg_take);
     json_decref(msg_take);
+}
+
+void call_send_notification(struct mcp_call *c, json_t *msg_take)
+{
+    call_send(c, msg_take);
+}
+
+void call_no_deadline(struct mcp_call *c)
+{
+    loop_timer_cancel(c->deadline);
+    c->deadline = NULL;
 }
 
 static void outgoing_drop_all(struct mcp_call *c)
@@ -66,6 +79,10 @@ static void call_free(struct mcp_call *c)
     sess_unref(c->sess);
     json_decref(c->id);
     json_decref(c->progress_token);
+    json_decref(c->caps);
+    json_decref(c->params);
+    json_decref(c->input_responses);
+    json_decref(c->input_state);
     free(c->method);
     free(c);
 }
@@ -78,6 +95,8 @@ static struct mcp_exchange *call_detach(struct mcp_call *c, json_t *answer_take)
     loop_timer_cancel(c->deadline);
     c->deadline = NULL;
     if (ex) {
+        if (ex->modern && answer_take)
+            era_decorate(ex->srv, c->method, answer_take);
         if (!ex->batch)
             note_answer(ex->srv, ex->req, answer_take);
         if (answer_take && ex->stream)
@@ -203,7 +222,10 @@ bool mcp_call_progress(struct mcp_call *c, double progress, double total, const 
 void mcp_call_log(struct mcp_call *c, const char *level, const char *logger, json_t *data_take)
 {
     int li = level_index(level);
-    int threshold = c->sess ? c->sess->log_level : 1;
+    /* 2026-07-28: only at the level the request asked for, and nothing when it asked none. */
+    int threshold = c->modern ? (c->log_level < 0 ? 99 : c->log_level)
+                    : c->sess ? c->sess->log_level
+                              : 1;
 
     if (li < 0 || li < threshold || c->ex == NULL) {
         json_decref(data_take);
@@ -225,7 +247,10 @@ bool mcp_call_request(struct mcp_call *c, const char *method, json_t *params_tak
         cap = "elicitation";
     else if (strcmp(method, "roots/list") == 0)
         cap = "roots";
-    if (c->ex == NULL || (cap && c->sess && !json_object_get(c->sess->client_caps, cap)) ||
+    /* 2026-07-28 has no server-to-client requests: a handler asks with
+     * mcp_call_input_required instead. */
+    if (c->ex == NULL || c->modern ||
+        (cap && c->sess && !json_object_get(c->sess->client_caps, cap)) ||
         !ex_ensure_stream(c->ex)) {
         json_decref(params_take);
         return false;
@@ -278,6 +303,81 @@ json_t *mcp_call_progress_token(const struct mcp_call *c)
     return c->progress_token;
 }
 
+bool mcp_call_is_modern(const struct mcp_call *c)
+{
+    return c->modern;
+}
+
+bool mcp_call_client_supports(const struct mcp_call *c, const char *capability)
+{
+    if (c->modern)
+        return json_object_get(c->caps, capability) != NULL;
+    return c->sess && json_object_get(c->sess->client_caps, capability) != NULL;
+}
+
+bool mcp_call_client_extension(const struct mcp_call *c, const char *extension)
+{
+    return c->modern && json_object_get(json_object_get(c->caps, "extensions"), extension);
+}
+
+const char *mcp_call_caller(const struct mcp_call *c)
+{
+    return c->caller;
+}
+
+json_t *mcp_call_input_responses(const struct mcp_call *c)
+{
+    return c->input_responses;
+}
+
+json_t *mcp_call_input_state(const struct mcp_call *c)
+{
+    return c->input_state;
+}
+
+void mcp_call_error_data(struct mcp_call *c, int code, const char *message, json_t *data_take)
+{
+    json_t *err = jrpc_error(c->id, code, message);
+    if (data_take)
+        json_object_set_new(json_object_get(err, "error"), "data", data_take);
+    call_finish(c, err);
+}
+
+void mcp_call_require_capability(struct mcp_call *c, json_t *required_take, const char *what)
+{
+    char msg[160];
+    snprintf(msg, sizeof msg, "Missing required client capability: this request needs %s", what);
+    mcp_call_error_data(c, ERA_MISSING_CAPABILITY, msg,
+                        json_pack("{s:o}", "requiredCapabilities", required_take));
+}
+
+void mcp_call_input_required(struct mcp_call *c, json_t *requests_take, json_t *state_take)
+{
+    if (!c->modern) {
+        log_error("BUG: an input_required result for a %s request of the session era",
+                  c->method);
+        json_decref(requests_take);
+        json_decref(state_take);
+        mcp_call_error(c, JRPC_INTERNAL_ERROR, "Internal error");
+        return;
+    }
+    json_t *result = json_pack("{s:s, s:o}", "resultType", "input_required", "inputRequests",
+                               requests_take);
+    if (state_take) {
+        char *sealed = reqstate_seal(c->srv, c->caller, c->method, c->params, state_take);
+        json_decref(state_take);
+        if (sealed == NULL) {
+            log_error("BUG: a %s request's state is too large to send back", c->method);
+            json_decref(result);
+            mcp_call_error(c, JRPC_INTERNAL_ERROR, "Internal error");
+            return;
+        }
+        json_object_set_new(result, "requestState", json_string(sealed));
+        free(sealed);
+    }
+    mcp_call_result_take(c, result);
+}
+
 /* A client's answer to one of our requests. */
 void route_response(struct mcp_server *srv, struct mcp_session *sess, struct jrpc_msg *m)
 {
@@ -312,6 +412,15 @@ struct mcp_call *call_new(struct rpc_ctx *x, struct jrpc_msg *m)
         c->sess->active++;
     c->id = json_incref(m->id);
     c->method = xstrdup(m->method);
+    if (x->ex->modern) {
+        c->modern = true;
+        c->caps = json_incref(x->ex->caps);
+        c->log_level = x->ex->log_level;
+        c->params = json_incref(m->params);
+        c->input_responses = json_incref(x->ex->input_responses);
+        c->input_state = json_incref(x->ex->input_state);
+        memcpy(c->caller, x->ex->caller, sizeof c->caller);
+    }
     json_t *meta = json_object_get(m->params, "_meta");
     json_t *tok = json_object_get(meta, "progressToken");
     if (json_is_string(tok) || json_is_integer(tok))

@@ -8,6 +8,10 @@
 struct mcp_call *call_new(struct rpc_ctx *x, struct jrpc_msg *m);
 /* Ends a call before its handler finished, without an answer (cancel, hang-up, session end). */
 void call_cancel(struct mcp_call *c);
+/* Sends a notification on the call's stream (opening it if the client takes SSE). */
+void call_send_notification(struct mcp_call *c, json_t *msg_take);
+/* Disarms the call's deadline (a call meant to last, such as a subscription). */
+void call_no_deadline(struct mcp_call *c);
 /* A client's answer to one of our requests. */
 void route_response(struct mcp_server *srv, struct mcp_session *sess, struct jrpc_msg *m);
 

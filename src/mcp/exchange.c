@@ -9,7 +9,10 @@
 #include <stdlib.h>
 
 #include "call.h"
+#include "era.h"
+#include "hdr.h"
 #include "httpd.h"
+#include "mem.h"
 #include "session.h"
 #include "stream.h"
 
@@ -64,6 +67,24 @@ void note_answer(struct mcp_server *srv, struct hreq *r, json_t *answer)
 
 /* ---------- exchanges ---------- */
 
+struct mcp_exchange *ex_open(struct mcp_server *srv, struct hreq *r, struct mcp_session *sess,
+                             bool batch, const char *version)
+{
+    struct mcp_exchange *ex = xcalloc(1, sizeof *ex);
+    const char *accept = hreq_header(r, "Accept");
+    ex->srv = srv;
+    ex->sess = sess_ref(sess);
+    ex->req = r;
+    ex->batch = batch;
+    ex->accepts_sse = accept && hdr_list_has(accept, "text/event-stream");
+    ex->answers = json_array();
+    ex->dispatching = true;
+    ex->log_level = -1;
+    snprintf(ex->version, sizeof ex->version, "%s", version);
+    hreq_on_abort(r, ex_on_abort, ex);
+    return ex;
+}
+
 static void ex_free(struct mcp_exchange *ex)
 {
     if (ex->stream)
@@ -71,6 +92,9 @@ static void ex_free(struct mcp_exchange *ex)
     stream_unref(ex->stream);
     sess_unref(ex->sess);
     json_decref(ex->answers);
+    json_decref(ex->caps);
+    json_decref(ex->input_responses);
+    json_decref(ex->input_state);
     free(ex->raw_answer);
     free(ex);
 }
@@ -113,8 +137,10 @@ void ex_maybe_finish(struct mcp_exchange *ex)
             hreq_reply(ex->req, 202, NULL, "", 0);
         else if (ex->batch)
             reply_json(ex->req, 200, json_incref(ex->answers));
-        else
-            reply_json(ex->req, 200, json_incref(json_array_get(ex->answers, 0)));
+        else {
+            json_t *a = json_array_get(ex->answers, 0);
+            reply_json(ex->req, ex->modern ? era_status(a) : 200, json_incref(a));
+        }
     }
     ex->req = NULL;
     ex->raw_answer = NULL; /* handed over above, or never set */

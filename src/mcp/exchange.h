@@ -3,6 +3,10 @@
 #define HM_MCP_EXCHANGE_H
 #include "mcp_internal.h"
 
+/* A new exchange for POST r (still dispatching: the caller clears that, then calls
+ * ex_maybe_finish), answering in protocol version. */
+struct mcp_exchange *ex_open(struct mcp_server *srv, struct hreq *r, struct mcp_session *sess,
+                             bool batch, const char *version);
 /* Gives the exchange its SSE stream if it may have one (the client accepts SSE, not a batch);
  * false when nothing can be streamed to the client. */
 bool ex_ensure_stream(struct mcp_exchange *ex);

@@ -1,6 +1,7 @@
 /* http.c — the engine's HTTP face: the checks every request to the endpoint passes before its
  * body is read (Host and Origin against DNS rebinding, method, protocol version, media types),
- * then the three exchanges: POST (JSON-RPC messages, handed to the methods), GET (a session's
+ * then the three exchanges: POST (JSON-RPC messages, handed to the methods; those of MCP
+ * 2026-07-28 go to era.c, which serves them without a session), GET (a session's
  * standalone stream, or the resume of one with Last-Event-ID) and DELETE (ends a session).
  * Kept apart so that what reaches the protocol, and what is refused before, reads in one place. */
 #include "mcp_internal.h"
@@ -11,6 +12,7 @@
 #include <strings.h>
 
 #include "call.h"
+#include "era.h"
 #include "exchange.h"
 #include "hdr.h"
 #include "httpd.h"
@@ -151,8 +153,9 @@ void mcp_http_headers(struct mcp_server *srv, struct hreq *r)
                              : "Method Not Allowed: send JSON-RPC requests with POST");
         return;
     }
-    if (pv && !version_supported(pv)) {
-        reply_http_error(r, 400, "Bad Request: unsupported MCP-Protocol-Version");
+    /* A POST's version is the body's to tell as well (era.c); a GET or DELETE has only this. */
+    if (pv && !post && !version_supported(pv)) {
+        era_refuse_version(r, NULL);
         return;
     }
     if (post) {
@@ -281,6 +284,17 @@ void mcp_http_request(struct mcp_server *srv, struct hreq *r)
         json_decref(why.id);
         return;
     }
+    switch (era_of(r, root)) {
+    case ERA_MODERN:
+        era_serve(srv, r, root);
+        goto out;
+    case ERA_UNSUPPORTED:
+        audit_note(srv, r, NULL, NULL, "-32022");
+        era_refuse_version(r, root);
+        goto out;
+    case ERA_LEGACY:
+        break;
+    }
     bool batch = json_is_array(root);
     json_t *first = batch ? json_array_get(root, 0) : root;
     json_t *first_method = json_object_get(first, "method");
@@ -315,17 +329,7 @@ void mcp_http_request(struct mcp_server *srv, struct hreq *r)
         goto out;
     }
 
-    struct mcp_exchange *ex = xcalloc(1, sizeof *ex);
-    const char *accept = hreq_header(r, "Accept");
-    ex->srv = srv;
-    ex->sess = sess_ref(sess);
-    ex->req = r;
-    ex->batch = batch;
-    ex->accepts_sse = accept && hdr_list_has(accept, "text/event-stream");
-    ex->answers = json_array();
-    ex->dispatching = true;
-    snprintf(ex->version, sizeof ex->version, "%s", version);
-    hreq_on_abort(r, ex_on_abort, ex);
+    struct mcp_exchange *ex = ex_open(srv, r, sess, batch, version);
 
     struct rpc_ctx x = {.srv = srv, .ex = ex, .sess = sess, .req = r};
     size_t n = batch ? json_array_size(root) : 1;

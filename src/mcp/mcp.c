@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "crypto.h"
 #include "httpd.h"
 #include "log.h"
 #include "loop.h"
@@ -85,6 +86,7 @@ static void registry_cleanup(struct registry *reg)
         free(reg->v[i].uri_template);
         free(reg->v[i].scope);
         json_decref(reg->v[i].listing);
+        json_decref(reg->v[i].param_headers);
     }
     free(reg->v);
     free(reg->listing_text);
@@ -108,6 +110,19 @@ void mcp_add_tool(struct mcp_server *s, const struct mcp_tool_def *d)
         json_object_set_new(t, "annotations", d->annotations);
     registry_add(&s->tools, d->name, t, d->handler, d->arg, NULL);
     s->tools.v[s->tools.n - 1].scope = d->scope ? xstrdup(d->scope) : NULL;
+    /* Found once here, not at each call: most tools have none. */
+    const char *prop;
+    json_t *def, *headers = json_object();
+    json_object_foreach(json_object_get(d->input_schema, "properties"), prop, def)
+    {
+        json_t *h = json_object_get(def, "x-mcp-header");
+        if (json_is_string(h))
+            json_object_set(headers, prop, h);
+    }
+    if (json_object_size(headers))
+        s->tools.v[s->tools.n - 1].param_headers = headers;
+    else
+        json_decref(headers);
 }
 
 void mcp_set_tool_filter(struct mcp_server *s, mcp_tool_filter_cb *cb, void *arg)
@@ -160,6 +175,12 @@ void mcp_set_audit(struct mcp_server *s, mcp_audit_cb *cb, void *arg)
     s->audit_arg = arg;
 }
 
+void mcp_set_task_ops(struct mcp_server *s, const struct mcp_task_ops *ops, void *arg)
+{
+    s->task_ops = ops;
+    s->task_arg = arg;
+}
+
 void mcp_set_completion(struct mcp_server *s, mcp_handler *handler, void *arg)
 {
     s->complete = handler;
@@ -194,6 +215,11 @@ struct mcp_server *mcp_new(struct loop *l, const struct mcp_opts *o)
     s->sessions = strmap_new();
     s->inflight = strmap_new();
     s->outgoing = strmap_new();
+    if (!crypto_random_bytes(s->state_key, sizeof s->state_key)) {
+        /* getrandom fails only without a kernel entropy source: nothing can be sealed. */
+        log_error("fatal: no random bytes for the request-state key");
+        abort();
+    }
     return s;
 }
 
@@ -241,5 +267,7 @@ void mcp_free(struct mcp_server *s)
     free(s->version);
     free(s->instructions);
     free(s->public_hosts);
+    free(s->modern_list_head);
+    explicit_bzero(s->state_key, sizeof s->state_key);
     free(s);
 }

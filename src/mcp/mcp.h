@@ -37,6 +37,8 @@ struct mcp_opts {
     const char *public_hosts;  /* comma-separated extra host names allowed in Host/Origin */
     unsigned call_timeout_ms;  /* a call still running after this is cancelled and answered
                                   with -32001; 0: no limit */
+    bool cache_public;         /* 2026-07-28 lists are the same for every caller: a shared
+                                  cache may keep them (cacheScope "public", else "private") */
 };
 
 struct mcp_server *mcp_new(struct loop *l, const struct mcp_opts *o);
@@ -149,5 +151,57 @@ const char *mcp_call_protocol_version(const struct mcp_call *c);
 const char *mcp_call_method(const struct mcp_call *c);
 /* The request's _meta.progressToken (borrowed), or NULL. */
 json_t *mcp_call_progress_token(const struct mcp_call *c);
+
+/* MCP 2026-07-28 (stateless; see era.c). A call of that era cannot send requests to the
+ * client (mcp_call_request returns false); it asks with an input_required result instead and
+ * the client comes back with a new request carrying the answers. */
+bool mcp_call_is_modern(const struct mcp_call *c);
+/* Whether the client declared a capability ("elicitation", "sampling", "roots"): the request's
+ * _meta in 2026-07-28, the session's initialize before. */
+bool mcp_call_client_supports(const struct mcp_call *c, const char *capability);
+/* Whether a 2026-07-28 request declared an extension (e.g. "io.modelcontextprotocol/tasks"). */
+bool mcp_call_client_extension(const struct mcp_call *c, const char *extension);
+/* Ends the call with an input_required result: requests_take maps keys to
+ * {method, params} (elicitation/create, sampling/createMessage, roots/list); state_take (may
+ * be NULL) comes back sealed with the answers, see mcp_call_input_state. 2026-07-28 only. */
+void mcp_call_input_required(struct mcp_call *c, json_t *requests_take, json_t *state_take);
+/* The client's answers to an earlier input_required result (params.inputResponses, borrowed),
+ * or NULL on a first round. */
+json_t *mcp_call_input_responses(const struct mcp_call *c);
+/* The state the handler gave mcp_call_input_required in an earlier round, checked to be
+ * unaltered, unexpired and for this caller and request (borrowed), or NULL. */
+json_t *mcp_call_input_state(const struct mcp_call *c);
+/* The caller of a 2026-07-28 request: a digest of its credential (never the credential), what
+ * sealed state and tasks are bound to; "" in the session era. */
+const char *mcp_call_caller(const struct mcp_call *c);
+
+/* The tasks extension (io.modelcontextprotocol/tasks, 2026-07-28). A provider that runs tool
+ * calls as tasks answers such a call with a CreateTaskResult ({resultType: "task", taskId,
+ * status, ...}) when the client declared the extension (mcp_call_client_extension), and
+ * serves the three task methods here. The engine advertises the extension in server/discover,
+ * refuses the methods to a request that did not declare it (-32021), checks the routing
+ * header (Mcp-Name = taskId) and hands over a task id that is a string; the provider answers
+ * tasks/get with the task (status, and inputRequests, result or error by status), update and
+ * cancel with an empty result, an unknown task (or another caller's, mcp_call_caller) with
+ * -32602. Each callback finishes its call like a handler. */
+struct mcp_task_ops {
+    void (*get)(struct mcp_call *c, const char *task_id, void *arg);
+    void (*update)(struct mcp_call *c, const char *task_id, json_t *input_responses, void *arg);
+    void (*cancel)(struct mcp_call *c, const char *task_id, void *arg);
+};
+void mcp_set_task_ops(struct mcp_server *s, const struct mcp_task_ops *ops, void *arg);
+/* Task status notifications (notifications/tasks on subscriptions/listen streams that name
+ * the task): whether any open stream watches task_id, and sending the task (the object
+ * tasks/get would answer, borrowed) to the streams of its owner (caller, as
+ * mcp_call_caller gave it). */
+bool mcp_task_watched(const struct mcp_server *s, const char *task_id);
+void mcp_task_notify(struct mcp_server *s, const char *caller, json_t *task);
+#define MCP_TASKS_EXTENSION "io.modelcontextprotocol/tasks"
+
+/* Finishes with a JSON-RPC error that carries data (data_take may be NULL). */
+void mcp_call_error_data(struct mcp_call *c, int code, const char *message, json_t *data_take);
+/* Finishes with the 2026-07-28 missing-capability error (-32021, HTTP 400):
+ * required_take is the ClientCapabilities object the request needed, what names it. */
+void mcp_call_require_capability(struct mcp_call *c, json_t *required_take, const char *what);
 
 #endif

@@ -33,9 +33,14 @@ struct strmap;
 #define STREAM_KEEP_EVENTS 256
 #define SSE_RETRY_MS 1000
 #define LATEST_VERSION "2025-11-25"
+/* The stateless revision: served per request beside the session-era ones (era.c). */
+#define MODERN_VERSION "2026-07-28"
+/* How long a list or discover result may be cached by a 2026-era client (ttlMs). */
+#define LIST_TTL_MS 300000
 
 struct mcp_session;
 struct mcp_exchange;
+struct listen;
 
 struct sse_event {
     struct sse_event *next;
@@ -95,6 +100,15 @@ struct mcp_call {
     struct mcp_call *prev, *next; /* in the exchange's list */
     struct mcp_call *all_prev, *all_next; /* in the server's list of live calls */
     struct loop_timer *deadline;
+    /* 2026-07-28 requests: the client's declared capabilities (kept subset), the logLevel it
+     * asked for (-1: none, so no log messages), and what it answered to an earlier
+     * input_required result (inputResponses, and the state we sealed, verified). */
+    bool modern;
+    json_t *caps;
+    int log_level;
+    json_t *params; /* the request's (a sealed state is bound to them) */
+    json_t *input_responses, *input_state;
+    char caller[33];
     bool in_flight; /* in srv->inflight under key: a cancel by id can find it */
     bool counted;   /* in srv->ninflight: neither finished nor cancelled */
     unsigned holds; /* >0 while reply callbacks run: freeing waits until they are done */
@@ -114,6 +128,14 @@ struct mcp_exchange {
     struct mcp_stream *stream;
     char *raw_answer; /* single request: the whole response, already serialised */
     size_t raw_len;
+    /* A 2026-07-28 request (one per POST): what its calls inherit (see struct mcp_call), and
+     * the method it carried, for the result's decoration (a name from the method table). */
+    bool modern;
+    json_t *caps;
+    int log_level;
+    json_t *input_responses, *input_state;
+    char caller[33];
+    const char *method;
 };
 
 struct named {
@@ -123,6 +145,9 @@ struct named {
     void *arg;
     char *uri_template; /* templates only */
     char *scope;        /* tools only: the scope a caller needs (mcp_tool_def.scope), or NULL */
+    /* Tools: input properties mirrored in Mcp-Param-* headers in 2026-07-28 ("x-mcp-header"
+     * in the schema): {property: header name}, or NULL for none. */
+    json_t *param_headers;
 };
 
 struct registry {
@@ -157,6 +182,11 @@ struct mcp_server {
     void *audit_arg;
     mcp_tool_filter_cb *tool_filter; /* may be NULL: every tool for everyone */
     void *tool_filter_arg;
+    const struct mcp_task_ops *task_ops; /* may be NULL: no tasks extension */
+    struct listen *listens;              /* open subscriptions/listen streams (listen.c) */
+    void *task_arg;
+    unsigned char state_key[32]; /* seals requestState (reqstate.c); new at each start */
+    char *modern_list_head; /* "{"resultType":...,"_meta":{...}," for list answers (era.c) */
 };
 
 /* What a request needs from its HTTP context. */

@@ -14,8 +14,10 @@
 
 #include "call.h"
 #include "crypto.h"
+#include "era.h"
 #include "exchange.h"
 #include "httpd.h"
+#include "listen.h"
 #include "log.h"
 #include "loop.h"
 #include "mem.h"
@@ -110,6 +112,25 @@ static json_t *build_capabilities(struct mcp_server *srv)
     return caps;
 }
 
+/* 2026-07-28: no list changes or subscriptions to announce (those need subscriptions/listen,
+ * which this server does not offer); the tasks extension when a provider runs tasks. */
+static json_t *build_modern_capabilities(struct mcp_server *srv)
+{
+    json_t *caps = json_object();
+    json_object_set_new(caps, "logging", json_object());
+    if (srv->tools.n)
+        json_object_set_new(caps, "tools", json_object());
+    if (srv->resources.n || srv->templates.n)
+        json_object_set_new(caps, "resources", json_object());
+    if (srv->prompts.n)
+        json_object_set_new(caps, "prompts", json_object());
+    if (srv->complete)
+        json_object_set_new(caps, "completions", json_object());
+    if (srv->task_ops)
+        json_object_set_new(caps, "extensions", json_pack("{s:{}}", MCP_TASKS_EXTENSION));
+    return caps;
+}
+
 static void start_call(struct rpc_ctx *x, struct jrpc_msg *m, struct named *n, json_t *args)
 {
     struct mcp_call *c = call_new(x, m);
@@ -119,6 +140,8 @@ static void start_call(struct rpc_ctx *x, struct jrpc_msg *m, struct named *n, j
 void answer(struct rpc_ctx *x, json_t *msg_take)
 {
     /* Answer without a handler: goes where call answers go. */
+    if (x->ex->modern)
+        era_decorate(x->srv, x->ex->method, msg_take);
     if (!x->ex->batch)
         note_answer(x->srv, x->req, msg_take);
     json_array_append_new(x->ex->answers, msg_take);
@@ -168,11 +191,12 @@ static json_t *make_empty(void *arg)
 static void answer_list(struct rpc_ctx *x, struct jrpc_msg *m, struct registry *reg,
                         const char *field)
 {
-    char head[64];
+    char head[512];
     size_t len = 0;
     struct list_arg l = {reg, field};
     const char *text = x->ex->batch ? NULL : registry_text(reg, &len);
-    snprintf(head, sizeof head, "{\"%s\":", field);
+    snprintf(head, sizeof head, "%s\"%s\":", x->ex->modern ? era_list_head(x->srv) : "{",
+             field);
     answer_text(x, m, head, text, len, "}", make_list, &l);
 }
 
@@ -268,6 +292,84 @@ static void refuse_tool(struct rpc_ctx *x, struct jrpc_msg *m, const struct name
     reply_rpc_error(x->req, 403, m->id, RPC_FORBIDDEN, msg);
 }
 
+static void do_discover(struct rpc_ctx *x, struct jrpc_msg *m)
+{
+    struct mcp_server *srv = x->srv;
+    json_t *result = json_pack("{s:o, s:o}", "supportedVersions", era_versions(), "capabilities",
+                               build_modern_capabilities(srv));
+    if (srv->instructions)
+        json_object_set_new(result, "instructions", json_string(srv->instructions));
+    answer(x, jrpc_result(m->id, result));
+}
+
+/* ---------- the tasks extension: the provider's three methods ---------- */
+
+static void task_get(struct mcp_call *c, json_t *params, void *arg)
+{
+    struct mcp_server *srv = arg;
+    srv->task_ops->get(c, json_string_value(json_object_get(params, "taskId")), srv->task_arg);
+}
+
+static void task_update(struct mcp_call *c, json_t *params, void *arg)
+{
+    struct mcp_server *srv = arg;
+    srv->task_ops->update(c, json_string_value(json_object_get(params, "taskId")),
+                          json_object_get(params, "inputResponses"), srv->task_arg);
+}
+
+static void task_cancel(struct mcp_call *c, json_t *params, void *arg)
+{
+    struct mcp_server *srv = arg;
+    srv->task_ops->cancel(c, json_string_value(json_object_get(params, "taskId")),
+                          srv->task_arg);
+}
+
+/* Checks what every task method needs, then hands the call to the provider. */
+static void task_method(struct rpc_ctx *x, struct jrpc_msg *m, mcp_handler *h)
+{
+    json_t *ext = json_object_get(json_object_get(x->ex->caps, "extensions"),
+                                  MCP_TASKS_EXTENSION);
+    if (ext == NULL) {
+        json_t *err = jrpc_error(m->id, ERA_MISSING_CAPABILITY,
+                                 "Missing required client capability: the tasks extension "
+                                 "(" MCP_TASKS_EXTENSION ")");
+        json_object_set_new(json_object_get(err, "error"), "data",
+                            json_pack("{s:{s:{s:{}}}}", "requiredCapabilities", "extensions",
+                                      MCP_TASKS_EXTENSION));
+        answer(x, err);
+        return;
+    }
+    json_t *id = json_object_get(m->params, "taskId");
+    if (!jrpc_str(id) || json_string_length(id) == 0 || json_string_length(id) > 128) {
+        answer(x, jrpc_error(m->id, JRPC_INVALID_PARAMS,
+                             "Invalid params: taskId must be a non-empty string"));
+        return;
+    }
+    json_t *responses = json_object_get(m->params, "inputResponses");
+    if (h == task_update && !json_is_object(responses)) {
+        answer(x, jrpc_error(m->id, JRPC_INVALID_PARAMS,
+                             "Invalid params: inputResponses must be an object"));
+        return;
+    }
+    struct named n = {.handler = h, .arg = x->srv};
+    start_call(x, m, &n, m->params);
+}
+
+static void do_tasks_get(struct rpc_ctx *x, struct jrpc_msg *m)
+{
+    task_method(x, m, task_get);
+}
+
+static void do_tasks_update(struct rpc_ctx *x, struct jrpc_msg *m)
+{
+    task_method(x, m, task_update);
+}
+
+static void do_tasks_cancel(struct rpc_ctx *x, struct jrpc_msg *m)
+{
+    task_method(x, m, task_cancel);
+}
+
 static void do_tools_call(struct rpc_ctx *x, struct jrpc_msg *m)
 {
     json_t *name = json_object_get(m->params, "name");
@@ -298,6 +400,12 @@ static void do_tools_call(struct rpc_ctx *x, struct jrpc_msg *m)
         return;
     }
     audit_note(x->srv, x->req, NULL, t->name, NULL);
+    char msg[256];
+    if (x->ex->modern && t->param_headers &&
+        !era_param_headers_match(x->req, t->param_headers, args, msg, sizeof msg)) {
+        answer(x, jrpc_error(m->id, ERA_HEADER_MISMATCH, msg));
+        return;
+    }
     json_t *a = json_is_object(args) ? json_incref(args) : json_object();
     start_call(x, m, t, a);
     json_decref(a);
@@ -328,7 +436,9 @@ static void do_resources_read(struct rpc_ctx *x, struct jrpc_msg *m)
             return;
         }
     }
-    json_t *err = jrpc_error(m->id, JRPC_RESOURCE_NOT_FOUND, "Resource not found");
+    /* 2026-07-28 made it an invalid-params error (SEP-2164); before, -32002. */
+    json_t *err = jrpc_error(m->id, x->ex->modern ? JRPC_INVALID_PARAMS : JRPC_RESOURCE_NOT_FOUND,
+                             "Resource not found");
     json_object_set_new(json_object_get(err, "error"), "data", json_pack("{s:s}", "uri", u));
     answer(x, err);
 }
@@ -499,7 +609,35 @@ typedef void method_fn(struct rpc_ctx *x, struct jrpc_msg *m);
 enum {
     METHOD_NOTIFICATION = 1 << 0, /* comes as a notification and is never answered */
     METHOD_ALONE = 1 << 1,        /* refused inside a batch (initialize) */
+    METHOD_LEGACY = 1 << 2,       /* removed in 2026-07-28 */
+    METHOD_MODERN = 1 << 3,       /* new in 2026-07-28 */
+    /* In 2026-07-28 served only while the server offers the capability. */
+    METHOD_TOOLS = 1 << 4,
+    METHOD_RESOURCES = 1 << 5,
+    METHOD_PROMPTS = 1 << 6,
+    METHOD_COMPLETIONS = 1 << 7,
+    METHOD_TASKS = 1 << 8,
 };
+
+/* Whether the server offers what a capability flag names: in the 2026-07-28 era its methods
+ * exist only then (discover advertises it then too). */
+static bool offers(const struct mcp_server *srv, unsigned cap_flag)
+{
+    switch (cap_flag) {
+    case METHOD_TOOLS:
+        return srv->tools.n > 0;
+    case METHOD_RESOURCES:
+        return srv->resources.n > 0 || srv->templates.n > 0;
+    case METHOD_PROMPTS:
+        return srv->prompts.n > 0;
+    case METHOD_COMPLETIONS:
+        return srv->complete != NULL;
+    case METHOD_TASKS:
+        return srv->task_ops != NULL;
+    default:
+        return true;
+    }
+}
 
 /* Every method we know, requests and notifications: the one list the dispatch and the audit
  * log's method names come from. */
@@ -507,24 +645,31 @@ static const struct method {
     const char *name;
     method_fn *fn; /* NULL: nothing to do */
     unsigned flags;
+    const char *name_field; /* the params field a 2026-07-28 Mcp-Name header mirrors */
 } methods[] = {
-    {"initialize", do_initialize, METHOD_ALONE},
-    {"ping", do_ping, 0},
-    {"tools/list", do_tools_list, 0},
-    {"tools/call", do_tools_call, 0},
-    {"resources/list", do_resources_list, 0},
-    {"resources/read", do_resources_read, 0},
-    {"resources/templates/list", do_templates_list, 0},
-    {"resources/subscribe", do_resources_subscribe, 0},
-    {"resources/unsubscribe", do_resources_unsubscribe, 0},
-    {"prompts/list", do_prompts_list, 0},
-    {"prompts/get", do_prompts_get, 0},
-    {"completion/complete", do_complete, 0},
-    {"logging/setLevel", do_set_level, 0},
-    {"notifications/initialized", NULL, METHOD_NOTIFICATION},
-    {"notifications/cancelled", do_cancelled, METHOD_NOTIFICATION},
-    {"notifications/progress", NULL, METHOD_NOTIFICATION},
-    {"notifications/roots/list_changed", NULL, METHOD_NOTIFICATION},
+    {"initialize", do_initialize, METHOD_ALONE | METHOD_LEGACY, NULL},
+    {"ping", do_ping, METHOD_LEGACY, NULL},
+    {"server/discover", do_discover, METHOD_MODERN, NULL},
+    {"tools/list", do_tools_list, METHOD_TOOLS, NULL},
+    {"tools/call", do_tools_call, METHOD_TOOLS, "name"},
+    {"resources/list", do_resources_list, METHOD_RESOURCES, NULL},
+    {"resources/read", do_resources_read, METHOD_RESOURCES, "uri"},
+    {"resources/templates/list", do_templates_list, METHOD_RESOURCES, NULL},
+    {"resources/subscribe", do_resources_subscribe, METHOD_LEGACY, NULL},
+    {"resources/unsubscribe", do_resources_unsubscribe, METHOD_LEGACY, NULL},
+    {"prompts/list", do_prompts_list, METHOD_PROMPTS, NULL},
+    {"prompts/get", do_prompts_get, METHOD_PROMPTS, "name"},
+    {"completion/complete", do_complete, METHOD_COMPLETIONS, NULL},
+    {"logging/setLevel", do_set_level, METHOD_LEGACY, NULL},
+    /* tasks/result and tasks/list of the 2025-11-25 draft are gone: unknown, -32601. */
+    {"subscriptions/listen", listen_start, METHOD_MODERN, NULL},
+    {"tasks/get", do_tasks_get, METHOD_MODERN | METHOD_TASKS, "taskId"},
+    {"tasks/update", do_tasks_update, METHOD_MODERN | METHOD_TASKS, "taskId"},
+    {"tasks/cancel", do_tasks_cancel, METHOD_MODERN | METHOD_TASKS, "taskId"},
+    {"notifications/initialized", NULL, METHOD_NOTIFICATION, NULL},
+    {"notifications/cancelled", do_cancelled, METHOD_NOTIFICATION, NULL},
+    {"notifications/progress", NULL, METHOD_NOTIFICATION, NULL},
+    {"notifications/roots/list_changed", NULL, METHOD_NOTIFICATION, NULL},
 };
 
 /* The method called name that comes as a notification (or as a request when not). */
@@ -545,10 +690,26 @@ const char *audit_method(const char *m)
     return "unknown";
 }
 
+const char *modern_method(struct mcp_server *srv, const char *name, const char **name_field)
+{
+    const struct method *method = method_find(name, false);
+    const unsigned caps =
+        METHOD_TOOLS | METHOD_RESOURCES | METHOD_PROMPTS | METHOD_COMPLETIONS | METHOD_TASKS;
+
+    if (method == NULL || (method->flags & METHOD_LEGACY) ||
+        !offers(srv, method->flags & caps))
+        return NULL;
+    *name_field = method->name_field;
+    return method->name;
+}
+
 void dispatch_request(struct rpc_ctx *x, struct jrpc_msg *m)
 {
     const struct method *method = method_find(m->method, false);
 
+    /* The era's own methods exist only in it (era.c has checked a 2026-07-28 request). */
+    if (method && (method->flags & METHOD_MODERN) && !x->ex->modern)
+        method = NULL;
     if (method == NULL) {
         char msg[200];
         snprintf(msg, sizeof msg, "Method not found: %.128s", m->method);

@@ -158,5 +158,6 @@ void stream_close(struct mcp_stream *st)
 
 bool version_primes(const char *v)
 {
-    return strcmp(v, "2025-11-25") >= 0;
+    /* 2026-07-28 has no resumable streams: nothing to prime. */
+    return strcmp(v, "2025-11-25") >= 0 && strcmp(v, MODERN_VERSION) < 0;
 }

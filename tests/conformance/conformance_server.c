@@ -56,7 +56,7 @@ int main(int argc, char **argv)
     cfg.call_timeout_ms = (unsigned)call_timeout_ms;
     cfg.drain_grace_s = (unsigned)drain_grace_s;
     struct app_opts o = {.cfg = &cfg, .service = "hermes-mcp-conformance",
-                         .setup = fixtures_register};
+                         .setup = fixtures_register, .teardown = fixtures_teardown};
     int rc = app_run(&o);
     config_cleanup(&cfg);
     return rc;

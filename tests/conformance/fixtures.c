@@ -97,6 +97,20 @@ static void error_handling(struct mcp_call *c, json_t *args, void *arg)
                                       "isError", 1));
 }
 
+/* The reference's schema: $schema, $defs with an $anchor, a $ref, composition (allOf/anyOf)
+ * and conditional (if/then/else) keywords, which a server must pass through untouched. */
+#define SCHEMA_2020_12                                                                         \
+    "{\"$schema\":\"https://json-schema.org/draft/2020-12/schema\",\"type\":\"object\","       \
+    "\"$defs\":{\"address\":{\"$anchor\":\"addressDef\",\"type\":\"object\",\"properties\":"    \
+    "{\"street\":{\"type\":\"string\"},\"city\":{\"type\":\"string\"}}}},"                     \
+    "\"properties\":{\"name\":{\"type\":\"string\"},\"address\":{\"$ref\":\"#/$defs/address\"},"  \
+    "\"contactMethod\":{\"type\":\"string\",\"enum\":[\"phone\",\"email\"]},"                   \
+    "\"phone\":{\"type\":\"string\"},\"email\":{\"type\":\"string\"}},"                         \
+    "\"allOf\":[{\"anyOf\":[{\"required\":[\"phone\"]},{\"required\":[\"email\"]}]}],"          \
+    "\"if\":{\"properties\":{\"contactMethod\":{\"const\":\"phone\"}},"                           \
+    "\"required\":[\"contactMethod\"]},\"then\":{\"required\":[\"phone\"]},"                       \
+    "\"else\":{\"required\":[\"email\"]},\"additionalProperties\":false}"
+
 static void schema_2020_12(struct mcp_call *c, json_t *args, void *arg)
 {
     (void)arg;
@@ -537,12 +551,7 @@ bool fixtures_register(struct mcp_server *m, struct loop *l, void *arg)
          "Tests elicitation with enum schema improvements per SEP-1330", NULL, elicitation_enums);
     tool(m, "json_schema_2020_12_tool",
          "Tool with JSON Schema 2020-12 features for conformance testing (SEP-1613)",
-         json_pack("{s:s, s:s, s:{s:{s:s, s:{s:{s:s}, s:{s:s}}}}, s:{s:{s:s}, s:{s:s}}, s:b}",
-                   "$schema", "https://json-schema.org/draft/2020-12/schema", "type", "object",
-                   "$defs", "address", "type", "object", "properties", "street", "type", "string",
-                   "city", "type", "string", "properties", "name", "type", "string", "address",
-                   "$ref", "#/$defs/address", "additionalProperties", 0),
-         schema_2020_12);
+         json_loads(SCHEMA_2020_12, 0, NULL), schema_2020_12);
 
     tool(m, "test_wait", "Waits ms milliseconds, then answers; stops at once when cancelled",
          json_pack("{s:s, s:{s:{s:s}}, s:[s]}", "type", "object", "properties", "ms", "type",
@@ -590,5 +599,13 @@ bool fixtures_register(struct mcp_server *m, struct loop *l, void *arg)
                                                               "content",
                                                .handler = prompt_image});
     mcp_set_completion(m, complete, NULL);
+    fixtures_modern_register(m);
+    fixtures_tasks_register(m, l);
     return true;
+}
+
+void fixtures_teardown(void *arg)
+{
+    (void)arg;
+    fixtures_tasks_free();
 }

@@ -1,8 +1,6 @@
 /* Unit tests for the call lifecycle in the MCP engine (src/mcp/call.c): answer, progress,
- * deadline, hang-up, abort while streaming, and who may cancel. The seam is the link: this file
- * defines the hreq_* functions the engine calls (httpd.h), recording what the engine answers, so
- * httpd.o (and libmicrohttpd) is never linked and no socket is involved. A hang-up is the abort
- * callback, fired as httpd does. */
+ * deadline, hang-up, abort while streaming, and who may cancel. The seam is the link:
+ * fake_hreq.h defines the hreq_* functions the engine calls, so no socket is involved. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -19,100 +17,7 @@
 #include "mcp.h"
 #include "mcp_internal.h" /* the session sweep timer, to see when it is armed */
 
-/* ---- the fake request ---- */
-
-struct hreq {
-    const char *accept, *session, *body;
-    unsigned status;
-    char *reply;           /* a complete reply */
-    char *stream;          /* what was streamed, NUL-terminated */
-    size_t stream_len;
-    bool streaming, ended;
-    char session_out[80];  /* Mcp-Session-Id the engine issued */
-    httpd_cb *abort_cb;
-    void *abort_arg;
-};
-
-const char *hreq_method(const struct hreq *r) { (void)r; return "POST"; }
-const char *hreq_body(const struct hreq *r, size_t *len)
-{
-    *len = strlen(r->body);
-    return r->body;
-}
-const char *hreq_header(const struct hreq *r, const char *name)
-{
-    if (strcasecmp(name, "Accept") == 0)
-        return r->accept;
-    if (strcasecmp(name, "Mcp-Session-Id") == 0)
-        return r->session;
-    if (strcasecmp(name, "Content-Type") == 0)
-        return "application/json";
-    if (strcasecmp(name, "MCP-Protocol-Version") == 0)
-        return "2025-06-18";
-    return NULL;
-}
-void hreq_add_header(struct hreq *r, const char *name, const char *value)
-{
-    if (strcasecmp(name, "Mcp-Session-Id") == 0)
-        snprintf(r->session_out, sizeof r->session_out, "%s", value);
-}
-void hreq_on_abort(struct hreq *r, httpd_cb *cb, void *arg)
-{
-    r->abort_cb = cb;
-    r->abort_arg = arg;
-}
-void hreq_reply_take(struct hreq *r, unsigned status, const char *ct, char *body, size_t len)
-{
-    (void)ct;
-    assert_false(r->streaming);
-    assert_null(r->reply); /* one answer per request */
-    r->status = status;
-    r->reply = strndup(body ? body : "", len);
-    r->abort_cb = NULL;
-    free(body);
-}
-void hreq_reply(struct hreq *r, unsigned status, const char *ct, const char *body, size_t len)
-{
-    char *copy = malloc(len + 1);
-    memcpy(copy, body, len);
-    hreq_reply_take(r, status, ct, copy, len);
-}
-void hreq_stream_start(struct hreq *r, unsigned status, const char *ct)
-{
-    (void)ct;
-    r->status = status;
-    r->streaming = true;
-}
-bool hreq_stream_write(struct hreq *r, const char *data, size_t len)
-{
-    assert_true(r->streaming);
-    assert_false(r->ended);
-    r->stream = realloc(r->stream, r->stream_len + len + 1);
-    memcpy(r->stream + r->stream_len, data, len);
-    r->stream_len += len;
-    r->stream[r->stream_len] = '\0';
-    return true;
-}
-void hreq_stream_end(struct hreq *r)
-{
-    r->ended = true;
-    r->abort_cb = NULL;
-}
-
-/* What httpd does when the client goes away. */
-static void hang_up(struct hreq *r)
-{
-    httpd_cb *cb = r->abort_cb;
-    r->abort_cb = NULL;
-    assert_non_null(cb);
-    cb(r, r->abort_arg);
-}
-
-static void req_cleanup(struct hreq *r)
-{
-    free(r->reply);
-    free(r->stream);
-}
+#include "fake_hreq.h"
 
 /* ---- a tool that holds its call until the test finishes it ---- */
 

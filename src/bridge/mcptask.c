@@ -1,0 +1,188 @@
+/* mcptask.c — hermes_task as an MCP task (the tasks extension of MCP 2026-07-28).
+ *
+ * A client that declares io.modelcontextprotocol/tasks gets its hermes_task run as an agent
+ * run (POST /v1/runs, as mode "async") and answered with a CreateTaskResult once run.json is
+ * durable; the MCP task id is the bridge's task id. Everything tasks/get reports comes from the
+ * task directory (request.json, run.json, result.json), so it survives a restart: the bridge
+ * follows unfinished runs at start as it always did. tasks/cancel really stops the run at the
+ * agent (POST /v1/runs/{id}/stop) and follows it to its end, which result.json records.
+ *
+ * A client watching the task on a subscriptions/listen stream (taskIds) gets notifications/tasks
+ * with the finished task once result.json is durable, also for a run that ends after a
+ * restart (the follow writes result.json then).
+ *
+ * A task belongs to the caller that created it: request.json keeps the caller's digest
+ * (mcp_call_caller, never the credential), and another caller's id is "not found", the same
+ * answer as an id that does not exist, so ids cannot be probed. Tasks made by mode "async" in
+ * either era have no owner and are not MCP tasks: hermes_status and hermes_result serve them. */
+#include <jansson.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "agent.h"
+#include "bridge_internal.h"
+#include "config.h"
+#include "mcp.h"
+#include "mem.h"
+#include "strmap.h"
+#include "tasks.h"
+
+#define NOT_FOUND "Failed to retrieve task: Task not found"
+
+/* The task's request.json when it is an MCP task of this caller (new reference), else NULL
+ * with the call answered -32602. */
+static json_t *owned_request(struct bridge *b, struct mcp_call *c, const char *id)
+{
+    json_t *req = NULL;
+    if (!id_syntax(id, strlen(id)) ||
+        tasks_read(b->tasks, id, "request.json", 64 * 1024, &req) != TASKS_OK ||
+        !json_is_true(json_object_get(req, "mcp_task")) ||
+        !json_is_string(json_object_get(req, "owner")) ||
+        strcmp(json_string_value(json_object_get(req, "owner")), mcp_call_caller(c)) != 0) {
+        json_decref(req);
+        mcp_call_error(c, -32602, NOT_FOUND);
+        return NULL;
+    }
+    return req;
+}
+
+/* What every answer about a task carries (ttlMs: how long finished tasks are kept). */
+static json_t *task_fields(struct bridge *b, const char *id, const char *status, json_t *req,
+                           json_t *updated_at)
+{
+    json_t *created = json_object_get(req, "created_at");
+    json_t *t = json_pack("{s:s, s:s, s:O, s:O, s:I}", "taskId", id, "status", status,
+                          "createdAt", created, "lastUpdatedAt",
+                          updated_at ? updated_at : created, "pollIntervalMs",
+                          (json_int_t)b->cfg->poll_ms);
+    json_object_set_new(t, "ttlMs",
+                        b->cfg->tasks_retention_days
+                            ? json_integer((json_int_t)b->cfg->tasks_retention_days * 86400000)
+                            : json_null());
+    return t;
+}
+
+json_t *mcptask_created(struct bridge *b, const char *id, json_t *created_at)
+{
+    json_t *req = json_pack("{s:O}", "created_at", created_at);
+    json_t *t = task_fields(b, id, "working", req, NULL);
+    json_decref(req);
+    json_object_set_new(t, "resultType", json_string("task"));
+    return t;
+}
+
+/* The task as tasks/get and notifications/tasks give it (new reference), from its request. */
+static json_t *task_now(struct bridge *b, const char *id, json_t *req)
+{
+    json_t *t, *res = NULL;
+    if (tasks_read(b->tasks, id, "result.json", TASKS_FILE_MAX, &res) == TASKS_OK) {
+        const char *st = json_string_value(json_object_get(res, "status"));
+        bool cancelled = st && strcmp(st, "cancelled") == 0;
+        t = task_fields(b, id, cancelled ? "cancelled" : "completed", req,
+                        json_object_get(res, "completed_at"));
+        if (!cancelled) { /* a complete CallToolResult, as the call itself would have been */
+            json_t *result = mcp_tool_result(result_public(res));
+            json_object_set_new(result, "resultType", json_string("complete"));
+            json_object_set_new(t, "result", result);
+        }
+    } else {
+        t = task_fields(b, id, "working", req, NULL);
+        json_object_set_new(t, "statusMessage",
+                            json_string(strmap_get(b->jobs, id) ? "the agent is working on it"
+                                                                : "waiting for the agent"));
+    }
+    json_decref(res);
+    return t;
+}
+
+static void task_get(struct mcp_call *c, const char *id, void *arg)
+{
+    struct bridge *b = arg;
+    json_t *req = owned_request(b, c, id);
+    if (req == NULL)
+        return;
+    mcp_call_result_take(c, task_now(b, id, req));
+    json_decref(req);
+}
+
+void mcptask_ended(struct bridge *b, const char *id)
+{
+    json_t *req = NULL;
+    if (tasks_read(b->tasks, id, "request.json", 64 * 1024, &req) != TASKS_OK ||
+        !json_is_true(json_object_get(req, "mcp_task")) ||
+        !json_is_string(json_object_get(req, "owner"))) {
+        json_decref(req);
+        return;
+    }
+    json_t *t = task_now(b, id, req);
+    mcp_task_notify(b->mcp, json_string_value(json_object_get(req, "owner")), t);
+    json_decref(t);
+    json_decref(req);
+}
+
+/* A Hermes run never asks for input: answers are acknowledged and ignored. */
+static void task_update(struct mcp_call *c, const char *id, json_t *responses, void *arg)
+{
+    (void)responses;
+    json_t *req = owned_request(arg, c, id);
+    if (req == NULL)
+        return;
+    json_decref(req);
+    mcp_call_result_take(c, json_object());
+}
+
+static void stop_done(struct agent_req *r, const struct agent_result *res, void *arg)
+{
+    struct run_ctx *s = arg;
+    struct mcp_call *c = s->call;
+    (void)r;
+    mcp_call_on_cancel(c, NULL, NULL);
+    /* 200: stopping (or already over); 409: no longer live here (it ended). Either way the
+     * bridge follows the run to its end and result.json says how it ended. */
+    if (res->status == 200 || res->status == 409) {
+        follow(s->b, s->task_id, s->agent, s->run_id);
+        mcp_call_result_take(c, json_object());
+    } else {
+        mcp_call_error(c, -32603, "Internal error: the agent did not stop the run");
+    }
+    free(s);
+}
+
+static void task_cancel(struct mcp_call *c, const char *id, void *arg)
+{
+    struct bridge *b = arg;
+    json_t *req = owned_request(b, c, id), *run = NULL, *res = NULL;
+    if (req == NULL)
+        return;
+    json_decref(req);
+    bool ended = tasks_read(b->tasks, id, "result.json", TASKS_FILE_MAX, &res) == TASKS_OK;
+    json_decref(res);
+    if (ended || tasks_read(b->tasks, id, "run.json", 64 * 1024, &run) != TASKS_OK) {
+        /* Finished (the same ack as a live one), or not yet accepted by the agent. */
+        mcp_call_result_take(c, json_object());
+        return;
+    }
+    struct run_ctx *s = xcalloc(1, sizeof *s);
+    s->b = b;
+    s->call = c;
+    snprintf(s->task_id, sizeof s->task_id, "%s", id);
+    snprintf(s->run_id, sizeof s->run_id, "%s", json_string_value(json_object_get(run, "run_id")));
+    const char *ag = json_string_value(json_object_get(run, "agent"));
+    snprintf(s->agent, sizeof s->agent, "%s", ag ? ag : b->default_agent);
+    json_decref(run);
+    struct agentdef *a = find_agent(b, s->agent);
+    if (a == NULL || a->key == NULL) {
+        mcp_call_error(c, -32603, "Internal error: the task's agent cannot be reached");
+        free(s);
+        return;
+    }
+    run_ctx_send(s, a, "POST", "/stop", stop_done);
+}
+
+static const struct mcp_task_ops ops = {task_get, task_update, task_cancel};
+
+void mcptask_register(struct bridge *b)
+{
+    mcp_set_task_ops(b->mcp, &ops, b);
+}

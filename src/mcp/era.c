@@ -1,0 +1,438 @@
+/* era.c — MCP 2026-07-28 beside the session era, on the same endpoint, chosen per request.
+ *
+ * 2026-07-28 is stateless: no initialize and no session; every request names its protocol
+ * version and the client's capabilities in params._meta, mirrors its method (and the tool,
+ * prompt or resource it names) in headers that must agree with the body, and every result
+ * says what it is (resultType) and, for lists, how long it may be cached. A request is served
+ * by these rules when its _meta names a protocol version or its MCP-Protocol-Version header
+ * names 2026-07-28; anything else (initialize, a session's requests, headers of 2024-11-05 ...
+ * 2025-11-25 or none) goes the session era's way exactly as before.
+ *
+ * The checks run in the order the revision's conformance suite expects: method (unknown or
+ * removed: 404), _meta (-32602), headers against the body (-32020), version (-32022 with the
+ * versions we serve), then the request is dispatched like any other, with what its calls need
+ * (capabilities, log level, the answers to an earlier input_required result) on the exchange.
+ * Every error carries the request's id. */
+#include "era.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "crypto.h"
+#include "exchange.h"
+#include "httpd.h"
+#include "log.h"
+#include "mem.h"
+#include "methods.h"
+#include "reqstate.h"
+
+#define META_VERSION "io.modelcontextprotocol/protocolVersion"
+#define META_CAPS "io.modelcontextprotocol/clientCapabilities"
+#define META_LOG_LEVEL "io.modelcontextprotocol/logLevel"
+#define META_SERVER_INFO "io.modelcontextprotocol/serverInfo"
+#define HDR_VALUE_MAX 1024
+
+/* Newest first: what server/discover and the unsupported-version error list. */
+static const char *const served_versions[] = {MODERN_VERSION, "2025-11-25", "2025-06-18",
+                                              "2025-03-26", "2024-11-05"};
+
+json_t *era_versions(void)
+{
+    json_t *a = json_array();
+    for (size_t i = 0; i < sizeof served_versions / sizeof *served_versions; i++)
+        json_array_append_new(a, json_string(served_versions[i]));
+    return a;
+}
+
+static bool is_modern_version(const char *v)
+{
+    return strcmp(v, MODERN_VERSION) == 0;
+}
+
+static json_t *meta_of(json_t *msg)
+{
+    return json_object_get(json_object_get(msg, "params"), "_meta");
+}
+
+enum era era_of(struct hreq *r, json_t *root)
+{
+    const char *pv = hreq_header(r, "MCP-Protocol-Version");
+    bool modern_body = json_is_object(root) && json_object_get(meta_of(root), META_VERSION);
+
+    if (modern_body)
+        return ERA_MODERN;
+    if (pv == NULL || version_supported(pv))
+        return ERA_LEGACY;
+    return is_modern_version(pv) && json_is_object(root) ? ERA_MODERN : ERA_UNSUPPORTED;
+}
+
+static void reply_error(struct hreq *r, unsigned status, json_t *id, int code, const char *msg,
+                        json_t *data_take)
+{
+    json_t *err = jrpc_error(id, code, msg);
+    if (data_take)
+        json_object_set_new(json_object_get(err, "error"), "data", data_take);
+    reply_json(r, status, err);
+}
+
+static void reply_unsupported(struct hreq *r, json_t *id, const char *requested)
+{
+    char shown[64];
+    snprintf(shown, sizeof shown, "%.60s", requested);
+    reply_error(r, 400, id, ERA_UNSUPPORTED_VERSION, "Unsupported protocol version",
+                json_pack("{s:o, s:s}", "supported", era_versions(), "requested", shown));
+}
+
+void era_refuse_version(struct hreq *r, json_t *root)
+{
+    json_t *id = json_object_get(root, "id");
+    const char *pv = hreq_header(r, "MCP-Protocol-Version");
+    reply_unsupported(r, json_is_string(id) || json_is_integer(id) ? id : NULL, pv ? pv : "");
+}
+
+/* A header value as the client meant it: plain text without the white space around it, or the
+ * UTF-8 text of a "=?base64?...?=" value. False when it cannot be read (bad base64, control
+ * characters, too long). */
+static bool header_text(const char *raw, char *out, size_t outsz)
+{
+    while (*raw == ' ' || *raw == '\t')
+        raw++;
+    size_t n = strlen(raw);
+    while (n > 0 && (raw[n - 1] == ' ' || raw[n - 1] == '\t'))
+        n--;
+    if (n >= outsz)
+        return false;
+    if (n >= 12 && strncmp(raw, "=?base64?", 9) == 0 && strncmp(raw + n - 2, "?=", 2) == 0) {
+        size_t len;
+        if (!crypto_b64_decode(false, raw + 9, n - 11, (unsigned char *)out, outsz - 1, &len) ||
+            memchr(out, '\0', len))
+            return false;
+        out[len] = '\0';
+        return true;
+    }
+    for (size_t i = 0; i < n; i++)
+        if ((unsigned char)raw[i] < 0x20 || (unsigned char)raw[i] > 0x7e)
+            return false;
+    memcpy(out, raw, n);
+    out[n] = '\0';
+    return true;
+}
+
+/* Whether a header's text stands for a body value: strings exactly, numbers numerically,
+ * booleans as "true"/"false". */
+static bool value_matches(const char *text, json_t *v)
+{
+    if (json_is_string(v))
+        return strcmp(text, json_string_value(v)) == 0;
+    if (json_is_boolean(v))
+        return strcmp(text, json_is_true(v) ? "true" : "false") == 0;
+    if (json_is_number(v)) {
+        char *end;
+        double d = strtod(text, &end);
+        return *text && *end == '\0' && d == json_number_value(v);
+    }
+    return false;
+}
+
+bool era_param_headers_match(struct hreq *r, json_t *param_headers, json_t *args, char *msg,
+                             size_t msgsz)
+{
+    const char *prop;
+    json_t *header;
+    json_object_foreach(param_headers, prop, header)
+    {
+        char name[96], value[HDR_VALUE_MAX];
+        snprintf(name, sizeof name, "Mcp-Param-%.80s", json_string_value(header));
+        const char *raw = hreq_header(r, name);
+        json_t *v = json_object_get(args, prop);
+        if (v == NULL || json_is_null(v)) {
+            if (raw == NULL)
+                continue;
+            snprintf(msg, msgsz, "Header mismatch: %s header sent without arguments.%.64s", name,
+                     prop);
+            return false;
+        }
+        if (raw == NULL || !header_text(raw, value, sizeof value) || !value_matches(value, v)) {
+            snprintf(msg, msgsz, "Header mismatch: %s header %s arguments.%.64s", name,
+                     raw ? "does not match" : "is required and must equal", prop);
+            return false;
+        }
+    }
+    return true;
+}
+
+/* Checks the mirrored headers; on a mismatch fills msg and returns false. */
+static bool headers_match(struct hreq *r, const struct jrpc_msg *m, const char *name_field,
+                          const char *meta_version, char *msg, size_t msgsz)
+{
+    const char *pv = hreq_header(r, "MCP-Protocol-Version");
+    const char *method = hreq_header(r, "Mcp-Method");
+    char value[HDR_VALUE_MAX];
+
+    if (pv == NULL) {
+        snprintf(msg, msgsz, "Header mismatch: the MCP-Protocol-Version header is required");
+        return false;
+    }
+    if (strcmp(pv, meta_version) != 0) {
+        snprintf(msg, msgsz,
+                 "Header mismatch: MCP-Protocol-Version header does not match _meta %s",
+                 META_VERSION);
+        return false;
+    }
+    if (method == NULL || !header_text(method, value, sizeof value) ||
+        strcmp(value, m->method) != 0) {
+        snprintf(msg, msgsz, "Header mismatch: Mcp-Method header %s the body's method %.64s",
+                 method ? "does not match" : "is required and must be", m->method);
+        return false;
+    }
+    if (name_field == NULL)
+        return true;
+    const char *body = jrpc_str(json_object_get(m->params, name_field));
+    const char *name = hreq_header(r, "Mcp-Name");
+    if (body == NULL && name == NULL)
+        return true; /* the method itself says what is missing */
+    if (name == NULL || body == NULL || !header_text(name, value, sizeof value) ||
+        strcmp(value, body) != 0) {
+        snprintf(msg, msgsz, "Header mismatch: Mcp-Name header %s params.%s",
+                 name ? "does not match" : "is required and must equal", name_field);
+        return false;
+    }
+    return true;
+}
+
+/* The capabilities the engine looks at, as presence flags: a client cannot park a large
+ * object in a call. */
+static json_t *kept_caps(json_t *caps)
+{
+    static const char *const kept[] = {"sampling", "elicitation", "roots"};
+    json_t *out = json_object();
+    for (size_t i = 0; i < 3; i++)
+        if (json_is_object(json_object_get(caps, kept[i])))
+            json_object_set_new(out, kept[i], json_object());
+    json_t *ext = json_object_get(caps, "extensions");
+    if (json_is_object(json_object_get(ext, ERA_TASKS_EXTENSION)))
+        json_object_set_new(out, "extensions",
+                            json_pack("{s:{}}", ERA_TASKS_EXTENSION));
+    return out;
+}
+
+/* Who is asking, for sealing state to it: a digest of its credential (no credential: one
+ * anonymous caller). Never the credential itself. */
+static void caller_of(struct hreq *r, char out[33])
+{
+    const char *auth = hreq_header(r, "Authorization");
+    unsigned char h[32];
+    static const char hex[] = "0123456789abcdef";
+
+    if (auth == NULL) {
+        snprintf(out, 33, "anonymous");
+        return;
+    }
+    crypto_sha256(auth, strlen(auth), h);
+    for (size_t i = 0; i < 16; i++) {
+        out[2 * i] = hex[h[i] >> 4];
+        out[2 * i + 1] = hex[h[i] & 15];
+    }
+    out[32] = '\0';
+}
+
+/* The answers to an earlier input_required round; false (msg filled) when they are not ours
+ * or not well formed. */
+static bool open_round(struct mcp_server *srv, struct mcp_exchange *ex, const struct jrpc_msg *m,
+                       char *msg, size_t msgsz)
+{
+    json_t *responses = json_object_get(m->params, "inputResponses");
+    json_t *state = json_object_get(m->params, "requestState");
+
+    if (responses && !json_is_object(responses)) {
+        snprintf(msg, msgsz, "Invalid params: inputResponses must be an object");
+        return false;
+    }
+    const char *key;
+    json_t *v;
+    json_object_foreach(responses, key, v)
+    {
+        if (!json_is_object(v)) {
+            snprintf(msg, msgsz,
+                     "Invalid params: inputResponses.%.64s must be an object (the result of "
+                     "the request under that key)",
+                     key);
+            return false;
+        }
+    }
+    if (state && !json_is_string(state)) {
+        snprintf(msg, msgsz, "Invalid params: requestState must be a string");
+        return false;
+    }
+    if (state) {
+        ex->input_state = reqstate_open(srv, ex->caller, m->method, m->params,
+                                        json_string_value(state), json_string_length(state));
+        if (ex->input_state == NULL) {
+            snprintf(msg, msgsz,
+                     "Invalid params: requestState is not one this server issued for this "
+                     "request and caller, or it has expired");
+            return false;
+        }
+    }
+    ex->input_responses = json_incref(responses);
+    return true;
+}
+
+void era_serve(struct mcp_server *srv, struct hreq *r, json_t *root)
+{
+    struct jrpc_msg m;
+    char msg[256];
+
+    jrpc_classify(root, &m);
+    if (m.kind == JRPC_INVALID) {
+        reply_rpc_error(r, 400, m.id, m.why.code, m.why.msg);
+        return;
+    }
+    if (m.kind != JRPC_REQUEST) {
+        /* No client notification means anything over HTTP in this revision (a cancel is a
+         * closed stream), and a client sends no responses: accepted, nothing to do. */
+        hreq_reply(r, 202, NULL, "", 0);
+        return;
+    }
+    const char *name_field = NULL;
+    const char *method = modern_method(srv, m.method, &name_field);
+    audit_note(srv, r, audit_method(m.method), NULL, NULL);
+    if (method == NULL) {
+        snprintf(msg, sizeof msg, "Method not found: %.128s", m.method);
+        audit_note(srv, r, NULL, NULL, "-32601");
+        reply_rpc_error(r, 404, m.id, JRPC_METHOD_NOT_FOUND, msg);
+        return;
+    }
+    json_t *meta = json_object_get(m.params, "_meta");
+    json_t *version = json_object_get(meta, META_VERSION);
+    json_t *caps = json_object_get(meta, META_CAPS);
+    json_t *level = json_object_get(meta, META_LOG_LEVEL);
+    int log_level = level ? (jrpc_str(level) ? level_index(json_string_value(level)) : -1) : -1;
+    const char *bad = NULL;
+    if (!json_is_object(meta))
+        bad = "Invalid params: params._meta is required (protocol version and client "
+              "capabilities)";
+    else if (!jrpc_str(version))
+        bad = "Invalid params: _meta." META_VERSION " must be a string";
+    else if (!json_is_object(caps))
+        bad = "Invalid params: _meta." META_CAPS " must be an object";
+    else if (level && log_level < 0)
+        bad = "Invalid params: _meta." META_LOG_LEVEL " must be one of debug, info, notice, "
+              "warning, error, critical, alert, emergency";
+    if (bad) {
+        audit_note(srv, r, NULL, NULL, "-32602");
+        reply_rpc_error(r, 400, m.id, JRPC_INVALID_PARAMS, bad);
+        return;
+    }
+    if (!headers_match(r, &m, name_field, json_string_value(version), msg, sizeof msg)) {
+        audit_note(srv, r, NULL, NULL, "-32020");
+        reply_rpc_error(r, 400, m.id, ERA_HEADER_MISMATCH, msg);
+        return;
+    }
+    if (!is_modern_version(json_string_value(version))) {
+        audit_note(srv, r, NULL, NULL, "-32022");
+        reply_unsupported(r, m.id, json_string_value(version));
+        return;
+    }
+
+    struct mcp_exchange *ex = ex_open(srv, r, NULL, false, MODERN_VERSION);
+    ex->modern = true;
+    ex->method = method;
+    ex->caps = kept_caps(caps);
+    ex->log_level = log_level;
+    caller_of(r, ex->caller);
+    if (name_field && !open_round(srv, ex, &m, msg, sizeof msg)) {
+        hreq_on_abort(r, NULL, NULL);
+        ex->req = NULL;
+        audit_note(srv, r, NULL, NULL, "-32602");
+        reply_rpc_error(r, 400, m.id, JRPC_INVALID_PARAMS, msg);
+        ex->dispatching = false;
+        ex_maybe_finish(ex);
+        return;
+    }
+    struct rpc_ctx x = {.srv = srv, .ex = ex, .sess = NULL, .req = r};
+    ex->nrequests = 1;
+    dispatch_request(&x, &m);
+    ex->dispatching = false;
+    ex_maybe_finish(ex);
+}
+
+static bool is_cacheable(const char *method)
+{
+    static const char *const cacheable[] = {"server/discover", "tools/list", "prompts/list",
+                                            "resources/list", "resources/templates/list",
+                                            "resources/read"};
+    for (size_t i = 0; i < sizeof cacheable / sizeof *cacheable; i++)
+        if (strcmp(method, cacheable[i]) == 0)
+            return true;
+    return false;
+}
+
+static json_t *server_info(struct mcp_server *srv)
+{
+    return json_pack("{s:s, s:s}", "name", srv->name, "version", srv->version);
+}
+
+void era_decorate(struct mcp_server *srv, const char *method, json_t *msg)
+{
+    json_t *result = json_object_get(msg, "result");
+    if (!json_is_object(result))
+        return;
+    if (!json_is_string(json_object_get(result, "resultType")))
+        json_object_set_new(result, "resultType", json_string("complete"));
+    json_t *meta = json_object_get(result, "_meta");
+    if (!json_is_object(meta)) {
+        meta = json_object();
+        json_object_set_new(result, "_meta", meta);
+    }
+    json_object_set_new(meta, META_SERVER_INFO, server_info(srv));
+    const char *type = json_string_value(json_object_get(result, "resultType"));
+    if (strcmp(type, "complete") != 0 || !is_cacheable(method))
+        return;
+    /* A resource's contents may change at any time: fresh unless its provider says more. */
+    if (!json_is_integer(json_object_get(result, "ttlMs")))
+        json_object_set_new(result, "ttlMs",
+                            json_integer(strcmp(method, "resources/read") == 0 ? 0
+                                                                               : LIST_TTL_MS));
+    if (!json_is_string(json_object_get(result, "cacheScope")))
+        json_object_set_new(result, "cacheScope", json_string(era_cache_scope(srv)));
+}
+
+const char *era_cache_scope(const struct mcp_server *srv)
+{
+    return srv->o.cache_public ? "public" : "private";
+}
+
+const char *era_list_head(struct mcp_server *srv)
+{
+    if (srv->modern_list_head == NULL) {
+        json_t *info = server_info(srv);
+        char *text = json_dumps(info, JSON_COMPACT);
+        json_decref(info);
+        size_t cap = strlen(text) + 200;
+        srv->modern_list_head = xmalloc(cap);
+        snprintf(srv->modern_list_head, cap,
+                 "{\"resultType\":\"complete\",\"ttlMs\":%u,\"cacheScope\":\"%s\",\"_meta\":"
+                 "{\"" META_SERVER_INFO "\":%s},",
+                 LIST_TTL_MS, era_cache_scope(srv), text);
+        free(text);
+    }
+    return srv->modern_list_head;
+}
+
+unsigned era_status(json_t *answer)
+{
+    json_int_t code = json_integer_value(json_object_get(json_object_get(answer, "error"),
+                                                         "code"));
+    switch (code) {
+    case ERA_HEADER_MISMATCH:
+    case ERA_MISSING_CAPABILITY:
+    case ERA_UNSUPPORTED_VERSION:
+        return 400;
+    case JRPC_METHOD_NOT_FOUND:
+        return 404;
+    default:
+        return 200;
+    }
+}

@@ -1,0 +1,108 @@
+/* reqstate.c — the requestState of input-required results (MCP 2026-07-28, "MRTR").
+ *
+ * A handler that needs the user's input mid-request answers input_required with some state of
+ * its own; the client sends that state back, byte for byte, with the answers in a new request.
+ * Whatever comes back from a client is the client's to change, and the state may decide what
+ * the handler does (hermes_reset: "the user confirmed"), so it is sealed: HMAC-SHA-256 under a
+ * key made at each start, over the state plus what it belongs to — the caller (a digest of its
+ * credential), the method and a digest of the request's params (name, URI, arguments) — and an
+ * expiry. A state that was altered, is late, or comes from another caller or with other
+ * arguments opens to nothing. Replay within the lifetime is possible (the spec leaves
+ * single use to the server); the states we seal only say what the caller itself answered.
+ *
+ * Text: base64url(payload JSON) "." base64url(MAC), at most REQSTATE_MAX characters. */
+#include "reqstate.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "crypto.h"
+#include "loop.h"
+#include "mem.h"
+
+#define STATE_TTL_MS (10u * 60u * 1000u)
+
+/* What the state is bound to, besides the caller: the request minus the parts that change
+ * between rounds. */
+static void params_digest(const char *method, json_t *params, char out[44])
+{
+    json_t *p = json_is_object(params) ? json_copy(params) : json_object();
+    json_object_del(p, "_meta");
+    json_object_del(p, "inputResponses");
+    json_object_del(p, "requestState");
+    char *text = json_dumps(p, JSON_SORT_KEYS | JSON_COMPACT);
+    json_decref(p);
+    size_t mlen = strlen(method), tlen = text ? strlen(text) : 0;
+    char *all = xmalloc(mlen + 1 + tlen + 1);
+    memcpy(all, method, mlen);
+    all[mlen] = '\n';
+    if (text)
+        memcpy(all + mlen + 1, text, tlen);
+    unsigned char h[32];
+    crypto_sha256(all, mlen + 1 + tlen, h);
+    crypto_b64_encode(true, h, sizeof h, out);
+    free(all);
+    free(text);
+}
+
+static void mac_of(struct mcp_server *srv, const char *text, size_t len, char out[44])
+{
+    unsigned char mac[32];
+    crypto_hmac_sha256(srv->state_key, sizeof srv->state_key, text, len, mac);
+    crypto_b64_encode(true, mac, sizeof mac, out);
+}
+
+char *reqstate_seal(struct mcp_server *srv, const char *caller, const char *method,
+                    json_t *params, json_t *state)
+{
+    char digest[44];
+    params_digest(method, params, digest);
+    json_t *payload = json_pack("{s:i, s:s, s:s, s:I, s:O}", "v", 1, "c", caller, "d", digest,
+                                "e", (json_int_t)(loop_now(srv->loop) + STATE_TTL_MS), "s",
+                                state ? state : json_null());
+    char *json = json_dumps(payload, JSON_COMPACT);
+    json_decref(payload);
+    size_t jlen = json ? strlen(json) : 0;
+    /* base64 grows by 4/3; the MAC and the dot take 44 more. */
+    if (json == NULL || (jlen + 2) / 3 * 4 + 45 > REQSTATE_MAX) {
+        free(json);
+        return NULL;
+    }
+    char *out = xmalloc((jlen + 2) / 3 * 4 + 50);
+    size_t n = crypto_b64_encode(true, json, jlen, out);
+    free(json);
+    out[n] = '.';
+    mac_of(srv, out, n, out + n + 1);
+    return out;
+}
+
+json_t *reqstate_open(struct mcp_server *srv, const char *caller, const char *method,
+                      json_t *params, const char *text, size_t len)
+{
+    const char *dot = memchr(text, '.', len);
+    if (len > REQSTATE_MAX || dot == NULL)
+        return NULL;
+    size_t plen = (size_t)(dot - text);
+    char want[44];
+    mac_of(srv, text, plen, want);
+    if (len - plen - 1 != strlen(want) || !crypto_equal(dot + 1, want, strlen(want)))
+        return NULL;
+    /* Ours and unaltered from here on: the payload is the JSON we wrote. */
+    unsigned char *raw = xmalloc(plen + 4);
+    size_t rlen;
+    json_t *payload = NULL, *state = NULL;
+    if (crypto_b64_decode(true, text, plen, raw, plen + 4, &rlen))
+        payload = json_loadb((const char *)raw, rlen, 0, NULL);
+    free(raw);
+    char digest[44];
+    params_digest(method, params, digest);
+    const char *c = json_string_value(json_object_get(payload, "c"));
+    const char *d = json_string_value(json_object_get(payload, "d"));
+    json_int_t e = json_integer_value(json_object_get(payload, "e"));
+    if (c && d && strcmp(c, caller) == 0 && strcmp(d, digest) == 0 &&
+        (uint64_t)e > loop_now(srv->loop))
+        state = json_incref(json_object_get(payload, "s"));
+    json_decref(payload);
+    return state;
+}
