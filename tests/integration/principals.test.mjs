@@ -244,3 +244,34 @@ test('a tokens file that is unsafe or unclear stops the server with a reason', (
   assert.match(r.stderr, /not a regular file/);
   rmSync(dir, { recursive: true, force: true });
 });
+
+test('2026-07-28 (stateless, _meta): tools/list per principal, private cache scope, 403 outside', async () => {
+  const { tok, yaml } = roles();
+  const srv = await startHermes({ TOKENS_FILE: tempFile('tokens.yaml', yaml) });
+  const meta = { 'io.modelcontextprotocol/protocolVersion': '2026-07-28',
+    'io.modelcontextprotocol/clientCapabilities': {},
+    'io.modelcontextprotocol/clientInfo': { name: 'principals-it', version: '1' } };
+  const rpc = async (token, method, params = {}, name) => {
+    const headers = { ...JSON_HEADERS, Authorization: `Bearer ${token}`, 'MCP-Protocol-Version': '2026-07-28', 'Mcp-Method': method };
+    if (name) headers['Mcp-Name'] = name;
+    const r = await fetch(srv.url, { method: 'POST', headers,
+      body: JSON.stringify({ jsonrpc: '2.0', id: 5, method, params: { ...params, _meta: meta } }) });
+    return { status: r.status, www: r.headers.get('www-authenticate'), json: await r.json() };
+  };
+  try {
+    const mine = await rpc(tok.reader, 'tools/list');
+    assert.equal(mine.status, 200);
+    assert.deepEqual(mine.json.result.tools.map((t) => t.name).sort(), READ_TOOLS);
+    assert.equal(mine.json.result.resultType, 'complete');
+    assert.equal(mine.json.result.cacheScope, 'private', 'a per-principal list is never shared');
+    const all = await rpc(srv.token, 'tools/list');
+    assert.deepEqual(all.json.result.tools.map((t) => t.name).sort(), ALL_TOOLS);
+    const refused = await rpc(tok.reader, 'tools/call', { name: 'hermes_cancel', arguments: { id: 'x' } }, 'hermes_cancel');
+    assert.equal(refused.status, 403);
+    assert.match(refused.www, /error="insufficient_scope", scope="hermes:task"/);
+    assert.equal(refused.json.id, 5);
+    assert.equal(refused.json.error.code, -32003);
+  } finally {
+    assert.equal(await srv.stop(), 0);
+  }
+});
