@@ -28,6 +28,7 @@
 #include "mem.h"
 #include "metrics.h"
 #include "principal.h"
+#include "tokenstore.h"
 #include "ratelimit.h"
 #include "sdlisten.h"
 #include "sdnotify.h"
@@ -54,6 +55,8 @@ struct app {
     struct ratelimit *rl_auth; /* per credential: authenticated requests */
     struct audit *audit;
     struct principals *principals; /* who the bearer tokens are (MCP_AUTH_TOKEN, TOKENS_FILE) */
+    struct tokenstore *oauth_tokens; /* with OAUTH_ISSUER_URL: the tokens issued, by hash */
+    char *oauth_resource;            /* <issuer>/mcp: the audience an access token must name */
     uint64_t rate_limited, auth_failures;
     struct metric *http_requests, *rpc_requests, *rpc_duration, *principal_requests;
     time_t started;
@@ -125,7 +128,8 @@ static void reply_simple_json(struct hreq *r, unsigned status, const char *json)
  * done): the principal its token named, and what the engine told of it (mcp_set_audit), for
  * on_done. The principal's set is held, so a reload in between cannot free it. */
 struct rpc_note {
-    struct principals *set;       /* held while who is set */
+    struct principals *set;       /* held while who is set (a TOKENS_FILE principal) */
+    struct principal *grant;      /* or this, owned: an OAuth access token's principal */
     const struct principal *who;  /* NULL: no credential (or authentication is off) */
     char rpc_method[40], tool[72], error[40];
 };
@@ -134,6 +138,7 @@ static void note_free(void *p)
 {
     struct rpc_note *n = p;
     principals_unref(n->set);
+    principal_free(n->grant);
     free(n);
 }
 
@@ -174,6 +179,24 @@ static void add_challenge(struct app *a, struct hreq *r, const char *error, cons
     hreq_add_header(r, "WWW-Authenticate", v);
 }
 
+/* An access token from the OAuth token store: known, live, and issued for this resource (RFC
+ * 8707 audience: a token meant for another server is refused, not passed on). Its principal is
+ * "oauth:<client id>" with the scopes granted. */
+static enum auth_result oauth_authenticate(struct app *a, struct hreq *r, const char *token)
+{
+    if (a->oauth_tokens == NULL)
+        return AUTH_BAD_TOKEN;
+    const struct token_grant *g = tokenstore_find(a->oauth_tokens, token, time(NULL));
+    if (g == NULL || g->kind != TOKEN_ACCESS || strcmp(g->resource, a->oauth_resource) != 0)
+        return AUTH_BAD_TOKEN;
+    char name[PRINCIPAL_NAME_MAX + 1];
+    snprintf(name, sizeof name, "oauth:%s", g->client_id);
+    struct rpc_note *n = note_of(r);
+    n->grant = principal_for_grant(name, g->scope, token);
+    n->who = n->grant;
+    return AUTH_OK;
+}
+
 /* Finds the principal r's bearer token names and records it in r's note. AUTH_OK also when
  * authentication is off (the conformance server): then there is no principal. */
 static enum auth_result authenticate(struct app *a, struct hreq *r)
@@ -185,7 +208,7 @@ static enum auth_result authenticate(struct app *a, struct hreq *r)
         return AUTH_NO_TOKEN;
     const struct principal *p = principals_find(a->principals, h);
     if (p == NULL)
-        return AUTH_BAD_TOKEN;
+        return oauth_authenticate(a, r, h);
     if (principal_expired(p, time(NULL)))
         return AUTH_EXPIRED;
     struct rpc_note *n = note_of(r);
@@ -724,9 +747,20 @@ int app_run(const struct app_opts *o)
         log_error("%s", err);
         return 2;
     }
+    if (o->cfg->oauth_issuer) {
+        a.oauth_tokens = tokenstore_open(o->cfg->oauth_store, err, sizeof err);
+        if (a.oauth_tokens == NULL) {
+            log_error("%s", err);
+            principals_unref(a.principals);
+            return 2;
+        }
+        a.oauth_resource = xasprintf("%s/mcp", o->cfg->oauth_issuer);
+    }
     rc = take_socket(&a, &sock_fd, sock_host, sizeof sock_host, &sock_port);
     if (rc != 0) {
         principals_unref(a.principals);
+        tokenstore_free(a.oauth_tokens);
+        free(a.oauth_resource);
         return rc;
     }
     rc = 1;
@@ -833,6 +867,8 @@ out:
     metric_free(a.rpc_duration);
     metric_free(a.principal_requests);
     principals_unref(a.principals);
+    tokenstore_free(a.oauth_tokens);
+    free(a.oauth_resource);
     loop_timer_cancel(a.watchdog);
     loop_watch_del(a.sigw);
     if (a.sigfd >= 0)

@@ -67,4 +67,10 @@ bool principal_has_scope(const struct principal *p, const char *scope);
  * use any agent. */
 bool principal_agent_allowed(const struct principal *p, const char *agent);
 
+/* A principal for one OAuth access token (not part of any set): named name (cut to
+ * PRINCIPAL_NAME_MAX), holding the space-separated scopes, every agent, its hash from token.
+ * Freed with principal_free. */
+struct principal *principal_for_grant(const char *name, const char *scope, const char *token);
+void principal_free(struct principal *p); /* NULL-safe */
+
 #endif

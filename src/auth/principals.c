@@ -117,3 +117,28 @@ bool principal_agent_allowed(const struct principal *p, const char *agent)
             return true;
     return false;
 }
+
+struct principal *principal_for_grant(const char *name, const char *scope, const char *token)
+{
+    struct principal *p = xcalloc(1, sizeof *p);
+    snprintf(p->name, sizeof p->name, "%s", name);
+    crypto_sha256(token, strlen(token), p->hash);
+    p->scopes = xcalloc(PRINCIPAL_LIST_MAX, sizeof *p->scopes);
+    for (const char *s = scope + strspn(scope, " "); *s && p->nscopes < PRINCIPAL_LIST_MAX;
+         s += strspn(s, " ")) {
+        size_t n = strcspn(s, " ");
+        p->scopes[p->nscopes++] = xstrndup(s, n);
+        s += n;
+    }
+    return p;
+}
+
+void principal_free(struct principal *p)
+{
+    if (p == NULL)
+        return;
+    for (size_t i = 0; i < p->nscopes; i++)
+        free(p->scopes[i]);
+    free(p->scopes);
+    free(p);
+}

@@ -300,6 +300,9 @@ bool config_from_env(struct config *c, json_t *env, const char *path, char *err,
         }
         size_t len = strlen(issuer);
         c->oauth_issuer = xstrndup(issuer, issuer[len - 1] == '/' ? len - 1 : len);
+        const char *slash = path ? strrchr(path, '/') : NULL;
+        c->oauth_store = slash ? xasprintf("%.*s/oauth-tokens.json", (int)(slash - path), path)
+                               : xstrdup("oauth-tokens.json");
     }
     c->hermes_env_path = dup_or(get(env, "HERMES_ENV_PATH"), NULL);
     c->tasks_dir = dup_or(get(env, "TASKS_DIR"), NULL);
@@ -402,6 +405,7 @@ void config_cleanup(struct config *c)
     free(c->public_hosts);
     free(c->tokens_file);
     free(c->oauth_issuer);
+    free(c->oauth_store);
     free(c->hermes_env_path);
     free(c->tasks_dir);
     free(c->contract_path);

@@ -18,6 +18,8 @@ struct config {
     char *tokens_file;   /* TOKENS_FILE: more principals (YAML, mode 600), or NULL */
     char *oauth_issuer;  /* OAUTH_ISSUER_URL without a trailing '/': the server's public origin
                             (https, or http on loopback); NULL: no OAuth, bearer tokens only */
+    char *oauth_store;   /* with oauth_issuer: the OAuth token store, oauth-tokens.json beside
+                            the env file (hashes only, mode 600) */
     char *hermes_env_path; /* HERMES_ENV_PATH */
     char *tasks_dir;       /* TASKS_DIR, default tasks/ beside the env file */
     unsigned tasks_retention_days; /* TASKS_RETENTION_DAYS: finished tasks older than this are

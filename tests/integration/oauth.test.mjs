@@ -7,13 +7,13 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createServer } from 'node:net';
 import { createHash, randomBytes } from 'node:crypto';
-import { writeFileSync, chmodSync, mkdtempSync } from 'node:fs';
+import { writeFileSync, chmodSync, mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { discoverOAuthProtectedResourceMetadata } from '@modelcontextprotocol/sdk/client/auth.js';
-import { startHermes, post, INIT, JSON_HEADERS } from './lib.mjs';
+import { startHermes, restartHermes, post, INIT, JSON_HEADERS, until } from './lib.mjs';
 
 // A port that was free a moment ago: the issuer URL must name the port the server listens on.
 function freePort() {
@@ -157,5 +157,56 @@ test('an OAUTH_ISSUER_URL that is not a safe origin stops the server', async () 
     if (!(started instanceof Error)) await started.stop(); // a server that should not have started
     assert.ok(started instanceof Error, `${bad}: refused`);
     assert.match(started.message, /exited with 2 .*\n.*OAUTH_ISSUER_URL must be/s, bad);
+  }
+});
+
+// The OAuth token store (oauth-tokens.json beside the env file): hashes of issued tokens with
+// their grants. The authorization server that issues them comes later; here the test writes the
+// store as the server writes it, and the resource server must honour exactly the live access
+// tokens issued for its own MCP URL, across restarts.
+test('stored access tokens: audience, expiry, kind and scope checked; kept across a restart', async () => {
+  const { srv, issuer } = await startOAuth();
+  const sha = (t) => createHash('sha256').update(t).digest('hex');
+  const tok = { good: randomBytes(32).toString('hex'), otherAud: randomBytes(32).toString('hex'),
+    expired: randomBytes(32).toString('hex'), refresh: randomBytes(32).toString('hex') };
+  const entry = (t, over = {}) => ({ sha256: sha(t), kind: 'access', client_id: 'claude-connector',
+    scope: 'hermes:read', resource: `${issuer}/mcp`, expires: Math.floor(Date.now() / 1000) + 3600, ...over });
+  const store = { version: 1, tokens: [entry(tok.good), entry(tok.otherAud, { resource: 'https://other.example/mcp' }),
+    entry(tok.expired, { expires: 1000 }), entry(tok.refresh, { kind: 'refresh', family: 'f1' })] };
+  const stop = () => new Promise((res) => { srv.proc.on('exit', res); srv.proc.kill('SIGTERM'); });
+  let cur = srv;
+  try {
+    await stop();
+    const file = join(srv.dir, 'oauth-tokens.json');
+    writeFileSync(file, JSON.stringify(store));
+    chmodSync(file, 0o600);
+    for (let round = 0; round < 2; round++) { // the same answers after a second restart
+      cur = await restartHermes(srv);
+      const transport = new StreamableHTTPClientTransport(new URL(cur.url), {
+        requestInit: { headers: { Authorization: `Bearer ${tok.good}` } } });
+      const client = new Client({ name: 'oauth-it', version: '1' });
+      await client.connect(transport);
+      assert.deepEqual((await client.listTools()).tools.map((t) => t.name).sort(),
+        ['hermes_files', 'hermes_result', 'hermes_status', 'list_agents']);
+      await assert.rejects(client.callTool({ name: 'hermes_task', arguments: { task: 'x', mode: 'sync' } }),
+        (e) => e.code === 403);
+      await client.close();
+      for (const t of [tok.otherAud, tok.expired, tok.refresh]) {
+        const res = await post(cur, INIT(), { Authorization: `Bearer ${t}` });
+        assert.equal(res.status, 401);
+        assert.match(res.headers.get('www-authenticate'), /error="invalid_token"/);
+      }
+      if (round === 0) await new Promise((res) => { cur.proc.on('exit', res); cur.proc.kill('SIGTERM'); });
+    }
+    await until(() => readFileSync(join(srv.dir, 'audit.jsonl'), 'utf8').includes('"principal":"oauth:claude-connector"'), 'audit line');
+    // A store readable by others stops the server.
+    await new Promise((res) => { cur.proc.on('exit', res); cur.proc.kill('SIGTERM'); });
+    chmodSync(file, 0o644);
+    const refused = await restartHermes(srv).then((s) => s, (e) => e);
+    if (!(refused instanceof Error)) await refused.stop();
+    assert.ok(refused instanceof Error);
+    assert.match(refused.message, /exited with 2 .*OAuth token store .*chmod 600/s);
+  } finally {
+    await cur.stop();
   }
 });

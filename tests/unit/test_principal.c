@@ -206,6 +206,29 @@ static void finds_tokens_with_the_owner_first(void **state)
     principals_unref(NULL);
 }
 
+/* An OAuth access token's principal: the granted scopes, every agent, never the owner's reach. */
+static void grants_become_principals(void **state)
+{
+    (void)state;
+    struct principal *p = principal_for_grant("oauth:claude", "  hermes:read  hermes:task ", "tok");
+    assert_string_equal(p->name, "oauth:claude");
+    assert_false(p->all);
+    assert_int_equal(p->nscopes, 2);
+    assert_true(principal_has_scope(p, "hermes:task"));
+    assert_false(principal_has_scope(p, "hermes:admin"));
+    assert_false(principal_has_scope(p, NULL));
+    assert_true(principal_agent_allowed(p, "alpha"));
+    unsigned char h[32];
+    crypto_sha256("tok", 3, h);
+    assert_memory_equal(p->hash, h, 32);
+    principal_free(p);
+    p = principal_for_grant("oauth:https://a-very-long-client-id.example.com/metadata/document.json", "", "t");
+    assert_int_equal(strlen(p->name), PRINCIPAL_NAME_MAX);
+    assert_int_equal(p->nscopes, 0);
+    principal_free(p);
+    principal_free(NULL);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -214,6 +237,7 @@ int main(void)
         cmocka_unit_test(parses_utc_dates),
         cmocka_unit_test(checks_scopes_and_agents),
         cmocka_unit_test(finds_tokens_with_the_owner_first),
+        cmocka_unit_test(grants_become_principals),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
