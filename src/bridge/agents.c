@@ -17,6 +17,7 @@
 #include "loop.h"
 #include "mcp.h"
 #include "mem.h"
+#include "tasks.h"
 
 struct agentdef *find_agent(struct bridge *b, const char *name)
 {
@@ -254,6 +255,22 @@ bool agent_allowed_for(const struct mcp_call *c, const char *name)
     char scope[6 + 65 /* "agent:" and a name of at most 64 */];
     snprintf(scope, sizeof scope, "agent:%s", name);
     return mcp_call_allowed(c, scope);
+}
+
+bool task_allowed_for(struct bridge *b, const struct mcp_call *c, const char *id)
+{
+    json_t *req = NULL;
+    bool ok = true;
+
+    /* "agent:*": may the caller use every agent? Then there is nothing to look up. */
+    if (mcp_call_allowed(c, "agent:*"))
+        return true;
+    if (tasks_read(b->tasks, id, "request.json", 64 * 1024, &req) == TASKS_OK) {
+        const char *agent = json_string_value(json_object_get(req, "agent"));
+        ok = agent && agent_allowed_for(c, agent);
+    }
+    json_decref(req);
+    return ok;
 }
 
 bool agent_worth_trying(const struct bridge *b, const struct agentdef *a)

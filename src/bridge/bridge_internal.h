@@ -157,6 +157,10 @@ bool agent_worth_trying(const struct bridge *b, const struct agentdef *a);
 /* Whether the caller of c may delegate to the agent called name (its principal's agents: list,
  * asked of the engine's tool filter as the scope "agent:NAME"). */
 bool agent_allowed_for(const struct mcp_call *c, const char *name);
+/* Whether the caller of c may see task id: a caller limited to some agents sees only the tasks
+ * of those (their request.json names the agent); an unknown id is left to the caller's own
+ * not_found. */
+bool task_allowed_for(struct bridge *b, const struct mcp_call *c, const char *id);
 
 /* contractfile.c */
 const char *contract_text(struct bridge *b);

@@ -75,6 +75,10 @@ static void hermes_cancel(struct mcp_call *c, json_t *args, void *arg)
         }
         id = t;
     }
+    if (!task_allowed_for(b, c, id)) { /* another agent's task: as if it did not exist */
+        tool_error(c, TE_NOT_FOUND, 0, "no task with id '%s'", id);
+        return;
+    }
     struct job *j = strmap_get(b->jobs, id);
     if (j && j->kind == JOB_SYNC) {
         struct mcp_call *waiting = j->call;

@@ -21,6 +21,10 @@ static void hermes_result(struct mcp_call *c, json_t *args, void *arg)
     if (!check_args(c, result_args, args, v))
         return;
     const char *id = toolargs_str(v, 0);
+    if (!task_allowed_for(b, c, id)) { /* another agent's task: as if it did not exist */
+        tool_error(c, TE_NOT_FOUND, 0, "no task with id '%s'", id);
+        return;
+    }
     switch (tasks_read(b->tasks, id, "result.json", TASKS_FILE_MAX, &res)) {
     case TASKS_OK:
         mcp_call_tool_result_take(c, result_public(res));

@@ -108,7 +108,7 @@ test('each principal sees and calls only its tools; outside its scopes: 403 insu
     assert.equal(toDefault.structuredContent.error, 'unknown_agent', 'the default agent alpha is outside its list');
     const chatsBefore = fake.received().filter((q) => q.path === '/v1/chat/completions').length;
     assert.equal(chatsBefore, 0, 'nothing reached the agent for a refused task');
-    const toBeta = await call(worker, 'hermes_task', { task: 'hello', mode: 'sync', agent: 'beta' });
+    const toBeta = await call(worker, 'hermes_task', { task: 'hello', mode: 'sync', agent: 'beta', id: 'worker-beta' });
     assert.equal(toBeta.isError, false, JSON.stringify(toBeta.structuredContent));
     await assert.rejects(call(worker, 'hermes_reset', { confirmed: true }), (e) => e.code === 403);
     await worker.close();
@@ -118,9 +118,30 @@ test('each principal sees and calls only its tools; outside its scopes: 403 insu
     assert.deepEqual(await names(owner), ALL_TOOLS);
     const ola = await call(owner, 'list_agents');
     assert.deepEqual(ola.structuredContent.agents.map((a) => a.name), ['alpha', 'beta']);
-    const ot = await call(owner, 'hermes_task', { task: 'hi', mode: 'sync', agent: 'alpha' });
+    const ot = await call(owner, 'hermes_task', { task: 'hi', mode: 'sync', agent: 'alpha', id: 'owner-alpha' });
     assert.equal(ot.isError, false);
+    assert.equal((await call(owner, 'hermes_result', { id: 'worker-beta' })).isError, false);
     await owner.close();
+
+    // Tasks and runs of an agent outside the worker's list are not there for it: no result,
+    // files, cancel or status; its own task is. A principal without a list sees every task.
+    const w2 = await connect(srv, tok.worker);
+    await w2.listTools();
+    for (const [tool, args] of [['hermes_result', { id: 'owner-alpha' }], ['hermes_files', { id: 'owner-alpha' }],
+      ['hermes_cancel', { id: 'owner-alpha' }]]) {
+      const r = await call(w2, tool, args);
+      assert.equal(r.isError, true, tool);
+      assert.equal(r.structuredContent.error, 'not_found', tool);
+    }
+    const st = await call(w2, 'hermes_status', { run_id: 'run-x', agent: 'alpha' });
+    assert.equal(st.structuredContent.error, 'unknown_agent');
+    const own = await call(w2, 'hermes_result', { id: 'worker-beta' });
+    assert.equal(own.isError, false, JSON.stringify(own.structuredContent));
+    await w2.close();
+    const r2 = await connect(srv, tok.reader);
+    await r2.listTools();
+    assert.equal((await call(r2, 'hermes_result', { id: 'owner-alpha' })).isError, false);
+    await r2.close();
 
     // Expired: 401 invalid_token, saying so; the SDK client cannot connect.
     const ex = await rawCall(srv, tok.old, 'list_agents');
