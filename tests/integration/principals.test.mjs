@@ -296,3 +296,20 @@ test('2026-07-28 (stateless, _meta): tools/list per principal, private cache sco
     assert.equal(await srv.stop(), 0);
   }
 });
+
+test('doctor checks TOKENS_FILE as serve would: principals counted, an unsafe file FAILs with the fix', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'hm-princ-doc-'));
+  const { yaml } = roles();
+  const tokens = tempFile('tokens.yaml', yaml);
+  const env = join(dir, 'env');
+  writeFileSync(env, `MCP_PORT=0\nMCP_AUTH_TOKEN=${randomBytes(32).toString('hex')}\nTOKENS_FILE=${tokens}\nTASKS_DIR=${join(dir, 'tasks')}\n`);
+  chmodSync(env, 0o600);
+  const doctor = () => spawnSync(HERMES, ['doctor', '--env-file', env, '--no-probe'], { encoding: 'utf8', timeout: 20000 });
+  let r = doctor();
+  assert.match(r.stdout, new RegExp(`ok\\s+TOKENS_FILE ${tokens}: 3 principals`), r.stdout);
+  chmodSync(tokens, 0o644);
+  r = doctor();
+  assert.equal(r.status, 1, r.stdout);
+  assert.match(r.stdout, /FAIL\s+TOKENS_FILE .*readable or writable by others \(mode 644\); run: chmod 600/);
+  rmSync(dir, { recursive: true, force: true });
+});
