@@ -164,19 +164,20 @@ enum auth_result { AUTH_OK, AUTH_NO_TOKEN, AUTH_BAD_TOKEN, AUTH_EXPIRED };
 static void add_challenge(struct app *a, struct hreq *r, const char *error, const char *scope,
                           const char *description)
 {
-    char v[1024];
-    int n = snprintf(v, sizeof v, "Bearer realm=\"hermes-mcp\"");
+    struct buf v;
+    buf_init(&v, 0);
+    buf_printf(&v, "Bearer realm=\"hermes-mcp\"");
     if (error)
-        n += snprintf(v + n, sizeof v - (size_t)n, ", error=\"%s\"", error);
+        buf_printf(&v, ", error=\"%s\"", error);
     if (scope)
-        n += snprintf(v + n, sizeof v - (size_t)n, ", scope=\"%s\"", scope);
+        buf_printf(&v, ", scope=\"%s\"", scope);
     if (a->cfg->oauth_issuer)
-        n += snprintf(v + n, sizeof v - (size_t)n,
-                      ", resource_metadata=\"%s/.well-known/oauth-protected-resource/mcp\"",
-                      a->cfg->oauth_issuer);
+        buf_printf(&v, ", resource_metadata=\"%s/.well-known/oauth-protected-resource/mcp\"",
+                   a->cfg->oauth_issuer);
     if (description)
-        snprintf(v + n, sizeof v - (size_t)n, ", error_description=\"%s\"", description);
-    hreq_add_header(r, "WWW-Authenticate", v);
+        buf_printf(&v, ", error_description=\"%s\"", description);
+    hreq_add_header(r, "WWW-Authenticate", v.data);
+    buf_cleanup(&v);
 }
 
 /* An access token from the OAuth token store: known, live, and issued for this resource (RFC
@@ -432,6 +433,10 @@ static void resource_metadata(struct app *a, struct hreq *r)
                             "resource_name", a->o->service);
     char *text = json_dumps(doc, JSON_COMPACT);
     json_decref(doc);
+    if (text == NULL) {
+        reply_simple_json(r, 500, "{\"error\":\"internal\",\"message\":\"out of memory\"}");
+        return;
+    }
     hreq_add_header(r, "Access-Control-Allow-Origin", "*"); /* public, and no credentials */
     hreq_add_header(r, "Cache-Control", "max-age=300");
     hreq_reply_take(r, 200, "application/json", text, strlen(text));
