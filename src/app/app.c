@@ -266,7 +266,7 @@ static void health(struct app *a, struct hreq *r)
     reply_simple_json(r, 200, body);
 }
 
-/* 401 for a missing, wrong or expired bearer token. */
+/* 401 for a missing or wrong bearer token. */
 static void deny(struct app *a, struct hreq *r, enum auth_result why)
 {
     /* With OAuth, the scopes to ask for: what a client authorizing from this 401 needs. */
@@ -418,6 +418,11 @@ static bool rate_limited(struct app *a, struct hreq *r, bool authed)
 /* RFC 9728 protected resource metadata, at the root well-known path and at the one for /mcp
  * (clients try the second first): public, no token, so a client that got a 401 can discover
  * where to authorize. The same document at both: the resource is our MCP endpoint. */
+static bool is_metadata_path(const char *path)
+{
+    return strcmp(path, PRM_PATH) == 0 || strcmp(path, PRM_PATH "/mcp") == 0;
+}
+
 static void resource_metadata(struct app *a, struct hreq *r)
 {
     const char *m = hreq_method(r);
@@ -460,12 +465,12 @@ static void on_headers(struct hreq *r, void *arg)
     struct app *a = arg;
     const char *path = hreq_path(r);
 
-    if (strcmp(path, "/health") == 0) {
-        health(a, r);
+    if (a->cfg->oauth_issuer && is_metadata_path(path)) {
+        resource_metadata(a, r);
         return;
     }
-    if (a->cfg->oauth_issuer && (strcmp(path, PRM_PATH) == 0 || strcmp(path, PRM_PATH "/mcp") == 0)) {
-        resource_metadata(a, r);
+    if (strcmp(path, "/health") == 0) {
+        health(a, r);
         return;
     }
     bool ours = strcmp(path, "/mcp") == 0 || strcmp(path, "/metrics") == 0;
@@ -543,10 +548,11 @@ static void on_done(struct hreq *r, unsigned status, uint64_t duration_ms, void 
     static const char *const methods[] = {"GET", "HEAD", "POST", "DELETE", "PUT", "PATCH",
                                           "OPTIONS"};
     const char *path = hreq_path(r), *method = "(other)";
-    if (strcmp(path, "/mcp") && strcmp(path, "/health") && strcmp(path, "/metrics") &&
-        strcmp(path, PRM_PATH) && strcmp(path, PRM_PATH "/mcp"))
+    if (strcmp(path, "/mcp") && strcmp(path, "/health") && strcmp(path, "/metrics"))
         path = "(other)";
     snprintf(code, sizeof code, "%u", status < 1000 ? status : 0);
+    if (is_metadata_path(hreq_path(r)))
+        path = hreq_path(r); /* ours too, when OAuth is on */
     metric_labels(labels, sizeof labels, "path", path, "code", code, NULL);
     metric_add(a->http_requests, labels, 1);
     if (principal) {

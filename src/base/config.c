@@ -176,12 +176,12 @@ static bool expand_home(char **value, const char *key, char *err, size_t errlen)
 
 static bool expand_home_in_paths(struct config *c, char *err, size_t errlen)
 {
-    return expand_home(&c->hermes_env_path, "HERMES_ENV_PATH", err, errlen) &&
+    return expand_home(&c->tokens_file, "TOKENS_FILE", err, errlen) &&
+           expand_home(&c->hermes_env_path, "HERMES_ENV_PATH", err, errlen) &&
            expand_home(&c->tasks_dir, "TASKS_DIR", err, errlen) &&
            expand_home(&c->contract_path, "HERMES_CONTRACT_PATH", err, errlen) &&
            expand_home(&c->agents_file, "AGENTS_FILE", err, errlen) &&
-           expand_home(&c->audit_path, "AUDIT_LOG_PATH", err, errlen) &&
-           expand_home(&c->tokens_file, "TOKENS_FILE", err, errlen);
+           expand_home(&c->audit_path, "AUDIT_LOG_PATH", err, errlen);
 }
 
 bool config_load(struct config *c, const char *path, char *err, size_t errlen)

@@ -221,33 +221,6 @@ static bool check_settings(struct doctor *d, json_t *env, struct config *cfg)
     return false;
 }
 
-/* TOKENS_FILE and, with OAUTH_ISSUER_URL, the OAuth token store: serve refuses to start on
- * either when it is unsafe or unclear, so doctor says so first. */
-static void check_credentials_files(struct doctor *d, const struct config *cfg)
-{
-    char err[800];
-    if (cfg->tokens_file) {
-        struct principals *p = principals_load(NULL, cfg->tokens_file, err, sizeof err);
-        if (p == NULL) {
-            check(d, FAIL, "%s", err);
-        } else {
-            check(d, OK, "TOKENS_FILE %s: %zu principal%s", cfg->tokens_file, p->n,
-                  p->n == 1 ? "" : "s");
-            principals_unref(p);
-        }
-    }
-    if (cfg->oauth_issuer) {
-        struct tokenstore *ts = tokenstore_open(cfg->oauth_store, err, sizeof err);
-        if (ts == NULL) {
-            check(d, FAIL, "%s", err);
-        } else {
-            check(d, OK, "OAuth token store %s: %zu token%s", cfg->oauth_store,
-                  tokenstore_count(ts), tokenstore_count(ts) == 1 ? "" : "s");
-            tokenstore_free(ts);
-        }
-    }
-}
-
 /* ---------- files: TASKS_DIR, the contract ---------- */
 
 static void check_tasks_dir(struct doctor *d, const struct config *cfg)
@@ -362,6 +335,33 @@ static void check_contract(struct doctor *d, const struct config *cfg)
     else
         check(d, OK, "contract file %s (%zu bytes)", path, n);
     free(text);
+}
+
+/* TOKENS_FILE and, with OAUTH_ISSUER_URL, the OAuth token store: serve refuses to start on
+ * either when it is unsafe or unclear, so doctor says so first. */
+static void check_credentials_files(struct doctor *d, const struct config *cfg)
+{
+    char err[800];
+    if (cfg->tokens_file) {
+        struct principals *p = principals_load(NULL, cfg->tokens_file, err, sizeof err);
+        if (p == NULL) {
+            check(d, FAIL, "%s", err);
+        } else {
+            check(d, OK, "TOKENS_FILE %s: %zu principal%s", cfg->tokens_file, p->n,
+                  p->n == 1 ? "" : "s");
+            principals_unref(p);
+        }
+    }
+    if (cfg->oauth_issuer) {
+        struct tokenstore *ts = tokenstore_open(cfg->oauth_store, err, sizeof err);
+        if (ts == NULL) {
+            check(d, FAIL, "%s", err);
+        } else {
+            check(d, OK, "OAuth token store %s: %zu token%s", cfg->oauth_store,
+                  tokenstore_count(ts), tokenstore_count(ts) == 1 ? "" : "s");
+            tokenstore_free(ts);
+        }
+    }
 }
 
 /* ---------- the agents registry and the agent env file ---------- */
