@@ -21,6 +21,7 @@
 #include "log.h"
 #include "smoke.h"
 #include "taskscli.h"
+#include "tokengen.h"
 #include "version.h"
 
 #define EXIT_USAGE 2
@@ -36,6 +37,8 @@ static const char usage[] =
     "                               prints the file's path, never the token\n"
     "  token rotate [--env-file FILE]\n"
     "                               the same, then tells servers using FILE to reload\n"
+    "  token gen --name N --scopes S [--agents A] [--expires DATE]\n"
+    "                               a token for one role of TOKENS_FILE (help token)\n"
     "  smoke --base URL [--id ID] [--env-file FILE]\n"
     "                               check a running server end to end (see help smoke)\n"
     "  tasks list|prune [--env-file FILE] [--json|--dry-run]\n"
@@ -68,7 +71,10 @@ static const char token_usage[] =
     "        never the token.\n"
     "rotate  does the same, then sends SIGHUP to every running 'hermes-mcp serve' that uses\n"
     "        FILE: new requests need the new token, requests in flight finish, nothing restarts.\n"
-    "Exit codes: 0 written, 1 the file could not be written, 2 usage error.\n";
+    "Exit codes: 0 written, 1 the file could not be written, 2 usage error.\n"
+    "\n"
+    "gen --name N --scopes S [--agents A] [--expires DATE]\n"
+    "        a token for a role of TOKENS_FILE instead: hermes-mcp token gen --name N --help.\n";
 
 static const char version_usage[] =
     "usage: hermes-mcp version\n"
@@ -310,6 +316,13 @@ static int cmd_token(int argc, char **argv)
     char token[65], err[512];
     int bad;
 
+    if (argc > 1 && strcmp(argv[0], "gen") == 0 && strcmp(argv[1], "--name") == 0) {
+        if (want_help(argc, argv)) {
+            fputs(tokengen_usage, stdout);
+            return 0;
+        }
+        return tokengen_main(argc - 1, argv + 1);
+    }
     if (argc < 1 || want_help(argc, argv)) {
         fputs(token_usage, argc < 1 ? stderr : stdout);
         return argc < 1 ? EXIT_USAGE : 0;

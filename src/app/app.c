@@ -27,6 +27,8 @@
 #include "mcp.h"
 #include "mem.h"
 #include "metrics.h"
+#include "principal.h"
+#include "tokenstore.h"
 #include "ratelimit.h"
 #include "sdlisten.h"
 #include "sdnotify.h"
@@ -52,8 +54,11 @@ struct app {
     struct ratelimit *rl;      /* per client IP: requests without a valid credential */
     struct ratelimit *rl_auth; /* per credential: authenticated requests */
     struct audit *audit;
+    struct principals *principals; /* who the bearer tokens are (MCP_AUTH_TOKEN, TOKENS_FILE) */
+    struct tokenstore *oauth_tokens; /* with OAUTH_ISSUER_URL: the tokens issued, by hash */
+    char *oauth_resource;            /* <issuer>/mcp: the audience an access token must name */
     uint64_t rate_limited, auth_failures;
-    struct metric *http_requests, *rpc_requests, *rpc_duration;
+    struct metric *http_requests, *rpc_requests, *rpc_duration, *principal_requests;
     time_t started;
     struct loop_timer *watchdog;
     unsigned watchdog_ms;
@@ -119,21 +124,133 @@ static void reply_simple_json(struct hreq *r, unsigned status, const char *json)
     hreq_reply(r, status, "application/json", json, strlen(json));
 }
 
-static bool authorized(struct app *a, struct hreq *r, bool *had_token)
-{
-    const char *h = hreq_header(r, "Authorization");
-    unsigned char digest[32];
+/* What the app knows of a request, kept in its user slot (httpd frees it when the request is
+ * done): the principal its token named, and what the engine told of it (mcp_set_audit), for
+ * on_done. The principal's set is held, so a reload in between cannot free it. */
+struct rpc_note {
+    struct principals *set;       /* held while who is set (a TOKENS_FILE principal) */
+    struct principal *grant;      /* or this, owned: an OAuth access token's principal */
+    const struct principal *who;  /* NULL: no credential (or authentication is off) */
+    char rpc_method[40], tool[72], error[40];
+};
 
-    *had_token = false;
+static void note_free(void *p)
+{
+    struct rpc_note *n = p;
+    principals_unref(n->set);
+    principal_free(n->grant);
+    free(n);
+}
+
+static struct rpc_note *note_of(struct hreq *r)
+{
+    struct rpc_note *n = hreq_user(r);
+    if (n == NULL) {
+        n = xcalloc(1, sizeof *n);
+        hreq_set_user(r, n, note_free);
+    }
+    return n;
+}
+
+enum auth_result { AUTH_OK, AUTH_NO_TOKEN, AUTH_BAD_TOKEN, AUTH_EXPIRED };
+
+/* The scopes a client should ask for when it authorizes (the 401's scope=): reading and
+ * delegating; hermes_reset's hermes:admin is asked for by step-up (403) when it is needed. */
+#define OAUTH_DEFAULT_SCOPES "hermes:read hermes:task"
+
+/* A WWW-Authenticate Bearer challenge (RFC 6750): error, scope and description when given; with
+ * OAUTH_ISSUER_URL set also resource_metadata, where clients find our protected resource
+ * metadata (RFC 9728; the MCP authorization spec's discovery). */
+static void add_challenge(struct app *a, struct hreq *r, const char *error, const char *scope,
+                          const char *description)
+{
+    struct buf v;
+    buf_init(&v, 0);
+    buf_printf(&v, "Bearer realm=\"hermes-mcp\"");
+    if (error)
+        buf_printf(&v, ", error=\"%s\"", error);
+    if (scope)
+        buf_printf(&v, ", scope=\"%s\"", scope);
+    if (a->cfg->oauth_issuer)
+        buf_printf(&v, ", resource_metadata=\"%s/.well-known/oauth-protected-resource/mcp\"",
+                   a->cfg->oauth_issuer);
+    if (description)
+        buf_printf(&v, ", error_description=\"%s\"", description);
+    hreq_add_header(r, "WWW-Authenticate", v.data);
+    buf_cleanup(&v);
+}
+
+/* An access token from the OAuth token store: known, live, and issued for this resource (RFC
+ * 8707 audience: a token meant for another server is refused, not passed on). Its principal is
+ * "oauth:<client id>" with the scopes granted. */
+static enum auth_result oauth_authenticate(struct app *a, struct hreq *r, const char *token)
+{
+    if (a->oauth_tokens == NULL)
+        return AUTH_BAD_TOKEN;
+    const struct token_grant *g = tokenstore_find(a->oauth_tokens, token, time(NULL));
+    if (g == NULL || g->kind != TOKEN_ACCESS || strcmp(g->resource, a->oauth_resource) != 0)
+        return AUTH_BAD_TOKEN;
+    char name[PRINCIPAL_NAME_MAX + 1];
+    snprintf(name, sizeof name, "oauth:%s", g->client_id);
+    struct rpc_note *n = note_of(r);
+    n->grant = principal_for_grant(name, g->scope, token);
+    n->who = n->grant;
+    return AUTH_OK;
+}
+
+/* Finds the principal r's bearer token names and records it in r's note. AUTH_OK also when
+ * authentication is off (the conformance server): then there is no principal. */
+static enum auth_result authenticate(struct app *a, struct hreq *r)
+{
+    if (!a->cfg->auth)
+        return AUTH_OK;
+    const char *h = hdr_bearer(hreq_header(r, "Authorization"));
+    if (h == NULL)
+        return AUTH_NO_TOKEN;
+    const struct principal *p = principals_find(a->principals, h);
+    if (p == NULL)
+        return oauth_authenticate(a, r, h);
+    if (principal_expired(p, time(NULL)))
+        return AUTH_EXPIRED;
+    struct rpc_note *n = note_of(r);
+    n->set = principals_ref(a->principals);
+    n->who = p;
+    return AUTH_OK;
+}
+
+/* Who sent r (mcp_set_caller): its principal's name, what tasks and sealed state are bound to,
+ * so an OAuth client finds its tasks again with its next access token. */
+static const char *caller_name(struct hreq *r, void *arg)
+{
+    const struct rpc_note *n = hreq_user(r);
+    (void)arg;
+    return n && n->who ? n->who->name : NULL;
+}
+
+/* The tool filter (mcp_set_tool_filter): the request's principal must hold the tool's scope.
+ * "agent:NAME" is the bridge asking whether the principal may delegate to agent NAME. */
+static bool tool_allowed(struct hreq *r, const char *tool, const char *scope, bool refusing,
+                         void *arg)
+{
+    struct app *a = arg;
+    const struct rpc_note *n = hreq_user(r);
+    const struct principal *p = n ? n->who : NULL;
+    bool ok;
+
     if (!a->cfg->auth)
         return true;
-    h = hdr_bearer(h);
-    if (h == NULL)
+    if (p == NULL)
         return false;
-    *had_token = true;
-    /* Hash first so the comparison takes the same time whatever the length. */
-    crypto_sha256(h, strlen(h), digest);
-    return crypto_equal(digest, a->cfg->token_hash, sizeof digest);
+    if (tool == NULL && scope && strncmp(scope, "agent:", 6) == 0)
+        ok = principal_agent_allowed(p, scope + 6);
+    else
+        ok = principal_has_scope(p, scope);
+    if (!ok && refusing) {
+        char why[120];
+        snprintf(why, sizeof why, "this credential may not call %s", tool);
+        add_challenge(a, r, "insufficient_scope", scope, why);
+    }
+    return ok;
 }
 
 static void health(struct app *a, struct hreq *r)
@@ -182,12 +299,18 @@ static void probe(struct app *a, struct hreq *r, bool readiness)
 }
 
 /* 401 for a missing or wrong bearer token. */
-static void deny(struct app *a, struct hreq *r, bool had_token)
+static void deny(struct app *a, struct hreq *r, enum auth_result why)
 {
+    /* With OAuth, the scopes to ask for: what a client authorizing from this 401 needs. */
+    const char *scope = a->cfg->oauth_issuer ? OAUTH_DEFAULT_SCOPES : NULL;
     a->auth_failures++;
-    hreq_add_header(r, "WWW-Authenticate",
-                    had_token ? "Bearer realm=\"hermes-mcp\", error=\"invalid_token\""
-                              : "Bearer realm=\"hermes-mcp\"");
+    if (why == AUTH_EXPIRED) {
+        add_challenge(a, r, "invalid_token", scope, "the token has expired");
+        reply_simple_json(r, 401, "{\"error\":\"unauthorized\",\"message\":\"the bearer "
+                                  "token has expired\"}");
+        return;
+    }
+    add_challenge(a, r, why == AUTH_BAD_TOKEN ? "invalid_token" : NULL, scope, NULL);
     reply_simple_json(r, 401, "{\"error\":\"unauthorized\",\"message\":\"missing or invalid "
                               "bearer token\"}");
 }
@@ -258,6 +381,7 @@ static void metrics_page(struct app *a, struct hreq *r)
     metric_render(a->http_requests, &out);
     metric_render(a->rpc_requests, &out);
     metric_render(a->rpc_duration, &out);
+    metric_render(a->principal_requests, &out);
     if (a->o->metrics)
         a->o->metrics(a->o->setup_arg, &out);
     hreq_add_header(r, "Cache-Control", "no-store");
@@ -283,10 +407,12 @@ static bool rate_limited(struct app *a, struct hreq *r, bool authed)
     if (authed) {
         /* A credential is named by a hash prefix of its own hash: never the secret itself. */
         static const char hex[] = "0123456789abcdef";
+        const struct rpc_note *n = hreq_user(r);
+        const unsigned char *hash = n && n->who ? n->who->hash : a->cfg->token_hash;
         char id[9];
         for (int i = 0; i < 4; i++) {
-            id[2 * i] = hex[a->cfg->token_hash[i] >> 4];
-            id[2 * i + 1] = hex[a->cfg->token_hash[i] & 15];
+            id[2 * i] = hex[hash[i] >> 4];
+            id[2 * i + 1] = hex[hash[i] & 15];
         }
         id[8] = '\0';
         /* Per credential and client address: behind a tunnel every client is the one proxy
@@ -319,12 +445,62 @@ static bool rate_limited(struct app *a, struct hreq *r, bool authed)
     return true;
 }
 
+#define PRM_PATH "/.well-known/oauth-protected-resource"
+
+/* RFC 9728 protected resource metadata, at the root well-known path and at the one for /mcp
+ * (clients try the second first): public, no token, so a client that got a 401 can discover
+ * where to authorize. The same document at both: the resource is our MCP endpoint. */
+static bool is_metadata_path(const char *path)
+{
+    return strcmp(path, PRM_PATH) == 0 || strcmp(path, PRM_PATH "/mcp") == 0;
+}
+
+static void resource_metadata(struct app *a, struct hreq *r)
+{
+    const char *m = hreq_method(r);
+    if (strcmp(m, "GET") && strcmp(m, "HEAD")) {
+        hreq_add_header(r, "Allow", "GET, HEAD");
+        reply_simple_json(r, 405, "{\"error\":\"method_not_allowed\",\"message\":\"use GET\"}");
+        return;
+    }
+    const char *iss = a->cfg->oauth_issuer;
+    json_t *doc = json_pack("{s:s+, s:[s], s:[sss], s:[s], s:s}", "resource", iss, "/mcp",
+                            "authorization_servers", iss, "scopes_supported", "hermes:read",
+                            "hermes:task", "hermes:admin", "bearer_methods_supported", "header",
+                            "resource_name", a->o->service);
+    char *text = json_dumps(doc, JSON_COMPACT);
+    json_decref(doc);
+    if (text == NULL) {
+        reply_simple_json(r, 500, "{\"error\":\"internal\",\"message\":\"out of memory\"}");
+        return;
+    }
+    hreq_add_header(r, "Access-Control-Allow-Origin", "*"); /* public, and no credentials */
+    hreq_add_header(r, "Cache-Control", "max-age=300");
+    hreq_reply_take(r, 200, "application/json", text, strlen(text));
+}
+
+/* With OAuth a token in the query string is refused outright (the MCP authorization spec: never
+ * accepted there; it would end up in logs and proxies' histories), not merely ignored. */
+static bool token_in_query(struct app *a, struct hreq *r)
+{
+    if (a->cfg->oauth_issuer == NULL || hreq_query(r, "access_token") == NULL)
+        return false;
+    add_challenge(a, r, "invalid_request", NULL,
+                  "send the token in the Authorization header, never in the URL");
+    reply_simple_json(r, 400, "{\"error\":\"invalid_request\",\"message\":\"access tokens are "
+                              "not accepted in the query string; use the Authorization header\"}");
+    return true;
+}
+
 static void on_headers(struct hreq *r, void *arg)
 {
     struct app *a = arg;
     const char *path = hreq_path(r);
-    bool had_token = false;
 
+    if (a->cfg->oauth_issuer && is_metadata_path(path)) {
+        resource_metadata(a, r);
+        return;
+    }
     if (strcmp(path, "/health") == 0) {
         health(a, r);
         return;
@@ -334,13 +510,23 @@ static void on_headers(struct hreq *r, void *arg)
         return;
     }
     bool ours = strcmp(path, "/mcp") == 0 || strcmp(path, "/metrics") == 0;
-    bool allowed = ours && authorized(a, r, &had_token); /* true when authentication is off */
+    if (ours && token_in_query(a, r))
+        return;
+    enum auth_result auth = ours ? authenticate(a, r) : AUTH_NO_TOKEN;
+    bool allowed = auth == AUTH_OK; /* true when authentication is off */
     /* Only a credential in use counts as one: without authentication (the conformance server)
      * every request draws on its address's bucket. */
     bool by_credential = allowed && a->cfg->auth;
     /* A scraper with the token is not rate limited (a flood must not blind the monitoring); a
      * wrong token costs as usual. */
     if (allowed && strcmp(path, "/metrics") == 0) {
+        const struct rpc_note *n = hreq_user(r);
+        /* The counts name every principal: a role's token does not read them, the owner's does. */
+        if (n && n->who && !n->who->all) {
+            reply_simple_json(r, 403, "{\"error\":\"forbidden\",\"message\":\"/metrics is "
+                                      "for the owner's token (MCP_AUTH_TOKEN)\"}");
+            return;
+        }
         metrics_page(a, r);
         return;
     }
@@ -353,7 +539,7 @@ static void on_headers(struct hreq *r, void *arg)
     }
     /* Authentication comes before anything else about the request, body included. */
     if (!allowed) {
-        deny(a, r, had_token);
+        deny(a, r, auth);
         return;
     }
     mcp_http_headers(a->mcp, r);
@@ -365,22 +551,13 @@ static void on_request(struct hreq *r, void *arg)
     mcp_http_request(a->mcp, r);
 }
 
-/* What the engine told of a request (mcp_set_audit), for on_done: kept in the request's user
- * slot, which is app's; httpd frees it when the request is done. */
-struct rpc_note {
-    char rpc_method[40], tool[72], error[40];
-};
-
+/* What the engine told of a request (mcp_set_audit), for on_done. */
 static void on_rpc_note(struct hreq *r, const char *rpc_method, const char *tool,
                         const char *error, void *arg)
 {
-    struct rpc_note *n = hreq_user(r);
+    struct rpc_note *n = note_of(r);
     (void)arg;
 
-    if (n == NULL) {
-        n = xcalloc(1, sizeof *n);
-        hreq_set_user(r, n, free);
-    }
     if (rpc_method)
         snprintf(n->rpc_method, sizeof n->rpc_method, "%s", rpc_method);
     if (tool)
@@ -394,6 +571,7 @@ static void on_done(struct hreq *r, unsigned status, uint64_t duration_ms, void 
     struct app *a = arg;
     const struct rpc_note *n = hreq_user(r);
     const char *rpc = NULL, *tool = NULL, *error = NULL;
+    const char *principal = n && n->who ? n->who->name : NULL;
     char ip[64], labels[200], code[8];
 
     /* Empty means "not known" (no JSON-RPC body, no tool, no error). */
@@ -410,8 +588,14 @@ static void on_done(struct hreq *r, unsigned status, uint64_t duration_ms, void 
         strcmp(path, "/healthz") && strcmp(path, "/readyz"))
         path = "(other)";
     snprintf(code, sizeof code, "%u", status < 1000 ? status : 0);
+    if (is_metadata_path(hreq_path(r)))
+        path = hreq_path(r); /* ours too, when OAuth is on */
     metric_labels(labels, sizeof labels, "path", path, "code", code, NULL);
     metric_add(a->http_requests, labels, 1);
+    if (principal) {
+        metric_labels(labels, sizeof labels, "principal", principal, NULL);
+        metric_add(a->principal_requests, labels, 1);
+    }
     if (rpc) {
         metric_labels(labels, sizeof labels, "method", rpc, "tool", tool, "outcome",
                       error ? error : "ok", NULL);
@@ -425,9 +609,9 @@ static void on_done(struct hreq *r, unsigned status, uint64_t duration_ms, void 
     for (size_t i = 0; i < sizeof methods / sizeof *methods; i++)
         if (strcmp(hreq_method(r), methods[i]) == 0)
             method = methods[i];
-    struct audit_entry e = {.ip = ip, .method = method, .path = path, .status = status,
-                            .duration_ms = duration_ms, .rpc_method = rpc, .tool = tool,
-                            .error = error};
+    struct audit_entry e = {.ip = ip, .principal = principal, .method = method, .path = path,
+                            .status = status, .duration_ms = duration_ms, .rpc_method = rpc,
+                            .tool = tool, .error = error};
     audit_log(a->audit, &e);
 }
 
@@ -455,12 +639,26 @@ static void reload(struct app *a)
         sdnotify("READY=1\nSTATUS=reload failed; running with the previous settings");
         return;
     }
+    struct principals *who = principals_load(fresh.auth ? fresh.token_hash : NULL,
+                                             fresh.tokens_file, err, sizeof err);
+    if (who == NULL) {
+        /* A broken tokens file must not lock the roles out, nor let anyone new in. */
+        log_warn("reload failed, keeping the current settings: %s", err);
+        config_cleanup(&fresh);
+        sdnotify("READY=1\nSTATUS=reload failed; running with the previous settings");
+        return;
+    }
+    principals_unref(a->principals);
+    a->principals = who;
     /* Only what can change without re-binding takes effect; say what does not. */
     char keys[512];
     if (config_restart_keys(a->cfg, &fresh, keys, sizeof keys))
         log_warn("reload: %s changed; restart to apply", keys);
     a->cfg->auth = fresh.auth;
     memcpy(a->cfg->token_hash, fresh.token_hash, sizeof fresh.token_hash);
+    free(a->cfg->tokens_file);
+    a->cfg->tokens_file = fresh.tokens_file;
+    fresh.tokens_file = NULL;
     log_set_level(fresh.log_level);
     a->cfg->drain_grace_s = fresh.drain_grace_s; /* read when the drain starts */
     a->cfg->tasks_retention_days = fresh.tasks_retention_days; /* read at each prune */
@@ -592,9 +790,28 @@ int app_run(const struct app_opts *o)
     int rc = 1, sock_fd = -1;
 
     log_set_level(o->cfg->log_level);
+    a.principals = principals_load(o->cfg->auth ? o->cfg->token_hash : NULL,
+                                   o->cfg->tokens_file, err, sizeof err);
+    if (a.principals == NULL) {
+        log_error("%s", err);
+        return 2;
+    }
+    if (o->cfg->oauth_issuer) {
+        a.oauth_tokens = tokenstore_open(o->cfg->oauth_store, err, sizeof err);
+        if (a.oauth_tokens == NULL) {
+            log_error("%s", err);
+            principals_unref(a.principals);
+            return 2;
+        }
+        a.oauth_resource = xasprintf("%s/mcp", o->cfg->oauth_issuer);
+    }
     rc = take_socket(&a, &sock_fd, sock_host, sizeof sock_host, &sock_port);
-    if (rc != 0)
+    if (rc != 0) {
+        principals_unref(a.principals);
+        tokenstore_free(a.oauth_tokens);
+        free(a.oauth_resource);
         return rc;
+    }
     rc = 1;
     raise_fd_limit();
     signal(SIGPIPE, SIG_IGN);
@@ -623,6 +840,9 @@ int app_run(const struct app_opts *o)
     a.rpc_duration = metric_new("hermes_mcp_rpc_duration_seconds",
                                 "Time from request to answer, by method and tool",
                                 METRIC_HISTOGRAM, bounds, sizeof bounds / sizeof *bounds);
+    a.principal_requests = metric_new("hermes_mcp_principal_requests_total",
+                                      "Authenticated HTTP requests, by principal (its name)",
+                                      METRIC_COUNTER, NULL, 0);
 
     struct mcp_opts mo = {.name = o->service, .version = HM_VERSION,
                           .sessions = o->cfg->sessions, .public_hosts = o->cfg->public_hosts,
@@ -631,6 +851,8 @@ int app_run(const struct app_opts *o)
                           .cache_public = !o->cfg->auth};
     a.mcp = mcp_new(a.loop, &mo);
     mcp_set_audit(a.mcp, on_rpc_note, &a);
+    mcp_set_tool_filter(a.mcp, tool_allowed, &a);
+    mcp_set_caller(a.mcp, caller_name, &a);
     if (o->setup && !o->setup(a.mcp, a.loop, o->setup_arg))
         goto out;
     if (a.draining) { /* SIGTERM while setting up (the gateway's start-up wait): never serve */
@@ -698,6 +920,10 @@ out:
     metric_free(a.http_requests);
     metric_free(a.rpc_requests);
     metric_free(a.rpc_duration);
+    metric_free(a.principal_requests);
+    principals_unref(a.principals);
+    tokenstore_free(a.oauth_tokens);
+    free(a.oauth_resource);
     loop_timer_cancel(a.watchdog);
     loop_watch_del(a.sigw);
     if (a.sigfd >= 0)

@@ -231,6 +231,7 @@ void audit_log(struct audit *a, const struct audit_entry *e)
     l.len = (size_t)snprintf(l.text, sizeof l.text, "{\"ts\":\"%s.%03ldZ\"", a->when_text,
                              ts.tv_nsec / 1000000);
     put_field(&l, "ip", e->ip, false);
+    put_field(&l, "principal", e->principal, true);
     put_field(&l, "method", e->method, false);
     put_field(&l, "path", e->path, false);
     char nums[80];

@@ -13,6 +13,7 @@ struct audit;
 
 struct audit_entry {
     const char *ip, *method, *path;
+    const char *principal;  /* who the bearer token named; NULL: nobody (no or a bad token) */
     unsigned status;
     uint64_t duration_ms;
     const char *rpc_method; /* may be NULL */

@@ -43,6 +43,43 @@ bool config_token_ok(const char *token)
     return n == 64;
 }
 
+bool config_issuer_ok(const char *url)
+{
+    bool https = strncmp(url, "https://", 8) == 0;
+    const char *p = url + (https ? 8 : 7);
+    char host[256];
+    size_t n;
+
+    if (!https && strncmp(url, "http://", 7) != 0)
+        return false;
+    if (strpbrk(p, "@?#\\ \t\r\n"))
+        return false;
+    if (*p == '[') { /* an IPv6 literal */
+        const char *close = strchr(p, ']');
+        if (close == NULL || (size_t)(close - p - 1) >= sizeof host)
+            return false;
+        n = (size_t)(close - p - 1);
+        memcpy(host, p + 1, n);
+        p = close + 1;
+    } else {
+        n = strcspn(p, ":/");
+        if (n == 0 || n >= sizeof host)
+            return false;
+        memcpy(host, p, n);
+        p += n;
+    }
+    host[n] = '\0';
+    if (*p == ':') {
+        size_t digits = strspn(p + 1, "0123456789");
+        if (digits == 0 || digits > 5 || atoi(p + 1) > 65535)
+            return false;
+        p += 1 + digits;
+    }
+    if (*p && strcmp(p, "/") != 0)
+        return false; /* the MCP endpoint is /mcp at the root of this origin */
+    return https || config_is_loopback(host);
+}
+
 static char *read_small_file(const char *path, size_t *len, struct stat *st, char *err,
                              size_t errlen)
 {
@@ -139,7 +176,8 @@ static bool expand_home(char **value, const char *key, char *err, size_t errlen)
 
 static bool expand_home_in_paths(struct config *c, char *err, size_t errlen)
 {
-    return expand_home(&c->hermes_env_path, "HERMES_ENV_PATH", err, errlen) &&
+    return expand_home(&c->tokens_file, "TOKENS_FILE", err, errlen) &&
+           expand_home(&c->hermes_env_path, "HERMES_ENV_PATH", err, errlen) &&
            expand_home(&c->tasks_dir, "TASKS_DIR", err, errlen) &&
            expand_home(&c->contract_path, "HERMES_CONTRACT_PATH", err, errlen) &&
            expand_home(&c->agents_file, "AGENTS_FILE", err, errlen) &&
@@ -251,6 +289,22 @@ bool config_from_env(struct config *c, json_t *env, const char *path, char *err,
         c->auth = true;
     }
     c->public_hosts = dup_or(get(env, "MCP_PUBLIC_HOSTS"), NULL);
+    const char *tokens = get(env, "TOKENS_FILE");
+    c->tokens_file = tokens && *tokens ? xstrdup(tokens) : NULL; /* empty: none */
+    const char *issuer = get(env, "OAUTH_ISSUER_URL");
+    if (issuer && *issuer) {
+        if (!config_issuer_ok(issuer)) {
+            snprintf(err, errlen,
+                     "OAUTH_ISSUER_URL must be the server's public origin, https://HOST[:PORT] "
+                     "(http only on loopback), without a path");
+            goto out;
+        }
+        size_t len = strlen(issuer);
+        c->oauth_issuer = xstrndup(issuer, issuer[len - 1] == '/' ? len - 1 : len);
+        const char *slash = path ? strrchr(path, '/') : NULL;
+        c->oauth_store = slash ? xasprintf("%.*s/oauth-tokens.json", (int)(slash - path), path)
+                               : xstrdup("oauth-tokens.json");
+    }
     c->hermes_env_path = dup_or(get(env, "HERMES_ENV_PATH"), NULL);
     c->tasks_dir = dup_or(get(env, "TASKS_DIR"), NULL);
     if (c->tasks_dir == NULL && path) {
@@ -329,6 +383,7 @@ size_t config_restart_keys(const struct config *now, const struct config *fresh,
         {"RATE_LIMIT_AUTH_PER_MIN", now->rate_auth_per_min == fresh->rate_auth_per_min},
         {"TRUSTED_PROXIES", same_text(now->trusted_proxies, fresh->trusted_proxies)},
         {"AUDIT_LOG_PATH", same_text(now->audit_path, fresh->audit_path)},
+        {"OAUTH_ISSUER_URL", same_text(now->oauth_issuer, fresh->oauth_issuer)},
     };
     size_t n = 0, len = 0;
 
@@ -351,6 +406,9 @@ void config_cleanup(struct config *c)
     free(c->env_file);
     free(c->host);
     free(c->public_hosts);
+    free(c->tokens_file);
+    free(c->oauth_issuer);
+    free(c->oauth_store);
     free(c->hermes_env_path);
     free(c->tasks_dir);
     free(c->contract_path);

@@ -15,6 +15,11 @@ struct config {
     char *public_hosts;  /* MCP_PUBLIC_HOSTS: extra Host/Origin names, comma-separated */
     bool auth;           /* a token is set */
     unsigned char token_hash[32]; /* SHA-256 of MCP_AUTH_TOKEN; the token itself is not kept */
+    char *tokens_file;   /* TOKENS_FILE: more principals (YAML, mode 600), or NULL */
+    char *oauth_issuer;  /* OAUTH_ISSUER_URL without a trailing '/': the server's public origin
+                            (https, or http on loopback); NULL: no OAuth, bearer tokens only */
+    char *oauth_store;   /* with oauth_issuer: the OAuth token store, oauth-tokens.json beside
+                            the env file (hashes only, mode 600) */
     char *hermes_env_path; /* HERMES_ENV_PATH */
     char *tasks_dir;       /* TASKS_DIR, default tasks/ beside the env file */
     unsigned tasks_retention_days; /* TASKS_RETENTION_DAYS: finished tasks older than this are
@@ -60,6 +65,9 @@ size_t config_restart_keys(const struct config *now, const struct config *fresh,
                            size_t outlen);
 /* True when host names a loopback address (127.0.0.0/8, ::1, localhost). */
 bool config_is_loopback(const char *host);
+/* True for an OAUTH_ISSUER_URL: https://HOST[:PORT], or http:// with a loopback HOST; no path
+ * (but a final '/'), query, fragment or user info. */
+bool config_issuer_ok(const char *url);
 /* True for exactly 64 hexadecimal characters. */
 bool config_token_ok(const char *token);
 

@@ -15,7 +15,9 @@
 #include "config.h"
 #include "log.h"
 #include "loop.h"
+#include "mcp.h"
 #include "mem.h"
+#include "tasks.h"
 
 struct agentdef *find_agent(struct bridge *b, const char *name)
 {
@@ -248,6 +250,29 @@ bool agent_available(const struct agentdef *a)
 /* Whether a task may be sent: as reported, except that a failure older than PROBE_MAX_AGE_MS
  * no longer refuses it (the agent may be back; the probe this use started will tell, and so
  * will the request itself). */
+bool agent_allowed_for(const struct mcp_call *c, const char *name)
+{
+    char scope[6 + 65 /* "agent:" and a name of at most 64 */];
+    snprintf(scope, sizeof scope, "agent:%s", name);
+    return mcp_call_allowed(c, scope);
+}
+
+bool task_allowed_for(struct bridge *b, const struct mcp_call *c, const char *id)
+{
+    json_t *req = NULL;
+    bool ok = true;
+
+    /* "agent:*": may the caller use every agent? Then there is nothing to look up. */
+    if (mcp_call_allowed(c, "agent:*"))
+        return true;
+    if (tasks_read(b->tasks, id, "request.json", 64 * 1024, &req) == TASKS_OK) {
+        const char *agent = json_string_value(json_object_get(req, "agent"));
+        ok = agent && agent_allowed_for(c, agent);
+    }
+    json_decref(req);
+    return ok;
+}
+
 bool agent_worth_trying(const struct bridge *b, const struct agentdef *a)
 {
     return agent_available(a) ||

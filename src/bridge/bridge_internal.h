@@ -160,6 +160,13 @@ void registry_refresh(struct bridge *b);
 bool agent_available(const struct agentdef *a);
 /* Whether a task may be sent (a failure older than PROBE_MAX_AGE_MS no longer refuses it). */
 bool agent_worth_trying(const struct bridge *b, const struct agentdef *a);
+/* Whether the caller of c may delegate to the agent called name (its principal's agents: list,
+ * asked of the engine's tool filter as the scope "agent:NAME"). */
+bool agent_allowed_for(const struct mcp_call *c, const char *name);
+/* Whether the caller of c may see task id: a caller limited to some agents sees only the tasks
+ * of those (their request.json names the agent); an unknown id is left to the caller's own
+ * not_found. */
+bool task_allowed_for(struct bridge *b, const struct mcp_call *c, const char *id);
 
 /* contractfile.c */
 const char *contract_text(struct bridge *b);
@@ -254,7 +261,7 @@ json_t *mcptask_created_as(struct bridge *b, const char *id, json_t *created_at,
 /* The CreateTaskResult for a retry of an existing MCP task (its request.json req): as it is
  * now (new reference). */
 json_t *mcptask_again(struct bridge *b, const char *id, json_t *req);
-/* Whether c's caller may see task id: its own, or one that records no owner. */
+/* Whether c's caller may see task id: any but another caller's MCP task. */
 bool task_visible(struct bridge *b, struct mcp_call *c, const char *id);
 /* Task id's result.json is durable: its status goes to the streams that watch it. */
 void mcptask_ended(struct bridge *b, const char *id);

@@ -11,12 +11,12 @@
  * with the finished task once result.json is durable, also for a run that ends after a
  * restart (the follow writes result.json then).
  *
- * A task belongs to the caller that created it: request.json keeps the caller's digest
- * (mcp_call_caller, never the credential) for every hermes_task, and another caller's task is
- * "not found" to the task methods and to hermes_status, hermes_result, hermes_files and hermes_cancel
- * (task_visible), the same answer as an id that does not exist. Tasks written before owners
- * were recorded are everyone's, as they were. Only tasks made for the tasks extension are MCP
- * tasks; the others are served by the hermes_* tools. */
+ * An MCP task belongs to the caller that created it: request.json keeps the caller
+ * (mcp_call_caller: its principal, never a credential) as for every hermes_task, and for an
+ * MCP task another caller gets "not found" from the task methods and from hermes_status,
+ * hermes_result, hermes_files and hermes_cancel (task_visible), the same answer as an id that
+ * does not exist. Other tasks keep the rules the hermes_* tools always had (a principal's
+ * agents list). */
 #include <jansson.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -38,16 +38,22 @@ bool task_visible(struct bridge *b, struct mcp_call *c, const char *id)
     if (tasks_read(b->tasks, id, "request.json", 64 * 1024, &req) != TASKS_OK)
         return true; /* nothing says whose it is (no task, or one still being written) */
     const char *owner = json_string_value(json_object_get(req, "owner"));
-    bool ok = owner == NULL || strcmp(owner, mcp_call_caller(c)) == 0;
+    bool ok = !json_is_true(json_object_get(req, "mcp_task")) || owner == NULL ||
+              strcmp(owner, mcp_call_caller(c)) == 0;
     json_decref(req);
     return ok;
 }
 
 /* The task's request.json when it is an MCP task of this caller (new reference), else NULL
  * with the call answered -32602. */
-static json_t *owned_request(struct bridge *b, struct mcp_call *c, const char *id)
+static json_t *owned_request(struct bridge *b, struct mcp_call *c, const char *id,
+                             const char *scope)
 {
     json_t *req = NULL;
+    if (!mcp_call_allowed(c, scope)) { /* a principal whose scopes were cut since */
+        mcp_call_error(c, -32003, "Forbidden: this credential lacks the scope the task needs");
+        return NULL;
+    }
     if (!id_syntax(id, strlen(id)) ||
         tasks_read(b->tasks, id, "request.json", 64 * 1024, &req) != TASKS_OK ||
         !json_is_true(json_object_get(req, "mcp_task")) ||
@@ -128,7 +134,7 @@ static json_t *task_now(struct bridge *b, const char *id, json_t *req)
 static void task_get(struct mcp_call *c, const char *id, void *arg)
 {
     struct bridge *b = arg;
-    json_t *req = owned_request(b, c, id);
+    json_t *req = owned_request(b, c, id, "hermes:read");
     if (req == NULL)
         return;
     mcp_call_result_take(c, task_now(b, id, req));
@@ -154,7 +160,7 @@ void mcptask_ended(struct bridge *b, const char *id)
 static void task_update(struct mcp_call *c, const char *id, json_t *responses, void *arg)
 {
     (void)responses;
-    json_t *req = owned_request(arg, c, id);
+    json_t *req = owned_request(arg, c, id, "hermes:task");
     if (req == NULL)
         return;
     json_decref(req);
@@ -181,7 +187,7 @@ static void stop_done(struct agent_req *r, const struct agent_result *res, void 
 static void task_cancel(struct mcp_call *c, const char *id, void *arg)
 {
     struct bridge *b = arg;
-    json_t *req = owned_request(b, c, id), *run = NULL, *res = NULL;
+    json_t *req = owned_request(b, c, id, "hermes:task"), *run = NULL, *res = NULL;
     if (req == NULL)
         return;
     json_decref(req);

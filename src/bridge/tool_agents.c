@@ -19,9 +19,12 @@ static void list_agents(struct mcp_call *c, json_t *args, void *arg)
         return;
     agents_refresh(b);
     json_t *list = json_array();
-    size_t avail = 0;
+    size_t avail = 0, shown = 0;
     for (size_t i = 0; i < b->nagents; i++) {
         struct agentdef *a = &b->agents[i];
+        if (!agent_allowed_for(c, a->name))
+            continue; /* outside the caller's agents: list */
+        shown++;
         json_t *o = json_pack("{s:s, s:s, s:O, s:s, s:b, s:b}", "name", a->name, "description",
                               a->description ? a->description : "", "capabilities",
                               a->capabilities, "kind", a->kind ? a->kind : "local", "available",
@@ -38,7 +41,7 @@ static void list_agents(struct mcp_call *c, json_t *args, void *arg)
         json_array_append_new(list, o);
     }
     json_t *out = json_pack("{s:o, s:s, s:I}", "agents", list, "default", b->default_agent,
-                            "count", (json_int_t)b->nagents);
+                            "count", (json_int_t)shown);
     if (!b->registry_loaded)
         json_object_set_new(out, "degraded", json_string("no_registry"));
     if (b->registry_error)
@@ -61,5 +64,6 @@ void tool_agents_register(struct bridge *b)
             "\"default\",\"count\"]}")),
         .annotations = tool_annotations(true, false, true, false),
         .handler = list_agents,
-        .arg = b});
+        .arg = b,
+        .scope = "hermes:read"});
 }

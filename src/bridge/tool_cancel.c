@@ -75,7 +75,9 @@ static void hermes_cancel(struct mcp_call *c, json_t *args, void *arg)
         }
         id = t;
     }
-    if (!task_visible(b, c, id)) { /* another caller's: as if it did not exist */
+    /* Another caller's task, or one of an agent this principal may not use: as if it did not
+     * exist. */
+    if (!task_visible(b, c, id) || !task_allowed_for(b, c, id)) {
         tool_error(c, TE_NOT_FOUND, 0, "no task with id '%s'", id);
         return;
     }
@@ -142,5 +144,6 @@ void tool_cancel_register(struct bridge *b)
             "\"required\":[\"status\"]}")),
         .annotations = tool_annotations(false, true, true, true),
         .handler = hermes_cancel,
-        .arg = b});
+        .arg = b,
+        .scope = "hermes:task"});
 }

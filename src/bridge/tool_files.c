@@ -30,6 +30,10 @@ static void hermes_files(struct mcp_call *c, json_t *args, void *arg)
     if (!check_args(c, files_args, args, v))
         return;
     const char *id = toolargs_str(v, FA_ID), *path = toolargs_str(v, FA_PATH);
+    if (!task_allowed_for(b, c, id)) { /* another agent's task: as if it did not exist */
+        tool_error(c, TE_NOT_FOUND, 0, "no task with id '%s'", id);
+        return;
+    }
     json_t *pv = json_object_get(args, "path");
     size_t plen = path ? json_string_length(pv) : 0;
     if (!taskpath_rel_ok(path ? path : "", plen, norm, sizeof norm, &reason)) {
@@ -65,5 +69,6 @@ void tool_files_register(struct bridge *b)
             "\"string\"}},\"required\":[\"id\",\"path\"]}")),
         .annotations = tool_annotations(true, false, true, false),
         .handler = hermes_files,
-        .arg = b});
+        .arg = b,
+        .scope = "hermes:read"});
 }

@@ -250,5 +250,6 @@ void tool_reset_register(struct bridge *b)
             "\"by_status\":{\"type\":\"object\"}},\"required\":[\"cleared\",\"by_status\"]}")),
         .annotations = tool_annotations(false, true, false, false),
         .handler = hermes_reset,
-        .arg = b});
+        .arg = b,
+        .scope = "hermes:admin"});
 }

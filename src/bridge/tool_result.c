@@ -21,7 +21,9 @@ static void hermes_result(struct mcp_call *c, json_t *args, void *arg)
     if (!check_args(c, result_args, args, v))
         return;
     const char *id = toolargs_str(v, 0);
-    if (!task_visible(b, c, id)) { /* another caller's: as if it did not exist */
+    /* Another caller's task, or one of an agent this principal may not use: as if it did not
+     * exist. */
+    if (!task_visible(b, c, id) || !task_allowed_for(b, c, id)) {
         tool_error(c, TE_NOT_FOUND, 0, "no task with id '%s'", id);
         return;
     }
@@ -57,5 +59,6 @@ void tool_result_register(struct bridge *b)
         .output_schema = toolerr_output_schema(schema_obj(RESULT_SCHEMA)),
         .annotations = tool_annotations(true, false, true, false),
         .handler = hermes_result,
-        .arg = b});
+        .arg = b,
+        .scope = "hermes:read"});
 }

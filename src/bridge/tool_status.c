@@ -89,6 +89,8 @@ static void hermes_status(struct mcp_call *c, json_t *args, void *arg)
     if (s->agent[0] == '\0')
         snprintf(s->agent, sizeof s->agent, "%s", agent_name ? agent_name : b->default_agent);
     struct agentdef *a = find_agent(b, s->agent);
+    if (a && !agent_allowed_for(c, a->name))
+        a = NULL; /* an agent outside the caller's agents: list is one it cannot see */
     if (a == NULL || a->key == NULL) {
         tool_error(c, a ? TE_AGENT_UNAVAILABLE : TE_UNKNOWN_AGENT, 0, "agent '%s' %s", s->agent,
                    a ? "has no usable credentials" : "is not registered");
@@ -114,5 +116,6 @@ void tool_status_register(struct bridge *b)
             "\"status\"]}")),
         .annotations = tool_annotations(true, false, true, true),
         .handler = hermes_status,
-        .arg = b});
+        .arg = b,
+        .scope = "hermes:read"});
 }

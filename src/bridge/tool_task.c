@@ -79,7 +79,8 @@ static void hermes_task(struct mcp_call *c, json_t *args, void *arg)
     if (agent_name == NULL)
         agent_name = b->default_agent;
     struct agentdef *a = find_agent(b, agent_name);
-    if (a == NULL) {
+    /* An agent outside the caller's agents: list is one it cannot see (list_agents hides it). */
+    if (a == NULL || !agent_allowed_for(c, a->name)) {
         tool_error(c, TE_UNKNOWN_AGENT, 0, "no agent named '%.64s'; see list_agents", agent_name);
         return;
     }
@@ -119,8 +120,9 @@ static void hermes_task(struct mcp_call *c, json_t *args, void *arg)
     bool as_task = mcp_call_client_extension(c, MCP_TASKS_EXTENSION);
     if (prc == TASKS_OK) {
         const char *owner = json_string_value(json_object_get(prev, "owner"));
-        if (owner && strcmp(owner, mcp_call_caller(c)) != 0) {
-            /* Another caller's task: nothing of it is told, but the id cannot be reused. */
+        if (owner && strcmp(owner, mcp_call_caller(c)) != 0 &&
+            json_is_true(json_object_get(prev, "mcp_task"))) {
+            /* Another caller's MCP task: nothing of it is told, but the id cannot be reused. */
             tool_error(c, TE_DUPLICATE_ID, 0, "task id '%s' is taken; choose another", id);
             json_decref(prev);
             return;
@@ -177,8 +179,8 @@ static void hermes_task(struct mcp_call *c, json_t *args, void *arg)
     }
     json_t *req = json_pack("{s:s, s:s, s:s, s:s?, s:s, s:o}", "id", id, "agent", a->name, "mode",
                             mode, "session", session, "fingerprint", fp, "created_at", iso_now());
-    /* Every task is its caller's (mcptask.c: task_visible); a client of the tasks extension
-     * gets an MCP task, an agent run whatever the mode. */
+    /* Who asked is recorded (an MCP task is its caller's alone, mcptask.c: task_visible); a
+     * client of the tasks extension gets an MCP task, an agent run whatever the mode. */
     json_object_set_new(req, "owner", json_string(mcp_call_caller(c)));
     json_t *created = NULL;
     if (as_task) {
@@ -245,5 +247,6 @@ void tool_task_register(struct bridge *b)
         .output_schema = toolerr_output_schema(schema_obj(RESULT_SCHEMA)),
         .annotations = tool_annotations(false, false, true, true),
         .handler = hermes_task,
-        .arg = b});
+        .arg = b,
+        .scope = "hermes:task"});
 }

@@ -84,6 +84,7 @@ static void registry_cleanup(struct registry *reg)
     for (size_t i = 0; i < reg->n; i++) {
         free(reg->v[i].name);
         free(reg->v[i].uri_template);
+        free(reg->v[i].scope);
         json_decref(reg->v[i].listing);
         json_decref(reg->v[i].param_headers);
     }
@@ -108,6 +109,7 @@ void mcp_add_tool(struct mcp_server *s, const struct mcp_tool_def *d)
     if (d->annotations)
         json_object_set_new(t, "annotations", d->annotations);
     registry_add(&s->tools, d->name, t, d->handler, d->arg, NULL);
+    s->tools.v[s->tools.n - 1].scope = d->scope ? xstrdup(d->scope) : NULL;
     /* Found once here, not at each call: most tools have none. */
     const char *prop;
     json_t *def, *headers = json_object();
@@ -121,6 +123,22 @@ void mcp_add_tool(struct mcp_server *s, const struct mcp_tool_def *d)
         s->tools.v[s->tools.n - 1].param_headers = headers;
     else
         json_decref(headers);
+}
+
+void mcp_set_tool_filter(struct mcp_server *s, mcp_tool_filter_cb *cb, void *arg)
+{
+    s->tool_filter = cb;
+    s->tool_filter_arg = arg;
+}
+
+bool mcp_call_allowed(const struct mcp_call *c, const char *scope)
+{
+    struct mcp_server *s = c->srv;
+    if (s->tool_filter == NULL)
+        return true;
+    /* Without its HTTP request (a call detached by a cancel) nobody can be asked: refuse. */
+    struct hreq *r = c->ex ? c->ex->req : NULL;
+    return r && s->tool_filter(r, NULL, scope, false, s->tool_filter_arg);
 }
 
 void mcp_add_resource(struct mcp_server *s, const struct mcp_resource_def *d)

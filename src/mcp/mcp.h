@@ -60,6 +60,8 @@ struct mcp_tool_def {
     json_t *annotations;   /* may be NULL */
     mcp_handler *handler;  /* gets the arguments object (never NULL) */
     void *arg;
+    const char *scope;     /* what a caller needs to see and call it (mcp_set_tool_filter);
+                              may be NULL */
 };
 struct mcp_resource_def {
     const char *uri, *name, *title, *description, *mime_type;
@@ -101,6 +103,19 @@ const char *mcp_http_error_body(char *out, size_t outsz, const char *message);
 typedef void mcp_audit_cb(struct hreq *r, const char *rpc_method, const char *tool,
                           const char *error, void *arg);
 void mcp_set_audit(struct mcp_server *s, mcp_audit_cb *cb, void *arg);
+
+/* Who may use which tool, per request (least privilege): the layer that authenticated the
+ * request answers. Consulted for each tool in tools/list (hidden when false), in tools/call
+ * before the handler runs, and by mcp_call_allowed (tool NULL). `refusing` is true in the
+ * tools/call of a lone request: a false answer is then sent as HTTP 403 with a JSON-RPC error
+ * (-32003), and the callback may add response headers to r for it (WWW-Authenticate); in a batch
+ * the call just gets the JSON-RPC error. scope is the tool's mcp_tool_def.scope (may be NULL). */
+typedef bool mcp_tool_filter_cb(struct hreq *r, const char *tool, const char *scope,
+                                bool refusing, void *arg);
+void mcp_set_tool_filter(struct mcp_server *s, mcp_tool_filter_cb *cb, void *arg);
+/* Asks the tool filter whether the caller of c holds scope (a tool's own check, such as which
+ * agent a principal may use). True when no filter is set. */
+bool mcp_call_allowed(const struct mcp_call *c, const char *scope);
 
 /* Calls whose handler has not finished yet, and how many were ever started (for the drain). */
 size_t mcp_calls_active(const struct mcp_server *s);

@@ -146,6 +146,7 @@ struct named {
     mcp_handler *handler;
     void *arg;
     char *uri_template; /* templates only */
+    char *scope;        /* tools only: the scope a caller needs (mcp_tool_def.scope), or NULL */
     /* Tools: input properties mirrored in Mcp-Param-* headers in 2026-07-28 ("x-mcp-header"
      * in the schema): {property: header name}, or NULL for none. */
     json_t *param_headers;
@@ -181,6 +182,8 @@ struct mcp_server {
     uint64_t calls_started;
     mcp_audit_cb *audit; /* may be NULL */
     void *audit_arg;
+    mcp_tool_filter_cb *tool_filter; /* may be NULL: every tool for everyone */
+    void *tool_filter_arg;
     const struct mcp_task_ops *task_ops; /* may be NULL: no tasks extension */
     struct listen *listens;              /* open subscriptions/listen streams (listen.c) */
     void *task_arg;

@@ -23,6 +23,10 @@
 #include "mem.h"
 #include "strmap.h"
 
+/* JSON-RPC error for a tool the caller's credential may not use (implementation-defined server
+ * error range; the HTTP status, 403, is what clients act on). */
+#define RPC_FORBIDDEN (-32003)
+
 static json_t *registry_list(const struct registry *reg, const char *field)
 {
     json_t *arr = json_array();
@@ -265,6 +269,29 @@ static void do_initialize(struct rpc_ctx *x, struct jrpc_msg *m)
     answer(x, jrpc_result(m->id, result));
 }
 
+/* A tools/call the tool filter refused: a lone request gets HTTP 403 (the filter added its
+ * WWW-Authenticate), as the MCP authorization spec's step-up asks; a batch member only the
+ * JSON-RPC error. */
+static void refuse_tool(struct rpc_ctx *x, struct jrpc_msg *m, const struct named *t)
+{
+    char msg[300], code[16];
+
+    if (t->scope)
+        snprintf(msg, sizeof msg, "Forbidden: calling %s needs the scope %s, which this "
+                 "credential does not have", t->name, t->scope);
+    else
+        snprintf(msg, sizeof msg, "Forbidden: this credential may not call %s", t->name);
+    snprintf(code, sizeof code, "%d", RPC_FORBIDDEN);
+    audit_note(x->srv, x->req, NULL, t->name, code);
+    if (x->ex->batch) {
+        answer(x, jrpc_error(m->id, RPC_FORBIDDEN, msg));
+        return;
+    }
+    hreq_on_abort(x->req, NULL, NULL);
+    x->ex->req = NULL; /* answered here: the exchange has nothing left to send */
+    reply_rpc_error(x->req, 403, m->id, RPC_FORBIDDEN, msg);
+}
+
 static void do_discover(struct rpc_ctx *x, struct jrpc_msg *m)
 {
     struct mcp_server *srv = x->srv;
@@ -365,6 +392,11 @@ static void do_tools_call(struct rpc_ctx *x, struct jrpc_msg *m)
         char msg[200];
         snprintf(msg, sizeof msg, "Unknown tool: %.128s", json_string_value(name));
         answer(x, jrpc_error(m->id, JRPC_INVALID_PARAMS, msg));
+        return;
+    }
+    if (x->srv->tool_filter &&
+        !x->srv->tool_filter(x->req, t->name, t->scope, !x->ex->batch, x->srv->tool_filter_arg)) {
+        refuse_tool(x, m, t);
         return;
     }
     audit_note(x->srv, x->req, NULL, t->name, NULL);
@@ -492,9 +524,28 @@ static void do_ping(struct rpc_ctx *x, struct jrpc_msg *m)
     answer_text(x, m, "{}", "", 0, "", make_empty, NULL);
 }
 
+/* tools/list: the cached listing, or, when the tool filter hides some tool from this caller,
+ * only the tools it may use. */
 static void do_tools_list(struct rpc_ctx *x, struct jrpc_msg *m)
 {
-    answer_list(x, m, &x->srv->tools, "tools");
+    struct mcp_server *srv = x->srv;
+    json_t *mine = NULL;
+
+    for (size_t i = 0; srv->tool_filter && i < srv->tools.n; i++) {
+        const struct named *t = &srv->tools.v[i];
+        bool ok = srv->tool_filter(x->req, t->name, t->scope, false, srv->tool_filter_arg);
+        if (!ok && mine == NULL) { /* the first hidden one: take the ones before it */
+            mine = json_array();
+            for (size_t k = 0; k < i; k++)
+                json_array_append(mine, srv->tools.v[k].listing);
+        } else if (ok && mine) {
+            json_array_append(mine, t->listing);
+        }
+    }
+    if (mine)
+        answer(x, jrpc_result(m->id, json_pack("{s:o}", "tools", mine)));
+    else
+        answer_list(x, m, &srv->tools, "tools");
 }
 
 static void do_resources_list(struct rpc_ctx *x, struct jrpc_msg *m)

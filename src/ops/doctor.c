@@ -27,6 +27,8 @@
 #include "contract.h"
 #include "gwload.h"
 #include "mem.h"
+#include "principal.h"
+#include "tokenstore.h"
 #include "utf8.h"
 
 #define PROBE_BODY_MAX (256 * 1024)
@@ -39,7 +41,8 @@ const char doctor_usage[] =
     "\n"
     "Checks a setup the way 'serve' would use it and prints one line per check: ok, warn, or\n"
     "FAIL with the fix. It checks the env file (exists, mode 600, settings valid), the token's\n"
-    "form, TASKS_DIR (writable), the contract file (HERMES_CONTRACT_PATH), the agents registry\n"
+    "form, TOKENS_FILE and the OAuth token store (parse, mode 600), TASKS_DIR (writable), the\n"
+    "contract file (HERMES_CONTRACT_PATH), the agents registry\n"
     "(AGENTS_FILE or ~/.hermes/agents.yaml: parses, mode 600, base URLs allowed), the agent env\n"
     "file (HERMES_ENV_PATH), each agent's key (key_file, key_env or API_SERVER_KEY), that\n"
     "MCP_HOST:MCP_PORT is free, the gateway file (GATEWAY_FILE, offline), and probes each\n"
@@ -357,6 +360,33 @@ static void check_contract(struct doctor *d, const struct config *cfg)
     else
         check(d, OK, "contract file %s (%zu bytes)", path, n);
     free(text);
+}
+
+/* TOKENS_FILE and, with OAUTH_ISSUER_URL, the OAuth token store: serve refuses to start on
+ * either when it is unsafe or unclear, so doctor says so first. */
+static void check_credentials_files(struct doctor *d, const struct config *cfg)
+{
+    char err[800];
+    if (cfg->tokens_file) {
+        struct principals *p = principals_load(NULL, cfg->tokens_file, err, sizeof err);
+        if (p == NULL) {
+            check(d, FAIL, "%s", err);
+        } else {
+            check(d, OK, "TOKENS_FILE %s: %zu principal%s", cfg->tokens_file, p->n,
+                  p->n == 1 ? "" : "s");
+            principals_unref(p);
+        }
+    }
+    if (cfg->oauth_issuer) {
+        struct tokenstore *ts = tokenstore_open(cfg->oauth_store, err, sizeof err);
+        if (ts == NULL) {
+            check(d, FAIL, "%s", err);
+        } else {
+            check(d, OK, "OAuth token store %s: %zu token%s", cfg->oauth_store,
+                  tokenstore_count(ts), tokenstore_count(ts) == 1 ? "" : "s");
+            tokenstore_free(ts);
+        }
+    }
 }
 
 /* ---------- the agents registry and the agent env file ---------- */
@@ -782,6 +812,7 @@ int doctor_main(int argc, char **argv)
     json_decref(env);
     check_tasks_dir(&d, &cfg);
     check_contract(&d, &cfg);
+    check_credentials_files(&d, &cfg);
     char *reg_path = agentcfg_registry_path(cfg.agents_file);
     json_t *reg = check_registry(&d, &cfg, reg_path);
     check_agent_env(&d, &cfg, reg != NULL);

@@ -6,6 +6,10 @@
 // methods refuse a client without it, and tasks/result and tasks/list (the 2025 draft) are gone.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import { writeFileSync, chmodSync, mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { createHash, randomBytes } from 'node:crypto';
 import { startHermes, restartHermes, startFake, agentEnv, until } from './lib.mjs';
 
 const EXT = 'io.modelcontextprotocol/tasks';
@@ -246,4 +250,36 @@ test('SIGTERM with a subscription open: the stream ends with a complete result a
   const end = await l.next((f) => f.id === l.id, 'the closing result');
   assert.equal(end.result.resultType, 'complete');
   assert.equal(end.result._meta['io.modelcontextprotocol/subscriptionId'], l.id);
+});
+
+test("tasks are their principal's: another principal gets 'not found' from the task methods and the hermes_* tools", async () => {
+  const fake = await startFake();
+  const other = randomBytes(32).toString('hex');
+  const dir = mkdtempSync(join(tmpdir(), 'hm-mt-'));
+  const tokens = join(dir, 'tokens.yaml');
+  writeFileSync(tokens, `tokens:\n  - name: other\n    sha256: ${createHash('sha256').update(other).digest('hex')}\n` +
+    '    scopes: [hermes:read, hermes:task]\n');
+  chmodSync(tokens, 0o600);
+  const srv = await startHermes({ HERMES_ENV_PATH: agentEnv(fake), HERMES_POLL_MS: '50', TOKENS_FILE: tokens });
+  const them = { ...srv, auth: { Authorization: `Bearer ${other}` } };
+  try {
+    const created = (await call(srv, { task: 'what is 6 * 7', mode: 'async', id: 'mt-owner' })).json.result;
+    await terminal(srv, created.taskId);
+    const theirs = await rpc(them, 'tasks/get', { taskId: 'mt-owner' });
+    assert.equal(theirs.json.error.code, -32602);
+    assert.equal(theirs.json.error.message, (await get(them, 'no-such-task')).error.message, 'indistinguishable from a missing task');
+    assert.equal((await rpc(them, 'tasks/cancel', { taskId: 'mt-owner' })).json.error.code, -32602);
+    const res = (await rpc(them, 'tools/call', { name: 'hermes_result', arguments: { id: 'mt-owner' } })).json.result;
+    assert.equal(res.structuredContent.error, 'not_found');
+    const files = (await rpc(them, 'tools/call', { name: 'hermes_files', arguments: { id: 'mt-owner' } })).json.result;
+    assert.equal(files.structuredContent.error, 'not_found');
+    // Nor can they take the id over with a task of their own.
+    const reuse = (await call(them, { task: 'what is 6 * 7', mode: 'async', id: 'mt-owner' })).json.result;
+    assert.equal(reuse.structuredContent.error, 'duplicate_id');
+    // The owner still has it.
+    assert.equal((await get(srv, 'mt-owner')).result.status, 'completed');
+  } finally {
+    await srv.stop();
+    await fake.stop();
+  }
 });

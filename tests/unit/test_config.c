@@ -134,6 +134,41 @@ static void bad_values_are_refused(void **state)
     config_cleanup(&c);
 }
 
+/* OAUTH_ISSUER_URL: the public origin, https (http only on loopback), no path; a final '/'
+ * is dropped so the metadata URLs built from it have one slash. */
+static void oauth_issuer_is_an_origin(void **state)
+{
+    struct config c;
+    char err[256];
+    (void)state;
+    static const char *const good[] = {"https://mcp.example.com", "https://mcp.example.com:8443/",
+                                       "http://127.0.0.1:8765", "http://localhost",
+                                       "http://[::1]:9000", "https://[2001:db8::1]"};
+    static const char *const bad[] = {"http://mcp.example.com", "ftp://x", "https://",
+                                      "https://a.example/mcp", "https://user@a.example",
+                                      "https://a.example?x=1", "https://a.example#f",
+                                      "https://a.example:99999", "https://a.example:x",
+                                      "http://10.0.0.1", "https://[::1", "HTTPS://a.example",
+                                      "https://a b"};
+    for (size_t i = 0; i < sizeof good / sizeof *good; i++)
+        if (!config_issuer_ok(good[i]))
+            fail_msg("refused %s", good[i]);
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++)
+        if (config_issuer_ok(bad[i]))
+            fail_msg("accepted %s", bad[i]);
+    write_file("OAUTH_ISSUER_URL=https://mcp.example.com/\n", 0600);
+    assert_true(config_load(&c, path, err, sizeof err));
+    assert_string_equal(c.oauth_issuer, "https://mcp.example.com");
+    config_cleanup(&c);
+    write_file("OAUTH_ISSUER_URL=http://mcp.example.com\n", 0600);
+    assert_false(config_load(&c, path, err, sizeof err));
+    assert_non_null(strstr(err, "OAUTH_ISSUER_URL"));
+    write_file("MCP_PORT=1\n", 0600);
+    assert_true(config_load(&c, path, err, sizeof err));
+    assert_null(c.oauth_issuer); /* unset: no OAuth, the bearer path as it always was */
+    config_cleanup(&c);
+}
+
 static void envfile_set_replaces_one_key_atomically(void **state)
 {
     char err[256], buf[512];
@@ -208,6 +243,7 @@ int main(void)
         cmocka_unit_test(bad_values_are_refused),
         cmocka_unit_test(retention_limits),
         cmocka_unit_test(envfile_set_replaces_one_key_atomically),
+        cmocka_unit_test(oauth_issuer_is_an_origin),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

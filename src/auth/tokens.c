@@ -1,0 +1,330 @@
+/* tokens.c — the tokens file (TOKENS_FILE) as principals: pure parsing and validation, fuzzed
+ * (tests/fuzz/fuzz_tokens.c). The file holds hashes only, so nothing in it is a secret, but a
+ * refusal still never quotes a hash: the reasons name the entry and the key. Anything the file
+ * could mean two ways is refused (unknown keys and scopes, duplicate names or hashes), so a
+ * typo can never widen what a role may do. */
+#include "principal.h"
+
+#include <ctype.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "mem.h"
+#include "utf8.h"
+#include "yamljson.h"
+
+static const char *const entry_keys[] = {"name", "sha256", "scopes", "agents", "expires"};
+
+bool principal_name_ok(const char *s)
+{
+    size_t n = strlen(s);
+    if (n == 0 || n > PRINCIPAL_NAME_MAX)
+        return false;
+    for (size_t i = 0; i < n; i++) {
+        unsigned char c = (unsigned char)s[i];
+        if (!(isalnum(c) || (i > 0 && (c == '-' || c == '_' || c == '.'))))
+            return false;
+    }
+    return true;
+}
+
+bool scope_known(const char *scope)
+{
+    static const char *const fixed[] = {"hermes:read", "hermes:task", "hermes:admin"};
+    for (size_t i = 0; i < sizeof fixed / sizeof *fixed; i++)
+        if (strcmp(scope, fixed[i]) == 0)
+            return true;
+    return strncmp(scope, "gateway:", 8) == 0 && principal_name_ok(scope + 8);
+}
+
+static bool digits(const char *p, int n, int *out)
+{
+    *out = 0;
+    for (int i = 0; i < n; i++) {
+        if (p[i] < '0' || p[i] > '9')
+            return false;
+        *out = *out * 10 + (p[i] - '0');
+    }
+    return true;
+}
+
+bool tokens_parse_time(const char *t, time_t *out)
+{
+    int y, mo, d, h = 0, mi = 0, s = 0;
+    size_t n = strlen(t);
+    static const int mdays[] = {31, 29, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31};
+
+    if (n != 10 && n != 20)
+        return false;
+    if (!digits(t, 4, &y) || t[4] != '-' || !digits(t + 5, 2, &mo) || t[7] != '-' ||
+        !digits(t + 8, 2, &d))
+        return false;
+    if (n == 20 && (t[10] != 'T' || !digits(t + 11, 2, &h) || t[13] != ':' ||
+                    !digits(t + 14, 2, &mi) || t[16] != ':' || !digits(t + 17, 2, &s) ||
+                    t[19] != 'Z'))
+        return false;
+    if (y < 1970 || mo < 1 || mo > 12 || d < 1 || d > mdays[mo - 1] || h > 23 || mi > 59 ||
+        s > 59)
+        return false;
+    bool leap = (y % 4 == 0 && y % 100 != 0) || y % 400 == 0;
+    if (mo == 2 && d == 29 && !leap)
+        return false;
+    /* Days since the epoch (proleptic Gregorian), without timegm's dependence on TZ. */
+    int yy = mo <= 2 ? y - 1 : y;
+    long long era = yy / 400, yoe = yy - era * 400;
+    long long doy = (153LL * (mo + (mo > 2 ? -3 : 9)) + 2) / 5 + d - 1;
+    long long doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+    long long days = era * 146097 + doe - 719468;
+    *out = (time_t)(days * 86400 + h * 3600 + mi * 60 + s);
+    return true;
+}
+
+static int hexval(char c)
+{
+    if (c >= '0' && c <= '9')
+        return c - '0';
+    if (c >= 'a' && c <= 'f')
+        return c - 'a' + 10;
+    if (c >= 'A' && c <= 'F')
+        return c - 'A' + 10;
+    return -1;
+}
+
+static bool parse_hash(const char *hex, unsigned char out[32])
+{
+    if (strlen(hex) != 64)
+        return false;
+    for (int i = 0; i < 32; i++) {
+        int hi = hexval(hex[2 * i]), lo = hexval(hex[2 * i + 1]);
+        if (hi < 0 || lo < 0)
+            return false;
+        out[i] = (unsigned char)(hi << 4 | lo);
+    }
+    return true;
+}
+
+/* A list value: a YAML sequence of text, or one text of items separated by spaces or commas
+ * (as `token gen --scopes` takes them). Returns the items (count in *n), or NULL with a reason. */
+static char **list_value(json_t *v, size_t *n, const char *what, size_t entry, char *err,
+                         size_t errlen)
+{
+    char **out = NULL;
+    *n = 0;
+    if (json_is_array(v)) {
+        size_t i;
+        json_t *item;
+        if (json_array_size(v) > PRINCIPAL_LIST_MAX) {
+            snprintf(err, errlen, "entry #%zu: at most %d %s", entry, PRINCIPAL_LIST_MAX, what);
+            return NULL;
+        }
+        out = xcalloc(json_array_size(v) + 1, sizeof *out);
+        json_array_foreach(v, i, item)
+        {
+            if (!json_is_string(item) || strlen(json_string_value(item)) != json_string_length(item)) {
+                snprintf(err, errlen, "entry #%zu: every item of '%s' must be text", entry, what);
+                goto bad;
+            }
+            out[(*n)++] = xstrdup(json_string_value(item));
+        }
+        return out;
+    }
+    if (!json_is_string(v) || strlen(json_string_value(v)) != json_string_length(v)) {
+        snprintf(err, errlen, "entry #%zu: '%s' must be a list", entry, what);
+        return NULL;
+    }
+    const char *p = json_string_value(v);
+    out = xcalloc(PRINCIPAL_LIST_MAX + 1, sizeof *out);
+    for (p += strspn(p, ", \t"); *p; p += strspn(p, ", \t")) {
+        size_t k = strcspn(p, ", \t");
+        if (*n == PRINCIPAL_LIST_MAX) {
+            snprintf(err, errlen, "entry #%zu: at most %d %s", entry, PRINCIPAL_LIST_MAX, what);
+            goto bad;
+        }
+        out[(*n)++] = xstrndup(p, k);
+        p += k;
+    }
+    return out;
+bad:
+    for (size_t i = 0; i < *n; i++)
+        free(out[i]);
+    free(out);
+    *n = 0;
+    return NULL;
+}
+
+static void strv_free(char **v, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        free(v[i]);
+    free(v);
+}
+
+static void principal_cleanup(struct principal *p)
+{
+    strv_free(p->scopes, p->nscopes);
+    strv_free(p->agents, p->nagents);
+    memset(p, 0, sizeof *p);
+}
+
+void principals_unref(struct principals *s)
+{
+    if (s == NULL || --s->refs > 0)
+        return;
+    for (size_t i = 0; i < s->n; i++)
+        principal_cleanup(&s->v[i]);
+    free(s->v);
+    free(s);
+}
+
+struct principals *principals_ref(struct principals *s)
+{
+    s->refs++;
+    return s;
+}
+
+/* One entry of the file into p (zeroed); false with a reason in err. */
+static bool parse_entry(json_t *e, size_t no, struct principal *p, char *err, size_t errlen)
+{
+    const char *key;
+    json_t *v;
+
+    if (!json_is_object(e)) {
+        snprintf(err, errlen, "entry #%zu is not a mapping", no);
+        return false;
+    }
+    json_object_foreach(e, key, v)
+    {
+        bool known = false;
+        for (size_t k = 0; k < sizeof entry_keys / sizeof *entry_keys; k++)
+            known = known || strcmp(key, entry_keys[k]) == 0;
+        if (!known) {
+            snprintf(err, errlen, "entry #%zu: unknown key '%.40s'", no, key);
+            return false;
+        }
+        bool is_list = strcmp(key, "scopes") == 0 || strcmp(key, "agents") == 0;
+        if (!is_list && (!json_is_string(v) ||
+                         strlen(json_string_value(v)) != json_string_length(v))) {
+            snprintf(err, errlen, "entry #%zu: '%s' must be text", no, key);
+            return false;
+        }
+    }
+    const char *name = json_string_value(json_object_get(e, "name"));
+    if (name == NULL || !principal_name_ok(name)) {
+        snprintf(err, errlen, "entry #%zu: 'name' must be 1-64 of [A-Za-z0-9._-]", no);
+        return false;
+    }
+    if (strcmp(name, PRINCIPAL_OWNER) == 0) {
+        snprintf(err, errlen, "entry #%zu: the name 'owner' is MCP_AUTH_TOKEN's", no);
+        return false;
+    }
+    snprintf(p->name, sizeof p->name, "%s", name);
+    const char *hash = json_string_value(json_object_get(e, "sha256"));
+    if (hash == NULL || !parse_hash(hash, p->hash)) {
+        snprintf(err, errlen,
+                 "principal '%s': 'sha256' must be the 64 hex characters of the token's SHA-256 "
+                 "(hermes-mcp token gen --name prints it)",
+                 name);
+        return false;
+    }
+    json_t *scopes = json_object_get(e, "scopes");
+    if (scopes == NULL) {
+        snprintf(err, errlen, "principal '%s': 'scopes' is missing", name);
+        return false;
+    }
+    if ((p->scopes = list_value(scopes, &p->nscopes, "scopes", no, err, errlen)) == NULL)
+        return false;
+    if (p->nscopes == 0) {
+        snprintf(err, errlen, "principal '%s': 'scopes' is empty", name);
+        return false;
+    }
+    for (size_t i = 0; i < p->nscopes; i++)
+        if (!scope_known(p->scopes[i])) {
+            snprintf(err, errlen,
+                     "principal '%s': unknown scope '%.64s' (known: hermes:read, hermes:task, "
+                     "hermes:admin, gateway:<upstream>)",
+                     name, p->scopes[i]);
+            return false;
+        }
+    json_t *agents = json_object_get(e, "agents");
+    if (agents) {
+        if ((p->agents = list_value(agents, &p->nagents, "agents", no, err, errlen)) == NULL)
+            return false;
+        for (size_t i = 0; i < p->nagents; i++)
+            if (!principal_name_ok(p->agents[i])) {
+                snprintf(err, errlen, "principal '%s': agent names must be 1-64 of [A-Za-z0-9._-]",
+                         name);
+                return false;
+            }
+    }
+    const char *expires = json_string_value(json_object_get(e, "expires"));
+    if (expires && (!tokens_parse_time(expires, &p->expires) || p->expires == 0)) {
+        snprintf(err, errlen,
+                 "principal '%s': 'expires' must be a UTC date, 2027-01-31 or "
+                 "2027-01-31T12:00:00Z",
+                 name);
+        return false;
+    }
+    return true;
+}
+
+static struct principals *parse_doc(json_t *doc, char *err, size_t errlen)
+{
+    const char *key;
+    json_t *v;
+
+    if (!json_is_object(doc)) {
+        snprintf(err, errlen, "the tokens file must be a mapping with 'tokens'");
+        return NULL;
+    }
+    json_object_foreach(doc, key, v) if (strcmp(key, "tokens"))
+    {
+        snprintf(err, errlen, "unknown top-level key '%.40s'", key);
+        return NULL;
+    }
+    json_t *list = json_object_get(doc, "tokens");
+    if (!json_is_array(list)) {
+        snprintf(err, errlen, "'tokens' must be a list");
+        return NULL;
+    }
+    if (json_array_size(list) > PRINCIPALS_MAX) {
+        snprintf(err, errlen, "at most %d tokens", PRINCIPALS_MAX);
+        return NULL;
+    }
+    struct principals *s = xcalloc(1, sizeof *s);
+    s->refs = 1;
+    s->v = xcalloc(json_array_size(list) + 1, sizeof *s->v);
+    size_t i;
+    json_t *e;
+    json_array_foreach(list, i, e)
+    {
+        struct principal *p = &s->v[s->n++];
+        if (!parse_entry(e, i + 1, p, err, errlen))
+            goto bad;
+        for (size_t k = 0; k + 1 < s->n; k++) {
+            if (strcmp(s->v[k].name, p->name) == 0) {
+                snprintf(err, errlen, "principal '%s' is listed twice", p->name);
+                goto bad;
+            }
+            if (memcmp(s->v[k].hash, p->hash, sizeof p->hash) == 0) {
+                snprintf(err, errlen, "principals '%s' and '%s' have the same token", s->v[k].name,
+                         p->name);
+                goto bad;
+            }
+        }
+    }
+    return s;
+bad:
+    principals_unref(s);
+    return NULL;
+}
+
+struct principals *tokens_parse(const char *text, size_t len, char *err, size_t errlen)
+{
+    json_t *doc = yamljson_parse(text, len, "the tokens file", err, errlen);
+    struct principals *s = doc ? parse_doc(doc, err, errlen) : NULL;
+    json_decref(doc);
+    if (s == NULL)
+        utf8_clean(err); /* it may quote the file: one valid line whatever the file holds */
+    return s;
+}

@@ -1,0 +1,315 @@
+/* tokenstore.c — OAuth tokens by the SHA-256 of their text, in memory (a map) and on disk (one
+ * JSON file rewritten atomically after each change). The token itself never reaches the file,
+ * the log or an error text: a stolen file or backup gives no usable credential. Lookup hashes the
+ * presented token and finds the hash in the map, so its time depends on the hash, never on how
+ * much of a real token a guess shares. */
+#include "tokenstore.h"
+
+#include <errno.h>
+#include <jansson.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "atomicfile.h"
+#include "crypto.h"
+#include "mem.h"
+#include "readfile.h"
+#include "strmap.h"
+
+#define STORE_FILE_MAX (64u * 1024u * 1024u)
+
+struct entry {
+    char hash[65];
+    struct token_grant g; /* its strings are the copies below */
+    char *client_id, *scope, *resource, *family;
+};
+
+struct tokenstore {
+    char *path;
+    struct strmap *byhash; /* hex SHA-256 → struct entry */
+};
+
+static void hex_of(const unsigned char d[32], char out[65])
+{
+    static const char digits[] = "0123456789abcdef";
+    for (int i = 0; i < 32; i++) {
+        out[2 * i] = digits[d[i] >> 4];
+        out[2 * i + 1] = digits[d[i] & 15];
+    }
+    out[64] = '\0';
+}
+
+static void hash_token(const char *token, char out[65])
+{
+    unsigned char d[32];
+    crypto_sha256(token, strlen(token), d);
+    hex_of(d, out);
+}
+
+static void entry_free(struct entry *e)
+{
+    free(e->client_id);
+    free(e->scope);
+    free(e->resource);
+    free(e->family);
+    free(e);
+}
+
+static struct entry *entry_new(const char *hash, const struct token_grant *g)
+{
+    struct entry *e = xcalloc(1, sizeof *e);
+    snprintf(e->hash, sizeof e->hash, "%s", hash);
+    e->client_id = xstrdup(g->client_id);
+    e->scope = xstrdup(g->scope);
+    e->resource = xstrdup(g->resource);
+    e->family = g->family ? xstrdup(g->family) : NULL;
+    e->g = (struct token_grant){.kind = g->kind, .client_id = e->client_id, .scope = e->scope,
+                                .resource = e->resource, .family = e->family,
+                                .expires = g->expires};
+    return e;
+}
+
+static bool field_ok(const char *s)
+{
+    return s && strlen(s) <= TOKENSTORE_FIELD_MAX;
+}
+
+static bool hash_ok(const char *s)
+{
+    if (s == NULL || strlen(s) != 64)
+        return false;
+    for (size_t i = 0; i < 64; i++)
+        if (!((s[i] >= '0' && s[i] <= '9') || (s[i] >= 'a' && s[i] <= 'f')))
+            return false;
+    return true;
+}
+
+static bool persist(struct tokenstore *ts, char *err, size_t errlen)
+{
+    size_t n = 0;
+    void **all = strmap_values(ts->byhash, &n);
+    json_t *list = json_array();
+    for (size_t i = 0; i < n; i++) {
+        const struct entry *e = all[i];
+        json_t *o = json_pack("{s:s, s:s, s:s, s:s, s:s, s:I}", "sha256", e->hash, "kind",
+                              e->g.kind == TOKEN_ACCESS ? "access" : "refresh", "client_id",
+                              e->client_id, "scope", e->scope, "resource", e->resource,
+                              "expires", (json_int_t)e->g.expires);
+        if (e->family)
+            json_object_set_new(o, "family", json_string(e->family));
+        json_array_append_new(list, o);
+    }
+    free(all);
+    json_t *doc = json_pack("{s:i, s:o}", "version", 1, "tokens", list);
+    char *text = json_dumps(doc, JSON_COMPACT | JSON_SORT_KEYS);
+    json_decref(doc);
+    char why[300];
+    bool ok = text && atomicfile_write(ts->path, text, strlen(text), 0600, why, sizeof why);
+    if (!ok)
+        snprintf(err, errlen, "cannot write the OAuth token store %s: %s", ts->path,
+                 text ? why : "out of memory");
+    free(text);
+    return ok;
+}
+
+/* One entry of the file; false when it is not one this module writes. */
+static bool load_entry(struct tokenstore *ts, json_t *o)
+{
+    const char *hash = json_string_value(json_object_get(o, "sha256"));
+    const char *kind = json_string_value(json_object_get(o, "kind"));
+    json_t *family = json_object_get(o, "family");
+    json_t *expires = json_object_get(o, "expires");
+    struct token_grant g = {
+        .client_id = json_string_value(json_object_get(o, "client_id")),
+        .scope = json_string_value(json_object_get(o, "scope")),
+        .resource = json_string_value(json_object_get(o, "resource")),
+        .family = json_string_value(family),
+    };
+    if (!hash_ok(hash) || kind == NULL || !json_is_integer(expires) ||
+        !field_ok(g.client_id) || !field_ok(g.scope) || !field_ok(g.resource) ||
+        (family && !field_ok(g.family)) || strmap_get(ts->byhash, hash))
+        return false;
+    if (strcmp(kind, "access") == 0)
+        g.kind = TOKEN_ACCESS;
+    else if (strcmp(kind, "refresh") == 0)
+        g.kind = TOKEN_REFRESH;
+    else
+        return false;
+    g.expires = (time_t)json_integer_value(expires);
+    strmap_put(ts->byhash, hash, entry_new(hash, &g));
+    return true;
+}
+
+static bool load(struct tokenstore *ts, char *err, size_t errlen)
+{
+    struct stat st;
+    size_t len = 0;
+    char why[300];
+
+    if (lstat(ts->path, &st) != 0 && errno == ENOENT)
+        return true; /* nothing issued yet */
+    char *text = readfile_capped(ts->path, ts->path, STORE_FILE_MAX, &st, &len, why, sizeof why);
+    if (text == NULL) {
+        snprintf(err, errlen, "OAuth token store: %s", why);
+        return false;
+    }
+    if (st.st_mode & 077) {
+        snprintf(err, errlen,
+                 "OAuth token store %s is readable or writable by others (mode %03o); run: "
+                 "chmod 600 %s",
+                 ts->path, (unsigned)(st.st_mode & 0777), ts->path);
+        free(text);
+        return false;
+    }
+    json_t *doc = json_loadb(text, len, JSON_REJECT_DUPLICATES, NULL);
+    free(text);
+    json_t *list = json_object_get(doc, "tokens");
+    bool ok = json_is_array(list) && json_integer_value(json_object_get(doc, "version")) == 1 &&
+              json_array_size(list) <= TOKENSTORE_MAX;
+    size_t i;
+    json_t *o;
+    json_array_foreach(list, i, o) if (ok && !load_entry(ts, o))
+    {
+        snprintf(err, errlen, "OAuth token store %s: entry #%zu is not a stored token", ts->path,
+                 i + 1);
+        json_decref(doc);
+        return false;
+    }
+    json_decref(doc);
+    if (!ok)
+        snprintf(err, errlen, "OAuth token store %s is not a token store (version 1)", ts->path);
+    return ok;
+}
+
+static void drop_entry(const char *key, void *value, void *arg)
+{
+    (void)key;
+    (void)arg;
+    entry_free(value);
+}
+
+void tokenstore_free(struct tokenstore *ts)
+{
+    if (ts == NULL)
+        return;
+    strmap_each(ts->byhash, drop_entry, NULL);
+    strmap_free(ts->byhash);
+    free(ts->path);
+    free(ts);
+}
+
+struct tokenstore *tokenstore_open(const char *path, char *err, size_t errlen)
+{
+    struct tokenstore *ts = xcalloc(1, sizeof *ts);
+    ts->path = xstrdup(path);
+    ts->byhash = strmap_new();
+    if (!load(ts, err, errlen)) {
+        tokenstore_free(ts);
+        return NULL;
+    }
+    return ts;
+}
+
+size_t tokenstore_count(const struct tokenstore *ts)
+{
+    return strmap_count(ts->byhash);
+}
+
+/* Removes the entries expired at now (or, with family set, those of that family) from the map;
+ * returns how many. */
+static size_t remove_where(struct tokenstore *ts, time_t now, const char *family)
+{
+    size_t n = 0, gone = 0;
+    void **all = strmap_values(ts->byhash, &n);
+    for (size_t i = 0; i < n; i++) {
+        struct entry *e = all[i];
+        bool drop = family ? e->family && strcmp(e->family, family) == 0 : e->g.expires <= now;
+        if (drop) {
+            strmap_del(ts->byhash, e->hash);
+            entry_free(e);
+            gone++;
+        }
+    }
+    free(all);
+    return gone;
+}
+
+size_t tokenstore_prune(struct tokenstore *ts, time_t now)
+{
+    char err[400];
+    size_t gone = remove_where(ts, now, NULL);
+    if (gone)
+        persist(ts, err, sizeof err); /* an expired token is refused whether or not this lands */
+    return gone;
+}
+
+bool tokenstore_issue(struct tokenstore *ts, const struct token_grant *g, char token[65],
+                      char *err, size_t errlen)
+{
+    char hash[65];
+
+    if (!field_ok(g->client_id) || !field_ok(g->scope) || !field_ok(g->resource) ||
+        (g->family && !field_ok(g->family))) {
+        snprintf(err, errlen, "a client id, scope, resource or family is missing or longer than "
+                              "%d bytes",
+                 TOKENSTORE_FIELD_MAX);
+        return false;
+    }
+    if (strmap_count(ts->byhash) >= TOKENSTORE_MAX)
+        remove_where(ts, time(NULL), NULL);
+    if (strmap_count(ts->byhash) >= TOKENSTORE_MAX) {
+        snprintf(err, errlen, "the OAuth token store holds %d live tokens; revoke some",
+                 TOKENSTORE_MAX);
+        return false;
+    }
+    if (!crypto_random_hex(token, 32)) {
+        snprintf(err, errlen, "the random generator failed");
+        return false;
+    }
+    hash_token(token, hash);
+    struct entry *e = entry_new(hash, g);
+    strmap_put(ts->byhash, hash, e);
+    if (!persist(ts, err, errlen)) {
+        /* Not durable, so not issued: a token that a restart would forget is what this store
+         * exists to prevent. */
+        strmap_del(ts->byhash, hash);
+        entry_free(e);
+        memset(token, 0, 65);
+        return false;
+    }
+    return true;
+}
+
+const struct token_grant *tokenstore_find(const struct tokenstore *ts, const char *token,
+                                          time_t now)
+{
+    char hash[65];
+    if (token == NULL)
+        return NULL;
+    hash_token(token, hash);
+    const struct entry *e = strmap_get(ts->byhash, hash);
+    return e && e->g.expires > now ? &e->g : NULL;
+}
+
+bool tokenstore_revoke(struct tokenstore *ts, const char *token, bool family_too, char *err,
+                       size_t errlen)
+{
+    char hash[65];
+    hash_token(token, hash);
+    struct entry *e = strmap_get(ts->byhash, hash);
+    if (e == NULL)
+        return true;
+    size_t gone;
+    if (family_too && e->family) {
+        char *family = xstrdup(e->family);
+        gone = remove_where(ts, 0, family);
+        free(family);
+    } else {
+        strmap_del(ts->byhash, hash);
+        entry_free(e);
+        gone = 1;
+    }
+    return gone == 0 || persist(ts, err, errlen);
+}

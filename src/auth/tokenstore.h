@@ -1,0 +1,54 @@
+/* tokenstore.h — the durable store of OAuth tokens the server issues (access and refresh), so
+ * they survive a restart (seed 002's known limit: every client had to reconnect after one).
+ *
+ * Tokens are opaque: 256 random bits as 64 hex characters, handed to the client once. The store
+ * keeps only their SHA-256 with the grant (kind, client, scopes, resource, expiry, family), in
+ * one JSON file written atomically (temp file, fsync, rename) with mode 600 after every change,
+ * so a crash leaves the old file or the new one. A file readable by others, or one that is not
+ * what this module writes, is refused rather than guessed at. Loop thread only. */
+#ifndef HM_TOKENSTORE_H
+#define HM_TOKENSTORE_H
+#include <stdbool.h>
+#include <stddef.h>
+#include <time.h>
+
+#define TOKENSTORE_MAX 100000         /* tokens kept; issuing more prunes the expired first */
+#define TOKENSTORE_FIELD_MAX 512      /* client id, scope and resource, each */
+
+struct tokenstore;
+
+enum token_kind { TOKEN_ACCESS, TOKEN_REFRESH };
+
+struct token_grant {
+    enum token_kind kind;
+    const char *client_id; /* who it was issued to */
+    const char *scope;     /* space-separated scopes granted */
+    const char *resource;  /* the audience (RFC 8707), our MCP URL */
+    const char *family;    /* refresh rotation: tokens of one authorization share it; may be NULL */
+    time_t expires;        /* Unix seconds */
+};
+
+/* Opens the store at path, reading what is there; a missing file is an empty store (created
+ * on the first write). NULL with a reason in err (never a token or hash) when the file cannot
+ * be used: not a regular file, readable by others, too big, or not a store. */
+struct tokenstore *tokenstore_open(const char *path, char *err, size_t errlen);
+void tokenstore_free(struct tokenstore *ts); /* NULL-safe */
+
+/* Issues a new token for g: writes 64 hex characters and a NUL to token, stores its hash and
+ * persists the store before returning true. False with a reason in err (the random generator,
+ * the disk, a field too long, the store full of live tokens); nothing is stored then. */
+bool tokenstore_issue(struct tokenstore *ts, const struct token_grant *g, char token[65],
+                      char *err, size_t errlen);
+/* The grant of a live token (known and not expired at now), or NULL. The pointers in it stay
+ * valid until the store changes. */
+const struct token_grant *tokenstore_find(const struct tokenstore *ts, const char *token,
+                                          time_t now);
+/* Forgets a token (RFC 7009: unknown tokens are no error); with family_too, every token of its
+ * family as well (refresh reuse). Persists when something was removed. */
+bool tokenstore_revoke(struct tokenstore *ts, const char *token, bool family_too, char *err,
+                       size_t errlen);
+/* Drops the tokens expired at now; persists when some were. Returns how many went. */
+size_t tokenstore_prune(struct tokenstore *ts, time_t now);
+size_t tokenstore_count(const struct tokenstore *ts);
+
+#endif

@@ -1,0 +1,215 @@
+/* Unit tests for src/auth/tokenstore.c: tokens issued once, found by hash, kept across a
+ * reopen (a restart), revoked alone or by family, pruned when expired; only hashes on disk, mode
+ * 600; every file it did not write refused. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "tokenstore.h"
+
+static char dir[] = "/tmp/hm-tokenstore-XXXXXX";
+static char path[300];
+
+static int setup(void **state)
+{
+    (void)state;
+    if (mkdtemp(dir) == NULL)
+        return -1;
+    snprintf(path, sizeof path, "%s/oauth-tokens.json", dir);
+    return 0;
+}
+
+static int teardown(void **state)
+{
+    char cmd[400];
+    (void)state;
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+    return system(cmd) == 0 ? 0 : -1;
+}
+
+static char *slurp(const char *p)
+{
+    FILE *f = fopen(p, "r");
+    static char buf[65536];
+    size_t n = f ? fread(buf, 1, sizeof buf - 1, f) : 0;
+    if (f)
+        fclose(f);
+    buf[n] = '\0';
+    return buf;
+}
+
+static void write_text(const char *text, mode_t mode)
+{
+    FILE *f = fopen(path, "w");
+    fputs(text, f);
+    fclose(f);
+    chmod(path, mode);
+}
+
+static const struct token_grant grant = {.kind = TOKEN_ACCESS, .client_id = "claude",
+                                         .scope = "hermes:read hermes:task",
+                                         .resource = "https://mcp.example.com/mcp",
+                                         .expires = 2000000000};
+
+static void issues_finds_and_survives_a_restart(void **state)
+{
+    char err[400], token[65], other[65];
+    (void)state;
+    unlink(path);
+    struct tokenstore *ts = tokenstore_open(path, err, sizeof err);
+    assert_non_null(ts);
+    assert_int_equal(tokenstore_count(ts), 0);
+    assert_true(tokenstore_issue(ts, &grant, token, err, sizeof err));
+    assert_int_equal(strlen(token), 64);
+    assert_int_equal(strspn(token, "0123456789abcdef"), 64);
+    assert_true(tokenstore_issue(ts, &grant, other, err, sizeof err));
+    assert_string_not_equal(token, other);
+
+    const struct token_grant *g = tokenstore_find(ts, token, 1000);
+    assert_non_null(g);
+    assert_string_equal(g->client_id, "claude");
+    assert_null(tokenstore_find(ts, "0000", 1000));
+    assert_null(tokenstore_find(ts, token, 2000000000)); /* expired at its expiry */
+
+    /* On disk: mode 600, the hashes, never the tokens. */
+    struct stat st;
+    assert_int_equal(stat(path, &st), 0);
+    assert_int_equal(st.st_mode & 0777, 0600);
+    const char *text = slurp(path);
+    assert_null(strstr(text, token));
+    assert_null(strstr(text, other));
+    assert_non_null(strstr(text, "\"sha256\""));
+    tokenstore_free(ts);
+
+    /* A restart: the same tokens, the same grants. */
+    ts = tokenstore_open(path, err, sizeof err);
+    assert_non_null(ts);
+    assert_int_equal(tokenstore_count(ts), 2);
+    g = tokenstore_find(ts, token, 1000);
+    assert_non_null(g);
+    assert_int_equal(g->kind, TOKEN_ACCESS);
+    assert_string_equal(g->scope, "hermes:read hermes:task");
+    assert_string_equal(g->resource, "https://mcp.example.com/mcp");
+    assert_int_equal(g->expires, 2000000000);
+    assert_null(g->family);
+
+    /* Revoked: gone now and after the next restart; an unknown token is no error. */
+    assert_true(tokenstore_revoke(ts, token, false, err, sizeof err));
+    assert_null(tokenstore_find(ts, token, 1000));
+    assert_true(tokenstore_revoke(ts, "not-a-token", false, err, sizeof err));
+    tokenstore_free(ts);
+    ts = tokenstore_open(path, err, sizeof err);
+    assert_null(tokenstore_find(ts, token, 1000));
+    assert_non_null(tokenstore_find(ts, other, 1000));
+    tokenstore_free(ts);
+}
+
+static void revokes_a_family_and_prunes_the_expired(void **state)
+{
+    char err[400], a[65], b[65], c[65], old[65];
+    (void)state;
+    unlink(path);
+    struct tokenstore *ts = tokenstore_open(path, err, sizeof err);
+    struct token_grant r = grant;
+    r.kind = TOKEN_REFRESH;
+    r.family = "fam1";
+    assert_true(tokenstore_issue(ts, &r, a, err, sizeof err));
+    assert_true(tokenstore_issue(ts, &r, b, err, sizeof err));
+    r.family = "fam2";
+    assert_true(tokenstore_issue(ts, &r, c, err, sizeof err));
+    struct token_grant expired = grant;
+    expired.expires = 500;
+    assert_true(tokenstore_issue(ts, &expired, old, err, sizeof err));
+    assert_int_equal(tokenstore_count(ts), 4);
+
+    /* Reuse of a rotated refresh token revokes its whole family, nothing else. */
+    assert_true(tokenstore_revoke(ts, a, true, err, sizeof err));
+    assert_null(tokenstore_find(ts, a, 1000));
+    assert_null(tokenstore_find(ts, b, 1000));
+    assert_non_null(tokenstore_find(ts, c, 1000));
+    assert_string_equal(tokenstore_find(ts, c, 1000)->family, "fam2");
+
+    assert_int_equal(tokenstore_prune(ts, 1000), 1);
+    assert_int_equal(tokenstore_prune(ts, 1000), 0);
+    tokenstore_free(ts);
+    ts = tokenstore_open(path, err, sizeof err);
+    assert_int_equal(tokenstore_count(ts), 1);
+    tokenstore_free(ts);
+}
+
+static void refuses_what_it_did_not_write(void **state)
+{
+    static const struct {
+        const char *text, *why;
+    } bad[] = {
+        {"not json", "not a token store"},
+        {"{\"version\":2,\"tokens\":[]}", "not a token store"},
+        {"{\"version\":1}", "not a token store"},
+        {"{\"version\":1,\"tokens\":[{\"sha256\":\"abc\",\"kind\":\"access\",\"client_id\":\"c\","
+         "\"scope\":\"s\",\"resource\":\"r\",\"expires\":1}]}",
+         "entry #1"},
+        {"{\"version\":1,\"tokens\":[{\"sha256\":\"" "0000000000000000000000000000000000000000000000000000000000000000"
+         "\",\"kind\":\"bearer\",\"client_id\":\"c\",\"scope\":\"s\",\"resource\":\"r\",\"expires\":1}]}",
+         "entry #1"},
+    };
+    char err[400];
+    (void)state;
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+        write_text(bad[i].text, 0600);
+        struct tokenstore *ts = tokenstore_open(path, err, sizeof err);
+        if (ts != NULL || strstr(err, bad[i].why) == NULL)
+            fail_msg("case %zu: want '%s', got '%s'", i, bad[i].why, ts ? "(opened)" : err);
+    }
+    write_text("{\"version\":1,\"tokens\":[]}", 0644);
+    assert_null(tokenstore_open(path, err, sizeof err));
+    assert_non_null(strstr(err, "chmod 600"));
+    unlink(path);
+    assert_int_equal(mkfifo(path, 0600), 0);
+    assert_null(tokenstore_open(path, err, sizeof err));
+    assert_non_null(strstr(err, "not a regular file"));
+    unlink(path);
+}
+
+static void issues_nothing_it_cannot_keep(void **state)
+{
+    char err[400], token[65], far[400];
+    char lng[TOKENSTORE_FIELD_MAX + 2];
+    (void)state;
+    snprintf(far, sizeof far, "%s/no-such-dir/oauth-tokens.json", dir);
+    struct tokenstore *ts = tokenstore_open(far, err, sizeof err);
+    assert_non_null(ts);
+    memset(token, 'x', sizeof token);
+    assert_false(tokenstore_issue(ts, &grant, token, err, sizeof err));
+    assert_non_null(strstr(err, "cannot write"));
+    assert_int_equal(tokenstore_count(ts), 0);
+    assert_int_equal(token[0], '\0'); /* the token that was not kept is wiped */
+    tokenstore_free(ts);
+
+    ts = tokenstore_open(path, err, sizeof err);
+    memset(lng, 'a', sizeof lng - 1);
+    lng[sizeof lng - 1] = '\0';
+    struct token_grant g = grant;
+    g.scope = lng;
+    assert_false(tokenstore_issue(ts, &g, token, err, sizeof err));
+    g.scope = NULL;
+    assert_false(tokenstore_issue(ts, &g, token, err, sizeof err));
+    tokenstore_free(ts);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(issues_finds_and_survives_a_restart),
+        cmocka_unit_test(revokes_a_family_and_prunes_the_expired),
+        cmocka_unit_test(refuses_what_it_did_not_write),
+        cmocka_unit_test(issues_nothing_it_cannot_keep),
+    };
+    return cmocka_run_group_tests(tests, setup, teardown);
+}
