@@ -1,6 +1,6 @@
 # hermes-mcp build. Plain GNU Make; dependencies come from pkg-config (see deps.apt).
 PREFIX  ?= /usr/local
-PKGS    := libmicrohttpd libcurl jansson yaml-0.1 nettle
+PKGS    := libmicrohttpd libcurl jansson yaml-0.1 nettle libcrypto
 WERROR  ?= -Werror
 
 ifeq ($(SANITIZE),1)

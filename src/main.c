@@ -1,4 +1,4 @@
-/* main.c — command line: serve, doctor, smoke, tasks, gateway, token, version, help. */
+/* main.c — command line: serve, doctor, smoke, tasks, gateway, token, oauth, version, help. */
 #include <dirent.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <termios.h>
 #include <unistd.h>
 
 #include "app.h"
@@ -19,6 +20,7 @@
 #include "gwcheck.h"
 #include "gwload.h"
 #include "log.h"
+#include "passphrase.h"
 #include "smoke.h"
 #include "taskscli.h"
 #include "tokengen.h"
@@ -31,6 +33,8 @@ static const char usage[] =
     "\n"
     "commands:\n"
     "  serve [--env-file FILE]      run the MCP server (Streamable HTTP on /mcp)\n"
+    "  oauth passwd [--env-file FILE]\n"
+    "                               set the owner's OAuth consent passphrase (read from stdin)\n"
     "  doctor [--env-file FILE] [--no-probe] [--timeout S]\n"
     "                               check the setup and the agents, one line per check\n"
     "  token gen [--env-file FILE]  create or replace MCP_AUTH_TOKEN in FILE (mode 600);\n"
@@ -75,6 +79,16 @@ static const char token_usage[] =
     "\n"
     "gen --name N --scopes S [--agents A] [--expires DATE]\n"
     "        a token for a role of TOKENS_FILE instead: hermes-mcp token gen --name N --help.\n";
+
+static const char oauth_usage[] =
+    "usage: hermes-mcp oauth passwd [--env-file FILE]\n"
+    "\n"
+    "passwd  sets the owner's consent passphrase: what the owner types on the /authorize page to\n"
+    "        allow an OAuth client (OAUTH_ISSUER_URL). Read from the terminal (twice, not echoed)\n"
+    "        or, when stdin is not a terminal, its first line; never from the command line. At\n"
+    "        least 12 characters. Stored as an scrypt hash in oauth-passphrase beside FILE\n"
+    "        (atomically, mode 600); a running server uses the new one at the next consent.\n"
+    "Exit codes: 0 written, 1 not written, 2 usage error.\n";
 
 static const char version_usage[] =
     "usage: hermes-mcp version\n"
@@ -353,6 +367,73 @@ static int cmd_token(int argc, char **argv)
     return 0;
 }
 
+/* One line from stdin, without echo when it is a terminal. False at end of input or when
+ * longer than PASSPHRASE_MAX. */
+static bool read_secret(const char *prompt, char *out, size_t outsz)
+{
+    struct termios old, quiet;
+    bool tty = isatty(STDIN_FILENO) && tcgetattr(STDIN_FILENO, &old) == 0;
+    if (tty) {
+        fputs(prompt, stderr);
+        quiet = old;
+        quiet.c_lflag &= ~(tcflag_t)ECHO;
+        tcsetattr(STDIN_FILENO, TCSAFLUSH, &quiet);
+    }
+    bool ok = fgets(out, (int)outsz, stdin) != NULL;
+    if (tty) {
+        tcsetattr(STDIN_FILENO, TCSAFLUSH, &old);
+        fputc('\n', stderr);
+    }
+    size_t n = ok ? strlen(out) : 0;
+    if (ok && (n == 0 || out[n - 1] != '\n') && !feof(stdin))
+        ok = false; /* longer than the buffer */
+    while (n && (out[n - 1] == '\n' || out[n - 1] == '\r'))
+        out[--n] = '\0';
+    return ok;
+}
+
+static int cmd_oauth(int argc, char **argv)
+{
+    char pass[PASSPHRASE_MAX + 2], again[PASSPHRASE_MAX + 2], line[PASSPHRASE_LINE_MAX];
+    char err[512];
+    int bad;
+    if (argc < 1 || want_help(argc, argv)) {
+        fputs(oauth_usage, argc < 1 ? stderr : stdout);
+        return argc < 1 ? EXIT_USAGE : 0;
+    }
+    if (strcmp(argv[0], "passwd") != 0) {
+        fprintf(stderr, "hermes-mcp: unknown oauth command '%s'\n%s", argv[0], oauth_usage);
+        return EXIT_USAGE;
+    }
+    const char *file = env_file_arg(argc - 1, argv + 1, oauth_usage, &bad);
+    if (bad)
+        return EXIT_USAGE;
+    bool tty = isatty(STDIN_FILENO);
+    int rc = 1;
+    if (!read_secret("New consent passphrase: ", pass, sizeof pass)) {
+        fprintf(stderr, "hermes-mcp: no passphrase read (at most %d bytes)\n", PASSPHRASE_MAX);
+    } else if (strlen(pass) < PASSPHRASE_MIN) {
+        fprintf(stderr, "hermes-mcp: the passphrase must have at least %d characters\n",
+                PASSPHRASE_MIN);
+    } else if (tty && (!read_secret("Again: ", again, sizeof again) || strcmp(pass, again))) {
+        fprintf(stderr, "hermes-mcp: the two passphrases differ; nothing written\n");
+    } else if (!passphrase_hash(pass, strlen(pass), line)) {
+        fprintf(stderr, "hermes-mcp: hashing the passphrase failed\n");
+    } else {
+        char *path = passphrase_path_beside(file);
+        if (passphrase_save(path, line, err, sizeof err)) {
+            printf("consent passphrase written to %s (scrypt, mode 600)\n", path);
+            rc = 0;
+        } else {
+            fprintf(stderr, "hermes-mcp: %s\n", err);
+        }
+        free(path);
+    }
+    explicit_bzero(pass, sizeof pass);
+    explicit_bzero(again, sizeof again);
+    return rc;
+}
+
 int main(int argc, char **argv)
 {
     if (argc < 2) {
@@ -364,6 +445,8 @@ int main(int argc, char **argv)
         return cmd_serve(argc - 2, argv + 2);
     if (!strcmp(cmd, "token"))
         return cmd_token(argc - 2, argv + 2);
+    if (!strcmp(cmd, "oauth"))
+        return cmd_oauth(argc - 2, argv + 2);
     if (!strcmp(cmd, "doctor"))
         return doctor_main(argc - 2, argv + 2);
     if (!strcmp(cmd, "smoke"))
@@ -389,6 +472,8 @@ int main(int argc, char **argv)
             fputs(serve_usage, stdout);
         else if (argc > 2 && !strcmp(argv[2], "token"))
             fputs(token_usage, stdout);
+        else if (argc > 2 && !strcmp(argv[2], "oauth"))
+            fputs(oauth_usage, stdout);
         else if (argc > 2 && !strcmp(argv[2], "doctor"))
             fputs(doctor_usage, stdout);
         else if (argc > 2 && !strcmp(argv[2], "smoke"))

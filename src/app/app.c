@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "audit.h"
+#include "authserver.h"
 #include "buf.h"
 #include "config.h"
 #include "crypto.h"
@@ -26,6 +27,7 @@
 #include "loop.h"
 #include "mcp.h"
 #include "mem.h"
+#include "passphrase.h"
 #include "metrics.h"
 #include "principal.h"
 #include "tokenstore.h"
@@ -57,6 +59,7 @@ struct app {
     struct principals *principals; /* who the bearer tokens are (MCP_AUTH_TOKEN, TOKENS_FILE) */
     struct tokenstore *oauth_tokens; /* with OAUTH_ISSUER_URL: the tokens issued, by hash */
     char *oauth_resource;            /* <issuer>/mcp: the audience an access token must name */
+    struct authserver *oauth_server; /* with OAUTH_ISSUER_URL: /authorize, /token, /register */
     uint64_t rate_limited, auth_failures;
     struct metric *http_requests, *rpc_requests, *rpc_duration, *principal_requests;
     time_t started;
@@ -532,6 +535,12 @@ static void on_headers(struct hreq *r, void *arg)
     }
     if (rate_limited(a, r, by_credential))
         return;
+    if (a->oauth_server && authserver_owns(path)) {
+        char ip[64];
+        client_ip(a, r, ip, sizeof ip);
+        authserver_headers(a->oauth_server, r, ip, loop_now(a->loop));
+        return;
+    }
     if (!ours) {
         reply_simple_json(r, 404, "{\"error\":\"not_found\",\"message\":\"no such path; the MCP "
                                   "endpoint is /mcp\"}");
@@ -548,6 +557,12 @@ static void on_headers(struct hreq *r, void *arg)
 static void on_request(struct hreq *r, void *arg)
 {
     struct app *a = arg;
+    if (a->oauth_server && authserver_owns(hreq_path(r))) {
+        char ip[64];
+        client_ip(a, r, ip, sizeof ip);
+        authserver_request(a->oauth_server, r, ip, loop_now(a->loop));
+        return;
+    }
     mcp_http_request(a->mcp, r);
 }
 
@@ -588,7 +603,7 @@ static void on_done(struct hreq *r, unsigned status, uint64_t duration_ms, void 
         strcmp(path, "/healthz") && strcmp(path, "/readyz"))
         path = "(other)";
     snprintf(code, sizeof code, "%u", status < 1000 ? status : 0);
-    if (is_metadata_path(hreq_path(r)))
+    if (is_metadata_path(hreq_path(r)) || authserver_owns(hreq_path(r)))
         path = hreq_path(r); /* ours too, when OAuth is on */
     metric_labels(labels, sizeof labels, "path", path, "code", code, NULL);
     metric_add(a->http_requests, labels, 1);
@@ -804,10 +819,18 @@ int app_run(const struct app_opts *o)
             return 2;
         }
         a.oauth_resource = xasprintf("%s/mcp", o->cfg->oauth_issuer);
+        char *passphrase = passphrase_path_beside(o->cfg->oauth_store);
+        struct authserver_opts ao = {.issuer = o->cfg->oauth_issuer,
+                                     .resource = a.oauth_resource,
+                                     .passphrase_path = passphrase, .service = o->service,
+                                     .tokens = a.oauth_tokens, .dcr = o->cfg->oauth_dcr};
+        a.oauth_server = authserver_new(&ao);
+        free(passphrase);
     }
     rc = take_socket(&a, &sock_fd, sock_host, sizeof sock_host, &sock_port);
     if (rc != 0) {
         principals_unref(a.principals);
+        authserver_free(a.oauth_server);
         tokenstore_free(a.oauth_tokens);
         free(a.oauth_resource);
         return rc;
@@ -922,6 +945,7 @@ out:
     metric_free(a.rpc_duration);
     metric_free(a.principal_requests);
     principals_unref(a.principals);
+    authserver_free(a.oauth_server);
     tokenstore_free(a.oauth_tokens);
     free(a.oauth_resource);
     loop_timer_cancel(a.watchdog);

@@ -67,7 +67,7 @@ static struct entry *entry_new(const char *hash, const struct token_grant *g)
     e->family = g->family ? xstrdup(g->family) : NULL;
     e->g = (struct token_grant){.kind = g->kind, .client_id = e->client_id, .scope = e->scope,
                                 .resource = e->resource, .family = e->family,
-                                .expires = g->expires};
+                                .expires = g->expires, .used = g->used};
     return e;
 }
 
@@ -99,6 +99,8 @@ static bool persist(struct tokenstore *ts, char *err, size_t errlen)
                               "expires", (json_int_t)e->g.expires);
         if (e->family)
             json_object_set_new(o, "family", json_string(e->family));
+        if (e->g.used)
+            json_object_set_new(o, "used", json_true());
         json_array_append_new(list, o);
     }
     free(all);
@@ -138,6 +140,7 @@ static bool load_entry(struct tokenstore *ts, json_t *o)
     else
         return false;
     g.expires = (time_t)json_integer_value(expires);
+    g.used = json_is_true(json_object_get(o, "used"));
     strmap_put(ts->byhash, hash, entry_new(hash, &g));
     return true;
 }
@@ -312,4 +315,24 @@ bool tokenstore_revoke(struct tokenstore *ts, const char *token, bool family_too
         gone = 1;
     }
     return gone == 0 || persist(ts, err, errlen);
+}
+
+bool tokenstore_mark_used(struct tokenstore *ts, const char *token, char *err, size_t errlen)
+{
+    char hash[65];
+    hash_token(token, hash);
+    struct entry *e = strmap_get(ts->byhash, hash);
+    if (e == NULL || e->g.used)
+        return true;
+    e->g.used = true;
+    if (persist(ts, err, errlen))
+        return true;
+    e->g.used = false;
+    return false;
+}
+
+bool tokenstore_revoke_family(struct tokenstore *ts, const char *family, char *err,
+                              size_t errlen)
+{
+    return remove_where(ts, 0, family) == 0 || persist(ts, err, errlen);
 }

@@ -26,6 +26,7 @@ struct token_grant {
     const char *resource;  /* the audience (RFC 8707), our MCP URL */
     const char *family;    /* refresh rotation: tokens of one authorization share it; may be NULL */
     time_t expires;        /* Unix seconds */
+    bool used;             /* a refresh token already rotated: presenting it again is reuse */
 };
 
 /* Opens the store at path, reading what is there; a missing file is an empty store (created
@@ -47,6 +48,12 @@ const struct token_grant *tokenstore_find(const struct tokenstore *ts, const cha
  * family as well (refresh reuse). Persists when something was removed. */
 bool tokenstore_revoke(struct tokenstore *ts, const char *token, bool family_too, char *err,
                        size_t errlen);
+/* Forgets every token of family (a replayed authorization code). Persists when some went. */
+bool tokenstore_revoke_family(struct tokenstore *ts, const char *family, char *err,
+                              size_t errlen);
+/* Marks a refresh token as rotated (kept, so that a second use is seen as reuse and revokes
+ * its family); persists. False with a reason when the disk write failed. */
+bool tokenstore_mark_used(struct tokenstore *ts, const char *token, char *err, size_t errlen);
 /* Drops the tokens expired at now; persists when some were. Returns how many went. */
 size_t tokenstore_prune(struct tokenstore *ts, time_t now);
 size_t tokenstore_count(const struct tokenstore *ts);

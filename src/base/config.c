@@ -304,6 +304,8 @@ bool config_from_env(struct config *c, json_t *env, const char *path, char *err,
         const char *slash = path ? strrchr(path, '/') : NULL;
         c->oauth_store = slash ? xasprintf("%.*s/oauth-tokens.json", (int)(slash - path), path)
                                : xstrdup("oauth-tokens.json");
+        const char *dcr = get(env, "OAUTH_DCR");
+        c->oauth_dcr = dcr == NULL || strcmp(dcr, "0") != 0; /* on unless OAUTH_DCR=0 */
     }
     c->hermes_env_path = dup_or(get(env, "HERMES_ENV_PATH"), NULL);
     c->tasks_dir = dup_or(get(env, "TASKS_DIR"), NULL);

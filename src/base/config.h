@@ -20,6 +20,7 @@ struct config {
                             (https, or http on loopback); NULL: no OAuth, bearer tokens only */
     char *oauth_store;   /* with oauth_issuer: the OAuth token store, oauth-tokens.json beside
                             the env file (hashes only, mode 600) */
+    bool oauth_dcr;      /* OAUTH_DCR: dynamic client registration (default on; 0 turns it off) */
     char *hermes_env_path; /* HERMES_ENV_PATH */
     char *tasks_dir;       /* TASKS_DIR, default tasks/ beside the env file */
     unsigned tasks_retention_days; /* TASKS_RETENTION_DAYS: finished tasks older than this are

@@ -1,0 +1,920 @@
+/* authserver.c — the OAuth 2.1 authorization server, for connectors that cannot send a static
+ * bearer header (claude.ai, ChatGPT, Claude Desktop, `auth: oauth` clients).
+ *
+ * The flow: a client registers (RFC 7591, public: no secret), sends the owner's browser to
+ * /authorize with a PKCE S256 challenge; the consent page names the client, where it will send
+ * the code and the scopes, and needs the owner's passphrase (scrypt, rate limited per address)
+ * and a CSRF token that binds the POST to the request the page was made for (the parameters stay
+ * here, the page only carries the token). The code (60 s, single use; a replay revokes what it
+ * gave) is exchanged at /token with the verifier for an access token (1 h) and a refresh token
+ * (30 d) that rotates on use; a rotated refresh token used again revokes its whole family.
+ * Tokens are 256 random bits, stored only as hashes (tokenstore.c), so they survive a restart.
+ * Errors before the redirect URI is known good are shown, never redirected (no open redirect). */
+#include "authserver.h"
+
+#include <jansson.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "buf.h"
+#include "crypto.h"
+#include "form.h"
+#include "httpd.h"
+#include "log.h"
+#include "mem.h"
+#include "passphrase.h"
+#include "principal.h"
+#include "ratelimit.h"
+#include "tokenstore.h"
+
+#define PARAM_MAX 512        /* any one parameter: client id, redirect URI, state, scope... */
+#define REDIRECTS_MAX 10     /* redirect URIs of one client */
+#define CLIENT_NAME_MAX 200
+#define CONSENTS_MAX 256     /* consent pages shown and not yet answered */
+#define CONSENT_TTL 600      /* seconds the owner has to answer one */
+#define CODES_MAX 256
+#define CONSENT_FAILS_MAX 5  /* wrong passphrases from one address in a minute */
+#define FAIL_TABLE 1024      /* addresses whose failures are remembered */
+#define REGISTER_PER_MIN 10  /* registrations a minute from one address */
+#define DEFAULT_SCOPES "hermes:read hermes:task"
+
+struct client {
+    char id[33];
+    char *name;
+    char *redirects[REDIRECTS_MAX];
+    size_t nredirects;
+};
+
+struct consent { /* a consent page shown: what its POST will approve */
+    char csrf[65];
+    char client_id[33];
+    char redirect_uri[PARAM_MAX + 1], state[PARAM_MAX + 1], challenge[PARAM_MAX + 1];
+    char scope[PARAM_MAX + 1];
+    time_t expires; /* 0: free slot */
+};
+
+struct code {
+    unsigned char hash[32];
+    char client_id[33];
+    char redirect_uri[PARAM_MAX + 1], challenge[PARAM_MAX + 1], scope[PARAM_MAX + 1];
+    char family[33]; /* the tokens it gave, once exchanged: a replay revokes them */
+    bool used;
+    time_t expires; /* 0: free slot */
+};
+
+struct failures { /* wrong passphrases from one address (an IPv6 /64) in the current minute */
+    char key[48];
+    unsigned count;
+    uint64_t since_ms;
+};
+
+struct authserver {
+    char *issuer, *resource, *passphrase_path, *service;
+    struct tokenstore *tokens;
+    bool dcr;
+    struct client *clients;
+    size_t nclients;
+    struct consent consents[CONSENTS_MAX];
+    struct code codes[CODES_MAX];
+    struct failures fails[FAIL_TABLE];
+    struct ratelimit *rl_register;
+};
+
+struct authserver *authserver_new(const struct authserver_opts *o)
+{
+    struct authserver *as = xcalloc(1, sizeof *as);
+    as->issuer = xstrdup(o->issuer);
+    as->resource = xstrdup(o->resource);
+    as->passphrase_path = xstrdup(o->passphrase_path);
+    as->service = xstrdup(o->service ? o->service : "hermes-mcp");
+    as->tokens = o->tokens;
+    as->dcr = o->dcr;
+    as->clients = xcalloc(AUTHSERVER_CLIENTS_MAX, sizeof *as->clients);
+    as->rl_register = ratelimit_new(REGISTER_PER_MIN, 10000);
+    return as;
+}
+
+void authserver_free(struct authserver *as)
+{
+    if (as == NULL)
+        return;
+    for (size_t i = 0; i < as->nclients; i++) {
+        free(as->clients[i].name);
+        for (size_t j = 0; j < as->clients[i].nredirects; j++)
+            free(as->clients[i].redirects[j]);
+    }
+    free(as->clients);
+    explicit_bzero(as->consents, sizeof as->consents);
+    ratelimit_free(as->rl_register);
+    free(as->issuer);
+    free(as->resource);
+    free(as->passphrase_path);
+    free(as->service);
+    free(as);
+}
+
+#define WK_AS "/.well-known/oauth-authorization-server"
+#define WK_OIDC "/.well-known/openid-configuration"
+
+bool authserver_owns(const char *path)
+{
+    return strcmp(path, WK_AS) == 0 || strcmp(path, WK_OIDC) == 0 ||
+           strcmp(path, "/authorize") == 0 || strcmp(path, "/token") == 0 ||
+           strcmp(path, "/register") == 0;
+}
+
+/* ---- answers ---- */
+
+static void reply_json(struct hreq *r, unsigned status, json_t *doc)
+{
+    char *text = json_dumps(doc, JSON_COMPACT);
+    json_decref(doc);
+    hreq_add_header(r, "Cache-Control", "no-store");
+    if (text == NULL) {
+        hreq_reply(r, 500, "application/json", "{\"error\":\"server_error\"}", 24);
+        return;
+    }
+    hreq_reply_take(r, status, "application/json", text, strlen(text));
+}
+
+/* An OAuth error (RFC 6749 5.2) as JSON. */
+static void oauth_error(struct hreq *r, unsigned status, const char *error, const char *why)
+{
+    reply_json(r, status, json_pack("{s:s, s:s}", "error", error, "error_description", why));
+}
+
+static void html_escape(struct buf *b, const char *s)
+{
+    for (; *s; s++) {
+        switch (*s) {
+        case '&': buf_appends(b, "&amp;"); break;
+        case '<': buf_appends(b, "&lt;"); break;
+        case '>': buf_appends(b, "&gt;"); break;
+        case '"': buf_appends(b, "&quot;"); break;
+        case '\'': buf_appends(b, "&#39;"); break;
+        default: buf_append(b, s, 1);
+        }
+    }
+}
+
+/* Every HTML answer: our own markup only, no script, not framable, not cached, no referrer. */
+static void html_headers(struct hreq *r)
+{
+    hreq_add_header(r, "Content-Security-Policy",
+                    "default-src 'none'; style-src 'unsafe-inline'; frame-ancestors 'none'; "
+                    "base-uri 'none'");
+    hreq_add_header(r, "X-Frame-Options", "DENY");
+    hreq_add_header(r, "X-Content-Type-Options", "nosniff");
+    hreq_add_header(r, "Referrer-Policy", "no-referrer");
+    hreq_add_header(r, "Cache-Control", "no-store");
+}
+
+static void page_start(struct buf *b, const char *title)
+{
+    buf_appends(b, "<!doctype html><html lang=\"en\"><head><meta charset=\"utf-8\">"
+                   "<meta name=\"viewport\" content=\"width=device-width\"><title>");
+    html_escape(b, title);
+    buf_appends(b, "</title><style>body{font:16px sans-serif;max-width:34em;margin:3em auto;"
+                   "padding:0 1em}code{background:#eee;padding:0 .2em}</style></head><body><h1>");
+    html_escape(b, title);
+    buf_appends(b, "</h1>");
+}
+
+static void reply_page(struct hreq *r, unsigned status, struct buf *b)
+{
+    buf_appends(b, "</body></html>\n");
+    html_headers(r);
+    hreq_reply(r, status, "text/html; charset=utf-8", b->data, b->len);
+    buf_cleanup(b);
+}
+
+/* A page that ends the flow here (an unknown client, a redirect URI we will not send to). */
+static void error_page(struct hreq *r, unsigned status, const char *title, const char *text)
+{
+    struct buf b;
+    buf_init(&b, 0);
+    page_start(&b, title);
+    buf_appends(&b, "<p>");
+    html_escape(&b, text);
+    buf_appends(&b, "</p>");
+    reply_page(r, status, &b);
+}
+
+static void url_escape(struct buf *b, const char *s)
+{
+    static const char hex[] = "0123456789ABCDEF";
+    for (; *s; s++) {
+        unsigned char c = (unsigned char)*s;
+        if ((c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') ||
+            c == '-' || c == '.' || c == '_' || c == '~') {
+            buf_append(b, s, 1);
+        } else {
+            char e[3] = {'%', hex[c >> 4], hex[c & 15]};
+            buf_append(b, e, 3);
+        }
+    }
+}
+
+/* 302 to the client's (checked) redirect URI with name=value pairs, the state and our issuer
+ * (RFC 9207) added. */
+static void redirect_back(struct authserver *as, struct hreq *r, const char *redirect_uri,
+                          const char *state, const char *k1, const char *v1, const char *k2,
+                          const char *v2)
+{
+    struct buf b;
+    buf_init(&b, 0);
+    buf_appends(&b, redirect_uri);
+    buf_appends(&b, strchr(redirect_uri, '?') ? "&" : "?");
+    buf_appends(&b, k1);
+    buf_appends(&b, "=");
+    url_escape(&b, v1);
+    if (k2) {
+        buf_printf(&b, "&%s=", k2);
+        url_escape(&b, v2);
+    }
+    if (state && *state) {
+        buf_appends(&b, "&state=");
+        url_escape(&b, state);
+    }
+    buf_appends(&b, "&iss=");
+    url_escape(&b, as->issuer);
+    hreq_add_header(r, "Location", b.data);
+    hreq_add_header(r, "Cache-Control", "no-store");
+    hreq_add_header(r, "Referrer-Policy", "no-referrer");
+    hreq_reply(r, 302, "text/plain", "", 0);
+    buf_cleanup(&b);
+}
+
+/* ---- metadata (RFC 8414) ---- */
+
+static void metadata(struct authserver *as, struct hreq *r)
+{
+    json_t *doc = json_pack(
+        "{s:s, s:s+, s:s+, s:[s], s:[ss], s:[s], s:[s], s:[sss], s:b, s:[s]}", "issuer",
+        as->issuer, "authorization_endpoint", as->issuer, "/authorize", "token_endpoint",
+        as->issuer, "/token", "response_types_supported", "code", "grant_types_supported",
+        "authorization_code", "refresh_token", "code_challenge_methods_supported", "S256",
+        "token_endpoint_auth_methods_supported", "none", "scopes_supported", "hermes:read",
+        "hermes:task", "hermes:admin", "authorization_response_iss_parameter_supported", 1,
+        "response_modes_supported", "query");
+    if (doc && as->dcr) {
+        char *reg = xasprintf("%s/register", as->issuer);
+        json_object_set_new(doc, "registration_endpoint", json_string(reg));
+        free(reg);
+    }
+    hreq_add_header(r, "Access-Control-Allow-Origin", "*");
+    reply_json(r, 200, doc);
+}
+
+/* ---- clients ---- */
+
+static struct client *find_client(struct authserver *as, const char *id)
+{
+    for (size_t i = 0; i < as->nclients; i++)
+        if (strcmp(as->clients[i].id, id) == 0)
+            return &as->clients[i];
+    return NULL;
+}
+
+/* A redirect URI we will send codes to: https to a host, http only to the loopback (a native
+ * app's local listener, RFC 8252), or a connector app's own scheme. Never userinfo (a host
+ * that reads as another), a fragment, javascript: or data:. */
+bool authserver_redirect_ok(const char *uri)
+{
+    static const char *const app_schemes[] = {"claude:", "claudeai:", "cursor:"};
+    size_t n = strlen(uri);
+    if (n == 0 || n > PARAM_MAX || strchr(uri, '#'))
+        return false;
+    for (const char *p = uri; *p; p++)
+        if ((unsigned char)*p <= 0x20 || *p == 0x7f || *p == '\\')
+            return false;
+    for (size_t i = 0; i < sizeof app_schemes / sizeof *app_schemes; i++)
+        if (strncmp(uri, app_schemes[i], strlen(app_schemes[i])) == 0)
+            return true;
+    const char *auth;
+    bool https = strncmp(uri, "https://", 8) == 0;
+    if (https)
+        auth = uri + 8;
+    else if (strncmp(uri, "http://", 7) == 0)
+        auth = uri + 7;
+    else
+        return false;
+    size_t alen = strcspn(auth, "/?");
+    if (alen == 0 || memchr(auth, '@', alen))
+        return false;
+    if (https)
+        return true;
+    static const char *const loopback[] = {"127.0.0.1", "[::1]", "localhost"};
+    for (size_t i = 0; i < sizeof loopback / sizeof *loopback; i++) {
+        size_t l = strlen(loopback[i]);
+        if (strncmp(auth, loopback[i], l) == 0 && (alen == l || auth[l] == ':'))
+            return true;
+    }
+    return false;
+}
+
+static bool string_in(json_t *list, const char *const *allowed, size_t n)
+{
+    size_t i;
+    json_t *v;
+    if (list == NULL)
+        return true;
+    if (!json_is_array(list) || json_array_size(list) > 8)
+        return false;
+    json_array_foreach(list, i, v)
+    {
+        bool ok = false;
+        for (size_t k = 0; k < n && json_is_string(v); k++)
+            ok = ok || strcmp(json_string_value(v), allowed[k]) == 0;
+        if (!ok)
+            return false;
+    }
+    return true;
+}
+
+static void register_client(struct authserver *as, struct hreq *r)
+{
+    static const char *const grants[] = {"authorization_code", "refresh_token"};
+    static const char *const responses[] = {"code"};
+    size_t len;
+    const char *body = hreq_body(r, &len);
+    if (len > AUTHSERVER_REGISTER_BODY_MAX) {
+        oauth_error(r, 413, "invalid_client_metadata", "the registration is too large");
+        return;
+    }
+    json_t *doc = json_loadb(body ? body : "", len, JSON_REJECT_DUPLICATES, NULL);
+    json_t *uris = json_object_get(doc, "redirect_uris");
+    json_t *method = json_object_get(doc, "token_endpoint_auth_method");
+    json_t *name = json_object_get(doc, "client_name");
+    const char *why = NULL, *code = "invalid_client_metadata";
+    size_t i;
+    json_t *u;
+    if (!json_is_object(doc))
+        why = "the body is not a JSON object";
+    else if (!json_is_array(uris) || json_array_size(uris) == 0 ||
+             json_array_size(uris) > REDIRECTS_MAX)
+        why = "redirect_uris must list 1 to 10 URIs";
+    else if (method && (!json_is_string(method) || strcmp(json_string_value(method), "none")))
+        why = "only public clients (token_endpoint_auth_method none) can register";
+    else if (!string_in(json_object_get(doc, "grant_types"), grants, 2) ||
+             !string_in(json_object_get(doc, "response_types"), responses, 1))
+        why = "grant_types may be authorization_code and refresh_token, response_types code";
+    else if (name && (!json_is_string(name) || strlen(json_string_value(name)) > CLIENT_NAME_MAX))
+        why = "client_name must be a string of at most 200 bytes";
+    json_array_foreach(uris, i, u) if (why == NULL && (!json_is_string(u) ||
+                                                       !authserver_redirect_ok(json_string_value(u))))
+    {
+        why = "a redirect URI must be https, http on the loopback, or claude:, claudeai:, "
+              "cursor:, without userinfo or fragment";
+        code = "invalid_redirect_uri";
+    }
+    if (why == NULL && as->nclients >= AUTHSERVER_CLIENTS_MAX) {
+        why = "the server holds as many clients as it takes";
+        code = "temporarily_unavailable";
+    }
+    if (why) {
+        json_decref(doc);
+        oauth_error(r, 400, code, why);
+        return;
+    }
+    struct client *c = &as->clients[as->nclients];
+    if (!crypto_random_hex(c->id, 16)) {
+        json_decref(doc);
+        oauth_error(r, 500, "server_error", "the random generator failed");
+        return;
+    }
+    as->nclients++;
+    c->name = xstrdup(name ? json_string_value(name) : "unnamed client");
+    json_array_foreach(uris, i, u) c->redirects[c->nredirects++] = xstrdup(json_string_value(u));
+    json_t *out = json_pack("{s:s, s:I, s:O, s:s, s:[ss], s:[s], s:s}", "client_id", c->id,
+                            "client_id_issued_at", (json_int_t)time(NULL), "redirect_uris", uris,
+                            "token_endpoint_auth_method", "none", "grant_types",
+                            "authorization_code", "refresh_token", "response_types", "code",
+                            "client_name", c->name);
+    json_decref(doc);
+    log_info("oauth: registered client %s (%s)", c->id, c->name);
+    reply_json(r, 201, out);
+}
+
+/* ---- /authorize ---- */
+
+static bool scopes_ok(const char *scope)
+{
+    char one[PARAM_MAX + 1];
+    for (const char *p = scope; *p;) {
+        p += strspn(p, " ");
+        size_t n = strcspn(p, " ");
+        if (n == 0)
+            break;
+        snprintf(one, sizeof one, "%.*s", (int)n, p);
+        if (strncmp(one, "hermes:", 7) != 0 || !scope_known(one))
+            return false;
+        p += n;
+    }
+    return *scope != '\0';
+}
+
+/* A query parameter (httpd leaves it escaped), at most PARAM_MAX bytes decoded; "" when
+ * absent. False when too long or badly escaped. */
+static bool query_param(struct hreq *r, const char *name, char out[PARAM_MAX + 1])
+{
+    const char *v = hreq_query(r, name);
+    size_t n;
+    out[0] = '\0';
+    return v == NULL || form_decode(v, strlen(v), out, PARAM_MAX + 1, &n);
+}
+
+static bool challenge_ok(const char *c)
+{
+    size_t n = strlen(c);
+    return n == 43 && strspn(c, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_") == n;
+}
+
+static struct consent *new_consent(struct authserver *as, time_t now)
+{
+    struct consent *slot = &as->consents[0];
+    for (size_t i = 0; i < CONSENTS_MAX; i++) {
+        struct consent *c = &as->consents[i];
+        if (c->expires <= now)
+            return c;
+        if (c->expires < slot->expires)
+            slot = c; /* all live: the oldest goes */
+    }
+    return slot;
+}
+
+static struct consent *find_consent(struct authserver *as, const char *csrf, time_t now)
+{
+    if (strlen(csrf) != 64)
+        return NULL;
+    for (size_t i = 0; i < CONSENTS_MAX; i++) {
+        struct consent *c = &as->consents[i];
+        if (c->expires > now && crypto_equal(c->csrf, csrf, 64))
+            return c;
+    }
+    return NULL;
+}
+
+static void redirect_host(const char *uri, char *out, size_t outlen)
+{
+    const char *p = strstr(uri, "://");
+    p = p ? p + 3 : uri;
+    size_t n = p == uri ? strcspn(p, ":") : strcspn(p, "/?");
+    snprintf(out, outlen, "%.*s", (int)n, p);
+}
+
+static void consent_page(struct authserver *as, struct hreq *r, const struct consent *c,
+                         const char *problem)
+{
+    const struct client *cl = find_client(as, c->client_id);
+    char host[PARAM_MAX + 1];
+    struct buf b;
+    redirect_host(c->redirect_uri, host, sizeof host);
+    buf_init(&b, 0);
+    page_start(&b, "Allow access?");
+    if (problem) {
+        buf_appends(&b, "<p role=\"alert\"><strong>");
+        html_escape(&b, problem);
+        buf_appends(&b, "</strong></p>");
+    }
+    buf_appends(&b, "<p>The application <strong id=\"client\">");
+    html_escape(&b, cl ? cl->name : c->client_id);
+    buf_appends(&b, "</strong> asks to use ");
+    html_escape(&b, as->service);
+    buf_appends(&b, " on your behalf. Its answer goes to <strong id=\"host\">");
+    html_escape(&b, host);
+    buf_appends(&b, "</strong>.</p><p>It asks for:</p><ul id=\"scopes\">");
+    for (const char *p = c->scope; *p;) {
+        p += strspn(p, " ");
+        size_t n = strcspn(p, " ");
+        if (n == 0)
+            break;
+        char one[64];
+        snprintf(one, sizeof one, "%.*s", (int)n, p);
+        buf_appends(&b, "<li><code>");
+        html_escape(&b, one);
+        buf_appends(&b, "</code></li>");
+        p += n;
+    }
+    buf_appends(&b, "</ul><form method=\"post\" action=\"/authorize\">"
+                    "<input type=\"hidden\" name=\"csrf\" value=\"");
+    buf_appends(&b, c->csrf);
+    buf_appends(&b, "\"><p><label>Owner passphrase <input type=\"password\" name=\"passphrase\" "
+                    "autocomplete=\"current-password\" required autofocus></label></p>"
+                    "<p><button type=\"submit\" name=\"action\" value=\"approve\">Allow</button> "
+                    "<button type=\"submit\" name=\"action\" value=\"deny\" formnovalidate>Deny"
+                    "</button></p></form>");
+    reply_page(r, problem ? 403 : 200, &b);
+}
+
+static void authorize_get(struct authserver *as, struct hreq *r)
+{
+    char client_id[PARAM_MAX + 1], redirect_uri[PARAM_MAX + 1], state[PARAM_MAX + 1];
+    char response_type[PARAM_MAX + 1], challenge[PARAM_MAX + 1], method[PARAM_MAX + 1];
+    char scope[PARAM_MAX + 1], resource[PARAM_MAX + 1];
+    char line[PASSPHRASE_LINE_MAX], err[400];
+    if (!query_param(r, "client_id", client_id) || !query_param(r, "redirect_uri", redirect_uri) ||
+        !query_param(r, "state", state) || !query_param(r, "response_type", response_type) ||
+        !query_param(r, "code_challenge", challenge) ||
+        !query_param(r, "code_challenge_method", method) || !query_param(r, "scope", scope) ||
+        !query_param(r, "resource", resource)) {
+        error_page(r, 400, "Bad request", "A parameter of this request is too long or badly "
+                                          "escaped.");
+        return;
+    }
+    const struct client *cl = find_client(as, client_id);
+    if (cl == NULL) {
+        error_page(r, 400, "Unknown application",
+                   "This application is not registered with this server; it should register "
+                   "again.");
+        return;
+    }
+    bool known = false;
+    if (*redirect_uri == '\0' && cl->nredirects == 1)
+        snprintf(redirect_uri, sizeof redirect_uri, "%s", cl->redirects[0]);
+    for (size_t i = 0; i < cl->nredirects; i++)
+        known = known || strcmp(cl->redirects[i], redirect_uri) == 0;
+    if (!known) {
+        error_page(r, 400, "Wrong redirect address",
+                   "The redirect_uri is not one this application registered, so no answer is "
+                   "sent to it.");
+        return;
+    }
+    /* From here errors go back to the application, which can tell its user. */
+    if (strcmp(response_type, "code") != 0) {
+        redirect_back(as, r, redirect_uri, state, "error", "unsupported_response_type", NULL, NULL);
+        return;
+    }
+    if (strcmp(method, "S256") != 0 || !challenge_ok(challenge)) {
+        redirect_back(as, r, redirect_uri, state, "error", "invalid_request",
+                      "error_description", "PKCE with code_challenge_method S256 is required");
+        return;
+    }
+    if (*scope == '\0')
+        snprintf(scope, sizeof scope, "%s", DEFAULT_SCOPES);
+    if (!scopes_ok(scope)) {
+        redirect_back(as, r, redirect_uri, state, "error", "invalid_scope", NULL, NULL);
+        return;
+    }
+    if (*resource && strcmp(resource, as->resource) != 0) {
+        redirect_back(as, r, redirect_uri, state, "error", "invalid_target", NULL, NULL);
+        return;
+    }
+    if (!passphrase_load(as->passphrase_path, line, err, sizeof err)) {
+        log_warn("oauth: consent refused: %s", err);
+        error_page(r, 503, "No consent passphrase set",
+                   "The owner has not set a consent passphrase, so no application can be "
+                   "allowed yet. On the server, run: hermes-mcp oauth passwd");
+        return;
+    }
+    explicit_bzero(line, sizeof line);
+    time_t now = time(NULL);
+    struct consent *c = new_consent(as, now);
+    memset(c, 0, sizeof *c);
+    if (!crypto_random_hex(c->csrf, 32)) {
+        error_page(r, 500, "Server error", "The random generator failed.");
+        return;
+    }
+    memcpy(c->client_id, cl->id, sizeof c->client_id); /* the registered id: it matched */
+    snprintf(c->redirect_uri, sizeof c->redirect_uri, "%s", redirect_uri);
+    snprintf(c->state, sizeof c->state, "%s", state);
+    snprintf(c->challenge, sizeof c->challenge, "%s", challenge);
+    snprintf(c->scope, sizeof c->scope, "%s", scope);
+    c->expires = now + CONSENT_TTL;
+    consent_page(as, r, c, NULL);
+}
+
+static struct code *new_code(struct authserver *as, time_t now)
+{
+    struct code *slot = &as->codes[0];
+    for (size_t i = 0; i < CODES_MAX; i++) {
+        if (as->codes[i].expires <= now)
+            return &as->codes[i];
+        if (as->codes[i].expires < slot->expires)
+            slot = &as->codes[i];
+    }
+    return slot;
+}
+
+/* The failures of ip's address in the minute from its first failure: a fresh (or the oldest)
+ * slot when it has none. Only wrong passphrases count, so the owner approving several clients
+ * in a row is never slowed, while guessing gets CONSENT_FAILS_MAX tries a minute. */
+static struct failures *failures_of(struct authserver *as, const char *ip, uint64_t now_ms,
+                                    bool create)
+{
+    char key[48];
+    struct failures *slot = NULL;
+    ratelimit_key(ip, key, sizeof key);
+    for (size_t i = 0; i < FAIL_TABLE; i++) {
+        struct failures *f = &as->fails[i];
+        if (f->count && strcmp(f->key, key) == 0) {
+            if (now_ms - f->since_ms >= 60000)
+                f->count = 0, f->since_ms = now_ms;
+            return f;
+        }
+        if (f->count == 0) { /* a free slot beats any taken one */
+            if (slot == NULL || slot->count != 0)
+                slot = f;
+        } else if (slot == NULL || (slot->count != 0 && f->since_ms < slot->since_ms)) {
+            slot = f;
+        }
+    }
+    if (!create)
+        return NULL;
+    memset(slot, 0, sizeof *slot);
+    snprintf(slot->key, sizeof slot->key, "%s", key);
+    slot->since_ms = now_ms;
+    return slot;
+}
+
+static bool same_origin(struct authserver *as, struct hreq *r)
+{
+    const char *origin = hreq_header(r, "Origin");
+    /* Browsers send Origin on a form POST; "null" (a sandboxed frame, a data: page) and any
+     * other site are a cross-site submission. A client without Origin is not a browser. */
+    return origin == NULL || strcmp(origin, as->issuer) == 0;
+}
+
+static void authorize_post(struct authserver *as, struct hreq *r, const char *ip, uint64_t now_ms)
+{
+    size_t len;
+    const char *body = hreq_body(r, &len);
+    char csrf[80], action[16], pass[PASSPHRASE_MAX + 1], line[PASSPHRASE_LINE_MAX], err[400];
+    if (body == NULL)
+        body = "", len = 0;
+    if (!same_origin(as, r)) {
+        error_page(r, 403, "Refused", "This form was sent from another site.");
+        return;
+    }
+    struct failures *f = failures_of(as, ip, now_ms, false);
+    if (f && f->count >= CONSENT_FAILS_MAX) {
+        char retry[16];
+        snprintf(retry, sizeof retry, "%u", (unsigned)((60000 - (now_ms - f->since_ms)) / 1000 + 1));
+        hreq_add_header(r, "Retry-After", retry);
+        error_page(r, 429, "Too many attempts", "Wait a minute, then try again.");
+        return;
+    }
+    time_t now = time(NULL);
+    struct consent *c = NULL;
+    if (form_get(body, len, "csrf", csrf, sizeof csrf) == FORM_OK)
+        c = find_consent(as, csrf, now);
+    if (c == NULL) {
+        error_page(r, 403, "Expired or forged request",
+                   "This consent form is not one this server showed, or it has expired. Start "
+                   "again from the application.");
+        return;
+    }
+    if (form_get(body, len, "action", action, sizeof action) == FORM_OK &&
+        strcmp(action, "deny") == 0) {
+        char uri[PARAM_MAX + 1], state[PARAM_MAX + 1];
+        snprintf(uri, sizeof uri, "%s", c->redirect_uri);
+        snprintf(state, sizeof state, "%s", c->state);
+        c->expires = 0;
+        redirect_back(as, r, uri, state, "error", "access_denied", NULL, NULL);
+        return;
+    }
+    bool ok = form_get(body, len, "passphrase", pass, sizeof pass) == FORM_OK &&
+              passphrase_load(as->passphrase_path, line, err, sizeof err) &&
+              passphrase_verify(line, pass, strlen(pass));
+    explicit_bzero(pass, sizeof pass);
+    explicit_bzero(line, sizeof line);
+    if (!ok) {
+        f = failures_of(as, ip, now_ms, true);
+        if (++f->count == CONSENT_FAILS_MAX)
+            log_warn("oauth: %d wrong consent passphrases from %s this minute; refusing more",
+                     CONSENT_FAILS_MAX, ip);
+        else
+            log_warn("oauth: wrong consent passphrase from %s", ip);
+        consent_page(as, r, c, "Wrong passphrase.");
+        return;
+    }
+    char code[65];
+    struct code *k = new_code(as, now);
+    memset(k, 0, sizeof *k);
+    if (!crypto_random_hex(code, 32)) {
+        error_page(r, 500, "Server error", "The random generator failed.");
+        return;
+    }
+    crypto_sha256(code, 64, k->hash);
+    snprintf(k->client_id, sizeof k->client_id, "%s", c->client_id);
+    snprintf(k->redirect_uri, sizeof k->redirect_uri, "%s", c->redirect_uri);
+    snprintf(k->challenge, sizeof k->challenge, "%s", c->challenge);
+    snprintf(k->scope, sizeof k->scope, "%s", c->scope);
+    k->expires = now + AUTHSERVER_CODE_TTL;
+    c->expires = 0; /* one consent, one code */
+    log_info("oauth: the owner allowed client %s (%s)", k->client_id, k->scope);
+    redirect_back(as, r, k->redirect_uri, c->state, "code", code, NULL, NULL);
+    explicit_bzero(code, sizeof code);
+}
+
+/* ---- /token ---- */
+
+/* Issues an access and a refresh token of family for client and scope, and answers with them. */
+static void issue_pair(struct authserver *as, struct hreq *r, const char *client_id,
+                       const char *scope, const char *family)
+{
+    char access[65], refresh[65], err[400];
+    time_t now = time(NULL);
+    struct token_grant g = {.kind = TOKEN_ACCESS, .client_id = client_id, .scope = scope,
+                            .resource = as->resource, .family = family,
+                            .expires = now + AUTHSERVER_ACCESS_TTL};
+    if (!tokenstore_issue(as->tokens, &g, access, err, sizeof err)) {
+        log_error("oauth: %s", err);
+        oauth_error(r, 503, "temporarily_unavailable", "the token store cannot take a token");
+        return;
+    }
+    g.kind = TOKEN_REFRESH;
+    g.expires = now + AUTHSERVER_REFRESH_TTL;
+    if (!tokenstore_issue(as->tokens, &g, refresh, err, sizeof err)) {
+        log_error("oauth: %s", err);
+        tokenstore_revoke(as->tokens, access, false, err, sizeof err);
+        explicit_bzero(access, sizeof access);
+        oauth_error(r, 503, "temporarily_unavailable", "the token store cannot take a token");
+        return;
+    }
+    reply_json(r, 200, json_pack("{s:s, s:s, s:i, s:s, s:s}", "access_token", access,
+                                 "token_type", "Bearer", "expires_in", AUTHSERVER_ACCESS_TTL,
+                                 "refresh_token", refresh, "scope", scope));
+    explicit_bzero(access, sizeof access);
+    explicit_bzero(refresh, sizeof refresh);
+}
+
+static bool verifier_matches(const char *verifier, const char *challenge)
+{
+    size_t n = strlen(verifier);
+    unsigned char d[32];
+    char enc[48];
+    if (n < 43 || n > 128 ||
+        strspn(verifier, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~") != n)
+        return false;
+    crypto_sha256(verifier, n, d);
+    crypto_b64_encode(true, d, sizeof d, enc);
+    return strlen(enc) == 43 && crypto_equal(enc, challenge, 43);
+}
+
+static void grant_code(struct authserver *as, struct hreq *r, const char *body, size_t len)
+{
+    char code[80], client_id[PARAM_MAX + 1], uri[PARAM_MAX + 1], verifier[200];
+    char resource[PARAM_MAX + 1], err[400];
+    unsigned char h[32];
+    time_t now = time(NULL);
+    if (form_get(body, len, "code", code, sizeof code) != FORM_OK ||
+        form_get(body, len, "client_id", client_id, sizeof client_id) != FORM_OK ||
+        form_get(body, len, "redirect_uri", uri, sizeof uri) == FORM_BAD ||
+        form_get(body, len, "resource", resource, sizeof resource) == FORM_BAD) {
+        oauth_error(r, 400, "invalid_request", "code and client_id are required, once each");
+        return;
+    }
+    if (form_get(body, len, "code_verifier", verifier, sizeof verifier) != FORM_OK) {
+        oauth_error(r, 400, "invalid_request", "code_verifier is required (PKCE)");
+        return;
+    }
+    crypto_sha256(code, strlen(code), h);
+    struct code *k = NULL;
+    for (size_t i = 0; i < CODES_MAX && k == NULL; i++)
+        if (as->codes[i].expires > now && crypto_equal(as->codes[i].hash, h, 32))
+            k = &as->codes[i];
+    if (k == NULL) {
+        oauth_error(r, 400, "invalid_grant", "the code is unknown or expired");
+        return;
+    }
+    if (k->used) {
+        /* A replay: whoever has the code now also got the tokens; revoke them (RFC 9700). */
+        log_warn("oauth: a code of client %s was used twice; its tokens are revoked",
+                 k->client_id);
+        if (*k->family)
+            tokenstore_revoke_family(as->tokens, k->family, err, sizeof err);
+        k->expires = 0;
+        oauth_error(r, 400, "invalid_grant", "the code was already used");
+        return;
+    }
+    if (strcmp(k->client_id, client_id) != 0 || strcmp(uri, k->redirect_uri) != 0) {
+        k->expires = 0;
+        oauth_error(r, 400, "invalid_grant", "the code was issued to another client or "
+                                             "redirect_uri");
+        return;
+    }
+    if (*resource && strcmp(resource, as->resource) != 0) {
+        oauth_error(r, 400, "invalid_target", "this server issues tokens for its /mcp only");
+        return;
+    }
+    if (!verifier_matches(verifier, k->challenge)) {
+        k->expires = 0;
+        oauth_error(r, 400, "invalid_grant", "the code_verifier does not match the challenge");
+        return;
+    }
+    k->used = true; /* kept until it expires, so a replay is seen */
+    if (!crypto_random_hex(k->family, 16)) {
+        oauth_error(r, 500, "server_error", "the random generator failed");
+        return;
+    }
+    issue_pair(as, r, k->client_id, k->scope, k->family);
+}
+
+static void grant_refresh(struct authserver *as, struct hreq *r, const char *body, size_t len)
+{
+    char token[80], client_id[PARAM_MAX + 1], err[400];
+    if (form_get(body, len, "refresh_token", token, sizeof token) != FORM_OK ||
+        form_get(body, len, "client_id", client_id, sizeof client_id) != FORM_OK) {
+        oauth_error(r, 400, "invalid_request", "refresh_token and client_id are required");
+        return;
+    }
+    const struct token_grant *g = tokenstore_find(as->tokens, token, time(NULL));
+    if (g == NULL || g->kind != TOKEN_REFRESH || strcmp(g->client_id, client_id) != 0) {
+        oauth_error(r, 400, "invalid_grant", "the refresh token is unknown, expired or not "
+                                             "this client's");
+        return;
+    }
+    if (g->used) {
+        log_warn("oauth: a rotated refresh token of client %s was used again; its family is "
+                 "revoked", client_id);
+        tokenstore_revoke(as->tokens, token, true, err, sizeof err);
+        oauth_error(r, 400, "invalid_grant", "the refresh token was already used");
+        return;
+    }
+    /* Copies: the grant's strings belong to the store, which the next calls change. */
+    char *scope = xstrdup(g->scope), *family = g->family ? xstrdup(g->family) : NULL;
+    if (!tokenstore_mark_used(as->tokens, token, err, sizeof err)) {
+        log_error("oauth: %s", err);
+        oauth_error(r, 503, "temporarily_unavailable", "the token store cannot be written");
+    } else {
+        issue_pair(as, r, client_id, scope, family);
+    }
+    free(scope);
+    free(family);
+}
+
+static void token_endpoint(struct authserver *as, struct hreq *r)
+{
+    size_t len;
+    const char *body = hreq_body(r, &len);
+    char grant[40];
+    if (body == NULL)
+        body = "", len = 0;
+    if (hreq_header(r, "Authorization")) {
+        oauth_error(r, 401, "invalid_client", "only public clients (no client secret) are "
+                                              "registered here");
+        return;
+    }
+    enum form_result gr = form_get(body, len, "grant_type", grant, sizeof grant);
+    if (gr == FORM_OK && strcmp(grant, "authorization_code") == 0)
+        grant_code(as, r, body, len);
+    else if (gr == FORM_OK && strcmp(grant, "refresh_token") == 0)
+        grant_refresh(as, r, body, len);
+    else
+        oauth_error(r, 400, gr == FORM_OK ? "unsupported_grant_type" : "invalid_request",
+                    "grant_type must be authorization_code or refresh_token");
+}
+
+/* ---- routing ---- */
+
+static void method_not_allowed(struct hreq *r, const char *allow)
+{
+    hreq_add_header(r, "Allow", allow);
+    oauth_error(r, 405, "invalid_request", "method not allowed here");
+}
+
+void authserver_headers(struct authserver *as, struct hreq *r, const char *ip, uint64_t now_ms)
+{
+    const char *path = hreq_path(r), *m = hreq_method(r);
+    bool get = strcmp(m, "GET") == 0 || strcmp(m, "HEAD") == 0, post = strcmp(m, "POST") == 0;
+    bool first;
+    if (strcmp(path, WK_AS) == 0 || strcmp(path, WK_OIDC) == 0) {
+        if (get)
+            metadata(as, r);
+        else
+            method_not_allowed(r, "GET, HEAD");
+    } else if (strcmp(path, "/authorize") == 0) {
+        if (get)
+            authorize_get(as, r);
+        else if (!post)
+            method_not_allowed(r, "GET, HEAD, POST");
+    } else if (strcmp(path, "/token") == 0) {
+        if (!post)
+            method_not_allowed(r, "POST");
+    } else if (strcmp(path, "/register") == 0) {
+        if (!as->dcr)
+            oauth_error(r, 404, "invalid_request", "dynamic client registration is off "
+                                                   "(OAUTH_DCR=0)");
+        else if (!post)
+            method_not_allowed(r, "POST");
+        else if (ratelimit_take(as->rl_register, ip, now_ms, &first)) {
+            hreq_add_header(r, "Retry-After", "60");
+            oauth_error(r, 429, "temporarily_unavailable", "too many registrations; wait a "
+                                                           "minute");
+        }
+    }
+}
+
+void authserver_request(struct authserver *as, struct hreq *r, const char *ip, uint64_t now_ms)
+{
+    const char *path = hreq_path(r);
+    if (strcmp(path, "/authorize") == 0)
+        authorize_post(as, r, ip, now_ms);
+    else if (strcmp(path, "/token") == 0)
+        token_endpoint(as, r);
+    else if (strcmp(path, "/register") == 0)
+        register_client(as, r);
+}

@@ -1,0 +1,43 @@
+/* authserver.h — the OAuth 2.1 authorization server (issue 16): RFC 8414 metadata, /register
+ * (RFC 7591, public clients), /authorize (code flow, PKCE S256 only, the owner's consent page
+ * behind the passphrase) and /token (authorization_code and refresh_token grants with rotation).
+ * Tokens go to the token store (hashes only); registered clients, pending consents and codes are
+ * kept in memory. app.c routes the paths here; loop thread only. */
+#ifndef HM_AUTHSERVER_H
+#define HM_AUTHSERVER_H
+#include <stdbool.h>
+#include <stdint.h>
+
+struct hreq;
+struct tokenstore;
+
+#define AUTHSERVER_ACCESS_TTL 3600               /* seconds */
+#define AUTHSERVER_REFRESH_TTL (30 * 24 * 3600)  /* seconds */
+#define AUTHSERVER_CODE_TTL 60                   /* seconds */
+#define AUTHSERVER_CLIENTS_MAX 1000
+#define AUTHSERVER_REGISTER_BODY_MAX (16 * 1024)
+
+struct authserver_opts {
+    const char *issuer;          /* https://host[:port], no trailing slash */
+    const char *resource;        /* <issuer>/mcp, the audience of every token */
+    const char *passphrase_path; /* the owner's scrypt hash (hermes-mcp oauth passwd) */
+    const char *service;         /* shown on the consent page */
+    struct tokenstore *tokens;   /* not owned */
+    bool dcr;                    /* /register on (OAUTH_DCR, default on) */
+};
+
+struct authserver *authserver_new(const struct authserver_opts *o);
+void authserver_free(struct authserver *as); /* NULL-safe */
+/* A redirect URI a client may register: https to a host, http only to the loopback, or a
+ * connector app's scheme (claude:, claudeai:, cursor:); never userinfo, a fragment,
+ * javascript: or data:. */
+bool authserver_redirect_ok(const char *uri);
+/* Whether path is one of the authorization server's. */
+bool authserver_owns(const char *path);
+/* From the headers callback: answers what needs no body (metadata, the consent page, 405s);
+ * for a POST it returns without answering, and authserver_request gets the body. ip is the
+ * client's address (rate limits); now_ms a monotonic clock. */
+void authserver_headers(struct authserver *as, struct hreq *r, const char *ip, uint64_t now_ms);
+void authserver_request(struct authserver *as, struct hreq *r, const char *ip, uint64_t now_ms);
+
+#endif

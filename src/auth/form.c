@@ -1,0 +1,80 @@
+/* form.c — one parameter of a urlencoded form: the OAuth endpoints read a handful of named
+ * fields, so a lookup by name (each pair scanned, nothing kept) is all they need, and a field
+ * given twice is refused rather than one of the two silently chosen. */
+#include "form.h"
+
+#include <string.h>
+
+static int hexval(char c)
+{
+    if (c >= '0' && c <= '9')
+        return c - '0';
+    if (c >= 'a' && c <= 'f')
+        return c - 'a' + 10;
+    if (c >= 'A' && c <= 'F')
+        return c - 'A' + 10;
+    return -1;
+}
+
+bool form_decode(const char *s, size_t n, char *out, size_t outsz, size_t *outlen)
+{
+    size_t k = 0;
+    for (size_t i = 0; i < n; i++) {
+        unsigned char c = (unsigned char)s[i];
+        if (c == '+') {
+            c = ' ';
+        } else if (c == '%') {
+            if (i + 2 >= n)
+                return false;
+            int hi = hexval(s[i + 1]);
+            int lo = hexval(s[i + 2]);
+            if (hi < 0 || lo < 0)
+                return false;
+            c = (unsigned char)(hi * 16 + lo);
+            i += 2;
+        }
+        if (c < 0x20 || c == 0x7f)
+            return false;
+        if (k + 1 >= outsz)
+            return false;
+        out[k++] = (char)c;
+    }
+    out[k] = '\0';
+    *outlen = k;
+    return true;
+}
+
+enum form_result form_get(const char *text, size_t len, const char *name, char *out,
+                          size_t outsz)
+{
+    enum form_result r = FORM_ABSENT;
+    char key[64];
+    size_t keylen, vlen;
+    if (outsz == 0)
+        return FORM_BAD;
+    out[0] = '\0';
+    for (size_t i = 0; i < len;) {
+        size_t end = i;
+        while (end < len && text[end] != '&')
+            end++;
+        size_t eq = i;
+        while (eq < end && text[eq] != '=')
+            eq++;
+        /* A key we cannot decode or that is longer than any we read is not the one asked for. */
+        if (eq > i && form_decode(text + i, eq - i, key, sizeof key, &keylen) &&
+            strcmp(key, name) == 0) {
+            if (r != FORM_ABSENT) {
+                out[0] = '\0'; /* neither of the two */
+                return FORM_BAD;
+            }
+            const char *v = eq < end ? text + eq + 1 : text + end;
+            if (!form_decode(v, (size_t)(text + end - v), out, outsz, &vlen)) {
+                out[0] = '\0';
+                return FORM_BAD;
+            }
+            r = FORM_OK;
+        }
+        i = end + 1;
+    }
+    return r;
+}

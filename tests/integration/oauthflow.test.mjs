@@ -1,0 +1,357 @@
+// The OAuth 2.1 authorization server (issue 16, items 2-4): the official SDK client's auth()
+// runs the whole dance against build/hermes-mcp (discovery from the 401, dynamic registration,
+// PKCE S256, the owner's consent with passphrase and CSRF token read from the page as a browser
+// would, the code exchange, calls, refresh, a restart, calls still authorized), then the hostile
+// cases: PKCE missing, plain or wrong; code replay; redirect URI mismatch; refresh reuse revoking
+// the family; wrong passphrase, forged CSRF and cross-site POST; no passphrase set; DCR off.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { createServer } from 'node:net';
+import { spawnSync } from 'node:child_process';
+import { createHash, randomBytes } from 'node:crypto';
+import { statSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { auth } from '@modelcontextprotocol/sdk/client/auth.js';
+import { startHermes, restartHermes, post, INIT, HERMES } from './lib.mjs';
+
+const PASS = 'correct horse battery staple';
+const REDIRECT = 'http://127.0.0.1:7777/callback';
+
+function freePort() {
+  return new Promise((res, rej) => {
+    const s = createServer();
+    s.on('error', rej);
+    s.listen(0, '127.0.0.1', () => { const { port } = s.address(); s.close(() => res(port)); });
+  });
+}
+
+function setPassphrase(envFile, pass) {
+  const r = spawnSync(HERMES, ['oauth', 'passwd', '--env-file', envFile], { input: `${pass}\n`, encoding: 'utf8' });
+  assert.equal(r.status, 0, r.stderr);
+  return r;
+}
+
+async function startOAuth(extra = {}, withPass = true) {
+  const port = await freePort();
+  const issuer = `http://127.0.0.1:${port}`;
+  const srv = await startHermes({ MCP_PORT: String(port), OAUTH_ISSUER_URL: issuer, ...extra });
+  if (withPass) setPassphrase(srv.envFile, PASS);
+  return { srv, issuer };
+}
+
+// An OAuthClientProvider keeping everything in memory, as a connector would in its own store.
+function memoryProvider(redirectUrl = REDIRECT) {
+  const st = {};
+  const provider = {
+    get redirectUrl() { return redirectUrl; },
+    clientMetadata: { redirect_uris: [redirectUrl], client_name: 'Flow <test> client',
+      token_endpoint_auth_method: 'none', grant_types: ['authorization_code', 'refresh_token'], response_types: ['code'] },
+    state: () => 'state-42',
+    clientInformation: () => st.client,
+    saveClientInformation: (c) => { st.client = c; },
+    tokens: () => st.tokens,
+    saveTokens: (t) => { st.tokens = t; },
+    redirectToAuthorization: (u) => { st.authUrl = new URL(u); },
+    saveCodeVerifier: (v) => { st.verifier = v; },
+    codeVerifier: () => st.verifier,
+    saveDiscoveryState: (s) => { st.discovery = s; },
+    discoveryState: () => st.discovery,
+  };
+  return { st, provider };
+}
+
+const form = (o) => new URLSearchParams(o).toString();
+const FORM = { 'Content-Type': 'application/x-www-form-urlencoded' };
+
+// The owner at the consent page: reads it, then sends the form with the passphrase.
+async function consent(issuer, authUrl, pass = PASS, over = {}) {
+  const page = await fetch(authUrl, { redirect: 'manual' });
+  const html = await page.text();
+  const csrf = /name="csrf" value="([0-9a-f]{64})"/.exec(html)?.[1];
+  const res = await fetch(`${issuer}/authorize`, { method: 'POST', redirect: 'manual',
+    headers: { ...FORM, Origin: issuer, ...over.headers },
+    body: form({ csrf: over.csrf ?? csrf, passphrase: pass, action: 'approve' }) });
+  return { page, html, csrf, res, location: res.headers.get('location') };
+}
+
+async function mcpClient(url, provider) {
+  const client = new Client({ name: 'oauth-flow-it', version: '1' });
+  await client.connect(new StreamableHTTPClientTransport(new URL(url), { authProvider: provider }));
+  return client;
+}
+
+test('the SDK client authorizes through DCR, PKCE and consent; tokens refresh and survive a restart', async () => {
+  const { srv, issuer } = await startOAuth();
+  let cur = srv;
+  try {
+    const mode = statSync(join(srv.dir, 'oauth-passphrase')).mode & 0o777;
+    assert.equal(mode, 0o600);
+    assert.ok(!readFileSync(join(srv.dir, 'oauth-passphrase'), 'utf8').includes(PASS));
+
+    const { st, provider } = memoryProvider();
+    // The transport gets the 401 and runs auth(): discovery, registration, then the redirect.
+    await assert.rejects(mcpClient(srv.url, provider), /Unauthorized/);
+    assert.match(st.client.client_id, /^[0-9a-f]{32}$/, 'registered by DCR');
+    assert.ok(st.authUrl, 'sent to the authorization endpoint');
+    assert.equal(st.authUrl.origin + st.authUrl.pathname, `${issuer}/authorize`);
+    assert.equal(st.authUrl.searchParams.get('code_challenge_method'), 'S256');
+
+    const c = await consent(issuer, st.authUrl);
+    assert.equal(c.page.status, 200);
+    const csp = c.page.headers.get('content-security-policy');
+    assert.match(csp, /frame-ancestors 'none'/);
+    assert.match(csp, /default-src 'none'/);
+    assert.equal(c.page.headers.get('x-frame-options'), 'DENY');
+    assert.ok(c.html.includes('Flow &lt;test&gt; client'), 'the client named, escaped');
+    assert.ok(c.html.includes('<strong id="host">127.0.0.1:7777</strong>'), 'its redirect host');
+    for (const s of ['hermes:read', 'hermes:task']) assert.ok(c.html.includes(`<code>${s}</code>`), s);
+    assert.doesNotMatch(c.html, /<script|https?:\/\/(?!127\.0\.0\.1)/, 'no script, no third-party asset');
+    assert.equal(c.res.status, 302);
+    const back = new URL(c.location);
+    assert.equal(back.origin + back.pathname, REDIRECT);
+    assert.equal(back.searchParams.get('state'), 'state-42');
+    assert.equal(back.searchParams.get('iss'), issuer);
+    const code = back.searchParams.get('code');
+    assert.match(code, /^[0-9a-f]{64}$/);
+
+    assert.equal(await auth(provider, { serverUrl: srv.url, authorizationCode: code }), 'AUTHORIZED');
+    const first = st.tokens;
+    assert.equal(first.token_type, 'Bearer');
+    assert.equal(first.expires_in, 3600);
+    assert.match(first.access_token, /^[0-9a-f]{64}$/);
+    assert.match(first.refresh_token, /^[0-9a-f]{64}$/);
+
+    let client = await mcpClient(srv.url, provider);
+    const names = (await client.listTools()).tools.map((t) => t.name);
+    assert.ok(names.includes('list_agents') && names.includes('hermes_task'), names.join());
+    assert.ok(!names.includes('hermes_reset'), 'hermes:admin was not asked for, not granted');
+    const agents = await client.callTool({ name: 'list_agents', arguments: {} });
+    assert.ok(!agents.isError, JSON.stringify(agents));
+    await client.close();
+
+    // Only hashes on disk.
+    const store = readFileSync(join(srv.dir, 'oauth-tokens.json'), 'utf8');
+    assert.ok(!store.includes(first.access_token) && !store.includes(first.refresh_token));
+    assert.ok(store.includes(createHash('sha256').update(first.access_token).digest('hex')));
+
+    // Refresh: a new pair; the SDK goes to the token endpoint with the refresh token.
+    assert.equal(await auth(provider, { serverUrl: srv.url }), 'AUTHORIZED');
+    assert.notEqual(st.tokens.access_token, first.access_token);
+    assert.notEqual(st.tokens.refresh_token, first.refresh_token);
+
+    // A restart: the tokens are still good, and refresh still works.
+    await new Promise((res) => { srv.proc.on('exit', res); srv.proc.kill('SIGTERM'); });
+    cur = await restartHermes(srv);
+    client = await mcpClient(cur.url, provider);
+    assert.ok((await client.listTools()).tools.length > 0);
+    await client.close();
+    assert.equal(await auth(provider, { serverUrl: cur.url }), 'AUTHORIZED');
+    client = await mcpClient(cur.url, provider);
+    assert.ok(!(await client.callTool({ name: 'list_agents', arguments: {} })).isError);
+    await client.close();
+
+    const logs = srv.proc.stderrText + cur.proc.stderrText;
+    for (const secret of [PASS, code, first.access_token, first.refresh_token, st.tokens.access_token])
+      assert.ok(!logs.includes(secret), 'no secret in the log');
+  } finally {
+    assert.equal(await cur.stop(), 0);
+  }
+});
+
+test('metadata advertises what exists; OAUTH_DCR=0 turns registration off', async () => {
+  const { srv, issuer } = await startOAuth();
+  try {
+    for (const p of ['/.well-known/oauth-authorization-server', '/.well-known/openid-configuration']) {
+      const res = await fetch(issuer + p);
+      assert.equal(res.status, 200, p);
+      const m = await res.json();
+      assert.equal(m.issuer, issuer);
+      assert.equal(m.authorization_endpoint, `${issuer}/authorize`);
+      assert.equal(m.token_endpoint, `${issuer}/token`);
+      assert.equal(m.registration_endpoint, `${issuer}/register`);
+      assert.deepEqual(m.code_challenge_methods_supported, ['S256']);
+      assert.deepEqual(m.grant_types_supported, ['authorization_code', 'refresh_token']);
+      assert.deepEqual(m.token_endpoint_auth_methods_supported, ['none']);
+      assert.equal(m.revocation_endpoint, undefined, 'not built yet, not advertised');
+    }
+  } finally {
+    assert.equal(await srv.stop(), 0);
+  }
+  const off = await startOAuth({ OAUTH_DCR: '0' });
+  try {
+    const m = await (await fetch(`${off.issuer}/.well-known/oauth-authorization-server`)).json();
+    assert.equal(m.registration_endpoint, undefined);
+    const res = await fetch(`${off.issuer}/register`, { method: 'POST', headers: { 'Content-Type': 'application/json' },
+      body: JSON.stringify({ redirect_uris: [REDIRECT] }) });
+    assert.equal(res.status, 404);
+  } finally {
+    assert.equal(await off.srv.stop(), 0);
+  }
+  // Without OAUTH_ISSUER_URL there is no authorization server at all.
+  const plain = await startHermes();
+  try {
+    for (const p of ['/.well-known/oauth-authorization-server', '/authorize', '/token', '/register'])
+      assert.equal((await fetch(plain.base + p)).status, 404, p);
+  } finally {
+    assert.equal(await plain.stop(), 0);
+  }
+});
+
+// Raw HTTP for the hostile cases: a registered client and a way to get a code.
+async function register(issuer, body = { redirect_uris: [REDIRECT], client_name: 'raw', token_endpoint_auth_method: 'none' }) {
+  const res = await fetch(`${issuer}/register`, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify(body) });
+  return { status: res.status, body: await res.json() };
+}
+
+function pkce() {
+  const verifier = randomBytes(32).toString('base64url');
+  return { verifier, challenge: createHash('sha256').update(verifier).digest('base64url') };
+}
+
+function authorizeUrl(issuer, clientId, over = {}) {
+  const u = new URL(`${issuer}/authorize`);
+  const p = { response_type: 'code', client_id: clientId, redirect_uri: REDIRECT, state: 'xyz',
+    code_challenge_method: 'S256', scope: 'hermes:read', ...over };
+  for (const [k, v] of Object.entries(p)) if (v !== undefined) u.searchParams.set(k, v);
+  return u;
+}
+
+async function getCode(issuer, clientId, challenge) {
+  const c = await consent(issuer, authorizeUrl(issuer, clientId, { code_challenge: challenge }));
+  assert.equal(c.res.status, 302, c.html);
+  return new URL(c.location).searchParams.get('code');
+}
+
+const token = async (issuer, body) => {
+  const res = await fetch(`${issuer}/token`, { method: 'POST', headers: FORM, body: form(body) });
+  return { status: res.status, body: await res.json(), cache: res.headers.get('cache-control') };
+};
+
+const exchange = (issuer, clientId, code, verifier, redirect = REDIRECT) =>
+  token(issuer, { grant_type: 'authorization_code', client_id: clientId, code, code_verifier: verifier, redirect_uri: redirect });
+
+test('hostile: PKCE, code replay, redirect mismatch, refresh reuse, passphrase and CSRF', async () => {
+  const { srv, issuer } = await startOAuth();
+  try {
+    const { body: cl } = await register(issuer);
+    const id = cl.client_id;
+    const { verifier, challenge } = pkce();
+
+    // PKCE missing or plain: back to the client with invalid_request, the state echoed.
+    for (const over of [{}, { code_challenge_method: 'plain', code_challenge: challenge },
+      { code_challenge_method: undefined, code_challenge: challenge }]) {
+      const res = await fetch(authorizeUrl(issuer, id, over), { redirect: 'manual' });
+      assert.equal(res.status, 302, JSON.stringify(over));
+      const loc = new URL(res.headers.get('location'));
+      assert.equal(loc.searchParams.get('error'), 'invalid_request');
+      assert.equal(loc.searchParams.get('state'), 'xyz');
+    }
+    // A redirect URI not registered (another port, path, userinfo trick): a page, no redirect.
+    for (const bad of ['http://127.0.0.1:7778/callback', 'http://127.0.0.1:7777/other',
+      'http://127.0.0.1:7777@evil.example/callback', 'javascript:alert(1)']) {
+      const res = await fetch(authorizeUrl(issuer, id, { code_challenge: challenge, redirect_uri: bad }), { redirect: 'manual' });
+      assert.equal(res.status, 400, bad);
+      assert.equal(res.headers.get('location'), null, bad);
+    }
+    const unknown = await fetch(authorizeUrl(issuer, 'f'.repeat(32), { code_challenge: challenge }), { redirect: 'manual' });
+    assert.equal(unknown.status, 400);
+    assert.equal(unknown.headers.get('location'), null);
+
+    // Wrong passphrase, forged CSRF, cross-site POST: no code.
+    const wrong = await consent(issuer, authorizeUrl(issuer, id, { code_challenge: challenge }), 'not the passphrase');
+    assert.equal(wrong.res.status, 403);
+    assert.equal(wrong.location, null);
+    assert.match(await wrong.res.text(), /Wrong passphrase/);
+    const forged = await consent(issuer, authorizeUrl(issuer, id, { code_challenge: challenge }), PASS, { csrf: 'a'.repeat(64) });
+    assert.equal(forged.res.status, 403);
+    assert.equal(forged.location, null);
+    const cross = await consent(issuer, authorizeUrl(issuer, id, { code_challenge: challenge }), PASS, { headers: { Origin: 'https://evil.example' } });
+    assert.equal(cross.res.status, 403);
+    assert.equal(cross.location, null);
+
+    // Wrong verifier: refused, and the code is spent.
+    let code = await getCode(issuer, id, challenge);
+    let r = await exchange(issuer, id, code, pkce().verifier);
+    assert.equal(r.status, 400);
+    assert.equal(r.body.error, 'invalid_grant');
+    assert.equal((await exchange(issuer, id, code, verifier)).body.error, 'invalid_grant');
+    // No verifier at all.
+    code = await getCode(issuer, id, challenge);
+    r = await token(issuer, { grant_type: 'authorization_code', client_id: id, code, redirect_uri: REDIRECT });
+    assert.equal(r.body.error, 'invalid_request');
+    // Redirect URI mismatch at the token endpoint.
+    code = await getCode(issuer, id, challenge);
+    r = await exchange(issuer, id, code, verifier, 'http://127.0.0.1:7777/elsewhere');
+    assert.equal(r.body.error, 'invalid_grant');
+
+    // Code replay: the second use fails and revokes what the first gave.
+    code = await getCode(issuer, id, challenge);
+    const good = await exchange(issuer, id, code, verifier);
+    assert.equal(good.status, 200);
+    assert.equal(good.cache, 'no-store');
+    assert.equal(good.body.scope, 'hermes:read');
+    assert.equal((await post(srv, INIT(), { Authorization: `Bearer ${good.body.access_token}` })).status, 200);
+    assert.equal((await exchange(issuer, id, code, verifier)).body.error, 'invalid_grant');
+    assert.equal((await post(srv, INIT(), { Authorization: `Bearer ${good.body.access_token}` })).status, 401);
+    assert.equal((await token(issuer, { grant_type: 'refresh_token', client_id: id, refresh_token: good.body.refresh_token })).body.error, 'invalid_grant');
+
+    // Refresh rotation; reuse of a rotated refresh token revokes the family.
+    code = await getCode(issuer, id, challenge);
+    const t1 = (await exchange(issuer, id, code, verifier)).body;
+    const t2 = (await token(issuer, { grant_type: 'refresh_token', client_id: id, refresh_token: t1.refresh_token })).body;
+    assert.match(t2.refresh_token, /^[0-9a-f]{64}$/);
+    assert.equal((await token(issuer, { grant_type: 'refresh_token', client_id: 'e'.repeat(32), refresh_token: t2.refresh_token })).body.error, 'invalid_grant', 'another client');
+    const reuse = await token(issuer, { grant_type: 'refresh_token', client_id: id, refresh_token: t1.refresh_token });
+    assert.equal(reuse.body.error, 'invalid_grant');
+    assert.equal((await token(issuer, { grant_type: 'refresh_token', client_id: id, refresh_token: t2.refresh_token })).body.error, 'invalid_grant', 'the family is gone');
+    assert.equal((await post(srv, INIT(), { Authorization: `Bearer ${t2.access_token}` })).status, 401);
+
+    // Registration refuses what it must.
+    for (const uris of [['javascript:alert(1)'], ['data:text/html,x'], ['http://evil.example/cb'],
+      ['https://a@evil.example/cb'], ['https://ok.example/cb#frag'], [], Array(11).fill(REDIRECT)]) {
+      const reg = await register(issuer, { redirect_uris: uris });
+      assert.equal(reg.status, 400, JSON.stringify(uris));
+    }
+    assert.equal((await register(issuer, { redirect_uris: [REDIRECT], token_endpoint_auth_method: 'client_secret_basic' })).status, 400);
+    assert.equal((await register(issuer, { redirect_uris: ['claude://callback'] })).status, 201);
+
+    const logs = srv.proc.stderrText;
+    for (const secret of [PASS, 'not the passphrase', good.body.access_token, t1.refresh_token])
+      assert.ok(!logs.includes(secret), 'no secret in the log');
+  } finally {
+    assert.equal(await srv.stop(), 0);
+  }
+});
+
+test('consent is rate limited per address, and refused with a how-to without a passphrase', async () => {
+  const { srv, issuer } = await startOAuth({}, false);
+  try {
+    const { body: cl } = await register(issuer);
+    const { challenge } = pkce();
+    const res = await fetch(authorizeUrl(issuer, cl.client_id, { code_challenge: challenge }));
+    assert.equal(res.status, 503);
+    assert.match(await res.text(), /hermes-mcp oauth passwd/);
+    setPassphrase(srv.envFile, PASS); // taken at the next consent, no restart
+    const statuses = [];
+    for (let i = 0; i < 7; i++)
+      statuses.push((await consent(issuer, authorizeUrl(issuer, cl.client_id, { code_challenge: challenge }), 'wrong guess ' + i)).res.status);
+    assert.deepEqual(statuses, [403, 403, 403, 403, 403, 429, 429]);
+  } finally {
+    assert.equal(await srv.stop(), 0);
+  }
+});
+
+test('oauth passwd refuses a short passphrase and never takes one from argv', async () => {
+  const { srv } = await startOAuth({}, false);
+  try {
+    const short = spawnSync(HERMES, ['oauth', 'passwd', '--env-file', srv.envFile], { input: 'short\n', encoding: 'utf8' });
+    assert.equal(short.status, 1);
+    assert.match(short.stderr, /at least 12/);
+    const argv = spawnSync(HERMES, ['oauth', 'passwd', PASS, '--env-file', srv.envFile], { input: '', encoding: 'utf8' });
+    assert.equal(argv.status, 2);
+  } finally {
+    assert.equal(await srv.stop(), 0);
+  }
+});

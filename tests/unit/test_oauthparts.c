@@ -1,0 +1,119 @@
+/* Unit tests for the pieces of the OAuth authorization server that need no HTTP: the consent
+ * passphrase (scrypt hash, verification, its file: atomic, mode 600, refused when readable by
+ * others or not ours), the form decoder (escapes, duplicates, caps) and which redirect URIs a
+ * client may register. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "authserver.h"
+#include "form.h"
+#include "passphrase.h"
+
+static void passphrase_round_trip(void **state)
+{
+    (void)state;
+    char line[PASSPHRASE_LINE_MAX], other[PASSPHRASE_LINE_MAX];
+    const char *pass = "correct horse battery staple";
+    assert_true(passphrase_hash(pass, strlen(pass), line));
+    assert_int_equal(strncmp(line, "scrypt$15$8$1$", 14), 0);
+    assert_null(strstr(line, "horse"));
+    assert_true(passphrase_verify(line, pass, strlen(pass)));
+    assert_false(passphrase_verify(line, "correct horse battery stapl", 27));
+    assert_false(passphrase_verify(line, "", 0));
+    /* A fresh salt each time. */
+    assert_true(passphrase_hash(pass, strlen(pass), other));
+    assert_string_not_equal(line, other);
+    /* Tampered parameters (a cost the attacker picks) or a cut hash are refused. */
+    char bad[PASSPHRASE_LINE_MAX];
+    snprintf(bad, sizeof bad, "scrypt$20%s", line + 9);
+    assert_false(passphrase_verify(bad, pass, strlen(pass)));
+    snprintf(bad, sizeof bad, "%.*s", (int)strlen(line) - 2, line);
+    assert_false(passphrase_verify(bad, pass, strlen(pass)));
+    assert_false(passphrase_verify("plain", pass, strlen(pass)));
+}
+
+static void passphrase_file(void **state)
+{
+    (void)state;
+    char dir[] = "/tmp/hm-pass-XXXXXX", line[PASSPHRASE_LINE_MAX], got[PASSPHRASE_LINE_MAX];
+    char err[400];
+    struct stat st;
+    assert_non_null(mkdtemp(dir));
+    char envfile[300];
+    snprintf(envfile, sizeof envfile, "%s/env", dir);
+    char *path = passphrase_path_beside(envfile);
+    assert_non_null(strstr(path, "/oauth-passphrase"));
+    assert_false(passphrase_load(path, got, err, sizeof err));
+    assert_non_null(strstr(err, "hermes-mcp oauth passwd"));
+    assert_true(passphrase_hash("twelve chars!", 13, line));
+    assert_true(passphrase_save(path, line, err, sizeof err));
+    assert_int_equal(stat(path, &st), 0);
+    assert_int_equal(st.st_mode & 0777, 0600);
+    assert_true(passphrase_load(path, got, err, sizeof err));
+    assert_string_equal(got, line);
+    chmod(path, 0644);
+    assert_false(passphrase_load(path, got, err, sizeof err));
+    assert_non_null(strstr(err, "chmod 600"));
+    unlink(path);
+    free(path);
+    rmdir(dir);
+}
+
+static void form_fields(void **state)
+{
+    (void)state;
+    char out[32];
+    const char *f = "a=1&code=x%2By+z&empty=&flag&dup=1&dup=2&bad=%zz&ctl=%0a&long=0123456789";
+    assert_int_equal(form_get(f, strlen(f), "code", out, sizeof out), FORM_OK);
+    assert_string_equal(out, "x+y z");
+    assert_int_equal(form_get(f, strlen(f), "empty", out, sizeof out), FORM_OK);
+    assert_string_equal(out, "");
+    assert_int_equal(form_get(f, strlen(f), "flag", out, sizeof out), FORM_OK);
+    assert_int_equal(form_get(f, strlen(f), "missing", out, sizeof out), FORM_ABSENT);
+    assert_int_equal(form_get(f, strlen(f), "dup", out, sizeof out), FORM_BAD);
+    assert_string_equal(out, "");
+    assert_int_equal(form_get(f, strlen(f), "bad", out, sizeof out), FORM_BAD);
+    assert_int_equal(form_get(f, strlen(f), "ctl", out, sizeof out), FORM_BAD);
+    assert_int_equal(form_get(f, strlen(f), "long", out, 8), FORM_BAD);
+    assert_int_equal(form_get(f, strlen(f), "long", out, 11), FORM_OK);
+    /* The length is the caller's: nothing past it is read. */
+    assert_int_equal(form_get("code=abc", 6, "code", out, sizeof out), FORM_OK);
+    assert_string_equal(out, "a");
+    assert_int_equal(form_get("code=%4", 7, "code", out, sizeof out), FORM_BAD);
+}
+
+static void redirect_uris(void **state)
+{
+    (void)state;
+    static const char *const good[] = {"https://claude.ai/api/mcp/auth_callback",
+                                       "http://127.0.0.1:7777/cb", "http://localhost/cb",
+                                       "http://[::1]:9/cb", "claude://callback", "cursor://x"};
+    static const char *const bad[] = {"javascript:alert(1)", "data:text/html,x",
+                                      "http://evil.example/cb", "https://a@evil.example/",
+                                      "https://ok.example/#f", "http://127.0.0.1.evil.example/",
+                                      "http://localhost@evil.example/", "https:///nohost",
+                                      "ftp://x/", "", "https://ok.example/a b"};
+    for (size_t i = 0; i < sizeof good / sizeof *good; i++)
+        assert_true(authserver_redirect_ok(good[i]));
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++)
+        assert_false(authserver_redirect_ok(bad[i]));
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(passphrase_round_trip),
+        cmocka_unit_test(passphrase_file),
+        cmocka_unit_test(form_fields),
+        cmocka_unit_test(redirect_uris),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
