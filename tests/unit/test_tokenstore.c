@@ -144,6 +144,38 @@ static void revokes_a_family_and_prunes_the_expired(void **state)
     tokenstore_free(ts);
 }
 
+/* A rotated refresh token stays, marked used, across a restart (so its reuse is still seen);
+ * a family goes by its name (a replayed code). */
+static void marks_used_and_revokes_by_family_name(void **state)
+{
+    char err[400], a[65], b[65], c[65];
+    (void)state;
+    unlink(path);
+    struct tokenstore *ts = tokenstore_open(path, err, sizeof err);
+    struct token_grant r = grant;
+    r.kind = TOKEN_REFRESH;
+    r.family = "famA";
+    assert_true(tokenstore_issue(ts, &r, a, err, sizeof err));
+    assert_true(tokenstore_issue(ts, &r, b, err, sizeof err));
+    r.family = "famB";
+    assert_true(tokenstore_issue(ts, &r, c, err, sizeof err));
+    assert_false(tokenstore_find(ts, a, 1000)->used);
+    assert_true(tokenstore_mark_used(ts, a, err, sizeof err));
+    tokenstore_free(ts);
+    ts = tokenstore_open(path, err, sizeof err);
+    assert_non_null(ts);
+    assert_true(tokenstore_find(ts, a, 1000)->used);
+    assert_false(tokenstore_find(ts, b, 1000)->used);
+    assert_true(tokenstore_revoke_family(ts, "famA", err, sizeof err));
+    assert_null(tokenstore_find(ts, a, 1000));
+    assert_null(tokenstore_find(ts, b, 1000));
+    assert_non_null(tokenstore_find(ts, c, 1000));
+    tokenstore_free(ts);
+    ts = tokenstore_open(path, err, sizeof err);
+    assert_int_equal(tokenstore_count(ts), 1);
+    tokenstore_free(ts);
+}
+
 static void refuses_what_it_did_not_write(void **state)
 {
     static const struct {
@@ -208,6 +240,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(issues_finds_and_survives_a_restart),
         cmocka_unit_test(revokes_a_family_and_prunes_the_expired),
+        cmocka_unit_test(marks_used_and_revokes_by_family_name),
         cmocka_unit_test(refuses_what_it_did_not_write),
         cmocka_unit_test(issues_nothing_it_cannot_keep),
     };
