@@ -27,6 +27,7 @@
 #include "contract.h"
 #include "gwload.h"
 #include "mem.h"
+#include "passphrase.h"
 #include "principal.h"
 #include "tokenstore.h"
 #include "utf8.h"
@@ -41,7 +42,8 @@ const char doctor_usage[] =
     "\n"
     "Checks a setup the way 'serve' would use it and prints one line per check: ok, warn, or\n"
     "FAIL with the fix. It checks the env file (exists, mode 600, settings valid), the token's\n"
-    "form, TOKENS_FILE and the OAuth token store (parse, mode 600), TASKS_DIR (writable), the\n"
+    "form, TOKENS_FILE, the OAuth token store and consent passphrase (parse, mode 600; no\n"
+    "passphrase: warn), TASKS_DIR (writable), the\n"
     "contract file (HERMES_CONTRACT_PATH), the agents registry\n"
     "(AGENTS_FILE or ~/.hermes/agents.yaml: parses, mode 600, base URLs allowed), the agent env\n"
     "file (HERMES_ENV_PATH), each agent's key (key_file, key_env or API_SERVER_KEY), that\n"
@@ -386,6 +388,19 @@ static void check_credentials_files(struct doctor *d, const struct config *cfg)
                   tokenstore_count(ts), tokenstore_count(ts) == 1 ? "" : "s");
             tokenstore_free(ts);
         }
+        /* The owner's consent passphrase: without it no OAuth client can be allowed (a WARN:
+         * bearer clients still work); a file serve would not read FAILs. */
+        char line[PASSPHRASE_LINE_MAX], *pp = passphrase_path_beside(cfg->oauth_store);
+        struct stat st;
+        if (lstat(pp, &st) != 0)
+            check(d, WARN, "no OAuth consent passphrase (%s): no OAuth client can be allowed; "
+                           "run: hermes-mcp oauth passwd", pp);
+        else if (!passphrase_load(pp, line, err, sizeof err))
+            check(d, FAIL, "%s", err);
+        else
+            check(d, OK, "OAuth consent passphrase %s (scrypt)", pp);
+        explicit_bzero(line, sizeof line);
+        free(pp);
     }
 }
 

@@ -9,7 +9,7 @@ import assert from 'node:assert/strict';
 import { createServer } from 'node:net';
 import { spawnSync } from 'node:child_process';
 import { createHash, randomBytes } from 'node:crypto';
-import { statSync, readFileSync } from 'node:fs';
+import { statSync, readFileSync, chmodSync } from 'node:fs';
 import { join } from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
@@ -351,6 +351,25 @@ test('oauth passwd refuses a short passphrase and never takes one from argv', as
     assert.match(short.stderr, /at least 12/);
     const argv = spawnSync(HERMES, ['oauth', 'passwd', PASS, '--env-file', srv.envFile], { input: '', encoding: 'utf8' });
     assert.equal(argv.status, 2);
+  } finally {
+    assert.equal(await srv.stop(), 0);
+  }
+});
+
+test('doctor: the consent passphrase missing warns with the command, set is ok, readable by others FAILs', async () => {
+  const { srv } = await startOAuth({}, false);
+  try {
+    const doctor = () => spawnSync(HERMES, ['doctor', '--env-file', srv.envFile, '--no-probe'], { encoding: 'utf8', timeout: 20000 });
+    let r = doctor();
+    assert.match(r.stdout, /warn\s+no OAuth consent passphrase .*run: hermes-mcp oauth passwd/, r.stdout);
+    setPassphrase(srv.envFile, PASS);
+    r = doctor();
+    assert.match(r.stdout, /ok\s+OAuth consent passphrase .*oauth-passphrase \(scrypt\)/, r.stdout);
+    chmodSync(join(srv.dir, 'oauth-passphrase'), 0o644);
+    r = doctor();
+    assert.equal(r.status, 1, r.stdout);
+    assert.match(r.stdout, /FAIL\s+.*oauth-passphrase is readable or writable by others; run: chmod 600/, r.stdout);
+    assert.ok(!r.stdout.includes(PASS));
   } finally {
     assert.equal(await srv.stop(), 0);
   }
