@@ -820,12 +820,25 @@ int app_run(const struct app_opts *o)
         }
         a.oauth_resource = xasprintf("%s/mcp", o->cfg->oauth_issuer);
         char *passphrase = passphrase_path_beside(o->cfg->oauth_store);
+        /* Beside the token store (config: <dir>/oauth-tokens.json). */
+        const char *store = o->cfg->oauth_store, *base = strrchr(store, '/');
+        char *clients = xasprintf("%.*soauth-clients.json", base ? (int)(base - store + 1) : 0,
+                                  store);
         struct authserver_opts ao = {.issuer = o->cfg->oauth_issuer,
                                      .resource = a.oauth_resource,
                                      .passphrase_path = passphrase, .service = o->service,
-                                     .tokens = a.oauth_tokens, .dcr = o->cfg->oauth_dcr};
-        a.oauth_server = authserver_new(&ao);
+                                     .tokens = a.oauth_tokens, .dcr = o->cfg->oauth_dcr,
+                                     .clients_path = clients};
+        a.oauth_server = authserver_new(&ao, err, sizeof err);
         free(passphrase);
+        free(clients);
+        if (a.oauth_server == NULL) {
+            log_error("%s", err);
+            principals_unref(a.principals);
+            tokenstore_free(a.oauth_tokens);
+            free(a.oauth_resource);
+            return 2;
+        }
     }
     rc = take_socket(&a, &sock_fd, sock_host, sizeof sock_host, &sock_port);
     if (rc != 0) {

@@ -12,12 +12,15 @@
  * Errors before the redirect URI is known good are shown, never redirected (no open redirect). */
 #include "authserver.h"
 
+#include <errno.h>
 #include <jansson.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 
+#include "atomicfile.h"
 #include "buf.h"
 #include "crypto.h"
 #include "form.h"
@@ -27,6 +30,7 @@
 #include "passphrase.h"
 #include "principal.h"
 #include "ratelimit.h"
+#include "readfile.h"
 #include "tokenstore.h"
 
 #define PARAM_MAX 512        /* any one parameter: client id, redirect URI, state, scope... */
@@ -71,7 +75,7 @@ struct failures { /* wrong passphrases from one address (an IPv6 /64) in the cur
 };
 
 struct authserver {
-    char *issuer, *resource, *passphrase_path, *service;
+    char *issuer, *resource, *passphrase_path, *service, *clients_path;
     struct tokenstore *tokens;
     bool dcr;
     struct client *clients;
@@ -82,7 +86,9 @@ struct authserver {
     struct ratelimit *rl_register;
 };
 
-struct authserver *authserver_new(const struct authserver_opts *o)
+static bool load_clients(struct authserver *as, char *err, size_t errlen);
+
+struct authserver *authserver_new(const struct authserver_opts *o, char *err, size_t errlen)
 {
     struct authserver *as = xcalloc(1, sizeof *as);
     as->issuer = xstrdup(o->issuer);
@@ -93,6 +99,11 @@ struct authserver *authserver_new(const struct authserver_opts *o)
     as->dcr = o->dcr;
     as->clients = xcalloc(AUTHSERVER_CLIENTS_MAX, sizeof *as->clients);
     as->rl_register = ratelimit_new(REGISTER_PER_MIN, 10000);
+    as->clients_path = o->clients_path ? xstrdup(o->clients_path) : NULL;
+    if (as->clients_path && !load_clients(as, err, errlen)) {
+        authserver_free(as);
+        return NULL;
+    }
     return as;
 }
 
@@ -112,6 +123,7 @@ void authserver_free(struct authserver *as)
     free(as->resource);
     free(as->passphrase_path);
     free(as->service);
+    free(as->clients_path);
     free(as);
 }
 
@@ -334,6 +346,89 @@ static bool string_in(json_t *list, const char *const *allowed, size_t n)
     return true;
 }
 
+/* The registered clients, one JSON file beside the token store (atomic, mode 600): a client
+ * that comes back after a restart to authorize again is still known. */
+static bool save_clients(struct authserver *as, char *err, size_t errlen)
+{
+    json_t *list = json_array();
+    for (size_t i = 0; i < as->nclients; i++) {
+        const struct client *c = &as->clients[i];
+        json_t *uris = json_array();
+        for (size_t j = 0; j < c->nredirects; j++)
+            json_array_append_new(uris, json_string(c->redirects[j]));
+        json_array_append_new(list, json_pack("{s:s, s:s, s:o}", "client_id", c->id,
+                                              "client_name", c->name, "redirect_uris", uris));
+    }
+    json_t *doc = json_pack("{s:i, s:o}", "version", 1, "clients", list);
+    char *text = json_dumps(doc, JSON_COMPACT);
+    json_decref(doc);
+    char why[300];
+    bool ok = text && atomicfile_write(as->clients_path, text, strlen(text), 0600, why, sizeof why);
+    if (!ok)
+        snprintf(err, errlen, "cannot write the OAuth clients file %s: %s", as->clients_path,
+                 text ? why : "out of memory");
+    free(text);
+    return ok;
+}
+
+static bool client_id_ok(const char *id)
+{
+    return id && strlen(id) == 32 && strspn(id, "0123456789abcdef") == 32;
+}
+
+static bool load_client(struct authserver *as, json_t *o)
+{
+    const char *id = json_string_value(json_object_get(o, "client_id"));
+    const char *name = json_string_value(json_object_get(o, "client_name"));
+    json_t *uris = json_object_get(o, "redirect_uris");
+    size_t i;
+    json_t *u;
+    if (!client_id_ok(id) || name == NULL || strlen(name) > CLIENT_NAME_MAX ||
+        !json_is_array(uris) || json_array_size(uris) == 0 ||
+        json_array_size(uris) > REDIRECTS_MAX || find_client(as, id) ||
+        as->nclients >= AUTHSERVER_CLIENTS_MAX)
+        return false;
+    json_array_foreach(uris, i, u) if (!json_is_string(u) ||
+                                       !authserver_redirect_ok(json_string_value(u))) return false;
+    struct client *c = &as->clients[as->nclients++];
+    memcpy(c->id, id, sizeof c->id);
+    c->name = xstrdup(name);
+    json_array_foreach(uris, i, u) c->redirects[c->nredirects++] = xstrdup(json_string_value(u));
+    return true;
+}
+
+static bool load_clients(struct authserver *as, char *err, size_t errlen)
+{
+    struct stat st;
+    size_t len = 0, i;
+    char why[300];
+    json_t *o;
+    const char *path = as->clients_path;
+    if (lstat(path, &st) != 0 && errno == ENOENT)
+        return true;
+    char *text = readfile_capped(path, path, 4u * 1024u * 1024u, &st, &len, why, sizeof why);
+    if (text == NULL) {
+        snprintf(err, errlen, "OAuth clients file: %s", why);
+        return false;
+    }
+    if (st.st_mode & 077) {
+        snprintf(err, errlen, "OAuth clients file %s is readable or writable by others; run: "
+                              "chmod 600 %s", path, path);
+        free(text);
+        return false;
+    }
+    json_t *doc = json_loadb(text, len, JSON_REJECT_DUPLICATES, NULL);
+    free(text);
+    json_t *list = json_object_get(doc, "clients");
+    bool ok = json_is_array(list) && json_integer_value(json_object_get(doc, "version")) == 1;
+    json_array_foreach(list, i, o) if (ok && !load_client(as, o)) ok = false;
+    json_decref(doc);
+    if (!ok)
+        snprintf(err, errlen, "OAuth clients file %s is not one this server wrote (version 1)",
+                 path);
+    return ok;
+}
+
 static void register_client(struct authserver *as, struct hreq *r)
 {
     static const char *const grants[] = {"authorization_code", "refresh_token"};
@@ -388,6 +483,19 @@ static void register_client(struct authserver *as, struct hreq *r)
     as->nclients++;
     c->name = xstrdup(name ? json_string_value(name) : "unnamed client");
     json_array_foreach(uris, i, u) c->redirects[c->nredirects++] = xstrdup(json_string_value(u));
+    char err[400];
+    if (as->clients_path && !save_clients(as, err, sizeof err)) {
+        /* Not durable, not registered: the client would be lost at the next restart. */
+        log_error("oauth: %s", err);
+        free(c->name);
+        for (size_t j = 0; j < c->nredirects; j++)
+            free(c->redirects[j]);
+        memset(c, 0, sizeof *c);
+        as->nclients--;
+        json_decref(doc);
+        oauth_error(r, 503, "temporarily_unavailable", "the client cannot be stored");
+        return;
+    }
     json_t *out = json_pack("{s:s, s:I, s:O, s:s, s:[ss], s:[s], s:s}", "client_id", c->id,
                             "client_id_issued_at", (json_int_t)time(NULL), "redirect_uris", uris,
                             "token_endpoint_auth_method", "none", "grant_types",

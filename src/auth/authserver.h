@@ -1,11 +1,12 @@
 /* authserver.h — the OAuth 2.1 authorization server (issue 16): RFC 8414 metadata, /register
  * (RFC 7591, public clients), /authorize (code flow, PKCE S256 only, the owner's consent page
  * behind the passphrase) and /token (authorization_code and refresh_token grants with rotation).
- * Tokens go to the token store (hashes only); registered clients, pending consents and codes are
- * kept in memory. app.c routes the paths here; loop thread only. */
+ * Tokens go to the token store (hashes only); registered clients to their own file (mode 600,
+ * atomic); pending consents and codes are kept in memory. app.c routes the paths here; loop thread only. */
 #ifndef HM_AUTHSERVER_H
 #define HM_AUTHSERVER_H
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 struct hreq;
@@ -24,9 +25,12 @@ struct authserver_opts {
     const char *service;         /* shown on the consent page */
     struct tokenstore *tokens;   /* not owned */
     bool dcr;                    /* /register on (OAUTH_DCR, default on) */
+    const char *clients_path;    /* the registered clients (JSON, mode 600); NULL: memory only */
 };
 
-struct authserver *authserver_new(const struct authserver_opts *o);
+/* NULL with a reason in err when the clients file cannot be used (readable by others, not
+ * one this module wrote). */
+struct authserver *authserver_new(const struct authserver_opts *o, char *err, size_t errlen);
 void authserver_free(struct authserver *as); /* NULL-safe */
 /* A redirect URI a client may register: https to a host, http only to the loopback, or a
  * connector app's scheme (claude:, claudeai:, cursor:); never userinfo, a fragment,

@@ -9,7 +9,7 @@ import assert from 'node:assert/strict';
 import { createServer } from 'node:net';
 import { spawnSync } from 'node:child_process';
 import { createHash, randomBytes } from 'node:crypto';
-import { statSync, readFileSync, chmodSync } from 'node:fs';
+import { statSync, readFileSync, chmodSync, writeFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
@@ -151,6 +151,12 @@ test('the SDK client authorizes through DCR, PKCE and consent; tokens refresh an
     client = await mcpClient(cur.url, provider);
     assert.ok(!(await client.callTool({ name: 'list_agents', arguments: {} })).isError);
     await client.close();
+
+    // The registered client is known after the restart: it can be authorized again.
+    const again = await fetch(st.authUrl);
+    assert.equal(again.status, 200);
+    assert.ok((await again.text()).includes('Flow &lt;test&gt; client'));
+    assert.equal(statSync(join(srv.dir, 'oauth-clients.json')).mode & 0o777, 0o600);
 
     const logs = srv.proc.stderrText + cur.proc.stderrText;
     for (const secret of [PASS, code, first.access_token, first.refresh_token, st.tokens.access_token])
@@ -372,5 +378,28 @@ test('doctor: the consent passphrase missing warns with the command, set is ok, 
     assert.ok(!r.stdout.includes(PASS));
   } finally {
     assert.equal(await srv.stop(), 0);
+  }
+});
+
+test('a clients file readable by others, or not ours, stops the server', async () => {
+  const { srv } = await startOAuth();
+  const file = join(srv.dir, 'oauth-clients.json');
+  const { issuer } = { issuer: srv.base };
+  assert.equal((await register(issuer)).status, 201);
+  await new Promise((res) => { srv.proc.on('exit', res); srv.proc.kill('SIGTERM'); });
+  try {
+    chmodSync(file, 0o644);
+    let refused = await restartHermes(srv).then((s) => s, (e) => e);
+    if (!(refused instanceof Error)) await refused.stop();
+    assert.ok(refused instanceof Error);
+    assert.match(refused.message, /exited with 2 .*OAuth clients file .*chmod 600/s);
+    chmodSync(file, 0o600);
+    writeFileSync(file, '{"version":1,"clients":[{"client_id":"x","client_name":"n","redirect_uris":["javascript:1"]}]}');
+    refused = await restartHermes(srv).then((s) => s, (e) => e);
+    if (!(refused instanceof Error)) await refused.stop();
+    assert.ok(refused instanceof Error);
+    assert.match(refused.message, /exited with 2 .*OAuth clients file .*not one this server wrote/s);
+  } finally {
+    rmSync(srv.dir, { recursive: true, force: true });
   }
 });
