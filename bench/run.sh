@@ -406,17 +406,18 @@ fi
 pv() { [ -n "$prune_json" ] && node -p "JSON.parse(process.argv[1]).$1" "$prune_json" || echo "-"; }
 
 # ---------- 5. callgrind: instructions per request ----------
-# cg_count LOAD N: sets cg_total to hermes-mcp's instructions (every thread) from start to exit,
-# serving exactly N requests of LOAD on one connection ("-" if they did not all succeed). Two
-# counts differ only by the requests between them.
+# cg_count LOAD N [SERVER]: sets cg_total to hermes-mcp's instructions (every thread) from start
+# to exit, serving exactly N requests of LOAD on one connection ("-" if they did not all
+# succeed); SERVER hermes_2026 sends them as MCP 2026-07-28 requests. Two counts differ only by
+# the requests between them.
 cg_count() {
-    local load=$1 n=$2 dir=$run/cg-tasks-$1-$2
+    local load=$1 n=$2 era=${3:-hermes} dir=$run/cg-tasks-$1-$2-${3:-hermes}
     mkdir -p "$dir"
     hermes_env "$run/cg.env" "$dir" "$run/fake.env"
     start_hermes "cg-$load-$n" "$run/cg.env" valgrind --tool=callgrind \
         --callgrind-out-file="$run/cg-$load-$n.out"
     local p=$h_pid port=$h_port
-    target "$load" hermes
+    target "$load" "$era"
     BENCH_COUNT=$n BENCH_TOKEN=$token BENCH_NONCE="cg$n$RANDOM" wrk -t1 -c1 -d600s --timeout 60s \
         -s "$t_script" "http://127.0.0.1:$port/mcp" > "$run/cg-$load-$n.wrk" 2>&1 || true
     stop "$p"
@@ -427,25 +428,29 @@ cg_count() {
         log "callgrind $load: the $n requests did not all succeed ($run/cg-$load-$n.wrk)"
     fi
 }
-# cg_per LOAD SMALL BIG: sets cg_result to the instructions per request.
+# cg_per LOAD SMALL BIG [SERVER]: sets cg_result to the instructions per request.
 cg_per() {
     local a
-    cg_count "$1" "$2"; a=$cg_total
-    cg_count "$1" "$3"
+    cg_count "$1" "$2" "${4:-hermes}"; a=$cg_total
+    cg_count "$1" "$3" "${4:-hermes}"
     cg_result=-
     if [ "$a" != - ] && [ "$cg_total" != - ] && [ -n "$a" ] && [ -n "$cg_total" ]; then
         cg_result=$(awk -v a="$a" -v b="$cg_total" -v n=$(($3 - $2)) 'BEGIN { printf "%.0f", (b - a) / n }')
     fi
 }
 # Each measured twice: how far apart the two are is how stable the figure is.
-cg_list=-; cg_task=-; cg_ping=-
+cg_list=-; cg_task=-; cg_ping=-; cg_list26=-; cg_task26=-
 if [ "$cg_n" -gt 0 ]; then
-    log "callgrind: ping, tools/list and hermes_task under valgrind, twice each"
-    cg_ping=""; cg_list=""; cg_task=""
+    log "callgrind: ping, tools/list and hermes_task (both eras) under valgrind, twice each"
+    cg_ping=""; cg_list=""; cg_task=""; cg_list26=""; cg_task26=""
     for _ in 1 2; do
         cg_per ping $((cg_n / 10)) $((cg_n / 10 + cg_n)); cg_ping+="${cg_ping:+ / }$cg_result"
         cg_per tools_list $((cg_n / 10)) $((cg_n / 10 + cg_n)); cg_list+="${cg_list:+ / }$cg_result"
+        cg_per tools_list $((cg_n / 10)) $((cg_n / 10 + cg_n)) hermes_2026
+        cg_list26+="${cg_list26:+ / }$cg_result"
         cg_per hermes_task $((cg_n / 50 + 1)) $((cg_n / 50 + 1 + cg_n / 5)); cg_task+="${cg_task:+ / }$cg_result"
+        cg_per hermes_task $((cg_n / 50 + 1)) $((cg_n / 50 + 1 + cg_n / 5)) hermes_2026
+        cg_task26+="${cg_task26:+ / }$cg_result"
     done
 fi
 load_end=$(load_now)
@@ -615,7 +620,9 @@ added() { # SERVER CONNS
         echo "|---|---:|"
         echo "| ping | $cg_ping |"
         echo "| tools/list | $cg_list |"
+        echo "| tools/list, MCP 2026-07-28 (\`_meta\` and the mirrored headers on the request, \`resultType\`/\`serverInfo\`/cache hints on the result) | $cg_list26 |"
         echo "| tools/call hermes_task, sync, proxied to the fake agent (hermes-mcp's side only) | $cg_task |"
+        echo "| tools/call hermes_task, sync, MCP 2026-07-28 | $cg_task26 |"
     else
         echo "Not run (BENCH_CALLGRIND=0)."
     fi
