@@ -603,7 +603,8 @@ static void on_done(struct hreq *r, unsigned status, uint64_t duration_ms, void 
         strcmp(path, "/healthz") && strcmp(path, "/readyz"))
         path = "(other)";
     snprintf(code, sizeof code, "%u", status < 1000 ? status : 0);
-    if (is_metadata_path(hreq_path(r)) || authserver_owns(hreq_path(r)))
+    if (is_metadata_path(hreq_path(r)) ||
+        (a->oauth_server && authserver_owns(hreq_path(r))))
         path = hreq_path(r); /* ours too, when OAuth is on */
     metric_labels(labels, sizeof labels, "path", path, "code", code, NULL);
     metric_add(a->http_requests, labels, 1);
