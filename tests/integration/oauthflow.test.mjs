@@ -403,3 +403,39 @@ test('a clients file readable by others, or not ours, stops the server', async (
     rmSync(srv.dir, { recursive: true, force: true });
   }
 });
+
+test('registration is capped and rate limited; Deny and a missing CSRF token give no code', async () => {
+  const { srv, issuer } = await startOAuth();
+  try {
+    const big = await fetch(`${issuer}/register`, { method: 'POST', headers: { 'Content-Type': 'application/json' },
+      body: JSON.stringify({ redirect_uris: [REDIRECT], client_name: 'x', pad: 'y'.repeat(20000) }) });
+    assert.equal(big.status, 413);
+    const { body: cl } = await register(issuer);
+    const { challenge } = pkce();
+    // Deny: back to the client with access_denied and the state, no code.
+    const page = await (await fetch(authorizeUrl(issuer, cl.client_id, { code_challenge: challenge }))).text();
+    const csrf = /name="csrf" value="([0-9a-f]{64})"/.exec(page)[1];
+    const deny = await fetch(`${issuer}/authorize`, { method: 'POST', redirect: 'manual', headers: FORM,
+      body: form({ csrf, action: 'deny' }) });
+    assert.equal(deny.status, 302);
+    const loc = new URL(deny.headers.get('location'));
+    assert.equal(loc.searchParams.get('error'), 'access_denied');
+    assert.equal(loc.searchParams.get('state'), 'xyz');
+    assert.equal(loc.searchParams.get('code'), null);
+    // The form is spent: approving it afterwards is refused.
+    const late = await fetch(`${issuer}/authorize`, { method: 'POST', redirect: 'manual', headers: FORM,
+      body: form({ csrf, passphrase: PASS, action: 'approve' }) });
+    assert.equal(late.status, 403);
+    // No CSRF token at all.
+    const none = await fetch(`${issuer}/authorize`, { method: 'POST', redirect: 'manual', headers: FORM,
+      body: form({ passphrase: PASS, action: 'approve' }) });
+    assert.equal(none.status, 403);
+    assert.equal(none.headers.get('location'), null);
+    // A flood of registrations from one address: 10 a minute (two were made above), then 429.
+    const statuses = [];
+    for (let i = 0; i < 10; i++) statuses.push((await register(issuer)).status);
+    assert.deepEqual(statuses, [201, 201, 201, 201, 201, 201, 201, 201, 429, 429]);
+  } finally {
+    assert.equal(await srv.stop(), 0);
+  }
+});
