@@ -821,10 +821,7 @@ int app_run(const struct app_opts *o)
         }
         a.oauth_resource = xasprintf("%s/mcp", o->cfg->oauth_issuer);
         char *passphrase = passphrase_path_beside(o->cfg->oauth_store);
-        /* Beside the token store (config: <dir>/oauth-tokens.json). */
-        const char *store = o->cfg->oauth_store, *base = strrchr(store, '/');
-        char *clients = xasprintf("%.*soauth-clients.json", base ? (int)(base - store + 1) : 0,
-                                  store);
+        char *clients = authserver_clients_path_beside(o->cfg->oauth_store);
         struct authserver_opts ao = {.issuer = o->cfg->oauth_issuer,
                                      .resource = a.oauth_resource,
                                      .passphrase_path = passphrase, .service = o->service,

@@ -88,6 +88,17 @@ struct authserver {
 
 static bool load_clients(struct authserver *as, char *err, size_t errlen);
 
+char *authserver_clients_path_beside(const char *file)
+{
+    const char *slash = strrchr(file, '/');
+    return xasprintf("%.*soauth-clients.json", slash ? (int)(slash - file + 1) : 0, file);
+}
+
+size_t authserver_client_count(const struct authserver *as)
+{
+    return as->nclients;
+}
+
 struct authserver *authserver_new(const struct authserver_opts *o, char *err, size_t errlen)
 {
     struct authserver *as = xcalloc(1, sizeof *as);

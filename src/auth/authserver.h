@@ -32,6 +32,10 @@ struct authserver_opts {
  * one this module wrote). */
 struct authserver *authserver_new(const struct authserver_opts *o, char *err, size_t errlen);
 void authserver_free(struct authserver *as); /* NULL-safe */
+/* The clients file beside a file (the token store): its directory's oauth-clients.json.
+ * Malloc'd. */
+char *authserver_clients_path_beside(const char *file);
+size_t authserver_client_count(const struct authserver *as);
 /* A redirect URI a client may register: https to a host, http only to the loopback, or a
  * connector app's scheme (claude:, claudeai:, cursor:); never userinfo, a fragment,
  * javascript: or data:. */

@@ -26,6 +26,7 @@
 #include "config.h"
 #include "contract.h"
 #include "gwload.h"
+#include "authserver.h"
 #include "mem.h"
 #include "passphrase.h"
 #include "principal.h"
@@ -42,8 +43,8 @@ const char doctor_usage[] =
     "\n"
     "Checks a setup the way 'serve' would use it and prints one line per check: ok, warn, or\n"
     "FAIL with the fix. It checks the env file (exists, mode 600, settings valid), the token's\n"
-    "form, TOKENS_FILE, the OAuth token store and consent passphrase (parse, mode 600; no\n"
-    "passphrase: warn), TASKS_DIR (writable), the\n"
+    "form, TOKENS_FILE, the OAuth token store, clients file and consent passphrase (parse,\n"
+    "mode 600; no passphrase: warn), TASKS_DIR (writable), the\n"
     "contract file (HERMES_CONTRACT_PATH), the agents registry\n"
     "(AGENTS_FILE or ~/.hermes/agents.yaml: parses, mode 600, base URLs allowed), the agent env\n"
     "file (HERMES_ENV_PATH), each agent's key (key_file, key_env or API_SERVER_KEY), that\n"
@@ -400,6 +401,18 @@ static void check_credentials_files(struct doctor *d, const struct config *cfg)
         else
             check(d, OK, "OAuth consent passphrase %s (scrypt)", pp);
         explicit_bzero(line, sizeof line);
+        /* The registered clients, read as serve reads them. */
+        char *clients = authserver_clients_path_beside(cfg->oauth_store);
+        struct authserver_opts ao = {.issuer = cfg->oauth_issuer, .resource = "",
+                                     .passphrase_path = pp, .clients_path = clients};
+        struct authserver *as = authserver_new(&ao, err, sizeof err);
+        if (as == NULL)
+            check(d, FAIL, "%s", err);
+        else if (lstat(clients, &st) == 0)
+            check(d, OK, "OAuth clients file %s: %zu client%s", clients,
+                  authserver_client_count(as), authserver_client_count(as) == 1 ? "" : "s");
+        authserver_free(as);
+        free(clients);
         free(pp);
     }
 }

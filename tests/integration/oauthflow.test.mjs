@@ -371,6 +371,9 @@ test('doctor: the consent passphrase missing warns with the command, set is ok, 
     setPassphrase(srv.envFile, PASS);
     r = doctor();
     assert.match(r.stdout, /ok\s+OAuth consent passphrase .*oauth-passphrase \(scrypt\)/, r.stdout);
+    assert.equal((await register(srv.base)).status, 201);
+    r = doctor();
+    assert.match(r.stdout, /ok\s+OAuth clients file .*oauth-clients.json: 1 client\n/, r.stdout);
     chmodSync(join(srv.dir, 'oauth-passphrase'), 0o644);
     r = doctor();
     assert.equal(r.status, 1, r.stdout);
