@@ -382,6 +382,17 @@ static bool save_clients(struct authserver *as, char *err, size_t errlen)
     return ok;
 }
 
+/* A client's name is shown on the consent page (escaped) and kept: printable text only. */
+static bool client_name_ok(const char *name)
+{
+    if (name == NULL || strlen(name) > CLIENT_NAME_MAX)
+        return false;
+    for (const unsigned char *p = (const unsigned char *)name; *p; p++)
+        if (*p < 0x20 || *p == 0x7f)
+            return false;
+    return true;
+}
+
 static bool client_id_ok(const char *id)
 {
     return id && strlen(id) == 32 && strspn(id, "0123456789abcdef") == 32;
@@ -394,7 +405,7 @@ static bool load_client(struct authserver *as, json_t *o)
     json_t *uris = json_object_get(o, "redirect_uris");
     size_t i;
     json_t *u;
-    if (!client_id_ok(id) || name == NULL || strlen(name) > CLIENT_NAME_MAX ||
+    if (!client_id_ok(id) || !client_name_ok(name) ||
         !json_is_array(uris) || json_array_size(uris) == 0 ||
         json_array_size(uris) > REDIRECTS_MAX || find_client(as, id) ||
         as->nclients >= AUTHSERVER_CLIENTS_MAX)
@@ -467,8 +478,8 @@ static void register_client(struct authserver *as, struct hreq *r)
     else if (!string_in(json_object_get(doc, "grant_types"), grants, 2) ||
              !string_in(json_object_get(doc, "response_types"), responses, 1))
         why = "grant_types may be authorization_code and refresh_token, response_types code";
-    else if (name && (!json_is_string(name) || strlen(json_string_value(name)) > CLIENT_NAME_MAX))
-        why = "client_name must be a string of at most 200 bytes";
+    else if (name && (!json_is_string(name) || !client_name_ok(json_string_value(name))))
+        why = "client_name must be text of at most 200 bytes, without control characters";
     json_array_foreach(uris, i, u) if (why == NULL && (!json_is_string(u) ||
                                                        !authserver_redirect_ok(json_string_value(u))))
     {
@@ -513,7 +524,7 @@ static void register_client(struct authserver *as, struct hreq *r)
                             "authorization_code", "refresh_token", "response_types", "code",
                             "client_name", c->name);
     json_decref(doc);
-    log_info("oauth: registered client %s (%s)", c->id, c->name);
+    log_info("oauth: registered client %s", c->id); /* not its name: the client's text */
     reply_json(r, 201, out);
 }
 

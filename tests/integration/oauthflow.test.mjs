@@ -334,6 +334,8 @@ test('hostile: PKCE, code replay, redirect mismatch, refresh reuse, passphrase a
 test('consent is rate limited per address, and refused with a how-to without a passphrase', async () => {
   const { srv, issuer } = await startOAuth({}, false);
   try {
+    assert.equal((await register(issuer, { redirect_uris: [REDIRECT], client_name: 'line\nbreak' })).status, 400);
+    assert.equal((await register(issuer, { redirect_uris: [REDIRECT], client_name: 'n'.repeat(201) })).status, 400);
     const { body: cl } = await register(issuer);
     const { challenge } = pkce();
     const res = await fetch(authorizeUrl(issuer, cl.client_id, { code_challenge: challenge }));
