@@ -26,12 +26,14 @@
 #include "form.h"
 #include "httpd.h"
 #include "log.h"
+#include "loop.h"
 #include "mem.h"
 #include "passphrase.h"
 #include "principal.h"
 #include "ratelimit.h"
 #include "readfile.h"
 #include "tokenstore.h"
+#include "verifier.h"
 
 #define PARAM_MAX 512        /* any one parameter: client id, redirect URI, state, scope... */
 #define REDIRECTS_MAX 10     /* redirect URIs of one client */
@@ -84,6 +86,17 @@ struct authserver {
     struct code codes[CODES_MAX];
     struct failures fails[FAIL_TABLE];
     struct ratelimit *rl_register;
+    struct loop *loop;
+    struct verifier *verifier;  /* the passphrase's scrypt, off the loop (authserver_set_loop) */
+    struct checking *checking;  /* consent POSTs waiting for it */
+};
+
+/* A consent POST whose passphrase is being checked: what is needed to answer it afterwards. */
+struct checking {
+    struct checking *next;
+    struct authserver *as;
+    struct hreq *r; /* NULL once the client went away */
+    char ip[64], key[48], csrf[80]; /* csrf as authorize_post read it (64 hex) */
 };
 
 static bool load_clients(struct authserver *as, char *err, size_t errlen);
@@ -118,6 +131,18 @@ struct authserver *authserver_new(const struct authserver_opts *o, char *err, si
     return as;
 }
 
+void authserver_set_loop(struct authserver *as, struct loop *l)
+{
+    /* Tests only (README, "Testing"): hold every check this much longer, on the worker. */
+    const char *delay = getenv("HERMES_TEST_CONSENT_DELAY_MS");
+    unsigned long ms = delay ? strtoul(delay, NULL, 10) : 0;
+    as->loop = l;
+    as->verifier = verifier_new(l, ms > 60000 ? 60000 : (unsigned)ms);
+    if (as->verifier == NULL)
+        log_warn("oauth: cannot set up the passphrase checking thread (%s); consent passphrases "
+                 "are checked on the event loop", strerror(errno));
+}
+
 void authserver_free(struct authserver *as)
 {
     if (as == NULL)
@@ -128,6 +153,7 @@ void authserver_free(struct authserver *as)
             free(as->clients[i].redirects[j]);
     }
     free(as->clients);
+    verifier_free(as->verifier); /* cancels what is still checked: frees their records */
     explicit_bzero(as->consents, sizeof as->consents);
     ratelimit_free(as->rl_register);
     free(as->issuer);
@@ -767,57 +793,41 @@ static bool same_origin(struct authserver *as, struct hreq *r)
     return origin == NULL || strcmp(origin, as->issuer) == 0;
 }
 
-static void authorize_post(struct authserver *as, struct hreq *r, const char *ip, uint64_t now_ms)
+static void expired_page(struct hreq *r)
 {
-    size_t len;
-    const char *body = hreq_body(r, &len);
-    char csrf[80], action[16], pass[PASSPHRASE_MAX + 1], line[PASSPHRASE_LINE_MAX], err[400];
-    if (body == NULL)
-        body = "", len = 0;
-    if (!same_origin(as, r)) {
-        error_page(r, 403, "Refused", "This form was sent from another site.");
-        return;
-    }
-    struct failures *f = failures_of(as, ip, now_ms, false);
-    if (f && f->count >= CONSENT_FAILS_MAX) {
-        char retry[16];
-        snprintf(retry, sizeof retry, "%u", (unsigned)((60000 - (now_ms - f->since_ms)) / 1000 + 1));
-        hreq_add_header(r, "Retry-After", retry);
-        error_page(r, 429, "Too many attempts", "Wait a minute, then try again.");
-        return;
-    }
+    error_page(r, 403, "Expired or forged request",
+               "This consent form is not one this server showed, or it has expired. Start "
+               "again from the application.");
+}
+
+static void count_wrong_passphrase(struct authserver *as, const char *ip, uint64_t now_ms)
+{
+    struct failures *f = failures_of(as, ip, now_ms, true);
+    if (++f->count == CONSENT_FAILS_MAX)
+        log_warn("oauth: %d wrong consent passphrases from %s this minute; refusing more",
+                 CONSENT_FAILS_MAX, ip);
+    else
+        log_warn("oauth: wrong consent passphrase from %s", ip);
+}
+
+/* After the passphrase check: the code and the redirect back, or the page again saying why.
+ * The consent is looked up again by its CSRF token: while the passphrase was being checked it
+ * may have expired, or been spent by another POST of the same form. */
+static void consent_checked(struct authserver *as, struct hreq *r, const char *ip,
+                            const char *csrf, bool ok, uint64_t now_ms)
+{
     time_t now = time(NULL);
-    struct consent *c = NULL;
-    if (form_get(body, len, "csrf", csrf, sizeof csrf) == FORM_OK)
-        c = find_consent(as, csrf, now);
-    if (c == NULL) {
-        error_page(r, 403, "Expired or forged request",
-                   "This consent form is not one this server showed, or it has expired. Start "
-                   "again from the application.");
-        return;
-    }
-    if (form_get(body, len, "action", action, sizeof action) == FORM_OK &&
-        strcmp(action, "deny") == 0) {
-        char uri[PARAM_MAX + 1], state[PARAM_MAX + 1];
-        snprintf(uri, sizeof uri, "%s", c->redirect_uri);
-        snprintf(state, sizeof state, "%s", c->state);
-        c->expires = 0;
-        redirect_back(as, r, uri, state, "error", "access_denied", NULL, NULL);
-        return;
-    }
-    bool ok = form_get(body, len, "passphrase", pass, sizeof pass) == FORM_OK &&
-              passphrase_load(as->passphrase_path, line, err, sizeof err) &&
-              passphrase_verify(line, pass, strlen(pass));
-    explicit_bzero(pass, sizeof pass);
-    explicit_bzero(line, sizeof line);
+    struct consent *c = find_consent(as, csrf, now);
     if (!ok) {
-        f = failures_of(as, ip, now_ms, true);
-        if (++f->count == CONSENT_FAILS_MAX)
-            log_warn("oauth: %d wrong consent passphrases from %s this minute; refusing more",
-                     CONSENT_FAILS_MAX, ip);
+        count_wrong_passphrase(as, ip, now_ms);
+        if (c)
+            consent_page(as, r, c, "Wrong passphrase.");
         else
-            log_warn("oauth: wrong consent passphrase from %s", ip);
-        consent_page(as, r, c, "Wrong passphrase.");
+            expired_page(r);
+        return;
+    }
+    if (c == NULL) {
+        expired_page(r);
         return;
     }
     char code[65];
@@ -837,6 +847,117 @@ static void authorize_post(struct authserver *as, struct hreq *r, const char *ip
     log_info("oauth: the owner allowed client %s (%s)", k->client_id, k->scope);
     redirect_back(as, r, k->redirect_uri, c->state, "code", code, NULL, NULL);
     explicit_bzero(code, sizeof code);
+}
+
+/* Consent POSTs from ip's address whose passphrase is still being checked: each may turn out
+ * wrong, so they count against CONSENT_FAILS_MAX before their answer is known. */
+static unsigned checking_from(struct authserver *as, const char *key)
+{
+    unsigned n = 0;
+    for (const struct checking *k = as->checking; k; k = k->next)
+        n += strcmp(k->key, key) == 0;
+    return n;
+}
+
+static void checking_unlink(struct authserver *as, struct checking *k)
+{
+    for (struct checking **p = &as->checking; *p; p = &(*p)->next)
+        if (*p == k) {
+            *p = k->next;
+            return;
+        }
+}
+
+static void on_client_gone(struct hreq *r, void *arg)
+{
+    struct checking *k = arg;
+    (void)r;
+    k->r = NULL; /* the check runs on; its answer is dropped, a wrong guess still counts */
+}
+
+static void on_checked(void *ctx, enum verify_result result)
+{
+    struct checking *k = ctx;
+    struct authserver *as = k->as;
+    checking_unlink(as, k);
+    if (result != VERIFY_CANCELLED && k->r)
+        consent_checked(as, k->r, k->ip, k->csrf, result == VERIFY_OK, loop_now(as->loop));
+    else if (result == VERIFY_WRONG)
+        count_wrong_passphrase(as, k->ip, loop_now(as->loop));
+    explicit_bzero(k, sizeof *k);
+    free(k);
+}
+
+/* Hands the passphrase to the worker; the request is answered from on_checked. */
+static void check_later(struct authserver *as, struct hreq *r, const char *ip, const char *csrf,
+                        const char *line, const char *pass)
+{
+    struct checking *k = xcalloc(1, sizeof *k);
+    k->as = as;
+    k->r = r;
+    snprintf(k->ip, sizeof k->ip, "%s", ip);
+    ratelimit_key(ip, k->key, sizeof k->key);
+    snprintf(k->csrf, sizeof k->csrf, "%s", csrf);
+    if (!verifier_submit(as->verifier, line, pass, strlen(pass), on_checked, k)) {
+        free(k);
+        hreq_add_header(r, "Retry-After", "1");
+        error_page(r, 503, "Busy", "Too many consents are being checked; try again in a moment.");
+        return;
+    }
+    k->next = as->checking;
+    as->checking = k;
+    hreq_on_abort(r, on_client_gone, k);
+}
+
+static void authorize_post(struct authserver *as, struct hreq *r, const char *ip, uint64_t now_ms)
+{
+    size_t len;
+    const char *body = hreq_body(r, &len);
+    char csrf[80], action[16], pass[PASSPHRASE_MAX + 1], line[PASSPHRASE_LINE_MAX], err[400];
+    char key[48];
+    if (body == NULL)
+        body = "", len = 0;
+    if (!same_origin(as, r)) {
+        error_page(r, 403, "Refused", "This form was sent from another site.");
+        return;
+    }
+    struct failures *f = failures_of(as, ip, now_ms, false);
+    ratelimit_key(ip, key, sizeof key);
+    if ((f ? f->count : 0) + checking_from(as, key) >= CONSENT_FAILS_MAX) {
+        char retry[16];
+        snprintf(retry, sizeof retry, "%u",
+                 f && f->count >= CONSENT_FAILS_MAX
+                     ? (unsigned)((60000 - (now_ms - f->since_ms)) / 1000 + 1) : 1u);
+        hreq_add_header(r, "Retry-After", retry);
+        error_page(r, 429, "Too many attempts", "Wait a minute, then try again.");
+        return;
+    }
+    time_t now = time(NULL);
+    struct consent *c = NULL;
+    if (form_get(body, len, "csrf", csrf, sizeof csrf) == FORM_OK)
+        c = find_consent(as, csrf, now);
+    if (c == NULL) {
+        expired_page(r);
+        return;
+    }
+    if (form_get(body, len, "action", action, sizeof action) == FORM_OK &&
+        strcmp(action, "deny") == 0) {
+        char uri[PARAM_MAX + 1], state[PARAM_MAX + 1];
+        snprintf(uri, sizeof uri, "%s", c->redirect_uri);
+        snprintf(state, sizeof state, "%s", c->state);
+        c->expires = 0;
+        redirect_back(as, r, uri, state, "error", "access_denied", NULL, NULL);
+        return;
+    }
+    bool have = form_get(body, len, "passphrase", pass, sizeof pass) == FORM_OK &&
+                passphrase_load(as->passphrase_path, line, err, sizeof err);
+    if (have && as->verifier)
+        check_later(as, r, ip, csrf, line, pass);
+    else
+        consent_checked(as, r, ip, csrf, have && passphrase_verify(line, pass, strlen(pass)),
+                        now_ms);
+    explicit_bzero(pass, sizeof pass);
+    explicit_bzero(line, sizeof line);
 }
 
 /* ---- /token ---- */

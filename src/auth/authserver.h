@@ -2,7 +2,8 @@
  * (RFC 7591, public clients), /authorize (code flow, PKCE S256 only, the owner's consent page
  * behind the passphrase) and /token (authorization_code and refresh_token grants with rotation).
  * Tokens go to the token store (hashes only); registered clients to their own file (mode 600,
- * atomic); pending consents and codes are kept in memory. app.c routes the paths here; loop thread only. */
+ * atomic); pending consents and codes are kept in memory. app.c routes the paths here; loop
+ * thread only, but for the passphrase check (verifier.c). */
 #ifndef HM_AUTHSERVER_H
 #define HM_AUTHSERVER_H
 #include <stdbool.h>
@@ -10,6 +11,7 @@
 #include <stdint.h>
 
 struct hreq;
+struct loop;
 struct tokenstore;
 
 #define AUTHSERVER_ACCESS_TTL 3600               /* seconds */
@@ -32,6 +34,11 @@ struct authserver_opts {
  * one this module wrote). */
 struct authserver *authserver_new(const struct authserver_opts *o, char *err, size_t errlen);
 void authserver_free(struct authserver *as); /* NULL-safe */
+/* Once the loop exists: consent passphrases are then checked on a worker thread (verifier.h)
+ * and the consent POST answered when the check is back, so scrypt never stalls the loop.
+ * Without it (or if the thread cannot be set up) they are checked on the spot. The environment
+ * variable HERMES_TEST_CONSENT_DELAY_MS (tests only) makes every check that much slower. */
+void authserver_set_loop(struct authserver *as, struct loop *l);
 /* The clients file beside a file (the token store): its directory's oauth-clients.json.
  * Malloc'd. */
 char *authserver_clients_path_beside(const char *file);

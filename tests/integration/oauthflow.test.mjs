@@ -3,7 +3,8 @@
 // PKCE S256, the owner's consent with passphrase and CSRF token read from the page as a browser
 // would, the code exchange, calls, refresh, a restart, calls still authorized), then the hostile
 // cases: PKCE missing, plain or wrong; code replay; redirect URI mismatch; refresh reuse revoking
-// the family; wrong passphrase, forged CSRF and cross-site POST; no passphrase set; DCR off.
+// the family; wrong passphrase, forged CSRF and cross-site POST; no passphrase set; DCR off; the
+// passphrase checked on a worker thread while the loop answers others.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createServer } from 'node:net';
@@ -33,10 +34,10 @@ function setPassphrase(envFile, pass) {
   return r;
 }
 
-async function startOAuth(extra = {}, withPass = true) {
+async function startOAuth(extra = {}, withPass = true, opts = {}) {
   const port = await freePort();
   const issuer = `http://127.0.0.1:${port}`;
-  const srv = await startHermes({ MCP_PORT: String(port), OAUTH_ISSUER_URL: issuer, ...extra });
+  const srv = await startHermes({ MCP_PORT: String(port), OAUTH_ISSUER_URL: issuer, ...extra }, opts);
   if (withPass) setPassphrase(srv.envFile, PASS);
   return { srv, issuer };
 }
@@ -443,4 +444,84 @@ test('registration is capped and rate limited; Deny and a missing CSRF token giv
   } finally {
     assert.equal(await srv.stop(), 0);
   }
+});
+
+// The passphrase's scrypt runs on a worker thread, not on the event loop: while a consent POST
+// is being checked, another client is answered. HERMES_TEST_CONSENT_DELAY_MS (a test-only knob,
+// applied on the worker) holds each check 2 s longer than scrypt's ~0.1 s, so the ordering below
+// does not depend on how loaded the machine is; on a loop that checks the passphrase itself the
+// consent answer always comes first (and the knob does nothing).
+const HOLD_MS = 2000;
+const sleep = (ms) => new Promise((res) => setTimeout(res, ms));
+
+async function consentForm(issuer, clientId, challenge) {
+  const html = await (await fetch(authorizeUrl(issuer, clientId, { code_challenge: challenge }))).text();
+  return /name="csrf" value="([0-9a-f]{64})"/.exec(html)[1];
+}
+const sendConsent = (issuer, csrf, pass, signal) => fetch(`${issuer}/authorize`, { method: 'POST',
+  redirect: 'manual', headers: { ...FORM, Origin: issuer }, signal,
+  body: form({ csrf, passphrase: pass, action: 'approve' }) });
+
+test('the consent passphrase is checked off the event loop: /health is answered meanwhile', async () => {
+  const { srv, issuer } = await startOAuth({}, true, { env: { HERMES_TEST_CONSENT_DELAY_MS: String(HOLD_MS) } });
+  try {
+    const { body: cl } = await register(issuer);
+    const { challenge } = pkce();
+    const csrf = await consentForm(issuer, cl.client_id, challenge);
+    const order = [];
+    const t0 = performance.now();
+    const pending = sendConsent(issuer, csrf, PASS).then((res) => { order.push('consent'); return res; });
+    await sleep(100); // lets the POST reach the server; not an assertion
+    const health = await fetch(`${issuer}/health`);
+    order.push('health');
+    const res = await pending;
+    const consentMs = performance.now() - t0;
+    assert.equal(health.status, 200);
+    assert.deepEqual(order, ['health', 'consent']);
+    assert.equal(res.status, 302);
+    assert.match(res.headers.get('location'), /[?&]code=[0-9a-f]{64}/);
+    assert.ok(consentMs >= HOLD_MS, `the consent took ${consentMs} ms: the check was not held`);
+  } finally {
+    assert.equal(await srv.stop(), 0);
+  }
+});
+
+test('a consent whose client leaves mid-check: the form stays usable, a wrong guess still counts', async () => {
+  const { srv, issuer } = await startOAuth({}, true, { env: { HERMES_TEST_CONSENT_DELAY_MS: '300' } });
+  try {
+    const { body: cl } = await register(issuer);
+    const { challenge } = pkce();
+    const csrf = await consentForm(issuer, cl.client_id, challenge);
+    // Right passphrase, then three wrong ones, each from a client that leaves before the answer
+    // (checks still running count against the limit: four, one under it).
+    for (const pass of [PASS, 'wrong guess 1', 'wrong guess 2', 'wrong guess 3']) {
+      const ac = new AbortController();
+      const p = sendConsent(issuer, csrf, pass, ac.signal).catch((e) => e.name);
+      await sleep(50);
+      ac.abort();
+      assert.equal(await p, 'AbortError');
+    }
+    // Checks run in order, so this one is answered after all four above.
+    const ok = await sendConsent(issuer, csrf, PASS);
+    assert.equal(ok.status, 302, 'the form was spent by a POST whose client left');
+    for (const pass of ['wrong guess 4', 'wrong guess 5']) {
+      const wrong = await sendConsent(issuer, await consentForm(issuer, cl.client_id, challenge), pass);
+      assert.equal(wrong.status, 403);
+      assert.match(await wrong.text(), /Wrong passphrase/);
+    }
+    const limited = await sendConsent(issuer, await consentForm(issuer, cl.client_id, challenge), PASS);
+    assert.equal(limited.status, 429, 'the guesses whose clients left were not counted');
+  } finally {
+    assert.equal(await srv.stop(), 0);
+  }
+});
+
+test('stopping while a consent passphrase is being checked: the POST is answered, the exit is clean', async () => {
+  const { srv, issuer } = await startOAuth({}, true, { env: { HERMES_TEST_CONSENT_DELAY_MS: '1500' } });
+  const { body: cl } = await register(issuer);
+  const csrf = await consentForm(issuer, cl.client_id, pkce().challenge);
+  const pending = sendConsent(issuer, csrf, PASS).then((r) => r.status, (e) => e.name);
+  await sleep(100);
+  assert.equal(await srv.stop(), 0);
+  assert.equal(await pending, 503);
 });
