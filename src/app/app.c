@@ -826,7 +826,10 @@ int app_run(const struct app_opts *o)
                                      .resource = a.oauth_resource,
                                      .passphrase_path = passphrase, .service = o->service,
                                      .tokens = a.oauth_tokens, .dcr = o->cfg->oauth_dcr,
-                                     .clients_path = clients};
+                                     .clients_path = clients,
+                                     .static_client_id = o->cfg->oauth_client_id,
+                                     .static_secret_hash = o->cfg->oauth_client_secret_hash,
+                                     .redirect_schemes = o->cfg->oauth_redirect_schemes};
         a.oauth_server = authserver_new(&ao, err, sizeof err);
         free(passphrase);
         free(clients);

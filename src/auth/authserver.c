@@ -47,7 +47,7 @@
 #define DEFAULT_SCOPES "hermes:read hermes:task"
 
 struct client {
-    char id[33];
+    char id[65]; /* registered: 32 hex; the static client (OAUTH_CLIENT_ID): up to 64 */
     char *name;
     char *redirects[REDIRECTS_MAX];
     size_t nredirects;
@@ -55,7 +55,7 @@ struct client {
 
 struct consent { /* a consent page shown: what its POST will approve */
     char csrf[65];
-    char client_id[33];
+    char client_id[65];
     char redirect_uri[PARAM_MAX + 1], state[PARAM_MAX + 1], challenge[PARAM_MAX + 1];
     char scope[PARAM_MAX + 1];
     time_t expires; /* 0: free slot */
@@ -63,7 +63,7 @@ struct consent { /* a consent page shown: what its POST will approve */
 
 struct code {
     unsigned char hash[32];
-    char client_id[33];
+    char client_id[65];
     char redirect_uri[PARAM_MAX + 1], challenge[PARAM_MAX + 1], scope[PARAM_MAX + 1];
     char family[33]; /* the tokens it gave, once exchanged: a replay revokes them */
     bool used;
@@ -89,6 +89,9 @@ struct authserver {
     struct loop *loop;
     struct verifier *verifier;  /* the passphrase's scrypt, off the loop (authserver_set_loop) */
     struct checking *checking;  /* consent POSTs waiting for it */
+    char *schemes;              /* app schemes a redirect URI may use (comma-separated) */
+    struct client static_client; /* OAUTH_CLIENT_ID, when set (static_client.id non-empty) */
+    unsigned char static_secret_hash[32];
 };
 
 /* A consent POST whose passphrase is being checked: what is needed to answer it afterwards. */
@@ -124,6 +127,12 @@ struct authserver *authserver_new(const struct authserver_opts *o, char *err, si
     as->clients = xcalloc(AUTHSERVER_CLIENTS_MAX, sizeof *as->clients);
     as->rl_register = ratelimit_new(REGISTER_PER_MIN, 10000);
     as->clients_path = o->clients_path ? xstrdup(o->clients_path) : NULL;
+    as->schemes = xstrdup(o->redirect_schemes ? o->redirect_schemes : AUTHSERVER_DEFAULT_SCHEMES);
+    if (o->static_client_id) {
+        snprintf(as->static_client.id, sizeof as->static_client.id, "%s", o->static_client_id);
+        as->static_client.name = xasprintf("%s (the static client)", o->static_client_id);
+        memcpy(as->static_secret_hash, o->static_secret_hash, 32);
+    }
     if (as->clients_path && !load_clients(as, err, errlen)) {
         authserver_free(as);
         return NULL;
@@ -153,6 +162,9 @@ void authserver_free(struct authserver *as)
             free(as->clients[i].redirects[j]);
     }
     free(as->clients);
+    free(as->static_client.name);
+    free(as->schemes);
+    explicit_bzero(as->static_secret_hash, sizeof as->static_secret_hash);
     verifier_free(as->verifier); /* cancels what is still checked: frees their records */
     explicit_bzero(as->consents, sizeof as->consents);
     ratelimit_free(as->rl_register);
@@ -308,6 +320,11 @@ static void metadata(struct authserver *as, struct hreq *r)
         "token_endpoint_auth_methods_supported", "none", "scopes_supported", "hermes:read",
         "hermes:task", "hermes:admin", "authorization_response_iss_parameter_supported", 1,
         "response_modes_supported", "query");
+    if (doc && *as->static_client.id) {
+        json_t *methods = json_object_get(doc, "token_endpoint_auth_methods_supported");
+        json_array_append_new(methods, json_string("client_secret_basic"));
+        json_array_append_new(methods, json_string("client_secret_post"));
+    }
     if (doc && as->dcr) {
         char *reg = xasprintf("%s/register", as->issuer);
         json_object_set_new(doc, "registration_endpoint", json_string(reg));
@@ -321,6 +338,8 @@ static void metadata(struct authserver *as, struct hreq *r)
 
 static struct client *find_client(struct authserver *as, const char *id)
 {
+    if (*as->static_client.id && strcmp(as->static_client.id, id) == 0)
+        return &as->static_client;
     for (size_t i = 0; i < as->nclients; i++)
         if (strcmp(as->clients[i].id, id) == 0)
             return &as->clients[i];
@@ -332,16 +351,35 @@ static struct client *find_client(struct authserver *as, const char *id)
  * that reads as another), a fragment, javascript: or data:. */
 bool authserver_redirect_ok(const char *uri)
 {
-    static const char *const app_schemes[] = {"claude:", "claudeai:", "cursor:"};
+    return authserver_redirect_ok_in(uri, NULL);
+}
+
+/* Whether uri starts with "<one of schemes>:" (schemes comma-separated, checked at start). */
+static bool app_scheme(const char *uri, const char *schemes)
+{
+    size_t u = strcspn(uri, ":");
+    if (uri[u] != ':')
+        return false;
+    for (const char *p = schemes; *p;) {
+        size_t n = strcspn(p, ",");
+        if (n == u && strncmp(p, uri, n) == 0)
+            return true;
+        p += n;
+        p += *p == ',';
+    }
+    return false;
+}
+
+bool authserver_redirect_ok_in(const char *uri, const char *schemes)
+{
     size_t n = strlen(uri);
     if (n == 0 || n > PARAM_MAX || strchr(uri, '#'))
         return false;
     for (const char *p = uri; *p; p++)
         if ((unsigned char)*p <= 0x20 || *p == 0x7f || *p == '\\')
             return false;
-    for (size_t i = 0; i < sizeof app_schemes / sizeof *app_schemes; i++)
-        if (strncmp(uri, app_schemes[i], strlen(app_schemes[i])) == 0)
-            return true;
+    if (app_scheme(uri, schemes ? schemes : AUTHSERVER_DEFAULT_SCHEMES))
+        return true;
     const char *auth;
     bool https = strncmp(uri, "https://", 8) == 0;
     if (https)
@@ -439,7 +477,7 @@ static bool load_client(struct authserver *as, json_t *o)
     json_array_foreach(uris, i, u) if (!json_is_string(u) ||
                                        !authserver_redirect_ok(json_string_value(u))) return false;
     struct client *c = &as->clients[as->nclients++];
-    memcpy(c->id, id, sizeof c->id);
+    snprintf(c->id, sizeof c->id, "%s", id);
     c->name = xstrdup(name);
     json_array_foreach(uris, i, u) c->redirects[c->nredirects++] = xstrdup(json_string_value(u));
     return true;
@@ -507,10 +545,10 @@ static void register_client(struct authserver *as, struct hreq *r)
     else if (name && (!json_is_string(name) || !client_name_ok(json_string_value(name))))
         why = "client_name must be text of at most 200 bytes, without control characters";
     json_array_foreach(uris, i, u) if (why == NULL && (!json_is_string(u) ||
-                                                       !authserver_redirect_ok(json_string_value(u))))
+                                                       !authserver_redirect_ok_in(json_string_value(u), as->schemes)))
     {
-        why = "a redirect URI must be https, http on the loopback, or claude:, claudeai:, "
-              "cursor:, without userinfo or fragment";
+        why = "a redirect URI must be https, http on the loopback, or an app scheme this server "
+              "allows (OAUTH_ALLOWED_REDIRECT_SCHEMES), without userinfo or fragment";
         code = "invalid_redirect_uri";
     }
     if (why == NULL && as->nclients >= AUTHSERVER_CLIENTS_MAX) {
@@ -692,6 +730,10 @@ static void authorize_get(struct authserver *as, struct hreq *r)
         snprintf(redirect_uri, sizeof redirect_uri, "%s", cl->redirects[0]);
     for (size_t i = 0; i < cl->nredirects; i++)
         known = known || strcmp(cl->redirects[i], redirect_uri) == 0;
+    /* The static client registered no URIs (seed 002): any that passes the scheme rules; the
+     * code is of no use without its secret, and the page names the host it goes to. */
+    if (cl == &as->static_client)
+        known = authserver_redirect_ok_in(redirect_uri, as->schemes);
     if (!known) {
         error_page(r, 400, "Wrong redirect address",
                    "The redirect_uri is not one this application registered, so no answer is "
@@ -733,7 +775,7 @@ static void authorize_get(struct authserver *as, struct hreq *r)
         error_page(r, 500, "Server error", "The random generator failed.");
         return;
     }
-    memcpy(c->client_id, cl->id, sizeof c->client_id); /* the registered id: it matched */
+    snprintf(c->client_id, sizeof c->client_id, "%s", cl->id); /* the registered id: it matched */
     snprintf(c->redirect_uri, sizeof c->redirect_uri, "%s", redirect_uri);
     snprintf(c->state, sizeof c->state, "%s", state);
     snprintf(c->challenge, sizeof c->challenge, "%s", challenge);
@@ -1005,14 +1047,14 @@ static bool verifier_matches(const char *verifier, const char *challenge)
     return strlen(enc) == 43 && crypto_equal(enc, challenge, 43);
 }
 
-static void grant_code(struct authserver *as, struct hreq *r, const char *body, size_t len)
+static void grant_code(struct authserver *as, struct hreq *r, const char *body, size_t len,
+                       const char *client_id)
 {
-    char code[80], client_id[PARAM_MAX + 1], uri[PARAM_MAX + 1], verifier[200];
+    char code[80], uri[PARAM_MAX + 1], verifier[200];
     char resource[PARAM_MAX + 1], err[400];
     unsigned char h[32];
     time_t now = time(NULL);
     if (form_get(body, len, "code", code, sizeof code) != FORM_OK ||
-        form_get(body, len, "client_id", client_id, sizeof client_id) != FORM_OK ||
         form_get(body, len, "redirect_uri", uri, sizeof uri) == FORM_BAD ||
         form_get(body, len, "resource", resource, sizeof resource) == FORM_BAD) {
         oauth_error(r, 400, "invalid_request", "code and client_id are required, once each");
@@ -1064,11 +1106,11 @@ static void grant_code(struct authserver *as, struct hreq *r, const char *body, 
     issue_pair(as, r, k->client_id, k->scope, k->family);
 }
 
-static void grant_refresh(struct authserver *as, struct hreq *r, const char *body, size_t len)
+static void grant_refresh(struct authserver *as, struct hreq *r, const char *body, size_t len,
+                          const char *client_id)
 {
-    char token[80], client_id[PARAM_MAX + 1], err[400];
-    if (form_get(body, len, "refresh_token", token, sizeof token) != FORM_OK ||
-        form_get(body, len, "client_id", client_id, sizeof client_id) != FORM_OK) {
+    char token[80], err[400];
+    if (form_get(body, len, "refresh_token", token, sizeof token) != FORM_OK) {
         oauth_error(r, 400, "invalid_request", "refresh_token and client_id are required");
         return;
     }
@@ -1097,6 +1139,84 @@ static void grant_refresh(struct authserver *as, struct hreq *r, const char *bod
     free(family);
 }
 
+/* "Basic base64(id:secret)" into id and secret (PARAM_MAX + 1 each). Neither is URL-decoded:
+ * the static client's id is unreserved characters, and mint-client's secrets are hex. */
+static bool basic_credentials(const char *authz, char *id, char *secret)
+{
+    unsigned char raw[2 * PARAM_MAX + 2];
+    size_t n;
+    if (strncasecmp(authz, "Basic ", 6) != 0)
+        return false;
+    authz += 6;
+    authz += strspn(authz, " ");
+    size_t alen = strlen(authz);
+    if (alen == 0 || alen > 4 * (sizeof raw - 1) / 3 ||
+        !crypto_b64_decode(false, authz, alen, raw, sizeof raw - 1, &n))
+        return false;
+    raw[n] = '\0';
+    char *colon = memchr(raw, ':', n);
+    size_t idlen = colon ? (size_t)(colon - (char *)raw) : 0;
+    bool ok = colon && idlen <= PARAM_MAX && n - idlen - 1 <= PARAM_MAX &&
+              memchr(raw, '\0', n) == NULL;
+    if (ok) {
+        memcpy(id, raw, idlen);
+        id[idlen] = '\0';
+        memcpy(secret, colon + 1, n - idlen - 1);
+        secret[n - idlen - 1] = '\0';
+    }
+    explicit_bzero(raw, sizeof raw);
+    return ok;
+}
+
+/* The static client's secret, compared in constant time (as hashes, so the length leaks
+ * nothing either). */
+static bool static_secret_ok(struct authserver *as, const char *id, const char *secret)
+{
+    unsigned char h[32];
+    if (*as->static_client.id == '\0' || strcmp(id, as->static_client.id) != 0)
+        return false;
+    crypto_sha256(secret, strlen(secret), h);
+    return crypto_equal(h, as->static_secret_hash, 32);
+}
+
+/* Who asks at /token (RFC 6749 2.3): the static confidential client with its secret in Basic
+ * (client_secret_basic) or in the body (client_secret_post), or a public client by client_id
+ * alone. Writes the client's id; false when it answered (400, or 401 invalid_client). */
+static bool token_client(struct authserver *as, struct hreq *r, const char *body, size_t len,
+                         char client_id[PARAM_MAX + 1])
+{
+    char form_id[PARAM_MAX + 1], secret[PARAM_MAX + 1];
+    const char *authz = hreq_header(r, "Authorization");
+    enum form_result fid = form_get(body, len, "client_id", form_id, sizeof form_id);
+    enum form_result fsec = form_get(body, len, "client_secret", secret, sizeof secret);
+    bool ok = true;
+    if (fid == FORM_BAD || fsec == FORM_BAD || (authz && fsec == FORM_OK) ||
+        (!authz && fid != FORM_OK)) {
+        explicit_bzero(secret, sizeof secret);
+        oauth_error(r, 400, "invalid_request", "client_id is required, once, and one way of "
+                                               "client authentication at most");
+        return false;
+    }
+    if (authz) {
+        ok = basic_credentials(authz, client_id, secret) &&
+             (fid != FORM_OK || strcmp(form_id, client_id) == 0);
+    } else {
+        snprintf(client_id, PARAM_MAX + 1, "%s", form_id);
+        if (fsec != FORM_OK) /* a public client; the static one must authenticate */
+            ok = *as->static_client.id == '\0' || strcmp(client_id, as->static_client.id) != 0;
+    }
+    if (authz || fsec == FORM_OK)
+        ok = ok && static_secret_ok(as, client_id, secret);
+    explicit_bzero(secret, sizeof secret);
+    if (!ok) {
+        log_warn("oauth: /token: client authentication failed");
+        if (authz)
+            hreq_add_header(r, "WWW-Authenticate", "Basic realm=\"oauth\"");
+        oauth_error(r, 401, "invalid_client", "client authentication failed");
+    }
+    return ok;
+}
+
 static void token_endpoint(struct authserver *as, struct hreq *r)
 {
     size_t len;
@@ -1104,16 +1224,14 @@ static void token_endpoint(struct authserver *as, struct hreq *r)
     char grant[40];
     if (body == NULL)
         body = "", len = 0;
-    if (hreq_header(r, "Authorization")) {
-        oauth_error(r, 401, "invalid_client", "only public clients (no client secret) are "
-                                              "registered here");
+    char client_id[PARAM_MAX + 1];
+    if (!token_client(as, r, body, len, client_id))
         return;
-    }
     enum form_result gr = form_get(body, len, "grant_type", grant, sizeof grant);
     if (gr == FORM_OK && strcmp(grant, "authorization_code") == 0)
-        grant_code(as, r, body, len);
+        grant_code(as, r, body, len, client_id);
     else if (gr == FORM_OK && strcmp(grant, "refresh_token") == 0)
-        grant_refresh(as, r, body, len);
+        grant_refresh(as, r, body, len, client_id);
     else
         oauth_error(r, 400, gr == FORM_OK ? "unsupported_grant_type" : "invalid_request",
                     "grant_type must be authorization_code or refresh_token");
