@@ -183,7 +183,7 @@ bool authserver_owns(const char *path)
 {
     return strcmp(path, WK_AS) == 0 || strcmp(path, WK_OIDC) == 0 ||
            strcmp(path, "/authorize") == 0 || strcmp(path, "/token") == 0 ||
-           strcmp(path, "/register") == 0;
+           strcmp(path, "/register") == 0 || strcmp(path, "/revoke") == 0;
 }
 
 /* ---- answers ---- */
@@ -324,6 +324,14 @@ static void metadata(struct authserver *as, struct hreq *r)
         json_t *methods = json_object_get(doc, "token_endpoint_auth_methods_supported");
         json_array_append_new(methods, json_string("client_secret_basic"));
         json_array_append_new(methods, json_string("client_secret_post"));
+    }
+    if (doc) {
+        char *revoke = xasprintf("%s/revoke", as->issuer);
+        json_object_set_new(doc, "revocation_endpoint", json_string(revoke));
+        json_t *methods = json_object_get(doc, "token_endpoint_auth_methods_supported");
+        json_object_set_new(doc, "revocation_endpoint_auth_methods_supported",
+                            json_deep_copy(methods));
+        free(revoke);
     }
     if (doc && as->dcr) {
         char *reg = xasprintf("%s/register", as->issuer);
@@ -544,8 +552,10 @@ static void register_client(struct authserver *as, struct hreq *r)
         why = "grant_types may be authorization_code and refresh_token, response_types code";
     else if (name && (!json_is_string(name) || !client_name_ok(json_string_value(name))))
         why = "client_name must be text of at most 200 bytes, without control characters";
-    json_array_foreach(uris, i, u) if (why == NULL && (!json_is_string(u) ||
-                                                       !authserver_redirect_ok_in(json_string_value(u), as->schemes)))
+    json_array_foreach(uris, i, u) if (why == NULL &&
+                                       (!json_is_string(u) ||
+                                        !authserver_redirect_ok_in(json_string_value(u),
+                                                                   as->schemes)))
     {
         why = "a redirect URI must be https, http on the loopback, or an app scheme this server "
               "allows (OAUTH_ALLOWED_REDIRECT_SCHEMES), without userinfo or fragment";
@@ -1237,6 +1247,42 @@ static void token_endpoint(struct authserver *as, struct hreq *r)
                     "grant_type must be authorization_code or refresh_token");
 }
 
+/* ---- /revoke (RFC 7009) ---- */
+
+/* The client authenticates as at /token. A refresh token takes its whole family (every token
+ * of that authorization) with it, an access token only itself. Unknown, expired or another
+ * client's tokens are left alone and answered 200 all the same, so the answer tells nothing. */
+static void revoke_endpoint(struct authserver *as, struct hreq *r)
+{
+    size_t len;
+    const char *body = hreq_body(r, &len);
+    char client_id[PARAM_MAX + 1], token[80], hint[40], err[400];
+    if (body == NULL)
+        body = "", len = 0;
+    if (!token_client(as, r, body, len, client_id))
+        return;
+    if (form_get(body, len, "token", token, sizeof token) != FORM_OK ||
+        form_get(body, len, "token_type_hint", hint, sizeof hint) == FORM_BAD) {
+        oauth_error(r, 400, "invalid_request", "token is required, once");
+        return;
+    }
+    const struct token_grant *g = tokenstore_find(as->tokens, token, time(NULL));
+    if (g && strcmp(g->client_id, client_id) == 0) {
+        bool family = g->kind == TOKEN_REFRESH;
+        if (!tokenstore_revoke(as->tokens, token, family, err, sizeof err)) {
+            log_error("oauth: %s", err);
+            explicit_bzero(token, sizeof token);
+            oauth_error(r, 503, "temporarily_unavailable", "the token store cannot be written");
+            return;
+        }
+        log_info("oauth: client %s revoked %s", client_id,
+                 family ? "a refresh token and its family" : "an access token");
+    }
+    explicit_bzero(token, sizeof token);
+    hreq_add_header(r, "Cache-Control", "no-store");
+    hreq_reply(r, 200, "application/json", "{}", 2);
+}
+
 /* ---- routing ---- */
 
 static void method_not_allowed(struct hreq *r, const char *allow)
@@ -1260,7 +1306,7 @@ void authserver_headers(struct authserver *as, struct hreq *r, const char *ip, u
             authorize_get(as, r);
         else if (!post)
             method_not_allowed(r, "GET, HEAD, POST");
-    } else if (strcmp(path, "/token") == 0) {
+    } else if (strcmp(path, "/token") == 0 || strcmp(path, "/revoke") == 0) {
         if (!post)
             method_not_allowed(r, "POST");
     } else if (strcmp(path, "/register") == 0) {
@@ -1286,4 +1332,6 @@ void authserver_request(struct authserver *as, struct hreq *r, const char *ip, u
         token_endpoint(as, r);
     else if (strcmp(path, "/register") == 0)
         register_client(as, r);
+    else if (strcmp(path, "/revoke") == 0)
+        revoke_endpoint(as, r);
 }

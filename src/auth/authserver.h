@@ -1,6 +1,8 @@
 /* authserver.h — the OAuth 2.1 authorization server (issue 16): RFC 8414 metadata, /register
- * (RFC 7591, public clients; plus seed 002's static confidential client), /authorize (code flow, PKCE S256 only, the owner's consent page
- * behind the passphrase) and /token (authorization_code and refresh_token grants with rotation).
+ * (RFC 7591, public clients; plus seed 002's static confidential client), /authorize (code
+ * flow, PKCE S256 only, the owner's consent page behind the passphrase), /token
+ * (authorization_code and refresh_token grants with rotation) and /revoke (RFC 7009; a refresh
+ * token takes its family).
  * Tokens go to the token store (hashes only); registered clients to their own file (mode 600,
  * atomic); pending consents and codes are kept in memory. app.c routes the paths here; loop
  * thread only, but for the passphrase check (verifier.c). */

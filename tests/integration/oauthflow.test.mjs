@@ -4,7 +4,7 @@
 // would, the code exchange, calls, refresh, a restart, calls still authorized), then the hostile
 // cases: PKCE missing, plain or wrong; code replay; redirect URI mismatch; refresh reuse revoking
 // the family; wrong passphrase, forged CSRF and cross-site POST; no passphrase set; DCR off; the
-// passphrase checked on a worker thread while the loop answers others.
+// passphrase checked on a worker thread while the loop answers others; /revoke.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createServer } from 'node:net';
@@ -181,7 +181,8 @@ test('metadata advertises what exists; OAUTH_DCR=0 turns registration off', asyn
       assert.deepEqual(m.code_challenge_methods_supported, ['S256']);
       assert.deepEqual(m.grant_types_supported, ['authorization_code', 'refresh_token']);
       assert.deepEqual(m.token_endpoint_auth_methods_supported, ['none']);
-      assert.equal(m.revocation_endpoint, undefined, 'not built yet, not advertised');
+      assert.equal(m.revocation_endpoint, `${issuer}/revoke`);
+      assert.deepEqual(m.revocation_endpoint_auth_methods_supported, ['none']);
     }
   } finally {
     assert.equal(await srv.stop(), 0);
@@ -524,4 +525,54 @@ test('stopping while a consent passphrase is being checked: the POST is answered
   await sleep(100);
   assert.equal(await srv.stop(), 0);
   assert.equal(await pending, 503);
+});
+
+// /revoke (RFC 7009): an access token goes alone, a refresh token takes its family; unknown,
+// spent and other clients' tokens get 200 and nothing happens; the client authenticates as at
+// /token.
+test('revocation: access token alone, refresh token with its family; others untouched', async () => {
+  const { srv, issuer } = await startOAuth();
+  const revoke = async (body, headers = {}) => {
+    const res = await fetch(`${issuer}/revoke`, { method: 'POST', headers: { ...FORM, ...headers }, body: form(body) });
+    return { status: res.status, body: await res.json(), cache: res.headers.get('cache-control') };
+  };
+  const mcpStatus = async (access) => (await post(srv, INIT(), { Authorization: `Bearer ${access}` })).status;
+  try {
+    const { body: cl } = await register(issuer);
+    const { body: other } = await register(issuer);
+    const id = cl.client_id;
+    const pair = async () => {
+      const { verifier, challenge } = pkce();
+      return (await exchange(issuer, id, await getCode(issuer, id, challenge), verifier)).body;
+    };
+    const a = await pair(), b = await pair();
+    assert.equal(await mcpStatus(a.access_token), 200);
+    // Another client cannot revoke it; the answer does not say so.
+    let r = await revoke({ token: a.access_token, client_id: other.client_id });
+    assert.equal(r.status, 200);
+    assert.equal(await mcpStatus(a.access_token), 200, "another client's revocation took effect");
+    // The access token alone: its refresh token still works.
+    r = await revoke({ token: a.access_token, client_id: id, token_type_hint: 'access_token' });
+    assert.equal(r.status, 200);
+    assert.equal(r.cache, 'no-store');
+    assert.equal(await mcpStatus(a.access_token), 401);
+    const a2 = await token(issuer, { grant_type: 'refresh_token', client_id: id, refresh_token: a.refresh_token });
+    assert.equal(a2.status, 200, 'the refresh token went with its access token');
+    // A refresh token takes the family: the access token issued with it stops working too.
+    r = await revoke({ token: a2.body.refresh_token, client_id: id });
+    assert.equal(r.status, 200);
+    assert.equal(await mcpStatus(a2.body.access_token), 401);
+    assert.equal((await token(issuer, { grant_type: 'refresh_token', client_id: id, refresh_token: a2.body.refresh_token })).body.error, 'invalid_grant');
+    // The other authorization is untouched; unknown tokens are no error.
+    assert.equal(await mcpStatus(b.access_token), 200);
+    assert.equal((await revoke({ token: 'f'.repeat(64), client_id: id })).status, 200);
+    assert.equal((await revoke({ token: a.access_token, client_id: id })).status, 200, 'twice is no error');
+    // Malformed: no token, no client, GET.
+    assert.equal((await revoke({ client_id: id })).body.error, 'invalid_request');
+    assert.equal((await revoke({ token: b.access_token })).status, 400);
+    assert.equal((await fetch(`${issuer}/revoke`)).status, 405);
+    assert.equal(await mcpStatus(b.access_token), 200);
+  } finally {
+    assert.equal(await srv.stop(), 0);
+  }
 });

@@ -153,6 +153,13 @@ test('a wrong or missing static client secret is refused; client_secret_post wor
     r = await token(issuer, { ...body, client_id: id, client_secret: secret });
     assert.equal(r.status, 200, JSON.stringify(r.body));
     assert.match(r.body.access_token, /^[0-9a-f]{64}$/);
+    // /revoke authenticates the same way: a wrong secret is refused, the right one revokes.
+    const rv = (tok, headers) => fetch(`${issuer}/revoke`, { method: 'POST', headers: { ...FORM, ...headers }, body: form({ token: tok }) });
+    assert.equal((await rv(r.body.refresh_token, basic(id, wrongSecret))).status, 401);
+    const next = await token(issuer, { grant_type: 'refresh_token', refresh_token: r.body.refresh_token }, basic(id, secret));
+    assert.equal(next.status, 200, 'a refused revocation took effect');
+    assert.equal((await rv(next.body.refresh_token, basic(id, secret))).status, 200);
+    assert.equal((await token(issuer, { grant_type: 'refresh_token', refresh_token: next.body.refresh_token }, basic(id, secret))).body.error, 'invalid_grant');
     for (const s of [secret, wrongSecret]) assert.ok(!srv.proc.stderrText.includes(s), 'a secret was logged');
   } finally {
     assert.equal(await srv.stop(), 0);
