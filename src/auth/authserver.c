@@ -1149,35 +1149,6 @@ static void grant_refresh(struct authserver *as, struct hreq *r, const char *bod
     free(family);
 }
 
-/* "Basic base64(id:secret)" into id and secret (PARAM_MAX + 1 each). Neither is URL-decoded:
- * the static client's id is unreserved characters, and mint-client's secrets are hex. */
-static bool basic_credentials(const char *authz, char *id, char *secret)
-{
-    unsigned char raw[2 * PARAM_MAX + 2];
-    size_t n;
-    if (strncasecmp(authz, "Basic ", 6) != 0)
-        return false;
-    authz += 6;
-    authz += strspn(authz, " ");
-    size_t alen = strlen(authz);
-    if (alen == 0 || alen > 4 * (sizeof raw - 1) / 3 ||
-        !crypto_b64_decode(false, authz, alen, raw, sizeof raw - 1, &n))
-        return false;
-    raw[n] = '\0';
-    char *colon = memchr(raw, ':', n);
-    size_t idlen = colon ? (size_t)(colon - (char *)raw) : 0;
-    bool ok = colon && idlen <= PARAM_MAX && n - idlen - 1 <= PARAM_MAX &&
-              memchr(raw, '\0', n) == NULL;
-    if (ok) {
-        memcpy(id, raw, idlen);
-        id[idlen] = '\0';
-        memcpy(secret, colon + 1, n - idlen - 1);
-        secret[n - idlen - 1] = '\0';
-    }
-    explicit_bzero(raw, sizeof raw);
-    return ok;
-}
-
 /* The static client's secret, compared in constant time (as hashes, so the length leaks
  * nothing either). */
 static bool static_secret_ok(struct authserver *as, const char *id, const char *secret)
@@ -1208,7 +1179,7 @@ static bool token_client(struct authserver *as, struct hreq *r, const char *body
         return false;
     }
     if (authz) {
-        ok = basic_credentials(authz, client_id, secret) &&
+        ok = form_basic_auth(authz, client_id, PARAM_MAX + 1, secret, sizeof secret) &&
              (fid != FORM_OK || strcmp(form_id, client_id) == 0);
     } else {
         snprintf(client_id, PARAM_MAX + 1, "%s", form_id);
