@@ -951,6 +951,7 @@ static void check_later(struct authserver *as, struct hreq *r, const char *ip, c
     ratelimit_key(ip, k->key, sizeof k->key);
     snprintf(k->csrf, sizeof k->csrf, "%s", csrf);
     if (!verifier_submit(as->verifier, line, pass, strlen(pass), on_checked, k)) {
+        explicit_bzero(k, sizeof *k);
         free(k);
         hreq_add_header(r, "Retry-After", "1");
         error_page(r, 503, "Busy", "Too many consents are being checked; try again in a moment.");
