@@ -438,8 +438,34 @@ cg_per() {
         cg_result=$(awk -v a="$a" -v b="$cg_total" -v n=$(($3 - $2)) 'BEGIN { printf "%.0f", (b - a) / n }')
     fi
 }
+# cg_interact ERA N: cg_total for N client interactions of bench/interaction.mjs (legacy: the
+# session era's initialize handshake then tools/list; modern: a 2026-07-28 tools/list alone).
+cg_interact() {
+    local era=$1 n=$2 dir=$run/cg-int-$1-$2 rc=0
+    mkdir -p "$dir"
+    hermes_env "$run/cg.env" "$dir" "$run/fake.env"
+    start_hermes "cgi-$era-$n" "$run/cg.env" valgrind --tool=callgrind \
+        --callgrind-out-file="$run/cgi-$era-$n.out"
+    local p=$h_pid port=$h_port
+    BENCH_TOKEN=$token node "$root/bench/interaction.mjs" "$era" "$n" "http://127.0.0.1:$port/mcp" \
+        > "$run/cgi-$era-$n.log" 2>&1 || rc=$?
+    stop "$p"
+    cg_total=-
+    [ "$rc" = 0 ] && cg_total=$(sed -n 's/^\(summary\|totals\): *\([0-9]*\).*/\2/p' "$run/cgi-$era-$n.out" | head -1)
+    [ "$rc" = 0 ] || log "callgrind interaction $era: the driver failed ($run/cgi-$era-$n.log)"
+}
+# cg_interact_per ERA SMALL BIG: cg_result, instructions per interaction.
+cg_interact_per() {
+    local a
+    cg_interact "$1" "$2"; a=$cg_total
+    cg_interact "$1" "$3"
+    cg_result=-
+    if [ "$a" != - ] && [ "$cg_total" != - ] && [ -n "$a" ] && [ -n "$cg_total" ]; then
+        cg_result=$(awk -v a="$a" -v b="$cg_total" -v n=$(($3 - $2)) 'BEGIN { printf "%.0f", (b - a) / n }')
+    fi
+}
 # Each measured twice: how far apart the two are is how stable the figure is.
-cg_list=-; cg_task=-; cg_ping=-; cg_list26=-; cg_task26=-
+cg_list=-; cg_task=-; cg_ping=-; cg_list26=-; cg_task26=-; cg_int=-; cg_int26=-
 if [ "$cg_n" -gt 0 ]; then
     log "callgrind: ping, tools/list and hermes_task (both eras) under valgrind, twice each"
     cg_ping=""; cg_list=""; cg_task=""; cg_list26=""; cg_task26=""
@@ -452,6 +478,8 @@ if [ "$cg_n" -gt 0 ]; then
         cg_per hermes_task $((cg_n / 50 + 1)) $((cg_n / 50 + 1 + cg_n / 5)) hermes_2026
         cg_task26+="${cg_task26:+ / }$cg_result"
     done
+    cg_interact_per legacy $((cg_n / 50 + 1)) $((cg_n / 50 + 1 + cg_n / 5)); cg_int=$cg_result
+    cg_interact_per modern $((cg_n / 50 + 1)) $((cg_n / 50 + 1 + cg_n / 5)); cg_int26=$cg_result
 fi
 load_end=$(load_now)
 
@@ -536,6 +564,9 @@ added() { # SERVER CONNS
             echo "| $(title "$l" | sed 's/ (.*//'), MCP 2026-07-28 at $c conns: req/s ≥ 0.95× the session era's ($(num "$m" 0 1) / $(num "$h" 0 1)) | ${r}× | $(check "$r" ">=" 0.95) |"
         done
     done
+    if [ "$cg_int" != - ] && [ "$cg_int26" != - ]; then
+        echo "| a client interaction in MCP 2026-07-28 (tools/list, no handshake) costs no more than one of the session era (initialize, initialized, tools/list): instructions, callgrind | $cg_int26 / $cg_int | $(check "$cg_int26" "<" "$cg_int") |"
+    fi
     if [ -n "$prune_json" ]; then
         echo "| prune of $(pv n) task dirs: concurrent tools/list p99 < 5 ms (no prune: $(pv base_p99_ms) ms; the prune took $(pv prune_ms) ms, the load ran $(pv window_ms) ms from its start) | $(pv p99_ms) ms | $(check "$(pv p99_ms)" "<" 5) |"
     fi
@@ -623,6 +654,8 @@ added() { # SERVER CONNS
         echo "| tools/list, MCP 2026-07-28 (\`_meta\` and the mirrored headers on the request, \`resultType\`/\`serverInfo\`/cache hints on the result) | $cg_list26 |"
         echo "| tools/call hermes_task, sync, proxied to the fake agent (hermes-mcp's side only) | $cg_task |"
         echo "| tools/call hermes_task, sync, MCP 2026-07-28 | $cg_task26 |"
+        echo "| a client interaction, 2025-11-25: initialize, notifications/initialized, tools/list (bench/interaction.mjs) | $cg_int |"
+        echo "| a client interaction, 2026-07-28: tools/list (no handshake; discover cached) | $cg_int26 |"
     else
         echo "Not run (BENCH_CALLGRIND=0)."
     fi

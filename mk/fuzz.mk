@@ -26,7 +26,7 @@ FUZZ_SRC_chatchunk := src/bridge/chatchunk.c src/base/buf.c src/base/mem.c
 FUZZ_SRC_gwfile   := src/gateway/gwfile.c src/gateway/gwinterp.c src/base/yamljson.c \
                      src/base/buf.c src/base/mem.c src/base/utf8.c
 FUZZ_SRC_tokens   := src/auth/tokens.c src/base/yamljson.c src/base/mem.c src/base/utf8.c
-FUZZ_SRC_form     := src/auth/form.c
+FUZZ_SRC_form     := src/auth/form.c src/base/crypto.c
 FUZZ_LIB_jrpc     := $(shell pkg-config --libs jansson)
 FUZZ_LIB_dotenv   := $(FUZZ_LIB_jrpc)
 FUZZ_LIB_hdr      :=
@@ -37,7 +37,7 @@ FUZZ_LIB_contract := $(FUZZ_LIB_jrpc)
 FUZZ_LIB_chatchunk := $(FUZZ_LIB_jrpc)
 FUZZ_LIB_gwfile   := $(FUZZ_LIB_registry)
 FUZZ_LIB_tokens   := $(FUZZ_LIB_registry)
-FUZZ_LIB_form     :=
+FUZZ_LIB_form     := $(shell pkg-config --libs nettle)
 
 .PHONY: fuzz fuzz-build
 fuzz-build: $(FUZZ_BINS)

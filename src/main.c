@@ -35,6 +35,7 @@ static const char usage[] =
     "  serve [--env-file FILE]      run the MCP server (Streamable HTTP on /mcp)\n"
     "  oauth passwd [--env-file FILE]\n"
     "                               set the owner's OAuth consent passphrase (read from stdin)\n"
+    "  oauth mint-client            print a new static OAuth client id and secret, once\n"
     "  doctor [--env-file FILE] [--no-probe] [--timeout S]\n"
     "                               check the setup and the agents, one line per check\n"
     "  token gen [--env-file FILE]  create or replace MCP_AUTH_TOKEN in FILE (mode 600);\n"
@@ -82,6 +83,12 @@ static const char token_usage[] =
 
 static const char oauth_usage[] =
     "usage: hermes-mcp oauth passwd [--env-file FILE]\n"
+    "       hermes-mcp oauth mint-client\n"
+    "\n"
+    "mint-client  prints a new OAUTH_CLIENT_ID and OAUTH_CLIENT_SECRET (256 random bits) to\n"
+    "        stdout, once, for the env file: a pre-registered confidential client (seed 002)\n"
+    "        for connectors where one pastes a client id and secret. Nothing is written or\n"
+    "        logged; the server keeps only the secret's hash.\n"
     "\n"
     "passwd  sets the owner's consent passphrase: what the owner types on the /authorize page to\n"
     "        allow an OAuth client (OAUTH_ISSUER_URL). Read from the terminal (twice, not echoed)\n"
@@ -395,6 +402,22 @@ static bool read_secret(const char *prompt, char *out, size_t outsz)
     return ok;
 }
 
+/* hermes-mcp oauth mint-client: to stdout only, so the secret goes where the owner sends it. */
+static int mint_client(void)
+{
+    char id[33], secret[65];
+    if (!crypto_random_hex(id, 16) || !crypto_random_hex(secret, 32)) {
+        fprintf(stderr, "hermes-mcp: the random generator failed\n");
+        return 1;
+    }
+    printf("OAUTH_CLIENT_ID=%s\nOAUTH_CLIENT_SECRET=%s\n", id, secret);
+    fflush(stdout);
+    explicit_bzero(secret, sizeof secret);
+    if (isatty(STDOUT_FILENO))
+        fprintf(stderr, "Add both lines to the env file; the secret is shown only this once.\n");
+    return 0;
+}
+
 static int cmd_oauth(int argc, char **argv)
 {
     char pass[PASSPHRASE_MAX + 2], again[PASSPHRASE_MAX + 2], line[PASSPHRASE_LINE_MAX];
@@ -404,6 +427,8 @@ static int cmd_oauth(int argc, char **argv)
         fputs(oauth_usage, argc < 1 ? stderr : stdout);
         return argc < 1 ? EXIT_USAGE : 0;
     }
+    if (strcmp(argv[0], "mint-client") == 0)
+        return mint_client();
     if (strcmp(argv[0], "passwd") != 0) {
         fprintf(stderr, "hermes-mcp: unknown oauth command '%s'\n%s", argv[0], oauth_usage);
         return EXIT_USAGE;

@@ -826,7 +826,10 @@ int app_run(const struct app_opts *o)
                                      .resource = a.oauth_resource,
                                      .passphrase_path = passphrase, .service = o->service,
                                      .tokens = a.oauth_tokens, .dcr = o->cfg->oauth_dcr,
-                                     .clients_path = clients};
+                                     .clients_path = clients,
+                                     .static_client_id = o->cfg->oauth_client_id,
+                                     .static_secret_hash = o->cfg->oauth_client_secret_hash,
+                                     .redirect_schemes = o->cfg->oauth_redirect_schemes};
         a.oauth_server = authserver_new(&ao, err, sizeof err);
         free(passphrase);
         free(clients);
@@ -862,6 +865,8 @@ int app_run(const struct app_opts *o)
         goto out;
     }
     a.sigw = loop_watch_add(a.loop, a.sigfd, EPOLLIN, on_signal, &a);
+    if (a.oauth_server)
+        authserver_set_loop(a.oauth_server, a.loop);
     a.started = time(NULL);
     static const double bounds[] = {0.001, 0.005, 0.025, 0.1, 0.5, 2.5, 10, 60, 300, 1800};
     a.http_requests = metric_new("hermes_mcp_http_requests_total",

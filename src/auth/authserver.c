@@ -26,12 +26,14 @@
 #include "form.h"
 #include "httpd.h"
 #include "log.h"
+#include "loop.h"
 #include "mem.h"
 #include "passphrase.h"
 #include "principal.h"
 #include "ratelimit.h"
 #include "readfile.h"
 #include "tokenstore.h"
+#include "verifier.h"
 
 #define PARAM_MAX 512        /* any one parameter: client id, redirect URI, state, scope... */
 #define REDIRECTS_MAX 10     /* redirect URIs of one client */
@@ -45,7 +47,7 @@
 #define DEFAULT_SCOPES "hermes:read hermes:task"
 
 struct client {
-    char id[33];
+    char id[65]; /* registered: 32 hex; the static client (OAUTH_CLIENT_ID): up to 64 */
     char *name;
     char *redirects[REDIRECTS_MAX];
     size_t nredirects;
@@ -53,7 +55,7 @@ struct client {
 
 struct consent { /* a consent page shown: what its POST will approve */
     char csrf[65];
-    char client_id[33];
+    char client_id[65];
     char redirect_uri[PARAM_MAX + 1], state[PARAM_MAX + 1], challenge[PARAM_MAX + 1];
     char scope[PARAM_MAX + 1];
     time_t expires; /* 0: free slot */
@@ -61,7 +63,7 @@ struct consent { /* a consent page shown: what its POST will approve */
 
 struct code {
     unsigned char hash[32];
-    char client_id[33];
+    char client_id[65];
     char redirect_uri[PARAM_MAX + 1], challenge[PARAM_MAX + 1], scope[PARAM_MAX + 1];
     char family[33]; /* the tokens it gave, once exchanged: a replay revokes them */
     bool used;
@@ -84,6 +86,20 @@ struct authserver {
     struct code codes[CODES_MAX];
     struct failures fails[FAIL_TABLE];
     struct ratelimit *rl_register;
+    struct loop *loop;
+    struct verifier *verifier;  /* the passphrase's scrypt, off the loop (authserver_set_loop) */
+    struct checking *checking;  /* consent POSTs waiting for it */
+    char *schemes;              /* app schemes a redirect URI may use (comma-separated) */
+    struct client static_client; /* OAUTH_CLIENT_ID, when set (static_client.id non-empty) */
+    unsigned char static_secret_hash[32];
+};
+
+/* A consent POST whose passphrase is being checked: what is needed to answer it afterwards. */
+struct checking {
+    struct checking *next;
+    struct authserver *as;
+    struct hreq *r; /* NULL once the client went away */
+    char ip[64], key[48], csrf[80]; /* csrf as authorize_post read it (64 hex) */
 };
 
 static bool load_clients(struct authserver *as, char *err, size_t errlen);
@@ -111,11 +127,29 @@ struct authserver *authserver_new(const struct authserver_opts *o, char *err, si
     as->clients = xcalloc(AUTHSERVER_CLIENTS_MAX, sizeof *as->clients);
     as->rl_register = ratelimit_new(REGISTER_PER_MIN, 10000);
     as->clients_path = o->clients_path ? xstrdup(o->clients_path) : NULL;
+    as->schemes = xstrdup(o->redirect_schemes ? o->redirect_schemes : AUTHSERVER_DEFAULT_SCHEMES);
+    if (o->static_client_id) {
+        snprintf(as->static_client.id, sizeof as->static_client.id, "%s", o->static_client_id);
+        as->static_client.name = xasprintf("%s (the static client)", o->static_client_id);
+        memcpy(as->static_secret_hash, o->static_secret_hash, 32);
+    }
     if (as->clients_path && !load_clients(as, err, errlen)) {
         authserver_free(as);
         return NULL;
     }
     return as;
+}
+
+void authserver_set_loop(struct authserver *as, struct loop *l)
+{
+    /* Tests only (README, "Testing"): hold every check this much longer, on the worker. */
+    const char *delay = getenv("HERMES_TEST_CONSENT_DELAY_MS");
+    unsigned long ms = delay ? strtoul(delay, NULL, 10) : 0;
+    as->loop = l;
+    as->verifier = verifier_new(l, ms > 60000 ? 60000 : (unsigned)ms);
+    if (as->verifier == NULL)
+        log_warn("oauth: cannot set up the passphrase checking thread (%s); consent passphrases "
+                 "are checked on the event loop", strerror(errno));
 }
 
 void authserver_free(struct authserver *as)
@@ -128,6 +162,10 @@ void authserver_free(struct authserver *as)
             free(as->clients[i].redirects[j]);
     }
     free(as->clients);
+    free(as->static_client.name);
+    free(as->schemes);
+    explicit_bzero(as->static_secret_hash, sizeof as->static_secret_hash);
+    verifier_free(as->verifier); /* cancels what is still checked: frees their records */
     explicit_bzero(as->consents, sizeof as->consents);
     ratelimit_free(as->rl_register);
     free(as->issuer);
@@ -145,7 +183,7 @@ bool authserver_owns(const char *path)
 {
     return strcmp(path, WK_AS) == 0 || strcmp(path, WK_OIDC) == 0 ||
            strcmp(path, "/authorize") == 0 || strcmp(path, "/token") == 0 ||
-           strcmp(path, "/register") == 0;
+           strcmp(path, "/register") == 0 || strcmp(path, "/revoke") == 0;
 }
 
 /* ---- answers ---- */
@@ -282,6 +320,19 @@ static void metadata(struct authserver *as, struct hreq *r)
         "token_endpoint_auth_methods_supported", "none", "scopes_supported", "hermes:read",
         "hermes:task", "hermes:admin", "authorization_response_iss_parameter_supported", 1,
         "response_modes_supported", "query");
+    if (doc && *as->static_client.id) {
+        json_t *methods = json_object_get(doc, "token_endpoint_auth_methods_supported");
+        json_array_append_new(methods, json_string("client_secret_basic"));
+        json_array_append_new(methods, json_string("client_secret_post"));
+    }
+    if (doc) {
+        char *revoke = xasprintf("%s/revoke", as->issuer);
+        json_object_set_new(doc, "revocation_endpoint", json_string(revoke));
+        json_t *methods = json_object_get(doc, "token_endpoint_auth_methods_supported");
+        json_object_set_new(doc, "revocation_endpoint_auth_methods_supported",
+                            json_deep_copy(methods));
+        free(revoke);
+    }
     if (doc && as->dcr) {
         char *reg = xasprintf("%s/register", as->issuer);
         json_object_set_new(doc, "registration_endpoint", json_string(reg));
@@ -295,6 +346,8 @@ static void metadata(struct authserver *as, struct hreq *r)
 
 static struct client *find_client(struct authserver *as, const char *id)
 {
+    if (*as->static_client.id && strcmp(as->static_client.id, id) == 0)
+        return &as->static_client;
     for (size_t i = 0; i < as->nclients; i++)
         if (strcmp(as->clients[i].id, id) == 0)
             return &as->clients[i];
@@ -306,16 +359,35 @@ static struct client *find_client(struct authserver *as, const char *id)
  * that reads as another), a fragment, javascript: or data:. */
 bool authserver_redirect_ok(const char *uri)
 {
-    static const char *const app_schemes[] = {"claude:", "claudeai:", "cursor:"};
+    return authserver_redirect_ok_in(uri, NULL);
+}
+
+/* Whether uri starts with "<one of schemes>:" (schemes comma-separated, checked at start). */
+static bool app_scheme(const char *uri, const char *schemes)
+{
+    size_t u = strcspn(uri, ":");
+    if (uri[u] != ':')
+        return false;
+    for (const char *p = schemes; *p;) {
+        size_t n = strcspn(p, ",");
+        if (n == u && strncmp(p, uri, n) == 0)
+            return true;
+        p += n;
+        p += *p == ',';
+    }
+    return false;
+}
+
+bool authserver_redirect_ok_in(const char *uri, const char *schemes)
+{
     size_t n = strlen(uri);
     if (n == 0 || n > PARAM_MAX || strchr(uri, '#'))
         return false;
     for (const char *p = uri; *p; p++)
         if ((unsigned char)*p <= 0x20 || *p == 0x7f || *p == '\\')
             return false;
-    for (size_t i = 0; i < sizeof app_schemes / sizeof *app_schemes; i++)
-        if (strncmp(uri, app_schemes[i], strlen(app_schemes[i])) == 0)
-            return true;
+    if (app_scheme(uri, schemes ? schemes : AUTHSERVER_DEFAULT_SCHEMES))
+        return true;
     const char *auth;
     bool https = strncmp(uri, "https://", 8) == 0;
     if (https)
@@ -413,7 +485,7 @@ static bool load_client(struct authserver *as, json_t *o)
     json_array_foreach(uris, i, u) if (!json_is_string(u) ||
                                        !authserver_redirect_ok(json_string_value(u))) return false;
     struct client *c = &as->clients[as->nclients++];
-    memcpy(c->id, id, sizeof c->id);
+    snprintf(c->id, sizeof c->id, "%s", id);
     c->name = xstrdup(name);
     json_array_foreach(uris, i, u) c->redirects[c->nredirects++] = xstrdup(json_string_value(u));
     return true;
@@ -480,11 +552,13 @@ static void register_client(struct authserver *as, struct hreq *r)
         why = "grant_types may be authorization_code and refresh_token, response_types code";
     else if (name && (!json_is_string(name) || !client_name_ok(json_string_value(name))))
         why = "client_name must be text of at most 200 bytes, without control characters";
-    json_array_foreach(uris, i, u) if (why == NULL && (!json_is_string(u) ||
-                                                       !authserver_redirect_ok(json_string_value(u))))
+    json_array_foreach(uris, i, u) if (why == NULL &&
+                                       (!json_is_string(u) ||
+                                        !authserver_redirect_ok_in(json_string_value(u),
+                                                                   as->schemes)))
     {
-        why = "a redirect URI must be https, http on the loopback, or claude:, claudeai:, "
-              "cursor:, without userinfo or fragment";
+        why = "a redirect URI must be https, http on the loopback, or an app scheme this server "
+              "allows (OAUTH_ALLOWED_REDIRECT_SCHEMES), without userinfo or fragment";
         code = "invalid_redirect_uri";
     }
     if (why == NULL && as->nclients >= AUTHSERVER_CLIENTS_MAX) {
@@ -666,6 +740,10 @@ static void authorize_get(struct authserver *as, struct hreq *r)
         snprintf(redirect_uri, sizeof redirect_uri, "%s", cl->redirects[0]);
     for (size_t i = 0; i < cl->nredirects; i++)
         known = known || strcmp(cl->redirects[i], redirect_uri) == 0;
+    /* The static client registered no URIs (seed 002): any that passes the scheme rules; the
+     * code is of no use without its secret, and the page names the host it goes to. */
+    if (cl == &as->static_client)
+        known = authserver_redirect_ok_in(redirect_uri, as->schemes);
     if (!known) {
         error_page(r, 400, "Wrong redirect address",
                    "The redirect_uri is not one this application registered, so no answer is "
@@ -707,7 +785,7 @@ static void authorize_get(struct authserver *as, struct hreq *r)
         error_page(r, 500, "Server error", "The random generator failed.");
         return;
     }
-    memcpy(c->client_id, cl->id, sizeof c->client_id); /* the registered id: it matched */
+    snprintf(c->client_id, sizeof c->client_id, "%s", cl->id); /* the registered id: it matched */
     snprintf(c->redirect_uri, sizeof c->redirect_uri, "%s", redirect_uri);
     snprintf(c->state, sizeof c->state, "%s", state);
     snprintf(c->challenge, sizeof c->challenge, "%s", challenge);
@@ -767,57 +845,41 @@ static bool same_origin(struct authserver *as, struct hreq *r)
     return origin == NULL || strcmp(origin, as->issuer) == 0;
 }
 
-static void authorize_post(struct authserver *as, struct hreq *r, const char *ip, uint64_t now_ms)
+static void expired_page(struct hreq *r)
 {
-    size_t len;
-    const char *body = hreq_body(r, &len);
-    char csrf[80], action[16], pass[PASSPHRASE_MAX + 1], line[PASSPHRASE_LINE_MAX], err[400];
-    if (body == NULL)
-        body = "", len = 0;
-    if (!same_origin(as, r)) {
-        error_page(r, 403, "Refused", "This form was sent from another site.");
-        return;
-    }
-    struct failures *f = failures_of(as, ip, now_ms, false);
-    if (f && f->count >= CONSENT_FAILS_MAX) {
-        char retry[16];
-        snprintf(retry, sizeof retry, "%u", (unsigned)((60000 - (now_ms - f->since_ms)) / 1000 + 1));
-        hreq_add_header(r, "Retry-After", retry);
-        error_page(r, 429, "Too many attempts", "Wait a minute, then try again.");
-        return;
-    }
+    error_page(r, 403, "Expired or forged request",
+               "This consent form is not one this server showed, or it has expired. Start "
+               "again from the application.");
+}
+
+static void count_wrong_passphrase(struct authserver *as, const char *ip, uint64_t now_ms)
+{
+    struct failures *f = failures_of(as, ip, now_ms, true);
+    if (++f->count == CONSENT_FAILS_MAX)
+        log_warn("oauth: %d wrong consent passphrases from %s this minute; refusing more",
+                 CONSENT_FAILS_MAX, ip);
+    else
+        log_warn("oauth: wrong consent passphrase from %s", ip);
+}
+
+/* After the passphrase check: the code and the redirect back, or the page again saying why.
+ * The consent is looked up again by its CSRF token: while the passphrase was being checked it
+ * may have expired, or been spent by another POST of the same form. */
+static void consent_checked(struct authserver *as, struct hreq *r, const char *ip,
+                            const char *csrf, bool ok, uint64_t now_ms)
+{
     time_t now = time(NULL);
-    struct consent *c = NULL;
-    if (form_get(body, len, "csrf", csrf, sizeof csrf) == FORM_OK)
-        c = find_consent(as, csrf, now);
-    if (c == NULL) {
-        error_page(r, 403, "Expired or forged request",
-                   "This consent form is not one this server showed, or it has expired. Start "
-                   "again from the application.");
-        return;
-    }
-    if (form_get(body, len, "action", action, sizeof action) == FORM_OK &&
-        strcmp(action, "deny") == 0) {
-        char uri[PARAM_MAX + 1], state[PARAM_MAX + 1];
-        snprintf(uri, sizeof uri, "%s", c->redirect_uri);
-        snprintf(state, sizeof state, "%s", c->state);
-        c->expires = 0;
-        redirect_back(as, r, uri, state, "error", "access_denied", NULL, NULL);
-        return;
-    }
-    bool ok = form_get(body, len, "passphrase", pass, sizeof pass) == FORM_OK &&
-              passphrase_load(as->passphrase_path, line, err, sizeof err) &&
-              passphrase_verify(line, pass, strlen(pass));
-    explicit_bzero(pass, sizeof pass);
-    explicit_bzero(line, sizeof line);
+    struct consent *c = find_consent(as, csrf, now);
     if (!ok) {
-        f = failures_of(as, ip, now_ms, true);
-        if (++f->count == CONSENT_FAILS_MAX)
-            log_warn("oauth: %d wrong consent passphrases from %s this minute; refusing more",
-                     CONSENT_FAILS_MAX, ip);
+        count_wrong_passphrase(as, ip, now_ms);
+        if (c)
+            consent_page(as, r, c, "Wrong passphrase.");
         else
-            log_warn("oauth: wrong consent passphrase from %s", ip);
-        consent_page(as, r, c, "Wrong passphrase.");
+            expired_page(r);
+        return;
+    }
+    if (c == NULL) {
+        expired_page(r);
         return;
     }
     char code[65];
@@ -837,6 +899,118 @@ static void authorize_post(struct authserver *as, struct hreq *r, const char *ip
     log_info("oauth: the owner allowed client %s (%s)", k->client_id, k->scope);
     redirect_back(as, r, k->redirect_uri, c->state, "code", code, NULL, NULL);
     explicit_bzero(code, sizeof code);
+}
+
+/* Consent POSTs from ip's address whose passphrase is still being checked: each may turn out
+ * wrong, so they count against CONSENT_FAILS_MAX before their answer is known. */
+static unsigned checking_from(struct authserver *as, const char *key)
+{
+    unsigned n = 0;
+    for (const struct checking *k = as->checking; k; k = k->next)
+        n += strcmp(k->key, key) == 0;
+    return n;
+}
+
+static void checking_unlink(struct authserver *as, struct checking *k)
+{
+    for (struct checking **p = &as->checking; *p; p = &(*p)->next)
+        if (*p == k) {
+            *p = k->next;
+            return;
+        }
+}
+
+static void on_client_gone(struct hreq *r, void *arg)
+{
+    struct checking *k = arg;
+    (void)r;
+    k->r = NULL; /* the check runs on; its answer is dropped, a wrong guess still counts */
+}
+
+static void on_checked(void *ctx, enum verify_result result)
+{
+    struct checking *k = ctx;
+    struct authserver *as = k->as;
+    checking_unlink(as, k);
+    if (result != VERIFY_CANCELLED && k->r)
+        consent_checked(as, k->r, k->ip, k->csrf, result == VERIFY_OK, loop_now(as->loop));
+    else if (result == VERIFY_WRONG)
+        count_wrong_passphrase(as, k->ip, loop_now(as->loop));
+    explicit_bzero(k, sizeof *k);
+    free(k);
+}
+
+/* Hands the passphrase to the worker; the request is answered from on_checked. */
+static void check_later(struct authserver *as, struct hreq *r, const char *ip, const char *csrf,
+                        const char *line, const char *pass)
+{
+    struct checking *k = xcalloc(1, sizeof *k);
+    k->as = as;
+    k->r = r;
+    snprintf(k->ip, sizeof k->ip, "%s", ip);
+    ratelimit_key(ip, k->key, sizeof k->key);
+    snprintf(k->csrf, sizeof k->csrf, "%s", csrf);
+    if (!verifier_submit(as->verifier, line, pass, strlen(pass), on_checked, k)) {
+        explicit_bzero(k, sizeof *k);
+        free(k);
+        hreq_add_header(r, "Retry-After", "1");
+        error_page(r, 503, "Busy", "Too many consents are being checked; try again in a moment.");
+        return;
+    }
+    k->next = as->checking;
+    as->checking = k;
+    hreq_on_abort(r, on_client_gone, k);
+}
+
+static void authorize_post(struct authserver *as, struct hreq *r, const char *ip, uint64_t now_ms)
+{
+    size_t len;
+    const char *body = hreq_body(r, &len);
+    char csrf[80], action[16], pass[PASSPHRASE_MAX + 1], line[PASSPHRASE_LINE_MAX], err[400];
+    char key[48];
+    if (body == NULL)
+        body = "", len = 0;
+    if (!same_origin(as, r)) {
+        error_page(r, 403, "Refused", "This form was sent from another site.");
+        return;
+    }
+    struct failures *f = failures_of(as, ip, now_ms, false);
+    ratelimit_key(ip, key, sizeof key);
+    if ((f ? f->count : 0) + checking_from(as, key) >= CONSENT_FAILS_MAX) {
+        char retry[16];
+        snprintf(retry, sizeof retry, "%u",
+                 f && f->count >= CONSENT_FAILS_MAX
+                     ? (unsigned)((60000 - (now_ms - f->since_ms)) / 1000 + 1) : 1u);
+        hreq_add_header(r, "Retry-After", retry);
+        error_page(r, 429, "Too many attempts", "Wait a minute, then try again.");
+        return;
+    }
+    time_t now = time(NULL);
+    struct consent *c = NULL;
+    if (form_get(body, len, "csrf", csrf, sizeof csrf) == FORM_OK)
+        c = find_consent(as, csrf, now);
+    if (c == NULL) {
+        expired_page(r);
+        return;
+    }
+    if (form_get(body, len, "action", action, sizeof action) == FORM_OK &&
+        strcmp(action, "deny") == 0) {
+        char uri[PARAM_MAX + 1], state[PARAM_MAX + 1];
+        snprintf(uri, sizeof uri, "%s", c->redirect_uri);
+        snprintf(state, sizeof state, "%s", c->state);
+        c->expires = 0;
+        redirect_back(as, r, uri, state, "error", "access_denied", NULL, NULL);
+        return;
+    }
+    bool have = form_get(body, len, "passphrase", pass, sizeof pass) == FORM_OK &&
+                passphrase_load(as->passphrase_path, line, err, sizeof err);
+    if (have && as->verifier)
+        check_later(as, r, ip, csrf, line, pass);
+    else
+        consent_checked(as, r, ip, csrf, have && passphrase_verify(line, pass, strlen(pass)),
+                        now_ms);
+    explicit_bzero(pass, sizeof pass);
+    explicit_bzero(line, sizeof line);
 }
 
 /* ---- /token ---- */
@@ -884,14 +1058,14 @@ static bool verifier_matches(const char *verifier, const char *challenge)
     return strlen(enc) == 43 && crypto_equal(enc, challenge, 43);
 }
 
-static void grant_code(struct authserver *as, struct hreq *r, const char *body, size_t len)
+static void grant_code(struct authserver *as, struct hreq *r, const char *body, size_t len,
+                       const char *client_id)
 {
-    char code[80], client_id[PARAM_MAX + 1], uri[PARAM_MAX + 1], verifier[200];
+    char code[80], uri[PARAM_MAX + 1], verifier[200];
     char resource[PARAM_MAX + 1], err[400];
     unsigned char h[32];
     time_t now = time(NULL);
     if (form_get(body, len, "code", code, sizeof code) != FORM_OK ||
-        form_get(body, len, "client_id", client_id, sizeof client_id) != FORM_OK ||
         form_get(body, len, "redirect_uri", uri, sizeof uri) == FORM_BAD ||
         form_get(body, len, "resource", resource, sizeof resource) == FORM_BAD) {
         oauth_error(r, 400, "invalid_request", "code and client_id are required, once each");
@@ -943,11 +1117,11 @@ static void grant_code(struct authserver *as, struct hreq *r, const char *body, 
     issue_pair(as, r, k->client_id, k->scope, k->family);
 }
 
-static void grant_refresh(struct authserver *as, struct hreq *r, const char *body, size_t len)
+static void grant_refresh(struct authserver *as, struct hreq *r, const char *body, size_t len,
+                          const char *client_id)
 {
-    char token[80], client_id[PARAM_MAX + 1], err[400];
-    if (form_get(body, len, "refresh_token", token, sizeof token) != FORM_OK ||
-        form_get(body, len, "client_id", client_id, sizeof client_id) != FORM_OK) {
+    char token[80], err[400];
+    if (form_get(body, len, "refresh_token", token, sizeof token) != FORM_OK) {
         oauth_error(r, 400, "invalid_request", "refresh_token and client_id are required");
         return;
     }
@@ -976,6 +1150,55 @@ static void grant_refresh(struct authserver *as, struct hreq *r, const char *bod
     free(family);
 }
 
+/* The static client's secret, compared in constant time (as hashes, so the length leaks
+ * nothing either). */
+static bool static_secret_ok(struct authserver *as, const char *id, const char *secret)
+{
+    unsigned char h[32];
+    if (*as->static_client.id == '\0' || strcmp(id, as->static_client.id) != 0)
+        return false;
+    crypto_sha256(secret, strlen(secret), h);
+    return crypto_equal(h, as->static_secret_hash, 32);
+}
+
+/* Who asks at /token (RFC 6749 2.3): the static confidential client with its secret in Basic
+ * (client_secret_basic) or in the body (client_secret_post), or a public client by client_id
+ * alone. Writes the client's id; false when it answered (400, or 401 invalid_client). */
+static bool token_client(struct authserver *as, struct hreq *r, const char *body, size_t len,
+                         char client_id[PARAM_MAX + 1])
+{
+    char form_id[PARAM_MAX + 1], secret[PARAM_MAX + 1];
+    const char *authz = hreq_header(r, "Authorization");
+    enum form_result fid = form_get(body, len, "client_id", form_id, sizeof form_id);
+    enum form_result fsec = form_get(body, len, "client_secret", secret, sizeof secret);
+    bool ok = true;
+    if (fid == FORM_BAD || fsec == FORM_BAD || (authz && fsec == FORM_OK) ||
+        (!authz && fid != FORM_OK)) {
+        explicit_bzero(secret, sizeof secret);
+        oauth_error(r, 400, "invalid_request", "client_id is required, once, and one way of "
+                                               "client authentication at most");
+        return false;
+    }
+    if (authz) {
+        ok = form_basic_auth(authz, client_id, PARAM_MAX + 1, secret, sizeof secret) &&
+             (fid != FORM_OK || strcmp(form_id, client_id) == 0);
+    } else {
+        snprintf(client_id, PARAM_MAX + 1, "%s", form_id);
+        if (fsec != FORM_OK) /* a public client; the static one must authenticate */
+            ok = *as->static_client.id == '\0' || strcmp(client_id, as->static_client.id) != 0;
+    }
+    if (authz || fsec == FORM_OK)
+        ok = ok && static_secret_ok(as, client_id, secret);
+    explicit_bzero(secret, sizeof secret);
+    if (!ok) {
+        log_warn("oauth: /token: client authentication failed");
+        if (authz)
+            hreq_add_header(r, "WWW-Authenticate", "Basic realm=\"oauth\"");
+        oauth_error(r, 401, "invalid_client", "client authentication failed");
+    }
+    return ok;
+}
+
 static void token_endpoint(struct authserver *as, struct hreq *r)
 {
     size_t len;
@@ -983,19 +1206,53 @@ static void token_endpoint(struct authserver *as, struct hreq *r)
     char grant[40];
     if (body == NULL)
         body = "", len = 0;
-    if (hreq_header(r, "Authorization")) {
-        oauth_error(r, 401, "invalid_client", "only public clients (no client secret) are "
-                                              "registered here");
+    char client_id[PARAM_MAX + 1];
+    if (!token_client(as, r, body, len, client_id))
         return;
-    }
     enum form_result gr = form_get(body, len, "grant_type", grant, sizeof grant);
     if (gr == FORM_OK && strcmp(grant, "authorization_code") == 0)
-        grant_code(as, r, body, len);
+        grant_code(as, r, body, len, client_id);
     else if (gr == FORM_OK && strcmp(grant, "refresh_token") == 0)
-        grant_refresh(as, r, body, len);
+        grant_refresh(as, r, body, len, client_id);
     else
         oauth_error(r, 400, gr == FORM_OK ? "unsupported_grant_type" : "invalid_request",
                     "grant_type must be authorization_code or refresh_token");
+}
+
+/* ---- /revoke (RFC 7009) ---- */
+
+/* The client authenticates as at /token. A refresh token takes its whole family (every token
+ * of that authorization) with it, an access token only itself. Unknown, expired or another
+ * client's tokens are left alone and answered 200 all the same, so the answer tells nothing. */
+static void revoke_endpoint(struct authserver *as, struct hreq *r)
+{
+    size_t len;
+    const char *body = hreq_body(r, &len);
+    char client_id[PARAM_MAX + 1], token[80], hint[40], err[400];
+    if (body == NULL)
+        body = "", len = 0;
+    if (!token_client(as, r, body, len, client_id))
+        return;
+    if (form_get(body, len, "token", token, sizeof token) != FORM_OK ||
+        form_get(body, len, "token_type_hint", hint, sizeof hint) == FORM_BAD) {
+        oauth_error(r, 400, "invalid_request", "token is required, once");
+        return;
+    }
+    const struct token_grant *g = tokenstore_find(as->tokens, token, time(NULL));
+    if (g && strcmp(g->client_id, client_id) == 0) {
+        bool family = g->kind == TOKEN_REFRESH;
+        if (!tokenstore_revoke(as->tokens, token, family, err, sizeof err)) {
+            log_error("oauth: %s", err);
+            explicit_bzero(token, sizeof token);
+            oauth_error(r, 503, "temporarily_unavailable", "the token store cannot be written");
+            return;
+        }
+        log_info("oauth: client %s revoked %s", client_id,
+                 family ? "a refresh token and its family" : "an access token");
+    }
+    explicit_bzero(token, sizeof token);
+    hreq_add_header(r, "Cache-Control", "no-store");
+    hreq_reply(r, 200, "application/json", "{}", 2);
 }
 
 /* ---- routing ---- */
@@ -1021,7 +1278,7 @@ void authserver_headers(struct authserver *as, struct hreq *r, const char *ip, u
             authorize_get(as, r);
         else if (!post)
             method_not_allowed(r, "GET, HEAD, POST");
-    } else if (strcmp(path, "/token") == 0) {
+    } else if (strcmp(path, "/token") == 0 || strcmp(path, "/revoke") == 0) {
         if (!post)
             method_not_allowed(r, "POST");
     } else if (strcmp(path, "/register") == 0) {
@@ -1047,4 +1304,6 @@ void authserver_request(struct authserver *as, struct hreq *r, const char *ip, u
         token_endpoint(as, r);
     else if (strcmp(path, "/register") == 0)
         register_client(as, r);
+    else if (strcmp(path, "/revoke") == 0)
+        revoke_endpoint(as, r);
 }

@@ -1,8 +1,11 @@
 /* authserver.h — the OAuth 2.1 authorization server (issue 16): RFC 8414 metadata, /register
- * (RFC 7591, public clients), /authorize (code flow, PKCE S256 only, the owner's consent page
- * behind the passphrase) and /token (authorization_code and refresh_token grants with rotation).
+ * (RFC 7591, public clients; plus seed 002's static confidential client), /authorize (code
+ * flow, PKCE S256 only, the owner's consent page behind the passphrase), /token
+ * (authorization_code and refresh_token grants with rotation) and /revoke (RFC 7009; a refresh
+ * token takes its family).
  * Tokens go to the token store (hashes only); registered clients to their own file (mode 600,
- * atomic); pending consents and codes are kept in memory. app.c routes the paths here; loop thread only. */
+ * atomic); pending consents and codes are kept in memory. app.c routes the paths here; loop
+ * thread only, but for the passphrase check (verifier.c). */
 #ifndef HM_AUTHSERVER_H
 #define HM_AUTHSERVER_H
 #include <stdbool.h>
@@ -10,6 +13,7 @@
 #include <stdint.h>
 
 struct hreq;
+struct loop;
 struct tokenstore;
 
 #define AUTHSERVER_ACCESS_TTL 3600               /* seconds */
@@ -26,12 +30,20 @@ struct authserver_opts {
     struct tokenstore *tokens;   /* not owned */
     bool dcr;                    /* /register on (OAUTH_DCR, default on) */
     const char *clients_path;    /* the registered clients (JSON, mode 600); NULL: memory only */
+    const char *static_client_id; /* OAUTH_CLIENT_ID (seed 002's confidential client), or NULL */
+    const unsigned char *static_secret_hash; /* with it: SHA-256 of OAUTH_CLIENT_SECRET */
+    const char *redirect_schemes; /* app schemes, comma-separated; NULL: the default */
 };
 
 /* NULL with a reason in err when the clients file cannot be used (readable by others, not
  * one this module wrote). */
 struct authserver *authserver_new(const struct authserver_opts *o, char *err, size_t errlen);
 void authserver_free(struct authserver *as); /* NULL-safe */
+/* Once the loop exists: consent passphrases are then checked on a worker thread (verifier.h)
+ * and the consent POST answered when the check is back, so scrypt never stalls the loop.
+ * Without it (or if the thread cannot be set up) they are checked on the spot. The environment
+ * variable HERMES_TEST_CONSENT_DELAY_MS (tests only) makes every check that much slower. */
+void authserver_set_loop(struct authserver *as, struct loop *l);
 /* The clients file beside a file (the token store): its directory's oauth-clients.json.
  * Malloc'd. */
 char *authserver_clients_path_beside(const char *file);
@@ -40,6 +52,10 @@ size_t authserver_client_count(const struct authserver *as);
  * connector app's scheme (claude:, claudeai:, cursor:); never userinfo, a fragment,
  * javascript: or data:. */
 bool authserver_redirect_ok(const char *uri);
+#define AUTHSERVER_DEFAULT_SCHEMES "claude,claudeai,cursor"
+/* The same with the app schemes given (comma-separated; NULL: the default), as
+ * OAUTH_ALLOWED_REDIRECT_SCHEMES sets them. */
+bool authserver_redirect_ok_in(const char *uri, const char *schemes);
 /* Whether path is one of the authorization server's. */
 bool authserver_owns(const char *path);
 /* From the headers callback: answers what needs no body (metadata, the consent page, 405s);

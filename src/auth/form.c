@@ -4,6 +4,9 @@
 #include "form.h"
 
 #include <string.h>
+#include <strings.h>
+
+#include "crypto.h"
 
 static int hexval(char c)
 {
@@ -77,4 +80,34 @@ enum form_result form_get(const char *text, size_t len, const char *name, char *
         i = end + 1;
     }
     return r;
+}
+
+#define BASIC_MAX 2048 /* decoded bytes of a Basic credential; longer is refused */
+
+bool form_basic_auth(const char *header, char *id, size_t idsz, char *secret, size_t secretsz)
+{
+    unsigned char raw[BASIC_MAX + 1];
+    size_t n = 0;
+    if (idsz == 0 || secretsz == 0 || strncasecmp(header, "Basic ", 6) != 0)
+        return false;
+    header += 6;
+    header += strspn(header, " ");
+    size_t len = strlen(header);
+    if (len == 0 || len > 4 * (BASIC_MAX / 3) ||
+        !crypto_b64_decode(false, header, len, raw, BASIC_MAX, &n))
+        return false;
+    const unsigned char *colon = memchr(raw, ':', n);
+    bool ok = colon != NULL;
+    for (size_t i = 0; ok && i < n; i++)
+        ok = raw[i] >= 0x20 && raw[i] != 0x7f;
+    size_t idlen = ok ? (size_t)(colon - raw) : 0, seclen = ok ? n - idlen - 1 : 0;
+    ok = ok && idlen < idsz && seclen < secretsz;
+    if (ok) {
+        memcpy(id, raw, idlen);
+        id[idlen] = '\0';
+        memcpy(secret, colon + 1, seclen);
+        secret[seclen] = '\0';
+    }
+    explicit_bzero(raw, sizeof raw);
+    return ok;
 }

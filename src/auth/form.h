@@ -1,5 +1,6 @@
 /* form.h — application/x-www-form-urlencoded bodies and query strings, as the OAuth endpoints
- * (/authorize, /token, the consent form) receive them from any client. Pure, no allocation;
+ * (/authorize, /token, the consent form) receive them from any client, and the Basic client
+ * credentials of /token and /revoke. Pure, no allocation;
  * fuzzed (tests/fuzz/fuzz_form.c). */
 #ifndef HM_FORM_H
 #define HM_FORM_H
@@ -18,5 +19,11 @@ enum form_result form_get(const char *text, size_t len, const char *name, char *
  * and its length into outlen; false when badly escaped, longer than outsz - 1, or it decodes to
  * a control character. (httpd leaves query values escaped: this is their decoder.) */
 bool form_decode(const char *s, size_t n, char *out, size_t outsz, size_t *outlen);
+
+/* An "Authorization: Basic base64(id:secret)" header (RFC 7617, client_secret_basic) into id
+ * and secret (idsz and secretsz bytes, NUL-terminated); false when it is not Basic, not valid
+ * base64, has no ':', holds a NUL or control character, or a part does not fit. Neither part
+ * is URL-decoded: the static client's id is unreserved characters, mint-client's secret hex. */
+bool form_basic_auth(const char *header, char *id, size_t idsz, char *secret, size_t secretsz);
 
 #endif

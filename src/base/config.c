@@ -43,6 +43,68 @@ bool config_token_ok(const char *token)
     return n == 64;
 }
 
+/* Seed 002's pre-registered confidential client: both keys or neither; the id is unreserved
+ * URL characters (1-64), the secret at least 32 characters and kept only as its SHA-256, which
+ * /token compares in constant time. */
+static bool oauth_static_client(struct config *c, const char *id, const char *secret, char *err,
+                                size_t errlen)
+{
+    static const char unreserved[] =
+        "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~";
+    bool has_id = id && *id, has_secret = secret && *secret;
+    if (!has_id && !has_secret)
+        return true;
+    if (!has_id || !has_secret) {
+        snprintf(err, errlen, "OAUTH_CLIENT_ID and OAUTH_CLIENT_SECRET go together (a static "
+                              "client); set both, or neither (run: hermes-mcp oauth mint-client)");
+        return false;
+    }
+    size_t n = strlen(id);
+    if (n > 64 || strspn(id, unreserved) != n) {
+        snprintf(err, errlen, "OAUTH_CLIENT_ID must be 1-64 letters, digits, '-', '.', '_' or '~'");
+        return false;
+    }
+    if (strlen(secret) < 32) {
+        snprintf(err, errlen, "OAUTH_CLIENT_SECRET must have at least 32 characters (run: "
+                              "hermes-mcp oauth mint-client)");
+        return false;
+    }
+    c->oauth_client_id = xstrdup(id);
+    crypto_sha256(secret, strlen(secret), c->oauth_client_secret_hash);
+    return true;
+}
+
+/* OAUTH_ALLOWED_REDIRECT_SCHEMES: URI schemes (RFC 3986 syntax, lower case) of connector apps.
+ * Never javascript:, data:, vbscript: or file: (an open redirect into script or local files);
+ * http and https need no listing and follow their own rules (http on loopback only). */
+static bool oauth_schemes(struct config *c, const char *list, char *err, size_t errlen)
+{
+    static const char *const never[] = {"javascript", "data", "vbscript", "file", "http",
+                                        "https", "blob", "about"};
+    if (list == NULL) {
+        c->oauth_redirect_schemes = xstrdup("claude,claudeai,cursor");
+        return true;
+    }
+    for (const char *p = list; *p;) {
+        size_t n = strcspn(p, ",");
+        bool ok = n > 0 && n <= 32 && p[0] >= 'a' && p[0] <= 'z' &&
+                  strspn(p, "abcdefghijklmnopqrstuvwxyz0123456789+.-") >= n;
+        for (size_t i = 0; ok && i < sizeof never / sizeof *never; i++)
+            ok = !(strlen(never[i]) == n && strncmp(p, never[i], n) == 0);
+        if (!ok) {
+            snprintf(err, errlen, "OAUTH_ALLOWED_REDIRECT_SCHEMES: '%.*s' is not a scheme a "
+                                  "redirect may use (lower-case app schemes, comma-separated; "
+                                  "never javascript, data, file; https is always allowed)",
+                     (int)(n > 32 ? 32 : n), p);
+            return false;
+        }
+        p += n;
+        p += *p == ',';
+    }
+    c->oauth_redirect_schemes = xstrdup(list);
+    return true;
+}
+
 bool config_issuer_ok(const char *url)
 {
     bool https = strncmp(url, "https://", 8) == 0;
@@ -306,6 +368,10 @@ bool config_from_env(struct config *c, json_t *env, const char *path, char *err,
                                : xstrdup("oauth-tokens.json");
         const char *dcr = get(env, "OAUTH_DCR");
         c->oauth_dcr = dcr == NULL || strcmp(dcr, "0") != 0; /* on unless OAUTH_DCR=0 */
+        if (!oauth_static_client(c, get(env, "OAUTH_CLIENT_ID"), get(env, "OAUTH_CLIENT_SECRET"),
+                                 err, errlen) ||
+            !oauth_schemes(c, get(env, "OAUTH_ALLOWED_REDIRECT_SCHEMES"), err, errlen))
+            goto out;
     }
     c->hermes_env_path = dup_or(get(env, "HERMES_ENV_PATH"), NULL);
     c->tasks_dir = dup_or(get(env, "TASKS_DIR"), NULL);
@@ -386,6 +452,11 @@ size_t config_restart_keys(const struct config *now, const struct config *fresh,
         {"TRUSTED_PROXIES", same_text(now->trusted_proxies, fresh->trusted_proxies)},
         {"AUDIT_LOG_PATH", same_text(now->audit_path, fresh->audit_path)},
         {"OAUTH_ISSUER_URL", same_text(now->oauth_issuer, fresh->oauth_issuer)},
+        {"OAUTH_CLIENT_ID", same_text(now->oauth_client_id, fresh->oauth_client_id) &&
+                                memcmp(now->oauth_client_secret_hash,
+                                       fresh->oauth_client_secret_hash, 32) == 0},
+        {"OAUTH_ALLOWED_REDIRECT_SCHEMES",
+         same_text(now->oauth_redirect_schemes, fresh->oauth_redirect_schemes)},
     };
     size_t n = 0, len = 0;
 
@@ -411,6 +482,8 @@ void config_cleanup(struct config *c)
     free(c->tokens_file);
     free(c->oauth_issuer);
     free(c->oauth_store);
+    free(c->oauth_client_id);
+    free(c->oauth_redirect_schemes);
     free(c->hermes_env_path);
     free(c->tasks_dir);
     free(c->contract_path);

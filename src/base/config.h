@@ -21,6 +21,12 @@ struct config {
     char *oauth_store;   /* with oauth_issuer: the OAuth token store, oauth-tokens.json beside
                             the env file (hashes only, mode 600) */
     bool oauth_dcr;      /* OAUTH_DCR: dynamic client registration (default on; 0 turns it off) */
+    char *oauth_client_id; /* OAUTH_CLIENT_ID: seed 002's static confidential client, or NULL */
+    unsigned char oauth_client_secret_hash[32]; /* SHA-256 of OAUTH_CLIENT_SECRET (>= 32
+                                                   characters); the secret is not kept */
+    char *oauth_redirect_schemes; /* OAUTH_ALLOWED_REDIRECT_SCHEMES: app schemes a redirect URI
+                                     may use besides https and http on loopback, comma-separated
+                                     (default claude,claudeai,cursor) */
     char *hermes_env_path; /* HERMES_ENV_PATH */
     char *tasks_dir;       /* TASKS_DIR, default tasks/ beside the env file */
     unsigned tasks_retention_days; /* TASKS_RETENTION_DAYS: finished tasks older than this are

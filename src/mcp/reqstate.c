@@ -97,7 +97,7 @@ json_t *reqstate_open(struct mcp_server *srv, const char *caller, const char *di
     size_t rlen;
     json_t *payload = NULL, *state = NULL;
     if (crypto_b64_decode(true, text, plen, raw, plen + 4, &rlen))
-        payload = json_loadb((const char *)raw, rlen, 0, NULL);
+        payload = json_loadb((const char *)raw, rlen, JSON_ALLOW_NUL, NULL); /* as we wrote it */
     free(raw);
     const char *d = json_string_value(json_object_get(payload, "d"));
     json_t *e = json_object_get(payload, "e");

@@ -2,7 +2,9 @@
  * which reads /token and consent bodies and /authorize query values from any client. The input
  * is a form body: each field the endpoints read is looked up; a value found must be
  * NUL-terminated within the buffer, free of control characters, and the same when asked again;
- * a small buffer is never overrun. The input as one escaped value must decode the same way. */
+ * a small buffer is never overrun. The input as one escaped value must decode the same way,
+ * and as an Authorization header (client_secret_basic) gives parts that fit and hold no control
+ * character, or nothing. */
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -52,5 +54,15 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         check_value(dec, size + 1);
     }
     free(dec);
+    char *header = malloc(size + 1), id[65], secret[129];
+    if (header == NULL)
+        abort();
+    memcpy(header, data, size);
+    header[size] = '\0';
+    if (form_basic_auth(header, id, sizeof id, secret, sizeof secret)) {
+        check_value(id, sizeof id);
+        check_value(secret, sizeof secret);
+    }
+    free(header);
     return 0;
 }

@@ -3,7 +3,8 @@
 // PKCE S256, the owner's consent with passphrase and CSRF token read from the page as a browser
 // would, the code exchange, calls, refresh, a restart, calls still authorized), then the hostile
 // cases: PKCE missing, plain or wrong; code replay; redirect URI mismatch; refresh reuse revoking
-// the family; wrong passphrase, forged CSRF and cross-site POST; no passphrase set; DCR off.
+// the family; wrong passphrase, forged CSRF and cross-site POST; no passphrase set; DCR off; the
+// passphrase checked on a worker thread while the loop answers others; /revoke.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createServer } from 'node:net';
@@ -33,10 +34,10 @@ function setPassphrase(envFile, pass) {
   return r;
 }
 
-async function startOAuth(extra = {}, withPass = true) {
+async function startOAuth(extra = {}, withPass = true, opts = {}) {
   const port = await freePort();
   const issuer = `http://127.0.0.1:${port}`;
-  const srv = await startHermes({ MCP_PORT: String(port), OAUTH_ISSUER_URL: issuer, ...extra });
+  const srv = await startHermes({ MCP_PORT: String(port), OAUTH_ISSUER_URL: issuer, ...extra }, opts);
   if (withPass) setPassphrase(srv.envFile, PASS);
   return { srv, issuer };
 }
@@ -180,7 +181,8 @@ test('metadata advertises what exists; OAUTH_DCR=0 turns registration off', asyn
       assert.deepEqual(m.code_challenge_methods_supported, ['S256']);
       assert.deepEqual(m.grant_types_supported, ['authorization_code', 'refresh_token']);
       assert.deepEqual(m.token_endpoint_auth_methods_supported, ['none']);
-      assert.equal(m.revocation_endpoint, undefined, 'not built yet, not advertised');
+      assert.equal(m.revocation_endpoint, `${issuer}/revoke`);
+      assert.deepEqual(m.revocation_endpoint_auth_methods_supported, ['none']);
     }
   } finally {
     assert.equal(await srv.stop(), 0);
@@ -440,6 +442,136 @@ test('registration is capped and rate limited; Deny and a missing CSRF token giv
     const statuses = [];
     for (let i = 0; i < 10; i++) statuses.push((await register(issuer)).status);
     assert.deepEqual(statuses, [201, 201, 201, 201, 201, 201, 201, 201, 429, 429]);
+  } finally {
+    assert.equal(await srv.stop(), 0);
+  }
+});
+
+// The passphrase's scrypt runs on a worker thread, not on the event loop: while a consent POST
+// is being checked, another client is answered. HERMES_TEST_CONSENT_DELAY_MS (a test-only knob,
+// applied on the worker) holds each check 2 s longer than scrypt's ~0.1 s, so the ordering below
+// does not depend on how loaded the machine is; on a loop that checks the passphrase itself the
+// consent answer always comes first (and the knob does nothing).
+const HOLD_MS = 2000;
+const sleep = (ms) => new Promise((res) => setTimeout(res, ms));
+
+async function consentForm(issuer, clientId, challenge) {
+  const html = await (await fetch(authorizeUrl(issuer, clientId, { code_challenge: challenge }))).text();
+  return /name="csrf" value="([0-9a-f]{64})"/.exec(html)[1];
+}
+const sendConsent = (issuer, csrf, pass, signal) => fetch(`${issuer}/authorize`, { method: 'POST',
+  redirect: 'manual', headers: { ...FORM, Origin: issuer }, signal,
+  body: form({ csrf, passphrase: pass, action: 'approve' }) });
+
+test('the consent passphrase is checked off the event loop: /health is answered meanwhile', async () => {
+  const { srv, issuer } = await startOAuth({}, true, { env: { HERMES_TEST_CONSENT_DELAY_MS: String(HOLD_MS) } });
+  try {
+    const { body: cl } = await register(issuer);
+    const { challenge } = pkce();
+    const csrf = await consentForm(issuer, cl.client_id, challenge);
+    const order = [];
+    const t0 = performance.now();
+    const pending = sendConsent(issuer, csrf, PASS).then((res) => { order.push('consent'); return res; });
+    await sleep(100); // lets the POST reach the server; not an assertion
+    const health = await fetch(`${issuer}/health`);
+    order.push('health');
+    const res = await pending;
+    const consentMs = performance.now() - t0;
+    assert.equal(health.status, 200);
+    assert.deepEqual(order, ['health', 'consent']);
+    assert.equal(res.status, 302);
+    assert.match(res.headers.get('location'), /[?&]code=[0-9a-f]{64}/);
+    assert.ok(consentMs >= HOLD_MS, `the consent took ${consentMs} ms: the check was not held`);
+  } finally {
+    assert.equal(await srv.stop(), 0);
+  }
+});
+
+test('a consent whose client leaves mid-check: the form stays usable, a wrong guess still counts', async () => {
+  const { srv, issuer } = await startOAuth({}, true, { env: { HERMES_TEST_CONSENT_DELAY_MS: '300' } });
+  try {
+    const { body: cl } = await register(issuer);
+    const { challenge } = pkce();
+    const csrf = await consentForm(issuer, cl.client_id, challenge);
+    // Right passphrase, then three wrong ones, each from a client that leaves before the answer
+    // (checks still running count against the limit: four, one under it).
+    for (const pass of [PASS, 'wrong guess 1', 'wrong guess 2', 'wrong guess 3']) {
+      const ac = new AbortController();
+      const p = sendConsent(issuer, csrf, pass, ac.signal).catch((e) => e.name);
+      await sleep(50);
+      ac.abort();
+      assert.equal(await p, 'AbortError');
+    }
+    // Checks run in order, so this one is answered after all four above.
+    const ok = await sendConsent(issuer, csrf, PASS);
+    assert.equal(ok.status, 302, 'the form was spent by a POST whose client left');
+    for (const pass of ['wrong guess 4', 'wrong guess 5']) {
+      const wrong = await sendConsent(issuer, await consentForm(issuer, cl.client_id, challenge), pass);
+      assert.equal(wrong.status, 403);
+      assert.match(await wrong.text(), /Wrong passphrase/);
+    }
+    const limited = await sendConsent(issuer, await consentForm(issuer, cl.client_id, challenge), PASS);
+    assert.equal(limited.status, 429, 'the guesses whose clients left were not counted');
+  } finally {
+    assert.equal(await srv.stop(), 0);
+  }
+});
+
+test('stopping while a consent passphrase is being checked: the POST is answered, the exit is clean', async () => {
+  const { srv, issuer } = await startOAuth({}, true, { env: { HERMES_TEST_CONSENT_DELAY_MS: '1500' } });
+  const { body: cl } = await register(issuer);
+  const csrf = await consentForm(issuer, cl.client_id, pkce().challenge);
+  const pending = sendConsent(issuer, csrf, PASS).then((r) => r.status, (e) => e.name);
+  await sleep(100);
+  assert.equal(await srv.stop(), 0);
+  assert.equal(await pending, 503);
+});
+
+// /revoke (RFC 7009): an access token goes alone, a refresh token takes its family; unknown,
+// spent and other clients' tokens get 200 and nothing happens; the client authenticates as at
+// /token.
+test('revocation: access token alone, refresh token with its family; others untouched', async () => {
+  const { srv, issuer } = await startOAuth();
+  const revoke = async (body, headers = {}) => {
+    const res = await fetch(`${issuer}/revoke`, { method: 'POST', headers: { ...FORM, ...headers }, body: form(body) });
+    return { status: res.status, body: await res.json(), cache: res.headers.get('cache-control') };
+  };
+  const mcpStatus = async (access) => (await post(srv, INIT(), { Authorization: `Bearer ${access}` })).status;
+  try {
+    const { body: cl } = await register(issuer);
+    const { body: other } = await register(issuer);
+    const id = cl.client_id;
+    const pair = async () => {
+      const { verifier, challenge } = pkce();
+      return (await exchange(issuer, id, await getCode(issuer, id, challenge), verifier)).body;
+    };
+    const a = await pair(), b = await pair();
+    assert.equal(await mcpStatus(a.access_token), 200);
+    // Another client cannot revoke it; the answer does not say so.
+    let r = await revoke({ token: a.access_token, client_id: other.client_id });
+    assert.equal(r.status, 200);
+    assert.equal(await mcpStatus(a.access_token), 200, "another client's revocation took effect");
+    // The access token alone: its refresh token still works.
+    r = await revoke({ token: a.access_token, client_id: id, token_type_hint: 'access_token' });
+    assert.equal(r.status, 200);
+    assert.equal(r.cache, 'no-store');
+    assert.equal(await mcpStatus(a.access_token), 401);
+    const a2 = await token(issuer, { grant_type: 'refresh_token', client_id: id, refresh_token: a.refresh_token });
+    assert.equal(a2.status, 200, 'the refresh token went with its access token');
+    // A refresh token takes the family: the access token issued with it stops working too.
+    r = await revoke({ token: a2.body.refresh_token, client_id: id });
+    assert.equal(r.status, 200);
+    assert.equal(await mcpStatus(a2.body.access_token), 401);
+    assert.equal((await token(issuer, { grant_type: 'refresh_token', client_id: id, refresh_token: a2.body.refresh_token })).body.error, 'invalid_grant');
+    // The other authorization is untouched; unknown tokens are no error.
+    assert.equal(await mcpStatus(b.access_token), 200);
+    assert.equal((await revoke({ token: 'f'.repeat(64), client_id: id })).status, 200);
+    assert.equal((await revoke({ token: a.access_token, client_id: id })).status, 200, 'twice is no error');
+    // Malformed: no token, no client, GET.
+    assert.equal((await revoke({ client_id: id })).body.error, 'invalid_request');
+    assert.equal((await revoke({ token: b.access_token })).status, 400);
+    assert.equal((await fetch(`${issuer}/revoke`)).status, 405);
+    assert.equal(await mcpStatus(b.access_token), 200);
   } finally {
     assert.equal(await srv.stop(), 0);
   }

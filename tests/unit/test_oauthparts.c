@@ -105,6 +105,16 @@ static void redirect_uris(void **state)
         assert_true(authserver_redirect_ok(good[i]));
     for (size_t i = 0; i < sizeof bad / sizeof *bad; i++)
         assert_false(authserver_redirect_ok(bad[i]));
+    /* OAUTH_ALLOWED_REDIRECT_SCHEMES: the listed schemes replace the app defaults, whole names
+     * only; https and http on loopback stay. */
+    assert_true(authserver_redirect_ok_in("myapp://cb", "claude,myapp"));
+    assert_true(authserver_redirect_ok_in("claude://cb", "claude,myapp"));
+    assert_false(authserver_redirect_ok_in("cursor://cb", "claude,myapp"));
+    assert_false(authserver_redirect_ok_in("myap://cb", "claude,myapp"));
+    assert_false(authserver_redirect_ok_in("myappx://cb", "claude,myapp"));
+    assert_true(authserver_redirect_ok_in("https://claude.ai/cb", "myapp"));
+    assert_true(authserver_redirect_ok_in("http://127.0.0.1:1/cb", "myapp"));
+    assert_false(authserver_redirect_ok_in("javascript:alert(1)", "myapp"));
 }
 
 int main(void)
