@@ -173,7 +173,8 @@ static bool setup_tools(struct mcp_server *mcp, struct loop *l, void *cfg)
     if (the_gwfile.doc == NULL)
         return true;
     const char *const *taken = bridge_tool_names(the_bridge, &n);
-    the_gateway = gateway_new(mcp, l, &the_gwfile, taken, n);
+    the_gateway = gateway_new(mcp, l, &the_gwfile,
+                              ((const struct config *)cfg)->gateway_file, taken, n);
     return the_gateway != NULL;
 }
 
@@ -182,6 +183,8 @@ static void reload_tools(void *cfg)
     (void)cfg;
     if (the_bridge)
         bridge_reload(the_bridge);
+    if (the_gateway)
+        gateway_reload_pins(the_gateway); /* after `hermes-mcp gateway accept` */
 }
 
 static void health_tools(void *cfg, char *out, size_t outlen)

@@ -19,6 +19,7 @@ enum toolerr {
     TE_UPSTREAM_TIMEOUT,      /* the agent did not answer in time */
     TE_UPSTREAM_AUTH,         /* the agent refused our key */
     TE_UPSTREAM_UNAVAILABLE,  /* a gateway upstream is not running (exited, not started) */
+    TE_DEFINITION_CHANGED,    /* a gateway tool's definition differs from its pin: withheld */
     TE_COUNT
 };
 

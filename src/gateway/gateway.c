@@ -14,6 +14,7 @@
 
 #include "buf.h"
 #include "gw_internal.h"
+#include "gwpin.h"
 #include "log.h"
 #include "loop.h"
 #include "mcp.h"
@@ -113,6 +114,9 @@ static void register_tool(struct gateway *g, struct upstream *u, json_t *tool,
     struct gw_tool *t = &g->tools[g->ntools++];
     t->up = u;
     t->name = xstrdup(str(tool, "name"));
+    t->exposed = xstrdup(exposed);
+    gw_pin_hash(tool, t->seen);
+    t->seen_def = gw_pin_definition(tool);
     json_t *ann = json_object_get(tool, "annotations");
     mcp_add_tool(g->mcp, &(struct mcp_tool_def){
         .name = exposed, .title = str(tool, "title"), .description = str(tool, "description"),
@@ -184,7 +188,7 @@ static bool build_surface(struct gateway *g, const char *const *taken, size_t nt
 }
 
 struct gateway *gateway_new(struct mcp_server *mcp, struct loop *l, const struct gwfile *f,
-                            const char *const *taken, size_t ntaken)
+                            const char *gateway_file, const char *const *taken, size_t ntaken)
 {
     struct gateway *g = xcalloc(1, sizeof *g);
     g->mcp = mcp;
@@ -195,8 +199,10 @@ struct gateway *gateway_new(struct mcp_server *mcp, struct loop *l, const struct
     for (size_t i = 0; i < f->nup; i++)
         g->ups[i] = (struct upstream){.gw = g, .cfg = &f->up[i], .loop = l,
                                       .seed = (unsigned)getpid() * 2654435761u + (unsigned)i};
+    g->pins_path = gw_pins_path(gateway_file);
+    g->status_path = gw_pins_status_path(gateway_file);
     start_all(g);
-    if (!build_surface(g, taken, ntaken)) {
+    if (!build_surface(g, taken, ntaken) || !gw_pins_start(g)) {
         gateway_free(g);
         return NULL;
     }
@@ -212,9 +218,15 @@ void gateway_free(struct gateway *g)
      * waits and nothing pending belongs to a call. */
     for (size_t i = 0; i < g->nup; i++)
         up_cleanup(&g->ups[i]);
-    for (size_t i = 0; i < g->ntools; i++)
+    for (size_t i = 0; i < g->ntools; i++) {
         free(g->tools[i].name);
+        free(g->tools[i].exposed);
+        json_decref(g->tools[i].seen_def);
+    }
     free(g->tools);
+    free(g->pins_path);
+    free(g->status_path);
+    json_decref(g->pins);
     free(g->ups);
     free(g);
 }
@@ -239,6 +251,15 @@ bool gateway_ready(const struct gateway *g, struct buf *out)
                               u->cfg->required, "restarts", (json_int_t)u->restarts);
         if (u->state != UP_READY && u->error)
             json_object_set_new(o, "error", json_string(u->error));
+        json_t *withheld = json_array();
+        for (size_t k = 0; k < g->ntools; k++)
+            if (g->tools[k].up == u && g->tools[k].withheld)
+                json_array_append_new(withheld, json_string(g->tools[k].exposed));
+        ready = ready && json_array_size(withheld) == 0; /* required or not: a rug pull */
+        if (json_array_size(withheld))
+            json_object_set_new(o, "withheld", withheld);
+        else
+            json_decref(withheld);
         char *text = json_dumps(o, JSON_COMPACT);
         buf_printf(out, "%s\"%s\":%s", i ? "," : "", u->cfg->name, text);
         free(text);

@@ -87,13 +87,26 @@ struct gateway {
     size_t nup;
     struct gw_tool *tools;     /* the exposed surface */
     size_t ntools;
+    char *pins_path, *status_path; /* beside GATEWAY_FILE (gwpin.h) */
+    json_t *pins;              /* the pins file's document */
 };
 
 /* An exposed tool: which upstream, which of its tools. */
 struct gw_tool {
     struct upstream *up;
-    char *name; /* the upstream's own name */
+    char *name;     /* the upstream's own name */
+    char *exposed;  /* prefix + name */
+    char seen[65];  /* hash of the definition last listed (gwpin.h) */
+    json_t *seen_def;
+    bool withheld;  /* seen differs from its pin: hidden, calls get definition_changed */
 };
+
+/* gwguard.c: the pins applied to the surface */
+/* After the surface is built: reads the pins, pins what is new, withholds what changed. False
+ * (logged) when the pins file cannot be read or written. */
+bool gw_pins_start(struct gateway *g);
+/* An upstream listed again after a restart: its tools are checked against their pins. */
+void gw_pins_rediscovered(struct upstream *u);
 
 /* upstream.c */
 bool up_start(struct upstream *u, char *err, size_t errlen);

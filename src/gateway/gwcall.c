@@ -183,6 +183,14 @@ void gw_tool_handler(struct mcp_call *call, json_t *args, void *arg)
 {
     struct gw_tool *t = arg;
     struct upstream *u = t->up;
+    if (t->withheld) {
+        mcp_call_result_take(call, tool_error_json(TE_DEFINITION_CHANGED, 0,
+                                                   "the definition of %s changed upstream (%s) "
+                                                   "since it was pinned; it is withheld until an "
+                                                   "operator accepts it",
+                                                   t->exposed, u->cfg->name));
+        return;
+    }
     struct gw_call *gc = xcalloc(1, sizeof *gc);
     gc->up = u;
     gc->call = call;

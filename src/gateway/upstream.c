@@ -324,6 +324,7 @@ static void on_tools(struct upstream *u, json_t *result, json_t *error, void *ar
     u->state = UP_READY;
     u->ready_since = loop_now(u->loop);
     log_info("upstream %s: ready, %zu tools", u->cfg->name, json_array_size(u->tools));
+    gw_pins_rediscovered(u);
 }
 
 static const char *text_or(json_t *v)

@@ -113,6 +113,9 @@ void mcp_set_audit(struct mcp_server *s, mcp_audit_cb *cb, void *arg);
 typedef bool mcp_tool_filter_cb(struct hreq *r, const char *tool, const char *scope,
                                 bool refusing, void *arg);
 void mcp_set_tool_filter(struct mcp_server *s, mcp_tool_filter_cb *cb, void *arg);
+/* Leaves a registered tool out of tools/list (or puts it back) for every caller; tools/call still
+ * reaches its handler, which says why (the gateway's withheld definitions). */
+void mcp_set_tool_hidden(struct mcp_server *s, const char *name, bool hidden);
 /* Asks the tool filter whether the caller of c holds scope (a tool's own check, such as which
  * agent a principal may use). True when no filter is set. */
 bool mcp_call_allowed(const struct mcp_call *c, const char *scope);

@@ -150,6 +150,7 @@ struct named {
     /* Tools: input properties mirrored in Mcp-Param-* headers in 2026-07-28 ("x-mcp-header"
      * in the schema): {property: header name}, or NULL for none. */
     json_t *param_headers;
+    bool hidden;        /* tools only: left out of tools/list (mcp_set_tool_hidden) */
 };
 
 struct registry {
@@ -184,6 +185,7 @@ struct mcp_server {
     void *audit_arg;
     mcp_tool_filter_cb *tool_filter; /* may be NULL: every tool for everyone */
     void *tool_filter_arg;
+    size_t tools_hidden; /* how many tools are hidden (mcp_set_tool_hidden) */
     const struct mcp_task_ops *task_ops; /* may be NULL: no tasks extension */
     struct listen *listens;              /* open subscriptions/listen streams (listen.c) */
     void *task_arg;

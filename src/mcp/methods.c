@@ -531,9 +531,11 @@ static void do_tools_list(struct rpc_ctx *x, struct jrpc_msg *m)
     struct mcp_server *srv = x->srv;
     json_t *mine = NULL;
 
-    for (size_t i = 0; srv->tool_filter && i < srv->tools.n; i++) {
+    for (size_t i = 0; (srv->tool_filter || srv->tools_hidden) && i < srv->tools.n; i++) {
         const struct named *t = &srv->tools.v[i];
-        bool ok = srv->tool_filter(x->req, t->name, t->scope, false, srv->tool_filter_arg);
+        bool ok = !t->hidden && (srv->tool_filter == NULL ||
+                                 srv->tool_filter(x->req, t->name, t->scope, false,
+                                                  srv->tool_filter_arg));
         if (!ok && mine == NULL) { /* the first hidden one: take the ones before it */
             mine = json_array();
             for (size_t k = 0; k < i; k++)
@@ -546,6 +548,18 @@ static void do_tools_list(struct rpc_ctx *x, struct jrpc_msg *m)
         answer(x, jrpc_result(m->id, json_pack("{s:o}", "tools", mine)));
     else
         answer_list(x, m, &srv->tools, "tools");
+}
+
+void mcp_set_tool_hidden(struct mcp_server *s, const char *name, bool hidden)
+{
+    struct named *t = registry_find(&s->tools, name);
+    if (t == NULL || t->hidden == hidden)
+        return;
+    t->hidden = hidden;
+    if (hidden)
+        s->tools_hidden++;
+    else
+        s->tools_hidden--;
 }
 
 static void do_resources_list(struct rpc_ctx *x, struct jrpc_msg *m)

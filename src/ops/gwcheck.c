@@ -6,21 +6,31 @@
  * to list their tools (--probe) is for a later version. */
 #include "gwcheck.h"
 
+#include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "config.h"
 #include "gwload.h"
+#include "gwpins.h"
 
 const char gateway_usage[] =
     "usage: hermes-mcp gateway check [--env-file FILE]\n"
+    "       hermes-mcp gateway pins [--env-file FILE]\n"
+    "       hermes-mcp gateway accept [NAME] [--env-file FILE]\n"
     "\n"
     "Validates GATEWAY_FILE (named in FILE, default ./.env) the way serve reads it: mode 600, a\n"
     "regular file, known keys, upstream names, every ${VAR} resolved from FILE or the\n"
     "environment. Prints each upstream: its transport, the prefix of its exposed names, its\n"
     "limits and its include/exclude rules (no rules: nothing exposed). Never prints a value.\n"
-    "Exit codes: 0 valid, 1 the gateway file is refused, 2 usage or configuration error.\n";
+    "Exit codes: 0 valid, 1 the gateway file is refused, 2 usage or configuration error.\n"
+    "\n"
+    "pins: the SHA-256 pinned for each exposed tool's definition (GATEWAY_FILE.pins, written\n"
+    "at the first start) and, from GATEWAY_FILE.pins-status (written by the server), each tool\n"
+    "withheld because its definition changed: both hashes and the fields that differ.\n"
+    "accept: pins the definitions the server last saw (all, or the exposed tool NAME); send\n"
+    "SIGHUP to the server to apply. Exit codes: 0 done, 1 a bad file or unknown NAME, 2 usage.\n";
 
 static void print_rules(const char *what, json_t *globs)
 {
@@ -114,7 +124,9 @@ int gwcheck_main(int argc, char **argv)
             fputs(gateway_usage, stdout);
             return 0;
         }
-    if (argc < 1 || strcmp(argv[0], "check") != 0) {
+    bool pins = argc > 0 && (!strcmp(argv[0], "pins") || !strcmp(argv[0], "accept"));
+    const char *name = NULL;
+    if (argc < 1 || (strcmp(argv[0], "check") != 0 && !pins)) {
         fprintf(stderr, "hermes-mcp: %s\n%s",
                 argc < 1 ? "gateway needs a command" : "unknown gateway command", gateway_usage);
         return 2;
@@ -124,10 +136,12 @@ int gwcheck_main(int argc, char **argv)
             env_file = argv[++i];
         else if (!strncmp(argv[i], "--env-file=", 11))
             env_file = argv[i] + 11;
+        else if (!strcmp(argv[0], "accept") && name == NULL && argv[i][0] != '-')
+            name = argv[i];
         else {
             fprintf(stderr, "hermes-mcp: unknown argument '%s'\n%s", argv[i], gateway_usage);
             return 2;
         }
     }
-    return check(env_file);
+    return pins ? gwpins_main(argv[0], env_file, name) : check(env_file);
 }

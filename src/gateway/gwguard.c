@@ -1,0 +1,143 @@
+/* gwguard.c — the rug-pull guard on the built surface (issue 14 item 2). At start every exposed
+ * tool's definition is hashed and compared with its pin: a tool never pinned is pinned (trust on
+ * first use: it is on the surface because the operator's include rules chose it at this start);
+ * one that differs is withheld — left out of tools/list, its calls answered definition_changed,
+ * /readyz 503 naming it — until the operator runs `hermes-mcp gateway accept` and sends SIGHUP.
+ * A re-discovery after an upstream restart is checked the same way (discovery stays frozen: a
+ * tool the upstream adds then is not exposed before the next start). The status file records
+ * what was last seen, so `gateway pins` can show the differences and `gateway accept` can pin
+ * exactly what the server saw. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "gateway.h"
+#include "gw_internal.h"
+#include "gwpin.h"
+#include "log.h"
+#include "mcp.h"
+#include "mem.h"
+
+static json_t *pin_of(const struct gateway *g, const struct gw_tool *t)
+{
+    return json_object_get(json_object_get(g->pins, "pins"), t->exposed);
+}
+
+static void pin_seen(struct gateway *g, const struct gw_tool *t)
+{
+    json_object_set_new(json_object_get(g->pins, "pins"), t->exposed,
+                        json_pack("{s:s, s:s, s:s, s:O}", "upstream", t->up->cfg->name, "tool",
+                                  t->name, "sha256", t->seen, "definition", t->seen_def));
+}
+
+static void write_status(struct gateway *g)
+{
+    char err[300];
+    json_t *tools = json_object();
+    for (size_t i = 0; i < g->ntools; i++) {
+        const struct gw_tool *t = &g->tools[i];
+        json_t *pin = pin_of(g, t);
+        json_t *e = json_pack("{s:s, s:s, s:s, s:s?, s:b, s:O}", "upstream", t->up->cfg->name,
+                              "tool", t->name, "seen", t->seen, "pinned",
+                              json_string_value(json_object_get(pin, "sha256")), "withheld",
+                              t->withheld, "definition", t->seen_def);
+        if (t->withheld)
+            json_object_set_new(e, "fields", gw_pin_fields_differ(
+                                                 json_object_get(pin, "definition"), t->seen_def));
+        json_object_set_new(tools, t->exposed, e);
+    }
+    json_t *doc = json_pack("{s:o}", "tools", tools);
+    if (!gw_pins_write(g->status_path, doc, err, sizeof err))
+        log_error("gateway: cannot write the pins status: %s", err);
+    json_decref(doc);
+}
+
+/* Compares one tool with its pin and shows or hides it; logs each change once. */
+static void judge(struct gateway *g, struct gw_tool *t, bool *pins_changed)
+{
+    json_t *pin = pin_of(g, t);
+    const char *pinned = json_string_value(json_object_get(pin, "sha256"));
+    if (pinned == NULL) {
+        pin_seen(g, t);
+        *pins_changed = true;
+        pinned = t->seen;
+    }
+    bool withheld = strcmp(pinned, t->seen) != 0;
+    if (withheld && !t->withheld)
+        log_error("gateway: upstream %s, tool %s: its definition differs from the pinned one; "
+                  "withheld until `hermes-mcp gateway accept %s` and SIGHUP",
+                  t->up->cfg->name, t->exposed, t->exposed);
+    else if (!withheld && t->withheld)
+        log_info("gateway: upstream %s, tool %s matches its pin again: exposed",
+                 t->up->cfg->name, t->exposed);
+    t->withheld = withheld;
+    mcp_set_tool_hidden(g->mcp, t->exposed, withheld);
+}
+
+static bool judge_all(struct gateway *g, const struct upstream *only)
+{
+    char err[300];
+    bool pins_changed = false;
+    for (size_t i = 0; i < g->ntools; i++)
+        if (only == NULL || g->tools[i].up == only)
+            judge(g, &g->tools[i], &pins_changed);
+    write_status(g);
+    if (pins_changed && !gw_pins_write(g->pins_path, g->pins, err, sizeof err)) {
+        log_error("gateway: cannot write the pins: %s", err);
+        return false;
+    }
+    return true;
+}
+
+bool gw_pins_start(struct gateway *g)
+{
+    char err[300];
+    bool exists;
+    g->pins = gw_pins_read(g->pins_path, &exists, err, sizeof err);
+    if (g->pins == NULL) {
+        log_error("gateway: %s; fix or remove it (removing it pins every tool as it is now)",
+                  err);
+        return false;
+    }
+    if (!exists)
+        log_info("gateway: no pins yet: pinning the %zu exposed tools in %s", g->ntools,
+                 g->pins_path);
+    return judge_all(g, NULL);
+}
+
+void gw_pins_rediscovered(struct upstream *u)
+{
+    struct gateway *g = u->gw;
+    size_t i;
+    json_t *tool;
+    if (g->pins == NULL)
+        return; /* the first listing, before the surface exists */
+    for (size_t k = 0; k < g->ntools; k++) {
+        struct gw_tool *t = &g->tools[k];
+        if (t->up != u)
+            continue;
+        json_array_foreach(u->tools, i, tool) {
+            if (strcmp(json_string_value(json_object_get(tool, "name")), t->name) == 0) {
+                gw_pin_hash(tool, t->seen);
+                json_decref(t->seen_def);
+                t->seen_def = gw_pin_definition(tool);
+            }
+        }
+    }
+    judge_all(g, u);
+}
+
+bool gateway_reload_pins(struct gateway *g)
+{
+    char err[300];
+    bool exists;
+    json_t *pins = gw_pins_read(g->pins_path, &exists, err, sizeof err);
+    if (pins == NULL) {
+        log_error("gateway: SIGHUP: %s; keeping the pins in force", err);
+        return false;
+    }
+    json_decref(g->pins);
+    g->pins = pins;
+    log_info("gateway: SIGHUP: pins re-read from %s", g->pins_path);
+    return judge_all(g, NULL);
+}

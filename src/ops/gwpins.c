@@ -1,0 +1,156 @@
+/* gwpins.c — `hermes-mcp gateway pins` and `hermes-mcp gateway accept [NAME]`: the operator's
+ * side of the rug-pull guard (src/gateway/gwguard.c). pins prints the pinned table and, from
+ * the status file the server writes beside the pins, each withheld tool with its pinned and
+ * current hash and the fields that differ. accept rewrites the pins from the definitions the
+ * server last saw (all, or one exposed name); the running server applies it on SIGHUP. Both
+ * work offline on the two files, so they need no token and never start an upstream. */
+#include "gwpins.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "config.h"
+#include "gwpin.h"
+
+/* GATEWAY_FILE from the env file (a new string), or NULL after printing why. */
+static char *gateway_file_of(const char *env_file)
+{
+    struct config cfg;
+    char err[1024];
+    unsigned mode;
+    char *path = NULL;
+    if (access(env_file, F_OK) != 0) {
+        fprintf(stderr, "hermes-mcp: env file %s not found\n", env_file);
+        return NULL;
+    }
+    json_t *env = config_read_env(env_file, &mode, err, sizeof err);
+    if (env == NULL || !config_from_env(&cfg, env, env_file, err, sizeof err)) {
+        fprintf(stderr, "hermes-mcp: %s\n", err);
+        json_decref(env);
+        return NULL;
+    }
+    if (cfg.gateway_file == NULL)
+        fprintf(stderr, "hermes-mcp: no GATEWAY_FILE in %s: the gateway is off\n", env_file);
+    else
+        path = strdup(cfg.gateway_file);
+    config_cleanup(&cfg);
+    json_decref(env);
+    return path;
+}
+
+static const char *text(json_t *o, const char *key)
+{
+    const char *s = json_string_value(json_object_get(o, key));
+    return s ? s : "?";
+}
+
+static void print_withheld(json_t *status)
+{
+    const char *name;
+    json_t *t;
+    size_t n = 0;
+    json_object_foreach(json_object_get(status, "tools"), name, t) {
+        if (!json_is_true(json_object_get(t, "withheld")))
+            continue;
+        if (n++ == 0)
+            printf("withheld (the definition differs from its pin):\n");
+        printf("  %s (upstream %s, tool %s)\n    pinned %s\n    now    %s\n    differs in:",
+               name, text(t, "upstream"), text(t, "tool"), text(t, "pinned"), text(t, "seen"));
+        size_t i;
+        json_t *f;
+        json_array_foreach(json_object_get(t, "fields"), i, f)
+            printf(" %s", json_string_value(f));
+        printf("\n");
+    }
+    if (n)
+        printf("accept with: hermes-mcp gateway accept [NAME], then SIGHUP the server\n");
+    else
+        printf("nothing withheld\n");
+}
+
+static int show(const char *pins_path, const char *status_path)
+{
+    char err[300];
+    bool exists, status_exists;
+    json_t *pins = gw_pins_read(pins_path, &exists, err, sizeof err);
+    if (pins == NULL) {
+        fprintf(stderr, "hermes-mcp: %s\n", err);
+        return 1;
+    }
+    json_t *all = json_object_get(pins, "pins");
+    printf("pins file %s: %s%zu tool%s\n", pins_path, exists ? "" : "(none yet) ",
+           json_object_size(all), json_object_size(all) == 1 ? "" : "s");
+    const char *name;
+    json_t *p;
+    json_object_foreach(all, name, p)
+        printf("  %-40s upstream %s, tool %s, sha256 %s\n", name, text(p, "upstream"),
+               text(p, "tool"), text(p, "sha256"));
+    json_t *status = gw_pins_read_status(status_path, &status_exists, err, sizeof err);
+    if (status == NULL)
+        fprintf(stderr, "hermes-mcp: %s\n", err);
+    else if (!status_exists)
+        printf("no status yet (%s): the server has not started with these pins\n", status_path);
+    else
+        print_withheld(status);
+    json_decref(status);
+    json_decref(pins);
+    return status ? 0 : 1;
+}
+
+static int accept_pins(const char *pins_path, const char *status_path, const char *only)
+{
+    char err[300];
+    bool exists, status_exists;
+    json_t *pins = gw_pins_read(pins_path, &exists, err, sizeof err);
+    json_t *status = pins ? gw_pins_read_status(status_path, &status_exists, err, sizeof err)
+                          : NULL;
+    int rc = 1;
+    if (status == NULL) {
+        fprintf(stderr, "hermes-mcp: %s\n", err);
+    } else if (!status_exists) {
+        fprintf(stderr, "hermes-mcp: no status file %s: start the server first\n", status_path);
+    } else {
+        json_t *seen = json_object_get(status, "tools"), *t;
+        const char *name;
+        size_t n = 0;
+        json_object_foreach(seen, name, t) {
+            if (only && strcmp(only, name) != 0)
+                continue;
+            json_object_set_new(json_object_get(pins, "pins"), name,
+                                json_pack("{s:s, s:s, s:s, s:O*}", "upstream",
+                                          text(t, "upstream"), "tool", text(t, "tool"),
+                                          "sha256", text(t, "seen"), "definition",
+                                          json_object_get(t, "definition")));
+            n++;
+        }
+        if (only && n == 0)
+            fprintf(stderr, "hermes-mcp: no exposed tool %s in %s\n", only, status_path);
+        else if (!gw_pins_write(pins_path, pins, err, sizeof err))
+            fprintf(stderr, "hermes-mcp: %s\n", err);
+        else {
+            printf("pinned %zu tool%s as last seen; send SIGHUP to the server (systemctl reload "
+                   "hermes-mcp) to apply\n",
+                   n, n == 1 ? "" : "s");
+            rc = 0;
+        }
+    }
+    json_decref(status);
+    json_decref(pins);
+    return rc;
+}
+
+int gwpins_main(const char *cmd, const char *env_file, const char *name)
+{
+    char *gateway_file = gateway_file_of(env_file);
+    if (gateway_file == NULL)
+        return 2;
+    char *pins_path = gw_pins_path(gateway_file), *status_path = gw_pins_status_path(gateway_file);
+    int rc = !strcmp(cmd, "pins") ? show(pins_path, status_path)
+                                  : accept_pins(pins_path, status_path, name);
+    free(pins_path);
+    free(status_path);
+    free(gateway_file);
+    return rc;
+}
