@@ -95,6 +95,15 @@ static void reply_unsupported(struct hreq *r, json_t *id, const char *requested)
     reply_error(r, 400, id, ERA_UNSUPPORTED_VERSION, "Unsupported protocol version", data);
 }
 
+json_t *era_missing_tasks(json_t *id, const char *message)
+{
+    json_t *err = jrpc_error(id, ERA_MISSING_CAPABILITY, message);
+    json_object_set_new(json_object_get(err, "error"), "data",
+                        json_pack("{s:{s:{s:{}}}}", "requiredCapabilities", "extensions",
+                                  MCP_TASKS_EXTENSION));
+    return err;
+}
+
 void era_refuse_version(struct hreq *r, json_t *root)
 {
     json_t *id = json_object_get(root, "id");

@@ -15,6 +15,9 @@ enum era { ERA_LEGACY, ERA_MODERN, ERA_UNSUPPORTED };
  * when the header is absent or one of 2024-11-05 ... 2025-11-25; else the header names a
  * version we do not serve. */
 enum era era_of(struct hreq *r, json_t *root);
+/* The -32021 error for a request that needs the tasks extension its client did not declare
+ * (new reference). */
+json_t *era_missing_tasks(json_t *id, const char *message);
 /* 400 -32022 naming the versions we serve (for ERA_UNSUPPORTED). */
 void era_refuse_version(struct hreq *r, json_t *root);
 /* Serves one 2026-07-28 POST body (borrowed). */

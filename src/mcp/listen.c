@@ -117,13 +117,9 @@ void listen_start(struct rpc_ctx *x, struct jrpc_msg *m)
                                    MCP_TASKS_EXTENSION) != NULL;
     if (task_ids && !has_ext) {
         json_decref(task_ids);
-        json_t *err = jrpc_error(m->id, ERA_MISSING_CAPABILITY,
-                                 "Missing required client capability: task notifications need "
-                                 "the tasks extension (" MCP_TASKS_EXTENSION ")");
-        json_object_set_new(json_object_get(err, "error"), "data",
-                            json_pack("{s:{s:{s:{}}}}", "requiredCapabilities", "extensions",
-                                      MCP_TASKS_EXTENSION));
-        answer(x, err);
+        answer(x, era_missing_tasks(m->id, "Missing required client capability: task "
+                                           "notifications need the tasks extension "
+                                           "(" MCP_TASKS_EXTENSION ")"));
         return;
     }
     if (!x->ex->accepts_sse) {

@@ -330,13 +330,8 @@ static void task_method(struct rpc_ctx *x, struct jrpc_msg *m, mcp_handler *h)
     json_t *ext = json_object_get(json_object_get(x->ex->caps, "extensions"),
                                   MCP_TASKS_EXTENSION);
     if (ext == NULL) {
-        json_t *err = jrpc_error(m->id, ERA_MISSING_CAPABILITY,
-                                 "Missing required client capability: the tasks extension "
-                                 "(" MCP_TASKS_EXTENSION ")");
-        json_object_set_new(json_object_get(err, "error"), "data",
-                            json_pack("{s:{s:{s:{}}}}", "requiredCapabilities", "extensions",
-                                      MCP_TASKS_EXTENSION));
-        answer(x, err);
+        answer(x, era_missing_tasks(m->id, "Missing required client capability: the tasks "
+                                           "extension (" MCP_TASKS_EXTENSION ")"));
         return;
     }
     json_t *id = json_object_get(m->params, "taskId");
