@@ -1,23 +1,13 @@
 /* form.c — one parameter of a urlencoded form: the OAuth endpoints read a handful of named
  * fields, so a lookup by name (each pair scanned, nothing kept) is all they need, and a field
  * given twice is refused rather than one of the two silently chosen. */
+#include "hex.h"
 #include "form.h"
 
 #include <string.h>
 #include <strings.h>
 
 #include "crypto.h"
-
-static int hexval(char c)
-{
-    if (c >= '0' && c <= '9')
-        return c - '0';
-    if (c >= 'a' && c <= 'f')
-        return c - 'a' + 10;
-    if (c >= 'A' && c <= 'F')
-        return c - 'A' + 10;
-    return -1;
-}
 
 bool form_decode(const char *s, size_t n, char *out, size_t outsz, size_t *outlen)
 {
@@ -29,8 +19,8 @@ bool form_decode(const char *s, size_t n, char *out, size_t outsz, size_t *outle
         } else if (c == '%') {
             if (i + 2 >= n)
                 return false;
-            int hi = hexval(s[i + 1]);
-            int lo = hexval(s[i + 2]);
+            int hi = hex_digit(s[i + 1]);
+            int lo = hex_digit(s[i + 2]);
             if (hi < 0 || lo < 0)
                 return false;
             c = (unsigned char)(hi * 16 + lo);

@@ -3,6 +3,7 @@
  * refusal still never quotes a hash: the reasons name the entry and the key. Anything the file
  * could mean two ways is refused (unknown keys and scopes, duplicate names or hashes), so a
  * typo can never widen what a role may do. */
+#include "hex.h"
 #include "principal.h"
 
 #include <ctype.h>
@@ -80,23 +81,12 @@ bool tokens_parse_time(const char *t, time_t *out)
     return true;
 }
 
-static int hexval(char c)
-{
-    if (c >= '0' && c <= '9')
-        return c - '0';
-    if (c >= 'a' && c <= 'f')
-        return c - 'a' + 10;
-    if (c >= 'A' && c <= 'F')
-        return c - 'A' + 10;
-    return -1;
-}
-
 static bool parse_hash(const char *hex, unsigned char out[32])
 {
     if (strlen(hex) != 64)
         return false;
     for (int i = 0; i < 32; i++) {
-        int hi = hexval(hex[2 * i]), lo = hexval(hex[2 * i + 1]);
+        int hi = hex_digit(hex[2 * i]), lo = hex_digit(hex[2 * i + 1]);
         if (hi < 0 || lo < 0)
             return false;
         out[i] = (unsigned char)(hi << 4 | lo);

@@ -1,6 +1,7 @@
 /* chatchunk.c — a strict recursive-descent JSON scanner that keeps only the fields the bridge
  * needs (see chatchunk.h). Every "no" sends the chunk to jansson, so this only has to be right
  * about what it accepts: a JSON text jansson (flags 0) would load, with the same values. */
+#include "hex.h"
 #include "chatchunk.h"
 
 #include <string.h>
@@ -24,24 +25,13 @@ static void skip_ws(struct scan *s)
         s->p++;
 }
 
-static int hexval(char c)
-{
-    if (c >= '0' && c <= '9')
-        return c - '0';
-    if (c >= 'a' && c <= 'f')
-        return c - 'a' + 10;
-    if (c >= 'A' && c <= 'F')
-        return c - 'A' + 10;
-    return -1;
-}
-
 static bool hex4(struct scan *s, unsigned *v)
 {
     if (s->end - s->p < 4)
         return false;
     *v = 0;
     for (int i = 0; i < 4; i++) {
-        int h = hexval(s->p[i]);
+        int h = hex_digit(s->p[i]);
         if (h < 0)
             return false;
         *v = *v << 4 | (unsigned)h;
