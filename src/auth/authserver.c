@@ -228,7 +228,10 @@ static void html_headers(struct hreq *r)
                     "base-uri 'none'");
     hreq_add_header(r, "X-Frame-Options", "DENY");
     hreq_add_header(r, "X-Content-Type-Options", "nosniff");
-    hreq_add_header(r, "Referrer-Policy", "no-referrer");
+    /* same-origin, not no-referrer: under no-referrer a browser sends "Origin: null" with the
+     * form's POST (Fetch, "append a request Origin header"), which same_origin() must refuse.
+     * Other sites, the client's redirect URI among them, still get no Referer. */
+    hreq_add_header(r, "Referrer-Policy", "same-origin");
     hreq_add_header(r, "Cache-Control", "no-store");
 }
 
@@ -303,7 +306,10 @@ static void redirect_back(struct authserver *as, struct hreq *r, const char *red
     url_escape(&b, as->issuer);
     hreq_add_header(r, "Location", b.data);
     hreq_add_header(r, "Cache-Control", "no-store");
-    hreq_add_header(r, "Referrer-Policy", "no-referrer");
+    /* same-origin, not no-referrer: under no-referrer a browser sends "Origin: null" with the
+     * form's POST (Fetch, "append a request Origin header"), which same_origin() must refuse.
+     * Other sites, the client's redirect URI among them, still get no Referer. */
+    hreq_add_header(r, "Referrer-Policy", "same-origin");
     hreq_reply(r, 302, "text/plain", "", 0);
     buf_cleanup(&b);
 }
