@@ -9,7 +9,10 @@
  * gave) is exchanged at /token with the verifier for an access token (1 h) and a refresh token
  * (30 d) that rotates on use; a rotated refresh token used again revokes its whole family.
  * Tokens are 256 random bits, stored only as hashes (tokenstore.c), so they survive a restart.
- * Errors before the redirect URI is known good are shown, never redirected (no open redirect). */
+ * Errors before the redirect URI is known good are shown, never redirected (no open redirect).
+ * `hermes-mcp oauth clients revoke` edits the clients file while the server runs (storefile.h):
+ * every request here first reads it again if it was replaced, and a registration is made under
+ * its lock. */
 #include "authserver.h"
 
 #include <errno.h>
@@ -32,6 +35,7 @@
 #include "principal.h"
 #include "ratelimit.h"
 #include "readfile.h"
+#include "storefile.h"
 #include "tokenstore.h"
 #include "verifier.h"
 
@@ -51,6 +55,7 @@ struct client {
     char *name;
     char *redirects[REDIRECTS_MAX];
     size_t nredirects;
+    time_t created; /* Unix seconds; 0 when registered before this was kept */
 };
 
 struct consent { /* a consent page shown: what its POST will approve */
@@ -82,6 +87,7 @@ struct authserver {
     bool dcr;
     struct client *clients;
     size_t nclients;
+    struct storefile_id clients_seen; /* the clients file as last read or written here */
     struct consent consents[CONSENTS_MAX];
     struct code codes[CODES_MAX];
     struct failures fails[FAIL_TABLE];
@@ -152,16 +158,21 @@ void authserver_set_loop(struct authserver *as, struct loop *l)
                  "are checked on the event loop", strerror(errno));
 }
 
+static void free_clients(struct client *clients, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        free(clients[i].name);
+        for (size_t j = 0; j < clients[i].nredirects; j++)
+            free(clients[i].redirects[j]);
+    }
+    free(clients);
+}
+
 void authserver_free(struct authserver *as)
 {
     if (as == NULL)
         return;
-    for (size_t i = 0; i < as->nclients; i++) {
-        free(as->clients[i].name);
-        for (size_t j = 0; j < as->clients[i].nredirects; j++)
-            free(as->clients[i].redirects[j]);
-    }
-    free(as->clients);
+    free_clients(as->clients, as->nclients);
     free(as->static_client.name);
     free(as->schemes);
     explicit_bzero(as->static_secret_hash, sizeof as->static_secret_hash);
@@ -445,8 +456,11 @@ static bool save_clients(struct authserver *as, char *err, size_t errlen)
         json_t *uris = json_array();
         for (size_t j = 0; j < c->nredirects; j++)
             json_array_append_new(uris, json_string(c->redirects[j]));
-        json_array_append_new(list, json_pack("{s:s, s:s, s:o}", "client_id", c->id,
-                                              "client_name", c->name, "redirect_uris", uris));
+        json_t *o = json_pack("{s:s, s:s, s:o}", "client_id", c->id, "client_name", c->name,
+                              "redirect_uris", uris);
+        if (c->created)
+            json_object_set_new(o, "created", json_integer((json_int_t)c->created));
+        json_array_append_new(list, o);
     }
     json_t *doc = json_pack("{s:i, s:o}", "version", 1, "clients", list);
     char *text = json_dumps(doc, JSON_COMPACT);
@@ -456,6 +470,8 @@ static bool save_clients(struct authserver *as, char *err, size_t errlen)
     if (!ok)
         snprintf(err, errlen, "cannot write the OAuth clients file %s: %s", as->clients_path,
                  text ? why : "out of memory");
+    else
+        storefile_note(as->clients_path, &as->clients_seen);
     free(text);
     return ok;
 }
@@ -481,9 +497,10 @@ static bool load_client(struct authserver *as, json_t *o)
     const char *id = json_string_value(json_object_get(o, "client_id"));
     const char *name = json_string_value(json_object_get(o, "client_name"));
     json_t *uris = json_object_get(o, "redirect_uris");
+    json_t *created = json_object_get(o, "created");
     size_t i;
     json_t *u;
-    if (!client_id_ok(id) || !client_name_ok(name) ||
+    if (!client_id_ok(id) || !client_name_ok(name) || (created && !json_is_integer(created)) ||
         !json_is_array(uris) || json_array_size(uris) == 0 ||
         json_array_size(uris) > REDIRECTS_MAX || find_client(as, id) ||
         as->nclients >= AUTHSERVER_CLIENTS_MAX)
@@ -493,6 +510,7 @@ static bool load_client(struct authserver *as, json_t *o)
     struct client *c = &as->clients[as->nclients++];
     snprintf(c->id, sizeof c->id, "%s", id);
     c->name = xstrdup(name);
+    c->created = (time_t)json_integer_value(created);
     json_array_foreach(uris, i, u) c->redirects[c->nredirects++] = xstrdup(json_string_value(u));
     return true;
 }
@@ -504,8 +522,10 @@ static bool load_clients(struct authserver *as, char *err, size_t errlen)
     char why[300];
     json_t *o;
     const char *path = as->clients_path;
-    if (lstat(path, &st) != 0 && errno == ENOENT)
+    if (lstat(path, &st) != 0 && errno == ENOENT) {
+        storefile_id_of(NULL, &as->clients_seen);
         return true;
+    }
     char *text = readfile_capped(path, path, 4u * 1024u * 1024u, &st, &len, why, sizeof why);
     if (text == NULL) {
         snprintf(err, errlen, "OAuth clients file: %s", why);
@@ -517,6 +537,7 @@ static bool load_clients(struct authserver *as, char *err, size_t errlen)
         free(text);
         return false;
     }
+    storefile_id_of(&st, &as->clients_seen);
     json_t *doc = json_loadb(text, len, JSON_REJECT_DUPLICATES, NULL);
     free(text);
     json_t *list = json_object_get(doc, "clients");
@@ -527,6 +548,28 @@ static bool load_clients(struct authserver *as, char *err, size_t errlen)
         snprintf(err, errlen, "OAuth clients file %s is not one this server wrote (version 1)",
                  path);
     return ok;
+}
+
+/* Reads the clients file again when another process (oauth clients revoke) replaced it; one
+ * that cannot be used now is logged and the clients known so far kept. */
+static void clients_sync(struct authserver *as)
+{
+    char err[400];
+    if (as->clients_path == NULL || !storefile_changed(as->clients_path, &as->clients_seen))
+        return;
+    struct client *old = as->clients;
+    size_t nold = as->nclients;
+    as->clients = xcalloc(AUTHSERVER_CLIENTS_MAX, sizeof *as->clients);
+    as->nclients = 0;
+    if (load_clients(as, err, sizeof err)) {
+        free_clients(old, nold);
+        return;
+    }
+    log_warn("oauth: %s; keeping the clients read before", err);
+    free_clients(as->clients, as->nclients);
+    as->clients = old;
+    as->nclients = nold;
+    storefile_note(as->clients_path, &as->clients_seen); /* said once */
 }
 
 static void register_client(struct authserver *as, struct hreq *r)
@@ -583,6 +626,7 @@ static void register_client(struct authserver *as, struct hreq *r)
         return;
     }
     as->nclients++;
+    c->created = time(NULL);
     c->name = xstrdup(name ? json_string_value(name) : "unnamed client");
     json_array_foreach(uris, i, u) c->redirects[c->nredirects++] = xstrdup(json_string_value(u));
     char err[400];
@@ -1274,6 +1318,7 @@ void authserver_headers(struct authserver *as, struct hreq *r, const char *ip, u
     const char *path = hreq_path(r), *m = hreq_method(r);
     bool get = strcmp(m, "GET") == 0 || strcmp(m, "HEAD") == 0, post = strcmp(m, "POST") == 0;
     bool first;
+    clients_sync(as);
     if (strcmp(path, WK_AS) == 0 || strcmp(path, WK_OIDC) == 0) {
         if (get)
             metadata(as, r);
@@ -1304,12 +1349,59 @@ void authserver_headers(struct authserver *as, struct hreq *r, const char *ip, u
 void authserver_request(struct authserver *as, struct hreq *r, const char *ip, uint64_t now_ms)
 {
     const char *path = hreq_path(r);
+    clients_sync(as);
     if (strcmp(path, "/authorize") == 0)
         authorize_post(as, r, ip, now_ms);
     else if (strcmp(path, "/token") == 0)
         token_endpoint(as, r);
-    else if (strcmp(path, "/register") == 0)
+    else if (strcmp(path, "/register") == 0) {
+        int lock = as->clients_path ? storefile_lock(as->clients_path) : -1;
+        clients_sync(as); /* under the lock: the list a revocation just wrote */
         register_client(as, r);
-    else if (strcmp(path, "/revoke") == 0)
+        storefile_unlock(lock);
+    } else if (strcmp(path, "/revoke") == 0)
         revoke_endpoint(as, r);
+}
+
+/* ---- for `hermes-mcp oauth clients` ---- */
+
+bool authserver_client_at(struct authserver *as, size_t i, struct authserver_client_info *out)
+{
+    if (i == 0)
+        clients_sync(as);
+    if (i >= as->nclients)
+        return false;
+    const struct client *c = &as->clients[i];
+    *out = (struct authserver_client_info){.id = c->id, .name = c->name,
+                                           .redirects = (const char *const *)c->redirects,
+                                           .nredirects = c->nredirects, .created = c->created};
+    return true;
+}
+
+bool authserver_client_remove(struct authserver *as, const char *id, bool *found, char *err,
+                              size_t errlen)
+{
+    *found = false;
+    if (as->clients_path == NULL)
+        return true;
+    int lock = storefile_lock(as->clients_path);
+    clients_sync(as);
+    bool ok = true;
+    for (size_t i = 0; i < as->nclients; i++) {
+        if (strcmp(as->clients[i].id, id) != 0)
+            continue;
+        struct client gone = as->clients[i];
+        memmove(&as->clients[i], &as->clients[i + 1],
+                (as->nclients - i - 1) * sizeof *as->clients);
+        as->nclients--;
+        memset(&as->clients[as->nclients], 0, sizeof *as->clients);
+        *found = true;
+        ok = save_clients(as, err, errlen);
+        free(gone.name);
+        for (size_t j = 0; j < gone.nredirects; j++)
+            free(gone.redirects[j]);
+        break;
+    }
+    storefile_unlock(lock);
+    return ok;
 }

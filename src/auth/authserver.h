@@ -11,6 +11,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <time.h>
 
 struct hreq;
 struct loop;
@@ -56,6 +57,20 @@ bool authserver_redirect_ok(const char *uri);
 /* The same with the app schemes given (comma-separated; NULL: the default), as
  * OAUTH_ALLOWED_REDIRECT_SCHEMES sets them. */
 bool authserver_redirect_ok_in(const char *uri, const char *schemes);
+/* The registered clients (not the static one), for `hermes-mcp oauth clients`: the i-th, or
+ * false past the last. The strings stay valid until the next call into as. */
+struct authserver_client_info {
+    const char *id, *name;
+    const char *const *redirects;
+    size_t nredirects;
+    time_t created; /* 0: not known (registered before it was kept) */
+};
+bool authserver_client_at(struct authserver *as, size_t i, struct authserver_client_info *out);
+/* Removes a registered client from the clients file (under its lock; a running server sees it
+ * at its next request). *found says whether it was there; false with a reason when the write
+ * failed. Its tokens are the token store's business (tokenstore_revoke_matching). */
+bool authserver_client_remove(struct authserver *as, const char *id, bool *found, char *err,
+                              size_t errlen);
 /* Whether path is one of the authorization server's. */
 bool authserver_owns(const char *path);
 /* From the headers callback: answers what needs no body (metadata, the consent page, 405s);
