@@ -387,8 +387,11 @@ bool tokenstore_mark_used(struct tokenstore *ts, const char *token, char *err, s
     hash_token(token, hash);
     int lock = begin_change(ts);
     struct entry *e = strmap_get(ts->byhash, hash);
-    bool ok = true;
-    if (e && !e->g.used) {
+    bool ok = e != NULL;
+    if (e == NULL) {
+        /* Revoked from the command line since the caller found it: no rotation, no new pair. */
+        snprintf(err, errlen, "a refresh token was revoked while it was being rotated");
+    } else if (!e->g.used) {
         e->g.used = true;
         ok = persist(ts, err, errlen);
         if (!ok)

@@ -56,7 +56,8 @@ bool tokenstore_revoke(struct tokenstore *ts, const char *token, bool family_too
 bool tokenstore_revoke_family(struct tokenstore *ts, const char *family, char *err,
                               size_t errlen);
 /* Marks a refresh token as rotated (kept, so that a second use is seen as reuse and revokes
- * its family); persists. False with a reason when the disk write failed. */
+ * its family); persists. False with a reason when the disk write failed, or when the token is
+ * no longer stored (another process revoked it since the caller found it). */
 bool tokenstore_mark_used(struct tokenstore *ts, const char *token, char *err, size_t errlen);
 /* Drops the tokens expired at now; persists when some were. Returns how many went. */
 size_t tokenstore_prune(struct tokenstore *ts, time_t now);

@@ -267,6 +267,7 @@ static void shares_the_file_with_another_process(void **state)
     tokenstore_free(cli);
 
     assert_null(tokenstore_find(server, mine, 1000));
+    assert_false(tokenstore_mark_used(server, mine, err, sizeof err)); /* no rotation of it */
     assert_non_null(tokenstore_find(server, theirs, 1000));
     assert_true(tokenstore_issue(server, &grant, later, err, sizeof err));
     cli = tokenstore_open(path, err, sizeof err);
