@@ -1,0 +1,122 @@
+// What the gateway tells its operator (issue 14 behaviours 6 and 8): one audit line per proxied
+// call (upstream, exposed and original name, outcome, duration, principal; never arguments or
+// results) and /metrics per upstream (state, restarts, calls by outcome, errors, latency,
+// calls in flight, withheld tools). The upstream is tests/fakes/fake-upstream.mjs.
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { writeFileSync, readFileSync, existsSync, chmodSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { ROOT, startHermes, until } from './lib.mjs';
+
+const FAKE = join(ROOT, 'tests/fakes/fake-upstream.mjs');
+const SECRET_ARG = 'argument-that-must-not-be-logged-7d1f';
+let dir, srv, client;
+
+const auditLines = () => (existsSync(srv.auditFile)
+  ? readFileSync(srv.auditFile, 'utf8').trim().split('\n').filter(Boolean).map((l) => JSON.parse(l)) : []);
+const callLines = () => auditLines().filter((l) => l.event === 'gateway_call');
+
+async function metrics() {
+  const res = await fetch(`${srv.base}/metrics`, { headers: srv.auth });
+  assert.equal(res.status, 200);
+  const text = await res.text();
+  const samples = new Map();
+  for (const line of text.trim().split('\n')) {
+    if (line.startsWith('#')) continue;
+    const at = line.lastIndexOf(' ');
+    samples.set(line.slice(0, at), Number(line.slice(at + 1)));
+  }
+  return { text, v: (key) => samples.get(key) ?? 0 };
+}
+
+before(async () => {
+  dir = mkdtempSync(join(tmpdir(), 'hm-gwobs-'));
+  const gw = join(dir, 'gateway.yaml');
+  writeFileSync(gw, `upstreams:\n  fake:\n    command: ${JSON.stringify(process.execPath)}\n` +
+    `    args: ${JSON.stringify([FAKE, '--starts', join(dir, 'fake.starts')])}\n` +
+    '    timeout: 1\n    tools: {include: ["*"]}\n');
+  chmodSync(gw, 0o600);
+  // Sessions: a client's notifications/cancelled is attributed to its call.
+  srv = await startHermes({ GATEWAY_FILE: gw, MCP_SESSIONS: '1' });
+  client = new Client({ name: 'gw-obs', version: '1.0.0' });
+  await client.connect(new StreamableHTTPClientTransport(new URL(srv.url), { requestInit: { headers: srv.auth } }));
+  await client.listTools();
+});
+
+after(async () => {
+  await client?.close();
+  if (srv) assert.equal(await srv.stop(), 0);
+  rmSync(dir, { recursive: true, force: true });
+});
+
+test('one audit line per proxied call: upstream, both names, outcome, duration, principal; no arguments or results', async () => {
+  const r = await client.callTool({ name: 'fake__echo', arguments: { message: SECRET_ARG } });
+  assert.equal(r.content[0].text, `Echo: ${SECRET_ARG}`);
+  const hang = await client.callTool({ name: 'fake__hang', arguments: { message: SECRET_ARG } });
+  assert.equal(hang.structuredContent.error, 'upstream_timeout');
+  const ctl = new AbortController();
+  const slow = client.callTool({ name: 'fake__slow', arguments: { ms: 5000 } }, undefined, { signal: ctl.signal });
+  await new Promise((res) => setTimeout(res, 200));
+  ctl.abort('changed my mind');
+  await assert.rejects(slow);
+  await until(() => callLines().length >= 3, 'three gateway_call lines');
+  const [echo, timedOut, cancelled] = callLines();
+  assert.deepEqual(Object.keys(echo).sort(),
+    ['duration_ms', 'event', 'principal', 'status', 'tool', 'ts', 'upstream', 'upstream_tool']);
+  assert.equal(echo.upstream, 'fake');
+  assert.equal(echo.tool, 'fake__echo');
+  assert.equal(echo.upstream_tool, 'echo');
+  assert.equal(echo.status, 'ok');
+  assert.equal(echo.principal, 'owner');
+  assert.equal(typeof echo.duration_ms, 'number');
+  assert.ok(echo.duration_ms >= 0 && echo.duration_ms < 5000, String(echo.duration_ms));
+  assert.equal(timedOut.tool, 'fake__hang');
+  assert.equal(timedOut.status, 'upstream_timeout');
+  assert.ok(timedOut.duration_ms >= 900, `timed out after its 1 s: ${timedOut.duration_ms}`);
+  assert.equal(cancelled.tool, 'fake__slow');
+  assert.equal(cancelled.status, 'cancelled');
+  const text = readFileSync(srv.auditFile, 'utf8');
+  assert.ok(!text.includes(SECRET_ARG), 'no argument and no result in the audit log');
+  assert.ok(!text.includes('Echo:'));
+});
+
+test('a crash: upstream_unavailable in the audit line; /metrics counts calls, errors, latency and the restart', async () => {
+  const before = await metrics();
+  const beforeLines = callLines().length;
+  const crash = await client.callTool({ name: 'fake__crash', arguments: {} });
+  assert.equal(crash.structuredContent.error, 'upstream_unavailable');
+  await until(async () => !(await client.callTool({ name: 'fake__echo', arguments: { message: 'x' } })).isError,
+    'fake answering again', 10000);
+  await until(() => callLines().length > beforeLines + 1 && callLines().at(-1).status === 'ok',
+    'the crash and echo lines');
+  const lines = callLines().slice(beforeLines);
+  assert.equal(lines[0].tool, 'fake__crash');
+  assert.equal(lines[0].status, 'upstream_unavailable');
+  assert.equal(lines.at(-1).status, 'ok');
+  // Calls made while it restarted answered upstream_unavailable too: count what the log says.
+  const count = (status) => callLines().filter((l) => l.status === status).length;
+  const m = await metrics();
+  const up = 'upstream="fake"';
+  assert.equal(m.v(`hermes_mcp_gateway_calls_total{${up},outcome="ok"}`), count('ok'));
+  assert.equal(m.v(`hermes_mcp_gateway_calls_total{${up},outcome="upstream_unavailable"}`), count('upstream_unavailable'));
+  assert.equal(m.v(`hermes_mcp_gateway_calls_total{${up},outcome="upstream_timeout"}`), 1);
+  assert.equal(m.v(`hermes_mcp_gateway_calls_total{${up},outcome="cancelled"}`), 1);
+  assert.equal(m.v(`hermes_mcp_gateway_call_errors_total{${up}}`), callLines().length - count('ok'));
+  assert.equal(m.v(`hermes_mcp_gateway_call_duration_seconds_count{${up}}`), callLines().length);
+  assert.ok(m.v(`hermes_mcp_gateway_call_duration_seconds_sum{${up}}`) >= 1, 'the 1 s timeout is in the sum');
+  assert.equal(before.v(`hermes_mcp_gateway_upstream_restarts_total{${up}}`), 0);
+  assert.equal(m.v(`hermes_mcp_gateway_upstream_restarts_total{${up}}`), 1);
+  assert.equal(readFileSync(join(dir, 'fake.starts'), 'utf8').trim().split('\n').length, 2);
+  assert.equal(m.v(`hermes_mcp_gateway_upstream_state{${up},state="ready"}`), 1);
+  assert.equal(m.v(`hermes_mcp_gateway_upstream_state{${up},state="down"}`), 0);
+  assert.equal(m.v(`hermes_mcp_gateway_tools_withheld{${up}}`), 0);
+  assert.equal(m.v(`hermes_mcp_gateway_calls_in_flight{${up}}`), 0);
+  for (const family of ['hermes_mcp_gateway_calls_total counter', 'hermes_mcp_gateway_call_duration_seconds histogram',
+    'hermes_mcp_gateway_upstream_state gauge', 'hermes_mcp_gateway_upstream_restarts_total counter']) {
+    assert.ok(m.text.includes(`# TYPE ${family}\n`), family);
+  }
+  assert.ok(!m.text.includes(FAKE) && !m.text.includes(srv.token), 'names only: no command, no secret');
+});
