@@ -269,6 +269,68 @@ void gateway_free(struct gateway *g)
     free(g);
 }
 
+/* The rows of one listed upstream for gateway_probe; returns how many names serve would refuse. */
+static size_t probe_tools(const struct upstream *u, struct strmap *names, gw_probe_fn *fn,
+                          void *arg)
+{
+    size_t i, refused = 0;
+    json_t *tool;
+    json_array_foreach(u->tools, i, tool) {
+        const char *name = str(tool, "name"), *rule = NULL;
+        char t[100], e[100], problem[200] = "";
+        enum gw_verdict v = gw_tool_verdict(u->cfg, name, &rule);
+        char *exposed = v == GW_INCLUDED ? xasprintf("%s%s", u->cfg->prefix, name) : NULL;
+        shown(t, sizeof t, name);
+        if (exposed) {
+            shown(e, sizeof e, exposed);
+            const char *owner = strmap_get(names, exposed);
+            if (!gw_tool_name_ok(exposed))
+                snprintf(problem, sizeof problem,
+                         "refused: clients accept only ^[A-Za-z0-9_-]{1,64}$");
+            else if (owner)
+                snprintf(problem, sizeof problem, "refused: taken by %s", owner);
+            else
+                strmap_put(names, exposed, xasprintf("upstream %s, tool '%s'", u->cfg->name, t));
+            refused += problem[0] != '\0';
+        }
+        fn(&(struct gw_probe_row){.upstream = u->cfg->name, .tool = t,
+                                  .exposed = exposed ? e : NULL, .verdict = gw_verdict_name(v),
+                                  .rule = rule, .problem = problem[0] ? problem : NULL},
+           arg);
+        free(exposed);
+    }
+    return refused;
+}
+
+size_t gateway_probe(struct loop *l, const struct gwfile *f, gw_probe_fn *fn, void *arg)
+{
+    struct gateway *g = xcalloc(1, sizeof *g);
+    struct strmap *names = strmap_new();
+    size_t bad = 0;
+    g->stopping = true; /* a probe starts each upstream once: no restarts */
+    g->loop = l;
+    g->file = f;
+    g->nup = f->nup;
+    g->ups = xcalloc(f->nup + 1, sizeof *g->ups);
+    for (size_t i = 0; i < f->nup; i++)
+        g->ups[i] = (struct upstream){.gw = g, .cfg = &f->up[i], .loop = l};
+    start_all(g);
+    for (size_t i = 0; i < g->nup; i++) {
+        const struct upstream *u = &g->ups[i];
+        if (u->state == UP_READY) {
+            bad += probe_tools(u, names, fn, arg);
+            continue;
+        }
+        fn(&(struct gw_probe_row){.upstream = u->cfg->name,
+                                  .error = u->error ? u->error : "did not start"},
+           arg);
+        bad++;
+    }
+    free_names(names);
+    gateway_free(g);
+    return bad;
+}
+
 static const char *state_name(const struct upstream *u)
 {
     switch (u->state) {

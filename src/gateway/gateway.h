@@ -51,6 +51,23 @@ bool gateway_ready(const struct gateway *g, struct buf *out);
  * tools, pin mismatches and accepted pins (Prometheus text appended to out; labels are upstream
  * names, never a secret). */
 void gateway_metrics(const struct gateway *g, struct buf *out);
+/* `gateway check --probe`: what one upstream offers, one row per tool; or, tool NULL, an
+ * upstream that did not start (error says why, our own text, never a secret). */
+struct gw_probe_row {
+    const char *upstream;
+    const char *tool;      /* the upstream's own name (untrusted text, made printable) */
+    const char *exposed;   /* prefix + tool when its rules include it, else NULL */
+    const char *verdict;   /* included, excluded, not included, default deny (gw_verdict_name) */
+    const char *rule;      /* the deciding glob, or NULL */
+    const char *problem;   /* an included name serve would refuse (bad, or taken): why */
+    const char *error;     /* tool NULL: why the upstream did not start */
+};
+typedef void gw_probe_fn(const struct gw_probe_row *row, void *arg);
+/* Starts every upstream of f on l, waits as serve does (each one's connect_timeout), tells fn
+ * of every tool offered in the upstream's order, then stops them; nothing is registered, pinned
+ * or restarted. Returns how many upstreams did not start plus how many names serve would
+ * refuse: 0 when serve would build this surface. */
+size_t gateway_probe(struct loop *l, const struct gwfile *f, gw_probe_fn *fn, void *arg);
 /* Kills every child and frees; call after every MCP call was answered (mcp_free). NULL-safe. */
 void gateway_free(struct gateway *g);
 

@@ -1,7 +1,8 @@
 // What the gateway tells its operator (issue 14 behaviours 6 and 8): one audit line per proxied
 // call (upstream, exposed and original name, outcome, duration, principal; never arguments or
 // results) and /metrics per upstream (state, restarts, calls by outcome, errors, latency,
-// calls in flight, withheld tools). The upstream is tests/fakes/fake-upstream.mjs.
+// calls in flight, withheld tools); `gateway check --probe` and its exposed-names table. The
+// upstream is tests/fakes/fake-upstream.mjs.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { writeFileSync, readFileSync, existsSync, chmodSync, mkdtempSync, rmSync } from 'node:fs';
@@ -9,7 +10,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { ROOT, startHermes, until } from './lib.mjs';
+import { spawnSync } from 'node:child_process';
+import { ROOT, HERMES, startHermes, until } from './lib.mjs';
 
 const FAKE = join(ROOT, 'tests/fakes/fake-upstream.mjs');
 const SECRET_ARG = 'argument-that-must-not-be-logged-7d1f';
@@ -119,4 +121,76 @@ test('a crash: upstream_unavailable in the audit line; /metrics counts calls, er
     assert.ok(m.text.includes(`# TYPE ${family}\n`), family);
   }
   assert.ok(!m.text.includes(FAKE) && !m.text.includes(srv.token), 'names only: no command, no secret');
+});
+
+// `gateway check --probe`: the upstreams started as serve would, the exposed-names table.
+function probeSetup(name, upstreams) {
+  const gw = join(dir, `${name}.yaml`);
+  writeFileSync(gw, 'upstreams:\n' + Object.entries(upstreams).map(([n, { args = [], extra = '' }]) =>
+    `  ${n}:\n    command: ${JSON.stringify(process.execPath)}\n` +
+    `    args: ${JSON.stringify([FAKE, '--starts', join(dir, `${name}-${n}.starts`), ...args])}\n${extra}`).join(''));
+  chmodSync(gw, 0o600);
+  const env = join(dir, `${name}.env`);
+  writeFileSync(env, `MCP_AUTH_TOKEN=${'c'.repeat(64)}\nGATEWAY_FILE=${gw}\n`);
+  chmodSync(env, 0o600);
+  return env;
+}
+const startsOf = (name, n) => (existsSync(join(dir, `${name}-${n}.starts`))
+  ? readFileSync(join(dir, `${name}-${n}.starts`), 'utf8').trim().split('\n').map((l) => Number(l.split(' ')[1])) : []);
+const alive = (pid) => { try { process.kill(pid, 0); return true; } catch { return false; } };
+
+test('gateway check --probe prints the exposed-names table with the deciding rules; exit 0', () => {
+  const env = probeSetup('p1', {
+    fake: { extra: '    tools: {include: ["echo", "s*"], exclude: ["slow", "crash"]}\n' },
+    plain: { extra: '    prefix: ""\n    tools: {exclude: ["h*", "garbage", "crash", "slow"]}\n' },
+    quiet: {},
+  });
+  const r = spawnSync(HERMES, ['gateway', 'check', '--probe', '--env-file', env], { encoding: 'utf8' });
+  assert.equal(r.status, 0, r.stdout + r.stderr);
+  const table = r.stdout.slice(r.stdout.indexOf('exposed names (probe):'));
+  const rows = table.split('\n').slice(1).filter((l) => l.startsWith('  ')).map((l) => l.trim().split(/\s{2,}/));
+  assert.deepEqual(rows[0], ['NAME', 'UPSTREAM', 'TOOL', 'RULE']);
+  const row = (up, tool) => rows.find((x) => x[1] === up && x[2] === tool);
+  assert.deepEqual(row('fake', 'echo'), ['fake__echo', 'fake', 'echo', 'included by echo']);
+  assert.deepEqual(row('fake', 'slow'), ['fake__slow', 'fake', 'slow', 'included by s*'], 'include wins over exclude');
+  assert.deepEqual(row('fake', 'crash'), ['-', 'fake', 'crash', 'excluded by crash']);
+  assert.deepEqual(row('fake', 'hang'), ['-', 'fake', 'hang', 'not included']);
+  assert.deepEqual(row('plain', 'echo'), ['echo', 'plain', 'echo', 'included']);
+  assert.deepEqual(row('plain', 'hugetail'), ['-', 'plain', 'hugetail', 'excluded by h*']);
+  assert.deepEqual(row('quiet', 'echo'), ['-', 'quiet', 'echo', 'default deny']);
+  assert.equal(rows.length, 1 + 3 * 7, 'one row per tool of each upstream');
+  assert.match(r.stdout, /\n3 of 21 tools exposed; 0 upstreams did not start\n/);
+  for (const n of ['fake', 'plain', 'quiet']) {
+    const pids = startsOf('p1', n);
+    assert.equal(pids.length, 1, `${n} started once`);
+    assert.ok(!alive(pids[0]), `${n} stopped after the probe`);
+  }
+});
+
+test('gateway check --probe exits 1 naming an upstream that does not start, or a name serve would refuse', () => {
+  const env = probeSetup('p2', {
+    good: { extra: '    tools: {include: ["echo"]}\n' },
+    broken: { args: ['--crash-init'], extra: '    tools: {include: ["*"]}\n' },
+  });
+  const r = spawnSync(HERMES, ['gateway', 'check', '--probe', '--env-file', env], { encoding: 'utf8' });
+  assert.equal(r.status, 1, r.stdout + r.stderr);
+  assert.match(r.stdout, /good__echo +good +echo +included by echo\n/);
+  assert.match(r.stdout, /upstream broken did not start: exited with status 4\n/);
+  assert.match(r.stdout, /1 of 7 tools exposed; 1 upstream did not start\n/);
+  const clash = probeSetup('p3', {
+    one: { extra: '    prefix: "x_"\n    tools: {include: ["echo"]}\n' },
+    two: { extra: '    prefix: "x_"\n    tools: {include: ["echo"]}\n' },
+  });
+  const c = spawnSync(HERMES, ['gateway', 'check', '--probe', '--env-file', clash], { encoding: 'utf8' });
+  assert.equal(c.status, 1, c.stdout + c.stderr);
+  assert.match(c.stdout, /x_echo +two +echo +included by echo; refused: taken by upstream one, tool 'echo'\n/);
+  // Without --probe nothing is started; doctor checks the file offline too.
+  const off = spawnSync(HERMES, ['gateway', 'check', '--env-file', env], { encoding: 'utf8' });
+  assert.equal(off.status, 0, off.stderr);
+  assert.doesNotMatch(off.stdout, /exposed names/);
+  spawnSync(HERMES, ['doctor', '--no-probe', '--env-file', env], { encoding: 'utf8' });
+  assert.equal(startsOf('p2', 'good').length, 1, 'only the probe started it');
+  const help = spawnSync(HERMES, ['gateway', '--help'], { encoding: 'utf8' });
+  assert.match(help.stdout, /gateway check \[--probe\] \[--env-file FILE\]/);
+  assert.match(help.stdout, /--probe also starts each upstream/);
 });
