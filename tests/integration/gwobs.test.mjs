@@ -5,7 +5,7 @@
 // upstream is tests/fakes/fake-upstream.mjs.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { writeFileSync, readFileSync, existsSync, chmodSync, mkdtempSync, rmSync } from 'node:fs';
+import { writeFileSync, readFileSync, existsSync, chmodSync, mkdtempSync, mkdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
@@ -193,4 +193,34 @@ test('gateway check --probe exits 1 naming an upstream that does not start, or a
   const help = spawnSync(HERMES, ['gateway', '--help'], { encoding: 'utf8' });
   assert.match(help.stdout, /gateway check \[--probe\] \[--env-file FILE\]/);
   assert.match(help.stdout, /--probe also starts each upstream/);
+});
+
+test('README: the worked example\'s gateway file probes to the table printed there', () => {
+  const readme = readFileSync(join(ROOT, 'README.md'), 'utf8');
+  const from = readme.indexOf('### Worked example: three npm servers');
+  const block = (lang) => { const i = readme.indexOf('```' + lang + '\n', from); return readme.slice(i + lang.length + 4, readme.indexOf('```', i + 4)); };
+  const servers = spawnSync(join(ROOT, 'scripts/node-tools.sh'), ['everything', 'filesystem', 'memory'],
+    { encoding: 'utf8' }).stdout.trim().split('\n');
+  const notes = join(dir, 'notes');
+  mkdirSync(notes, { recursive: true });
+  // The same file with npx swapped for the installed servers (no download in the test).
+  let yaml = block('yaml').replaceAll('command: npx', `command: ${JSON.stringify(process.execPath)}`)
+    .replaceAll('/home/me/notes', notes);
+  for (const name of ['everything', 'filesystem', 'memory']) {
+    const path = servers.find((p) => p.includes(`/server-${name}/`));
+    assert.ok(path && existsSync(path), `server-${name} installed`);
+    yaml = yaml.replace(`"-y", "@modelcontextprotocol/server-${name}"`, JSON.stringify(path));
+  }
+  assert.doesNotMatch(yaml, /npx|"-y"/);
+  const gw = join(dir, 'readme.yaml');
+  writeFileSync(gw, yaml);
+  chmodSync(gw, 0o600);
+  const env = join(dir, 'readme.env');
+  writeFileSync(env, `MCP_AUTH_TOKEN=${'d'.repeat(64)}\nGATEWAY_FILE=${gw}\nMEMORY_FILE=${join(dir, 'memory.jsonl')}\n`);
+  chmodSync(env, 0o600);
+  const r = spawnSync(HERMES, ['gateway', 'check', '--probe', '--env-file', env], { encoding: 'utf8', timeout: 60000 });
+  assert.equal(r.status, 0, r.stdout + r.stderr);
+  const printed = block('text').trim().split('\n');
+  assert.ok(printed.length >= 5);
+  for (const line of printed) assert.ok(r.stdout.includes(`${line}\n`), `printed as in the README: ${line}\n${r.stdout}`);
 });
