@@ -121,6 +121,13 @@ test('a crash: upstream_unavailable in the audit line; /metrics counts calls, er
     assert.ok(m.text.includes(`# TYPE ${family}\n`), family);
   }
   assert.ok(!m.text.includes(FAKE) && !m.text.includes(srv.token), 'names only: no command, no secret');
+  const tool = spawnSync(join(ROOT, 'scripts/promtool.sh'), { encoding: 'utf8' });
+  if (tool.status !== 0) {
+    console.log('# promtool unavailable (scripts/promtool.sh failed): the page is not linted');
+  } else {
+    const lint = spawnSync(tool.stdout.trim().split('\n').at(-1), ['check', 'metrics'], { input: m.text, encoding: 'utf8' });
+    assert.equal(lint.status, 0, `promtool check metrics:\n${lint.stdout}${lint.stderr}`);
+  }
 });
 
 // `gateway check --probe`: the upstreams started as serve would, the exposed-names table.
