@@ -64,8 +64,8 @@ bool authserver_owns(const char *path);
 /* From the headers callback: answers what needs no body (metadata, the consent page, 405s);
  * for a POST it returns without answering, and authserver_request gets the body. So too for a
  * GET /authorize whose client_id is a metadata document URL not in the cache: then
- * authserver_request fetches it (cimd.h) and answers when it is in, the request suspended. ip is the
- * client's address (rate limits); now_ms a monotonic clock. */
+ * authserver_request fetches it (cimd.h) and answers when it is in, the request suspended.
+ * ip is the client's address (rate limits); now_ms a monotonic clock. */
 void authserver_headers(struct authserver *as, struct hreq *r, const char *ip, uint64_t now_ms);
 void authserver_request(struct authserver *as, struct hreq *r, const char *ip, uint64_t now_ms);
 

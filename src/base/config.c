@@ -370,7 +370,8 @@ bool config_from_env(struct config *c, json_t *env, const char *path, char *err,
         c->oauth_dcr = dcr == NULL || strcmp(dcr, "0") != 0; /* on unless OAUTH_DCR=0 */
         const char *cimd = get(env, "OAUTH_CIMD");
         c->oauth_cimd = cimd == NULL || strcmp(cimd, "0") != 0; /* on unless OAUTH_CIMD=0 */
-        const char *ca = get(env, "OAUTH_CIMD_CA_FILE"), *hosts = get(env, "OAUTH_CIMD_ALLOW_HOSTS");
+        const char *ca = get(env, "OAUTH_CIMD_CA_FILE");
+        const char *hosts = get(env, "OAUTH_CIMD_ALLOW_HOSTS");
         c->oauth_cimd_ca_file = ca && *ca ? xstrdup(ca) : NULL;
         c->oauth_cimd_allow_hosts = hosts && *hosts ? xstrdup(hosts) : NULL;
         if (!oauth_static_client(c, get(env, "OAUTH_CLIENT_ID"), get(env, "OAUTH_CLIENT_SECRET"),
