@@ -261,3 +261,32 @@ test('a client_id host not allowed to be private is refused even when it is the 
     assert.equal(await srv.stop(), 0);
   }
 });
+
+test('a client that leaves while its document is fetched, and a stop while one is fetched: clean', async () => {
+  const { srv, issuer } = await startCimd();
+  let stopped = false;
+  try {
+    const before = slowPending.length;
+    const gone = new AbortController();
+    const left = fetch(authorizeUrl(issuer, docUrl('/slow.json')), { signal: gone.signal });
+    await new Promise((r) => setTimeout(r, 300));
+    assert.equal(slowPending.length, before + 1, 'the fetch is under way');
+    gone.abort();
+    await assert.rejects(left, /abort/i);
+    // The server goes on: another client authorizes.
+    assert.equal((await fetch(authorizeUrl(issuer, docUrl('/good.json')))).status, 200);
+
+    const waiting = fetch(authorizeUrl(issuer, docUrl('/slow.json'))).then((r) => r.status, () => 'closed');
+    await new Promise((r) => setTimeout(r, 300));
+    assert.equal(slowPending.length, before + 2, 'a second fetch is under way');
+    const t0 = Date.now();
+    const code = await srv.stop();
+    stopped = true;
+    assert.equal(code, 0, srv.proc.stderrText);
+    const status = await waiting;
+    assert.ok(status === 503 || status === 400 || status === 'closed', `answered ${status}`);
+    assert.ok(Date.now() - t0 < 8000, 'the stop did not hang on the fetch');
+  } finally {
+    if (!stopped) await srv.stop();
+  }
+});
