@@ -167,6 +167,14 @@ test('the SDK client authorizes with a client ID metadata document: consent name
     assert.equal(hits.length, 1, 'cached');
 
     const csrf = /name="csrf" value="([0-9a-f]{64})"/.exec(html)[1];
+    // A wrong passphrase shows the page again, still naming the client and its host.
+    const wrong = await fetch(`${issuer}/authorize`, { method: 'POST', redirect: 'manual',
+      headers: { 'Content-Type': 'application/x-www-form-urlencoded', Origin: issuer },
+      body: new URLSearchParams({ csrf, passphrase: 'not the passphrase', action: 'approve' }).toString() });
+    const again = await wrong.text();
+    assert.equal(wrong.status, 403);
+    assert.ok(again.includes('<strong id="client">CIMD &lt;test&gt; app</strong>'), again);
+    assert.ok(again.includes(`<strong id="clienthost">localhost:${docPort}</strong>`), again);
     const res = await fetch(`${issuer}/authorize`, { method: 'POST', redirect: 'manual',
       headers: { 'Content-Type': 'application/x-www-form-urlencoded', Origin: issuer },
       body: new URLSearchParams({ csrf, passphrase: PASS, action: 'approve' }).toString() });
