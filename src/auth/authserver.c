@@ -951,6 +951,12 @@ static void authorize_fetch(struct authserver *as, struct hreq *r)
         bad_query_page(r);
         return;
     }
+    if (cimd_busy(as->cimd)) {
+        hreq_add_header(r, "Retry-After", "5");
+        error_page(r, 503, "Busy", "Too many application descriptions are being fetched; try "
+                                   "again in a moment.");
+        return;
+    }
     struct lookup *k = xcalloc(1, sizeof *k);
     k->as = as;
     k->r = r;

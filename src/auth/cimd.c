@@ -237,22 +237,30 @@ static void fetch_free(struct cimd_fetch *f)
     free(f);
 }
 
+bool cimd_busy(const struct cimd *c)
+{
+    return c->nfetches >= CIMD_FETCHES_MAX;
+}
+
 void cimd_cancel(struct cimd_fetch *f)
 {
     if (f)
         fetch_free(f);
 }
 
+/* Where url's document goes: its own entry, else a free or stale one, else the one that would
+ * expire first. */
 static struct entry *cache_slot(struct cimd *c, const char *url, uint64_t now)
 {
-    struct entry *slot = NULL;
+    struct entry *slot = &c->cache[0];
     for (size_t i = 0; i < CIMD_CACHE_MAX; i++) {
         struct entry *e = &c->cache[i];
         if (e->url && strcmp(e->url, url) == 0)
             return e;
-        if (slot == NULL || e->expires_ms <= now ||
-            (slot->expires_ms > now && e->expires_ms < slot->expires_ms))
-            slot = slot && slot->expires_ms <= now ? slot : e; /* a stale one, else the oldest */
+        if (slot->expires_ms <= now)
+            continue; /* a free or stale slot beats any live one */
+        if (e->expires_ms <= now || e->expires_ms < slot->expires_ms)
+            slot = e;
     }
     return slot;
 }

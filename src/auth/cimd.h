@@ -43,6 +43,8 @@ const struct clientdoc *cimd_cached(struct cimd *c, const char *url);
  * once). */
 struct cimd_fetch *cimd_fetch(struct cimd *c, const char *url, cimd_cb *cb, void *arg, char *err,
                               size_t errlen);
+/* Whether CIMD_FETCHES_MAX fetches are running, so cimd_fetch would refuse another. */
+bool cimd_busy(const struct cimd *c);
 /* The callback is not called; NULL-safe. Not from inside that fetch's callback. */
 void cimd_cancel(struct cimd_fetch *f);
 /* Whether a connection to sa is to a public address: not loopback, private (RFC 1918, ULA),

@@ -18,7 +18,7 @@ import { join } from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { auth } from '@modelcontextprotocol/sdk/client/auth.js';
-import { startHermes, HERMES } from './lib.mjs';
+import { startHermes, until, HERMES } from './lib.mjs';
 
 const PASS = 'correct horse battery staple';
 const REDIRECT = 'http://127.0.0.1:7777/callback';
@@ -51,6 +51,7 @@ function makeCerts(dir) {
 
 let dir, docs, docPort, hits = [];
 const slowPending = [];
+let slowClosed = 0;
 const docUrl = (path, host = 'localhost') => `https://${host}:${docPort}${path}`;
 const goodDoc = (path, extra = {}) => ({ client_id: docUrl(path), client_name: 'CIMD <test> app',
   redirect_uris: [REDIRECT], token_endpoint_auth_method: 'none',
@@ -63,7 +64,7 @@ before(async () => {
   docs = createHttpsServer({ key, cert }, (req, res) => {
     hits.push({ host: req.headers.host, path: req.url });
     const json = (o, headers = {}) => { res.writeHead(200, { 'Content-Type': 'application/json', ...headers }); res.end(JSON.stringify(o)); };
-    switch (req.url) {
+    switch (req.url.split('?')[0]) {
       case '/good.json': return json(goodDoc('/good.json'));
       case '/nostore.json': return json(goodDoc('/nostore.json'), { 'Cache-Control': 'no-store' });
       case '/mismatch.json': return json(goodDoc('/mismatch.json', { client_id: docUrl('/other.json') }));
@@ -81,7 +82,10 @@ before(async () => {
         res.on('error', () => {});
         return more();
       }
-      case '/slow.json': slowPending.push(res); return undefined; // never answered
+      case '/slow.json': // never answered; a closed one counts
+        slowPending.push(res);
+        res.on('close', () => { slowClosed += 1; });
+        return undefined;
       default: res.writeHead(404); return res.end();
     }
   });
@@ -232,17 +236,25 @@ test('bad client ID metadata documents are refused, each with its reason; the se
     await refused(issuer, docUrl('/good.json'), /not one this application registered/,
       'http://127.0.0.1:7777/elsewhere');
 
-    // A slow document: the /authorize waits (5 s), the server answers others meanwhile.
+    // Slow documents: each /authorize waits (5 s), the server answers others meanwhile; at most
+    // 16 fetches at once, more get 503.
     const t0 = Date.now();
-    const slow = refused(issuer, docUrl('/slow.json'), /did not arrive in time/);
-    await new Promise((r) => setTimeout(r, 300));
-    assert.equal(slowPending.length, 1, 'the slow fetch is under way');
+    const slow = [];
+    for (let i = 0; i < 16; i++) slow.push(refused(issuer, `${docUrl('/slow.json')}?${i}`, /did not arrive in time/));
+    await until(() => slowPending.length === 16, 'the 16 slow fetches under way', 3000);
+    const busy = await fetch(authorizeUrl(issuer, docUrl('/nostore.json'))); // never cached
+    assert.equal(busy.status, 503);
+    assert.equal(busy.headers.get('retry-after'), '5');
+    assert.match(await busy.text(), /Too many application descriptions/);
     const meta = await fetch(`${issuer}/.well-known/oauth-authorization-server`);
     assert.equal(meta.status, 200);
-    const good = await fetch(authorizeUrl(issuer, docUrl('/good.json')));
-    assert.equal(good.status, 200, 'another client authorizes meanwhile');
-    assert.ok(Date.now() - t0 < 3000, 'answered while the slow fetch waits');
-    await slow;
+    const dcr = await fetch(`${issuer}/register`, { method: 'POST', headers: { 'Content-Type': 'application/json' },
+      body: JSON.stringify({ redirect_uris: [REDIRECT], client_name: 'registered meanwhile' }) });
+    assert.equal(dcr.status, 201, 'registration answered meanwhile');
+    const registered = await fetch(authorizeUrl(issuer, (await dcr.json()).client_id));
+    assert.equal(registered.status, 200, 'another client authorizes meanwhile');
+    assert.ok(Date.now() - t0 < 3000, 'answered while the slow fetches wait');
+    await Promise.all(slow);
     const took = Date.now() - t0;
     assert.ok(took >= 4500 && took < 9000, `timed out after ${took} ms`);
   } finally {
@@ -279,8 +291,10 @@ test('a client that leaves while its document is fetched, and a stop while one i
     const left = fetch(authorizeUrl(issuer, docUrl('/slow.json')), { signal: gone.signal });
     await new Promise((r) => setTimeout(r, 300));
     assert.equal(slowPending.length, before + 1, 'the fetch is under way');
+    const closedBefore = slowClosed;
     gone.abort();
     await assert.rejects(left, /abort/i);
+    await until(() => slowClosed === closedBefore + 1, 'the fetch cancelled with its request', 2000);
     // The server goes on: another client authorizes.
     assert.equal((await fetch(authorizeUrl(issuer, docUrl('/good.json')))).status, 200);
 
