@@ -186,6 +186,12 @@ void authserver_free(struct authserver *as)
             free(as->clients[i].redirects[j]);
     }
     free(as->clients);
+    free(as->static_client.name);
+    free(as->schemes);
+    explicit_bzero(as->static_secret_hash, sizeof as->static_secret_hash);
+    verifier_free(as->verifier); /* cancels what is still checked: frees their records */
+    explicit_bzero(as->consents, sizeof as->consents);
+    ratelimit_free(as->rl_register);
     while (as->lookups) { /* httpd_shutdown answered their requests: only the records are left */
         struct lookup *k = as->lookups;
         as->lookups = k->next;
@@ -195,12 +201,6 @@ void authserver_free(struct authserver *as)
     cimd_free(as->cimd);
     free(as->cimd_ca_file);
     free(as->cimd_allow_hosts);
-    free(as->static_client.name);
-    free(as->schemes);
-    explicit_bzero(as->static_secret_hash, sizeof as->static_secret_hash);
-    verifier_free(as->verifier); /* cancels what is still checked: frees their records */
-    explicit_bzero(as->consents, sizeof as->consents);
-    ratelimit_free(as->rl_register);
     free(as->issuer);
     free(as->resource);
     free(as->passphrase_path);
@@ -1145,6 +1145,10 @@ static void authorize_post(struct authserver *as, struct hreq *r, const char *ip
     const char *body = hreq_body(r, &len);
     char csrf[80], action[16], pass[PASSPHRASE_MAX + 1], line[PASSPHRASE_LINE_MAX], err[400];
     char key[48];
+    if (strcmp(hreq_method(r), "POST") != 0) {
+        authorize_fetch(as, r); /* a GET the headers callback left: its client's document */
+        return;
+    }
     if (body == NULL)
         body = "", len = 0;
     if (!same_origin(as, r)) {
@@ -1475,9 +1479,7 @@ void authserver_headers(struct authserver *as, struct hreq *r, const char *ip, u
 void authserver_request(struct authserver *as, struct hreq *r, const char *ip, uint64_t now_ms)
 {
     const char *path = hreq_path(r);
-    if (strcmp(path, "/authorize") == 0 && strcmp(hreq_method(r), "POST") != 0)
-        authorize_fetch(as, r); /* a GET the headers callback left: its client's document */
-    else if (strcmp(path, "/authorize") == 0)
+    if (strcmp(path, "/authorize") == 0)
         authorize_post(as, r, ip, now_ms);
     else if (strcmp(path, "/token") == 0)
         token_endpoint(as, r);
