@@ -373,6 +373,11 @@ bool config_from_env(struct config *c, json_t *env, const char *path, char *err,
         const char *ca = get(env, "OAUTH_CIMD_CA_FILE");
         const char *hosts = get(env, "OAUTH_CIMD_ALLOW_HOSTS");
         c->oauth_cimd_ca_file = ca && *ca ? xstrdup(ca) : NULL;
+        if (c->oauth_cimd_ca_file && access(ca, R_OK) != 0) {
+            /* Said now, not as "certificate not trusted" at some client's first /authorize. */
+            snprintf(err, errlen, "OAUTH_CIMD_CA_FILE %s cannot be read: %s", ca, strerror(errno));
+            goto out;
+        }
         c->oauth_cimd_allow_hosts = hosts && *hosts ? xstrdup(hosts) : NULL;
         if (!oauth_static_client(c, get(env, "OAUTH_CLIENT_ID"), get(env, "OAUTH_CLIENT_SECRET"),
                                  err, errlen) ||

@@ -262,6 +262,14 @@ test('bad client ID metadata documents are refused, each with its reason; the se
   }
 });
 
+test('an OAUTH_CIMD_CA_FILE that cannot be read stops the server with the reason', async () => {
+  const missing = join(dir, 'no-such-ca.pem');
+  const started = await startCimd({ OAUTH_CIMD_CA_FILE: missing }).then((srv) => srv, (e) => e);
+  if (!(started instanceof Error)) await started.srv.stop();
+  assert.ok(started instanceof Error, 'refused');
+  assert.match(started.message, /exited with 2 .*OAUTH_CIMD_CA_FILE .*no-such-ca\.pem cannot be read/s);
+});
+
 test('a client_id host not allowed to be private is refused even when it is the test server; OAUTH_CIMD=0 turns documents off', async () => {
   let { srv, issuer } = await startCimd({ OAUTH_CIMD_ALLOW_HOSTS: '' });
   try {
