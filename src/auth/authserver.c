@@ -25,6 +25,8 @@
 
 #include "atomicfile.h"
 #include "buf.h"
+#include "cimd.h"
+#include "clientdoc.h"
 #include "crypto.h"
 #include "form.h"
 #include "httpd.h"
@@ -60,7 +62,9 @@ struct client {
 
 struct consent { /* a consent page shown: what its POST will approve */
     char csrf[65];
-    char client_id[65];
+    char client_id[PARAM_MAX + 1]; /* a registered id, or a metadata document's URL */
+    char client_name[CLIENT_NAME_MAX + 1]; /* a metadata document's (it may leave the cache) */
+    char client_host[256];                  /* and where it is published */
     char redirect_uri[PARAM_MAX + 1], state[PARAM_MAX + 1], challenge[PARAM_MAX + 1];
     char scope[PARAM_MAX + 1];
     time_t expires; /* 0: free slot */
@@ -68,7 +72,7 @@ struct consent { /* a consent page shown: what its POST will approve */
 
 struct code {
     unsigned char hash[32];
-    char client_id[65];
+    char client_id[PARAM_MAX + 1];
     char redirect_uri[PARAM_MAX + 1], challenge[PARAM_MAX + 1], scope[PARAM_MAX + 1];
     char family[33]; /* the tokens it gave, once exchanged: a replay revokes them */
     bool used;
@@ -98,6 +102,18 @@ struct authserver {
     char *schemes;              /* app schemes a redirect URI may use (comma-separated) */
     struct client static_client; /* OAUTH_CLIENT_ID, when set (static_client.id non-empty) */
     unsigned char static_secret_hash[32];
+    bool cimd_on;                 /* OAUTH_CIMD: client ID metadata documents */
+    char *cimd_ca_file, *cimd_allow_hosts;
+    struct cimd *cimd;            /* their fetcher and cache, once the loop exists */
+    struct lookup *lookups;       /* GET /authorize requests waiting for a document */
+};
+
+/* A GET /authorize waiting for its client's metadata document. */
+struct lookup {
+    struct lookup *next;
+    struct authserver *as;
+    struct hreq *r;
+    struct cimd_fetch *fetch;
 };
 
 /* A consent POST whose passphrase is being checked: what is needed to answer it afterwards. */
@@ -139,6 +155,9 @@ struct authserver *authserver_new(const struct authserver_opts *o, char *err, si
         as->static_client.name = xasprintf("%s (the static client)", o->static_client_id);
         memcpy(as->static_secret_hash, o->static_secret_hash, 32);
     }
+    as->cimd_on = o->cimd;
+    as->cimd_ca_file = o->cimd_ca_file ? xstrdup(o->cimd_ca_file) : NULL;
+    as->cimd_allow_hosts = o->cimd_allow_hosts ? xstrdup(o->cimd_allow_hosts) : NULL;
     if (as->clients_path && !load_clients(as, err, errlen)) {
         authserver_free(as);
         return NULL;
@@ -156,6 +175,11 @@ void authserver_set_loop(struct authserver *as, struct loop *l)
     if (as->verifier == NULL)
         log_warn("oauth: cannot set up the passphrase checking thread (%s); consent passphrases "
                  "are checked on the event loop", strerror(errno));
+    if (as->cimd_on) {
+        struct cimd_opts co = {.ca_file = as->cimd_ca_file, .allow_hosts = as->cimd_allow_hosts,
+                               .schemes = as->schemes, .rule = authserver_redirect_ok_in};
+        as->cimd = cimd_new(l, &co);
+    }
 }
 
 static void free_clients(struct client *clients, size_t n)
@@ -179,6 +203,15 @@ void authserver_free(struct authserver *as)
     verifier_free(as->verifier); /* cancels what is still checked: frees their records */
     explicit_bzero(as->consents, sizeof as->consents);
     ratelimit_free(as->rl_register);
+    while (as->lookups) { /* httpd_shutdown answered their requests: only the records are left */
+        struct lookup *k = as->lookups;
+        as->lookups = k->next;
+        cimd_cancel(k->fetch);
+        free(k);
+    }
+    cimd_free(as->cimd);
+    free(as->cimd_ca_file);
+    free(as->cimd_allow_hosts);
     free(as->issuer);
     free(as->resource);
     free(as->passphrase_path);
@@ -350,6 +383,8 @@ static void metadata(struct authserver *as, struct hreq *r)
                             json_deep_copy(methods));
         free(revoke);
     }
+    if (doc && as->cimd)
+        json_object_set_new(doc, "client_id_metadata_document_supported", json_true());
     if (doc && as->dcr) {
         char *reg = xasprintf("%s/register", as->issuer);
         json_object_set_new(doc, "registration_endpoint", json_string(reg));
@@ -734,8 +769,15 @@ static void consent_page(struct authserver *as, struct hreq *r, const struct con
         buf_appends(&b, "</strong></p>");
     }
     buf_appends(&b, "<p>The application <strong id=\"client\">");
-    html_escape(&b, cl ? cl->name : c->client_id);
-    buf_appends(&b, "</strong> asks to use ");
+    html_escape(&b, cl ? cl->name : *c->client_name ? c->client_name : c->client_id);
+    if (*c->client_host) { /* a metadata document: its name is only what that host says */
+        buf_appends(&b, "</strong> (as described by <strong id=\"clienthost\">");
+        html_escape(&b, c->client_host);
+        buf_appends(&b, "</strong>)");
+    } else {
+        buf_appends(&b, "</strong>");
+    }
+    buf_appends(&b, " asks to use ");
     html_escape(&b, as->service);
     buf_appends(&b, " on your behalf. Its answer goes to <strong id=\"host\">");
     html_escape(&b, host);
@@ -763,36 +805,46 @@ static void consent_page(struct authserver *as, struct hreq *r, const struct con
     reply_page(r, problem ? 403 : 200, &b);
 }
 
-static void authorize_get(struct authserver *as, struct hreq *r)
-{
+/* The parameters of a GET /authorize, decoded. */
+struct authz_query {
     char client_id[PARAM_MAX + 1], redirect_uri[PARAM_MAX + 1], state[PARAM_MAX + 1];
     char response_type[PARAM_MAX + 1], challenge[PARAM_MAX + 1], method[PARAM_MAX + 1];
     char scope[PARAM_MAX + 1], resource[PARAM_MAX + 1];
+};
+
+static bool authz_query_read(struct hreq *r, struct authz_query *q)
+{
+    return query_param(r, "client_id", q->client_id) &&
+           query_param(r, "redirect_uri", q->redirect_uri) && query_param(r, "state", q->state) &&
+           query_param(r, "response_type", q->response_type) &&
+           query_param(r, "code_challenge", q->challenge) &&
+           query_param(r, "code_challenge_method", q->method) &&
+           query_param(r, "scope", q->scope) && query_param(r, "resource", q->resource);
+}
+
+/* The client /authorize deals with: a registered one (or the static one, any_redirect), or
+ * one described by a metadata document (host: where it is published). */
+struct client_view {
+    const char *id, *name, *host;
+    char *const *redirects;
+    size_t nredirects;
+    bool any_redirect;
+};
+
+static void authorize_client(struct authserver *as, struct hreq *r, struct authz_query *q,
+                             const struct client_view *cl)
+{
     char line[PASSPHRASE_LINE_MAX], err[400];
-    if (!query_param(r, "client_id", client_id) || !query_param(r, "redirect_uri", redirect_uri) ||
-        !query_param(r, "state", state) || !query_param(r, "response_type", response_type) ||
-        !query_param(r, "code_challenge", challenge) ||
-        !query_param(r, "code_challenge_method", method) || !query_param(r, "scope", scope) ||
-        !query_param(r, "resource", resource)) {
-        error_page(r, 400, "Bad request", "A parameter of this request is too long or badly "
-                                          "escaped.");
-        return;
-    }
-    const struct client *cl = find_client(as, client_id);
-    if (cl == NULL) {
-        error_page(r, 400, "Unknown application",
-                   "This application is not registered with this server; it should register "
-                   "again.");
-        return;
-    }
+    char *redirect_uri = q->redirect_uri, *state = q->state, *challenge = q->challenge;
+    char *scope = q->scope;
     bool known = false;
     if (*redirect_uri == '\0' && cl->nredirects == 1)
-        snprintf(redirect_uri, sizeof redirect_uri, "%s", cl->redirects[0]);
+        snprintf(redirect_uri, sizeof q->redirect_uri, "%s", cl->redirects[0]);
     for (size_t i = 0; i < cl->nredirects; i++)
         known = known || strcmp(cl->redirects[i], redirect_uri) == 0;
     /* The static client registered no URIs (seed 002): any that passes the scheme rules; the
      * code is of no use without its secret, and the page names the host it goes to. */
-    if (cl == &as->static_client)
+    if (cl->any_redirect)
         known = authserver_redirect_ok_in(redirect_uri, as->schemes);
     if (!known) {
         error_page(r, 400, "Wrong redirect address",
@@ -801,22 +853,22 @@ static void authorize_get(struct authserver *as, struct hreq *r)
         return;
     }
     /* From here errors go back to the application, which can tell its user. */
-    if (strcmp(response_type, "code") != 0) {
+    if (strcmp(q->response_type, "code") != 0) {
         redirect_back(as, r, redirect_uri, state, "error", "unsupported_response_type", NULL, NULL);
         return;
     }
-    if (strcmp(method, "S256") != 0 || !challenge_ok(challenge)) {
+    if (strcmp(q->method, "S256") != 0 || !challenge_ok(challenge)) {
         redirect_back(as, r, redirect_uri, state, "error", "invalid_request",
                       "error_description", "PKCE with code_challenge_method S256 is required");
         return;
     }
     if (*scope == '\0')
-        snprintf(scope, sizeof scope, "%s", DEFAULT_SCOPES);
+        snprintf(scope, sizeof q->scope, "%s", DEFAULT_SCOPES);
     if (!scopes_ok(scope)) {
         redirect_back(as, r, redirect_uri, state, "error", "invalid_scope", NULL, NULL);
         return;
     }
-    if (*resource && strcmp(resource, as->resource) != 0) {
+    if (*q->resource && strcmp(q->resource, as->resource) != 0) {
         redirect_back(as, r, redirect_uri, state, "error", "invalid_target", NULL, NULL);
         return;
     }
@@ -836,12 +888,137 @@ static void authorize_get(struct authserver *as, struct hreq *r)
         return;
     }
     snprintf(c->client_id, sizeof c->client_id, "%s", cl->id); /* the registered id: it matched */
+    if (cl->host) {
+        snprintf(c->client_name, sizeof c->client_name, "%s", cl->name);
+        snprintf(c->client_host, sizeof c->client_host, "%s", cl->host);
+    }
     snprintf(c->redirect_uri, sizeof c->redirect_uri, "%s", redirect_uri);
     snprintf(c->state, sizeof c->state, "%s", state);
     snprintf(c->challenge, sizeof c->challenge, "%s", challenge);
     snprintf(c->scope, sizeof c->scope, "%s", scope);
     c->expires = now + CONSENT_TTL;
     consent_page(as, r, c, NULL);
+}
+
+static void bad_query_page(struct hreq *r)
+{
+    error_page(r, 400, "Bad request", "A parameter of this request is too long or badly "
+                                      "escaped.");
+}
+
+static void document_authorize(struct authserver *as, struct hreq *r, struct authz_query *q,
+                               const struct clientdoc *d)
+{
+    struct client_view v = {.id = q->client_id, .name = d->name, .host = d->host,
+                            .redirects = d->redirects, .nredirects = d->nredirects};
+    authorize_client(as, r, q, &v);
+}
+
+static void document_refused(struct hreq *r, const char *why)
+{
+    struct buf b;
+    buf_init(&b, 0);
+    page_start(&b, "Application description refused");
+    buf_appends(&b, "<p>This application names itself by the address of its description "
+                    "(a client ID metadata document), which this server will not use:</p>"
+                    "<p id=\"reason\">");
+    html_escape(&b, why);
+    buf_appends(&b, ".</p>");
+    reply_page(r, 400, &b);
+}
+
+static void authorize_get(struct authserver *as, struct hreq *r)
+{
+    struct authz_query q;
+    if (!authz_query_read(r, &q)) {
+        bad_query_page(r);
+        return;
+    }
+    if (clientdoc_is_url(q.client_id)) {
+        const struct clientdoc *d = as->cimd ? cimd_cached(as->cimd, q.client_id) : NULL;
+        if (as->cimd == NULL)
+            error_page(r, 400, "Unknown application",
+                       "This server does not take client metadata documents (OAUTH_CIMD=0); "
+                       "the application should register instead.");
+        else if (d)
+            document_authorize(as, r, &q, d);
+        /* else unanswered: authserver_request fetches the document (authorize_fetch) */
+        return;
+    }
+    const struct client *cl = find_client(as, q.client_id);
+    if (cl == NULL) {
+        error_page(r, 400, "Unknown application",
+                   "This application is not registered with this server; it should register "
+                   "again.");
+        return;
+    }
+    struct client_view v = {.id = cl->id, .name = cl->name, .redirects = cl->redirects,
+                            .nredirects = cl->nredirects, .any_redirect = cl == &as->static_client};
+    authorize_client(as, r, &q, &v);
+}
+
+static void lookup_unlink(struct authserver *as, struct lookup *k)
+{
+    for (struct lookup **p = &as->lookups; *p; p = &(*p)->next)
+        if (*p == k) {
+            *p = k->next;
+            return;
+        }
+}
+
+static void on_lookup_gone(struct hreq *r, void *arg)
+{
+    struct lookup *k = arg;
+    (void)r;
+    lookup_unlink(k->as, k);
+    cimd_cancel(k->fetch);
+    free(k);
+}
+
+static void on_document(void *arg, const struct clientdoc *d, const char *error)
+{
+    struct lookup *k = arg;
+    struct authserver *as = k->as;
+    struct hreq *r = k->r;
+    struct authz_query q;
+    lookup_unlink(as, k);
+    free(k);
+    if (d == NULL)
+        document_refused(r, error);
+    else if (!authz_query_read(r, &q))
+        bad_query_page(r);
+    else
+        document_authorize(as, r, &q, d);
+}
+
+/* A GET /authorize whose client's document is not cached: fetched on the loop, the request
+ * waits (suspended) and is answered from on_document. */
+static void authorize_fetch(struct authserver *as, struct hreq *r)
+{
+    struct authz_query q;
+    char err[300];
+    if (!authz_query_read(r, &q)) {
+        bad_query_page(r);
+        return;
+    }
+    if (cimd_busy(as->cimd)) {
+        hreq_add_header(r, "Retry-After", "5");
+        error_page(r, 503, "Busy", "Too many application descriptions are being fetched; try "
+                                   "again in a moment.");
+        return;
+    }
+    struct lookup *k = xcalloc(1, sizeof *k);
+    k->as = as;
+    k->r = r;
+    k->fetch = cimd_fetch(as->cimd, q.client_id, on_document, k, err, sizeof err);
+    if (k->fetch == NULL) {
+        free(k);
+        document_refused(r, err);
+        return;
+    }
+    k->next = as->lookups;
+    as->lookups = k;
+    hreq_on_abort(r, on_lookup_gone, k);
 }
 
 static struct code *new_code(struct authserver *as, time_t now)
@@ -1018,6 +1195,10 @@ static void authorize_post(struct authserver *as, struct hreq *r, const char *ip
     const char *body = hreq_body(r, &len);
     char csrf[80], action[16], pass[PASSPHRASE_MAX + 1], line[PASSPHRASE_LINE_MAX], err[400];
     char key[48];
+    if (strcmp(hreq_method(r), "POST") != 0) {
+        authorize_fetch(as, r); /* a GET the headers callback left: its client's document */
+        return;
+    }
     if (body == NULL)
         body = "", len = 0;
     if (!same_origin(as, r)) {

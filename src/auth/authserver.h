@@ -34,6 +34,9 @@ struct authserver_opts {
     const char *static_client_id; /* OAUTH_CLIENT_ID (seed 002's confidential client), or NULL */
     const unsigned char *static_secret_hash; /* with it: SHA-256 of OAUTH_CLIENT_SECRET */
     const char *redirect_schemes; /* app schemes, comma-separated; NULL: the default */
+    bool cimd;                    /* client ID metadata documents (OAUTH_CIMD, default on) */
+    const char *cimd_ca_file;     /* OAUTH_CIMD_CA_FILE: an extra CA to trust fetching them */
+    const char *cimd_allow_hosts; /* OAUTH_CIMD_ALLOW_HOSTS: hosts that may be private */
 };
 
 /* NULL with a reason in err when the clients file cannot be used (readable by others, not
@@ -74,8 +77,10 @@ bool authserver_client_remove(struct authserver *as, const char *id, bool *found
 /* Whether path is one of the authorization server's. */
 bool authserver_owns(const char *path);
 /* From the headers callback: answers what needs no body (metadata, the consent page, 405s);
- * for a POST it returns without answering, and authserver_request gets the body. ip is the
- * client's address (rate limits); now_ms a monotonic clock. */
+ * for a POST it returns without answering, and authserver_request gets the body. So too for a
+ * GET /authorize whose client_id is a metadata document URL not in the cache: then
+ * authserver_request fetches it (cimd.h) and answers when it is in, the request suspended.
+ * ip is the client's address (rate limits); now_ms a monotonic clock. */
 void authserver_headers(struct authserver *as, struct hreq *r, const char *ip, uint64_t now_ms);
 void authserver_request(struct authserver *as, struct hreq *r, const char *ip, uint64_t now_ms);
 
