@@ -48,8 +48,7 @@ json_t *jrpc_parse(const char *p, size_t n, struct jrpc_why *why)
     json_error_t je;
     why->id = NULL;
     /* JSON_ALLOW_NUL: "\u0000" in a string is valid JSON; each field decides (jrpc_str). */
-    json_t *root =
-        json_loadb(p, n, JSON_REJECT_DUPLICATES | JSON_DECODE_ANY | JSON_ALLOW_NUL, &je);
+    json_t *root = json_loadb(p, n, JRPC_LOAD_FLAGS, &je);
 
     if (root == NULL && json_error_code(&je) == json_error_null_byte_in_key) {
         /* Valid JSON, but jansson cannot hold such a key; no key of MCP has one. */
@@ -76,6 +75,129 @@ json_t *jrpc_parse(const char *p, size_t n, struct jrpc_why *why)
         return NULL;
     }
     return root;
+}
+
+/* jrpc_find_meta's scanner: each step returns the index after what it skipped, or SCAN_FAIL. */
+#define SCAN_FAIL ((size_t)-1)
+
+static size_t scan_ws(const char *p, size_t n, size_t i)
+{
+    while (i < n && (p[i] == ' ' || p[i] == '\t' || p[i] == '\n' || p[i] == '\r'))
+        i++;
+    return i;
+}
+
+/* i is at a string's opening quote. memchr finds each quote; one after an odd number of
+ * backslashes is escaped. */
+static size_t scan_string(const char *p, size_t n, size_t i)
+{
+    for (i++; i < n;) {
+        const char *q = memchr(p + i, '"', n - i);
+        if (q == NULL)
+            return SCAN_FAIL;
+        size_t at = (size_t)(q - p), bs = 0;
+        while (at - bs > i && p[at - bs - 1] == '\\')
+            bs++;
+        if (bs % 2 == 0)
+            return at + 1;
+        i = at + 1;
+    }
+    return SCAN_FAIL;
+}
+
+/* i is at a value's first byte: a string, an object or array (brackets counted, strings
+ * skipped), or a scalar (up to the next delimiter). */
+static size_t scan_value(const char *p, size_t n, size_t i)
+{
+    if (i >= n)
+        return SCAN_FAIL;
+    if (p[i] == '"')
+        return scan_string(p, n, i);
+    if (p[i] != '{' && p[i] != '[') {
+        size_t j = i;
+        while (j < n && p[j] != '\0' && !strchr(",}] \t\r\n", p[j]))
+            j++;
+        return j > i ? j : SCAN_FAIL;
+    }
+    size_t depth = 0;
+    while (i < n) {
+        char c = p[i];
+        if (c == '"') {
+            i = scan_string(p, n, i);
+            if (i == SCAN_FAIL)
+                return SCAN_FAIL;
+            continue;
+        }
+        if (c == '{' || c == '[')
+            depth++;
+        else if ((c == '}' || c == ']') && --depth == 0)
+            return i + 1;
+        i++;
+    }
+    return SCAN_FAIL;
+}
+
+/* Where scan_member found a member. */
+struct member_at {
+    size_t key;          /* its key's opening quote */
+    size_t comma_before; /* the comma before it, SCAN_FAIL when it comes first */
+    size_t value, end;   /* its value's bytes */
+};
+
+/* The first member named key (given with its quotes, unescaped) of the object whose '{' is at
+ * i. */
+static bool scan_member(const char *p, size_t n, size_t i, const char *key, struct member_at *m)
+{
+    size_t klen = strlen(key), comma = SCAN_FAIL;
+    if (i >= n || p[i] != '{')
+        return false;
+    i = scan_ws(p, n, i + 1);
+    while (i < n && p[i] == '"') {
+        size_t k = i;
+        i = scan_string(p, n, i);
+        if (i == SCAN_FAIL)
+            return false;
+        bool match = i - k == klen && memcmp(p + k, key, klen) == 0;
+        i = scan_ws(p, n, i);
+        if (i >= n || p[i] != ':')
+            return false;
+        i = scan_ws(p, n, i + 1);
+        size_t end = scan_value(p, n, i);
+        if (end == SCAN_FAIL)
+            return false;
+        if (match) {
+            *m = (struct member_at){k, comma, i, end};
+            return true;
+        }
+        i = scan_ws(p, n, end);
+        if (i >= n || p[i] != ',')
+            return false;
+        comma = i;
+        i = scan_ws(p, n, i + 1);
+    }
+    return false;
+}
+
+bool jrpc_find_meta(const char *p, size_t n, struct jrpc_meta_at *at)
+{
+    struct member_at params, meta;
+    if (!scan_member(p, n, scan_ws(p, n, 0), "\"params\"", &params) ||
+        !scan_member(p, params.end, params.value, "\"_meta\"", &meta) || p[meta.value] != '{')
+        return false;
+    *at = (struct jrpc_meta_at){.start = meta.value, .end = meta.end};
+    /* params is {"_meta":{...}} and nothing else: the params member, with one comma beside
+     * it, can be cut out whole. */
+    size_t close = scan_ws(p, params.end, meta.end);
+    if (meta.comma_before == SCAN_FAIL && close == params.end - 1) {
+        at->cut_start = params.comma_before != SCAN_FAIL ? params.comma_before : params.key;
+        at->cut_end = params.end;
+        if (params.comma_before == SCAN_FAIL) {
+            size_t after = scan_ws(p, n, params.end);
+            if (after < n && p[after] == ',')
+                at->cut_end = after + 1;
+        }
+    }
+    return true;
 }
 
 const char *jrpc_str(json_t *v)

@@ -39,6 +39,19 @@ struct jrpc_msg {
  * returns NULL and fills why (-32700 for bad JSON, -32600 for an empty array, a scalar or a
  * NUL in an object key); the caller releases why->id. */
 json_t *jrpc_parse(const char *p, size_t n, struct jrpc_why *why);
+/* The flags jrpc_parse reads a body with (for code that parses a part of a body the same way). */
+#define JRPC_LOAD_FLAGS (JSON_REJECT_DUPLICATES | JSON_DECODE_ANY | JSON_ALLOW_NUL)
+/* Where params._meta is in a body (jrpc_find_meta). */
+struct jrpc_meta_at {
+    size_t start, end;         /* the _meta object's bytes */
+    size_t cut_start, cut_end; /* when params holds only _meta: the params member's bytes with
+                                * one comma beside it, else both 0 */
+};
+/* Finds, without parsing, params._meta in a body that is one JSON object, when it is itself an
+ * object. A scan, not a check: it takes the first "params" and its first "_meta" spelled
+ * without escapes and stops there; the body may still be invalid JSON (the caller parses what
+ * it uses). */
+bool jrpc_find_meta(const char *p, size_t n, struct jrpc_meta_at *at);
 /* Classifies one element. Never fails: malformed messages come back as JRPC_INVALID with the
  * id, if one could be salvaged, kept for the error reply. */
 void jrpc_classify(json_t *m, struct jrpc_msg *out);

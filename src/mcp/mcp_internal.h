@@ -174,6 +174,7 @@ struct mcp_server {
     void *complete_arg;
     struct strmap *sessions;
     struct strmap *inflight; /* session id|request id → call (session mode only) */
+    struct meta_cache *meta_cache; /* recent requests' parsed params._meta (metacache.h) */
     size_t ninflight;        /* calls neither finished nor cancelled */
     struct strmap *outgoing; /* key → struct outgoing */
     unsigned long next_stream, next_out;
