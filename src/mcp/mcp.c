@@ -277,6 +277,8 @@ void mcp_free(struct mcp_server *s)
     free(s->instructions);
     free(s->public_hosts);
     free(s->modern_list_head);
+    for (int i = 0; i < 3; i++)
+        free(s->decoration[i]);
     json_decref(s->server_info);
     explicit_bzero(s->state_key, sizeof s->state_key);
     free(s);

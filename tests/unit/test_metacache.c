@@ -94,6 +94,12 @@ static void odd_bodies_read_as_jansson_reads_them(void **state)
         "[{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/list\",\"params\":{\"_meta\":" META "}}]",
         "{\"jsonrpc\":\"2.0\",\"id\":1,\"params\":{\"_meta\":[1]}}",
         "{\"jsonrpc\":\"2.0\",\"id\":1,\"params\":{\"_meta\":{\"k\\u0000\":1}}}",
+        "{\"params\":{\"_meta\":" META "},}",
+        "{\"params\":{\"_meta\":" META "} , }",
+        "{\"id\":1,\"params\":{\"_meta\":" META "},}",
+        "{\"params\":{\"_meta\":" META "}\"id\":1}",
+        "{\"id\":1,\"params\":{\"_meta\":" META "}\"x\":1}",
+        "{\"params\":{\"_meta\":" META "},\"id\":1}",
     };
     struct meta_cache *c = meta_cache_new();
     for (int round = 0; round < 2; round++)
