@@ -16,7 +16,7 @@ FUZZ_BINS    := $(addprefix $(FUZZ_BUILD)/fuzz_,$(FUZZ_TARGETS))
 
 # The pure modules each target links (with what they use: buf.c needs mem.c), and its libraries
 # (registry.c: libyaml and jansson).
-FUZZ_SRC_jrpc     := src/mcp/jrpc.c src/base/utf8.c
+FUZZ_SRC_jrpc     := src/mcp/jrpc.c src/mcp/metacache.c src/base/utf8.c src/base/mem.c
 FUZZ_SRC_dotenv   := src/base/dotenv.c src/base/buf.c src/base/mem.c
 FUZZ_SRC_hdr      := src/http/hdr.c
 FUZZ_SRC_sse      := src/bridge/sse.c src/base/buf.c src/base/mem.c

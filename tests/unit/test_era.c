@@ -8,6 +8,7 @@
 
 #include <jansson.h>
 
+#include "era.h"
 #include "loop.h"
 #include "mcp.h"
 
@@ -510,6 +511,38 @@ static void task_methods_need_the_extension(void **state)
     json_decref(j);
 }
 
+/* era_reply adds the decoration as text to a plain result: the same bytes era_decorate and
+ * jansson give, for each form (call, list, read, a retry's answer) and for results that already
+ * carry a decoration field (which take era_decorate itself). */
+static void reply_text_is_the_decorated_document(void **state)
+{
+    (void)state;
+    static const char *const results[] = {"{}", "{\"a\":1,\"b\":[\"\\u00e9\\n\"]}",
+                                          "{\"_meta\":{\"x\":1}}", "{\"resultType\":\"input_required\"}",
+                                          "{\"ttlMs\":5}"};
+    static const char *const methods[] = {"tools/call", "tools/list", "resources/read"};
+    static const char *const ids[] = {"7", "\"s\\\"id\""};
+    for (size_t i = 0; i < sizeof results / sizeof *results; i++)
+        for (size_t k = 0; k < sizeof methods / sizeof *methods; k++)
+            for (size_t d = 0; d < 2; d++)
+                for (int retry = 0; retry < 2; retry++) {
+                    json_t *msg = json_pack("{s:s, s:o, s:o}", "jsonrpc", "2.0", "id",
+                                            json_loads(ids[d], JSON_DECODE_ANY, NULL), "result",
+                                            json_loads(results[i], 0, NULL));
+                    json_t *copy = json_deep_copy(msg);
+                    era_decorate(srv, methods[k], copy, retry);
+                    char *want = json_dumps(copy, JSON_COMPACT);
+                    struct hreq r = {.accept = "application/json"};
+                    era_reply(srv, &r, methods[k], msg, retry);
+                    assert_non_null(r.reply);
+                    assert_string_equal(r.reply, want);
+                    assert_int_equal(r.status, 200);
+                    free(want);
+                    json_decref(copy);
+                    req_cleanup(&r);
+                }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -522,6 +555,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(session_era_is_untouched, setup, teardown),
         cmocka_unit_test_setup_teardown(param_headers_must_match_the_arguments, setup, teardown),
         cmocka_unit_test_setup_teardown(task_methods_need_the_extension, setup, teardown),
+        cmocka_unit_test_setup_teardown(reply_text_is_the_decorated_document, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
