@@ -258,7 +258,8 @@ test('hostile: PKCE, code replay, redirect mismatch, refresh reuse, passphrase a
     }
     // A redirect URI not registered (another port, path, userinfo trick): a page, no redirect.
     for (const bad of ['http://127.0.0.1:7778/callback', 'http://127.0.0.1:7777/other',
-      'http://127.0.0.1:7777@evil.example/callback', 'javascript:alert(1)']) {
+      'http://127.0.0.1:7777@evil.example/callback', 'javascript:alert(1)', 'data:text/html,x',
+      'http://127.0.0.1:7777/callback?next=https://evil.example', 'http://127.0.0.1:7777/callback/..']) {
       const res = await fetch(authorizeUrl(issuer, id, { code_challenge: challenge, redirect_uri: bad }), { redirect: 'manual' });
       assert.equal(res.status, 400, bad);
       assert.equal(res.headers.get('location'), null, bad);
