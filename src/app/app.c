@@ -185,7 +185,7 @@ static void add_challenge(struct app *a, struct hreq *r, const char *error, cons
 
 /* An access token from the OAuth token store: known, live, and issued for this resource (RFC
  * 8707 audience: a token meant for another server is refused, not passed on). Its principal is
- * "oauth:<client id>" with the scopes granted. */
+ * "oauth:<client id>" (shortened with a digest when too long) with the scopes granted. */
 static enum auth_result oauth_authenticate(struct app *a, struct hreq *r, const char *token)
 {
     if (a->oauth_tokens == NULL)
@@ -194,7 +194,7 @@ static enum auth_result oauth_authenticate(struct app *a, struct hreq *r, const 
     if (g == NULL || g->kind != TOKEN_ACCESS || strcmp(g->resource, a->oauth_resource) != 0)
         return AUTH_BAD_TOKEN;
     char name[PRINCIPAL_NAME_MAX + 1];
-    snprintf(name, sizeof name, "oauth:%s", g->client_id);
+    principal_oauth_name(g->client_id, name);
     struct rpc_note *n = note_of(r);
     n->grant = principal_for_grant(name, g->scope, token);
     n->who = n->grant;
