@@ -461,6 +461,8 @@ static bool is_metadata_path(const char *path)
 static void resource_metadata(struct app *a, struct hreq *r)
 {
     const char *m = hreq_method(r);
+    if (oauth_cors(r, "GET, HEAD, OPTIONS")) /* public, and no credentials */
+        return;
     if (strcmp(m, "GET") && strcmp(m, "HEAD")) {
         hreq_add_header(r, "Allow", "GET, HEAD");
         reply_simple_json(r, 405, "{\"error\":\"method_not_allowed\",\"message\":\"use GET\"}");
@@ -477,7 +479,6 @@ static void resource_metadata(struct app *a, struct hreq *r)
         reply_simple_json(r, 500, "{\"error\":\"internal\",\"message\":\"out of memory\"}");
         return;
     }
-    hreq_add_header(r, "Access-Control-Allow-Origin", "*"); /* public, and no credentials */
     hreq_add_header(r, "Cache-Control", "max-age=300");
     hreq_reply_take(r, 200, "application/json", text, strlen(text));
 }

@@ -390,8 +390,7 @@ static void metadata(struct authserver *as, struct hreq *r)
         json_object_set_new(doc, "registration_endpoint", json_string(reg));
         free(reg);
     }
-    hreq_add_header(r, "Access-Control-Allow-Origin", "*");
-    reply_json(r, 200, doc);
+    reply_json(r, 200, doc); /* Access-Control-Allow-Origin: authserver_headers added it */
 }
 
 /* ---- clients ---- */
@@ -1494,11 +1493,41 @@ static void method_not_allowed(struct hreq *r, const char *allow)
     oauth_error(r, 405, "invalid_request", "method not allowed here");
 }
 
+bool oauth_cors(struct hreq *r, const char *methods)
+{
+    hreq_add_header(r, "Access-Control-Allow-Origin", "*");
+    if (strcmp(hreq_method(r), "OPTIONS") != 0)
+        return false;
+    hreq_add_header(r, "Access-Control-Allow-Methods", methods);
+    /* What the SDK sends: the protocol version on discovery, JSON to /register, Basic
+     * credentials to /token. A fixed list, not the request's own echoed back. */
+    hreq_add_header(r, "Access-Control-Allow-Headers",
+                    "Authorization, Content-Type, MCP-Protocol-Version");
+    hreq_add_header(r, "Access-Control-Max-Age", "600");
+    hreq_reply(r, 204, NULL, "", 0);
+    return true;
+}
+
+/* The endpoints a browser-based client calls from another origin, with the methods they take;
+ * NULL for /authorize (the owner's consent is no cross-origin API) and /register when off. */
+static const char *cors_methods(const struct authserver *as, const char *path)
+{
+    if (strcmp(path, WK_AS) == 0 || strcmp(path, WK_OIDC) == 0)
+        return "GET, HEAD, OPTIONS";
+    if (strcmp(path, "/token") == 0 || strcmp(path, "/revoke") == 0 ||
+        (as->dcr && strcmp(path, "/register") == 0))
+        return "POST, OPTIONS";
+    return NULL;
+}
+
 void authserver_headers(struct authserver *as, struct hreq *r, const char *ip, uint64_t now_ms)
 {
     const char *path = hreq_path(r), *m = hreq_method(r);
     bool get = strcmp(m, "GET") == 0 || strcmp(m, "HEAD") == 0, post = strcmp(m, "POST") == 0;
     bool first;
+    const char *cors = cors_methods(as, path);
+    if (cors && oauth_cors(r, cors))
+        return;
     clients_sync(as);
     if (strcmp(path, WK_AS) == 0 || strcmp(path, WK_OIDC) == 0) {
         if (get)

@@ -76,6 +76,11 @@ bool authserver_client_remove(struct authserver *as, const char *id, bool *found
                               size_t errlen);
 /* Whether path is one of the authorization server's. */
 bool authserver_owns(const char *path);
+/* CORS for what browser-based MCP clients call from their own origin (the metadata, /register,
+ * /token, /revoke; never /authorize): "Access-Control-Allow-Origin: *" on r's answer, and when r
+ * is an OPTIONS preflight, answers it (204, methods, the headers the SDK sends) and returns
+ * true. No credentials mode: nothing here rides on cookies. */
+bool oauth_cors(struct hreq *r, const char *methods);
 /* From the headers callback: answers what needs no body (metadata, the consent page, 405s);
  * for a POST it returns without answering, and authserver_request gets the body. So too for a
  * GET /authorize whose client_id is a metadata document URL not in the cache: then

@@ -577,3 +577,57 @@ test('revocation: access token alone, refresh token with its family; others unto
     assert.equal(await srv.stop(), 0);
   }
 });
+
+// Browser-based MCP clients (MCP Inspector's web UI) run discovery, registration and the token
+// exchange from their own origin: the SDK sends MCP-Protocol-Version on the metadata requests and
+// JSON to /register, so the browser asks first (a CORS preflight). Those endpoints answer it for
+// any origin (no cookies are involved, the answers are public or bound to PKCE); /authorize,
+// where the owner consents, does not, and its POST from another site stays refused.
+test('CORS: metadata, /register, /token and /revoke answer preflights from any origin; /authorize does not', async () => {
+  const { srv, issuer } = await startOAuth();
+  const ORIGIN = 'http://localhost:6274'; // the Inspector's web UI
+  const preflight = (path, method, headers) => fetch(issuer + path, { method: 'OPTIONS', headers: {
+    Origin: ORIGIN, 'Access-Control-Request-Method': method, 'Access-Control-Request-Headers': headers } });
+  try {
+    for (const [path, method, headers] of [
+      ['/.well-known/oauth-protected-resource/mcp', 'GET', 'mcp-protocol-version'],
+      ['/.well-known/oauth-protected-resource', 'GET', 'mcp-protocol-version'],
+      ['/.well-known/oauth-authorization-server', 'GET', 'mcp-protocol-version'],
+      ['/.well-known/openid-configuration', 'GET', 'mcp-protocol-version'],
+      ['/register', 'POST', 'content-type'],
+      ['/token', 'POST', 'content-type,authorization'],
+      ['/revoke', 'POST', 'content-type']]) {
+      const res = await preflight(path, method, headers);
+      assert.equal(res.status, 204, path);
+      assert.equal(res.headers.get('access-control-allow-origin'), '*', path);
+      assert.ok(res.headers.get('access-control-allow-methods').split(/, */).includes(method), path);
+      const allowed = res.headers.get('access-control-allow-headers').toLowerCase().split(/, */);
+      for (const h of headers.split(',')) assert.ok(allowed.includes(h), `${path}: ${h}`);
+      assert.equal(res.headers.get('access-control-allow-credentials'), null, path);
+    }
+    // The answers themselves carry the header, errors too (the client reads the OAuth error).
+    const meta = await fetch(`${issuer}/.well-known/oauth-authorization-server`, { headers: { Origin: ORIGIN, 'MCP-Protocol-Version': '2025-11-25' } });
+    assert.equal(meta.status, 200);
+    assert.equal(meta.headers.get('access-control-allow-origin'), '*');
+    const reg = await fetch(`${issuer}/register`, { method: 'POST', headers: { Origin: ORIGIN, 'Content-Type': 'application/json' },
+      body: JSON.stringify({ redirect_uris: [REDIRECT], token_endpoint_auth_method: 'none' }) });
+    assert.equal(reg.status, 201);
+    assert.equal(reg.headers.get('access-control-allow-origin'), '*');
+    const tok = await fetch(`${issuer}/token`, { method: 'POST', headers: { Origin: ORIGIN, ...FORM },
+      body: form({ grant_type: 'authorization_code', client_id: (await reg.json()).client_id, code: 'f'.repeat(64), code_verifier: pkce().verifier, redirect_uri: REDIRECT }) });
+    assert.equal(tok.status, 400);
+    assert.equal(tok.headers.get('access-control-allow-origin'), '*');
+    assert.equal((await tok.json()).error, 'invalid_grant');
+    // The consent endpoint: no CORS answer, so a page elsewhere cannot even read the form.
+    const authz = await preflight('/authorize', 'POST', 'content-type');
+    assert.notEqual(authz.status, 204);
+    assert.equal(authz.headers.get('access-control-allow-origin'), null);
+    const page = await fetch(`${issuer}/authorize?response_type=code`, { headers: { Origin: ORIGIN } });
+    assert.equal(page.headers.get('access-control-allow-origin'), null);
+    // /mcp is not opened by this: its Origin check (DNS rebinding) is unchanged.
+    const mcp = await fetch(srv.url, { method: 'OPTIONS', headers: { Origin: ORIGIN, 'Access-Control-Request-Method': 'POST' } });
+    assert.equal(mcp.headers.get('access-control-allow-origin'), null);
+  } finally {
+    assert.equal(await srv.stop(), 0);
+  }
+});
