@@ -27,6 +27,7 @@
 #include "buf.h"
 #include "cimd.h"
 #include "clientdoc.h"
+#include "clientmeta.h"
 #include "crypto.h"
 #include "form.h"
 #include "httpd.h"
@@ -41,9 +42,9 @@
 #include "tokenstore.h"
 #include "verifier.h"
 
-#define PARAM_MAX 512        /* any one parameter: client id, redirect URI, state, scope... */
-#define REDIRECTS_MAX 10     /* redirect URIs of one client */
-#define CLIENT_NAME_MAX 200
+#define PARAM_MAX CLIENTMETA_URI_MAX /* any one parameter: client id, redirect URI, state... */
+#define REDIRECTS_MAX CLIENTMETA_REDIRECTS_MAX /* redirect URIs of one client */
+#define CLIENT_NAME_MAX CLIENTMETA_NAME_MAX
 #define CONSENTS_MAX 256     /* consent pages shown and not yet answered */
 #define CONSENT_TTL 600      /* seconds the owner has to answer one */
 #define CODES_MAX 256
@@ -405,81 +406,6 @@ static struct client *find_client(struct authserver *as, const char *id)
     return NULL;
 }
 
-/* A redirect URI we will send codes to: https to a host, http only to the loopback (a native
- * app's local listener, RFC 8252), or a connector app's own scheme. Never userinfo (a host
- * that reads as another), a fragment, javascript: or data:. */
-bool authserver_redirect_ok(const char *uri)
-{
-    return authserver_redirect_ok_in(uri, NULL);
-}
-
-/* Whether uri starts with "<one of schemes>:" (schemes comma-separated, checked at start). */
-static bool app_scheme(const char *uri, const char *schemes)
-{
-    size_t u = strcspn(uri, ":");
-    if (uri[u] != ':')
-        return false;
-    for (const char *p = schemes; *p;) {
-        size_t n = strcspn(p, ",");
-        if (n == u && strncmp(p, uri, n) == 0)
-            return true;
-        p += n;
-        p += *p == ',';
-    }
-    return false;
-}
-
-bool authserver_redirect_ok_in(const char *uri, const char *schemes)
-{
-    size_t n = strlen(uri);
-    if (n == 0 || n > PARAM_MAX || strchr(uri, '#'))
-        return false;
-    for (const char *p = uri; *p; p++)
-        if ((unsigned char)*p <= 0x20 || *p == 0x7f || *p == '\\')
-            return false;
-    if (app_scheme(uri, schemes ? schemes : AUTHSERVER_DEFAULT_SCHEMES))
-        return true;
-    const char *auth;
-    bool https = strncmp(uri, "https://", 8) == 0;
-    if (https)
-        auth = uri + 8;
-    else if (strncmp(uri, "http://", 7) == 0)
-        auth = uri + 7;
-    else
-        return false;
-    size_t alen = strcspn(auth, "/?");
-    if (alen == 0 || memchr(auth, '@', alen))
-        return false;
-    if (https)
-        return true;
-    static const char *const loopback[] = {"127.0.0.1", "[::1]", "localhost"};
-    for (size_t i = 0; i < sizeof loopback / sizeof *loopback; i++) {
-        size_t l = strlen(loopback[i]);
-        if (strncmp(auth, loopback[i], l) == 0 && (alen == l || auth[l] == ':'))
-            return true;
-    }
-    return false;
-}
-
-static bool string_in(json_t *list, const char *const *allowed, size_t n)
-{
-    size_t i;
-    json_t *v;
-    if (list == NULL)
-        return true;
-    if (!json_is_array(list) || json_array_size(list) > 8)
-        return false;
-    json_array_foreach(list, i, v)
-    {
-        bool ok = false;
-        for (size_t k = 0; k < n && json_is_string(v); k++)
-            ok = ok || strcmp(json_string_value(v), allowed[k]) == 0;
-        if (!ok)
-            return false;
-    }
-    return true;
-}
-
 /* The registered clients, one JSON file beside the token store (atomic, mode 600): a client
  * that comes back after a restart to authorize again is still known. */
 static bool save_clients(struct authserver *as, char *err, size_t errlen)
@@ -510,17 +436,6 @@ static bool save_clients(struct authserver *as, char *err, size_t errlen)
     return ok;
 }
 
-/* A client's name is shown on the consent page (escaped) and kept: printable text only. */
-static bool client_name_ok(const char *name)
-{
-    if (name == NULL || strlen(name) > CLIENT_NAME_MAX)
-        return false;
-    for (const unsigned char *p = (const unsigned char *)name; *p; p++)
-        if (*p < 0x20 || *p == 0x7f)
-            return false;
-    return true;
-}
-
 static bool client_id_ok(const char *id)
 {
     return id && strlen(id) == 32 && strspn(id, "0123456789abcdef") == 32;
@@ -534,7 +449,7 @@ static bool load_client(struct authserver *as, json_t *o)
     json_t *created = json_object_get(o, "created");
     size_t i;
     json_t *u;
-    if (!client_id_ok(id) || !client_name_ok(name) || (created && !json_is_integer(created)) ||
+    if (!client_id_ok(id) || !clientmeta_name_ok(name) || (created && !json_is_integer(created)) ||
         !json_is_array(uris) || json_array_size(uris) == 0 ||
         json_array_size(uris) > REDIRECTS_MAX || find_client(as, id) ||
         as->nclients >= AUTHSERVER_CLIENTS_MAX)
@@ -608,8 +523,6 @@ static void clients_sync(struct authserver *as)
 
 static void register_client(struct authserver *as, struct hreq *r)
 {
-    static const char *const grants[] = {"authorization_code", "refresh_token"};
-    static const char *const responses[] = {"code"};
     size_t len;
     const char *body = hreq_body(r, &len);
     if (len > AUTHSERVER_REGISTER_BODY_MAX) {
@@ -617,33 +530,12 @@ static void register_client(struct authserver *as, struct hreq *r)
         return;
     }
     json_t *doc = json_loadb(body ? body : "", len, JSON_REJECT_DUPLICATES, NULL);
+    const char *code = "invalid_client_metadata";
+    const char *why = clientmeta_check_registration(doc, as->schemes, &code);
     json_t *uris = json_object_get(doc, "redirect_uris");
-    json_t *method = json_object_get(doc, "token_endpoint_auth_method");
     json_t *name = json_object_get(doc, "client_name");
-    const char *why = NULL, *code = "invalid_client_metadata";
     size_t i;
     json_t *u;
-    if (!json_is_object(doc))
-        why = "the body is not a JSON object";
-    else if (!json_is_array(uris) || json_array_size(uris) == 0 ||
-             json_array_size(uris) > REDIRECTS_MAX)
-        why = "redirect_uris must list 1 to 10 URIs";
-    else if (method && (!json_is_string(method) || strcmp(json_string_value(method), "none")))
-        why = "only public clients (token_endpoint_auth_method none) can register";
-    else if (!string_in(json_object_get(doc, "grant_types"), grants, 2) ||
-             !string_in(json_object_get(doc, "response_types"), responses, 1))
-        why = "grant_types may be authorization_code and refresh_token, response_types code";
-    else if (name && (!json_is_string(name) || !client_name_ok(json_string_value(name))))
-        why = "client_name must be text of at most 200 bytes, without control characters";
-    json_array_foreach(uris, i, u) if (why == NULL &&
-                                       (!json_is_string(u) ||
-                                        !authserver_redirect_ok_in(json_string_value(u),
-                                                                   as->schemes)))
-    {
-        why = "a redirect URI must be https, http on the loopback, or an app scheme this server "
-              "allows (OAUTH_ALLOWED_REDIRECT_SCHEMES), without userinfo or fragment";
-        code = "invalid_redirect_uri";
-    }
     if (why == NULL && as->nclients >= AUTHSERVER_CLIENTS_MAX) {
         why = "the server holds as many clients as it takes";
         code = "temporarily_unavailable";
