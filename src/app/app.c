@@ -833,7 +833,9 @@ int app_run(const struct app_opts *o)
                                      .redirect_schemes = o->cfg->oauth_redirect_schemes,
                                      .cimd = o->cfg->oauth_cimd,
                                      .cimd_ca_file = o->cfg->oauth_cimd_ca_file,
-                                     .cimd_allow_hosts = o->cfg->oauth_cimd_allow_hosts};
+                                     .cimd_allow_hosts = o->cfg->oauth_cimd_allow_hosts,
+                                     .access_ttl_s = o->cfg->oauth_access_ttl_s,
+                                     .refresh_ttl_s = o->cfg->oauth_refresh_ttl_s};
         a.oauth_server = authserver_new(&ao, err, sizeof err);
         free(passphrase);
         free(clients);

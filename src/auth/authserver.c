@@ -90,6 +90,7 @@ struct authserver {
     char *issuer, *resource, *passphrase_path, *service, *clients_path;
     struct tokenstore *tokens;
     bool dcr;
+    unsigned access_ttl_s, refresh_ttl_s; /* the tokens' lives */
     struct client *clients;
     size_t nclients;
     struct storefile_id clients_seen; /* the clients file as last read or written here */
@@ -147,6 +148,8 @@ struct authserver *authserver_new(const struct authserver_opts *o, char *err, si
     as->service = xstrdup(o->service ? o->service : "hermes-mcp");
     as->tokens = o->tokens;
     as->dcr = o->dcr;
+    as->access_ttl_s = o->access_ttl_s ? o->access_ttl_s : AUTHSERVER_ACCESS_TTL;
+    as->refresh_ttl_s = o->refresh_ttl_s ? o->refresh_ttl_s : AUTHSERVER_REFRESH_TTL;
     as->clients = xcalloc(AUTHSERVER_CLIENTS_MAX, sizeof *as->clients);
     as->rl_register = ratelimit_new(REGISTER_PER_MIN, 10000);
     as->clients_path = o->clients_path ? xstrdup(o->clients_path) : NULL;
@@ -1145,14 +1148,14 @@ static void issue_pair(struct authserver *as, struct hreq *r, const char *client
     time_t now = time(NULL);
     struct token_grant g = {.kind = TOKEN_ACCESS, .client_id = client_id, .scope = scope,
                             .resource = as->resource, .family = family,
-                            .expires = now + AUTHSERVER_ACCESS_TTL};
+                            .expires = now + (time_t)as->access_ttl_s};
     if (!tokenstore_issue(as->tokens, &g, access, err, sizeof err)) {
         log_error("oauth: %s", err);
         oauth_error(r, 503, "temporarily_unavailable", "the token store cannot take a token");
         return;
     }
     g.kind = TOKEN_REFRESH;
-    g.expires = now + AUTHSERVER_REFRESH_TTL;
+    g.expires = now + (time_t)as->refresh_ttl_s;
     if (!tokenstore_issue(as->tokens, &g, refresh, err, sizeof err)) {
         log_error("oauth: %s", err);
         tokenstore_revoke(as->tokens, access, false, err, sizeof err);
@@ -1161,7 +1164,7 @@ static void issue_pair(struct authserver *as, struct hreq *r, const char *client
         return;
     }
     reply_json(r, 200, json_pack("{s:s, s:s, s:i, s:s, s:s}", "access_token", access,
-                                 "token_type", "Bearer", "expires_in", AUTHSERVER_ACCESS_TTL,
+                                 "token_type", "Bearer", "expires_in", (int)as->access_ttl_s,
                                  "refresh_token", refresh, "scope", scope));
     explicit_bzero(access, sizeof access);
     explicit_bzero(refresh, sizeof refresh);

@@ -17,8 +17,8 @@ struct hreq;
 struct loop;
 struct tokenstore;
 
-#define AUTHSERVER_ACCESS_TTL 3600               /* seconds */
-#define AUTHSERVER_REFRESH_TTL (30 * 24 * 3600)  /* seconds */
+#define AUTHSERVER_ACCESS_TTL 3600               /* seconds, unless opts say otherwise */
+#define AUTHSERVER_REFRESH_TTL (30 * 24 * 3600)  /* seconds, unless opts say otherwise */
 #define AUTHSERVER_CODE_TTL 60                   /* seconds */
 #define AUTHSERVER_CLIENTS_MAX 1000
 #define AUTHSERVER_REGISTER_BODY_MAX (16 * 1024)
@@ -37,6 +37,8 @@ struct authserver_opts {
     bool cimd;                    /* client ID metadata documents (OAUTH_CIMD, default on) */
     const char *cimd_ca_file;     /* OAUTH_CIMD_CA_FILE: an extra CA to trust fetching them */
     const char *cimd_allow_hosts; /* OAUTH_CIMD_ALLOW_HOSTS: hosts that may be private */
+    unsigned access_ttl_s;        /* OAUTH_ACCESS_TTL_S; 0: AUTHSERVER_ACCESS_TTL */
+    unsigned refresh_ttl_s;       /* OAUTH_REFRESH_TTL_S; 0: AUTHSERVER_REFRESH_TTL */
 };
 
 /* NULL with a reason in err when the clients file cannot be used (readable by others, not

@@ -631,3 +631,36 @@ test('CORS: metadata, /register, /token and /revoke answer preflights from any o
     assert.equal(await srv.stop(), 0);
   }
 });
+
+// Token lifetimes are settings (OAUTH_ACCESS_TTL_S, OAUTH_REFRESH_TTL_S): the answer says the
+// access token's, the token stops working when it is over, and the refresh token still gets a
+// new one.
+test('OAUTH_ACCESS_TTL_S and OAUTH_REFRESH_TTL_S set the tokens\' lives', async () => {
+  const { srv, issuer } = await startOAuth({ OAUTH_ACCESS_TTL_S: '2', OAUTH_REFRESH_TTL_S: '120' });
+  try {
+    const { body: cl } = await register(issuer);
+    const { verifier, challenge } = pkce();
+    const t = await exchange(issuer, cl.client_id, await getCode(issuer, cl.client_id, challenge), verifier);
+    assert.equal(t.status, 200);
+    assert.equal(t.body.expires_in, 2);
+    const store = JSON.parse(readFileSync(join(srv.dir, 'oauth-tokens.json'), 'utf8'));
+    const entries = Object.values(store).find(Array.isArray);
+    const life = (kind) => entries.filter((e) => e.kind === kind).map((e) => e.expires - e.issued);
+    assert.deepEqual(life('access'), [2]);
+    assert.deepEqual(life('refresh'), [120]);
+    const call = (tok) => post(srv, INIT(), { Authorization: `Bearer ${tok}` });
+    assert.equal((await call(t.body.access_token)).status, 200);
+    const deadline = Date.now() + 10000;
+    let status = 200;
+    while (status === 200 && Date.now() < deadline) {
+      await sleep(250);
+      status = (await call(t.body.access_token)).status;
+    }
+    assert.equal(status, 401, 'the access token ended with its 2 s');
+    const fresh = await token(issuer, { grant_type: 'refresh_token', client_id: cl.client_id, refresh_token: t.body.refresh_token });
+    assert.equal(fresh.status, 200);
+    assert.equal((await call(fresh.body.access_token)).status, 200);
+  } finally {
+    assert.equal(await srv.stop(), 0);
+  }
+});
