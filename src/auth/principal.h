@@ -6,8 +6,8 @@
  * own agent) and an expiry. Only SHA-256 hashes of tokens are kept.
  *
  * Scopes: hermes:read (hermes_status, hermes_result, hermes_files, list_agents), hermes:task
- * (hermes_task, hermes_cancel), hermes:admin (hermes_reset), gateway:<upstream> (reserved for
- * the gateway's upstreams). A set of principals is immutable and reference counted: a reload
+ * (hermes_task, hermes_cancel), hermes:admin (hermes_reset), gateway:<upstream> (the tools the
+ * gateway exposes from that upstream). A set of principals is immutable and reference counted: a reload
  * swaps in a new set while requests that started under the old one keep theirs. Loop thread. */
 #ifndef HM_PRINCIPAL_H
 #define HM_PRINCIPAL_H
