@@ -592,7 +592,7 @@ static bool scopes_ok(const char *scope)
         if (n == 0)
             break;
         snprintf(one, sizeof one, "%.*s", (int)n, p);
-        if (strncmp(one, "hermes:", 7) != 0 || !scope_known(one))
+        if (!scope_known(one)) /* hermes:*, or gateway:<upstream> for an upstream's tools */
             return false;
         p += n;
     }
@@ -681,7 +681,7 @@ static void consent_page(struct authserver *as, struct hreq *r, const struct con
         size_t n = strcspn(p, " ");
         if (n == 0)
             break;
-        char one[64];
+        char one[PARAM_MAX + 1];
         snprintf(one, sizeof one, "%.*s", (int)n, p);
         buf_appends(&b, "<li><code>");
         html_escape(&b, one);

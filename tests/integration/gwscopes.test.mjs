@@ -70,3 +70,58 @@ test('gateway:<upstream> scopes: each role sees and calls only the upstreams it 
     rmSync(dir, { recursive: true, force: true });
   }
 });
+
+// An OAuth client may ask for an upstream too: the consent page lists gateway:files, and the
+// token it gets shows that upstream's tools and no other.
+test('an OAuth client granted gateway:files sees files__echo, not web__echo', async () => {
+  const { spawnSync } = await import('node:child_process');
+  const { createServer } = await import('node:net');
+  const { HERMES } = await import('./lib.mjs');
+  const PASS = 'correct horse battery staple';
+  const REDIRECT = 'http://127.0.0.1:7777/callback';
+  const port = await new Promise((res) => { const s = createServer(); s.listen(0, '127.0.0.1', () => { const p = s.address().port; s.close(() => res(p)); }); });
+  const issuer = `http://127.0.0.1:${port}`;
+  const dir = mkdtempSync(join(tmpdir(), 'hm-gwscopes-'));
+  const up = (name) => `  ${name}:\n    command: ${JSON.stringify(process.execPath)}\n` +
+    `    args: ${JSON.stringify([FAKE])}\n    tools: {include: ["echo"]}\n`;
+  const gw = join(dir, 'gateway.yaml');
+  writeFileSync(gw, `upstreams:\n${up('files')}${up('web')}`);
+  chmodSync(gw, 0o600);
+  const srv = await startHermes({ GATEWAY_FILE: gw, MCP_PORT: String(port), OAUTH_ISSUER_URL: issuer });
+  try {
+    const pw = spawnSync(HERMES, ['oauth', 'passwd', '--env-file', srv.envFile], { input: `${PASS}\n`, encoding: 'utf8' });
+    assert.equal(pw.status, 0, pw.stderr);
+    const reg = await (await fetch(`${issuer}/register`, { method: 'POST', headers: { 'Content-Type': 'application/json' },
+      body: JSON.stringify({ redirect_uris: [REDIRECT], token_endpoint_auth_method: 'none' }) })).json();
+    const verifier = randomBytes(32).toString('base64url');
+    const u = new URL(`${issuer}/authorize`);
+    for (const [k, v] of Object.entries({ response_type: 'code', client_id: reg.client_id, redirect_uri: REDIRECT, state: 's',
+      code_challenge: createHash('sha256').update(verifier).digest('base64url'), code_challenge_method: 'S256',
+      scope: 'hermes:read gateway:files' })) u.searchParams.set(k, v);
+    const page = await fetch(u);
+    const html = await page.text();
+    assert.equal(page.status, 200, html);
+    assert.ok(html.includes('<code>gateway:files</code>'), 'the consent page names the upstream');
+    const csrf = /name="csrf" value="([0-9a-f]{64})"/.exec(html)[1];
+    const ok = await fetch(`${issuer}/authorize`, { method: 'POST', redirect: 'manual',
+      headers: { 'Content-Type': 'application/x-www-form-urlencoded', Origin: issuer },
+      body: new URLSearchParams({ csrf, passphrase: PASS, action: 'approve' }).toString() });
+    assert.equal(ok.status, 302);
+    const code = new URL(ok.headers.get('location')).searchParams.get('code');
+    const tok = await (await fetch(`${issuer}/token`, { method: 'POST', headers: { 'Content-Type': 'application/x-www-form-urlencoded' },
+      body: new URLSearchParams({ grant_type: 'authorization_code', client_id: reg.client_id, code, code_verifier: verifier, redirect_uri: REDIRECT }).toString() })).json();
+    assert.equal(tok.scope, 'hermes:read gateway:files');
+    const client = await tools(srv, tok.access_token);
+    assert.deepEqual(client.names, ['files__echo']);
+    assert.equal((await client.client.callTool({ name: 'files__echo', arguments: { message: 'o' } })).content[0].text, 'Echo: o');
+    await client.client.close();
+    assert.equal((await rawCall(srv, tok.access_token, 'web__echo')).status, 403);
+    // A scope that is neither ours nor an upstream's name: back to the client, invalid_scope.
+    u.searchParams.set('scope', 'gateway:no such');
+    const bad = await fetch(u, { redirect: 'manual' });
+    assert.equal(new URL(bad.headers.get('location')).searchParams.get('error'), 'invalid_scope');
+  } finally {
+    assert.equal(await srv.stop(), 0);
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
