@@ -5,13 +5,13 @@
 // tests/fakes/fake-upstream.mjs.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { writeFileSync, chmodSync, mkdtempSync, rmSync } from 'node:fs';
+import { writeFileSync, chmodSync, mkdtempSync, rmSync, existsSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createHash, randomBytes } from 'node:crypto';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { ROOT, startHermes, JSON_HEADERS } from './lib.mjs';
+import { ROOT, startHermes, JSON_HEADERS, until } from './lib.mjs';
 
 const FAKE = join(ROOT, 'tests/fakes/fake-upstream.mjs');
 const sha = (t) => createHash('sha256').update(t).digest('hex');
@@ -65,6 +65,11 @@ test('gateway:<upstream> scopes: each role sees and calls only the upstreams it 
     assert.deepEqual(reader.names, []);
     await reader.client.close();
     assert.equal((await rawCall(srv, tok.reader, 'files__echo')).status, 403);
+    // The gateway's audit line names the role that made the call.
+    await until(() => existsSync(srv.auditFile) && readFileSync(srv.auditFile, 'utf8').includes('"event":"gateway_call"'), 'gateway audit line');
+    const calls = readFileSync(srv.auditFile, 'utf8').trim().split('\n').map((l) => JSON.parse(l))
+      .filter((l) => l.event === 'gateway_call');
+    assert.deepEqual(calls.map((l) => [l.principal, l.upstream]), [['filer', 'files']]);
   } finally {
     assert.equal(await srv.stop(), 0);
     rmSync(dir, { recursive: true, force: true });
