@@ -664,3 +664,26 @@ test('OAUTH_ACCESS_TTL_S and OAUTH_REFRESH_TTL_S set the tokens\' lives', async 
     assert.equal(await srv.stop(), 0);
   }
 });
+
+// A DCR flood from many addresses is capped by the number of clients kept (1000): the next
+// registration is refused, and one revoked (oauth clients revoke) makes room again.
+test('registration is capped at 1000 clients; revoking one makes room', async () => {
+  const { srv, issuer } = await startOAuth();
+  try {
+    const clients = Array.from({ length: 1000 }, (_, i) => ({ client_id: i.toString(16).padStart(32, '0'),
+      client_name: `flood ${i}`, redirect_uris: [REDIRECT], created: 1700000000 }));
+    const file = join(srv.dir, 'oauth-clients.json');
+    writeFileSync(file, JSON.stringify({ version: 1, clients }), { mode: 0o600 });
+    chmodSync(file, 0o600);
+    const full = await register(issuer);
+    assert.equal(full.status, 400);
+    assert.equal(full.body.error, 'temporarily_unavailable');
+    const r = spawnSync(HERMES, ['oauth', 'clients', 'revoke', clients[0].client_id, '--env-file', srv.envFile], { encoding: 'utf8' });
+    assert.equal(r.status, 0, r.stderr);
+    const room = await register(issuer);
+    assert.equal(room.status, 201);
+    assert.equal((await register(issuer)).body.error, 'temporarily_unavailable');
+  } finally {
+    assert.equal(await srv.stop(), 0);
+  }
+});
