@@ -687,3 +687,27 @@ test('registration is capped at 1000 clients; revoking one makes room', async ()
     assert.equal(await srv.stop(), 0);
   }
 });
+
+// Wrong audience asked for (RFC 8707 resource): tokens are only for this server's /mcp, so a
+// client asking for another resource at /authorize or /token gets invalid_target and nothing.
+test('hostile: a resource other than <issuer>/mcp is refused at /authorize and /token (invalid_target)', async () => {
+  const { srv, issuer } = await startOAuth();
+  try {
+    const { body: cl } = await register(issuer);
+    const { verifier, challenge } = pkce();
+    const res = await fetch(authorizeUrl(issuer, cl.client_id, { code_challenge: challenge, resource: 'https://other.example/mcp' }), { redirect: 'manual' });
+    assert.equal(res.status, 302);
+    const loc = new URL(res.headers.get('location'));
+    assert.equal(loc.searchParams.get('error'), 'invalid_target');
+    assert.equal(loc.searchParams.get('code'), null);
+    const ours = await fetch(authorizeUrl(issuer, cl.client_id, { code_challenge: challenge, resource: `${issuer}/mcp` }));
+    assert.equal(ours.status, 200, 'its own resource is fine');
+    const code = await getCode(issuer, cl.client_id, challenge);
+    const t = await token(issuer, { grant_type: 'authorization_code', client_id: cl.client_id, code, code_verifier: verifier,
+      redirect_uri: REDIRECT, resource: `${issuer.replace('127.0.0.1', 'localhost')}/mcp` });
+    assert.equal(t.status, 400);
+    assert.equal(t.body.error, 'invalid_target');
+  } finally {
+    assert.equal(await srv.stop(), 0);
+  }
+});
