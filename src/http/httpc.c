@@ -453,7 +453,8 @@ struct httpc_req *httpc_request(struct httpc *c, const struct httpc_opts *o)
         c->reqs->prev = r;
     c->reqs = r;
     c->n++;
-    if (r->host->active < c->per_origin && r->host->head == NULL) {
+    /* curl refuses a new handle from inside its callbacks: from there it waits for the kick. */
+    if (r->host->active < c->per_origin && r->host->head == NULL && !c->in_curl) {
         if (!start(r)) {
             r->on_done = NULL;
             req_free(r);
@@ -466,6 +467,8 @@ struct httpc_req *httpc_request(struct httpc *c, const struct httpc_opts *o)
     else
         r->host->head = r;
     r->host->tail = r;
+    if (c->in_curl && r->host->active < c->per_origin)
+        kick(c);
     return r;
 }
 
