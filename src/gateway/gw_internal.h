@@ -1,7 +1,8 @@
-/* gw_internal.h — what the gateway's files share: an upstream (its child, its JSON-RPC client
- * state, its requests in flight) and a proxied call. upstream.c speaks MCP to the child;
- * gwcall.c turns a client's tools/call into an upstream request and back; gateway.c starts
- * the upstreams and builds the frozen surface. */
+/* gw_internal.h — what the gateway's files share: an upstream (its child or HTTP transport, its
+ * JSON-RPC client state, its requests in flight) and a proxied call. upstream.c speaks MCP to
+ * the child, or through httpup.c (Streamable HTTP) to a url upstream; gwcall.c turns a
+ * client's tools/call into an upstream request and back; gateway.c starts the upstreams and
+ * builds the frozen surface. */
 #ifndef HM_GW_INTERNAL_H
 #define HM_GW_INTERNAL_H
 #include <jansson.h>
