@@ -243,6 +243,22 @@ test('at shutdown the session is ended with DELETE', async () => {
   assert.equal(del[0].authorization, `Bearer ${TOKEN}`);
 });
 
+test('max_in_flight 1 over SSE answers: each waiting call is sent as the one before is answered', async () => {
+  // The answer arrives inside curl's write callback; the next call starts from there.
+  const port = await freePort();
+  await startUpstream([FAKE, '--http', String(port), '--sse'], port);
+  const srv = await startHermes({ GATEWAY_FILE: gatewayFile('queue', { q: { port,
+    extra: '    max_in_flight: 1\n    tools: {include: ["*"]}\n' } }) });
+  try {
+    const client = await connect(srv);
+    try {
+      const rs = await Promise.all([1, 2, 3, 4].map((i) =>
+        client.callTool({ name: 'q__echo', arguments: { message: `q${i}` } })));
+      assert.deepEqual(rs.map((r) => r.content[0].text), ['Echo: q1', 'Echo: q2', 'Echo: q3', 'Echo: q4']);
+    } finally { await client.close(); }
+  } finally { assert.equal(await srv.stop(), 0); }
+});
+
 test('hostile: a url upstream down at start makes readyz 503 naming it; it comes up later: ready', async () => {
   const port = await freePort();
   const srv = await startHermes({ GATEWAY_FILE: gatewayFile('down', {
