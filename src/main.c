@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "app.h"
+#include "audit.h"
 #include "bridge.h"
 #include "buf.h"
 #include "config.h"
@@ -48,8 +49,9 @@ static const char usage[] =
     "                               check a running server end to end (see help smoke)\n"
     "  tasks list|prune [--env-file FILE] [--json|--dry-run]\n"
     "                               list the task directories, prune finished ones (help tasks)\n"
-    "  gateway check [--env-file FILE]\n"
-    "                               validate GATEWAY_FILE, print the upstreams (help gateway)\n"
+    "  gateway check [--probe] [--env-file FILE]\n"
+    "                               validate GATEWAY_FILE, print the upstreams; --probe starts\n"
+    "                               them and prints the exposed names (help gateway)\n"
     "  version                      print the version\n"
     "  help [COMMAND]               show help\n"
     "\n"
@@ -157,6 +159,33 @@ static bool load_gateway_file(const struct config *cfg, const char *env_file)
 
 static struct gateway *the_gateway;
 
+static struct audit *the_audit; /* the server's audit log (app_opts.audit), or NULL */
+
+static void take_audit(void *cfg, struct audit *audit)
+{
+    (void)cfg;
+    the_audit = audit;
+}
+
+/* The gateway's events as audit lines: its principal is the one the engine bound the call to
+ * ("p:NAME"); a token digest is not a name and is left out. */
+static void audit_gateway_event(const struct gw_event *e, void *arg)
+{
+    static const char *const names[] = {[GW_EVENT_CALL] = "gateway_call",
+                                        [GW_EVENT_WITHHELD] = "gateway_withheld",
+                                        [GW_EVENT_ACCEPTED] = "gateway_accepted"};
+    (void)arg;
+    const char *principal =
+        e->caller && strncmp(e->caller, "p:", 2) == 0 ? e->caller + 2 : NULL;
+    audit_log_event(the_audit,
+                    &(struct audit_event){.event = names[e->kind], .principal = principal,
+                                          .upstream = e->upstream, .tool = e->tool,
+                                          .upstream_tool = e->upstream_tool, .status = e->status,
+                                          .duration_ms = e->kind == GW_EVENT_CALL
+                                                             ? (double)e->duration_us / 1000.0
+                                                             : -1});
+}
+
 static bool keep_bridge_tool(const char *tool, void *arg)
 {
     (void)arg;
@@ -174,7 +203,8 @@ static bool setup_tools(struct mcp_server *mcp, struct loop *l, void *cfg)
         return true;
     const char *const *taken = bridge_tool_names(the_bridge, &n);
     the_gateway = gateway_new(mcp, l, &the_gwfile,
-                              ((const struct config *)cfg)->gateway_file, taken, n);
+                              ((const struct config *)cfg)->gateway_file, taken, n,
+                              audit_gateway_event, NULL);
     return the_gateway != NULL;
 }
 
@@ -199,6 +229,7 @@ static void metrics_tools(void *cfg, struct buf *out)
     (void)cfg;
     if (the_bridge)
         bridge_metrics(the_bridge, out);
+    gateway_metrics(the_gateway, out);
 }
 
 static bool ready_tools(void *cfg, struct buf *out)
@@ -217,6 +248,7 @@ static void teardown_tools(void *cfg)
     the_gateway = NULL;
     bridge_free(the_bridge);
     the_bridge = NULL;
+    the_audit = NULL; /* freed by the app after this */
 }
 
 static int cmd_serve(int argc, char **argv)
@@ -262,7 +294,7 @@ static int cmd_serve(int argc, char **argv)
     struct app_opts o = {.cfg = &cfg, .service = "hermes-mcp", .setup = setup_tools,
                          .setup_arg = &cfg, .reload = reload_tools, .teardown = teardown_tools,
                          .health = health_tools, .metrics = metrics_tools,
-                         .ready = ready_tools};
+                         .ready = ready_tools, .audit = take_audit};
     int rc = app_run(&o);
     gwfile_cleanup(&the_gwfile);
     config_cleanup(&cfg);

@@ -892,6 +892,11 @@ int app_run(const struct app_opts *o)
     mcp_set_audit(a.mcp, on_rpc_note, &a);
     mcp_set_tool_filter(a.mcp, tool_allowed, &a);
     mcp_set_caller(a.mcp, caller_name, &a);
+    /* Opened before setup: the gateway audits what it finds at start (a withheld tool). */
+    if (o->cfg->audit_path)
+        a.audit = audit_new(o->cfg->audit_path, AUDIT_ROTATE_BYTES, AUDIT_KEEP);
+    if (o->audit)
+        o->audit(o->setup_arg, a.audit);
     if (o->setup && !o->setup(a.mcp, a.loop, o->setup_arg))
         goto out;
     if (a.draining) { /* SIGTERM while setting up (the gateway's start-up wait): never serve */
@@ -911,8 +916,6 @@ int app_run(const struct app_opts *o)
         a.rl = ratelimit_new(o->cfg->rate_per_min, RATE_TABLE_MAX);
     if (o->cfg->rate_auth_per_min)
         a.rl_auth = ratelimit_new(o->cfg->rate_auth_per_min, RATE_TABLE_MAX);
-    if (o->cfg->audit_path)
-        a.audit = audit_new(o->cfg->audit_path, AUDIT_ROTATE_BYTES, AUDIT_KEEP);
     a.httpd = httpd_new(a.loop, &ho, err, sizeof err);
     sock_fd = -1; /* httpd owns it now, or closed it */
     if (a.httpd == NULL) {

@@ -5,6 +5,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+struct audit;
 struct buf;
 struct config;
 struct loop;
@@ -27,6 +28,9 @@ struct app_opts {
     /* GET /readyz and /healthz: appends a JSON object naming each dependency's state (the
      * gateway's upstreams) and returns whether the server is ready; NULL: always ready, "{}". */
     bool (*ready)(void *setup_arg, struct buf *out);
+    /* The audit log (NULL when off), before setup, for providers that write event lines of
+     * their own (audit_log_event: the gateway's calls and pins); valid until teardown. */
+    void (*audit)(void *setup_arg, struct audit *audit);
 };
 
 /* Runs the server until SIGTERM/SIGINT, then drains. Returns a process exit code. */

@@ -213,23 +213,67 @@ static void put_field(struct line *l, const char *key, const char *v, bool optio
     put_string(l, v ? v : "");
 }
 
-void audit_log(struct audit *a, const struct audit_entry *e)
+/* Starts a line with its timestamp. */
+static void put_timestamp(struct audit *a, struct line *l)
 {
     struct timespec ts;
     struct tm tm;
-    struct line l = {.len = 0};
-
-    if (a == NULL)
-        return;
     clock_gettime(CLOCK_REALTIME, &ts);
     if (ts.tv_sec != a->when_sec || a->when_text[0] == '\0') {
         gmtime_r(&ts.tv_sec, &tm);
         strftime(a->when_text, sizeof a->when_text, "%Y-%m-%dT%H:%M:%S", &tm);
         a->when_sec = ts.tv_sec;
     }
+    l->len = (size_t)snprintf(l->text, sizeof l->text, "{\"ts\":\"%s.%03ldZ\"", a->when_text,
+                              ts.tv_nsec / 1000000);
+}
+
+/* Ends a line and queues it for the writer (or counts it dropped). */
+static void queue_line(struct audit *a, struct line *l)
+{
+    put_raw(l, "}\n", 2);
+    if (l->bad) {
+        atomic_fetch_add(&a->dropped, 1);
+        return;
+    }
+    pthread_mutex_lock(&a->mu);
+    bool was_empty = a->queue.len == 0;
+    bool ok = buf_append(&a->queue, l->text, l->len);
+    pthread_mutex_unlock(&a->mu);
+    if (ok && was_empty)
+        pthread_cond_signal(&a->cv); /* otherwise the writer was woken already */
+    if (!ok)
+        atomic_fetch_add(&a->dropped, 1);
+}
+
+void audit_log_event(struct audit *a, const struct audit_event *e)
+{
+    struct line l = {.len = 0};
+    if (a == NULL)
+        return;
+    put_timestamp(a, &l);
+    put_field(&l, "event", e->event, false);
+    put_field(&l, "principal", e->principal, true);
+    put_field(&l, "upstream", e->upstream, true);
+    put_field(&l, "tool", e->tool, true);
+    put_field(&l, "upstream_tool", e->upstream_tool, true);
+    put_field(&l, "status", e->status, true);
+    if (e->duration_ms >= 0) {
+        char num[48];
+        int n = snprintf(num, sizeof num, ",\"duration_ms\":%.3f", e->duration_ms);
+        put_raw(&l, num, (size_t)n);
+    }
+    queue_line(a, &l);
+}
+
+void audit_log(struct audit *a, const struct audit_entry *e)
+{
+    struct line l = {.len = 0};
+
+    if (a == NULL)
+        return;
     /* Formatted by hand: building and dumping a jansson object cost more than the request. */
-    l.len = (size_t)snprintf(l.text, sizeof l.text, "{\"ts\":\"%s.%03ldZ\"", a->when_text,
-                             ts.tv_nsec / 1000000);
+    put_timestamp(a, &l);
     put_field(&l, "ip", e->ip, false);
     put_field(&l, "principal", e->principal, true);
     put_field(&l, "method", e->method, false);
@@ -241,19 +285,7 @@ void audit_log(struct audit *a, const struct audit_entry *e)
     put_field(&l, "rpc_method", e->rpc_method, true);
     put_field(&l, "tool", e->tool, true);
     put_field(&l, "error", e->error, true);
-    put_raw(&l, "}\n", 2);
-    if (l.bad) {
-        atomic_fetch_add(&a->dropped, 1);
-        return;
-    }
-    pthread_mutex_lock(&a->mu);
-    bool was_empty = a->queue.len == 0;
-    bool ok = buf_append(&a->queue, l.text, l.len);
-    pthread_mutex_unlock(&a->mu);
-    if (ok && was_empty)
-        pthread_cond_signal(&a->cv); /* otherwise the writer was woken already */
-    if (!ok)
-        atomic_fetch_add(&a->dropped, 1);
+    queue_line(a, &l);
 }
 
 uint64_t audit_dropped(struct audit *a)

@@ -21,10 +21,21 @@ struct audit_entry {
     const char *error;      /* may be NULL */
 };
 
+/* A line that is not an HTTP request: something a provider did, such as a call the gateway
+ * proxied, a tool it withheld or a pin it applied. Never arguments or results. */
+struct audit_event {
+    const char *event;     /* what happened: "gateway_call", "gateway_withheld", ... */
+    const char *principal; /* who asked, or NULL (the server itself, an operator's file) */
+    const char *upstream, *tool, *upstream_tool, *status; /* each may be NULL */
+    double duration_ms;    /* < 0: not a timed event */
+};
+
 /* Starts the writer. Never blocks on the file itself (opened by the writer). */
 struct audit *audit_new(const char *path, size_t rotate_bytes, int keep);
 /* Loop thread: formats and queues one line; drops it (counted) if the queue is full. */
 void audit_log(struct audit *a, const struct audit_entry *e);
+/* Loop thread: formats and queues one event line, like audit_log. */
+void audit_log_event(struct audit *a, const struct audit_event *e);
 /* Lines dropped so far (queue full, or a write that failed). Any thread. */
 uint64_t audit_dropped(struct audit *a);
 /* Lines written so far. Any thread. */

@@ -19,6 +19,7 @@
 #include "loop.h"
 #include "mcp.h"
 #include "mem.h"
+#include "metrics.h"
 #include "strmap.h"
 #include "toolerr.h"
 #include "utf8.h"
@@ -183,10 +184,42 @@ static bool build_surface(struct gateway *g, const char *const *taken, size_t nt
     return ok;
 }
 
+static void metrics_new(struct gateway *g)
+{
+    static const double bounds[] = {0.001, 0.005, 0.025, 0.1, 0.5, 2.5, 10, 60, 300};
+    g->m_calls = metric_new("hermes_mcp_gateway_calls_total",
+                            "Proxied tool calls ended, by upstream and outcome (ok, a tool error "
+                            "code, cancelled, or a JSON-RPC error code)",
+                            METRIC_COUNTER, NULL, 0);
+    g->m_errors = metric_new("hermes_mcp_gateway_call_errors_total",
+                             "Proxied tool calls that did not end ok, by upstream",
+                             METRIC_COUNTER, NULL, 0);
+    g->m_seconds = metric_new("hermes_mcp_gateway_call_duration_seconds",
+                              "Time from a proxied call to its answer, by upstream",
+                              METRIC_HISTOGRAM, bounds, sizeof bounds / sizeof *bounds);
+    g->m_mismatches = metric_new("hermes_mcp_gateway_pin_mismatches_total",
+                                 "Tools withheld because their definition differs from the pin, "
+                                 "by upstream",
+                                 METRIC_COUNTER, NULL, 0);
+    g->m_accepted = metric_new("hermes_mcp_gateway_pins_accepted_total",
+                               "Pins an operator accepted that the server applied, by upstream",
+                               METRIC_COUNTER, NULL, 0);
+}
+
+void gw_event(struct gateway *g, const struct gw_event *e)
+{
+    if (g->on_event)
+        g->on_event(e, g->event_arg);
+}
+
 struct gateway *gateway_new(struct mcp_server *mcp, struct loop *l, const struct gwfile *f,
-                            const char *gateway_file, const char *const *taken, size_t ntaken)
+                            const char *gateway_file, const char *const *taken, size_t ntaken,
+                            gw_event_fn *on_event, void *event_arg)
 {
     struct gateway *g = xcalloc(1, sizeof *g);
+    g->on_event = on_event;
+    g->event_arg = event_arg;
+    metrics_new(g);
     g->mcp = mcp;
     g->loop = l;
     g->file = f;
@@ -224,7 +257,74 @@ void gateway_free(struct gateway *g)
     free(g->status_path);
     json_decref(g->pins);
     free(g->ups);
+    metric_free(g->m_calls);
+    metric_free(g->m_errors);
+    metric_free(g->m_seconds);
+    metric_free(g->m_mismatches);
+    metric_free(g->m_accepted);
     free(g);
+}
+
+/* The rows of one listed upstream for gateway_probe; returns how many names serve would refuse. */
+static size_t probe_tools(const struct upstream *u, struct strmap *names, gw_probe_fn *fn,
+                          void *arg)
+{
+    size_t i, refused = 0;
+    json_t *tool;
+    json_array_foreach(u->tools, i, tool) {
+        const char *name = str(tool, "name"), *rule = NULL;
+        char t[100], e[100], problem[200] = "";
+        enum gw_verdict v = gw_tool_verdict(u->cfg, name, &rule);
+        char *exposed = v == GW_INCLUDED ? xasprintf("%s%s", u->cfg->prefix, name) : NULL;
+        shown(t, sizeof t, name);
+        if (exposed) {
+            shown(e, sizeof e, exposed);
+            const char *owner = strmap_get(names, exposed);
+            if (!gw_tool_name_ok(exposed))
+                snprintf(problem, sizeof problem,
+                         "refused: clients accept only ^[A-Za-z0-9_-]{1,64}$");
+            else if (owner)
+                snprintf(problem, sizeof problem, "refused: taken by %s", owner);
+            else
+                strmap_put(names, exposed, xasprintf("upstream %s, tool '%s'", u->cfg->name, t));
+            refused += problem[0] != '\0';
+        }
+        fn(&(struct gw_probe_row){.upstream = u->cfg->name, .tool = t,
+                                  .exposed = exposed ? e : NULL, .verdict = gw_verdict_name(v),
+                                  .rule = rule, .problem = problem[0] ? problem : NULL},
+           arg);
+        free(exposed);
+    }
+    return refused;
+}
+
+size_t gateway_probe(struct loop *l, const struct gwfile *f, gw_probe_fn *fn, void *arg)
+{
+    struct gateway *g = xcalloc(1, sizeof *g);
+    struct strmap *names = strmap_new();
+    size_t bad = 0;
+    g->stopping = true; /* a probe starts each upstream once: no restarts */
+    g->loop = l;
+    g->file = f;
+    g->nup = f->nup;
+    g->ups = xcalloc(f->nup + 1, sizeof *g->ups);
+    for (size_t i = 0; i < f->nup; i++)
+        g->ups[i] = (struct upstream){.gw = g, .cfg = &f->up[i], .loop = l};
+    start_all(g);
+    for (size_t i = 0; i < g->nup; i++) {
+        const struct upstream *u = &g->ups[i];
+        if (u->state == UP_READY) {
+            bad += probe_tools(u, names, fn, arg);
+            continue;
+        }
+        fn(&(struct gw_probe_row){.upstream = u->cfg->name,
+                                  .error = u->error ? u->error : "did not start"},
+           arg);
+        bad++;
+    }
+    free_names(names);
+    gateway_free(g);
+    return bad;
 }
 
 static const char *state_name(const struct upstream *u)
@@ -264,4 +364,69 @@ bool gateway_ready(const struct gateway *g, struct buf *out)
     }
     buf_appends(out, "}");
     return ready;
+}
+
+static size_t withheld_count(const struct gateway *g, const struct upstream *u)
+{
+    size_t n = 0;
+    for (size_t k = 0; k < g->ntools; k++)
+        n += g->tools[k].up == u && g->tools[k].withheld;
+    return n;
+}
+
+/* A family read live at scrape time: one sample per upstream. */
+static void render_per_upstream(const struct gateway *g, struct buf *out, const char *name,
+                                const char *help, const char *type,
+                                double (*value)(const struct gateway *, const struct upstream *))
+{
+    buf_printf(out, "# HELP %s %s\n# TYPE %s %s\n", name, help, name, type);
+    for (size_t i = 0; i < g->nup; i++)
+        buf_printf(out, "%s{upstream=\"%s\"} %.17g\n", name, g->ups[i].cfg->name,
+                   value(g, &g->ups[i]));
+}
+
+static double restarts_of(const struct gateway *g, const struct upstream *u)
+{
+    (void)g;
+    return u->restarts;
+}
+
+static double withheld_of(const struct gateway *g, const struct upstream *u)
+{
+    return (double)withheld_count(g, u);
+}
+
+static double in_flight_of(const struct gateway *g, const struct upstream *u)
+{
+    (void)g;
+    return (double)u->in_flight;
+}
+
+void gateway_metrics(const struct gateway *g, struct buf *out)
+{
+    static const char *const states[] = {"starting", "listing", "ready", "restarting", "down"};
+    if (g == NULL)
+        return;
+    /* Upstream names match ^[a-z0-9][a-z0-9_-]{0,31}$ (gwfile.c): nothing to escape. */
+    buf_appends(out, "# HELP hermes_mcp_gateway_upstream_state Each upstream's state: 1 for "
+                     "the one it is in\n# TYPE hermes_mcp_gateway_upstream_state gauge\n");
+    for (size_t i = 0; i < g->nup; i++)
+        for (size_t s = 0; s < sizeof states / sizeof *states; s++)
+            buf_printf(out, "hermes_mcp_gateway_upstream_state{upstream=\"%s\",state=\"%s\"} %d\n",
+                       g->ups[i].cfg->name, states[s],
+                       strcmp(state_name(&g->ups[i]), states[s]) == 0);
+    render_per_upstream(g, out, "hermes_mcp_gateway_upstream_restarts_total",
+                        "Restarts of each upstream since the server started", "counter",
+                        restarts_of);
+    render_per_upstream(g, out, "hermes_mcp_gateway_calls_in_flight",
+                        "Proxied calls sent to each upstream and not answered", "gauge",
+                        in_flight_of);
+    render_per_upstream(g, out, "hermes_mcp_gateway_tools_withheld",
+                        "Exposed tools withheld because their definition differs from the pin",
+                        "gauge", withheld_of);
+    metric_render(g->m_calls, out);
+    metric_render(g->m_errors, out);
+    metric_render(g->m_seconds, out);
+    metric_render(g->m_mismatches, out);
+    metric_render(g->m_accepted, out);
 }

@@ -6,11 +6,28 @@
 #define HM_GATEWAY_H
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 struct gateway;
 struct gwfile;
 struct loop;
 struct mcp_server;
+
+/* What the gateway has to tell the audit log (the layer above wires it: gateway_new's on_event):
+ * a proxied call ended, a tool was withheld because its definition differs from its pin, or a pin
+ * the operator accepted was applied (SIGHUP after `gateway accept`). Never arguments or results.
+ * The strings live for the callback only. */
+enum gw_event_kind { GW_EVENT_CALL, GW_EVENT_WITHHELD, GW_EVENT_ACCEPTED };
+struct gw_event {
+    enum gw_event_kind kind;
+    const char *upstream;
+    const char *tool;          /* the exposed name */
+    const char *upstream_tool; /* the upstream's own name */
+    const char *status;        /* calls: "ok", a tool error code, "cancelled", a JSON-RPC code */
+    const char *caller;        /* calls: mcp_call_caller(), else NULL */
+    uint64_t duration_us;      /* calls */
+};
+typedef void gw_event_fn(const struct gw_event *e, void *arg);
 
 /* Starts every upstream of f and waits (running the loop) until each is listed or failed or
  * its connect_timeout passed, then registers the exposed tools. taken: names already on the
@@ -19,7 +36,8 @@ struct mcp_server;
  * outlive the gateway. gateway_file (GATEWAY_FILE's path) places the pins beside it (gwpin.h);
  * a tool whose definition differs from its pin is withheld (gwguard.c). */
 struct gateway *gateway_new(struct mcp_server *mcp, struct loop *l, const struct gwfile *f,
-                            const char *gateway_file, const char *const *taken, size_t ntaken);
+                            const char *gateway_file, const char *const *taken, size_t ntaken,
+                            gw_event_fn *on_event, void *event_arg);
 /* SIGHUP: re-reads the pins file (after `gateway accept`) and shows again each tool that now
  * matches its pin; calls in flight are untouched. False (logged) when the file is bad. */
 bool gateway_reload_pins(struct gateway *g);
@@ -29,6 +47,27 @@ bool gateway_reload_pins(struct gateway *g);
  * secret); returns whether every required upstream is ready. */
 struct buf;
 bool gateway_ready(const struct gateway *g, struct buf *out);
+/* /metrics: per upstream its state, restarts, calls by outcome, errors, call latency, withheld
+ * tools, pin mismatches and accepted pins (Prometheus text appended to out; labels are upstream
+ * names, never a secret). */
+void gateway_metrics(const struct gateway *g, struct buf *out);
+/* `gateway check --probe`: what one upstream offers, one row per tool; or, tool NULL, an
+ * upstream that did not start (error says why, our own text, never a secret). */
+struct gw_probe_row {
+    const char *upstream;
+    const char *tool;      /* the upstream's own name (untrusted text, made printable) */
+    const char *exposed;   /* prefix + tool when its rules include it, else NULL */
+    const char *verdict;   /* included, excluded, not included, default deny (gw_verdict_name) */
+    const char *rule;      /* the deciding glob, or NULL */
+    const char *problem;   /* an included name serve would refuse (bad, or taken): why */
+    const char *error;     /* tool NULL: why the upstream did not start */
+};
+typedef void gw_probe_fn(const struct gw_probe_row *row, void *arg);
+/* Starts every upstream of f on l, waits as serve does (each one's connect_timeout), tells fn
+ * of every tool offered in the upstream's order, then stops them; nothing is registered, pinned
+ * or restarted. Returns how many upstreams did not start plus how many names serve would
+ * refuse: 0 when serve would build this surface. */
+size_t gateway_probe(struct loop *l, const struct gwfile *f, gw_probe_fn *fn, void *arg);
 /* Kills every child and frees; call after every MCP call was answered (mcp_free). NULL-safe. */
 void gateway_free(struct gateway *g);
 

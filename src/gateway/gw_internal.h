@@ -10,6 +10,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "gateway.h"
 #include "gwfile.h"
 
 struct child;
@@ -18,6 +19,7 @@ struct httpup;
 struct loop;
 struct loop_timer;
 struct mcp_call;
+struct metric;
 struct mcp_server;
 struct strmap;
 
@@ -79,6 +81,8 @@ struct gw_call {
     struct loop_timer *timer;
     struct gw_call *next, *prev; /* in the wait queue */
     bool queued;
+    const char *exposed;       /* the name the client called (the gw_tool's) */
+    uint64_t started_us;       /* monotonic, for the audit line and the latency */
 };
 
 struct gateway {
@@ -92,6 +96,10 @@ struct gateway {
     size_t ntools;
     char *pins_path, *status_path; /* beside GATEWAY_FILE (gwpin.h) */
     json_t *pins;              /* the pins file's document */
+    gw_event_fn *on_event;     /* the audit log's hook, may be NULL */
+    void *event_arg;
+    /* /metrics, by upstream (gateway_metrics); state, restarts and withheld are read live */
+    struct metric *m_calls, *m_errors, *m_seconds, *m_mismatches, *m_accepted;
 };
 
 /* An exposed tool: which upstream, which of its tools. */
@@ -110,6 +118,9 @@ struct gw_tool {
 bool gw_pins_start(struct gateway *g);
 /* An upstream listed again after a restart: its tools are checked against their pins. */
 void gw_pins_rediscovered(struct upstream *u);
+
+/* gateway.c: tells the audit hook (if any) of e. */
+void gw_event(struct gateway *g, const struct gw_event *e);
 
 /* upstream.c */
 bool up_start(struct upstream *u, char *err, size_t errlen);

@@ -3,16 +3,20 @@
  * calls are answered busy. Each sent call has its own deadline (timeout: upstream_timeout); a
  * client's cancel becomes notifications/cancelled with our id on the wire; progress comes back
  * under the caller's own token (the engine adds it). An upstream that goes away answers its
- * calls upstream_unavailable. Tool errors have the bridge's shape (toolerr). */
+ * calls upstream_unavailable. Tool errors have the bridge's shape (toolerr). Every end of a
+ * call, whichever path answers it, goes through record(): the per-upstream metrics and one
+ * audit event (upstream, names, outcome, duration; never arguments or results). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "gw_internal.h"
 #include "log.h"
 #include "loop.h"
 #include "mcp.h"
 #include "mem.h"
+#include "metrics.h"
 #include "toolerr.h"
 #include "utf8.h"
 
@@ -22,6 +26,39 @@ static void call_free(struct gw_call *gc)
     json_decref(gc->args);
     free(gc->tool);
     free(gc);
+}
+
+/* ---------- what every end of a call records ---------- */
+
+static uint64_t now_us(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000u + (uint64_t)ts.tv_nsec / 1000u;
+}
+
+/* The outcome in the metrics and the audit line: "ok", a tool error code, "cancelled", or a
+ * JSON-RPC error code. Call before the call is answered (the caller is read from it). */
+static void record(struct upstream *u, struct mcp_call *call, const char *exposed,
+                   const char *tool, uint64_t started_us, const char *status)
+{
+    struct gateway *g = u->gw;
+    char labels[160];
+    uint64_t took = now_us() - started_us;
+    metric_labels(labels, sizeof labels, "upstream", u->cfg->name, "outcome", status, NULL);
+    metric_add(g->m_calls, labels, 1);
+    metric_labels(labels, sizeof labels, "upstream", u->cfg->name, NULL);
+    if (strcmp(status, "ok") != 0)
+        metric_add(g->m_errors, labels, 1);
+    metric_observe(g->m_seconds, labels, (double)took / 1e6);
+    gw_event(g, &(struct gw_event){.kind = GW_EVENT_CALL, .upstream = u->cfg->name,
+                                   .tool = exposed, .upstream_tool = tool, .status = status,
+                                   .caller = mcp_call_caller(call), .duration_us = took});
+}
+
+static void record_call(struct gw_call *gc, const char *status)
+{
+    record(gc->up, gc->call, gc->exposed, gc->tool, gc->started_us, status);
 }
 
 /* ---------- the wait queue ---------- */
@@ -62,6 +99,7 @@ static void unavailable(struct gw_call *gc)
     char msg[300];
     snprintf(msg, sizeof msg, "upstream %s is not available (%s); retry later", u->cfg->name,
              u->error ? u->error : "not started");
+    record_call(gc, toolerr_name(TE_UPSTREAM_UNAVAILABLE));
     mcp_call_result_take(gc->call, tool_error_json(TE_UPSTREAM_UNAVAILABLE, 0, "%s", msg));
 }
 
@@ -69,21 +107,41 @@ static void unavailable(struct gw_call *gc)
 static void forward_error(struct gw_call *gc, json_t *error)
 {
     json_t *code = json_object_get(error, "code");
-    char msg[300];
+    char msg[300], status[24];
     snprintf(msg, sizeof msg, "%s",
              json_is_string(json_object_get(error, "message"))
                  ? json_string_value(json_object_get(error, "message"))
                  : "the upstream refused the call");
     utf8_clean(msg);
-    mcp_call_error(gc->call, json_is_integer(code) ? (int)json_integer_value(code) : -32603, msg);
+    int rpc_code = json_is_integer(code) ? (int)json_integer_value(code) : -32603;
+    snprintf(status, sizeof status, "%d", rpc_code);
+    record_call(gc, status);
+    mcp_call_error(gc->call, rpc_code, msg);
+}
+
+/* A result's outcome: "ok", or for isError the code in its structuredContent when it is one of
+ * the tool error codes we know (a message over the cap is answered with ours), else
+ * "tool_error": an upstream's own text never becomes a label or an audit field. */
+static const char *result_status(json_t *result)
+{
+    if (!json_is_true(json_object_get(result, "isError")))
+        return "ok";
+    const char *code =
+        json_string_value(json_object_get(json_object_get(result, "structuredContent"), "error"));
+    for (int e = 0; code && e < TE_COUNT; e++)
+        if (strcmp(code, toolerr_name((enum toolerr)e)) == 0)
+            return toolerr_name((enum toolerr)e);
+    return "tool_error";
 }
 
 static void on_answer(struct upstream *u, json_t *result, json_t *error, void *arg)
 {
     struct gw_call *gc = arg;
     u->in_flight--;
-    if (result)
+    if (result) {
+        record_call(gc, result_status(result));
         mcp_call_result_take(gc->call, json_incref(result));
+    }
     else if (error)
         forward_error(gc, error);
     else
@@ -113,6 +171,7 @@ static void on_timeout(struct loop *l, void *arg)
     snprintf(msg, sizeof msg, "upstream %s did not answer %.100s within %u s", u->cfg->name,
              gc->tool, u->cfg->timeout_s);
     utf8_clean(msg);
+    record_call(gc, toolerr_name(TE_UPSTREAM_TIMEOUT));
     mcp_call_result_take(gc->call, tool_error_json(TE_UPSTREAM_TIMEOUT, 0, "%s", msg));
     call_free(gc);
     gw_call_next(u);
@@ -123,6 +182,7 @@ static void on_cancel(struct mcp_call *call, void *arg)
     struct gw_call *gc = arg;
     struct upstream *u = gc->up;
     (void)call; /* gone after this callback */
+    record_call(gc, "cancelled");
     if (gc->queued)
         dequeue(u, gc);
     else
@@ -183,7 +243,9 @@ void gw_tool_handler(struct mcp_call *call, json_t *args, void *arg)
 {
     struct gw_tool *t = arg;
     struct upstream *u = t->up;
+    uint64_t started_us = now_us();
     if (t->withheld) {
+        record(u, call, t->exposed, t->name, started_us, toolerr_name(TE_DEFINITION_CHANGED));
         mcp_call_result_take(call, tool_error_json(TE_DEFINITION_CHANGED, 0,
                                                    "the definition of %s changed upstream (%s) "
                                                    "since it was pinned; it is withheld until an "
@@ -197,12 +259,15 @@ void gw_tool_handler(struct mcp_call *call, json_t *args, void *arg)
     gc->tool = xstrdup(t->name);
     gc->args = json_incref(args);
     gc->has_progress = mcp_call_progress_token(call) != NULL;
+    gc->exposed = t->exposed;
+    gc->started_us = started_us;
     if (u->state != UP_READY) {
         unavailable(gc);
         call_free(gc);
         return;
     }
     if (u->in_flight >= u->cfg->max_in_flight && u->waiting >= GW_QUEUE_MAX) {
+        record_call(gc, toolerr_name(TE_BUSY));
         mcp_call_result_take(call, tool_error_json(TE_BUSY, 1,
                                                    "upstream %s has too many calls waiting; "
                                                    "retry shortly",

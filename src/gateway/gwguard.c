@@ -6,7 +6,8 @@
  * A re-discovery after an upstream restart is checked the same way (discovery stays frozen: a
  * tool the upstream adds then is not exposed before the next start). The status file records
  * what was last seen, so `gateway pins` can show the differences and `gateway accept` can pin
- * exactly what the server saw. */
+ * exactly what the server saw. A tool withheld and a pin accepted are also told to the audit
+ * hook and counted for /metrics. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -17,6 +18,7 @@
 #include "log.h"
 #include "mcp.h"
 #include "mem.h"
+#include "metrics.h"
 
 static json_t *pin_of(const struct gateway *g, const struct gw_tool *t)
 {
@@ -28,6 +30,18 @@ static void pin_seen(struct gateway *g, const struct gw_tool *t)
     json_object_set_new(json_object_get(g->pins, "pins"), t->exposed,
                         json_pack("{s:s, s:s, s:s, s:O}", "upstream", t->up->cfg->name, "tool",
                                   t->name, "sha256", t->seen, "definition", t->seen_def));
+}
+
+/* The audit event and the counter for a withheld tool or an applied accept. */
+static void tell(struct gateway *g, const struct gw_tool *t, enum gw_event_kind kind)
+{
+    char labels[80];
+    metric_labels(labels, sizeof labels, "upstream", t->up->cfg->name, NULL);
+    metric_add(kind == GW_EVENT_WITHHELD ? g->m_mismatches : g->m_accepted, labels, 1);
+    gw_event(g, &(struct gw_event){.kind = kind, .upstream = t->up->cfg->name,
+                                   .tool = t->exposed, .upstream_tool = t->name,
+                                   .status = kind == GW_EVENT_WITHHELD ? "definition_changed"
+                                                                       : "accepted"});
 }
 
 static void write_status(struct gateway *g)
@@ -63,11 +77,12 @@ static void judge(struct gateway *g, struct gw_tool *t, bool *pins_changed)
         pinned = t->seen;
     }
     bool withheld = strcmp(pinned, t->seen) != 0;
-    if (withheld && !t->withheld)
+    if (withheld && !t->withheld) {
         log_error("gateway: upstream %s, tool %s: its definition differs from the pinned one; "
                   "withheld until `hermes-mcp gateway accept %s` and SIGHUP",
                   t->up->cfg->name, t->exposed, t->exposed);
-    else if (!withheld && t->withheld)
+        tell(g, t, GW_EVENT_WITHHELD);
+    } else if (!withheld && t->withheld)
         log_info("gateway: upstream %s, tool %s matches its pin again: exposed",
                  t->up->cfg->name, t->exposed);
     t->withheld = withheld;
@@ -135,6 +150,15 @@ bool gateway_reload_pins(struct gateway *g)
     if (pins == NULL) {
         log_error("gateway: SIGHUP: %s; keeping the pins in force", err);
         return false;
+    }
+    /* A pin the file now holds that differs from the one in force: the operator accepted it. */
+    for (size_t i = 0; i < g->ntools; i++) {
+        const struct gw_tool *t = &g->tools[i];
+        const char *was = json_string_value(json_object_get(pin_of(g, t), "sha256"));
+        const char *now = json_string_value(
+            json_object_get(json_object_get(json_object_get(pins, "pins"), t->exposed), "sha256"));
+        if (now && (was == NULL || strcmp(was, now) != 0))
+            tell(g, t, GW_EVENT_ACCEPTED);
     }
     json_decref(g->pins);
     g->pins = pins;

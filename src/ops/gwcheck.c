@@ -2,21 +2,26 @@
  * with the code serve uses (config.c, gwload.c) and prints one block per upstream: transport,
  * prefix, limits and the include/exclude rules, so an operator sees what will be exposed before
  * starting. Args, env values and header values may carry secrets after interpolation, so only
- * the command and the names of env variables and headers are printed. Starting the upstreams
- * to list their tools (--probe) is for a later version. */
+ * the command and the names of env variables and headers are printed. With --probe it also
+ * starts each upstream the way serve does (gateway_probe), lists what it offers and prints the
+ * exposed-names table: which tool is exposed under which name, and which rule decided. */
 #include "gwcheck.h"
 
 #include <stdbool.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "config.h"
+#include "gateway.h"
 #include "gwload.h"
+#include "log.h"
+#include "loop.h"
 #include "gwpins.h"
 
 const char gateway_usage[] =
-    "usage: hermes-mcp gateway check [--env-file FILE]\n"
+    "usage: hermes-mcp gateway check [--probe] [--env-file FILE]\n"
     "       hermes-mcp gateway pins [--env-file FILE]\n"
     "       hermes-mcp gateway accept [NAME] [--env-file FILE]\n"
     "\n"
@@ -24,7 +29,12 @@ const char gateway_usage[] =
     "regular file, known keys, upstream names, every ${VAR} resolved from FILE or the\n"
     "environment. Prints each upstream: its transport, the prefix of its exposed names, its\n"
     "limits and its include/exclude rules (no rules: nothing exposed). Never prints a value.\n"
-    "Exit codes: 0 valid, 1 the gateway file is refused, 2 usage or configuration error.\n"
+    "--probe also starts each upstream as serve would (waiting its connect_timeout), lists its\n"
+    "tools and prints the exposed-names table: NAME (or - when not exposed), UPSTREAM, TOOL\n"
+    "(the upstream's own name) and RULE (included or excluded, by which glob), then stops them.\n"
+    "Exit codes: 0 valid, 1 the gateway file is refused, an upstream did not start or serve\n"
+    "would refuse an exposed name, 2 usage or configuration error. `doctor` runs the offline\n"
+    "check only.\n"
     "\n"
     "pins: the SHA-256 pinned for each exposed tool's definition (GATEWAY_FILE.pins, written\n"
     "at the first start) and, from GATEWAY_FILE.pins-status (written by the server), each tool\n"
@@ -75,7 +85,75 @@ static void print_upstream(const struct gw_upstream *u)
     print_rules("exclude", u->exclude);
 }
 
-static int check(const char *env_file)
+/* The probe's rows, kept to print them as a table with aligned columns. */
+struct table {
+    json_t *rows; /* [[name, upstream, tool, rule], ...] */
+    json_t *failed; /* [[upstream, error], ...] */
+};
+
+static void on_probe_row(const struct gw_probe_row *r, void *arg)
+{
+    struct table *t = arg;
+    char rule[300];
+    if (r->tool == NULL) {
+        json_array_append_new(t->failed, json_pack("[ss]", r->upstream, r->error));
+        return;
+    }
+    snprintf(rule, sizeof rule, "%s%s%s%s%s", r->verdict, r->rule ? " by " : "",
+             r->rule ? r->rule : "", r->problem ? "; " : "", r->problem ? r->problem : "");
+    json_array_append_new(t->rows, json_pack("[ssss]", r->exposed ? r->exposed : "-",
+                                             r->upstream, r->tool, rule));
+}
+
+static void print_table(const struct table *t)
+{
+    static const char *const head[] = {"NAME", "UPSTREAM", "TOOL", "RULE"};
+    int width[3];
+    size_t i;
+    json_t *row;
+    for (int c = 0; c < 3; c++)
+        width[c] = (int)strlen(head[c]);
+    json_array_foreach(t->rows, i, row) for (int c = 0; c < 3; c++) {
+        int w = (int)strlen(json_string_value(json_array_get(row, (size_t)c)));
+        width[c] = w > width[c] ? w : width[c];
+    }
+    printf("exposed names (probe):\n  %-*s  %-*s  %-*s  %s\n", width[0], head[0], width[1],
+           head[1], width[2], head[2], head[3]);
+    json_array_foreach(t->rows, i, row) {
+        printf("  %-*s  %-*s  %-*s  %s\n", width[0], json_string_value(json_array_get(row, 0)),
+               width[1], json_string_value(json_array_get(row, 1)), width[2],
+               json_string_value(json_array_get(row, 2)), json_string_value(json_array_get(row, 3)));
+    }
+    json_array_foreach(t->failed, i, row) {
+        printf("  upstream %s did not start: %s\n", json_string_value(json_array_get(row, 0)),
+               json_string_value(json_array_get(row, 1)));
+    }
+}
+
+/* Starts the upstreams, prints the table; returns the exit code. */
+static int probe(const struct gwfile *gw)
+{
+    struct table t = {.rows = json_array(), .failed = json_array()};
+    struct loop *l = loop_new();
+    if (l == NULL) {
+        fprintf(stderr, "hermes-mcp: cannot set up the event loop\n");
+        return 1;
+    }
+    fflush(stdout); /* the upstreams' log lines go to stderr meanwhile */
+    size_t bad = gateway_probe(l, gw, on_probe_row, &t);
+    loop_free(l);
+    print_table(&t);
+    size_t rows = json_array_size(t.rows), exposed = 0;
+    for (size_t i = 0; i < rows; i++)
+        exposed += strcmp(json_string_value(json_array_get(json_array_get(t.rows, i), 0)), "-") != 0;
+    printf("%zu of %zu tools exposed; %zu upstream%s did not start\n", exposed, rows,
+           json_array_size(t.failed), json_array_size(t.failed) == 1 ? "" : "s");
+    json_decref(t.rows);
+    json_decref(t.failed);
+    return bad ? 1 : 0;
+}
+
+static int check(const char *env_file, bool with_probe)
 {
     struct config cfg;
     struct gwfile gw;
@@ -108,8 +186,8 @@ static int check(const char *env_file)
             print_rules("include", gw.bridge_include);
             print_rules("exclude", gw.bridge_exclude);
         }
+        rc = with_probe ? probe(&gw) : 0;
         gwfile_cleanup(&gw);
-        rc = 0;
     }
     config_cleanup(&cfg);
     json_decref(env);
@@ -126,6 +204,7 @@ int gwcheck_main(int argc, char **argv)
         }
     bool pins = argc > 0 && (!strcmp(argv[0], "pins") || !strcmp(argv[0], "accept"));
     const char *name = NULL;
+    bool with_probe = false;
     if (argc < 1 || (strcmp(argv[0], "check") != 0 && !pins)) {
         fprintf(stderr, "hermes-mcp: %s\n%s",
                 argc < 1 ? "gateway needs a command" : "unknown gateway command", gateway_usage);
@@ -136,6 +215,8 @@ int gwcheck_main(int argc, char **argv)
             env_file = argv[++i];
         else if (!strncmp(argv[i], "--env-file=", 11))
             env_file = argv[i] + 11;
+        else if (!strcmp(argv[0], "check") && !strcmp(argv[i], "--probe"))
+            with_probe = true;
         else if (!strcmp(argv[0], "accept") && name == NULL && argv[i][0] != '-')
             name = argv[i];
         else {
@@ -143,5 +224,5 @@ int gwcheck_main(int argc, char **argv)
             return 2;
         }
     }
-    return pins ? gwpins_main(argv[0], env_file, name) : check(env_file);
+    return pins ? gwpins_main(argv[0], env_file, name) : check(env_file, with_probe);
 }

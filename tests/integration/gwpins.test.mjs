@@ -3,10 +3,11 @@
 // re-discovery after an upstream restart, that finds a tool's description changed withholds it
 // (not listed, calls answered definition_changed, /readyz 503 naming it, logged once);
 // `hermes-mcp gateway pins` shows both hashes and the field that differs; `gateway accept` plus
-// SIGHUP exposes it again. The upstream is tests/fakes/fake-upstream.mjs --describe FILE.
+// SIGHUP exposes it again. Both a withheld tool and an applied accept are audit log lines and
+// /metrics counts. The upstream is tests/fakes/fake-upstream.mjs --describe FILE.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { writeFileSync, readFileSync, statSync, chmodSync, mkdtempSync, rmSync } from 'node:fs';
+import { writeFileSync, readFileSync, existsSync, statSync, chmodSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { execFileSync } from 'node:child_process';
@@ -21,6 +22,13 @@ const pinsFile = () => JSON.parse(readFileSync(`${gw}.pins`, 'utf8'));
 const cli = (...args) => execFileSync(HERMES, ['gateway', ...args, '--env-file', srv.envFile],
   { encoding: 'utf8' });
 const readyz = async () => { const r = await fetch(`${srv.base}/readyz`); return { status: r.status, body: await r.json() }; };
+const audited = (event) => (existsSync(srv.auditFile) ? readFileSync(srv.auditFile, 'utf8') : '')
+  .trim().split('\n').filter(Boolean).map((l) => JSON.parse(l)).filter((l) => l.event === event);
+async function metric(key) {
+  const text = await (await fetch(`${srv.base}/metrics`, { headers: srv.auth })).text();
+  const line = text.split('\n').find((l) => l.startsWith(`${key} `));
+  return line ? Number(line.slice(key.length + 1)) : 0;
+}
 const changes = () => (srv.proc.stderrText.match(/tool fake__echo: its definition differs from the pinned one/g) ?? []).length;
 
 async function withClient(fn) {
@@ -80,6 +88,13 @@ test('a changed description at the next start: withheld, definition_changed, rea
   assert.equal(ready.status, 503);
   assert.deepEqual(ready.body.upstreams.fake.withheld, ['fake__echo']);
   assert.equal(changes(), 1, 'logged once');
+  await until(() => audited('gateway_withheld').length === 1, 'the audit line of the withheld tool');
+  const [w] = audited('gateway_withheld');
+  assert.deepEqual([w.upstream, w.tool, w.upstream_tool, w.status], ['fake', 'fake__echo', 'echo', 'definition_changed']);
+  await until(() => audited('gateway_call').some((l) => l.tool === 'fake__echo' && l.status === 'definition_changed'),
+    'the refused call audited');
+  assert.equal(await metric('hermes_mcp_gateway_pin_mismatches_total{upstream="fake"}'), 1);
+  assert.equal(await metric('hermes_mcp_gateway_tools_withheld{upstream="fake"}'), 1);
   assert.equal(pinsFile().pins.fake__echo.sha256, pinned, 'the pin is not moved by the server');
   const out = cli('pins');
   assert.match(out, /withheld/);
@@ -98,6 +113,11 @@ test('gateway accept NAME then SIGHUP: listed and callable again, readyz 200', a
   assert.equal(r.content[0].text, 'Echo: hi');
   assert.equal((await readyz()).status, 200);
   assert.match(cli('pins'), /nothing withheld/);
+  await until(() => audited('gateway_accepted').length === 1, 'the audit line of the accept');
+  const [a] = audited('gateway_accepted');
+  assert.deepEqual([a.upstream, a.tool, a.upstream_tool, a.status], ['fake', 'fake__echo', 'echo', 'accepted']);
+  assert.equal(await metric('hermes_mcp_gateway_pins_accepted_total{upstream="fake"}'), 1);
+  assert.equal(await metric('hermes_mcp_gateway_tools_withheld{upstream="fake"}'), 0);
   assert.throws(() => cli('accept', 'no_such_tool'), /no exposed tool no_such_tool/);
 });
 
@@ -110,6 +130,8 @@ test('a re-discovery after an upstream restart is checked too; accept (all) + SI
   assert.equal((await readyz()).status, 503);
   assert.equal((await echo()).structuredContent.error, 'definition_changed');
   assert.equal(changes(), before + 1);
+  assert.equal(audited('gateway_withheld').length, 2, 'the re-discovery is audited too');
+  assert.equal(await metric('hermes_mcp_gateway_pin_mismatches_total{upstream="fake"}'), 2);
   cli('accept');
   srv.proc.kill('SIGHUP');
   await until(async () => (await readyz()).status === 200, 'ready after accept', 10000);

@@ -42,6 +42,43 @@ static void lines_are_json_with_the_fields(void **state)
     unlink(path);
 }
 
+static void event_lines_carry_their_fields_and_drop_hostile_text(void **state)
+{
+    char path[256], line[1024];
+    (void)state;
+    snprintf(path, sizeof path, "%s/e.jsonl", dir);
+    struct audit *a = audit_new(path, 0, 3);
+    audit_log_event(a, &(struct audit_event){.event = "gateway_call", .principal = "owner",
+                                             .upstream = "fake", .tool = "fake__echo",
+                                             .upstream_tool = "echo", .status = "ok",
+                                             .duration_ms = 1.25});
+    audit_log_event(a, &(struct audit_event){.event = "gateway_withheld", .upstream = "fake",
+                                             .tool = "fake__\"x\n", .duration_ms = -1});
+    audit_log_event(a, &(struct audit_event){.event = "gateway_call", .tool = "\xff\xfe",
+                                             .duration_ms = -1}); /* not UTF-8: dropped */
+    audit_free(a, 2000);
+    FILE *f = fopen(path, "r");
+    assert_non_null(fgets(line, sizeof line, f));
+    json_t *o = json_loads(line, 0, NULL);
+    assert_non_null(o);
+    assert_string_equal(json_string_value(json_object_get(o, "event")), "gateway_call");
+    assert_string_equal(json_string_value(json_object_get(o, "principal")), "owner");
+    assert_string_equal(json_string_value(json_object_get(o, "upstream_tool")), "echo");
+    assert_string_equal(json_string_value(json_object_get(o, "status")), "ok");
+    assert_true(json_real_value(json_object_get(o, "duration_ms")) == 1.25);
+    json_decref(o);
+    assert_non_null(fgets(line, sizeof line, f));
+    o = json_loads(line, 0, NULL);
+    assert_non_null(o);
+    assert_string_equal(json_string_value(json_object_get(o, "tool")), "fake__\"x\n");
+    assert_null(json_object_get(o, "principal"));   /* absent fields are left out */
+    assert_null(json_object_get(o, "duration_ms")); /* not a timed event */
+    json_decref(o);
+    assert_null(fgets(line, sizeof line, f));
+    fclose(f);
+    unlink(path);
+}
+
 static void rotates_and_keeps_three_generations(void **state)
 {
     char path[256], gen[300];
@@ -120,6 +157,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(lines_are_json_with_the_fields),
+        cmocka_unit_test(event_lines_carry_their_fields_and_drop_hostile_text),
         cmocka_unit_test(rotates_and_keeps_three_generations),
         cmocka_unit_test(hostile_text_is_escaped_or_dropped),
     };
