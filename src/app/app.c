@@ -829,7 +829,10 @@ int app_run(const struct app_opts *o)
                                      .clients_path = clients,
                                      .static_client_id = o->cfg->oauth_client_id,
                                      .static_secret_hash = o->cfg->oauth_client_secret_hash,
-                                     .redirect_schemes = o->cfg->oauth_redirect_schemes};
+                                     .redirect_schemes = o->cfg->oauth_redirect_schemes,
+                                     .cimd = o->cfg->oauth_cimd,
+                                     .cimd_ca_file = o->cfg->oauth_cimd_ca_file,
+                                     .cimd_allow_hosts = o->cfg->oauth_cimd_allow_hosts};
         a.oauth_server = authserver_new(&ao, err, sizeof err);
         free(passphrase);
         free(clients);

@@ -9,7 +9,10 @@
  * gave) is exchanged at /token with the verifier for an access token (1 h) and a refresh token
  * (30 d) that rotates on use; a rotated refresh token used again revokes its whole family.
  * Tokens are 256 random bits, stored only as hashes (tokenstore.c), so they survive a restart.
- * Errors before the redirect URI is known good are shown, never redirected (no open redirect). */
+ * Errors before the redirect URI is known good are shown, never redirected (no open redirect).
+ * `hermes-mcp oauth clients revoke` edits the clients file while the server runs (storefile.h):
+ * every request here first reads it again if it was replaced, and a registration is made under
+ * its lock. */
 #include "authserver.h"
 
 #include <errno.h>
@@ -22,6 +25,8 @@
 
 #include "atomicfile.h"
 #include "buf.h"
+#include "cimd.h"
+#include "clientdoc.h"
 #include "crypto.h"
 #include "form.h"
 #include "httpd.h"
@@ -32,6 +37,7 @@
 #include "principal.h"
 #include "ratelimit.h"
 #include "readfile.h"
+#include "storefile.h"
 #include "tokenstore.h"
 #include "verifier.h"
 
@@ -51,11 +57,14 @@ struct client {
     char *name;
     char *redirects[REDIRECTS_MAX];
     size_t nredirects;
+    time_t created; /* Unix seconds; 0 when registered before this was kept */
 };
 
 struct consent { /* a consent page shown: what its POST will approve */
     char csrf[65];
-    char client_id[65];
+    char client_id[PARAM_MAX + 1]; /* a registered id, or a metadata document's URL */
+    char client_name[CLIENT_NAME_MAX + 1]; /* a metadata document's (it may leave the cache) */
+    char client_host[256];                  /* and where it is published */
     char redirect_uri[PARAM_MAX + 1], state[PARAM_MAX + 1], challenge[PARAM_MAX + 1];
     char scope[PARAM_MAX + 1];
     time_t expires; /* 0: free slot */
@@ -63,7 +72,7 @@ struct consent { /* a consent page shown: what its POST will approve */
 
 struct code {
     unsigned char hash[32];
-    char client_id[65];
+    char client_id[PARAM_MAX + 1];
     char redirect_uri[PARAM_MAX + 1], challenge[PARAM_MAX + 1], scope[PARAM_MAX + 1];
     char family[33]; /* the tokens it gave, once exchanged: a replay revokes them */
     bool used;
@@ -82,6 +91,7 @@ struct authserver {
     bool dcr;
     struct client *clients;
     size_t nclients;
+    struct storefile_id clients_seen; /* the clients file as last read or written here */
     struct consent consents[CONSENTS_MAX];
     struct code codes[CODES_MAX];
     struct failures fails[FAIL_TABLE];
@@ -92,6 +102,18 @@ struct authserver {
     char *schemes;              /* app schemes a redirect URI may use (comma-separated) */
     struct client static_client; /* OAUTH_CLIENT_ID, when set (static_client.id non-empty) */
     unsigned char static_secret_hash[32];
+    bool cimd_on;                 /* OAUTH_CIMD: client ID metadata documents */
+    char *cimd_ca_file, *cimd_allow_hosts;
+    struct cimd *cimd;            /* their fetcher and cache, once the loop exists */
+    struct lookup *lookups;       /* GET /authorize requests waiting for a document */
+};
+
+/* A GET /authorize waiting for its client's metadata document. */
+struct lookup {
+    struct lookup *next;
+    struct authserver *as;
+    struct hreq *r;
+    struct cimd_fetch *fetch;
 };
 
 /* A consent POST whose passphrase is being checked: what is needed to answer it afterwards. */
@@ -133,6 +155,9 @@ struct authserver *authserver_new(const struct authserver_opts *o, char *err, si
         as->static_client.name = xasprintf("%s (the static client)", o->static_client_id);
         memcpy(as->static_secret_hash, o->static_secret_hash, 32);
     }
+    as->cimd_on = o->cimd;
+    as->cimd_ca_file = o->cimd_ca_file ? xstrdup(o->cimd_ca_file) : NULL;
+    as->cimd_allow_hosts = o->cimd_allow_hosts ? xstrdup(o->cimd_allow_hosts) : NULL;
     if (as->clients_path && !load_clients(as, err, errlen)) {
         authserver_free(as);
         return NULL;
@@ -150,24 +175,43 @@ void authserver_set_loop(struct authserver *as, struct loop *l)
     if (as->verifier == NULL)
         log_warn("oauth: cannot set up the passphrase checking thread (%s); consent passphrases "
                  "are checked on the event loop", strerror(errno));
+    if (as->cimd_on) {
+        struct cimd_opts co = {.ca_file = as->cimd_ca_file, .allow_hosts = as->cimd_allow_hosts,
+                               .schemes = as->schemes, .rule = authserver_redirect_ok_in};
+        as->cimd = cimd_new(l, &co);
+    }
+}
+
+static void free_clients(struct client *clients, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        free(clients[i].name);
+        for (size_t j = 0; j < clients[i].nredirects; j++)
+            free(clients[i].redirects[j]);
+    }
+    free(clients);
 }
 
 void authserver_free(struct authserver *as)
 {
     if (as == NULL)
         return;
-    for (size_t i = 0; i < as->nclients; i++) {
-        free(as->clients[i].name);
-        for (size_t j = 0; j < as->clients[i].nredirects; j++)
-            free(as->clients[i].redirects[j]);
-    }
-    free(as->clients);
+    free_clients(as->clients, as->nclients);
     free(as->static_client.name);
     free(as->schemes);
     explicit_bzero(as->static_secret_hash, sizeof as->static_secret_hash);
     verifier_free(as->verifier); /* cancels what is still checked: frees their records */
     explicit_bzero(as->consents, sizeof as->consents);
     ratelimit_free(as->rl_register);
+    while (as->lookups) { /* httpd_shutdown answered their requests: only the records are left */
+        struct lookup *k = as->lookups;
+        as->lookups = k->next;
+        cimd_cancel(k->fetch);
+        free(k);
+    }
+    cimd_free(as->cimd);
+    free(as->cimd_ca_file);
+    free(as->cimd_allow_hosts);
     free(as->issuer);
     free(as->resource);
     free(as->passphrase_path);
@@ -228,7 +272,10 @@ static void html_headers(struct hreq *r)
                     "base-uri 'none'");
     hreq_add_header(r, "X-Frame-Options", "DENY");
     hreq_add_header(r, "X-Content-Type-Options", "nosniff");
-    hreq_add_header(r, "Referrer-Policy", "no-referrer");
+    /* same-origin, not no-referrer: under no-referrer a browser sends "Origin: null" with the
+     * form's POST (Fetch, "append a request Origin header"), which same_origin() must refuse.
+     * Other sites, the client's redirect URI among them, still get no Referer. */
+    hreq_add_header(r, "Referrer-Policy", "same-origin");
     hreq_add_header(r, "Cache-Control", "no-store");
 }
 
@@ -303,7 +350,10 @@ static void redirect_back(struct authserver *as, struct hreq *r, const char *red
     url_escape(&b, as->issuer);
     hreq_add_header(r, "Location", b.data);
     hreq_add_header(r, "Cache-Control", "no-store");
-    hreq_add_header(r, "Referrer-Policy", "no-referrer");
+    /* same-origin, not no-referrer: under no-referrer a browser sends "Origin: null" with the
+     * form's POST (Fetch, "append a request Origin header"), which same_origin() must refuse.
+     * Other sites, the client's redirect URI among them, still get no Referer. */
+    hreq_add_header(r, "Referrer-Policy", "same-origin");
     hreq_reply(r, 302, "text/plain", "", 0);
     buf_cleanup(&b);
 }
@@ -333,6 +383,8 @@ static void metadata(struct authserver *as, struct hreq *r)
                             json_deep_copy(methods));
         free(revoke);
     }
+    if (doc && as->cimd)
+        json_object_set_new(doc, "client_id_metadata_document_supported", json_true());
     if (doc && as->dcr) {
         char *reg = xasprintf("%s/register", as->issuer);
         json_object_set_new(doc, "registration_endpoint", json_string(reg));
@@ -439,8 +491,11 @@ static bool save_clients(struct authserver *as, char *err, size_t errlen)
         json_t *uris = json_array();
         for (size_t j = 0; j < c->nredirects; j++)
             json_array_append_new(uris, json_string(c->redirects[j]));
-        json_array_append_new(list, json_pack("{s:s, s:s, s:o}", "client_id", c->id,
-                                              "client_name", c->name, "redirect_uris", uris));
+        json_t *o = json_pack("{s:s, s:s, s:o}", "client_id", c->id, "client_name", c->name,
+                              "redirect_uris", uris);
+        if (c->created)
+            json_object_set_new(o, "created", json_integer((json_int_t)c->created));
+        json_array_append_new(list, o);
     }
     json_t *doc = json_pack("{s:i, s:o}", "version", 1, "clients", list);
     char *text = json_dumps(doc, JSON_COMPACT);
@@ -450,6 +505,8 @@ static bool save_clients(struct authserver *as, char *err, size_t errlen)
     if (!ok)
         snprintf(err, errlen, "cannot write the OAuth clients file %s: %s", as->clients_path,
                  text ? why : "out of memory");
+    else
+        storefile_note(as->clients_path, &as->clients_seen);
     free(text);
     return ok;
 }
@@ -475,9 +532,10 @@ static bool load_client(struct authserver *as, json_t *o)
     const char *id = json_string_value(json_object_get(o, "client_id"));
     const char *name = json_string_value(json_object_get(o, "client_name"));
     json_t *uris = json_object_get(o, "redirect_uris");
+    json_t *created = json_object_get(o, "created");
     size_t i;
     json_t *u;
-    if (!client_id_ok(id) || !client_name_ok(name) ||
+    if (!client_id_ok(id) || !client_name_ok(name) || (created && !json_is_integer(created)) ||
         !json_is_array(uris) || json_array_size(uris) == 0 ||
         json_array_size(uris) > REDIRECTS_MAX || find_client(as, id) ||
         as->nclients >= AUTHSERVER_CLIENTS_MAX)
@@ -487,6 +545,7 @@ static bool load_client(struct authserver *as, json_t *o)
     struct client *c = &as->clients[as->nclients++];
     snprintf(c->id, sizeof c->id, "%s", id);
     c->name = xstrdup(name);
+    c->created = (time_t)json_integer_value(created);
     json_array_foreach(uris, i, u) c->redirects[c->nredirects++] = xstrdup(json_string_value(u));
     return true;
 }
@@ -498,8 +557,10 @@ static bool load_clients(struct authserver *as, char *err, size_t errlen)
     char why[300];
     json_t *o;
     const char *path = as->clients_path;
-    if (lstat(path, &st) != 0 && errno == ENOENT)
+    if (lstat(path, &st) != 0 && errno == ENOENT) {
+        storefile_id_of(NULL, &as->clients_seen);
         return true;
+    }
     char *text = readfile_capped(path, path, 4u * 1024u * 1024u, &st, &len, why, sizeof why);
     if (text == NULL) {
         snprintf(err, errlen, "OAuth clients file: %s", why);
@@ -511,6 +572,7 @@ static bool load_clients(struct authserver *as, char *err, size_t errlen)
         free(text);
         return false;
     }
+    storefile_id_of(&st, &as->clients_seen);
     json_t *doc = json_loadb(text, len, JSON_REJECT_DUPLICATES, NULL);
     free(text);
     json_t *list = json_object_get(doc, "clients");
@@ -521,6 +583,28 @@ static bool load_clients(struct authserver *as, char *err, size_t errlen)
         snprintf(err, errlen, "OAuth clients file %s is not one this server wrote (version 1)",
                  path);
     return ok;
+}
+
+/* Reads the clients file again when another process (oauth clients revoke) replaced it; one
+ * that cannot be used now is logged and the clients known so far kept. */
+static void clients_sync(struct authserver *as)
+{
+    char err[400];
+    if (as->clients_path == NULL || !storefile_changed(as->clients_path, &as->clients_seen))
+        return;
+    struct client *old = as->clients;
+    size_t nold = as->nclients;
+    as->clients = xcalloc(AUTHSERVER_CLIENTS_MAX, sizeof *as->clients);
+    as->nclients = 0;
+    if (load_clients(as, err, sizeof err)) {
+        free_clients(old, nold);
+        return;
+    }
+    log_warn("oauth: %s; keeping the clients read before", err);
+    free_clients(as->clients, as->nclients);
+    as->clients = old;
+    as->nclients = nold;
+    storefile_note(as->clients_path, &as->clients_seen); /* said once */
 }
 
 static void register_client(struct authserver *as, struct hreq *r)
@@ -577,6 +661,7 @@ static void register_client(struct authserver *as, struct hreq *r)
         return;
     }
     as->nclients++;
+    c->created = time(NULL);
     c->name = xstrdup(name ? json_string_value(name) : "unnamed client");
     json_array_foreach(uris, i, u) c->redirects[c->nredirects++] = xstrdup(json_string_value(u));
     char err[400];
@@ -684,8 +769,15 @@ static void consent_page(struct authserver *as, struct hreq *r, const struct con
         buf_appends(&b, "</strong></p>");
     }
     buf_appends(&b, "<p>The application <strong id=\"client\">");
-    html_escape(&b, cl ? cl->name : c->client_id);
-    buf_appends(&b, "</strong> asks to use ");
+    html_escape(&b, cl ? cl->name : *c->client_name ? c->client_name : c->client_id);
+    if (*c->client_host) { /* a metadata document: its name is only what that host says */
+        buf_appends(&b, "</strong> (as described by <strong id=\"clienthost\">");
+        html_escape(&b, c->client_host);
+        buf_appends(&b, "</strong>)");
+    } else {
+        buf_appends(&b, "</strong>");
+    }
+    buf_appends(&b, " asks to use ");
     html_escape(&b, as->service);
     buf_appends(&b, " on your behalf. Its answer goes to <strong id=\"host\">");
     html_escape(&b, host);
@@ -713,36 +805,46 @@ static void consent_page(struct authserver *as, struct hreq *r, const struct con
     reply_page(r, problem ? 403 : 200, &b);
 }
 
-static void authorize_get(struct authserver *as, struct hreq *r)
-{
+/* The parameters of a GET /authorize, decoded. */
+struct authz_query {
     char client_id[PARAM_MAX + 1], redirect_uri[PARAM_MAX + 1], state[PARAM_MAX + 1];
     char response_type[PARAM_MAX + 1], challenge[PARAM_MAX + 1], method[PARAM_MAX + 1];
     char scope[PARAM_MAX + 1], resource[PARAM_MAX + 1];
+};
+
+static bool authz_query_read(struct hreq *r, struct authz_query *q)
+{
+    return query_param(r, "client_id", q->client_id) &&
+           query_param(r, "redirect_uri", q->redirect_uri) && query_param(r, "state", q->state) &&
+           query_param(r, "response_type", q->response_type) &&
+           query_param(r, "code_challenge", q->challenge) &&
+           query_param(r, "code_challenge_method", q->method) &&
+           query_param(r, "scope", q->scope) && query_param(r, "resource", q->resource);
+}
+
+/* The client /authorize deals with: a registered one (or the static one, any_redirect), or
+ * one described by a metadata document (host: where it is published). */
+struct client_view {
+    const char *id, *name, *host;
+    char *const *redirects;
+    size_t nredirects;
+    bool any_redirect;
+};
+
+static void authorize_client(struct authserver *as, struct hreq *r, struct authz_query *q,
+                             const struct client_view *cl)
+{
     char line[PASSPHRASE_LINE_MAX], err[400];
-    if (!query_param(r, "client_id", client_id) || !query_param(r, "redirect_uri", redirect_uri) ||
-        !query_param(r, "state", state) || !query_param(r, "response_type", response_type) ||
-        !query_param(r, "code_challenge", challenge) ||
-        !query_param(r, "code_challenge_method", method) || !query_param(r, "scope", scope) ||
-        !query_param(r, "resource", resource)) {
-        error_page(r, 400, "Bad request", "A parameter of this request is too long or badly "
-                                          "escaped.");
-        return;
-    }
-    const struct client *cl = find_client(as, client_id);
-    if (cl == NULL) {
-        error_page(r, 400, "Unknown application",
-                   "This application is not registered with this server; it should register "
-                   "again.");
-        return;
-    }
+    char *redirect_uri = q->redirect_uri, *state = q->state, *challenge = q->challenge;
+    char *scope = q->scope;
     bool known = false;
     if (*redirect_uri == '\0' && cl->nredirects == 1)
-        snprintf(redirect_uri, sizeof redirect_uri, "%s", cl->redirects[0]);
+        snprintf(redirect_uri, sizeof q->redirect_uri, "%s", cl->redirects[0]);
     for (size_t i = 0; i < cl->nredirects; i++)
         known = known || strcmp(cl->redirects[i], redirect_uri) == 0;
     /* The static client registered no URIs (seed 002): any that passes the scheme rules; the
      * code is of no use without its secret, and the page names the host it goes to. */
-    if (cl == &as->static_client)
+    if (cl->any_redirect)
         known = authserver_redirect_ok_in(redirect_uri, as->schemes);
     if (!known) {
         error_page(r, 400, "Wrong redirect address",
@@ -751,22 +853,22 @@ static void authorize_get(struct authserver *as, struct hreq *r)
         return;
     }
     /* From here errors go back to the application, which can tell its user. */
-    if (strcmp(response_type, "code") != 0) {
+    if (strcmp(q->response_type, "code") != 0) {
         redirect_back(as, r, redirect_uri, state, "error", "unsupported_response_type", NULL, NULL);
         return;
     }
-    if (strcmp(method, "S256") != 0 || !challenge_ok(challenge)) {
+    if (strcmp(q->method, "S256") != 0 || !challenge_ok(challenge)) {
         redirect_back(as, r, redirect_uri, state, "error", "invalid_request",
                       "error_description", "PKCE with code_challenge_method S256 is required");
         return;
     }
     if (*scope == '\0')
-        snprintf(scope, sizeof scope, "%s", DEFAULT_SCOPES);
+        snprintf(scope, sizeof q->scope, "%s", DEFAULT_SCOPES);
     if (!scopes_ok(scope)) {
         redirect_back(as, r, redirect_uri, state, "error", "invalid_scope", NULL, NULL);
         return;
     }
-    if (*resource && strcmp(resource, as->resource) != 0) {
+    if (*q->resource && strcmp(q->resource, as->resource) != 0) {
         redirect_back(as, r, redirect_uri, state, "error", "invalid_target", NULL, NULL);
         return;
     }
@@ -786,12 +888,137 @@ static void authorize_get(struct authserver *as, struct hreq *r)
         return;
     }
     snprintf(c->client_id, sizeof c->client_id, "%s", cl->id); /* the registered id: it matched */
+    if (cl->host) {
+        snprintf(c->client_name, sizeof c->client_name, "%s", cl->name);
+        snprintf(c->client_host, sizeof c->client_host, "%s", cl->host);
+    }
     snprintf(c->redirect_uri, sizeof c->redirect_uri, "%s", redirect_uri);
     snprintf(c->state, sizeof c->state, "%s", state);
     snprintf(c->challenge, sizeof c->challenge, "%s", challenge);
     snprintf(c->scope, sizeof c->scope, "%s", scope);
     c->expires = now + CONSENT_TTL;
     consent_page(as, r, c, NULL);
+}
+
+static void bad_query_page(struct hreq *r)
+{
+    error_page(r, 400, "Bad request", "A parameter of this request is too long or badly "
+                                      "escaped.");
+}
+
+static void document_authorize(struct authserver *as, struct hreq *r, struct authz_query *q,
+                               const struct clientdoc *d)
+{
+    struct client_view v = {.id = q->client_id, .name = d->name, .host = d->host,
+                            .redirects = d->redirects, .nredirects = d->nredirects};
+    authorize_client(as, r, q, &v);
+}
+
+static void document_refused(struct hreq *r, const char *why)
+{
+    struct buf b;
+    buf_init(&b, 0);
+    page_start(&b, "Application description refused");
+    buf_appends(&b, "<p>This application names itself by the address of its description "
+                    "(a client ID metadata document), which this server will not use:</p>"
+                    "<p id=\"reason\">");
+    html_escape(&b, why);
+    buf_appends(&b, ".</p>");
+    reply_page(r, 400, &b);
+}
+
+static void authorize_get(struct authserver *as, struct hreq *r)
+{
+    struct authz_query q;
+    if (!authz_query_read(r, &q)) {
+        bad_query_page(r);
+        return;
+    }
+    if (clientdoc_is_url(q.client_id)) {
+        const struct clientdoc *d = as->cimd ? cimd_cached(as->cimd, q.client_id) : NULL;
+        if (as->cimd == NULL)
+            error_page(r, 400, "Unknown application",
+                       "This server does not take client metadata documents (OAUTH_CIMD=0); "
+                       "the application should register instead.");
+        else if (d)
+            document_authorize(as, r, &q, d);
+        /* else unanswered: authserver_request fetches the document (authorize_fetch) */
+        return;
+    }
+    const struct client *cl = find_client(as, q.client_id);
+    if (cl == NULL) {
+        error_page(r, 400, "Unknown application",
+                   "This application is not registered with this server; it should register "
+                   "again.");
+        return;
+    }
+    struct client_view v = {.id = cl->id, .name = cl->name, .redirects = cl->redirects,
+                            .nredirects = cl->nredirects, .any_redirect = cl == &as->static_client};
+    authorize_client(as, r, &q, &v);
+}
+
+static void lookup_unlink(struct authserver *as, struct lookup *k)
+{
+    for (struct lookup **p = &as->lookups; *p; p = &(*p)->next)
+        if (*p == k) {
+            *p = k->next;
+            return;
+        }
+}
+
+static void on_lookup_gone(struct hreq *r, void *arg)
+{
+    struct lookup *k = arg;
+    (void)r;
+    lookup_unlink(k->as, k);
+    cimd_cancel(k->fetch);
+    free(k);
+}
+
+static void on_document(void *arg, const struct clientdoc *d, const char *error)
+{
+    struct lookup *k = arg;
+    struct authserver *as = k->as;
+    struct hreq *r = k->r;
+    struct authz_query q;
+    lookup_unlink(as, k);
+    free(k);
+    if (d == NULL)
+        document_refused(r, error);
+    else if (!authz_query_read(r, &q))
+        bad_query_page(r);
+    else
+        document_authorize(as, r, &q, d);
+}
+
+/* A GET /authorize whose client's document is not cached: fetched on the loop, the request
+ * waits (suspended) and is answered from on_document. */
+static void authorize_fetch(struct authserver *as, struct hreq *r)
+{
+    struct authz_query q;
+    char err[300];
+    if (!authz_query_read(r, &q)) {
+        bad_query_page(r);
+        return;
+    }
+    if (cimd_busy(as->cimd)) {
+        hreq_add_header(r, "Retry-After", "5");
+        error_page(r, 503, "Busy", "Too many application descriptions are being fetched; try "
+                                   "again in a moment.");
+        return;
+    }
+    struct lookup *k = xcalloc(1, sizeof *k);
+    k->as = as;
+    k->r = r;
+    k->fetch = cimd_fetch(as->cimd, q.client_id, on_document, k, err, sizeof err);
+    if (k->fetch == NULL) {
+        free(k);
+        document_refused(r, err);
+        return;
+    }
+    k->next = as->lookups;
+    as->lookups = k;
+    hreq_on_abort(r, on_lookup_gone, k);
 }
 
 static struct code *new_code(struct authserver *as, time_t now)
@@ -968,6 +1195,10 @@ static void authorize_post(struct authserver *as, struct hreq *r, const char *ip
     const char *body = hreq_body(r, &len);
     char csrf[80], action[16], pass[PASSPHRASE_MAX + 1], line[PASSPHRASE_LINE_MAX], err[400];
     char key[48];
+    if (strcmp(hreq_method(r), "POST") != 0) {
+        authorize_fetch(as, r); /* a GET the headers callback left: its client's document */
+        return;
+    }
     if (body == NULL)
         body = "", len = 0;
     if (!same_origin(as, r)) {
@@ -1268,6 +1499,7 @@ void authserver_headers(struct authserver *as, struct hreq *r, const char *ip, u
     const char *path = hreq_path(r), *m = hreq_method(r);
     bool get = strcmp(m, "GET") == 0 || strcmp(m, "HEAD") == 0, post = strcmp(m, "POST") == 0;
     bool first;
+    clients_sync(as);
     if (strcmp(path, WK_AS) == 0 || strcmp(path, WK_OIDC) == 0) {
         if (get)
             metadata(as, r);
@@ -1298,12 +1530,59 @@ void authserver_headers(struct authserver *as, struct hreq *r, const char *ip, u
 void authserver_request(struct authserver *as, struct hreq *r, const char *ip, uint64_t now_ms)
 {
     const char *path = hreq_path(r);
+    clients_sync(as);
     if (strcmp(path, "/authorize") == 0)
         authorize_post(as, r, ip, now_ms);
     else if (strcmp(path, "/token") == 0)
         token_endpoint(as, r);
-    else if (strcmp(path, "/register") == 0)
+    else if (strcmp(path, "/register") == 0) {
+        int lock = as->clients_path ? storefile_lock(as->clients_path) : -1;
+        clients_sync(as); /* under the lock: the list a revocation just wrote */
         register_client(as, r);
-    else if (strcmp(path, "/revoke") == 0)
+        storefile_unlock(lock);
+    } else if (strcmp(path, "/revoke") == 0)
         revoke_endpoint(as, r);
+}
+
+/* ---- for `hermes-mcp oauth clients` ---- */
+
+bool authserver_client_at(struct authserver *as, size_t i, struct authserver_client_info *out)
+{
+    if (i == 0)
+        clients_sync(as);
+    if (i >= as->nclients)
+        return false;
+    const struct client *c = &as->clients[i];
+    *out = (struct authserver_client_info){.id = c->id, .name = c->name,
+                                           .redirects = (const char *const *)c->redirects,
+                                           .nredirects = c->nredirects, .created = c->created};
+    return true;
+}
+
+bool authserver_client_remove(struct authserver *as, const char *id, bool *found, char *err,
+                              size_t errlen)
+{
+    *found = false;
+    if (as->clients_path == NULL)
+        return true;
+    int lock = storefile_lock(as->clients_path);
+    clients_sync(as);
+    bool ok = true;
+    for (size_t i = 0; i < as->nclients; i++) {
+        if (strcmp(as->clients[i].id, id) != 0)
+            continue;
+        struct client gone = as->clients[i];
+        memmove(&as->clients[i], &as->clients[i + 1],
+                (as->nclients - i - 1) * sizeof *as->clients);
+        as->nclients--;
+        memset(&as->clients[as->nclients], 0, sizeof *as->clients);
+        *found = true;
+        ok = save_clients(as, err, errlen);
+        free(gone.name);
+        for (size_t j = 0; j < gone.nredirects; j++)
+            free(gone.redirects[j]);
+        break;
+    }
+    storefile_unlock(lock);
+    return ok;
 }

@@ -11,6 +11,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <time.h>
 
 struct hreq;
 struct loop;
@@ -33,6 +34,9 @@ struct authserver_opts {
     const char *static_client_id; /* OAUTH_CLIENT_ID (seed 002's confidential client), or NULL */
     const unsigned char *static_secret_hash; /* with it: SHA-256 of OAUTH_CLIENT_SECRET */
     const char *redirect_schemes; /* app schemes, comma-separated; NULL: the default */
+    bool cimd;                    /* client ID metadata documents (OAUTH_CIMD, default on) */
+    const char *cimd_ca_file;     /* OAUTH_CIMD_CA_FILE: an extra CA to trust fetching them */
+    const char *cimd_allow_hosts; /* OAUTH_CIMD_ALLOW_HOSTS: hosts that may be private */
 };
 
 /* NULL with a reason in err when the clients file cannot be used (readable by others, not
@@ -56,11 +60,27 @@ bool authserver_redirect_ok(const char *uri);
 /* The same with the app schemes given (comma-separated; NULL: the default), as
  * OAUTH_ALLOWED_REDIRECT_SCHEMES sets them. */
 bool authserver_redirect_ok_in(const char *uri, const char *schemes);
+/* The registered clients (not the static one), for `hermes-mcp oauth clients`: the i-th, or
+ * false past the last. The strings stay valid until the next call into as. */
+struct authserver_client_info {
+    const char *id, *name;
+    const char *const *redirects;
+    size_t nredirects;
+    time_t created; /* 0: not known (registered before it was kept) */
+};
+bool authserver_client_at(struct authserver *as, size_t i, struct authserver_client_info *out);
+/* Removes a registered client from the clients file (under its lock; a running server sees it
+ * at its next request). *found says whether it was there; false with a reason when the write
+ * failed. Its tokens are the token store's business (tokenstore_revoke_matching). */
+bool authserver_client_remove(struct authserver *as, const char *id, bool *found, char *err,
+                              size_t errlen);
 /* Whether path is one of the authorization server's. */
 bool authserver_owns(const char *path);
 /* From the headers callback: answers what needs no body (metadata, the consent page, 405s);
- * for a POST it returns without answering, and authserver_request gets the body. ip is the
- * client's address (rate limits); now_ms a monotonic clock. */
+ * for a POST it returns without answering, and authserver_request gets the body. So too for a
+ * GET /authorize whose client_id is a metadata document URL not in the cache: then
+ * authserver_request fetches it (cimd.h) and answers when it is in, the request suspended.
+ * ip is the client's address (rate limits); now_ms a monotonic clock. */
 void authserver_headers(struct authserver *as, struct hreq *r, const char *ip, uint64_t now_ms);
 void authserver_request(struct authserver *as, struct hreq *r, const char *ip, uint64_t now_ms);
 

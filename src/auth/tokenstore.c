@@ -2,7 +2,10 @@
  * JSON file rewritten atomically after each change). The token itself never reaches the file,
  * the log or an error text: a stolen file or backup gives no usable credential. Lookup hashes the
  * presented token and finds the hash in the map, so its time depends on the hash, never on how
- * much of a real token a guess shares. */
+ * much of a real token a guess shares.
+ * The file is shared with the `hermes-mcp oauth` commands (storefile.h): changes are made under
+ * its lock, on the file's content as it is then, and a lookup reads the file again when another
+ * process replaced it. */
 #include "tokenstore.h"
 
 #include <errno.h>
@@ -14,8 +17,10 @@
 
 #include "atomicfile.h"
 #include "crypto.h"
+#include "log.h"
 #include "mem.h"
 #include "readfile.h"
+#include "storefile.h"
 #include "strmap.h"
 
 #define STORE_FILE_MAX (64u * 1024u * 1024u)
@@ -29,6 +34,7 @@ struct entry {
 struct tokenstore {
     char *path;
     struct strmap *byhash; /* hex SHA-256 → struct entry */
+    struct storefile_id seen; /* the file as last read or written here */
 };
 
 static void hex_of(const unsigned char d[32], char out[65])
@@ -67,7 +73,7 @@ static struct entry *entry_new(const char *hash, const struct token_grant *g)
     e->family = g->family ? xstrdup(g->family) : NULL;
     e->g = (struct token_grant){.kind = g->kind, .client_id = e->client_id, .scope = e->scope,
                                 .resource = e->resource, .family = e->family,
-                                .expires = g->expires, .used = g->used};
+                                .expires = g->expires, .issued = g->issued, .used = g->used};
     return e;
 }
 
@@ -101,6 +107,8 @@ static bool persist(struct tokenstore *ts, char *err, size_t errlen)
             json_object_set_new(o, "family", json_string(e->family));
         if (e->g.used)
             json_object_set_new(o, "used", json_true());
+        if (e->g.issued)
+            json_object_set_new(o, "issued", json_integer((json_int_t)e->g.issued));
         json_array_append_new(list, o);
     }
     free(all);
@@ -112,6 +120,8 @@ static bool persist(struct tokenstore *ts, char *err, size_t errlen)
     if (!ok)
         snprintf(err, errlen, "cannot write the OAuth token store %s: %s", ts->path,
                  text ? why : "out of memory");
+    else
+        storefile_note(ts->path, &ts->seen);
     free(text);
     return ok;
 }
@@ -123,6 +133,7 @@ static bool load_entry(struct tokenstore *ts, json_t *o)
     const char *kind = json_string_value(json_object_get(o, "kind"));
     json_t *family = json_object_get(o, "family");
     json_t *expires = json_object_get(o, "expires");
+    json_t *issued = json_object_get(o, "issued");
     struct token_grant g = {
         .client_id = json_string_value(json_object_get(o, "client_id")),
         .scope = json_string_value(json_object_get(o, "scope")),
@@ -131,7 +142,8 @@ static bool load_entry(struct tokenstore *ts, json_t *o)
     };
     if (!hash_ok(hash) || kind == NULL || !json_is_integer(expires) ||
         !field_ok(g.client_id) || !field_ok(g.scope) || !field_ok(g.resource) ||
-        (family && !field_ok(g.family)) || strmap_get(ts->byhash, hash))
+        (family && !field_ok(g.family)) || (issued && !json_is_integer(issued)) ||
+        strmap_get(ts->byhash, hash))
         return false;
     if (strcmp(kind, "access") == 0)
         g.kind = TOKEN_ACCESS;
@@ -140,6 +152,7 @@ static bool load_entry(struct tokenstore *ts, json_t *o)
     else
         return false;
     g.expires = (time_t)json_integer_value(expires);
+    g.issued = (time_t)json_integer_value(issued);
     g.used = json_is_true(json_object_get(o, "used"));
     strmap_put(ts->byhash, hash, entry_new(hash, &g));
     return true;
@@ -151,8 +164,10 @@ static bool load(struct tokenstore *ts, char *err, size_t errlen)
     size_t len = 0;
     char why[300];
 
-    if (lstat(ts->path, &st) != 0 && errno == ENOENT)
+    if (lstat(ts->path, &st) != 0 && errno == ENOENT) {
+        storefile_id_of(NULL, &ts->seen);
         return true; /* nothing issued yet */
+    }
     char *text = readfile_capped(ts->path, ts->path, STORE_FILE_MAX, &st, &len, why, sizeof why);
     if (text == NULL) {
         snprintf(err, errlen, "OAuth token store: %s", why);
@@ -166,6 +181,7 @@ static bool load(struct tokenstore *ts, char *err, size_t errlen)
         free(text);
         return false;
     }
+    storefile_id_of(&st, &ts->seen);
     json_t *doc = json_loadb(text, len, JSON_REJECT_DUPLICATES, NULL);
     free(text);
     json_t *list = json_object_get(doc, "tokens");
@@ -203,6 +219,36 @@ void tokenstore_free(struct tokenstore *ts)
     free(ts);
 }
 
+/* Reads the file again when another process replaced it since this one last read or wrote it.
+ * A file that cannot be used now is logged and the tokens known so far kept (failing closed
+ * would lock every client out over one bad edit; the last good state is what was last seen). */
+static void sync_from_file(struct tokenstore *ts)
+{
+    char err[400];
+    if (!storefile_changed(ts->path, &ts->seen))
+        return;
+    struct tokenstore fresh = {.path = ts->path, .byhash = strmap_new()};
+    if (load(&fresh, err, sizeof err)) {
+        strmap_each(ts->byhash, drop_entry, NULL);
+        strmap_free(ts->byhash);
+        ts->byhash = fresh.byhash;
+        ts->seen = fresh.seen;
+        return;
+    }
+    log_warn("oauth: %s; keeping the tokens read before", err);
+    strmap_each(fresh.byhash, drop_entry, NULL);
+    strmap_free(fresh.byhash);
+    storefile_note(ts->path, &ts->seen); /* said once, not at every request */
+}
+
+/* A change starts here: the file's lock, then its current content. storefile_unlock ends it. */
+static int begin_change(struct tokenstore *ts)
+{
+    int fd = storefile_lock(ts->path);
+    sync_from_file(ts);
+    return fd;
+}
+
 struct tokenstore *tokenstore_open(const char *path, char *err, size_t errlen)
 {
     struct tokenstore *ts = xcalloc(1, sizeof *ts);
@@ -220,15 +266,19 @@ size_t tokenstore_count(const struct tokenstore *ts)
     return strmap_count(ts->byhash);
 }
 
-/* Removes the entries expired at now (or, with family set, those of that family) from the map;
- * returns how many. */
-static size_t remove_where(struct tokenstore *ts, time_t now, const char *family)
+/* Removes from the map the entries expired at now, or, with family or client_id set, those of
+ * that family and client; returns how many. */
+static size_t remove_where(struct tokenstore *ts, time_t now, const char *family,
+                           const char *client_id)
 {
     size_t n = 0, gone = 0;
     void **all = strmap_values(ts->byhash, &n);
     for (size_t i = 0; i < n; i++) {
         struct entry *e = all[i];
-        bool drop = family ? e->family && strcmp(e->family, family) == 0 : e->g.expires <= now;
+        bool drop = family || client_id
+                        ? (!family || (e->family && strcmp(e->family, family) == 0)) &&
+                              (!client_id || strcmp(e->client_id, client_id) == 0)
+                        : e->g.expires <= now;
         if (drop) {
             strmap_del(ts->byhash, e->hash);
             entry_free(e);
@@ -242,26 +292,20 @@ static size_t remove_where(struct tokenstore *ts, time_t now, const char *family
 size_t tokenstore_prune(struct tokenstore *ts, time_t now)
 {
     char err[400];
-    size_t gone = remove_where(ts, now, NULL);
+    int lock = begin_change(ts);
+    size_t gone = remove_where(ts, now, NULL, NULL);
     if (gone)
         persist(ts, err, sizeof err); /* an expired token is refused whether or not this lands */
+    storefile_unlock(lock);
     return gone;
 }
 
-bool tokenstore_issue(struct tokenstore *ts, const struct token_grant *g, char token[65],
-                      char *err, size_t errlen)
+static bool issue_locked(struct tokenstore *ts, const struct token_grant *g, char token[65],
+                         char *err, size_t errlen)
 {
     char hash[65];
-
-    if (!field_ok(g->client_id) || !field_ok(g->scope) || !field_ok(g->resource) ||
-        (g->family && !field_ok(g->family))) {
-        snprintf(err, errlen, "a client id, scope, resource or family is missing or longer than "
-                              "%d bytes",
-                 TOKENSTORE_FIELD_MAX);
-        return false;
-    }
     if (strmap_count(ts->byhash) >= TOKENSTORE_MAX)
-        remove_where(ts, time(NULL), NULL);
+        remove_where(ts, time(NULL), NULL, NULL);
     if (strmap_count(ts->byhash) >= TOKENSTORE_MAX) {
         snprintf(err, errlen, "the OAuth token store holds %d live tokens; revoke some",
                  TOKENSTORE_MAX);
@@ -273,6 +317,8 @@ bool tokenstore_issue(struct tokenstore *ts, const struct token_grant *g, char t
     }
     hash_token(token, hash);
     struct entry *e = entry_new(hash, g);
+    if (e->g.issued == 0)
+        e->g.issued = time(NULL);
     strmap_put(ts->byhash, hash, e);
     if (!persist(ts, err, errlen)) {
         /* Not durable, so not issued: a token that a restart would forget is what this store
@@ -285,12 +331,29 @@ bool tokenstore_issue(struct tokenstore *ts, const struct token_grant *g, char t
     return true;
 }
 
-const struct token_grant *tokenstore_find(const struct tokenstore *ts, const char *token,
-                                          time_t now)
+bool tokenstore_issue(struct tokenstore *ts, const struct token_grant *g, char token[65],
+                      char *err, size_t errlen)
+{
+
+    if (!field_ok(g->client_id) || !field_ok(g->scope) || !field_ok(g->resource) ||
+        (g->family && !field_ok(g->family))) {
+        snprintf(err, errlen, "a client id, scope, resource or family is missing or longer than "
+                              "%d bytes",
+                 TOKENSTORE_FIELD_MAX);
+        return false;
+    }
+    int lock = begin_change(ts);
+    bool ok = issue_locked(ts, g, token, err, errlen);
+    storefile_unlock(lock);
+    return ok;
+}
+
+const struct token_grant *tokenstore_find(struct tokenstore *ts, const char *token, time_t now)
 {
     char hash[65];
     if (token == NULL)
         return NULL;
+    sync_from_file(ts); /* no lock: the file is replaced whole, by rename */
     hash_token(token, hash);
     const struct entry *e = strmap_get(ts->byhash, hash);
     return e && e->g.expires > now ? &e->g : NULL;
@@ -301,38 +364,80 @@ bool tokenstore_revoke(struct tokenstore *ts, const char *token, bool family_too
 {
     char hash[65];
     hash_token(token, hash);
+    int lock = begin_change(ts);
     struct entry *e = strmap_get(ts->byhash, hash);
-    if (e == NULL)
-        return true;
-    size_t gone;
-    if (family_too && e->family) {
+    size_t gone = 0;
+    if (e && family_too && e->family) {
         char *family = xstrdup(e->family);
-        gone = remove_where(ts, 0, family);
+        gone = remove_where(ts, 0, family, NULL);
         free(family);
-    } else {
+    } else if (e) {
         strmap_del(ts->byhash, hash);
         entry_free(e);
         gone = 1;
     }
-    return gone == 0 || persist(ts, err, errlen);
+    bool ok = gone == 0 || persist(ts, err, errlen);
+    storefile_unlock(lock);
+    return ok;
 }
 
 bool tokenstore_mark_used(struct tokenstore *ts, const char *token, char *err, size_t errlen)
 {
     char hash[65];
     hash_token(token, hash);
+    int lock = begin_change(ts);
     struct entry *e = strmap_get(ts->byhash, hash);
-    if (e == NULL || e->g.used)
-        return true;
-    e->g.used = true;
-    if (persist(ts, err, errlen))
-        return true;
-    e->g.used = false;
-    return false;
+    bool ok = e != NULL;
+    if (e == NULL) {
+        /* Revoked from the command line since the caller found it: no rotation, no new pair. */
+        snprintf(err, errlen, "a refresh token was revoked while it was being rotated");
+    } else if (!e->g.used) {
+        e->g.used = true;
+        ok = persist(ts, err, errlen);
+        if (!ok)
+            e->g.used = false;
+    }
+    storefile_unlock(lock);
+    return ok;
 }
 
 bool tokenstore_revoke_family(struct tokenstore *ts, const char *family, char *err,
                               size_t errlen)
 {
-    return remove_where(ts, 0, family) == 0 || persist(ts, err, errlen);
+    size_t gone;
+    return tokenstore_revoke_matching(ts, NULL, family, &gone, err, errlen);
+}
+
+bool tokenstore_revoke_matching(struct tokenstore *ts, const char *client_id,
+                                const char *family, size_t *gone, char *err, size_t errlen)
+{
+    *gone = 0;
+    if (client_id == NULL && family == NULL)
+        return true; /* remove_where would read it as "the expired ones" */
+    int lock = begin_change(ts);
+    *gone = remove_where(ts, 0, family, client_id);
+    bool ok = *gone == 0 || persist(ts, err, errlen);
+    storefile_unlock(lock);
+    return ok;
+}
+
+struct each_ctx {
+    void (*fn)(const struct token_grant *g, void *arg);
+    void *arg;
+};
+
+static void each_entry(const char *key, void *value, void *arg)
+{
+    const struct entry *e = value;
+    struct each_ctx *c = arg;
+    (void)key;
+    c->fn(&e->g, c->arg);
+}
+
+void tokenstore_each(struct tokenstore *ts, void (*fn)(const struct token_grant *g, void *arg),
+                     void *arg)
+{
+    struct each_ctx c = {fn, arg};
+    sync_from_file(ts);
+    strmap_each(ts->byhash, each_entry, &c);
 }

@@ -5,7 +5,11 @@
  * keeps only their SHA-256 with the grant (kind, client, scopes, resource, expiry, family), in
  * one JSON file written atomically (temp file, fsync, rename) with mode 600 after every change,
  * so a crash leaves the old file or the new one. A file readable by others, or one that is not
- * what this module writes, is refused rather than guessed at. Loop thread only. */
+ * what this module writes, is refused rather than guessed at. Loop thread only.
+ * The `hermes-mcp oauth` commands change the same file while the server runs (storefile.h):
+ * every change here is made under the file's lock on what the file holds then, and a lookup
+ * first reads the file again if another process replaced it, so a revocation from the command
+ * line holds from the next request on. */
 #ifndef HM_TOKENSTORE_H
 #define HM_TOKENSTORE_H
 #include <stdbool.h>
@@ -26,6 +30,7 @@ struct token_grant {
     const char *resource;  /* the audience (RFC 8707), our MCP URL */
     const char *family;    /* refresh rotation: tokens of one authorization share it; may be NULL */
     time_t expires;        /* Unix seconds */
+    time_t issued;         /* Unix seconds; tokenstore_issue sets it (0 in older files) */
     bool used;             /* a refresh token already rotated: presenting it again is reuse */
 };
 
@@ -41,9 +46,8 @@ void tokenstore_free(struct tokenstore *ts); /* NULL-safe */
 bool tokenstore_issue(struct tokenstore *ts, const struct token_grant *g, char token[65],
                       char *err, size_t errlen);
 /* The grant of a live token (known and not expired at now), or NULL. The pointers in it stay
- * valid until the store changes. */
-const struct token_grant *tokenstore_find(const struct tokenstore *ts, const char *token,
-                                          time_t now);
+ * valid until the next call into the store (which may read the file again). */
+const struct token_grant *tokenstore_find(struct tokenstore *ts, const char *token, time_t now);
 /* Forgets a token (RFC 7009: unknown tokens are no error); with family_too, every token of its
  * family as well (refresh reuse). Persists when something was removed. */
 bool tokenstore_revoke(struct tokenstore *ts, const char *token, bool family_too, char *err,
@@ -52,10 +56,18 @@ bool tokenstore_revoke(struct tokenstore *ts, const char *token, bool family_too
 bool tokenstore_revoke_family(struct tokenstore *ts, const char *family, char *err,
                               size_t errlen);
 /* Marks a refresh token as rotated (kept, so that a second use is seen as reuse and revokes
- * its family); persists. False with a reason when the disk write failed. */
+ * its family); persists. False with a reason when the disk write failed, or when the token is
+ * no longer stored (another process revoked it since the caller found it). */
 bool tokenstore_mark_used(struct tokenstore *ts, const char *token, char *err, size_t errlen);
 /* Drops the tokens expired at now; persists when some were. Returns how many went. */
 size_t tokenstore_prune(struct tokenstore *ts, time_t now);
 size_t tokenstore_count(const struct tokenstore *ts);
+/* Calls fn for every stored token, expired ones too (the grant is valid during the call only). */
+void tokenstore_each(struct tokenstore *ts, void (*fn)(const struct token_grant *g, void *arg),
+                     void *arg);
+/* Forgets every token of client_id (if not NULL) and of family (if not NULL); *gone gets how
+ * many went. Persists when some did; false with a reason when that write failed. */
+bool tokenstore_revoke_matching(struct tokenstore *ts, const char *client_id,
+                                const char *family, size_t *gone, char *err, size_t errlen);
 
 #endif

@@ -368,6 +368,17 @@ bool config_from_env(struct config *c, json_t *env, const char *path, char *err,
                                : xstrdup("oauth-tokens.json");
         const char *dcr = get(env, "OAUTH_DCR");
         c->oauth_dcr = dcr == NULL || strcmp(dcr, "0") != 0; /* on unless OAUTH_DCR=0 */
+        const char *cimd = get(env, "OAUTH_CIMD");
+        c->oauth_cimd = cimd == NULL || strcmp(cimd, "0") != 0; /* on unless OAUTH_CIMD=0 */
+        const char *ca = get(env, "OAUTH_CIMD_CA_FILE");
+        const char *hosts = get(env, "OAUTH_CIMD_ALLOW_HOSTS");
+        c->oauth_cimd_ca_file = ca && *ca ? xstrdup(ca) : NULL;
+        if (c->oauth_cimd_ca_file && access(ca, R_OK) != 0) {
+            /* Said now, not as "certificate not trusted" at some client's first /authorize. */
+            snprintf(err, errlen, "OAUTH_CIMD_CA_FILE %s cannot be read: %s", ca, strerror(errno));
+            goto out;
+        }
+        c->oauth_cimd_allow_hosts = hosts && *hosts ? xstrdup(hosts) : NULL;
         if (!oauth_static_client(c, get(env, "OAUTH_CLIENT_ID"), get(env, "OAUTH_CLIENT_SECRET"),
                                  err, errlen) ||
             !oauth_schemes(c, get(env, "OAUTH_ALLOWED_REDIRECT_SCHEMES"), err, errlen))
@@ -457,6 +468,10 @@ size_t config_restart_keys(const struct config *now, const struct config *fresh,
                                        fresh->oauth_client_secret_hash, 32) == 0},
         {"OAUTH_ALLOWED_REDIRECT_SCHEMES",
          same_text(now->oauth_redirect_schemes, fresh->oauth_redirect_schemes)},
+        {"OAUTH_CIMD", now->oauth_cimd == fresh->oauth_cimd},
+        {"OAUTH_CIMD_CA_FILE", same_text(now->oauth_cimd_ca_file, fresh->oauth_cimd_ca_file)},
+        {"OAUTH_CIMD_ALLOW_HOSTS",
+         same_text(now->oauth_cimd_allow_hosts, fresh->oauth_cimd_allow_hosts)},
     };
     size_t n = 0, len = 0;
 
@@ -484,6 +499,8 @@ void config_cleanup(struct config *c)
     free(c->oauth_store);
     free(c->oauth_client_id);
     free(c->oauth_redirect_schemes);
+    free(c->oauth_cimd_ca_file);
+    free(c->oauth_cimd_allow_hosts);
     free(c->hermes_env_path);
     free(c->tasks_dir);
     free(c->contract_path);

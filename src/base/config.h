@@ -27,6 +27,11 @@ struct config {
     char *oauth_redirect_schemes; /* OAUTH_ALLOWED_REDIRECT_SCHEMES: app schemes a redirect URI
                                      may use besides https and http on loopback, comma-separated
                                      (default claude,claudeai,cursor) */
+    bool oauth_cimd;     /* OAUTH_CIMD: client ID metadata documents (default on; 0 turns off) */
+    char *oauth_cimd_ca_file;     /* OAUTH_CIMD_CA_FILE: an extra CA (PEM) trusted when fetching
+                                     them (private deployments), or NULL */
+    char *oauth_cimd_allow_hosts; /* OAUTH_CIMD_ALLOW_HOSTS: hosts whose documents may be on
+                                     private addresses, comma-separated, or NULL */
     char *hermes_env_path; /* HERMES_ENV_PATH */
     char *tasks_dir;       /* TASKS_DIR, default tasks/ beside the env file */
     unsigned tasks_retention_days; /* TASKS_RETENTION_DAYS: finished tasks older than this are

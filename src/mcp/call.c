@@ -99,9 +99,11 @@ static struct mcp_exchange *call_detach(struct mcp_call *c, json_t *answer_take)
     loop_timer_cancel(c->deadline);
     c->deadline = NULL;
     if (ex) {
-        if (ex->modern && answer_take)
-            era_decorate(ex->srv, c->method, answer_take,
-                         c->input_responses != NULL || c->input_state != NULL);
+        bool retry = c->input_responses != NULL || c->input_state != NULL;
+        /* A lone answer is decorated as it is sent (era_reply); a streamed one here. */
+        if (ex->modern && answer_take && (ex->stream || ex->batch))
+            era_decorate(ex->srv, c->method, answer_take, retry);
+        ex->answer_retry = retry;
         if (!ex->batch)
             note_answer(ex->srv, ex->req, answer_take);
         if (answer_take && ex->stream)

@@ -480,6 +480,69 @@ const char *era_cache_scope(const struct mcp_server *srv)
     return srv->o.cache_public ? "public" : "private";
 }
 
+/* The decoration era_decorate would add to a result that has none of its fields, as JSON
+ * members (no braces), made once per server for each of its three forms. */
+static const char *decoration_text(struct mcp_server *srv, const char *method, bool retry)
+{
+    int form = retry || !is_cacheable(method)       ? 0
+               : strcmp(method, "resources/read") == 0 ? 1
+                                                      : 2;
+    if (srv->decoration[form] == NULL) {
+        char *info = json_dumps(server_info(srv), JSON_COMPACT);
+        if (form == 0)
+            srv->decoration[form] = xasprintf(
+                "\"resultType\":\"complete\",\"_meta\":{\"" META_SERVER_INFO "\":%s}", info);
+        else
+            srv->decoration[form] =
+                xasprintf("\"resultType\":\"complete\",\"_meta\":{\"" META_SERVER_INFO
+                          "\":%s},\"ttlMs\":%u,\"cacheScope\":\"%s\"",
+                          info, form == 1 ? 0u : LIST_TTL_MS, era_cache_scope(srv));
+        free(info);
+    }
+    return srv->decoration[form];
+}
+
+void era_reply(struct mcp_server *srv, struct hreq *r, const char *method, json_t *msg_take,
+               bool retry)
+{
+    unsigned status = era_status(msg_take);
+    json_t *result = json_object_get(msg_take, "result");
+    json_t *id = json_object_get(msg_take, "id");
+    char *id_text = NULL, *result_text = NULL;
+    bool plain = json_is_object(result) && !json_object_get(result, "resultType") &&
+                 !json_object_get(result, "_meta") && !json_object_get(result, "ttlMs") &&
+                 !json_object_get(result, "cacheScope");
+    if (plain) {
+        id_text = json_dumps(id, JSON_ENCODE_ANY | JSON_COMPACT);
+        result_text = json_dumps(result, JSON_COMPACT);
+    }
+    if (id_text == NULL || result_text == NULL) {
+        free(id_text);
+        free(result_text);
+        era_decorate(srv, method, msg_take, retry);
+        reply_json(r, status, msg_take);
+        return;
+    }
+    /* The result's members, then the decoration, as era_decorate would append them. */
+    static const char open[] = "{\"jsonrpc\":\"2.0\",\"id\":", mid[] = ",\"result\":";
+    const char *decoration = decoration_text(srv, method, retry);
+    size_t il = strlen(id_text), rl = strlen(result_text) - 1, dl = strlen(decoration);
+    char *text = xmalloc(sizeof open + il + sizeof mid + rl + 1 + dl + 3);
+    size_t k = 0;
+    memcpy(text + k, open, sizeof open - 1), k += sizeof open - 1;
+    memcpy(text + k, id_text, il), k += il;
+    memcpy(text + k, mid, sizeof mid - 1), k += sizeof mid - 1;
+    memcpy(text + k, result_text, rl), k += rl; /* without its closing brace */
+    if (rl > 1)
+        text[k++] = ',';
+    memcpy(text + k, decoration, dl), k += dl;
+    memcpy(text + k, "}}", 3), k += 2;
+    free(id_text);
+    free(result_text);
+    json_decref(msg_take);
+    hreq_reply_take(r, status, "application/json", text, k);
+}
+
 const char *era_list_head(struct mcp_server *srv)
 {
     if (srv->modern_list_head == NULL) {

@@ -33,6 +33,11 @@ json_t *era_versions(void);
  * serverInfo, and for cacheable methods ttlMs and cacheScope, unless retry: the answer to an
  * input-required round). */
 void era_decorate(struct mcp_server *srv, const char *method, json_t *msg, bool retry);
+/* Sends the response msg_take to a lone 2026-07-28 request, decorated as era_decorate does
+ * (byte for byte), with its status (era_status). A result without any of the decoration's
+ * fields (the usual case) gets it as text made once per server, not encoded each time. */
+void era_reply(struct mcp_server *srv, struct hreq *r, const char *method, json_t *msg_take,
+               bool retry);
 /* Who sent r, as tasks and sealed state are bound to it: "p:<principal>" (mcp_set_caller),
  * else a labelled digest of its bearer token (base64url), or "anonymous". */
 void era_caller(struct mcp_server *srv, struct hreq *r, char out[45]);

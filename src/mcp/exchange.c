@@ -141,7 +141,10 @@ void ex_maybe_finish(struct mcp_exchange *ex)
             reply_json(ex->req, 200, json_incref(ex->answers));
         else {
             json_t *a = json_array_get(ex->answers, 0);
-            reply_json(ex->req, ex->modern ? era_status(a) : 200, json_incref(a));
+            if (ex->modern)
+                era_reply(ex->srv, ex->req, ex->method, json_incref(a), ex->answer_retry);
+            else
+                reply_json(ex->req, 200, json_incref(a));
         }
     }
     ex->req = NULL;

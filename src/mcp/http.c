@@ -19,6 +19,7 @@
 #include "log.h"
 #include "loop.h"
 #include "mem.h"
+#include "metacache.h"
 #include "methods.h"
 #include "session.h"
 #include "stream.h"
@@ -275,7 +276,7 @@ void mcp_http_request(struct mcp_server *srv, struct hreq *r)
         return;
     }
     body = hreq_body(r, &len);
-    json_t *root = jrpc_parse(body, len, &why);
+    json_t *root = meta_cache_parse(srv->meta_cache, body, len, &why);
     if (root == NULL) {
         char code[16];
         snprintf(code, sizeof code, "%d", why.code);

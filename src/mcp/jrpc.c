@@ -48,8 +48,7 @@ json_t *jrpc_parse(const char *p, size_t n, struct jrpc_why *why)
     json_error_t je;
     why->id = NULL;
     /* JSON_ALLOW_NUL: "\u0000" in a string is valid JSON; each field decides (jrpc_str). */
-    json_t *root =
-        json_loadb(p, n, JSON_REJECT_DUPLICATES | JSON_DECODE_ANY | JSON_ALLOW_NUL, &je);
+    json_t *root = json_loadb(p, n, JRPC_LOAD_FLAGS, &je);
 
     if (root == NULL && json_error_code(&je) == json_error_null_byte_in_key) {
         /* Valid JSON, but jansson cannot hold such a key; no key of MCP has one. */
@@ -76,6 +75,192 @@ json_t *jrpc_parse(const char *p, size_t n, struct jrpc_why *why)
         return NULL;
     }
     return root;
+}
+
+/* jrpc_find_meta's scanner: each step returns the index after what it skipped, or SCAN_FAIL. */
+#define SCAN_FAIL ((size_t)-1)
+
+static size_t scan_ws(const char *p, size_t n, size_t i)
+{
+    while (i < n && (p[i] == ' ' || p[i] == '\t' || p[i] == '\n' || p[i] == '\r'))
+        i++;
+    return i;
+}
+
+/* i is at a string's opening quote. (A byte loop: the strings of an envelope are short, and
+ * memchr's set-up costs more than it saves on them.) */
+static size_t scan_string(const char *p, size_t n, size_t i)
+{
+    for (i++; i < n; i++) {
+        if (p[i] == '\\')
+            i++;
+        else if (p[i] == '"')
+            return i + 1;
+    }
+    return SCAN_FAIL;
+}
+
+/* i is at a value's first byte: a string, an object or array (brackets counted, strings
+ * skipped), or a scalar (up to the next delimiter). */
+static size_t scan_value(const char *p, size_t n, size_t i)
+{
+    if (i >= n)
+        return SCAN_FAIL;
+    if (p[i] == '"')
+        return scan_string(p, n, i);
+    if (p[i] != '{' && p[i] != '[') {
+        size_t j = i;
+        while (j < n && p[j] != '\0' && !strchr(",}] \t\r\n", p[j]))
+            j++;
+        return j > i ? j : SCAN_FAIL;
+    }
+    size_t depth = 0;
+    while (i < n) {
+        char c = p[i];
+        if (c == '"') {
+            i = scan_string(p, n, i);
+            if (i == SCAN_FAIL)
+                return SCAN_FAIL;
+            continue;
+        }
+        if (c == '{' || c == '[')
+            depth++;
+        else if ((c == '}' || c == ']') && --depth == 0)
+            return i + 1;
+        i++;
+    }
+    return SCAN_FAIL;
+}
+
+/* Where scan_object found a member. */
+struct member_at {
+    size_t key;          /* its key's opening quote */
+    size_t comma_before; /* the comma before it, SCAN_FAIL when it comes first */
+    size_t value, end;   /* its value's bytes */
+};
+
+/* Walks the object whose '{' is at i and returns the index after its '}'. The first member named
+ * key (given with its quotes, unescaped) is reported in *m (m->key is SCAN_FAIL when there is
+ * none); known, when given, may tell that member's value length, which is then not scanned. */
+static size_t scan_object(const char *p, size_t n, size_t i, const char *key, struct member_at *m,
+                          jrpc_known_fn *known, void *arg)
+{
+    size_t klen = strlen(key), comma = SCAN_FAIL;
+    m->key = SCAN_FAIL;
+    i = scan_ws(p, n, i + 1);
+    if (i < n && p[i] == '}')
+        return i + 1;
+    while (i < n && p[i] == '"') {
+        size_t k = i;
+        i = scan_string(p, n, i);
+        if (i == SCAN_FAIL)
+            return SCAN_FAIL;
+        bool match = m->key == SCAN_FAIL && i - k == klen && memcmp(p + k, key, klen) == 0;
+        i = scan_ws(p, n, i);
+        if (i >= n || p[i] != ':')
+            return SCAN_FAIL;
+        i = scan_ws(p, n, i + 1);
+        size_t len = match && known ? known(arg, p + i, n - i) : 0;
+        size_t end = len ? i + len : scan_value(p, n, i);
+        if (end == SCAN_FAIL)
+            return SCAN_FAIL;
+        if (match)
+            *m = (struct member_at){k, comma, i, end};
+        i = scan_ws(p, n, end);
+        if (i < n && p[i] == '}')
+            return i + 1;
+        if (i >= n || p[i] != ',')
+            return SCAN_FAIL;
+        comma = i;
+        i = scan_ws(p, n, i + 1);
+    }
+    return SCAN_FAIL;
+}
+
+/* The top level's first "params" member, its value walked by scan_object for "_meta". */
+static bool scan_params(const char *p, size_t n, struct member_at *params, struct member_at *meta,
+                        jrpc_known_fn *known, void *arg)
+{
+    size_t i = scan_ws(p, n, 0), comma = SCAN_FAIL;
+    if (i >= n || p[i] != '{')
+        return false;
+    i = scan_ws(p, n, i + 1);
+    while (i < n && p[i] == '"') {
+        size_t k = i;
+        i = scan_string(p, n, i);
+        if (i == SCAN_FAIL)
+            return false;
+        bool is_params = i - k == 8 && memcmp(p + k, "\"params\"", 8) == 0;
+        i = scan_ws(p, n, i);
+        if (i >= n || p[i] != ':')
+            return false;
+        i = scan_ws(p, n, i + 1);
+        if (is_params) {
+            if (i >= n || p[i] != '{')
+                return false;
+            size_t end = scan_object(p, n, i, "\"_meta\"", meta, known, arg);
+            *params = (struct member_at){k, comma, i, end};
+            return end != SCAN_FAIL && meta->key != SCAN_FAIL;
+        }
+        size_t end = scan_value(p, n, i);
+        if (end == SCAN_FAIL)
+            return false;
+        i = scan_ws(p, n, end);
+        if (i >= n || p[i] != ',')
+            return false;
+        comma = i;
+        i = scan_ws(p, n, i + 1);
+    }
+    return false;
+}
+
+/* The bytes of member m (of an object that ends before n) with one comma beside it, when what
+ * is left around them is what a valid object has there: cut from {"a":{..}"x":1} or
+ * {"a":{..},} the object would turn valid, so such a member is not cut. */
+static bool member_cut(const char *p, size_t n, const struct member_at *m, size_t *start,
+                       size_t *end)
+{
+    size_t after = scan_ws(p, n, m->end);
+    if (after >= n)
+        return false;
+    if (m->comma_before != SCAN_FAIL && (p[after] == ',' || p[after] == '}')) {
+        *start = m->comma_before;
+        *end = m->end;
+        return true;
+    }
+    if (m->comma_before == SCAN_FAIL && p[after] == '}') {
+        *start = m->key;
+        *end = m->end;
+        return true;
+    }
+    if (m->comma_before == SCAN_FAIL && p[after] == ',') {
+        size_t next = scan_ws(p, n, after + 1);
+        if (next < n && p[next] == '"') {
+            *start = m->key;
+            *end = after + 1;
+            return true;
+        }
+    }
+    return false;
+}
+
+bool jrpc_find_meta(const char *p, size_t n, struct jrpc_meta_at *at, jrpc_known_fn *known,
+                    void *arg)
+{
+    struct member_at params = {0}, meta = {0};
+    if (!scan_params(p, n, &params, &meta, known, arg) || p[meta.value] != '{')
+        return false;
+    *at = (struct jrpc_meta_at){.start = meta.value, .end = meta.end, .cut = JRPC_CUT_NONE};
+    /* params is {"_meta":{...}} and nothing else: the params member goes; else the _meta
+     * member alone. */
+    size_t close = scan_ws(p, params.end, meta.end);
+    if (meta.comma_before == SCAN_FAIL && close == params.end - 1) {
+        if (member_cut(p, n, &params, &at->cut_start, &at->cut_end))
+            at->cut = JRPC_CUT_PARAMS;
+    } else if (member_cut(p, params.end, &meta, &at->cut_start, &at->cut_end)) {
+        at->cut = JRPC_CUT_META;
+    }
+    return true;
 }
 
 const char *jrpc_str(json_t *v)

@@ -39,6 +39,25 @@ struct jrpc_msg {
  * returns NULL and fills why (-32700 for bad JSON, -32600 for an empty array, a scalar or a
  * NUL in an object key); the caller releases why->id. */
 json_t *jrpc_parse(const char *p, size_t n, struct jrpc_why *why);
+/* The flags jrpc_parse reads a body with (for code that parses a part of a body the same way). */
+#define JRPC_LOAD_FLAGS (JSON_REJECT_DUPLICATES | JSON_DECODE_ANY | JSON_ALLOW_NUL)
+/* Where params._meta is in a body (jrpc_find_meta). */
+struct jrpc_meta_at {
+    size_t start, end; /* the _meta object's bytes */
+    /* What may be cut out of the body, with one comma beside it: the params member (when it
+     * holds only _meta), the _meta member, or nothing (then replace the value). */
+    enum { JRPC_CUT_NONE, JRPC_CUT_PARAMS, JRPC_CUT_META } cut;
+    size_t cut_start, cut_end;
+};
+/* The length of a complete JSON value that the n bytes at s begin with, when the caller knows
+ * one (a value it parsed before: the same bytes end in the same place), else 0. */
+typedef size_t jrpc_known_fn(void *arg, const char *s, size_t n);
+/* Finds, without parsing, params._meta in a body that is one JSON object, when it is itself an
+ * object. A scan, not a check: it takes the first "params" and its first "_meta" spelled
+ * without escapes and stops there; the body may still be invalid JSON (the caller parses what
+ * it uses). known (may be NULL) spares scanning a _meta value seen before. */
+bool jrpc_find_meta(const char *p, size_t n, struct jrpc_meta_at *at, jrpc_known_fn *known,
+                    void *arg);
 /* Classifies one element. Never fails: malformed messages come back as JRPC_INVALID with the
  * id, if one could be salvaged, kept for the error reply. */
 void jrpc_classify(json_t *m, struct jrpc_msg *out);

@@ -146,6 +146,9 @@ void listen_start(struct rpc_ctx *x, struct jrpc_msg *m)
         l->next->prev = l;
     x->srv->listens = l;
     mcp_call_on_cancel(c, listen_cancelled, l);
+    /* The ids are acknowledged as given: whether one is the caller's task is not said here
+     * (that would tell an id of another principal's task from a made-up one); notifications
+     * go only to the task's owner (mcp_task_notify). */
     json_t *honoured = json_object();
     if (task_ids) {
         json_t *ids = json_array();

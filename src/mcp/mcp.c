@@ -16,6 +16,7 @@
 #include "loop.h"
 #include "mcp_internal.h"
 #include "mem.h"
+#include "metacache.h"
 #include "session.h"
 #include "strmap.h"
 
@@ -220,6 +221,7 @@ struct mcp_server *mcp_new(struct loop *l, const struct mcp_opts *o)
     s->public_hosts = o->public_hosts && *o->public_hosts ? xstrdup(o->public_hosts) : NULL;
     s->sessions = strmap_new();
     s->inflight = strmap_new();
+    s->meta_cache = meta_cache_new();
     s->outgoing = strmap_new();
     if (!crypto_random_bytes(s->state_key, sizeof s->state_key)) {
         /* getrandom fails only without a kernel entropy source: nothing can be sealed. */
@@ -263,6 +265,7 @@ void mcp_free(struct mcp_server *s)
     loop_timer_cancel(s->sweep);
     strmap_free(s->sessions);
     strmap_free(s->inflight);
+    meta_cache_free(s->meta_cache);
     strmap_free(s->outgoing);
     registry_cleanup(&s->tools);
     registry_cleanup(&s->resources);
@@ -274,6 +277,8 @@ void mcp_free(struct mcp_server *s)
     free(s->instructions);
     free(s->public_hosts);
     free(s->modern_list_head);
+    for (int i = 0; i < 3; i++)
+        free(s->decoration[i]);
     json_decref(s->server_info);
     explicit_bzero(s->state_key, sizeof s->state_key);
     free(s);

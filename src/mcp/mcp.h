@@ -41,6 +41,8 @@ struct mcp_opts {
                                   with -32001; 0: no limit */
     bool cache_public;         /* 2026-07-28 lists are the same for every caller: a shared
                                   cache may keep them (cacheScope "public", else "private") */
+    unsigned state_ttl_ms;     /* how long a 2026-07-28 requestState we seal is accepted;
+                                  0: 10 minutes */
 };
 
 struct mcp_server *mcp_new(struct loop *l, const struct mcp_opts *o);

@@ -138,6 +138,7 @@ struct mcp_exchange {
     json_t *input_responses, *input_state;
     char caller[45];
     const char *method;
+    bool answer_retry; /* its answer answers an input-required round (era_reply) */
 };
 
 struct named {
@@ -174,6 +175,7 @@ struct mcp_server {
     void *complete_arg;
     struct strmap *sessions;
     struct strmap *inflight; /* session id|request id → call (session mode only) */
+    struct meta_cache *meta_cache; /* recent requests' parsed params._meta (metacache.h) */
     size_t ninflight;        /* calls neither finished nor cancelled */
     struct strmap *outgoing; /* key → struct outgoing */
     unsigned long next_stream, next_out;
@@ -192,6 +194,7 @@ struct mcp_server {
     unsigned char state_key[32]; /* seals requestState (reqstate.c); new at each start */
     char *modern_list_head; /* "{"resultType":...,"_meta":{...}," for list answers (era.c) */
     json_t *server_info;    /* {name, version}, built on first use (era.c) */
+    char *decoration[3];    /* era_reply's decoration texts, built on first use (era.c) */
     mcp_caller_cb *caller_cb; /* who sent a request (mcp_set_caller); may be NULL */
     void *caller_arg;
 };

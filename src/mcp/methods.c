@@ -140,7 +140,7 @@ static void start_call(struct rpc_ctx *x, struct jrpc_msg *m, struct named *n, j
 void answer(struct rpc_ctx *x, json_t *msg_take)
 {
     /* Answer without a handler: goes where call answers go. */
-    if (x->ex->modern)
+    if (x->ex->modern && (x->ex->stream || x->ex->batch))
         era_decorate(x->srv, x->ex->method, msg_take, false);
     if (!x->ex->batch)
         note_answer(x->srv, x->req, msg_take);

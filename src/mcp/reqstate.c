@@ -24,6 +24,11 @@
 
 #define STATE_TTL_MS (10u * 60u * 1000u)
 
+static uint64_t state_ttl(const struct mcp_server *srv)
+{
+    return srv->o.state_ttl_ms ? srv->o.state_ttl_ms : STATE_TTL_MS;
+}
+
 void reqstate_params_digest(const char *method, json_t *params, char out[45])
 {
     json_t *p = json_is_object(params) ? json_copy(params) : json_object();
@@ -63,7 +68,7 @@ static void mac_of(struct mcp_server *srv, const char *caller, const char *text,
 char *reqstate_seal(struct mcp_server *srv, const char *caller, const char *digest, json_t *state)
 {
     json_t *payload = json_pack("{s:i, s:s, s:I, s:O}", "v", 1, "d", digest, "e",
-                                (json_int_t)(loop_now(srv->loop) + STATE_TTL_MS), "s",
+                                (json_int_t)(loop_now(srv->loop) + state_ttl(srv)), "s",
                                 state ? state : json_null());
     char *json = json_dumps(payload, JSON_COMPACT);
     json_decref(payload);

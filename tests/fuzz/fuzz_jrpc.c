@@ -2,6 +2,9 @@
  * build the replies (and a request / notification echo) from what was classified, dump them and
  * check they read back. Invariants the engine relies on are checked; a violation aborts.
  *
+ * Each body is also read through meta_cache_parse (twice, so the second reuses the cached
+ * _meta): it must give exactly what jrpc_parse gives, error code and message included.
+ *
  * FUZZ_JRPC_SKIP_PARSE_MSG=1 in the environment skips the check that a parse error's message
  * is valid UTF-8 (a known bug: see the check), so the rest can be fuzzed until it is fixed. */
 #include <stdbool.h>
@@ -12,6 +15,7 @@
 #include <string.h>
 
 #include "jrpc.h"
+#include "metacache.h"
 #include "fuzz_check.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
@@ -117,6 +121,30 @@ static void one(json_t *m)
     }
 }
 
+/* meta_cache_parse(p) must be jrpc_parse(p): same document, or the same error. */
+static void check_meta_cache(const char *p, size_t n, json_t *root, const struct jrpc_why *why)
+{
+    static struct meta_cache *cache;
+    if (cache == NULL)
+        cache = meta_cache_new();
+    for (int round = 0; round < 2; round++) {
+        struct jrpc_why w;
+        memset(&w, 0, sizeof w);
+        json_t *r = meta_cache_parse(cache, p, n, &w);
+        CHECK((r == NULL) == (root == NULL));
+        if (r != NULL) {
+            CHECK(json_equal(r, root));
+            CHECK(w.id == NULL);
+        } else {
+            CHECK(w.code == why->code && strcmp(w.msg, why->msg) == 0);
+            CHECK((w.id == NULL) == (why->id == NULL));
+            CHECK(w.id == NULL || json_equal(w.id, why->id));
+        }
+        json_decref(w.id);
+        json_decref(r);
+    }
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     struct jrpc_why why;
@@ -127,6 +155,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         skip_parse_msg = e != NULL && strcmp(e, "1") == 0;
     }
     json_t *root = jrpc_parse((const char *)data, size, &why);
+    check_meta_cache((const char *)data, size, root, &why);
     if (root == NULL) {
         CHECK(why.code == JRPC_PARSE_ERROR || why.code == JRPC_INVALID_REQUEST);
         CHECK(memchr(why.msg, '\0', sizeof why.msg) != NULL && why.msg[0] != '\0');

@@ -14,6 +14,10 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { ROOT, HERMES, startHermes, startFake, agentEnv, until } from './lib.mjs';
 
+// The TypeScript SDK v2 client (scripts/node-tools.sh client), which speaks 2026-07-28.
+const V2 = join(ROOT, 'tools/client/node_modules/@modelcontextprotocol/client/dist/index.mjs');
+const { Client: ClientV2, StreamableHTTPClientTransport: HttpV2 } = await import(V2);
+
 const NGINX = ['/usr/sbin/nginx', '/usr/bin/nginx'].find((p) => existsSync(p));
 
 function freePort() {
@@ -200,6 +204,62 @@ test('behind the proxy, a client\'s own cancel works in its session, and only th
     assert.equal(JSON.parse(readFileSync(join(srv.dir, 'tasks', 'sx-b', 'result.json'), 'utf8')).status, 'cancelled');
   } finally {
     await a.close().catch(() => {}); await b.close().catch(() => {});
+    await px.stop();
+    assert.equal(await srv.stop(), 0);
+    await fake.stop();
+  }
+});
+
+// A 2026-07-28 client behind the README's proxy: the per-request headers (MCP-Protocol-Version,
+// Mcp-Method, Mcp-Name) pass nginx and still match the body, progress streams through it, and
+// two such clients each get their own answers with nothing on the wire but their requests.
+test('behind the proxy, SDK v2 clients pinned to 2026-07-28: list, call with progress, two at once', { skip: NGINX ? false : 'nginx not installed' }, async () => {
+  const fake = await startFake();
+  const srv = await startHermes({ HERMES_ENV_PATH: agentEnv(fake), MCP_PUBLIC_HOSTS: 'mcp.example.com',
+    TRUSTED_PROXIES: '127.0.0.1,::1' });
+  const px = await startNginx(srv.port);
+  const clients = [];
+  try {
+    for (const name of ['px-v2-a', 'px-v2-b']) {
+      const wire = [];
+      const fetchRec = async (url, init) => {
+        const res = await fetch(url, init);
+        wire.push({ headers: new Headers(init?.headers), status: res.status, type: res.headers.get('content-type') });
+        return res;
+      };
+      const transport = new HttpV2(new URL(`${px.base}/mcp`), { requestInit: { headers: srv.auth }, fetch: fetchRec });
+      const client = new ClientV2({ name, version: '1' }, { versionNegotiation: { mode: { pin: '2026-07-28' } } });
+      await client.connect(transport);
+      clients.push({ client, wire, name });
+    }
+    for (const { client } of clients) {
+      const { tools } = await client.listTools();
+      assert.ok(tools.some((t) => t.name === 'hermes_task'), 'tools listed through the proxy');
+    }
+    const results = await Promise.all(clients.map(({ client, name }) => {
+      const seen = [];
+      return client.callTool({ name: 'hermes_task',
+        arguments: { task: `via proxy [delay=800] [progress=3] [text=answer for ${name}]`, mode: 'sync', id: `px-${name}` } },
+      { onprogress: (p) => seen.push(p.progress) }).then((res) => ({ res, seen, name }));
+    }));
+    for (const { res, seen, name } of results) {
+      assert.equal(res.isError, false, JSON.stringify(res));
+      assert.equal(res.structuredContent.id, `px-${name}`);
+      assert.match(res.structuredContent.summary, new RegExp(`answer for ${name}`), 'each client gets its own answer');
+      assert.ok(seen.length >= 1, `progress reached ${name} through the proxy`);
+    }
+    for (const { wire, name } of clients) {
+      const calls = wire.filter((e) => e.headers.get('mcp-method') === 'tools/call');
+      assert.ok(calls.length >= 1, `${name} sent its calls as 2026-07-28 requests`);
+      for (const e of wire) {
+        assert.equal(e.headers.get('mcp-protocol-version'), '2026-07-28');
+        assert.equal(e.headers.get('mcp-session-id'), null, 'stateless: no session');
+        assert.equal(e.status, 200, `${name}: every request answered 200 through the proxy`);
+      }
+      assert.ok(calls.some((e) => /text\/event-stream/.test(e.type || '')), `${name}: the call with progress streamed`);
+    }
+  } finally {
+    for (const { client } of clients) await client.close().catch(() => {});
     await px.stop();
     assert.equal(await srv.stop(), 0);
     await fake.stop();

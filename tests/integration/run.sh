@@ -4,7 +4,7 @@
 set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
 cd "$root"
-node=$(scripts/node-tools.sh node22 sdk inspector mcp-remote client | tail -1)
+node=$(scripts/node-tools.sh node22 sdk inspector mcp-remote client puppeteer | tail -1)
 # Let the tests import the SDK by its package name.
 ln -sfn ../../tools/sdk/node_modules tests/integration/node_modules
 ln -sfn ../../tools/sdk/node_modules tests/hostile/node_modules

@@ -8,6 +8,7 @@
 
 #include <jansson.h>
 
+#include "era.h"
 #include "loop.h"
 #include "mcp.h"
 
@@ -82,11 +83,14 @@ static void task_cancel(struct mcp_call *c, const char *id, void *arg)
 
 static const struct mcp_task_ops ops = {task_get, task_update, task_cancel};
 
+static unsigned state_ttl_ms; /* the next setup's mcp_opts.state_ttl_ms */
+
 static int setup(void **state)
 {
     (void)state;
     loop = loop_new();
-    struct mcp_opts o = {.name = "t", .version = "1", .sessions = true};
+    struct mcp_opts o = {.name = "t", .version = "1", .sessions = true,
+                         .state_ttl_ms = state_ttl_ms};
     srv = mcp_new(loop, &o);
     mcp_set_listen(srv, "127.0.0.1", 8765);
     mcp_add_tool(srv, &(struct mcp_tool_def){.name = "ask", .input_schema = json_object(),
@@ -510,6 +514,74 @@ static void task_methods_need_the_extension(void **state)
     json_decref(j);
 }
 
+static int setup_short_state(void **state)
+{
+    state_ttl_ms = 40;
+    int rc = setup(state);
+    state_ttl_ms = 0;
+    return rc;
+}
+
+/* A sealed requestState is accepted until its lifetime ends (10 minutes unless the server was
+ * made with another), then refused like a forged one. */
+static void sealed_state_expires(void **state)
+{
+    (void)state;
+    unsigned st;
+    const char *answer = ",\"inputResponses\":{\"who\":{\"action\":\"accept\","
+                         "\"content\":{\"name\":\"Ann\"}}}";
+    char extra[3000];
+    for (int late = 0; late < 2; late++) {
+        json_t *j = ask(1, 1, "", "Bearer A", &st);
+        const char *rs =
+            json_string_value(json_object_get(json_object_get(j, "result"), "requestState"));
+        assert_non_null(rs);
+        snprintf(extra, sizeof extra, "%s,\"requestState\":\"%s\"", answer, rs);
+        json_decref(j);
+        if (late) /* the loop's clock moves on when it runs: past the 40 ms */
+            for (uint64_t t0 = loop_now(loop); loop_now(loop) < t0 + 60;)
+                loop_once(loop, 20);
+        json_t *r = ask(2, 1, extra, "Bearer A", &st);
+        if (late)
+            assert_int_equal(error_code(r), -32602);
+        else
+            assert_non_null(json_object_get(r, "result"));
+        json_decref(r);
+    }
+}
+
+/* era_reply adds the decoration as text to a plain result: the same bytes era_decorate and
+ * jansson give, for each form (call, list, read, a retry's answer) and for results that already
+ * carry a decoration field (which take era_decorate itself). */
+static void reply_text_is_the_decorated_document(void **state)
+{
+    (void)state;
+    static const char *const results[] = {"{}", "{\"a\":1,\"b\":[\"\\u00e9\\n\"]}",
+                                          "{\"_meta\":{\"x\":1}}", "{\"resultType\":\"input_required\"}",
+                                          "{\"ttlMs\":5}"};
+    static const char *const methods[] = {"tools/call", "tools/list", "resources/read"};
+    static const char *const ids[] = {"7", "\"s\\\"id\""};
+    for (size_t i = 0; i < sizeof results / sizeof *results; i++)
+        for (size_t k = 0; k < sizeof methods / sizeof *methods; k++)
+            for (size_t d = 0; d < 2; d++)
+                for (int retry = 0; retry < 2; retry++) {
+                    json_t *msg = json_pack("{s:s, s:o, s:o}", "jsonrpc", "2.0", "id",
+                                            json_loads(ids[d], JSON_DECODE_ANY, NULL), "result",
+                                            json_loads(results[i], 0, NULL));
+                    json_t *copy = json_deep_copy(msg);
+                    era_decorate(srv, methods[k], copy, retry);
+                    char *want = json_dumps(copy, JSON_COMPACT);
+                    struct hreq r = {.accept = "application/json"};
+                    era_reply(srv, &r, methods[k], msg, retry);
+                    assert_non_null(r.reply);
+                    assert_string_equal(r.reply, want);
+                    assert_int_equal(r.status, 200);
+                    free(want);
+                    json_decref(copy);
+                    req_cleanup(&r);
+                }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -522,6 +594,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(session_era_is_untouched, setup, teardown),
         cmocka_unit_test_setup_teardown(param_headers_must_match_the_arguments, setup, teardown),
         cmocka_unit_test_setup_teardown(task_methods_need_the_extension, setup, teardown),
+        cmocka_unit_test_setup_teardown(reply_text_is_the_decorated_document, setup, teardown),
+        cmocka_unit_test_setup_teardown(sealed_state_expires, setup_short_state, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

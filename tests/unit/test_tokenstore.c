@@ -235,6 +235,49 @@ static void issues_nothing_it_cannot_keep(void **state)
     tokenstore_free(ts);
 }
 
+/* Two openers of one file, as the server and `hermes-mcp oauth tokens revoke` are: what one
+ * revokes the other stops finding, and what the other writes next does not bring it back. */
+static void count_one(const struct token_grant *g, void *arg)
+{
+    assert_non_null(g->client_id);
+    (*(size_t *)arg)++;
+}
+
+static void shares_the_file_with_another_process(void **state)
+{
+    char err[400], mine[65], theirs[65], later[65];
+    size_t gone = 0, n = 0;
+    (void)state;
+    unlink(path);
+    struct tokenstore *server = tokenstore_open(path, err, sizeof err);
+    struct token_grant other = grant;
+    other.client_id = "cursor";
+    assert_true(tokenstore_issue(server, &grant, mine, err, sizeof err));
+    assert_true(tokenstore_issue(server, &other, theirs, err, sizeof err));
+    const struct token_grant *g = tokenstore_find(server, mine, 1000);
+    assert_non_null(g);
+    assert_true(g->issued > 0); /* stamped when issued */
+
+    struct tokenstore *cli = tokenstore_open(path, err, sizeof err);
+    assert_int_equal(tokenstore_count(cli), 2);
+    assert_true(tokenstore_revoke_matching(cli, NULL, NULL, &gone, err, sizeof err));
+    assert_int_equal(gone, 0); /* neither client nor family: nothing, not "the expired" */
+    assert_true(tokenstore_revoke_matching(cli, "claude", NULL, &gone, err, sizeof err));
+    assert_int_equal(gone, 1);
+    tokenstore_free(cli);
+
+    assert_null(tokenstore_find(server, mine, 1000));
+    assert_false(tokenstore_mark_used(server, mine, err, sizeof err)); /* no rotation of it */
+    assert_non_null(tokenstore_find(server, theirs, 1000));
+    assert_true(tokenstore_issue(server, &grant, later, err, sizeof err));
+    cli = tokenstore_open(path, err, sizeof err);
+    assert_int_equal(tokenstore_count(cli), 2); /* theirs and later; mine stays revoked */
+    tokenstore_each(cli, count_one, &n);
+    assert_int_equal(n, 2);
+    tokenstore_free(cli);
+    tokenstore_free(server);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -243,6 +286,7 @@ int main(void)
         cmocka_unit_test(marks_used_and_revokes_by_family_name),
         cmocka_unit_test(refuses_what_it_did_not_write),
         cmocka_unit_test(issues_nothing_it_cannot_keep),
+        cmocka_unit_test(shares_the_file_with_another_process),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
