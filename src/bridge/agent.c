@@ -1,118 +1,59 @@
-/* agent.c — libcurl multi in our epoll loop (the pattern of curl's ephiperfifo example).
+/* agent.c — the Hermes Agent API client: an agent's requests on the loop's HTTP client
+ * (http/httpc.c, libcurl multi in our epoll loop), with what is particular to agents: the
+ * Bearer key, session and idempotency headers, the answers' Retry-After, X-Hermes-Session-Id
+ * and Idempotency-Replayed, and the per-agent /metrics. At most HOST_ACTIVE transfers run per
+ * agent origin; the others wait in httpc's queue.
  *
- * At most HOST_ACTIVE transfers run per agent origin; the others wait in our own queue, holding
- * only their options. A curl handle costs ~20 KiB (it allocates its receive buffer before it
- * even waits for a connection), which thousands of waiting calls should not pay.
- *
- * libcurl forbids removing a handle from inside its own callbacks, and our callers' callbacks
- * run there (on_data inside curl's write callback). So agent_cancel() from inside curl only
- * silences the request and aborts its transfer; it is freed as soon as curl returns. */
+ * httpc frees its own request once curl has returned; ours (struct agent_req) is freed by the
+ * trampoline that called the owner's callback, after it returned, when the owner cancelled from
+ * inside it: never inside the owner's callback. */
 #include "agent.h"
 
-#include <curl/curl.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
-#include <sys/epoll.h>
 
 #include "buf.h"
+#include "httpc.h"
 #include "log.h"
-#include "loop.h"
 #include "mem.h"
 #include "metrics.h"
-#include "strmap.h"
 
 #define HOST_ACTIVE 64 /* transfers at once per agent origin (scheme://host:port) */
 
-/* One agent origin: its running transfers and the ones waiting for a slot. */
-struct host {
-    unsigned active;
-    struct agent_req *head, *tail;
-};
-
 struct agent_client {
-    struct loop *loop;
-    CURLM *multi;
-    struct loop_timer *timer;
-    struct loop_timer *kick; /* starts waiting transfers outside curl's callbacks */
+    struct httpc *http;
     struct agent_req *reqs;  /* every request, running or waiting */
     unsigned n;
-    unsigned in_curl;          /* >0 while curl runs (and so our callbacks from it) */
-    struct agent_req *doomed;  /* cancelled inside curl: freed once it returns */
     struct metric *requests, *duration;
-    struct strmap *hosts; /* origin -> struct host */
 };
 
 struct agent_req {
     struct agent_client *c;
-    CURL *easy; /* NULL while waiting for a slot */
-    struct host *host;
-    struct agent_req *qnext; /* in the host's waiting queue */
-    /* what the transfer needs once it starts */
-    char *url;
-    bool post;
-    long connect_timeout_ms;
-    unsigned deadline_ms;
-    uint64_t queued_at;
-    struct curl_slist *headers;
-    char *body;
-    size_t body_len;
-    struct buf resp;
+    struct httpc_req *h;
     agent_data_cb *on_data;
     agent_done_cb *on_done;
     void *arg;
-    bool too_big, aborted;
-    bool in_done;             /* on_done is running: finish() frees r after it */
-    struct agent_req *dnext;  /* in c->doomed; set once cancelled inside curl */
-    bool is_doomed;
+    unsigned in_cb;           /* >0 while the owner's on_data runs */
+    bool cancelled;           /* cancelled inside on_data: freed when it returns */
+    bool in_done;             /* on_done is running: freed after it */
     unsigned retry_after;
     char session_id[300];
     bool replayed;
-    char errbuf[CURL_ERROR_SIZE];
     char label[65], endpoint[16];
     struct agent_req *prev, *next;
 };
 
-/* A socket curl asked us to watch. */
-struct sockw {
-    struct loop_watch *w;
-    curl_socket_t fd;
-};
-
-static void check_done(struct agent_client *c);
-static void req_free(struct agent_req *r);
-
-/* Frees the requests cancelled while curl ran: now it does not any more. */
-static void reap(struct agent_client *c)
-{
-    while (c->doomed) {
-        struct agent_req *r = c->doomed;
-        c->doomed = r->dnext;
-        req_free(r);
-    }
-}
-
-/* Every entry into curl that can run our callbacks goes through here. */
-static void curl_action(struct agent_client *c, curl_socket_t fd, int mask)
-{
-    int running;
-    c->in_curl++;
-    curl_multi_socket_action(c->multi, fd, mask, &running);
-    c->in_curl--;
-    reap(c);
-    check_done(c);
-}
-
 /* What became of a transfer, as a bounded word for the outcome label. */
-static const char *outcome(const struct agent_result *res, bool aborted, char *tmp, size_t n)
+static const char *outcome(const struct httpc_result *res, char *tmp, size_t n)
 {
     if (res->timed_out)
         return "timeout";
     if (res->too_big)
         return "too_big";
-    if (aborted)
+    if (res->aborted)
         return "aborted";
     if (res->failed || res->status == 0)
         return "unreachable";
@@ -135,135 +76,9 @@ static void count(struct agent_req *r, const char *what, double seconds)
     }
 }
 
-static void on_fd(struct loop *l, int fd, uint32_t events, void *arg)
-{
-    struct agent_client *c = arg;
-    int mask = 0;
-    (void)l;
-    if (events & EPOLLIN)
-        mask |= CURL_CSELECT_IN;
-    if (events & EPOLLOUT)
-        mask |= CURL_CSELECT_OUT;
-    if (events & (EPOLLERR | EPOLLHUP))
-        mask |= CURL_CSELECT_ERR;
-    curl_action(c, fd, mask);
-}
-
-static int socket_cb(CURL *easy, curl_socket_t s, int what, void *userp, void *socketp)
-{
-    struct agent_client *c = userp;
-    struct sockw *sw = socketp;
-    uint32_t ev = (what & CURL_POLL_IN ? EPOLLIN : 0) | (what & CURL_POLL_OUT ? EPOLLOUT : 0);
-    (void)easy;
-
-    if (what == CURL_POLL_REMOVE) {
-        if (sw) {
-            loop_watch_del(sw->w);
-            free(sw);
-            curl_multi_assign(c->multi, s, NULL);
-        }
-        return 0;
-    }
-    if (sw == NULL) {
-        sw = xcalloc(1, sizeof *sw);
-        sw->fd = s;
-        sw->w = loop_watch_add(c->loop, s, ev, on_fd, c);
-        curl_multi_assign(c->multi, s, sw);
-    } else {
-        loop_watch_mod(sw->w, ev);
-    }
-    return 0;
-}
-
-static void on_timer(struct loop *l, void *arg)
-{
-    struct agent_client *c = arg;
-    (void)l;
-    c->timer = NULL;
-    curl_action(c, CURL_SOCKET_TIMEOUT, 0);
-}
-
-static int timer_cb(CURLM *multi, long timeout_ms, void *userp)
-{
-    struct agent_client *c = userp;
-    (void)multi;
-    loop_timer_cancel(c->timer);
-    c->timer = NULL;
-    /* Never call back into curl from here: a 0 ms timer runs on the next iteration. */
-    if (timeout_ms >= 0)
-        c->timer = loop_timer_add(c->loop, (uint64_t)timeout_ms, on_timer, c);
-    return 0;
-}
-
-static size_t write_cb(char *p, size_t size, size_t nmemb, void *userp)
-{
-    struct agent_req *r = userp;
-    size_t n = size * nmemb;
-
-    if (r->is_doomed)
-        return 0; /* cancelled: abort the transfer */
-    if (r->on_data) {
-        if (!r->on_data(r, p, n, r->arg)) {
-            r->aborted = true;
-            return 0;
-        }
-        return n;
-    }
-    if (!buf_append(&r->resp, p, n)) {
-        r->too_big = true;
-        return 0; /* aborts the transfer */
-    }
-    return n;
-}
-
-static size_t header_cb(char *p, size_t size, size_t nmemb, void *userp)
-{
-    struct agent_req *r = userp;
-    size_t n = size * nmemb;
-    char line[512];
-
-    if (r->is_doomed)
-        return 0;
-    if (n >= sizeof line)
-        return n;
-    memcpy(line, p, n);
-    line[n] = '\0';
-    line[strcspn(line, "\r\n")] = '\0';
-    if (strncasecmp(line, "Retry-After:", 12) == 0)
-        r->retry_after = (unsigned)strtoul(line + 12, NULL, 10);
-    else if (strncasecmp(line, "X-Hermes-Session-Id:", 20) == 0)
-        snprintf(r->session_id, sizeof r->session_id, "%s", line + 20 + strspn(line + 20, " "));
-    else if (strncasecmp(line, "Idempotency-Replayed:", 21) == 0)
-        r->replayed = strstr(line + 21, "true") != NULL;
-    return n;
-}
-
-static void kick(struct agent_client *c);
-
-static void req_free(struct agent_req *r)
+static void wrapper_free(struct agent_req *r)
 {
     struct agent_client *c = r->c;
-    struct host *h = r->host;
-    if (r->easy) {
-        curl_multi_remove_handle(c->multi, r->easy);
-        curl_easy_cleanup(r->easy);
-        h->active--;
-        if (h->head)
-            kick(c); /* a slot is free */
-    } else {
-        for (struct agent_req **pp = &h->head; *pp; pp = &(*pp)->qnext)
-            if (*pp == r) {
-                *pp = r->qnext;
-                break;
-            }
-        h->tail = NULL;
-        for (struct agent_req *t = h->head; t; t = t->qnext)
-            h->tail = t;
-    }
-    curl_slist_free_all(r->headers);
-    free(r->url);
-    free(r->body);
-    buf_cleanup(&r->resp);
     if (r->prev)
         r->prev->next = r->next;
     else
@@ -274,62 +89,54 @@ static void req_free(struct agent_req *r)
     free(r);
 }
 
-/* Calls on_done once (it may not start another callback for r) and frees r. */
-static void finish(struct agent_req *r, const struct agent_result *res)
+static bool on_data(struct httpc_req *h, const char *data, size_t len, void *arg)
 {
-    agent_done_cb *cb = r->on_done;
-    void *arg = r->arg;
-    r->on_done = NULL;
-    r->in_done = true; /* an agent_cancel(r) from cb is a no-op: r is freed right here */
-    if (cb)
-        cb(r, res, arg);
-    req_free(r);
-}
-
-/* Reports a request that never got to run. */
-static void fail_unstarted(struct agent_req *r, bool timed_out, const char *why)
-{
-    count(r, timed_out ? "timeout" : "unreachable", -1);
-    struct agent_result res = {.timed_out = timed_out, .failed = !timed_out, .error = why,
-                               .body = ""};
-    finish(r, &res);
-}
-
-static void check_done(struct agent_client *c)
-{
-    CURLMsg *m;
-    int left;
-
-    while ((m = curl_multi_info_read(c->multi, &left)) != NULL) {
-        if (m->msg != CURLMSG_DONE)
-            continue;
-        struct agent_req *r = NULL;
-        curl_easy_getinfo(m->easy_handle, CURLINFO_PRIVATE, (char **)&r);
-        CURLcode code = m->data.result;
-        struct agent_result res = {0};
-        curl_easy_getinfo(r->easy, CURLINFO_RESPONSE_CODE, &res.status);
-        res.too_big = r->too_big;
-        res.timed_out = code == CURLE_OPERATION_TIMEDOUT;
-        res.failed = code != CURLE_OK && !r->too_big && !r->aborted && !res.timed_out;
-        res.error = code != CURLE_OK ? (r->errbuf[0] ? r->errbuf : curl_easy_strerror(code))
-                                     : NULL;
-        res.body = r->resp.data ? r->resp.data : "";
-        res.body_len = r->resp.len;
-        res.retry_after = r->retry_after;
-        res.session_id = r->session_id[0] ? r->session_id : NULL;
-        res.replayed = r->replayed;
-        char tmp[16];
-        curl_off_t us = 0;
-        curl_easy_getinfo(r->easy, CURLINFO_TOTAL_TIME_T, &us);
-        count(r, outcome(&res, r->aborted, tmp, sizeof tmp), (double)us / 1e6);
-        finish(r, &res);
+    struct agent_req *r = arg;
+    (void)h;
+    r->in_cb++;
+    bool ok = r->on_data(r, data, len, r->arg);
+    r->in_cb--;
+    if (r->cancelled) {
+        wrapper_free(r); /* httpc frees h once curl returns */
+        return false;
     }
+    return ok;
+}
+
+static void on_header(struct httpc_req *h, const char *line, void *arg)
+{
+    struct agent_req *r = arg;
+    (void)h;
+    if (strncasecmp(line, "Retry-After:", 12) == 0)
+        r->retry_after = (unsigned)strtoul(line + 12, NULL, 10);
+    else if (strncasecmp(line, "X-Hermes-Session-Id:", 20) == 0)
+        snprintf(r->session_id, sizeof r->session_id, "%s", line + 20 + strspn(line + 20, " "));
+    else if (strncasecmp(line, "Idempotency-Replayed:", 21) == 0)
+        r->replayed = strstr(line + 21, "true") != NULL;
+}
+
+static void on_done(struct httpc_req *h, const struct httpc_result *hres, void *arg)
+{
+    struct agent_req *r = arg;
+    char tmp[16];
+    (void)h;
+    struct agent_result res = {.status = hres->status, .timed_out = hres->timed_out,
+                               .too_big = hres->too_big, .failed = hres->failed,
+                               .error = hres->error, .body = hres->body,
+                               .body_len = hres->body_len, .retry_after = r->retry_after,
+                               .session_id = r->session_id[0] ? r->session_id : NULL,
+                               .replayed = r->replayed};
+    count(r, outcome(hres, tmp, sizeof tmp), hres->seconds);
+    r->in_done = true; /* an agent_cancel(r) from the callback is a no-op */
+    if (r->on_done)
+        r->on_done(r, &res, r->arg);
+    wrapper_free(r);
 }
 
 struct agent_client *agent_client_new(struct loop *l)
 {
     struct agent_client *c = xcalloc(1, sizeof *c);
-    c->loop = l;
+    c->http = httpc_new(l, HOST_ACTIVE);
     static const double bounds[] = {0.005, 0.025, 0.1, 0.5, 1, 5, 30, 120, 600, 1800};
     c->requests = metric_new("hermes_mcp_agent_requests_total",
                              "HTTP requests to agents, by agent, endpoint and outcome",
@@ -337,222 +144,81 @@ struct agent_client *agent_client_new(struct loop *l)
     c->duration = metric_new("hermes_mcp_agent_request_duration_seconds",
                              "Time to a finished agent request, by agent and endpoint",
                              METRIC_HISTOGRAM, bounds, sizeof bounds / sizeof *bounds);
-    c->hosts = strmap_new();
     return c;
-}
-
-/* libcurl (and with it OpenSSL, ~3 MiB of touched pages) is set up on the first transfer, not
- * at start: a server no one calls stays small. */
-static bool multi_ready(struct agent_client *c)
-{
-    static bool global_done;
-    if (c->multi)
-        return true;
-    if (!global_done) {
-        if (curl_global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK)
-            return false;
-        global_done = true;
-    }
-    c->multi = curl_multi_init();
-    if (c->multi == NULL)
-        return false;
-    curl_multi_setopt(c->multi, CURLMOPT_SOCKETFUNCTION, socket_cb);
-    curl_multi_setopt(c->multi, CURLMOPT_SOCKETDATA, c);
-    curl_multi_setopt(c->multi, CURLMOPT_TIMERFUNCTION, timer_cb);
-    curl_multi_setopt(c->multi, CURLMOPT_TIMERDATA, c);
-    curl_multi_setopt(c->multi, CURLMOPT_MAX_HOST_CONNECTIONS, (long)HOST_ACTIVE);
-    return true;
 }
 
 void agent_client_free(struct agent_client *c)
 {
     if (c == NULL)
         return;
-    reap(c);
     while (c->reqs)
         agent_cancel(c->reqs);
-    loop_timer_cancel(c->timer);
-    loop_timer_cancel(c->kick);
-    if (c->multi)
-        curl_multi_cleanup(c->multi);
+    httpc_free(c->http);
     metric_free(c->requests);
     metric_free(c->duration);
-    size_t n;
-    void **v = strmap_values(c->hosts, &n);
-    for (size_t i = 0; i < n; i++)
-        free(v[i]);
-    free(v);
-    strmap_free(c->hosts);
     free(c);
-}
-
-/* The part of url that names the server: scheme://authority. */
-static void origin_of(const char *url, char *out, size_t outlen)
-{
-    const char *p = strstr(url, "://");
-    p = p ? p + 3 : url;
-    size_t n = (size_t)(p - url) + strcspn(p, "/?#");
-    snprintf(out, outlen, "%.*s", (int)n, url);
-}
-
-/* Creates the curl handle and hands it to the multi; false if curl refused. */
-static bool start(struct agent_req *r)
-{
-    struct agent_client *c = r->c;
-    long deadline = 0;
-    if (r->deadline_ms) {
-        /* The deadline covers the time spent waiting for a slot, as curl's own would. */
-        uint64_t waited = loop_now(c->loop) - r->queued_at;
-        if (waited >= r->deadline_ms)
-            return false;
-        deadline = (long)(r->deadline_ms - waited);
-    }
-    if (!multi_ready(c))
-        return false;
-    CURL *e = curl_easy_init();
-    if (e == NULL)
-        return false;
-    curl_easy_setopt(e, CURLOPT_URL, r->url);
-    curl_easy_setopt(e, CURLOPT_PRIVATE, r);
-    curl_easy_setopt(e, CURLOPT_NOSIGNAL, 1L);
-    curl_easy_setopt(e, CURLOPT_PROTOCOLS_STR, "http,https");
-    curl_easy_setopt(e, CURLOPT_ERRORBUFFER, r->errbuf);
-    curl_easy_setopt(e, CURLOPT_WRITEFUNCTION, write_cb);
-    curl_easy_setopt(e, CURLOPT_WRITEDATA, r);
-    curl_easy_setopt(e, CURLOPT_HEADERFUNCTION, header_cb);
-    curl_easy_setopt(e, CURLOPT_HEADERDATA, r);
-    curl_easy_setopt(e, CURLOPT_CONNECTTIMEOUT_MS, r->connect_timeout_ms);
-    if (deadline)
-        curl_easy_setopt(e, CURLOPT_TIMEOUT_MS, deadline);
-    if (r->post) {
-        curl_easy_setopt(e, CURLOPT_POST, 1L);
-        curl_easy_setopt(e, CURLOPT_POSTFIELDS, r->body);
-        curl_easy_setopt(e, CURLOPT_POSTFIELDSIZE, (long)r->body_len);
-    }
-    curl_easy_setopt(e, CURLOPT_HTTPHEADER, r->headers);
-    if (curl_multi_add_handle(c->multi, e) != CURLM_OK) {
-        curl_easy_cleanup(e);
-        return false;
-    }
-    r->easy = e;
-    r->host->active++;
-    return true;
-}
-
-/* Starts waiting requests while their origin has free slots. */
-static void start_waiting(struct loop *l, void *arg)
-{
-    struct agent_client *c = arg;
-    (void)l;
-    c->kick = NULL;
-    size_t n;
-    void **v = strmap_values(c->hosts, &n);
-    for (size_t i = 0; i < n; i++) {
-        struct host *h = v[i];
-        while (h->head && h->active < HOST_ACTIVE) {
-            struct agent_req *r = h->head;
-            h->head = r->qnext;
-            if (h->head == NULL)
-                h->tail = NULL;
-            r->qnext = NULL;
-            if (!start(r)) {
-                bool late = r->deadline_ms && loop_now(c->loop) - r->queued_at >= r->deadline_ms;
-                fail_unstarted(r, late, late ? "the deadline passed while waiting for a slot"
-                                             : "could not start the transfer");
-            }
-        }
-    }
-    free(v);
-}
-
-static void kick(struct agent_client *c)
-{
-    if (c->kick == NULL)
-        c->kick = loop_timer_add(c->loop, 0, start_waiting, c);
 }
 
 struct agent_req *agent_request(struct agent_client *c, const struct agent_opts *o)
 {
     struct agent_req *r = xcalloc(1, sizeof *r);
-    char h[512], origin[300];
+    char key[512], session[512], idem[512];
+    const char *headers[6];
+    size_t n = 0;
 
     r->c = c;
     r->on_data = o->on_data;
     r->on_done = o->on_done;
     r->arg = o->arg;
-    r->url = xstrdup(o->url);
-    r->connect_timeout_ms = (long)(o->connect_timeout_ms ? o->connect_timeout_ms : 5000);
-    r->deadline_ms = o->deadline_ms;
-    r->queued_at = loop_now(c->loop);
     snprintf(r->label, sizeof r->label, "%s", o->label ? o->label : "");
     snprintf(r->endpoint, sizeof r->endpoint, "%s", o->endpoint ? o->endpoint : "");
-    buf_init(&r->resp, o->max_response);
     if (o->key) {
-        snprintf(h, sizeof h, "Authorization: Bearer %s", o->key);
-        r->headers = curl_slist_append(r->headers, h);
-        memset(h, 0, sizeof h);
+        snprintf(key, sizeof key, "Authorization: Bearer %s", o->key);
+        headers[n++] = key;
     }
     if (o->session_header) {
-        snprintf(h, sizeof h, "X-Hermes-Session-Id: %s", o->session_header);
-        r->headers = curl_slist_append(r->headers, h);
+        snprintf(session, sizeof session, "X-Hermes-Session-Id: %s", o->session_header);
+        headers[n++] = session;
     }
     if (o->idempotency_key) {
-        snprintf(h, sizeof h, "Idempotency-Key: %s", o->idempotency_key);
-        r->headers = curl_slist_append(r->headers, h);
+        snprintf(idem, sizeof idem, "Idempotency-Key: %s", o->idempotency_key);
+        headers[n++] = idem;
     }
-    r->headers = curl_slist_append(r->headers, o->accept_sse ? "Accept: text/event-stream"
-                                                             : "Accept: application/json");
-    r->headers = curl_slist_append(r->headers, "Expect:");
-    if (strcmp(o->method, "POST") == 0) {
-        r->post = true;
-        r->body = xstrndup(o->body ? o->body : "", o->body ? o->body_len : 0);
-        r->body_len = o->body ? o->body_len : 0;
-        r->headers = curl_slist_append(r->headers, "Content-Type: application/json");
-    }
-    origin_of(o->url, origin, sizeof origin);
-    r->host = strmap_get(c->hosts, origin);
-    if (r->host == NULL) {
-        r->host = xcalloc(1, sizeof *r->host);
-        strmap_put(c->hosts, origin, r->host);
-    }
+    headers[n++] = o->accept_sse ? "Accept: text/event-stream" : "Accept: application/json";
+    if (strcmp(o->method, "POST") == 0)
+        headers[n++] = "Content-Type: application/json";
+    struct httpc_opts ho = {.method = o->method, .url = o->url, .headers = headers,
+                            .nheaders = n, .body = o->body, .body_len = o->body_len,
+                            .connect_timeout_ms = o->connect_timeout_ms,
+                            .deadline_ms = o->deadline_ms, .max_response = o->max_response,
+                            .on_data = o->on_data ? on_data : NULL, .on_header = on_header,
+                            .on_done = on_done, .arg = r};
     r->next = c->reqs;
     if (c->reqs)
         c->reqs->prev = r;
     c->reqs = r;
     c->n++;
-    if (r->host->active < HOST_ACTIVE && r->host->head == NULL) {
-        if (!start(r)) {
-            r->on_done = NULL;
-            req_free(r);
-            return NULL;
-        }
-        return r;
+    r->h = httpc_request(c->http, &ho);
+    memset(key, 0, sizeof key);
+    if (r->h == NULL) {
+        wrapper_free(r);
+        return NULL;
     }
-    if (r->host->tail)
-        r->host->tail->qnext = r;
-    else
-        r->host->head = r;
-    r->host->tail = r;
     return r;
 }
 
 void agent_cancel(struct agent_req *r)
 {
-    if (r == NULL || r->is_doomed || r->in_done)
+    if (r == NULL || r->cancelled || r->in_done)
         return;
     if (r->on_done)
         count(r, "cancelled", -1);
-    r->on_done = NULL;
-    r->on_data = NULL;
-    if (r->easy && r->c->in_curl) {
-        /* Inside curl (the owner cancelled from on_data): its callbacks now abort the
-         * transfer, and r is freed when curl returns (curl_action). */
-        r->is_doomed = true;
-        r->dnext = r->c->doomed;
-        r->c->doomed = r;
+    httpc_cancel(r->h);
+    if (r->in_cb) {
+        r->cancelled = true; /* freed by on_data once the owner's callback returned */
         return;
     }
-    req_free(r); /* removing the handle closes its connection: the agent sees the hang-up */
+    wrapper_free(r);
 }
 
 unsigned agent_in_flight(const struct agent_client *c)

@@ -47,11 +47,7 @@ static void start_all(struct gateway *g)
     char err[300];
     for (size_t i = 0; i < g->nup; i++) {
         struct upstream *u = &g->ups[i];
-        if (u->cfg->kind == GW_HTTP) {
-            u->state = UP_DOWN;
-            u->error = xstrdup("Streamable HTTP upstreams (url) are not supported yet");
-            log_error("upstream %s: %s; it is not started", u->cfg->name, u->error);
-        } else if (!up_start(u, err, sizeof err)) {
+        if (!up_start(u, err, sizeof err)) {
             if (u->error == NULL)
                 u->error = xstrdup(err);
             log_error("upstream %s could not start: %s", u->cfg->name, err);

@@ -1,7 +1,8 @@
-/* gw_internal.h — what the gateway's files share: an upstream (its child, its JSON-RPC client
- * state, its requests in flight) and a proxied call. upstream.c speaks MCP to the child;
- * gwcall.c turns a client's tools/call into an upstream request and back; gateway.c starts
- * the upstreams and builds the frozen surface. */
+/* gw_internal.h — what the gateway's files share: an upstream (its child or HTTP transport, its
+ * JSON-RPC client state, its requests in flight) and a proxied call. upstream.c speaks MCP to
+ * the child, or through httpup.c (Streamable HTTP) to a url upstream; gwcall.c turns a
+ * client's tools/call into an upstream request and back; gateway.c starts the upstreams and
+ * builds the frozen surface. */
 #ifndef HM_GW_INTERNAL_H
 #define HM_GW_INTERNAL_H
 #include <jansson.h>
@@ -14,6 +15,7 @@
 
 struct child;
 struct gateway;
+struct httpup;
 struct loop;
 struct loop_timer;
 struct mcp_call;
@@ -48,6 +50,7 @@ struct upstream {
     const struct gw_upstream *cfg;
     struct loop *loop;
     struct child *child;
+    struct httpup *http;       /* a url upstream's Streamable HTTP transport, or NULL */
     enum up_state state;
     char *error;               /* why it is down, for the log */
     uint64_t next_id;
@@ -131,6 +134,25 @@ void up_forget(struct upstream *u, uint64_t id);
 void up_cleanup(struct upstream *u);
 /* After a failure: the next start, with backoff (none while the server stops). */
 void up_schedule_restart(struct upstream *u);
+/* For the transports: one JSON-RPC message from the upstream; a request that cannot be
+ * answered (why: a tool error's text after "upstream NAME ", NULL: upstream_unavailable); the
+ * upstream stops serving (its calls answered upstream_unavailable, a restart scheduled). */
+void up_receive(struct upstream *u, const char *text, size_t len);
+void up_request_failed(struct upstream *u, uint64_t id, const char *why);
+void up_down(struct upstream *u, const char *why);
+
+/* httpup.c: the Streamable HTTP transport of a url upstream */
+struct httpup *httpup_new(struct upstream *u);
+/* Before an initialize: the session (if any) is forgotten. */
+void httpup_start(struct httpup *h);
+/* POSTs one JSON-RPC message; false when it cannot be sent. */
+bool httpup_send(struct httpup *h, json_t *msg);
+/* A request given up (timeout, cancel): its transfer ends. */
+void httpup_forget(struct httpup *h, uint64_t id);
+/* Every transfer ends (no callbacks) and the session is forgotten. */
+void httpup_reset(struct httpup *h);
+/* Ends the session (DELETE, briefly waited for) and frees. NULL-safe. */
+void httpup_free(struct httpup *h);
 
 /* gwcall.c */
 void gw_tool_handler(struct mcp_call *call, json_t *args, void *arg);

@@ -1,10 +1,11 @@
-/* upstream.c — the MCP client side of one stdio upstream: newline-delimited JSON-RPC over its
- * child, our own ids on the wire (many clients share the child, so their ids cannot be used),
+/* upstream.c — the MCP client side of one upstream: newline-delimited JSON-RPC over a stdio
+ * child, or Streamable HTTP (httpup.c) for a url upstream; our own ids on the wire (many clients share the child, so their ids cannot be used),
  * the start-up handshake (initialize, notifications/initialized, tools/list following
  * nextCursor) within connect_timeout, and what the upstream sends unasked: progress (relayed to
  * the call it belongs to), log messages (our log), list_changed (logged: discovery is frozen),
  * ping (answered) and other requests (refused until sampling/elicitation are relayed).
- * When the child exits or misbehaves every request in flight is answered "gone" (both NULL). */
+ * When the child exits or misbehaves (or the HTTP upstream fails) every request in flight is
+ * answered "gone" (both NULL). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -20,12 +21,13 @@
 #include "utf8.h"
 #include "version.h"
 
-static void up_down(struct upstream *u, const char *why);
 
 /* ---------- sending ---------- */
 
 static bool send_json(struct upstream *u, json_t *msg)
 {
+    if (u->http)
+        return httpup_send(u->http, msg);
     char *text = json_dumps(msg, JSON_COMPACT);
     bool ok = false;
     if (text && u->child) {
@@ -46,7 +48,7 @@ bool up_request(struct upstream *u, const char *method, json_t *params_take, up_
                 void *arg, struct gw_call *call, uint64_t *id_out)
 {
     char key[24];
-    if (u->child == NULL || u->state == UP_DOWN) {
+    if ((u->child == NULL && u->http == NULL) || u->state == UP_DOWN) {
         json_decref(params_take);
         return false;
     }
@@ -86,6 +88,8 @@ void up_forget(struct upstream *u, uint64_t id)
     char key[24];
     id_key(id, key);
     free(strmap_del(u->pending, key));
+    if (u->http)
+        httpup_forget(u->http, id);
 }
 
 /* ---------- what the upstream sends ---------- */
@@ -164,9 +168,8 @@ static void on_notification(struct upstream *u, const char *method, json_t *para
                  method);
 }
 
-static void on_line(char *line, size_t len, void *arg)
+void up_receive(struct upstream *u, const char *line, size_t len)
 {
-    struct upstream *u = arg;
     json_error_t jerr;
     char why[100];
     if (u->state == UP_DOWN)
@@ -188,6 +191,11 @@ static void on_line(char *line, size_t len, void *arg)
     else
         on_response(u, msg);
     json_decref(msg);
+}
+
+static void on_line(char *line, size_t len, void *arg)
+{
+    up_receive(arg, line, len);
 }
 
 /* The id of a message from its first bytes: a top-level "id" member before anything nested
@@ -250,7 +258,6 @@ static void on_oversized(const char *head, size_t head_len, const char *tail, si
                          void *arg)
 {
     struct upstream *u = arg;
-    char key[24];
     uint64_t id = id_from_head(head, head_len);
     if (id == 0)
         id = id_from_tail(tail, tail_len);
@@ -258,18 +265,31 @@ static void on_oversized(const char *head, size_t head_len, const char *tail, si
              CHILD_LINE_MAX >> 20, (unsigned long long)id);
     if (id == 0 || u->state == UP_DOWN)
         return;
+    char why[80];
+    snprintf(why, sizeof why, "answered with a message larger than %u MiB", CHILD_LINE_MAX >> 20);
+    up_request_failed(u, id, why);
+}
+
+/* One request cannot be answered (an oversized answer, an HTTP error for it): a call gets a
+ * tool error saying why (or upstream_unavailable without a why) and the upstream keeps
+ * serving the others; a start-up request that fails makes the upstream useless. */
+void up_request_failed(struct upstream *u, uint64_t id, const char *why)
+{
+    char key[24];
+    if (u->state == UP_DOWN)
+        return;
     id_key(id, key);
     struct up_req *r = strmap_del(u->pending, key);
     if (r == NULL)
         return;
-    if (r->call) {
-        json_t *err = tool_error_json(TE_UPSTREAM_ERROR, 0,
-                                      "upstream %s answered with a message larger than %u MiB",
-                                      u->cfg->name, CHILD_LINE_MAX >> 20);
+    if (r->call && why) {
+        json_t *err = tool_error_json(TE_UPSTREAM_ERROR, 0, "upstream %s %s", u->cfg->name, why);
         r->cb(u, err, NULL, r->arg);
         json_decref(err);
+    } else if (r->call) {
+        r->cb(u, NULL, NULL, r->arg);
     } else {
-        up_down(u, "a start-up answer was larger than the message cap");
+        up_down(u, why ? why : "a start-up request failed");
         r->cb(u, NULL, NULL, r->arg); /* down already: it only lets go */
     }
     free(r);
@@ -362,21 +382,32 @@ static void on_connect_timeout(struct loop *l, void *arg)
     up_down(u, why);
 }
 
-bool up_start(struct upstream *u, char *err, size_t errlen)
+/* A stdio upstream's child, or a url upstream's HTTP transport (no session yet). */
+static bool connect_transport(struct upstream *u, char *err, size_t errlen)
 {
     char name[64];
+    if (u->cfg->kind == GW_HTTP) {
+        u->http = u->http ? u->http : httpup_new(u);
+        httpup_start(u->http);
+        return true;
+    }
     snprintf(name, sizeof name, "upstream %s", u->cfg->name);
     struct child_spec spec = {.name = name, .command = u->cfg->command, .args = u->cfg->args,
                               .env = u->cfg->env, .cwd = u->cfg->cwd};
     static const struct child_events ev = {.line = on_line, .oversized = on_oversized,
                                            .exited = on_exited};
+    u->child = child_start(u->loop, &spec, &ev, u, err, errlen);
+    return u->child != NULL;
+}
+
+bool up_start(struct upstream *u, char *err, size_t errlen)
+{
     u->pending = u->pending ? u->pending : strmap_new();
     u->tools = u->tools ? u->tools : json_array();
     json_array_clear(u->tools); /* a restart lists again; the surface stays as built */
     u->pages = 0;
     u->state = UP_STARTING;
-    u->child = child_start(u->loop, &spec, &ev, u, err, errlen);
-    if (u->child == NULL) {
+    if (!connect_transport(u, err, errlen)) {
         u->state = UP_DOWN;
         return false;
     }
@@ -415,7 +446,7 @@ static void on_restart(struct loop *l, void *arg)
  * that failed together do not come back in lockstep. */
 void up_schedule_restart(struct upstream *u)
 {
-    if (u->gw->stopping || u->restart_timer || u->cfg->kind != GW_STDIO)
+    if (u->gw->stopping || u->restart_timer)
         return;
     if (u->ready_since && loop_now(u->loop) - u->ready_since > GW_STABLE_MS)
         u->failures = 0;
@@ -461,7 +492,7 @@ static void fail_pending(struct upstream *u)
 
 /* The upstream stops serving: the child is killed (freed outside its own callbacks), calls in
  * flight and waiting are answered upstream_unavailable. */
-static void up_down(struct upstream *u, const char *why)
+void up_down(struct upstream *u, const char *why)
 {
     if (u->state == UP_DOWN)
         return;
@@ -477,6 +508,8 @@ static void up_down(struct upstream *u, const char *why)
         if (u->reap_timer == NULL)
             u->reap_timer = loop_timer_add(u->loop, 0, reap, u);
     }
+    if (u->http)
+        httpup_reset(u->http); /* its transfers end; the session is forgotten */
     fail_pending(u);
     gw_calls_fail_waiting(u);
     up_schedule_restart(u);
@@ -489,6 +522,7 @@ void up_cleanup(struct upstream *u)
     loop_timer_cancel(u->reap_timer);
     child_free(u->child);
     child_free(u->dead_child);
+    httpup_free(u->http); /* ends its session (DELETE) */
     if (u->pending) {
         size_t n;
         void **v = strmap_values(u->pending, &n);

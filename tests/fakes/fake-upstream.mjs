@@ -14,7 +14,20 @@
 //                 --pages        tools/list in pages of 3 tools (nextCursor "page-N")
 //                 --describe FILE  echo's description is FILE's text when FILE exists (read at
 //                                  each tools/list: a test changes it between starts, a rug pull)
+// Streamable HTTP mode (tests/integration/gwhttp.test.mjs): --http PORT serves POST/DELETE /mcp
+// on 127.0.0.1:PORT instead of stdio, with sessions (Mcp-Session-Id from initialize; an unknown
+// one gets 404, none gets 400); answers are JSON, or SSE for tool progress (progress events,
+// then the answer) and with --sse for everything. More tools there:
+//   tool progress  three notifications/progress (when the call has a progressToken), then "done"
+//   tool hugesse   the 5 MiB answer as one SSE event
+//   tool fail500   HTTP 500 (the upstream seems broken)
+//                 --expire-after N  the session is forgotten after N tools/call (the next call
+//                                   on it gets 404, like a restarted server: mcp-proxy #149)
+//                 --record FILE     appends one JSON line per HTTP request: method, the JSON-RPC
+//                                   method, id, tool, the headers that matter, the HTTP status
 import { appendFileSync, existsSync, readFileSync } from 'node:fs';
+import { createServer } from 'node:http';
+import { randomUUID } from 'node:crypto';
 import { createInterface } from 'node:readline';
 
 const args = process.argv.slice(2);
@@ -27,7 +40,8 @@ const description = (name) => (name === 'echo' && opt('--describe') && existsSyn
 const tool = (name) => ({ name, description: description(name),
   inputSchema: { type: 'object', properties: { message: { type: 'string' } } } });
 
-createInterface({ input: process.stdin }).on('line', (line) => {
+if (opt('--http')) serveHttp(Number(opt('--http')));
+else createInterface({ input: process.stdin }).on('line', (line) => {
   const msg = JSON.parse(line);
   if (msg.method === 'initialize') {
     if (args.includes('--hang-init')) return;
@@ -64,3 +78,83 @@ createInterface({ input: process.stdin }).on('line', (line) => {
     send({ jsonrpc: '2.0', id: msg.id, error: { code: -32601, message: 'Method not found' } });
   }
 });
+
+function serveHttp(port) {
+  const sessions = new Map(); // id -> tools/call count
+  const expireAfter = opt('--expire-after') ? Number(opt('--expire-after')) : Infinity;
+  const record = (entry) => opt('--record') && appendFileSync(opt('--record'), JSON.stringify(entry) + '\n');
+  const result = (id, text) => ({ jsonrpc: '2.0', id, result: { content: [{ type: 'text', text }] } });
+  const server = createServer((req, res) => {
+    let body = '';
+    req.on('data', (c) => { body += c; });
+    req.on('end', () => {
+      const msg = body ? JSON.parse(body) : {};
+      const sid = req.headers['mcp-session-id'];
+      const entry = { http: req.method, method: msg.method, id: msg.id, tool: msg.params?.name,
+        requestId: msg.params?.requestId, session: sid, version: req.headers['mcp-protocol-version'],
+        accept: req.headers.accept, authorization: req.headers.authorization };
+      const status = (code, extra = {}) => { record({ ...entry, status: code }); res.writeHead(code, extra); };
+      const json = (m, headers = {}) => {
+        if (args.includes('--sse')) return sse([m], headers);
+        status(200, { 'Content-Type': 'application/json', ...headers });
+        res.end(JSON.stringify(m));
+      };
+      function sse(msgs, headers = {}, gap = 0) {
+        status(200, { 'Content-Type': 'text/event-stream', ...headers });
+        const next = () => {
+          const m = msgs.shift();
+          if (!m) return res.end();
+          res.write(`event: message\ndata: ${JSON.stringify(m)}\n\n`);
+          setTimeout(next, gap);
+        };
+        next();
+      }
+      if (req.method === 'DELETE') {
+        sessions.delete(sid);
+        status(200);
+        return res.end();
+      }
+      if (msg.method === 'initialize') {
+        if (args.includes('--hang-init')) return record({ ...entry, status: 'hang' });
+        const id = randomUUID();
+        sessions.set(id, 0);
+        return json({ jsonrpc: '2.0', id: msg.id, result: { protocolVersion: '2025-11-25',
+          capabilities: { tools: {} }, serverInfo: { name: 'fake-upstream-http', version: '1.0.0' } } },
+        { 'Mcp-Session-Id': id });
+      }
+      if (sid === undefined) { status(400); return res.end('Mcp-Session-Id required'); }
+      if (!sessions.has(sid)) { status(404); return res.end('unknown session'); }
+      if (msg.id === undefined) { status(202); return res.end(); }
+      if (msg.method === 'tools/list') {
+        return json({ jsonrpc: '2.0', id: msg.id, result: { tools: ['echo', 'slow', 'hang', 'huge',
+          'hugesse', 'progress', 'fail500'].map(tool) } });
+      }
+      if (msg.method !== 'tools/call') {
+        return json({ jsonrpc: '2.0', id: msg.id, error: { code: -32601, message: 'Method not found' } });
+      }
+      const calls = sessions.get(sid) + 1;
+      sessions.set(sid, calls);
+      if (calls > expireAfter) {
+        sessions.delete(sid);
+        status(404);
+        return res.end('session expired');
+      }
+      const name = msg.params.name;
+      const big = () => 'x'.repeat(5 * 1024 * 1024);
+      if (name === 'echo') json(result(msg.id, `Echo: ${msg.params.arguments.message}`));
+      else if (name === 'slow') setTimeout(() => json(result(msg.id, 'slow done')), msg.params.arguments?.ms ?? 300);
+      else if (name === 'hang') record({ ...entry, status: 'hang' });
+      else if (name === 'huge') json(result(msg.id, big()));
+      else if (name === 'hugesse') sse([result(msg.id, big())]);
+      else if (name === 'fail500') { status(500); res.end('broken'); }
+      else if (name === 'progress') {
+        const token = msg.params._meta?.progressToken;
+        const notes = token === undefined ? [] : [1, 2, 3].map((progress) => ({ jsonrpc: '2.0',
+          method: 'notifications/progress', params: { progressToken: token, progress, total: 3,
+            message: `step ${progress}` } }));
+        sse([...notes, result(msg.id, 'done')], {}, 50);
+      }
+    });
+  });
+  server.listen(port, '127.0.0.1', () => console.error(`fake-upstream listening on ${port}`));
+}

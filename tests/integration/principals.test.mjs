@@ -13,7 +13,7 @@ import { join } from 'node:path';
 import { createHash, randomBytes } from 'node:crypto';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { startHermes, startFake, HERMES, JSON_HEADERS, until } from './lib.mjs';
+import { startHermes, startFake, HERMES, JSON_HEADERS, until, modernMeta, modernHeaders } from './lib.mjs';
 
 const sha = (t) => createHash('sha256').update(t).digest('hex');
 const READ_TOOLS = ['hermes_files', 'hermes_result', 'hermes_status', 'list_agents'];
@@ -273,12 +273,9 @@ test('a tokens file that is unsafe or unclear stops the server with a reason', (
 test('2026-07-28 (stateless, _meta): tools/list per principal, private cache scope, 403 outside', async () => {
   const { tok, yaml } = roles();
   const srv = await startHermes({ TOKENS_FILE: tempFile('tokens.yaml', yaml) });
-  const meta = { 'io.modelcontextprotocol/protocolVersion': '2026-07-28',
-    'io.modelcontextprotocol/clientCapabilities': {},
-    'io.modelcontextprotocol/clientInfo': { name: 'principals-it', version: '1' } };
+  const meta = modernMeta({}, 'principals-it');
   const rpc = async (token, method, params = {}, name) => {
-    const headers = { ...JSON_HEADERS, Authorization: `Bearer ${token}`, 'MCP-Protocol-Version': '2026-07-28', 'Mcp-Method': method };
-    if (name) headers['Mcp-Name'] = name;
+    const headers = { ...modernHeaders(method, name), Authorization: `Bearer ${token}` };
     const r = await fetch(srv.url, { method: 'POST', headers,
       body: JSON.stringify({ jsonrpc: '2.0', id: 5, method, params: { ...params, _meta: meta } }) });
     return { status: r.status, www: r.headers.get('www-authenticate'), json: await r.json() };

@@ -1,4 +1,5 @@
-/* sse.h — incremental decoder for Server-Sent Events (the agent's streams). Pure; fuzzed.
+/* sse.h — incremental decoder for Server-Sent Events (the agent's streams, the answers of a
+ * gateway's Streamable HTTP upstream). Pure; fuzzed.
  * Bytes go in as they arrive, in pieces of any size; each complete event comes out through the
  * callback with its event name ("" when none was given), its data (lines joined with "\n") and
  * its id. Comment lines (": keepalive") are skipped. An event larger than max_event bytes is an

@@ -1,0 +1,542 @@
+/* httpup.c — the Streamable HTTP transport (MCP 2025-11-25) of a url upstream, on the loop's
+ * HTTP client (http/httpc.c): each message upstream.c sends is one POST with
+ * `Accept: application/json, text/event-stream` and the file's headers; the answer is either one
+ * JSON message or an SSE stream (progress, then the answer), each message handed to
+ * up_receive() as it arrives. The Mcp-Session-Id the initialize answer carries is sent, with
+ * MCP-Protocol-Version, on every later POST, and DELETEd when we stop.
+ *
+ * Failures map onto the stdio ones so the gateway's recovery stays one path: no connection, a
+ * 5xx or a start-up request refused make the upstream down (its calls upstream_unavailable, a
+ * restart with backoff, re-listing, pins re-checked); a 404 for our session means the upstream
+ * forgot it (it restarted, mcp-proxy #149): we initialize a new session and send that request
+ * again, once; a message over the cap fails the call it belongs to. Request deadlines are
+ * gwcall.c's (timeout) and upstream.c's (connect_timeout); only connecting is capped here.
+ *
+ * Callbacks from httpc run inside curl, and what they hand to upstream.c may end this upstream
+ * (up_down -> httpup_reset): a POST whose callback is running is only marked dead then and
+ * freed by that callback once upstream.c returned. */
+#include <curl/curl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "buf.h"
+#include "child.h"
+#include "gw_internal.h"
+#include "httpc.h"
+#include "log.h"
+#include "mem.h"
+#include "sse.h"
+#include "utf8.h"
+
+#define HU_MESSAGE_MAX CHILD_LINE_MAX  /* one message from the upstream, as for stdio */
+#define HU_PER_ORIGIN 64               /* POSTs at once to one upstream (max_in_flight is the real cap) */
+#define HU_NOTIFY_DEADLINE_MS 10000    /* a notification's POST */
+#define HU_DELETE_TIMEOUT_MS 1000      /* ending the session at shutdown */
+
+/* One message POSTed (or waiting to be, while the session is renewed). */
+struct post {
+    struct httpup *hu;
+    struct httpc_req *req;     /* NULL while held */
+    json_t *msg;
+    uint64_t id;               /* a request's id, 0 for a notification or a response */
+    bool is_init;              /* initialize: its answer carries the session */
+    bool is_renew;             /* our own initialize for a new session (not upstream.c's) */
+    bool retried;              /* sent again after a 404 */
+    bool with_session;         /* sent with a session id */
+    unsigned generation;       /* of the session it was sent with */
+    long status;               /* from the status line */
+    bool sse;                  /* the answer is an event stream */
+    bool answered;             /* the answer to id arrived (or the call was failed) */
+    bool too_big;              /* a JSON body over the cap */
+    bool in_cb, dead;          /* see the file's comment */
+    struct sse_decoder dec;
+    struct buf body;           /* a JSON answer, or an error's body */
+    struct post *prev, *next;
+};
+
+struct httpup {
+    struct upstream *u;
+    struct httpc *http;
+    char *session;             /* Mcp-Session-Id, NULL before initialize answered */
+    unsigned generation;       /* counts the sessions: a 404 for an older one is not news */
+    char version[32];          /* the negotiated protocol version, "" before */
+    json_t *init_msg;          /* upstream.c's initialize: replayed to renew the session */
+    bool renewing;
+    struct post *posts;        /* sent and not finished */
+    struct post *held;         /* waiting for the new session (a list through next) */
+};
+
+static const char *name_of(const struct httpup *h)
+{
+    return h->u->cfg->name;
+}
+
+static void post_free(struct post *p)
+{
+    json_decref(p->msg);
+    sse_cleanup(&p->dec);
+    buf_cleanup(&p->body);
+    free(p);
+}
+
+static void unlink_post(struct post *p)
+{
+    struct httpup *h = p->hu;
+    if (p->prev)
+        p->prev->next = p->next;
+    else
+        h->posts = p->next;
+    if (p->next)
+        p->next->prev = p->prev;
+    p->prev = p->next = NULL;
+}
+
+/* Ends p's transfer (no callback after this); freed now, or by its running callback. */
+static void drop(struct post *p)
+{
+    httpc_cancel(p->req);
+    p->req = NULL;
+    unlink_post(p);
+    if (p->in_cb)
+        p->dead = true;
+    else
+        post_free(p);
+}
+
+/* ---------- what comes back ---------- */
+
+static void renewed(struct httpup *h, json_t *msg);
+
+/* One message of an answer (a JSON body or an SSE event's data). */
+static void deliver(struct post *p, const char *text, size_t len)
+{
+    struct httpup *h = p->hu;
+    json_t *msg = json_loadb(text, len, 0, NULL);
+    json_t *id = json_object_get(msg, "id");
+    bool is_answer = json_is_integer(id) && !json_object_get(msg, "method") &&
+                     p->id && (uint64_t)json_integer_value(id) == p->id;
+    if (is_answer)
+        p->answered = true;
+    if (is_answer && p->is_renew) {
+        renewed(h, msg);
+        json_decref(msg);
+        return;
+    }
+    if (is_answer && p->is_init) {
+        const char *v = json_string_value(json_object_get(json_object_get(msg, "result"),
+                                                          "protocolVersion"));
+        snprintf(h->version, sizeof h->version, "%s", v ? v : "");
+    }
+    json_decref(msg);
+    up_receive(h->u, text, len);
+}
+
+static void on_event(const char *event, const char *data, size_t len, const char *id,
+                     void *arg)
+{
+    struct post *p = arg;
+    (void)id;
+    if (p->dead || (event[0] && strcmp(event, "message") != 0) || len == 0)
+        return;
+    deliver(p, data, len);
+}
+
+static void on_header(struct httpc_req *r, const char *line, void *arg)
+{
+    struct post *p = arg;
+    (void)r;
+    if (strncmp(line, "HTTP/", 5) == 0) {
+        const char *sp = strchr(line, ' ');
+        p->status = sp ? strtol(sp + 1, NULL, 10) : 0;
+        p->sse = false;
+    } else if (strncasecmp(line, "Content-Type:", 13) == 0) {
+        p->sse = strstr(line + 13, "text/event-stream") != NULL;
+    } else if (strncasecmp(line, "Mcp-Session-Id:", 15) == 0 && (p->is_init || p->is_renew) &&
+               p->status >= 200 && p->status < 300) {
+        const char *v = line + 15 + strspn(line + 15, " \t");
+        size_t n = strcspn(v, " \t");
+        bool visible = n > 0 && n < 256;
+        for (size_t i = 0; i < n && visible; i++)
+            visible = v[i] > 0x20 && v[i] < 0x7f; /* the spec's visible ASCII only */
+        if (visible) {
+            free(p->hu->session);
+            p->hu->session = xstrndup(v, n);
+            p->hu->generation++;
+        }
+    }
+}
+
+/* An event stream goes to upstream.c event by event (progress while the call runs). */
+static bool on_data(struct httpc_req *r, const char *data, size_t len, void *arg)
+{
+    struct post *p = arg;
+    struct httpup *h = p->hu;
+    (void)r;
+    bool ok = true;
+    p->in_cb = true;
+    if (p->sse && p->status >= 200 && p->status < 300) {
+        if (!sse_feed(&p->dec, data, len, on_event, p) && !p->dead) {
+            char why[80];
+            snprintf(why, sizeof why, "answered with a message larger than %u MiB",
+                     HU_MESSAGE_MAX >> 20);
+            log_warn("upstream %s: an event over %u MiB was dropped (id %llu)", name_of(h),
+                     HU_MESSAGE_MAX >> 20, (unsigned long long)p->id);
+            if (p->id)
+                up_request_failed(h->u, p->id, why);
+            p->answered = true;
+            ok = false;
+        }
+    } else if (!buf_append(&p->body, data, len)) {
+        p->too_big = true; /* on_done reports it */
+        ok = false;
+    }
+    p->in_cb = false;
+    if (p->dead) {
+        post_free(p); /* dropped meanwhile; httpc frees r once curl returns */
+        return false;
+    }
+    return ok;
+}
+
+/* A request whose answer is an HTTP error, not a message. */
+static void request_failed_http(struct post *p, const struct httpc_result *res)
+{
+    struct httpup *h = p->hu;
+    char why[200];
+    if (res->timed_out)
+        snprintf(why, sizeof why, "could not connect within connect_timeout (%u s)",
+                 h->u->cfg->connect_timeout_s);
+    else if (res->failed || res->status == 0)
+        snprintf(why, sizeof why, "cannot be reached (%.120s)", res->error ? res->error : "?");
+    else
+        snprintf(why, sizeof why, "answered HTTP %ld", res->status);
+    utf8_clean(why);
+    if (res->failed || res->timed_out || res->status == 0 || res->status >= 500 || p->is_init ||
+        p->is_renew) {
+        up_down(h->u, why);
+        return;
+    }
+    up_request_failed(h->u, p->id, why);
+}
+
+static void start_renewal(struct httpup *h);
+static bool post_start(struct post *p);
+
+static void on_done(struct httpc_req *r, const struct httpc_result *res, void *arg)
+{
+    struct post *p = arg;
+    struct httpup *h = p->hu;
+    (void)r;
+    p->req = NULL; /* httpc frees it after this */
+    p->in_cb = true;
+    unlink_post(p);
+    bool ok_status = res->status >= 200 && res->status < 300;
+    if (p->id == 0) {
+        if (!ok_status && !p->is_renew)
+            log_info("upstream %s: a notification got HTTP %ld", name_of(h), res->status);
+    } else if (res->status == 404 && p->with_session && !p->retried && !p->is_renew &&
+               !p->is_init) {
+        /* The upstream forgot our session: a new one, then this request again. */
+        p->retried = true;
+        p->status = 0;
+        p->sse = false;
+        buf_cleanup(&p->body);
+        buf_init(&p->body, HU_MESSAGE_MAX);
+        p->in_cb = false;
+        if (p->generation != h->generation && !h->renewing) {
+            /* sent before the session was renewed: it only needs the new one */
+            if (!post_start(p)) {
+                up_request_failed(h->u, p->id, NULL);
+                post_free(p);
+            }
+            return;
+        }
+        p->next = h->held;
+        h->held = p;
+        start_renewal(h);
+        return;
+    } else if (p->too_big) {
+        char why[80];
+        snprintf(why, sizeof why, "answered with a message larger than %u MiB",
+                 HU_MESSAGE_MAX >> 20);
+        log_warn("upstream %s: a message over %u MiB was dropped (id %llu)", name_of(h),
+                 HU_MESSAGE_MAX >> 20, (unsigned long long)p->id);
+        up_request_failed(h->u, p->id, why);
+        p->answered = true;
+    } else if (res->aborted) {
+        /* over the cap in an event stream: already answered */
+    } else if (ok_status && !p->sse && p->body.len) {
+        deliver(p, p->body.data, p->body.len);
+    } else if (!ok_status && p->body.len && p->body.data[0] == '{') {
+        deliver(p, p->body.data, p->body.len); /* e.g. a JSON-RPC error with a 400 */
+    }
+    if (p->id && !p->answered && !p->dead && p->hu->u->state != UP_DOWN) {
+        if (!ok_status || res->failed || res->timed_out)
+            request_failed_http(p, res);
+        else
+            up_request_failed(h->u, p->id, "ended its answer without a result");
+    }
+    post_free(p);
+}
+
+/* ---------- sending ---------- */
+
+/* The headers of a request: ours, the session's, the file's (each "Name: value", allocated;
+ * free_headers). */
+static char **build_headers(struct httpup *h, size_t *count)
+{
+    size_t n = 0, max = json_object_size(h->u->cfg->headers) + 4;
+    char **out = xcalloc(max, sizeof *out);
+    const char *key;
+    json_t *v;
+    out[n++] = xstrdup("Content-Type: application/json");
+    out[n++] = xstrdup("Accept: application/json, text/event-stream");
+    if (h->session)
+        out[n++] = xasprintf("Mcp-Session-Id: %s", h->session);
+    if (h->version[0])
+        out[n++] = xasprintf("MCP-Protocol-Version: %s", h->version);
+    json_object_foreach(h->u->cfg->headers, key, v) {
+        const char *s = json_string_value(v);
+        if (n == max || s == NULL || strpbrk(s, "\r\n") || strpbrk(key, "\r\n: "))
+            continue; /* a header cannot carry a line break (the file's check too) */
+        out[n++] = xasprintf("%s: %s", key, s);
+    }
+    *count = n;
+    return out;
+}
+
+static void free_headers(char **hdr, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        explicit_bzero(hdr[i], strlen(hdr[i])); /* may hold a token */
+        free(hdr[i]);
+    }
+    free(hdr);
+}
+
+static size_t discard(char *p, size_t size, size_t n, void *arg)
+{
+    (void)p;
+    (void)arg;
+    return size * n;
+}
+
+/* Starts p's POST with the current session; false when curl refused. */
+static bool post_start(struct post *p)
+{
+    struct httpup *h = p->hu;
+    size_t n;
+    char **hdr = build_headers(h, &n);
+    char *body = json_dumps(p->msg, JSON_COMPACT);
+    p->with_session = h->session != NULL;
+    p->generation = h->generation;
+    struct httpc_opts o = {.method = "POST", .url = h->u->cfg->url,
+                           .headers = (const char *const *)hdr,
+                           .nheaders = n, .body = body, .body_len = body ? strlen(body) : 0,
+                           .connect_timeout_ms = h->u->cfg->connect_timeout_s * 1000,
+                           .deadline_ms = p->id ? 0 : HU_NOTIFY_DEADLINE_MS,
+                           .on_data = on_data, .on_header = on_header, .on_done = on_done,
+                           .arg = p};
+    p->req = body ? httpc_request(h->http, &o) : NULL;
+    free_headers(hdr, n);
+    free(body);
+    if (p->req == NULL)
+        return false;
+    p->prev = NULL;
+    p->next = h->posts;
+    if (h->posts)
+        h->posts->prev = p;
+    h->posts = p;
+    return true;
+}
+
+static struct post *post_new(struct httpup *h, json_t *msg)
+{
+    struct post *p = xcalloc(1, sizeof *p);
+    json_t *id = json_object_get(msg, "id");
+    const char *method = json_string_value(json_object_get(msg, "method"));
+    p->hu = h;
+    p->msg = json_incref(msg);
+    if (method && json_is_integer(id))
+        p->id = (uint64_t)json_integer_value(id);
+    p->is_init = method && strcmp(method, "initialize") == 0;
+    sse_init(&p->dec, HU_MESSAGE_MAX);
+    buf_init(&p->body, HU_MESSAGE_MAX);
+    return p;
+}
+
+bool httpup_send(struct httpup *h, json_t *msg)
+{
+    struct post *p = post_new(h, msg);
+    if (p->is_init) {
+        json_decref(h->init_msg);
+        h->init_msg = json_deep_copy(msg);
+    }
+    if (h->renewing) {
+        p->next = h->held; /* sent once the new session is there */
+        h->held = p;
+        return true;
+    }
+    if (!post_start(p)) {
+        post_free(p);
+        return false;
+    }
+    return true;
+}
+
+/* ---------- a new session after a 404 ---------- */
+
+static void start_renewal(struct httpup *h)
+{
+    if (h->renewing)
+        return;
+    log_warn("upstream %s: session expired (HTTP 404); initializing a new one", name_of(h));
+    h->renewing = true;
+    free(h->session);
+    h->session = NULL;
+    h->version[0] = '\0';
+    json_t *msg = json_deep_copy(h->init_msg);
+    json_object_set_new(msg, "id", json_integer((json_int_t)++h->u->next_id));
+    struct post *p = post_new(h, msg);
+    json_decref(msg);
+    p->is_renew = true;
+    p->is_init = false;
+    if (!post_start(p)) {
+        post_free(p);
+        up_down(h->u, "cannot send initialize for a new session");
+    }
+}
+
+/* The new session's initialize answered: the held messages go again with it. */
+static void renewed(struct httpup *h, json_t *msg)
+{
+    const char *v = json_string_value(json_object_get(json_object_get(msg, "result"),
+                                                      "protocolVersion"));
+    if (v == NULL) {
+        up_down(h->u, "refused initialize for a new session");
+        return;
+    }
+    snprintf(h->version, sizeof h->version, "%s", v);
+    h->renewing = false;
+    log_info("upstream %s: new session initialized", name_of(h));
+    json_t *note = json_pack("{s:s, s:s, s:{}}", "jsonrpc", "2.0", "method",
+                             "notifications/initialized", "params");
+    httpup_send(h, note);
+    json_decref(note);
+    struct post *held = h->held;
+    h->held = NULL;
+    /* Oldest first, as they were sent. */
+    struct post *rev = NULL;
+    while (held) {
+        struct post *next = held->next;
+        held->next = rev;
+        rev = held;
+        held = next;
+    }
+    while (rev) {
+        struct post *p = rev;
+        rev = p->next;
+        p->next = NULL;
+        if (!post_start(p)) {
+            uint64_t id = p->id;
+            post_free(p);
+            if (id)
+                up_request_failed(h->u, id, NULL);
+        }
+    }
+}
+
+/* ---------- life ---------- */
+
+struct httpup *httpup_new(struct upstream *u)
+{
+    struct httpup *h = xcalloc(1, sizeof *h);
+    h->u = u;
+    h->http = httpc_new(u->loop, HU_PER_ORIGIN);
+    return h;
+}
+
+void httpup_start(struct httpup *h)
+{
+    httpup_reset(h);
+}
+
+void httpup_forget(struct httpup *h, uint64_t id)
+{
+    for (struct post *p = h->posts; p; p = p->next)
+        if (p->id == id) {
+            drop(p);
+            return;
+        }
+    for (struct post **pp = &h->held; *pp; pp = &(*pp)->next)
+        if ((*pp)->id == id) {
+            struct post *p = *pp;
+            *pp = p->next;
+            post_free(p);
+            return;
+        }
+}
+
+void httpup_reset(struct httpup *h)
+{
+    while (h->posts)
+        drop(h->posts);
+    while (h->held) {
+        struct post *p = h->held;
+        h->held = p->next;
+        post_free(p);
+    }
+    h->renewing = false;
+    free(h->session);
+    h->session = NULL;
+    h->version[0] = '\0';
+}
+
+/* Tells the upstream we are done with the session (the spec's DELETE). The loop has stopped
+ * by now, so this one waits, briefly; an upstream that does not answer just keeps it. */
+static void end_session(struct httpup *h)
+{
+    size_t n;
+    char **hdr = build_headers(h, &n);
+    struct curl_slist *list = NULL;
+    CURL *e = curl_easy_init();
+    for (size_t i = 0; i < n; i++)
+        list = curl_slist_append(list, hdr[i]);
+    free_headers(hdr, n);
+    if (e) {
+        curl_easy_setopt(e, CURLOPT_URL, h->u->cfg->url);
+        curl_easy_setopt(e, CURLOPT_CUSTOMREQUEST, "DELETE");
+        curl_easy_setopt(e, CURLOPT_NOSIGNAL, 1L);
+        curl_easy_setopt(e, CURLOPT_PROTOCOLS_STR, "http,https");
+        curl_easy_setopt(e, CURLOPT_HTTPHEADER, list);
+        curl_easy_setopt(e, CURLOPT_TIMEOUT_MS, (long)HU_DELETE_TIMEOUT_MS);
+        curl_easy_setopt(e, CURLOPT_WRITEFUNCTION, discard);
+        CURLcode rc = curl_easy_perform(e);
+        log_info("upstream %s: session ended (%s)", name_of(h),
+                 rc == CURLE_OK ? "DELETE sent" : curl_easy_strerror(rc));
+        curl_easy_cleanup(e);
+    }
+    curl_slist_free_all(list);
+}
+
+void httpup_free(struct httpup *h)
+{
+    if (h == NULL)
+        return;
+    struct post *live = h->posts;
+    h->posts = NULL;
+    while (live) {
+        struct post *next = live->next;
+        httpc_cancel(live->req);
+        post_free(live);
+        live = next;
+    }
+    if (h->session)
+        end_session(h);
+    httpup_reset(h);
+    httpc_free(h->http);
+    json_decref(h->init_msg);
+    free(h);
+}

@@ -1,0 +1,63 @@
+/* httpc.h — HTTP client transfers on our loop: libcurl multi driven by the loop's socket and
+ * timer callbacks, so a waiting transfer never blocks another. The Hermes agent client
+ * (bridge/agent.c) and the gateway's Streamable HTTP upstreams (gateway/httpup.c) both sit on
+ * it. Loop thread only.
+ *
+ * A transfer either accumulates its response body (capped at max_response: past it the transfer
+ * is aborted and reported as too_big) or, with on_data, streams it to the caller piece by piece.
+ * on_done runs exactly once unless httpc_cancel() came first; httpc_cancel() is synchronous: no
+ * callback runs after it returns. It may be called from any callback, r's own on_data and
+ * on_done included (r is then freed once libcurl has returned). Never sends an Origin header. */
+#ifndef HM_HTTPC_H
+#define HM_HTTPC_H
+#include <stdbool.h>
+#include <stddef.h>
+
+struct loop;
+struct httpc;
+struct httpc_req;
+
+struct httpc_result {
+    long status;             /* HTTP status, 0 if none arrived */
+    bool timed_out;          /* connect timeout or the deadline passed */
+    bool too_big;            /* the response passed max_response */
+    bool aborted;            /* on_data returned false */
+    bool failed;             /* no HTTP answer (refused, reset, DNS...) */
+    const char *error;       /* libcurl's text for failed/timed_out, for the operator's log */
+    const char *body;        /* accumulated body (NUL-terminated), "" when streamed */
+    size_t body_len;
+    double seconds;          /* the transfer's duration; -1 when it never started */
+};
+
+typedef bool httpc_data_cb(struct httpc_req *r, const char *data, size_t len, void *arg);
+/* One response header line without its line end (lines of 512 bytes or more are skipped). */
+typedef void httpc_header_cb(struct httpc_req *r, const char *line, void *arg);
+typedef void httpc_done_cb(struct httpc_req *r, const struct httpc_result *res, void *arg);
+
+struct httpc_opts {
+    const char *method;          /* "GET", "POST" or "DELETE" */
+    const char *url;
+    const char *const *headers;  /* "Name: value" lines (copied), may be NULL */
+    size_t nheaders;
+    const char *body;            /* POST body, may be NULL */
+    size_t body_len;
+    unsigned connect_timeout_ms; /* 0: 5 s */
+    unsigned deadline_ms;        /* whole transfer, time waiting for a slot included; 0: none */
+    size_t max_response;         /* accumulated bytes (ignored with on_data) */
+    httpc_data_cb *on_data;      /* stream the body; return false to abort the transfer */
+    httpc_header_cb *on_header;  /* may be NULL */
+    httpc_done_cb *on_done;
+    void *arg;
+};
+
+/* At most per_origin transfers run at once per scheme://host:port; the others wait in our own
+ * queue, holding only their options (a curl handle costs ~20 KiB before it even connects). */
+struct httpc *httpc_new(struct loop *l, unsigned per_origin);
+/* Cancels every transfer (no callbacks) and frees. NULL-safe. */
+void httpc_free(struct httpc *c);
+/* Starts a transfer. Returns NULL (and no callback) if libcurl refused the setup. */
+struct httpc_req *httpc_request(struct httpc *c, const struct httpc_opts *o);
+void httpc_cancel(struct httpc_req *r); /* NULL-safe */
+unsigned httpc_in_flight(const struct httpc *c);
+
+#endif
