@@ -711,3 +711,23 @@ test('hostile: a resource other than <issuer>/mcp is refused at /authorize and /
     assert.equal(await srv.stop(), 0);
   }
 });
+
+// Codes live 60 s (AUTHSERVER_CODE_TTL): one 61 s old is refused like an unknown one, while a
+// fresh one from the same consent flow is taken. (A real wait: the server reads its own clock.)
+test('an authorization code older than 60 s is refused', { timeout: 120000 }, async () => {
+  const { srv, issuer } = await startOAuth();
+  try {
+    const { body: cl } = await register(issuer);
+    const { verifier, challenge } = pkce();
+    const old = await getCode(issuer, cl.client_id, challenge);
+    await new Promise((r) => setTimeout(r, 61000));
+    const late = await exchange(issuer, cl.client_id, old, verifier);
+    assert.equal(late.status, 400, JSON.stringify(late.body));
+    assert.equal(late.body.error, 'invalid_grant');
+    const fresh = await exchange(issuer, cl.client_id, await getCode(issuer, cl.client_id, challenge), verifier);
+    assert.equal(fresh.status, 200, JSON.stringify(fresh.body));
+    assert.ok(fresh.body.access_token);
+  } finally {
+    assert.equal(await srv.stop(), 0);
+  }
+});
