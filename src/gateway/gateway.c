@@ -115,11 +115,13 @@ static void register_tool(struct gateway *g, struct upstream *u, json_t *tool,
     gw_pin_hash(tool, t->seen);
     t->seen_def = gw_pin_definition(tool);
     json_t *ann = json_object_get(tool, "annotations");
+    char scope[128]; /* who may see and call it: the owner, and principals holding this */
+    snprintf(scope, sizeof scope, "gateway:%s", u->cfg->name);
     mcp_add_tool(g->mcp, &(struct mcp_tool_def){
         .name = exposed, .title = str(tool, "title"), .description = str(tool, "description"),
         .input_schema = input_schema(tool), .output_schema = output_schema(tool),
         .annotations = json_is_object(ann) ? json_deep_copy(ann) : NULL,
-        .handler = gw_tool_handler, .arg = t});
+        .handler = gw_tool_handler, .arg = t, .scope = scope});
 }
 
 /* Judges and registers the tools of one listed upstream; false on a refused name. */

@@ -171,6 +171,10 @@ test('each principal sees and calls only its tools; outside its scopes: 403 insu
     assert.equal(denied.error, '-32003');
     assert.ok(lines.some((l) => l.principal === 'owner' && l.tool === 'hermes_task' && l.status === 200));
     assert.ok(lines.filter((l) => l.status === 401).every((l) => l.principal === undefined));
+    // Every line a credential was accepted on names its principal, refused calls included.
+    const accepted = lines.filter((l) => ['/mcp', '/metrics'].includes(l.path) && l.status !== 401);
+    assert.ok(accepted.length > 10 && accepted.every((l) => ['owner', 'reader', 'worker'].includes(l.principal)),
+      JSON.stringify(accepted.filter((l) => !l.principal)));
     for (const t of [...Object.values(tok), srv.token]) assert.ok(!text.includes(t) && !text.includes(sha(t)));
   } finally {
     assert.equal(await srv.stop(), 0);
