@@ -77,7 +77,7 @@ test('5 failures in a row open the circuit: fail fast, readyz and metrics say op
       assert.match(r.structuredContent.message,
         /^upstream flaky is open-circuit after 5 failures in a row \(last: exited with status 5\); it will be tried again in \d+ s$/);
       assert.ok(r.structuredContent.retry_after >= 1 && r.structuredContent.retry_after <= 11);
-      assert.ok(took < 250, `fails fast: ${took.toFixed(0)} ms`);
+      assert.ok(took < 1000, `fails fast (the trial start is seconds away): ${took.toFixed(0)} ms`);
     }
     assert.equal(starts('flaky'), 5, 'calls do not start it before the backoff period ends');
 
@@ -137,7 +137,7 @@ test('an HTTP upstream refusing connections opens the circuit; back on its port,
     assert.equal(body.upstreams.web.restarts, 4);
     const t0 = performance.now();
     const r = await client.callTool({ name: 'web__echo', arguments: { message: 'c' } });
-    assert.ok(performance.now() - t0 < 250, 'fails fast');
+    assert.ok(performance.now() - t0 < 1000, 'fails fast');
     assert.equal(r.structuredContent.error, 'upstream_unavailable');
     assert.match(r.structuredContent.message, /^upstream web is open-circuit after 5 failures in a row \(last: .+\); it will be tried again in \d+ s$/);
     web = await startHttpFake(port);
