@@ -331,6 +331,8 @@ size_t gateway_probe(struct loop *l, const struct gwfile *f, gw_probe_fn *fn, vo
 
 static const char *state_name(const struct upstream *u)
 {
+    if (gw_circuit_state(u))
+        return gw_circuit_state(u);
     switch (u->state) {
     case UP_STARTING: return "starting";
     case UP_LISTING: return "listing";
@@ -349,6 +351,9 @@ bool gateway_ready(const struct gateway *g, struct buf *out)
                               u->cfg->required, "restarts", (json_int_t)u->restarts);
         if (u->state != UP_READY && u->error)
             json_object_set_new(o, "error", json_string(u->error));
+        if (gw_circuit_retry_in_s(u))
+            json_object_set_new(o, "retry_in_s", json_integer(gw_circuit_retry_in_s(u)));
+        gw_smoke_describe(u, o);
         json_t *withheld = json_array();
         for (size_t k = 0; k < g->ntools; k++)
             if (g->tools[k].up == u && g->tools[k].withheld)
@@ -362,7 +367,7 @@ bool gateway_ready(const struct gateway *g, struct buf *out)
         buf_printf(out, "%s\"%s\":%s", i ? "," : "", u->cfg->name, text);
         free(text);
         json_decref(o);
-        ready = ready && (!u->cfg->required || u->state == UP_READY);
+        ready = ready && (!u->cfg->required || (u->state == UP_READY && gw_smoke_passed(u)));
     }
     buf_appends(out, "}");
     return ready;
@@ -398,6 +403,12 @@ static double withheld_of(const struct gateway *g, const struct upstream *u)
     return (double)withheld_count(g, u);
 }
 
+static double smoke_passed_of(const struct gateway *g, const struct upstream *u)
+{
+    (void)g;
+    return gw_smoke_passed(u) && (u->cfg->smoke == NULL || u->state == UP_READY);
+}
+
 static double in_flight_of(const struct gateway *g, const struct upstream *u)
 {
     (void)g;
@@ -406,7 +417,8 @@ static double in_flight_of(const struct gateway *g, const struct upstream *u)
 
 void gateway_metrics(const struct gateway *g, struct buf *out)
 {
-    static const char *const states[] = {"starting", "listing", "ready", "restarting", "down"};
+    static const char *const states[] = {"starting", "listing", "ready", "restarting", "down",
+                                         "open", "half_open"};
     if (g == NULL)
         return;
     /* Upstream names match ^[a-z0-9][a-z0-9_-]{0,31}$ (gwfile.c): nothing to escape. */
@@ -420,6 +432,10 @@ void gateway_metrics(const struct gateway *g, struct buf *out)
     render_per_upstream(g, out, "hermes_mcp_gateway_upstream_restarts_total",
                         "Restarts of each upstream since the server started", "counter",
                         restarts_of);
+    render_per_upstream(g, out, "hermes_mcp_gateway_smoke_passed",
+                        "1 when the upstream's smoke call passed after its last initialize (or "
+                        "it has none), else 0",
+                        "gauge", smoke_passed_of);
     render_per_upstream(g, out, "hermes_mcp_gateway_calls_in_flight",
                         "Proxied calls sent to each upstream and not answered", "gauge",
                         in_flight_of);
