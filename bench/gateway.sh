@@ -19,7 +19,8 @@
 # Settings (environment; run.sh passes its own): BENCH_SECONDS, BENCH_RUNS, BENCH_CONNS,
 # BENCH_TIMEOUT as in run.sh; BENCH_GW_UPSTREAMS=8 (N of the RSS measure, at most 32);
 # BENCH_HERMES (the binary; default: build/release/hermes-mcp, built here);
-# BENCH_GW_DIR (default bench/.work/gateway).
+# BENCH_GW_DIR (default bench/.work/gateway); BENCH_CALLGRIND=1000 (as in run.sh: the proxied
+# calls counted under callgrind are a fifth of it; 0: skip).
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 . "$root/scripts/lib/wait-port.sh"
@@ -29,6 +30,7 @@ runs=${BENCH_RUNS:-3}
 conns=${BENCH_CONNS:-"1 16 64"}
 timeout=${BENCH_TIMEOUT:-10s}
 gw_n=${BENCH_GW_UPSTREAMS:-8}
+cg_n=${BENCH_CALLGRIND:-1000}
 work=$root/bench/.work
 dir=${BENCH_GW_DIR:-$work/gateway}
 log() { printf 'bench gateway: %s\n' "$*" >&2; }
@@ -90,7 +92,7 @@ umask 077
 token=$(od -An -tx1 -N32 /dev/urandom | tr -d ' \n')
 ulimit -n "$(ulimit -Hn)" 2>/dev/null || true
 
-# gw_hermes NAME GATEWAY_YAML: starts hermes-mcp on that gateway file (none when empty); sets
+# gw_hermes NAME GATEWAY_YAML [PREFIX...]: starts hermes-mcp on that gateway file (none when empty); sets
 # h_pid and h_port. The listening line comes once every upstream is initialized and listed.
 gw_hermes() {
     local name=$1 env=$dir/$1.env
@@ -101,7 +103,8 @@ gw_hermes() {
         printf '%s' "$2" > "$dir/$name.yaml"
         echo "GATEWAY_FILE=$dir/$name.yaml" >> "$env"
     fi
-    "$hermes" serve --env-file "$env" > "$dir/$name.out" 2> "$dir/$name.err" &
+    shift 2
+    "$@" "$hermes" serve --env-file "$env" > "$dir/$name.out" 2> "$dir/$name.err" &
     h_pid=$!
     pids+=("$h_pid")
     h_port=$(wait_port "$dir/$name.out" 300)
@@ -123,13 +126,14 @@ session() {
 
 # ---------- the servers ----------
 upstream_stdio="[$(printf '%s' "$everything" | node -p 'JSON.stringify(require("fs").readFileSync(0, "utf8"))'), \"stdio\"]"
-gw_hermes hermes "upstreams:
+gateway_yaml="upstreams:
   everything:
     command: $node_bin
     args: $upstream_stdio
     max_in_flight: 64
     tools: {include: [echo]}
 "
+gw_hermes hermes "$gateway_yaml"
 hermes_pid=$h_pid; hermes_port=$h_port
 sleep 0.5
 hermes_rss_before=$(status_kb "$hermes_pid" VmRSS)
@@ -241,6 +245,32 @@ for n in 0 1 "$gw_n"; do
     rss[$n]=$(echo $vals | median)
     log "RSS with $n upstreams: ${rss[$n]} KiB (starts:$vals)"
 done
+
+# ---------- instructions per proxied call (callgrind) ----------
+# hermes-mcp alone under callgrind (not its child): two runs that differ only in the number of
+# calls, subtracted and divided, as run.sh counts its own requests.
+cg_count() { # N: cg_total, hermes-mcp's instructions serving exactly N proxied calls on one connection
+    gw_hermes "cg-$1" "$gateway_yaml" valgrind --tool=callgrind --callgrind-out-file="$dir/cg-$1.out"
+    BENCH_COUNT=$1 BENCH_TOKEN=$token BENCH_TOOL=everything__echo wrk -t1 -c1 -d600s --timeout 60s \
+        -s bench/lua/gw_echo.lua "http://127.0.0.1:$h_port/mcp" > "$dir/cg-$1.wrk" 2>&1 || true
+    stop "$h_pid"
+    cg_total=-
+    if grep -q "^BENCH_COUNTED n=$1 failures=0" "$dir/cg-$1.wrk"; then
+        cg_total=$(sed -n 's/^\(summary\|totals\): *\([0-9]*\).*/\2/p' "$dir/cg-$1.out" | head -1)
+    else
+        log "callgrind: the $1 calls did not all succeed ($dir/cg-$1.wrk)"
+    fi
+}
+cg_call=-
+if [ "$cg_n" -gt 0 ] && command -v valgrind >/dev/null; then
+    small=$((cg_n / 50 + 1)); big=$((cg_n / 50 + 1 + cg_n / 5))
+    log "callgrind: $small and $big proxied calls"
+    cg_count "$small"; a=$cg_total
+    cg_count "$big"
+    [ "$a" = - ] || [ "$cg_total" = - ] || [ -z "$a" ] || [ -z "$cg_total" ] ||
+        cg_call=$(awk -v a="$a" -v b="$cg_total" -v n=$((big - small)) 'BEGIN { printf "%.0f", (b - a) / n }')
+    log "callgrind: $cg_call instructions per proxied call"
+fi
 
 # ---------- the report: targets.md, section.md, plot-gateway.png ----------
 med() { # CONNS SERVER FIELD: median of FIELD over the valid runs
@@ -355,6 +385,11 @@ fi
         echo "| $c | $(med "$c" hermes 10) | $(med "$c" hermes 11) | $(med "$c" direct 11) |"
     done
     echo
+    if [ "$cg_call" != - ]; then
+        echo "Instructions hermes-mcp executes per proxied call (callgrind, every thread, its child not"
+        echo "counted; two runs of one connection that differ only in the number of calls): $cg_call."
+        echo
+    fi
     echo "\"added p50\" is hermes-mcp's p50 minus the direct client's at the same concurrency: the HTTP"
     echo "request, our parsing and the hop to the child and back. The upstream's ceiling is the direct"
     echo "client's best: $(num "$ceiling" 0 1) calls/s at $ceiling_c in flight. The server is one Node process (one core);"

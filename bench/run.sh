@@ -385,7 +385,7 @@ done
 gw_dir=$run/gateway
 if [ "$gateway" = 1 ]; then
     log "gateway: server-everything's echo through hermes-mcp, direct, supergateway and mcp-proxy"
-    BENCH_SECONDS=$seconds BENCH_RUNS=$runs BENCH_CONNS=$conns BENCH_TIMEOUT=$timeout \
+    BENCH_SECONDS=$seconds BENCH_RUNS=$runs BENCH_CONNS=$conns BENCH_TIMEOUT=$timeout BENCH_CALLGRIND=$cg_n \
         BENCH_HERMES=$hermes BENCH_GW_DIR=$gw_dir bench/gateway.sh || log "gateway: failed (see $gw_dir)"
 fi
 sleep 1
