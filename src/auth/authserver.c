@@ -68,6 +68,7 @@ struct consent { /* a consent page shown: what its POST will approve */
     char client_host[256];                  /* and where it is published */
     char redirect_uri[PARAM_MAX + 1], state[PARAM_MAX + 1], challenge[PARAM_MAX + 1];
     char scope[PARAM_MAX + 1];
+    bool redirect_sent; /* redirect_uri was in the request: /token must repeat it (RFC 6749 §4.1.3) */
     time_t expires; /* 0: free slot */
 };
 
@@ -76,6 +77,7 @@ struct code {
     char client_id[PARAM_MAX + 1];
     char redirect_uri[PARAM_MAX + 1], challenge[PARAM_MAX + 1], scope[PARAM_MAX + 1];
     char family[33]; /* the tokens it gave, once exchanged: a replay revokes them */
+    bool redirect_sent; /* as in struct consent */
     bool used;
     time_t expires; /* 0: free slot */
 };
@@ -457,8 +459,14 @@ static bool load_client(struct authserver *as, json_t *o)
         json_array_size(uris) > REDIRECTS_MAX || find_client(as, id) ||
         as->nclients >= AUTHSERVER_CLIENTS_MAX)
         return false;
-    json_array_foreach(uris, i, u) if (!json_is_string(u) ||
-                                       !authserver_redirect_ok(json_string_value(u))) return false;
+    json_array_foreach(uris, i, u) if (!json_is_string(u)) return false;
+    /* Checked with the configured schemes; one no longer allowed (the owner changed
+     * OAUTH_ALLOWED_REDIRECT_SCHEMES) costs that client only, not the whole file. */
+    json_array_foreach(uris, i, u) if (!authserver_redirect_ok_in(json_string_value(u), as->schemes)) {
+        log_warn("oauth: skipping OAuth client %s: its redirect URI scheme is not allowed "
+                 "(OAUTH_ALLOWED_REDIRECT_SCHEMES)", id);
+        return true;
+    }
     struct client *c = &as->clients[as->nclients++];
     snprintf(c->id, sizeof c->id, "%s", id);
     c->name = xstrdup(name);
@@ -732,6 +740,7 @@ static void authorize_client(struct authserver *as, struct hreq *r, struct authz
     char *redirect_uri = q->redirect_uri, *state = q->state, *challenge = q->challenge;
     char *scope = q->scope;
     bool known = false;
+    bool redirect_sent = *redirect_uri != '\0';
     if (*redirect_uri == '\0' && cl->nredirects == 1)
         snprintf(redirect_uri, sizeof q->redirect_uri, "%s", cl->redirects[0]);
     for (size_t i = 0; i < cl->nredirects; i++)
@@ -787,6 +796,7 @@ static void authorize_client(struct authserver *as, struct hreq *r, struct authz
         snprintf(c->client_host, sizeof c->client_host, "%s", cl->host);
     }
     snprintf(c->redirect_uri, sizeof c->redirect_uri, "%s", redirect_uri);
+    c->redirect_sent = redirect_sent;
     snprintf(c->state, sizeof c->state, "%s", state);
     snprintf(c->challenge, sizeof c->challenge, "%s", challenge);
     snprintf(c->scope, sizeof c->scope, "%s", scope);
@@ -1013,6 +1023,7 @@ static void consent_checked(struct authserver *as, struct hreq *r, const char *i
     crypto_sha256(code, 64, k->hash);
     snprintf(k->client_id, sizeof k->client_id, "%s", c->client_id);
     snprintf(k->redirect_uri, sizeof k->redirect_uri, "%s", c->redirect_uri);
+    k->redirect_sent = c->redirect_sent;
     snprintf(k->challenge, sizeof k->challenge, "%s", c->challenge);
     snprintf(k->scope, sizeof k->scope, "%s", c->scope);
     k->expires = now + AUTHSERVER_CODE_TTL;
@@ -1219,7 +1230,9 @@ static void grant_code(struct authserver *as, struct hreq *r, const char *body, 
         oauth_error(r, 400, "invalid_grant", "the code was already used");
         return;
     }
-    if (strcmp(k->client_id, client_id) != 0 || strcmp(uri, k->redirect_uri) != 0) {
+    /* redirect_uri must match, and may be left out only if /authorize had none either. */
+    bool uri_ok = strcmp(uri, k->redirect_uri) == 0 || (*uri == '\0' && !k->redirect_sent);
+    if (strcmp(k->client_id, client_id) != 0 || !uri_ok) {
         k->expires = 0;
         oauth_error(r, 400, "invalid_grant", "the code was issued to another client or "
                                              "redirect_uri");

@@ -404,7 +404,8 @@ static void check_credentials_files(struct doctor *d, const struct config *cfg)
         /* The registered clients, read as serve reads them. */
         char *clients = authserver_clients_path_beside(cfg->oauth_store);
         struct authserver_opts ao = {.issuer = cfg->oauth_issuer, .resource = "",
-                                     .passphrase_path = pp, .clients_path = clients};
+                                     .passphrase_path = pp, .clients_path = clients,
+                                     .redirect_schemes = cfg->oauth_redirect_schemes};
         struct authserver *as = authserver_new(&ao, err, sizeof err);
         if (as == NULL)
             check(d, FAIL, "%s", err);

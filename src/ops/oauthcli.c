@@ -160,6 +160,7 @@ static int admin_open(struct admin *ad, const char *env_file)
     struct authserver_opts ao = {.issuer = ad->cfg.oauth_issuer, .resource = ad->resource,
                                  .passphrase_path = "", .tokens = ad->tokens,
                                  .clients_path = clients,
+                                 .redirect_schemes = ad->cfg.oauth_redirect_schemes,
                                  .static_client_id = ad->cfg.oauth_client_id,
                                  .static_secret_hash = ad->cfg.oauth_client_secret_hash};
     ad->as = authserver_new(&ao, err, sizeof err);

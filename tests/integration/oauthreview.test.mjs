@@ -1,0 +1,133 @@
+// Review findings on the OAuth authorization server (issue 16): a client registered with an
+// allowed custom redirect scheme survives a restart and a re-read of the clients file (so
+// `oauth clients revoke` is seen), and a client that sends no redirect_uri to /authorize need
+// not send one to /token (RFC 6749 §4.1.3).
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { createServer } from 'node:net';
+import { spawnSync } from 'node:child_process';
+import { createHash, randomBytes } from 'node:crypto';
+import { startHermes, restartHermes, HERMES } from './lib.mjs';
+
+const PASS = 'correct horse battery staple';
+const FORM = { 'Content-Type': 'application/x-www-form-urlencoded' };
+
+function freePort() {
+  return new Promise((res, rej) => {
+    const s = createServer();
+    s.on('error', rej);
+    s.listen(0, '127.0.0.1', () => { const { port } = s.address(); s.close(() => res(port)); });
+  });
+}
+
+async function startOAuth(extra = {}) {
+  const port = await freePort();
+  const issuer = `http://127.0.0.1:${port}`;
+  const srv = await startHermes({ MCP_PORT: String(port), OAUTH_ISSUER_URL: issuer, ...extra });
+  const pw = spawnSync(HERMES, ['oauth', 'passwd', '--env-file', srv.envFile], { input: `${PASS}\n`, encoding: 'utf8' });
+  assert.equal(pw.status, 0, pw.stderr);
+  return { srv, issuer };
+}
+
+async function register(issuer, redirect, name = 'it') {
+  const res = await fetch(`${issuer}/register`, { method: 'POST', headers: { 'Content-Type': 'application/json' },
+    body: JSON.stringify({ redirect_uris: [redirect], client_name: name, token_endpoint_auth_method: 'none' }) });
+  assert.equal(res.status, 201, await res.clone().text());
+  return (await res.json()).client_id;
+}
+
+function authorizeUrl(issuer, params) {
+  const url = new URL(`${issuer}/authorize`);
+  for (const [k, v] of Object.entries(params)) url.searchParams.set(k, v);
+  return url;
+}
+
+// Consent as the owner; returns the code from the redirect.
+async function consent(issuer, params) {
+  const html = await (await fetch(authorizeUrl(issuer, params))).text();
+  const csrf = /name="csrf" value="([0-9a-f]{64})"/.exec(html)?.[1];
+  assert.ok(csrf, html);
+  const res = await fetch(`${issuer}/authorize`, { method: 'POST', redirect: 'manual', headers: { ...FORM, Origin: issuer },
+    body: new URLSearchParams({ csrf, passphrase: PASS, action: 'approve' }) });
+  assert.equal(res.status, 302);
+  return new URL(res.headers.get('location')).searchParams.get('code');
+}
+
+// Stops the server and keeps its directory (srv.stop() removes it) for a restart.
+const stopKeepingFiles = (srv) => new Promise((res) => {
+  if (srv.proc.exitCode !== null) return res();
+  srv.proc.on('close', res);
+  srv.proc.kill('SIGTERM');
+});
+
+const pkce = () => {
+  const verifier = randomBytes(32).toString('base64url');
+  return { verifier, challenge: createHash('sha256').update(verifier).digest('base64url') };
+};
+
+test('a client with an allowed custom redirect scheme survives a restart; revoke is seen', async () => {
+  let { srv, issuer } = await startOAuth({ OAUTH_ALLOWED_REDIRECT_SCHEMES: 'vscode,claude' });
+  try {
+    const vs = await register(issuer, 'vscode://x.y/cb', 'VS');
+    const loop = await register(issuer, 'http://127.0.0.1:7777/cb', 'Loop');
+    await stopKeepingFiles(srv);
+    srv = await restartHermes(srv);
+    const page = await fetch(authorizeUrl(issuer, { response_type: 'code', client_id: vs, redirect_uri: 'vscode://x.y/cb',
+      code_challenge: pkce().challenge, code_challenge_method: 'S256' }));
+    assert.equal(page.status, 200, 'the vscode:// client is still known after a restart');
+    // The CLI revokes the client; the running server reads the file again and forgets it.
+    const rc = spawnSync(HERMES, ['oauth', 'clients', 'revoke', vs, '--env-file', srv.envFile], { encoding: 'utf8' });
+    assert.equal(rc.status, 0, rc.stderr);
+    const gone = await fetch(authorizeUrl(issuer, { response_type: 'code', client_id: vs, redirect_uri: 'vscode://x.y/cb',
+      code_challenge: pkce().challenge, code_challenge_method: 'S256' }));
+    assert.equal(gone.status, 400, 'revoked: the server saw the new clients file');
+    assert.ok(!srv.proc.stderrText.includes('keeping the clients'), srv.proc.stderrText);
+    assert.equal((await fetch(authorizeUrl(issuer, { response_type: 'code', client_id: loop, redirect_uri: 'http://127.0.0.1:7777/cb',
+      code_challenge: pkce().challenge, code_challenge_method: 'S256' }))).status, 200);
+  } finally {
+    await srv.stop();
+  }
+});
+
+test('a stored client whose scheme is no longer allowed is skipped with a warning, not the file', async () => {
+  let { srv, issuer } = await startOAuth({ OAUTH_ALLOWED_REDIRECT_SCHEMES: 'vscode' });
+  try {
+    const vs = await register(issuer, 'vscode://x.y/cb', 'VS');
+    const loop = await register(issuer, 'http://127.0.0.1:7777/cb', 'Loop');
+    await stopKeepingFiles(srv);
+    const { readFileSync, writeFileSync } = await import('node:fs');
+    writeFileSync(srv.envFile, readFileSync(srv.envFile, 'utf8').replace('OAUTH_ALLOWED_REDIRECT_SCHEMES=vscode', 'OAUTH_ALLOWED_REDIRECT_SCHEMES=claude'));
+    srv = await restartHermes(srv);
+    const q = (id, uri) => authorizeUrl(issuer, { response_type: 'code', client_id: id, redirect_uri: uri,
+      code_challenge: pkce().challenge, code_challenge_method: 'S256' });
+    assert.equal((await fetch(q(loop, 'http://127.0.0.1:7777/cb'))).status, 200, 'the other client is kept');
+    assert.equal((await fetch(q(vs, 'vscode://x.y/cb'))).status, 400, 'the client no longer allowed is skipped');
+    assert.match(srv.proc.stderrText, new RegExp(`skipping OAuth client ${vs}`));
+  } finally {
+    await srv.stop();
+  }
+});
+
+test('no redirect_uri at /authorize: none needed at /token; sent at /authorize: needed at /token', async () => {
+  const { srv, issuer } = await startOAuth();
+  try {
+    const id = await register(issuer, 'http://127.0.0.1:7777/cb');
+    const token = async (body) => {
+      const res = await fetch(`${issuer}/token`, { method: 'POST', headers: FORM, body: new URLSearchParams(body) });
+      return { status: res.status, ...(await res.json()) };
+    };
+    let p = pkce();
+    let code = await consent(issuer, { response_type: 'code', client_id: id, code_challenge: p.challenge, code_challenge_method: 'S256' });
+    const t = await token({ grant_type: 'authorization_code', code, client_id: id, code_verifier: p.verifier });
+    assert.equal(t.status, 200, JSON.stringify(t));
+    assert.match(t.access_token, /\S{20,}/);
+    p = pkce();
+    code = await consent(issuer, { response_type: 'code', client_id: id, redirect_uri: 'http://127.0.0.1:7777/cb',
+      code_challenge: p.challenge, code_challenge_method: 'S256' });
+    const t2 = await token({ grant_type: 'authorization_code', code, client_id: id, code_verifier: p.verifier });
+    assert.equal(t2.status, 400);
+    assert.equal(t2.error, 'invalid_grant');
+  } finally {
+    await srv.stop();
+  }
+});
