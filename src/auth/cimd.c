@@ -393,6 +393,9 @@ static CURL *easy_for(struct cimd *c, struct cimd_fetch *f)
     curl_easy_setopt(e, CURLOPT_HEADERFUNCTION, header_cb);
     curl_easy_setopt(e, CURLOPT_HEADERDATA, f);
     curl_easy_setopt(e, CURLOPT_NOSIGNAL, 1L);
+    /* A transfer cancelled or timed out during its DNS lookup must not make the event loop
+     * wait for libcurl's resolver thread (it joins it unless told to leave it behind). */
+    curl_easy_setopt(e, CURLOPT_QUICK_EXIT, 1L);
     curl_easy_setopt(e, CURLOPT_USERAGENT, "hermes-mcp (client metadata)");
     curl_easy_setopt(e, CURLOPT_ERRORBUFFER, f->errbuf);
     curl_easy_setopt(e, CURLOPT_PRIVATE, f);

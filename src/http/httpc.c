@@ -361,6 +361,9 @@ static bool start(struct httpc_req *r)
     curl_easy_setopt(e, CURLOPT_URL, r->url);
     curl_easy_setopt(e, CURLOPT_PRIVATE, r);
     curl_easy_setopt(e, CURLOPT_NOSIGNAL, 1L);
+    /* A transfer cancelled or timed out during its DNS lookup must not make the event loop
+     * wait for libcurl's resolver thread (it joins it unless told to leave it behind). */
+    curl_easy_setopt(e, CURLOPT_QUICK_EXIT, 1L);
     curl_easy_setopt(e, CURLOPT_PROTOCOLS_STR, "http,https");
     curl_easy_setopt(e, CURLOPT_ERRORBUFFER, r->errbuf);
     curl_easy_setopt(e, CURLOPT_WRITEFUNCTION, write_cb);
