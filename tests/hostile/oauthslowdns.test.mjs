@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import { createServer } from 'node:net';
 import { spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { startHermes, ROOT, sleep } from '../integration/lib.mjs';
@@ -86,5 +86,23 @@ test('a metadata fetch that times out in its DNS lookup answers and does not sto
     assert.ok(r.ms < SLOW_MS - 1000, `the page waited ${r.ms} ms, for the lookup rather than the 5 s timeout`);
   } finally {
     assert.equal(await srv.stop(), 0);
+  }
+});
+
+// The loop's shared HTTP client (src/http/httpc.c: agents, upstreams) has the same resolver: an
+// agent whose host never resolves in time (its health probe times out) must not stop the loop.
+test('an agent health probe that times out in its DNS lookup does not stop the event loop', async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'hm-slowagent-'));
+  const agentFile = join(dir, 'agent.env');
+  writeFileSync(agentFile, 'API_SERVER_HOST=agent.slow.test\nAPI_SERVER_PORT=8642\nAPI_SERVER_KEY=' + 'k'.repeat(48) + '\n');
+  const env = { ...process.env, LD_PRELOAD: shim, SLOWDNS_MS: String(SLOW_MS),
+    ASAN_OPTIONS: `${process.env.ASAN_OPTIONS ?? ''}:verify_asan_link_order=0` };
+  const srv = await startHermes({ HERMES_ENV_PATH: agentFile }, { env });
+  try {
+    const worst = await slowestHealth(srv.base, 4000); // past the probe's 2 s connect timeout
+    assert.ok(worst < 1000, `/health took ${worst} ms while a lookup was pending`);
+  } finally {
+    assert.equal(await srv.stop(), 0);
+    rmSync(dir, { recursive: true, force: true });
   }
 });
