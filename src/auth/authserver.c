@@ -47,6 +47,7 @@
 #define CLIENT_NAME_MAX CLIENTMETA_NAME_MAX
 #define CONSENTS_MAX 256     /* consent pages shown and not yet answered */
 #define CONSENT_TTL 600      /* seconds the owner has to answer one */
+#define CONSENTS_PER_ADDR 16 /* open consent pages one address (an IPv6 /64) may hold */
 #define CODES_MAX 256
 #define CONSENT_FAILS_MAX 5  /* wrong passphrases from one address in a minute */
 #define FAIL_TABLE 1024      /* addresses whose failures are remembered */
@@ -69,6 +70,7 @@ struct consent { /* a consent page shown: what its POST will approve */
     char redirect_uri[PARAM_MAX + 1], state[PARAM_MAX + 1], challenge[PARAM_MAX + 1];
     char scope[PARAM_MAX + 1];
     bool redirect_sent; /* redirect_uri was in the request: /token must repeat it (RFC 6749 §4.1.3) */
+    char addr[48];      /* who asked (ratelimit_key): the per-address cap */
     time_t expires; /* 0: free slot */
 };
 
@@ -118,6 +120,7 @@ struct lookup {
     struct authserver *as;
     struct hreq *r;
     struct cimd_fetch *fetch;
+    char addr[48]; /* the asking address (ratelimit_key), for its consent */
 };
 
 /* A consent POST whose passphrase is being checked: what is needed to answer it afterwards. */
@@ -623,17 +626,22 @@ static bool challenge_ok(const char *c)
     return n == 43 && strspn(c, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_") == n;
 }
 
-static struct consent *new_consent(struct authserver *as, time_t now)
+/* A free consent slot for addr; NULL when addr holds CONSENTS_PER_ADDR open ones already (*full
+ * false) or the table is full (*full true). A live consent is never evicted: it may be the
+ * owner's, open in a tab, and whoever fills the table must not make the right passphrase fail. */
+static struct consent *new_consent(struct authserver *as, time_t now, const char *addr, bool *full)
 {
-    struct consent *slot = &as->consents[0];
+    struct consent *slot = NULL;
+    unsigned mine = 0;
     for (size_t i = 0; i < CONSENTS_MAX; i++) {
         struct consent *c = &as->consents[i];
         if (c->expires <= now)
-            return c;
-        if (c->expires < slot->expires)
-            slot = c; /* all live: the oldest goes */
+            slot = slot ? slot : c;
+        else if (strcmp(c->addr, addr) == 0)
+            mine++;
     }
-    return slot;
+    *full = slot == NULL;
+    return mine < CONSENTS_PER_ADDR ? slot : NULL;
 }
 
 static struct consent *find_consent(struct authserver *as, const char *csrf, time_t now)
@@ -712,6 +720,7 @@ struct authz_query {
     char client_id[PARAM_MAX + 1], redirect_uri[PARAM_MAX + 1], state[PARAM_MAX + 1];
     char response_type[PARAM_MAX + 1], challenge[PARAM_MAX + 1], method[PARAM_MAX + 1];
     char scope[PARAM_MAX + 1], resource[PARAM_MAX + 1];
+    char addr[48]; /* the asking address (ratelimit_key); not a parameter */
 };
 
 static bool authz_query_read(struct hreq *r, struct authz_query *q)
@@ -784,7 +793,20 @@ static void authorize_client(struct authserver *as, struct hreq *r, struct authz
     }
     explicit_bzero(line, sizeof line);
     time_t now = time(NULL);
-    struct consent *c = new_consent(as, now);
+    bool head = strcmp(hreq_method(r), "HEAD") == 0, full = false;
+    /* HEAD shows the page without opening a consent (it could never be answered). */
+    struct consent *c = head ? xcalloc(1, sizeof *c) : new_consent(as, now, q->addr, &full);
+    if (c == NULL) {
+        log_warn("oauth: consent page refused to %s: %s", q->addr,
+                 full ? "all consent slots are open" : "too many open from this address");
+        hreq_add_header(r, "Retry-After", "60");
+        error_page(r, full ? 503 : 429, full ? "Busy" : "Too many open requests",
+                   full ? "Too many applications are waiting for the owner's answer; try "
+                          "again in a few minutes."
+                        : "Too many authorization requests from this address are waiting for "
+                          "an answer; answer or close them, or try again in a few minutes.");
+        return;
+    }
     memset(c, 0, sizeof *c);
     if (!crypto_random_hex(c->csrf, 32)) {
         error_page(r, 500, "Server error", "The random generator failed.");
@@ -800,8 +822,11 @@ static void authorize_client(struct authserver *as, struct hreq *r, struct authz
     snprintf(c->state, sizeof c->state, "%s", state);
     snprintf(c->challenge, sizeof c->challenge, "%s", challenge);
     snprintf(c->scope, sizeof c->scope, "%s", scope);
+    snprintf(c->addr, sizeof c->addr, "%s", q->addr);
     c->expires = now + CONSENT_TTL;
     consent_page(as, r, c, NULL);
+    if (head)
+        free(c);
 }
 
 static void bad_query_page(struct hreq *r)
@@ -831,13 +856,14 @@ static void document_refused(struct hreq *r, const char *why)
     reply_page(r, 400, &b);
 }
 
-static void authorize_get(struct authserver *as, struct hreq *r)
+static void authorize_get(struct authserver *as, struct hreq *r, const char *ip)
 {
     struct authz_query q;
     if (!authz_query_read(r, &q)) {
         bad_query_page(r);
         return;
     }
+    ratelimit_key(ip, q.addr, sizeof q.addr);
     if (clientdoc_is_url(q.client_id)) {
         const struct clientdoc *d = as->cimd ? cimd_cached(as->cimd, q.client_id) : NULL;
         if (as->cimd == NULL)
@@ -885,19 +911,23 @@ static void on_document(void *arg, const struct clientdoc *d, const char *error)
     struct authserver *as = k->as;
     struct hreq *r = k->r;
     struct authz_query q;
+    char addr[48];
+    snprintf(addr, sizeof addr, "%s", k->addr);
     lookup_unlink(as, k);
     free(k);
     if (d == NULL)
         document_refused(r, error);
     else if (!authz_query_read(r, &q))
         bad_query_page(r);
-    else
+    else {
+        snprintf(q.addr, sizeof q.addr, "%s", addr);
         document_authorize(as, r, &q, d);
+    }
 }
 
 /* A GET /authorize whose client's document is not cached: fetched on the loop, the request
  * waits (suspended) and is answered from on_document. */
-static void authorize_fetch(struct authserver *as, struct hreq *r)
+static void authorize_fetch(struct authserver *as, struct hreq *r, const char *ip)
 {
     struct authz_query q;
     char err[300];
@@ -914,6 +944,7 @@ static void authorize_fetch(struct authserver *as, struct hreq *r)
     struct lookup *k = xcalloc(1, sizeof *k);
     k->as = as;
     k->r = r;
+    ratelimit_key(ip, k->addr, sizeof k->addr);
     k->fetch = cimd_fetch(as->cimd, q.client_id, on_document, k, err, sizeof err);
     if (k->fetch == NULL) {
         free(k);
@@ -1101,7 +1132,7 @@ static void authorize_post(struct authserver *as, struct hreq *r, const char *ip
     char csrf[80], action[16], pass[PASSPHRASE_MAX + 1], line[PASSPHRASE_LINE_MAX], err[400];
     char key[48];
     if (strcmp(hreq_method(r), "POST") != 0) {
-        authorize_fetch(as, r); /* a GET the headers callback left: its client's document */
+        authorize_fetch(as, r, ip); /* a GET the headers callback left: its client's document */
         return;
     }
     if (body == NULL)
@@ -1444,7 +1475,7 @@ void authserver_headers(struct authserver *as, struct hreq *r, const char *ip, u
             method_not_allowed(r, "GET, HEAD");
     } else if (strcmp(path, "/authorize") == 0) {
         if (get)
-            authorize_get(as, r);
+            authorize_get(as, r, ip);
         else if (!post)
             method_not_allowed(r, "GET, HEAD, POST");
     } else if (strcmp(path, "/token") == 0 || strcmp(path, "/revoke") == 0) {

@@ -1,0 +1,69 @@
+// Consent slots under a flood of GET /authorize (issue 16 review): whoever opens many consent
+// pages must not evict the owner's open one (then the right passphrase would get 403). One
+// address holds at most 16 open consents (429), a full table answers 503 with a page rather
+// than evicting, and HEAD opens none. TRUSTED_PROXIES lets the test speak from many addresses.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { createServer } from 'node:net';
+import { spawnSync } from 'node:child_process';
+import { createHash, randomBytes } from 'node:crypto';
+import { startHermes, HERMES } from '../integration/lib.mjs';
+
+const PASS = 'correct horse battery staple';
+const REDIRECT = 'http://127.0.0.1:7777/cb';
+
+function freePort() {
+  return new Promise((res, rej) => {
+    const s = createServer();
+    s.on('error', rej);
+    s.listen(0, '127.0.0.1', () => { const { port } = s.address(); s.close(() => res(port)); });
+  });
+}
+
+test('a consent flood neither evicts the owner\'s consent nor opens consents by HEAD', async () => {
+  const port = await freePort();
+  const issuer = `http://127.0.0.1:${port}`;
+  const srv = await startHermes({ MCP_PORT: String(port), OAUTH_ISSUER_URL: issuer, TRUSTED_PROXIES: '127.0.0.1' });
+  try {
+    assert.equal(spawnSync(HERMES, ['oauth', 'passwd', '--env-file', srv.envFile], { input: `${PASS}\n` }).status, 0);
+    const reg = await fetch(`${issuer}/register`, { method: 'POST', headers: { 'Content-Type': 'application/json' },
+      body: JSON.stringify({ redirect_uris: [REDIRECT], client_name: 'it', token_endpoint_auth_method: 'none' }) });
+    const { client_id } = await reg.json();
+    const url = new URL(`${issuer}/authorize`);
+    for (const [k, v] of Object.entries({ response_type: 'code', client_id, redirect_uri: REDIRECT,
+      code_challenge: createHash('sha256').update(randomBytes(32).toString('base64url')).digest('base64url'),
+      code_challenge_method: 'S256' })) url.searchParams.set(k, v);
+    const open = (addr, method = 'GET') => fetch(url, { method, headers: { 'X-Forwarded-For': addr } });
+
+    const owner = await (await open('192.0.2.1')).text();
+    const csrf = /name="csrf" value="([0-9a-f]{64})"/.exec(owner)?.[1];
+    assert.ok(csrf, owner);
+
+    // HEAD answers like GET and opens nothing: 300 of them leave room for 16 GETs below.
+    for (let i = 0; i < 300; i++) assert.equal((await open('198.51.100.1', 'HEAD')).status, 200);
+
+    // One address: 16 open consents, then 429.
+    for (let i = 0; i < 16; i++) assert.equal((await open('198.51.100.2')).status, 200, `consent ${i + 1}`);
+    const tooMany = await open('198.51.100.2');
+    assert.equal(tooMany.status, 429);
+    assert.match(await tooMany.text(), /Too many authorization requests from this address/);
+
+    // Many addresses fill the table (256 slots, 17 taken): then 503 with a page, no eviction.
+    let statuses = [];
+    for (let a = 0; a < 16 && !statuses.includes(503); a++)
+      for (let i = 0; i < 16; i++) statuses.push((await open(`203.0.113.${a + 1}`)).status);
+    assert.equal(statuses.filter((s) => s === 200).length, 256 - 17, 'every free slot was used');
+    const full = await open('203.0.113.100');
+    assert.equal(full.status, 503);
+    assert.match(await full.text(), /Too many applications are waiting/);
+
+    // The owner's consent is still open: the right passphrase gets the code.
+    const res = await fetch(`${issuer}/authorize`, { method: 'POST', redirect: 'manual',
+      headers: { 'Content-Type': 'application/x-www-form-urlencoded', Origin: issuer, 'X-Forwarded-For': '192.0.2.1' },
+      body: new URLSearchParams({ csrf, passphrase: PASS, action: 'approve' }) });
+    assert.equal(res.status, 302, await res.text());
+    assert.match(res.headers.get('location'), /[?&]code=[0-9a-f]{64}/);
+  } finally {
+    assert.equal(await srv.stop(), 0);
+  }
+});
