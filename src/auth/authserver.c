@@ -50,6 +50,8 @@
 #define CONSENTS_PER_ADDR 16 /* open consent pages one address (an IPv6 /64) may hold */
 #define CODES_MAX 256
 #define CONSENT_FAILS_MAX 5  /* wrong passphrases from one address in a minute */
+#define CONSENT_FAILS_GLOBAL 30 /* wrong passphrases from all addresses in a minute */
+#define VERIFIER_KEEP_FREE 4 /* queue places only an address with no failure or check may take */
 #define FAIL_TABLE 1024      /* addresses whose failures are remembered */
 #define REGISTER_PER_MIN 10  /* registrations a minute from one address */
 #define DEFAULT_SCOPES "hermes:read hermes:task"
@@ -101,6 +103,7 @@ struct authserver {
     struct consent consents[CONSENTS_MAX];
     struct code codes[CODES_MAX];
     struct failures fails[FAIL_TABLE];
+    struct failures all_fails; /* every address's, for CONSENT_FAILS_GLOBAL */
     struct ratelimit *rl_register;
     struct loop *loop;
     struct verifier *verifier;  /* the passphrase's scrypt, off the loop (authserver_set_loop) */
@@ -1014,8 +1017,21 @@ static void expired_page(struct hreq *r)
                "again from the application.");
 }
 
+/* The wrong passphrases of the current minute, from every address: many addresses guessing a
+ * few times each are stopped too (the owner waits a minute then, as a guesser does). */
+static unsigned global_failures(struct authserver *as, uint64_t now_ms)
+{
+    if (now_ms - as->all_fails.since_ms >= 60000)
+        as->all_fails.count = 0, as->all_fails.since_ms = now_ms;
+    return as->all_fails.count;
+}
+
 static void count_wrong_passphrase(struct authserver *as, const char *ip, uint64_t now_ms)
 {
+    if (global_failures(as, now_ms) + 1 == CONSENT_FAILS_GLOBAL)
+        log_warn("oauth: %d wrong consent passphrases this minute from all addresses; refusing "
+                 "every consent until the minute is over", CONSENT_FAILS_GLOBAL);
+    as->all_fails.count++;
     struct failures *f = failures_of(as, ip, now_ms, true);
     if (++f->count == CONSENT_FAILS_MAX)
         log_warn("oauth: %d wrong consent passphrases from %s this minute; refusing more",
@@ -1071,6 +1087,14 @@ static unsigned checking_from(struct authserver *as, const char *key)
     unsigned n = 0;
     for (const struct checking *k = as->checking; k; k = k->next)
         n += strcmp(k->key, key) == 0;
+    return n;
+}
+
+static unsigned checking_count(struct authserver *as)
+{
+    unsigned n = 0;
+    for (const struct checking *k = as->checking; k; k = k->next)
+        n++;
     return n;
 }
 
@@ -1150,6 +1174,24 @@ static void authorize_post(struct authserver *as, struct hreq *r, const char *ip
                      ? (unsigned)((60000 - (now_ms - f->since_ms)) / 1000 + 1) : 1u);
         hreq_add_header(r, "Retry-After", retry);
         error_page(r, 429, "Too many attempts", "Wait a minute, then try again.");
+        return;
+    }
+    unsigned checking = checking_count(as);
+    if (global_failures(as, now_ms) + checking >= CONSENT_FAILS_GLOBAL) {
+        char retry[16];
+        snprintf(retry, sizeof retry, "%u",
+                 (unsigned)((60000 - (now_ms - as->all_fails.since_ms)) / 1000 + 1));
+        hreq_add_header(r, "Retry-After", retry);
+        error_page(r, 429, "Too many attempts", "Too many wrong passphrases were tried this "
+                                                "minute; wait a minute, then try again.");
+        return;
+    }
+    /* The last places in the verifier's queue are kept for an address with no failure and no
+     * check running, so a few guessing addresses cannot keep the owner out with Busy. */
+    if (checking >= VERIFIER_QUEUE_MAX - VERIFIER_KEEP_FREE &&
+        ((f && f->count) || checking_from(as, key))) {
+        hreq_add_header(r, "Retry-After", "1");
+        error_page(r, 503, "Busy", "Too many consents are being checked; try again in a moment.");
         return;
     }
     time_t now = time(NULL);

@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import { createServer } from 'node:net';
 import { spawnSync } from 'node:child_process';
 import { createHash, randomBytes } from 'node:crypto';
-import { startHermes, HERMES } from '../integration/lib.mjs';
+import { startHermes, HERMES, until } from '../integration/lib.mjs';
 
 const PASS = 'correct horse battery staple';
 const REDIRECT = 'http://127.0.0.1:7777/cb';
@@ -63,6 +63,68 @@ test('a consent flood neither evicts the owner\'s consent nor opens consents by 
       body: new URLSearchParams({ csrf, passphrase: PASS, action: 'approve' }) });
     assert.equal(res.status, 302, await res.text());
     assert.match(res.headers.get('location'), /[?&]code=[0-9a-f]{64}/);
+  } finally {
+    assert.equal(await srv.stop(), 0);
+  }
+});
+
+// A server with a passphrase and one registered client; consent(addr) opens a consent page
+// from addr and returns post(passphrase), which answers it from the same address.
+async function consentServer(extra = {}, opts = {}) {
+  const port = await freePort();
+  const issuer = `http://127.0.0.1:${port}`;
+  const srv = await startHermes({ MCP_PORT: String(port), OAUTH_ISSUER_URL: issuer, TRUSTED_PROXIES: '127.0.0.1', ...extra }, opts);
+  assert.equal(spawnSync(HERMES, ['oauth', 'passwd', '--env-file', srv.envFile], { input: `${PASS}\n` }).status, 0);
+  const reg = await fetch(`${issuer}/register`, { method: 'POST', headers: { 'Content-Type': 'application/json' },
+    body: JSON.stringify({ redirect_uris: [REDIRECT], client_name: 'it', token_endpoint_auth_method: 'none' }) });
+  const { client_id } = await reg.json();
+  const url = new URL(`${issuer}/authorize`);
+  for (const [k, v] of Object.entries({ response_type: 'code', client_id, redirect_uri: REDIRECT,
+    code_challenge: createHash('sha256').update('v'.repeat(43)).digest('base64url'), code_challenge_method: 'S256' }))
+    url.searchParams.set(k, v);
+  const consent = async (addr) => {
+    const html = await (await fetch(url, { headers: { 'X-Forwarded-For': addr } })).text();
+    const csrf = /name="csrf" value="([0-9a-f]{64})"/.exec(html)?.[1];
+    assert.ok(csrf, html);
+    return (passphrase) => fetch(`${issuer}/authorize`, { method: 'POST', redirect: 'manual',
+      headers: { 'Content-Type': 'application/x-www-form-urlencoded', Origin: issuer, 'X-Forwarded-For': addr },
+      body: new URLSearchParams({ csrf, passphrase, action: 'approve' }) });
+  };
+  return { srv, consent };
+}
+
+test('wrong passphrases from many addresses meet a global budget, with a warning', async () => {
+  const { srv, consent } = await consentServer();
+  try {
+    // 6 addresses, 5 wrong guesses each (the per-address limit): 30 in the minute.
+    for (let a = 1; a <= 6; a++) {
+      const post = await consent(`198.51.100.${a}`);
+      for (let i = 0; i < 5; i++) assert.equal((await post('wrong guess')).status, 403, `address ${a} guess ${i + 1}`);
+    }
+    const post = await consent('192.0.2.1');
+    const res = await post(PASS);
+    assert.equal(res.status, 429, 'the global budget is spent: nobody is checked this minute');
+    assert.match(await res.text(), /Too many wrong passphrases were tried this minute/);
+    assert.match(srv.proc.stderrText, /30 wrong consent passphrases this minute from all addresses/);
+  } finally {
+    assert.equal(await srv.stop(), 0);
+  }
+});
+
+test('guessing addresses cannot fill the passphrase checker\'s queue: the owner is still checked', async () => {
+  const { srv, consent } = await consentServer({}, { env: { HERMES_TEST_CONSENT_DELAY_MS: '400' } });
+  try {
+    const posts = [];
+    for (let a = 1; a <= 5; a++) posts.push(await consent(`198.51.100.${a}`));
+    const owner = await consent('192.0.2.1');
+    let busy = 0;
+    const guesses = [];
+    for (const post of posts)
+      for (let i = 0; i < 4; i++) guesses.push(post('wrong guess').then((r) => { busy += r.status === 503; return r.status; }));
+    await until(() => busy > 0, 'the queue refusing a guess');
+    const res = await owner(PASS);
+    assert.equal(res.status, 302, await res.text());
+    assert.ok((await Promise.all(guesses)).every((s) => s === 403 || s === 503));
   } finally {
     assert.equal(await srv.stop(), 0);
   }
