@@ -39,6 +39,7 @@
 #include "ratelimit.h"
 #include "readfile.h"
 #include "storefile.h"
+#include "strmap.h"
 #include "tokenstore.h"
 #include "verifier.h"
 
@@ -194,13 +195,17 @@ void authserver_set_loop(struct authserver *as, struct loop *l)
     }
 }
 
+static void free_clients_one(struct client *c)
+{
+    free(c->name);
+    for (size_t j = 0; j < c->nredirects; j++)
+        free(c->redirects[j]);
+}
+
 static void free_clients(struct client *clients, size_t n)
 {
-    for (size_t i = 0; i < n; i++) {
-        free(clients[i].name);
-        for (size_t j = 0; j < clients[i].nredirects; j++)
-            free(clients[i].redirects[j]);
-    }
+    for (size_t i = 0; i < n; i++)
+        free_clients_one(&clients[i]);
     free(clients);
 }
 
@@ -538,6 +543,44 @@ static void clients_sync(struct authserver *as)
     storefile_note(as->clients_path, &as->clients_seen); /* said once */
 }
 
+#define CLIENT_UNUSED_TTL (24 * 3600) /* a client with no token is dropped this long after */
+
+static void note_client_with_token(const struct token_grant *g, void *arg)
+{
+    if (g->client_id)
+        strmap_put(arg, g->client_id, (void *)1);
+}
+
+/* Makes room for a registration when the table is full: clients that never got a token (none
+ * in the store) and registered over CLIENT_UNUSED_TTL ago go; if none did, the oldest such
+ * client goes. A client that got a token is never dropped here, so the cap is no lockout. */
+static void drop_unused_clients(struct authserver *as)
+{
+    struct strmap *with_tokens = strmap_new();
+    time_t now = time(NULL);
+    size_t oldest = as->nclients, kept = 0;
+    tokenstore_each(as->tokens, note_client_with_token, with_tokens);
+    for (size_t i = 0; i < as->nclients; i++)
+        if (!strmap_get(with_tokens, as->clients[i].id) &&
+            (oldest == as->nclients || as->clients[i].created < as->clients[oldest].created))
+            oldest = i;
+    for (size_t i = 0; i < as->nclients; i++) {
+        struct client *c = &as->clients[i];
+        bool unused = !strmap_get(with_tokens, c->id);
+        if (unused && (now - c->created >= CLIENT_UNUSED_TTL || i == oldest)) {
+            log_info("oauth: dropping client %s (%s): no token since it registered", c->id,
+                     c->name);
+            free_clients_one(c);
+        } else {
+            as->clients[kept++] = *c;
+        }
+    }
+    for (size_t i = kept; i < as->nclients; i++)
+        memset(&as->clients[i], 0, sizeof as->clients[i]);
+    as->nclients = kept;
+    strmap_free(with_tokens);
+}
+
 static void register_client(struct authserver *as, struct hreq *r)
 {
     size_t len;
@@ -553,6 +596,8 @@ static void register_client(struct authserver *as, struct hreq *r)
     json_t *name = json_object_get(doc, "client_name");
     size_t i;
     json_t *u;
+    if (why == NULL && as->nclients >= AUTHSERVER_CLIENTS_MAX && as->tokens)
+        drop_unused_clients(as);
     if (why == NULL && as->nclients >= AUTHSERVER_CLIENTS_MAX) {
         why = "the server holds as many clients as it takes";
         code = "temporarily_unavailable";

@@ -131,3 +131,42 @@ test('no redirect_uri at /authorize: none needed at /token; sent at /authorize: 
     await srv.stop();
   }
 });
+
+test('a full client table makes room: clients without a token go after 24 h, else the oldest', async () => {
+  const { srv, issuer } = await startOAuth();
+  try {
+    const REDIRECT = 'http://127.0.0.1:7777/cb';
+    const used = await register(issuer, REDIRECT, 'Used');
+    const p = pkce();
+    const code = await consent(issuer, { response_type: 'code', client_id: used, redirect_uri: REDIRECT,
+      code_challenge: p.challenge, code_challenge_method: 'S256' });
+    const t = await fetch(`${issuer}/token`, { method: 'POST', headers: FORM, body: new URLSearchParams({
+      grant_type: 'authorization_code', code, redirect_uri: REDIRECT, client_id: used, code_verifier: p.verifier }) });
+    assert.equal(t.status, 200);
+    // Fill the table to 1000 (the file the server reads again when it changes): the used
+    // client is the oldest of all; one never used registered 25 h ago, one 2 h ago, the rest 1 h.
+    const { readFileSync, writeFileSync, renameSync } = await import('node:fs');
+    const { join } = await import('node:path');
+    const file = join(srv.dir, 'oauth-clients.json');
+    const doc = JSON.parse(readFileSync(file, 'utf8'));
+    const now = Math.floor(Date.now() / 1000);
+    doc.clients[0].created = now - 30 * 86400;
+    const hex = (i) => i.toString(16).padStart(32, '0');
+    for (let i = 1; i < 1000; i++)
+      doc.clients.push({ client_id: hex(i), client_name: `filler ${i}`, redirect_uris: [REDIRECT],
+        created: i === 1 ? now - 25 * 3600 : i === 2 ? now - 2 * 3600 : now - 3600 });
+    writeFileSync(`${file}.new`, JSON.stringify(doc), { mode: 0o600 });
+    renameSync(`${file}.new`, file);
+    const known = async (id) => (await fetch(authorizeUrl(issuer, { response_type: 'code', client_id: id, redirect_uri: REDIRECT,
+      code_challenge: pkce().challenge, code_challenge_method: 'S256' }))).status === 200;
+    assert.ok(await known(hex(999)), 'the server read the full table');
+    const x = await register(issuer, REDIRECT, 'X');
+    assert.ok(!(await known(hex(1))), 'unused for over 24 h: dropped');
+    assert.ok(await known(hex(2)), 'unused for 2 h: kept while one older than 24 h made room');
+    await register(issuer, REDIRECT, 'Y');
+    assert.ok(!(await known(hex(2))), 'full again and none over 24 h: the oldest never used goes');
+    for (const id of [used, x, hex(3), hex(999)]) assert.ok(await known(id), id);
+  } finally {
+    await srv.stop();
+  }
+});
