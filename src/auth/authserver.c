@@ -367,9 +367,7 @@ static void redirect_back(struct authserver *as, struct hreq *r, const char *red
     url_escape(&b, as->issuer);
     hreq_add_header(r, "Location", b.data);
     hreq_add_header(r, "Cache-Control", "no-store");
-    /* same-origin, not no-referrer: under no-referrer a browser sends "Origin: null" with the
-     * form's POST (Fetch, "append a request Origin header"), which same_origin() must refuse.
-     * Other sites, the client's redirect URI among them, still get no Referer. */
+    /* The redirect URI is another site: it gets no Referer naming our consent page. */
     hreq_add_header(r, "Referrer-Policy", "same-origin");
     hreq_reply(r, 302, "text/plain", "", 0);
     buf_cleanup(&b);
@@ -653,6 +651,9 @@ static bool scopes_ok(const char *scope)
         snprintf(one, sizeof one, "%.*s", (int)n, p);
         if (!scope_known(one)) /* hermes:*, or gateway:<upstream> for an upstream's tools */
             return false;
+        for (const char *q = scope; q < p; q += strcspn(q, " "), q += strspn(q, " "))
+            if (strncmp(q, p, n) == 0 && (q[n] == ' ' || q[n] == '\0'))
+                return false; /* a scope named twice: a client error, not a wider grant */
         p += n;
     }
     return *scope != '\0';

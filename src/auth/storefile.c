@@ -11,17 +11,23 @@
 #include <sys/file.h>
 #include <unistd.h>
 
+#include "log.h"
 #include "mem.h"
 
+/* Without the lock the change goes ahead unguarded (a concurrent `oauth` command may then lose
+ * its write), so the reason is logged rather than the request refused. */
 int storefile_lock(const char *path)
 {
     char *lock = xasprintf("%s.lock", path);
     int fd = open(lock, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
+    if (fd < 0)
+        log_warn("oauth: cannot open the lock file %s: %s", lock, strerror(errno));
     free(lock);
     if (fd < 0)
         return -1;
     while (flock(fd, LOCK_EX) != 0) {
         if (errno != EINTR) {
+            log_warn("oauth: cannot lock %s.lock: %s", path, strerror(errno));
             close(fd);
             return -1;
         }

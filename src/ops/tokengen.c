@@ -127,6 +127,6 @@ int tokengen_main(int argc, char **argv)
         print_list("agents", agents);
     if (expires)
         printf("    expires: %s\n", expires);
-    memset(token, 0, sizeof token);
+    explicit_bzero(token, sizeof token); /* memset of a dead buffer may be optimised away */
     return 0;
 }

@@ -667,11 +667,15 @@ test('OAUTH_ACCESS_TTL_S and OAUTH_REFRESH_TTL_S set the tokens\' lives', async 
 
 // A DCR flood from many addresses is capped by the number of clients kept (1000): the next
 // registration is refused, and one revoked (oauth clients revoke) makes room again.
-test('registration is capped at 1000 clients; revoking one makes room', async () => {
+test('registration is capped at 1000 clients with tokens; revoking one makes room', async () => {
   const { srv, issuer } = await startOAuth();
   try {
     const clients = Array.from({ length: 1000 }, (_, i) => ({ client_id: i.toString(16).padStart(32, '0'),
       client_name: `flood ${i}`, redirect_uris: [REDIRECT], created: 1700000000 }));
+    // Each holds a refresh token: clients that never got one would be dropped to make room.
+    const tokens = clients.map((c, i) => ({ sha256: i.toString(16).padStart(64, '0'), kind: 'refresh',
+      client_id: c.client_id, scope: 'hermes:read', resource: `${issuer}/mcp`, expires: Math.floor(Date.now() / 1000) + 86400 }));
+    writeFileSync(join(srv.dir, 'oauth-tokens.json'), JSON.stringify({ version: 1, tokens }), { mode: 0o600 });
     const file = join(srv.dir, 'oauth-clients.json');
     writeFileSync(file, JSON.stringify({ version: 1, clients }), { mode: 0o600 });
     chmodSync(file, 0o600);
@@ -682,7 +686,11 @@ test('registration is capped at 1000 clients; revoking one makes room', async ()
     assert.equal(r.status, 0, r.stderr);
     const room = await register(issuer);
     assert.equal(room.status, 201);
-    assert.equal((await register(issuer)).body.error, 'temporarily_unavailable');
+    // Full again; the newest never got a token, so it gives its place, the others keep theirs.
+    const next = await register(issuer);
+    assert.equal(next.status, 201);
+    assert.equal((await fetch(authorizeUrl(issuer, room.body.client_id, { code_challenge: pkce().challenge }))).status, 400);
+    assert.equal((await fetch(authorizeUrl(issuer, clients[1].client_id, { code_challenge: pkce().challenge }))).status, 200);
   } finally {
     assert.equal(await srv.stop(), 0);
   }

@@ -170,3 +170,19 @@ test('a full client table makes room: clients without a token go after 24 h, els
     await srv.stop();
   }
 });
+
+test('a scope named twice at /authorize is invalid_scope', async () => {
+  const { srv, issuer } = await startOAuth();
+  try {
+    const REDIRECT = 'http://127.0.0.1:7777/cb';
+    const id = await register(issuer, REDIRECT);
+    const ask = (scope) => fetch(authorizeUrl(issuer, { response_type: 'code', client_id: id, redirect_uri: REDIRECT, scope,
+      code_challenge: pkce().challenge, code_challenge_method: 'S256' }), { redirect: 'manual' });
+    const twice = await ask('hermes:read hermes:task hermes:read');
+    assert.equal(twice.status, 302);
+    assert.equal(new URL(twice.headers.get('location')).searchParams.get('error'), 'invalid_scope');
+    assert.equal((await ask('hermes:read hermes:task')).status, 200, 'each once: the consent page');
+  } finally {
+    await srv.stop();
+  }
+});
