@@ -68,6 +68,8 @@ struct upstream {
     unsigned restarts;         /* since our start */
     uint64_t ready_since;      /* loop ms when it last became ready */
     unsigned seed;             /* for the jitter */
+    uint64_t related_id;       /* while up_receive runs: the id of the POST whose stream
+                                  carried the message (HTTP), else 0 */
 };
 
 /* A client's tools/call proxied to an upstream. */
@@ -129,6 +131,8 @@ bool up_start(struct upstream *u, char *err, size_t errlen);
 bool up_request(struct upstream *u, const char *method, json_t *params_take, up_answer_fn *cb,
                 void *arg, struct gw_call *call, uint64_t *id_out);
 void up_notify(struct upstream *u, const char *method, json_t *params_take);
+/* Sends one message as it is (an answer to the upstream's request); false when it cannot. */
+bool up_send_message(struct upstream *u, json_t *msg);
 /* Forgets a request (its answer, if any, is then dropped). */
 void up_forget(struct upstream *u, uint64_t id);
 void up_cleanup(struct upstream *u);
@@ -153,6 +157,11 @@ void httpup_forget(struct httpup *h, uint64_t id);
 void httpup_reset(struct httpup *h);
 /* Ends the session (DELETE, briefly waited for) and frees. NULL-safe. */
 void httpup_free(struct httpup *h);
+
+/* relay.c: an upstream's request during a call (msg, its method); related_id is the request
+ * whose HTTP stream carried it, 0 over stdio. True when handled (relayed to the calling client
+ * or refused with an error), false for methods it does not relay. */
+bool gw_relay_request(struct upstream *u, json_t *msg, const char *method, uint64_t related_id);
 
 /* gwcall.c */
 void gw_tool_handler(struct mcp_call *call, json_t *args, void *arg);

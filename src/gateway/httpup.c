@@ -130,7 +130,9 @@ static void deliver(struct post *p, const char *text, size_t len)
         snprintf(h->version, sizeof h->version, "%s", v ? v : "");
     }
     json_decref(msg);
+    h->u->related_id = p->id; /* a request on this stream belongs to this call (relay.c) */
     up_receive(h->u, text, len);
+    h->u->related_id = 0;
 }
 
 static void on_event(const char *event, const char *data, size_t len, const char *id,

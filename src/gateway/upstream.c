@@ -3,7 +3,8 @@
  * the start-up handshake (initialize, notifications/initialized, tools/list following
  * nextCursor) within connect_timeout, and what the upstream sends unasked: progress (relayed to
  * the call it belongs to), log messages (our log), list_changed (logged: discovery is frozen),
- * ping (answered) and other requests (refused until sampling/elicitation are relayed).
+ * ping (answered), sampling and elicitation requests (relayed to the calling client, relay.c)
+ * and other requests (refused).
  * When the child exits or misbehaves (or the HTTP upstream fails) every request in flight is
  * answered "gone" (both NULL). */
 #include <stdio.h>
@@ -37,6 +38,11 @@ static bool send_json(struct upstream *u, json_t *msg)
     }
     free(text);
     return ok;
+}
+
+bool up_send_message(struct upstream *u, json_t *msg)
+{
+    return send_json(u, msg);
 }
 
 static void id_key(uint64_t id, char out[24])
@@ -123,6 +129,8 @@ static void on_response(struct upstream *u, json_t *msg)
 static void reply_to_request(struct upstream *u, json_t *msg, const char *method)
 {
     json_t *id = json_object_get(msg, "id"), *answer;
+    if (gw_relay_request(u, msg, method, u->related_id))
+        return;
     if (strcmp(method, "ping") == 0)
         answer = json_pack("{s:s, s:O, s:{}}", "jsonrpc", "2.0", "id", id, "result");
     else
@@ -413,8 +421,11 @@ bool up_start(struct upstream *u, char *err, size_t errlen)
     }
     u->connect_timer = loop_timer_add(u->loop, (uint64_t)u->cfg->connect_timeout_s * 1000,
                                       on_connect_timeout, u);
-    json_t *params = json_pack("{s:s, s:{}, s:{s:s, s:s}}", "protocolVersion", GW_PROTOCOL,
-                               "capabilities", "clientInfo", "name", "hermes-mcp-gateway",
+    /* sampling and elicitation: relayed to the client whose call asks (relay.c), refused
+     * when that client lacks them. */
+    json_t *params = json_pack("{s:s, s:{s:{}, s:{}}, s:{s:s, s:s}}", "protocolVersion",
+                               GW_PROTOCOL, "capabilities", "sampling", "elicitation",
+                               "clientInfo", "name", "hermes-mcp-gateway",
                                "version", HM_VERSION);
     if (!up_request(u, "initialize", params, on_initialized, NULL, NULL, NULL)) {
         snprintf(err, errlen, "cannot send initialize");
