@@ -68,6 +68,9 @@ struct upstream {
     unsigned restarts;         /* since our start */
     uint64_t ready_since;      /* loop ms when it last became ready */
     unsigned seed;             /* for the jitter */
+    json_t *resources, *prompts; /* what resources/list and prompts/list returned, when the
+                                    file asks for them (gwresources.c) */
+    unsigned extra_pages;      /* their pages followed */
     uint64_t related_id;       /* while up_receive runs: the id of the POST whose stream
                                   carried the message (HTTP), else 0 */
 };
@@ -96,6 +99,7 @@ struct gateway {
     size_t nup;
     struct gw_tool *tools;     /* the exposed surface */
     size_t ntools;
+    struct gw_extra *extras;   /* exposed resources and prompts (gwresources.c) */
     char *pins_path, *status_path; /* beside GATEWAY_FILE (gwpin.h) */
     json_t *pins;              /* the pins file's document */
     gw_event_fn *on_event;     /* the audit log's hook, may be NULL */
@@ -105,6 +109,8 @@ struct gateway {
 };
 
 /* An exposed tool: which upstream, which of its tools. */
+struct gw_extra;
+
 struct gw_tool {
     struct upstream *up;
     char *name;     /* the upstream's own name */
@@ -157,6 +163,17 @@ void httpup_forget(struct httpup *h, uint64_t id);
 void httpup_reset(struct httpup *h);
 /* Ends the session (DELETE, briefly waited for) and frees. NULL-safe. */
 void httpup_free(struct httpup *h);
+
+/* upstream.c: tools (and what gw_list_extras lists) are in: the upstream is ready. */
+void up_listed(struct upstream *u);
+
+/* gwresources.c: after tools/list, resources/list and prompts/list where the file asks for
+ * them, then up_listed. */
+void gw_list_extras(struct upstream *u);
+/* Registers the ready upstreams' resources (URIs kept: uris maps each to its owner) and prompts
+ * (prefix + name, in prompts); false (logged, naming both) on a collision or a bad name. */
+bool gw_expose_extras(struct gateway *g, struct strmap *uris, struct strmap *prompts);
+void gw_extras_free(struct gateway *g);
 
 /* relay.c: an upstream's request during a call (msg, its method); related_id is the request
  * whose HTTP stream carried it, 0 over stdio. True when handled (relayed to the calling client

@@ -294,7 +294,8 @@ void up_request_failed(struct upstream *u, uint64_t id, const char *why)
         json_t *err = tool_error_json(TE_UPSTREAM_ERROR, 0, "upstream %s %s", u->cfg->name, why);
         r->cb(u, err, NULL, r->arg);
         json_decref(err);
-    } else if (r->call) {
+    } else if (r->call || u->state == UP_READY) {
+        /* a call, or a client's resources/read or prompts/get (start-up is over) */
         r->cb(u, NULL, NULL, r->arg);
     } else {
         up_down(u, why ? why : "a start-up request failed");
@@ -347,6 +348,11 @@ static void on_tools(struct upstream *u, json_t *result, json_t *error, void *ar
         request_tools(u, next);
         return;
     }
+    gw_list_extras(u);
+}
+
+void up_listed(struct upstream *u)
+{
     loop_timer_cancel(u->connect_timer);
     u->connect_timer = NULL;
     u->state = UP_READY;
@@ -413,6 +419,10 @@ bool up_start(struct upstream *u, char *err, size_t errlen)
     u->pending = u->pending ? u->pending : strmap_new();
     u->tools = u->tools ? u->tools : json_array();
     json_array_clear(u->tools); /* a restart lists again; the surface stays as built */
+    u->resources = u->resources ? u->resources : json_array();
+    json_array_clear(u->resources);
+    u->prompts = u->prompts ? u->prompts : json_array();
+    json_array_clear(u->prompts);
     u->pages = 0;
     u->state = UP_STARTING;
     if (!connect_transport(u, err, errlen)) {
@@ -543,6 +553,8 @@ void up_cleanup(struct upstream *u)
         strmap_free(u->pending);
     }
     json_decref(u->tools);
+    json_decref(u->resources);
+    json_decref(u->prompts);
     free(u->error);
     memset(u, 0, sizeof *u);
 }
