@@ -9,7 +9,8 @@
 # HTTP ceiling); for hermes_task, the fake agent called straight with the body hermes-mcp sends.
 # Loads (wrk + bench/lua/): ping, tools/list, hermes_result, initialize, sync hermes_task; then
 # 10,000 held sync calls (bench/held-calls.mjs), callgrind instruction counts per request, and the
-# footprint. Everything it installs, writes or starts lives in the git-ignored bench/.work/ (and
+# footprint. The gateway's loads (issue 14: an upstream's tool through hermes-mcp, direct and
+# behind supergateway and mcp-proxy; RSS per upstream) are bench/gateway.sh, run from here. Everything it installs, writes or starts lives in the git-ignored bench/.work/ (and
 # a tmpfs task directory under /dev/shm) and is stopped or removed on exit, even on failure.
 #
 # Usage: bench/run.sh   (or make bench)
@@ -24,7 +25,11 @@
 #   BENCH_CALLGRIND=1000    requests counted under callgrind (0: skip)
 #   BENCH_NGINX_WORKERS=1   nginx worker processes (1: one core, like hermes-mcp and Node)
 #   BENCH_TIMEOUT=10s       wrk's per-request timeout (a request that times out invalidates a run)
+#   BENCH_GATEWAY=1         the gateway's loads (bench/gateway.sh: server-everything's echo through
+#                           hermes-mcp, direct, and behind supergateway and mcp-proxy; 0: skip)
+#   BENCH_GW_UPSTREAMS=8    upstreams configured for the gateway's RSS per upstream
 # Quick check of the script itself: BENCH_SECONDS=1 BENCH_RUNS=1 BENCH_HELD=300 BENCH_CALLGRIND=50
+#   (BENCH_PRUNE=1000 BENCH_GW_UPSTREAMS=4 shorten it more)
 # Exit codes: 0 done (RESULTS.md written), 1 a step failed, 2 missing tools that cannot be installed.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -40,6 +45,7 @@ held_delay=${BENCH_HELD_DELAY_MS:-500}
 cg_n=${BENCH_CALLGRIND:-1000}
 nginx_workers=${BENCH_NGINX_WORKERS:-1}
 timeout=${BENCH_TIMEOUT:-10s}
+gateway=${BENCH_GATEWAY:-1}
 work=$root/bench/.work
 run=$work/run          # this invocation's env files, task directories, logs; wiped at start
 out=$root/bench/RESULTS.md
@@ -375,6 +381,13 @@ for load in $loads; do
         done
     done
 done
+# The gateway's loads, in a script of its own (its servers are started and stopped there).
+gw_dir=$run/gateway
+if [ "$gateway" = 1 ]; then
+    log "gateway: server-everything's echo through hermes-mcp, direct, supergateway and mcp-proxy"
+    BENCH_SECONDS=$seconds BENCH_RUNS=$runs BENCH_CONNS=$conns BENCH_TIMEOUT=$timeout BENCH_CALLGRIND=$cg_n \
+        BENCH_HERMES=$hermes BENCH_GW_DIR=$gw_dir bench/gateway.sh || log "gateway: failed (see $gw_dir)"
+fi
 sleep 1
 hermes_rss_after=$(status_kb "$hermes_pid" VmRSS)
 sdk_rss_after=$(status_kb "$sdk_pid" VmRSS)
@@ -597,6 +610,7 @@ added() { # SERVER CONNS
         echo "| sync hermes_task at $last_c conns: tasks on disk ≥ 0.8× tasks on tmpfs ($(num "$d" 0 1) / $(num "$m" 0 1) req/s) | ${r}× | $(check "$r" ">=" 0.8) |"
     fi
     echo "| an idle server makes no wake-ups: system calls over 10 s (strace -f) | $hermes_idle_calls | $(check "$hermes_idle_calls" "=" 0) |"
+    [ "$gateway" != 1 ] || [ ! -f "$gw_dir/targets.md" ] || cat "$gw_dir/targets.md"
     for load in $loads; do
         echo
         echo "## $(title "$load")"
@@ -633,6 +647,11 @@ added() { # SERVER CONNS
         echo
         echo "![$(title "$load"): requests/s and latency per connection count](plot-$load.png)"
     done
+    if [ "$gateway" = 1 ]; then
+        echo
+        if [ -f "$gw_dir/section.md" ]; then cat "$gw_dir/section.md"
+        else echo "## Gateway"; echo; echo "The gateway's loads failed: see bench/.work/run/gateway/."; fi
+    fi
     echo
     echo "## Held calls"
     echo
@@ -701,6 +720,7 @@ added() { # SERVER CONNS
 
 # ---------- 7. plots ----------
 rm -f "$root"/bench/plot-*.png
+[ "$gateway" != 1 ] || [ ! -f "$gw_dir/plot-gateway.png" ] || cat "$gw_dir/plot-gateway.png" > "$root/bench/plot-gateway.png"
 for load in $loads; do
     ss=$(servers_for "$load")
     for c in $conns; do

@@ -9,7 +9,7 @@ FUZZ_CC      ?= clang
 FUZZ_SECONDS ?= 10
 FUZZ_BUILD   := build/fuzz
 FUZZ_TARGETS := jrpc dotenv hdr sse registry taskpath contract chatchunk gwfile tokens form \
-                clientdoc
+                clientdoc clientmeta
 FUZZ_SAN     := -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all \
                 -fno-omit-frame-pointer -g -O1
 FUZZ_BINS    := $(addprefix $(FUZZ_BUILD)/fuzz_,$(FUZZ_TARGETS))
@@ -29,6 +29,7 @@ FUZZ_SRC_gwfile   := src/gateway/gwfile.c src/gateway/gwinterp.c src/base/yamljs
 FUZZ_SRC_tokens   := src/auth/tokens.c src/base/yamljson.c src/base/mem.c src/base/utf8.c
 FUZZ_SRC_form     := src/auth/form.c src/base/crypto.c
 FUZZ_SRC_clientdoc := src/auth/clientdoc.c src/base/mem.c
+FUZZ_SRC_clientmeta := src/auth/clientmeta.c
 FUZZ_LIB_jrpc     := $(shell pkg-config --libs jansson)
 FUZZ_LIB_dotenv   := $(FUZZ_LIB_jrpc)
 FUZZ_LIB_hdr      :=
@@ -41,6 +42,7 @@ FUZZ_LIB_gwfile   := $(FUZZ_LIB_registry)
 FUZZ_LIB_tokens   := $(FUZZ_LIB_registry)
 FUZZ_LIB_form     := $(shell pkg-config --libs nettle)
 FUZZ_LIB_clientdoc := $(FUZZ_LIB_jrpc)
+FUZZ_LIB_clientmeta := $(FUZZ_LIB_jrpc)
 
 .PHONY: fuzz fuzz-build
 fuzz-build: $(FUZZ_BINS)

@@ -185,7 +185,7 @@ static void add_challenge(struct app *a, struct hreq *r, const char *error, cons
 
 /* An access token from the OAuth token store: known, live, and issued for this resource (RFC
  * 8707 audience: a token meant for another server is refused, not passed on). Its principal is
- * "oauth:<client id>" with the scopes granted. */
+ * "oauth:<client id>" (shortened with a digest when too long) with the scopes granted. */
 static enum auth_result oauth_authenticate(struct app *a, struct hreq *r, const char *token)
 {
     if (a->oauth_tokens == NULL)
@@ -194,7 +194,7 @@ static enum auth_result oauth_authenticate(struct app *a, struct hreq *r, const 
     if (g == NULL || g->kind != TOKEN_ACCESS || strcmp(g->resource, a->oauth_resource) != 0)
         return AUTH_BAD_TOKEN;
     char name[PRINCIPAL_NAME_MAX + 1];
-    snprintf(name, sizeof name, "oauth:%s", g->client_id);
+    principal_oauth_name(g->client_id, name);
     struct rpc_note *n = note_of(r);
     n->grant = principal_for_grant(name, g->scope, token);
     n->who = n->grant;
@@ -461,6 +461,8 @@ static bool is_metadata_path(const char *path)
 static void resource_metadata(struct app *a, struct hreq *r)
 {
     const char *m = hreq_method(r);
+    if (oauth_cors(r, "GET, HEAD, OPTIONS")) /* public, and no credentials */
+        return;
     if (strcmp(m, "GET") && strcmp(m, "HEAD")) {
         hreq_add_header(r, "Allow", "GET, HEAD");
         reply_simple_json(r, 405, "{\"error\":\"method_not_allowed\",\"message\":\"use GET\"}");
@@ -477,7 +479,6 @@ static void resource_metadata(struct app *a, struct hreq *r)
         reply_simple_json(r, 500, "{\"error\":\"internal\",\"message\":\"out of memory\"}");
         return;
     }
-    hreq_add_header(r, "Access-Control-Allow-Origin", "*"); /* public, and no credentials */
     hreq_add_header(r, "Cache-Control", "max-age=300");
     hreq_reply_take(r, 200, "application/json", text, strlen(text));
 }
@@ -832,7 +833,9 @@ int app_run(const struct app_opts *o)
                                      .redirect_schemes = o->cfg->oauth_redirect_schemes,
                                      .cimd = o->cfg->oauth_cimd,
                                      .cimd_ca_file = o->cfg->oauth_cimd_ca_file,
-                                     .cimd_allow_hosts = o->cfg->oauth_cimd_allow_hosts};
+                                     .cimd_allow_hosts = o->cfg->oauth_cimd_allow_hosts,
+                                     .access_ttl_s = o->cfg->oauth_access_ttl_s,
+                                     .refresh_ttl_s = o->cfg->oauth_refresh_ttl_s};
         a.oauth_server = authserver_new(&ao, err, sizeof err);
         free(passphrase);
         free(clients);

@@ -27,6 +27,7 @@
 #include "buf.h"
 #include "cimd.h"
 #include "clientdoc.h"
+#include "clientmeta.h"
 #include "crypto.h"
 #include "form.h"
 #include "httpd.h"
@@ -41,9 +42,9 @@
 #include "tokenstore.h"
 #include "verifier.h"
 
-#define PARAM_MAX 512        /* any one parameter: client id, redirect URI, state, scope... */
-#define REDIRECTS_MAX 10     /* redirect URIs of one client */
-#define CLIENT_NAME_MAX 200
+#define PARAM_MAX CLIENTMETA_URI_MAX /* any one parameter: client id, redirect URI, state... */
+#define REDIRECTS_MAX CLIENTMETA_REDIRECTS_MAX /* redirect URIs of one client */
+#define CLIENT_NAME_MAX CLIENTMETA_NAME_MAX
 #define CONSENTS_MAX 256     /* consent pages shown and not yet answered */
 #define CONSENT_TTL 600      /* seconds the owner has to answer one */
 #define CODES_MAX 256
@@ -89,6 +90,7 @@ struct authserver {
     char *issuer, *resource, *passphrase_path, *service, *clients_path;
     struct tokenstore *tokens;
     bool dcr;
+    unsigned access_ttl_s, refresh_ttl_s; /* the tokens' lives */
     struct client *clients;
     size_t nclients;
     struct storefile_id clients_seen; /* the clients file as last read or written here */
@@ -146,6 +148,8 @@ struct authserver *authserver_new(const struct authserver_opts *o, char *err, si
     as->service = xstrdup(o->service ? o->service : "hermes-mcp");
     as->tokens = o->tokens;
     as->dcr = o->dcr;
+    as->access_ttl_s = o->access_ttl_s ? o->access_ttl_s : AUTHSERVER_ACCESS_TTL;
+    as->refresh_ttl_s = o->refresh_ttl_s ? o->refresh_ttl_s : AUTHSERVER_REFRESH_TTL;
     as->clients = xcalloc(AUTHSERVER_CLIENTS_MAX, sizeof *as->clients);
     as->rl_register = ratelimit_new(REGISTER_PER_MIN, 10000);
     as->clients_path = o->clients_path ? xstrdup(o->clients_path) : NULL;
@@ -390,8 +394,7 @@ static void metadata(struct authserver *as, struct hreq *r)
         json_object_set_new(doc, "registration_endpoint", json_string(reg));
         free(reg);
     }
-    hreq_add_header(r, "Access-Control-Allow-Origin", "*");
-    reply_json(r, 200, doc);
+    reply_json(r, 200, doc); /* Access-Control-Allow-Origin: authserver_headers added it */
 }
 
 /* ---- clients ---- */
@@ -404,81 +407,6 @@ static struct client *find_client(struct authserver *as, const char *id)
         if (strcmp(as->clients[i].id, id) == 0)
             return &as->clients[i];
     return NULL;
-}
-
-/* A redirect URI we will send codes to: https to a host, http only to the loopback (a native
- * app's local listener, RFC 8252), or a connector app's own scheme. Never userinfo (a host
- * that reads as another), a fragment, javascript: or data:. */
-bool authserver_redirect_ok(const char *uri)
-{
-    return authserver_redirect_ok_in(uri, NULL);
-}
-
-/* Whether uri starts with "<one of schemes>:" (schemes comma-separated, checked at start). */
-static bool app_scheme(const char *uri, const char *schemes)
-{
-    size_t u = strcspn(uri, ":");
-    if (uri[u] != ':')
-        return false;
-    for (const char *p = schemes; *p;) {
-        size_t n = strcspn(p, ",");
-        if (n == u && strncmp(p, uri, n) == 0)
-            return true;
-        p += n;
-        p += *p == ',';
-    }
-    return false;
-}
-
-bool authserver_redirect_ok_in(const char *uri, const char *schemes)
-{
-    size_t n = strlen(uri);
-    if (n == 0 || n > PARAM_MAX || strchr(uri, '#'))
-        return false;
-    for (const char *p = uri; *p; p++)
-        if ((unsigned char)*p <= 0x20 || *p == 0x7f || *p == '\\')
-            return false;
-    if (app_scheme(uri, schemes ? schemes : AUTHSERVER_DEFAULT_SCHEMES))
-        return true;
-    const char *auth;
-    bool https = strncmp(uri, "https://", 8) == 0;
-    if (https)
-        auth = uri + 8;
-    else if (strncmp(uri, "http://", 7) == 0)
-        auth = uri + 7;
-    else
-        return false;
-    size_t alen = strcspn(auth, "/?");
-    if (alen == 0 || memchr(auth, '@', alen))
-        return false;
-    if (https)
-        return true;
-    static const char *const loopback[] = {"127.0.0.1", "[::1]", "localhost"};
-    for (size_t i = 0; i < sizeof loopback / sizeof *loopback; i++) {
-        size_t l = strlen(loopback[i]);
-        if (strncmp(auth, loopback[i], l) == 0 && (alen == l || auth[l] == ':'))
-            return true;
-    }
-    return false;
-}
-
-static bool string_in(json_t *list, const char *const *allowed, size_t n)
-{
-    size_t i;
-    json_t *v;
-    if (list == NULL)
-        return true;
-    if (!json_is_array(list) || json_array_size(list) > 8)
-        return false;
-    json_array_foreach(list, i, v)
-    {
-        bool ok = false;
-        for (size_t k = 0; k < n && json_is_string(v); k++)
-            ok = ok || strcmp(json_string_value(v), allowed[k]) == 0;
-        if (!ok)
-            return false;
-    }
-    return true;
 }
 
 /* The registered clients, one JSON file beside the token store (atomic, mode 600): a client
@@ -511,17 +439,6 @@ static bool save_clients(struct authserver *as, char *err, size_t errlen)
     return ok;
 }
 
-/* A client's name is shown on the consent page (escaped) and kept: printable text only. */
-static bool client_name_ok(const char *name)
-{
-    if (name == NULL || strlen(name) > CLIENT_NAME_MAX)
-        return false;
-    for (const unsigned char *p = (const unsigned char *)name; *p; p++)
-        if (*p < 0x20 || *p == 0x7f)
-            return false;
-    return true;
-}
-
 static bool client_id_ok(const char *id)
 {
     return id && strlen(id) == 32 && strspn(id, "0123456789abcdef") == 32;
@@ -535,7 +452,7 @@ static bool load_client(struct authserver *as, json_t *o)
     json_t *created = json_object_get(o, "created");
     size_t i;
     json_t *u;
-    if (!client_id_ok(id) || !client_name_ok(name) || (created && !json_is_integer(created)) ||
+    if (!client_id_ok(id) || !clientmeta_name_ok(name) || (created && !json_is_integer(created)) ||
         !json_is_array(uris) || json_array_size(uris) == 0 ||
         json_array_size(uris) > REDIRECTS_MAX || find_client(as, id) ||
         as->nclients >= AUTHSERVER_CLIENTS_MAX)
@@ -609,8 +526,6 @@ static void clients_sync(struct authserver *as)
 
 static void register_client(struct authserver *as, struct hreq *r)
 {
-    static const char *const grants[] = {"authorization_code", "refresh_token"};
-    static const char *const responses[] = {"code"};
     size_t len;
     const char *body = hreq_body(r, &len);
     if (len > AUTHSERVER_REGISTER_BODY_MAX) {
@@ -618,33 +533,12 @@ static void register_client(struct authserver *as, struct hreq *r)
         return;
     }
     json_t *doc = json_loadb(body ? body : "", len, JSON_REJECT_DUPLICATES, NULL);
+    const char *code = "invalid_client_metadata";
+    const char *why = clientmeta_check_registration(doc, as->schemes, &code);
     json_t *uris = json_object_get(doc, "redirect_uris");
-    json_t *method = json_object_get(doc, "token_endpoint_auth_method");
     json_t *name = json_object_get(doc, "client_name");
-    const char *why = NULL, *code = "invalid_client_metadata";
     size_t i;
     json_t *u;
-    if (!json_is_object(doc))
-        why = "the body is not a JSON object";
-    else if (!json_is_array(uris) || json_array_size(uris) == 0 ||
-             json_array_size(uris) > REDIRECTS_MAX)
-        why = "redirect_uris must list 1 to 10 URIs";
-    else if (method && (!json_is_string(method) || strcmp(json_string_value(method), "none")))
-        why = "only public clients (token_endpoint_auth_method none) can register";
-    else if (!string_in(json_object_get(doc, "grant_types"), grants, 2) ||
-             !string_in(json_object_get(doc, "response_types"), responses, 1))
-        why = "grant_types may be authorization_code and refresh_token, response_types code";
-    else if (name && (!json_is_string(name) || !client_name_ok(json_string_value(name))))
-        why = "client_name must be text of at most 200 bytes, without control characters";
-    json_array_foreach(uris, i, u) if (why == NULL &&
-                                       (!json_is_string(u) ||
-                                        !authserver_redirect_ok_in(json_string_value(u),
-                                                                   as->schemes)))
-    {
-        why = "a redirect URI must be https, http on the loopback, or an app scheme this server "
-              "allows (OAUTH_ALLOWED_REDIRECT_SCHEMES), without userinfo or fragment";
-        code = "invalid_redirect_uri";
-    }
     if (why == NULL && as->nclients >= AUTHSERVER_CLIENTS_MAX) {
         why = "the server holds as many clients as it takes";
         code = "temporarily_unavailable";
@@ -698,7 +592,7 @@ static bool scopes_ok(const char *scope)
         if (n == 0)
             break;
         snprintf(one, sizeof one, "%.*s", (int)n, p);
-        if (strncmp(one, "hermes:", 7) != 0 || !scope_known(one))
+        if (!scope_known(one)) /* hermes:*, or gateway:<upstream> for an upstream's tools */
             return false;
         p += n;
     }
@@ -787,7 +681,7 @@ static void consent_page(struct authserver *as, struct hreq *r, const struct con
         size_t n = strcspn(p, " ");
         if (n == 0)
             break;
-        char one[64];
+        char one[PARAM_MAX + 1];
         snprintf(one, sizeof one, "%.*s", (int)n, p);
         buf_appends(&b, "<li><code>");
         html_escape(&b, one);
@@ -1254,14 +1148,14 @@ static void issue_pair(struct authserver *as, struct hreq *r, const char *client
     time_t now = time(NULL);
     struct token_grant g = {.kind = TOKEN_ACCESS, .client_id = client_id, .scope = scope,
                             .resource = as->resource, .family = family,
-                            .expires = now + AUTHSERVER_ACCESS_TTL};
+                            .expires = now + (time_t)as->access_ttl_s};
     if (!tokenstore_issue(as->tokens, &g, access, err, sizeof err)) {
         log_error("oauth: %s", err);
         oauth_error(r, 503, "temporarily_unavailable", "the token store cannot take a token");
         return;
     }
     g.kind = TOKEN_REFRESH;
-    g.expires = now + AUTHSERVER_REFRESH_TTL;
+    g.expires = now + (time_t)as->refresh_ttl_s;
     if (!tokenstore_issue(as->tokens, &g, refresh, err, sizeof err)) {
         log_error("oauth: %s", err);
         tokenstore_revoke(as->tokens, access, false, err, sizeof err);
@@ -1270,7 +1164,7 @@ static void issue_pair(struct authserver *as, struct hreq *r, const char *client
         return;
     }
     reply_json(r, 200, json_pack("{s:s, s:s, s:i, s:s, s:s}", "access_token", access,
-                                 "token_type", "Bearer", "expires_in", AUTHSERVER_ACCESS_TTL,
+                                 "token_type", "Bearer", "expires_in", (int)as->access_ttl_s,
                                  "refresh_token", refresh, "scope", scope));
     explicit_bzero(access, sizeof access);
     explicit_bzero(refresh, sizeof refresh);
@@ -1494,11 +1388,41 @@ static void method_not_allowed(struct hreq *r, const char *allow)
     oauth_error(r, 405, "invalid_request", "method not allowed here");
 }
 
+bool oauth_cors(struct hreq *r, const char *methods)
+{
+    hreq_add_header(r, "Access-Control-Allow-Origin", "*");
+    if (strcmp(hreq_method(r), "OPTIONS") != 0)
+        return false;
+    hreq_add_header(r, "Access-Control-Allow-Methods", methods);
+    /* What the SDK sends: the protocol version on discovery, JSON to /register, Basic
+     * credentials to /token. A fixed list, not the request's own echoed back. */
+    hreq_add_header(r, "Access-Control-Allow-Headers",
+                    "Authorization, Content-Type, MCP-Protocol-Version");
+    hreq_add_header(r, "Access-Control-Max-Age", "600");
+    hreq_reply(r, 204, NULL, "", 0);
+    return true;
+}
+
+/* The endpoints a browser-based client calls from another origin, with the methods they take;
+ * NULL for /authorize (the owner's consent is no cross-origin API) and /register when off. */
+static const char *cors_methods(const struct authserver *as, const char *path)
+{
+    if (strcmp(path, WK_AS) == 0 || strcmp(path, WK_OIDC) == 0)
+        return "GET, HEAD, OPTIONS";
+    if (strcmp(path, "/token") == 0 || strcmp(path, "/revoke") == 0 ||
+        (as->dcr && strcmp(path, "/register") == 0))
+        return "POST, OPTIONS";
+    return NULL;
+}
+
 void authserver_headers(struct authserver *as, struct hreq *r, const char *ip, uint64_t now_ms)
 {
     const char *path = hreq_path(r), *m = hreq_method(r);
     bool get = strcmp(m, "GET") == 0 || strcmp(m, "HEAD") == 0, post = strcmp(m, "POST") == 0;
     bool first;
+    const char *cors = cors_methods(as, path);
+    if (cors && oauth_cors(r, cors))
+        return;
     clients_sync(as);
     if (strcmp(path, WK_AS) == 0 || strcmp(path, WK_OIDC) == 0) {
         if (get)

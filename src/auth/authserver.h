@@ -17,8 +17,8 @@ struct hreq;
 struct loop;
 struct tokenstore;
 
-#define AUTHSERVER_ACCESS_TTL 3600               /* seconds */
-#define AUTHSERVER_REFRESH_TTL (30 * 24 * 3600)  /* seconds */
+#define AUTHSERVER_ACCESS_TTL 3600               /* seconds, unless opts say otherwise */
+#define AUTHSERVER_REFRESH_TTL (30 * 24 * 3600)  /* seconds, unless opts say otherwise */
 #define AUTHSERVER_CODE_TTL 60                   /* seconds */
 #define AUTHSERVER_CLIENTS_MAX 1000
 #define AUTHSERVER_REGISTER_BODY_MAX (16 * 1024)
@@ -37,6 +37,8 @@ struct authserver_opts {
     bool cimd;                    /* client ID metadata documents (OAUTH_CIMD, default on) */
     const char *cimd_ca_file;     /* OAUTH_CIMD_CA_FILE: an extra CA to trust fetching them */
     const char *cimd_allow_hosts; /* OAUTH_CIMD_ALLOW_HOSTS: hosts that may be private */
+    unsigned access_ttl_s;        /* OAUTH_ACCESS_TTL_S; 0: AUTHSERVER_ACCESS_TTL */
+    unsigned refresh_ttl_s;       /* OAUTH_REFRESH_TTL_S; 0: AUTHSERVER_REFRESH_TTL */
 };
 
 /* NULL with a reason in err when the clients file cannot be used (readable by others, not
@@ -76,6 +78,11 @@ bool authserver_client_remove(struct authserver *as, const char *id, bool *found
                               size_t errlen);
 /* Whether path is one of the authorization server's. */
 bool authserver_owns(const char *path);
+/* CORS for what browser-based MCP clients call from their own origin (the metadata, /register,
+ * /token, /revoke; never /authorize): "Access-Control-Allow-Origin: *" on r's answer, and when r
+ * is an OPTIONS preflight, answers it (204, methods, the headers the SDK sends) and returns
+ * true. No credentials mode: nothing here rides on cookies. */
+bool oauth_cors(struct hreq *r, const char *methods);
 /* From the headers callback: answers what needs no body (metadata, the consent page, 405s);
  * for a POST it returns without answering, and authserver_request gets the body. So too for a
  * GET /authorize whose client_id is a metadata document URL not in the cache: then

@@ -6,8 +6,8 @@
  * own agent) and an expiry. Only SHA-256 hashes of tokens are kept.
  *
  * Scopes: hermes:read (hermes_status, hermes_result, hermes_files, list_agents), hermes:task
- * (hermes_task, hermes_cancel), hermes:admin (hermes_reset), gateway:<upstream> (reserved for
- * the gateway's upstreams). A set of principals is immutable and reference counted: a reload
+ * (hermes_task, hermes_cancel), hermes:admin (hermes_reset), gateway:<upstream> (the tools the
+ * gateway exposes from that upstream). A set of principals is immutable and reference counted: a reload
  * swaps in a new set while requests that started under the old one keep theirs. Loop thread. */
 #ifndef HM_PRINCIPAL_H
 #define HM_PRINCIPAL_H
@@ -67,8 +67,14 @@ bool principal_has_scope(const struct principal *p, const char *scope);
  * use any agent. */
 bool principal_agent_allowed(const struct principal *p, const char *agent);
 
+/* The name of OAuth client client_id's principal, into out: "oauth:<client_id>" when that
+ * fits in PRINCIPAL_NAME_MAX, else "oauth:<the id's first 37 characters>#<the first 20 hex
+ * digits of its SHA-256>", so that clients whose ids differ only past the cut (client ID
+ * metadata document URLs) never share a name, and with it their tasks. */
+void principal_oauth_name(const char *client_id, char out[PRINCIPAL_NAME_MAX + 1]);
+
 /* A principal for one OAuth access token (not part of any set): named name (cut to
- * PRINCIPAL_NAME_MAX), holding the space-separated scopes, every agent, its hash from token.
+ * PRINCIPAL_NAME_MAX; principal_oauth_name's names fit), holding the space-separated scopes, every agent, its hash from token.
  * Freed with principal_free. */
 struct principal *principal_for_grant(const char *name, const char *scope, const char *token);
 void principal_free(struct principal *p); /* NULL-safe */

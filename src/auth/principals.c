@@ -118,6 +118,23 @@ bool principal_agent_allowed(const struct principal *p, const char *agent)
     return false;
 }
 
+void principal_oauth_name(const char *client_id, char out[PRINCIPAL_NAME_MAX + 1])
+{
+    enum { PREFIX = 6, KEEP = 37, DIGEST_HEX = 20 }; /* "oauth:" + 37 + "#" + 20 = 64 */
+    size_t n = strlen(client_id);
+    if (PREFIX + n <= PRINCIPAL_NAME_MAX) {
+        snprintf(out, PRINCIPAL_NAME_MAX + 1, "oauth:%s", client_id);
+        return;
+    }
+    static const char hex[] = "0123456789abcdef";
+    unsigned char d[32];
+    crypto_sha256(client_id, n, d);
+    int len = snprintf(out, PRINCIPAL_NAME_MAX + 1, "oauth:%.*s#", KEEP, client_id);
+    for (int i = 0; i < DIGEST_HEX; i++)
+        out[len + i] = hex[(d[i / 2] >> (i % 2 ? 0 : 4)) & 15];
+    out[len + DIGEST_HEX] = '\0';
+}
+
 struct principal *principal_for_grant(const char *name, const char *scope, const char *token)
 {
     struct principal *p = xcalloc(1, sizeof *p);

@@ -286,7 +286,14 @@ bool config_from_env(struct config *c, json_t *env, const char *path, char *err,
     c->log_level = LOG_INFO;
     if (path)
         c->env_file = xstrdup(path);
-    c->host = dup_or(get(env, "MCP_HOST"), "127.0.0.1");
+    /* BIND_HOST: seed 002's name for MCP_HOST, so its env file works unchanged. */
+    const char *mcp_host = get(env, "MCP_HOST"), *bind_host = get(env, "BIND_HOST");
+    const char *host_key = mcp_host || !bind_host ? "MCP_HOST" : "BIND_HOST";
+    if (mcp_host && bind_host && strcmp(mcp_host, bind_host) != 0) {
+        snprintf(err, errlen, "MCP_HOST and BIND_HOST (its old name) differ; set one of them");
+        goto out;
+    }
+    c->host = dup_or(mcp_host ? mcp_host : bind_host, "127.0.0.1");
     if (!parse_uint(get(env, "MCP_PORT"), 65535, &c->port)) {
         snprintf(err, errlen, "MCP_PORT must be a port number (0-65535)");
         goto out;
@@ -333,9 +340,9 @@ bool config_from_env(struct config *c, json_t *env, const char *path, char *err,
     }
     if (!config_is_loopback(c->host) && !c->allow_remote) {
         snprintf(err, errlen,
-                 "MCP_HOST=%s is not a loopback address; keep the listener on 127.0.0.1 behind a "
+                 "%s=%s is not a loopback address; keep the listener on 127.0.0.1 behind a "
                  "tunnel or proxy, or set MCP_ALLOW_NON_LOOPBACK=1",
-                 c->host);
+                 host_key, c->host);
         goto out;
     }
     const char *token = get(env, "MCP_AUTH_TOKEN");
@@ -379,6 +386,18 @@ bool config_from_env(struct config *c, json_t *env, const char *path, char *err,
             goto out;
         }
         c->oauth_cimd_allow_hosts = hosts && *hosts ? xstrdup(hosts) : NULL;
+        c->oauth_access_ttl_s = 3600;
+        c->oauth_refresh_ttl_s = 30 * 24 * 3600;
+        if (!parse_uint(get(env, "OAUTH_ACCESS_TTL_S"), 86400, &c->oauth_access_ttl_s) ||
+            c->oauth_access_ttl_s == 0 ||
+            !parse_uint(get(env, "OAUTH_REFRESH_TTL_S"), 366 * 24 * 3600,
+                        &c->oauth_refresh_ttl_s) ||
+            c->oauth_refresh_ttl_s < 60 || c->oauth_refresh_ttl_s < c->oauth_access_ttl_s) {
+            snprintf(err, errlen, "OAUTH_ACCESS_TTL_S must be 1-86400 seconds and "
+                                  "OAUTH_REFRESH_TTL_S 60-31622400, not less than the access "
+                                  "token's");
+            goto out;
+        }
         if (!oauth_static_client(c, get(env, "OAUTH_CLIENT_ID"), get(env, "OAUTH_CLIENT_SECRET"),
                                  err, errlen) ||
             !oauth_schemes(c, get(env, "OAUTH_ALLOWED_REDIRECT_SCHEMES"), err, errlen))
@@ -472,6 +491,8 @@ size_t config_restart_keys(const struct config *now, const struct config *fresh,
         {"OAUTH_CIMD_CA_FILE", same_text(now->oauth_cimd_ca_file, fresh->oauth_cimd_ca_file)},
         {"OAUTH_CIMD_ALLOW_HOSTS",
          same_text(now->oauth_cimd_allow_hosts, fresh->oauth_cimd_allow_hosts)},
+        {"OAUTH_ACCESS_TTL_S", now->oauth_access_ttl_s == fresh->oauth_access_ttl_s},
+        {"OAUTH_REFRESH_TTL_S", now->oauth_refresh_ttl_s == fresh->oauth_refresh_ttl_s},
     };
     size_t n = 0, len = 0;
 

@@ -32,6 +32,8 @@ struct config {
                                      them (private deployments), or NULL */
     char *oauth_cimd_allow_hosts; /* OAUTH_CIMD_ALLOW_HOSTS: hosts whose documents may be on
                                      private addresses, comma-separated, or NULL */
+    unsigned oauth_access_ttl_s;  /* OAUTH_ACCESS_TTL_S: an access token's life (default 1 h) */
+    unsigned oauth_refresh_ttl_s; /* OAUTH_REFRESH_TTL_S: a refresh token's (default 30 d) */
     char *hermes_env_path; /* HERMES_ENV_PATH */
     char *tasks_dir;       /* TASKS_DIR, default tasks/ beside the env file */
     unsigned tasks_retention_days; /* TASKS_RETENTION_DAYS: finished tasks older than this are

@@ -131,6 +131,14 @@ void agentcfg_default_agent(json_t *env, char **base_url, char **key)
     *key = k && *k ? xstrdup(k) : NULL;
 }
 
+char *agentcfg_hermes_api_key(const char *env_file)
+{
+    json_t *cache = NULL;
+    char *k = agentcfg_key_env("HERMES_API_KEY", env_file, &cache, NULL);
+    json_decref(cache);
+    return k;
+}
+
 char *agentcfg_url(const char *base_url, const char *path)
 {
     size_t n = strlen(base_url);

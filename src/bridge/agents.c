@@ -61,7 +61,8 @@ static json_t *agent_env_read(struct bridge *b, char *why, size_t whylen)
     return path ? agentcfg_dotenv_read(path, why, whylen) : NULL;
 }
 
-/* The synthetic default agent: HERMES_ENV_PATH's API_SERVER_{HOST,PORT,KEY}. */
+/* The synthetic default agent: HERMES_ENV_PATH's API_SERVER_{HOST,PORT,KEY}; HERMES_API_KEY
+ * (seed 002) is its key when set. */
 static void agents_synthetic(struct bridge *b, json_t *env)
 {
     b->agents = xcalloc(1, sizeof *b->agents);
@@ -72,6 +73,11 @@ static void agents_synthetic(struct bridge *b, json_t *env)
     a->kind = xstrdup("local");
     a->capabilities = json_array();
     agentcfg_default_agent(env, &a->base_url, &a->key);
+    char *seed_key = agentcfg_hermes_api_key(b->cfg->env_file);
+    if (seed_key) {
+        wipe_free(a->key);
+        a->key = seed_key;
+    }
     b->default_agent = xstrdup(DEFAULT_AGENT);
 }
 

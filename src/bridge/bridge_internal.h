@@ -218,6 +218,11 @@ struct run_ctx {
     char run_id[128], task_id[129], agent[65];
     bool rpc_errors; /* the call is no tools/call: a failure is a JSON-RPC error */
 };
+/* A run_ctx for call c about task id's run, from its run.json (taken: released here): the
+ * run id, and its agent (the default agent when it names none) in *a, NULL when that agent is
+ * unknown or has no key (then the caller answers c and frees the context). */
+struct run_ctx *run_ctx_for_run(struct bridge *b, struct mcp_call *c, const char *id,
+                                json_t *run_take, struct agentdef **a);
 /* Sends method <base_url>/v1/runs/<run_id><suffix>; on failure answers the call and frees s. */
 void run_ctx_send(struct run_ctx *s, struct agentdef *a, const char *method, const char *suffix,
                   agent_done_cb *done);

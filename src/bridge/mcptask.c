@@ -215,16 +215,9 @@ static void task_cancel(struct mcp_call *c, const char *id, void *arg)
         mcp_call_result_take(c, json_object());
         return;
     }
-    struct run_ctx *s = xcalloc(1, sizeof *s);
-    s->b = b;
-    s->call = c;
-    snprintf(s->task_id, sizeof s->task_id, "%s", id);
-    snprintf(s->run_id, sizeof s->run_id, "%s", json_string_value(json_object_get(run, "run_id")));
-    const char *ag = json_string_value(json_object_get(run, "agent"));
-    snprintf(s->agent, sizeof s->agent, "%s", ag ? ag : b->default_agent);
-    json_decref(run);
-    struct agentdef *a = find_agent(b, s->agent);
-    if (a == NULL || a->key == NULL) {
+    struct agentdef *a;
+    struct run_ctx *s = run_ctx_for_run(b, c, id, run, &a);
+    if (a == NULL) {
         mcp_call_error(c, -32603, "Internal error: the task's agent cannot be reached");
         free(s);
         return;

@@ -1,6 +1,6 @@
 /* runctx.c — one request to the agent about an async run (its status, or stop) on behalf of
- * a waiting MCP call; the call going away cancels the request. Used by hermes_status and
- * hermes_cancel. */
+ * a waiting MCP call; the call going away cancels the request. Used by hermes_status,
+ * hermes_cancel and tasks/cancel (mcptask.c). */
 #include <jansson.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -9,6 +9,7 @@
 #include "agent.h"
 #include "bridge_internal.h"
 #include "mcp.h"
+#include "mem.h"
 
 static void run_ctx_cancelled(struct mcp_call *c, void *arg)
 {
@@ -16,6 +17,24 @@ static void run_ctx_cancelled(struct mcp_call *c, void *arg)
     (void)c;
     agent_cancel(s->req);
     free(s);
+}
+
+struct run_ctx *run_ctx_for_run(struct bridge *b, struct mcp_call *c, const char *id,
+                                json_t *run_take, struct agentdef **a)
+{
+    struct run_ctx *s = xcalloc(1, sizeof *s);
+    s->b = b;
+    s->call = c;
+    snprintf(s->task_id, sizeof s->task_id, "%s", id);
+    const char *run_id = json_string_value(json_object_get(run_take, "run_id"));
+    snprintf(s->run_id, sizeof s->run_id, "%s", run_id ? run_id : "");
+    const char *ag = json_string_value(json_object_get(run_take, "agent"));
+    snprintf(s->agent, sizeof s->agent, "%s", ag ? ag : b->default_agent);
+    json_decref(run_take);
+    *a = find_agent(b, s->agent);
+    if (*a && (*a)->key == NULL)
+        *a = NULL;
+    return s;
 }
 
 /* Sends method <base_url>/v1/runs/<run_id><suffix>; on failure answers the call and frees s. */

@@ -115,11 +115,13 @@ static void register_tool(struct gateway *g, struct upstream *u, json_t *tool,
     gw_pin_hash(tool, t->seen);
     t->seen_def = gw_pin_definition(tool);
     json_t *ann = json_object_get(tool, "annotations");
+    char scope[128]; /* who may see and call it: the owner, and principals holding this */
+    snprintf(scope, sizeof scope, "gateway:%s", u->cfg->name);
     mcp_add_tool(g->mcp, &(struct mcp_tool_def){
         .name = exposed, .title = str(tool, "title"), .description = str(tool, "description"),
         .input_schema = input_schema(tool), .output_schema = output_schema(tool),
         .annotations = json_is_object(ann) ? json_deep_copy(ann) : NULL,
-        .handler = gw_tool_handler, .arg = t});
+        .handler = gw_tool_handler, .arg = t, .scope = scope});
 }
 
 /* Judges and registers the tools of one listed upstream; false on a refused name. */
@@ -336,6 +338,8 @@ size_t gateway_probe(struct loop *l, const struct gwfile *f, gw_probe_fn *fn, vo
 
 static const char *state_name(const struct upstream *u)
 {
+    if (gw_circuit_state(u))
+        return gw_circuit_state(u);
     switch (u->state) {
     case UP_STARTING: return "starting";
     case UP_LISTING: return "listing";
@@ -354,6 +358,9 @@ bool gateway_ready(const struct gateway *g, struct buf *out)
                               u->cfg->required, "restarts", (json_int_t)u->restarts);
         if (u->state != UP_READY && u->error)
             json_object_set_new(o, "error", json_string(u->error));
+        if (gw_circuit_retry_in_s(u))
+            json_object_set_new(o, "retry_in_s", json_integer(gw_circuit_retry_in_s(u)));
+        gw_smoke_describe(u, o);
         json_t *withheld = json_array();
         for (size_t k = 0; k < g->ntools; k++)
             if (g->tools[k].up == u && g->tools[k].withheld)
@@ -367,7 +374,7 @@ bool gateway_ready(const struct gateway *g, struct buf *out)
         buf_printf(out, "%s\"%s\":%s", i ? "," : "", u->cfg->name, text);
         free(text);
         json_decref(o);
-        ready = ready && (!u->cfg->required || u->state == UP_READY);
+        ready = ready && (!u->cfg->required || (u->state == UP_READY && gw_smoke_passed(u)));
     }
     buf_appends(out, "}");
     return ready;
@@ -403,6 +410,12 @@ static double withheld_of(const struct gateway *g, const struct upstream *u)
     return (double)withheld_count(g, u);
 }
 
+static double smoke_passed_of(const struct gateway *g, const struct upstream *u)
+{
+    (void)g;
+    return gw_smoke_passed(u) && (u->cfg->smoke == NULL || u->state == UP_READY);
+}
+
 static double in_flight_of(const struct gateway *g, const struct upstream *u)
 {
     (void)g;
@@ -411,7 +424,8 @@ static double in_flight_of(const struct gateway *g, const struct upstream *u)
 
 void gateway_metrics(const struct gateway *g, struct buf *out)
 {
-    static const char *const states[] = {"starting", "listing", "ready", "restarting", "down"};
+    static const char *const states[] = {"starting", "listing", "ready", "restarting", "down",
+                                         "open", "half_open"};
     if (g == NULL)
         return;
     /* Upstream names match ^[a-z0-9][a-z0-9_-]{0,31}$ (gwfile.c): nothing to escape. */
@@ -425,6 +439,10 @@ void gateway_metrics(const struct gateway *g, struct buf *out)
     render_per_upstream(g, out, "hermes_mcp_gateway_upstream_restarts_total",
                         "Restarts of each upstream since the server started", "counter",
                         restarts_of);
+    render_per_upstream(g, out, "hermes_mcp_gateway_smoke_passed",
+                        "1 when the upstream's smoke call passed after its last initialize (or "
+                        "it has none), else 0",
+                        "gauge", smoke_passed_of);
     render_per_upstream(g, out, "hermes_mcp_gateway_calls_in_flight",
                         "Proxied calls sent to each upstream and not answered", "gauge",
                         in_flight_of);

@@ -43,8 +43,9 @@ struct gateway *gateway_new(struct mcp_server *mcp, struct loop *l, const struct
 bool gateway_reload_pins(struct gateway *g);
 /* /readyz and /healthz: appends {"NAME": {state, required, restarts[, error][, withheld]}, ...}
  * to out (withheld: the exposed names whose definition differs from its pin)
- * (states: starting, listing, ready, restarting, down; the error is our own text, never a
- * secret); returns whether every required upstream is ready. */
+ * (states: starting, listing, ready, restarting, down, open and half_open (circuit.c) with
+ * retry_in_s; smoke and smoke_error when it has a smoke call (gwsmoke.c); the errors are our own
+ * text, never a secret); returns whether every required upstream is ready and passed its smoke. */
 struct buf;
 bool gateway_ready(const struct gateway *g, struct buf *out);
 /* /metrics: per upstream its state, restarts, calls by outcome, errors, call latency, withheld

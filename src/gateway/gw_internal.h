@@ -32,6 +32,9 @@ struct strmap;
 #define GW_STABLE_MS 30000        /* ready this long: the next failure starts the backoff anew */
 
 enum up_state { UP_STARTING, UP_LISTING, UP_READY, UP_DOWN };
+/* The smoke call's outcome: none configured, sent and not answered, passed, failed. */
+enum gw_smoke { GW_SMOKE_NONE, GW_SMOKE_PENDING, GW_SMOKE_PASSED, GW_SMOKE_FAILED };
+#define GW_CIRCUIT_FAILURES 5     /* failures in a row that open the circuit */
 
 struct upstream;
 /* An upstream's answer: result or error (borrowed), or both NULL when the upstream went away. */
@@ -73,6 +76,12 @@ struct upstream {
     unsigned extra_pages;      /* their pages followed */
     uint64_t related_id;       /* while up_receive runs: the id of the POST whose stream
                                   carried the message (HTTP), else 0 */
+    uint64_t retry_at;         /* loop ms of the next start while one is scheduled (circuit.c) */
+    bool circuit_opened;       /* it was open-circuit: its close is logged (circuit.c) */
+    enum gw_smoke smoke;       /* the smoke call after the last initialize (gwsmoke.c) */
+    char *smoke_error;         /* why it failed: our own text, never the upstream's */
+    uint64_t smoke_id;         /* on the wire while pending */
+    struct loop_timer *smoke_timer;
 };
 
 /* A client's tools/call proxied to an upstream. */
@@ -179,6 +188,29 @@ void gw_extras_free(struct gateway *g);
  * whose HTTP stream carried it, 0 over stdio. True when handled (relayed to the calling client
  * or refused with an error), false for methods it does not relay. */
 bool gw_relay_request(struct upstream *u, json_t *msg, const char *method, uint64_t related_id);
+
+/* circuit.c: after GW_CIRCUIT_FAILURES failures in a row the upstream is open-circuit until its
+ * next start (the backoff period), half-open while that trial start runs, closed once ready. */
+/* "open", "half_open", or NULL when closed. */
+const char *gw_circuit_state(const struct upstream *u);
+/* up_schedule_restart: a failure was counted and the next start is delay_ms away. */
+void gw_circuit_failed(struct upstream *u, uint64_t delay_ms);
+/* The upstream became ready: a half-open circuit closes. */
+void gw_circuit_ready(struct upstream *u);
+/* Seconds (rounded up, at least 1) until the next start; 0 when none is scheduled. */
+unsigned gw_circuit_retry_in_s(const struct upstream *u);
+
+/* gwsmoke.c: the smoke call ({tool, arguments} of the gateway file) after each initialize;
+ * /readyz counts a required upstream ready only once it passed. */
+void gw_smoke_start(struct upstream *u);
+bool gw_smoke_passed(const struct upstream *u); /* true too when none is configured */
+/* Adds smoke (passed, failed, pending) and smoke_error to an upstream's /readyz object. */
+void gw_smoke_describe(const struct upstream *u, json_t *o);
+void gw_smoke_cleanup(struct upstream *u);
+/* Whether a successful tools/call result says it failed: isError true, or a nested provider
+ * error (an error member, success/ok false, status error/failed) in structuredContent or in a
+ * text item holding JSON. why gets where it was found (never the value). */
+bool gw_result_failed(json_t *result, char *why, size_t whylen);
 
 /* gwcall.c */
 void gw_tool_handler(struct mcp_call *call, json_t *args, void *arg);

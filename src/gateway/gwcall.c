@@ -96,11 +96,25 @@ static void dequeue(struct upstream *u, struct gw_call *gc)
 static void unavailable(struct gw_call *gc)
 {
     struct upstream *u = gc->up;
-    char msg[300];
-    snprintf(msg, sizeof msg, "upstream %s is not available (%s); retry later", u->cfg->name,
-             u->error ? u->error : "not started");
+    char msg[400];
+    const char *circuit = gw_circuit_state(u);
+    unsigned retry_in = circuit ? gw_circuit_retry_in_s(u) : 0;
+    if (circuit && retry_in)
+        snprintf(msg, sizeof msg,
+                 "upstream %s is open-circuit after %u failures in a row (last: %s); it will be "
+                 "tried again in %u s",
+                 u->cfg->name, u->failures, u->error ? u->error : "?", retry_in);
+    else if (circuit)
+        snprintf(msg, sizeof msg,
+                 "upstream %s is open-circuit after %u failures in a row (last: %s); a trial "
+                 "start is under way",
+                 u->cfg->name, u->failures, u->error ? u->error : "?");
+    else
+        snprintf(msg, sizeof msg, "upstream %s is not available (%s); retry later", u->cfg->name,
+                 u->error ? u->error : "not started");
     record_call(gc, toolerr_name(TE_UPSTREAM_UNAVAILABLE));
-    mcp_call_result_take(gc->call, tool_error_json(TE_UPSTREAM_UNAVAILABLE, 0, "%s", msg));
+    mcp_call_result_take(gc->call,
+                         tool_error_json(TE_UPSTREAM_UNAVAILABLE, retry_in, "%s", msg));
 }
 
 /* A JSON-RPC error from the upstream goes to the client as one (its code, a capped text). */

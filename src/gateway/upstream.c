@@ -358,7 +358,9 @@ void up_listed(struct upstream *u)
     u->state = UP_READY;
     u->ready_since = loop_now(u->loop);
     log_info("upstream %s: ready, %zu tools", u->cfg->name, json_array_size(u->tools));
+    gw_circuit_ready(u);
     gw_pins_rediscovered(u);
+    gw_smoke_start(u);
 }
 
 static const char *text_or(json_t *v)
@@ -481,6 +483,7 @@ void up_schedule_restart(struct upstream *u)
     ms = ms * 3 / 4 + (uint64_t)rand_r(&u->seed) % (ms / 2 + 1);
     log_info("upstream %s: next start in %llu ms", u->cfg->name, (unsigned long long)ms);
     u->restart_timer = loop_timer_add(u->loop, ms, on_restart, u);
+    gw_circuit_failed(u, ms);
 }
 
 static void reap(struct loop *l, void *arg)
@@ -538,6 +541,7 @@ void up_down(struct upstream *u, const char *why)
 
 void up_cleanup(struct upstream *u)
 {
+    gw_smoke_cleanup(u);
     loop_timer_cancel(u->restart_timer);
     loop_timer_cancel(u->connect_timer);
     loop_timer_cancel(u->reap_timer);

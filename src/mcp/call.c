@@ -100,7 +100,8 @@ static struct mcp_exchange *call_detach(struct mcp_call *c, json_t *answer_take)
     c->deadline = NULL;
     if (ex) {
         bool retry = c->input_responses != NULL || c->input_state != NULL;
-        /* A lone answer is decorated as it is sent (era_reply); a streamed one here. */
+        /* A lone answer is decorated as it is sent (era_reply); a streamed or batched one
+         * here. */
         if (ex->modern && answer_take && (ex->stream || ex->batch))
             era_decorate(ex->srv, c->method, answer_take, retry);
         ex->answer_retry = retry;

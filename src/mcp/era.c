@@ -489,6 +489,8 @@ static const char *decoration_text(struct mcp_server *srv, const char *method, b
                                                       : 2;
     if (srv->decoration[form] == NULL) {
         char *info = json_dumps(server_info(srv), JSON_COMPACT);
+        if (info == NULL) /* an embedder's name that is not UTF-8: era_decorate copes */
+            return NULL;
         if (form == 0)
             srv->decoration[form] = xasprintf(
                 "\"resultType\":\"complete\",\"_meta\":{\"" META_SERVER_INFO "\":%s}", info);
@@ -509,14 +511,17 @@ void era_reply(struct mcp_server *srv, struct hreq *r, const char *method, json_
     json_t *result = json_object_get(msg_take, "result");
     json_t *id = json_object_get(msg_take, "id");
     char *id_text = NULL, *result_text = NULL;
-    bool plain = json_is_object(result) && !json_object_get(result, "resultType") &&
+    /* The shape jrpc_result makes ({jsonrpc, id, result}), which the text below spells out. */
+    bool plain = json_object_size(msg_take) == 3 && json_is_object(result) &&
+                 !json_object_get(result, "resultType") &&
                  !json_object_get(result, "_meta") && !json_object_get(result, "ttlMs") &&
                  !json_object_get(result, "cacheScope");
     if (plain) {
         id_text = json_dumps(id, JSON_ENCODE_ANY | JSON_COMPACT);
         result_text = json_dumps(result, JSON_COMPACT);
     }
-    if (id_text == NULL || result_text == NULL) {
+    const char *decoration = plain ? decoration_text(srv, method, retry) : NULL;
+    if (id_text == NULL || result_text == NULL || decoration == NULL) {
         free(id_text);
         free(result_text);
         era_decorate(srv, method, msg_take, retry);
@@ -525,18 +530,25 @@ void era_reply(struct mcp_server *srv, struct hreq *r, const char *method, json_
     }
     /* The result's members, then the decoration, as era_decorate would append them. */
     static const char open[] = "{\"jsonrpc\":\"2.0\",\"id\":", mid[] = ",\"result\":";
-    const char *decoration = decoration_text(srv, method, retry);
-    size_t il = strlen(id_text), rl = strlen(result_text) - 1, dl = strlen(decoration);
-    char *text = xmalloc(sizeof open + il + sizeof mid + rl + 1 + dl + 3);
-    size_t k = 0;
-    memcpy(text + k, open, sizeof open - 1), k += sizeof open - 1;
-    memcpy(text + k, id_text, il), k += il;
-    memcpy(text + k, mid, sizeof mid - 1), k += sizeof mid - 1;
-    memcpy(text + k, result_text, rl), k += rl; /* without its closing brace */
-    if (rl > 1)
-        text[k++] = ',';
-    memcpy(text + k, decoration, dl), k += dl;
-    memcpy(text + k, "}}", 3), k += 2;
+    size_t ol = sizeof open - 1, ml = sizeof mid - 1, il = strlen(id_text);
+    size_t rl = strlen(result_text) - 1; /* without its closing brace */
+    size_t dl = strlen(decoration);
+    char *text = xmalloc(ol + il + ml + rl + 1 + dl + 3);
+    char *w = text;
+    memcpy(w, open, ol);
+    w += ol;
+    memcpy(w, id_text, il);
+    w += il;
+    memcpy(w, mid, ml);
+    w += ml;
+    memcpy(w, result_text, rl);
+    w += rl;
+    if (rl > 1) /* the result had members: the decoration follows them */
+        *w++ = ',';
+    memcpy(w, decoration, dl);
+    w += dl;
+    memcpy(w, "}}", 3);
+    size_t k = (size_t)(w - text) + 2;
     free(id_text);
     free(result_text);
     json_decref(msg_take);

@@ -91,6 +91,8 @@ static void registry_cleanup(struct registry *reg)
     }
     free(reg->v);
     free(reg->listing_text);
+    free(reg->list_head[0]);
+    free(reg->list_head[1]);
 }
 
 static void set_opt_str(json_t *o, const char *key, const char *value)

@@ -162,6 +162,9 @@ struct registry {
      * anew each time was most of its cost. */
     char *listing_text;
     size_t listing_len;
+    /* What comes before the listing in a list answer, per era ("{" or the 2026-07-28
+     * decoration, then "\"tools\":"), made on first use. */
+    char *list_head[2];
 };
 
 struct mcp_server {

@@ -1,5 +1,7 @@
 /* metacache.c — see metacache.h. A handful of entries compared byte for byte: a server has
- * few distinct clients at once, and a miss costs a scan and a compare more than jrpc_parse. */
+ * few distinct clients at once. A miss costs the scan, a compare per slot and a body copy more
+ * than jrpc_parse; a body that turns out invalid is then parsed once more, in full, for the
+ * error. */
 #include "metacache.h"
 
 #include "mem.h"
@@ -8,8 +10,12 @@
 
 enum {
     META_CACHE_SLOTS = 16,
-    META_CACHE_MAX_BYTES = 1024, /* larger _meta are parsed in place, not kept */
+    /* Larger _meta are parsed in place, not kept. Also what keeps reading a _meta on its own
+     * as deep as jansson allows a whole body (JSON_PARSER_MAX_DEPTH, 2048): 1 KiB of JSON
+     * nests at most 512 deep. */
+    META_CACHE_MAX_BYTES = 1024,
 };
+_Static_assert(META_CACHE_MAX_BYTES <= 2048, "a kept _meta must nest less deep than jansson allows");
 
 struct meta_entry {
     char *bytes;
@@ -21,6 +27,7 @@ struct meta_entry {
 struct meta_cache {
     struct meta_entry e[META_CACHE_SLOTS];
     unsigned long long clock;
+    int hit; /* the slot known_meta matched in this parse, or -1 */
 };
 
 struct meta_cache *meta_cache_new(void)
@@ -39,49 +46,36 @@ void meta_cache_free(struct meta_cache *c)
     free(c);
 }
 
-/* jrpc_known_fn: the length of a kept _meta that s begins with. Kept texts are whole JSON
- * objects, and a whole object is never the start of a longer value, so a match ends where the
- * kept one did (and if the body is invalid past it, jansson says so when it reads the rest). */
+/* jrpc_known_fn: the length of a kept _meta that s begins with (its slot noted in c->hit).
+ * Kept texts are whole JSON objects, and a whole object is never the start of a longer value,
+ * so a match ends where the kept one did (and if the body is invalid past it, jansson says so
+ * when it reads the rest). */
 static size_t known_meta(void *arg, const char *s, size_t n)
 {
     struct meta_cache *c = arg;
     for (int i = 0; i < META_CACHE_SLOTS; i++) {
         const struct meta_entry *e = &c->e[i];
-        if (e->meta && e->len <= n && memcmp(e->bytes, s, e->len) == 0)
+        if (e->meta && e->len <= n && memcmp(e->bytes, s, e->len) == 0) {
+            c->hit = i;
             return e->len;
+        }
     }
     return 0;
 }
 
-/* A new reference to the parsed object for these bytes, parsed and kept on a miss; NULL when
- * they are not one valid JSON object, or not worth keeping. */
-static json_t *meta_for(struct meta_cache *c, const char *s, size_t len)
+/* Keeps meta (a reference is taken) for these bytes in the least recently used slot. */
+static void keep(struct meta_cache *c, const char *s, size_t len, json_t *meta)
 {
     struct meta_entry *oldest = &c->e[0];
-    c->clock++;
-    for (int i = 0; i < META_CACHE_SLOTS; i++) {
-        struct meta_entry *e = &c->e[i];
-        if (e->meta && e->len == len && memcmp(e->bytes, s, len) == 0) {
-            e->used = c->clock;
-            return json_incref(e->meta);
-        }
-        if (e->used < oldest->used)
-            oldest = e;
-    }
-    /* A progress token is new on every request: such a _meta is never seen again. */
-    if (memmem(s, len, "progressToken", 13) != NULL)
-        return NULL;
-    json_t *meta = json_loadb(s, len, JRPC_LOAD_FLAGS, NULL);
-    if (!json_is_object(meta)) {
-        json_decref(meta);
-        return NULL;
-    }
+    for (int i = 1; i < META_CACHE_SLOTS; i++)
+        if (c->e[i].used < oldest->used)
+            oldest = &c->e[i];
     free(oldest->bytes);
     json_decref(oldest->meta);
-    oldest->bytes = xmalloc(len);
-    memcpy(oldest->bytes, s, len);
-    *oldest = (struct meta_entry){oldest->bytes, len, json_incref(meta), c->clock};
-    return meta;
+    char *copy = xmalloc(len);
+    memcpy(copy, s, len);
+    *oldest = (struct meta_entry){.bytes = copy, .len = len, .meta = json_incref(meta),
+                                  .used = c->clock};
 }
 
 /* The body without [cut_start, cut_end), or with [start, end) as one "0" when nothing is cut. */
@@ -102,11 +96,26 @@ static char *body_without(const char *p, size_t n, const struct jrpc_meta_at *at
 json_t *meta_cache_parse(struct meta_cache *c, const char *p, size_t n, struct jrpc_why *why)
 {
     struct jrpc_meta_at at = {0};
+    c->hit = -1;
+    c->clock++;
     if (!jrpc_find_meta(p, n, &at, known_meta, c) || at.end - at.start > META_CACHE_MAX_BYTES)
         return jrpc_parse(p, n, why);
-    json_t *meta = meta_for(c, p + at.start, at.end - at.start);
-    if (meta == NULL)
+    const char *ms = p + at.start;
+    size_t mlen = at.end - at.start;
+    json_t *meta;
+    if (c->hit >= 0) {
+        c->e[c->hit].used = c->clock;
+        meta = json_incref(c->e[c->hit].meta);
+    } else if (memmem(ms, mlen, "progressToken", 13) != NULL) {
+        /* A progress token is new on every request: such a _meta is never seen again. */
         return jrpc_parse(p, n, why);
+    } else {
+        meta = json_loadb(ms, mlen, JRPC_LOAD_FLAGS, NULL);
+        if (!json_is_object(meta)) {
+            json_decref(meta);
+            return jrpc_parse(p, n, why);
+        }
+    }
     /* The params member (when it held only _meta) or the _meta member is cut out, or else the
      * _meta value is replaced by 0 and its key stays, so a second "_meta" is still a duplicate
      * to jansson; what was cut must not be there after (a second one the cut hid). */
@@ -121,11 +130,14 @@ json_t *meta_cache_parse(struct meta_cache *c, const char *p, size_t n, struct j
                                                 : json_is_integer(zero) && json_integer_value(zero) == 0;
     if (!as_scanned) {
         /* Invalid (jrpc_parse gives the error with the right position), or a second member
-         * the cut hid from jansson, or not read as the scan read it: parse the body as sent. */
+         * the cut hid from jansson, or not read as the scan read it: parse the body as sent,
+         * and keep nothing of it. */
         json_decref(root);
         json_decref(meta);
         return jrpc_parse(p, n, why);
     }
+    if (c->hit < 0)
+        keep(c, ms, mlen, meta);
     if (params == NULL)
         json_object_set_new(root, "params", params = json_object());
     json_object_set_new(params, "_meta", meta);

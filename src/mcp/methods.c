@@ -194,10 +194,11 @@ static void answer_list(struct rpc_ctx *x, struct jrpc_msg *m, struct registry *
     size_t len = 0;
     struct list_arg l = {reg, field};
     const char *text = x->ex->batch ? NULL : registry_text(reg, &len);
-    const char *open = x->ex->modern ? era_list_head(x->srv) : "{";
-    char *head = xasprintf("%s\"%s\":", open, field);
-    answer_text(x, m, head, text, len, "}", make_list, &l);
-    free(head);
+    bool modern = x->ex->modern;
+    if (reg->list_head[modern] == NULL)
+        reg->list_head[modern] =
+            xasprintf("%s\"%s\":", modern ? era_list_head(x->srv) : "{", field);
+    answer_text(x, m, reg->list_head[modern], text, len, "}", make_list, &l);
 }
 
 /* Answers -32602 when v is a string holding a NUL character (valid JSON, but no name, URI or

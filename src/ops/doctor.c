@@ -666,6 +666,11 @@ static void check_default_agent(struct doctor *d, const struct config *cfg)
     bool readable = path == NULL || env != NULL;
     agentcfg_default_agent(env, &url, &a.key);
     json_decref(env);
+    char *seed_key = agentcfg_hermes_api_key(cfg->env_file); /* as the server takes it */
+    if (seed_key) {
+        wipe_free(a.key);
+        a.key = seed_key;
+    }
     a.url = url;
     if (path) {
         snprintf(a.key_fix, sizeof a.key_fix,
@@ -679,7 +684,12 @@ static void check_default_agent(struct doctor *d, const struct config *cfg)
         snprintf(a.net_fix, sizeof a.net_fix,
                  "start the Hermes Agent's API server, or set HERMES_ENV_PATH in %s", d->env_path);
     }
-    if (a.key)
+    if (seed_key)
+        snprintf(a.key_fix, sizeof a.key_fix,
+                 "check HERMES_API_KEY in %s against the agent's API_SERVER_KEY", d->env_path);
+    if (seed_key)
+        check(d, OK, "agent %s (default): key from HERMES_API_KEY in %s", a.name, d->env_path);
+    else if (a.key)
         check(d, OK, "agent %s (default): key from API_SERVER_KEY in %s", a.name, path);
     else if (path == NULL)
         check(d, FAIL,

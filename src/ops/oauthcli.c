@@ -19,6 +19,7 @@
 #include "authserver.h"
 #include "config.h"
 #include "mem.h"
+#include "principal.h"
 #include "tokenstore.h"
 
 #define EXIT_FAIL 1
@@ -315,8 +316,8 @@ struct token_list {
 static void add_token(const struct token_grant *g, void *arg)
 {
     struct token_list *tl = arg;
-    char principal[600];
-    snprintf(principal, sizeof principal, "oauth:%s", g->client_id);
+    char principal[PRINCIPAL_NAME_MAX + 1]; /* as /metrics and the audit log name it */
+    principal_oauth_name(g->client_id, principal);
     const char *state = g->expires <= tl->now ? "expired" : g->used ? "rotated" : "live";
     json_t *o = json_pack("{s:s, s:s, s:s, s:s, s:s, s:o, s:o, s:s}", "principal", principal,
                           "client_id", g->client_id, "kind",

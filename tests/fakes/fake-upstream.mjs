@@ -14,6 +14,15 @@
 //                 --pages        tools/list in pages of 3 tools (nextCursor "page-N")
 //                 --describe FILE  echo's description is FILE's text when FILE exists (read at
 //                                  each tools/list: a test changes it between starts, a rug pull)
+//                 --fail-starts N  exit (status 5) on initialize in starts 2 to N+1 (counted in
+//                                  the --starts file; the first serves, so its tools are
+//                                  exposed): drives the circuit breaker
+//                 --calls FILE     append each tools/call's tool name to FILE
+//                 --smoke-tools    three more tools for the smoke call (gwsmoke.test.mjs):
+//   tool provider  a successful result whose text is JSON; while --provider-down FILE exists it
+//                  is a nested provider error {"success": false, "error": "... sk-fake-SECRET ..."}
+//   tool iserror   a result with isError: true
+//   tool rpcerror  a JSON-RPC error
 // Streamable HTTP mode (tests/integration/gwhttp.test.mjs): --http PORT serves POST/DELETE /mcp
 // on 127.0.0.1:PORT instead of stdio, with sessions (Mcp-Session-Id from initialize; an unknown
 // one gets 404, none gets 400); answers are JSON, or SSE for tool progress (progress events,
@@ -46,10 +55,13 @@ else createInterface({ input: process.stdin }).on('line', (line) => {
   if (msg.method === 'initialize') {
     if (args.includes('--hang-init')) return;
     if (args.includes('--crash-init')) process.exit(4);
+    const start = opt('--fail-starts') && readFileSync(opt('--starts'), 'utf8').trim().split('\n').length;
+    if (start && start >= 2 && start <= Number(opt('--fail-starts')) + 1) process.exit(5);
     send({ jsonrpc: '2.0', id: msg.id, result: { protocolVersion: '2025-11-25',
       capabilities: { tools: {} }, serverInfo: { name: 'fake-upstream', version: '1.0.0' } } });
   } else if (msg.method === 'tools/list') {
-    const all = ['echo', 'slow', 'crash', 'hang', 'garbage', 'huge', 'hugetail'].map(tool);
+    const all = ['echo', 'slow', 'crash', 'hang', 'garbage', 'huge', 'hugetail',
+      ...(args.includes('--smoke-tools') ? ['provider', 'iserror', 'rpcerror'] : [])].map(tool);
     if (!args.includes('--pages')) {
       send({ jsonrpc: '2.0', id: msg.id, result: { tools: all } });
       return;
@@ -60,7 +72,18 @@ else createInterface({ input: process.stdin }).on('line', (line) => {
     send({ jsonrpc: '2.0', id: msg.id, result: page });
   } else if (msg.method === 'tools/call') {
     const name = msg.params.name;
-    if (name === 'echo') {
+    if (opt('--calls')) appendFileSync(opt('--calls'), `${name}\n`);
+    const text = (t) => send({ jsonrpc: '2.0', id: msg.id, result: { content: [{ type: 'text', text: t }] } });
+    if (name === 'provider') {
+      const down = opt('--provider-down') && existsSync(opt('--provider-down'));
+      text(JSON.stringify(down ? { success: false, error: 'provider rejected key sk-fake-SECRET' }
+        : { success: true, results: [{ url: 'https://example.org', title: 'ok', error: null }] }));
+    } else if (name === 'iserror') {
+      send({ jsonrpc: '2.0', id: msg.id, result: { isError: true, content: [{ type: 'text',
+        text: 'it broke with token sk-fake-SECRET' }] } });
+    } else if (name === 'rpcerror') {
+      send({ jsonrpc: '2.0', id: msg.id, error: { code: -32000, message: 'no sk-fake-SECRET' } });
+    } else if (name === 'echo') {
       send({ jsonrpc: '2.0', id: msg.id, result: { content: [{ type: 'text',
         text: `Echo: ${msg.params.arguments.message}` }] } });
     } else if (name === 'slow') {

@@ -1,7 +1,8 @@
 /* fuzz_form.c — libFuzzer target for the urlencoded form and query decoder (src/auth/form.c),
  * which reads /token and consent bodies and /authorize query values from any client. The input
- * is a form body: each field the endpoints read is looked up; a value found must be
- * NUL-terminated within the buffer, free of control characters, and the same when asked again;
+ * is a form body or a query string (the same syntax; the seeds hold both): each field the
+ * endpoints read is looked up; a value found must be NUL-terminated within the buffer, free of
+ * control characters, and the same when asked again;
  * a small buffer is never overrun. The input as one escaped value must decode the same way,
  * and as an Authorization header (client_secret_basic) gives parts that fit and hold no control
  * character, or nothing. */
@@ -28,7 +29,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     static const char *const names[] = {"grant_type", "code", "code_verifier", "client_id",
                                         "redirect_uri", "refresh_token", "csrf", "passphrase",
-                                        "action", "resource", ""};
+                                        "action", "resource", "response_type", "state",
+                                        "code_challenge", "code_challenge_method", "scope",
+                                        "client_secret", "token", "token_type_hint", ""};
     const char *text = (const char *)data;
     for (size_t i = 0; i < sizeof names / sizeof *names; i++) {
         char out[128], again[128];

@@ -3,7 +3,7 @@
 # line per target: "fuzz <target>: <N> runs in <S> s, <C> crashes". Exits 1 if any target crashed.
 # Usage: tests/fuzz/run.sh [TARGET...] (binaries are $FUZZ_BUILD/fuzz_TARGET; no TARGET: all).
 set -u
-all_targets=(jrpc dotenv hdr sse registry taskpath contract chatchunk gwfile tokens form clientdoc) # as FUZZ_TARGETS in mk/fuzz.mk
+all_targets=(jrpc dotenv hdr sse registry taskpath contract chatchunk gwfile tokens form clientdoc clientmeta) # as FUZZ_TARGETS in mk/fuzz.mk
 if [ "$#" -eq 0 ]; then set -- "${all_targets[@]}"; fi
 secs=${FUZZ_SECONDS:-10}
 build=${FUZZ_BUILD:-build/fuzz}

@@ -6,7 +6,8 @@
 // without its CSRF token, the same form posted from a page on another site (chromium's Origin),
 // and the page framed by another site (CSP frame-ancestors 'none' / X-Frame-Options: chromium
 // does not render it). Raw HTTP cannot show the last two: they depend on what the browser sends
-// and what it agrees to render. Skipped, saying so, only when /usr/bin/chromium is absent.
+// and what it agrees to render. Last, a web client on another origin (CORS): it can discover,
+// register and call /token, and cannot read /authorize. Skipped, saying so, only when /usr/bin/chromium is absent.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { createServer as createNetServer } from 'node:net';
@@ -216,6 +217,48 @@ test('another site cannot frame the consent page; chromium does not render it', 
     assert.ok(consent, 'the consent frame exists');
     assert.ok(!consent.url().startsWith(issuer), `chromium replaced it with an error page: ${consent.url()}`);
     assert.equal(await consent.$('input[name=passphrase]'), null, 'no passphrase field rendered in the frame');
+  } finally {
+    await page.close();
+  }
+});
+
+// A browser-based MCP client (MCP Inspector's web UI) on its own origin runs discovery (the SDK
+// sends MCP-Protocol-Version, so chromium asks first: a CORS preflight), registration (JSON) and
+// the token exchange with fetch(), and reads each answer, errors too. The consent endpoint is no
+// such API: a page elsewhere cannot read /authorize, nor the answer to a POST to it.
+test('a web client on another origin discovers, registers and reaches /token; /authorize stays closed to it', { skip }, async () => {
+  site.pages['/inspector'] = '<!doctype html><title>inspector</title>';
+  const page = await browser.newPage();
+  try {
+    await page.goto(`http://localhost:${site.port}/inspector`);
+    const redirect = `http://localhost:${site.port}/oauth/callback`;
+    const got = await page.evaluate(async (iss, redirectUri) => {
+      const tryFetch = (url, init) => fetch(url, init).then(async (r) => ({ status: r.status, body: await r.json() }),
+        (e) => ({ failed: String(e) }));
+      const v = { 'MCP-Protocol-Version': '2025-11-25' };
+      const out = {};
+      out.prm = await tryFetch(`${iss}/.well-known/oauth-protected-resource/mcp`, { headers: v });
+      out.as = await tryFetch(`${iss}/.well-known/oauth-authorization-server`, { headers: v });
+      out.reg = await tryFetch(`${iss}/register`, { method: 'POST', headers: { 'Content-Type': 'application/json', ...v },
+        body: JSON.stringify({ redirect_uris: [redirectUri], client_name: 'web client', token_endpoint_auth_method: 'none' }) });
+      out.token = await tryFetch(`${iss}/token`, { method: 'POST', headers: { 'Content-Type': 'application/x-www-form-urlencoded' },
+        body: new URLSearchParams({ grant_type: 'authorization_code', client_id: out.reg.body?.client_id ?? 'x',
+          code: 'f'.repeat(64), code_verifier: 'v'.repeat(43), redirect_uri: redirectUri }).toString() });
+      out.authorize = await fetch(`${iss}/authorize?response_type=code`).then((r) => ({ status: r.status }), (e) => ({ failed: String(e) }));
+      out.consent = await fetch(`${iss}/authorize`, { method: 'POST', headers: { 'Content-Type': 'application/x-www-form-urlencoded' },
+        body: 'csrf=x&action=approve' }).then((r) => ({ status: r.status }), (e) => ({ failed: String(e) }));
+      return out;
+    }, issuer, redirect);
+    assert.equal(got.prm.status, 200, JSON.stringify(got.prm));
+    assert.equal(got.prm.body.resource, `${issuer}/mcp`);
+    assert.equal(got.as.status, 200, JSON.stringify(got.as));
+    assert.equal(got.as.body.registration_endpoint, `${issuer}/register`);
+    assert.equal(got.reg.status, 201, JSON.stringify(got.reg));
+    assert.match(got.reg.body.client_id, /^[0-9a-f]{32}$/);
+    assert.equal(got.token.status, 400, JSON.stringify(got.token));
+    assert.equal(got.token.body.error, 'invalid_grant');
+    assert.match(got.authorize.failed ?? '', /TypeError/, JSON.stringify(got.authorize));
+    assert.match(got.consent.failed ?? '', /TypeError/, JSON.stringify(got.consent));
   } finally {
     await page.close();
   }

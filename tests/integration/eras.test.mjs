@@ -16,7 +16,7 @@ import { join } from 'node:path';
 import { Client as ClientV1 } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport as HttpV1 } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
-import { startHermes, restartHermes, startConformance, startFake, agentEnv, post, until, ROOT, INIT } from './lib.mjs';
+import { startHermes, restartHermes, startConformance, startFake, agentEnv, post, until, ROOT, INIT, modernMeta, modernHeaders } from './lib.mjs';
 
 const V2 = join(ROOT, 'tools/client/node_modules/@modelcontextprotocol/client/dist/index.mjs');
 const { Client: ClientV2, StreamableHTTPClientTransport: HttpV2 } = await import(V2);
@@ -481,11 +481,10 @@ test('mcp-remote --protocol auto: a 2025-era stdio client lists and calls tools 
 
 // One raw modern request: the headers a 2026-07-28 client sends, with overrides.
 function modernPost(srv, id, method, params = {}, { version = MODERN, meta, headers = {} } = {}) {
-  const _meta = meta === undefined
-    ? { [PV]: version, [CAPS]: {}, 'io.modelcontextprotocol/clientInfo': { name: 'raw', version: '1' } } : meta;
+  const _meta = meta === undefined ? modernMeta({}, 'raw', version) : meta;
   const body = { jsonrpc: '2.0', id, method, params: _meta === null ? params : { ...params, _meta } };
   if (_meta === null && Object.keys(params).length === 0) delete body.params;
-  const h = { 'MCP-Protocol-Version': version, 'Mcp-Method': method, ...(params.name ? { 'Mcp-Name': params.name } : {}) };
+  const h = modernHeaders(method, params.name || undefined, version);
   return post(srv, body, { ...h, ...headers });
 }
 

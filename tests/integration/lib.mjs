@@ -118,6 +118,20 @@ export const JSON_HEADERS = {
   Accept: 'application/json, text/event-stream',
 };
 
+// MCP 2026-07-28 requests as a client of that revision sends them (stateless): its protocol
+// version, capabilities and name in params._meta, the method (and tool or task name) mirrored
+// in headers.
+export const MODERN = '2026-07-28';
+export const modernMeta = (caps = {}, client = 'it', version = MODERN) => ({
+  'io.modelcontextprotocol/protocolVersion': version,
+  'io.modelcontextprotocol/clientCapabilities': caps,
+  'io.modelcontextprotocol/clientInfo': { name: client, version: '1' },
+});
+export const modernHeaders = (method, name, version = MODERN) => ({
+  ...JSON_HEADERS, 'MCP-Protocol-Version': version, 'Mcp-Method': method,
+  ...(name !== undefined && name !== null ? { 'Mcp-Name': String(name) } : {}),
+});
+
 // POST one JSON-RPC body; returns {status, headers, text, json}.
 export async function post(srv, body, headers = {}) {
   const res = await fetch(srv.url, {

@@ -10,22 +10,16 @@ import { writeFileSync, chmodSync, mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createHash, randomBytes } from 'node:crypto';
-import { startHermes, restartHermes, startFake, agentEnv, until } from './lib.mjs';
+import { startHermes, restartHermes, startFake, agentEnv, until, modernMeta, modernHeaders } from './lib.mjs';
 
 const EXT = 'io.modelcontextprotocol/tasks';
-const meta = (caps) => ({
-  'io.modelcontextprotocol/protocolVersion': '2026-07-28',
-  'io.modelcontextprotocol/clientCapabilities': caps,
-  'io.modelcontextprotocol/clientInfo': { name: 'mcptasks-it', version: '1' },
-});
+const meta = (caps) => modernMeta(caps, 'mcptasks-it');
 
 let nextId = 1;
 // One 2026-07-28 request with the headers a client of that revision sends.
 async function rpc(srv, method, params, { caps = { extensions: { [EXT]: {} } }, name } = {}) {
-  const headers = { ...srv.auth, 'Content-Type': 'application/json', Accept: 'application/json, text/event-stream',
-    'MCP-Protocol-Version': '2026-07-28', 'Mcp-Method': method };
   const n = name ?? params.name ?? params.taskId;
-  if (n) headers['Mcp-Name'] = n;
+  const headers = { ...srv.auth, ...modernHeaders(method, n || undefined) };
   const id = nextId++;
   const r = await fetch(srv.url, { method: 'POST', headers,
     body: JSON.stringify({ jsonrpc: '2.0', id, method, params: { ...params, _meta: meta(caps) } }) });
@@ -40,8 +34,7 @@ async function listen(srv, taskIds, { caps = { extensions: { [EXT]: {} } } } = {
   const ac = new AbortController();
   const id = nextId++;
   const r = await fetch(srv.url, { method: 'POST', signal: ac.signal,
-    headers: { ...srv.auth, 'Content-Type': 'application/json', Accept: 'application/json, text/event-stream',
-      'MCP-Protocol-Version': '2026-07-28', 'Mcp-Method': 'subscriptions/listen' },
+    headers: { ...srv.auth, ...modernHeaders('subscriptions/listen') },
     body: JSON.stringify({ jsonrpc: '2.0', id, method: 'subscriptions/listen',
       params: { notifications: { taskIds, toolsListChanged: true }, _meta: meta(caps) } }) });
   const frames = [];

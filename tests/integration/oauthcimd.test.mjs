@@ -12,13 +12,14 @@ import assert from 'node:assert/strict';
 import { createServer as createNetServer } from 'node:net';
 import { createServer as createHttpsServer } from 'node:https';
 import { spawnSync } from 'node:child_process';
+import { createHash, randomBytes } from 'node:crypto';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { auth } from '@modelcontextprotocol/sdk/client/auth.js';
-import { startHermes, until, HERMES } from './lib.mjs';
+import { startHermes, until, post, INIT, HERMES } from './lib.mjs';
 
 const PASS = 'correct horse battery staple';
 const REDIRECT = 'http://127.0.0.1:7777/callback';
@@ -86,7 +87,9 @@ before(async () => {
         slowPending.push(res);
         res.on('close', () => { slowClosed += 1; });
         return undefined;
-      default: res.writeHead(404); return res.end();
+      default:
+        if (req.url.startsWith('/connectors/')) return json(goodDoc(req.url)); // long client ids
+        res.writeHead(404); return res.end();
     }
   });
   await new Promise((r) => docs.listen(docPort, '127.0.0.1', r));
@@ -318,5 +321,46 @@ test('a client that leaves while its document is fetched, and a stop while one i
     assert.ok(Date.now() - t0 < 8000, 'the stop did not hang on the fetch');
   } finally {
     if (!stopped) await srv.stop();
+  }
+});
+
+// A client_id URL is longer than a principal name (64): two documents whose URLs differ only
+// past the cut must still be two principals (tasks, /metrics, the audit log go by the name).
+// Each is named "oauth:" + its first 37 characters + "#" + 20 hex digits of its SHA-256.
+test('two long client_id URLs alike in their first 58 characters are two principals', async () => {
+  const { srv, issuer } = await startCimd();
+  try {
+    const ids = ['one', 'two'].map((n) => docUrl(`/connectors/hermes/metadata/documents/client-${n}.json`));
+    assert.ok(ids.every((id) => id.length > 58) && ids[0].slice(0, 58) === ids[1].slice(0, 58));
+    for (const id of ids) {
+      const verifier = randomBytes(32).toString('base64url');
+      const u = authorizeUrl(issuer, id);
+      u.searchParams.set('code_challenge', createHash('sha256').update(verifier).digest('base64url'));
+      const page = await fetch(u);
+      const html = await page.text();
+      assert.equal(page.status, 200, html);
+      const csrf = /name="csrf" value="([0-9a-f]{64})"/.exec(html)[1];
+      const ok = await fetch(`${issuer}/authorize`, { method: 'POST', redirect: 'manual',
+        headers: { 'Content-Type': 'application/x-www-form-urlencoded', Origin: issuer },
+        body: new URLSearchParams({ csrf, passphrase: PASS, action: 'approve' }).toString() });
+      assert.equal(ok.status, 302);
+      const code = new URL(ok.headers.get('location')).searchParams.get('code');
+      const tok = await fetch(`${issuer}/token`, { method: 'POST', headers: { 'Content-Type': 'application/x-www-form-urlencoded' },
+        body: new URLSearchParams({ grant_type: 'authorization_code', client_id: id, code, code_verifier: verifier, redirect_uri: REDIRECT }).toString() });
+      assert.equal(tok.status, 200);
+      const { access_token } = await tok.json();
+      assert.equal((await post(srv, INIT(), { Authorization: `Bearer ${access_token}` })).status, 200);
+    }
+    const m = await (await fetch(`${srv.base}/metrics`, { headers: srv.auth })).text();
+    const names = ids.map((id) => `oauth:${id.slice(0, 37)}#${createHash('sha256').update(id).digest('hex').slice(0, 20)}`);
+    for (const name of names) {
+      assert.equal(name.length, 64);
+      assert.ok(m.includes(`hermes_mcp_principal_requests_total{principal="${name}"} 1`), `${name}:\n${m}`);
+    }
+    const listed = spawnSync(HERMES, ['oauth', 'tokens', '--json', '--env-file', srv.envFile], { encoding: 'utf8' });
+    assert.equal(listed.status, 0, listed.stderr);
+    assert.deepEqual([...new Set(JSON.parse(listed.stdout).map((t) => t.principal))].sort(), names.sort());
+  } finally {
+    assert.equal(await srv.stop(), 0);
   }
 });

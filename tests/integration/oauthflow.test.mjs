@@ -258,7 +258,8 @@ test('hostile: PKCE, code replay, redirect mismatch, refresh reuse, passphrase a
     }
     // A redirect URI not registered (another port, path, userinfo trick): a page, no redirect.
     for (const bad of ['http://127.0.0.1:7778/callback', 'http://127.0.0.1:7777/other',
-      'http://127.0.0.1:7777@evil.example/callback', 'javascript:alert(1)']) {
+      'http://127.0.0.1:7777@evil.example/callback', 'javascript:alert(1)', 'data:text/html,x',
+      'http://127.0.0.1:7777/callback?next=https://evil.example', 'http://127.0.0.1:7777/callback/..']) {
       const res = await fetch(authorizeUrl(issuer, id, { code_challenge: challenge, redirect_uri: bad }), { redirect: 'manual' });
       assert.equal(res.status, 400, bad);
       assert.equal(res.headers.get('location'), null, bad);
@@ -572,6 +573,160 @@ test('revocation: access token alone, refresh token with its family; others unto
     assert.equal((await revoke({ token: b.access_token })).status, 400);
     assert.equal((await fetch(`${issuer}/revoke`)).status, 405);
     assert.equal(await mcpStatus(b.access_token), 200);
+  } finally {
+    assert.equal(await srv.stop(), 0);
+  }
+});
+
+// Browser-based MCP clients (MCP Inspector's web UI) run discovery, registration and the token
+// exchange from their own origin: the SDK sends MCP-Protocol-Version on the metadata requests and
+// JSON to /register, so the browser asks first (a CORS preflight). Those endpoints answer it for
+// any origin (no cookies are involved, the answers are public or bound to PKCE); /authorize,
+// where the owner consents, does not, and its POST from another site stays refused.
+test('CORS: metadata, /register, /token and /revoke answer preflights from any origin; /authorize does not', async () => {
+  const { srv, issuer } = await startOAuth();
+  const ORIGIN = 'http://localhost:6274'; // the Inspector's web UI
+  const preflight = (path, method, headers) => fetch(issuer + path, { method: 'OPTIONS', headers: {
+    Origin: ORIGIN, 'Access-Control-Request-Method': method, 'Access-Control-Request-Headers': headers } });
+  try {
+    for (const [path, method, headers] of [
+      ['/.well-known/oauth-protected-resource/mcp', 'GET', 'mcp-protocol-version'],
+      ['/.well-known/oauth-protected-resource', 'GET', 'mcp-protocol-version'],
+      ['/.well-known/oauth-authorization-server', 'GET', 'mcp-protocol-version'],
+      ['/.well-known/openid-configuration', 'GET', 'mcp-protocol-version'],
+      ['/register', 'POST', 'content-type'],
+      ['/token', 'POST', 'content-type,authorization'],
+      ['/revoke', 'POST', 'content-type']]) {
+      const res = await preflight(path, method, headers);
+      assert.equal(res.status, 204, path);
+      assert.equal(res.headers.get('access-control-allow-origin'), '*', path);
+      assert.ok(res.headers.get('access-control-allow-methods').split(/, */).includes(method), path);
+      const allowed = res.headers.get('access-control-allow-headers').toLowerCase().split(/, */);
+      for (const h of headers.split(',')) assert.ok(allowed.includes(h), `${path}: ${h}`);
+      assert.equal(res.headers.get('access-control-allow-credentials'), null, path);
+    }
+    // The answers themselves carry the header, errors too (the client reads the OAuth error).
+    const meta = await fetch(`${issuer}/.well-known/oauth-authorization-server`, { headers: { Origin: ORIGIN, 'MCP-Protocol-Version': '2025-11-25' } });
+    assert.equal(meta.status, 200);
+    assert.equal(meta.headers.get('access-control-allow-origin'), '*');
+    const reg = await fetch(`${issuer}/register`, { method: 'POST', headers: { Origin: ORIGIN, 'Content-Type': 'application/json' },
+      body: JSON.stringify({ redirect_uris: [REDIRECT], token_endpoint_auth_method: 'none' }) });
+    assert.equal(reg.status, 201);
+    assert.equal(reg.headers.get('access-control-allow-origin'), '*');
+    const tok = await fetch(`${issuer}/token`, { method: 'POST', headers: { Origin: ORIGIN, ...FORM },
+      body: form({ grant_type: 'authorization_code', client_id: (await reg.json()).client_id, code: 'f'.repeat(64), code_verifier: pkce().verifier, redirect_uri: REDIRECT }) });
+    assert.equal(tok.status, 400);
+    assert.equal(tok.headers.get('access-control-allow-origin'), '*');
+    assert.equal((await tok.json()).error, 'invalid_grant');
+    // The consent endpoint: no CORS answer, so a page elsewhere cannot even read the form.
+    const authz = await preflight('/authorize', 'POST', 'content-type');
+    assert.notEqual(authz.status, 204);
+    assert.equal(authz.headers.get('access-control-allow-origin'), null);
+    const page = await fetch(`${issuer}/authorize?response_type=code`, { headers: { Origin: ORIGIN } });
+    assert.equal(page.headers.get('access-control-allow-origin'), null);
+    // /mcp is not opened by this: its Origin check (DNS rebinding) is unchanged.
+    const mcp = await fetch(srv.url, { method: 'OPTIONS', headers: { Origin: ORIGIN, 'Access-Control-Request-Method': 'POST' } });
+    assert.equal(mcp.headers.get('access-control-allow-origin'), null);
+  } finally {
+    assert.equal(await srv.stop(), 0);
+  }
+});
+
+// Token lifetimes are settings (OAUTH_ACCESS_TTL_S, OAUTH_REFRESH_TTL_S): the answer says the
+// access token's, the token stops working when it is over, and the refresh token still gets a
+// new one.
+test('OAUTH_ACCESS_TTL_S and OAUTH_REFRESH_TTL_S set the tokens\' lives', async () => {
+  const { srv, issuer } = await startOAuth({ OAUTH_ACCESS_TTL_S: '2', OAUTH_REFRESH_TTL_S: '120' });
+  try {
+    const { body: cl } = await register(issuer);
+    const { verifier, challenge } = pkce();
+    const t = await exchange(issuer, cl.client_id, await getCode(issuer, cl.client_id, challenge), verifier);
+    assert.equal(t.status, 200);
+    assert.equal(t.body.expires_in, 2);
+    const store = JSON.parse(readFileSync(join(srv.dir, 'oauth-tokens.json'), 'utf8'));
+    const entries = Object.values(store).find(Array.isArray);
+    const life = (kind) => entries.filter((e) => e.kind === kind).map((e) => e.expires - e.issued);
+    assert.deepEqual(life('access'), [2]);
+    assert.deepEqual(life('refresh'), [120]);
+    const call = (tok) => post(srv, INIT(), { Authorization: `Bearer ${tok}` });
+    assert.equal((await call(t.body.access_token)).status, 200);
+    const deadline = Date.now() + 10000;
+    let status = 200;
+    while (status === 200 && Date.now() < deadline) {
+      await sleep(250);
+      status = (await call(t.body.access_token)).status;
+    }
+    assert.equal(status, 401, 'the access token ended with its 2 s');
+    const fresh = await token(issuer, { grant_type: 'refresh_token', client_id: cl.client_id, refresh_token: t.body.refresh_token });
+    assert.equal(fresh.status, 200);
+    assert.equal((await call(fresh.body.access_token)).status, 200);
+  } finally {
+    assert.equal(await srv.stop(), 0);
+  }
+});
+
+// A DCR flood from many addresses is capped by the number of clients kept (1000): the next
+// registration is refused, and one revoked (oauth clients revoke) makes room again.
+test('registration is capped at 1000 clients; revoking one makes room', async () => {
+  const { srv, issuer } = await startOAuth();
+  try {
+    const clients = Array.from({ length: 1000 }, (_, i) => ({ client_id: i.toString(16).padStart(32, '0'),
+      client_name: `flood ${i}`, redirect_uris: [REDIRECT], created: 1700000000 }));
+    const file = join(srv.dir, 'oauth-clients.json');
+    writeFileSync(file, JSON.stringify({ version: 1, clients }), { mode: 0o600 });
+    chmodSync(file, 0o600);
+    const full = await register(issuer);
+    assert.equal(full.status, 400);
+    assert.equal(full.body.error, 'temporarily_unavailable');
+    const r = spawnSync(HERMES, ['oauth', 'clients', 'revoke', clients[0].client_id, '--env-file', srv.envFile], { encoding: 'utf8' });
+    assert.equal(r.status, 0, r.stderr);
+    const room = await register(issuer);
+    assert.equal(room.status, 201);
+    assert.equal((await register(issuer)).body.error, 'temporarily_unavailable');
+  } finally {
+    assert.equal(await srv.stop(), 0);
+  }
+});
+
+// Wrong audience asked for (RFC 8707 resource): tokens are only for this server's /mcp, so a
+// client asking for another resource at /authorize or /token gets invalid_target and nothing.
+test('hostile: a resource other than <issuer>/mcp is refused at /authorize and /token (invalid_target)', async () => {
+  const { srv, issuer } = await startOAuth();
+  try {
+    const { body: cl } = await register(issuer);
+    const { verifier, challenge } = pkce();
+    const res = await fetch(authorizeUrl(issuer, cl.client_id, { code_challenge: challenge, resource: 'https://other.example/mcp' }), { redirect: 'manual' });
+    assert.equal(res.status, 302);
+    const loc = new URL(res.headers.get('location'));
+    assert.equal(loc.searchParams.get('error'), 'invalid_target');
+    assert.equal(loc.searchParams.get('code'), null);
+    const ours = await fetch(authorizeUrl(issuer, cl.client_id, { code_challenge: challenge, resource: `${issuer}/mcp` }));
+    assert.equal(ours.status, 200, 'its own resource is fine');
+    const code = await getCode(issuer, cl.client_id, challenge);
+    const t = await token(issuer, { grant_type: 'authorization_code', client_id: cl.client_id, code, code_verifier: verifier,
+      redirect_uri: REDIRECT, resource: `${issuer.replace('127.0.0.1', 'localhost')}/mcp` });
+    assert.equal(t.status, 400);
+    assert.equal(t.body.error, 'invalid_target');
+  } finally {
+    assert.equal(await srv.stop(), 0);
+  }
+});
+
+// Codes live 60 s (AUTHSERVER_CODE_TTL): one 61 s old is refused like an unknown one, while a
+// fresh one from the same consent flow is taken. (A real wait: the server reads its own clock.)
+test('an authorization code older than 60 s is refused', { timeout: 120000 }, async () => {
+  const { srv, issuer } = await startOAuth();
+  try {
+    const { body: cl } = await register(issuer);
+    const { verifier, challenge } = pkce();
+    const old = await getCode(issuer, cl.client_id, challenge);
+    await new Promise((r) => setTimeout(r, 61000));
+    const late = await exchange(issuer, cl.client_id, old, verifier);
+    assert.equal(late.status, 400, JSON.stringify(late.body));
+    assert.equal(late.body.error, 'invalid_grant');
+    const fresh = await exchange(issuer, cl.client_id, await getCode(issuer, cl.client_id, challenge), verifier);
+    assert.equal(fresh.status, 200, JSON.stringify(fresh.body));
+    assert.ok(fresh.body.access_token);
   } finally {
     assert.equal(await srv.stop(), 0);
   }

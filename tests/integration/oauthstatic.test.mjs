@@ -182,7 +182,7 @@ test('the static client redirects only to https, http on loopback or an allowed 
   }
 });
 
-test('a short static client secret, half a pair, or a forbidden scheme stops the server at start', () => {
+test('a short static client secret, half a pair, an id over 64 characters, or a forbidden scheme stops the server at start', () => {
   const dir = mkdtempSync(join(tmpdir(), 'hm-it-'));
   try {
     const start = (lines) => {
@@ -200,6 +200,12 @@ test('a short static client secret, half a pair, or a forbidden scheme stops the
     r = start({ OAUTH_CLIENT_ID: 'static-1' });
     assert.notEqual(r.status, 0);
     assert.match(r.stderr, /OAUTH_CLIENT_ID and OAUTH_CLIENT_SECRET go together/);
+    // An id over 64 characters (or outside A-Za-z0-9-._~) is refused by name, not cut short.
+    for (const id of ['i'.repeat(65), 'static/1']) {
+      r = start({ OAUTH_CLIENT_ID: id, OAUTH_CLIENT_SECRET: 's'.repeat(32) });
+      assert.notEqual(r.status, 0, id);
+      assert.match(r.stderr, /OAUTH_CLIENT_ID must be 1-64 letters, digits/, id);
+    }
     for (const bad of ['claude,javascript', 'data', 'Claude'])  {
       r = start({ OAUTH_ALLOWED_REDIRECT_SCHEMES: bad });
       assert.notEqual(r.status, 0, bad);

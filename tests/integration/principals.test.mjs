@@ -13,7 +13,7 @@ import { join } from 'node:path';
 import { createHash, randomBytes } from 'node:crypto';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { startHermes, startFake, HERMES, JSON_HEADERS, until } from './lib.mjs';
+import { startHermes, startFake, HERMES, JSON_HEADERS, until, modernMeta, modernHeaders } from './lib.mjs';
 
 const sha = (t) => createHash('sha256').update(t).digest('hex');
 const READ_TOOLS = ['hermes_files', 'hermes_result', 'hermes_status', 'list_agents'];
@@ -171,6 +171,10 @@ test('each principal sees and calls only its tools; outside its scopes: 403 insu
     assert.equal(denied.error, '-32003');
     assert.ok(lines.some((l) => l.principal === 'owner' && l.tool === 'hermes_task' && l.status === 200));
     assert.ok(lines.filter((l) => l.status === 401).every((l) => l.principal === undefined));
+    // Every line a credential was accepted on names its principal, refused calls included.
+    const accepted = lines.filter((l) => ['/mcp', '/metrics'].includes(l.path) && l.status !== 401);
+    assert.ok(accepted.length > 10 && accepted.every((l) => ['owner', 'reader', 'worker'].includes(l.principal)),
+      JSON.stringify(accepted.filter((l) => !l.principal)));
     for (const t of [...Object.values(tok), srv.token]) assert.ok(!text.includes(t) && !text.includes(sha(t)));
   } finally {
     assert.equal(await srv.stop(), 0);
@@ -269,12 +273,9 @@ test('a tokens file that is unsafe or unclear stops the server with a reason', (
 test('2026-07-28 (stateless, _meta): tools/list per principal, private cache scope, 403 outside', async () => {
   const { tok, yaml } = roles();
   const srv = await startHermes({ TOKENS_FILE: tempFile('tokens.yaml', yaml) });
-  const meta = { 'io.modelcontextprotocol/protocolVersion': '2026-07-28',
-    'io.modelcontextprotocol/clientCapabilities': {},
-    'io.modelcontextprotocol/clientInfo': { name: 'principals-it', version: '1' } };
+  const meta = modernMeta({}, 'principals-it');
   const rpc = async (token, method, params = {}, name) => {
-    const headers = { ...JSON_HEADERS, Authorization: `Bearer ${token}`, 'MCP-Protocol-Version': '2026-07-28', 'Mcp-Method': method };
-    if (name) headers['Mcp-Name'] = name;
+    const headers = { ...modernHeaders(method, name), Authorization: `Bearer ${token}` };
     const r = await fetch(srv.url, { method: 'POST', headers,
       body: JSON.stringify({ jsonrpc: '2.0', id: 5, method, params: { ...params, _meta: meta } }) });
     return { status: r.status, www: r.headers.get('www-authenticate'), json: await r.json() };

@@ -8,7 +8,7 @@ import assert from 'node:assert/strict';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { ElicitRequestSchema } from '@modelcontextprotocol/sdk/types.js';
-import { startHermes } from './lib.mjs';
+import { startHermes, modernMeta, modernHeaders } from './lib.mjs';
 
 async function legacyClient(srv, answer) {
   const asked = [];
@@ -54,18 +54,13 @@ test('session era: the user is asked through elicitation; yes resets, no refuses
   }
 });
 
-const META = (caps) => ({
-  'io.modelcontextprotocol/protocolVersion': '2026-07-28',
-  'io.modelcontextprotocol/clientCapabilities': caps,
-});
 
 async function modernReset(srv, id, params, caps = { elicitation: {} }) {
   const r = await fetch(srv.url, {
     method: 'POST',
-    headers: { ...srv.auth, 'Content-Type': 'application/json', Accept: 'application/json, text/event-stream',
-      'MCP-Protocol-Version': '2026-07-28', 'Mcp-Method': 'tools/call', 'Mcp-Name': 'hermes_reset' },
+    headers: { ...srv.auth, ...modernHeaders('tools/call', 'hermes_reset') },
     body: JSON.stringify({ jsonrpc: '2.0', id, method: 'tools/call',
-      params: { name: 'hermes_reset', arguments: {}, ...params, _meta: META(caps) } }),
+      params: { name: 'hermes_reset', arguments: {}, ...params, _meta: modernMeta(caps, 'reset-it') } }),
   });
   return { status: r.status, json: await r.json() };
 }

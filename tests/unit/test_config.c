@@ -233,6 +233,59 @@ static void retention_limits(void **state)
     assert_non_null(strstr(err, "TASKS_MAX"));
 }
 
+/* Seed 002's BIND_HOST is MCP_HOST under its old name: the same rule, and the two may not
+ * disagree. */
+static void bind_host_is_mcp_host(void **state)
+{
+    struct config c;
+    char err[256];
+    (void)state;
+    write_file("BIND_HOST=127.0.0.2\n", 0600);
+    assert_true(config_load(&c, path, err, sizeof err));
+    assert_string_equal(c.host, "127.0.0.2");
+    config_cleanup(&c);
+    write_file("BIND_HOST=0.0.0.0\n", 0600);
+    assert_false(config_load(&c, path, err, sizeof err));
+    assert_non_null(strstr(err, "BIND_HOST=0.0.0.0 is not a loopback address"));
+    write_file("BIND_HOST=127.0.0.1\nMCP_HOST=127.0.0.1\n", 0600);
+    assert_true(config_load(&c, path, err, sizeof err));
+    config_cleanup(&c);
+    write_file("BIND_HOST=127.0.0.2\nMCP_HOST=127.0.0.1\n", 0600);
+    assert_false(config_load(&c, path, err, sizeof err));
+    assert_non_null(strstr(err, "MCP_HOST and BIND_HOST"));
+}
+
+/* OAuth token lifetimes: 1 h and 30 d unless set; a refresh token outlives its access token. */
+static void oauth_token_lifetimes(void **state)
+{
+    struct config c;
+    char err[256];
+    (void)state;
+    write_file("OAUTH_ISSUER_URL=https://mcp.example.com\n", 0600);
+    assert_true(config_load(&c, path, err, sizeof err));
+    assert_int_equal(c.oauth_access_ttl_s, 3600);
+    assert_int_equal(c.oauth_refresh_ttl_s, 30 * 24 * 3600);
+    config_cleanup(&c);
+    write_file("OAUTH_ISSUER_URL=https://mcp.example.com\nOAUTH_ACCESS_TTL_S=300\n"
+               "OAUTH_REFRESH_TTL_S=86400\n", 0600);
+    assert_true(config_load(&c, path, err, sizeof err));
+    assert_int_equal(c.oauth_access_ttl_s, 300);
+    assert_int_equal(c.oauth_refresh_ttl_s, 86400);
+    config_cleanup(&c);
+    static const char *const bad[] = {"OAUTH_ACCESS_TTL_S=0", "OAUTH_ACCESS_TTL_S=86401",
+                                      "OAUTH_ACCESS_TTL_S=x", "OAUTH_REFRESH_TTL_S=59",
+                                      "OAUTH_REFRESH_TTL_S=31622401",
+                                      "OAUTH_ACCESS_TTL_S=7200\nOAUTH_REFRESH_TTL_S=3600"};
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+        char text[200];
+        snprintf(text, sizeof text, "OAUTH_ISSUER_URL=https://mcp.example.com\n%s\n", bad[i]);
+        write_file(text, 0600);
+        if (config_load(&c, path, err, sizeof err))
+            fail_msg("accepted %s", bad[i]);
+        assert_non_null(strstr(err, "_TTL_S"));
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -244,6 +297,8 @@ int main(void)
         cmocka_unit_test(retention_limits),
         cmocka_unit_test(envfile_set_replaces_one_key_atomically),
         cmocka_unit_test(oauth_issuer_is_an_origin),
+        cmocka_unit_test(bind_host_is_mcp_host),
+        cmocka_unit_test(oauth_token_lifetimes),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

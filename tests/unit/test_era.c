@@ -559,11 +559,12 @@ static void reply_text_is_the_decorated_document(void **state)
     static const char *const results[] = {"{}", "{\"a\":1,\"b\":[\"\\u00e9\\n\"]}",
                                           "{\"_meta\":{\"x\":1}}", "{\"resultType\":\"input_required\"}",
                                           "{\"ttlMs\":5}"};
-    static const char *const methods[] = {"tools/call", "tools/list", "resources/read"};
-    static const char *const ids[] = {"7", "\"s\\\"id\""};
+    static const char *const methods[] = {"tools/call", "tools/list", "resources/read",
+                                          "server/discover"};
+    static const char *const ids[] = {"7", "\"s\\\"id\"", "0", "\"\\u00e9\\u0001/\""};
     for (size_t i = 0; i < sizeof results / sizeof *results; i++)
         for (size_t k = 0; k < sizeof methods / sizeof *methods; k++)
-            for (size_t d = 0; d < 2; d++)
+            for (size_t d = 0; d < sizeof ids / sizeof *ids; d++)
                 for (int retry = 0; retry < 2; retry++) {
                     json_t *msg = json_pack("{s:s, s:o, s:o}", "jsonrpc", "2.0", "id",
                                             json_loads(ids[d], JSON_DECODE_ANY, NULL), "result",

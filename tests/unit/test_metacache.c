@@ -30,6 +30,9 @@ static json_t *both(struct meta_cache *c, const char *body, struct jrpc_why *why
     else {
         assert_int_equal(why->code, plain_why.code);
         assert_string_equal(why->msg, plain_why.msg);
+        assert_int_equal(why->id == NULL, plain_why.id == NULL); /* the id salvaged for the error */
+        if (why->id)
+            assert_true(json_equal(why->id, plain_why.id));
     }
     json_decref(plain);
     json_decref(plain_why.id);

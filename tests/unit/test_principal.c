@@ -229,6 +229,43 @@ static void grants_become_principals(void **state)
     principal_free(NULL);
 }
 
+/* An OAuth client's principal name is what tasks, sealed state, /metrics and the audit log know
+ * it by: two clients must never share one. A client_id too long for "oauth:<id>" (a client ID
+ * metadata document URL, a 64-character static id) is shortened with a digest of the whole id,
+ * so ids that differ only past the cut still get different names. */
+static void oauth_names_stay_distinct(void **state)
+{
+    (void)state;
+    char a[PRINCIPAL_NAME_MAX + 1], b[PRINCIPAL_NAME_MAX + 1];
+    principal_oauth_name("0123456789abcdef0123456789abcdef", a);
+    assert_string_equal(a, "oauth:0123456789abcdef0123456789abcdef");
+    char fits[59];
+    memset(fits, 'x', 58);
+    fits[58] = '\0';
+    principal_oauth_name(fits, a);
+    assert_int_equal(strlen(a), PRINCIPAL_NAME_MAX);
+    assert_string_equal(a + 6, fits);
+    const char *one = "https://apps.example.com/hermes/connectors/metadata/client-one.json";
+    const char *two = "https://apps.example.com/hermes/connectors/metadata/client-two.json";
+    principal_oauth_name(one, a);
+    principal_oauth_name(two, b);
+    assert_int_equal(strlen(a), PRINCIPAL_NAME_MAX);
+    assert_int_equal(strlen(b), PRINCIPAL_NAME_MAX);
+    assert_string_not_equal(a, b);
+    assert_memory_equal(a, "oauth:https://apps.example.com/hermes/", 38); /* still readable */
+    char again[PRINCIPAL_NAME_MAX + 1];
+    principal_oauth_name(one, again);
+    assert_string_equal(a, again); /* the same client, the same name: it finds its tasks again */
+    char sixty_four[65]; /* a static id at its longest: "oauth:" + 64 does not fit either */
+    memset(sixty_four, 's', 64);
+    sixty_four[64] = '\0';
+    principal_oauth_name(sixty_four, a);
+    sixty_four[63] = 't';
+    principal_oauth_name(sixty_four, b);
+    assert_int_equal(strlen(a), PRINCIPAL_NAME_MAX);
+    assert_string_not_equal(a, b);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -238,6 +275,7 @@ int main(void)
         cmocka_unit_test(checks_scopes_and_agents),
         cmocka_unit_test(finds_tokens_with_the_owner_first),
         cmocka_unit_test(grants_become_principals),
+        cmocka_unit_test(oauth_names_stay_distinct),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,0 +1,129 @@
+/* clientmeta.c — the checks of a client's metadata that every client can send us: a redirect
+ * URI and a dynamic registration body. Here, apart from authserver.c, so they are pure and
+ * fuzzed (tests/fuzz/fuzz_clientmeta.c); the rule for redirect URIs is the one codes are sent
+ * by, so it is strict: no userinfo (a host that reads as another), no fragment, no white space
+ * or backslash (parsers disagree on them), http only to the loopback. */
+#include "clientmeta.h"
+
+#include <stddef.h>
+#include <string.h>
+
+#include "authserver.h"
+
+/* A redirect URI we will send codes to: https to a host, http only to the loopback (a native
+ * app's local listener, RFC 8252), or a connector app's own scheme. Never userinfo (a host
+ * that reads as another), a fragment, javascript: or data:. */
+bool authserver_redirect_ok(const char *uri)
+{
+    return authserver_redirect_ok_in(uri, NULL);
+}
+
+/* Whether uri starts with "<one of schemes>:" (schemes comma-separated, checked at start). */
+static bool app_scheme(const char *uri, const char *schemes)
+{
+    size_t u = strcspn(uri, ":");
+    if (uri[u] != ':')
+        return false;
+    for (const char *p = schemes; *p;) {
+        size_t n = strcspn(p, ",");
+        if (n == u && strncmp(p, uri, n) == 0)
+            return true;
+        p += n;
+        p += *p == ',';
+    }
+    return false;
+}
+
+bool authserver_redirect_ok_in(const char *uri, const char *schemes)
+{
+    size_t n = strlen(uri);
+    if (n == 0 || n > CLIENTMETA_URI_MAX || strchr(uri, '#'))
+        return false;
+    for (const char *p = uri; *p; p++)
+        if ((unsigned char)*p <= 0x20 || *p == 0x7f || *p == '\\')
+            return false;
+    if (app_scheme(uri, schemes ? schemes : AUTHSERVER_DEFAULT_SCHEMES))
+        return true;
+    const char *auth;
+    bool https = strncmp(uri, "https://", 8) == 0;
+    if (https)
+        auth = uri + 8;
+    else if (strncmp(uri, "http://", 7) == 0)
+        auth = uri + 7;
+    else
+        return false;
+    size_t alen = strcspn(auth, "/?");
+    if (alen == 0 || memchr(auth, '@', alen))
+        return false;
+    if (https)
+        return true;
+    static const char *const loopback[] = {"127.0.0.1", "[::1]", "localhost"};
+    for (size_t i = 0; i < sizeof loopback / sizeof *loopback; i++) {
+        size_t l = strlen(loopback[i]);
+        if (strncmp(auth, loopback[i], l) == 0 && (alen == l || auth[l] == ':'))
+            return true;
+    }
+    return false;
+}
+
+/* Every string of list (absent: fine) one of allowed[0..n). */
+static bool string_in(json_t *list, const char *const *allowed, size_t n)
+{
+    size_t i;
+    json_t *v;
+    if (list == NULL)
+        return true;
+    if (!json_is_array(list) || json_array_size(list) > 8)
+        return false;
+    json_array_foreach(list, i, v)
+    {
+        bool ok = false;
+        for (size_t k = 0; k < n && json_is_string(v); k++)
+            ok = ok || strcmp(json_string_value(v), allowed[k]) == 0;
+        if (!ok)
+            return false;
+    }
+    return true;
+}
+
+bool clientmeta_name_ok(const char *name)
+{
+    if (name == NULL || strlen(name) > CLIENTMETA_NAME_MAX)
+        return false;
+    for (const unsigned char *p = (const unsigned char *)name; *p; p++)
+        if (*p < 0x20 || *p == 0x7f)
+            return false;
+    return true;
+}
+
+const char *clientmeta_check_registration(json_t *doc, const char *schemes, const char **code)
+{
+    static const char *const grants[] = {"authorization_code", "refresh_token"};
+    static const char *const responses[] = {"code"};
+    json_t *uris = json_object_get(doc, "redirect_uris");
+    json_t *method = json_object_get(doc, "token_endpoint_auth_method");
+    json_t *name = json_object_get(doc, "client_name");
+    size_t i;
+    json_t *u;
+    if (!json_is_object(doc))
+        return "the body is not a JSON object";
+    if (!json_is_array(uris) || json_array_size(uris) == 0 ||
+        json_array_size(uris) > CLIENTMETA_REDIRECTS_MAX)
+        return "redirect_uris must list 1 to 10 URIs";
+    if (method && (!json_is_string(method) || strcmp(json_string_value(method), "none")))
+        return "only public clients (token_endpoint_auth_method none) can register";
+    if (!string_in(json_object_get(doc, "grant_types"), grants, 2) ||
+        !string_in(json_object_get(doc, "response_types"), responses, 1))
+        return "grant_types may be authorization_code and refresh_token, response_types code";
+    if (name && (!json_is_string(name) || !clientmeta_name_ok(json_string_value(name))))
+        return "client_name must be text of at most 200 bytes, without control characters";
+    json_array_foreach(uris, i, u)
+    {
+        if (!json_is_string(u) || !authserver_redirect_ok_in(json_string_value(u), schemes)) {
+            *code = "invalid_redirect_uri";
+            return "a redirect URI must be https, http on the loopback, or an app scheme this "
+                   "server allows (OAUTH_ALLOWED_REDIRECT_SCHEMES), without userinfo or fragment";
+        }
+    }
+    return NULL;
+}

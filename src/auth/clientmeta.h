@@ -1,0 +1,25 @@
+/* clientmeta.h — what the authorization server reads of a client's metadata, which any client
+ * sends: a redirect URI (the rule is authserver_redirect_ok_in, declared in authserver.h) and a
+ * dynamic registration body (RFC 7591). Kept apart from the server, pure (jansson and strings
+ * only), so that a fuzz target can reach them (tests/fuzz/fuzz_clientmeta.c). Any thread. */
+#ifndef HM_CLIENTMETA_H
+#define HM_CLIENTMETA_H
+#include <jansson.h>
+#include <stdbool.h>
+
+#define CLIENTMETA_URI_MAX 512      /* a redirect URI, as any OAuth parameter here */
+#define CLIENTMETA_REDIRECTS_MAX 10 /* redirect URIs of one client */
+#define CLIENTMETA_NAME_MAX 200     /* bytes of a client_name */
+
+/* A client's name is shown on the consent page (escaped) and kept: printable text of at most
+ * CLIENTMETA_NAME_MAX bytes. */
+bool clientmeta_name_ok(const char *name);
+
+/* Whether doc (a parsed registration body; NULL when it was not JSON) is one this server
+ * registers: a public client (token_endpoint_auth_method absent or "none"), 1 to 10
+ * redirect_uris each of which authserver_redirect_ok_in(uri, schemes) accepts, grant_types and
+ * response_types among ours, a printable client_name if any. NULL when it is; else the reason,
+ * and *code set to the RFC 7591 error ("invalid_redirect_uri"; left as it is otherwise). */
+const char *clientmeta_check_registration(json_t *doc, const char *schemes, const char **code);
+
+#endif

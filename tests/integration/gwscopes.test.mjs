@@ -1,0 +1,132 @@
+// The gateway:<upstream> scope (issue 16, item 6): an upstream's tools are for the owner and for
+// the principals whose scopes name that upstream. A TOKENS_FILE role with gateway:files sees and
+// calls files__echo and not web__echo (403 insufficient_scope naming gateway:web), a role without
+// any gateway scope sees no upstream tool, the owner sees both. The upstreams are
+// tests/fakes/fake-upstream.mjs.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { writeFileSync, chmodSync, mkdtempSync, rmSync, existsSync, readFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { createHash, randomBytes } from 'node:crypto';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { ROOT, startHermes, JSON_HEADERS, until } from './lib.mjs';
+
+const FAKE = join(ROOT, 'tests/fakes/fake-upstream.mjs');
+const sha = (t) => createHash('sha256').update(t).digest('hex');
+
+async function tools(srv, token) {
+  const client = new Client({ name: 'gwscopes-it', version: '1' });
+  await client.connect(new StreamableHTTPClientTransport(new URL(srv.url), {
+    requestInit: { headers: { Authorization: `Bearer ${token}` } } }));
+  const names = (await client.listTools()).tools.map((t) => t.name).filter((n) => n.includes('__')).sort();
+  return { client, names };
+}
+
+async function rawCall(srv, token, name) {
+  const res = await fetch(srv.url, { method: 'POST',
+    headers: { ...JSON_HEADERS, Authorization: `Bearer ${token}`, 'MCP-Protocol-Version': '2025-11-25' },
+    body: JSON.stringify({ jsonrpc: '2.0', id: 3, method: 'tools/call', params: { name, arguments: { message: 'hi' } } }) });
+  return { status: res.status, www: res.headers.get('www-authenticate') };
+}
+
+test('gateway:<upstream> scopes: each role sees and calls only the upstreams it names', async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'hm-gwscopes-'));
+  const up = (name) => `  ${name}:\n    command: ${JSON.stringify(process.execPath)}\n` +
+    `    args: ${JSON.stringify([FAKE])}\n    tools: {include: ["echo"]}\n`;
+  const gw = join(dir, 'gateway.yaml');
+  writeFileSync(gw, `upstreams:\n${up('files')}${up('web')}`);
+  chmodSync(gw, 0o600);
+  const tok = { filer: randomBytes(32).toString('hex'), reader: randomBytes(32).toString('hex') };
+  const tokens = join(dir, 'tokens.yaml');
+  writeFileSync(tokens, 'tokens:\n' +
+    `  - name: filer\n    sha256: ${sha(tok.filer)}\n    scopes: [hermes:read, gateway:files]\n` +
+    `  - name: reader\n    sha256: ${sha(tok.reader)}\n    scopes: [hermes:read]\n`);
+  chmodSync(tokens, 0o600);
+  const srv = await startHermes({ GATEWAY_FILE: gw, TOKENS_FILE: tokens });
+  try {
+    const owner = await tools(srv, srv.token);
+    assert.deepEqual(owner.names, ['files__echo', 'web__echo']);
+    await owner.client.close();
+
+    const filer = await tools(srv, tok.filer);
+    assert.deepEqual(filer.names, ['files__echo']);
+    const r = await filer.client.callTool({ name: 'files__echo', arguments: { message: 'hi' } });
+    assert.ok(!r.isError, JSON.stringify(r));
+    assert.equal(r.content[0].text, 'Echo: hi');
+    await filer.client.close();
+    const refused = await rawCall(srv, tok.filer, 'web__echo');
+    assert.equal(refused.status, 403);
+    assert.match(refused.www, /insufficient_scope/);
+    assert.match(refused.www, /gateway:web/);
+
+    const reader = await tools(srv, tok.reader);
+    assert.deepEqual(reader.names, []);
+    await reader.client.close();
+    assert.equal((await rawCall(srv, tok.reader, 'files__echo')).status, 403);
+    // The gateway's audit line names the role that made the call.
+    await until(() => existsSync(srv.auditFile) && readFileSync(srv.auditFile, 'utf8').includes('"event":"gateway_call"'), 'gateway audit line');
+    const calls = readFileSync(srv.auditFile, 'utf8').trim().split('\n').map((l) => JSON.parse(l))
+      .filter((l) => l.event === 'gateway_call');
+    assert.deepEqual(calls.map((l) => [l.principal, l.upstream]), [['filer', 'files']]);
+  } finally {
+    assert.equal(await srv.stop(), 0);
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+// An OAuth client may ask for an upstream too: the consent page lists gateway:files, and the
+// token it gets shows that upstream's tools and no other.
+test('an OAuth client granted gateway:files sees files__echo, not web__echo', async () => {
+  const { spawnSync } = await import('node:child_process');
+  const { createServer } = await import('node:net');
+  const { HERMES } = await import('./lib.mjs');
+  const PASS = 'correct horse battery staple';
+  const REDIRECT = 'http://127.0.0.1:7777/callback';
+  const port = await new Promise((res) => { const s = createServer(); s.listen(0, '127.0.0.1', () => { const p = s.address().port; s.close(() => res(p)); }); });
+  const issuer = `http://127.0.0.1:${port}`;
+  const dir = mkdtempSync(join(tmpdir(), 'hm-gwscopes-'));
+  const up = (name) => `  ${name}:\n    command: ${JSON.stringify(process.execPath)}\n` +
+    `    args: ${JSON.stringify([FAKE])}\n    tools: {include: ["echo"]}\n`;
+  const gw = join(dir, 'gateway.yaml');
+  writeFileSync(gw, `upstreams:\n${up('files')}${up('web')}`);
+  chmodSync(gw, 0o600);
+  const srv = await startHermes({ GATEWAY_FILE: gw, MCP_PORT: String(port), OAUTH_ISSUER_URL: issuer });
+  try {
+    const pw = spawnSync(HERMES, ['oauth', 'passwd', '--env-file', srv.envFile], { input: `${PASS}\n`, encoding: 'utf8' });
+    assert.equal(pw.status, 0, pw.stderr);
+    const reg = await (await fetch(`${issuer}/register`, { method: 'POST', headers: { 'Content-Type': 'application/json' },
+      body: JSON.stringify({ redirect_uris: [REDIRECT], token_endpoint_auth_method: 'none' }) })).json();
+    const verifier = randomBytes(32).toString('base64url');
+    const u = new URL(`${issuer}/authorize`);
+    for (const [k, v] of Object.entries({ response_type: 'code', client_id: reg.client_id, redirect_uri: REDIRECT, state: 's',
+      code_challenge: createHash('sha256').update(verifier).digest('base64url'), code_challenge_method: 'S256',
+      scope: 'hermes:read gateway:files' })) u.searchParams.set(k, v);
+    const page = await fetch(u);
+    const html = await page.text();
+    assert.equal(page.status, 200, html);
+    assert.ok(html.includes('<code>gateway:files</code>'), 'the consent page names the upstream');
+    const csrf = /name="csrf" value="([0-9a-f]{64})"/.exec(html)[1];
+    const ok = await fetch(`${issuer}/authorize`, { method: 'POST', redirect: 'manual',
+      headers: { 'Content-Type': 'application/x-www-form-urlencoded', Origin: issuer },
+      body: new URLSearchParams({ csrf, passphrase: PASS, action: 'approve' }).toString() });
+    assert.equal(ok.status, 302);
+    const code = new URL(ok.headers.get('location')).searchParams.get('code');
+    const tok = await (await fetch(`${issuer}/token`, { method: 'POST', headers: { 'Content-Type': 'application/x-www-form-urlencoded' },
+      body: new URLSearchParams({ grant_type: 'authorization_code', client_id: reg.client_id, code, code_verifier: verifier, redirect_uri: REDIRECT }).toString() })).json();
+    assert.equal(tok.scope, 'hermes:read gateway:files');
+    const client = await tools(srv, tok.access_token);
+    assert.deepEqual(client.names, ['files__echo']);
+    assert.equal((await client.client.callTool({ name: 'files__echo', arguments: { message: 'o' } })).content[0].text, 'Echo: o');
+    await client.client.close();
+    assert.equal((await rawCall(srv, tok.access_token, 'web__echo')).status, 403);
+    // A scope that is neither ours nor an upstream's name: back to the client, invalid_scope.
+    u.searchParams.set('scope', 'gateway:no such');
+    const bad = await fetch(u, { redirect: 'manual' });
+    assert.equal(new URL(bad.headers.get('location')).searchParams.get('error'), 'invalid_scope');
+  } finally {
+    assert.equal(await srv.stop(), 0);
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
