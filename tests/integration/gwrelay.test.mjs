@@ -16,7 +16,7 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { CreateMessageRequestSchema, ElicitRequestSchema, LoggingMessageNotificationSchema }
   from '@modelcontextprotocol/sdk/types.js';
-import { ROOT, startHermes, until } from './lib.mjs';
+import { ROOT, startHermes, until, post, parseSse } from './lib.mjs';
 
 const EVERYTHING = spawnSync(join(ROOT, 'scripts/node-tools.sh'), ['everything'], { encoding: 'utf8' })
   .stdout.trim().split('\n')[0];
@@ -123,6 +123,19 @@ test('over HTTP, two clients calling at once each get their own sampling request
     assert.match(ra.content[0].text, /alice read: .*from alice/);
     assert.match(rb.content[0].text, /bob read: .*from bob/);
   } finally { await a.close(); await b.close(); }
+});
+
+test('a 2026-07-28 client (no requests during a call there): the upstream gets an error at once', async () => {
+  const name = 'ev__trigger-sampling-request';
+  const r = await post(srv, { jsonrpc: '2.0', id: 7, method: 'tools/call', params: { name,
+    arguments: { prompt: 'modern', maxTokens: 5 },
+    _meta: { 'io.modelcontextprotocol/protocolVersion': '2026-07-28',
+      'io.modelcontextprotocol/clientCapabilities': { sampling: {} } } } },
+  { 'MCP-Protocol-Version': '2026-07-28', 'Mcp-Method': 'tools/call', 'Mcp-Name': name });
+  assert.equal(r.status, 200, r.text);
+  const answer = r.json ?? parseSse(r.text).map((e) => e.data).find((d) => d?.id === 7);
+  assert.equal(answer.result.isError, true, r.text);
+  assert.match(JSON.stringify(answer.result.content), /speaks 2026-07-28/);
 });
 
 test('upstream log notifications go to our log, never to the client', async () => {
