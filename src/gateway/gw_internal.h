@@ -24,6 +24,7 @@ struct mcp_server;
 struct strmap;
 
 #define GW_PROTOCOL "2025-11-25"
+#define GW_MODERN "2026-07-28" /* spoken to an HTTP upstream whose server/discover offers it */
 #define GW_QUEUE_MAX 64     /* calls waiting beyond max_in_flight, then busy */
 #define GW_LIST_PAGES 100   /* tools/list pages followed at most */
 #define GW_TOOLS_MAX 1024   /* tools of one upstream at most */
@@ -74,6 +75,9 @@ struct upstream {
     json_t *resources, *prompts; /* what resources/list and prompts/list returned, when the
                                     file asks for them (gwresources.c) */
     unsigned extra_pages;      /* their pages followed */
+    bool modern;               /* speaking 2026-07-28 (HTTP only): no initialize, no session,
+                                  each request names the version in _meta and headers */
+    uint64_t discover_id;      /* the server/discover probe's id while it is pending */
     uint64_t related_id;       /* while up_receive runs: the id of the POST whose stream
                                   carried the message (HTTP), else 0 */
     uint64_t retry_at;         /* loop ms of the next start while one is scheduled (circuit.c) */
@@ -166,6 +170,9 @@ struct httpup *httpup_new(struct upstream *u);
 void httpup_start(struct httpup *h);
 /* POSTs one JSON-RPC message; false when it cannot be sent. */
 bool httpup_send(struct httpup *h, json_t *msg);
+/* The protocol version on every later POST (MCP-Protocol-Version; GW_MODERN adds Mcp-Method
+ * and Mcp-Name); "" for none. */
+void httpup_set_version(struct httpup *h, const char *version);
 /* A request given up (timeout, cancel): its transfer ends. */
 void httpup_forget(struct httpup *h, uint64_t id);
 /* Every transfer ends (no callbacks) and the session is forgotten. */
