@@ -21,7 +21,7 @@ import { ROOT, startHermes, until, post, parseSse } from './lib.mjs';
 const EVERYTHING = spawnSync(join(ROOT, 'scripts/node-tools.sh'), ['everything'], { encoding: 'utf8' })
   .stdout.trim().split('\n')[0];
 const RULES = '    tools: {include: [echo, trigger-sampling-request, trigger-elicitation-request, ' +
-  'toggle-simulated-logging]}\n';
+  'toggle-simulated-logging, trigger-long-running-operation]}\n';
 let dir, srv, upstreamHttp;
 
 async function freePort() {
@@ -122,6 +122,22 @@ test('over HTTP, two clients calling at once each get their own sampling request
     assert.deepEqual(b.asked.map((x) => x[1]), ['Resource trigger-sampling-request context: from bob']);
     assert.match(ra.content[0].text, /alice read: .*from alice/);
     assert.match(rb.content[0].text, /bob read: .*from bob/);
+  } finally { await a.close(); await b.close(); }
+});
+
+test('over stdio with another call in flight, the request cannot be told apart: refused, not guessed', async () => {
+  const a = await connect('busy-a'), b = await connect('busy-b');
+  try {
+    let started;
+    const progressed = new Promise((r) => { started = r; });
+    const long = a.callTool({ name: 'ev__trigger-long-running-operation', arguments: { duration: 2, steps: 20 } },
+      undefined, { onprogress: () => started() });
+    await progressed; // a's call is at the upstream now
+    const s = await b.callTool({ name: 'ev__trigger-sampling-request', arguments: { prompt: 'whose?', maxTokens: 5 } })
+      .catch((err) => ({ thrown: String(err) }));
+    assert.match(JSON.stringify(s), /several calls are in flight/);
+    assert.deepEqual([a.asked, b.asked], [[], []], 'no client was asked');
+    assert.match((await long).content[0].text, /Long running operation completed/);
   } finally { await a.close(); await b.close(); }
 });
 
