@@ -51,8 +51,11 @@ function gatewayFile(name, upstreams) {
   return gw;
 }
 
-const recorded = (file) => (existsSync(file) ? readFileSync(file, 'utf8') : '')
-  .split('\n').filter(Boolean).map((l) => JSON.parse(l));
+// The fake's record, whole lines only: it may be appending one while the test reads.
+const recorded = (file) => {
+  const text = existsSync(file) ? readFileSync(file, 'utf8') : '';
+  return text.slice(0, text.lastIndexOf('\n') + 1).split('\n').filter(Boolean).map((l) => JSON.parse(l));
+};
 
 async function probe(srv, path) {
   const r = await fetch(`${srv.base}${path}`);
