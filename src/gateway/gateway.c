@@ -183,6 +183,12 @@ static bool build_surface(struct gateway *g, const char *const *taken, size_t nt
         if (g->ups[i].state == UP_READY)
             ok = expose(g, &g->ups[i], names);
     free_names(names);
+    if (ok) { /* resources and prompts where the file asks for them (gwresources.c) */
+        struct strmap *uris = strmap_new(), *prompts = strmap_new();
+        ok = gw_expose_extras(g, uris, prompts);
+        free_names(uris);
+        free_names(prompts);
+    }
     return ok;
 }
 
@@ -255,6 +261,7 @@ void gateway_free(struct gateway *g)
         json_decref(g->tools[i].seen_def);
     }
     free(g->tools);
+    gw_extras_free(g);
     free(g->pins_path);
     free(g->status_path);
     json_decref(g->pins);

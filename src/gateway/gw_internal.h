@@ -24,6 +24,7 @@ struct mcp_server;
 struct strmap;
 
 #define GW_PROTOCOL "2025-11-25"
+#define GW_MODERN "2026-07-28" /* spoken to an HTTP upstream whose server/discover offers it */
 #define GW_QUEUE_MAX 64     /* calls waiting beyond max_in_flight, then busy */
 #define GW_LIST_PAGES 100   /* tools/list pages followed at most */
 #define GW_TOOLS_MAX 1024   /* tools of one upstream at most */
@@ -71,6 +72,14 @@ struct upstream {
     unsigned restarts;         /* since our start */
     uint64_t ready_since;      /* loop ms when it last became ready */
     unsigned seed;             /* for the jitter */
+    json_t *resources, *prompts; /* what resources/list and prompts/list returned, when the
+                                    file asks for them (gwresources.c) */
+    unsigned extra_pages;      /* their pages followed */
+    bool modern;               /* speaking 2026-07-28 (HTTP only): no initialize, no session,
+                                  each request names the version in _meta and headers */
+    uint64_t discover_id;      /* the server/discover probe's id while it is pending */
+    uint64_t related_id;       /* while up_receive runs: the id of the POST whose stream
+                                  carried the message (HTTP), else 0 */
     uint64_t retry_at;         /* loop ms of the next start while one is scheduled (circuit.c) */
     bool circuit_opened;       /* it was open-circuit: its close is logged (circuit.c) */
     enum gw_smoke smoke;       /* the smoke call after the last initialize (gwsmoke.c) */
@@ -103,6 +112,7 @@ struct gateway {
     size_t nup;
     struct gw_tool *tools;     /* the exposed surface */
     size_t ntools;
+    struct gw_extra *extras;   /* exposed resources and prompts (gwresources.c) */
     char *pins_path, *status_path; /* beside GATEWAY_FILE (gwpin.h) */
     json_t *pins;              /* the pins file's document */
     gw_event_fn *on_event;     /* the audit log's hook, may be NULL */
@@ -112,6 +122,8 @@ struct gateway {
 };
 
 /* An exposed tool: which upstream, which of its tools. */
+struct gw_extra;
+
 struct gw_tool {
     struct upstream *up;
     char *name;     /* the upstream's own name */
@@ -138,6 +150,8 @@ bool up_start(struct upstream *u, char *err, size_t errlen);
 bool up_request(struct upstream *u, const char *method, json_t *params_take, up_answer_fn *cb,
                 void *arg, struct gw_call *call, uint64_t *id_out);
 void up_notify(struct upstream *u, const char *method, json_t *params_take);
+/* Sends one message as it is (an answer to the upstream's request); false when it cannot. */
+bool up_send_message(struct upstream *u, json_t *msg);
 /* Forgets a request (its answer, if any, is then dropped). */
 void up_forget(struct upstream *u, uint64_t id);
 void up_cleanup(struct upstream *u);
@@ -156,12 +170,31 @@ struct httpup *httpup_new(struct upstream *u);
 void httpup_start(struct httpup *h);
 /* POSTs one JSON-RPC message; false when it cannot be sent. */
 bool httpup_send(struct httpup *h, json_t *msg);
+/* The protocol version on every later POST (MCP-Protocol-Version; GW_MODERN adds Mcp-Method
+ * and Mcp-Name); "" for none. */
+void httpup_set_version(struct httpup *h, const char *version);
 /* A request given up (timeout, cancel): its transfer ends. */
 void httpup_forget(struct httpup *h, uint64_t id);
 /* Every transfer ends (no callbacks) and the session is forgotten. */
 void httpup_reset(struct httpup *h);
 /* Ends the session (DELETE, briefly waited for) and frees. NULL-safe. */
 void httpup_free(struct httpup *h);
+
+/* upstream.c: tools (and what gw_list_extras lists) are in: the upstream is ready. */
+void up_listed(struct upstream *u);
+
+/* gwresources.c: after tools/list, resources/list and prompts/list where the file asks for
+ * them, then up_listed. */
+void gw_list_extras(struct upstream *u);
+/* Registers the ready upstreams' resources (URIs kept: uris maps each to its owner) and prompts
+ * (prefix + name, in prompts); false (logged, naming both) on a collision or a bad name. */
+bool gw_expose_extras(struct gateway *g, struct strmap *uris, struct strmap *prompts);
+void gw_extras_free(struct gateway *g);
+
+/* relay.c: an upstream's request during a call (msg, its method); related_id is the request
+ * whose HTTP stream carried it, 0 over stdio. True when handled (relayed to the calling client
+ * or refused with an error), false for methods it does not relay. */
+bool gw_relay_request(struct upstream *u, json_t *msg, const char *method, uint64_t related_id);
 
 /* circuit.c: after GW_CIRCUIT_FAILURES failures in a row the upstream is open-circuit until its
  * next start (the backoff period), half-open while that trial start runs, closed once ready. */

@@ -130,7 +130,9 @@ static void deliver(struct post *p, const char *text, size_t len)
         snprintf(h->version, sizeof h->version, "%s", v ? v : "");
     }
     json_decref(msg);
+    h->u->related_id = p->id; /* a request on this stream belongs to this call (relay.c) */
     up_receive(h->u, text, len);
+    h->u->related_id = 0;
 }
 
 static void on_event(const char *event, const char *data, size_t len, const char *id,
@@ -285,9 +287,26 @@ static void on_done(struct httpc_req *r, const struct httpc_result *res, void *a
 
 /* The headers of a request: ours, the session's, the file's (each "Name: value", allocated;
  * free_headers). */
-static char **build_headers(struct httpup *h, size_t *count)
+/* 2026-07-28 mirrors the method, and the tool, prompt or resource it names, in headers. */
+static void modern_headers(json_t *msg, char **out, size_t *n)
 {
-    size_t n = 0, max = json_object_size(h->u->cfg->headers) + 4;
+    const char *method = json_string_value(json_object_get(msg, "method"));
+    json_t *params = json_object_get(msg, "params");
+    const char *name = NULL;
+    if (method == NULL || strpbrk(method, "\r\n"))
+        return;
+    out[(*n)++] = xasprintf("Mcp-Method: %s", method);
+    if (strcmp(method, "tools/call") == 0 || strcmp(method, "prompts/get") == 0)
+        name = json_string_value(json_object_get(params, "name"));
+    else if (strcmp(method, "resources/read") == 0)
+        name = json_string_value(json_object_get(params, "uri"));
+    if (name && !strpbrk(name, "\r\n"))
+        out[(*n)++] = xasprintf("Mcp-Name: %s", name);
+}
+
+static char **build_headers(struct httpup *h, json_t *msg, size_t *count)
+{
+    size_t n = 0, max = json_object_size(h->u->cfg->headers) + 6;
     char **out = xcalloc(max, sizeof *out);
     const char *key;
     json_t *v;
@@ -297,6 +316,8 @@ static char **build_headers(struct httpup *h, size_t *count)
         out[n++] = xasprintf("Mcp-Session-Id: %s", h->session);
     if (h->version[0])
         out[n++] = xasprintf("MCP-Protocol-Version: %s", h->version);
+    if (strcmp(h->version, GW_MODERN) == 0)
+        modern_headers(msg, out, &n);
     json_object_foreach(h->u->cfg->headers, key, v) {
         const char *s = json_string_value(v);
         if (n == max || s == NULL || strpbrk(s, "\r\n") || strpbrk(key, "\r\n: "))
@@ -328,7 +349,7 @@ static bool post_start(struct post *p)
 {
     struct httpup *h = p->hu;
     size_t n;
-    char **hdr = build_headers(h, &n);
+    char **hdr = build_headers(h, p->msg, &n);
     char *body = json_dumps(p->msg, JSON_COMPACT);
     p->with_session = h->session != NULL;
     p->generation = h->generation;
@@ -365,6 +386,11 @@ static struct post *post_new(struct httpup *h, json_t *msg)
     sse_init(&p->dec, HU_MESSAGE_MAX);
     buf_init(&p->body, HU_MESSAGE_MAX);
     return p;
+}
+
+void httpup_set_version(struct httpup *h, const char *version)
+{
+    snprintf(h->version, sizeof h->version, "%s", version);
 }
 
 bool httpup_send(struct httpup *h, json_t *msg)
@@ -499,7 +525,7 @@ void httpup_reset(struct httpup *h)
 static void end_session(struct httpup *h)
 {
     size_t n;
-    char **hdr = build_headers(h, &n);
+    char **hdr = build_headers(h, NULL, &n);
     struct curl_slist *list = NULL;
     CURL *e = curl_easy_init();
     for (size_t i = 0; i < n; i++)

@@ -3,7 +3,8 @@
  * the start-up handshake (initialize, notifications/initialized, tools/list following
  * nextCursor) within connect_timeout, and what the upstream sends unasked: progress (relayed to
  * the call it belongs to), log messages (our log), list_changed (logged: discovery is frozen),
- * ping (answered) and other requests (refused until sampling/elicitation are relayed).
+ * ping (answered), sampling and elicitation requests (relayed to the calling client, relay.c)
+ * and other requests (refused).
  * When the child exits or misbehaves (or the HTTP upstream fails) every request in flight is
  * answered "gone" (both NULL). */
 #include <stdio.h>
@@ -39,6 +40,11 @@ static bool send_json(struct upstream *u, json_t *msg)
     return ok;
 }
 
+bool up_send_message(struct upstream *u, json_t *msg)
+{
+    return send_json(u, msg);
+}
+
 static void id_key(uint64_t id, char out[24])
 {
     snprintf(out, 24, "%llu", (unsigned long long)id);
@@ -53,6 +59,14 @@ bool up_request(struct upstream *u, const char *method, json_t *params_take, up_
         return false;
     }
     uint64_t id = ++u->next_id;
+    if (u->modern) { /* 2026-07-28: each request says its version and our capabilities */
+        json_t *meta = json_object_get(params_take, "_meta");
+        if (!json_is_object(meta))
+            json_object_set_new(params_take, "_meta", meta = json_object());
+        json_object_set_new(meta, "io.modelcontextprotocol/protocolVersion",
+                            json_string(GW_MODERN));
+        json_object_set_new(meta, "io.modelcontextprotocol/clientCapabilities", json_object());
+    }
     if (call && call->has_progress) {
         /* Our id is the progress token upstream: its progress finds the call by it. */
         json_t *meta = json_object_get(params_take, "_meta");
@@ -77,6 +91,10 @@ bool up_request(struct upstream *u, const char *method, json_t *params_take, up_
 
 void up_notify(struct upstream *u, const char *method, json_t *params_take)
 {
+    if (u->modern) { /* 2026-07-28: a cancel is the hang-up up_forget does; nothing else */
+        json_decref(params_take);
+        return;
+    }
     json_t *msg = json_pack("{s:s, s:s, s:o}", "jsonrpc", "2.0", "method", method, "params",
                             params_take ? params_take : json_object());
     send_json(u, msg);
@@ -111,10 +129,18 @@ static void on_response(struct upstream *u, json_t *msg)
     json_t *result = json_object_get(msg, "result"), *error = json_object_get(msg, "error");
     if (!json_is_object(result))
         result = NULL;
-    if (result == NULL && !json_is_object(error))
+    const char *type = json_string_value(json_object_get(result, "resultType"));
+    if (u->modern && type && strcmp(type, "complete") != 0) {
+        /* input_required (or a task): not relayed to our client yet */
+        result = NULL;
+        error = json_pack("{s:i, s:s}", "code", -32603, "message",
+                          "the upstream asked for input (2026-07-28), which the gateway does "
+                          "not relay yet");
+    } else if (result == NULL && !json_is_object(error)) {
         error = json_pack("{s:i, s:s}", "code", -32603, "message", "malformed answer upstream");
-    else
+    } else {
         json_incref(error);
+    }
     r->cb(u, result, error, r->arg);
     json_decref(error);
     free(r);
@@ -123,6 +149,8 @@ static void on_response(struct upstream *u, json_t *msg)
 static void reply_to_request(struct upstream *u, json_t *msg, const char *method)
 {
     json_t *id = json_object_get(msg, "id"), *answer;
+    if (gw_relay_request(u, msg, method, u->related_id))
+        return;
     if (strcmp(method, "ping") == 0)
         answer = json_pack("{s:s, s:O, s:{}}", "jsonrpc", "2.0", "id", id, "result");
     else
@@ -282,11 +310,14 @@ void up_request_failed(struct upstream *u, uint64_t id, const char *why)
     struct up_req *r = strmap_del(u->pending, key);
     if (r == NULL)
         return;
-    if (r->call && why) {
+    if (id == u->discover_id && u->state == UP_STARTING) {
+        r->cb(u, NULL, NULL, r->arg); /* no 2026-07-28 there: initialize instead */
+    } else if (r->call && why) {
         json_t *err = tool_error_json(TE_UPSTREAM_ERROR, 0, "upstream %s %s", u->cfg->name, why);
         r->cb(u, err, NULL, r->arg);
         json_decref(err);
-    } else if (r->call) {
+    } else if (r->call || u->state == UP_READY) {
+        /* a call, or a client's resources/read or prompts/get (start-up is over) */
         r->cb(u, NULL, NULL, r->arg);
     } else {
         up_down(u, why ? why : "a start-up request failed");
@@ -339,6 +370,11 @@ static void on_tools(struct upstream *u, json_t *result, json_t *error, void *ar
         request_tools(u, next);
         return;
     }
+    gw_list_extras(u);
+}
+
+void up_listed(struct upstream *u)
+{
     loop_timer_cancel(u->connect_timer);
     u->connect_timer = NULL;
     u->state = UP_READY;
@@ -371,6 +407,35 @@ static void on_initialized(struct upstream *u, json_t *result, json_t *error, vo
     up_notify(u, "notifications/initialized", NULL);
     u->state = UP_LISTING;
     request_tools(u, NULL);
+}
+
+static bool send_initialize(struct upstream *u, char *err, size_t errlen);
+
+/* The answer to server/discover: 2026-07-28 offered, we speak it (no initialize, no session);
+ * anything else (an error, an HTTP 4xx, a list without it), the session era's initialize. */
+static void on_discover(struct upstream *u, json_t *result, json_t *error, void *arg)
+{
+    char err[100];
+    size_t i;
+    json_t *v;
+    bool offered = false;
+    (void)arg, (void)error;
+    u->discover_id = 0;
+    if (u->state != UP_STARTING)
+        return;
+    json_array_foreach(json_object_get(result, "supportedVersions"), i, v)
+        offered = offered || (json_is_string(v) && strcmp(json_string_value(v), GW_MODERN) == 0);
+    if (offered) {
+        log_info("upstream %s: discovered (protocol %s)", u->cfg->name, GW_MODERN);
+        u->state = UP_LISTING;
+        request_tools(u, NULL);
+        return;
+    }
+    log_info("upstream %s: no %s offered; initialize instead", u->cfg->name, GW_MODERN);
+    u->modern = false;
+    httpup_set_version(u->http, "");
+    if (!send_initialize(u, err, sizeof err))
+        log_error("upstream %s: %s", u->cfg->name, err);
 }
 
 static void on_connect_timeout(struct loop *l, void *arg)
@@ -407,6 +472,10 @@ bool up_start(struct upstream *u, char *err, size_t errlen)
     u->pending = u->pending ? u->pending : strmap_new();
     u->tools = u->tools ? u->tools : json_array();
     json_array_clear(u->tools); /* a restart lists again; the surface stays as built */
+    u->resources = u->resources ? u->resources : json_array();
+    json_array_clear(u->resources);
+    u->prompts = u->prompts ? u->prompts : json_array();
+    json_array_clear(u->prompts);
     u->pages = 0;
     u->state = UP_STARTING;
     if (!connect_transport(u, err, errlen)) {
@@ -415,8 +484,29 @@ bool up_start(struct upstream *u, char *err, size_t errlen)
     }
     u->connect_timer = loop_timer_add(u->loop, (uint64_t)u->cfg->connect_timeout_s * 1000,
                                       on_connect_timeout, u);
-    json_t *params = json_pack("{s:s, s:{}, s:{s:s, s:s}}", "protocolVersion", GW_PROTOCOL,
-                               "capabilities", "clientInfo", "name", "hermes-mcp-gateway",
+    u->modern = false;
+    u->discover_id = 0;
+    if (u->http) { /* probe for 2026-07-28 first (on_discover falls back to initialize) */
+        u->modern = true;
+        httpup_set_version(u->http, GW_MODERN);
+        if (up_request(u, "server/discover", json_object(), on_discover, NULL, NULL,
+                       &u->discover_id))
+            return true;
+        snprintf(err, errlen, "cannot send server/discover");
+        up_down(u, err);
+        return false;
+    }
+    return send_initialize(u, err, errlen);
+}
+
+/* The session era's handshake (stdio, or an HTTP upstream without 2026-07-28). */
+static bool send_initialize(struct upstream *u, char *err, size_t errlen)
+{
+    /* sampling and elicitation: relayed to the client whose call asks (relay.c), refused
+     * when that client lacks them. */
+    json_t *params = json_pack("{s:s, s:{s:{}, s:{}}, s:{s:s, s:s}}", "protocolVersion",
+                               GW_PROTOCOL, "capabilities", "sampling", "elicitation",
+                               "clientInfo", "name", "hermes-mcp-gateway",
                                "version", HM_VERSION);
     if (!up_request(u, "initialize", params, on_initialized, NULL, NULL, NULL)) {
         snprintf(err, errlen, "cannot send initialize");
@@ -536,6 +626,8 @@ void up_cleanup(struct upstream *u)
         strmap_free(u->pending);
     }
     json_decref(u->tools);
+    json_decref(u->resources);
+    json_decref(u->prompts);
     free(u->error);
     memset(u, 0, sizeof *u);
 }

@@ -16,7 +16,7 @@ import { join } from 'node:path';
 import { Client as ClientV1 } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport as HttpV1 } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
-import { startHermes, restartHermes, startConformance, startFake, agentEnv, post, until, ROOT, INIT, modernMeta, modernHeaders } from './lib.mjs';
+import { startHermes, restartHermes, startConformance, startFake, agentEnv, post, until, ROOT, INIT, modernMeta, modernHeaders, jsonLines } from './lib.mjs';
 
 const V2 = join(ROOT, 'tools/client/node_modules/@modelcontextprotocol/client/dist/index.mjs');
 const { Client: ClientV2, StreamableHTTPClientTransport: HttpV2 } = await import(V2);
@@ -40,7 +40,7 @@ async function rig(extra = {}) {
     srv, fake,
     audit() {
       const f = join(auditDir, 'audit.jsonl');
-      return existsSync(f) ? readFileSync(f, 'utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l)) : [];
+      return existsSync(f) ? jsonLines(readFileSync(f, 'utf8')) : [];
     },
     async close() {
       assert.equal(await srv.stop(), 0, `SIGTERM exits 0 (a sanitizer report exits 86): ${srv.proc.stderrText}`);

@@ -10,7 +10,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { ROOT, startHermes, until } from './lib.mjs';
+import { ROOT, startHermes, until, jsonLines } from './lib.mjs';
 
 const EVERYTHING = spawnSync(join(ROOT, 'scripts/node-tools.sh'), ['everything'], { encoding: 'utf8' })
   .stdout.trim().split('\n')[0];
@@ -27,8 +27,7 @@ function upstream(name, rules) {
     rules;
 }
 
-const sent = (name) => (existsSync(logs[name]) ? readFileSync(logs[name], 'utf8') : '')
-  .split('\n').filter(Boolean).map((l) => JSON.parse(l));
+const sent = (name) => jsonLines(existsSync(logs[name]) ? readFileSync(logs[name], 'utf8') : '');
 
 async function connect() {
   const transport = new StreamableHTTPClientTransport(new URL(srv.url), {

@@ -15,7 +15,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { ROOT, startHermes, until } from './lib.mjs';
+import { ROOT, startHermes, until, jsonLines } from './lib.mjs';
 
 const EVERYTHING = spawnSync(join(ROOT, 'scripts/node-tools.sh'), ['everything'], { encoding: 'utf8' })
   .stdout.trim().split('\n')[0];
@@ -51,8 +51,8 @@ function gatewayFile(name, upstreams) {
   return gw;
 }
 
-const recorded = (file) => (existsSync(file) ? readFileSync(file, 'utf8') : '')
-  .split('\n').filter(Boolean).map((l) => JSON.parse(l));
+// The fake's record, whole lines only: it may be appending one while the test reads.
+const recorded = (file) => jsonLines(existsSync(file) ? readFileSync(file, 'utf8') : '');
 
 async function probe(srv, path) {
   const r = await fetch(`${srv.base}${path}`);

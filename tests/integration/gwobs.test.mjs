@@ -11,14 +11,13 @@ import { join } from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { spawnSync } from 'node:child_process';
-import { ROOT, HERMES, startHermes, until } from './lib.mjs';
+import { ROOT, HERMES, startHermes, until, jsonLines } from './lib.mjs';
 
 const FAKE = join(ROOT, 'tests/fakes/fake-upstream.mjs');
 const SECRET_ARG = 'argument-that-must-not-be-logged-7d1f';
 let dir, srv, client;
 
-const auditLines = () => (existsSync(srv.auditFile)
-  ? readFileSync(srv.auditFile, 'utf8').trim().split('\n').filter(Boolean).map((l) => JSON.parse(l)) : []);
+const auditLines = () => (existsSync(srv.auditFile) ? jsonLines(readFileSync(srv.auditFile, 'utf8')) : []);
 const callLines = () => auditLines().filter((l) => l.event === 'gateway_call');
 
 async function metrics() {

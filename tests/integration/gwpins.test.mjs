@@ -13,7 +13,7 @@ import { join } from 'node:path';
 import { execFileSync } from 'node:child_process';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { ROOT, HERMES, startHermes, restartHermes, until } from './lib.mjs';
+import { ROOT, HERMES, startHermes, restartHermes, until, jsonLines } from './lib.mjs';
 
 const FAKE = join(ROOT, 'tests/fakes/fake-upstream.mjs');
 let dir, gw, desc, srv;
@@ -22,8 +22,8 @@ const pinsFile = () => JSON.parse(readFileSync(`${gw}.pins`, 'utf8'));
 const cli = (...args) => execFileSync(HERMES, ['gateway', ...args, '--env-file', srv.envFile],
   { encoding: 'utf8' });
 const readyz = async () => { const r = await fetch(`${srv.base}/readyz`); return { status: r.status, body: await r.json() }; };
-const audited = (event) => (existsSync(srv.auditFile) ? readFileSync(srv.auditFile, 'utf8') : '')
-  .trim().split('\n').filter(Boolean).map((l) => JSON.parse(l)).filter((l) => l.event === event);
+const audited = (event) => jsonLines(existsSync(srv.auditFile) ? readFileSync(srv.auditFile, 'utf8') : '')
+  .filter((l) => l.event === event);
 async function metric(key) {
   const text = await (await fetch(`${srv.base}/metrics`, { headers: srv.auth })).text();
   const line = text.split('\n').find((l) => l.startsWith(`${key} `));

@@ -118,6 +118,12 @@ export const JSON_HEADERS = {
   Accept: 'application/json, text/event-stream',
 };
 
+// The JSON lines of a file another process appends to: whole lines only (one being written
+// is left for the next read).
+export function jsonLines(text) {
+  return text.slice(0, text.lastIndexOf('\n') + 1).split('\n').filter(Boolean).map((l) => JSON.parse(l));
+}
+
 // MCP 2026-07-28 requests as a client of that revision sends them (stateless): its protocol
 // version, capabilities and name in params._meta, the method (and tool or task name) mirrored
 // in headers.
@@ -187,7 +193,7 @@ export async function startFake(args = [], key = randomBytes(24).toString('hex')
     received() {
       let text = '';
       try { text = readFileSync(record, 'utf8'); } catch { return []; }
-      return text.split('\n').filter(Boolean).map((l) => JSON.parse(l));
+      return jsonLines(text);
     },
     async stop(signal = 'SIGTERM') { return stopProc(proc, signal, () => rmSync(dir, { recursive: true, force: true })); },
   };

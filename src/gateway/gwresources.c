@@ -1,0 +1,323 @@
+/* gwresources.c — an upstream's resources and prompts behind our endpoint, for upstreams whose
+ * file says tools.resources / tools.prompts: true (default false: nothing of theirs is served
+ * unless asked for). Like tools, they are listed once at start (after tools/list, following
+ * nextCursor) and registered then: the surface is frozen at discovery, an upstream's later
+ * additions are not served before a restart. A prompt is exposed as prefix + its name (the same
+ * name rule as tools); a resource keeps its URI (clients follow URIs the upstream hands out in
+ * results), so two upstreams offering the same URI refuse the start naming both. resources/read
+ * and prompts/get are forwarded with our own id, within the upstream's timeout; a client's
+ * cancel becomes notifications/cancelled upstream. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "gw_internal.h"
+#include "log.h"
+#include "loop.h"
+#include "mcp.h"
+#include "mem.h"
+#include "strmap.h"
+#include "utf8.h"
+
+#define GW_EXTRAS_MAX 1024  /* resources (or prompts) of one upstream at most */
+#define GW_URI_MAX 2048     /* a longer resource URI is not exposed */
+
+enum extra_kind { EXTRA_RESOURCES, EXTRA_PROMPTS };
+
+/* An exposed resource or prompt: which upstream, and the upstream's own URI or name. */
+struct gw_extra {
+    struct upstream *up;
+    char *name;
+    struct gw_extra *next;
+};
+
+/* ---------- discovery (after tools/list) ---------- */
+
+static void on_list(struct upstream *u, json_t *result, json_t *error, void *arg);
+
+static const char *list_method(enum extra_kind k)
+{
+    return k == EXTRA_RESOURCES ? "resources/list" : "prompts/list";
+}
+
+static void request_list(struct upstream *u, enum extra_kind k, const char *cursor)
+{
+    json_t *params = cursor ? json_pack("{s:s}", "cursor", cursor) : json_object();
+    /* the kind rides in arg: 1 + kind, never a pointer */
+    if (!up_request(u, list_method(k), params, on_list, (void *)(uintptr_t)(1 + k), NULL, NULL))
+        up_down(u, "cannot send resources/list or prompts/list");
+}
+
+/* The next list after kind k's (or the upstream is listed). */
+static void list_after(struct upstream *u, int k)
+{
+    u->extra_pages = 0;
+    if (k < EXTRA_RESOURCES && u->cfg->resources)
+        request_list(u, EXTRA_RESOURCES, NULL);
+    else if (k < EXTRA_PROMPTS && u->cfg->prompts)
+        request_list(u, EXTRA_PROMPTS, NULL);
+    else
+        up_listed(u);
+}
+
+void gw_list_extras(struct upstream *u)
+{
+    list_after(u, -1);
+}
+
+static void on_list(struct upstream *u, json_t *result, json_t *error, void *arg)
+{
+    enum extra_kind k = (enum extra_kind)((uintptr_t)arg - 1);
+    json_t *into = k == EXTRA_RESOURCES ? u->resources : u->prompts, *item;
+    const char *key = k == EXTRA_RESOURCES ? "uri" : "name";
+    size_t i;
+    if (u->state != UP_LISTING)
+        return;
+    if (result == NULL && error == NULL) {
+        up_down(u, "gone while listing resources or prompts");
+        return;
+    }
+    if (result == NULL) { /* it offers none (no such capability): nothing to expose */
+        log_warn("upstream %s: %s refused; none exposed", u->cfg->name, list_method(k));
+        list_after(u, (int)k);
+        return;
+    }
+    json_array_foreach(json_object_get(result, k == EXTRA_RESOURCES ? "resources" : "prompts"),
+                       i, item) {
+        if (json_array_size(into) >= GW_EXTRAS_MAX)
+            break;
+        if (json_is_object(item) && json_is_string(json_object_get(item, key)))
+            json_array_append(into, item);
+    }
+    const char *next = json_string_value(json_object_get(result, "nextCursor"));
+    if (next && *next && json_array_size(into) < GW_EXTRAS_MAX &&
+        ++u->extra_pages < GW_LIST_PAGES) {
+        request_list(u, k, next);
+        return;
+    }
+    list_after(u, (int)k);
+}
+
+/* ---------- forwarding resources/read and prompts/get ---------- */
+
+struct fwd {
+    struct upstream *up;
+    struct mcp_call *call;
+    uint64_t id;
+    struct loop_timer *timer;
+};
+
+static void fwd_free(struct fwd *f)
+{
+    loop_timer_cancel(f->timer);
+    free(f);
+}
+
+static void tell_cancelled(struct fwd *f, const char *reason)
+{
+    up_forget(f->up, f->id);
+    up_notify(f->up, "notifications/cancelled",
+              json_pack("{s:I, s:s}", "requestId", (json_int_t)f->id, "reason", reason));
+}
+
+static void unavailable(struct mcp_call *c, struct upstream *u)
+{
+    char msg[300];
+    snprintf(msg, sizeof msg, "upstream %s is not available (%s); retry later", u->cfg->name,
+             u->error ? u->error : "not started");
+    mcp_call_error(c, -32603, msg);
+}
+
+static void on_fwd_answer(struct upstream *u, json_t *result, json_t *error, void *arg)
+{
+    struct fwd *f = arg;
+    mcp_call_on_cancel(f->call, NULL, NULL);
+    if (result) {
+        mcp_call_result_take(f->call, json_incref(result));
+    } else if (error) {
+        json_t *code = json_object_get(error, "code");
+        char msg[300];
+        snprintf(msg, sizeof msg, "%s",
+                 json_is_string(json_object_get(error, "message"))
+                     ? json_string_value(json_object_get(error, "message"))
+                     : "the upstream refused the request");
+        utf8_clean(msg);
+        mcp_call_error(f->call, json_is_integer(code) ? (int)json_integer_value(code) : -32603,
+                       msg);
+    } else {
+        unavailable(f->call, u);
+    }
+    fwd_free(f);
+}
+
+static void on_fwd_timeout(struct loop *l, void *arg)
+{
+    struct fwd *f = arg;
+    char msg[200];
+    (void)l;
+    f->timer = NULL;
+    tell_cancelled(f, "timed out at the gateway");
+    snprintf(msg, sizeof msg, "upstream %s did not answer within %u s", f->up->cfg->name,
+             f->up->cfg->timeout_s);
+    mcp_call_on_cancel(f->call, NULL, NULL);
+    mcp_call_error(f->call, -32603, msg);
+    fwd_free(f);
+}
+
+static void on_fwd_cancel(struct mcp_call *c, void *arg)
+{
+    struct fwd *f = arg;
+    (void)c; /* gone after this callback */
+    tell_cancelled(f, "cancelled by the client");
+    fwd_free(f);
+}
+
+static void forward(struct mcp_call *c, struct upstream *u, const char *method, json_t *params)
+{
+    if (u->state != UP_READY) {
+        json_decref(params);
+        unavailable(c, u);
+        return;
+    }
+    struct fwd *f = xcalloc(1, sizeof *f);
+    *f = (struct fwd){.up = u, .call = c};
+    if (!up_request(u, method, params, on_fwd_answer, f, NULL, &f->id)) {
+        free(f);
+        unavailable(c, u);
+        return;
+    }
+    f->timer = loop_timer_add(u->loop, (uint64_t)u->cfg->timeout_s * 1000, on_fwd_timeout, f);
+    mcp_call_on_cancel(c, on_fwd_cancel, f);
+}
+
+static void read_handler(struct mcp_call *c, json_t *params, void *arg)
+{
+    struct gw_extra *x = arg;
+    (void)params; /* only the URI goes upstream: it is this resource's */
+    forward(c, x->up, "resources/read", json_pack("{s:s}", "uri", x->name));
+}
+
+static void prompt_handler(struct mcp_call *c, json_t *args, void *arg)
+{
+    struct gw_extra *x = arg;
+    forward(c, x->up, "prompts/get",
+            json_pack("{s:s, s:O}", "name", x->name, "arguments", args));
+}
+
+/* ---------- the surface ---------- */
+
+static struct gw_extra *extra_new(struct gateway *g, struct upstream *u, const char *name)
+{
+    struct gw_extra *x = xcalloc(1, sizeof *x);
+    x->up = u;
+    x->name = xstrdup(name);
+    x->next = g->extras;
+    g->extras = x;
+    return x;
+}
+
+static const char *str(json_t *o, const char *key)
+{
+    return json_string_value(json_object_get(o, key));
+}
+
+/* Untrusted text for one log line. */
+static void shown(char *out, size_t outlen, const char *s)
+{
+    snprintf(out, outlen, "%s", s);
+    utf8_clean(out);
+    for (char *p = out; *p; p++)
+        if ((unsigned char)*p < 0x20 || *p == 0x7f)
+            *p = '?';
+}
+
+static bool expose_resources(struct gateway *g, struct upstream *u, struct strmap *uris)
+{
+    size_t i;
+    json_t *r;
+    json_array_foreach(u->resources, i, r) {
+        const char *uri = str(r, "uri"), *name = str(r, "name");
+        char shown_uri[200];
+        shown(shown_uri, sizeof shown_uri, uri);
+        if (strlen(uri) == 0 || strlen(uri) > GW_URI_MAX || !utf8_valid(uri, strlen(uri))) {
+            log_warn("upstream %s: resource '%s' not exposed (empty, over %d bytes or not "
+                     "UTF-8)", u->cfg->name, shown_uri, GW_URI_MAX);
+            continue;
+        }
+        const char *owner = strmap_get(uris, uri);
+        if (owner) {
+            log_error("gateway: upstream %s offers resource '%s', which %s offers too; set "
+                      "tools.resources: false on one",
+                      u->cfg->name, shown_uri, owner);
+            return false;
+        }
+        strmap_put(uris, uri, xasprintf("upstream %s", u->cfg->name));
+        struct gw_extra *x = extra_new(g, u, uri);
+        mcp_add_resource(g->mcp, &(struct mcp_resource_def){
+            .uri = uri, .name = name ? name : uri, .title = str(r, "title"),
+            .description = str(r, "description"), .mime_type = str(r, "mimeType"),
+            .handler = read_handler, .arg = x});
+    }
+    log_info("upstream %s: %zu resources exposed", u->cfg->name, json_array_size(u->resources));
+    return true;
+}
+
+static bool expose_prompts(struct gateway *g, struct upstream *u, struct strmap *names)
+{
+    size_t i;
+    json_t *p;
+    json_array_foreach(u->prompts, i, p) {
+        const char *name = str(p, "name");
+        char *exposed = xasprintf("%s%s", u->cfg->prefix, name);
+        char t[100], e[100];
+        shown(t, sizeof t, name);
+        shown(e, sizeof e, exposed);
+        const char *owner = strmap_get(names, exposed);
+        if (!gw_tool_name_ok(exposed) || owner) {
+            if (owner)
+                log_error("gateway: upstream %s, prompt '%s' would be exposed as '%s', which is "
+                          "taken by %s; change a prefix or set tools.prompts: false",
+                          u->cfg->name, t, e, owner);
+            else
+                log_error("gateway: upstream %s, prompt '%s': the exposed name '%s' is not "
+                          "allowed (^[A-Za-z0-9_-]{1,64}$); change the prefix or set "
+                          "tools.prompts: false",
+                          u->cfg->name, t, e);
+            free(exposed);
+            return false;
+        }
+        strmap_put(names, exposed, xasprintf("upstream %s, prompt '%s'", u->cfg->name, t));
+        json_t *args = json_object_get(p, "arguments");
+        mcp_add_prompt(g->mcp, &(struct mcp_prompt_def){
+            .name = exposed, .title = str(p, "title"), .description = str(p, "description"),
+            .arguments = json_is_array(args) ? json_deep_copy(args) : NULL,
+            .handler = prompt_handler, .arg = extra_new(g, u, name)});
+        free(exposed);
+    }
+    log_info("upstream %s: %zu prompts exposed", u->cfg->name, json_array_size(u->prompts));
+    return true;
+}
+
+bool gw_expose_extras(struct gateway *g, struct strmap *uris, struct strmap *prompts)
+{
+    for (size_t i = 0; i < g->nup; i++) {
+        struct upstream *u = &g->ups[i];
+        if (u->state != UP_READY)
+            continue;
+        if (u->cfg->resources && !expose_resources(g, u, uris))
+            return false;
+        if (u->cfg->prompts && !expose_prompts(g, u, prompts))
+            return false;
+    }
+    return true;
+}
+
+void gw_extras_free(struct gateway *g)
+{
+    while (g->extras) {
+        struct gw_extra *x = g->extras;
+        g->extras = x->next;
+        free(x->name);
+        free(x);
+    }
+}

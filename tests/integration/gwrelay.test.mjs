@@ -1,0 +1,168 @@
+// Issue 14, behaviour 3: an upstream's sampling/createMessage or elicitation/create request made
+// during a call goes to the client that made the call (when it declared the capability) and the
+// client's answer goes back to the upstream; a client without the capability makes the upstream
+// get a JSON-RPC error at once (its tool ends, nothing hangs). The real upstream is
+// @modelcontextprotocol/server-everything (trigger-sampling-request, trigger-elicitation-request),
+// over stdio and over Streamable HTTP, where two clients calling at once each get their own
+// request. Its log notifications go to our log, never to a client.
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawn, spawnSync } from 'node:child_process';
+import { writeFileSync, existsSync, chmodSync, mkdtempSync, rmSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { CreateMessageRequestSchema, ElicitRequestSchema, LoggingMessageNotificationSchema }
+  from '@modelcontextprotocol/sdk/types.js';
+import { ROOT, startHermes, until, post, parseSse } from './lib.mjs';
+
+const EVERYTHING = spawnSync(join(ROOT, 'scripts/node-tools.sh'), ['everything'], { encoding: 'utf8' })
+  .stdout.trim().split('\n')[0];
+const RULES = '    tools: {include: [echo, trigger-sampling-request, trigger-elicitation-request, ' +
+  'toggle-simulated-logging, trigger-long-running-operation]}\n';
+let dir, srv, upstreamHttp;
+
+async function freePort() {
+  const s = createServer();
+  await new Promise((r) => s.listen(0, '127.0.0.1', r));
+  const { port } = s.address();
+  await new Promise((r) => s.close(r));
+  return port;
+}
+
+// A client of the session era; with capabilities it answers sampling with a reply naming the
+// prompt it got, and elicitation with a form filled in with its own name.
+async function connect(name, { capable = true, logs = [] } = {}) {
+  const client = new Client({ name, version: '1.0.0' },
+    { capabilities: capable ? { sampling: {}, elicitation: {} } : {} });
+  client.asked = [];
+  if (capable) {
+    client.setRequestHandler(CreateMessageRequestSchema, async (req) => {
+      const text = req.params.messages[0].content.text;
+      client.asked.push(['sampling', text]);
+      return { role: 'assistant', model: `model-of-${name}`, content: { type: 'text', text: `${name} read: ${text}` } };
+    });
+    client.setRequestHandler(ElicitRequestSchema, async (req) => {
+      client.asked.push(['elicitation', req.params.message]);
+      return { action: 'accept', content: { name: `user of ${name}`, check: true, email: 'a@example.com' } };
+    });
+  }
+  client.setNotificationHandler(LoggingMessageNotificationSchema, (n) => logs.push(n.params));
+  await client.connect(new StreamableHTTPClientTransport(new URL(srv.url), { requestInit: { headers: srv.auth } }));
+  await client.listTools();
+  return client;
+}
+
+before(async () => {
+  assert.ok(existsSync(EVERYTHING), `server-everything installed: ${EVERYTHING}`);
+  dir = mkdtempSync(join(tmpdir(), 'hm-gwrelay-'));
+  const port = await freePort();
+  upstreamHttp = spawn(process.execPath, [EVERYTHING, 'streamableHttp'],
+    { env: { ...process.env, PORT: String(port) }, stdio: ['ignore', 'ignore', 'pipe'] });
+  let err = '';
+  upstreamHttp.stderr.on('data', (d) => { err += d; });
+  await until(() => err.includes(`${port}`), `upstream listening on ${port}`, 15000);
+  const gw = join(dir, 'gateway.yaml');
+  writeFileSync(gw, 'upstreams:\n' +
+    `  ev:\n    command: ${JSON.stringify(process.execPath)}\n    args: [${JSON.stringify(EVERYTHING)}, stdio]\n` + RULES +
+    `  evh:\n    url: http://127.0.0.1:${port}/mcp\n` + RULES);
+  chmodSync(gw, 0o600);
+  srv = await startHermes({ GATEWAY_FILE: gw, MCP_SESSIONS: '1' });
+});
+
+after(async () => {
+  if (srv) assert.equal(await srv.stop(), 0);
+  upstreamHttp?.kill('SIGKILL');
+  rmSync(dir, { recursive: true, force: true });
+});
+
+for (const up of ['ev', 'evh']) {
+  test(`${up}: sampling and elicitation reach the calling client, its answers reach the upstream`, async () => {
+    const client = await connect(`client-${up}`);
+    try {
+      const names = (await client.listTools()).tools.map((t) => t.name);
+      assert.ok(names.includes(`${up}__trigger-sampling-request`), names.join(' '));
+      const s = await client.callTool({ name: `${up}__trigger-sampling-request`,
+        arguments: { prompt: 'the tide', maxTokens: 20 } });
+      assert.ok(!s.isError, JSON.stringify(s));
+      assert.deepEqual(client.asked, [['sampling', 'Resource trigger-sampling-request context: the tide']]);
+      assert.match(s.content[0].text, new RegExp(`client-${up} read: Resource trigger-sampling-request context: the tide`));
+      assert.match(s.content[0].text, new RegExp(`model-of-client-${up}`));
+      const e = await client.callTool({ name: `${up}__trigger-elicitation-request`, arguments: {} });
+      assert.ok(!e.isError, JSON.stringify(e));
+      assert.equal(client.asked[1][0], 'elicitation');
+      assert.match(JSON.stringify(e.content), new RegExp(`user of client-${up}`));
+    } finally { await client.close(); }
+  });
+
+  test(`${up}: a client without the capability: the upstream gets an error at once, no hang`, async () => {
+    const client = await connect(`plain-${up}`, { capable: false });
+    try {
+      const started = Date.now();
+      const s = await client.callTool({ name: `${up}__trigger-sampling-request`,
+        arguments: { prompt: 'x', maxTokens: 5 } }).catch((err) => ({ thrown: String(err) }));
+      assert.match(JSON.stringify(s), /does not support sampling/);
+      const e = await client.callTool({ name: `${up}__trigger-elicitation-request`, arguments: {} })
+        .catch((err) => ({ thrown: String(err) }));
+      assert.match(JSON.stringify(e), /does not support elicitation/);
+      assert.ok(Date.now() - started < 10000, 'answered well before any timeout');
+    } finally { await client.close(); }
+  });
+}
+
+test('over HTTP, two clients calling at once each get their own sampling request', async () => {
+  const a = await connect('alice'), b = await connect('bob');
+  try {
+    const [ra, rb] = await Promise.all([
+      a.callTool({ name: 'evh__trigger-sampling-request', arguments: { prompt: 'from alice', maxTokens: 5 } }),
+      b.callTool({ name: 'evh__trigger-sampling-request', arguments: { prompt: 'from bob', maxTokens: 5 } })]);
+    assert.deepEqual(a.asked.map((x) => x[1]), ['Resource trigger-sampling-request context: from alice']);
+    assert.deepEqual(b.asked.map((x) => x[1]), ['Resource trigger-sampling-request context: from bob']);
+    assert.match(ra.content[0].text, /alice read: .*from alice/);
+    assert.match(rb.content[0].text, /bob read: .*from bob/);
+  } finally { await a.close(); await b.close(); }
+});
+
+test('over stdio with another call in flight, the request cannot be told apart: refused, not guessed', async () => {
+  const a = await connect('busy-a'), b = await connect('busy-b');
+  try {
+    let started;
+    const progressed = new Promise((r) => { started = r; });
+    const long = a.callTool({ name: 'ev__trigger-long-running-operation', arguments: { duration: 2, steps: 20 } },
+      undefined, { onprogress: () => started() });
+    await progressed; // a's call is at the upstream now
+    const s = await b.callTool({ name: 'ev__trigger-sampling-request', arguments: { prompt: 'whose?', maxTokens: 5 } })
+      .catch((err) => ({ thrown: String(err) }));
+    assert.match(JSON.stringify(s), /several calls are in flight/);
+    assert.deepEqual([a.asked, b.asked], [[], []], 'no client was asked');
+    assert.match((await long).content[0].text, /Long running operation completed/);
+  } finally { await a.close(); await b.close(); }
+});
+
+test('a 2026-07-28 client (no requests during a call there): the upstream gets an error at once', async () => {
+  const name = 'ev__trigger-sampling-request';
+  const r = await post(srv, { jsonrpc: '2.0', id: 7, method: 'tools/call', params: { name,
+    arguments: { prompt: 'modern', maxTokens: 5 },
+    _meta: { 'io.modelcontextprotocol/protocolVersion': '2026-07-28',
+      'io.modelcontextprotocol/clientCapabilities': { sampling: {} } } } },
+  { 'MCP-Protocol-Version': '2026-07-28', 'Mcp-Method': 'tools/call', 'Mcp-Name': name });
+  assert.equal(r.status, 200, r.text);
+  const answer = r.json ?? parseSse(r.text).map((e) => e.data).find((d) => d?.id === 7);
+  assert.equal(answer.result.isError, true, r.text);
+  assert.match(JSON.stringify(answer.result.content), /speaks 2026-07-28/);
+});
+
+test('upstream log notifications go to our log, never to the client', async () => {
+  const logs = [];
+  const client = await connect('logs', { logs });
+  try {
+    const r = await client.callTool({ name: 'ev__toggle-simulated-logging', arguments: {} });
+    assert.match(r.content[0].text, /Started simulated/);
+    await until(() => /upstream ev log \(\w+\): "\w+-level message/i.test(srv.proc.stderrText),
+      'the upstream\'s log line in ours', 10000);
+    await client.callTool({ name: 'ev__toggle-simulated-logging', arguments: {} });
+    assert.deepEqual(logs.filter((l) => /level message/i.test(JSON.stringify(l.data))), []);
+  } finally { await client.close(); }
+});
