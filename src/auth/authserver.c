@@ -1357,6 +1357,12 @@ static void grant_code(struct authserver *as, struct hreq *r, const char *body, 
                                              "redirect_uri");
         return;
     }
+    /* A registered client revoked (oauth clients revoke) since its consent gets no tokens. */
+    if (!clientdoc_is_url(client_id) && find_client(as, client_id) == NULL) {
+        k->expires = 0;
+        oauth_error(r, 400, "invalid_grant", "the client is no longer registered");
+        return;
+    }
     if (*resource && strcmp(resource, as->resource) != 0) {
         oauth_error(r, 400, "invalid_target", "this server issues tokens for its /mcp only");
         return;
@@ -1398,8 +1404,12 @@ static void grant_refresh(struct authserver *as, struct hreq *r, const char *bod
     /* Copies: the grant's strings belong to the store, which the next calls change. */
     char *scope = xstrdup(g->scope), *family = g->family ? xstrdup(g->family) : NULL;
     if (!tokenstore_mark_used(as->tokens, token, err, sizeof err)) {
-        log_error("oauth: %s", err);
-        oauth_error(r, 503, "temporarily_unavailable", "the token store cannot be written");
+        if (tokenstore_find(as->tokens, token, time(NULL)) == NULL) /* revoked meanwhile */
+            oauth_error(r, 400, "invalid_grant", "the refresh token was revoked");
+        else {
+            log_error("oauth: %s", err);
+            oauth_error(r, 503, "temporarily_unavailable", "the token store cannot be written");
+        }
     } else {
         issue_pair(as, r, client_id, scope, family);
     }

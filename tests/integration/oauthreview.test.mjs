@@ -186,3 +186,24 @@ test('a scope named twice at /authorize is invalid_scope', async () => {
     await srv.stop();
   }
 });
+
+test('a code of a client revoked since the consent gets no tokens', async () => {
+  const { srv, issuer } = await startOAuth();
+  try {
+    const REDIRECT = 'http://127.0.0.1:7777/cb';
+    const id = await register(issuer, REDIRECT);
+    const p = pkce();
+    const code = await consent(issuer, { response_type: 'code', client_id: id, redirect_uri: REDIRECT,
+      code_challenge: p.challenge, code_challenge_method: 'S256' });
+    const rc = spawnSync(HERMES, ['oauth', 'clients', 'revoke', id, '--env-file', srv.envFile], { encoding: 'utf8' });
+    assert.equal(rc.status, 0, rc.stderr);
+    const res = await fetch(`${issuer}/token`, { method: 'POST', headers: FORM, body: new URLSearchParams({
+      grant_type: 'authorization_code', code, redirect_uri: REDIRECT, client_id: id, code_verifier: p.verifier }) });
+    const body = await res.json();
+    assert.equal(res.status, 400, JSON.stringify(body));
+    assert.equal(body.error, 'invalid_grant');
+    assert.equal(body.access_token, undefined);
+  } finally {
+    await srv.stop();
+  }
+});
