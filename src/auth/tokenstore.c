@@ -24,16 +24,20 @@
 #include "strmap.h"
 
 #define STORE_FILE_MAX (64u * 1024u * 1024u)
+_Static_assert((unsigned long long)TOKENSTORE_MAX * 2560u < STORE_FILE_MAX,
+               "a full store must be readable again");
 
 struct entry {
     char hash[65];
     struct token_grant g; /* its strings are the copies below */
     char *client_id, *scope, *resource, *family;
+    unsigned long long seq; /* issue order in this process (0: read from the file) */
 };
 
 struct tokenstore {
     char *path;
     struct strmap *byhash; /* hex SHA-256 → struct entry */
+    unsigned long long issued_here; /* the last entry's seq */
     struct storefile_id seen; /* the file as last read or written here */
 };
 
@@ -300,10 +304,53 @@ size_t tokenstore_prune(struct tokenstore *ts, time_t now)
     return gone;
 }
 
+/* Newest first: by issue time, then (the same second) by issue order here, then by hash. */
+static int newest_first(const void *a, const void *b)
+{
+    const struct entry *x = *(const struct entry *const *)a, *y = *(const struct entry *const *)b;
+    if (x->g.issued != y->g.issued)
+        return x->g.issued > y->g.issued ? -1 : 1;
+    if (x->seq != y->seq)
+        return x->seq > y->seq ? -1 : 1;
+    return strcmp(x->hash, y->hash);
+}
+
+/* Before a new token of family joins it: keeps the newest TOKENSTORE_FAMILY_ACCESS - 1 access
+ * tokens and TOKENSTORE_FAMILY_USED rotated refresh tokens of the family, drops the rest. */
+static void trim_family(struct tokenstore *ts, const char *family)
+{
+    size_t n = 0, k = 0;
+    void **all = strmap_values(ts->byhash, &n);
+    struct entry **mine = xmalloc((n ? n : 1) * sizeof *mine);
+    for (size_t i = 0; i < n; i++) {
+        struct entry *e = all[i];
+        if (e->family && strcmp(e->family, family) == 0)
+            mine[k++] = e;
+    }
+    free(all);
+    qsort(mine, k, sizeof *mine, newest_first);
+    size_t access = 0, used = 0;
+    for (size_t i = 0; i < k; i++) {
+        struct entry *e = mine[i];
+        bool drop = e->g.kind == TOKEN_ACCESS ? ++access >= TOKENSTORE_FAMILY_ACCESS
+                    : e->g.used               ? ++used > TOKENSTORE_FAMILY_USED
+                                              : false;
+        if (drop) {
+            strmap_del(ts->byhash, e->hash);
+            entry_free(e);
+        }
+    }
+    free(mine);
+}
+
 static bool issue_locked(struct tokenstore *ts, const struct token_grant *g, char token[65],
                          char *err, size_t errlen)
 {
     char hash[65];
+    /* Only an access token is trimmed for: a refresh token of the family comes with it at
+     * each rotation, and the old one was marked used just before (trimmed at the next). */
+    if (g->family && g->kind == TOKEN_ACCESS)
+        trim_family(ts, g->family);
     if (strmap_count(ts->byhash) >= TOKENSTORE_MAX)
         remove_where(ts, time(NULL), NULL, NULL);
     if (strmap_count(ts->byhash) >= TOKENSTORE_MAX) {
@@ -319,6 +366,7 @@ static bool issue_locked(struct tokenstore *ts, const struct token_grant *g, cha
     struct entry *e = entry_new(hash, g);
     if (e->g.issued == 0)
         e->g.issued = time(NULL);
+    e->seq = ++ts->issued_here;
     strmap_put(ts->byhash, hash, e);
     if (!persist(ts, err, errlen)) {
         /* Not durable, so not issued: a token that a restart would forget is what this store

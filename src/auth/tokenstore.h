@@ -16,8 +16,16 @@
 #include <stddef.h>
 #include <time.h>
 
-#define TOKENSTORE_MAX 100000         /* tokens kept; issuing more prunes the expired first */
+/* Tokens kept; issuing more prunes the expired first. With fields at their longest an entry is
+ * under 2.5 KiB of JSON, so a full store stays under the reader's 64 MiB (tokenstore.c). */
+#define TOKENSTORE_MAX 25000
 #define TOKENSTORE_FIELD_MAX 512      /* client id, scope and resource, each */
+/* Per family (one authorization), what a rotation keeps besides the new pair: the newest
+ * access tokens (a client may still use one it got just before refreshing) and the newest
+ * rotated refresh tokens (a reuse of one of those revokes the family; an older one is only
+ * unknown). So a client that refreshes in a loop cannot grow the store. */
+#define TOKENSTORE_FAMILY_ACCESS 4
+#define TOKENSTORE_FAMILY_USED 16
 
 struct tokenstore;
 

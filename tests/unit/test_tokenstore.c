@@ -278,6 +278,41 @@ static void shares_the_file_with_another_process(void **state)
     tokenstore_free(server);
 }
 
+/* A client that refreshes in a loop does not grow the store: each rotation keeps the family's
+ * newest access tokens and rotated refresh tokens (TOKENSTORE_FAMILY_*), drops older ones. */
+static void a_refresh_loop_keeps_the_family_small(void **state)
+{
+    (void)state;
+    char err[300], tok[65], first_access[65] = "", last_used[65] = "", recent_access[65] = "";
+    unlink(path); /* a store of its own */
+    struct tokenstore *ts = tokenstore_open(path, err, sizeof err);
+    assert_non_null(ts);
+    struct token_grant a = grant, r = grant;
+    a.family = r.family = "fam-loop";
+    r.kind = TOKEN_REFRESH;
+    char refresh[65];
+    assert_true(tokenstore_issue(ts, &r, refresh, err, sizeof err));
+    for (int i = 0; i < 40; i++) {
+        /* A rotation as /token does it: the old refresh token marked used, then a new pair. */
+        assert_true(tokenstore_mark_used(ts, refresh, err, sizeof err));
+        memcpy(last_used, refresh, sizeof refresh);
+        assert_true(tokenstore_issue(ts, &a, tok, err, sizeof err));
+        if (i == 0)
+            memcpy(first_access, tok, sizeof tok);
+        memcpy(recent_access, tok, sizeof tok);
+        assert_true(tokenstore_issue(ts, &r, refresh, err, sizeof err));
+    }
+    /* The new pair, the newest access tokens and rotated refresh tokens: no more. */
+    assert_true(tokenstore_count(ts) <= TOKENSTORE_FAMILY_ACCESS + TOKENSTORE_FAMILY_USED + 1);
+    assert_non_null(tokenstore_find(ts, recent_access, 1000));
+    assert_non_null(tokenstore_find(ts, refresh, 1000));
+    const struct token_grant *u = tokenstore_find(ts, last_used, 1000);
+    assert_non_null(u); /* a reuse of the last rotated one is still seen as reuse */
+    assert_true(u->used);
+    assert_null(tokenstore_find(ts, first_access, 1000));
+    tokenstore_free(ts);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -287,6 +322,7 @@ int main(void)
         cmocka_unit_test(refuses_what_it_did_not_write),
         cmocka_unit_test(issues_nothing_it_cannot_keep),
         cmocka_unit_test(shares_the_file_with_another_process),
+        cmocka_unit_test(a_refresh_loop_keeps_the_family_small),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
