@@ -358,6 +358,13 @@ target() {
           t_token=$(cat "$run/agent.key") ;;
     esac
 }
+# rotated R WORDS...: the words starting at the R-th, wrapping, so that across the runs no server
+# always follows the same one (whatever a run leaves behind, the next one pays for).
+rotated() {
+    local r=$1; shift
+    local words=("$@") i
+    for ((i = 0; i < ${#words[@]}; i++)); do echo "${words[(i + r - 1) % ${#words[@]}]}"; done
+}
 val() { sed -n "s/.* $1=\([^ ]*\).*/\1/p" <<< " ${line#BENCH}"; }  # a field of $line
 results=$run/results.tsv   # load conns run server rps p50_us p99_us failures socket_errors
 : > "$results"
@@ -366,8 +373,10 @@ for load in $loads; do
     for c in $conns; do
         threads=$((c < nproc ? c : nproc))
         for r in $(seq "$runs"); do
-            for s in $(servers_for "$load"); do
+            for s in $(rotated "$r" $(servers_for "$load")); do
                 target "$load" "$s"
+                # Tasks on disk: the previous run's writeback must not land on this one.
+                [ "$load" = hermes_task ] && sync
                 wlog=$run/wrk-$load-$c-$r-$s.log
                 BENCH_TOKEN=$t_token BENCH_NONCE="$r$RANDOM$s" BENCH_BODY_FILE=$run/chat-body.json \
                 BENCH_SESSION=$(cat "$run/chat-session.txt") \
