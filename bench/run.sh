@@ -28,6 +28,7 @@
 #   BENCH_GATEWAY=1         the gateway's loads (bench/gateway.sh: server-everything's echo through
 #                           hermes-mcp, direct, and behind supergateway and mcp-proxy; 0: skip)
 #   BENCH_GW_UPSTREAMS=8    upstreams configured for the gateway's RSS per upstream
+#   BENCH_OUT=bench         where RESULTS.md and the plots go (a partial run: another folder)
 # Quick check of the script itself: BENCH_SECONDS=1 BENCH_RUNS=1 BENCH_HELD=300 BENCH_CALLGRIND=50
 #   (BENCH_PRUNE=1000 BENCH_GW_UPSTREAMS=4 shorten it more)
 # Exit codes: 0 done (RESULTS.md written), 1 a step failed, 2 missing tools that cannot be installed.
@@ -48,7 +49,9 @@ timeout=${BENCH_TIMEOUT:-10s}
 gateway=${BENCH_GATEWAY:-1}
 work=$root/bench/.work
 run=$work/run          # this invocation's env files, task directories, logs; wiped at start
-out=$root/bench/RESULTS.md
+outdir=${BENCH_OUT:-$root/bench}
+out=$outdir/RESULTS.md
+mkdir -p "$outdir"
 log() { printf 'bench: %s\n' "$*" >&2; }
 load_now() { printf '%s (processes named fuzz_*: %s)' "$(uptime | sed 's/.*load average/load average/')" \
     "$(pgrep -fc 'fuzz_' || true)"; }
@@ -728,8 +731,8 @@ added() { # SERVER CONNS
 } > "$out.tmp"
 
 # ---------- 7. plots ----------
-rm -f "$root"/bench/plot-*.png
-[ "$gateway" != 1 ] || [ ! -f "$gw_dir/plot-gateway.png" ] || cat "$gw_dir/plot-gateway.png" > "$root/bench/plot-gateway.png"
+rm -f "$outdir"/plot-*.png
+[ "$gateway" != 1 ] || [ ! -f "$gw_dir/plot-gateway.png" ] || cat "$gw_dir/plot-gateway.png" > "$outdir/plot-gateway.png"
 for load in $loads; do
     ss=$(servers_for "$load")
     for c in $conns; do
@@ -748,7 +751,7 @@ for load in $loads; do
     done
     gnuplot <<EOF || log "gnuplot failed for $load"
 set terminal pngcairo size 1200,460 font ",10" noenhanced
-set output "$root/bench/plot-$load.png"
+set output "$outdir/plot-$load.png"
 set datafile missing "-"
 set multiplot layout 1,2 title "$(title "$load") — median of $runs × ${seconds} s"
 set title "throughput"
@@ -772,4 +775,4 @@ unset multiplot
 EOF
 done
 mv "$out.tmp" "$out"
-log "wrote bench/RESULTS.md and bench/plot-*.png (raw runs: $results, wrk logs: $run/)"
+log "wrote $out and $outdir/plot-*.png (raw runs: $results, wrk logs: $run/)"
