@@ -200,8 +200,12 @@ static void on_timeout(struct loop *l, void *arg)
              gc->tool, u->cfg->timeout_s);
     utf8_clean(msg);
     record_call(gc, toolerr_name(TE_UPSTREAM_TIMEOUT));
-    if (gc->call) /* else held: the client's retry finds no held call */
+    if (gc->call)
         mcp_call_result_take(gc->call, tool_error_json(TE_UPSTREAM_TIMEOUT, 0, "%s", msg));
+    else /* held (relay.c): the client's retry finds no held call */
+        log_info("upstream %s: a call of %.100s held for the client's answer reached its "
+                 "timeout (%u s): cancelled upstream",
+                 u->cfg->name, gc->tool, u->cfg->timeout_s);
     call_free(gc);
     gw_call_next(u);
 }

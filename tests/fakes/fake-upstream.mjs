@@ -25,7 +25,8 @@
 //   tool rpcerror  a JSON-RPC error
 //                 --elicit         one more tool, for the relay of requests (gwrelay-modern):
 //   tool ask       sends elicitation/create (message: arguments.message) and answers the call
-//                  with "answer: " + the JSON of the client's result (or "error: " + its error)
+//                  with "answer: " + the JSON of the client's result (or "error: " + its error),
+//                  arguments.ms milliseconds after the client's answer (default 0)
 //                 --calls FILE also gets "cancelled ID" for each notifications/cancelled
 // Streamable HTTP mode (tests/integration/gwhttp.test.mjs): --http PORT serves POST/DELETE /mcp
 // on 127.0.0.1:PORT instead of stdio, with sessions (Mcp-Session-Id from initialize; an unknown
@@ -97,8 +98,9 @@ else createInterface({ input: process.stdin }).on('line', (line) => {
         text: 'slow done' }] } }), msg.params.arguments?.ms ?? 300);
     } else if (name === 'ask') {
       const askId = `ask-${msg.id}`;
-      asking.set(askId, (answer) => text(answer.error ? `error: ${JSON.stringify(answer.error)}`
-        : `answer: ${JSON.stringify(answer.result)}`));
+      asking.set(askId, (answer) => setTimeout(() => text(answer.error
+        ? `error: ${JSON.stringify(answer.error)}` : `answer: ${JSON.stringify(answer.result)}`),
+      msg.params.arguments?.ms ?? 0));
       send({ jsonrpc: '2.0', id: askId, method: 'elicitation/create', params: {
         message: msg.params.arguments?.message ?? 'ask', requestedSchema: { type: 'object',
           properties: { name: { type: 'string' } } } } });

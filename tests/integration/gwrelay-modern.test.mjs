@@ -26,7 +26,7 @@ const EVERYTHING = spawnSync(join(ROOT, 'scripts/node-tools.sh'), ['everything']
 const FAKE_UPSTREAM = join(ROOT, 'tests/fakes/fake-upstream.mjs');
 const TTL_MS = 3000;
 const sha = (t) => createHash('sha256').update(t).digest('hex');
-let dir, srv, calls, other, upstreamHttp;
+let dir, srv, calls, callsT, other, upstreamHttp;
 
 async function freePort() {
   const s = createServer();
@@ -40,6 +40,7 @@ before(async () => {
   assert.ok(existsSync(EVERYTHING), `server-everything installed: ${EVERYTHING}`);
   dir = mkdtempSync(join(tmpdir(), 'hm-gwrelay-modern-'));
   calls = join(dir, 'calls');
+  callsT = join(dir, 'calls-fkt');
   const port = await freePort();
   upstreamHttp = spawn(process.execPath, [EVERYTHING, 'streamableHttp'],
     { env: { ...process.env, PORT: String(port) }, stdio: ['ignore', 'ignore', 'pipe'] });
@@ -53,11 +54,14 @@ before(async () => {
     `  evh:\n    url: http://127.0.0.1:${port}/mcp\n    tools: {include: [trigger-sampling-request]}\n` +
     `  fk:\n    command: ${JSON.stringify(process.execPath)}\n` +
     `    args: [${JSON.stringify(FAKE_UPSTREAM)}, --elicit, --calls, ${JSON.stringify(calls)}]\n` +
-    '    max_in_flight: 1\n    tools: {include: [ask, echo]}\n');
+    '    max_in_flight: 1\n    tools: {include: [ask, echo]}\n' +
+    `  fkt:\n    command: ${JSON.stringify(process.execPath)}\n` +
+    `    args: [${JSON.stringify(FAKE_UPSTREAM)}, --elicit, --calls, ${JSON.stringify(callsT)}]\n` +
+    '    timeout: 1\n    tools: {include: [ask]}\n');
   chmodSync(gw, 0o600);
   other = randomBytes(32).toString('hex');
   const tokens = join(dir, 'tokens.yaml');
-  writeFileSync(tokens, `tokens:\n  - name: other\n    sha256: ${sha(other)}\n    scopes: [gateway:ev, gateway:evh, gateway:fk]\n`);
+  writeFileSync(tokens, `tokens:\n  - name: other\n    sha256: ${sha(other)}\n    scopes: [gateway:ev, gateway:evh, gateway:fk, gateway:fkt]\n`);
   chmodSync(tokens, 0o600);
   srv = await startHermes({ GATEWAY_FILE: gw, TOKENS_FILE: tokens },
     { env: { HERMES_TEST_STATE_TTL_MS: String(TTL_MS) } });
@@ -72,10 +76,12 @@ after(async () => {
 // A fetch that keeps each tools/call POST's body and answer text.
 function recordingFetch(wire) {
   return async (url, init = {}) => {
-    const res = await fetch(url, init);
     let body;
     try { body = JSON.parse(init.body); } catch { body = undefined; }
-    if (body?.method === 'tools/call') wire.push({ body, text: res.clone().text() });
+    const entry = { body };
+    if (body?.method === 'tools/call') wire.push(entry);
+    const res = await fetch(url, init);
+    entry.text = res.clone().text();
     return res;
   };
 }
@@ -114,7 +120,8 @@ async function rawCall(name, args, extra = {}, token = null) {
   return { status: r.status, answer, text };
 }
 
-const callsFile = () => (existsSync(calls) ? readFileSync(calls, 'utf8') : '');
+const callsFile = (f = calls) => (existsSync(f) ? readFileSync(f, 'utf8') : '');
+const cancelLines = (f = calls) => callsFile(f).split('\n').filter((l) => l.startsWith('cancelled'));
 
 for (const up of ['ev', 'evh']) test(`SDK v2 (2026-07-28), ${up}: the upstream's sampling request reaches its handler, the answer the upstream`, async () => {
   const client = await connectV2(`v2-sampling-${up}`, {
@@ -164,8 +171,8 @@ test('SDK v2 (2026-07-28): elicitation accepted, and declined, each reach the up
 });
 
 // A first round of fk__ask: the input_required result.
-async function ask(message, token = null) {
-  const r = await rawCall('fk__ask', { message }, {}, token);
+async function ask(message, token = null, tool = 'fk__ask') {
+  const r = await rawCall(tool, { message }, {}, token);
   assert.equal(r.status, 200, r.text);
   assert.equal(r.answer?.result?.resultType, 'input_required', r.text);
   const requests = Object.values(r.answer.result.inputRequests);
@@ -214,4 +221,37 @@ test('a client that never resumes: the held call holds a max_in_flight slot, the
   const late = await resume('anyone?', key, state, { name: 'late' });
   assert.ok(late.answer?.error || late.answer?.result?.isError, late.text);
   assert.doesNotMatch(late.text, /answer:/);
+});
+
+test('a held call not resumed within the upstream\'s timeout (1 s, shorter than the state\'s) is cancelled upstream then', async () => {
+  const started = Date.now();
+  await ask('quick?', null, 'fkt__ask');
+  await until(() => cancelLines(callsT).length === 1, 'the upstream got notifications/cancelled', 5000);
+  assert.ok(Date.now() - started < TTL_MS, 'by the call\'s timeout, before the state lifetime');
+  assert.match(srv.proc.stderrText, /upstream fkt: a call of ask held for the client's answer reached its timeout \(1 s\): cancelled upstream/);
+});
+
+test('SDK v2: the resumed request owns the call: its hang-up cancels the upstream call', async () => {
+  const before = cancelLines().length;
+  const aborter = new AbortController();
+  const client = await connectV2('v2-cancel', {
+    sampling: () => { throw new Error('not asked'); },
+    // Answer, and hang up 300 ms into the retry (the upstream answers only after 10 s).
+    elicitation: () => { setTimeout(() => aborter.abort(), 300); return { action: 'accept', content: { name: 'quitter' } }; },
+  });
+  try {
+    await client.listTools();
+    const res = client.callTool({ name: 'fk__ask', arguments: { message: 'wait', ms: 10000 } }, { signal: aborter.signal });
+    await assert.rejects(res);
+    await until(() => cancelLines().length === before + 1, 'the upstream got notifications/cancelled', 5000);
+    assert.equal(client.wire.length, 2, 'the retry carried the answer before the hang-up');
+    assert.doesNotMatch(srv.proc.stderrText, /v2-cancel.*not resumed/);
+  } finally { await client.close(); }
+});
+
+test('a call still held when the server stops is freed (a clean exit, sanitizers included)', async () => {
+  await ask('still there?');
+  const stopping = srv;
+  srv = null; // after() has nothing left to stop, whatever happens here
+  assert.equal(await stopping.stop(), 0, stopping.proc.stderrText);
 });
