@@ -28,6 +28,7 @@
 #   BENCH_GATEWAY=1         the gateway's loads (bench/gateway.sh: server-everything's echo through
 #                           hermes-mcp, direct, and behind supergateway and mcp-proxy; 0: skip)
 #   BENCH_GW_UPSTREAMS=8    upstreams configured for the gateway's RSS per upstream
+#   BENCH_OUT=bench         where RESULTS.md and the plots go (a partial run: another folder)
 # Quick check of the script itself: BENCH_SECONDS=1 BENCH_RUNS=1 BENCH_HELD=300 BENCH_CALLGRIND=50
 #   (BENCH_PRUNE=1000 BENCH_GW_UPSTREAMS=4 shorten it more)
 # Exit codes: 0 done (RESULTS.md written), 1 a step failed, 2 missing tools that cannot be installed.
@@ -48,7 +49,9 @@ timeout=${BENCH_TIMEOUT:-10s}
 gateway=${BENCH_GATEWAY:-1}
 work=$root/bench/.work
 run=$work/run          # this invocation's env files, task directories, logs; wiped at start
-out=$root/bench/RESULTS.md
+outdir=${BENCH_OUT:-$root/bench}
+out=$outdir/RESULTS.md
+mkdir -p "$outdir"
 log() { printf 'bench: %s\n' "$*" >&2; }
 load_now() { printf '%s (processes named fuzz_*: %s)' "$(uptime | sed 's/.*load average/load average/')" \
     "$(pgrep -fc 'fuzz_' || true)"; }
@@ -358,6 +361,13 @@ target() {
           t_token=$(cat "$run/agent.key") ;;
     esac
 }
+# rotated R WORDS...: the words starting at the R-th, wrapping, so that across the runs no server
+# always follows the same one (whatever a run leaves behind, the next one pays for).
+rotated() {
+    local r=$1; shift
+    local words=("$@") i
+    for ((i = 0; i < ${#words[@]}; i++)); do echo "${words[(i + r - 1) % ${#words[@]}]}"; done
+}
 val() { sed -n "s/.* $1=\([^ ]*\).*/\1/p" <<< " ${line#BENCH}"; }  # a field of $line
 results=$run/results.tsv   # load conns run server rps p50_us p99_us failures socket_errors
 : > "$results"
@@ -366,8 +376,10 @@ for load in $loads; do
     for c in $conns; do
         threads=$((c < nproc ? c : nproc))
         for r in $(seq "$runs"); do
-            for s in $(servers_for "$load"); do
+            for s in $(rotated "$r" $(servers_for "$load")); do
                 target "$load" "$s"
+                # Tasks on disk: the previous run's writeback must not land on this one.
+                [ "$load" = hermes_task ] && sync
                 wlog=$run/wrk-$load-$c-$r-$s.log
                 BENCH_TOKEN=$t_token BENCH_NONCE="$r$RANDOM$s" BENCH_BODY_FILE=$run/chat-body.json \
                 BENCH_SESSION=$(cat "$run/chat-session.txt") \
@@ -719,8 +731,8 @@ added() { # SERVER CONNS
 } > "$out.tmp"
 
 # ---------- 7. plots ----------
-rm -f "$root"/bench/plot-*.png
-[ "$gateway" != 1 ] || [ ! -f "$gw_dir/plot-gateway.png" ] || cat "$gw_dir/plot-gateway.png" > "$root/bench/plot-gateway.png"
+rm -f "$outdir"/plot-*.png
+[ "$gateway" != 1 ] || [ ! -f "$gw_dir/plot-gateway.png" ] || cat "$gw_dir/plot-gateway.png" > "$outdir/plot-gateway.png"
 for load in $loads; do
     ss=$(servers_for "$load")
     for c in $conns; do
@@ -739,7 +751,7 @@ for load in $loads; do
     done
     gnuplot <<EOF || log "gnuplot failed for $load"
 set terminal pngcairo size 1200,460 font ",10" noenhanced
-set output "$root/bench/plot-$load.png"
+set output "$outdir/plot-$load.png"
 set datafile missing "-"
 set multiplot layout 1,2 title "$(title "$load") — median of $runs × ${seconds} s"
 set title "throughput"
@@ -763,4 +775,4 @@ unset multiplot
 EOF
 done
 mv "$out.tmp" "$out"
-log "wrote bench/RESULTS.md and bench/plot-*.png (raw runs: $results, wrk logs: $run/)"
+log "wrote $out and $outdir/plot-*.png (raw runs: $results, wrk logs: $run/)"
