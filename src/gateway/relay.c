@@ -189,11 +189,6 @@ void gw_relay_cleanup(struct upstream *u)
 static void hold_for_answer(struct upstream *u, struct gw_call *gc, json_t *id, const char *method,
                             const char *capability, json_t *params)
 {
-    if (gc->hold) {
-        refuse(u, id, method, -32603,
-               "the calling client is already answering another request of this call");
-        return;
-    }
     json_t *copy = json_is_object(params) ? json_deep_copy(params) : json_object();
     json_object_del(copy, "_meta"); /* the upstream's own tokens mean nothing to the client */
     char *text = json_dumps(copy, JSON_COMPACT);
