@@ -80,6 +80,7 @@ struct job {
     struct sessq *q;
     struct job *qnext;
     json_t *task_created; /* an MCP task (mcptask.c): its createdAt; else NULL */
+    char *owner;          /* an MCP task's caller, known before request.json is durable */
 };
 
 struct sessq {

@@ -35,8 +35,14 @@
 bool task_visible(struct bridge *b, struct mcp_call *c, const char *id)
 {
     json_t *req = NULL;
-    if (tasks_read(b->tasks, id, "request.json", 64 * 1024, &req) != TASKS_OK)
-        return true; /* nothing says whose it is (no task, or one still being written) */
+    struct job *j = strmap_get(b->jobs, id);
+    if (j && j->owner) /* an MCP task in flight: whose it is is known before it is on disk */
+        return strcmp(j->owner, mcp_call_caller(c)) == 0;
+    enum tasks_rc rc = tasks_read(b->tasks, id, "request.json", 64 * 1024, &req);
+    if (rc == TASKS_NOT_FOUND)
+        return true; /* no such task: the caller answers "not found" itself */
+    if (rc != TASKS_OK)
+        return false; /* cannot tell whose it is (I/O error, damaged file): nobody's */
     const char *owner = json_string_value(json_object_get(req, "owner"));
     bool ok = !json_is_true(json_object_get(req, "mcp_task")) || owner == NULL ||
               strcmp(owner, mcp_call_caller(c)) == 0;

@@ -266,6 +266,13 @@ test("tasks are their principal's: another principal gets 'not found' from the t
     assert.equal(res.structuredContent.error, 'not_found');
     const files = (await rpc(them, 'tools/call', { name: 'hermes_files', arguments: { id: 'mt-owner' } })).json.result;
     assert.equal(files.structuredContent.error, 'not_found');
+    const cancel = (await rpc(them, 'tools/call', { name: 'hermes_cancel', arguments: { id: 'mt-owner' } })).json.result;
+    assert.equal(cancel.structuredContent.error, 'not_found', JSON.stringify(cancel));
+    const mine = (await rpc(srv, 'tools/call', { name: 'hermes_result', arguments: { id: 'mt-owner' } })).json.result;
+    const runId = mine.structuredContent.run_id;
+    assert.ok(runId, JSON.stringify(mine));
+    const status = (await rpc(them, 'tools/call', { name: 'hermes_status', arguments: { run_id: runId } })).json.result;
+    assert.equal(status.structuredContent.error, 'not_found', JSON.stringify(status));
     // Nor can they take the id over with a task of their own.
     const reuse = (await call(them, { task: 'what is 6 * 7', mode: 'async', id: 'mt-owner' })).json.result;
     assert.equal(reuse.structuredContent.error, 'duplicate_id');
