@@ -179,9 +179,10 @@ static void stop_done(struct agent_req *r, const struct agent_result *res, void 
     struct mcp_call *c = s->call;
     (void)r;
     mcp_call_on_cancel(c, NULL, NULL);
-    /* 200: stopping (or already over); 409: no longer live here (it ended). Either way the
-     * bridge follows the run to its end and result.json says how it ended. */
-    if (res->status == 200 || res->status == 409) {
+    /* 200: stopping (or already over); 409: no longer live here (it ended); 404: the agent
+     * no longer knows it (restarted). Either way the bridge follows the run to its end (or
+     * finds it gone) and result.json says how it ended. */
+    if (res->status == 200 || res->status == 409 || res->status == 404) {
         follow(s->b, s->task_id, s->agent, s->run_id);
         mcp_call_result_take(c, json_object());
     } else {
@@ -198,11 +199,16 @@ static void task_cancel(struct mcp_call *c, const char *id, void *arg)
         return;
     json_decref(req);
     struct job *j = strmap_get(b->jobs, id);
+    if (j && j->kind == JOB_SUBMIT && j->req) {
+        /* The submission is on the wire: the agent may start the run whatever we do now, so
+         * the run is stopped as soon as its id is known (runjob.c), and followed to its end. */
+        j->stop_pending = true;
+        mcp_call_result_take(c, json_object());
+        return;
+    }
     if (j && j->kind == JOB_SUBMIT) {
-        /* Not yet accepted by the agent (an id the client chose can be cancelled that early):
-         * the submission is dropped and the task ends cancelled; the creating call, still
-         * waiting, gets the task in that state. (A submission already on the wire may still
-         * start a run the agent then finishes on its own: there is no run id to stop yet.) */
+        /* Not yet sent (waiting behind its session's queue): the submission is dropped and the
+         * task ends cancelled; the creating call, still waiting, gets the task in that state. */
         struct mcp_call *creator = j->call;
         j->call = NULL;
         if (creator)

@@ -9,6 +9,7 @@ import assert from 'node:assert/strict';
 import { writeFileSync, chmodSync, mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import http from 'node:http';
 import { createHash, randomBytes } from 'node:crypto';
 import { startHermes, restartHermes, startFake, agentEnv, until, modernMeta, modernHeaders } from './lib.mjs';
 
@@ -150,6 +151,37 @@ test('tasks/cancel stops the agent run; the task ends cancelled; cancelling agai
   } finally {
     await srv.stop();
     await fake.stop();
+  }
+});
+
+test('tasks/cancel while the run is being submitted: the run the agent starts anyway is stopped once its id is known', async () => {
+  const fake = await startFake();
+  // A proxy that holds the agent's answer to POST /v1/runs, so the cancel comes while the
+  // submission is on the wire.
+  const proxy = http.createServer((req, res) => {
+    const hold = req.method === 'POST' && req.url.endsWith('/v1/runs') ? 800 : 0;
+    const up = http.request({ host: '127.0.0.1', port: fake.port, path: req.url, method: req.method, headers: req.headers }, (ur) => {
+      setTimeout(() => { res.writeHead(ur.statusCode, ur.headers); ur.pipe(res); }, hold);
+    });
+    req.pipe(up);
+  });
+  await new Promise((r) => proxy.listen(0, '127.0.0.1', r));
+  const srv = await startHermes({ HERMES_ENV_PATH: agentEnv({ port: proxy.address().port, key: fake.key }), HERMES_POLL_MS: '50' });
+  try {
+    const creating = call(srv, { task: 'a long job [delay=60000]', mode: 'async', id: 'mt-early' });
+    await until(() => fake.received().some((r) => r.method === 'POST' && r.path.endsWith('/v1/runs')), 'the submission to reach the agent');
+    const ack = (await rpc(srv, 'tasks/cancel', { taskId: 'mt-early' })).json.result;
+    assert.equal(ack.resultType, 'complete');
+    const created = (await creating).json.result;
+    assert.equal(created.taskId, 'mt-early');
+    await until(() => fake.received().some((r) => r.method === 'POST' && /\/v1\/runs\/[^/]+\/stop$/.test(r.path)),
+      'the agent to be asked to stop the run it started');
+    const end = await terminal(srv, 'mt-early');
+    assert.equal(end.status, 'cancelled');
+  } finally {
+    await srv.stop();
+    await fake.stop();
+    proxy.close();
   }
 });
 
