@@ -161,6 +161,10 @@ void up_schedule_restart(struct upstream *u);
  * answered (why: a tool error's text after "upstream NAME ", NULL: upstream_unavailable); the
  * upstream stops serving (its calls answered upstream_unavailable, a restart scheduled). */
 void up_receive(struct upstream *u, const char *text, size_t len);
+/* The same, parsed already (json_loadb with JSON_REJECT_DUPLICATES; msg is taken, NULL or not an
+ * object when the text was not a message): a transport that looks into a message itself
+ * (httpup.c) parses it once. */
+void up_receive_parsed(struct upstream *u, json_t *msg, size_t len);
 void up_request_failed(struct upstream *u, uint64_t id, const char *why);
 void up_down(struct upstream *u, const char *why);
 

@@ -198,11 +198,18 @@ static void on_notification(struct upstream *u, const char *method, json_t *para
 
 void up_receive(struct upstream *u, const char *line, size_t len)
 {
-    json_error_t jerr;
-    char why[100];
     if (u->state == UP_DOWN)
         return;
-    json_t *msg = json_loadb(line, len, JSON_REJECT_DUPLICATES, &jerr);
+    up_receive_parsed(u, json_loadb(line, len, JSON_REJECT_DUPLICATES, NULL), len);
+}
+
+void up_receive_parsed(struct upstream *u, json_t *msg, size_t len)
+{
+    char why[100];
+    if (u->state == UP_DOWN) {
+        json_decref(msg);
+        return;
+    }
     if (!json_is_object(msg)) {
         /* The stream is no longer trustworthy (a stray print, a crash dump): restart it. */
         snprintf(why, sizeof why, "wrote a line that is not a JSON-RPC message (%zu bytes)",
