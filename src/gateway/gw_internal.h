@@ -166,6 +166,10 @@ void up_receive(struct upstream *u, const char *text, size_t len);
  * (httpup.c) parses it once. */
 void up_receive_parsed(struct upstream *u, json_t *msg, size_t len);
 void up_request_failed(struct upstream *u, uint64_t id, const char *why);
+/* A JSON-RPC error object (an upstream's, or a client's answer to a relayed request) as what we
+ * pass on: its code (-32603 when that is not an integer) and its message in msg, capped to size
+ * and made valid UTF-8 (fallback when it has none). */
+int gw_rpc_error(json_t *error, const char *fallback, char *msg, size_t size);
 void up_down(struct upstream *u, const char *why);
 
 /* httpup.c: the Streamable HTTP transport of a url upstream */

@@ -135,15 +135,9 @@ static void on_fwd_answer(struct upstream *u, json_t *result, json_t *error, voi
     if (result) {
         mcp_call_result_take(f->call, json_incref(result));
     } else if (error) {
-        json_t *code = json_object_get(error, "code");
         char msg[300];
-        snprintf(msg, sizeof msg, "%s",
-                 json_is_string(json_object_get(error, "message"))
-                     ? json_string_value(json_object_get(error, "message"))
-                     : "the upstream refused the request");
-        utf8_clean(msg);
-        mcp_call_error(f->call, json_is_integer(code) ? (int)json_integer_value(code) : -32603,
-                       msg);
+        int code = gw_rpc_error(error, "the upstream refused the request", msg, sizeof msg);
+        mcp_call_error(f->call, code, msg);
     } else {
         unavailable(f->call, u);
     }

@@ -356,6 +356,15 @@ static void on_oversized(const char *head, size_t head_len, const char *tail, si
     up_request_failed(u, id, why);
 }
 
+int gw_rpc_error(json_t *error, const char *fallback, char *msg, size_t size)
+{
+    json_t *code = json_object_get(error, "code");
+    const char *text = json_string_value(json_object_get(error, "message"));
+    snprintf(msg, size, "%s", text ? text : fallback);
+    utf8_clean(msg);
+    return json_is_integer(code) ? (int)json_integer_value(code) : -32603;
+}
+
 /* One request cannot be answered (an oversized answer, an HTTP error for it): a call gets a
  * tool error saying why (or upstream_unavailable without a why) and the upstream keeps
  * serving the others; a start-up request that fails makes the upstream useless. */
