@@ -22,6 +22,7 @@
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 . "$root/scripts/lib/wait-port.sh"
+. "$root/bench/lib.sh"   # stop, status_kb, free_port, num, median, check
 cd "$root"
 kinds=${*:-stdio http}
 calls=${GWPROF_CALLS:-200}
@@ -46,14 +47,6 @@ cleanup() {
 }
 trap cleanup EXIT
 trap 'exit 130' INT TERM
-stop() { kill -TERM "$1" 2>/dev/null || true; wait "$1" 2>/dev/null || true; }
-free_port() {
-    local p
-    for p in $(seq 18400 18500); do
-        (exec 3<>"/dev/tcp/127.0.0.1/$p") 2>/dev/null || { echo "$p"; return 0; }
-    done
-    return 1
-}
 
 rm -rf "$dir"
 mkdir -p -m 700 "$dir"
@@ -102,7 +95,7 @@ for kind in $kinds; do
     stdio) ;;
     http)
         if [ -z "$http_port" ]; then
-            http_port=$(free_port)
+            http_port=$(free_port 18400)
             PORT=$http_port "$node_bin" "$everything" streamableHttp > "$dir/everything.out" 2> "$dir/everything.err" &
             pids+=($!)
             for _ in $(seq 100); do
