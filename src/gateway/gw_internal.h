@@ -82,6 +82,7 @@ struct upstream {
                                   carried the message (HTTP), else 0 */
     uint64_t retry_at;         /* loop ms of the next start while one is scheduled (circuit.c) */
     bool circuit_opened;       /* it was open-circuit: its close is logged (circuit.c) */
+    char protocol[24];         /* the protocol version agreed at the last start, "" before */
     enum gw_smoke smoke;       /* the smoke call after the last initialize (gwsmoke.c) */
     char *smoke_error;         /* why it failed: our own text, never the upstream's */
     uint64_t smoke_id;         /* on the wire while pending */
@@ -198,6 +199,10 @@ void gw_list_extras(struct upstream *u);
  * (prefix + name, in prompts); false (logged, naming both) on a collision or a bad name. */
 bool gw_expose_extras(struct gateway *g, struct strmap *uris, struct strmap *prompts);
 void gw_extras_free(struct gateway *g);
+/* gateway_probe's rows of one ready upstream's resources and prompts (where its file enables
+ * them), by serve's rules; returns how many serve would refuse. */
+size_t gw_probe_extras(const struct upstream *u, struct strmap *uris, struct strmap *prompts,
+                       gw_probe_fn *fn, void *arg);
 
 /* relay.c: an upstream's request during a call (msg, its method); related_id is the request
  * whose HTTP stream carried it, 0 over stdio. True when handled (relayed to the calling client

@@ -467,6 +467,8 @@ static void on_initialized(struct upstream *u, json_t *result, json_t *error, vo
         up_down(u, error ? "initialize was refused" : "gone during initialize");
         return;
     }
+    snprintf(u->protocol, sizeof u->protocol, "%s", version);
+    utf8_clean(u->protocol);
     json_t *info = json_object_get(result, "serverInfo");
     log_info("upstream %s: initialized (%.40s %.20s, protocol %.20s)", u->cfg->name,
              text_or(json_object_get(info, "name")), text_or(json_object_get(info, "version")),
@@ -494,6 +496,7 @@ static void on_discover(struct upstream *u, json_t *result, json_t *error, void 
         offered = offered || (json_is_string(v) && strcmp(json_string_value(v), GW_MODERN) == 0);
     if (offered) {
         log_info("upstream %s: discovered (protocol %s)", u->cfg->name, GW_MODERN);
+        snprintf(u->protocol, sizeof u->protocol, "%s", GW_MODERN);
         u->state = UP_LISTING;
         request_tools(u, NULL);
         return;
@@ -544,6 +547,7 @@ bool up_start(struct upstream *u, char *err, size_t errlen)
     u->prompts = u->prompts ? u->prompts : json_array();
     json_array_clear(u->prompts);
     u->pages = 0;
+    u->protocol[0] = '\0';
     u->state = UP_STARTING;
     if (!connect_transport(u, err, errlen)) {
         u->state = UP_DOWN;
