@@ -22,7 +22,8 @@ struct mcp_server;
 struct mcp_call;
 
 /* args is borrowed and must not be changed (a 2026-07-28 input-required round's state is bound
- * to the request as it came). */
+ * to the request as it came); nor may anything reached from the request's params: its _meta
+ * is a parse shared with later requests that send the same bytes (metacache.c). */
 typedef void mcp_handler(struct mcp_call *call, json_t *args, void *arg);
 typedef void mcp_cancel_cb(struct mcp_call *call, void *arg);
 /* The client's answer to mcp_call_request: result, or error (a JSON-RPC error object), or

@@ -112,8 +112,9 @@ static json_t *build_capabilities(struct mcp_server *srv)
     return caps;
 }
 
-/* 2026-07-28: no list changes or subscriptions to announce (those need subscriptions/listen,
- * which this server does not offer); the tasks extension when a provider runs tasks. */
+/* 2026-07-28: no listChanged or resource subscriptions are announced (our lists do not
+ * change while we run; subscriptions/listen carries task notifications); the tasks extension
+ * when a provider runs tasks. */
 static json_t *build_modern_capabilities(struct mcp_server *srv)
 {
     json_t *caps = json_object();

@@ -100,9 +100,12 @@ static int setup(void **state)
                                              .handler = log_tool});
     mcp_add_tool(srv, &(struct mcp_tool_def){
                           .name = "region",
-                          .input_schema = json_pack("{s:{s:{s:s}, s:{s:s}}}", "properties",
-                                                    "region", "x-mcp-header", "Region", "n",
-                                                    "x-mcp-header", "N"),
+                          .input_schema = json_pack(
+                              "{s:{s:{s:s}, s:{s:s}, s:{s:s, s:s}, s:{s:s, s:s}}}", "properties",
+                              "region", "x-mcp-header", "Region", "n", "x-mcp-header", "N",
+                              /* declarations no client can honour: ignored */
+                              "o", "type", "object", "x-mcp-header", "O", "sp", "type", "string",
+                              "x-mcp-header", "Bad Header"),
                           .handler = region_tool});
     mcp_set_task_ops(srv, &ops, NULL);
     return 0;
@@ -492,6 +495,9 @@ static void param_headers_must_match_the_arguments(void **state)
     assert_int_equal(call_region("{\"n\":42}", NULL, "43"), -32020);
     assert_int_equal(call_region("{}", NULL, NULL), 0);
     assert_int_equal(call_region("{}", "eu", NULL), -32020);
+    /* An object property's or a malformed header name's declaration is dropped at
+     * registration: the tool stays callable without them. */
+    assert_int_equal(call_region("{\"o\":{\"a\":1},\"sp\":\"x\"}", NULL, NULL), 0);
 }
 
 static void task_methods_need_the_extension(void **state)
