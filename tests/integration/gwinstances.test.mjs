@@ -138,3 +138,13 @@ test('expect_tools: an instance offering other tools is refused; a discovery mis
     await client.close();
   } finally { await srv.stop(); }
 });
+
+test('a root that is not an existing directory stops serve, naming it', async () => {
+  const file = join(dir, 'a-file');
+  writeFileSync(file, '');
+  for (const [root, why] of [[file, 'is not a directory'], [join(dir, 'missing'), 'does not exist'],
+    ['relative/dir', 'must be an absolute path']]) {
+    await assert.rejects(startHermes({ GATEWAY_FILE: gatewayFile('badroot', `{by: cwd, roots: [${JSON.stringify(root)}]}`) }),
+      (e) => e.message.includes(`upstream graph, key instances.roots: root '${root}' ${why}`));
+  }
+});
