@@ -798,6 +798,15 @@ static void raise_fd_limit(void)
     }
 }
 
+/* Tests only (README, "Testing"): HERMES_TEST_STATE_TTL_MS shortens how long a 2026-07-28
+ * requestState (and so a gateway call held for its answer) lives; 0 (unset): the default. */
+static unsigned test_state_ttl_ms(void)
+{
+    const char *ttl = getenv("HERMES_TEST_STATE_TTL_MS");
+    unsigned long ms = ttl ? strtoul(ttl, NULL, 10) : 0;
+    return ms > 600000 ? 600000 : (unsigned)ms;
+}
+
 int app_run(const struct app_opts *o)
 {
     struct app a = {.o = o, .cfg = o->cfg, .sigfd = -1};
@@ -893,7 +902,8 @@ int app_run(const struct app_opts *o)
                           .sessions = o->cfg->sessions, .public_hosts = o->cfg->public_hosts,
                           .call_timeout_ms = o->cfg->call_timeout_ms,
                           /* Without authentication every caller gets the same lists. */
-                          .cache_public = !o->cfg->auth};
+                          .cache_public = !o->cfg->auth,
+                          .state_ttl_ms = test_state_ttl_ms()};
     a.mcp = mcp_new(a.loop, &mo);
     mcp_set_audit(a.mcp, on_rpc_note, &a);
     mcp_set_tool_filter(a.mcp, tool_allowed, &a);

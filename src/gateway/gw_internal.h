@@ -88,6 +88,8 @@ struct upstream {
     char *smoke_error;         /* why it failed: our own text, never the upstream's */
     uint64_t smoke_id;         /* on the wire while pending */
     struct loop_timer *smoke_timer;
+    struct strmap *held;       /* handle -> struct gw_hold: calls held for a 2026-07-28
+                                  client's answer (relay.c) */
     /* per-root instances (gwinstance.c): the discovery upstream owns the pool; each instance
      * is an upstream of its own pointing back at its entry */
     struct gwi_pool *pool;
@@ -109,6 +111,7 @@ struct gw_call {
     bool queued;
     const char *exposed;       /* the name the client called (the gw_tool's) */
     uint64_t started_us;       /* monotonic, for the audit line and the latency */
+    struct gw_hold *hold;      /* while held for the client's answer (relay.c); call is NULL */
 };
 
 struct gateway {
@@ -203,6 +206,18 @@ void gw_extras_free(struct gateway *g);
  * whose HTTP stream carried it, 0 over stdio. True when handled (relayed to the calling client
  * or refused with an error), false for methods it does not relay. */
 bool gw_relay_request(struct upstream *u, json_t *msg, const char *method, uint64_t related_id);
+/* A 2026-07-28 retry (call) of the exposed tool whose upstream name is tool: false when its
+ * state names no held call (a call of its own). Else true, and *held is the held call it takes
+ * over (the client's answer already sent upstream; the caller attaches call to it), or NULL
+ * when the call was answered with a tool error (no such held call for this caller). */
+bool gw_relay_resume(struct upstream *u, struct mcp_call *call, const char *tool,
+                     struct gw_call **held);
+/* The call is no longer held (resumed, or ended): its handle is forgotten. NULL-safe. */
+void gw_relay_release(struct gw_call *gc);
+/* Who made a held call (its mcp_call is gone). */
+const char *gw_relay_caller(const struct gw_call *gc);
+/* Shutdown: the held calls of u are freed (nothing is sent). */
+void gw_relay_cleanup(struct upstream *u);
 
 /* circuit.c: after GW_CIRCUIT_FAILURES failures in a row the upstream is open-circuit until its
  * next start (the backoff period), half-open while that trial start runs, closed once ready. */
@@ -235,5 +250,9 @@ void gw_call_next(struct upstream *u);
 void gw_calls_fail_waiting(struct upstream *u);
 /* notifications/progress for a proxied call. */
 void gw_call_progress(struct gw_call *gc, json_t *params);
+/* A held call its client never resumed: cancelled upstream (reason), recorded and freed. */
+void gw_call_abandon(struct gw_call *gc, const char *reason);
+/* Frees a call without a word to anyone (shutdown). */
+void gw_call_drop(struct gw_call *gc);
 
 #endif

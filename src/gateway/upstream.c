@@ -3,7 +3,8 @@
  * the start-up handshake (initialize, notifications/initialized, tools/list following
  * nextCursor) within connect_timeout, and what the upstream sends unasked: progress (relayed to
  * the call it belongs to), log messages (our log), list_changed (logged: discovery is frozen),
- * ping (answered), sampling and elicitation requests (relayed to the calling client, relay.c)
+ * ping (answered), sampling and elicitation requests (relayed to the calling client, relay.c:
+ * as a request on its stream, or as an input-required result to a 2026-07-28 client)
  * and other requests (refused).
  * When the child exits or misbehaves (or the HTTP upstream fails) every request in flight is
  * answered "gone" (both NULL). */
@@ -474,6 +475,7 @@ static bool connect_transport(struct upstream *u, char *err, size_t errlen)
 bool up_start(struct upstream *u, char *err, size_t errlen)
 {
     u->pending = u->pending ? u->pending : strmap_new();
+    u->held = u->held ? u->held : strmap_new();
     u->tools = u->tools ? u->tools : json_array();
     json_array_clear(u->tools); /* a restart lists again; the surface stays as built */
     u->resources = u->resources ? u->resources : json_array();
@@ -621,6 +623,10 @@ void up_cleanup(struct upstream *u)
     child_free(u->child);
     child_free(u->dead_child);
     httpup_free(u->http); /* ends its session (DELETE) */
+    if (u->held) {
+        gw_relay_cleanup(u);
+        strmap_free(u->held);
+    }
     if (u->pending) {
         size_t n;
         void **v = strmap_values(u->pending, &n);

@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "crypto.h"
+#include "era.h"
 #include "httpd.h"
 #include "log.h"
 #include "loop.h"
@@ -20,7 +21,6 @@
 #include "session.h"
 #include "strmap.h"
 
-static const char *const versions[] = {"2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25"};
 static const char *const log_levels[] = {"debug", "info",     "notice", "warning",
                                          "error", "critical", "alert",  "emergency"};
 
@@ -28,10 +28,7 @@ static const char *const log_levels[] = {"debug", "info",     "notice", "warning
 
 bool version_supported(const char *v)
 {
-    for (size_t i = 0; i < sizeof versions / sizeof *versions; i++)
-        if (strcmp(v, versions[i]) == 0)
-            return true;
-    return false;
+    return era_version_served(v) && strcmp(v, MODERN_VERSION) != 0;
 }
 
 int level_index(const char *level)

@@ -182,6 +182,9 @@ json_t *mcp_call_input_responses(const struct mcp_call *c);
 /* The state the handler gave mcp_call_input_required in an earlier round, checked to be
  * unaltered, unexpired and for this caller and request (borrowed), or NULL. */
 json_t *mcp_call_input_state(const struct mcp_call *c);
+/* How long a state sealed now is accepted (mcp_opts.state_ttl_ms or its default), in ms: what
+ * a handler keeps for a later round need not outlive it. */
+unsigned mcp_state_ttl_ms(const struct mcp_server *s);
 /* Who made the call, what sealed state and tasks are bound to: "p:<name>" for the principal
  * mcp_set_caller names, else a digest of its bearer token (never the credential), or
  * "anonymous". */

@@ -195,10 +195,12 @@ static void answer_list(struct rpc_ctx *x, struct jrpc_msg *m, struct registry *
     struct list_arg l = {reg, field};
     const char *text = x->ex->batch ? NULL : registry_text(reg, &len);
     bool modern = x->ex->modern;
-    if (reg->list_head[modern] == NULL)
-        reg->list_head[modern] =
-            xasprintf("%s\"%s\":", modern ? era_list_head(x->srv) : "{", field);
-    answer_text(x, m, reg->list_head[modern], text, len, "}", make_list, &l);
+    const char *head = modern ? era_list_head(x->srv) : "{";
+    if (head == NULL) /* no text form of our decoration: the JSON path decorates */
+        text = NULL;
+    else if (reg->list_head[modern] == NULL)
+        reg->list_head[modern] = xasprintf("%s\"%s\":", head, field);
+    answer_text(x, m, text ? reg->list_head[modern] : "", text, len, "}", make_list, &l);
 }
 
 /* Answers -32602 when v is a string holding a NUL character (valid JSON, but no name, URI or
