@@ -7,7 +7,6 @@
  * under a work or source root. The second half runs the pool of instances (below). */
 #include "gwinstance.h"
 
-#include <errno.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -58,12 +57,14 @@ const char *gwi_project_root(const char *value, size_t len, const char *const *r
     char copy[PATH_MAX];
     memcpy(copy, value, len);
     copy[len] = '\0';
+    /* One answer for "missing" and "outside": the caller learns nothing about paths outside
+     * the roots (whether they exist). */
     if (!realpath(copy, canon))
-        return errno == ENOENT ? "does not exist" : "cannot be resolved";
+        return "is not an existing path inside an allowed root";
     for (size_t i = 0; i < nroots; i++)
         if (gwi_inside(roots[i], canon))
             return first_below(roots[i], canon, out, outlen);
-    return "is not inside an allowed root";
+    return "is not an existing path inside an allowed root";
 }
 
 bool gwi_canonical_root(const char *root, const char *home, char *out, size_t outlen, char *err,

@@ -74,6 +74,9 @@ test('paths escaping the roots are refused before any process starts', async () 
     assert.equal(r.isError, true);
     assert.equal(r.structuredContent.error, 'invalid_arguments');
   }
+  const said = async (cwd) => (await client.callTool({ name: 'graph__where', arguments: { cwd } })).structuredContent.message;
+  assert.equal(await said(join(dir, 'outside')), await said(join(dir, 'no-such-dir')),
+    'no oracle for whether a path outside the roots exists');
   assert.equal(starts(), 1, 'only the discovery instance ever started');
   assert.deepEqual(upstreamCalls(), []);
   // the trailing slash and a symlink that stays inside are the same project
