@@ -84,6 +84,7 @@ struct upstream {
                                   carried the message (HTTP), else 0 */
     uint64_t retry_at;         /* loop ms of the next start while one is scheduled (circuit.c) */
     bool circuit_opened;       /* it was open-circuit: its close is logged (circuit.c) */
+    char protocol[24];         /* the protocol version agreed at the last start, "" before */
     enum gw_smoke smoke;       /* the smoke call after the last initialize (gwsmoke.c) */
     char *smoke_error;         /* why it failed: our own text, never the upstream's */
     uint64_t smoke_id;         /* on the wire while pending */
@@ -172,7 +173,15 @@ void up_schedule_restart(struct upstream *u);
  * answered (why: a tool error's text after "upstream NAME ", NULL: upstream_unavailable); the
  * upstream stops serving (its calls answered upstream_unavailable, a restart scheduled). */
 void up_receive(struct upstream *u, const char *text, size_t len);
+/* The same, parsed already (json_loadb with JSON_REJECT_DUPLICATES; msg is taken, NULL or not an
+ * object when the text was not a message): a transport that looks into a message itself
+ * (httpup.c) parses it once. */
+void up_receive_parsed(struct upstream *u, json_t *msg, size_t len);
 void up_request_failed(struct upstream *u, uint64_t id, const char *why);
+/* A JSON-RPC error object (an upstream's, or a client's answer to a relayed request) as what we
+ * pass on: its code (-32603 when that is not an integer) and its message in msg, capped to size
+ * and made valid UTF-8 (fallback when it has none). */
+int gw_rpc_error(json_t *error, const char *fallback, char *msg, size_t size);
 void up_down(struct upstream *u, const char *why);
 
 /* httpup.c: the Streamable HTTP transport of a url upstream */
@@ -201,6 +210,10 @@ void gw_list_extras(struct upstream *u);
  * (prefix + name, in prompts); false (logged, naming both) on a collision or a bad name. */
 bool gw_expose_extras(struct gateway *g, struct strmap *uris, struct strmap *prompts);
 void gw_extras_free(struct gateway *g);
+/* gateway_probe's rows of one ready upstream's resources and prompts (where its file enables
+ * them), by serve's rules; returns how many serve would refuse. */
+size_t gw_probe_extras(const struct upstream *u, struct strmap *uris, struct strmap *prompts,
+                       gw_probe_fn *fn, void *arg);
 
 /* relay.c: an upstream's request during a call (msg, its method); related_id is the request
  * whose HTTP stream carried it, 0 over stdio. True when handled (relayed to the calling client

@@ -131,14 +131,8 @@ static void unavailable(struct gw_call *gc)
 /* A JSON-RPC error from the upstream goes to the client as one (its code, a capped text). */
 static void forward_error(struct gw_call *gc, json_t *error)
 {
-    json_t *code = json_object_get(error, "code");
     char msg[300], status[24];
-    snprintf(msg, sizeof msg, "%s",
-             json_is_string(json_object_get(error, "message"))
-                 ? json_string_value(json_object_get(error, "message"))
-                 : "the upstream refused the call");
-    utf8_clean(msg);
-    int rpc_code = json_is_integer(code) ? (int)json_integer_value(code) : -32603;
+    int rpc_code = gw_rpc_error(error, "the upstream refused the call", msg, sizeof msg);
     snprintf(status, sizeof status, "%d", rpc_code);
     record_call(gc, status);
     mcp_call_error(gc->call, rpc_code, msg);

@@ -30,7 +30,6 @@
 #include "mem.h"
 #include "strmap.h"
 #include "toolerr.h"
-#include "utf8.h"
 
 /* The largest upstream request params relayed in an input-required result (as JSON). */
 #define RELAY_PARAMS_MAX (1024 * 1024)
@@ -82,15 +81,9 @@ static void on_client_answer(struct mcp_call *call, json_t *result, json_t *erro
         if (json_is_object(result)) {
             answer_upstream(u, rl->id, result, 0, NULL);
         } else if (error) {
-            json_t *code = json_object_get(error, "code");
             char msg[300];
-            snprintf(msg, sizeof msg, "%s",
-                     json_is_string(json_object_get(error, "message"))
-                         ? json_string_value(json_object_get(error, "message"))
-                         : "the client refused the request");
-            utf8_clean(msg);
-            answer_upstream(u, rl->id, NULL,
-                            json_is_integer(code) ? (int)json_integer_value(code) : -32603, msg);
+            int code = gw_rpc_error(error, "the client refused the request", msg, sizeof msg);
+            answer_upstream(u, rl->id, NULL, code, msg);
         } else {
             answer_upstream(u, rl->id, NULL, -32603,
                             "the call ended before the client answered");

@@ -265,13 +265,9 @@ static bool headers_match(struct hreq *r, const struct jrpc_msg *m, const char *
  * object in a call. */
 static json_t *kept_caps(json_t *caps)
 {
-    static const char *const kept[] = {"sampling", "elicitation", "roots"};
     if (json_object_size(caps) == 0)
         return NULL; /* the common case: nothing declared, nothing to keep */
-    json_t *out = json_object();
-    for (size_t i = 0; i < 3; i++)
-        if (json_is_object(json_object_get(caps, kept[i])))
-            json_object_set_new(out, kept[i], json_object());
+    json_t *out = client_caps_kept(caps);
     json_t *ext = json_object_get(caps, "extensions");
     if (json_is_object(json_object_get(ext, MCP_TASKS_EXTENSION)))
         json_object_set_new(out, "extensions",

@@ -26,6 +26,21 @@ static const char *const log_levels[] = {"debug", "info",     "notice", "warning
 
 /* ---------- small helpers ---------- */
 
+json_t *client_caps_kept(json_t *caps)
+{
+    static const char *const kept[] = {"sampling", "elicitation", "roots"};
+    json_t *out = json_object();
+    for (size_t i = 0; i < sizeof kept / sizeof *kept; i++)
+        if (json_is_object(json_object_get(caps, kept[i])))
+            json_object_set_new(out, kept[i], json_object());
+    /* Elicitation's modes: an empty object is form mode (the revisions' rule for clients
+     * older than url mode). */
+    json_t *el = json_object_get(caps, "elicitation");
+    if (json_is_object(el) && (json_object_size(el) == 0 || json_object_get(el, "form")))
+        json_object_set_new(out, "elicitation.form", json_object());
+    return out;
+}
+
 bool version_supported(const char *v)
 {
     return era_version_served(v) && strcmp(v, MODERN_VERSION) != 0;

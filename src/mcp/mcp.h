@@ -167,8 +167,9 @@ json_t *mcp_call_progress_token(const struct mcp_call *c);
  * client (mcp_call_request returns false); it asks with an input_required result instead and
  * the client comes back with a new request carrying the answers. */
 bool mcp_call_is_modern(const struct mcp_call *c);
-/* Whether the client declared a capability ("elicitation", "sampling", "roots"): the request's
- * _meta in 2026-07-28, the session's initialize before. */
+/* Whether the client declared a capability ("elicitation", "sampling", "roots", or
+ * "elicitation.form": elicitation that takes form mode, which {} means): the request's _meta in
+ * 2026-07-28, the session's initialize before. */
 bool mcp_call_client_supports(const struct mcp_call *c, const char *capability);
 /* Whether a 2026-07-28 request declared an extension (e.g. "io.modelcontextprotocol/tasks"). */
 bool mcp_call_client_extension(const struct mcp_call *c, const char *extension);

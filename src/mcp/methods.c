@@ -246,12 +246,7 @@ static void do_initialize(struct rpc_ctx *x, struct jrpc_msg *m)
         snprintf(s->version, sizeof s->version, "%s", version);
         s->log_level = 1; /* info */
         json_t *caps = json_object_get(m->params, "capabilities");
-        /* Only what we look at is kept: a client cannot park megabytes in a session. */
-        s->client_caps = json_object();
-        static const char *const kept[] = {"sampling", "elicitation", "roots"};
-        for (size_t i = 0; i < 3; i++)
-            if (json_object_get(caps, kept[i]))
-                json_object_set_new(s->client_caps, kept[i], json_object());
+        s->client_caps = client_caps_kept(caps);
         s->subs = json_object();
         s->streams = strmap_new();
         s->refs = 1;

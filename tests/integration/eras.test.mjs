@@ -596,6 +596,13 @@ test('SDK v2 pinned: hermes_reset without confirmed asks through elicitation (in
     await plain.client.listTools();
     const refused = await plain.client.callTool({ name: 'hermes_reset', arguments: {} });
     assert.equal(refused.structuredContent.error, 'confirmation_required');
+    // Nor does one that takes only url-mode elicitation: the question is a form.
+    const urlOnly = await connectV2(r.srv, { pin: MODERN }, { capabilities: { elicitation: { url: {} } } });
+    urlOnly.client.setRequestHandler('elicitation/create', async () => ({ action: 'decline' }));
+    await urlOnly.client.listTools();
+    const notAsked = await urlOnly.client.callTool({ name: 'hermes_reset', arguments: {} });
+    assert.equal(notAsked.structuredContent.error, 'confirmation_required', JSON.stringify(notAsked));
+    await urlOnly.client.close();
     await client.close();
     await plain.client.close();
   } finally {
