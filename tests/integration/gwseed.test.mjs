@@ -5,7 +5,8 @@
 // ${VAR}s the example reads, set here in the env file. With the official SDK client: the exposed
 // list is exactly seed 001's tools (written out below from the seed, not computed from our
 // output), each served by the upstream the seed names, the hidden ones absent and refused as
-// unknown without reaching their upstream, and /readyz 200 once the smoke calls passed.
+// unknown without reaching their upstream, /readyz 200 once the smoke calls passed, and the
+// graph tool's cwd held inside the allowlisted roots (one graph process per project root).
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
@@ -44,7 +45,7 @@ const WAITING_FOR_GWPOLICY = new Set(['startup_context']);
 const HIDDEN = ['browser_exec', 'browser_cdp', 'computer_use', 'memory', 'todo', 'text_to_speech',
   'kanban_list', 'kanban_update', 'execute_code', 'send_message'];
 
-let dir, srv, context;
+let dir, srv, context, work, source;
 const calls = (role) => {
   const f = join(dir, `${role}.calls`);
   return existsSync(f) ? readFileSync(f, 'utf8').trim().split('\n') : [];
@@ -78,6 +79,9 @@ async function connect() {
 before(async () => {
   dir = mkdtempSync(join(tmpdir(), 'hm-gwseed-'));
   mkdirSync(join(dir, 'hermes-home'));
+  work = join(dir, 'work');
+  source = join(dir, 'src');
+  for (const d of [join(work, 'app', 'lib'), join(source, 'tool'), join(dir, 'elsewhere')]) mkdirSync(d, { recursive: true });
   const port = await freePort();
   context = spawn(process.execPath, [FAKE, 'context', '--http', String(port),
     '--calls', join(dir, 'context.calls')], { stdio: ['ignore', 'ignore', 'pipe'] });
@@ -96,6 +100,8 @@ before(async () => {
     CAMOFOX_URL: 'http://127.0.0.1:9377',
     GRAPH_MCP_BIN: shim('graph'),
     MEMORY_MCP_BIN: shim('memory'),
+    WORK_ROOT: work,
+    SOURCE_ROOT: source,
   });
 });
 
@@ -136,7 +142,9 @@ test('each tool is served by the upstream seed 001 names', async () => {
     for (const [role, names] of Object.entries(SEED)) {
       for (const name of names) {
         if (WAITING_FOR_GWPOLICY.has(name)) continue;
-        const r = await client.callTool({ name, arguments: {} });
+        // The graph tool needs a cwd inside the roots (the last test); the others take {} here.
+        const args = name === 'inspect_code_graph' ? { cwd: join(work, 'app'), query: 'main' } : {};
+        const r = await client.callTool({ name, arguments: args });
         assert.notEqual(r.isError, true, `${name}: ${JSON.stringify(r.content)}`);
         const answer = JSON.parse(r.content[0].text);
         assert.deepEqual([answer.upstream, answer.tool], [role, name], name);
@@ -171,4 +179,27 @@ test('/readyz is 200 once the Context Mode and web smoke calls passed', async ()
   assert.equal(r.upstreams.hermes.smoke, 'passed', JSON.stringify(r));
   assert.equal((await fetch(`${srv.base}/readyz`)).status, 200);
   assert.ok(calls('context').includes('ctx_execute'), 'the smoke call reached Context Mode');
+});
+
+test('inspect_code_graph: cwd inside the roots reaches a graph process per project; outside, invalid_arguments', async () => {
+  const client = await connect();
+  try {
+    await client.listTools();
+    for (const cwd of [join(work, 'app', 'lib'), join(source, 'tool')]) {
+      const r = await client.callTool({ name: 'inspect_code_graph', arguments: { cwd, query: 'main' } });
+      assert.notEqual(r.isError, true, JSON.stringify(r.content));
+      assert.equal(JSON.parse(r.content[0].text).arguments.cwd, cwd, 'the call reaches the graph upstream');
+    }
+    const before = calls('graph').length;
+    for (const cwd of [join(dir, 'elsewhere'), join(work, '..', 'elsewhere'), 'relative/path', dir]) {
+      const r = await client.callTool({ name: 'inspect_code_graph', arguments: { cwd, query: 'main' } });
+      assert.equal(r.isError, true, cwd);
+      assert.equal(r.structuredContent.error, 'invalid_arguments', cwd);
+      assert.match(r.structuredContent.message, /argument cwd/);
+    }
+    assert.equal(calls('graph').length, before, 'a refused cwd never reaches a graph process');
+    const rz = await (await fetch(`${srv.base}/readyz`)).json();
+    assert.deepEqual(Object.keys(rz.upstreams.graph.instances.roots).sort(),
+      [join(source, 'tool'), join(work, 'app')].sort(), 'one process per project root');
+  } finally { await client.close(); }
 });
