@@ -24,6 +24,7 @@
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 . "$root/scripts/lib/wait-port.sh"
+. "$root/bench/lib.sh"   # stop, status_kb, free_port, num, median, check
 cd "$root"
 seconds=${BENCH_SECONDS:-5}
 runs=${BENCH_RUNS:-3}
@@ -68,15 +69,6 @@ cleanup() {
 }
 trap cleanup EXIT
 trap 'exit 130' INT TERM
-stop() { kill -TERM "$1" 2>/dev/null || true; wait "$1" 2>/dev/null || true; }
-status_kb() { sed -n "s/^$2:[[:space:]]*\([0-9]*\).*/\1/p" "/proc/$1/status"; }
-free_port() {
-    local p
-    for p in $(seq 18200 18300); do
-        (exec 3<>"/dev/tcp/127.0.0.1/$p") 2>/dev/null || { echo "$p"; return 0; }
-    done
-    return 1
-}
 wait_tcp() { # PORT NAME: until something accepts on PORT (10 s)
     local i
     for i in $(seq 100); do
@@ -138,19 +130,19 @@ hermes_pid=$h_pid; hermes_port=$h_port
 sleep 0.5
 hermes_rss_before=$(status_kb "$hermes_pid" VmRSS)
 
-everything_port=$(free_port)
+everything_port=$(free_port 18200)
 PORT=$everything_port "$node_bin" "$everything" streamableHttp > "$dir/everything.out" 2> "$dir/everything.err" &
 pids+=($!)
 wait_tcp "$everything_port" everything
 
-supergateway_port=$(free_port)
+supergateway_port=$(free_port 18200)
 "$node_bin" "$peers/node_modules/supergateway/dist/index.js" --stdio "$node_bin $everything stdio" \
     --outputTransport streamableHttp --stateful --port "$supergateway_port" --logLevel none \
     > "$dir/supergateway.out" 2> "$dir/supergateway.err" &
 pids+=($!)
 wait_tcp "$supergateway_port" supergateway
 
-mcp_proxy_port=$(free_port)
+mcp_proxy_port=$(free_port 18200)
 "$node_bin" "$peers/node_modules/mcp-proxy/dist/bin/mcp-proxy.mjs" --host 127.0.0.1 --port "$mcp_proxy_port" \
     --server stream -- "$node_bin" "$everything" stdio > "$dir/mcp_proxy.out" 2> "$dir/mcp_proxy.err" &
 pids+=($!)
@@ -229,7 +221,6 @@ children_kb() { # PID: the RSS of its children, summed
     for c in $(pgrep -P "$1"); do s=$((s + $(status_kb "$c" VmRSS || echo 0))); done
     echo "$s"
 }
-median() { tr ' ' '\n' | sort -g | awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
 declare -A rss=()
 child_rss=-
 for n in 0 1 "$gw_n"; do
@@ -283,9 +274,6 @@ med() { # CONNS SERVER FIELD: median of FIELD over the valid runs
         }' "$results"
 }
 valid() { awk -F'\t' -v c="$1" -v s="$2" '$2 == c && $4 == s { n++; if ($8 == 0 && $9 == 0) ok++ } END { printf "%d/%d", ok, n }' "$results"; }
-num() { [ "$1" = - ] && echo - || awk -v v="$1" -v d="$2" -v k="$3" 'BEGIN { printf "%.*f", d, v / k }'; }
-check() { [ "$1" = - ] || [ -z "$1" ] && echo - || awk -v v="$1" -v o="$2" -v l="$3" 'BEGIN {
-    ok = (o == "<" ? v < l : o == ">=" ? v >= l : v == l); print ok ? "yes" : "**no**" }'; }
 label() {
     case "$1" in
     hermes) echo 'hermes-mcp gateway' ;;

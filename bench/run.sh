@@ -35,6 +35,7 @@
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 . "$root/scripts/lib/wait-port.sh"
+. "$root/bench/lib.sh"   # stop, status_kb, free_port, num, median, check
 cd "$root"
 seconds=${BENCH_SECONDS:-5}
 runs=${BENCH_RUNS:-3}
@@ -115,18 +116,9 @@ cleanup() {
 }
 trap cleanup EXIT
 trap 'exit 130' INT TERM
-stop() { kill -TERM "$1" 2>/dev/null || true; wait "$1" 2>/dev/null || true; }
 
-status_kb() { sed -n "s/^$2:[[:space:]]*\([0-9]*\).*/\1/p" "/proc/$1/status"; }
 rollup_kb() { awk -v k="$2:" '$1 == k { print $2 }' "/proc/$1/smaps_rollup"; }
 private_kb() { awk '$1 == "Private_Clean:" || $1 == "Private_Dirty:" { s += $2 } END { print s }' "/proc/$1/smaps_rollup"; }
-free_port() {
-    local p
-    for p in $(seq 18080 18180); do
-        (exec 3<>"/dev/tcp/127.0.0.1/$p") 2>/dev/null || { echo "$p"; return 0; }
-    done
-    return 1
-}
 hex() { od -An -tx1 -N"$1" /dev/urandom | tr -d ' \n'; }
 mcp_post() { # PORT BODY
     curl -sf -X POST -H "Authorization: Bearer $token" -H 'Content-Type: application/json' \
@@ -538,12 +530,7 @@ valid() {
     awk -F'\t' -v l="$1" -v c="$2" -v s="$3" '$1 == l && $2 == c && $4 == s { n++; if ($8 == 0 && $9 == 0) ok++ }
         END { printf "%d/%d", ok, n }' "$results"
 }
-num() { [ "$1" = - ] && echo - || awk -v v="$1" -v d="$2" -v k="$3" 'BEGIN { printf "%.*f", d, v / k }'; }
 ratio() { { [ "$1" = - ] || [ "$2" = - ] || [ "$2" = 0 ]; } && echo - || awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f×", a / b }'; }
-median() { tr ' ' '\n' | sort -g | awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
-# check VALUE OP LIMIT: "yes" or "no" (or "-" without a value).
-check() { [ "$1" = - ] || [ -z "$1" ] && echo - || awk -v v="$1" -v o="$2" -v l="$3" 'BEGIN {
-    ok = (o == "<" ? v < l : o == "<=" ? v <= l : o == ">=" ? v >= l : v == l); print ok ? "yes" : "**no**" }'; }
 has_load() { case " $loads " in *" $1 "*) return 0 ;; esac; return 1; }
 last_c=$(echo $conns | awk '{ print $NF }')
 first_c=$(echo $conns | awk '{ print $1 }')

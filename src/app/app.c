@@ -134,6 +134,7 @@ struct rpc_note {
     struct principals *set;       /* held while who is set (a TOKENS_FILE principal) */
     struct principal *grant;      /* or this, owned: an OAuth access token's principal */
     const struct principal *who;  /* NULL: no credential (or authentication is off) */
+    char caller[PRINCIPAL_NAME_MAX + 24]; /* an OAuth grant's: its principal and authorization */
     char rpc_method[40], tool[72], error[40];
 };
 
@@ -198,6 +199,18 @@ static enum auth_result oauth_authenticate(struct app *a, struct hreq *r, const 
     struct rpc_note *n = note_of(r);
     n->grant = principal_for_grant(name, g->scope, token);
     n->who = n->grant;
+    /* Tasks and sealed state belong to one authorization (its refreshed tokens included), not
+     * to every authorization of the same client: the family names it, by a digest. */
+    if (g->family) {
+        static const char hex[] = "0123456789abcdef";
+        static const char label[] = "hermes-mcp family v1";
+        unsigned char d[32];
+        crypto_hmac_sha256(label, sizeof label - 1, g->family, strlen(g->family), d);
+        int len = snprintf(n->caller, sizeof n->caller, "%s/", name);
+        for (int i = 0; i < 16; i++)
+            n->caller[len + i] = hex[(d[i / 2] >> (i % 2 ? 0 : 4)) & 15];
+        n->caller[len + 16] = '\0';
+    }
     return AUTH_OK;
 }
 
@@ -221,12 +234,16 @@ static enum auth_result authenticate(struct app *a, struct hreq *r)
     return AUTH_OK;
 }
 
-/* Who sent r (mcp_set_caller): its principal's name, what tasks and sealed state are bound to,
- * so an OAuth client finds its tasks again with its next access token. */
+/* Who sent r (mcp_set_caller): what tasks and sealed state are bound to. A TOKENS_FILE
+ * principal's name; for an OAuth access token, its client and authorization (family), so the
+ * client finds its tasks again with its next refreshed token, and another authorization of the
+ * same client does not. */
 static const char *caller_name(struct hreq *r, void *arg)
 {
     const struct rpc_note *n = hreq_user(r);
     (void)arg;
+    if (n && n->caller[0])
+        return n->caller;
     return n && n->who ? n->who->name : NULL;
 }
 
@@ -798,6 +815,15 @@ static void raise_fd_limit(void)
     }
 }
 
+/* Tests only (README, "Testing"): HERMES_TEST_STATE_TTL_MS shortens how long a 2026-07-28
+ * requestState (and so a gateway call held for its answer) lives; 0 (unset): the default. */
+static unsigned test_state_ttl_ms(void)
+{
+    const char *ttl = getenv("HERMES_TEST_STATE_TTL_MS");
+    unsigned long ms = ttl ? strtoul(ttl, NULL, 10) : 0;
+    return ms > 600000 ? 600000 : (unsigned)ms;
+}
+
 int app_run(const struct app_opts *o)
 {
     struct app a = {.o = o, .cfg = o->cfg, .sigfd = -1};
@@ -893,7 +919,8 @@ int app_run(const struct app_opts *o)
                           .sessions = o->cfg->sessions, .public_hosts = o->cfg->public_hosts,
                           .call_timeout_ms = o->cfg->call_timeout_ms,
                           /* Without authentication every caller gets the same lists. */
-                          .cache_public = !o->cfg->auth};
+                          .cache_public = !o->cfg->auth,
+                          .state_ttl_ms = test_state_ttl_ms()};
     a.mcp = mcp_new(a.loop, &mo);
     mcp_set_audit(a.mcp, on_rpc_note, &a);
     mcp_set_tool_filter(a.mcp, tool_allowed, &a);

@@ -80,6 +80,10 @@ struct job {
     struct sessq *q;
     struct job *qnext;
     json_t *task_created; /* an MCP task (mcptask.c): its createdAt; else NULL */
+    char *owner;          /* an MCP task's caller, known before request.json is durable */
+    bool stop_pending;    /* tasks/cancel came while the run was being submitted: a submit
+                             job's run is stopped once its id is known (the follow job's first
+                             request is the stop) */
 };
 
 struct sessq {

@@ -68,6 +68,7 @@ void job_free(struct job *j)
     free(j->base_url);
     wipe_free(j->key);
     json_decref(j->task_created);
+    free(j->owner);
     if (q) {
         if (q->active == j) {
             free(j);

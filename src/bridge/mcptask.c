@@ -35,8 +35,14 @@
 bool task_visible(struct bridge *b, struct mcp_call *c, const char *id)
 {
     json_t *req = NULL;
-    if (tasks_read(b->tasks, id, "request.json", 64 * 1024, &req) != TASKS_OK)
-        return true; /* nothing says whose it is (no task, or one still being written) */
+    struct job *j = strmap_get(b->jobs, id);
+    if (j && j->owner) /* an MCP task in flight: whose it is is known before it is on disk */
+        return strcmp(j->owner, mcp_call_caller(c)) == 0;
+    enum tasks_rc rc = tasks_read(b->tasks, id, "request.json", 64 * 1024, &req);
+    if (rc == TASKS_NOT_FOUND)
+        return true; /* no such task: the caller answers "not found" itself */
+    if (rc != TASKS_OK)
+        return false; /* cannot tell whose it is (I/O error, damaged file): nobody's */
     const char *owner = json_string_value(json_object_get(req, "owner"));
     bool ok = !json_is_true(json_object_get(req, "mcp_task")) || owner == NULL ||
               strcmp(owner, mcp_call_caller(c)) == 0;
@@ -173,9 +179,10 @@ static void stop_done(struct agent_req *r, const struct agent_result *res, void 
     struct mcp_call *c = s->call;
     (void)r;
     mcp_call_on_cancel(c, NULL, NULL);
-    /* 200: stopping (or already over); 409: no longer live here (it ended). Either way the
-     * bridge follows the run to its end and result.json says how it ended. */
-    if (res->status == 200 || res->status == 409) {
+    /* 200: stopping (or already over); 409: no longer live here (it ended); 404: the agent
+     * no longer knows it (restarted). Either way the bridge follows the run to its end (or
+     * finds it gone) and result.json says how it ended. */
+    if (res->status == 200 || res->status == 409 || res->status == 404) {
         follow(s->b, s->task_id, s->agent, s->run_id);
         mcp_call_result_take(c, json_object());
     } else {
@@ -192,11 +199,16 @@ static void task_cancel(struct mcp_call *c, const char *id, void *arg)
         return;
     json_decref(req);
     struct job *j = strmap_get(b->jobs, id);
+    if (j && j->kind == JOB_SUBMIT && j->req) {
+        /* The submission is on the wire: the agent may start the run whatever we do now, so
+         * the run is stopped as soon as its id is known (runjob.c), and followed to its end. */
+        j->stop_pending = true;
+        mcp_call_result_take(c, json_object());
+        return;
+    }
     if (j && j->kind == JOB_SUBMIT) {
-        /* Not yet accepted by the agent (an id the client chose can be cancelled that early):
-         * the submission is dropped and the task ends cancelled; the creating call, still
-         * waiting, gets the task in that state. (A submission already on the wire may still
-         * start a run the agent then finishes on its own: there is no run id to stop yet.) */
+        /* Not yet sent (waiting behind its session's queue): the submission is dropped and the
+         * task ends cancelled; the creating call, still waiting, gets the task in that state. */
         struct mcp_call *creator = j->call;
         j->call = NULL;
         if (creator)

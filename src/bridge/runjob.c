@@ -64,6 +64,21 @@ static void follow_done(struct agent_req *r, const struct agent_result *res, voi
     follow_schedule(j); /* busy, unreachable, or still running: try again later */
 }
 
+/* The stop a tasks/cancel asked for while the run was being submitted: answered, or the run
+ * is over or unknown there (the next poll says how it ended); else it is tried again. */
+static void follow_stopped(struct agent_req *r, const struct agent_result *res, void *arg)
+{
+    struct job *j = arg;
+    (void)r;
+    j->req = NULL;
+    if (res->status == 200 || res->status == 409 || res->status == 404) {
+        j->stop_pending = false;
+        log_info("task %s: run %s stopped (tasks/cancel during its submission)", j->id,
+                 j->run_id);
+    }
+    follow_schedule(j);
+}
+
 static void follow_poll(struct loop *l, void *arg)
 {
     struct job *j = arg;
@@ -87,12 +102,15 @@ static void follow_poll(struct loop *l, void *arg)
     }
     j->follow_misses = 0;
     char path[200];
-    snprintf(path, sizeof path, "/v1/runs/%s", j->run_id);
+    snprintf(path, sizeof path, "/v1/runs/%s%s", j->run_id, j->stop_pending ? "/stop" : "");
     char *url = agentcfg_url(j->base_url, path);
-    struct agent_opts o = {.method = "GET", .url = url, .key = j->key,
+    struct agent_opts o = {.method = j->stop_pending ? "POST" : "GET", .url = url, .key = j->key,
+                           .body = j->stop_pending ? "{}" : NULL,
+                           .body_len = j->stop_pending ? 2 : 0,
                            .connect_timeout_ms = CONNECT_TIMEOUT_MS, .deadline_ms = 30000,
-                           .max_response = RESPONSE_MAX, .on_done = follow_done, .arg = j,
-                           .label = j->agent, .endpoint = "run"};
+                           .max_response = RESPONSE_MAX,
+                           .on_done = j->stop_pending ? follow_stopped : follow_done, .arg = j,
+                           .label = j->agent, .endpoint = j->stop_pending ? "stop" : "run"};
     j->req = agent_request(j->b->http, &o);
     free(url);
     if (j->req == NULL)
@@ -153,12 +171,14 @@ static void submit_done(struct agent_req *r, const struct agent_result *res, voi
     snprintf(id, sizeof id, "%s", j->id);
     snprintf(rid, sizeof rid, "%s", j->run_id);
     char *base_url = j->base_url, *key = j->key; /* the agent the run started on */
+    bool stop = j->stop_pending;
     j->base_url = j->key = NULL;
     job_free(j);
     struct job *f = follow(b, id, agent, rid);
     if (f) {
         f->base_url = base_url;
         f->key = key;
+        f->stop_pending = stop;
     } else {
         free(base_url);
         wipe_free(key);

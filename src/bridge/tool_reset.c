@@ -199,7 +199,7 @@ static void legacy_answer(struct mcp_call *c, json_t *result, json_t *error, voi
  * call's stream. Else the model is told to get the user's confirmation. */
 static bool ask_user(struct bridge *b, struct mcp_call *c)
 {
-    if (!mcp_call_client_supports(c, "elicitation"))
+    if (!mcp_call_client_supports(c, "elicitation.form"))
         return false;
     if (!mcp_call_is_modern(c))
         return mcp_call_request(c, "elicitation/create", ask_params(), legacy_answer, b);

@@ -199,6 +199,7 @@ static void hermes_task(struct mcp_call *c, json_t *args, void *arg)
     struct job *j = job_new(b, strcmp(mode, "sync") == 0 && !as_task ? JOB_SYNC : JOB_SUBMIT, id,
                             a->name);
     j->task_created = created;
+    j->owner = as_task ? xstrdup(mcp_call_caller(c)) : NULL;
     j->call = c;
     j->prompt = contract_prompt(task, context, deliverable, constraints);
     if (session)

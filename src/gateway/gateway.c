@@ -298,7 +298,7 @@ static size_t probe_tools(const struct upstream *u, struct strmap *names, gw_pro
                 strmap_put(names, exposed, xasprintf("upstream %s, tool '%s'", u->cfg->name, t));
             refused += problem[0] != '\0';
         }
-        fn(&(struct gw_probe_row){.upstream = u->cfg->name, .tool = t,
+        fn(&(struct gw_probe_row){.kind = GW_PROBE_TOOL, .upstream = u->cfg->name, .tool = t,
                                   .exposed = exposed ? e : NULL, .verdict = gw_verdict_name(v),
                                   .rule = rule, .problem = problem[0] ? problem : NULL},
            arg);
@@ -307,10 +307,33 @@ static size_t probe_tools(const struct upstream *u, struct strmap *names, gw_pro
     return refused;
 }
 
+static bool smoke_pending(const struct gateway *g)
+{
+    for (size_t i = 0; i < g->nup; i++)
+        if (g->ups[i].state == UP_READY && g->ups[i].smoke == GW_SMOKE_PENDING)
+            return true;
+    return false;
+}
+
+/* The row of an upstream that started: its protocol, what it offers, its smoke call. */
+static void probe_upstream(const struct upstream *u, gw_probe_fn *fn, void *arg)
+{
+    /* by enum gw_smoke; still pending only when the wait was cut short (SIGTERM) */
+    static const char *const smoke[] = {NULL, "failed", "passed", "failed"};
+    fn(&(struct gw_probe_row){
+           .kind = GW_PROBE_UPSTREAM, .upstream = u->cfg->name, .protocol = u->protocol,
+           .smoke = u->cfg->smoke ? smoke[u->smoke] : NULL,
+           .smoke_tool = json_string_value(json_object_get(u->cfg->smoke, "tool")),
+           .error = u->smoke == GW_SMOKE_FAILED ? u->smoke_error : NULL,
+           .resources = u->cfg->resources ? (int)json_array_size(u->resources) : -1,
+           .prompts = u->cfg->prompts ? (int)json_array_size(u->prompts) : -1},
+       arg);
+}
+
 size_t gateway_probe(struct loop *l, const struct gwfile *f, gw_probe_fn *fn, void *arg)
 {
     struct gateway *g = xcalloc(1, sizeof *g);
-    struct strmap *names = strmap_new();
+    struct strmap *names = strmap_new(), *uris = strmap_new(), *prompts = strmap_new();
     size_t bad = 0;
     g->stopping = true; /* a probe starts each upstream once: no restarts */
     g->loop = l;
@@ -320,18 +343,26 @@ size_t gateway_probe(struct loop *l, const struct gwfile *f, gw_probe_fn *fn, vo
     for (size_t i = 0; i < f->nup; i++)
         g->ups[i] = (struct upstream){.gw = g, .cfg = &f->up[i], .loop = l};
     start_all(g);
+    while (smoke_pending(g) && !loop_stopping(l)) /* each within its upstream's timeout */
+        if (loop_once(l, 200) < 0)
+            break;
     for (size_t i = 0; i < g->nup; i++) {
         const struct upstream *u = &g->ups[i];
         if (u->state == UP_READY) {
+            probe_upstream(u, fn, arg);
+            bad += !gw_smoke_passed(u);
             bad += probe_tools(u, names, fn, arg);
+            bad += gw_probe_extras(u, uris, prompts, fn, arg);
             continue;
         }
-        fn(&(struct gw_probe_row){.upstream = u->cfg->name,
+        fn(&(struct gw_probe_row){.kind = GW_PROBE_FAILED, .upstream = u->cfg->name,
                                   .error = u->error ? u->error : "did not start"},
            arg);
         bad++;
     }
     free_names(names);
+    free_names(uris);
+    free_names(prompts);
     gateway_free(g);
     return bad;
 }

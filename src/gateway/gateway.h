@@ -52,22 +52,36 @@ bool gateway_ready(const struct gateway *g, struct buf *out);
  * tools, pin mismatches and accepted pins (Prometheus text appended to out; labels are upstream
  * names, never a secret). */
 void gateway_metrics(const struct gateway *g, struct buf *out);
-/* `gateway check --probe`: what one upstream offers, one row per tool; or, tool NULL, an
- * upstream that did not start (error says why, our own text, never a secret). */
+/* `gateway check --probe`: what one upstream offers, one row per tool, resource and prompt;
+ * one row per upstream that started (its protocol and smoke call); or one per upstream that did
+ * not start (error says why, our own text, never a secret). */
+enum gw_probe_kind {
+    GW_PROBE_TOOL,      /* tool, exposed, verdict, rule, problem */
+    GW_PROBE_FAILED,    /* error: why it did not start */
+    GW_PROBE_UPSTREAM,  /* protocol, smoke (error: why the smoke call failed) */
+    GW_PROBE_RESOURCE,  /* tool: its URI; exposed: the same URI, or NULL and problem says why */
+    GW_PROBE_PROMPT,    /* tool: its name; exposed: prefix + name; problem: serve would refuse */
+};
 struct gw_probe_row {
+    enum gw_probe_kind kind;
     const char *upstream;
     const char *tool;      /* the upstream's own name (untrusted text, made printable) */
     const char *exposed;   /* prefix + tool when its rules include it, else NULL */
     const char *verdict;   /* included, excluded, not included, default deny (gw_verdict_name) */
     const char *rule;      /* the deciding glob, or NULL */
     const char *problem;   /* an included name serve would refuse (bad, or taken): why */
-    const char *error;     /* tool NULL: why the upstream did not start */
+    const char *error;     /* FAILED: why it did not start; UPSTREAM: why its smoke failed */
+    const char *protocol;  /* UPSTREAM: the version agreed (2025-11-25 or 2026-07-28...) */
+    const char *smoke;     /* UPSTREAM: NULL (none configured), "passed" or "failed" */
+    const char *smoke_tool;
+    int resources, prompts; /* UPSTREAM: how many it offers, -1 when not enabled */
 };
 typedef void gw_probe_fn(const struct gw_probe_row *row, void *arg);
-/* Starts every upstream of f on l, waits as serve does (each one's connect_timeout), tells fn
- * of every tool offered in the upstream's order, then stops them; nothing is registered, pinned
- * or restarted. Returns how many upstreams did not start plus how many names serve would
- * refuse: 0 when serve would build this surface. */
+/* Starts every upstream of f on l, waits as serve does (each one's connect_timeout, then the
+ * smoke calls within each one's timeout), tells fn of each upstream and every tool, resource
+ * and prompt offered in the upstream's order, then stops them; nothing is registered, pinned or
+ * restarted. Returns how many upstreams did not start or failed their smoke call plus how many
+ * names serve would refuse: 0 when serve would build this surface and be ready. */
 size_t gateway_probe(struct loop *l, const struct gwfile *f, gw_probe_fn *fn, void *arg);
 /* Kills every child and frees; call after every MCP call was answered (mcp_free). NULL-safe. */
 void gateway_free(struct gateway *g);

@@ -82,10 +82,13 @@ struct upstream {
                                   carried the message (HTTP), else 0 */
     uint64_t retry_at;         /* loop ms of the next start while one is scheduled (circuit.c) */
     bool circuit_opened;       /* it was open-circuit: its close is logged (circuit.c) */
+    char protocol[24];         /* the protocol version agreed at the last start, "" before */
     enum gw_smoke smoke;       /* the smoke call after the last initialize (gwsmoke.c) */
     char *smoke_error;         /* why it failed: our own text, never the upstream's */
     uint64_t smoke_id;         /* on the wire while pending */
     struct loop_timer *smoke_timer;
+    struct strmap *held;       /* handle -> struct gw_hold: calls held for a 2026-07-28
+                                  client's answer (relay.c) */
 };
 
 /* A client's tools/call proxied to an upstream. */
@@ -101,6 +104,7 @@ struct gw_call {
     bool queued;
     const char *exposed;       /* the name the client called (the gw_tool's) */
     uint64_t started_us;       /* monotonic, for the audit line and the latency */
+    struct gw_hold *hold;      /* while held for the client's answer (relay.c); call is NULL */
 };
 
 struct gateway {
@@ -161,7 +165,15 @@ void up_schedule_restart(struct upstream *u);
  * answered (why: a tool error's text after "upstream NAME ", NULL: upstream_unavailable); the
  * upstream stops serving (its calls answered upstream_unavailable, a restart scheduled). */
 void up_receive(struct upstream *u, const char *text, size_t len);
+/* The same, parsed already (json_loadb with JSON_REJECT_DUPLICATES; msg is taken, NULL or not an
+ * object when the text was not a message): a transport that looks into a message itself
+ * (httpup.c) parses it once. */
+void up_receive_parsed(struct upstream *u, json_t *msg, size_t len);
 void up_request_failed(struct upstream *u, uint64_t id, const char *why);
+/* A JSON-RPC error object (an upstream's, or a client's answer to a relayed request) as what we
+ * pass on: its code (-32603 when that is not an integer) and its message in msg, capped to size
+ * and made valid UTF-8 (fallback when it has none). */
+int gw_rpc_error(json_t *error, const char *fallback, char *msg, size_t size);
 void up_down(struct upstream *u, const char *why);
 
 /* httpup.c: the Streamable HTTP transport of a url upstream */
@@ -190,11 +202,27 @@ void gw_list_extras(struct upstream *u);
  * (prefix + name, in prompts); false (logged, naming both) on a collision or a bad name. */
 bool gw_expose_extras(struct gateway *g, struct strmap *uris, struct strmap *prompts);
 void gw_extras_free(struct gateway *g);
+/* gateway_probe's rows of one ready upstream's resources and prompts (where its file enables
+ * them), by serve's rules; returns how many serve would refuse. */
+size_t gw_probe_extras(const struct upstream *u, struct strmap *uris, struct strmap *prompts,
+                       gw_probe_fn *fn, void *arg);
 
 /* relay.c: an upstream's request during a call (msg, its method); related_id is the request
  * whose HTTP stream carried it, 0 over stdio. True when handled (relayed to the calling client
  * or refused with an error), false for methods it does not relay. */
 bool gw_relay_request(struct upstream *u, json_t *msg, const char *method, uint64_t related_id);
+/* A 2026-07-28 retry (call) of the exposed tool whose upstream name is tool: false when its
+ * state names no held call (a call of its own). Else true, and *held is the held call it takes
+ * over (the client's answer already sent upstream; the caller attaches call to it), or NULL
+ * when the call was answered with a tool error (no such held call for this caller). */
+bool gw_relay_resume(struct upstream *u, struct mcp_call *call, const char *tool,
+                     struct gw_call **held);
+/* The call is no longer held (resumed, or ended): its handle is forgotten. NULL-safe. */
+void gw_relay_release(struct gw_call *gc);
+/* Who made a held call (its mcp_call is gone). */
+const char *gw_relay_caller(const struct gw_call *gc);
+/* Shutdown: the held calls of u are freed (nothing is sent). */
+void gw_relay_cleanup(struct upstream *u);
 
 /* circuit.c: after GW_CIRCUIT_FAILURES failures in a row the upstream is open-circuit until its
  * next start (the backoff period), half-open while that trial start runs, closed once ready. */
@@ -227,5 +255,9 @@ void gw_call_next(struct upstream *u);
 void gw_calls_fail_waiting(struct upstream *u);
 /* notifications/progress for a proxied call. */
 void gw_call_progress(struct gw_call *gc, json_t *params);
+/* A held call its client never resumed: cancelled upstream (reason), recorded and freed. */
+void gw_call_abandon(struct gw_call *gc, const char *reason);
+/* Frees a call without a word to anyone (shutdown). */
+void gw_call_drop(struct gw_call *gc);
 
 #endif

@@ -1,6 +1,8 @@
 /* gwcall.c — a client's tools/call on an exposed tool, proxied to its upstream. At most
  * max_in_flight calls are at the upstream at once; up to GW_QUEUE_MAX more wait in order, then
  * calls are answered busy. Each sent call has its own deadline (timeout: upstream_timeout); a
+ * call held for a 2026-07-28 client's answer (relay.c) keeps its slot and deadline and has no
+ * client call until the client's retry takes it over (resume_held); a
  * client's cancel becomes notifications/cancelled with our id on the wire; progress comes back
  * under the caller's own token (the engine adds it). An upstream that goes away answers its
  * calls upstream_unavailable. Tool errors have the bridge's shape (toolerr). Every end of a
@@ -22,6 +24,7 @@
 
 static void call_free(struct gw_call *gc)
 {
+    gw_relay_release(gc);
     loop_timer_cancel(gc->timer);
     json_decref(gc->args);
     free(gc->tool);
@@ -39,8 +42,8 @@ static uint64_t now_us(void)
 
 /* The outcome in the metrics and the audit line: "ok", a tool error code, "cancelled", or a
  * JSON-RPC error code. Call before the call is answered (the caller is read from it). */
-static void record(struct upstream *u, struct mcp_call *call, const char *exposed,
-                   const char *tool, uint64_t started_us, const char *status)
+static void record_as(struct upstream *u, const char *caller, const char *exposed,
+                      const char *tool, uint64_t started_us, const char *status)
 {
     struct gateway *g = u->gw;
     char labels[160];
@@ -53,12 +56,19 @@ static void record(struct upstream *u, struct mcp_call *call, const char *expose
     metric_observe(g->m_seconds, labels, (double)took / 1e6);
     gw_event(g, &(struct gw_event){.kind = GW_EVENT_CALL, .upstream = u->cfg->name,
                                    .tool = exposed, .upstream_tool = tool, .status = status,
-                                   .caller = mcp_call_caller(call), .duration_us = took});
+                                   .caller = caller, .duration_us = took});
+}
+
+static void record(struct upstream *u, struct mcp_call *call, const char *exposed,
+                   const char *tool, uint64_t started_us, const char *status)
+{
+    record_as(u, mcp_call_caller(call), exposed, tool, started_us, status);
 }
 
 static void record_call(struct gw_call *gc, const char *status)
 {
-    record(gc->up, gc->call, gc->exposed, gc->tool, gc->started_us, status);
+    record_as(gc->up, gc->call ? mcp_call_caller(gc->call) : gw_relay_caller(gc), gc->exposed,
+              gc->tool, gc->started_us, status);
 }
 
 /* ---------- the wait queue ---------- */
@@ -120,14 +130,8 @@ static void unavailable(struct gw_call *gc)
 /* A JSON-RPC error from the upstream goes to the client as one (its code, a capped text). */
 static void forward_error(struct gw_call *gc, json_t *error)
 {
-    json_t *code = json_object_get(error, "code");
     char msg[300], status[24];
-    snprintf(msg, sizeof msg, "%s",
-             json_is_string(json_object_get(error, "message"))
-                 ? json_string_value(json_object_get(error, "message"))
-                 : "the upstream refused the call");
-    utf8_clean(msg);
-    int rpc_code = json_is_integer(code) ? (int)json_integer_value(code) : -32603;
+    int rpc_code = gw_rpc_error(error, "the upstream refused the call", msg, sizeof msg);
     snprintf(status, sizeof status, "%d", rpc_code);
     record_call(gc, status);
     mcp_call_error(gc->call, rpc_code, msg);
@@ -152,7 +156,11 @@ static void on_answer(struct upstream *u, json_t *result, json_t *error, void *a
 {
     struct gw_call *gc = arg;
     u->in_flight--;
-    if (result) {
+    if (gc->call == NULL) /* held: its client is answering our input round; no one to tell */
+        record_call(gc, result  ? result_status(result)
+                        : error ? toolerr_name(TE_UPSTREAM_ERROR)
+                                : toolerr_name(TE_UPSTREAM_UNAVAILABLE));
+    else if (result) {
         record_call(gc, result_status(result));
         mcp_call_result_take(gc->call, json_incref(result));
     }
@@ -186,7 +194,12 @@ static void on_timeout(struct loop *l, void *arg)
              gc->tool, u->cfg->timeout_s);
     utf8_clean(msg);
     record_call(gc, toolerr_name(TE_UPSTREAM_TIMEOUT));
-    mcp_call_result_take(gc->call, tool_error_json(TE_UPSTREAM_TIMEOUT, 0, "%s", msg));
+    if (gc->call)
+        mcp_call_result_take(gc->call, tool_error_json(TE_UPSTREAM_TIMEOUT, 0, "%s", msg));
+    else /* held (relay.c): the client's retry finds no held call */
+        log_info("upstream %s: a call of %.100s held for the client's answer reached its "
+                 "timeout (%u s): cancelled upstream",
+                 u->cfg->name, gc->tool, u->cfg->timeout_s);
     call_free(gc);
     gw_call_next(u);
 }
@@ -247,10 +260,38 @@ void gw_call_progress(struct gw_call *gc, json_t *params)
 {
     json_t *p = json_object_get(params, "progress"), *t = json_object_get(params, "total");
     const char *msg = json_string_value(json_object_get(params, "message"));
-    if (!json_is_number(p))
+    if (!json_is_number(p) || gc->call == NULL)
         return;
     mcp_call_progress(gc->call, json_number_value(p), json_is_number(t) ? json_number_value(t) : 0,
                       msg);
+}
+
+void gw_call_abandon(struct gw_call *gc, const char *reason)
+{
+    struct upstream *u = gc->up;
+    tell_cancelled(u, gc->id, reason);
+    record_call(gc, "cancelled");
+    call_free(gc);
+    gw_call_next(u);
+}
+
+void gw_call_drop(struct gw_call *gc)
+{
+    call_free(gc);
+}
+
+/* A 2026-07-28 retry whose state names a held call takes it over: its answer, a further
+ * round, progress, cancel and deadline are this call's from now on. */
+static bool resume_held(struct upstream *u, struct mcp_call *call, const struct gw_tool *t)
+{
+    struct gw_call *gc;
+    if (!gw_relay_resume(u, call, t->name, &gc))
+        return false;
+    if (gc) {
+        gc->call = call;
+        mcp_call_on_cancel(call, on_cancel, gc);
+    }
+    return true;
 }
 
 void gw_tool_handler(struct mcp_call *call, json_t *args, void *arg)
@@ -267,6 +308,8 @@ void gw_tool_handler(struct mcp_call *call, json_t *args, void *arg)
                                                    t->exposed, u->cfg->name));
         return;
     }
+    if (resume_held(u, call, t))
+        return;
     struct gw_call *gc = xcalloc(1, sizeof *gc);
     gc->up = u;
     gc->call = call;

@@ -135,15 +135,9 @@ static void on_fwd_answer(struct upstream *u, json_t *result, json_t *error, voi
     if (result) {
         mcp_call_result_take(f->call, json_incref(result));
     } else if (error) {
-        json_t *code = json_object_get(error, "code");
         char msg[300];
-        snprintf(msg, sizeof msg, "%s",
-                 json_is_string(json_object_get(error, "message"))
-                     ? json_string_value(json_object_get(error, "message"))
-                     : "the upstream refused the request");
-        utf8_clean(msg);
-        mcp_call_error(f->call, json_is_integer(code) ? (int)json_integer_value(code) : -32603,
-                       msg);
+        int code = gw_rpc_error(error, "the upstream refused the request", msg, sizeof msg);
+        mcp_call_error(f->call, code, msg);
     } else {
         unavailable(f->call, u);
     }
@@ -310,6 +304,68 @@ bool gw_expose_extras(struct gateway *g, struct strmap *uris, struct strmap *pro
             return false;
     }
     return true;
+}
+
+/* ---------- gateway check --probe ---------- */
+
+static size_t probe_resources(const struct upstream *u, struct strmap *uris, gw_probe_fn *fn,
+                              void *arg)
+{
+    size_t i, refused = 0;
+    json_t *r;
+    json_array_foreach(u->resources, i, r) {
+        const char *uri = str(r, "uri"), *owner = strmap_get(uris, uri);
+        char t[200], problem[200] = "";
+        shown(t, sizeof t, uri);
+        if (strlen(uri) == 0 || strlen(uri) > GW_URI_MAX || !utf8_valid(uri, strlen(uri)))
+            snprintf(problem, sizeof problem, "not exposed: empty, over %d bytes or not UTF-8",
+                     GW_URI_MAX);
+        else if (owner)
+            snprintf(problem, sizeof problem, "refused: %s offers it too", owner);
+        else
+            strmap_put(uris, uri, xasprintf("upstream %s", u->cfg->name));
+        refused += owner != NULL;
+        fn(&(struct gw_probe_row){.kind = GW_PROBE_RESOURCE, .upstream = u->cfg->name, .tool = t,
+                                  .exposed = problem[0] && !owner ? NULL : t,
+                                  .problem = problem[0] ? problem : NULL},
+           arg);
+    }
+    return refused;
+}
+
+static size_t probe_prompts(const struct upstream *u, struct strmap *names, gw_probe_fn *fn,
+                            void *arg)
+{
+    size_t i, refused = 0;
+    json_t *p;
+    json_array_foreach(u->prompts, i, p) {
+        const char *name = str(p, "name");
+        char *exposed = xasprintf("%s%s", u->cfg->prefix, name);
+        char t[100], e[100], problem[200] = "";
+        shown(t, sizeof t, name);
+        shown(e, sizeof e, exposed);
+        const char *owner = strmap_get(names, exposed);
+        if (!gw_tool_name_ok(exposed))
+            snprintf(problem, sizeof problem,
+                     "refused: clients accept only ^[A-Za-z0-9_-]{1,64}$");
+        else if (owner)
+            snprintf(problem, sizeof problem, "refused: taken by %s", owner);
+        else
+            strmap_put(names, exposed, xasprintf("upstream %s, prompt '%s'", u->cfg->name, t));
+        refused += problem[0] != '\0';
+        fn(&(struct gw_probe_row){.kind = GW_PROBE_PROMPT, .upstream = u->cfg->name, .tool = t,
+                                  .exposed = e, .problem = problem[0] ? problem : NULL},
+           arg);
+        free(exposed);
+    }
+    return refused;
+}
+
+size_t gw_probe_extras(const struct upstream *u, struct strmap *uris, struct strmap *prompts,
+                       gw_probe_fn *fn, void *arg)
+{
+    return (u->cfg->resources ? probe_resources(u, uris, fn, arg) : 0) +
+           (u->cfg->prompts ? probe_prompts(u, prompts, fn, arg) : 0);
 }
 
 void gw_extras_free(struct gateway *g)

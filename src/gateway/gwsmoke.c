@@ -174,7 +174,7 @@ static void on_smoke_timeout(struct loop *l, void *arg)
 
 void gw_smoke_start(struct upstream *u)
 {
-    if (u->cfg->smoke == NULL || u->gw->mcp == NULL) /* none, or a probe */
+    if (u->cfg->smoke == NULL) /* a probe runs it too (gateway check --probe) */
         return;
     json_t *args = json_object_get(u->cfg->smoke, "arguments");
     json_t *params = json_pack("{s:s, s:o}", "name", smoke_tool(u), "arguments",

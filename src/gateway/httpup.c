@@ -109,11 +109,12 @@ static void drop(struct post *p)
 
 static void renewed(struct httpup *h, json_t *msg);
 
-/* One message of an answer (a JSON body or an SSE event's data). */
+/* One message of an answer (a JSON body or an SSE event's data), parsed once here for what
+ * this transport needs of it and handed on parsed (up_receive_parsed takes it). */
 static void deliver(struct post *p, const char *text, size_t len)
 {
     struct httpup *h = p->hu;
-    json_t *msg = json_loadb(text, len, 0, NULL);
+    json_t *msg = json_loadb(text, len, JSON_REJECT_DUPLICATES, NULL);
     json_t *id = json_object_get(msg, "id");
     bool is_answer = json_is_integer(id) && !json_object_get(msg, "method") &&
                      p->id && (uint64_t)json_integer_value(id) == p->id;
@@ -129,9 +130,8 @@ static void deliver(struct post *p, const char *text, size_t len)
                                                           "protocolVersion"));
         snprintf(h->version, sizeof h->version, "%s", v ? v : "");
     }
-    json_decref(msg);
     h->u->related_id = p->id; /* a request on this stream belongs to this call (relay.c) */
-    up_receive(h->u, text, len);
+    up_receive_parsed(h->u, msg, len);
     h->u->related_id = 0;
 }
 

@@ -6,19 +6,33 @@
  * call's POST (httpup.c tells us the POST's id); over stdio the 2025-11-25 wire says nothing, so
  * it is relayed only when exactly one proxied call is at that upstream, and refused when several
  * are (guessing would show one user's form, or send one user's prompt, to another). A client
- * that did not declare the capability, a client of the 2026-07-28 era (it cannot take a request
- * in the middle of a call), or no call at all: the upstream gets a JSON-RPC error at once, so
- * its tool never hangs waiting. */
+ * that did not declare the capability, or no call at all: the upstream gets a JSON-RPC error at
+ * once, so its tool never hangs waiting.
+ *
+ * A client of the 2026-07-28 era takes no request in the middle of a call; it is asked through
+ * an input-required result instead. Its call ends with that result, carrying the upstream's
+ * request (params as sent, capped) and sealed state naming a held call: a random handle (the
+ * engine binds the state to the caller and the request). The upstream's call stays open and
+ * keeps its max_in_flight slot and its deadline; the client's retry with the answer (and that
+ * state) sends the answer upstream under the upstream's own id and takes the call over
+ * (gwcall.c resume_held), once. A held call not resumed within the state's lifetime is
+ * cancelled upstream and forgotten; one whose upstream ends it meanwhile is forgotten too. A
+ * second request during a held call is refused: 2026-07-28 asks one round at a time here. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "crypto.h"
 #include "gw_internal.h"
 #include "log.h"
+#include "loop.h"
 #include "mcp.h"
 #include "mem.h"
 #include "strmap.h"
-#include "utf8.h"
+#include "toolerr.h"
+
+/* The largest upstream request params relayed in an input-required result (as JSON). */
+#define RELAY_PARAMS_MAX (1024 * 1024)
 
 /* A request relayed to a client, waiting for its answer. */
 struct relay {
@@ -26,6 +40,16 @@ struct relay {
     json_t *id;          /* the upstream's request id, as it sent it */
     unsigned restarts;   /* the upstream's start it belongs to: a restarted one forgot it */
     char method[32];
+};
+
+/* A proxied call held for a 2026-07-28 client's answer to the upstream's request. */
+struct gw_hold {
+    struct gw_call *gc;
+    char handle[33];          /* 128 random bits in hex: what the sealed state names */
+    char caller[64];          /* who may resume it (mcp_call_caller) */
+    char key[16];             /* the request's key in inputRequests and inputResponses */
+    json_t *upstream_id;      /* the upstream's request id, to answer under */
+    struct loop_timer *timer; /* the state's lifetime: not resumed by then, cancelled */
 };
 
 static void answer_upstream(struct upstream *u, json_t *id, json_t *result, int code,
@@ -57,15 +81,9 @@ static void on_client_answer(struct mcp_call *call, json_t *result, json_t *erro
         if (json_is_object(result)) {
             answer_upstream(u, rl->id, result, 0, NULL);
         } else if (error) {
-            json_t *code = json_object_get(error, "code");
             char msg[300];
-            snprintf(msg, sizeof msg, "%s",
-                     json_is_string(json_object_get(error, "message"))
-                         ? json_string_value(json_object_get(error, "message"))
-                         : "the client refused the request");
-            utf8_clean(msg);
-            answer_upstream(u, rl->id, NULL,
-                            json_is_integer(code) ? (int)json_integer_value(code) : -32603, msg);
+            int code = gw_rpc_error(error, "the client refused the request", msg, sizeof msg);
+            answer_upstream(u, rl->id, NULL, code, msg);
         } else {
             answer_upstream(u, rl->id, NULL, -32603,
                             "the call ended before the client answered");
@@ -111,6 +129,123 @@ static const char *capability_of(const char *method)
     return NULL;
 }
 
+/* ---------- 2026-07-28: held calls ---------- */
+
+static void on_hold_expired(struct loop *l, void *arg)
+{
+    struct gw_hold *h = arg;
+    struct gw_call *gc = h->gc;
+    struct upstream *u = gc->up;
+    (void)l;
+    h->timer = NULL;
+    log_info("upstream %s: a call of %.64s held for the client's answer was not resumed within "
+             "%u ms: cancelled upstream",
+             u->cfg->name, gc->tool, mcp_state_ttl_ms(u->gw->mcp));
+    answer_upstream(u, h->upstream_id, NULL, -32603,
+                    "the client did not answer in time (2026-07-28 input round expired)");
+    gw_call_abandon(gc, "the client did not answer in time"); /* releases h */
+}
+
+void gw_relay_release(struct gw_call *gc)
+{
+    struct gw_hold *h = gc->hold;
+    if (h == NULL)
+        return;
+    strmap_del(gc->up->held, h->handle);
+    loop_timer_cancel(h->timer);
+    json_decref(h->upstream_id);
+    free(h);
+    gc->hold = NULL;
+}
+
+const char *gw_relay_caller(const struct gw_call *gc)
+{
+    return gc->hold ? gc->hold->caller : "anonymous";
+}
+
+void gw_relay_cleanup(struct upstream *u)
+{
+    size_t n;
+    void **v = strmap_values(u->held, &n);
+    for (size_t i = 0; i < n; i++) {
+        struct gw_hold *h = v[i];
+        char key[24];
+        snprintf(key, sizeof key, "%llu", (unsigned long long)h->gc->id);
+        free(strmap_del(u->pending, key)); /* its answer, if any, has no one to go to */
+        gw_call_drop(h->gc);               /* releases h */
+    }
+    free(v);
+}
+
+/* The calling client speaks 2026-07-28: its call ends with an input-required result carrying
+ * the upstream's request, and the upstream's call is held for its retry. */
+static void hold_for_answer(struct upstream *u, struct gw_call *gc, json_t *id, const char *method,
+                            const char *capability, json_t *params)
+{
+    json_t *copy = json_is_object(params) ? json_deep_copy(params) : json_object();
+    json_object_del(copy, "_meta"); /* the upstream's own tokens mean nothing to the client */
+    char *text = json_dumps(copy, JSON_COMPACT);
+    size_t size = text ? strlen(text) : SIZE_MAX;
+    free(text);
+    struct gw_hold *h = xcalloc(1, sizeof *h);
+    if (size > RELAY_PARAMS_MAX || !crypto_random_hex(h->handle, 16)) {
+        json_decref(copy);
+        free(h);
+        refuse(u, id, method, -32603,
+               size > RELAY_PARAMS_MAX ? "its params are too large to relay (over 1 MiB)"
+                                       : "no random handle for the held call");
+        return;
+    }
+    h->gc = gc;
+    snprintf(h->caller, sizeof h->caller, "%s", mcp_call_caller(gc->call));
+    snprintf(h->key, sizeof h->key, "%s", capability);
+    h->upstream_id = json_incref(id);
+    h->timer = loop_timer_add(u->loop, mcp_state_ttl_ms(u->gw->mcp), on_hold_expired, h);
+    strmap_put(u->held, h->handle, h);
+    gc->hold = h;
+    struct mcp_call *call = gc->call;
+    gc->call = NULL; /* ends with the result below; the client's retry brings the next */
+    log_info("upstream %s: %s relayed to the calling 2026-07-28 client as an input-required "
+             "result (tool %.64s)", u->cfg->name, method, gc->tool);
+    mcp_call_input_required(call,
+                            json_pack("{s:{s:s, s:o}}", h->key, "method", method, "params", copy),
+                            json_pack("{s:s}", "held", h->handle));
+}
+
+bool gw_relay_resume(struct upstream *u, struct mcp_call *call, const char *tool,
+                     struct gw_call **held)
+{
+    const char *handle = json_string_value(json_object_get(mcp_call_input_state(call), "held"));
+    *held = NULL;
+    if (!mcp_call_is_modern(call) || handle == NULL)
+        return false;
+    struct gw_hold *h = strmap_get(u->held, handle);
+    /* The engine already refuses another caller's state; checked again, it costs nothing. */
+    if (h == NULL || strcmp(h->caller, mcp_call_caller(call)) != 0 ||
+        strcmp(h->gc->tool, tool) != 0) {
+        mcp_call_result_take(call, tool_error_json(TE_NOT_FOUND, 0,
+                                                   "no held call of upstream %s matches this "
+                                                   "requestState: it was already resumed, it "
+                                                   "expired, or the upstream ended it; call "
+                                                   "the tool again",
+                                                   u->cfg->name));
+        return true;
+    }
+    json_t *answer = json_object_get(mcp_call_input_responses(call), h->key);
+    if (json_is_object(answer))
+        answer_upstream(u, h->upstream_id, answer, 0, NULL);
+    else
+        answer_upstream(u, h->upstream_id, NULL, -32603,
+                        "the client came back without answering the request");
+    log_info("upstream %s: the held call of %.64s resumed with the client's answer",
+             u->cfg->name, tool);
+    *held = h->gc;
+    gw_relay_release(h->gc);
+    return true;
+}
+
+/* ---------- relaying ---------- */
+
 bool gw_relay_request(struct upstream *u, json_t *msg, const char *method, uint64_t related_id)
 {
     const char *capability = capability_of(method), *why;
@@ -118,6 +253,11 @@ bool gw_relay_request(struct upstream *u, json_t *msg, const char *method, uint6
     if (capability == NULL)
         return false;
     struct gw_call *gc = find_call(u, related_id, &why);
+    if (gc && gc->hold) {
+        refuse(u, id, method, -32603,
+               "the calling client is already answering another request of this call");
+        return true;
+    }
     if (gc == NULL || gc->call == NULL) {
         refuse(u, id, method, -32603, why);
         return true;
@@ -129,6 +269,10 @@ bool gw_relay_request(struct upstream *u, json_t *msg, const char *method, uint6
         return true;
     }
     json_t *params = json_object_get(msg, "params");
+    if (mcp_call_is_modern(gc->call)) {
+        hold_for_answer(u, gc, id, method, capability, params);
+        return true;
+    }
     struct relay *rl = xcalloc(1, sizeof *rl);
     *rl = (struct relay){.up = u, .id = json_incref(id), .restarts = u->restarts};
     snprintf(rl->method, sizeof rl->method, "%s", method);
@@ -137,10 +281,7 @@ bool gw_relay_request(struct upstream *u, json_t *msg, const char *method, uint6
     if (!mcp_call_request(gc->call, method, copy, on_client_answer, rl)) {
         json_decref(rl->id);
         free(rl);
-        refuse(u, id, method, -32601,
-               mcp_call_is_modern(gc->call)
-                   ? "the calling client speaks 2026-07-28, which takes no request during a call"
-                   : "the calling client cannot take a request now");
+        refuse(u, id, method, -32601, "the calling client cannot take a request now");
         return true;
     }
     log_info("upstream %s: %s relayed to the calling client (tool %.64s)", u->cfg->name, method,

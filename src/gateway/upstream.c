@@ -3,7 +3,8 @@
  * the start-up handshake (initialize, notifications/initialized, tools/list following
  * nextCursor) within connect_timeout, and what the upstream sends unasked: progress (relayed to
  * the call it belongs to), log messages (our log), list_changed (logged: discovery is frozen),
- * ping (answered), sampling and elicitation requests (relayed to the calling client, relay.c)
+ * ping (answered), sampling and elicitation requests (relayed to the calling client, relay.c:
+ * as a request on its stream, or as an input-required result to a 2026-07-28 client)
  * and other requests (refused).
  * When the child exits or misbehaves (or the HTTP upstream fails) every request in flight is
  * answered "gone" (both NULL). */
@@ -45,9 +46,54 @@ bool up_send_message(struct upstream *u, json_t *msg)
     return send_json(u, msg);
 }
 
+/* A request to a stdio child, written around its dumped params: the frame is ours (our id, a
+ * method of the gateway's own), the same bytes json_dumps makes of the whole message, with
+ * one object fewer to build and dump on every call. */
+static bool send_request_line(struct upstream *u, uint64_t id, const char *method,
+                              json_t *params)
+{
+    char head[96];
+    int n = snprintf(head, sizeof head,
+                     "{\"jsonrpc\":\"2.0\",\"id\":%llu,\"method\":\"%s\",\"params\":",
+                     (unsigned long long)id, method);
+    char *text = json_dumps(params, JSON_COMPACT);
+    bool ok = false;
+    if (text && u->child && n > 0 && (size_t)n < sizeof head) {
+        size_t plen = strlen(text);
+        char *line = xmalloc((size_t)n + plen + 2);
+        memcpy(line, head, (size_t)n);
+        memcpy(line + n, text, plen);
+        memcpy(line + (size_t)n + plen, "}\n", 2);
+        ok = child_write(u->child, line, (size_t)n + plen + 2);
+        free(line);
+    }
+    free(text);
+    return ok;
+}
+
+/* A method we can put between quotes as it is (the gateway's own are plain ASCII names). */
+static bool plain_method(const char *method)
+{
+    size_t n = 0;
+    for (; method[n]; n++)
+        if (method[n] < 0x20 || method[n] > 0x7e || method[n] == '"' || method[n] == '\\')
+            return false;
+    return n < 48;
+}
+
+/* The pending map's key of an id: its decimal digits (snprintf costs more than the rest of a
+ * lookup, on every call). */
 static void id_key(uint64_t id, char out[24])
 {
-    snprintf(out, 24, "%llu", (unsigned long long)id);
+    char tmp[24];
+    size_t n = 0;
+    do {
+        tmp[n++] = (char)('0' + id % 10);
+        id /= 10;
+    } while (id);
+    for (size_t i = 0; i < n; i++)
+        out[i] = tmp[n - 1 - i];
+    out[n] = '\0';
 }
 
 bool up_request(struct upstream *u, const char *method, json_t *params_take, up_answer_fn *cb,
@@ -74,10 +120,16 @@ bool up_request(struct upstream *u, const char *method, json_t *params_take, up_
             json_object_set_new(params_take, "_meta", meta = json_object());
         json_object_set_new(meta, "progressToken", json_integer((json_int_t)id));
     }
-    json_t *msg = json_pack("{s:s, s:I, s:s, s:o}", "jsonrpc", "2.0", "id", (json_int_t)id,
-                            "method", method, "params", params_take);
-    bool ok = send_json(u, msg);
-    json_decref(msg);
+    bool ok;
+    if (u->http == NULL && json_is_object(params_take) && plain_method(method)) {
+        ok = send_request_line(u, id, method, params_take);
+        json_decref(params_take);
+    } else {
+        json_t *msg = json_pack("{s:s, s:I, s:s, s:o}", "jsonrpc", "2.0", "id", (json_int_t)id,
+                                "method", method, "params", params_take);
+        ok = send_json(u, msg);
+        json_decref(msg);
+    }
     if (!ok)
         return false;
     struct up_req *r = xcalloc(1, sizeof *r);
@@ -198,11 +250,18 @@ static void on_notification(struct upstream *u, const char *method, json_t *para
 
 void up_receive(struct upstream *u, const char *line, size_t len)
 {
-    json_error_t jerr;
-    char why[100];
     if (u->state == UP_DOWN)
         return;
-    json_t *msg = json_loadb(line, len, JSON_REJECT_DUPLICATES, &jerr);
+    up_receive_parsed(u, json_loadb(line, len, JSON_REJECT_DUPLICATES, NULL), len);
+}
+
+void up_receive_parsed(struct upstream *u, json_t *msg, size_t len)
+{
+    char why[100];
+    if (u->state == UP_DOWN) {
+        json_decref(msg);
+        return;
+    }
     if (!json_is_object(msg)) {
         /* The stream is no longer trustworthy (a stray print, a crash dump): restart it. */
         snprintf(why, sizeof why, "wrote a line that is not a JSON-RPC message (%zu bytes)",
@@ -296,6 +355,15 @@ static void on_oversized(const char *head, size_t head_len, const char *tail, si
     char why[80];
     snprintf(why, sizeof why, "answered with a message larger than %u MiB", CHILD_LINE_MAX >> 20);
     up_request_failed(u, id, why);
+}
+
+int gw_rpc_error(json_t *error, const char *fallback, char *msg, size_t size)
+{
+    json_t *code = json_object_get(error, "code");
+    const char *text = json_string_value(json_object_get(error, "message"));
+    snprintf(msg, size, "%s", text ? text : fallback);
+    utf8_clean(msg);
+    return json_is_integer(code) ? (int)json_integer_value(code) : -32603;
 }
 
 /* One request cannot be answered (an oversized answer, an HTTP error for it): a call gets a
@@ -400,6 +468,8 @@ static void on_initialized(struct upstream *u, json_t *result, json_t *error, vo
         up_down(u, error ? "initialize was refused" : "gone during initialize");
         return;
     }
+    snprintf(u->protocol, sizeof u->protocol, "%s", version);
+    utf8_clean(u->protocol);
     json_t *info = json_object_get(result, "serverInfo");
     log_info("upstream %s: initialized (%.40s %.20s, protocol %.20s)", u->cfg->name,
              text_or(json_object_get(info, "name")), text_or(json_object_get(info, "version")),
@@ -427,6 +497,7 @@ static void on_discover(struct upstream *u, json_t *result, json_t *error, void 
         offered = offered || (json_is_string(v) && strcmp(json_string_value(v), GW_MODERN) == 0);
     if (offered) {
         log_info("upstream %s: discovered (protocol %s)", u->cfg->name, GW_MODERN);
+        snprintf(u->protocol, sizeof u->protocol, "%s", GW_MODERN);
         u->state = UP_LISTING;
         request_tools(u, NULL);
         return;
@@ -470,6 +541,7 @@ static bool connect_transport(struct upstream *u, char *err, size_t errlen)
 bool up_start(struct upstream *u, char *err, size_t errlen)
 {
     u->pending = u->pending ? u->pending : strmap_new();
+    u->held = u->held ? u->held : strmap_new();
     u->tools = u->tools ? u->tools : json_array();
     json_array_clear(u->tools); /* a restart lists again; the surface stays as built */
     u->resources = u->resources ? u->resources : json_array();
@@ -477,6 +549,7 @@ bool up_start(struct upstream *u, char *err, size_t errlen)
     u->prompts = u->prompts ? u->prompts : json_array();
     json_array_clear(u->prompts);
     u->pages = 0;
+    u->protocol[0] = '\0';
     u->state = UP_STARTING;
     if (!connect_transport(u, err, errlen)) {
         u->state = UP_DOWN;
@@ -617,6 +690,10 @@ void up_cleanup(struct upstream *u)
     child_free(u->child);
     child_free(u->dead_child);
     httpup_free(u->http); /* ends its session (DELETE) */
+    if (u->held) {
+        gw_relay_cleanup(u);
+        strmap_free(u->held);
+    }
     if (u->pending) {
         size_t n;
         void **v = strmap_values(u->pending, &n);

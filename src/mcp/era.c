@@ -47,6 +47,14 @@ json_t *era_versions(void)
     return a;
 }
 
+bool era_version_served(const char *v)
+{
+    for (size_t i = 0; i < sizeof served_versions / sizeof *served_versions; i++)
+        if (strcmp(v, served_versions[i]) == 0)
+            return true;
+    return false;
+}
+
 static bool is_modern_version(const char *v)
 {
     return strcmp(v, MODERN_VERSION) == 0;
@@ -66,7 +74,7 @@ enum era era_of(struct hreq *r, json_t *root)
         return ERA_MODERN;
     if (pv == NULL || version_supported(pv))
         return ERA_LEGACY;
-    return is_modern_version(pv) && json_is_object(root) ? ERA_MODERN : ERA_UNSUPPORTED;
+    return is_modern_version(pv) ? ERA_MODERN : ERA_UNSUPPORTED;
 }
 
 static void reply_error(struct hreq *r, unsigned status, json_t *id, int code, const char *msg,
@@ -257,17 +265,13 @@ static bool headers_match(struct hreq *r, const struct jrpc_msg *m, const char *
  * object in a call. */
 static json_t *kept_caps(json_t *caps)
 {
-    static const char *const kept[] = {"sampling", "elicitation", "roots"};
     if (json_object_size(caps) == 0)
         return NULL; /* the common case: nothing declared, nothing to keep */
-    json_t *out = json_object();
-    for (size_t i = 0; i < 3; i++)
-        if (json_is_object(json_object_get(caps, kept[i])))
-            json_object_set_new(out, kept[i], json_object());
+    json_t *out = client_caps_kept(caps);
     json_t *ext = json_object_get(caps, "extensions");
-    if (json_is_object(json_object_get(ext, ERA_TASKS_EXTENSION)))
+    if (json_is_object(json_object_get(ext, MCP_TASKS_EXTENSION)))
         json_object_set_new(out, "extensions",
-                            json_pack("{s:{}}", ERA_TASKS_EXTENSION));
+                            json_pack("{s:{}}", MCP_TASKS_EXTENSION));
     return out;
 }
 
@@ -357,8 +361,18 @@ void era_serve(struct mcp_server *srv, struct hreq *r, json_t *root)
     struct jrpc_msg m;
     char msg[256];
 
+    if (!json_is_object(root)) {
+        audit_note(srv, r, NULL, NULL, "-32600");
+        reply_rpc_error(r, 400, NULL, JRPC_INVALID_REQUEST,
+                        "Invalid Request: MCP 2026-07-28 has no batches; send one JSON-RPC "
+                        "request per POST");
+        return;
+    }
     jrpc_classify(root, &m);
     if (m.kind == JRPC_INVALID) {
+        char code[16];
+        snprintf(code, sizeof code, "%d", m.why.code);
+        audit_note(srv, r, NULL, NULL, code);
         reply_rpc_error(r, 400, m.id, m.why.code, m.why.msg);
         return;
     }
@@ -559,6 +573,8 @@ const char *era_list_head(struct mcp_server *srv)
 {
     if (srv->modern_list_head == NULL) {
         char *text = json_dumps(server_info(srv), JSON_COMPACT);
+        if (text == NULL) /* an embedder's name that is not UTF-8: the caller takes the JSON path */
+            return NULL;
         size_t cap = strlen(text) + 200;
         srv->modern_list_head = xmalloc(cap);
         snprintf(srv->modern_list_head, cap,

@@ -6,14 +6,14 @@
 #define ERA_HEADER_MISMATCH (-32020)
 #define ERA_MISSING_CAPABILITY (-32021)
 #define ERA_UNSUPPORTED_VERSION (-32022)
-#define ERA_TASKS_EXTENSION MCP_TASKS_EXTENSION
 
 enum era { ERA_LEGACY, ERA_MODERN, ERA_UNSUPPORTED };
 
-/* Which rules a parsed POST body is served by: 2026-07-28 ones when its _meta names a
- * protocol version or the MCP-Protocol-Version header names 2026-07-28; the session era's
- * when the header is absent or one of 2024-11-05 ... 2025-11-25; else the header names a
- * version we do not serve. */
+/* Which rules a parsed POST body is served by: 2026-07-28 ones when it is an object whose
+ * _meta names a protocol version, or when the MCP-Protocol-Version header names 2026-07-28
+ * (then a batch is refused by that revision's rules); the session era's when the header is
+ * absent or one of 2024-11-05 ... 2025-11-25; else the header names a version we do not
+ * serve. */
 enum era era_of(struct hreq *r, json_t *root);
 /* The -32021 error for a request that needs the tasks extension its client did not declare
  * (new reference). */
@@ -29,6 +29,8 @@ bool era_param_headers_match(struct hreq *r, json_t *param_headers, json_t *args
                              size_t msgsz);
 /* The versions we serve, newest first (new reference). */
 json_t *era_versions(void);
+/* Whether v is one of them (2026-07-28 included). */
+bool era_version_served(const char *v);
 /* Adds what every 2026-07-28 result carries to the response msg's result (resultType,
  * serverInfo, and for cacheable methods ttlMs and cacheScope, unless retry: the answer to an
  * input-required round). */
@@ -45,7 +47,7 @@ void era_caller(struct mcp_server *srv, struct hreq *r, char out[45]);
 const char *era_cache_scope(const struct mcp_server *srv);
 /* The opening of a list result with the decoration, up to and including the comma before the
  * list's field: the fast path splices the cached listing after it. */
-const char *era_list_head(struct mcp_server *srv);
+const char *era_list_head(struct mcp_server *srv); /* NULL: no text form (a name not UTF-8) */
 /* The HTTP status of a 2026-07-28 answer: 400 for the transport's errors, 404 for an unknown
  * method, else 200. */
 unsigned era_status(json_t *answer);

@@ -154,7 +154,14 @@ void mcp_http_headers(struct mcp_server *srv, struct hreq *r)
                              : "Method Not Allowed: send JSON-RPC requests with POST");
         return;
     }
-    /* A POST's version is the body's to tell as well (era.c); a GET or DELETE has only this. */
+    /* A POST's version is the body's to tell as well (era.c); a GET or DELETE has only this.
+     * 2026-07-28 has neither a GET stream nor sessions to delete. */
+    if (pv && !post && strcmp(pv, MODERN_VERSION) == 0) {
+        hreq_add_header(r, "Allow", "POST");
+        reply_http_error(r, 405, "Method Not Allowed: MCP 2026-07-28 has no GET stream and no "
+                                 "sessions; send each request with POST");
+        return;
+    }
     if (pv && !post && !version_supported(pv)) {
         era_refuse_version(r, NULL);
         return;

@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "crypto.h"
+#include "era.h"
 #include "httpd.h"
 #include "log.h"
 #include "loop.h"
@@ -20,18 +21,29 @@
 #include "session.h"
 #include "strmap.h"
 
-static const char *const versions[] = {"2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25"};
 static const char *const log_levels[] = {"debug", "info",     "notice", "warning",
                                          "error", "critical", "alert",  "emergency"};
 
 /* ---------- small helpers ---------- */
 
+json_t *client_caps_kept(json_t *caps)
+{
+    static const char *const kept[] = {"sampling", "elicitation", "roots"};
+    json_t *out = json_object();
+    for (size_t i = 0; i < sizeof kept / sizeof *kept; i++)
+        if (json_is_object(json_object_get(caps, kept[i])))
+            json_object_set_new(out, kept[i], json_object());
+    /* Elicitation's modes: an empty object is form mode (the revisions' rule for clients
+     * older than url mode). */
+    json_t *el = json_object_get(caps, "elicitation");
+    if (json_is_object(el) && (json_object_size(el) == 0 || json_object_get(el, "form")))
+        json_object_set_new(out, "elicitation.form", json_object());
+    return out;
+}
+
 bool version_supported(const char *v)
 {
-    for (size_t i = 0; i < sizeof versions / sizeof *versions; i++)
-        if (strcmp(v, versions[i]) == 0)
-            return true;
-    return false;
+    return era_version_served(v) && strcmp(v, MODERN_VERSION) != 0;
 }
 
 int level_index(const char *level)
@@ -101,6 +113,26 @@ static void set_opt_str(json_t *o, const char *key, const char *value)
         json_object_set_new(o, key, json_string(value));
 }
 
+/* An x-mcp-header declaration a client can honour: not on an object or array property (a
+ * string, number, integer or boolean one, or one without a single type), naming a header of
+ * token characters (Mcp-Param-<name>). */
+static bool param_header_ok(json_t *def, json_t *h)
+{
+    const char *name = json_string_value(h);
+    size_t n = name ? strlen(name) : 0;
+    if (n == 0 || n > 64 || n != json_string_length(h))
+        return false;
+    for (size_t i = 0; i < n; i++) {
+        char c = name[i];
+        if (!((c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') ||
+              c == '-'))
+            return false;
+    }
+    const char *type = json_string_value(json_object_get(def, "type"));
+    return !type || (strcmp(type, "string") == 0 || strcmp(type, "number") == 0 ||
+                    strcmp(type, "integer") == 0 || strcmp(type, "boolean") == 0);
+}
+
 void mcp_add_tool(struct mcp_server *s, const struct mcp_tool_def *d)
 {
     json_t *t = json_pack("{s:s}", "name", d->name);
@@ -119,8 +151,14 @@ void mcp_add_tool(struct mcp_server *s, const struct mcp_tool_def *d)
     json_object_foreach(json_object_get(d->input_schema, "properties"), prop, def)
     {
         json_t *h = json_object_get(def, "x-mcp-header");
-        if (json_is_string(h))
+        if (h == NULL)
+            continue;
+        if (param_header_ok(def, h))
             json_object_set(headers, prop, h);
+        else /* a gateway relays upstream schemas: one bad declaration must not make the
+                tool uncallable in 2026-07-28 (value_matches could never succeed) */
+            log_warn("tool %s: x-mcp-header of %.64s ignored (a scalar property and a header "
+                     "name of letters, digits and '-' only)", d->name, prop);
     }
     if (json_object_size(headers))
         s->tools.v[s->tools.n - 1].param_headers = headers;

@@ -22,7 +22,8 @@ struct mcp_server;
 struct mcp_call;
 
 /* args is borrowed and must not be changed (a 2026-07-28 input-required round's state is bound
- * to the request as it came). */
+ * to the request as it came); nor may anything reached from the request's params: its _meta
+ * is a parse shared with later requests that send the same bytes (metacache.c). */
 typedef void mcp_handler(struct mcp_call *call, json_t *args, void *arg);
 typedef void mcp_cancel_cb(struct mcp_call *call, void *arg);
 /* The client's answer to mcp_call_request: result, or error (a JSON-RPC error object), or
@@ -167,8 +168,9 @@ json_t *mcp_call_progress_token(const struct mcp_call *c);
  * client (mcp_call_request returns false); it asks with an input_required result instead and
  * the client comes back with a new request carrying the answers. */
 bool mcp_call_is_modern(const struct mcp_call *c);
-/* Whether the client declared a capability ("elicitation", "sampling", "roots"): the request's
- * _meta in 2026-07-28, the session's initialize before. */
+/* Whether the client declared a capability ("elicitation", "sampling", "roots", or
+ * "elicitation.form": elicitation that takes form mode, which {} means): the request's _meta in
+ * 2026-07-28, the session's initialize before. */
 bool mcp_call_client_supports(const struct mcp_call *c, const char *capability);
 /* Whether a 2026-07-28 request declared an extension (e.g. "io.modelcontextprotocol/tasks"). */
 bool mcp_call_client_extension(const struct mcp_call *c, const char *extension);
@@ -182,6 +184,9 @@ json_t *mcp_call_input_responses(const struct mcp_call *c);
 /* The state the handler gave mcp_call_input_required in an earlier round, checked to be
  * unaltered, unexpired and for this caller and request (borrowed), or NULL. */
 json_t *mcp_call_input_state(const struct mcp_call *c);
+/* How long a state sealed now is accepted (mcp_opts.state_ttl_ms or its default), in ms: what
+ * a handler keeps for a later round need not outlive it. */
+unsigned mcp_state_ttl_ms(const struct mcp_server *s);
 /* Who made the call, what sealed state and tasks are bound to: "p:<name>" for the principal
  * mcp_set_caller names, else a digest of its bearer token (never the credential), or
  * "anonymous". */

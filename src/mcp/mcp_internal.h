@@ -212,6 +212,10 @@ struct rpc_ctx {
 
 /* Small helpers (mcp.c). */
 bool version_supported(const char *v);
+/* What the engine keeps of a client's capabilities (either era): presence flags for sampling,
+ * elicitation and roots, and "elicitation.form" when it takes form-mode elicitation. A client
+ * cannot park a large object in a session or a call this way (new reference). */
+json_t *client_caps_kept(json_t *caps);
 int level_index(const char *level);
 void reply_json(struct hreq *r, unsigned status, json_t *msg_take);
 void reply_rpc_error(struct hreq *r, unsigned status, json_t *id, int code, const char *msg);

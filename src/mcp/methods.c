@@ -112,8 +112,9 @@ static json_t *build_capabilities(struct mcp_server *srv)
     return caps;
 }
 
-/* 2026-07-28: no list changes or subscriptions to announce (those need subscriptions/listen,
- * which this server does not offer); the tasks extension when a provider runs tasks. */
+/* 2026-07-28: no listChanged or resource subscriptions are announced (our lists do not
+ * change while we run; subscriptions/listen carries task notifications); the tasks extension
+ * when a provider runs tasks. */
 static json_t *build_modern_capabilities(struct mcp_server *srv)
 {
     json_t *caps = json_object();
@@ -195,10 +196,12 @@ static void answer_list(struct rpc_ctx *x, struct jrpc_msg *m, struct registry *
     struct list_arg l = {reg, field};
     const char *text = x->ex->batch ? NULL : registry_text(reg, &len);
     bool modern = x->ex->modern;
-    if (reg->list_head[modern] == NULL)
-        reg->list_head[modern] =
-            xasprintf("%s\"%s\":", modern ? era_list_head(x->srv) : "{", field);
-    answer_text(x, m, reg->list_head[modern], text, len, "}", make_list, &l);
+    const char *head = modern ? era_list_head(x->srv) : "{";
+    if (head == NULL) /* no text form of our decoration: the JSON path decorates */
+        text = NULL;
+    else if (reg->list_head[modern] == NULL)
+        reg->list_head[modern] = xasprintf("%s\"%s\":", head, field);
+    answer_text(x, m, text ? reg->list_head[modern] : "", text, len, "}", make_list, &l);
 }
 
 /* Answers -32602 when v is a string holding a NUL character (valid JSON, but no name, URI or
@@ -244,12 +247,7 @@ static void do_initialize(struct rpc_ctx *x, struct jrpc_msg *m)
         snprintf(s->version, sizeof s->version, "%s", version);
         s->log_level = 1; /* info */
         json_t *caps = json_object_get(m->params, "capabilities");
-        /* Only what we look at is kept: a client cannot park megabytes in a session. */
-        s->client_caps = json_object();
-        static const char *const kept[] = {"sampling", "elicitation", "roots"};
-        for (size_t i = 0; i < 3; i++)
-            if (json_object_get(caps, kept[i]))
-                json_object_set_new(s->client_caps, kept[i], json_object());
+        s->client_caps = client_caps_kept(caps);
         s->subs = json_object();
         s->streams = strmap_new();
         s->refs = 1;

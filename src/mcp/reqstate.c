@@ -29,6 +29,11 @@ static uint64_t state_ttl(const struct mcp_server *srv)
     return srv->o.state_ttl_ms ? srv->o.state_ttl_ms : STATE_TTL_MS;
 }
 
+unsigned mcp_state_ttl_ms(const struct mcp_server *s)
+{
+    return (unsigned)state_ttl(s);
+}
+
 void reqstate_params_digest(const char *method, json_t *params, char out[45])
 {
     json_t *p = json_is_object(params) ? json_copy(params) : json_object();

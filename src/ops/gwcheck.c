@@ -4,7 +4,9 @@
  * starting. Args, env values and header values may carry secrets after interpolation, so only
  * the command and the names of env variables and headers are printed. With --probe it also
  * starts each upstream the way serve does (gateway_probe), lists what it offers and prints the
- * exposed-names table: which tool is exposed under which name, and which rule decided. */
+ * exposed-names table: which tool is exposed under which name, and which rule decided; then
+ * each upstream's protocol version and smoke call (run as serve runs it: passed, or failed
+ * with our own reason), and the resources and prompts of those that enable them. */
 #include "gwcheck.h"
 
 #include <stdbool.h>
@@ -31,10 +33,13 @@ const char gateway_usage[] =
     "limits and its include/exclude rules (no rules: nothing exposed). Never prints a value.\n"
     "--probe also starts each upstream as serve would (waiting its connect_timeout), lists its\n"
     "tools and prints the exposed-names table: NAME (or - when not exposed), UPSTREAM, TOOL\n"
-    "(the upstream's own name) and RULE (included or excluded, by which glob), then stops them.\n"
-    "Exit codes: 0 valid, 1 the gateway file is refused, an upstream did not start or serve\n"
-    "would refuse an exposed name, 2 usage or configuration error. `doctor` runs the offline\n"
-    "check only.\n"
+    "(the upstream's own name) and RULE (included or excluded, by which glob); then for each\n"
+    "upstream the protocol version it speaks (2025-11-25 or 2026-07-28) and its smoke call,\n"
+    "made as serve makes it (passed, or failed and why), and the resources and prompts of\n"
+    "those with tools.resources or tools.prompts; then stops them.\n"
+    "Exit codes: 0 valid, 1 the gateway file is refused, an upstream did not start or failed\n"
+    "its smoke call, or serve would refuse an exposed name, 2 usage or configuration error.\n"
+    "`doctor` runs the offline check only.\n"
     "\n"
     "pins: the SHA-256 pinned for each exposed tool's definition (GATEWAY_FILE.pins, written\n"
     "at the first start) and, from GATEWAY_FILE.pins-status (written by the server), each tool\n"
@@ -85,19 +90,58 @@ static void print_upstream(const struct gw_upstream *u)
     print_rules("exclude", u->exclude);
 }
 
-/* The probe's rows, kept to print them as a table with aligned columns. */
+/* The probe's rows, kept to print them as tables with aligned columns. */
 struct table {
+    size_t smoke_failed;
     json_t *rows; /* [[name, upstream, tool, rule], ...] */
     json_t *failed; /* [[upstream, error], ...] */
+    json_t *upstreams; /* ["name: protocol ...; smoke call ...", ...] */
+    json_t *resources; /* [[uri, upstream, note], ...] */
+    json_t *prompts; /* [[name, upstream, prompt, note], ...] */
 };
+
+/* "upstream: protocol V; resources: N; prompts: N; smoke call T passed" */
+static json_t *upstream_line(const struct gw_probe_row *r)
+{
+    char extras[80] = "", smoke[400] = "";
+    int n = 0;
+    if (r->resources >= 0)
+        n += snprintf(extras + n, sizeof extras - (size_t)n, "; resources: %d offered",
+                      r->resources);
+    if (r->prompts >= 0)
+        snprintf(extras + n, sizeof extras - (size_t)n, "; prompts: %d offered", r->prompts);
+    if (r->smoke && strcmp(r->smoke, "passed") == 0)
+        snprintf(smoke, sizeof smoke, "; smoke call %s passed", r->smoke_tool);
+    else if (r->smoke)
+        snprintf(smoke, sizeof smoke, "; %s", r->error ? r->error : "smoke call failed");
+    return json_sprintf("%s: protocol %s%s%s", r->upstream, r->protocol[0] ? r->protocol : "?",
+                        extras, smoke);
+}
 
 static void on_probe_row(const struct gw_probe_row *r, void *arg)
 {
     struct table *t = arg;
     char rule[300];
-    if (r->tool == NULL) {
+    switch (r->kind) {
+    case GW_PROBE_FAILED:
         json_array_append_new(t->failed, json_pack("[ss]", r->upstream, r->error));
         return;
+    case GW_PROBE_UPSTREAM:
+        t->smoke_failed += r->smoke && strcmp(r->smoke, "passed") != 0;
+        json_array_append_new(t->upstreams, upstream_line(r));
+        return;
+    case GW_PROBE_RESOURCE:
+        json_array_append_new(t->resources,
+                              json_pack("[sss]", r->tool, r->upstream,
+                                        r->problem ? r->problem : "exposed"));
+        return;
+    case GW_PROBE_PROMPT:
+        json_array_append_new(t->prompts,
+                              json_pack("[ssss]", r->exposed, r->upstream, r->tool,
+                                        r->problem ? r->problem : "exposed"));
+        return;
+    case GW_PROBE_TOOL:
+        break;
     }
     snprintf(rule, sizeof rule, "%s%s%s%s%s", r->verdict, r->rule ? " by " : "",
              r->rule ? r->rule : "", r->problem ? "; " : "", r->problem ? r->problem : "");
@@ -105,35 +149,54 @@ static void on_probe_row(const struct gw_probe_row *r, void *arg)
                                              r->upstream, r->tool, rule));
 }
 
-static void print_table(const struct table *t)
+/* A titled table: every column but the last padded to its widest cell. */
+static void print_rows(const char *title, const char *const *head, size_t ncols, json_t *rows)
 {
-    static const char *const head[] = {"NAME", "UPSTREAM", "TOOL", "RULE"};
-    int width[3];
+    int width[4] = {0};
     size_t i;
     json_t *row;
-    for (int c = 0; c < 3; c++)
+    for (size_t c = 0; c + 1 < ncols; c++)
         width[c] = (int)strlen(head[c]);
-    json_array_foreach(t->rows, i, row) for (int c = 0; c < 3; c++) {
-        int w = (int)strlen(json_string_value(json_array_get(row, (size_t)c)));
+    json_array_foreach(rows, i, row) for (size_t c = 0; c + 1 < ncols; c++) {
+        int w = (int)strlen(json_string_value(json_array_get(row, c)));
         width[c] = w > width[c] ? w : width[c];
     }
-    printf("exposed names (probe):\n  %-*s  %-*s  %-*s  %s\n", width[0], head[0], width[1],
-           head[1], width[2], head[2], head[3]);
-    json_array_foreach(t->rows, i, row) {
-        printf("  %-*s  %-*s  %-*s  %s\n", width[0], json_string_value(json_array_get(row, 0)),
-               width[1], json_string_value(json_array_get(row, 1)), width[2],
-               json_string_value(json_array_get(row, 2)), json_string_value(json_array_get(row, 3)));
+    printf("%s:\n", title);
+    for (size_t c = 0; c < ncols; c++) /* the last column's width is 0: not padded */
+        printf("  %-*s%s", width[c], head[c], c + 1 < ncols ? "" : "\n");
+    json_array_foreach(rows, i, row) {
+        for (size_t c = 0; c < ncols; c++)
+            printf("  %-*s%s", width[c], json_string_value(json_array_get(row, c)),
+                   c + 1 < ncols ? "" : "\n");
     }
+}
+
+static void print_table(const struct table *t)
+{
+    static const char *const tools[] = {"NAME", "UPSTREAM", "TOOL", "RULE"};
+    static const char *const resources[] = {"URI", "UPSTREAM", "STATUS"};
+    static const char *const prompts[] = {"NAME", "UPSTREAM", "PROMPT", "STATUS"};
+    size_t i;
+    json_t *row;
+    print_rows("exposed names (probe)", tools, 4, t->rows);
     json_array_foreach(t->failed, i, row) {
         printf("  upstream %s did not start: %s\n", json_string_value(json_array_get(row, 0)),
                json_string_value(json_array_get(row, 1)));
     }
+    if (json_array_size(t->upstreams))
+        printf("upstreams (probe):\n");
+    json_array_foreach(t->upstreams, i, row) printf("  %s\n", json_string_value(row));
+    if (json_array_size(t->resources))
+        print_rows("resources (probe)", resources, 3, t->resources);
+    if (json_array_size(t->prompts))
+        print_rows("prompts (probe)", prompts, 4, t->prompts);
 }
 
 /* Starts the upstreams, prints the table; returns the exit code. */
 static int probe(const struct gwfile *gw)
 {
-    struct table t = {.rows = json_array(), .failed = json_array()};
+    struct table t = {.rows = json_array(), .failed = json_array(), .upstreams = json_array(),
+                      .resources = json_array(), .prompts = json_array()};
     struct loop *l = loop_new();
     if (l == NULL) {
         fprintf(stderr, "hermes-mcp: cannot set up the event loop\n");
@@ -146,10 +209,16 @@ static int probe(const struct gwfile *gw)
     size_t rows = json_array_size(t.rows), exposed = 0;
     for (size_t i = 0; i < rows; i++)
         exposed += strcmp(json_string_value(json_array_get(json_array_get(t.rows, i), 0)), "-") != 0;
-    printf("%zu of %zu tools exposed; %zu upstream%s did not start\n", exposed, rows,
+    printf("%zu of %zu tools exposed; %zu upstream%s did not start", exposed, rows,
            json_array_size(t.failed), json_array_size(t.failed) == 1 ? "" : "s");
+    if (t.smoke_failed)
+        printf("; %zu smoke call%s failed", t.smoke_failed, t.smoke_failed == 1 ? "" : "s");
+    printf("\n");
     json_decref(t.rows);
     json_decref(t.failed);
+    json_decref(t.upstreams);
+    json_decref(t.resources);
+    json_decref(t.prompts);
     return bad ? 1 : 0;
 }
 

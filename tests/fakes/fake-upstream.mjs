@@ -23,6 +23,11 @@
 //                  is a nested provider error {"success": false, "error": "... sk-fake-SECRET ..."}
 //   tool iserror   a result with isError: true
 //   tool rpcerror  a JSON-RPC error
+//                 --elicit         one more tool, for the relay of requests (gwrelay-modern):
+//   tool ask       sends elicitation/create (message: arguments.message) and answers the call
+//                  with "answer: " + the JSON of the client's result (or "error: " + its error),
+//                  arguments.ms milliseconds after the client's answer (default 0)
+//                 --calls FILE also gets "cancelled ID" for each notifications/cancelled
 // Streamable HTTP mode (tests/integration/gwhttp.test.mjs): --http PORT serves POST/DELETE /mcp
 // on 127.0.0.1:PORT instead of stdio, with sessions (Mcp-Session-Id from initialize; an unknown
 // one gets 404, none gets 400); answers are JSON, or SSE for tool progress (progress events,
@@ -43,6 +48,7 @@ const args = process.argv.slice(2);
 const opt = (name) => { const i = args.indexOf(name); return i >= 0 ? args[i + 1] : undefined; };
 if (opt('--starts')) appendFileSync(opt('--starts'), `start ${process.pid}\n`);
 
+const asking = new Map(); // our elicitation/create id -> what to do with the client's answer
 const send = (msg) => process.stdout.write(JSON.stringify(msg) + '\n');
 const description = (name) => (name === 'echo' && opt('--describe') && existsSync(opt('--describe'))
   ? readFileSync(opt('--describe'), 'utf8') : `fake ${name}`);
@@ -61,7 +67,8 @@ else createInterface({ input: process.stdin }).on('line', (line) => {
       capabilities: { tools: {} }, serverInfo: { name: 'fake-upstream', version: '1.0.0' } } });
   } else if (msg.method === 'tools/list') {
     const all = ['echo', 'slow', 'crash', 'hang', 'garbage', 'huge', 'hugetail',
-      ...(args.includes('--smoke-tools') ? ['provider', 'iserror', 'rpcerror'] : [])].map(tool);
+      ...(args.includes('--smoke-tools') ? ['provider', 'iserror', 'rpcerror'] : []),
+      ...(args.includes('--elicit') ? ['ask'] : [])].map(tool);
     if (!args.includes('--pages')) {
       send({ jsonrpc: '2.0', id: msg.id, result: { tools: all } });
       return;
@@ -89,6 +96,14 @@ else createInterface({ input: process.stdin }).on('line', (line) => {
     } else if (name === 'slow') {
       setTimeout(() => send({ jsonrpc: '2.0', id: msg.id, result: { content: [{ type: 'text',
         text: 'slow done' }] } }), msg.params.arguments?.ms ?? 300);
+    } else if (name === 'ask') {
+      const askId = `ask-${msg.id}`;
+      asking.set(askId, (answer) => setTimeout(() => text(answer.error
+        ? `error: ${JSON.stringify(answer.error)}` : `answer: ${JSON.stringify(answer.result)}`),
+      msg.params.arguments?.ms ?? 0));
+      send({ jsonrpc: '2.0', id: askId, method: 'elicitation/create', params: {
+        message: msg.params.arguments?.message ?? 'ask', requestedSchema: { type: 'object',
+          properties: { name: { type: 'string' } } } } });
     } else if (name === 'crash') {
       setTimeout(() => process.exit(3), 100);
     } else if (name === 'garbage') {
@@ -97,8 +112,14 @@ else createInterface({ input: process.stdin }).on('line', (line) => {
       const result = { content: [{ type: 'text', text: 'x'.repeat(5 * 1024 * 1024) }] };
       send(name === 'huge' ? { jsonrpc: '2.0', id: msg.id, result } : { result, jsonrpc: '2.0', id: msg.id });
     }
+  } else if (msg.method === 'notifications/cancelled') {
+    if (opt('--calls')) appendFileSync(opt('--calls'), `cancelled ${msg.params?.requestId}\n`);
   } else if (msg.id !== undefined && msg.method) {
     send({ jsonrpc: '2.0', id: msg.id, error: { code: -32601, message: 'Method not found' } });
+  } else if (msg.id !== undefined && asking.has(msg.id)) { // an answer to our elicitation
+    const done = asking.get(msg.id);
+    asking.delete(msg.id);
+    done(msg);
   }
 });
 

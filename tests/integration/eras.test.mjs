@@ -540,6 +540,29 @@ test('raw fetch: server/discover, and the new era\'s errors, each with the reque
     assert.equal(legacy.status, 200, legacy.text);
     assert.deepEqual(legacy.json.result.tools.map((t) => t.name).sort(), TOOLS);
     assert.equal(legacy.json.result.resultType, undefined, 'no new-era fields on a legacy answer');
+
+    // A batch under the 2026-07-28 header: that revision has no batches (-32600), not an
+    // "unsupported version" naming the very version the client sent.
+    const batch = await post(r.srv, [{ jsonrpc: '2.0', id: 10, method: 'tools/list', params: { _meta: modernMeta() } }],
+      modernHeaders('tools/list'));
+    assert.equal(batch.status, 400, batch.text);
+    assert.equal(batch.json.error.code, -32600, batch.text);
+    assert.match(batch.json.error.message, /batch/, batch.text);
+  } finally {
+    await r.close();
+  }
+});
+
+test('raw fetch: GET and DELETE under the 2026-07-28 header get 405 Allow: POST (no stream, no session), even with sessions on', async () => {
+  const r = await rig({ MCP_SESSIONS: '1' });
+  try {
+    for (const method of ['GET', 'DELETE']) {
+      const res = await fetch(r.srv.url, { method, headers: { ...r.srv.auth, Accept: 'text/event-stream', 'MCP-Protocol-Version': MODERN } });
+      const text = await res.text();
+      assert.equal(res.status, 405, `${method}: ${text}`);
+      assert.equal(res.headers.get('allow'), 'POST', method);
+      assert.doesNotMatch(text, /-32022/, `${method} is not told its version is unsupported`);
+    }
   } finally {
     await r.close();
   }
@@ -573,6 +596,13 @@ test('SDK v2 pinned: hermes_reset without confirmed asks through elicitation (in
     await plain.client.listTools();
     const refused = await plain.client.callTool({ name: 'hermes_reset', arguments: {} });
     assert.equal(refused.structuredContent.error, 'confirmation_required');
+    // Nor does one that takes only url-mode elicitation: the question is a form.
+    const urlOnly = await connectV2(r.srv, { pin: MODERN }, { capabilities: { elicitation: { url: {} } } });
+    urlOnly.client.setRequestHandler('elicitation/create', async () => ({ action: 'decline' }));
+    await urlOnly.client.listTools();
+    const notAsked = await urlOnly.client.callTool({ name: 'hermes_reset', arguments: {} });
+    assert.equal(notAsked.structuredContent.error, 'confirmation_required', JSON.stringify(notAsked));
+    await urlOnly.client.close();
     await client.close();
     await plain.client.close();
   } finally {

@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { spawnSync } from 'node:child_process';
-import { ROOT, HERMES, startHermes, until, jsonLines } from './lib.mjs';
+import { ROOT, HERMES, startHermes, startConformance, until, jsonLines } from './lib.mjs';
 
 const FAKE = join(ROOT, 'tests/fakes/fake-upstream.mjs');
 const SECRET_ARG = 'argument-that-must-not-be-logged-7d1f';
@@ -154,7 +154,8 @@ test('gateway check --probe prints the exposed-names table with the deciding rul
   const r = spawnSync(HERMES, ['gateway', 'check', '--probe', '--env-file', env], { encoding: 'utf8' });
   assert.equal(r.status, 0, r.stdout + r.stderr);
   const table = r.stdout.slice(r.stdout.indexOf('exposed names (probe):'));
-  const rows = table.split('\n').slice(1).filter((l) => l.startsWith('  ')).map((l) => l.trim().split(/\s{2,}/));
+  const lines = table.split('\n').slice(1);
+  const rows = lines.slice(0, lines.findIndex((l) => !l.startsWith('  '))).map((l) => l.trim().split(/\s{2,}/));
   assert.deepEqual(rows[0], ['NAME', 'UPSTREAM', 'TOOL', 'RULE']);
   const row = (up, tool) => rows.find((x) => x[1] === up && x[2] === tool);
   assert.deepEqual(row('fake', 'echo'), ['fake__echo', 'fake', 'echo', 'included by echo']);
@@ -199,6 +200,59 @@ test('gateway check --probe exits 1 naming an upstream that does not start, or a
   const help = spawnSync(HERMES, ['gateway', '--help'], { encoding: 'utf8' });
   assert.match(help.stdout, /gateway check \[--probe\] \[--env-file FILE\]/);
   assert.match(help.stdout, /--probe also starts each upstream/);
+});
+
+test('gateway check --probe prints each upstream\'s protocol, its resources and prompts where enabled, and runs its smoke call', async () => {
+  const everything = spawnSync(join(ROOT, 'scripts/node-tools.sh'), ['everything'], { encoding: 'utf8' })
+    .stdout.trim().split('\n')[0];
+  const conf = await startConformance(); // speaks 2026-07-28
+  try {
+    const gw = join(dir, 'p4.yaml');
+    writeFileSync(gw, 'upstreams:\n' +
+      `  ev:\n    command: ${JSON.stringify(process.execPath)}\n    args: ${JSON.stringify([everything, 'stdio'])}\n` +
+      '    tools: {include: [echo], resources: true, prompts: true}\n' +
+      '    smoke: {tool: echo, arguments: {message: ready}}\n' +
+      `  sick:\n    command: ${JSON.stringify(process.execPath)}\n    args: ${JSON.stringify([FAKE, '--smoke-tools'])}\n` +
+      '    tools: {include: [echo]}\n    smoke: {tool: iserror}\n' +
+      `  conf:\n    url: ${conf.url}\n    tools: {include: [test_simple_text]}\n`);
+    chmodSync(gw, 0o600);
+    const env = join(dir, 'p4.env');
+    writeFileSync(env, `MCP_AUTH_TOKEN=${'c'.repeat(64)}\nGATEWAY_FILE=${gw}\n`);
+    chmodSync(env, 0o600);
+    const r = spawnSync(HERMES, ['gateway', 'check', '--probe', '--env-file', env], { encoding: 'utf8', timeout: 60000 });
+    assert.equal(r.status, 1, 'a failed smoke call fails the check\n' + r.stdout + r.stderr);
+    const section = (title) => {
+      const at = r.stdout.indexOf(`\n${title}:\n`);
+      assert.ok(at >= 0, `${title} printed:\n${r.stdout}`);
+      const lines = r.stdout.slice(at + title.length + 3).split('\n');
+      return lines.slice(0, lines.findIndex((l) => !l.startsWith('  '))).map((l) => l.trim());
+    };
+    const ups = section('upstreams (probe)');
+    assert.deepEqual(ups, [
+      'ev: protocol 2025-11-25; resources: 7 offered; prompts: 4 offered; smoke call echo passed',
+      'sick: protocol 2025-11-25; smoke call iserror failed: the result has isError: true',
+      'conf: protocol 2026-07-28',
+    ]);
+    const table = (title) => section(title).map((l) => l.split(/\s{2,}/));
+    const resources = table('resources (probe)');
+    assert.deepEqual(resources[0], ['URI', 'UPSTREAM', 'STATUS']);
+    assert.equal(resources.length, 1 + 7);
+    assert.deepEqual(resources.find((x) => x[0].endsWith('/architecture.md')),
+      ['demo://resource/static/document/architecture.md', 'ev', 'exposed']);
+    const prompts = table('prompts (probe)');
+    assert.deepEqual(prompts[0], ['NAME', 'UPSTREAM', 'PROMPT', 'STATUS']);
+    assert.deepEqual(prompts.find((x) => x[2] === 'simple-prompt'), ['ev__simple-prompt', 'ev', 'simple-prompt', 'exposed']);
+    assert.equal(prompts.length, 1 + 4);
+    assert.match(r.stdout, /\n3 of \d+ tools exposed; 0 upstreams did not start; 1 smoke call failed\n/);
+  } finally {
+    await conf.stop();
+  }
+  // The same upstreams without the failing smoke call: exit 0.
+  const ok = probeSetup('p5', { fine: { args: ['--smoke-tools'], extra: '    tools: {include: [echo]}\n    smoke: {tool: provider}\n' } });
+  const r = spawnSync(HERMES, ['gateway', 'check', '--probe', '--env-file', ok], { encoding: 'utf8' });
+  assert.equal(r.status, 0, r.stdout + r.stderr);
+  assert.match(r.stdout, /\nupstreams \(probe\):\n  fine: protocol 2025-11-25; smoke call provider passed\n/);
+  assert.doesNotMatch(r.stdout, /resources \(probe\)|prompts \(probe\)|smoke call failed/);
 });
 
 test('README: the worked example\'s gateway file probes to the table printed there', () => {

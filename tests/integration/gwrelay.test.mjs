@@ -125,17 +125,17 @@ test('over stdio with another call in flight, the request cannot be told apart: 
   } finally { await a.close(); await b.close(); }
 });
 
-test('a 2026-07-28 client (no requests during a call there): the upstream gets an error at once', async () => {
+test('a 2026-07-28 client that did not declare sampling: the upstream gets an error at once', async () => {
   const name = 'ev__trigger-sampling-request';
   const r = await post(srv, { jsonrpc: '2.0', id: 7, method: 'tools/call', params: { name,
     arguments: { prompt: 'modern', maxTokens: 5 },
     _meta: { 'io.modelcontextprotocol/protocolVersion': '2026-07-28',
-      'io.modelcontextprotocol/clientCapabilities': { sampling: {} } } } },
+      'io.modelcontextprotocol/clientCapabilities': { elicitation: {} } } } },
   { 'MCP-Protocol-Version': '2026-07-28', 'Mcp-Method': 'tools/call', 'Mcp-Name': name });
   assert.equal(r.status, 200, r.text);
   const answer = r.json ?? parseSse(r.text).map((e) => e.data).find((d) => d?.id === 7);
   assert.equal(answer.result.isError, true, r.text);
-  assert.match(JSON.stringify(answer.result.content), /speaks 2026-07-28/);
+  assert.match(JSON.stringify(answer.result.content), /does not support sampling/);
 });
 
 test('upstream log notifications go to our log, never to the client', async () => {

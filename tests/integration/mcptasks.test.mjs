@@ -9,6 +9,7 @@ import assert from 'node:assert/strict';
 import { writeFileSync, chmodSync, mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import http from 'node:http';
 import { createHash, randomBytes } from 'node:crypto';
 import { startHermes, restartHermes, startFake, agentEnv, until, modernMeta, modernHeaders } from './lib.mjs';
 
@@ -153,6 +154,37 @@ test('tasks/cancel stops the agent run; the task ends cancelled; cancelling agai
   }
 });
 
+test('tasks/cancel while the run is being submitted: the run the agent starts anyway is stopped once its id is known', async () => {
+  const fake = await startFake();
+  // A proxy that holds the agent's answer to POST /v1/runs, so the cancel comes while the
+  // submission is on the wire.
+  const proxy = http.createServer((req, res) => {
+    const hold = req.method === 'POST' && req.url.endsWith('/v1/runs') ? 800 : 0;
+    const up = http.request({ host: '127.0.0.1', port: fake.port, path: req.url, method: req.method, headers: req.headers }, (ur) => {
+      setTimeout(() => { res.writeHead(ur.statusCode, ur.headers); ur.pipe(res); }, hold);
+    });
+    req.pipe(up);
+  });
+  await new Promise((r) => proxy.listen(0, '127.0.0.1', r));
+  const srv = await startHermes({ HERMES_ENV_PATH: agentEnv({ port: proxy.address().port, key: fake.key }), HERMES_POLL_MS: '50' });
+  try {
+    const creating = call(srv, { task: 'a long job [delay=60000]', mode: 'async', id: 'mt-early' });
+    await until(() => fake.received().some((r) => r.method === 'POST' && r.path.endsWith('/v1/runs')), 'the submission to reach the agent');
+    const ack = (await rpc(srv, 'tasks/cancel', { taskId: 'mt-early' })).json.result;
+    assert.equal(ack.resultType, 'complete');
+    const created = (await creating).json.result;
+    assert.equal(created.taskId, 'mt-early');
+    await until(() => fake.received().some((r) => r.method === 'POST' && /\/v1\/runs\/[^/]+\/stop$/.test(r.path)),
+      'the agent to be asked to stop the run it started');
+    const end = await terminal(srv, 'mt-early');
+    assert.equal(end.status, 'cancelled');
+  } finally {
+    await srv.stop();
+    await fake.stop();
+    proxy.close();
+  }
+});
+
 test('a task survives a kill -9 of the server: after the restart tasks/get finds it and its result', async () => {
   const fake = await startFake();
   const srv = await startHermes({ HERMES_ENV_PATH: agentEnv(fake), HERMES_POLL_MS: '50' });
@@ -266,6 +298,13 @@ test("tasks are their principal's: another principal gets 'not found' from the t
     assert.equal(res.structuredContent.error, 'not_found');
     const files = (await rpc(them, 'tools/call', { name: 'hermes_files', arguments: { id: 'mt-owner' } })).json.result;
     assert.equal(files.structuredContent.error, 'not_found');
+    const cancel = (await rpc(them, 'tools/call', { name: 'hermes_cancel', arguments: { id: 'mt-owner' } })).json.result;
+    assert.equal(cancel.structuredContent.error, 'not_found', JSON.stringify(cancel));
+    const mine = (await rpc(srv, 'tools/call', { name: 'hermes_result', arguments: { id: 'mt-owner' } })).json.result;
+    const runId = mine.structuredContent.run_id;
+    assert.ok(runId, JSON.stringify(mine));
+    const status = (await rpc(them, 'tools/call', { name: 'hermes_status', arguments: { run_id: runId } })).json.result;
+    assert.equal(status.structuredContent.error, 'not_found', JSON.stringify(status));
     // Nor can they take the id over with a task of their own.
     const reuse = (await call(them, { task: 'what is 6 * 7', mode: 'async', id: 'mt-owner' })).json.result;
     assert.equal(reuse.structuredContent.error, 'duplicate_id');

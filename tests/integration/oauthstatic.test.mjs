@@ -17,7 +17,7 @@ import { join } from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { auth } from '@modelcontextprotocol/sdk/client/auth.js';
-import { startHermes, HERMES } from './lib.mjs';
+import { startHermes, startFake, agentEnv, modernMeta, modernHeaders, HERMES } from './lib.mjs';
 
 const PASS = 'correct horse battery staple';
 const REDIRECT = 'http://127.0.0.1:7777/callback';
@@ -213,5 +213,44 @@ test('a short static client secret, half a pair, an id over 64 characters, or a 
     }
   } finally {
     rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test('MCP tasks belong to one authorization: its refreshed token sees them, another authorization of the same client does not', async () => {
+  const { id, secret } = mint();
+  const fake = await startFake();
+  const { srv, issuer } = await startStatic(id, secret, { HERMES_ENV_PATH: agentEnv(fake) });
+  const EXT = 'io.modelcontextprotocol/tasks';
+  let n = 1;
+  const rpc = async (access, method, params) => {
+    const res = await fetch(srv.url, { method: 'POST',
+      headers: { Authorization: `Bearer ${access}`, ...modernHeaders(method, params.name ?? params.taskId) },
+      body: JSON.stringify({ jsonrpc: '2.0', id: n++, method,
+        params: { ...params, _meta: modernMeta({ extensions: { [EXT]: {} } }, 'oauth-tasks-it') } }) });
+    return res.json();
+  };
+  const authorize = async () => {
+    const p = pkce();
+    const code = await getCode(issuer, id, p.challenge);
+    const t = await token(issuer, { grant_type: 'authorization_code', code, redirect_uri: REDIRECT, code_verifier: p.verifier },
+      basic(id, secret));
+    assert.equal(t.status, 200, JSON.stringify(t.body));
+    return t.body;
+  };
+  try {
+    const first = await authorize();
+    const second = await authorize();
+    const created = await rpc(first.access_token, 'tools/call',
+      { name: 'hermes_task', arguments: { task: 'what is 6 * 7', mode: 'async', id: 'auth-one' } });
+    assert.equal(created.result?.taskId, 'auth-one', JSON.stringify(created));
+    const theirs = await rpc(second.access_token, 'tasks/get', { taskId: 'auth-one' });
+    assert.equal(theirs.error?.code, -32602, `another authorization of the client sees the task: ${JSON.stringify(theirs)}`);
+    const refreshed = await token(issuer, { grant_type: 'refresh_token', refresh_token: first.refresh_token }, basic(id, secret));
+    assert.equal(refreshed.status, 200, JSON.stringify(refreshed.body));
+    const mine = await rpc(refreshed.body.access_token, 'tasks/get', { taskId: 'auth-one' });
+    assert.equal(mine.result?.taskId, 'auth-one', `the refreshed token of the same authorization finds it: ${JSON.stringify(mine)}`);
+  } finally {
+    assert.equal(await srv.stop(), 0);
+    await fake.stop();
   }
 });

@@ -84,12 +84,13 @@ static void task_cancel(struct mcp_call *c, const char *id, void *arg)
 static const struct mcp_task_ops ops = {task_get, task_update, task_cancel};
 
 static unsigned state_ttl_ms; /* the next setup's mcp_opts.state_ttl_ms */
+static const char *server_name = "t"; /* the next setup's mcp_opts.name */
 
 static int setup(void **state)
 {
     (void)state;
     loop = loop_new();
-    struct mcp_opts o = {.name = "t", .version = "1", .sessions = true,
+    struct mcp_opts o = {.name = server_name, .version = "1", .sessions = true,
                          .state_ttl_ms = state_ttl_ms};
     srv = mcp_new(loop, &o);
     mcp_set_listen(srv, "127.0.0.1", 8765);
@@ -99,9 +100,12 @@ static int setup(void **state)
                                              .handler = log_tool});
     mcp_add_tool(srv, &(struct mcp_tool_def){
                           .name = "region",
-                          .input_schema = json_pack("{s:{s:{s:s}, s:{s:s}}}", "properties",
-                                                    "region", "x-mcp-header", "Region", "n",
-                                                    "x-mcp-header", "N"),
+                          .input_schema = json_pack(
+                              "{s:{s:{s:s}, s:{s:s}, s:{s:s, s:s}, s:{s:s, s:s}}}", "properties",
+                              "region", "x-mcp-header", "Region", "n", "x-mcp-header", "N",
+                              /* declarations no client can honour: ignored */
+                              "o", "type", "object", "x-mcp-header", "O", "sp", "type", "string",
+                              "x-mcp-header", "Bad Header"),
                           .handler = region_tool});
     mcp_set_task_ops(srv, &ops, NULL);
     return 0;
@@ -113,6 +117,15 @@ static int teardown(void **state)
     mcp_free(srv);
     loop_free(loop);
     return 0;
+}
+
+/* An embedder's name that is not UTF-8 (no JSON text of serverInfo can be made). */
+static int setup_bad_name(void **state)
+{
+    server_name = "t\xff";
+    int rc = setup(state);
+    server_name = "t";
+    return rc;
 }
 
 /* Sends body with the 2026-07-28 headers (method and name as given; NULL leaves one out) and
@@ -145,6 +158,20 @@ static json_t *send_modern(const char *body, const char *version, const char *me
 static json_int_t error_code(json_t *j)
 {
     return json_integer_value(json_object_get(json_object_get(j, "error"), "code"));
+}
+
+/* The list fast path splices a cached text head; with no text form of serverInfo it must take
+ * the JSON path (it once passed NULL to strlen). */
+static void lists_work_with_a_name_that_is_not_utf8(void **state)
+{
+    (void)state;
+    unsigned st;
+    json_t *j = send_modern("{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"tools/list\",\"params\":{" META
+                            "}}}",
+                            "2026-07-28", "tools/list", NULL, NULL, &st);
+    assert_int_equal(st, 200);
+    assert_int_equal(json_array_size(json_object_get(json_object_get(j, "result"), "tools")), 3);
+    json_decref(j);
 }
 
 static void errors_follow_the_revision(void **state)
@@ -468,6 +495,9 @@ static void param_headers_must_match_the_arguments(void **state)
     assert_int_equal(call_region("{\"n\":42}", NULL, "43"), -32020);
     assert_int_equal(call_region("{}", NULL, NULL), 0);
     assert_int_equal(call_region("{}", "eu", NULL), -32020);
+    /* An object property's or a malformed header name's declaration is dropped at
+     * registration: the tool stays callable without them. */
+    assert_int_equal(call_region("{\"o\":{\"a\":1},\"sp\":\"x\"}", NULL, NULL), 0);
 }
 
 static void task_methods_need_the_extension(void **state)
@@ -597,6 +627,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(task_methods_need_the_extension, setup, teardown),
         cmocka_unit_test_setup_teardown(reply_text_is_the_decorated_document, setup, teardown),
         cmocka_unit_test_setup_teardown(sealed_state_expires, setup_short_state, teardown),
+        cmocka_unit_test_setup_teardown(lists_work_with_a_name_that_is_not_utf8, setup_bad_name,
+                                        teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
