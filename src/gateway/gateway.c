@@ -14,6 +14,7 @@
 
 #include "buf.h"
 #include "gw_internal.h"
+#include "gwinstance.h"
 #include "gwpin.h"
 #include "log.h"
 #include "loop.h"
@@ -238,6 +239,12 @@ struct gateway *gateway_new(struct mcp_server *mcp, struct loop *l, const struct
                                       .seed = (unsigned)getpid() * 2654435761u + (unsigned)i};
     g->pins_path = gw_pins_path(gateway_file);
     g->status_path = gw_pins_status_path(gateway_file);
+    char err[600];
+    if (!gwi_pools_start(g, err, sizeof err)) {
+        log_error("gateway: %s", err);
+        gateway_free(g);
+        return NULL;
+    }
     start_all(g);
     if (!build_surface(g, taken, ntaken) || !gw_pins_start(g)) {
         gateway_free(g);
@@ -253,6 +260,7 @@ void gateway_free(struct gateway *g)
     g->stopping = true;
     /* Calls were all answered or cancelled by the engine before this (mcp_free): nothing
      * waits and nothing pending belongs to a call. */
+    gwi_pools_free(g);
     for (size_t i = 0; i < g->nup; i++)
         up_cleanup(&g->ups[i]);
     for (size_t i = 0; i < g->ntools; i++) {
@@ -392,6 +400,8 @@ bool gateway_ready(const struct gateway *g, struct buf *out)
         if (gw_circuit_retry_in_s(u))
             json_object_set_new(o, "retry_in_s", json_integer(gw_circuit_retry_in_s(u)));
         gw_smoke_describe(u, o);
+        gwi_describe(u, o);
+        ready = ready && !u->refused; /* required or not: expect_tools said otherwise */
         json_t *withheld = json_array();
         for (size_t k = 0; k < g->ntools; k++)
             if (g->tools[k].up == u && g->tools[k].withheld)
@@ -480,6 +490,7 @@ void gateway_metrics(const struct gateway *g, struct buf *out)
     render_per_upstream(g, out, "hermes_mcp_gateway_tools_withheld",
                         "Exposed tools withheld because their definition differs from the pin",
                         "gauge", withheld_of);
+    gwi_metrics(g, out);
     metric_render(g->m_calls, out);
     metric_render(g->m_errors, out);
     metric_render(g->m_seconds, out);

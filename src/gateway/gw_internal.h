@@ -22,6 +22,8 @@ struct mcp_call;
 struct metric;
 struct mcp_server;
 struct strmap;
+struct gwi_pool;
+struct gwi_inst;
 
 #define GW_PROTOCOL "2025-11-25"
 #define GW_MODERN "2026-07-28" /* spoken to an HTTP upstream whose server/discover offers it */
@@ -89,6 +91,12 @@ struct upstream {
     struct loop_timer *smoke_timer;
     struct strmap *held;       /* handle -> struct gw_hold: calls held for a 2026-07-28
                                   client's answer (relay.c) */
+    /* per-root instances (gwinstance.c): the discovery upstream owns the pool; each instance
+     * is an upstream of its own pointing back at its entry */
+    struct gwi_pool *pool;
+    struct gwi_inst *inst;
+    bool refused;              /* its tools differ from expect_tools or from the discovery
+                                  instance's: down for good (no restarts), error says why */
 };
 
 /* A client's tools/call proxied to an upstream. */

@@ -14,6 +14,7 @@
 #include <time.h>
 
 #include "gw_internal.h"
+#include "gwinstance.h"
 #include "log.h"
 #include "loop.h"
 #include "mcp.h"
@@ -235,6 +236,8 @@ static void send_call(struct gw_call *gc)
 
 void gw_call_next(struct upstream *u)
 {
+    if (gwi_starting(u))
+        return; /* its calls wait until it is listed (gwi_ready) */
     if (u->state != UP_READY) {
         gw_calls_fail_waiting(u);
         return;
@@ -264,6 +267,21 @@ void gw_call_progress(struct gw_call *gc, json_t *params)
         return;
     mcp_call_progress(gc->call, json_number_value(p), json_is_number(t) ? json_number_value(t) : 0,
                       msg);
+}
+
+/* Per-root instances: the instance the call goes to, or NULL after answering it. */
+static struct upstream *route_instance(struct gw_tool *t, struct mcp_call *call, json_t *args,
+                                       uint64_t started_us)
+{
+    char msg[400];
+    bool busy;
+    struct upstream *inst = gwi_route(t->up, args, &busy, msg, sizeof msg);
+    if (inst)
+        return inst;
+    enum toolerr code = busy ? TE_BUSY : TE_INVALID_ARGUMENTS;
+    record(t->up, call, t->exposed, t->name, started_us, toolerr_name(code));
+    mcp_call_result_take(call, tool_error_json(code, busy ? 1 : 0, "%s", msg));
+    return NULL;
 }
 
 void gw_call_abandon(struct gw_call *gc, const char *reason)
@@ -308,6 +326,8 @@ void gw_tool_handler(struct mcp_call *call, json_t *args, void *arg)
                                                    t->exposed, u->cfg->name));
         return;
     }
+    if (u->pool && (u = route_instance(t, call, args, started_us)) == NULL)
+        return;
     if (resume_held(u, call, t))
         return;
     struct gw_call *gc = xcalloc(1, sizeof *gc);
@@ -318,7 +338,7 @@ void gw_tool_handler(struct mcp_call *call, json_t *args, void *arg)
     gc->has_progress = mcp_call_progress_token(call) != NULL;
     gc->exposed = t->exposed;
     gc->started_us = started_us;
-    if (u->state != UP_READY) {
+    if (u->state != UP_READY && !gwi_starting(u)) {
         unavailable(gc);
         call_free(gc);
         return;
@@ -333,7 +353,7 @@ void gw_tool_handler(struct mcp_call *call, json_t *args, void *arg)
         return;
     }
     mcp_call_on_cancel(call, on_cancel, gc);
-    if (u->in_flight >= u->cfg->max_in_flight)
+    if (u->in_flight >= u->cfg->max_in_flight || gwi_starting(u))
         enqueue(u, gc);
     else
         send_call(gc);

@@ -19,9 +19,11 @@
 
 static const char *const upstream_keys[] = {
     "command", "args",          "env",           "cwd",   "url",   "headers", "prefix",
-    "required", "timeout",      "connect_timeout", "max_in_flight", "tools", "smoke"};
+    "required", "timeout",      "connect_timeout", "max_in_flight", "tools", "smoke",
+    "instances", "expect_tools"};
 static const char *const tools_keys[] = {"include", "exclude", "resources", "prompts"};
 static const char *const rules_keys[] = {"include", "exclude"};
+static const char *const instances_keys[] = {"by", "roots", "max", "idle_s"};
 
 static bool in_list(const char *k, const char *const *list, size_t n)
 {
@@ -277,6 +279,50 @@ static bool parse_tools(struct gw_upstream *u, json_t *o, char *err, size_t errl
     return true;
 }
 
+/* expect_tools: exact tool names; instances: {by, roots, max, idle_s} on a command upstream.
+ * Roots are only shaped here (the file is parsed without I/O); gateway start resolves them. */
+static bool parse_instances(struct gw_upstream *u, json_t *o, char *err, size_t errlen)
+{
+    json_t *expect = json_object_get(o, "expect_tools"), *in = json_object_get(o, "instances");
+    size_t i;
+    json_t *v;
+    const char *k;
+    if (expect) {
+        bool ok = string_list_ok(expect, GW_MAX_RULES);
+        json_array_foreach(expect, i, v) ok = ok && gw_tool_name_ok(json_string_value(v));
+        if (!ok)
+            return fail(err, errlen, u->name, "expect_tools",
+                        "must be a list of at most 256 tool names");
+        u->expect_tools = expect;
+    }
+    if (in == NULL)
+        return true;
+    if (u->kind != GW_STDIO)
+        return fail(err, errlen, u->name, "instances", "belongs to a command upstream");
+    if (!json_is_object(in))
+        return fail(err, errlen, u->name, "instances", "must be a mapping");
+    json_object_foreach(in, k, v) if (!in_list(k, instances_keys, 4))
+    {
+        char where[64];
+        snprintf(where, sizeof where, "instances.%.40s", k);
+        utf8_clean(where);
+        return fail(err, errlen, u->name, where, "is not a known key");
+    }
+    json_t *by = json_object_get(in, "by"), *roots = json_object_get(in, "roots");
+    if (!json_is_string(by) || !gw_tool_name_ok(json_string_value(by)))
+        return fail(err, errlen, u->name, "instances.by", "must name a string argument");
+    if (!roots || !string_list_ok(roots, GW_MAX_ROOTS) || json_array_size(roots) == 0)
+        return fail(err, errlen, u->name, "instances.roots",
+                    "must be a list of 1-16 directories");
+    if (!parse_uint(json_object_get(in, "max"), 4, 1, GW_MAX_INSTANCES, &u->instance_max))
+        return fail(err, errlen, u->name, "instances.max", "must be 1-64");
+    if (!parse_uint(json_object_get(in, "idle_s"), 600, 1, 86400, &u->instance_idle_s))
+        return fail(err, errlen, u->name, "instances.idle_s", "must be 1-86400 seconds");
+    u->instance_by = json_string_value(by);
+    u->instance_roots = roots;
+    return true;
+}
+
 static bool parse_upstream(struct gw_upstream *u, const char *name, json_t *o, char *err,
                            size_t errlen)
 {
@@ -305,7 +351,7 @@ static bool parse_upstream(struct gw_upstream *u, const char *name, json_t *o, c
         }
     }
     return parse_transport(u, o, err, errlen) && parse_limits(u, o, err, errlen) &&
-           parse_tools(u, o, err, errlen);
+           parse_tools(u, o, err, errlen) && parse_instances(u, o, err, errlen);
 }
 
 static bool parse_top(struct gwfile *f, char *err, size_t errlen)

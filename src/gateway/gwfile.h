@@ -12,6 +12,8 @@
 #define GW_MAX_UPSTREAMS 32
 #define GW_MAX_RULES 256        /* globs in one include or exclude list */
 #define GW_MAX_STRING 65536     /* bytes of one string after interpolation */
+#define GW_MAX_ROOTS 16         /* instances.roots */
+#define GW_MAX_INSTANCES 64     /* instances.max */
 
 enum gw_kind { GW_STDIO, GW_HTTP };
 
@@ -34,6 +36,12 @@ struct gw_upstream {
     json_t *exclude;        /* the same */
     bool resources, prompts; /* default false */
     json_t *smoke;          /* {tool, arguments} or NULL */
+    /* instances (stdio only): one process per project root chosen by a path argument. */
+    const char *instance_by;  /* the argument's name, NULL when there is no instances key */
+    json_t *instance_roots;   /* array of roots as written (~ allowed), checked at start */
+    unsigned instance_max;    /* processes at once, 1-64, default 4 */
+    unsigned instance_idle_s; /* stop after this long without calls, default 600 */
+    json_t *expect_tools;     /* array of tool names the upstream must offer exactly, or NULL */
 };
 
 struct gwfile {

@@ -15,6 +15,7 @@
 
 #include "child.h"
 #include "gw_internal.h"
+#include "gwinstance.h"
 #include "log.h"
 #include "loop.h"
 #include "mem.h"
@@ -443,6 +444,8 @@ static void on_tools(struct upstream *u, json_t *result, json_t *error, void *ar
 
 void up_listed(struct upstream *u)
 {
+    if (!gwi_check_listed(u))
+        return; /* refused: down for good, the reason in u->error */
     loop_timer_cancel(u->connect_timer);
     u->connect_timer = NULL;
     u->state = UP_READY;
@@ -451,6 +454,7 @@ void up_listed(struct upstream *u)
     gw_circuit_ready(u);
     gw_pins_rediscovered(u);
     gw_smoke_start(u);
+    gwi_ready(u);
 }
 
 static const char *text_or(json_t *v)
@@ -611,7 +615,7 @@ static void on_restart(struct loop *l, void *arg)
  * that failed together do not come back in lockstep. */
 void up_schedule_restart(struct upstream *u)
 {
-    if (u->gw->stopping || u->restart_timer)
+    if (u->gw->stopping || u->refused || u->restart_timer)
         return;
     if (u->ready_since && loop_now(u->loop) - u->ready_since > GW_STABLE_MS)
         u->failures = 0;

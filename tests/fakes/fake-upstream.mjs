@@ -28,6 +28,10 @@
 //                  with "answer: " + the JSON of the client's result (or "error: " + its error),
 //                  arguments.ms milliseconds after the client's answer (default 0)
 //                 --calls FILE also gets "cancelled ID" for each notifications/cancelled
+//                 --where          one more tool for per-root instances (gwinstances.test.mjs):
+//   tool where     answers JSON text {cwd, pid} of this process after arguments.ms (default 0)
+//                 --stowaway-in NAME  when this process's cwd ends in /NAME, tools/list also offers
+//                                  a tool "stowaway" (an instance whose tools differ)
 // Streamable HTTP mode (tests/integration/gwhttp.test.mjs): --http PORT serves POST/DELETE /mcp
 // on 127.0.0.1:PORT instead of stdio, with sessions (Mcp-Session-Id from initialize; an unknown
 // one gets 404, none gets 400); answers are JSON, or SSE for tool progress (progress events,
@@ -68,7 +72,10 @@ else createInterface({ input: process.stdin }).on('line', (line) => {
   } else if (msg.method === 'tools/list') {
     const all = ['echo', 'slow', 'crash', 'hang', 'garbage', 'huge', 'hugetail',
       ...(args.includes('--smoke-tools') ? ['provider', 'iserror', 'rpcerror'] : []),
+      ...(opt('--stowaway-in') && process.cwd().endsWith(`/${opt('--stowaway-in')}`) ? ['stowaway'] : []),
       ...(args.includes('--elicit') ? ['ask'] : [])].map(tool);
+    if (args.includes('--where')) all.push({ name: 'where', description: 'fake where',
+      inputSchema: { type: 'object', properties: { cwd: { type: 'string' }, ms: { type: 'number' } } } });
     if (!args.includes('--pages')) {
       send({ jsonrpc: '2.0', id: msg.id, result: { tools: all } });
       return;
@@ -93,6 +100,9 @@ else createInterface({ input: process.stdin }).on('line', (line) => {
     } else if (name === 'echo') {
       send({ jsonrpc: '2.0', id: msg.id, result: { content: [{ type: 'text',
         text: `Echo: ${msg.params.arguments.message}` }] } });
+    } else if (name === 'where') {
+      setTimeout(() => text(JSON.stringify({ cwd: process.cwd(), pid: process.pid })),
+        msg.params.arguments?.ms ?? 0);
     } else if (name === 'slow') {
       setTimeout(() => send({ jsonrpc: '2.0', id: msg.id, result: { content: [{ type: 'text',
         text: 'slow done' }] } }), msg.params.arguments?.ms ?? 300);

@@ -204,6 +204,25 @@ static void refuses_bad_files(void **state)
         {"upstreams:\n  a:\n    command: \"x\\0y\"\n", "NUL"},
         {"upstreams:\n  a: &x {command: y}\n", "anchors"},
         {"upstreams:\n  a:\n    command: x\n    smoke: {tool: echo, extra: 1}\n", "smoke"},
+        {"upstreams:\n  a:\n    url: http://h/\n    instances: {by: cwd, roots: [/]}\n",
+         "key instances: belongs to a command"},
+        {"upstreams:\n  a:\n    command: x\n    instances: {roots: [/]}\n", "instances.by"},
+        {"upstreams:\n  a:\n    command: x\n    instances: {by: \"a b\", roots: [/]}\n",
+         "instances.by"},
+        {"upstreams:\n  a:\n    command: x\n    instances: {by: cwd}\n", "instances.roots"},
+        {"upstreams:\n  a:\n    command: x\n    instances: {by: cwd, roots: []}\n",
+         "instances.roots"},
+        {"upstreams:\n  a:\n    command: x\n    instances: {by: cwd, roots: [/], max: 0}\n",
+         "instances.max"},
+        {"upstreams:\n  a:\n    command: x\n    instances: {by: cwd, roots: [/], max: 65}\n",
+         "instances.max"},
+        {"upstreams:\n  a:\n    command: x\n    instances: {by: cwd, roots: [/], idle_s: 0}\n",
+         "instances.idle_s"},
+        {"upstreams:\n  a:\n    command: x\n    instances: {by: cwd, roots: [/], bye: 1}\n",
+         "instances.bye"},
+        {"upstreams:\n  a:\n    command: x\n    instances: [cwd]\n", "key instances"},
+        {"upstreams:\n  a:\n    command: x\n    expect_tools: a\n", "key expect_tools"},
+        {"upstreams:\n  a:\n    command: x\n    expect_tools: [\"a:b\"]\n", "key expect_tools"},
     };
     (void)state;
     for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
@@ -213,6 +232,35 @@ static void refuses_bad_files(void **state)
         if (ok || strstr(err, cases[i].want) == NULL)
             fail_msg("case %zu (%s): ok=%d err=%s", i, cases[i].text, ok, err);
     }
+}
+
+static void instances_and_expect_tools(void **state)
+{
+    struct gwfile f;
+    char err[300];
+    (void)state;
+    assert_true(parse("upstreams:\n  graph:\n    command: g\n"
+                      "    instances: {by: cwd, roots: [\"~/src\", /srv/work], max: 8, idle_s: 30}\n"
+                      "    expect_tools: [inspect_code_graph]\n"
+                      "  plain:\n    url: http://127.0.0.1/mcp\n    expect_tools: [a, b]\n",
+                      &f, err));
+    const struct gw_upstream *g = &f.up[0], *p = &f.up[1];
+    assert_string_equal(g->instance_by, "cwd");
+    assert_int_equal(json_array_size(g->instance_roots), 2);
+    assert_string_equal(json_string_value(json_array_get(g->instance_roots, 0)), "~/src");
+    assert_int_equal(g->instance_max, 8);
+    assert_int_equal(g->instance_idle_s, 30);
+    assert_int_equal(json_array_size(g->expect_tools), 1);
+    assert_null(p->instance_by);
+    assert_null(p->instance_roots);
+    assert_int_equal(json_array_size(p->expect_tools), 2);
+    gwfile_cleanup(&f);
+    assert_true(parse("upstreams:\n  g:\n    command: g\n    instances: {by: cwd, roots: [/]}\n",
+                      &f, err));
+    assert_int_equal(f.up[0].instance_max, 4);
+    assert_int_equal(f.up[0].instance_idle_s, 600);
+    assert_null(f.up[0].expect_tools);
+    gwfile_cleanup(&f);
 }
 
 static void name_rules(void **state)
@@ -243,6 +291,7 @@ int main(void)
         cmocka_unit_test(interpolates_every_string),
         cmocka_unit_test(unresolved_names_where_not_what),
         cmocka_unit_test(refuses_bad_files),
+        cmocka_unit_test(instances_and_expect_tools),
         cmocka_unit_test(name_rules),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
