@@ -28,7 +28,7 @@ FUZZ_SRC_gwfile   := src/gateway/gwfile.c src/gateway/gwinterp.c src/base/yamljs
                      src/base/buf.c src/base/mem.c src/base/utf8.c
 FUZZ_SRC_tokens   := src/auth/tokens.c src/base/yamljson.c src/base/mem.c src/base/utf8.c
 FUZZ_SRC_form     := src/auth/form.c src/base/crypto.c
-FUZZ_SRC_clientdoc := src/auth/clientdoc.c src/base/mem.c
+FUZZ_SRC_clientdoc := src/auth/clientdoc.c src/auth/clientmeta.c src/base/mem.c
 FUZZ_SRC_clientmeta := src/auth/clientmeta.c
 FUZZ_LIB_jrpc     := $(shell pkg-config --libs jansson)
 FUZZ_LIB_dotenv   := $(FUZZ_LIB_jrpc)

@@ -11,6 +11,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "clientmeta.h"
 #include "mem.h"
 
 bool clientdoc_is_url(const char *s)
@@ -112,26 +113,6 @@ static bool name_ok(const char *name)
     return true;
 }
 
-/* Each member of list (if present) one of allowed. */
-static bool strings_within(json_t *list, const char *const *allowed, size_t n)
-{
-    size_t i;
-    json_t *v;
-    if (list == NULL)
-        return true;
-    if (!json_is_array(list) || json_array_size(list) > 8)
-        return false;
-    json_array_foreach(list, i, v)
-    {
-        bool ok = false;
-        for (size_t k = 0; k < n && json_is_string(v); k++)
-            ok = ok || strcmp(json_string_value(v), allowed[k]) == 0;
-        if (!ok)
-            return false;
-    }
-    return true;
-}
-
 /* The first rule the document breaks, as a sentence; NULL when it keeps them all. */
 static const char *doc_problem(const char *url, json_t *doc, clientdoc_redirect_rule *rule,
                                const char *schemes)
@@ -157,8 +138,8 @@ static const char *doc_problem(const char *url, json_t *doc, clientdoc_redirect_
                "takes public clients (none) only";
     if (method && strcmp(json_string_value(method), "none") != 0)
         return "token_endpoint_auth_method must be none (shared secrets cannot be published)";
-    if (!strings_within(json_object_get(doc, "grant_types"), grants, 2) ||
-        !strings_within(json_object_get(doc, "response_types"), responses, 1))
+    if (!clientmeta_strings_within(json_object_get(doc, "grant_types"), grants, 2) ||
+        !clientmeta_strings_within(json_object_get(doc, "response_types"), responses, 1))
         return "grant_types may be authorization_code and refresh_token, response_types code";
     if (name && (!json_is_string(name) || !name_ok(json_string_value(name))))
         return "client_name must be text of at most 200 bytes, without control characters";

@@ -66,8 +66,7 @@ bool authserver_redirect_ok_in(const char *uri, const char *schemes)
     return false;
 }
 
-/* Every string of list (absent: fine) one of allowed[0..n). */
-static bool string_in(json_t *list, const char *const *allowed, size_t n)
+bool clientmeta_strings_within(json_t *list, const char *const *allowed, size_t n)
 {
     size_t i;
     json_t *v;
@@ -112,8 +111,8 @@ const char *clientmeta_check_registration(json_t *doc, const char *schemes, cons
         return "redirect_uris must list 1 to 10 URIs";
     if (method && (!json_is_string(method) || strcmp(json_string_value(method), "none")))
         return "only public clients (token_endpoint_auth_method none) can register";
-    if (!string_in(json_object_get(doc, "grant_types"), grants, 2) ||
-        !string_in(json_object_get(doc, "response_types"), responses, 1))
+    if (!clientmeta_strings_within(json_object_get(doc, "grant_types"), grants, 2) ||
+        !clientmeta_strings_within(json_object_get(doc, "response_types"), responses, 1))
         return "grant_types may be authorization_code and refresh_token, response_types code";
     if (name && (!json_is_string(name) || !clientmeta_name_ok(json_string_value(name))))
         return "client_name must be text of at most 200 bytes, without control characters";

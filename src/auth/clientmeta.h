@@ -15,6 +15,10 @@
  * CLIENTMETA_NAME_MAX bytes. */
 bool clientmeta_name_ok(const char *name);
 
+/* Whether every string of list (absent: fine; at most 8 members) is one of allowed[0..n):
+ * grant_types and response_types, in a registration body or a client metadata document. */
+bool clientmeta_strings_within(json_t *list, const char *const *allowed, size_t n);
+
 /* Whether doc (a parsed registration body; NULL when it was not JSON) is one this server
  * registers: a public client (token_endpoint_auth_method absent or "none"), 1 to 10
  * redirect_uris each of which authserver_redirect_ok_in(uri, schemes) accepts, grant_types and

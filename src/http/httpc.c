@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
+#include <sys/socket.h>
 
 #include "buf.h"
 #include "loop.h"
@@ -60,7 +61,10 @@ struct httpc_req {
     httpc_header_cb *on_header;
     httpc_done_cb *on_done;
     void *arg;
-    bool too_big, aborted;
+    bool https_only, no_env_proxy;
+    httpc_addr_cb *addr_ok;
+    char *ca_file, *user_agent;
+    bool too_big, aborted, addr_refused;
     bool in_done;             /* on_done is running: finish() frees r after it */
     struct httpc_req *dnext;  /* in c->doomed; set once cancelled inside curl */
     bool is_doomed;
@@ -196,6 +200,18 @@ static size_t header_cb(char *p, size_t size, size_t nmemb, void *userp)
     return n;
 }
 
+/* Every connection curl opens, when the owner checks addresses: this is where DNS rebinding
+ * would land, so the address checked is the one connected to. */
+static curl_socket_t open_socket(void *clientp, curlsocktype purpose, struct curl_sockaddr *a)
+{
+    struct httpc_req *r = clientp;
+    if (purpose != CURLSOCKTYPE_IPCXN || !r->addr_ok(&a->addr, r->arg)) {
+        r->addr_refused = true;
+        return CURL_SOCKET_BAD;
+    }
+    return socket(a->family, a->socktype | SOCK_CLOEXEC, a->protocol);
+}
+
 static void kick(struct httpc *c);
 
 static void req_free(struct httpc_req *r)
@@ -221,6 +237,8 @@ static void req_free(struct httpc_req *r)
     curl_slist_free_all(r->headers);
     free(r->url);
     free(r->body);
+    free(r->ca_file);
+    free(r->user_agent);
     buf_cleanup(&r->resp);
     if (r->prev)
         r->prev->next = r->next;
@@ -269,8 +287,12 @@ static void check_done(struct httpc *c)
         res.aborted = r->aborted;
         res.timed_out = code == CURLE_OPERATION_TIMEDOUT;
         res.failed = code != CURLE_OK && !r->too_big && !r->aborted && !res.timed_out;
+        res.tls_failed = code == CURLE_PEER_FAILED_VERIFICATION ||
+                         code == CURLE_SSL_CACERT_BADFILE || code == CURLE_SSL_CONNECT_ERROR;
+        res.addr_refused = r->addr_refused;
         res.error = code != CURLE_OK ? (r->errbuf[0] ? r->errbuf : curl_easy_strerror(code))
                                      : NULL;
+        res.reason = code != CURLE_OK ? curl_easy_strerror(code) : NULL;
         res.body = r->resp.data ? r->resp.data : "";
         res.body_len = r->resp.len;
         curl_off_t us = 0;
@@ -364,7 +386,19 @@ static bool start(struct httpc_req *r)
     /* A transfer cancelled or timed out during its DNS lookup must not make the event loop
      * wait for libcurl's resolver thread (it joins it unless told to leave it behind). */
     curl_easy_setopt(e, CURLOPT_QUICK_EXIT, 1L);
-    curl_easy_setopt(e, CURLOPT_PROTOCOLS_STR, "http,https");
+    curl_easy_setopt(e, CURLOPT_PROTOCOLS_STR, r->https_only ? "https" : "http,https");
+    if (r->https_only)
+        curl_easy_setopt(e, CURLOPT_REDIR_PROTOCOLS_STR, "https");
+    if (r->no_env_proxy)
+        curl_easy_setopt(e, CURLOPT_PROXY, "");
+    if (r->addr_ok) {
+        curl_easy_setopt(e, CURLOPT_OPENSOCKETFUNCTION, open_socket);
+        curl_easy_setopt(e, CURLOPT_OPENSOCKETDATA, r);
+    }
+    if (r->ca_file)
+        curl_easy_setopt(e, CURLOPT_CAINFO, r->ca_file); /* with the system's CA directory */
+    if (r->user_agent)
+        curl_easy_setopt(e, CURLOPT_USERAGENT, r->user_agent);
     curl_easy_setopt(e, CURLOPT_ERRORBUFFER, r->errbuf);
     curl_easy_setopt(e, CURLOPT_WRITEFUNCTION, write_cb);
     curl_easy_setopt(e, CURLOPT_WRITEDATA, r);
@@ -432,6 +466,11 @@ struct httpc_req *httpc_request(struct httpc *c, const struct httpc_opts *o)
     r->on_header = o->on_header;
     r->on_done = o->on_done;
     r->arg = o->arg;
+    r->https_only = o->https_only;
+    r->no_env_proxy = o->no_env_proxy;
+    r->addr_ok = o->addr_ok;
+    r->ca_file = o->ca_file ? xstrdup(o->ca_file) : NULL;
+    r->user_agent = o->user_agent ? xstrdup(o->user_agent) : NULL;
     r->url = xstrdup(o->url);
     snprintf(r->method, sizeof r->method, "%s", o->method);
     r->connect_timeout_ms = (long)(o->connect_timeout_ms ? o->connect_timeout_ms : 5000);

@@ -1,7 +1,7 @@
 /* httpc.h — HTTP client transfers on our loop: libcurl multi driven by the loop's socket and
  * timer callbacks, so a waiting transfer never blocks another. The Hermes agent client
- * (bridge/agent.c) and the gateway's Streamable HTTP upstreams (gateway/httpup.c) both sit on
- * it. Loop thread only.
+ * (bridge/agent.c), the gateway's Streamable HTTP upstreams (gateway/httpup.c) and the client
+ * metadata document fetches (auth/cimd.c) all sit on it. Loop thread only.
  *
  * A transfer either accumulates its response body (capped at max_response: past it the transfer
  * is aborted and reported as too_big) or, with on_data, streams it to the caller piece by piece.
@@ -14,6 +14,7 @@
 #include <stddef.h>
 
 struct loop;
+struct sockaddr;
 struct httpc;
 struct httpc_req;
 
@@ -23,7 +24,11 @@ struct httpc_result {
     bool too_big;            /* the response passed max_response */
     bool aborted;            /* on_data returned false */
     bool failed;             /* no HTTP answer (refused, reset, DNS...) */
+    bool tls_failed;         /* the TLS handshake failed or the certificate was not trusted */
+    bool addr_refused;       /* addr_ok refused a connection (another address may have served) */
     const char *error;       /* libcurl's text for failed/timed_out, for the operator's log */
+    const char *reason;      /* libcurl's generic text for the error, naming no host or address:
+                                for text a client sees; NULL when the transfer succeeded */
     const char *body;        /* accumulated body (NUL-terminated), "" when streamed */
     size_t body_len;
     double seconds;          /* the transfer's duration; -1 when it never started */
@@ -33,6 +38,9 @@ typedef bool httpc_data_cb(struct httpc_req *r, const char *data, size_t len, vo
 /* One response header line without its line end (lines of 512 bytes or more are skipped). */
 typedef void httpc_header_cb(struct httpc_req *r, const char *line, void *arg);
 typedef void httpc_done_cb(struct httpc_req *r, const struct httpc_result *res, void *arg);
+/* The address of a connection curl is about to open, after resolution: false refuses it. Runs
+ * inside curl: it may not cancel or start a request. */
+typedef bool httpc_addr_cb(const struct sockaddr *addr, void *arg);
 
 struct httpc_opts {
     const char *method;          /* "GET", "POST" or "DELETE" */
@@ -48,6 +56,12 @@ struct httpc_opts {
     httpc_header_cb *on_header;  /* may be NULL */
     httpc_done_cb *on_done;
     void *arg;
+    /* For a URL a stranger chose (auth/cimd.c), where the fetch is an SSRF hazard: */
+    bool https_only;             /* no other protocol, for the request and any redirect */
+    bool no_env_proxy;           /* no proxy from the environment: it would resolve for us */
+    httpc_addr_cb *addr_ok;      /* checks every connection's address; NULL: any */
+    const char *ca_file;         /* an extra CA bundle (PEM, copied) to trust with the system's */
+    const char *user_agent;      /* copied; NULL: none */
 };
 
 /* At most per_origin transfers run at once per scheme://host:port; the others wait in our own

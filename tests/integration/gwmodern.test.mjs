@@ -5,42 +5,25 @@
 // build/conformance-server; the session-era one is server-everything's Streamable HTTP mode.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn, spawnSync } from 'node:child_process';
 import { writeFileSync, readFileSync, existsSync, chmodSync, mkdtempSync, rmSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { ROOT, startHermes, startConformance, until } from './lib.mjs';
+import { startHermes, startConformance, until, startEverythingHttp } from './lib.mjs';
 
-const EVERYTHING = spawnSync(join(ROOT, 'scripts/node-tools.sh'), ['everything'], { encoding: 'utf8' })
-  .stdout.trim().split('\n')[0];
 let dir, inner, conf, legacy, srv, client;
-
-async function freePort() {
-  const s = createServer();
-  await new Promise((r) => s.listen(0, '127.0.0.1', r));
-  const { port } = s.address();
-  await new Promise((r) => s.close(r));
-  return port;
-}
 
 before(async () => {
   dir = mkdtempSync(join(tmpdir(), 'hm-gwmodern-'));
   inner = await startHermes({ AUDIT_LOG_PATH: join(dir, 'inner-audit.jsonl') });
   conf = await startConformance();
-  const port = await freePort();
-  legacy = spawn(process.execPath, [EVERYTHING, 'streamableHttp'],
-    { env: { ...process.env, PORT: String(port) }, stdio: ['ignore', 'ignore', 'pipe'] });
-  let err = '';
-  legacy.stderr.on('data', (d) => { err += d; });
-  await until(() => err.includes(`${port}`), `upstream listening on ${port}`, 15000);
+  legacy = await startEverythingHttp();
   const gw = join(dir, 'gateway.yaml');
   writeFileSync(gw, 'upstreams:\n' +
     `  inner:\n    url: ${inner.url}\n    headers: {Authorization: "Bearer \${INNER_TOKEN}"}\n    tools: {include: [list_agents]}\n` +
     `  conf:\n    url: ${conf.url}\n    tools: {include: [test_simple_text]}\n` +
-    `  old:\n    url: http://127.0.0.1:${port}/mcp\n    tools: {include: [echo]}\n`);
+    `  old:\n    url: ${legacy.url}\n    tools: {include: [echo]}\n`);
   chmodSync(gw, 0o600);
   srv = await startHermes({ GATEWAY_FILE: gw, INNER_TOKEN: inner.token });
   client = new Client({ name: 'gw-modern', version: '1.0.0' });
@@ -52,7 +35,7 @@ after(async () => {
   if (srv) assert.equal(await srv.stop(), 0);
   if (inner) assert.equal(await inner.stop(), 0);
   if (conf) await conf.stop();
-  legacy?.kill('SIGKILL');
+  legacy?.kill();
   rmSync(dir, { recursive: true, force: true });
 });
 

@@ -11,47 +11,32 @@
 // HERMES_TEST_STATE_TTL_MS shortens the sealed state's lifetime, so the held call's too.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn, spawnSync } from 'node:child_process';
-import { createServer } from 'node:net';
 import { writeFileSync, readFileSync, existsSync, chmodSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createHash, randomBytes } from 'node:crypto';
-import { ROOT, startHermes, until, post, parseSse, modernMeta, modernHeaders, MODERN } from './lib.mjs';
+import { ROOT, startHermes, until, post, parseSse, modernMeta, modernHeaders, MODERN, everythingPath,
+  startEverythingHttp } from './lib.mjs';
 
 const V2 = join(ROOT, 'tools/client/node_modules/@modelcontextprotocol/client/dist/index.mjs');
 const { Client: ClientV2, StreamableHTTPClientTransport: HttpV2 } = await import(V2);
-const EVERYTHING = spawnSync(join(ROOT, 'scripts/node-tools.sh'), ['everything'], { encoding: 'utf8' })
-  .stdout.trim().split('\n')[0];
+const EVERYTHING = everythingPath();
 const FAKE_UPSTREAM = join(ROOT, 'tests/fakes/fake-upstream.mjs');
 const TTL_MS = 3000;
 const sha = (t) => createHash('sha256').update(t).digest('hex');
 let dir, srv, calls, callsT, other, upstreamHttp;
-
-async function freePort() {
-  const s = createServer();
-  await new Promise((r) => s.listen(0, '127.0.0.1', r));
-  const { port } = s.address();
-  await new Promise((r) => s.close(r));
-  return port;
-}
 
 before(async () => {
   assert.ok(existsSync(EVERYTHING), `server-everything installed: ${EVERYTHING}`);
   dir = mkdtempSync(join(tmpdir(), 'hm-gwrelay-modern-'));
   calls = join(dir, 'calls');
   callsT = join(dir, 'calls-fkt');
-  const port = await freePort();
-  upstreamHttp = spawn(process.execPath, [EVERYTHING, 'streamableHttp'],
-    { env: { ...process.env, PORT: String(port) }, stdio: ['ignore', 'ignore', 'pipe'] });
-  let err = '';
-  upstreamHttp.stderr.on('data', (d) => { err += d; });
-  await until(() => err.includes(`${port}`), `upstream listening on ${port}`, 15000);
+  upstreamHttp = await startEverythingHttp();
   const gw = join(dir, 'gateway.yaml');
   writeFileSync(gw, 'upstreams:\n' +
     `  ev:\n    command: ${JSON.stringify(process.execPath)}\n    args: [${JSON.stringify(EVERYTHING)}, stdio]\n` +
     '    tools: {include: [echo, trigger-sampling-request, trigger-elicitation-request]}\n' +
-    `  evh:\n    url: http://127.0.0.1:${port}/mcp\n    tools: {include: [trigger-sampling-request]}\n` +
+    `  evh:\n    url: ${upstreamHttp.url}\n    tools: {include: [trigger-sampling-request]}\n` +
     `  fk:\n    command: ${JSON.stringify(process.execPath)}\n` +
     `    args: [${JSON.stringify(FAKE_UPSTREAM)}, --elicit, --calls, ${JSON.stringify(calls)}]\n` +
     '    max_in_flight: 1\n    tools: {include: [ask, echo]}\n' +
@@ -69,7 +54,7 @@ before(async () => {
 
 after(async () => {
   if (srv) assert.equal(await srv.stop(), 0, srv?.proc.stderrText);
-  upstreamHttp?.kill('SIGKILL');
+  upstreamHttp?.kill();
   rmSync(dir, { recursive: true, force: true });
 });
 

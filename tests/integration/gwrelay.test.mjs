@@ -7,30 +7,19 @@
 // request. Its log notifications go to our log, never to a client.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn, spawnSync } from 'node:child_process';
 import { writeFileSync, existsSync, chmodSync, mkdtempSync, rmSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { CreateMessageRequestSchema, ElicitRequestSchema, LoggingMessageNotificationSchema }
   from '@modelcontextprotocol/sdk/types.js';
-import { ROOT, startHermes, until, post, parseSse } from './lib.mjs';
+import { startHermes, until, post, parseSse, everythingPath, startEverythingHttp } from './lib.mjs';
 
-const EVERYTHING = spawnSync(join(ROOT, 'scripts/node-tools.sh'), ['everything'], { encoding: 'utf8' })
-  .stdout.trim().split('\n')[0];
+const EVERYTHING = everythingPath();
 const RULES = '    tools: {include: [echo, trigger-sampling-request, trigger-elicitation-request, ' +
   'toggle-simulated-logging, trigger-long-running-operation]}\n';
 let dir, srv, upstreamHttp;
-
-async function freePort() {
-  const s = createServer();
-  await new Promise((r) => s.listen(0, '127.0.0.1', r));
-  const { port } = s.address();
-  await new Promise((r) => s.close(r));
-  return port;
-}
 
 // A client of the session era; with capabilities it answers sampling with a reply naming the
 // prompt it got, and elicitation with a form filled in with its own name.
@@ -58,23 +47,18 @@ async function connect(name, { capable = true, logs = [] } = {}) {
 before(async () => {
   assert.ok(existsSync(EVERYTHING), `server-everything installed: ${EVERYTHING}`);
   dir = mkdtempSync(join(tmpdir(), 'hm-gwrelay-'));
-  const port = await freePort();
-  upstreamHttp = spawn(process.execPath, [EVERYTHING, 'streamableHttp'],
-    { env: { ...process.env, PORT: String(port) }, stdio: ['ignore', 'ignore', 'pipe'] });
-  let err = '';
-  upstreamHttp.stderr.on('data', (d) => { err += d; });
-  await until(() => err.includes(`${port}`), `upstream listening on ${port}`, 15000);
+  upstreamHttp = await startEverythingHttp();
   const gw = join(dir, 'gateway.yaml');
   writeFileSync(gw, 'upstreams:\n' +
     `  ev:\n    command: ${JSON.stringify(process.execPath)}\n    args: [${JSON.stringify(EVERYTHING)}, stdio]\n` + RULES +
-    `  evh:\n    url: http://127.0.0.1:${port}/mcp\n` + RULES);
+    `  evh:\n    url: ${upstreamHttp.url}\n` + RULES);
   chmodSync(gw, 0o600);
   srv = await startHermes({ GATEWAY_FILE: gw, MCP_SESSIONS: '1' });
 });
 
 after(async () => {
   if (srv) assert.equal(await srv.stop(), 0);
-  upstreamHttp?.kill('SIGKILL');
+  upstreamHttp?.kill();
   rmSync(dir, { recursive: true, force: true });
 });
 

@@ -1,6 +1,7 @@
 // Shared helpers for integration tests: start the real binaries on 127.0.0.1:0 and find the port
 // from their "listening on http://HOST:PORT" line.
-import { spawn } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
+import { createServer as createNetServer } from 'node:net';
 import { mkdtempSync, writeFileSync, chmodSync, rmSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
@@ -219,4 +220,52 @@ export async function until(fn, what, ms = 5000) {
     if (Date.now() - t0 > ms) throw new Error(`timed out waiting for ${what}`);
     await sleep(25);
   }
+}
+
+// A port free on 127.0.0.1 right now, for a server that must know its own port before it
+// starts (an OAuth issuer URL, an upstream named in a gateway file).
+export async function freePort() {
+  const s = createNetServer();
+  await new Promise((r, rej) => { s.on('error', rej); s.listen(0, '127.0.0.1', r); });
+  const { port } = s.address();
+  await new Promise((r) => s.close(r));
+  return port;
+}
+
+// The owner's consent passphrase of the OAuth tests; setPassphrase stores one as
+// `hermes-mcp oauth passwd` does (read from stdin, never argv).
+export const OAUTH_PASS = 'correct horse battery staple';
+export function setPassphrase(envFile, pass = OAUTH_PASS) {
+  const r = spawnSync(HERMES, ['oauth', 'passwd', '--env-file', envFile], { input: `${pass}\n`, encoding: 'utf8' });
+  if (r.status !== 0) throw new Error(`hermes-mcp oauth passwd: ${r.stderr}`);
+  return r;
+}
+
+// Starts hermes-mcp as an OAuth authorization server: on a port chosen first, as its issuer URL
+// names it, with OAUTH_PASS as the owner's passphrase unless withPass is false.
+export async function startOAuth(extra = {}, withPass = true, opts = {}) {
+  const port = await freePort();
+  const issuer = `http://127.0.0.1:${port}`;
+  const srv = await startHermes({ MCP_PORT: String(port), OAUTH_ISSUER_URL: issuer, ...extra }, opts);
+  if (withPass) setPassphrase(srv.envFile);
+  return { srv, issuer };
+}
+
+// @modelcontextprotocol/server-everything, installed by scripts/node-tools.sh (its entry script).
+let everything;
+export function everythingPath() {
+  everything ??= spawnSync(join(ROOT, 'scripts/node-tools.sh'), ['everything'], { encoding: 'utf8' })
+    .stdout.trim().split('\n')[0];
+  return everything;
+}
+
+// server-everything in its Streamable HTTP mode (a session-era upstream) on a free port.
+export async function startEverythingHttp() {
+  const port = await freePort();
+  const proc = spawn(process.execPath, [everythingPath(), 'streamableHttp'],
+    { env: { ...process.env, PORT: String(port) }, stdio: ['ignore', 'ignore', 'pipe'] });
+  let err = '';
+  proc.stderr.on('data', (d) => { err += d; });
+  await until(() => err.includes(`${port}`), `upstream listening on ${port}`, 15000);
+  return { proc, port, url: `http://127.0.0.1:${port}/mcp`, kill: () => proc.kill('SIGKILL') };
 }

@@ -9,7 +9,6 @@
 // malformed JSON, private_key_jwt; and OAUTH_CIMD=0 turns the feature off.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { createServer as createNetServer } from 'node:net';
 import { createServer as createHttpsServer } from 'node:https';
 import { spawnSync } from 'node:child_process';
 import { createHash, randomBytes } from 'node:crypto';
@@ -19,19 +18,10 @@ import { join } from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { auth } from '@modelcontextprotocol/sdk/client/auth.js';
-import { startHermes, until, post, INIT, HERMES } from './lib.mjs';
+import { startOAuth, until, post, INIT, HERMES, OAUTH_PASS as PASS, freePort } from './lib.mjs';
 
-const PASS = 'correct horse battery staple';
 const REDIRECT = 'http://127.0.0.1:7777/callback';
 const CHALLENGE = 'E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGMSstw-cM';
-
-function freePort() {
-  return new Promise((res, rej) => {
-    const s = createNetServer();
-    s.on('error', rej);
-    s.listen(0, '127.0.0.1', () => { const { port } = s.address(); s.close(() => res(port)); });
-  });
-}
 
 function openssl(args, cwd) {
   const r = spawnSync('openssl', args, { cwd, encoding: 'utf8' });
@@ -103,14 +93,8 @@ after(async () => {
   rmSync(dir, { recursive: true, force: true });
 });
 
-async function startCimd(extra = {}) {
-  const port = await freePort();
-  const issuer = `http://127.0.0.1:${port}`;
-  const srv = await startHermes({ MCP_PORT: String(port), OAUTH_ISSUER_URL: issuer,
-    OAUTH_CIMD_CA_FILE: docs.ca, OAUTH_CIMD_ALLOW_HOSTS: 'localhost', ...extra });
-  const r = spawnSync(HERMES, ['oauth', 'passwd', '--env-file', srv.envFile], { input: `${PASS}\n`, encoding: 'utf8' });
-  assert.equal(r.status, 0, r.stderr);
-  return { srv, issuer };
+function startCimd(extra = {}) {
+  return startOAuth({ OAUTH_CIMD_CA_FILE: docs.ca, OAUTH_CIMD_ALLOW_HOSTS: 'localhost', ...extra });
 }
 
 function authorizeUrl(issuer, clientId, redirect = REDIRECT) {

@@ -7,7 +7,6 @@
 // passphrase checked on a worker thread while the loop answers others; /revoke.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { createServer } from 'node:net';
 import { spawnSync } from 'node:child_process';
 import { createHash, randomBytes } from 'node:crypto';
 import { statSync, readFileSync, chmodSync, writeFileSync, rmSync } from 'node:fs';
@@ -15,32 +14,10 @@ import { join } from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { auth } from '@modelcontextprotocol/sdk/client/auth.js';
-import { startHermes, restartHermes, post, INIT, HERMES } from './lib.mjs';
+import { startHermes, restartHermes, post, INIT, HERMES, OAUTH_PASS as PASS, setPassphrase, startOAuth }
+  from './lib.mjs';
 
-const PASS = 'correct horse battery staple';
 const REDIRECT = 'http://127.0.0.1:7777/callback';
-
-function freePort() {
-  return new Promise((res, rej) => {
-    const s = createServer();
-    s.on('error', rej);
-    s.listen(0, '127.0.0.1', () => { const { port } = s.address(); s.close(() => res(port)); });
-  });
-}
-
-function setPassphrase(envFile, pass) {
-  const r = spawnSync(HERMES, ['oauth', 'passwd', '--env-file', envFile], { input: `${pass}\n`, encoding: 'utf8' });
-  assert.equal(r.status, 0, r.stderr);
-  return r;
-}
-
-async function startOAuth(extra = {}, withPass = true, opts = {}) {
-  const port = await freePort();
-  const issuer = `http://127.0.0.1:${port}`;
-  const srv = await startHermes({ MCP_PORT: String(port), OAUTH_ISSUER_URL: issuer, ...extra }, opts);
-  if (withPass) setPassphrase(srv.envFile, PASS);
-  return { srv, issuer };
-}
 
 // An OAuthClientProvider keeping everything in memory, as a connector would in its own store.
 function memoryProvider(redirectUrl = REDIRECT) {
