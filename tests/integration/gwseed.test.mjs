@@ -11,12 +11,11 @@ import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { readFileSync, writeFileSync, existsSync, chmodSync, mkdtempSync, mkdirSync, rmSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { ROOT, startHermes, until } from './lib.mjs';
+import { ROOT, startHermes, until, freePort } from './lib.mjs';
 
 const EXAMPLE = join(ROOT, 'contrib/gateway/hermes-gateway.yaml');
 const FAKE = join(ROOT, 'tests/fakes/fake-seed001.mjs');
@@ -50,14 +49,6 @@ const calls = (role) => {
   const f = join(dir, `${role}.calls`);
   return existsSync(f) ? readFileSync(f, 'utf8').trim().split('\n') : [];
 };
-
-async function freePort() {
-  const s = createServer();
-  await new Promise((r) => s.listen(0, '127.0.0.1', r));
-  const { port } = s.address();
-  await new Promise((r) => s.close(r));
-  return port;
-}
 
 // The example names one program per stdio upstream; this one runs the fake in that role with
 // whatever arguments the example gives it (the fake checks they are the real upstream's).
