@@ -142,7 +142,13 @@ struct gw_tool {
     char *exposed;  /* prefix + name */
     char seen[65];  /* hash of the definition last listed (gwpin.h) */
     json_t *seen_def;
-    bool withheld;  /* seen differs from its pin: hidden, calls get definition_changed */
+    /* What clients are shown and call: registered once at start, never replaced by a
+     * re-discovery. A pin must match this as well as the latest listing. */
+    char served[65];
+    json_t *served_def;
+    bool missing;   /* the latest listing (after a restart) no longer has it */
+    bool withheld;  /* its pin differs from served or seen, or it is missing: hidden, calls
+                     * get definition_changed */
 };
 
 /* gwguard.c: the pins applied to the surface */

@@ -14,6 +14,8 @@
 //                 --pages        tools/list in pages of 3 tools (nextCursor "page-N")
 //                 --describe FILE  echo's description is FILE's text when FILE exists (read at
 //                                  each tools/list: a test changes it between starts, a rug pull)
+//                 --drop FILE    tools/list leaves out the tools named in FILE (one a line) when
+//                                  FILE exists (a tool that disappears after a restart)
 //                 --fail-starts N  exit (status 5) on initialize in starts 2 to N+1 (counted in
 //                                  the --starts file; the first serves, so its tools are
 //                                  exposed): drives the circuit breaker
@@ -76,6 +78,10 @@ else createInterface({ input: process.stdin }).on('line', (line) => {
       ...(args.includes('--elicit') ? ['ask'] : [])].map(tool);
     if (args.includes('--where')) all.push({ name: 'where', description: 'fake where',
       inputSchema: { type: 'object', properties: { cwd: { type: 'string' }, ms: { type: 'number' } } } });
+    if (opt('--drop') && existsSync(opt('--drop'))) {
+      const dropped = readFileSync(opt('--drop'), 'utf8').split('\n');
+      all.splice(0, all.length, ...all.filter((t) => !dropped.includes(t.name)));
+    }
     if (!args.includes('--pages')) {
       send({ jsonrpc: '2.0', id: msg.id, result: { tools: all } });
       return;
