@@ -114,7 +114,8 @@ static void renewed(struct httpup *h, json_t *msg);
 static void deliver(struct post *p, const char *text, size_t len)
 {
     struct httpup *h = p->hu;
-    json_t *msg = json_loadb(text, len, JSON_REJECT_DUPLICATES, NULL);
+    json_t *msg = json_loadb(text, len, JSON_REJECT_DUPLICATES | JSON_ALLOW_NUL, NULL); /* as
+                                                                 up_receive: a NUL is valid */
     json_t *id = json_object_get(msg, "id");
     bool is_answer = json_is_integer(id) && !json_object_get(msg, "method") &&
                      p->id && (uint64_t)json_integer_value(id) == p->id;

@@ -253,7 +253,11 @@ void up_receive(struct upstream *u, const char *line, size_t len)
 {
     if (u->state == UP_DOWN)
         return;
-    up_receive_parsed(u, json_loadb(line, len, JSON_REJECT_DUPLICATES, NULL), len);
+    /* A NUL in a string is valid JSON (an echo of a client's "x\u0000y"): refusing it would
+     * take the upstream down for everyone. What we read of its strings as C strings (method,
+     * protocolVersion, names, messages) is only compared or printed, so a NUL truncates them. */
+    up_receive_parsed(u, json_loadb(line, len, JSON_REJECT_DUPLICATES | JSON_ALLOW_NUL, NULL),
+                      len);
 }
 
 void up_receive_parsed(struct upstream *u, json_t *msg, size_t len)
