@@ -30,6 +30,10 @@
 //                  with "answer: " + the JSON of the client's result (or "error: " + its error),
 //                  arguments.ms milliseconds after the client's answer (default 0)
 //                 --calls FILE also gets "cancelled ID" for each notifications/cancelled
+//                 --huge-request   one more tool, for an oversized server->client request:
+//   tool hugeask   sends a 5 MiB sampling/createMessage whose id is the id of this very call (a
+//                  pending call's id in the gateway's id space), and answers the call with
+//                  "answered: " + the JSON of the gateway's error (or result) for it
 //                 --where          one more tool for per-root instances (gwinstances.test.mjs):
 //   tool where     answers JSON text {cwd, pid} of this process after arguments.ms (default 0)
 //                 --stowaway-in NAME  when this process's cwd ends in /NAME, tools/list also offers
@@ -75,7 +79,8 @@ else createInterface({ input: process.stdin }).on('line', (line) => {
     const all = ['echo', 'slow', 'crash', 'hang', 'garbage', 'huge', 'hugetail',
       ...(args.includes('--smoke-tools') ? ['provider', 'iserror', 'rpcerror'] : []),
       ...(opt('--stowaway-in') && process.cwd().endsWith(`/${opt('--stowaway-in')}`) ? ['stowaway'] : []),
-      ...(args.includes('--elicit') ? ['ask'] : [])].map(tool);
+      ...(args.includes('--elicit') ? ['ask'] : []),
+      ...(args.includes('--huge-request') ? ['hugeask'] : [])].map(tool);
     if (args.includes('--where')) all.push({ name: 'where', description: 'fake where',
       inputSchema: { type: 'object', properties: { cwd: { type: 'string' }, ms: { type: 'number' } } } });
     if (opt('--drop') && existsSync(opt('--drop'))) {
@@ -120,6 +125,10 @@ else createInterface({ input: process.stdin }).on('line', (line) => {
       send({ jsonrpc: '2.0', id: askId, method: 'elicitation/create', params: {
         message: msg.params.arguments?.message ?? 'ask', requestedSchema: { type: 'object',
           properties: { name: { type: 'string' } } } } });
+    } else if (name === 'hugeask') {
+      asking.set(msg.id, (answer) => text(`answered: ${JSON.stringify(answer.error ?? answer.result)}`));
+      send({ jsonrpc: '2.0', id: msg.id, method: 'sampling/createMessage', params: { maxTokens: 10,
+        messages: [{ role: 'user', content: { type: 'text', text: 'x'.repeat(5 * 1024 * 1024) } }] } });
     } else if (name === 'crash') {
       setTimeout(() => process.exit(3), 100);
     } else if (name === 'garbage') {

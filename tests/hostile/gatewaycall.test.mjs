@@ -36,8 +36,8 @@ before(async () => {
   const node = JSON.stringify(process.execPath);
   writeFileSync(gw, 'upstreams:\n' +
     `  fake:\n    command: ${node}\n` +
-    `    args: ${JSON.stringify([FAKE, '--starts', join(dir, 'fake.starts'), '--calls', join(dir, 'calls')])}\n` +
-    '    tools: {include: [echo, slow, huge, hugetail], exclude: [crash, garbage]}\n' +
+    `    args: ${JSON.stringify([FAKE, '--starts', join(dir, 'fake.starts'), '--calls', join(dir, 'calls'), '--huge-request'])}\n` +
+    '    tools: {include: [echo, slow, huge, hugetail, hugeask], exclude: [crash, garbage]}\n' +
     `  everything:\n    command: ${node}\n    args: [${JSON.stringify(EVERYTHING)}]\n` +
     '    tools: {include: [echo, get-sum]}\n');
   chmodSync(gw, 0o600);
@@ -138,5 +138,14 @@ test('an echo of "x\\u0000y" is answered with the NUL kept, and a call in flight
   assert.equal(r.content[0].text, 'Echo: x\u0000y');
   assert.equal((await slow).content[0].text, 'slow done');
   assert.equal(starts(), before, 'the upstream was not restarted');
+  await stillServes();
+});
+
+test('an oversized request from the upstream (its id equal to our pending call\'s): answered -32600 under its id, our call not failed', async () => {
+  const before = starts();
+  const r = await client.callTool({ name: 'fake__hugeask', arguments: {} });
+  assert.equal(r.isError, undefined, JSON.stringify(r).slice(0, 300));
+  assert.equal(r.content[0].text, 'answered: {"code":-32600,"message":"request too large"}');
+  assert.equal(starts(), before, 'no restart');
   await stillServes();
 });
