@@ -49,6 +49,8 @@ struct up_req {
     up_answer_fn *cb;
     void *arg;
     struct gw_call *call; /* a proxied tools/call (progress goes to it), or NULL */
+    bool for_client;      /* made for a client (a call, resources/read, prompts/get): the stdio
+                           * relay counts these to know whose a request is (relay.c) */
 };
 
 struct upstream {
@@ -168,6 +170,9 @@ bool up_start(struct upstream *u, char *err, size_t errlen);
 bool up_request(struct upstream *u, const char *method, json_t *params_take, up_answer_fn *cb,
                 void *arg, struct gw_call *call, uint64_t *id_out);
 void up_notify(struct upstream *u, const char *method, json_t *params_take);
+/* Marks the pending request id as made for a client though it is no tool call (a forwarded
+ * resources/read or prompts/get), so the stdio relay counts it. */
+void up_request_for_client(struct upstream *u, uint64_t id);
 /* Sends one message as it is (an answer to the upstream's request); false when it cannot. */
 bool up_send_message(struct upstream *u, json_t *msg);
 /* Forgets a request (its answer, if any, is then dropped). */

@@ -134,12 +134,21 @@ bool up_request(struct upstream *u, const char *method, json_t *params_take, up_
     if (!ok)
         return false;
     struct up_req *r = xcalloc(1, sizeof *r);
-    *r = (struct up_req){.id = id, .cb = cb, .arg = arg, .call = call};
+    *r = (struct up_req){.id = id, .cb = cb, .arg = arg, .call = call, .for_client = call != NULL};
     id_key(id, key);
     strmap_put(u->pending, key, r);
     if (id_out)
         *id_out = id;
     return true;
+}
+
+void up_request_for_client(struct upstream *u, uint64_t id)
+{
+    char key[24];
+    id_key(id, key);
+    struct up_req *r = strmap_get(u->pending, key);
+    if (r)
+        r->for_client = true;
 }
 
 void up_notify(struct upstream *u, const char *method, json_t *params_take)

@@ -30,6 +30,9 @@
 //                  with "answer: " + the JSON of the client's result (or "error: " + its error),
 //                  arguments.ms milliseconds after the client's answer (default 0)
 //                 --calls FILE also gets "cancelled ID" for each notifications/cancelled
+//                 --prompts        offers prompts: prompts/get of "sampler" sends sampling/createMessage
+//                                  and answers with "sampled: " + the JSON of the client's
+//                                  result (or error) as its one message
 //                 --huge-request   one more tool, for an oversized server->client request:
 //   tool hugeask   sends a 5 MiB sampling/createMessage whose id is the id of this very call (a
 //                  pending call's id in the gateway's id space), and answers the call with
@@ -74,7 +77,16 @@ else createInterface({ input: process.stdin }).on('line', (line) => {
     const start = opt('--fail-starts') && readFileSync(opt('--starts'), 'utf8').trim().split('\n').length;
     if (start && start >= 2 && start <= Number(opt('--fail-starts')) + 1) process.exit(5);
     send({ jsonrpc: '2.0', id: msg.id, result: { protocolVersion: '2025-11-25',
-      capabilities: { tools: {} }, serverInfo: { name: 'fake-upstream', version: '1.0.0' } } });
+      capabilities: { tools: {}, ...(args.includes('--prompts') ? { prompts: {} } : {}) },
+      serverInfo: { name: 'fake-upstream', version: '1.0.0' } } });
+  } else if (msg.method === 'prompts/list' && args.includes('--prompts')) {
+    send({ jsonrpc: '2.0', id: msg.id, result: { prompts: [{ name: 'sampler', description: 'asks for a sample' }] } });
+  } else if (msg.method === 'prompts/get' && args.includes('--prompts')) {
+    const sampleId = `sample-${msg.id}`;
+    asking.set(sampleId, (answer) => send({ jsonrpc: '2.0', id: msg.id, result: { messages: [{ role: 'user',
+      content: { type: 'text', text: `sampled: ${JSON.stringify(answer.error ?? answer.result)}` } }] } }));
+    send({ jsonrpc: '2.0', id: sampleId, method: 'sampling/createMessage', params: { maxTokens: 10,
+      messages: [{ role: 'user', content: { type: 'text', text: 'for the prompt' } }] } });
   } else if (msg.method === 'tools/list') {
     const all = ['echo', 'slow', 'crash', 'hang', 'garbage', 'huge', 'hugetail',
       ...(args.includes('--smoke-tools') ? ['provider', 'iserror', 'rpcerror'] : []),
