@@ -211,9 +211,13 @@ static void request_failed_http(struct post *p, const struct httpc_result *res)
     if (res->timed_out)
         snprintf(why, sizeof why, "could not connect within connect_timeout (%u s)",
                  h->u->cfg->connect_timeout_s);
-    else if (res->failed || res->status == 0)
-        snprintf(why, sizeof why, "cannot be reached (%.120s)", res->error ? res->error : "?");
-    else
+    else if (res->failed || res->status == 0) {
+        /* why reaches the unauthenticated /readyz and tool errors: curl's generic reason only;
+         * its full text (host, address, port) is for the operator's log. */
+        log_warn("upstream %s: %s", h->u->cfg->name, res->error ? res->error : "no answer");
+        snprintf(why, sizeof why, "cannot be reached (%.120s)",
+                 res->reason ? res->reason : "no answer");
+    } else
         snprintf(why, sizeof why, "answered HTTP %ld", res->status);
     utf8_clean(why);
     if (res->failed || res->timed_out || res->status == 0 || res->status >= 500 || p->is_init ||
