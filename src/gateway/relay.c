@@ -131,6 +131,24 @@ static const char *capability_of(const char *method)
     return NULL;
 }
 
+/* The client capability this very request needs, with the refusal when it is missing: a
+ * url-mode elicitation needs elicitation.url, a form one elicitation.form (an empty
+ * elicitation object is form mode), sampling with tools sampling.tools (mcp.c keeps these). */
+static const char *needed_capability(const char *method, json_t *params, const char **refusal)
+{
+    if (strcmp(method, "sampling/createMessage") == 0) {
+        bool tools = json_object_get(params, "tools") != NULL;
+        *refusal = tools ? "the calling client does not support sampling with tools"
+                         : "the calling client does not support sampling";
+        return tools ? "sampling.tools" : "sampling";
+    }
+    const char *mode = json_string_value(json_object_get(params, "mode"));
+    bool url = mode && strcmp(mode, "url") == 0;
+    *refusal = url ? "the calling client does not support url-mode elicitation"
+                   : "the calling client does not support elicitation";
+    return url ? "elicitation.url" : "elicitation.form";
+}
+
 /* ---------- 2026-07-28: held calls ---------- */
 
 static void on_hold_expired(struct loop *l, void *arg)
@@ -264,13 +282,12 @@ bool gw_relay_request(struct upstream *u, json_t *msg, const char *method, uint6
         refuse(u, id, method, -32603, why);
         return true;
     }
-    if (!mcp_call_client_supports(gc->call, capability)) {
-        refuse(u, id, method, -32601, capability[0] == 's'
-                                          ? "the calling client does not support sampling"
-                                          : "the calling client does not support elicitation");
+    json_t *params = json_object_get(msg, "params");
+    const char *refusal, *needed = needed_capability(method, params, &refusal);
+    if (!mcp_call_client_supports(gc->call, needed)) {
+        refuse(u, id, method, -32601, refusal);
         return true;
     }
-    json_t *params = json_object_get(msg, "params");
     if (mcp_call_is_modern(gc->call)) {
         hold_for_answer(u, gc, id, method, capability, params);
         return true;

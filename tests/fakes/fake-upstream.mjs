@@ -26,7 +26,9 @@
 //   tool iserror   a result with isError: true
 //   tool rpcerror  a JSON-RPC error
 //                 --elicit         one more tool, for the relay of requests (gwrelay-modern):
-//   tool ask       sends elicitation/create (message: arguments.message) and answers the call
+//   tool ask       sends elicitation/create (message: arguments.message; with arguments.mode
+//                  "url" a url-mode one; with "sample-tools" sampling/createMessage with tools
+//                  instead) and answers the call
 //                  with "answer: " + the JSON of the client's result (or "error: " + its error),
 //                  arguments.ms milliseconds after the client's answer (default 0)
 //                 --calls FILE also gets "cancelled ID" for each notifications/cancelled
@@ -134,7 +136,13 @@ else createInterface({ input: process.stdin }).on('line', (line) => {
       asking.set(askId, (answer) => setTimeout(() => text(answer.error
         ? `error: ${JSON.stringify(answer.error)}` : `answer: ${JSON.stringify(answer.result)}`),
       msg.params.arguments?.ms ?? 0));
-      send({ jsonrpc: '2.0', id: askId, method: 'elicitation/create', params: {
+      const how = msg.params.arguments?.mode; // "url": url-mode elicitation; "sample-tools": sampling with tools
+      if (how === 'sample-tools') send({ jsonrpc: '2.0', id: askId, method: 'sampling/createMessage', params: {
+        maxTokens: 10, messages: [{ role: 'user', content: { type: 'text', text: 'use a tool' } }],
+        tools: [{ name: 'lookup', inputSchema: { type: 'object' } }] } });
+      else if (how === 'url') send({ jsonrpc: '2.0', id: askId, method: 'elicitation/create', params: {
+        mode: 'url', message: 'sign in', url: 'https://example.org/sign-in', elicitationId: 'e-1' } });
+      else send({ jsonrpc: '2.0', id: askId, method: 'elicitation/create', params: {
         message: msg.params.arguments?.message ?? 'ask', requestedSchema: { type: 'object',
           properties: { name: { type: 'string' } } } } });
     } else if (name === 'hugeask') {

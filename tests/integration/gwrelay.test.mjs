@@ -56,8 +56,8 @@ before(async () => {
     `  ev:\n    command: ${JSON.stringify(process.execPath)}\n    args: [${JSON.stringify(EVERYTHING)}, stdio]\n` + RULES +
     `  evh:\n    url: ${upstreamHttp.url}\n` + RULES +
     `  fake:\n    command: ${JSON.stringify(process.execPath)}\n` +
-    `    args: ${JSON.stringify([FAKE, '--prompts', '--calls', join(dir, 'calls')])}\n` +
-    '    tools: {include: [slow], prompts: true}\n');
+    `    args: ${JSON.stringify([FAKE, '--prompts', '--elicit', '--calls', join(dir, 'calls')])}\n` +
+    '    tools: {include: [slow, ask], prompts: true}\n');
   chmodSync(gw, 0o600);
   srv = await startHermes({ GATEWAY_FILE: gw, MCP_SESSIONS: '1' });
 });
@@ -172,4 +172,17 @@ test('stdio: a request made during one client\'s prompts/get while another clien
     assert.deepEqual(b.asked, []);
     assert.equal((await slow).content[0].text, 'slow done');
   } finally { await a.close(); await b.close(); }
+});
+
+test('stdio: url-mode elicitation and sampling with tools need those sub-capabilities; a client without them is not asked', async () => {
+  const plain = await connect('plain'); // elicitation: {} (form mode only), sampling: {} (no tools)
+  try {
+    const url = await plain.callTool({ name: 'fake__ask', arguments: { mode: 'url' } });
+    assert.match(url.content[0].text, /^error: .*-32601.*does not support url-mode elicitation/, url.content[0].text);
+    const tools = await plain.callTool({ name: 'fake__ask', arguments: { mode: 'sample-tools' } });
+    assert.match(tools.content[0].text, /^error: .*-32601.*does not support sampling with tools/, tools.content[0].text);
+    assert.deepEqual(plain.asked, []);
+    const form = await plain.callTool({ name: 'fake__ask', arguments: { message: 'your name?' } });
+    assert.match(form.content[0].text, /^answer: .*user of plain/, 'form mode still relayed');
+  } finally { await plain.close(); }
 });
