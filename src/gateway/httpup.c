@@ -31,7 +31,10 @@
 #include "utf8.h"
 
 #define HU_MESSAGE_MAX CHILD_LINE_MAX  /* one message from the upstream, as for stdio */
-#define HU_PER_ORIGIN 64               /* POSTs at once to one upstream (max_in_flight is the real cap) */
+/* POSTs at once to one upstream beyond its max_in_flight calls: each call's POST may stay open
+ * (an SSE answer), and what it waits for (a relayed answer, notifications/cancelled, the
+ * session's initialize or DELETE, a resources/read) must not queue behind them. */
+#define HU_PER_ORIGIN_SPARE 8
 #define HU_NOTIFY_DEADLINE_MS 10000    /* a notification's POST */
 #define HU_DELETE_TIMEOUT_MS 1000      /* ending the session at shutdown */
 
@@ -485,7 +488,7 @@ struct httpup *httpup_new(struct upstream *u)
 {
     struct httpup *h = xcalloc(1, sizeof *h);
     h->u = u;
-    h->http = httpc_new(u->loop, HU_PER_ORIGIN);
+    h->http = httpc_new(u->loop, u->cfg->max_in_flight + HU_PER_ORIGIN_SPARE);
     return h;
 }
 
