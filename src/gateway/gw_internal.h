@@ -165,8 +165,9 @@ void gw_event(struct gateway *g, const struct gw_event *e);
 
 /* upstream.c */
 bool up_start(struct upstream *u, char *err, size_t errlen);
-/* Sends a request; cb gets the answer. False (cb never called) when the child is gone or its
- * queue is full. *id_out gets the id on the wire. */
+/* Sends a request; cb gets the answer. False (cb never called) when the upstream is down or
+ * has no transport, or the message cannot be sent (the child's queue is full, an HTTP POST
+ * cannot start). *id_out gets the id on the wire. */
 bool up_request(struct upstream *u, const char *method, json_t *params_take, up_answer_fn *cb,
                 void *arg, struct gw_call *call, uint64_t *id_out);
 void up_notify(struct upstream *u, const char *method, json_t *params_take);

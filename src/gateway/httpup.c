@@ -254,6 +254,8 @@ static void on_done(struct httpc_req *r, const struct httpc_result *res, void *a
         p->sse = false;
         buf_cleanup(&p->body);
         buf_init(&p->body, HU_MESSAGE_MAX);
+        sse_cleanup(&p->dec); /* the retry's stream starts afresh: no half event of the 404's */
+        sse_init(&p->dec, HU_MESSAGE_MAX);
         p->in_cb = false;
         if (p->generation != h->generation && !h->renewing) {
             /* sent before the session was renewed: it only needs the new one */
