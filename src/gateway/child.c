@@ -1,7 +1,9 @@
 /* child.c — a stdio child on the loop. Why each step of the start:
  *   - its own process group (setpgid), so a kill reaches the grandchildren too (npx starts
  *     node, which may start more): none outlives us on SIGTERM;
- *   - PR_SET_PDEATHSIG, so even our SIGKILL or a crash takes the child with it;
+ *   - PR_SET_PDEATHSIG, so even our SIGKILL or a crash takes the child with it; only the
+ *     child: its own children (npx's node) survive our SIGKILL, which systemd's
+ *     KillMode=control-group (the unit's default) covers;
  *   - the signal mask and SIGPIPE reset, since we block SIGTERM/SIGHUP/SIGINT for signalfd and
  *     ignore SIGPIPE, and exec would pass both on;
  *   - every other fd of ours marked close-on-exec, so the child holds no socket of a client;

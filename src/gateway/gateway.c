@@ -115,6 +115,8 @@ static void register_tool(struct gateway *g, struct upstream *u, json_t *tool,
     t->exposed = xstrdup(exposed);
     gw_pin_hash(tool, t->seen);
     t->seen_def = gw_pin_definition(tool);
+    memcpy(t->served, t->seen, sizeof t->served);
+    t->served_def = json_incref(t->seen_def); /* never modified: replaced whole on re-listing */
     json_t *ann = json_object_get(tool, "annotations");
     char scope[128]; /* who may see and call it: the owner, and principals holding this */
     snprintf(scope, sizeof scope, "gateway:%s", u->cfg->name);
@@ -267,6 +269,7 @@ void gateway_free(struct gateway *g)
         free(g->tools[i].name);
         free(g->tools[i].exposed);
         json_decref(g->tools[i].seen_def);
+        json_decref(g->tools[i].served_def);
     }
     free(g->tools);
     gw_extras_free(g);

@@ -49,6 +49,8 @@ struct up_req {
     up_answer_fn *cb;
     void *arg;
     struct gw_call *call; /* a proxied tools/call (progress goes to it), or NULL */
+    bool for_client;      /* made for a client (a call, resources/read, prompts/get): the stdio
+                           * relay counts these to know whose a request is (relay.c) */
 };
 
 struct upstream {
@@ -142,7 +144,13 @@ struct gw_tool {
     char *exposed;  /* prefix + name */
     char seen[65];  /* hash of the definition last listed (gwpin.h) */
     json_t *seen_def;
-    bool withheld;  /* seen differs from its pin: hidden, calls get definition_changed */
+    /* What clients are shown and call: registered once at start, never replaced by a
+     * re-discovery. A pin must match this as well as the latest listing. */
+    char served[65];
+    json_t *served_def;
+    bool missing;   /* the latest listing (after a restart) no longer has it */
+    bool withheld;  /* its pin differs from served or seen, or it is missing: hidden, calls
+                     * get definition_changed */
 };
 
 /* gwguard.c: the pins applied to the surface */
@@ -157,11 +165,15 @@ void gw_event(struct gateway *g, const struct gw_event *e);
 
 /* upstream.c */
 bool up_start(struct upstream *u, char *err, size_t errlen);
-/* Sends a request; cb gets the answer. False (cb never called) when the child is gone or its
- * queue is full. *id_out gets the id on the wire. */
+/* Sends a request; cb gets the answer. False (cb never called) when the upstream is down or
+ * has no transport, or the message cannot be sent (the child's queue is full, an HTTP POST
+ * cannot start). *id_out gets the id on the wire. */
 bool up_request(struct upstream *u, const char *method, json_t *params_take, up_answer_fn *cb,
                 void *arg, struct gw_call *call, uint64_t *id_out);
 void up_notify(struct upstream *u, const char *method, json_t *params_take);
+/* Marks the pending request id as made for a client though it is no tool call (a forwarded
+ * resources/read or prompts/get), so the stdio relay counts it. */
+void up_request_for_client(struct upstream *u, uint64_t id);
 /* Sends one message as it is (an answer to the upstream's request); false when it cannot. */
 bool up_send_message(struct upstream *u, json_t *msg);
 /* Forgets a request (its answer, if any, is then dropped). */

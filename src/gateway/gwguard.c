@@ -4,9 +4,11 @@
  * one that differs is withheld — left out of tools/list, its calls answered definition_changed,
  * /readyz 503 naming it — until the operator runs `hermes-mcp gateway accept` and sends SIGHUP.
  * A re-discovery after an upstream restart is checked the same way (discovery stays frozen: a
- * tool the upstream adds then is not exposed before the next start). The status file records
- * what was last seen, so `gateway pins` can show the differences and `gateway accept` can pin
- * exactly what the server saw. A tool withheld and a pin accepted are also told to the audit
+ * tool the upstream adds then is not exposed before the next start). What clients are served is
+ * the definition registered at start, so a tool stays exposed only while its pin matches both
+ * that served definition and the latest listing, and a tool the latest listing lacks is
+ * withheld as missing. The status file records what was last seen and what is served, so
+ * `gateway pins` can show the differences and `gateway accept` pins exactly what is served. A tool withheld and a pin accepted are also told to the audit
  * hook and counted for /metrics. */
 #include <stdio.h>
 #include <stdlib.h>
@@ -25,11 +27,11 @@ static json_t *pin_of(const struct gateway *g, const struct gw_tool *t)
     return json_object_get(json_object_get(g->pins, "pins"), t->exposed);
 }
 
-static void pin_seen(struct gateway *g, const struct gw_tool *t)
+static void pin_served(struct gateway *g, const struct gw_tool *t)
 {
     json_object_set_new(json_object_get(g->pins, "pins"), t->exposed,
                         json_pack("{s:s, s:s, s:s, s:O}", "upstream", t->up->cfg->name, "tool",
-                                  t->name, "sha256", t->seen, "definition", t->seen_def));
+                                  t->name, "sha256", t->served, "definition", t->served_def));
 }
 
 /* The audit event and the counter for a withheld tool or an applied accept. */
@@ -51,10 +53,11 @@ static void write_status(struct gateway *g)
     for (size_t i = 0; i < g->ntools; i++) {
         const struct gw_tool *t = &g->tools[i];
         json_t *pin = pin_of(g, t);
-        json_t *e = json_pack("{s:s, s:s, s:s, s:s?, s:b, s:O}", "upstream", t->up->cfg->name,
-                              "tool", t->name, "seen", t->seen, "pinned",
+        json_t *e = json_pack("{s:s, s:s, s:s, s:s?, s:b, s:b, s:O, s:s, s:O}", "upstream",
+                              t->up->cfg->name, "tool", t->name, "seen", t->seen, "pinned",
                               json_string_value(json_object_get(pin, "sha256")), "withheld",
-                              t->withheld, "definition", t->seen_def);
+                              t->withheld, "missing", t->missing, "definition", t->seen_def,
+                              "served", t->served, "served_definition", t->served_def);
         if (t->withheld)
             json_object_set_new(e, "fields", gw_pin_fields_differ(
                                                  json_object_get(pin, "definition"), t->seen_def));
@@ -72,12 +75,17 @@ static void judge(struct gateway *g, struct gw_tool *t, bool *pins_changed)
     json_t *pin = pin_of(g, t);
     const char *pinned = json_string_value(json_object_get(pin, "sha256"));
     if (pinned == NULL) {
-        pin_seen(g, t);
+        pin_served(g, t);
         *pins_changed = true;
-        pinned = t->seen;
+        pinned = t->served;
     }
-    bool withheld = strcmp(pinned, t->seen) != 0;
-    if (withheld && !t->withheld) {
+    bool withheld = t->missing || strcmp(pinned, t->served) != 0 || strcmp(pinned, t->seen) != 0;
+    if (withheld && !t->withheld && t->missing) {
+        log_error("gateway: upstream %s, tool %s: no longer listed by the upstream; withheld "
+                  "until it is listed again as pinned",
+                  t->up->cfg->name, t->exposed);
+        tell(g, t, GW_EVENT_WITHHELD);
+    } else if (withheld && !t->withheld) {
         log_error("gateway: upstream %s, tool %s: its definition differs from the pinned one; "
                   "withheld until `hermes-mcp gateway accept %s` and SIGHUP",
                   t->up->cfg->name, t->exposed, t->exposed);
@@ -131,11 +139,13 @@ void gw_pins_rediscovered(struct upstream *u)
         struct gw_tool *t = &g->tools[k];
         if (t->up != u)
             continue;
+        t->missing = true;
         json_array_foreach(u->tools, i, tool) {
             if (strcmp(json_string_value(json_object_get(tool, "name")), t->name) == 0) {
                 gw_pin_hash(tool, t->seen);
                 json_decref(t->seen_def);
                 t->seen_def = gw_pin_definition(tool);
+                t->missing = false;
             }
         }
     }

@@ -180,6 +180,7 @@ static void forward(struct mcp_call *c, struct upstream *u, const char *method, 
         unavailable(c, u);
         return;
     }
+    up_request_for_client(u, f->id);
     f->timer = loop_timer_add(u->loop, (uint64_t)u->cfg->timeout_s * 1000, on_fwd_timeout, f);
     mcp_call_on_cancel(c, on_fwd_cancel, f);
 }

@@ -31,7 +31,10 @@
 #include "utf8.h"
 
 #define HU_MESSAGE_MAX CHILD_LINE_MAX  /* one message from the upstream, as for stdio */
-#define HU_PER_ORIGIN 64               /* POSTs at once to one upstream (max_in_flight is the real cap) */
+/* POSTs at once to one upstream beyond its max_in_flight calls: each call's POST may stay open
+ * (an SSE answer), and what it waits for (a relayed answer, notifications/cancelled, the
+ * session's initialize or DELETE, a resources/read) must not queue behind them. */
+#define HU_PER_ORIGIN_SPARE 8
 #define HU_NOTIFY_DEADLINE_MS 10000    /* a notification's POST */
 #define HU_DELETE_TIMEOUT_MS 1000      /* ending the session at shutdown */
 
@@ -114,7 +117,8 @@ static void renewed(struct httpup *h, json_t *msg);
 static void deliver(struct post *p, const char *text, size_t len)
 {
     struct httpup *h = p->hu;
-    json_t *msg = json_loadb(text, len, JSON_REJECT_DUPLICATES, NULL);
+    json_t *msg = json_loadb(text, len, JSON_REJECT_DUPLICATES | JSON_ALLOW_NUL, NULL); /* as
+                                                                 up_receive: a NUL is valid */
     json_t *id = json_object_get(msg, "id");
     bool is_answer = json_is_integer(id) && !json_object_get(msg, "method") &&
                      p->id && (uint64_t)json_integer_value(id) == p->id;
@@ -210,9 +214,13 @@ static void request_failed_http(struct post *p, const struct httpc_result *res)
     if (res->timed_out)
         snprintf(why, sizeof why, "could not connect within connect_timeout (%u s)",
                  h->u->cfg->connect_timeout_s);
-    else if (res->failed || res->status == 0)
-        snprintf(why, sizeof why, "cannot be reached (%.120s)", res->error ? res->error : "?");
-    else
+    else if (res->failed || res->status == 0) {
+        /* why reaches the unauthenticated /readyz and tool errors: curl's generic reason only;
+         * its full text (host, address, port) is for the operator's log. */
+        log_warn("upstream %s: %s", h->u->cfg->name, res->error ? res->error : "no answer");
+        snprintf(why, sizeof why, "cannot be reached (%.120s)",
+                 res->reason ? res->reason : "no answer");
+    } else
         snprintf(why, sizeof why, "answered HTTP %ld", res->status);
     utf8_clean(why);
     if (res->failed || res->timed_out || res->status == 0 || res->status >= 500 || p->is_init ||
@@ -246,6 +254,8 @@ static void on_done(struct httpc_req *r, const struct httpc_result *res, void *a
         p->sse = false;
         buf_cleanup(&p->body);
         buf_init(&p->body, HU_MESSAGE_MAX);
+        sse_cleanup(&p->dec); /* the retry's stream starts afresh: no half event of the 404's */
+        sse_init(&p->dec, HU_MESSAGE_MAX);
         p->in_cb = false;
         if (p->generation != h->generation && !h->renewing) {
             /* sent before the session was renewed: it only needs the new one */
@@ -480,7 +490,7 @@ struct httpup *httpup_new(struct upstream *u)
 {
     struct httpup *h = xcalloc(1, sizeof *h);
     h->u = u;
-    h->http = httpc_new(u->loop, HU_PER_ORIGIN);
+    h->http = httpc_new(u->loop, u->cfg->max_in_flight + HU_PER_ORIGIN_SPARE);
     return h;
 }
 

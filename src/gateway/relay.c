@@ -4,8 +4,8 @@
  *
  * Which call a request belongs to: over Streamable HTTP it comes on the event stream of that
  * call's POST (httpup.c tells us the POST's id); over stdio the 2025-11-25 wire says nothing, so
- * it is relayed only when exactly one proxied call is at that upstream, and refused when several
- * are (guessing would show one user's form, or send one user's prompt, to another). A client
+ * it is relayed only when exactly one client request is at that upstream and it is a tool call
+ * (a resources/read or prompts/get counts too), and refused when several are (guessing would show one user's form, or send one user's prompt, to another). A client
  * that did not declare the capability, or no call at all: the upstream gets a JSON-RPC error at
  * once, so its tool never hangs waiting.
  *
@@ -103,21 +103,23 @@ static struct gw_call *find_call(struct upstream *u, uint64_t related_id, const 
         *why = "it does not belong to a tool call";
         return r ? r->call : NULL;
     }
-    size_t n, calls = 0;
+    /* Every request a client made counts, not only tool calls: a request made during another
+     * client's resources/read or prompts/get must not reach the one caller of a tool. */
+    size_t n, for_clients = 0;
     struct gw_call *only = NULL;
     void **v = strmap_values(u->pending, &n);
     for (size_t i = 0; i < n; i++) {
         struct up_req *r = v[i];
-        if (r->call) {
+        for_clients += r->for_client;
+        if (r->call)
             only = r->call;
-            calls++;
-        }
     }
     free(v);
-    *why = calls ? "several calls are in flight at this stdio upstream and the request does not "
-                   "say which it belongs to"
-                 : "no tool call is in flight";
-    return calls == 1 ? only : NULL;
+    *why = for_clients > 1 ? "several calls are in flight at this stdio upstream and the request "
+                             "does not say which it belongs to"
+           : for_clients && only == NULL ? "it does not belong to a tool call"
+                                         : "no tool call is in flight";
+    return for_clients == 1 ? only : NULL;
 }
 
 static const char *capability_of(const char *method)
@@ -127,6 +129,24 @@ static const char *capability_of(const char *method)
     if (strcmp(method, "elicitation/create") == 0)
         return "elicitation";
     return NULL;
+}
+
+/* The client capability this very request needs, with the refusal when it is missing: a
+ * url-mode elicitation needs elicitation.url, a form one elicitation.form (an empty
+ * elicitation object is form mode), sampling with tools sampling.tools (mcp.c keeps these). */
+static const char *needed_capability(const char *method, json_t *params, const char **refusal)
+{
+    if (strcmp(method, "sampling/createMessage") == 0) {
+        bool tools = json_object_get(params, "tools") != NULL;
+        *refusal = tools ? "the calling client does not support sampling with tools"
+                         : "the calling client does not support sampling";
+        return tools ? "sampling.tools" : "sampling";
+    }
+    const char *mode = json_string_value(json_object_get(params, "mode"));
+    bool url = mode && strcmp(mode, "url") == 0;
+    *refusal = url ? "the calling client does not support url-mode elicitation"
+                   : "the calling client does not support elicitation";
+    return url ? "elicitation.url" : "elicitation.form";
 }
 
 /* ---------- 2026-07-28: held calls ---------- */
@@ -262,13 +282,12 @@ bool gw_relay_request(struct upstream *u, json_t *msg, const char *method, uint6
         refuse(u, id, method, -32603, why);
         return true;
     }
-    if (!mcp_call_client_supports(gc->call, capability)) {
-        refuse(u, id, method, -32601, capability[0] == 's'
-                                          ? "the calling client does not support sampling"
-                                          : "the calling client does not support elicitation");
+    json_t *params = json_object_get(msg, "params");
+    const char *refusal, *needed = needed_capability(method, params, &refusal);
+    if (!mcp_call_client_supports(gc->call, needed)) {
+        refuse(u, id, method, -32601, refusal);
         return true;
     }
-    json_t *params = json_object_get(msg, "params");
     if (mcp_call_is_modern(gc->call)) {
         hold_for_answer(u, gc, id, method, capability, params);
         return true;

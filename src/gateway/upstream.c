@@ -134,12 +134,21 @@ bool up_request(struct upstream *u, const char *method, json_t *params_take, up_
     if (!ok)
         return false;
     struct up_req *r = xcalloc(1, sizeof *r);
-    *r = (struct up_req){.id = id, .cb = cb, .arg = arg, .call = call};
+    *r = (struct up_req){.id = id, .cb = cb, .arg = arg, .call = call, .for_client = call != NULL};
     id_key(id, key);
     strmap_put(u->pending, key, r);
     if (id_out)
         *id_out = id;
     return true;
+}
+
+void up_request_for_client(struct upstream *u, uint64_t id)
+{
+    char key[24];
+    id_key(id, key);
+    struct up_req *r = strmap_get(u->pending, key);
+    if (r)
+        r->for_client = true;
 }
 
 void up_notify(struct upstream *u, const char *method, json_t *params_take)
@@ -253,7 +262,11 @@ void up_receive(struct upstream *u, const char *line, size_t len)
 {
     if (u->state == UP_DOWN)
         return;
-    up_receive_parsed(u, json_loadb(line, len, JSON_REJECT_DUPLICATES, NULL), len);
+    /* A NUL in a string is valid JSON (an echo of a client's "x\u0000y"): refusing it would
+     * take the upstream down for everyone. What we read of its strings as C strings (method,
+     * protocolVersion, names, messages) is only compared or printed, so a NUL truncates them. */
+    up_receive_parsed(u, json_loadb(line, len, JSON_REJECT_DUPLICATES | JSON_ALLOW_NUL, NULL),
+                      len);
 }
 
 void up_receive_parsed(struct upstream *u, json_t *msg, size_t len)
@@ -286,76 +299,137 @@ static void on_line(char *line, size_t len, void *arg)
     up_receive(arg, line, len);
 }
 
-/* The id of a message from its first bytes: a top-level "id" member before anything nested
- * ({"jsonrpc":"2.0","id":7,...}). 0 when not found. */
-static uint64_t id_from_head(const char *s, size_t n)
+/* What the visible ends of an oversized message tell: its id (a number or a string, NULL when
+ * not seen) and whether it is a request (a top-level "method" or "params") or a response (a
+ * top-level "result" or "error"). A request carries the upstream's own id space: its id must
+ * never be taken for one of ours. */
+enum msg_kind { MSG_UNKNOWN, MSG_REQUEST, MSG_RESPONSE };
+
+/* The end of the JSON string starting at s[i] == '"' (the index of its closing quote), or n. */
+static size_t string_end(const char *s, size_t n, size_t i)
 {
-    static const char key[] = "\"id\":";
+    for (i++; i < n; i++) {
+        if (s[i] == '\\')
+            i++;
+        else if (s[i] == '"')
+            return i;
+    }
+    return n;
+}
+
+/* An id value starting at s[i]: digits or a string of at most 64 bytes; NULL when cut off. */
+static json_t *id_value(const char *s, size_t n, size_t i)
+{
+    size_t end = i;
+    if (i < n && s[i] == '"')
+        end = string_end(s, n, i) + 1;
+    else
+        while (end < n && s[end] >= '0' && s[end] <= '9')
+            end++;
+    if (end > n || end == i || end - i > 66 || end >= n || (s[end] != ',' && s[end] != '}'))
+        return NULL;
+    json_t *id = json_loadb(s + i, end - i, JSON_DECODE_ANY, NULL);
+    if (json_is_integer(id) || json_is_string(id))
+        return id;
+    json_decref(id);
+    return NULL;
+}
+
+static enum msg_kind kind_of_key(const char *key, size_t len)
+{
+#define IS(k) (len == sizeof k - 1 && memcmp(key, k, len) == 0)
+    if (IS("method") || IS("params"))
+        return MSG_REQUEST;
+    if (IS("result") || IS("error"))
+        return MSG_RESPONSE;
+    return MSG_UNKNOWN;
+#undef IS
+}
+
+/* The top-level members among a message's first bytes ({"jsonrpc":"2.0","id":7,...}): the
+ * first that tells the kind, and the id. The member that made the message oversized is
+ * nested, so the keys before it are all here. */
+static json_t *scan_head(const char *s, size_t n, enum msg_kind *kind)
+{
+    json_t *id = NULL;
     int depth = 0;
-    bool in_string = false;
     for (size_t i = 0; i < n; i++) {
         char ch = s[i];
-        if (in_string) {
-            if (ch == '\\')
-                i++;
-            else if (ch == '"')
-                in_string = false;
-            continue;
-        }
-        if (depth == 1 && ch == '"' && n - i > sizeof key - 1 &&
-            memcmp(s + i, key, sizeof key - 1) == 0) {
-            uint64_t id = 0;
-            for (i += sizeof key - 1; i < n && s[i] >= '0' && s[i] <= '9' && id < 1u << 30; i++)
-                id = id * 10 + (uint64_t)(s[i] - '0');
-            return i < n && (s[i] == ',' || s[i] == '}') ? id : 0;
-        }
-        if (ch == '"')
-            in_string = true;
-        else if (ch == '{' || ch == '[')
+        if (ch == '"') {
+            size_t end = string_end(s, n, i);
+            bool is_key = depth == 1 && end + 1 < n && s[end + 1] == ':';
+            if (is_key && *kind == MSG_UNKNOWN)
+                *kind = kind_of_key(s + i + 1, end - i - 1);
+            if (is_key && id == NULL && end - i - 1 == 2 && memcmp(s + i + 1, "id", 2) == 0)
+                id = id_value(s, n, end + 2);
+            i = end;
+        } else if (ch == '{' || ch == '[')
             depth++;
         else if (ch == '}' || ch == ']')
             depth--;
     }
-    return 0;
+    return id;
 }
 
-/* The same from its last bytes, where the MCP SDKs put it ({"result":...,"jsonrpc":"2.0",
- * "id":7}): the digits right before the final brace, after ,"id":. 0 when not found. */
-static uint64_t id_from_tail(const char *s, size_t n)
+/* The id from a message's last bytes, where the MCP SDKs put it ({"result":...,"jsonrpc":"2.0",
+ * "id":7}): the number or string right before the final brace, after ,"id":. NULL otherwise. */
+static json_t *scan_tail(const char *s, size_t n)
 {
     static const char key[] = ",\"id\":";
     while (n && (s[n - 1] == ' ' || s[n - 1] == '\r'))
         n--;
     if (n == 0 || s[--n] != '}')
-        return 0;
-    size_t end = n;
-    while (n && s[n - 1] >= '0' && s[n - 1] <= '9')
-        n--;
-    if (n == end || end - n > 9 || n < sizeof key - 1 ||
-        memcmp(s + n - (sizeof key - 1), key, sizeof key - 1) != 0)
-        return 0;
-    uint64_t id = 0;
-    for (size_t i = n; i < end; i++)
-        id = id * 10 + (uint64_t)(s[i] - '0');
-    return id;
+        return NULL;
+    size_t end = n, from = n;
+    if (n && s[n - 1] == '"') {
+        for (from = n - 1; from > 0 && (s[from - 1] != '"' || (from > 1 && s[from - 2] == '\\'));)
+            from--;
+        from = from ? from - 1 : 0;
+    } else
+        while (from && s[from - 1] >= '0' && s[from - 1] <= '9')
+            from--;
+    if (from == end || end - from > 66 || from < sizeof key - 1 ||
+        memcmp(s + from - (sizeof key - 1), key, sizeof key - 1) != 0)
+        return NULL;
+    return id_value(s, end + 1, from);
 }
 
-/* A message over the cap: the call it answers (if we can tell) gets a tool error and the
- * upstream keeps serving the others; a start-up answer that large makes the upstream useless. */
+/* The upstream asked something too large to read: it gets an error under its own id, so it
+ * does not wait for an answer, and none of our requests is touched. */
+static void refuse_oversized_request(struct upstream *u, json_t *id)
+{
+    json_t *answer = json_pack("{s:s, s:O, s:{s:i, s:s}}", "jsonrpc", "2.0", "id", id, "error",
+                               "code", -32600, "message", "request too large");
+    send_json(u, answer);
+    json_decref(answer);
+}
+
+/* A message over the cap: the call a response answers (if we can tell) gets a tool error and
+ * the upstream keeps serving the others (a start-up answer that large makes the upstream
+ * useless); a request is refused to the upstream; a notification is dropped. */
 static void on_oversized(const char *head, size_t head_len, const char *tail, size_t tail_len,
                          void *arg)
 {
     struct upstream *u = arg;
-    uint64_t id = id_from_head(head, head_len);
-    if (id == 0)
-        id = id_from_tail(tail, tail_len);
-    log_warn("upstream %s: a message over %u MiB was dropped (id %llu)", u->cfg->name,
-             CHILD_LINE_MAX >> 20, (unsigned long long)id);
-    if (id == 0 || u->state == UP_DOWN)
-        return;
-    char why[80];
-    snprintf(why, sizeof why, "answered with a message larger than %u MiB", CHILD_LINE_MAX >> 20);
-    up_request_failed(u, id, why);
+    enum msg_kind kind = MSG_UNKNOWN;
+    json_t *id = scan_head(head, head_len, &kind);
+    if (id == NULL)
+        id = scan_tail(tail, tail_len);
+    char *id_text = id ? json_dumps(id, JSON_ENCODE_ANY | JSON_COMPACT) : NULL;
+    log_warn("upstream %s: a %s over %u MiB was dropped (id %s)", u->cfg->name,
+             kind == MSG_REQUEST ? "request" : "message", CHILD_LINE_MAX >> 20,
+             id_text ? id_text : "unknown");
+    free(id_text);
+    if (id && u->state != UP_DOWN && kind == MSG_REQUEST) {
+        refuse_oversized_request(u, id);
+    } else if (u->state != UP_DOWN && kind == MSG_RESPONSE && json_is_integer(id) &&
+               json_integer_value(id) > 0) {
+        char why[80];
+        snprintf(why, sizeof why, "answered with a message larger than %u MiB",
+                 CHILD_LINE_MAX >> 20);
+        up_request_failed(u, (uint64_t)json_integer_value(id), why);
+    }
+    json_decref(id);
 }
 
 int gw_rpc_error(json_t *error, const char *fallback, char *msg, size_t size)

@@ -38,6 +38,11 @@ json_t *client_caps_kept(json_t *caps)
     json_t *el = json_object_get(caps, "elicitation");
     if (json_is_object(el) && (json_object_size(el) == 0 || json_object_get(el, "form")))
         json_object_set_new(out, "elicitation.form", json_object());
+    if (json_is_object(el) && json_is_object(json_object_get(el, "url")))
+        json_object_set_new(out, "elicitation.url", json_object());
+    json_t *sampling = json_object_get(caps, "sampling");
+    if (json_is_object(sampling) && json_is_object(json_object_get(sampling, "tools")))
+        json_object_set_new(out, "sampling.tools", json_object());
     return out;
 }
 

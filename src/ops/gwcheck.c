@@ -44,7 +44,7 @@ const char gateway_usage[] =
     "pins: the SHA-256 pinned for each exposed tool's definition (GATEWAY_FILE.pins, written\n"
     "at the first start) and, from GATEWAY_FILE.pins-status (written by the server), each tool\n"
     "withheld because its definition changed: both hashes and the fields that differ.\n"
-    "accept: pins the definitions the server last saw (all, or the exposed tool NAME); send\n"
+    "accept: pins the definitions the server serves (all, or the exposed tool NAME); send\n"
     "SIGHUP to the server to apply. Exit codes: 0 done, 1 a bad file or unknown NAME, 2 usage.\n";
 
 static void print_rules(const char *what, json_t *globs)

@@ -2,7 +2,7 @@
  * side of the rug-pull guard (src/gateway/gwguard.c). pins prints the pinned table and, from
  * the status file the server writes beside the pins, each withheld tool with its pinned and
  * current hash and the fields that differ. accept rewrites the pins from the definitions the
- * server last saw (all, or one exposed name); the running server applies it on SIGHUP. Both
+ * server serves (all, or one exposed name); the running server applies it on SIGHUP. Both
  * work offline on the two files, so they need no token and never start an upstream. */
 #include "gwpins.h"
 
@@ -44,6 +44,20 @@ static const char *text(json_t *o, const char *key)
 {
     const char *s = json_string_value(json_object_get(o, key));
     return s ? s : "?";
+}
+
+/* What clients are served (the definition registered at the server's start): accept pins only
+ * that, never a later listing they were not shown. A status file from before "served" existed
+ * has only "seen". */
+static const char *served_hash(json_t *t)
+{
+    return json_object_get(t, "served") ? text(t, "served") : text(t, "seen");
+}
+
+static json_t *served_definition(json_t *t)
+{
+    json_t *d = json_object_get(t, "served_definition");
+    return d ? d : json_object_get(t, "definition");
 }
 
 static void print_withheld(json_t *status)
@@ -121,8 +135,8 @@ static int accept_pins(const char *pins_path, const char *status_path, const cha
             json_object_set_new(json_object_get(pins, "pins"), name,
                                 json_pack("{s:s, s:s, s:s, s:O*}", "upstream",
                                           text(t, "upstream"), "tool", text(t, "tool"),
-                                          "sha256", text(t, "seen"), "definition",
-                                          json_object_get(t, "definition")));
+                                          "sha256", served_hash(t), "definition",
+                                          served_definition(t)));
             n++;
         }
         if (only && n == 0)
@@ -130,7 +144,7 @@ static int accept_pins(const char *pins_path, const char *status_path, const cha
         else if (!gw_pins_write(pins_path, pins, err, sizeof err))
             fprintf(stderr, "hermes-mcp: %s\n", err);
         else {
-            printf("pinned %zu tool%s as last seen; send SIGHUP to the server (systemctl reload "
+            printf("pinned %zu tool%s as served; send SIGHUP to the server (systemctl reload "
                    "hermes-mcp) to apply\n",
                    n, n == 1 ? "" : "s");
             rc = 0;

@@ -14,6 +14,8 @@
 //                 --pages        tools/list in pages of 3 tools (nextCursor "page-N")
 //                 --describe FILE  echo's description is FILE's text when FILE exists (read at
 //                                  each tools/list: a test changes it between starts, a rug pull)
+//                 --drop FILE    tools/list leaves out the tools named in FILE (one a line) when
+//                                  FILE exists (a tool that disappears after a restart)
 //                 --fail-starts N  exit (status 5) on initialize in starts 2 to N+1 (counted in
 //                                  the --starts file; the first serves, so its tools are
 //                                  exposed): drives the circuit breaker
@@ -24,10 +26,19 @@
 //   tool iserror   a result with isError: true
 //   tool rpcerror  a JSON-RPC error
 //                 --elicit         one more tool, for the relay of requests (gwrelay-modern):
-//   tool ask       sends elicitation/create (message: arguments.message) and answers the call
+//   tool ask       sends elicitation/create (message: arguments.message; with arguments.mode
+//                  "url" a url-mode one; with "sample-tools" sampling/createMessage with tools
+//                  instead) and answers the call
 //                  with "answer: " + the JSON of the client's result (or "error: " + its error),
 //                  arguments.ms milliseconds after the client's answer (default 0)
 //                 --calls FILE also gets "cancelled ID" for each notifications/cancelled
+//                 --prompts        offers prompts: prompts/get of "sampler" sends sampling/createMessage
+//                                  and answers with "sampled: " + the JSON of the client's
+//                                  result (or error) as its one message
+//                 --huge-request   one more tool, for an oversized server->client request:
+//   tool hugeask   sends a 5 MiB sampling/createMessage whose id is the id of this very call (a
+//                  pending call's id in the gateway's id space), and answers the call with
+//                  "answered: " + the JSON of the gateway's error (or result) for it
 //                 --where          one more tool for per-root instances (gwinstances.test.mjs):
 //   tool where     answers JSON text {cwd, pid} of this process after arguments.ms (default 0)
 //                 --stowaway-in NAME  when this process's cwd ends in /NAME, tools/list also offers
@@ -68,14 +79,28 @@ else createInterface({ input: process.stdin }).on('line', (line) => {
     const start = opt('--fail-starts') && readFileSync(opt('--starts'), 'utf8').trim().split('\n').length;
     if (start && start >= 2 && start <= Number(opt('--fail-starts')) + 1) process.exit(5);
     send({ jsonrpc: '2.0', id: msg.id, result: { protocolVersion: '2025-11-25',
-      capabilities: { tools: {} }, serverInfo: { name: 'fake-upstream', version: '1.0.0' } } });
+      capabilities: { tools: {}, ...(args.includes('--prompts') ? { prompts: {} } : {}) },
+      serverInfo: { name: 'fake-upstream', version: '1.0.0' } } });
+  } else if (msg.method === 'prompts/list' && args.includes('--prompts')) {
+    send({ jsonrpc: '2.0', id: msg.id, result: { prompts: [{ name: 'sampler', description: 'asks for a sample' }] } });
+  } else if (msg.method === 'prompts/get' && args.includes('--prompts')) {
+    const sampleId = `sample-${msg.id}`;
+    asking.set(sampleId, (answer) => send({ jsonrpc: '2.0', id: msg.id, result: { messages: [{ role: 'user',
+      content: { type: 'text', text: `sampled: ${JSON.stringify(answer.error ?? answer.result)}` } }] } }));
+    send({ jsonrpc: '2.0', id: sampleId, method: 'sampling/createMessage', params: { maxTokens: 10,
+      messages: [{ role: 'user', content: { type: 'text', text: 'for the prompt' } }] } });
   } else if (msg.method === 'tools/list') {
     const all = ['echo', 'slow', 'crash', 'hang', 'garbage', 'huge', 'hugetail',
       ...(args.includes('--smoke-tools') ? ['provider', 'iserror', 'rpcerror'] : []),
       ...(opt('--stowaway-in') && process.cwd().endsWith(`/${opt('--stowaway-in')}`) ? ['stowaway'] : []),
-      ...(args.includes('--elicit') ? ['ask'] : [])].map(tool);
+      ...(args.includes('--elicit') ? ['ask'] : []),
+      ...(args.includes('--huge-request') ? ['hugeask'] : [])].map(tool);
     if (args.includes('--where')) all.push({ name: 'where', description: 'fake where',
       inputSchema: { type: 'object', properties: { cwd: { type: 'string' }, ms: { type: 'number' } } } });
+    if (opt('--drop') && existsSync(opt('--drop'))) {
+      const dropped = readFileSync(opt('--drop'), 'utf8').split('\n');
+      all.splice(0, all.length, ...all.filter((t) => !dropped.includes(t.name)));
+    }
     if (!args.includes('--pages')) {
       send({ jsonrpc: '2.0', id: msg.id, result: { tools: all } });
       return;
@@ -111,9 +136,19 @@ else createInterface({ input: process.stdin }).on('line', (line) => {
       asking.set(askId, (answer) => setTimeout(() => text(answer.error
         ? `error: ${JSON.stringify(answer.error)}` : `answer: ${JSON.stringify(answer.result)}`),
       msg.params.arguments?.ms ?? 0));
-      send({ jsonrpc: '2.0', id: askId, method: 'elicitation/create', params: {
+      const how = msg.params.arguments?.mode; // "url": url-mode elicitation; "sample-tools": sampling with tools
+      if (how === 'sample-tools') send({ jsonrpc: '2.0', id: askId, method: 'sampling/createMessage', params: {
+        maxTokens: 10, messages: [{ role: 'user', content: { type: 'text', text: 'use a tool' } }],
+        tools: [{ name: 'lookup', inputSchema: { type: 'object' } }] } });
+      else if (how === 'url') send({ jsonrpc: '2.0', id: askId, method: 'elicitation/create', params: {
+        mode: 'url', message: 'sign in', url: 'https://example.org/sign-in', elicitationId: 'e-1' } });
+      else send({ jsonrpc: '2.0', id: askId, method: 'elicitation/create', params: {
         message: msg.params.arguments?.message ?? 'ask', requestedSchema: { type: 'object',
           properties: { name: { type: 'string' } } } } });
+    } else if (name === 'hugeask') {
+      asking.set(msg.id, (answer) => text(`answered: ${JSON.stringify(answer.error ?? answer.result)}`));
+      send({ jsonrpc: '2.0', id: msg.id, method: 'sampling/createMessage', params: { maxTokens: 10,
+        messages: [{ role: 'user', content: { type: 'text', text: 'x'.repeat(5 * 1024 * 1024) } }] } });
     } else if (name === 'crash') {
       setTimeout(() => process.exit(3), 100);
     } else if (name === 'garbage') {

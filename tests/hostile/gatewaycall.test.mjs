@@ -1,5 +1,5 @@
 // Hostile calls through the gateway (issue 14, "Tests"): wrong argument types, excluded and
-// unknown tools, arguments over the body cap, a result over the message cap. Each is answered
+// unknown tools, arguments over the body cap, a result over the message cap, a NUL in a string. Each is answered
 // exactly; what our side refuses never reaches the upstream (tests/fakes/fake-upstream.mjs
 // --calls records every tools/call it gets); the upstream keeps serving after each.
 import { test, before, after } from 'node:test';
@@ -36,8 +36,8 @@ before(async () => {
   const node = JSON.stringify(process.execPath);
   writeFileSync(gw, 'upstreams:\n' +
     `  fake:\n    command: ${node}\n` +
-    `    args: ${JSON.stringify([FAKE, '--starts', join(dir, 'fake.starts'), '--calls', join(dir, 'calls')])}\n` +
-    '    tools: {include: [echo, huge, hugetail], exclude: [crash, garbage]}\n' +
+    `    args: ${JSON.stringify([FAKE, '--starts', join(dir, 'fake.starts'), '--calls', join(dir, 'calls'), '--huge-request'])}\n` +
+    '    tools: {include: [echo, slow, huge, hugetail, hugeask], exclude: [crash, garbage]}\n' +
     `  everything:\n    command: ${node}\n    args: [${JSON.stringify(EVERYTHING)}]\n` +
     '    tools: {include: [echo, get-sum]}\n');
   chmodSync(gw, 0o600);
@@ -126,6 +126,26 @@ test('a result over the 4 MiB message cap: a clear tool error, no restart, the u
     assert.equal(results[i].structuredContent.message, 'upstream fake answered with a message larger than 4 MiB');
     assert.match(results[i + 1].content[0].text, /^Echo: fake__huge/);
   }
+  assert.equal(starts(), before, 'no restart');
+  await stillServes();
+});
+
+test('an echo of "x\\u0000y" is answered with the NUL kept, and a call in flight meanwhile completes', async () => {
+  const before = starts();
+  const slow = client.callTool({ name: 'fake__slow', arguments: { ms: 500 } });
+  const r = await client.callTool({ name: 'fake__echo', arguments: { message: 'x\u0000y' } });
+  assert.equal(r.isError, undefined, JSON.stringify(r));
+  assert.equal(r.content[0].text, 'Echo: x\u0000y');
+  assert.equal((await slow).content[0].text, 'slow done');
+  assert.equal(starts(), before, 'the upstream was not restarted');
+  await stillServes();
+});
+
+test('an oversized request from the upstream (its id equal to our pending call\'s): answered -32600 under its id, our call not failed', async () => {
+  const before = starts();
+  const r = await client.callTool({ name: 'fake__hugeask', arguments: {} });
+  assert.equal(r.isError, undefined, JSON.stringify(r).slice(0, 300));
+  assert.equal(r.content[0].text, 'answered: {"code":-32600,"message":"request too large"}');
   assert.equal(starts(), before, 'no restart');
   await stillServes();
 });

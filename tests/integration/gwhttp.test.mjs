@@ -261,6 +261,10 @@ test('hostile: a url upstream down at start makes readyz 503 naming it; it comes
     assert.equal(r.body.upstreams.late.required, true);
     assert.notEqual(r.body.upstreams.late.state, 'ready');
     assert.match(r.body.upstreams.late.error, /cannot be reached/);
+    // /readyz is unauthenticated: it names no internal host, address or port (curl's own text,
+    // which does, goes to the operator's log only).
+    assert.doesNotMatch(r.body.upstreams.late.error, new RegExp(`127\\.0\\.0\\.1|localhost|${port}`));
+    assert.match(srv.proc.stderrText, new RegExp(`upstream late: .*127\\.0\\.0\\.1.*${port}`));
     assert.equal((await probe(srv, '/healthz')).status, 200);
     await startUpstream([FAKE, '--http', String(port)], port);
     await until(async () => (await probe(srv, '/readyz')).status === 200, 'ready once it is up', 20000);

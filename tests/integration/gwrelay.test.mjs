@@ -14,7 +14,10 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { CreateMessageRequestSchema, ElicitRequestSchema, LoggingMessageNotificationSchema }
   from '@modelcontextprotocol/sdk/types.js';
-import { startHermes, until, post, parseSse, everythingPath, startEverythingHttp } from './lib.mjs';
+import { readFileSync } from 'node:fs';
+import { ROOT, startHermes, until, post, parseSse, everythingPath, startEverythingHttp } from './lib.mjs';
+
+const FAKE = join(ROOT, 'tests/fakes/fake-upstream.mjs');
 
 const EVERYTHING = everythingPath();
 const RULES = '    tools: {include: [echo, trigger-sampling-request, trigger-elicitation-request, ' +
@@ -51,7 +54,10 @@ before(async () => {
   const gw = join(dir, 'gateway.yaml');
   writeFileSync(gw, 'upstreams:\n' +
     `  ev:\n    command: ${JSON.stringify(process.execPath)}\n    args: [${JSON.stringify(EVERYTHING)}, stdio]\n` + RULES +
-    `  evh:\n    url: ${upstreamHttp.url}\n` + RULES);
+    `  evh:\n    url: ${upstreamHttp.url}\n` + RULES +
+    `  fake:\n    command: ${JSON.stringify(process.execPath)}\n` +
+    `    args: ${JSON.stringify([FAKE, '--prompts', '--elicit', '--calls', join(dir, 'calls')])}\n` +
+    '    tools: {include: [slow, ask], prompts: true}\n');
   chmodSync(gw, 0o600);
   srv = await startHermes({ GATEWAY_FILE: gw, MCP_SESSIONS: '1' });
 });
@@ -149,4 +155,34 @@ test('upstream log notifications go to our log, never to the client', async () =
     await client.callTool({ name: 'ev__toggle-simulated-logging', arguments: {} });
     assert.deepEqual(logs.filter((l) => /level message/i.test(JSON.stringify(l.data))), []);
   } finally { await client.close(); }
+});
+
+test('stdio: a request made during one client\'s prompts/get while another client\'s call runs is refused, never relayed to the caller of the call', async () => {
+  const a = await connect('a');
+  const b = await connect('b');
+  try {
+    const slow = a.callTool({ name: 'fake__slow', arguments: { ms: 1500 } });
+    await until(() => existsSync(join(dir, 'calls')) && readFileSync(join(dir, 'calls'), 'utf8').includes('slow'),
+      'a\'s call at the upstream');
+    const prompt = await b.getPrompt({ name: 'fake__sampler' });
+    const text = prompt.messages[0].content.text;
+    assert.match(text, /^sampled: \{"code":/, text);
+    assert.match(text, /several calls are in flight/);
+    assert.deepEqual(a.asked, [], 'a was not asked for b\'s prompt');
+    assert.deepEqual(b.asked, []);
+    assert.equal((await slow).content[0].text, 'slow done');
+  } finally { await a.close(); await b.close(); }
+});
+
+test('stdio: url-mode elicitation and sampling with tools need those sub-capabilities; a client without them is not asked', async () => {
+  const plain = await connect('plain'); // elicitation: {} (form mode only), sampling: {} (no tools)
+  try {
+    const url = await plain.callTool({ name: 'fake__ask', arguments: { mode: 'url' } });
+    assert.match(url.content[0].text, /^error: .*-32601.*does not support url-mode elicitation/, url.content[0].text);
+    const tools = await plain.callTool({ name: 'fake__ask', arguments: { mode: 'sample-tools' } });
+    assert.match(tools.content[0].text, /^error: .*-32601.*does not support sampling with tools/, tools.content[0].text);
+    assert.deepEqual(plain.asked, []);
+    const form = await plain.callTool({ name: 'fake__ask', arguments: { message: 'your name?' } });
+    assert.match(form.content[0].text, /^answer: .*user of plain/, 'form mode still relayed');
+  } finally { await plain.close(); }
 });
