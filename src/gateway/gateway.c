@@ -16,6 +16,7 @@
 #include "gw_internal.h"
 #include "gwinstance.h"
 #include "gwpin.h"
+#include "gwpolicy.h"
 #include "log.h"
 #include "loop.h"
 #include "mcp.h"
@@ -115,12 +116,15 @@ static void register_tool(struct gateway *g, struct upstream *u, json_t *tool,
     t->exposed = xstrdup(exposed);
     gw_pin_hash(tool, t->seen);
     t->seen_def = gw_pin_definition(tool);
+    t->guard = gw_tool_guard(u->cfg, t->name);
+    t->policy = gw_tool_policy(u->cfg, t->name);
     json_t *ann = json_object_get(tool, "annotations");
     char scope[128]; /* who may see and call it: the owner, and principals holding this */
     snprintf(scope, sizeof scope, "gateway:%s", u->cfg->name);
     mcp_add_tool(g->mcp, &(struct mcp_tool_def){
         .name = exposed, .title = str(tool, "title"), .description = str(tool, "description"),
-        .input_schema = input_schema(tool), .output_schema = output_schema(tool),
+        .input_schema = gw_policy_schema(input_schema(tool), t->guard, t->policy),
+        .output_schema = output_schema(tool),
         .annotations = json_is_object(ann) ? json_deep_copy(ann) : NULL,
         .handler = gw_tool_handler, .arg = t, .scope = scope});
 }

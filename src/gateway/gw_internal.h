@@ -143,6 +143,8 @@ struct gw_tool {
     char seen[65];  /* hash of the definition last listed (gwpin.h) */
     json_t *seen_def;
     bool withheld;  /* seen differs from its pin: hidden, calls get definition_changed */
+    enum gw_guard guard; /* tools.guard (gwfile.h) */
+    json_t *policy;      /* tools.args of this tool (borrowed from the gateway file), or NULL */
 };
 
 /* gwguard.c: the pins applied to the surface */
