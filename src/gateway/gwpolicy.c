@@ -15,8 +15,8 @@
 #include "gwsecret.h"
 #include "utf8.h"
 
-#define CONFIRM_TEXT                                                                           \
-    "Must be true: this tool is guarded by the gateway and runs only when the caller confirms " \
+#define CONFIRM_TEXT                                                                               \
+    "Must be true: this tool is guarded by the gateway and runs only when the caller confirms "    \
     "the action with confirmed: true."
 #define MAX_DEPTH 64 /* nesting walked for dropped names and secrets; deeper is refused */
 
@@ -63,10 +63,11 @@ json_t *gw_policy_schema(json_t *schema, enum gw_guard guard, json_t *policy)
     json_t *props = properties_of(schema), *v, *list;
     const char *k;
     size_t i;
-    json_array_foreach(json_object_get(policy, "drop"), i, v) hide(schema, props,
-                                                                    json_string_value(v));
+    json_array_foreach(json_object_get(policy, "drop"), i, v)
+        hide(schema, props, json_string_value(v));
     json_object_foreach(json_object_get(policy, "fix"), k, v) hide(schema, props, k);
-    json_object_foreach(json_object_get(policy, "enum"), k, list) {
+    json_object_foreach(json_object_get(policy, "enum"), k, list)
+    {
         constrain(props, k, "type", json_string("string"));
         constrain(props, k, "enum", json_deep_copy(list));
     }
@@ -75,8 +76,9 @@ json_t *gw_policy_schema(json_t *schema, enum gw_guard guard, json_t *policy)
     json_object_foreach(json_object_get(policy, "max_length"), k, v)
         constrain(props, k, "maxLength", json_incref(v));
     if (guard == GW_GUARD_CONFIRM) {
-        json_object_set_new(props, "confirmed",
-                            json_pack("{s:s, s:s}", "type", "boolean", "description", CONFIRM_TEXT));
+        json_object_set_new(
+            props, "confirmed",
+            json_pack("{s:s, s:s}", "type", "boolean", "description", CONFIRM_TEXT));
         json_t *req = json_object_get(schema, "required");
         if (!json_is_array(req))
             json_object_set_new(schema, "required", req = json_array());
@@ -131,12 +133,14 @@ static bool folds_like(const char *key, json_t *list, json_t *map)
     const char *k;
     json_t *v;
     fold(key, a, sizeof a);
-    json_array_foreach(list, i, v) {
+    json_array_foreach(list, i, v)
+    {
         fold(json_string_value(v), b, sizeof b);
         if (strcmp(a, b) == 0)
             return true;
     }
-    json_object_foreach(map, k, v) {
+    json_object_foreach(map, k, v)
+    {
         fold(k, b, sizeof b);
         if (strcmp(a, b) == 0)
             return true;
@@ -145,8 +149,7 @@ static bool folds_like(const char *key, json_t *list, json_t *map)
 }
 
 /* No dropped or fixed name (or a non-ASCII name) anywhere in value. */
-static bool no_hidden_names(json_t *value, json_t *drop, json_t *fix, int depth,
-                            struct verdict *v)
+static bool no_hidden_names(json_t *value, json_t *drop, json_t *fix, int depth, struct verdict *v)
 {
     const char *k;
     json_t *x;
@@ -154,14 +157,17 @@ static bool no_hidden_names(json_t *value, json_t *drop, json_t *fix, int depth,
     if (depth > MAX_DEPTH)
         return refuse(v, TE_INVALID_ARGUMENTS, "the arguments are nested too deeply", "", "");
     if (json_is_object(value))
-        json_object_foreach(value, k, x) {
+        json_object_foreach(value, k, x)
+        {
             if (!ascii(k))
-                return refuse(v, TE_INVALID_ARGUMENTS, "argument names must be ASCII for this tool (got '",
-                              k, "')");
+                return refuse(v, TE_INVALID_ARGUMENTS,
+                              "argument names must be ASCII for this tool (got '", k, "')");
             if (folds_like(k, drop, NULL))
-                return refuse(v, TE_INVALID_ARGUMENTS, "argument '", k, "' is not allowed for this tool");
+                return refuse(v, TE_INVALID_ARGUMENTS, "argument '", k,
+                              "' is not allowed for this tool");
             if (folds_like(k, NULL, fix))
-                return refuse(v, TE_INVALID_ARGUMENTS, "argument '", k, "' is set by the gateway and cannot be given");
+                return refuse(v, TE_INVALID_ARGUMENTS, "argument '", k,
+                              "' is set by the gateway and cannot be given");
             if (!no_hidden_names(x, drop, fix, depth + 1, v))
                 return false;
         }
@@ -184,26 +190,32 @@ static bool within_limits(json_t *args, json_t *policy, struct verdict *v)
     json_t *lim, *list, *x;
     size_t i;
     bool found;
-    json_object_foreach(json_object_get(policy, "enum"), k, list) {
+    json_object_foreach(json_object_get(policy, "enum"), k, list)
+    {
         if ((x = json_object_get(args, k)) == NULL)
             continue;
         found = false;
         json_array_foreach(list, i, lim) found |= json_is_string(x) && json_equal(x, lim);
         if (!found)
-            return refuse(v, TE_INVALID_ARGUMENTS, "argument '", k, "' must be one of the values its schema lists");
+            return refuse(v, TE_INVALID_ARGUMENTS, "argument '", k,
+                          "' must be one of the values its schema lists");
     }
-    json_object_foreach(json_object_get(policy, "max_items"), k, lim) {
+    json_object_foreach(json_object_get(policy, "max_items"), k, lim)
+    {
         if ((x = json_object_get(args, k)) == NULL)
             continue;
         if (!json_is_array(x) || (json_int_t)json_array_size(x) > json_integer_value(lim))
-            return refuse(v, TE_INVALID_ARGUMENTS, "argument '", k, "' must be an array within its maxItems");
+            return refuse(v, TE_INVALID_ARGUMENTS, "argument '", k,
+                          "' must be an array within its maxItems");
     }
-    json_object_foreach(json_object_get(policy, "max_length"), k, lim) {
+    json_object_foreach(json_object_get(policy, "max_length"), k, lim)
+    {
         if ((x = json_object_get(args, k)) == NULL)
             continue;
-        if (!json_is_string(x) || (json_int_t)codepoints(json_string_value(x)) >
-                                      json_integer_value(lim))
-            return refuse(v, TE_INVALID_ARGUMENTS, "argument '", k, "' must be a string within its maxLength");
+        if (!json_is_string(x) ||
+            (json_int_t)codepoints(json_string_value(x)) > json_integer_value(lim))
+            return refuse(v, TE_INVALID_ARGUMENTS, "argument '", k,
+                          "' must be a string within its maxLength");
     }
     return true;
 }
@@ -228,7 +240,8 @@ static bool no_secrets(json_t *args, json_t *policy, struct verdict *v)
 {
     size_t i;
     json_t *name;
-    json_array_foreach(json_object_get(policy, "reject_secrets"), i, name) {
+    json_array_foreach(json_object_get(policy, "reject_secrets"), i, name)
+    {
         const char *field = json_string_value(name);
         if (holds_secret(json_object_get(args, field), 0))
             return refuse(v, TE_INVALID_ARGUMENTS, "argument '", field,
@@ -250,8 +263,10 @@ json_t *gw_policy_args(enum gw_guard guard, json_t *policy, json_t *args, enum t
         return NULL;
     }
     if (guard == GW_GUARD_CONFIRM && !json_is_true(json_object_get(args, "confirmed"))) {
-        refuse(&v, TE_CONFIRMATION_REQUIRED, "this tool is guarded: call it again with confirmed: true (the boolean) "
-               "to confirm the action", "", "");
+        refuse(&v, TE_CONFIRMATION_REQUIRED,
+               "this tool is guarded: call it again with confirmed: true (the boolean) "
+               "to confirm the action",
+               "", "");
         return NULL;
     }
     if (args && (drop || fix) && !no_hidden_names(args, drop, fix, 0, &v))

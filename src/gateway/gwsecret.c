@@ -1,9 +1,9 @@
 /* gwsecret.c — the secret detector behind reject_secrets (see gwsecret.h). It looks at tokens:
  * runs of characters that occur in keys and tokens ([A-Za-z0-9_+/=.-]). A token is secret-like
  * when it starts with a known key prefix followed by enough key characters, or when it is long
- * (32+) with lower and upper case letters and digits and a high Shannon entropy (random base64/base62, not a word, a
- * path or a hex commit hash, whose 16-symbol alphabet stays under the threshold). "Bearer " and
- * PEM private key headers are matched on the whole text. */
+ * (32+) with lower and upper case letters and digits and a high Shannon entropy (random
+ * base64/base62, not a word, a path or a hex commit hash, whose 16-symbol alphabet stays under the
+ * threshold). "Bearer " and PEM private key headers are matched on the whole text. */
 #include "gwsecret.h"
 
 #include <math.h>
@@ -16,8 +16,8 @@
 
 static bool token_char(unsigned char c)
 {
-    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
-           c == '_' || c == '-' || c == '+' || c == '/' || c == '=' || c == '.';
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' ||
+           c == '-' || c == '+' || c == '/' || c == '=' || c == '.';
 }
 
 static bool alnum(unsigned char c)
@@ -62,9 +62,9 @@ struct prefix {
     size_t min_body;
 };
 static const struct prefix prefixes[] = {
-    {"sk-", 20},  {"ghp_", 20}, {"gho_", 20}, {"ghu_", 20}, {"ghs_", 20}, {"ghr_", 20},
-    {"github_pat_", 20}, {"xoxb-", 10}, {"xoxp-", 10}, {"xoxa-", 10}, {"xoxr-", 10},
-    {"xoxs-", 10}, {"xapp-", 10}, {"glpat-", 20}, {"AIza", 30},
+    {"sk-", 20},   {"ghp_", 20},        {"gho_", 20},  {"ghu_", 20},   {"ghs_", 20},
+    {"ghr_", 20},  {"github_pat_", 20}, {"xoxb-", 10}, {"xoxp-", 10},  {"xoxa-", 10},
+    {"xoxr-", 10}, {"xoxs-", 10},       {"xapp-", 10}, {"glpat-", 20}, {"AIza", 30},
 };
 
 static bool prefixed_key(const char *tok, size_t len)
