@@ -15,7 +15,7 @@ const FAKE = join(ROOT, 'tests/fakes/fake-upstream.mjs');
 const SECRET = 'sk-proj-Zr8Qm2Lx9Vb4Tn7Wc1Ky6Hp3';
 let dir, received, srv, client, tools;
 
-export const received_calls = () => (existsSync(received) ? jsonLines(readFileSync(received, 'utf8')) : []);
+const received_calls = () => (existsSync(received) ? jsonLines(readFileSync(received, 'utf8')) : []);
 
 before(async () => {
   dir = mkdtempSync(join(tmpdir(), 'hm-gwpolicy-'));
