@@ -7,18 +7,10 @@ import assert from 'node:assert/strict';
 import { createServer } from 'node:net';
 import { spawnSync } from 'node:child_process';
 import { createHash, randomBytes } from 'node:crypto';
-import { startHermes, HERMES, until } from '../integration/lib.mjs';
+import { startHermes, HERMES, until, freePort } from '../integration/lib.mjs';
 
 const PASS = 'correct horse battery staple';
 const REDIRECT = 'http://127.0.0.1:7777/cb';
-
-function freePort() {
-  return new Promise((res, rej) => {
-    const s = createServer();
-    s.on('error', rej);
-    s.listen(0, '127.0.0.1', () => { const { port } = s.address(); s.close(() => res(port)); });
-  });
-}
 
 test('a consent flood neither evicts the owner\'s consent nor opens consents by HEAD', async () => {
   const port = await freePort();

@@ -10,7 +10,7 @@ import { createHash } from 'node:crypto';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
-import { startHermes, ROOT, sleep } from '../integration/lib.mjs';
+import { startHermes, ROOT, sleep, freePort } from '../integration/lib.mjs';
 
 const SLOW_MS = 8000;
 let shim;
@@ -21,14 +21,6 @@ before(() => {
   const cc = spawnSync('cc', ['-shared', '-fPIC', '-O2', '-o', shim, join(ROOT, 'tests/fakes/slowdns.c'), '-ldl'], { encoding: 'utf8' });
   assert.equal(cc.status, 0, cc.stderr);
 });
-
-function freePort() {
-  return new Promise((res, rej) => {
-    const s = createServer();
-    s.on('error', rej);
-    s.listen(0, '127.0.0.1', () => { const { port } = s.address(); s.close(() => res(port)); });
-  });
-}
 
 async function startSlow() {
   const port = await freePort();

@@ -17,7 +17,7 @@ import { spawnSync } from 'node:child_process';
 import { createHash, randomBytes } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
-import { startHermes, post, INIT, HERMES, ROOT } from './lib.mjs';
+import { startHermes, post, INIT, HERMES, ROOT, freePort } from './lib.mjs';
 
 const CHROMIUM = process.env.CHROMIUM || '/usr/bin/chromium';
 const PUPPETEER = join(ROOT, 'tools/puppeteer/');
@@ -25,14 +25,6 @@ const PASS = 'correct horse battery staple';
 const skip = existsSync(CHROMIUM) ? false
   : `no chromium at ${CHROMIUM} (Debian package chromium, in deps.apt; scripts/deps.sh installs it)`;
 if (skip) console.log(`# consent.browser: skipped: ${skip}`);
-
-function freePort() {
-  return new Promise((res, rej) => {
-    const s = createNetServer();
-    s.on('error', rej);
-    s.listen(0, '127.0.0.1', () => { const { port } = s.address(); s.close(() => res(port)); });
-  });
-}
 
 // The client's side, on its own origin: the callback the code comes back to, and the pages a
 // hostile site would serve (an auto-submitting form, a frame). Reached as http://localhost:P

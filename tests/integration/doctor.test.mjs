@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { randomBytes } from 'node:crypto';
 import net from 'node:net';
-import { HERMES, startFake, startHermes } from './lib.mjs';
+import { HERMES, startFake, startHermes, freePort } from './lib.mjs';
 
 let fake;             // one fake agent for every test: default key + profile "beta"
 let betaKey;          // the profile's key (key_env BETA_KEY)
@@ -26,13 +26,6 @@ before(async () => {
 after(async () => {
   await fake.stop();
 });
-
-function freePort() {
-  return new Promise((res) => {
-    const s = net.createServer();
-    s.listen(0, '127.0.0.1', () => { const p = s.address().port; s.close(() => res(p)); });
-  });
-}
 
 const yamlFor = (s, alphaUrl = `http://127.0.0.1:${fake.port}`, betaEnv = 'BETA_KEY') =>
   `default: alpha\nagents:\n  - name: alpha\n    base_url: ${alphaUrl}\n    key_file: ${s.keyFile}\n` +

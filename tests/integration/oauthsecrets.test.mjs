@@ -15,7 +15,7 @@ import { createHash, randomBytes } from 'node:crypto';
 import { readFileSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { startHermes, INIT, HERMES } from './lib.mjs';
+import { startHermes, INIT, HERMES, freePort } from './lib.mjs';
 
 const PASS = 'correct horse battery staple';
 const WRONG_PASS = 'incorrect mule battery stable';
@@ -23,14 +23,6 @@ const REDIRECT = 'http://127.0.0.1:7777/callback';
 const FORM = { 'Content-Type': 'application/x-www-form-urlencoded' };
 const form = (o) => new URLSearchParams(o).toString();
 const sha = (s) => createHash('sha256').update(s).digest('hex');
-
-function freePort() {
-  return new Promise((res, rej) => {
-    const s = createServer();
-    s.on('error', rej);
-    s.listen(0, '127.0.0.1', () => { const { port } = s.address(); s.close(() => res(port)); });
-  });
-}
 
 function pkce() {
   const verifier = randomBytes(32).toString('base64url');

@@ -17,20 +17,12 @@ import { join } from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { auth } from '@modelcontextprotocol/sdk/client/auth.js';
-import { startHermes, startFake, agentEnv, modernMeta, modernHeaders, HERMES } from './lib.mjs';
+import { startHermes, startFake, agentEnv, modernMeta, modernHeaders, HERMES, freePort } from './lib.mjs';
 
 const PASS = 'correct horse battery staple';
 const REDIRECT = 'http://127.0.0.1:7777/callback';
 const form = (o) => new URLSearchParams(o).toString();
 const FORM = { 'Content-Type': 'application/x-www-form-urlencoded' };
-
-function freePort() {
-  return new Promise((res, rej) => {
-    const s = createServer();
-    s.on('error', rej);
-    s.listen(0, '127.0.0.1', () => { const { port } = s.address(); s.close(() => res(port)); });
-  });
-}
 
 function mint() {
   const r = spawnSync(HERMES, ['oauth', 'mint-client'], { encoding: 'utf8' });

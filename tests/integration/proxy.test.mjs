@@ -12,22 +12,13 @@ import net from 'node:net';
 import http from 'node:http';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { ROOT, HERMES, startHermes, startFake, agentEnv, until } from './lib.mjs';
+import { ROOT, HERMES, startHermes, startFake, agentEnv, until, freePort } from './lib.mjs';
 
 // The TypeScript SDK v2 client (scripts/node-tools.sh client), which speaks 2026-07-28.
 const V2 = join(ROOT, 'tools/client/node_modules/@modelcontextprotocol/client/dist/index.mjs');
 const { Client: ClientV2, StreamableHTTPClientTransport: HttpV2 } = await import(V2);
 
 const NGINX = ['/usr/sbin/nginx', '/usr/bin/nginx'].find((p) => existsSync(p));
-
-function freePort() {
-  return new Promise((resolve) => {
-    const s = net.createServer().listen(0, '127.0.0.1', () => {
-      const { port } = s.address();
-      s.close(() => resolve(port));
-    });
-  });
-}
 
 // The server block of the README's ```nginx fence, on plain HTTP at a test port.
 function readmeServerBlock(listenPort, upstreamPort) {
