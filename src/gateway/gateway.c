@@ -129,6 +129,31 @@ static void register_tool(struct gateway *g, struct upstream *u, json_t *tool,
         .handler = gw_tool_handler, .arg = t, .scope = scope});
 }
 
+/* A tools.args policy for a tool the upstream does not offer is a typo that protects nothing:
+ * false (logged, naming upstream and tool). */
+static bool policies_name_offered(const struct upstream *u)
+{
+    const char *name;
+    json_t *policy, *tool;
+    size_t i;
+    json_object_foreach(u->cfg->policies, name, policy) {
+        bool offered = false;
+        json_array_foreach(u->tools, i, tool) {
+            const char *n = str(tool, "name");
+            offered |= n && strcmp(n, name) == 0;
+        }
+        if (!offered) {
+            char t[100];
+            shown(t, sizeof t, name);
+            log_error("gateway: upstream %s: tools.args names tool '%s', which it does not offer; "
+                      "fix the name",
+                      u->cfg->name, t);
+            return false;
+        }
+    }
+    return true;
+}
+
 /* Judges and registers the tools of one listed upstream; false on a refused name. */
 static bool expose(struct gateway *g, struct upstream *u, struct strmap *names)
 {
@@ -154,6 +179,8 @@ static bool expose(struct gateway *g, struct upstream *u, struct strmap *names)
         if (!ok)
             return false;
     }
+    if (!policies_name_offered(u))
+        return false;
     if (!u->cfg->include && !u->cfg->exclude)
         log_warn("upstream %s: no tools.include or tools.exclude: none of its %zu tools is "
                  "exposed (default deny)",

@@ -134,3 +134,14 @@ test('secrets refused with the field named; the value is in no reply, log or aud
   assert.match(audit, /"invalid_arguments"/); // the refusals are audited...
   assert.doesNotMatch(audit, /Zr8Qm2|MIIB/); // ...without the value
 });
+
+test('a policy naming a tool the upstream does not offer stops serve naming upstream and tool', async () => {
+  const gw = join(dir, 'typo.yaml');
+  writeFileSync(gw, `upstreams:\n  h:\n    command: ${JSON.stringify(process.execPath)}\n` +
+    `    args: ${JSON.stringify([FAKE, '--policy-tools'])}\n    tools:\n      include: [cronjob]\n` +
+    '      args: {cronjbo: {drop: [model]}}\n');
+  chmodSync(gw, 0o600);
+  const started = await startHermes({ GATEWAY_FILE: gw }).then((s) => s, (e) => e);
+  if (!(started instanceof Error)) await started.stop(); // served: the typo went unnoticed
+  assert.match(String(started?.message), /exited with 1 before listening[\s\S]*upstream h: tools\.args names tool 'cronjbo', which it does not offer/);
+});
