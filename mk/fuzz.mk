@@ -9,7 +9,7 @@ FUZZ_CC      ?= clang
 FUZZ_SECONDS ?= 10
 FUZZ_BUILD   := build/fuzz
 FUZZ_TARGETS := jrpc dotenv hdr sse registry taskpath contract chatchunk gwfile tokens form \
-                clientdoc clientmeta
+                clientdoc clientmeta gwsecret
 FUZZ_SAN     := -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all \
                 -fno-omit-frame-pointer -g -O1
 FUZZ_BINS    := $(addprefix $(FUZZ_BUILD)/fuzz_,$(FUZZ_TARGETS))
@@ -30,6 +30,7 @@ FUZZ_SRC_tokens   := src/auth/tokens.c src/base/yamljson.c src/base/mem.c src/ba
 FUZZ_SRC_form     := src/auth/form.c src/base/crypto.c
 FUZZ_SRC_clientdoc := src/auth/clientdoc.c src/auth/clientmeta.c src/base/mem.c
 FUZZ_SRC_clientmeta := src/auth/clientmeta.c
+FUZZ_SRC_gwsecret := src/gateway/gwsecret.c
 FUZZ_LIB_jrpc     := $(shell pkg-config --libs jansson)
 FUZZ_LIB_dotenv   := $(FUZZ_LIB_jrpc)
 FUZZ_LIB_hdr      :=
@@ -43,6 +44,7 @@ FUZZ_LIB_tokens   := $(FUZZ_LIB_registry)
 FUZZ_LIB_form     := $(shell pkg-config --libs nettle)
 FUZZ_LIB_clientdoc := $(FUZZ_LIB_jrpc)
 FUZZ_LIB_clientmeta := $(FUZZ_LIB_jrpc)
+FUZZ_LIB_gwsecret := -lm
 
 .PHONY: fuzz fuzz-build
 fuzz-build: $(FUZZ_BINS)

@@ -22,6 +22,7 @@ static const char *const names[TE_COUNT] = {
     [TE_UPSTREAM_AUTH] = "upstream_auth",
     [TE_UPSTREAM_UNAVAILABLE] = "upstream_unavailable",
     [TE_DEFINITION_CHANGED] = "definition_changed",
+    [TE_APPROVAL_DENIED] = "approval_denied",
 };
 
 const char *toolerr_name(enum toolerr e)

@@ -20,6 +20,7 @@ enum toolerr {
     TE_UPSTREAM_AUTH,         /* the agent refused our key */
     TE_UPSTREAM_UNAVAILABLE,  /* a gateway upstream is not running (exited, not started) */
     TE_DEFINITION_CHANGED,    /* a gateway tool's definition differs from its pin: withheld */
+    TE_APPROVAL_DENIED,       /* an approve-guarded gateway tool: the operator did not approve */
     TE_COUNT
 };
 

@@ -16,6 +16,7 @@
 #include "gw_internal.h"
 #include "gwinstance.h"
 #include "gwpin.h"
+#include "gwpolicy.h"
 #include "log.h"
 #include "loop.h"
 #include "mcp.h"
@@ -117,14 +118,42 @@ static void register_tool(struct gateway *g, struct upstream *u, json_t *tool,
     t->seen_def = gw_pin_definition(tool);
     memcpy(t->served, t->seen, sizeof t->served);
     t->served_def = json_incref(t->seen_def); /* never modified: replaced whole on re-listing */
+    t->guard = gw_tool_guard(u->cfg, t->name);
+    t->policy = gw_tool_policy(u->cfg, t->name);
     json_t *ann = json_object_get(tool, "annotations");
     char scope[128]; /* who may see and call it: the owner, and principals holding this */
     snprintf(scope, sizeof scope, "gateway:%s", u->cfg->name);
     mcp_add_tool(g->mcp, &(struct mcp_tool_def){
         .name = exposed, .title = str(tool, "title"), .description = str(tool, "description"),
-        .input_schema = input_schema(tool), .output_schema = output_schema(tool),
+        .input_schema = gw_policy_schema(input_schema(tool), t->guard, t->policy),
+        .output_schema = output_schema(tool),
         .annotations = json_is_object(ann) ? json_deep_copy(ann) : NULL,
         .handler = gw_tool_handler, .arg = t, .scope = scope});
+}
+
+/* A tools.args policy for a tool the upstream does not offer is a typo that protects nothing:
+ * false (logged, naming upstream and tool). */
+static bool policies_name_offered(const struct upstream *u)
+{
+    const char *name;
+    json_t *policy, *tool;
+    size_t i;
+    json_object_foreach(u->cfg->policies, name, policy) {
+        bool offered = false;
+        json_array_foreach(u->tools, i, tool) {
+            const char *n = str(tool, "name");
+            offered |= n && strcmp(n, name) == 0;
+        }
+        if (!offered) {
+            char t[100];
+            shown(t, sizeof t, name);
+            log_error("gateway: upstream %s: tools.args names tool '%s', which it does not offer; "
+                      "fix the name",
+                      u->cfg->name, t);
+            return false;
+        }
+    }
+    return true;
 }
 
 /* Judges and registers the tools of one listed upstream; false on a refused name. */
@@ -152,6 +181,8 @@ static bool expose(struct gateway *g, struct upstream *u, struct strmap *names)
         if (!ok)
             return false;
     }
+    if (!policies_name_offered(u))
+        return false;
     if (!u->cfg->include && !u->cfg->exclude)
         log_warn("upstream %s: no tools.include or tools.exclude: none of its %zu tools is "
                  "exposed (default deny)",

@@ -151,6 +151,8 @@ struct gw_tool {
     bool missing;   /* the latest listing (after a restart) no longer has it */
     bool withheld;  /* its pin differs from served or seen, or it is missing: hidden, calls
                      * get definition_changed */
+    enum gw_guard guard; /* tools.guard (gwfile.h) */
+    json_t *policy;      /* tools.args of this tool (borrowed from the gateway file), or NULL */
 };
 
 /* gwguard.c: the pins applied to the surface */

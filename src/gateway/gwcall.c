@@ -15,6 +15,7 @@
 
 #include "gw_internal.h"
 #include "gwinstance.h"
+#include "gwpolicy.h"
 #include "log.h"
 #include "loop.h"
 #include "mcp.h"
@@ -312,6 +313,23 @@ static bool resume_held(struct upstream *u, struct mcp_call *call, const struct 
     return true;
 }
 
+/* The guard and argument policies (gwpolicy.h): the arguments to send (a new reference), or
+ * NULL after answering the call with the tool error. */
+static json_t *admit(struct gw_tool *t, struct mcp_call *call, json_t *args, uint64_t started_us)
+{
+    enum toolerr code;
+    char msg[300];
+    json_t *sent = gw_policy_args(t->guard, t->policy, args, &code, msg, sizeof msg);
+    if (sent == NULL) {
+        record(t->up, call, t->exposed, t->name, started_us, toolerr_name(code));
+        mcp_call_result_take(call, tool_error_json(code, 0, "%s", msg));
+    }
+    return sent;
+}
+
+static void forward(struct gw_tool *t, struct mcp_call *call, json_t *args,
+                    uint64_t started_us);
+
 void gw_tool_handler(struct mcp_call *call, json_t *args, void *arg)
 {
     struct gw_tool *t = arg;
@@ -326,6 +344,26 @@ void gw_tool_handler(struct mcp_call *call, json_t *args, void *arg)
                                                    t->exposed, u->cfg->name));
         return;
     }
+    json_t *sent = admit(t, call, args, started_us);
+    if (sent == NULL)
+        return;
+    if (t->guard == GW_GUARD_APPROVE) { /* fails closed until the approval queue is wired */
+        json_decref(sent);
+        record(u, call, t->exposed, t->name, started_us, toolerr_name(TE_APPROVAL_DENIED));
+        mcp_call_result_take(call, tool_error_json(TE_APPROVAL_DENIED, 0,
+                                                   "%s needs the operator's approval and there "
+                                                   "is no approval channel: denied",
+                                                   t->exposed));
+        return;
+    }
+    forward(t, call, sent, started_us);
+    json_decref(sent);
+}
+
+/* The part of a call after the gateway's own checks: to its upstream (or instance). */
+static void forward(struct gw_tool *t, struct mcp_call *call, json_t *args, uint64_t started_us)
+{
+    struct upstream *u = t->up;
     if (u->pool && (u = route_instance(t, call, args, started_us)) == NULL)
         return;
     if (resume_held(u, call, t))

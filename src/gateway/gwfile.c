@@ -21,7 +21,10 @@ static const char *const upstream_keys[] = {
     "command", "args",          "env",           "cwd",   "url",   "headers", "prefix",
     "required", "timeout",      "connect_timeout", "max_in_flight", "tools", "smoke",
     "instances", "expect_tools"};
-static const char *const tools_keys[] = {"include", "exclude", "resources", "prompts"};
+static const char *const tools_keys[] = {"include", "exclude", "resources", "prompts",
+                                         "guard", "args"};
+static const char *const policy_keys[] = {"drop", "fix", "enum", "max_items", "max_length",
+                                          "reject_secrets"};
 static const char *const rules_keys[] = {"include", "exclude"};
 static const char *const instances_keys[] = {"by", "roots", "max", "idle_s"};
 
@@ -252,17 +255,126 @@ static bool parse_limits(struct gw_upstream *u, json_t *o, char *err, size_t err
     return true;
 }
 
+/* tools.guard: {glob: confirm|approve}. */
+static bool parse_guard(struct gw_upstream *u, json_t *g, char *err, size_t errlen)
+{
+    const char *k;
+    json_t *v;
+    char where[80];
+    if (g == NULL)
+        return true;
+    if (!json_is_object(g) || json_object_size(g) > GW_MAX_RULES)
+        return fail(err, errlen, u->name, "tools.guard", "must be a mapping of at most 256 globs");
+    json_object_foreach(g, k, v) {
+        const char *s = json_string_value(v);
+        if (s == NULL || (strcmp(s, "confirm") && strcmp(s, "approve"))) {
+            snprintf(where, sizeof where, "tools.guard.%.40s", k);
+            utf8_clean(where);
+            return fail(err, errlen, u->name, where, "must be confirm or approve");
+        }
+    }
+    u->guard = g;
+    return true;
+}
+
+/* {property: X} with every X passing ok; false on another shape. */
+static bool property_map_ok(json_t *o, bool (*ok)(json_t *))
+{
+    const char *k;
+    json_t *v;
+    if (!json_is_object(o) || json_object_size(o) > GW_MAX_RULES)
+        return false;
+    json_object_foreach(o, k, v) if (k[0] == '\0' || !ok(v)) return false;
+    return true;
+}
+
+static bool any_value(json_t *v)
+{
+    return v != NULL && !json_is_null(v);
+}
+
+static bool non_empty_strings(json_t *v)
+{
+    return string_list_ok(v, GW_MAX_RULES) && json_array_size(v) > 0;
+}
+
+/* {property: 1..16777216}: YAML scalars arrive as strings and become integers here. */
+static bool caps_ok(json_t *o)
+{
+    const char *k;
+    json_t *v;
+    unsigned n;
+    if (!json_is_object(o) || json_object_size(o) > GW_MAX_RULES)
+        return false;
+    json_object_foreach(o, k, v) {
+        if (k[0] == '\0' || !parse_uint(v, 0, 1, 16 * 1024 * 1024, &n))
+            return false;
+        json_object_set_new(o, k, json_integer(n));
+    }
+    return true;
+}
+
+/* One tool's policy: the known keys, each of its shape. */
+static bool parse_policy(const char *up, const char *tool, json_t *p, char *err, size_t errlen)
+{
+    const char *k;
+    json_t *v;
+    char where[120];
+    snprintf(where, sizeof where, "tools.args.%.40s", tool);
+    utf8_clean(where);
+    if (!json_is_object(p))
+        return fail(err, errlen, up, where, "must be a mapping");
+    json_object_foreach(p, k, v) {
+        bool ok = strcmp(k, "drop") == 0 || strcmp(k, "reject_secrets") == 0
+                      ? non_empty_strings(v)
+                  : strcmp(k, "fix") == 0        ? property_map_ok(v, any_value)
+                  : strcmp(k, "enum") == 0       ? property_map_ok(v, non_empty_strings)
+                  : strcmp(k, "max_items") == 0 || strcmp(k, "max_length") == 0
+                      ? caps_ok(v)
+                      : false;
+        size_t at = strlen(where);
+        snprintf(where + at, sizeof where - at, ".%.40s", k);
+        utf8_clean(where);
+        if (!in_list(k, policy_keys, sizeof policy_keys / sizeof *policy_keys))
+            return fail(err, errlen, up, where, "is not a known key");
+        if (!ok)
+            return fail(err, errlen, up, where,
+                        "has the wrong shape (drop, reject_secrets: lists of property names; fix: "
+                        "{property: value}; enum: {property: [strings]}; max_items, max_length: "
+                        "{property: 1..16777216})");
+        where[at] = '\0';
+    }
+    return true;
+}
+
+/* tools.args: {tool: policy}. */
+static bool parse_policies(struct gw_upstream *u, json_t *a, char *err, size_t errlen)
+{
+    const char *k;
+    json_t *v;
+    if (a == NULL)
+        return true;
+    if (!json_is_object(a) || json_object_size(a) > GW_MAX_RULES)
+        return fail(err, errlen, u->name, "tools.args", "must be a mapping of at most 256 tools");
+    json_object_foreach(a, k, v) if (!parse_policy(u->name, k, v, err, errlen)) return false;
+    u->policies = a;
+    return true;
+}
+
 static bool parse_tools(struct gw_upstream *u, json_t *o, char *err, size_t errlen)
 {
     json_t *tools = json_object_get(o, "tools"), *smoke = json_object_get(o, "smoke");
     if (tools) {
-        if (!parse_rules(tools, u->name, "tools", tools_keys, 4, &u->include, &u->exclude, err,
+        if (!parse_rules(tools, u->name, "tools", tools_keys, 6, &u->include, &u->exclude, err,
                          errlen))
             return false;
         if (!parse_bool(json_object_get(tools, "resources"), false, &u->resources))
             return fail(err, errlen, u->name, "tools.resources", "must be true or false");
         if (!parse_bool(json_object_get(tools, "prompts"), false, &u->prompts))
             return fail(err, errlen, u->name, "tools.prompts", "must be true or false");
+        if (!parse_guard(u, json_object_get(tools, "guard"), err, errlen) ||
+            !parse_policies(u, json_object_get(tools, "args"), err, errlen))
+            return false;
     }
     if (smoke) {
         const char *k;
@@ -438,6 +550,21 @@ static enum gw_verdict verdict(json_t *inc, json_t *exc, const char *tool, const
 enum gw_verdict gw_tool_verdict(const struct gw_upstream *u, const char *tool, const char **rule)
 {
     return verdict(u->include, u->exclude, tool, rule);
+}
+
+enum gw_guard gw_tool_guard(const struct gw_upstream *u, const char *tool)
+{
+    const char *glob;
+    json_t *v;
+    if (u->guard)
+        json_object_foreach(u->guard, glob, v) if (fnmatch(glob, tool, 0) == 0) return strcmp(
+            json_string_value(v), "approve") == 0 ? GW_GUARD_APPROVE : GW_GUARD_CONFIRM;
+    return GW_GUARD_NONE;
+}
+
+json_t *gw_tool_policy(const struct gw_upstream *u, const char *tool)
+{
+    return u->policies ? json_object_get(u->policies, tool) : NULL;
 }
 
 bool gw_bridge_tool_kept(const struct gwfile *f, const char *tool)

@@ -43,6 +43,11 @@
 //   tool where     answers JSON text {cwd, pid} of this process after arguments.ms (default 0)
 //                 --stowaway-in NAME  when this process's cwd ends in /NAME, tools/list also offers
 //                                  a tool "stowaway" (an instance whose tools differ)
+//                 --policy-tools   two tools with richer schemas for the argument policies
+//                                  (gwpolicy.test.mjs), both answering "ok":
+//   tool cronjob   {action, prompt, model, provider, base_url, delivery}, model required
+//   tool memory    {kind, content, tags (array), note}
+//                 --received FILE  append each tools/call as one JSON line {name, arguments}
 // Streamable HTTP mode (tests/integration/gwhttp.test.mjs): --http PORT serves POST/DELETE /mcp
 // on 127.0.0.1:PORT instead of stdio, with sessions (Mcp-Session-Id from initialize; an unknown
 // one gets 404, none gets 400); answers are JSON, or SSE for tool progress (progress events,
@@ -97,6 +102,14 @@ else createInterface({ input: process.stdin }).on('line', (line) => {
       ...(args.includes('--huge-request') ? ['hugeask'] : [])].map(tool);
     if (args.includes('--where')) all.push({ name: 'where', description: 'fake where',
       inputSchema: { type: 'object', properties: { cwd: { type: 'string' }, ms: { type: 'number' } } } });
+    if (args.includes('--policy-tools')) {
+      const str = { type: 'string' };
+      all.push({ name: 'cronjob', description: 'fake cronjob', inputSchema: { type: 'object',
+        properties: { action: str, prompt: str, model: str, provider: str, base_url: str, delivery: str },
+        required: ['action', 'model'] } });
+      all.push({ name: 'memory', description: 'fake memory', inputSchema: { type: 'object',
+        properties: { kind: str, content: str, tags: { type: 'array', items: str }, note: str } } });
+    }
     if (opt('--drop') && existsSync(opt('--drop'))) {
       const dropped = readFileSync(opt('--drop'), 'utf8').split('\n');
       all.splice(0, all.length, ...all.filter((t) => !dropped.includes(t.name)));
@@ -112,6 +125,8 @@ else createInterface({ input: process.stdin }).on('line', (line) => {
   } else if (msg.method === 'tools/call') {
     const name = msg.params.name;
     if (opt('--calls')) appendFileSync(opt('--calls'), `${name}\n`);
+    if (opt('--received')) appendFileSync(opt('--received'),
+      JSON.stringify({ name, arguments: msg.params.arguments }) + '\n');
     const text = (t) => send({ jsonrpc: '2.0', id: msg.id, result: { content: [{ type: 'text', text: t }] } });
     if (name === 'provider') {
       const down = opt('--provider-down') && existsSync(opt('--provider-down'));
@@ -125,6 +140,8 @@ else createInterface({ input: process.stdin }).on('line', (line) => {
     } else if (name === 'echo') {
       send({ jsonrpc: '2.0', id: msg.id, result: { content: [{ type: 'text',
         text: `Echo: ${msg.params.arguments.message}` }] } });
+    } else if (name === 'cronjob' || name === 'memory') {
+      text('ok');
     } else if (name === 'where') {
       setTimeout(() => text(JSON.stringify({ cwd: process.cwd(), pid: process.pid })),
         msg.params.arguments?.ms ?? 0);

@@ -282,6 +282,52 @@ static void name_rules(void **state)
     assert_true(gw_tool_name_ok(long_name));
 }
 
+/* tools.guard and tools.args (issue 15): globs over the upstream's names, policies by tool. */
+static void guards_and_arg_policies(void **state)
+{
+    struct gwfile f;
+    char err[300];
+    (void)state;
+    assert_true(parse("upstreams:\n  h:\n    command: x\n    tools:\n      include: ['*']\n"
+                      "      guard: {cronjob: confirm, \"write_*\": approve}\n"
+                      "      args:\n"
+                      "        cronjob: {drop: [model], fix: {delivery: local}}\n"
+                      "        mem: {enum: {kind: [a, b]}, max_items: {tasks: 2},\n"
+                      "              max_length: {content: 10}, reject_secrets: [content]}\n",
+                      &f, err));
+    assert_int_equal(gw_tool_guard(&f.up[0], "cronjob"), GW_GUARD_CONFIRM);
+    assert_int_equal(gw_tool_guard(&f.up[0], "write_file"), GW_GUARD_APPROVE);
+    assert_int_equal(gw_tool_guard(&f.up[0], "read_file"), GW_GUARD_NONE);
+    assert_non_null(gw_tool_policy(&f.up[0], "mem"));
+    assert_non_null(json_object_get(gw_tool_policy(&f.up[0], "cronjob"), "fix"));
+    assert_null(gw_tool_policy(&f.up[0], "read_file"));
+    gwfile_cleanup(&f);
+    static const struct {
+        const char *body, *want;
+    } bad[] = {
+        {"guard: {x: maybe}", "key tools.guard.x: must be confirm or approve"},
+        {"guard: [x]", "key tools.guard: must be a mapping"},
+        {"args: {t: {dropp: [a]}}", "key tools.args.t.dropp: is not a known key"},
+        {"args: {t: {drop: a}}", "key tools.args.t.drop"},
+        {"args: {t: {fix: [a]}}", "key tools.args.t.fix"},
+        {"args: {t: {enum: {k: []}}}", "key tools.args.t.enum"},
+        {"args: {t: {enum: {k: [[a]]}}}", "key tools.args.t.enum"},
+        {"args: {t: {max_items: {k: 0}}}", "key tools.args.t.max_items"},
+        {"args: {t: {max_length: {k: x}}}", "key tools.args.t.max_length"},
+        {"args: {t: {reject_secrets: content}}", "key tools.args.t.reject_secrets"},
+        {"args: {t: [drop]}", "key tools.args.t: must be a mapping"},
+        {"args: [t]", "key tools.args: must be a mapping"},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+        char text[300];
+        snprintf(text, sizeof text, "upstreams:\n  a:\n    command: x\n    tools: {%s}\n",
+                 bad[i].body);
+        bool ok = parse(text, &f, err);
+        if (ok || strstr(err, bad[i].want) == NULL)
+            fail_msg("case %zu (%s): ok=%d err=%s", i, bad[i].body, ok, err);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -293,6 +339,7 @@ int main(void)
         cmocka_unit_test(refuses_bad_files),
         cmocka_unit_test(instances_and_expect_tools),
         cmocka_unit_test(name_rules),
+        cmocka_unit_test(guards_and_arg_policies),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,0 +1,281 @@
+/* gwpolicy.c — the argument policies and the confirm guard of an exposed tool (gwpolicy.h).
+ * The schema side only tells clients the rules; the call side enforces them, since a client
+ * need not read the schema. Decisions for smuggling (README "Gateway"): a dropped or fixed
+ * name is refused at any depth of the arguments, compared after ASCII case folding with '_'
+ * and '-' ignored, and a tool with drop or fix refuses argument names that are not ASCII (a
+ * lookalike such as Cyrillic 'о' in "mоdel" cannot be told from the real one by the upstream's
+ * own parser rules, so it is not let through). `confirmed` counts only as the JSON value true
+ * at the top level of the arguments; anything else ("true", 1, nested, _meta) is not it. */
+#include "gwpolicy.h"
+
+#include <stdbool.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "gwsecret.h"
+#include "utf8.h"
+
+#define CONFIRM_TEXT                                                                               \
+    "Must be true: this tool is guarded by the gateway and runs only when the caller confirms "    \
+    "the action with confirmed: true."
+#define MAX_DEPTH 64 /* nesting walked for dropped names and secrets; deeper is refused */
+
+/* ---------- the schema ---------- */
+
+static json_t *properties_of(json_t *schema)
+{
+    json_t *p = json_object_get(schema, "properties");
+    if (!json_is_object(p)) {
+        p = json_object();
+        json_object_set_new(schema, "properties", p);
+    }
+    return p;
+}
+
+static void unrequire(json_t *schema, const char *name)
+{
+    json_t *req = json_object_get(schema, "required");
+    for (size_t i = json_array_size(req); i-- > 0;)
+        if (json_is_string(json_array_get(req, i)) &&
+            strcmp(json_string_value(json_array_get(req, i)), name) == 0)
+            json_array_remove(req, i);
+}
+
+/* properties[name][key] = value (taken), the property created when missing. */
+static void constrain(json_t *props, const char *name, const char *key, json_t *value)
+{
+    json_t *p = json_object_get(props, name);
+    if (!json_is_object(p)) {
+        p = json_object();
+        json_object_set_new(props, name, p);
+    }
+    json_object_set_new(p, key, value);
+}
+
+static void hide(json_t *schema, json_t *props, const char *name)
+{
+    json_object_del(props, name);
+    unrequire(schema, name);
+}
+
+json_t *gw_policy_schema(json_t *schema, enum gw_guard guard, json_t *policy)
+{
+    json_t *props = properties_of(schema), *v, *list;
+    const char *k;
+    size_t i;
+    json_array_foreach(json_object_get(policy, "drop"), i, v)
+        hide(schema, props, json_string_value(v));
+    json_object_foreach(json_object_get(policy, "fix"), k, v) hide(schema, props, k);
+    json_object_foreach(json_object_get(policy, "enum"), k, list)
+    {
+        constrain(props, k, "type", json_string("string"));
+        constrain(props, k, "enum", json_deep_copy(list));
+    }
+    json_object_foreach(json_object_get(policy, "max_items"), k, v)
+        constrain(props, k, "maxItems", json_incref(v));
+    json_object_foreach(json_object_get(policy, "max_length"), k, v)
+        constrain(props, k, "maxLength", json_incref(v));
+    if (guard == GW_GUARD_CONFIRM) {
+        json_object_set_new(
+            props, "confirmed",
+            json_pack("{s:s, s:s}", "type", "boolean", "description", CONFIRM_TEXT));
+        json_t *req = json_object_get(schema, "required");
+        if (!json_is_array(req))
+            json_object_set_new(schema, "required", req = json_array());
+        json_array_append_new(req, json_string("confirmed"));
+    }
+    return schema;
+}
+
+/* ---------- the call ---------- */
+
+struct verdict {
+    enum toolerr *code;
+    char *msg;
+    size_t size;
+};
+
+/* The message is before + the field's name (capped, made valid UTF-8) + after. */
+static bool refuse(struct verdict *v, enum toolerr code, const char *before, const char *field,
+                   const char *after)
+{
+    char shown[80];
+    snprintf(shown, sizeof shown, "%.64s", field);
+    utf8_clean(shown);
+    *v->code = code;
+    snprintf(v->msg, v->size, "%s%s%s", before, shown, after);
+    return false;
+}
+
+/* ASCII case folded, '_' and '-' left out: "Base-URL" and "base_url" fold alike. */
+static void fold(const char *s, char *out, size_t size)
+{
+    size_t n = 0;
+    for (; *s && n + 1 < size; s++)
+        if (*s != '_' && *s != '-')
+            out[n++] = (char)((*s >= 'A' && *s <= 'Z') ? *s + 32 : *s);
+    out[n] = '\0';
+}
+
+static bool ascii(const char *s)
+{
+    for (; *s; s++)
+        if ((unsigned char)*s >= 0x80)
+            return false;
+    return true;
+}
+
+/* Whether key folds like a name in list (an array) or a key of map (an object). */
+static bool folds_like(const char *key, json_t *list, json_t *map)
+{
+    char a[256], b[256];
+    size_t i;
+    const char *k;
+    json_t *v;
+    fold(key, a, sizeof a);
+    json_array_foreach(list, i, v)
+    {
+        fold(json_string_value(v), b, sizeof b);
+        if (strcmp(a, b) == 0)
+            return true;
+    }
+    json_object_foreach(map, k, v)
+    {
+        fold(k, b, sizeof b);
+        if (strcmp(a, b) == 0)
+            return true;
+    }
+    return false;
+}
+
+/* No dropped or fixed name (or a non-ASCII name) anywhere in value. */
+static bool no_hidden_names(json_t *value, json_t *drop, json_t *fix, int depth, struct verdict *v)
+{
+    const char *k;
+    json_t *x;
+    size_t i;
+    if (depth > MAX_DEPTH)
+        return refuse(v, TE_INVALID_ARGUMENTS, "the arguments are nested too deeply", "", "");
+    if (json_is_object(value))
+        json_object_foreach(value, k, x)
+        {
+            if (!ascii(k))
+                return refuse(v, TE_INVALID_ARGUMENTS,
+                              "argument names must be ASCII for this tool (got '", k, "')");
+            if (folds_like(k, drop, NULL))
+                return refuse(v, TE_INVALID_ARGUMENTS, "argument '", k,
+                              "' is not allowed for this tool");
+            if (folds_like(k, NULL, fix))
+                return refuse(v, TE_INVALID_ARGUMENTS, "argument '", k,
+                              "' is set by the gateway and cannot be given");
+            if (!no_hidden_names(x, drop, fix, depth + 1, v))
+                return false;
+        }
+    json_array_foreach(value, i, x) if (!no_hidden_names(x, drop, fix, depth + 1, v)) return false;
+    return true;
+}
+
+static size_t codepoints(const char *s)
+{
+    size_t n = 0;
+    for (; *s; s++)
+        n += ((unsigned char)*s & 0xC0) != 0x80;
+    return n;
+}
+
+/* enum, max_items, max_length on the top-level arguments. */
+static bool within_limits(json_t *args, json_t *policy, struct verdict *v)
+{
+    const char *k;
+    json_t *lim, *list, *x;
+    size_t i;
+    bool found;
+    json_object_foreach(json_object_get(policy, "enum"), k, list)
+    {
+        if ((x = json_object_get(args, k)) == NULL)
+            continue;
+        found = false;
+        json_array_foreach(list, i, lim) found |= json_is_string(x) && json_equal(x, lim);
+        if (!found)
+            return refuse(v, TE_INVALID_ARGUMENTS, "argument '", k,
+                          "' must be one of the values its schema lists");
+    }
+    json_object_foreach(json_object_get(policy, "max_items"), k, lim)
+    {
+        if ((x = json_object_get(args, k)) == NULL)
+            continue;
+        if (!json_is_array(x) || (json_int_t)json_array_size(x) > json_integer_value(lim))
+            return refuse(v, TE_INVALID_ARGUMENTS, "argument '", k,
+                          "' must be an array within its maxItems");
+    }
+    json_object_foreach(json_object_get(policy, "max_length"), k, lim)
+    {
+        if ((x = json_object_get(args, k)) == NULL)
+            continue;
+        if (!json_is_string(x) ||
+            (json_int_t)codepoints(json_string_value(x)) > json_integer_value(lim))
+            return refuse(v, TE_INVALID_ARGUMENTS, "argument '", k,
+                          "' must be a string within its maxLength");
+    }
+    return true;
+}
+
+/* Any string in value (keys too) secret-like? */
+static bool holds_secret(json_t *value, int depth)
+{
+    const char *k;
+    json_t *x;
+    size_t i;
+    if (depth > MAX_DEPTH)
+        return true;
+    if (json_is_string(value))
+        return gw_secret_like(json_string_value(value), json_string_length(value), NULL);
+    json_object_foreach(value, k, x) if (gw_secret_like(k, strlen(k), NULL) ||
+                                         holds_secret(x, depth + 1)) return true;
+    json_array_foreach(value, i, x) if (holds_secret(x, depth + 1)) return true;
+    return false;
+}
+
+static bool no_secrets(json_t *args, json_t *policy, struct verdict *v)
+{
+    size_t i;
+    json_t *name;
+    json_array_foreach(json_object_get(policy, "reject_secrets"), i, name)
+    {
+        const char *field = json_string_value(name);
+        if (holds_secret(json_object_get(args, field), 0))
+            return refuse(v, TE_INVALID_ARGUMENTS, "argument '", field,
+                          "' looks like it contains a secret (an API key, private key, "
+                          "bearer token or random token); it was not sent");
+    }
+    return true;
+}
+
+json_t *gw_policy_args(enum gw_guard guard, json_t *policy, json_t *args, enum toolerr *code,
+                       char *msg, size_t size)
+{
+    struct verdict v = {code, msg, size};
+    json_t *drop = json_object_get(policy, "drop"), *fix = json_object_get(policy, "fix");
+    const char *k;
+    json_t *x;
+    if (args != NULL && !json_is_object(args)) {
+        refuse(&v, TE_INVALID_ARGUMENTS, "the arguments must be an object", "", "");
+        return NULL;
+    }
+    if (guard == GW_GUARD_CONFIRM && !json_is_true(json_object_get(args, "confirmed"))) {
+        refuse(&v, TE_CONFIRMATION_REQUIRED,
+               "this tool is guarded: call it again with confirmed: true (the boolean) "
+               "to confirm the action",
+               "", "");
+        return NULL;
+    }
+    if (args && (drop || fix) && !no_hidden_names(args, drop, fix, 0, &v))
+        return NULL;
+    if (args && (!within_limits(args, policy, &v) || !no_secrets(args, policy, &v)))
+        return NULL;
+    json_t *sent = args ? json_copy(args) : json_object(); /* shallow: only the top changes */
+    if (guard == GW_GUARD_CONFIRM)
+        json_object_del(sent, "confirmed");
+    json_object_foreach(fix, k, x) json_object_set(sent, k, x);
+    return sent;
+}

@@ -1,0 +1,23 @@
+/* gwpolicy.h — what the gateway file's tools.guard (confirm) and tools.args policies do to an
+ * exposed tool (issue 15): its inputSchema as clients see it, and each call's arguments before
+ * they go upstream. The pinned definition hash stays the upstream's own (gwpin.h): changing a
+ * policy is the operator's act, not a rug pull. */
+#ifndef HM_GWPOLICY_H
+#define HM_GWPOLICY_H
+#include <jansson.h>
+#include <stddef.h>
+
+#include "gwfile.h"
+#include "toolerr.h"
+
+/* The exposed input schema: schema (taken, an object schema) with the guard's `confirmed` and
+ * the policy (may be NULL) applied; returned. */
+json_t *gw_policy_schema(json_t *schema, enum gw_guard guard, json_t *policy);
+
+/* The arguments to send upstream (a new reference: `confirmed` removed, fixed values set), or
+ * NULL with *code and msg (ours: names a field, never echoes a value) when the call is refused.
+ * args may be NULL (no arguments). */
+json_t *gw_policy_args(enum gw_guard guard, json_t *policy, json_t *args, enum toolerr *code,
+                       char *msg, size_t size);
+
+#endif

@@ -1,0 +1,147 @@
+// Guarded tools and argument policies (issue 15 behaviours 1, 4; approve fails closed until the
+// approval queue is wired): the SDK client lists, then calls, through the gateway in front of
+// tests/fakes/fake-upstream.mjs --policy-tools, which records every call it receives. A refused
+// call never reaches it; a secret refused is absent from the reply, our log and the audit log.
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { writeFileSync, readFileSync, existsSync, chmodSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { ROOT, startHermes, jsonLines } from './lib.mjs';
+
+const FAKE = join(ROOT, 'tests/fakes/fake-upstream.mjs');
+const SECRET = 'sk-proj-Zr8Qm2Lx9Vb4Tn7Wc1Ky6Hp3';
+let dir, received, srv, client, tools;
+
+const received_calls = () => (existsSync(received) ? jsonLines(readFileSync(received, 'utf8')) : []);
+
+before(async () => {
+  dir = mkdtempSync(join(tmpdir(), 'hm-gwpolicy-'));
+  received = join(dir, 'received.jsonl');
+  const gw = join(dir, 'gateway.yaml');
+  writeFileSync(gw, `upstreams:
+  h:
+    command: ${JSON.stringify(process.execPath)}
+    args: ${JSON.stringify([FAKE, '--policy-tools', '--received', received])}
+    tools:
+      include: [echo, cronjob, memory, slow]
+      guard: {cronjob: confirm, "sl*": approve}
+      args:
+        cronjob:
+          drop: [model, provider, base_url]
+          fix: {delivery: local}
+        memory:
+          enum: {kind: [preference, decision]}
+          max_items: {tags: 2}
+          max_length: {note: 5}
+          reject_secrets: [content, tags]
+`);
+  chmodSync(gw, 0o600);
+  srv = await startHermes({ GATEWAY_FILE: gw, AUDIT_LOG_PATH: join(dir, 'audit.jsonl') });
+  client = new Client({ name: 'gw-policy', version: '1.0.0' });
+  await client.connect(new StreamableHTTPClientTransport(new URL(srv.url), { requestInit: { headers: srv.auth } }));
+  tools = Object.fromEntries((await client.listTools()).tools.map((t) => [t.name, t]));
+});
+
+after(async () => {
+  await client?.close();
+  if (srv) assert.equal(await srv.stop(), 0);
+  rmSync(dir, { recursive: true, force: true });
+});
+
+const call = (name, args) => client.callTool({ name, arguments: args });
+const errorOf = (r) => (r.isError ? r.structuredContent?.error : null);
+const textOf = (r) => JSON.stringify(r);
+
+test('the exposed schema shows confirmed, enum, maxItems, maxLength and hides dropped and fixed fields', () => {
+  const cron = tools.h__cronjob.inputSchema;
+  assert.equal(cron.properties.confirmed.type, 'boolean');
+  assert.match(cron.properties.confirmed.description, /confirmed: true/);
+  assert.ok(cron.required.includes('confirmed'));
+  for (const hidden of ['model', 'provider', 'base_url', 'delivery']) assert.equal(cron.properties[hidden], undefined, hidden);
+  assert.ok(!cron.required.includes('model'));
+  assert.deepEqual(Object.keys(cron.properties).sort(), ['action', 'confirmed', 'prompt']);
+  const mem = tools.h__memory.inputSchema;
+  assert.deepEqual(mem.properties.kind.enum, ['preference', 'decision']);
+  assert.equal(mem.properties.tags.maxItems, 2);
+  assert.equal(mem.properties.note.maxLength, 5);
+  assert.equal(mem.properties.confirmed, undefined);
+  assert.equal(tools.h__echo.inputSchema.properties.confirmed, undefined);
+});
+
+test('confirm: without confirmed: true refused (never upstream); with it, confirmed stripped and the fixed value sent', async () => {
+  const before_ = received_calls().length;
+  const r = await call('h__cronjob', { action: 'list' });
+  assert.equal(errorOf(r), 'confirmation_required');
+  assert.equal(received_calls().length, before_);
+  const ok = await call('h__cronjob', { action: 'list', confirmed: true });
+  assert.equal(ok.isError, undefined, textOf(ok));
+  const sent = received_calls().at(-1);
+  assert.equal(sent.name, 'cronjob');
+  assert.deepEqual(sent.arguments, { action: 'list', delivery: 'local' });
+});
+
+test('approve: fails closed with approval_denied, never upstream', async () => {
+  const before_ = received_calls().length;
+  const r = await call('h__slow', { ms: 1, confirmed: true });
+  assert.equal(errorOf(r), 'approval_denied');
+  assert.match(r.content[0].text, /no approval channel/);
+  assert.equal(received_calls().length, before_);
+});
+
+test('dropped and fixed fields sent are refused with invalid_arguments naming them', async () => {
+  const before_ = received_calls().length;
+  for (const [args, field] of [[{ model: 'gpt-x' }, 'model'], [{ base_url: 'http://evil' }, 'base_url'],
+    [{ delivery: 'email' }, 'delivery']]) {
+    const r = await call('h__cronjob', { action: 'add', confirmed: true, ...args });
+    assert.equal(errorOf(r), 'invalid_arguments', field);
+    assert.match(r.content[0].text, new RegExp(`'${field}'`));
+  }
+  assert.equal(received_calls().length, before_);
+});
+
+test('enum, max_items, max_length enforced on the call', async () => {
+  const before_ = received_calls().length;
+  for (const [args, field] of [[{ kind: 'secret_plan' }, 'kind'], [{ kind: 1 }, 'kind'],
+    [{ tags: ['a', 'b', 'c'] }, 'tags'], [{ tags: 'a' }, 'tags'], [{ note: 'héllo!' }, 'note']]) {
+    const r = await call('h__memory', args);
+    assert.equal(errorOf(r), 'invalid_arguments', JSON.stringify(args));
+    assert.match(r.content[0].text, new RegExp(`'${field}'`));
+  }
+  assert.equal(received_calls().length, before_);
+  const ok = await call('h__memory', { kind: 'decision', tags: ['a', 'b'], note: 'héllo', content: 'use tabs' });
+  assert.equal(ok.isError, undefined, textOf(ok));
+  assert.deepEqual(received_calls().at(-1).arguments, { kind: 'decision', tags: ['a', 'b'], note: 'héllo', content: 'use tabs' });
+});
+
+test('secrets refused with the field named; the value is in no reply, log or audit line', async () => {
+  const before_ = received_calls().length;
+  for (const [args, field] of [[{ content: `my key is ${SECRET}` }, 'content'], [{ tags: ['x', SECRET] }, 'tags'],
+    [{ content: '-----BEGIN PRIVATE KEY-----\nMIIB\n-----END PRIVATE KEY-----' }, 'content']]) {
+    const r = await call('h__memory', args);
+    assert.equal(errorOf(r), 'invalid_arguments');
+    assert.match(r.content[0].text, new RegExp(`'${field}'.*secret`));
+    assert.doesNotMatch(textOf(r), /Zr8Qm2|MIIB/);
+  }
+  assert.equal(received_calls().length, before_);
+  // a field not named in reject_secrets is not checked
+  const ok = await call('h__memory', { note: 'x', kind: 'decision' });
+  assert.equal(ok.isError, undefined);
+  assert.doesNotMatch(srv.proc.stderrText, /Zr8Qm2/);
+  const audit = readFileSync(join(dir, 'audit.jsonl'), 'utf8');
+  assert.match(audit, /"invalid_arguments"/); // the refusals are audited...
+  assert.doesNotMatch(audit, /Zr8Qm2|MIIB/); // ...without the value
+});
+
+test('a policy naming a tool the upstream does not offer stops serve naming upstream and tool', async () => {
+  const gw = join(dir, 'typo.yaml');
+  writeFileSync(gw, `upstreams:\n  h:\n    command: ${JSON.stringify(process.execPath)}\n` +
+    `    args: ${JSON.stringify([FAKE, '--policy-tools'])}\n    tools:\n      include: [cronjob]\n` +
+    '      args: {cronjbo: {drop: [model]}}\n');
+  chmodSync(gw, 0o600);
+  const started = await startHermes({ GATEWAY_FILE: gw }).then((s) => s, (e) => e);
+  if (!(started instanceof Error)) await started.stop(); // served: the typo went unnoticed
+  assert.match(String(started?.message), /exited with 1 before listening[\s\S]*upstream h: tools\.args names tool 'cronjbo', which it does not offer/);
+});
