@@ -22,6 +22,7 @@
 #include "log.h"
 #include "mcp.h"
 #include "mem.h"
+#include "toolerr.h"
 
 struct startctx {
     size_t n;
@@ -201,7 +202,12 @@ json_t *startctx_read(const struct startctx *s)
 
 static void handle(struct mcp_call *call, json_t *args, void *arg)
 {
-    (void)args; /* the schema allows none; nothing in them could name a path anyway */
+    /* Nothing in them could name a path anyway; refused so a client learns it cannot. */
+    if (json_object_size(args) > 0) {
+        mcp_call_result_take(call, tool_error_json(TE_INVALID_ARGUMENTS, 0,
+                                                   STARTCTX_TOOL " takes no arguments"));
+        return;
+    }
     mcp_call_tool_result_take(call, startctx_read(arg));
 }
 
@@ -225,7 +231,7 @@ void startctx_register(struct startctx *s, struct mcp_server *mcp, const char *s
                        "arguments.",
         .input_schema = json_pack("{s:s, s:{}, s:b}", "type", "object", "properties",
                                   "additionalProperties", 0),
-        .output_schema = output_schema(),
+        .output_schema = toolerr_output_schema(output_schema()),
         .annotations = json_pack("{s:b, s:b, s:b}", "readOnlyHint", 1, "destructiveHint", 0,
                                  "openWorldHint", 0),
         .handler = handle, .arg = s, .scope = scope});

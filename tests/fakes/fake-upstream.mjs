@@ -74,6 +74,7 @@ else createInterface({ input: process.stdin }).on('line', (line) => {
       ...(args.includes('--smoke-tools') ? ['provider', 'iserror', 'rpcerror'] : []),
       ...(opt('--stowaway-in') && process.cwd().endsWith(`/${opt('--stowaway-in')}`) ? ['stowaway'] : []),
       ...(args.includes('--elicit') ? ['ask'] : [])].map(tool);
+    if (opt('--extra-tool')) all.push(tool(opt('--extra-tool')));
     if (args.includes('--where')) all.push({ name: 'where', description: 'fake where',
       inputSchema: { type: 'object', properties: { cwd: { type: 'string' }, ms: { type: 'number' } } } });
     if (!args.includes('--pages')) {
