@@ -40,8 +40,9 @@ test('links, FIFOs, directories and huge files neither escape, block nor exceed 
     '    tools: {include: [echo]}\n' +
     `startup_context:\n  files: ${JSON.stringify(files)}\n  max_bytes: 4194304\n`);
   chmodSync(gw, 0o600);
-  const srv = await startHermes({ GATEWAY_FILE: gw });
+  let srv;
   try {
+    srv = await startHermes({ GATEWAY_FILE: gw });
     const client = new Client({ name: 'hostile-startctx', version: '1.0.0' });
     await client.connect(new StreamableHTTPClientTransport(new URL(srv.url), {
       requestInit: { headers: srv.auth } }));
@@ -67,6 +68,6 @@ test('links, FIFOs, directories and huge files neither escape, block nor exceed 
     await client.close();
   } finally {
     writer.kill('SIGKILL');
-    await srv.stop();
+    await srv?.stop();
   }
 });
