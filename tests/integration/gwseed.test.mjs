@@ -1,0 +1,196 @@
+// Seed 001's contract as a tested example: contrib/gateway/hermes-gateway.yaml, unchanged, run by
+// the real binary against fakes of its four upstreams (tests/fakes/fake-seed001.mjs: Context Mode
+// over Streamable HTTP, Hermes, Samchon Graph and the memory adapter over stdio), which advertise
+// the real tool names plus the ones seed 001 hides. The upstreams' commands and URL come from the
+// ${VAR}s the example reads, set here in the env file. With the official SDK client: the exposed
+// list is exactly seed 001's tools (written out below from the seed, not computed from our
+// output), each served by the upstream the seed names, the hidden ones absent and refused as
+// unknown without reaching their upstream, /readyz 200 once the smoke calls passed, and the
+// graph tool's cwd held inside the allowlisted roots (one graph process per project root).
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { readFileSync, writeFileSync, existsSync, chmodSync, mkdtempSync, mkdirSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { ROOT, startHermes, until, freePort } from './lib.mjs';
+
+const EXAMPLE = join(ROOT, 'contrib/gateway/hermes-gateway.yaml');
+const FAKE = join(ROOT, 'tests/fakes/fake-seed001.mjs');
+
+// Seed 001 (shared/seeds/001_*.txt), "the public MCP contract is 44 tools", by upstream.
+const SEED = {
+  context: ['ctx_execute', 'ctx_execute_file', 'ctx_index', 'ctx_search', 'ctx_fetch_and_index',
+    'ctx_batch_execute', 'ctx_stats', 'ctx_doctor', 'ctx_upgrade', 'ctx_purge', 'ctx_insight'],
+  hermes: ['web_search', 'web_extract', 'vision_analyze', 'skills_list', 'skill_view',
+    'read_file', 'write_file', 'patch', 'search_files', 'terminal', 'process',
+    'image_generate', 'video_analyze',
+    'browser_navigate', 'browser_click', 'browser_type', 'browser_press', 'browser_snapshot',
+    'browser_scroll', 'browser_back', 'browser_get_images', 'browser_console', 'browser_vision',
+    // the three guarded capabilities
+    'session_search', 'delegate_task', 'cronjob'],
+  graph: ['inspect_code_graph'],
+  memory: ['memory_profile', 'memory_search', 'memory_context', 'memory_reasoning', 'memory_conclude'],
+  gateway: ['startup_context'],
+};
+const SEED_TOOLS = Object.values(SEED).flat();
+// startup_context is a gateway-owned tool that the policy layer (branch gwpolicy, issue 15
+// behaviour 6) adds; until it is merged and configured in the example, it is the one seed tool
+// not served. Empty this set when it is.
+const WAITING_FOR_GWPOLICY = new Set(['startup_context']);
+// What seed 001 says never to expose (and the fake Hermes offers).
+const HIDDEN = ['browser_exec', 'browser_cdp', 'computer_use', 'memory', 'todo', 'text_to_speech',
+  'kanban_list', 'kanban_update', 'execute_code', 'send_message'];
+
+let dir, srv, context, work, source;
+const calls = (role) => {
+  const f = join(dir, `${role}.calls`);
+  return existsSync(f) ? readFileSync(f, 'utf8').trim().split('\n') : [];
+};
+
+// The example names one program per stdio upstream; this one runs the fake in that role with
+// whatever arguments the example gives it (the fake checks they are the real upstream's).
+function shim(role) {
+  const path = join(dir, `${role}-mcp`);
+  writeFileSync(path, `#!/bin/sh\nexec ${JSON.stringify(process.execPath)} ${JSON.stringify(FAKE)} ` +
+    `${role} --calls ${JSON.stringify(join(dir, `${role}.calls`))} -- "$@"\n`);
+  chmodSync(path, 0o700);
+  return path;
+}
+
+async function connect() {
+  const client = new Client({ name: 'gw-seed001', version: '1.0.0' });
+  await client.connect(new StreamableHTTPClientTransport(new URL(srv.url), {
+    requestInit: { headers: srv.auth } }));
+  return client;
+}
+
+before(async () => {
+  dir = mkdtempSync(join(tmpdir(), 'hm-gwseed-'));
+  mkdirSync(join(dir, 'hermes-home'));
+  work = join(dir, 'work');
+  source = join(dir, 'src');
+  for (const d of [join(work, 'app', 'lib'), join(source, 'tool'), join(dir, 'elsewhere')]) mkdirSync(d, { recursive: true });
+  const port = await freePort();
+  context = spawn(process.execPath, [FAKE, 'context', '--http', String(port),
+    '--calls', join(dir, 'context.calls')], { stdio: ['ignore', 'ignore', 'pipe'] });
+  context.stderrText = '';
+  context.stderr.on('data', (d) => { context.stderrText += d; });
+  await until(() => context.stderrText.includes(`listening on ${port}`), 'fake Context Mode listening', 15000);
+  // The gateway file must be mode 600, so the test serves a byte-for-byte copy of the example.
+  const gw = join(dir, 'hermes-gateway.yaml');
+  writeFileSync(gw, readFileSync(EXAMPLE));
+  chmodSync(gw, 0o600);
+  srv = await startHermes({
+    GATEWAY_FILE: gw,
+    CONTEXT_MODE_PORT: String(port),
+    HERMES_BIN: shim('hermes'),
+    HERMES_HOME: join(dir, 'hermes-home'),
+    CAMOFOX_URL: 'http://127.0.0.1:9377',
+    GRAPH_MCP_BIN: shim('graph'),
+    MEMORY_MCP_BIN: shim('memory'),
+    WORK_ROOT: work,
+    SOURCE_ROOT: source,
+  });
+});
+
+after(async () => {
+  if (srv) assert.equal(await srv.stop(), 0, 'SIGTERM exits 0');
+  context?.kill('SIGKILL');
+  rmSync(dir, { recursive: true, force: true });
+});
+
+test('the example file serves exactly seed 001\'s tools', async () => {
+  assert.equal(SEED_TOOLS.length, 44, 'the seed\'s contract is 44 tools');
+  assert.equal(new Set(SEED_TOOLS).size, 44);
+  const client = await connect();
+  try {
+    const { tools } = await client.listTools();
+    const names = tools.map((t) => t.name).sort();
+    assert.deepEqual(names, SEED_TOOLS.filter((n) => !WAITING_FOR_GWPOLICY.has(n)).sort());
+    // The upstreams' schemas are passed on (a plausible schema, not an empty one).
+    const search = tools.find((t) => t.name === 'web_search');
+    assert.deepEqual(search.inputSchema.required, ['query']);
+    const graph = tools.find((t) => t.name === 'inspect_code_graph');
+    assert.ok(graph.inputSchema.properties.cwd, 'inspect_code_graph takes a cwd');
+  } finally { await client.close(); }
+});
+
+test('startup_context is served (waits for branch gwpolicy)', { todo: 'startup_context is added by branch gwpolicy' }, async () => {
+  const client = await connect();
+  try {
+    const { tools } = await client.listTools();
+    assert.ok(tools.some((t) => t.name === 'startup_context'));
+  } finally { await client.close(); }
+});
+
+test('each tool is served by the upstream seed 001 names', async () => {
+  const client = await connect();
+  try {
+    await client.listTools();
+    for (const [role, names] of Object.entries(SEED)) {
+      for (const name of names) {
+        if (WAITING_FOR_GWPOLICY.has(name)) continue;
+        // The graph tool needs a cwd inside the roots (the last test); the others take {} here.
+        const args = name === 'inspect_code_graph' ? { cwd: join(work, 'app'), query: 'main' } : {};
+        const r = await client.callTool({ name, arguments: args });
+        assert.notEqual(r.isError, true, `${name}: ${JSON.stringify(r.content)}`);
+        const answer = JSON.parse(r.content[0].text);
+        assert.deepEqual([answer.upstream, answer.tool], [role, name], name);
+      }
+    }
+  } finally { await client.close(); }
+});
+
+test('the hidden tools are absent and refused as unknown without reaching Hermes', async () => {
+  const client = await connect();
+  try {
+    const { tools } = await client.listTools();
+    const names = new Set(tools.map((t) => t.name));
+    for (const name of HIDDEN) assert.ok(!names.has(name), `${name} is not listed`);
+    for (const name of [...HIDDEN, 'hermes_task', 'list_agents']) {
+      await assert.rejects(client.callTool({ name, arguments: {} }), /Unknown tool/, name);
+    }
+    const reached = calls('hermes');
+    for (const name of HIDDEN) assert.ok(!reached.includes(name), `${name} never reached the upstream`);
+    assert.ok(reached.includes('web_search'), 'the record of calls works');
+  } finally { await client.close(); }
+});
+
+test('/readyz is 200 once the Context Mode and web smoke calls passed', async () => {
+  let r;
+  await until(async () => {
+    r = await (await fetch(`${srv.base}/readyz`)).json();
+    return Object.values(r.upstreams).every((u) => u.smoke !== 'pending');
+  }, 'smoke calls answered', 15000);
+  assert.deepEqual(Object.keys(r.upstreams).sort(), ['context', 'graph', 'hermes', 'memory']);
+  assert.equal(r.upstreams.context.smoke, 'passed', JSON.stringify(r));
+  assert.equal(r.upstreams.hermes.smoke, 'passed', JSON.stringify(r));
+  assert.equal((await fetch(`${srv.base}/readyz`)).status, 200);
+  assert.ok(calls('context').includes('ctx_execute'), 'the smoke call reached Context Mode');
+});
+
+test('inspect_code_graph: cwd inside the roots reaches a graph process per project; outside, invalid_arguments', async () => {
+  const client = await connect();
+  try {
+    await client.listTools();
+    for (const cwd of [join(work, 'app', 'lib'), join(source, 'tool')]) {
+      const r = await client.callTool({ name: 'inspect_code_graph', arguments: { cwd, query: 'main' } });
+      assert.notEqual(r.isError, true, JSON.stringify(r.content));
+      assert.equal(JSON.parse(r.content[0].text).arguments.cwd, cwd, 'the call reaches the graph upstream');
+    }
+    const before = calls('graph').length;
+    for (const cwd of [join(dir, 'elsewhere'), join(work, '..', 'elsewhere'), 'relative/path', dir]) {
+      const r = await client.callTool({ name: 'inspect_code_graph', arguments: { cwd, query: 'main' } });
+      assert.equal(r.isError, true, cwd);
+      assert.equal(r.structuredContent.error, 'invalid_arguments', cwd);
+      assert.match(r.structuredContent.message, /argument cwd/);
+    }
+    assert.equal(calls('graph').length, before, 'a refused cwd never reaches a graph process');
+    const rz = await (await fetch(`${srv.base}/readyz`)).json();
+    assert.deepEqual(Object.keys(rz.upstreams.graph.instances.roots).sort(),
+      [join(source, 'tool'), join(work, 'app')].sort(), 'one process per project root');
+  } finally { await client.close(); }
+});
