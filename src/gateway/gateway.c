@@ -22,6 +22,7 @@
 #include "mcp.h"
 #include "mem.h"
 #include "metrics.h"
+#include "startctx.h"
 #include "strmap.h"
 #include "toolerr.h"
 #include "utf8.h"
@@ -203,6 +204,24 @@ static void free_names(struct strmap *names)
     strmap_free(names);
 }
 
+/* The gateway's own startup_context tool (startctx.h); its name is fixed, so an upstream or
+ * bridge tool already exposed under it stops the start like any other collision. */
+static bool expose_startctx(struct gateway *g, struct strmap *names)
+{
+    const char *owner = strmap_get(names, STARTCTX_TOOL);
+    if (owner) {
+        log_error("gateway: startup_context is configured, but the name '%s' is taken by %s",
+                  STARTCTX_TOOL, owner);
+        return false;
+    }
+    g->startctx = startctx_new(g->file->startup_files, g->file->startup_max_bytes,
+                               getenv("HOME"));
+    startctx_register(g->startctx, g->mcp, "gateway:" STARTCTX_TOOL);
+    log_info("gateway: startup_context exposes %zu configured files",
+             json_array_size(g->file->startup_files));
+    return true;
+}
+
 static bool build_surface(struct gateway *g, const char *const *taken, size_t ntaken)
 {
     struct strmap *names = strmap_new();
@@ -216,6 +235,8 @@ static bool build_surface(struct gateway *g, const char *const *taken, size_t nt
     for (size_t i = 0; i < g->nup && ok; i++)
         if (g->ups[i].state == UP_READY)
             ok = expose(g, &g->ups[i], names);
+    if (ok && g->file->startup_files)
+        ok = expose_startctx(g, names);
     free_names(names);
     if (ok) { /* resources and prompts where the file asks for them (gwresources.c) */
         struct strmap *uris = strmap_new(), *prompts = strmap_new();
@@ -304,6 +325,7 @@ void gateway_free(struct gateway *g)
     }
     free(g->tools);
     gw_extras_free(g);
+    startctx_free(g->startctx);
     free(g->pins_path);
     free(g->status_path);
     json_decref(g->pins);

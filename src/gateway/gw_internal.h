@@ -127,6 +127,7 @@ struct gateway {
     struct gw_tool *tools;     /* the exposed surface */
     size_t ntools;
     struct gw_extra *extras;   /* exposed resources and prompts (gwresources.c) */
+    struct startctx *startctx; /* the startup_context tool (startctx.c), NULL when not configured */
     char *pins_path, *status_path; /* beside GATEWAY_FILE (gwpin.h) */
     json_t *pins;              /* the pins file's document */
     gw_event_fn *on_event;     /* the audit log's hook, may be NULL */

@@ -27,6 +27,7 @@ static const char *const policy_keys[] = {"drop", "fix", "enum", "max_items", "m
                                           "reject_secrets"};
 static const char *const rules_keys[] = {"include", "exclude"};
 static const char *const instances_keys[] = {"by", "roots", "max", "idle_s"};
+static const char *const startup_keys[] = {"files", "max_bytes"};
 
 static bool in_list(const char *k, const char *const *list, size_t n)
 {
@@ -466,19 +467,54 @@ static bool parse_upstream(struct gw_upstream *u, const char *name, json_t *o, c
            parse_tools(u, o, err, errlen) && parse_instances(u, o, err, errlen);
 }
 
+/* startup_context: {files: [...], max_bytes}: the files the gateway's own tool returns
+ * (startctx.c); the paths are only checked for shape here, read at each call. */
+static bool parse_startup(struct gwfile *f, json_t *o, char *err, size_t errlen)
+{
+    const char *k;
+    json_t *v;
+    if (!json_is_object(o))
+        return fail(err, errlen, NULL, "startup_context", "must be a mapping (files, max_bytes)");
+    json_object_foreach(o, k, v) if (!in_list(k, startup_keys, 2))
+        return fail(err, errlen, NULL, "startup_context", "has an unknown key (files, max_bytes)");
+    json_t *files = json_object_get(o, "files");
+    if (!string_list_ok(files, GW_MAX_STARTUP_FILES) || json_array_size(files) == 0)
+        return fail(err, errlen, NULL, "startup_context.files",
+                    "must be a list of 1 to 16 non-empty paths");
+    size_t i;
+    json_array_foreach(files, i, v) {
+        const char *p = json_string_value(v);
+        if (strlen(p) != json_string_length(v) || strlen(p) > 4095 ||
+            !(p[0] == '/' || (p[0] == '~' && (p[1] == '/' || p[1] == '\0'))))
+            return fail(err, errlen, NULL, "startup_context.files",
+                        "each path must be absolute or start with ~/");
+    }
+    if (!parse_uint(json_object_get(o, "max_bytes"), GW_STARTUP_MAX_BYTES, 1,
+                    GW_STARTUP_BYTES_CAP, &f->startup_max_bytes))
+        return fail(err, errlen, NULL, "startup_context.max_bytes",
+                    "must be a whole number from 1 to 4194304");
+    f->startup_files = files;
+    return true;
+}
+
 static bool parse_top(struct gwfile *f, char *err, size_t errlen)
 {
     const char *k;
     json_t *v;
     if (!json_is_object(f->doc))
         return fail(err, errlen, NULL, "(top)", "the file must be a mapping with 'upstreams'");
-    json_object_foreach(f->doc, k, v) if (strcmp(k, "upstreams") && strcmp(k, "bridge_tools"))
+    json_object_foreach(f->doc, k, v) if (strcmp(k, "upstreams") && strcmp(k, "bridge_tools") &&
+                                          strcmp(k, "startup_context"))
     {
         char key[48];
         snprintf(key, sizeof key, "%.40s", k);
         utf8_clean(key);
-        return fail(err, errlen, NULL, key, "is not a known key (upstreams, bridge_tools)");
+        return fail(err, errlen, NULL, key,
+                    "is not a known key (upstreams, bridge_tools, startup_context)");
     }
+    json_t *sc = json_object_get(f->doc, "startup_context");
+    if (sc && !parse_startup(f, sc, err, errlen))
+        return false;
     json_t *bt = json_object_get(f->doc, "bridge_tools");
     if (bt && !parse_rules(bt, NULL, "bridge_tools", rules_keys, 2, &f->bridge_include,
                            &f->bridge_exclude, err, errlen))

@@ -14,6 +14,9 @@
 #define GW_MAX_STRING 65536     /* bytes of one string after interpolation */
 #define GW_MAX_ROOTS 16         /* instances.roots */
 #define GW_MAX_INSTANCES 64     /* instances.max */
+#define GW_MAX_STARTUP_FILES 16 /* startup_context.files */
+#define GW_STARTUP_MAX_BYTES 262144  /* startup_context.max_bytes: the default per file */
+#define GW_STARTUP_BYTES_CAP 4194304 /* the highest max_bytes, and the cap on all files together */
 
 enum gw_kind { GW_STDIO, GW_HTTP };
 
@@ -53,6 +56,8 @@ struct gwfile {
     size_t nup;
     json_t *bridge_include; /* bridge_tools.include, NULL when absent */
     json_t *bridge_exclude; /* bridge_tools.exclude, NULL when absent */
+    json_t *startup_files;  /* startup_context.files (strings, ~ allowed), NULL when absent */
+    unsigned startup_max_bytes; /* startup_context.max_bytes, per file */
 };
 
 /* The value of a ${VAR} / ${env:VAR} placeholder (borrowed), or NULL when VAR is unset. */

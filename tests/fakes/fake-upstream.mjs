@@ -100,6 +100,7 @@ else createInterface({ input: process.stdin }).on('line', (line) => {
       ...(opt('--stowaway-in') && process.cwd().endsWith(`/${opt('--stowaway-in')}`) ? ['stowaway'] : []),
       ...(args.includes('--elicit') ? ['ask'] : []),
       ...(args.includes('--huge-request') ? ['hugeask'] : [])].map(tool);
+    if (opt('--extra-tool')) all.push(tool(opt('--extra-tool')));
     if (args.includes('--where')) all.push({ name: 'where', description: 'fake where',
       inputSchema: { type: 'object', properties: { cwd: { type: 'string' }, ms: { type: 'number' } } } });
     if (args.includes('--policy-tools')) {

@@ -263,6 +263,48 @@ static void instances_and_expect_tools(void **state)
     gwfile_cleanup(&f);
 }
 
+static void startup_context_key(void **state)
+{
+    struct gwfile f;
+    char err[300];
+    (void)state;
+    assert_true(parse("upstreams: {}\n", &f, err));
+    assert_null(f.startup_files); /* absent: no startup_context tool */
+    gwfile_cleanup(&f);
+    assert_true(parse("upstreams: {}\nstartup_context:\n  files: [\"~/.hermes/SOUL.md\", /etc/x]\n",
+                      &f, err));
+    assert_int_equal(json_array_size(f.startup_files), 2);
+    assert_string_equal(json_string_value(json_array_get(f.startup_files, 0)),
+                        "~/.hermes/SOUL.md");
+    assert_int_equal(f.startup_max_bytes, 262144);
+    gwfile_cleanup(&f);
+    assert_true(parse("upstreams: {}\nstartup_context: {files: [/a], max_bytes: 10}\n", &f, err));
+    assert_int_equal(f.startup_max_bytes, 10);
+    gwfile_cleanup(&f);
+    static const char *const bad[][2] = {
+        {"startup_context: [/a]\n", "key startup_context"},
+        {"startup_context: {files: []}\n", "startup_context.files"},
+        {"startup_context: {}\n", "startup_context.files"},
+        {"startup_context: {files: /a}\n", "startup_context.files"},
+        {"startup_context: {files: [rel/path]}\n", "startup_context.files"},
+        {"startup_context: {files: [\"~user/x\"]}\n", "startup_context.files"},
+        {"startup_context: {files: [\"\"]}\n", "startup_context.files"},
+        {"startup_context: {files: [/a], max_bytes: 0}\n", "startup_context.max_bytes"},
+        {"startup_context: {files: [/a], max_bytes: 4194305}\n", "startup_context.max_bytes"},
+        {"startup_context: {files: [/a], max_bytes: big}\n", "startup_context.max_bytes"},
+        {"startup_context: {files: [/a], path: /b}\n", "unknown key"},
+        {"startup_context: {files: [/a,/b,/c,/d,/e,/f,/g,/h,/i,/j,/k,/l,/m,/n,/o,/p,/q]}\n",
+         "startup_context.files"},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+        char text[300];
+        snprintf(text, sizeof text, "upstreams: {}\n%s", bad[i][0]);
+        bool ok = parse(text, &f, err);
+        if (ok || strstr(err, bad[i][1]) == NULL)
+            fail_msg("case %zu (%s): ok=%d err=%s", i, bad[i][0], ok, err);
+    }
+}
+
 static void name_rules(void **state)
 {
     (void)state;
@@ -338,6 +380,7 @@ int main(void)
         cmocka_unit_test(unresolved_names_where_not_what),
         cmocka_unit_test(refuses_bad_files),
         cmocka_unit_test(instances_and_expect_tools),
+        cmocka_unit_test(startup_context_key),
         cmocka_unit_test(name_rules),
         cmocka_unit_test(guards_and_arg_policies),
     };
