@@ -36,10 +36,6 @@ const SEED = {
   gateway: ['startup_context'],
 };
 const SEED_TOOLS = Object.values(SEED).flat();
-// startup_context is a gateway-owned tool that the policy layer (branch gwpolicy, issue 15
-// behaviour 6) adds; until it is merged and configured in the example, it is the one seed tool
-// not served. Empty this set when it is.
-const WAITING_FOR_GWPOLICY = new Set(['startup_context']);
 // What seed 001 says never to expose (and the fake Hermes offers).
 const HIDDEN = ['browser_exec', 'browser_cdp', 'computer_use', 'memory', 'todo', 'text_to_speech',
   'kanban_list', 'kanban_update', 'execute_code', 'send_message'];
@@ -109,7 +105,7 @@ test('the example file serves exactly seed 001\'s tools', async () => {
   try {
     const { tools } = await client.listTools();
     const names = tools.map((t) => t.name).sort();
-    assert.deepEqual(names, SEED_TOOLS.filter((n) => !WAITING_FOR_GWPOLICY.has(n)).sort());
+    assert.deepEqual(names, [...SEED_TOOLS].sort());
     // The upstreams' schemas are passed on (a plausible schema, not an empty one).
     const search = tools.find((t) => t.name === 'web_search');
     assert.deepEqual(search.inputSchema.required, ['query']);
@@ -118,11 +114,22 @@ test('the example file serves exactly seed 001\'s tools', async () => {
   } finally { await client.close(); }
 });
 
-test('startup_context is served (waits for branch gwpolicy)', { todo: 'startup_context is added by branch gwpolicy' }, async () => {
+test('startup_context returns the fixed Hermes startup files and names the missing ones', async () => {
+  const home = join(dir, 'hermes-home');
+  mkdirSync(home, { recursive: true });
+  writeFileSync(join(home, 'SOUL.md'), 'soul: be kind\n');
   const client = await connect();
   try {
     const { tools } = await client.listTools();
-    assert.ok(tools.some((t) => t.name === 'startup_context'));
+    const t = tools.find((x) => x.name === 'startup_context');
+    assert.ok(t, 'listed');
+    assert.deepEqual(Object.keys(t.inputSchema.properties ?? {}), [], 'no path argument');
+    const r = await client.callTool({ name: 'startup_context', arguments: {} });
+    assert.notEqual(r.isError, true, JSON.stringify(r));
+    const files = r.structuredContent.files;
+    assert.equal(files.length, 5);
+    assert.equal(files.find((f) => f.path.endsWith('/SOUL.md')).text, 'soul: be kind\n');
+    assert.equal(files.find((f) => f.path.endsWith('/USER.md')).missing, true);
   } finally { await client.close(); }
 });
 
@@ -132,7 +139,7 @@ test('each tool is served by the upstream seed 001 names', async () => {
     await client.listTools();
     for (const [role, names] of Object.entries(SEED)) {
       for (const name of names) {
-        if (WAITING_FOR_GWPOLICY.has(name)) continue;
+        if (role === 'gateway') continue; // startup_context: the test above
         // The graph tool needs a cwd inside the roots (the last test); the others take {} here.
         const args = name === 'inspect_code_graph' ? { cwd: join(work, 'app'), query: 'main' } : {};
         const r = await client.callTool({ name, arguments: args });
