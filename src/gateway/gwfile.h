@@ -42,6 +42,7 @@ struct gwfile {
     size_t nup;
     json_t *bridge_include; /* bridge_tools.include, NULL when absent */
     json_t *bridge_exclude; /* bridge_tools.exclude, NULL when absent */
+    unsigned approvals_timeout_s; /* approvals.timeout_s: an operator's answer waited for */
 };
 
 /* The value of a ${VAR} / ${env:VAR} placeholder (borrowed), or NULL when VAR is unset. */
