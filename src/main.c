@@ -25,6 +25,7 @@
 #include "passphrase.h"
 #include "smoke.h"
 #include "taskscli.h"
+#include "approvalscli.h"
 #include "tokengen.h"
 #include "version.h"
 
@@ -55,6 +56,9 @@ static const char usage[] =
     "  gateway check [--probe] [--env-file FILE]\n"
     "                               validate GATEWAY_FILE, print the upstreams; --probe starts\n"
     "                               them and prints the exposed names (help gateway)\n"
+    "  approvals [--json] | approve ID | deny ID [--reason TEXT]   [--env-file FILE]\n"
+    "                               list or answer the calls waiting for an operator\n"
+    "                               (help approvals)\n"
     "  version                      print the version\n"
     "  help [COMMAND]               show help\n"
     "\n"
@@ -302,7 +306,8 @@ static int cmd_serve(int argc, char **argv)
     struct app_opts o = {.cfg = &cfg, .service = "hermes-mcp", .setup = setup_tools,
                          .setup_arg = &cfg, .reload = reload_tools, .teardown = teardown_tools,
                          .health = health_tools, .metrics = metrics_tools,
-                         .ready = ready_tools, .audit = take_audit};
+                         .ready = ready_tools, .audit = take_audit,
+                         .approvals_timeout_s = the_gwfile.approvals_timeout_s};
     int rc = app_run(&o);
     gwfile_cleanup(&the_gwfile);
     config_cleanup(&cfg);
@@ -525,6 +530,8 @@ int main(int argc, char **argv)
         return taskscli_main(argc - 2, argv + 2);
     if (!strcmp(cmd, "gateway"))
         return gwcheck_main(argc - 2, argv + 2);
+    if (!strcmp(cmd, "approvals") || !strcmp(cmd, "approve") || !strcmp(cmd, "deny"))
+        return approvalscli_main(cmd, argc - 2, argv + 2);
     if (!strcmp(cmd, "version") || !strcmp(cmd, "--version")) {
         if (want_help(argc - 2, argv + 2)) {
             fputs(version_usage, stdout);
@@ -552,6 +559,9 @@ int main(int argc, char **argv)
             fputs(tasks_usage, stdout);
         else if (argc > 2 && !strcmp(argv[2], "gateway"))
             fputs(gateway_usage, stdout);
+        else if (argc > 2 && (!strcmp(argv[2], "approvals") || !strcmp(argv[2], "approve") ||
+                              !strcmp(argv[2], "deny")))
+            fputs(approvals_usage, stdout);
         else if (argc > 2 && !strcmp(argv[2], "version"))
             fputs(version_usage, stdout);
         else if (argc > 2) {

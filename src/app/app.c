@@ -16,11 +16,13 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "approvals.h"
 #include "audit.h"
 #include "authserver.h"
 #include "buf.h"
 #include "config.h"
 #include "crypto.h"
+#include "ctlsock.h"
 #include "hdr.h"
 #include "httpd.h"
 #include "log.h"
@@ -56,6 +58,8 @@ struct app {
     struct ratelimit *rl;      /* per client IP: requests without a valid credential */
     struct ratelimit *rl_auth; /* per credential: authenticated requests */
     struct audit *audit;
+    struct approvals *approvals; /* the operator's queue, answered through ctl */
+    struct ctlsock *ctl;         /* NULL when the socket could not be made: requests time out */
     struct principals *principals; /* who the bearer tokens are (MCP_AUTH_TOKEN, TOKENS_FILE) */
     struct tokenstore *oauth_tokens; /* with OAUTH_ISSUER_URL: the tokens issued, by hash */
     char *oauth_resource;            /* <issuer>/mcp: the audience an access token must name */
@@ -824,6 +828,24 @@ static unsigned test_state_ttl_ms(void)
     return ms > 600000 ? 600000 : (unsigned)ms;
 }
 
+/* The approval queue and its control socket. Without the socket the server still serves:
+ * nothing can be approved, so whatever waits for an operator is denied at its timeout. */
+static void open_approvals(struct app *a)
+{
+    char err[512] = "";
+    a->approvals = approvals_new(a->loop, a->o->approvals_timeout_s);
+    char *path = ctl_socket_path(a->cfg->env_file);
+    if (path)
+        a->ctl = ctlsock_new(a->loop, path, a->approvals, err, sizeof err);
+    else
+        snprintf(err, sizeof err, "control socket: the env file's directory path is too long");
+    if (!a->ctl)
+        log_warn("%s; approvals cannot be answered", err);
+    free(path);
+    if (a->o->approvals)
+        a->o->approvals(a->o->setup_arg, a->approvals);
+}
+
 int app_run(const struct app_opts *o)
 {
     struct app a = {.o = o, .cfg = o->cfg, .sigfd = -1};
@@ -930,6 +952,7 @@ int app_run(const struct app_opts *o)
         a.audit = audit_new(o->cfg->audit_path, AUDIT_ROTATE_BYTES, AUDIT_KEEP);
     if (o->audit)
         o->audit(o->setup_arg, a.audit);
+    open_approvals(&a);
     if (o->setup && !o->setup(a.mcp, a.loop, o->setup_arg))
         goto out;
     if (a.draining) { /* SIGTERM while setting up (the gateway's start-up wait): never serve */
@@ -989,6 +1012,8 @@ out:
     if (o->teardown)
         o->teardown(o->setup_arg);
     httpd_free(a.httpd);
+    ctlsock_free(a.ctl);
+    approvals_free(a.approvals); /* after teardown: providers withdraw what they queued */
     audit_free(a.audit, 2000);
     ratelimit_free(a.rl);
     ratelimit_free(a.rl_auth);

@@ -6,6 +6,7 @@
 #include <stddef.h>
 
 struct audit;
+struct approvals;
 struct buf;
 struct config;
 struct loop;
@@ -31,6 +32,10 @@ struct app_opts {
     /* The audit log (NULL when off), before setup, for providers that write event lines of
      * their own (audit_log_event: the gateway's calls and pins); valid until teardown. */
     void (*audit)(void *setup_arg, struct audit *audit);
+    /* The operator's approval queue, before setup, for providers whose calls wait for a person
+     * (answered through the control socket beside the env file); valid until teardown. */
+    void (*approvals)(void *setup_arg, struct approvals *q);
+    unsigned approvals_timeout_s; /* 0: APPROVALS_DEFAULT_TIMEOUT_S */
 };
 
 /* Runs the server until SIGTERM/SIGINT, then drains. Returns a process exit code. */

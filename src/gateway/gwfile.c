@@ -504,17 +504,22 @@ static bool parse_top(struct gwfile *f, char *err, size_t errlen)
     if (!json_is_object(f->doc))
         return fail(err, errlen, NULL, "(top)", "the file must be a mapping with 'upstreams'");
     json_object_foreach(f->doc, k, v) if (strcmp(k, "upstreams") && strcmp(k, "bridge_tools") &&
-                                          strcmp(k, "startup_context"))
+                                          strcmp(k, "startup_context") && strcmp(k, "approvals"))
     {
         char key[48];
         snprintf(key, sizeof key, "%.40s", k);
         utf8_clean(key);
         return fail(err, errlen, NULL, key,
-                    "is not a known key (upstreams, bridge_tools, startup_context)");
+                    "is not a known key (upstreams, bridge_tools, startup_context, approvals)");
     }
     json_t *sc = json_object_get(f->doc, "startup_context");
     if (sc && !parse_startup(f, sc, err, errlen))
         return false;
+    json_t *ap = json_object_get(f->doc, "approvals");
+    if (ap && (!json_is_object(ap) || json_object_size(ap) != (json_object_get(ap, "timeout_s") ? 1u : 0u)))
+        return fail(err, errlen, NULL, "approvals", "takes only timeout_s");
+    if (!parse_uint(json_object_get(ap, "timeout_s"), 600, 1, 86400, &f->approvals_timeout_s))
+        return fail(err, errlen, NULL, "approvals.timeout_s", "must be a whole number of seconds, 1 to 86400");
     json_t *bt = json_object_get(f->doc, "bridge_tools");
     if (bt && !parse_rules(bt, NULL, "bridge_tools", rules_keys, 2, &f->bridge_include,
                            &f->bridge_exclude, err, errlen))

@@ -58,6 +58,7 @@ struct gwfile {
     json_t *bridge_exclude; /* bridge_tools.exclude, NULL when absent */
     json_t *startup_files;  /* startup_context.files (strings, ~ allowed), NULL when absent */
     unsigned startup_max_bytes; /* startup_context.max_bytes, per file */
+    unsigned approvals_timeout_s; /* approvals.timeout_s: an operator's answer waited for */
 };
 
 /* The value of a ${VAR} / ${env:VAR} placeholder (borrowed), or NULL when VAR is unset. */

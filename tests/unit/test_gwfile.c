@@ -370,10 +370,34 @@ static void guards_and_arg_policies(void **state)
     }
 }
 
+/* approvals.timeout_s: top level, default 600, bounded, nothing else under approvals. */
+static void approvals_timeout_is_read_and_bounded(void **state)
+{
+    struct gwfile f;
+    char err[300];
+    (void)state;
+    const char *up = "upstreams: {a: {url: http://127.0.0.1:1/mcp}}\n";
+    char text[400];
+    assert_true(parse(up, &f, err));
+    assert_int_equal(f.approvals_timeout_s, 600);
+    gwfile_cleanup(&f);
+    snprintf(text, sizeof text, "%sapprovals: {timeout_s: 5}\n", up);
+    assert_true(parse(text, &f, err));
+    assert_int_equal(f.approvals_timeout_s, 5);
+    gwfile_cleanup(&f);
+    snprintf(text, sizeof text, "%sapprovals: {timeout_s: 0}\n", up);
+    assert_false(parse(text, &f, err));
+    assert_non_null(strstr(err, "approvals.timeout_s"));
+    snprintf(text, sizeof text, "%sapprovals: {timeout_s: 5, auto: yes}\n", up);
+    assert_false(parse(text, &f, err));
+    assert_non_null(strstr(err, "approvals"));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(parses_the_issue_example),
+        cmocka_unit_test(approvals_timeout_is_read_and_bounded),
         cmocka_unit_test(fills_the_defaults),
         cmocka_unit_test(include_wins_and_globs_match),
         cmocka_unit_test(interpolates_every_string),
@@ -383,6 +407,7 @@ int main(void)
         cmocka_unit_test(startup_context_key),
         cmocka_unit_test(name_rules),
         cmocka_unit_test(guards_and_arg_policies),
+        cmocka_unit_test(approvals_timeout_is_read_and_bounded),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,0 +1,353 @@
+/* ctlsock.c — the operator's control socket (see ctlsock.h). Every connection is non-blocking on
+ * the loop: it reads one line (capped), answers it from the approval queue, writes the answer as
+ * the socket takes it and closes. A peer whose uid is not ours is closed before a byte is read;
+ * an idle connection is closed after CTL_IDLE_MS so a stuck client cannot hold a slot. */
+#include "ctlsock.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <jansson.h>
+#include <pwd.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include "approvals.h"
+#include "log.h"
+#include "loop.h"
+#include "mem.h"
+
+#define CTL_MAX_CONNS 8
+#define CTL_IDLE_MS 5000u
+
+bool ctl_parse_request(const char *line, size_t n, struct ctl_request *r, const char **err)
+{
+    *r = (struct ctl_request){0};
+    if (n > CTL_LINE_MAX) {
+        *err = "line_too_long";
+        return false;
+    }
+    json_t *j = json_loadb(line, n, JSON_REJECT_DUPLICATES, NULL);
+    const char *op = json_string_value(json_object_get(j, "op"));
+    const char *id = json_string_value(json_object_get(j, "id"));
+    json_t *reason = json_object_get(j, "reason");
+    bool ok = false;
+    *err = "bad_request";
+    if (!json_is_object(j) || !op)
+        goto out;
+    if (!strcmp(op, "list")) {
+        r->op = CTL_LIST;
+        ok = json_object_size(j) == 1;
+        goto out;
+    }
+    if (strcmp(op, "approve") && strcmp(op, "deny"))
+        goto out;
+    r->op = strcmp(op, "approve") ? CTL_DENY : CTL_APPROVE;
+    if (!id || !id[0] || strlen(id) > CTL_ID_MAX)
+        goto out;
+    snprintf(r->id, sizeof r->id, "%s", id);
+    size_t fields = 2;
+    if (reason) {
+        if (r->op != CTL_DENY || !json_is_string(reason) ||
+            json_string_length(reason) > CTL_REASON_MAX ||
+            strlen(json_string_value(reason)) != json_string_length(reason))
+            goto out;
+        snprintf(r->reason, sizeof r->reason, "%s", json_string_value(reason));
+        fields++;
+    }
+    ok = json_object_size(j) == fields;
+out:
+    json_decref(j);
+    return ok;
+}
+
+bool ctl_uid_allowed(bool have_cred, uid_t peer, uid_t own)
+{
+    return have_cred && peer == own;
+}
+
+bool ctl_peer_allowed(int fd, uid_t own, uid_t *peer)
+{
+    struct ucred cred;
+    socklen_t len = sizeof cred;
+    bool have = getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) == 0 && len == sizeof cred;
+    if (peer)
+        *peer = have ? cred.uid : (uid_t)-1;
+    return ctl_uid_allowed(have, have ? cred.uid : (uid_t)-1, own);
+}
+
+char *ctl_socket_path(const char *env_file)
+{
+    const char *slash = env_file ? strrchr(env_file, '/') : NULL;
+    char *p = slash ? xasprintf("%.*s/%s", (int)(slash - env_file), env_file, CTL_SOCKET_NAME)
+                    : xasprintf("./%s", CTL_SOCKET_NAME);
+    if (strlen(p) >= sizeof ((struct sockaddr_un *)0)->sun_path) {
+        free(p);
+        return NULL;
+    }
+    return p;
+}
+
+/* ---- the server ---- */
+
+struct conn {
+    struct ctlsock *s;
+    int fd;
+    uid_t uid;
+    struct loop_watch *w;
+    struct loop_timer *idle;
+    char in[CTL_LINE_MAX + 1];
+    size_t in_len;
+    char *out;
+    size_t out_len, out_off;
+};
+
+struct ctlsock {
+    struct loop *loop;
+    struct approvals *q;
+    char *path;
+    int fd;
+    struct loop_watch *w;
+    struct conn *conns[CTL_MAX_CONNS];
+};
+
+static void conn_close(struct conn *c)
+{
+    for (size_t i = 0; i < CTL_MAX_CONNS; i++)
+        if (c->s->conns[i] == c)
+            c->s->conns[i] = NULL;
+    loop_watch_del(c->w);
+    loop_timer_cancel(c->idle);
+    close(c->fd);
+    free(c->out);
+    free(c);
+}
+
+static char *answer_error(const char *code)
+{
+    json_t *j = json_pack("{s:b, s:s}", "ok", 0, "error", code);
+    char *s = json_dumps(j, JSON_COMPACT);
+    json_decref(j);
+    return s;
+}
+
+static char *answer(struct conn *c, const char *line, size_t n)
+{
+    struct ctl_request r;
+    const char *err;
+    if (!ctl_parse_request(line, n, &r, &err))
+        return answer_error(err);
+    json_t *j;
+    if (r.op == CTL_LIST) {
+        j = json_pack("{s:b, s:o}", "ok", 1, "pending", approvals_list_json(c->s->q));
+    } else {
+        char decider[160];
+        struct passwd pw, *pwp = NULL;
+        char pwbuf[1024];
+        getpwuid_r(c->uid, &pw, pwbuf, sizeof pwbuf, &pwp);
+        snprintf(decider, sizeof decider, "uid %u%s%.64s%s", (unsigned)c->uid, pwp ? " (" : "",
+                 pwp ? pwp->pw_name : "", pwp ? ")" : "");
+        if (approvals_decide(c->s->q, r.id, r.op == CTL_APPROVE, r.reason[0] ? r.reason : NULL,
+                             decider) != 0)
+            return answer_error("unknown_id");
+        log_info("approval %s %s by %s", r.id, r.op == CTL_APPROVE ? "approved" : "denied",
+                 decider);
+        j = json_pack("{s:b, s:s}", "ok", 1, "id", r.id);
+    }
+    char *s = json_dumps(j, JSON_COMPACT);
+    json_decref(j);
+    return s;
+}
+
+static void conn_io(struct loop *l, int fd, uint32_t events, void *arg);
+
+static void start_answer(struct conn *c, char *text)
+{
+    c->out = xasprintf("%s\n", text ? text : "{\"ok\":false,\"error\":\"internal\"}");
+    free(text);
+    c->out_len = strlen(c->out);
+    loop_watch_mod(c->w, EPOLLOUT);
+}
+
+static void conn_read(struct conn *c)
+{
+    for (;;) {
+        if (c->in_len > CTL_LINE_MAX) {
+            start_answer(c, answer_error("line_too_long"));
+            return;
+        }
+        ssize_t got = read(c->fd, c->in + c->in_len, sizeof c->in - c->in_len);
+        if (got < 0 && (errno == EAGAIN || errno == EINTR))
+            return;
+        if (got <= 0) {
+            conn_close(c);
+            return;
+        }
+        char *nl = memchr(c->in + c->in_len, '\n', (size_t)got);
+        c->in_len += (size_t)got;
+        if (nl) {
+            start_answer(c, answer(c, c->in, (size_t)(nl - c->in)));
+            return;
+        }
+    }
+}
+
+static void conn_write(struct conn *c)
+{
+    while (c->out_off < c->out_len) {
+        ssize_t put = send(c->fd, c->out + c->out_off, c->out_len - c->out_off, MSG_NOSIGNAL);
+        if (put < 0 && (errno == EAGAIN || errno == EINTR))
+            return;
+        if (put <= 0)
+            break;
+        c->out_off += (size_t)put;
+    }
+    conn_close(c);
+}
+
+static void conn_io(struct loop *l, int fd, uint32_t events, void *arg)
+{
+    (void)l;
+    (void)fd;
+    struct conn *c = arg;
+    if (c->out)
+        conn_write(c);
+    else if (events & (EPOLLIN | EPOLLHUP | EPOLLERR))
+        conn_read(c);
+}
+
+static void conn_idle(struct loop *l, void *arg)
+{
+    (void)l;
+    struct conn *c = arg;
+    c->idle = NULL;
+    conn_close(c);
+}
+
+static void on_accept(struct loop *l, int fd, uint32_t events, void *arg)
+{
+    (void)events;
+    struct ctlsock *s = arg;
+    for (;;) {
+        int cfd = accept4(fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
+        if (cfd < 0)
+            return;
+        uid_t uid;
+        if (!ctl_peer_allowed(cfd, geteuid(), &uid)) {
+            log_warn("control socket: refused a peer with uid %d", (int)uid);
+            close(cfd);
+            continue;
+        }
+        size_t slot = 0;
+        while (slot < CTL_MAX_CONNS && s->conns[slot])
+            slot++;
+        if (slot == CTL_MAX_CONNS) {
+            close(cfd);
+            continue;
+        }
+        struct conn *c = xcalloc(1, sizeof *c);
+        c->s = s;
+        c->fd = cfd;
+        c->uid = uid;
+        c->w = loop_watch_add(l, cfd, EPOLLIN, conn_io, c);
+        if (!c->w) {
+            close(cfd);
+            free(c);
+            continue;
+        }
+        c->idle = loop_timer_add(l, CTL_IDLE_MS, conn_idle, c);
+        s->conns[slot] = c;
+    }
+}
+
+/* The directory must be ours and not writable by others: else someone could swap the socket. */
+static bool dir_is_safe(const char *path, char *err, size_t errlen)
+{
+    char *dir = xstrdup(path);
+    char *slash = strrchr(dir, '/');
+    if (slash)
+        *slash = '\0';
+    struct stat st;
+    bool ok = stat(slash ? (dir[0] ? dir : "/") : ".", &st) == 0 && S_ISDIR(st.st_mode) &&
+              st.st_uid == geteuid() && !(st.st_mode & (S_IWGRP | S_IWOTH));
+    if (!ok)
+        snprintf(err, errlen, "control socket: %s must be a directory owned by this user and "
+                 "not writable by group or others", slash ? dir : ".");
+    free(dir);
+    return ok;
+}
+
+/* A socket file left by a server that died is replaced; a live server or a non-socket is not. */
+static bool clear_stale(const char *path, char *err, size_t errlen)
+{
+    struct stat st;
+    if (lstat(path, &st) != 0)
+        return errno == ENOENT;
+    if (!S_ISSOCK(st.st_mode)) {
+        snprintf(err, errlen, "control socket: %s exists and is not a socket", path);
+        return false;
+    }
+    int probe = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    struct sockaddr_un sa = {.sun_family = AF_UNIX};
+    snprintf(sa.sun_path, sizeof sa.sun_path, "%s", path);
+    bool live = probe >= 0 && connect(probe, (struct sockaddr *)&sa, sizeof sa) == 0;
+    if (probe >= 0)
+        close(probe);
+    if (live) {
+        snprintf(err, errlen, "control socket: another server is listening on %s", path);
+        return false;
+    }
+    return unlink(path) == 0 || errno == ENOENT;
+}
+
+struct ctlsock *ctlsock_new(struct loop *l, const char *path, struct approvals *q, char *err,
+                            size_t errlen)
+{
+    struct sockaddr_un sa = {.sun_family = AF_UNIX};
+    if (strlen(path) >= sizeof sa.sun_path) {
+        snprintf(err, errlen, "control socket: path too long: %s", path);
+        return NULL;
+    }
+    if (!dir_is_safe(path, err, errlen) || !clear_stale(path, err, errlen)) {
+        if (!err[0])
+            snprintf(err, errlen, "control socket: cannot replace %s", path);
+        return NULL;
+    }
+    snprintf(sa.sun_path, sizeof sa.sun_path, "%s", path);
+    int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+    mode_t old = umask(0177); /* born 600: no window in which others may connect */
+    bool bound = fd >= 0 && bind(fd, (struct sockaddr *)&sa, sizeof sa) == 0;
+    umask(old);
+    if (!bound || chmod(path, 0600) != 0 || listen(fd, 16) != 0) {
+        snprintf(err, errlen, "control socket: %s: %s", path, strerror(errno));
+        if (fd >= 0)
+            close(fd);
+        return NULL;
+    }
+    struct ctlsock *s = xcalloc(1, sizeof *s);
+    s->loop = l;
+    s->q = q;
+    s->path = xstrdup(path);
+    s->fd = fd;
+    s->w = loop_watch_add(l, fd, EPOLLIN, on_accept, s);
+    return s;
+}
+
+void ctlsock_free(struct ctlsock *s)
+{
+    if (!s)
+        return;
+    for (size_t i = 0; i < CTL_MAX_CONNS; i++)
+        if (s->conns[i])
+            conn_close(s->conns[i]);
+    loop_watch_del(s->w);
+    close(s->fd);
+    unlink(s->path);
+    free(s->path);
+    free(s);
+}

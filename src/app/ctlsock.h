@@ -1,0 +1,49 @@
+/* ctlsock.h — the local control socket through which the operator answers the approval queue
+ * (`hermes-mcp approvals|approve|deny`). A Unix socket beside the env file, mode 600, served on
+ * the one event loop; only a peer with the server's own uid (SO_PEERCRED) is heard. The protocol
+ * is one JSON line each way: {"op":"list"} | {"op":"approve","id":ID} |
+ * {"op":"deny","id":ID,"reason":TEXT}; answers {"ok":true,...} or {"ok":false,"error":CODE}.
+ * Lines are capped; anything else is refused. The request parser and the peer check are shared
+ * with the CLI and the unit tests. */
+#ifndef HM_CTLSOCK_H
+#define HM_CTLSOCK_H
+#include <stdbool.h>
+#include <stddef.h>
+#include <sys/types.h>
+
+struct loop;
+struct approvals;
+struct ctlsock;
+
+#define CTL_LINE_MAX 4096u   /* a request line, newline excluded */
+#define CTL_ID_MAX 64u
+#define CTL_REASON_MAX 200u
+#define CTL_SOCKET_NAME "hermes-mcp.sock"
+
+enum ctl_op { CTL_LIST, CTL_APPROVE, CTL_DENY };
+
+struct ctl_request {
+    enum ctl_op op;
+    char id[CTL_ID_MAX + 1];
+    char reason[CTL_REASON_MAX + 1];
+};
+
+/* Parses one request line (without its newline). False with *err (a static code) for anything
+ * that is not exactly a request: too long, not JSON, unknown op or field, oversize id/reason. */
+bool ctl_parse_request(const char *line, size_t n, struct ctl_request *r, const char **err);
+/* The decision the peer check makes: credentials were read and name our own uid. */
+bool ctl_uid_allowed(bool have_cred, uid_t peer, uid_t own);
+/* Reads fd's peer credentials (SO_PEERCRED) and applies ctl_uid_allowed; fails closed. */
+bool ctl_peer_allowed(int fd, uid_t own, uid_t *peer);
+/* The socket's path: CTL_SOCKET_NAME in the env file's directory (or "." without one); NULL
+ * when it would not fit a sockaddr_un. Caller frees. */
+char *ctl_socket_path(const char *env_file);
+
+/* Binds and serves path for q. NULL with a reason in err (directory writable by others, a
+ * non-socket in the way, another server already listening). */
+struct ctlsock *ctlsock_new(struct loop *l, const char *path, struct approvals *q, char *err,
+                            size_t errlen);
+/* Closes every connection and removes the socket file. NULL-safe. */
+void ctlsock_free(struct ctlsock *s);
+
+#endif

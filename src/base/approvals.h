@@ -1,0 +1,54 @@
+/* approvals.h — the operator's approval queue: calls that may only proceed once a person at the
+ * server said so (approve-guarded gateway calls, a Hermes run waiting for approval). Each pending
+ * request has a short unguessable id, the time it was queued, who asked, the tool, and a capped
+ * summary of its arguments with secrets masked. Exactly one outcome reaches the requester's
+ * callback: approved, denied (with the operator's reason), timed out (approvals.timeout_s), or
+ * none at all when the requester withdraws (client hang-up). It lives in base, below both the
+ * bridge (a Hermes run waiting for approval) and the gateway (approve-guarded calls), which the
+ * app wires to one queue and one control socket; it runs on the loop thread only. */
+#ifndef HM_APPROVALS_H
+#define HM_APPROVALS_H
+#include <jansson.h>
+#include <stdbool.h>
+#include <stddef.h>
+
+struct loop;
+struct approvals;
+
+#define APPROVALS_DEFAULT_TIMEOUT_S 600u
+#define APPROVALS_MAX_PENDING 256u    /* callers control how many they queue: capped */
+#define APPROVALS_SUMMARY_MAX 240u    /* bytes of argument summary, ellipsis included */
+#define APPROVALS_ID_HEX 16u          /* 8 random bytes */
+
+enum approval_outcome { APPROVAL_APPROVED, APPROVAL_DENIED, APPROVAL_TIMED_OUT };
+
+/* Called once, on the loop thread, after the request left the queue. reason: the operator's
+ * reason or NULL; decider: who decided ("uid 1000 (alice)") or NULL on timeout. */
+typedef void approval_cb(void *arg, enum approval_outcome outcome, const char *reason,
+                         const char *decider);
+
+struct approvals *approvals_new(struct loop *l, unsigned timeout_s);
+/* NULL-safe. Pending requests get no callback: their owners are shutting down too. */
+void approvals_free(struct approvals *q);
+
+/* Queues a request; returns its id (valid until decided or withdrawn), or NULL when the queue is
+ * full or randomness failed. args may be NULL; it is summarised, not kept. */
+const char *approvals_add(struct approvals *q, const char *principal, const char *tool,
+                          const json_t *args, approval_cb *cb, void *arg);
+/* 0: decided (the callback ran); -1: no pending request has that id. */
+int approvals_decide(struct approvals *q, const char *id, bool approve, const char *reason,
+                     const char *decider);
+/* Removes a request without calling its callback (the requester went away). NULL-safe id. */
+void approvals_withdraw(struct approvals *q, const char *id);
+size_t approvals_pending(const struct approvals *q);
+/* [{id, time (unix s), principal, tool, summary}], oldest first. */
+json_t *approvals_list_json(const struct approvals *q);
+
+/* The masked, capped one-line summary of args (a JSON text); caller frees. */
+char *approvals_summarize(const json_t *args, size_t cap);
+/* True for an object key whose value must not be shown (key, token, secret, password, ...). */
+bool approvals_key_is_secret(const char *key);
+/* True for a long string that looks like a credential (no spaces, mixed, high entropy). */
+bool approvals_value_looks_secret(const char *s);
+
+#endif

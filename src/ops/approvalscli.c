@@ -1,0 +1,211 @@
+/* approvalscli.c — the operator's side of the approval queue. Each command is one request line
+ * on the server's control socket and one answer line back (see ctlsock.h); the socket is found
+ * beside the env file, so --env-file names the same server as everywhere else. A server that is
+ * not running, or an id that is unknown or already decided, is a clear message and exit 1. */
+#include "approvalscli.h"
+
+#include <errno.h>
+#include <jansson.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/time.h>
+#include <sys/un.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "ctlsock.h"
+#include "mem.h"
+
+#define EXIT_FAIL 1
+#define EXIT_USAGE 2
+#define ANSWER_MAX (1024u * 1024u) /* a full queue's list is well under this */
+#define ANSWER_TIMEOUT_S 10
+
+const char approvals_usage[] =
+    "usage: hermes-mcp approvals [--json] [--env-file FILE]\n"
+    "       hermes-mcp approve ID [--env-file FILE]\n"
+    "       hermes-mcp deny ID [--reason TEXT] [--env-file FILE]\n"
+    "\n"
+    "Answers the approval queue of the server running with FILE (default ./.env): calls that\n"
+    "wait for an operator (approve-guarded gateway tools, an agent run waiting for approval).\n"
+    "approvals lists them (id, time, principal, tool, arguments with secrets masked); approve\n"
+    "lets one proceed; deny refuses it, the caller sees the reason. Unanswered requests are\n"
+    "denied after approvals.timeout_s (GATEWAY_FILE, default 600). The server listens on\n"
+    CTL_SOCKET_NAME " in FILE's directory and answers only its own user.\n"
+    "\n"
+    "  --env-file FILE   the env file the server reads (default ./.env)\n"
+    "  --json            approvals: the list as JSON\n"
+    "  --reason TEXT     deny: why (at most 200 bytes), shown to the caller\n"
+    "\n"
+    "Exit codes: 0 ok, 1 server not running or id unknown or already decided, 2 usage error.\n";
+
+struct opts {
+    const char *env_file, *id, *reason;
+    bool json;
+};
+
+static int usage_error(const char *cmd, const char *what, const char *arg)
+{
+    fprintf(stderr, "hermes-mcp %s: %s%s%s\n%s", cmd, what, arg ? arg : "", arg ? "'" : "",
+            approvals_usage);
+    return EXIT_USAGE;
+}
+
+static bool is_help(const char *a)
+{
+    return !strcmp(a, "--help") || !strcmp(a, "-h") || !strcmp(a, "help");
+}
+
+/* Returns -1 when parsed, else the exit code (help printed, or a usage error). */
+static int parse(const char *cmd, int argc, char **argv, struct opts *o)
+{
+    *o = (struct opts){.env_file = ".env"};
+    bool list = !strcmp(cmd, "approvals"), deny = !strcmp(cmd, "deny");
+    for (int i = 0; i < argc; i++) {
+        const char *a = argv[i];
+        if (is_help(a)) {
+            fputs(approvals_usage, stdout);
+            return 0;
+        }
+        if (!strcmp(a, "--env-file") && i + 1 < argc)
+            o->env_file = argv[++i];
+        else if (!strncmp(a, "--env-file=", 11) && a[11])
+            o->env_file = a + 11;
+        else if (list && !strcmp(a, "--json"))
+            o->json = true;
+        else if (deny && !strcmp(a, "--reason") && i + 1 < argc)
+            o->reason = argv[++i];
+        else if (deny && !strncmp(a, "--reason=", 9))
+            o->reason = a + 9;
+        else if (!list && !o->id && a[0] != '-')
+            o->id = a;
+        else
+            return usage_error(cmd, "unknown argument '", a);
+    }
+    if (!list && !o->id)
+        return usage_error(cmd, "say which request: its ID from hermes-mcp approvals", NULL);
+    if (o->id && strlen(o->id) > CTL_ID_MAX)
+        return usage_error(cmd, "not an approval id: '", o->id);
+    if (o->reason && strlen(o->reason) > CTL_REASON_MAX)
+        return usage_error(cmd, "the reason is longer than 200 bytes", NULL);
+    return -1;
+}
+
+/* Sends line on the socket at path and returns the answer line parsed, or NULL with a message
+ * printed. */
+static json_t *ask(const char *cmd, const char *path, const char *line)
+{
+    struct sockaddr_un sa = {.sun_family = AF_UNIX};
+    snprintf(sa.sun_path, sizeof sa.sun_path, "%s", path);
+    int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    if (fd < 0 || connect(fd, (struct sockaddr *)&sa, sizeof sa) != 0) {
+        fprintf(stderr, "hermes-mcp %s: no server is running with this env file (%s: %s)\n",
+                cmd, path, strerror(errno));
+        if (fd >= 0)
+            close(fd);
+        return NULL;
+    }
+    struct timeval tv = {.tv_sec = ANSWER_TIMEOUT_S};
+    setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+    setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof tv);
+    size_t n = strlen(line), off = 0;
+    while (off < n) {
+        ssize_t put = send(fd, line + off, n - off, MSG_NOSIGNAL);
+        if (put <= 0)
+            break;
+        off += (size_t)put;
+    }
+    char *buf = xmalloc(ANSWER_MAX + 1);
+    size_t have = 0;
+    while (have < ANSWER_MAX) {
+        ssize_t got = read(fd, buf + have, ANSWER_MAX - have);
+        if (got <= 0)
+            break;
+        have += (size_t)got;
+    }
+    close(fd);
+    json_t *j = json_loadb(buf, have, 0, NULL);
+    free(buf);
+    if (!json_is_object(j)) {
+        fprintf(stderr, "hermes-mcp %s: the server at %s gave no answer\n", cmd, path);
+        json_decref(j);
+        return NULL;
+    }
+    return j;
+}
+
+static void print_table(json_t *pending)
+{
+    size_t i;
+    json_t *p;
+    if (json_array_size(pending) == 0) {
+        puts("no requests wait for approval");
+        return;
+    }
+    printf("%-16s  %-20s  %-16s  %-28s  %s\n", "ID", "TIME", "PRINCIPAL", "TOOL", "ARGUMENTS");
+    json_array_foreach(pending, i, p) {
+        time_t t = (time_t)json_integer_value(json_object_get(p, "time"));
+        struct tm tm;
+        char when[32];
+        strftime(when, sizeof when, "%Y-%m-%dT%H:%M:%SZ", gmtime_r(&t, &tm));
+        printf("%-16s  %-20s  %-16s  %-28s  %s\n",
+               json_string_value(json_object_get(p, "id")), when,
+               json_string_value(json_object_get(p, "principal")),
+               json_string_value(json_object_get(p, "tool")),
+               json_string_value(json_object_get(p, "summary")));
+    }
+}
+
+static const char *explain(const char *code)
+{
+    if (code && !strcmp(code, "unknown_id"))
+        return "no request waits with that id (unknown, or already decided or timed out)";
+    return code ? code : "refused";
+}
+
+int approvalscli_main(const char *cmd, int argc, char **argv)
+{
+    struct opts o;
+    int rc = parse(cmd, argc, argv, &o);
+    if (rc >= 0)
+        return rc;
+    char *path = ctl_socket_path(o.env_file);
+    if (!path) {
+        fprintf(stderr, "hermes-mcp %s: the env file's directory path is too long\n", cmd);
+        return EXIT_USAGE;
+    }
+    json_t *req = !strcmp(cmd, "approvals")
+                      ? json_pack("{s:s}", "op", "list")
+                      : json_pack("{s:s, s:s}", "op", strcmp(cmd, "deny") ? "approve" : "deny",
+                                  "id", o.id);
+    if (o.reason)
+        json_object_set_new(req, "reason", json_string(o.reason));
+    char *text = json_dumps(req, JSON_COMPACT);
+    json_decref(req);
+    char *line = text ? xasprintf("%s\n", text) : NULL;
+    free(text);
+    json_t *ans = line ? ask(cmd, path, line) : NULL;
+    free(line);
+    free(path);
+    if (!ans)
+        return EXIT_FAIL;
+    rc = 0;
+    if (!json_is_true(json_object_get(ans, "ok"))) {
+        fprintf(stderr, "hermes-mcp %s: %s\n", cmd,
+                explain(json_string_value(json_object_get(ans, "error"))));
+        rc = EXIT_FAIL;
+    } else if (!strcmp(cmd, "approvals")) {
+        json_t *pending = json_object_get(ans, "pending");
+        if (o.json) {
+            json_dumpf(pending, stdout, JSON_INDENT(2));
+            putchar('\n');
+        } else
+            print_table(pending);
+    } else
+        printf("%s %s\n", o.id, strcmp(cmd, "deny") ? "approved" : "denied");
+    json_decref(ans);
+    return rc;
+}

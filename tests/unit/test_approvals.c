@@ -1,0 +1,207 @@
+/* Unit tests for approvals.c: the operator's queue (ids, one outcome per request, timeout,
+ * withdraw, cap) and the masking of argument summaries. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "approvals.h"
+#include "loop.h"
+
+struct seen {
+    int calls;
+    enum approval_outcome outcome;
+    char reason[64], decider[64];
+};
+
+static void record(void *arg, enum approval_outcome outcome, const char *reason,
+                   const char *decider)
+{
+    struct seen *s = arg;
+    s->calls++;
+    s->outcome = outcome;
+    snprintf(s->reason, sizeof s->reason, "%s", reason ? reason : "");
+    snprintf(s->decider, sizeof s->decider, "%s", decider ? decider : "");
+}
+
+static void approve_and_deny_reach_the_callback_once(void **state)
+{
+    (void)state;
+    struct loop *l = loop_new();
+    struct approvals *q = approvals_new(l, 600);
+    struct seen a = {0}, b = {0};
+    char ida[32], idb[32];
+    snprintf(ida, sizeof ida, "%s", approvals_add(q, "alice", "fs.write", NULL, record, &a));
+    snprintf(idb, sizeof idb, "%s", approvals_add(q, "bob", "fs.rm", NULL, record, &b));
+    assert_int_equal(strlen(ida), APPROVALS_ID_HEX);
+    assert_string_not_equal(ida, idb);
+    assert_int_equal(approvals_pending(q), 2);
+
+    json_t *list = approvals_list_json(q);
+    assert_int_equal(json_array_size(list), 2);
+    assert_string_equal(json_string_value(json_object_get(json_array_get(list, 0), "id")), ida);
+    assert_string_equal(json_string_value(json_object_get(json_array_get(list, 1), "tool")),
+                        "fs.rm");
+    assert_string_equal(json_string_value(json_object_get(json_array_get(list, 1), "principal")),
+                        "bob");
+    json_decref(list);
+
+    assert_int_equal(approvals_decide(q, ida, true, NULL, "uid 1000"), 0);
+    assert_int_equal(a.calls, 1);
+    assert_int_equal(a.outcome, APPROVAL_APPROVED);
+    assert_string_equal(a.decider, "uid 1000");
+    assert_int_equal(approvals_decide(q, ida, false, "again", "uid 1000"), -1); /* decided */
+    assert_int_equal(a.calls, 1);
+
+    assert_int_equal(approvals_decide(q, idb, false, "not today", "uid 1000"), 0);
+    assert_int_equal(b.outcome, APPROVAL_DENIED);
+    assert_string_equal(b.reason, "not today");
+    assert_int_equal(approvals_pending(q), 0);
+    approvals_free(q);
+    loop_free(l);
+}
+
+static void forged_ids_decide_nothing(void **state)
+{
+    (void)state;
+    struct loop *l = loop_new();
+    struct approvals *q = approvals_new(l, 600);
+    struct seen a = {0};
+    char id[32];
+    snprintf(id, sizeof id, "%s", approvals_add(q, "alice", "t", NULL, record, &a));
+    char prefix[32];
+    snprintf(prefix, sizeof prefix, "%.8s", id);
+    assert_int_equal(approvals_decide(q, prefix, true, NULL, "x"), -1);
+    assert_int_equal(approvals_decide(q, "", true, NULL, "x"), -1);
+    assert_int_equal(approvals_decide(q, NULL, true, NULL, "x"), -1);
+    char longer[40];
+    snprintf(longer, sizeof longer, "%s0", id);
+    assert_int_equal(approvals_decide(q, longer, true, NULL, "x"), -1);
+    assert_int_equal(a.calls, 0);
+    assert_int_equal(approvals_pending(q), 1);
+    approvals_free(q); /* pending at shutdown: freed, no callback */
+    assert_int_equal(a.calls, 0);
+    loop_free(l);
+}
+
+static void a_withdrawn_request_gets_no_outcome(void **state)
+{
+    (void)state;
+    struct loop *l = loop_new();
+    struct approvals *q = approvals_new(l, 1);
+    struct seen a = {0};
+    char id[32];
+    snprintf(id, sizeof id, "%s", approvals_add(q, "alice", "t", NULL, record, &a));
+    approvals_withdraw(q, id);
+    assert_int_equal(approvals_pending(q), 0);
+    assert_int_equal(approvals_decide(q, id, true, NULL, "x"), -1);
+    for (int i = 0; i < 3; i++) /* past the 1 s timeout: its timer went with it */
+        loop_once(l, 500);
+    assert_int_equal(a.calls, 0);
+    approvals_free(q);
+    loop_free(l);
+}
+
+static void an_undecided_request_times_out_denied(void **state)
+{
+    (void)state;
+    struct loop *l = loop_new();
+    struct approvals *q = approvals_new(l, 1);
+    struct seen a = {0};
+    assert_non_null(approvals_add(q, "alice", "t", NULL, record, &a));
+    for (int i = 0; i < 8 && a.calls == 0; i++)
+        loop_once(l, 500);
+    assert_int_equal(a.calls, 1);
+    assert_int_equal(a.outcome, APPROVAL_TIMED_OUT);
+    assert_int_equal(approvals_pending(q), 0);
+    approvals_free(q);
+    loop_free(l);
+}
+
+static void the_queue_is_capped(void **state)
+{
+    (void)state;
+    struct loop *l = loop_new();
+    struct approvals *q = approvals_new(l, 600);
+    struct seen s = {0};
+    for (unsigned i = 0; i < APPROVALS_MAX_PENDING; i++)
+        assert_non_null(approvals_add(q, "p", "t", NULL, record, &s));
+    assert_null(approvals_add(q, "p", "t", NULL, record, &s));
+    assert_int_equal(approvals_pending(q), APPROVALS_MAX_PENDING);
+    approvals_free(q);
+    loop_free(l);
+}
+
+static void summaries_mask_secrets(void **state)
+{
+    (void)state;
+    json_t *args = json_pack(
+        "{s:s, s:s, s:s, s:{s:s, s:s}, s:s, s:s, s:[s]}", "path", "/srv/notes/today.md",
+        "api_key", "short", "Authorization", "Bearer abc", "nested", "password", "hunter2",
+        "mode", "0644", "note", "please write the weekly summary", "blob",
+        "ghp_Zq8vK2mN4xT7wR1yB5cH9jL3pF6sD0aE", "list", "sk-9fJ3kLm2Qx7Vb8Nw4Rt6Yp1Zs5Hc0Dg");
+    char *s = approvals_summarize(args, 1000);
+    assert_non_null(strstr(s, "\"path\":\"/srv/notes/today.md\""));
+    assert_non_null(strstr(s, "\"api_key\":\"***\""));
+    assert_non_null(strstr(s, "\"Authorization\":\"***\""));
+    assert_non_null(strstr(s, "\"password\":\"***\""));
+    assert_non_null(strstr(s, "\"mode\":\"0644\""));
+    assert_non_null(strstr(s, "please write the weekly summary"));
+    assert_null(strstr(s, "hunter2"));
+    assert_null(strstr(s, "ghp_Zq8v"));
+    assert_null(strstr(s, "sk-9fJ3"));
+    assert_null(strstr(s, "Bearer"));
+    free(s);
+    json_decref(args);
+}
+
+static void summaries_are_capped_on_a_character_boundary(void **state)
+{
+    (void)state;
+    char big[4000];
+    for (size_t i = 0; i + 2 < sizeof big; i += 2)
+        memcpy(big + i, "\xc3\xa9", 2); /* é, two bytes each */
+    big[sizeof big - 2] = '\0';
+    json_t *args = json_pack("{s:s}", "text", big);
+    char *s = approvals_summarize(args, APPROVALS_SUMMARY_MAX);
+    assert_true(strlen(s) <= APPROVALS_SUMMARY_MAX);
+    assert_string_equal(s + strlen(s) - 3, "...");
+    json_t *ok = json_string(s); /* valid UTF-8, or jansson refuses it */
+    assert_non_null(ok);
+    json_decref(ok);
+    free(s);
+    json_decref(args);
+}
+
+static void secret_heuristics(void **state)
+{
+    (void)state;
+    assert_true(approvals_key_is_secret("X-Api-Key"));
+    assert_true(approvals_key_is_secret("access_token"));
+    assert_true(approvals_key_is_secret("client_secret"));
+    assert_false(approvals_key_is_secret("path"));
+    assert_false(approvals_key_is_secret("content"));
+    assert_true(approvals_value_looks_secret("AKIAIOSFODNN7EXAMPLE9q"));
+    assert_false(approvals_value_looks_secret("/home/alice/projects/report.txt"));
+    assert_false(approvals_value_looks_secret("a sentence with 12 words and spaces in it"));
+    assert_false(approvals_value_looks_secret("short1"));
+    assert_false(approvals_value_looks_secret("aaaaaaaaaaaaaaaaaaaaaaaa1111"));
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(approve_and_deny_reach_the_callback_once),
+        cmocka_unit_test(forged_ids_decide_nothing),
+        cmocka_unit_test(a_withdrawn_request_gets_no_outcome),
+        cmocka_unit_test(an_undecided_request_times_out_denied),
+        cmocka_unit_test(the_queue_is_capped),
+        cmocka_unit_test(summaries_mask_secrets),
+        cmocka_unit_test(summaries_are_capped_on_a_character_boundary),
+        cmocka_unit_test(secret_heuristics),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
