@@ -1,6 +1,8 @@
 /* utf8.c — making text safe to put into JSON and log lines. */
 #include "utf8.h"
 
+#include <stdio.h>
+
 #include <stddef.h>
 #include <string.h>
 
@@ -37,6 +39,20 @@ void utf8_clean(char *s)
         }
         p += n;
     }
+}
+
+void utf8_line(char *s)
+{
+    utf8_clean(s);
+    for (char *p = s; *p; p++)
+        if (*p == '\t' || *p == 0x7f)
+            *p = '?';
+}
+
+void utf8_shown(char *out, size_t outlen, const char *s)
+{
+    snprintf(out, outlen, "%s", s);
+    utf8_line(out);
 }
 
 

@@ -8,6 +8,11 @@
  * but \t, with '?': for messages quoting client text or cut with %.Ns, before they go into
  * JSON (which needs valid UTF-8) or a log line (which must stay one line). */
 void utf8_clean(char *s);
+/* utf8_clean, then \t and DEL too: one log line, whatever the text held. */
+void utf8_line(char *s);
+/* s copied into out (cut to outlen) as one clean line: for untrusted names (an upstream's tool,
+ * a file's key) quoted in a log line or a message. */
+void utf8_shown(char *out, size_t outlen, const char *s);
 /* True when s[0..n) is valid UTF-8 without NUL bytes. */
 bool utf8_valid(const char *s, size_t n);
 

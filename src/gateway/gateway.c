@@ -27,16 +27,6 @@
 #include "toolerr.h"
 #include "utf8.h"
 
-/* Untrusted text (an upstream's tool name) made fit for one log line. */
-static void shown(char *out, size_t outlen, const char *s)
-{
-    snprintf(out, outlen, "%s", s);
-    utf8_clean(out);
-    for (char *p = out; *p; p++)
-        if ((unsigned char)*p < 0x20 || *p == 0x7f)
-            *p = '?';
-}
-
 static bool settled(const struct gateway *g)
 {
     for (size_t i = 0; i < g->nup; i++)
@@ -89,8 +79,8 @@ static bool claim_name(struct strmap *names, const struct upstream *u, const cha
                        const char *exposed)
 {
     char t[100], e[100];
-    shown(t, sizeof t, tool);
-    shown(e, sizeof e, exposed);
+    utf8_shown(t, sizeof t, tool);
+    utf8_shown(e, sizeof e, exposed);
     if (!gw_tool_name_ok(exposed)) {
         log_error("gateway: upstream %s, tool '%s': the exposed name '%s' is not allowed "
                   "(clients accept only ^[A-Za-z0-9_-]{1,64}$); exclude it or change the prefix",
@@ -147,7 +137,7 @@ static bool policies_name_offered(const struct upstream *u)
         }
         if (!offered) {
             char t[100];
-            shown(t, sizeof t, name);
+            utf8_shown(t, sizeof t, name);
             log_error("gateway: upstream %s: tools.args names tool '%s', which it does not offer; "
                       "fix the name",
                       u->cfg->name, t);
@@ -166,7 +156,7 @@ static bool expose(struct gateway *g, struct upstream *u, struct strmap *names)
         const char *name = str(tool, "name"), *rule;
         char t[100];
         enum gw_verdict v = gw_tool_verdict(u->cfg, name, &rule);
-        shown(t, sizeof t, name);
+        utf8_shown(t, sizeof t, name);
         if (v != GW_INCLUDED) {
             log_debug("upstream %s, tool '%s': %s%s%s", u->cfg->name, t, gw_verdict_name(v),
                       rule ? " by " : "", rule ? rule : "");
@@ -338,6 +328,21 @@ void gateway_free(struct gateway *g)
     free(g);
 }
 
+bool gw_probe_claim(struct strmap *names, const char *exposed, const char *what, char *problem,
+                    size_t problemlen)
+{
+    const char *owner = strmap_get(names, exposed);
+    if (!gw_tool_name_ok(exposed))
+        snprintf(problem, problemlen, "refused: clients accept only ^[A-Za-z0-9_-]{1,64}$");
+    else if (owner)
+        snprintf(problem, problemlen, "refused: taken by %s", owner);
+    else {
+        strmap_put(names, exposed, xstrdup(what));
+        return true;
+    }
+    return false;
+}
+
 /* The rows of one listed upstream for gateway_probe; returns how many names serve would refuse. */
 static size_t probe_tools(const struct upstream *u, struct strmap *names, gw_probe_fn *fn,
                           void *arg)
@@ -349,18 +354,12 @@ static size_t probe_tools(const struct upstream *u, struct strmap *names, gw_pro
         char t[100], e[100], problem[200] = "";
         enum gw_verdict v = gw_tool_verdict(u->cfg, name, &rule);
         char *exposed = v == GW_INCLUDED ? xasprintf("%s%s", u->cfg->prefix, name) : NULL;
-        shown(t, sizeof t, name);
+        utf8_shown(t, sizeof t, name);
         if (exposed) {
-            shown(e, sizeof e, exposed);
-            const char *owner = strmap_get(names, exposed);
-            if (!gw_tool_name_ok(exposed))
-                snprintf(problem, sizeof problem,
-                         "refused: clients accept only ^[A-Za-z0-9_-]{1,64}$");
-            else if (owner)
-                snprintf(problem, sizeof problem, "refused: taken by %s", owner);
-            else
-                strmap_put(names, exposed, xasprintf("upstream %s, tool '%s'", u->cfg->name, t));
-            refused += problem[0] != '\0';
+            char what[160];
+            utf8_shown(e, sizeof e, exposed);
+            snprintf(what, sizeof what, "upstream %s, tool '%s'", u->cfg->name, t);
+            refused += !gw_probe_claim(names, exposed, what, problem, sizeof problem);
         }
         fn(&(struct gw_probe_row){.kind = GW_PROBE_TOOL, .upstream = u->cfg->name, .tool = t,
                                   .exposed = exposed ? e : NULL, .verdict = gw_verdict_name(v),
@@ -431,7 +430,7 @@ size_t gateway_probe(struct loop *l, const struct gwfile *f, gw_probe_fn *fn, vo
     return bad;
 }
 
-static const char *state_name(const struct upstream *u)
+const char *gw_state_name(const struct upstream *u)
 {
     if (gw_circuit_state(u))
         return gw_circuit_state(u);
@@ -449,7 +448,7 @@ bool gateway_ready(const struct gateway *g, struct buf *out)
     buf_appends(out, "{");
     for (size_t i = 0; i < g->nup; i++) {
         const struct upstream *u = &g->ups[i];
-        json_t *o = json_pack("{s:s, s:b, s:I}", "state", state_name(u), "required",
+        json_t *o = json_pack("{s:s, s:b, s:I}", "state", gw_state_name(u), "required",
                               u->cfg->required, "restarts", (json_int_t)u->restarts);
         if (u->state != UP_READY && u->error)
             json_object_set_new(o, "error", json_string(u->error));
@@ -532,7 +531,7 @@ void gateway_metrics(const struct gateway *g, struct buf *out)
         for (size_t s = 0; s < sizeof states / sizeof *states; s++)
             buf_printf(out, "hermes_mcp_gateway_upstream_state{upstream=\"%s\",state=\"%s\"} %d\n",
                        g->ups[i].cfg->name, states[s],
-                       strcmp(state_name(&g->ups[i]), states[s]) == 0);
+                       strcmp(gw_state_name(&g->ups[i]), states[s]) == 0);
     render_per_upstream(g, out, "hermes_mcp_gateway_upstream_restarts_total",
                         "Restarts of each upstream since the server started", "counter",
                         restarts_of);

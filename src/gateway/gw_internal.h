@@ -227,6 +227,10 @@ bool gw_expose_extras(struct gateway *g, struct strmap *uris, struct strmap *pro
 void gw_extras_free(struct gateway *g);
 /* gateway_probe's rows of one ready upstream's resources and prompts (where its file enables
  * them), by serve's rules; returns how many serve would refuse. */
+/* gateway check --probe: exposed claims a public name in names, described by what (copied);
+ * false with the reason in problem when clients would refuse it or another holds it. */
+bool gw_probe_claim(struct strmap *names, const char *exposed, const char *what, char *problem,
+                    size_t problemlen);
 size_t gw_probe_extras(const struct upstream *u, struct strmap *uris, struct strmap *prompts,
                        gw_probe_fn *fn, void *arg);
 
@@ -249,6 +253,9 @@ void gw_relay_cleanup(struct upstream *u);
 
 /* circuit.c: after GW_CIRCUIT_FAILURES failures in a row the upstream is open-circuit until its
  * next start (the backoff period), half-open while that trial start runs, closed once ready. */
+/* What /readyz and /metrics call u's state: the circuit's, else starting, listing, ready,
+ * restarting or down. */
+const char *gw_state_name(const struct upstream *u);
 /* "open", "half_open", or NULL when closed. */
 const char *gw_circuit_state(const struct upstream *u);
 /* up_schedule_restart: a failure was counted and the next start is delay_ms away. */

@@ -549,10 +549,7 @@ bool gwfile_parse(const char *text, size_t len, gw_lookup_fn *lookup, void *look
               parse_top(out, err, errlen);
     if (!ok) {
         /* Names and keys in the reason are the file's text: one clean line for the log. */
-        utf8_clean(err);
-        for (char *p = err; *p; p++)
-            if ((unsigned char)*p < 0x20 || *p == 0x7f)
-                *p = '?';
+        utf8_line(err);
         gwfile_cleanup(out);
     }
     return ok;

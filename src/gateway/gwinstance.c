@@ -19,6 +19,7 @@
 #include "log.h"
 #include "loop.h"
 #include "mem.h"
+#include "utf8.h"
 
 bool gwi_inside(const char *root, const char *path)
 {
@@ -320,11 +321,8 @@ static void expect_mismatch(const struct upstream *u, char *why, size_t whylen)
         json_array_foreach(u->cfg->expect_tools, k, e) expected =
             expected || strcmp(json_string_value(e), name) == 0;
         if (!expected) {
-            char shown[70];
-            snprintf(shown, sizeof shown, "%.64s", name);
-            for (char *c = shown; *c; c++)
-                if ((unsigned char)*c < 0x20 || (unsigned char)*c >= 0x7f)
-                    *c = '?';
+            char shown[65];
+            utf8_shown(shown, sizeof shown, name);
             snprintf(why, whylen, "it offers %s, which expect_tools does not name", shown);
             return;
         }
@@ -376,16 +374,7 @@ void gwi_ready(struct upstream *u)
 
 static const char *inst_state(const struct upstream *u)
 {
-    if (u->refused)
-        return "refused";
-    if (gw_circuit_state(u))
-        return gw_circuit_state(u);
-    switch (u->state) {
-    case UP_STARTING: return "starting";
-    case UP_LISTING: return "listing";
-    case UP_READY: return "ready";
-    default: return u->restart_timer ? "restarting" : "down";
-    }
+    return u->refused ? "refused" : gw_state_name(u);
 }
 
 void gwi_describe(const struct upstream *main, json_t *o)

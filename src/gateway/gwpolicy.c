@@ -99,9 +99,8 @@ struct verdict {
 static bool refuse(struct verdict *v, enum toolerr code, const char *before, const char *field,
                    const char *after)
 {
-    char shown[80];
-    snprintf(shown, sizeof shown, "%.64s", field);
-    utf8_clean(shown);
+    char shown[65];
+    utf8_shown(shown, sizeof shown, field);
     *v->code = code;
     snprintf(v->msg, v->size, "%s%s%s", before, shown, after);
     return false;

@@ -216,15 +216,6 @@ static const char *str(json_t *o, const char *key)
     return json_string_value(json_object_get(o, key));
 }
 
-/* Untrusted text for one log line. */
-static void shown(char *out, size_t outlen, const char *s)
-{
-    snprintf(out, outlen, "%s", s);
-    utf8_clean(out);
-    for (char *p = out; *p; p++)
-        if ((unsigned char)*p < 0x20 || *p == 0x7f)
-            *p = '?';
-}
 
 static bool expose_resources(struct gateway *g, struct upstream *u, struct strmap *uris)
 {
@@ -233,7 +224,7 @@ static bool expose_resources(struct gateway *g, struct upstream *u, struct strma
     json_array_foreach(u->resources, i, r) {
         const char *uri = str(r, "uri"), *name = str(r, "name");
         char shown_uri[200];
-        shown(shown_uri, sizeof shown_uri, uri);
+        utf8_shown(shown_uri, sizeof shown_uri, uri);
         if (strlen(uri) == 0 || strlen(uri) > GW_URI_MAX || !utf8_valid(uri, strlen(uri))) {
             log_warn("upstream %s: resource '%s' not exposed (empty, over %d bytes or not "
                      "UTF-8)", u->cfg->name, shown_uri, GW_URI_MAX);
@@ -265,8 +256,8 @@ static bool expose_prompts(struct gateway *g, struct upstream *u, struct strmap 
         const char *name = str(p, "name");
         char *exposed = xasprintf("%s%s", u->cfg->prefix, name);
         char t[100], e[100];
-        shown(t, sizeof t, name);
-        shown(e, sizeof e, exposed);
+        utf8_shown(t, sizeof t, name);
+        utf8_shown(e, sizeof e, exposed);
         const char *owner = strmap_get(names, exposed);
         if (!gw_tool_name_ok(exposed) || owner) {
             if (owner)
@@ -317,7 +308,7 @@ static size_t probe_resources(const struct upstream *u, struct strmap *uris, gw_
     json_array_foreach(u->resources, i, r) {
         const char *uri = str(r, "uri"), *owner = strmap_get(uris, uri);
         char t[200], problem[200] = "";
-        shown(t, sizeof t, uri);
+        utf8_shown(t, sizeof t, uri);
         if (strlen(uri) == 0 || strlen(uri) > GW_URI_MAX || !utf8_valid(uri, strlen(uri)))
             snprintf(problem, sizeof problem, "not exposed: empty, over %d bytes or not UTF-8",
                      GW_URI_MAX);
@@ -342,18 +333,11 @@ static size_t probe_prompts(const struct upstream *u, struct strmap *names, gw_p
     json_array_foreach(u->prompts, i, p) {
         const char *name = str(p, "name");
         char *exposed = xasprintf("%s%s", u->cfg->prefix, name);
-        char t[100], e[100], problem[200] = "";
-        shown(t, sizeof t, name);
-        shown(e, sizeof e, exposed);
-        const char *owner = strmap_get(names, exposed);
-        if (!gw_tool_name_ok(exposed))
-            snprintf(problem, sizeof problem,
-                     "refused: clients accept only ^[A-Za-z0-9_-]{1,64}$");
-        else if (owner)
-            snprintf(problem, sizeof problem, "refused: taken by %s", owner);
-        else
-            strmap_put(names, exposed, xasprintf("upstream %s, prompt '%s'", u->cfg->name, t));
-        refused += problem[0] != '\0';
+        char t[100], e[100], what[160], problem[200] = "";
+        utf8_shown(t, sizeof t, name);
+        utf8_shown(e, sizeof e, exposed);
+        snprintf(what, sizeof what, "upstream %s, prompt '%s'", u->cfg->name, t);
+        refused += !gw_probe_claim(names, exposed, what, problem, sizeof problem);
         fn(&(struct gw_probe_row){.kind = GW_PROBE_PROMPT, .upstream = u->cfg->name, .tool = t,
                                   .exposed = e, .problem = problem[0] ? problem : NULL},
            arg);

@@ -5,12 +5,10 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { writeFileSync, readFileSync, existsSync, chmodSync, mkdtempSync, rmSync } from 'node:fs';
+import { readFileSync, existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { ROOT, startHermes, post } from '../integration/lib.mjs';
+import { ROOT, startHermes, post, gatewayFile, sdkClient } from '../integration/lib.mjs';
 
 const FAKE = join(ROOT, 'tests/fakes/fake-upstream.mjs');
 const EVERYTHING = spawnSync(join(ROOT, 'scripts/node-tools.sh'), ['everything'], { encoding: 'utf8' })
@@ -32,19 +30,15 @@ async function stillServes() {
 before(async () => {
   assert.ok(existsSync(EVERYTHING), `server-everything installed: ${EVERYTHING}`);
   dir = mkdtempSync(join(tmpdir(), 'hm-gwhostile-'));
-  const gw = join(dir, 'gateway.yaml');
   const node = JSON.stringify(process.execPath);
-  writeFileSync(gw, 'upstreams:\n' +
+  const gw = gatewayFile(dir, 'upstreams:\n' +
     `  fake:\n    command: ${node}\n` +
     `    args: ${JSON.stringify([FAKE, '--starts', join(dir, 'fake.starts'), '--calls', join(dir, 'calls'), '--huge-request'])}\n` +
     '    tools: {include: [echo, slow, huge, hugetail, hugeask], exclude: [crash, garbage]}\n' +
     `  everything:\n    command: ${node}\n    args: [${JSON.stringify(EVERYTHING)}]\n` +
     '    tools: {include: [echo, get-sum]}\n');
-  chmodSync(gw, 0o600);
   srv = await startHermes({ GATEWAY_FILE: gw });
-  client = new Client({ name: 'gw-hostile', version: '1.0.0' });
-  await client.connect(new StreamableHTTPClientTransport(new URL(srv.url), { requestInit: { headers: srv.auth } }));
-  await client.listTools();
+  ({ client } = await sdkClient(srv, 'gw-hostile'));
 });
 
 after(async () => {

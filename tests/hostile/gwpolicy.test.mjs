@@ -8,12 +8,10 @@
 // "Gateway" (Guarded tools and argument policies).
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { writeFileSync, readFileSync, existsSync, chmodSync, mkdtempSync, rmSync } from 'node:fs';
+import { readFileSync, existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { ROOT, startHermes, jsonLines } from '../integration/lib.mjs';
+import { ROOT, startHermes, jsonLines, gatewayFile, sdkClient } from '../integration/lib.mjs';
 
 const FAKE = join(ROOT, 'tests/fakes/fake-upstream.mjs');
 let dir, received, srv, client;
@@ -23,8 +21,7 @@ const call = (name, args, _meta) => client.callTool({ name, arguments: args, ...
 before(async () => {
   dir = mkdtempSync(join(tmpdir(), 'hm-gwpolicy-hostile-'));
   received = join(dir, 'received.jsonl');
-  const gw = join(dir, 'gateway.yaml');
-  writeFileSync(gw, `upstreams:
+  const gw = gatewayFile(dir, `upstreams:
   h:
     command: ${JSON.stringify(process.execPath)}
     args: ${JSON.stringify([FAKE, '--policy-tools', '--received', received])}
@@ -35,11 +32,8 @@ before(async () => {
         cronjob: {drop: [model, base_url], fix: {delivery: local}}
         memory: {reject_secrets: [content, tags, note]}
 `);
-  chmodSync(gw, 0o600);
   srv = await startHermes({ GATEWAY_FILE: gw });
-  client = new Client({ name: 'gw-policy-hostile', version: '1.0.0' });
-  await client.connect(new StreamableHTTPClientTransport(new URL(srv.url), { requestInit: { headers: srv.auth } }));
-  await client.listTools();
+  ({ client } = await sdkClient(srv, 'gw-policy-hostile'));
 });
 
 after(async () => {

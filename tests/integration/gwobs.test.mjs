@@ -8,10 +8,8 @@ import assert from 'node:assert/strict';
 import { writeFileSync, readFileSync, existsSync, chmodSync, mkdtempSync, mkdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { spawnSync } from 'node:child_process';
-import { ROOT, HERMES, startHermes, startConformance, until, jsonLines } from './lib.mjs';
+import { ROOT, HERMES, startHermes, startConformance, until, jsonLines, gatewayFile, sdkClient } from './lib.mjs';
 
 const FAKE = join(ROOT, 'tests/fakes/fake-upstream.mjs');
 const SECRET_ARG = 'argument-that-must-not-be-logged-7d1f';
@@ -35,16 +33,12 @@ async function metrics() {
 
 before(async () => {
   dir = mkdtempSync(join(tmpdir(), 'hm-gwobs-'));
-  const gw = join(dir, 'gateway.yaml');
-  writeFileSync(gw, `upstreams:\n  fake:\n    command: ${JSON.stringify(process.execPath)}\n` +
+  const gw = gatewayFile(dir, `upstreams:\n  fake:\n    command: ${JSON.stringify(process.execPath)}\n` +
     `    args: ${JSON.stringify([FAKE, '--starts', join(dir, 'fake.starts')])}\n` +
     '    timeout: 1\n    tools: {include: ["*"]}\n');
-  chmodSync(gw, 0o600);
   // Sessions: a client's notifications/cancelled is attributed to its call.
   srv = await startHermes({ GATEWAY_FILE: gw, MCP_SESSIONS: '1' });
-  client = new Client({ name: 'gw-obs', version: '1.0.0' });
-  await client.connect(new StreamableHTTPClientTransport(new URL(srv.url), { requestInit: { headers: srv.auth } }));
-  await client.listTools();
+  ({ client } = await sdkClient(srv, 'gw-obs'));
 });
 
 after(async () => {

@@ -7,9 +7,7 @@ import assert from 'node:assert/strict';
 import { writeFileSync, readFileSync, existsSync, chmodSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { ROOT, startHermes, jsonLines } from './lib.mjs';
+import { ROOT, startHermes, jsonLines, gatewayFile, sdkClient } from './lib.mjs';
 
 const FAKE = join(ROOT, 'tests/fakes/fake-upstream.mjs');
 const SECRET = 'sk-proj-Zr8Qm2Lx9Vb4Tn7Wc1Ky6Hp3';
@@ -20,8 +18,7 @@ const received_calls = () => (existsSync(received) ? jsonLines(readFileSync(rece
 before(async () => {
   dir = mkdtempSync(join(tmpdir(), 'hm-gwpolicy-'));
   received = join(dir, 'received.jsonl');
-  const gw = join(dir, 'gateway.yaml');
-  writeFileSync(gw, `upstreams:
+  const gw = gatewayFile(dir, `upstreams:
   h:
     command: ${JSON.stringify(process.execPath)}
     args: ${JSON.stringify([FAKE, '--policy-tools', '--received', received])}
@@ -38,11 +35,8 @@ before(async () => {
           max_length: {note: 5}
           reject_secrets: [content, tags]
 `);
-  chmodSync(gw, 0o600);
   srv = await startHermes({ GATEWAY_FILE: gw, AUDIT_LOG_PATH: join(dir, 'audit.jsonl') });
-  client = new Client({ name: 'gw-policy', version: '1.0.0' });
-  await client.connect(new StreamableHTTPClientTransport(new URL(srv.url), { requestInit: { headers: srv.auth } }));
-  tools = Object.fromEntries((await client.listTools()).tools.map((t) => [t.name, t]));
+  ({ client, tools } = await sdkClient(srv, 'gw-policy'));
 });
 
 after(async () => {

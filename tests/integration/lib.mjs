@@ -6,6 +6,8 @@ import { mkdtempSync, writeFileSync, chmodSync, rmSync, readFileSync } from 'nod
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { randomBytes } from 'node:crypto';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 
 export const ROOT = resolve(new URL('../..', import.meta.url).pathname);
 
@@ -268,4 +270,21 @@ export async function startEverythingHttp() {
   proc.stderr.on('data', (d) => { err += d; });
   await until(() => err.includes(`${port}`), `upstream listening on ${port}`, 15000);
   return { proc, port, url: `http://127.0.0.1:${port}/mcp`, kill: () => proc.kill('SIGKILL') };
+}
+
+// A gateway file in dir, mode 600 (the server refuses one that others can read); its path.
+export function gatewayFile(dir, text, name = 'gateway.yaml') {
+  const path = join(dir, name);
+  writeFileSync(path, text);
+  chmodSync(path, 0o600);
+  return path;
+}
+
+// An official SDK 1.x client connected to srv that has listed the tools first, as real clients
+// do (the SDK validates a result against the schema it listed). { client, tools: {name: tool} }.
+export async function sdkClient(srv, name = 'it') {
+  const client = new Client({ name, version: '1.0.0' });
+  await client.connect(new StreamableHTTPClientTransport(new URL(srv.url), { requestInit: { headers: srv.auth } }));
+  const tools = Object.fromEntries((await client.listTools()).tools.map((t) => [t.name, t]));
+  return { client, tools };
 }

@@ -130,6 +130,13 @@ static void parse_errors_are_valid_utf8(void **state)
     char t[] = "ok \xe2\x82\xac \xe2\x82 \x01 end";
     utf8_clean(t);
     assert_string_equal(t, "ok \xe2\x82\xac ?? ? end");
+    /* one log line: tab and DEL too, valid UTF-8 kept, cut to the buffer */
+    char line[] = "a\tb\x7f\xc3\xa9\n";
+    utf8_line(line);
+    assert_string_equal(line, "a?b?\xc3\xa9?");
+    char out[6];
+    utf8_shown(out, sizeof out, "x\ty\x01zzzz");
+    assert_string_equal(out, "x?y?z");
 }
 
 static void error_with_null_id(void **state)
