@@ -61,14 +61,7 @@ if [ -z "$hermes" ]; then
 fi
 
 # ---------- processes: started here, stopped on exit ----------
-pids=()
-cleanup() {
-    local p
-    for p in "${pids[@]}"; do kill -TERM "$p" 2>/dev/null || true; done
-    for p in "${pids[@]}"; do wait "$p" 2>/dev/null || true; done
-}
-trap cleanup EXIT
-trap 'exit 130' INT TERM
+stop_on_exit
 wait_tcp() { # PORT NAME: until something accepts on PORT (10 s)
     local i
     for i in $(seq 100); do
@@ -407,39 +400,11 @@ for c in $conns; do
     for s in $servers; do printf ' %s %s' "$(num "$(med "$c" "$s" 6)" 3 1000)" "$(num "$(med "$c" "$s" 7)" 3 1000)"; done
     echo
 done > "$dir/plot.dat"
-k=0; bars=""; lines=""; n=$(echo $servers | wc -w)
-for s in $servers; do
-    k=$((k + 1))
-    bars+="${bars:+, }'$dir/plot.dat' using $((k + 1))$( [ $k = 1 ] && echo ':xtic(1)') title '$(label "$s")' lc $k"
-    lines+="${lines:+, }'$dir/plot.dat' using 0:$((n + 2 * k)):xtic(1) with linespoints lc $k dt 1 pt 7 title '$(label "$s") p50'"
-    lines+=", '$dir/plot.dat' using 0:$((n + 2 * k + 1)) with linespoints lc $k dt 2 pt 6 title '$(label "$s") p99'"
-done
-gnuplot <<EOF || log "gnuplot failed"
-set terminal pngcairo size 1200,460 font ",10" noenhanced
-set output "$dir/plot-gateway.png"
-set datafile missing "-"
-set multiplot layout 1,2 title "gateway: tools/call echo of server-everything — median of $runs × ${seconds} s"
-set title "throughput"
-set style data histogram
-set style histogram clustered gap 1
-set style fill solid 0.8 border -1
-set ylabel "requests/s"
-set xlabel "connections (calls in flight)"
-set key below horizontal font ",9"
-set yrange [0:*]
-set arrow 1 from graph 0, first 10454 to graph 1, first 10454 nohead dt 3 lc rgb "gray30"
-set label 1 "IBM ContextForge, published (its own hardware): 10,454" at graph 0.02, first 10454 offset 0,0.6 font ",8" tc rgb "gray30"
-plot $bars
-unset arrow 1
-unset label 1
-set title "latency (solid p50, dashed p99)"
-set style data linespoints
-set style fill empty
-set logscale y
-set yrange [*:*]
-set ylabel "ms (log scale)"
-set offsets 0.3, 0.3, 0, 0
-plot $lines
-unset multiplot
-EOF
+# shellcheck disable=SC2086 # $servers: one word per server
+plot_pair "$dir/plot.dat" "$dir/plot-gateway.png" \
+    "gateway: tools/call echo of server-everything — median of $runs × ${seconds} s" \
+    "connections (calls in flight)" \
+    'set arrow 1 from graph 0, first 10454 to graph 1, first 10454 nohead dt 3 lc rgb "gray30"
+set label 1 "IBM ContextForge, published (its own hardware): 10,454" at graph 0.02, first 10454 offset 0,0.6 font ",8" tc rgb "gray30"' \
+    $servers || log "gnuplot failed"
 log "wrote $dir/section.md, targets.md and plot-gateway.png"

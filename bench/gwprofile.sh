@@ -39,14 +39,7 @@ if [ -z "$hermes" ]; then
     hermes=$root/build/release/hermes-mcp
 fi
 
-pids=()
-cleanup() {
-    local p
-    for p in "${pids[@]}"; do kill -TERM "$p" 2>/dev/null || true; done
-    for p in "${pids[@]}"; do wait "$p" 2>/dev/null || true; done
-}
-trap cleanup EXIT
-trap 'exit 130' INT TERM
+stop_on_exit
 
 rm -rf "$dir"
 mkdir -p -m 700 "$dir"

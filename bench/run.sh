@@ -105,17 +105,13 @@ printf '#include <unistd.h>\nint main(void) { sleep(2); return 0; }\n' > "$work/
 cc -o "$work/bin/empty-curl" "$work/bin/empty.c" -Wl,--no-as-needed $(pkg-config --libs libcurl)
 
 # ---------- 2. processes: started here, stopped on exit ----------
-pids=()
 shm=""
 cleanup() {
-    local p
-    for p in "${pids[@]}"; do kill -TERM "$p" 2>/dev/null || true; done
-    for p in "${pids[@]}"; do wait "$p" 2>/dev/null || true; done
+    stop_pids
     [ -z "$shm" ] || rm -rf "$shm"
     rm -rf "$work"/old-run.*
 }
-trap cleanup EXIT
-trap 'exit 130' INT TERM
+stop_on_exit cleanup
 
 rollup_kb() { awk -v k="$2:" '$1 == k { print $2 }' "/proc/$1/smaps_rollup"; }
 private_kb() { awk '$1 == "Private_Clean:" || $1 == "Private_Dirty:" { s += $2 } END { print s }' "/proc/$1/smaps_rollup"; }
@@ -728,38 +724,9 @@ for load in $loads; do
         for s in $ss; do printf ' %s %s' "$(lv "$load" "$c" "$s" 6)" "$(lv "$load" "$c" "$s" 7)"; done
         echo
     done > "$run/plot-$load.dat"
-    k=0; bars=""; lines=""
-    for s in $ss; do
-        k=$((k + 1))
-        bars+="${bars:+, }'$run/plot-$load.dat' using $((k + 1))$( [ $k = 1 ] && echo ':xtic(1)') title '$(label "$s")' lc $k"
-        n=$(echo $ss | wc -w)
-        lines+="${lines:+, }'$run/plot-$load.dat' using 0:$((n + 2 * k)):xtic(1) with linespoints lc $k dt 1 pt 7 title '$(label "$s") p50'"
-        lines+=", '$run/plot-$load.dat' using 0:$((n + 2 * k + 1)) with linespoints lc $k dt 2 pt 6 title '$(label "$s") p99'"
-    done
-    gnuplot <<EOF || log "gnuplot failed for $load"
-set terminal pngcairo size 1200,460 font ",10" noenhanced
-set output "$outdir/plot-$load.png"
-set datafile missing "-"
-set multiplot layout 1,2 title "$(title "$load") — median of $runs × ${seconds} s"
-set title "throughput"
-set style data histogram
-set style histogram clustered gap 1
-set style fill solid 0.8 border -1
-set ylabel "requests/s"
-set xlabel "connections"
-set key below horizontal font ",9"
-set yrange [0:*]
-plot $bars
-set title "latency (solid p50, dashed p99)"
-set style data linespoints
-set style fill empty
-set logscale y
-set yrange [*:*]
-set ylabel "ms (log scale)"
-set offsets 0.3, 0.3, 0, 0
-plot $lines
-unset multiplot
-EOF
+    # shellcheck disable=SC2086 # $ss: one word per server
+    plot_pair "$run/plot-$load.dat" "$outdir/plot-$load.png" "$(title "$load") — median of $runs × ${seconds} s" \
+        connections "" $ss || log "gnuplot failed for $load"
 done
 mv "$out.tmp" "$out"
 log "wrote $out and $outdir/plot-*.png (raw runs: $results, wrk logs: $run/)"
