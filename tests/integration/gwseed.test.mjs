@@ -36,6 +36,8 @@ const SEED = {
   gateway: ['startup_context'],
 };
 const SEED_TOOLS = Object.values(SEED).flat();
+// Seed 001: "Mutations require confirmed=true" (cronjob), session_search guarded too.
+const CONFIRM = ['cronjob', 'session_search'];
 // What seed 001 says never to expose (and the fake Hermes offers).
 const HIDDEN = ['browser_exec', 'browser_cdp', 'computer_use', 'memory', 'todo', 'text_to_speech',
   'kanban_list', 'kanban_update', 'execute_code', 'send_message'];
@@ -140,8 +142,11 @@ test('each tool is served by the upstream seed 001 names', async () => {
     for (const [role, names] of Object.entries(SEED)) {
       for (const name of names) {
         if (role === 'gateway') continue; // startup_context: the test above
-        // The graph tool needs a cwd inside the roots (the last test); the others take {} here.
-        const args = name === 'inspect_code_graph' ? { cwd: join(work, 'app'), query: 'main' } : {};
+        // The graph tool needs a cwd inside the roots (the last test); confirm-guarded tools
+        // need confirmed; delegate_task waits for the operator (its own test); the rest take {}.
+        if (name === 'delegate_task') continue;
+        const args = name === 'inspect_code_graph' ? { cwd: join(work, 'app'), query: 'main' }
+          : CONFIRM.includes(name) ? { confirmed: true } : {};
         const r = await client.callTool({ name, arguments: args });
         assert.notEqual(r.isError, true, `${name}: ${JSON.stringify(r.content)}`);
         const answer = JSON.parse(r.content[0].text);
@@ -199,5 +204,44 @@ test('inspect_code_graph: cwd inside the roots reaches a graph process per proje
     const rz = await (await fetch(`${srv.base}/readyz`)).json();
     assert.deepEqual(Object.keys(rz.upstreams.graph.instances.roots).sort(),
       [join(source, 'tool'), join(work, 'app')].sort(), 'one process per project root');
+  } finally { await client.close(); }
+});
+
+test('the guarded capabilities: confirm, the operator for delegate_task, and the argument policies', async () => {
+  const client = await connect();
+  try {
+    const tools = Object.fromEntries((await client.listTools()).tools.map((t) => [t.name, t]));
+    // The schemas say what the policies enforce.
+    for (const name of CONFIRM) assert.equal(tools[name].inputSchema.properties.confirmed?.type, 'boolean', name);
+    const cron = Object.keys(tools.cronjob.inputSchema.properties);
+    for (const hidden of ['model', 'provider', 'base_url', 'script', 'deliver']) assert.ok(!cron.includes(hidden), hidden);
+    assert.equal(tools.delegate_task.inputSchema.properties.tasks.maxItems, 2);
+    assert.deepEqual(tools.memory_conclude.inputSchema.properties.kind.enum,
+      ['preference', 'decision', 'architecture', 'project_state']);
+    const before = calls('hermes').length;
+    // confirm: refused without confirmed, never reaching Hermes.
+    const refused = await client.callTool({ name: 'cronjob', arguments: { action: 'create', prompt: 'x' } });
+    assert.equal(refused.structuredContent.error, 'confirmation_required');
+    const override = await client.callTool({ name: 'cronjob',
+      arguments: { action: 'create', prompt: 'x', model: 'gpt-9', confirmed: true } });
+    assert.equal(override.structuredContent.error, 'invalid_arguments');
+    const tooMany = await client.callTool({ name: 'delegate_task',
+      arguments: { tasks: [{ goal: 'a' }, { goal: 'b' }, { goal: 'c' }] } });
+    assert.equal(tooMany.structuredContent.error, 'invalid_arguments');
+    assert.equal(calls('hermes').length, before, 'no refused call reached Hermes');
+    // confirmed: sent without confirmed, delivery forced local.
+    const ok = await client.callTool({ name: 'cronjob', arguments: { action: 'create', prompt: 'x', confirmed: true } });
+    assert.notEqual(ok.isError, true, JSON.stringify(ok.content));
+    assert.deepEqual(JSON.parse(ok.content[0].text).arguments, { action: 'create', prompt: 'x', deliver: 'local' });
+    // memory_conclude: durable kinds only, no secrets.
+    const mem = calls('memory').length;
+    for (const args of [{ content: 'likes tea', kind: 'temporary' },
+      { content: 'key sk-ant-api03-Zr8Qm2xWv9LpT4nB7cYh1KdFs6GjE3aU0oRi5MqXw', kind: 'decision' }]) {
+      const r = await client.callTool({ name: 'memory_conclude', arguments: { action: 'create', ...args } });
+      assert.equal(r.structuredContent?.error, 'invalid_arguments', JSON.stringify(args));
+    }
+    assert.equal(calls('memory').length, mem, 'refused conclusions never reach the memory adapter');
+    const kept = await client.callTool({ name: 'memory_conclude', arguments: { action: 'create', content: 'likes tea', kind: 'preference' } });
+    assert.notEqual(kept.isError, true, JSON.stringify(kept.content));
   } finally { await client.close(); }
 });
