@@ -278,3 +278,52 @@ json_t *gw_policy_args(enum gw_guard guard, json_t *policy, json_t *args, enum t
     json_object_foreach(fix, k, x) json_object_set(sent, k, x);
     return sent;
 }
+
+/* "; KEY a, b" for a policy whose value lists names, or maps names to something. */
+static size_t summary_part(char *out, size_t size, size_t n, const char *key, json_t *value,
+                           bool with_number)
+{
+    if (value == NULL || n >= size)
+        return n;
+    n += (size_t)snprintf(out + n, size - n, "%s%s", n ? "; " : "", key);
+    const char *sep = " ";
+    size_t i;
+    const char *k;
+    json_t *v;
+    if (json_is_array(value)) {
+        json_array_foreach(value, i, v) {
+            if (n < size)
+                n += (size_t)snprintf(out + n, size - n, "%s%s", sep, json_string_value(v));
+            sep = ", ";
+        }
+        return n;
+    }
+    json_object_foreach(value, k, v) {
+        if (n >= size)
+            break;
+        if (with_number && json_is_integer(v))
+            n += (size_t)snprintf(out + n, size - n, "%s%s %lld", sep, k,
+                                  (long long)json_integer_value(v));
+        else
+            n += (size_t)snprintf(out + n, size - n, "%s%s", sep, k);
+        sep = ", ";
+    }
+    return n;
+}
+
+void gw_policy_summary(enum gw_guard guard, json_t *policy, char *out, size_t size)
+{
+    size_t n = 0;
+    if (size == 0)
+        return;
+    out[0] = '\0';
+    if (guard != GW_GUARD_NONE)
+        n = (size_t)snprintf(out, size, "%s", guard == GW_GUARD_CONFIRM ? "confirm" : "approve");
+    n = summary_part(out, size, n, "drop", json_object_get(policy, "drop"), false);
+    n = summary_part(out, size, n, "fix", json_object_get(policy, "fix"), false);
+    n = summary_part(out, size, n, "enum", json_object_get(policy, "enum"), false);
+    n = summary_part(out, size, n, "max_items", json_object_get(policy, "max_items"), true);
+    n = summary_part(out, size, n, "max_length", json_object_get(policy, "max_length"), true);
+    summary_part(out, size, n, "reject_secrets", json_object_get(policy, "reject_secrets"), false);
+    utf8_line(out); /* names are the file's text; a cut may split a character */
+}

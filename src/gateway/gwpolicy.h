@@ -20,4 +20,9 @@ json_t *gw_policy_schema(json_t *schema, enum gw_guard guard, json_t *policy);
 json_t *gw_policy_args(enum gw_guard guard, json_t *policy, json_t *args, enum toolerr *code,
                        char *msg, size_t size);
 
+/* One line for an operator (gateway check): what guard and policy do to a tool, e.g.
+ * "confirm; drop model, provider; fix deliver; max_items tasks 2", "" for neither. Field names
+ * only: fixed values and enum lists are the file's, not repeated. Cut to size. */
+void gw_policy_summary(enum gw_guard guard, json_t *policy, char *out, size_t size);
+
 #endif

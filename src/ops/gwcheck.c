@@ -18,6 +18,7 @@
 #include "config.h"
 #include "gateway.h"
 #include "gwload.h"
+#include "gwpolicy.h"
 #include "log.h"
 #include "loop.h"
 #include "gwpins.h"
@@ -69,6 +70,37 @@ static void print_names(const char *what, json_t *map)
     printf(" (values not shown)\n");
 }
 
+/* tools.guard, tools.args, instances and expect_tools as configured (gw_policy_summary). */
+static void print_policies(const struct gw_upstream *u)
+{
+    const char *k;
+    json_t *v;
+    char line[400];
+    if (json_object_size(u->guard)) {
+        printf("    guard:");
+        const char *sep = " ";
+        json_object_foreach(u->guard, k, v) {
+            printf("%s%s %s", sep, k, json_string_value(v));
+            sep = ", ";
+        }
+        printf("\n");
+    }
+    json_object_foreach(u->policies, k, v) {
+        gw_policy_summary(GW_GUARD_NONE, v, line, sizeof line);
+        printf("    args of %s: %s\n", k, line);
+    }
+    if (u->instance_by) {
+        size_t i;
+        json_t *r;
+        printf("    instances: one process per root of argument %s, at most %u, stopped after %u s "
+               "idle; roots:", u->instance_by, u->instance_max, u->instance_idle_s);
+        json_array_foreach(u->instance_roots, i, r) printf("%s %s", i ? "," : "", json_string_value(r));
+        printf("\n");
+    }
+    if (u->expect_tools)
+        print_rules("expect_tools", u->expect_tools);
+}
+
 static void print_upstream(const struct gw_upstream *u)
 {
     printf("  %s: %s %s\n", u->name, u->kind == GW_STDIO ? "stdio" : "http",
@@ -88,6 +120,7 @@ static void print_upstream(const struct gw_upstream *u)
     }
     print_rules("include", u->include);
     print_rules("exclude", u->exclude);
+    print_policies(u);
 }
 
 /* The probe's rows, kept to print them as tables with aligned columns. */
@@ -98,6 +131,8 @@ struct table {
     json_t *upstreams; /* ["name: protocol ...; smoke call ...", ...] */
     json_t *resources; /* [[uri, upstream, note], ...] */
     json_t *prompts; /* [[name, upstream, prompt, note], ...] */
+    json_t *policies; /* [[name, upstream, summary], ...]: exposed tools with a guard or policy */
+    const struct gwfile *gw;
 };
 
 /* "upstream: protocol V; resources: N; prompts: N; smoke call T passed" */
@@ -116,6 +151,14 @@ static json_t *upstream_line(const struct gw_probe_row *r)
         snprintf(smoke, sizeof smoke, "; %s", r->error ? r->error : "smoke call failed");
     return json_sprintf("%s: protocol %s%s%s", r->upstream, r->protocol[0] ? r->protocol : "?",
                         extras, smoke);
+}
+
+static const struct gw_upstream *upstream_named(const struct gwfile *gw, const char *name)
+{
+    for (size_t i = 0; i < gw->nup; i++)
+        if (strcmp(gw->up[i].name, name) == 0)
+            return &gw->up[i];
+    return NULL;
 }
 
 static void on_probe_row(const struct gw_probe_row *r, void *arg)
@@ -143,6 +186,13 @@ static void on_probe_row(const struct gw_probe_row *r, void *arg)
     case GW_PROBE_TOOL:
         break;
     }
+    const struct gw_upstream *u = upstream_named(t->gw, r->upstream);
+    char summary[400] = "";
+    if (u && r->exposed && !r->problem)
+        gw_policy_summary(gw_tool_guard(u, r->tool), gw_tool_policy(u, r->tool), summary,
+                          sizeof summary);
+    if (summary[0])
+        json_array_append_new(t->policies, json_pack("[sss]", r->exposed, r->upstream, summary));
     snprintf(rule, sizeof rule, "%s%s%s%s%s", r->verdict, r->rule ? " by " : "",
              r->rule ? r->rule : "", r->problem ? "; " : "", r->problem ? r->problem : "");
     json_array_append_new(t->rows, json_pack("[ssss]", r->exposed ? r->exposed : "-",
@@ -176,6 +226,7 @@ static void print_table(const struct table *t)
     static const char *const tools[] = {"NAME", "UPSTREAM", "TOOL", "RULE"};
     static const char *const resources[] = {"URI", "UPSTREAM", "STATUS"};
     static const char *const prompts[] = {"NAME", "UPSTREAM", "PROMPT", "STATUS"};
+    static const char *const policies[] = {"NAME", "UPSTREAM", "GUARD AND ARGUMENT POLICIES"};
     size_t i;
     json_t *row;
     print_rows("exposed names (probe)", tools, 4, t->rows);
@@ -183,6 +234,8 @@ static void print_table(const struct table *t)
         printf("  upstream %s did not start: %s\n", json_string_value(json_array_get(row, 0)),
                json_string_value(json_array_get(row, 1)));
     }
+    if (json_array_size(t->policies))
+        print_rows("guarded and policed tools (probe)", policies, 3, t->policies);
     if (json_array_size(t->upstreams))
         printf("upstreams (probe):\n");
     json_array_foreach(t->upstreams, i, row) printf("  %s\n", json_string_value(row));
@@ -196,7 +249,8 @@ static void print_table(const struct table *t)
 static int probe(const struct gwfile *gw)
 {
     struct table t = {.rows = json_array(), .failed = json_array(), .upstreams = json_array(),
-                      .resources = json_array(), .prompts = json_array()};
+                      .resources = json_array(), .prompts = json_array(),
+                      .policies = json_array(), .gw = gw};
     struct loop *l = loop_new();
     if (l == NULL) {
         fprintf(stderr, "hermes-mcp: cannot set up the event loop\n");
@@ -219,7 +273,18 @@ static int probe(const struct gwfile *gw)
     json_decref(t.upstreams);
     json_decref(t.resources);
     json_decref(t.prompts);
+    json_decref(t.policies);
     return bad ? 1 : 0;
+}
+
+static bool any_approve(const struct gwfile *gw)
+{
+    const char *k;
+    json_t *v;
+    for (size_t i = 0; i < gw->nup; i++)
+        json_object_foreach(gw->up[i].guard, k, v) if (strcmp(json_string_value(v), "approve") == 0)
+            return true;
+    return false;
 }
 
 static int check(const char *env_file, bool with_probe)
@@ -255,6 +320,13 @@ static int check(const char *env_file, bool with_probe)
             print_rules("include", gw.bridge_include);
             print_rules("exclude", gw.bridge_exclude);
         }
+        if (gw.startup_files)
+            printf("  startup_context: a tool returning %zu fixed file%s, at most %u bytes each\n",
+                   json_array_size(gw.startup_files),
+                   json_array_size(gw.startup_files) == 1 ? "" : "s", gw.startup_max_bytes);
+        if (any_approve(&gw))
+            printf("  approvals: an approve-guarded call waits %u s for the operator, then is "
+                   "denied\n", gw.approvals_timeout_s);
         rc = with_probe ? probe(&gw) : 0;
         gwfile_cleanup(&gw);
     }

@@ -124,11 +124,11 @@ test('a crash: upstream_unavailable in the audit line; /metrics counts calls, er
 });
 
 // `gateway check --probe`: the upstreams started as serve would, the exposed-names table.
-function probeSetup(name, upstreams) {
+function probeSetup(name, upstreams, tail = '') {
   const gw = join(dir, `${name}.yaml`);
   writeFileSync(gw, 'upstreams:\n' + Object.entries(upstreams).map(([n, { args = [], extra = '' }]) =>
     `  ${n}:\n    command: ${JSON.stringify(process.execPath)}\n` +
-    `    args: ${JSON.stringify([FAKE, '--starts', join(dir, `${name}-${n}.starts`), ...args])}\n${extra}`).join(''));
+    `    args: ${JSON.stringify([FAKE, '--starts', join(dir, `${name}-${n}.starts`), ...args])}\n${extra}`).join('') + tail);
   chmodSync(gw, 0o600);
   const env = join(dir, `${name}.env`);
   writeFileSync(env, `MCP_AUTH_TOKEN=${'c'.repeat(64)}\nGATEWAY_FILE=${gw}\n`);
@@ -194,6 +194,25 @@ test('gateway check --probe exits 1 naming an upstream that does not start, or a
   const help = spawnSync(HERMES, ['gateway', '--help'], { encoding: 'utf8' });
   assert.match(help.stdout, /gateway check \[--probe\] \[--env-file FILE\]/);
   assert.match(help.stdout, /--probe also starts each upstream/);
+});
+
+test('gateway check shows guards, argument policies, startup_context and the approvals timeout; --probe per exposed tool', () => {
+  const env = probeSetup('p5', {
+    pol: { extra: '    tools:\n      include: [echo, slow, hang]\n      guard: {echo: confirm, "sl*": approve}\n' +
+      '      args:\n        echo: {max_length: {message: 100}, reject_secrets: [message]}\n' },
+  }, `startup_context: {files: [${JSON.stringify(join(dir, 'SOUL.md'))}], max_bytes: 1000}\napprovals: {timeout_s: 42}\n`);
+  const off = spawnSync(HERMES, ['gateway', 'check', '--env-file', env], { encoding: 'utf8' });
+  assert.equal(off.status, 0, off.stderr);
+  assert.match(off.stdout, /\n    guard: echo confirm, sl\* approve\n/);
+  assert.match(off.stdout, /\n    args of echo: max_length message 100; reject_secrets message\n/);
+  assert.match(off.stdout, /\n  startup_context: a tool returning 1 fixed file, at most 1000 bytes each\n/);
+  assert.match(off.stdout, /\n  approvals: an approve-guarded call waits 42 s for the operator/);
+  const r = spawnSync(HERMES, ['gateway', 'check', '--probe', '--env-file', env], { encoding: 'utf8' });
+  assert.equal(r.status, 0, r.stdout + r.stderr);
+  const table = r.stdout.slice(r.stdout.indexOf('guarded and policed tools (probe):'));
+  assert.match(table, /\n  pol__echo +pol +confirm; max_length message 100; reject_secrets message\n/);
+  assert.match(table, /\n  pol__slow +pol +approve\n/);
+  assert.doesNotMatch(table.split('upstreams (probe)')[0], /pol__hang/, 'an unguarded tool has no row');
 });
 
 test('gateway check --probe prints each upstream\'s protocol, its resources and prompts where enabled, and runs its smoke call', async () => {
