@@ -185,7 +185,8 @@ static void audit_gateway_event(const struct gw_event *e, void *arg)
 {
     static const char *const names[] = {[GW_EVENT_CALL] = "gateway_call",
                                         [GW_EVENT_WITHHELD] = "gateway_withheld",
-                                        [GW_EVENT_ACCEPTED] = "gateway_accepted"};
+                                        [GW_EVENT_ACCEPTED] = "gateway_accepted",
+                                        [GW_EVENT_APPROVAL] = "approval"};
     (void)arg;
     const char *principal =
         e->caller && strncmp(e->caller, "p:", 2) == 0 ? e->caller + 2 : NULL;
@@ -193,9 +194,18 @@ static void audit_gateway_event(const struct gw_event *e, void *arg)
                     &(struct audit_event){.event = names[e->kind], .principal = principal,
                                           .upstream = e->upstream, .tool = e->tool,
                                           .upstream_tool = e->upstream_tool, .status = e->status,
+                                          .decided_by = e->decided_by,
                                           .duration_ms = e->kind == GW_EVENT_CALL
                                                              ? (double)e->duration_us / 1000.0
                                                              : -1});
+}
+
+static struct approvals *the_approvals; /* the operator's queue (app_opts.approvals) */
+
+static void take_approvals(void *cfg, struct approvals *q)
+{
+    (void)cfg;
+    the_approvals = q;
 }
 
 static bool keep_bridge_tool(const char *tool, void *arg)
@@ -217,6 +227,8 @@ static bool setup_tools(struct mcp_server *mcp, struct loop *l, void *cfg)
     the_gateway = gateway_new(mcp, l, &the_gwfile,
                               ((const struct config *)cfg)->gateway_file, taken, n,
                               audit_gateway_event, NULL);
+    if (the_gateway)
+        gateway_set_approvals(the_gateway, the_approvals);
     return the_gateway != NULL;
 }
 
@@ -261,6 +273,7 @@ static void teardown_tools(void *cfg)
     bridge_free(the_bridge);
     the_bridge = NULL;
     the_audit = NULL; /* freed by the app after this */
+    the_approvals = NULL;
 }
 
 static int cmd_serve(int argc, char **argv)
@@ -306,7 +319,7 @@ static int cmd_serve(int argc, char **argv)
     struct app_opts o = {.cfg = &cfg, .service = "hermes-mcp", .setup = setup_tools,
                          .setup_arg = &cfg, .reload = reload_tools, .teardown = teardown_tools,
                          .health = health_tools, .metrics = metrics_tools,
-                         .ready = ready_tools, .audit = take_audit,
+                         .ready = ready_tools, .audit = take_audit, .approvals = take_approvals,
                          .approvals_timeout_s = the_gwfile.approvals_timeout_s};
     int rc = app_run(&o);
     gwfile_cleanup(&the_gwfile);

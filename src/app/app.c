@@ -761,6 +761,11 @@ static void drain(struct app *a)
 
     httpd_drain(a->httpd);
     mcp_end_subscriptions(a->mcp); /* they would only end at the grace's end */
+    /* No operator answers a stopping server: what waits for one is denied now, not cut off. */
+    size_t denied = approvals_deny_all(a->approvals, "server stopping", APPROVALS_BY_SHUTDOWN);
+    if (denied)
+        log_info("drain: %zu request%s waiting for approval denied (server stopping)", denied,
+                 denied == 1 ? "" : "s");
     sdnotifyf("STOPPING=1\nSTATUS=draining: %zu call%s in flight", waiting,
               waiting == 1 ? "" : "s");
     log_info("drain: %zu call%s in flight, up to %u s for them to finish; new connections are "

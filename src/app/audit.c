@@ -258,6 +258,7 @@ void audit_log_event(struct audit *a, const struct audit_event *e)
     put_field(&l, "tool", e->tool, true);
     put_field(&l, "upstream_tool", e->upstream_tool, true);
     put_field(&l, "status", e->status, true);
+    put_field(&l, "decided_by", e->decided_by, true);
     if (e->duration_ms >= 0) {
         char num[48];
         int n = snprintf(num, sizeof num, ",\"duration_ms\":%.3f", e->duration_ms);

@@ -27,6 +27,7 @@ struct audit_event {
     const char *event;     /* what happened: "gateway_call", "gateway_withheld", ... */
     const char *principal; /* who asked, or NULL (the server itself, an operator's file) */
     const char *upstream, *tool, *upstream_tool, *status; /* each may be NULL */
+    const char *decided_by; /* approvals: "uid N (user)", "timeout", "withdrawn", "shutdown" */
     double duration_ms;    /* < 0: not a timed event */
 };
 

@@ -128,6 +128,18 @@ int approvals_decide(struct approvals *q, const char *id, bool approve, const ch
     return 0;
 }
 
+size_t approvals_deny_all(struct approvals *q, const char *reason, const char *decider)
+{
+    size_t denied = 0;
+    /* At most the requests queued now: a callback that queues another does not loop us. */
+    for (size_t left = q ? q->n : 0; left > 0 && q->n > 0; left--, denied++) {
+        struct pending *p = take(q, 0);
+        p->cb(p->arg, APPROVAL_DENIED, reason, decider);
+        pending_free(p);
+    }
+    return denied;
+}
+
 void approvals_withdraw(struct approvals *q, const char *id)
 {
     ssize_t i = find(q, id);

@@ -38,6 +38,10 @@ const char *approvals_add(struct approvals *q, const char *principal, const char
 /* 0: decided (the callback ran); -1: no pending request has that id. */
 int approvals_decide(struct approvals *q, const char *id, bool approve, const char *reason,
                      const char *decider);
+/* Denies every pending request (the server is stopping): each callback hears APPROVAL_DENIED
+ * with reason and decider (APPROVALS_BY_SHUTDOWN). Returns how many. NULL-safe q. */
+#define APPROVALS_BY_SHUTDOWN "shutdown"
+size_t approvals_deny_all(struct approvals *q, const char *reason, const char *decider);
 /* Removes a request without calling its callback (the requester went away). NULL-safe id. */
 void approvals_withdraw(struct approvals *q, const char *id);
 size_t approvals_pending(const struct approvals *q);

@@ -259,6 +259,11 @@ static void metrics_new(struct gateway *g)
                                METRIC_COUNTER, NULL, 0);
 }
 
+void gateway_set_approvals(struct gateway *g, struct approvals *q)
+{
+    g->approvals = q;
+}
+
 void gw_event(struct gateway *g, const struct gw_event *e)
 {
     if (g->on_event)

@@ -14,10 +14,11 @@ struct loop;
 struct mcp_server;
 
 /* What the gateway has to tell the audit log (the layer above wires it: gateway_new's on_event):
- * a proxied call ended, a tool was withheld because its definition differs from its pin, or a pin
- * the operator accepted was applied (SIGHUP after `gateway accept`). Never arguments or results.
+ * a proxied call ended, a tool was withheld because its definition differs from its pin, a pin
+ * the operator accepted was applied (SIGHUP after `gateway accept`), or an approve-guarded call
+ * was decided (status "approved", "denied", "timed_out", "withdrawn"). Never arguments or results.
  * The strings live for the callback only. */
-enum gw_event_kind { GW_EVENT_CALL, GW_EVENT_WITHHELD, GW_EVENT_ACCEPTED };
+enum gw_event_kind { GW_EVENT_CALL, GW_EVENT_WITHHELD, GW_EVENT_ACCEPTED, GW_EVENT_APPROVAL };
 struct gw_event {
     enum gw_event_kind kind;
     const char *upstream;
@@ -25,6 +26,7 @@ struct gw_event {
     const char *upstream_tool; /* the upstream's own name */
     const char *status;        /* calls: "ok", a tool error code, "cancelled", a JSON-RPC code */
     const char *caller;        /* calls: mcp_call_caller(), else NULL */
+    const char *decided_by;    /* approvals: "uid N (user)", "timeout", "withdrawn", "shutdown" */
     uint64_t duration_us;      /* calls */
 };
 typedef void gw_event_fn(const struct gw_event *e, void *arg);
@@ -85,5 +87,10 @@ typedef void gw_probe_fn(const struct gw_probe_row *row, void *arg);
 size_t gateway_probe(struct loop *l, const struct gwfile *f, gw_probe_fn *fn, void *arg);
 /* Kills every child and frees; call after every MCP call was answered (mcp_free). NULL-safe. */
 void gateway_free(struct gateway *g);
+
+struct approvals;
+/* The operator's queue for tools guarded `approve`; without one their calls are denied. Call
+ * before serving; q outlives g. */
+void gateway_set_approvals(struct gateway *g, struct approvals *q);
 
 #endif

@@ -132,6 +132,7 @@ struct gateway {
     json_t *pins;              /* the pins file's document */
     gw_event_fn *on_event;     /* the audit log's hook, may be NULL */
     void *event_arg;
+    struct approvals *approvals; /* the operator's queue (gateway_set_approvals), may be NULL */
     /* /metrics, by upstream (gateway_metrics); state, restarts and withheld are read live */
     struct metric *m_calls, *m_errors, *m_seconds, *m_mismatches, *m_accepted;
 };
@@ -289,5 +290,17 @@ void gw_call_progress(struct gw_call *gc, json_t *params);
 void gw_call_abandon(struct gw_call *gc, const char *reason);
 /* Frees a call without a word to anyone (shutdown). */
 void gw_call_drop(struct gw_call *gc);
+
+/* gwcall.c, for gwapprove.c: an admitted call (args: what is sent) goes to its upstream;
+ * approved: the operator said yes, so an approve guard no longer holds it back. */
+void gw_call_forward(struct gw_tool *t, struct mcp_call *call, json_t *args, uint64_t started_us,
+                     bool approved);
+/* The metrics and the audit line of a call that ends before reaching its upstream. */
+void gw_call_record(struct gw_tool *t, struct mcp_call *call, uint64_t started_us,
+                    const char *status);
+
+/* gwapprove.c: an approve-guarded call waits in the operator's queue, then is forwarded
+ * (gw_call_forward) or answered approval_denied. */
+void gw_approval_wait(struct gw_tool *t, struct mcp_call *call, json_t *args, uint64_t started_us);
 
 #endif

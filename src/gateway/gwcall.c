@@ -7,7 +7,8 @@
  * under the caller's own token (the engine adds it). An upstream that goes away answers its
  * calls upstream_unavailable. Tool errors have the bridge's shape (toolerr). Every end of a
  * call, whichever path answers it, goes through record(): the per-upstream metrics and one
- * audit event (upstream, names, outcome, duration; never arguments or results). */
+ * audit event (upstream, names, outcome, duration; never arguments or results). A tool guarded
+ * `approve` waits for the operator first (gwapprove.c) and comes back here once approved. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -327,9 +328,6 @@ static json_t *admit(struct gw_tool *t, struct mcp_call *call, json_t *args, uin
     return sent;
 }
 
-static void forward(struct gw_tool *t, struct mcp_call *call, json_t *args,
-                    uint64_t started_us);
-
 void gw_tool_handler(struct mcp_call *call, json_t *args, void *arg)
 {
     struct gw_tool *t = arg;
@@ -347,27 +345,36 @@ void gw_tool_handler(struct mcp_call *call, json_t *args, void *arg)
     json_t *sent = admit(t, call, args, started_us);
     if (sent == NULL)
         return;
-    if (t->guard == GW_GUARD_APPROVE) { /* fails closed until the approval queue is wired */
-        json_decref(sent);
-        record(u, call, t->exposed, t->name, started_us, toolerr_name(TE_APPROVAL_DENIED));
-        mcp_call_result_take(call, tool_error_json(TE_APPROVAL_DENIED, 0,
-                                                   "%s needs the operator's approval and there "
-                                                   "is no approval channel: denied",
-                                                   t->exposed));
-        return;
-    }
-    forward(t, call, sent, started_us);
+    gw_call_forward(t, call, sent, started_us, false);
     json_decref(sent);
 }
 
-/* The part of a call after the gateway's own checks: to its upstream (or instance). */
-static void forward(struct gw_tool *t, struct mcp_call *call, json_t *args, uint64_t started_us)
+void gw_call_record(struct gw_tool *t, struct mcp_call *call, uint64_t started_us,
+                    const char *status)
+{
+    record(t->up, call, t->exposed, t->name, started_us, status);
+}
+
+/* The part of a call after the gateway's own checks: to its upstream (or instance). A client's
+ * retry that resumes a held call was approved with its first round; any other call of an
+ * approve-guarded tool waits for the operator, routed again once approved (an instance may
+ * have been stopped meanwhile). */
+void gw_call_forward(struct gw_tool *t, struct mcp_call *call, json_t *args, uint64_t started_us,
+                     bool approved)
 {
     struct upstream *u = t->up;
+    if (t->guard == GW_GUARD_APPROVE && !approved && !mcp_call_input_state(call)) {
+        gw_approval_wait(t, call, args, started_us);
+        return;
+    }
     if (u->pool && (u = route_instance(t, call, args, started_us)) == NULL)
         return;
     if (resume_held(u, call, t))
         return;
+    if (t->guard == GW_GUARD_APPROVE && !approved) { /* a state that resumed nothing */
+        gw_approval_wait(t, call, args, started_us);
+        return;
+    }
     struct gw_call *gc = xcalloc(1, sizeof *gc);
     gc->up = u;
     gc->call = call;

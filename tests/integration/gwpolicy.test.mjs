@@ -1,5 +1,5 @@
-// Guarded tools and argument policies (issue 15 behaviours 1, 4; approve fails closed until the
-// approval queue is wired): the SDK client lists, then calls, through the gateway in front of
+// Guarded tools and argument policies (issue 15 behaviours 1, 4; approve waits for the operator,
+// approvals.test.mjs has the rest): the SDK client lists, then calls, through the gateway in front of
 // tests/fakes/fake-upstream.mjs --policy-tools, which records every call it receives. A refused
 // call never reaches it; a secret refused is absent from the reply, our log and the audit log.
 import { test, before, after } from 'node:test';
@@ -7,7 +7,8 @@ import assert from 'node:assert/strict';
 import { writeFileSync, readFileSync, existsSync, chmodSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { ROOT, startHermes, jsonLines, gatewayFile, sdkClient } from './lib.mjs';
+import { execFileSync } from 'node:child_process';
+import { ROOT, HERMES, startHermes, jsonLines, gatewayFile, sdkClient, until } from './lib.mjs';
 
 const FAKE = join(ROOT, 'tests/fakes/fake-upstream.mjs');
 const SECRET = 'sk-proj-Zr8Qm2Lx9Vb4Tn7Wc1Ky6Hp3';
@@ -77,11 +78,16 @@ test('confirm: without confirmed: true refused (never upstream); with it, confir
   assert.deepEqual(sent.arguments, { action: 'list', delivery: 'local' });
 });
 
-test('approve: fails closed with approval_denied, never upstream', async () => {
+test('approve: confirmed: true does not approve; the call waits for the operator, never upstream until decided', async () => {
   const before_ = received_calls().length;
-  const r = await call('h__slow', { ms: 1, confirmed: true });
+  const waiting = call('h__slow', { ms: 1, confirmed: true });
+  const approvals = () => JSON.parse(execFileSync(HERMES, ['approvals', '--json', '--env-file', srv.envFile], { encoding: 'utf8' }));
+  const [p] = await until(() => { const l = approvals(); return l.length ? l : null; }, 'the queued request');
+  assert.equal(p.tool, 'h__slow');
+  assert.equal(received_calls().length, before_);
+  execFileSync(HERMES, ['deny', p.id, '--reason', 'test', '--env-file', srv.envFile]);
+  const r = await waiting;
   assert.equal(errorOf(r), 'approval_denied');
-  assert.match(r.content[0].text, /no approval channel/);
   assert.equal(received_calls().length, before_);
 });
 

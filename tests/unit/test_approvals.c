@@ -121,6 +121,28 @@ static void an_undecided_request_times_out_denied(void **state)
     loop_free(l);
 }
 
+static void a_stopping_server_denies_each_pending_request_once(void **state)
+{
+    (void)state;
+    struct loop *l = loop_new();
+    struct approvals *q = approvals_new(l, 600);
+    struct seen a = {0}, b = {0};
+    assert_non_null(approvals_add(q, "alice", "t", NULL, record, &a));
+    assert_non_null(approvals_add(q, "bob", "u", NULL, record, &b));
+    assert_int_equal(approvals_deny_all(q, "server stopping", APPROVALS_BY_SHUTDOWN), 2);
+    assert_int_equal(approvals_pending(q), 0);
+    assert_int_equal(a.calls, 1);
+    assert_int_equal(b.calls, 1);
+    assert_int_equal(b.outcome, APPROVAL_DENIED);
+    assert_string_equal(a.reason, "server stopping");
+    assert_string_equal(a.decider, "shutdown");
+    assert_int_equal(approvals_deny_all(q, "again", "shutdown"), 0);
+    assert_int_equal(approvals_deny_all(NULL, "none", "shutdown"), 0);
+    assert_int_equal(a.calls, 1);
+    approvals_free(q);
+    loop_free(l);
+}
+
 static void the_queue_is_capped(void **state)
 {
     (void)state;
@@ -198,6 +220,7 @@ int main(void)
         cmocka_unit_test(forged_ids_decide_nothing),
         cmocka_unit_test(a_withdrawn_request_gets_no_outcome),
         cmocka_unit_test(an_undecided_request_times_out_denied),
+        cmocka_unit_test(a_stopping_server_denies_each_pending_request_once),
         cmocka_unit_test(the_queue_is_capped),
         cmocka_unit_test(summaries_mask_secrets),
         cmocka_unit_test(summaries_are_capped_on_a_character_boundary),
