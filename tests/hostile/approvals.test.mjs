@@ -1,0 +1,123 @@
+// Hostile: a client (or a local process) trying to approve an approve-guarded gateway call itself
+// (issue 15 behaviour 2: nothing a client sends can approve). Each attempt must leave the call
+// waiting in the operator's queue, never at the upstream: confirmed flags in the arguments or in
+// _meta, arguments named approve/approved/approval_id (even carrying the real id of another
+// waiting request), a forged, guessed or mangled id sent on the control socket, an oversize
+// line on the socket. Another uid on the socket is not testable here (one user on the test
+// machine); test_ctlsock.c checks the peer-credential path. At the end the operator denies every
+// request with the CLI and each call is answered approval_denied. The upstream is
+// tests/fakes/fake-upstream.mjs, which writes each call it receives to a file.
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { readFileSync, existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, dirname } from 'node:path';
+import { execFileSync } from 'node:child_process';
+import net from 'node:net';
+import { ROOT, HERMES, startHermes, gatewayFile, sdkClient, until } from '../integration/lib.mjs';
+
+const FAKE = join(ROOT, 'tests/fakes/fake-upstream.mjs');
+let dir, srv, client;
+const calls = [];
+
+const pending = () => JSON.parse(execFileSync(HERMES, ['approvals', '--json', '--env-file', srv.envFile],
+  { encoding: 'utf8' }));
+const arrived = () => (existsSync(join(dir, 'calls'))
+  ? readFileSync(join(dir, 'calls'), 'utf8').split('\n').filter((l) => l === 'echo').length : 0);
+
+// One raw line on the control socket; resolves with the answer line (or '' when closed).
+function socketSay(line) {
+  return new Promise((resolve, reject) => {
+    const s = net.createConnection(join(dirname(srv.envFile), 'hermes-mcp.sock'));
+    let got = '';
+    s.on('data', (d) => { got += d; });
+    s.on('error', (e) => (e.code === 'EPIPE' || e.code === 'ECONNRESET' ? resolve(got) : reject(e)));
+    s.on('close', () => resolve(got));
+    s.on('connect', () => s.end(line));
+  });
+}
+
+// Calls echo with these arguments (and _meta) and waits until it is listed: it did not go through.
+async function attempt(args, meta) {
+  const n = pending().length;
+  const params = { name: 'fake__echo', arguments: args };
+  if (meta) params._meta = meta;
+  calls.push(client.callTool(params, undefined, { timeout: 120000 }));
+  await until(() => pending().length === n + 1, `attempt ${JSON.stringify([args, meta])} queued`);
+  assert.equal(arrived(), 0, `${JSON.stringify([args, meta])} reached the upstream`);
+}
+
+before(async () => {
+  dir = mkdtempSync(join(tmpdir(), 'hm-hostile-approvals-'));
+  const gw = gatewayFile(dir, `upstreams:\n  fake:\n    command: ${JSON.stringify(process.execPath)}\n` +
+    `    args: ${JSON.stringify([FAKE, '--calls', join(dir, 'calls')])}\n` +
+    '    tools: {include: [echo], guard: {echo: approve}}\n');
+  srv = await startHermes({ GATEWAY_FILE: gw });
+  ({ client } = await sdkClient(srv, 'hostile-approvals'));
+});
+
+after(async () => {
+  await client?.close();
+  if (srv) assert.equal(await srv.stop(), 0);
+  rmSync(dir, { recursive: true, force: true });
+});
+
+test('confirmed flags, approve/approved/approval_id arguments and _meta approve nothing', async () => {
+  await attempt({ message: 'a', confirmed: true });
+  await attempt({ message: 'b', confirmed: 'true', approved: true, approve: true });
+  const otherId = pending()[0].id;
+  await attempt({ message: 'c', approval_id: otherId, approval: { id: otherId, approved: true } });
+  await attempt({ message: 'd' }, { confirmed: true, approved: true, approval_id: otherId });
+  assert.ok(pending().some((p) => p.id === otherId), 'naming a waiting request approved it');
+});
+
+test('forged, guessed and mangled ids on the control socket decide nothing', async () => {
+  const before_ = pending();
+  const real = before_[0].id;
+  const forged = [
+    '0123456789abcdef', real.slice(0, 8), `${real}0`, real.toUpperCase(), ` ${real}`, `${real}\u0000`,
+    real.slice(0, 15), '*', '',
+  ];
+  for (const id of forged) {
+    const ans = await socketSay(`${JSON.stringify({ op: 'approve', id })}\n`);
+    assert.match(ans, /"ok":\s*false/, `id ${JSON.stringify(id)}: ${ans}`);
+  }
+  for (const line of [
+    `${JSON.stringify({ op: 'approve', id: [real] })}\n`,
+    `${JSON.stringify({ op: 'approve', ids: [real] })}\n`,
+    `${JSON.stringify({ op: 'approve_all' })}\n`,
+    `{"op":"list","op":"approve","id":"${real}"}\n`,
+  ]) {
+    const ans = await socketSay(line);
+    assert.match(ans, /"ok":\s*false/, `${line}: ${ans}`);
+  }
+  const cli = (() => { try { execFileSync(HERMES, ['approve', '0123456789abcdef', '--env-file', srv.envFile], { stdio: 'pipe' }); return 0; } catch (e) { return e.status; } })();
+  assert.equal(cli, 1);
+  assert.deepEqual(pending().map((p) => p.id), before_.map((p) => p.id));
+  assert.equal(arrived(), 0);
+});
+
+test('an oversize line on the socket is refused, approves nothing, and the socket still serves', async () => {
+  const before_ = pending();
+  const real = before_[0].id;
+  const huge = `${JSON.stringify({ op: 'approve', id: real, pad: 'x'.repeat(10000) })}\n`;
+  const ans = await socketSay(huge);
+  assert.doesNotMatch(ans, /"ok":\s*true/);
+  const endless = await socketSay(`{"op":"approve","id":"${real}"${' '.repeat(20000)}`);
+  assert.doesNotMatch(endless, /"ok":\s*true/);
+  assert.deepEqual(pending().map((p) => p.id), before_.map((p) => p.id));
+  assert.equal(arrived(), 0);
+});
+
+test('the operator denies every attempt: each call is answered approval_denied, none went upstream', async () => {
+  for (const p of pending())
+    execFileSync(HERMES, ['deny', p.id, '--reason', 'self-approval attempt', '--env-file', srv.envFile]);
+  const results = await Promise.all(calls);
+  assert.equal(results.length, 4);
+  for (const r of results) {
+    assert.equal(r.structuredContent?.error, 'approval_denied', JSON.stringify(r));
+    assert.match(r.content[0].text, /self-approval attempt/);
+  }
+  assert.deepEqual(pending(), []);
+  assert.equal(arrived(), 0);
+});
