@@ -4,7 +4,12 @@
 // (`hermes-mcp approvals`), and `approve`/`deny` answer the agent.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { startFake, until, parseSse } from './lib.mjs';
+import { spawnSync } from 'node:child_process';
+import { createHash, randomBytes } from 'node:crypto';
+import { chmodSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { startFake, startHermes, agentEnv, sdkClient, HERMES, until, parseSse } from './lib.mjs';
 
 const authed = (fake) => ({ authorization: `Bearer ${fake.key}`, 'content-type': 'application/json' });
 
@@ -101,4 +106,88 @@ test('fake agent: a stop while waiting cancels the run', async (t) => {
   assert.equal(r.status, 200);
   const st = await until(async () => { const s = await runStatus(fake, id); return s.status === 'cancelled' && s; }, 'cancelled');
   assert.equal(st.approval, undefined);
+});
+
+// ---- the bridge: a followed run's approval in the operator's queue ----
+
+// A server whose "worker" principal may delegate; the agent is the fake.
+async function rig(extra = {}) {
+  const fake = await startFake();
+  const worker = randomBytes(32).toString('hex');
+  const dir = mkdtempSync(join(tmpdir(), 'hm-agentappr-'));
+  const tokens = join(dir, 'tokens.yaml');
+  writeFileSync(tokens, 'tokens:\n  - name: worker\n' +
+    `    sha256: ${createHash('sha256').update(worker).digest('hex')}\n    scopes: [hermes:read, hermes:task]\n`);
+  chmodSync(tokens, 0o600);
+  const srv = await startHermes({ HERMES_ENV_PATH: agentEnv(fake), HERMES_POLL_MS: '50', TOKENS_FILE: tokens, ...extra });
+  const { client } = await sdkClient({ ...srv, auth: { Authorization: `Bearer ${worker}` } }, 'agentappr-it');
+  const call = async (name, args) => (await client.callTool({ name, arguments: args })).structuredContent;
+  const cli = (...args) => spawnSync(HERMES, [...args, '--env-file', srv.envFile], { encoding: 'utf8' });
+  const pending = () => { const r = cli('approvals', '--json'); assert.equal(r.status, 0, r.stderr); return JSON.parse(r.stdout); };
+  return { fake, srv, client, call, cli, pending,
+    async close() { await client.close(); await srv.stop(); await fake.stop(); rmSync(dir, { recursive: true, force: true }); } };
+}
+
+const SECRET = 'ghp_9fK2xQ7LmZ4rT8vB1nW6yH3cJ5dP0sAe';
+const waitingEntry = async (r, runId) => until(() => r.pending().find((p) => p.tool.includes(runId)), `the run in the queue: ${JSON.stringify(r.pending())} ${r.srv.proc.stderrText.slice(-1500)}`);
+const resultOf = (r, id) => until(async () => { const x = await r.call('hermes_result', { id }); return ['completed', 'failed', 'cancelled', 'interrupted'].includes(x?.status) && x; }, 'the result');
+
+test('bridge: an async task waiting for approval is queued with its caller; approve completes it', async (t) => {
+  const r = await rig();
+  t.after(() => r.close());
+  const task = await r.call('hermes_task', { task: `tidy [approval=git push https://x:${SECRET}@example.org] [text=pushed it]`, mode: 'async', id: 'appr-1' });
+  assert.equal(task.status, 'accepted');
+  const entry = await waitingEntry(r, task.run_id);
+  assert.equal(entry.principal, 'worker');
+  assert.equal(entry.tool, `agent hermes run ${task.run_id}: dangerous command needs approval`);
+  assert.match(entry.summary, /git push/);
+  assert.match(entry.summary, /appr-1/);
+  assert.ok(!JSON.stringify(r.pending()).includes(SECRET), 'the token in the command is masked');
+  assert.match(entry.summary, /x:\*\*\*@example/);
+  // hermes_status says the run waits for the operator, and which approval answers it.
+  const st = await r.client.callTool({ name: 'hermes_status', arguments: { run_id: task.run_id } });
+  assert.equal(st.structuredContent.status, 'waiting_for_approval');
+  assert.equal(st.structuredContent.waiting_for, 'operator');
+  assert.equal(st.structuredContent.approval_id, entry.id);
+  assert.match(st.content[0].text, new RegExp(`approve ${entry.id}`));
+  const ok = r.cli('approve', entry.id);
+  assert.equal(ok.status, 0, ok.stderr);
+  const res = await resultOf(r, 'appr-1');
+  assert.equal(res.status, 'completed');
+  assert.equal(res.summary, 'pushed it');
+  assert.deepEqual(r.pending(), []);
+  const posted = r.fake.received().filter((x) => x.path.endsWith('/approval'));
+  assert.deepEqual(posted.map((x) => x.body), [{ choice: 'once' }]);
+});
+
+test('bridge: deny answers the agent with deny; the task ends as the agent reports it', async (t) => {
+  const r = await rig();
+  t.after(() => r.close());
+  const task = await r.call('hermes_task', { task: 'drop it [approval=dropdb prod]', mode: 'async', id: 'appr-2' });
+  const entry = await waitingEntry(r, task.run_id);
+  const no = r.cli('deny', entry.id, '--reason', 'not today');
+  assert.equal(no.status, 0, no.stderr);
+  const res = await resultOf(r, 'appr-2');
+  assert.equal(res.status, 'failed');
+  assert.match(res.summary, /denied.*dropdb prod/);
+  assert.deepEqual(r.fake.received().filter((x) => x.path.endsWith('/approval')).map((x) => x.body), [{ choice: 'deny' }]);
+  assert.deepEqual(r.pending(), []);
+});
+
+test('bridge: cancel, or an answer given at the agent, withdraws the entry', async (t) => {
+  const r = await rig();
+  t.after(() => r.close());
+  const a = await r.call('hermes_task', { task: 'one [approval=rm -rf a]', mode: 'async', id: 'appr-3' });
+  const b = await r.call('hermes_task', { task: 'two [approval=rm -rf b] [text=done b]', mode: 'async', id: 'appr-4' });
+  await waitingEntry(r, a.run_id);
+  await waitingEntry(r, b.run_id);
+  await r.call('hermes_cancel', { id: 'appr-3' });
+  assert.equal((await resultOf(r, 'appr-3')).status, 'cancelled');
+  await until(() => !r.pending().some((p) => p.tool.includes(a.run_id)), 'the cancelled run withdrawn');
+  // Someone answers at the agent itself: the bridge sees the run go on and withdraws.
+  const direct = await answer(r.fake, b.run_id, { choice: 'once' });
+  assert.equal(direct.status, 200);
+  assert.equal((await resultOf(r, 'appr-4')).summary, 'done b');
+  await until(() => r.pending().length === 0, 'the answered run withdrawn');
+  assert.equal(r.fake.received().filter((x) => x.path.endsWith('/approval')).length, 1, 'only the test answered the agent');
 });
