@@ -9,7 +9,7 @@ import { createHash, randomBytes } from 'node:crypto';
 import { chmodSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { startFake, startHermes, agentEnv, sdkClient, HERMES, until, parseSse } from './lib.mjs';
+import { startFake, startHermes, agentEnv, sdkClient, gatewayFile, modernMeta, modernHeaders, HERMES, until, parseSse } from './lib.mjs';
 
 const authed = (fake) => ({ authorization: `Bearer ${fake.key}`, 'content-type': 'application/json' });
 
@@ -190,4 +190,37 @@ test('bridge: cancel, or an answer given at the agent, withdraws the entry', asy
   assert.equal((await resultOf(r, 'appr-4')).summary, 'done b');
   await until(() => r.pending().length === 0, 'the answered run withdrawn');
   assert.equal(r.fake.received().filter((x) => x.path.endsWith('/approval')).length, 1, 'only the test answered the agent');
+});
+
+// A 2026-07-28 client of the tasks extension: its sync hermes_task runs as an agent run (an MCP
+// task), which the bridge follows; unanswered, the queue's timeout (approvals.timeout_s) denies.
+test('bridge: a sync task run as an MCP task is queued too; the queue timeout denies it', async (t) => {
+  const dir = mkdtempSync(join(tmpdir(), 'hm-agentappr-gw-'));
+  const gw = gatewayFile(dir, 'upstreams: {}\napprovals: {timeout_s: 1}\n');
+  const r = await rig({ GATEWAY_FILE: gw });
+  t.after(async () => { await r.close(); rmSync(dir, { recursive: true, force: true }); });
+  const EXT = 'io.modelcontextprotocol/tasks';
+  let n = 100;
+  const rpc = async (method, params) => {
+    const res = await fetch(r.srv.url, { method: 'POST',
+      headers: { ...r.srv.auth, ...modernHeaders(method, params.name ?? params.taskId) },
+      body: JSON.stringify({ jsonrpc: '2.0', id: n++, method,
+        params: { ...params, _meta: modernMeta({ extensions: { [EXT]: {} } }, 'agentappr-it') } }) });
+    return res.json();
+  };
+  const created = (await rpc('tools/call', { name: 'hermes_task',
+    arguments: { task: 'sync one [approval=shutdown -h now]', mode: 'sync', id: 'appr-sync' } })).result;
+  assert.equal(created.resultType, 'task');
+  const entry = await until(() => r.pending().find((p) => p.summary.includes('appr-sync')), 'the MCP task in the queue');
+  assert.equal(entry.principal, 'owner');
+  assert.match(entry.summary, /shutdown -h now/);
+  // Nobody answers: after timeout_s the bridge denies at the agent.
+  const done = await until(async () => {
+    const g = (await rpc('tasks/get', { taskId: 'appr-sync' })).result;
+    return ['completed', 'failed', 'cancelled'].includes(g.status) && g;
+  }, 'the task to end', 10000);
+  assert.equal(done.result.structuredContent.status, 'failed', JSON.stringify(done));
+  assert.match(done.result.structuredContent.summary, /denied.*shutdown -h now/);
+  assert.deepEqual(r.fake.received().filter((x) => x.path.endsWith('/approval')).map((x) => x.body), [{ choice: 'deny' }]);
+  assert.deepEqual(r.pending(), []);
 });
