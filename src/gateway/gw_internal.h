@@ -214,6 +214,9 @@ void httpup_forget(struct httpup *h, uint64_t id);
 void httpup_reset(struct httpup *h);
 /* Ends the session (DELETE, briefly waited for) and frees. NULL-safe. */
 void httpup_free(struct httpup *h);
+/* The wait before resuming an answer's stream: its retry: field (-1: none) bounded, else a
+ * backoff growing with the resumes in a row that brought nothing (pure; unit-tested). */
+unsigned gw_resume_delay_ms(long retry_ms, unsigned misses);
 
 /* upstream.c: tools (and what gw_list_extras lists) are in: the upstream is ready. */
 void up_listed(struct upstream *u);

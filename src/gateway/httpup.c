@@ -12,6 +12,15 @@
  * again, once; a message over the cap fails the call it belongs to. Request deadlines are
  * gwcall.c's (timeout) and upstream.c's (connect_timeout); only connecting is capped here.
  *
+ * An answer's event stream may close before the answer (a server switching a long call to
+ * polling, the SDK's closeSSEStream; a proxy's idle timeout). When it carried an event id we
+ * resume it as the 2025-11-25 spec says: GET with Last-Event-ID, after the stream's retry:
+ * (at most HU_RESUME_MAX_DELAY_MS) or a short backoff, and what comes on the new stream is
+ * handled as on the first; HU_RESUME_TRIES resumes in a row that bring nothing new end the
+ * call (one that cannot connect, as any request that cannot, makes the upstream down). A
+ * stream with no id cannot be resumed: its call fails as before. The call's timeout bounds
+ * it all (gwcall.c forgets the request, which ends the wait).
+ *
  * Callbacks from httpc run inside curl, and what they hand to upstream.c may end this upstream
  * (up_down -> httpup_reset): a POST whose callback is running is only marked dead then and
  * freed by that callback once upstream.c returned. */
@@ -26,6 +35,7 @@
 #include "gw_internal.h"
 #include "httpc.h"
 #include "log.h"
+#include "loop.h"
 #include "mem.h"
 #include "sse.h"
 #include "utf8.h"
@@ -37,6 +47,9 @@
 #define HU_PER_ORIGIN_SPARE 8
 #define HU_NOTIFY_DEADLINE_MS 10000    /* a notification's POST */
 #define HU_DELETE_TIMEOUT_MS 1000      /* ending the session at shutdown */
+#define HU_RESUME_TRIES 4              /* resumes in a row that bring no new event */
+#define HU_RESUME_FIRST_MS 100         /* the backoff without a retry: field, doubling */
+#define HU_RESUME_MAX_DELAY_MS 30000   /* a retry: field is honoured up to this */
 
 /* One message POSTed (or waiting to be, while the session is renewed). */
 struct post {
@@ -54,6 +67,12 @@ struct post {
     bool answered;             /* the answer to id arrived (or the call was failed) */
     bool too_big;              /* a JSON body over the cap */
     bool in_cb, dead;          /* see the file's comment */
+    bool resuming;             /* the transfer is a GET resuming the answer's stream */
+    bool got_event;            /* the transfer brought an event with a new id */
+    char last_event_id[sizeof ((struct sse_decoder *)0)->id]; /* where a resume starts */
+    long retry_ms;             /* the stream's retry: field, -1 when none came */
+    unsigned resume_misses;    /* resumes in a row that brought nothing new */
+    struct loop_timer *resume_timer; /* the wait before the next resume */
     struct sse_decoder dec;
     struct buf body;           /* a JSON answer, or an error's body */
     struct post *prev, *next;
@@ -78,6 +97,7 @@ static const char *name_of(const struct httpup *h)
 
 static void post_free(struct post *p)
 {
+    loop_timer_cancel(p->resume_timer);
     json_decref(p->msg);
     sse_cleanup(&p->dec);
     buf_cleanup(&p->body);
@@ -96,11 +116,23 @@ static void unlink_post(struct post *p)
     p->prev = p->next = NULL;
 }
 
+static void link_post(struct post *p)
+{
+    struct httpup *h = p->hu;
+    p->prev = NULL;
+    p->next = h->posts;
+    if (h->posts)
+        h->posts->prev = p;
+    h->posts = p;
+}
+
 /* Ends p's transfer (no callback after this); freed now, or by its running callback. */
 static void drop(struct post *p)
 {
     httpc_cancel(p->req);
     p->req = NULL;
+    loop_timer_cancel(p->resume_timer);
+    p->resume_timer = NULL;
     unlink_post(p);
     if (p->in_cb)
         p->dead = true;
@@ -143,8 +175,13 @@ static void on_event(const char *event, const char *data, size_t len, const char
                      void *arg)
 {
     struct post *p = arg;
-    (void)id;
-    if (p->dead || (event[0] && strcmp(event, "message") != 0) || len == 0)
+    if (p->dead)
+        return;
+    if (id[0] && strcmp(id, p->last_event_id) != 0) { /* the resume point, priming events too */
+        snprintf(p->last_event_id, sizeof p->last_event_id, "%s", id);
+        p->got_event = true;
+    }
+    if ((event[0] && strcmp(event, "message") != 0) || len == 0)
         return;
     deliver(p, data, len);
 }
@@ -221,7 +258,8 @@ static void request_failed_http(struct post *p, const struct httpc_result *res)
         snprintf(why, sizeof why, "cannot be reached (%.120s)",
                  res->reason ? res->reason : "no answer");
     } else
-        snprintf(why, sizeof why, "answered HTTP %ld", res->status);
+        snprintf(why, sizeof why, "answered HTTP %ld%s", res->status,
+                 p->resuming ? " when its answer was resumed" : "");
     utf8_clean(why);
     if (res->failed || res->timed_out || res->status == 0 || res->status >= 500 || p->is_init ||
         p->is_renew) {
@@ -233,6 +271,8 @@ static void request_failed_http(struct post *p, const struct httpc_result *res)
 
 static void start_renewal(struct httpup *h);
 static bool post_start(struct post *p);
+static bool resume_wanted(struct post *p, const struct httpc_result *res);
+static void schedule_resume(struct post *p);
 
 static void on_done(struct httpc_req *r, const struct httpc_result *res, void *arg)
 {
@@ -243,11 +283,16 @@ static void on_done(struct httpc_req *r, const struct httpc_result *res, void *a
     p->in_cb = true;
     unlink_post(p);
     bool ok_status = res->status >= 200 && res->status < 300;
+    if (resume_wanted(p, res)) {
+        schedule_resume(p);
+        p->in_cb = false;
+        return;
+    }
     if (p->id == 0) {
         if (!ok_status && !p->is_renew)
             log_info("upstream %s: a notification got HTTP %ld", name_of(h), res->status);
     } else if (res->status == 404 && p->with_session && !p->retried && !p->is_renew &&
-               !p->is_init) {
+               !p->is_init && !p->resuming) {
         /* The upstream forgot our session: a new one, then this request again. */
         p->retried = true;
         p->status = 0;
@@ -296,7 +341,7 @@ static void on_done(struct httpc_req *r, const struct httpc_result *res, void *a
 /* ---------- sending ---------- */
 
 /* The headers of a request: ours, the session's, the file's (each "Name: value", allocated;
- * free_headers). */
+ * free_headers). With last_event_id, those of a GET resuming an answer's stream. */
 /* 2026-07-28 mirrors the method, and the tool, prompt or resource it names, in headers. */
 static void modern_headers(json_t *msg, char **out, size_t *n)
 {
@@ -314,14 +359,21 @@ static void modern_headers(json_t *msg, char **out, size_t *n)
         out[(*n)++] = xasprintf("Mcp-Name: %s", name);
 }
 
-static char **build_headers(struct httpup *h, json_t *msg, size_t *count)
+static char **build_headers(struct httpup *h, json_t *msg, const char *last_event_id,
+                            size_t *count)
 {
     size_t n = 0, max = json_object_size(h->u->cfg->headers) + 6;
     char **out = xcalloc(max, sizeof *out);
     const char *key;
     json_t *v;
-    out[n++] = xstrdup("Content-Type: application/json");
-    out[n++] = xstrdup("Accept: application/json, text/event-stream");
+    if (last_event_id) {
+        out[n++] = xstrdup("Accept: text/event-stream");
+        out[n++] = xasprintf("Last-Event-ID: %s", last_event_id); /* a line of the stream: no
+                                                                     CR, LF or NUL in it */
+    } else {
+        out[n++] = xstrdup("Content-Type: application/json");
+        out[n++] = xstrdup("Accept: application/json, text/event-stream");
+    }
     if (h->session)
         out[n++] = xasprintf("Mcp-Session-Id: %s", h->session);
     if (h->version[0])
@@ -359,7 +411,7 @@ static bool post_start(struct post *p)
 {
     struct httpup *h = p->hu;
     size_t n;
-    char **hdr = build_headers(h, p->msg, &n);
+    char **hdr = build_headers(h, p->msg, NULL, &n);
     char *body = json_dumps(p->msg, JSON_COMPACT);
     p->with_session = h->session != NULL;
     p->generation = h->generation;
@@ -375,11 +427,7 @@ static bool post_start(struct post *p)
     free(body);
     if (p->req == NULL)
         return false;
-    p->prev = NULL;
-    p->next = h->posts;
-    if (h->posts)
-        h->posts->prev = p;
-    h->posts = p;
+    link_post(p);
     return true;
 }
 
@@ -393,6 +441,7 @@ static struct post *post_new(struct httpup *h, json_t *msg)
     if (method && json_is_integer(id))
         p->id = (uint64_t)json_integer_value(id);
     p->is_init = method && strcmp(method, "initialize") == 0;
+    p->retry_ms = -1;
     sse_init(&p->dec, HU_MESSAGE_MAX);
     buf_init(&p->body, HU_MESSAGE_MAX);
     return p;
@@ -484,6 +533,85 @@ static void renewed(struct httpup *h, json_t *msg)
     }
 }
 
+/* ---------- resuming an answer's stream ---------- */
+
+/* How long to wait before a resume: the stream's retry: (bounded), else a backoff doubling from
+ * HU_RESUME_FIRST_MS with each resume in a row that brought nothing. */
+unsigned gw_resume_delay_ms(long retry_ms, unsigned misses)
+{
+    if (retry_ms >= 0)
+        return retry_ms < HU_RESUME_MAX_DELAY_MS ? (unsigned)retry_ms : HU_RESUME_MAX_DELAY_MS;
+    unsigned ms = HU_RESUME_FIRST_MS << (misses < 8 ? misses : 8);
+    return ms < HU_RESUME_MAX_DELAY_MS ? ms : HU_RESUME_MAX_DELAY_MS;
+}
+
+/* A request's stream ended (or its resume could not connect) without the answer, and it can
+ * be picked up where it stopped: it carried an event id, the session is the one it was sent
+ * with, and the last resumes did not all bring nothing. */
+static bool resume_wanted(struct post *p, const struct httpc_result *res)
+{
+    struct httpup *h = p->hu;
+    bool ok_status = res->status >= 200 && res->status < 300;
+    bool stream_ended = ok_status && p->sse && !res->aborted;
+    bool unreachable = p->resuming && (res->failed || res->status == 0 || res->status >= 500);
+    if (p->id == 0 || p->answered || p->dead || p->is_init || p->is_renew ||
+        !p->last_event_id[0] || h->u->state == UP_DOWN || p->generation != h->generation ||
+        strcmp(h->version, GW_MODERN) == 0 || !(stream_ended || unreachable))
+        return false;
+    p->resume_misses = p->got_event ? 0 : p->resume_misses + 1;
+    return p->resume_misses < HU_RESUME_TRIES;
+}
+
+static void resume_now(struct loop *l, void *arg);
+
+/* Waits, then resumes: p stays listed, so a call's end (httpup_forget) or the upstream's
+ * (httpup_reset) finds it and cancels the wait. */
+static void schedule_resume(struct post *p)
+{
+    struct httpup *h = p->hu;
+    if (p->dec.retry_ms >= 0)
+        p->retry_ms = p->dec.retry_ms;
+    unsigned delay = gw_resume_delay_ms(p->retry_ms, p->resume_misses);
+    log_info("upstream %s: the answer's stream to request %llu ended early; resuming it in %u ms",
+             name_of(h), (unsigned long long)p->id, delay);
+    p->status = 0;
+    p->sse = false;
+    p->got_event = false;
+    buf_cleanup(&p->body);
+    buf_init(&p->body, HU_MESSAGE_MAX);
+    sse_cleanup(&p->dec); /* a half event of the closed stream is not continued */
+    sse_init(&p->dec, HU_MESSAGE_MAX);
+    link_post(p);
+    p->resume_timer = loop_timer_add(h->u->loop, delay, resume_now, p);
+}
+
+/* GET with Last-Event-ID: the upstream replays what followed and goes on on the new stream. */
+static void resume_now(struct loop *l, void *arg)
+{
+    struct post *p = arg;
+    struct httpup *h = p->hu;
+    (void)l;
+    p->resume_timer = NULL;
+    p->resuming = true;
+    if (p->generation == h->generation && !h->renewing) {
+        size_t n;
+        char **hdr = build_headers(h, NULL, p->last_event_id, &n);
+        struct httpc_opts o = {.method = "GET", .url = h->u->cfg->url,
+                               .headers = (const char *const *)hdr, .nheaders = n,
+                               .connect_timeout_ms = h->u->cfg->connect_timeout_s * 1000,
+                               .on_data = on_data, .on_header = on_header, .on_done = on_done,
+                               .arg = p};
+        p->req = httpc_request(h->http, &o);
+        free_headers(hdr, n);
+        if (p->req)
+            return;
+    }
+    uint64_t id = p->id;
+    unlink_post(p);
+    post_free(p);
+    up_request_failed(h->u, id, "could not resume its answer");
+}
+
 /* ---------- life ---------- */
 
 struct httpup *httpup_new(struct upstream *u)
@@ -535,7 +663,7 @@ void httpup_reset(struct httpup *h)
 static void end_session(struct httpup *h)
 {
     size_t n;
-    char **hdr = build_headers(h, NULL, &n);
+    char **hdr = build_headers(h, NULL, NULL, &n);
     struct curl_slist *list = NULL;
     CURL *e = curl_easy_init();
     for (size_t i = 0; i < n; i++)
