@@ -3,7 +3,9 @@
  * `Accept: application/json, text/event-stream` and the file's headers; the answer is either one
  * JSON message or an SSE stream (progress, then the answer), each message handed to
  * up_receive() as it arrives. The Mcp-Session-Id the initialize answer carries is sent, with
- * MCP-Protocol-Version, on every later POST, and DELETEd when we stop.
+ * MCP-Protocol-Version, on every later POST, and DELETEd when we stop: every url upstream's at
+ * once (one curl multi, HU_DELETE_TIMEOUT_MS in all), sent when the last transport is freed, so
+ * a slow upstream does not hold the others' DELETEs or the exit behind it.
  *
  * Failures map onto the stdio ones so the gateway's recovery stays one path: no connection, a
  * 5xx or a start-up request refused make the upstream down (its calls upstream_unavailable, a
@@ -29,6 +31,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <time.h>
 
 #include "buf.h"
 #include "child.h"
@@ -46,10 +49,12 @@
  * session's initialize or DELETE, a resources/read) must not queue behind them. */
 #define HU_PER_ORIGIN_SPARE 8
 #define HU_NOTIFY_DEADLINE_MS 10000    /* a notification's POST */
-#define HU_DELETE_TIMEOUT_MS 1000      /* ending the session at shutdown */
+#define HU_DELETE_TIMEOUT_MS 1000      /* ending the sessions at shutdown, all together */
 #define HU_RESUME_TRIES 4              /* resumes in a row that bring no new event */
 #define HU_RESUME_FIRST_MS 100         /* the backoff without a retry: field, doubling */
 #define HU_RESUME_MAX_DELAY_MS 30000   /* a retry: field is honoured up to this */
+
+static unsigned live_transports;       /* the last one freed sends the sessions' DELETEs */
 
 /* One message POSTed (or waiting to be, while the session is renewed). */
 struct post {
@@ -619,6 +624,7 @@ struct httpup *httpup_new(struct upstream *u)
     struct httpup *h = xcalloc(1, sizeof *h);
     h->u = u;
     h->http = httpc_new(u->loop, u->cfg->max_in_flight + HU_PER_ORIGIN_SPARE);
+    live_transports++;
     return h;
 }
 
@@ -658,9 +664,19 @@ void httpup_reset(struct httpup *h)
     h->version[0] = '\0';
 }
 
-/* Tells the upstream we are done with the session (the spec's DELETE). The loop has stopped
- * by now, so this one waits, briefly; an upstream that does not answer just keeps it. */
-static void end_session(struct httpup *h)
+/* The sessions' DELETEs at shutdown: queued as each transport is freed, sent together when the
+ * last one is (the loop has stopped by then, so they are waited for, briefly; an upstream that
+ * does not answer in time just keeps its session). */
+struct session_end {
+    CURL *easy;
+    struct curl_slist *headers;
+    char *name;
+    struct session_end *next;
+};
+static struct session_end *sessions_to_end;
+
+/* Prepares the spec's DELETE of h's session; sent by end_sessions. */
+static void queue_session_end(struct httpup *h)
 {
     size_t n;
     char **hdr = build_headers(h, NULL, NULL, &n);
@@ -669,20 +685,79 @@ static void end_session(struct httpup *h)
     for (size_t i = 0; i < n; i++)
         list = curl_slist_append(list, hdr[i]);
     free_headers(hdr, n);
-    if (e) {
-        curl_easy_setopt(e, CURLOPT_URL, h->u->cfg->url);
-        curl_easy_setopt(e, CURLOPT_CUSTOMREQUEST, "DELETE");
-        curl_easy_setopt(e, CURLOPT_NOSIGNAL, 1L);
-        curl_easy_setopt(e, CURLOPT_PROTOCOLS_STR, "http,https");
-        curl_easy_setopt(e, CURLOPT_HTTPHEADER, list);
-        curl_easy_setopt(e, CURLOPT_TIMEOUT_MS, (long)HU_DELETE_TIMEOUT_MS);
-        curl_easy_setopt(e, CURLOPT_WRITEFUNCTION, discard);
-        CURLcode rc = curl_easy_perform(e);
-        log_info("upstream %s: session ended (%s)", name_of(h),
-                 rc == CURLE_OK ? "DELETE sent" : curl_easy_strerror(rc));
-        curl_easy_cleanup(e);
+    if (e == NULL) {
+        curl_slist_free_all(list);
+        return;
     }
-    curl_slist_free_all(list);
+    curl_easy_setopt(e, CURLOPT_URL, h->u->cfg->url);
+    curl_easy_setopt(e, CURLOPT_CUSTOMREQUEST, "DELETE");
+    curl_easy_setopt(e, CURLOPT_NOSIGNAL, 1L);
+    curl_easy_setopt(e, CURLOPT_PROTOCOLS_STR, "http,https");
+    curl_easy_setopt(e, CURLOPT_HTTPHEADER, list);
+    curl_easy_setopt(e, CURLOPT_CONNECTTIMEOUT_MS, (long)HU_DELETE_TIMEOUT_MS);
+    curl_easy_setopt(e, CURLOPT_TIMEOUT_MS, (long)HU_DELETE_TIMEOUT_MS);
+    curl_easy_setopt(e, CURLOPT_WRITEFUNCTION, discard);
+    struct session_end *s = xcalloc(1, sizeof *s);
+    s->easy = e;
+    s->headers = list;
+    s->name = xstrdup(name_of(h));
+    s->next = sessions_to_end;
+    sessions_to_end = s;
+}
+
+static long ms_left(const struct timespec *until)
+{
+    struct timespec now;
+    clock_gettime(CLOCK_MONOTONIC, &now);
+    return (until->tv_sec - now.tv_sec) * 1000L + (until->tv_nsec - now.tv_nsec) / 1000000L;
+}
+
+/* Sends every queued DELETE at once and waits for them, HU_DELETE_TIMEOUT_MS in all. */
+static void end_sessions(void)
+{
+    CURLM *m = sessions_to_end ? curl_multi_init() : NULL;
+    struct timespec until;
+    clock_gettime(CLOCK_MONOTONIC, &until);
+    until.tv_sec += HU_DELETE_TIMEOUT_MS / 1000;
+    until.tv_nsec += (HU_DELETE_TIMEOUT_MS % 1000) * 1000000L;
+    if (until.tv_nsec >= 1000000000L)
+        until.tv_sec++, until.tv_nsec -= 1000000000L;
+    for (struct session_end *s = sessions_to_end; m && s; s = s->next)
+        curl_multi_add_handle(m, s->easy);
+    int running = m != NULL;
+    while (running && ms_left(&until) > 0) {
+        if (curl_multi_perform(m, &running) != CURLM_OK)
+            break;
+        if (running)
+            curl_multi_poll(m, NULL, 0, (int)ms_left(&until), NULL);
+    }
+    CURLMsg *msg;
+    int queued;
+    while (m && (msg = curl_multi_info_read(m, &queued)) != NULL)
+        for (struct session_end *s = sessions_to_end; s; s = s->next)
+            if (msg->msg == CURLMSG_DONE && s->easy == msg->easy_handle) {
+                log_info("upstream %s: session ended (%s)", s->name,
+                         msg->data.result == CURLE_OK ? "DELETE sent"
+                                                      : curl_easy_strerror(msg->data.result));
+                curl_multi_remove_handle(m, s->easy);
+                curl_easy_cleanup(s->easy);
+                s->easy = NULL;
+            }
+    while (sessions_to_end) {
+        struct session_end *s = sessions_to_end;
+        sessions_to_end = s->next;
+        if (s->easy) {
+            log_info("upstream %s: session ended (no answer to DELETE within %u ms)", s->name,
+                     HU_DELETE_TIMEOUT_MS);
+            if (m)
+                curl_multi_remove_handle(m, s->easy);
+            curl_easy_cleanup(s->easy);
+        }
+        curl_slist_free_all(s->headers);
+        free(s->name);
+        free(s);
+    }
+    curl_multi_cleanup(m);
 }
 
 void httpup_free(struct httpup *h)
@@ -698,9 +773,11 @@ void httpup_free(struct httpup *h)
         live = next;
     }
     if (h->session)
-        end_session(h);
+        queue_session_end(h);
     httpup_reset(h);
     httpc_free(h->http);
     json_decref(h->init_msg);
     free(h);
+    if (--live_transports == 0)
+        end_sessions();
 }

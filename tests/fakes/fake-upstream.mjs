@@ -59,6 +59,8 @@
 //                                   on it gets 404, like a restarted server: mcp-proxy #149)
 //                 --record FILE     appends one JSON line per HTTP request: method, the JSON-RPC
 //                                   method, id, tool, the headers that matter, the HTTP status
+//                 --delete-delay MS a DELETE is recorded when it arrives (with t, ms since the
+//                                   epoch) and answered MS later (the gateway's shutdown)
 import { appendFileSync, existsSync, readFileSync } from 'node:fs';
 import { createServer } from 'node:http';
 import { randomUUID } from 'node:crypto';
@@ -218,8 +220,13 @@ function serveHttp(port) {
       }
       if (req.method === 'DELETE') {
         sessions.delete(sid);
-        status(200);
-        return res.end();
+        const delay = Number(opt('--delete-delay') ?? 0);
+        if (delay === 0) {
+          status(200);
+          return res.end();
+        }
+        record({ ...entry, t: Date.now(), status: 'held' });
+        return setTimeout(() => { res.writeHead(200); res.end(); }, delay);
       }
       if (msg.method === 'initialize') {
         if (args.includes('--hang-init')) return record({ ...entry, status: 'hang' });
