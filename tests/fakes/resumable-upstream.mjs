@@ -7,6 +7,8 @@
 //                 then answers "resumed: " + arguments.message
 //   tool flaky    closes the stream every 100 ms and never answers (each resume gets nothing new)
 //   tool vanish   closes the stream, then this process exits (the resume finds no server)
+//   tool ask      closes the stream, then asks the client elicitation/create (message
+//                 arguments.message) and answers "answer: " + the JSON of the client's result
 // argv: --port N (0: any; prints "listening on PORT" on stderr)  --retry MS (the priming event's
 //       retry: field; none by default)  --record FILE (one JSON line per HTTP request: t (ms since
 //       the epoch), method, last_event_id, session, protocol, and for the stream closes {t, closed})
@@ -23,7 +25,8 @@ const load = (p) => import(pathToFileURL(join(SDK, p)).href);
 const { Server } = await load('server/index.js');
 const { StreamableHTTPServerTransport } = await load('server/streamableHttp.js');
 const { InMemoryEventStore } = await load('examples/shared/inMemoryEventStore.js');
-const { CallToolRequestSchema, ListToolsRequestSchema, isInitializeRequest } = await load('types.js');
+const { CallToolRequestSchema, ListToolsRequestSchema, ElicitResultSchema, isInitializeRequest } =
+  await load('types.js');
 
 const args = process.argv.slice(2);
 const opt = (name) => { const i = args.indexOf(name); return i >= 0 ? args[i + 1] : undefined; };
@@ -31,7 +34,7 @@ const record = (o) => { if (opt('--record')) appendFileSync(opt('--record'), JSO
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 const retryInterval = opt('--retry') !== undefined ? Number(opt('--retry')) : undefined;
 
-const TOOLS = ['pause', 'flaky', 'vanish'].map((name) => ({ name, description: `resumable ${name}`,
+const TOOLS = ['pause', 'flaky', 'vanish', 'ask'].map((name) => ({ name, description: `resumable ${name}`,
   inputSchema: { type: 'object', properties: { message: { type: 'string' }, ms: { type: 'number' } } } }));
 
 function mcpServer() {
@@ -56,6 +59,14 @@ function mcpServer() {
     }
     if (name === 'flaky') {
       for (;;) { close(); await sleep(100); }
+    }
+    if (name === 'ask') {
+      await sleep(20);
+      close();
+      await sleep(100);
+      const answer = await extra.sendRequest({ method: 'elicitation/create', params: { message: a.message ?? 'go on?',
+        requestedSchema: { type: 'object', properties: { ok: { type: 'boolean' } } } } }, ElicitResultSchema);
+      return { content: [{ type: 'text', text: `answer: ${JSON.stringify(answer)}` }] };
     }
     if (name === 'vanish') {
       close();

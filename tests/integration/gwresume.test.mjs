@@ -12,6 +12,9 @@ import { spawn } from 'node:child_process';
 import { readFileSync, existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { ElicitRequestSchema } from '@modelcontextprotocol/sdk/types.js';
 import { ROOT, startHermes, until, jsonLines, freePort, gatewayFile, sdkClient } from './lib.mjs';
 
 const FAKE = join(ROOT, 'tests/fakes/resumable-upstream.mjs');
@@ -28,7 +31,7 @@ after(() => {
 const recorded = (file) => jsonLines(existsSync(file) ? readFileSync(file, 'utf8') : '');
 
 // The fake on a free port; its record file; hermes-mcp in front of it (timeout in seconds).
-async function setUp(name, { retry, timeout = 20 } = {}) {
+async function setUp(name, { retry, timeout = 20, env = {} } = {}) {
   const port = await freePort();
   const record = join(dir, `${name}.jsonl`);
   const argv = [FAKE, '--port', String(port), '--record', record];
@@ -41,7 +44,7 @@ async function setUp(name, { retry, timeout = 20 } = {}) {
   const srv = await startHermes({ UPSTREAM_TOKEN: TOKEN, GATEWAY_FILE: gatewayFile(dir,
     `upstreams:\n  up:\n    url: http://127.0.0.1:${port}/mcp\n` +
     '    headers: {Authorization: "Bearer ${UPSTREAM_TOKEN}"}\n' +
-    `    timeout: ${timeout}\n    tools: {include: ["*"]}\n`, `${name}.yaml`) });
+    `    timeout: ${timeout}\n    tools: {include: ["*"]}\n`, `${name}.yaml`), ...env });
   return { srv, record, upstream: p };
 }
 
@@ -67,6 +70,27 @@ test('a stream closed mid-call is resumed with GET + Last-Event-ID: the result a
       // The call after it goes on as usual, on the same session.
       const again = await client.callTool({ name: 'up__pause', arguments: { message: 'twice', ms: 50 } });
       assert.equal(again.content[0].text, 'resumed: twice');
+    } finally { await client.close(); }
+  } finally { assert.equal(await srv.stop(), 0); }
+});
+
+test('a request for the client on the resumed stream is relayed to the caller, and its answer goes back', async () => {
+  const { srv, record } = await setUp('ask', { env: { MCP_SESSIONS: '1' } }); // a request needs a session
+  try {
+    const client = new Client({ name: 'asked', version: '1.0.0' }, { capabilities: { elicitation: {} } });
+    const asked = [];
+    client.setRequestHandler(ElicitRequestSchema, async (req) => {
+      asked.push(req.params.message);
+      return { action: 'accept', content: { ok: true } };
+    });
+    await client.connect(new StreamableHTTPClientTransport(new URL(srv.url), { requestInit: { headers: srv.auth } }));
+    try {
+      await client.listTools();
+      const r = await client.callTool({ name: 'up__ask', arguments: { message: 'after the cut?' } });
+      assert.equal(r.isError, undefined, JSON.stringify(r));
+      assert.deepEqual(asked, ['after the cut?']);
+      assert.deepEqual(JSON.parse(r.content[0].text.replace(/^answer: /, '')), { action: 'accept', content: { ok: true } });
+      assert.ok(recorded(record).some((l) => l.method === 'GET' && l.last_event_id), 'it came on a resumed stream');
     } finally { await client.close(); }
   } finally { assert.equal(await srv.stop(), 0); }
 });
