@@ -11,7 +11,8 @@
 //                 arguments.message) and answers "answer: " + the JSON of the client's result
 // argv: --port N (0: any; prints "listening on PORT" on stderr)  --retry MS (the priming event's
 //       retry: field; none by default)  --record FILE (one JSON line per HTTP request: t (ms since
-//       the epoch), method, last_event_id, session, protocol, and for the stream closes {t, closed})
+//       the epoch), method, last_event_id, session, protocol; for the stream closes {t, closed};
+//       for a notifications/cancelled {t, method: POST, cancelled: its requestId})
 // The SDK is imported from the tools/ install by path: tests/fakes has no node_modules of its own.
 import { appendFileSync } from 'node:fs';
 import { createServer } from 'node:http';
@@ -88,6 +89,7 @@ const http = createServer(async (req, res) => {
     let text = '';
     for await (const c of req) text += c;
     body = JSON.parse(text);
+    if (body.method === 'notifications/cancelled') record({ method: 'POST', cancelled: body.params?.requestId ?? true });
   }
   let transport = session ? transports.get(session) : undefined;
   if (!transport && req.method === 'POST' && isInitializeRequest(body)) {

@@ -141,3 +141,30 @@ test('a resume that finds no server ends the call with upstream_unavailable, no 
     } finally { await client.close(); }
   } finally { assert.equal(await srv.stop(), 0); }
 });
+
+test('the call\'s timeout ends a wait for a resume (a long retry:), and the call is cancelled upstream', async () => {
+  const { srv, record } = await setUp('late', { retry: 20000, timeout: 1 });
+  try {
+    const { client } = await sdkClient(srv);
+    try {
+      const t0 = Date.now();
+      const r = await client.callTool({ name: 'up__pause', arguments: { ms: 100 } });
+      assert.equal(r.isError, true);
+      assert.equal(r.structuredContent?.error, 'upstream_timeout', JSON.stringify(r));
+      assert.ok(Date.now() - t0 < 10000, 'at the 1 s timeout, not after the 20 s retry:');
+      assert.ok(recorded(record).some((l) => l.closed === 'pause'), 'the stream was closed');
+      await until(() => recorded(record).some((l) => l.method === 'POST' && l.cancelled), 'the cancel upstream');
+    } finally { await client.close(); }
+  } finally { assert.equal(await srv.stop(), 0); }
+});
+
+test('the server stops cleanly while a call waits to resume its stream', async () => {
+  const { srv, record } = await setUp('stopping', { retry: 20000, timeout: 60,
+    env: { MCP_DRAIN_GRACE_S: '1' } }); // the drain's grace, then the call is cut off
+  const { client } = await sdkClient(srv);
+  const call = client.callTool({ name: 'up__pause', arguments: { ms: 100 } }).catch((e) => e);
+  await until(() => recorded(record).some((l) => l.closed === 'pause'), 'the stream closed');
+  assert.equal(await srv.stop(), 0); // under ASan: no leak, no use of the freed wait
+  await call;
+  await client.close().catch(() => {});
+});
