@@ -78,6 +78,7 @@ struct upstream {
     unsigned seed;             /* for the jitter */
     json_t *resources, *prompts; /* what resources/list and prompts/list returned, when the
                                     file asks for them (gwresources.c) */
+    json_t *templates;         /* what resources/templates/list returned (with resources) */
     unsigned extra_pages;      /* their pages followed */
     bool modern;               /* speaking 2026-07-28 (HTTP only): no initialize, no session,
                                   each request names the version in _meta and headers */

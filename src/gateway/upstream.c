@@ -626,6 +626,8 @@ bool up_start(struct upstream *u, char *err, size_t errlen)
     json_array_clear(u->resources);
     u->prompts = u->prompts ? u->prompts : json_array();
     json_array_clear(u->prompts);
+    u->templates = u->templates ? u->templates : json_array();
+    json_array_clear(u->templates);
     u->pages = 0;
     u->protocol[0] = '\0';
     u->state = UP_STARTING;
@@ -783,6 +785,7 @@ void up_cleanup(struct upstream *u)
     json_decref(u->tools);
     json_decref(u->resources);
     json_decref(u->prompts);
+    json_decref(u->templates);
     free(u->error);
     memset(u, 0, sizeof *u);
 }

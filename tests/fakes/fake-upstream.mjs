@@ -11,6 +11,8 @@
 // Options (argv): --starts FILE  append "start PID" to FILE at each start (restarts are counted)
 //                 --hang-init    never answer initialize (a child stuck past connect_timeout)
 //                 --crash-init   exit (status 4) on initialize
+//                 --crash-init-in NAME  the same when this process's cwd ends in /NAME (an
+//                                  instance that never starts: gwinstances.test.mjs)
 //                 --pages        tools/list in pages of 3 tools (nextCursor "page-N")
 //                 --describe FILE  echo's description is FILE's text when FILE exists (read at
 //                                  each tools/list: a test changes it between starts, a rug pull)
@@ -83,6 +85,7 @@ else createInterface({ input: process.stdin }).on('line', (line) => {
   if (msg.method === 'initialize') {
     if (args.includes('--hang-init')) return;
     if (args.includes('--crash-init')) process.exit(4);
+    if (opt('--crash-init-in') && process.cwd().endsWith(`/${opt('--crash-init-in')}`)) process.exit(4);
     const start = opt('--fail-starts') && readFileSync(opt('--starts'), 'utf8').trim().split('\n').length;
     if (start && start >= 2 && start <= Number(opt('--fail-starts')) + 1) process.exit(5);
     send({ jsonrpc: '2.0', id: msg.id, result: { protocolVersion: '2025-11-25',

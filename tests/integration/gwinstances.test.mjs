@@ -22,7 +22,7 @@ let dir, work;
 before(() => {
   dir = realpathSync(mkdtempSync(join(tmpdir(), 'hm-gwinst-')));
   work = join(dir, 'work');
-  for (const p of ['a/src', 'b', 'c', 'bad']) mkdirSync(join(work, p), { recursive: true });
+  for (const p of ['a/src', 'b', 'c', 'bad', 'down']) mkdirSync(join(work, p), { recursive: true });
 });
 after(() => rmSync(dir, { recursive: true, force: true }));
 
@@ -30,7 +30,7 @@ function gatewayFile(name, instances, extra = '') {
   const gw = join(dir, `${name}.yaml`);
   writeFileSync(gw, 'upstreams:\n  graph:\n' +
     `    command: ${JSON.stringify(process.execPath)}\n` +
-    `    args: ${JSON.stringify([FAKE, '--where', '--stowaway-in', 'bad', '--starts', join(dir, `${name}.starts`)])}\n` +
+    `    args: ${JSON.stringify([FAKE, '--where', '--stowaway-in', 'bad', '--crash-init-in', 'down', '--starts', join(dir, `${name}.starts`)])}\n` +
     `    tools: {include: [where]}\n    instances: ${instances}\n` +
     `    expect_tools: ${JSON.stringify(ALL)}\n${extra}`);
   chmodSync(gw, 0o600);
@@ -135,6 +135,29 @@ test('expect_tools: an instance offering other tools is refused; a discovery mis
     assert.equal(body.upstreams.other.state, 'down');
     assert.match(body.upstreams.other.error, /refused: it offers \w+, which expect_tools does not name/);
     assert.equal(body.upstreams.graph.state, 'ready');
+    await client.close();
+  } finally { await srv.stop(); }
+});
+
+test('an instance that keeps failing opens its own circuit: its calls fail fast, the other roots keep serving', async () => {
+  const srv = await startHermes({ GATEWAY_FILE: gatewayFile('circuit', `{by: cwd, roots: [${JSON.stringify(work)}]}`) });
+  try {
+    const client = await connect(srv);
+    const c = join(work, 'down'); // its process exits on initialize, every time
+    const first = await client.callTool({ name: 'graph__where', arguments: { cwd: c } });
+    assert.equal(first.structuredContent?.error, 'upstream_unavailable', JSON.stringify(first));
+    let body;
+    await until(async () => {
+      body = await readyz(srv);
+      return body.upstreams.graph.instances.roots[c] === 'open';
+    }, 'the instance\'s circuit open', 20000);
+    assert.equal(body.upstreams.graph.state, 'ready', 'the discovery instance is not affected');
+    const t0 = performance.now();
+    const r = await client.callTool({ name: 'graph__where', arguments: { cwd: c } });
+    assert.equal(r.structuredContent.error, 'upstream_unavailable');
+    assert.match(r.structuredContent.message, /open-circuit after 5 failures in a row/);
+    assert.ok(performance.now() - t0 < 1000, 'fails fast');
+    assert.equal((await where(client, join(work, 'a'))).cwd, join(work, 'a'), 'another root still served');
     await client.close();
   } finally { await srv.stop(); }
 });

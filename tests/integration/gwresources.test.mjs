@@ -59,6 +59,16 @@ test('resources: listed with their own URIs, read through the upstream', async (
   await assert.rejects(client.readResource({ uri: 'demo://resource/static/document/nope.md' }), /nope|not found|Unknown/i);
 });
 
+test('resource templates: listed as the upstream offers them; a URI matching one is read through that upstream', async () => {
+  const { resourceTemplates } = await client.listResourceTemplates();
+  const tpls = resourceTemplates.map((t) => t.uriTemplate);
+  assert.ok(tpls.includes('demo://resource/dynamic/text/{resourceId}'), tpls.join(' '));
+  const r = await client.readResource({ uri: 'demo://resource/dynamic/text/7' });
+  assert.equal(r.contents[0].uri, 'demo://resource/dynamic/text/7');
+  assert.match(r.contents[0].text, /7/, 'the upstream answered for that id');
+  await assert.rejects(client.readResource({ uri: 'demo://resource/elsewhere/7' }), /not found|Unknown/i);
+});
+
 test('prompts: prefixed like tools, got through the upstream with their arguments; none from an upstream without the flag', async () => {
   const { prompts } = await client.listPrompts();
   const names = prompts.map((p) => p.name);
