@@ -98,6 +98,12 @@ static void on_decision(void *arg, enum approval_outcome outcome, const char *re
     struct job *j = arg;
     const char *choice = outcome == APPROVAL_APPROVED ? "once" : "deny";
     j->approval_id[0] = '\0';
+    if (decider && strcmp(decider, "shutdown") == 0) {
+        /* The server stopping is nobody's decision: the run waits at the agent, and the next
+         * process follows it and queues it again. */
+        log_info("task %s: run %s still waits for approval (server stopping)", j->id, j->run_id);
+        return;
+    }
     log_info("task %s: run %s %s by %s%s%s", j->id, j->run_id,
              outcome == APPROVAL_APPROVED ? "approved" : "denied",
              outcome == APPROVAL_TIMED_OUT ? "the approval timeout" : decider ? decider : "-",
