@@ -9,7 +9,7 @@ import { createHash, randomBytes } from 'node:crypto';
 import { chmodSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { startFake, startHermes, agentEnv, sdkClient, gatewayFile, modernMeta, modernHeaders, HERMES, until, parseSse } from './lib.mjs';
+import { startFake, startHermes, restartHermes, agentEnv, sdkClient, gatewayFile, modernMeta, modernHeaders, HERMES, until, parseSse } from './lib.mjs';
 
 const authed = (fake) => ({ authorization: `Bearer ${fake.key}`, 'content-type': 'application/json' });
 
@@ -125,7 +125,7 @@ async function rig(extra = {}) {
   const cli = (...args) => spawnSync(HERMES, [...args, '--env-file', srv.envFile], { encoding: 'utf8' });
   const pending = () => { const r = cli('approvals', '--json'); assert.equal(r.status, 0, r.stderr); return JSON.parse(r.stdout); };
   return { fake, srv, client, call, cli, pending,
-    async close() { await client.close(); await srv.stop(); await fake.stop(); rmSync(dir, { recursive: true, force: true }); } };
+    async close() { await client.close().catch(() => {}); await this.srv.stop(); await fake.stop(); rmSync(dir, { recursive: true, force: true }); } };
 }
 
 const SECRET = 'ghp_9fK2xQ7LmZ4rT8vB1nW6yH3cJ5dP0sAe';
@@ -223,4 +223,32 @@ test('bridge: a sync task run as an MCP task is queued too; the queue timeout de
   assert.match(done.result.structuredContent.summary, /denied.*shutdown -h now/);
   assert.deepEqual(r.fake.received().filter((x) => x.path.endsWith('/approval')).map((x) => x.body), [{ choice: 'deny' }]);
   assert.deepEqual(r.pending(), []);
+});
+
+// A stopping server is nobody's decision: the run keeps waiting at the agent, and the next
+// process follows it and queues it again.
+test('bridge: a restart sends no decision; the run is queued again and can be approved', async (t) => {
+  const r = await rig();
+  t.after(() => r.close());
+  const task = await r.call('hermes_task', { task: 'later [approval=make deploy] [text=deployed]', mode: 'async', id: 'appr-5' });
+  const before = await waitingEntry(r, task.run_id);
+  await r.client.close();
+  const first = r.srv.proc;
+  const exited = new Promise((res) => first.once('exit', (code) => res(code)));
+  first.kill('SIGTERM');
+  assert.equal(await exited, 0, first.stderrText);
+  assert.doesNotMatch(first.stderrText, /Sanitizer|runtime error:/);
+  assert.equal(r.fake.received().filter((x) => x.path.endsWith('/approval')).length, 0, 'no decision at shutdown');
+  const again = await restartHermes(r.srv);
+  r.srv = again; // close() stops the new process
+  const cli = (...args) => spawnSync(HERMES, [...args, '--env-file', again.envFile], { encoding: 'utf8' });
+  const entry = await until(() => JSON.parse(cli('approvals', '--json').stdout).find((p) => p.tool.includes(task.run_id)), 'queued again');
+  assert.notEqual(entry.id, before.id);
+  assert.equal(entry.principal, 'worker');
+  assert.equal(cli('approve', entry.id).status, 0);
+  const done = await until(async () => {
+    const x = await runStatus(r.fake, task.run_id);
+    return x.status === 'completed' && x;
+  }, 'the run to complete');
+  assert.equal(done.output, 'deployed');
 });
