@@ -20,7 +20,7 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { CreateMessageRequestSchema, ElicitRequestSchema, ListRootsRequestSchema }
   from '@modelcontextprotocol/sdk/types.js';
-import { ROOT, startHermes, startConformance, parseSse, modernMeta, modernHeaders, MODERN } from './lib.mjs';
+import { ROOT, startHermes, startConformance, until, parseSse, modernMeta, modernHeaders, MODERN } from './lib.mjs';
 
 const V2 = join(ROOT, 'tools/client/node_modules/@modelcontextprotocol/client/dist/index.mjs');
 const { Client: ClientV2, StreamableHTTPClientTransport: HttpV2 } = await import(V2);
@@ -186,6 +186,29 @@ test('a caller without the capability is not asked: a clear tool error (both era
       assert.equal(caps.content[0].text, 'No supported capabilities declared', JSON.stringify(caps));
     }
   } finally { await v2.close(); await v1.close(); }
+});
+
+test('SDK 1.x: an error answer ends the call with a clear tool error; a hang-up while it is asked frees the call', async () => {
+  let hang;
+  const client = await connectV1('v1-refuse', { elicitation: (p) => {
+    if (p.message === 'Please confirm') return new Promise((res) => { hang = res; });
+    throw new Error('the user closed the form');
+  } });
+  try {
+    await client.listTools();
+    const res = await client.callTool({ name: T('elicitation'), arguments: {} });
+    assert.equal(res.isError, true, JSON.stringify(res));
+    assert.match(res.content[0].text, /upstream conf asked for input: the calling client refused it: .*the user closed the form/);
+    const aborter = new AbortController();
+    const pending = client.callTool({ name: T('request_state'), arguments: {} }, undefined, { signal: aborter.signal });
+    await until(() => hang, 'the confirm request reached the client');
+    aborter.abort();
+    await assert.rejects(pending);
+    hang({ action: 'accept', content: { ok: true } }); // too late: no one waits for it
+    // The gateway still serves this client (the freed call left nothing behind).
+    const after = await client.callTool({ name: T('elicitation'), arguments: {} });
+    assert.equal(after.isError, true);
+  } finally { await client.close(); }
 });
 
 // One raw 2026-07-28 tools/call (as token's caller); extra: inputResponses and requestState.
