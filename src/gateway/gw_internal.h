@@ -221,8 +221,12 @@ void httpup_set_version(struct httpup *h, const char *version);
 void httpup_forget(struct httpup *h, uint64_t id);
 /* Every transfer ends (no callbacks) and the session is forgotten. */
 void httpup_reset(struct httpup *h);
-/* Ends the session (DELETE, briefly waited for) and frees. NULL-safe. */
+/* Frees; the session's DELETE is sent with every other url upstream's when the last one is
+ * freed (at shutdown), all waited for together, briefly. NULL-safe. */
 void httpup_free(struct httpup *h);
+/* The wait before resuming an answer's stream: its retry: field (-1: none) bounded, else a
+ * backoff growing with the resumes in a row that brought nothing (pure; unit-tested). */
+unsigned gw_resume_delay_ms(long retry_ms, unsigned misses);
 
 /* upstream.c: tools (and what gw_list_extras lists) are in: the upstream is ready. */
 void up_listed(struct upstream *u);
