@@ -196,13 +196,14 @@ static void on_response(struct upstream *u, json_t *msg)
     if (!json_is_object(result))
         result = NULL;
     const char *type = json_string_value(json_object_get(result, "resultType"));
-    bool relayed = u->modern && r->call && type && strcmp(type, "input_required") == 0; /* relay.c */
+    /* input_required answering a tool call goes on to relay.c (gw_relay_input) */
+    bool relayed = u->modern && r->call && type && strcmp(type, "input_required") == 0;
     if (u->modern && type && strcmp(type, "complete") != 0 && !relayed) {
         /* a task, or input asked during a resources/read or prompts/get: not relayed */
         result = NULL;
         error = json_pack("{s:i, s:s}", "code", -32603, "message",
-                          "the upstream asked for input (2026-07-28) outside a tool call, "
-                          "which the gateway does not relay");
+                          "the upstream answered with a result the gateway does not relay "
+                          "here (2026-07-28: a task, or input asked outside a tool call)");
     } else if (result == NULL && !json_is_object(error)) {
         error = json_pack("{s:i, s:s}", "code", -32603, "message", "malformed answer upstream");
     } else {
