@@ -57,7 +57,8 @@ static void record_as(struct upstream *u, const char *caller, const char *expose
     metric_labels(labels, sizeof labels, "upstream", u->cfg->name, "outcome", status, NULL);
     metric_add(g->m_calls, labels, 1);
     metric_labels(labels, sizeof labels, "upstream", u->cfg->name, NULL);
-    if (strcmp(status, "ok") != 0)
+    if (strcmp(status, "ok") != 0 && strcmp(status, "input_required") != 0) /* relay.c: a
+                                                                    round, not a failure */
         metric_add(g->m_errors, labels, 1);
     metric_observe(g->m_seconds, labels, (double)took / 1e6);
     gw_event(g, &(struct gw_event){.kind = GW_EVENT_CALL, .upstream = u->cfg->name,

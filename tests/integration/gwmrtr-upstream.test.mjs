@@ -246,6 +246,24 @@ test('raw: a forged or altered state, another caller\'s, another tool\'s, and a 
   assert.match(again.answer.result.structuredContent.message, /already answered, or it expired/);
 });
 
+// One sample of /metrics (0 when absent).
+async function metric(name) {
+  const text = await (await fetch(`${srv.base}/metrics`, { headers: srv.auth })).text();
+  const line = text.split('\n').find((l) => l.startsWith(`${name} `));
+  return line ? Number(line.slice(line.lastIndexOf(' ') + 1)) : 0;
+}
+
+test('raw: an answered round is no error in /metrics; it is counted as input_required', async () => {
+  const label = '{upstream="conf"}';
+  const errors = await metric(`hermes_mcp_gateway_call_errors_total${label}`);
+  const rounds = await metric('hermes_mcp_gateway_calls_total{upstream="conf",outcome="input_required"}');
+  const first = await rawCall(T('request_state'), {});
+  const done = await confirm(first.answer.result.requestState);
+  assert.equal(done.answer?.result?.content?.[0]?.text, 'state-ok: requestState validated', done.text);
+  assert.equal(await metric('hermes_mcp_gateway_calls_total{upstream="conf",outcome="input_required"}'), rounds + 1);
+  assert.equal(await metric(`hermes_mcp_gateway_call_errors_total${label}`), errors);
+});
+
 test('raw: the round cap holds across a 2026-07-28 caller\'s retries', async () => {
   let r = await rawCall(T('request_state'), {});
   let rounds = 0;
