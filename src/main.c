@@ -221,6 +221,7 @@ static bool setup_tools(struct mcp_server *mcp, struct loop *l, void *cfg)
     the_bridge = bridge_new_kept(mcp, l, cfg, keep_bridge_tool, NULL);
     if (the_bridge == NULL)
         return false;
+    bridge_set_approvals(the_bridge, the_approvals); /* a run waiting for approval is queued */
     if (the_gwfile.doc == NULL)
         return true;
     const char *const *taken = bridge_tool_names(the_bridge, &n);

@@ -67,7 +67,7 @@ static void audit_decision(struct gw_wait *w, const char *outcome, const char *d
 static void answer_denied(struct gw_tool *t, struct mcp_call *call, uint64_t started_us,
                           const char *why)
 {
-    gw_call_record(t, call, started_us, toolerr_name(TE_APPROVAL_DENIED));
+    gw_tool_record(t, call, started_us, toolerr_name(TE_APPROVAL_DENIED));
     mcp_call_result_take(call, tool_error_json(TE_APPROVAL_DENIED, 0, "%s", why));
 }
 
@@ -90,7 +90,7 @@ static void on_withdrawn(struct mcp_call *call, void *arg)
     (void)call; /* gone after this callback */
     approvals_withdraw(w->t->up->gw->approvals, w->id);
     audit_decision(w, "withdrawn", "withdrawn");
-    gw_call_record(w->t, w->call, w->started_us, "cancelled");
+    gw_tool_record(w->t, w->call, w->started_us, "cancelled");
     wait_free(w);
 }
 

@@ -33,7 +33,6 @@
 #define META_CAPS "io.modelcontextprotocol/clientCapabilities"
 #define META_LOG_LEVEL "io.modelcontextprotocol/logLevel"
 #define META_SERVER_INFO "io.modelcontextprotocol/serverInfo"
-#define HDR_VALUE_MAX 1024
 
 /* Newest first: what server/discover and the unsupported-version error list. */
 static const char *const served_versions[] = {MODERN_VERSION, "2025-11-25", "2025-06-18",
@@ -119,32 +118,36 @@ void era_refuse_version(struct hreq *r, json_t *root)
     reply_unsupported(r, json_is_string(id) || json_is_integer(id) ? id : NULL, pv ? pv : "");
 }
 
-/* A header value as the client meant it: plain text without the white space around it, or the
- * UTF-8 text of a "=?base64?...?=" value. False when it cannot be read (bad base64, control
- * characters, too long). */
-static bool header_text(const char *raw, char *out, size_t outsz)
+/* A header value as the client meant it (allocated): plain text without the white space around
+ * it, or the UTF-8 text of a "=?base64?...?=" value. NULL when it cannot be read (bad base64,
+ * control characters). */
+static char *header_text(const char *raw)
 {
     while (*raw == ' ' || *raw == '\t')
         raw++;
     size_t n = strlen(raw);
     while (n > 0 && (raw[n - 1] == ' ' || raw[n - 1] == '\t'))
         n--;
-    if (n >= outsz)
-        return false;
+    /* n is bounded by the HTTP layer's header cap; a decoded value is never longer */
+    char *out = xmalloc(n + 1);
     if (n >= 12 && strncmp(raw, "=?base64?", 9) == 0 && strncmp(raw + n - 2, "?=", 2) == 0) {
         size_t len;
-        if (!crypto_b64_decode(false, raw + 9, n - 11, (unsigned char *)out, outsz - 1, &len) ||
-            memchr(out, '\0', len))
-            return false;
+        if (!crypto_b64_decode(false, raw + 9, n - 11, (unsigned char *)out, n, &len) ||
+            memchr(out, '\0', len)) {
+            free(out);
+            return NULL;
+        }
         out[len] = '\0';
-        return true;
+        return out;
     }
     for (size_t i = 0; i < n; i++)
-        if ((unsigned char)raw[i] < 0x20 || (unsigned char)raw[i] > 0x7e)
-            return false;
+        if ((unsigned char)raw[i] < 0x20 || (unsigned char)raw[i] > 0x7e) {
+            free(out);
+            return NULL;
+        }
     memcpy(out, raw, n);
     out[n] = '\0';
-    return true;
+    return out;
 }
 
 /* A decimal number as a header writes it: -?digits[.digits][e[+-]digits], nothing else (no
@@ -202,7 +205,7 @@ bool era_param_headers_match(struct hreq *r, json_t *param_headers, json_t *args
     json_t *header;
     json_object_foreach(param_headers, prop, header)
     {
-        char name[96], value[HDR_VALUE_MAX];
+        char name[96];
         snprintf(name, sizeof name, "Mcp-Param-%.80s", json_string_value(header));
         const char *raw = hreq_header(r, name);
         json_t *v = json_object_get(args, prop);
@@ -213,7 +216,10 @@ bool era_param_headers_match(struct hreq *r, json_t *param_headers, json_t *args
                      prop);
             return false;
         }
-        if (raw == NULL || !header_text(raw, value, sizeof value) || !value_matches(value, v)) {
+        char *value = raw ? header_text(raw) : NULL;
+        bool same = value && value_matches(value, v);
+        free(value);
+        if (!same) {
             snprintf(msg, msgsz, "Header mismatch: %s header %s arguments.%.64s", name,
                      raw ? "does not match" : "is required and must equal", prop);
             return false;
@@ -228,7 +234,6 @@ static bool headers_match(struct hreq *r, const struct jrpc_msg *m, const char *
 {
     const char *pv = hreq_header(r, "MCP-Protocol-Version");
     const char *method = hreq_header(r, "Mcp-Method");
-    char value[HDR_VALUE_MAX];
 
     if (pv == NULL) {
         snprintf(msg, msgsz, "Header mismatch: the MCP-Protocol-Version header is required");
@@ -240,8 +245,10 @@ static bool headers_match(struct hreq *r, const struct jrpc_msg *m, const char *
                  META_VERSION);
         return false;
     }
-    if (method == NULL || !header_text(method, value, sizeof value) ||
-        strcmp(value, m->method) != 0) {
+    char *value = method ? header_text(method) : NULL;
+    bool same = value && strcmp(value, m->method) == 0;
+    free(value);
+    if (!same) {
         snprintf(msg, msgsz, "Header mismatch: Mcp-Method header %s the body's method %.64s",
                  method ? "does not match" : "is required and must be", m->method);
         return false;
@@ -252,8 +259,10 @@ static bool headers_match(struct hreq *r, const struct jrpc_msg *m, const char *
     const char *name = hreq_header(r, "Mcp-Name");
     if (body == NULL && name == NULL)
         return true; /* the method itself says what is missing */
-    if (name == NULL || body == NULL || !header_text(name, value, sizeof value) ||
-        strcmp(value, body) != 0) {
+    value = name && body ? header_text(name) : NULL;
+    same = value && strcmp(value, body) == 0;
+    free(value);
+    if (!same) {
         snprintf(msg, msgsz, "Header mismatch: Mcp-Name header %s params.%s",
                  name ? "does not match" : "is required and must equal", name_field);
         return false;

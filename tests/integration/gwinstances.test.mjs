@@ -22,7 +22,7 @@ let dir, work;
 before(() => {
   dir = realpathSync(mkdtempSync(join(tmpdir(), 'hm-gwinst-')));
   work = join(dir, 'work');
-  for (const p of ['a/src', 'b', 'c', 'bad']) mkdirSync(join(work, p), { recursive: true });
+  for (const p of ['a/src', 'b', 'c', 'bad', 'down']) mkdirSync(join(work, p), { recursive: true });
 });
 after(() => rmSync(dir, { recursive: true, force: true }));
 
@@ -30,7 +30,7 @@ function gatewayFile(name, instances, extra = '') {
   const gw = join(dir, `${name}.yaml`);
   writeFileSync(gw, 'upstreams:\n  graph:\n' +
     `    command: ${JSON.stringify(process.execPath)}\n` +
-    `    args: ${JSON.stringify([FAKE, '--where', '--stowaway-in', 'bad', '--crash-init-in', 'c', '--starts', join(dir, `${name}.starts`)])}\n` +
+    `    args: ${JSON.stringify([FAKE, '--where', '--stowaway-in', 'bad', '--crash-init-in', 'down', '--starts', join(dir, `${name}.starts`)])}\n` +
     `    tools: {include: [where]}\n    instances: ${instances}\n` +
     `    expect_tools: ${JSON.stringify(ALL)}\n${extra}`);
   chmodSync(gw, 0o600);
@@ -143,7 +143,7 @@ test('an instance that keeps failing opens its own circuit: its calls fail fast,
   const srv = await startHermes({ GATEWAY_FILE: gatewayFile('circuit', `{by: cwd, roots: [${JSON.stringify(work)}]}`) });
   try {
     const client = await connect(srv);
-    const c = join(work, 'c'); // its process exits on initialize, every time
+    const c = join(work, 'down'); // its process exits on initialize, every time
     const first = await client.callTool({ name: 'graph__where', arguments: { cwd: c } });
     assert.equal(first.structuredContent?.error, 'upstream_unavailable', JSON.stringify(first));
     let body;

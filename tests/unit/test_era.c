@@ -256,6 +256,16 @@ static void mcp_name_is_decoded_and_trimmed(void **state)
                     "2026-07-28", "tools/call", "  ask\t", NULL, &st);
     assert_int_equal(st, 200); /* white space around a plain value is not part of it */
     json_decref(j);
+    /* A long name (a resource URI may be kilobytes) that matches is no mismatch: here an
+     * unknown tool, not -32020. */
+    char name[3000], big[3300];
+    memset(name, 'a', sizeof name - 1);
+    name[sizeof name - 1] = '\0';
+    snprintf(big, sizeof big, "{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"tools/call\","
+             "\"params\":{\"name\":\"%s\",\"arguments\":{}," META "}}}", name);
+    j = send_modern(big, "2026-07-28", "tools/call", name, NULL, &st);
+    assert_int_not_equal(error_code(j), -32020);
+    json_decref(j);
 }
 
 static void discover_and_lists_are_decorated(void **state)
