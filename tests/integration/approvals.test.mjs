@@ -70,6 +70,7 @@ test('approve: the waiting call is listed (secrets masked), progress names its i
     undefined, { onprogress: (p) => progress.push(p), timeout: 60000 });
   const [p] = await waitListed(1);
   assert.equal(p.tool, 'fake__echo');
+  assert.equal(p.principal, 'owner'); // MCP_AUTH_TOKEN's principal
   assert.match(p.id, /^[0-9a-f]{16}$/);
   assert.match(p.summary, /"message":"hi"/);
   assert.doesNotMatch(p.summary, /sk-live/);
@@ -90,6 +91,7 @@ test('approve: the waiting call is listed (secrets masked), progress names its i
   assert.equal(again.code, 1);
   const line = await until(() => audited().find((l) => l.status === 'approved'), 'the approved audit line');
   assert.equal(line.tool, 'fake__echo');
+  assert.equal(line.principal, 'owner');
   assert.match(line.decided_by, /^uid \d+/);
   assert.ok(line.ts || line.time, 'the line has its time');
   await client.close();
