@@ -34,7 +34,8 @@ const char approvals_usage[] =
     "approvals lists them (id, time, principal, tool, arguments with secrets masked); approve\n"
     "lets one proceed; deny refuses it, the caller sees the reason. Unanswered requests are\n"
     "denied after approvals.timeout_s (GATEWAY_FILE, default 600). The server listens on\n"
-    CTL_SOCKET_NAME " in FILE's directory and answers only its own user.\n"
+    ".FILE" CTL_SOCKET_SUFFIX " beside FILE (.env" CTL_SOCKET_SUFFIX " for .env) and answers\n"
+    "only its own user, and never a process it started (such as a tool's terminal).\n"
     "\n"
     "  --env-file FILE   the env file the server reads (default ./.env)\n"
     "  --json            approvals: the list as JSON\n"
@@ -163,6 +164,12 @@ static const char *explain(const char *code)
 {
     if (code && !strcmp(code, "unknown_id"))
         return "no request waits with that id (unknown, or already decided or timed out)";
+    if (code && !strcmp(code, "busy"))
+        return "the server's control socket is busy (all its connections in use); try again";
+    if (code && !strcmp(code, "refused_descendant"))
+        return "refused: a process started by the server cannot decide approvals";
+    if (code && !strcmp(code, "refused_uid"))
+        return "refused: only the user the server runs as can decide approvals";
     return code ? code : "refused";
 }
 
