@@ -267,7 +267,12 @@ static bool token_looks_secret(const char *t, size_t n)
  * says secret. */
 static void mask_token(struct buf *out, const char *t, size_t n, bool after_auth_word)
 {
-    for (;;) { /* a loop, not recursion: A=B=C=... may be as long as the string */
+    /* A loop, not recursion, and bounded: A=B=C=... may be as long as the string. */
+    for (int links = 0;; links++) {
+        if (links > 8) {
+            buf_append(out, MASK, strlen(MASK));
+            return;
+        }
         const char *scheme = memmem(t, n, "://", 3);
         const char *at = scheme ? memchr(scheme + 3, '@', n - (size_t)(scheme + 3 - t)) : NULL;
         const char *slash = scheme ? memchr(scheme + 3, '/', n - (size_t)(scheme + 3 - t)) : NULL;
