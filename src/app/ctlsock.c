@@ -48,9 +48,9 @@ bool ctl_parse_request(const char *line, size_t n, struct ctl_request *r, const 
         ok = json_object_size(j) == 1;
         goto out;
     }
-    if (strcmp(op, "approve") && strcmp(op, "deny"))
+    if (strcmp(op, "approve") && strcmp(op, "deny") && strcmp(op, "show"))
         goto out;
-    r->op = strcmp(op, "approve") ? CTL_DENY : CTL_APPROVE;
+    r->op = !strcmp(op, "show") ? CTL_SHOW : strcmp(op, "approve") ? CTL_DENY : CTL_APPROVE;
     if (!id || !id[0] || strlen(id) > CTL_ID_MAX)
         goto out;
     snprintf(r->id, sizeof r->id, "%s", id);
@@ -195,6 +195,11 @@ static char *answer(struct conn *c, const char *line, size_t n)
     json_t *j;
     if (r.op == CTL_LIST) {
         j = json_pack("{s:b, s:o}", "ok", 1, "pending", approvals_list_json(c->s->q));
+    } else if (r.op == CTL_SHOW) {
+        json_t *shown = approvals_show_json(c->s->q, r.id);
+        if (!shown)
+            return answer_error("unknown_id");
+        j = json_pack("{s:b, s:o}", "ok", 1, "request", shown);
     } else {
         char decider[200];
         snprintf(decider, sizeof decider, "%s pid %d", c->s->decider, (int)c->pid);

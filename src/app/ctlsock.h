@@ -2,7 +2,7 @@
  * (`hermes-mcp approvals|approve|deny`). A Unix socket beside the env file, mode 600, served on
  * the one event loop; only a peer with the server's own uid (SO_PEERCRED) that is not one of the
  * server's descendants is heard. The protocol
- * is one JSON line each way: {"op":"list"} | {"op":"approve","id":ID} |
+ * is one JSON line each way: {"op":"list"} | {"op":"show","id":ID} | {"op":"approve","id":ID} |
  * {"op":"deny","id":ID,"reason":TEXT}; answers {"ok":true,...} or {"ok":false,"error":CODE}.
  * Lines are capped; anything else is refused. The request parser and the peer check are shared
  * with the CLI and the unit tests. */
@@ -22,7 +22,7 @@ struct ctlsock;
 #define CTL_SOCKET_SUFFIX ".hermes-mcp.sock" /* after "." and the env file's basename */
 #define CTL_ANCESTRY_MAX 64u /* parent links walked before a peer counts as our descendant */
 
-enum ctl_op { CTL_LIST, CTL_APPROVE, CTL_DENY };
+enum ctl_op { CTL_LIST, CTL_APPROVE, CTL_DENY, CTL_SHOW };
 
 struct ctl_request {
     enum ctl_op op;

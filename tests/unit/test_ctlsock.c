@@ -47,6 +47,7 @@ static void the_protocol_takes_exactly_its_requests(void **state)
         "", "not json", "[]", "{}", "{\"op\":1}", "{\"op\":\"list\",\"x\":1}",
         "{\"op\":\"approve\"}", "{\"op\":\"approve\",\"id\":\"\"}", "{\"op\":\"approve\",\"id\":7}",
         "{\"op\":\"approve\",\"id\":\"a\",\"reason\":\"r\"}", /* a reason only with deny */
+        "{\"op\":\"show\",\"id\":\"a\",\"reason\":\"r\"}", "{\"op\":\"show\"}",
         "{\"op\":\"approve\",\"id\":\"a\",\"confirmed\":true}",
         "{\"op\":\"deny\",\"id\":\"a\",\"reason\":\"a\\u0000b\"}",
         "{\"op\":\"approve\",\"id\":\"a\",\"id\":\"b\"}", "{\"op\":\"destroy\",\"id\":\"a\"}"};
@@ -177,6 +178,13 @@ static void the_socket_answers_the_queue(void **state)
     assert_non_null(strstr(got, idc));
     assert_non_null(strstr(got, "\"ok\":true"));
 
+    char showline[128];
+    int sn = snprintf(showline, sizeof showline, "{\"op\":\"show\",\"id\":\"%s\"}\n", idc);
+    got = ask(f, showline, (size_t)sn);
+    assert_non_null(strstr(got, "\"arguments\":\"{}\""));
+    assert_non_null(strstr(got, "\"tool\":\"fs.write\""));
+    got = ask(f, "{\"op\":\"show\",\"id\":\"0000000000000000\"}\n", 38);
+    assert_non_null(strstr(got, "unknown_id"));
     got = ask(f, "{\"op\":\"approve\",\"id\":\"0000000000000000\"}\n", 41);
     assert_non_null(strstr(got, "unknown_id"));
     assert_int_equal(outcome_seen, -1);
