@@ -13,6 +13,7 @@
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -486,6 +487,48 @@ static void only_the_socket_we_bound_is_removed(void **state)
     close(other);
 }
 
+static void out_of_descriptors_the_socket_pauses_instead_of_spinning(void **state)
+{
+    struct fixture *f = *state;
+    char err[256] = "";
+    struct ctlsock *s = ctlsock_new(f->l, f->path, f->q, err, sizeof err);
+    assert_non_null(s);
+    int client = connect_to(f->path); /* waits in the backlog */
+    assert_int_equal(send(client, "{\"op\":\"list\"}\n", 14, 0), 14);
+    struct rlimit old, low;
+    assert_int_equal(getrlimit(RLIMIT_NOFILE, &old), 0);
+    low = old;
+    low.rlim_cur = 64;
+    assert_int_equal(setrlimit(RLIMIT_NOFILE, &low), 0);
+    int fill[64], nfill = 0;
+    while (nfill < 64 && (fill[nfill] = dup(0)) >= 0)
+        nfill++;
+    /* The pending connection keeps the listening socket readable; accept fails with EMFILE.
+     * A loop that retried at once would never wait: each turn would return at once. */
+    uint64_t start = now_ms();
+    for (int i = 0; i < 5; i++)
+        loop_once(f->l, 30);
+    assert_true(now_ms() - start >= 60);
+    while (nfill > 0)
+        close(fill[--nfill]);
+    assert_int_equal(setrlimit(RLIMIT_NOFILE, &old), 0);
+    char got[4096];
+    size_t have = 0;
+    fcntl(client, F_SETFL, O_NONBLOCK);
+    for (int i = 0; i < 200; i++) { /* accepted again once descriptors are back */
+        loop_once(f->l, 10);
+        ssize_t r = read(client, got + have, sizeof got - 1 - have);
+        if (r > 0)
+            have += (size_t)r;
+        else if (r == 0)
+            break;
+    }
+    got[have] = '\0';
+    close(client);
+    assert_non_null(strstr(got, "\"ok\":true"));
+    ctlsock_free(s);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -502,6 +545,8 @@ int main(void)
                                         setup, teardown),
         cmocka_unit_test_setup_teardown(a_line_may_arrive_in_pieces, setup, teardown),
         cmocka_unit_test_setup_teardown(only_the_socket_we_bound_is_removed, setup, teardown),
+        cmocka_unit_test_setup_teardown(out_of_descriptors_the_socket_pauses_instead_of_spinning,
+                                        setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
