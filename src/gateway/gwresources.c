@@ -7,7 +7,7 @@
  * results), so two upstreams offering the same URI refuse the start naming both. Its resource
  * templates (resources/templates/list) come with its resources, kept as they are too: a read
  * of a URI that matches one goes to that upstream (the same template from two upstreams refuses
- * the start). resources/read and prompts/get are forwarded with our own id, within the
+ * the start; templates that differ but overlap go to the first upstream in file order). resources/read and prompts/get are forwarded with our own id, within the
  * upstream's timeout; a client's cancel becomes notifications/cancelled upstream. */
 #include <stdio.h>
 #include <stdlib.h>
@@ -267,6 +267,23 @@ static bool expose_resources(struct gateway *g, struct upstream *u, struct strma
     return true;
 }
 
+/* Why a template is not served, or NULL. The engine matches only simple {name} parts (one
+ * path segment each): a template with RFC 6570 operators ({+path}, {/seg*}, {?q}) would be
+ * listed but never match, so it is not exposed at all. */
+static const char *template_unfit(const char *tpl)
+{
+    size_t n = strlen(tpl);
+    if (n == 0 || n > GW_URI_MAX || !utf8_valid(tpl, n))
+        return "empty, too long or not UTF-8";
+    for (const char *p = strchr(tpl, '{'); p; p = strchr(p + 1, '{')) {
+        size_t name = strspn(p + 1, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
+                                    "0123456789_");
+        if (name == 0 || name > 63 || p[1 + name] != '}')
+            return "only {name} parts are served, not RFC 6570 operators";
+    }
+    return NULL;
+}
+
 /* Templates share the URI map with resources, keyed "template " + the template. */
 static bool expose_templates(struct gateway *g, struct upstream *u, struct strmap *uris)
 {
@@ -274,11 +291,12 @@ static bool expose_templates(struct gateway *g, struct upstream *u, struct strma
     json_t *t;
     json_array_foreach(u->templates, i, t) {
         const char *tpl = str(t, "uriTemplate"), *name = str(t, "name");
+        const char *unfit = template_unfit(tpl);
         char shown_tpl[200];
         utf8_shown(shown_tpl, sizeof shown_tpl, tpl);
-        if (strlen(tpl) == 0 || strlen(tpl) > GW_URI_MAX || !utf8_valid(tpl, strlen(tpl))) {
-            log_warn("upstream %s: resource template '%s' not exposed (empty, over %d bytes or "
-                     "not UTF-8)", u->cfg->name, shown_tpl, GW_URI_MAX);
+        if (unfit) {
+            log_warn("upstream %s: resource template '%s' not exposed (%s)", u->cfg->name,
+                     shown_tpl, unfit);
             continue;
         }
         char *key = xasprintf("template %s", tpl);
@@ -410,16 +428,18 @@ static size_t probe_templates(const struct upstream *u, struct strmap *uris, gw_
     json_t *t;
     json_array_foreach(u->templates, i, t) {
         char *key = xasprintf("template %s", str(t, "uriTemplate"));
-        const char *owner = strmap_get(uris, key);
+        const char *owner = strmap_get(uris, key), *unfit = template_unfit(str(t, "uriTemplate"));
         char shown[200], problem[200] = "";
         utf8_shown(shown, sizeof shown, key);
-        if (owner)
+        if (unfit)
+            snprintf(problem, sizeof problem, "not exposed: %s", unfit);
+        else if (owner)
             snprintf(problem, sizeof problem, "refused: %s offers it too", owner);
         else
             strmap_put(uris, key, xasprintf("upstream %s", u->cfg->name));
-        refused += owner != NULL;
+        refused += !unfit && owner != NULL;
         fn(&(struct gw_probe_row){.kind = GW_PROBE_RESOURCE, .upstream = u->cfg->name,
-                                  .tool = shown, .exposed = owner ? NULL : shown,
+                                  .tool = shown, .exposed = problem[0] ? NULL : shown,
                                   .problem = problem[0] ? problem : NULL},
            arg);
         free(key);
