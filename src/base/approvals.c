@@ -263,8 +263,8 @@ static bool token_looks_secret(const char *t, size_t n)
 }
 
 /* Appends token t (n bytes) to out, masking what in it is a credential: the whole token (a key,
- * or the word after Bearer/Basic), a URL's user:password, the value of NAME=value when NAME
- * says secret. */
+ * or the word after Bearer/Basic), a URL's password (or its lone userinfo), the value of
+ * NAME=value when NAME says secret. */
 static void mask_token(struct buf *out, const char *t, size_t n, bool after_auth_word)
 {
     /* A loop, not recursion, and bounded: A=B=C=... may be as long as the string. */
@@ -293,7 +293,10 @@ static void mask_token(struct buf *out, const char *t, size_t n, bool after_auth
         } else if (token_looks_secret(t, n)) {
             buf_append(out, MASK, strlen(MASK));
         } else if (at && (!slash || at < slash)) {
-            buf_append(out, t, (size_t)(scheme + 3 - t));
+            /* user:password@ keeps the user; a lone userinfo is a token (https://TOKEN@host) */
+            const char *colon = memchr(scheme + 3, ':', (size_t)(at - (scheme + 3)));
+            const char *keep_to = colon ? colon + 1 : scheme + 3;
+            buf_append(out, t, (size_t)(keep_to - t));
             buf_append(out, MASK, strlen(MASK));
             buf_append(out, at, n - (size_t)(at - t));
         } else if (named) {

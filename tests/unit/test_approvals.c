@@ -196,7 +196,8 @@ static void secrets_inside_strings_are_masked_token_by_token(void **state)
     (void)state;
     json_t *args = json_pack(
         "{s:s, s:s, s:s, s:s, s:s, s:s}", "cmd",
-        "curl -H 'Authorization: Bearer abc.def' https://bob:hunter2@example.com/x",
+        "curl -H 'Authorization: Bearer abc.def' https://bob:hunter2@example.com/x "
+        "https://ghp_Zq8vK2mN4xT7wR1yB5cH9jL3pF6sD0aE@github.com/o/r",
         "env", "run with OPENAI_API_KEY=sk-live-1 DEBUG=1 and Basic dXNlcjpwYXNz",
         "keys", "use AKIAIOSFODNN7EXAMPLE and xoxb-123-456 or ghp_Zq8vK2mN4xT7wR1yB5cH9jL3p please",
         "path", "/home/alice/projects/a1b2c3d4e5f6g7h8i9j0k1l2m3n4o5p6/report.txt",
@@ -212,7 +213,8 @@ static void secrets_inside_strings_are_masked_token_by_token(void **state)
     assert_null(strstr(s, "ghp_Zq8v"));
     assert_null(strstr(s, "x9Kq2LmP7vR4tW8yZ3nB6cF1hJ5dG0sA"));
     /* What is not secret stays readable around the masks. */
-    assert_non_null(strstr(s, "curl -H 'Authorization: Bearer *** https://***@example.com/x"));
+    assert_non_null(strstr(s, "curl -H 'Authorization: Bearer *** https://bob:***@example.com/x "
+                              "https://***@github.com/o/r"));
     assert_non_null(strstr(s, "OPENAI_API_KEY=*** DEBUG=1"));
     assert_non_null(strstr(s, "/home/alice/projects/a1b2c3d4e5f6g7h8i9j0k1l2m3n4o5p6/report.txt"));
     assert_non_null(strstr(s, "./build/9f8e7d6c5b4a3f2e1d0c9b8a7f6e5d4c/out.log"));
