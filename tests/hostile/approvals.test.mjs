@@ -11,7 +11,7 @@ import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync, existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join, dirname } from 'node:path';
+import { join, dirname, basename } from 'node:path';
 import { execFileSync } from 'node:child_process';
 import net from 'node:net';
 import { ROOT, HERMES, startHermes, gatewayFile, sdkClient, until } from '../integration/lib.mjs';
@@ -28,7 +28,8 @@ const arrived = () => (existsSync(join(dir, 'calls'))
 // One raw line on the control socket; resolves with the answer line (or '' when closed).
 function socketSay(line) {
   return new Promise((resolve, reject) => {
-    const s = net.createConnection(join(dirname(srv.envFile), 'hermes-mcp.sock'));
+    const base = basename(srv.envFile).replace(/^\./, '');
+    const s = net.createConnection(join(dirname(srv.envFile), `.${base}.hermes-mcp.sock`));
     let got = '';
     s.on('data', (d) => { got += d; });
     s.on('error', (e) => (e.code === 'EPIPE' || e.code === 'ECONNRESET' ? resolve(got) : reject(e)));
