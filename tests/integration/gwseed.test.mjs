@@ -9,13 +9,13 @@
 // graph tool's cwd held inside the allowlisted roots (one graph process per project root).
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
+import { spawn, execFile } from 'node:child_process';
 import { readFileSync, writeFileSync, existsSync, chmodSync, mkdtempSync, mkdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { ROOT, startHermes, until, freePort } from './lib.mjs';
+import { ROOT, HERMES, startHermes, until, freePort } from './lib.mjs';
 
 const EXAMPLE = join(ROOT, 'contrib/gateway/hermes-gateway.yaml');
 const FAKE = join(ROOT, 'tests/fakes/fake-seed001.mjs');
@@ -243,5 +243,42 @@ test('the guarded capabilities: confirm, the operator for delegate_task, and the
     assert.equal(calls('memory').length, mem, 'refused conclusions never reach the memory adapter');
     const kept = await client.callTool({ name: 'memory_conclude', arguments: { action: 'create', content: 'likes tea', kind: 'preference' } });
     assert.notEqual(kept.isError, true, JSON.stringify(kept.content));
+  } finally { await client.close(); }
+});
+
+// The operator's CLI on the server's env file (as `hermes-mcp approvals` is run by a person).
+const cli = (...args) => new Promise((resolve) => {
+  execFile(HERMES, [...args, '--env-file', srv.envFile], { encoding: 'utf8' },
+    (err, stdout, stderr) => resolve({ code: err ? err.code : 0, stdout, stderr }));
+});
+
+test('delegate_task waits for the operator: approved it reaches Hermes, denied it never does', async () => {
+  const client = await connect();
+  try {
+    await client.listTools();
+    const asked = async (goal) => {
+      let entry;
+      await until(async () => {
+        const r = await cli('approvals', '--json');
+        entry = r.code === 0 ? JSON.parse(r.stdout).find((p) => p.tool === 'delegate_task') : null;
+        return entry;
+      }, 'delegate_task in the operator queue', 15000);
+      assert.equal(calls('hermes').filter((n) => n === 'delegate_task').length, goal, 'nothing upstream before a decision');
+      return entry;
+    };
+    const before = calls('hermes').filter((n) => n === 'delegate_task').length;
+    const approved = client.callTool({ name: 'delegate_task', arguments: { goal: 'summarize' } });
+    const first = await asked(before);
+    assert.equal((await cli('approve', first.id)).code, 0);
+    const r = await approved;
+    assert.notEqual(r.isError, true, JSON.stringify(r.content));
+    assert.equal(JSON.parse(r.content[0].text).tool, 'delegate_task');
+    const denied = client.callTool({ name: 'delegate_task', arguments: { goal: 'spend tokens' } });
+    const second = await asked(before + 1);
+    assert.equal((await cli('deny', second.id, '--reason', 'not today')).code, 0);
+    const d = await denied;
+    assert.equal(d.structuredContent.error, 'approval_denied');
+    assert.match(d.structuredContent.message, /not today/);
+    assert.equal(calls('hermes').filter((n) => n === 'delegate_task').length, before + 1, 'the denied call never reached Hermes');
   } finally { await client.close(); }
 });
