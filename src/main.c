@@ -509,8 +509,19 @@ static int cmd_oauth(int argc, char **argv)
     return rc;
 }
 
+/* Started with fds 0-2 closed (`<&- >&- 2>&-`), the first files we open would take those
+ * numbers: our log would then write into a socket, a pipe to an upstream or the audit file.
+ * /dev/null holds them instead. */
+static void hold_std_fds(void)
+{
+    for (int fd = 0; fd < 3; fd++)
+        if (fcntl(fd, F_GETFD) < 0 && open("/dev/null", fd ? O_WRONLY : O_RDONLY) < 0)
+            return;
+}
+
 int main(int argc, char **argv)
 {
+    hold_std_fds();
     if (argc < 2) {
         fputs(usage, stderr);
         return EXIT_USAGE;
