@@ -253,6 +253,12 @@ static bool ready_tools(void *cfg, struct buf *out)
     return true;
 }
 
+static void drain_tools(void *cfg)
+{
+    (void)cfg;
+    gateway_drain(the_gateway);
+}
+
 static void teardown_tools(void *cfg)
 {
     (void)cfg;
@@ -304,7 +310,8 @@ static int cmd_serve(int argc, char **argv)
                  "from your agent",
                  cfg.host);
     struct app_opts o = {.cfg = &cfg, .service = "hermes-mcp", .setup = setup_tools,
-                         .setup_arg = &cfg, .reload = reload_tools, .teardown = teardown_tools,
+                         .setup_arg = &cfg, .reload = reload_tools, .drain = drain_tools,
+                         .teardown = teardown_tools,
                          .health = health_tools, .metrics = metrics_tools,
                          .ready = ready_tools, .audit = take_audit,
                          .approvals_timeout_s = the_gwfile.approvals_timeout_s};

@@ -761,6 +761,8 @@ static void drain(struct app *a)
 
     httpd_drain(a->httpd);
     mcp_end_subscriptions(a->mcp); /* they would only end at the grace's end */
+    if (a->o->drain)
+        a->o->drain(a->o->setup_arg); /* the gateway answers the calls it has not sent yet */
     sdnotifyf("STOPPING=1\nSTATUS=draining: %zu call%s in flight", waiting,
               waiting == 1 ? "" : "s");
     log_info("drain: %zu call%s in flight, up to %u s for them to finish; new connections are "

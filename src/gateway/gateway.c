@@ -301,6 +301,16 @@ struct gateway *gateway_new(struct mcp_server *mcp, struct loop *l, const struct
     return g;
 }
 
+void gateway_drain(struct gateway *g)
+{
+    if (g == NULL)
+        return;
+    g->draining = true;
+    for (size_t i = 0; i < g->nup; i++)
+        gw_calls_fail_waiting(&g->ups[i]);
+    gwi_pools_drain(g);
+}
+
 void gateway_free(struct gateway *g)
 {
     if (g == NULL)

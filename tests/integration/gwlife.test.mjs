@@ -163,3 +163,38 @@ test('at exit a child ignoring SIGTERM is SIGKILLed within the bound; none outli
   assert.equal(kills?.length, 2, 'the restart above, and now the exit');
   for (const pid of [...pids('stub'), ...pids('other')]) assert.ok(!existsSync(`/proc/${pid}`), `pid ${pid} is gone`);
 });
+
+test('SIGTERM: queued calls are answered at once and never sent; one past the grace is cancelled upstream', async () => {
+  const received = join(dir, 'drain.received'), calls = join(dir, 'drain.calls');
+  const gw = join(dir, 'drain.yaml');
+  writeFileSync(gw, `upstreams:\n  one:\n    command: ${JSON.stringify(process.execPath)}\n` +
+    `    args: ${JSON.stringify([FAKE, '--received', received, '--calls', calls, '--ignore-sigterm', join(dir, 'drain.sigterm')])}\n` +
+    '    max_in_flight: 2\n    tools: {include: ["*"]}\n');
+  chmodSync(gw, 0o600);
+  const server = await startHermes({ GATEWAY_FILE: gw, MCP_DRAIN_GRACE_S: '2' });
+  const client = await connect(server.url, server.auth);
+  const sent = () => (existsSync(received) ? readFileSync(received, 'utf8').trim().split('\n').map((l) => JSON.parse(l)) : []);
+  const call = (ms) => client.callTool({ name: 'one__slow', arguments: { ms } });
+  const within = call(800);   // in flight, ends inside the grace
+  const past = call(20000);   // in flight, still running when the grace ends
+  await until(() => sent().length === 2, 'two calls at the upstream');
+  const queued = [1, 2, 3, 4, 5].map(() => call(800));
+  await until(async () => /^hermes_mcp_calls_in_flight 7$/m.test(
+    await (await fetch(`${server.base}/metrics`, { headers: server.auth })).text()), 'five more calls waiting');
+  const t0 = Date.now();
+  server.proc.kill('SIGTERM');
+  const early = await Promise.all(queued);
+  assert.ok(Date.now() - t0 < 1000, `queued calls answered after ${Date.now() - t0} ms`);
+  for (const r of early) {
+    assert.equal(r.isError, true);
+    assert.equal(r.structuredContent.error, 'upstream_unavailable');
+    assert.match(r.structuredContent.message, /server is stopping/);
+  }
+  assert.equal((await within).content[0].text, 'slow done');
+  await assert.rejects(past); // cut off at the grace's end: an error on its stream, or 503
+  const code = await server.stop();
+  assert.equal(code, 0);
+  assert.deepEqual(sent().map((c) => c.arguments.ms).sort((x, y) => x - y), [800, 20000], 'only the two in flight reached the upstream');
+  assert.match(readFileSync(calls, 'utf8'), /^cancelled \d+$/m, 'the one past the grace was cancelled upstream');
+  await client.close().catch(() => {});
+});
