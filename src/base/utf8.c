@@ -1,9 +1,8 @@
 /* utf8.c — making text safe to put into JSON and log lines. */
 #include "utf8.h"
 
-#include <stdio.h>
-
 #include <stddef.h>
+#include <stdio.h>
 #include <string.h>
 
 /* Length of the valid UTF-8 sequence at s (1-4), or 0 if it is not one. */

@@ -4,9 +4,11 @@
  * nextCursor) and registered then: the surface is frozen at discovery, an upstream's later
  * additions are not served before a restart. A prompt is exposed as prefix + its name (the same
  * name rule as tools); a resource keeps its URI (clients follow URIs the upstream hands out in
- * results), so two upstreams offering the same URI refuse the start naming both. resources/read
- * and prompts/get are forwarded with our own id, within the upstream's timeout; a client's
- * cancel becomes notifications/cancelled upstream. */
+ * results), so two upstreams offering the same URI refuse the start naming both. Its resource
+ * templates (resources/templates/list) come with its resources, kept as they are too: a read
+ * of a URI that matches one goes to that upstream (the same template from two upstreams refuses
+ * the start; templates that differ but overlap go to the first upstream in file order). resources/read and prompts/get are forwarded with our own id, within the
+ * upstream's timeout; a client's cancel becomes notifications/cancelled upstream. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -22,7 +24,8 @@
 #define GW_EXTRAS_MAX 1024  /* resources (or prompts) of one upstream at most */
 #define GW_URI_MAX 2048     /* a longer resource URI is not exposed */
 
-enum extra_kind { EXTRA_RESOURCES, EXTRA_PROMPTS };
+/* Listed in this order; the kind rides in a request's arg. */
+enum extra_kind { EXTRA_RESOURCES, EXTRA_TEMPLATES, EXTRA_PROMPTS };
 
 /* An exposed resource or prompt: which upstream, and the upstream's own URI or name. */
 struct gw_extra {
@@ -37,7 +40,9 @@ static void on_list(struct upstream *u, json_t *result, json_t *error, void *arg
 
 static const char *list_method(enum extra_kind k)
 {
-    return k == EXTRA_RESOURCES ? "resources/list" : "prompts/list";
+    return k == EXTRA_RESOURCES   ? "resources/list"
+           : k == EXTRA_TEMPLATES ? "resources/templates/list"
+                                  : "prompts/list";
 }
 
 static void request_list(struct upstream *u, enum extra_kind k, const char *cursor)
@@ -45,7 +50,7 @@ static void request_list(struct upstream *u, enum extra_kind k, const char *curs
     json_t *params = cursor ? json_pack("{s:s}", "cursor", cursor) : json_object();
     /* the kind rides in arg: 1 + kind, never a pointer */
     if (!up_request(u, list_method(k), params, on_list, (void *)(uintptr_t)(1 + k), NULL, NULL))
-        up_down(u, "cannot send resources/list or prompts/list");
+        up_down(u, "cannot send resources/list, resources/templates/list or prompts/list");
 }
 
 /* The next list after kind k's (or the upstream is listed). */
@@ -54,6 +59,8 @@ static void list_after(struct upstream *u, int k)
     u->extra_pages = 0;
     if (k < EXTRA_RESOURCES && u->cfg->resources)
         request_list(u, EXTRA_RESOURCES, NULL);
+    else if (k < EXTRA_TEMPLATES && u->cfg->resources)
+        request_list(u, EXTRA_TEMPLATES, NULL);
     else if (k < EXTRA_PROMPTS && u->cfg->prompts)
         request_list(u, EXTRA_PROMPTS, NULL);
     else
@@ -68,13 +75,18 @@ void gw_list_extras(struct upstream *u)
 static void on_list(struct upstream *u, json_t *result, json_t *error, void *arg)
 {
     enum extra_kind k = (enum extra_kind)((uintptr_t)arg - 1);
-    json_t *into = k == EXTRA_RESOURCES ? u->resources : u->prompts, *item;
-    const char *key = k == EXTRA_RESOURCES ? "uri" : "name";
+    static const char *const keys[] = {"uri", "uriTemplate", "name"};
+    static const char *const arrays[] = {"resources", "resourceTemplates", "prompts"};
+    json_t *into = k == EXTRA_RESOURCES ? u->resources
+                   : k == EXTRA_TEMPLATES ? u->templates
+                                          : u->prompts,
+           *item;
+    const char *key = keys[k];
     size_t i;
     if (u->state != UP_LISTING)
         return;
     if (result == NULL && error == NULL) {
-        up_down(u, "gone while listing resources or prompts");
+        up_down(u, "gone while listing resources, templates or prompts");
         return;
     }
     if (result == NULL) { /* it offers none (no such capability): nothing to expose */
@@ -82,8 +94,7 @@ static void on_list(struct upstream *u, json_t *result, json_t *error, void *arg
         list_after(u, (int)k);
         return;
     }
-    json_array_foreach(json_object_get(result, k == EXTRA_RESOURCES ? "resources" : "prompts"),
-                       i, item) {
+    json_array_foreach(json_object_get(result, arrays[k]), i, item) {
         if (json_array_size(into) >= GW_EXTRAS_MAX)
             break;
         if (json_is_object(item) && json_is_string(json_object_get(item, key)))
@@ -192,6 +203,14 @@ static void read_handler(struct mcp_call *c, json_t *params, void *arg)
     forward(c, x->up, "resources/read", json_pack("{s:s}", "uri", x->name));
 }
 
+static void template_read_handler(struct mcp_call *c, json_t *params, void *arg)
+{
+    struct gw_extra *x = arg;
+    /* the URI the client asked for (it matched x's template), nothing else of its params */
+    forward(c, x->up, "resources/read",
+            json_pack("{s:O}", "uri", json_object_get(params, "uri")));
+}
+
 static void prompt_handler(struct mcp_call *c, json_t *args, void *arg)
 {
     struct gw_extra *x = arg;
@@ -248,6 +267,60 @@ static bool expose_resources(struct gateway *g, struct upstream *u, struct strma
     return true;
 }
 
+/* Why a template is not served, or NULL. The engine matches only simple {name} parts (one
+ * path segment each): a template with RFC 6570 operators ({+path}, {/seg*}, {?q}) would be
+ * listed but never match, so it is not exposed at all. */
+static const char *template_unfit(const char *tpl)
+{
+    size_t n = strlen(tpl);
+    if (n == 0 || n > GW_URI_MAX || !utf8_valid(tpl, n))
+        return "empty, too long or not UTF-8";
+    for (const char *p = strchr(tpl, '{'); p; p = strchr(p + 1, '{')) {
+        size_t name = strspn(p + 1, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
+                                    "0123456789_");
+        if (name == 0 || name > 63 || p[1 + name] != '}')
+            return "only {name} parts are served, not RFC 6570 operators";
+    }
+    return NULL;
+}
+
+/* Templates share the URI map with resources, keyed "template " + the template. */
+static bool expose_templates(struct gateway *g, struct upstream *u, struct strmap *uris)
+{
+    size_t i;
+    json_t *t;
+    json_array_foreach(u->templates, i, t) {
+        const char *tpl = str(t, "uriTemplate"), *name = str(t, "name");
+        const char *unfit = template_unfit(tpl);
+        char shown_tpl[200];
+        utf8_shown(shown_tpl, sizeof shown_tpl, tpl);
+        if (unfit) {
+            log_warn("upstream %s: resource template '%s' not exposed (%s)", u->cfg->name,
+                     shown_tpl, unfit);
+            continue;
+        }
+        char *key = xasprintf("template %s", tpl);
+        const char *owner = strmap_get(uris, key);
+        if (owner) {
+            log_error("gateway: upstream %s offers resource template '%s', which %s offers too; "
+                      "set tools.resources: false on one",
+                      u->cfg->name, shown_tpl, owner);
+            free(key);
+            return false;
+        }
+        strmap_put(uris, key, xasprintf("upstream %s", u->cfg->name));
+        free(key);
+        mcp_add_template(g->mcp, &(struct mcp_template_def){
+            .uri_template = tpl, .name = name ? name : tpl, .title = str(t, "title"),
+            .description = str(t, "description"), .mime_type = str(t, "mimeType"),
+            .handler = template_read_handler, .arg = extra_new(g, u, tpl)});
+    }
+    if (json_array_size(u->templates))
+        log_info("upstream %s: %zu resource templates exposed", u->cfg->name,
+                 json_array_size(u->templates));
+    return true;
+}
+
 static bool expose_prompts(struct gateway *g, struct upstream *u, struct strmap *names)
 {
     size_t i;
@@ -290,7 +363,8 @@ bool gw_expose_extras(struct gateway *g, struct strmap *uris, struct strmap *pro
         struct upstream *u = &g->ups[i];
         if (u->state != UP_READY)
             continue;
-        if (u->cfg->resources && !expose_resources(g, u, uris))
+        if (u->cfg->resources &&
+            (!expose_resources(g, u, uris) || !expose_templates(g, u, uris)))
             return false;
         if (u->cfg->prompts && !expose_prompts(g, u, prompts))
             return false;
@@ -346,10 +420,38 @@ static size_t probe_prompts(const struct upstream *u, struct strmap *names, gw_p
     return refused;
 }
 
+/* Templates as resource rows, "template " + the template (the key serve uses). */
+static size_t probe_templates(const struct upstream *u, struct strmap *uris, gw_probe_fn *fn,
+                              void *arg)
+{
+    size_t i, refused = 0;
+    json_t *t;
+    json_array_foreach(u->templates, i, t) {
+        char *key = xasprintf("template %s", str(t, "uriTemplate"));
+        const char *owner = strmap_get(uris, key), *unfit = template_unfit(str(t, "uriTemplate"));
+        char shown[200], problem[200] = "";
+        utf8_shown(shown, sizeof shown, key);
+        if (unfit)
+            snprintf(problem, sizeof problem, "not exposed: %s", unfit);
+        else if (owner)
+            snprintf(problem, sizeof problem, "refused: %s offers it too", owner);
+        else
+            strmap_put(uris, key, xasprintf("upstream %s", u->cfg->name));
+        refused += !unfit && owner != NULL;
+        fn(&(struct gw_probe_row){.kind = GW_PROBE_RESOURCE, .upstream = u->cfg->name,
+                                  .tool = shown, .exposed = problem[0] ? NULL : shown,
+                                  .problem = problem[0] ? problem : NULL},
+           arg);
+        free(key);
+    }
+    return refused;
+}
+
 size_t gw_probe_extras(const struct upstream *u, struct strmap *uris, struct strmap *prompts,
                        gw_probe_fn *fn, void *arg)
 {
-    return (u->cfg->resources ? probe_resources(u, uris, fn, arg) : 0) +
+    return (u->cfg->resources ? probe_resources(u, uris, fn, arg) + probe_templates(u, uris, fn, arg)
+                              : 0) +
            (u->cfg->prompts ? probe_prompts(u, prompts, fn, arg) : 0);
 }
 

@@ -3,7 +3,9 @@
  * `Accept: application/json, text/event-stream` and the file's headers; the answer is either one
  * JSON message or an SSE stream (progress, then the answer), each message handed to
  * up_receive() as it arrives. The Mcp-Session-Id the initialize answer carries is sent, with
- * MCP-Protocol-Version, on every later POST, and DELETEd when we stop.
+ * MCP-Protocol-Version, on every later POST, and DELETEd when we stop: every url upstream's at
+ * once (one curl multi, HU_DELETE_TIMEOUT_MS in all), sent when the last transport is freed, so
+ * a slow upstream does not hold the others' DELETEs or the exit behind it.
  *
  * Failures map onto the stdio ones so the gateway's recovery stays one path: no connection, a
  * 5xx or a start-up request refused make the upstream down (its calls upstream_unavailable, a
@@ -11,6 +13,15 @@
  * forgot it (it restarted, mcp-proxy #149): we initialize a new session and send that request
  * again, once; a message over the cap fails the call it belongs to. Request deadlines are
  * gwcall.c's (timeout) and upstream.c's (connect_timeout); only connecting is capped here.
+ *
+ * An answer's event stream may close before the answer (a server switching a long call to
+ * polling, the SDK's closeSSEStream; a proxy's idle timeout). When it carried an event id we
+ * resume it as the 2025-11-25 spec says: GET with Last-Event-ID, after the stream's retry:
+ * (at most HU_RESUME_MAX_DELAY_MS) or a short backoff, and what comes on the new stream is
+ * handled as on the first; HU_RESUME_TRIES resumes in a row that bring nothing new end the
+ * call (one that cannot connect, as any request that cannot, makes the upstream down). A
+ * stream with no id cannot be resumed: its call fails as before. The call's timeout bounds
+ * it all (gwcall.c forgets the request, which ends the wait).
  *
  * Callbacks from httpc run inside curl, and what they hand to upstream.c may end this upstream
  * (up_down -> httpup_reset): a POST whose callback is running is only marked dead then and
@@ -20,12 +31,14 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <time.h>
 
 #include "buf.h"
 #include "child.h"
 #include "gw_internal.h"
 #include "httpc.h"
 #include "log.h"
+#include "loop.h"
 #include "mem.h"
 #include "sse.h"
 #include "utf8.h"
@@ -36,7 +49,12 @@
  * session's initialize or DELETE, a resources/read) must not queue behind them. */
 #define HU_PER_ORIGIN_SPARE 8
 #define HU_NOTIFY_DEADLINE_MS 10000    /* a notification's POST */
-#define HU_DELETE_TIMEOUT_MS 1000      /* ending the session at shutdown */
+#define HU_DELETE_TIMEOUT_MS 1000      /* ending the sessions at shutdown, all together */
+#define HU_RESUME_TRIES 4              /* resumes in a row that bring no new event */
+#define HU_RESUME_FIRST_MS 100         /* the backoff without a retry: field, doubling */
+#define HU_RESUME_MAX_DELAY_MS 30000   /* a retry: field is honoured up to this */
+
+static unsigned live_transports;       /* the last one freed sends the sessions' DELETEs */
 
 /* One message POSTed (or waiting to be, while the session is renewed). */
 struct post {
@@ -54,6 +72,12 @@ struct post {
     bool answered;             /* the answer to id arrived (or the call was failed) */
     bool too_big;              /* a JSON body over the cap */
     bool in_cb, dead;          /* see the file's comment */
+    bool resuming;             /* the transfer is a GET resuming the answer's stream */
+    bool got_event;            /* the transfer brought an event with a new id */
+    char last_event_id[sizeof ((struct sse_decoder *)0)->id]; /* where a resume starts */
+    long retry_ms;             /* the stream's retry: field, -1 when none came */
+    unsigned resume_misses;    /* resumes in a row that brought nothing new */
+    struct loop_timer *resume_timer; /* the wait before the next resume */
     struct sse_decoder dec;
     struct buf body;           /* a JSON answer, or an error's body */
     struct post *prev, *next;
@@ -78,6 +102,7 @@ static const char *name_of(const struct httpup *h)
 
 static void post_free(struct post *p)
 {
+    loop_timer_cancel(p->resume_timer);
     json_decref(p->msg);
     sse_cleanup(&p->dec);
     buf_cleanup(&p->body);
@@ -96,11 +121,23 @@ static void unlink_post(struct post *p)
     p->prev = p->next = NULL;
 }
 
+static void link_post(struct post *p)
+{
+    struct httpup *h = p->hu;
+    p->prev = NULL;
+    p->next = h->posts;
+    if (h->posts)
+        h->posts->prev = p;
+    h->posts = p;
+}
+
 /* Ends p's transfer (no callback after this); freed now, or by its running callback. */
 static void drop(struct post *p)
 {
     httpc_cancel(p->req);
     p->req = NULL;
+    loop_timer_cancel(p->resume_timer);
+    p->resume_timer = NULL;
     unlink_post(p);
     if (p->in_cb)
         p->dead = true;
@@ -143,8 +180,13 @@ static void on_event(const char *event, const char *data, size_t len, const char
                      void *arg)
 {
     struct post *p = arg;
-    (void)id;
-    if (p->dead || (event[0] && strcmp(event, "message") != 0) || len == 0)
+    if (p->dead)
+        return;
+    if (id[0] && strcmp(id, p->last_event_id) != 0) { /* the resume point, priming events too */
+        snprintf(p->last_event_id, sizeof p->last_event_id, "%s", id);
+        p->got_event = true;
+    }
+    if ((event[0] && strcmp(event, "message") != 0) || len == 0)
         return;
     deliver(p, data, len);
 }
@@ -221,7 +263,8 @@ static void request_failed_http(struct post *p, const struct httpc_result *res)
         snprintf(why, sizeof why, "cannot be reached (%.120s)",
                  res->reason ? res->reason : "no answer");
     } else
-        snprintf(why, sizeof why, "answered HTTP %ld", res->status);
+        snprintf(why, sizeof why, "answered HTTP %ld%s", res->status,
+                 p->resuming ? " when its answer was resumed" : "");
     utf8_clean(why);
     if (res->failed || res->timed_out || res->status == 0 || res->status >= 500 || p->is_init ||
         p->is_renew) {
@@ -233,6 +276,8 @@ static void request_failed_http(struct post *p, const struct httpc_result *res)
 
 static void start_renewal(struct httpup *h);
 static bool post_start(struct post *p);
+static bool resume_wanted(struct post *p, const struct httpc_result *res);
+static void schedule_resume(struct post *p);
 
 static void on_done(struct httpc_req *r, const struct httpc_result *res, void *arg)
 {
@@ -243,11 +288,16 @@ static void on_done(struct httpc_req *r, const struct httpc_result *res, void *a
     p->in_cb = true;
     unlink_post(p);
     bool ok_status = res->status >= 200 && res->status < 300;
+    if (resume_wanted(p, res)) {
+        schedule_resume(p);
+        p->in_cb = false;
+        return;
+    }
     if (p->id == 0) {
         if (!ok_status && !p->is_renew)
             log_info("upstream %s: a notification got HTTP %ld", name_of(h), res->status);
     } else if (res->status == 404 && p->with_session && !p->retried && !p->is_renew &&
-               !p->is_init) {
+               !p->is_init && !p->resuming) {
         /* The upstream forgot our session: a new one, then this request again. */
         p->retried = true;
         p->status = 0;
@@ -296,7 +346,7 @@ static void on_done(struct httpc_req *r, const struct httpc_result *res, void *a
 /* ---------- sending ---------- */
 
 /* The headers of a request: ours, the session's, the file's (each "Name: value", allocated;
- * free_headers). */
+ * free_headers). With last_event_id, those of a GET resuming an answer's stream. */
 /* 2026-07-28 mirrors the method, and the tool, prompt or resource it names, in headers. */
 static void modern_headers(json_t *msg, char **out, size_t *n)
 {
@@ -314,14 +364,21 @@ static void modern_headers(json_t *msg, char **out, size_t *n)
         out[(*n)++] = xasprintf("Mcp-Name: %s", name);
 }
 
-static char **build_headers(struct httpup *h, json_t *msg, size_t *count)
+static char **build_headers(struct httpup *h, json_t *msg, const char *last_event_id,
+                            size_t *count)
 {
     size_t n = 0, max = json_object_size(h->u->cfg->headers) + 6;
     char **out = xcalloc(max, sizeof *out);
     const char *key;
     json_t *v;
-    out[n++] = xstrdup("Content-Type: application/json");
-    out[n++] = xstrdup("Accept: application/json, text/event-stream");
+    if (last_event_id) {
+        out[n++] = xstrdup("Accept: text/event-stream");
+        out[n++] = xasprintf("Last-Event-ID: %s", last_event_id); /* a line of the stream: no
+                                                                     CR, LF or NUL in it */
+    } else {
+        out[n++] = xstrdup("Content-Type: application/json");
+        out[n++] = xstrdup("Accept: application/json, text/event-stream");
+    }
     if (h->session)
         out[n++] = xasprintf("Mcp-Session-Id: %s", h->session);
     if (h->version[0])
@@ -359,7 +416,7 @@ static bool post_start(struct post *p)
 {
     struct httpup *h = p->hu;
     size_t n;
-    char **hdr = build_headers(h, p->msg, &n);
+    char **hdr = build_headers(h, p->msg, NULL, &n);
     char *body = json_dumps(p->msg, JSON_COMPACT);
     p->with_session = h->session != NULL;
     p->generation = h->generation;
@@ -375,11 +432,7 @@ static bool post_start(struct post *p)
     free(body);
     if (p->req == NULL)
         return false;
-    p->prev = NULL;
-    p->next = h->posts;
-    if (h->posts)
-        h->posts->prev = p;
-    h->posts = p;
+    link_post(p);
     return true;
 }
 
@@ -393,6 +446,7 @@ static struct post *post_new(struct httpup *h, json_t *msg)
     if (method && json_is_integer(id))
         p->id = (uint64_t)json_integer_value(id);
     p->is_init = method && strcmp(method, "initialize") == 0;
+    p->retry_ms = -1;
     sse_init(&p->dec, HU_MESSAGE_MAX);
     buf_init(&p->body, HU_MESSAGE_MAX);
     return p;
@@ -484,6 +538,85 @@ static void renewed(struct httpup *h, json_t *msg)
     }
 }
 
+/* ---------- resuming an answer's stream ---------- */
+
+/* How long to wait before a resume: the stream's retry: (bounded), else a backoff doubling from
+ * HU_RESUME_FIRST_MS with each resume in a row that brought nothing. */
+unsigned gw_resume_delay_ms(long retry_ms, unsigned misses)
+{
+    if (retry_ms >= 0)
+        return retry_ms < HU_RESUME_MAX_DELAY_MS ? (unsigned)retry_ms : HU_RESUME_MAX_DELAY_MS;
+    unsigned ms = HU_RESUME_FIRST_MS << (misses < 8 ? misses : 8);
+    return ms < HU_RESUME_MAX_DELAY_MS ? ms : HU_RESUME_MAX_DELAY_MS;
+}
+
+/* A request's stream ended (or its resume could not connect) without the answer, and it can
+ * be picked up where it stopped: it carried an event id, the session is the one it was sent
+ * with, and the last resumes did not all bring nothing. */
+static bool resume_wanted(struct post *p, const struct httpc_result *res)
+{
+    struct httpup *h = p->hu;
+    bool ok_status = res->status >= 200 && res->status < 300;
+    bool stream_ended = ok_status && p->sse && !res->aborted;
+    bool unreachable = p->resuming && (res->failed || res->status == 0 || res->status >= 500);
+    if (p->id == 0 || p->answered || p->dead || p->is_init || p->is_renew ||
+        !p->last_event_id[0] || h->u->state == UP_DOWN || p->generation != h->generation ||
+        strcmp(h->version, GW_MODERN) == 0 || !(stream_ended || unreachable))
+        return false;
+    p->resume_misses = p->got_event ? 0 : p->resume_misses + 1;
+    return p->resume_misses < HU_RESUME_TRIES;
+}
+
+static void resume_now(struct loop *l, void *arg);
+
+/* Waits, then resumes: p stays listed, so a call's end (httpup_forget) or the upstream's
+ * (httpup_reset) finds it and cancels the wait. */
+static void schedule_resume(struct post *p)
+{
+    struct httpup *h = p->hu;
+    if (p->dec.retry_ms >= 0)
+        p->retry_ms = p->dec.retry_ms;
+    unsigned delay = gw_resume_delay_ms(p->retry_ms, p->resume_misses);
+    log_info("upstream %s: the answer's stream to request %llu ended early; resuming it in %u ms",
+             name_of(h), (unsigned long long)p->id, delay);
+    p->status = 0;
+    p->sse = false;
+    p->got_event = false;
+    buf_cleanup(&p->body);
+    buf_init(&p->body, HU_MESSAGE_MAX);
+    sse_cleanup(&p->dec); /* a half event of the closed stream is not continued */
+    sse_init(&p->dec, HU_MESSAGE_MAX);
+    link_post(p);
+    p->resume_timer = loop_timer_add(h->u->loop, delay, resume_now, p);
+}
+
+/* GET with Last-Event-ID: the upstream replays what followed and goes on on the new stream. */
+static void resume_now(struct loop *l, void *arg)
+{
+    struct post *p = arg;
+    struct httpup *h = p->hu;
+    (void)l;
+    p->resume_timer = NULL;
+    p->resuming = true;
+    if (p->generation == h->generation && !h->renewing) {
+        size_t n;
+        char **hdr = build_headers(h, NULL, p->last_event_id, &n);
+        struct httpc_opts o = {.method = "GET", .url = h->u->cfg->url,
+                               .headers = (const char *const *)hdr, .nheaders = n,
+                               .connect_timeout_ms = h->u->cfg->connect_timeout_s * 1000,
+                               .on_data = on_data, .on_header = on_header, .on_done = on_done,
+                               .arg = p};
+        p->req = httpc_request(h->http, &o);
+        free_headers(hdr, n);
+        if (p->req)
+            return;
+    }
+    uint64_t id = p->id;
+    unlink_post(p);
+    post_free(p);
+    up_request_failed(h->u, id, "could not resume its answer");
+}
+
 /* ---------- life ---------- */
 
 struct httpup *httpup_new(struct upstream *u)
@@ -491,6 +624,7 @@ struct httpup *httpup_new(struct upstream *u)
     struct httpup *h = xcalloc(1, sizeof *h);
     h->u = u;
     h->http = httpc_new(u->loop, u->cfg->max_in_flight + HU_PER_ORIGIN_SPARE);
+    live_transports++;
     return h;
 }
 
@@ -530,31 +664,100 @@ void httpup_reset(struct httpup *h)
     h->version[0] = '\0';
 }
 
-/* Tells the upstream we are done with the session (the spec's DELETE). The loop has stopped
- * by now, so this one waits, briefly; an upstream that does not answer just keeps it. */
-static void end_session(struct httpup *h)
+/* The sessions' DELETEs at shutdown: queued as each transport is freed, sent together when the
+ * last one is (the loop has stopped by then, so they are waited for, briefly; an upstream that
+ * does not answer in time just keeps its session). */
+struct session_end {
+    CURL *easy;
+    struct curl_slist *headers;
+    char *name;
+    struct session_end *next;
+};
+static struct session_end *sessions_to_end;
+
+/* Prepares the spec's DELETE of h's session; sent by end_sessions. */
+static void queue_session_end(struct httpup *h)
 {
     size_t n;
-    char **hdr = build_headers(h, NULL, &n);
+    char **hdr = build_headers(h, NULL, NULL, &n);
     struct curl_slist *list = NULL;
     CURL *e = curl_easy_init();
     for (size_t i = 0; i < n; i++)
         list = curl_slist_append(list, hdr[i]);
     free_headers(hdr, n);
-    if (e) {
-        curl_easy_setopt(e, CURLOPT_URL, h->u->cfg->url);
-        curl_easy_setopt(e, CURLOPT_CUSTOMREQUEST, "DELETE");
-        curl_easy_setopt(e, CURLOPT_NOSIGNAL, 1L);
-        curl_easy_setopt(e, CURLOPT_PROTOCOLS_STR, "http,https");
-        curl_easy_setopt(e, CURLOPT_HTTPHEADER, list);
-        curl_easy_setopt(e, CURLOPT_TIMEOUT_MS, (long)HU_DELETE_TIMEOUT_MS);
-        curl_easy_setopt(e, CURLOPT_WRITEFUNCTION, discard);
-        CURLcode rc = curl_easy_perform(e);
-        log_info("upstream %s: session ended (%s)", name_of(h),
-                 rc == CURLE_OK ? "DELETE sent" : curl_easy_strerror(rc));
-        curl_easy_cleanup(e);
+    if (e == NULL) {
+        curl_slist_free_all(list);
+        return;
     }
-    curl_slist_free_all(list);
+    curl_easy_setopt(e, CURLOPT_URL, h->u->cfg->url);
+    curl_easy_setopt(e, CURLOPT_CUSTOMREQUEST, "DELETE");
+    curl_easy_setopt(e, CURLOPT_NOSIGNAL, 1L);
+    curl_easy_setopt(e, CURLOPT_PROTOCOLS_STR, "http,https");
+    curl_easy_setopt(e, CURLOPT_HTTPHEADER, list);
+    curl_easy_setopt(e, CURLOPT_CONNECTTIMEOUT_MS, (long)HU_DELETE_TIMEOUT_MS);
+    curl_easy_setopt(e, CURLOPT_TIMEOUT_MS, (long)HU_DELETE_TIMEOUT_MS);
+    curl_easy_setopt(e, CURLOPT_WRITEFUNCTION, discard);
+    struct session_end *s = xcalloc(1, sizeof *s);
+    s->easy = e;
+    s->headers = list;
+    s->name = xstrdup(name_of(h));
+    s->next = sessions_to_end;
+    sessions_to_end = s;
+}
+
+static long ms_left(const struct timespec *until)
+{
+    struct timespec now;
+    clock_gettime(CLOCK_MONOTONIC, &now);
+    return (until->tv_sec - now.tv_sec) * 1000L + (until->tv_nsec - now.tv_nsec) / 1000000L;
+}
+
+/* Sends every queued DELETE at once and waits for them, HU_DELETE_TIMEOUT_MS in all. */
+static void end_sessions(void)
+{
+    CURLM *m = sessions_to_end ? curl_multi_init() : NULL;
+    struct timespec until;
+    clock_gettime(CLOCK_MONOTONIC, &until);
+    until.tv_sec += HU_DELETE_TIMEOUT_MS / 1000;
+    until.tv_nsec += (HU_DELETE_TIMEOUT_MS % 1000) * 1000000L;
+    if (until.tv_nsec >= 1000000000L)
+        until.tv_sec++, until.tv_nsec -= 1000000000L;
+    for (struct session_end *s = sessions_to_end; m && s; s = s->next)
+        curl_multi_add_handle(m, s->easy);
+    int running = m != NULL;
+    while (running && ms_left(&until) > 0) {
+        if (curl_multi_perform(m, &running) != CURLM_OK)
+            break;
+        if (running)
+            curl_multi_poll(m, NULL, 0, (int)ms_left(&until), NULL);
+    }
+    CURLMsg *msg;
+    int queued;
+    while (m && (msg = curl_multi_info_read(m, &queued)) != NULL)
+        for (struct session_end *s = sessions_to_end; s; s = s->next)
+            if (msg->msg == CURLMSG_DONE && s->easy == msg->easy_handle) {
+                log_info("upstream %s: session ended (%s)", s->name,
+                         msg->data.result == CURLE_OK ? "DELETE sent"
+                                                      : curl_easy_strerror(msg->data.result));
+                curl_multi_remove_handle(m, s->easy);
+                curl_easy_cleanup(s->easy);
+                s->easy = NULL;
+            }
+    while (sessions_to_end) {
+        struct session_end *s = sessions_to_end;
+        sessions_to_end = s->next;
+        if (s->easy) {
+            log_info("upstream %s: session ended (no answer to DELETE within %u ms)", s->name,
+                     HU_DELETE_TIMEOUT_MS);
+            if (m)
+                curl_multi_remove_handle(m, s->easy);
+            curl_easy_cleanup(s->easy);
+        }
+        curl_slist_free_all(s->headers);
+        free(s->name);
+        free(s);
+    }
+    curl_multi_cleanup(m);
 }
 
 void httpup_free(struct httpup *h)
@@ -570,9 +773,11 @@ void httpup_free(struct httpup *h)
         live = next;
     }
     if (h->session)
-        end_session(h);
+        queue_session_end(h);
     httpup_reset(h);
     httpc_free(h->http);
     json_decref(h->init_msg);
     free(h);
+    if (--live_transports == 0)
+        end_sessions();
 }

@@ -8,6 +8,7 @@ void sse_init(struct sse_decoder *d, size_t max_event)
 {
     memset(d, 0, sizeof *d);
     d->max_event = max_event;
+    d->retry_ms = -1;
     buf_init(&d->line, max_event);
     buf_init(&d->data, max_event);
 }
@@ -29,6 +30,21 @@ static void dispatch(struct sse_decoder *d, sse_event_cb *cb, void *arg)
     d->event[0] = '\0';
     d->has_data = false;
     d->data.len = 0;
+}
+
+/* retry: only ASCII digits count (WHATWG); anything else leaves the last value. */
+static void retry_field(struct sse_decoder *d, const char *v, size_t vlen)
+{
+    long ms = 0;
+    if (vlen == 0)
+        return;
+    for (size_t i = 0; i < vlen; i++) {
+        if (v[i] < '0' || v[i] > '9')
+            return;
+        if (ms < SSE_RETRY_MAX_MS)
+            ms = ms * 10 + (v[i] - '0');
+    }
+    d->retry_ms = ms < SSE_RETRY_MAX_MS ? ms : SSE_RETRY_MAX_MS;
 }
 
 static bool field(struct sse_decoder *d, const char *line, size_t n, sse_event_cb *cb, void *arg)
@@ -54,8 +70,10 @@ static bool field(struct sse_decoder *d, const char *line, size_t n, sse_event_c
     } else if (nlen == 2 && memcmp(line, "id", 2) == 0) {
         if (!memchr(v, '\0', vlen))
             snprintf(d->id, sizeof d->id, "%.*s", (int)vlen, v);
+    } else if (nlen == 5 && memcmp(line, "retry", 5) == 0) {
+        retry_field(d, v, vlen);
     }
-    /* retry and unknown fields: ignored */
+    /* unknown fields: ignored */
     return true;
 }
 

@@ -2,7 +2,8 @@
  * gateway's Streamable HTTP upstream). Pure; fuzzed.
  * Bytes go in as they arrive, in pieces of any size; each complete event comes out through the
  * callback with its event name ("" when none was given), its data (lines joined with "\n") and
- * its id. Comment lines (": keepalive") are skipped. An event larger than max_event bytes is an
+ * its id. Comment lines (": keepalive") are skipped; a `retry:` field of digits sets retry_ms
+ * (the stream's reconnection time, capped at SSE_RETRY_MAX_MS). An event larger than max_event bytes is an
  * error: the decoder stops and sse_feed returns false from then on. The callback runs inside
  * sse_feed and must not free or reset the decoder (defer that until sse_feed has returned). */
 #ifndef HM_SSE_H
@@ -23,8 +24,11 @@ struct sse_decoder {
     bool has_data;
     bool failed;
     bool skip_lf;     /* the last line ended in CR: a following LF belongs to it */
+    long retry_ms;    /* the last valid retry: field, -1 when none came */
     size_t max_event;
 };
+
+#define SSE_RETRY_MAX_MS 3600000L /* parsing stops here: no overflow, and a caller bounds it */
 
 void sse_init(struct sse_decoder *d, size_t max_event);
 void sse_cleanup(struct sse_decoder *d);

@@ -11,6 +11,8 @@
 // Options (argv): --starts FILE  append "start PID" to FILE at each start (restarts are counted)
 //                 --hang-init    never answer initialize (a child stuck past connect_timeout)
 //                 --crash-init   exit (status 4) on initialize
+//                 --templates    resources: none; resource templates: "fake://item/{id}" (read:
+//                                the URI back as text) and "fake://tree{/path*}" (an operator)
 //                 --crash-init-in NAME  the same when this process's cwd ends in /NAME (an
 //                                  instance that never starts: gwinstances.test.mjs)
 //                 --pages        tools/list in pages of 3 tools (nextCursor "page-N")
@@ -67,6 +69,8 @@
 //                                   on it gets 404, like a restarted server: mcp-proxy #149)
 //                 --record FILE     appends one JSON line per HTTP request: method, the JSON-RPC
 //                                   method, id, tool, the headers that matter, the HTTP status
+//                 --delete-delay MS a DELETE is recorded when it arrives (with t, ms since the
+//                                   epoch) and answered MS later (the gateway's shutdown)
 import { appendFileSync, existsSync, readFileSync } from 'node:fs';
 import { createServer } from 'node:http';
 import { randomUUID } from 'node:crypto';
@@ -99,6 +103,13 @@ else createInterface({ input: process.stdin }).on('line', (line) => {
     send({ jsonrpc: '2.0', id: msg.id, result: { protocolVersion: '2025-11-25',
       capabilities: { tools: {}, ...(args.includes('--prompts') ? { prompts: {} } : {}) },
       serverInfo: { name: 'fake-upstream', version: '1.0.0' } } });
+  } else if (msg.method === 'resources/list' && args.includes('--templates')) {
+    send({ jsonrpc: '2.0', id: msg.id, result: { resources: [] } });
+  } else if (msg.method === 'resources/templates/list' && args.includes('--templates')) {
+    send({ jsonrpc: '2.0', id: msg.id, result: { resourceTemplates: [
+      { uriTemplate: 'fake://item/{id}', name: 'item' }, { uriTemplate: 'fake://tree{/path*}', name: 'tree' }] } });
+  } else if (msg.method === 'resources/read' && args.includes('--templates')) {
+    send({ jsonrpc: '2.0', id: msg.id, result: { contents: [{ uri: msg.params.uri, text: `read ${msg.params.uri}` }] } });
   } else if (msg.method === 'prompts/list' && args.includes('--prompts')) {
     send({ jsonrpc: '2.0', id: msg.id, result: { prompts: [{ name: 'sampler', description: 'asks for a sample' }] } });
   } else if (msg.method === 'prompts/get' && args.includes('--prompts')) {
@@ -236,8 +247,13 @@ function serveHttp(port) {
       }
       if (req.method === 'DELETE') {
         sessions.delete(sid);
-        status(200);
-        return res.end();
+        const delay = Number(opt('--delete-delay') ?? 0);
+        if (delay === 0) {
+          status(200);
+          return res.end();
+        }
+        record({ ...entry, t: Date.now(), status: 'held' });
+        return setTimeout(() => { res.writeHead(200); res.end(); }, delay);
       }
       if (msg.method === 'initialize') {
         if (args.includes('--hang-init')) return record({ ...entry, status: 'hang' });

@@ -249,7 +249,9 @@ test('gateway check --probe prints each upstream\'s protocol, its resources and 
     const table = (title) => section(title).map((l) => l.split(/\s{2,}/));
     const resources = table('resources (probe)');
     assert.deepEqual(resources[0], ['URI', 'UPSTREAM', 'STATUS']);
-    assert.equal(resources.length, 1 + 7);
+    assert.equal(resources.length, 1 + 7 + 2, 'its 7 resources and 2 templates');
+    assert.deepEqual(resources.find((x) => x[0].includes('dynamic/text')),
+      ['template demo://resource/dynamic/text/{resourceId}', 'ev', 'exposed']);
     assert.deepEqual(resources.find((x) => x[0].endsWith('/architecture.md')),
       ['demo://resource/static/document/architecture.md', 'ev', 'exposed']);
     const prompts = table('prompts (probe)');

@@ -59,6 +59,16 @@ test('resources: listed with their own URIs, read through the upstream', async (
   await assert.rejects(client.readResource({ uri: 'demo://resource/static/document/nope.md' }), /nope|not found|Unknown/i);
 });
 
+test('resource templates: listed as the upstream offers them; a URI matching one is read through that upstream', async () => {
+  const { resourceTemplates } = await client.listResourceTemplates();
+  const tpls = resourceTemplates.map((t) => t.uriTemplate);
+  assert.ok(tpls.includes('demo://resource/dynamic/text/{resourceId}'), tpls.join(' '));
+  const r = await client.readResource({ uri: 'demo://resource/dynamic/text/7' });
+  assert.equal(r.contents[0].uri, 'demo://resource/dynamic/text/7');
+  assert.match(r.contents[0].text, /7/, 'the upstream answered for that id');
+  await assert.rejects(client.readResource({ uri: 'demo://resource/elsewhere/7' }), /not found|Unknown/i);
+});
+
 test('prompts: prefixed like tools, got through the upstream with their arguments; none from an upstream without the flag', async () => {
   const { prompts } = await client.listPrompts();
   const names = prompts.map((p) => p.name);
@@ -79,4 +89,23 @@ test('two upstreams offering the same resource URI: the start is refused naming 
   const started = await startHermes({ GATEWAY_FILE: gw }).catch((e) => e);
   if (!(started instanceof Error)) await started.stop();
   assert.match(String(started), /upstream b offers resource 'demo:\/\/[^']+', which upstream a offers too/);
+});
+
+test('templates: only {name} parts are served (an RFC 6570 operator one is not listed); the same template from two upstreams refuses the start', async () => {
+  const fake = (name, extra = '') => `  ${name}:\n    command: ${JSON.stringify(process.execPath)}\n` +
+    `    args: ${JSON.stringify([join(ROOT, 'tests/fakes/fake-upstream.mjs'), '--templates'])}\n` +
+    `    prefix: ${name}_\n    tools: {include: [echo], resources: true}\n${extra}`;
+  const one = await startHermes({ GATEWAY_FILE: gatewayFile('tpl', fake('a')) });
+  try {
+    const c = new Client({ name: 'gw-tpl', version: '1.0.0' });
+    await c.connect(new StreamableHTTPClientTransport(new URL(one.url), { requestInit: { headers: one.auth } }));
+    const { resourceTemplates } = await c.listResourceTemplates();
+    assert.deepEqual(resourceTemplates.map((t) => t.uriTemplate), ['fake://item/{id}']);
+    assert.equal((await c.readResource({ uri: 'fake://item/42' })).contents[0].text, 'read fake://item/42');
+    await c.close();
+    assert.match(one.proc.stderrText, /resource template 'fake:\/\/tree\{\/path\*\}' not exposed \(only \{name\} parts are served/);
+  } finally { await one.stop(); }
+  const started = await startHermes({ GATEWAY_FILE: gatewayFile('tplclash', fake('a') + fake('b')) }).catch((e) => e);
+  if (!(started instanceof Error)) await started.stop();
+  assert.match(String(started), /upstream b offers resource template 'fake:\/\/item\/\{id\}', which upstream a offers too/);
 });

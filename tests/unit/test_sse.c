@@ -101,6 +101,26 @@ static void oversized_event_fails_and_stays_failed(void **state)
     sse_cleanup(&d);
 }
 
+/* retry: sets the stream's reconnection time only when it is all digits; huge values are capped. */
+static void retry_field_takes_digits_only(void **state)
+{
+    struct sse_decoder d;
+    struct seen s = {0};
+    (void)state;
+    sse_init(&d, 1024);
+    assert_int_equal(d.retry_ms, -1);
+    assert_true(sse_feed(&d, "id: a\nretry: 1500\ndata: \n\n", 26, collect, &s));
+    assert_int_equal(d.retry_ms, 1500);
+    assert_string_equal(s.id[0], "a");
+    assert_true(sse_feed(&d, "retry: 12x\nretry: -5\nretry:\n\n", 29, collect, &s));
+    assert_int_equal(d.retry_ms, 1500); /* none of those counts */
+    assert_true(sse_feed(&d, "retry: 99999999999999999999999\n\n", 32, collect, &s));
+    assert_int_equal(d.retry_ms, SSE_RETRY_MAX_MS);
+    assert_true(sse_feed(&d, "retry: 0\n\n", 10, collect, &s));
+    assert_int_equal(d.retry_ms, 0);
+    sse_cleanup(&d);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -108,6 +128,7 @@ int main(void)
         cmocka_unit_test(decodes_the_same_whatever_the_split),
         cmocka_unit_test(event_without_data_is_not_dispatched),
         cmocka_unit_test(oversized_event_fails_and_stays_failed),
+        cmocka_unit_test(retry_field_takes_digits_only),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
