@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "approvals.h"
+#include "reaper.h"
 #include "audit.h"
 #include "authserver.h"
 #include "buf.h"
@@ -60,6 +61,7 @@ struct app {
     struct audit *audit;
     struct approvals *approvals; /* the operator's queue, answered through ctl */
     struct ctlsock *ctl;         /* NULL when the socket could not be made: requests time out */
+    struct reaper *reaper;       /* keeps detached descendants below us (see reaper.h) */
     struct principals *principals; /* who the bearer tokens are (MCP_AUTH_TOKEN, TOKENS_FILE) */
     struct tokenstore *oauth_tokens; /* with OAUTH_ISSUER_URL: the tokens issued, by hash */
     char *oauth_resource;            /* <issuer>/mcp: the audience an access token must name */
@@ -843,6 +845,8 @@ static void open_approvals(struct app *a)
         snprintf(err, sizeof err, "control socket: the env file's directory path is too long");
     if (!a->ctl)
         log_warn("%s; approvals cannot be answered", err);
+    else
+        a->reaper = reaper_start(a->loop);
     free(path);
     if (a->o->approvals)
         a->o->approvals(a->o->setup_arg, a->approvals);
@@ -1015,6 +1019,7 @@ out:
         o->teardown(o->setup_arg);
     httpd_free(a.httpd);
     ctlsock_free(a.ctl);
+    reaper_free(a.reaper);
     approvals_free(a.approvals); /* after teardown: providers withdraw what they queued */
     audit_free(a.audit, 2000);
     ratelimit_free(a.rl);

@@ -1,7 +1,9 @@
 /* ctlsock.c — the operator's control socket (see ctlsock.h). Every connection is non-blocking on
  * the loop: it reads one line (capped), answers it from the approval queue, writes the answer as
- * the socket takes it and closes. A peer whose uid is not ours is closed before a byte is read;
- * an idle connection is closed after CTL_IDLE_MS so a stuck client cannot hold a slot. */
+ * the socket takes it and closes. A peer whose uid is not ours, or that the server started (the
+ * model reaches a shell through an upstream's tools), is told so and closed before a byte is
+ * read; so is a peer that finds every slot taken ("busy"); an idle connection is closed after
+ * CTL_IDLE_MS so a stuck client cannot hold a slot. */
 #include "ctlsock.h"
 
 #include <errno.h>
@@ -23,7 +25,8 @@
 #include "mem.h"
 
 #define CTL_MAX_CONNS 8
-#define CTL_IDLE_MS 5000u
+#define CTL_IDLE_MS 2000u
+#define CTL_ACCEPT_PAUSE_MS 100u /* out of descriptors: accept again after this */
 
 bool ctl_parse_request(const char *line, size_t n, struct ctl_request *r, const char **err)
 {
@@ -45,9 +48,9 @@ bool ctl_parse_request(const char *line, size_t n, struct ctl_request *r, const 
         ok = json_object_size(j) == 1;
         goto out;
     }
-    if (strcmp(op, "approve") && strcmp(op, "deny"))
+    if (strcmp(op, "approve") && strcmp(op, "deny") && strcmp(op, "show"))
         goto out;
-    r->op = strcmp(op, "approve") ? CTL_DENY : CTL_APPROVE;
+    r->op = !strcmp(op, "show") ? CTL_SHOW : strcmp(op, "approve") ? CTL_DENY : CTL_APPROVE;
     if (!id || !id[0] || strlen(id) > CTL_ID_MAX)
         goto out;
     snprintf(r->id, sizeof r->id, "%s", id);
@@ -81,11 +84,54 @@ bool ctl_peer_allowed(int fd, uid_t own, uid_t *peer)
     return ctl_uid_allowed(have, have ? cred.uid : (uid_t)-1, own);
 }
 
+/* The parent of pid from /proc/PID/stat ("pid (comm) state ppid ..."; comm may hold ")"), or
+ * -1 when it cannot be read. */
+static pid_t parent_of(pid_t pid)
+{
+    char path[64], buf[1024];
+    snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return -1;
+    ssize_t n = read(fd, buf, sizeof buf - 1);
+    close(fd);
+    if (n <= 0)
+        return -1;
+    buf[n] = '\0';
+    char *end = strrchr(buf, ')');
+    int ppid;
+    char state;
+    if (!end || sscanf(end + 1, " %c %d", &state, &ppid) != 2)
+        return -1;
+    return (pid_t)ppid;
+}
+
+bool ctl_pid_descends_from(pid_t pid, pid_t ancestor)
+{
+    if (pid <= 0)
+        return true;
+    pid_t p = parent_of(pid);
+    for (unsigned depth = 0; depth < CTL_ANCESTRY_MAX; depth++) {
+        if (p < 0 || p == ancestor)
+            return true;
+        if (p <= 1) /* init (or the kernel): the top, and not us */
+            return false;
+        p = parent_of(p);
+    }
+    return true;
+}
+
 char *ctl_socket_path(const char *env_file)
 {
-    const char *slash = env_file ? strrchr(env_file, '/') : NULL;
-    char *p = slash ? xasprintf("%.*s/%s", (int)(slash - env_file), env_file, CTL_SOCKET_NAME)
-                    : xasprintf("./%s", CTL_SOCKET_NAME);
+    if (!env_file || !env_file[0])
+        env_file = ".env";
+    const char *slash = strrchr(env_file, '/');
+    const char *base = slash ? slash + 1 : env_file;
+    if (base[0] == '.')
+        base++; /* .env: .env.hermes-mcp.sock */
+    char *p = slash ? xasprintf("%.*s/.%s%s", (int)(slash - env_file), env_file, base,
+                                CTL_SOCKET_SUFFIX)
+                    : xasprintf("./.%s%s", base, CTL_SOCKET_SUFFIX);
     if (strlen(p) >= sizeof ((struct sockaddr_un *)0)->sun_path) {
         free(p);
         return NULL;
@@ -98,7 +144,7 @@ char *ctl_socket_path(const char *env_file)
 struct conn {
     struct ctlsock *s;
     int fd;
-    uid_t uid;
+    pid_t pid;
     struct loop_watch *w;
     struct loop_timer *idle;
     char in[CTL_LINE_MAX + 1];
@@ -111,8 +157,12 @@ struct ctlsock {
     struct loop *loop;
     struct approvals *q;
     char *path;
+    dev_t dev; /* the socket file we bound: only that one is removed at the end */
+    ino_t ino;
     int fd;
     struct loop_watch *w;
+    struct loop_timer *resume; /* accept paused after EMFILE/ENFILE */
+    char decider[160]; /* "uid 1000 (alice)": the only uid heard, resolved once */
     struct conn *conns[CTL_MAX_CONNS];
 };
 
@@ -145,13 +195,14 @@ static char *answer(struct conn *c, const char *line, size_t n)
     json_t *j;
     if (r.op == CTL_LIST) {
         j = json_pack("{s:b, s:o}", "ok", 1, "pending", approvals_list_json(c->s->q));
+    } else if (r.op == CTL_SHOW) {
+        json_t *shown = approvals_show_json(c->s->q, r.id);
+        if (!shown)
+            return answer_error("unknown_id");
+        j = json_pack("{s:b, s:o}", "ok", 1, "request", shown);
     } else {
-        char decider[160];
-        struct passwd pw, *pwp = NULL;
-        char pwbuf[1024];
-        getpwuid_r(c->uid, &pw, pwbuf, sizeof pwbuf, &pwp);
-        snprintf(decider, sizeof decider, "uid %u%s%.64s%s", (unsigned)c->uid, pwp ? " (" : "",
-                 pwp ? pwp->pw_name : "", pwp ? ")" : "");
+        char decider[200];
+        snprintf(decider, sizeof decider, "%s pid %d", c->s->decider, (int)c->pid);
         if (approvals_decide(c->s->q, r.id, r.op == CTL_APPROVE, r.reason[0] ? r.reason : NULL,
                              decider) != 0)
             return answer_error("unknown_id");
@@ -229,31 +280,79 @@ static void conn_idle(struct loop *l, void *arg)
     conn_close(c);
 }
 
+/* Tells a refused peer why in one short line (a fresh socket's buffer takes it), then closes. */
+static void refuse(int cfd, const char *code)
+{
+    char *line = answer_error(code);
+    if (line) {
+        char *nl = xasprintf("%s\n", line);
+        ssize_t put = send(cfd, nl, strlen(nl), MSG_NOSIGNAL | MSG_DONTWAIT);
+        (void)put;
+        free(nl);
+        free(line);
+    }
+    close(cfd);
+}
+
+static void on_accept(struct loop *l, int fd, uint32_t events, void *arg);
+
+static void resume_accept(struct loop *l, void *arg)
+{
+    (void)l;
+    struct ctlsock *s = arg;
+    s->resume = NULL;
+    loop_watch_mod(s->w, EPOLLIN);
+}
+
+/* The peer pid of an accepted connection (SO_PEERCRED), or 0 when unknown. */
+static pid_t peer_pid(int fd)
+{
+    struct ucred cred;
+    socklen_t len = sizeof cred;
+    if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) != 0 || len != sizeof cred)
+        return 0;
+    return cred.pid;
+}
+
 static void on_accept(struct loop *l, int fd, uint32_t events, void *arg)
 {
     (void)events;
     struct ctlsock *s = arg;
     for (;;) {
         int cfd = accept4(fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
-        if (cfd < 0)
+        if (cfd < 0) {
+            if ((errno == EMFILE || errno == ENFILE) && !s->resume) {
+                /* The pending connection stays queued and keeps the socket readable: without
+                 * a pause the loop would spin on it. */
+                loop_watch_mod(s->w, 0);
+                s->resume = loop_timer_add(l, CTL_ACCEPT_PAUSE_MS, resume_accept, s);
+            }
             return;
+        }
         uid_t uid;
         if (!ctl_peer_allowed(cfd, geteuid(), &uid)) {
             log_warn("control socket: refused a peer with uid %d", (int)uid);
-            close(cfd);
+            refuse(cfd, "refused_uid");
+            continue;
+        }
+        pid_t pid = peer_pid(cfd);
+        if (ctl_pid_descends_from(pid, getpid())) {
+            log_warn("control socket: refused pid %d: a process started by the server cannot "
+                     "decide approvals", (int)pid);
+            refuse(cfd, "refused_descendant");
             continue;
         }
         size_t slot = 0;
         while (slot < CTL_MAX_CONNS && s->conns[slot])
             slot++;
         if (slot == CTL_MAX_CONNS) {
-            close(cfd);
+            refuse(cfd, "busy");
             continue;
         }
         struct conn *c = xcalloc(1, sizeof *c);
         c->s = s;
         c->fd = cfd;
-        c->uid = uid;
+        c->pid = pid;
         c->w = loop_watch_add(l, cfd, EPOLLIN, conn_io, c);
         if (!c->w) {
             close(cfd);
@@ -292,10 +391,12 @@ static bool clear_stale(const char *path, char *err, size_t errlen)
         snprintf(err, errlen, "control socket: %s exists and is not a socket", path);
         return false;
     }
-    int probe = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    /* Non-blocking: a live server with a full backlog answers EAGAIN instead of stalling us. */
+    int probe = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
     struct sockaddr_un sa = {.sun_family = AF_UNIX};
     snprintf(sa.sun_path, sizeof sa.sun_path, "%s", path);
-    bool live = probe >= 0 && connect(probe, (struct sockaddr *)&sa, sizeof sa) == 0;
+    bool live = probe >= 0 && (connect(probe, (struct sockaddr *)&sa, sizeof sa) == 0 ||
+                               errno == EAGAIN || errno == EINPROGRESS);
     if (probe >= 0)
         close(probe);
     if (live) {
@@ -323,7 +424,8 @@ struct ctlsock *ctlsock_new(struct loop *l, const char *path, struct approvals *
     mode_t old = umask(0177); /* born 600: no window in which others may connect */
     bool bound = fd >= 0 && bind(fd, (struct sockaddr *)&sa, sizeof sa) == 0;
     umask(old);
-    if (!bound || chmod(path, 0600) != 0 || listen(fd, 16) != 0) {
+    struct stat st;
+    if (!bound || chmod(path, 0600) != 0 || lstat(path, &st) != 0 || listen(fd, 16) != 0) {
         snprintf(err, errlen, "control socket: %s: %s", path, strerror(errno));
         if (fd >= 0)
             close(fd);
@@ -333,7 +435,15 @@ struct ctlsock *ctlsock_new(struct loop *l, const char *path, struct approvals *
     s->loop = l;
     s->q = q;
     s->path = xstrdup(path);
+    s->dev = st.st_dev;
+    s->ino = st.st_ino;
     s->fd = fd;
+    uid_t uid = geteuid();
+    struct passwd pw, *pwp = NULL;
+    char pwbuf[1024];
+    getpwuid_r(uid, &pw, pwbuf, sizeof pwbuf, &pwp);
+    snprintf(s->decider, sizeof s->decider, "uid %u%s%.64s%s", (unsigned)uid, pwp ? " (" : "",
+             pwp ? pwp->pw_name : "", pwp ? ")" : "");
     s->w = loop_watch_add(l, fd, EPOLLIN, on_accept, s);
     return s;
 }
@@ -346,8 +456,13 @@ void ctlsock_free(struct ctlsock *s)
         if (s->conns[i])
             conn_close(s->conns[i]);
     loop_watch_del(s->w);
+    loop_timer_cancel(s->resume);
+    /* Only the file we bound: a server started since may have replaced a path we lost. Before
+     * close, so no newcomer can take it as stale in between. */
+    struct stat st;
+    if (lstat(s->path, &st) == 0 && st.st_dev == s->dev && st.st_ino == s->ino)
+        unlink(s->path);
     close(s->fd);
-    unlink(s->path);
     free(s->path);
     free(s);
 }

@@ -1,7 +1,8 @@
 /* ctlsock.h — the local control socket through which the operator answers the approval queue
  * (`hermes-mcp approvals|approve|deny`). A Unix socket beside the env file, mode 600, served on
- * the one event loop; only a peer with the server's own uid (SO_PEERCRED) is heard. The protocol
- * is one JSON line each way: {"op":"list"} | {"op":"approve","id":ID} |
+ * the one event loop; only a peer with the server's own uid (SO_PEERCRED) that is not one of the
+ * server's descendants is heard. The protocol
+ * is one JSON line each way: {"op":"list"} | {"op":"show","id":ID} | {"op":"approve","id":ID} |
  * {"op":"deny","id":ID,"reason":TEXT}; answers {"ok":true,...} or {"ok":false,"error":CODE}.
  * Lines are capped; anything else is refused. The request parser and the peer check are shared
  * with the CLI and the unit tests. */
@@ -18,9 +19,10 @@ struct ctlsock;
 #define CTL_LINE_MAX 4096u   /* a request line, newline excluded */
 #define CTL_ID_MAX 64u
 #define CTL_REASON_MAX 200u
-#define CTL_SOCKET_NAME "hermes-mcp.sock"
+#define CTL_SOCKET_SUFFIX ".hermes-mcp.sock" /* after "." and the env file's basename */
+#define CTL_ANCESTRY_MAX 64u /* parent links walked before a peer counts as our descendant */
 
-enum ctl_op { CTL_LIST, CTL_APPROVE, CTL_DENY };
+enum ctl_op { CTL_LIST, CTL_APPROVE, CTL_DENY, CTL_SHOW };
 
 struct ctl_request {
     enum ctl_op op;
@@ -35,7 +37,12 @@ bool ctl_parse_request(const char *line, size_t n, struct ctl_request *r, const 
 bool ctl_uid_allowed(bool have_cred, uid_t peer, uid_t own);
 /* Reads fd's peer credentials (SO_PEERCRED) and applies ctl_uid_allowed; fails closed. */
 bool ctl_peer_allowed(int fd, uid_t own, uid_t *peer);
-/* The socket's path: CTL_SOCKET_NAME in the env file's directory (or "." without one); NULL
+/* True when ancestor is among pid's parents (/proc/PID/stat, at most CTL_ANCESTRY_MAX links),
+ * or when that cannot be told (pid gone or unknown, chain too deep): fails closed. The model can
+ * run commands through an upstream's tools, as children of the server and under its uid. */
+bool ctl_pid_descends_from(pid_t pid, pid_t ancestor);
+/* The socket's path: ".<env file's basename>" CTL_SOCKET_SUFFIX beside the env file (./.env
+ * without one), so servers with different env files in one directory do not share it; NULL
  * when it would not fit a sockaddr_un. Caller frees. */
 char *ctl_socket_path(const char *env_file);
 

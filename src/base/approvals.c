@@ -12,6 +12,7 @@
 #include <strings.h>
 #include <time.h>
 
+#include "buf.h"
 #include "crypto.h"
 #include "loop.h"
 #include "mem.h"
@@ -21,6 +22,8 @@ struct pending {
     char id[APPROVALS_ID_HEX + 1];
     long long queued_at;
     char *principal, *tool, *summary;
+    char *full;        /* the masked arguments, indented, capped at APPROVALS_FULL_MAX */
+    size_t cut;        /* bytes of the compact masked arguments the summary leaves out */
     approval_cb *cb;
     void *arg;
     struct loop_timer *timer;
@@ -32,6 +35,9 @@ struct approvals {
     struct pending *items[APPROVALS_MAX_PENDING];
     size_t n;
 };
+
+static char *masked_text(const json_t *args, size_t flags);
+static void cap_utf8(char *s, size_t cap);
 
 struct approvals *approvals_new(struct loop *l, unsigned timeout_s)
 {
@@ -47,6 +53,7 @@ static void pending_free(struct pending *p)
     free(p->principal);
     free(p->tool);
     free(p->summary);
+    free(p->full);
     free(p);
 }
 
@@ -109,6 +116,13 @@ const char *approvals_add(struct approvals *q, const char *principal, const char
     p->principal = xstrdup(principal ? principal : "-");
     p->tool = xstrdup(tool ? tool : "-");
     p->summary = approvals_summarize(args, APPROVALS_SUMMARY_MAX);
+    p->full = masked_text(args, JSON_INDENT(2) | JSON_SORT_KEYS | JSON_ENCODE_ANY);
+    char *compact = masked_text(args, JSON_COMPACT | JSON_SORT_KEYS | JSON_ENCODE_ANY);
+    size_t whole = strlen(compact), shown = strlen(p->summary);
+    if (whole > shown)
+        p->cut = whole - (shown >= 3 ? shown - 3 : 0); /* the summary ends in "..." */
+    free(compact);
+    cap_utf8(p->full, APPROVALS_FULL_MAX);
     p->cb = cb;
     p->arg = arg;
     p->timer = loop_timer_add(q->loop, (uint64_t)q->timeout_s * 1000u, on_timeout, p);
@@ -145,11 +159,24 @@ json_t *approvals_list_json(const struct approvals *q)
     json_t *out = json_array();
     for (size_t i = 0; i < q->n; i++) {
         const struct pending *p = q->items[i];
-        json_array_append_new(out, json_pack("{s:s, s:I, s:s, s:s, s:s}", "id", p->id, "time",
-                                             (json_int_t)p->queued_at, "principal", p->principal,
-                                             "tool", p->tool, "summary", p->summary));
+        json_t *item = json_pack("{s:s, s:I, s:s, s:s, s:s}", "id", p->id, "time",
+                                 (json_int_t)p->queued_at, "principal", p->principal, "tool",
+                                 p->tool, "summary", p->summary);
+        if (p->cut)
+            json_object_set_new(item, "cut", json_integer((json_int_t)p->cut));
+        json_array_append_new(out, item);
     }
     return out;
+}
+
+json_t *approvals_show_json(const struct approvals *q, const char *id)
+{
+    ssize_t i = find(q, id);
+    if (i < 0)
+        return NULL;
+    const struct pending *p = q->items[i];
+    return json_pack("{s:s, s:I, s:s, s:s, s:s}", "id", p->id, "time", (json_int_t)p->queued_at,
+                     "principal", p->principal, "tool", p->tool, "arguments", p->full);
 }
 
 /* ---- masking ---- */
@@ -158,15 +185,8 @@ bool approvals_key_is_secret(const char *key)
 {
     static const char *const words[] = {"key",    "token",         "secret", "password",
                                         "passwd", "authorization", "cookie", "credential"};
-    char low[128];
-    size_t n = strlen(key);
-    if (n >= sizeof low)
-        n = sizeof low - 1;
-    for (size_t i = 0; i < n; i++)
-        low[i] = (char)tolower((unsigned char)key[i]);
-    low[n] = '\0';
     for (size_t i = 0; i < sizeof words / sizeof words[0]; i++)
-        if (strstr(low, words[i]))
+        if (strcasestr(key, words[i])) /* the whole key, however long */
             return true;
     return false;
 }
@@ -205,12 +225,127 @@ bool approvals_value_looks_secret(const char *s)
 #define MASK "***"
 #define MASK_DEPTH 16
 
+static bool has_prefix_nocase(const char *s, size_t n, const char *prefix)
+{
+    size_t k = strlen(prefix);
+    return n >= k && strncasecmp(s, prefix, k) == 0;
+}
+
+/* Known credential shapes by their first bytes: OpenAI/Anthropic (sk-), GitHub (ghp_ and
+ * kin), Slack (xox?-), AWS access key ids, Google API keys, GitLab tokens. */
+static bool has_key_prefix(const char *t, size_t n)
+{
+    static const char *const prefixes[] = {"sk-",  "ghp_", "gho_", "ghu_", "ghs_", "ghr_",
+                                           "github_pat_", "AKIA", "ASIA", "AIza", "glpat-"};
+    for (size_t i = 0; i < sizeof prefixes / sizeof prefixes[0]; i++)
+        if (n > strlen(prefixes[i]) + 3 && !strncmp(t, prefixes[i], strlen(prefixes[i])))
+            return true;
+    return n > 5 && !strncmp(t, "xox", 3) && t[4] == '-';
+}
+
+/* A path is shown even when a segment of it is random (a hash, a build id). */
+static bool looks_like_path(const char *t, size_t n)
+{
+    return n > 0 && (t[0] == '/' || has_prefix_nocase(t, n, "./") ||
+                     has_prefix_nocase(t, n, "../") || has_prefix_nocase(t, n, "~/"));
+}
+
+static bool token_looks_secret(const char *t, size_t n)
+{
+    if (has_key_prefix(t, n))
+        return true;
+    if (looks_like_path(t, n) || n > 4096)
+        return false;
+    char *z = xstrndup(t, n);
+    bool secret = approvals_value_looks_secret(z);
+    free(z);
+    return secret;
+}
+
+/* Appends token t (n bytes) to out, masking what in it is a credential: the whole token (a key,
+ * or the word after Bearer/Basic), a URL's password (or its lone userinfo), the value of
+ * NAME=value when NAME says secret. */
+static void mask_token(struct buf *out, const char *t, size_t n, bool after_auth_word)
+{
+    /* A loop, not recursion, and bounded: A=B=C=... may be as long as the string. */
+    for (int links = 0;; links++) {
+        if (links > 8) {
+            buf_append(out, MASK, strlen(MASK));
+            return;
+        }
+        const char *scheme = memmem(t, n, "://", 3);
+        const char *at = scheme ? memchr(scheme + 3, '@', n - (size_t)(scheme + 3 - t)) : NULL;
+        const char *slash = scheme ? memchr(scheme + 3, '/', n - (size_t)(scheme + 3 - t)) : NULL;
+        const char *eq = memchr(t, '=', n);
+        size_t name_len = eq ? (size_t)(eq - t) : 0;
+        bool named = name_len > 0 && name_len + 1 < n &&
+                     (isalpha((unsigned char)t[0]) || t[0] == '_');
+        for (size_t i = 0; named && i < name_len; i++)
+            named = isalnum((unsigned char)t[i]) || strchr("_.-", t[i]);
+        char *name = named ? xstrndup(t, name_len) : NULL;
+        bool secret_name = name && approvals_key_is_secret(name);
+        free(name);
+        if (after_auth_word) {
+            buf_append(out, MASK, strlen(MASK));
+        } else if (secret_name) {
+            buf_append(out, t, name_len + 1);
+            buf_append(out, MASK, strlen(MASK));
+        } else if (token_looks_secret(t, n)) {
+            buf_append(out, MASK, strlen(MASK));
+        } else if (at && (!slash || at < slash)) {
+            /* user:password@ keeps the user; a lone userinfo is a token (https://TOKEN@host) */
+            const char *colon = memchr(scheme + 3, ':', (size_t)(at - (scheme + 3)));
+            const char *keep_to = colon ? colon + 1 : scheme + 3;
+            buf_append(out, t, (size_t)(keep_to - t));
+            buf_append(out, MASK, strlen(MASK));
+            buf_append(out, at, n - (size_t)(at - t));
+        } else if (named) {
+            buf_append(out, t, name_len + 1);
+            t = eq + 1;
+            n -= name_len + 1;
+            continue;
+        } else {
+            buf_append(out, t, n);
+        }
+        return;
+    }
+}
+
+/* s with each whitespace-separated token masked as needed (see mask_token). */
+static json_t *mask_string(const char *s)
+{
+    struct buf out;
+    buf_init(&out, 0);
+    bool after_auth_word = false;
+    const char *p = s;
+    while (*p) {
+        size_t gap = strspn(p, " \t\r\n");
+        buf_append(&out, p, gap);
+        p += gap;
+        size_t n = strcspn(p, " \t\r\n");
+        if (!n)
+            break;
+        mask_token(&out, p, n, after_auth_word);
+        after_auth_word = (n == 6 && !strncasecmp(p, "bearer", 6)) ||
+                          (n == 5 && !strncasecmp(p, "basic", 5));
+        p += n;
+    }
+    json_t *j = json_string(out.data ? out.data : "");
+    buf_cleanup(&out);
+    return j ? j : json_string(MASK);
+}
+
 /* Replaces, in place, every secret-looking value of v by MASK; returns v or its replacement. */
 static json_t *mask_in_place(json_t *v, int depth)
 {
-    if (depth > MASK_DEPTH || (json_is_string(v) && approvals_value_looks_secret(json_string_value(v)))) {
+    if (depth > MASK_DEPTH) {
         json_decref(v);
-        return json_string(depth > MASK_DEPTH ? "..." : MASK);
+        return json_string("...");
+    }
+    if (json_is_string(v)) {
+        json_t *m = mask_string(json_string_value(v));
+        json_decref(v);
+        return m;
     }
     const char *k;
     json_t *m;
@@ -239,15 +374,20 @@ static void cap_utf8(char *s, size_t cap)
     memcpy(s + cut, ellipsis, sizeof ellipsis);
 }
 
-char *approvals_summarize(const json_t *args, size_t cap)
+/* The masked arguments as JSON text in the given format; caller frees. */
+static char *masked_text(const json_t *args, size_t flags)
 {
     if (!args)
         return xstrdup("{}");
     json_t *m = mask_in_place(json_deep_copy(args), 0);
-    char *s = json_dumps(m, JSON_COMPACT | JSON_SORT_KEYS | JSON_ENCODE_ANY);
+    char *s = json_dumps(m, flags);
     json_decref(m);
-    if (!s)
-        return xstrdup("{}");
+    return s ? s : xstrdup("{}");
+}
+
+char *approvals_summarize(const json_t *args, size_t cap)
+{
+    char *s = masked_text(args, JSON_COMPACT | JSON_SORT_KEYS | JSON_ENCODE_ANY);
     cap_utf8(s, cap);
     return s;
 }

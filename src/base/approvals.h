@@ -19,6 +19,7 @@ struct approvals;
 #define APPROVALS_MAX_PENDING 256u    /* callers control how many they queue: capped */
 #define APPROVALS_SUMMARY_MAX 240u    /* bytes of argument summary, ellipsis included */
 #define APPROVALS_ID_HEX 16u          /* 8 random bytes */
+#define APPROVALS_FULL_MAX 65536u     /* bytes of the whole masked arguments `approvals show` gives */
 
 enum approval_outcome { APPROVAL_APPROVED, APPROVAL_DENIED, APPROVAL_TIMED_OUT };
 
@@ -41,8 +42,12 @@ int approvals_decide(struct approvals *q, const char *id, bool approve, const ch
 /* Removes a request without calling its callback (the requester went away). NULL-safe id. */
 void approvals_withdraw(struct approvals *q, const char *id);
 size_t approvals_pending(const struct approvals *q);
-/* [{id, time (unix s), principal, tool, summary}], oldest first. */
+/* [{id, time (unix s), principal, tool, summary[, cut]}], oldest first; cut: how many bytes of
+ * the masked arguments the summary leaves out (absent when none). */
 json_t *approvals_list_json(const struct approvals *q);
+/* {id, time, principal, tool, arguments}: arguments is the masked arguments as indented JSON,
+ * capped at APPROVALS_FULL_MAX bytes; NULL when no pending request has that id. */
+json_t *approvals_show_json(const struct approvals *q, const char *id);
 
 /* The masked, capped one-line summary of args (a JSON text); caller frees. */
 char *approvals_summarize(const json_t *args, size_t cap);

@@ -16,6 +16,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "buf.h"
 #include "ctlsock.h"
 #include "mem.h"
 
@@ -26,15 +27,18 @@
 
 const char approvals_usage[] =
     "usage: hermes-mcp approvals [--json] [--env-file FILE]\n"
+    "       hermes-mcp approvals show ID [--env-file FILE]\n"
     "       hermes-mcp approve ID [--env-file FILE]\n"
     "       hermes-mcp deny ID [--reason TEXT] [--env-file FILE]\n"
     "\n"
     "Answers the approval queue of the server running with FILE (default ./.env): calls that\n"
     "wait for an operator (approve-guarded gateway tools, an agent run waiting for approval).\n"
-    "approvals lists them (id, time, principal, tool, arguments with secrets masked); approve\n"
+    "approvals lists them (id, time, principal, tool, arguments with secrets masked, cut to\n"
+    "one line); approvals show ID prints one request's whole masked arguments; approve\n"
     "lets one proceed; deny refuses it, the caller sees the reason. Unanswered requests are\n"
     "denied after approvals.timeout_s (GATEWAY_FILE, default 600). The server listens on\n"
-    CTL_SOCKET_NAME " in FILE's directory and answers only its own user.\n"
+    ".FILE" CTL_SOCKET_SUFFIX " beside FILE (.env" CTL_SOCKET_SUFFIX " for .env) and answers\n"
+    "only its own user, and never a process it started (such as a tool's terminal).\n"
     "\n"
     "  --env-file FILE   the env file the server reads (default ./.env)\n"
     "  --json            approvals: the list as JSON\n"
@@ -44,7 +48,7 @@ const char approvals_usage[] =
 
 struct opts {
     const char *env_file, *id, *reason;
-    bool json;
+    bool json, show;
 };
 
 static int usage_error(const char *cmd, const char *what, const char *arg)
@@ -80,12 +84,14 @@ static int parse(const char *cmd, int argc, char **argv, struct opts *o)
             o->reason = argv[++i];
         else if (deny && !strncmp(a, "--reason=", 9))
             o->reason = a + 9;
-        else if (!list && !o->id && a[0] != '-')
+        else if (list && !o->show && !o->id && !strcmp(a, "show"))
+            o->show = true;
+        else if ((!list || o->show) && !o->id && a[0] != '-')
             o->id = a;
         else
             return usage_error(cmd, "unknown argument '", a);
     }
-    if (!list && !o->id)
+    if ((!list || o->show) && !o->id)
         return usage_error(cmd, "say which request: its ID from hermes-mcp approvals", NULL);
     if (o->id && strlen(o->id) > CTL_ID_MAX)
         return usage_error(cmd, "not an approval id: '", o->id);
@@ -137,6 +143,52 @@ static json_t *ask(const char *cmd, const char *path, const char *line)
     return j;
 }
 
+char *approvalscli_printable(const char *s, bool keep_newlines)
+{
+    struct buf out;
+    buf_init(&out, 0);
+    const unsigned char *p = (const unsigned char *)(s ? s : "");
+    while (*p) {
+        if ((*p < 0x20 && !(keep_newlines && *p == '\n')) || *p == 0x7f) {
+            buf_printf(&out, "\\x%02x", *p);
+            p++;
+        } else if (p[0] == 0xc2 && p[1] >= 0x80 && p[1] <= 0x9f) { /* C1: U+0080-009F */
+            buf_printf(&out, "\\u%04X", p[1]);
+            p += 2;
+        } else if (p[0] == 0xe2 && ((p[1] == 0x80 && p[2] >= 0xaa && p[2] <= 0xae) ||
+                                    (p[1] == 0x81 && p[2] >= 0xa6 && p[2] <= 0xa9))) {
+            buf_printf(&out, "\\u%04X", 0x2000 | ((p[1] & 0x0f) << 6) | (p[2] & 0x3f));
+            p += 3;
+        } else {
+            buf_append(&out, p, 1);
+            p++;
+        }
+    }
+    char *r = buf_take(&out, NULL);
+    return r ? r : xstrdup("");
+}
+
+/* Prints a field of the answer made printable (see approvalscli_printable). */
+static void put_field(const char *label, json_t *v, bool keep_newlines)
+{
+    char *safe = approvalscli_printable(json_string_value(v), keep_newlines);
+    printf("%s%s\n", label, safe);
+    free(safe);
+}
+
+static void print_request(json_t *r)
+{
+    time_t t = (time_t)json_integer_value(json_object_get(r, "time"));
+    struct tm tm;
+    char when[32];
+    strftime(when, sizeof when, "%Y-%m-%dT%H:%M:%SZ", gmtime_r(&t, &tm));
+    put_field("id:        ", json_object_get(r, "id"), false);
+    printf("time:      %s\n", when);
+    put_field("principal: ", json_object_get(r, "principal"), false);
+    put_field("tool:      ", json_object_get(r, "tool"), false);
+    put_field("arguments (secrets masked):\n", json_object_get(r, "arguments"), true);
+}
+
 static void print_table(json_t *pending)
 {
     size_t i;
@@ -151,11 +203,21 @@ static void print_table(json_t *pending)
         struct tm tm;
         char when[32];
         strftime(when, sizeof when, "%Y-%m-%dT%H:%M:%SZ", gmtime_r(&t, &tm));
-        printf("%-16s  %-20s  %-16s  %-28s  %s\n",
-               json_string_value(json_object_get(p, "id")), when,
-               json_string_value(json_object_get(p, "principal")),
-               json_string_value(json_object_get(p, "tool")),
-               json_string_value(json_object_get(p, "summary")));
+        const char *id = json_string_value(json_object_get(p, "id"));
+        char *principal = approvalscli_printable(
+                 json_string_value(json_object_get(p, "principal")), false),
+             *tool = approvalscli_printable(json_string_value(json_object_get(p, "tool")), false),
+             *summary = approvalscli_printable(
+                 json_string_value(json_object_get(p, "summary")), false);
+        printf("%-16s  %-20s  %-16s  %-28s  %s", id ? id : "-", when, principal, tool, summary);
+        json_int_t cut = json_integer_value(json_object_get(p, "cut"));
+        if (cut > 0)
+            printf(" (+%lld bytes, see `hermes-mcp approvals show %s`)", (long long)cut,
+                   id ? id : "ID");
+        putchar('\n');
+        free(principal);
+        free(tool);
+        free(summary);
     }
 }
 
@@ -163,6 +225,12 @@ static const char *explain(const char *code)
 {
     if (code && !strcmp(code, "unknown_id"))
         return "no request waits with that id (unknown, or already decided or timed out)";
+    if (code && !strcmp(code, "busy"))
+        return "the server's control socket is busy (all its connections in use); try again";
+    if (code && !strcmp(code, "refused_descendant"))
+        return "refused: a process started by the server cannot decide approvals";
+    if (code && !strcmp(code, "refused_uid"))
+        return "refused: only the user the server runs as can decide approvals";
     return code ? code : "refused";
 }
 
@@ -177,7 +245,8 @@ int approvalscli_main(const char *cmd, int argc, char **argv)
         fprintf(stderr, "hermes-mcp %s: the env file's directory path is too long\n", cmd);
         return EXIT_USAGE;
     }
-    json_t *req = !strcmp(cmd, "approvals")
+    json_t *req = o.show ? json_pack("{s:s, s:s}", "op", "show", "id", o.id)
+                  : !strcmp(cmd, "approvals")
                       ? json_pack("{s:s}", "op", "list")
                       : json_pack("{s:s, s:s}", "op", strcmp(cmd, "deny") ? "approve" : "deny",
                                   "id", o.id);
@@ -197,10 +266,17 @@ int approvalscli_main(const char *cmd, int argc, char **argv)
         fprintf(stderr, "hermes-mcp %s: %s\n", cmd,
                 explain(json_string_value(json_object_get(ans, "error"))));
         rc = EXIT_FAIL;
+    } else if (o.show) {
+        json_t *r = json_object_get(ans, "request");
+        if (o.json) {
+            json_dumpf(r, stdout, JSON_INDENT(2) | JSON_ENSURE_ASCII); /* no raw bidi controls */
+            putchar('\n');
+        } else
+            print_request(r);
     } else if (!strcmp(cmd, "approvals")) {
         json_t *pending = json_object_get(ans, "pending");
         if (o.json) {
-            json_dumpf(pending, stdout, JSON_INDENT(2));
+            json_dumpf(pending, stdout, JSON_INDENT(2) | JSON_ENSURE_ASCII); /* no raw bidi controls */
             putchar('\n');
         } else
             print_table(pending);

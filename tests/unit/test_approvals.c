@@ -191,6 +191,76 @@ static void secret_heuristics(void **state)
     assert_false(approvals_value_looks_secret("aaaaaaaaaaaaaaaaaaaaaaaa1111"));
 }
 
+static void secrets_inside_strings_are_masked_token_by_token(void **state)
+{
+    (void)state;
+    json_t *args = json_pack(
+        "{s:s, s:s, s:s, s:s, s:s, s:s}", "cmd",
+        "curl -H 'Authorization: Bearer abc.def' https://bob:hunter2@example.com/x "
+        "https://ghp_Zq8vK2mN4xT7wR1yB5cH9jL3pF6sD0aE@github.com/o/r",
+        "env", "run with OPENAI_API_KEY=sk-live-1 DEBUG=1 and Basic dXNlcjpwYXNz",
+        "keys", "use AKIAIOSFODNN7EXAMPLE and xoxb-123-456 or ghp_Zq8vK2mN4xT7wR1yB5cH9jL3p please",
+        "path", "/home/alice/projects/a1b2c3d4e5f6g7h8i9j0k1l2m3n4o5p6/report.txt",
+        "rel", "see ./build/9f8e7d6c5b4a3f2e1d0c9b8a7f6e5d4c/out.log", "plain",
+        "deploy the x9Kq2LmP7vR4tW8yZ3nB6cF1hJ5dG0sA token now");
+    char *s = approvals_summarize(args, 4096);
+    assert_null(strstr(s, "abc.def"));
+    assert_null(strstr(s, "hunter2"));
+    assert_null(strstr(s, "sk-live-1"));
+    assert_null(strstr(s, "dXNlcjpwYXNz"));
+    assert_null(strstr(s, "AKIAIOSFODNN7EXAMPLE"));
+    assert_null(strstr(s, "xoxb-123"));
+    assert_null(strstr(s, "ghp_Zq8v"));
+    assert_null(strstr(s, "x9Kq2LmP7vR4tW8yZ3nB6cF1hJ5dG0sA"));
+    /* What is not secret stays readable around the masks. */
+    assert_non_null(strstr(s, "curl -H 'Authorization: Bearer *** https://bob:***@example.com/x "
+                              "https://***@github.com/o/r"));
+    assert_non_null(strstr(s, "OPENAI_API_KEY=*** DEBUG=1"));
+    assert_non_null(strstr(s, "/home/alice/projects/a1b2c3d4e5f6g7h8i9j0k1l2m3n4o5p6/report.txt"));
+    assert_non_null(strstr(s, "./build/9f8e7d6c5b4a3f2e1d0c9b8a7f6e5d4c/out.log"));
+    assert_non_null(strstr(s, "deploy the *** token now"));
+    free(s);
+    json_decref(args);
+}
+
+static void a_secret_key_name_counts_whole(void **state)
+{
+    (void)state;
+    char key[300];
+    memset(key, 'x', sizeof key);
+    memcpy(key + 250, "_token", 6);
+    key[256] = '\0';
+    assert_true(approvals_key_is_secret(key));
+}
+
+static void show_gives_the_whole_masked_arguments(void **state)
+{
+    (void)state;
+    struct loop *l = loop_new();
+    struct approvals *q = approvals_new(l, 600);
+    char big[3000];
+    memset(big, 'w', sizeof big - 1);
+    big[sizeof big - 1] = '\0';
+    json_t *args = json_pack("{s:s, s:s}", "text", big, "password", "hunter2");
+    struct seen s = {0};
+    const char *id = approvals_add(q, "p", "t", args, record, &s);
+    json_t *list = approvals_list_json(q);
+    json_t *item = json_array_get(list, 0);
+    /* The table's summary is cut; it says by how much. */
+    assert_true(json_integer_value(json_object_get(item, "cut")) > 2500);
+    json_t *shown = approvals_show_json(q, id);
+    const char *text = json_string_value(json_object_get(shown, "arguments"));
+    assert_non_null(text);
+    assert_non_null(strstr(text, big));
+    assert_null(strstr(text, "hunter2"));
+    assert_null(approvals_show_json(q, "0000000000000000"));
+    json_decref(shown);
+    json_decref(list);
+    json_decref(args);
+    approvals_free(q);
+    loop_free(l);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -202,6 +272,9 @@ int main(void)
         cmocka_unit_test(summaries_mask_secrets),
         cmocka_unit_test(summaries_are_capped_on_a_character_boundary),
         cmocka_unit_test(secret_heuristics),
+        cmocka_unit_test(secrets_inside_strings_are_masked_token_by_token),
+        cmocka_unit_test(a_secret_key_name_counts_whole),
+        cmocka_unit_test(show_gives_the_whole_masked_arguments),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

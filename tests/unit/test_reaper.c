@@ -1,0 +1,106 @@
+/* Unit tests for reaper.c: as a subreaper the process keeps a command that detached (setsid and
+ * a double fork) among its descendants, so the control socket still refuses it; the adopted
+ * orphan is reaped when it exits, a child held by a pidfd (the gateway's) is left to its owner.
+ * A file of its own: the subreaper setting stays with the process. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "ctlsock.h"
+#include "loop.h"
+#include "reaper.h"
+
+static char state_of(pid_t pid)
+{
+    char path[64], buf[512];
+    snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
+    FILE *f = fopen(path, "r");
+    if (!f)
+        return '?';
+    size_t n = fread(buf, 1, sizeof buf - 1, f);
+    fclose(f);
+    buf[n] = '\0';
+    char *end = strrchr(buf, ')');
+    return end ? end[2] : '?';
+}
+
+static void wait_zombie(pid_t pid)
+{
+    for (int i = 0; i < 500 && state_of(pid) != 'Z'; i++)
+        usleep(2000);
+    assert_int_equal(state_of(pid), 'Z');
+}
+
+static void a_detached_command_stays_below_and_is_reaped(void **state)
+{
+    (void)state;
+    struct loop *l = loop_new();
+    struct reaper *r = reaper_start(l);
+    assert_non_null(r);
+
+    int hold[2], report[2];
+    assert_int_equal(pipe(hold), 0);
+    assert_int_equal(pipe(report), 0);
+    pid_t child = fork();
+    if (child == 0) { /* what `setsid -f cmd` does: the command's parent leaves at once */
+        pid_t gc = fork();
+        if (gc == 0) {
+            setsid();
+            close(hold[1]);
+            char c;
+            ssize_t got = read(hold[0], &c, 1);
+            _exit((int)got);
+        }
+        ssize_t w = write(report[1], &gc, sizeof gc);
+        _exit(w == sizeof gc ? 0 : 1);
+    }
+    pid_t detached = 0;
+    assert_int_equal(read(report[0], &detached, sizeof detached), sizeof detached);
+    waitpid(child, NULL, 0);
+    assert_true(detached > 0);
+    assert_true(ctl_pid_descends_from(detached, getpid())); /* adopted by us, not init */
+
+    /* A child of ours held by a pidfd, as the gateway holds its upstreams. */
+    pid_t owned = fork();
+    if (owned == 0) {
+        close(hold[1]);
+        char c;
+        ssize_t got = read(hold[0], &c, 1);
+        _exit((int)got);
+    }
+    int pidfd = (int)syscall(SYS_pidfd_open, owned, 0);
+    assert_true(pidfd >= 0);
+    assert_true(reaper_pid_is_held(owned));
+    assert_false(reaper_pid_is_held(detached));
+
+    close(hold[0]);
+    close(hold[1]); /* both exit */
+    wait_zombie(detached);
+    wait_zombie(owned);
+    assert_int_equal(reaper_collect(), 1);
+    assert_int_equal(state_of(detached), '?'); /* reaped: gone */
+    assert_int_equal(state_of(owned), 'Z');    /* left to its owner */
+    assert_int_equal(waitpid(owned, NULL, WNOHANG), owned);
+    close(pidfd);
+    close(report[0]);
+    close(report[1]);
+    reaper_free(r);
+    loop_free(l);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(a_detached_command_stays_below_and_is_reaped),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
