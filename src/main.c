@@ -266,6 +266,12 @@ static bool ready_tools(void *cfg, struct buf *out)
     return true;
 }
 
+static void drain_tools(void *cfg)
+{
+    (void)cfg;
+    gateway_drain(the_gateway);
+}
+
 static void teardown_tools(void *cfg)
 {
     (void)cfg;
@@ -318,7 +324,8 @@ static int cmd_serve(int argc, char **argv)
                  "from your agent",
                  cfg.host);
     struct app_opts o = {.cfg = &cfg, .service = "hermes-mcp", .setup = setup_tools,
-                         .setup_arg = &cfg, .reload = reload_tools, .teardown = teardown_tools,
+                         .setup_arg = &cfg, .reload = reload_tools, .drain = drain_tools,
+                         .teardown = teardown_tools,
                          .health = health_tools, .metrics = metrics_tools,
                          .ready = ready_tools, .audit = take_audit, .approvals = take_approvals,
                          .approvals_timeout_s = the_gwfile.approvals_timeout_s};
@@ -523,8 +530,19 @@ static int cmd_oauth(int argc, char **argv)
     return rc;
 }
 
+/* Started with fds 0-2 closed (`<&- >&- 2>&-`), the first files we open would take those
+ * numbers: our log would then write into a socket, a pipe to an upstream or the audit file.
+ * /dev/null holds them instead. */
+static void hold_std_fds(void)
+{
+    for (int fd = 0; fd < 3; fd++)
+        if (fcntl(fd, F_GETFD) < 0 && open("/dev/null", fd ? O_WRONLY : O_RDONLY) < 0)
+            return;
+}
+
 int main(int argc, char **argv)
 {
+    hold_std_fds();
     if (argc < 2) {
         fputs(usage, stderr);
         return EXIT_USAGE;

@@ -768,6 +768,8 @@ static void drain(struct app *a)
     if (denied)
         log_info("drain: %zu request%s waiting for approval denied (server stopping)", denied,
                  denied == 1 ? "" : "s");
+    if (a->o->drain)
+        a->o->drain(a->o->setup_arg); /* the gateway answers the calls it has not sent yet */
     sdnotifyf("STOPPING=1\nSTATUS=draining: %zu call%s in flight", waiting,
               waiting == 1 ? "" : "s");
     log_info("drain: %zu call%s in flight, up to %u s for them to finish; new connections are "

@@ -21,6 +21,7 @@ struct app_opts {
     app_setup_fn *setup;    /* registers tools, resources, prompts */
     void *setup_arg;
     void (*reload)(void *setup_arg);   /* after a successful SIGHUP reload; may be NULL */
+    void (*drain)(void *setup_arg);    /* SIGTERM: the drain begins; may be NULL */
     void (*teardown)(void *setup_arg); /* after every request was answered; may be NULL */
     /* Extra /health fields: appended to the JSON object (a string starting with ","). */
     void (*health)(void *setup_arg, char *out, size_t outlen);

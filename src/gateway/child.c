@@ -25,6 +25,7 @@
 #include <sys/prctl.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "buf.h"
@@ -33,6 +34,9 @@
 #include "mem.h"
 
 #define STDERR_LINE_MAX 1000 /* bytes of one stderr line that reach our log */
+#define STDERR_LINES_PER_S 50 /* a flooding child cannot flood our log: the rest is counted */
+#define STOP_GRACE_MS 2000    /* SIGTERM, then SIGKILL of the group when it is still there */
+#define REAP_POLL_MS 20
 #define READ_CHUNK 65536
 
 static const char *const inherited_env[] = {"HOME", "LOGNAME", "PATH", "SHELL", "TERM",
@@ -53,6 +57,9 @@ struct child {
     char head[CHILD_EDGE], tail[CHILD_EDGE]; /* the ends of the line being dropped */
     size_t head_len, tail_len;
     struct buf errline;   /* a partial stderr line */
+    uint64_t err_second;  /* the second (loop clock) err_lines counts in */
+    unsigned err_lines;   /* stderr lines logged in that second */
+    size_t err_dropped;   /* lines not logged since the last summary */
     bool gone;            /* exited was reported */
     struct child_events ev;
     void *arg;
@@ -96,6 +103,25 @@ static void free_strv(char **v)
     free(v);
 }
 
+/* In the forked child: marks every fd from first up close-on-exec. close_range where the
+ * kernel has it (5.11), else a loop over the fds that are open (/proc is not used: it may be
+ * absent, and opendir allocates, which a forked child must not). */
+static void cloexec_from(int first)
+{
+#ifdef SYS_close_range
+    if (syscall(SYS_close_range, (unsigned)first, ~0u, 4u /* CLOSE_RANGE_CLOEXEC */) == 0)
+        return;
+#endif
+    long max = sysconf(_SC_OPEN_MAX);
+    if (max < 0 || max > 1 << 20)
+        max = 1 << 20;
+    for (int fd = first; fd < max; fd++) {
+        int fl = fcntl(fd, F_GETFD);
+        if (fl >= 0 && !(fl & FD_CLOEXEC))
+            fcntl(fd, F_SETFD, fl | FD_CLOEXEC);
+    }
+}
+
 /* In the forked child: never returns. */
 static void exec_child(const struct child_spec *s, char **argv, char **envp, int fds[3],
                        int report_fd, pid_t parent)
@@ -109,12 +135,16 @@ static void exec_child(const struct child_spec *s, char **argv, char **envp, int
     sigemptyset(&none);
     sigprocmask(SIG_SETMASK, &none, NULL);
     signal(SIGPIPE, SIG_DFL);
+    /* Started with fds 0-2 closed, a pipe may sit on 0-2 itself: move every end above 2
+     * first, so no dup2 below overwrites another end, and none is a dup2 onto itself (which
+     * would keep its close-on-exec flag and leave the child without that stream). */
+    for (int i = 0; i < 3; i++)
+        if (fds[i] < 3 && (fds[i] = fcntl(fds[i], F_DUPFD_CLOEXEC, 3)) < 0)
+            goto fail;
     for (int i = 0; i < 3; i++)
         if (dup2(fds[i], i) < 0)
             goto fail;
-#ifdef SYS_close_range
-    syscall(SYS_close_range, 3u, ~0u, 4u /* CLOSE_RANGE_CLOEXEC */);
-#endif
+    cloexec_from(3);
     if (s->cwd && chdir(s->cwd) < 0)
         goto fail;
     execvpe(argv[0], argv, envp);
@@ -335,12 +365,55 @@ static void log_err_line(struct child *c, char *s, size_t n)
         log_info("%s stderr: %s", c->name, s);
 }
 
+static void report_dropped(struct child *c)
+{
+    if (c->err_dropped)
+        log_warn("%s stderr: %zu line%s dropped (over %u a second)", c->name, c->err_dropped,
+                 c->err_dropped == 1 ? "" : "s", STDERR_LINES_PER_S);
+    c->err_dropped = 0;
+}
+
+/* One complete stderr line (errline, NUL added here): logged unless this second's share is
+ * used up; the first line of a later second first says how many were dropped. */
+static void take_err_line(struct child *c)
+{
+    uint64_t second = loop_now(c->loop) / 1000;
+    if (second != c->err_second) {
+        c->err_second = second;
+        c->err_lines = 0;
+        report_dropped(c);
+    }
+    if (c->err_lines < STDERR_LINES_PER_S) {
+        c->err_lines++;
+        buf_append(&c->errline, "", 1);
+        log_err_line(c, c->errline.data, c->errline.len - 1);
+    } else {
+        c->err_dropped++;
+    }
+    c->errline.len = 0;
+}
+
+/* At the exit: what is left in the pipe, the count of lines dropped, and the last line even
+ * without its newline and over the cap (it often says why the child ended). */
+static void flush_err(struct child *c)
+{
+    if (c->err_w)
+        on_err(c->loop, c->err_fd, EPOLLIN, c);
+    report_dropped(c);
+    if (c->errline.len) {
+        buf_append(&c->errline, "", 1);
+        log_err_line(c, c->errline.data, c->errline.len - 1);
+        c->errline.len = 0;
+    }
+}
+
 static void on_err(struct loop *l, int fd, uint32_t events, void *arg)
 {
     struct child *c = arg;
     char chunk[4096];
     (void)l, (void)events;
-    for (;;) {
+    /* A bounded share per wakeup: a child that never stops writing does not hold the loop. */
+    for (int reads = 0; c->err_w && reads < 16; reads++) {
         ssize_t n = read(fd, chunk, sizeof chunk);
         if (n <= 0) {
             if (n == 0 || (errno != EAGAIN && errno != EINTR)) {
@@ -352,13 +425,10 @@ static void on_err(struct loop *l, int fd, uint32_t events, void *arg)
             return;
         }
         for (ssize_t i = 0; i < n; i++) {
-            if (chunk[i] == '\n') {
-                buf_append(&c->errline, "", 1);
-                log_err_line(c, c->errline.data, c->errline.len - 1);
-                c->errline.len = 0;
-            } else if (c->errline.len < STDERR_LINE_MAX) {
+            if (chunk[i] == '\n')
+                take_err_line(c);
+            else if (c->errline.len < STDERR_LINE_MAX)
                 buf_append(&c->errline, &chunk[i], 1);
-            }
         }
     }
 }
@@ -423,6 +493,7 @@ static bool check_exit(struct child *c)
     loop_watch_del(c->pid_w);
     c->pid_w = NULL;
     c->gone = true;
+    flush_err(c);
     if (WIFEXITED(status))
         log_warn("%s: exited with status %d", c->name, WEXITSTATUS(status));
     else if (WIFSIGNALED(status))
@@ -452,22 +523,119 @@ pid_t child_pid(const struct child *c)
     return c->pid;
 }
 
+/* ---------- stopping without waiting on the loop ---------- */
+
+/* A child being stopped: SIGTERM sent, SIGKILL of its group at kill_at. Polled on the loop
+ * timer until reaped, so a child slow to die (ignoring SIGTERM, or stuck in the kernel) never
+ * blocks the loop; child_reap_all bounds the wait at exit. */
+struct reaping {
+    struct reaping *next;
+    struct loop *loop;
+    struct loop_timer *timer;
+    char *name;
+    pid_t pid;
+    uint64_t kill_at;
+    bool killed;
+};
+
+static struct reaping *reapings; /* loop thread only */
+
+/* Reaps pid when it has exited; what it started is killed first, while the leader is still a
+ * zombie (its group id cannot have been reused). */
+static bool try_reap(pid_t pid, int *status)
+{
+    siginfo_t si = {0};
+    if (waitid(P_PID, (id_t)pid, &si, WEXITED | WNOHANG | WNOWAIT) < 0)
+        return errno == ECHILD; /* reaped elsewhere: nothing left to wait for */
+    if (si.si_pid != pid)
+        return false;
+    kill(-pid, SIGKILL);
+    return waitpid(pid, status, WNOHANG) == pid;
+}
+
+static void kill_group(struct reaping *r)
+{
+    log_warn("%s: still running %u ms after SIGTERM: killed", r->name, STOP_GRACE_MS);
+    kill(-r->pid, SIGKILL);
+    kill(r->pid, SIGKILL);
+    r->killed = true;
+}
+
+static void reaping_free(struct reaping *r)
+{
+    for (struct reaping **pp = &reapings; *pp; pp = &(*pp)->next)
+        if (*pp == r) {
+            *pp = r->next;
+            break;
+        }
+    loop_timer_cancel(r->timer);
+    free(r->name);
+    free(r);
+}
+
+static void on_reap_timer(struct loop *l, void *arg)
+{
+    struct reaping *r = arg;
+    int status = 0;
+    r->timer = NULL;
+    if (try_reap(r->pid, &status)) {
+        log_info("%s: stopped (pid %d)", r->name, (int)r->pid);
+        reaping_free(r);
+        return;
+    }
+    if (!r->killed && loop_now(l) >= r->kill_at)
+        kill_group(r);
+    r->timer = loop_timer_add(l, REAP_POLL_MS, on_reap_timer, r);
+}
+
+static void start_reaping(struct child *c)
+{
+    struct reaping *r = xcalloc(1, sizeof *r);
+    *r = (struct reaping){.next = reapings, .loop = c->loop, .name = xstrdup(c->name),
+                          .pid = c->pid, .kill_at = loop_now(c->loop) + STOP_GRACE_MS};
+    reapings = r;
+    r->timer = loop_timer_add(c->loop, REAP_POLL_MS, on_reap_timer, r);
+}
+
+void child_reap_all(unsigned wait_ms)
+{
+    struct timespec tick = {0, REAP_POLL_MS * 1000000L};
+    for (unsigned spent = 0; reapings; spent += REAP_POLL_MS) {
+        for (struct reaping *r = reapings, *next; r; r = next) {
+            next = r->next;
+            if (try_reap(r->pid, NULL))
+                reaping_free(r);
+            else if (!r->killed && spent >= wait_ms)
+                kill_group(r);
+        }
+        if (reapings == NULL || spent >= wait_ms + 1000)
+            break; /* killed and still there (stuck in the kernel): init reaps it after us */
+        nanosleep(&tick, NULL);
+    }
+    while (reapings)
+        reaping_free(reapings);
+}
+
+/* Stops the child the way the MCP stdio transport says: stdin closed and SIGTERM to its
+ * group, SIGKILL after STOP_GRACE_MS. Never waits: a child still there is reaped later. */
 void child_free(struct child *c)
 {
     if (c == NULL)
         return;
     loop_watch_del(c->in_w);
     loop_watch_del(c->out_w);
-    loop_watch_del(c->err_w);
     loop_watch_del(c->pid_w);
     loop_timer_cancel(c->poll_t);
-    if (!c->gone) {
-        kill(-c->pid, SIGKILL);
-        kill(c->pid, SIGKILL);
-        while (waitpid(c->pid, NULL, 0) < 0 && errno == EINTR)
-            ;
-    }
+    if (!c->gone)
+        flush_err(c);
+    loop_watch_del(c->err_w);
     close(c->in_fd);
+    if (!c->gone) {
+        kill(-c->pid, SIGTERM);
+        kill(c->pid, SIGTERM);
+        if (!try_reap(c->pid, NULL))
+            start_reaping(c);
+    }
     close(c->out_fd);
     close(c->err_fd);
     if (c->pid_fd >= 0)

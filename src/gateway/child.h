@@ -42,7 +42,12 @@ struct child *child_start(struct loop *l, const struct child_spec *spec,
 /* Queues bytes for the child's stdin; false when it is gone or the queue is full. */
 bool child_write(struct child *c, const char *data, size_t len);
 pid_t child_pid(const struct child *c);
-/* Kills the process group (SIGKILL), reaps the child and frees. NULL-safe. */
+/* Closes its stdin, sends SIGTERM to its process group and frees; never waits. A child not
+ * gone at once is reaped on the loop, its group SIGKILLed when still there 2 s later. NULL-safe. */
 void child_free(struct child *c);
+/* At exit, once the loop no longer runs: waits up to wait_ms for the children being stopped,
+ * SIGKILLs the groups of those still there, and forgets them (a child stuck in the kernel
+ * is left to init after a further second). */
+void child_reap_all(unsigned wait_ms);
 
 #endif

@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "buf.h"
+#include "child.h"
 #include "gw_internal.h"
 #include "gwinstance.h"
 #include "gwpin.h"
@@ -26,6 +27,9 @@
 #include "strmap.h"
 #include "toolerr.h"
 #include "utf8.h"
+
+/* At exit, how long children get to end after SIGTERM before their groups are SIGKILLed. */
+#define GW_EXIT_WAIT_MS 2000u
 
 static bool settled(const struct gateway *g)
 {
@@ -302,6 +306,16 @@ struct gateway *gateway_new(struct mcp_server *mcp, struct loop *l, const struct
     return g;
 }
 
+void gateway_drain(struct gateway *g)
+{
+    if (g == NULL)
+        return;
+    g->draining = true;
+    for (size_t i = 0; i < g->nup; i++)
+        gw_calls_fail_waiting(&g->ups[i]);
+    gwi_pools_drain(g);
+}
+
 void gateway_free(struct gateway *g)
 {
     if (g == NULL)
@@ -312,6 +326,7 @@ void gateway_free(struct gateway *g)
     gwi_pools_free(g);
     for (size_t i = 0; i < g->nup; i++)
         up_cleanup(&g->ups[i]);
+    child_reap_all(GW_EXIT_WAIT_MS); /* none outlives us; the loop is not running any more */
     for (size_t i = 0; i < g->ntools; i++) {
         free(g->tools[i].name);
         free(g->tools[i].exposed);

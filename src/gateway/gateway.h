@@ -86,6 +86,10 @@ typedef void gw_probe_fn(const struct gw_probe_row *row, void *arg);
  * names serve would refuse: 0 when serve would build this surface and be ready. */
 size_t gateway_probe(struct loop *l, const struct gwfile *f, gw_probe_fn *fn, void *arg);
 /* Kills every child and frees; call after every MCP call was answered (mcp_free). NULL-safe. */
+/* SIGTERM: the calls waiting for a slot are answered upstream_unavailable ("the server is
+ * stopping") and none is sent any more; calls at an upstream go on until the drain ends (then
+ * the engine cancels them, which reaches the upstream as notifications/cancelled). NULL-safe. */
+void gateway_drain(struct gateway *g);
 void gateway_free(struct gateway *g);
 
 struct approvals;

@@ -128,6 +128,7 @@ struct gw_call {
 
 struct gateway {
     bool stopping;             /* no restarts: the server is going down */
+    bool draining;             /* SIGTERM: waiting calls are answered, none is sent any more */
     struct mcp_server *mcp;
     struct loop *loop;
     const struct gwfile *file;

@@ -117,7 +117,10 @@ static void unavailable(struct gw_call *gc)
     char msg[400];
     const char *circuit = gw_circuit_state(u);
     unsigned retry_in = circuit ? gw_circuit_retry_in_s(u) : 0;
-    if (circuit && retry_in)
+    if (u->gw->draining)
+        snprintf(msg, sizeof msg, "the server is stopping: the call was not sent to upstream %s; "
+                 "retry it after the restart", u->cfg->name);
+    else if (circuit && retry_in)
         snprintf(msg, sizeof msg,
                  "upstream %s is open-circuit after %u failures in a row (last: %s); it will be "
                  "tried again in %u s",
@@ -286,6 +289,10 @@ void gw_call_release(struct gw_call *gc)
 
 void gw_call_next(struct upstream *u)
 {
+    if (u->gw->draining) { /* a freed slot: what waits would only be sent to be cancelled */
+        gw_calls_fail_waiting(u);
+        return;
+    }
     if (gwi_starting(u))
         return; /* its calls wait until it is listed (gwi_ready) */
     if (u->state != UP_READY) {
@@ -438,7 +445,7 @@ void gw_call_forward(struct gw_tool *t, struct mcp_call *call, json_t *args, uin
         call_free(gc);
         return;
     }
-    if (u->state != UP_READY && !gwi_starting(u)) {
+    if ((u->state != UP_READY && !gwi_starting(u)) || u->gw->draining) {
         unavailable(gc);
         call_free(gc);
         return;

@@ -173,6 +173,13 @@ static void inst_stop(struct gwi_inst *in)
     free(in);
 }
 
+void gwi_pools_drain(struct gateway *g)
+{
+    for (size_t i = 0; i < g->nup; i++)
+        for (size_t k = 0; g->ups[i].pool && k < g->ups[i].pool->n; k++)
+            gw_calls_fail_waiting(&g->ups[i].pool->inst[k]->up);
+}
+
 void gwi_pools_free(struct gateway *g)
 {
     for (size_t i = 0; g && i < g->nup; i++) {

@@ -34,6 +34,7 @@ struct upstream;
  * empty pool. False with err naming the upstream and root when one is not a directory. */
 bool gwi_pools_start(struct gateway *g, char *err, size_t errlen);
 void gwi_pools_free(struct gateway *g); /* stops every instance */
+void gwi_pools_drain(struct gateway *g); /* answers the calls waiting at every instance */
 
 /* gw_tool_handler: the instance a call on the discovery upstream main goes to, started when
  * new (its calls wait until it is listed). NULL when the call is refused: *busy tells busy

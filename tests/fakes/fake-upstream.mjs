@@ -52,6 +52,12 @@
 //   tool cronjob   {action, prompt, model, provider, base_url, delivery}, model required
 //   tool memory    {kind, content, tags (array), note}
 //                 --received FILE  append each tools/call as one JSON line {name, arguments}
+//                 --ignore-sigterm FILE  SIGTERM only appends "sigterm PID" to FILE, and the
+//                                  process outlives the end of its stdin (a child that must be
+//                                  SIGKILLed: gwlife.test.mjs)
+//                 --flood          one more tool, for the stderr cap (gwlife.test.mjs):
+//   tool flood     writes arguments.lines (default 5000) lines to stderr, then "last words
+//                  PID" without a newline, and answers "flooded"
 // Streamable HTTP mode (tests/integration/gwhttp.test.mjs): --http PORT serves POST/DELETE /mcp
 // on 127.0.0.1:PORT instead of stdio, with sessions (Mcp-Session-Id from initialize; an unknown
 // one gets 404, none gets 400); answers are JSON, or SSE for tool progress (progress events,
@@ -73,6 +79,10 @@ import { createInterface } from 'node:readline';
 const args = process.argv.slice(2);
 const opt = (name) => { const i = args.indexOf(name); return i >= 0 ? args[i + 1] : undefined; };
 if (opt('--starts')) appendFileSync(opt('--starts'), `start ${process.pid}\n`);
+if (opt('--ignore-sigterm')) {
+  process.on('SIGTERM', () => appendFileSync(opt('--ignore-sigterm'), `sigterm ${process.pid}\n`));
+  setInterval(() => {}, 1000); // alive after stdin ends
+}
 
 const asking = new Map(); // our elicitation/create id -> what to do with the client's answer
 const send = (msg) => process.stdout.write(JSON.stringify(msg) + '\n');
@@ -113,7 +123,8 @@ else createInterface({ input: process.stdin }).on('line', (line) => {
       ...(args.includes('--smoke-tools') ? ['provider', 'iserror', 'rpcerror'] : []),
       ...(opt('--stowaway-in') && process.cwd().endsWith(`/${opt('--stowaway-in')}`) ? ['stowaway'] : []),
       ...(args.includes('--elicit') ? ['ask'] : []),
-      ...(args.includes('--huge-request') ? ['hugeask'] : [])].map(tool);
+      ...(args.includes('--huge-request') ? ['hugeask'] : []),
+      ...(args.includes('--flood') ? ['flood'] : [])].map(tool);
     if (opt('--extra-tool')) all.push(tool(opt('--extra-tool')));
     if (args.includes('--where')) all.push({ name: 'where', description: 'fake where',
       inputSchema: { type: 'object', properties: { cwd: { type: 'string' }, ms: { type: 'number' } } } });
@@ -181,6 +192,10 @@ else createInterface({ input: process.stdin }).on('line', (line) => {
       asking.set(msg.id, (answer) => text(`answered: ${JSON.stringify(answer.error ?? answer.result)}`));
       send({ jsonrpc: '2.0', id: msg.id, method: 'sampling/createMessage', params: { maxTokens: 10,
         messages: [{ role: 'user', content: { type: 'text', text: 'x'.repeat(5 * 1024 * 1024) } }] } });
+    } else if (name === 'flood') {
+      for (let i = 0; i < (msg.params.arguments?.lines ?? 5000); i++) process.stderr.write(`flood line ${i}\n`);
+      process.stderr.write(`last words ${process.pid}`);
+      text('flooded');
     } else if (name === 'crash') {
       setTimeout(() => process.exit(3), 100);
     } else if (name === 'garbage') {
