@@ -722,7 +722,9 @@ static void on_signal(struct loop *l, int fd, uint32_t events, void *arg)
     (void)events;
 
     while (read(fd, &si, sizeof si) == sizeof si) {
-        if (si.ssi_signo == SIGHUP) {
+        if (si.ssi_signo == SIGCHLD) {
+            reaper_on_sigchld(a->reaper); /* adopted orphans; the gateway's own: their pidfd */
+        } else if (si.ssi_signo == SIGHUP) {
             if (a->draining)
                 log_info("SIGHUP while draining: ignored");
             else
@@ -921,6 +923,7 @@ int app_run(const struct app_opts *o)
     sigaddset(&mask, SIGINT);
     sigaddset(&mask, SIGTERM);
     sigaddset(&mask, SIGHUP);
+    sigaddset(&mask, SIGCHLD); /* for the reaper (reaper.h); children get a clean mask */
     sigprocmask(SIG_BLOCK, &mask, NULL);
 
     a.loop = loop_new();

@@ -19,7 +19,6 @@
 
 struct reaper {
     struct loop *loop;
-    struct loop_timer *tick;
 };
 
 bool reaper_pid_is_held(pid_t pid)
@@ -116,11 +115,11 @@ size_t reaper_collect(void)
     return reaped;
 }
 
-static void on_tick(struct loop *l, void *arg)
+void reaper_on_sigchld(struct reaper *r)
 {
-    struct reaper *r = arg;
-    reaper_collect();
-    r->tick = loop_timer_add(l, REAPER_TICK_MS, on_tick, r);
+    if (r)
+        while (reaper_collect() == REAPER_MAX_PER_TICK)
+            ; /* more may wait: one SIGCHLD stands for any number of exits */
 }
 
 struct reaper *reaper_start(struct loop *l)
@@ -139,7 +138,6 @@ struct reaper *reaper_start(struct loop *l)
     }
     struct reaper *r = xcalloc(1, sizeof *r);
     r->loop = l;
-    r->tick = loop_timer_add(l, REAPER_TICK_MS, on_tick, r);
     return r;
 }
 
@@ -147,6 +145,5 @@ void reaper_free(struct reaper *r)
 {
     if (!r)
         return;
-    loop_timer_cancel(r->tick);
     free(r);
 }

@@ -14,13 +14,14 @@
 struct loop;
 struct reaper;
 
-#define REAPER_TICK_MS 1000u
 #define REAPER_MAX_PER_TICK 64u
 
-/* Becomes a subreaper and reaps adopted orphans every REAPER_TICK_MS. NULL (and nothing
- * changed) where the kernel has no pidfds: then the gateway's children could not be told from
- * adopted ones. */
+/* Becomes a subreaper. NULL (and nothing changed) where the kernel has no pidfds: then the
+ * gateway's children could not be told from adopted ones. The app calls reaper_on_sigchld when
+ * SIGCHLD arrives (its signalfd): no timer, so an idle server makes no system calls. */
 struct reaper *reaper_start(struct loop *l);
+/* SIGCHLD: reaps every adopted orphan that has exited (signals coalesce: all of them). */
+void reaper_on_sigchld(struct reaper *r);
 /* NULL-safe. The process stays a subreaper. */
 void reaper_free(struct reaper *r);
 /* Reaps exited children that no pidfd of this process holds (and that are not, by their

@@ -10,6 +10,8 @@
 //   tool hugetail the same with its id last, as the MCP SDKs order it ({"result","jsonrpc","id"})
 // Options (argv): --starts FILE  append "start PID" to FILE at each start (restarts are counted)
 //                 --hang-init    never answer initialize (a child stuck past connect_timeout)
+//                 --detach       one more tool, detach: starts `sleep 0.5 &` from a shell that
+//                                  exits at once (an orphan), answers its pid
 //                 --crash-init   exit (status 4) on initialize
 //                 --templates    resources: none; resource templates: "fake://item/{id}" (read:
 //                                the URI back as text) and "fake://tree{/path*}" (an operator)
@@ -73,6 +75,7 @@
 //                                   epoch) and answered MS later (the gateway's shutdown)
 import { appendFileSync, existsSync, readFileSync } from 'node:fs';
 import { createServer } from 'node:http';
+import { spawnSync } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { createInterface } from 'node:readline';
 
@@ -124,7 +127,7 @@ else createInterface({ input: process.stdin }).on('line', (line) => {
       ...(opt('--stowaway-in') && process.cwd().endsWith(`/${opt('--stowaway-in')}`) ? ['stowaway'] : []),
       ...(args.includes('--elicit') ? ['ask'] : []),
       ...(args.includes('--huge-request') ? ['hugeask'] : []),
-      ...(args.includes('--flood') ? ['flood'] : [])].map(tool);
+      ...(args.includes('--flood') ? ['flood'] : []), ...(args.includes('--detach') ? ['detach'] : [])].map(tool);
     if (opt('--extra-tool')) all.push(tool(opt('--extra-tool')));
     if (args.includes('--where')) all.push({ name: 'where', description: 'fake where',
       inputSchema: { type: 'object', properties: { cwd: { type: 'string' }, ms: { type: 'number' } } } });
@@ -192,6 +195,9 @@ else createInterface({ input: process.stdin }).on('line', (line) => {
       asking.set(msg.id, (answer) => text(`answered: ${JSON.stringify(answer.error ?? answer.result)}`));
       send({ jsonrpc: '2.0', id: msg.id, method: 'sampling/createMessage', params: { maxTokens: 10,
         messages: [{ role: 'user', content: { type: 'text', text: 'x'.repeat(5 * 1024 * 1024) } }] } });
+    } else if (name === 'detach') { // a command that leaves its parent: `cmd &` in a shell
+      const r = spawnSync('sh', ['-c', 'sleep 0.5 >/dev/null 2>&1 & echo $!'], { encoding: 'utf8' });
+      text(r.stdout.trim());
     } else if (name === 'flood') {
       for (let i = 0; i < (msg.params.arguments?.lines ?? 5000); i++) process.stderr.write(`flood line ${i}\n`);
       process.stderr.write(`last words ${process.pid}`);

@@ -65,7 +65,7 @@ before(async () => {
   dir = mkdtempSync(join(tmpdir(), 'hm-gwlife-'));
   srv = await startHermes({ GATEWAY_FILE: gatewayFile('a', {
     stub: ['--ignore-sigterm', join(dir, 'sigterm'), '--flood'],
-    other: [],
+    other: ['--detach'],
   }) });
 });
 
@@ -94,6 +94,18 @@ test('a child ignoring SIGTERM is SIGKILLed 2 s later; others are served meanwhi
       return !back.isError && back.content[0].text === 'Echo: back';
     }, 'stub serving again', 10000);
     assert.deepEqual(childrenOf(srv.proc.pid).filter((c) => c.state === 'Z'), [], 'no zombie');
+  } finally { await client.close(); }
+});
+
+test('a command that detaches from an upstream stays below the server (subreaper) and is reaped when it exits', async () => {
+  const client = await connect(srv.url, srv.auth);
+  try {
+    const r = await client.callTool({ name: 'other__detach', arguments: {} });
+    const orphan = Number(r.content[0].text);
+    assert.ok(orphan > 0, JSON.stringify(r));
+    assert.ok(childrenOf(srv.proc.pid).some((c) => c.pid === orphan), 'adopted by the server, not init');
+    // It exits after 0.5 s; SIGCHLD makes the server reap it (no zombie is left behind).
+    await until(() => !existsSync(`/proc/${orphan}`), 'the orphan reaped', 5000);
   } finally { await client.close(); }
 });
 
