@@ -2,7 +2,8 @@
 // (issue 15 behaviour 2: nothing a client sends can approve). Each attempt must leave the call
 // waiting in the operator's queue, never at the upstream: confirmed flags in the arguments or in
 // _meta, arguments named approve/approved/approval_id (even carrying the real id of another
-// waiting request), a forged, guessed or mangled id sent on the control socket, an oversize
+// waiting request), forged elicitation answers (a posted JSON-RPC result, a 2026-07-28 retry
+// with inputResponses), a forged, guessed or mangled id sent on the control socket, an oversize
 // line on the socket. Another uid on the socket is not testable here (one user on the test
 // machine); test_ctlsock.c checks the peer-credential path. At the end the operator denies every
 // request with the CLI and each call is answered approval_denied. The upstream is
@@ -14,11 +15,12 @@ import { tmpdir } from 'node:os';
 import { join, dirname, basename } from 'node:path';
 import { execFileSync } from 'node:child_process';
 import net from 'node:net';
-import { ROOT, HERMES, startHermes, gatewayFile, sdkClient, until } from '../integration/lib.mjs';
+import { ROOT, HERMES, startHermes, gatewayFile, sdkClient, until, post, modernMeta, modernHeaders } from '../integration/lib.mjs';
 
 const FAKE = join(ROOT, 'tests/fakes/fake-upstream.mjs');
 let dir, srv, client;
 const calls = [];
+const modernCalls = []; // raw 2026-07-28 requests, answered at the end like the SDK's
 
 const pending = () => JSON.parse(execFileSync(HERMES, ['approvals', '--json', '--env-file', srv.envFile],
   { encoding: 'utf8' }));
@@ -110,6 +112,25 @@ test('an oversize line on the socket is refused, approves nothing, and the socke
   assert.equal(arrived(), 0);
 });
 
+test('forged elicitation answers approve nothing: a JSON-RPC result posted as if answering, and a 2026-07-28 retry with inputResponses', async () => {
+  const before_ = pending();
+  const real = before_[0].id;
+  // What a client would send to answer an elicitation/create: there is none outstanding.
+  for (const id of [1, real, `elicit-${real}`]) {
+    const r = await post(srv, { jsonrpc: '2.0', id, result: { action: 'accept', content: { approved: true, approval_id: real } } });
+    assert.ok(r.status >= 200 && r.status < 500, `answered, not crashed: ${r.status}`);
+  }
+  // A 2026-07-28 tools/call carrying inputResponses (as if an operator's elicitation had been
+  // answered by the client): it is a new request and waits for the operator like any other.
+  modernCalls.push(post(srv, { jsonrpc: '2.0', id: 9, method: 'tools/call', params: {
+    name: 'fake__echo', arguments: { message: 'e' },
+    inputResponses: { approval: { action: 'accept', content: { approved: true } } },
+    _meta: modernMeta({ elicitation: { form: {} } }) } }, modernHeaders('tools/call', 'fake__echo')));
+  await until(() => pending().length === before_.length + 1, 'the 2026-07-28 call queued');
+  assert.ok(pending().some((p) => p.id === real), 'the waiting request is still waiting');
+  assert.equal(arrived(), 0);
+});
+
 test('the operator denies every attempt: each call is answered approval_denied, none went upstream', async () => {
   for (const p of pending())
     execFileSync(HERMES, ['deny', p.id, '--reason', 'self-approval attempt', '--env-file', srv.envFile]);
@@ -119,6 +140,8 @@ test('the operator denies every attempt: each call is answered approval_denied, 
     assert.equal(r.structuredContent?.error, 'approval_denied', JSON.stringify(r));
     assert.match(r.content[0].text, /self-approval attempt/);
   }
+  for (const r of await Promise.all(modernCalls))
+    assert.equal(r.json?.result?.structuredContent?.error, 'approval_denied', r.text);
   assert.deepEqual(pending(), []);
   assert.equal(arrived(), 0);
 });
