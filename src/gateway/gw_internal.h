@@ -124,6 +124,10 @@ struct gw_call {
     json_t *input_state, *input_answers;
     unsigned rounds;
     struct gw_collect *collect;
+    /* The upstream's requests relayed to a session-era caller and not answered yet (relay.c):
+     * the call owns them, since the engine drops a call's pending requests without calling
+     * back when the call ends. */
+    struct relay *relays;
 };
 
 struct gateway {

@@ -54,6 +54,8 @@
 
 /* A request relayed to a client, waiting for its answer. */
 struct relay {
+    struct gw_call *gc;  /* which owns it (gc->relays) */
+    struct relay *next;
     struct upstream *up;
     json_t *id;          /* the upstream's request id, as it sent it */
     unsigned restarts;   /* the upstream's start it belongs to: a restarted one forgot it */
@@ -111,12 +113,22 @@ static void refuse(struct upstream *u, json_t *id, const char *method, int code,
     answer_upstream(u, id, NULL, code, msg);
 }
 
+static void relay_unlink(struct relay *rl)
+{
+    for (struct relay **p = &rl->gc->relays; *p; p = &(*p)->next)
+        if (*p == rl) {
+            *p = rl->next;
+            return;
+        }
+}
+
 /* The client's answer (or both NULL: the call ended first). */
 static void on_client_answer(struct mcp_call *call, json_t *result, json_t *error, void *arg)
 {
     struct relay *rl = arg;
     struct upstream *u = rl->up;
     (void)call;
+    relay_unlink(rl);
     if (u->state != UP_DOWN && u->restarts == rl->restarts) {
         if (json_is_object(result)) {
             answer_upstream(u, rl->id, result, 0, NULL);
@@ -221,6 +233,15 @@ static void collect_free(struct gw_collect *co)
 void gw_relay_release(struct gw_call *gc)
 {
     struct gw_hold *h = gc->hold;
+    while (gc->relays) { /* the call ended before its client answered these */
+        struct relay *rl = gc->relays;
+        gc->relays = rl->next;
+        if (rl->up->state != UP_DOWN && rl->up->restarts == rl->restarts)
+            answer_upstream(rl->up, rl->id, NULL, -32603,
+                            "the call ended before the client answered");
+        json_decref(rl->id);
+        free(rl);
+    }
     if (gc->collect) {
         collect_free(gc->collect);
         gc->collect = NULL;
@@ -369,7 +390,7 @@ bool gw_relay_request(struct upstream *u, json_t *msg, const char *method, uint6
         return true;
     }
     struct relay *rl = xcalloc(1, sizeof *rl);
-    *rl = (struct relay){.up = u, .id = json_incref(id), .restarts = u->restarts};
+    *rl = (struct relay){.gc = gc, .up = u, .id = json_incref(id), .restarts = u->restarts};
     snprintf(rl->method, sizeof rl->method, "%s", method);
     json_t *copy = json_is_object(params) ? json_deep_copy(params) : json_object();
     json_object_del(copy, "_meta"); /* the upstream's own tokens mean nothing to the client */
@@ -379,6 +400,8 @@ bool gw_relay_request(struct upstream *u, json_t *msg, const char *method, uint6
         refuse(u, id, method, -32601, "the calling client cannot take a request now");
         return true;
     }
+    rl->next = gc->relays;
+    gc->relays = rl;
     log_info("upstream %s: %s relayed to the calling client (tool %.64s)", u->cfg->name, method,
              gc->tool);
     return true;

@@ -217,6 +217,8 @@ else createInterface({ input: process.stdin }).on('line', (line) => {
   } else if (msg.id !== undefined && asking.has(msg.id)) { // an answer to our elicitation
     const done = asking.get(msg.id);
     asking.delete(msg.id);
+    // for the gateway's log (tests read it): how the request it made ended
+    process.stderr.write(`fake: ${msg.id} answered: ${JSON.stringify(msg.error ?? msg.result)}\n`);
     done(msg);
   }
 });

@@ -102,6 +102,25 @@ for (const up of ['ev', 'evh']) {
   });
 }
 
+test('a call that ends before its client answers (the client cancels): the upstream hears that, nothing is kept', async () => {
+  let asked = 0;
+  const client = new Client({ name: 'never-answers', version: '1.0.0' }, { capabilities: { elicitation: {} } });
+  client.setRequestHandler(ElicitRequestSchema, () => { asked++; return new Promise(() => {}); });
+  await client.connect(new StreamableHTTPClientTransport(new URL(srv.url), { requestInit: { headers: srv.auth } }));
+  try {
+    await client.listTools();
+    const ac = new AbortController();
+    const p = client.callTool({ name: 'fake__ask', arguments: {} }, undefined, { signal: ac.signal });
+    await until(() => asked === 1, 'the client asked');
+    ac.abort();
+    await assert.rejects(p);
+    // The upstream's elicitation/create gets its answer: the call ended (the relay record is
+    // freed with the call; under ASan a leak fails the server's exit).
+    await until(() => /fake: ask-\d+ answered: \{"code":-32603,"message":"the call ended before the client answered"\}/
+      .test(srv.proc.stderrText), 'the upstream told the call ended', 5000);
+  } finally { await client.close(); }
+});
+
 test('over HTTP, two clients calling at once each get their own sampling request', async () => {
   const a = await connect('alice'), b = await connect('bob');
   try {
