@@ -27,7 +27,8 @@ struct mcp_call;
 typedef void mcp_handler(struct mcp_call *call, json_t *args, void *arg);
 typedef void mcp_cancel_cb(struct mcp_call *call, void *arg);
 /* The client's answer to mcp_call_request: result, or error (a JSON-RPC error object), or
- * both NULL if the call ends before an answer came. */
+ * both NULL if the call ends before an answer came (only without a cancel callback: see
+ * mcp_call_request). */
 typedef void mcp_reply_cb(struct mcp_call *call, json_t *result, json_t *error, void *arg);
 
 struct mcp_opts {
@@ -152,7 +153,10 @@ bool mcp_call_progress(struct mcp_call *c, double progress, double total, const 
 /* level is one of the RFC 5424 names MCP uses; dropped below the session's logging level. */
 void mcp_call_log(struct mcp_call *c, const char *level, const char *logger, json_t *data_take);
 /* Sends a request to the client on this call's stream. Returns false (cb never called) when
- * the client cannot take it: no SSE stream, or the capability was not declared. */
+ * the client cannot take it: no SSE stream, or the capability was not declared. When the call
+ * ends before the answer, cb gets (NULL, NULL) only if the handler set no cancel callback;
+ * otherwise the request is dropped silently and its arg is the handler's to free (it ended
+ * the call, or its cancel callback ran). */
 bool mcp_call_request(struct mcp_call *c, const char *method, json_t *params_take,
                       mcp_reply_cb *cb, void *arg);
 /* Ends the HTTP response that carries this call's SSE stream now, without ending the call; the
