@@ -195,6 +195,16 @@ static void tell_cancelled(struct upstream *u, uint64_t id, const char *reason)
     u->in_flight--;
 }
 
+/* The call ends at the gateway: the upstream is told, unless it already answered and the call
+ * waits for its session-era client's answers to the upstream's input round (relay.c). */
+static void end_upstream_side(struct gw_call *gc, const char *reason)
+{
+    if (gc->collect)
+        gc->up->in_flight--; /* its slot only: the upstream has nothing running for it */
+    else
+        tell_cancelled(gc->up, gc->id, reason);
+}
+
 static void on_timeout(struct loop *l, void *arg)
 {
     struct gw_call *gc = arg;
@@ -202,9 +212,13 @@ static void on_timeout(struct loop *l, void *arg)
     char msg[300];
     (void)l;
     gc->timer = NULL;
-    tell_cancelled(u, gc->id, "timed out at the gateway");
-    snprintf(msg, sizeof msg, "upstream %s did not answer %.100s within %u s", u->cfg->name,
-             gc->tool, u->cfg->timeout_s);
+    end_upstream_side(gc, "timed out at the gateway");
+    if (gc->collect)
+        snprintf(msg, sizeof msg, "the calling client did not answer the input upstream %s asked "
+                 "for (%.100s) within %u s", u->cfg->name, gc->tool, u->cfg->timeout_s);
+    else
+        snprintf(msg, sizeof msg, "upstream %s did not answer %.100s within %u s", u->cfg->name,
+                 gc->tool, u->cfg->timeout_s);
     utf8_clean(msg);
     record_call(gc, toolerr_name(TE_UPSTREAM_TIMEOUT));
     if (gc->call)
@@ -226,7 +240,7 @@ static void on_cancel(struct mcp_call *call, void *arg)
     if (gc->queued)
         dequeue(u, gc);
     else
-        tell_cancelled(u, gc->id, "cancelled by the client");
+        end_upstream_side(gc, "cancelled by the client");
     call_free(gc);
     gw_call_next(u);
 }

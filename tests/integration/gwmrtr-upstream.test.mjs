@@ -275,3 +275,25 @@ test('raw: the round cap holds across a 2026-07-28 caller\'s retries', async () 
   assert.equal(r.answer?.result?.isError, true, r.text);
   assert.match(r.answer.result.structuredContent.message, new RegExp(`more than ${ROUNDS_MAX} rounds of input`));
 });
+
+test('SDK 1.x: a session-era caller that does not answer within the timeout: its own tool error, no cancel sent for an answered id', async () => {
+  const gw = join(dir, 'short.yaml');
+  writeFileSync(gw, 'upstreams:\n' +
+    `  conf:\n    url: ${conf.url}\n    timeout: 2\n    tools: {include: ["test_input_required_result_*"]}\n`);
+  chmodSync(gw, 0o600);
+  const short = await startHermes({ GATEWAY_FILE: gw, MCP_SESSIONS: '1' });
+  const client = new Client({ name: 'v1-silent', version: '1.0.0' }, { capabilities: { elicitation: {} } });
+  client.setRequestHandler(ElicitRequestSchema, () => new Promise(() => {}));
+  try {
+    await client.connect(new StreamableHTTPClientTransport(new URL(short.url), { requestInit: { headers: short.auth } }));
+    await client.listTools();
+    const res = await client.callTool({ name: T('elicitation'), arguments: {} }, undefined, { timeout: 20000 });
+    assert.equal(res.structuredContent?.error, 'upstream_timeout', JSON.stringify(res));
+    assert.match(res.content[0].text, /the calling client did not answer the input upstream conf asked for .* within 2 s/);
+    const m = await (await fetch(`${short.base}/metrics`, { headers: short.auth })).text();
+    assert.match(m, /hermes_mcp_gateway_calls_in_flight\{upstream="conf"\} 0/, 'its slot is free');
+  } finally {
+    await client.close();
+    assert.equal(await short.stop(), 0);
+  }
+});
