@@ -111,6 +111,7 @@ struct gw_call {
     char *tool;                /* the upstream's own name */
     json_t *args;
     uint64_t id;               /* on the wire, 0 while waiting */
+    unsigned restarts;         /* the upstream's start it was sent to (a retry needs the same) */
     bool has_progress;         /* the caller asked for progress */
     struct loop_timer *timer;
     struct gw_call *next, *prev; /* in the wait queue */

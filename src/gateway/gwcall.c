@@ -274,13 +274,16 @@ static void send_call(struct gw_call *gc)
         return;
     }
     u->in_flight++;
+    gc->restarts = u->restarts;
     gc->timer = loop_timer_add(u->loop, (uint64_t)u->cfg->timeout_s * 1000, on_timeout, gc);
 }
 
 void gw_call_retry(struct gw_call *gc)
 {
     struct upstream *u = gc->up;
-    if (send_request(gc))
+    /* Only to the start that asked: a restarted upstream forgot the round, and its tools are
+     * checked against the pins again before anything is sent to it. */
+    if (u->state == UP_READY && u->restarts == gc->restarts && send_request(gc))
         return; /* the slot and the deadline stay the call's */
     u->in_flight--;
     unavailable(gc);
