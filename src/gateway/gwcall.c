@@ -455,13 +455,6 @@ void gw_call_forward(struct gw_tool *t, struct mcp_call *call, json_t *args, uin
     gc->has_progress = mcp_call_progress_token(call) != NULL;
     gc->exposed = t->exposed;
     gc->started_us = started_us;
-    json_t *refused = gw_relay_continue(gc);
-    if (refused) {
-        record_call(gc, toolerr_name(TE_NOT_FOUND));
-        mcp_call_result_take(call, refused);
-        call_free(gc);
-        return;
-    }
     if ((u->state != UP_READY && !gwi_starting(u)) || u->gw->draining) {
         unavailable(gc);
         call_free(gc);
@@ -473,6 +466,15 @@ void gw_call_forward(struct gw_tool *t, struct mcp_call *call, json_t *args, uin
                                                    "upstream %s has too many calls waiting; "
                                                    "retry shortly",
                                                    u->cfg->name));
+        call_free(gc);
+        return;
+    }
+    /* A 2026-07-28 retry's round is taken (once) only now that the call can go: refused for
+     * unavailable or busy above, its answers stay good for another try. */
+    json_t *refused = gw_relay_continue(gc);
+    if (refused) {
+        record_call(gc, toolerr_name(TE_NOT_FOUND));
+        mcp_call_result_take(call, refused);
         call_free(gc);
         return;
     }
