@@ -4,7 +4,7 @@
  * JSON message or an SSE stream (progress, then the answer), each message handed to
  * up_receive() as it arrives. The Mcp-Session-Id the initialize answer carries is sent, with
  * MCP-Protocol-Version, on every later POST, and DELETEd when we stop: every url upstream's at
- * once (one curl multi, HU_DELETE_TIMEOUT_MS in all), sent when the last transport is freed, so
+ * once (one httpc batch, HU_DELETE_TIMEOUT_MS in all), sent when the last transport is freed, so
  * a slow upstream does not hold the others' DELETEs or the exit behind it.
  *
  * Failures map onto the stdio ones so the gateway's recovery stays one path: no connection, a
@@ -28,12 +28,10 @@
  * Callbacks from httpc run inside curl, and what they hand to upstream.c may end this upstream
  * (up_down -> httpup_reset): a POST whose callback is running is only marked dead then and
  * freed by that callback once upstream.c returned. */
-#include <curl/curl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
-#include <time.h>
 
 #include "buf.h"
 #include "child.h"
@@ -416,13 +414,6 @@ static void free_headers(char **hdr, size_t n)
     free(hdr);
 }
 
-static size_t discard(char *p, size_t size, size_t n, void *arg)
-{
-    (void)p;
-    (void)arg;
-    return size * n;
-}
-
 /* What p's transfers (its POST, the GETs resuming its answer) share. */
 static struct httpc_opts transfer_opts(struct post *p, const char *method, char **hdr, size_t n)
 {
@@ -699,97 +690,30 @@ void httpup_reset(struct httpup *h)
 /* The sessions' DELETEs at shutdown: queued as each transport is freed, sent together when the
  * last one is (the loop has stopped by then, so they are waited for, briefly; an upstream that
  * does not answer in time just keeps its session). */
-struct session_end {
-    CURL *easy;
-    struct curl_slist *headers;
-    char *name;
-    struct session_end *next;
-};
-static struct session_end *sessions_to_end;
+static struct httpc_batch *sessions_to_end;
 
-/* Prepares the spec's DELETE of h's session; sent by end_sessions. */
+/* Queues the spec's DELETE of h's session. */
 static void queue_session_end(struct httpup *h)
 {
     size_t n;
     char **hdr = build_headers(h, NULL, NULL, &n);
-    struct curl_slist *list = NULL;
-    CURL *e = curl_easy_init();
-    for (size_t i = 0; i < n; i++)
-        list = curl_slist_append(list, hdr[i]);
+    struct httpc_opts o = {.method = "DELETE", .url = h->u->cfg->url,
+                           .headers = (const char *const *)hdr, .nheaders = n,
+                           .connect_timeout_ms = HU_DELETE_TIMEOUT_MS};
+    if (sessions_to_end == NULL)
+        sessions_to_end = httpc_batch_new();
+    httpc_batch_add(sessions_to_end, &o, name_of(h));
     free_headers(hdr, n);
-    if (e == NULL) {
-        curl_slist_free_all(list);
-        return;
-    }
-    curl_easy_setopt(e, CURLOPT_URL, h->u->cfg->url);
-    curl_easy_setopt(e, CURLOPT_CUSTOMREQUEST, "DELETE");
-    curl_easy_setopt(e, CURLOPT_NOSIGNAL, 1L);
-    curl_easy_setopt(e, CURLOPT_PROTOCOLS_STR, "http,https");
-    curl_easy_setopt(e, CURLOPT_HTTPHEADER, list);
-    curl_easy_setopt(e, CURLOPT_CONNECTTIMEOUT_MS, (long)HU_DELETE_TIMEOUT_MS);
-    curl_easy_setopt(e, CURLOPT_TIMEOUT_MS, (long)HU_DELETE_TIMEOUT_MS);
-    curl_easy_setopt(e, CURLOPT_WRITEFUNCTION, discard);
-    struct session_end *s = xcalloc(1, sizeof *s);
-    s->easy = e;
-    s->headers = list;
-    s->name = xstrdup(name_of(h));
-    s->next = sessions_to_end;
-    sessions_to_end = s;
 }
 
-static long ms_left(const struct timespec *until)
+static void session_ended(const char *name, bool done, const char *error, void *arg)
 {
-    struct timespec now;
-    clock_gettime(CLOCK_MONOTONIC, &now);
-    return (until->tv_sec - now.tv_sec) * 1000L + (until->tv_nsec - now.tv_nsec) / 1000000L;
-}
-
-/* Sends every queued DELETE at once and waits for them, HU_DELETE_TIMEOUT_MS in all. */
-static void end_sessions(void)
-{
-    CURLM *m = sessions_to_end ? curl_multi_init() : NULL;
-    struct timespec until;
-    clock_gettime(CLOCK_MONOTONIC, &until);
-    until.tv_sec += HU_DELETE_TIMEOUT_MS / 1000;
-    until.tv_nsec += (HU_DELETE_TIMEOUT_MS % 1000) * 1000000L;
-    if (until.tv_nsec >= 1000000000L)
-        until.tv_sec++, until.tv_nsec -= 1000000000L;
-    for (struct session_end *s = sessions_to_end; m && s; s = s->next)
-        curl_multi_add_handle(m, s->easy);
-    int running = m != NULL;
-    while (running && ms_left(&until) > 0) {
-        if (curl_multi_perform(m, &running) != CURLM_OK)
-            break;
-        if (running)
-            curl_multi_poll(m, NULL, 0, (int)ms_left(&until), NULL);
-    }
-    CURLMsg *msg;
-    int queued;
-    while (m && (msg = curl_multi_info_read(m, &queued)) != NULL)
-        for (struct session_end *s = sessions_to_end; s; s = s->next)
-            if (msg->msg == CURLMSG_DONE && s->easy == msg->easy_handle) {
-                log_info("upstream %s: session ended (%s)", s->name,
-                         msg->data.result == CURLE_OK ? "DELETE sent"
-                                                      : curl_easy_strerror(msg->data.result));
-                curl_multi_remove_handle(m, s->easy);
-                curl_easy_cleanup(s->easy);
-                s->easy = NULL;
-            }
-    while (sessions_to_end) {
-        struct session_end *s = sessions_to_end;
-        sessions_to_end = s->next;
-        if (s->easy) {
-            log_info("upstream %s: session ended (no answer to DELETE within %u ms)", s->name,
-                     HU_DELETE_TIMEOUT_MS);
-            if (m)
-                curl_multi_remove_handle(m, s->easy);
-            curl_easy_cleanup(s->easy);
-        }
-        curl_slist_free_all(s->headers);
-        free(s->name);
-        free(s);
-    }
-    curl_multi_cleanup(m);
+    (void)arg;
+    if (done)
+        log_info("upstream %s: session ended (%s)", name, error ? error : "DELETE sent");
+    else
+        log_info("upstream %s: session ended (no answer to DELETE within %u ms)", name,
+                 HU_DELETE_TIMEOUT_MS);
 }
 
 void httpup_free(struct httpup *h)
@@ -810,6 +734,8 @@ void httpup_free(struct httpup *h)
     httpc_free(h->http);
     json_decref(h->init_msg);
     free(h);
-    if (--live_transports == 0)
-        end_sessions();
+    if (--live_transports == 0) {
+        httpc_batch_run(sessions_to_end, HU_DELETE_TIMEOUT_MS, session_ended, NULL);
+        sessions_to_end = NULL;
+    }
 }

@@ -4,8 +4,8 @@
 // --delete-delay) records when each DELETE arrives and answers it a second later.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
-import { readFileSync, existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { spawn, spawnSync } from 'node:child_process';
+import { readFileSync, existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ROOT, startHermes, until, jsonLines, freePort, gatewayFile, sdkClient } from './lib.mjs';
@@ -58,4 +58,29 @@ test('at shutdown the url upstreams\' session DELETEs are sent at once, not one 
   const spread = Math.max(...times) - Math.min(...times);
   assert.ok(spread < 900, `the DELETEs arrived within ${spread} ms: sent together (one by one: 1 s apart)`);
   assert.ok(took < 3500, `the server stopped in ${took} ms, not 1 s per upstream (4 s)`);
+});
+
+test('a session DELETE whose DNS lookup hangs does not hold the stop past its 1 s', async () => {
+  // tests/fakes/slowdns.c, preloaded: *.later.test is 127.0.0.1 until the flag file exists,
+  // then each lookup takes 8 s. Without CURLOPT_QUICK_EXIT on the DELETE's handle, freeing it
+  // joins the resolver thread: the stop would take the lookup's 8 s.
+  const shim = join(dir, 'slowdns.so');
+  const cc = spawnSync('cc', ['-shared', '-fPIC', '-O2', '-o', shim, join(ROOT, 'tests/fakes/slowdns.c'), '-ldl'], { encoding: 'utf8' });
+  assert.equal(cc.status, 0, cc.stderr);
+  const flag = join(dir, 'dns-turns-slow');
+  const a = await slowDeleteUpstream('dns');
+  const env = { ...process.env, LD_PRELOAD: shim, SLOWDNS_MS: '8000', SLOWDNS_FLAG: flag,
+    ASAN_OPTIONS: `${process.env.ASAN_OPTIONS ?? ''}:verify_asan_link_order=0` }; // the shim has no ASan
+  const srv = await startHermes({ GATEWAY_FILE: gatewayFile(dir, 'upstreams:\n' +
+    `  dns:\n    url: http://up.later.test:${a.port}/mcp\n    tools: {include: ["*"]}\n`, 'dns.yaml') }, { env });
+  const { client, tools } = await sdkClient(srv);
+  assert.ok(tools.dns__echo, 'the upstream is up (its name resolved then)');
+  await client.close();
+  writeFileSync(flag, '');
+  const t0 = Date.now();
+  assert.equal(await srv.stop(), 0);
+  const took = Date.now() - t0;
+  assert.match(srv.proc.stderrText, /upstream dns: session ended \(no answer to DELETE within 1000 ms\)/);
+  assert.equal(deletes(a.record).length, 0, 'the DELETE never got there');
+  assert.ok(took < 5000, `the server stopped in ${took} ms, not after the 8 s lookup`);
 });
