@@ -198,6 +198,14 @@ static void audit_gateway_event(const struct gw_event *e, void *arg)
                                                              : -1});
 }
 
+static struct approvals *the_approvals; /* the operator's queue (app_opts.approvals) */
+
+static void take_approvals(void *cfg, struct approvals *q)
+{
+    (void)cfg;
+    the_approvals = q;
+}
+
 static bool keep_bridge_tool(const char *tool, void *arg)
 {
     (void)arg;
@@ -211,6 +219,7 @@ static bool setup_tools(struct mcp_server *mcp, struct loop *l, void *cfg)
     the_bridge = bridge_new_kept(mcp, l, cfg, keep_bridge_tool, NULL);
     if (the_bridge == NULL)
         return false;
+    bridge_set_approvals(the_bridge, the_approvals); /* a run waiting for approval is queued */
     if (the_gwfile.doc == NULL)
         return true;
     const char *const *taken = bridge_tool_names(the_bridge, &n);
@@ -261,6 +270,7 @@ static void teardown_tools(void *cfg)
     bridge_free(the_bridge);
     the_bridge = NULL;
     the_audit = NULL; /* freed by the app after this */
+    the_approvals = NULL;
 }
 
 static int cmd_serve(int argc, char **argv)
@@ -306,7 +316,7 @@ static int cmd_serve(int argc, char **argv)
     struct app_opts o = {.cfg = &cfg, .service = "hermes-mcp", .setup = setup_tools,
                          .setup_arg = &cfg, .reload = reload_tools, .teardown = teardown_tools,
                          .health = health_tools, .metrics = metrics_tools,
-                         .ready = ready_tools, .audit = take_audit,
+                         .ready = ready_tools, .audit = take_audit, .approvals = take_approvals,
                          .approvals_timeout_s = the_gwfile.approvals_timeout_s};
     int rc = app_run(&o);
     gwfile_cleanup(&the_gwfile);

@@ -131,6 +131,12 @@ struct bridge *bridge_new_kept(struct mcp_server *mcp, struct loop *l, struct co
     return b;
 }
 
+void bridge_set_approvals(struct bridge *b, struct approvals *q)
+{
+    if (b)
+        b->approvals = q;
+}
+
 void bridge_reload(struct bridge *b)
 {
     agents_load(b);

@@ -27,6 +27,10 @@ void bridge_health(struct bridge *b, char *out, size_t outlen);
 /* Appends the bridge's Prometheus metrics (agents, jobs, agent requests). */
 struct buf;
 void bridge_metrics(struct bridge *b, struct buf *out);
+/* The operator's approval queue (the app's, NULL: none): a followed run that waits for approval
+ * at the agent is queued there, and the operator's decision is sent to the agent. */
+struct approvals;
+void bridge_set_approvals(struct bridge *b, struct approvals *q);
 /* Stops following runs and frees; call after every MCP call was answered. NULL-safe. */
 void bridge_free(struct bridge *b);
 

@@ -84,6 +84,12 @@ struct job {
     bool stop_pending;    /* tasks/cancel came while the run was being submitted: a submit
                              job's run is stopped once its id is known (the follow job's first
                              request is the stop) */
+    /* A followed run waiting for approval at the agent (runapproval.c): its entry in the
+     * operator's queue ("" when none), the decision being sent, and the polls that may still
+     * show the wait that decision answered (poll_seq counts the polls sent). */
+    char approval_id[33];
+    struct agent_req *approval_req;
+    unsigned long poll_seq, approval_fence;
 };
 
 struct sessq {
@@ -125,6 +131,7 @@ struct bridge {
     const char *contract_json_of; /* ... of this text, */
     unsigned contract_json_gen;   /* ... at this generation */
     struct reset *reset;          /* the hermes_reset walking the task directory, if any */
+    struct approvals *approvals;  /* the operator's queue (bridge_set_approvals), or NULL */
 };
 
 /* bridge.c: registers a tool unless bridge_tools leaves it out (its schemas are then freed). */
@@ -198,6 +205,15 @@ void submit_start(struct job *j);
 void submit_cancelled(struct mcp_call *c, void *arg);
 /* Follows run_id of task id until it is terminal. NULL if the task already has a job. */
 struct job *follow(struct bridge *b, const char *id, const char *agent, const char *run_id);
+
+/* runapproval.c: a followed run's approvals in the operator's queue. */
+/* A non-terminal run object a poll of job j returned: queues its approval when it waits for
+ * one, withdraws the queued one when it no longer does. */
+void run_approval_seen(struct job *j, json_t *run);
+/* The job ends: its queued approval is withdrawn, a decision in flight dropped. */
+void run_approval_drop(struct job *j);
+/* The approval id of task id's run while it waits for the operator, else NULL. */
+const char *run_approval_pending(struct bridge *b, const char *task_id);
 
 /* results.c */
 /* What hermes_task and hermes_result return: the contract fields plus id (new reference). */

@@ -58,6 +58,7 @@ void job_free(struct job *j)
     struct sessq *q = j->q;
 
     agent_cancel(j->req);
+    run_approval_drop(j);
     loop_timer_cancel(j->timer);
     if (strmap_get(b->jobs, j->id) == j)
         strmap_del(b->jobs, j->id);

@@ -51,6 +51,7 @@ static void follow_done(struct agent_req *r, const struct agent_result *res, voi
             job_free(j);
             return;
         }
+        run_approval_seen(j, run);
         json_decref(run);
     } else if (res->status == 404) {
         write_status_result(b, j->id, j->agent, "interrupted",
@@ -112,6 +113,7 @@ static void follow_poll(struct loop *l, void *arg)
                            .on_done = j->stop_pending ? follow_stopped : follow_done, .arg = j,
                            .label = j->agent, .endpoint = j->stop_pending ? "stop" : "run"};
     j->req = agent_request(j->b->http, &o);
+    j->poll_seq++;
     free(url);
     if (j->req == NULL)
         follow_schedule(j);

@@ -40,6 +40,18 @@ static void status_done(struct agent_req *r, const struct agent_result *res, voi
                                 json_object_get(run, "updated_at"), "agent", s->agent,
                                 "task_id", s->task_id[0] ? s->task_id : NULL, "result_updated",
                                 have_result || store);
+        const char *approval = st && !strcmp(st, "waiting_for_approval") && s->task_id[0]
+                                   ? run_approval_pending(b, s->task_id)
+                                   : NULL;
+        if (approval) { /* the operator decides, with hermes-mcp approve/deny ID */
+            char note[160];
+            snprintf(note, sizeof note,
+                     "waiting for the operator's approval (hermes-mcp approve %s, or deny %s)",
+                     approval, approval);
+            json_object_set_new(out, "waiting_for", json_string("operator"));
+            json_object_set_new(out, "approval_id", json_string(approval));
+            json_object_set_new(out, "note", json_string(note));
+        }
         if (store) /* answered once the result it reports as updated is durable */
             result_from_run(b, s->task_id, s->agent, run, c, mcp_tool_result(out));
         else

@@ -94,6 +94,8 @@ struct upstream {
     struct loop_timer *smoke_timer;
     struct strmap *held;       /* handle -> struct gw_hold: calls held for a 2026-07-28
                                   client's answer (relay.c) */
+    struct strmap *rounds;     /* nonce -> struct gw_round: a 2026-07-28 upstream's input
+                                  rounds handed to 2026-07-28 clients, each resumable once */
     /* per-root instances (gwinstance.c): the discovery upstream owns the pool; each instance
      * is an upstream of its own pointing back at its entry */
     struct gwi_pool *pool;
@@ -116,6 +118,12 @@ struct gw_call {
     const char *exposed;       /* the name the client called (the gw_tool's) */
     uint64_t started_us;       /* monotonic, for the audit line and the latency */
     struct gw_hold *hold;      /* while held for the client's answer (relay.c); call is NULL */
+    /* A 2026-07-28 upstream that answered input_required (relay.c): what the next send carries
+     * back (its requestState, a string, may be NULL; the caller's inputResponses), how many
+     * rounds it asked so far, and the answers being collected from a session-era caller. */
+    json_t *input_state, *input_answers;
+    unsigned rounds;
+    struct gw_collect *collect;
 };
 
 struct gateway {
@@ -255,6 +263,19 @@ void gw_relay_release(struct gw_call *gc);
 const char *gw_relay_caller(const struct gw_call *gc);
 /* Shutdown: the held calls of u are freed (nothing is sent). */
 void gw_relay_cleanup(struct upstream *u);
+/* A 2026-07-28 upstream's result for gc's tools/call (gc->call set, its slot still counted):
+ * false when it is no input_required result. Else true, and relay.c took the call over: it
+ * asks the caller (an input_required result of ours to a 2026-07-28 caller; requests on the
+ * call's stream to a session-era one, then gw_call_retry with the answers) or ends it with
+ * an error (gw_call_record, gw_call_release). */
+bool gw_relay_input(struct gw_call *gc, json_t *result);
+/* A 2026-07-28 call (gc, not yet sent) whose sealed state continues an upstream's input round:
+ * gc gets what to send back, and NULL is returned (for a first round too). Else the tool error
+ * to answer with (a round already resumed, expired, or of another tool or upstream). */
+json_t *gw_relay_continue(struct gw_call *gc);
+/* The capabilities the calling client declared, as a 2026-07-28 upstream reads them
+ * (elicitation form/url, sampling tools, roots). */
+json_t *gw_relay_caps(struct mcp_call *call);
 
 /* circuit.c: after GW_CIRCUIT_FAILURES failures in a row the upstream is open-circuit until its
  * next start (the backoff period), half-open while that trial start runs, closed once ready. */
@@ -294,5 +315,12 @@ void gw_call_progress(struct gw_call *gc, json_t *params);
 void gw_call_abandon(struct gw_call *gc, const char *reason);
 /* Frees a call without a word to anyone (shutdown). */
 void gw_call_drop(struct gw_call *gc);
+/* A call taken over by relay.c, its slot still counted: sent again (gc->input_state and
+ * input_answers with it), or answered upstream_unavailable when it cannot be. */
+void gw_call_retry(struct gw_call *gc);
+/* Ends such a call: gw_call_record (before its client is answered), then, once answered,
+ * gw_call_release (its slot freed, the next waiting call sent, gc freed). */
+void gw_call_record(struct gw_call *gc, const char *status);
+void gw_call_release(struct gw_call *gc);
 
 #endif

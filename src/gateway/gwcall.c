@@ -2,7 +2,9 @@
  * max_in_flight calls are at the upstream at once; up to GW_QUEUE_MAX more wait in order, then
  * calls are answered busy. Each sent call has its own deadline (timeout: upstream_timeout); a
  * call held for a 2026-07-28 client's answer (relay.c) keeps its slot and deadline and has no
- * client call until the client's retry takes it over (resume_held); a
+ * client call until the client's retry takes it over (resume_held); a 2026-07-28 upstream's
+ * input_required answer goes to relay.c, which sends the call again with the caller's answers
+ * (gw_call_retry, same slot and deadline) or ends it (gw_call_record, gw_call_release); a
  * client's cancel becomes notifications/cancelled with our id on the wire; progress comes back
  * under the caller's own token (the engine adds it). An upstream that goes away answers its
  * calls upstream_unavailable. Tool errors have the bridge's shape (toolerr). Every end of a
@@ -28,6 +30,8 @@ static void call_free(struct gw_call *gc)
 {
     gw_relay_release(gc);
     loop_timer_cancel(gc->timer);
+    json_decref(gc->input_state);
+    json_decref(gc->input_answers);
     json_decref(gc->args);
     free(gc->tool);
     free(gc);
@@ -53,7 +57,8 @@ static void record_as(struct upstream *u, const char *caller, const char *expose
     metric_labels(labels, sizeof labels, "upstream", u->cfg->name, "outcome", status, NULL);
     metric_add(g->m_calls, labels, 1);
     metric_labels(labels, sizeof labels, "upstream", u->cfg->name, NULL);
-    if (strcmp(status, "ok") != 0)
+    if (strcmp(status, "ok") != 0 && strcmp(status, "input_required") != 0) /* relay.c: a
+                                                                    round, not a failure */
         metric_add(g->m_errors, labels, 1);
     metric_observe(g->m_seconds, labels, (double)took / 1e6);
     gw_event(g, &(struct gw_event){.kind = GW_EVENT_CALL, .upstream = u->cfg->name,
@@ -157,6 +162,8 @@ static const char *result_status(json_t *result)
 static void on_answer(struct upstream *u, json_t *result, json_t *error, void *arg)
 {
     struct gw_call *gc = arg;
+    if (result && gc->call && gw_relay_input(gc, result))
+        return; /* the upstream asked for input: relay.c has the call now */
     u->in_flight--;
     if (gc->call == NULL) /* held: its client is answering our input round; no one to tell */
         record_call(gc, result  ? result_status(result)
@@ -222,17 +229,58 @@ static void on_cancel(struct mcp_call *call, void *arg)
 
 /* ---------- sending ---------- */
 
-static void send_call(struct gw_call *gc)
+/* The tools/call as sent: to a 2026-07-28 upstream with the caller's capabilities (so it
+ * may ask for what the caller can answer) and, after an input round, what it asked to get
+ * back (relay.c). */
+static bool send_request(struct gw_call *gc)
 {
     struct upstream *u = gc->up;
     json_t *params = json_pack("{s:s, s:O}", "name", gc->tool, "arguments", gc->args);
-    if (!up_request(u, "tools/call", params, on_answer, gc, gc, &gc->id)) {
+    if (u->modern && gc->call)
+        json_object_set_new(params, "_meta",
+                            json_pack("{s:o}", "io.modelcontextprotocol/clientCapabilities",
+                                      gw_relay_caps(gc->call)));
+    if (gc->input_answers)
+        json_object_set(params, "inputResponses", gc->input_answers);
+    if (gc->input_state)
+        json_object_set(params, "requestState", gc->input_state);
+    return up_request(u, "tools/call", params, on_answer, gc, gc, &gc->id);
+}
+
+static void send_call(struct gw_call *gc)
+{
+    struct upstream *u = gc->up;
+    if (!send_request(gc)) {
         unavailable(gc);
         call_free(gc);
         return;
     }
     u->in_flight++;
     gc->timer = loop_timer_add(u->loop, (uint64_t)u->cfg->timeout_s * 1000, on_timeout, gc);
+}
+
+void gw_call_retry(struct gw_call *gc)
+{
+    struct upstream *u = gc->up;
+    if (send_request(gc))
+        return; /* the slot and the deadline stay the call's */
+    u->in_flight--;
+    unavailable(gc);
+    call_free(gc);
+    gw_call_next(u);
+}
+
+void gw_call_record(struct gw_call *gc, const char *status)
+{
+    record_call(gc, status);
+}
+
+void gw_call_release(struct gw_call *gc)
+{
+    struct upstream *u = gc->up;
+    u->in_flight--;
+    call_free(gc);
+    gw_call_next(u);
 }
 
 void gw_call_next(struct upstream *u)
@@ -376,6 +424,13 @@ static void forward(struct gw_tool *t, struct mcp_call *call, json_t *args, uint
     gc->has_progress = mcp_call_progress_token(call) != NULL;
     gc->exposed = t->exposed;
     gc->started_us = started_us;
+    json_t *refused = gw_relay_continue(gc);
+    if (refused) {
+        record_call(gc, toolerr_name(TE_NOT_FOUND));
+        mcp_call_result_take(call, refused);
+        call_free(gc);
+        return;
+    }
     if (u->state != UP_READY && !gwi_starting(u)) {
         unavailable(gc);
         call_free(gc);

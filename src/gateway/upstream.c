@@ -5,7 +5,8 @@
  * the call it belongs to), log messages (our log), list_changed (logged: discovery is frozen),
  * ping (answered), sampling and elicitation requests (relayed to the calling client, relay.c:
  * as a request on its stream, or as an input-required result to a 2026-07-28 client)
- * and other requests (refused).
+ * and other requests (refused). A 2026-07-28 upstream asks with an input_required result
+ * instead, passed to the tool call it answers (relay.c takes it from there).
  * When the child exits or misbehaves (or the HTTP upstream fails) every request in flight is
  * answered "gone" (both NULL). */
 #include <stdio.h>
@@ -112,7 +113,10 @@ bool up_request(struct upstream *u, const char *method, json_t *params_take, up_
             json_object_set_new(params_take, "_meta", meta = json_object());
         json_object_set_new(meta, "io.modelcontextprotocol/protocolVersion",
                             json_string(GW_MODERN));
-        json_object_set_new(meta, "io.modelcontextprotocol/clientCapabilities", json_object());
+        if (!json_object_get(meta, "io.modelcontextprotocol/clientCapabilities")) /* a call's
+                                                         are its caller's (gwcall.c) */
+            json_object_set_new(meta, "io.modelcontextprotocol/clientCapabilities",
+                                json_object());
     }
     if (call && call->has_progress) {
         /* Our id is the progress token upstream: its progress finds the call by it. */
@@ -192,12 +196,14 @@ static void on_response(struct upstream *u, json_t *msg)
     if (!json_is_object(result))
         result = NULL;
     const char *type = json_string_value(json_object_get(result, "resultType"));
-    if (u->modern && type && strcmp(type, "complete") != 0) {
-        /* input_required (or a task): not relayed to our client yet */
+    /* input_required answering a tool call goes on to relay.c (gw_relay_input) */
+    bool relayed = u->modern && r->call && type && strcmp(type, "input_required") == 0;
+    if (u->modern && type && strcmp(type, "complete") != 0 && !relayed) {
+        /* a task, or input asked during a resources/read or prompts/get: not relayed */
         result = NULL;
         error = json_pack("{s:i, s:s}", "code", -32603, "message",
-                          "the upstream asked for input (2026-07-28), which the gateway does "
-                          "not relay yet");
+                          "the upstream answered with a result the gateway does not relay "
+                          "here (2026-07-28: a task, or input asked outside a tool call)");
     } else if (result == NULL && !json_is_object(error)) {
         error = json_pack("{s:i, s:s}", "code", -32603, "message", "malformed answer upstream");
     } else {
@@ -620,6 +626,7 @@ bool up_start(struct upstream *u, char *err, size_t errlen)
 {
     u->pending = u->pending ? u->pending : strmap_new();
     u->held = u->held ? u->held : strmap_new();
+    u->rounds = u->rounds ? u->rounds : strmap_new();
     u->tools = u->tools ? u->tools : json_array();
     json_array_clear(u->tools); /* a restart lists again; the surface stays as built */
     u->resources = u->resources ? u->resources : json_array();

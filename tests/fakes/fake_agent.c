@@ -17,6 +17,7 @@
  *   GET  /v1/runs/{id}               pollable status
  *   GET  /v1/runs/{id}/events        SSE, single consumer
  *   POST /v1/runs/{id}/stop
+ *   POST /v1/runs/{id}/approval      {choice: once|session|always|deny} ([approval] plans)
  *
  * Checks run in upstream's middleware order: unknown /p/<profile>/ (404) → Origin (403) →
  * OPTIONS (403) → Content-Length over 10,000,000 (413) → no such route (404) or method (405) →
@@ -211,6 +212,8 @@ struct run {
     bool idempotent;
     bool live; /* its worker has not finished */
     bool stop; /* POST /stop asked it to stop */
+    bool awaiting;            /* waiting_for_approval: POST /approval may answer */
+    char choice[8];           /* the answer POST /approval gave, "" until then */
     bool has_thread, thread_done;
     pthread_t thread;
     int refs; /* handlers holding a pointer across a wait */
@@ -520,7 +523,10 @@ static enum MHD_Result reply_run_not_found(struct MHD_Connection *c, const char 
 
 /* ---------------------------------------------------------------- requests and routing */
 
-enum route { R_NONE, R_HEALTH, R_MODELS, R_CHAT, R_RUNS, R_RUN, R_RUN_EVENTS, R_RUN_STOP };
+enum route {
+    R_NONE, R_HEALTH, R_MODELS, R_CHAT, R_RUNS, R_RUN, R_RUN_EVENTS, R_RUN_STOP,
+    R_RUN_APPROVAL
+};
 
 struct req {
     enum route route;
@@ -595,6 +601,10 @@ static enum route match_segments(char **seg, size_t n, const char **method, char
     if (!strcmp(seg[3], "stop")) {
         *method = "POST";
         return R_RUN_STOP;
+    }
+    if (!strcmp(seg[3], "approval")) {
+        *method = "POST";
+        return R_RUN_APPROVAL;
     }
     free(*run_id);
     *run_id = NULL;
@@ -1602,6 +1612,37 @@ out:
 
 /* ---------------------------------------------------------------- /v1/runs */
 
+/* [approval] (g.mu held): the run waits for POST /approval (or a stop). The `approval` field and
+ * the approval.request event carry the command, a description and the choices [R]. False when
+ * the run must end: stopped (cancelled by the caller) or denied (failed, as the agent reports a
+ * command the user refused). */
+static bool await_approval(struct run *run)
+{
+    json_t *ask = json_pack("{s:s, s:s, s:[ssss]}", "command", run->plan.approval, "description",
+                            "dangerous command needs approval", "choices", "once", "session",
+                            "always", "deny");
+    json_t *fields = json_pack("{s:O, s:s}", "approval", ask, "last_event", "approval.request");
+    set_status(run, "waiting_for_approval", fields);
+    json_decref(fields);
+    push_event(run, "approval.request", ask);
+    json_decref(ask);
+    run->awaiting = true;
+    while (!run->choice[0] && !run->stop && !g.stopping)
+        pthread_cond_wait(&g.cv, &g.mu);
+    run->awaiting = false;
+    json_object_del(run->status, "approval");
+    if (!run->choice[0])
+        return false; /* stopped or shutting down: the caller settles the run */
+    json_t *resp = json_pack("{s:s, s:i}", "choice", run->choice, "resolved", 1);
+    json_t *le = json_pack("{s:s}", "last_event", "approval.responded");
+    bool denied = !strcmp(run->choice, "deny");
+    set_status(run, denied ? run_status(run) : "running", le);
+    json_decref(le);
+    push_event(run, "approval.responded", resp);
+    json_decref(resp);
+    return !denied;
+}
+
 static void *run_worker(void *arg)
 {
     struct run *run = arg;
@@ -1615,8 +1656,11 @@ static void *run_worker(void *arg)
 
     lock();
     set_status(run, "running", NULL);
+    bool denied = false;
+    if (run->plan.approval && !run->stop)
+        denied = !await_approval(run) && run->choice[0];
     long long start = now_ms();
-    bool cut = run->stop;
+    bool cut = run->stop || denied;
     for (size_t k = 0; k < nsteps && !cut; k++) {
         const struct plan_step *st = &steps[k];
         if (wait_until(start + st->at_ms, &run->stop)) {
@@ -1649,6 +1693,12 @@ static void *run_worker(void *arg)
     }
     if (g.stopping) {
         /* the process is exiting: the run stays unsettled, like a gateway that died */
+    } else if (denied) {
+        struct sb m = {0};
+        sb_adds(&m, "Command denied by the user: ");
+        sb_adds(&m, run->plan.approval);
+        finish(run, "failed", json_pack("{s:s}", "error", m.p));
+        sb_free(&m);
     } else if (cut) {
         finish(run, "cancelled", NULL);
     } else if (run->plan.orphan) {
@@ -1907,6 +1957,45 @@ static enum MHD_Result h_stop(struct MHD_Connection *c, struct req *r)
                       NULL);
 }
 
+/* POST /v1/runs/{id}/approval [R]: answers a run that waits; 409 approval_not_pending otherwise. */
+static enum MHD_Result h_approval(struct MHD_Connection *c, struct req *r)
+{
+    if (!auth_ok(c, r))
+        return reply_auth_failed(c);
+    json_t *body = r->body.len ? json_loadb(r->body.p, r->body.len, 0, NULL) : NULL;
+    const char *choice = json_string_value(json_object_get(body, "choice"));
+    bool valid = choice && (!strcmp(choice, "once") || !strcmp(choice, "session") ||
+                            !strcmp(choice, "always") || !strcmp(choice, "deny"));
+    char chosen[8] = "";
+    if (valid)
+        snprintf(chosen, sizeof chosen, "%s", choice);
+    json_decref(body);
+    lock();
+    struct run *run = run_lookup(r);
+    if (run == NULL) {
+        unlock();
+        return reply_run_not_found(c, r->run_id);
+    }
+    if (!valid) {
+        unlock();
+        return reply_error(c, 400, "choice must be one of: once, session, always, deny", NULL,
+                           "invalid_choice", "choice", NULL);
+    }
+    if (!run->awaiting || run->choice[0]) {
+        unlock();
+        struct sb m = {0};
+        sb_adds(&m, "No approval is pending for run: ");
+        sb_adds(&m, r->run_id);
+        enum MHD_Result rc = reply_error(c, 409, m.p, NULL, "approval_not_pending", NULL, NULL);
+        sb_free(&m);
+        return rc;
+    }
+    snprintf(run->choice, sizeof run->choice, "%s", chosen);
+    wake();
+    unlock();
+    return reply_json(c, 200, json_pack("{s:i}", "resolved", 1), NULL);
+}
+
 struct ev_stream {
     struct run *run;
     long long last_write;
@@ -2151,6 +2240,8 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
         return h_events(c, r);
     case R_RUN_STOP:
         return h_stop(c, r);
+    case R_RUN_APPROVAL:
+        return h_approval(c, r);
     default:
         return MHD_NO;
     }

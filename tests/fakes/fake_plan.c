@@ -140,6 +140,16 @@ static const char *directive(struct plan *p, const char *s, double scale)
         p->orphan = true;
         return a;
     }
+    if (word_at(s, "approval]", &a)) {
+        free(p->approval);
+        p->approval = xstrdup("rm -rf build/");
+        return a;
+    }
+    if (word_at(s, "approval=", &a) && (a = read_value(a, &val))) {
+        free(p->approval);
+        p->approval = *val ? val : (free(val), xstrdup("rm -rf build/"));
+        return a;
+    }
     if (word_at(s, "json]", &a)) {
         p->json_fence = true;
         return a;
@@ -220,6 +230,7 @@ void plan_parse(struct plan *p, const char *text, double scale)
 void plan_cleanup(struct plan *p)
 {
     free(p->fail_msg);
+    free(p->approval);
     free(p->text);
     free(p->task);
     memset(p, 0, sizeof(*p));

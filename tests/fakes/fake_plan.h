@@ -13,6 +13,9 @@
  *   [json]          answer with the contract JSON inside a ```json fenced block
  *   [orphan]        runs only: the worker ends without settling the run (stays "running",
  *                   not live), so POST /stop answers 409 run_not_active
+ *   [approval]      runs only: before its work the run waits for approval of a command
+ *                   (status waiting_for_approval, an `approval` field, an approval.request
+ *                   event) until POST /v1/runs/{id}/approval; [approval=COMMAND] names it
  *
  * Without [text] or [json] the answer is the contract JSON, unfenced:
  *   {"status": "completed", "summary": "...", "artifacts": [], "next_steps": []}
@@ -36,6 +39,7 @@ struct plan {
     char *fail_msg; /* owned; set when fail */
     bool partial;
     bool orphan;
+    char *approval; /* owned; [approval] / [approval=COMMAND]: the command awaiting approval */
     bool json_fence;
     char *text; /* owned; [text=...] or NULL */
     long repeat; /* [repeat=N]: a [text=...] answer N times over (tests the bridge's caps) */

@@ -1,0 +1,194 @@
+/* runapproval.c — the agent's own approvals in the operator's queue (issue 15, behaviour 3).
+ *
+ * A Hermes run may stop at a dangerous command and wait for a person (status
+ * waiting_for_approval, its `approval` field). Nobody watches the agent's own prompt when the
+ * work came through the bridge, so a run the bridge follows that waits is put in the same queue
+ * as the gateway's approve-guarded calls: `hermes-mcp approvals` lists it (principal: the caller
+ * whose task it is; tool: the agent's description, masked and capped; summary: the command and
+ * the run), and `approve`/`deny` (or the queue's timeout, a deny) is sent to the agent as
+ * POST /v1/runs/{id}/approval {choice: once|deny}. When the run stops waiting by other means
+ * (cancelled, decided at the agent, ended) the entry is withdrawn.
+ *
+ * The follow job's polls are what see the wait; a poll already under way when a decision was
+ * sent may still show the wait it answered, so a wait is only believed from a poll sent after
+ * the decision reached the agent (poll_seq, approval_fence). */
+#include <jansson.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "agent.h"
+#include "agentcfg.h"
+#include "approvals.h"
+#include "bridge_internal.h"
+#include "log.h"
+#include "mem.h"
+#include "strmap.h"
+#include "tasks.h"
+
+#define TOOL_TEXT_MAX 120 /* bytes of the agent's description shown as the queue's tool */
+#define MASK "***"
+
+/* Replaces in place every word of s (split at spaces, quotes and punctuation) that looks like a
+ * credential: a command line may carry a token where no key names it (a URL's user:token@). */
+static void mask_words(char *s)
+{
+    static const char seps[] = " \t\r\n\"'=:,;`@&?()[]{}<>|";
+    char *out = s;
+    for (const char *p = s; *p;) {
+        size_t sep = strspn(p, seps);
+        memmove(out, p, sep);
+        out += sep;
+        p += sep;
+        size_t n = strcspn(p, seps);
+        if (n == 0)
+            continue;
+        char *word = xstrndup(p, n);
+        if (approvals_value_looks_secret(word)) {
+            memcpy(out, MASK, strlen(MASK) < n ? strlen(MASK) : n);
+            out += strlen(MASK) < n ? strlen(MASK) : n;
+        } else {
+            memmove(out, p, n);
+            out += n;
+        }
+        free(word);
+        p += n;
+    }
+    *out = '\0';
+}
+
+/* The caller whose task it is, as the queue names principals (the gateway's rule: a principal's
+ * name, "-" for a caller without one), from request.json; NULL while that file is still being
+ * written (the run starts before it is durable): the next poll asks again. */
+static char *task_principal(struct bridge *b, const char *task_id)
+{
+    json_t *req = NULL;
+    char *who = NULL;
+    if (tasks_read(b->tasks, task_id, "request.json", TASKS_FILE_MAX, &req) == TASKS_OK) {
+        const char *owner = json_string_value(json_object_get(req, "owner"));
+        who = xstrdup(owner && strncmp(owner, "p:", 2) == 0 ? owner + 2 : "-");
+    } else if (!tasks_pending(b->tasks, task_id)) {
+        who = xstrdup("-");
+    }
+    json_decref(req);
+    return who;
+}
+
+static void decision_sent(struct agent_req *r, const struct agent_result *res, void *arg)
+{
+    struct job *j = arg;
+    (void)r;
+    j->approval_req = NULL;
+    j->approval_fence = j->poll_seq; /* a poll under way now may predate the decision */
+    if (res->status == 200)
+        log_info("task %s: the operator's decision reached run %s", j->id, j->run_id);
+    else if (res->status == 409)
+        log_info("task %s: run %s no longer waited for approval when the operator decided",
+                 j->id, j->run_id);
+    else
+        log_warn("task %s: the operator's decision could not be sent to run %s (HTTP %ld); it is "
+                 "queued again if the run still waits",
+                 j->id, j->run_id, res->status);
+}
+
+/* The queue's callback: approved → once; denied or timed out → deny. Nothing is freed here. */
+static void on_decision(void *arg, enum approval_outcome outcome, const char *reason,
+                        const char *decider)
+{
+    struct job *j = arg;
+    const char *choice = outcome == APPROVAL_APPROVED ? "once" : "deny";
+    j->approval_id[0] = '\0';
+    if (decider && strcmp(decider, "shutdown") == 0) {
+        /* The server stopping is nobody's decision: the run waits at the agent, and the next
+         * process follows it and queues it again. */
+        log_info("task %s: run %s still waits for approval (server stopping)", j->id, j->run_id);
+        return;
+    }
+    log_info("task %s: run %s %s by %s%s%s", j->id, j->run_id,
+             outcome == APPROVAL_APPROVED ? "approved" : "denied",
+             outcome == APPROVAL_TIMED_OUT ? "the approval timeout" : decider ? decider : "-",
+             reason ? ": " : "", reason ? reason : "");
+    if (j->key == NULL || j->base_url == NULL)
+        return; /* the agent is gone: the run is followed as before */
+    char path[200], body[32];
+    snprintf(path, sizeof path, "/v1/runs/%s/approval", j->run_id);
+    snprintf(body, sizeof body, "{\"choice\":\"%s\"}", choice);
+    char *url = agentcfg_url(j->base_url, path);
+    struct agent_opts o = {.method = "POST", .url = url, .key = j->key, .body = body,
+                           .body_len = strlen(body), .connect_timeout_ms = CONNECT_TIMEOUT_MS,
+                           .deadline_ms = 30000, .max_response = RESPONSE_MAX,
+                           .on_done = decision_sent, .arg = j, .label = j->agent,
+                           .endpoint = "approval"};
+    j->approval_req = agent_request(j->b->http, &o);
+    free(url);
+}
+
+static void queue_approval(struct job *j, json_t *approval)
+{
+    struct bridge *b = j->b;
+    char *who = task_principal(b, j->id);
+    if (who == NULL)
+        return;
+    const char *desc = json_string_value(json_object_get(approval, "description"));
+    const char *cmd = json_string_value(json_object_get(approval, "command"));
+    char tool[TOOL_TEXT_MAX + 220]; /* agent and run (up to 64 and 127 bytes), the text */
+    char *text = xstrdup(desc && *desc ? desc : cmd && *cmd ? cmd : "approval requested");
+    mask_words(text);
+    if (strlen(text) > TOOL_TEXT_MAX) { /* cut on a character boundary */
+        size_t cut = TOOL_TEXT_MAX - 3;
+        while (cut > 0 && ((unsigned char)text[cut] & 0xC0) == 0x80)
+            cut--;
+        memcpy(text + cut, "...", 4);
+    }
+    /* The run id is named here: in the arguments it would be masked (it looks random). */
+    snprintf(tool, sizeof tool, "agent %s run %s: %s", j->agent, j->run_id, text);
+    free(text);
+    char *command = xstrdup(cmd ? cmd : "");
+    mask_words(command);
+    json_t *args = json_pack("{s:s, s:s}", "command", command, "task_id", j->id);
+    free(command);
+    const char *id = approvals_add(b->approvals, who, tool, args, on_decision, j);
+    json_decref(args);
+    if (id) {
+        snprintf(j->approval_id, sizeof j->approval_id, "%s", id);
+        log_info("task %s: run %s waits for the operator's approval (id %s)", j->id, j->run_id,
+                 id);
+    } else {
+        log_warn("task %s: run %s waits for approval, but the operator's queue is full", j->id,
+                 j->run_id);
+    }
+    free(who);
+}
+
+void run_approval_seen(struct job *j, json_t *run)
+{
+    const char *st = json_string_value(json_object_get(run, "status"));
+    bool waits = st && strcmp(st, "waiting_for_approval") == 0;
+    if (!waits) {
+        if (j->approval_id[0]) { /* decided at the agent, or stopping */
+            approvals_withdraw(j->b->approvals, j->approval_id);
+            log_info("task %s: run %s no longer waits for approval; withdrawn", j->id, j->run_id);
+            j->approval_id[0] = '\0';
+        }
+        return;
+    }
+    if (j->b->approvals == NULL || j->approval_id[0] || j->approval_req ||
+        j->poll_seq <= j->approval_fence)
+        return;
+    queue_approval(j, json_object_get(run, "approval"));
+}
+
+void run_approval_drop(struct job *j)
+{
+    agent_cancel(j->approval_req);
+    j->approval_req = NULL;
+    if (j->approval_id[0])
+        approvals_withdraw(j->b->approvals, j->approval_id);
+    j->approval_id[0] = '\0';
+}
+
+const char *run_approval_pending(struct bridge *b, const char *task_id)
+{
+    struct job *j = strmap_get(b->jobs, task_id);
+    return j && j->approval_id[0] ? j->approval_id : NULL;
+}

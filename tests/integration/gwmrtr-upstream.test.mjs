@@ -1,0 +1,277 @@
+// Issue 14, behaviours 3 and 7, with issue 13's input-required results: an upstream of MCP
+// 2026-07-28 asks for input by answering a tools/call with resultType "input_required"
+// (inputRequests + requestState) and forgetting the call. The gateway relays it: to a
+// 2026-07-28 caller as its own input_required result (the same requests under the same keys,
+// the upstream's requestState inside our sealed state, resumable once, bound to the caller and
+// the call); to a session-era caller as requests on the call's stream. Either way the call is
+// then sent again with the answers and the upstream's requestState, and the upstream's final
+// result comes back; a cap on rounds ends a call that keeps asking. Upstream: our own
+// build/conformance-server over HTTP, which serves the conformance suite's 2026-07-28
+// input-required tools (elicitation, sampling, roots, request state, multi-round,
+// capabilities). Clients: the TypeScript SDK v2 client pinned to 2026-07-28, the SDK 1.x
+// client (session era), and raw requests for what a real client would not send.
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { writeFileSync, chmodSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { createHash, randomBytes } from 'node:crypto';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { CreateMessageRequestSchema, ElicitRequestSchema, ListRootsRequestSchema }
+  from '@modelcontextprotocol/sdk/types.js';
+import { ROOT, startHermes, startConformance, until, parseSse, modernMeta, modernHeaders, MODERN } from './lib.mjs';
+
+const V2 = join(ROOT, 'tools/client/node_modules/@modelcontextprotocol/client/dist/index.mjs');
+const { Client: ClientV2, StreamableHTTPClientTransport: HttpV2 } = await import(V2);
+const sha = (t) => createHash('sha256').update(t).digest('hex');
+const T = (n) => `conf__test_input_required_result_${n}`;
+const ROUNDS_MAX = 8; // relay.c INPUT_ROUNDS_MAX
+let dir, conf, srv, other;
+
+before(async () => {
+  dir = mkdtempSync(join(tmpdir(), 'hm-gwmrtr-up-'));
+  conf = await startConformance();
+  const gw = join(dir, 'gateway.yaml');
+  writeFileSync(gw, 'upstreams:\n' +
+    `  conf:\n    url: ${conf.url}\n    tools: {include: ["test_input_required_result_*"]}\n`);
+  chmodSync(gw, 0o600);
+  other = randomBytes(32).toString('hex');
+  const tokens = join(dir, 'tokens.yaml');
+  writeFileSync(tokens, `tokens:\n  - name: other\n    sha256: ${sha(other)}\n    scopes: [gateway:conf]\n`);
+  chmodSync(tokens, 0o600);
+  srv = await startHermes({ GATEWAY_FILE: gw, TOKENS_FILE: tokens, MCP_SESSIONS: '1' });
+});
+
+after(async () => {
+  if (srv) assert.equal(await srv.stop(), 0, srv?.proc.stderrText);
+  if (conf) await conf.stop();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+// A fetch that keeps each tools/call POST's body and answer text.
+function recordingFetch(wire) {
+  return async (url, init = {}) => {
+    let body;
+    try { body = JSON.parse(init.body); } catch { body = undefined; }
+    const entry = { body };
+    if (body?.method === 'tools/call') wire.push(entry);
+    const res = await fetch(url, init);
+    entry.text = res.clone().text();
+    return res;
+  };
+}
+
+// The SDK v2 client pinned to 2026-07-28; answers: its handlers (each records what it was asked).
+async function connectV2(name, answers, capabilities = { elicitation: { form: {} }, sampling: {}, roots: {} }) {
+  const wire = [];
+  const client = new ClientV2({ name, version: '1.0.0' }, { capabilities, versionNegotiation: { mode: { pin: MODERN } } });
+  client.asked = [];
+  for (const [method, kind] of [['elicitation/create', 'elicitation'], ['sampling/createMessage', 'sampling'], ['roots/list', 'roots']]) {
+    if (!answers[kind]) continue;
+    client.setRequestHandler(method, async (req) => { client.asked.push([kind, req.params]); return answers[kind](req.params); });
+  }
+  await client.connect(new HttpV2(new URL(srv.url), { requestInit: { headers: srv.auth }, fetch: recordingFetch(wire) }));
+  client.wire = wire;
+  return client;
+}
+
+// The SDK 1.x client (session era); answers as above.
+async function connectV1(name, answers, capabilities = { elicitation: {}, sampling: {}, roots: {} }) {
+  const client = new Client({ name, version: '1.0.0' }, { capabilities });
+  client.asked = [];
+  for (const [schema, kind] of [[ElicitRequestSchema, 'elicitation'], [CreateMessageRequestSchema, 'sampling'], [ListRootsRequestSchema, 'roots']]) {
+    if (!answers[kind]) continue;
+    client.setRequestHandler(schema, async (req) => { client.asked.push([kind, req.params]); return answers[kind](req.params); });
+  }
+  await client.connect(new StreamableHTTPClientTransport(new URL(srv.url), { requestInit: { headers: srv.auth } }));
+  return client;
+}
+
+// Answers each form's one field: name Ada, color teal, ok false (request_state asks again).
+const FIELDS = { name: 'Ada', color: 'teal', ok: false, value: 'v' };
+const names = { elicitation: (p) => {
+  const field = Object.keys(p.requestedSchema.properties)[0];
+  return { action: 'accept', content: { [field]: FIELDS[field] } };
+} };
+
+test('SDK v2 (2026-07-28): the upstream\'s elicitation reaches the handler, its answer the upstream, the final result the client', async () => {
+  const client = await connectV2('v2-elicit', names);
+  try {
+    const listed = (await client.listTools()).tools.map((t) => t.name);
+    assert.ok(listed.includes(T('elicitation')), listed.join(' '));
+    const res = await client.callTool({ name: T('elicitation'), arguments: {} });
+    assert.ok(!res.isError, JSON.stringify(res));
+    assert.equal(res.content[0].text, 'Hello, Ada!');
+    assert.deepEqual(client.asked.map((a) => a[0]), ['elicitation']);
+    assert.equal(client.asked[0][1].message, 'What is your name?');
+    assert.equal(client.wire.length, 2, 'an input-required round, then the retry');
+    const first = JSON.parse(await client.wire[0].text);
+    assert.equal(first.result.resultType, 'input_required', JSON.stringify(first));
+    assert.deepEqual(Object.keys(first.result.inputRequests), ['user_name'], 'the upstream\'s key kept');
+    assert.equal(typeof first.result.requestState, 'string');
+  } finally { await client.close(); }
+});
+
+test('SDK v2: two rounds, sampling, roots, several requests at once, and the caller\'s capabilities told upstream', async () => {
+  const client = await connectV2('v2-multi', {
+    ...names,
+    sampling: (p) => ({ role: 'assistant', model: 'm', content: { type: 'text', text: `sampled: ${p.messages[0].content.text}` } }),
+    roots: () => ({ roots: [{ uri: 'file:///a', name: 'a' }, { uri: 'file:///b', name: 'b' }] }),
+  });
+  try {
+    await client.listTools();
+    const multi = await client.callTool({ name: T('multi_round'), arguments: {} });
+    assert.equal(multi.content[0].text, 'Multi-round complete for Ada who likes teal', JSON.stringify(multi));
+    assert.equal(client.wire.length, 3, 'two input rounds, then the result');
+    const sampled = await client.callTool({ name: T('sampling'), arguments: {} });
+    assert.equal(sampled.content[0].text, 'Sampling result: sampled: What is the capital of France?');
+    const roots = await client.callTool({ name: T('list_roots'), arguments: {} });
+    assert.equal(roots.content[0].text, 'Found 2 root(s)');
+    const several = await client.callTool({ name: T('multiple_inputs'), arguments: {} });
+    assert.equal(several.content[0].text, 'Name: Ada; Greeting: sampled: Generate a greeting; Roots: 2');
+    const caps = await client.callTool({ name: T('capabilities'), arguments: {} });
+    assert.equal(caps.content[0].text, 'capabilities-ok: received elicit_input,sample_input');
+  } finally { await client.close(); }
+});
+
+test('SDK 1.x (session era): the upstream\'s requests come on the call\'s stream, the answers go upstream, over rounds', async () => {
+  const client = await connectV1('v1-elicit', {
+    ...names,
+    sampling: (p) => ({ role: 'assistant', model: 'm', content: { type: 'text', text: `v1: ${p.messages[0].content.text}` } }),
+    roots: () => ({ roots: [{ uri: 'file:///only', name: 'only' }] }),
+  });
+  try {
+    await client.listTools();
+    const res = await client.callTool({ name: T('elicitation'), arguments: {} });
+    assert.equal(res.content[0].text, 'Hello, Ada!', JSON.stringify(res));
+    assert.equal(client.asked[0][1].message, 'What is your name?');
+    const multi = await client.callTool({ name: T('multi_round'), arguments: {} });
+    assert.equal(multi.content[0].text, 'Multi-round complete for Ada who likes teal', JSON.stringify(multi));
+    const several = await client.callTool({ name: T('multiple_inputs'), arguments: {} });
+    assert.equal(several.content[0].text, 'Name: Ada; Greeting: v1: Generate a greeting; Roots: 1');
+    const state = await client.callTool({ name: T('request_state'), arguments: {} },
+      undefined, { timeout: 10000 }).catch((e) => e);
+    // request_state asks until confirm.content.ok is true; names answers false: the cap stops it.
+    assert.equal(state.isError, true, JSON.stringify(state));
+    assert.match(state.content[0].text, new RegExp(`more than ${ROUNDS_MAX} rounds of input`));
+    assert.equal(client.asked.filter((a) => a[1].message === 'Please confirm').length, ROUNDS_MAX);
+  } finally { await client.close(); }
+});
+
+test('decline reaches the upstream (both eras)', async () => {
+  const v2 = await connectV2('v2-decline', { elicitation: () => ({ action: 'decline' }) });
+  const v1 = await connectV1('v1-decline', { elicitation: () => ({ action: 'decline' }) });
+  try {
+    for (const c of [v2, v1]) {
+      await c.listTools();
+      const res = await c.callTool({ name: T('elicitation'), arguments: {} });
+      assert.equal(res.content[0].text, 'Hello, unknown!', JSON.stringify(res));
+      assert.equal(c.asked.length, 1);
+    }
+  } finally { await v2.close(); await v1.close(); }
+});
+
+test('a caller without the capability is not asked: a clear tool error (both eras)', async () => {
+  const v2 = await connectV2('v2-nocap', {}, {});
+  const v1 = await connectV1('v1-nocap', {}, {});
+  try {
+    for (const c of [v2, v1]) {
+      await c.listTools();
+      const res = await c.callTool({ name: T('elicitation'), arguments: {} });
+      assert.equal(res.isError, true, JSON.stringify(res));
+      assert.match(res.content[0].text, /elicitation\/create not relayed: the calling client does not support elicitation/);
+      // The upstream was told what the caller declares: nothing to ask for.
+      const caps = await c.callTool({ name: T('capabilities'), arguments: {} });
+      assert.equal(caps.content[0].text, 'No supported capabilities declared', JSON.stringify(caps));
+    }
+  } finally { await v2.close(); await v1.close(); }
+});
+
+test('SDK 1.x: an error answer ends the call with a clear tool error; a hang-up while it is asked frees the call', async () => {
+  let hang;
+  const client = await connectV1('v1-refuse', { elicitation: (p) => {
+    if (p.message === 'Please confirm') return new Promise((res) => { hang = res; });
+    throw new Error('the user closed the form');
+  } });
+  try {
+    await client.listTools();
+    const res = await client.callTool({ name: T('elicitation'), arguments: {} });
+    assert.equal(res.isError, true, JSON.stringify(res));
+    assert.match(res.content[0].text, /upstream conf asked for input: the calling client refused it: .*the user closed the form/);
+    const aborter = new AbortController();
+    const pending = client.callTool({ name: T('request_state'), arguments: {} }, undefined, { signal: aborter.signal });
+    await until(() => hang, 'the confirm request reached the client');
+    aborter.abort();
+    await assert.rejects(pending);
+    hang({ action: 'accept', content: { ok: true } }); // too late: no one waits for it
+    // The gateway still serves this client (the freed call left nothing behind).
+    const after = await client.callTool({ name: T('elicitation'), arguments: {} });
+    assert.equal(after.isError, true);
+  } finally { await client.close(); }
+});
+
+// One raw 2026-07-28 tools/call (as token's caller); extra: inputResponses and requestState.
+async function rawCall(name, args, extra = {}, token = null) {
+  const id = randomBytes(4).readUInt32BE();
+  const auth = token ? { Authorization: `Bearer ${token}` } : srv.auth;
+  const r = await fetch(srv.url, { method: 'POST',
+    headers: { ...modernHeaders('tools/call', name), ...auth },
+    body: JSON.stringify({ jsonrpc: '2.0', id, method: 'tools/call', params: { name, arguments: args,
+      ...extra, _meta: modernMeta({ elicitation: { form: {} } }) } }) });
+  const text = await r.text();
+  let answer;
+  try { answer = JSON.parse(text); } catch { answer = parseSse(text).map((e) => e.json).find((m) => m?.id === id); }
+  return { status: r.status, answer, text };
+}
+const confirm = (state, ok = true, token = null, tool = T('request_state')) =>
+  rawCall(tool, {}, { inputResponses: { confirm: { action: 'accept', content: { ok } } }, requestState: state }, token);
+
+test('raw: a forged or altered state, another caller\'s, another tool\'s, and a second resume are refused', async () => {
+  const first = await rawCall(T('request_state'), {});
+  assert.equal(first.answer?.result?.resultType, 'input_required', first.text);
+  const state = first.answer.result.requestState;
+  const i = 12, altered = state.slice(0, i) + (state[i] === 'A' ? 'B' : 'A') + state.slice(i + 1);
+  const forged = await confirm(altered);
+  assert.equal(forged.answer?.error?.code, -32602, forged.text);
+  const stolen = await confirm(state, true, other);
+  assert.equal(stolen.answer?.error?.code, -32602, stolen.text);
+  const moved = await confirm(state, true, null, T('tampered_state'));
+  assert.equal(moved.answer?.error?.code, -32602, moved.text);
+  const done = await confirm(state);
+  assert.equal(done.answer?.result?.content?.[0]?.text, 'state-ok: requestState validated', done.text);
+  const again = await confirm(state);
+  assert.equal(again.answer?.result?.isError, true, again.text);
+  assert.equal(again.answer.result.structuredContent.error, 'not_found', again.text);
+  assert.match(again.answer.result.structuredContent.message, /already answered, or it expired/);
+});
+
+// One sample of /metrics (0 when absent).
+async function metric(name) {
+  const text = await (await fetch(`${srv.base}/metrics`, { headers: srv.auth })).text();
+  const line = text.split('\n').find((l) => l.startsWith(`${name} `));
+  return line ? Number(line.slice(line.lastIndexOf(' ') + 1)) : 0;
+}
+
+test('raw: an answered round is no error in /metrics; it is counted as input_required', async () => {
+  const label = '{upstream="conf"}';
+  const errors = await metric(`hermes_mcp_gateway_call_errors_total${label}`);
+  const rounds = await metric('hermes_mcp_gateway_calls_total{upstream="conf",outcome="input_required"}');
+  const first = await rawCall(T('request_state'), {});
+  const done = await confirm(first.answer.result.requestState);
+  assert.equal(done.answer?.result?.content?.[0]?.text, 'state-ok: requestState validated', done.text);
+  assert.equal(await metric('hermes_mcp_gateway_calls_total{upstream="conf",outcome="input_required"}'), rounds + 1);
+  assert.equal(await metric(`hermes_mcp_gateway_call_errors_total${label}`), errors);
+});
+
+test('raw: the round cap holds across a 2026-07-28 caller\'s retries', async () => {
+  let r = await rawCall(T('request_state'), {});
+  let rounds = 0;
+  while (r.answer?.result?.resultType === 'input_required' && rounds < ROUNDS_MAX + 2) {
+    rounds++;
+    r = await confirm(r.answer.result.requestState, false);
+  }
+  assert.equal(rounds, ROUNDS_MAX, r.text);
+  assert.equal(r.answer?.result?.isError, true, r.text);
+  assert.match(r.answer.result.structuredContent.message, new RegExp(`more than ${ROUNDS_MAX} rounds of input`));
+});
