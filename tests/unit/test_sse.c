@@ -130,12 +130,12 @@ static void last_event_id_follows_whatwg(void **state)
     char line[300];
     (void)state;
     sse_init(&d, 4096);
-    assert_true(sse_feed(&d, "id: only1\n\n", 12, collect, &s));
+    assert_true(sse_feed(&d, "id: only1\n\n", 11, collect, &s));
     assert_int_equal(s.n, 0);
     assert_string_equal(d.last_id, "only1");
     assert_true(sse_feed(&d, "id: half", 8, collect, &s)); /* not dispatched yet */
     assert_string_equal(d.last_id, "only1");
-    assert_true(sse_feed(&d, "\n\nid:\n\n", 9, collect, &s));
+    assert_true(sse_feed(&d, "\n\nid:\n\n", 7, collect, &s));
     assert_string_equal(d.last_id, "");
     int n = snprintf(line, sizeof line, "id: %0*d\ndata: x\n\n", SSE_ID_MAX + 50, 7);
     assert_true(sse_feed(&d, "id: ok\n\n", 8, collect, &s));
