@@ -6,9 +6,11 @@
  * name rule as tools); a resource keeps its URI (clients follow URIs the upstream hands out in
  * results), so two upstreams offering the same URI refuse the start naming both. Its resource
  * templates (resources/templates/list) come with its resources, kept as they are too: a read
- * of a URI that matches one goes to that upstream (the same template from two upstreams refuses
- * the start; templates that differ but overlap go to the first upstream in file order). resources/read and prompts/get are forwarded with our own id, within the
- * upstream's timeout; a client's cancel becomes notifications/cancelled upstream. */
+ * of a URI that matches one goes to that upstream (two templates the same but for their
+ * variable names, which match the same URIs, refuse the start naming both; templates that
+ * differ but overlap go to the first upstream in file order). resources/read and prompts/get
+ * are forwarded with our own id, within the upstream's timeout; a client's cancel becomes
+ * notifications/cancelled upstream. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -284,7 +286,26 @@ static const char *template_unfit(const char *tpl)
     return NULL;
 }
 
-/* Templates share the URI map with resources, keyed "template " + the template. */
+/* A template's key in the URI map it shares with resources: "template " + the template with
+ * each {name} blanked to {}, so two that match the same URIs (the engine's matcher sees only
+ * the literal parts) have one key. */
+static char *template_key(const char *tpl)
+{
+    char *key = xasprintf("template %s", tpl);
+    char *out = key + strlen("template ");
+    for (const char *in = tpl; *in; in++) {
+        *out++ = *in;
+        if (*in == '{') {
+            const char *close = strchr(in, '}');
+            if (close)
+                in = close - 1; /* the loop's next step copies the '}' */
+        }
+    }
+    *out = '\0';
+    return key;
+}
+
+/* Templates share the URI map with resources (template_key); the value names the template. */
 static bool expose_templates(struct gateway *g, struct upstream *u, struct strmap *uris)
 {
     size_t i;
@@ -299,16 +320,16 @@ static bool expose_templates(struct gateway *g, struct upstream *u, struct strma
                      shown_tpl, unfit);
             continue;
         }
-        char *key = xasprintf("template %s", tpl);
+        char *key = template_key(tpl);
         const char *owner = strmap_get(uris, key);
         if (owner) {
-            log_error("gateway: upstream %s offers resource template '%s', which %s offers too; "
-                      "set tools.resources: false on one",
+            log_error("gateway: upstream %s offers resource template '%s', which matches the "
+                      "same URIs as %s; set tools.resources: false on one",
                       u->cfg->name, shown_tpl, owner);
             free(key);
             return false;
         }
-        strmap_put(uris, key, xasprintf("upstream %s", u->cfg->name));
+        strmap_put(uris, key, xasprintf("upstream %s's '%s'", u->cfg->name, shown_tpl));
         free(key);
         mcp_add_template(g->mcp, &(struct mcp_template_def){
             .uri_template = tpl, .name = name ? name : tpl, .title = str(t, "title"),
@@ -420,23 +441,26 @@ static size_t probe_prompts(const struct upstream *u, struct strmap *names, gw_p
     return refused;
 }
 
-/* Templates as resource rows, "template " + the template (the key serve uses). */
+/* Templates as resource rows, "template " + the template; clashes by template_key, as serve. */
 static size_t probe_templates(const struct upstream *u, struct strmap *uris, gw_probe_fn *fn,
                               void *arg)
 {
     size_t i, refused = 0;
     json_t *t;
     json_array_foreach(u->templates, i, t) {
-        char *key = xasprintf("template %s", str(t, "uriTemplate"));
-        const char *owner = strmap_get(uris, key), *unfit = template_unfit(str(t, "uriTemplate"));
-        char shown[200], problem[200] = "";
-        utf8_shown(shown, sizeof shown, key);
+        const char *tpl = str(t, "uriTemplate");
+        char *key = template_key(tpl), *row = xasprintf("template %s", tpl);
+        const char *owner = strmap_get(uris, key), *unfit = template_unfit(tpl);
+        char shown[200], shown_tpl[200], problem[300] = "";
+        utf8_shown(shown, sizeof shown, row);
+        utf8_shown(shown_tpl, sizeof shown_tpl, tpl);
+        free(row);
         if (unfit)
             snprintf(problem, sizeof problem, "not exposed: %s", unfit);
         else if (owner)
-            snprintf(problem, sizeof problem, "refused: %s offers it too", owner);
+            snprintf(problem, sizeof problem, "refused: matches the same URIs as %s", owner);
         else
-            strmap_put(uris, key, xasprintf("upstream %s", u->cfg->name));
+            strmap_put(uris, key, xasprintf("upstream %s's '%s'", u->cfg->name, shown_tpl));
         refused += !unfit && owner != NULL;
         fn(&(struct gw_probe_row){.kind = GW_PROBE_RESOURCE, .upstream = u->cfg->name,
                                   .tool = shown, .exposed = problem[0] ? NULL : shown,

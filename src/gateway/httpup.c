@@ -4,7 +4,7 @@
  * JSON message or an SSE stream (progress, then the answer), each message handed to
  * up_receive() as it arrives. The Mcp-Session-Id the initialize answer carries is sent, with
  * MCP-Protocol-Version, on every later POST, and DELETEd when we stop: every url upstream's at
- * once (one curl multi, HU_DELETE_TIMEOUT_MS in all), sent when the last transport is freed, so
+ * once (one httpc batch, HU_DELETE_TIMEOUT_MS in all), sent when the last transport is freed, so
  * a slow upstream does not hold the others' DELETEs or the exit behind it.
  *
  * Failures map onto the stdio ones so the gateway's recovery stays one path: no connection, a
@@ -17,21 +17,21 @@
  * An answer's event stream may close before the answer (a server switching a long call to
  * polling, the SDK's closeSSEStream; a proxy's idle timeout). When it carried an event id we
  * resume it as the 2025-11-25 spec says: GET with Last-Event-ID, after the stream's retry:
- * (at most HU_RESUME_MAX_DELAY_MS) or a short backoff, and what comes on the new stream is
- * handled as on the first; HU_RESUME_TRIES resumes in a row that bring nothing new end the
- * call (one that cannot connect, as any request that cannot, makes the upstream down). A
- * stream with no id cannot be resumed: its call fails as before. The call's timeout bounds
- * it all (gwcall.c forgets the request, which ends the wait).
+ * (from HU_RESUME_FIRST_MS to HU_RESUME_MAX_DELAY_MS) or a short backoff, and what comes on
+ * the new stream is handled as on the first; HU_RESUME_TRIES resumes in a row that bring no
+ * message, or HU_RESUME_MAX in all, end the call (one that cannot connect, as any request that
+ * cannot, makes the upstream down). A stream with no usable id (none, too long, a control
+ * character in it) cannot be resumed: its call fails as before. The call's timeout bounds it
+ * all (gwcall.c forgets the request, which ends the wait). Every version before 2026-07-28 is
+ * resumed so (2025-03-26 and 2025-06-18 define the same GET).
  *
  * Callbacks from httpc run inside curl, and what they hand to upstream.c may end this upstream
  * (up_down -> httpup_reset): a POST whose callback is running is only marked dead then and
  * freed by that callback once upstream.c returned. */
-#include <curl/curl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
-#include <time.h>
 
 #include "buf.h"
 #include "child.h"
@@ -50,8 +50,11 @@
 #define HU_PER_ORIGIN_SPARE 8
 #define HU_NOTIFY_DEADLINE_MS 10000    /* a notification's POST */
 #define HU_DELETE_TIMEOUT_MS 1000      /* ending the sessions at shutdown, all together */
-#define HU_RESUME_TRIES 4              /* resumes in a row that bring no new event */
-#define HU_RESUME_FIRST_MS 100         /* the backoff without a retry: field, doubling */
+#define HU_RESUME_TRIES 4              /* resumes in a row that bring no message */
+#define HU_RESUME_MAX 32               /* resumes of one call in all: a stream that keeps
+                                          bringing notes but never the answer ends too */
+#define HU_RESUME_FIRST_MS 100         /* the backoff without a retry: field, doubling; also
+                                          the floor of a retry: (retry: 0 is no storm) */
 #define HU_RESUME_MAX_DELAY_MS 30000   /* a retry: field is honoured up to this */
 
 static unsigned live_transports;       /* the last one freed sends the sessions' DELETEs */
@@ -73,10 +76,11 @@ struct post {
     bool too_big;              /* a JSON body over the cap */
     bool in_cb, dead;          /* see the file's comment */
     bool resuming;             /* the transfer is a GET resuming the answer's stream */
-    bool got_event;            /* the transfer brought an event with a new id */
-    char last_event_id[sizeof ((struct sse_decoder *)0)->id]; /* where a resume starts */
+    bool got_event;            /* the transfer delivered a message */
+    char last_event_id[SSE_ID_MAX]; /* where a resume starts */
     long retry_ms;             /* the stream's retry: field, -1 when none came */
-    unsigned resume_misses;    /* resumes in a row that brought nothing new */
+    unsigned resume_misses;    /* resumes in a row that brought no message */
+    unsigned resumes;          /* resumes of this call so far */
     struct loop_timer *resume_timer; /* the wait before the next resume */
     struct sse_decoder dec;
     struct buf body;           /* a JSON answer, or an error's body */
@@ -182,12 +186,10 @@ static void on_event(const char *event, const char *data, size_t len, const char
     struct post *p = arg;
     if (p->dead)
         return;
-    if (id[0] && strcmp(id, p->last_event_id) != 0) { /* the resume point, priming events too */
-        snprintf(p->last_event_id, sizeof p->last_event_id, "%s", id);
-        p->got_event = true;
-    }
+    (void)id; /* the resume point is the decoder's last_id, read when the stream ends */
     if ((event[0] && strcmp(event, "message") != 0) || len == 0)
-        return;
+        return; /* a priming event is no progress: it must not keep resumes going */
+    p->got_event = true;
     deliver(p, data, len);
 }
 
@@ -274,6 +276,19 @@ static void request_failed_http(struct post *p, const struct httpc_result *res)
     up_request_failed(h->u, p->id, why);
 }
 
+/* Readies p for another transfer of the same request: what the last one read is dropped (a
+ * half event of a closed stream is not continued on the next). */
+static void post_rewind(struct post *p)
+{
+    p->status = 0;
+    p->sse = false;
+    p->got_event = false;
+    buf_cleanup(&p->body);
+    buf_init(&p->body, HU_MESSAGE_MAX);
+    sse_cleanup(&p->dec);
+    sse_init(&p->dec, HU_MESSAGE_MAX);
+}
+
 static void start_renewal(struct httpup *h);
 static bool post_start(struct post *p);
 static bool resume_wanted(struct post *p, const struct httpc_result *res);
@@ -300,12 +315,7 @@ static void on_done(struct httpc_req *r, const struct httpc_result *res, void *a
                !p->is_init && !p->resuming) {
         /* The upstream forgot our session: a new one, then this request again. */
         p->retried = true;
-        p->status = 0;
-        p->sse = false;
-        buf_cleanup(&p->body);
-        buf_init(&p->body, HU_MESSAGE_MAX);
-        sse_cleanup(&p->dec); /* the retry's stream starts afresh: no half event of the 404's */
-        sse_init(&p->dec, HU_MESSAGE_MAX);
+        post_rewind(p);
         p->in_cb = false;
         if (p->generation != h->generation && !h->renewing) {
             /* sent before the session was renewed: it only needs the new one */
@@ -404,11 +414,14 @@ static void free_headers(char **hdr, size_t n)
     free(hdr);
 }
 
-static size_t discard(char *p, size_t size, size_t n, void *arg)
+/* What p's transfers (its POST, the GETs resuming its answer) share. */
+static struct httpc_opts transfer_opts(struct post *p, const char *method, char **hdr, size_t n)
 {
-    (void)p;
-    (void)arg;
-    return size * n;
+    return (struct httpc_opts){.method = method, .url = p->hu->u->cfg->url,
+                               .headers = (const char *const *)hdr, .nheaders = n,
+                               .connect_timeout_ms = p->hu->u->cfg->connect_timeout_s * 1000,
+                               .on_data = on_data, .on_header = on_header,
+                               .on_done = on_done, .arg = p};
 }
 
 /* Starts p's POST with the current session; false when curl refused. */
@@ -420,13 +433,10 @@ static bool post_start(struct post *p)
     char *body = json_dumps(p->msg, JSON_COMPACT);
     p->with_session = h->session != NULL;
     p->generation = h->generation;
-    struct httpc_opts o = {.method = "POST", .url = h->u->cfg->url,
-                           .headers = (const char *const *)hdr,
-                           .nheaders = n, .body = body, .body_len = body ? strlen(body) : 0,
-                           .connect_timeout_ms = h->u->cfg->connect_timeout_s * 1000,
-                           .deadline_ms = p->id ? 0 : HU_NOTIFY_DEADLINE_MS,
-                           .on_data = on_data, .on_header = on_header, .on_done = on_done,
-                           .arg = p};
+    struct httpc_opts o = transfer_opts(p, "POST", hdr, n);
+    o.body = body;
+    o.body_len = body ? strlen(body) : 0;
+    o.deadline_ms = p->id ? 0 : HU_NOTIFY_DEADLINE_MS;
     p->req = body ? httpc_request(h->http, &o) : NULL;
     free_headers(hdr, n);
     free(body);
@@ -544,24 +554,40 @@ static void renewed(struct httpup *h, json_t *msg)
  * HU_RESUME_FIRST_MS with each resume in a row that brought nothing. */
 unsigned gw_resume_delay_ms(long retry_ms, unsigned misses)
 {
+    if (retry_ms >= 0 && retry_ms < HU_RESUME_FIRST_MS)
+        return HU_RESUME_FIRST_MS;
     if (retry_ms >= 0)
         return retry_ms < HU_RESUME_MAX_DELAY_MS ? (unsigned)retry_ms : HU_RESUME_MAX_DELAY_MS;
     unsigned ms = HU_RESUME_FIRST_MS << (misses < 8 ? misses : 8);
     return ms < HU_RESUME_MAX_DELAY_MS ? ms : HU_RESUME_MAX_DELAY_MS;
 }
 
+/* An event id fit for a Last-Event-ID header: printable ASCII or UTF-8, no control character
+ * (a line end would split the header; strict servers refuse the others). */
+static bool id_usable(const char *id)
+{
+    for (const unsigned char *c = (const unsigned char *)id; *c; c++)
+        if (*c < 0x20 || *c == 0x7f)
+            return false;
+    return id[0] != '\0';
+}
+
 /* A request's stream ended (or its resume could not connect) without the answer, and it can
- * be picked up where it stopped: it carried an event id, the session is the one it was sent
- * with, and the last resumes did not all bring nothing. */
+ * be picked up where it stopped: it carried a usable event id, the session is the one it was
+ * sent with, the last resumes did not all bring nothing and the call has not used up its
+ * HU_RESUME_MAX. */
 static bool resume_wanted(struct post *p, const struct httpc_result *res)
 {
     struct httpup *h = p->hu;
     bool ok_status = res->status >= 200 && res->status < 300;
     bool stream_ended = ok_status && p->sse && !res->aborted;
     bool unreachable = p->resuming && (res->failed || res->status == 0 || res->status >= 500);
+    if (stream_ended) /* the id as of the stream's last event, one without data too */
+        memcpy(p->last_event_id, p->dec.last_id, sizeof p->last_event_id);
     if (p->id == 0 || p->answered || p->dead || p->is_init || p->is_renew ||
-        !p->last_event_id[0] || h->u->state == UP_DOWN || p->generation != h->generation ||
-        strcmp(h->version, GW_MODERN) == 0 || !(stream_ended || unreachable))
+        !id_usable(p->last_event_id) || h->u->state == UP_DOWN ||
+        p->generation != h->generation || strcmp(h->version, GW_MODERN) == 0 ||
+        !(stream_ended || unreachable) || p->resumes >= HU_RESUME_MAX)
         return false;
     p->resume_misses = p->got_event ? 0 : p->resume_misses + 1;
     return p->resume_misses < HU_RESUME_TRIES;
@@ -577,15 +603,16 @@ static void schedule_resume(struct post *p)
     if (p->dec.retry_ms >= 0)
         p->retry_ms = p->dec.retry_ms;
     unsigned delay = gw_resume_delay_ms(p->retry_ms, p->resume_misses);
-    log_info("upstream %s: the answer's stream to request %llu ended early; resuming it in %u ms",
-             name_of(h), (unsigned long long)p->id, delay);
-    p->status = 0;
-    p->sse = false;
-    p->got_event = false;
-    buf_cleanup(&p->body);
-    buf_init(&p->body, HU_MESSAGE_MAX);
-    sse_cleanup(&p->dec); /* a half event of the closed stream is not continued */
-    sse_init(&p->dec, HU_MESSAGE_MAX);
+    /* Once per call at info: a stream resumed over and over must not flood the log. */
+    log_msg(p->resumes == 0 ? LOG_INFO : LOG_DEBUG,
+            "upstream %s: the answer's stream to request %llu ended early; resuming it in %u ms",
+            name_of(h), (unsigned long long)p->id, delay);
+    p->resumes++;
+    post_rewind(p);
+    /* The last event id lasts across reconnections (WHATWG): a resumed stream without ids
+     * leaves it as it was. */
+    memcpy(p->dec.id, p->last_event_id, sizeof p->dec.id);
+    memcpy(p->dec.last_id, p->last_event_id, sizeof p->dec.last_id);
     link_post(p);
     p->resume_timer = loop_timer_add(h->u->loop, delay, resume_now, p);
 }
@@ -601,11 +628,7 @@ static void resume_now(struct loop *l, void *arg)
     if (p->generation == h->generation && !h->renewing) {
         size_t n;
         char **hdr = build_headers(h, NULL, p->last_event_id, &n);
-        struct httpc_opts o = {.method = "GET", .url = h->u->cfg->url,
-                               .headers = (const char *const *)hdr, .nheaders = n,
-                               .connect_timeout_ms = h->u->cfg->connect_timeout_s * 1000,
-                               .on_data = on_data, .on_header = on_header, .on_done = on_done,
-                               .arg = p};
+        struct httpc_opts o = transfer_opts(p, "GET", hdr, n);
         p->req = httpc_request(h->http, &o);
         free_headers(hdr, n);
         if (p->req)
@@ -667,97 +690,30 @@ void httpup_reset(struct httpup *h)
 /* The sessions' DELETEs at shutdown: queued as each transport is freed, sent together when the
  * last one is (the loop has stopped by then, so they are waited for, briefly; an upstream that
  * does not answer in time just keeps its session). */
-struct session_end {
-    CURL *easy;
-    struct curl_slist *headers;
-    char *name;
-    struct session_end *next;
-};
-static struct session_end *sessions_to_end;
+static struct httpc_batch *sessions_to_end;
 
-/* Prepares the spec's DELETE of h's session; sent by end_sessions. */
+/* Queues the spec's DELETE of h's session. */
 static void queue_session_end(struct httpup *h)
 {
     size_t n;
     char **hdr = build_headers(h, NULL, NULL, &n);
-    struct curl_slist *list = NULL;
-    CURL *e = curl_easy_init();
-    for (size_t i = 0; i < n; i++)
-        list = curl_slist_append(list, hdr[i]);
+    struct httpc_opts o = {.method = "DELETE", .url = h->u->cfg->url,
+                           .headers = (const char *const *)hdr, .nheaders = n,
+                           .connect_timeout_ms = HU_DELETE_TIMEOUT_MS};
+    if (sessions_to_end == NULL)
+        sessions_to_end = httpc_batch_new();
+    httpc_batch_add(sessions_to_end, &o, name_of(h));
     free_headers(hdr, n);
-    if (e == NULL) {
-        curl_slist_free_all(list);
-        return;
-    }
-    curl_easy_setopt(e, CURLOPT_URL, h->u->cfg->url);
-    curl_easy_setopt(e, CURLOPT_CUSTOMREQUEST, "DELETE");
-    curl_easy_setopt(e, CURLOPT_NOSIGNAL, 1L);
-    curl_easy_setopt(e, CURLOPT_PROTOCOLS_STR, "http,https");
-    curl_easy_setopt(e, CURLOPT_HTTPHEADER, list);
-    curl_easy_setopt(e, CURLOPT_CONNECTTIMEOUT_MS, (long)HU_DELETE_TIMEOUT_MS);
-    curl_easy_setopt(e, CURLOPT_TIMEOUT_MS, (long)HU_DELETE_TIMEOUT_MS);
-    curl_easy_setopt(e, CURLOPT_WRITEFUNCTION, discard);
-    struct session_end *s = xcalloc(1, sizeof *s);
-    s->easy = e;
-    s->headers = list;
-    s->name = xstrdup(name_of(h));
-    s->next = sessions_to_end;
-    sessions_to_end = s;
 }
 
-static long ms_left(const struct timespec *until)
+static void session_ended(const char *name, bool done, const char *error, void *arg)
 {
-    struct timespec now;
-    clock_gettime(CLOCK_MONOTONIC, &now);
-    return (until->tv_sec - now.tv_sec) * 1000L + (until->tv_nsec - now.tv_nsec) / 1000000L;
-}
-
-/* Sends every queued DELETE at once and waits for them, HU_DELETE_TIMEOUT_MS in all. */
-static void end_sessions(void)
-{
-    CURLM *m = sessions_to_end ? curl_multi_init() : NULL;
-    struct timespec until;
-    clock_gettime(CLOCK_MONOTONIC, &until);
-    until.tv_sec += HU_DELETE_TIMEOUT_MS / 1000;
-    until.tv_nsec += (HU_DELETE_TIMEOUT_MS % 1000) * 1000000L;
-    if (until.tv_nsec >= 1000000000L)
-        until.tv_sec++, until.tv_nsec -= 1000000000L;
-    for (struct session_end *s = sessions_to_end; m && s; s = s->next)
-        curl_multi_add_handle(m, s->easy);
-    int running = m != NULL;
-    while (running && ms_left(&until) > 0) {
-        if (curl_multi_perform(m, &running) != CURLM_OK)
-            break;
-        if (running)
-            curl_multi_poll(m, NULL, 0, (int)ms_left(&until), NULL);
-    }
-    CURLMsg *msg;
-    int queued;
-    while (m && (msg = curl_multi_info_read(m, &queued)) != NULL)
-        for (struct session_end *s = sessions_to_end; s; s = s->next)
-            if (msg->msg == CURLMSG_DONE && s->easy == msg->easy_handle) {
-                log_info("upstream %s: session ended (%s)", s->name,
-                         msg->data.result == CURLE_OK ? "DELETE sent"
-                                                      : curl_easy_strerror(msg->data.result));
-                curl_multi_remove_handle(m, s->easy);
-                curl_easy_cleanup(s->easy);
-                s->easy = NULL;
-            }
-    while (sessions_to_end) {
-        struct session_end *s = sessions_to_end;
-        sessions_to_end = s->next;
-        if (s->easy) {
-            log_info("upstream %s: session ended (no answer to DELETE within %u ms)", s->name,
-                     HU_DELETE_TIMEOUT_MS);
-            if (m)
-                curl_multi_remove_handle(m, s->easy);
-            curl_easy_cleanup(s->easy);
-        }
-        curl_slist_free_all(s->headers);
-        free(s->name);
-        free(s);
-    }
-    curl_multi_cleanup(m);
+    (void)arg;
+    if (done)
+        log_info("upstream %s: session ended (%s)", name, error ? error : "DELETE sent");
+    else
+        log_info("upstream %s: session ended (no answer to DELETE within %u ms)", name,
+                 HU_DELETE_TIMEOUT_MS);
 }
 
 void httpup_free(struct httpup *h)
@@ -778,6 +734,8 @@ void httpup_free(struct httpup *h)
     httpc_free(h->http);
     json_decref(h->init_msg);
     free(h);
-    if (--live_transports == 0)
-        end_sessions();
+    if (--live_transports == 0) {
+        httpc_batch_run(sessions_to_end, HU_DELETE_TIMEOUT_MS, session_ended, NULL);
+        sessions_to_end = NULL;
+    }
 }

@@ -17,6 +17,7 @@
 #include <string.h>
 #include <sys/epoll.h>
 #include <sys/socket.h>
+#include <time.h>
 
 #include "buf.h"
 #include "loop.h"
@@ -363,6 +364,30 @@ static void origin_of(const char *url, char *out, size_t outlen)
     snprintf(out, outlen, "%.*s", (int)n, url);
 }
 
+/* A curl handle with what every transfer of ours has, the loop's and a batch's alike, so their
+ * options cannot drift apart; NULL if curl refused. */
+static CURL *easy_new(const char *url, const char *method, struct curl_slist *headers,
+                      long connect_timeout_ms, bool https_only, char *errbuf)
+{
+    CURL *e = curl_easy_init();
+    if (e == NULL)
+        return NULL;
+    curl_easy_setopt(e, CURLOPT_URL, url);
+    curl_easy_setopt(e, CURLOPT_NOSIGNAL, 1L);
+    /* A transfer cancelled or timed out during its DNS lookup must not make the event loop
+     * (or the exit) wait for libcurl's resolver thread (it joins it unless told to leave it). */
+    curl_easy_setopt(e, CURLOPT_QUICK_EXIT, 1L);
+    curl_easy_setopt(e, CURLOPT_PROTOCOLS_STR, https_only ? "https" : "http,https");
+    if (https_only)
+        curl_easy_setopt(e, CURLOPT_REDIR_PROTOCOLS_STR, "https");
+    curl_easy_setopt(e, CURLOPT_ERRORBUFFER, errbuf);
+    curl_easy_setopt(e, CURLOPT_CONNECTTIMEOUT_MS, connect_timeout_ms);
+    if (strcmp(method, "GET") != 0 && strcmp(method, "POST") != 0)
+        curl_easy_setopt(e, CURLOPT_CUSTOMREQUEST, method);
+    curl_easy_setopt(e, CURLOPT_HTTPHEADER, headers);
+    return e;
+}
+
 /* Creates the curl handle and hands it to the multi; false if curl refused. */
 static bool start(struct httpc_req *r)
 {
@@ -377,18 +402,11 @@ static bool start(struct httpc_req *r)
     }
     if (!multi_ready(c))
         return false;
-    CURL *e = curl_easy_init();
+    CURL *e = easy_new(r->url, r->method, r->headers, r->connect_timeout_ms, r->https_only,
+                       r->errbuf);
     if (e == NULL)
         return false;
-    curl_easy_setopt(e, CURLOPT_URL, r->url);
     curl_easy_setopt(e, CURLOPT_PRIVATE, r);
-    curl_easy_setopt(e, CURLOPT_NOSIGNAL, 1L);
-    /* A transfer cancelled or timed out during its DNS lookup must not make the event loop
-     * wait for libcurl's resolver thread (it joins it unless told to leave it behind). */
-    curl_easy_setopt(e, CURLOPT_QUICK_EXIT, 1L);
-    curl_easy_setopt(e, CURLOPT_PROTOCOLS_STR, r->https_only ? "https" : "http,https");
-    if (r->https_only)
-        curl_easy_setopt(e, CURLOPT_REDIR_PROTOCOLS_STR, "https");
     if (r->no_env_proxy)
         curl_easy_setopt(e, CURLOPT_PROXY, "");
     if (r->addr_ok) {
@@ -399,22 +417,17 @@ static bool start(struct httpc_req *r)
         curl_easy_setopt(e, CURLOPT_CAINFO, r->ca_file); /* with the system's CA directory */
     if (r->user_agent)
         curl_easy_setopt(e, CURLOPT_USERAGENT, r->user_agent);
-    curl_easy_setopt(e, CURLOPT_ERRORBUFFER, r->errbuf);
     curl_easy_setopt(e, CURLOPT_WRITEFUNCTION, write_cb);
     curl_easy_setopt(e, CURLOPT_WRITEDATA, r);
     curl_easy_setopt(e, CURLOPT_HEADERFUNCTION, header_cb);
     curl_easy_setopt(e, CURLOPT_HEADERDATA, r);
-    curl_easy_setopt(e, CURLOPT_CONNECTTIMEOUT_MS, r->connect_timeout_ms);
     if (deadline)
         curl_easy_setopt(e, CURLOPT_TIMEOUT_MS, deadline);
     if (strcmp(r->method, "POST") == 0) {
         curl_easy_setopt(e, CURLOPT_POST, 1L);
         curl_easy_setopt(e, CURLOPT_POSTFIELDS, r->body);
         curl_easy_setopt(e, CURLOPT_POSTFIELDSIZE, (long)r->body_len);
-    } else if (strcmp(r->method, "GET") != 0) {
-        curl_easy_setopt(e, CURLOPT_CUSTOMREQUEST, r->method);
     }
-    curl_easy_setopt(e, CURLOPT_HTTPHEADER, r->headers);
     if (curl_multi_add_handle(c->multi, e) != CURLM_OK) {
         curl_easy_cleanup(e);
         return false;
@@ -535,4 +548,115 @@ void httpc_cancel(struct httpc_req *r)
 unsigned httpc_in_flight(const struct httpc *c)
 {
     return c->n;
+}
+
+/* ---------- a batch at exit ---------- */
+
+struct batch_item {
+    CURL *easy;
+    struct curl_slist *headers;
+    char *label;
+    char errbuf[CURL_ERROR_SIZE];
+    struct batch_item *next;
+};
+
+struct httpc_batch {
+    struct batch_item *items;
+};
+
+struct httpc_batch *httpc_batch_new(void)
+{
+    return xcalloc(1, sizeof(struct httpc_batch));
+}
+
+static size_t discard(char *p, size_t size, size_t n, void *arg)
+{
+    (void)p;
+    (void)arg;
+    return size * n;
+}
+
+bool httpc_batch_add(struct httpc_batch *b, const struct httpc_opts *o, const char *label)
+{
+    struct batch_item *it = xcalloc(1, sizeof *it);
+    for (size_t i = 0; i < o->nheaders; i++)
+        it->headers = curl_slist_append(it->headers, o->headers[i]);
+    it->easy = easy_new(o->url, o->method, it->headers,
+                        (long)(o->connect_timeout_ms ? o->connect_timeout_ms : 5000),
+                        o->https_only, it->errbuf);
+    if (it->easy == NULL) {
+        curl_slist_free_all(it->headers);
+        free(it);
+        return false;
+    }
+    curl_easy_setopt(it->easy, CURLOPT_WRITEFUNCTION, discard);
+    it->label = xstrdup(label);
+    it->next = b->items;
+    b->items = it;
+    return true;
+}
+
+static long ms_left(const struct timespec *until)
+{
+    struct timespec now;
+    clock_gettime(CLOCK_MONOTONIC, &now);
+    return (until->tv_sec - now.tv_sec) * 1000L + (until->tv_nsec - now.tv_nsec) / 1000000L;
+}
+
+static void batch_item_free(CURLM *m, struct batch_item *it)
+{
+    if (it->easy) {
+        if (m)
+            curl_multi_remove_handle(m, it->easy);
+        curl_easy_cleanup(it->easy); /* QUICK_EXIT: a lookup still running is left behind */
+    }
+    curl_slist_free_all(it->headers);
+    free(it->label);
+    free(it);
+}
+
+void httpc_batch_run(struct httpc_batch *b, unsigned timeout_ms, httpc_batch_cb *report,
+                     void *arg)
+{
+    if (b == NULL)
+        return;
+    CURLM *m = b->items ? curl_multi_init() : NULL;
+    struct timespec until;
+    clock_gettime(CLOCK_MONOTONIC, &until);
+    until.tv_sec += timeout_ms / 1000;
+    until.tv_nsec += (long)(timeout_ms % 1000) * 1000000L;
+    if (until.tv_nsec >= 1000000000L)
+        until.tv_sec++, until.tv_nsec -= 1000000000L;
+    for (struct batch_item *it = b->items; m && it; it = it->next) {
+        curl_easy_setopt(it->easy, CURLOPT_TIMEOUT_MS, (long)timeout_ms);
+        curl_multi_add_handle(m, it->easy);
+    }
+    int running = m != NULL;
+    while (running && ms_left(&until) > 0) {
+        if (curl_multi_perform(m, &running) != CURLM_OK)
+            break;
+        if (running)
+            curl_multi_poll(m, NULL, 0, (int)ms_left(&until), NULL);
+    }
+    CURLMsg *msg;
+    int queued;
+    while (m && (msg = curl_multi_info_read(m, &queued)) != NULL)
+        for (struct batch_item *it = b->items; it; it = it->next)
+            if (msg->msg == CURLMSG_DONE && it->easy == msg->easy_handle) {
+                report(it->label, true,
+                       msg->data.result == CURLE_OK ? NULL : curl_easy_strerror(msg->data.result),
+                       arg);
+                curl_multi_remove_handle(m, it->easy);
+                curl_easy_cleanup(it->easy);
+                it->easy = NULL;
+            }
+    while (b->items) {
+        struct batch_item *it = b->items;
+        b->items = it->next;
+        if (it->easy)
+            report(it->label, false, NULL, arg);
+        batch_item_free(m, it);
+    }
+    curl_multi_cleanup(m);
+    free(b);
 }

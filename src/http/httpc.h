@@ -74,4 +74,18 @@ struct httpc_req *httpc_request(struct httpc *c, const struct httpc_opts *o);
 void httpc_cancel(struct httpc_req *r); /* NULL-safe */
 unsigned httpc_in_flight(const struct httpc *c);
 
+/* Requests sent at the very end, when the loop no longer runs (the gateway's session DELETEs at
+ * shutdown): queued, then sent all at once and waited for, so a slow peer does not hold the
+ * others or the exit. Their curl handles are built as the loop's are (one helper). */
+struct httpc_batch;
+/* done: the transfer ended in time; error: curl's text when it failed, NULL when it did not. */
+typedef void httpc_batch_cb(const char *label, bool done, const char *error, void *arg);
+struct httpc_batch *httpc_batch_new(void);
+/* Queues a request without body (o's method, url, headers, connect_timeout_ms, https_only;
+ * the answer is discarded); label (copied) names it in the report. False if curl refused. */
+bool httpc_batch_add(struct httpc_batch *b, const struct httpc_opts *o, const char *label);
+/* Sends every queued request, waits timeout_ms at most in all, reports each, frees b. NULL-safe. */
+void httpc_batch_run(struct httpc_batch *b, unsigned timeout_ms, httpc_batch_cb *report,
+                     void *arg);
+
 #endif

@@ -21,6 +21,7 @@ void sse_cleanup(struct sse_decoder *d)
 
 static void dispatch(struct sse_decoder *d, sse_event_cb *cb, void *arg)
 {
+    memcpy(d->last_id, d->id, sizeof d->last_id); /* an event without data sets it too */
     if (d->has_data) {
         size_t len = d->data.len;
         if (len > 0 && d->data.data[len - 1] == '\n')
@@ -68,7 +69,9 @@ static bool field(struct sse_decoder *d, const char *line, size_t n, sse_event_c
     } else if (nlen == 5 && memcmp(line, "event", 5) == 0) {
         snprintf(d->event, sizeof d->event, "%.*s", (int)vlen, v);
     } else if (nlen == 2 && memcmp(line, "id", 2) == 0) {
-        if (!memchr(v, '\0', vlen))
+        if (vlen >= sizeof d->id)
+            d->id[0] = '\0'; /* unusable: see sse.h */
+        else if (!memchr(v, '\0', vlen))
             snprintf(d->id, sizeof d->id, "%.*s", (int)vlen, v);
     } else if (nlen == 5 && memcmp(line, "retry", 5) == 0) {
         retry_field(d, v, vlen);

@@ -15,6 +15,7 @@
 //                 --crash-init   exit (status 4) on initialize
 //                 --templates    resources: none; resource templates: "fake://item/{id}" (read:
 //                                the URI back as text) and "fake://tree{/path*}" (an operator)
+//                 --template-item T  the first template is T instead of "fake://item/{id}"
 //                 --crash-init-in NAME  the same when this process's cwd ends in /NAME (an
 //                                  instance that never starts: gwinstances.test.mjs)
 //                 --pages        tools/list in pages of 3 tools (nextCursor "page-N")
@@ -110,7 +111,7 @@ else createInterface({ input: process.stdin }).on('line', (line) => {
     send({ jsonrpc: '2.0', id: msg.id, result: { resources: [] } });
   } else if (msg.method === 'resources/templates/list' && args.includes('--templates')) {
     send({ jsonrpc: '2.0', id: msg.id, result: { resourceTemplates: [
-      { uriTemplate: 'fake://item/{id}', name: 'item' }, { uriTemplate: 'fake://tree{/path*}', name: 'tree' }] } });
+      { uriTemplate: opt('--template-item') ?? 'fake://item/{id}', name: 'item' }, { uriTemplate: 'fake://tree{/path*}', name: 'tree' }] } });
   } else if (msg.method === 'resources/read' && args.includes('--templates')) {
     send({ jsonrpc: '2.0', id: msg.id, result: { contents: [{ uri: msg.params.uri, text: `read ${msg.params.uri}` }] } });
   } else if (msg.method === 'prompts/list' && args.includes('--prompts')) {

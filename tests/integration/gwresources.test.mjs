@@ -107,5 +107,19 @@ test('templates: only {name} parts are served (an RFC 6570 operator one is not l
   } finally { await one.stop(); }
   const started = await startHermes({ GATEWAY_FILE: gatewayFile('tplclash', fake('a') + fake('b')) }).catch((e) => e);
   if (!(started instanceof Error)) await started.stop();
-  assert.match(String(started), /upstream b offers resource template 'fake:\/\/item\/\{id\}', which upstream a offers too/);
+  assert.match(String(started), /upstream b offers resource template 'fake:\/\/item\/\{id\}', which matches the same URIs as upstream a's 'fake:\/\/item\/\{id\}'/);
+});
+
+test('templates equal but for their variable names refuse the start, naming both', async () => {
+  const fake = (name, extra = []) => `  ${name}:\n    command: ${JSON.stringify(process.execPath)}\n` +
+    `    args: ${JSON.stringify([join(ROOT, 'tests/fakes/fake-upstream.mjs'), '--templates', ...extra])}\n` +
+    `    prefix: ${name}_\n    tools: {include: [echo], resources: true}\n`;
+  const started = await startHermes({ GATEWAY_FILE: gatewayFile('tplshape',
+    fake('a') + fake('b', ['--template-item', 'fake://item/{key}'])) }).catch((e) => e);
+  if (!(started instanceof Error)) await started.stop();
+  assert.match(String(started), /upstream b offers resource template 'fake:\/\/item\/\{key\}', which matches the same URIs as upstream a's 'fake:\/\/item\/\{id\}'/);
+  // Another shape is no clash: both start.
+  const both = await startHermes({ GATEWAY_FILE: gatewayFile('tplother',
+    fake('a') + fake('b', ['--template-item', 'fake://thing/{key}'])) });
+  await both.stop();
 });

@@ -163,8 +163,109 @@ test('the server stops cleanly while a call waits to resume its stream', async (
     env: { MCP_DRAIN_GRACE_S: '1' } }); // the drain's grace, then the call is cut off
   const { client } = await sdkClient(srv);
   const call = client.callTool({ name: 'up__pause', arguments: { ms: 100 } }).catch((e) => e);
-  await until(() => recorded(record).some((l) => l.closed === 'pause'), 'the stream closed');
+  // Stopped while the wait is armed, not before it: the log line says it is.
+  await until(() => /resuming it in 20000 ms/.test(srv.proc.stderrText), 'the wait to resume');
+  assert.ok(recorded(record).some((l) => l.closed === 'pause'), 'the stream closed');
   assert.equal(await srv.stop(), 0); // under ASan: no leak, no use of the freed wait
-  await call;
+  const outcome = await call;
+  // The call does not succeed: it ends with an error result or its connection is cut.
+  assert.ok(outcome instanceof Error || outcome.isError === true, JSON.stringify(outcome));
+  assert.equal(recorded(record).filter((l) => l.method === 'GET').length, 0, 'no resume after the stop');
   await client.close().catch(() => {});
+});
+
+// ---------- an upstream abusing resumption (tests/fakes/evil-upstream.mjs) ----------
+
+const EVIL = join(ROOT, 'tests/fakes/evil-upstream.mjs');
+
+async function setUpEvil(mode, { timeout = 20 } = {}) {
+  const port = await freePort();
+  const record = join(dir, `evil-${mode}.jsonl`);
+  const p = spawn(process.execPath, [EVIL, '--port', String(port), '--mode', mode, '--record', record],
+    { stdio: ['ignore', 'ignore', 'pipe'] });
+  let err = '';
+  p.stderr.on('data', (d) => { err += d; });
+  children.push(p);
+  await until(() => err.includes(`listening on ${port}`), 'the evil upstream', 15000);
+  const srv = await startHermes({ GATEWAY_FILE: gatewayFile(dir,
+    `upstreams:\n  up:\n    url: http://127.0.0.1:${port}/mcp\n` +
+    `    timeout: ${timeout}\n    tools: {include: ["*"]}\n`, `evil-${mode}.yaml`) });
+  return { srv, record };
+}
+
+async function callSpin(srv) {
+  const { client } = await sdkClient(srv);
+  try {
+    const t0 = Date.now();
+    const r = await client.callTool({ name: 'up__spin', arguments: {} });
+    return { r, took: Date.now() - t0 };
+  } finally { await client.close(); }
+}
+
+const gets = (record) => recorded(record).filter((l) => l.method === 'GET');
+
+test('retry: 0 and a new data-less event on every stream do not make a resume storm: a few GETs, then upstream_error', async () => {
+  const { srv, record } = await setUpEvil('zero', { timeout: 20 });
+  try {
+    const { r, took } = await callSpin(srv);
+    assert.equal(r.isError, true);
+    assert.equal(r.structuredContent?.error, 'upstream_error', JSON.stringify(r));
+    assert.ok(took < 10000, `ended in ${took} ms, not at the 20 s timeout`);
+    const n = gets(record).length;
+    assert.ok(n >= 1 && n <= 6, `a bounded number of resumes: ${n}`);
+    const g = gets(record);
+    for (let i = 1; i < g.length; i++)
+      assert.ok(g[i].t - g[i - 1].t >= 80, `resumes ${g[i].t - g[i - 1].t} ms apart despite retry: 0`);
+    const lines = srv.proc.stderrText.match(/resuming it in/g) ?? [];
+    assert.ok(lines.length <= 1, `one "resuming" line at the default level, not ${lines.length}`);
+  } finally { assert.equal(await srv.stop(), 0); }
+});
+
+test('resumes that each bring a message but never the answer are capped per call', async () => {
+  const { srv, record } = await setUpEvil('chatty', { timeout: 60 });
+  try {
+    const { r, took } = await callSpin(srv);
+    assert.equal(r.isError, true);
+    assert.equal(r.structuredContent?.error, 'upstream_error', JSON.stringify(r));
+    assert.ok(took < 30000, `ended in ${took} ms, not at the 60 s timeout`);
+    const n = gets(record).length;
+    assert.ok(n >= 8 && n <= 32, `capped at 32 resumes: ${n}`);
+  } finally { assert.equal(await srv.stop(), 0); }
+});
+
+test('an id-only priming event (no data) still sets the resume point', async () => {
+  const { srv, record } = await setUpEvil('idonly', { timeout: 20 });
+  try {
+    const { r } = await callSpin(srv);
+    assert.equal(r.isError, true);
+    const g = gets(record);
+    assert.ok(g.length >= 1, 'the stream was resumed');
+    assert.equal(g[0].lei, 'only1');
+  } finally { assert.equal(await srv.stop(), 0); }
+});
+
+for (const [mode, why] of [['longid', 'over-long (it would be cut short)'], ['ctlid', 'with a control character']]) {
+  test(`an event id ${why} is never sent as Last-Event-ID: the call fails, no resume`, async () => {
+    const { srv, record } = await setUpEvil(mode, { timeout: 20 });
+    try {
+      const { r, took } = await callSpin(srv);
+      assert.equal(r.isError, true);
+      assert.equal(r.structuredContent?.error, 'upstream_error', JSON.stringify(r));
+      assert.ok(took < 10000, `ended in ${took} ms`);
+      assert.equal(gets(record).length, 0, JSON.stringify(gets(record)));
+    } finally { assert.equal(await srv.stop(), 0); }
+  });
+}
+
+test('an id with a CR in it is cut at the line end (a field of its own), no header injected', async () => {
+  const { srv, record } = await setUpEvil('crid', { timeout: 20 });
+  try {
+    await callSpin(srv);
+    const g = gets(record);
+    assert.ok(g.length >= 1, 'resumed with the id before the CR');
+    for (const l of g) {
+      assert.equal(l.lei, 'abc');
+      assert.ok(!l.hdrs.includes('x-injected'), JSON.stringify(l.hdrs));
+    }
+  } finally { assert.equal(await srv.stop(), 0); }
 });

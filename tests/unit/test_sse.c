@@ -121,6 +121,34 @@ static void retry_field_takes_digits_only(void **state)
     sse_cleanup(&d);
 }
 
+/* The last event id (where a resume starts) is set by an event without data too, reset by an
+ * empty id: field, and an id too long to keep whole is not kept cut short: it counts as none. */
+static void last_event_id_follows_whatwg(void **state)
+{
+    struct sse_decoder d;
+    struct seen s = {0};
+    char line[300];
+    (void)state;
+    sse_init(&d, 4096);
+    assert_true(sse_feed(&d, "id: only1\n\n", 11, collect, &s));
+    assert_int_equal(s.n, 0);
+    assert_string_equal(d.last_id, "only1");
+    assert_true(sse_feed(&d, "id: half", 8, collect, &s)); /* not dispatched yet */
+    assert_string_equal(d.last_id, "only1");
+    assert_true(sse_feed(&d, "\n\nid:\n\n", 7, collect, &s));
+    assert_string_equal(d.last_id, "");
+    int n = snprintf(line, sizeof line, "id: %0*d\ndata: x\n\n", SSE_ID_MAX + 50, 7);
+    assert_true(sse_feed(&d, "id: ok\n\n", 8, collect, &s));
+    assert_true(sse_feed(&d, line, (size_t)n, collect, &s));
+    assert_int_equal(s.n, 1);
+    assert_string_equal(s.id[0], "");   /* the event has no usable id */
+    assert_string_equal(d.last_id, ""); /* and the older one is not kept either */
+    n = snprintf(line, sizeof line, "id: %0*d\n\n", SSE_ID_MAX - 1, 7); /* the longest kept */
+    assert_true(sse_feed(&d, line, (size_t)n, collect, &s));
+    assert_int_equal(strlen(d.last_id), SSE_ID_MAX - 1);
+    sse_cleanup(&d);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -128,6 +156,7 @@ int main(void)
         cmocka_unit_test(decodes_the_same_whatever_the_split),
         cmocka_unit_test(event_without_data_is_not_dispatched),
         cmocka_unit_test(oversized_event_fails_and_stays_failed),
+        cmocka_unit_test(last_event_id_follows_whatwg),
         cmocka_unit_test(retry_field_takes_digits_only),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
