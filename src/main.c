@@ -163,11 +163,17 @@ static bool load_gateway_file(const struct config *cfg, const char *env_file)
         fprintf(stderr, "hermes-mcp: %s\n", err);
         return false;
     }
-    for (size_t i = 0; i < the_gwfile.nup; i++)
+    for (size_t i = 0; i < the_gwfile.nup; i++) {
         if (!the_gwfile.up[i].include && !the_gwfile.up[i].exclude)
             log_warn("gateway: upstream %s has no tools.include or tools.exclude: it exposes "
                      "nothing (default deny)",
                      the_gwfile.up[i].name);
+        if (the_gwfile.up[i].args_placeholder)
+            log_warn("gateway: upstream %s has a ${...} placeholder in args: its value is on the "
+                     "child's command line, which every local user can read; pass secrets in "
+                     "env: instead",
+                     the_gwfile.up[i].name);
+    }
     return true;
 }
 

@@ -226,9 +226,11 @@ static bool build_surface(struct gateway *g, const char *const *taken, size_t nt
     for (size_t i = 0; i < g->nup; i++)
         total += json_array_size(g->ups[i].tools);
     g->tools = xcalloc(total + 1, sizeof *g->tools);
-    for (size_t i = 0; i < g->nup && ok; i++)
+    for (size_t i = 0; i < g->nup && ok; i++) {
+        g->ups[i].off_surface = g->ups[i].state != UP_READY;
         if (g->ups[i].state == UP_READY)
             ok = expose(g, &g->ups[i], names);
+    }
     if (ok && g->file->startup_files)
         ok = expose_startctx(g, names);
     free_names(names);
@@ -473,6 +475,11 @@ bool gateway_ready(const struct gateway *g, struct buf *out)
                               u->cfg->required, "restarts", (json_int_t)u->restarts);
         if (u->state != UP_READY && u->error)
             json_object_set_new(o, "error", json_string(u->error));
+        else if (u->off_surface) /* up now, but clients were never shown its tools */
+            json_object_set_new(o, "error", json_string("it was down when the server started: "
+                                                        "its tools are served after a restart"));
+        if (u->off_surface)
+            json_object_set_new(o, "served", json_false());
         if (gw_circuit_retry_in_s(u))
             json_object_set_new(o, "retry_in_s", json_integer(gw_circuit_retry_in_s(u)));
         gw_smoke_describe(u, o);
@@ -491,7 +498,8 @@ bool gateway_ready(const struct gateway *g, struct buf *out)
         buf_printf(out, "%s\"%s\":%s", i ? "," : "", u->cfg->name, text);
         free(text);
         json_decref(o);
-        ready = ready && (!u->cfg->required || (u->state == UP_READY && gw_smoke_passed(u)));
+        ready = ready && (!u->cfg->required ||
+                          (u->state == UP_READY && gw_smoke_passed(u) && !u->off_surface));
     }
     buf_appends(out, "}");
     return ready;

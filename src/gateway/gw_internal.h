@@ -100,6 +100,8 @@ struct upstream {
      * is an upstream of its own pointing back at its entry */
     struct gwi_pool *pool;
     struct gwi_inst *inst;
+    bool off_surface;          /* not ready when the surface was built (discovery is frozen):
+                                  none of its tools is served until the server restarts */
     bool refused;              /* its tools differ from expect_tools or from the discovery
                                   instance's: down for good (no restarts), error says why */
 };

@@ -538,6 +538,21 @@ static bool parse_top(struct gwfile *f, char *err, size_t errlen)
     return true;
 }
 
+/* Before the placeholders are replaced: the upstreams whose args hold one (names as keys). */
+static json_t *args_with_placeholders(json_t *doc)
+{
+    json_t *names = json_object(), *u, *a;
+    const char *name;
+    size_t i;
+    json_object_foreach(json_object_get(doc, "upstreams"), name, u) {
+        json_array_foreach(json_object_get(u, "args"), i, a) {
+            if (json_is_string(a) && strstr(json_string_value(a), "${"))
+                json_object_set_new(names, name, json_true());
+        }
+    }
+    return names;
+}
+
 bool gwfile_parse(const char *text, size_t len, gw_lookup_fn *lookup, void *lookup_arg,
                   struct gwfile *out, char *err, size_t errlen)
 {
@@ -545,8 +560,12 @@ bool gwfile_parse(const char *text, size_t len, gw_lookup_fn *lookup, void *look
     if (errlen)
         err[0] = '\0';
     out->doc = yamljson_parse(text, len, "the gateway file", err, errlen);
+    json_t *marked = out->doc ? args_with_placeholders(out->doc) : NULL;
     bool ok = out->doc && gwinterp_doc(out->doc, lookup, lookup_arg, err, errlen) &&
               parse_top(out, err, errlen);
+    for (size_t i = 0; ok && i < out->nup; i++)
+        out->up[i].args_placeholder = json_object_get(marked, out->up[i].name) != NULL;
+    json_decref(marked);
     if (!ok) {
         /* Names and keys in the reason are the file's text: one clean line for the log. */
         utf8_line(err);

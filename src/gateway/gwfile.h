@@ -26,6 +26,8 @@ struct gw_upstream {
     enum gw_kind kind;      /* GW_STDIO: command set; GW_HTTP: url set */
     const char *command;
     json_t *args;           /* array of strings, maybe empty */
+    bool args_placeholder;  /* an args string held ${...}: its value is in the child's argv,
+                               which every local user can read (warned: secrets go in env) */
     json_t *env;            /* object of strings, maybe empty: added to the child's environment */
     const char *cwd;        /* NULL: ours */
     const char *url;

@@ -246,6 +246,12 @@ static void check_gateway(struct doctor *d, const struct config *cfg, json_t *en
     else
         check(d, OK, "gateway file %s: %zu upstream%s", cfg->gateway_file, gw.nup,
               gw.nup == 1 ? "" : "s");
+    for (size_t i = 0; i < gw.nup; i++)
+        if (gw.up[i].args_placeholder)
+            check(d, WARN, "gateway file %s: upstream %s has a ${...} placeholder in args: its "
+                           "value is on the child's command line, readable by every local user; "
+                           "pass secrets in env: instead",
+                  cfg->gateway_file, gw.up[i].name);
     gwfile_cleanup(&gw);
 }
 

@@ -108,6 +108,9 @@ static void print_upstream(const struct gw_upstream *u)
     if (u->kind == GW_STDIO)
         printf("    args: %zu (not shown)%s%s\n", json_array_size(u->args), u->cwd ? ", cwd " : "",
                u->cwd ? u->cwd : "");
+    if (u->args_placeholder)
+        printf("    warning: a ${...} placeholder in args puts its value on the child's command "
+               "line, readable by every local user: pass secrets in env\n");
     print_names("env", u->env);
     print_names("headers", u->headers);
     printf("    prefix: \"%s\", required: %s, timeout: %u s, connect_timeout: %u s, "

@@ -251,7 +251,7 @@ test('max_in_flight 1 over SSE answers: each waiting call is sent as the one bef
   } finally { assert.equal(await srv.stop(), 0); }
 });
 
-test('hostile: a url upstream down at start makes readyz 503 naming it; it comes up later: ready', async () => {
+test('hostile: a url upstream down at start makes readyz 503 naming it; up later, it stays 503: its tools are not served before a restart', async () => {
   const port = await freePort();
   const srv = await startHermes({ GATEWAY_FILE: gatewayFile('down', {
     late: { port, extra: '    connect_timeout: 2\n    tools: {include: ["*"]}\n' } }) });
@@ -267,8 +267,15 @@ test('hostile: a url upstream down at start makes readyz 503 naming it; it comes
     assert.match(srv.proc.stderrText, new RegExp(`upstream late: .*127\\.0\\.0\\.1.*${port}`));
     assert.equal((await probe(srv, '/healthz')).status, 200);
     await startUpstream([FAKE, '--http', String(port)], port);
-    await until(async () => (await probe(srv, '/readyz')).status === 200, 'ready once it is up', 20000);
-    assert.equal((await probe(srv, '/readyz')).body.upstreams.late.state, 'ready');
+    await until(async () => (await probe(srv, '/readyz')).body.upstreams.late.state === 'ready', 'up', 20000);
+    const up = await probe(srv, '/readyz');
+    assert.equal(up.status, 503, 'discovery is frozen: clients are not served its tools');
+    assert.equal(up.body.upstreams.late.served, false);
+    assert.match(up.body.upstreams.late.error, /down when the server started: its tools are served after a restart/);
+    const client = await connect(srv);
+    try {
+      assert.ok(!(await client.listTools()).tools.some((t) => t.name.startsWith('late__')), 'none of its tools listed');
+    } finally { await client.close(); }
   } finally { assert.equal(await srv.stop(), 0); }
 });
 
