@@ -125,6 +125,10 @@ struct gw_call {
     json_t *input_state, *input_answers;
     unsigned rounds;
     struct gw_collect *collect;
+    /* The 2026-07-28 caller's round this call continues (relay.c gw_relay_continue), "" for
+     * none: given back when the upstream never got to answer (gw_relay_give_back). */
+    char round_nonce[33], round_caller[64];
+    uint64_t round_expires_at;
     /* The upstream's requests relayed to a session-era caller and not answered yet (relay.c):
      * the call owns them, since the engine drops a call's pending requests without calling
      * back when the call ends. */
@@ -280,6 +284,10 @@ bool gw_relay_input(struct gw_call *gc, json_t *result);
  * gc gets what to send back, and NULL is returned (for a first round too). Else the tool error
  * to answer with (a round already resumed, expired, or of another tool or upstream). */
 json_t *gw_relay_continue(struct gw_call *gc);
+/* The call ends without an answer from its upstream (unavailable: down, or the send failed at
+ * the wire): the round it continued is given back, so the caller's answers stay good for
+ * another try within the state's lifetime. */
+void gw_relay_give_back(struct gw_call *gc);
 /* The capabilities the calling client declared, as a 2026-07-28 upstream reads them
  * (elicitation form/url, sampling tools, roots). */
 json_t *gw_relay_caps(struct mcp_call *call);

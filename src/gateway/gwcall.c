@@ -133,6 +133,7 @@ static void unavailable(struct gw_call *gc)
     else
         snprintf(msg, sizeof msg, "upstream %s is not available (%s); retry later", u->cfg->name,
                  u->error ? u->error : "not started");
+    gw_relay_give_back(gc); /* no answer came: the caller may try its round again */
     record_call(gc, toolerr_name(TE_UPSTREAM_UNAVAILABLE));
     mcp_call_result_take(gc->call,
                          tool_error_json(TE_UPSTREAM_UNAVAILABLE, retry_in, "%s", msg));

@@ -45,12 +45,15 @@
 /* The largest upstream request params relayed in an input-required result (as JSON). */
 #define RELAY_PARAMS_MAX (1024 * 1024)
 /* A 2026-07-28 upstream's input rounds: how many in one call, requests in one round, the
- * longest requestState carried back (it rides in our sealed state: REQSTATE_MAX, 8 KiB), and
- * rounds handed to clients and not yet resumed, per upstream. */
+ * longest requestState carried back to a 2026-07-28 caller (it rides in our sealed state:
+ * REQSTATE_MAX, 8 KiB; a session-era caller's round keeps it here, up to RELAY_PARAMS_MAX),
+ * and rounds handed to clients and not yet resumed, per upstream and per caller there (so
+ * one caller that never comes back cannot use up the upstream's rounds for everyone else). */
 #define INPUT_ROUNDS_MAX 8
 #define INPUT_REQUESTS_MAX 16
 #define UPSTREAM_STATE_MAX 4096
 #define OPEN_ROUNDS_MAX 4096
+#define OPEN_ROUNDS_PER_CALLER 64
 
 /* A request relayed to a client, waiting for its answer. */
 struct relay {
@@ -77,6 +80,8 @@ struct gw_hold {
 struct gw_round {
     struct upstream *up;
     char nonce[33];
+    char caller[64];          /* who it was handed to (mcp_call_caller): the per-caller cap */
+    uint64_t expires_at;      /* loop ms: the sealed state's lifetime */
     struct loop_timer *timer;
 };
 
@@ -506,38 +511,94 @@ static void on_round_expired(struct loop *l, void *arg)
     round_free(r);
 }
 
+static struct gw_round *round_add(struct upstream *u, const char *nonce, const char *caller,
+                                  uint64_t expires_at)
+{
+    struct gw_round *r = xcalloc(1, sizeof *r);
+    uint64_t now = loop_now(u->loop);
+    r->up = u;
+    snprintf(r->nonce, sizeof r->nonce, "%s", nonce);
+    snprintf(r->caller, sizeof r->caller, "%s", caller);
+    r->expires_at = expires_at;
+    r->timer = loop_timer_add(u->loop, expires_at > now ? expires_at - now : 0, on_round_expired,
+                              r);
+    strmap_put(u->rounds, r->nonce, r);
+    return r;
+}
+
+static size_t rounds_of(struct upstream *u, const char *caller)
+{
+    size_t n, mine = 0;
+    void **v = strmap_values(u->rounds, &n);
+    for (size_t i = 0; i < n; i++)
+        mine += strcmp(((struct gw_round *)v[i])->caller, caller) == 0;
+    free(v);
+    return mine;
+}
+
+/* Too many rounds wait for this caller's answers: the call ends busy (its upstream already
+ * forgot it), and the caller may retry once it answered or dropped some. */
+static void end_busy(struct gw_call *gc)
+{
+    log_info("upstream %s: %d of its input rounds already wait for the answers of the caller "
+             "of %.64s: busy",
+             gc->up->cfg->name, OPEN_ROUNDS_PER_CALLER, gc->tool);
+    gw_call_record(gc, toolerr_name(TE_BUSY));
+    mcp_call_result_take(gc->call,
+                         tool_error_json(TE_BUSY, 1,
+                                         "upstream %s asked for input, but %d of its input "
+                                         "rounds already wait for your answers; answer them "
+                                         "or let them expire, then retry",
+                                         gc->up->cfg->name, OPEN_ROUNDS_PER_CALLER));
+    gw_call_release(gc);
+}
+
+static struct gw_round *round_add(struct upstream *u, const char *nonce, const char *caller,
+                                  uint64_t expires_at);
+
 /* A 2026-07-28 caller: the call ends with our input_required result. */
 static void ask_modern(struct gw_call *gc, json_t *requests_take, json_t *state)
 {
     struct upstream *u = gc->up;
+    const char *caller = mcp_call_caller(gc->call);
+    if (state && json_string_length(state) > UPSTREAM_STATE_MAX) {
+        char why[200];
+        json_decref(requests_take);
+        snprintf(why, sizeof why, "its requestState (%zu bytes) is larger than the %d bytes a "
+                 "2026-07-28 caller's state can carry back",
+                 json_string_length(state), UPSTREAM_STATE_MAX);
+        end_with_error(gc, why);
+        return;
+    }
     if (strmap_count(u->rounds) >= OPEN_ROUNDS_MAX) {
         json_decref(requests_take);
         end_with_error(gc, "too many of its input rounds wait for their clients' answers");
         return;
     }
-    struct gw_round *r = xcalloc(1, sizeof *r);
-    r->up = u;
-    if (!crypto_random_hex(r->nonce, 16)) {
-        free(r);
+    if (rounds_of(u, caller) >= OPEN_ROUNDS_PER_CALLER) {
+        json_decref(requests_take);
+        end_busy(gc);
+        return;
+    }
+    char nonce[33];
+    if (!crypto_random_hex(nonce, 16)) {
         json_decref(requests_take);
         end_with_error(gc, "no random nonce for the round");
         return;
     }
-    json_t *ours = json_pack("{s:{s:s, s:s, s:s, s:i, s:O}}", "mrtr", "n", r->nonce, "u",
+    json_t *ours = json_pack("{s:{s:s, s:s, s:s, s:i, s:O}}", "mrtr", "n", nonce, "u",
                              u->cfg->name, "t", gc->tool, "r", (int)gc->rounds, "s",
                              state ? state : json_null());
     char *text = json_dumps(ours, JSON_COMPACT);
     size_t size = text ? strlen(text) : SIZE_MAX;
     free(text);
     if (size > UPSTREAM_STATE_MAX + 1024) { /* sealed, it must stay under REQSTATE_MAX */
-        free(r);
         json_decref(ours);
         json_decref(requests_take);
         end_with_error(gc, "its requestState is too large to carry back");
         return;
     }
-    r->timer = loop_timer_add(u->loop, mcp_state_ttl_ms(u->gw->mcp), on_round_expired, r);
-    strmap_put(u->rounds, r->nonce, r);
+    round_add(u, nonce, caller, loop_now(u->loop) + mcp_state_ttl_ms(u->gw->mcp));
     log_info("upstream %s: its input_required result (round %u, tool %.64s) relayed to the "
              "calling 2026-07-28 client",
              u->cfg->name, gc->rounds, gc->tool);
@@ -562,13 +623,27 @@ json_t *gw_relay_continue(struct gw_call *gc)
                                "no input round of upstream %s matches this requestState: it was "
                                "already answered, or it expired; call the tool again",
                                u->cfg->name);
-    round_free(r); /* once */
+    /* Once: taken now, given back by gw_relay_give_back when the upstream never answered. */
+    snprintf(gc->round_nonce, sizeof gc->round_nonce, "%s", r->nonce);
+    snprintf(gc->round_caller, sizeof gc->round_caller, "%s", r->caller);
+    gc->round_expires_at = r->expires_at;
+    round_free(r);
     json_t *state = json_object_get(m, "s");
     gc->rounds = (unsigned)json_integer_value(json_object_get(m, "r"));
     gc->input_state = json_is_string(state) ? json_incref(state) : NULL;
     json_t *answers = mcp_call_input_responses(gc->call);
     gc->input_answers = answers ? json_incref(answers) : json_object();
     return NULL;
+}
+
+void gw_relay_give_back(struct gw_call *gc)
+{
+    struct upstream *u = gc->up;
+    if (gc->round_nonce[0] == '\0' || u->rounds == NULL)
+        return;
+    if (loop_now(u->loop) < gc->round_expires_at && strmap_get(u->rounds, gc->round_nonce) == NULL)
+        round_add(u, gc->round_nonce, gc->round_caller, gc->round_expires_at);
+    gc->round_nonce[0] = '\0';
 }
 
 /* A session-era caller's answer to one of the upstream's requests. */
@@ -642,9 +717,9 @@ bool gw_relay_input(struct gw_call *gc, json_t *result)
         snprintf(why, sizeof why, "more than %d rounds of input in one call; the gateway stops "
                                   "there",
                  INPUT_ROUNDS_MAX);
-    else if (state && (!json_is_string(state) || json_string_length(state) > UPSTREAM_STATE_MAX))
+    else if (state && (!json_is_string(state) || json_string_length(state) > RELAY_PARAMS_MAX))
         snprintf(why, sizeof why, "its requestState is not a string of at most %d bytes",
-                 UPSTREAM_STATE_MAX);
+                 RELAY_PARAMS_MAX);
     else
         requests = relayable_requests(gc->call, json_object_get(result, "inputRequests"), why,
                                       sizeof why);
