@@ -21,7 +21,7 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { CreateMessageRequestSchema, ElicitRequestSchema, ListRootsRequestSchema }
   from '@modelcontextprotocol/sdk/types.js';
-import { ROOT, startHermes, startConformance, until, parseSse, modernMeta, modernHeaders, MODERN } from './lib.mjs';
+import { ROOT, startHermes, startConformance, until, parseSse, modernMeta, modernHeaders, MODERN, recordingFetch } from './lib.mjs';
 
 const V2 = join(ROOT, 'tools/client/node_modules/@modelcontextprotocol/client/dist/index.mjs');
 const { Client: ClientV2, StreamableHTTPClientTransport: HttpV2 } = await import(V2);
@@ -49,19 +49,6 @@ after(async () => {
   if (conf) await conf.stop();
   rmSync(dir, { recursive: true, force: true });
 });
-
-// A fetch that keeps each tools/call POST's body and answer text.
-function recordingFetch(wire) {
-  return async (url, init = {}) => {
-    let body;
-    try { body = JSON.parse(init.body); } catch { body = undefined; }
-    const entry = { body };
-    if (body?.method === 'tools/call') wire.push(entry);
-    const res = await fetch(url, init);
-    entry.text = res.clone().text();
-    return res;
-  };
-}
 
 // The SDK v2 client pinned to 2026-07-28; answers: its handlers (each records what it was asked).
 async function connectV2(name, answers, capabilities = { elicitation: { form: {} }, sampling: {}, roots: {} }) {
