@@ -119,13 +119,13 @@ struct gw_call {
     const char *exposed;       /* the name the client called (the gw_tool's) */
     uint64_t started_us;       /* monotonic, for the audit line and the latency */
     struct gw_hold *hold;      /* while held for the client's answer (relay.c); call is NULL */
-    /* A 2026-07-28 upstream that answered input_required (relay.c): what the next send carries
+    /* A 2026-07-28 upstream that answered input_required (mrtr.c): what the next send carries
      * back (its requestState, a string, may be NULL; the caller's inputResponses), how many
      * rounds it asked so far, and the answers being collected from a session-era caller. */
     json_t *input_state, *input_answers;
     unsigned rounds;
     struct gw_collect *collect;
-    /* The 2026-07-28 caller's round this call continues (relay.c gw_relay_continue), "" for
+    /* The 2026-07-28 caller's round this call continues (mrtr.c gw_relay_continue), "" for
      * none: given back when the upstream never got to answer (gw_relay_give_back). */
     char round_nonce[33], round_caller[64];
     uint64_t round_expires_at;
@@ -258,6 +258,10 @@ bool gw_probe_claim(struct strmap *names, const char *exposed, const char *what,
 size_t gw_probe_extras(const struct upstream *u, struct strmap *uris, struct strmap *prompts,
                        gw_probe_fn *fn, void *arg);
 
+/* The largest upstream request params relayed in an input-required result (as JSON), and the
+ * largest input round kept for a session-era caller (relay.c, mrtr.c). */
+#define RELAY_PARAMS_MAX (1024 * 1024)
+
 /* relay.c: an upstream's request during a call (msg, its method); related_id is the request
  * whose HTTP stream carried it, 0 over stdio. True when handled (relayed to the calling client
  * or refused with an error), false for methods it does not relay. */
@@ -274,8 +278,18 @@ void gw_relay_release(struct gw_call *gc);
 const char *gw_relay_caller(const struct gw_call *gc);
 /* Shutdown: the held calls of u are freed (nothing is sent). */
 void gw_relay_cleanup(struct upstream *u);
+/* The client capability the request (method, params) needs, as mcp_call_client_supports
+ * names it ("sampling.tools", "elicitation.url"...), with the refusal when it is missing. */
+const char *gw_relay_needed_capability(const char *method, json_t *params,
+                                       const char **refusal);
+
+/* mrtr.c: a 2026-07-28 upstream's input_required results (its input rounds) */
+/* gc ends: the answers it was collecting from a session-era caller are dropped. */
+void gw_mrtr_release(struct gw_call *gc);
+/* Shutdown: u's rounds are forgotten. */
+void gw_mrtr_cleanup(struct upstream *u);
 /* A 2026-07-28 upstream's result for gc's tools/call (gc->call set, its slot still counted):
- * false when it is no input_required result. Else true, and relay.c took the call over: it
+ * false when it is no input_required result. Else true, and mrtr.c took the call over: it
  * asks the caller (an input_required result of ours to a 2026-07-28 caller; requests on the
  * call's stream to a session-era one, then gw_call_retry with the answers) or ends it with
  * an error (gw_call_record, gw_call_release). */
@@ -330,7 +344,7 @@ void gw_call_progress(struct gw_call *gc, json_t *params);
 void gw_call_abandon(struct gw_call *gc, const char *reason);
 /* Frees a call without a word to anyone (shutdown). */
 void gw_call_drop(struct gw_call *gc);
-/* A call taken over by relay.c, its slot still counted: sent again (gc->input_state and
+/* A call taken over by mrtr.c, its slot still counted: sent again (gc->input_state and
  * input_answers with it), or answered upstream_unavailable when it cannot be. */
 void gw_call_retry(struct gw_call *gc);
 /* Ends such a call: gw_call_record (before its client is answered), then, once answered,
