@@ -288,6 +288,21 @@ const char *gw_relay_needed_capability(const char *method, json_t *params,
 void gw_mrtr_release(struct gw_call *gc);
 /* Shutdown: u's rounds are forgotten. */
 void gw_mrtr_cleanup(struct upstream *u);
+/* For any request that may be answered input_required (tools/call, resources/read, prompts/get):
+ * the upstream's inputRequests in result as relayed to call, in its round number rounds; NULL
+ * with why when not (too many rounds, a bad requestState, a request the caller cannot answer). */
+json_t *gw_mrtr_requests(struct mcp_call *call, json_t *result, unsigned rounds, char *why,
+                         size_t whylen);
+/* A 2026-07-28 caller's round of u (bound_to: what its retry must ask again, rounds so far,
+ * state: the upstream's requestState or NULL) opened, resumable once: the state to seal into
+ * our input_required result, or NULL with why (*busy: the caller's rounds are at their cap). */
+json_t *gw_mrtr_round_open(struct upstream *u, struct mcp_call *call, const char *bound_to,
+                           unsigned rounds, json_t *state, bool *busy, char *why, size_t whylen);
+/* A 2026-07-28 caller's retry (its sealed state names a round of u bound to bound_to): true
+ * with the round taken (once), *rounds and *state (borrowed from the call, NULL for none) set;
+ * false when no such round is open (already answered, expired, another's). */
+bool gw_mrtr_round_take(struct upstream *u, struct mcp_call *call, const char *bound_to,
+                        unsigned *rounds, json_t **state);
 /* A 2026-07-28 upstream's result for gc's tools/call (gc->call set, its slot still counted):
  * false when it is no input_required result. Else true, and mrtr.c took the call over: it
  * asks the caller (an input_required result of ours to a 2026-07-28 caller; requests on the

@@ -248,49 +248,81 @@ static void end_busy(struct gw_call *gc)
     gw_call_release(gc);
 }
 
-/* A 2026-07-28 caller: the call ends with our input_required result. */
-static void ask_modern(struct gw_call *gc, json_t *requests_take, json_t *state)
+json_t *gw_mrtr_round_open(struct upstream *u, struct mcp_call *call, const char *bound_to,
+                           unsigned rounds, json_t *state, bool *busy, char *why, size_t whylen)
 {
-    struct upstream *u = gc->up;
-    const char *caller = mcp_call_caller(gc->call);
+    const char *caller = mcp_call_caller(call);
+    *busy = false;
     if (state && json_string_length(state) > UPSTREAM_STATE_MAX) {
-        char why[200];
-        json_decref(requests_take);
-        snprintf(why, sizeof why, "its requestState (%zu bytes) is larger than the %d bytes a "
+        snprintf(why, whylen, "its requestState (%zu bytes) is larger than the %d bytes a "
                  "2026-07-28 caller's state can carry back",
                  json_string_length(state), UPSTREAM_STATE_MAX);
-        end_with_error(gc, why);
-        return;
+        return NULL;
     }
     if (strmap_count(u->rounds) >= OPEN_ROUNDS_MAX) {
-        json_decref(requests_take);
-        end_with_error(gc, "too many of its input rounds wait for their clients' answers");
-        return;
+        snprintf(why, whylen, "too many of its input rounds wait for their clients' answers");
+        return NULL;
     }
     if (rounds_of(u, caller) >= OPEN_ROUNDS_PER_CALLER) {
-        json_decref(requests_take);
-        end_busy(gc);
-        return;
+        *busy = true;
+        snprintf(why, whylen, "%d of its input rounds already wait for your answers; answer "
+                 "them or let them expire, then retry", OPEN_ROUNDS_PER_CALLER);
+        return NULL;
     }
     char nonce[33];
     if (!crypto_random_hex(nonce, 16)) {
-        json_decref(requests_take);
-        end_with_error(gc, "no random nonce for the round");
-        return;
+        snprintf(why, whylen, "no random nonce for the round");
+        return NULL;
     }
     json_t *ours = json_pack("{s:{s:s, s:s, s:s, s:i, s:O}}", "mrtr", "n", nonce, "u",
-                             u->cfg->name, "t", gc->tool, "r", (int)gc->rounds, "s",
+                             u->cfg->name, "t", bound_to, "r", (int)rounds, "s",
                              state ? state : json_null());
     char *text = json_dumps(ours, JSON_COMPACT);
     size_t size = text ? strlen(text) : SIZE_MAX;
     free(text);
     if (size > UPSTREAM_STATE_MAX + 1024) { /* sealed, it must stay under REQSTATE_MAX */
         json_decref(ours);
-        json_decref(requests_take);
-        end_with_error(gc, "its requestState is too large to carry back");
-        return;
+        snprintf(why, whylen, "its requestState is too large to carry back");
+        return NULL;
     }
     round_add(u, nonce, caller, loop_now(u->loop) + mcp_state_ttl_ms(u->gw->mcp));
+    return ours;
+}
+
+bool gw_mrtr_round_take(struct upstream *u, struct mcp_call *call, const char *bound_to,
+                        unsigned *rounds, json_t **state)
+{
+    json_t *m = json_object_get(mcp_call_input_state(call), "mrtr");
+    const char *nonce = json_string_value(json_object_get(m, "n"));
+    const char *name = json_string_value(json_object_get(m, "u"));
+    const char *bound = json_string_value(json_object_get(m, "t"));
+    struct gw_round *r = nonce && u->rounds ? strmap_get(u->rounds, nonce) : NULL;
+    if (r == NULL || name == NULL || bound == NULL || strcmp(name, u->cfg->name) != 0 ||
+        strcmp(bound, bound_to) != 0 || strcmp(r->caller, mcp_call_caller(call)) != 0)
+        return false;
+    round_free(r); /* once */
+    json_t *s = json_object_get(m, "s");
+    *rounds = (unsigned)json_integer_value(json_object_get(m, "r"));
+    *state = json_is_string(s) ? s : NULL;
+    return true;
+}
+
+/* A 2026-07-28 caller: the call ends with our input_required result. */
+static void ask_modern(struct gw_call *gc, json_t *requests_take, json_t *state)
+{
+    struct upstream *u = gc->up;
+    char why[200];
+    bool busy;
+    json_t *ours = gw_mrtr_round_open(u, gc->call, gc->tool, gc->rounds, state, &busy, why,
+                                      sizeof why);
+    if (ours == NULL) {
+        json_decref(requests_take);
+        if (busy)
+            end_busy(gc);
+        else
+            end_with_error(gc, why);
+        return;
+    }
     log_info("upstream %s: its input_required result (round %u, tool %.64s) relayed to the "
              "calling 2026-07-28 client",
              u->cfg->name, gc->rounds, gc->tool);
@@ -398,23 +430,30 @@ static void ask_on_stream(struct gw_call *gc, json_t *requests_take, json_t *sta
     json_decref(requests_take);
 }
 
+json_t *gw_mrtr_requests(struct mcp_call *call, json_t *result, unsigned rounds, char *why,
+                         size_t whylen)
+{
+    json_t *state = json_object_get(result, "requestState");
+    if (rounds > INPUT_ROUNDS_MAX)
+        snprintf(why, whylen, "more than %d rounds of input in one call; the gateway stops "
+                              "there",
+                 INPUT_ROUNDS_MAX);
+    else if (state && (!json_is_string(state) || json_string_length(state) > RELAY_PARAMS_MAX))
+        snprintf(why, whylen, "its requestState is not a string of at most %d bytes",
+                 RELAY_PARAMS_MAX);
+    else
+        return relayable_requests(call, json_object_get(result, "inputRequests"), why, whylen);
+    return NULL;
+}
+
 bool gw_relay_input(struct gw_call *gc, json_t *result)
 {
     const char *type = json_string_value(json_object_get(result, "resultType"));
     if (!gc->up->modern || type == NULL || strcmp(type, "input_required") != 0)
         return false;
-    json_t *state = json_object_get(result, "requestState"), *requests = NULL;
+    json_t *state = json_object_get(result, "requestState");
     char why[300];
-    if (++gc->rounds > INPUT_ROUNDS_MAX)
-        snprintf(why, sizeof why, "more than %d rounds of input in one call; the gateway stops "
-                                  "there",
-                 INPUT_ROUNDS_MAX);
-    else if (state && (!json_is_string(state) || json_string_length(state) > RELAY_PARAMS_MAX))
-        snprintf(why, sizeof why, "its requestState is not a string of at most %d bytes",
-                 RELAY_PARAMS_MAX);
-    else
-        requests = relayable_requests(gc->call, json_object_get(result, "inputRequests"), why,
-                                      sizeof why);
+    json_t *requests = gw_mrtr_requests(gc->call, result, ++gc->rounds, why, sizeof why);
     if (requests == NULL)
         end_with_error(gc, why);
     else if (mcp_call_is_modern(gc->call))

@@ -35,7 +35,7 @@ before(async () => {
   conf = await startConformance();
   const gw = join(dir, 'gateway.yaml');
   writeFileSync(gw, 'upstreams:\n' +
-    `  conf:\n    url: ${conf.url}\n    tools: {include: ["test_input_required_result_*"]}\n`);
+    `  conf:\n    url: ${conf.url}\n    tools: {include: ["test_input_required_result_*"], prompts: true}\n`);
   chmodSync(gw, 0o600);
   other = randomBytes(32).toString('hex');
   const tokens = join(dir, 'tokens.yaml');
@@ -314,18 +314,26 @@ test('raw: one caller cannot hold all of an upstream\'s open rounds: past 64 it 
 
 // A 2026-07-28 upstream of our own (plain JSON over HTTP) whose tools ask one confirm round with
 // a requestState of a chosen size; it can go away and come back on the same port.
-const BIG = 'b'.repeat(8192), SMALL = 'small-state-1';
+const BIG = 'b'.repeat(8192), SMALL = 'small-state-1', DOC = 'state://doc';
 function startStateUpstream() {
   const states = { big_state: BIG, small_state: SMALL };
   const confirmReq = { method: 'elicitation/create', params: { message: 'Please confirm',
     requestedSchema: { type: 'object', properties: { ok: { type: 'boolean' } }, required: ['ok'] } } };
   const answer = (msg) => {
     if (msg.method === 'server/discover')
-      return { supportedVersions: [MODERN], capabilities: { tools: {} }, serverInfo: { name: 'states', version: '1.0.0' } };
+      return { supportedVersions: [MODERN], capabilities: { tools: {}, resources: {} }, serverInfo: { name: 'states', version: '1.0.0' } };
     if (msg.method === 'tools/list')
       return { tools: Object.keys(states).map((name) => ({ name, inputSchema: { type: 'object' } })) };
+    if (msg.method === 'resources/list') return { resources: [{ uri: DOC, name: 'doc' }] };
+    if (msg.method === 'resources/templates/list') return { resourceTemplates: [] };
+    const p = msg.params;
+    if (msg.method === 'resources/read') {
+      if (p.requestState === SMALL && p.inputResponses?.confirm?.content?.ok === true)
+        return { contents: [{ uri: DOC, text: 'doc-ok' }] };
+      return { resultType: 'input_required', inputRequests: { confirm: confirmReq }, requestState: SMALL };
+    }
     if (msg.method !== 'tools/call') return {};
-    const p = msg.params, want = states[p.name];
+    const want = states[p.name];
     if (p.requestState === want && p.inputResponses?.confirm?.content?.ok === true)
       return { content: [{ type: 'text', text: `${p.name}-ok` }] };
     return { resultType: 'input_required', inputRequests: { confirm: confirmReq }, requestState: want };
@@ -351,7 +359,7 @@ async function withStateGateway(fn) {
   const up = startStateUpstream();
   const port = await up.listen();
   const gw = join(dir, 'states.yaml');
-  writeFileSync(gw, `upstreams:\n  st:\n    url: http://127.0.0.1:${port}/mcp\n    tools: {include: ["*"]}\n`);
+  writeFileSync(gw, `upstreams:\n  st:\n    url: http://127.0.0.1:${port}/mcp\n    tools: {include: ["*"], resources: true}\n`);
   chmodSync(gw, 0o600);
   const own = await startHermes({ GATEWAY_FILE: gw, MCP_SESSIONS: '1' });
   try { await fn(own, up, port); } finally {
@@ -394,5 +402,57 @@ test('raw: a retry whose send fails at the wire (upstream gone) does not use its
     // Once it was answered, the round is used up.
     const again = await confirm(state, true, null, 'st__small_state', own);
     assert.equal(again.answer?.result?.structuredContent?.error, 'not_found', again.text);
+  });
+});
+
+// One raw 2026-07-28 request (method, params; name: its Mcp-Name) to server at.
+async function rawRequest(method, name, params, at = srv) {
+  const id = randomBytes(4).readUInt32BE();
+  const r = await fetch(at.url, { method: 'POST', headers: { ...modernHeaders(method, name), ...at.auth },
+    body: JSON.stringify({ jsonrpc: '2.0', id, method, params: { ...params, _meta: modernMeta({ elicitation: { form: {} } }) } }) });
+  const text = await r.text();
+  let answer;
+  try { answer = JSON.parse(text); } catch { answer = parseSse(text).map((e) => e.json).find((m) => m?.id === id); }
+  return { answer, text };
+}
+
+test('input asked during prompts/get is relayed: SDK 1.x on its stream, a 2026-07-28 caller as an input round (once)', async () => {
+  const PROMPT = 'conf__test_input_required_result_prompt';
+  const v1 = await connectV1('v1-prompt', { elicitation: () => ({ action: 'accept', content: { context: 'ctx-1' } }) });
+  try {
+    const listed = (await v1.listPrompts()).prompts.map((p) => p.name);
+    assert.ok(listed.includes(PROMPT), listed.join(' '));
+    const got = await v1.getPrompt({ name: PROMPT });
+    assert.equal(got.messages?.[0]?.content?.text, 'Prompt with context: ctx-1', JSON.stringify(got));
+    assert.equal(v1.asked[0][1].message, 'What context should the prompt use?');
+  } finally { await v1.close(); }
+  const first = await rawRequest('prompts/get', PROMPT, { name: PROMPT });
+  assert.equal(first.answer?.result?.resultType, 'input_required', first.text);
+  assert.deepEqual(Object.keys(first.answer.result.inputRequests), ['user_context']);
+  const retry = { name: PROMPT, inputResponses: { user_context: { action: 'accept', content: { context: 'ctx-2' } } },
+    requestState: first.answer.result.requestState };
+  const done = await rawRequest('prompts/get', PROMPT, retry);
+  assert.equal(done.answer?.result?.messages?.[0]?.content?.text, 'Prompt with context: ctx-2', done.text);
+  const again = await rawRequest('prompts/get', PROMPT, retry);
+  assert.equal(again.answer?.error?.code, -32602, again.text);
+  assert.match(again.answer.error.message, /no input round of upstream conf matches this requestState/);
+});
+
+test('input asked during resources/read is relayed, the upstream\'s requestState carried back (both eras)', async () => {
+  await withStateGateway(async (own) => {
+    const v1 = new Client({ name: 'v1-read', version: '1.0.0' }, { capabilities: { elicitation: {} } });
+    v1.setRequestHandler(ElicitRequestSchema, async () => ({ action: 'accept', content: { ok: true } }));
+    await v1.connect(new StreamableHTTPClientTransport(new URL(own.url), { requestInit: { headers: own.auth } }));
+    try {
+      const { resources } = await v1.listResources();
+      assert.deepEqual(resources.map((r) => r.uri), [DOC]);
+      const read = await v1.readResource({ uri: DOC });
+      assert.equal(read.contents?.[0]?.text, 'doc-ok', JSON.stringify(read));
+    } finally { await v1.close(); }
+    const first = await rawRequest('resources/read', DOC, { uri: DOC }, own);
+    assert.equal(first.answer?.result?.resultType, 'input_required', first.text);
+    const done = await rawRequest('resources/read', DOC, { uri: DOC, requestState: first.answer.result.requestState,
+      inputResponses: { confirm: { action: 'accept', content: { ok: true } } } }, own);
+    assert.equal(done.answer?.result?.contents?.[0]?.text, 'doc-ok', done.text);
   });
 });
