@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <termios.h>
 #include <unistd.h>
 
@@ -13,6 +14,7 @@
 #include "audit.h"
 #include "bridge.h"
 #include "buf.h"
+#include "child.h"
 #include "config.h"
 #include "crypto.h"
 #include "doctor.h"
@@ -328,7 +330,11 @@ static int cmd_serve(int argc, char **argv)
                          .teardown = teardown_tools,
                          .health = health_tools, .metrics = metrics_tools,
                          .ready = ready_tools, .audit = take_audit, .approvals = take_approvals,
-                         .approvals_timeout_s = the_gwfile.approvals_timeout_s};
+                         .approvals_timeout_s = the_gwfile.approvals_timeout_s,
+                         .owned_child = child_owns};
+    struct rlimit nofile;
+    if (getrlimit(RLIMIT_NOFILE, &nofile) == 0)
+        child_set_fd_limit(&nofile); /* app_run raises it; upstreams get it back */
     int rc = app_run(&o);
     gwfile_cleanup(&the_gwfile);
     config_cleanup(&cfg);

@@ -723,7 +723,7 @@ static void on_signal(struct loop *l, int fd, uint32_t events, void *arg)
 
     while (read(fd, &si, sizeof si) == sizeof si) {
         if (si.ssi_signo == SIGCHLD) {
-            reaper_on_sigchld(a->reaper); /* adopted orphans; the gateway's own: their pidfd */
+            reaper_on_sigchld(a->reaper); /* adopted orphans, not the children it owns */
         } else if (si.ssi_signo == SIGHUP) {
             if (a->draining)
                 log_info("SIGHUP while draining: ignored");
@@ -853,7 +853,7 @@ static void open_approvals(struct app *a)
     if (!a->ctl)
         log_warn("%s; approvals cannot be answered", err);
     else
-        a->reaper = reaper_start(a->loop);
+        a->reaper = reaper_start(a->loop, a->o->owned_child);
     free(path);
     if (a->o->approvals)
         a->o->approvals(a->o->setup_arg, a->approvals);
@@ -1011,6 +1011,13 @@ int app_run(const struct app_opts *o)
         goto out;
     }
     drain(&a);
+    if (a.hurry) {
+        /* Asked twice: the signalfd took the second one, and the loop no longer runs. Left
+         * pending, it tells the teardown's bounded waits (child_reap_all) not to wait. */
+        loop_watch_del(a.sigw);
+        a.sigw = NULL;
+        raise(SIGTERM);
+    }
     rc = 0;
 out:
     if (sock_fd >= 0)

@@ -4,6 +4,7 @@
 #define HM_APP_H
 #include <stdbool.h>
 #include <stddef.h>
+#include <sys/types.h>
 
 struct audit;
 struct approvals;
@@ -37,6 +38,9 @@ struct app_opts {
      * (answered through the control socket beside the env file); valid until teardown. */
     void (*approvals)(void *setup_arg, struct approvals *q);
     unsigned approvals_timeout_s; /* 0: APPROVALS_DEFAULT_TIMEOUT_S */
+    /* The server is a child subreaper (reaper.h): true for a child a provider reaps itself
+     * (the gateway's upstreams); every other exited child is reaped by the app. May be NULL. */
+    bool (*owned_child)(pid_t pid);
 };
 
 /* Runs the server until SIGTERM/SIGINT, then drains. Returns a process exit code. */

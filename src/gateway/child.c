@@ -22,7 +22,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
+#include <dirent.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -32,6 +34,7 @@
 #include "log.h"
 #include "loop.h"
 #include "mem.h"
+#include "utf8.h"
 
 #define STDERR_LINE_MAX 1000 /* bytes of one stderr line that reach our log */
 #define STDERR_LINES_PER_S 50 /* a flooding child cannot flood our log: the rest is counted */
@@ -43,6 +46,7 @@ static const char *const inherited_env[] = {"HOME", "LOGNAME", "PATH", "SHELL", 
                                             "USER", "LANG",    "TMPDIR"};
 
 struct child {
+    struct child *next; /* every child not yet freed: child_owns */
     struct loop *loop;
     char *name;
     pid_t pid;
@@ -60,10 +64,20 @@ struct child {
     uint64_t err_second;  /* the second (loop clock) err_lines counts in */
     unsigned err_lines;   /* stderr lines logged in that second */
     size_t err_dropped;   /* lines not logged since the last summary */
+    struct loop_timer *drop_t; /* says how many were dropped once the second ends */
     bool gone;            /* exited was reported */
     struct child_events ev;
     void *arg;
 };
+
+static struct child *children; /* loop thread only */
+static struct reaping *reapings; /* children being stopped (below); loop thread only */
+static struct rlimit nofile_at_start; /* rlim_max 0: not set, children keep ours */
+
+void child_set_fd_limit(const struct rlimit *rl)
+{
+    nofile_at_start = *rl;
+}
 
 /* ---------- start ---------- */
 
@@ -103,16 +117,33 @@ static void free_strv(char **v)
     free(v);
 }
 
+/* Before fork: the highest fd open in this process, so the child's fallback below loops over
+ * what is open, not over RLIMIT_NOFILE (the server raises it to the hard limit: up to ~1M
+ * fcntl calls per start). -1 when /proc cannot tell. */
+static int highest_open_fd(void)
+{
+    DIR *d = opendir("/proc/self/fd");
+    if (!d)
+        return -1;
+    int max = -1;
+    struct dirent *e;
+    while ((e = readdir(d)))
+        if (e->d_name[0] >= '0' && e->d_name[0] <= '9' && atoi(e->d_name) > max)
+            max = atoi(e->d_name);
+    closedir(d);
+    return max;
+}
+
 /* In the forked child: marks every fd from first up close-on-exec. close_range where the
- * kernel has it (5.11), else a loop over the fds that are open (/proc is not used: it may be
- * absent, and opendir allocates, which a forked child must not). */
-static void cloexec_from(int first)
+ * kernel has it (5.11), else a loop up to highest (known before fork: the child must not
+ * allocate, so it cannot list /proc itself), or up to the limit when that is unknown. */
+static void cloexec_from(int first, int highest)
 {
 #ifdef SYS_close_range
     if (syscall(SYS_close_range, (unsigned)first, ~0u, 4u /* CLOSE_RANGE_CLOEXEC */) == 0)
         return;
 #endif
-    long max = sysconf(_SC_OPEN_MAX);
+    long max = highest >= 0 ? highest + 1L : sysconf(_SC_OPEN_MAX);
     if (max < 0 || max > 1 << 20)
         max = 1 << 20;
     for (int fd = first; fd < max; fd++) {
@@ -124,7 +155,7 @@ static void cloexec_from(int first)
 
 /* In the forked child: never returns. */
 static void exec_child(const struct child_spec *s, char **argv, char **envp, int fds[3],
-                       int report_fd, pid_t parent)
+                       int report_fd, pid_t parent, int highest_fd)
 {
     sigset_t none;
     int e;
@@ -144,7 +175,10 @@ static void exec_child(const struct child_spec *s, char **argv, char **envp, int
     for (int i = 0; i < 3; i++)
         if (dup2(fds[i], i) < 0)
             goto fail;
-    cloexec_from(3);
+    cloexec_from(3, highest_fd);
+    /* The limit the server started with: a child using select() breaks on fds over 1024. */
+    if (nofile_at_start.rlim_max)
+        setrlimit(RLIMIT_NOFILE, &nofile_at_start);
     if (s->cwd && chdir(s->cwd) < 0)
         goto fail;
     execvpe(argv[0], argv, envp);
@@ -205,9 +239,11 @@ struct child *child_start(struct loop *l, const struct child_spec *spec,
         return NULL;
     }
     char **argv = build_argv(spec), **envp = build_envp(spec);
+    int highest = highest_open_fd();
     pid_t parent = getpid(), pid = fork();
     if (pid == 0)
-        exec_child(spec, argv, envp, (int[3]){p[0][0], p[1][1], p[2][1]}, p[3][1], parent);
+        exec_child(spec, argv, envp, (int[3]){p[0][0], p[1][1], p[2][1]}, p[3][1], parent,
+                   highest);
     free_strv(argv);
     free_strv(envp);
     if (pid < 0) {
@@ -227,8 +263,9 @@ struct child *child_start(struct loop *l, const struct child_spec *spec,
         return NULL;
     }
     struct child *c = xcalloc(1, sizeof *c);
-    *c = (struct child){.loop = l, .name = xstrdup(spec->name), .pid = pid, .in_fd = in,
-                        .out_fd = out, .err_fd = errfd, .ev = *ev, .arg = arg};
+    *c = (struct child){.next = children, .loop = l, .name = xstrdup(spec->name), .pid = pid,
+                        .in_fd = in, .out_fd = out, .err_fd = errfd, .ev = *ev, .arg = arg};
+    children = c;
     buf_init(&c->inq, CHILD_QUEUE_MAX);
     buf_init(&c->out, 0);
     buf_init(&c->errline, 0);
@@ -361,16 +398,27 @@ static void log_err_line(struct child *c, char *s, size_t n)
     for (size_t i = 0; i < n; i++)
         if ((unsigned char)s[i] < 0x20 || s[i] == 0x7f)
             s[i] = ' ';
+    utf8_line(s); /* invalid bytes, or a character cut at the cap: the log stays UTF-8 */
     if (n)
         log_info("%s stderr: %s", c->name, s);
 }
 
 static void report_dropped(struct child *c)
 {
+    loop_timer_cancel(c->drop_t);
+    c->drop_t = NULL;
     if (c->err_dropped)
         log_warn("%s stderr: %zu line%s dropped (over %u a second)", c->name, c->err_dropped,
                  c->err_dropped == 1 ? "" : "s", STDERR_LINES_PER_S);
     c->err_dropped = 0;
+}
+
+static void on_drop_timer(struct loop *l, void *arg)
+{
+    struct child *c = arg;
+    (void)l;
+    c->drop_t = NULL;
+    report_dropped(c);
 }
 
 /* One complete stderr line (errline, NUL added here): logged unless this second's share is
@@ -387,8 +435,10 @@ static void take_err_line(struct child *c)
         c->err_lines++;
         buf_append(&c->errline, "", 1);
         log_err_line(c, c->errline.data, c->errline.len - 1);
-    } else {
-        c->err_dropped++;
+    } else if (c->err_dropped++ == 0) {
+        /* Armed only while dropping (an idle server has no timer): the count is logged when
+         * this second ends, not when the child next writes. */
+        c->drop_t = loop_timer_add(c->loop, 1000 - loop_now(c->loop) % 1000 + 1, on_drop_timer, c);
     }
     c->errline.len = 0;
 }
@@ -538,7 +588,6 @@ struct reaping {
     bool killed;
 };
 
-static struct reaping *reapings; /* loop thread only */
 
 /* Reaps pid when it has exited; what it started is killed first, while the leader is still a
  * zombie (its group id cannot have been reused). */
@@ -553,9 +602,12 @@ static bool try_reap(pid_t pid, int *status)
     return waitpid(pid, status, WNOHANG) == pid;
 }
 
-static void kill_group(struct reaping *r)
+static void kill_group(struct reaping *r, bool hurried)
 {
-    log_warn("%s: still running %u ms after SIGTERM: killed", r->name, STOP_GRACE_MS);
+    if (hurried)
+        log_warn("%s: still running after SIGTERM, asked to stop again: killed", r->name);
+    else
+        log_warn("%s: still running %u ms after SIGTERM: killed", r->name, STOP_GRACE_MS);
     kill(-r->pid, SIGKILL);
     kill(r->pid, SIGKILL);
     r->killed = true;
@@ -584,7 +636,7 @@ static void on_reap_timer(struct loop *l, void *arg)
         return;
     }
     if (!r->killed && loop_now(l) >= r->kill_at)
-        kill_group(r);
+        kill_group(r, false);
     r->timer = loop_timer_add(l, REAP_POLL_MS, on_reap_timer, r);
 }
 
@@ -597,16 +649,30 @@ static void start_reaping(struct child *c)
     r->timer = loop_timer_add(c->loop, REAP_POLL_MS, on_reap_timer, r);
 }
 
+/* A SIGTERM or SIGINT waiting (blocked for the loop's signalfd, which no longer runs): the
+ * operator asked again, so the exit does not wait out the grace. */
+static bool stop_asked_again(void)
+{
+    sigset_t pending;
+    return sigpending(&pending) == 0 &&
+           (sigismember(&pending, SIGTERM) == 1 || sigismember(&pending, SIGINT) == 1);
+}
+
 void child_reap_all(unsigned wait_ms)
 {
     struct timespec tick = {0, REAP_POLL_MS * 1000000L};
+    bool hurried = false;
     for (unsigned spent = 0; reapings; spent += REAP_POLL_MS) {
+        if (!hurried && spent < wait_ms && stop_asked_again()) {
+            hurried = true;
+            wait_ms = spent;
+        }
         for (struct reaping *r = reapings, *next; r; r = next) {
             next = r->next;
             if (try_reap(r->pid, NULL))
                 reaping_free(r);
             else if (!r->killed && spent >= wait_ms)
-                kill_group(r);
+                kill_group(r, hurried);
         }
         if (reapings == NULL || spent >= wait_ms + 1000)
             break; /* killed and still there (stuck in the kernel): init reaps it after us */
@@ -629,6 +695,12 @@ void child_free(struct child *c)
     if (!c->gone)
         flush_err(c);
     loop_watch_del(c->err_w);
+    loop_timer_cancel(c->drop_t);
+    for (struct child **pp = &children; *pp; pp = &(*pp)->next)
+        if (*pp == c) {
+            *pp = c->next;
+            break;
+        }
     close(c->in_fd);
     if (!c->gone) {
         kill(-c->pid, SIGTERM);
@@ -645,4 +717,15 @@ void child_free(struct child *c)
     buf_cleanup(&c->errline);
     free(c->name);
     free(c);
+}
+
+bool child_owns(pid_t pid)
+{
+    for (const struct child *c = children; c; c = c->next)
+        if (c->pid == pid && !c->gone)
+            return true;
+    for (const struct reaping *r = reapings; r; r = r->next)
+        if (r->pid == pid)
+            return true;
+    return false;
 }

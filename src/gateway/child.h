@@ -7,6 +7,7 @@
 #include <jansson.h>
 #include <stdbool.h>
 #include <stddef.h>
+#include <sys/resource.h>
 #include <sys/types.h>
 
 struct loop;
@@ -42,12 +43,18 @@ struct child *child_start(struct loop *l, const struct child_spec *spec,
 /* Queues bytes for the child's stdin; false when it is gone or the queue is full. */
 bool child_write(struct child *c, const char *data, size_t len);
 pid_t child_pid(const struct child *c);
+/* True while pid is a child this module started and has not reaped yet (running, or being
+ * stopped): the subreaper (src/app/reaper.c) leaves those to us and reaps the rest. */
+bool child_owns(pid_t pid);
+/* The RLIMIT_NOFILE the server started with, before raising it: children get it back. */
+void child_set_fd_limit(const struct rlimit *rl);
 /* Closes its stdin, sends SIGTERM to its process group and frees; never waits. A child not
  * gone at once is reaped on the loop, its group SIGKILLed when still there 2 s later. NULL-safe. */
 void child_free(struct child *c);
-/* At exit, once the loop no longer runs: waits up to wait_ms for the children being stopped,
- * SIGKILLs the groups of those still there, and forgets them (a child stuck in the kernel
- * is left to init after a further second). */
+/* At exit, once the loop no longer runs: waits up to wait_ms for the children being stopped
+ * (no longer once a second SIGTERM/SIGINT is pending), SIGKILLs the groups of those still
+ * there, and forgets them (a child stuck in the kernel is left to init after a further
+ * second). */
 void child_reap_all(unsigned wait_ms);
 
 #endif

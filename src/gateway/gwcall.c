@@ -432,10 +432,30 @@ void gw_tool_record(struct gw_tool *t, struct mcp_call *call, uint64_t started_u
  * retry that resumes a held call was approved with its first round; any other call of an
  * approve-guarded tool waits for the operator, routed again once approved (an instance may
  * have been stopped meanwhile). */
+static struct gw_call *call_new(struct upstream *u, const struct gw_tool *t,
+                                struct mcp_call *call, json_t *args, uint64_t started_us)
+{
+    struct gw_call *gc = xcalloc(1, sizeof *gc);
+    gc->up = u;
+    gc->call = call;
+    gc->tool = xstrdup(t->name);
+    gc->args = json_incref(args);
+    gc->has_progress = mcp_call_progress_token(call) != NULL;
+    gc->exposed = t->exposed;
+    gc->started_us = started_us;
+    return gc;
+}
+
 void gw_call_forward(struct gw_tool *t, struct mcp_call *call, json_t *args, uint64_t started_us,
                      bool approved)
 {
     struct upstream *u = t->up;
+    if (u->gw->draining) { /* first: a stopping server neither asks the operator nor routes */
+        struct gw_call *gc = call_new(u, t, call, args, started_us);
+        unavailable(gc);
+        call_free(gc);
+        return;
+    }
     if (t->guard == GW_GUARD_APPROVE && !approved && !mcp_call_input_state(call)) {
         gw_approval_wait(t, call, args, started_us);
         return;
@@ -448,15 +468,8 @@ void gw_call_forward(struct gw_tool *t, struct mcp_call *call, json_t *args, uin
         gw_approval_wait(t, call, args, started_us);
         return;
     }
-    struct gw_call *gc = xcalloc(1, sizeof *gc);
-    gc->up = u;
-    gc->call = call;
-    gc->tool = xstrdup(t->name);
-    gc->args = json_incref(args);
-    gc->has_progress = mcp_call_progress_token(call) != NULL;
-    gc->exposed = t->exposed;
-    gc->started_us = started_us;
-    if ((u->state != UP_READY && !gwi_starting(u)) || u->gw->draining) {
+    struct gw_call *gc = call_new(u, t, call, args, started_us);
+    if (u->state != UP_READY && !gwi_starting(u)) {
         unavailable(gc);
         call_free(gc);
         return;

@@ -237,6 +237,10 @@ static bool on_data(struct httpc_req *r, const char *data, size_t len, void *arg
                 up_request_failed(h->u, p->id, why);
             p->answered = true;
             ok = false;
+        } else if (p->answered) {
+            /* Nothing after the answer concerns this request, and the spec only says the
+             * server SHOULD close: a stream kept open would hold a connection for good. */
+            ok = false;
         }
     } else if (!buf_append(&p->body, data, len)) {
         p->too_big = true; /* on_done reports it */

@@ -8,7 +8,9 @@
 //   longid  an id of 203 bytes (over the decoder's id size): must not be sent cut short;
 //   crid    an id with a CR in it (a line end: the id is "abc", the rest another field);
 //   ctlid   an id with a control character (0x01): not put in a Last-Event-ID header;
-//   idonly  the priming event has an id and no data (WHATWG: it still sets the last event id).
+//   idonly  the priming event has an id and no data (WHATWG: it still sets the last event id);
+//   open    the answer (text "ok") in an event, then the stream stays open (the spec's SHOULD
+//           close, not MUST): the gateway must close it itself, or its connections run out.
 // Usage: node evil-upstream.mjs --port N --mode MODE --record FILE (one JSON line per request).
 import { appendFileSync } from 'node:fs';
 import { createServer } from 'node:http';
@@ -51,6 +53,10 @@ createServer({ insecureHTTPParser: true }, async (req, res) => {
     if (mode === 'crid') return res.end('retry: 50\nid: abc\rX-Injected: yes\ndata: \n\n');
     if (mode === 'ctlid') return res.end('retry: 50\nid: abc\x01def\ndata: \n\n');
     if (mode === 'idonly') return res.end('retry: 50\nid: only1\n\n');
+    if (mode === 'open') {
+      res.on('close', () => rec({ closed: m.id }));
+      return res.write(`data: ${JSON.stringify({ jsonrpc: '2.0', id: m.id, result: { content: [{ type: 'text', text: 'ok' }] } })}\n\n`);
+    }
   }
   res.writeHead(200, { 'content-type': 'application/json' });
   res.end(JSON.stringify({ jsonrpc: '2.0', id: m.id, error: { code: -32601, message: 'no' } }));

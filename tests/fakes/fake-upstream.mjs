@@ -10,8 +10,11 @@
 //   tool hugetail the same with its id last, as the MCP SDKs order it ({"result","jsonrpc","id"})
 // Options (argv): --starts FILE  append "start PID" to FILE at each start (restarts are counted)
 //                 --hang-init    never answer initialize (a child stuck past connect_timeout)
-//                 --detach       one more tool, detach: starts `sleep 0.5 &` from a shell that
-//                                  exits at once (an orphan), answers its pid
+//                 --detach       one more tool, detach: starts a command in the background from
+//                                  a shell that exits at once (an orphan), answers its pid; the
+//                                  orphan waits until the file named by arguments.message exists;
+//                                  with "group:" before the path it is `timeout`, which leads its
+//                                  own process group in our session
 //                 --crash-init   exit (status 4) on initialize
 //                 --templates    resources: none; resource templates: "fake://item/{id}" (read:
 //                                the URI back as text) and "fake://tree{/path*}" (an operator)
@@ -58,9 +61,11 @@
 //                 --ignore-sigterm FILE  SIGTERM only appends "sigterm PID" to FILE, and the
 //                                  process outlives the end of its stdin (a child that must be
 //                                  SIGKILLed: gwlife.test.mjs)
-//                 --flood          one more tool, for the stderr cap (gwlife.test.mjs):
+//                 --flood          two more tools, for the stderr cap (gwlife.test.mjs):
 //   tool flood     writes arguments.lines (default 5000) lines to stderr, then "last words
 //                  PID" without a newline, and answers "flooded"
+//   tool badbytes  writes "bad \xff\xfe bytes" and a 1401-byte line of "a" and 700 "é" (cut
+//                  by the log's cap inside a character) to stderr, answers "written"
 // Streamable HTTP mode (tests/integration/gwhttp.test.mjs): --http PORT serves POST/DELETE /mcp
 // on 127.0.0.1:PORT instead of stdio, with sessions (Mcp-Session-Id from initialize; an unknown
 // one gets 404, none gets 400); answers are JSON, or SSE for tool progress (progress events,
@@ -128,7 +133,7 @@ else createInterface({ input: process.stdin }).on('line', (line) => {
       ...(opt('--stowaway-in') && process.cwd().endsWith(`/${opt('--stowaway-in')}`) ? ['stowaway'] : []),
       ...(args.includes('--elicit') ? ['ask'] : []),
       ...(args.includes('--huge-request') ? ['hugeask'] : []),
-      ...(args.includes('--flood') ? ['flood'] : []), ...(args.includes('--detach') ? ['detach'] : [])].map(tool);
+      ...(args.includes('--flood') ? ['flood', 'badbytes'] : []), ...(args.includes('--detach') ? ['detach'] : [])].map(tool);
     if (opt('--extra-tool')) all.push(tool(opt('--extra-tool')));
     if (args.includes('--where')) all.push({ name: 'where', description: 'fake where',
       inputSchema: { type: 'object', properties: { cwd: { type: 'string' }, ms: { type: 'number' } } } });
@@ -197,12 +202,19 @@ else createInterface({ input: process.stdin }).on('line', (line) => {
       send({ jsonrpc: '2.0', id: msg.id, method: 'sampling/createMessage', params: { maxTokens: 10,
         messages: [{ role: 'user', content: { type: 'text', text: 'x'.repeat(5 * 1024 * 1024) } }] } });
     } else if (name === 'detach') { // a command that leaves its parent: `cmd &` in a shell
-      const r = spawnSync('sh', ['-c', 'sleep 0.5 >/dev/null 2>&1 & echo $!'], { encoding: 'utf8' });
+      const m = /^(group:)?(.+)$/.exec(msg.params.arguments?.message ?? '');
+      const wait = `while [ ! -e "$1" ]; do sleep 0.05; done`;
+      const cmd = m[1] ? `timeout 600 sh -c '${wait}' sh "$1"` : wait;
+      const r = spawnSync('sh', ['-c', `${cmd} >/dev/null 2>&1 & echo $!`, 'sh', m[2]], { encoding: 'utf8' });
       text(r.stdout.trim());
     } else if (name === 'flood') {
       for (let i = 0; i < (msg.params.arguments?.lines ?? 5000); i++) process.stderr.write(`flood line ${i}\n`);
       process.stderr.write(`last words ${process.pid}`);
       text('flooded');
+    } else if (name === 'badbytes') {
+      process.stderr.write(Buffer.concat([Buffer.from('bad '), Buffer.from([0xff, 0xfe]), Buffer.from(' bytes\n')]));
+      process.stderr.write(`a${'é'.repeat(700)}\n`);
+      text('written');
     } else if (name === 'crash') {
       setTimeout(() => process.exit(3), 100);
     } else if (name === 'garbage') {

@@ -178,7 +178,7 @@ test('the server stops cleanly while a call waits to resume its stream', async (
 
 const EVIL = join(ROOT, 'tests/fakes/evil-upstream.mjs');
 
-async function setUpEvil(mode, { timeout = 20 } = {}) {
+async function setUpEvil(mode, { timeout = 20, extra = '' } = {}) {
   const port = await freePort();
   const record = join(dir, `evil-${mode}.jsonl`);
   const p = spawn(process.execPath, [EVIL, '--port', String(port), '--mode', mode, '--record', record],
@@ -189,7 +189,7 @@ async function setUpEvil(mode, { timeout = 20 } = {}) {
   await until(() => err.includes(`listening on ${port}`), 'the evil upstream', 15000);
   const srv = await startHermes({ GATEWAY_FILE: gatewayFile(dir,
     `upstreams:\n  up:\n    url: http://127.0.0.1:${port}/mcp\n` +
-    `    timeout: ${timeout}\n    tools: {include: ["*"]}\n`, `evil-${mode}.yaml`) });
+    `    timeout: ${timeout}\n${extra}    tools: {include: ["*"]}\n`, `evil-${mode}.yaml`) });
   return { srv, record };
 }
 
@@ -203,6 +203,21 @@ async function callSpin(srv) {
 }
 
 const gets = (record) => recorded(record).filter((l) => l.method === 'GET');
+
+test('an answer stream the upstream keeps open after the answer is closed by the gateway: later calls never run out of connections', async () => {
+  const { srv, record } = await setUpEvil('open', { timeout: 5, extra: '    max_in_flight: 1\n' });
+  try {
+    const { client } = await sdkClient(srv);
+    try { // max_in_flight 1 allows 9 connections: each open stream would hold one for good
+      for (let i = 0; i < 12; i++) {
+        const r = await client.callTool({ name: 'up__spin', arguments: {} });
+        assert.equal(r.isError, undefined, `call ${i}: ${JSON.stringify(r)}`);
+        assert.equal(r.content[0].text, 'ok');
+      }
+    } finally { await client.close(); }
+    await until(() => recorded(record).filter((l) => l.closed !== undefined).length === 12, 'every answered stream closed');
+  } finally { assert.equal(await srv.stop(), 0); }
+});
 
 test('retry: 0 and a new data-less event on every stream do not make a resume storm: a few GETs, then upstream_error', async () => {
   const { srv, record } = await setUpEvil('zero', { timeout: 20 });

@@ -7,6 +7,7 @@
 #include <stdint.h>
 #include <cmocka.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -68,10 +69,39 @@ static void pipes_on_fds_0_to_2_still_reach_the_child(void **state)
     assert_int_equal(WEXITSTATUS(status), 0);
 }
 
+/* The server raises its soft RLIMIT_NOFILE to the hard limit; a child gets back the limit the
+ * server started with (a select()-based upstream breaks above 1024). */
+static void a_child_gets_the_fd_limit_the_server_started_with(void **state)
+{
+    (void)state;
+    struct rlimit rl;
+    assert_int_equal(getrlimit(RLIMIT_NOFILE, &rl), 0);
+    if (rl.rlim_max != RLIM_INFINITY && rl.rlim_max < 1000)
+        skip();
+    struct rlimit started = {.rlim_cur = 1000 - 7, .rlim_max = rl.rlim_max};
+    child_set_fd_limit(&started);
+    struct loop *l = loop_new();
+    json_t *args = json_pack("[ss]", "-c", "echo \"limit $(ulimit -n)\"");
+    struct child_spec spec = {.name = "limit", .command = "sh", .args = args, .env = NULL};
+    struct child_events ev = {.line = on_line, .exited = on_exited};
+    struct seen s = {0};
+    char err[256];
+    struct child *c = child_start(l, &spec, &ev, &s, err, sizeof err);
+    assert_non_null(c);
+    for (int i = 0; i < 500 && s.line[0] == '\0'; i++)
+        loop_once(l, 10);
+    assert_string_equal(s.line, "limit 993");
+    child_free(c);
+    child_reap_all(2000);
+    json_decref(args);
+    loop_free(l);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(pipes_on_fds_0_to_2_still_reach_the_child),
+        cmocka_unit_test(a_child_gets_the_fd_limit_the_server_started_with),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
