@@ -197,7 +197,8 @@ static void on_fwd_timeout(struct loop *l, void *arg)
     char msg[200];
     (void)l;
     f->timer = NULL;
-    tell_cancelled(f, "timed out at the gateway");
+    if (f->answers == NULL) /* else the upstream answered already: nothing runs there */
+        tell_cancelled(f, "timed out at the gateway");
     snprintf(msg, sizeof msg, "upstream %s did not answer within %u s", f->up->cfg->name,
              f->up->cfg->timeout_s);
     mcp_call_on_cancel(f->call, NULL, NULL);
@@ -366,8 +367,8 @@ static void forward(struct mcp_call *c, struct upstream *u, const char *method, 
         }
         answers = mcp_call_input_responses(c);
     }
-    json_t *none = answers ? NULL : json_object(); /* a retry always carries its answers */
-    bool sent = fwd_send(f, state || answers ? (answers ? answers : none) : NULL, state);
+    json_t *none = state && !answers ? json_object() : NULL; /* a retry carries its answers */
+    bool sent = fwd_send(f, answers ? answers : none, state);
     json_decref(none);
     if (!sent) {
         fwd_free(f);

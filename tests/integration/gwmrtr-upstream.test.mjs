@@ -449,6 +449,13 @@ test('input asked during resources/read is relayed, the upstream\'s requestState
       const read = await v1.readResource({ uri: DOC });
       assert.equal(read.contents?.[0]?.text, 'doc-ok', JSON.stringify(read));
     } finally { await v1.close(); }
+    const refuser = new Client({ name: 'v1-read-refuse', version: '1.0.0' }, { capabilities: { elicitation: {} } });
+    refuser.setRequestHandler(ElicitRequestSchema, async () => { throw new Error('the user closed the form'); });
+    await refuser.connect(new StreamableHTTPClientTransport(new URL(own.url), { requestInit: { headers: own.auth } }));
+    try {
+      await assert.rejects(refuser.readResource({ uri: DOC }),
+        /upstream st asked for input: the calling client refused it: .*the user closed the form/);
+    } finally { await refuser.close(); }
     const first = await rawRequest('resources/read', DOC, { uri: DOC }, own);
     assert.equal(first.answer?.result?.resultType, 'input_required', first.text);
     const done = await rawRequest('resources/read', DOC, { uri: DOC, requestState: first.answer.result.requestState,
