@@ -339,6 +339,7 @@ void gateway_free(struct gateway *g)
     free(g->pins_path);
     free(g->status_path);
     json_decref(g->pins);
+    json_decref(g->status_written);
     free(g->ups);
     metric_free(g->m_calls);
     metric_free(g->m_errors);

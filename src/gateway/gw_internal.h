@@ -149,6 +149,7 @@ struct gateway {
     struct startctx *startctx; /* the startup_context tool (startctx.c), NULL when not configured */
     char *pins_path, *status_path; /* beside GATEWAY_FILE (gwpin.h) */
     json_t *pins;              /* the pins file's document */
+    json_t *status_written;    /* the status file's document as last written (or NULL) */
     gw_event_fn *on_event;     /* the audit log's hook, may be NULL */
     void *event_arg;
     struct approvals *approvals; /* the operator's queue (gateway_set_approvals), may be NULL */

@@ -401,20 +401,28 @@ static json_t *admit(struct gw_tool *t, struct mcp_call *call, json_t *args, uin
     return sent;
 }
 
+/* A withheld tool (its definition no longer matches its pin) is refused; also checked again
+ * where a call goes upstream later (approved after a wait, during which a restart may have
+ * withheld it). */
+static bool refused_withheld(struct gw_tool *t, struct mcp_call *call, uint64_t started_us)
+{
+    if (!t->withheld)
+        return false;
+    record(t->up, call, t->exposed, t->name, started_us, toolerr_name(TE_DEFINITION_CHANGED));
+    mcp_call_result_take(call, tool_error_json(TE_DEFINITION_CHANGED, 0,
+                                               "the definition of %s changed upstream (%s) since "
+                                               "it was pinned; it is withheld until an operator "
+                                               "accepts it",
+                                               t->exposed, t->up->cfg->name));
+    return true;
+}
+
 void gw_tool_handler(struct mcp_call *call, json_t *args, void *arg)
 {
     struct gw_tool *t = arg;
-    struct upstream *u = t->up;
     uint64_t started_us = now_us();
-    if (t->withheld) {
-        record(u, call, t->exposed, t->name, started_us, toolerr_name(TE_DEFINITION_CHANGED));
-        mcp_call_result_take(call, tool_error_json(TE_DEFINITION_CHANGED, 0,
-                                                   "the definition of %s changed upstream (%s) "
-                                                   "since it was pinned; it is withheld until an "
-                                                   "operator accepts it",
-                                                   t->exposed, u->cfg->name));
+    if (refused_withheld(t, call, started_us))
         return;
-    }
     json_t *sent = admit(t, call, args, started_us);
     if (sent == NULL)
         return;
@@ -428,10 +436,6 @@ void gw_tool_record(struct gw_tool *t, struct mcp_call *call, uint64_t started_u
     record(t->up, call, t->exposed, t->name, started_us, status);
 }
 
-/* The part of a call after the gateway's own checks: to its upstream (or instance). A client's
- * retry that resumes a held call was approved with its first round; any other call of an
- * approve-guarded tool waits for the operator, routed again once approved (an instance may
- * have been stopped meanwhile). */
 static struct gw_call *call_new(struct upstream *u, const struct gw_tool *t,
                                 struct mcp_call *call, json_t *args, uint64_t started_us)
 {
@@ -446,6 +450,11 @@ static struct gw_call *call_new(struct upstream *u, const struct gw_tool *t,
     return gc;
 }
 
+/* The part of a call after the gateway's own checks: to its upstream (or instance). A client's
+ * retry that resumes a held call was approved with its first round; any other call of an
+ * approve-guarded tool waits for the operator, routed again once approved (an instance may
+ * have been stopped meanwhile). */
+
 void gw_call_forward(struct gw_tool *t, struct mcp_call *call, json_t *args, uint64_t started_us,
                      bool approved)
 {
@@ -456,6 +465,8 @@ void gw_call_forward(struct gw_tool *t, struct mcp_call *call, json_t *args, uin
         call_free(gc);
         return;
     }
+    if (refused_withheld(t, call, started_us))
+        return;
     if (t->guard == GW_GUARD_APPROVE && !approved && !mcp_call_input_state(call)) {
         gw_approval_wait(t, call, args, started_us);
         return;
@@ -474,7 +485,8 @@ void gw_call_forward(struct gw_tool *t, struct mcp_call *call, json_t *args, uin
         call_free(gc);
         return;
     }
-    if (u->in_flight >= u->cfg->max_in_flight && u->waiting >= GW_QUEUE_MAX) {
+    /* A starting instance sends nothing yet: what it queues is capped all the same. */
+    if ((u->in_flight >= u->cfg->max_in_flight || gwi_starting(u)) && u->waiting >= GW_QUEUE_MAX) {
         record_call(gc, toolerr_name(TE_BUSY));
         mcp_call_result_take(call, tool_error_json(TE_BUSY, 1,
                                                    "upstream %s has too many calls waiting; "

@@ -64,9 +64,19 @@ static void write_status(struct gateway *g)
         json_object_set_new(tools, t->exposed, e);
     }
     json_t *doc = json_pack("{s:o}", "tools", tools);
-    if (!gw_pins_write(g->status_path, doc, err, sizeof err))
+    /* Written with fsyncs on the loop: only when it says something new (an instance start or
+     * a crash-looping upstream's re-listing usually does not). */
+    if (g->status_written && json_equal(doc, g->status_written)) {
+        json_decref(doc);
+        return;
+    }
+    if (!gw_pins_write(g->status_path, doc, err, sizeof err)) {
         log_error("gateway: cannot write the pins status: %s", err);
-    json_decref(doc);
+        json_decref(doc);
+        return;
+    }
+    json_decref(g->status_written);
+    g->status_written = doc;
 }
 
 /* Compares one tool with its pin and shows or hides it; logs each change once. */
@@ -84,6 +94,15 @@ static void judge(struct gateway *g, struct gw_tool *t, bool *pins_changed)
         log_error("gateway: upstream %s, tool %s: no longer listed by the upstream; withheld "
                   "until it is listed again as pinned",
                   t->up->cfg->name, t->exposed);
+        tell(g, t, GW_EVENT_WITHHELD);
+    } else if (withheld && !t->withheld && strcmp(pinned, t->served) == 0) {
+        /* What clients are served (from the start) is still the pinned one; the restarted
+         * upstream lists another. accept pins only what is served, so it cannot help yet. */
+        log_error("gateway: upstream %s, tool %s: its definition differs from the pinned one "
+                  "(listed after the upstream restarted); withheld until the upstream lists the "
+                  "pinned one again, or, to take the new one: restart the server, then "
+                  "`hermes-mcp gateway accept %s` and SIGHUP",
+                  t->up->cfg->name, t->exposed, t->exposed);
         tell(g, t, GW_EVENT_WITHHELD);
     } else if (withheld && !t->withheld) {
         log_error("gateway: upstream %s, tool %s: its definition differs from the pinned one; "

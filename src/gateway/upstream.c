@@ -326,16 +326,32 @@ static size_t string_end(const char *s, size_t n, size_t i)
     return n;
 }
 
-/* An id value starting at s[i]: digits or a string of at most 64 bytes; NULL when cut off. */
+/* JSON's insignificant whitespace: "id": 7 (Python's json.dumps) as well as "id":7. */
+static bool is_ws(char c)
+{
+    return c == ' ' || c == '\t' || c == '\n' || c == '\r';
+}
+
+static size_t skip_ws(const char *s, size_t n, size_t i)
+{
+    while (i < n && is_ws(s[i]))
+        i++;
+    return i;
+}
+
+/* An id value starting at s[i] (whitespace before it skipped): digits or a string of at most
+ * 64 bytes, followed by ',' or '}'; NULL when cut off. */
 static json_t *id_value(const char *s, size_t n, size_t i)
 {
+    i = skip_ws(s, n, i);
     size_t end = i;
     if (i < n && s[i] == '"')
         end = string_end(s, n, i) + 1;
     else
         while (end < n && s[end] >= '0' && s[end] <= '9')
             end++;
-    if (end > n || end == i || end - i > 66 || end >= n || (s[end] != ',' && s[end] != '}'))
+    size_t after = skip_ws(s, n, end);
+    if (end > n || end == i || end - i > 66 || after >= n || (s[after] != ',' && s[after] != '}'))
         return NULL;
     json_t *id = json_loadb(s + i, end - i, JSON_DECODE_ANY, NULL);
     if (json_is_integer(id) || json_is_string(id))
@@ -365,12 +381,12 @@ static json_t *scan_head(const char *s, size_t n, enum msg_kind *kind)
     for (size_t i = 0; i < n; i++) {
         char ch = s[i];
         if (ch == '"') {
-            size_t end = string_end(s, n, i);
-            bool is_key = depth == 1 && end + 1 < n && s[end + 1] == ':';
+            size_t end = string_end(s, n, i), colon = skip_ws(s, n, end + 1);
+            bool is_key = depth == 1 && colon < n && s[colon] == ':';
             if (is_key && *kind == MSG_UNKNOWN)
                 *kind = kind_of_key(s + i + 1, end - i - 1);
             if (is_key && id == NULL && end - i - 1 == 2 && memcmp(s + i + 1, "id", 2) == 0)
-                id = id_value(s, n, end + 2);
+                id = id_value(s, n, colon + 1);
             i = end;
         } else if (ch == '{' || ch == '[')
             depth++;
@@ -381,15 +397,18 @@ static json_t *scan_head(const char *s, size_t n, enum msg_kind *kind)
 }
 
 /* The id from a message's last bytes, where the MCP SDKs put it ({"result":...,"jsonrpc":"2.0",
- * "id":7}): the number or string right before the final brace, after ,"id":. NULL otherwise. */
+ * "id":7}): the number or string right before the final brace, after ,"id": (whitespace
+ * allowed between the tokens). NULL otherwise. */
 static json_t *scan_tail(const char *s, size_t n)
 {
-    static const char key[] = ",\"id\":";
-    while (n && (s[n - 1] == ' ' || s[n - 1] == '\r'))
+    size_t len = n;
+    while (n && is_ws(s[n - 1]))
         n--;
     if (n == 0 || s[--n] != '}')
         return NULL;
-    size_t end = n, from = n;
+    while (n && is_ws(s[n - 1]))
+        n--;
+    size_t end = n, from = n; /* the value is s[from, end) */
     if (n && s[n - 1] == '"') {
         for (from = n - 1; from > 0 && (s[from - 1] != '"' || (from > 1 && s[from - 2] == '\\'));)
             from--;
@@ -397,10 +416,24 @@ static json_t *scan_tail(const char *s, size_t n)
     } else
         while (from && s[from - 1] >= '0' && s[from - 1] <= '9')
             from--;
-    if (from == end || end - from > 66 || from < sizeof key - 1 ||
-        memcmp(s + from - (sizeof key - 1), key, sizeof key - 1) != 0)
+    if (from == end || end - from > 66)
         return NULL;
-    return id_value(s, end + 1, from);
+    /* Backwards from the value: ws ':' ws '"id"' ws ',' */
+    size_t k = from;
+    while (k && is_ws(s[k - 1]))
+        k--;
+    if (k == 0 || s[--k] != ':')
+        return NULL;
+    while (k && is_ws(s[k - 1]))
+        k--;
+    if (k < 4 || memcmp(s + k - 4, "\"id\"", 4) != 0)
+        return NULL;
+    k -= 4;
+    while (k && is_ws(s[k - 1]))
+        k--;
+    if (k == 0 || s[k - 1] != ',')
+        return NULL;
+    return id_value(s, len, from);
 }
 
 /* The upstream asked something too large to read: it gets an error under its own id, so it

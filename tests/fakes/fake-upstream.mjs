@@ -8,6 +8,7 @@
 //   tool slow     answers "slow done" after arguments.ms milliseconds (default 300)
 //   tool huge     answers with a 5 MiB message, its id first ({"jsonrpc","id","result"})
 //   tool hugetail the same with its id last, as the MCP SDKs order it ({"result","jsonrpc","id"})
+//                 (both with arguments.spaced: written with ": " and ", " as Python's json.dumps)
 // Options (argv): --starts FILE  append "start PID" to FILE at each start (restarts are counted)
 //                 --hang-init    never answer initialize (a child stuck past connect_timeout)
 //                 --detach       one more tool, detach: starts a command in the background from
@@ -221,7 +222,11 @@ else createInterface({ input: process.stdin }).on('line', (line) => {
       process.stdout.write('this is not JSON\n');
     } else if (name === 'huge' || name === 'hugetail') {
       const result = { content: [{ type: 'text', text: 'x'.repeat(5 * 1024 * 1024) }] };
-      send(name === 'huge' ? { jsonrpc: '2.0', id: msg.id, result } : { result, jsonrpc: '2.0', id: msg.id });
+      const id = JSON.stringify(msg.id), r = JSON.stringify(result);
+      if (msg.params.arguments?.spaced) // as Python's json.dumps writes it: ": " and ", "
+        process.stdout.write(name === 'huge' ? `{"jsonrpc": "2.0", "id": ${id}, "result": ${r}}\n`
+          : `{"result": ${r}, "jsonrpc": "2.0", "id": ${id} }\n`);
+      else send(name === 'huge' ? { jsonrpc: '2.0', id: msg.id, result } : { result, jsonrpc: '2.0', id: msg.id });
     }
   } else if (msg.method === 'notifications/cancelled') {
     if (opt('--calls')) appendFileSync(opt('--calls'), `cancelled ${msg.params?.requestId}\n`);

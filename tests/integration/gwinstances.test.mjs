@@ -8,7 +8,7 @@
 // adds a tool in a directory of that name). Real SDK client, listTools() before callTool().
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { writeFileSync, readFileSync, chmodSync, mkdtempSync, mkdirSync, rmSync, realpathSync } from 'node:fs';
+import { writeFileSync, readFileSync, chmodSync, mkdtempSync, mkdirSync, rmSync, realpathSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
@@ -193,4 +193,26 @@ test('an instance whose exposed definition differs from the discovery instance\'
     assert.equal((await where(client, join(work, 'a'))).cwd, join(work, 'a'), 'the instance started before keeps serving');
     await client.close();
   } finally { await srv.stop(); }
+});
+
+test('calls to an instance still starting wait at most 64 (then busy), like any upstream\'s; an instance start leaves the pins status file alone', async () => {
+  const gw = gatewayFile('queue', `{by: cwd, roots: [${JSON.stringify(work)}], max: 4}`, '    max_in_flight: 1\n');
+  const srv = await startHermes({ GATEWAY_FILE: gw });
+  try {
+    const client = await connect(srv);
+    const status = statSync(`${gw}.pins-status`);
+    const calls = [];
+    for (let i = 0; i < 100; i++)
+      calls.push(client.callTool({ name: 'graph__where', arguments: { cwd: join(work, 'c'), ms: 20 } }, undefined, { timeout: 60000 }));
+    const res = await Promise.all(calls);
+    const busy = res.filter((r) => r.structuredContent?.error === 'busy').length;
+    const ok = res.filter((r) => r.isError === undefined).length;
+    // One may be sent once it is ready, 64 wait: the rest are refused at once.
+    assert.ok(busy >= 100 - 1 - 64, `${busy} of 100 busy`);
+    assert.equal(ok + busy, 100, 'every call answered: ok or busy');
+    // The start's tools were judged against the pins; nothing changed, so no rewrite (each is
+    // an atomic rename with two fsyncs on the loop).
+    assert.equal(statSync(`${gw}.pins-status`).ino, status.ino, 'the status file not rewritten');
+    await client.close();
+  } finally { assert.equal(await srv.stop(), 0); }
 });

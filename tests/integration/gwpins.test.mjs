@@ -121,7 +121,7 @@ test('gateway accept NAME then SIGHUP: listed and callable again, readyz 200', a
   assert.throws(() => cli('accept', 'no_such_tool'), /no exposed tool no_such_tool/);
 });
 
-test('a re-discovery after an upstream restart is checked too; accept (all) + SIGHUP restores it', async () => {
+test('a re-discovery after an upstream restart is checked too; accept pins only what is served; the served definition listed again restores it', async () => {
   writeFileSync(desc, 'changed while running');
   const before = changes();
   const crash = await withClient(async (c) => { await c.listTools(); return c.callTool({ name: 'fake__crash', arguments: {} }); });
@@ -130,6 +130,7 @@ test('a re-discovery after an upstream restart is checked too; accept (all) + SI
   assert.equal((await readyz()).status, 503);
   assert.equal((await echo()).structuredContent.error, 'definition_changed');
   assert.equal(changes(), before + 1);
+  assert.match(srv.proc.stderrText, /tool fake__echo: its definition differs from the pinned one \(listed after the upstream restarted\); withheld until the upstream lists the pinned one again, or, to take the new one: restart the server, then `hermes-mcp gateway accept fake__echo` and SIGHUP/);
   assert.equal(audited('gateway_withheld').length, 2, 'the re-discovery is audited too');
   assert.equal(await metric('hermes_mcp_gateway_pin_mismatches_total{upstream="fake"}'), 2);
   // Clients are still served the definition registered at start: accept pins that one, never
@@ -172,4 +173,36 @@ test('a tool that disappears from the listing after a restart is missing: withhe
   assert.equal((await readyz()).status, 503);
   assert.ok(!(await listed()).includes('fake__slow'));
   assert.match(srv.proc.stderrText, /tool fake__slow: no longer listed by the upstream/);
+});
+
+test('a guarded call approved after its tool was withheld (the upstream restarted changed while it waited) is refused, never sent', async () => {
+  const d = mkdtempSync(join(tmpdir(), 'hm-gwpins-appr-'));
+  const desc2 = join(d, 'desc'), calls = join(d, 'calls');
+  const gw2 = join(d, 'gateway.yaml');
+  writeFileSync(gw2, `upstreams:\n  fake:\n    command: ${JSON.stringify(process.execPath)}\n` +
+    `    args: ${JSON.stringify([FAKE, '--describe', desc2, '--calls', calls])}\n` +
+    '    tools: {include: [echo, crash], guard: {echo: approve}}\n');
+  chmodSync(gw2, 0o600);
+  const s2 = await startHermes({ GATEWAY_FILE: gw2 });
+  const ctl = (...args) => execFileSync(HERMES, [...args, '--env-file', s2.envFile], { encoding: 'utf8' });
+  const client = new Client({ name: 'gw-pins-appr', version: '1.0.0' });
+  await client.connect(new StreamableHTTPClientTransport(new URL(s2.url), { requestInit: { headers: s2.auth } }));
+  try {
+    await client.listTools();
+    const waiting = client.callTool({ name: 'fake__echo', arguments: { message: 'hi' } }, undefined, { timeout: 60000 });
+    const [p] = await until(() => { const l = JSON.parse(ctl('approvals', '--json')); return l.length ? l : null; }, 'the call queued');
+    writeFileSync(desc2, 'changed while the call waited');
+    await client.callTool({ name: 'fake__crash', arguments: {} });
+    await until(async () => (await (await fetch(`${s2.base}/readyz`)).json()).upstreams.fake.withheld?.[0] === 'fake__echo',
+      'withheld after the restart', 10000);
+    ctl('approve', p.id);
+    const r = await waiting;
+    assert.equal(r.structuredContent?.error, 'definition_changed', JSON.stringify(r));
+    const sent = existsSync(calls) ? readFileSync(calls, 'utf8').split('\n') : [];
+    assert.ok(!sent.includes('echo'), 'the approved call never reached the changed tool');
+  } finally {
+    await client.close();
+    assert.equal(await s2.stop(), 0);
+    rmSync(d, { recursive: true, force: true });
+  }
 });
