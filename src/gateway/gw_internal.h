@@ -121,12 +121,16 @@ struct gw_call {
     const char *exposed;       /* the name the client called (the gw_tool's) */
     uint64_t started_us;       /* monotonic, for the audit line and the latency */
     struct gw_hold *hold;      /* while held for the client's answer (relay.c); call is NULL */
-    /* A 2026-07-28 upstream that answered input_required (relay.c): what the next send carries
+    /* A 2026-07-28 upstream that answered input_required (mrtr.c): what the next send carries
      * back (its requestState, a string, may be NULL; the caller's inputResponses), how many
      * rounds it asked so far, and the answers being collected from a session-era caller. */
     json_t *input_state, *input_answers;
     unsigned rounds;
     struct gw_collect *collect;
+    /* The 2026-07-28 caller's round this call continues (mrtr.c gw_relay_continue), "" for
+     * none: given back when the upstream never got to answer (gw_relay_give_back). */
+    char round_nonce[33], round_caller[64];
+    uint64_t round_expires_at;
     /* The upstream's requests relayed to a session-era caller and not answered yet (relay.c):
      * the call owns them, since the engine drops a call's pending requests without calling
      * back when the call ends. */
@@ -257,6 +261,10 @@ bool gw_probe_claim(struct strmap *names, const char *exposed, const char *what,
 size_t gw_probe_extras(const struct upstream *u, struct strmap *uris, struct strmap *prompts,
                        gw_probe_fn *fn, void *arg);
 
+/* The largest upstream request params relayed in an input-required result (as JSON), and the
+ * largest input round kept for a session-era caller (relay.c, mrtr.c). */
+#define RELAY_PARAMS_MAX (1024 * 1024)
+
 /* relay.c: an upstream's request during a call (msg, its method); related_id is the request
  * whose HTTP stream carried it, 0 over stdio. True when handled (relayed to the calling client
  * or refused with an error), false for methods it does not relay. */
@@ -273,8 +281,33 @@ void gw_relay_release(struct gw_call *gc);
 const char *gw_relay_caller(const struct gw_call *gc);
 /* Shutdown: the held calls of u are freed (nothing is sent). */
 void gw_relay_cleanup(struct upstream *u);
+/* The client capability the request (method, params) needs, as mcp_call_client_supports
+ * names it ("sampling.tools", "elicitation.url"...), with the refusal when it is missing. */
+const char *gw_relay_needed_capability(const char *method, json_t *params,
+                                       const char **refusal);
+
+/* mrtr.c: a 2026-07-28 upstream's input_required results (its input rounds) */
+/* gc ends: the answers it was collecting from a session-era caller are dropped. */
+void gw_mrtr_release(struct gw_call *gc);
+/* Shutdown: u's rounds are forgotten. */
+void gw_mrtr_cleanup(struct upstream *u);
+/* For any request that may be answered input_required (tools/call, resources/read, prompts/get):
+ * the upstream's inputRequests in result as relayed to call, in its round number rounds; NULL
+ * with why when not (too many rounds, a bad requestState, a request the caller cannot answer). */
+json_t *gw_mrtr_requests(struct mcp_call *call, json_t *result, unsigned rounds, char *why,
+                         size_t whylen);
+/* A 2026-07-28 caller's round of u (bound_to: what its retry must ask again, rounds so far,
+ * state: the upstream's requestState or NULL) opened, resumable once: the state to seal into
+ * our input_required result, or NULL with why (*busy: the caller's rounds are at their cap). */
+json_t *gw_mrtr_round_open(struct upstream *u, struct mcp_call *call, const char *bound_to,
+                           unsigned rounds, json_t *state, bool *busy, char *why, size_t whylen);
+/* A 2026-07-28 caller's retry (its sealed state names a round of u bound to bound_to): true
+ * with the round taken (once), *rounds and *state (borrowed from the call, NULL for none) set;
+ * false when no such round is open (already answered, expired, another's). */
+bool gw_mrtr_round_take(struct upstream *u, struct mcp_call *call, const char *bound_to,
+                        unsigned *rounds, json_t **state);
 /* A 2026-07-28 upstream's result for gc's tools/call (gc->call set, its slot still counted):
- * false when it is no input_required result. Else true, and relay.c took the call over: it
+ * false when it is no input_required result. Else true, and mrtr.c took the call over: it
  * asks the caller (an input_required result of ours to a 2026-07-28 caller; requests on the
  * call's stream to a session-era one, then gw_call_retry with the answers) or ends it with
  * an error (gw_call_record, gw_call_release). */
@@ -283,6 +316,10 @@ bool gw_relay_input(struct gw_call *gc, json_t *result);
  * gc gets what to send back, and NULL is returned (for a first round too). Else the tool error
  * to answer with (a round already resumed, expired, or of another tool or upstream). */
 json_t *gw_relay_continue(struct gw_call *gc);
+/* The call ends without an answer from its upstream (unavailable: down, or the send failed at
+ * the wire): the round it continued is given back, so the caller's answers stay good for
+ * another try within the state's lifetime. */
+void gw_relay_give_back(struct gw_call *gc);
 /* The capabilities the calling client declared, as a 2026-07-28 upstream reads them
  * (elicitation form/url, sampling tools, roots). */
 json_t *gw_relay_caps(struct mcp_call *call);
@@ -325,7 +362,7 @@ void gw_call_progress(struct gw_call *gc, json_t *params);
 void gw_call_abandon(struct gw_call *gc, const char *reason);
 /* Frees a call without a word to anyone (shutdown). */
 void gw_call_drop(struct gw_call *gc);
-/* A call taken over by relay.c, its slot still counted: sent again (gc->input_state and
+/* A call taken over by mrtr.c, its slot still counted: sent again (gc->input_state and
  * input_answers with it), or answered upstream_unavailable when it cannot be. */
 void gw_call_retry(struct gw_call *gc);
 /* Ends such a call: gw_call_record (before its client is answered), then, once answered,

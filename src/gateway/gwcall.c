@@ -3,7 +3,7 @@
  * calls are answered busy. Each sent call has its own deadline (timeout: upstream_timeout); a
  * call held for a 2026-07-28 client's answer (relay.c) keeps its slot and deadline and has no
  * client call until the client's retry takes it over (resume_held); a 2026-07-28 upstream's
- * input_required answer goes to relay.c, which sends the call again with the caller's answers
+ * input_required answer goes to mrtr.c, which sends the call again with the caller's answers
  * (gw_call_retry, same slot and deadline) or ends it (gw_call_record, gw_call_release); a
  * client's cancel becomes notifications/cancelled with our id on the wire; progress comes back
  * under the caller's own token (the engine adds it). An upstream that goes away answers its
@@ -133,6 +133,7 @@ static void unavailable(struct gw_call *gc)
     else
         snprintf(msg, sizeof msg, "upstream %s is not available (%s); retry later", u->cfg->name,
                  u->error ? u->error : "not started");
+    gw_relay_give_back(gc); /* no answer came: the caller may try its round again */
     record_call(gc, toolerr_name(TE_UPSTREAM_UNAVAILABLE));
     mcp_call_result_take(gc->call,
                          tool_error_json(TE_UPSTREAM_UNAVAILABLE, retry_in, "%s", msg));
@@ -167,7 +168,7 @@ static void on_answer(struct upstream *u, json_t *result, json_t *error, void *a
 {
     struct gw_call *gc = arg;
     if (result && gc->call && gw_relay_input(gc, result))
-        return; /* the upstream asked for input: relay.c has the call now */
+        return; /* the upstream asked for input: mrtr.c has the call now */
     u->in_flight--;
     if (gc->call == NULL) /* held: its client is answering our input round; no one to tell */
         record_call(gc, result  ? result_status(result)
@@ -196,7 +197,7 @@ static void tell_cancelled(struct upstream *u, uint64_t id, const char *reason)
 }
 
 /* The call ends at the gateway: the upstream is told, unless it already answered and the call
- * waits for its session-era client's answers to the upstream's input round (relay.c). */
+ * waits for its session-era client's answers to the upstream's input round (mrtr.c). */
 static void end_upstream_side(struct gw_call *gc, const char *reason)
 {
     if (gc->collect)
@@ -249,7 +250,7 @@ static void on_cancel(struct mcp_call *call, void *arg)
 
 /* The tools/call as sent: to a 2026-07-28 upstream with the caller's capabilities (so it
  * may ask for what the caller can answer) and, after an input round, what it asked to get
- * back (relay.c). */
+ * back (mrtr.c). */
 static bool send_request(struct gw_call *gc)
 {
     struct upstream *u = gc->up;

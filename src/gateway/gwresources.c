@@ -113,16 +113,46 @@ static void on_list(struct upstream *u, json_t *result, json_t *error, void *arg
 
 /* ---------- forwarding resources/read and prompts/get ---------- */
 
+/* A 2026-07-28 upstream may answer these input_required too (the spec allows it for
+ * tools/call, prompts/get and resources/read): relayed as a tool call's (mrtr.c), to a
+ * 2026-07-28 caller as our own input_required result (its retry sends the request again with
+ * the answers), to a session-era caller as requests on its stream (the request goes again once
+ * all are answered, within the same deadline). */
+struct fwd_ask;
+
 struct fwd {
     struct upstream *up;
     struct mcp_call *call;
     uint64_t id;
     struct loop_timer *timer;
+    char method[16];       /* resources/read or prompts/get */
+    json_t *params;        /* as sent, without the round's answers and state */
+    unsigned rounds;       /* input rounds the upstream asked so far */
+    json_t *answers;       /* a session-era caller's answers being collected, or NULL */
+    json_t *state;         /* the upstream's requestState sent back with them, or NULL */
+    size_t waiting;        /* its asks not yet answered */
+    struct fwd_ask *asks;
+};
+
+/* One request of the upstream's round on a session-era caller's stream. */
+struct fwd_ask {
+    struct fwd *f;
+    char *key;
+    struct fwd_ask *next;
 };
 
 static void fwd_free(struct fwd *f)
 {
     loop_timer_cancel(f->timer);
+    while (f->asks) { /* the engine drops a call's pending requests without calling back */
+        struct fwd_ask *a = f->asks;
+        f->asks = a->next;
+        free(a->key);
+        free(a);
+    }
+    json_decref(f->answers);
+    json_decref(f->state);
+    json_decref(f->params);
     free(f);
 }
 
@@ -141,9 +171,13 @@ static void unavailable(struct mcp_call *c, struct upstream *u)
     mcp_call_error(c, -32603, msg);
 }
 
+static bool fwd_input(struct fwd *f, json_t *result);
+
 static void on_fwd_answer(struct upstream *u, json_t *result, json_t *error, void *arg)
 {
     struct fwd *f = arg;
+    if (result && fwd_input(f, result))
+        return; /* the upstream asked for input: the round is relayed */
     mcp_call_on_cancel(f->call, NULL, NULL);
     if (result) {
         mcp_call_result_take(f->call, json_incref(result));
@@ -163,7 +197,8 @@ static void on_fwd_timeout(struct loop *l, void *arg)
     char msg[200];
     (void)l;
     f->timer = NULL;
-    tell_cancelled(f, "timed out at the gateway");
+    if (f->answers == NULL) /* else the upstream answered already: nothing runs there */
+        tell_cancelled(f, "timed out at the gateway");
     snprintf(msg, sizeof msg, "upstream %s did not answer within %u s", f->up->cfg->name,
              f->up->cfg->timeout_s);
     mcp_call_on_cancel(f->call, NULL, NULL);
@@ -175,8 +210,135 @@ static void on_fwd_cancel(struct mcp_call *c, void *arg)
 {
     struct fwd *f = arg;
     (void)c; /* gone after this callback */
-    tell_cancelled(f, "cancelled by the client");
+    if (f->answers == NULL) /* else the upstream answered already: nothing runs there */
+        tell_cancelled(f, "cancelled by the client");
     fwd_free(f);
+}
+
+/* The request goes (again) to the upstream: with the round's answers and the upstream's state
+ * when there are. False when it cannot be sent. */
+static bool fwd_send(struct fwd *f, json_t *answers, json_t *state)
+{
+    json_t *params = json_deep_copy(f->params);
+    if (f->up->modern)
+        json_object_set_new(params, "_meta",
+                            json_pack("{s:o}", "io.modelcontextprotocol/clientCapabilities",
+                                      gw_relay_caps(f->call)));
+    if (answers)
+        json_object_set(params, "inputResponses", answers);
+    if (state)
+        json_object_set(params, "requestState", state);
+    if (!up_request(f->up, f->method, params, on_fwd_answer, f, NULL, &f->id))
+        return false;
+    up_request_for_client(f->up, f->id);
+    return true;
+}
+
+static void fwd_fail(struct fwd *f, int code, const char *fmt_why)
+{
+    char msg[400];
+    snprintf(msg, sizeof msg, "upstream %s asked for input: %s", f->up->cfg->name, fmt_why);
+    log_info("upstream %s: the input it asked for in a %s is not relayed: %s", f->up->cfg->name,
+             f->method, fmt_why);
+    mcp_call_on_cancel(f->call, NULL, NULL);
+    mcp_call_error(f->call, code, msg);
+    fwd_free(f);
+}
+
+/* What a 2026-07-28 caller's round is bound to: the method and the resource or prompt. */
+static void fwd_bound_to(const struct fwd *f, char *out, size_t outlen)
+{
+    const char *what = json_string_value(
+        json_object_get(f->params, strcmp(f->method, "resources/read") == 0 ? "uri" : "name"));
+    snprintf(out, outlen, "%s %s", f->method, what ? what : "");
+}
+
+/* A session-era caller's answer to one of the round's requests. */
+static void on_fwd_collected(struct mcp_call *call, json_t *result, json_t *error, void *arg)
+{
+    struct fwd_ask *a = arg;
+    (void)call;
+    if (result == NULL && error == NULL)
+        return; /* the call ended first: fwd_free freed the asks */
+    struct fwd *f = a->f;
+    if (!json_is_object(result)) {
+        char msg[300], why[400];
+        gw_rpc_error(error, "the client refused the request", msg, sizeof msg);
+        snprintf(why, sizeof why, "the calling client refused it: %s", msg);
+        fwd_fail(f, -32603, why);
+        return;
+    }
+    json_object_set(f->answers, a->key, result);
+    if (--f->waiting)
+        return;
+    json_t *answers = f->answers, *state = f->state;
+    f->answers = f->state = NULL;
+    bool sent = fwd_send(f, answers, state);
+    json_decref(answers);
+    json_decref(state);
+    if (!sent) {
+        mcp_call_on_cancel(f->call, NULL, NULL);
+        unavailable(f->call, f->up);
+        fwd_free(f);
+    }
+}
+
+/* The upstream's input_required answer to f (a 2026-07-28 upstream): false when it is none. */
+static bool fwd_input(struct fwd *f, json_t *result)
+{
+    const char *type = json_string_value(json_object_get(result, "resultType"));
+    if (!f->up->modern || type == NULL || strcmp(type, "input_required") != 0)
+        return false;
+    char why[300];
+    json_t *state = json_object_get(result, "requestState");
+    json_t *requests = gw_mrtr_requests(f->call, result, ++f->rounds, why, sizeof why);
+    if (requests == NULL) {
+        fwd_fail(f, -32603, why);
+        return true;
+    }
+    if (mcp_call_is_modern(f->call)) {
+        char bound[300];
+        bool busy;
+        fwd_bound_to(f, bound, sizeof bound);
+        json_t *ours = gw_mrtr_round_open(f->up, f->call, bound, f->rounds, state, &busy, why,
+                                          sizeof why);
+        if (ours == NULL) {
+            json_decref(requests);
+            fwd_fail(f, -32603, why);
+            return true;
+        }
+        log_info("upstream %s: its input_required answer to a %s (round %u) relayed to the "
+                 "calling 2026-07-28 client",
+                 f->up->cfg->name, f->method, f->rounds);
+        mcp_call_on_cancel(f->call, NULL, NULL);
+        mcp_call_input_required(f->call, requests, ours);
+        fwd_free(f);
+        return true;
+    }
+    /* A session-era caller: each request on its stream; the state waits with the answers. */
+    f->answers = json_object();
+    f->state = state ? json_incref(state) : NULL;
+    const char *key;
+    json_t *req;
+    json_object_foreach(requests, key, req)
+    {
+        struct fwd_ask *a = xcalloc(1, sizeof *a);
+        *a = (struct fwd_ask){.f = f, .key = xstrdup(key), .next = f->asks};
+        f->asks = a;
+        const char *method = json_string_value(json_object_get(req, "method"));
+        if (!mcp_call_request(f->call, method, json_incref(json_object_get(req, "params")),
+                              on_fwd_collected, a)) {
+            json_decref(requests);
+            fwd_fail(f, -32603, "the calling client cannot take a request now");
+            return true;
+        }
+        f->waiting++;
+    }
+    log_info("upstream %s: its input_required answer to a %s (round %u) relayed to the calling "
+             "client as %zu request(s)",
+             f->up->cfg->name, f->method, f->rounds, f->waiting);
+    json_decref(requests);
+    return true;
 }
 
 static void forward(struct mcp_call *c, struct upstream *u, const char *method, json_t *params)
@@ -187,13 +349,32 @@ static void forward(struct mcp_call *c, struct upstream *u, const char *method, 
         return;
     }
     struct fwd *f = xcalloc(1, sizeof *f);
-    *f = (struct fwd){.up = u, .call = c};
-    if (!up_request(u, method, params, on_fwd_answer, f, NULL, &f->id)) {
-        free(f);
+    *f = (struct fwd){.up = u, .call = c, .params = params};
+    snprintf(f->method, sizeof f->method, "%s", method);
+    json_t *state = NULL, *answers = NULL;
+    if (mcp_call_is_modern(c) && json_object_get(mcp_call_input_state(c), "mrtr")) {
+        /* a 2026-07-28 caller's retry with the answers to an input round of ours */
+        char bound[300];
+        fwd_bound_to(f, bound, sizeof bound);
+        if (!gw_mrtr_round_take(u, c, bound, &f->rounds, &state)) {
+            char msg[300];
+            snprintf(msg, sizeof msg, "no input round of upstream %s matches this "
+                     "requestState: it was already answered, or it expired; ask again",
+                     u->cfg->name);
+            mcp_call_error(c, -32602, msg);
+            fwd_free(f);
+            return;
+        }
+        answers = mcp_call_input_responses(c);
+    }
+    json_t *none = state && !answers ? json_object() : NULL; /* a retry carries its answers */
+    bool sent = fwd_send(f, answers ? answers : none, state);
+    json_decref(none);
+    if (!sent) {
+        fwd_free(f);
         unavailable(c, u);
         return;
     }
-    up_request_for_client(u, f->id);
     f->timer = loop_timer_add(u->loop, (uint64_t)u->cfg->timeout_s * 1000, on_fwd_timeout, f);
     mcp_call_on_cancel(c, on_fwd_cancel, f);
 }

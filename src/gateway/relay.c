@@ -19,16 +19,7 @@
  * cancelled upstream and forgotten; one whose upstream ends it meanwhile is forgotten too. A
  * second request during a held call is refused: 2026-07-28 asks one round at a time here.
  *
- * A 2026-07-28 upstream asks the other way: its tools/call answers input_required
- * (inputRequests, requestState) and forgets the call. To a 2026-07-28 caller that result goes
- * on as ours: the same requests under the same keys, and sealed state carrying the upstream's
- * requestState, the round count and a nonce (the engine binds the state to the caller and to
- * the tool and arguments); the caller's retry sends the call again with its inputResponses and
- * the upstream's requestState, once per nonce. To a session-era caller each request goes on
- * the call's stream; with every answer in, the call is sent again the same way, keeping its
- * slot and deadline. Either way the caller's declared capabilities are what the upstream was
- * told (gw_relay_caps) and are checked again per request; past INPUT_ROUNDS_MAX rounds the
- * call ends with a tool error. */
+ * A 2026-07-28 upstream's own input_required results, the other way round, are mrtr.c's. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -41,16 +32,6 @@
 #include "mem.h"
 #include "strmap.h"
 #include "toolerr.h"
-
-/* The largest upstream request params relayed in an input-required result (as JSON). */
-#define RELAY_PARAMS_MAX (1024 * 1024)
-/* A 2026-07-28 upstream's input rounds: how many in one call, requests in one round, the
- * longest requestState carried back (it rides in our sealed state: REQSTATE_MAX, 8 KiB), and
- * rounds handed to clients and not yet resumed, per upstream. */
-#define INPUT_ROUNDS_MAX 8
-#define INPUT_REQUESTS_MAX 16
-#define UPSTREAM_STATE_MAX 4096
-#define OPEN_ROUNDS_MAX 4096
 
 /* A request relayed to a client, waiting for its answer. */
 struct relay {
@@ -70,28 +51,6 @@ struct gw_hold {
     char key[16];             /* the request's key in inputRequests and inputResponses */
     json_t *upstream_id;      /* the upstream's request id, to answer under */
     struct loop_timer *timer; /* the state's lifetime: not resumed by then, cancelled */
-};
-
-/* A 2026-07-28 upstream's input round handed to a 2026-07-28 client: resumable once, within
- * the sealed state's lifetime. */
-struct gw_round {
-    struct upstream *up;
-    char nonce[33];
-    struct loop_timer *timer;
-};
-
-/* A session-era caller answering a 2026-07-28 upstream's requests, one ask per request. */
-struct gw_ask {
-    struct gw_collect *co;
-    char *key;
-    struct gw_ask *next;
-};
-
-struct gw_collect {
-    struct gw_call *gc;
-    json_t *answers;      /* key -> the caller's result */
-    size_t waiting;       /* asks sent, not yet answered */
-    struct gw_ask *asks;  /* freed with the collect: the engine drops unanswered ones */
 };
 
 static void answer_upstream(struct upstream *u, json_t *id, json_t *result, int code,
@@ -186,7 +145,8 @@ static const char *capability_of(const char *method)
 /* The client capability this very request needs, with the refusal when it is missing: a
  * url-mode elicitation needs elicitation.url, a form one elicitation.form (an empty
  * elicitation object is form mode), sampling with tools sampling.tools (mcp.c keeps these). */
-static const char *needed_capability(const char *method, json_t *params, const char **refusal)
+const char *gw_relay_needed_capability(const char *method, json_t *params,
+                                       const char **refusal)
 {
     if (strcmp(method, "sampling/createMessage") == 0) {
         bool tools = json_object_get(params, "tools") != NULL;
@@ -218,18 +178,6 @@ static void on_hold_expired(struct loop *l, void *arg)
     gw_call_abandon(gc, "the client did not answer in time"); /* releases h */
 }
 
-static void collect_free(struct gw_collect *co)
-{
-    while (co->asks) {
-        struct gw_ask *a = co->asks;
-        co->asks = a->next;
-        free(a->key);
-        free(a);
-    }
-    json_decref(co->answers);
-    free(co);
-}
-
 void gw_relay_release(struct gw_call *gc)
 {
     struct gw_hold *h = gc->hold;
@@ -242,10 +190,7 @@ void gw_relay_release(struct gw_call *gc)
         json_decref(rl->id);
         free(rl);
     }
-    if (gc->collect) {
-        collect_free(gc->collect);
-        gc->collect = NULL;
-    }
+    gw_mrtr_release(gc);
     if (h == NULL)
         return;
     strmap_del(gc->up->held, h->handle);
@@ -260,28 +205,9 @@ const char *gw_relay_caller(const struct gw_call *gc)
     return gc->hold ? gc->hold->caller : "anonymous";
 }
 
-static void round_free(struct gw_round *r)
-{
-    strmap_del(r->up->rounds, r->nonce);
-    loop_timer_cancel(r->timer);
-    free(r);
-}
-
-static void rounds_cleanup(struct upstream *u)
-{
-    size_t n;
-    void **v = strmap_values(u->rounds, &n);
-    for (size_t i = 0; i < n; i++)
-        round_free(v[i]);
-    free(v);
-    strmap_free(u->rounds);
-    u->rounds = NULL;
-}
-
 void gw_relay_cleanup(struct upstream *u)
 {
-    if (u->rounds)
-        rounds_cleanup(u);
+    gw_mrtr_cleanup(u);
     size_t n;
     void **v = strmap_values(u->held, &n);
     for (size_t i = 0; i < n; i++) {
@@ -380,7 +306,7 @@ bool gw_relay_request(struct upstream *u, json_t *msg, const char *method, uint6
         return true;
     }
     json_t *params = json_object_get(msg, "params");
-    const char *refusal, *needed = needed_capability(method, params, &refusal);
+    const char *refusal, *needed = gw_relay_needed_capability(method, params, &refusal);
     if (!mcp_call_client_supports(gc->call, needed)) {
         refuse(u, id, method, -32601, refusal);
         return true;
@@ -404,255 +330,5 @@ bool gw_relay_request(struct upstream *u, json_t *msg, const char *method, uint6
     gc->relays = rl;
     log_info("upstream %s: %s relayed to the calling client (tool %.64s)", u->cfg->name, method,
              gc->tool);
-    return true;
-}
-
-/* ---------- a 2026-07-28 upstream's input_required result ---------- */
-
-json_t *gw_relay_caps(struct mcp_call *call)
-{
-    json_t *caps = json_object(), *elicitation = json_object();
-    if (mcp_call_client_supports(call, "elicitation.form"))
-        json_object_set_new(elicitation, "form", json_object());
-    if (mcp_call_client_supports(call, "elicitation.url"))
-        json_object_set_new(elicitation, "url", json_object());
-    if (json_object_size(elicitation))
-        json_object_set_new(caps, "elicitation", elicitation);
-    else
-        json_decref(elicitation);
-    if (mcp_call_client_supports(call, "sampling"))
-        json_object_set_new(caps, "sampling",
-                            mcp_call_client_supports(call, "sampling.tools")
-                                ? json_pack("{s:{}}", "tools")
-                                : json_object());
-    if (mcp_call_client_supports(call, "roots"))
-        json_object_set_new(caps, "roots", json_object());
-    return caps;
-}
-
-/* Whether the caller can answer the request (method, params); why says so when not. */
-static bool caller_can_answer(struct mcp_call *call, const char *method, json_t *params,
-                              char *why, size_t whylen)
-{
-    const char *refusal = "the calling client does not support roots";
-    const char *needed = strcmp(method, "roots/list") == 0
-                             ? "roots"
-                             : needed_capability(method, params, &refusal);
-    if (mcp_call_client_supports(call, needed))
-        return true;
-    snprintf(why, whylen, "%s not relayed: %s", method, refusal);
-    return false;
-}
-
-/* The upstream's inputRequests as we pass them on (keys kept, each params without _meta), or
- * NULL with why: not well formed, too many or too large, or one the caller cannot answer. */
-static json_t *relayable_requests(struct mcp_call *call, json_t *requests, char *why,
-                                  size_t whylen)
-{
-    size_t n = json_object_size(requests);
-    if (!json_is_object(requests) || n == 0 || n > INPUT_REQUESTS_MAX) {
-        snprintf(why, whylen, "its inputRequests is not an object of 1 to %d requests",
-                 INPUT_REQUESTS_MAX);
-        return NULL;
-    }
-    json_t *out = json_object(), *req;
-    const char *key;
-    json_object_foreach(requests, key, req)
-    {
-        const char *method = json_string_value(json_object_get(req, "method"));
-        json_t *params = json_object_get(req, "params");
-        if (strlen(key) > 64 || method == NULL || (params && !json_is_object(params)) ||
-            (capability_of(method) == NULL && strcmp(method, "roots/list") != 0)) {
-            snprintf(why, whylen, "a request of its inputRequests is not sampling/createMessage, "
-                                  "elicitation/create or roots/list with object params");
-            json_decref(out);
-            return NULL;
-        }
-        if (!caller_can_answer(call, method, params, why, whylen)) {
-            json_decref(out);
-            return NULL;
-        }
-        json_t *copy = params ? json_deep_copy(params) : json_object();
-        json_object_del(copy, "_meta"); /* the upstream's own tokens mean nothing to the client */
-        json_object_set_new(out, key, json_pack("{s:s, s:o}", "method", method, "params", copy));
-    }
-    char *text = json_dumps(out, JSON_COMPACT);
-    size_t size = text ? strlen(text) : SIZE_MAX;
-    free(text);
-    if (size > RELAY_PARAMS_MAX) {
-        snprintf(why, whylen, "its inputRequests are too large to relay (over 1 MiB)");
-        json_decref(out);
-        return NULL;
-    }
-    return out;
-}
-
-static void end_with_error(struct gw_call *gc, const char *why)
-{
-    log_info("upstream %s: the input it asked for in a call of %.64s is not relayed: %s",
-             gc->up->cfg->name, gc->tool, why);
-    gw_call_record(gc, toolerr_name(TE_UPSTREAM_ERROR));
-    mcp_call_result_take(gc->call, tool_error_json(TE_UPSTREAM_ERROR, 0,
-                                                   "upstream %s asked for input: %s",
-                                                   gc->up->cfg->name, why));
-    gw_call_release(gc);
-}
-
-static void on_round_expired(struct loop *l, void *arg)
-{
-    struct gw_round *r = arg;
-    (void)l;
-    r->timer = NULL;
-    round_free(r);
-}
-
-/* A 2026-07-28 caller: the call ends with our input_required result. */
-static void ask_modern(struct gw_call *gc, json_t *requests_take, json_t *state)
-{
-    struct upstream *u = gc->up;
-    if (strmap_count(u->rounds) >= OPEN_ROUNDS_MAX) {
-        json_decref(requests_take);
-        end_with_error(gc, "too many of its input rounds wait for their clients' answers");
-        return;
-    }
-    struct gw_round *r = xcalloc(1, sizeof *r);
-    r->up = u;
-    if (!crypto_random_hex(r->nonce, 16)) {
-        free(r);
-        json_decref(requests_take);
-        end_with_error(gc, "no random nonce for the round");
-        return;
-    }
-    json_t *ours = json_pack("{s:{s:s, s:s, s:s, s:i, s:O}}", "mrtr", "n", r->nonce, "u",
-                             u->cfg->name, "t", gc->tool, "r", (int)gc->rounds, "s",
-                             state ? state : json_null());
-    char *text = json_dumps(ours, JSON_COMPACT);
-    size_t size = text ? strlen(text) : SIZE_MAX;
-    free(text);
-    if (size > UPSTREAM_STATE_MAX + 1024) { /* sealed, it must stay under REQSTATE_MAX */
-        free(r);
-        json_decref(ours);
-        json_decref(requests_take);
-        end_with_error(gc, "its requestState is too large to carry back");
-        return;
-    }
-    r->timer = loop_timer_add(u->loop, mcp_state_ttl_ms(u->gw->mcp), on_round_expired, r);
-    strmap_put(u->rounds, r->nonce, r);
-    log_info("upstream %s: its input_required result (round %u, tool %.64s) relayed to the "
-             "calling 2026-07-28 client",
-             u->cfg->name, gc->rounds, gc->tool);
-    gw_call_record(gc, "input_required");
-    mcp_call_input_required(gc->call, requests_take, ours);
-    gw_call_release(gc);
-}
-
-json_t *gw_relay_continue(struct gw_call *gc)
-{
-    struct upstream *u = gc->up;
-    json_t *m = json_object_get(mcp_call_input_state(gc->call), "mrtr");
-    if (!mcp_call_is_modern(gc->call) || !json_is_object(m))
-        return NULL;
-    const char *nonce = json_string_value(json_object_get(m, "n"));
-    const char *name = json_string_value(json_object_get(m, "u"));
-    const char *tool = json_string_value(json_object_get(m, "t"));
-    struct gw_round *r = nonce && u->rounds ? strmap_get(u->rounds, nonce) : NULL;
-    if (r == NULL || name == NULL || tool == NULL || strcmp(name, u->cfg->name) != 0 ||
-        strcmp(tool, gc->tool) != 0)
-        return tool_error_json(TE_NOT_FOUND, 0,
-                               "no input round of upstream %s matches this requestState: it was "
-                               "already answered, or it expired; call the tool again",
-                               u->cfg->name);
-    round_free(r); /* once */
-    json_t *state = json_object_get(m, "s");
-    gc->rounds = (unsigned)json_integer_value(json_object_get(m, "r"));
-    gc->input_state = json_is_string(state) ? json_incref(state) : NULL;
-    json_t *answers = mcp_call_input_responses(gc->call);
-    gc->input_answers = answers ? json_incref(answers) : json_object();
-    return NULL;
-}
-
-/* A session-era caller's answer to one of the upstream's requests. */
-static void on_collected(struct mcp_call *call, json_t *result, json_t *error, void *arg)
-{
-    struct gw_ask *a = arg;
-    (void)call;
-    if (result == NULL && error == NULL)
-        return; /* the call ended first: whoever ended it freed the collect */
-    struct gw_collect *co = a->co;
-    struct gw_call *gc = co->gc;
-    if (!json_is_object(result)) {
-        char msg[300], why[400];
-        gw_rpc_error(error, "the client refused the request", msg, sizeof msg);
-        snprintf(why, sizeof why, "the calling client refused it: %s", msg);
-        end_with_error(gc, why);
-        return;
-    }
-    json_object_set(co->answers, a->key, result);
-    if (--co->waiting)
-        return;
-    json_decref(gc->input_answers);
-    gc->input_answers = json_incref(co->answers);
-    log_info("upstream %s: the calling client answered its input round %u (tool %.64s): "
-             "sent again",
-             gc->up->cfg->name, gc->rounds, gc->tool);
-    collect_free(co);
-    gc->collect = NULL;
-    gw_call_retry(gc);
-}
-
-/* A session-era caller: each request on the call's stream; the call waits for the answers. */
-static void ask_on_stream(struct gw_call *gc, json_t *requests_take, json_t *state)
-{
-    struct gw_collect *co = xcalloc(1, sizeof *co);
-    co->gc = gc;
-    co->answers = json_object();
-    gc->collect = co;
-    json_decref(gc->input_state);
-    gc->input_state = state ? json_incref(state) : NULL;
-    const char *key;
-    json_t *req;
-    json_object_foreach(requests_take, key, req)
-    {
-        struct gw_ask *a = xcalloc(1, sizeof *a);
-        *a = (struct gw_ask){.co = co, .key = xstrdup(key), .next = co->asks};
-        co->asks = a;
-        const char *method = json_string_value(json_object_get(req, "method"));
-        if (!mcp_call_request(gc->call, method, json_incref(json_object_get(req, "params")),
-                              on_collected, a)) {
-            json_decref(requests_take);
-            end_with_error(gc, "the calling client cannot take a request now");
-            return;
-        }
-        co->waiting++;
-    }
-    log_info("upstream %s: its input_required result (round %u, tool %.64s) relayed to the "
-             "calling client as %zu request(s)",
-             gc->up->cfg->name, gc->rounds, gc->tool, co->waiting);
-    json_decref(requests_take);
-}
-
-bool gw_relay_input(struct gw_call *gc, json_t *result)
-{
-    const char *type = json_string_value(json_object_get(result, "resultType"));
-    if (!gc->up->modern || type == NULL || strcmp(type, "input_required") != 0)
-        return false;
-    json_t *state = json_object_get(result, "requestState"), *requests = NULL;
-    char why[300];
-    if (++gc->rounds > INPUT_ROUNDS_MAX)
-        snprintf(why, sizeof why, "more than %d rounds of input in one call; the gateway stops "
-                                  "there",
-                 INPUT_ROUNDS_MAX);
-    else if (state && (!json_is_string(state) || json_string_length(state) > UPSTREAM_STATE_MAX))
-        snprintf(why, sizeof why, "its requestState is not a string of at most %d bytes",
-                 UPSTREAM_STATE_MAX);
-    else
-        requests = relayable_requests(gc->call, json_object_get(result, "inputRequests"), why,
-                                      sizeof why);
-    if (requests == NULL)
-        end_with_error(gc, why);
-    else if (mcp_call_is_modern(gc->call))
-        ask_modern(gc, requests, state);
-    else
-        ask_on_stream(gc, requests, state);
     return true;
 }

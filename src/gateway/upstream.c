@@ -6,7 +6,7 @@
  * ping (answered), sampling and elicitation requests (relayed to the calling client, relay.c:
  * as a request on its stream, or as an input-required result to a 2026-07-28 client)
  * and other requests (refused). A 2026-07-28 upstream asks with an input_required result
- * instead, passed to the tool call it answers (relay.c takes it from there).
+ * instead, passed to the tool call it answers (mrtr.c takes it from there).
  * When the child exits or misbehaves (or the HTTP upstream fails) every request in flight is
  * answered "gone" (both NULL). */
 #include <stdio.h>
@@ -196,14 +196,17 @@ static void on_response(struct upstream *u, json_t *msg)
     if (!json_is_object(result))
         result = NULL;
     const char *type = json_string_value(json_object_get(result, "resultType"));
-    /* input_required answering a tool call goes on to relay.c (gw_relay_input) */
-    bool relayed = u->modern && r->call && type && strcmp(type, "input_required") == 0;
+    /* input_required answering a client's request goes on to mrtr.c (gw_relay_input), or to
+     * gwresources.c for a resources/read or prompts/get */
+    bool relayed = u->modern && (r->call || r->for_client) && type &&
+                   strcmp(type, "input_required") == 0;
     if (u->modern && type && strcmp(type, "complete") != 0 && !relayed) {
-        /* a task, or input asked during a resources/read or prompts/get: not relayed */
+        /* a task, or input asked outside a client's request: not relayed */
         result = NULL;
         error = json_pack("{s:i, s:s}", "code", -32603, "message",
                           "the upstream answered with a result the gateway does not relay "
-                          "here (2026-07-28: a task, or input asked outside a tool call)");
+                          "here (2026-07-28: a task, or input asked outside a client's "
+                          "request)");
     } else if (result == NULL && !json_is_object(error)) {
         error = json_pack("{s:i, s:s}", "code", -32603, "message", "malformed answer upstream");
     } else {

@@ -13,6 +13,7 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { writeFileSync, chmodSync, mkdtempSync, rmSync } from 'node:fs';
+import { createServer } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createHash, randomBytes } from 'node:crypto';
@@ -20,7 +21,7 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { CreateMessageRequestSchema, ElicitRequestSchema, ListRootsRequestSchema }
   from '@modelcontextprotocol/sdk/types.js';
-import { ROOT, startHermes, startConformance, until, parseSse, modernMeta, modernHeaders, MODERN } from './lib.mjs';
+import { ROOT, startHermes, startConformance, until, parseSse, modernMeta, modernHeaders, MODERN, recordingFetch } from './lib.mjs';
 
 const V2 = join(ROOT, 'tools/client/node_modules/@modelcontextprotocol/client/dist/index.mjs');
 const { Client: ClientV2, StreamableHTTPClientTransport: HttpV2 } = await import(V2);
@@ -34,7 +35,7 @@ before(async () => {
   conf = await startConformance();
   const gw = join(dir, 'gateway.yaml');
   writeFileSync(gw, 'upstreams:\n' +
-    `  conf:\n    url: ${conf.url}\n    tools: {include: ["test_input_required_result_*"]}\n`);
+    `  conf:\n    url: ${conf.url}\n    tools: {include: ["test_input_required_result_*"], prompts: true}\n`);
   chmodSync(gw, 0o600);
   other = randomBytes(32).toString('hex');
   const tokens = join(dir, 'tokens.yaml');
@@ -48,19 +49,6 @@ after(async () => {
   if (conf) await conf.stop();
   rmSync(dir, { recursive: true, force: true });
 });
-
-// A fetch that keeps each tools/call POST's body and answer text.
-function recordingFetch(wire) {
-  return async (url, init = {}) => {
-    let body;
-    try { body = JSON.parse(init.body); } catch { body = undefined; }
-    const entry = { body };
-    if (body?.method === 'tools/call') wire.push(entry);
-    const res = await fetch(url, init);
-    entry.text = res.clone().text();
-    return res;
-  };
-}
 
 // The SDK v2 client pinned to 2026-07-28; answers: its handlers (each records what it was asked).
 async function connectV2(name, answers, capabilities = { elicitation: { form: {} }, sampling: {}, roots: {} }) {
@@ -211,11 +199,12 @@ test('SDK 1.x: an error answer ends the call with a clear tool error; a hang-up 
   } finally { await client.close(); }
 });
 
-// One raw 2026-07-28 tools/call (as token's caller); extra: inputResponses and requestState.
-async function rawCall(name, args, extra = {}, token = null) {
+// One raw 2026-07-28 tools/call (as token's caller, to server at); extra: inputResponses and
+// requestState.
+async function rawCall(name, args, extra = {}, token = null, at = srv) {
   const id = randomBytes(4).readUInt32BE();
-  const auth = token ? { Authorization: `Bearer ${token}` } : srv.auth;
-  const r = await fetch(srv.url, { method: 'POST',
+  const auth = token ? { Authorization: `Bearer ${token}` } : at.auth;
+  const r = await fetch(at.url, { method: 'POST',
     headers: { ...modernHeaders('tools/call', name), ...auth },
     body: JSON.stringify({ jsonrpc: '2.0', id, method: 'tools/call', params: { name, arguments: args,
       ...extra, _meta: modernMeta({ elicitation: { form: {} } }) } }) });
@@ -224,8 +213,8 @@ async function rawCall(name, args, extra = {}, token = null) {
   try { answer = JSON.parse(text); } catch { answer = parseSse(text).map((e) => e.json).find((m) => m?.id === id); }
   return { status: r.status, answer, text };
 }
-const confirm = (state, ok = true, token = null, tool = T('request_state')) =>
-  rawCall(tool, {}, { inputResponses: { confirm: { action: 'accept', content: { ok } } }, requestState: state }, token);
+const confirm = (state, ok = true, token = null, tool = T('request_state'), at = srv) =>
+  rawCall(tool, {}, { inputResponses: { confirm: { action: 'accept', content: { ok } } }, requestState: state }, token, at);
 
 test('raw: a forged or altered state, another caller\'s, another tool\'s, and a second resume are refused', async () => {
   const first = await rawCall(T('request_state'), {});
@@ -296,4 +285,181 @@ test('SDK 1.x: a session-era caller that does not answer within the timeout: its
     await client.close();
     assert.equal(await short.stop(), 0);
   }
+});
+
+test('raw: one caller cannot hold all of an upstream\'s open rounds: past 64 it gets busy, another caller still gets its round', async () => {
+  const gw = join(dir, 'gateway.yaml');
+  const tokens = join(dir, 'tokens.yaml');
+  const own = await startHermes({ GATEWAY_FILE: gw, TOKENS_FILE: tokens });
+  try {
+    const states = [];
+    let r;
+    for (let i = 0; i < 100; i++) {
+      r = await rawCall(T('request_state'), {}, {}, null, own);
+      if (r.answer?.result?.resultType !== 'input_required') break;
+      states.push(r.answer.result.requestState);
+    }
+    assert.equal(states.length, 64, 'relay.c OPEN_ROUNDS_PER_CALLER rounds, then no more');
+    assert.equal(r.answer?.result?.structuredContent?.error, 'busy', r.text);
+    assert.match(r.answer.result.structuredContent.message, /64 of its input rounds already wait for your answers/);
+    const second = await rawCall(T('request_state'), {}, {}, other, own);
+    assert.equal(second.answer?.result?.resultType, 'input_required', second.text);
+    // An answered round frees its place: the first caller gets a round again.
+    const done = await confirm(states[0], true, null, T('request_state'), own);
+    assert.equal(done.answer?.result?.content?.[0]?.text, 'state-ok: requestState validated', done.text);
+    const again = await rawCall(T('request_state'), {}, {}, null, own);
+    assert.equal(again.answer?.result?.resultType, 'input_required', again.text);
+  } finally { assert.equal(await own.stop(), 0, own.proc.stderrText); }
+});
+
+// A 2026-07-28 upstream of our own (plain JSON over HTTP) whose tools ask one confirm round with
+// a requestState of a chosen size; it can go away and come back on the same port.
+const BIG = 'b'.repeat(8192), SMALL = 'small-state-1', DOC = 'state://doc';
+function startStateUpstream() {
+  const states = { big_state: BIG, small_state: SMALL };
+  const confirmReq = { method: 'elicitation/create', params: { message: 'Please confirm',
+    requestedSchema: { type: 'object', properties: { ok: { type: 'boolean' } }, required: ['ok'] } } };
+  const answer = (msg) => {
+    if (msg.method === 'server/discover')
+      return { supportedVersions: [MODERN], capabilities: { tools: {}, resources: {} }, serverInfo: { name: 'states', version: '1.0.0' } };
+    if (msg.method === 'tools/list')
+      return { tools: Object.keys(states).map((name) => ({ name, inputSchema: { type: 'object' } })) };
+    if (msg.method === 'resources/list') return { resources: [{ uri: DOC, name: 'doc' }] };
+    if (msg.method === 'resources/templates/list') return { resourceTemplates: [] };
+    const p = msg.params;
+    if (msg.method === 'resources/read') {
+      if (p.requestState === SMALL && p.inputResponses?.confirm?.content?.ok === true)
+        return { contents: [{ uri: DOC, text: 'doc-ok' }] };
+      return { resultType: 'input_required', inputRequests: { confirm: confirmReq }, requestState: SMALL };
+    }
+    if (msg.method !== 'tools/call') return {};
+    const want = states[p.name];
+    if (p.requestState === want && p.inputResponses?.confirm?.content?.ok === true)
+      return { content: [{ type: 'text', text: `${p.name}-ok` }] };
+    return { resultType: 'input_required', inputRequests: { confirm: confirmReq }, requestState: want };
+  };
+  const up = { calls: 0 };
+  up.server = createServer((req, res) => {
+    let body = '';
+    req.on('data', (d) => { body += d; });
+    req.on('end', () => {
+      const msg = JSON.parse(body);
+      if (msg.id === undefined) { res.writeHead(202).end(); return; }
+      if (msg.method === 'tools/call') up.calls++;
+      res.writeHead(200, { 'Content-Type': 'application/json' });
+      res.end(JSON.stringify({ jsonrpc: '2.0', id: msg.id, result: answer(msg) }));
+    });
+  });
+  up.listen = (port = 0) => new Promise((ok) => up.server.listen(port, '127.0.0.1', () => ok(up.server.address().port)));
+  up.close = () => new Promise((ok) => { up.server.close(ok); up.server.closeAllConnections(); });
+  return up;
+}
+
+async function withStateGateway(fn) {
+  const up = startStateUpstream();
+  const port = await up.listen();
+  const gw = join(dir, 'states.yaml');
+  writeFileSync(gw, `upstreams:\n  st:\n    url: http://127.0.0.1:${port}/mcp\n    tools: {include: ["*"], resources: true}\n`);
+  chmodSync(gw, 0o600);
+  const own = await startHermes({ GATEWAY_FILE: gw, MCP_SESSIONS: '1' });
+  try { await fn(own, up, port); } finally {
+    assert.equal(await own.stop(), 0, own.proc.stderrText);
+    await up.close();
+  }
+}
+
+test('an upstream requestState over 4 KiB: a session-era caller\'s round keeps it here and works; a 2026-07-28 caller gets a clear error', async () => {
+  await withStateGateway(async (own) => {
+    const v1 = new Client({ name: 'v1-big', version: '1.0.0' }, { capabilities: { elicitation: {} } });
+    v1.setRequestHandler(ElicitRequestSchema, async () => ({ action: 'accept', content: { ok: true } }));
+    await v1.connect(new StreamableHTTPClientTransport(new URL(own.url), { requestInit: { headers: own.auth } }));
+    try {
+      await v1.listTools();
+      const res = await v1.callTool({ name: 'st__big_state', arguments: {} });
+      assert.equal(res.content?.[0]?.text, 'big_state-ok', JSON.stringify(res));
+    } finally { await v1.close(); }
+    const modern = await rawCall('st__big_state', {}, {}, null, own);
+    assert.equal(modern.answer?.result?.structuredContent?.error, 'upstream_error', modern.text);
+    assert.match(modern.answer.result.structuredContent.message,
+      /requestState \(8192 bytes\) is larger than the 4096 bytes a 2026-07-28 caller's state can carry back/);
+  });
+});
+
+test('raw: a retry whose send fails at the wire (upstream gone) does not use its round up: the same answers work once it is back', async () => {
+  await withStateGateway(async (own, up, port) => {
+    const first = await rawCall('st__small_state', {}, {}, null, own);
+    assert.equal(first.answer?.result?.resultType, 'input_required', first.text);
+    const state = first.answer.result.requestState;
+    await up.close();
+    const failed = await confirm(state, true, null, 'st__small_state', own);
+    assert.equal(failed.answer?.result?.structuredContent?.error, 'upstream_unavailable', failed.text);
+    const callsBefore = up.calls;
+    await up.listen(port);
+    await until(async () => (await fetch(`${own.base}/readyz`)).status === 200, 'the upstream is back', 15000);
+    const done = await confirm(state, true, null, 'st__small_state', own);
+    assert.equal(done.answer?.result?.content?.[0]?.text, 'small_state-ok', done.text);
+    assert.equal(up.calls, callsBefore + 1, 'the answers reached the upstream');
+    // Once it was answered, the round is used up.
+    const again = await confirm(state, true, null, 'st__small_state', own);
+    assert.equal(again.answer?.result?.structuredContent?.error, 'not_found', again.text);
+  });
+});
+
+// One raw 2026-07-28 request (method, params; name: its Mcp-Name) to server at.
+async function rawRequest(method, name, params, at = srv) {
+  const id = randomBytes(4).readUInt32BE();
+  const r = await fetch(at.url, { method: 'POST', headers: { ...modernHeaders(method, name), ...at.auth },
+    body: JSON.stringify({ jsonrpc: '2.0', id, method, params: { ...params, _meta: modernMeta({ elicitation: { form: {} } }) } }) });
+  const text = await r.text();
+  let answer;
+  try { answer = JSON.parse(text); } catch { answer = parseSse(text).map((e) => e.json).find((m) => m?.id === id); }
+  return { answer, text };
+}
+
+test('input asked during prompts/get is relayed: SDK 1.x on its stream, a 2026-07-28 caller as an input round (once)', async () => {
+  const PROMPT = 'conf__test_input_required_result_prompt';
+  const v1 = await connectV1('v1-prompt', { elicitation: () => ({ action: 'accept', content: { context: 'ctx-1' } }) });
+  try {
+    const listed = (await v1.listPrompts()).prompts.map((p) => p.name);
+    assert.ok(listed.includes(PROMPT), listed.join(' '));
+    const got = await v1.getPrompt({ name: PROMPT });
+    assert.equal(got.messages?.[0]?.content?.text, 'Prompt with context: ctx-1', JSON.stringify(got));
+    assert.equal(v1.asked[0][1].message, 'What context should the prompt use?');
+  } finally { await v1.close(); }
+  const first = await rawRequest('prompts/get', PROMPT, { name: PROMPT });
+  assert.equal(first.answer?.result?.resultType, 'input_required', first.text);
+  assert.deepEqual(Object.keys(first.answer.result.inputRequests), ['user_context']);
+  const retry = { name: PROMPT, inputResponses: { user_context: { action: 'accept', content: { context: 'ctx-2' } } },
+    requestState: first.answer.result.requestState };
+  const done = await rawRequest('prompts/get', PROMPT, retry);
+  assert.equal(done.answer?.result?.messages?.[0]?.content?.text, 'Prompt with context: ctx-2', done.text);
+  const again = await rawRequest('prompts/get', PROMPT, retry);
+  assert.equal(again.answer?.error?.code, -32602, again.text);
+  assert.match(again.answer.error.message, /no input round of upstream conf matches this requestState/);
+});
+
+test('input asked during resources/read is relayed, the upstream\'s requestState carried back (both eras)', async () => {
+  await withStateGateway(async (own) => {
+    const v1 = new Client({ name: 'v1-read', version: '1.0.0' }, { capabilities: { elicitation: {} } });
+    v1.setRequestHandler(ElicitRequestSchema, async () => ({ action: 'accept', content: { ok: true } }));
+    await v1.connect(new StreamableHTTPClientTransport(new URL(own.url), { requestInit: { headers: own.auth } }));
+    try {
+      const { resources } = await v1.listResources();
+      assert.deepEqual(resources.map((r) => r.uri), [DOC]);
+      const read = await v1.readResource({ uri: DOC });
+      assert.equal(read.contents?.[0]?.text, 'doc-ok', JSON.stringify(read));
+    } finally { await v1.close(); }
+    const refuser = new Client({ name: 'v1-read-refuse', version: '1.0.0' }, { capabilities: { elicitation: {} } });
+    refuser.setRequestHandler(ElicitRequestSchema, async () => { throw new Error('the user closed the form'); });
+    await refuser.connect(new StreamableHTTPClientTransport(new URL(own.url), { requestInit: { headers: own.auth } }));
+    try {
+      await assert.rejects(refuser.readResource({ uri: DOC }),
+        /upstream st asked for input: the calling client refused it: .*the user closed the form/);
+    } finally { await refuser.close(); }
+    const first = await rawRequest('resources/read', DOC, { uri: DOC }, own);
+    assert.equal(first.answer?.result?.resultType, 'input_required', first.text);
+    const done = await rawRequest('resources/read', DOC, { uri: DOC, requestState: first.answer.result.requestState,
+      inputResponses: { confirm: { action: 'accept', content: { ok: true } } } }, own);
+    assert.equal(done.answer?.result?.contents?.[0]?.text, 'doc-ok', done.text);
+  });
 });

@@ -16,7 +16,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createHash, randomBytes } from 'node:crypto';
 import { ROOT, startHermes, until, post, parseSse, modernMeta, modernHeaders, MODERN, everythingPath,
-  startEverythingHttp } from './lib.mjs';
+  startEverythingHttp, recordingFetch } from './lib.mjs';
 
 const V2 = join(ROOT, 'tools/client/node_modules/@modelcontextprotocol/client/dist/index.mjs');
 const { Client: ClientV2, StreamableHTTPClientTransport: HttpV2 } = await import(V2);
@@ -57,19 +57,6 @@ after(async () => {
   upstreamHttp?.kill();
   rmSync(dir, { recursive: true, force: true });
 });
-
-// A fetch that keeps each tools/call POST's body and answer text.
-function recordingFetch(wire) {
-  return async (url, init = {}) => {
-    let body;
-    try { body = JSON.parse(init.body); } catch { body = undefined; }
-    const entry = { body };
-    if (body?.method === 'tools/call') wire.push(entry);
-    const res = await fetch(url, init);
-    entry.text = res.clone().text();
-    return res;
-  };
-}
 
 // The SDK v2 client pinned to 2026-07-28, declaring elicitation and sampling; answers: what its
 // handlers return (each records what it was asked).
@@ -213,7 +200,9 @@ test('a held call not resumed within the upstream\'s timeout (1 s, shorter than 
   await ask('quick?', null, 'fkt__ask');
   await until(() => cancelLines(callsT).length === 1, 'the upstream got notifications/cancelled', 5000);
   assert.ok(Date.now() - started < TTL_MS, 'by the call\'s timeout, before the state lifetime');
-  assert.match(srv.proc.stderrText, /upstream fkt: a call of ask held for the client's answer reached its timeout \(1 s\): cancelled upstream/);
+  // The gateway logs after it sends the cancel: the line may reach us after the upstream's record.
+  await until(() => /upstream fkt: a call of ask held for the client's answer reached its timeout \(1 s\): cancelled upstream/.test(srv.proc.stderrText),
+    'the gateway logged the held call\'s timeout', 5000);
 });
 
 test('SDK v2: the resumed request owns the call: its hang-up cancels the upstream call', async () => {

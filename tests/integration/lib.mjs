@@ -288,3 +288,16 @@ export async function sdkClient(srv, name = 'it') {
   const tools = Object.fromEntries((await client.listTools()).tools.map((t) => [t.name, t]));
   return { client, tools };
 }
+
+// A fetch (for an SDK transport) that keeps each tools/call POST's body and answer text.
+export function recordingFetch(wire) {
+  return async (url, init = {}) => {
+    let body;
+    try { body = JSON.parse(init.body); } catch { body = undefined; }
+    const entry = { body };
+    if (body?.method === 'tools/call') wire.push(entry);
+    const res = await fetch(url, init);
+    entry.text = res.clone().text();
+    return res;
+  };
+}
