@@ -205,6 +205,9 @@ bool up_send_message(struct upstream *u, json_t *msg);
 /* Forgets a request (its answer, if any, is then dropped). */
 void up_forget(struct upstream *u, uint64_t id);
 void up_cleanup(struct upstream *u);
+/* The wait before the next start after failures in a row (0: the first): 0.5 s doubling to
+ * 30 s, each 75-125 % (jitter from *seed). Pure; unit-tested. */
+unsigned gw_backoff_ms(unsigned failures, unsigned *seed);
 /* After a failure: the next start, with backoff (none while the server stops). */
 void up_schedule_restart(struct upstream *u);
 /* For the transports: one JSON-RPC message from the upstream; a request that cannot be

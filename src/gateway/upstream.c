@@ -732,6 +732,16 @@ static void on_restart(struct loop *l, void *arg)
 
 /* Exponential backoff with jitter: 0.5 s doubling to 30 s, each delay 75-125 %, so upstreams
  * that failed together do not come back in lockstep. */
+unsigned gw_backoff_ms(unsigned failures, unsigned *seed)
+{
+    uint64_t ms = GW_BACKOFF_MIN_MS;
+    for (unsigned i = 0; i < failures && ms < GW_BACKOFF_MAX_MS; i++)
+        ms *= 2;
+    if (ms > GW_BACKOFF_MAX_MS)
+        ms = GW_BACKOFF_MAX_MS;
+    return (unsigned)(ms * 3 / 4 + (uint64_t)rand_r(seed) % (ms / 2 + 1));
+}
+
 void up_schedule_restart(struct upstream *u)
 {
     if (u->gw->stopping || u->refused || u->restart_timer)
@@ -739,13 +749,8 @@ void up_schedule_restart(struct upstream *u)
     if (u->ready_since && loop_now(u->loop) - u->ready_since > GW_STABLE_MS)
         u->failures = 0;
     u->ready_since = 0;
-    uint64_t ms = GW_BACKOFF_MIN_MS;
-    for (unsigned i = 0; i < u->failures && ms < GW_BACKOFF_MAX_MS; i++)
-        ms *= 2;
-    if (ms > GW_BACKOFF_MAX_MS)
-        ms = GW_BACKOFF_MAX_MS;
+    uint64_t ms = gw_backoff_ms(u->failures, &u->seed);
     u->failures++;
-    ms = ms * 3 / 4 + (uint64_t)rand_r(&u->seed) % (ms / 2 + 1);
     log_info("upstream %s: next start in %llu ms", u->cfg->name, (unsigned long long)ms);
     u->restart_timer = loop_timer_add(u->loop, ms, on_restart, u);
     gw_circuit_failed(u, ms);

@@ -62,6 +62,9 @@
 //                 --ignore-sigterm FILE  SIGTERM only appends "sigterm PID" to FILE, and the
 //                                  process outlives the end of its stdin (a child that must be
 //                                  SIGKILLed: gwlife.test.mjs)
+//                 --notify       one more tool, notify: sends notifications/tools/list_changed and
+//                                  a notifications/message (level with a newline in it, data of
+//                                  2000 "z" then "END"), then answers "notified"
 //                 --flood          two more tools, for the stderr cap (gwlife.test.mjs):
 //   tool flood     writes arguments.lines (default 5000) lines to stderr, then "last words
 //                  PID" without a newline, and answers "flooded"
@@ -134,7 +137,8 @@ else createInterface({ input: process.stdin }).on('line', (line) => {
       ...(opt('--stowaway-in') && process.cwd().endsWith(`/${opt('--stowaway-in')}`) ? ['stowaway'] : []),
       ...(args.includes('--elicit') ? ['ask'] : []),
       ...(args.includes('--huge-request') ? ['hugeask'] : []),
-      ...(args.includes('--flood') ? ['flood', 'badbytes'] : []), ...(args.includes('--detach') ? ['detach'] : [])].map(tool);
+      ...(args.includes('--flood') ? ['flood', 'badbytes'] : []), ...(args.includes('--detach') ? ['detach'] : []),
+      ...(args.includes('--notify') ? ['notify'] : [])].map(tool);
     if (opt('--extra-tool')) all.push(tool(opt('--extra-tool')));
     if (args.includes('--where')) all.push({ name: 'where', description: 'fake where',
       inputSchema: { type: 'object', properties: { cwd: { type: 'string' }, ms: { type: 'number' } } } });
@@ -212,6 +216,11 @@ else createInterface({ input: process.stdin }).on('line', (line) => {
       for (let i = 0; i < (msg.params.arguments?.lines ?? 5000); i++) process.stderr.write(`flood line ${i}\n`);
       process.stderr.write(`last words ${process.pid}`);
       text('flooded');
+    } else if (name === 'notify') {
+      send({ jsonrpc: '2.0', method: 'notifications/tools/list_changed' });
+      send({ jsonrpc: '2.0', method: 'notifications/message',
+        params: { level: 'info\nINJECTED line', data: `${'z'.repeat(2000)}END` } });
+      text('notified');
     } else if (name === 'badbytes') {
       process.stderr.write(Buffer.concat([Buffer.from('bad '), Buffer.from([0xff, 0xfe]), Buffer.from(' bytes\n')]));
       process.stderr.write(`a${'é'.repeat(700)}\n`);

@@ -106,8 +106,12 @@ test('gateway accept NAME then SIGHUP: listed and callable again, readyz 200', a
   const out = cli('accept', 'fake__echo');
   assert.match(out, /pinned 1 tool as served/);
   assert.ok(!(await listed()).includes('fake__echo'), 'nothing changes before SIGHUP');
+  // A call in flight across the SIGHUP is not dropped.
+  const inFlight = withClient(async (c) => { await c.listTools(); return c.callTool({ name: 'fake__slow', arguments: { ms: 1500 } }); });
+  await until(async () => await metric('hermes_mcp_calls_in_flight') === 1, 'the slow call in flight');
   srv.proc.kill('SIGHUP');
   await until(async () => (await listed()).includes('fake__echo'), 'fake__echo listed again');
+  assert.equal((await inFlight).content[0].text, 'slow done', 'the call in flight at the SIGHUP answered');
   const r = await echo();
   assert.equal(r.isError, undefined);
   assert.equal(r.content[0].text, 'Echo: hi');

@@ -56,7 +56,7 @@ let srv;
 before(async () => {
   dir = mkdtempSync(join(tmpdir(), 'hm-gwrec-'));
   srv = await startHermes({ GATEWAY_FILE: gatewayFile('a', {
-    fake: { args: ['--pages'], extra: '    timeout: 2\n' },
+    fake: { args: ['--pages', '--notify'], extra: '    timeout: 2\n' },
     stuck: { args: ['--hang-init'], extra: '    connect_timeout: 1\n    required: false\n' },
   }) });
 });
@@ -71,7 +71,28 @@ test('tools/list is followed through nextCursor: every page of the upstream is e
   try {
     const names = (await client.listTools()).tools.map((t) => t.name).filter((n) => n.startsWith('fake__'));
     assert.deepEqual(names.sort(), ['fake__crash', 'fake__echo', 'fake__garbage', 'fake__hang',
-      'fake__huge', 'fake__hugetail', 'fake__slow']);
+      'fake__huge', 'fake__hugetail', 'fake__notify', 'fake__slow']);
+  } finally { await client.close(); }
+});
+
+test("an upstream's list_changed and log messages reach our log (capped, one line), never a client; we announce no listChanged", async () => {
+  const client = new Client({ name: 'gw-rec-notify', version: '1.0.0' });
+  const heard = [];
+  client.fallbackNotificationHandler = async (n) => { heard.push(n.method); };
+  await client.connect(new StreamableHTTPClientTransport(new URL(srv.url), { requestInit: { headers: srv.auth } }));
+  try {
+    assert.ok(!client.getServerCapabilities().tools?.listChanged, 'discovery is frozen: no listChanged announced');
+    const before = (await client.listTools()).tools.map((t) => t.name);
+    const r = await client.callTool({ name: 'fake__notify', arguments: {} });
+    assert.equal(r.content[0].text, 'notified');
+    await until(() => /upstream fake: notifications\/tools\/list_changed ignored: discovery is frozen/.test(srv.proc.stderrText),
+      'list_changed logged');
+    const line = await until(() => srv.proc.stderrText.split('\n').find((l) => l.includes('upstream fake log (')), 'the log message');
+    assert.ok(line.length < 700, `capped: ${line.length} characters`);
+    assert.ok(line.includes('z'.repeat(400)) && !line.includes('END'), 'its data cut at 500 bytes');
+    assert.ok(!srv.proc.stderrText.split('\n').some((l) => l.startsWith('INJECTED')), "the upstream's level cannot start a log line of its own");
+    assert.deepEqual((await client.listTools()).tools.map((t) => t.name), before, 'the surface unchanged');
+    assert.deepEqual(heard.filter((m) => /list_changed|notifications\/message/.test(m)), [], 'nothing relayed to the client');
   } finally { await client.close(); }
 });
 
