@@ -88,6 +88,8 @@ struct job {
      * operator's queue ("" when none), the decision being sent, and the polls that may still
      * show the wait that decision answered (poll_seq counts the polls sent). */
     char approval_id[33];
+    unsigned char approval_fp[32]; /* SHA-256 of the approval field that entry was queued for */
+    char approval_choice[8];       /* the decision being checked and sent (once|deny) */
     struct agent_req *approval_req;
     unsigned long poll_seq, approval_fence;
 };

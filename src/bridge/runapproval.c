@@ -11,7 +11,12 @@
  *
  * The follow job's polls are what see the wait; a poll already under way when a decision was
  * sent may still show the wait it answered, so a wait is only believed from a poll sent after
- * the decision reached the agent (poll_seq, approval_fence). */
+ * the decision reached the agent (poll_seq, approval_fence).
+ *
+ * The agent's approval route names no approval, only the run: an answer meant for command A
+ * would approve whatever the run waits for when it arrives. So each entry keeps a fingerprint
+ * of the approval it was queued for; a poll that shows another one replaces the entry, and a
+ * decision is sent only after a fresh look at the run shows that same approval still waiting. */
 #include <jansson.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -21,6 +26,7 @@
 #include "agentcfg.h"
 #include "approvals.h"
 #include "bridge_internal.h"
+#include "crypto.h"
 #include "log.h"
 #include "mem.h"
 #include "strmap.h"
@@ -91,7 +97,49 @@ static void decision_sent(struct agent_req *r, const struct agent_result *res, v
                  j->id, j->run_id, res->status);
 }
 
-/* The queue's callback: approved → once; denied or timed out → deny. Nothing is freed here. */
+static void fingerprint(json_t *approval, unsigned char out[32])
+{
+    char *text = json_dumps(approval, JSON_COMPACT | JSON_SORT_KEYS | JSON_ENCODE_ANY);
+    crypto_sha256(text ? text : "", text ? strlen(text) : 0, out);
+    free(text);
+}
+
+/* The run as the agent sees it now: the decision goes only if it still waits for the approval
+ * the operator was shown. */
+static void decision_checked(struct agent_req *r, const struct agent_result *res, void *arg)
+{
+    struct job *j = arg;
+    (void)r;
+    j->approval_req = NULL;
+    json_t *run = res->status == 200 ? json_loadb(res->body, res->body_len, 0, NULL) : NULL;
+    const char *st = json_string_value(json_object_get(run, "status"));
+    unsigned char now[32];
+    fingerprint(json_object_get(run, "approval"), now);
+    bool same = st && strcmp(st, "waiting_for_approval") == 0 &&
+                crypto_equal(now, j->approval_fp, sizeof now);
+    json_decref(run);
+    if (!same || j->key == NULL || j->base_url == NULL) {
+        j->approval_fence = j->poll_seq; /* the next poll queues what it waits for now */
+        log_warn("task %s: the operator's decision was not sent to run %s: %s", j->id, j->run_id,
+                 res->status != 200 ? "the run could not be read"
+                                    : "it no longer waits for the approval that was decided");
+        return;
+    }
+    char path[200], body[32];
+    snprintf(path, sizeof path, "/v1/runs/%s/approval", j->run_id);
+    snprintf(body, sizeof body, "{\"choice\":\"%s\"}", j->approval_choice);
+    char *url = agentcfg_url(j->base_url, path);
+    struct agent_opts o = {.method = "POST", .url = url, .key = j->key, .body = body,
+                           .body_len = strlen(body), .connect_timeout_ms = CONNECT_TIMEOUT_MS,
+                           .deadline_ms = 30000, .max_response = RESPONSE_MAX,
+                           .on_done = decision_sent, .arg = j, .label = j->agent,
+                           .endpoint = "approval"};
+    j->approval_req = agent_request(j->b->http, &o);
+    free(url);
+}
+
+/* The queue's callback: approved → once; denied or timed out → deny, each sent once the run
+ * is seen still waiting for the same approval. Nothing is freed here. */
 static void on_decision(void *arg, enum approval_outcome outcome, const char *reason,
                         const char *decider)
 {
@@ -110,15 +158,14 @@ static void on_decision(void *arg, enum approval_outcome outcome, const char *re
              reason ? ": " : "", reason ? reason : "");
     if (j->key == NULL || j->base_url == NULL)
         return; /* the agent is gone: the run is followed as before */
-    char path[200], body[32];
-    snprintf(path, sizeof path, "/v1/runs/%s/approval", j->run_id);
-    snprintf(body, sizeof body, "{\"choice\":\"%s\"}", choice);
+    snprintf(j->approval_choice, sizeof j->approval_choice, "%s", choice);
+    char path[200];
+    snprintf(path, sizeof path, "/v1/runs/%s", j->run_id);
     char *url = agentcfg_url(j->base_url, path);
-    struct agent_opts o = {.method = "POST", .url = url, .key = j->key, .body = body,
-                           .body_len = strlen(body), .connect_timeout_ms = CONNECT_TIMEOUT_MS,
-                           .deadline_ms = 30000, .max_response = RESPONSE_MAX,
-                           .on_done = decision_sent, .arg = j, .label = j->agent,
-                           .endpoint = "approval"};
+    struct agent_opts o = {.method = "GET", .url = url, .key = j->key,
+                           .connect_timeout_ms = CONNECT_TIMEOUT_MS, .deadline_ms = 30000,
+                           .max_response = RESPONSE_MAX, .on_done = decision_checked, .arg = j,
+                           .label = j->agent, .endpoint = "run"};
     j->approval_req = agent_request(j->b->http, &o);
     free(url);
 }
@@ -149,6 +196,7 @@ static void queue_approval(struct job *j, json_t *approval)
     free(command);
     const char *id = approvals_add(b->approvals, who, tool, args, on_decision, j);
     json_decref(args);
+    fingerprint(approval, j->approval_fp);
     if (id) {
         snprintf(j->approval_id, sizeof j->approval_id, "%s", id);
         log_info("task %s: run %s waits for the operator's approval (id %s)", j->id, j->run_id,
@@ -172,10 +220,23 @@ void run_approval_seen(struct job *j, json_t *run)
         }
         return;
     }
+    json_t *approval = json_object_get(run, "approval");
+    if (j->approval_id[0] && !j->approval_req) {
+        unsigned char now[32];
+        fingerprint(approval, now);
+        if (crypto_equal(now, j->approval_fp, sizeof now))
+            return;
+        /* Answered at the agent meanwhile, and now it asks for something else. */
+        approvals_withdraw(j->b->approvals, j->approval_id);
+        log_info("task %s: run %s now waits for another approval; the request for the one "
+                 "before is withdrawn",
+                 j->id, j->run_id);
+        j->approval_id[0] = '\0';
+    }
     if (j->b->approvals == NULL || j->approval_id[0] || j->approval_req ||
         j->poll_seq <= j->approval_fence)
         return;
-    queue_approval(j, json_object_get(run, "approval"));
+    queue_approval(j, approval);
 }
 
 void run_approval_drop(struct job *j)

@@ -1616,9 +1616,10 @@ out:
  * the approval.request event carry the command, a description and the choices [R]. False when
  * the run must end: stopped (cancelled by the caller) or denied (failed, as the agent reports a
  * command the user refused). */
-static bool await_approval(struct run *run)
+static bool await_approval(struct run *run, const char *command)
 {
-    json_t *ask = json_pack("{s:s, s:s, s:[ssss]}", "command", run->plan.approval, "description",
+    run->choice[0] = '\0';
+    json_t *ask = json_pack("{s:s, s:s, s:[ssss]}", "command", command, "description",
                             "dangerous command needs approval", "choices", "once", "session",
                             "always", "deny");
     json_t *fields = json_pack("{s:O, s:s}", "approval", ask, "last_event", "approval.request");
@@ -1657,8 +1658,13 @@ static void *run_worker(void *arg)
     lock();
     set_status(run, "running", NULL);
     bool denied = false;
+    const char *asked = run->plan.approval;
     if (run->plan.approval && !run->stop)
-        denied = !await_approval(run) && run->choice[0];
+        denied = !await_approval(run, run->plan.approval) && run->choice[0];
+    if (run->plan.approval2 && !run->stop && !denied) {
+        asked = run->plan.approval2;
+        denied = !await_approval(run, run->plan.approval2) && run->choice[0];
+    }
     long long start = now_ms();
     bool cut = run->stop || denied;
     for (size_t k = 0; k < nsteps && !cut; k++) {
@@ -1696,7 +1702,7 @@ static void *run_worker(void *arg)
     } else if (denied) {
         struct sb m = {0};
         sb_adds(&m, "Command denied by the user: ");
-        sb_adds(&m, run->plan.approval);
+        sb_adds(&m, asked);
         finish(run, "failed", json_pack("{s:s}", "error", m.p));
         sb_free(&m);
     } else if (cut) {

@@ -145,6 +145,11 @@ static const char *directive(struct plan *p, const char *s, double scale)
         p->approval = xstrdup("rm -rf build/");
         return a;
     }
+    if (word_at(s, "approval2=", &a) && (a = read_value(a, &val))) {
+        free(p->approval2);
+        p->approval2 = val;
+        return a;
+    }
     if (word_at(s, "approval=", &a) && (a = read_value(a, &val))) {
         free(p->approval);
         p->approval = *val ? val : (free(val), xstrdup("rm -rf build/"));
@@ -231,6 +236,7 @@ void plan_cleanup(struct plan *p)
 {
     free(p->fail_msg);
     free(p->approval);
+    free(p->approval2);
     free(p->text);
     free(p->task);
     memset(p, 0, sizeof(*p));

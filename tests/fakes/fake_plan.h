@@ -16,6 +16,9 @@
  *   [approval]      runs only: before its work the run waits for approval of a command
  *                   (status waiting_for_approval, an `approval` field, an approval.request
  *                   event) until POST /v1/runs/{id}/approval; [approval=COMMAND] names it
+ *   [approval2=COMMAND] runs only: once the first approval is given, the run waits again, for
+ *                   COMMAND (an agent asking for a second command: the bridge must not let the
+ *                   operator's answer to the first reach the second)
  *
  * Without [text] or [json] the answer is the contract JSON, unfenced:
  *   {"status": "completed", "summary": "...", "artifacts": [], "next_steps": []}
@@ -40,6 +43,7 @@ struct plan {
     bool partial;
     bool orphan;
     char *approval; /* owned; [approval] / [approval=COMMAND]: the command awaiting approval */
+    char *approval2; /* owned; [approval2=COMMAND]: asked once the first is approved */
     bool json_fence;
     char *text; /* owned; [text=...] or NULL */
     long repeat; /* [repeat=N]: a [text=...] answer N times over (tests the bridge's caps) */

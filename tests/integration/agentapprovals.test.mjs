@@ -192,6 +192,37 @@ test('bridge: cancel, or an answer given at the agent, withdraws the entry', asy
   assert.equal(r.fake.received().filter((x) => x.path.endsWith('/approval')).length, 1, 'only the test answered the agent');
 });
 
+test('bridge: a run that goes on to ask for another command gets a new entry; the old one can no longer approve it', async (t) => {
+  const r = await rig();
+  t.after(() => r.close());
+  const task = await r.call('hermes_task', { task: 'two steps [approval=rm -rf first] [approval2=rm -rf second] [text=both done]', mode: 'async', id: 'appr-swap' });
+  const first = await waitingEntry(r, task.run_id);
+  assert.match(first.summary, /rm -rf first/);
+  // Answered at the agent itself; the run now waits for the second command.
+  assert.equal((await answer(r.fake, task.run_id, { choice: 'once' })).status, 200);
+  const second = await until(() => r.pending().find((p) => /rm -rf second/.test(p.summary)), 'the second command queued');
+  assert.notEqual(second.id, first.id);
+  assert.ok(!r.pending().some((p) => p.id === first.id), 'the entry for the first command withdrawn');
+  assert.equal(r.cli('approve', first.id).status, 1, 'the old entry approves nothing');
+  assert.equal(r.fake.received().filter((x) => x.path.endsWith('/approval')).length, 1, 'only the test answered so far');
+  assert.equal(r.cli('approve', second.id).status, 0);
+  assert.equal((await resultOf(r, 'appr-swap')).summary, 'both done');
+});
+
+test('bridge: a decision is sent only if the run still waits for what was decided (checked just before)', async (t) => {
+  const r = await rig({ HERMES_POLL_MS: '3000' }); // the bridge's next look at the run is far off
+  t.after(() => r.close());
+  const task = await r.call('hermes_task', { task: 'two steps [approval=rm -rf one] [approval2=rm -rf two] [text=fine]', mode: 'async', id: 'appr-late' });
+  const first = await waitingEntry(r, task.run_id);
+  assert.equal((await answer(r.fake, task.run_id, { choice: 'once' })).status, 200); // now it waits for "two"
+  assert.equal(r.cli('approve', first.id).status, 0); // decided on what the operator saw: "one"
+  await until(() => /the operator's decision was not sent to run \S+: it no longer waits for the approval that was decided/.test(r.srv.proc.stderrText), 'the stale decision held back');
+  assert.equal(r.fake.received().filter((x) => x.path.endsWith('/approval')).length, 1, '"two" was not approved by the decision on "one"');
+  const second = await until(() => r.pending().find((p) => /rm -rf two/.test(p.summary)), 'the second command queued', 15000);
+  assert.equal(r.cli('approve', second.id).status, 0);
+  assert.equal((await resultOf(r, 'appr-late')).summary, 'fine');
+});
+
 // A 2026-07-28 client of the tasks extension: its sync hermes_task runs as an agent run (an MCP
 // task), which the bridge follows; unanswered, the queue's timeout (approvals.timeout_s) denies.
 test('bridge: a sync task run as an MCP task is queued too; the queue timeout denies it', async (t) => {
