@@ -298,7 +298,12 @@ static void mask_token(struct buf *out, const char *t, size_t n, bool after_auth
         bool secret_name = name && approvals_key_is_secret(name);
         free(name);
         if (after_auth_word) {
+            /* "Authorization: Bearer abc" in quotes: the closing quote is not the token's */
+            size_t k = n;
+            while (k > 1 && strchr("\"'`,;)", t[k - 1]))
+                k--;
             buf_append(out, MASK, strlen(MASK));
+            buf_append(out, t + k, n - k);
         } else if (secret_name) {
             buf_append(out, t, name_len + 1);
             buf_append(out, MASK, strlen(MASK));
@@ -323,12 +328,48 @@ static void mask_token(struct buf *out, const char *t, size_t n, bool after_auth
     }
 }
 
-/* s with each whitespace-separated token masked as needed (see mask_token). */
-static json_t *mask_string(const char *s)
+/* Command-line options that carry a password: `--password=x` (any --NAME=value whose NAME says
+ * secret), `curl -u user:pass` / `--user=user:pass` (the part after the colon), `mysql -pPASS`
+ * (glued; -p followed by digits only is a port). True when t was handled. */
+static bool mask_option(struct buf *out, const char *t, size_t n, bool after_user_opt)
+{
+    const char *eq = memchr(t, '=', n);
+    if (n > 2 && t[0] == '-' && t[1] == '-' && eq) {
+        char *name = xstrndup(t + 2, (size_t)(eq - t - 2));
+        bool user = strcmp(name, "user") == 0, secret = approvals_key_is_secret(name);
+        free(name);
+        const char *colon = user ? memchr(eq, ':', n - (size_t)(eq - t)) : NULL;
+        if (secret || colon) {
+            const char *keep_to = secret ? eq + 1 : colon + 1;
+            buf_append(out, t, (size_t)(keep_to - t));
+            buf_append(out, MASK, strlen(MASK));
+            return true;
+        }
+        return false;
+    }
+    if (after_user_opt) {
+        const char *colon = memchr(t, ':', n);
+        if (colon && colon + 1 < t + n) {
+            buf_append(out, t, (size_t)(colon + 1 - t));
+            buf_append(out, MASK, strlen(MASK));
+            return true;
+        }
+        return false;
+    }
+    if (n > 4 && t[0] == '-' && t[1] == 'p' && strspn(t + 2, "0123456789:") < n - 2) {
+        buf_append(out, "-p", 2);
+        buf_append(out, MASK, strlen(MASK));
+        return true;
+    }
+    return false;
+}
+
+/* s with each whitespace-separated token masked as needed (see mask_token); caller frees. */
+char *approvals_mask_text(const char *s)
 {
     struct buf out;
     buf_init(&out, 0);
-    bool after_auth_word = false;
+    bool after_auth_word = false, after_user_opt = false;
     const char *p = s;
     while (*p) {
         size_t gap = strspn(p, " \t\r\n");
@@ -337,13 +378,35 @@ static json_t *mask_string(const char *s)
         size_t n = strcspn(p, " \t\r\n");
         if (!n)
             break;
-        mask_token(&out, p, n, after_auth_word);
-        after_auth_word = (n == 6 && !strncasecmp(p, "bearer", 6)) ||
-                          (n == 5 && !strncasecmp(p, "basic", 5));
+        /* Quotes and brackets around a token are the shell's or the prose's, not the token's:
+         * 'ghp_...' is a key all the same. */
+        size_t lead = strspn(p, "\"'`([{"), trail = 0;
+        if (lead > n)
+            lead = n;
+        while (trail < n - lead && strchr("\"'`)]},;", p[n - 1 - trail]))
+            trail++;
+        const char *core = p + lead;
+        size_t k = n - lead - trail;
+        buf_append(&out, p, lead);
+        if (k && (after_auth_word || !mask_option(&out, core, k, after_user_opt)))
+            mask_token(&out, core, k, after_auth_word);
+        buf_append(&out, core + k, trail);
+        after_auth_word = (k == 6 && !strncasecmp(core, "bearer", 6)) ||
+                          (k == 5 && !strncasecmp(core, "basic", 5));
+        after_user_opt = (k == 2 && !strncmp(core, "-u", 2)) ||
+                         (k == 6 && !strncmp(core, "--user", 6));
         p += n;
     }
-    json_t *j = json_string(out.data ? out.data : "");
+    char *text = xstrdup(out.data ? out.data : "");
     buf_cleanup(&out);
+    return text;
+}
+
+static json_t *mask_string(const char *s)
+{
+    char *text = approvals_mask_text(s);
+    json_t *j = json_string(text);
+    free(text);
     return j ? j : json_string(MASK);
 }
 

@@ -55,6 +55,10 @@ json_t *approvals_show_json(const struct approvals *q, const char *id);
 
 /* The masked, capped one-line summary of args (a JSON text); caller frees. */
 char *approvals_summarize(const json_t *args, size_t cap);
+/* text with every credential in it masked, token by token (Bearer/Basic credentials, a URL's
+ * password, NAME=value with a secret NAME, --password=x, curl -u user:pass, mysql -pPASS, known
+ * key prefixes, random-looking tokens; paths kept): for any text the queue shows. Caller frees. */
+char *approvals_mask_text(const char *text);
 /* True for an object key whose value must not be shown (key, token, secret, password, ...). */
 bool approvals_key_is_secret(const char *key);
 /* True for a long string that looks like a credential (no spaces, mixed, high entropy). */

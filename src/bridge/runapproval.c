@@ -33,35 +33,6 @@
 #include "tasks.h"
 
 #define TOOL_TEXT_MAX 120 /* bytes of the agent's description shown as the queue's tool */
-#define MASK "***"
-
-/* Replaces in place every word of s (split at spaces, quotes and punctuation) that looks like a
- * credential: a command line may carry a token where no key names it (a URL's user:token@). */
-static void mask_words(char *s)
-{
-    static const char seps[] = " \t\r\n\"'=:,;`@&?()[]{}<>|";
-    char *out = s;
-    for (const char *p = s; *p;) {
-        size_t sep = strspn(p, seps);
-        memmove(out, p, sep);
-        out += sep;
-        p += sep;
-        size_t n = strcspn(p, seps);
-        if (n == 0)
-            continue;
-        char *word = xstrndup(p, n);
-        if (approvals_value_looks_secret(word)) {
-            memcpy(out, MASK, strlen(MASK) < n ? strlen(MASK) : n);
-            out += strlen(MASK) < n ? strlen(MASK) : n;
-        } else {
-            memmove(out, p, n);
-            out += n;
-        }
-        free(word);
-        p += n;
-    }
-    *out = '\0';
-}
 
 /* The caller whose task it is, as the queue names principals (the gateway's rule: a principal's
  * name, "-" for a caller without one), from request.json; NULL while that file is still being
@@ -179,8 +150,7 @@ static void queue_approval(struct job *j, json_t *approval)
     const char *desc = json_string_value(json_object_get(approval, "description"));
     const char *cmd = json_string_value(json_object_get(approval, "command"));
     char tool[TOOL_TEXT_MAX + 220]; /* agent and run (up to 64 and 127 bytes), the text */
-    char *text = xstrdup(desc && *desc ? desc : cmd && *cmd ? cmd : "approval requested");
-    mask_words(text);
+    char *text = approvals_mask_text(desc && *desc ? desc : cmd && *cmd ? cmd : "approval requested");
     if (strlen(text) > TOOL_TEXT_MAX) { /* cut on a character boundary */
         size_t cut = TOOL_TEXT_MAX - 3;
         while (cut > 0 && ((unsigned char)text[cut] & 0xC0) == 0x80)
@@ -190,8 +160,7 @@ static void queue_approval(struct job *j, json_t *approval)
     /* The run id is named here: in the arguments it would be masked (it looks random). */
     snprintf(tool, sizeof tool, "agent %s run %s: %s", j->agent, j->run_id, text);
     free(text);
-    char *command = xstrdup(cmd ? cmd : "");
-    mask_words(command);
+    char *command = approvals_mask_text(cmd ? cmd : "");
     json_t *args = json_pack("{s:s, s:s}", "command", command, "task_id", j->id);
     free(command);
     const char *id = approvals_add(b->approvals, who, tool, args, on_decision, j);

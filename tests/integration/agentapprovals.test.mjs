@@ -163,13 +163,15 @@ test('bridge: an async task waiting for approval is queued with its caller; appr
 test('bridge: deny answers the agent with deny; the task ends as the agent reports it', async (t) => {
   const r = await rig();
   t.after(() => r.close());
-  const task = await r.call('hermes_task', { task: 'drop it [approval=dropdb prod]', mode: 'async', id: 'appr-2' });
+  const task = await r.call('hermes_task', { task: 'drop it [approval=PGPASSWORD=hunter2 dropdb -U admin prod]', mode: 'async', id: 'appr-2' });
   const entry = await waitingEntry(r, task.run_id);
+  assert.ok(!JSON.stringify(r.pending()).includes('hunter2'), 'the password on the command line is masked');
+  assert.match(entry.summary, /PGPASSWORD=\*\*\* dropdb -U admin prod/);
   const no = r.cli('deny', entry.id, '--reason', 'not today');
   assert.equal(no.status, 0, no.stderr);
   const res = await resultOf(r, 'appr-2');
   assert.equal(res.status, 'failed');
-  assert.match(res.summary, /denied.*dropdb prod/);
+  assert.match(res.summary, /denied.*dropdb -U admin prod/);
   assert.deepEqual(r.fake.received().filter((x) => x.path.endsWith('/approval')).map((x) => x.body), [{ choice: 'deny' }]);
   assert.deepEqual(r.pending(), []);
 });

@@ -235,7 +235,7 @@ static void secrets_inside_strings_are_masked_token_by_token(void **state)
     assert_null(strstr(s, "ghp_Zq8v"));
     assert_null(strstr(s, "x9Kq2LmP7vR4tW8yZ3nB6cF1hJ5dG0sA"));
     /* What is not secret stays readable around the masks. */
-    assert_non_null(strstr(s, "curl -H 'Authorization: Bearer *** https://bob:***@example.com/x "
+    assert_non_null(strstr(s, "curl -H 'Authorization: Bearer ***' https://bob:***@example.com/x "
                               "https://***@github.com/o/r"));
     assert_non_null(strstr(s, "OPENAI_API_KEY=*** DEBUG=1"));
     assert_non_null(strstr(s, "/home/alice/projects/a1b2c3d4e5f6g7h8i9j0k1l2m3n4o5p6/report.txt"));
@@ -243,6 +243,31 @@ static void secrets_inside_strings_are_masked_token_by_token(void **state)
     assert_non_null(strstr(s, "deploy the *** token now"));
     free(s);
     json_decref(args);
+}
+
+/* The text of a command (an agent's approval): passwords on command lines, quoted keys. */
+static void command_lines_lose_their_passwords(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *in, *out;
+    } cases[] = {
+        {"PGPASSWORD=hunter2 psql -h db", "PGPASSWORD=*** psql -h db"},
+        {"export OPENAI_API_KEY=abc", "export OPENAI_API_KEY=***"},
+        {"curl -H \"Authorization: Bearer abc\" https://x", "curl -H \"Authorization: Bearer ***\" https://x"},
+        {"curl -u alice:hunter2 https://x", "curl -u alice:*** https://x"},
+        {"curl --user=alice:hunter2 https://x", "curl --user=alice:*** https://x"},
+        {"mysql -uroot -phunter2 db", "mysql -uroot -p*** db"},
+        {"tool --password=hunter2 --api-key=abc --verbose=2", "tool --password=*** --api-key=*** --verbose=2"},
+        {"echo 'ghp_Zq8vK2mN4xT7wR1yB5cH9jL3p' > f", "echo '***' > f"},
+        {"ssh -p2222 host && docker run -p 8080:80 img", "ssh -p2222 host && docker run -p 8080:80 img"},
+        {"rm -rf build/ && mkdir -p out", "rm -rf build/ && mkdir -p out"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        char *m = approvals_mask_text(cases[i].in);
+        assert_string_equal(m, cases[i].out);
+        free(m);
+    }
 }
 
 static void a_secret_key_name_counts_whole(void **state)
@@ -296,6 +321,7 @@ int main(void)
         cmocka_unit_test(summaries_are_capped_on_a_character_boundary),
         cmocka_unit_test(secret_heuristics),
         cmocka_unit_test(secrets_inside_strings_are_masked_token_by_token),
+        cmocka_unit_test(command_lines_lose_their_passwords),
         cmocka_unit_test(a_secret_key_name_counts_whole),
         cmocka_unit_test(show_gives_the_whole_masked_arguments),
     };
