@@ -101,10 +101,18 @@ static void on_timeout(struct loop *l, void *arg)
     pending_free(p);
 }
 
+size_t approvals_count_for(const struct approvals *q, const char *principal)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < q->n; i++)
+        n += strcmp(q->items[i]->principal, principal ? principal : "-") == 0;
+    return n;
+}
+
 const char *approvals_add(struct approvals *q, const char *principal, const char *tool,
                           const json_t *args, approval_cb *cb, void *arg)
 {
-    if (q->n >= APPROVALS_MAX_PENDING)
+    if (q->n >= APPROVALS_MAX_PENDING || approvals_count_for(q, principal) >= APPROVALS_PER_PRINCIPAL)
         return NULL;
     struct pending *p = xcalloc(1, sizeof *p);
     if (!crypto_random_hex(p->id, APPROVALS_ID_HEX / 2)) {

@@ -130,13 +130,17 @@ void gw_approval_wait(struct gw_tool *t, struct mcp_call *call, json_t *args, ui
 {
     struct approvals *q = t->up->gw->approvals;
     struct gw_wait *w = xcalloc(1, sizeof *w);
-    const char *id = q ? approvals_add(q, asker(call), t->exposed, args, on_decision, w) : NULL;
+    const char *who = asker(call);
+    const char *id = q ? approvals_add(q, who, t->exposed, args, on_decision, w) : NULL;
     if (id == NULL) {
         free(w);
         answer_denied(t, call, started_us,
-                      q ? "the approval queue is full; call it again later"
-                        : "this tool needs the operator's approval and there is no approval "
-                          "channel: denied");
+                      !q ? "this tool needs the operator's approval and there is no approval "
+                           "channel: denied"
+                      : approvals_count_for(q, who) >= APPROVALS_PER_PRINCIPAL
+                          ? "too many of your calls wait for the operator already (16); call it "
+                            "again once they are decided"
+                          : "the approval queue is full; call it again later");
         return;
     }
     w->t = t;

@@ -11,11 +11,12 @@
 // name of each call it receives to a file: a call not approved never reaches it.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { readFileSync, existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { readFileSync, existsSync, mkdtempSync, rmSync, writeFileSync, chmodSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { execFile } from 'node:child_process';
+import { execFile, spawnSync } from 'node:child_process';
 import http from 'node:http';
+import { createHash } from 'node:crypto';
 import { ROOT, HERMES, startHermes, until, jsonLines, gatewayFile, sdkClient } from './lib.mjs';
 
 const FAKE = join(ROOT, 'tests/fakes/fake-upstream.mjs');
@@ -53,6 +54,10 @@ before(async () => { srv = await startWith(600); });
 after(async () => {
   if (srv) assert.equal(await srv.stop(), 0);
   rmSync(dir, { recursive: true, force: true });
+});
+
+test('the start warns that a process of the same uid outside the server can approve, naming the README section', () => {
+  assert.match(srv.proc.stderrText, /approve guards: `hermes-mcp approve` is heard from uid \d+ outside this server's process tree.*"Approvals: who can decide"/);
 });
 
 test('an unguarded tool does not wait; the queue is empty', async () => {
@@ -142,8 +147,12 @@ test('the client hanging up (the HTTP connection closed) withdraws its request',
   req.end(JSON.stringify({ jsonrpc: '2.0', id: 77, method: 'tools/call',
     params: { name: 'fake__echo', arguments: { message: 'hang up' } } }));
   const [p] = await waitListed(1);
+  const withdrawn = audited().filter((l) => l.status === 'withdrawn').length;
   req.destroy();
   await waitListed(0);
+  const line = await until(() => audited().filter((l) => l.status === 'withdrawn')[withdrawn], 'the audit line of the hang-up');
+  assert.equal(line.decided_by, 'withdrawn');
+  assert.equal(line.tool, 'fake__echo');
   const late = await cli(srv, 'approve', p.id);
   assert.equal(late.code, 1);
   assert.equal(upstreamCalls().length, 1);
@@ -189,4 +198,77 @@ test('without a server the CLI says so', async () => {
   assert.equal(r.code, 1);
   assert.match(r.stderr, /no server is running/);
   rmSync(d, { recursive: true, force: true });
+});
+
+test('approvals.timeout_s not shorter than MCP_CALL_TIMEOUT_S refuses the start, naming both', () => {
+  const d = mkdtempSync(join(tmpdir(), 'hm-approvals-limit-'));
+  try {
+    const gw = gatewayFile(d, 'approvals: {timeout_s: 120}\nupstreams: {}\n');
+    const env = join(d, 'limit.env');
+    writeFileSync(env, `MCP_PORT=1\nMCP_AUTH_TOKEN=${'a'.repeat(64)}\nGATEWAY_FILE=${gw}\nMCP_CALL_TIMEOUT_S=60\nAGENTS_FILE=${join(d, 'agents.yaml')}\n`);
+    chmodSync(env, 0o600);
+    const r = spawnSync(HERMES, ['serve', '--env-file', env], { encoding: 'utf8', timeout: 10000 });
+    assert.equal(r.status, 2, r.stderr);
+    assert.match(r.stderr, /approvals\.timeout_s \(120 s\) must be shorter than MCP_CALL_TIMEOUT_S \(60 s\)/);
+  } finally { rmSync(d, { recursive: true, force: true }); }
+});
+
+test('one principal cannot fill the operator\'s queue: past 16 waiting its calls are denied at once, another principal still queues', async () => {
+  const d = mkdtempSync(join(tmpdir(), 'hm-approvals-share-'));
+  const other = 'b'.repeat(64);
+  const tokens = join(d, 'tokens.yaml');
+  writeFileSync(tokens, 'tokens:\n  - name: other\n' +
+    `    sha256: ${createHash('sha256').update(other).digest('hex')}\n    scopes: [gateway:fake]\n`);
+  chmodSync(tokens, 0o600);
+  const gw = gatewayFile(d, `upstreams:\n  fake:\n    command: ${JSON.stringify(process.execPath)}\n` +
+    `    args: ${JSON.stringify([FAKE, '--calls', join(d, 'calls')])}\n` +
+    '    tools: {include: [echo], guard: {echo: approve}}\n');
+  const s = await startHermes({ GATEWAY_FILE: gw, TOKENS_FILE: tokens });
+  const { client: mine } = await sdkClient(s, 'approvals-share');
+  const { client: theirs } = await sdkClient({ ...s, auth: { Authorization: `Bearer ${other}` } }, 'approvals-share-2');
+  try {
+    const held = Array.from({ length: 16 }, (_, i) =>
+      mine.callTool({ name: 'fake__echo', arguments: { message: `m${i}` } }, undefined, { timeout: 60000 }).catch((e) => e));
+    await waitListed(16, s);
+    const over = await mine.callTool({ name: 'fake__echo', arguments: { message: 'one too many' } });
+    assert.equal(over.structuredContent?.error, 'approval_denied', JSON.stringify(over));
+    assert.match(over.structuredContent.message, /too many of your calls wait for the operator/);
+    const waiting = theirs.callTool({ name: 'fake__echo', arguments: { message: 'theirs' } }, undefined, { timeout: 60000 }).catch((e) => e);
+    const list = await waitListed(17, s);
+    assert.equal(list.filter((p) => p.principal === 'other').length, 1);
+    assert.equal(list.filter((p) => p.principal === 'owner').length, 16);
+    assert.equal(await s.stop(), 0); // SIGTERM denies them all
+    for (const r of [...await Promise.all(held), await waiting])
+      assert.ok(r instanceof Error || r.structuredContent?.error === 'approval_denied', JSON.stringify(r));
+    assert.ok(!existsSync(join(d, 'calls')) || !readFileSync(join(d, 'calls'), 'utf8').includes('echo'), 'none reached the upstream');
+  } finally {
+    await mine.close().catch(() => {});
+    await theirs.close().catch(() => {});
+    rmSync(d, { recursive: true, force: true });
+  }
+});
+
+test('approved while its upstream is down: answered upstream_unavailable at once, never left hanging', async () => {
+  const d = mkdtempSync(join(tmpdir(), 'hm-approvals-down-'));
+  const gw = gatewayFile(d, `upstreams:\n  fake:\n    command: ${JSON.stringify(process.execPath)}\n` +
+    `    args: ${JSON.stringify([FAKE, '--starts', join(d, 'starts'), '--fail-starts', '50', '--calls', join(d, 'calls')])}\n` +
+    '    tools: {include: [echo, crash], guard: {echo: approve}}\n');
+  const s = await startHermes({ GATEWAY_FILE: gw });
+  const { client } = await sdkClient(s, 'approvals-down');
+  try {
+    const waiting = client.callTool({ name: 'fake__echo', arguments: { message: 'later' } }, undefined, { timeout: 60000 });
+    const [p] = await waitListed(1, s);
+    await client.callTool({ name: 'fake__crash', arguments: {} }); // it fails every start from now on
+    await until(async () => (await (await fetch(`${s.base}/readyz`)).json()).upstreams.fake.state !== 'ready', 'the upstream down');
+    const t0 = Date.now();
+    assert.equal((await cli(s, 'approve', p.id)).code, 0);
+    const r = await waiting;
+    assert.ok(Date.now() - t0 < 5000, `answered after ${Date.now() - t0} ms`);
+    assert.equal(r.structuredContent?.error, 'upstream_unavailable', JSON.stringify(r));
+    assert.ok(!readFileSync(join(d, 'calls'), 'utf8').split('\n').includes('echo'), 'never sent');
+  } finally {
+    await client.close().catch(() => {});
+    assert.equal(await s.stop(), 0);
+    rmSync(d, { recursive: true, force: true });
+  }
 });

@@ -6,6 +6,7 @@
 #include <stdint.h>
 #include <cmocka.h>
 #include <stdlib.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "approvals.h"
@@ -149,10 +150,32 @@ static void the_queue_is_capped(void **state)
     struct loop *l = loop_new();
     struct approvals *q = approvals_new(l, 600);
     struct seen s = {0};
-    for (unsigned i = 0; i < APPROVALS_MAX_PENDING; i++)
-        assert_non_null(approvals_add(q, "p", "t", NULL, record, &s));
-    assert_null(approvals_add(q, "p", "t", NULL, record, &s));
+    char who[32];
+    for (unsigned i = 0; i < APPROVALS_MAX_PENDING; i++) {
+        snprintf(who, sizeof who, "p%u", i / APPROVALS_PER_PRINCIPAL);
+        assert_non_null(approvals_add(q, who, "t", NULL, record, &s));
+    }
+    assert_null(approvals_add(q, "someone-new", "t", NULL, record, &s));
     assert_int_equal(approvals_pending(q), APPROVALS_MAX_PENDING);
+    approvals_free(q);
+    loop_free(l);
+}
+
+/* One caller cannot fill the operator's queue: past its share it is refused, others are not. */
+static void each_principal_has_a_share(void **state)
+{
+    (void)state;
+    struct loop *l = loop_new();
+    struct approvals *q = approvals_new(l, 600);
+    struct seen s = {0};
+    const char *last = NULL;
+    for (unsigned i = 0; i < APPROVALS_PER_PRINCIPAL; i++)
+        assert_non_null(last = approvals_add(q, "greedy", "t", NULL, record, &s));
+    assert_null(approvals_add(q, "greedy", "t", NULL, record, &s));
+    assert_int_equal(approvals_count_for(q, "greedy"), APPROVALS_PER_PRINCIPAL);
+    assert_non_null(approvals_add(q, "other", "t", NULL, record, &s));
+    approvals_withdraw(q, last); /* one decided: room for one more */
+    assert_non_null(approvals_add(q, "greedy", "t", NULL, record, &s));
     approvals_free(q);
     loop_free(l);
 }
@@ -317,6 +340,7 @@ int main(void)
         cmocka_unit_test(an_undecided_request_times_out_denied),
         cmocka_unit_test(a_stopping_server_denies_each_pending_request_once),
         cmocka_unit_test(the_queue_is_capped),
+        cmocka_unit_test(each_principal_has_a_share),
         cmocka_unit_test(summaries_mask_secrets),
         cmocka_unit_test(summaries_are_capped_on_a_character_boundary),
         cmocka_unit_test(secret_heuristics),
