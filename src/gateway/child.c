@@ -577,7 +577,9 @@ pid_t child_pid(const struct child *c)
 
 /* A child being stopped: SIGTERM sent, SIGKILL of its group at kill_at. Polled on the loop
  * timer until reaped, so a child slow to die (ignoring SIGTERM, or stuck in the kernel) never
- * blocks the loop; child_reap_all bounds the wait at exit. */
+ * blocks the loop; child_reap_all bounds the wait at exit. Signalling by pid is safe here: only
+ * this module reaps these pids (the subreaper asks child_owns), and a pid is not reused before
+ * it is reaped, so no pidfd is needed to avoid signalling a stranger. */
 struct reaping {
     struct reaping *next;
     struct loop *loop;
