@@ -164,7 +164,15 @@ static bool load_gateway_file(const struct config *cfg, const char *env_file)
         fprintf(stderr, "hermes-mcp: %s\n", err);
         return false;
     }
-    if (cfg->call_timeout_ms && (uint64_t)the_gwfile.approvals_timeout_s * 1000 >= cfg->call_timeout_ms) {
+    bool approve_guards = false;
+    for (size_t i = 0; i < the_gwfile.nup; i++) {
+        const char *glob;
+        json_t *how;
+        json_object_foreach(the_gwfile.up[i].guard, glob, how)
+            approve_guards |= json_is_string(how) && strcmp(json_string_value(how), "approve") == 0;
+    }
+    if (approve_guards && cfg->call_timeout_ms &&
+        (uint64_t)the_gwfile.approvals_timeout_s * 1000 >= cfg->call_timeout_ms) {
         /* The engine would end a waiting call first, and it would look withdrawn. */
         fprintf(stderr,
                 "hermes-mcp: gateway file %s: approvals.timeout_s (%u s) must be shorter than "
@@ -173,13 +181,6 @@ static bool load_gateway_file(const struct config *cfg, const char *env_file)
                 cfg->gateway_file, the_gwfile.approvals_timeout_s, cfg->call_timeout_ms / 1000);
         gwfile_cleanup(&the_gwfile);
         return false;
-    }
-    bool approve_guards = false;
-    for (size_t i = 0; i < the_gwfile.nup; i++) {
-        const char *glob;
-        json_t *how;
-        json_object_foreach(the_gwfile.up[i].guard, glob, how)
-            approve_guards |= json_is_string(how) && strcmp(json_string_value(how), "approve") == 0;
     }
     if (approve_guards)
         log_warn("gateway: approve guards: `hermes-mcp approve` is heard from uid %u outside this "

@@ -336,35 +336,88 @@ static void mask_token(struct buf *out, const char *t, size_t n, bool after_auth
     }
 }
 
-/* Command-line options that carry a password: `--password=x` (any --NAME=value whose NAME says
- * secret), `curl -u user:pass` / `--user=user:pass` (the part after the colon), `mysql -pPASS`
- * (glued; -p followed by digits only is a port). True when t was handled. */
-static bool mask_option(struct buf *out, const char *t, size_t n, bool after_user_opt)
+/* What earlier tokens of a command line say about the next one. */
+struct cmdline {
+    bool mysql;       /* a mysql/mysqldump/mariadb word came: -pPASS is a password */
+    bool value_next;  /* the token before takes a secret value: --password X, sshpass -p X,
+                         redis-cli -a X */
+    bool user_next;   /* -u / --user: user:password follows */
+    bool sshpass, redis;
+};
+
+static bool word_is(const char *t, size_t n, const char *word)
 {
+    const char *slash = memrchr(t, '/', n); /* /usr/bin/mysql too */
+    if (slash) {
+        n -= (size_t)(slash + 1 - t);
+        t = slash + 1;
+    }
+    return n == strlen(word) && strncmp(t, word, n) == 0;
+}
+
+static void mask_user_pass(struct buf *out, const char *t, size_t n, const char *from)
+{
+    const char *colon = memchr(from, ':', n - (size_t)(from - t));
+    if (colon && colon + 1 < t + n) {
+        buf_append(out, t, (size_t)(colon + 1 - t));
+        buf_append(out, MASK, strlen(MASK));
+    } else {
+        buf_append(out, t, n);
+    }
+}
+
+/* Command-line options that carry a password: --NAME=value and `--NAME value` whose NAME says
+ * secret, `curl -u user:pass` / `-uuser:pass` / `--user=user:pass` (the part after the colon),
+ * `mysql -pPASS` (glued, after a mysql word), `sshpass -p X`, `redis-cli -a X`. True when t
+ * was written to out. */
+static bool mask_option(struct buf *out, const char *t, size_t n, struct cmdline *cl)
+{
+    bool value_next = cl->value_next, user_next = cl->user_next;
+    cl->value_next = cl->user_next = false;
+    if (word_is(t, n, "mysql") || word_is(t, n, "mysqldump") || word_is(t, n, "mysqladmin") ||
+        word_is(t, n, "mariadb"))
+        cl->mysql = true;
+    cl->sshpass |= word_is(t, n, "sshpass");
+    cl->redis |= word_is(t, n, "redis-cli");
+    if (value_next) {
+        buf_append(out, MASK, strlen(MASK));
+        return true;
+    }
+    if (user_next) {
+        mask_user_pass(out, t, n, t);
+        return true;
+    }
     const char *eq = memchr(t, '=', n);
-    if (n > 2 && t[0] == '-' && t[1] == '-' && eq) {
-        char *name = xstrndup(t + 2, (size_t)(eq - t - 2));
+    if (n > 2 && t[0] == '-' && t[1] == '-') {
+        char *name = xstrndup(t + 2, eq ? (size_t)(eq - t - 2) : n - 2);
         bool user = strcmp(name, "user") == 0, secret = approvals_key_is_secret(name);
         free(name);
-        const char *colon = user ? memchr(eq, ':', n - (size_t)(eq - t)) : NULL;
-        if (secret || colon) {
-            const char *keep_to = secret ? eq + 1 : colon + 1;
-            buf_append(out, t, (size_t)(keep_to - t));
+        if (!eq) {
+            cl->value_next = secret;
+            cl->user_next = user;
+            return false;
+        }
+        if (secret) {
+            buf_append(out, t, (size_t)(eq + 1 - t));
             buf_append(out, MASK, strlen(MASK));
+            return true;
+        }
+        if (user) {
+            mask_user_pass(out, t, n, eq);
             return true;
         }
         return false;
     }
-    if (after_user_opt) {
-        const char *colon = memchr(t, ':', n);
-        if (colon && colon + 1 < t + n) {
-            buf_append(out, t, (size_t)(colon + 1 - t));
-            buf_append(out, MASK, strlen(MASK));
-            return true;
-        }
+    if (n == 2 && t[0] == '-') {
+        cl->user_next = t[1] == 'u';
+        cl->value_next = (t[1] == 'p' && cl->sshpass) || (t[1] == 'a' && cl->redis);
         return false;
     }
-    if (n > 4 && t[0] == '-' && t[1] == 'p' && strspn(t + 2, "0123456789:") < n - 2) {
+    if (n > 2 && t[0] == '-' && t[1] == 'u' && memchr(t, ':', n)) { /* -uuser:pass */
+        mask_user_pass(out, t, n, t);
+        return true;
+    }
+    if (n > 2 && t[0] == '-' && t[1] == 'p' && cl->mysql) {
         buf_append(out, "-p", 2);
         buf_append(out, MASK, strlen(MASK));
         return true;
@@ -377,7 +430,8 @@ char *approvals_mask_text(const char *s)
 {
     struct buf out;
     buf_init(&out, 0);
-    bool after_auth_word = false, after_user_opt = false;
+    bool after_auth_word = false;
+    struct cmdline cl = {0};
     const char *p = s;
     while (*p) {
         size_t gap = strspn(p, " \t\r\n");
@@ -396,13 +450,11 @@ char *approvals_mask_text(const char *s)
         const char *core = p + lead;
         size_t k = n - lead - trail;
         buf_append(&out, p, lead);
-        if (k && (after_auth_word || !mask_option(&out, core, k, after_user_opt)))
+        if (k && !mask_option(&out, core, k, &cl))
             mask_token(&out, core, k, after_auth_word);
         buf_append(&out, core + k, trail);
         after_auth_word = (k == 6 && !strncasecmp(core, "bearer", 6)) ||
                           (k == 5 && !strncasecmp(core, "basic", 5));
-        after_user_opt = (k == 2 && !strncmp(core, "-u", 2)) ||
-                         (k == 6 && !strncmp(core, "--user", 6));
         p += n;
     }
     char *text = xstrdup(out.data ? out.data : "");

@@ -90,6 +90,7 @@ struct job {
     char approval_id[33];
     unsigned char approval_fp[32]; /* SHA-256 of the approval field that entry was queued for */
     char approval_choice[8];       /* the decision being checked and sent (once|deny) */
+    bool approval_full_said;       /* the queue was full for it: logged once */
     struct agent_req *approval_req;
     unsigned long poll_seq, approval_fence;
 };

@@ -68,9 +68,15 @@ static void decision_sent(struct agent_req *r, const struct agent_result *res, v
                  j->id, j->run_id, res->status);
 }
 
+/* What the operator decides on: the command, its description and the choices (not the whole
+ * field, which an agent may extend with something that changes at each poll). */
 static void fingerprint(json_t *approval, unsigned char out[32])
 {
-    char *text = json_dumps(approval, JSON_COMPACT | JSON_SORT_KEYS | JSON_ENCODE_ANY);
+    json_t *what = json_pack("{s:O*, s:O*, s:O*}", "command", json_object_get(approval, "command"),
+                             "description", json_object_get(approval, "description"), "choices",
+                             json_object_get(approval, "choices"));
+    char *text = json_dumps(what, JSON_COMPACT | JSON_SORT_KEYS | JSON_ENCODE_ANY);
+    json_decref(what);
     crypto_sha256(text ? text : "", text ? strlen(text) : 0, out);
     free(text);
 }
@@ -170,9 +176,11 @@ static void queue_approval(struct job *j, json_t *approval)
         snprintf(j->approval_id, sizeof j->approval_id, "%s", id);
         log_info("task %s: run %s waits for the operator's approval (id %s)", j->id, j->run_id,
                  id);
-    } else {
-        log_warn("task %s: run %s waits for approval, but the operator's queue is full", j->id,
-                 j->run_id);
+    } else if (!j->approval_full_said) { /* said once per run, not at every poll */
+        j->approval_full_said = true;
+        log_warn("task %s: run %s waits for approval, but the operator's queue is full (or %s "
+                 "has %u requests waiting already); it is queued once there is room",
+                 j->id, j->run_id, who, APPROVALS_PER_PRINCIPAL);
     }
     free(who);
 }

@@ -119,7 +119,9 @@ static void free_strv(char **v)
 
 /* Before fork: the highest fd open in this process, so the child's fallback below loops over
  * what is open, not over RLIMIT_NOFILE (the server raises it to the hard limit: up to ~1M
- * fcntl calls per start). -1 when /proc cannot tell. */
+ * fcntl calls per start). -1 when /proc cannot tell. On kernels without close_range, an fd a
+ * libcurl thread opens between this scan and the fork could reach the child; such fds are
+ * opened close-on-exec by libcurl and glibc, so exec drops them anyway. */
 static int highest_open_fd(void)
 {
     DIR *d = opendir("/proc/self/fd");

@@ -133,7 +133,6 @@ static void unavailable(struct gw_call *gc)
     else
         snprintf(msg, sizeof msg, "upstream %s is not available (%s); retry later", u->cfg->name,
                  u->error ? u->error : "not started");
-    gw_relay_give_back(gc); /* no answer came: the caller may try its round again */
     record_call(gc, toolerr_name(TE_UPSTREAM_UNAVAILABLE));
     mcp_call_result_take(gc->call,
                          tool_error_json(TE_UPSTREAM_UNAVAILABLE, retry_in, "%s", msg));
@@ -270,6 +269,7 @@ static void send_call(struct gw_call *gc)
 {
     struct upstream *u = gc->up;
     if (!send_request(gc)) {
+        gw_relay_give_back(gc); /* nothing reached the upstream: the round may be tried again */
         unavailable(gc);
         call_free(gc);
         return;
@@ -329,6 +329,7 @@ void gw_calls_fail_waiting(struct upstream *u)
     while (u->wait_head) {
         struct gw_call *gc = u->wait_head;
         dequeue(u, gc);
+        gw_relay_give_back(gc); /* never sent: the round may be tried again */
         unavailable(gc);
         call_free(gc);
     }

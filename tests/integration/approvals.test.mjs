@@ -200,10 +200,15 @@ test('without a server the CLI says so', async () => {
   rmSync(d, { recursive: true, force: true });
 });
 
-test('approvals.timeout_s not shorter than MCP_CALL_TIMEOUT_S refuses the start, naming both', () => {
+test('with approve guards, approvals.timeout_s not shorter than MCP_CALL_TIMEOUT_S refuses the start, naming both; without guards it does not matter', async () => {
   const d = mkdtempSync(join(tmpdir(), 'hm-approvals-limit-'));
   try {
-    const gw = gatewayFile(d, 'approvals: {timeout_s: 120}\nupstreams: {}\n');
+    const bare = await startHermes({ MCP_CALL_TIMEOUT_S: '300', GATEWAY_FILE: gatewayFile(d,
+      `upstreams:\n  fake:\n    command: ${JSON.stringify(process.execPath)}\n    args: ${JSON.stringify([FAKE])}\n    tools: {include: [echo]}\n`, 'bare.yaml') });
+    assert.equal(await bare.stop(), 0, 'no guards: the default 600 s beside a 300 s call timeout is fine');
+    const gw = gatewayFile(d, 'approvals: {timeout_s: 120}\nupstreams:\n  fake:\n' +
+      `    command: ${JSON.stringify(process.execPath)}\n    args: ${JSON.stringify([FAKE])}\n` +
+      '    tools: {include: [echo], guard: {echo: approve}}\n');
     const env = join(d, 'limit.env');
     writeFileSync(env, `MCP_PORT=1\nMCP_AUTH_TOKEN=${'a'.repeat(64)}\nGATEWAY_FILE=${gw}\nMCP_CALL_TIMEOUT_S=60\nAGENTS_FILE=${join(d, 'agents.yaml')}\n`);
     chmodSync(env, 0o600);

@@ -254,7 +254,7 @@ test('a second SIGTERM ends the exit wait for a child ignoring the first: it is 
   assert.equal(await server.stop(), 0); // the sanitizer check
 });
 
-test('a guarded call arriving while the server drains is refused at once: not queued for the operator, not sent', async () => {
+test('a guarded call arriving while the server drains is refused at once by the HTTP layer (503, before any tool runs): not queued for the operator, not sent', async () => {
   const received = join(dir, 'late.received');
   const gw = join(dir, 'late.yaml');
   writeFileSync(gw, `upstreams:\n  one:\n    command: ${JSON.stringify(process.execPath)}\n` +

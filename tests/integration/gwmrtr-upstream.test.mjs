@@ -385,23 +385,38 @@ test('an upstream requestState over 4 KiB: a session-era caller\'s round keeps i
   });
 });
 
-test('raw: a retry whose send fails at the wire (upstream gone) does not use its round up: the same answers work once it is back', async () => {
+test('raw: a retry refused before it is sent (upstream known down) keeps its round; one that fails at the wire uses it up (the upstream may have acted)', async () => {
   await withStateGateway(async (own, up, port) => {
+    const ready = async () => (await fetch(`${own.base}/readyz`)).status === 200;
+    // Known down: a new call fails first, then the retry is refused before its round is taken.
     const first = await rawCall('st__small_state', {}, {}, null, own);
     assert.equal(first.answer?.result?.resultType, 'input_required', first.text);
     const state = first.answer.result.requestState;
     await up.close();
-    const failed = await confirm(state, true, null, 'st__small_state', own);
-    assert.equal(failed.answer?.result?.structuredContent?.error, 'upstream_unavailable', failed.text);
+    const probe = await rawCall('st__small_state', {}, {}, null, own);
+    assert.equal(probe.answer?.result?.structuredContent?.error, 'upstream_unavailable', probe.text);
+    await until(async () => !(await ready()), 'the gateway knows the upstream is down');
+    const refused = await confirm(state, true, null, 'st__small_state', own);
+    assert.equal(refused.answer?.result?.structuredContent?.error, 'upstream_unavailable', refused.text);
     const callsBefore = up.calls;
     await up.listen(port);
-    await until(async () => (await fetch(`${own.base}/readyz`)).status === 200, 'the upstream is back', 15000);
+    await until(ready, 'the upstream is back', 15000);
     const done = await confirm(state, true, null, 'st__small_state', own);
     assert.equal(done.answer?.result?.content?.[0]?.text, 'small_state-ok', done.text);
     assert.equal(up.calls, callsBefore + 1, 'the answers reached the upstream');
-    // Once it was answered, the round is used up.
     const again = await confirm(state, true, null, 'st__small_state', own);
     assert.equal(again.answer?.result?.structuredContent?.error, 'not_found', again.text);
+    // Gone at the wire: the gateway cannot tell whether the upstream ran it, so the round is
+    // used up (the same answers never go twice); the caller calls the tool again.
+    const second = await rawCall('st__small_state', {}, {}, null, own);
+    const state2 = second.answer.result.requestState;
+    await up.close();
+    const cut = await confirm(state2, true, null, 'st__small_state', own);
+    assert.equal(cut.answer?.result?.structuredContent?.error, 'upstream_unavailable', cut.text);
+    await up.listen(port);
+    await until(ready, 'the upstream is back again', 15000);
+    const used = await confirm(state2, true, null, 'st__small_state', own);
+    assert.equal(used.answer?.result?.structuredContent?.error, 'not_found', used.text);
   });
 });
 

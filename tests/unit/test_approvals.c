@@ -285,6 +285,13 @@ static void command_lines_lose_their_passwords(void **state)
         {"echo 'ghp_Zq8vK2mN4xT7wR1yB5cH9jL3p' > f", "echo '***' > f"},
         {"ssh -p2222 host && docker run -p 8080:80 img", "ssh -p2222 host && docker run -p 8080:80 img"},
         {"rm -rf build/ && mkdir -p out", "rm -rf build/ && mkdir -p out"},
+        {"find / -path '*/.ssh/*' -prune -print0", "find / -path '*/.ssh/*' -prune -print0"},
+        {"gcc -pthread -o x x.c", "gcc -pthread -o x x.c"},
+        {"/usr/bin/mysqldump -phunter2 db", "/usr/bin/mysqldump -p*** db"},
+        {"docker login -u bob --password hunter2", "docker login -u bob --password ***"},
+        {"redis-cli -a hunter2 ping", "redis-cli -a *** ping"},
+        {"sshpass -p hunter2 ssh host", "sshpass -p *** ssh host"},
+        {"curl -ualice:hunter2 https://x", "curl -ualice:*** https://x"},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         char *m = approvals_mask_text(cases[i].in);
