@@ -129,7 +129,7 @@ void listen_start(struct rpc_ctx *x, struct jrpc_msg *m)
                              "send Accept: text/event-stream"));
         return;
     }
-    if (x->srv->task_ops == NULL) { /* nothing could ever be sent about tasks */
+    if (!mcp_has_tasks(x->srv)) { /* nothing could ever be sent about tasks */
         json_decref(task_ids);
         task_ids = NULL;
     }

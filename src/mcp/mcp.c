@@ -233,6 +233,22 @@ void mcp_set_task_ops(struct mcp_server *s, const struct mcp_task_ops *ops, void
     s->task_arg = arg;
 }
 
+void mcp_add_task_ops(struct mcp_server *s, const char *prefix, const struct mcp_task_ops *ops,
+                      void *arg)
+{
+    if (s->ntask_more >= MCP_TASK_PROVIDERS_MAX || strlen(prefix) >= sizeof s->task_more[0].prefix)
+        abort(); /* a wiring mistake, not an input */
+    struct task_provider *p = &s->task_more[s->ntask_more++];
+    snprintf(p->prefix, sizeof p->prefix, "%s", prefix);
+    p->ops = ops;
+    p->arg = arg;
+}
+
+bool mcp_has_tasks(const struct mcp_server *s)
+{
+    return s->task_ops != NULL || s->ntask_more > 0;
+}
+
 void mcp_set_completion(struct mcp_server *s, mcp_handler *handler, void *arg)
 {
     s->complete = handler;

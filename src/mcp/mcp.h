@@ -215,6 +215,13 @@ struct mcp_task_ops {
     void (*cancel)(struct mcp_call *c, const char *task_id, void *arg);
 };
 void mcp_set_task_ops(struct mcp_server *s, const struct mcp_task_ops *ops, void *arg);
+/* Another provider, for the task ids that start with prefix (at most 15 bytes; the provider
+ * set with mcp_set_task_ops keeps every other id). At most MCP_TASK_PROVIDERS_MAX. */
+#define MCP_TASK_PROVIDERS_MAX 4
+void mcp_add_task_ops(struct mcp_server *s, const char *prefix, const struct mcp_task_ops *ops,
+                      void *arg);
+/* Whether any provider serves the tasks extension. */
+bool mcp_has_tasks(const struct mcp_server *s);
 /* Task status notifications (notifications/tasks on subscriptions/listen streams that name
  * the task): whether any open stream watches task_id, and sending the task (the object
  * tasks/get would answer, borrowed) to the streams of its owner (caller, as

@@ -192,6 +192,12 @@ struct mcp_server {
     void *tool_filter_arg;
     size_t tools_hidden; /* how many tools are hidden (mcp_set_tool_hidden) */
     const struct mcp_task_ops *task_ops; /* may be NULL: no tasks extension */
+    struct task_provider {                /* more providers, each owning the ids with its prefix */
+        char prefix[16];
+        const struct mcp_task_ops *ops;
+        void *arg;
+    } task_more[MCP_TASK_PROVIDERS_MAX];
+    size_t ntask_more;
     struct listen *listens;              /* open subscriptions/listen streams (listen.c) */
     void *task_arg;
     unsigned char state_key[32]; /* seals requestState (reqstate.c); new at each start */

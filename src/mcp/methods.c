@@ -127,7 +127,7 @@ static json_t *build_modern_capabilities(struct mcp_server *srv)
         json_object_set_new(caps, "prompts", json_object());
     if (srv->complete)
         json_object_set_new(caps, "completions", json_object());
-    if (srv->task_ops)
+    if (mcp_has_tasks(srv))
         json_object_set_new(caps, "extensions", json_pack("{s:{}}", MCP_TASKS_EXTENSION));
     return caps;
 }
@@ -303,24 +303,47 @@ static void do_discover(struct rpc_ctx *x, struct jrpc_msg *m)
 
 /* ---------- the tasks extension: the provider's three methods ---------- */
 
+/* The provider of task id: the added one whose prefix it starts with, else the default. NULL
+ * (the call answered "not found") when none. */
+static const struct mcp_task_ops *provider_of(struct mcp_call *c, struct mcp_server *srv,
+                                              const char *id, void **arg)
+{
+    for (size_t i = 0; i < srv->ntask_more; i++)
+        if (strncmp(id, srv->task_more[i].prefix, strlen(srv->task_more[i].prefix)) == 0) {
+            *arg = srv->task_more[i].arg;
+            return srv->task_more[i].ops;
+        }
+    *arg = srv->task_arg;
+    if (srv->task_ops == NULL)
+        mcp_call_error(c, -32602, "Failed to retrieve task: Task not found");
+    return srv->task_ops;
+}
+
 static void task_get(struct mcp_call *c, json_t *params, void *arg)
 {
-    struct mcp_server *srv = arg;
-    srv->task_ops->get(c, json_string_value(json_object_get(params, "taskId")), srv->task_arg);
+    const char *id = json_string_value(json_object_get(params, "taskId"));
+    void *parg;
+    const struct mcp_task_ops *ops = provider_of(c, arg, id, &parg);
+    if (ops)
+        ops->get(c, id, parg);
 }
 
 static void task_update(struct mcp_call *c, json_t *params, void *arg)
 {
-    struct mcp_server *srv = arg;
-    srv->task_ops->update(c, json_string_value(json_object_get(params, "taskId")),
-                          json_object_get(params, "inputResponses"), srv->task_arg);
+    const char *id = json_string_value(json_object_get(params, "taskId"));
+    void *parg;
+    const struct mcp_task_ops *ops = provider_of(c, arg, id, &parg);
+    if (ops)
+        ops->update(c, id, json_object_get(params, "inputResponses"), parg);
 }
 
 static void task_cancel(struct mcp_call *c, json_t *params, void *arg)
 {
-    struct mcp_server *srv = arg;
-    srv->task_ops->cancel(c, json_string_value(json_object_get(params, "taskId")),
-                          srv->task_arg);
+    const char *id = json_string_value(json_object_get(params, "taskId"));
+    void *parg;
+    const struct mcp_task_ops *ops = provider_of(c, arg, id, &parg);
+    if (ops)
+        ops->cancel(c, id, parg);
 }
 
 /* Checks what every task method needs, then hands the call to the provider. */
@@ -641,7 +664,7 @@ static bool offers(const struct mcp_server *srv, unsigned cap_flag)
     case METHOD_COMPLETIONS:
         return srv->complete != NULL;
     case METHOD_TASKS:
-        return srv->task_ops != NULL;
+        return mcp_has_tasks(srv);
     default:
         return true;
     }
