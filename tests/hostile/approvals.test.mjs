@@ -170,3 +170,22 @@ test('text after a NUL is shown to the operator, masked; secret-looking keys are
   assert.equal((await call).structuredContent?.error, 'approval_denied');
   assert.equal(arrived(), 0);
 });
+
+// Review r3: invisible code points (zero-width, tags, variation selectors, line separators) in
+// the arguments reach the operator's terminal escaped, in the table and in `approvals show`.
+test('invisible characters in the arguments are printed escaped by the CLI', async () => {
+  const note = 'a\u200bb\u{E0041}c\u2028d\ufe0fe\ufeff';
+  const call = client.callTool({ name: 'fake__echo', arguments: { message: 'm', note } },
+    undefined, { timeout: 120000 });
+  await until(() => pending().length === 1, 'the call queued');
+  const [p] = pending();
+  const table = execFileSync(HERMES, ['approvals', '--env-file', srv.envFile], { encoding: 'utf8' });
+  const show = execFileSync(HERMES, ['approvals', 'show', p.id, '--env-file', srv.envFile], { encoding: 'utf8' });
+  for (const [where, text] of [['list', table], ['show', show]]) {
+    assert.ok(text.includes('a\\u200Bb\\U{E0041}c\\u2028d\\uFE0Fe\\uFEFF'), `${where}: ${text}`);
+    assert.doesNotMatch(text, /[\u200b\u2028\ufe0f\ufeff]|\u{E0041}/u, `${where} prints them raw`);
+  }
+  execFileSync(HERMES, ['deny', p.id, '--env-file', srv.envFile]);
+  assert.equal((await call).structuredContent?.error, 'approval_denied');
+  assert.equal(arrived(), 0);
+});
