@@ -13,6 +13,7 @@
 #include "gateway.h"
 #include "gwfile.h"
 
+struct approvals;
 struct child;
 struct gateway;
 struct httpup;
@@ -155,6 +156,8 @@ struct gateway {
     gw_event_fn *on_event;     /* the audit log's hook, may be NULL */
     void *event_arg;
     struct approvals *approvals; /* the operator's queue (gateway_set_approvals), may be NULL */
+    struct gw_tasks *tasks;    /* approve-guarded calls run as MCP tasks (gwtask.c), or NULL
+                                  when no tool is guarded approve */
     /* /metrics, by upstream (gateway_metrics); state, restarts and withheld are read live */
     struct metric *m_calls, *m_errors, *m_seconds, *m_mismatches, *m_accepted;
 };
@@ -380,9 +383,25 @@ void gw_call_forward(struct gw_tool *t, struct mcp_call *call, json_t *args, uin
 /* The metrics and the audit line of a call that ends before reaching its upstream. */
 void gw_tool_record(struct gw_tool *t, struct mcp_call *call, uint64_t started_us,
                     const char *status);
+/* The same for a call whose mcp_call is gone (a task): by caller, at upstream u (t's or an
+ * instance). */
+void gw_tool_record_as(struct gw_tool *t, struct upstream *u, const char *caller,
+                       uint64_t started_us, const char *status);
 
 /* gwapprove.c: an approve-guarded call waits in the operator's queue, then is forwarded
  * (gw_call_forward) or answered approval_denied. */
 void gw_approval_wait(struct gw_tool *t, struct mcp_call *call, json_t *args, uint64_t started_us);
+/* Why an approval request could not be queued for principal (no queue, the principal's cap, a
+ * full queue): the approval_denied text. */
+const char *gw_approval_refusal(const struct approvals *q, const char *principal);
+
+/* gwtask.c: an approve-guarded call from a 2026-07-28 client of the tasks extension runs as an
+ * MCP task (answered at once with a CreateTaskResult; approved, it goes upstream on its own). */
+bool gw_task_wanted(struct mcp_call *call);
+void gw_task_start(struct gw_tool *t, struct mcp_call *call, json_t *args, uint64_t started_us);
+/* After the surface is built: the task methods for ids "gw-..." when a tool is guarded approve. */
+void gw_tasks_start(struct gateway *g);
+/* Teardown: pending approvals withdrawn, calls forgotten, every task freed. */
+void gw_tasks_free(struct gateway *g);
 
 #endif

@@ -437,6 +437,12 @@ void gw_tool_record(struct gw_tool *t, struct mcp_call *call, uint64_t started_u
     record(t->up, call, t->exposed, t->name, started_us, status);
 }
 
+void gw_tool_record_as(struct gw_tool *t, struct upstream *u, const char *caller,
+                       uint64_t started_us, const char *status)
+{
+    record_as(u, caller, t->exposed, t->name, started_us, status);
+}
+
 static struct gw_call *call_new(struct upstream *u, const struct gw_tool *t,
                                 struct mcp_call *call, json_t *args, uint64_t started_us)
 {
