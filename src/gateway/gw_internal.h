@@ -106,6 +106,14 @@ struct upstream {
                                   instance's: down for good (no restarts), error says why */
 };
 
+/* A 2026-07-28 caller's input round taken for its retry (mrtr.c gw_mrtr_round_take), kept
+ * until the retry is sent: given back (gw_mrtr_round_give_back) when it never was. nonce ""
+ * for none. */
+struct gw_round_taken {
+    char nonce[33], caller[64];
+    uint64_t expires_at;
+};
+
 /* A client's tools/call proxied to an upstream. */
 struct gw_call {
     struct upstream *up;
@@ -129,8 +137,7 @@ struct gw_call {
     struct gw_collect *collect;
     /* The 2026-07-28 caller's round this call continues (mrtr.c gw_relay_continue), "" for
      * none: given back when the upstream never got to answer (gw_relay_give_back). */
-    char round_nonce[33], round_caller[64];
-    uint64_t round_expires_at;
+    struct gw_round_taken round;
     /* The upstream's requests relayed to a session-era caller and not answered yet (relay.c):
      * the call owns them, since the engine drops a call's pending requests without calling
      * back when the call ends. */
@@ -305,10 +312,14 @@ json_t *gw_mrtr_requests(struct mcp_call *call, json_t *result, unsigned rounds,
 json_t *gw_mrtr_round_open(struct upstream *u, struct mcp_call *call, const char *bound_to,
                            unsigned rounds, json_t *state, bool *busy, char *why, size_t whylen);
 /* A 2026-07-28 caller's retry (its sealed state names a round of u bound to bound_to): true
- * with the round taken (once), *rounds and *state (borrowed from the call, NULL for none) set;
- * false when no such round is open (already answered, expired, another's). */
+ * with the round taken (once) into *taken, *rounds and *state (borrowed from the call, NULL
+ * for none) set; false when no such round is open (already answered, expired, another's). */
 bool gw_mrtr_round_take(struct upstream *u, struct mcp_call *call, const char *bound_to,
-                        unsigned *rounds, json_t **state);
+                        unsigned *rounds, json_t **state, struct gw_round_taken *taken);
+/* The retry that took the round was never sent (the upstream got nothing): the round is open
+ * again, within its lifetime, so the caller's answers stay good for another try. Only then: a
+ * retry lost after sending may have acted upstream, and its round stays used. */
+void gw_mrtr_round_give_back(struct upstream *u, struct gw_round_taken *taken);
 /* A 2026-07-28 upstream's result for gc's tools/call (gc->call set, its slot still counted):
  * false when it is no input_required result. Else true, and mrtr.c took the call over: it
  * asks the caller (an input_required result of ours to a 2026-07-28 caller; requests on the

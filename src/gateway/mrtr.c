@@ -290,7 +290,7 @@ json_t *gw_mrtr_round_open(struct upstream *u, struct mcp_call *call, const char
 }
 
 bool gw_mrtr_round_take(struct upstream *u, struct mcp_call *call, const char *bound_to,
-                        unsigned *rounds, json_t **state)
+                        unsigned *rounds, json_t **state, struct gw_round_taken *taken)
 {
     json_t *m = json_object_get(mcp_call_input_state(call), "mrtr");
     const char *nonce = json_string_value(json_object_get(m, "n"));
@@ -300,6 +300,9 @@ bool gw_mrtr_round_take(struct upstream *u, struct mcp_call *call, const char *b
     if (r == NULL || name == NULL || bound == NULL || strcmp(name, u->cfg->name) != 0 ||
         strcmp(bound, bound_to) != 0 || strcmp(r->caller, mcp_call_caller(call)) != 0)
         return false;
+    snprintf(taken->nonce, sizeof taken->nonce, "%s", r->nonce);
+    snprintf(taken->caller, sizeof taken->caller, "%s", r->caller);
+    taken->expires_at = r->expires_at;
     round_free(r); /* once */
     json_t *s = json_object_get(m, "s");
     *rounds = (unsigned)json_integer_value(json_object_get(m, "r"));
@@ -348,9 +351,9 @@ json_t *gw_relay_continue(struct gw_call *gc)
                                "already answered, or it expired; call the tool again",
                                u->cfg->name);
     /* Once: taken now, given back by gw_relay_give_back when the upstream never answered. */
-    snprintf(gc->round_nonce, sizeof gc->round_nonce, "%s", r->nonce);
-    snprintf(gc->round_caller, sizeof gc->round_caller, "%s", r->caller);
-    gc->round_expires_at = r->expires_at;
+    snprintf(gc->round.nonce, sizeof gc->round.nonce, "%s", r->nonce);
+    snprintf(gc->round.caller, sizeof gc->round.caller, "%s", r->caller);
+    gc->round.expires_at = r->expires_at;
     round_free(r);
     json_t *state = json_object_get(m, "s");
     gc->rounds = (unsigned)json_integer_value(json_object_get(m, "r"));
@@ -360,14 +363,18 @@ json_t *gw_relay_continue(struct gw_call *gc)
     return NULL;
 }
 
+void gw_mrtr_round_give_back(struct upstream *u, struct gw_round_taken *taken)
+{
+    if (taken->nonce[0] == '\0' || u->rounds == NULL)
+        return;
+    if (loop_now(u->loop) < taken->expires_at && strmap_get(u->rounds, taken->nonce) == NULL)
+        round_add(u, taken->nonce, taken->caller, taken->expires_at);
+    taken->nonce[0] = '\0';
+}
+
 void gw_relay_give_back(struct gw_call *gc)
 {
-    struct upstream *u = gc->up;
-    if (gc->round_nonce[0] == '\0' || u->rounds == NULL)
-        return;
-    if (loop_now(u->loop) < gc->round_expires_at && strmap_get(u->rounds, gc->round_nonce) == NULL)
-        round_add(u, gc->round_nonce, gc->round_caller, gc->round_expires_at);
-    gc->round_nonce[0] = '\0';
+    gw_mrtr_round_give_back(gc->up, &gc->round);
 }
 
 /* A session-era caller's answer to one of the upstream's requests. */
