@@ -285,6 +285,9 @@ bool gw_relay_request(struct upstream *u, json_t *msg, const char *method, uint6
  * when the call was answered with a tool error (no such held call for this caller). */
 bool gw_relay_resume(struct upstream *u, struct mcp_call *call, const char *tool,
                      struct gw_call **held);
+/* Whether call is such a retry: its sealed state names a held call (gw_relay_resume then
+ * takes it over, or answers that it is gone). */
+bool gw_relay_resumes(const struct mcp_call *call);
 /* The call is no longer held (resumed, or ended): its handle is forgotten. NULL-safe. */
 void gw_relay_release(struct gw_call *gc);
 /* Who made a held call (its mcp_call is gone). */
