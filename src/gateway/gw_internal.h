@@ -302,6 +302,17 @@ const char *gw_relay_needed_capability(const char *method, json_t *params,
 /* mrtr.c: a 2026-07-28 upstream's input_required results (its input rounds) */
 /* gc ends: the answers it was collecting from a session-era caller are dropped. */
 void gw_mrtr_release(struct gw_call *gc);
+/* A session-era caller's answers to an input round: answers (key -> its result, borrowed) once
+ * all are in, or NULL with refused (why) at the first it refused. */
+typedef void gw_collect_fn(void *owner, json_t *answers, const char *refused);
+/* The round's requests (as gw_mrtr_requests gave them, borrowed) go to call's client on its
+ * stream, one each; done(owner, ...) is called once, and never when the call ends first.
+ * *co_out is set before anything is sent and is the owner's: it ends the call, then frees the
+ * collect (gw_collect_free, from done too). False when the client cannot take a request now
+ * (the owner ends the call). */
+bool gw_collect_start(struct gw_collect **co_out, struct mcp_call *call, json_t *requests,
+                      gw_collect_fn *done, void *owner);
+void gw_collect_free(struct gw_collect *co); /* NULL-safe */
 /* Shutdown: u's rounds are forgotten. */
 void gw_mrtr_cleanup(struct upstream *u);
 /* For any request that may be answered input_required (tools/call, resources/read, prompts/get):

@@ -51,8 +51,11 @@ struct gw_ask {
     struct gw_ask *next;
 };
 
+/* Its answers being collected, for a tools/call (gw_call) or a resources/read or prompts/get
+ * (gwresources.c): done tells the owner once. */
 struct gw_collect {
-    struct gw_call *gc;
+    gw_collect_fn *done;
+    void *owner;
     json_t *answers;      /* key -> the caller's result */
     size_t waiting;       /* asks sent, not yet answered */
     struct gw_ask *asks;  /* freed with the collect: the engine drops unanswered ones */
@@ -65,8 +68,10 @@ static bool is_input_method(const char *method)
            strcmp(method, "elicitation/create") == 0 || strcmp(method, "roots/list") == 0;
 }
 
-static void collect_free(struct gw_collect *co)
+void gw_collect_free(struct gw_collect *co)
 {
+    if (co == NULL)
+        return;
     while (co->asks) {
         struct gw_ask *a = co->asks;
         co->asks = a->next;
@@ -79,10 +84,8 @@ static void collect_free(struct gw_collect *co)
 
 void gw_mrtr_release(struct gw_call *gc)
 {
-    if (gc->collect) {
-        collect_free(gc->collect);
-        gc->collect = NULL;
-    }
+    gw_collect_free(gc->collect);
+    gc->collect = NULL;
 }
 
 static void round_free(struct gw_round *r)
@@ -383,25 +386,56 @@ static void on_collected(struct mcp_call *call, json_t *result, json_t *error, v
     struct gw_ask *a = arg;
     (void)call;
     if (result == NULL && error == NULL)
-        return; /* the call ended first: whoever ended it freed the collect */
+        return; /* the call ended first: whoever ended it frees the collect */
     struct gw_collect *co = a->co;
-    struct gw_call *gc = co->gc;
     if (!json_is_object(result)) {
         char msg[300], why[400];
         gw_rpc_error(error, "the client refused the request", msg, sizeof msg);
         snprintf(why, sizeof why, "the calling client refused it: %s", msg);
-        end_with_error(gc, why);
+        co->done(co->owner, NULL, why); /* the owner may free co */
         return;
     }
     json_object_set(co->answers, a->key, result);
-    if (--co->waiting)
+    if (--co->waiting == 0)
+        co->done(co->owner, co->answers, NULL); /* the owner may free co */
+}
+
+bool gw_collect_start(struct gw_collect **co_out, struct mcp_call *call, json_t *requests,
+                      gw_collect_fn *done, void *owner)
+{
+    struct gw_collect *co = xcalloc(1, sizeof *co);
+    *co = (struct gw_collect){.done = done, .owner = owner, .answers = json_object()};
+    *co_out = co;
+    const char *key;
+    json_t *req;
+    json_object_foreach(requests, key, req)
+    {
+        struct gw_ask *a = xcalloc(1, sizeof *a);
+        *a = (struct gw_ask){.co = co, .key = xstrdup(key), .next = co->asks};
+        co->asks = a;
+        const char *method = json_string_value(json_object_get(req, "method"));
+        if (!mcp_call_request(call, method, json_incref(json_object_get(req, "params")),
+                              on_collected, a))
+            return false;
+        co->waiting++;
+    }
+    return true;
+}
+
+/* Every answer of gc's session-era caller is in: the call is sent again with them. */
+static void on_answered(void *owner, json_t *answers, const char *refused)
+{
+    struct gw_call *gc = owner;
+    if (answers == NULL) {
+        end_with_error(gc, refused);
         return;
+    }
     json_decref(gc->input_answers);
-    gc->input_answers = json_incref(co->answers);
+    gc->input_answers = json_incref(answers);
     log_info("upstream %s: the calling client answered its input round %u (tool %.64s): "
              "sent again",
              gc->up->cfg->name, gc->rounds, gc->tool);
-    collect_free(co);
+    gw_collect_free(gc->collect);
     gc->collect = NULL;
     gw_call_retry(gc);
 }
@@ -409,31 +443,16 @@ static void on_collected(struct mcp_call *call, json_t *result, json_t *error, v
 /* A session-era caller: each request on the call's stream; the call waits for the answers. */
 static void ask_on_stream(struct gw_call *gc, json_t *requests_take, json_t *state)
 {
-    struct gw_collect *co = xcalloc(1, sizeof *co);
-    co->gc = gc;
-    co->answers = json_object();
-    gc->collect = co;
     json_decref(gc->input_state);
     gc->input_state = state ? json_incref(state) : NULL;
-    const char *key;
-    json_t *req;
-    json_object_foreach(requests_take, key, req)
-    {
-        struct gw_ask *a = xcalloc(1, sizeof *a);
-        *a = (struct gw_ask){.co = co, .key = xstrdup(key), .next = co->asks};
-        co->asks = a;
-        const char *method = json_string_value(json_object_get(req, "method"));
-        if (!mcp_call_request(gc->call, method, json_incref(json_object_get(req, "params")),
-                              on_collected, a)) {
-            json_decref(requests_take);
-            end_with_error(gc, "the calling client cannot take a request now");
-            return;
-        }
-        co->waiting++;
+    if (!gw_collect_start(&gc->collect, gc->call, requests_take, on_answered, gc)) {
+        json_decref(requests_take);
+        end_with_error(gc, "the calling client cannot take a request now");
+        return;
     }
     log_info("upstream %s: its input_required result (round %u, tool %.64s) relayed to the "
              "calling client as %zu request(s)",
-             gc->up->cfg->name, gc->rounds, gc->tool, co->waiting);
+             gc->up->cfg->name, gc->rounds, gc->tool, json_object_size(requests_take));
     json_decref(requests_take);
 }
 
