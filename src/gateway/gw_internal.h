@@ -325,9 +325,11 @@ json_t *gw_mrtr_requests(struct mcp_call *call, json_t *result, unsigned rounds,
  * our input_required result, or NULL with why (*busy: the caller's rounds are at their cap). */
 json_t *gw_mrtr_round_open(struct upstream *u, struct mcp_call *call, const char *bound_to,
                            unsigned rounds, json_t *state, bool *busy, char *why, size_t whylen);
-/* A 2026-07-28 caller's retry (its sealed state names a round of u bound to bound_to): true
- * with the round taken (once) into *taken, *rounds and *state (borrowed from the call, NULL
- * for none) set; false when no such round is open (already answered, expired, another's). */
+/* A 2026-07-28 caller's retry (its sealed state names a round of u bound to bound_to: the
+ * tool's upstream name, or gwresources.c's method and URI or prompt), the one check of it for
+ * every kind of request: true with the round taken (once) into *taken, *rounds and *state
+ * (borrowed from the call, NULL for none) set; false when no such round is open (already
+ * answered, expired, another upstream's, tool's or caller's). */
 bool gw_mrtr_round_take(struct upstream *u, struct mcp_call *call, const char *bound_to,
                         unsigned *rounds, json_t **state, struct gw_round_taken *taken);
 /* The retry that took the round was never sent (the upstream got nothing): the round is open

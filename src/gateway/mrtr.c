@@ -340,27 +340,16 @@ static void ask_modern(struct gw_call *gc, json_t *requests_take, json_t *state)
 json_t *gw_relay_continue(struct gw_call *gc)
 {
     struct upstream *u = gc->up;
-    json_t *m = json_object_get(mcp_call_input_state(gc->call), "mrtr");
+    json_t *m = json_object_get(mcp_call_input_state(gc->call), "mrtr"), *state;
     if (!mcp_call_is_modern(gc->call) || !json_is_object(m))
         return NULL;
-    const char *nonce = json_string_value(json_object_get(m, "n"));
-    const char *name = json_string_value(json_object_get(m, "u"));
-    const char *tool = json_string_value(json_object_get(m, "t"));
-    struct gw_round *r = nonce && u->rounds ? strmap_get(u->rounds, nonce) : NULL;
-    if (r == NULL || name == NULL || tool == NULL || strcmp(name, u->cfg->name) != 0 ||
-        strcmp(tool, gc->tool) != 0)
+    /* Once: taken now, given back by gw_relay_give_back when the retry is never sent. */
+    if (!gw_mrtr_round_take(u, gc->call, gc->tool, &gc->rounds, &state, &gc->round))
         return tool_error_json(TE_NOT_FOUND, 0,
                                "no input round of upstream %s matches this requestState: it was "
                                "already answered, or it expired; call the tool again",
                                u->cfg->name);
-    /* Once: taken now, given back by gw_relay_give_back when the upstream never answered. */
-    snprintf(gc->round.nonce, sizeof gc->round.nonce, "%s", r->nonce);
-    snprintf(gc->round.caller, sizeof gc->round.caller, "%s", r->caller);
-    gc->round.expires_at = r->expires_at;
-    round_free(r);
-    json_t *state = json_object_get(m, "s");
-    gc->rounds = (unsigned)json_integer_value(json_object_get(m, "r"));
-    gc->input_state = json_is_string(state) ? json_incref(state) : NULL;
+    gc->input_state = state ? json_incref(state) : NULL;
     json_t *answers = mcp_call_input_responses(gc->call);
     gc->input_answers = answers ? json_incref(answers) : json_object();
     return NULL;
