@@ -476,8 +476,7 @@ void gw_call_forward(struct gw_tool *t, struct mcp_call *call, json_t *args, uin
         return;
     /* Only a retry that resumes a held call (approved with its first round, its state sealed
      * to this caller) skips the wait; any other state waits before an instance is routed. */
-    bool resumes = json_object_get(mcp_call_input_state(call), "held") != NULL;
-    if (t->guard == GW_GUARD_APPROVE && !approved && !resumes) {
+    if (t->guard == GW_GUARD_APPROVE && !approved && !gw_relay_resumes(call)) {
         gw_approval_wait(t, call, args, started_us);
         return;
     }
