@@ -305,6 +305,12 @@ static void drain_tools(void *cfg)
     gateway_drain(the_gateway);
 }
 
+static size_t draining_tools(void *cfg)
+{
+    (void)cfg;
+    return gateway_tasks_running(the_gateway);
+}
+
 static void teardown_tools(void *cfg)
 {
     (void)cfg;
@@ -358,7 +364,7 @@ static int cmd_serve(int argc, char **argv)
                  cfg.host);
     struct app_opts o = {.cfg = &cfg, .service = "hermes-mcp", .setup = setup_tools,
                          .setup_arg = &cfg, .reload = reload_tools, .drain = drain_tools,
-                         .teardown = teardown_tools,
+                         .draining_work = draining_tools, .teardown = teardown_tools,
                          .health = health_tools, .metrics = metrics_tools,
                          .ready = ready_tools, .audit = take_audit, .approvals = take_approvals,
                          .approvals_timeout_s = the_gwfile.approvals_timeout_s,

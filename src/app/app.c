@@ -750,7 +750,8 @@ static void on_watchdog(struct loop *l, void *arg)
 
 static bool busy(struct app *a)
 {
-    return mcp_calls_active(a->mcp) > 0 || httpd_receiving(a->httpd) > 0;
+    return mcp_calls_active(a->mcp) > 0 || httpd_receiving(a->httpd) > 0 ||
+           (a->o->draining_work && a->o->draining_work(a->o->setup_arg) > 0);
 }
 
 /* SIGTERM: stop taking work, give the calls in flight up to MCP_DRAIN_GRACE_S to finish. What

@@ -23,6 +23,9 @@ struct app_opts {
     void *setup_arg;
     void (*reload)(void *setup_arg);   /* after a successful SIGHUP reload; may be NULL */
     void (*drain)(void *setup_arg);    /* SIGTERM: the drain begins; may be NULL */
+    /* Work outside the engine's calls the drain waits for like a call (the gateway's tasks
+     * running upstream): how much is left; may be NULL. */
+    size_t (*draining_work)(void *setup_arg);
     void (*teardown)(void *setup_arg); /* after every request was answered; may be NULL */
     /* Extra /health fields: appended to the JSON object (a string starting with ","). */
     void (*health)(void *setup_arg, char *out, size_t outlen);

@@ -90,6 +90,9 @@ size_t gateway_probe(struct loop *l, const struct gwfile *f, gw_probe_fn *fn, vo
  * stopping") and none is sent any more; calls at an upstream go on until the drain ends (then
  * the engine cancels them, which reaches the upstream as notifications/cancelled). NULL-safe. */
 void gateway_drain(struct gateway *g);
+/* Approve-guarded calls running as MCP tasks (approved, at or on their way to an upstream):
+ * the drain waits for them as for calls. NULL-safe. */
+size_t gateway_tasks_running(const struct gateway *g);
 void gateway_free(struct gateway *g);
 
 struct approvals;

@@ -45,8 +45,36 @@ static const char *first_below(const char *root, const char *path, char *out, si
     return NULL;
 }
 
+/* path (absolute, shorter than PATH_MAX) with ".", ".." and repeated slashes folded by text
+ * alone, into out: where it points if no symlink is on the way. */
+static void fold_dots(const char *path, char *out)
+{
+    size_t n = 0;
+    out[n++] = '/';
+    for (const char *p = path; *p;) {
+        while (*p == '/')
+            p++;
+        size_t len = strcspn(p, "/");
+        bool dot = len == 1 && p[0] == '.', dotdot = len == 2 && p[0] == '.' && p[1] == '.';
+        if (dotdot) {
+            while (n > 1 && out[n - 1] != '/')
+                n--;
+            if (n > 1)
+                n--; /* the slash before the dropped component */
+        } else if (len && !dot) {
+            if (n > 1)
+                out[n++] = '/';
+            memcpy(out + n, p, len);
+            n += len;
+        }
+        p += len;
+    }
+    out[n] = '\0';
+}
+
 const char *gwi_project_root(const char *value, size_t len, const char *const *roots,
-                             size_t nroots, char *out, size_t outlen, char *resolved)
+                             size_t nroots, const char *const *near, size_t nnear, char *out,
+                             size_t outlen, char *resolved)
 {
     char canon[PATH_MAX];
     if (len >= PATH_MAX)
@@ -55,12 +83,18 @@ const char *gwi_project_root(const char *value, size_t len, const char *const *r
         return "contains a NUL byte";
     if (len == 0 || value[0] != '/')
         return "must be an absolute path";
-    char copy[PATH_MAX];
+    char copy[PATH_MAX], folded[PATH_MAX];
     memcpy(copy, value, len);
     copy[len] = '\0';
+    /* Nothing outside the roots is resolved at all (realpath may hang on a dead mount): the path
+     * must lie inside one of near (the roots, as resolved and as written) by text first. */
+    fold_dots(copy, folded);
+    bool is_near = false;
+    for (size_t i = 0; i < (near ? nnear : nroots) && !is_near; i++)
+        is_near = gwi_inside(near ? near[i] : roots[i], folded);
     /* One answer for "missing" and "outside": the caller learns nothing about paths outside
      * the roots (whether they exist). */
-    if (!realpath(copy, canon))
+    if (!is_near || !realpath(copy, canon))
         return "is not an existing path inside an allowed root";
     for (size_t i = 0; i < nroots; i++)
         if (gwi_inside(roots[i], canon)) {
@@ -281,13 +315,10 @@ struct upstream *gwi_route(struct upstream *main, json_t *args, bool *busy, char
         snprintf(msg, msglen, "argument %s must be an absolute path (a string)", by);
         return NULL;
     }
-    bool near = false;
-    for (size_t i = 0; i < p->nnear && !near; i++)
-        near = gwi_inside(p->near[i], json_string_value(v));
-    const char *why = !near ? "is not an existing path inside an allowed root"
-                            : gwi_project_root(json_string_value(v), json_string_length(v),
-                                               (const char *const *)p->roots, p->nroots, root,
-                                               sizeof root, resolved);
+    const char *why = gwi_project_root(json_string_value(v), json_string_length(v),
+                                       (const char *const *)p->roots, p->nroots,
+                                       (const char *const *)p->near, p->nnear, root, sizeof root,
+                                       resolved);
     if (why) {
         snprintf(msg, msglen, "argument %s %s (allowed: absolute paths inside the roots of "
                  "upstream %s)", by, why, main->cfg->name);

@@ -15,10 +15,13 @@ bool gwi_inside(const char *root, const char *path);
 /* Resolves a call's path argument (len bytes, may hold a NUL, need not be terminated) against
  * canonical roots and writes its project root into out (outlen bytes, PATH_MAX is enough) and,
  * when resolved is not NULL, the resolved path itself (PATH_MAX bytes): what the upstream is
- * sent, so it never resolves the path again (a symlink swapped since) to somewhere else.
- * Returns NULL when accepted, else a short reason that never contains the value. */
+ * sent, so it never resolves the path again (a symlink swapped since) to somewhere else. Before
+ * anything is resolved, the path with its "." and ".." folded by text must lie inside one of
+ * near (NULL: the roots): a path elsewhere never reaches realpath, which can hang on a dead
+ * mount. Returns NULL when accepted, else a short reason that never contains the value. */
 const char *gwi_project_root(const char *value, size_t len, const char *const *roots,
-                             size_t nroots, char *out, size_t outlen, char *resolved);
+                             size_t nroots, const char *const *near, size_t nnear, char *out,
+                             size_t outlen, char *resolved);
 
 /* At start: expands a leading "~" with home (NULL: refused), requires an absolute existing
  * directory and writes its canonical path into out; given (PATH_MAX bytes, may be NULL) gets the

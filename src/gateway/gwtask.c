@@ -13,13 +13,17 @@
  * is cancelled. Streams watching the task hear notifications/tasks when it ends.
  *
  * The upstream cannot ask the caller for input during a task's call: no connection carries it,
- * so such a request is refused (relay.c finds no call for it) and an input_required answer ends
- * the task failed. The call counts in the upstream's in_flight but does not wait behind
- * max_in_flight: it was approved by a person and is rare.
+ * so such a request is refused (relay.c finds no call for it) and an input_required answer
+ * completes the task with an upstream_error tool error. Once approved, the task takes one of
+ * the upstream's max_in_flight slots (asked again every GW_TASK_RETRY_MS while none is free or
+ * its per-root instance starts, until the upstream's timeout): a starting instance with a task
+ * holding its slot is not idle, so it is neither evicted nor stopped under the task.
  *
- * Tasks live in memory: a restart forgets them (the pending approvals are denied at SIGTERM, so
- * each task has ended by then; after the restart tasks/get answers "not found"). A task belongs
- * to its caller (mcp_call_caller): another caller gets the same "not found" as an unknown id. */
+ * Tasks live in memory. At SIGTERM the pending approvals are denied and the drain waits for the
+ * running calls (gateway_tasks_running) like any call; one still running at the end is
+ * cancelled upstream and audited "cancelled". After a restart tasks/get answers "not found". A
+ * task belongs to its caller (mcp_call_caller): another caller gets the same "not found" as an
+ * unknown id. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -36,13 +40,14 @@
 #include "toolerr.h"
 #include "utf8.h"
 
-#define GW_TASK_PREFIX "gw-"
+#define GW_TASK_PREFIX "gw:" /* no bridge task id has a colon: the two never collide */
 #define GW_TASK_ID_BYTES 16          /* random, so ids cannot be guessed or enumerated */
 #define GW_TASKS_PER_CALLER 64       /* one caller cannot fill the server's memory with tasks */
 #define GW_TASKS_MAX 1024            /* all callers' tasks together */
 #define GW_TASK_KEEP_MS 3600000u     /* a finished task answers tasks/get for an hour */
 #define GW_TASK_POLL_MS 2000u        /* a person decides in seconds: no need to poll faster */
-#define GW_TASK_START_RETRY_MS 200u  /* a starting per-root instance is asked again this often */
+#define GW_TASK_RETRY_MS 200u        /* no free slot, or a starting instance: asked again */
+#define GW_TASK_RESULT_MAX (256u * 1024) /* bytes of a result kept for an hour, as JSON */
 #define NOT_FOUND "Failed to retrieve task: Task not found"
 
 enum gwt_phase { GWT_WAITING, GWT_RUNNING, GWT_DONE };
@@ -57,7 +62,8 @@ struct gw_task {
     const char *status;         /* working, completed, failed, cancelled */
     json_t *outcome;            /* completed: the CallToolResult; failed: the error object */
     char approval[APPROVALS_ID_HEX + 1]; /* while waiting */
-    struct upstream *sent_to;   /* while running: the upstream or instance that has it */
+    struct upstream *at;        /* while running: the upstream or instance whose slot it holds */
+    bool sent;                  /* the call is at the upstream (wire_id) */
     uint64_t wire_id;
     struct loop_timer *timer;   /* running: the deadline, or the next try of a starting instance */
     uint64_t deadline_ms;       /* loop ms: the upstream's timeout, counted from the approval */
@@ -157,10 +163,14 @@ static struct gw_task *find(struct gw_tasks *all, const char *id, const char *ca
 /* The task as tasks/get and notifications/tasks give it (new reference). */
 static json_t *task_json(const struct gw_task *k)
 {
+    /* ttlMs counts from creation: the longest wait for the operator and for the upstream, then
+     * the hour a finished task is kept */
+    const struct upstream *u = k->t->up;
+    json_int_t ttl = ((json_int_t)u->gw->file->approvals_timeout_s + u->cfg->timeout_s) * 1000 +
+                     GW_TASK_KEEP_MS;
     json_t *o = json_pack("{s:s, s:s, s:s, s:s, s:I, s:I}", "taskId", k->id, "status", k->status,
                           "createdAt", k->created_at, "lastUpdatedAt", k->updated_at,
-                          "pollIntervalMs", (json_int_t)GW_TASK_POLL_MS, "ttlMs",
-                          (json_int_t)GW_TASK_KEEP_MS);
+                          "pollIntervalMs", (json_int_t)GW_TASK_POLL_MS, "ttlMs", ttl);
     char msg[300];
     if (k->phase == GWT_WAITING) {
         snprintf(msg, sizeof msg,
@@ -172,11 +182,13 @@ static json_t *task_json(const struct gw_task *k)
                  k->t->exposed);
         json_object_set_new(o, "statusMessage", json_string(msg));
     } else if (strcmp(k->status, "completed") == 0) {
-        json_t *result = json_deep_copy(k->outcome);
+        json_t *result = json_copy(k->outcome); /* shallow: only resultType is added */
         json_object_set_new(result, "resultType", json_string("complete"));
         json_object_set_new(o, "result", result);
     } else if (strcmp(k->status, "failed") == 0) {
         json_object_set(o, "error", k->outcome);
+        json_object_set_new(o, "statusMessage",
+                            json_string("the upstream answered the call with a JSON-RPC error"));
     }
     return o;
 }
@@ -203,9 +215,13 @@ static void finish(struct gw_task *k, const char *status, json_t *outcome_take,
     k->outcome = outcome_take;
     k->done_ms = loop_now(g->loop);
     iso_now(k->updated_at);
-    gw_tool_record_as(k->t, k->sent_to ? k->sent_to : k->t->up, k->caller, k->started_us,
-                      record_status);
-    k->sent_to = NULL;
+    struct upstream *at = k->at;
+    gw_tool_record_as(k->t, at ? at : k->t->up, k->caller, k->started_us, record_status);
+    k->at = NULL;
+    if (at) { /* its slot is free: the next waiting call goes */
+        at->in_flight--;
+        gw_call_next(at);
+    }
     if (mcp_task_watched(g->mcp, k->id)) {
         json_t *o = task_json(k);
         mcp_task_notify(g->mcp, k->caller, o);
@@ -222,25 +238,30 @@ static void finish_tool_error(struct gw_task *k, enum toolerr code, const char *
 
 static void send_call(struct gw_task *k);
 
+/* The call is no longer wanted: the upstream is told (its slot is freed by finish). */
 static void stop_at_upstream(struct gw_task *k, const char *reason)
 {
-    struct upstream *u = k->sent_to;
-    up_forget(u, k->wire_id);
-    up_notify(u, "notifications/cancelled",
+    if (!k->sent)
+        return;
+    k->sent = false;
+    up_forget(k->at, k->wire_id);
+    up_notify(k->at, "notifications/cancelled",
               json_pack("{s:I, s:s}", "requestId", (json_int_t)k->wire_id, "reason", reason));
-    u->in_flight--;
-    gw_call_next(u);
 }
 
 static void on_answer(struct upstream *u, json_t *result, json_t *error, void *arg)
 {
     struct gw_task *k = arg;
     char msg[300];
-    u->in_flight--;
+    k->sent = false;
     const char *type = json_string_value(json_object_get(result, "resultType"));
     if (result && type && strcmp(type, "input_required") == 0) {
         snprintf(msg, sizeof msg, "upstream %s asked for input during %s, which a task cannot "
                  "relay; call it without the tasks extension", u->cfg->name, k->t->exposed);
+        finish_tool_error(k, TE_UPSTREAM_ERROR, msg);
+    } else if (result && json_dumpb(result, NULL, 0, JSON_COMPACT) > GW_TASK_RESULT_MAX) {
+        snprintf(msg, sizeof msg, "the result of %s is larger than a task keeps (%u KiB); call it "
+                 "without the tasks extension", k->t->exposed, GW_TASK_RESULT_MAX / 1024);
         finish_tool_error(k, TE_UPSTREAM_ERROR, msg);
     } else if (result) {
         json_t *copy = json_deep_copy(result);
@@ -257,7 +278,6 @@ static void on_answer(struct upstream *u, json_t *result, json_t *error, void *a
                  k->t->exposed);
         finish_tool_error(k, TE_UPSTREAM_UNAVAILABLE, msg);
     }
-    gw_call_next(u);
 }
 
 static void on_deadline(struct loop *l, void *arg)
@@ -266,12 +286,12 @@ static void on_deadline(struct loop *l, void *arg)
     char msg[300];
     (void)l;
     k->timer = NULL;
-    if (k->sent_to == NULL) { /* a starting instance: try again until the deadline */
+    if (!k->sent) { /* no slot yet, or a starting instance: try again */
         send_call(k);
         return;
     }
-    snprintf(msg, sizeof msg, "upstream %s did not answer %s within %u s", k->sent_to->cfg->name,
-             k->t->exposed, k->sent_to->cfg->timeout_s);
+    snprintf(msg, sizeof msg, "upstream %s did not answer %s within %u s", k->at->cfg->name,
+             k->t->exposed, k->at->cfg->timeout_s);
     stop_at_upstream(k, "timed out at the gateway");
     finish_tool_error(k, TE_UPSTREAM_TIMEOUT, msg);
 }
@@ -296,13 +316,28 @@ static void send_call(struct gw_task *k)
         finish_tool_error(k, TE_DEFINITION_CHANGED, msg);
         return;
     }
-    bool busy = false;
-    if (u->pool && (u = gwi_route(t->up, k->args, &busy, msg, sizeof msg)) == NULL) {
-        finish_tool_error(k, busy ? TE_BUSY : TE_INVALID_ARGUMENTS, msg);
-        return;
+    if (k->at == NULL) { /* routed, then a slot taken, once */
+        bool busy = false;
+        if (u->pool && (u = gwi_route(t->up, k->args, &busy, msg, sizeof msg)) == NULL) {
+            finish_tool_error(k, busy ? TE_BUSY : TE_INVALID_ARGUMENTS, msg);
+            return;
+        }
+        if (u->state == UP_READY && u->in_flight >= u->cfg->max_in_flight) {
+            if (now < k->deadline_ms) {
+                k->timer = loop_timer_add(u->loop, GW_TASK_RETRY_MS, on_deadline, k);
+                return;
+            }
+            snprintf(msg, sizeof msg, "upstream %s had no free slot for %s within %u s",
+                     u->cfg->name, t->exposed, u->cfg->timeout_s);
+            finish_tool_error(k, TE_BUSY, msg);
+            return;
+        }
+        u->in_flight++; /* held from now on: a starting instance with it is not idle */
+        k->at = u;
     }
+    u = k->at;
     if (gwi_starting(u) && now < k->deadline_ms) {
-        k->timer = loop_timer_add(u->loop, GW_TASK_START_RETRY_MS, on_deadline, k);
+        k->timer = loop_timer_add(u->loop, GW_TASK_RETRY_MS, on_deadline, k);
         return;
     }
     if (u->state != UP_READY) {
@@ -322,8 +357,7 @@ static void send_call(struct gw_task *k)
         return;
     }
     up_request_for_client(u, k->wire_id); /* its input requests find no call: refused */
-    u->in_flight++;
-    k->sent_to = u;
+    k->sent = true;
     uint64_t left = k->deadline_ms > now ? k->deadline_ms - now : 0;
     k->timer = loop_timer_add(u->loop, left, on_deadline, k);
 }
@@ -381,9 +415,10 @@ void gw_task_start(struct gw_tool *t, struct mcp_call *call, json_t *args, uint6
     if (!make_room(all, caller)) {
         gw_tool_record(t, call, started_us, toolerr_name(TE_BUSY));
         mcp_call_result_take(call, tool_error_json(TE_BUSY, 60,
-                                                   "%u of your gateway tasks are still open; "
-                                                   "call it again once some have ended",
-                                                   GW_TASKS_PER_CALLER));
+                                                   "too many gateway tasks are open (%u of "
+                                                   "yours at most, %u in all); call it again "
+                                                   "once some have ended",
+                                                   GW_TASKS_PER_CALLER, GW_TASKS_MAX));
         return;
     }
     struct gw_task *k = xcalloc(1, sizeof *k);
@@ -463,8 +498,7 @@ static void task_cancel(struct mcp_call *c, const char *id, void *arg)
         audit_approval(k, "withdrawn", "withdrawn");
         finish(k, "cancelled", NULL, "cancelled");
     } else if (k->phase == GWT_RUNNING) {
-        if (k->sent_to)
-            stop_at_upstream(k, "cancelled by the client (tasks/cancel)");
+        stop_at_upstream(k, "cancelled by the client (tasks/cancel)");
         finish(k, "cancelled", NULL, "cancelled");
     }
     mcp_call_result_take(c, json_object()); /* an ended task: the same acknowledgement */
@@ -484,6 +518,14 @@ void gw_tasks_start(struct gateway *g)
     mcp_add_task_ops(g->mcp, GW_TASK_PREFIX, &ops, g->tasks);
 }
 
+size_t gateway_tasks_running(const struct gateway *g)
+{
+    size_t n = 0;
+    for (const struct gw_task *k = g && g->tasks ? g->tasks->head : NULL; k; k = k->next)
+        n += k->phase == GWT_RUNNING;
+    return n;
+}
+
 void gw_tasks_free(struct gateway *g)
 {
     struct gw_tasks *all = g->tasks;
@@ -491,10 +533,15 @@ void gw_tasks_free(struct gateway *g)
         return;
     while (all->head) {
         struct gw_task *k = all->head;
-        if (k->phase == GWT_WAITING)
+        if (k->phase == GWT_WAITING) {
             approvals_withdraw(g->approvals, k->approval);
-        else if (k->phase == GWT_RUNNING && k->sent_to)
-            up_forget(k->sent_to, k->wire_id);
+        } else if (k->phase == GWT_RUNNING) {
+            /* The drain's grace is over (the engine is gone: no one hears of the task): the
+             * upstream is told, the audit says how it ended. */
+            stop_at_upstream(k, "the server is stopping");
+            gw_tool_record_as(k->t, k->at ? k->at : k->t->up, k->caller, k->started_us,
+                              "cancelled");
+        }
         task_free(k);
     }
     free(all);

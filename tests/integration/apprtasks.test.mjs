@@ -7,12 +7,14 @@
 // fails it); denied, it completes with approval_denied and the reason, the upstream never
 // called. tasks/cancel withdraws the request (audit "withdrawn") or cancels the upstream call.
 // Another principal gets "not found". A listen stream watching the task hears notifications/
-// tasks when it ends. A request without the extension keeps the held call. SIGTERM denies what
-// waits. The upstream is tests/fakes/fake-upstream.mjs, which writes each call's tool name (and
-// each notifications/cancelled) to a file.
+// tasks when it ends. A request without the extension keeps the held call. The upstream's
+// deadline holds; per-root instances serve tasks without evicting each other. SIGTERM denies what
+// waits and lets a running call finish within the drain. The upstream is
+// tests/fakes/fake-upstream.mjs, which writes each call's tool name (and each
+// notifications/cancelled) to a file.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { readFileSync, existsSync, mkdtempSync, rmSync, writeFileSync, chmodSync } from 'node:fs';
+import { readFileSync, existsSync, mkdtempSync, mkdirSync, realpathSync, rmSync, writeFileSync, chmodSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { execFile } from 'node:child_process';
@@ -80,8 +82,12 @@ before(async () => {
   const gw = gatewayFile(dir, 'approvals: {timeout_s: 600}\nupstreams:\n  fake:\n' +
     `    command: ${JSON.stringify(process.execPath)}\n` +
     `    args: ${JSON.stringify([FAKE, '--smoke-tools', '--elicit', '--calls', join(dir, 'calls')])}\n` +
-    '    tools: {include: [echo, slow, iserror, rpcerror, ask], ' +
-    'guard: {echo: approve, slow: approve, iserror: approve, rpcerror: approve, ask: approve}}\n');
+    '    tools: {include: [echo, slow, iserror, rpcerror, ask, hang], ' +
+    'guard: {echo: approve, slow: approve, iserror: approve, rpcerror: approve, ask: approve}}\n' +
+    '  short:\n    timeout: 1\n' +
+    `    command: ${JSON.stringify(process.execPath)}\n` +
+    `    args: ${JSON.stringify([FAKE, '--calls', join(dir, 'short-calls')])}\n` +
+    '    tools: {include: [hang], guard: {hang: approve}}\n');
   srv = await startHermes({ GATEWAY_FILE: gw, TOKENS_FILE: tokens, AUDIT_LOG_PATH: join(dir, 'audit.jsonl') });
 });
 after(async () => {
@@ -89,14 +95,9 @@ after(async () => {
   rmSync(dir, { recursive: true, force: true });
 });
 
-test('server/discover advertises the tasks extension for a gateway whose tools are guarded approve', async () => {
-  const r = await rpc('server/discover', {});
-  assert.ok(r.result?.capabilities?.extensions?.[EXT], JSON.stringify(r.result?.capabilities));
-});
-
 test('a call from a client of the tasks extension is a task at once; approved, the upstream gets it and the task completes with its result', async () => {
   const { task, approval } = await created('fake__echo', { message: 'as a task', api_key: 'sk-live-999' });
-  assert.match(task.taskId, /^gw-[0-9a-f]{32}$/);
+  assert.match(task.taskId, /^gw:[0-9a-f]{32}$/);
   assert.equal(task.status, 'working');
   assert.match(task.statusMessage, new RegExp(`waiting for the operator's approval: request ${approval.id}`));
   assert.ok(task.createdAt && task.lastUpdatedAt && task.ttlMs > 0 && task.pollIntervalMs > 0, JSON.stringify(task));
@@ -154,7 +155,7 @@ test('another principal gets "not found" for the task, cannot cancel it, and the
     assert.equal(r.error?.code, -32602, `${method}: ${JSON.stringify(r)}`);
     assert.match(r.error.message, /not found/i);
   }
-  const unknown = await get(`gw-${'0'.repeat(32)}`);
+  const unknown = await get(`gw:${'0'.repeat(32)}`);
   assert.equal(unknown.error?.message, (await rpc('tasks/get', { taskId: task.taskId }, { auth: other })).error.message,
     'the same answer as an id that does not exist');
   assert.equal((await pending()).length, 1);
@@ -213,12 +214,67 @@ test('tasks/cancel of an approved call the upstream is running tells the upstrea
   await until(() => upstreamLines().some((l) => l.startsWith('cancelled ')), 'notifications/cancelled upstream');
 });
 
-test('the upstream asking for input during a task\'s call is refused: no connection carries it', async () => {
-  const { task, approval } = await created('fake__ask', { message: 'your password?' });
-  assert.equal((await cli(srv, 'approve', approval.id)).code, 0);
-  const done = await ended(task.taskId);
+test('the upstream asking for input during a task\'s call is refused, never relayed to another caller whose call is in flight', async () => {
+  // another client's call in flight at the same stdio upstream: a request the upstream makes
+  // must not reach that caller as if it were its own
+  const ac = new AbortController();
+  const id = nextId++;
+  const other = fetch(srv.url, { method: 'POST', signal: ac.signal,
+    headers: { ...srv.auth, ...modernHeaders('tools/call', 'fake__hang') },
+    body: JSON.stringify({ jsonrpc: '2.0', id, method: 'tools/call',
+      params: { name: 'fake__hang', arguments: {}, _meta: modernMeta({ elicitation: { form: {} } }, 'apprtasks-other') } }) })
+    .then((r) => r.json(), () => null);
+  await until(() => upstreamLines().includes('hang'), 'the other call at the upstream');
+  try {
+    const { task, approval } = await created('fake__ask', { message: 'your password?' });
+    assert.equal((await cli(srv, 'approve', approval.id)).code, 0);
+    const done = await ended(task.taskId);
+    assert.equal(done.status, 'completed');
+    assert.match(done.result.content[0].text, /^error: /, JSON.stringify(done.result));
+  } finally {
+    ac.abort();
+  }
+  assert.equal(await other, null, 'the other caller got no input request of the task\'s call');
+});
+
+test('an approved task\'s call has the upstream\'s deadline: upstream_timeout, the upstream told', async () => {
+  const r = await call('short__hang', {});
+  const [p] = await waitListed(1);
+  assert.equal((await cli(srv, 'approve', p.id)).code, 0);
+  const done = await ended(r.result.taskId);
   assert.equal(done.status, 'completed');
-  assert.match(done.result.content[0].text, /^error: /, JSON.stringify(done.result));
+  assert.equal(done.result.structuredContent.error, 'upstream_timeout', JSON.stringify(done.result));
+  await until(() => existsSync(join(dir, 'short-calls')) &&
+    readFileSync(join(dir, 'short-calls'), 'utf8').includes('cancelled '), 'notifications/cancelled upstream');
+});
+
+test('per-root instances: a task holds its instance while it starts; a second root over max gets busy, no restart storm', async () => {
+  const d = realpathSync(mkdtempSync(join(tmpdir(), 'hm-apprtasks-inst-')));
+  const work = join(d, 'work');
+  for (const w of ['a', 'b']) mkdirSync(join(work, w), { recursive: true });
+  const gw = gatewayFile(d, 'upstreams:\n  graph:\n' +
+    `    command: ${JSON.stringify(process.execPath)}\n` +
+    `    args: ${JSON.stringify([FAKE, '--where', '--starts', join(d, 'starts')])}\n` +
+    `    tools: {include: [where], guard: {where: approve}}\n    instances: {by: cwd, roots: [${JSON.stringify(work)}], max: 1}\n`);
+  const s = await startHermes({ GATEWAY_FILE: gw });
+  const saved = srv;
+  srv = s;
+  try {
+    const a = await call('graph__where', { cwd: join(work, 'a'), ms: 1500 });
+    const b = await call('graph__where', { cwd: join(work, 'b') });
+    const list = await waitListed(2, s);
+    for (const p of list) assert.equal((await cli(s, 'approve', p.id)).code, 0);
+    const [ta, tb] = [await ended(a.result.taskId), await ended(b.result.taskId)];
+    const results = [ta, tb].map((t) => t.result.structuredContent?.error ?? JSON.parse(t.result.content[0].text).cwd);
+    assert.ok(results.includes('busy'), JSON.stringify(results));
+    assert.ok(results.some((x) => x === join(work, 'a') || x === join(work, 'b')), JSON.stringify(results));
+    const starts = readFileSync(join(d, 'starts'), 'utf8').trim().split('\n').length;
+    assert.ok(starts <= 3, `${starts} starts: the discovery process and one instance`);
+  } finally {
+    srv = saved;
+    assert.equal(await s.stop(), 0);
+    rmSync(d, { recursive: true, force: true });
+  }
 });
 
 test('without the extension the call is held as before: it waits on its connection until decided', async () => {
@@ -233,11 +289,16 @@ test('without the extension the call is held as before: it waits on its connecti
   assert.equal(r.result.content[0].text, 'Echo: held');
 });
 
-test('SIGTERM with a task waiting for the operator: denied ("shutdown" in the audit), clean exit', async () => {
+test('SIGTERM: a task waiting for the operator is denied ("shutdown" in the audit); a running one finishes within the drain; clean exit', async () => {
+  const running = await created('fake__slow', { ms: 1500 });
+  assert.equal((await cli(srv, 'approve', running.approval.id)).code, 0);
+  await until(() => upstreamLines().filter((l) => l === 'slow').length >= 2, 'the slow call at the upstream');
   await created('fake__echo', { message: 'at the stop' });
   const s = srv;
   srv = null;
   assert.equal(await s.stop(), 0);
   const line = audit().find((l) => l.event === 'approval' && l.decided_by === 'shutdown');
   assert.equal(line?.status, 'denied', JSON.stringify(audit().filter((l) => l.event === 'approval')));
+  const calls = audit().filter((l) => l.event !== 'approval' && l.tool === 'fake__slow');
+  assert.equal(calls.at(-1)?.status, 'ok', `the running call finished in the drain: ${JSON.stringify(calls)}`);
 });

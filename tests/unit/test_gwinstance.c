@@ -47,6 +47,10 @@ static int setup(void **state)
     snprintf(target, sizeof target, "%s/work2/proj", base);
     if (symlink(target, link) != 0)
         return -1;
+    snprintf(link, sizeof link, "%s/into", base); /* outside the root, pointing into it */
+    snprintf(target, sizeof target, "%s/work", base);
+    if (symlink(target, link) != 0)
+        return -1;
     snprintf(link, sizeof link, "%s/work/alias", base); /* stays inside: resolves to proj */
     snprintf(target, sizeof target, "%s/work/proj", base);
     return symlink(target, link) == 0 ? 0 : -1;
@@ -78,7 +82,7 @@ static void inside_is_component_wise(void **state)
 static const char *resolve(const char *value, size_t len, char *out)
 {
     const char *roots[] = {work};
-    return gwi_project_root(value, len, roots, 1, out, PATH_MAX, NULL);
+    return gwi_project_root(value, len, roots, 1, NULL, 0, out, PATH_MAX, NULL);
 }
 
 static const char *resolve_s(const char *value, char *out)
@@ -102,7 +106,7 @@ static void project_root_is_the_first_component(void **state)
     assert_string_equal(out, want);
     char resolved[PATH_MAX], real[PATH_MAX]; /* what the upstream is sent: the resolved path */
     const char *roots[] = {work};
-    assert_null(gwi_project_root(in, strlen(in), roots, 1, out, PATH_MAX, resolved));
+    assert_null(gwi_project_root(in, strlen(in), roots, 1, NULL, 0, out, PATH_MAX, resolved));
     snprintf(real, sizeof real, "%s/proj/src", work);
     assert_string_equal(resolved, real);
     snprintf(in, sizeof in, "%s/other/../proj/src/.", work);
@@ -134,6 +138,14 @@ static void escapes_are_refused(void **state)
     assert_non_null(resolve_s("~/proj", out));
     snprintf(in, sizeof in, "%s/missing", work); /* must exist */
     assert_non_null(resolve_s(in, out));
+    /* Nothing outside the roots is resolved: a path that only a link outside them would bring
+     * inside, and one whose ".." leaves them by text, are refused before realpath. */
+    snprintf(in, sizeof in, "%s/into/proj", base);
+    assert_non_null(resolve_s(in, out));
+    snprintf(in, sizeof in, "%s/proj/../../into/proj", work);
+    assert_non_null(resolve_s(in, out));
+    snprintf(in, sizeof in, "%s//./proj/../proj/src", work); /* folded by text: inside */
+    assert_null(resolve_s(in, out));
 }
 
 static void nul_and_overlong_are_refused(void **state)
