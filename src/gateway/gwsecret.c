@@ -44,17 +44,29 @@ static const char *find_ci(const char *s, size_t len, const char *needle)
     return NULL;
 }
 
-/* Key characters ([A-Za-z0-9_-]) in tok, and whether there is a digit among them. */
-static size_t key_body(const char *tok, size_t len, bool *digit)
+static bool key_char(unsigned char c)
 {
-    size_t i = 0;
-    *digit = false;
-    while (i < len && (alnum((unsigned char)tok[i]) || tok[i] == '_' || tok[i] == '-')) {
-        if (tok[i] >= '0' && tok[i] <= '9')
-            *digit = true;
-        i++;
+    return alnum(c) || c == '_' || c == '-';
+}
+
+/* The run of key characters ([A-Za-z0-9_-]) starting at a position: how many there are and one
+ * past the last digit among them (0: none). Measured once per run, not once per position: a
+ * prefix may start anywhere in it ("sk-sk-sk-..."), and rescanning the rest of the run at each
+ * such position was quadratic. */
+struct key_run {
+    size_t len;
+    size_t digit_end;
+};
+
+static struct key_run measure_run(const char *s, size_t len)
+{
+    struct key_run r = {0, 0};
+    while (r.len < len && key_char((unsigned char)s[r.len])) {
+        if (s[r.len] >= '0' && s[r.len] <= '9')
+            r.digit_end = r.len + 1;
+        r.len++;
     }
-    return i;
+    return r;
 }
 
 struct prefix {
@@ -67,13 +79,14 @@ static const struct prefix prefixes[] = {
     {"xoxr-", 10}, {"xoxs-", 10},       {"xapp-", 10}, {"glpat-", 20}, {"AIza", 30},
 };
 
-static bool prefixed_key(const char *tok, size_t len)
+/* tok[0..len) starts a token part whose key characters are run (run.len <= len): a known prefix
+ * followed by enough key characters with a digit among them. */
+static bool prefixed_key(const char *tok, size_t len, struct key_run run)
 {
-    bool digit;
     for (size_t p = 0; p < sizeof prefixes / sizeof *prefixes; p++) {
         size_t n = strlen(prefixes[p].text);
-        if (len > n && memcmp(tok, prefixes[p].text, n) == 0 &&
-            key_body(tok + n, len - n, &digit) >= prefixes[p].min_body && digit)
+        if (run.len > n && memcmp(tok, prefixes[p].text, n) == 0 &&
+            run.len - n >= prefixes[p].min_body && run.digit_end > n)
             return true;
     }
     /* AWS access key ids: AKIA/ASIA and 16 upper-case letters or digits */
@@ -143,10 +156,23 @@ bool gw_secret_like(const char *s, size_t len, const char **kind)
         size_t start = i;
         while (i < len && token_char((unsigned char)s[i]))
             i++;
-        /* a prefix counts at the token's start or after a separator inside it (key=sk-...) */
-        for (size_t j = start; k == NULL && j < i; j++)
-            if ((j == start || !alnum((unsigned char)s[j - 1])) && prefixed_key(s + j, i - j))
+        /* a prefix counts at the token's start or after a separator inside it (key=sk-...);
+         * the run of key characters around j is measured once (see measure_run) */
+        struct key_run run = {0, 0};
+        size_t run_start = start;
+        for (size_t j = start; k == NULL && j < i; j++) {
+            if (j >= run_start + run.len) {
+                run_start = j;
+                run = measure_run(s + j, i - j);
+                if (run.len == 0)
+                    continue; /* not a key character: no prefix starts here */
+            }
+            struct key_run here = {run.len - (j - run_start),
+                                   run.digit_end > j - run_start ? run.digit_end - (j - run_start)
+                                                                 : 0};
+            if ((j == start || !alnum((unsigned char)s[j - 1])) && prefixed_key(s + j, i - j, here))
                 k = "an API key";
+        }
         if (k == NULL && high_entropy(s + start, i - start))
             k = "a high-entropy token";
     }

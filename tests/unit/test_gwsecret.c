@@ -1,10 +1,15 @@
 /* Unit tests for gwsecret.c: each kind of secret is found, also inside other text, and the
  * ordinary strings a memory tool stores (prose, paths, commit hashes, UUIDs) are not. */
 #include <setjmp.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <time.h>
+#include <unistd.h>
 
 #include <cmocka.h>
 
@@ -72,12 +77,63 @@ static void length_bounds_and_nul(void **state)
     assert_true(gw_secret_like(with_nul, sizeof with_nul - 1, NULL));
 }
 
+static void took_too_long(int sig)
+{
+    (void)sig;
+    static const char msg[] = "test_gwsecret: the scan of a repeated-prefix input did not end "
+                              "within 120 s (quadratic)\n";
+    (void)!write(2, msg, sizeof msg - 1);
+    _exit(1);
+}
+
+static double seconds_since(const struct timespec *t0)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)(t.tv_sec - t0->tv_sec) + (double)(t.tv_nsec - t0->tv_nsec) / 1e9;
+}
+
+/* A 2 MB argument made of one key prefix repeated (no digit, so nothing matches and every
+ * position is a candidate) is scanned in linear time: each such input ends within a wide margin
+ * (10 s; linear takes milliseconds, the old quadratic scan hours), and an alarm ends the test if
+ * one never does. */
+static void repeated_prefixes_scan_in_linear_time(void **state)
+{
+    (void)state;
+    static const char *const shapes[] = {"sk-",   "ghp_",  "github_pat_", "xoxb-",
+                                         "glpat-", "AIza-", "ghp_ab"};
+    enum { SIZE = 2 * 1024 * 1024 };
+    char *s = malloc(SIZE + 1);
+    assert_non_null(s);
+    signal(SIGALRM, took_too_long);
+    alarm(120);
+    for (size_t k = 0; k < sizeof shapes / sizeof *shapes; k++) {
+        size_t n = strlen(shapes[k]), len = SIZE - SIZE % n;
+        for (size_t i = 0; i < len; i += n)
+            memcpy(s + i, shapes[k], n);
+        struct timespec t0;
+        clock_gettime(CLOCK_MONOTONIC, &t0);
+        const char *kind = NULL;
+        bool found = gw_secret_like(s, len, &kind);
+        double took = seconds_since(&t0);
+        if (took > 10.0)
+            fail_msg("shape %zu took %.1f s", k, took);
+        /* the repeated shapes hold no digit: not a key, and one character class short of random */
+        assert_false(found);
+        s[len - 1] = '7'; /* a digit at the very end makes the first prefix a key */
+        assert_true(gw_secret_like(s, len, NULL));
+    }
+    alarm(0);
+    free(s);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(finds_secrets),
         cmocka_unit_test(leaves_ordinary_text),
         cmocka_unit_test(length_bounds_and_nul),
+        cmocka_unit_test(repeated_prefixes_scan_in_linear_time),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
