@@ -609,14 +609,21 @@ enum gw_verdict gw_tool_verdict(const struct gw_upstream *u, const char *tool, c
     return verdict(u->include, u->exclude, tool, rule);
 }
 
+/* Every matching glob is looked at and the strictest wins (approve > confirm > none): with
+ * {"*": confirm, cronjob: approve} a first-match rule would let confirmed: true run cronjob. */
 enum gw_guard gw_tool_guard(const struct gw_upstream *u, const char *tool)
 {
     const char *glob;
     json_t *v;
-    if (u->guard)
-        json_object_foreach(u->guard, glob, v) if (fnmatch(glob, tool, 0) == 0) return strcmp(
-            json_string_value(v), "approve") == 0 ? GW_GUARD_APPROVE : GW_GUARD_CONFIRM;
-    return GW_GUARD_NONE;
+    enum gw_guard strictest = GW_GUARD_NONE;
+    json_object_foreach(u->guard, glob, v) if (fnmatch(glob, tool, 0) == 0)
+    {
+        enum gw_guard g =
+            strcmp(json_string_value(v), "approve") == 0 ? GW_GUARD_APPROVE : GW_GUARD_CONFIRM;
+        if (g > strictest)
+            strictest = g;
+    }
+    return strictest;
 }
 
 json_t *gw_tool_policy(const struct gw_upstream *u, const char *tool)

@@ -82,8 +82,8 @@ enum gw_verdict {
 /* What the upstream's rules say about its tool; *rule gets the deciding glob or NULL. */
 enum gw_verdict gw_tool_verdict(const struct gw_upstream *u, const char *tool, const char **rule);
 const char *gw_verdict_name(enum gw_verdict v); /* "included", "excluded", ... */
-enum gw_guard { GW_GUARD_NONE, GW_GUARD_CONFIRM, GW_GUARD_APPROVE };
-/* tools.guard for the upstream's tool: the first glob (file order) that matches decides. */
+enum gw_guard { GW_GUARD_NONE, GW_GUARD_CONFIRM, GW_GUARD_APPROVE }; /* in rising strictness */
+/* tools.guard for the upstream's tool: the strictest of the globs that match. */
 enum gw_guard gw_tool_guard(const struct gw_upstream *u, const char *tool);
 /* tools.args for the upstream's tool (exact name; borrowed), or NULL. */
 json_t *gw_tool_policy(const struct gw_upstream *u, const char *tool);

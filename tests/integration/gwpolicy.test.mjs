@@ -35,6 +35,12 @@ before(async () => {
           max_items: {tags: 2}
           max_length: {note: 5}
           reject_secrets: [content, tags]
+  b:
+    command: ${JSON.stringify(process.execPath)}
+    args: ${JSON.stringify([FAKE, '--policy-tools', '--received', received])}
+    tools:
+      include: [cronjob, echo]
+      guard: {"*": confirm, cronjob: approve}
 `);
   srv = await startHermes({ GATEWAY_FILE: gw, AUDIT_LOG_PATH: join(dir, 'audit.jsonl') });
   ({ client, tools } = await sdkClient(srv, 'gw-policy'));
@@ -88,6 +94,20 @@ test('approve: confirmed: true does not approve; the call waits for the operator
   execFileSync(HERMES, ['deny', p.id, '--reason', 'test', '--env-file', srv.envFile]);
   const r = await waiting;
   assert.equal(errorOf(r), 'approval_denied');
+  assert.equal(received_calls().length, before_);
+});
+
+test('the strictest matching guard wins: a broad confirm glob before an approve does not let confirmed: true through', async () => {
+  assert.equal(tools.b__cronjob.inputSchema.properties?.confirmed, undefined); // approve, not confirm
+  assert.equal(tools.b__echo.inputSchema.properties.confirmed.type, 'boolean'); // only "*" matches: confirm
+  const before_ = received_calls().length;
+  const waiting = call('b__cronjob', { action: 'add', confirmed: true });
+  const approvals = () => JSON.parse(execFileSync(HERMES, ['approvals', '--json', '--env-file', srv.envFile], { encoding: 'utf8' }));
+  const [p] = await until(() => { const l = approvals(); return l.length ? l : null; }, 'the queued request');
+  assert.equal(p.tool, 'b__cronjob');
+  assert.equal(received_calls().length, before_);
+  execFileSync(HERMES, ['deny', p.id, '--reason', 'test', '--env-file', srv.envFile]);
+  assert.equal(errorOf(await waiting), 'approval_denied');
   assert.equal(received_calls().length, before_);
 });
 
