@@ -174,11 +174,13 @@ static bool no_hidden_names(json_t *value, json_t *drop, json_t *fix, int depth,
     return true;
 }
 
-static size_t codepoints(const char *s)
+/* Characters of a JSON string, all of it: a "\u0000" inside must not end the count early. */
+static size_t codepoints(json_t *string)
 {
-    size_t n = 0;
-    for (; *s; s++)
-        n += ((unsigned char)*s & 0xC0) != 0x80;
+    const char *s = json_string_value(string);
+    size_t n = 0, len = json_string_length(string);
+    for (size_t i = 0; i < len; i++)
+        n += ((unsigned char)s[i] & 0xC0) != 0x80;
     return n;
 }
 
@@ -193,7 +195,7 @@ static bool within_limits(json_t *args, json_t *policy, struct verdict *v)
     {
         if ((x = json_object_get(args, k)) == NULL)
             continue;
-        found = false;
+        found = false; /* json_equal compares strings over their length, NULs included */
         json_array_foreach(list, i, lim) found |= json_is_string(x) && json_equal(x, lim);
         if (!found)
             return refuse(v, TE_INVALID_ARGUMENTS, "argument '", k,
@@ -212,7 +214,7 @@ static bool within_limits(json_t *args, json_t *policy, struct verdict *v)
         if ((x = json_object_get(args, k)) == NULL)
             continue;
         if (!json_is_string(x) ||
-            (json_int_t)codepoints(json_string_value(x)) > json_integer_value(lim))
+            (json_int_t)codepoints(x) > json_integer_value(lim))
             return refuse(v, TE_INVALID_ARGUMENTS, "argument '", k,
                           "' must be a string within its maxLength");
     }
@@ -224,13 +226,13 @@ static bool holds_secret(json_t *value, int depth)
 {
     const char *k;
     json_t *x;
-    size_t i;
+    size_t i, klen;
     if (depth > MAX_DEPTH)
         return true;
-    if (json_is_string(value))
+    if (json_is_string(value)) /* all of it: a NUL inside must not hide what follows */
         return gw_secret_like(json_string_value(value), json_string_length(value), NULL);
-    json_object_foreach(value, k, x) if (gw_secret_like(k, strlen(k), NULL) ||
-                                         holds_secret(x, depth + 1)) return true;
+    json_object_keylen_foreach(value, k, klen, x) if (gw_secret_like(k, klen, NULL) ||
+                                                      holds_secret(x, depth + 1)) return true;
     json_array_foreach(value, i, x) if (holds_secret(x, depth + 1)) return true;
     return false;
 }

@@ -136,6 +136,21 @@ test('enum, max_items, max_length enforced on the call', async () => {
   assert.deepEqual(received_calls().at(-1).arguments, { kind: 'decision', tags: ['a', 'b'], note: 'héllo', content: 'use tabs' });
 });
 
+test('a NUL inside a string hides nothing: max_length counts past it, enum compares all of it, reject_secrets reads on', async () => {
+  const before_ = received_calls().length;
+  for (const [args, field] of [[{ note: 'x\u0000' + 'A'.repeat(5000) }, 'note'], [{ note: 'ab\u0000cdef' }, 'note'],
+    [{ kind: 'decision\u0000; drop table' }, 'kind'], [{ content: `fine\u0000${SECRET}` }, 'content'],
+    [{ tags: ['x\u0000' + SECRET] }, 'tags']]) {
+    const r = await call('h__memory', args);
+    assert.equal(errorOf(r), 'invalid_arguments', JSON.stringify(args).slice(0, 60));
+    assert.match(r.content[0].text, new RegExp(`'${field}'`));
+  }
+  assert.equal(received_calls().length, before_);
+  const ok = await call('h__memory', { note: 'a\u0000bcd', kind: 'decision' }); // 5 characters, the NUL one of them
+  assert.equal(ok.isError, undefined, textOf(ok));
+  assert.equal(received_calls().at(-1).arguments.note, 'a\u0000bcd');
+});
+
 test('secrets refused with the field named; the value is in no reply, log or audit line', async () => {
   const before_ = received_calls().length;
   for (const [args, field] of [[{ content: `my key is ${SECRET}` }, 'content'], [{ tags: ['x', SECRET] }, 'tags'],
