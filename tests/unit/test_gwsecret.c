@@ -1,5 +1,6 @@
-/* Unit tests for gwsecret.c: each kind of secret is found, also inside other text, and the
- * ordinary strings a memory tool stores (prose, paths, commit hashes, UUIDs) are not. */
+/* Unit tests for gwsecret.c: each kind of secret is found, also inside other text, random tokens
+ * of every usual alphabet and length are, and the ordinary strings a memory tool stores (prose,
+ * paths, labelled commit hashes, UUIDs, CamelCase names) are not. */
 #include <setjmp.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -39,6 +40,7 @@ static void finds_secrets(void **state)
         "Authorization: Bearer abcdefghijklmnop1234",
         "bearer eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxIn0",
         "token: Zr8Qm2Lx9Vb4Tn7Wc1Ky6Hp3Jd5Fs0Ga",
+        "secret 3f786850e387550fdab836ed7e6dc881de23001b", /* hex not labelled as a hash */
     };
     (void)state;
     for (size_t i = 0; i < sizeof secrets / sizeof *secrets; i++)
@@ -60,11 +62,49 @@ static void leaves_ordinary_text(void **state)
         "Bearer token",
         "AKIAlower0123456789x",
         "architecture_decision_record_number_twelve_2026",
+        "ThisIsAVeryLongCamelCaseIdentifierNameForTheTest",
+        "image sha256:9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08 pulled",
+        "/home/user/src/hermes-mcp/tests/unit/test_gwsecret.c",
     };
     (void)state;
     for (size_t i = 0; i < sizeof plain / sizeof *plain; i++)
         if (like(plain[i]))
             fail_msg("case %zu (%s) taken for a secret", i, plain[i]);
+}
+
+/* xorshift64*: the same tokens on every run and machine */
+static uint64_t next_random(uint64_t *x)
+{
+    *x ^= *x >> 12;
+    *x ^= *x << 25;
+    *x ^= *x >> 27;
+    return *x * 2685821657736338717ULL;
+}
+
+/* 10,000 random tokens, a third each base62 and base64url of 32-128 characters and lower-case hex
+ * of 40-128, alone or inside a sentence: every one is taken for a secret. */
+static void finds_random_tokens(void **state)
+{
+    (void)state;
+    static const char b62[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789";
+    static const char b64url[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
+    static const char hex[] = "0123456789abcdef";
+    const char *const alphabets[] = {b62, b64url, hex};
+    uint64_t seed = 0x5eedf00dcafe1234ULL;
+    char text[200];
+    unsigned missed = 0;
+    for (unsigned i = 0; i < 10000; i++) {
+        const char *a = alphabets[i % 3];
+        size_t na = strlen(a), min = a == hex ? 40 : 32;
+        size_t len = min + next_random(&seed) % (128 - min + 1);
+        size_t at = (i & 4) ? (size_t)snprintf(text, sizeof text, "the token is ") : 0;
+        for (size_t j = 0; j < len; j++)
+            text[at + j] = a[next_random(&seed) % na];
+        text[at + len] = '\0';
+        if (!like(text) && missed++ < 5)
+            print_message("missed: %s\n", text);
+    }
+    assert_int_equal(missed, 0);
 }
 
 static void length_bounds_and_nul(void **state)
@@ -132,6 +172,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(finds_secrets),
         cmocka_unit_test(leaves_ordinary_text),
+        cmocka_unit_test(finds_random_tokens),
         cmocka_unit_test(length_bounds_and_nul),
         cmocka_unit_test(repeated_prefixes_scan_in_linear_time),
     };
