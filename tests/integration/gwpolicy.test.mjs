@@ -41,6 +41,10 @@ before(async () => {
     tools:
       include: [cronjob, echo]
       guard: {"*": confirm, cronjob: approve}
+      args:
+        echo:
+          fix: {flag: false, on: True, count: 3, neg: -12, ratio: 0.5, big: 1e3, none: null, tilde: ~,
+                quoted: "false", three: '3', word: local, version: 1.2.3, octal: 0o17}
 `);
   srv = await startHermes({ GATEWAY_FILE: gw, AUDIT_LOG_PATH: join(dir, 'audit.jsonl') });
   ({ client, tools } = await sdkClient(srv, 'gw-policy'));
@@ -109,6 +113,15 @@ test('the strictest matching guard wins: a broad confirm glob before an approve 
   execFileSync(HERMES, ['deny', p.id, '--reason', 'test', '--env-file', srv.envFile]);
   assert.equal(errorOf(await waiting), 'approval_denied');
   assert.equal(received_calls().length, before_);
+});
+
+test('fix sends plain YAML scalars with their type (booleans, null, numbers) and quoted ones as strings', async () => {
+  const r = await call('b__echo', { message: 'hi', confirmed: true });
+  assert.equal(r.isError, undefined, textOf(r));
+  const sent = received_calls().at(-1);
+  assert.equal(sent.name, 'echo');
+  assert.deepEqual(sent.arguments, { message: 'hi', flag: false, on: true, count: 3, neg: -12, ratio: 0.5, big: 1000,
+    none: null, tilde: null, quoted: 'false', three: '3', word: 'local', version: '1.2.3', octal: '0o17' });
 });
 
 test('dropped and fixed fields sent are refused with invalid_arguments naming them', async () => {
