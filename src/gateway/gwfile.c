@@ -29,8 +29,8 @@ static const char *const upstream_keys[] = {
     "instances", "expect_tools"};
 static const char *const tools_keys[] = {"include", "exclude", "resources", "prompts",
                                          "guard", "args"};
-static const char *const policy_keys[] = {"drop", "fix", "enum", "max_items", "max_length",
-                                          "reject_secrets"};
+static const char *const policy_keys[] = {"drop",       "fix",            "enum",   "max_items",
+                                          "max_length", "reject_secrets", "require"};
 static const char *const rules_keys[] = {"include", "exclude"};
 static const char *const instances_keys[] = {"by", "roots", "max", "idle_s"};
 static const char *const startup_keys[] = {"files", "max_bytes"};
@@ -305,6 +305,17 @@ static bool non_empty_strings(json_t *v)
     return string_list_ok(v, GW_MAX_RULES) && json_array_size(v) > 0;
 }
 
+/* require's condition: {argument: [values]}, one argument. */
+static bool when_ok(json_t *v)
+{
+    const char *k;
+    json_t *values;
+    if (!json_is_object(v) || json_object_size(v) != 1)
+        return false;
+    json_object_foreach(v, k, values) if (k[0] == '\0' || !non_empty_strings(values)) return false;
+    return true;
+}
+
 /* {property: 1..16777216}: YAML scalars arrive as strings and become integers here. */
 static bool caps_ok(json_t *o)
 {
@@ -334,6 +345,7 @@ static bool parse_policy(const char *up, const char *tool, json_t *p, char *err,
     json_object_foreach(p, k, v) {
         bool ok = strcmp(k, "drop") == 0 || strcmp(k, "reject_secrets") == 0
                       ? non_empty_strings(v)
+                  : strcmp(k, "require") == 0    ? non_empty_strings(v) || property_map_ok(v, when_ok)
                   : strcmp(k, "fix") == 0        ? property_map_ok(v, any_value)
                   : strcmp(k, "enum") == 0       ? property_map_ok(v, non_empty_strings)
                   : strcmp(k, "max_items") == 0 || strcmp(k, "max_length") == 0
@@ -346,7 +358,9 @@ static bool parse_policy(const char *up, const char *tool, json_t *p, char *err,
             return fail(err, errlen, up, where, "is not a known key");
         if (!ok)
             return fail(err, errlen, up, where,
-                        "has the wrong shape (drop, reject_secrets: lists of property names; fix: "
+                        "has the wrong shape (drop, reject_secrets: lists of property names; "
+                        "require: a list of property names or {property: {argument: [values]}}; "
+                        "fix: "
                         "{property: value}; enum: {property: [strings]}; max_items, max_length: "
                         "{property: 1..16777216})");
         where[at] = '\0';

@@ -49,7 +49,8 @@ struct gw_upstream {
     json_t *expect_tools;     /* array of tool names the upstream must offer exactly, or NULL */
     json_t *guard;            /* tools.guard: {glob: "confirm"|"approve"}, or NULL */
     json_t *policies;         /* tools.args: {tool: {drop, fix, enum, max_items, max_length,
-                                 reject_secrets}}, or NULL (shapes checked here, gwpolicy.c) */
+                                 reject_secrets, require}}, or NULL (shapes checked here,
+                                 gwpolicy.c) */
 };
 
 struct gwfile {
