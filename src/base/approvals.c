@@ -425,52 +425,88 @@ static bool mask_option(struct buf *out, const char *t, size_t n, struct cmdline
     return false;
 }
 
-/* s with each whitespace-separated token masked as needed (see mask_token); caller frees. */
-char *approvals_mask_text(const char *s)
+/* Bytes that separate tokens. A NUL is one too: JSON strings may hold it, the upstream gets
+ * what follows it, so the operator must see that text, and a credential after a NUL is still a
+ * token of its own. */
+static bool is_gap(char c)
+{
+    return c == ' ' || c == '\t' || c == '\r' || c == '\n' || c == '\0';
+}
+
+static size_t span_gap(const char *p, const char *end, bool gap)
+{
+    size_t n = 0;
+    while (p + n < end && is_gap(p[n]) == gap)
+        n++;
+    return n;
+}
+
+/* s (n bytes, NULs included) with each token masked as needed (see mask_token); caller frees. */
+char *approvals_mask_textn(const char *s, size_t n, size_t *out_len)
 {
     struct buf out;
     buf_init(&out, 0);
     bool after_auth_word = false;
     struct cmdline cl = {0};
-    const char *p = s;
-    while (*p) {
-        size_t gap = strspn(p, " \t\r\n");
+    const char *p = s, *end = s + n;
+    while (p < end) {
+        size_t gap = span_gap(p, end, true);
         buf_append(&out, p, gap);
         p += gap;
-        size_t n = strcspn(p, " \t\r\n");
-        if (!n)
+        size_t len = span_gap(p, end, false);
+        if (!len)
             break;
         /* Quotes and brackets around a token are the shell's or the prose's, not the token's:
          * 'ghp_...' is a key all the same. */
-        size_t lead = strspn(p, "\"'`([{"), trail = 0;
-        if (lead > n)
-            lead = n;
-        while (trail < n - lead && strchr("\"'`)]},;", p[n - 1 - trail]))
+        size_t lead = 0, trail = 0;
+        while (lead < len && strchr("\"'`([{", p[lead]))
+            lead++;
+        while (trail < len - lead && strchr("\"'`)]},;", p[len - 1 - trail]))
             trail++;
         const char *core = p + lead;
-        size_t k = n - lead - trail;
+        size_t k = len - lead - trail;
         buf_append(&out, p, lead);
         if (k && !mask_option(&out, core, k, &cl))
             mask_token(&out, core, k, after_auth_word);
         buf_append(&out, core + k, trail);
         after_auth_word = (k == 6 && !strncasecmp(core, "bearer", 6)) ||
                           (k == 5 && !strncasecmp(core, "basic", 5));
-        p += n;
+        p += len;
     }
-    char *text = xstrdup(out.data ? out.data : "");
-    buf_cleanup(&out);
-    return text;
+    return buf_take(&out, out_len);
 }
 
-static json_t *mask_string(const char *s)
+char *approvals_mask_text(const char *s)
 {
-    char *text = approvals_mask_text(s);
-    json_t *j = json_string(text);
+    return approvals_mask_textn(s, strlen(s), NULL);
+}
+
+/* The whole of string v masked: its length, not its first NUL, says where it ends. */
+static json_t *mask_string(const json_t *v)
+{
+    size_t n = 0;
+    char *text = approvals_mask_textn(json_string_value(v), json_string_length(v), &n);
+    json_t *j = json_stringn(text, n);
     free(text);
     return j ? j : json_string(MASK);
 }
 
-/* Replaces, in place, every secret-looking value of v by MASK; returns v or its replacement. */
+/* Key masked like any text (a key may be a credential: {"ghp_...": "x"}). When that makes it
+ * equal to a key already in out, "#index" (its place in the object, unique) is added until it is
+ * not, so no argument disappears from view; each added suffix needs a longer planted key to
+ * collide again, so the work stays linear in the request's size. */
+static char *masked_key(const json_t *out, const char *key, size_t index)
+{
+    char *k = approvals_mask_text(key);
+    while (json_object_get(out, k)) {
+        char *longer = xasprintf("%s#%zu", k, index);
+        free(k);
+        k = longer;
+    }
+    return k;
+}
+
+/* v with every secret-looking key and value replaced by MASK (v itself is released). */
 static json_t *mask_in_place(json_t *v, int depth)
 {
     if (depth > MASK_DEPTH) {
@@ -478,7 +514,7 @@ static json_t *mask_in_place(json_t *v, int depth)
         return json_string("...");
     }
     if (json_is_string(v)) {
-        json_t *m = mask_string(json_string_value(v));
+        json_t *m = mask_string(v);
         json_decref(v);
         return m;
     }
@@ -486,10 +522,19 @@ static json_t *mask_in_place(json_t *v, int depth)
     json_t *m;
     size_t i;
     if (json_is_object(v)) {
-        json_object_foreach(v, k, m)
-            json_object_set_new(v, k, approvals_key_is_secret(k) ? json_string(MASK)
-                                                                : mask_in_place(json_incref(m), depth + 1));
-    } else if (json_is_array(v)) {
+        json_t *out = json_object();
+        size_t index = 0;
+        json_object_foreach(v, k, m) {
+            char *shown = masked_key(out, k, ++index);
+            json_object_set_new(out, shown, approvals_key_is_secret(k)
+                                                ? json_string(MASK)
+                                                : mask_in_place(json_incref(m), depth + 1));
+            free(shown);
+        }
+        json_decref(v);
+        return out;
+    }
+    if (json_is_array(v)) {
         json_array_foreach(v, i, m)
             json_array_set_new(v, i, mask_in_place(json_incref(m), depth + 1));
     }

@@ -62,6 +62,9 @@ char *approvals_summarize(const json_t *args, size_t cap);
  * password, NAME=value with a secret NAME, --password=x, curl -u user:pass, mysql -pPASS, known
  * key prefixes, random-looking tokens; paths kept): for any text the queue shows. Caller frees. */
 char *approvals_mask_text(const char *text);
+/* The same over n bytes that may hold NULs (a JSON string's whole length): a NUL separates
+ * tokens like a space and is kept. *out_len (may be NULL): the result's length. Caller frees. */
+char *approvals_mask_textn(const char *text, size_t n, size_t *out_len);
 /* True for an object key whose value must not be shown (key, token, secret, password, ...). */
 bool approvals_key_is_secret(const char *key);
 /* True for a long string that looks like a credential (no spaces, mixed, high entropy). */

@@ -305,6 +305,7 @@ struct gateway *gateway_new(struct mcp_server *mcp, struct loop *l, const struct
         gateway_free(g);
         return NULL;
     }
+    gw_tasks_start(g);
     return g;
 }
 
@@ -325,6 +326,7 @@ void gateway_free(struct gateway *g)
     g->stopping = true;
     /* Calls were all answered or cancelled by the engine before this (mcp_free): nothing
      * waits and nothing pending belongs to a call. */
+    gw_tasks_free(g); /* before the upstreams: a running task's request is forgotten */
     gwi_pools_free(g);
     for (size_t i = 0; i < g->nup; i++)
         up_cleanup(&g->ups[i]);

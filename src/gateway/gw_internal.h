@@ -13,6 +13,7 @@
 #include "gateway.h"
 #include "gwfile.h"
 
+struct approvals;
 struct child;
 struct gateway;
 struct httpup;
@@ -106,6 +107,14 @@ struct upstream {
                                   instance's: down for good (no restarts), error says why */
 };
 
+/* A 2026-07-28 caller's input round taken for its retry (mrtr.c gw_mrtr_round_take), kept
+ * until the retry is sent: given back (gw_mrtr_round_give_back) when it never was. nonce ""
+ * for none. */
+struct gw_round_taken {
+    char nonce[33], caller[64];
+    uint64_t expires_at;
+};
+
 /* A client's tools/call proxied to an upstream. */
 struct gw_call {
     struct upstream *up;
@@ -129,8 +138,7 @@ struct gw_call {
     struct gw_collect *collect;
     /* The 2026-07-28 caller's round this call continues (mrtr.c gw_relay_continue), "" for
      * none: given back when the upstream never got to answer (gw_relay_give_back). */
-    char round_nonce[33], round_caller[64];
-    uint64_t round_expires_at;
+    struct gw_round_taken round;
     /* The upstream's requests relayed to a session-era caller and not answered yet (relay.c):
      * the call owns them, since the engine drops a call's pending requests without calling
      * back when the call ends. */
@@ -155,6 +163,8 @@ struct gateway {
     gw_event_fn *on_event;     /* the audit log's hook, may be NULL */
     void *event_arg;
     struct approvals *approvals; /* the operator's queue (gateway_set_approvals), may be NULL */
+    struct gw_tasks *tasks;    /* approve-guarded calls run as MCP tasks (gwtask.c), or NULL
+                                  when no tool is guarded approve */
     /* /metrics, by upstream (gateway_metrics); state, restarts and withheld are read live */
     struct metric *m_calls, *m_errors, *m_seconds, *m_mismatches, *m_accepted;
 };
@@ -278,6 +288,9 @@ bool gw_relay_request(struct upstream *u, json_t *msg, const char *method, uint6
  * when the call was answered with a tool error (no such held call for this caller). */
 bool gw_relay_resume(struct upstream *u, struct mcp_call *call, const char *tool,
                      struct gw_call **held);
+/* Whether call is such a retry: its sealed state names a held call (gw_relay_resume then
+ * takes it over, or answers that it is gone). */
+bool gw_relay_resumes(const struct mcp_call *call);
 /* The call is no longer held (resumed, or ended): its handle is forgotten. NULL-safe. */
 void gw_relay_release(struct gw_call *gc);
 /* Who made a held call (its mcp_call is gone). */
@@ -292,6 +305,17 @@ const char *gw_relay_needed_capability(const char *method, json_t *params,
 /* mrtr.c: a 2026-07-28 upstream's input_required results (its input rounds) */
 /* gc ends: the answers it was collecting from a session-era caller are dropped. */
 void gw_mrtr_release(struct gw_call *gc);
+/* A session-era caller's answers to an input round: answers (key -> its result, borrowed) once
+ * all are in, or NULL with refused (why) at the first it refused. */
+typedef void gw_collect_fn(void *owner, json_t *answers, const char *refused);
+/* The round's requests (as gw_mrtr_requests gave them, borrowed) go to call's client on its
+ * stream, one each; done(owner, ...) is called once, and never when the call ends first.
+ * *co_out is set before anything is sent and is the owner's: it ends the call, then frees the
+ * collect (gw_collect_free, from done too). False when the client cannot take a request now
+ * (the owner ends the call). */
+bool gw_collect_start(struct gw_collect **co_out, struct mcp_call *call, json_t *requests,
+                      gw_collect_fn *done, void *owner);
+void gw_collect_free(struct gw_collect *co); /* NULL-safe */
 /* Shutdown: u's rounds are forgotten. */
 void gw_mrtr_cleanup(struct upstream *u);
 /* For any request that may be answered input_required (tools/call, resources/read, prompts/get):
@@ -304,11 +328,17 @@ json_t *gw_mrtr_requests(struct mcp_call *call, json_t *result, unsigned rounds,
  * our input_required result, or NULL with why (*busy: the caller's rounds are at their cap). */
 json_t *gw_mrtr_round_open(struct upstream *u, struct mcp_call *call, const char *bound_to,
                            unsigned rounds, json_t *state, bool *busy, char *why, size_t whylen);
-/* A 2026-07-28 caller's retry (its sealed state names a round of u bound to bound_to): true
- * with the round taken (once), *rounds and *state (borrowed from the call, NULL for none) set;
- * false when no such round is open (already answered, expired, another's). */
+/* A 2026-07-28 caller's retry (its sealed state names a round of u bound to bound_to: the
+ * tool's upstream name, or gwresources.c's method and URI or prompt), the one check of it for
+ * every kind of request: true with the round taken (once) into *taken, *rounds and *state
+ * (borrowed from the call, NULL for none) set; false when no such round is open (already
+ * answered, expired, another upstream's, tool's or caller's). */
 bool gw_mrtr_round_take(struct upstream *u, struct mcp_call *call, const char *bound_to,
-                        unsigned *rounds, json_t **state);
+                        unsigned *rounds, json_t **state, struct gw_round_taken *taken);
+/* The retry that took the round was never sent (the upstream got nothing): the round is open
+ * again, within its lifetime, so the caller's answers stay good for another try. Only then: a
+ * retry lost after sending may have acted upstream, and its round stays used. */
+void gw_mrtr_round_give_back(struct upstream *u, struct gw_round_taken *taken);
 /* A 2026-07-28 upstream's result for gc's tools/call (gc->call set, its slot still counted):
  * false when it is no input_required result. Else true, and mrtr.c took the call over: it
  * asks the caller (an input_required result of ours to a 2026-07-28 caller; requests on the
@@ -380,9 +410,25 @@ void gw_call_forward(struct gw_tool *t, struct mcp_call *call, json_t *args, uin
 /* The metrics and the audit line of a call that ends before reaching its upstream. */
 void gw_tool_record(struct gw_tool *t, struct mcp_call *call, uint64_t started_us,
                     const char *status);
+/* The same for a call whose mcp_call is gone (a task): by caller, at upstream u (t's or an
+ * instance). */
+void gw_tool_record_as(struct gw_tool *t, struct upstream *u, const char *caller,
+                       uint64_t started_us, const char *status);
 
 /* gwapprove.c: an approve-guarded call waits in the operator's queue, then is forwarded
  * (gw_call_forward) or answered approval_denied. */
 void gw_approval_wait(struct gw_tool *t, struct mcp_call *call, json_t *args, uint64_t started_us);
+/* Why an approval request could not be queued for principal (no queue, the principal's cap, a
+ * full queue): the approval_denied text. */
+const char *gw_approval_refusal(const struct approvals *q, const char *principal);
+
+/* gwtask.c: an approve-guarded call from a 2026-07-28 client of the tasks extension runs as an
+ * MCP task (answered at once with a CreateTaskResult; approved, it goes upstream on its own). */
+bool gw_task_wanted(struct mcp_call *call);
+void gw_task_start(struct gw_tool *t, struct mcp_call *call, json_t *args, uint64_t started_us);
+/* After the surface is built: the task methods for ids "gw-..." when a tool is guarded approve. */
+void gw_tasks_start(struct gateway *g);
+/* Teardown: pending approvals withdrawn, calls forgotten, every task freed. */
+void gw_tasks_free(struct gateway *g);
 
 #endif

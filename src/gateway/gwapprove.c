@@ -126,21 +126,28 @@ static void on_decision(void *arg, enum approval_outcome outcome, const char *re
     wait_free(w);
 }
 
+const char *gw_approval_refusal(const struct approvals *q, const char *principal)
+{
+    return !q ? "this tool needs the operator's approval and there is no approval channel: denied"
+           : approvals_count_for(q, principal) >= APPROVALS_PER_PRINCIPAL
+               ? "too many of your calls wait for the operator already (16); call it again once "
+                 "they are decided"
+               : "the approval queue is full; call it again later";
+}
+
 void gw_approval_wait(struct gw_tool *t, struct mcp_call *call, json_t *args, uint64_t started_us)
 {
+    if (t->up->gw->tasks && gw_task_wanted(call)) { /* the client need not hold on (gwtask.c) */
+        gw_task_start(t, call, args, started_us);
+        return;
+    }
     struct approvals *q = t->up->gw->approvals;
     struct gw_wait *w = xcalloc(1, sizeof *w);
     const char *who = asker(call);
     const char *id = q ? approvals_add(q, who, t->exposed, args, on_decision, w) : NULL;
     if (id == NULL) {
         free(w);
-        answer_denied(t, call, started_us,
-                      !q ? "this tool needs the operator's approval and there is no approval "
-                           "channel: denied"
-                      : approvals_count_for(q, who) >= APPROVALS_PER_PRINCIPAL
-                          ? "too many of your calls wait for the operator already (16); call it "
-                            "again once they are decided"
-                          : "the approval queue is full; call it again later");
+        answer_denied(t, call, started_us, gw_approval_refusal(q, who));
         return;
     }
     w->t = t;

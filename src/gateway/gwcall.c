@@ -437,6 +437,12 @@ void gw_tool_record(struct gw_tool *t, struct mcp_call *call, uint64_t started_u
     record(t->up, call, t->exposed, t->name, started_us, status);
 }
 
+void gw_tool_record_as(struct gw_tool *t, struct upstream *u, const char *caller,
+                       uint64_t started_us, const char *status)
+{
+    record_as(u, caller, t->exposed, t->name, started_us, status);
+}
+
 static struct gw_call *call_new(struct upstream *u, const struct gw_tool *t,
                                 struct mcp_call *call, json_t *args, uint64_t started_us)
 {
@@ -470,8 +476,7 @@ void gw_call_forward(struct gw_tool *t, struct mcp_call *call, json_t *args, uin
         return;
     /* Only a retry that resumes a held call (approved with its first round, its state sealed
      * to this caller) skips the wait; any other state waits before an instance is routed. */
-    bool resumes = json_object_get(mcp_call_input_state(call), "held") != NULL;
-    if (t->guard == GW_GUARD_APPROVE && !approved && !resumes) {
+    if (t->guard == GW_GUARD_APPROVE && !approved && !gw_relay_resumes(call)) {
         gw_approval_wait(t, call, args, started_us);
         return;
     }

@@ -46,7 +46,7 @@ static const char *first_below(const char *root, const char *path, char *out, si
 }
 
 const char *gwi_project_root(const char *value, size_t len, const char *const *roots,
-                             size_t nroots, char *out, size_t outlen)
+                             size_t nroots, char *out, size_t outlen, char *resolved)
 {
     char canon[PATH_MAX];
     if (len >= PATH_MAX)
@@ -63,13 +63,16 @@ const char *gwi_project_root(const char *value, size_t len, const char *const *r
     if (!realpath(copy, canon))
         return "is not an existing path inside an allowed root";
     for (size_t i = 0; i < nroots; i++)
-        if (gwi_inside(roots[i], canon))
+        if (gwi_inside(roots[i], canon)) {
+            if (resolved)
+                memcpy(resolved, canon, strlen(canon) + 1);
             return first_below(roots[i], canon, out, outlen);
+        }
     return "is not an existing path inside an allowed root";
 }
 
-bool gwi_canonical_root(const char *root, const char *home, char *out, size_t outlen, char *err,
-                        size_t errlen)
+bool gwi_canonical_root(const char *root, const char *home, char *out, size_t outlen,
+                        char *given, char *err, size_t errlen)
 {
     char path[PATH_MAX], canon[PATH_MAX];
     struct stat st;
@@ -92,6 +95,8 @@ bool gwi_canonical_root(const char *root, const char *home, char *out, size_t ou
         snprintf(err, errlen, "root '%.200s' must be an absolute path (or start with ~)", root);
         return false;
     }
+    if (given)
+        memcpy(given, path, strlen(path) + 1);
     if (!realpath(path, canon) || stat(canon, &st) != 0) {
         snprintf(err, errlen, "root '%.200s' does not exist or cannot be resolved", root);
         return false;
@@ -128,6 +133,10 @@ struct gwi_pool {
     struct upstream *main;
     char **roots; /* canonical */
     size_t nroots;
+    char **near;  /* roots and their forms as written (~ expanded): a call's path must start
+                   * with one before anything resolves it (realpath may block on a hung mount
+                   * anywhere else) */
+    size_t nnear;
     struct gwi_inst *inst[GW_MAX_INSTANCES];
     size_t n;
     unsigned long long evictions, idle_stops;
@@ -136,7 +145,7 @@ struct gwi_pool {
 bool gwi_pools_start(struct gateway *g, char *err, size_t errlen)
 {
     const char *home = getenv("HOME");
-    char canon[PATH_MAX], why[400];
+    char canon[PATH_MAX], given[PATH_MAX], why[400];
     for (size_t i = 0; i < g->nup; i++) {
         struct upstream *u = &g->ups[i];
         json_t *roots = u->cfg->instance_roots, *r;
@@ -146,14 +155,18 @@ bool gwi_pools_start(struct gateway *g, char *err, size_t errlen)
         struct gwi_pool *p = xcalloc(1, sizeof *p);
         p->main = u;
         p->roots = xcalloc(json_array_size(roots) + 1, sizeof *p->roots);
+        p->near = xcalloc(2 * json_array_size(roots) + 1, sizeof *p->near);
         u->pool = p;
         json_array_foreach(roots, k, r) {
-            if (!gwi_canonical_root(json_string_value(r), home, canon, sizeof canon, why,
+            if (!gwi_canonical_root(json_string_value(r), home, canon, sizeof canon, given, why,
                                     sizeof why)) {
                 snprintf(err, errlen, "upstream %s, key instances.roots: %s", u->cfg->name, why);
                 return false;
             }
             p->roots[p->nroots++] = xstrdup(canon);
+            p->near[p->nnear++] = xstrdup(canon);
+            if (strcmp(given, canon) != 0)
+                p->near[p->nnear++] = xstrdup(given);
         }
     }
     return true;
@@ -191,6 +204,9 @@ void gwi_pools_free(struct gateway *g)
         for (size_t k = 0; k < p->nroots; k++)
             free(p->roots[k]);
         free(p->roots);
+        for (size_t k = 0; k < p->nnear; k++)
+            free(p->near[k]);
+        free(p->near);
         free(p);
         g->ups[i].pool = NULL;
     }
@@ -259,20 +275,30 @@ struct upstream *gwi_route(struct upstream *main, json_t *args, bool *busy, char
     struct gwi_pool *p = main->pool;
     const char *by = main->cfg->instance_by;
     json_t *v = json_object_get(args, by);
-    char root[PATH_MAX];
+    char root[PATH_MAX], resolved[PATH_MAX];
     *busy = false;
     if (!json_is_string(v)) {
         snprintf(msg, msglen, "argument %s must be an absolute path (a string)", by);
         return NULL;
     }
-    const char *why = gwi_project_root(json_string_value(v), json_string_length(v),
-                                       (const char *const *)p->roots, p->nroots, root,
-                                       sizeof root);
+    bool near = false;
+    for (size_t i = 0; i < p->nnear && !near; i++)
+        near = gwi_inside(p->near[i], json_string_value(v));
+    const char *why = !near ? "is not an existing path inside an allowed root"
+                            : gwi_project_root(json_string_value(v), json_string_length(v),
+                                               (const char *const *)p->roots, p->nroots, root,
+                                               sizeof root, resolved);
     if (why) {
         snprintf(msg, msglen, "argument %s %s (allowed: absolute paths inside the roots of "
                  "upstream %s)", by, why, main->cfg->name);
         return NULL;
     }
+    json_t *sent = json_string(resolved);
+    if (sent == NULL) { /* a symlink on the way named a target that is not UTF-8 */
+        snprintf(msg, msglen, "argument %s resolves to a path that is not UTF-8", by);
+        return NULL;
+    }
+    json_object_set_new(args, by, sent); /* args: the call's own copy (gw_policy_args) */
     for (size_t i = 0; i < p->n; i++)
         if (strcmp(p->inst[i]->root, root) == 0) {
             p->inst[i]->last_used = loop_now(main->loop);

@@ -13,16 +13,19 @@
 bool gwi_inside(const char *root, const char *path);
 
 /* Resolves a call's path argument (len bytes, may hold a NUL, need not be terminated) against
- * canonical roots and writes its project root into out (outlen bytes, PATH_MAX is enough).
+ * canonical roots and writes its project root into out (outlen bytes, PATH_MAX is enough) and,
+ * when resolved is not NULL, the resolved path itself (PATH_MAX bytes): what the upstream is
+ * sent, so it never resolves the path again (a symlink swapped since) to somewhere else.
  * Returns NULL when accepted, else a short reason that never contains the value. */
 const char *gwi_project_root(const char *value, size_t len, const char *const *roots,
-                             size_t nroots, char *out, size_t outlen);
+                             size_t nroots, char *out, size_t outlen, char *resolved);
 
 /* At start: expands a leading "~" with home (NULL: refused), requires an absolute existing
- * directory and writes its canonical path into out. On failure err says why, naming the
- * root as written (it is the operator's text, not a secret). */
-bool gwi_canonical_root(const char *root, const char *home, char *out, size_t outlen, char *err,
-                        size_t errlen);
+ * directory and writes its canonical path into out; given (PATH_MAX bytes, may be NULL) gets the
+ * path as expanded, before resolving. On failure err says why, naming the root as written (it is
+ * the operator's text, not a secret). */
+bool gwi_canonical_root(const char *root, const char *home, char *out, size_t outlen,
+                        char *given, char *err, size_t errlen);
 
 /* ---------- the running pool (gw_internal.h's struct upstream) ---------- */
 #include <jansson.h>
@@ -38,7 +41,9 @@ void gwi_pools_drain(struct gateway *g); /* answers the calls waiting at every i
 
 /* gw_tool_handler: the instance a call on the discovery upstream main goes to, started when
  * new (its calls wait until it is listed). NULL when the call is refused: *busy tells busy
- * (every instance has calls and max are running) from invalid_arguments; msg says why. */
+ * (every instance has calls and max are running) from invalid_arguments; msg says why. The
+ * path must start with a root (as configured or resolved) before it is resolved at all; once
+ * accepted, args (the call's own copy) carries the resolved path in its place. */
 struct upstream *gwi_route(struct upstream *main, json_t *args, bool *busy, char *msg,
                            size_t msglen);
 /* Whether an upstream is an instance still starting, whose calls wait rather than fail. */

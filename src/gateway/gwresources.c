@@ -118,8 +118,6 @@ static void on_list(struct upstream *u, json_t *result, json_t *error, void *arg
  * 2026-07-28 caller as our own input_required result (its retry sends the request again with
  * the answers), to a session-era caller as requests on its stream (the request goes again once
  * all are answered, within the same deadline). */
-struct fwd_ask;
-
 struct fwd {
     struct upstream *up;
     struct mcp_call *call;
@@ -128,29 +126,15 @@ struct fwd {
     char method[16];       /* resources/read or prompts/get */
     json_t *params;        /* as sent, without the round's answers and state */
     unsigned rounds;       /* input rounds the upstream asked so far */
-    json_t *answers;       /* a session-era caller's answers being collected, or NULL */
+    struct gw_round_taken round; /* a 2026-07-28 caller's round this retry continues */
+    struct gw_collect *collect; /* a session-era caller's answers being collected, or NULL */
     json_t *state;         /* the upstream's requestState sent back with them, or NULL */
-    size_t waiting;        /* its asks not yet answered */
-    struct fwd_ask *asks;
-};
-
-/* One request of the upstream's round on a session-era caller's stream. */
-struct fwd_ask {
-    struct fwd *f;
-    char *key;
-    struct fwd_ask *next;
 };
 
 static void fwd_free(struct fwd *f)
 {
     loop_timer_cancel(f->timer);
-    while (f->asks) { /* the engine drops a call's pending requests without calling back */
-        struct fwd_ask *a = f->asks;
-        f->asks = a->next;
-        free(a->key);
-        free(a);
-    }
-    json_decref(f->answers);
+    gw_collect_free(f->collect); /* the engine drops a call's pending requests */
     json_decref(f->state);
     json_decref(f->params);
     free(f);
@@ -197,7 +181,7 @@ static void on_fwd_timeout(struct loop *l, void *arg)
     char msg[200];
     (void)l;
     f->timer = NULL;
-    if (f->answers == NULL) /* else the upstream answered already: nothing runs there */
+    if (f->collect == NULL) /* else the upstream answered already: nothing runs there */
         tell_cancelled(f, "timed out at the gateway");
     snprintf(msg, sizeof msg, "upstream %s did not answer within %u s", f->up->cfg->name,
              f->up->cfg->timeout_s);
@@ -210,7 +194,7 @@ static void on_fwd_cancel(struct mcp_call *c, void *arg)
 {
     struct fwd *f = arg;
     (void)c; /* gone after this callback */
-    if (f->answers == NULL) /* else the upstream answered already: nothing runs there */
+    if (f->collect == NULL) /* else the upstream answered already: nothing runs there */
         tell_cancelled(f, "cancelled by the client");
     fwd_free(f);
 }
@@ -253,28 +237,20 @@ static void fwd_bound_to(const struct fwd *f, char *out, size_t outlen)
     snprintf(out, outlen, "%s %s", f->method, what ? what : "");
 }
 
-/* A session-era caller's answer to one of the round's requests. */
-static void on_fwd_collected(struct mcp_call *call, json_t *result, json_t *error, void *arg)
+/* Every answer of the session-era caller is in: the request goes again with them. */
+static void on_fwd_answered(void *owner, json_t *answers, const char *refused)
 {
-    struct fwd_ask *a = arg;
-    (void)call;
-    if (result == NULL && error == NULL)
-        return; /* the call ended first: fwd_free freed the asks */
-    struct fwd *f = a->f;
-    if (!json_is_object(result)) {
-        char msg[300], why[400];
-        gw_rpc_error(error, "the client refused the request", msg, sizeof msg);
-        snprintf(why, sizeof why, "the calling client refused it: %s", msg);
-        fwd_fail(f, -32603, why);
+    struct fwd *f = owner;
+    if (answers == NULL) {
+        fwd_fail(f, -32603, refused);
         return;
     }
-    json_object_set(f->answers, a->key, result);
-    if (--f->waiting)
-        return;
-    json_t *answers = f->answers, *state = f->state;
-    f->answers = f->state = NULL;
-    bool sent = fwd_send(f, answers, state);
-    json_decref(answers);
+    json_t *kept = json_incref(answers), *state = f->state;
+    gw_collect_free(f->collect);
+    f->collect = NULL;
+    f->state = NULL;
+    bool sent = fwd_send(f, kept, state);
+    json_decref(kept);
     json_decref(state);
     if (!sent) {
         mcp_call_on_cancel(f->call, NULL, NULL);
@@ -316,27 +292,15 @@ static bool fwd_input(struct fwd *f, json_t *result)
         return true;
     }
     /* A session-era caller: each request on its stream; the state waits with the answers. */
-    f->answers = json_object();
     f->state = state ? json_incref(state) : NULL;
-    const char *key;
-    json_t *req;
-    json_object_foreach(requests, key, req)
-    {
-        struct fwd_ask *a = xcalloc(1, sizeof *a);
-        *a = (struct fwd_ask){.f = f, .key = xstrdup(key), .next = f->asks};
-        f->asks = a;
-        const char *method = json_string_value(json_object_get(req, "method"));
-        if (!mcp_call_request(f->call, method, json_incref(json_object_get(req, "params")),
-                              on_fwd_collected, a)) {
-            json_decref(requests);
-            fwd_fail(f, -32603, "the calling client cannot take a request now");
-            return true;
-        }
-        f->waiting++;
+    if (!gw_collect_start(&f->collect, f->call, requests, on_fwd_answered, f)) {
+        json_decref(requests);
+        fwd_fail(f, -32603, "the calling client cannot take a request now");
+        return true;
     }
     log_info("upstream %s: its input_required answer to a %s (round %u) relayed to the calling "
              "client as %zu request(s)",
-             f->up->cfg->name, f->method, f->rounds, f->waiting);
+             f->up->cfg->name, f->method, f->rounds, json_object_size(requests));
     json_decref(requests);
     return true;
 }
@@ -356,7 +320,7 @@ static void forward(struct mcp_call *c, struct upstream *u, const char *method, 
         /* a 2026-07-28 caller's retry with the answers to an input round of ours */
         char bound[300];
         fwd_bound_to(f, bound, sizeof bound);
-        if (!gw_mrtr_round_take(u, c, bound, &f->rounds, &state)) {
+        if (!gw_mrtr_round_take(u, c, bound, &f->rounds, &state, &f->round)) {
             char msg[300];
             snprintf(msg, sizeof msg, "no input round of upstream %s matches this "
                      "requestState: it was already answered, or it expired; ask again",
@@ -371,6 +335,7 @@ static void forward(struct mcp_call *c, struct upstream *u, const char *method, 
     bool sent = fwd_send(f, answers ? answers : none, state);
     json_decref(none);
     if (!sent) {
+        gw_mrtr_round_give_back(u, &f->round); /* nothing reached the upstream */
         fwd_free(f);
         unavailable(c, u);
         return;

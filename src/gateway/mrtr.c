@@ -51,8 +51,11 @@ struct gw_ask {
     struct gw_ask *next;
 };
 
+/* Its answers being collected, for a tools/call (gw_call) or a resources/read or prompts/get
+ * (gwresources.c): done tells the owner once. */
 struct gw_collect {
-    struct gw_call *gc;
+    gw_collect_fn *done;
+    void *owner;
     json_t *answers;      /* key -> the caller's result */
     size_t waiting;       /* asks sent, not yet answered */
     struct gw_ask *asks;  /* freed with the collect: the engine drops unanswered ones */
@@ -65,8 +68,10 @@ static bool is_input_method(const char *method)
            strcmp(method, "elicitation/create") == 0 || strcmp(method, "roots/list") == 0;
 }
 
-static void collect_free(struct gw_collect *co)
+void gw_collect_free(struct gw_collect *co)
 {
+    if (co == NULL)
+        return;
     while (co->asks) {
         struct gw_ask *a = co->asks;
         co->asks = a->next;
@@ -79,10 +84,8 @@ static void collect_free(struct gw_collect *co)
 
 void gw_mrtr_release(struct gw_call *gc)
 {
-    if (gc->collect) {
-        collect_free(gc->collect);
-        gc->collect = NULL;
-    }
+    gw_collect_free(gc->collect);
+    gc->collect = NULL;
 }
 
 static void round_free(struct gw_round *r)
@@ -290,7 +293,7 @@ json_t *gw_mrtr_round_open(struct upstream *u, struct mcp_call *call, const char
 }
 
 bool gw_mrtr_round_take(struct upstream *u, struct mcp_call *call, const char *bound_to,
-                        unsigned *rounds, json_t **state)
+                        unsigned *rounds, json_t **state, struct gw_round_taken *taken)
 {
     json_t *m = json_object_get(mcp_call_input_state(call), "mrtr");
     const char *nonce = json_string_value(json_object_get(m, "n"));
@@ -300,6 +303,9 @@ bool gw_mrtr_round_take(struct upstream *u, struct mcp_call *call, const char *b
     if (r == NULL || name == NULL || bound == NULL || strcmp(name, u->cfg->name) != 0 ||
         strcmp(bound, bound_to) != 0 || strcmp(r->caller, mcp_call_caller(call)) != 0)
         return false;
+    snprintf(taken->nonce, sizeof taken->nonce, "%s", r->nonce);
+    snprintf(taken->caller, sizeof taken->caller, "%s", r->caller);
+    taken->expires_at = r->expires_at;
     round_free(r); /* once */
     json_t *s = json_object_get(m, "s");
     *rounds = (unsigned)json_integer_value(json_object_get(m, "r"));
@@ -334,40 +340,33 @@ static void ask_modern(struct gw_call *gc, json_t *requests_take, json_t *state)
 json_t *gw_relay_continue(struct gw_call *gc)
 {
     struct upstream *u = gc->up;
-    json_t *m = json_object_get(mcp_call_input_state(gc->call), "mrtr");
+    json_t *m = json_object_get(mcp_call_input_state(gc->call), "mrtr"), *state;
     if (!mcp_call_is_modern(gc->call) || !json_is_object(m))
         return NULL;
-    const char *nonce = json_string_value(json_object_get(m, "n"));
-    const char *name = json_string_value(json_object_get(m, "u"));
-    const char *tool = json_string_value(json_object_get(m, "t"));
-    struct gw_round *r = nonce && u->rounds ? strmap_get(u->rounds, nonce) : NULL;
-    if (r == NULL || name == NULL || tool == NULL || strcmp(name, u->cfg->name) != 0 ||
-        strcmp(tool, gc->tool) != 0)
+    /* Once: taken now, given back by gw_relay_give_back when the retry is never sent. */
+    if (!gw_mrtr_round_take(u, gc->call, gc->tool, &gc->rounds, &state, &gc->round))
         return tool_error_json(TE_NOT_FOUND, 0,
                                "no input round of upstream %s matches this requestState: it was "
                                "already answered, or it expired; call the tool again",
                                u->cfg->name);
-    /* Once: taken now, given back by gw_relay_give_back when the upstream never answered. */
-    snprintf(gc->round_nonce, sizeof gc->round_nonce, "%s", r->nonce);
-    snprintf(gc->round_caller, sizeof gc->round_caller, "%s", r->caller);
-    gc->round_expires_at = r->expires_at;
-    round_free(r);
-    json_t *state = json_object_get(m, "s");
-    gc->rounds = (unsigned)json_integer_value(json_object_get(m, "r"));
-    gc->input_state = json_is_string(state) ? json_incref(state) : NULL;
+    gc->input_state = state ? json_incref(state) : NULL;
     json_t *answers = mcp_call_input_responses(gc->call);
     gc->input_answers = answers ? json_incref(answers) : json_object();
     return NULL;
 }
 
+void gw_mrtr_round_give_back(struct upstream *u, struct gw_round_taken *taken)
+{
+    if (taken->nonce[0] == '\0' || u->rounds == NULL)
+        return;
+    if (loop_now(u->loop) < taken->expires_at && strmap_get(u->rounds, taken->nonce) == NULL)
+        round_add(u, taken->nonce, taken->caller, taken->expires_at);
+    taken->nonce[0] = '\0';
+}
+
 void gw_relay_give_back(struct gw_call *gc)
 {
-    struct upstream *u = gc->up;
-    if (gc->round_nonce[0] == '\0' || u->rounds == NULL)
-        return;
-    if (loop_now(u->loop) < gc->round_expires_at && strmap_get(u->rounds, gc->round_nonce) == NULL)
-        round_add(u, gc->round_nonce, gc->round_caller, gc->round_expires_at);
-    gc->round_nonce[0] = '\0';
+    gw_mrtr_round_give_back(gc->up, &gc->round);
 }
 
 /* A session-era caller's answer to one of the upstream's requests. */
@@ -376,25 +375,56 @@ static void on_collected(struct mcp_call *call, json_t *result, json_t *error, v
     struct gw_ask *a = arg;
     (void)call;
     if (result == NULL && error == NULL)
-        return; /* the call ended first: whoever ended it freed the collect */
+        return; /* the call ended first: whoever ended it frees the collect */
     struct gw_collect *co = a->co;
-    struct gw_call *gc = co->gc;
     if (!json_is_object(result)) {
         char msg[300], why[400];
         gw_rpc_error(error, "the client refused the request", msg, sizeof msg);
         snprintf(why, sizeof why, "the calling client refused it: %s", msg);
-        end_with_error(gc, why);
+        co->done(co->owner, NULL, why); /* the owner may free co */
         return;
     }
     json_object_set(co->answers, a->key, result);
-    if (--co->waiting)
+    if (--co->waiting == 0)
+        co->done(co->owner, co->answers, NULL); /* the owner may free co */
+}
+
+bool gw_collect_start(struct gw_collect **co_out, struct mcp_call *call, json_t *requests,
+                      gw_collect_fn *done, void *owner)
+{
+    struct gw_collect *co = xcalloc(1, sizeof *co);
+    *co = (struct gw_collect){.done = done, .owner = owner, .answers = json_object()};
+    *co_out = co;
+    const char *key;
+    json_t *req;
+    json_object_foreach(requests, key, req)
+    {
+        struct gw_ask *a = xcalloc(1, sizeof *a);
+        *a = (struct gw_ask){.co = co, .key = xstrdup(key), .next = co->asks};
+        co->asks = a;
+        const char *method = json_string_value(json_object_get(req, "method"));
+        if (!mcp_call_request(call, method, json_incref(json_object_get(req, "params")),
+                              on_collected, a))
+            return false;
+        co->waiting++;
+    }
+    return true;
+}
+
+/* Every answer of gc's session-era caller is in: the call is sent again with them. */
+static void on_answered(void *owner, json_t *answers, const char *refused)
+{
+    struct gw_call *gc = owner;
+    if (answers == NULL) {
+        end_with_error(gc, refused);
         return;
+    }
     json_decref(gc->input_answers);
-    gc->input_answers = json_incref(co->answers);
+    gc->input_answers = json_incref(answers);
     log_info("upstream %s: the calling client answered its input round %u (tool %.64s): "
              "sent again",
              gc->up->cfg->name, gc->rounds, gc->tool);
-    collect_free(co);
+    gw_collect_free(gc->collect);
     gc->collect = NULL;
     gw_call_retry(gc);
 }
@@ -402,31 +432,16 @@ static void on_collected(struct mcp_call *call, json_t *result, json_t *error, v
 /* A session-era caller: each request on the call's stream; the call waits for the answers. */
 static void ask_on_stream(struct gw_call *gc, json_t *requests_take, json_t *state)
 {
-    struct gw_collect *co = xcalloc(1, sizeof *co);
-    co->gc = gc;
-    co->answers = json_object();
-    gc->collect = co;
     json_decref(gc->input_state);
     gc->input_state = state ? json_incref(state) : NULL;
-    const char *key;
-    json_t *req;
-    json_object_foreach(requests_take, key, req)
-    {
-        struct gw_ask *a = xcalloc(1, sizeof *a);
-        *a = (struct gw_ask){.co = co, .key = xstrdup(key), .next = co->asks};
-        co->asks = a;
-        const char *method = json_string_value(json_object_get(req, "method"));
-        if (!mcp_call_request(gc->call, method, json_incref(json_object_get(req, "params")),
-                              on_collected, a)) {
-            json_decref(requests_take);
-            end_with_error(gc, "the calling client cannot take a request now");
-            return;
-        }
-        co->waiting++;
+    if (!gw_collect_start(&gc->collect, gc->call, requests_take, on_answered, gc)) {
+        json_decref(requests_take);
+        end_with_error(gc, "the calling client cannot take a request now");
+        return;
     }
     log_info("upstream %s: its input_required result (round %u, tool %.64s) relayed to the "
              "calling client as %zu request(s)",
-             gc->up->cfg->name, gc->rounds, gc->tool, co->waiting);
+             gc->up->cfg->name, gc->rounds, gc->tool, json_object_size(requests_take));
     json_decref(requests_take);
 }
 

@@ -255,12 +255,25 @@ static void hold_for_answer(struct upstream *u, struct gw_call *gc, json_t *id, 
                             json_pack("{s:s}", "held", h->handle));
 }
 
+/* The held call's handle that call's sealed state names, or NULL. */
+static const char *held_handle(const struct mcp_call *call)
+{
+    if (!mcp_call_is_modern(call))
+        return NULL;
+    return json_string_value(json_object_get(mcp_call_input_state(call), "held"));
+}
+
+bool gw_relay_resumes(const struct mcp_call *call)
+{
+    return held_handle(call) != NULL;
+}
+
 bool gw_relay_resume(struct upstream *u, struct mcp_call *call, const char *tool,
                      struct gw_call **held)
 {
-    const char *handle = json_string_value(json_object_get(mcp_call_input_state(call), "held"));
+    const char *handle = held_handle(call);
     *held = NULL;
-    if (!mcp_call_is_modern(call) || handle == NULL)
+    if (handle == NULL)
         return false;
     struct gw_hold *h = strmap_get(u->held, handle);
     /* The engine already refuses another caller's state; checked again, it costs nothing. */

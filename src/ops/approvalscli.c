@@ -143,26 +143,69 @@ static json_t *ask(const char *cmd, const char *path, const char *line)
     return j;
 }
 
+/* The code point UTF-8 sequence p starts with, its length in *len; -1 (and *len 1) for a byte
+ * that does not start a well-formed sequence (stray, truncated, overlong, surrogate, too big). */
+static long utf8_decode(const unsigned char *p, size_t *len)
+{
+    *len = 1;
+    if (p[0] < 0x80)
+        return p[0];
+    size_t n = p[0] >= 0xf0 && p[0] <= 0xf4 ? 4 : p[0] >= 0xe0 ? (p[0] <= 0xef ? 3 : 0)
+             : p[0] >= 0xc2 ? 2 : 0;
+    if (!n)
+        return -1;
+    long cp = p[0] & (0x7f >> n);
+    for (size_t i = 1; i < n; i++) {
+        if ((p[i] & 0xc0) != 0x80) /* also stops at the terminating NUL */
+            return -1;
+        cp = (cp << 6) | (p[i] & 0x3f);
+    }
+    static const long least[] = {0, 0, 0x80, 0x800, 0x10000};
+    if (cp < least[n] || cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff))
+        return -1;
+    *len = n;
+    return cp;
+}
+
+/* Code points that draw nothing or change how the text around them reads: controls (Cc), format
+ * characters (Cf: soft hyphen, zero-width and direction marks, bidi embeddings and isolates, word
+ * joiner and invisible operators, BOM, interlinear annotations, Arabic and Syriac marks, ...),
+ * the line and paragraph separators (Zl, Zp), tags and variation selectors. */
+static bool is_invisible(long cp)
+{
+    static const long ranges[][2] = {
+        {0x0000, 0x001f},   {0x007f, 0x009f},   {0x00ad, 0x00ad},   {0x0600, 0x0605},
+        {0x061c, 0x061c},   {0x06dd, 0x06dd},   {0x070f, 0x070f},   {0x0890, 0x0891},
+        {0x08e2, 0x08e2},   {0x180b, 0x180f},   {0x200b, 0x200f},   {0x2028, 0x202e},
+        {0x2060, 0x206f},   {0xfe00, 0xfe0f},   {0xfeff, 0xfeff},   {0xfff9, 0xfffb},
+        {0x110bd, 0x110bd}, {0x110cd, 0x110cd}, {0x13430, 0x1343f}, {0x1bca0, 0x1bca3},
+        {0x1d173, 0x1d17a}, {0xe0000, 0xe007f}, {0xe0100, 0xe01ef},
+    };
+    for (size_t i = 0; i < sizeof ranges / sizeof ranges[0]; i++)
+        if (cp >= ranges[i][0] && cp <= ranges[i][1])
+            return true;
+    return false;
+}
+
 char *approvalscli_printable(const char *s, bool keep_newlines)
 {
     struct buf out;
     buf_init(&out, 0);
     const unsigned char *p = (const unsigned char *)(s ? s : "");
     while (*p) {
-        if ((*p < 0x20 && !(keep_newlines && *p == '\n')) || *p == 0x7f) {
-            buf_printf(&out, "\\x%02x", *p);
-            p++;
-        } else if (p[0] == 0xc2 && p[1] >= 0x80 && p[1] <= 0x9f) { /* C1: U+0080-009F */
-            buf_printf(&out, "\\u%04X", p[1]);
-            p += 2;
-        } else if (p[0] == 0xe2 && ((p[1] == 0x80 && p[2] >= 0xaa && p[2] <= 0xae) ||
-                                    (p[1] == 0x81 && p[2] >= 0xa6 && p[2] <= 0xa9))) {
-            buf_printf(&out, "\\u%04X", 0x2000 | ((p[1] & 0x0f) << 6) | (p[2] & 0x3f));
-            p += 3;
+        size_t len;
+        long cp = utf8_decode(p, &len);
+        if (cp < 0 || cp < 0x20 || cp == 0x7f) {
+            if (keep_newlines && cp == '\n')
+                buf_append(&out, p, 1);
+            else
+                buf_printf(&out, "\\x%02x", *p);
+        } else if (is_invisible(cp)) {
+            buf_printf(&out, cp > 0xffff ? "\\U{%lX}" : "\\u%04lX", cp);
         } else {
-            buf_append(&out, p, 1);
-            p++;
+            buf_append(&out, p, len);
         }
+        p += len;
     }
     char *r = buf_take(&out, NULL);
     return r ? r : xstrdup("");

@@ -10,8 +10,9 @@ extern const char approvals_usage[];
  * 0 ok, 1 the server is not running or refused (unknown or already decided id), 2 usage. */
 int approvalscli_main(const char *cmd, int argc, char **argv);
 
-/* s made safe for a terminal: C0 and C1 controls, DEL and the bidi overrides and isolates
- * (U+202A-202E, U+2066-2069) written as \xNN or \uNNNN, so a request cannot rewrite what the
+/* s made safe for a terminal: C0 controls, DEL and bytes that are not UTF-8 written as \xNN; C1
+ * controls, format characters (zero-width and bidi marks, BOM, ...), U+2028/2029, tags and
+ * variation selectors as \uNNNN or \U{NNNNN}, so a request cannot rewrite or hide what the
  * operator reads; newlines kept when keep_newlines. Caller frees. */
 char *approvalscli_printable(const char *s, bool keep_newlines);
 

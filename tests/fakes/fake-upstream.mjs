@@ -51,7 +51,8 @@
 //                  pending call's id in the gateway's id space), and answers the call with
 //                  "answered: " + the JSON of the gateway's error (or result) for it
 //                 --where          one more tool for per-root instances (gwinstances.test.mjs):
-//   tool where     answers JSON text {cwd, pid} of this process after arguments.ms (default 0)
+//   tool where     answers JSON text {cwd, pid} of this process and arg (arguments.cwd as
+//                  received) after arguments.ms (default 0)
 //                 --stowaway-in NAME  when this process's cwd ends in /NAME, tools/list also offers
 //                                  a tool "stowaway" (an instance whose tools differ)
 //                 --policy-tools   two tools with richer schemas for the argument policies
@@ -183,7 +184,8 @@ else createInterface({ input: process.stdin }).on('line', (line) => {
     } else if (name === 'cronjob' || name === 'memory') {
       text('ok');
     } else if (name === 'where') {
-      setTimeout(() => text(JSON.stringify({ cwd: process.cwd(), pid: process.pid })),
+      setTimeout(() => text(JSON.stringify({ cwd: process.cwd(), pid: process.pid,
+        arg: msg.params.arguments?.cwd })),
         msg.params.arguments?.ms ?? 0);
     } else if (name === 'slow') {
       setTimeout(() => send({ jsonrpc: '2.0', id: msg.id, result: { content: [{ type: 'text',

@@ -83,4 +83,10 @@ test('paths escaping the roots are refused before any process starts', async () 
   const a = JSON.parse((await client.callTool({ name: 'graph__where', arguments: { cwd: join(work, 'proj') + '/' } })).content[0].text);
   assert.equal(a.cwd, join(work, 'proj'));
   assert.equal(starts(), 2);
+  // the upstream is sent the path as resolved, never the link: a link swapped after the check
+  // cannot send it elsewhere
+  symlinkSync(join(work, 'proj'), join(work, 'via-link'));
+  const b = JSON.parse((await client.callTool({ name: 'graph__where', arguments: { cwd: join(work, 'via-link') + '/' } })).content[0].text);
+  assert.equal(b.arg, join(work, 'proj'));
+  assert.equal(b.cwd, join(work, 'proj'));
 });

@@ -1,0 +1,502 @@
+/* gwtask.c — an approve-guarded call as an MCP task (the tasks extension of MCP 2026-07-28).
+ *
+ * A call to a tool guarded `approve` waits for a person, which may take minutes; a 2026-07-28
+ * client that declared io.modelcontextprotocol/tasks need not hold its connection meanwhile.
+ * Such a call is answered at once with a CreateTaskResult (status working, the approval id in
+ * statusMessage) and queued for the operator exactly as a held call is (same principal, masked
+ * summary, caps, audit). Approved, the call goes to its upstream (or its per-root instance) with
+ * its own request and deadline, outside the engine's call: the task, not a connection, waits for
+ * the answer, which becomes the task's result (status completed; a tool error stays a completed
+ * task whose result has isError, as the extension says). A JSON-RPC error from the upstream ends
+ * it failed. Denied or timed out, it completes with the approval_denied tool error a held call
+ * would get. tasks/cancel withdraws the request from the queue, or tells the upstream the call
+ * is cancelled. Streams watching the task hear notifications/tasks when it ends.
+ *
+ * The upstream cannot ask the caller for input during a task's call: no connection carries it,
+ * so such a request is refused (relay.c finds no call for it) and an input_required answer ends
+ * the task failed. The call counts in the upstream's in_flight but does not wait behind
+ * max_in_flight: it was approved by a person and is rare.
+ *
+ * Tasks live in memory: a restart forgets them (the pending approvals are denied at SIGTERM, so
+ * each task has ended by then; after the restart tasks/get answers "not found"). A task belongs
+ * to its caller (mcp_call_caller): another caller gets the same "not found" as an unknown id. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "approvals.h"
+#include "crypto.h"
+#include "gw_internal.h"
+#include "gwinstance.h"
+#include "log.h"
+#include "loop.h"
+#include "mcp.h"
+#include "mem.h"
+#include "toolerr.h"
+#include "utf8.h"
+
+#define GW_TASK_PREFIX "gw-"
+#define GW_TASK_ID_BYTES 16          /* random, so ids cannot be guessed or enumerated */
+#define GW_TASKS_PER_CALLER 64       /* one caller cannot fill the server's memory with tasks */
+#define GW_TASKS_MAX 1024            /* all callers' tasks together */
+#define GW_TASK_KEEP_MS 3600000u     /* a finished task answers tasks/get for an hour */
+#define GW_TASK_POLL_MS 2000u        /* a person decides in seconds: no need to poll faster */
+#define GW_TASK_START_RETRY_MS 200u  /* a starting per-root instance is asked again this often */
+#define NOT_FOUND "Failed to retrieve task: Task not found"
+
+enum gwt_phase { GWT_WAITING, GWT_RUNNING, GWT_DONE };
+
+struct gw_task {
+    struct gw_tasks *all;
+    struct gw_tool *t;          /* lives as long as the gateway */
+    char id[sizeof GW_TASK_PREFIX + 2 * GW_TASK_ID_BYTES];
+    char *caller;               /* mcp_call_caller of the creating call */
+    json_t *args;               /* what is sent once approved (admitted by the policies) */
+    enum gwt_phase phase;
+    const char *status;         /* working, completed, failed, cancelled */
+    json_t *outcome;            /* completed: the CallToolResult; failed: the error object */
+    char approval[APPROVALS_ID_HEX + 1]; /* while waiting */
+    struct upstream *sent_to;   /* while running: the upstream or instance that has it */
+    uint64_t wire_id;
+    struct loop_timer *timer;   /* running: the deadline, or the next try of a starting instance */
+    uint64_t deadline_ms;       /* loop ms: the upstream's timeout, counted from the approval */
+    uint64_t started_us;        /* monotonic, for the audit line */
+    uint64_t done_ms;           /* loop ms when it ended */
+    char created_at[24], updated_at[24];
+    struct gw_task *next, *prev; /* oldest first */
+};
+
+struct gw_tasks {
+    struct gateway *g;
+    struct gw_task *head, *tail;
+    size_t n;
+};
+
+static void iso_now(char out[24])
+{
+    struct tm tm;
+    time_t now = time(NULL);
+    strftime(out, 24, "%Y-%m-%dT%H:%M:%SZ", gmtime_r(&now, &tm));
+}
+
+/* ---------- the set of tasks ---------- */
+
+static void task_free(struct gw_task *k)
+{
+    struct gw_tasks *all = k->all;
+    if (k->prev)
+        k->prev->next = k->next;
+    else
+        all->head = k->next;
+    if (k->next)
+        k->next->prev = k->prev;
+    else
+        all->tail = k->prev;
+    all->n--;
+    loop_timer_cancel(k->timer);
+    json_decref(k->args);
+    json_decref(k->outcome);
+    free(k->caller);
+    free(k);
+}
+
+/* Finished tasks past GW_TASK_KEEP_MS are forgotten; called where tasks are looked at, so an
+ * idle server has no timer for it. */
+static void sweep(struct gw_tasks *all)
+{
+    uint64_t now = loop_now(all->g->loop);
+    for (struct gw_task *k = all->head, *next; k; k = next) {
+        next = k->next;
+        if (k->phase == GWT_DONE && now - k->done_ms >= GW_TASK_KEEP_MS)
+            task_free(k);
+    }
+}
+
+/* Room for one more task of caller: the oldest finished one (of the caller, else of anyone when
+ * the total is at its cap) makes room; false when every task counted is still open. */
+static bool make_room(struct gw_tasks *all, const char *caller)
+{
+    size_t mine = 0;
+    struct gw_task *oldest_mine = NULL, *oldest = NULL;
+    for (struct gw_task *k = all->head; k; k = k->next) {
+        bool is_mine = strcmp(k->caller, caller) == 0;
+        mine += is_mine;
+        if (k->phase != GWT_DONE)
+            continue;
+        if (is_mine && oldest_mine == NULL)
+            oldest_mine = k;
+        if (oldest == NULL)
+            oldest = k;
+    }
+    if (mine >= GW_TASKS_PER_CALLER) {
+        if (oldest_mine == NULL)
+            return false;
+        task_free(oldest_mine);
+        return true;
+    }
+    if (all->n >= GW_TASKS_MAX) {
+        if (oldest == NULL)
+            return false;
+        task_free(oldest);
+    }
+    return true;
+}
+
+/* The caller's task with that id, else NULL (another caller's too). */
+static struct gw_task *find(struct gw_tasks *all, const char *id, const char *caller)
+{
+    for (struct gw_task *k = all->head; k; k = k->next)
+        if (strcmp(k->id, id) == 0)
+            return strcmp(k->caller, caller) == 0 ? k : NULL;
+    return NULL;
+}
+
+/* ---------- what clients see ---------- */
+
+/* The task as tasks/get and notifications/tasks give it (new reference). */
+static json_t *task_json(const struct gw_task *k)
+{
+    json_t *o = json_pack("{s:s, s:s, s:s, s:s, s:I, s:I}", "taskId", k->id, "status", k->status,
+                          "createdAt", k->created_at, "lastUpdatedAt", k->updated_at,
+                          "pollIntervalMs", (json_int_t)GW_TASK_POLL_MS, "ttlMs",
+                          (json_int_t)GW_TASK_KEEP_MS);
+    char msg[300];
+    if (k->phase == GWT_WAITING) {
+        snprintf(msg, sizeof msg,
+                 "waiting for the operator's approval: request %s (hermes-mcp approvals; "
+                 "approve %s or deny %s)", k->approval, k->approval, k->approval);
+        json_object_set_new(o, "statusMessage", json_string(msg));
+    } else if (k->phase == GWT_RUNNING) {
+        snprintf(msg, sizeof msg, "approved; upstream %s is running %s", k->t->up->cfg->name,
+                 k->t->exposed);
+        json_object_set_new(o, "statusMessage", json_string(msg));
+    } else if (strcmp(k->status, "completed") == 0) {
+        json_t *result = json_deep_copy(k->outcome);
+        json_object_set_new(result, "resultType", json_string("complete"));
+        json_object_set_new(o, "result", result);
+    } else if (strcmp(k->status, "failed") == 0) {
+        json_object_set(o, "error", k->outcome);
+    }
+    return o;
+}
+
+static void audit_approval(struct gw_task *k, const char *outcome, const char *decided_by)
+{
+    struct gw_tool *t = k->t;
+    gw_event(t->up->gw, &(struct gw_event){.kind = GW_EVENT_APPROVAL,
+                                           .upstream = t->up->cfg->name, .tool = t->exposed,
+                                           .upstream_tool = t->name, .status = outcome,
+                                           .caller = k->caller, .decided_by = decided_by});
+}
+
+/* The task ends: status (outcome_take: the result or error, may be NULL), the call's audit
+ * line (record_status), and the streams watching it are told. */
+static void finish(struct gw_task *k, const char *status, json_t *outcome_take,
+                   const char *record_status)
+{
+    struct gateway *g = k->t->up->gw;
+    loop_timer_cancel(k->timer);
+    k->timer = NULL;
+    k->phase = GWT_DONE;
+    k->status = status;
+    k->outcome = outcome_take;
+    k->done_ms = loop_now(g->loop);
+    iso_now(k->updated_at);
+    gw_tool_record_as(k->t, k->sent_to ? k->sent_to : k->t->up, k->caller, k->started_us,
+                      record_status);
+    k->sent_to = NULL;
+    if (mcp_task_watched(g->mcp, k->id)) {
+        json_t *o = task_json(k);
+        mcp_task_notify(g->mcp, k->caller, o);
+        json_decref(o);
+    }
+}
+
+static void finish_tool_error(struct gw_task *k, enum toolerr code, const char *msg)
+{
+    finish(k, "completed", tool_error_json(code, 0, "%s", msg), toolerr_name(code));
+}
+
+/* ---------- after the approval: the call at its upstream ---------- */
+
+static void send_call(struct gw_task *k);
+
+static void stop_at_upstream(struct gw_task *k, const char *reason)
+{
+    struct upstream *u = k->sent_to;
+    up_forget(u, k->wire_id);
+    up_notify(u, "notifications/cancelled",
+              json_pack("{s:I, s:s}", "requestId", (json_int_t)k->wire_id, "reason", reason));
+    u->in_flight--;
+    gw_call_next(u);
+}
+
+static void on_answer(struct upstream *u, json_t *result, json_t *error, void *arg)
+{
+    struct gw_task *k = arg;
+    char msg[300];
+    u->in_flight--;
+    const char *type = json_string_value(json_object_get(result, "resultType"));
+    if (result && type && strcmp(type, "input_required") == 0) {
+        snprintf(msg, sizeof msg, "upstream %s asked for input during %s, which a task cannot "
+                 "relay; call it without the tasks extension", u->cfg->name, k->t->exposed);
+        finish_tool_error(k, TE_UPSTREAM_ERROR, msg);
+    } else if (result) {
+        json_t *copy = json_deep_copy(result);
+        json_object_del(copy, "resultType");
+        bool failed = json_is_true(json_object_get(copy, "isError"));
+        finish(k, "completed", copy, failed ? "tool_error" : "ok");
+    } else if (error) {
+        char code[24];
+        int rpc = gw_rpc_error(error, "the upstream refused the call", msg, sizeof msg);
+        snprintf(code, sizeof code, "%d", rpc);
+        finish(k, "failed", json_pack("{s:i, s:s}", "code", rpc, "message", msg), code);
+    } else {
+        snprintf(msg, sizeof msg, "upstream %s went away before it answered %s", u->cfg->name,
+                 k->t->exposed);
+        finish_tool_error(k, TE_UPSTREAM_UNAVAILABLE, msg);
+    }
+    gw_call_next(u);
+}
+
+static void on_deadline(struct loop *l, void *arg)
+{
+    struct gw_task *k = arg;
+    char msg[300];
+    (void)l;
+    k->timer = NULL;
+    if (k->sent_to == NULL) { /* a starting instance: try again until the deadline */
+        send_call(k);
+        return;
+    }
+    snprintf(msg, sizeof msg, "upstream %s did not answer %s within %u s", k->sent_to->cfg->name,
+             k->t->exposed, k->sent_to->cfg->timeout_s);
+    stop_at_upstream(k, "timed out at the gateway");
+    finish_tool_error(k, TE_UPSTREAM_TIMEOUT, msg);
+}
+
+/* The approved call goes out: routed (per-root instances), checked as gw_call_forward checks a
+ * call, and sent with its own deadline. */
+static void send_call(struct gw_task *k)
+{
+    struct gw_tool *t = k->t;
+    struct upstream *u = t->up;
+    char msg[400];
+    uint64_t now = loop_now(u->loop);
+    if (u->gw->draining) {
+        snprintf(msg, sizeof msg, "the server is stopping: the call was not sent to upstream %s; "
+                 "retry it after the restart", u->cfg->name);
+        finish_tool_error(k, TE_UPSTREAM_UNAVAILABLE, msg);
+        return;
+    }
+    if (t->withheld) {
+        snprintf(msg, sizeof msg, "the definition of %s changed upstream (%s) since it was "
+                 "pinned; it is withheld until an operator accepts it", t->exposed, u->cfg->name);
+        finish_tool_error(k, TE_DEFINITION_CHANGED, msg);
+        return;
+    }
+    bool busy = false;
+    if (u->pool && (u = gwi_route(t->up, k->args, &busy, msg, sizeof msg)) == NULL) {
+        finish_tool_error(k, busy ? TE_BUSY : TE_INVALID_ARGUMENTS, msg);
+        return;
+    }
+    if (gwi_starting(u) && now < k->deadline_ms) {
+        k->timer = loop_timer_add(u->loop, GW_TASK_START_RETRY_MS, on_deadline, k);
+        return;
+    }
+    if (u->state != UP_READY) {
+        snprintf(msg, sizeof msg, "upstream %s is not available (%s); call it again later",
+                 u->cfg->name, u->error ? u->error : "not started");
+        finish_tool_error(k, TE_UPSTREAM_UNAVAILABLE, msg);
+        return;
+    }
+    json_t *params = json_pack("{s:s, s:O}", "name", t->name, "arguments", k->args);
+    if (u->modern) /* no connection to ask the caller anything on: it can answer nothing */
+        json_object_set_new(params, "_meta",
+                            json_pack("{s:{}}", "io.modelcontextprotocol/clientCapabilities"));
+    if (!up_request(u, "tools/call", params, on_answer, k, NULL, &k->wire_id)) {
+        snprintf(msg, sizeof msg, "upstream %s could not be sent the call; call it again later",
+                 u->cfg->name);
+        finish_tool_error(k, TE_UPSTREAM_UNAVAILABLE, msg);
+        return;
+    }
+    up_request_for_client(u, k->wire_id); /* its input requests find no call: refused */
+    u->in_flight++;
+    k->sent_to = u;
+    uint64_t left = k->deadline_ms > now ? k->deadline_ms - now : 0;
+    k->timer = loop_timer_add(u->loop, left, on_deadline, k);
+}
+
+/* ---------- the operator's decision ---------- */
+
+static void on_decision(void *arg, enum approval_outcome outcome, const char *reason,
+                        const char *decider)
+{
+    struct gw_task *k = arg;
+    struct gw_tool *t = k->t;
+    char why[400];
+    k->approval[0] = '\0';
+    if (outcome == APPROVAL_APPROVED) {
+        audit_approval(k, "approved", decider ? decider : "-");
+        k->phase = GWT_RUNNING;
+        iso_now(k->updated_at);
+        k->deadline_ms = loop_now(t->up->loop) + (uint64_t)t->up->cfg->timeout_s * 1000u;
+        send_call(k);
+        return;
+    }
+    if (outcome == APPROVAL_TIMED_OUT) {
+        audit_approval(k, "timed_out", "timeout");
+        snprintf(why, sizeof why,
+                 "%s was not approved: no operator answered within %u s (timed out)",
+                 t->exposed, t->up->gw->file->approvals_timeout_s);
+    } else if (decider && strcmp(decider, APPROVALS_BY_SHUTDOWN) == 0) {
+        audit_approval(k, "denied", APPROVALS_BY_SHUTDOWN);
+        snprintf(why, sizeof why, "%s was not approved: the server is stopping; call it again later",
+                 t->exposed);
+    } else {
+        audit_approval(k, "denied", decider ? decider : "-");
+        snprintf(why, sizeof why, "the operator denied %s%s%.200s", t->exposed,
+                 reason && reason[0] ? ": " : "", reason ? reason : "");
+        utf8_clean(why);
+    }
+    finish_tool_error(k, TE_APPROVAL_DENIED, why);
+}
+
+/* ---------- creating a task ---------- */
+
+bool gw_task_wanted(struct mcp_call *call)
+{
+    return mcp_call_client_extension(call, MCP_TASKS_EXTENSION);
+}
+
+void gw_task_start(struct gw_tool *t, struct mcp_call *call, json_t *args, uint64_t started_us)
+{
+    struct gateway *g = t->up->gw;
+    struct gw_tasks *all = g->tasks;
+    const char *caller = mcp_call_caller(call);
+    const char *p = caller && strncmp(caller, "p:", 2) == 0 ? caller + 2 : "-";
+    char rnd[2 * GW_TASK_ID_BYTES + 1];
+    sweep(all);
+    if (!make_room(all, caller)) {
+        gw_tool_record(t, call, started_us, toolerr_name(TE_BUSY));
+        mcp_call_result_take(call, tool_error_json(TE_BUSY, 60,
+                                                   "%u of your gateway tasks are still open; "
+                                                   "call it again once some have ended",
+                                                   GW_TASKS_PER_CALLER));
+        return;
+    }
+    struct gw_task *k = xcalloc(1, sizeof *k);
+    const char *aid = NULL;
+    if (crypto_random_hex(rnd, GW_TASK_ID_BYTES))
+        aid = g->approvals ? approvals_add(g->approvals, p, t->exposed, args, on_decision, k)
+                           : NULL;
+    if (aid == NULL) {
+        free(k);
+        gw_tool_record(t, call, started_us, toolerr_name(TE_APPROVAL_DENIED));
+        mcp_call_result_take(call, tool_error_json(TE_APPROVAL_DENIED, 0, "%s",
+                                                   gw_approval_refusal(g->approvals, p)));
+        return;
+    }
+    *k = (struct gw_task){.all = all, .t = t, .caller = xstrdup(caller), .phase = GWT_WAITING,
+                          .status = "working", .args = json_incref(args),
+                          .started_us = started_us, .prev = all->tail};
+    snprintf(k->id, sizeof k->id, GW_TASK_PREFIX "%s", rnd);
+    snprintf(k->approval, sizeof k->approval, "%s", aid);
+    iso_now(k->created_at);
+    memcpy(k->updated_at, k->created_at, sizeof k->updated_at);
+    if (all->tail)
+        all->tail->next = k;
+    else
+        all->head = k;
+    all->tail = k;
+    all->n++;
+    json_t *created = task_json(k);
+    json_object_set_new(created, "resultType", json_string("task"));
+    mcp_call_result_take(call, created);
+}
+
+/* ---------- the task methods ---------- */
+
+/* The caller's task (swept first), else NULL with the call answered "not found"; a principal
+ * whose scope for the tool's upstream was cut since gets -32003. */
+static struct gw_task *owned(struct gw_tasks *all, struct mcp_call *c, const char *id)
+{
+    sweep(all);
+    struct gw_task *k = find(all, id, mcp_call_caller(c));
+    char scope[128];
+    if (k) {
+        snprintf(scope, sizeof scope, "gateway:%s", k->t->up->cfg->name);
+        if (!mcp_call_allowed(c, scope)) {
+            mcp_call_error(c, -32003, "Forbidden: this credential lacks the scope the task needs");
+            return NULL;
+        }
+        return k;
+    }
+    mcp_call_error(c, -32602, NOT_FOUND);
+    return NULL;
+}
+
+static void task_get(struct mcp_call *c, const char *id, void *arg)
+{
+    struct gw_task *k = owned(arg, c, id);
+    if (k)
+        mcp_call_result_take(c, task_json(k));
+}
+
+/* A gateway task never asks for input: answers are acknowledged and ignored. */
+static void task_update(struct mcp_call *c, const char *id, json_t *responses, void *arg)
+{
+    (void)responses;
+    if (owned(arg, c, id))
+        mcp_call_result_take(c, json_object());
+}
+
+static void task_cancel(struct mcp_call *c, const char *id, void *arg)
+{
+    struct gw_task *k = owned(arg, c, id);
+    if (k == NULL)
+        return;
+    if (k->phase == GWT_WAITING) {
+        approvals_withdraw(k->t->up->gw->approvals, k->approval);
+        k->approval[0] = '\0';
+        audit_approval(k, "withdrawn", "withdrawn");
+        finish(k, "cancelled", NULL, "cancelled");
+    } else if (k->phase == GWT_RUNNING) {
+        if (k->sent_to)
+            stop_at_upstream(k, "cancelled by the client (tasks/cancel)");
+        finish(k, "cancelled", NULL, "cancelled");
+    }
+    mcp_call_result_take(c, json_object()); /* an ended task: the same acknowledgement */
+}
+
+static const struct mcp_task_ops ops = {task_get, task_update, task_cancel};
+
+void gw_tasks_start(struct gateway *g)
+{
+    bool guarded = false;
+    for (size_t i = 0; i < g->ntools; i++)
+        guarded |= g->tools[i].guard == GW_GUARD_APPROVE;
+    if (!guarded)
+        return; /* no task of ours could exist: the extension is not advertised for us */
+    g->tasks = xcalloc(1, sizeof *g->tasks);
+    g->tasks->g = g;
+    mcp_add_task_ops(g->mcp, GW_TASK_PREFIX, &ops, g->tasks);
+}
+
+void gw_tasks_free(struct gateway *g)
+{
+    struct gw_tasks *all = g->tasks;
+    if (all == NULL)
+        return;
+    while (all->head) {
+        struct gw_task *k = all->head;
+        if (k->phase == GWT_WAITING)
+            approvals_withdraw(g->approvals, k->approval);
+        else if (k->phase == GWT_RUNNING && k->sent_to)
+            up_forget(k->sent_to, k->wire_id);
+        task_free(k);
+    }
+    free(all);
+    g->tasks = NULL;
+}

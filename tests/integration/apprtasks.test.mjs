@@ -1,0 +1,243 @@
+// An approve-guarded gateway call as an MCP task (issue 15 behaviour 2, last sentence): a
+// 2026-07-28 client that declared io.modelcontextprotocol/tasks gets a CreateTaskResult at once
+// instead of holding its connection while the operator decides; the approval is queued as for a
+// held call and decided with the real CLI (`hermes-mcp approvals --json | approve ID | deny ID
+// --reason TEXT`). tasks/get follows it: approved, the upstream really gets the call and its
+// result is the task's (a tool error stays a completed task with isError; a JSON-RPC error
+// fails it); denied, it completes with approval_denied and the reason, the upstream never
+// called. tasks/cancel withdraws the request (audit "withdrawn") or cancels the upstream call.
+// Another principal gets "not found". A listen stream watching the task hears notifications/
+// tasks when it ends. A request without the extension keeps the held call. SIGTERM denies what
+// waits. The upstream is tests/fakes/fake-upstream.mjs, which writes each call's tool name (and
+// each notifications/cancelled) to a file.
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { readFileSync, existsSync, mkdtempSync, rmSync, writeFileSync, chmodSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { execFile } from 'node:child_process';
+import { createHash } from 'node:crypto';
+import { ROOT, HERMES, startHermes, until, jsonLines, gatewayFile, modernMeta, modernHeaders } from './lib.mjs';
+
+const FAKE = join(ROOT, 'tests/fakes/fake-upstream.mjs');
+const EXT = 'io.modelcontextprotocol/tasks';
+const OTHER = 'c'.repeat(64);
+let dir, srv;
+
+function cli(s, ...args) {
+  return new Promise((resolve) => {
+    execFile(HERMES, [...args, '--env-file', s.envFile], { encoding: 'utf8' },
+      (err, stdout, stderr) => resolve({ code: err ? err.code : 0, stdout, stderr }));
+  });
+}
+const pending = async (s = srv) => {
+  const r = await cli(s, 'approvals', '--json');
+  assert.equal(r.code, 0, r.stderr);
+  return JSON.parse(r.stdout);
+};
+const waitListed = (n = 1, s = srv) =>
+  until(async () => { const l = await pending(s); return l.length === n ? l : null; }, `${n} pending`, 10000);
+const audit = () => (existsSync(join(dir, 'audit.jsonl'))
+  ? jsonLines(readFileSync(join(dir, 'audit.jsonl'), 'utf8')) : []);
+const upstreamLines = () => (existsSync(join(dir, 'calls'))
+  ? readFileSync(join(dir, 'calls'), 'utf8').split('\n').filter(Boolean) : []);
+
+let nextId = 1;
+// One 2026-07-28 request as a client of that revision sends it; ext: whether it declares the
+// tasks extension.
+async function rpc(method, params, { ext = true, auth = srv.auth } = {}) {
+  const name = params.name ?? params.taskId;
+  const id = nextId++;
+  const caps = ext ? { extensions: { [EXT]: {} } } : {};
+  const r = await fetch(srv.url, { method: 'POST', signal: AbortSignal.timeout(30000), // a held call fails, not hangs
+    headers: { ...auth, ...modernHeaders(method, name) },
+    body: JSON.stringify({ jsonrpc: '2.0', id, method, params: { ...params, _meta: modernMeta(caps, 'apprtasks-it') } }) });
+  const json = await r.json();
+  assert.equal(json.id, id);
+  return json;
+}
+const call = (name, args, opts) => rpc('tools/call', { name, arguments: args }, opts);
+const get = async (taskId, opts) => rpc('tasks/get', { taskId }, opts);
+const ended = (taskId) => until(async () => {
+  const t = (await get(taskId)).result;
+  return ['completed', 'failed', 'cancelled'].includes(t.status) && t;
+}, `task ${taskId} to end`, 15000);
+
+// A task created for a guarded call: its CreateTaskResult and the queue entry it made.
+async function created(name, args) {
+  const r = await call(name, args);
+  assert.equal(r.result?.resultType, 'task', JSON.stringify(r));
+  const [p] = await waitListed(1);
+  return { task: r.result, approval: p };
+}
+
+before(async () => {
+  dir = mkdtempSync(join(tmpdir(), 'hm-apprtasks-'));
+  const tokens = join(dir, 'tokens.yaml');
+  writeFileSync(tokens, 'tokens:\n  - name: other\n' +
+    `    sha256: ${createHash('sha256').update(OTHER).digest('hex')}\n    scopes: [gateway:fake]\n`);
+  chmodSync(tokens, 0o600);
+  const gw = gatewayFile(dir, 'approvals: {timeout_s: 600}\nupstreams:\n  fake:\n' +
+    `    command: ${JSON.stringify(process.execPath)}\n` +
+    `    args: ${JSON.stringify([FAKE, '--smoke-tools', '--elicit', '--calls', join(dir, 'calls')])}\n` +
+    '    tools: {include: [echo, slow, iserror, rpcerror, ask], ' +
+    'guard: {echo: approve, slow: approve, iserror: approve, rpcerror: approve, ask: approve}}\n');
+  srv = await startHermes({ GATEWAY_FILE: gw, TOKENS_FILE: tokens, AUDIT_LOG_PATH: join(dir, 'audit.jsonl') });
+});
+after(async () => {
+  if (srv) assert.equal(await srv.stop(), 0);
+  rmSync(dir, { recursive: true, force: true });
+});
+
+test('server/discover advertises the tasks extension for a gateway whose tools are guarded approve', async () => {
+  const r = await rpc('server/discover', {});
+  assert.ok(r.result?.capabilities?.extensions?.[EXT], JSON.stringify(r.result?.capabilities));
+});
+
+test('a call from a client of the tasks extension is a task at once; approved, the upstream gets it and the task completes with its result', async () => {
+  const { task, approval } = await created('fake__echo', { message: 'as a task', api_key: 'sk-live-999' });
+  assert.match(task.taskId, /^gw-[0-9a-f]{32}$/);
+  assert.equal(task.status, 'working');
+  assert.match(task.statusMessage, new RegExp(`waiting for the operator's approval: request ${approval.id}`));
+  assert.ok(task.createdAt && task.lastUpdatedAt && task.ttlMs > 0 && task.pollIntervalMs > 0, JSON.stringify(task));
+  assert.equal(approval.tool, 'fake__echo');
+  assert.equal(approval.principal, 'owner');
+  assert.doesNotMatch(approval.summary, /sk-live/);
+  const now = (await get(task.taskId)).result;
+  assert.equal(now.status, 'working');
+  assert.equal(upstreamLines().filter((l) => l === 'echo').length, 0, 'not upstream before the approval');
+  const ok = await cli(srv, 'approve', approval.id);
+  assert.equal(ok.code, 0, ok.stderr);
+  const done = await ended(task.taskId);
+  assert.equal(done.status, 'completed', JSON.stringify(done));
+  assert.equal(done.result.resultType, 'complete');
+  assert.equal(done.result.content[0].text, 'Echo: as a task');
+  assert.equal(done.result.isError, undefined);
+  assert.equal(upstreamLines().filter((l) => l === 'echo').length, 1);
+  assert.deepEqual(await pending(), []);
+  const line = await until(() => audit().find((l) => l.event === 'approval' && l.status === 'approved'), 'the approved audit line');
+  assert.equal(line.tool, 'fake__echo');
+  assert.equal(line.principal, 'owner');
+  assert.match(line.decided_by, /^uid \d+/);
+  await until(() => audit().find((l) => l.event !== 'approval' && l.tool === 'fake__echo' && l.status === 'ok'), 'the call audit line');
+});
+
+test('deny with a reason: the task completes with approval_denied and the reason; the upstream never gets it', async () => {
+  const before = upstreamLines().length;
+  const { task, approval } = await created('fake__echo', { message: 'deny me' });
+  const d = await cli(srv, 'deny', approval.id, '--reason', 'not during the freeze');
+  assert.equal(d.code, 0, d.stderr);
+  const done = await ended(task.taskId);
+  assert.equal(done.status, 'completed');
+  assert.equal(done.result.isError, true);
+  assert.equal(done.result.structuredContent.error, 'approval_denied');
+  assert.match(done.result.content[0].text, /not during the freeze/);
+  assert.equal(upstreamLines().length, before);
+});
+
+test('tasks/cancel before the decision withdraws the request: cancelled, the queue empty, audited, a late approve finds nothing', async () => {
+  const { task, approval } = await created('fake__echo', { message: 'withdraw me' });
+  const c = await rpc('tasks/cancel', { taskId: task.taskId });
+  assert.ok(c.result && !c.error, JSON.stringify(c));
+  assert.equal((await get(task.taskId)).result.status, 'cancelled');
+  assert.deepEqual(await pending(), []);
+  await until(() => audit().find((l) => l.event === 'approval' && l.status === 'withdrawn'), 'the withdrawn audit line');
+  assert.equal((await cli(srv, 'approve', approval.id)).code, 1);
+  assert.equal(upstreamLines().filter((l) => l === 'echo').length, 1, 'only the first test\'s call went upstream');
+});
+
+test('another principal gets "not found" for the task, cannot cancel it, and the owner still can decide it', async () => {
+  const { task, approval } = await created('fake__echo', { message: 'mine' });
+  const other = { Authorization: `Bearer ${OTHER}` };
+  for (const method of ['tasks/get', 'tasks/cancel', 'tasks/update']) {
+    const r = await rpc(method, { taskId: task.taskId, ...(method === 'tasks/update' ? { inputResponses: {} } : {}) }, { auth: other });
+    assert.equal(r.error?.code, -32602, `${method}: ${JSON.stringify(r)}`);
+    assert.match(r.error.message, /not found/i);
+  }
+  const unknown = await get(`gw-${'0'.repeat(32)}`);
+  assert.equal(unknown.error?.message, (await rpc('tasks/get', { taskId: task.taskId }, { auth: other })).error.message,
+    'the same answer as an id that does not exist');
+  assert.equal((await pending()).length, 1);
+  assert.equal((await cli(srv, 'deny', approval.id)).code, 0);
+  assert.equal((await ended(task.taskId)).result.structuredContent.error, 'approval_denied');
+});
+
+test('a listen stream watching the task hears notifications/tasks with the completed task', async () => {
+  const { task, approval } = await created('fake__echo', { message: 'watched' });
+  const ac = new AbortController();
+  const id = nextId++;
+  const r = await fetch(srv.url, { method: 'POST', signal: ac.signal,
+    headers: { ...srv.auth, ...modernHeaders('subscriptions/listen') },
+    body: JSON.stringify({ jsonrpc: '2.0', id, method: 'subscriptions/listen',
+      params: { notifications: { taskIds: [task.taskId] }, _meta: modernMeta({ extensions: { [EXT]: {} } }, 'apprtasks-it') } }) });
+  assert.match(r.headers.get('content-type') || '', /^text\/event-stream/);
+  const reader = r.body.getReader();
+  let text = '';
+  const reading = (async () => {
+    try { for (;;) { const { value, done } = await reader.read(); if (done) break; text += new TextDecoder().decode(value); } } catch { /* aborted */ }
+  })();
+  try {
+    assert.equal((await cli(srv, 'approve', approval.id)).code, 0);
+    const frame = await until(() => text.split('\n').filter((l) => l.startsWith('data:'))
+      .map((l) => JSON.parse(l.slice(5))).find((m) => m.method === 'notifications/tasks'), 'notifications/tasks', 15000);
+    assert.equal(frame.params.taskId, task.taskId);
+    assert.equal(frame.params.status, 'completed');
+    assert.equal(frame.params.result.content[0].text, 'Echo: watched');
+  } finally {
+    ac.abort();
+    await reading;
+  }
+});
+
+test('the upstream\'s tool error stays a completed task with isError; its JSON-RPC error fails the task', async () => {
+  const a = await created('fake__iserror', {});
+  assert.equal((await cli(srv, 'approve', a.approval.id)).code, 0);
+  const t1 = await ended(a.task.taskId);
+  assert.equal(t1.status, 'completed');
+  assert.equal(t1.result.isError, true);
+  const b = await created('fake__rpcerror', {});
+  assert.equal((await cli(srv, 'approve', b.approval.id)).code, 0);
+  const t2 = await ended(b.task.taskId);
+  assert.equal(t2.status, 'failed', JSON.stringify(t2));
+  assert.equal(typeof t2.error.code, 'number');
+  assert.equal(t2.result, undefined);
+});
+
+test('tasks/cancel of an approved call the upstream is running tells the upstream (notifications/cancelled)', async () => {
+  const { task, approval } = await created('fake__slow', { ms: 60000 });
+  assert.equal((await cli(srv, 'approve', approval.id)).code, 0);
+  await until(() => upstreamLines().includes('slow'), 'the upstream got the call');
+  assert.match((await get(task.taskId)).result.statusMessage, /approved; upstream fake is running/);
+  await rpc('tasks/cancel', { taskId: task.taskId });
+  assert.equal((await get(task.taskId)).result.status, 'cancelled');
+  await until(() => upstreamLines().some((l) => l.startsWith('cancelled ')), 'notifications/cancelled upstream');
+});
+
+test('the upstream asking for input during a task\'s call is refused: no connection carries it', async () => {
+  const { task, approval } = await created('fake__ask', { message: 'your password?' });
+  assert.equal((await cli(srv, 'approve', approval.id)).code, 0);
+  const done = await ended(task.taskId);
+  assert.equal(done.status, 'completed');
+  assert.match(done.result.content[0].text, /^error: /, JSON.stringify(done.result));
+});
+
+test('without the extension the call is held as before: it waits on its connection until decided', async () => {
+  let settled = false;
+  const held = call('fake__echo', { message: 'held' }, { ext: false }).then((r) => { settled = true; return r; });
+  const [p] = await waitListed(1);
+  await new Promise((r) => setTimeout(r, 300));
+  assert.equal(settled, false, 'still held while the operator has not decided');
+  assert.equal((await cli(srv, 'approve', p.id)).code, 0);
+  const r = await held;
+  assert.equal(r.result.resultType, 'complete');
+  assert.equal(r.result.content[0].text, 'Echo: held');
+});
+
+test('SIGTERM with a task waiting for the operator: denied ("shutdown" in the audit), clean exit', async () => {
+  await created('fake__echo', { message: 'at the stop' });
+  const s = srv;
+  srv = null;
+  assert.equal(await s.stop(), 0);
+  const line = audit().find((l) => l.event === 'approval' && l.decided_by === 'shutdown');
+  assert.equal(line?.status, 'denied', JSON.stringify(audit().filter((l) => l.event === 'approval')));
+});
