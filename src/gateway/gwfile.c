@@ -2,16 +2,22 @@
  * scalar a string), placeholders are replaced (gwinterp), then each upstream is checked key by
  * key and its defaults are written into the document, so the settings point into one object
  * that owns them. Unknown keys are refused: a typo such as "exlude" must not silently expose
- * every tool. */
+ * every tool. tools.args fix values are sent to the upstream as they are, so they alone keep
+ * their YAML type: a second pass over the YAML events finds which were plain (unquoted)
+ * scalars, and those that read as a boolean, null or number become one. */
 #include "gwfile.h"
 
+#include <errno.h>
 #include <fnmatch.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "gwinterp.h"
 #include "mem.h"
+#include <yaml.h>
+
 #include "utf8.h"
 #include "yamljson.h"
 
@@ -23,8 +29,8 @@ static const char *const upstream_keys[] = {
     "instances", "expect_tools"};
 static const char *const tools_keys[] = {"include", "exclude", "resources", "prompts",
                                          "guard", "args"};
-static const char *const policy_keys[] = {"drop", "fix", "enum", "max_items", "max_length",
-                                          "reject_secrets"};
+static const char *const policy_keys[] = {"drop",       "fix",            "enum",   "max_items",
+                                          "max_length", "reject_secrets", "require"};
 static const char *const rules_keys[] = {"include", "exclude"};
 static const char *const instances_keys[] = {"by", "roots", "max", "idle_s"};
 static const char *const startup_keys[] = {"files", "max_bytes"};
@@ -299,6 +305,17 @@ static bool non_empty_strings(json_t *v)
     return string_list_ok(v, GW_MAX_RULES) && json_array_size(v) > 0;
 }
 
+/* require's condition: {argument: [values]}, one argument. */
+static bool when_ok(json_t *v)
+{
+    const char *k;
+    json_t *values;
+    if (!json_is_object(v) || json_object_size(v) != 1)
+        return false;
+    json_object_foreach(v, k, values) if (k[0] == '\0' || !non_empty_strings(values)) return false;
+    return true;
+}
+
 /* {property: 1..16777216}: YAML scalars arrive as strings and become integers here. */
 static bool caps_ok(json_t *o)
 {
@@ -328,6 +345,7 @@ static bool parse_policy(const char *up, const char *tool, json_t *p, char *err,
     json_object_foreach(p, k, v) {
         bool ok = strcmp(k, "drop") == 0 || strcmp(k, "reject_secrets") == 0
                       ? non_empty_strings(v)
+                  : strcmp(k, "require") == 0    ? non_empty_strings(v) || property_map_ok(v, when_ok)
                   : strcmp(k, "fix") == 0        ? property_map_ok(v, any_value)
                   : strcmp(k, "enum") == 0       ? property_map_ok(v, non_empty_strings)
                   : strcmp(k, "max_items") == 0 || strcmp(k, "max_length") == 0
@@ -340,7 +358,9 @@ static bool parse_policy(const char *up, const char *tool, json_t *p, char *err,
             return fail(err, errlen, up, where, "is not a known key");
         if (!ok)
             return fail(err, errlen, up, where,
-                        "has the wrong shape (drop, reject_secrets: lists of property names; fix: "
+                        "has the wrong shape (drop, reject_secrets: lists of property names; "
+                        "require: a list of property names or {property: {argument: [values]}}; "
+                        "fix: "
                         "{property: value}; enum: {property: [strings]}; max_items, max_length: "
                         "{property: 1..16777216})");
         where[at] = '\0';
@@ -553,6 +573,200 @@ static json_t *args_with_placeholders(json_t *doc)
     return names;
 }
 
+/* ---------- typed fix values ---------- */
+
+/* The path upstreams.U.tools.args.T.fix.P has 7 keys; deeper levels are not looked at. */
+#define FIX_DEPTH 7
+
+struct key_path {
+    int depth;                       /* open collections */
+    bool mapping[FIX_DEPTH + 1];     /* per level: a mapping (else a sequence) */
+    bool want_key[FIX_DEPTH + 1];    /* a mapping's next scalar is a key */
+    json_t *key[FIX_DEPTH + 1];      /* a mapping's current key (a string), or NULL */
+};
+
+static bool key_is(const struct key_path *w, int level, const char *name)
+{
+    return w->mapping[level] && w->key[level] && strcmp(json_string_value(w->key[level]), name) == 0;
+}
+
+/* A plain scalar value at upstreams.U.tools.args.T.fix.P: marks[U][T][P] = true. */
+static void mark_if_fix(const struct key_path *w, json_t *marks)
+{
+    if (w->depth != FIX_DEPTH || !key_is(w, 1, "upstreams") || !key_is(w, 3, "tools") ||
+        !key_is(w, 4, "args") || !key_is(w, 6, "fix") || !w->mapping[2] || !w->mapping[5] ||
+        !w->mapping[7] || !w->key[2] || !w->key[5] || !w->key[7])
+        return;
+    json_t *up = json_object_get(marks, json_string_value(w->key[2]));
+    if (!up)
+        json_object_set_new(marks, json_string_value(w->key[2]), up = json_object());
+    json_t *tool = json_object_get(up, json_string_value(w->key[5]));
+    if (!tool)
+        json_object_set_new(up, json_string_value(w->key[5]), tool = json_object());
+    json_object_set_new(tool, json_string_value(w->key[7]), json_true());
+}
+
+static void path_event(struct key_path *w, const yaml_event_t *ev, json_t *marks)
+{
+    int d = w->depth;
+    bool in_map = d >= 1 && d <= FIX_DEPTH && w->mapping[d];
+    switch (ev->type) {
+    case YAML_MAPPING_START_EVENT:
+    case YAML_SEQUENCE_START_EVENT:
+        if (in_map)
+            w->want_key[d] = true; /* the collection was the value */
+        w->depth = ++d;
+        if (d <= FIX_DEPTH) {
+            w->mapping[d] = ev->type == YAML_MAPPING_START_EVENT;
+            w->want_key[d] = true;
+            json_decref(w->key[d]);
+            w->key[d] = NULL;
+        }
+        break;
+    case YAML_MAPPING_END_EVENT:
+    case YAML_SEQUENCE_END_EVENT:
+        if (d >= 1 && d <= FIX_DEPTH) {
+            json_decref(w->key[d]);
+            w->key[d] = NULL;
+        }
+        w->depth = d - 1;
+        break;
+    case YAML_SCALAR_EVENT:
+        if (!in_map)
+            break;
+        if (w->want_key[d]) {
+            json_decref(w->key[d]);
+            w->key[d] = json_stringn((const char *)ev->data.scalar.value, ev->data.scalar.length);
+            w->want_key[d] = false;
+        } else {
+            if (ev->data.scalar.style == YAML_PLAIN_SCALAR_STYLE)
+                mark_if_fix(w, marks);
+            w->want_key[d] = true;
+        }
+        break;
+    default:
+        break;
+    }
+}
+
+/* {U: {T: {P: true}}} for the fix values written as plain scalars. The text already parsed
+ * (yamljson), so a parser error here only ends the pass early. */
+static json_t *plain_fix_values(const char *text, size_t len)
+{
+    yaml_parser_t parser;
+    yaml_event_t ev;
+    struct key_path w = {0};
+    json_t *marks = json_object();
+    bool done = false;
+    if (!yaml_parser_initialize(&parser))
+        return marks;
+    yaml_parser_set_input_string(&parser, (const unsigned char *)text, len);
+    while (!done && yaml_parser_parse(&parser, &ev)) {
+        done = ev.type == YAML_STREAM_END_EVENT;
+        path_event(&w, &ev, marks);
+        yaml_event_delete(&ev);
+    }
+    yaml_parser_delete(&parser);
+    for (int i = 0; i <= FIX_DEPTH; i++)
+        json_decref(w.key[i]);
+    return marks;
+}
+
+static bool all_digits(const char *s)
+{
+    if (*s < '0' || *s > '9')
+        return false;
+    while (*s >= '0' && *s <= '9')
+        s++;
+    return *s == '\0';
+}
+
+/* A YAML 1.2 core-schema float: [-+]?(.D+|D+(.D*)?)([eE][-+]?D+)? */
+static bool float_text(const char *s)
+{
+    const char *p = s + (*s == '-' || *s == '+');
+    bool digits = false;
+    while (*p >= '0' && *p <= '9')
+        p++, digits = true;
+    if (*p == '.') {
+        p++;
+        while (*p >= '0' && *p <= '9')
+            p++, digits = true;
+    }
+    if (!digits)
+        return false;
+    if (*p == 'e' || *p == 'E') {
+        p += 1 + (p[1] == '-' || p[1] == '+');
+        if (!all_digits(p))
+            return false;
+        return true;
+    }
+    return *p == '\0';
+}
+
+/* What a plain scalar means in YAML 1.2's core schema (booleans, null, decimal integers and
+ * floats); NULL when it is a string after all. *range is set when it is a number JSON can carry
+ * only with a loss (outside 64-bit integers, or not finite). */
+static json_t *plain_value(const char *s, bool *range)
+{
+    static const char *const trues[] = {"true", "True", "TRUE"}, *const falses[] = {
+        "false", "False", "FALSE"}, *const nulls[] = {"null", "Null", "NULL", "~", ""};
+    for (size_t i = 0; i < 3; i++) {
+        if (strcmp(s, trues[i]) == 0)
+            return json_true();
+        if (strcmp(s, falses[i]) == 0)
+            return json_false();
+    }
+    for (size_t i = 0; i < 5; i++)
+        if (strcmp(s, nulls[i]) == 0)
+            return json_null();
+    const char *digits = s + (*s == '-' || *s == '+');
+    char *end;
+    errno = 0;
+    if (all_digits(digits)) {
+        long long n = strtoll(s, &end, 10);
+        if (errno == ERANGE || *end)
+            return *range = true, NULL;
+        return json_integer((json_int_t)n);
+    }
+    if (float_text(s)) {
+        double x = strtod(s, &end);
+        if (errno == ERANGE || *end || !isfinite(x))
+            return *range = true, NULL;
+        return json_real(x);
+    }
+    return NULL;
+}
+
+/* Each policy's fix values that were plain scalars get their YAML type. */
+static bool type_fix_values(struct gwfile *f, json_t *marks, char *err, size_t errlen)
+{
+    for (size_t i = 0; i < f->nup; i++) {
+        const struct gw_upstream *u = &f->up[i];
+        json_t *tools = json_object_get(marks, u->name), *policy, *v;
+        const char *tool, *prop;
+        json_object_foreach(u->policies, tool, policy) {
+            json_t *fix = json_object_get(policy, "fix"), *plain = json_object_get(tools, tool);
+            json_object_foreach(fix, prop, v) {
+                bool range = false;
+                json_t *typed = json_is_string(v) && json_object_get(plain, prop)
+                                    ? plain_value(json_string_value(v), &range)
+                                    : NULL;
+                if (range) {
+                    char where[140];
+                    snprintf(where, sizeof where, "tools.args.%.40s.fix.%.40s", tool, prop);
+                    utf8_clean(where);
+                    return fail(err, errlen, u->name, where,
+                                "is a number JSON cannot carry exactly; quote it to send a string");
+                }
+                if (typed)
+                    json_object_set_new(fix, prop, typed);
+            }
+        }
+    }
+    return true;
+}
+
 bool gwfile_parse(const char *text, size_t len, gw_lookup_fn *lookup, void *lookup_arg,
                   struct gwfile *out, char *err, size_t errlen)
 {
@@ -561,8 +775,10 @@ bool gwfile_parse(const char *text, size_t len, gw_lookup_fn *lookup, void *look
         err[0] = '\0';
     out->doc = yamljson_parse(text, len, "the gateway file", err, errlen);
     json_t *marked = out->doc ? args_with_placeholders(out->doc) : NULL;
+    json_t *plain = out->doc ? plain_fix_values(text, len) : NULL;
     bool ok = out->doc && gwinterp_doc(out->doc, lookup, lookup_arg, err, errlen) &&
-              parse_top(out, err, errlen);
+              parse_top(out, err, errlen) && type_fix_values(out, plain, err, errlen);
+    json_decref(plain);
     for (size_t i = 0; ok && i < out->nup; i++)
         out->up[i].args_placeholder = json_object_get(marked, out->up[i].name) != NULL;
     json_decref(marked);
@@ -609,14 +825,21 @@ enum gw_verdict gw_tool_verdict(const struct gw_upstream *u, const char *tool, c
     return verdict(u->include, u->exclude, tool, rule);
 }
 
+/* Every matching glob is looked at and the strictest wins (approve > confirm > none): with
+ * {"*": confirm, cronjob: approve} a first-match rule would let confirmed: true run cronjob. */
 enum gw_guard gw_tool_guard(const struct gw_upstream *u, const char *tool)
 {
     const char *glob;
     json_t *v;
-    if (u->guard)
-        json_object_foreach(u->guard, glob, v) if (fnmatch(glob, tool, 0) == 0) return strcmp(
-            json_string_value(v), "approve") == 0 ? GW_GUARD_APPROVE : GW_GUARD_CONFIRM;
-    return GW_GUARD_NONE;
+    enum gw_guard strictest = GW_GUARD_NONE;
+    json_object_foreach(u->guard, glob, v) if (fnmatch(glob, tool, 0) == 0)
+    {
+        enum gw_guard g =
+            strcmp(json_string_value(v), "approve") == 0 ? GW_GUARD_APPROVE : GW_GUARD_CONFIRM;
+        if (g > strictest)
+            strictest = g;
+    }
+    return strictest;
 }
 
 json_t *gw_tool_policy(const struct gw_upstream *u, const char *tool)

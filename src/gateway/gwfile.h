@@ -49,7 +49,8 @@ struct gw_upstream {
     json_t *expect_tools;     /* array of tool names the upstream must offer exactly, or NULL */
     json_t *guard;            /* tools.guard: {glob: "confirm"|"approve"}, or NULL */
     json_t *policies;         /* tools.args: {tool: {drop, fix, enum, max_items, max_length,
-                                 reject_secrets}}, or NULL (shapes checked here, gwpolicy.c) */
+                                 reject_secrets, require}}, or NULL (shapes checked here,
+                                 gwpolicy.c) */
 };
 
 struct gwfile {
@@ -82,8 +83,8 @@ enum gw_verdict {
 /* What the upstream's rules say about its tool; *rule gets the deciding glob or NULL. */
 enum gw_verdict gw_tool_verdict(const struct gw_upstream *u, const char *tool, const char **rule);
 const char *gw_verdict_name(enum gw_verdict v); /* "included", "excluded", ... */
-enum gw_guard { GW_GUARD_NONE, GW_GUARD_CONFIRM, GW_GUARD_APPROVE };
-/* tools.guard for the upstream's tool: the first glob (file order) that matches decides. */
+enum gw_guard { GW_GUARD_NONE, GW_GUARD_CONFIRM, GW_GUARD_APPROVE }; /* in rising strictness */
+/* tools.guard for the upstream's tool: the strictest of the globs that match. */
 enum gw_guard gw_tool_guard(const struct gw_upstream *u, const char *tool);
 /* tools.args for the upstream's tool (exact name; borrowed), or NULL. */
 json_t *gw_tool_policy(const struct gw_upstream *u, const char *tool);

@@ -58,6 +58,33 @@ static void hide(json_t *schema, json_t *props, const char *name)
     unrequire(schema, name);
 }
 
+/* name in the schema's required list (once). */
+static void require(json_t *schema, const char *name)
+{
+    json_t *req = json_object_get(schema, "required"), *v;
+    size_t i;
+    if (!json_is_array(req))
+        json_object_set_new(schema, "required", req = json_array());
+    json_array_foreach(req, i, v) if (json_is_string(v) && strcmp(json_string_value(v), name) == 0)
+        return;
+    json_array_append_new(req, json_string(name));
+}
+
+/* name required when the argument in when ({argument: [values]}) is one of the values:
+ * allOf [{if: {properties: {argument: {enum: values}}, required: [argument]},
+ *         then: {required: [name]}}]. */
+static void require_when(json_t *schema, const char *name, json_t *when)
+{
+    const char *arg;
+    json_t *values, *all = json_object_get(schema, "allOf");
+    if (!json_is_array(all))
+        json_object_set_new(schema, "allOf", all = json_array());
+    json_object_foreach(when, arg, values)
+        json_array_append_new(
+            all, json_pack("{s:{s:{s:{s:O}}, s:[s]}, s:{s:[s]}}", "if", "properties", arg, "enum",
+                           values, "required", arg, "then", "required", name));
+}
+
 json_t *gw_policy_schema(json_t *schema, enum gw_guard guard, json_t *policy)
 {
     json_t *props = properties_of(schema), *v, *list;
@@ -75,14 +102,14 @@ json_t *gw_policy_schema(json_t *schema, enum gw_guard guard, json_t *policy)
         constrain(props, k, "maxItems", json_incref(v));
     json_object_foreach(json_object_get(policy, "max_length"), k, v)
         constrain(props, k, "maxLength", json_incref(v));
+    json_t *req = json_object_get(policy, "require");
+    json_array_foreach(req, i, v) require(schema, json_string_value(v));
+    json_object_foreach(req, k, v) require_when(schema, k, v);
     if (guard == GW_GUARD_CONFIRM) {
         json_object_set_new(
             props, "confirmed",
             json_pack("{s:s, s:s}", "type", "boolean", "description", CONFIRM_TEXT));
-        json_t *req = json_object_get(schema, "required");
-        if (!json_is_array(req))
-            json_object_set_new(schema, "required", req = json_array());
-        json_array_append_new(req, json_string("confirmed"));
+        require(schema, "confirmed");
     }
     return schema;
 }
@@ -174,26 +201,51 @@ static bool no_hidden_names(json_t *value, json_t *drop, json_t *fix, int depth,
     return true;
 }
 
-static size_t codepoints(const char *s)
+/* Characters of a JSON string, all of it: a "\u0000" inside must not end the count early. */
+static size_t codepoints(json_t *string)
 {
-    size_t n = 0;
-    for (; *s; s++)
-        n += ((unsigned char)*s & 0xC0) != 0x80;
+    const char *s = json_string_value(string);
+    size_t n = 0, len = json_string_length(string);
+    for (size_t i = 0; i < len; i++)
+        n += ((unsigned char)s[i] & 0xC0) != 0x80;
     return n;
 }
 
-/* enum, max_items, max_length on the top-level arguments. */
+/* A required argument is present and not null; with when ({argument: [values]}) only when that
+ * argument is one of the values. */
+static bool given(json_t *args, const char *name, json_t *when, struct verdict *v)
+{
+    const char *arg;
+    json_t *values, *x;
+    size_t i;
+    bool applies = when == NULL;
+    json_object_foreach(when, arg, values)
+    {
+        json_t *is = json_object_get(args, arg);
+        json_array_foreach(values, i, x) applies |= json_is_string(is) && json_equal(is, x);
+    }
+    json_t *value = json_object_get(args, name);
+    if (applies && (value == NULL || json_is_null(value)))
+        return refuse(v, TE_INVALID_ARGUMENTS, "argument '", name,
+                      when ? "' is required for this action" : "' is required for this tool");
+    return true;
+}
+
+/* require, enum, max_items, max_length on the top-level arguments. */
 static bool within_limits(json_t *args, json_t *policy, struct verdict *v)
 {
     const char *k;
     json_t *lim, *list, *x;
     size_t i;
     bool found;
+    json_t *req = json_object_get(policy, "require");
+    json_array_foreach(req, i, x) if (!given(args, json_string_value(x), NULL, v)) return false;
+    json_object_foreach(req, k, x) if (!given(args, k, x, v)) return false;
     json_object_foreach(json_object_get(policy, "enum"), k, list)
     {
         if ((x = json_object_get(args, k)) == NULL)
             continue;
-        found = false;
+        found = false; /* json_equal compares strings over their length, NULs included */
         json_array_foreach(list, i, lim) found |= json_is_string(x) && json_equal(x, lim);
         if (!found)
             return refuse(v, TE_INVALID_ARGUMENTS, "argument '", k,
@@ -212,7 +264,7 @@ static bool within_limits(json_t *args, json_t *policy, struct verdict *v)
         if ((x = json_object_get(args, k)) == NULL)
             continue;
         if (!json_is_string(x) ||
-            (json_int_t)codepoints(json_string_value(x)) > json_integer_value(lim))
+            (json_int_t)codepoints(x) > json_integer_value(lim))
             return refuse(v, TE_INVALID_ARGUMENTS, "argument '", k,
                           "' must be a string within its maxLength");
     }
@@ -224,13 +276,13 @@ static bool holds_secret(json_t *value, int depth)
 {
     const char *k;
     json_t *x;
-    size_t i;
+    size_t i, klen;
     if (depth > MAX_DEPTH)
         return true;
-    if (json_is_string(value))
+    if (json_is_string(value)) /* all of it: a NUL inside must not hide what follows */
         return gw_secret_like(json_string_value(value), json_string_length(value), NULL);
-    json_object_foreach(value, k, x) if (gw_secret_like(k, strlen(k), NULL) ||
-                                         holds_secret(x, depth + 1)) return true;
+    json_object_keylen_foreach(value, k, klen, x) if (gw_secret_like(k, klen, NULL) ||
+                                                      holds_secret(x, depth + 1)) return true;
     json_array_foreach(value, i, x) if (holds_secret(x, depth + 1)) return true;
     return false;
 }
@@ -270,7 +322,11 @@ json_t *gw_policy_args(enum gw_guard guard, json_t *policy, json_t *args, enum t
     }
     if (args && (drop || fix) && !no_hidden_names(args, drop, fix, 0, &v))
         return NULL;
-    if (args && (!within_limits(args, policy, &v) || !no_secrets(args, policy, &v)))
+    json_t *none = args ? NULL : json_object(); /* no arguments: a required one is missing */
+    bool admitted = within_limits(args ? args : none, policy, &v) &&
+                    (!args || no_secrets(args, policy, &v));
+    json_decref(none);
+    if (!admitted)
         return NULL;
     json_t *sent = args ? json_copy(args) : json_object(); /* shallow: only the top changes */
     if (guard == GW_GUARD_CONFIRM)
@@ -324,6 +380,8 @@ void gw_policy_summary(enum gw_guard guard, json_t *policy, char *out, size_t si
     n = summary_part(out, size, n, "enum", json_object_get(policy, "enum"), false);
     n = summary_part(out, size, n, "max_items", json_object_get(policy, "max_items"), true);
     n = summary_part(out, size, n, "max_length", json_object_get(policy, "max_length"), true);
-    summary_part(out, size, n, "reject_secrets", json_object_get(policy, "reject_secrets"), false);
+    n = summary_part(out, size, n, "reject_secrets", json_object_get(policy, "reject_secrets"),
+                     false);
+    summary_part(out, size, n, "require", json_object_get(policy, "require"), false);
     utf8_line(out); /* names are the file's text; a cut may split a character */
 }

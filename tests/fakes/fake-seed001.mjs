@@ -100,7 +100,8 @@ const HERMES = {
     'remove', 'run'] }, job_id: str('job'), name: str('name'), prompt: str('what to run'),
   schedule: str('cron expression or interval'), deliver: str('where results go'),
   model: str('model override'), provider: str('provider override'), base_url: str('endpoint'),
-  script: str('script instead of an agent') }, ['action']),
+  script: str('script instead of an agent'), no_agent: { type: 'boolean', description: 'run the script without an agent' },
+  monitor: str('watch a command instead of running an agent') }, ['action']),
 };
 
 // What seed 001 says must stay hidden: never in the example's allowlist.

@@ -35,6 +35,16 @@ before(async () => {
           max_items: {tags: 2}
           max_length: {note: 5}
           reject_secrets: [content, tags]
+  b:
+    command: ${JSON.stringify(process.execPath)}
+    args: ${JSON.stringify([FAKE, '--policy-tools', '--received', received])}
+    tools:
+      include: [cronjob, echo]
+      guard: {"*": confirm, cronjob: approve}
+      args:
+        echo:
+          fix: {flag: false, on: True, count: 3, neg: -12, ratio: 0.5, big: 1e3, none: null, tilde: ~,
+                quoted: "false", three: '3', word: local, version: 1.2.3, octal: 0o17}
 `);
   srv = await startHermes({ GATEWAY_FILE: gw, AUDIT_LOG_PATH: join(dir, 'audit.jsonl') });
   ({ client, tools } = await sdkClient(srv, 'gw-policy'));
@@ -91,6 +101,29 @@ test('approve: confirmed: true does not approve; the call waits for the operator
   assert.equal(received_calls().length, before_);
 });
 
+test('the strictest matching guard wins: a broad confirm glob before an approve does not let confirmed: true through', async () => {
+  assert.equal(tools.b__cronjob.inputSchema.properties?.confirmed, undefined); // approve, not confirm
+  assert.equal(tools.b__echo.inputSchema.properties.confirmed.type, 'boolean'); // only "*" matches: confirm
+  const before_ = received_calls().length;
+  const waiting = call('b__cronjob', { action: 'add', confirmed: true });
+  const approvals = () => JSON.parse(execFileSync(HERMES, ['approvals', '--json', '--env-file', srv.envFile], { encoding: 'utf8' }));
+  const [p] = await until(() => { const l = approvals(); return l.length ? l : null; }, 'the queued request');
+  assert.equal(p.tool, 'b__cronjob');
+  assert.equal(received_calls().length, before_);
+  execFileSync(HERMES, ['deny', p.id, '--reason', 'test', '--env-file', srv.envFile]);
+  assert.equal(errorOf(await waiting), 'approval_denied');
+  assert.equal(received_calls().length, before_);
+});
+
+test('fix sends plain YAML scalars with their type (booleans, null, numbers) and quoted ones as strings', async () => {
+  const r = await call('b__echo', { message: 'hi', confirmed: true });
+  assert.equal(r.isError, undefined, textOf(r));
+  const sent = received_calls().at(-1);
+  assert.equal(sent.name, 'echo');
+  assert.deepEqual(sent.arguments, { message: 'hi', flag: false, on: true, count: 3, neg: -12, ratio: 0.5, big: 1000,
+    none: null, tilde: null, quoted: 'false', three: '3', word: 'local', version: '1.2.3', octal: '0o17' });
+});
+
 test('dropped and fixed fields sent are refused with invalid_arguments naming them', async () => {
   const before_ = received_calls().length;
   for (const [args, field] of [[{ model: 'gpt-x' }, 'model'], [{ base_url: 'http://evil' }, 'base_url'],
@@ -114,6 +147,21 @@ test('enum, max_items, max_length enforced on the call', async () => {
   const ok = await call('h__memory', { kind: 'decision', tags: ['a', 'b'], note: 'héllo', content: 'use tabs' });
   assert.equal(ok.isError, undefined, textOf(ok));
   assert.deepEqual(received_calls().at(-1).arguments, { kind: 'decision', tags: ['a', 'b'], note: 'héllo', content: 'use tabs' });
+});
+
+test('a NUL inside a string hides nothing: max_length counts past it, enum compares all of it, reject_secrets reads on', async () => {
+  const before_ = received_calls().length;
+  for (const [args, field] of [[{ note: 'x\u0000' + 'A'.repeat(5000) }, 'note'], [{ note: 'ab\u0000cdef' }, 'note'],
+    [{ kind: 'decision\u0000; drop table' }, 'kind'], [{ content: `fine\u0000${SECRET}` }, 'content'],
+    [{ tags: ['x\u0000' + SECRET] }, 'tags']]) {
+    const r = await call('h__memory', args);
+    assert.equal(errorOf(r), 'invalid_arguments', JSON.stringify(args).slice(0, 60));
+    assert.match(r.content[0].text, new RegExp(`'${field}'`));
+  }
+  assert.equal(received_calls().length, before_);
+  const ok = await call('h__memory', { note: 'a\u0000bcd', kind: 'decision' }); // 5 characters, the NUL one of them
+  assert.equal(ok.isError, undefined, textOf(ok));
+  assert.equal(received_calls().at(-1).arguments.note, 'a\u0000bcd');
 });
 
 test('secrets refused with the field named; the value is in no reply, log or audit line', async () => {

@@ -214,10 +214,14 @@ test('the guarded capabilities: confirm, the operator for delegate_task, and the
     // The schemas say what the policies enforce.
     for (const name of CONFIRM) assert.equal(tools[name].inputSchema.properties.confirmed?.type, 'boolean', name);
     const cron = Object.keys(tools.cronjob.inputSchema.properties);
-    for (const hidden of ['model', 'provider', 'base_url', 'script', 'deliver']) assert.ok(!cron.includes(hidden), hidden);
+    // Seed 001: "Model/provider/base-URL overrides and script/no-agent/monitor execution fields are not exposed".
+    for (const hidden of ['model', 'provider', 'base_url', 'script', 'no_agent', 'monitor', 'deliver']) assert.ok(!cron.includes(hidden), hidden);
     assert.equal(tools.delegate_task.inputSchema.properties.tasks.maxItems, 2);
     assert.deepEqual(tools.memory_conclude.inputSchema.properties.kind.enum,
       ['preference', 'decision', 'architecture', 'project_state']);
+    // Creating a conclusion needs its durable kind (list and delete do not): the schema says so.
+    assert.deepEqual(tools.memory_conclude.inputSchema.allOf, [{ if: { properties: { action: { enum: ['create'] } },
+      required: ['action'] }, then: { required: ['kind'] } }]);
     const before = calls('hermes').length;
     // confirm: refused without confirmed, never reaching Hermes.
     const refused = await client.callTool({ name: 'cronjob', arguments: { action: 'create', prompt: 'x' } });
@@ -225,6 +229,10 @@ test('the guarded capabilities: confirm, the operator for delegate_task, and the
     const override = await client.callTool({ name: 'cronjob',
       arguments: { action: 'create', prompt: 'x', model: 'gpt-9', confirmed: true } });
     assert.equal(override.structuredContent.error, 'invalid_arguments');
+    for (const field of [{ no_agent: true }, { monitor: 'on' }, { script: 'rm -rf /' }]) {
+      const r = await client.callTool({ name: 'cronjob', arguments: { action: 'create', prompt: 'x', confirmed: true, ...field } });
+      assert.equal(r.structuredContent?.error, 'invalid_arguments', JSON.stringify(field));
+    }
     const tooMany = await client.callTool({ name: 'delegate_task',
       arguments: { tasks: [{ goal: 'a' }, { goal: 'b' }, { goal: 'c' }] } });
     assert.equal(tooMany.structuredContent.error, 'invalid_arguments');
@@ -235,7 +243,8 @@ test('the guarded capabilities: confirm, the operator for delegate_task, and the
     assert.deepEqual(JSON.parse(ok.content[0].text).arguments, { action: 'create', prompt: 'x', deliver: 'local' });
     // memory_conclude: durable kinds only, no secrets.
     const mem = calls('memory').length;
-    for (const args of [{ content: 'likes tea', kind: 'temporary' },
+    // Seed 001: "Conclusion writes require a durable kind": absent (or null) is refused too.
+    for (const args of [{ content: 'likes tea', kind: 'temporary' }, { content: 'likes tea' }, { content: 'likes tea', kind: null },
       { content: 'key sk-ant-api03-Zr8Qm2xWv9LpT4nB7cYh1KdFs6GjE3aU0oRi5MqXw', kind: 'decision' }]) {
       const r = await client.callTool({ name: 'memory_conclude', arguments: { action: 'create', ...args } });
       assert.equal(r.structuredContent?.error, 'invalid_arguments', JSON.stringify(args));
@@ -243,6 +252,9 @@ test('the guarded capabilities: confirm, the operator for delegate_task, and the
     assert.equal(calls('memory').length, mem, 'refused conclusions never reach the memory adapter');
     const kept = await client.callTool({ name: 'memory_conclude', arguments: { action: 'create', content: 'likes tea', kind: 'preference' } });
     assert.notEqual(kept.isError, true, JSON.stringify(kept.content));
+    const listed = await client.callTool({ name: 'memory_conclude', arguments: { action: 'list' } });
+    assert.notEqual(listed.isError, true, JSON.stringify(listed.content));
+    assert.equal(calls('memory').length, mem + 2, 'the kept conclusion and the list reached the memory adapter');
   } finally { await client.close(); }
 });
 

@@ -344,6 +344,20 @@ static void guards_and_arg_policies(void **state)
     assert_non_null(json_object_get(gw_tool_policy(&f.up[0], "cronjob"), "fix"));
     assert_null(gw_tool_policy(&f.up[0], "read_file"));
     gwfile_cleanup(&f);
+    /* fix values keep their YAML type: plain scalars typed, quoted ones strings */
+    assert_true(parse("upstreams:\n  h:\n    command: x\n    tools:\n      include: ['*']\n"
+                      "      args:\n        t:\n          fix:\n            b: false\n"
+                      "            n: 42\n            s: \"42\"\n            z: ~\n"
+                      "            r: -0.25\n            w: local\n",
+                      &f, err));
+    json_t *fix = json_object_get(gw_tool_policy(&f.up[0], "t"), "fix");
+    assert_true(json_is_false(json_object_get(fix, "b")));
+    assert_int_equal(json_integer_value(json_object_get(fix, "n")), 42);
+    assert_string_equal(json_string_value(json_object_get(fix, "s")), "42");
+    assert_true(json_is_null(json_object_get(fix, "z")));
+    assert_true(json_real_value(json_object_get(fix, "r")) == -0.25);
+    assert_string_equal(json_string_value(json_object_get(fix, "w")), "local");
+    gwfile_cleanup(&f);
     static const struct {
         const char *body, *want;
     } bad[] = {
@@ -357,8 +371,14 @@ static void guards_and_arg_policies(void **state)
         {"args: {t: {max_items: {k: 0}}}", "key tools.args.t.max_items"},
         {"args: {t: {max_length: {k: x}}}", "key tools.args.t.max_length"},
         {"args: {t: {reject_secrets: content}}", "key tools.args.t.reject_secrets"},
+        {"args: {t: {require: kind}}", "key tools.args.t.require"},
+        {"args: {t: {require: {kind: [create]}}}", "key tools.args.t.require"},
+        {"args: {t: {require: {kind: {action: [create], mode: [x]}}}}", "key tools.args.t.require"},
         {"args: {t: [drop]}", "key tools.args.t: must be a mapping"},
         {"args: [t]", "key tools.args: must be a mapping"},
+        {"args: {t: {fix: {n: 123456789012345678901234567890}}}",
+         "key tools.args.t.fix.n: is a number JSON cannot carry exactly"},
+        {"args: {t: {fix: {n: -1e999}}}", "key tools.args.t.fix.n: is a number"},
     };
     for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
         char text[300];

@@ -1,10 +1,16 @@
-/* Unit tests for gwsecret.c: each kind of secret is found, also inside other text, and the
- * ordinary strings a memory tool stores (prose, paths, commit hashes, UUIDs) are not. */
+/* Unit tests for gwsecret.c: each kind of secret is found, also inside other text, random tokens
+ * of every usual alphabet and length are, and the ordinary strings a memory tool stores (prose,
+ * paths, labelled commit hashes, UUIDs, CamelCase names) are not. */
 #include <setjmp.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <time.h>
+#include <unistd.h>
 
 #include <cmocka.h>
 
@@ -34,6 +40,7 @@ static void finds_secrets(void **state)
         "Authorization: Bearer abcdefghijklmnop1234",
         "bearer eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxIn0",
         "token: Zr8Qm2Lx9Vb4Tn7Wc1Ky6Hp3Jd5Fs0Ga",
+        "secret 3f786850e387550fdab836ed7e6dc881de23001b", /* hex not labelled as a hash */
     };
     (void)state;
     for (size_t i = 0; i < sizeof secrets / sizeof *secrets; i++)
@@ -55,11 +62,49 @@ static void leaves_ordinary_text(void **state)
         "Bearer token",
         "AKIAlower0123456789x",
         "architecture_decision_record_number_twelve_2026",
+        "ThisIsAVeryLongCamelCaseIdentifierNameForTheTest",
+        "image sha256:9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08 pulled",
+        "/home/user/src/hermes-mcp/tests/unit/test_gwsecret.c",
     };
     (void)state;
     for (size_t i = 0; i < sizeof plain / sizeof *plain; i++)
         if (like(plain[i]))
             fail_msg("case %zu (%s) taken for a secret", i, plain[i]);
+}
+
+/* xorshift64*: the same tokens on every run and machine */
+static uint64_t next_random(uint64_t *x)
+{
+    *x ^= *x >> 12;
+    *x ^= *x << 25;
+    *x ^= *x >> 27;
+    return *x * 2685821657736338717ULL;
+}
+
+/* 10,000 random tokens, a third each base62 and base64url of 32-128 characters and lower-case hex
+ * of 40-128, alone or inside a sentence: every one is taken for a secret. */
+static void finds_random_tokens(void **state)
+{
+    (void)state;
+    static const char b62[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789";
+    static const char b64url[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
+    static const char hex[] = "0123456789abcdef";
+    const char *const alphabets[] = {b62, b64url, hex};
+    uint64_t seed = 0x5eedf00dcafe1234ULL;
+    char text[200];
+    unsigned missed = 0;
+    for (unsigned i = 0; i < 10000; i++) {
+        const char *a = alphabets[i % 3];
+        size_t na = strlen(a), min = a == hex ? 40 : 32;
+        size_t len = min + next_random(&seed) % (128 - min + 1);
+        size_t at = (i & 4) ? (size_t)snprintf(text, sizeof text, "the token is ") : 0;
+        for (size_t j = 0; j < len; j++)
+            text[at + j] = a[next_random(&seed) % na];
+        text[at + len] = '\0';
+        if (!like(text) && missed++ < 5)
+            print_message("missed: %s\n", text);
+    }
+    assert_int_equal(missed, 0);
 }
 
 static void length_bounds_and_nul(void **state)
@@ -72,12 +117,64 @@ static void length_bounds_and_nul(void **state)
     assert_true(gw_secret_like(with_nul, sizeof with_nul - 1, NULL));
 }
 
+static void took_too_long(int sig)
+{
+    (void)sig;
+    static const char msg[] = "test_gwsecret: the scan of a repeated-prefix input did not end "
+                              "within 120 s (quadratic)\n";
+    (void)!write(2, msg, sizeof msg - 1);
+    _exit(1);
+}
+
+static double seconds_since(const struct timespec *t0)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)(t.tv_sec - t0->tv_sec) + (double)(t.tv_nsec - t0->tv_nsec) / 1e9;
+}
+
+/* A 2 MB argument made of one key prefix repeated (no digit, so nothing matches and every
+ * position is a candidate) is scanned in linear time: each such input ends within a wide margin
+ * (10 s; linear takes milliseconds, the old quadratic scan hours), and an alarm ends the test if
+ * one never does. */
+static void repeated_prefixes_scan_in_linear_time(void **state)
+{
+    (void)state;
+    static const char *const shapes[] = {"sk-",   "ghp_",  "github_pat_", "xoxb-",
+                                         "glpat-", "AIza-", "ghp_ab"};
+    enum { SIZE = 2 * 1024 * 1024 };
+    char *s = malloc(SIZE + 1);
+    assert_non_null(s);
+    signal(SIGALRM, took_too_long);
+    alarm(120);
+    for (size_t k = 0; k < sizeof shapes / sizeof *shapes; k++) {
+        size_t n = strlen(shapes[k]), len = SIZE - SIZE % n;
+        for (size_t i = 0; i < len; i += n)
+            memcpy(s + i, shapes[k], n);
+        struct timespec t0;
+        clock_gettime(CLOCK_MONOTONIC, &t0);
+        const char *kind = NULL;
+        bool found = gw_secret_like(s, len, &kind);
+        double took = seconds_since(&t0);
+        if (took > 10.0)
+            fail_msg("shape %zu took %.1f s", k, took);
+        /* the repeated shapes hold no digit: not a key, and one character class short of random */
+        assert_false(found);
+        s[len - 1] = '7'; /* a digit at the very end makes the first prefix a key */
+        assert_true(gw_secret_like(s, len, NULL));
+    }
+    alarm(0);
+    free(s);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(finds_secrets),
         cmocka_unit_test(leaves_ordinary_text),
+        cmocka_unit_test(finds_random_tokens),
         cmocka_unit_test(length_bounds_and_nul),
+        cmocka_unit_test(repeated_prefixes_scan_in_linear_time),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
