@@ -26,6 +26,7 @@
 #include "agentcfg.h"
 #include "approvals.h"
 #include "bridge_internal.h"
+#include "buf.h"
 #include "crypto.h"
 #include "log.h"
 #include "mem.h"
@@ -147,16 +148,36 @@ static void on_decision(void *arg, enum approval_outcome outcome, const char *re
     free(url);
 }
 
+/* A string of the agent's (NULs included: text after one is what runs too) masked, each NUL
+ * shown as the two characters \0, so the operator's one line hides nothing. Caller frees. */
+static char *masked_line(const json_t *v)
+{
+    size_t n = 0;
+    char *m = approvals_mask_textn(json_string_value(v), json_string_length(v), &n);
+    struct buf out;
+    buf_init(&out, 0);
+    for (size_t i = 0; i < n; i++)
+        if (m[i] == '\0')
+            buf_appends(&out, "\\0");
+        else
+            buf_append(&out, m + i, 1);
+    free(m);
+    size_t len;
+    char *line = buf_take(&out, &len);
+    return line ? line : xstrdup("");
+}
+
 static void queue_approval(struct job *j, json_t *approval)
 {
     struct bridge *b = j->b;
     char *who = task_principal(b, j->id);
     if (who == NULL)
         return;
-    const char *desc = json_string_value(json_object_get(approval, "description"));
-    const char *cmd = json_string_value(json_object_get(approval, "command"));
+    json_t *desc = json_object_get(approval, "description");
+    json_t *cmd = json_object_get(approval, "command");
+    json_t *shown = json_string_length(desc) ? desc : json_string_length(cmd) ? cmd : NULL;
     char tool[TOOL_TEXT_MAX + 220]; /* agent and run (up to 64 and 127 bytes), the text */
-    char *text = approvals_mask_text(desc && *desc ? desc : cmd && *cmd ? cmd : "approval requested");
+    char *text = shown ? masked_line(shown) : xstrdup("approval requested");
     if (strlen(text) > TOOL_TEXT_MAX) { /* cut on a character boundary */
         size_t cut = TOOL_TEXT_MAX - 3;
         while (cut > 0 && ((unsigned char)text[cut] & 0xC0) == 0x80)
@@ -166,8 +187,10 @@ static void queue_approval(struct job *j, json_t *approval)
     /* The run id is named here: in the arguments it would be masked (it looks random). */
     snprintf(tool, sizeof tool, "agent %s run %s: %s", j->agent, j->run_id, text);
     free(text);
-    char *command = approvals_mask_text(cmd ? cmd : "");
-    json_t *args = json_pack("{s:s, s:s}", "command", command, "task_id", j->id);
+    size_t n = 0;
+    char *command = approvals_mask_textn(json_string_length(cmd) ? json_string_value(cmd) : "",
+                                         json_string_length(cmd), &n);
+    json_t *args = json_pack("{s:o, s:s}", "command", json_stringn(command, n), "task_id", j->id);
     free(command);
     const char *id = approvals_add(b->approvals, who, tool, args, on_decision, j);
     json_decref(args);
