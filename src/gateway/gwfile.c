@@ -262,7 +262,28 @@ static bool parse_limits(struct gw_upstream *u, json_t *o, char *err, size_t err
     return true;
 }
 
-/* tools.guard: {glob: confirm|approve}. */
+static bool when_ok(json_t *v);
+
+/* One tools.guard value: confirm, approve, or {confirm: {argument: [values]}} (confirmation
+ * only when the argument is one of the values). approve stays unconditional: a person decides
+ * every call, and a condition the client's arguments steer would let it skip them. */
+static const char *guard_problem(json_t *v)
+{
+    const char *s = json_string_value(v);
+    if (s)
+        return strcmp(s, "confirm") == 0 || strcmp(s, "approve") == 0
+                   ? NULL
+                   : "must be confirm, approve or {confirm: {argument: [values]}}";
+    if (json_is_object(v) && json_object_size(v) == 1 && json_object_get(v, "approve"))
+        return "approve cannot be conditional (the operator decides every call): write approve, "
+               "or {confirm: {argument: [values]}}";
+    if (json_is_object(v) && json_object_size(v) == 1 && when_ok(json_object_get(v, "confirm")))
+        return NULL;
+    return "must be confirm, approve or {confirm: {argument: [values]}} (one argument, a "
+           "non-empty list of non-empty strings)";
+}
+
+/* tools.guard: {glob: guard}. */
 static bool parse_guard(struct gw_upstream *u, json_t *g, char *err, size_t errlen)
 {
     const char *k;
@@ -273,11 +294,11 @@ static bool parse_guard(struct gw_upstream *u, json_t *g, char *err, size_t errl
     if (!json_is_object(g) || json_object_size(g) > GW_MAX_RULES)
         return fail(err, errlen, u->name, "tools.guard", "must be a mapping of at most 256 globs");
     json_object_foreach(g, k, v) {
-        const char *s = json_string_value(v);
-        if (s == NULL || (strcmp(s, "confirm") && strcmp(s, "approve"))) {
+        const char *problem = guard_problem(v);
+        if (problem) {
             snprintf(where, sizeof where, "tools.guard.%.40s", k);
             utf8_clean(where);
-            return fail(err, errlen, u->name, where, "must be confirm or approve");
+            return fail(err, errlen, u->name, where, problem);
         }
     }
     u->guard = g;
@@ -767,6 +788,14 @@ static bool type_fix_values(struct gwfile *f, json_t *marks, char *err, size_t e
     return true;
 }
 
+static bool has_conditional_guard(const struct gw_upstream *u)
+{
+    const char *glob;
+    json_t *v;
+    json_object_foreach(u->guard, glob, v) if (json_is_object(v)) return true;
+    return false;
+}
+
 bool gwfile_parse(const char *text, size_t len, gw_lookup_fn *lookup, void *lookup_arg,
                   struct gwfile *out, char *err, size_t errlen)
 {
@@ -779,8 +808,11 @@ bool gwfile_parse(const char *text, size_t len, gw_lookup_fn *lookup, void *look
     bool ok = out->doc && gwinterp_doc(out->doc, lookup, lookup_arg, err, errlen) &&
               parse_top(out, err, errlen) && type_fix_values(out, plain, err, errlen);
     json_decref(plain);
-    for (size_t i = 0; ok && i < out->nup; i++)
+    for (size_t i = 0; ok && i < out->nup; i++) {
         out->up[i].args_placeholder = json_object_get(marked, out->up[i].name) != NULL;
+        if (has_conditional_guard(&out->up[i]))
+            out->up[i].confirm_policies = json_object();
+    }
     json_decref(marked);
     if (!ok) {
         /* Names and keys in the reason are the file's text: one clean line for the log. */
@@ -794,6 +826,8 @@ void gwfile_cleanup(struct gwfile *f)
 {
     if (f == NULL)
         return;
+    for (size_t i = 0; i < f->nup; i++)
+        json_decref(f->up[i].confirm_policies);
     free(f->up);
     json_decref(f->doc);
     memset(f, 0, sizeof *f);
@@ -825,26 +859,74 @@ enum gw_verdict gw_tool_verdict(const struct gw_upstream *u, const char *tool, c
     return verdict(u->include, u->exclude, tool, rule);
 }
 
-/* Every matching glob is looked at and the strictest wins (approve > confirm > none): with
- * {"*": confirm, cronjob: approve} a first-match rule would let confirmed: true run cronjob. */
-enum gw_guard gw_tool_guard(const struct gw_upstream *u, const char *tool)
+/* {argument: [values]} added into *all (created when NULL). */
+static void add_condition(json_t **all, json_t *when)
 {
-    const char *glob;
-    json_t *v;
-    enum gw_guard strictest = GW_GUARD_NONE;
-    json_object_foreach(u->guard, glob, v) if (fnmatch(glob, tool, 0) == 0)
-    {
-        enum gw_guard g =
-            strcmp(json_string_value(v), "approve") == 0 ? GW_GUARD_APPROVE : GW_GUARD_CONFIRM;
-        if (g > strictest)
-            strictest = g;
+    const char *arg;
+    json_t *values;
+    if (*all == NULL)
+        *all = json_object();
+    json_object_foreach(when, arg, values) {
+        json_t *list = json_object_get(*all, arg);
+        if (list == NULL)
+            json_object_set_new(*all, arg, list = json_array());
+        json_array_extend(list, values);
     }
-    return strictest;
 }
 
+/* Every matching glob is looked at and the strictest wins (approve > confirm > a conditional
+ * confirm > none): with {"*": confirm, cronjob: approve} a first-match rule would let
+ * confirmed: true run cronjob, and with {"*": confirm, cronjob: {confirm: ...}} let
+ * cronjob's exempt actions skip the confirmation "*" asks of every tool. Conditional confirms
+ * add up: confirmation when any of their conditions holds. *when (when not NULL) gets that
+ * union (a new object) when a conditional confirm is the strictest, else NULL. */
+static enum gw_guard strictest_guard(const struct gw_upstream *u, const char *tool, json_t **when)
+{
+    enum { NONE, CONFIRM_WHEN, CONFIRM, APPROVE } rank = NONE;
+    const char *glob;
+    json_t *v, *conditions = NULL;
+    json_object_foreach(u->guard, glob, v) if (fnmatch(glob, tool, 0) == 0)
+    {
+        int r = json_is_object(v)                                   ? CONFIRM_WHEN
+                : strcmp(json_string_value(v), "approve") == 0 ? APPROVE
+                                                               : CONFIRM;
+        if (r == CONFIRM_WHEN && when)
+            add_condition(&conditions, json_object_get(v, "confirm"));
+        if (r > (int)rank)
+            rank = r;
+    }
+    if (rank != CONFIRM_WHEN) {
+        json_decref(conditions);
+        conditions = NULL;
+    }
+    if (when)
+        *when = conditions;
+    return rank == APPROVE ? GW_GUARD_APPROVE : rank == NONE ? GW_GUARD_NONE : GW_GUARD_CONFIRM;
+}
+
+enum gw_guard gw_tool_guard(const struct gw_upstream *u, const char *tool)
+{
+    return strictest_guard(u, tool, NULL);
+}
+
+/* A tool under a conditional confirm gets its own policy object (a shallow copy of tools.args'
+ * with confirm_when), made once and kept in confirm_policies: callers borrow policies for as
+ * long as the file lives. */
 json_t *gw_tool_policy(const struct gw_upstream *u, const char *tool)
 {
-    return u->policies ? json_object_get(u->policies, tool) : NULL;
+    json_t *policy = u->policies ? json_object_get(u->policies, tool) : NULL, *when;
+    if (u->confirm_policies == NULL)
+        return policy;
+    json_t *made = json_object_get(u->confirm_policies, tool);
+    if (made)
+        return made;
+    strictest_guard(u, tool, &when);
+    if (when == NULL)
+        return policy;
+    made = policy ? json_copy(policy) : json_object();
+    json_object_set_new(made, "confirm_when", when);
+    json_object_set_new(u->confirm_policies, tool, made);
+    return made;
 }
 
 bool gw_bridge_tool_kept(const struct gwfile *f, const char *tool)

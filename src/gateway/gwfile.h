@@ -47,7 +47,11 @@ struct gw_upstream {
     unsigned instance_max;    /* processes at once, 1-64, default 4 */
     unsigned instance_idle_s; /* stop after this long without calls, default 600 */
     json_t *expect_tools;     /* array of tool names the upstream must offer exactly, or NULL */
-    json_t *guard;            /* tools.guard: {glob: "confirm"|"approve"}, or NULL */
+    json_t *guard;            /* tools.guard: {glob: "confirm"|"approve"|{confirm: {argument:
+                                 [values]}}}, or NULL */
+    json_t *confirm_policies; /* {tool: its policy with confirm_when} for the tools whose guard
+                                 is a conditional confirm, filled by gw_tool_policy; owned, NULL
+                                 when no glob of tools.guard is conditional */
     json_t *policies;         /* tools.args: {tool: {drop, fix, enum, max_items, max_length,
                                  reject_secrets, require}}, or NULL (shapes checked here,
                                  gwpolicy.c) */
@@ -84,9 +88,12 @@ enum gw_verdict {
 enum gw_verdict gw_tool_verdict(const struct gw_upstream *u, const char *tool, const char **rule);
 const char *gw_verdict_name(enum gw_verdict v); /* "included", "excluded", ... */
 enum gw_guard { GW_GUARD_NONE, GW_GUARD_CONFIRM, GW_GUARD_APPROVE }; /* in rising strictness */
-/* tools.guard for the upstream's tool: the strictest of the globs that match. */
+/* tools.guard for the upstream's tool: the strictest of the globs that match (approve, then a
+ * plain confirm, then a conditional one; GW_GUARD_CONFIRM for both kinds of confirm). */
 enum gw_guard gw_tool_guard(const struct gw_upstream *u, const char *tool);
-/* tools.args for the upstream's tool (exact name; borrowed), or NULL. */
+/* tools.args for the upstream's tool (exact name; borrowed), or NULL. When the tool's guard is
+ * a conditional confirm, the policy (maybe empty otherwise) also holds "confirm_when":
+ * {argument: [values], ...}, the union of the matching globs' conditions (gwpolicy.c). */
 json_t *gw_tool_policy(const struct gw_upstream *u, const char *tool);
 /* Whether bridge_tools keeps one of our own tools (default: all of them). */
 bool gw_bridge_tool_kept(const struct gwfile *f, const char *tool);

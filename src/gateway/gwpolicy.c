@@ -5,7 +5,11 @@
  * and '-' ignored, and a tool with drop or fix refuses argument names that are not ASCII (a
  * lookalike such as Cyrillic 'о' in "mоdel" cannot be told from the real one by the upstream's
  * own parser rules, so it is not let through). `confirmed` counts only as the JSON value true
- * at the top level of the arguments; anything else ("true", 1, nested, _meta) is not it. */
+ * at the top level of the arguments; anything else ("true", 1, nested, _meta) is not it. A
+ * conditional confirm (policy confirm_when, gwfile.h) asks for it unless the argument is a
+ * string that matches none of the values even loosely (ASCII case, spaces, '_' and '-' ignored):
+ * missing, null, another type or a string with a NUL asks (fail closed), and so does "CREATE"
+ * where the upstream may read it as create. */
 #include "gwpolicy.h"
 
 #include <stdbool.h>
@@ -85,6 +89,37 @@ static void require_when(json_t *schema, const char *name, json_t *when)
                            values, "required", arg, "then", "required", name));
 }
 
+/* The confirmed property's description: when it is needed, e.g. "Must be true when action is
+ * create, update or remove (or action is missing): ...". Long value lists are cut. */
+static json_t *confirm_text(json_t *when)
+{
+    char text[600];
+    size_t n = 0, i, count;
+    const char *arg, *sep = "";
+    json_t *values, *v;
+    if (when == NULL)
+        return json_string(CONFIRM_TEXT);
+    n += (size_t)snprintf(text, 300, "Must be true");
+    json_object_foreach(when, arg, values) {
+        if (n < 300)
+            n += (size_t)snprintf(text + n, 300 - n, "%s when %s is ", sep, arg);
+        count = json_array_size(values);
+        json_array_foreach(values, i, v) if (n < 300) n += (size_t)snprintf(
+            text + n, 300 - n, "%s%s", i == 0 ? "" : i + 1 == count ? " or " : ", ",
+            json_string_value(v));
+        if (n < 300)
+            n += (size_t)snprintf(text + n, 300 - n, " (or %s is missing)", arg);
+        sep = ";";
+    }
+    if (n >= 300)
+        n = 299 - 3, memcpy(text + n, "...", 4), n += 3;
+    snprintf(text + n, sizeof text - n, "%s",
+             ": the gateway guards that action and runs it only when the caller confirms it "
+             "with confirmed: true. Not needed otherwise.");
+    utf8_line(text);
+    return json_string(text);
+}
+
 json_t *gw_policy_schema(json_t *schema, enum gw_guard guard, json_t *policy)
 {
     json_t *props = properties_of(schema), *v, *list;
@@ -106,10 +141,14 @@ json_t *gw_policy_schema(json_t *schema, enum gw_guard guard, json_t *policy)
     json_array_foreach(req, i, v) require(schema, json_string_value(v));
     json_object_foreach(req, k, v) require_when(schema, k, v);
     if (guard == GW_GUARD_CONFIRM) {
-        json_object_set_new(
-            props, "confirmed",
-            json_pack("{s:s, s:s}", "type", "boolean", "description", CONFIRM_TEXT));
-        require(schema, "confirmed");
+        json_t *when = json_object_get(policy, "confirm_when");
+        json_object_set_new(props, "confirmed",
+                            json_pack("{s:s, s:o}", "type", "boolean", "description",
+                                      confirm_text(when)));
+        if (when)
+            require_when(schema, "confirmed", when);
+        else
+            require(schema, "confirmed");
     }
     return schema;
 }
@@ -302,6 +341,54 @@ static bool no_secrets(json_t *args, json_t *policy, struct verdict *v)
     return true;
 }
 
+/* Byte c is left out when values are compared loosely. */
+static bool ignorable(unsigned char c)
+{
+    return c == '_' || c == '-' || c == ' ' || c == '\t' || c == '\r' || c == '\n';
+}
+
+static unsigned char lower(unsigned char c)
+{
+    return c >= 'A' && c <= 'Z' ? (unsigned char)(c + 32) : c;
+}
+
+/* a (alen bytes) and b alike after ASCII case folding, with ignorable bytes left out. */
+static bool loosely_equal(const char *a, size_t alen, const char *b, size_t blen)
+{
+    size_t i = 0, j = 0;
+    for (;;) {
+        while (i < alen && ignorable((unsigned char)a[i]))
+            i++;
+        while (j < blen && ignorable((unsigned char)b[j]))
+            j++;
+        if (i == alen || j == blen)
+            return i == alen && j == blen;
+        if (lower((unsigned char)a[i++]) != lower((unsigned char)b[j++]))
+            return false;
+    }
+}
+
+/* Whether a conditional confirm (when: {argument: [values]}) asks for confirmation: when any
+ * argument is not a string, holds a NUL (a C reader would see only what comes before it), or is
+ * loosely one of its values. */
+static bool confirm_applies(json_t *args, json_t *when)
+{
+    const char *arg;
+    json_t *values, *v;
+    size_t i;
+    json_object_foreach(when, arg, values) {
+        json_t *given = json_object_get(args, arg);
+        if (!json_is_string(given) ||
+            memchr(json_string_value(given), '\0', json_string_length(given)))
+            return true;
+        json_array_foreach(values, i, v) if (loosely_equal(json_string_value(given),
+                                                           json_string_length(given),
+                                                           json_string_value(v),
+                                                           json_string_length(v))) return true;
+    }
+    return false;
+}
+
 json_t *gw_policy_args(enum gw_guard guard, json_t *policy, json_t *args, enum toolerr *code,
                        char *msg, size_t size)
 {
@@ -313,10 +400,14 @@ json_t *gw_policy_args(enum gw_guard guard, json_t *policy, json_t *args, enum t
         refuse(&v, TE_INVALID_ARGUMENTS, "the arguments must be an object", "", "");
         return NULL;
     }
-    if (guard == GW_GUARD_CONFIRM && !json_is_true(json_object_get(args, "confirmed"))) {
+    json_t *when = json_object_get(policy, "confirm_when");
+    if (guard == GW_GUARD_CONFIRM && (when == NULL || confirm_applies(args, when)) &&
+        !json_is_true(json_object_get(args, "confirmed"))) {
         refuse(&v, TE_CONFIRMATION_REQUIRED,
-               "this tool is guarded: call it again with confirmed: true (the boolean) "
-               "to confirm the action",
+               when ? "this action is guarded: call it again with confirmed: true (the boolean) "
+                      "to confirm it"
+                    : "this tool is guarded: call it again with confirmed: true (the boolean) "
+                      "to confirm the action",
                "", "");
         return NULL;
     }
@@ -375,6 +466,18 @@ void gw_policy_summary(enum gw_guard guard, json_t *policy, char *out, size_t si
     out[0] = '\0';
     if (guard != GW_GUARD_NONE)
         n = (size_t)snprintf(out, size, "%s", guard == GW_GUARD_CONFIRM ? "confirm" : "approve");
+    if (guard == GW_GUARD_CONFIRM) { /* "confirm when action create, update" */
+        const char *arg, *join = " when ";
+        json_t *values, *v;
+        size_t i;
+        json_object_foreach(json_object_get(policy, "confirm_when"), arg, values) {
+            if (n < size)
+                n += (size_t)snprintf(out + n, size - n, "%s%s ", join, arg);
+            json_array_foreach(values, i, v) if (n < size) n += (size_t)snprintf(
+                out + n, size - n, "%s%s", i ? ", " : "", json_string_value(v));
+            join = " or when ";
+        }
+    }
     n = summary_part(out, size, n, "drop", json_object_get(policy, "drop"), false);
     n = summary_part(out, size, n, "fix", json_object_get(policy, "fix"), false);
     n = summary_part(out, size, n, "enum", json_object_get(policy, "enum"), false);

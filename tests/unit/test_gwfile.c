@@ -361,7 +361,17 @@ static void guards_and_arg_policies(void **state)
     static const struct {
         const char *body, *want;
     } bad[] = {
-        {"guard: {x: maybe}", "key tools.guard.x: must be confirm or approve"},
+        {"guard: {x: maybe}", "key tools.guard.x: must be confirm, approve or"},
+        {"guard: {x: {approve: {action: [create]}}}",
+         "upstream a, key tools.guard.x: approve cannot be conditional"},
+        {"guard: {x: {confirm: {action: []}}}", "upstream a, key tools.guard.x: must be confirm"},
+        {"guard: {x: {confirm: {action: [[create]]}}}", "key tools.guard.x: must be confirm"},
+        {"guard: {x: {confirm: {action: {a: b}}}}", "key tools.guard.x: must be confirm"},
+        {"guard: {x: {confirm: {action: create}}}", "key tools.guard.x: must be confirm"},
+        {"guard: {x: {confirm: {action: [create], mode: [x]}}}", "key tools.guard.x: must be"},
+        {"guard: {x: {confirm: [create]}}", "key tools.guard.x: must be confirm"},
+        {"guard: {x: {confirm: {action: [create]}, approve: x}}", "key tools.guard.x: must be"},
+        {"guard: {x: {confirmm: {action: [create]}}}", "key tools.guard.x: must be confirm"},
         {"guard: [x]", "key tools.guard: must be a mapping"},
         {"args: {t: {dropp: [a]}}", "key tools.args.t.dropp: is not a known key"},
         {"args: {t: {drop: a}}", "key tools.args.t.drop"},
@@ -388,6 +398,57 @@ static void guards_and_arg_policies(void **state)
         if (ok || strstr(err, bad[i].want) == NULL)
             fail_msg("case %zu (%s): ok=%d err=%s", i, bad[i].body, ok, err);
     }
+}
+
+/* A conditional confirm ({confirm: {argument: [values]}}): gw_tool_guard says confirm and
+ * gw_tool_policy carries the condition as confirm_when, unless a stricter glob matches too
+ * (approve, or a plain confirm); two conditional globs add up. */
+static void conditional_confirm_guard(void **state)
+{
+    struct gwfile f;
+    char err[300];
+    (void)state;
+    assert_true(parse("upstreams:\n  h:\n    command: x\n    tools:\n      include: ['*']\n"
+                      "      guard:\n"
+                      "        cronjob: {confirm: {action: [create, remove]}}\n"
+                      "        \"cron*\": {confirm: {action: [run]}}\n"
+                      "        \"crontab\": confirm\n"
+                      "        \"cronwrite\": approve\n"
+                      "        \"two_*\": {confirm: {mode: [write]}}\n"
+                      "        \"two_args\": {confirm: {action: [create]}}\n"
+                      "      args:\n        cronjob: {drop: [model]}\n",
+                      &f, err));
+    assert_int_equal(gw_tool_guard(&f.up[0], "cronjob"), GW_GUARD_CONFIRM);
+    json_t *p = gw_tool_policy(&f.up[0], "cronjob");
+    json_t *when = json_object_get(p, "confirm_when"), *v;
+    size_t i;
+    /* the union of cronjob's and cron*'s values, in whichever order the globs come */
+    json_t *want = json_loads("{\"action\": [\"create\", \"remove\", \"run\"]}", 0, NULL);
+    assert_int_equal(json_array_size(json_object_get(when, "action")), 3);
+    json_array_foreach(json_object_get(want, "action"), i, v) {
+        bool found = false;
+        json_t *x;
+        size_t j;
+        json_array_foreach(json_object_get(when, "action"), j, x) found |= json_equal(x, v);
+        assert_true(found);
+    }
+    json_decref(want);
+    assert_int_equal(json_object_size(when), 1);
+    assert_non_null(json_object_get(p, "drop")); /* the tool's own policy is kept */
+    assert_ptr_equal(gw_tool_policy(&f.up[0], "cronjob"), p); /* one object per tool */
+    /* the plain confirm on crontab and approve on cronwrite are stricter than cron*'s condition */
+    assert_int_equal(gw_tool_guard(&f.up[0], "crontab"), GW_GUARD_CONFIRM);
+    assert_null(gw_tool_policy(&f.up[0], "crontab"));
+    assert_int_equal(gw_tool_guard(&f.up[0], "cronwrite"), GW_GUARD_APPROVE);
+    assert_null(gw_tool_policy(&f.up[0], "cronwrite"));
+    /* two conditions on two arguments: either one asks for confirmation */
+    when = json_object_get(gw_tool_policy(&f.up[0], "two_args"), "confirm_when");
+    assert_int_equal(json_object_size(when), 2);
+    assert_non_null(json_object_get(when, "mode"));
+    assert_non_null(json_object_get(when, "action"));
+    assert_int_equal(gw_tool_guard(&f.up[0], "read_file"), GW_GUARD_NONE);
+    assert_null(gw_tool_policy(&f.up[0], "read_file"));
+    gwfile_cleanup(&f);
 }
 
 /* approvals.timeout_s: top level, default 600, bounded, nothing else under approvals. */
@@ -427,6 +488,7 @@ int main(void)
         cmocka_unit_test(startup_context_key),
         cmocka_unit_test(name_rules),
         cmocka_unit_test(guards_and_arg_policies),
+        cmocka_unit_test(conditional_confirm_guard),
         cmocka_unit_test(approvals_timeout_is_read_and_bounded),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

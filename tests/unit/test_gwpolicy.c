@@ -1,6 +1,7 @@
 /* test_gwpolicy.c — gw_policy_summary: the one line `gateway check` prints per guarded or
  * policed tool names the guard and every policy with its fields, and stays within its buffer;
- * require (always, or when another argument has one of some values) in the schema and on calls. */
+ * require (always, or when another argument has one of some values) in the schema and on calls;
+ * the conditional confirm guard on calls and in the schema. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -82,11 +83,104 @@ static void require_always_and_per_action(void **state)
     json_decref(on_create);
 }
 
+/* The verdict on one call under guard and policy: the code (TE_OK-like -1 when admitted) and,
+ * when admitted, whether `confirmed` was left in what is sent. */
+static int confirm_verdict(enum gw_guard guard, json_t *policy, const char *args_text, bool *kept)
+{
+    enum toolerr code = TE_INVALID_ARGUMENTS;
+    char msg[200] = "";
+    json_t *args = args_text ? json_loads(args_text, JSON_ALLOW_NUL, NULL) : NULL;
+    if (args_text)
+        assert_non_null(args);
+    json_t *sent = gw_policy_args(guard, policy, args, &code, msg, sizeof msg);
+    int verdict = sent ? -1 : (int)code;
+    if (sent && kept)
+        *kept = json_object_get(sent, "confirmed") != NULL;
+    json_decref(sent);
+    json_decref(args);
+    return verdict;
+}
+
+/* A conditional confirm guard (tools.guard {confirm: {action: [...]}}, carried as the policy's
+ * confirm_when by gw_tool_policy): confirmation only when the condition holds, failing closed
+ * (the argument missing or not a string, a value in another case or with spaces), and
+ * `confirmed` never sent upstream. */
+static void conditional_confirm(void **state)
+{
+    (void)state;
+    struct gwfile f;
+    char err[300];
+    static const char file[] =
+        "upstreams:\n  h:\n    command: x\n    tools:\n      include: ['*']\n"
+        "      guard: {cronjob: {confirm: {action: [create, update, remove]}}}\n";
+    assert_true(gwfile_parse(file, strlen(file), NULL, NULL, &f, err, sizeof err));
+    enum gw_guard guard = gw_tool_guard(&f.up[0], "cronjob");
+    json_t *policy = gw_tool_policy(&f.up[0], "cronjob");
+    assert_int_equal(guard, GW_GUARD_CONFIRM);
+    bool kept = true;
+    const int admitted = -1, asked = TE_CONFIRMATION_REQUIRED;
+    assert_int_equal(confirm_verdict(guard, policy, "{\"action\": \"list\"}", &kept), admitted);
+    assert_int_equal(confirm_verdict(guard, policy, "{\"action\": \"list\", \"confirmed\": true}",
+                                     &kept), admitted);
+    assert_false(kept);
+    kept = true;
+    assert_int_equal(confirm_verdict(guard, policy, "{\"action\": \"list\", \"confirmed\": \"no\"}",
+                                     &kept), admitted);
+    assert_false(kept);
+    kept = true;
+    assert_int_equal(confirm_verdict(guard, policy, "{\"action\": \"create\", \"confirmed\": true}",
+                                     &kept), admitted);
+    assert_false(kept);
+    static const char *const refused[] = {
+        "{\"action\": \"create\"}",
+        "{\"action\": \"remove\", \"confirmed\": \"true\"}",
+        "{\"action\": \"update\", \"confirmed\": 1}",
+        "{\"action\": \"update\", \"_meta\": {\"confirmed\": true}}",
+        "{\"action\": \"CREATE\"}",
+        "{\"action\": \" Re-Move \"}",
+        "{\"action\": \"create\\u0000x\"}",
+        "{}",
+        "{\"action\": null}",
+        "{\"action\": 5}",
+        "{\"action\": [\"list\"]}",
+        "{\"action\": {\"list\": true}}",
+        "{\"Action\": \"list\"}",
+        NULL, /* no arguments at all */
+    };
+    for (size_t i = 0; i < sizeof refused / sizeof *refused; i++)
+        if (confirm_verdict(guard, policy, refused[i], NULL) != asked)
+            fail_msg("case %zu (%s) was not asked to confirm", i, refused[i] ? refused[i] : "NULL");
+    /* the plain confirm still asks every time */
+    assert_int_equal(confirm_verdict(GW_GUARD_CONFIRM, NULL, "{\"action\": \"list\"}", NULL), asked);
+
+    /* the schema: confirmed is offered, required only when the action is one of the values */
+    json_t *schema = gw_policy_schema(json_loads("{\"type\": \"object\", \"required\": [\"action\"]}",
+                                                 0, NULL), guard, policy);
+    json_t *confirmed = json_object_get(json_object_get(schema, "properties"), "confirmed");
+    assert_string_equal(json_string_value(json_object_get(confirmed, "type")), "boolean");
+    const char *text = json_string_value(json_object_get(confirmed, "description"));
+    assert_non_null(text);
+    assert_non_null(strstr(text, "when action is create, update or remove"));
+    json_t *want = json_loads("{\"required\": [\"action\"], \"allOf\": [{\"if\": {\"properties\":"
+                              " {\"action\": {\"enum\": [\"create\", \"update\", \"remove\"]}},"
+                              " \"required\": [\"action\"]}, \"then\": {\"required\": [\"confirmed\"]}}]}",
+                              0, NULL);
+    assert_true(json_equal(json_object_get(schema, "required"), json_object_get(want, "required")));
+    assert_true(json_equal(json_object_get(schema, "allOf"), json_object_get(want, "allOf")));
+    json_decref(want);
+    json_decref(schema);
+    char out[200];
+    gw_policy_summary(guard, policy, out, sizeof out);
+    assert_string_equal(out, "confirm when action create, update, remove");
+    gwfile_cleanup(&f);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(summary_names_guard_and_each_policy),
         cmocka_unit_test(require_always_and_per_action),
+        cmocka_unit_test(conditional_confirm),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
