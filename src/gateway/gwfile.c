@@ -788,12 +788,21 @@ static bool type_fix_values(struct gwfile *f, json_t *marks, char *err, size_t e
     return true;
 }
 
-static bool has_conditional_guard(const struct gw_upstream *u)
+/* Once the file is valid: each conditional confirm's condition moves to guard_when and its
+ * guard value becomes "confirm", the one other readers of tools.guard know (gwcheck, main). */
+static void split_conditional_guards(struct gw_upstream *u)
 {
     const char *glob;
     json_t *v;
-    json_object_foreach(u->guard, glob, v) if (json_is_object(v)) return true;
-    return false;
+    json_object_foreach(u->guard, glob, v) if (json_is_object(v))
+    {
+        if (u->guard_when == NULL) {
+            u->guard_when = json_object();
+            u->confirm_policies = json_object();
+        }
+        json_object_set(u->guard_when, glob, json_object_get(v, "confirm"));
+        json_object_set_new(u->guard, glob, json_string("confirm")); /* same key: iteration holds */
+    }
 }
 
 bool gwfile_parse(const char *text, size_t len, gw_lookup_fn *lookup, void *lookup_arg,
@@ -810,8 +819,7 @@ bool gwfile_parse(const char *text, size_t len, gw_lookup_fn *lookup, void *look
     json_decref(plain);
     for (size_t i = 0; ok && i < out->nup; i++) {
         out->up[i].args_placeholder = json_object_get(marked, out->up[i].name) != NULL;
-        if (has_conditional_guard(&out->up[i]))
-            out->up[i].confirm_policies = json_object();
+        split_conditional_guards(&out->up[i]);
     }
     json_decref(marked);
     if (!ok) {
@@ -826,8 +834,10 @@ void gwfile_cleanup(struct gwfile *f)
 {
     if (f == NULL)
         return;
-    for (size_t i = 0; i < f->nup; i++)
+    for (size_t i = 0; i < f->nup; i++) {
+        json_decref(f->up[i].guard_when);
         json_decref(f->up[i].confirm_policies);
+    }
     free(f->up);
     json_decref(f->doc);
     memset(f, 0, sizeof *f);
@@ -887,11 +897,12 @@ static enum gw_guard strictest_guard(const struct gw_upstream *u, const char *to
     json_t *v, *conditions = NULL;
     json_object_foreach(u->guard, glob, v) if (fnmatch(glob, tool, 0) == 0)
     {
-        int r = json_is_object(v)                                   ? CONFIRM_WHEN
-                : strcmp(json_string_value(v), "approve") == 0 ? APPROVE
-                                                               : CONFIRM;
+        json_t *condition = json_object_get(u->guard_when, glob);
+        int r = strcmp(json_string_value(v), "approve") == 0 ? APPROVE
+                : condition                                  ? CONFIRM_WHEN
+                                                             : CONFIRM;
         if (r == CONFIRM_WHEN && when)
-            add_condition(&conditions, json_object_get(v, "confirm"));
+            add_condition(&conditions, condition);
         if (r > (int)rank)
             rank = r;
     }

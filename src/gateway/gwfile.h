@@ -47,11 +47,15 @@ struct gw_upstream {
     unsigned instance_max;    /* processes at once, 1-64, default 4 */
     unsigned instance_idle_s; /* stop after this long without calls, default 600 */
     json_t *expect_tools;     /* array of tool names the upstream must offer exactly, or NULL */
-    json_t *guard;            /* tools.guard: {glob: "confirm"|"approve"|{confirm: {argument:
-                                 [values]}}}, or NULL */
+    json_t *guard;            /* tools.guard: {glob: "confirm"|"approve"}, or NULL; a
+                                 conditional confirm reads "confirm" here (so code that knows
+                                 only the two words is stricter, never laxer) */
+    json_t *guard_when;       /* {glob: {argument: [values]}}: the conditions of tools.guard's
+                                 conditional confirms ({confirm: {argument: [values]}}); owned,
+                                 NULL when there is none */
     json_t *confirm_policies; /* {tool: its policy with confirm_when} for the tools whose guard
                                  is a conditional confirm, filled by gw_tool_policy; owned, NULL
-                                 when no glob of tools.guard is conditional */
+                                 when guard_when is */
     json_t *policies;         /* tools.args: {tool: {drop, fix, enum, max_items, max_length,
                                  reject_secrets, require}}, or NULL (shapes checked here,
                                  gwpolicy.c) */

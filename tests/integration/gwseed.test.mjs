@@ -36,7 +36,8 @@ const SEED = {
   gateway: ['startup_context'],
 };
 const SEED_TOOLS = Object.values(SEED).flat();
-// Seed 001: "Mutations require confirmed=true" (cronjob), session_search guarded too.
+// Seed 001: "Mutations require confirmed=true" (cronjob: its list does not, the test below),
+// session_search guarded too.
 const CONFIRM = ['cronjob', 'session_search'];
 // What seed 001 says never to expose (and the fake Hermes offers).
 const HIDDEN = ['browser_exec', 'browser_cdp', 'computer_use', 'memory', 'todo', 'text_to_speech',
@@ -255,6 +256,58 @@ test('the guarded capabilities: confirm, the operator for delegate_task, and the
     const listed = await client.callTool({ name: 'memory_conclude', arguments: { action: 'list' } });
     assert.notEqual(listed.isError, true, JSON.stringify(listed.content));
     assert.equal(calls('memory').length, mem + 2, 'the kept conclusion and the list reached the memory adapter');
+  } finally { await client.close(); }
+});
+
+test('cronjob: the read-only list needs no confirmation, its mutations do (seed 001)', async () => {
+  const client = await connect();
+  try {
+    const tools = Object.fromEntries((await client.listTools()).tools.map((t) => [t.name, t]));
+    const schema = tools.cronjob.inputSchema;
+    // confirmed is offered, required only for the mutations, and its description says when.
+    const MUTATIONS = ['create', 'update', 'pause', 'resume', 'remove', 'run'];
+    assert.equal(schema.properties.confirmed.type, 'boolean');
+    assert.match(schema.properties.confirmed.description, /when action is create, update, pause, resume, remove or run/);
+    assert.ok(!(schema.required ?? []).includes('confirmed'), 'confirmed is not always required');
+    assert.deepEqual(schema.allOf, [{ if: { properties: { action: { enum: MUTATIONS } }, required: ['action'] },
+      then: { required: ['confirmed'] } }]);
+    const cronCalls = () => calls('hermes').filter((n) => n === 'cronjob').length;
+    // list without confirmed reaches Hermes (confirmed, when given anyway, is not sent).
+    let before = cronCalls();
+    for (const args of [{ action: 'list' }, { action: 'list', confirmed: true }]) {
+      const r = await client.callTool({ name: 'cronjob', arguments: args });
+      assert.notEqual(r.isError, true, JSON.stringify(r.content));
+      assert.deepEqual(JSON.parse(r.content[0].text).arguments, { action: 'list', deliver: 'local' });
+    }
+    assert.equal(cronCalls(), before + 2, 'both lists reached Hermes');
+    // each mutation without confirmed (or with a look-alike of it) is refused before Hermes;
+    // so is a call whose action is missing, not a string, or a variant of a mutation's name.
+    before = cronCalls();
+    const refused = [
+      ...MUTATIONS.map((action) => ({ action, job_id: 'j1' })),
+      { action: 'create', prompt: 'x', confirmed: 'true' },
+      { action: 'remove', job_id: 'j1', confirmed: 1 },
+      { action: 'remove', job_id: 'j1', _meta: { confirmed: true } },
+      { prompt: 'x', schedule: '1h' },
+      { action: null, prompt: 'x' },
+      { action: 5, prompt: 'x' },
+      { action: ['create'], prompt: 'x' },
+      { action: { create: true }, prompt: 'x' },
+      { action: 'CREATE', prompt: 'x' },
+      { action: ' re-move ', job_id: 'j1' },
+      { action: 'create\u0000list', prompt: 'x' },
+    ];
+    for (const args of refused) {
+      const r = await client.callTool({ name: 'cronjob', arguments: args });
+      assert.equal(r.isError, true, JSON.stringify(args));
+      assert.equal(r.structuredContent?.error, 'confirmation_required', JSON.stringify(args));
+    }
+    assert.equal(cronCalls(), before, 'no unconfirmed mutation reached Hermes');
+    // confirmed: true lets a mutation through.
+    const ok = await client.callTool({ name: 'cronjob', arguments: { action: 'pause', job_id: 'j1', confirmed: true } });
+    assert.notEqual(ok.isError, true, JSON.stringify(ok.content));
+    assert.deepEqual(JSON.parse(ok.content[0].text).arguments, { action: 'pause', job_id: 'j1', deliver: 'local' });
+    assert.equal(cronCalls(), before + 1);
   } finally { await client.close(); }
 });
 

@@ -419,6 +419,9 @@ static void conditional_confirm_guard(void **state)
                       "      args:\n        cronjob: {drop: [model]}\n",
                       &f, err));
     assert_int_equal(gw_tool_guard(&f.up[0], "cronjob"), GW_GUARD_CONFIRM);
+    /* other readers of tools.guard (gateway check, serve's approve check) see only words */
+    assert_string_equal(json_string_value(json_object_get(f.up[0].guard, "cronjob")), "confirm");
+    assert_string_equal(json_string_value(json_object_get(f.up[0].guard, "cron*")), "confirm");
     json_t *p = gw_tool_policy(&f.up[0], "cronjob");
     json_t *when = json_object_get(p, "confirm_when"), *v;
     size_t i;
