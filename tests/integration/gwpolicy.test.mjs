@@ -1,4 +1,4 @@
-// Guarded tools and argument policies (issue 15 behaviours 1, 4; approve waits for the operator,
+// Guarded tools (plain and conditional confirm) and argument policies (issue 15 behaviours 1, 4; approve waits for the operator,
 // approvals.test.mjs has the rest): the SDK client lists, then calls, through the gateway in front of
 // tests/fakes/fake-upstream.mjs --policy-tools, which records every call it receives. A refused
 // call never reaches it; a secret refused is absent from the reply, our log and the audit log.
@@ -45,6 +45,12 @@ before(async () => {
         echo:
           fix: {flag: false, on: True, count: 3, neg: -12, ratio: 0.5, big: 1e3, none: null, tilde: ~,
                 quoted: "false", three: '3', word: local, version: 1.2.3, octal: 0o17}
+  c:
+    command: ${JSON.stringify(process.execPath)}
+    args: ${JSON.stringify([FAKE, '--policy-tools', '--received', received])}
+    tools:
+      include: [cronjob, echo]
+      guard: {"*": confirm, cronjob: {confirm: {action: [add]}}, "ec*": {confirm: {message: [rm]}}}
 `);
   srv = await startHermes({ GATEWAY_FILE: gw, AUDIT_LOG_PATH: join(dir, 'audit.jsonl') });
   ({ client, tools } = await sdkClient(srv, 'gw-policy'));
@@ -113,6 +119,39 @@ test('the strictest matching guard wins: a broad confirm glob before an approve 
   execFileSync(HERMES, ['deny', p.id, '--reason', 'test', '--env-file', srv.envFile]);
   assert.equal(errorOf(await waiting), 'approval_denied');
   assert.equal(received_calls().length, before_);
+});
+
+test('a plain confirm glob wins over a conditional one matching the same tool: it asks every time', async () => {
+  // c__echo: "*" (plain) and "ec*" (conditional) match: the plain one wins.
+  // c__cronjob: "*" (plain) and cronjob (conditional) match: the plain one wins too.
+  for (const name of ['c__echo', 'c__cronjob']) {
+    const schema = tools[name].inputSchema;
+    assert.ok(schema.required.includes('confirmed'), name);
+    assert.equal(schema.allOf, undefined, name);
+  }
+  const before_ = received_calls().length;
+  assert.equal(errorOf(await call('c__cronjob', { action: 'list' })), 'confirmation_required');
+  assert.equal(errorOf(await call('c__echo', { message: 'hi' })), 'confirmation_required');
+  assert.equal(received_calls().length, before_);
+});
+
+test('a conditional approve, or a conditional confirm of the wrong shape, stops serve naming upstream and glob', async () => {
+  for (const [guard, want] of [
+    ['{cronjob: {approve: {action: [add]}}}', /upstream h, key tools\.guard\.cronjob: approve cannot be conditional/],
+    ['{cronjob: {confirm: {action: []}}}', /upstream h, key tools\.guard\.cronjob: must be confirm, approve or/],
+    ['{"cron*": {confirm: {action: [[add]]}}}', /upstream h, key tools\.guard\.cron\*: must be confirm, approve or/],
+    ['{cronjob: {confirm: {action: add}}}', /upstream h, key tools\.guard\.cronjob: must be confirm, approve or/],
+    ['{cronjob: {confirms: {action: [add]}}}', /upstream h, key tools\.guard\.cronjob: must be confirm, approve or/],
+  ]) {
+    const gw = join(dir, 'guard.yaml');
+    writeFileSync(gw, `upstreams:\n  h:\n    command: ${JSON.stringify(process.execPath)}\n` +
+      `    args: ${JSON.stringify([FAKE, '--policy-tools'])}\n    tools:\n      include: [cronjob]\n` +
+      `      guard: ${guard}\n`);
+    chmodSync(gw, 0o600);
+    const started = await startHermes({ GATEWAY_FILE: gw }).then((s) => s, (e) => e);
+    if (!(started instanceof Error)) await started.stop(); // served: the shape went unnoticed
+    assert.match(String(started?.message), want, guard);
+  }
 });
 
 test('fix sends plain YAML scalars with their type (booleans, null, numbers) and quoted ones as strings', async () => {
