@@ -428,6 +428,9 @@ bool gw_task_wanted(struct mcp_call *call);
 void gw_task_start(struct gw_tool *t, struct mcp_call *call, json_t *args, uint64_t started_us);
 /* After the surface is built: the task methods for ids "gw-..." when a tool is guarded approve. */
 void gw_tasks_start(struct gateway *g);
+/* A slot of u may be free (gw_call_next): the approved tasks waiting for one there go first,
+ * oldest first. */
+void gw_tasks_slot_free(struct upstream *u);
 /* Teardown: pending approvals withdrawn, calls forgotten, every task freed. */
 void gw_tasks_free(struct gateway *g);
 

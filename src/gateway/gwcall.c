@@ -307,6 +307,7 @@ void gw_call_release(struct gw_call *gc)
 
 void gw_call_next(struct upstream *u)
 {
+    gw_tasks_slot_free(u); /* an approved task waiting there goes first (gwtask.c) */
     if (u->gw->draining) { /* a freed slot: what waits would only be sent to be cancelled */
         gw_calls_fail_waiting(u);
         return;

@@ -2,7 +2,8 @@
  * policy reject_secrets (issue 15): a model must not write an API key into a memory tool. Pure
  * (no I/O, no allocation), fuzzed (tests/fuzz/fuzz_gwsecret.c). A heuristic: known key
  * prefixes (sk-, ghp_/gho_/ghu_/ghs_/ghr_/github_pat_, xox?-, AKIA/ASIA, AIza, glpat-), PEM
- * private keys, "Bearer <token>", and long high-entropy tokens. */
+ * private keys, "Bearer <token>", hex after a credential word ("api key: <hex>"; plain hex, a
+ * hash, passes), and long high-entropy tokens not made of words. */
 #ifndef HM_GWSECRET_H
 #define HM_GWSECRET_H
 #include <stdbool.h>

@@ -15,9 +15,11 @@
  * The upstream cannot ask the caller for input during a task's call: no connection carries it,
  * so such a request is refused (relay.c finds no call for it) and an input_required answer
  * completes the task with an upstream_error tool error. Once approved, the task takes one of
- * the upstream's max_in_flight slots (asked again every GW_TASK_RETRY_MS while none is free or
- * its per-root instance starts, until the upstream's timeout): a starting instance with a task
- * holding its slot is not idle, so it is neither evicted nor stopped under the task.
+ * the upstream's max_in_flight slots, until the upstream's timeout: with none free it waits and
+ * gets the next one freed, before the calls queued there (gw_call_next asks gw_tasks_slot_free
+ * first: a person approved it after a wait already). A starting per-root instance with a task
+ * holding its slot is not idle, so it is neither evicted nor stopped under the task (the task
+ * asks again every GW_TASK_RETRY_MS whether it is ready).
  *
  * Tasks live in memory. At SIGTERM the pending approvals are denied and the drain waits for the
  * running calls (gateway_tasks_running) like any call; one still running at the end is
@@ -46,7 +48,7 @@
 #define GW_TASKS_MAX 1024            /* all callers' tasks together */
 #define GW_TASK_KEEP_MS 3600000u     /* a finished task answers tasks/get for an hour */
 #define GW_TASK_POLL_MS 2000u        /* a person decides in seconds: no need to poll faster */
-#define GW_TASK_RETRY_MS 200u        /* no free slot, or a starting instance: asked again */
+#define GW_TASK_RETRY_MS 200u        /* a starting instance: asked again this often */
 #define GW_TASK_RESULT_MAX (256u * 1024) /* bytes of a result kept for an hour, as JSON */
 #define NOT_FOUND "Failed to retrieve task: Task not found"
 
@@ -63,6 +65,7 @@ struct gw_task {
     json_t *outcome;            /* completed: the CallToolResult; failed: the error object */
     char approval[APPROVALS_ID_HEX + 1]; /* while waiting */
     struct upstream *at;        /* while running: the upstream or instance whose slot it holds */
+    struct upstream *waiting_on; /* approved, waiting for a slot there (gw_tasks_slot_free) */
     bool sent;                  /* the call is at the upstream (wire_id) */
     uint64_t wire_id;
     struct loop_timer *timer;   /* running: the deadline, or the next try of a starting instance */
@@ -210,6 +213,7 @@ static void finish(struct gw_task *k, const char *status, json_t *outcome_take,
     struct gateway *g = k->t->up->gw;
     loop_timer_cancel(k->timer);
     k->timer = NULL;
+    k->waiting_on = NULL;
     k->phase = GWT_DONE;
     k->status = status;
     k->outcome = outcome_take;
@@ -286,7 +290,8 @@ static void on_deadline(struct loop *l, void *arg)
     char msg[300];
     (void)l;
     k->timer = NULL;
-    if (!k->sent) { /* no slot yet, or a starting instance: try again */
+    if (!k->sent) { /* a starting instance, or the deadline while waiting for a slot */
+        k->waiting_on = NULL;
         send_call(k);
         return;
     }
@@ -322,9 +327,16 @@ static void send_call(struct gw_task *k)
             finish_tool_error(k, busy ? TE_BUSY : TE_INVALID_ARGUMENTS, msg);
             return;
         }
-        if (u->state == UP_READY && u->in_flight >= u->cfg->max_in_flight) {
-            if (now < k->deadline_ms) {
-                k->timer = loop_timer_add(u->loop, GW_TASK_RETRY_MS, on_deadline, k);
+        if (u->state != UP_READY && !gwi_starting(u)) {
+            snprintf(msg, sizeof msg, "upstream %s is not available (%s); call it again later",
+                     u->cfg->name, u->error ? u->error : "not started");
+            finish_tool_error(k, TE_UPSTREAM_UNAVAILABLE, msg);
+            return;
+        }
+        if (u->in_flight >= u->cfg->max_in_flight) {
+            if (now < k->deadline_ms) { /* the next slot freed there is its (or the deadline) */
+                k->waiting_on = u;
+                k->timer = loop_timer_add(u->loop, k->deadline_ms - now, on_deadline, k);
                 return;
             }
             snprintf(msg, sizeof msg, "upstream %s had no free slot for %s within %u s",
@@ -516,6 +528,21 @@ void gw_tasks_start(struct gateway *g)
     g->tasks = xcalloc(1, sizeof *g->tasks);
     g->tasks->g = g;
     mcp_add_task_ops(g->mcp, GW_TASK_PREFIX, &ops, g->tasks);
+}
+
+void gw_tasks_slot_free(struct upstream *u)
+{
+    struct gw_tasks *all = u->gw->tasks;
+    for (struct gw_task *k = all ? all->head : NULL; k; k = k->next) {
+        if (k->waiting_on != u)
+            continue;
+        if (u->in_flight >= u->cfg->max_in_flight && u->state == UP_READY && !u->gw->draining)
+            break; /* no slot for the oldest: none for the younger ones either */
+        k->waiting_on = NULL;
+        loop_timer_cancel(k->timer);
+        k->timer = NULL;
+        send_call(k); /* takes the slot, or answers the task (down, stopping), or waits again */
+    }
 }
 
 size_t gateway_tasks_running(const struct gateway *g)

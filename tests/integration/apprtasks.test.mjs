@@ -277,6 +277,71 @@ test('per-root instances: a task holds its instance while it starts; a second ro
   }
 });
 
+test('an approved task waiting for a slot (max_in_flight 1) gets the next one freed, before the calls queued there', async () => {
+  const d = realpathSync(mkdtempSync(join(tmpdir(), 'hm-apprtasks-slot-')));
+  const gw = gatewayFile(d, 'upstreams:\n  one:\n    max_in_flight: 1\n' +
+    `    command: ${JSON.stringify(process.execPath)}\n` +
+    `    args: ${JSON.stringify([FAKE, '--calls', join(d, 'calls')])}\n` +
+    '    tools: {include: [echo, slow], guard: {echo: approve}}\n');
+  const s = await startHermes({ GATEWAY_FILE: gw });
+  const saved = srv;
+  srv = s;
+  const lines = () => (existsSync(join(d, 'calls')) ? readFileSync(join(d, 'calls'), 'utf8').split('\n').filter(Boolean) : []);
+  try {
+    const t = await call('one__echo', { message: 'approved' });
+    const [p] = await waitListed(1, s);
+    const first = call('one__slow', { ms: 1500 }, { ext: false }); // holds the one slot
+    await until(() => lines().includes('slow'), 'the first slow call at the upstream');
+    assert.equal((await cli(s, 'approve', p.id)).code, 0); // the task now waits for the slot
+    await new Promise((r) => setTimeout(r, 200));
+    const queued = call('one__slow', { ms: 1 }, { ext: false }); // queued behind it, after the task
+    const done = await ended(t.result.taskId);
+    assert.equal(done.result.content[0].text, 'Echo: approved', JSON.stringify(done));
+    await first;
+    await queued;
+    assert.deepEqual(lines(), ['slow', 'echo', 'slow'], 'the task went before the call queued after it');
+  } finally {
+    srv = saved;
+    assert.equal(await s.stop(), 0);
+    rmSync(d, { recursive: true, force: true });
+  }
+});
+
+test('per-root instances: tasks respect max_in_flight while their instance starts', async () => {
+  const d = realpathSync(mkdtempSync(join(tmpdir(), 'hm-apprtasks-start-')));
+  const work = join(d, 'work');
+  mkdirSync(join(work, 'a'), { recursive: true });
+  // each process takes a second to start, so both tasks are approved while the instance starts
+  const gw = gatewayFile(d, 'upstreams:\n  graph:\n    max_in_flight: 1\n    connect_timeout: 20\n' +
+    '    command: /bin/sh\n' +
+    `    args: ${JSON.stringify(['-c', 'sleep 1; exec "$0" "$@"', process.execPath, FAKE, '--where'])}\n` +
+    `    tools: {include: [where], guard: {where: approve}}\n    instances: {by: cwd, roots: [${JSON.stringify(work)}], max: 2}\n`);
+  const s = await startHermes({ GATEWAY_FILE: gw });
+  const saved = srv;
+  srv = s;
+  try {
+    const ids = [];
+    for (let i = 0; i < 2; i++) ids.push((await call('graph__where', { cwd: join(work, 'a'), ms: 1000 })).result.taskId);
+    for (const p of await waitListed(2, s)) assert.equal((await cli(s, 'approve', p.id)).code, 0);
+    const endedAt = {};
+    await until(async () => {
+      for (const id of ids) {
+        if (endedAt[id]) continue;
+        const t = (await get(id)).result;
+        if (t.status !== 'working') endedAt[id] = { t: Date.now(), task: t };
+      }
+      return Object.keys(endedAt).length === 2;
+    }, 'both tasks to end', 30000);
+    for (const id of ids) assert.equal(JSON.parse(endedAt[id].task.result.content[0].text).cwd, join(work, 'a'));
+    const gap = Math.abs(endedAt[ids[0]].t - endedAt[ids[1]].t);
+    assert.ok(gap >= 700, `one at a time: the second ended ${gap} ms after the first`);
+  } finally {
+    srv = saved;
+    assert.equal(await s.stop(), 0);
+    rmSync(d, { recursive: true, force: true });
+  }
+});
+
 test('without the extension the call is held as before: it waits on its connection until decided', async () => {
   let settled = false;
   const held = call('fake__echo', { message: 'held' }, { ext: false }).then((r) => { settled = true; return r; });

@@ -1,6 +1,7 @@
 /* Unit tests for gwsecret.c: each kind of secret is found, also inside other text, random tokens
- * of every usual alphabet and length are, and the ordinary strings a memory tool stores (prose,
- * paths, labelled commit hashes, UUIDs, CamelCase names) are not. */
+ * of every usual alphabet and length are (at the measured rate), hex after a credential word is,
+ * and the ordinary strings a memory tool stores (prose, paths, commit hashes however they are
+ * written, UUIDs, CamelCase names with digits) are not. */
 #include <setjmp.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -40,7 +41,12 @@ static void finds_secrets(void **state)
         "Authorization: Bearer abcdefghijklmnop1234",
         "bearer eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxIn0",
         "token: Zr8Qm2Lx9Vb4Tn7Wc1Ky6Hp3Jd5Fs0Ga",
-        "secret 3f786850e387550fdab836ed7e6dc881de23001b", /* hex not labelled as a hash */
+        "secret 3f786850e387550fdab836ed7e6dc881de23001b", /* hex after a credential word */
+        "api key: 3f786850e387550fdab836ed7e6dc881de23001b",
+        "token=3f786850e387550fdab836ed7e6dc881de23001b",
+        "OPENAI_API_KEY=9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08",
+        "{\"password\": \"9F86D081884C7D659A2FEAA0C55AD015A3BF4F1B\"}",
+        "auth 0123456789abcdef0123456789abcdef", /* 32 hex: a 128-bit key */
     };
     (void)state;
     for (size_t i = 0; i < sizeof secrets / sizeof *secrets; i++)
@@ -65,11 +71,32 @@ static void leaves_ordinary_text(void **state)
         "ThisIsAVeryLongCamelCaseIdentifierNameForTheTest",
         "image sha256:9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08 pulled",
         "/home/user/src/hermes-mcp/tests/unit/test_gwsecret.c",
+        /* CamelCase, dotted and path names with digits */
+        "ProcessOrderCommandHandlerV2Async",
+        "XMLHttpRequest2EventTargetPrototype",
+        "getUserById2FactorAuthTokenHandlerV3",
+        "com.example.hermes.gateway.PolicyEngine2Test",
+        "AbstractSingletonProxyFactoryBean4SpringBoot",
+        "Design_Notes/2026/Q4/ArchitectureReview/MeetingMinutes.md",
+        "C:/Users/Alice/AppData/Local/Temp/tmp8X3kQ2.tmp",
+        "/nix/store/9x8yz0abcdq1w2e3r4t5y6u7i8o9p0as-Python3-3.11.4/lib/python3.11",
+        /* commit hashes as people write them */
+        "fixed in commit `3f786850e387550fdab836ed7e6dc881de23001b`",
+        "reverted (3f786850e387550fdab836ed7e6dc881de23001b)",
+        "pinned to hermes-mcp@3f786850e387550fdab836ed7e6dc881de23001b",
+        "git checkout 3f786850e387550fdab836ed7e6dc881de23001b",
+        "commits 3f786850e387550fdab836ed7e6dc881de23001b and "
+        "a94a8fe5ccb19ba61c4c0873d391e987982fbbd3",
+        "sha256sum: 9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08",
+        "3f786850e387550fdab836ed7e6dc881de23001b",
+        "3F786850E387550FDAB836ED7E6DC881DE23001B",
     };
     (void)state;
+    unsigned taken = 0;
     for (size_t i = 0; i < sizeof plain / sizeof *plain; i++)
-        if (like(plain[i]))
-            fail_msg("case %zu (%s) taken for a secret", i, plain[i]);
+        if (like(plain[i]) && ++taken)
+            print_message("case %zu (%s) taken for a secret\n", i, plain[i]);
+    assert_int_equal(taken, 0);
 }
 
 /* xorshift64*: the same tokens on every run and machine */
@@ -81,30 +108,32 @@ static uint64_t next_random(uint64_t *x)
     return *x * 2685821657736338717ULL;
 }
 
-/* 10,000 random tokens, a third each base62 and base64url of 32-128 characters and lower-case hex
- * of 40-128, alone or inside a sentence: every one is taken for a secret. */
+/* 10,000 random tokens, half each base62 and base64url of 32-128 characters, alone or inside a
+ * sentence: taken for secrets at the rate measured when the word-likeness rule was written (all
+ * but 1 of these 10,000, 15 of 300,000 with another seed, all 32-51 characters with few letters
+ * of one case). At least 99.5% is asserted: a change that weakens the rule fails here. */
 static void finds_random_tokens(void **state)
 {
     (void)state;
     static const char b62[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789";
     static const char b64url[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
-    static const char hex[] = "0123456789abcdef";
-    const char *const alphabets[] = {b62, b64url, hex};
+    const char *const alphabets[] = {b62, b64url};
     uint64_t seed = 0x5eedf00dcafe1234ULL;
     char text[200];
     unsigned missed = 0;
     for (unsigned i = 0; i < 10000; i++) {
-        const char *a = alphabets[i % 3];
-        size_t na = strlen(a), min = a == hex ? 40 : 32;
-        size_t len = min + next_random(&seed) % (128 - min + 1);
+        const char *a = alphabets[i % 2];
+        size_t na = strlen(a);
+        size_t len = 32 + next_random(&seed) % (128 - 32 + 1);
         size_t at = (i & 4) ? (size_t)snprintf(text, sizeof text, "the token is ") : 0;
         for (size_t j = 0; j < len; j++)
             text[at + j] = a[next_random(&seed) % na];
         text[at + len] = '\0';
-        if (!like(text) && missed++ < 5)
+        if (!like(text) && missed++ < 10)
             print_message("missed: %s\n", text);
     }
-    assert_int_equal(missed, 0);
+    print_message("random tokens missed: %u of 10000\n", missed);
+    assert_in_range(missed, 0, 50);
 }
 
 static void length_bounds_and_nul(void **state)
