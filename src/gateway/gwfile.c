@@ -660,7 +660,8 @@ static void path_event(struct key_path *w, const yaml_event_t *ev, json_t *marks
             w->key[d] = json_stringn((const char *)ev->data.scalar.value, ev->data.scalar.length);
             w->want_key[d] = false;
         } else {
-            if (ev->data.scalar.style == YAML_PLAIN_SCALAR_STYLE)
+            /* plain and untagged: `!!str 5` is a string however it is written */
+            if (ev->data.scalar.style == YAML_PLAIN_SCALAR_STYLE && ev->data.scalar.plain_implicit)
                 mark_if_fix(w, marks);
             w->want_key[d] = true;
         }
@@ -727,7 +728,8 @@ static bool float_text(const char *s)
 
 /* What a plain scalar means in YAML 1.2's core schema (booleans, null, decimal integers and
  * floats); NULL when it is a string after all. *range is set when it is a number JSON can carry
- * only with a loss (outside 64-bit integers, or not finite). */
+ * only with a loss: an integer beyond +-(2^53 - 1), which JavaScript and most JSON readers
+ * round, or a float out of a double's range. */
 static json_t *plain_value(const char *s, bool *range)
 {
     static const char *const trues[] = {"true", "True", "TRUE"}, *const falses[] = {
@@ -746,7 +748,8 @@ static json_t *plain_value(const char *s, bool *range)
     errno = 0;
     if (all_digits(digits)) {
         long long n = strtoll(s, &end, 10);
-        if (errno == ERANGE || *end)
+        const long long exact = (1LL << 53) - 1;
+        if (errno == ERANGE || *end || n > exact || n < -exact)
             return *range = true, NULL;
         return json_integer((json_int_t)n);
     }

@@ -250,19 +250,14 @@ static size_t codepoints(json_t *string)
     return n;
 }
 
+static bool when_holds(json_t *args, json_t *when);
+
 /* A required argument is present and not null; with when ({argument: [values]}) only when that
- * argument is one of the values. */
+ * holds (when_holds: an absent or odd argument counts as holding, so leaving out `action` does
+ * not skip the requirement). */
 static bool given(json_t *args, const char *name, json_t *when, struct verdict *v)
 {
-    const char *arg;
-    json_t *values, *x;
-    size_t i;
-    bool applies = when == NULL;
-    json_object_foreach(when, arg, values)
-    {
-        json_t *is = json_object_get(args, arg);
-        json_array_foreach(values, i, x) applies |= json_is_string(is) && json_equal(is, x);
-    }
+    bool applies = when == NULL || when_holds(args, when);
     json_t *value = json_object_get(args, name);
     if (applies && (value == NULL || json_is_null(value)))
         return refuse(v, TE_INVALID_ARGUMENTS, "argument '", name,
@@ -368,10 +363,10 @@ static bool loosely_equal(const char *a, size_t alen, const char *b, size_t blen
     }
 }
 
-/* Whether a conditional confirm (when: {argument: [values]}) asks for confirmation: when any
- * argument is not a string, holds a NUL (a C reader would see only what comes before it), or is
- * loosely one of its values. */
-static bool confirm_applies(json_t *args, json_t *when)
+/* Whether a condition (when: {argument: [values]}: a conditional confirm or require) holds,
+ * failing closed: when any argument is absent or not a string, holds a NUL (a C reader would see
+ * only what comes before it), or is loosely one of its values. */
+static bool when_holds(json_t *args, json_t *when)
 {
     const char *arg;
     json_t *values, *v;
@@ -401,7 +396,7 @@ json_t *gw_policy_args(enum gw_guard guard, json_t *policy, json_t *args, enum t
         return NULL;
     }
     json_t *when = json_object_get(policy, "confirm_when");
-    if (guard == GW_GUARD_CONFIRM && (when == NULL || confirm_applies(args, when)) &&
+    if (guard == GW_GUARD_CONFIRM && (when == NULL || when_holds(args, when)) &&
         !json_is_true(json_object_get(args, "confirmed"))) {
         refuse(&v, TE_CONFIRMATION_REQUIRED,
                when ? "this action is guarded: call it again with confirmed: true (the boolean) "

@@ -147,6 +147,7 @@ test('each tool is served by the upstream seed 001 names', async () => {
         // need confirmed; delegate_task waits for the operator (its own test); the rest take {}.
         if (name === 'delegate_task') continue;
         const args = name === 'inspect_code_graph' ? { cwd: join(work, 'app'), query: 'main' }
+          : name === 'memory_conclude' ? { action: 'list' } // without action a kind is required
           : CONFIRM.includes(name) ? { confirmed: true } : {};
         const r = await client.callTool({ name, arguments: args });
         assert.notEqual(r.isError, true, `${name}: ${JSON.stringify(r.content)}`);
@@ -253,6 +254,10 @@ test('the guarded capabilities: confirm, the operator for delegate_task, and the
     assert.equal(calls('memory').length, mem, 'refused conclusions never reach the memory adapter');
     const kept = await client.callTool({ name: 'memory_conclude', arguments: { action: 'create', content: 'likes tea', kind: 'preference' } });
     assert.notEqual(kept.isError, true, JSON.stringify(kept.content));
+    // leaving action out does not skip the durable kind (the adapter may default to create)
+    const bare = await client.callTool({ name: 'memory_conclude', arguments: { content: 'no action, no kind' } });
+    assert.equal(bare.structuredContent?.error, 'invalid_arguments', JSON.stringify(bare));
+    assert.match(bare.structuredContent.message, /'kind' is required/);
     const listed = await client.callTool({ name: 'memory_conclude', arguments: { action: 'list' } });
     assert.notEqual(listed.isError, true, JSON.stringify(listed.content));
     assert.equal(calls('memory').length, mem + 2, 'the kept conclusion and the list reached the memory adapter');

@@ -348,7 +348,8 @@ static void guards_and_arg_policies(void **state)
     assert_true(parse("upstreams:\n  h:\n    command: x\n    tools:\n      include: ['*']\n"
                       "      args:\n        t:\n          fix:\n            b: false\n"
                       "            n: 42\n            s: \"42\"\n            z: ~\n"
-                      "            r: -0.25\n            w: local\n",
+                      "            r: -0.25\n            w: local\n            t: !!str 5\n"
+                      "            m: 9007199254740991\n",
                       &f, err));
     json_t *fix = json_object_get(gw_tool_policy(&f.up[0], "t"), "fix");
     assert_true(json_is_false(json_object_get(fix, "b")));
@@ -357,6 +358,8 @@ static void guards_and_arg_policies(void **state)
     assert_true(json_is_null(json_object_get(fix, "z")));
     assert_true(json_real_value(json_object_get(fix, "r")) == -0.25);
     assert_string_equal(json_string_value(json_object_get(fix, "w")), "local");
+    assert_string_equal(json_string_value(json_object_get(fix, "t")), "5"); /* tagged: a string */
+    assert_int_equal(json_integer_value(json_object_get(fix, "m")), 9007199254740991LL);
     gwfile_cleanup(&f);
     static const struct {
         const char *body, *want;
@@ -389,6 +392,9 @@ static void guards_and_arg_policies(void **state)
         {"args: {t: {fix: {n: 123456789012345678901234567890}}}",
          "key tools.args.t.fix.n: is a number JSON cannot carry exactly"},
         {"args: {t: {fix: {n: -1e999}}}", "key tools.args.t.fix.n: is a number"},
+        {"args: {t: {fix: {n: 9007199254740993}}}", "key tools.args.t.fix.n: is a number"},
+        {"args: {t: {fix: {n: -9007199254740992}}}", "key tools.args.t.fix.n: is a number"},
+        {"args: {t: {fix: {n: 1e-400}}}", "key tools.args.t.fix.n: is a number"},
     };
     for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
         char text[300];

@@ -75,7 +75,11 @@ static void require_always_and_per_action(void **state)
     assert_false(admitted(on_create, "{\"action\": \"update\", \"kind\": null}"));
     assert_true(admitted(on_create, "{\"action\": \"create\", \"kind\": \"decision\"}"));
     assert_true(admitted(on_create, "{\"action\": \"list\"}"));
-    assert_true(admitted(on_create, "{}"));
+    /* fail closed: an absent, odd or loosely matching action does not skip the requirement */
+    assert_false(admitted(on_create, "{}"));
+    assert_false(admitted(on_create, "{\"action\": 5}"));
+    assert_false(admitted(on_create, "{\"action\": \" Create \"}"));
+    assert_true(admitted(on_create, "{\"kind\": \"decision\"}"));
     char out[100];
     gw_policy_summary(GW_GUARD_NONE, on_create, out, sizeof out);
     assert_string_equal(out, "require kind");
