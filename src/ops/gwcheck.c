@@ -81,6 +81,13 @@ static void print_policies(const struct gw_upstream *u)
         const char *sep = " ";
         json_object_foreach(u->guard, k, v) {
             printf("%s%s %s", sep, k, json_string_value(v));
+            const char *arg;
+            json_t *values, *x;
+            size_t i;
+            json_object_foreach(json_object_get(u->guard_when, k), arg, values) {
+                printf(" when %s is", arg); /* a conditional confirm */
+                json_array_foreach(values, i, x) printf("%s %s", i ? "," : "", json_string_value(x));
+            }
             sep = ", ";
         }
         printf("\n");

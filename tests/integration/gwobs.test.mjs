@@ -198,12 +198,12 @@ test('gateway check --probe exits 1 naming an upstream that does not start, or a
 
 test('gateway check shows guards, argument policies, startup_context and the approvals timeout; --probe per exposed tool', () => {
   const env = probeSetup('p5', {
-    pol: { extra: '    tools:\n      include: [echo, slow, hang]\n      guard: {echo: confirm, "sl*": approve}\n' +
+    pol: { extra: '    tools:\n      include: [echo, slow, hang]\n      guard: {echo: confirm, "sl*": approve, "ec*": {confirm: {mode: [a, b]}}}\n' +
       '      args:\n        echo: {max_length: {message: 100}, reject_secrets: [message]}\n' },
   }, `startup_context: {files: [${JSON.stringify(join(dir, 'SOUL.md'))}], max_bytes: 1000}\napprovals: {timeout_s: 42}\n`);
   const off = spawnSync(HERMES, ['gateway', 'check', '--env-file', env], { encoding: 'utf8' });
   assert.equal(off.status, 0, off.stderr);
-  assert.match(off.stdout, /\n    guard: echo confirm, sl\* approve\n/);
+  assert.match(off.stdout, /\n    guard: echo confirm, sl\* approve, ec\* confirm when mode is a, b\n/);
   assert.match(off.stdout, /\n    args of echo: max_length message 100; reject_secrets message\n/);
   assert.match(off.stdout, /\n  startup_context: a tool returning 1 fixed file, at most 1000 bytes each\n/);
   assert.match(off.stdout, /\n  approvals: an approve-guarded call waits 42 s for the operator/);
