@@ -291,7 +291,6 @@ static void on_deadline(struct loop *l, void *arg)
     (void)l;
     k->timer = NULL;
     if (!k->sent) { /* a starting instance, or the deadline while waiting for a slot */
-        k->waiting_on = NULL;
         send_call(k);
         return;
     }
@@ -321,9 +320,15 @@ static void send_call(struct gw_task *k)
         finish_tool_error(k, TE_DEFINITION_CHANGED, msg);
         return;
     }
-    if (k->at == NULL) { /* routed, then a slot taken, once */
+    if (k->at == NULL) { /* routed once, then a slot taken */
         bool busy = false;
-        if (u->pool && (u = gwi_route(t->up, k->args, &busy, msg, sizeof msg)) == NULL) {
+        /* Woken (or timed out) while waiting for a slot: where it waits, never routed again (a
+         * new route could stop the very instance whose callback woke it). */
+        struct upstream *routed = k->waiting_on;
+        k->waiting_on = NULL;
+        if (routed)
+            u = routed;
+        else if (u->pool && (u = gwi_route(t->up, k->args, &busy, msg, sizeof msg)) == NULL) {
             finish_tool_error(k, busy ? TE_BUSY : TE_INVALID_ARGUMENTS, msg);
             return;
         }
@@ -356,6 +361,12 @@ static void send_call(struct gw_task *k)
         snprintf(msg, sizeof msg, "upstream %s is not available (%s); call it again later",
                  u->cfg->name, u->error ? u->error : "not started");
         finish_tool_error(k, TE_UPSTREAM_UNAVAILABLE, msg);
+        return;
+    }
+    if (now >= k->deadline_ms) { /* never sent only to be cancelled at once */
+        snprintf(msg, sizeof msg, "upstream %s could not take %s within %u s", u->cfg->name,
+                 t->exposed, u->cfg->timeout_s);
+        finish_tool_error(k, TE_UPSTREAM_TIMEOUT, msg);
         return;
     }
     json_t *params = json_pack("{s:s, s:O}", "name", t->name, "arguments", k->args);
@@ -538,7 +549,6 @@ void gw_tasks_slot_free(struct upstream *u)
             continue;
         if (u->in_flight >= u->cfg->max_in_flight && u->state == UP_READY && !u->gw->draining)
             break; /* no slot for the oldest: none for the younger ones either */
-        k->waiting_on = NULL;
         loop_timer_cancel(k->timer);
         k->timer = NULL;
         send_call(k); /* takes the slot, or answers the task (down, stopping), or waits again */

@@ -14,7 +14,7 @@
 // notifications/cancelled) to a file.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { readFileSync, existsSync, mkdtempSync, mkdirSync, realpathSync, rmSync, writeFileSync, chmodSync } from 'node:fs';
+import { readFileSync, existsSync, mkdtempSync, mkdirSync, realpathSync, rmSync, symlinkSync, writeFileSync, chmodSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { execFile } from 'node:child_process';
@@ -335,6 +335,37 @@ test('per-root instances: tasks respect max_in_flight while their instance start
     for (const id of ids) assert.equal(JSON.parse(endedAt[id].task.result.content[0].text).cwd, join(work, 'a'));
     const gap = Math.abs(endedAt[ids[0]].t - endedAt[ids[1]].t);
     assert.ok(gap >= 700, `one at a time: the second ended ${gap} ms after the first`);
+  } finally {
+    srv = saved;
+    assert.equal(await s.stop(), 0);
+    rmSync(d, { recursive: true, force: true });
+  }
+});
+
+test('per-root instances: a task woken for a slot goes where it was routed, never routed again (a path swapped meanwhile cannot stop the instance it waits on)', async () => {
+  const d = realpathSync(mkdtempSync(join(tmpdir(), 'hm-apprtasks-route-')));
+  const work = join(d, 'work');
+  for (const w of ['a/x', 'b']) mkdirSync(join(work, w), { recursive: true });
+  const gw = gatewayFile(d, 'upstreams:\n  graph:\n    max_in_flight: 1\n' +
+    `    command: ${JSON.stringify(process.execPath)}\n` +
+    `    args: ${JSON.stringify([FAKE, '--where', '--calls', join(d, 'calls')])}\n` +
+    `    tools: {include: [where, slow], guard: {where: approve}}\n    instances: {by: cwd, roots: [${JSON.stringify(work)}], max: 1}\n`);
+  const s = await startHermes({ GATEWAY_FILE: gw });
+  const saved = srv;
+  srv = s;
+  const lines = () => (existsSync(join(d, 'calls')) ? readFileSync(join(d, 'calls'), 'utf8').split('\n').filter(Boolean) : []);
+  try {
+    const t = await call('graph__where', { cwd: join(work, 'a/x') });
+    const [p] = await waitListed(1, s);
+    const holder = call('graph__slow', { cwd: join(work, 'a'), ms: 1500 }, { ext: false }); // the one slot of a
+    await until(() => lines().includes('slow'), 'the slow call at instance a');
+    assert.equal((await cli(s, 'approve', p.id)).code, 0); // the task waits on instance a
+    await new Promise((r) => setTimeout(r, 200));
+    rmSync(join(work, 'a/x'), { recursive: true });
+    symlinkSync(join(work, 'b'), join(work, 'a/x')); // routed again, it would go to b, evicting a
+    await holder;
+    const done = await ended(t.result.taskId);
+    assert.equal(JSON.parse(done.result.content[0].text).cwd, join(work, 'a'), JSON.stringify(done.result));
   } finally {
     srv = saved;
     assert.equal(await s.stop(), 0);
