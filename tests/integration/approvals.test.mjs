@@ -14,27 +14,18 @@ import assert from 'node:assert/strict';
 import { readFileSync, existsSync, mkdtempSync, rmSync, writeFileSync, chmodSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { execFile, spawnSync } from 'node:child_process';
+import { spawnSync } from 'node:child_process';
 import http from 'node:http';
 import { createHash } from 'node:crypto';
-import { ROOT, HERMES, startHermes, until, jsonLines, gatewayFile, sdkClient } from './lib.mjs';
+import { ROOT, HERMES, startHermes, until, jsonLines, gatewayFile, sdkClient,
+  hermesCli, pendingApprovals, waitApprovals } from './lib.mjs';
 
 const FAKE = join(ROOT, 'tests/fakes/fake-upstream.mjs');
 let dir, srv;
 
-function cli(s, ...args) {
-  return new Promise((resolve) => {
-    execFile(HERMES, [...args, '--env-file', s.envFile], { encoding: 'utf8' },
-      (err, stdout, stderr) => resolve({ code: err ? err.code : 0, stdout, stderr }));
-  });
-}
-const pending = async (s = srv) => {
-  const r = await cli(s, 'approvals', '--json');
-  assert.equal(r.code, 0, r.stderr);
-  return JSON.parse(r.stdout);
-};
-const waitListed = (n = 1, s = srv) =>
-  until(async () => { const l = await pending(s); return l.length === n ? l : null; }, `${n} pending`, 10000);
+const cli = hermesCli;
+const pending = (s = srv) => pendingApprovals(s);
+const waitListed = (n = 1, s = srv) => waitApprovals(s, n);
 const audited = () => (existsSync(join(dir, 'audit.jsonl'))
   ? jsonLines(readFileSync(join(dir, 'audit.jsonl'), 'utf8')) : []).filter((l) => l.event === 'approval');
 const upstreamCalls = () => (existsSync(join(dir, 'calls'))

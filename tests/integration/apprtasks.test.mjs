@@ -17,32 +17,39 @@ import assert from 'node:assert/strict';
 import { readFileSync, existsSync, mkdtempSync, mkdirSync, realpathSync, rmSync, symlinkSync, writeFileSync, chmodSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { execFile } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { ROOT, HERMES, startHermes, until, jsonLines, gatewayFile, modernMeta, modernHeaders } from './lib.mjs';
+import { ROOT, HERMES, startHermes, until, jsonLines, gatewayFile, modernMeta, modernHeaders,
+  hermesCli, pendingApprovals, waitApprovals } from './lib.mjs';
 
 const FAKE = join(ROOT, 'tests/fakes/fake-upstream.mjs');
 const EXT = 'io.modelcontextprotocol/tasks';
 const OTHER = 'c'.repeat(64);
 let dir, srv;
 
-function cli(s, ...args) {
-  return new Promise((resolve) => {
-    execFile(HERMES, [...args, '--env-file', s.envFile], { encoding: 'utf8' },
-      (err, stdout, stderr) => resolve({ code: err ? err.code : 0, stdout, stderr }));
-  });
-}
-const pending = async (s = srv) => {
-  const r = await cli(s, 'approvals', '--json');
-  assert.equal(r.code, 0, r.stderr);
-  return JSON.parse(r.stdout);
-};
-const waitListed = (n = 1, s = srv) =>
-  until(async () => { const l = await pending(s); return l.length === n ? l : null; }, `${n} pending`, 10000);
+const cli = hermesCli;
+const pending = (s = srv) => pendingApprovals(s);
+const waitListed = (n = 1, s = srv) => waitApprovals(s, n);
 const audit = () => (existsSync(join(dir, 'audit.jsonl'))
   ? jsonLines(readFileSync(join(dir, 'audit.jsonl'), 'utf8')) : []);
-const upstreamLines = () => (existsSync(join(dir, 'calls'))
-  ? readFileSync(join(dir, 'calls'), 'utf8').split('\n').filter(Boolean) : []);
+const linesOf = (file) => (existsSync(file) ? readFileSync(file, 'utf8').split('\n').filter(Boolean) : []);
+const upstreamLines = () => linesOf(join(dir, 'calls'));
+
+// A second gateway for a test that needs its own upstreams. setup(d) makes what it needs in its own
+// temporary directory d and returns the gateway file's text; fn(s, d) runs with srv set to that
+// server, which must then stop cleanly.
+async function withGateway(setup, fn) {
+  const d = realpathSync(mkdtempSync(join(tmpdir(), 'hm-apprtasks-gw-')));
+  const s = await startHermes({ GATEWAY_FILE: gatewayFile(d, setup(d)) });
+  const saved = srv;
+  srv = s;
+  try {
+    await fn(s, d);
+  } finally {
+    srv = saved;
+    assert.equal(await s.stop(), 0);
+    rmSync(d, { recursive: true, force: true });
+  }
+}
 
 let nextId = 1;
 // One 2026-07-28 request as a client of that revision sends it; ext: whether it declares the
@@ -249,17 +256,15 @@ test('an approved task\'s call has the upstream\'s deadline: upstream_timeout, t
 });
 
 test('per-root instances: a task holds its instance while it starts; a second root over max gets busy, no restart storm', async () => {
-  const d = realpathSync(mkdtempSync(join(tmpdir(), 'hm-apprtasks-inst-')));
-  const work = join(d, 'work');
-  for (const w of ['a', 'b']) mkdirSync(join(work, w), { recursive: true });
-  const gw = gatewayFile(d, 'upstreams:\n  graph:\n' +
-    `    command: ${JSON.stringify(process.execPath)}\n` +
-    `    args: ${JSON.stringify([FAKE, '--where', '--starts', join(d, 'starts')])}\n` +
-    `    tools: {include: [where], guard: {where: approve}}\n    instances: {by: cwd, roots: [${JSON.stringify(work)}], max: 1}\n`);
-  const s = await startHermes({ GATEWAY_FILE: gw });
-  const saved = srv;
-  srv = s;
-  try {
+  const setup = (d) => {
+    for (const w of ['a', 'b']) mkdirSync(join(d, 'work', w), { recursive: true });
+    return 'upstreams:\n  graph:\n' +
+      `    command: ${JSON.stringify(process.execPath)}\n` +
+      `    args: ${JSON.stringify([FAKE, '--where', '--starts', join(d, 'starts')])}\n` +
+      `    tools: {include: [where], guard: {where: approve}}\n    instances: {by: cwd, roots: [${JSON.stringify(join(d, 'work'))}], max: 1}\n`;
+  };
+  await withGateway(setup, async (s, d) => {
+    const work = join(d, 'work');
     const a = await call('graph__where', { cwd: join(work, 'a'), ms: 1500 });
     const b = await call('graph__where', { cwd: join(work, 'b') });
     const list = await waitListed(2, s);
@@ -270,24 +275,16 @@ test('per-root instances: a task holds its instance while it starts; a second ro
     assert.ok(results.some((x) => x === join(work, 'a') || x === join(work, 'b')), JSON.stringify(results));
     const starts = readFileSync(join(d, 'starts'), 'utf8').trim().split('\n').length;
     assert.ok(starts <= 3, `${starts} starts: the discovery process and one instance`);
-  } finally {
-    srv = saved;
-    assert.equal(await s.stop(), 0);
-    rmSync(d, { recursive: true, force: true });
-  }
+  });
 });
 
 test('an approved task waiting for a slot (max_in_flight 1) gets the next one freed, before the calls queued there', async () => {
-  const d = realpathSync(mkdtempSync(join(tmpdir(), 'hm-apprtasks-slot-')));
-  const gw = gatewayFile(d, 'upstreams:\n  one:\n    max_in_flight: 1\n' +
+  const setup = (d) => 'upstreams:\n  one:\n    max_in_flight: 1\n' +
     `    command: ${JSON.stringify(process.execPath)}\n` +
     `    args: ${JSON.stringify([FAKE, '--calls', join(d, 'calls')])}\n` +
-    '    tools: {include: [echo, slow], guard: {echo: approve}}\n');
-  const s = await startHermes({ GATEWAY_FILE: gw });
-  const saved = srv;
-  srv = s;
-  const lines = () => (existsSync(join(d, 'calls')) ? readFileSync(join(d, 'calls'), 'utf8').split('\n').filter(Boolean) : []);
-  try {
+    '    tools: {include: [echo, slow], guard: {echo: approve}}\n';
+  await withGateway(setup, async (s, d) => {
+    const lines = () => linesOf(join(d, 'calls'));
     const t = await call('one__echo', { message: 'approved' });
     const [p] = await waitListed(1, s);
     const first = call('one__slow', { ms: 1500 }, { ext: false }); // holds the one slot
@@ -300,26 +297,20 @@ test('an approved task waiting for a slot (max_in_flight 1) gets the next one fr
     await first;
     await queued;
     assert.deepEqual(lines(), ['slow', 'echo', 'slow'], 'the task went before the call queued after it');
-  } finally {
-    srv = saved;
-    assert.equal(await s.stop(), 0);
-    rmSync(d, { recursive: true, force: true });
-  }
+  });
 });
 
 test('per-root instances: tasks respect max_in_flight while their instance starts', async () => {
-  const d = realpathSync(mkdtempSync(join(tmpdir(), 'hm-apprtasks-start-')));
-  const work = join(d, 'work');
-  mkdirSync(join(work, 'a'), { recursive: true });
   // each process takes a second to start, so both tasks are approved while the instance starts
-  const gw = gatewayFile(d, 'upstreams:\n  graph:\n    max_in_flight: 1\n    connect_timeout: 20\n' +
-    '    command: /bin/sh\n' +
-    `    args: ${JSON.stringify(['-c', 'sleep 1; exec "$0" "$@"', process.execPath, FAKE, '--where'])}\n` +
-    `    tools: {include: [where], guard: {where: approve}}\n    instances: {by: cwd, roots: [${JSON.stringify(work)}], max: 2}\n`);
-  const s = await startHermes({ GATEWAY_FILE: gw });
-  const saved = srv;
-  srv = s;
-  try {
+  const setup = (d) => {
+    mkdirSync(join(d, 'work', 'a'), { recursive: true });
+    return 'upstreams:\n  graph:\n    max_in_flight: 1\n    connect_timeout: 20\n' +
+      '    command: /bin/sh\n' +
+      `    args: ${JSON.stringify(['-c', 'sleep 1; exec "$0" "$@"', process.execPath, FAKE, '--where'])}\n` +
+      `    tools: {include: [where], guard: {where: approve}}\n    instances: {by: cwd, roots: [${JSON.stringify(join(d, 'work'))}], max: 2}\n`;
+  };
+  await withGateway(setup, async (s, d) => {
+    const work = join(d, 'work');
     const ids = [];
     for (let i = 0; i < 2; i++) ids.push((await call('graph__where', { cwd: join(work, 'a'), ms: 1000 })).result.taskId);
     for (const p of await waitListed(2, s)) assert.equal((await cli(s, 'approve', p.id)).code, 0);
@@ -335,26 +326,20 @@ test('per-root instances: tasks respect max_in_flight while their instance start
     for (const id of ids) assert.equal(JSON.parse(endedAt[id].task.result.content[0].text).cwd, join(work, 'a'));
     const gap = Math.abs(endedAt[ids[0]].t - endedAt[ids[1]].t);
     assert.ok(gap >= 700, `one at a time: the second ended ${gap} ms after the first`);
-  } finally {
-    srv = saved;
-    assert.equal(await s.stop(), 0);
-    rmSync(d, { recursive: true, force: true });
-  }
+  });
 });
 
 test('per-root instances: a task woken for a slot goes where it was routed, never routed again (a path swapped meanwhile cannot stop the instance it waits on)', async () => {
-  const d = realpathSync(mkdtempSync(join(tmpdir(), 'hm-apprtasks-route-')));
-  const work = join(d, 'work');
-  for (const w of ['a/x', 'b']) mkdirSync(join(work, w), { recursive: true });
-  const gw = gatewayFile(d, 'upstreams:\n  graph:\n    max_in_flight: 1\n' +
-    `    command: ${JSON.stringify(process.execPath)}\n` +
-    `    args: ${JSON.stringify([FAKE, '--where', '--calls', join(d, 'calls')])}\n` +
-    `    tools: {include: [where, slow], guard: {where: approve}}\n    instances: {by: cwd, roots: [${JSON.stringify(work)}], max: 1}\n`);
-  const s = await startHermes({ GATEWAY_FILE: gw });
-  const saved = srv;
-  srv = s;
-  const lines = () => (existsSync(join(d, 'calls')) ? readFileSync(join(d, 'calls'), 'utf8').split('\n').filter(Boolean) : []);
-  try {
+  const setup = (d) => {
+    for (const w of ['a/x', 'b']) mkdirSync(join(d, 'work', w), { recursive: true });
+    return 'upstreams:\n  graph:\n    max_in_flight: 1\n' +
+      `    command: ${JSON.stringify(process.execPath)}\n` +
+      `    args: ${JSON.stringify([FAKE, '--where', '--calls', join(d, 'calls')])}\n` +
+      `    tools: {include: [where, slow], guard: {where: approve}}\n    instances: {by: cwd, roots: [${JSON.stringify(join(d, 'work'))}], max: 1}\n`;
+  };
+  await withGateway(setup, async (s, d) => {
+    const work = join(d, 'work');
+    const lines = () => linesOf(join(d, 'calls'));
     const t = await call('graph__where', { cwd: join(work, 'a/x') });
     const [p] = await waitListed(1, s);
     const holder = call('graph__slow', { cwd: join(work, 'a'), ms: 1500 }, { ext: false }); // the one slot of a
@@ -366,11 +351,7 @@ test('per-root instances: a task woken for a slot goes where it was routed, neve
     await holder;
     const done = await ended(t.result.taskId);
     assert.equal(JSON.parse(done.result.content[0].text).cwd, join(work, 'a'), JSON.stringify(done.result));
-  } finally {
-    srv = saved;
-    assert.equal(await s.stop(), 0);
-    rmSync(d, { recursive: true, force: true });
-  }
+  });
 });
 
 test('without the extension the call is held as before: it waits on its connection until decided', async () => {

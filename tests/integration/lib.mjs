@@ -1,6 +1,6 @@
 // Shared helpers for integration tests: start the real binaries on 127.0.0.1:0 and find the port
 // from their "listening on http://HOST:PORT" line.
-import { spawn, spawnSync } from 'node:child_process';
+import { spawn, spawnSync, execFile } from 'node:child_process';
 import { createServer as createNetServer } from 'node:net';
 import { mkdtempSync, writeFileSync, chmodSync, rmSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -279,6 +279,26 @@ export function gatewayFile(dir, text, name = 'gateway.yaml') {
   chmodSync(path, 0o600);
   return path;
 }
+
+// The operator's CLI run against srv's control socket, as an operator types it:
+// { code, stdout, stderr } (code 0 on success).
+export function hermesCli(srv, ...args) {
+  return new Promise((resolve) => {
+    execFile(HERMES, [...args, '--env-file', srv.envFile], { encoding: 'utf8' },
+      (err, stdout, stderr) => resolve({ code: err ? err.code : 0, stdout, stderr }));
+  });
+}
+
+// The approval requests srv lists (`hermes-mcp approvals --json`).
+export async function pendingApprovals(srv) {
+  const r = await hermesCli(srv, 'approvals', '--json');
+  if (r.code !== 0) throw new Error(`hermes-mcp approvals exited ${r.code}: ${r.stderr}`);
+  return JSON.parse(r.stdout);
+}
+
+// Waits until srv lists exactly n approval requests; returns them.
+export const waitApprovals = (srv, n = 1) =>
+  until(async () => { const l = await pendingApprovals(srv); return l.length === n ? l : null; }, `${n} pending`, 10000);
 
 // An official SDK 1.x client connected to srv that has listed the tools first, as real clients
 // do (the SDK validates a result against the schema it listed). { client, tools: {name: tool} }.
