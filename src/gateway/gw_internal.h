@@ -10,10 +10,10 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "approvals.h"
 #include "gateway.h"
 #include "gwfile.h"
 
-struct approvals;
 struct child;
 struct gateway;
 struct httpup;
@@ -421,12 +421,20 @@ void gw_approval_wait(struct gw_tool *t, struct mcp_call *call, json_t *args, ui
 /* Why an approval request could not be queued for principal (no queue, the principal's cap, a
  * full queue): the approval_denied text. */
 const char *gw_approval_refusal(const struct approvals *q, const char *principal);
+/* The audit event of an approval request of t made by caller: outcome (approved, timed_out,
+ * denied, withdrawn) and who decided it. */
+void gw_approval_audit(struct gw_tool *t, const char *caller, const char *outcome,
+                       const char *decided_by);
+/* The operator's decision on caller's request for t, the same for a held call and a task:
+ * audited; true when approved, else false with the approval_denied text in why. */
+bool gw_approval_decided(struct gw_tool *t, const char *caller, enum approval_outcome outcome,
+                         const char *reason, const char *decider, char *why, size_t whylen);
 
 /* gwtask.c: an approve-guarded call from a 2026-07-28 client of the tasks extension runs as an
  * MCP task (answered at once with a CreateTaskResult; approved, it goes upstream on its own). */
 bool gw_task_wanted(struct mcp_call *call);
 void gw_task_start(struct gw_tool *t, struct mcp_call *call, json_t *args, uint64_t started_us);
-/* After the surface is built: the task methods for ids "gw-..." when a tool is guarded approve. */
+/* After the surface is built: the task methods for ids "gw:..." when a tool is guarded approve. */
 void gw_tasks_start(struct gateway *g);
 /* A slot of u may be free (gw_call_next): the approved tasks waiting for one there go first,
  * oldest first. */

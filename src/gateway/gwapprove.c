@@ -54,14 +54,37 @@ static const char *asker(struct mcp_call *call)
     return c && strncmp(c, "p:", 2) == 0 ? c + 2 : "-";
 }
 
-static void audit_decision(struct gw_wait *w, const char *outcome, const char *decided_by)
+void gw_approval_audit(struct gw_tool *t, const char *caller, const char *outcome,
+                       const char *decided_by)
 {
-    struct gw_tool *t = w->t;
     gw_event(t->up->gw, &(struct gw_event){.kind = GW_EVENT_APPROVAL,
                                            .upstream = t->up->cfg->name, .tool = t->exposed,
                                            .upstream_tool = t->name, .status = outcome,
-                                           .caller = mcp_call_caller(w->call),
-                                           .decided_by = decided_by});
+                                           .caller = caller, .decided_by = decided_by});
+}
+
+bool gw_approval_decided(struct gw_tool *t, const char *caller, enum approval_outcome outcome,
+                         const char *reason, const char *decider, char *why, size_t whylen)
+{
+    if (outcome == APPROVAL_APPROVED) {
+        gw_approval_audit(t, caller, "approved", decider ? decider : "-");
+        return true;
+    }
+    if (outcome == APPROVAL_TIMED_OUT) {
+        gw_approval_audit(t, caller, "timed_out", "timeout");
+        snprintf(why, whylen, "%s was not approved: no operator answered within %u s (timed out)",
+                 t->exposed, t->up->gw->file->approvals_timeout_s);
+    } else if (decider && strcmp(decider, APPROVALS_BY_SHUTDOWN) == 0) {
+        gw_approval_audit(t, caller, "denied", APPROVALS_BY_SHUTDOWN);
+        snprintf(why, whylen, "%s was not approved: the server is stopping; call it again later",
+                 t->exposed);
+    } else {
+        gw_approval_audit(t, caller, "denied", decider ? decider : "-");
+        snprintf(why, whylen, "the operator denied %s%s%.200s", t->exposed,
+                 reason && reason[0] ? ": " : "", reason ? reason : "");
+        utf8_clean(why);
+    }
+    return false;
 }
 
 static void answer_denied(struct gw_tool *t, struct mcp_call *call, uint64_t started_us,
@@ -89,7 +112,7 @@ static void on_withdrawn(struct mcp_call *call, void *arg)
     struct gw_wait *w = arg;
     (void)call; /* gone after this callback */
     approvals_withdraw(w->t->up->gw->approvals, w->id);
-    audit_decision(w, "withdrawn", "withdrawn");
+    gw_approval_audit(w->t, mcp_call_caller(w->call), "withdrawn", "withdrawn");
     gw_tool_record(w->t, w->call, w->started_us, "cancelled");
     wait_free(w);
 }
@@ -101,26 +124,11 @@ static void on_decision(void *arg, enum approval_outcome outcome, const char *re
     struct gw_tool *t = w->t;
     char why[400];
     mcp_call_on_cancel(w->call, NULL, NULL);
-    if (outcome == APPROVAL_APPROVED) {
-        audit_decision(w, "approved", decider ? decider : "-");
+    if (gw_approval_decided(t, mcp_call_caller(w->call), outcome, reason, decider, why,
+                            sizeof why)) {
         gw_call_forward(t, w->call, w->args, w->started_us, true);
         wait_free(w);
         return;
-    }
-    if (outcome == APPROVAL_TIMED_OUT) {
-        audit_decision(w, "timed_out", "timeout");
-        snprintf(why, sizeof why,
-                 "%s was not approved: no operator answered within %u s (timed out)",
-                 t->exposed, t->up->gw->file->approvals_timeout_s);
-    } else if (decider && strcmp(decider, APPROVALS_BY_SHUTDOWN) == 0) {
-        audit_decision(w, "denied", APPROVALS_BY_SHUTDOWN);
-        snprintf(why, sizeof why, "%s was not approved: the server is stopping; call it again later",
-                 t->exposed);
-    } else {
-        audit_decision(w, "denied", decider ? decider : "-");
-        snprintf(why, sizeof why, "the operator denied %s%s%.200s", t->exposed,
-                 reason && reason[0] ? ": " : "", reason ? reason : "");
-        utf8_clean(why);
     }
     answer_denied(t, w->call, w->started_us, why);
     wait_free(w);

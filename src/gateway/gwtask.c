@@ -26,6 +26,7 @@
  * cancelled upstream and audited "cancelled". After a restart tasks/get answers "not found". A
  * task belongs to its caller (mcp_call_caller): another caller gets the same "not found" as an
  * unknown id. */
+#include <assert.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -40,7 +41,6 @@
 #include "mcp.h"
 #include "mem.h"
 #include "toolerr.h"
-#include "utf8.h"
 
 #define GW_TASK_PREFIX "gw:" /* no bridge task id has a colon: the two never collide */
 #define GW_TASK_ID_BYTES 16          /* random, so ids cannot be guessed or enumerated */
@@ -80,6 +80,7 @@ struct gw_tasks {
     struct gateway *g;
     struct gw_task *head, *tail;
     size_t n;
+    size_t nwaiting; /* tasks with waiting_on set: gw_tasks_slot_free walks only if any */
 };
 
 static void iso_now(char out[24])
@@ -90,6 +91,16 @@ static void iso_now(char out[24])
 }
 
 /* ---------- the set of tasks ---------- */
+
+/* Every change of waiting_on goes through here, so nwaiting counts the tasks waiting for a slot. */
+static void wait_for_slot(struct gw_task *k, struct upstream *u)
+{
+    if (k->waiting_on && !u)
+        k->all->nwaiting--;
+    else if (!k->waiting_on && u)
+        k->all->nwaiting++;
+    k->waiting_on = u;
+}
 
 static void task_free(struct gw_task *k)
 {
@@ -103,6 +114,7 @@ static void task_free(struct gw_task *k)
     else
         all->tail = k->prev;
     all->n--;
+    wait_for_slot(k, NULL);
     loop_timer_cancel(k->timer);
     json_decref(k->args);
     json_decref(k->outcome);
@@ -196,15 +208,6 @@ static json_t *task_json(const struct gw_task *k)
     return o;
 }
 
-static void audit_approval(struct gw_task *k, const char *outcome, const char *decided_by)
-{
-    struct gw_tool *t = k->t;
-    gw_event(t->up->gw, &(struct gw_event){.kind = GW_EVENT_APPROVAL,
-                                           .upstream = t->up->cfg->name, .tool = t->exposed,
-                                           .upstream_tool = t->name, .status = outcome,
-                                           .caller = k->caller, .decided_by = decided_by});
-}
-
 /* The task ends: status (outcome_take: the result or error, may be NULL), the call's audit
  * line (record_status), and the streams watching it are told. */
 static void finish(struct gw_task *k, const char *status, json_t *outcome_take,
@@ -213,7 +216,7 @@ static void finish(struct gw_task *k, const char *status, json_t *outcome_take,
     struct gateway *g = k->t->up->gw;
     loop_timer_cancel(k->timer);
     k->timer = NULL;
-    k->waiting_on = NULL;
+    wait_for_slot(k, NULL);
     k->phase = GWT_DONE;
     k->status = status;
     k->outcome = outcome_take;
@@ -325,7 +328,7 @@ static void send_call(struct gw_task *k)
         /* Woken (or timed out) while waiting for a slot: where it waits, never routed again (a
          * new route could stop the very instance whose callback woke it). */
         struct upstream *routed = k->waiting_on;
-        k->waiting_on = NULL;
+        wait_for_slot(k, NULL);
         if (routed)
             u = routed;
         else if (u->pool && (u = gwi_route(t->up, k->args, &busy, msg, sizeof msg)) == NULL) {
@@ -340,7 +343,7 @@ static void send_call(struct gw_task *k)
         }
         if (u->in_flight >= u->cfg->max_in_flight) {
             if (now < k->deadline_ms) { /* the next slot freed there is its (or the deadline) */
-                k->waiting_on = u;
+                wait_for_slot(k, u);
                 k->timer = loop_timer_add(u->loop, k->deadline_ms - now, on_deadline, k);
                 return;
             }
@@ -394,28 +397,12 @@ static void on_decision(void *arg, enum approval_outcome outcome, const char *re
     struct gw_tool *t = k->t;
     char why[400];
     k->approval[0] = '\0';
-    if (outcome == APPROVAL_APPROVED) {
-        audit_approval(k, "approved", decider ? decider : "-");
+    if (gw_approval_decided(t, k->caller, outcome, reason, decider, why, sizeof why)) {
         k->phase = GWT_RUNNING;
         iso_now(k->updated_at);
         k->deadline_ms = loop_now(t->up->loop) + (uint64_t)t->up->cfg->timeout_s * 1000u;
         send_call(k);
         return;
-    }
-    if (outcome == APPROVAL_TIMED_OUT) {
-        audit_approval(k, "timed_out", "timeout");
-        snprintf(why, sizeof why,
-                 "%s was not approved: no operator answered within %u s (timed out)",
-                 t->exposed, t->up->gw->file->approvals_timeout_s);
-    } else if (decider && strcmp(decider, APPROVALS_BY_SHUTDOWN) == 0) {
-        audit_approval(k, "denied", APPROVALS_BY_SHUTDOWN);
-        snprintf(why, sizeof why, "%s was not approved: the server is stopping; call it again later",
-                 t->exposed);
-    } else {
-        audit_approval(k, "denied", decider ? decider : "-");
-        snprintf(why, sizeof why, "the operator denied %s%s%.200s", t->exposed,
-                 reason && reason[0] ? ": " : "", reason ? reason : "");
-        utf8_clean(why);
     }
     finish_tool_error(k, TE_APPROVAL_DENIED, why);
 }
@@ -518,7 +505,7 @@ static void task_cancel(struct mcp_call *c, const char *id, void *arg)
     if (k->phase == GWT_WAITING) {
         approvals_withdraw(k->t->up->gw->approvals, k->approval);
         k->approval[0] = '\0';
-        audit_approval(k, "withdrawn", "withdrawn");
+        gw_approval_audit(k->t, k->caller, "withdrawn", "withdrawn");
         finish(k, "cancelled", NULL, "cancelled");
     } else if (k->phase == GWT_RUNNING) {
         stop_at_upstream(k, "cancelled by the client (tasks/cancel)");
@@ -544,7 +531,9 @@ void gw_tasks_start(struct gateway *g)
 void gw_tasks_slot_free(struct upstream *u)
 {
     struct gw_tasks *all = u->gw->tasks;
-    for (struct gw_task *k = all ? all->head : NULL; k; k = k->next) {
+    if (all == NULL || all->nwaiting == 0)
+        return; /* the common case, on every call's completion: no walk */
+    for (struct gw_task *k = all->head; k; k = k->next) {
         if (k->waiting_on != u)
             continue;
         if (u->in_flight >= u->cfg->max_in_flight && u->state == UP_READY && !u->gw->draining)
@@ -581,6 +570,7 @@ void gw_tasks_free(struct gateway *g)
         }
         task_free(k);
     }
+    assert(all->n == 0 && all->nwaiting == 0);
     free(all);
     g->tasks = NULL;
 }
