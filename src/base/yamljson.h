@@ -10,4 +10,11 @@
  * quote the input: clean it (utf8_clean) before sending it anywhere. */
 json_t *yamljson_parse(const char *text, size_t len, const char *what, char *err, size_t errlen);
 
+/* As yamljson_parse; on success *plain (not NULL) is a document of the same shape whose scalars
+ * are true where the YAML scalar was plain and untagged (`5`, `true`) and false where it was
+ * quoted or tagged (`"5"`, `!!str 5`): the one thing YAML's type of a value depends on that the
+ * strings lose. On failure *plain is NULL. */
+json_t *yamljson_parse_marked(const char *text, size_t len, const char *what, char *err,
+                              size_t errlen, json_t **plain);
+
 #endif

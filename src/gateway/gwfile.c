@@ -3,8 +3,8 @@
  * key and its defaults are written into the document, so the settings point into one object
  * that owns them. Unknown keys are refused: a typo such as "exlude" must not silently expose
  * every tool. tools.args fix values are sent to the upstream as they are, so they alone keep
- * their YAML type: a second pass over the YAML events finds which were plain (unquoted)
- * scalars, and those that read as a boolean, null or number become one. */
+ * their YAML type: those yamljson marks as plain (unquoted, untagged) scalars and that read as
+ * a boolean, null or number become one. */
 #include "gwfile.h"
 
 #include <errno.h>
@@ -16,7 +16,6 @@
 
 #include "gwinterp.h"
 #include "mem.h"
-#include <yaml.h>
 
 #include "utf8.h"
 #include "yamljson.h"
@@ -596,104 +595,6 @@ static json_t *args_with_placeholders(json_t *doc)
 
 /* ---------- typed fix values ---------- */
 
-/* The path upstreams.U.tools.args.T.fix.P has 7 keys; deeper levels are not looked at. */
-#define FIX_DEPTH 7
-
-struct key_path {
-    int depth;                       /* open collections */
-    bool mapping[FIX_DEPTH + 1];     /* per level: a mapping (else a sequence) */
-    bool want_key[FIX_DEPTH + 1];    /* a mapping's next scalar is a key */
-    json_t *key[FIX_DEPTH + 1];      /* a mapping's current key (a string), or NULL */
-};
-
-static bool key_is(const struct key_path *w, int level, const char *name)
-{
-    return w->mapping[level] && w->key[level] && strcmp(json_string_value(w->key[level]), name) == 0;
-}
-
-/* A plain scalar value at upstreams.U.tools.args.T.fix.P: marks[U][T][P] = true. */
-static void mark_if_fix(const struct key_path *w, json_t *marks)
-{
-    if (w->depth != FIX_DEPTH || !key_is(w, 1, "upstreams") || !key_is(w, 3, "tools") ||
-        !key_is(w, 4, "args") || !key_is(w, 6, "fix") || !w->mapping[2] || !w->mapping[5] ||
-        !w->mapping[7] || !w->key[2] || !w->key[5] || !w->key[7])
-        return;
-    json_t *up = json_object_get(marks, json_string_value(w->key[2]));
-    if (!up)
-        json_object_set_new(marks, json_string_value(w->key[2]), up = json_object());
-    json_t *tool = json_object_get(up, json_string_value(w->key[5]));
-    if (!tool)
-        json_object_set_new(up, json_string_value(w->key[5]), tool = json_object());
-    json_object_set_new(tool, json_string_value(w->key[7]), json_true());
-}
-
-static void path_event(struct key_path *w, const yaml_event_t *ev, json_t *marks)
-{
-    int d = w->depth;
-    bool in_map = d >= 1 && d <= FIX_DEPTH && w->mapping[d];
-    switch (ev->type) {
-    case YAML_MAPPING_START_EVENT:
-    case YAML_SEQUENCE_START_EVENT:
-        if (in_map)
-            w->want_key[d] = true; /* the collection was the value */
-        w->depth = ++d;
-        if (d <= FIX_DEPTH) {
-            w->mapping[d] = ev->type == YAML_MAPPING_START_EVENT;
-            w->want_key[d] = true;
-            json_decref(w->key[d]);
-            w->key[d] = NULL;
-        }
-        break;
-    case YAML_MAPPING_END_EVENT:
-    case YAML_SEQUENCE_END_EVENT:
-        if (d >= 1 && d <= FIX_DEPTH) {
-            json_decref(w->key[d]);
-            w->key[d] = NULL;
-        }
-        w->depth = d - 1;
-        break;
-    case YAML_SCALAR_EVENT:
-        if (!in_map)
-            break;
-        if (w->want_key[d]) {
-            json_decref(w->key[d]);
-            w->key[d] = json_stringn((const char *)ev->data.scalar.value, ev->data.scalar.length);
-            w->want_key[d] = false;
-        } else {
-            /* plain and untagged: `!!str 5` is a string however it is written */
-            if (ev->data.scalar.style == YAML_PLAIN_SCALAR_STYLE && ev->data.scalar.plain_implicit)
-                mark_if_fix(w, marks);
-            w->want_key[d] = true;
-        }
-        break;
-    default:
-        break;
-    }
-}
-
-/* {U: {T: {P: true}}} for the fix values written as plain scalars. The text already parsed
- * (yamljson), so a parser error here only ends the pass early. */
-static json_t *plain_fix_values(const char *text, size_t len)
-{
-    yaml_parser_t parser;
-    yaml_event_t ev;
-    struct key_path w = {0};
-    json_t *marks = json_object();
-    bool done = false;
-    if (!yaml_parser_initialize(&parser))
-        return marks;
-    yaml_parser_set_input_string(&parser, (const unsigned char *)text, len);
-    while (!done && yaml_parser_parse(&parser, &ev)) {
-        done = ev.type == YAML_STREAM_END_EVENT;
-        path_event(&w, &ev, marks);
-        yaml_event_delete(&ev);
-    }
-    yaml_parser_delete(&parser);
-    for (int i = 0; i <= FIX_DEPTH; i++)
-        json_decref(w.key[i]);
-    return marks;
-}
-
 static bool all_digits(const char *s)
 {
     if (*s < '0' || *s > '9')
@@ -762,18 +663,21 @@ static json_t *plain_value(const char *s, bool *range)
     return NULL;
 }
 
-/* Each policy's fix values that were plain scalars get their YAML type. */
-static bool type_fix_values(struct gwfile *f, json_t *marks, char *err, size_t errlen)
+/* Each policy's fix values that were plain scalars (plain: yamljson's marks of the whole file)
+ * get their YAML type. */
+static bool type_fix_values(struct gwfile *f, json_t *plain, char *err, size_t errlen)
 {
     for (size_t i = 0; i < f->nup; i++) {
         const struct gw_upstream *u = &f->up[i];
-        json_t *tools = json_object_get(marks, u->name), *policy, *v;
+        json_t *up = json_object_get(json_object_get(plain, "upstreams"), u->name);
+        json_t *tools = json_object_get(json_object_get(up, "tools"), "args"), *policy, *v;
         const char *tool, *prop;
         json_object_foreach(u->policies, tool, policy) {
-            json_t *fix = json_object_get(policy, "fix"), *plain = json_object_get(tools, tool);
+            json_t *fix = json_object_get(policy, "fix");
+            json_t *marks = json_object_get(json_object_get(tools, tool), "fix");
             json_object_foreach(fix, prop, v) {
                 bool range = false;
-                json_t *typed = json_is_string(v) && json_object_get(plain, prop)
+                json_t *typed = json_is_string(v) && json_is_true(json_object_get(marks, prop))
                                     ? plain_value(json_string_value(v), &range)
                                     : NULL;
                 if (range) {
@@ -814,9 +718,9 @@ bool gwfile_parse(const char *text, size_t len, gw_lookup_fn *lookup, void *look
     memset(out, 0, sizeof *out);
     if (errlen)
         err[0] = '\0';
-    out->doc = yamljson_parse(text, len, "the gateway file", err, errlen);
+    json_t *plain;
+    out->doc = yamljson_parse_marked(text, len, "the gateway file", err, errlen, &plain);
     json_t *marked = out->doc ? args_with_placeholders(out->doc) : NULL;
-    json_t *plain = out->doc ? plain_fix_values(text, len) : NULL;
     bool ok = out->doc && gwinterp_doc(out->doc, lookup, lookup_arg, err, errlen) &&
               parse_top(out, err, errlen) && type_fix_values(out, plain, err, errlen);
     json_decref(plain);
