@@ -1,9 +1,10 @@
 /* yamljson.c — block YAML (libyaml's event parser) to JSON for the settings files (the agents
  * registry, the gateway file): mappings, sequences and scalars, every scalar a string, so each
- * file's own parser decides what a value means. A reader that gives some values their YAML type
- * (the gateway file's fix values) asks for marks too: which scalars were written plain. Anchors, aliases, duplicate keys, non-text keys,
- * more than one document and nesting deeper than 16 are refused: a settings file needs none of
- * them and each is a way to make a small file expand or mean two things. */
+ * file's own parser decides what a value means; a reader that gives some values their YAML type
+ * (the gateway file's fix values) asks for marks too: which scalars were written plain.
+ * Anchors, aliases, duplicate keys, non-text keys, more than one document and nesting deeper
+ * than 16 are refused: a settings file needs none of them and each is a way to make a small
+ * file expand or mean two things. */
 #include "yamljson.h"
 
 #include <stdbool.h>
