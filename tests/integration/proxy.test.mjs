@@ -1,7 +1,7 @@
 // The README's nginx configuration, taken from README.md itself, in front of the real server:
 // smoke passes through it, the public host name and the client address come through, and
 // progress events stream (proxy_buffering off) instead of arriving with the result. Needs
-// nginx (bench/run.sh installs nginx-light); skipped with a message when it is not there.
+// nginx (nginx-light, from deps.apt); without it the test skips, which fails the run (tests/integration/run.sh).
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn, spawnSync } from 'node:child_process';
@@ -85,7 +85,7 @@ function postVia(px, srv, headers, body) {
   });
 }
 
-test('the README nginx config: smoke passes through it; host, client address and SSE come through', { skip: NGINX ? false : 'nginx not installed (bench/run.sh installs nginx-light)' }, async () => {
+test('the README nginx config: smoke passes through it; host, client address and SSE come through', { skip: NGINX ? false : 'nginx not installed (scripts/deps.sh installs nginx-light)' }, async () => {
   const fake = await startFake();
   const srv = await startHermes({ HERMES_ENV_PATH: agentEnv(fake), MCP_PUBLIC_HOSTS: 'mcp.example.com',
     TRUSTED_PROXIES: '127.0.0.1,::1' });

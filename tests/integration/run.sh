@@ -16,5 +16,13 @@ files=("$@")
 rc=${PIPESTATUS[0]}
 pass=$(sed -n 's/^ℹ pass \([0-9]*\)/\1/p' build/integration.log | tail -1)
 fail=$(sed -n 's/^ℹ fail \([0-9]*\)/\1/p' build/integration.log | tail -1)
-echo "integration: ${pass:-0} passed, ${fail:-?} failed"
-exit "$rc"
+skipped=$(sed -n 's/^ℹ skipped \([0-9]*\)/\1/p' build/integration.log | tail -1)
+echo "integration: ${pass:-0} passed, ${fail:-?} failed, ${skipped:-0} skipped"
+[ "$rc" -eq 0 ] || exit "$rc"
+# A skipped test is a test that did not run: it fails the run, unless a developer who knowingly
+# lacks a tool (nginx, strace, chromium) sets HM_ALLOW_SKIP=1 on their own machine.
+if [ "${skipped:-0}" -gt 0 ] && [ "${HM_ALLOW_SKIP:-0}" != 1 ]; then
+    echo "integration: FAIL: ${skipped} skipped (scripts/deps.sh installs what they need; HM_ALLOW_SKIP=1 lets them skip)"
+    grep -E '^\s*﹣ ' build/integration.log | head -20
+    exit 1
+fi
