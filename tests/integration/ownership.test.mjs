@@ -15,7 +15,7 @@ import { join } from 'node:path';
 import { createHash, randomBytes } from 'node:crypto';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { startHermes, restartHermes, startFake, agentEnv, until } from './lib.mjs';
+import { startHermes, restartHermes, startFake, agentEnv, until, hermesCli } from './lib.mjs';
 
 const sha = (t) => createHash('sha256').update(t).digest('hex');
 const hex = (n) => randomBytes(n).toString('hex');
@@ -157,6 +157,14 @@ test('a principal reaches only its own tasks and runs; owner and hermes:admin re
       assert.equal(ls.structuredContent.status, 'completed', JSON.stringify(ls));
     }
     await Promise.all([alice.close(), bob.close(), owner.close(), admin.close()]);
+
+    // The operator sees whose each task is.
+    const list = await hermesCli(srv, 'tasks', 'list');
+    assert.equal(list.code, 0, list.stderr);
+    const owners = Object.fromEntries(list.stdout.trim().split('\n').map((l) => l.split(' ')).map((f) => [f[0], f[4]]));
+    assert.deepEqual(owners, { 'legacy-1': '-', 'alice-sync': 'alice', 'alice-async': 'alice', 'alice-slow': 'alice' });
+    const json = JSON.parse((await hermesCli(srv, 'tasks', 'list', '--json')).stdout);
+    assert.equal(json.find((t) => t.id === 'alice-sync').owner, 'alice');
 
     // After a restart the owner comes from the task record: the same answers.
     srv.proc.kill('SIGKILL');
