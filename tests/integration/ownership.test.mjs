@@ -6,7 +6,7 @@
 // learn anything of her task from it, and alice's async run is not stopped; the owner token and
 // a hermes:admin principal see everything. A task written before owners were recorded (no
 // "owner" in its request.json) is reached only by the owner token and hermes:admin. All of it
-// again after a restart.
+// again after a restart. An OAuth client is a principal like the roles.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { chmodSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
@@ -15,7 +15,7 @@ import { join } from 'node:path';
 import { createHash, randomBytes } from 'node:crypto';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { startHermes, restartHermes, startFake, agentEnv, until, hermesCli } from './lib.mjs';
+import { startHermes, restartHermes, startFake, agentEnv, until, hermesCli, startOAuth, OAUTH_PASS } from './lib.mjs';
 
 const sha = (t) => createHash('sha256').update(t).digest('hex');
 const hex = (n) => randomBytes(n).toString('hex');
@@ -177,6 +177,58 @@ test('a principal reaches only its own tasks and runs; owner and hermes:admin re
     const stop = await alice2.call('hermes_cancel', { run_id: runId });
     assert.equal(stop.isError, false, JSON.stringify(stop));
     await Promise.all([alice2.close(), bob2.close()]);
+  } finally {
+    await srv.stop();
+    await fake.stop();
+  }
+});
+
+// An OAuth client is a principal like any other: its tasks are its own, and a role's are not its.
+const REDIRECT = 'http://127.0.0.1:7777/callback';
+async function oauthToken(issuer) {
+  const reg = await (await fetch(`${issuer}/register`, { method: 'POST', headers: { 'Content-Type': 'application/json' },
+    body: JSON.stringify({ redirect_uris: [REDIRECT], client_name: 'ownership-it', token_endpoint_auth_method: 'none' }) })).json();
+  const verifier = randomBytes(32).toString('base64url');
+  const challenge = createHash('sha256').update(verifier).digest('base64url');
+  const u = new URL(`${issuer}/authorize`);
+  for (const [k, v] of Object.entries({ response_type: 'code', client_id: reg.client_id, redirect_uri: REDIRECT,
+    state: 's', code_challenge_method: 'S256', code_challenge: challenge, scope: 'hermes:read hermes:task' })) u.searchParams.set(k, v);
+  const html = await (await fetch(u, { redirect: 'manual' })).text();
+  const csrf = /name="csrf" value="([0-9a-f]{64})"/.exec(html)?.[1];
+  const form = { 'Content-Type': 'application/x-www-form-urlencoded' };
+  const res = await fetch(`${issuer}/authorize`, { method: 'POST', redirect: 'manual', headers: { ...form, Origin: issuer },
+    body: new URLSearchParams({ csrf, passphrase: OAUTH_PASS, action: 'approve' }).toString() });
+  assert.equal(res.status, 302, 'the owner allows the client');
+  const code = new URL(res.headers.get('location')).searchParams.get('code');
+  const tok = await (await fetch(`${issuer}/token`, { method: 'POST', headers: form,
+    body: new URLSearchParams({ grant_type: 'authorization_code', client_id: reg.client_id, code, code_verifier: verifier,
+      redirect_uri: REDIRECT }).toString() })).json();
+  assert.ok(tok.access_token, JSON.stringify(tok));
+  return tok.access_token;
+}
+
+test('an OAuth client and a role do not reach each other\'s tasks', async () => {
+  const fake = await startFake();
+  const dir = mkdtempSync(join(tmpdir(), 'hm-own-'));
+  const alice = hex(32);
+  const tokens = join(dir, 'tokens.yaml');
+  writeFileSync(tokens, `tokens:\n  - name: alice\n    sha256: ${sha(alice)}\n    scopes: [hermes:read, hermes:task]\n`);
+  chmodSync(tokens, 0o600);
+  const { srv, issuer } = await startOAuth({ HERMES_ENV_PATH: agentEnv(fake), TOKENS_FILE: tokens });
+  try {
+    const [a, o] = await Promise.all([connect(srv, alice, 'alice'), connect(srv, await oauthToken(issuer), 'connector')]);
+    assert.equal((await a.call('hermes_task', { task: 'what is 6 * 7', mode: 'sync', id: 'alice-1' })).isError, false);
+    assert.equal((await o.call('hermes_task', { task: 'what is 2 + 2', mode: 'sync', id: 'oauth-1' })).isError, false);
+    for (const [who, theirs, own] of [[o, 'alice-1', 'oauth-1'], [a, 'oauth-1', 'alice-1']]) {
+      const r = await who.call('hermes_result', { id: theirs });
+      const none = await who.call('hermes_result', { id: 'nobody-1' });
+      assert.equal(seen(r, theirs), seen(none, 'nobody-1'));
+      assert.equal((await who.call('hermes_result', { id: own })).structuredContent.status, 'completed');
+    }
+    const mine = JSON.parse(readFileSync(join(srv.dir, 'tasks', 'oauth-1', 'request.json'), 'utf8'));
+    // The client's authorization, as the engine names callers (a long name as its digest).
+    assert.ok(typeof mine.owner === 'string' && mine.owner.length > 8 && mine.owner !== 'p:alice', mine.owner);
+    await Promise.all([a.close(), o.close()]);
   } finally {
     await srv.stop();
     await fake.stop();
