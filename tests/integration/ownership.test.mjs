@@ -178,7 +178,7 @@ test('a principal reaches only its own tasks and runs; owner and hermes:admin re
     assert.equal(stop.isError, false, JSON.stringify(stop));
     await Promise.all([alice2.close(), bob2.close()]);
   } finally {
-    await srv.stop();
+    assert.equal(await srv.stop(), 0);
     await fake.stop();
   }
 });
@@ -230,7 +230,7 @@ test('an OAuth client and a role do not reach each other\'s tasks', async () => 
     assert.ok(typeof mine.owner === 'string' && mine.owner.length > 8 && mine.owner !== 'p:alice', mine.owner);
     await Promise.all([a.close(), o.close()]);
   } finally {
-    await srv.stop();
+    assert.equal(await srv.stop(), 0);
     await fake.stop();
   }
 });
