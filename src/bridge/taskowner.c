@@ -33,12 +33,13 @@ enum task_access task_access(struct bridge *b, const struct mcp_call *c, const c
     } else {
         enum tasks_rc rc = tasks_read(b->tasks, id, "request.json", 64 * 1024, &req);
         const char *owner = json_string_value(json_object_get(req, "owner"));
-        if (rc == TASKS_NOT_FOUND && !j && !tasks_pending(b->tasks, id) &&
-            !tasks_exists(b->tasks, id))
-            return TASK_ABSENT;
         /* Unreadable, damaged, or without an owner: nobody's but the administrators'. */
         acc = owner && strcmp(owner, mcp_call_caller(c)) == 0 ? TASK_YOURS : TASK_NOT_YOURS;
         json_decref(req);
+        /* Nothing at all under this id (a directory without request.json is an unowned task). */
+        if (rc == TASKS_NOT_FOUND && !j && !tasks_pending(b->tasks, id) &&
+            !tasks_exists(b->tasks, id))
+            return TASK_ABSENT;
     }
     if (acc == TASK_NOT_YOURS && caller_sees_all(c))
         acc = TASK_YOURS;

@@ -1,6 +1,7 @@
 /* tool_task.c — hermes_task: delegate a task to an agent, sync (wait for the answer) or async
  * (a run the bridge follows). The task id names one unit of work: the same request again is a
- * retry and returns what the first one gave; a different request under a used id is refused. */
+ * retry and returns what the first one gave; a different request under a used id is refused, and
+ * so is any request under another caller's id (taskowner.c), without a word about that task. */
 #include <jansson.h>
 #include <stdio.h>
 #include <stdlib.h>
