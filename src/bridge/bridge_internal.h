@@ -80,7 +80,8 @@ struct job {
     struct sessq *q;
     struct job *qnext;
     json_t *task_created; /* an MCP task (mcptask.c): its createdAt; else NULL */
-    char *owner;          /* an MCP task's caller, known before request.json is durable */
+    char *owner;          /* the creating caller (hermes_task), known before request.json is
+                             durable; NULL for a job that follows a stored task */
     bool stop_pending;    /* tasks/cancel came while the run was being submitted: a submit
                              job's run is stopped once its id is known (the follow job's first
                              request is the stop) */
@@ -289,10 +290,26 @@ json_t *mcptask_created_as(struct bridge *b, const char *id, json_t *created_at,
 /* The CreateTaskResult for a retry of an existing MCP task (its request.json req): as it is
  * now (new reference). */
 json_t *mcptask_again(struct bridge *b, const char *id, json_t *req);
-/* Whether c's caller may see task id: any but another caller's MCP task. */
-bool task_visible(struct bridge *b, struct mcp_call *c, const char *id);
 /* Task id's result.json is durable: its status goes to the streams that watch it. */
 void mcptask_ended(struct bridge *b, const char *id);
+
+/* taskowner.c: whose a task is, one rule for the hermes_* tools and MCP tasks. A task belongs
+ * to the caller that created it (request.json "owner", mcp_call_caller); the owner token and
+ * hermes:admin reach every task, and only they reach a task with no recorded owner. */
+enum task_access {
+    TASK_ABSENT,   /* no such task (the caller answers its own "not found") */
+    TASK_YOURS,    /* the caller's own, or the caller sees every task */
+    TASK_NOT_YOURS /* another caller's, or nobody's: it must look like TASK_ABSENT */
+};
+enum task_access task_access(struct bridge *b, const struct mcp_call *c, const char *id);
+/* Whether c's caller reaches every task: the owner token, a principal with hermes:admin. */
+bool caller_sees_all(const struct mcp_call *c);
+/* Whether c's caller may see task id: not another caller's, and of an agent it may use
+ * (task_allowed_for). True for an id that does not exist. */
+bool task_visible(struct bridge *b, const struct mcp_call *c, const char *id);
+/* The one answer for a task id or run id the caller may not see, or that does not exist. */
+void task_not_found(struct mcp_call *c, const char *id);
+void run_not_found(struct mcp_call *c, const char *run_id);
 
 /* tool_reset.c: stops a hermes_reset in progress without answering (shutdown). */
 void reset_abort(struct bridge *b);

@@ -11,12 +11,9 @@
  * with the finished task once result.json is durable, also for a run that ends after a
  * restart (the follow writes result.json then).
  *
- * An MCP task belongs to the caller that created it: request.json keeps the caller
- * (mcp_call_caller: its principal, never a credential) as for every hermes_task, and for an
- * MCP task another caller gets "not found" from the task methods and from hermes_status,
- * hermes_result, hermes_files and hermes_cancel (task_visible), the same answer as an id that
- * does not exist. Other tasks keep the rules the hermes_* tools always had (a principal's
- * agents list). */
+ * An MCP task belongs to the caller that created it, as every task does (taskowner.c: the
+ * owner token and hermes:admin reach them all): another caller gets from the task methods the
+ * same "not found" as an id that does not exist. */
 #include <jansson.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -32,26 +29,9 @@
 
 #define NOT_FOUND "Failed to retrieve task: Task not found"
 
-bool task_visible(struct bridge *b, struct mcp_call *c, const char *id)
-{
-    json_t *req = NULL;
-    struct job *j = strmap_get(b->jobs, id);
-    if (j && j->owner) /* an MCP task in flight: whose it is is known before it is on disk */
-        return strcmp(j->owner, mcp_call_caller(c)) == 0;
-    enum tasks_rc rc = tasks_read(b->tasks, id, "request.json", 64 * 1024, &req);
-    if (rc == TASKS_NOT_FOUND)
-        return true; /* no such task: the caller answers "not found" itself */
-    if (rc != TASKS_OK)
-        return false; /* cannot tell whose it is (I/O error, damaged file): nobody's */
-    const char *owner = json_string_value(json_object_get(req, "owner"));
-    bool ok = !json_is_true(json_object_get(req, "mcp_task")) || owner == NULL ||
-              strcmp(owner, mcp_call_caller(c)) == 0;
-    json_decref(req);
-    return ok;
-}
-
-/* The task's request.json when it is an MCP task of this caller (new reference), else NULL
- * with the call answered -32602. */
+/* The task's request.json when it is an MCP task this caller may see (task_visible: its own,
+ * or any for the owner token and hermes:admin; new reference), else NULL with the call
+ * answered -32602. */
 static json_t *owned_request(struct bridge *b, struct mcp_call *c, const char *id,
                              const char *scope)
 {
@@ -60,11 +40,10 @@ static json_t *owned_request(struct bridge *b, struct mcp_call *c, const char *i
         mcp_call_error(c, -32003, "Forbidden: this credential lacks the scope the task needs");
         return NULL;
     }
-    if (!id_syntax(id, strlen(id)) ||
+    if (!id_syntax(id, strlen(id)) || task_access(b, c, id) != TASK_YOURS ||
+        !task_allowed_for(b, c, id) ||
         tasks_read(b->tasks, id, "request.json", 64 * 1024, &req) != TASKS_OK ||
-        !json_is_true(json_object_get(req, "mcp_task")) ||
-        !json_is_string(json_object_get(req, "owner")) ||
-        strcmp(json_string_value(json_object_get(req, "owner")), mcp_call_caller(c)) != 0) {
+        !json_is_true(json_object_get(req, "mcp_task"))) {
         json_decref(req);
         mcp_call_error(c, -32602, NOT_FOUND);
         return NULL;

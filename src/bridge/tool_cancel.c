@@ -67,18 +67,17 @@ static void hermes_cancel(struct mcp_call *c, json_t *args, void *arg)
         tool_error(c, TE_INVALID_ARGUMENTS, 0, "give exactly one of 'run_id' or 'id'");
         return;
     }
+    /* Another caller's task or run, or one of an agent this principal may not use: the same
+     * answer as one that does not exist. */
     if (run_id) {
         const char *t = strmap_get(b->runs, run_id);
-        if (t == NULL) {
-            tool_error(c, TE_NOT_FOUND, 0, "no task of this bridge has run '%.100s'", run_id);
+        if (t == NULL || !task_visible(b, c, t)) {
+            run_not_found(c, run_id);
             return;
         }
         id = t;
-    }
-    /* Another caller's task, or one of an agent this principal may not use: as if it did not
-     * exist. */
-    if (!task_visible(b, c, id) || !task_allowed_for(b, c, id)) {
-        tool_error(c, TE_NOT_FOUND, 0, "no task with id '%s'", id);
+    } else if (!task_visible(b, c, id)) {
+        task_not_found(c, id);
         return;
     }
     struct job *j = strmap_get(b->jobs, id);
@@ -108,7 +107,7 @@ static void hermes_cancel(struct mcp_call *c, json_t *args, void *arg)
                                                    "already_finished", 1, "message",
                                                    "the task had already finished"));
         else
-            tool_error(c, TE_NOT_FOUND, 0, "no task with id '%s'", id);
+            task_not_found(c, id);
         json_decref(stored);
         return;
     }

@@ -30,18 +30,16 @@ static void hermes_files(struct mcp_call *c, json_t *args, void *arg)
     if (!check_args(c, files_args, args, v))
         return;
     const char *id = toolargs_str(v, FA_ID), *path = toolargs_str(v, FA_PATH);
-    if (!task_allowed_for(b, c, id)) { /* another agent's task: as if it did not exist */
-        tool_error(c, TE_NOT_FOUND, 0, "no task with id '%s'", id);
-        return;
-    }
     json_t *pv = json_object_get(args, "path");
     size_t plen = path ? json_string_length(pv) : 0;
     if (!taskpath_rel_ok(path ? path : "", plen, norm, sizeof norm, &reason)) {
         tool_error(c, TE_INVALID_ARGUMENTS, 0, "'path': %s", reason);
         return;
     }
-    if (!task_visible(b, c, id)) { /* another caller's: as if it did not exist */
-        tool_error(c, TE_NOT_FOUND, 0, "no task with id '%s'", id);
+    /* Another caller's task, or one of an agent this principal may not use: the same answer
+     * as a task that does not exist. */
+    if (!task_visible(b, c, id) || !tasks_exists(b->tasks, id)) {
+        task_not_found(c, id);
         return;
     }
     enum tasks_rc rc = tasks_files(b->tasks, id, norm, &out, why, sizeof why);

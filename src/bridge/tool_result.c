@@ -23,8 +23,8 @@ static void hermes_result(struct mcp_call *c, json_t *args, void *arg)
     const char *id = toolargs_str(v, 0);
     /* Another caller's task, or one of an agent this principal may not use: as if it did not
      * exist. */
-    if (!task_visible(b, c, id) || !task_allowed_for(b, c, id)) {
-        tool_error(c, TE_NOT_FOUND, 0, "no task with id '%s'", id);
+    if (!task_visible(b, c, id)) {
+        task_not_found(c, id);
         return;
     }
     switch (tasks_read(b->tasks, id, "result.json", TASKS_FILE_MAX, &res)) {
@@ -36,7 +36,7 @@ static void hermes_result(struct mcp_call *c, json_t *args, void *arg)
         if (strmap_get(b->jobs, id) || tasks_pending(b->tasks, id) || tasks_exists(b->tasks, id))
             tool_error(c, TE_NOT_FOUND, 0, "task '%s' has no result yet; it is still running", id);
         else
-            tool_error(c, TE_NOT_FOUND, 0, "no task with id '%s'", id);
+            task_not_found(c, id);
         return;
     case TASKS_TOO_BIG:
         tool_error(c, TE_UPSTREAM_ERROR, 0, "result.json is larger than %d KiB",

@@ -84,11 +84,8 @@ static void hermes_status(struct mcp_call *c, json_t *args, void *arg)
     s->call = c;
     snprintf(s->run_id, sizeof s->run_id, "%s", run_id);
     const char *task = strmap_get(b->runs, run_id);
-    if (task && !task_visible(b, c, task)) { /* another caller's run: as if unknown */
-        tool_error(c, TE_NOT_FOUND, 0, "no task of this bridge has run '%.100s'", run_id);
-        free(s);
-        return;
-    }
+    if (task && !task_visible(b, c, task))
+        task = NULL; /* another caller's run: as if unknown, every step below alike */
     if (task) {
         json_t *run = NULL;
         snprintf(s->task_id, sizeof s->task_id, "%s", task);
@@ -106,6 +103,13 @@ static void hermes_status(struct mcp_call *c, json_t *args, void *arg)
     if (a == NULL || a->key == NULL) {
         tool_error(c, a ? TE_AGENT_UNAVAILABLE : TE_UNKNOWN_AGENT, 0, "agent '%s' %s", s->agent,
                    a ? "has no usable credentials" : "is not registered");
+        free(s);
+        return;
+    }
+    /* A run no task of this bridge has is nobody's: only the owner token and hermes:admin may
+     * ask the agent about it. */
+    if (task == NULL && !caller_sees_all(c)) {
+        run_not_found(c, run_id);
         free(s);
         return;
     }

@@ -1,6 +1,7 @@
 /* tool_task.c — hermes_task: delegate a task to an agent, sync (wait for the answer) or async
  * (a run the bridge follows). The task id names one unit of work: the same request again is a
- * retry and returns what the first one gave; a different request under a used id is refused. */
+ * retry and returns what the first one gave; a different request under a used id is refused, and
+ * so is any request under another caller's id (taskowner.c), without a word about that task. */
 #include <jansson.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -103,6 +104,12 @@ static void hermes_task(struct mcp_call *c, json_t *args, void *arg)
         id = idbuf;
     }
     fingerprint(args, a->name, fp);
+    if (task_access(b, c, id) == TASK_NOT_YOURS) {
+        /* Task ids are one namespace: another caller's id (or one nobody owns) cannot be taken
+         * over, and nothing of that task is told, not even whether this is the same request. */
+        tool_error(c, TE_DUPLICATE_ID, 0, "task id '%s' is taken; choose another", id);
+        return;
+    }
     if (tasks_pending(b->tasks, id)) { /* its files are still being written */
         tool_error(c, TE_BUSY, 1, "task '%s' is still in progress", id);
         return;
@@ -118,15 +125,8 @@ static void hermes_task(struct mcp_call *c, json_t *args, void *arg)
         return;
     }
     bool as_task = mcp_call_client_extension(c, MCP_TASKS_EXTENSION);
+    char *owner = NULL; /* who the task belongs to: the caller, or (redone) whom it belonged to */
     if (prc == TASKS_OK) {
-        const char *owner = json_string_value(json_object_get(prev, "owner"));
-        if (owner && strcmp(owner, mcp_call_caller(c)) != 0 &&
-            json_is_true(json_object_get(prev, "mcp_task"))) {
-            /* Another caller's MCP task: nothing of it is told, but the id cannot be reused. */
-            tool_error(c, TE_DUPLICATE_ID, 0, "task id '%s' is taken; choose another", id);
-            json_decref(prev);
-            return;
-        }
         const char *pa = json_string_value(json_object_get(prev, "agent"));
         const char *pf = json_string_value(json_object_get(prev, "fingerprint"));
         if (pa && strcmp(pa, a->name) != 0) {
@@ -145,11 +145,15 @@ static void hermes_task(struct mcp_call *c, json_t *args, void *arg)
             json_decref(prev);
             return;
         }
+        /* Redone below, it stays its owner's (the owner token may retry anyone's). */
+        const char *was = json_string_value(json_object_get(prev, "owner"));
+        owner = was ? xstrdup(was) : NULL;
         json_decref(prev);
         json_t *res = NULL, *run = NULL;
         if (tasks_read(b->tasks, id, "result.json", TASKS_FILE_MAX, &res) == TASKS_OK) {
             mcp_call_tool_result_take(c, result_public(res));
             json_decref(res);
+            free(owner);
             return;
         }
         if (tasks_read(b->tasks, id, "run.json", 64 * 1024, &run) == TASKS_OK) {
@@ -159,10 +163,12 @@ static void hermes_task(struct mcp_call *c, json_t *args, void *arg)
                              "already accepted; this is the same run", "artifacts",
                              "next_steps"));
             json_decref(run);
+            free(owner);
             return;
         }
         if (strmap_get(b->jobs, id)) {
             tool_error(c, TE_BUSY, 1, "task '%s' is still in progress", id);
+            free(owner);
             return;
         }
         /* Accepted earlier but nothing came of it (crash before the agent answered): redo. */
@@ -170,18 +176,21 @@ static void hermes_task(struct mcp_call *c, json_t *args, void *arg)
         tool_error(c, TE_BUSY, 1, "task '%s' is still in progress", id);
         return;
     }
+    if (owner == NULL)
+        owner = xstrdup(mcp_call_caller(c));
     if (job_queue_full(b, a->name, session)) {
         /* Refused before anything is written or announced (the progress note below names an
          * id that must then exist). */
         tool_error(c, TE_BUSY, 5, "session '%s' already has %d calls waiting", session,
                    SESSION_QUEUE_MAX);
+        free(owner);
         return;
     }
     json_t *req = json_pack("{s:s, s:s, s:s, s:s?, s:s, s:o}", "id", id, "agent", a->name, "mode",
                             mode, "session", session, "fingerprint", fp, "created_at", iso_now());
-    /* Who asked is recorded (an MCP task is its caller's alone, mcptask.c: task_visible); a
-     * client of the tasks extension gets an MCP task, an agent run whatever the mode. */
-    json_object_set_new(req, "owner", json_string(mcp_call_caller(c)));
+    /* Whose it is goes into the task's own record (taskowner.c); a client of the tasks
+     * extension gets an MCP task, an agent run whatever the mode. */
+    json_object_set_new(req, "owner", json_string(owner));
     json_t *created = NULL;
     if (as_task) {
         json_object_set_new(req, "mcp_task", json_true());
@@ -193,13 +202,14 @@ static void hermes_task(struct mcp_call *c, json_t *args, void *arg)
     json_decref(req);
     if (wrc != TASKS_OK) {
         json_decref(created);
+        free(owner);
         tool_error(c, TE_UPSTREAM_ERROR, 0, "the task directory could not be written");
         return;
     }
     struct job *j = job_new(b, strcmp(mode, "sync") == 0 && !as_task ? JOB_SYNC : JOB_SUBMIT, id,
                             a->name);
     j->task_created = created;
-    j->owner = as_task ? xstrdup(mcp_call_caller(c)) : NULL;
+    j->owner = owner;
     j->call = c;
     j->prompt = contract_prompt(task, context, deliverable, constraints);
     if (session)

@@ -33,8 +33,8 @@ const char tasks_usage[] =
     "       hermes-mcp tasks prune [--env-file FILE] [--dry-run]\n"
     "\n"
     "The task directories in TASKS_DIR, read with the settings of the env file serve reads.\n"
-    "  list      one line per task, oldest first: id, state, age, size in bytes\n"
-    "            (--json: one JSON array of {id, state, finished, age_s, size})\n"
+    "  list      one line per task, oldest first: id, state, age, size in bytes, owner\n"
+    "            (--json: one JSON array of {id, state, finished, age_s, size, owner})\n"
     "  prune     removes the finished tasks past TASKS_RETENTION_DAYS or TASKS_MAX, oldest\n"
     "            first, one line per task removed (--dry-run: lists them, removes nothing)\n"
     "\n"
@@ -113,6 +113,28 @@ static const char *task_state(const char *dir, const struct retention_task *t, c
     return buf;
 }
 
+/* Whose the task is (request.json "owner", what the server checks): a principal's name, the
+ * caller as recorded when it is no named principal, "-" when none is recorded (then only the
+ * owner token and hermes:admin reach the task). */
+static void task_owner(const char *dir, const char *id, char *buf, size_t buflen)
+{
+    char path[4200], err[300];
+    struct stat st;
+    size_t len;
+    snprintf(path, sizeof path, "%s/%s/request.json", dir, id);
+    char *text = readfile_capped(path, path, RESULT_MAX, &st, &len, err, sizeof err);
+    json_t *r = text ? json_loadb(text, len, 0, NULL) : NULL;
+    const char *o = json_string_value(json_object_get(r, "owner"));
+    if (o && strncmp(o, "p:", 2) == 0)
+        o += 2;
+    bool shown = o && *o && strlen(o) < buflen; /* one word of visible ASCII, never a control */
+    for (const char *p = o; shown && *p; p++)
+        shown = *p > ' ' && *p < 0x7f;
+    snprintf(buf, buflen, "%s", shown ? o : "-");
+    json_decref(r);
+    free(text);
+}
+
 static long long du_total;
 
 static int du_add(const char *path, const struct stat *st, int type, struct FTW *ftw)
@@ -162,18 +184,20 @@ static int cmd_list(const struct config *c, struct retention_list *l, bool as_js
     qsort(l->tasks, l->n, sizeof *l->tasks, by_age);
     for (size_t i = 0; i < l->n; i++) {
         const struct retention_task *t = &l->tasks[i];
-        char buf[40], age[40];
+        char buf[40], age[40], owner[80];
         const char *state = task_state(c->tasks_dir, t, buf, sizeof buf);
         long long size = task_size(c->tasks_dir, t->id);
+        task_owner(c->tasks_dir, t->id, owner, sizeof owner);
         if (arr) {
-            json_array_append_new(arr, json_pack("{s:s, s:s, s:I, s:I, s:I}", "id", t->id, "state",
-                                                 state, "finished", (json_int_t)t->finished,
-                                                 "age_s", (json_int_t)(now - t->finished),
-                                                 "size", (json_int_t)size));
+            json_array_append_new(arr, json_pack("{s:s, s:s, s:I, s:I, s:I, s:s}", "id", t->id,
+                                                 "state", state, "finished",
+                                                 (json_int_t)t->finished, "age_s",
+                                                 (json_int_t)(now - t->finished), "size",
+                                                 (json_int_t)size, "owner", owner));
             continue;
         }
         age_text((long long)(now - t->finished), age, sizeof age);
-        printf("%s %s %s %lld\n", t->id, state, age, size);
+        printf("%s %s %s %lld %s\n", t->id, state, age, size, owner);
     }
     if (arr) {
         char *text = json_dumps(arr, JSON_COMPACT);

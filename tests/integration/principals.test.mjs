@@ -124,7 +124,8 @@ test('each principal sees and calls only its tools; outside its scopes: 403 insu
     await owner.close();
 
     // Tasks and runs of an agent outside the worker's list are not there for it: no result,
-    // files, cancel or status; its own task is. A principal without a list sees every task.
+    // files, cancel or status; its own task is. Without hermes:admin a principal sees only its
+    // own tasks, whatever its agents (ownership.test.mjs).
     const w2 = await connect(srv, tok.worker);
     await w2.listTools();
     for (const [tool, args] of [['hermes_result', { id: 'owner-alpha' }], ['hermes_files', { id: 'owner-alpha' }],
@@ -140,7 +141,7 @@ test('each principal sees and calls only its tools; outside its scopes: 403 insu
     await w2.close();
     const r2 = await connect(srv, tok.reader);
     await r2.listTools();
-    assert.equal((await call(r2, 'hermes_result', { id: 'owner-alpha' })).isError, false);
+    assert.equal((await call(r2, 'hermes_result', { id: 'owner-alpha' })).structuredContent.error, 'not_found');
     await r2.close();
 
     // Expired: 401 invalid_token, saying so; the SDK client cannot connect.

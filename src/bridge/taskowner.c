@@ -1,0 +1,62 @@
+/* taskowner.c — whose a task is: one rule for the hermes_* tools and for MCP tasks (mcptask.c).
+ *
+ * Every task and its run belong to the principal that created it: hermes_task records the caller
+ * (mcp_call_caller: a principal's name, never a credential) as "owner" in request.json, which is
+ * written atomically before any other file of the task and so survives a restart with it. Only
+ * that caller, the owner token and a principal holding hermes:admin reach the task; anyone else
+ * gets the answer a task that does not exist gets. A task with no recorded owner (written before
+ * owners were enforced, or whose request.json is missing) is reached only by the owner token and
+ * hermes:admin. */
+#include <jansson.h>
+#include <stdbool.h>
+#include <string.h>
+
+#include "bridge_internal.h"
+#include "mcp.h"
+#include "strmap.h"
+#include "tasks.h"
+
+bool caller_sees_all(const struct mcp_call *c)
+{
+    /* The owner token holds every scope; without authentication everyone does. */
+    return mcp_call_allowed(c, "hermes:admin");
+}
+
+enum task_access task_access(struct bridge *b, const struct mcp_call *c, const char *id)
+{
+    json_t *req = NULL;
+    struct job *j = strmap_get(b->jobs, id);
+    enum task_access acc;
+
+    if (j && j->owner) { /* in flight: whose it is is known before request.json is durable */
+        acc = strcmp(j->owner, mcp_call_caller(c)) == 0 ? TASK_YOURS : TASK_NOT_YOURS;
+    } else {
+        enum tasks_rc rc = tasks_read(b->tasks, id, "request.json", 64 * 1024, &req);
+        const char *owner = json_string_value(json_object_get(req, "owner"));
+        /* Unreadable, damaged, or without an owner: nobody's but the administrators'. */
+        acc = owner && strcmp(owner, mcp_call_caller(c)) == 0 ? TASK_YOURS : TASK_NOT_YOURS;
+        json_decref(req);
+        /* Nothing at all under this id (a directory without request.json is an unowned task). */
+        if (rc == TASKS_NOT_FOUND && !j && !tasks_pending(b->tasks, id) &&
+            !tasks_exists(b->tasks, id))
+            return TASK_ABSENT;
+    }
+    if (acc == TASK_NOT_YOURS && caller_sees_all(c))
+        acc = TASK_YOURS;
+    return acc;
+}
+
+bool task_visible(struct bridge *b, const struct mcp_call *c, const char *id)
+{
+    return task_access(b, c, id) != TASK_NOT_YOURS && task_allowed_for(b, c, id);
+}
+
+void task_not_found(struct mcp_call *c, const char *id)
+{
+    tool_error(c, TE_NOT_FOUND, 0, "no task with id '%s'", id);
+}
+
+void run_not_found(struct mcp_call *c, const char *run_id)
+{
+    tool_error(c, TE_NOT_FOUND, 0, "no task of this bridge has run '%.100s'", run_id);
+}

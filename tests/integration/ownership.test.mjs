@@ -1,0 +1,236 @@
+// Task ownership (issue 25, point 3): every task and run belongs to the principal that created
+// it. Two TOKENS_FILE roles, alice and bob, share the default agent, each with the official SDK
+// client (tools listed before calling, as real clients do), both connected at once. Bob gets
+// from hermes_result, hermes_files, hermes_status and hermes_cancel the answer an id that does
+// not exist gets (same error code, same text), cannot take alice's id over with hermes_task or
+// learn anything of her task from it, and alice's async run is not stopped; the owner token and
+// a hermes:admin principal see everything. A task written before owners were recorded (no
+// "owner" in its request.json) is reached only by the owner token and hermes:admin. All of it
+// again after a restart. An OAuth client is a principal like the roles.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { chmodSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { createHash, randomBytes } from 'node:crypto';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { startHermes, restartHermes, startFake, agentEnv, until, hermesCli, startOAuth, OAUTH_PASS } from './lib.mjs';
+
+const sha = (t) => createHash('sha256').update(t).digest('hex');
+const hex = (n) => randomBytes(n).toString('hex');
+
+async function connect(srv, token, name) {
+  const client = new Client({ name, version: '1.0.0' });
+  await client.connect(new StreamableHTTPClientTransport(new URL(srv.url), {
+    requestInit: { headers: { Authorization: `Bearer ${token}` } },
+  }));
+  await client.listTools();
+  return {
+    client,
+    call: (tool, args) => client.callTool({ name: tool, arguments: args }),
+    close: () => client.close(),
+  };
+}
+
+// What a caller can tell from an answer: error or not, its code and its text, with the id asked
+// about written as <id> (so the answer for alice's id compares with the one for a random id).
+function seen(r, ...ids) {
+  let text = JSON.stringify({ isError: r.isError, error: r.structuredContent?.error,
+    message: r.structuredContent?.message, content: r.content });
+  for (const id of ids) text = text.split(id).join('<id>');
+  return text;
+}
+
+// A task as this server wrote them before owners were enforced: request.json without an owner,
+// a result, and (runs) run.json.
+function legacyTask(tasks, id, runId) {
+  const d = join(tasks, id);
+  mkdirSync(d, { recursive: true, mode: 0o700 });
+  const put = (name, obj) => writeFileSync(join(d, name), JSON.stringify(obj), { mode: 0o600 });
+  put('request.json', { id, agent: 'hermes', mode: 'async', fingerprint: '0'.repeat(64),
+    created_at: '2026-01-01T00:00:00Z' });
+  put('run.json', { run_id: runId, task_id: id, agent: 'hermes' });
+  put('result.json', { id, status: 'completed', summary: 'the legacy answer', artifacts: [],
+    next_steps: [], run_id: runId, agent: 'hermes', completed_at: '2026-01-01T00:01:00Z' });
+}
+
+test('a principal reaches only its own tasks and runs; owner and hermes:admin reach all; unowned tasks only they', async () => {
+  const fake = await startFake();
+  const dir = mkdtempSync(join(tmpdir(), 'hm-own-'));
+  const tasks = join(dir, 'tasks');
+  mkdirSync(tasks, { mode: 0o700 });
+  legacyTask(tasks, 'legacy-1', 'run_legacy0001');
+  const tok = { alice: hex(32), bob: hex(32), admin: hex(32) };
+  const tokens = join(dir, 'tokens.yaml');
+  writeFileSync(tokens, 'tokens:\n' +
+    `  - name: alice\n    sha256: ${sha(tok.alice)}\n    scopes: [hermes:read, hermes:task]\n` +
+    `  - name: bob\n    sha256: ${sha(tok.bob)}\n    scopes: [hermes:read, hermes:task]\n` +
+    `  - name: auditor\n    sha256: ${sha(tok.admin)}\n    scopes: [hermes:read, hermes:task, hermes:admin]\n`);
+  chmodSync(tokens, 0o600);
+  let srv = await startHermes({ HERMES_ENV_PATH: agentEnv(fake), HERMES_POLL_MS: '50', TOKENS_FILE: tokens,
+    TASKS_DIR: tasks });
+  try {
+    const [alice, bob] = await Promise.all([connect(srv, tok.alice, 'alice'), connect(srv, tok.bob, 'bob')]);
+
+    // Alice: a sync task (done), an async run that keeps running, and a sync task in flight.
+    const syncArgs = { task: 'what is 6 * 7', mode: 'sync', id: 'alice-sync' };
+    const done = await alice.call('hermes_task', syncArgs);
+    assert.equal(done.isError, false, JSON.stringify(done));
+    const asyncArgs = { task: 'a long job [delay=60000]', mode: 'async', id: 'alice-async' };
+    const accepted = await alice.call('hermes_task', asyncArgs);
+    assert.equal(accepted.structuredContent.status, 'accepted', JSON.stringify(accepted));
+    const runId = accepted.structuredContent.run_id;
+    const slow = alice.call('hermes_task', { task: 'slowly [delay=2500]', mode: 'sync', id: 'alice-slow' });
+    await until(() => fake.received().some((q) => q.path === '/v1/chat/completions' &&
+      JSON.stringify(q.body).includes('slowly')), 'the slow sync task to reach the agent');
+    const resultBefore = (await alice.call('hermes_result', { id: 'alice-sync' })).structuredContent;
+    const requestBefore = readFileSync(join(tasks, 'alice-sync', 'request.json'), 'utf8');
+    assert.equal(JSON.parse(requestBefore).owner, 'p:alice', 'the owner is in the task record');
+
+    // Bob, at the same time, asks about each of them as about an id that does not exist.
+    const probes = async (who, ids, run) => {
+      const nobody = `nobody-${hex(4)}`;
+      const noRun = `run_${hex(8)}`;
+      for (const id of ids) {
+        for (const [tool, args] of [['hermes_result', (x) => ({ id: x })], ['hermes_files', (x) => ({ id: x })],
+          ['hermes_files', (x) => ({ id: x, path: 'result.json' })], ['hermes_cancel', (x) => ({ id: x })]]) {
+          const theirs = await who.call(tool, args(id));
+          const none = await who.call(tool, args(nobody));
+          assert.equal(theirs.isError, true, `${tool} ${id}: ${JSON.stringify(theirs)}`);
+          assert.equal(theirs.structuredContent.error, 'not_found', `${tool} ${id}`);
+          assert.equal(seen(theirs, id), seen(none, nobody), `${tool} ${id}: as an unknown id`);
+        }
+      }
+      for (const [tool, args] of [['hermes_status', (x) => ({ run_id: x })], ['hermes_cancel', (x) => ({ run_id: x })]]) {
+        const theirs = await who.call(tool, args(run));
+        const none = await who.call(tool, args(noRun));
+        assert.equal(theirs.isError, true, `${tool} ${run}: ${JSON.stringify(theirs)}`);
+        assert.equal(theirs.structuredContent.error, 'not_found', `${tool} ${run}`);
+        assert.equal(seen(theirs, run), seen(none, noRun), `${tool} ${run}: as an unknown run`);
+      }
+    };
+    await probes(bob, ['alice-sync', 'alice-async', 'alice-slow'], runId);
+    // The same request re-sent under her id returns nothing of hers and changes nothing; a
+    // different request gets the very same answer (not even "same request" is told).
+    const again = await bob.call('hermes_task', syncArgs);
+    assert.equal(again.isError, true, JSON.stringify(again));
+    assert.equal(again.structuredContent.error, 'duplicate_id');
+    const other = await bob.call('hermes_task', { ...syncArgs, task: 'something else' });
+    assert.equal(seen(again), seen(other), 'a re-send tells nothing of the request');
+    assert.ok(!JSON.stringify(again).includes('42'), 'not her answer');
+    const reAsync = await bob.call('hermes_task', asyncArgs);
+    assert.equal(reAsync.structuredContent.error, 'duplicate_id', JSON.stringify(reAsync));
+    assert.ok(!JSON.stringify(reAsync).includes(runId), 'not her run');
+
+    // Alice's work is untouched: the slow task finishes, the run was never stopped, her
+    // result and her task record are as they were.
+    const slowDone = await slow;
+    assert.equal(slowDone.isError, false, JSON.stringify(slowDone));
+    assert.equal(slowDone.structuredContent.status, 'completed');
+    assert.equal(fake.received().filter((q) => q.path.endsWith('/stop')).length, 0, 'no stop reached the agent');
+    const st = await alice.call('hermes_status', { run_id: runId });
+    assert.equal(st.isError, false, JSON.stringify(st));
+    assert.equal(st.structuredContent.status, 'running');
+    assert.deepEqual((await alice.call('hermes_result', { id: 'alice-sync' })).structuredContent, resultBefore);
+    assert.equal(readFileSync(join(tasks, 'alice-sync', 'request.json'), 'utf8'), requestBefore);
+    const files = await alice.call('hermes_files', { id: 'alice-sync' });
+    assert.equal(files.isError, false, JSON.stringify(files));
+
+    // A task with no recorded owner: neither alice nor bob reaches it, nor can take its id.
+    await probes(alice, ['legacy-1'], 'run_legacy0001');
+    await probes(bob, ['legacy-1'], 'run_legacy0001');
+    const takeLegacy = await alice.call('hermes_task', { task: 'x', mode: 'async', id: 'legacy-1' });
+    assert.equal(takeLegacy.structuredContent.error, 'duplicate_id', JSON.stringify(takeLegacy));
+
+    // The owner token and a hermes:admin principal see every task and run.
+    const owner = await connect(srv, srv.token, 'owner');
+    const admin = await connect(srv, tok.admin, 'auditor');
+    for (const who of [owner, admin]) {
+      assert.deepEqual((await who.call('hermes_result', { id: 'alice-sync' })).structuredContent, resultBefore);
+      assert.equal((await who.call('hermes_files', { id: 'alice-async' })).isError, false);
+      const s = await who.call('hermes_status', { run_id: runId });
+      assert.equal(s.structuredContent.status, 'running', JSON.stringify(s));
+      const legacy = await who.call('hermes_result', { id: 'legacy-1' });
+      assert.equal(legacy.structuredContent.summary, 'the legacy answer', JSON.stringify(legacy));
+      const ls = await who.call('hermes_status', { run_id: 'run_legacy0001' });
+      assert.equal(ls.structuredContent.status, 'completed', JSON.stringify(ls));
+    }
+    await Promise.all([alice.close(), bob.close(), owner.close(), admin.close()]);
+
+    // The operator sees whose each task is.
+    const list = await hermesCli(srv, 'tasks', 'list');
+    assert.equal(list.code, 0, list.stderr);
+    const owners = Object.fromEntries(list.stdout.trim().split('\n').map((l) => l.split(' ')).map((f) => [f[0], f[4]]));
+    assert.deepEqual(owners, { 'legacy-1': '-', 'alice-sync': 'alice', 'alice-async': 'alice', 'alice-slow': 'alice' });
+    const json = JSON.parse((await hermesCli(srv, 'tasks', 'list', '--json')).stdout);
+    assert.equal(json.find((t) => t.id === 'alice-sync').owner, 'alice');
+
+    // After a restart the owner comes from the task record: the same answers.
+    srv.proc.kill('SIGKILL');
+    await new Promise((res) => srv.proc.on('close', res));
+    srv = await restartHermes(srv);
+    const [alice2, bob2] = await Promise.all([connect(srv, tok.alice, 'alice'), connect(srv, tok.bob, 'bob')]);
+    await probes(bob2, ['alice-sync', 'alice-async'], runId);
+    assert.deepEqual((await alice2.call('hermes_result', { id: 'alice-sync' })).structuredContent, resultBefore);
+    // Her own run she may stop.
+    const stop = await alice2.call('hermes_cancel', { run_id: runId });
+    assert.equal(stop.isError, false, JSON.stringify(stop));
+    await Promise.all([alice2.close(), bob2.close()]);
+  } finally {
+    assert.equal(await srv.stop(), 0);
+    await fake.stop();
+  }
+});
+
+// An OAuth client is a principal like any other: its tasks are its own, and a role's are not its.
+const REDIRECT = 'http://127.0.0.1:7777/callback';
+async function oauthToken(issuer) {
+  const reg = await (await fetch(`${issuer}/register`, { method: 'POST', headers: { 'Content-Type': 'application/json' },
+    body: JSON.stringify({ redirect_uris: [REDIRECT], client_name: 'ownership-it', token_endpoint_auth_method: 'none' }) })).json();
+  const verifier = randomBytes(32).toString('base64url');
+  const challenge = createHash('sha256').update(verifier).digest('base64url');
+  const u = new URL(`${issuer}/authorize`);
+  for (const [k, v] of Object.entries({ response_type: 'code', client_id: reg.client_id, redirect_uri: REDIRECT,
+    state: 's', code_challenge_method: 'S256', code_challenge: challenge, scope: 'hermes:read hermes:task' })) u.searchParams.set(k, v);
+  const html = await (await fetch(u, { redirect: 'manual' })).text();
+  const csrf = /name="csrf" value="([0-9a-f]{64})"/.exec(html)?.[1];
+  const form = { 'Content-Type': 'application/x-www-form-urlencoded' };
+  const res = await fetch(`${issuer}/authorize`, { method: 'POST', redirect: 'manual', headers: { ...form, Origin: issuer },
+    body: new URLSearchParams({ csrf, passphrase: OAUTH_PASS, action: 'approve' }).toString() });
+  assert.equal(res.status, 302, 'the owner allows the client');
+  const code = new URL(res.headers.get('location')).searchParams.get('code');
+  const tok = await (await fetch(`${issuer}/token`, { method: 'POST', headers: form,
+    body: new URLSearchParams({ grant_type: 'authorization_code', client_id: reg.client_id, code, code_verifier: verifier,
+      redirect_uri: REDIRECT }).toString() })).json();
+  assert.ok(tok.access_token, JSON.stringify(tok));
+  return tok.access_token;
+}
+
+test('an OAuth client and a role do not reach each other\'s tasks', async () => {
+  const fake = await startFake();
+  const dir = mkdtempSync(join(tmpdir(), 'hm-own-'));
+  const alice = hex(32);
+  const tokens = join(dir, 'tokens.yaml');
+  writeFileSync(tokens, `tokens:\n  - name: alice\n    sha256: ${sha(alice)}\n    scopes: [hermes:read, hermes:task]\n`);
+  chmodSync(tokens, 0o600);
+  const { srv, issuer } = await startOAuth({ HERMES_ENV_PATH: agentEnv(fake), TOKENS_FILE: tokens });
+  try {
+    const [a, o] = await Promise.all([connect(srv, alice, 'alice'), connect(srv, await oauthToken(issuer), 'connector')]);
+    assert.equal((await a.call('hermes_task', { task: 'what is 6 * 7', mode: 'sync', id: 'alice-1' })).isError, false);
+    assert.equal((await o.call('hermes_task', { task: 'what is 2 + 2', mode: 'sync', id: 'oauth-1' })).isError, false);
+    for (const [who, theirs, own] of [[o, 'alice-1', 'oauth-1'], [a, 'oauth-1', 'alice-1']]) {
+      const r = await who.call('hermes_result', { id: theirs });
+      const none = await who.call('hermes_result', { id: 'nobody-1' });
+      assert.equal(seen(r, theirs), seen(none, 'nobody-1'));
+      assert.equal((await who.call('hermes_result', { id: own })).structuredContent.status, 'completed');
+    }
+    const mine = JSON.parse(readFileSync(join(srv.dir, 'tasks', 'oauth-1', 'request.json'), 'utf8'));
+    // The client's authorization, as the engine names callers (a long name as its digest).
+    assert.ok(typeof mine.owner === 'string' && mine.owner.length > 8 && mine.owner !== 'p:alice', mine.owner);
+    await Promise.all([a.close(), o.close()]);
+  } finally {
+    assert.equal(await srv.stop(), 0);
+    await fake.stop();
+  }
+});
