@@ -579,6 +579,18 @@ void mcp_set_tool_hidden(struct mcp_server *s, const char *name, bool hidden)
         s->tools_hidden--;
 }
 
+void mcp_set_tool_input_schema(struct mcp_server *s, const char *name, json_t *schema)
+{
+    struct named *t = registry_find(&s->tools, name);
+    if (t == NULL) {
+        json_decref(schema);
+        return;
+    }
+    json_object_set_new(t->listing, "inputSchema", schema);
+    free(s->tools.listing_text); /* the listing changed */
+    s->tools.listing_text = NULL;
+}
+
 static void do_resources_list(struct rpc_ctx *x, struct jrpc_msg *m)
 {
     answer_list(x, m, &x->srv->resources, "resources");

@@ -25,6 +25,7 @@
 #include "buf.h"
 #include "config.h"
 #include "contract.h"
+#include "ctlclient.h"
 #include "gwload.h"
 #include "authserver.h"
 #include "mem.h"
@@ -232,7 +233,7 @@ static void check_gateway(struct doctor *d, const struct config *cfg, json_t *en
     char err[1024];
     if (cfg->gateway_file == NULL)
         return;
-    if (!gwload_file(cfg->gateway_file, env, &gw, err, sizeof err)) {
+    if (!gwload_for_serve(cfg->gateway_file, env, cfg->call_timeout_ms, &gw, err, sizeof err)) {
         check(d, FAIL, "%s: fix it (hermes-mcp gateway check shows the upstreams)", err);
         return;
     }
@@ -253,6 +254,12 @@ static void check_gateway(struct doctor *d, const struct config *cfg, json_t *en
                            "pass secrets in env: instead",
                   cfg->gateway_file, gw.up[i].name);
     gwfile_cleanup(&gw);
+    char *waiting = ctlclient_restart_needed(d->env_path);
+    if (waiting)
+        check(d, WARN, "gateway file %s: the running server reloaded it but cannot apply all of "
+                       "it: restart needed (%s)",
+              cfg->gateway_file, waiting);
+    free(waiting);
 }
 
 /* ---------- files: TASKS_DIR, the contract ---------- */

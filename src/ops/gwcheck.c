@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "config.h"
+#include "ctlclient.h"
 #include "gateway.h"
 #include "gwload.h"
 #include "gwpolicy.h"
@@ -287,16 +288,6 @@ static int probe(const struct gwfile *gw)
     return bad ? 1 : 0;
 }
 
-static bool any_approve(const struct gwfile *gw)
-{
-    const char *k;
-    json_t *v;
-    for (size_t i = 0; i < gw->nup; i++)
-        json_object_foreach(gw->up[i].guard, k, v) if (strcmp(json_string_value(v), "approve") == 0)
-            return true;
-    return false;
-}
-
 static int check(const char *env_file, bool with_probe)
 {
     struct config cfg;
@@ -317,7 +308,8 @@ static int check(const char *env_file, bool with_probe)
     int rc = 2;
     if (cfg.gateway_file == NULL) {
         fprintf(stderr, "hermes-mcp: no GATEWAY_FILE in %s: the gateway is off\n", env_file);
-    } else if (!gwload_file(cfg.gateway_file, env, &gw, err, sizeof err)) {
+    } else if (!gwload_for_serve(cfg.gateway_file, env, cfg.call_timeout_ms, &gw, err,
+                                 sizeof err)) {
         fprintf(stderr, "hermes-mcp: %s\n", err);
         rc = 1;
     } else {
@@ -334,9 +326,14 @@ static int check(const char *env_file, bool with_probe)
             printf("  startup_context: a tool returning %zu fixed file%s, at most %u bytes each\n",
                    json_array_size(gw.startup_files),
                    json_array_size(gw.startup_files) == 1 ? "" : "s", gw.startup_max_bytes);
-        if (any_approve(&gw))
+        if (gwload_any_approve(&gw))
             printf("  approvals: an approve-guarded call waits %u s for the operator, then is "
                    "denied\n", gw.approvals_timeout_s);
+        char *waiting = ctlclient_restart_needed(env_file);
+        if (waiting)
+            printf("running server: restart needed: it reloaded this file but cannot apply %s\n",
+                   waiting);
+        free(waiting);
         rc = with_probe ? probe(&gw) : 0;
         gwfile_cleanup(&gw);
     }
