@@ -39,6 +39,8 @@ const char gateway_usage[] =
     "upstream the protocol version it speaks (2025-11-25 or 2026-07-28) and its smoke call,\n"
     "made as serve makes it (passed, or failed and why), and the resources and prompts of\n"
     "those with tools.resources or tools.prompts; then stops them.\n"
+    "When a server runs with FILE and a reload (SIGHUP) of this file asked for what only a\n"
+    "restart applies (a new upstream, another command...), it prints \"restart needed\" and what.\n"
     "Exit codes: 0 valid, 1 the gateway file is refused, an upstream did not start or failed\n"
     "its smoke call, or serve would refuse an exposed name, 2 usage or configuration error.\n"
     "`doctor` runs the offline check only.\n"
