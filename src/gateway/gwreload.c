@@ -1,12 +1,12 @@
 /* gwreload.c — SIGHUP: the gateway file read again (issue 25 point 4). Discovery is frozen and
  * the upstreams' processes are the ones started with the server, so a reload applies only what
- * needs neither: the guards, the argument policies, an include or exclude that leaves listed
- * tools out, the approvals timeout and startup_context's files; each applies to the calls that
+ * needs neither: the guards, the argument policies, an include or exclude (or bridge_tools)
+ * that leaves listed tools out, the approvals timeout and startup_context's files; each applies to the calls that
  * start after it (a call in flight already holds the arguments its policy admitted, and a call
  * waiting for an operator keeps its own timer). What would need a new process or a new
  * listing (an upstream added or removed; its command, args, env, url, headers, prefix and the
- * other settings of its process; an include that would show a tool clients were never shown;
- * bridge_tools; startup_context where there was none) is not applied: one warn line names each,
+ * other settings of its process; an include or bridge_tools that would show a tool clients
+ * were never shown; startup_context where there was none) is not applied: one warn line names each,
  * and the control socket's status lists them (doctor, `gateway check`) until a restart. The
  * comparison is always with the file the server started with, so reverting a change and
  * reloading again clears its line. A file that cannot apply as a whole (a policy naming a tool
@@ -118,7 +118,8 @@ static void wider_rules(const struct upstream *u, const struct gw_upstream *now,
 }
 
 /* Everything f asks for that this reload cannot apply, as lines for the log and the status. */
-static json_t *unapplied(const struct gateway *g, const struct gwfile *f)
+static json_t *unapplied(const struct gateway *g, const struct gwfile *f,
+                         const char *const *bridge, size_t nbridge)
 {
     json_t *list = json_array();
     for (size_t i = 0; i < f->nup; i++)
@@ -133,9 +134,9 @@ static json_t *unapplied(const struct gateway *g, const struct gwfile *f)
         process_changes(g->ups[i].cfg, now, list);
         wider_rules(&g->ups[i], now, list);
     }
-    if (!same_json(g->file->bridge_include, f->bridge_include) ||
-        !same_json(g->file->bridge_exclude, f->bridge_exclude))
-        needs_restart(list, "bridge_tools changed");
+    for (size_t i = 0; i < nbridge; i++) /* registered only at start, when kept */
+        if (gw_bridge_tool_kept(f, bridge[i]) && !gw_bridge_tool_kept(g->file, bridge[i]))
+            needs_restart(list, "bridge_tools widened (it would expose %s)", bridge[i]);
     if (g->startctx == NULL && f->startup_files)
         needs_restart(list, "startup_context is new");
     return list;
@@ -195,7 +196,24 @@ static bool apply_tool(struct gateway *g, struct gw_tool *t, const struct gw_ups
     return changed;
 }
 
-bool gateway_reload_file(struct gateway *g, struct gwfile *f, const char *path)
+/* bridge_tools narrowed: a tool of ours kept at start and left out now is taken away (and
+ * given back when a later reload keeps it again). */
+static void apply_bridge(struct gateway *g, const struct gwfile *f, const char *const *bridge,
+                         size_t nbridge)
+{
+    for (size_t i = 0; i < nbridge; i++) {
+        if (!gw_bridge_tool_kept(g->file, bridge[i]))
+            continue; /* never registered */
+        bool kept = gw_bridge_tool_kept(f, bridge[i]);
+        if (!kept)
+            log_info("gateway: reload: bridge_tools leaves %s out: it is no longer exposed",
+                     bridge[i]);
+        mcp_set_tool_disabled(g->mcp, bridge[i], !kept);
+    }
+}
+
+bool gateway_reload_file(struct gateway *g, struct gwfile *f, const char *path,
+                         const char *const *bridge, size_t nbridge)
 {
     char err[400];
     if (!policies_offered(g, f, err, sizeof err)) {
@@ -205,7 +223,7 @@ bool gateway_reload_file(struct gateway *g, struct gwfile *f, const char *path)
         free(f);
         return false;
     }
-    json_t *list = unapplied(g, f);
+    json_t *list = unapplied(g, f, bridge, nbridge);
     size_t i;
     json_t *line;
     json_array_foreach(list, i, line)
@@ -216,6 +234,7 @@ bool gateway_reload_file(struct gateway *g, struct gwfile *f, const char *path)
         if (now)
             changed += apply_tool(g, &g->tools[k], now);
     }
+    apply_bridge(g, f, bridge, nbridge);
     if (g->approvals_timeout_s != f->approvals_timeout_s) {
         g->approvals_timeout_s = f->approvals_timeout_s;
         approvals_set_timeout(g->approvals, f->approvals_timeout_s);

@@ -85,10 +85,16 @@ test('an approve guard added to the file and SIGHUP: the next call waits for `he
   assert.doesNotMatch(log, /restart to apply/);
 });
 
-test('an argument policy added applies to the next call; an include that leaves a tool out hides it and refuses its calls', async () => {
+test('an argument policy added applies to the next call; an include or bridge_tools that leaves a tool out hides it and refuses its calls', async () => {
+  const { client: early, tools: listed } = await sdkClient(srv, 'gwreload-it');
+  assert.ok(listed.hermes_reset && listed.fake__slow, 'both listed before the reload');
   await reloadWith(BASE().replace('[echo, slow]', '[echo]') +
-    '      args: {echo: {max_length: {message: 5}}}\n');
+    '      args: {echo: {max_length: {message: 5}}}\nbridge_tools: {exclude: [hermes_reset]}\n');
+  await assert.rejects(early.callTool({ name: 'hermes_reset', arguments: {} }), /Unknown tool: hermes_reset/);
+  await early.close();
   const { client, tools } = await sdkClient(srv, 'gwreload-it');
+  assert.equal(tools.hermes_reset, undefined, 'the bridge tool left out is no longer listed');
+  assert.ok(tools.hermes_task, 'the others stay');
   assert.ok(tools.fake__echo);
   assert.equal(tools.fake__slow, undefined, 'slow is no longer listed');
   assert.equal(tools.fake__echo.inputSchema.properties.message.maxLength, 5, 'the schema clients see says so');
@@ -124,6 +130,9 @@ test('a new upstream and a changed args: one warn line each, not applied, doctor
   assert.match(check.stdout, /running server: restart needed: .*upstream extra is new; upstream fake: args changed/);
 
   await reloadWith(BASE());
+  const again = await sdkClient(srv, 'gwreload-it');
+  assert.ok(again.tools.hermes_reset, 'a bridge tool left out by an earlier reload is back');
+  await again.client.close();
   const doctor2 = await run('doctor', '--no-probe', '--env-file', srv.envFile);
   assert.doesNotMatch(doctor2.stdout, /restart needed/);
   const check2 = await run('gateway', 'check', '--env-file', srv.envFile);
