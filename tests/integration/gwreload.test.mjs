@@ -158,6 +158,17 @@ test('an invalid file keeps the running configuration and says why in one warn l
   await client.close();
 });
 
+test('a shorter approvals.timeout_s applies to the next approval request', async () => {
+  await reloadWith(BASE() + '      guard: {echo: approve}\napprovals: {timeout_s: 1}\n');
+  const { client } = await sdkClient(srv, 'gwreload-it');
+  const started = Date.now();
+  const r = await client.callTool({ name: 'fake__echo', arguments: { message: 'late' } });
+  assert.equal(r.structuredContent.error, 'approval_denied');
+  assert.match(r.content[0].text, /no operator answered within 1 s/);
+  assert.ok(Date.now() - started < 10000, 'not the 600 s default');
+  await client.close();
+});
+
 test('a file serve would refuse (approvals.timeout_s at or above MCP_CALL_TIMEOUT_S) is refused by the reload too: the running configuration stays', async () => {
   const log = await reloadWith(BASE() + '      guard: {echo: approve}\napprovals: {timeout_s: 3600}\n');
   assert.match(log, /warn: gateway: reload failed, keeping the running gateway configuration: gateway file .*: approvals\.timeout_s \(3600 s\) must be shorter than MCP_CALL_TIMEOUT_S \(1800 s\)/);
