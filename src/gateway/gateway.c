@@ -350,6 +350,7 @@ void gateway_free(struct gateway *g)
     json_decref(g->status_written);
     free(g->ups);
     json_decref(g->restart_needed);
+    json_decref(g->bridge_out);
     metric_free(g->m_calls);
     metric_free(g->m_errors);
     metric_free(g->m_seconds);

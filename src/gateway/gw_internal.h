@@ -166,6 +166,7 @@ struct gateway {
     unsigned approvals_timeout_s; /* in force: the file's at start, then a reload's */
     json_t *restart_needed;    /* what the last SIGHUP's gateway file asked for and could not
                                   apply (gwreload.c): ["upstream x is new", ...], or NULL */
+    json_t *bridge_out;        /* {name: true} for each bridge tool a reload took away, or NULL */
     struct gw_tasks *tasks;    /* approve-guarded calls run as MCP tasks (gwtask.c), or NULL
                                   when no tool is guarded approve */
     /* /metrics, by upstream (gateway_metrics); state, restarts and withheld are read live */

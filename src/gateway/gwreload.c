@@ -205,9 +205,14 @@ static void apply_bridge(struct gateway *g, const struct gwfile *f, const char *
         if (!gw_bridge_tool_kept(g->file, bridge[i]))
             continue; /* never registered */
         bool kept = gw_bridge_tool_kept(f, bridge[i]);
-        if (!kept)
-            log_info("gateway: reload: bridge_tools leaves %s out: it is no longer exposed",
-                     bridge[i]);
+        if (kept == (json_object_get(g->bridge_out, bridge[i]) == NULL))
+            continue; /* as it is */
+        log_info("gateway: reload: bridge tool %s is %s", bridge[i],
+                 kept ? "exposed again" : "no longer exposed (bridge_tools leaves it out)");
+        if (kept)
+            json_object_del(g->bridge_out, bridge[i]);
+        else
+            json_object_set_new(g->bridge_out, bridge[i], json_true());
         mcp_set_tool_disabled(g->mcp, bridge[i], !kept);
     }
 }
@@ -234,6 +239,8 @@ bool gateway_reload_file(struct gateway *g, struct gwfile *f, const char *path,
         if (now)
             changed += apply_tool(g, &g->tools[k], now);
     }
+    if (g->bridge_out == NULL)
+        g->bridge_out = json_object();
     apply_bridge(g, f, bridge, nbridge);
     if (g->approvals_timeout_s != f->approvals_timeout_s) {
         g->approvals_timeout_s = f->approvals_timeout_s;
