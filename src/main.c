@@ -24,6 +24,7 @@
 #include "gwcheck.h"
 #include "gwload.h"
 #include "log.h"
+#include "mem.h"
 #include "oauthcli.h"
 #include "passphrase.h"
 #include "smoke.h"
@@ -158,30 +159,14 @@ static bool load_gateway_file(const struct config *cfg, const char *env_file)
     if (cfg->gateway_file == NULL)
         return true;
     json_t *env = config_read_env(env_file, &mode, err, sizeof err);
-    bool ok = env && gwload_file(cfg->gateway_file, env, &the_gwfile, err, sizeof err);
+    bool ok = env && gwload_for_serve(cfg->gateway_file, env, cfg->call_timeout_ms, &the_gwfile,
+                                      err, sizeof err);
     json_decref(env);
     if (!ok) {
         fprintf(stderr, "hermes-mcp: %s\n", err);
         return false;
     }
-    bool approve_guards = false;
-    for (size_t i = 0; i < the_gwfile.nup; i++) {
-        const char *glob;
-        json_t *how;
-        json_object_foreach(the_gwfile.up[i].guard, glob, how)
-            approve_guards |= json_is_string(how) && strcmp(json_string_value(how), "approve") == 0;
-    }
-    if (approve_guards && cfg->call_timeout_ms &&
-        (uint64_t)the_gwfile.approvals_timeout_s * 1000 >= cfg->call_timeout_ms) {
-        /* The engine would end a waiting call first, and it would look withdrawn. */
-        fprintf(stderr,
-                "hermes-mcp: gateway file %s: approvals.timeout_s (%u s) must be shorter than "
-                "MCP_CALL_TIMEOUT_S (%u s), which ends any call: lower the one or raise the "
-                "other\n",
-                cfg->gateway_file, the_gwfile.approvals_timeout_s, cfg->call_timeout_ms / 1000);
-        gwfile_cleanup(&the_gwfile);
-        return false;
-    }
+    bool approve_guards = gwload_any_approve(&the_gwfile);
     if (approve_guards)
         log_warn("gateway: approve guards: `hermes-mcp approve` is heard from uid %u outside this "
                  "server's process tree, so an agent or job of this user started elsewhere could "
@@ -241,9 +226,16 @@ static void take_approvals(void *cfg, struct approvals *q)
     the_approvals = q;
 }
 
+/* Every tool the bridge offers, kept or not: a reload of GATEWAY_FILE judges bridge_tools
+ * again on all of them. */
+static char *bridge_offered[32];
+static size_t bridge_noffered;
+
 static bool keep_bridge_tool(const char *tool, void *arg)
 {
     (void)arg;
+    if (bridge_noffered < sizeof bridge_offered / sizeof *bridge_offered)
+        bridge_offered[bridge_noffered++] = xstrdup(tool);
     return gw_bridge_tool_kept(&the_gwfile, tool);
 }
 
@@ -266,13 +258,41 @@ static bool setup_tools(struct mcp_server *mcp, struct loop *l, void *cfg)
     return the_gateway != NULL;
 }
 
+/* SIGHUP: GATEWAY_FILE again, read and checked as at start (gateway_reload_file applies what
+ * it can); a file serve would refuse keeps the running configuration, said in one line. */
+static void reload_gateway_file(const struct config *cfg)
+{
+    char err[1024];
+    unsigned mode;
+    struct gwfile *f = xcalloc(1, sizeof *f);
+    json_t *env = config_read_env(cfg->env_file, &mode, err, sizeof err);
+    bool ok = env && gwload_for_serve(cfg->gateway_file, env, cfg->call_timeout_ms, f, err,
+                                      sizeof err);
+    json_decref(env);
+    if (!ok) {
+        log_warn("gateway: reload failed, keeping the running gateway configuration: %s", err);
+        free(f);
+        return;
+    }
+    gateway_reload_file(the_gateway, f, cfg->gateway_file, (const char *const *)bridge_offered,
+                        bridge_noffered);
+}
+
 static void reload_tools(void *cfg)
 {
-    (void)cfg;
     if (the_bridge)
         bridge_reload(the_bridge);
-    if (the_gateway)
+    if (the_gateway) {
+        reload_gateway_file(cfg);
         gateway_reload_pins(the_gateway); /* after `hermes-mcp gateway accept` */
+    }
+}
+
+/* The control socket's status (doctor, gateway check): what waits for a restart. */
+static json_t *status_tools(void *cfg)
+{
+    (void)cfg;
+    return json_pack("{s:o}", "gateway_restart_needed", gateway_restart_needed(the_gateway));
 }
 
 static void health_tools(void *cfg, char *out, size_t outlen)
@@ -318,6 +338,9 @@ static void teardown_tools(void *cfg)
     the_gateway = NULL;
     bridge_free(the_bridge);
     the_bridge = NULL;
+    for (size_t i = 0; i < bridge_noffered; i++)
+        free(bridge_offered[i]);
+    bridge_noffered = 0;
     the_audit = NULL; /* freed by the app after this */
     the_approvals = NULL;
 }
@@ -367,6 +390,7 @@ static int cmd_serve(int argc, char **argv)
                          .draining_work = draining_tools, .teardown = teardown_tools,
                          .health = health_tools, .metrics = metrics_tools,
                          .ready = ready_tools, .audit = take_audit, .approvals = take_approvals,
+                         .status = status_tools,
                          .approvals_timeout_s = the_gwfile.approvals_timeout_s,
                          .owned_child = child_owns};
     struct rlimit nofile;

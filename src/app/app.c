@@ -853,8 +853,10 @@ static void open_approvals(struct app *a)
         snprintf(err, sizeof err, "control socket: the env file's directory path is too long");
     if (!a->ctl)
         log_warn("%s; approvals cannot be answered", err);
-    else
+    else {
+        ctlsock_set_status(a->ctl, a->o->status, a->o->setup_arg);
         a->reaper = reaper_start(a->loop, a->o->owned_child);
+    }
     free(path);
     if (a->o->approvals)
         a->o->approvals(a->o->setup_arg, a->approvals);

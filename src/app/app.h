@@ -2,6 +2,7 @@
  * /health, /metrics), bearer authentication, the "listening on" line, reload and drain. */
 #ifndef HM_APP_H
 #define HM_APP_H
+#include <jansson.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <sys/types.h>
@@ -41,6 +42,9 @@ struct app_opts {
      * (answered through the control socket beside the env file); valid until teardown. */
     void (*approvals)(void *setup_arg, struct approvals *q);
     unsigned approvals_timeout_s; /* 0: APPROVALS_DEFAULT_TIMEOUT_S */
+    /* The control socket's {"op":"status"}: an object of facts for the operator's commands
+     * (the gateway's changes waiting for a restart), merged into the answer; may be NULL. */
+    json_t *(*status)(void *setup_arg);
     /* The server is a child subreaper (reaper.h): true for a child a provider reaps itself
      * (the gateway's upstreams); every other exited child is reaped by the app. May be NULL. */
     bool (*owned_child)(pid_t pid);

@@ -43,8 +43,8 @@ bool ctl_parse_request(const char *line, size_t n, struct ctl_request *r, const 
     *err = "bad_request";
     if (!json_is_object(j) || !op)
         goto out;
-    if (!strcmp(op, "list")) {
-        r->op = CTL_LIST;
+    if (!strcmp(op, "list") || !strcmp(op, "status")) {
+        r->op = !strcmp(op, "list") ? CTL_LIST : CTL_STATUS;
         ok = json_object_size(j) == 1;
         goto out;
     }
@@ -164,6 +164,8 @@ struct ctlsock {
     struct loop_timer *resume; /* accept paused after EMFILE/ENFILE */
     char decider[160]; /* "uid 1000 (alice)": the only uid heard, resolved once */
     struct conn *conns[CTL_MAX_CONNS];
+    ctl_status_fn *status;
+    void *status_arg;
 };
 
 static void conn_close(struct conn *c)
@@ -195,6 +197,13 @@ static char *answer(struct conn *c, const char *line, size_t n)
     json_t *j;
     if (r.op == CTL_LIST) {
         j = json_pack("{s:b, s:o}", "ok", 1, "pending", approvals_list_json(c->s->q));
+    } else if (r.op == CTL_STATUS) {
+        j = c->s->status ? c->s->status(c->s->status_arg) : NULL;
+        if (!json_is_object(j)) {
+            json_decref(j);
+            j = json_object();
+        }
+        json_object_set_new(j, "ok", json_true());
     } else if (r.op == CTL_SHOW) {
         json_t *shown = approvals_show_json(c->s->q, r.id);
         if (!shown)
@@ -446,6 +455,12 @@ struct ctlsock *ctlsock_new(struct loop *l, const char *path, struct approvals *
              pwp ? pwp->pw_name : "", pwp ? ")" : "");
     s->w = loop_watch_add(l, fd, EPOLLIN, on_accept, s);
     return s;
+}
+
+void ctlsock_set_status(struct ctlsock *s, ctl_status_fn *fn, void *arg)
+{
+    s->status = fn;
+    s->status_arg = arg;
 }
 
 void ctlsock_free(struct ctlsock *s)

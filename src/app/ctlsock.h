@@ -3,11 +3,14 @@
  * the one event loop; only a peer with the server's own uid (SO_PEERCRED) that is not one of the
  * server's descendants is heard. The protocol
  * is one JSON line each way: {"op":"list"} | {"op":"show","id":ID} | {"op":"approve","id":ID} |
- * {"op":"deny","id":ID,"reason":TEXT}; answers {"ok":true,...} or {"ok":false,"error":CODE}.
+ * {"op":"deny","id":ID,"reason":TEXT} | {"op":"status"} (what the server's status hook tells:
+ * the gateway's changes waiting for a restart); answers {"ok":true,...} or
+ * {"ok":false,"error":CODE}.
  * Lines are capped; anything else is refused. The request parser and the peer check are shared
  * with the CLI and the unit tests. */
 #ifndef HM_CTLSOCK_H
 #define HM_CTLSOCK_H
+#include <jansson.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <sys/types.h>
@@ -22,7 +25,7 @@ struct ctlsock;
 #define CTL_SOCKET_SUFFIX ".hermes-mcp.sock" /* after "." and the env file's basename */
 #define CTL_ANCESTRY_MAX 64u /* parent links walked before a peer counts as our descendant */
 
-enum ctl_op { CTL_LIST, CTL_APPROVE, CTL_DENY, CTL_SHOW };
+enum ctl_op { CTL_LIST, CTL_APPROVE, CTL_DENY, CTL_SHOW, CTL_STATUS };
 
 struct ctl_request {
     enum ctl_op op;
@@ -50,6 +53,9 @@ char *ctl_socket_path(const char *env_file);
  * non-socket in the way, another server already listening). */
 struct ctlsock *ctlsock_new(struct loop *l, const char *path, struct approvals *q, char *err,
                             size_t errlen);
+/* {"op":"status"} answers {"ok":true} merged with fn(arg) (a new object; fn NULL: nothing). */
+typedef json_t *ctl_status_fn(void *arg);
+void ctlsock_set_status(struct ctlsock *s, ctl_status_fn *fn, void *arg);
 /* Closes every connection and removes the socket file. NULL-safe. */
 void ctlsock_free(struct ctlsock *s);
 

@@ -47,6 +47,12 @@ struct approvals *approvals_new(struct loop *l, unsigned timeout_s)
     return q;
 }
 
+void approvals_set_timeout(struct approvals *q, unsigned timeout_s)
+{
+    if (q)
+        q->timeout_s = timeout_s ? timeout_s : APPROVALS_DEFAULT_TIMEOUT_S;
+}
+
 static void pending_free(struct pending *p)
 {
     loop_timer_cancel(p->timer);

@@ -30,6 +30,9 @@ typedef void approval_cb(void *arg, enum approval_outcome outcome, const char *r
                          const char *decider);
 
 struct approvals *approvals_new(struct loop *l, unsigned timeout_s);
+/* The timeout of requests added from now on (0: the default); waiting ones keep theirs.
+ * NULL-safe. */
+void approvals_set_timeout(struct approvals *q, unsigned timeout_s);
 /* NULL-safe. Pending requests get no callback: their owners are shutting down too. */
 void approvals_free(struct approvals *q);
 

@@ -114,13 +114,14 @@ static void register_tool(struct gateway *g, struct upstream *u, json_t *tool,
     memcpy(t->served, t->seen, sizeof t->served);
     t->served_def = json_incref(t->seen_def); /* never modified: replaced whole on re-listing */
     t->guard = gw_tool_guard(u->cfg, t->name);
-    t->policy = gw_tool_policy(u->cfg, t->name);
+    t->policy = json_incref(gw_tool_policy(u->cfg, t->name));
+    t->schema = input_schema(tool);
     json_t *ann = json_object_get(tool, "annotations");
     char scope[128]; /* who may see and call it: the owner, and principals holding this */
     snprintf(scope, sizeof scope, "gateway:%s", u->cfg->name);
     mcp_add_tool(g->mcp, &(struct mcp_tool_def){
         .name = exposed, .title = str(tool, "title"), .description = str(tool, "description"),
-        .input_schema = gw_policy_schema(input_schema(tool), t->guard, t->policy),
+        .input_schema = gw_policy_schema(json_deep_copy(t->schema), t->guard, t->policy),
         .output_schema = output_schema(tool),
         .annotations = json_is_object(ann) ? json_deep_copy(ann) : NULL,
         .handler = gw_tool_handler, .arg = t, .scope = scope});
@@ -287,6 +288,7 @@ struct gateway *gateway_new(struct mcp_server *mcp, struct loop *l, const struct
     g->mcp = mcp;
     g->loop = l;
     g->file = f;
+    g->approvals_timeout_s = f->approvals_timeout_s;
     g->nup = f->nup;
     g->ups = xcalloc(f->nup + 1, sizeof *g->ups);
     for (size_t i = 0; i < f->nup; i++)
@@ -336,6 +338,8 @@ void gateway_free(struct gateway *g)
         free(g->tools[i].exposed);
         json_decref(g->tools[i].seen_def);
         json_decref(g->tools[i].served_def);
+        json_decref(g->tools[i].policy);
+        json_decref(g->tools[i].schema);
     }
     free(g->tools);
     gw_extras_free(g);
@@ -345,6 +349,8 @@ void gateway_free(struct gateway *g)
     json_decref(g->pins);
     json_decref(g->status_written);
     free(g->ups);
+    json_decref(g->restart_needed);
+    json_decref(g->bridge_out);
     metric_free(g->m_calls);
     metric_free(g->m_errors);
     metric_free(g->m_seconds);

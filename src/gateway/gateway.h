@@ -4,6 +4,7 @@
  * forwarded with its id remapped, progress relayed, cancellation forwarded. Loop thread. */
 #ifndef HM_GATEWAY_H
 #define HM_GATEWAY_H
+#include <jansson.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -43,6 +44,20 @@ struct gateway *gateway_new(struct mcp_server *mcp, struct loop *l, const struct
 /* SIGHUP: re-reads the pins file (after `gateway accept`) and shows again each tool that now
  * matches its pin; calls in flight are untouched. False (logged) when the file is bad. */
 bool gateway_reload_pins(struct gateway *g);
+/* SIGHUP: GATEWAY_FILE read again (f, from path: parsed and checked as serve checks it, taken
+ * and freed). What only restricts or needs no new process (guards, argument policies, an
+ * include, exclude or bridge_tools that leaves tools out, approvals.timeout_s,
+ * startup_context's files) applies to every call that starts from now on; calls in flight keep
+ * what they started with. What needs a new process or a new listing (an upstream added or
+ * removed, its command, args, env, url, headers, prefix..., a wider include or bridge_tools) is
+ * not applied: one warn line each, and gateway_restart_needed lists them until a restart.
+ * bridge: every tool the bridge offers (registered at start or left out by bridge_tools).
+ * False (one warn line, nothing changed) when f cannot apply. */
+bool gateway_reload_file(struct gateway *g, struct gwfile *f, const char *path,
+                         const char *const *bridge, size_t nbridge);
+/* What the last reload could not apply, one text each ("upstream x is new", "upstream y:
+ * command changed"): a new array, empty when nothing waits for a restart. NULL-safe. */
+json_t *gateway_restart_needed(const struct gateway *g);
 /* /readyz and /healthz: appends {"NAME": {state, required, restarts[, error][, withheld]}, ...}
  * to out (withheld: the exposed names whose definition differs from its pin)
  * (states: starting, listing, ready, restarting, down, open and half_open (circuit.c) with

@@ -163,6 +163,10 @@ struct gateway {
     gw_event_fn *on_event;     /* the audit log's hook, may be NULL */
     void *event_arg;
     struct approvals *approvals; /* the operator's queue (gateway_set_approvals), may be NULL */
+    unsigned approvals_timeout_s; /* in force: the file's at start, then a reload's */
+    json_t *restart_needed;    /* what the last SIGHUP's gateway file asked for and could not
+                                  apply (gwreload.c): ["upstream x is new", ...], or NULL */
+    json_t *bridge_out;        /* {name: true} for each bridge tool a reload took away, or NULL */
     struct gw_tasks *tasks;    /* approve-guarded calls run as MCP tasks (gwtask.c), or NULL
                                   when no tool is guarded approve */
     /* /metrics, by upstream (gateway_metrics); state, restarts and withheld are read live */
@@ -186,7 +190,9 @@ struct gw_tool {
     bool withheld;  /* its pin differs from served or seen, or it is missing: hidden, calls
                      * get definition_changed */
     enum gw_guard guard; /* tools.guard (gwfile.h) */
-    json_t *policy;      /* tools.args of this tool (borrowed from the gateway file), or NULL */
+    json_t *policy;      /* tools.args of this tool (a reference of ours), or NULL */
+    json_t *schema;      /* the upstream's inputSchema as listed at start, before the policy */
+    bool dropped;        /* a reload's narrower include left it out: hidden, new calls refused */
 };
 
 /* gwguard.c: the pins applied to the surface */

@@ -73,7 +73,7 @@ bool gw_approval_decided(struct gw_tool *t, const char *caller, enum approval_ou
     if (outcome == APPROVAL_TIMED_OUT) {
         gw_approval_audit(t, caller, "timed_out", "timeout");
         snprintf(why, whylen, "%s was not approved: no operator answered within %u s (timed out)",
-                 t->exposed, t->up->gw->file->approvals_timeout_s);
+                 t->exposed, t->up->gw->approvals_timeout_s);
     } else if (decider && strcmp(decider, APPROVALS_BY_SHUTDOWN) == 0) {
         gw_approval_audit(t, caller, "denied", APPROVALS_BY_SHUTDOWN);
         snprintf(why, whylen, "%s was not approved: the server is stopping; call it again later",

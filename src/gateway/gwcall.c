@@ -419,11 +419,24 @@ static bool refused_withheld(struct gw_tool *t, struct mcp_call *call, uint64_t 
     return true;
 }
 
+/* A tool a reloaded gateway file no longer includes (gwreload.c): new calls are refused. */
+static bool refused_dropped(struct gw_tool *t, struct mcp_call *call, uint64_t started_us)
+{
+    if (!t->dropped)
+        return false;
+    record(t->up, call, t->exposed, t->name, started_us, toolerr_name(TE_NOT_FOUND));
+    mcp_call_result_take(call, tool_error_json(TE_NOT_FOUND, 0,
+                                               "%s is no longer exposed: the gateway file's "
+                                               "tools rules of upstream %s leave it out",
+                                               t->exposed, t->up->cfg->name));
+    return true;
+}
+
 void gw_tool_handler(struct mcp_call *call, json_t *args, void *arg)
 {
     struct gw_tool *t = arg;
     uint64_t started_us = now_us();
-    if (refused_withheld(t, call, started_us))
+    if (refused_dropped(t, call, started_us) || refused_withheld(t, call, started_us))
         return;
     json_t *sent = admit(t, call, args, started_us);
     if (sent == NULL)

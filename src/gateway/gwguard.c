@@ -113,7 +113,7 @@ static void judge(struct gateway *g, struct gw_tool *t, bool *pins_changed)
         log_info("gateway: upstream %s, tool %s matches its pin again: exposed",
                  t->up->cfg->name, t->exposed);
     t->withheld = withheld;
-    mcp_set_tool_hidden(g->mcp, t->exposed, withheld);
+    mcp_set_tool_hidden(g->mcp, t->exposed, withheld || t->dropped);
 }
 
 static bool judge_all(struct gateway *g, const struct upstream *only)

@@ -1,7 +1,9 @@
 /* gwload.c — the gateway file from disk: capped read (readfile), mode check, and placeholder
- * values from the env file first, then the process environment, as issue 14 specifies. */
+ * values from the env file first, then the process environment, as issue 14 specifies; and
+ * what serve refuses beyond the file's own rules, checked alike wherever the file is read. */
 #include "gwload.h"
 
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -41,4 +43,41 @@ bool gwload_file(const char *path, json_t *env, struct gwfile *out, char *err, s
         ok = true;
     free(text);
     return ok;
+}
+
+bool gwload_any_approve(const struct gwfile *f)
+{
+    const char *glob;
+    json_t *how;
+    for (size_t i = 0; i < f->nup; i++)
+        json_object_foreach(f->up[i].guard, glob, how)
+            if (json_is_string(how) && strcmp(json_string_value(how), "approve") == 0)
+                return true;
+    return false;
+}
+
+bool gwload_serve_ok(const struct gwfile *f, const char *path, unsigned call_timeout_ms,
+                     char *err, size_t errlen)
+{
+    if (call_timeout_ms && gwload_any_approve(f) &&
+        (uint64_t)f->approvals_timeout_s * 1000 >= call_timeout_ms) {
+        snprintf(err, errlen,
+                 "gateway file %s: approvals.timeout_s (%u s) must be shorter than "
+                 "MCP_CALL_TIMEOUT_S (%u s), which ends any call: lower the one or raise the "
+                 "other",
+                 path, f->approvals_timeout_s, call_timeout_ms / 1000);
+        return false;
+    }
+    return true;
+}
+
+bool gwload_for_serve(const char *path, json_t *env, unsigned call_timeout_ms,
+                      struct gwfile *out, char *err, size_t errlen)
+{
+    if (!gwload_file(path, env, out, err, errlen))
+        return false;
+    if (gwload_serve_ok(out, path, call_timeout_ms, err, errlen))
+        return true;
+    gwfile_cleanup(out);
+    return false;
 }

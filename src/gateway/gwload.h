@@ -16,4 +16,16 @@
  * starts "gateway file PATH: " and names the upstream and key but never a value. */
 bool gwload_file(const char *path, json_t *env, struct gwfile *out, char *err, size_t errlen);
 
+/* Whether a tool of f is guarded approve (it then waits for an operator). */
+bool gwload_any_approve(const struct gwfile *f);
+/* What serve refuses beyond the file's own rules, the one check serve, its reload, doctor and
+ * `gateway check` make: approve guards whose approvals.timeout_s is at or above the call
+ * timeout (call_timeout_ms, MCP_CALL_TIMEOUT_S; 0: none), since the engine would end a waiting
+ * call first and it would look withdrawn. False with one line in err (path names the file). */
+bool gwload_serve_ok(const struct gwfile *f, const char *path, unsigned call_timeout_ms,
+                     char *err, size_t errlen);
+/* gwload_file, then gwload_serve_ok: out is empty on failure. */
+bool gwload_for_serve(const char *path, json_t *env, unsigned call_timeout_ms,
+                      struct gwfile *out, char *err, size_t errlen);
+
 #endif

@@ -181,7 +181,7 @@ static json_t *task_json(const struct gw_task *k)
     /* ttlMs counts from creation: the longest wait for the operator and for the upstream, then
      * the hour a finished task is kept */
     const struct upstream *u = k->t->up;
-    json_int_t ttl = ((json_int_t)u->gw->file->approvals_timeout_s + u->cfg->timeout_s) * 1000 +
+    json_int_t ttl = ((json_int_t)u->gw->approvals_timeout_s + u->cfg->timeout_s) * 1000 +
                      GW_TASK_KEEP_MS;
     json_t *o = json_pack("{s:s, s:s, s:s, s:s, s:I, s:I}", "taskId", k->id, "status", k->status,
                           "createdAt", k->created_at, "lastUpdatedAt", k->updated_at,

@@ -62,6 +62,14 @@ void startctx_free(struct startctx *s)
     free(s);
 }
 
+void startctx_replace(struct startctx *s, const json_t *files, size_t max_bytes, const char *home)
+{
+    struct startctx *fresh = startctx_new(files, max_bytes, home), old = *s;
+    *s = *fresh;
+    *fresh = old;
+    startctx_free(fresh); /* now holding the old lists */
+}
+
 /* Length of the valid UTF-8 sequence at p (at most n bytes), 0 when invalid or cut short. */
 static size_t utf8_seq(const unsigned char *p, size_t n)
 {

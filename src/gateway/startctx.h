@@ -18,6 +18,9 @@ struct mcp_server;
  * a ~ path is then always missing). Copies what it needs. */
 struct startctx *startctx_new(const json_t *files, size_t max_bytes, const char *home);
 void startctx_free(struct startctx *s); /* NULL-safe */
+/* A reloaded gateway file's files and max_bytes (as startctx_new takes them) for the calls from
+ * now on: each call reads them synchronously, so none is half way. */
+void startctx_replace(struct startctx *s, const json_t *files, size_t max_bytes, const char *home);
 /* Reads every file now: {files: [{path, text, bytes, truncated} | {path, missing: true,
  * reason}]} in the configured order; path is the configured text (with ~, not $HOME). New. */
 json_t *startctx_read(const struct startctx *s);

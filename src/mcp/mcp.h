@@ -120,6 +120,13 @@ void mcp_set_tool_filter(struct mcp_server *s, mcp_tool_filter_cb *cb, void *arg
 /* Leaves a registered tool out of tools/list (or puts it back) for every caller; tools/call still
  * reaches its handler, which says why (the gateway's withheld definitions). */
 void mcp_set_tool_hidden(struct mcp_server *s, const char *name, bool hidden);
+/* A registered tool taken away (or given back) for every caller: left out of tools/list and
+ * its calls answered as for a tool that does not exist (a gateway file reload that leaves one
+ * of the bridge's tools out); calls under way are not touched. */
+void mcp_set_tool_disabled(struct mcp_server *s, const char *name, bool disabled);
+/* Replaces a registered tool's inputSchema in tools/list (schema taken; the gateway's policies
+ * after a reload of its file). Its handler checks the arguments, as before. */
+void mcp_set_tool_input_schema(struct mcp_server *s, const char *name, json_t *schema);
 /* Asks the tool filter whether the caller of c holds scope (a tool's own check, such as which
  * agent a principal may use). True when no filter is set. */
 bool mcp_call_allowed(const struct mcp_call *c, const char *scope);

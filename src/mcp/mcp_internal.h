@@ -152,6 +152,7 @@ struct named {
      * in the schema): {property: header name}, or NULL for none. */
     json_t *param_headers;
     bool hidden;        /* tools only: left out of tools/list (mcp_set_tool_hidden) */
+    bool disabled;      /* tools only: as if not registered (mcp_set_tool_disabled) */
 };
 
 struct registry {

@@ -405,7 +405,7 @@ static void do_tools_call(struct rpc_ctx *x, struct jrpc_msg *m)
         return;
     }
     t = registry_find(&x->srv->tools, json_string_value(name));
-    if (t == NULL) {
+    if (t == NULL || t->disabled) {
         char msg[200];
         snprintf(msg, sizeof msg, "Unknown tool: %.128s", json_string_value(name));
         answer(x, jrpc_error(m->id, JRPC_INVALID_PARAMS, msg));
@@ -577,6 +577,27 @@ void mcp_set_tool_hidden(struct mcp_server *s, const char *name, bool hidden)
         s->tools_hidden++;
     else
         s->tools_hidden--;
+}
+
+void mcp_set_tool_input_schema(struct mcp_server *s, const char *name, json_t *schema)
+{
+    struct named *t = registry_find(&s->tools, name);
+    if (t == NULL) {
+        json_decref(schema);
+        return;
+    }
+    json_object_set_new(t->listing, "inputSchema", schema);
+    free(s->tools.listing_text); /* the listing changed */
+    s->tools.listing_text = NULL;
+}
+
+void mcp_set_tool_disabled(struct mcp_server *s, const char *name, bool disabled)
+{
+    struct named *t = registry_find(&s->tools, name);
+    if (t == NULL)
+        return;
+    t->disabled = disabled;
+    mcp_set_tool_hidden(s, name, disabled);
 }
 
 static void do_resources_list(struct rpc_ctx *x, struct jrpc_msg *m)

@@ -4,26 +4,21 @@
  * not running, or an id that is unknown or already decided, is a clear message and exit 1. */
 #include "approvalscli.h"
 
-#include <errno.h>
 #include <jansson.h>
+#include <limits.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/socket.h>
-#include <sys/time.h>
-#include <sys/un.h>
 #include <time.h>
-#include <unistd.h>
 
 #include "buf.h"
+#include "ctlclient.h"
 #include "ctlsock.h"
 #include "mem.h"
 
 #define EXIT_FAIL 1
 #define EXIT_USAGE 2
-#define ANSWER_MAX (1024u * 1024u) /* a full queue's list is well under this */
-#define ANSWER_TIMEOUT_S 10
 
 const char approvals_usage[] =
     "usage: hermes-mcp approvals [--json] [--env-file FILE]\n"
@@ -104,42 +99,10 @@ static int parse(const char *cmd, int argc, char **argv, struct opts *o)
  * printed. */
 static json_t *ask(const char *cmd, const char *path, const char *line)
 {
-    struct sockaddr_un sa = {.sun_family = AF_UNIX};
-    snprintf(sa.sun_path, sizeof sa.sun_path, "%s", path);
-    int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    if (fd < 0 || connect(fd, (struct sockaddr *)&sa, sizeof sa) != 0) {
-        fprintf(stderr, "hermes-mcp %s: no server is running with this env file (%s: %s)\n",
-                cmd, path, strerror(errno));
-        if (fd >= 0)
-            close(fd);
-        return NULL;
-    }
-    struct timeval tv = {.tv_sec = ANSWER_TIMEOUT_S};
-    setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
-    setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof tv);
-    size_t n = strlen(line), off = 0;
-    while (off < n) {
-        ssize_t put = send(fd, line + off, n - off, MSG_NOSIGNAL);
-        if (put <= 0)
-            break;
-        off += (size_t)put;
-    }
-    char *buf = xmalloc(ANSWER_MAX + 1);
-    size_t have = 0;
-    while (have < ANSWER_MAX) {
-        ssize_t got = read(fd, buf + have, ANSWER_MAX - have);
-        if (got <= 0)
-            break;
-        have += (size_t)got;
-    }
-    close(fd);
-    json_t *j = json_loadb(buf, have, 0, NULL);
-    free(buf);
-    if (!json_is_object(j)) {
-        fprintf(stderr, "hermes-mcp %s: the server at %s gave no answer\n", cmd, path);
-        json_decref(j);
-        return NULL;
-    }
+    char err[PATH_MAX + 200];
+    json_t *j = ctlclient_ask(path, line, err, sizeof err);
+    if (j == NULL)
+        fprintf(stderr, "hermes-mcp %s: %s\n", cmd, err);
     return j;
 }
 

@@ -25,6 +25,7 @@
 #include "buf.h"
 #include "config.h"
 #include "contract.h"
+#include "ctlclient.h"
 #include "gwload.h"
 #include "authserver.h"
 #include "mem.h"
@@ -48,7 +49,8 @@ const char doctor_usage[] =
     "contract file (HERMES_CONTRACT_PATH), the agents registry\n"
     "(AGENTS_FILE or ~/.hermes/agents.yaml: parses, mode 600, base URLs allowed), the agent env\n"
     "file (HERMES_ENV_PATH), each agent's key (key_file, key_env or API_SERVER_KEY), that\n"
-    "MCP_HOST:MCP_PORT is free, the gateway file (GATEWAY_FILE, offline), and probes each\n"
+    "MCP_HOST:MCP_PORT is free, the gateway file (GATEWAY_FILE, offline; and whether the server\n"
+    "running with FILE reloaded it and needs a restart to apply it), and probes each\n"
     "agent's /health and, with its key, /v1/models. It never prints a secret.\n"
     "\n"
     "  --env-file FILE   the env file serve would read (default ./.env)\n"
@@ -232,7 +234,7 @@ static void check_gateway(struct doctor *d, const struct config *cfg, json_t *en
     char err[1024];
     if (cfg->gateway_file == NULL)
         return;
-    if (!gwload_file(cfg->gateway_file, env, &gw, err, sizeof err)) {
+    if (!gwload_for_serve(cfg->gateway_file, env, cfg->call_timeout_ms, &gw, err, sizeof err)) {
         check(d, FAIL, "%s: fix it (hermes-mcp gateway check shows the upstreams)", err);
         return;
     }
@@ -253,6 +255,12 @@ static void check_gateway(struct doctor *d, const struct config *cfg, json_t *en
                            "pass secrets in env: instead",
                   cfg->gateway_file, gw.up[i].name);
     gwfile_cleanup(&gw);
+    char *waiting = ctlclient_restart_needed(d->env_path);
+    if (waiting)
+        check(d, WARN, "gateway file %s: the running server reloaded it but cannot apply all of "
+                       "it: restart needed (%s)",
+              cfg->gateway_file, waiting);
+    free(waiting);
 }
 
 /* ---------- files: TASKS_DIR, the contract ---------- */

@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "config.h"
+#include "ctlclient.h"
 #include "gateway.h"
 #include "gwload.h"
 #include "gwpolicy.h"
@@ -38,6 +39,8 @@ const char gateway_usage[] =
     "upstream the protocol version it speaks (2025-11-25 or 2026-07-28) and its smoke call,\n"
     "made as serve makes it (passed, or failed and why), and the resources and prompts of\n"
     "those with tools.resources or tools.prompts; then stops them.\n"
+    "When a server runs with FILE and a reload (SIGHUP) of this file asked for what only a\n"
+    "restart applies (a new upstream, another command...), it prints \"restart needed\" and what.\n"
     "Exit codes: 0 valid, 1 the gateway file is refused, an upstream did not start or failed\n"
     "its smoke call, or serve would refuse an exposed name, 2 usage or configuration error.\n"
     "`doctor` runs the offline check only.\n"
@@ -287,16 +290,6 @@ static int probe(const struct gwfile *gw)
     return bad ? 1 : 0;
 }
 
-static bool any_approve(const struct gwfile *gw)
-{
-    const char *k;
-    json_t *v;
-    for (size_t i = 0; i < gw->nup; i++)
-        json_object_foreach(gw->up[i].guard, k, v) if (strcmp(json_string_value(v), "approve") == 0)
-            return true;
-    return false;
-}
-
 static int check(const char *env_file, bool with_probe)
 {
     struct config cfg;
@@ -317,7 +310,8 @@ static int check(const char *env_file, bool with_probe)
     int rc = 2;
     if (cfg.gateway_file == NULL) {
         fprintf(stderr, "hermes-mcp: no GATEWAY_FILE in %s: the gateway is off\n", env_file);
-    } else if (!gwload_file(cfg.gateway_file, env, &gw, err, sizeof err)) {
+    } else if (!gwload_for_serve(cfg.gateway_file, env, cfg.call_timeout_ms, &gw, err,
+                                 sizeof err)) {
         fprintf(stderr, "hermes-mcp: %s\n", err);
         rc = 1;
     } else {
@@ -334,9 +328,14 @@ static int check(const char *env_file, bool with_probe)
             printf("  startup_context: a tool returning %zu fixed file%s, at most %u bytes each\n",
                    json_array_size(gw.startup_files),
                    json_array_size(gw.startup_files) == 1 ? "" : "s", gw.startup_max_bytes);
-        if (any_approve(&gw))
+        if (gwload_any_approve(&gw))
             printf("  approvals: an approve-guarded call waits %u s for the operator, then is "
                    "denied\n", gw.approvals_timeout_s);
+        char *waiting = ctlclient_restart_needed(env_file);
+        if (waiting)
+            printf("running server: restart needed: it reloaded this file but cannot apply %s\n",
+                   waiting);
+        free(waiting);
         rc = with_probe ? probe(&gw) : 0;
         gwfile_cleanup(&gw);
     }

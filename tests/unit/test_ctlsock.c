@@ -43,8 +43,11 @@ static void the_protocol_takes_exactly_its_requests(void **state)
     assert_true(parses("{\"op\":\"deny\",\"id\":\"abc\",\"reason\":\"no\"}", &r));
     assert_int_equal(r.op, CTL_DENY);
     assert_string_equal(r.reason, "no");
+    assert_true(parses("{\"op\":\"status\"}", &r));
+    assert_int_equal(r.op, CTL_STATUS);
 
     const char *garbage[] = {
+        "{\"op\":\"status\",\"id\":\"a\"}",
         "", "not json", "[]", "{}", "{\"op\":1}", "{\"op\":\"list\",\"x\":1}",
         "{\"op\":\"approve\"}", "{\"op\":\"approve\",\"id\":\"\"}", "{\"op\":\"approve\",\"id\":7}",
         "{\"op\":\"approve\",\"id\":\"a\",\"reason\":\"r\"}", /* a reason only with deny */

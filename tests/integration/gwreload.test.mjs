@@ -1,0 +1,200 @@
+// A reloaded gateway file (issue 25 points 4 and 7): on SIGHUP the server reads GATEWAY_FILE
+// again. What only restricts applies to every call that starts after the reload (an approve
+// guard: the next call waits for `hermes-mcp approve`; an argument policy; an include that
+// leaves a tool out); a call in flight keeps what it started with. What needs a new process (a
+// new upstream, another args) is not applied: one warn line each, and `doctor` and `gateway
+// check` say "restart needed" (they ask the running server on its control socket) until the
+// file asks for nothing of the kind again. An invalid file keeps the running configuration and
+// says why in one warn line. And the one validation serve makes of the file beyond its syntax
+// (approvals.timeout_s below MCP_CALL_TIMEOUT_S) is made alike by serve, its reload, doctor and
+// gateway check. The upstream is tests/fakes/fake-upstream.mjs, which writes each call's tool
+// name to a file: a call that waits for the operator has not reached it.
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { readFileSync, existsSync, mkdtempSync, rmSync, writeFileSync, chmodSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { execFile } from 'node:child_process';
+import { ROOT, HERMES, startHermes, until, gatewayFile, sdkClient, hermesCli, pendingApprovals,
+  waitApprovals } from './lib.mjs';
+
+const FAKE = join(ROOT, 'tests/fakes/fake-upstream.mjs');
+let dir, srv, gwPath;
+
+const upstream = (name, extraArgs = []) => `  ${name}:\n` +
+  `    command: ${JSON.stringify(process.execPath)}\n` +
+  `    args: ${JSON.stringify([FAKE, '--calls', join(dir, 'calls'), ...extraArgs])}\n`;
+const BASE = () => 'upstreams:\n' + upstream('fake') + '    tools:\n      include: [echo, slow]\n';
+const upstreamCalls = (tool) => (existsSync(join(dir, 'calls'))
+  ? readFileSync(join(dir, 'calls'), 'utf8').split('\n').filter((l) => l === tool) : []);
+
+// Writes the gateway file, sends SIGHUP and returns the log lines the reload wrote (it ends
+// with the pins line the server has always written after a SIGHUP).
+async function reloadWith(text) {
+  writeFileSync(gwPath, text);
+  chmodSync(gwPath, 0o600);
+  const mark = srv.proc.stderrText.length;
+  srv.proc.kill('SIGHUP');
+  return until(() => {
+    const more = srv.proc.stderrText.slice(mark);
+    return /pins re-read from|reload failed/.test(more) ? more : null;
+  }, 'the reload', 10000);
+}
+
+function run(...args) {
+  return new Promise((resolve) => {
+    execFile(HERMES, args, { encoding: 'utf8' },
+      (err, stdout, stderr) => resolve({ code: err ? err.code : 0, stdout, stderr }));
+  });
+}
+
+before(async () => {
+  dir = mkdtempSync(join(tmpdir(), 'hm-gwreload-'));
+  gwPath = gatewayFile(dir, BASE());
+  srv = await startHermes({ GATEWAY_FILE: gwPath, MCP_SESSIONS: '1' });
+});
+after(async () => {
+  if (srv) assert.equal(await srv.stop(), 0);
+  rmSync(dir, { recursive: true, force: true });
+});
+
+test('an approve guard added to the file and SIGHUP: the next call waits for `hermes-mcp approve`; a call in flight keeps its policy', async () => {
+  const { client } = await sdkClient(srv, 'gwreload-it');
+  const before = await client.callTool({ name: 'fake__echo', arguments: { message: 'before' } });
+  assert.equal(before.content[0].text, 'Echo: before', 'unguarded before the reload');
+  const inFlight = client.callTool({ name: 'fake__slow', arguments: { ms: 1500 } });
+  await until(() => upstreamCalls('slow').length === 1, 'the slow call at the upstream');
+  const log = await reloadWith(BASE() + '      guard: {"*": approve}\n');
+  const r0 = await inFlight;
+  assert.equal(r0.content[0].text, 'slow done', 'the call that started before the guard was not held');
+  assert.deepEqual(await pendingApprovals(srv), []);
+
+  const echoesBefore = upstreamCalls('echo').length;
+  const call = client.callTool({ name: 'fake__echo', arguments: { message: 'guarded' } },
+    undefined, { timeout: 60000 });
+  const [p] = await waitApprovals(srv, 1);
+  assert.equal(p.tool, 'fake__echo');
+  assert.equal(upstreamCalls('echo').length, echoesBefore, 'not upstream before the approval');
+  const ok = await hermesCli(srv, 'approve', p.id);
+  assert.equal(ok.code, 0, ok.stderr);
+  const r = await call;
+  assert.equal(r.isError, undefined, JSON.stringify(r));
+  assert.equal(r.content[0].text, 'Echo: guarded');
+  await client.close();
+  assert.match(log, /info: gateway: reloaded .*gateway\.yaml/);
+  assert.doesNotMatch(log, /restart to apply/);
+});
+
+test('an argument policy added applies to the next call; an include or bridge_tools that leaves a tool out hides it and refuses its calls', async () => {
+  const { client: early, tools: listed } = await sdkClient(srv, 'gwreload-it');
+  assert.ok(listed.hermes_reset && listed.fake__slow, 'both listed before the reload');
+  await reloadWith(BASE().replace('[echo, slow]', '[echo]') +
+    '      args: {echo: {max_length: {message: 5}}}\nbridge_tools: {exclude: [hermes_reset]}\n');
+  await assert.rejects(early.callTool({ name: 'hermes_reset', arguments: {} }), /Unknown tool: hermes_reset/);
+  await early.close();
+  const { client, tools } = await sdkClient(srv, 'gwreload-it');
+  assert.equal(tools.hermes_reset, undefined, 'the bridge tool left out is no longer listed');
+  assert.ok(tools.hermes_task, 'the others stay');
+  assert.ok(tools.fake__echo);
+  assert.equal(tools.fake__slow, undefined, 'slow is no longer listed');
+  assert.equal(tools.fake__echo.inputSchema.properties.message.maxLength, 5, 'the schema clients see says so');
+  const long = await client.callTool({ name: 'fake__echo', arguments: { message: 'far too long' } });
+  assert.equal(long.isError, true);
+  assert.equal(long.structuredContent.error, 'invalid_arguments');
+  assert.match(long.content[0].text, /message/);
+  const slow = await client.callTool({ name: 'fake__slow', arguments: { ms: 1 } });
+  assert.equal(slow.isError, true);
+  assert.equal(slow.structuredContent.error, 'not_found');
+  assert.match(slow.content[0].text, /no longer exposed/);
+  const short = await client.callTool({ name: 'fake__echo', arguments: { message: 'hi' } });
+  assert.equal(short.content[0].text, 'Echo: hi', 'no guard any more, and within the policy');
+  await client.close();
+});
+
+test('a new upstream and a changed args: one warn line each, not applied, doctor and gateway check say restart needed until the file asks for nothing new', async () => {
+  const log = await reloadWith('upstreams:\n' + upstream('fake', ['--pages']) +
+    '    tools:\n      include: [echo, slow]\n' + upstream('extra') + '    tools: {include: ["*"]}\n');
+  assert.match(log, /warn: gateway: reload: upstream extra is new; restart to apply/);
+  assert.match(log, /warn: gateway: reload: upstream fake: args changed; restart to apply/);
+  const { client, tools } = await sdkClient(srv, 'gwreload-it');
+  assert.deepEqual(Object.keys(tools).filter((n) => n.startsWith('extra__')), [], 'the new upstream is not exposed');
+  assert.ok(tools.fake__slow, 'the include in the file is applied all the same');
+  await client.close();
+
+  const doctor = await run('doctor', '--no-probe', '--env-file', srv.envFile);
+  assert.doesNotMatch(doctor.stderr, /Sanitizer/);
+  assert.match(doctor.stdout, /restart needed \(upstream extra is new; upstream fake: args changed\)/);
+  const check = await run('gateway', 'check', '--env-file', srv.envFile);
+  assert.equal(check.code, 0, check.stderr);
+  assert.doesNotMatch(check.stderr, /Sanitizer/);
+  assert.match(check.stdout, /running server: restart needed: .*upstream extra is new; upstream fake: args changed/);
+
+  await reloadWith(BASE());
+  const again = await sdkClient(srv, 'gwreload-it');
+  assert.ok(again.tools.hermes_reset, 'a bridge tool left out by an earlier reload is back');
+  await again.client.close();
+  const doctor2 = await run('doctor', '--no-probe', '--env-file', srv.envFile);
+  assert.doesNotMatch(doctor2.stdout, /restart needed/);
+  const check2 = await run('gateway', 'check', '--env-file', srv.envFile);
+  assert.doesNotMatch(check2.stdout, /restart needed/);
+});
+
+test('an invalid file keeps the running configuration and says why in one warn line', async () => {
+  await reloadWith(BASE() + '      guard: {echo: approve}\n');
+  const log = await reloadWith(BASE() + '      guard: {echo: approve}\n    bogus: 1\n');
+  const failed = log.split('\n').filter((l) => /reload failed/.test(l));
+  assert.equal(failed.length, 1, log);
+  assert.match(failed[0], /warn: gateway: reload failed, keeping the running gateway configuration: gateway file .*gateway\.yaml: .*bogus/);
+  // A policy naming a tool the upstream does not offer is refused whole, as at start.
+  const typo = await reloadWith(BASE() + '      args: {ecoh: {drop: [message]}}\n');
+  assert.match(typo, /warn: gateway: reload failed, keeping the running gateway configuration: .*tools\.args names tool 'ecoh'/);
+  // The guard of the last good file still holds.
+  const { client } = await sdkClient(srv, 'gwreload-it');
+  const call = client.callTool({ name: 'fake__echo', arguments: { message: 'still' } }, undefined, { timeout: 60000 });
+  const [p] = await waitApprovals(srv, 1);
+  assert.equal((await hermesCli(srv, 'deny', p.id, '--reason', 'kept')).code, 0);
+  const r = await call;
+  assert.equal(r.structuredContent.error, 'approval_denied');
+  await client.close();
+});
+
+test('a shorter approvals.timeout_s applies to the next approval request', async () => {
+  await reloadWith(BASE() + '      guard: {echo: approve}\napprovals: {timeout_s: 1}\n');
+  const { client } = await sdkClient(srv, 'gwreload-it');
+  const started = Date.now();
+  const r = await client.callTool({ name: 'fake__echo', arguments: { message: 'late' } });
+  assert.equal(r.structuredContent.error, 'approval_denied');
+  assert.match(r.content[0].text, /no operator answered within 1 s/);
+  assert.ok(Date.now() - started < 10000, 'not the 600 s default');
+  await client.close();
+});
+
+test('a file serve would refuse (approvals.timeout_s at or above MCP_CALL_TIMEOUT_S) is refused by the reload too: the running configuration stays', async () => {
+  const log = await reloadWith(BASE() + '      guard: {echo: approve}\napprovals: {timeout_s: 3600}\n');
+  assert.match(log, /warn: gateway: reload failed, keeping the running gateway configuration: gateway file .*: approvals\.timeout_s \(3600 s\) must be shorter than MCP_CALL_TIMEOUT_S \(1800 s\)/);
+});
+
+test('serve, doctor and gateway check refuse a file with approvals.timeout_s at or above MCP_CALL_TIMEOUT_S with the same message', async () => {
+  const d = mkdtempSync(join(tmpdir(), 'hm-gwvalid-'));
+  try {
+    const file = gatewayFile(d, 'upstreams:\n  fake:\n    command: /bin/true\n' +
+      '    tools: {include: [echo], guard: {echo: approve}}\napprovals: {timeout_s: 60}\n');
+    const env = join(d, 'env');
+    writeFileSync(env, `MCP_PORT=0\nMCP_AUTH_TOKEN=${'ab'.repeat(32)}\nMCP_CALL_TIMEOUT_S=60\n` +
+      `GATEWAY_FILE=${file}\nAGENTS_FILE=${join(d, 'agents.yaml')}\nTASKS_DIR=${join(d, 'tasks')}\n`);
+    chmodSync(env, 0o600);
+    const serve = await run('serve', '--env-file', env);
+    assert.equal(serve.code, 2);
+    const line = serve.stderr.split('\n').find((l) => l.includes('approvals.timeout_s (60 s) must be shorter than MCP_CALL_TIMEOUT_S (60 s)'));
+    assert.ok(line, serve.stderr);
+    const message = line.replace(/^hermes-mcp: /, '');
+    const doctor = await run('doctor', '--no-probe', '--env-file', env);
+    assert.ok(doctor.stdout.split('\n').some((l) => /FAIL/.test(l) && l.includes(message)), doctor.stdout);
+    assert.equal(doctor.code, 1, doctor.stdout);
+    const check = await run('gateway', 'check', '--env-file', env);
+    assert.equal(check.stderr.trim(), `hermes-mcp: ${message}`, check.stdout);
+    assert.equal(check.code, 1, check.stdout);
+  } finally {
+    rmSync(d, { recursive: true, force: true });
+  }
+});
