@@ -411,7 +411,8 @@ static void probe_upstream(const struct upstream *u, gw_probe_fn *fn, void *arg)
     fn(&(struct gw_probe_row){
            .kind = GW_PROBE_UPSTREAM, .upstream = u->cfg->name, .protocol = u->protocol,
            .smoke = u->cfg->smoke ? smoke[u->smoke] : NULL,
-           .smoke_tool = json_string_value(json_object_get(u->cfg->smoke, "tool")),
+           .smoke_tool = json_string_value(json_object_get(json_array_get(u->cfg->smoke,
+                                                                          u->smoke_at), "tool")),
            .error = u->smoke == GW_SMOKE_FAILED ? u->smoke_error : NULL,
            .resources = u->cfg->resources ? (int)json_array_size(u->resources) : -1,
            .prompts = u->cfg->prompts ? (int)json_array_size(u->prompts) : -1},

@@ -402,6 +402,21 @@ static bool parse_policies(struct gw_upstream *u, json_t *a, char *err, size_t e
     return true;
 }
 
+/* One smoke call: {tool, arguments}. */
+static bool parse_smoke_call(struct gw_upstream *u, json_t *smoke, char *err, size_t errlen)
+{
+    const char *k;
+    json_t *v;
+    if (!json_is_object(smoke) || !json_is_string(json_object_get(smoke, "tool")))
+        return fail(err, errlen, u->name, "smoke", "must be a mapping with a tool name");
+    json_object_foreach(smoke, k, v) if (strcmp(k, "tool") && strcmp(k, "arguments"))
+        return fail(err, errlen, u->name, "smoke", "takes only tool and arguments");
+    json_t *a = json_object_get(smoke, "arguments");
+    if (a && !json_is_object(a))
+        return fail(err, errlen, u->name, "smoke.arguments", "must be a mapping");
+    return true;
+}
+
 static bool parse_tools(struct gw_upstream *u, json_t *o, char *err, size_t errlen)
 {
     json_t *tools = json_object_get(o, "tools"), *smoke = json_object_get(o, "smoke");
@@ -418,15 +433,18 @@ static bool parse_tools(struct gw_upstream *u, json_t *o, char *err, size_t errl
             return false;
     }
     if (smoke) {
-        const char *k;
-        json_t *v;
-        if (!json_is_object(smoke) || !json_is_string(json_object_get(smoke, "tool")))
-            return fail(err, errlen, u->name, "smoke", "must be a mapping with a tool name");
-        json_object_foreach(smoke, k, v) if (strcmp(k, "tool") && strcmp(k, "arguments"))
-            return fail(err, errlen, u->name, "smoke", "takes only tool and arguments");
-        json_t *a = json_object_get(smoke, "arguments");
-        if (a && !json_is_object(a))
-            return fail(err, errlen, u->name, "smoke.arguments", "must be a mapping");
+        if (json_is_object(smoke)) { /* one call: kept as a list of one */
+            json_t *list = json_pack("[O]", smoke);
+            json_object_set_new(o, "smoke", list);
+            smoke = list;
+        }
+        if (!json_is_array(smoke) || json_array_size(smoke) == 0 ||
+            json_array_size(smoke) > GW_MAX_SMOKE)
+            return fail(err, errlen, u->name, "smoke",
+                        "must be a mapping {tool, arguments} or a list of 1 to 8 of them");
+        size_t i;
+        json_t *call;
+        json_array_foreach(smoke, i, call) if (!parse_smoke_call(u, call, err, errlen)) return false;
         u->smoke = smoke;
     }
     return true;

@@ -15,6 +15,7 @@
 #define GW_MAX_ROOTS 16         /* instances.roots */
 #define GW_MAX_INSTANCES 64     /* instances.max */
 #define GW_MAX_STARTUP_FILES 16 /* startup_context.files */
+#define GW_MAX_SMOKE 8          /* smoke calls of one upstream */
 #define GW_STARTUP_MAX_BYTES 262144  /* startup_context.max_bytes: the default per file */
 #define GW_STARTUP_BYTES_CAP 4194304 /* the highest max_bytes, and the cap on all files together */
 
@@ -40,7 +41,8 @@ struct gw_upstream {
     json_t *include;        /* array of shell globs, or NULL when absent */
     json_t *exclude;        /* the same */
     bool resources, prompts; /* default false */
-    json_t *smoke;          /* {tool, arguments} or NULL */
+    json_t *smoke;          /* [{tool, arguments}, ...] (1 to GW_MAX_SMOKE; the file may give
+                               one mapping) or NULL */
     /* instances (stdio only): one process per project root chosen by a path argument. */
     const char *instance_by;  /* the argument's name, NULL when there is no instances key */
     json_t *instance_roots;   /* array of roots as written (~ allowed), checked at start */

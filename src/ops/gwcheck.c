@@ -145,30 +145,40 @@ struct table {
     const struct gwfile *gw;
 };
 
-/* "upstream: protocol V; resources: N; prompts: N; smoke call T passed" */
-static json_t *upstream_line(const struct gw_probe_row *r)
-{
-    char extras[80] = "", smoke[400] = "";
-    int n = 0;
-    if (r->resources >= 0)
-        n += snprintf(extras + n, sizeof extras - (size_t)n, "; resources: %d offered",
-                      r->resources);
-    if (r->prompts >= 0)
-        snprintf(extras + n, sizeof extras - (size_t)n, "; prompts: %d offered", r->prompts);
-    if (r->smoke && strcmp(r->smoke, "passed") == 0)
-        snprintf(smoke, sizeof smoke, "; smoke call %s passed", r->smoke_tool);
-    else if (r->smoke)
-        snprintf(smoke, sizeof smoke, "; %s", r->error ? r->error : "smoke call failed");
-    return json_sprintf("%s: protocol %s%s%s", r->upstream, r->protocol[0] ? r->protocol : "?",
-                        extras, smoke);
-}
-
 static const struct gw_upstream *upstream_named(const struct gwfile *gw, const char *name)
 {
     for (size_t i = 0; i < gw->nup; i++)
         if (strcmp(gw->up[i].name, name) == 0)
             return &gw->up[i];
     return NULL;
+}
+
+/* "upstream: protocol V; resources: N; prompts: N; smoke call T passed" ("smoke calls T1, T2
+ * passed" when the file lists several: u's). */
+static json_t *upstream_line(const struct gw_probe_row *r, const struct gw_upstream *u)
+{
+    char extras[80] = "", smoke[400] = "";
+    int n = 0;
+    size_t calls = u ? json_array_size(u->smoke) : 0;
+    if (r->resources >= 0)
+        n += snprintf(extras + n, sizeof extras - (size_t)n, "; resources: %d offered",
+                      r->resources);
+    if (r->prompts >= 0)
+        snprintf(extras + n, sizeof extras - (size_t)n, "; prompts: %d offered", r->prompts);
+    if (r->smoke && strcmp(r->smoke, "passed") == 0 && calls > 1) {
+        size_t at = (size_t)snprintf(smoke, sizeof smoke, "; smoke calls");
+        for (size_t i = 0; i < calls && at < sizeof smoke; i++)
+            at += (size_t)snprintf(smoke + at, sizeof smoke - at, "%s %.64s", i ? "," : "",
+                                   json_string_value(json_object_get(json_array_get(u->smoke, i),
+                                                                     "tool")));
+        if (at < sizeof smoke)
+            snprintf(smoke + at, sizeof smoke - at, " passed");
+    } else if (r->smoke && strcmp(r->smoke, "passed") == 0)
+        snprintf(smoke, sizeof smoke, "; smoke call %s passed", r->smoke_tool);
+    else if (r->smoke)
+        snprintf(smoke, sizeof smoke, "; %s", r->error ? r->error : "smoke call failed");
+    return json_sprintf("%s: protocol %s%s%s", r->upstream, r->protocol[0] ? r->protocol : "?",
+                        extras, smoke);
 }
 
 static void on_probe_row(const struct gw_probe_row *r, void *arg)
@@ -181,7 +191,7 @@ static void on_probe_row(const struct gw_probe_row *r, void *arg)
         return;
     case GW_PROBE_UPSTREAM:
         t->smoke_failed += r->smoke && strcmp(r->smoke, "passed") != 0;
-        json_array_append_new(t->upstreams, upstream_line(r));
+        json_array_append_new(t->upstreams, upstream_line(r, upstream_named(t->gw, r->upstream)));
         return;
     case GW_PROBE_RESOURCE:
         json_array_append_new(t->resources,

@@ -65,6 +65,7 @@ static void check_upstream(const struct gw_upstream *u)
     const char *rule;
     enum gw_verdict v = gw_tool_verdict(u, "echo", &rule);
     CHECK(v != GW_DEFAULT_DENY || (!u->include && !u->exclude));
+    CHECK(!u->smoke || (json_array_size(u->smoke) >= 1 && json_array_size(u->smoke) <= GW_MAX_SMOKE));
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)

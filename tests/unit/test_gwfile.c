@@ -204,6 +204,14 @@ static void refuses_bad_files(void **state)
         {"upstreams:\n  a:\n    command: \"x\\0y\"\n", "NUL"},
         {"upstreams:\n  a: &x {command: y}\n", "anchors"},
         {"upstreams:\n  a:\n    command: x\n    smoke: {tool: echo, extra: 1}\n", "smoke"},
+        {"upstreams:\n  a:\n    command: x\n    smoke: []\n", "key smoke: must be a mapping"},
+        {"upstreams:\n  a:\n    command: x\n    smoke: [{tool: a}, {arguments: {}}]\n",
+         "key smoke: must be a mapping with a tool name"},
+        {"upstreams:\n  a:\n    command: x\n    smoke: [{tool: a, arguments: [1]}]\n",
+         "key smoke.arguments"},
+        {"upstreams:\n  a:\n    command: x\n    smoke: [{tool: a}, {tool: a}, {tool: a}, "
+         "{tool: a}, {tool: a}, {tool: a}, {tool: a}, {tool: a}, {tool: a}]\n",
+         "a list of 1 to 8"},
         {"upstreams:\n  a:\n    url: http://h/\n    instances: {by: cwd, roots: [/]}\n",
          "key instances: belongs to a command"},
         {"upstreams:\n  a:\n    command: x\n    instances: {roots: [/]}\n", "instances.by"},
@@ -483,6 +491,26 @@ static void approvals_timeout_is_read_and_bounded(void **state)
     assert_non_null(strstr(err, "approvals"));
 }
 
+/* smoke: one mapping or a list of them, kept as a list in file order. */
+static void smoke_calls_as_a_list(void **state)
+{
+    struct gwfile f;
+    char err[300];
+    (void)state;
+    assert_true(parse("upstreams:\n  h:\n    command: x\n    smoke:\n"
+                      "      - {tool: web_search, arguments: {query: q}}\n"
+                      "      - {tool: web_extract, arguments: {urls: [\"https://example.com/\"]}}\n"
+                      "  o:\n    command: x\n    smoke: {tool: echo}\n",
+                      &f, err));
+    assert_int_equal(json_array_size(f.up[0].smoke), 2);
+    assert_string_equal(json_string_value(json_object_get(json_array_get(f.up[0].smoke, 1), "tool")),
+                        "web_extract");
+    assert_int_equal(json_array_size(f.up[1].smoke), 1);
+    assert_string_equal(json_string_value(json_object_get(json_array_get(f.up[1].smoke, 0), "tool")),
+                        "echo");
+    gwfile_cleanup(&f);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -499,6 +527,7 @@ int main(void)
         cmocka_unit_test(guards_and_arg_policies),
         cmocka_unit_test(conditional_confirm_guard),
         cmocka_unit_test(approvals_timeout_is_read_and_bounded),
+        cmocka_unit_test(smoke_calls_as_a_list),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
