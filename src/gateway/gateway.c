@@ -185,6 +185,15 @@ static bool expose(struct gateway *g, struct upstream *u, struct strmap *names)
     else
         log_info("upstream %s: %zu of %zu tools exposed", u->cfg->name, count,
                  json_array_size(u->tools));
+    json_t *unmatched = gw_include_unmatched(u->cfg, u->tools), *glob;
+    json_array_foreach(unmatched, i, glob) {
+        char shown[100];
+        utf8_shown(shown, sizeof shown, json_string_value(glob));
+        log_warn("upstream %s: tools.include '%s' matches none of its %zu tools (a typo, or a "
+                 "tool it does not offer; gateway check --probe lists them)",
+                 u->cfg->name, shown, json_array_size(u->tools));
+    }
+    json_decref(unmatched);
     return true;
 }
 
