@@ -901,6 +901,11 @@ const char *gw_verdict_name(enum gw_verdict v)
 void gwfile_notes(const struct gwfile *f, gw_note_fn *fn, void *arg)
 {
     char line[400];
+    if (json_array_size(f->bridge_include) && json_array_size(f->bridge_exclude))
+        fn(true,
+           "bridge_tools has both include and exclude: include alone decides (a tool is kept "
+           "when an include glob matches it), so exclude is ignored; keep one of them",
+           arg);
     for (size_t i = 0; i < f->nup + f->noff; i++) {
         const struct gw_upstream *u = i < f->nup ? &f->up[i] : &f->off[i - f->nup];
         if (json_array_size(u->include) && json_array_size(u->exclude)) {

@@ -110,8 +110,8 @@ bool gw_bridge_tool_kept(const struct gwfile *f, const char *tool);
 
 /* What a valid file does that its operator may not expect, one line each naming the upstream
  * (never a value), for serve's log, doctor and gateway check alike: tools.include and a
- * non-empty tools.exclude together (exclude is then ignored: warn), an upstream with enabled:
- * false (a note). */
+ * non-empty tools.exclude together (exclude is then ignored: warn; the same for bridge_tools),
+ * an upstream with enabled: false (a note). */
 typedef void gw_note_fn(bool warn, const char *line, void *arg);
 void gwfile_notes(const struct gwfile *f, gw_note_fn *fn, void *arg);
 /* The include globs of u that match none of tools (an array of tool names, or of tools/list's

@@ -524,8 +524,8 @@ static void collect_note(bool warn, const char *line, void *arg)
 }
 
 /* enabled: false keeps the upstream out of up (what serve starts and exposes) and in off;
- * true or absent is as before. The notes name both-include-and-exclude (warn) and the
- * disabled one (a note); an empty exclude beside include is no contradiction. */
+ * true or absent is as before. The notes name both-include-and-exclude (warn; bridge_tools
+ * too) and the disabled one (a note); an empty exclude beside include is no contradiction. */
 static void enabled_and_notes(void **state)
 {
     struct gwfile f;
@@ -535,7 +535,8 @@ static void enabled_and_notes(void **state)
                       "  a:\n    command: x\n    enabled: true\n"
                       "    tools: {include: [echo], exclude: [\"get_*\"]}\n"
                       "  b:\n    command: y\n    enabled: false\n    tools: {include: [\"*\"]}\n"
-                      "  c:\n    url: http://127.0.0.1/mcp\n    tools: {include: [echo], exclude: []}\n",
+                      "  c:\n    url: http://127.0.0.1/mcp\n    tools: {include: [echo], exclude: []}\n"
+                      "bridge_tools: {include: [hermes_task], exclude: [\"*\"]}\n",
                       &f, err));
     assert_int_equal(f.nup, 2);
     assert_string_equal(f.up[0].name, "a");
@@ -546,8 +547,12 @@ static void enabled_and_notes(void **state)
     assert_false(f.off[0].enabled);
     json_t *notes = json_array();
     gwfile_notes(&f, collect_note, notes);
-    assert_int_equal(json_array_size(notes), 2);
-    json_t *n0 = json_array_get(notes, 0), *n1 = json_array_get(notes, 1);
+    assert_int_equal(json_array_size(notes), 3);
+    json_t *bridge = json_array_get(notes, 0);
+    assert_true(json_is_true(json_array_get(bridge, 0)));
+    assert_non_null(strstr(json_string_value(json_array_get(bridge, 1)),
+                           "bridge_tools has both include and exclude"));
+    json_t *n0 = json_array_get(notes, 1), *n1 = json_array_get(notes, 2);
     assert_true(json_is_true(json_array_get(n0, 0)));
     assert_non_null(strstr(json_string_value(json_array_get(n0, 1)),
                            "upstream a has both tools.include and tools.exclude"));
