@@ -150,6 +150,15 @@ static const char *env_file_arg(int argc, char **argv, const char *help, int *ba
 static struct bridge *the_bridge;
 static struct gwfile the_gwfile; /* GATEWAY_FILE, read before serving; empty without one */
 
+static void log_gateway_note(bool warn, const char *line, void *arg)
+{
+    (void)arg;
+    if (warn)
+        log_warn("gateway: %s", line);
+    else
+        log_info("gateway: %s", line);
+}
+
 /* GATEWAY_FILE: read and validated before anything starts, so a bad file (an unresolved
  * ${VAR}, a bad name, mode 644) stops serve with one line naming file, upstream and key. */
 static bool load_gateway_file(const struct config *cfg, const char *env_file)
@@ -184,6 +193,7 @@ static bool load_gateway_file(const struct config *cfg, const char *env_file)
                      "env: instead",
                      the_gwfile.up[i].name);
     }
+    gwfile_notes(&the_gwfile, log_gateway_note, NULL);
     return true;
 }
 

@@ -186,6 +186,15 @@ static bool expose(struct gateway *g, struct upstream *u, struct strmap *names)
     else
         log_info("upstream %s: %zu of %zu tools exposed", u->cfg->name, count,
                  json_array_size(u->tools));
+    json_t *unmatched = gw_include_unmatched(u->cfg, u->tools), *glob;
+    json_array_foreach(unmatched, i, glob) {
+        char shown[100];
+        utf8_shown(shown, sizeof shown, json_string_value(glob));
+        log_warn("upstream %s: tools.include '%s' matches none of its %zu tools (a typo, or a "
+                 "tool it does not offer; gateway check --probe lists them)",
+                 u->cfg->name, shown, json_array_size(u->tools));
+    }
+    json_decref(unmatched);
     return true;
 }
 
@@ -417,7 +426,8 @@ static void probe_upstream(const struct upstream *u, gw_probe_fn *fn, void *arg)
     fn(&(struct gw_probe_row){
            .kind = GW_PROBE_UPSTREAM, .upstream = u->cfg->name, .protocol = u->protocol,
            .smoke = u->cfg->smoke ? smoke[u->smoke] : NULL,
-           .smoke_tool = json_string_value(json_object_get(u->cfg->smoke, "tool")),
+           .smoke_tool = json_string_value(json_object_get(json_array_get(u->cfg->smoke,
+                                                                          u->smoke_at), "tool")),
            .error = u->smoke == GW_SMOKE_FAILED ? u->smoke_error : NULL,
            .resources = u->cfg->resources ? (int)json_array_size(u->resources) : -1,
            .prompts = u->cfg->prompts ? (int)json_array_size(u->prompts) : -1},

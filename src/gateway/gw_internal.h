@@ -92,6 +92,7 @@ struct upstream {
     enum gw_smoke smoke;       /* the smoke call after the last initialize (gwsmoke.c) */
     char *smoke_error;         /* why it failed: our own text, never the upstream's */
     uint64_t smoke_id;         /* on the wire while pending */
+    size_t smoke_at;           /* which of the smoke calls is on the wire (or was made last) */
     struct loop_timer *smoke_timer;
     struct strmap *held;       /* handle -> struct gw_hold: calls held for a 2026-07-28
                                   client's answer (relay.c) */
@@ -377,8 +378,8 @@ void gw_circuit_ready(struct upstream *u);
 /* Seconds (rounded up, at least 1) until the next start; 0 when none is scheduled. */
 unsigned gw_circuit_retry_in_s(const struct upstream *u);
 
-/* gwsmoke.c: the smoke call ({tool, arguments} of the gateway file) after each initialize;
- * /readyz counts a required upstream ready only once it passed. */
+/* gwsmoke.c: the smoke calls ([{tool, arguments}] of the gateway file), one after the other,
+ * after each initialize; /readyz counts a required upstream ready only once all passed. */
 void gw_smoke_start(struct upstream *u);
 bool gw_smoke_passed(const struct upstream *u); /* true too when none is configured */
 /* Adds smoke (passed, failed, pending) and smoke_error to an upstream's /readyz object. */

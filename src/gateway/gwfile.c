@@ -25,7 +25,7 @@
 static const char *const upstream_keys[] = {
     "command", "args",          "env",           "cwd",   "url",   "headers", "prefix",
     "required", "timeout",      "connect_timeout", "max_in_flight", "tools", "smoke",
-    "instances", "expect_tools"};
+    "instances", "expect_tools", "enabled"};
 static const char *const tools_keys[] = {"include", "exclude", "resources", "prompts",
                                          "guard", "args"};
 static const char *const policy_keys[] = {"drop",       "fix",            "enum",   "max_items",
@@ -245,6 +245,8 @@ static bool parse_limits(struct gw_upstream *u, json_t *o, char *err, size_t err
 {
     if (!parse_bool(json_object_get(o, "required"), true, &u->required))
         return fail(err, errlen, u->name, "required", "must be true or false");
+    if (!parse_bool(json_object_get(o, "enabled"), true, &u->enabled))
+        return fail(err, errlen, u->name, "enabled", "must be true or false");
     if (!parse_uint(json_object_get(o, "timeout"), 300, 1, 86400, &u->timeout_s))
         return fail(err, errlen, u->name, "timeout", "must be 1-86400 seconds");
     if (!parse_uint(json_object_get(o, "connect_timeout"), 15, 1, 3600, &u->connect_timeout_s))
@@ -402,6 +404,21 @@ static bool parse_policies(struct gw_upstream *u, json_t *a, char *err, size_t e
     return true;
 }
 
+/* One smoke call: {tool, arguments}. */
+static bool parse_smoke_call(struct gw_upstream *u, json_t *smoke, char *err, size_t errlen)
+{
+    const char *k;
+    json_t *v;
+    if (!json_is_object(smoke) || !json_is_string(json_object_get(smoke, "tool")))
+        return fail(err, errlen, u->name, "smoke", "must be a mapping with a tool name");
+    json_object_foreach(smoke, k, v) if (strcmp(k, "tool") && strcmp(k, "arguments"))
+        return fail(err, errlen, u->name, "smoke", "takes only tool and arguments");
+    json_t *a = json_object_get(smoke, "arguments");
+    if (a && !json_is_object(a))
+        return fail(err, errlen, u->name, "smoke.arguments", "must be a mapping");
+    return true;
+}
+
 static bool parse_tools(struct gw_upstream *u, json_t *o, char *err, size_t errlen)
 {
     json_t *tools = json_object_get(o, "tools"), *smoke = json_object_get(o, "smoke");
@@ -418,15 +435,18 @@ static bool parse_tools(struct gw_upstream *u, json_t *o, char *err, size_t errl
             return false;
     }
     if (smoke) {
-        const char *k;
-        json_t *v;
-        if (!json_is_object(smoke) || !json_is_string(json_object_get(smoke, "tool")))
-            return fail(err, errlen, u->name, "smoke", "must be a mapping with a tool name");
-        json_object_foreach(smoke, k, v) if (strcmp(k, "tool") && strcmp(k, "arguments"))
-            return fail(err, errlen, u->name, "smoke", "takes only tool and arguments");
-        json_t *a = json_object_get(smoke, "arguments");
-        if (a && !json_is_object(a))
-            return fail(err, errlen, u->name, "smoke.arguments", "must be a mapping");
+        if (json_is_object(smoke)) { /* one call: kept as a list of one */
+            json_t *list = json_pack("[O]", smoke);
+            json_object_set_new(o, "smoke", list);
+            smoke = list;
+        }
+        if (!json_is_array(smoke) || json_array_size(smoke) == 0 ||
+            json_array_size(smoke) > GW_MAX_SMOKE)
+            return fail(err, errlen, u->name, "smoke",
+                        "must be a mapping {tool, arguments} or a list of 1 to 8 of them");
+        size_t i;
+        json_t *call;
+        json_array_foreach(smoke, i, call) if (!parse_smoke_call(u, call, err, errlen)) return false;
         u->smoke = smoke;
     }
     return true;
@@ -570,12 +590,23 @@ static bool parse_top(struct gwfile *f, char *err, size_t errlen)
     if (json_object_size(ups) > GW_MAX_UPSTREAMS)
         return fail(err, errlen, NULL, "upstreams", "at most 32 upstreams");
     f->up = xcalloc(json_object_size(ups) + 1, sizeof *f->up);
+    f->off = xcalloc(json_object_size(ups) + 1, sizeof *f->off);
     json_object_foreach(ups, k, v) {
-        if (!parse_upstream(&f->up[f->nup], k, v, err, errlen))
+        struct gw_upstream u = {0};
+        if (!parse_upstream(&u, k, v, err, errlen))
             return false;
-        f->nup++;
+        if (u.enabled)
+            f->up[f->nup++] = u;
+        else /* validated all the same: a mistake shows before it is enabled */
+            f->off[f->noff++] = u;
     }
     return true;
+}
+
+/* The i-th upstream of the file, enabled or not (i < nup + noff). */
+static struct gw_upstream *any_upstream(struct gwfile *f, size_t i)
+{
+    return i < f->nup ? &f->up[i] : &f->off[i - f->nup];
 }
 
 /* Before the placeholders are replaced: the upstreams whose args hold one (names as keys). */
@@ -667,8 +698,8 @@ static json_t *plain_value(const char *s, bool *range)
  * get their YAML type. */
 static bool type_fix_values(struct gwfile *f, json_t *plain, char *err, size_t errlen)
 {
-    for (size_t i = 0; i < f->nup; i++) {
-        const struct gw_upstream *u = &f->up[i];
+    for (size_t i = 0; i < f->nup + f->noff; i++) {
+        const struct gw_upstream *u = any_upstream(f, i);
         json_t *up = json_object_get(json_object_get(plain, "upstreams"), u->name);
         json_t *tools = json_object_get(json_object_get(up, "tools"), "args"), *policy, *v;
         const char *tool, *prop;
@@ -724,9 +755,10 @@ bool gwfile_parse(const char *text, size_t len, gw_lookup_fn *lookup, void *look
     bool ok = out->doc && gwinterp_doc(out->doc, lookup, lookup_arg, err, errlen) &&
               parse_top(out, err, errlen) && type_fix_values(out, plain, err, errlen);
     json_decref(plain);
-    for (size_t i = 0; ok && i < out->nup; i++) {
-        out->up[i].args_placeholder = json_object_get(marked, out->up[i].name) != NULL;
-        split_conditional_guards(&out->up[i]);
+    for (size_t i = 0; ok && i < out->nup + out->noff; i++) {
+        struct gw_upstream *u = any_upstream(out, i);
+        u->args_placeholder = json_object_get(marked, u->name) != NULL;
+        split_conditional_guards(u);
     }
     json_decref(marked);
     if (!ok) {
@@ -741,11 +773,12 @@ void gwfile_cleanup(struct gwfile *f)
 {
     if (f == NULL)
         return;
-    for (size_t i = 0; i < f->nup; i++) {
-        json_decref(f->up[i].guard_when);
-        json_decref(f->up[i].confirm_policies);
+    for (size_t i = 0; i < f->nup + f->noff; i++) {
+        json_decref(any_upstream(f, i)->guard_when);
+        json_decref(any_upstream(f, i)->confirm_policies);
     }
     free(f->up);
+    free(f->off);
     json_decref(f->doc);
     memset(f, 0, sizeof *f);
 }
@@ -863,4 +896,52 @@ const char *gw_verdict_name(enum gw_verdict v)
     case GW_NOT_INCLUDED: return "not included";
     default: return "default deny";
     }
+}
+
+void gwfile_notes(const struct gwfile *f, gw_note_fn *fn, void *arg)
+{
+    char line[400];
+    if (json_array_size(f->bridge_include) && json_array_size(f->bridge_exclude))
+        fn(true,
+           "bridge_tools has both include and exclude: include alone decides (a tool is kept "
+           "when an include glob matches it), so exclude is ignored; keep one of them",
+           arg);
+    for (size_t i = 0; i < f->nup + f->noff; i++) {
+        const struct gw_upstream *u = i < f->nup ? &f->up[i] : &f->off[i - f->nup];
+        if (json_array_size(u->include) && json_array_size(u->exclude)) {
+            snprintf(line, sizeof line,
+                     "upstream %s has both tools.include and tools.exclude: include alone "
+                     "decides (a tool is exposed when an include glob matches it), so exclude "
+                     "is ignored; keep one of them",
+                     u->name);
+            fn(true, line, arg);
+        }
+        if (!u->enabled) {
+            snprintf(line, sizeof line,
+                     "upstream %s is disabled (enabled: false): validated, not started, none "
+                     "of its tools exposed",
+                     u->name);
+            fn(false, line, arg);
+        }
+    }
+}
+
+json_t *gw_include_unmatched(const struct gw_upstream *u, json_t *tools)
+{
+    json_t *unmatched = json_array(), *glob, *tool;
+    size_t i, k;
+    json_array_foreach(u->include, i, glob) {
+        bool matched = false;
+        json_array_foreach(tools, k, tool) {
+            const char *name = json_is_string(tool) ? json_string_value(tool)
+                                                    : json_string_value(json_object_get(tool, "name"));
+            if (name && fnmatch(json_string_value(glob), name, 0) == 0) {
+                matched = true;
+                break;
+            }
+        }
+        if (!matched)
+            json_array_append(unmatched, glob);
+    }
+    return unmatched;
 }

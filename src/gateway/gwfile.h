@@ -15,6 +15,7 @@
 #define GW_MAX_ROOTS 16         /* instances.roots */
 #define GW_MAX_INSTANCES 64     /* instances.max */
 #define GW_MAX_STARTUP_FILES 16 /* startup_context.files */
+#define GW_MAX_SMOKE 8          /* smoke calls of one upstream */
 #define GW_STARTUP_MAX_BYTES 262144  /* startup_context.max_bytes: the default per file */
 #define GW_STARTUP_BYTES_CAP 4194304 /* the highest max_bytes, and the cap on all files together */
 
@@ -34,13 +35,15 @@ struct gw_upstream {
     json_t *headers;        /* object of strings, maybe empty */
     const char *prefix;     /* default "<name>__" */
     bool required;          /* default true */
+    bool enabled;           /* default true; false: in gwfile.off, never started or exposed */
     unsigned timeout_s;     /* per call, default 300 */
     unsigned connect_timeout_s; /* start + initialize, default 15 */
     unsigned max_in_flight; /* default 16 */
     json_t *include;        /* array of shell globs, or NULL when absent */
     json_t *exclude;        /* the same */
     bool resources, prompts; /* default false */
-    json_t *smoke;          /* {tool, arguments} or NULL */
+    json_t *smoke;          /* [{tool, arguments}, ...] (1 to GW_MAX_SMOKE; the file may give
+                               one mapping) or NULL */
     /* instances (stdio only): one process per project root chosen by a path argument. */
     const char *instance_by;  /* the argument's name, NULL when there is no instances key */
     json_t *instance_roots;   /* array of roots as written (~ allowed), checked at start */
@@ -63,8 +66,11 @@ struct gw_upstream {
 
 struct gwfile {
     json_t *doc;            /* owns everything the upstreams point to */
-    struct gw_upstream *up; /* in file order */
+    struct gw_upstream *up; /* in file order: the enabled ones, all that serve uses */
     size_t nup;
+    struct gw_upstream *off; /* enabled: false (seed 003's field), in file order: validated
+                                like the others, then neither started nor exposed */
+    size_t noff;
     json_t *bridge_include; /* bridge_tools.include, NULL when absent */
     json_t *bridge_exclude; /* bridge_tools.exclude, NULL when absent */
     json_t *startup_files;  /* startup_context.files (strings, ~ allowed), NULL when absent */
@@ -101,6 +107,16 @@ enum gw_guard gw_tool_guard(const struct gw_upstream *u, const char *tool);
 json_t *gw_tool_policy(const struct gw_upstream *u, const char *tool);
 /* Whether bridge_tools keeps one of our own tools (default: all of them). */
 bool gw_bridge_tool_kept(const struct gwfile *f, const char *tool);
+
+/* What a valid file does that its operator may not expect, one line each naming the upstream
+ * (never a value), for serve's log, doctor and gateway check alike: tools.include and a
+ * non-empty tools.exclude together (exclude is then ignored: warn; the same for bridge_tools),
+ * an upstream with enabled: false (a note). */
+typedef void gw_note_fn(bool warn, const char *line, void *arg);
+void gwfile_notes(const struct gwfile *f, gw_note_fn *fn, void *arg);
+/* The include globs of u that match none of tools (an array of tool names, or of tools/list's
+ * {name, ...}), a new array: a typo or a tool the upstream does not offer (any more). */
+json_t *gw_include_unmatched(const struct gw_upstream *u, json_t *tools);
 
 /* ^[a-z0-9][a-z0-9_-]{0,31}$: an upstream's name. */
 bool gw_upstream_name_ok(const char *s);

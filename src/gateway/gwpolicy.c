@@ -120,14 +120,89 @@ static json_t *confirm_text(json_t *when)
     return json_string(text);
 }
 
+static bool folds_like(const char *key, json_t *list, json_t *map);
+
+/* Keywords whose value is a schema, an array of schemas, or a map of names to schemas. */
+static const char *const sub_schema_keys[] = {"items", "additionalProperties", "contains",
+                                              "not", "if", "then", "else", "propertyNames",
+                                              "unevaluatedItems", "unevaluatedProperties",
+                                              "additionalItems"};
+static const char *const schema_list_keys[] = {"allOf", "anyOf", "oneOf", "prefixItems",
+                                               "items"};
+static const char *const schema_map_keys[] = {"$defs", "definitions", "patternProperties",
+                                              "dependentSchemas"};
+
+static void hide_nested(json_t *schema, json_t *drop, json_t *fix, int depth);
+
+static void hide_in_each(json_t *schemas, json_t *drop, json_t *fix, int depth)
+{
+    size_t i;
+    const char *k;
+    json_t *v;
+    json_array_foreach(schemas, i, v) hide_nested(v, drop, fix, depth);
+    if (json_is_object(schemas))
+        json_object_foreach(schemas, k, v) hide_nested(v, drop, fix, depth);
+}
+
+/* A dropped or fixed name is refused at any depth of a call (no_hidden_names below, compared
+ * folded), so a nested schema that still offers or requires one describes calls that can
+ * never pass: such names leave every properties, required and dependentRequired of the
+ * schema's subschemas. Walked by keyword, never by value, so a property that happens to be
+ * named "properties" or "items" is not taken for one. */
+static void hide_nested(json_t *schema, json_t *drop, json_t *fix, int depth)
+{
+    const char *k;
+    json_t *v, *req;
+    size_t i;
+    void *tmp;
+    if (!json_is_object(schema) || depth > MAX_DEPTH)
+        return;
+    json_t *props = json_object_get(schema, "properties");
+    if (json_is_object(props))
+        json_object_foreach_safe(props, tmp, k, v) {
+            if (folds_like(k, drop, fix))
+                json_object_del(props, k);
+            else
+                hide_nested(v, drop, fix, depth + 1);
+        }
+    req = json_object_get(schema, "required");
+    for (i = json_array_size(req); i-- > 0;)
+        if (json_is_string(json_array_get(req, i)) &&
+            folds_like(json_string_value(json_array_get(req, i)), drop, fix))
+            json_array_remove(req, i);
+    json_t *dep = json_object_get(schema, "dependentRequired");
+    if (json_is_object(dep))
+        json_object_foreach_safe(dep, tmp, k, v) {
+            if (folds_like(k, drop, fix)) {
+                json_object_del(dep, k);
+                continue;
+            }
+            for (i = json_array_size(v); i-- > 0;)
+                if (json_is_string(json_array_get(v, i)) &&
+                    folds_like(json_string_value(json_array_get(v, i)), drop, fix))
+                    json_array_remove(v, i);
+        }
+    for (i = 0; i < sizeof sub_schema_keys / sizeof *sub_schema_keys; i++)
+        hide_nested(json_object_get(schema, sub_schema_keys[i]), drop, fix, depth + 1);
+    for (i = 0; i < sizeof schema_list_keys / sizeof *schema_list_keys; i++)
+        if (json_is_array(json_object_get(schema, schema_list_keys[i])))
+            hide_in_each(json_object_get(schema, schema_list_keys[i]), drop, fix, depth + 1);
+    for (i = 0; i < sizeof schema_map_keys / sizeof *schema_map_keys; i++)
+        if (json_is_object(json_object_get(schema, schema_map_keys[i])))
+            hide_in_each(json_object_get(schema, schema_map_keys[i]), drop, fix, depth + 1);
+}
+
 json_t *gw_policy_schema(json_t *schema, enum gw_guard guard, json_t *policy)
 {
     json_t *props = properties_of(schema), *v, *list;
+    json_t *drop = json_object_get(policy, "drop"), *fix = json_object_get(policy, "fix");
     const char *k;
     size_t i;
-    json_array_foreach(json_object_get(policy, "drop"), i, v)
+    json_array_foreach(drop, i, v)
         hide(schema, props, json_string_value(v));
-    json_object_foreach(json_object_get(policy, "fix"), k, v) hide(schema, props, k);
+    json_object_foreach(fix, k, v) hide(schema, props, k);
+    if (drop || fix) /* the fixed values are set at the top only: nested, they are refused */
+        hide_nested(schema, drop, fix, 0);
     json_object_foreach(json_object_get(policy, "enum"), k, list)
     {
         constrain(props, k, "type", json_string("string"));

@@ -1,8 +1,9 @@
 /* gwsmoke.c — the smoke call of an upstream (issue 14, behaviour 6). An upstream can list its
  * tools and still be useless: seed 001's web tools advertise their schemas before the provider
  * behind them is usable, and answer a call with a successful result whose text says it failed.
- * So after each (re)initialize the gateway calls the gateway file's smoke: {tool, arguments}
- * and /readyz counts a required upstream ready only once that call passed. It fails on a
+ * So after each (re)initialize the gateway makes the gateway file's smoke calls ({tool,
+ * arguments}, or a list of them: seed 001 wants one web_search and one web_extract), one after
+ * the other, and /readyz counts a required upstream ready only once each of them passed. It fails on a
  * JSON-RPC error, a result with isError true, a nested provider error (an error member,
  * success or ok false, status error or failed, in structuredContent or in a text item that
  * holds JSON, searched a few levels deep), no answer within the upstream's timeout, or the
@@ -119,11 +120,16 @@ bool gw_result_failed(json_t *result, char *why, size_t whylen)
 
 /* ---------- the call ---------- */
 
+/* The tool of the smoke call on the wire (or the last one made). */
 static const char *smoke_tool(const struct upstream *u)
 {
-    return json_string_value(json_object_get(u->cfg->smoke, "tool"));
+    return json_string_value(json_object_get(json_array_get(u->cfg->smoke, u->smoke_at), "tool"));
 }
 
+static void send_smoke(struct upstream *u);
+
+/* The call on the wire answered: why it failed, or NULL when it passed (then the next one is
+ * made; the upstream passed once the last one did). */
 static void settle(struct upstream *u, const char *why)
 {
     loop_timer_cancel(u->smoke_timer);
@@ -132,8 +138,13 @@ static void settle(struct upstream *u, const char *why)
     free(u->smoke_error);
     u->smoke_error = NULL;
     if (why == NULL) {
-        u->smoke = GW_SMOKE_PASSED;
         log_info("upstream %s: smoke call %.64s passed", u->cfg->name, smoke_tool(u));
+        if (++u->smoke_at < json_array_size(u->cfg->smoke)) {
+            send_smoke(u);
+            return;
+        }
+        u->smoke_at--; /* stays on the last one made */
+        u->smoke = GW_SMOKE_PASSED;
         return;
     }
     u->smoke = GW_SMOKE_FAILED;
@@ -172,22 +183,28 @@ static void on_smoke_timeout(struct loop *l, void *arg)
     settle(u, why);
 }
 
-void gw_smoke_start(struct upstream *u)
+static void send_smoke(struct upstream *u)
 {
-    if (u->cfg->smoke == NULL) /* a probe runs it too (gateway check --probe) */
-        return;
-    json_t *args = json_object_get(u->cfg->smoke, "arguments");
+    json_t *args = json_object_get(json_array_get(u->cfg->smoke, u->smoke_at), "arguments");
     json_t *params = json_pack("{s:s, s:o}", "name", smoke_tool(u), "arguments",
                                json_is_object(args) ? json_deep_copy(args) : json_object());
-    loop_timer_cancel(u->smoke_timer);
-    u->smoke_timer = NULL;
-    u->smoke = GW_SMOKE_PENDING;
     if (!up_request(u, "tools/call", params, on_smoke_answer, NULL, NULL, &u->smoke_id)) {
         settle(u, "it could not be sent");
         return;
     }
     u->smoke_timer = loop_timer_add(u->loop, (uint64_t)u->cfg->timeout_s * 1000,
                                     on_smoke_timeout, u);
+}
+
+void gw_smoke_start(struct upstream *u)
+{
+    if (u->cfg->smoke == NULL) /* a probe runs it too (gateway check --probe) */
+        return;
+    loop_timer_cancel(u->smoke_timer);
+    u->smoke_timer = NULL;
+    u->smoke = GW_SMOKE_PENDING;
+    u->smoke_at = 0;
+    send_smoke(u);
 }
 
 bool gw_smoke_passed(const struct upstream *u)

@@ -227,6 +227,11 @@ static bool check_settings(struct doctor *d, json_t *env, struct config *cfg)
     return false;
 }
 
+static void gateway_note(bool warn, const char *line, void *arg)
+{
+    check(arg, warn ? WARN : OK, "gateway file: %s", line);
+}
+
 /* The gateway file, offline: what `gateway check` validates (starting upstreams is not ours). */
 static void check_gateway(struct doctor *d, const struct config *cfg, json_t *env)
 {
@@ -254,6 +259,7 @@ static void check_gateway(struct doctor *d, const struct config *cfg, json_t *en
                            "value is on the child's command line, readable by every local user; "
                            "pass secrets in env: instead",
                   cfg->gateway_file, gw.up[i].name);
+    gwfile_notes(&gw, gateway_note, d);
     gwfile_cleanup(&gw);
     char *waiting = ctlclient_restart_needed(d->env_path);
     if (waiting)

@@ -32,13 +32,16 @@ const char gateway_usage[] =
     "Validates GATEWAY_FILE (named in FILE, default ./.env) the way serve reads it: mode 600, a\n"
     "regular file, known keys, upstream names, every ${VAR} resolved from FILE or the\n"
     "environment. Prints each upstream: its transport, the prefix of its exposed names, its\n"
-    "limits and its include/exclude rules (no rules: nothing exposed). Never prints a value.\n"
+    "limits and its include/exclude rules (no rules: nothing exposed; both: exclude is\n"
+    "ignored, a warning), and those with enabled: false as disabled (validated, never\n"
+    "started, not exposed). Never prints a value.\n"
     "--probe also starts each upstream as serve would (waiting its connect_timeout), lists its\n"
     "tools and prints the exposed-names table: NAME (or - when not exposed), UPSTREAM, TOOL\n"
     "(the upstream's own name) and RULE (included or excluded, by which glob); then for each\n"
     "upstream the protocol version it speaks (2025-11-25 or 2026-07-28) and its smoke call,\n"
     "made as serve makes it (passed, or failed and why), and the resources and prompts of\n"
-    "those with tools.resources or tools.prompts; then stops them.\n"
+    "those with tools.resources or tools.prompts, and a warning for each include glob\n"
+    "that matches none of its upstream's tools; then stops them.\n"
     "When a server runs with FILE and a reload (SIGHUP) of this file asked for what only a\n"
     "restart applies (a new upstream, another command...), it prints \"restart needed\" and what.\n"
     "Exit codes: 0 valid, 1 the gateway file is refused, an upstream did not start or failed\n"
@@ -113,8 +116,9 @@ static void print_policies(const struct gw_upstream *u)
 
 static void print_upstream(const struct gw_upstream *u)
 {
-    printf("  %s: %s %s\n", u->name, u->kind == GW_STDIO ? "stdio" : "http",
-           u->kind == GW_STDIO ? u->command : "(url not shown)");
+    printf("  %s: %s %s%s\n", u->name, u->kind == GW_STDIO ? "stdio" : "http",
+           u->kind == GW_STDIO ? u->command : "(url not shown)",
+           u->enabled ? "" : " (disabled: enabled: false; validated, not started, not exposed)");
     if (u->kind == GW_STDIO)
         printf("    args: %zu (not shown)%s%s\n", json_array_size(u->args), u->cwd ? ", cwd " : "",
                u->cwd ? u->cwd : "");
@@ -145,26 +149,9 @@ struct table {
     json_t *resources; /* [[uri, upstream, note], ...] */
     json_t *prompts; /* [[name, upstream, prompt, note], ...] */
     json_t *policies; /* [[name, upstream, summary], ...]: exposed tools with a guard or policy */
+    json_t *listed; /* {upstream: [tool, ...]}: what each upstream that started offers */
     const struct gwfile *gw;
 };
-
-/* "upstream: protocol V; resources: N; prompts: N; smoke call T passed" */
-static json_t *upstream_line(const struct gw_probe_row *r)
-{
-    char extras[80] = "", smoke[400] = "";
-    int n = 0;
-    if (r->resources >= 0)
-        n += snprintf(extras + n, sizeof extras - (size_t)n, "; resources: %d offered",
-                      r->resources);
-    if (r->prompts >= 0)
-        snprintf(extras + n, sizeof extras - (size_t)n, "; prompts: %d offered", r->prompts);
-    if (r->smoke && strcmp(r->smoke, "passed") == 0)
-        snprintf(smoke, sizeof smoke, "; smoke call %s passed", r->smoke_tool);
-    else if (r->smoke)
-        snprintf(smoke, sizeof smoke, "; %s", r->error ? r->error : "smoke call failed");
-    return json_sprintf("%s: protocol %s%s%s", r->upstream, r->protocol[0] ? r->protocol : "?",
-                        extras, smoke);
-}
 
 static const struct gw_upstream *upstream_named(const struct gwfile *gw, const char *name)
 {
@@ -172,6 +159,34 @@ static const struct gw_upstream *upstream_named(const struct gwfile *gw, const c
         if (strcmp(gw->up[i].name, name) == 0)
             return &gw->up[i];
     return NULL;
+}
+
+/* "upstream: protocol V; resources: N; prompts: N; smoke call T passed" ("smoke calls T1, T2
+ * passed" when the file lists several: u's). */
+static json_t *upstream_line(const struct gw_probe_row *r, const struct gw_upstream *u)
+{
+    char extras[80] = "", smoke[400] = "";
+    int n = 0;
+    size_t calls = u ? json_array_size(u->smoke) : 0;
+    if (r->resources >= 0)
+        n += snprintf(extras + n, sizeof extras - (size_t)n, "; resources: %d offered",
+                      r->resources);
+    if (r->prompts >= 0)
+        snprintf(extras + n, sizeof extras - (size_t)n, "; prompts: %d offered", r->prompts);
+    if (r->smoke && strcmp(r->smoke, "passed") == 0 && calls > 1) {
+        size_t at = (size_t)snprintf(smoke, sizeof smoke, "; smoke calls");
+        for (size_t i = 0; i < calls && at < sizeof smoke; i++)
+            at += (size_t)snprintf(smoke + at, sizeof smoke - at, "%s %.64s", i ? "," : "",
+                                   json_string_value(json_object_get(json_array_get(u->smoke, i),
+                                                                     "tool")));
+        if (at < sizeof smoke)
+            snprintf(smoke + at, sizeof smoke - at, " passed");
+    } else if (r->smoke && strcmp(r->smoke, "passed") == 0)
+        snprintf(smoke, sizeof smoke, "; smoke call %s passed", r->smoke_tool);
+    else if (r->smoke)
+        snprintf(smoke, sizeof smoke, "; %s", r->error ? r->error : "smoke call failed");
+    return json_sprintf("%s: protocol %s%s%s", r->upstream, r->protocol[0] ? r->protocol : "?",
+                        extras, smoke);
 }
 
 static void on_probe_row(const struct gw_probe_row *r, void *arg)
@@ -183,8 +198,9 @@ static void on_probe_row(const struct gw_probe_row *r, void *arg)
         json_array_append_new(t->failed, json_pack("[ss]", r->upstream, r->error));
         return;
     case GW_PROBE_UPSTREAM:
+        json_object_set_new(t->listed, r->upstream, json_array());
         t->smoke_failed += r->smoke && strcmp(r->smoke, "passed") != 0;
-        json_array_append_new(t->upstreams, upstream_line(r));
+        json_array_append_new(t->upstreams, upstream_line(r, upstream_named(t->gw, r->upstream)));
         return;
     case GW_PROBE_RESOURCE:
         json_array_append_new(t->resources,
@@ -197,6 +213,7 @@ static void on_probe_row(const struct gw_probe_row *r, void *arg)
                                         r->problem ? r->problem : "exposed"));
         return;
     case GW_PROBE_TOOL:
+        json_array_append_new(json_object_get(t->listed, r->upstream), json_string(r->tool));
         break;
     }
     const struct gw_upstream *u = upstream_named(t->gw, r->upstream);
@@ -256,6 +273,16 @@ static void print_table(const struct table *t)
         print_rows("resources (probe)", resources, 3, t->resources);
     if (json_array_size(t->prompts))
         print_rows("prompts (probe)", prompts, 4, t->prompts);
+    for (size_t u = 0; u < t->gw->noff; u++)
+        printf("upstream %s: disabled (enabled: false), not started\n", t->gw->off[u].name);
+    for (size_t u = 0; u < t->gw->nup; u++) { /* include globs that match nothing it offers */
+        json_t *offered = json_object_get(t->listed, t->gw->up[u].name), *glob;
+        json_t *unmatched = offered ? gw_include_unmatched(&t->gw->up[u], offered) : NULL;
+        json_array_foreach(unmatched, i, glob)
+            printf("warning: upstream %s: tools.include '%s' matches none of its %zu tools\n",
+                   t->gw->up[u].name, json_string_value(glob), json_array_size(offered));
+        json_decref(unmatched);
+    }
 }
 
 /* Starts the upstreams, prints the table; returns the exit code. */
@@ -263,7 +290,7 @@ static int probe(const struct gwfile *gw)
 {
     struct table t = {.rows = json_array(), .failed = json_array(), .upstreams = json_array(),
                       .resources = json_array(), .prompts = json_array(),
-                      .policies = json_array(), .gw = gw};
+                      .policies = json_array(), .listed = json_object(), .gw = gw};
     struct loop *l = loop_new();
     if (l == NULL) {
         fprintf(stderr, "hermes-mcp: cannot set up the event loop\n");
@@ -287,7 +314,16 @@ static int probe(const struct gwfile *gw)
     json_decref(t.resources);
     json_decref(t.prompts);
     json_decref(t.policies);
+    json_decref(t.listed);
     return bad ? 1 : 0;
+}
+
+/* gwfile_notes' warnings (a disabled upstream says so in its block). */
+static void print_warning(bool warn, const char *line, void *arg)
+{
+    (void)arg;
+    if (warn)
+        printf("  warning: %s\n", line);
 }
 
 static int check(const char *env_file, bool with_probe)
@@ -315,10 +351,16 @@ static int check(const char *env_file, bool with_probe)
         fprintf(stderr, "hermes-mcp: %s\n", err);
         rc = 1;
     } else {
-        printf("gateway file %s: %zu upstream%s\n", cfg.gateway_file, gw.nup,
+        printf("gateway file %s: %zu upstream%s", cfg.gateway_file, gw.nup,
                gw.nup == 1 ? "" : "s");
+        if (gw.noff)
+            printf(", %zu more disabled", gw.noff);
+        printf("\n");
         for (size_t i = 0; i < gw.nup; i++)
             print_upstream(&gw.up[i]);
+        for (size_t i = 0; i < gw.noff; i++)
+            print_upstream(&gw.off[i]);
+        gwfile_notes(&gw, print_warning, NULL);
         printf("  bridge tools:%s\n", gw.bridge_include || gw.bridge_exclude ? "" : " all");
         if (gw.bridge_include || gw.bridge_exclude) {
             print_rules("include", gw.bridge_include);

@@ -12,6 +12,8 @@
 //             graph    Samchon Graph: exactly inspect_code_graph
 //             memory   the Honcho memory adapter: the 5 memory_* tools
 //   --calls FILE   append each tools/call's tool name to FILE
+//   --fail TOOL    TOOL answers a successful result holding a nested provider error, as
+//                  Firecrawl's tools do while the Nous gateway's auth is not usable
 //   -- ARGS        the arguments the real upstream would get (the example's args:); they must
 //                  equal the role's real command line, else the fake exits 2 saying so
 // Stdio is newline-delimited JSON-RPC, protocol 2025-11-25. The hermes role also exits 2 when
@@ -170,7 +172,9 @@ function answer(msg) {
   if (opt('--calls')) appendFileSync(opt('--calls'), `${name}\n`);
   if (!spec.tools[name])
     return { jsonrpc: '2.0', id: msg.id, error: { code: -32602, message: `Unknown tool: ${name}` } };
-  const text = JSON.stringify({ success: true, upstream: role, tool: name, arguments: args });
+  const text = JSON.stringify(name === opt('--fail')
+    ? { success: false, error: 'Firecrawl: Nous gateway authentication required', upstream: role, tool: name }
+    : { success: true, upstream: role, tool: name, arguments: args });
   return { jsonrpc: '2.0', id: msg.id, result: { content: [{ type: 'text', text }] } };
 }
 

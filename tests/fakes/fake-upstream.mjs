@@ -59,6 +59,9 @@
 //                                  (gwpolicy.test.mjs), both answering "ok":
 //   tool cronjob   {action, prompt, model, provider, base_url, delivery}, model required
 //   tool memory    {kind, content, tags (array), note}
+//   tool deploy    {target, options: {model, base_url, retries} (model and retries required),
+//                  steps: [{name, model}] (both required)}, target and options required: names
+//                  an argument policy drops, nested
 //                 --received FILE  append each tools/call as one JSON line {name, arguments}
 //                 --ignore-sigterm FILE  SIGTERM only appends "sigterm PID" to FILE, and the
 //                                  process outlives the end of its stdin (a child that must be
@@ -150,6 +153,13 @@ else createInterface({ input: process.stdin }).on('line', (line) => {
         required: ['action', 'model'] } });
       all.push({ name: 'memory', description: 'fake memory', inputSchema: { type: 'object',
         properties: { kind: str, content: str, tags: { type: 'array', items: str }, note: str } } });
+      all.push({ name: 'deploy', description: 'fake deploy', inputSchema: { type: 'object',
+        properties: { target: str,
+          options: { type: 'object', properties: { model: str, base_url: str, retries: { type: 'integer' } },
+            required: ['model', 'retries'] },
+          steps: { type: 'array', items: { type: 'object', properties: { name: str, model: str },
+            required: ['name', 'model'] } } },
+        required: ['target', 'options'] } });
     }
     if (opt('--drop') && existsSync(opt('--drop'))) {
       const dropped = readFileSync(opt('--drop'), 'utf8').split('\n');
@@ -181,7 +191,7 @@ else createInterface({ input: process.stdin }).on('line', (line) => {
     } else if (name === 'echo') {
       send({ jsonrpc: '2.0', id: msg.id, result: { content: [{ type: 'text',
         text: `Echo: ${msg.params.arguments.message}` }] } });
-    } else if (name === 'cronjob' || name === 'memory') {
+    } else if (name === 'cronjob' || name === 'memory' || name === 'deploy') {
       text('ok');
     } else if (name === 'where') {
       setTimeout(() => text(JSON.stringify({ cwd: process.cwd(), pid: process.pid,

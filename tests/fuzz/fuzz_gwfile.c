@@ -65,6 +65,14 @@ static void check_upstream(const struct gw_upstream *u)
     const char *rule;
     enum gw_verdict v = gw_tool_verdict(u, "echo", &rule);
     CHECK(v != GW_DEFAULT_DENY || (!u->include && !u->exclude));
+    CHECK(!u->smoke || (json_array_size(u->smoke) >= 1 && json_array_size(u->smoke) <= GW_MAX_SMOKE));
+}
+
+static void no_note(bool warn, const char *line, void *arg)
+{
+    (void)warn;
+    (void)arg;
+    CHECK(strlen(line) > 0);
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
@@ -74,8 +82,16 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     if (gwfile_parse((const char *)data, size, lookup, NULL, &f, err, sizeof err)) {
         CHECK(f.nup <= GW_MAX_UPSTREAMS);
         CHECK(no_placeholder_left(f.doc));
-        for (size_t i = 0; i < f.nup; i++)
+        CHECK(f.nup + f.noff <= GW_MAX_UPSTREAMS);
+        for (size_t i = 0; i < f.nup; i++) {
+            CHECK(f.up[i].enabled);
             check_upstream(&f.up[i]);
+        }
+        for (size_t i = 0; i < f.noff; i++) { /* disabled ones are validated the same */
+            CHECK(!f.off[i].enabled);
+            check_upstream(&f.off[i]);
+        }
+        gwfile_notes(&f, no_note, NULL);
         gwfile_cleanup(&f);
     } else {
         CHECK(f.doc == NULL && f.up == NULL);

@@ -8,6 +8,7 @@ import { writeFileSync, readFileSync, existsSync, chmodSync, mkdtempSync, rmSync
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { execFileSync } from 'node:child_process';
+import Ajv from 'ajv';
 import { ROOT, HERMES, startHermes, jsonLines, gatewayFile, sdkClient, until } from './lib.mjs';
 
 const FAKE = join(ROOT, 'tests/fakes/fake-upstream.mjs');
@@ -24,9 +25,11 @@ before(async () => {
     command: ${JSON.stringify(process.execPath)}
     args: ${JSON.stringify([FAKE, '--policy-tools', '--received', received])}
     tools:
-      include: [echo, cronjob, memory, slow]
+      include: [echo, cronjob, memory, slow, deploy]
       guard: {cronjob: confirm, "sl*": approve}
       args:
+        deploy:
+          drop: [model, base_url]
         cronjob:
           drop: [model, provider, base_url]
           fix: {delivery: local}
@@ -80,6 +83,30 @@ test('the exposed schema shows confirmed, enum, maxItems, maxLength and hides dr
   assert.equal(mem.properties.note.maxLength, 5);
   assert.equal(mem.properties.confirmed, undefined);
   assert.equal(tools.h__echo.inputSchema.properties.confirmed, undefined);
+});
+
+test('a nested drop leaves the exposed schema at every depth, required included, so a call the schema allows passes', async () => {
+  const schema = tools.h__deploy.inputSchema;
+  const options = schema.properties.options, step = schema.properties.steps.items;
+  assert.deepEqual(Object.keys(options.properties), ['retries']);
+  assert.deepEqual(options.required, ['retries']);
+  assert.deepEqual(Object.keys(step.properties), ['name']);
+  assert.deepEqual(step.required, ['name']);
+  assert.deepEqual(schema.required, ['target', 'options']);
+  // A client that validates its arguments against the listed schema (as the SDK's Ajv does for
+  // output) and then calls: what the schema allows reaches the upstream.
+  const args = { target: 'prod', options: { retries: 2 }, steps: [{ name: 'build' }] };
+  const validate = new Ajv({ strict: false }).compile(schema);
+  assert.ok(validate(args), JSON.stringify(validate.errors));
+  assert.ok(!validate({ target: 'prod', options: {} }), 'what stays required is still required');
+  const r = await call('h__deploy', args);
+  assert.equal(r.isError, undefined, textOf(r));
+  assert.deepEqual(received_calls().at(-1), { name: 'deploy', arguments: args });
+  // a dropped name sent anyway, nested, is still refused
+  const before_ = received_calls().length;
+  const refused = await call('h__deploy', { target: 'prod', options: { retries: 2, model: 'gpt-x' } });
+  assert.equal(errorOf(refused), 'invalid_arguments');
+  assert.equal(received_calls().length, before_);
 });
 
 test('confirm: without confirmed: true refused (never upstream); with it, confirmed stripped and the fixed value sent', async () => {

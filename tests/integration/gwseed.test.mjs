@@ -9,7 +9,7 @@
 // graph tool's cwd held inside the allowlisted roots (one graph process per project root).
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn, execFile } from 'node:child_process';
+import { spawn, spawnSync, execFile } from 'node:child_process';
 import { readFileSync, writeFileSync, existsSync, chmodSync, mkdtempSync, mkdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -43,7 +43,7 @@ const CONFIRM = ['cronjob', 'session_search'];
 const HIDDEN = ['browser_exec', 'browser_cdp', 'computer_use', 'memory', 'todo', 'text_to_speech',
   'kanban_list', 'kanban_update', 'execute_code', 'send_message'];
 
-let dir, srv, context, work, source;
+let dir, srv, context, contextPort, work, source;
 const calls = (role) => {
   const f = join(dir, `${role}.calls`);
   return existsSync(f) ? readFileSync(f, 'utf8').trim().split('\n') : [];
@@ -51,10 +51,11 @@ const calls = (role) => {
 
 // The example names one program per stdio upstream; this one runs the fake in that role with
 // whatever arguments the example gives it (the fake checks they are the real upstream's).
-function shim(role) {
-  const path = join(dir, `${role}-mcp`);
+// The calls are recorded in <calls>.calls (default: the role's name); extra: more options.
+function shim(role, { calls: record = role, extra = [] } = {}) {
+  const path = join(dir, `${record}-mcp`);
   writeFileSync(path, `#!/bin/sh\nexec ${JSON.stringify(process.execPath)} ${JSON.stringify(FAKE)} ` +
-    `${role} --calls ${JSON.stringify(join(dir, `${role}.calls`))} -- "$@"\n`);
+    `${role} --calls ${JSON.stringify(join(dir, `${record}.calls`))} ${extra.map((a) => JSON.stringify(a)).join(' ')} -- "$@"\n`);
   chmodSync(path, 0o700);
   return path;
 }
@@ -72,7 +73,7 @@ before(async () => {
   work = join(dir, 'work');
   source = join(dir, 'src');
   for (const d of [join(work, 'app', 'lib'), join(source, 'tool'), join(dir, 'elsewhere')]) mkdirSync(d, { recursive: true });
-  const port = await freePort();
+  const port = contextPort = await freePort();
   context = spawn(process.execPath, [FAKE, 'context', '--http', String(port),
     '--calls', join(dir, 'context.calls')], { stdio: ['ignore', 'ignore', 'pipe'] });
   context.stderrText = '';
@@ -173,7 +174,7 @@ test('the hidden tools are absent and refused as unknown without reaching Hermes
   } finally { await client.close(); }
 });
 
-test('/readyz is 200 once the Context Mode and web smoke calls passed', async () => {
+test('/readyz is 200 once the Context Mode and both web smoke calls passed', async () => {
   let r;
   await until(async () => {
     r = await (await fetch(`${srv.base}/readyz`)).json();
@@ -184,6 +185,47 @@ test('/readyz is 200 once the Context Mode and web smoke calls passed', async ()
   assert.equal(r.upstreams.hermes.smoke, 'passed', JSON.stringify(r));
   assert.equal((await fetch(`${srv.base}/readyz`)).status, 200);
   assert.ok(calls('context').includes('ctx_execute'), 'the smoke call reached Context Mode');
+  // Seed 001: "one real web_search and one real web_extract smoke call at startup".
+  assert.deepEqual(calls('hermes').slice(0, 2), ['web_search', 'web_extract'], 'both smoke calls, in order');
+  // gateway check --probe makes them as serve does and names both
+  const probe = await cli('gateway', 'check', '--probe');
+  assert.equal(probe.code, 0, probe.stdout + probe.stderr);
+  assert.match(probe.stdout, /\n  hermes: protocol 2025-11-25; smoke calls web_search, web_extract passed\n/);
+});
+
+test('a failing web_extract keeps /readyz at 503 though web_search passed (seed 001)', async () => {
+  // The same example with a Hermes whose web_extract answers a nested provider error, as
+  // Firecrawl does before the Nous gateway's auth works.
+  const sub = join(dir, 'extract-down');
+  mkdirSync(sub);
+  const gw = join(sub, 'hermes-gateway.yaml');
+  writeFileSync(gw, readFileSync(EXAMPLE));
+  chmodSync(gw, 0o600);
+  const down = await startHermes({
+    GATEWAY_FILE: gw, CONTEXT_MODE_PORT: String(contextPort),
+    HERMES_BIN: shim('hermes', { calls: 'hermes-down', extra: ['--fail', 'web_extract'] }),
+    HERMES_HOME: join(dir, 'hermes-home'), CAMOFOX_URL: 'http://127.0.0.1:9377',
+    GRAPH_MCP_BIN: shim('graph'), MEMORY_MCP_BIN: shim('memory'), WORK_ROOT: work, SOURCE_ROOT: source,
+  });
+  try {
+    let r;
+    await until(async () => {
+      r = await (await fetch(`${down.base}/readyz`)).json();
+      return Object.values(r.upstreams).every((u) => u.smoke !== 'pending');
+    }, 'smoke calls answered', 15000);
+    assert.equal(r.upstreams.hermes.smoke, 'failed', JSON.stringify(r));
+    assert.equal(r.upstreams.hermes.smoke_error,
+      'smoke call web_extract failed: a nested error in content[0] (JSON text): success');
+    assert.equal(r.upstreams.context.smoke, 'passed');
+    assert.equal((await fetch(`${down.base}/readyz`)).status, 503);
+    assert.deepEqual(calls('hermes-down'), ['web_search', 'web_extract'], 'the search passed, then the extract was made');
+    assert.doesNotMatch(down.proc.stderrText, /Nous gateway authentication/, 'the provider\'s words stay out of the log');
+    const probe = spawnSync(HERMES, ['gateway', 'check', '--probe', '--env-file', down.envFile], { encoding: 'utf8', timeout: 60000 });
+    assert.equal(probe.status, 1, probe.stdout + probe.stderr);
+    assert.match(probe.stdout, /\n  hermes: protocol 2025-11-25; smoke call web_extract failed: a nested error in content\[0\] \(JSON text\): success\n/);
+  } finally {
+    assert.equal(await down.stop(), 0);
+  }
 });
 
 test('inspect_code_graph: cwd inside the roots reaches a graph process per project; outside, invalid_arguments', async () => {

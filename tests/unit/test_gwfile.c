@@ -204,6 +204,21 @@ static void refuses_bad_files(void **state)
         {"upstreams:\n  a:\n    command: \"x\\0y\"\n", "NUL"},
         {"upstreams:\n  a: &x {command: y}\n", "anchors"},
         {"upstreams:\n  a:\n    command: x\n    smoke: {tool: echo, extra: 1}\n", "smoke"},
+        {"upstreams:\n  a:\n    command: x\n    smoke: []\n", "key smoke: must be a mapping"},
+        {"upstreams:\n  a:\n    command: x\n    smoke: [{tool: a}, {arguments: {}}]\n",
+         "key smoke: must be a mapping with a tool name"},
+        {"upstreams:\n  a:\n    command: x\n    smoke: [{tool: a, arguments: [1]}]\n",
+         "key smoke.arguments"},
+        {"upstreams:\n  a:\n    command: x\n    smoke: [{tool: a}, {tool: a}, {tool: a}, "
+         "{tool: a}, {tool: a}, {tool: a}, {tool: a}, {tool: a}, {tool: a}]\n",
+         "a list of 1 to 8"},
+        {"upstreams:\n  a:\n    command: x\n    enabled: no\n", "key enabled: must be true or false"},
+        {"upstreams:\n  a:\n    command: x\n    enabled: 0\n", "key enabled: must be true or false"},
+        {"upstreams:\n  a:\n    command: x\n    enabled: [false]\n", "key enabled"},
+        /* a disabled upstream is validated all the same */
+        {"upstreams:\n  a:\n    command: x\n    enabled: false\n    timeout: 0\n", "key timeout"},
+        {"upstreams:\n  a:\n    command: x\n    enabled: false\n    tools: {exlude: [x]}\n",
+         "tools.exlude"},
         {"upstreams:\n  a:\n    url: http://h/\n    instances: {by: cwd, roots: [/]}\n",
          "key instances: belongs to a command"},
         {"upstreams:\n  a:\n    command: x\n    instances: {roots: [/]}\n", "instances.by"},
@@ -483,6 +498,96 @@ static void approvals_timeout_is_read_and_bounded(void **state)
     assert_non_null(strstr(err, "approvals"));
 }
 
+/* smoke: one mapping or a list of them, kept as a list in file order. */
+static void smoke_calls_as_a_list(void **state)
+{
+    struct gwfile f;
+    char err[300];
+    (void)state;
+    assert_true(parse("upstreams:\n  h:\n    command: x\n    smoke:\n"
+                      "      - {tool: web_search, arguments: {query: q}}\n"
+                      "      - {tool: web_extract, arguments: {urls: [\"https://example.com/\"]}}\n"
+                      "  o:\n    command: x\n    smoke: {tool: echo}\n",
+                      &f, err));
+    assert_int_equal(json_array_size(f.up[0].smoke), 2);
+    assert_string_equal(json_string_value(json_object_get(json_array_get(f.up[0].smoke, 1), "tool")),
+                        "web_extract");
+    assert_int_equal(json_array_size(f.up[1].smoke), 1);
+    assert_string_equal(json_string_value(json_object_get(json_array_get(f.up[1].smoke, 0), "tool")),
+                        "echo");
+    gwfile_cleanup(&f);
+}
+
+static void collect_note(bool warn, const char *line, void *arg)
+{
+    json_array_append_new(arg, json_pack("[bs]", warn, line));
+}
+
+/* enabled: false keeps the upstream out of up (what serve starts and exposes) and in off;
+ * true or absent is as before. The notes name both-include-and-exclude (warn; bridge_tools
+ * too) and the disabled one (a note); an empty exclude beside include is no contradiction. */
+static void enabled_and_notes(void **state)
+{
+    struct gwfile f;
+    char err[300];
+    (void)state;
+    assert_true(parse("upstreams:\n"
+                      "  a:\n    command: x\n    enabled: true\n"
+                      "    tools: {include: [echo], exclude: [\"get_*\"]}\n"
+                      "  b:\n    command: y\n    enabled: false\n    tools: {include: [\"*\"]}\n"
+                      "  c:\n    url: http://127.0.0.1/mcp\n    tools: {include: [echo], exclude: []}\n"
+                      "bridge_tools: {include: [hermes_task], exclude: [\"*\"]}\n",
+                      &f, err));
+    assert_int_equal(f.nup, 2);
+    assert_string_equal(f.up[0].name, "a");
+    assert_true(f.up[0].enabled);
+    assert_string_equal(f.up[1].name, "c");
+    assert_int_equal(f.noff, 1);
+    assert_string_equal(f.off[0].name, "b");
+    assert_false(f.off[0].enabled);
+    json_t *notes = json_array();
+    gwfile_notes(&f, collect_note, notes);
+    assert_int_equal(json_array_size(notes), 3);
+    json_t *bridge = json_array_get(notes, 0);
+    assert_true(json_is_true(json_array_get(bridge, 0)));
+    assert_non_null(strstr(json_string_value(json_array_get(bridge, 1)),
+                           "bridge_tools has both include and exclude"));
+    json_t *n0 = json_array_get(notes, 1), *n1 = json_array_get(notes, 2);
+    assert_true(json_is_true(json_array_get(n0, 0)));
+    assert_non_null(strstr(json_string_value(json_array_get(n0, 1)),
+                           "upstream a has both tools.include and tools.exclude"));
+    assert_non_null(strstr(json_string_value(json_array_get(n0, 1)), "exclude is ignored"));
+    assert_true(json_is_false(json_array_get(n1, 0)));
+    assert_non_null(strstr(json_string_value(json_array_get(n1, 1)),
+                           "upstream b is disabled (enabled: false)"));
+    json_decref(notes);
+    gwfile_cleanup(&f);
+}
+
+/* The include globs matching no offered tool, from names or from tools/list entries. */
+static void include_globs_matching_nothing(void **state)
+{
+    struct gwfile f;
+    char err[300];
+    (void)state;
+    assert_true(parse("upstreams:\n  a:\n    command: x\n"
+                      "    tools: {include: [echo, \"get_*\", ehco, \"web_*\"]}\n", &f, err));
+    json_t *tools = json_loads("[{\"name\": \"echo\"}, {\"name\": \"get_sum\"}, {\"name\": \"x\"}]",
+                               0, NULL);
+    json_t *unmatched = gw_include_unmatched(&f.up[0], tools);
+    json_t *want = json_loads("[\"ehco\", \"web_*\"]", 0, NULL);
+    assert_true(json_equal(unmatched, want));
+    json_decref(unmatched);
+    json_decref(tools);
+    tools = json_loads("[\"echo\", \"get_x\", \"web_search\", \"ehco\"]", 0, NULL);
+    unmatched = gw_include_unmatched(&f.up[0], tools);
+    assert_int_equal(json_array_size(unmatched), 0);
+    json_decref(unmatched);
+    json_decref(tools);
+    json_decref(want);
+    gwfile_cleanup(&f);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -499,6 +604,9 @@ int main(void)
         cmocka_unit_test(guards_and_arg_policies),
         cmocka_unit_test(conditional_confirm_guard),
         cmocka_unit_test(approvals_timeout_is_read_and_bounded),
+        cmocka_unit_test(smoke_calls_as_a_list),
+        cmocka_unit_test(enabled_and_notes),
+        cmocka_unit_test(include_globs_matching_nothing),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

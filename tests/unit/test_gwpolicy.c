@@ -179,12 +179,74 @@ static void conditional_confirm(void **state)
     gwfile_cleanup(&f);
 }
 
+/* The schema as exposed under policy (JSON texts). */
+static json_t *exposed(const char *schema_text, const char *policy_text)
+{
+    json_t *policy = json_loads(policy_text, 0, NULL), *schema = json_loads(schema_text, 0, NULL);
+    assert_non_null(policy);
+    assert_non_null(schema);
+    schema = gw_policy_schema(schema, GW_GUARD_NONE, policy);
+    json_decref(policy);
+    return schema;
+}
+
+/* A dropped (or fixed) name is refused at any depth of a call, so it leaves the schema at any
+ * depth: nested properties, their required lists (else no call could pass), array items,
+ * combinators and definitions; compared folded as on calls. A property merely named like a
+ * keyword ("properties", "required") is a property, not a keyword. */
+static void drop_removes_nested_names(void **state)
+{
+    (void)state;
+    json_t *schema = exposed(
+        "{\"type\": \"object\", \"required\": [\"target\", \"options\"],"
+        " \"properties\": {\"target\": {\"type\": \"string\"},"
+        "  \"options\": {\"type\": \"object\", \"required\": [\"model\", \"retries\"],"
+        "   \"properties\": {\"model\": {}, \"Base-URL\": {}, \"retries\": {\"type\": \"integer\"},"
+        "    \"deliver\": {}},"
+        "   \"dependentRequired\": {\"retries\": [\"model\"], \"model\": [\"retries\"]}},"
+        "  \"steps\": {\"type\": \"array\", \"items\": {\"type\": \"object\","
+        "   \"properties\": {\"name\": {}, \"base_url\": {}}, \"required\": [\"name\", \"base_url\"]}},"
+        "  \"properties\": {\"type\": \"object\", \"properties\": {\"model\": {}, \"keep\": {}}},"
+        "  \"required\": {\"type\": \"string\"}},"
+        " \"anyOf\": [{\"required\": [\"model\"]}, {\"properties\": {\"provider\": {}}}],"
+        " \"$defs\": {\"o\": {\"properties\": {\"model\": {}, \"x\": {}}, \"required\": [\"model\", \"x\"]}}}",
+        "{\"drop\": [\"model\", \"base_url\", \"provider\"], \"fix\": {\"deliver\": \"local\"}}");
+    json_t *want = json_loads(
+        "{\"type\": \"object\", \"required\": [\"target\", \"options\"],"
+        " \"properties\": {\"target\": {\"type\": \"string\"},"
+        "  \"options\": {\"type\": \"object\", \"required\": [\"retries\"],"
+        "   \"properties\": {\"retries\": {\"type\": \"integer\"}},"
+        "   \"dependentRequired\": {\"retries\": []}},"
+        "  \"steps\": {\"type\": \"array\", \"items\": {\"type\": \"object\","
+        "   \"properties\": {\"name\": {}}, \"required\": [\"name\"]}},"
+        "  \"properties\": {\"type\": \"object\", \"properties\": {\"keep\": {}}},"
+        "  \"required\": {\"type\": \"string\"}},"
+        " \"anyOf\": [{\"required\": []}, {\"properties\": {}}],"
+        " \"$defs\": {\"o\": {\"properties\": {\"x\": {}}, \"required\": [\"x\"]}}}",
+        0, NULL);
+    assert_non_null(want);
+    if (!json_equal(schema, want)) {
+        char *got = json_dumps(schema, JSON_SORT_KEYS);
+        fail_msg("exposed schema: %s", got);
+    }
+    json_decref(want);
+    json_decref(schema);
+    /* without drop or fix nothing nested changes */
+    schema = exposed("{\"properties\": {\"o\": {\"properties\": {\"model\": {}}, \"required\": [\"model\"]}}}",
+                     "{\"max_length\": {\"o\": 3}}");
+    json_t *o = json_object_get(json_object_get(schema, "properties"), "o");
+    assert_non_null(json_object_get(json_object_get(o, "properties"), "model"));
+    assert_int_equal(json_array_size(json_object_get(o, "required")), 1);
+    json_decref(schema);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(summary_names_guard_and_each_policy),
         cmocka_unit_test(require_always_and_per_action),
         cmocka_unit_test(conditional_confirm),
+        cmocka_unit_test(drop_removes_nested_names),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
