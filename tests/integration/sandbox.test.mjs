@@ -103,6 +103,20 @@ function fromUnit(text, home) {
   return { args: [...mounts, ...late, ...pre, ...(cwd ? ['--cwd', cwd] : [])], env, exec, applied };
 }
 
+// The README's worked example, npx swapped for the system's node on the servers installed in
+// tools/ (as gwobs.test.mjs does: no download here), its notes folder for ours.
+function readmeExample(notes) {
+  const readme = readFileSync(join(ROOT, 'README.md'), 'utf8');
+  const from = readme.indexOf('### Worked example: three npm servers');
+  const i = readme.indexOf('```yaml\n', from);
+  let yaml = readme.slice(i + 8, readme.indexOf('```', i + 8))
+    .replaceAll('command: npx', `command: ${NODE}`).replaceAll('/home/me/notes', notes);
+  for (const name of ['everything', 'filesystem', 'memory'])
+    yaml = yaml.replace(`"-y", "@modelcontextprotocol/server-${name}"`, JSON.stringify(TOOL(name)));
+  assert.doesNotMatch(yaml, /npx|"-y"/);
+  return yaml;
+}
+
 // A fresh account: HOME with the env file where the README puts it, the worked example's
 // gateway file beside it, notes to serve, and the unit rendered by install-systemd.
 function account() {
@@ -122,11 +136,7 @@ function account() {
   assert.equal(packed.status, 0, packed.stderr);
   const tgz = join(home, 'hm-npx-probe-1.0.0.tgz');
   const gw = join(envDir, 'gateway.yaml');
-  const up = (name, script, args, rest) => `  ${name}:\n    command: ${NODE}\n    args: ${JSON.stringify([script, ...args])}\n${rest}`;
-  writeFileSync(gw, 'upstreams:\n' +
-    up('everything', TOOL('everything'), [], '    tools: {include: ["echo", "get-sum", "trigger-long-running-operation"]}\n') +
-    up('files', TOOL('filesystem'), [notes], '    prefix: fs_\n    tools: {exclude: ["write_file", "edit_file", "move_file", "create_directory"]}\n') +
-    up('memory', TOOL('memory'), [], '    env: {MEMORY_FILE_PATH: "${MEMORY_FILE}"}\n    tools: {include: ["read_graph", "search_nodes", "create_*"]}\n') +
+  writeFileSync(gw, readmeExample(notes) +
     `  vianpx:\n    command: npx\n    args: ["-y", "--offline", "--package=${tgz}", "hm-npx-probe"]\n    tools: {include: [echo]}\n`);
   chmodSync(gw, 0o600);
   const envFile = join(envDir, 'env');
