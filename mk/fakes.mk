@@ -4,24 +4,27 @@
 # last (SANITIZE=1: build/asan), like build/hermes-mcp. It links nothing from src/.
 # build/notify-sink (a fake systemd notify socket) and build/listen-exec (socket activation
 # without systemd) are single-file helpers for tests/integration/service.test.mjs, built the same
-# way.
+# way; so is build/sandbox-exec (a unit's sandbox applied as systemd does, sandbox.test.mjs).
 FAKE_PKGS       := libmicrohttpd jansson libcrypto
 FAKE_AGENT_SRC  := tests/fakes/fake_agent.c tests/fakes/fake_plan.c
 FAKE_AGENT_OBJ  := $(patsubst tests/fakes/%.c,$(BUILD)/fakes/%.o,$(FAKE_AGENT_SRC))
 FAKE_LDLIBS     := $(shell pkg-config --libs $(FAKE_PKGS)) -lm -pthread
 
-FAKE_TOOLS      := notify-sink listen-exec
+FAKE_TOOLS      := notify-sink listen-exec sandbox-exec
 
 .PHONY: fakes fakes-check
 fakes: build/fake-agent $(addprefix build/,$(FAKE_TOOLS))
 
-build/notify-sink build/listen-exec: build/%: $(BUILD)/% FORCE
+build/notify-sink build/listen-exec build/sandbox-exec: build/%: $(BUILD)/% FORCE
 	@ln -sf $(notdir $(BUILD))/$* $@
 
 $(BUILD)/notify-sink: $(BUILD)/fakes/notify_sink.o
 	$(CC) $(LDFLAGS) $(SAN) -o $@ $^
 
 $(BUILD)/listen-exec: $(BUILD)/fakes/listen_exec.o
+	$(CC) $(LDFLAGS) $(SAN) -o $@ $^
+
+$(BUILD)/sandbox-exec: $(BUILD)/fakes/sandbox_exec.o
 	$(CC) $(LDFLAGS) $(SAN) -o $@ $^
 
 build/fake-agent: $(BUILD)/fake-agent FORCE
@@ -38,4 +41,4 @@ $(BUILD)/fakes/%.o: tests/fakes/%.c | $(BUILD)
 fakes-check:
 	SANITIZE=$(SANITIZE) tests/fakes/selftest.sh
 
--include $(FAKE_AGENT_OBJ:.o=.d) $(BUILD)/fakes/notify_sink.d $(BUILD)/fakes/listen_exec.d
+-include $(FAKE_AGENT_OBJ:.o=.d) $(BUILD)/fakes/notify_sink.d $(BUILD)/fakes/listen_exec.d $(BUILD)/fakes/sandbox_exec.d

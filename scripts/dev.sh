@@ -65,9 +65,10 @@ In another shell, from $root:
   curl -s http://127.0.0.1:$port/mcp -H @<(echo "Authorization: Bearer \$HERMES_MCP_TOKEN") \\
     -H 'Content-Type: application/json' -H 'Accept: application/json' \\
     -d '{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"list_agents","arguments":{}}}'
-  # (the Inspector takes the header as an argument: other local users can read it in ps)
-  npx @modelcontextprotocol/inspector --cli http://127.0.0.1:$port/mcp --transport http \\
-    --header "Authorization: Bearer \$HERMES_MCP_TOKEN" --method tools/list
+  # (the Inspector reads the header from a pipe too: the token is in no argv, ps or npm log)
+  MCP_INSPECTOR_SECRET_STORE=memory npx -y @modelcontextprotocol/inspector@2.12.0 --cli --server hermes \\
+    --config <(printf '{"mcpServers":{"hermes":{"type":"http","url":"http://127.0.0.1:$port/mcp","headers":{"Authorization":"Bearer %s"}}}}' "\$HERMES_MCP_TOKEN") \\
+    --method tools/list
   build/hermes-mcp smoke --base http://127.0.0.1:$port --env-file $rel_env
 
 MSG

@@ -36,6 +36,33 @@ int atomicfile_sync_dir(const char *dir)
     return rc;
 }
 
+bool atomicfile_mkdirs(const char *dir, mode_t mode, char *err, size_t errlen)
+{
+    if (*dir == '\0')
+        return true;
+    char *tmp = xstrdup(dir);
+    bool ok = true;
+    for (char *p = tmp + 1;; p++) {
+        if (*p != '/' && *p != '\0')
+            continue;
+        char c = *p;
+        *p = '\0';
+        struct stat st;
+        if (mkdir(tmp, mode) < 0 && errno != EEXIST) {
+            snprintf(err, errlen, "cannot create the folder %s: %s", tmp, strerror(errno));
+            ok = false;
+        } else if (stat(tmp, &st) < 0 || !S_ISDIR(st.st_mode)) {
+            snprintf(err, errlen, "%s is not a folder", tmp);
+            ok = false;
+        }
+        *p = c;
+        if (!ok || c == '\0')
+            break;
+    }
+    free(tmp);
+    return ok;
+}
+
 bool atomicfile_write(const char *path, const void *data, size_t len, mode_t mode, char *err,
                       size_t errlen)
 {

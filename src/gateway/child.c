@@ -8,7 +8,9 @@
  *     ignore SIGPIPE, and exec would pass both on;
  *   - every other fd of ours marked close-on-exec, so the child holds no socket of a client;
  *   - a minimal environment (as the MCP SDK's stdio transport: HOME, LOGNAME, PATH, SHELL,
- *     TERM, USER, plus LANG, TMPDIR) and the upstream's env: no key of ours leaks to it;
+ *     TERM, USER, plus LANG, TMPDIR, and where caches go: XDG_CACHE_HOME, npm_config_cache,
+ *     which the systemd unit points at its writable CacheDirectory for npx) and the upstream's
+ *     env: no key of ours leaks to it;
  *   - a close-on-exec pipe reports a failed exec (errno), so "command not found" is an error
  *     at start, not a silent exit.
  * The exit is seen through a pidfd (or, where there is none, by polling waitpid once stdout
@@ -42,8 +44,10 @@
 #define REAP_POLL_MS 20
 #define READ_CHUNK 65536
 
-static const char *const inherited_env[] = {"HOME", "LOGNAME", "PATH", "SHELL", "TERM",
-                                            "USER", "LANG",    "TMPDIR"};
+static const char *const inherited_env[] = {"HOME",   "LOGNAME",        "PATH",
+                                            "SHELL",  "TERM",           "USER",
+                                            "LANG",   "TMPDIR",         "XDG_CACHE_HOME",
+                                            "npm_config_cache"};
 
 struct child {
     struct child *next; /* every child not yet freed: child_owns */

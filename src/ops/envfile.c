@@ -53,6 +53,13 @@ bool envfile_set(const char *path, const char *key, const char *value, char *err
     } else if (errno != ENOENT) {
         snprintf(err, errlen, "cannot read %s: %s", path, strerror(errno));
         goto out;
+    } else {
+        /* A fresh account has no ~/.config/hermes-mcp yet: the new levels are private. */
+        char *copy = xstrdup(path);
+        bool made = atomicfile_mkdirs(dirname(copy), 0700, err, errlen);
+        free(copy);
+        if (!made)
+            goto out;
     }
     for (const char *p = old.data, *end = old.data + old.len; p && p < end;) {
         const char *eol = memchr(p, '\n', (size_t)(end - p));

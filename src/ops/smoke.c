@@ -77,6 +77,7 @@ struct smoke {
     long timeout_s;
     CURL *curl;
     char version[32];  /* negotiated protocol version, after initialize */
+    char server_name[80], server_version[40]; /* its serverInfo, cleaned, after initialize */
     char session[256]; /* Mcp-Session-Id, when the server issued one */
     json_int_t next_id;
     int passed, failed, skipped;
@@ -800,6 +801,8 @@ static bool check_initialize(struct smoke *s)
         char n[80], v[40];
         clean_text(s, sname, strlen(sname), n, sizeof n);
         clean_text(s, sver ? sver : "?", sver ? strlen(sver) : 1, v, sizeof v);
+        snprintf(s->server_name, sizeof s->server_name, "%s", n);
+        snprintf(s->server_version, sizeof s->server_version, "%s", v);
         pass(s, name, "protocol %s, server %s %s, %s", s->version, n, v,
              s->session[0] ? "session issued" : "stateless");
     } else {
@@ -813,10 +816,9 @@ static void check_tools(struct smoke *s)
 {
     const char *name = "tools/list";
     bool seen[NTOOLS] = {false};
-    struct buf extra;
+    size_t nextra = 0;
     char *cursor = NULL;
 
-    buf_init(&extra, 600);
     for (int page = 0; page < 20; page++) {
         json_t *params = cursor ? json_pack("{s:s}", "cursor", cursor) : NULL;
         free(cursor);
@@ -824,7 +826,6 @@ static void check_tools(struct smoke *s)
         json_t *res = rpc(s, "tools/list", params);
         if (res == NULL) {
             fail(s, name);
-            buf_cleanup(&extra);
             return;
         }
         json_t *tools = json_object_get(res, "tools"), *t;
@@ -833,7 +834,6 @@ static void check_tools(struct smoke *s)
             json_decref(res);
             problem(s, "check that --base points at hermes-mcp", "the result has no tools array");
             fail(s, name);
-            buf_cleanup(&extra);
             return;
         }
         json_array_foreach(tools, i, t)
@@ -843,11 +843,8 @@ static void check_tools(struct smoke *s)
             for (size_t k = 0; tn && k < NTOOLS; k++)
                 if (strcmp(tn, expected_tools[k]) == 0)
                     seen[k] = known = true;
-            if (!known) {
-                char c[80];
-                clean_text(s, tn ? tn : "(unnamed)", tn ? strlen(tn) : 9, c, sizeof c);
-                buf_printf(&extra, "%s%s", extra.len ? ", " : "", c);
-            }
+            if (!known)
+                nextra++;
         }
         const char *next = str(res, "nextCursor");
         if (next && *next)
@@ -862,17 +859,31 @@ static void check_tools(struct smoke *s)
         if (!seen[k])
             snprintf(missing + strlen(missing), sizeof missing - strlen(missing), "%s%s",
                      *missing ? ", " : "", expected_tools[k]);
-    if (!*missing && extra.len == 0) {
-        pass(s, name, "exactly the %zu tools", NTOOLS);
+    /* The bridge tools must all be there; anything else is the gateway's (GATEWAY_FILE), whose
+     * names serve already keeps apart from ours. */
+    if (!*missing && nextra == 0) {
+        pass(s, name, "the %zu bridge tools", NTOOLS);
+    } else if (!*missing) {
+        pass(s, name, "the %zu bridge tools and %zu more (gateway)", NTOOLS, nextra);
     } else {
-        snprintf(s->why, sizeof s->why, "%s%s%s%s%s", *missing ? "missing " : "", missing,
-                 *missing && extra.len ? "; " : "", extra.len ? "unexpected " : "",
-                 extra.len ? extra.data : "");
-        snprintf(s->fix, sizeof s->fix,
-                 "--base must point at hermes-mcp serve of this version; upgrade or restart it");
+        snprintf(s->why, sizeof s->why, "missing %s (%zu other tool%s listed)", missing, nextra,
+                 nextra == 1 ? "" : "s");
+        if (strcmp(s->server_name, "hermes-mcp") != 0)
+            snprintf(s->fix, sizeof s->fix,
+                     "--base answers as '%s', not hermes-mcp; point --base at hermes-mcp serve",
+                     s->server_name);
+        else if (strcmp(s->server_version, HM_VERSION) != 0)
+            snprintf(s->fix, sizeof s->fix,
+                     "the server runs hermes-mcp %s and this smoke is %s; restart the server "
+                     "with this build, or run that version's smoke",
+                     s->server_version, HM_VERSION);
+        else
+            snprintf(s->fix, sizeof s->fix,
+                     "hermes-mcp %s lists every bridge tool to the owner token; check that "
+                     "--env-file is this server's and read its log",
+                     HM_VERSION);
         fail(s, name);
     }
-    buf_cleanup(&extra);
 }
 
 static const char *task_fix(const char *code)

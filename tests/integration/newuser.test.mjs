@@ -5,7 +5,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn, spawnSync } from 'node:child_process';
-import { chmodSync, copyFileSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, copyFileSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import net from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -235,7 +235,9 @@ test('dev.sh prints the token export and first calls that work as printed (curl,
     const smoke = cmds.find((c) => c.startsWith('build/hermes-mcp smoke '));
     const s = run(smoke);
     assert.equal(s.status, 0, s.stdout + s.stderr);
-    assert.ok(cmds.some((c) => /^npx @modelcontextprotocol\/inspector --cli http:\/\/127\.0\.0\.1:\d+\/mcp --transport http --header "Authorization: Bearer \$HERMES_MCP_TOKEN" --method tools\/list$/.test(c)), cmds.join('\n'));
+    // The Inspector line is the README's (which the next test runs with the system's npx).
+    const insp = cmds.find((c) => c.includes('@modelcontextprotocol/inspector'));
+    assert.equal(insp?.replaceAll(`127.0.0.1:${port}`, '127.0.0.1:8765'), readmeInspector(), cmds.join('\n'));
     // The export line reads the token without printing it.
     assert.equal(run('printf %s "$HERMES_MCP_TOKEN"').stdout, token);
   } finally {
@@ -244,6 +246,16 @@ test('dev.sh prints the token export and first calls that work as printed (curl,
     rmSync(dir, { recursive: true, force: true });
   }
 });
+
+// The README first-call block's Inspector command, as one line.
+function readmeInspector() {
+  return readmeBlock('sh', /export HERMES_MCP_TOKEN=/).replace(/\\\n/g, ' ').split('\n')
+    .map((l) => l.trim().replace(/ +/g, ' ')).find((c) => c.includes('@modelcontextprotocol/inspector'));
+}
+
+// The system's node and npx first, as a user's shell has them (not the Node 22 in tools/ that
+// runs these tests): Debian 12's Node 20 must run the printed line.
+const SYSTEM_PATH = `/usr/local/bin:/usr/bin:/bin:${process.env.PATH}`;
 
 // README blocks: the fenced block after the first line matching `marker`.
 function readmeBlock(lang, marker) {
@@ -276,23 +288,30 @@ async function devLikeServer() {
     } };
 }
 
-test('README: the first-call block runs as printed (curl, Inspector v2 CLI, smoke)', async () => {
+test('README: the first-call block runs as printed with the system\'s node and npx (curl, Inspector, smoke)', async () => {
   const block = readmeBlock('sh', /export HERMES_MCP_TOKEN=/);
   const srv = await devLikeServer();
   try {
-    const inspector = join(ROOT, 'tools/inspector/node_modules/@modelcontextprotocol/inspector/clients/launcher/build/index.js');
+    // Verbatim: only the port is ours.
     const cmds = block.replace(/\\\n/g, ' ').split('\n').filter(Boolean)
-      .map((c) => c.replaceAll('127.0.0.1:8765', `127.0.0.1:${srv.port}`)
-        .replace(/^npx @modelcontextprotocol\/inspector /, `"${process.execPath}" "${inspector}" `));
+      .map((c) => c.replaceAll('127.0.0.1:8765', `127.0.0.1:${srv.port}`));
     assert.equal(cmds.length, 4, block);
-    const run = (cmd) => spawnSync('bash', ['-c', `${cmds[0]}\n${cmd}`], { cwd: srv.dir, encoding: 'utf8', timeout: 120000 });
+    const env = { ...process.env, PATH: SYSTEM_PATH };
+    const run = (cmd) => spawnSync('bash', ['-c', `${cmds[0]}\n${cmd}`], { cwd: srv.dir, encoding: 'utf8', timeout: 180000, env });
+    const node = spawnSync('node', ['--version'], { env, encoding: 'utf8' }).stdout.trim();
+    assert.ok(spawnSync('sh', ['-c', 'command -v npx'], { env, encoding: 'utf8' }).stdout.startsWith('/usr/'), 'the system\'s npx');
     assert.equal(run('printf %s "$HERMES_MCP_TOKEN"').stdout, srv.token, 'the export reads the token');
     const curl = run(cmds[1]);
     assert.deepEqual(JSON.parse(curl.stdout).result.tools.map((t) => t.name).sort(),
       ['hermes_cancel', 'hermes_files', 'hermes_reset', 'hermes_result', 'hermes_status', 'hermes_task', 'list_agents']);
+    const logs = join(process.env.HOME, '.npm/_logs');
+    const logsBefore = new Set(existsSync(logs) ? readdirSync(logs) : []);
     const insp = run(cmds[2]);
-    assert.equal(insp.status, 0, insp.stdout + insp.stderr);
+    assert.equal(insp.status, 0, `node ${node}: ${insp.stdout}${insp.stderr}`);
     assert.ok(JSON.parse(insp.stdout).tools.some((t) => t.name === 'hermes_task'), insp.stdout);
+    // npm's debug log records the whole npx command line: the token must not be in it.
+    const fresh = (existsSync(logs) ? readdirSync(logs) : []).filter((f) => !logsBefore.has(f));
+    for (const f of fresh) assert.ok(!readFileSync(join(logs, f), 'utf8').includes(srv.token), `token in ${f}`);
     const smoke = run(cmds[3]);
     assert.equal(smoke.status, 0, smoke.stdout + smoke.stderr);
     for (const r of [curl, insp, smoke]) assert.ok(!(r.stdout + r.stderr).includes(srv.token), 'no token printed');

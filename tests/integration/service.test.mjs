@@ -375,7 +375,9 @@ test('drain: an async run accepted before SIGTERM is followed again after the re
 
 const HARDENING = ['NoNewPrivileges=yes', 'PrivateTmp=yes', 'ProtectSystem=strict', 'ProtectHome=read-only',
   'ProtectKernelTunables=yes', 'ProtectControlGroups=yes', 'RestrictSUIDSGID=yes', 'LockPersonality=yes',
-  'MemoryDenyWriteExecute=yes', 'CapabilityBoundingSet=', 'SystemCallFilter=@system-service',
+  // =no for the gateway's JIT children, with npx's cache in CacheDirectory (sandbox.test.mjs).
+  'MemoryDenyWriteExecute=no', 'CacheDirectory=hermes-mcp',
+  'Environment=npm_config_cache=%C/hermes-mcp/npm XDG_CACHE_HOME=%C/hermes-mcp', 'CapabilityBoundingSet=', 'SystemCallFilter=@system-service',
   'RestrictAddressFamilies=AF_INET AF_INET6 AF_UNIX', 'UMask=0077'];
 
 // A fresh XDG_CONFIG_HOME with an env file in it; returns paths and an install(args) runner.
@@ -438,6 +440,7 @@ test('install-systemd --no-enable renders every hardening directive, the real pa
     assert.ok(tunnel.includes(`ExecStart=${ROOT}/scripts/tunnel.sh --cloudflared ${fakeCloudflared} --origin http://127.0.0.1:9876 --url-file ${r.envDir}/tunnel/PUBLIC_URL`),
       tunnel.find((l) => l.startsWith('ExecStart')));
     assert.ok(tunnel.includes(`InaccessiblePaths=${r.envFile}`), 'the network-facing tunnel cannot read the token');
+    assert.ok(tunnel.includes('MemoryDenyWriteExecute=yes'), 'cloudflared (Go, no JIT) keeps it');
     assert.deepEqual(tunnel.filter((l) => l.startsWith('ReadWritePaths=')), [`ReadWritePaths=${r.envDir}/tunnel`],
       'the tunnel may write its own folder only, never the env file, audit log or tasks');
     assert.equal(statSync(join(r.envDir, 'tunnel')).mode & 0o777, 0o700);

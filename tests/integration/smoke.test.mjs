@@ -11,7 +11,7 @@ import { mkdtempSync, writeFileSync, chmodSync, rmSync, existsSync, readFileSync
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { randomBytes } from 'node:crypto';
-import { HERMES, startHermes, startFake, agentEnv } from './lib.mjs';
+import { ROOT, HERMES, startHermes, startFake, agentEnv } from './lib.mjs';
 
 const TOOLS = ['hermes_task', 'hermes_status', 'hermes_result', 'hermes_files', 'list_agents',
   'hermes_cancel', 'hermes_reset'];
@@ -144,7 +144,7 @@ test('passes against the real server: every check ok, the agent did the task, th
     const r = await smoke(['--base', r0.srv.base, '--env-file', r0.srv.envFile, '--id', id]);
     assertAllOk(r);
     assert.match(r.stdout, /^ok   initialize: protocol 2025-11-25, server hermes-mcp .*, stateless$/m);
-    assert.match(r.stdout, /^ok   tools\/list: exactly the 7 tools$/m);
+    assert.match(r.stdout, /^ok   tools\/list: the 7 bridge tools$/m);
     assert.match(r.stdout, /^ok   body limit: a 262145-byte body got 413$/m);
     assertNoSecret(r, r0.srv.token);
     // The task really went to the agent and was stored under the id.
@@ -157,6 +157,33 @@ test('passes against the real server: every check ok, the agent did the task, th
     assert.equal(r0.fake.received().filter((q) => q.path === '/v1/chat/completions').length, 1);
   } finally {
     await r0.close();
+  }
+});
+
+test('passes against a real server with a GATEWAY_FILE: the gateway\'s tools are fine beside the bridge tools', async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'hm-smoke-gw-'));
+  const gw = join(dir, 'gateway.yaml');
+  const fake = join(ROOT, 'tests/fakes/fake-upstream.mjs');
+  writeFileSync(gw, 'upstreams:\n' +
+    `  everything:\n    command: ${JSON.stringify(process.execPath)}\n    args: ${JSON.stringify([fake])}\n` +
+    '    tools: {include: [echo, slow]}\n' +
+    `  files:\n    command: ${JSON.stringify(process.execPath)}\n    args: ${JSON.stringify([fake])}\n    prefix: fs_\n` +
+    '    tools: {include: [echo]}\n');
+  chmodSync(gw, 0o600);
+  const r0 = await rig({ GATEWAY_FILE: gw });
+  try {
+    const list = await (await fetch(r0.srv.url, { method: 'POST', headers: { ...r0.srv.auth,
+      'content-type': 'application/json', accept: 'application/json, text/event-stream' },
+    body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list' }) })).json();
+    const names = list.result.tools.map((t) => t.name);
+    for (const t of ['everything__echo', 'everything__slow', 'fs_echo', ...TOOLS]) assert.ok(names.includes(t), names.join(' '));
+    const r = await smoke(['--base', r0.srv.base, '--env-file', r0.srv.envFile]);
+    assertAllOk(r);
+    assert.match(r.stdout, /^ok   tools\/list: the 7 bridge tools and 3 more \(gateway\)$/m);
+    assertNoSecret(r, r0.srv.token);
+  } finally {
+    await r0.close();
+    rmSync(dir, { recursive: true, force: true });
   }
 });
 
@@ -309,6 +336,7 @@ async function imitation(token, fault = '') {
       if (msg.method === 'initialize') {
         session = `sess-${randomBytes(8).toString('hex')}`;
         const result = { protocolVersion: '2025-11-25', capabilities: { tools: {} }, serverInfo: { name: 'imitation', version: '9.9' } };
+        if (fault === 'oldHermes') result.serverInfo = { name: 'hermes-mcp', version: '0.0.1' };
         if (fault === 'noProtocolVersion') delete result.protocolVersion;
         return answer(req, res, { jsonrpc: '2.0', id: msg.id, result }, { 'mcp-session-id': session });
       }
@@ -319,6 +347,7 @@ async function imitation(token, fault = '') {
       if (msg.method === 'tools/list') {
         let names = TOOLS;
         if (fault === 'toolSet') names = [...TOOLS.filter((t) => t !== 'hermes_reset'), 'run_shell'];
+        if (fault === 'oldHermes') names = TOOLS.filter((t) => t !== 'hermes_reset');
         result = { tools: names.map((name) => ({ name, inputSchema: { type: 'object' } })) };
       } else if (msg.method === 'tools/call') {
         result = toolCall(msg.params.name, msg.params.arguments || {});
@@ -361,7 +390,10 @@ const FAULTS = [
   ['health500', 'GET /health', /HTTP 500 \(internal\); fix: the server or a tunnel in front of it failed; check that hermes-mcp is running/],
   ['noAuth', 'POST /mcp without a token', /HTTP 200: the server answers without a token; fix: set MCP_AUTH_TOKEN/],
   ['noWwwAuth', 'POST /mcp without a token', /401 without a 'WWW-Authenticate: Bearer' header/],
-  ['toolSet', 'tools/list', /: missing hermes_reset; unexpected run_shell; fix: /],
+  // A bridge tool missing fails; the extra tool does not (a gateway's would be there too). The
+  // fix names what --base answers as, or the version apart.
+  ['toolSet', 'tools/list', /: missing hermes_reset \(1 other tool listed\); fix: --base answers as 'imitation', not hermes-mcp; point --base at hermes-mcp serve$/],
+  ['oldHermes', 'tools/list', /: missing hermes_reset \(0 other tools listed\); fix: the server runs hermes-mcp 0\.0\.1 and this smoke is \d+\.\d+\.\d+; restart the server with this build/],
   ['taskFailed', 'hermes_task sync', /status failed: up; fix: the agent did not complete the task/, ['hermes_result', 'hermes_files']],
   ['wrongResult', 'hermes_result', /got id 'someone-else' status 'completed', expected '.*' completed/],
   ['noFiles', 'hermes_files', /no entries array with result\.json/],
