@@ -43,6 +43,15 @@ static const struct gw_upstream *upstream_in(const struct gwfile *f, const char 
     return NULL;
 }
 
+/* Whether f has upstream name with enabled: false (gwfile.off). */
+static bool disabled_in(const struct gwfile *f, const char *name)
+{
+    for (size_t i = 0; i < f->noff; i++)
+        if (strcmp(f->off[i].name, name) == 0)
+            return true;
+    return false;
+}
+
 static void needs_restart(json_t *list, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 static void needs_restart(json_t *list, const char *fmt, ...)
@@ -124,11 +133,16 @@ static json_t *unapplied(const struct gateway *g, const struct gwfile *f,
     json_t *list = json_array();
     for (size_t i = 0; i < f->nup; i++)
         if (!upstream_in(g->file, f->up[i].name))
-            needs_restart(list, "upstream %s is new", f->up[i].name);
+            needs_restart(list, disabled_in(g->file, f->up[i].name) ? "upstream %s was enabled"
+                                                                     : "upstream %s is new",
+                          f->up[i].name);
     for (size_t i = 0; i < g->nup; i++) {
         const struct gw_upstream *now = upstream_in(f, g->ups[i].cfg->name);
         if (now == NULL) {
-            needs_restart(list, "upstream %s was removed", g->ups[i].cfg->name);
+            needs_restart(list, disabled_in(f, g->ups[i].cfg->name)
+                                    ? "upstream %s was disabled (enabled: false)"
+                                    : "upstream %s was removed",
+                          g->ups[i].cfg->name);
             continue;
         }
         process_changes(g->ups[i].cfg, now, list);

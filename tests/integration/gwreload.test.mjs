@@ -139,6 +139,19 @@ test('a new upstream and a changed args: one warn line each, not applied, doctor
   assert.doesNotMatch(check2.stdout, /restart needed/);
 });
 
+test('enabled: false on a running upstream, or a disabled one enabled: named as such, not applied until a restart', async () => {
+  const log = await reloadWith(BASE() + '    enabled: false\n' + upstream('spare') +
+    '    enabled: false\n');
+  assert.match(log, /warn: gateway: reload: upstream fake was disabled \(enabled: false\); restart to apply/);
+  assert.doesNotMatch(log, /upstream spare/, 'a disabled upstream added disabled asks for nothing');
+  const { client, tools } = await sdkClient(srv, 'gwreload-it');
+  assert.ok(tools.fake__echo, 'the running upstream stays exposed until a restart');
+  await client.close();
+  const log2 = await reloadWith(BASE() + upstream('spare') + '    tools: {include: ["*"]}\n');
+  assert.match(log2, /warn: gateway: reload: upstream spare is new; restart to apply/);
+  await reloadWith(BASE());
+});
+
 test('an invalid file keeps the running configuration and says why in one warn line', async () => {
   await reloadWith(BASE() + '      guard: {echo: approve}\n');
   const log = await reloadWith(BASE() + '      guard: {echo: approve}\n    bogus: 1\n');
