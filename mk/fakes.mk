@@ -24,8 +24,9 @@ $(BUILD)/notify-sink: $(BUILD)/fakes/notify_sink.o
 $(BUILD)/listen-exec: $(BUILD)/fakes/listen_exec.o
 	$(CC) $(LDFLAGS) $(SAN) -o $@ $^
 
+# libseccomp: SystemCallFilter= applied as systemd does; only this test helper links it.
 $(BUILD)/sandbox-exec: $(BUILD)/fakes/sandbox_exec.o
-	$(CC) $(LDFLAGS) $(SAN) -o $@ $^
+	$(CC) $(LDFLAGS) $(SAN) -o $@ $^ -lseccomp
 
 build/fake-agent: $(BUILD)/fake-agent FORCE
 	@ln -sf $(notdir $(BUILD))/fake-agent $@

@@ -14,8 +14,11 @@ bool atomicfile_write(const char *path, const void *data, size_t len, mode_t mod
 bool atomicfile_write_all(int fd, const char *p, size_t n);
 /* fsync of a directory, so that a rename or a new entry in it is durable. */
 int atomicfile_sync_dir(const char *dir);
-/* mkdir -p: creates each missing level of dir with mode (existing ones are left as they are).
- * On failure returns false with the level and the reason in err. */
+/* mkdir -p for the folder of a secret file: creates each missing level of dir with mode
+ * (existing ones are left as they are), never through a symbolic link and never inside a folder
+ * another user owns or (without the sticky bit) can write to; then refuses dir itself unless
+ * it belongs to the effective uid and is not writable by group or others. On failure returns
+ * false with the folder and the reason (and what to do) in err. */
 bool atomicfile_mkdirs(const char *dir, mode_t mode, char *err, size_t errlen);
 
 #endif

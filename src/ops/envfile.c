@@ -39,6 +39,14 @@ bool envfile_set(const char *path, const char *key, const char *value, char *err
 
     buf_init(&out, 0);
     buf_init(&old, ENVFILE_MAX);
+    /* A fresh account has no ~/.config/hermes-mcp yet: the new levels are private. The folder
+     * is checked even when the file exists: in one another user can write to, they could
+     * replace the file (and with it the token and the agent command) at any time. */
+    char *copy = xstrdup(path);
+    bool folder_ok = atomicfile_mkdirs(dirname(copy), 0700, err, errlen);
+    free(copy);
+    if (!folder_ok)
+        goto out;
     fd = open(path, O_RDONLY | O_CLOEXEC);
     if (fd >= 0) {
         char chunk[4096];
@@ -53,13 +61,6 @@ bool envfile_set(const char *path, const char *key, const char *value, char *err
     } else if (errno != ENOENT) {
         snprintf(err, errlen, "cannot read %s: %s", path, strerror(errno));
         goto out;
-    } else {
-        /* A fresh account has no ~/.config/hermes-mcp yet: the new levels are private. */
-        char *copy = xstrdup(path);
-        bool made = atomicfile_mkdirs(dirname(copy), 0700, err, errlen);
-        free(copy);
-        if (!made)
-            goto out;
     }
     for (const char *p = old.data, *end = old.data + old.len; p && p < end;) {
         const char *eol = memchr(p, '\n', (size_t)(end - p));

@@ -2,7 +2,7 @@
  * systemd applies them, for tests/integration/sandbox.test.mjs (which reads them from the unit).
  *
  *   sandbox-exec [--ro PATH] [--rw PATH] [--tmpfs PATH] [--hide PATH] [--mdwe] [--nnp]
- *                [--cwd DIR] -- PROG [ARG]...
+ *                [--uid UID:GID] [--cwd DIR] [--syscalls FILE] -- PROG [ARG]...
  *
  * Mount options are applied in the order given, in a private mount namespace (needs root, as
  * systemd's are made by PID 1): --ro makes PATH and every mount below it read-only
@@ -11,10 +11,20 @@
  * --hide an empty read-only tmpfs (ProtectHome=yes, InaccessiblePaths= on a folder).
  * --mdwe is MemoryDenyWriteExecute=yes: prctl(PR_SET_MDWE, PR_MDWE_REFUSE_EXEC_GAIN), which
  * systemd uses when the kernel has it (6.3+), inherited by every child across exec. --nnp is
- * NoNewPrivileges=yes. Then it changes to --cwd (WorkingDirectory=) and execs PROG.
+ * NoNewPrivileges=yes. --uid drops to UID:GID (no supplementary groups, no capabilities) once the
+ * mounts are made, as a user manager's service runs as its user: without it PROG would run as
+ * root, which reads and writes through file modes (a --hide folder would list as empty rather
+ * than refuse, a file the unit's user cannot read would be read). Then it changes to --cwd
+ * (WorkingDirectory=, as that user). --syscalls is SystemCallFilter= with
+ * SystemCallErrorNumber=EPERM: FILE names the system calls allowed (whitespace-separated; the
+ * test expands the unit's groups with systemd-analyze syscall-filter), every other one fails
+ * with EPERM, installed with libseccomp last, just before PROG is exec'd (names this
+ * architecture does not have are skipped). Then it execs PROG.
  * Exit 1 when a step fails (naming it), 2 for usage errors. */
 #include <errno.h>
+#include <grp.h>
 #include <sched.h>
+#include <seccomp.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -32,7 +42,7 @@
 static int usage(void)
 {
     fprintf(stderr, "usage: sandbox-exec [--ro PATH] [--rw PATH] [--tmpfs PATH] [--hide PATH] "
-                    "[--mdwe] [--nnp] [--cwd DIR] -- PROG [ARG]...\n");
+                    "[--mdwe] [--nnp] [--uid UID:GID] [--cwd DIR] [--syscalls FILE] -- PROG [ARG]...\n");
     return 2;
 }
 
@@ -72,10 +82,68 @@ static int set_readonly(const char *path, int readonly)
     return 0;
 }
 
+/* setgroups before setgid before setuid: each needs the privilege the next one gives up. */
+static int drop_to(const char *ids)
+{
+    unsigned long uid, gid;
+    char *end;
+    uid = strtoul(ids, &end, 10);
+    if (end == ids || *end != ':')
+        return usage();
+    const char *g = end + 1;
+    gid = strtoul(g, &end, 10);
+    if (end == g || *end != '\0')
+        return usage();
+    if (setgroups(0, NULL) < 0)
+        return fail("setgroups", NULL);
+    if (setgid((gid_t)gid) < 0)
+        return fail("setgid", g);
+    if (setuid((uid_t)uid) < 0)
+        return fail("setuid", ids);
+    return 0;
+}
+
+/* An allow list, everything else EPERM; seccomp_load sets no_new_privs itself, as systemd does
+ * for a filter in a service without CAP_SYS_ADMIN. */
+static int filter_syscalls(const char *file)
+{
+    FILE *f = fopen(file, "r");
+    if (!f)
+        return fail("open", file);
+    scmp_filter_ctx ctx = seccomp_init(SCMP_ACT_ERRNO(EPERM));
+    if (!ctx) {
+        fclose(f);
+        errno = ENOMEM;
+        return fail("seccomp_init", NULL);
+    }
+    char name[128];
+    int rc = 0;
+    while (rc == 0 && fscanf(f, "%127s", name) == 1) {
+        int nr = seccomp_syscall_resolve_name(name);
+        if (nr == __NR_SCMP_ERROR)
+            continue;
+        int e = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, nr, 0);
+        if (e < 0 && e != -EDOM) { /* -EDOM: a call of another architecture */
+            errno = -e;
+            rc = fail("seccomp_rule_add", name);
+        }
+    }
+    fclose(f);
+    if (rc == 0) {
+        int e = seccomp_load(ctx);
+        if (e < 0) {
+            errno = -e;
+            rc = fail("seccomp_load", file);
+        }
+    }
+    seccomp_release(ctx);
+    return rc;
+}
+
 int main(int argc, char **argv)
 {
     int i;
-    const char *cwd = NULL;
+    const char *cwd = NULL, *ids = NULL, *syscalls = NULL;
     for (i = 1; i < argc; i++) {
         const char *a = argv[i];
         if (strcmp(a, "--") == 0) {
@@ -99,6 +167,14 @@ int main(int argc, char **argv)
             cwd = path;
             continue;
         }
+        if (strcmp(a, "--uid") == 0) {
+            ids = path;
+            continue;
+        }
+        if (strcmp(a, "--syscalls") == 0) {
+            syscalls = path;
+            continue;
+        }
         if (in_namespace() != 0)
             return 1;
         if (strcmp(a, "--ro") == 0 || strcmp(a, "--rw") == 0) {
@@ -117,8 +193,12 @@ int main(int argc, char **argv)
     }
     if (i >= argc)
         return usage();
+    if (ids && drop_to(ids) != 0)
+        return 1;
     if (cwd && chdir(cwd) < 0)
         return fail("chdir", cwd);
+    if (syscalls && filter_syscalls(syscalls) != 0)
+        return 1;
     execvp(argv[i], argv + i);
     return fail("exec", argv[i]);
 }

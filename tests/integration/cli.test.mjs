@@ -3,7 +3,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { chmodSync, chownSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { HERMES } from './lib.mjs';
@@ -82,5 +82,56 @@ test('token gen --env-file ~/.config/hermes-mcp/env on a fresh account creates t
     assert.match(b.stderr, /^hermes-mcp: .*\.config.*(not a folder|Not a directory)/);
   } finally {
     rmSync(home, { recursive: true, force: true });
+  }
+});
+
+test('token gen refuses a folder another user could replace the env file in, and says what to do', () => {
+  // A shared parent as /tmp is (root's, 1777). "Another user" is nobody: as root the test makes
+  // its folders and hands them over; not as root, the folders of root stand in for them.
+  const root = mkdtempSync(join(tmpdir(), 'hm-cli-shared-'));
+  const shared = join(root, 'tmp');
+  mkdirSync(shared);
+  chmodSync(shared, 0o1777);
+  const asRoot = process.getuid() === 0;
+  const theirs = (p, mode) => {
+    mkdirSync(p);
+    chmodSync(p, mode);
+    if (asRoot) chownSync(p, 65534, 65534);
+    return p;
+  };
+  const gen = (file) => spawnSync(HERMES, ['token', 'gen', '--env-file', file], { encoding: 'utf8' });
+  try {
+    // x made by another user before us: they could swap the env file (their token, their
+    // agent command) at any time. Refused, nothing written.
+    const x = asRoot ? theirs(join(shared, 'x'), 0o755) : '/usr';
+    const r = gen(join(x, 'env'));
+    assert.equal(r.status, 1, r.stderr);
+    assert.match(r.stderr, new RegExp(`^hermes-mcp: the folder ${x} belongs to uid \\d+, not to this user .*another user could replace the file in it; run this as its owner or use a folder of your own\n$`));
+    assert.equal(existsSync(join(x, 'env')), false);
+    // A level to be made inside their folder: they could rename ours away.
+    const deeper = gen(join(x, 'y/env'));
+    assert.equal(deeper.status, 1);
+    assert.match(deeper.stderr, new RegExp(`cannot create the folder ${x}/y: ${x} belongs to uid`));
+    assert.equal(existsSync(join(x, 'y')), false);
+
+    // A folder of ours that the group can write to, even with the env file already there.
+    const team = join(root, 'team');
+    mkdirSync(team);
+    chmodSync(team, 0o770);
+    writeFileSync(join(team, 'env'), 'MCP_PORT=9999\n', { mode: 0o600 });
+    const t = gen(join(team, 'env'));
+    assert.equal(t.status, 1);
+    assert.match(t.stderr, new RegExp(`the folder ${team} is writable by its group or others \\(mode 0770\\).*run chmod go-w ${team}`));
+    assert.equal(readFileSync(join(team, 'env'), 'utf8'), 'MCP_PORT=9999\n', 'the file is left as it was');
+    chmodSync(team, 0o700);
+    assert.equal(gen(join(team, 'env')).status, 0, 'after chmod go-w it works');
+
+    // Our own new folder in the shared parent is fine: the sticky bit keeps others from
+    // renaming it, and it is made private.
+    const mine = gen(join(shared, 'mine/env'));
+    assert.equal(mine.status, 0, mine.stderr);
+    assert.equal(statSync(join(shared, 'mine')).mode & 0o777, 0o700);
+  } finally {
+    rmSync(root, { recursive: true, force: true });
   }
 });

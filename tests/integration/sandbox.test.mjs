@@ -6,15 +6,23 @@
 // Under it, hermes-mcp serve (the unit's ExecStart, WorkingDirectory and Environment) starts the
 // worked example's three upstreams, the real @modelcontextprotocol/server-everything, -filesystem
 // and -memory (installed in tools/, run by the system's node as npx would), and one started by
-// the real npx, which must write its cache. Not applied (no mount or exec effect on these
-// children): SystemCallFilter, RestrictAddressFamilies, CapabilityBoundingSet, LockPersonality,
-// RestrictRealtime, RestrictSUIDSGID, ProtectKernelModules, UMask.
+// the real npx, which must write its cache. Once the mounts are made, sandbox-exec drops to an
+// unprivileged user (nobody, owner of the test's account as a user's service owns its home),
+// so file modes hold as they do for the real service: a hidden folder refuses, root's files
+// stay root's. SystemCallFilter= (with @default added to an allow list, as systemd does) is
+// expanded with systemd-analyze syscall-filter and installed with seccomp, native architecture
+// only, failing the rest with SystemCallErrorNumber=EPERM. Not applied (no mount or exec effect
+// on these children): RestrictAddressFamilies, CapabilityBoundingSet (nobody has no
+// capabilities anyway), LockPersonality, RestrictRealtime, RestrictSUIDSGID,
+// ProtectKernelModules, UMask. Nor the user namespace a user manager sets up for these options
+// (PrivateUsers=, implied in user units by newer systemd, systemd PR #25233): there other
+// users' files show as owned by nobody.
 // Needs root for the mount namespace (as systemd's are made by PID 1).
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn, spawnSync, execFileSync } from 'node:child_process';
-import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { chmodSync, chownSync, existsSync, mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { ROOT, HERMES, until } from './lib.mjs';
 
@@ -25,8 +33,15 @@ const TOOL = (t) => execFileSync(join(ROOT, 'scripts/node-tools.sh'), [t], { enc
 const SYSTEMD_PATH = '/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin';
 const NODE = spawnSync('sh', ['-c', 'command -v node'], { env: { PATH: SYSTEMD_PATH }, encoding: 'utf8' }).stdout.trim();
 
+// The unit's user: the service runs as it, the account's home is its own.
+const SERVICE = { uid: 65534, gid: 65534, name: 'nobody' };
+const giveToService = (...paths) => { for (const p of paths) chownSync(p, SERVICE.uid, SERVICE.gid); };
+
 let base; // outside /tmp: PrivateTmp=yes hides it from the service, as install-systemd warns
-before(() => { base = mkdtempSync(join(ROOT, 'build', 'sandbox-test-')); });
+before(() => {
+  base = mkdtempSync(join(ROOT, 'build', 'sandbox-test-'));
+  chmodSync(base, 0o755); // the service's user reaches its home through it
+});
 after(() => rmSync(base, { recursive: true, force: true }));
 
 // "Key=value" lines of the unit's [Service] section, comments left out; a key may repeat.
@@ -51,12 +66,52 @@ function words(value, home) {
   return [...value.matchAll(/"([^"]*)"|(\S+)/g)].map((m) => spec(m[1] ?? m[2]));
 }
 
+// The system calls of a SystemCallFilter= word (a @group, expanded as systemd does, or a name).
+const groups = new Map();
+function syscallsOf(word) {
+  if (!word.startsWith('@')) return [word];
+  if (!groups.has(word)) {
+    const r = spawnSync('systemd-analyze', ['syscall-filter', word], { encoding: 'utf8' });
+    assert.equal(r.status, 0, `systemd-analyze syscall-filter ${word}: ${r.stderr}`);
+    const members = r.stdout.split('\n').slice(1).map((l) => l.trim()).filter((l) => l && !l.startsWith('#'));
+    groups.set(word, members.flatMap(syscallsOf));
+  }
+  return groups.get(word);
+}
+
+// SystemCallFilter= lines in order: the first decides allow list or ~deny list; an allow list
+// starts with @default (systemd adds it); a later ~ line takes its calls out of the allow list.
+function syscallFilter(lines) {
+  let allow = null;
+  for (const value of lines) {
+    const deny = value.startsWith('~');
+    if (allow === null) {
+      assert.ok(!deny, 'a SystemCallFilter= deny list is not applied by this test');
+      allow = new Set(syscallsOf('@default'));
+      // An ASan build checks for leaks at exit by stopping its threads with ptrace, which the
+      // filter refuses (no @debug in @system-service): allowed for that build only.
+      if (realpathSync(HERMES).includes('/build/asan/')) allow.add('ptrace');
+    }
+    for (const name of value.replace(/^~/, '').split(/\s+/).filter(Boolean).flatMap(syscallsOf))
+      if (deny) allow.delete(name); else allow.add(name);
+  }
+  return allow;
+}
+
+// A file sandbox-exec --syscalls reads (after the drop to the unit's user: in base, readable).
+function syscallFile(lines) {
+  const f = join(mkdtempSync(join(base, 'syscalls-')), 'allow');
+  chmodSync(dirname(f), 0o755);
+  writeFileSync(f, [...syscallFilter(lines)].join('\n') + '\n', { mode: 0o644 });
+  return f;
+}
+
 // The sandbox-exec arguments, environment, working directory and command line of a unit.
 function fromUnit(text, home) {
   const pre = [], ro = [], rw = [], late = [];
-  const env = { PATH: SYSTEMD_PATH, HOME: home, USER: 'root', LOGNAME: 'root', SHELL: '/bin/sh', LANG: 'C.UTF-8' };
+  const env = { PATH: SYSTEMD_PATH, HOME: home, USER: SERVICE.name, LOGNAME: SERVICE.name, SHELL: '/bin/sh', LANG: 'C.UTF-8' };
   let cwd = null, exec = null;
-  const applied = new Set();
+  const applied = new Set(), filter = [];
   const exists = (p) => existsSync(p);
   for (const [key, value] of serviceSection(text)) {
     const on = value === 'yes';
@@ -79,8 +134,10 @@ function fromUnit(text, home) {
       case 'ReadWritePaths': rw.push(...words(value, home)); applied.add(key); break;
       case 'CacheDirectory': case 'StateDirectory': case 'LogsDirectory': {
         const root = { CacheDirectory: '.cache', StateDirectory: '.local/state', LogsDirectory: '.local/state/log' }[key];
-        for (const d of words(value, home)) { // created by the manager, writable whatever the rest says
+        for (const d of words(value, home)) { // created by the manager, the user's, writable whatever the rest says
           mkdirSync(join(home, root, d), { recursive: true, mode: 0o700 });
+          let p = home;
+          for (const level of join(root, d).split('/')) giveToService(p = join(p, level));
           rw.push(join(home, root, d));
         }
         applied.add(key); break;
@@ -91,6 +148,8 @@ function fromUnit(text, home) {
       case 'Environment':
         for (const w of words(value, home)) { const i = w.indexOf('='); env[w.slice(0, i)] = w.slice(i + 1); }
         applied.add(key); break;
+      case 'SystemCallFilter': filter.push(value); applied.add(key); break;
+      case 'SystemCallErrorNumber': assert.equal(value, 'EPERM', 'sandbox-exec fails a filtered call with EPERM'); applied.add(key); break;
       case 'WorkingDirectory': cwd = words(value, home)[0]; break;
       case 'ExecStart': exec = words(value.replaceAll('$$', '$'), home); break;
       default: break;
@@ -100,7 +159,9 @@ function fromUnit(text, home) {
   for (const p of ro) mounts.push('--ro', p);
   if (ro.includes('/')) mounts.push('--rw', '/dev', '--rw', '/proc');
   for (const p of rw) mounts.push('--rw', p);
-  return { args: [...mounts, ...late, ...pre, ...(cwd ? ['--cwd', cwd] : [])], env, exec, applied };
+  const user = ['--uid', `${SERVICE.uid}:${SERVICE.gid}`];
+  const syscalls = filter.length ? ['--syscalls', syscallFile(filter)] : [];
+  return { args: [...mounts, ...late, ...pre, ...user, ...(cwd ? ['--cwd', cwd] : []), ...syscalls], env, exec, applied };
 }
 
 // The README's worked example, npx swapped for the system's node on the servers installed in
@@ -147,6 +208,8 @@ function account() {
     env: { ...process.env, HOME: home, XDG_CONFIG_HOME: join(home, '.config') } });
   assert.equal(r.status, 0, r.stderr);
   const unit = readFileSync(join(home, '.config/systemd/user/hermes-mcp.service'), 'utf8');
+  const own = spawnSync('chown', ['-R', `${SERVICE.uid}:${SERVICE.gid}`, home], { encoding: 'utf8' });
+  assert.equal(own.status, 0, own.stderr);
   return { home, envDir, envFile, notes, unit, token: readFileSync(envFile, 'utf8').match(/^MCP_AUTH_TOKEN=(\w+)/m)[1] };
 }
 
@@ -187,13 +250,47 @@ test('the sandbox helper applies what it says (MDWE kills node, the mount view i
   assert.match(node.stderr, /SetPermissions|Check failed/);
   const c = spawnSync(SANDBOX, ['--mdwe', '--', HERMES, 'version'], { encoding: 'utf8' });
   assert.equal(c.status, 0, 'hermes-mcp itself runs under it');
+
+  // As the unit's user (--uid, after the mounts): file modes hold. A hidden folder refuses
+  // (as root it would list as empty), root's private file and folder stay closed even on a
+  // writable mount, the user's own folder takes a file; no capabilities, no extra groups.
+  chmodSync(dir, 0o755);
+  const hidden = join(dir, 'hidden');
+  mkdirSync(hidden);
+  writeFileSync(join(hidden, 'secret'), 'not for the service\n');
+  writeFileSync(join(dir, 'root-only'), 'root\'s\n', { mode: 0o600 });
+  const mine = join(dir, 'mine');
+  mkdirSync(mine);
+  giveToService(mine);
+  const u = sh(['--ro', '/', '--rw', '/dev', '--rw', '/proc', '--rw', dir, '--hide', hidden, '--uid', `${SERVICE.uid}:${SERVICE.gid}`],
+    `id -u; ls ${hidden} 2>&1; cat ${dir}/root-only 2>&1; touch ${dir}/z 2>&1; touch ${mine}/w && echo wrote-mine; grep -E 'CapEff|Groups' /proc/self/status`);
+  assert.equal(u.status, 0, u.stderr);
+  assert.match(u.stdout, new RegExp(`^${SERVICE.uid}$`, 'm'));
+  assert.match(u.stdout, new RegExp(`ls: cannot open directory '${hidden}': Permission denied`));
+  assert.match(u.stdout, /root-only: Permission denied/);
+  assert.match(u.stdout, /touch: cannot touch '.*\/z': Permission denied/);
+  assert.match(u.stdout, /^wrote-mine$/m);
+  assert.match(u.stdout, /CapEff:\s+0+$/m);
+  assert.match(u.stdout, /Groups:\s*$/m);
+  assert.ok(existsSync(join(mine, 'w')) && !existsSync(join(dir, 'z')));
+
+  // The unit's system call filter: a call it leaves out fails with EPERM, even for root;
+  // the rest work.
+  const own = join(dir, 'own');
+  writeFileSync(own, '');
+  const f = sh(['--syscalls', syscallFile(['@system-service', '~@privileged @resources'])],
+    `chown 0:0 ${own} 2>&1; echo still-running`);
+  assert.equal(f.status, 0, f.stderr);
+  assert.match(f.stdout, /chown: changing ownership of .*own': Operation not permitted/);
+  assert.match(f.stdout, /^still-running$/m);
+  assert.equal(sh([], `chown 0:0 ${own} && echo chowned`).stdout, 'chowned\n', 'without the filter root may');
 });
 
 test('the rendered unit serves the worked example: the three npm servers and an npx upstream start under its sandbox', async () => {
   const a = account();
   const s = underUnit(a.unit, a.home);
   try {
-    for (const k of ['MemoryDenyWriteExecute', 'NoNewPrivileges', 'ProtectSystem', 'ProtectHome', 'ReadWritePaths', 'PrivateTmp'])
+    for (const k of ['MemoryDenyWriteExecute', 'NoNewPrivileges', 'ProtectSystem', 'ProtectHome', 'ReadWritePaths', 'PrivateTmp', 'SystemCallFilter', 'SystemCallErrorNumber'])
       assert.ok(s.u.applied.has(k), `the unit sets ${k} (and this test applies it)`);
     await until(() => /listening on/.test(s.out()) || s.proc.exitCode !== null, 'the server to listen', 60000);
     const port = Number(s.out().match(/listening on http:\/\/127\.0\.0\.1:(\d+)/)?.[1]);
@@ -214,6 +311,7 @@ test('the rendered unit serves the worked example: the three npm servers and an 
     const made = await call('memory__create_entities', { entities: [{ name: 'unit', entityType: 'test', observations: ['ok'] }] });
     assert.equal(made.isError ?? false, false, JSON.stringify(made));
     assert.match(readFileSync(join(a.envDir, 'memory.jsonl'), 'utf8'), /"name":"unit"/, 'memory wrote its file beside the env file');
+    assert.equal(statSync(join(a.envDir, 'memory.jsonl')).uid, SERVICE.uid, 'as the unit\'s user');
     assert.ok(existsSync(join(a.home, '.cache/hermes-mcp/npm/_npx')), 'npx unpacked into the service\'s CacheDirectory');
     assert.ok(!existsSync(join(a.home, '.npm')), 'not into ~/.npm');
   } finally {
