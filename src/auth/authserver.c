@@ -1165,10 +1165,16 @@ static void on_checked(void *ctx, enum verify_result result)
     struct checking *k = ctx;
     struct authserver *as = k->as;
     checking_unlink(as, k);
-    if (result != VERIFY_CANCELLED && k->r)
+    if (result != VERIFY_CANCELLED && k->r) {
         consent_checked(as, k->r, k->ip, k->csrf, result == VERIFY_OK, loop_now(as->loop));
-    else if (result == VERIFY_WRONG)
-        count_wrong_passphrase(as, k->ip, loop_now(as->loop));
+    } else {
+        /* Nobody is left to see the consent's new token: it can never be answered. */
+        struct consent *c = find_consent(as, k->csrf, time(NULL));
+        if (c)
+            c->expires = 0;
+        if (result == VERIFY_WRONG)
+            count_wrong_passphrase(as, k->ip, loop_now(as->loop));
+    }
     explicit_bzero(k, sizeof *k);
     free(k);
 }
@@ -1248,6 +1254,14 @@ static void authorize_post(struct authserver *as, struct hreq *r, const char *ip
         expired_page(r);
         return;
     }
+    /* One use: the token this POST carries is spent now, whatever the answer. The consent gets
+     * a fresh one, known only here until a wrong passphrase shows the page again with it. */
+    if (!crypto_random_hex(c->csrf, 32)) {
+        c->expires = 0;
+        error_page(r, 500, "Server error", "The random generator failed.");
+        return;
+    }
+    snprintf(csrf, sizeof csrf, "%s", c->csrf);
     if (form_get(body, len, "action", action, sizeof action) == FORM_OK &&
         strcmp(action, "deny") == 0) {
         char uri[PARAM_MAX + 1], state[PARAM_MAX + 1];

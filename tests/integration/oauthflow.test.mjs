@@ -465,24 +465,32 @@ test('the consent passphrase is checked off the event loop: /health is answered 
   }
 });
 
-test('a consent whose client leaves mid-check: the form stays usable, a wrong guess still counts', async () => {
+test('a consent whose client leaves mid-check: its form is spent, a wrong guess still counts', async () => {
   const { srv, issuer } = await startOAuth({}, true, { env: { HERMES_TEST_CONSENT_DELAY_MS: '300' } });
   try {
     const { body: cl } = await register(issuer);
     const { challenge } = pkce();
-    const csrf = await consentForm(issuer, cl.client_id, challenge);
-    // Right passphrase, then three wrong ones, each from a client that leaves before the answer
-    // (checks still running count against the limit: four, one under it).
+    // Right passphrase, then three wrong ones, each on its own form, each from a client that
+    // leaves before the answer (checks still running count against the limit: four, one under
+    // it).
+    const left = [];
     for (const pass of [PASS, 'wrong guess 1', 'wrong guess 2', 'wrong guess 3']) {
+      const csrf = await consentForm(issuer, cl.client_id, challenge);
+      left.push(csrf);
       const ac = new AbortController();
       const p = sendConsent(issuer, csrf, pass, ac.signal).catch((e) => e.name);
       await sleep(50);
       ac.abort();
       assert.equal(await p, 'AbortError');
     }
-    // Checks run in order, so this one is answered after all four above.
-    const ok = await sendConsent(issuer, csrf, PASS);
-    assert.equal(ok.status, 302, 'the form was spent by a POST whose client left');
+    // Checks run in order, so these are answered after all four above. A CSRF token is spent
+    // by the POST that carried it, even one whose client left.
+    const spent = await sendConsent(issuer, left[0], PASS);
+    assert.equal(spent.status, 403, 'the form whose POST left cannot be sent again');
+    assert.equal(spent.headers.get('location'), null);
+    assert.match(await spent.text(), /Expired or forged request/);
+    const ok = await sendConsent(issuer, await consentForm(issuer, cl.client_id, challenge), PASS);
+    assert.equal(ok.status, 302, 'a new form is answered');
     for (const pass of ['wrong guess 4', 'wrong guess 5']) {
       const wrong = await sendConsent(issuer, await consentForm(issuer, cl.client_id, challenge), pass);
       assert.equal(wrong.status, 403);
@@ -490,6 +498,45 @@ test('a consent whose client leaves mid-check: the form stays usable, a wrong gu
     }
     const limited = await sendConsent(issuer, await consentForm(issuer, cl.client_id, challenge), PASS);
     assert.equal(limited.status, 429, 'the guesses whose clients left were not counted');
+  } finally {
+    assert.equal(await srv.stop(), 0);
+  }
+});
+
+// The consent form's CSRF token is one use, whatever the answer: a token sent once with a wrong
+// passphrase is refused with the right one. The wrong-passphrase page carries a fresh token,
+// which is the one that works then, once.
+test('a CSRF token sent with a wrong passphrase is spent: the right passphrase with it gets no code', async () => {
+  const { srv, issuer } = await startOAuth();
+  try {
+    const { body: cl } = await register(issuer);
+    const { challenge } = pkce();
+    const csrf = await consentForm(issuer, cl.client_id, challenge);
+    const wrong = await sendConsent(issuer, csrf, 'not the passphrase');
+    assert.equal(wrong.status, 403);
+    const page = await wrong.text();
+    assert.match(page, /Wrong passphrase/);
+    const fresh = /name="csrf" value="([0-9a-f]{64})"/.exec(page)?.[1];
+    assert.ok(fresh, 'the page again, with a form');
+    assert.notEqual(fresh, csrf, 'a new token, not the one just sent');
+
+    const again = await sendConsent(issuer, csrf, PASS);
+    assert.equal(again.status, 403, 'the spent token is refused');
+    assert.equal(again.headers.get('location'), null, 'no code');
+    assert.match(await again.text(), /Expired or forged request/);
+
+    const ok = await sendConsent(issuer, fresh, PASS);
+    assert.equal(ok.status, 302, 'the fresh token works');
+    assert.match(ok.headers.get('location'), /[?&]code=[0-9a-f]{64}/);
+    const replay = await sendConsent(issuer, fresh, PASS);
+    assert.equal(replay.status, 403, 'and only once');
+    assert.equal(replay.headers.get('location'), null);
+    // A POST that carried no passphrase spends its token too.
+    const bare = await consentForm(issuer, cl.client_id, challenge);
+    const empty = await fetch(`${issuer}/authorize`, { method: 'POST', redirect: 'manual',
+      headers: { ...FORM, Origin: issuer }, body: form({ csrf: bare, action: 'approve' }) });
+    assert.equal(empty.status, 403);
+    assert.equal((await sendConsent(issuer, bare, PASS)).status, 403);
   } finally {
     assert.equal(await srv.stop(), 0);
   }
