@@ -640,23 +640,35 @@ static void register_client(struct authserver *as, struct hreq *r)
 
 /* ---- /authorize ---- */
 
-static bool scopes_ok(const char *scope)
+/* The scope granted for the scope asked (RFC 6749 3.3), into out (outsz bytes): the known
+ * ones (hermes:*, gateway:<upstream>) in the order asked; unknown ones are dropped (claude.ai
+ * asks "claudeai", others their own vocabulary), and when none is left, or none was asked
+ * (ChatGPT on a reconnect), the defaults. False when a known scope is named twice: a client
+ * error, not a wider grant. */
+static bool scopes_grant(const char *asked, char *out, size_t outsz)
 {
     char one[PARAM_MAX + 1];
-    for (const char *p = scope; *p;) {
+    size_t len = 0;
+    out[0] = '\0';
+    for (const char *p = asked; *p;) {
         p += strspn(p, " ");
         size_t n = strcspn(p, " ");
         if (n == 0)
             break;
         snprintf(one, sizeof one, "%.*s", (int)n, p);
-        if (!scope_known(one)) /* hermes:*, or gateway:<upstream> for an upstream's tools */
-            return false;
-        for (const char *q = scope; q < p; q += strcspn(q, " "), q += strspn(q, " "))
-            if (strncmp(q, p, n) == 0 && (q[n] == ' ' || q[n] == '\0'))
-                return false; /* a scope named twice: a client error, not a wider grant */
         p += n;
+        if (!scope_known(one))
+            continue;
+        for (const char *q = out; *q; q += strcspn(q, " "), q += strspn(q, " "))
+            if (strncmp(q, one, n) == 0 && (q[n] == ' ' || q[n] == '\0'))
+                return false;
+        if (len + (len > 0) + n >= outsz)
+            return false; /* not reached: out is as large as what was asked */
+        len += (size_t)snprintf(out + len, outsz - len, "%s%s", len ? " " : "", one);
     }
-    return *scope != '\0';
+    if (len == 0)
+        snprintf(out, outsz, "%s", DEFAULT_SCOPES);
+    return true;
 }
 
 /* A query parameter (httpd leaves it escaped), at most PARAM_MAX bytes decoded; "" when
@@ -796,7 +808,7 @@ static void authorize_client(struct authserver *as, struct hreq *r, struct authz
 {
     char line[PASSPHRASE_LINE_MAX], err[400];
     char *redirect_uri = q->redirect_uri, *state = q->state, *challenge = q->challenge;
-    char *scope = q->scope;
+    char scope[PARAM_MAX + 1];
     bool known = false;
     bool redirect_sent = *redirect_uri != '\0';
     if (*redirect_uri == '\0' && cl->nredirects == 1)
@@ -823,9 +835,7 @@ static void authorize_client(struct authserver *as, struct hreq *r, struct authz
                       "error_description", "PKCE with code_challenge_method S256 is required");
         return;
     }
-    if (*scope == '\0')
-        snprintf(scope, sizeof q->scope, "%s", DEFAULT_SCOPES);
-    if (!scopes_ok(scope)) {
+    if (!scopes_grant(q->scope, scope, sizeof scope)) {
         redirect_back(as, r, redirect_uri, state, "error", "invalid_scope", NULL, NULL);
         return;
     }
