@@ -1,11 +1,13 @@
 /* authserver.c — the OAuth 2.1 authorization server, for connectors that cannot send a static
  * bearer header (claude.ai, ChatGPT, Claude Desktop, `auth: oauth` clients).
  *
- * The flow: a client registers (RFC 7591, public: no secret), sends the owner's browser to
- * /authorize with a PKCE S256 challenge; the consent page names the client, where it will send
- * the code and the scopes, and needs the owner's passphrase (scrypt, rate limited per address)
- * and a CSRF token that binds the POST to the request the page was made for (the parameters stay
- * here, the page only carries the token). The code (60 s, single use; a replay revokes what it
+ * The flow: a client registers (RFC 7591: public, or confidential with client_secret_post or
+ * client_secret_basic, when it gets a secret that /token and /revoke then require), sends the
+ * owner's browser to /authorize with a PKCE S256 challenge; the consent page names the client,
+ * where it will send the code and the scopes (those it asked for that we know; unknown ones are
+ * dropped), and needs the owner's passphrase (scrypt, rate limited per address) and a one-use
+ * CSRF token that binds the POST to the request the page was made for (the parameters stay here,
+ * the page only carries the token). The code (60 s, single use; a replay revokes what it
  * gave) is exchanged at /token with the verifier for an access token (1 h) and a refresh token
  * (30 d) that rotates on use; a rotated refresh token used again revokes its whole family.
  * Tokens are 256 random bits, stored only as hashes (tokenstore.c), so they survive a restart.
@@ -63,6 +65,8 @@ struct client {
     char *redirects[REDIRECTS_MAX];
     size_t nredirects;
     time_t created; /* Unix seconds; 0 when registered before this was kept */
+    enum clientmeta_auth auth; /* how it authenticates at /token and /revoke */
+    char secret_hash[65];      /* a confidential one's: tokenstore_hash of its secret */
 };
 
 struct consent { /* a consent page shown: what its POST will approve */
@@ -378,18 +382,14 @@ static void redirect_back(struct authserver *as, struct hreq *r, const char *red
 static void metadata(struct authserver *as, struct hreq *r)
 {
     json_t *doc = json_pack(
-        "{s:s, s:s+, s:s+, s:[s], s:[ss], s:[s], s:[s], s:[sss], s:b, s:[s]}", "issuer",
+        "{s:s, s:s+, s:s+, s:[s], s:[ss], s:[s], s:[sss], s:[sss], s:b, s:[s]}", "issuer",
         as->issuer, "authorization_endpoint", as->issuer, "/authorize", "token_endpoint",
         as->issuer, "/token", "response_types_supported", "code", "grant_types_supported",
         "authorization_code", "refresh_token", "code_challenge_methods_supported", "S256",
-        "token_endpoint_auth_methods_supported", "none", "scopes_supported", "hermes:read",
+        "token_endpoint_auth_methods_supported", "none", "client_secret_basic",
+        "client_secret_post", "scopes_supported", "hermes:read",
         "hermes:task", "hermes:admin", "authorization_response_iss_parameter_supported", 1,
         "response_modes_supported", "query");
-    if (doc && *as->static_client.id) {
-        json_t *methods = json_object_get(doc, "token_endpoint_auth_methods_supported");
-        json_array_append_new(methods, json_string("client_secret_basic"));
-        json_array_append_new(methods, json_string("client_secret_post"));
-    }
     if (doc) {
         char *revoke = xasprintf("%s/revoke", as->issuer);
         json_object_set_new(doc, "revocation_endpoint", json_string(revoke));
@@ -425,6 +425,7 @@ static struct client *find_client(struct authserver *as, const char *id)
 static bool save_clients(struct authserver *as, char *err, size_t errlen)
 {
     json_t *list = json_array();
+    bool confidential = false;
     for (size_t i = 0; i < as->nclients; i++) {
         const struct client *c = &as->clients[i];
         json_t *uris = json_array();
@@ -434,9 +435,17 @@ static bool save_clients(struct authserver *as, char *err, size_t errlen)
                               "redirect_uris", uris);
         if (c->created)
             json_object_set_new(o, "created", json_integer((json_int_t)c->created));
+        if (c->auth != CLIENTMETA_AUTH_NONE) {
+            json_object_set_new(o, "token_endpoint_auth_method",
+                                json_string(clientmeta_auth_name(c->auth)));
+            json_object_set_new(o, "client_secret_sha256", json_string(c->secret_hash));
+            confidential = true;
+        }
         json_array_append_new(list, o);
     }
-    json_t *doc = json_pack("{s:i, s:o}", "version", 1, "clients", list);
+    /* Version 2 only when a confidential client is kept: a server from before them refuses the
+     * file rather than let such a client in without its secret. */
+    json_t *doc = json_pack("{s:i, s:o}", "version", confidential ? 2 : 1, "clients", list);
     char *text = json_dumps(doc, JSON_COMPACT);
     json_decref(doc);
     char why[300];
@@ -461,8 +470,17 @@ static bool load_client(struct authserver *as, json_t *o)
     const char *name = json_string_value(json_object_get(o, "client_name"));
     json_t *uris = json_object_get(o, "redirect_uris");
     json_t *created = json_object_get(o, "created");
+    const char *method = json_string_value(json_object_get(o, "token_endpoint_auth_method"));
+    const char *hash = json_string_value(json_object_get(o, "client_secret_sha256"));
+    enum clientmeta_auth auth = CLIENTMETA_AUTH_NONE;
     size_t i;
     json_t *u;
+    /* A client kept before confidential ones existed has neither field: public. */
+    if (method && !clientmeta_auth_parse(method, &auth))
+        return false;
+    if ((auth != CLIENTMETA_AUTH_NONE) != (hash != NULL) ||
+        (hash && (strlen(hash) != 64 || strspn(hash, "0123456789abcdef") != 64)))
+        return false;
     if (!client_id_ok(id) || !clientmeta_name_ok(name) || (created && !json_is_integer(created)) ||
         !json_is_array(uris) || json_array_size(uris) == 0 ||
         json_array_size(uris) > REDIRECTS_MAX || find_client(as, id) ||
@@ -480,6 +498,8 @@ static bool load_client(struct authserver *as, json_t *o)
     snprintf(c->id, sizeof c->id, "%s", id);
     c->name = xstrdup(name);
     c->created = (time_t)json_integer_value(created);
+    c->auth = auth;
+    snprintf(c->secret_hash, sizeof c->secret_hash, "%s", hash ? hash : "");
     json_array_foreach(uris, i, u) c->redirects[c->nredirects++] = xstrdup(json_string_value(u));
     return true;
 }
@@ -510,12 +530,13 @@ static bool load_clients(struct authserver *as, char *err, size_t errlen)
     json_t *doc = json_loadb(text, len, JSON_REJECT_DUPLICATES, NULL);
     free(text);
     json_t *list = json_object_get(doc, "clients");
-    bool ok = json_is_array(list) && json_integer_value(json_object_get(doc, "version")) == 1;
+    json_int_t version = json_integer_value(json_object_get(doc, "version"));
+    bool ok = json_is_array(list) && (version == 1 || version == 2);
     json_array_foreach(list, i, o) if (ok && !load_client(as, o)) ok = false;
     json_decref(doc);
     if (!ok)
-        snprintf(err, errlen, "OAuth clients file %s is not one this server wrote (version 1)",
-                 path);
+        snprintf(err, errlen, "OAuth clients file %s is not one this server wrote (version 1 "
+                              "or 2)", path);
     return ok;
 }
 
@@ -606,11 +627,17 @@ static void register_client(struct authserver *as, struct hreq *r)
         return;
     }
     struct client *c = &as->clients[as->nclients];
-    if (!crypto_random_hex(c->id, 16)) {
+    char secret[65] = "";
+    c->auth = clientmeta_registration_auth(doc);
+    if (!crypto_random_hex(c->id, 16) ||
+        (c->auth != CLIENTMETA_AUTH_NONE && !crypto_random_hex(secret, 32))) {
+        memset(c, 0, sizeof *c);
         json_decref(doc);
         oauth_error(r, 500, "server_error", "the random generator failed");
         return;
     }
+    if (c->auth != CLIENTMETA_AUTH_NONE)
+        tokenstore_hash(secret, c->secret_hash); /* the secret itself is shown once, below */
     as->nclients++;
     c->created = time(NULL);
     c->name = xstrdup(name ? json_string_value(name) : "unnamed client");
@@ -624,15 +651,21 @@ static void register_client(struct authserver *as, struct hreq *r)
             free(c->redirects[j]);
         memset(c, 0, sizeof *c);
         as->nclients--;
+        explicit_bzero(secret, sizeof secret);
         json_decref(doc);
         oauth_error(r, 503, "temporarily_unavailable", "the client cannot be stored");
         return;
     }
     json_t *out = json_pack("{s:s, s:I, s:O, s:s, s:[ss], s:[s], s:s}", "client_id", c->id,
                             "client_id_issued_at", (json_int_t)time(NULL), "redirect_uris", uris,
-                            "token_endpoint_auth_method", "none", "grant_types",
-                            "authorization_code", "refresh_token", "response_types", "code",
-                            "client_name", c->name);
+                            "token_endpoint_auth_method", clientmeta_auth_name(c->auth),
+                            "grant_types", "authorization_code", "refresh_token",
+                            "response_types", "code", "client_name", c->name);
+    if (out && c->auth != CLIENTMETA_AUTH_NONE) { /* RFC 7591 3.2.1; it never expires */
+        json_object_set_new(out, "client_secret", json_string(secret));
+        json_object_set_new(out, "client_secret_expires_at", json_integer(0));
+    }
+    explicit_bzero(secret, sizeof secret);
     json_decref(doc);
     log_info("oauth: registered client %s", c->id); /* not its name: the client's text */
     reply_json(r, 201, out);
@@ -1441,20 +1474,32 @@ static void grant_refresh(struct authserver *as, struct hreq *r, const char *bod
     free(family);
 }
 
-/* The static client's secret, compared in constant time (as hashes, so the length leaks
- * nothing either). */
-static bool static_secret_ok(struct authserver *as, const char *id, const char *secret)
+/* Whether the client id authenticates as it must (RFC 6749 2.3), having used the method used
+ * (with secret, for the two secret methods): the static client with its secret either way; a
+ * confidential registered client with its secret, by the method it registered; any other (a
+ * public client, a metadata document's, one not known) by its id alone. Secrets are compared
+ * as hashes, in constant time, so their length leaks nothing either. */
+static bool client_auth_ok(struct authserver *as, const char *id, enum clientmeta_auth used,
+                           const char *secret)
 {
-    unsigned char h[32];
-    if (*as->static_client.id == '\0' || strcmp(id, as->static_client.id) != 0)
-        return false;
-    crypto_sha256(secret, strlen(secret), h);
-    return crypto_equal(h, as->static_secret_hash, 32);
+    const struct client *c = find_client(as, id);
+    if (c && c == &as->static_client) {
+        unsigned char h[32];
+        crypto_sha256(secret, strlen(secret), h);
+        return used != CLIENTMETA_AUTH_NONE && crypto_equal(h, as->static_secret_hash, 32);
+    }
+    if (c && c->auth != CLIENTMETA_AUTH_NONE) {
+        char h[65];
+        tokenstore_hash(secret, h);
+        return used == c->auth && crypto_equal(h, c->secret_hash, 64);
+    }
+    return used == CLIENTMETA_AUTH_NONE;
 }
 
-/* Who asks at /token (RFC 6749 2.3): the static confidential client with its secret in Basic
- * (client_secret_basic) or in the body (client_secret_post), or a public client by client_id
- * alone. Writes the client's id; false when it answered (400, or 401 invalid_client). */
+/* Who asks at /token and /revoke: client_id and client_secret in the body
+ * (client_secret_post), both in an HTTP Basic header (client_secret_basic), or client_id alone
+ * (a public client); client_auth_ok says whether that is enough for this client. Writes the
+ * client's id; false when it answered (400, or 401 invalid_client, RFC 6749 5.2). */
 static bool token_client(struct authserver *as, struct hreq *r, const char *body, size_t len,
                          char client_id[PARAM_MAX + 1])
 {
@@ -1470,16 +1515,18 @@ static bool token_client(struct authserver *as, struct hreq *r, const char *body
                                                "client authentication at most");
         return false;
     }
+    enum clientmeta_auth used = authz            ? CLIENTMETA_AUTH_BASIC
+                                : fsec == FORM_OK ? CLIENTMETA_AUTH_POST
+                                                  : CLIENTMETA_AUTH_NONE;
+    if (used != CLIENTMETA_AUTH_POST)
+        secret[0] = '\0';
     if (authz) {
         ok = form_basic_auth(authz, client_id, PARAM_MAX + 1, secret, sizeof secret) &&
              (fid != FORM_OK || strcmp(form_id, client_id) == 0);
     } else {
         snprintf(client_id, PARAM_MAX + 1, "%s", form_id);
-        if (fsec != FORM_OK) /* a public client; the static one must authenticate */
-            ok = *as->static_client.id == '\0' || strcmp(client_id, as->static_client.id) != 0;
     }
-    if (authz || fsec == FORM_OK)
-        ok = ok && static_secret_ok(as, client_id, secret);
+    ok = ok && client_auth_ok(as, client_id, used, secret);
     explicit_bzero(secret, sizeof secret);
     if (!ok) {
         log_warn("oauth: /token: client authentication failed");

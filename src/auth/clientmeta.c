@@ -95,6 +95,32 @@ bool clientmeta_name_ok(const char *name)
     return true;
 }
 
+static const char *const auth_names[] = {"none", "client_secret_post", "client_secret_basic"};
+
+const char *clientmeta_auth_name(enum clientmeta_auth a)
+{
+    return auth_names[a];
+}
+
+bool clientmeta_auth_parse(const char *name, enum clientmeta_auth *out)
+{
+    for (size_t i = 0; i < sizeof auth_names / sizeof *auth_names; i++)
+        if (strcmp(name, auth_names[i]) == 0) {
+            *out = (enum clientmeta_auth)i;
+            return true;
+        }
+    return false;
+}
+
+enum clientmeta_auth clientmeta_registration_auth(json_t *doc)
+{
+    const char *name = json_string_value(json_object_get(doc, "token_endpoint_auth_method"));
+    enum clientmeta_auth a = CLIENTMETA_AUTH_NONE;
+    if (name && !clientmeta_auth_parse(name, &a))
+        a = CLIENTMETA_AUTH_NONE; /* not reached: the check refused it */
+    return a;
+}
+
 const char *clientmeta_check_registration(json_t *doc, const char *schemes, const char **code)
 {
     static const char *const grants[] = {"authorization_code", "refresh_token"};
@@ -109,8 +135,10 @@ const char *clientmeta_check_registration(json_t *doc, const char *schemes, cons
     if (!json_is_array(uris) || json_array_size(uris) == 0 ||
         json_array_size(uris) > CLIENTMETA_REDIRECTS_MAX)
         return "redirect_uris must list 1 to 10 URIs";
-    if (method && (!json_is_string(method) || strcmp(json_string_value(method), "none")))
-        return "only public clients (token_endpoint_auth_method none) can register";
+    enum clientmeta_auth auth;
+    if (method && (!json_is_string(method) || !clientmeta_auth_parse(json_string_value(method), &auth)))
+        return "token_endpoint_auth_method must be none, client_secret_post or "
+               "client_secret_basic";
     if (!clientmeta_strings_within(json_object_get(doc, "grant_types"), grants, 2) ||
         !clientmeta_strings_within(json_object_get(doc, "response_types"), responses, 1))
         return "grant_types may be authorization_code and refresh_token, response_types code";

@@ -157,9 +157,11 @@ test('metadata advertises what exists; OAUTH_DCR=0 turns registration off', asyn
       assert.equal(m.registration_endpoint, `${issuer}/register`);
       assert.deepEqual(m.code_challenge_methods_supported, ['S256']);
       assert.deepEqual(m.grant_types_supported, ['authorization_code', 'refresh_token']);
-      assert.deepEqual(m.token_endpoint_auth_methods_supported, ['none']);
+      // Public clients, and confidential ones registered with a secret (claude.ai's).
+      const methods = ['none', 'client_secret_basic', 'client_secret_post'];
+      assert.deepEqual(m.token_endpoint_auth_methods_supported, methods);
       assert.equal(m.revocation_endpoint, `${issuer}/revoke`);
-      assert.deepEqual(m.revocation_endpoint_auth_methods_supported, ['none']);
+      assert.deepEqual(m.revocation_endpoint_auth_methods_supported, methods);
     }
   } finally {
     assert.equal(await srv.stop(), 0);
@@ -300,7 +302,10 @@ test('hostile: PKCE, code replay, redirect mismatch, refresh reuse, passphrase a
       const reg = await register(issuer, { redirect_uris: uris });
       assert.equal(reg.status, 400, JSON.stringify(uris));
     }
-    assert.equal((await register(issuer, { redirect_uris: [REDIRECT], token_endpoint_auth_method: 'client_secret_basic' })).status, 400);
+    // A method other than none, client_secret_post and client_secret_basic.
+    const jwt = await register(issuer, { redirect_uris: [REDIRECT], token_endpoint_auth_method: 'private_key_jwt' });
+    assert.equal(jwt.status, 400);
+    assert.equal(jwt.body.error, 'invalid_client_metadata');
     assert.equal((await register(issuer, { redirect_uris: ['claude://callback'] })).status, 201);
 
     const logs = srv.proc.stderrText;

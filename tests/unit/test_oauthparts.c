@@ -1,7 +1,7 @@
 /* Unit tests for the pieces of the OAuth authorization server that need no HTTP: the consent
  * passphrase (scrypt hash, verification, its file: atomic, mode 600, refused when readable by
- * others or not ours), the form decoder (escapes, duplicates, caps) and which redirect URIs a
- * client may register. */
+ * others or not ours), the form decoder (escapes, duplicates, caps), which redirect URIs a
+ * client may register, and which token endpoint methods a registration may ask for. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "authserver.h"
+#include "clientmeta.h"
 #include "form.h"
 #include "passphrase.h"
 
@@ -117,6 +118,56 @@ static void redirect_uris(void **state)
     assert_false(authserver_redirect_ok_in("javascript:alert(1)", "myapp"));
 }
 
+/* A registration body's token_endpoint_auth_method: absent or none is a public client,
+ * client_secret_post and client_secret_basic confidential ones (issued a secret); any other
+ * method, or a value that is not a string, is invalid_client_metadata with a reason. */
+static void registration_methods(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *body;
+        bool ok;
+        enum clientmeta_auth auth;
+    } cases[] = {
+        {"{\"redirect_uris\":[\"https://claude.ai/api/mcp/auth_callback\"]}", true, CLIENTMETA_AUTH_NONE},
+        {"{\"redirect_uris\":[\"https://a.example/cb\"],\"token_endpoint_auth_method\":\"none\"}", true,
+         CLIENTMETA_AUTH_NONE},
+        {"{\"redirect_uris\":[\"https://claude.ai/api/mcp/auth_callback\"],\"token_endpoint_auth_method\":"
+         "\"client_secret_post\",\"grant_types\":[\"authorization_code\",\"refresh_token\"],"
+         "\"response_types\":[\"code\"],\"client_name\":\"Claude\"}", true, CLIENTMETA_AUTH_POST},
+        {"{\"redirect_uris\":[\"https://a.example/cb\"],\"token_endpoint_auth_method\":"
+         "\"client_secret_basic\"}", true, CLIENTMETA_AUTH_BASIC},
+        {"{\"redirect_uris\":[\"https://a.example/cb\"],\"token_endpoint_auth_method\":"
+         "\"private_key_jwt\"}", false, CLIENTMETA_AUTH_NONE},
+        {"{\"redirect_uris\":[\"https://a.example/cb\"],\"token_endpoint_auth_method\":\"\"}", false,
+         CLIENTMETA_AUTH_NONE},
+        {"{\"redirect_uris\":[\"https://a.example/cb\"],\"token_endpoint_auth_method\":7}", false,
+         CLIENTMETA_AUTH_NONE},
+        {"{\"redirect_uris\":[\"https://a.example/cb\"],\"token_endpoint_auth_method\":"
+         "\"CLIENT_SECRET_POST\"}", false, CLIENTMETA_AUTH_NONE},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        json_t *doc = json_loads(cases[i].body, 0, NULL);
+        const char *code = "invalid_client_metadata";
+        const char *why = clientmeta_check_registration(doc, NULL, &code);
+        if (cases[i].ok) {
+            assert_null(why);
+            assert_int_equal(clientmeta_registration_auth(doc), cases[i].auth);
+        } else {
+            assert_non_null(why);
+            assert_non_null(strstr(why, "token_endpoint_auth_method"));
+            assert_string_equal(code, "invalid_client_metadata");
+        }
+        json_decref(doc);
+    }
+    enum clientmeta_auth a;
+    for (int m = CLIENTMETA_AUTH_NONE; m <= CLIENTMETA_AUTH_BASIC; m++) {
+        assert_true(clientmeta_auth_parse(clientmeta_auth_name((enum clientmeta_auth)m), &a));
+        assert_int_equal(a, m);
+    }
+    assert_false(clientmeta_auth_parse("client_secret_jwt", &a));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -124,6 +175,7 @@ int main(void)
         cmocka_unit_test(passphrase_file),
         cmocka_unit_test(form_fields),
         cmocka_unit_test(redirect_uris),
+        cmocka_unit_test(registration_methods),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
