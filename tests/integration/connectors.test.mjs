@@ -15,6 +15,7 @@ import { readdirSync, readFileSync, statSync, writeFileSync, renameSync } from '
 import { join } from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { auth } from '@modelcontextprotocol/sdk/client/auth.js';
 import { ROOT, HERMES, OAUTH_PASS, INIT, post, startOAuth, restartHermes } from './lib.mjs';
 
 const DIR = join(ROOT, 'tests/fixtures/connectors');
@@ -273,3 +274,63 @@ test('a clients file written before confidential clients (version 1, public) is 
     assert.equal(await srv.stop(), 0);
   }
 });
+
+// The official SDK client as a confidential client: it registers with client_secret_post or
+// client_secret_basic, keeps the secret from the 201 and picks the method the registration
+// echoed, then authorizes, calls, refreshes and calls again.
+for (const method of ['client_secret_post', 'client_secret_basic']) {
+  test(`the SDK client registered with ${method} authorizes, refreshes and calls`, async () => {
+    const { srv, issuer } = await startOAuth();
+    try {
+      const REDIRECT = 'http://127.0.0.1:7777/callback';
+      const st = {};
+      const seen = [];
+      const provider = {
+        get redirectUrl() { return REDIRECT; },
+        clientMetadata: { redirect_uris: [REDIRECT], client_name: 'SDK confidential', token_endpoint_auth_method: method,
+          grant_types: ['authorization_code', 'refresh_token'], response_types: ['code'] },
+        state: () => 'st-1',
+        clientInformation: () => st.client,
+        saveClientInformation: (c) => { st.client = c; },
+        tokens: () => st.tokens,
+        saveTokens: (t) => { st.tokens = t; },
+        redirectToAuthorization: (u) => { st.authUrl = new URL(u); },
+        saveCodeVerifier: (v) => { st.verifier = v; },
+        codeVerifier: () => st.verifier,
+      };
+      // Records how each /token request authenticated.
+      const fetchFn = async (url, init = {}) => {
+        if (String(url).endsWith('/token')) {
+          const body = new URLSearchParams(String(init.body));
+          const h = new Headers(init.headers);
+          seen.push(h.get('authorization')?.startsWith('Basic ') ? 'client_secret_basic'
+            : body.has('client_secret') ? 'client_secret_post' : 'none');
+        }
+        return fetch(url, init);
+      };
+      const connect = async () => {
+        const client = new Client({ name: 'connectors-sdk', version: '1' });
+        await client.connect(new StreamableHTTPClientTransport(new URL(srv.url), { authProvider: provider, fetch: fetchFn }));
+        return client;
+      };
+      await assert.rejects(connect(), /Unauthorized/);
+      assert.equal(st.client.token_endpoint_auth_method, method);
+      assert.match(st.client.client_secret, /^[0-9a-f]{64}$/);
+      const { code } = await authorize(issuer, { id: st.client.client_id }, REDIRECT,
+        { scope: st.authUrl.searchParams.get('scope'), resource: true }, st.authUrl.searchParams.get('code_challenge'));
+      assert.equal(await auth(provider, { serverUrl: srv.url, authorizationCode: code, fetchFn }), 'AUTHORIZED');
+      let client = await connect();
+      assert.ok((await client.listTools()).tools.some((t) => t.name === 'list_agents'));
+      await client.close();
+      const first = st.tokens.access_token;
+      assert.equal(await auth(provider, { serverUrl: srv.url, fetchFn }), 'AUTHORIZED', 'refreshed');
+      assert.notEqual(st.tokens.access_token, first);
+      client = await connect();
+      assert.ok((await client.listTools()).tools.some((t) => t.name === 'list_agents'));
+      await client.close();
+      assert.deepEqual(seen, [method, method], 'the code and the refresh, each with the method registered');
+    } finally {
+      assert.equal(await srv.stop(), 0);
+    }
+  });
+}
