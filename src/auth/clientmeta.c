@@ -66,6 +66,34 @@ bool authserver_redirect_ok_in(const char *uri, const char *schemes)
     return false;
 }
 
+/* After a loopback host: past ":<1 to 5 digits>" if there, to the path, query or end; NULL
+ * when anything else follows (a longer host name, userinfo). */
+static const char *past_port(const char *p)
+{
+    if (*p == ':') {
+        size_t d = strspn(p + 1, "0123456789");
+        if (d == 0 || d > 5)
+            return NULL;
+        p += 1 + d;
+    }
+    return *p == '/' || *p == '?' || *p == '\0' ? p : NULL;
+}
+
+bool clientmeta_redirect_matches(const char *registered, const char *requested)
+{
+    static const char *const loopback[] = {"http://127.0.0.1", "http://[::1]"};
+    if (strcmp(registered, requested) == 0)
+        return true;
+    for (size_t i = 0; i < sizeof loopback / sizeof *loopback; i++) {
+        size_t h = strlen(loopback[i]);
+        if (strncmp(registered, loopback[i], h) != 0 || strncmp(requested, loopback[i], h) != 0)
+            continue;
+        const char *a = past_port(registered + h), *b = past_port(requested + h);
+        return a && b && strcmp(a, b) == 0;
+    }
+    return false;
+}
+
 bool clientmeta_strings_within(json_t *list, const char *const *allowed, size_t n)
 {
     size_t i;

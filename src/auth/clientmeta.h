@@ -19,6 +19,11 @@ bool clientmeta_name_ok(const char *name);
  * grant_types and response_types, in a registration body or a client metadata document. */
 bool clientmeta_strings_within(json_t *list, const char *const *allowed, size_t n);
 
+/* Whether a redirect URI sent to /authorize is the one registered: the same string, or, for an
+ * http://127.0.0.1 or http://[::1] URI, the same but for the port (RFC 8252 7.3: a native
+ * app's loopback listener takes whatever port is free, as VS Code's does when 33418 is taken). */
+bool clientmeta_redirect_matches(const char *registered, const char *requested);
+
 /* How a client authenticates at /token and /revoke (RFC 7591 token_endpoint_auth_method): a
  * public client by its id alone (and PKCE), a confidential one with the secret it was issued,
  * in the body or in an HTTP Basic header. */

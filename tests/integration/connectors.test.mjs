@@ -133,11 +133,12 @@ for (const fx of fixtures) {
 
       let last;
       for (const round of [{ authorize: fx.authorize, granted: fx.granted }, ...(fx.again ? [fx.again] : [])]) {
+        const redirect = round.redirect_uri ?? fx.redirect_uri;
         const { verifier, challenge } = pkce();
-        const { html, code } = await authorize(issuer, client, fx.redirect_uri, round.authorize, challenge);
+        const { html, code } = await authorize(issuer, client, redirect, round.authorize, challenge);
         for (const s of round.granted.split(' ')) assert.ok(html.includes(`<code>${s}</code>`), `the page asks for ${s}`);
         assert.ok(!html.includes('<code>claudeai</code>'), 'a scope we do not know is not offered');
-        const params = { grant_type: 'authorization_code', code, code_verifier: verifier, redirect_uri: fx.redirect_uri };
+        const params = { grant_type: 'authorization_code', code, code_verifier: verifier, redirect_uri: redirect };
         if (fx.token.resource) params.resource = `${issuer}/mcp`;
         const tok = await tokenCall(issuer, '/token', fx.token.auth, client, params);
         assert.equal(tok.status, 200, JSON.stringify(tok.body));

@@ -235,14 +235,18 @@ test('hostile: PKCE, code replay, redirect mismatch, refresh reuse, passphrase a
       assert.equal(loc.searchParams.get('error'), 'invalid_request');
       assert.equal(loc.searchParams.get('state'), 'xyz');
     }
-    // A redirect URI not registered (another port, path, userinfo trick): a page, no redirect.
-    for (const bad of ['http://127.0.0.1:7778/callback', 'http://127.0.0.1:7777/other',
+    // A redirect URI not registered (another path, host, userinfo trick): a page, no redirect.
+    // Another port of the registered loopback URI is the same one (RFC 8252 7.3).
+    for (const bad of ['http://localhost:7777/callback', 'http://127.0.0.1:7777/other', 'http://127.0.0.1:7777/callback/',
+      'http://127.0.0.1:7777/callback?x=1', 'http://127.0.0.1.evil.example:7777/callback', 'http://127.0.0.1:/callback',
       'http://127.0.0.1:7777@evil.example/callback', 'javascript:alert(1)', 'data:text/html,x',
       'http://127.0.0.1:7777/callback?next=https://evil.example', 'http://127.0.0.1:7777/callback/..']) {
       const res = await fetch(authorizeUrl(issuer, id, { code_challenge: challenge, redirect_uri: bad }), { redirect: 'manual' });
       assert.equal(res.status, 400, bad);
       assert.equal(res.headers.get('location'), null, bad);
     }
+    const otherPort = await fetch(authorizeUrl(issuer, id, { code_challenge: challenge, redirect_uri: 'http://127.0.0.1:7778/callback' }));
+    assert.equal(otherPort.status, 200, 'the registered loopback URI on another port');
     const unknown = await fetch(authorizeUrl(issuer, 'f'.repeat(32), { code_challenge: challenge }), { redirect: 'manual' });
     assert.equal(unknown.status, 400);
     assert.equal(unknown.headers.get('location'), null);

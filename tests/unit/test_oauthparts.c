@@ -1,7 +1,8 @@
 /* Unit tests for the pieces of the OAuth authorization server that need no HTTP: the consent
  * passphrase (scrypt hash, verification, its file: atomic, mode 600, refused when readable by
  * others or not ours), the form decoder (escapes, duplicates, caps), which redirect URIs a
- * client may register, and which token endpoint methods a registration may ask for. */
+ * client may register and how one sent to /authorize matches it, and which token endpoint
+ * methods a registration may ask for. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -168,6 +169,37 @@ static void registration_methods(void **state)
     assert_false(clientmeta_auth_parse("client_secret_jwt", &a));
 }
 
+/* A redirect URI at /authorize matches the registered one exactly, but for the port of an
+ * http://127.0.0.1 or http://[::1] URI (RFC 8252 7.3); never another host, path or query. */
+static void redirect_matching(void **state)
+{
+    (void)state;
+    static const char *const same[][2] = {
+        {"https://claude.ai/api/mcp/auth_callback", "https://claude.ai/api/mcp/auth_callback"},
+        {"http://127.0.0.1:33418/", "http://127.0.0.1:59656/"},
+        {"http://127.0.0.1/", "http://127.0.0.1:59656/"},
+        {"http://127.0.0.1:7777/cb?x=1", "http://127.0.0.1:1/cb?x=1"},
+        {"http://[::1]:9/cb", "http://[::1]:65535/cb"},
+        {"http://127.0.0.1", "http://127.0.0.1:80"},
+    };
+    static const char *const other[][2] = {
+        {"http://localhost:3000/cb", "http://localhost:3001/cb"},
+        {"http://127.0.0.1:7777/cb", "http://127.0.0.1:7777/cb/"},
+        {"http://127.0.0.1:7777/cb", "http://127.0.0.1:7778/other"},
+        {"http://127.0.0.1:7777/cb", "http://127.0.0.1.evil.example:7777/cb"},
+        {"http://127.0.0.1:7777/cb", "http://127.0.0.1:7777@evil.example/cb"},
+        {"http://127.0.0.1:7777/cb", "http://127.0.0.1:/cb"},
+        {"http://127.0.0.1:7777/cb", "http://127.0.0.1:123456/cb"},
+        {"http://127.0.0.1:7777/cb", "http://[::1]:7777/cb"},
+        {"https://a.example:8443/cb", "https://a.example:9443/cb"},
+        {"cursor://anysphere.cursor-mcp/oauth/callback", "cursor://anysphere.cursor-mcp/oauth/callbac"},
+    };
+    for (size_t i = 0; i < sizeof same / sizeof *same; i++)
+        assert_true(clientmeta_redirect_matches(same[i][0], same[i][1]));
+    for (size_t i = 0; i < sizeof other / sizeof *other; i++)
+        assert_false(clientmeta_redirect_matches(other[i][0], other[i][1]));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -176,6 +208,7 @@ int main(void)
         cmocka_unit_test(form_fields),
         cmocka_unit_test(redirect_uris),
         cmocka_unit_test(registration_methods),
+        cmocka_unit_test(redirect_matching),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
