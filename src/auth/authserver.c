@@ -1129,9 +1129,9 @@ static void count_wrong_passphrase(struct authserver *as, const char *ip, uint64
         log_warn("oauth: wrong consent passphrase from %s", ip);
 }
 
-/* After the passphrase check: the code and the redirect back, or the page again saying why.
- * The consent is looked up again by its CSRF token: while the passphrase was being checked it
- * may have expired, or been spent by another POST of the same form. */
+/* After the passphrase check: the code and the redirect back, or the page again saying why
+ * (with the consent's fresh CSRF token, the one csrf names: authorize_post spent the one the
+ * form carried). The consent is looked up again by it: it may have expired meanwhile. */
 static void consent_checked(struct authserver *as, struct hreq *r, const char *ip,
                             const char *csrf, bool ok, uint64_t now_ms)
 {
