@@ -1,11 +1,13 @@
 /* authserver.c — the OAuth 2.1 authorization server, for connectors that cannot send a static
  * bearer header (claude.ai, ChatGPT, Claude Desktop, `auth: oauth` clients).
  *
- * The flow: a client registers (RFC 7591, public: no secret), sends the owner's browser to
- * /authorize with a PKCE S256 challenge; the consent page names the client, where it will send
- * the code and the scopes, and needs the owner's passphrase (scrypt, rate limited per address)
- * and a CSRF token that binds the POST to the request the page was made for (the parameters stay
- * here, the page only carries the token). The code (60 s, single use; a replay revokes what it
+ * The flow: a client registers (RFC 7591: public, or confidential with client_secret_post or
+ * client_secret_basic, when it gets a secret that /token and /revoke then require), sends the
+ * owner's browser to /authorize with a PKCE S256 challenge; the consent page names the client,
+ * where it will send the code and the scopes (those it asked for that we know; unknown ones are
+ * dropped), and needs the owner's passphrase (scrypt, rate limited per address) and a one-use
+ * CSRF token that binds the POST to the request the page was made for (the parameters stay here,
+ * the page only carries the token). The code (60 s, single use; a replay revokes what it
  * gave) is exchanged at /token with the verifier for an access token (1 h) and a refresh token
  * (30 d) that rotates on use; a rotated refresh token used again revokes its whole family.
  * Tokens are 256 random bits, stored only as hashes (tokenstore.c), so they survive a restart.
@@ -63,6 +65,8 @@ struct client {
     char *redirects[REDIRECTS_MAX];
     size_t nredirects;
     time_t created; /* Unix seconds; 0 when registered before this was kept */
+    enum clientmeta_auth auth; /* how it authenticates at /token and /revoke */
+    char secret_hash[65];      /* a confidential one's: tokenstore_hash of its secret */
 };
 
 struct consent { /* a consent page shown: what its POST will approve */
@@ -378,18 +382,14 @@ static void redirect_back(struct authserver *as, struct hreq *r, const char *red
 static void metadata(struct authserver *as, struct hreq *r)
 {
     json_t *doc = json_pack(
-        "{s:s, s:s+, s:s+, s:[s], s:[ss], s:[s], s:[s], s:[sss], s:b, s:[s]}", "issuer",
+        "{s:s, s:s+, s:s+, s:[s], s:[ss], s:[s], s:[sss], s:[sss], s:b, s:[s]}", "issuer",
         as->issuer, "authorization_endpoint", as->issuer, "/authorize", "token_endpoint",
         as->issuer, "/token", "response_types_supported", "code", "grant_types_supported",
         "authorization_code", "refresh_token", "code_challenge_methods_supported", "S256",
-        "token_endpoint_auth_methods_supported", "none", "scopes_supported", "hermes:read",
+        "token_endpoint_auth_methods_supported", "none", "client_secret_basic",
+        "client_secret_post", "scopes_supported", "hermes:read",
         "hermes:task", "hermes:admin", "authorization_response_iss_parameter_supported", 1,
         "response_modes_supported", "query");
-    if (doc && *as->static_client.id) {
-        json_t *methods = json_object_get(doc, "token_endpoint_auth_methods_supported");
-        json_array_append_new(methods, json_string("client_secret_basic"));
-        json_array_append_new(methods, json_string("client_secret_post"));
-    }
     if (doc) {
         char *revoke = xasprintf("%s/revoke", as->issuer);
         json_object_set_new(doc, "revocation_endpoint", json_string(revoke));
@@ -425,6 +425,7 @@ static struct client *find_client(struct authserver *as, const char *id)
 static bool save_clients(struct authserver *as, char *err, size_t errlen)
 {
     json_t *list = json_array();
+    bool confidential = false;
     for (size_t i = 0; i < as->nclients; i++) {
         const struct client *c = &as->clients[i];
         json_t *uris = json_array();
@@ -434,9 +435,17 @@ static bool save_clients(struct authserver *as, char *err, size_t errlen)
                               "redirect_uris", uris);
         if (c->created)
             json_object_set_new(o, "created", json_integer((json_int_t)c->created));
+        if (c->auth != CLIENTMETA_AUTH_NONE) {
+            json_object_set_new(o, "token_endpoint_auth_method",
+                                json_string(clientmeta_auth_name(c->auth)));
+            json_object_set_new(o, "client_secret_sha256", json_string(c->secret_hash));
+            confidential = true;
+        }
         json_array_append_new(list, o);
     }
-    json_t *doc = json_pack("{s:i, s:o}", "version", 1, "clients", list);
+    /* Version 2 only when a confidential client is kept: a server from before them refuses the
+     * file rather than let such a client in without its secret. */
+    json_t *doc = json_pack("{s:i, s:o}", "version", confidential ? 2 : 1, "clients", list);
     char *text = json_dumps(doc, JSON_COMPACT);
     json_decref(doc);
     char why[300];
@@ -461,8 +470,17 @@ static bool load_client(struct authserver *as, json_t *o)
     const char *name = json_string_value(json_object_get(o, "client_name"));
     json_t *uris = json_object_get(o, "redirect_uris");
     json_t *created = json_object_get(o, "created");
+    const char *method = json_string_value(json_object_get(o, "token_endpoint_auth_method"));
+    const char *hash = json_string_value(json_object_get(o, "client_secret_sha256"));
+    enum clientmeta_auth auth = CLIENTMETA_AUTH_NONE;
     size_t i;
     json_t *u;
+    /* A client kept before confidential ones existed has neither field: public. */
+    if (method && !clientmeta_auth_parse(method, &auth))
+        return false;
+    if ((auth != CLIENTMETA_AUTH_NONE) != (hash != NULL) ||
+        (hash && (strlen(hash) != 64 || strspn(hash, "0123456789abcdef") != 64)))
+        return false;
     if (!client_id_ok(id) || !clientmeta_name_ok(name) || (created && !json_is_integer(created)) ||
         !json_is_array(uris) || json_array_size(uris) == 0 ||
         json_array_size(uris) > REDIRECTS_MAX || find_client(as, id) ||
@@ -480,6 +498,8 @@ static bool load_client(struct authserver *as, json_t *o)
     snprintf(c->id, sizeof c->id, "%s", id);
     c->name = xstrdup(name);
     c->created = (time_t)json_integer_value(created);
+    c->auth = auth;
+    snprintf(c->secret_hash, sizeof c->secret_hash, "%s", hash ? hash : "");
     json_array_foreach(uris, i, u) c->redirects[c->nredirects++] = xstrdup(json_string_value(u));
     return true;
 }
@@ -510,12 +530,13 @@ static bool load_clients(struct authserver *as, char *err, size_t errlen)
     json_t *doc = json_loadb(text, len, JSON_REJECT_DUPLICATES, NULL);
     free(text);
     json_t *list = json_object_get(doc, "clients");
-    bool ok = json_is_array(list) && json_integer_value(json_object_get(doc, "version")) == 1;
+    json_int_t version = json_integer_value(json_object_get(doc, "version"));
+    bool ok = json_is_array(list) && (version == 1 || version == 2);
     json_array_foreach(list, i, o) if (ok && !load_client(as, o)) ok = false;
     json_decref(doc);
     if (!ok)
-        snprintf(err, errlen, "OAuth clients file %s is not one this server wrote (version 1)",
-                 path);
+        snprintf(err, errlen, "OAuth clients file %s is not one this server wrote (version 1 "
+                              "or 2)", path);
     return ok;
 }
 
@@ -606,11 +627,17 @@ static void register_client(struct authserver *as, struct hreq *r)
         return;
     }
     struct client *c = &as->clients[as->nclients];
-    if (!crypto_random_hex(c->id, 16)) {
+    char secret[65] = "";
+    c->auth = clientmeta_registration_auth(doc);
+    if (!crypto_random_hex(c->id, 16) ||
+        (c->auth != CLIENTMETA_AUTH_NONE && !crypto_random_hex(secret, 32))) {
+        memset(c, 0, sizeof *c);
         json_decref(doc);
         oauth_error(r, 500, "server_error", "the random generator failed");
         return;
     }
+    if (c->auth != CLIENTMETA_AUTH_NONE)
+        tokenstore_hash(secret, c->secret_hash); /* the secret itself is shown once, below */
     as->nclients++;
     c->created = time(NULL);
     c->name = xstrdup(name ? json_string_value(name) : "unnamed client");
@@ -624,15 +651,21 @@ static void register_client(struct authserver *as, struct hreq *r)
             free(c->redirects[j]);
         memset(c, 0, sizeof *c);
         as->nclients--;
+        explicit_bzero(secret, sizeof secret);
         json_decref(doc);
         oauth_error(r, 503, "temporarily_unavailable", "the client cannot be stored");
         return;
     }
     json_t *out = json_pack("{s:s, s:I, s:O, s:s, s:[ss], s:[s], s:s}", "client_id", c->id,
                             "client_id_issued_at", (json_int_t)time(NULL), "redirect_uris", uris,
-                            "token_endpoint_auth_method", "none", "grant_types",
-                            "authorization_code", "refresh_token", "response_types", "code",
-                            "client_name", c->name);
+                            "token_endpoint_auth_method", clientmeta_auth_name(c->auth),
+                            "grant_types", "authorization_code", "refresh_token",
+                            "response_types", "code", "client_name", c->name);
+    if (out && c->auth != CLIENTMETA_AUTH_NONE) { /* RFC 7591 3.2.1; it never expires */
+        json_object_set_new(out, "client_secret", json_string(secret));
+        json_object_set_new(out, "client_secret_expires_at", json_integer(0));
+    }
+    explicit_bzero(secret, sizeof secret);
     json_decref(doc);
     log_info("oauth: registered client %s", c->id); /* not its name: the client's text */
     reply_json(r, 201, out);
@@ -640,23 +673,35 @@ static void register_client(struct authserver *as, struct hreq *r)
 
 /* ---- /authorize ---- */
 
-static bool scopes_ok(const char *scope)
+/* The scope granted for the scope asked (RFC 6749 3.3), into out (outsz bytes): the known
+ * ones (hermes:*, gateway:<upstream>) in the order asked; unknown ones are dropped (claude.ai
+ * asks "claudeai", others their own vocabulary), and when none is left, or none was asked
+ * (ChatGPT on a reconnect), the defaults. False when a known scope is named twice: a client
+ * error, not a wider grant. */
+static bool scopes_grant(const char *asked, char *out, size_t outsz)
 {
     char one[PARAM_MAX + 1];
-    for (const char *p = scope; *p;) {
+    size_t len = 0;
+    out[0] = '\0';
+    for (const char *p = asked; *p;) {
         p += strspn(p, " ");
         size_t n = strcspn(p, " ");
         if (n == 0)
             break;
         snprintf(one, sizeof one, "%.*s", (int)n, p);
-        if (!scope_known(one)) /* hermes:*, or gateway:<upstream> for an upstream's tools */
-            return false;
-        for (const char *q = scope; q < p; q += strcspn(q, " "), q += strspn(q, " "))
-            if (strncmp(q, p, n) == 0 && (q[n] == ' ' || q[n] == '\0'))
-                return false; /* a scope named twice: a client error, not a wider grant */
         p += n;
+        if (!scope_known(one))
+            continue;
+        for (const char *q = out; *q; q += strcspn(q, " "), q += strspn(q, " "))
+            if (strncmp(q, one, n) == 0 && (q[n] == ' ' || q[n] == '\0'))
+                return false;
+        if (len + (len > 0) + n >= outsz)
+            return false; /* not reached: out is as large as what was asked */
+        len += (size_t)snprintf(out + len, outsz - len, "%s%s", len ? " " : "", one);
     }
-    return *scope != '\0';
+    if (len == 0)
+        snprintf(out, outsz, "%s", DEFAULT_SCOPES);
+    return true;
 }
 
 /* A query parameter (httpd leaves it escaped), at most PARAM_MAX bytes decoded; "" when
@@ -796,13 +841,13 @@ static void authorize_client(struct authserver *as, struct hreq *r, struct authz
 {
     char line[PASSPHRASE_LINE_MAX], err[400];
     char *redirect_uri = q->redirect_uri, *state = q->state, *challenge = q->challenge;
-    char *scope = q->scope;
+    char scope[PARAM_MAX + 1];
     bool known = false;
     bool redirect_sent = *redirect_uri != '\0';
     if (*redirect_uri == '\0' && cl->nredirects == 1)
         snprintf(redirect_uri, sizeof q->redirect_uri, "%s", cl->redirects[0]);
     for (size_t i = 0; i < cl->nredirects; i++)
-        known = known || strcmp(cl->redirects[i], redirect_uri) == 0;
+        known = known || clientmeta_redirect_matches(cl->redirects[i], redirect_uri);
     /* The static client registered no URIs (seed 002): any that passes the scheme rules; the
      * code is of no use without its secret, and the page names the host it goes to. */
     if (cl->any_redirect)
@@ -823,9 +868,7 @@ static void authorize_client(struct authserver *as, struct hreq *r, struct authz
                       "error_description", "PKCE with code_challenge_method S256 is required");
         return;
     }
-    if (*scope == '\0')
-        snprintf(scope, sizeof q->scope, "%s", DEFAULT_SCOPES);
-    if (!scopes_ok(scope)) {
+    if (!scopes_grant(q->scope, scope, sizeof scope)) {
         redirect_back(as, r, redirect_uri, state, "error", "invalid_scope", NULL, NULL);
         return;
     }
@@ -1086,9 +1129,9 @@ static void count_wrong_passphrase(struct authserver *as, const char *ip, uint64
         log_warn("oauth: wrong consent passphrase from %s", ip);
 }
 
-/* After the passphrase check: the code and the redirect back, or the page again saying why.
- * The consent is looked up again by its CSRF token: while the passphrase was being checked it
- * may have expired, or been spent by another POST of the same form. */
+/* After the passphrase check: the code and the redirect back, or the page again saying why
+ * (with the consent's fresh CSRF token, the one csrf names: authorize_post spent the one the
+ * form carried). The consent is looked up again by it: it may have expired meanwhile. */
 static void consent_checked(struct authserver *as, struct hreq *r, const char *ip,
                             const char *csrf, bool ok, uint64_t now_ms)
 {
@@ -1165,10 +1208,16 @@ static void on_checked(void *ctx, enum verify_result result)
     struct checking *k = ctx;
     struct authserver *as = k->as;
     checking_unlink(as, k);
-    if (result != VERIFY_CANCELLED && k->r)
+    if (result != VERIFY_CANCELLED && k->r) {
         consent_checked(as, k->r, k->ip, k->csrf, result == VERIFY_OK, loop_now(as->loop));
-    else if (result == VERIFY_WRONG)
-        count_wrong_passphrase(as, k->ip, loop_now(as->loop));
+    } else {
+        /* Nobody is left to see the consent's new token: it can never be answered. */
+        struct consent *c = find_consent(as, k->csrf, time(NULL));
+        if (c)
+            c->expires = 0;
+        if (result == VERIFY_WRONG)
+            count_wrong_passphrase(as, k->ip, loop_now(as->loop));
+    }
     explicit_bzero(k, sizeof *k);
     free(k);
 }
@@ -1248,6 +1297,14 @@ static void authorize_post(struct authserver *as, struct hreq *r, const char *ip
         expired_page(r);
         return;
     }
+    /* One use: the token this POST carries is spent now, whatever the answer. The consent gets
+     * a fresh one, known only here until a wrong passphrase shows the page again with it. */
+    if (!crypto_random_hex(c->csrf, 32)) {
+        c->expires = 0;
+        error_page(r, 500, "Server error", "The random generator failed.");
+        return;
+    }
+    snprintf(csrf, sizeof csrf, "%s", c->csrf);
     if (form_get(body, len, "action", action, sizeof action) == FORM_OK &&
         strcmp(action, "deny") == 0) {
         char uri[PARAM_MAX + 1], state[PARAM_MAX + 1];
@@ -1417,20 +1474,32 @@ static void grant_refresh(struct authserver *as, struct hreq *r, const char *bod
     free(family);
 }
 
-/* The static client's secret, compared in constant time (as hashes, so the length leaks
- * nothing either). */
-static bool static_secret_ok(struct authserver *as, const char *id, const char *secret)
+/* Whether the client id authenticates as it must (RFC 6749 2.3), having used the method used
+ * (with secret, for the two secret methods): the static client with its secret either way; a
+ * confidential registered client with its secret, by the method it registered; any other (a
+ * public client, a metadata document's, one not known) by its id alone. Secrets are compared
+ * as hashes, in constant time, so their length leaks nothing either. */
+static bool client_auth_ok(struct authserver *as, const char *id, enum clientmeta_auth used,
+                           const char *secret)
 {
-    unsigned char h[32];
-    if (*as->static_client.id == '\0' || strcmp(id, as->static_client.id) != 0)
-        return false;
-    crypto_sha256(secret, strlen(secret), h);
-    return crypto_equal(h, as->static_secret_hash, 32);
+    const struct client *c = find_client(as, id);
+    if (c && c == &as->static_client) {
+        unsigned char h[32];
+        crypto_sha256(secret, strlen(secret), h);
+        return used != CLIENTMETA_AUTH_NONE && crypto_equal(h, as->static_secret_hash, 32);
+    }
+    if (c && c->auth != CLIENTMETA_AUTH_NONE) {
+        char h[65];
+        tokenstore_hash(secret, h);
+        return used == c->auth && crypto_equal(h, c->secret_hash, 64);
+    }
+    return used == CLIENTMETA_AUTH_NONE;
 }
 
-/* Who asks at /token (RFC 6749 2.3): the static confidential client with its secret in Basic
- * (client_secret_basic) or in the body (client_secret_post), or a public client by client_id
- * alone. Writes the client's id; false when it answered (400, or 401 invalid_client). */
+/* Who asks at /token and /revoke: client_id and client_secret in the body
+ * (client_secret_post), both in an HTTP Basic header (client_secret_basic), or client_id alone
+ * (a public client); client_auth_ok says whether that is enough for this client. Writes the
+ * client's id; false when it answered (400, or 401 invalid_client, RFC 6749 5.2). */
 static bool token_client(struct authserver *as, struct hreq *r, const char *body, size_t len,
                          char client_id[PARAM_MAX + 1])
 {
@@ -1446,16 +1515,18 @@ static bool token_client(struct authserver *as, struct hreq *r, const char *body
                                                "client authentication at most");
         return false;
     }
+    enum clientmeta_auth used = authz            ? CLIENTMETA_AUTH_BASIC
+                                : fsec == FORM_OK ? CLIENTMETA_AUTH_POST
+                                                  : CLIENTMETA_AUTH_NONE;
+    if (used != CLIENTMETA_AUTH_POST)
+        secret[0] = '\0';
     if (authz) {
         ok = form_basic_auth(authz, client_id, PARAM_MAX + 1, secret, sizeof secret) &&
              (fid != FORM_OK || strcmp(form_id, client_id) == 0);
     } else {
         snprintf(client_id, PARAM_MAX + 1, "%s", form_id);
-        if (fsec != FORM_OK) /* a public client; the static one must authenticate */
-            ok = *as->static_client.id == '\0' || strcmp(client_id, as->static_client.id) != 0;
     }
-    if (authz || fsec == FORM_OK)
-        ok = ok && static_secret_ok(as, client_id, secret);
+    ok = ok && client_auth_ok(as, client_id, used, secret);
     explicit_bzero(secret, sizeof secret);
     if (!ok) {
         log_warn("oauth: /token: client authentication failed");

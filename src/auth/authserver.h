@@ -1,5 +1,6 @@
 /* authserver.h — the OAuth 2.1 authorization server (issue 16): RFC 8414 metadata, /register
- * (RFC 7591, public clients; plus seed 002's static confidential client), /authorize (code
+ * (RFC 7591: public clients, and confidential ones issued a secret kept only as its hash; plus
+ * seed 002's static confidential client), /authorize (code
  * flow, PKCE S256 only, the owner's consent page behind the passphrase), /token
  * (authorization_code and refresh_token grants with rotation) and /revoke (RFC 7009; a refresh
  * token takes its family).
@@ -63,7 +64,8 @@ bool authserver_redirect_ok(const char *uri);
  * OAUTH_ALLOWED_REDIRECT_SCHEMES sets them. */
 bool authserver_redirect_ok_in(const char *uri, const char *schemes);
 /* The registered clients (not the static one), for `hermes-mcp oauth clients`: the i-th, or
- * false past the last. The strings stay valid until the next call into as. */
+ * false past the last; never a client's secret or its hash. The strings stay valid until the
+ * next call into as. */
 struct authserver_client_info {
     const char *id, *name;
     const char *const *redirects;

@@ -66,6 +66,34 @@ bool authserver_redirect_ok_in(const char *uri, const char *schemes)
     return false;
 }
 
+/* After a loopback host: past ":<1 to 5 digits>" if there, to the path, query or end; NULL
+ * when anything else follows (a longer host name, userinfo). */
+static const char *past_port(const char *p)
+{
+    if (*p == ':') {
+        size_t d = strspn(p + 1, "0123456789");
+        if (d == 0 || d > 5)
+            return NULL;
+        p += 1 + d;
+    }
+    return *p == '/' || *p == '?' || *p == '\0' ? p : NULL;
+}
+
+bool clientmeta_redirect_matches(const char *registered, const char *requested)
+{
+    static const char *const loopback[] = {"http://127.0.0.1", "http://[::1]"};
+    if (strcmp(registered, requested) == 0)
+        return true;
+    for (size_t i = 0; i < sizeof loopback / sizeof *loopback; i++) {
+        size_t h = strlen(loopback[i]);
+        if (strncmp(registered, loopback[i], h) != 0 || strncmp(requested, loopback[i], h) != 0)
+            continue;
+        const char *a = past_port(registered + h), *b = past_port(requested + h);
+        return a && b && strcmp(a, b) == 0;
+    }
+    return false;
+}
+
 bool clientmeta_strings_within(json_t *list, const char *const *allowed, size_t n)
 {
     size_t i;
@@ -95,6 +123,32 @@ bool clientmeta_name_ok(const char *name)
     return true;
 }
 
+static const char *const auth_names[] = {"none", "client_secret_post", "client_secret_basic"};
+
+const char *clientmeta_auth_name(enum clientmeta_auth a)
+{
+    return auth_names[a];
+}
+
+bool clientmeta_auth_parse(const char *name, enum clientmeta_auth *out)
+{
+    for (size_t i = 0; i < sizeof auth_names / sizeof *auth_names; i++)
+        if (strcmp(name, auth_names[i]) == 0) {
+            *out = (enum clientmeta_auth)i;
+            return true;
+        }
+    return false;
+}
+
+enum clientmeta_auth clientmeta_registration_auth(json_t *doc)
+{
+    const char *name = json_string_value(json_object_get(doc, "token_endpoint_auth_method"));
+    enum clientmeta_auth a = CLIENTMETA_AUTH_NONE;
+    if (name && !clientmeta_auth_parse(name, &a))
+        a = CLIENTMETA_AUTH_NONE; /* not reached: the check refused it */
+    return a;
+}
+
 const char *clientmeta_check_registration(json_t *doc, const char *schemes, const char **code)
 {
     static const char *const grants[] = {"authorization_code", "refresh_token"};
@@ -109,8 +163,10 @@ const char *clientmeta_check_registration(json_t *doc, const char *schemes, cons
     if (!json_is_array(uris) || json_array_size(uris) == 0 ||
         json_array_size(uris) > CLIENTMETA_REDIRECTS_MAX)
         return "redirect_uris must list 1 to 10 URIs";
-    if (method && (!json_is_string(method) || strcmp(json_string_value(method), "none")))
-        return "only public clients (token_endpoint_auth_method none) can register";
+    enum clientmeta_auth auth;
+    if (method && (!json_is_string(method) || !clientmeta_auth_parse(json_string_value(method), &auth)))
+        return "token_endpoint_auth_method must be none, client_secret_post or "
+               "client_secret_basic";
     if (!clientmeta_strings_within(json_object_get(doc, "grant_types"), grants, 2) ||
         !clientmeta_strings_within(json_object_get(doc, "response_types"), responses, 1))
         return "grant_types may be authorization_code and refresh_token, response_types code";

@@ -51,7 +51,7 @@ static void hex_of(const unsigned char d[32], char out[65])
     out[64] = '\0';
 }
 
-static void hash_token(const char *token, char out[65])
+void tokenstore_hash(const char *token, char out[65])
 {
     unsigned char d[32];
     crypto_sha256(token, strlen(token), d);
@@ -362,7 +362,7 @@ static bool issue_locked(struct tokenstore *ts, const struct token_grant *g, cha
         snprintf(err, errlen, "the random generator failed");
         return false;
     }
-    hash_token(token, hash);
+    tokenstore_hash(token, hash);
     struct entry *e = entry_new(hash, g);
     if (e->g.issued == 0)
         e->g.issued = time(NULL);
@@ -402,7 +402,7 @@ const struct token_grant *tokenstore_find(struct tokenstore *ts, const char *tok
     if (token == NULL)
         return NULL;
     sync_from_file(ts); /* no lock: the file is replaced whole, by rename */
-    hash_token(token, hash);
+    tokenstore_hash(token, hash);
     const struct entry *e = strmap_get(ts->byhash, hash);
     return e && e->g.expires > now ? &e->g : NULL;
 }
@@ -411,7 +411,7 @@ bool tokenstore_revoke(struct tokenstore *ts, const char *token, bool family_too
                        size_t errlen)
 {
     char hash[65];
-    hash_token(token, hash);
+    tokenstore_hash(token, hash);
     int lock = begin_change(ts);
     struct entry *e = strmap_get(ts->byhash, hash);
     size_t gone = 0;
@@ -432,7 +432,7 @@ bool tokenstore_revoke(struct tokenstore *ts, const char *token, bool family_too
 bool tokenstore_mark_used(struct tokenstore *ts, const char *token, char *err, size_t errlen)
 {
     char hash[65];
-    hash_token(token, hash);
+    tokenstore_hash(token, hash);
     int lock = begin_change(ts);
     struct entry *e = strmap_get(ts->byhash, hash);
     bool ok = e != NULL;

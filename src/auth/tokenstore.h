@@ -42,6 +42,10 @@ struct token_grant {
     bool used;             /* a refresh token already rotated: presenting it again is reuse */
 };
 
+/* The SHA-256 of a secret (a token, a client secret) as the store keeps it: 64 lowercase hex
+ * characters and a NUL. */
+void tokenstore_hash(const char *secret, char out[65]);
+
 /* Opens the store at path, reading what is there; a missing file is an empty store (created
  * on the first write). NULL with a reason in err (never a token or hash) when the file cannot
  * be used: not a regular file, readable by others, too big, or not a store. */

@@ -4,7 +4,9 @@
  * as a redirect URI (with the default app schemes and with "myapp"): one accepted is at most
  * 512 bytes with no white space, control character, backslash or fragment, and is an app scheme
  * asked for, https with a host and no userinfo, or http to the loopback, never javascript: or
- * data:. Then as a registration body: one accepted is a JSON object for a public client with 1
+ * data:; and one that matches a registered loopback URI is that URI with at most another port.
+ * Then as a registration body: one accepted is a JSON object for a public client or a
+ * confidential one (client_secret_post or client_secret_basic, the method read back) with 1
  * to 10 redirect URIs each of which the rule accepts and a printable name; one refused gives a
  * reason. */
 #include <jansson.h>
@@ -74,6 +76,20 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     if (authserver_redirect_ok_in(uri, "myapp"))
         check_accepted_uri(uri, "myapp");
     CHECK(authserver_redirect_ok(uri) == authserver_redirect_ok_in(uri, NULL));
+    /* Any URI matches itself; as a request against a registered loopback URI, a match is
+     * that URI but for the port. */
+    CHECK(clientmeta_redirect_matches(uri, uri));
+    static const char *const registered[] = {"http://127.0.0.1:7777/cb", "http://[::1]/cb"};
+    for (size_t i = 0; i < sizeof registered / sizeof *registered; i++) {
+        if (!clientmeta_redirect_matches(registered[i], uri))
+            continue;
+        const char *host = i == 0 ? "http://127.0.0.1" : "http://[::1]";
+        CHECK(starts(uri, host));
+        const char *p = uri + strlen(host);
+        if (*p == ':')
+            p += 1 + strspn(p + 1, "0123456789");
+        CHECK(strcmp(p, "/cb") == 0);
+    }
     free(uri);
 
     json_t *doc = json_loadb((const char *)data, size, JSON_REJECT_DUPLICATES, NULL);
@@ -90,7 +106,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             check_accepted_uri(json_string_value(u), AUTHSERVER_DEFAULT_SCHEMES);
         }
         json_t *method = json_object_get(doc, "token_endpoint_auth_method");
-        CHECK(method == NULL || strcmp(json_string_value(method), "none") == 0);
+        enum clientmeta_auth auth = clientmeta_registration_auth(doc);
+        CHECK(method == NULL ? auth == CLIENTMETA_AUTH_NONE
+                             : strcmp(json_string_value(method), clientmeta_auth_name(auth)) == 0);
         json_t *name = json_object_get(doc, "client_name");
         CHECK(name == NULL || clientmeta_name_ok(json_string_value(name)));
     } else {

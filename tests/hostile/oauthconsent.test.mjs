@@ -61,7 +61,9 @@ test('a consent flood neither evicts the owner\'s consent nor opens consents by 
 });
 
 // A server with a passphrase and one registered client; consent(addr) opens a consent page
-// from addr and returns post(passphrase), which answers it from the same address.
+// from addr and returns post(passphrase), which answers it from the same address. A CSRF token
+// is spent by the POST that carries it: post goes on with the fresh one a wrong-passphrase page
+// carries, as the owner retrying in the browser does.
 async function consentServer(extra = {}, opts = {}) {
   const port = await freePort();
   const issuer = `http://127.0.0.1:${port}`;
@@ -76,11 +78,15 @@ async function consentServer(extra = {}, opts = {}) {
     url.searchParams.set(k, v);
   const consent = async (addr) => {
     const html = await (await fetch(url, { headers: { 'X-Forwarded-For': addr } })).text();
-    const csrf = /name="csrf" value="([0-9a-f]{64})"/.exec(html)?.[1];
+    let csrf = /name="csrf" value="([0-9a-f]{64})"/.exec(html)?.[1];
     assert.ok(csrf, html);
-    return (passphrase) => fetch(`${issuer}/authorize`, { method: 'POST', redirect: 'manual',
-      headers: { 'Content-Type': 'application/x-www-form-urlencoded', Origin: issuer, 'X-Forwarded-For': addr },
-      body: new URLSearchParams({ csrf, passphrase, action: 'approve' }) });
+    return async (passphrase) => {
+      const res = await fetch(`${issuer}/authorize`, { method: 'POST', redirect: 'manual',
+        headers: { 'Content-Type': 'application/x-www-form-urlencoded', Origin: issuer, 'X-Forwarded-For': addr },
+        body: new URLSearchParams({ csrf, passphrase, action: 'approve' }) });
+      csrf = /name="csrf" value="([0-9a-f]{64})"/.exec(await res.clone().text())?.[1] ?? csrf;
+      return res;
+    };
   };
   return { srv, consent };
 }
@@ -106,13 +112,13 @@ test('wrong passphrases from many addresses meet a global budget, with a warning
 test('guessing addresses cannot fill the passphrase checker\'s queue: the owner is still checked', async () => {
   const { srv, consent } = await consentServer({}, { env: { HERMES_TEST_CONSENT_DELAY_MS: '400' } });
   try {
+    // Four forms from each of five addresses (a form takes one POST), all sent at once.
     const posts = [];
-    for (let a = 1; a <= 5; a++) posts.push(await consent(`198.51.100.${a}`));
+    for (let a = 1; a <= 5; a++)
+      for (let i = 0; i < 4; i++) posts.push(await consent(`198.51.100.${a}`));
     const owner = await consent('192.0.2.1');
     let busy = 0;
-    const guesses = [];
-    for (const post of posts)
-      for (let i = 0; i < 4; i++) guesses.push(post('wrong guess').then((r) => { busy += r.status === 503; return r.status; }));
+    const guesses = posts.map((post) => post('wrong guess').then((r) => { busy += r.status === 503; return r.status; }));
     await until(() => busy > 0, 'the queue refusing a guess');
     const res = await owner(PASS);
     assert.equal(res.status, 302, await res.text());

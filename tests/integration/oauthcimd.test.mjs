@@ -166,9 +166,12 @@ test('the SDK client authorizes with a client ID metadata document: consent name
     assert.equal(wrong.status, 403);
     assert.ok(again.includes('<strong id="client">CIMD &lt;test&gt; app</strong>'), again);
     assert.ok(again.includes(`<strong id="clienthost">localhost:${docPort}</strong>`), again);
+    // The token sent is spent; the page again carries a fresh one.
+    const fresh = /name="csrf" value="([0-9a-f]{64})"/.exec(again)[1];
+    assert.notEqual(fresh, csrf);
     const res = await fetch(`${issuer}/authorize`, { method: 'POST', redirect: 'manual',
       headers: { 'Content-Type': 'application/x-www-form-urlencoded', Origin: issuer },
-      body: new URLSearchParams({ csrf, passphrase: PASS, action: 'approve' }).toString() });
+      body: new URLSearchParams({ csrf: fresh, passphrase: PASS, action: 'approve' }).toString() });
     assert.equal(res.status, 302);
     const code = new URL(res.headers.get('location')).searchParams.get('code');
     assert.match(code, /^[0-9a-f]{64}$/);

@@ -157,9 +157,11 @@ test('metadata advertises what exists; OAUTH_DCR=0 turns registration off', asyn
       assert.equal(m.registration_endpoint, `${issuer}/register`);
       assert.deepEqual(m.code_challenge_methods_supported, ['S256']);
       assert.deepEqual(m.grant_types_supported, ['authorization_code', 'refresh_token']);
-      assert.deepEqual(m.token_endpoint_auth_methods_supported, ['none']);
+      // Public clients, and confidential ones registered with a secret (claude.ai's).
+      const methods = ['none', 'client_secret_basic', 'client_secret_post'];
+      assert.deepEqual(m.token_endpoint_auth_methods_supported, methods);
       assert.equal(m.revocation_endpoint, `${issuer}/revoke`);
-      assert.deepEqual(m.revocation_endpoint_auth_methods_supported, ['none']);
+      assert.deepEqual(m.revocation_endpoint_auth_methods_supported, methods);
     }
   } finally {
     assert.equal(await srv.stop(), 0);
@@ -233,14 +235,18 @@ test('hostile: PKCE, code replay, redirect mismatch, refresh reuse, passphrase a
       assert.equal(loc.searchParams.get('error'), 'invalid_request');
       assert.equal(loc.searchParams.get('state'), 'xyz');
     }
-    // A redirect URI not registered (another port, path, userinfo trick): a page, no redirect.
-    for (const bad of ['http://127.0.0.1:7778/callback', 'http://127.0.0.1:7777/other',
+    // A redirect URI not registered (another path, host, userinfo trick): a page, no redirect.
+    // Another port of the registered loopback URI is the same one (RFC 8252 7.3).
+    for (const bad of ['http://localhost:7777/callback', 'http://127.0.0.1:7777/other', 'http://127.0.0.1:7777/callback/',
+      'http://127.0.0.1:7777/callback?x=1', 'http://127.0.0.1.evil.example:7777/callback', 'http://127.0.0.1:/callback',
       'http://127.0.0.1:7777@evil.example/callback', 'javascript:alert(1)', 'data:text/html,x',
       'http://127.0.0.1:7777/callback?next=https://evil.example', 'http://127.0.0.1:7777/callback/..']) {
       const res = await fetch(authorizeUrl(issuer, id, { code_challenge: challenge, redirect_uri: bad }), { redirect: 'manual' });
       assert.equal(res.status, 400, bad);
       assert.equal(res.headers.get('location'), null, bad);
     }
+    const otherPort = await fetch(authorizeUrl(issuer, id, { code_challenge: challenge, redirect_uri: 'http://127.0.0.1:7778/callback' }));
+    assert.equal(otherPort.status, 200, 'the registered loopback URI on another port');
     const unknown = await fetch(authorizeUrl(issuer, 'f'.repeat(32), { code_challenge: challenge }), { redirect: 'manual' });
     assert.equal(unknown.status, 400);
     assert.equal(unknown.headers.get('location'), null);
@@ -300,7 +306,10 @@ test('hostile: PKCE, code replay, redirect mismatch, refresh reuse, passphrase a
       const reg = await register(issuer, { redirect_uris: uris });
       assert.equal(reg.status, 400, JSON.stringify(uris));
     }
-    assert.equal((await register(issuer, { redirect_uris: [REDIRECT], token_endpoint_auth_method: 'client_secret_basic' })).status, 400);
+    // A method other than none, client_secret_post and client_secret_basic.
+    const jwt = await register(issuer, { redirect_uris: [REDIRECT], token_endpoint_auth_method: 'private_key_jwt' });
+    assert.equal(jwt.status, 400);
+    assert.equal(jwt.body.error, 'invalid_client_metadata');
     assert.equal((await register(issuer, { redirect_uris: ['claude://callback'] })).status, 201);
 
     const logs = srv.proc.stderrText;
@@ -465,24 +474,32 @@ test('the consent passphrase is checked off the event loop: /health is answered 
   }
 });
 
-test('a consent whose client leaves mid-check: the form stays usable, a wrong guess still counts', async () => {
+test('a consent whose client leaves mid-check: its form is spent, a wrong guess still counts', async () => {
   const { srv, issuer } = await startOAuth({}, true, { env: { HERMES_TEST_CONSENT_DELAY_MS: '300' } });
   try {
     const { body: cl } = await register(issuer);
     const { challenge } = pkce();
-    const csrf = await consentForm(issuer, cl.client_id, challenge);
-    // Right passphrase, then three wrong ones, each from a client that leaves before the answer
-    // (checks still running count against the limit: four, one under it).
+    // Right passphrase, then three wrong ones, each on its own form, each from a client that
+    // leaves before the answer (checks still running count against the limit: four, one under
+    // it).
+    const left = [];
     for (const pass of [PASS, 'wrong guess 1', 'wrong guess 2', 'wrong guess 3']) {
+      const csrf = await consentForm(issuer, cl.client_id, challenge);
+      left.push(csrf);
       const ac = new AbortController();
       const p = sendConsent(issuer, csrf, pass, ac.signal).catch((e) => e.name);
       await sleep(50);
       ac.abort();
       assert.equal(await p, 'AbortError');
     }
-    // Checks run in order, so this one is answered after all four above.
-    const ok = await sendConsent(issuer, csrf, PASS);
-    assert.equal(ok.status, 302, 'the form was spent by a POST whose client left');
+    // Checks run in order, so these are answered after all four above. A CSRF token is spent
+    // by the POST that carried it, even one whose client left.
+    const spent = await sendConsent(issuer, left[0], PASS);
+    assert.equal(spent.status, 403, 'the form whose POST left cannot be sent again');
+    assert.equal(spent.headers.get('location'), null);
+    assert.match(await spent.text(), /Expired or forged request/);
+    const ok = await sendConsent(issuer, await consentForm(issuer, cl.client_id, challenge), PASS);
+    assert.equal(ok.status, 302, 'a new form is answered');
     for (const pass of ['wrong guess 4', 'wrong guess 5']) {
       const wrong = await sendConsent(issuer, await consentForm(issuer, cl.client_id, challenge), pass);
       assert.equal(wrong.status, 403);
@@ -490,6 +507,45 @@ test('a consent whose client leaves mid-check: the form stays usable, a wrong gu
     }
     const limited = await sendConsent(issuer, await consentForm(issuer, cl.client_id, challenge), PASS);
     assert.equal(limited.status, 429, 'the guesses whose clients left were not counted');
+  } finally {
+    assert.equal(await srv.stop(), 0);
+  }
+});
+
+// The consent form's CSRF token is one use, whatever the answer: a token sent once with a wrong
+// passphrase is refused with the right one. The wrong-passphrase page carries a fresh token,
+// which is the one that works then, once.
+test('a CSRF token sent with a wrong passphrase is spent: the right passphrase with it gets no code', async () => {
+  const { srv, issuer } = await startOAuth();
+  try {
+    const { body: cl } = await register(issuer);
+    const { challenge } = pkce();
+    const csrf = await consentForm(issuer, cl.client_id, challenge);
+    const wrong = await sendConsent(issuer, csrf, 'not the passphrase');
+    assert.equal(wrong.status, 403);
+    const page = await wrong.text();
+    assert.match(page, /Wrong passphrase/);
+    const fresh = /name="csrf" value="([0-9a-f]{64})"/.exec(page)?.[1];
+    assert.ok(fresh, 'the page again, with a form');
+    assert.notEqual(fresh, csrf, 'a new token, not the one just sent');
+
+    const again = await sendConsent(issuer, csrf, PASS);
+    assert.equal(again.status, 403, 'the spent token is refused');
+    assert.equal(again.headers.get('location'), null, 'no code');
+    assert.match(await again.text(), /Expired or forged request/);
+
+    const ok = await sendConsent(issuer, fresh, PASS);
+    assert.equal(ok.status, 302, 'the fresh token works');
+    assert.match(ok.headers.get('location'), /[?&]code=[0-9a-f]{64}/);
+    const replay = await sendConsent(issuer, fresh, PASS);
+    assert.equal(replay.status, 403, 'and only once');
+    assert.equal(replay.headers.get('location'), null);
+    // A POST that carried no passphrase spends its token too.
+    const bare = await consentForm(issuer, cl.client_id, challenge);
+    const empty = await fetch(`${issuer}/authorize`, { method: 'POST', redirect: 'manual',
+      headers: { ...FORM, Origin: issuer }, body: form({ csrf: bare, action: 'approve' }) });
+    assert.equal(empty.status, 403);
+    assert.equal((await sendConsent(issuer, bare, PASS)).status, 403);
   } finally {
     assert.equal(await srv.stop(), 0);
   }

@@ -179,6 +179,35 @@ test('a scope named twice at /authorize is invalid_scope', async () => {
   }
 });
 
+// RFC 6749 3.3: a scope the server does not know is dropped, not refused (claude.ai asks for
+// "claudeai", others for OpenID's); the token response names what was granted, and when nothing
+// known is left, or nothing was asked (ChatGPT on a reconnect), that is the defaults.
+test('scopes: unknown ones dropped, known ones kept in order, nothing known left gives the defaults', async () => {
+  const { srv, issuer } = await startOAuth();
+  try {
+    const REDIRECT = 'http://127.0.0.1:7777/cb';
+    const id = await register(issuer, REDIRECT);
+    for (const [asked, granted] of [['claudeai', 'hermes:read hermes:task'], ['hermes:read claudeai', 'hermes:read'],
+      ['openid  offline_access hermes:admin', 'hermes:admin'], ['profile email', 'hermes:read hermes:task'],
+      [null, 'hermes:read hermes:task']]) {
+      const p = pkce();
+      const params = { response_type: 'code', client_id: id, redirect_uri: REDIRECT, code_challenge: p.challenge,
+        code_challenge_method: 'S256' };
+      if (asked !== null) params.scope = asked;
+      const html = await (await fetch(authorizeUrl(issuer, params))).text();
+      assert.ok(!/<code>(claudeai|openid|offline_access|profile|email)<\/code>/.test(html), `${asked}: only known scopes offered`);
+      const code = await consent(issuer, params);
+      const res = await fetch(`${issuer}/token`, { method: 'POST', headers: FORM, body: new URLSearchParams({
+        grant_type: 'authorization_code', code, redirect_uri: REDIRECT, client_id: id, code_verifier: p.verifier }) });
+      const body = await res.json();
+      assert.equal(res.status, 200, JSON.stringify(body));
+      assert.equal(body.scope, granted, String(asked));
+    }
+  } finally {
+    await srv.stop();
+  }
+});
+
 test('a code of a client revoked since the consent gets no tokens', async () => {
   const { srv, issuer } = await startOAuth();
   try {

@@ -1,7 +1,8 @@
 /* Unit tests for the pieces of the OAuth authorization server that need no HTTP: the consent
  * passphrase (scrypt hash, verification, its file: atomic, mode 600, refused when readable by
- * others or not ours), the form decoder (escapes, duplicates, caps) and which redirect URIs a
- * client may register. */
+ * others or not ours), the form decoder (escapes, duplicates, caps), which redirect URIs a
+ * client may register and how one sent to /authorize matches it, and which token endpoint
+ * methods a registration may ask for. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -14,6 +15,7 @@
 #include <unistd.h>
 
 #include "authserver.h"
+#include "clientmeta.h"
 #include "form.h"
 #include "passphrase.h"
 
@@ -117,6 +119,87 @@ static void redirect_uris(void **state)
     assert_false(authserver_redirect_ok_in("javascript:alert(1)", "myapp"));
 }
 
+/* A registration body's token_endpoint_auth_method: absent or none is a public client,
+ * client_secret_post and client_secret_basic confidential ones (issued a secret); any other
+ * method, or a value that is not a string, is invalid_client_metadata with a reason. */
+static void registration_methods(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *body;
+        bool ok;
+        enum clientmeta_auth auth;
+    } cases[] = {
+        {"{\"redirect_uris\":[\"https://claude.ai/api/mcp/auth_callback\"]}", true, CLIENTMETA_AUTH_NONE},
+        {"{\"redirect_uris\":[\"https://a.example/cb\"],\"token_endpoint_auth_method\":\"none\"}", true,
+         CLIENTMETA_AUTH_NONE},
+        {"{\"redirect_uris\":[\"https://claude.ai/api/mcp/auth_callback\"],\"token_endpoint_auth_method\":"
+         "\"client_secret_post\",\"grant_types\":[\"authorization_code\",\"refresh_token\"],"
+         "\"response_types\":[\"code\"],\"client_name\":\"Claude\"}", true, CLIENTMETA_AUTH_POST},
+        {"{\"redirect_uris\":[\"https://a.example/cb\"],\"token_endpoint_auth_method\":"
+         "\"client_secret_basic\"}", true, CLIENTMETA_AUTH_BASIC},
+        {"{\"redirect_uris\":[\"https://a.example/cb\"],\"token_endpoint_auth_method\":"
+         "\"private_key_jwt\"}", false, CLIENTMETA_AUTH_NONE},
+        {"{\"redirect_uris\":[\"https://a.example/cb\"],\"token_endpoint_auth_method\":\"\"}", false,
+         CLIENTMETA_AUTH_NONE},
+        {"{\"redirect_uris\":[\"https://a.example/cb\"],\"token_endpoint_auth_method\":7}", false,
+         CLIENTMETA_AUTH_NONE},
+        {"{\"redirect_uris\":[\"https://a.example/cb\"],\"token_endpoint_auth_method\":"
+         "\"CLIENT_SECRET_POST\"}", false, CLIENTMETA_AUTH_NONE},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        json_t *doc = json_loads(cases[i].body, 0, NULL);
+        const char *code = "invalid_client_metadata";
+        const char *why = clientmeta_check_registration(doc, NULL, &code);
+        if (cases[i].ok) {
+            assert_null(why);
+            assert_int_equal(clientmeta_registration_auth(doc), cases[i].auth);
+        } else {
+            assert_non_null(why);
+            assert_non_null(strstr(why, "token_endpoint_auth_method"));
+            assert_string_equal(code, "invalid_client_metadata");
+        }
+        json_decref(doc);
+    }
+    enum clientmeta_auth a;
+    for (int m = CLIENTMETA_AUTH_NONE; m <= CLIENTMETA_AUTH_BASIC; m++) {
+        assert_true(clientmeta_auth_parse(clientmeta_auth_name((enum clientmeta_auth)m), &a));
+        assert_int_equal(a, m);
+    }
+    assert_false(clientmeta_auth_parse("client_secret_jwt", &a));
+}
+
+/* A redirect URI at /authorize matches the registered one exactly, but for the port of an
+ * http://127.0.0.1 or http://[::1] URI (RFC 8252 7.3); never another host, path or query. */
+static void redirect_matching(void **state)
+{
+    (void)state;
+    static const char *const same[][2] = {
+        {"https://claude.ai/api/mcp/auth_callback", "https://claude.ai/api/mcp/auth_callback"},
+        {"http://127.0.0.1:33418/", "http://127.0.0.1:59656/"},
+        {"http://127.0.0.1/", "http://127.0.0.1:59656/"},
+        {"http://127.0.0.1:7777/cb?x=1", "http://127.0.0.1:1/cb?x=1"},
+        {"http://[::1]:9/cb", "http://[::1]:65535/cb"},
+        {"http://127.0.0.1", "http://127.0.0.1:80"},
+    };
+    static const char *const other[][2] = {
+        {"http://localhost:3000/cb", "http://localhost:3001/cb"},
+        {"http://127.0.0.1:7777/cb", "http://127.0.0.1:7777/cb/"},
+        {"http://127.0.0.1:7777/cb", "http://127.0.0.1:7778/other"},
+        {"http://127.0.0.1:7777/cb", "http://127.0.0.1.evil.example:7777/cb"},
+        {"http://127.0.0.1:7777/cb", "http://127.0.0.1:7777@evil.example/cb"},
+        {"http://127.0.0.1:7777/cb", "http://127.0.0.1:/cb"},
+        {"http://127.0.0.1:7777/cb", "http://127.0.0.1:123456/cb"},
+        {"http://127.0.0.1:7777/cb", "http://[::1]:7777/cb"},
+        {"https://a.example:8443/cb", "https://a.example:9443/cb"},
+        {"cursor://anysphere.cursor-mcp/oauth/callback", "cursor://anysphere.cursor-mcp/oauth/callbac"},
+    };
+    for (size_t i = 0; i < sizeof same / sizeof *same; i++)
+        assert_true(clientmeta_redirect_matches(same[i][0], same[i][1]));
+    for (size_t i = 0; i < sizeof other / sizeof *other; i++)
+        assert_false(clientmeta_redirect_matches(other[i][0], other[i][1]));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -124,6 +207,8 @@ int main(void)
         cmocka_unit_test(passphrase_file),
         cmocka_unit_test(form_fields),
         cmocka_unit_test(redirect_uris),
+        cmocka_unit_test(registration_methods),
+        cmocka_unit_test(redirect_matching),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
