@@ -203,8 +203,9 @@ static bool apply_tool(struct gateway *g, struct gw_tool *t, const struct gw_ups
         mcp_set_tool_input_schema(g->mcp, t->exposed,
                                   gw_policy_schema(json_deep_copy(t->schema), guard, policy));
     t->guard = guard;
-    json_decref(t->policy); /* a call in flight holds none: its arguments were admitted */
-    t->policy = json_incref(policy);
+    json_t *old = t->policy; /* a call in flight holds none: its arguments were admitted */
+    t->policy = json_incref(policy); /* before the decref: policy may be old itself */
+    json_decref(old);
     t->dropped = dropped;
     mcp_set_tool_hidden(g->mcp, t->exposed, t->withheld || t->dropped);
     return changed;
