@@ -433,9 +433,11 @@ const char *gw_approval_refusal(const struct approvals *q, const char *principal
 void gw_approval_audit(struct gw_tool *t, const char *caller, const char *outcome,
                        const char *decided_by);
 /* The operator's decision on caller's request for t, the same for a held call and a task:
- * audited; true when approved, else false with the approval_denied text in why. */
+ * audited; true when approved, else false with the approval_denied text in why (timeout_s:
+ * the wait the request was queued with, which a reload does not change). */
 bool gw_approval_decided(struct gw_tool *t, const char *caller, enum approval_outcome outcome,
-                         const char *reason, const char *decider, char *why, size_t whylen);
+                         const char *reason, const char *decider, unsigned timeout_s, char *why,
+                         size_t whylen);
 
 /* gwtask.c: an approve-guarded call from a 2026-07-28 client of the tasks extension runs as an
  * MCP task (answered at once with a CreateTaskResult; approved, it goes upstream on its own). */

@@ -16,7 +16,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { execFile } from 'node:child_process';
 import { ROOT, HERMES, startHermes, until, gatewayFile, sdkClient, hermesCli, pendingApprovals,
-  waitApprovals } from './lib.mjs';
+  waitApprovals, modernMeta, modernHeaders } from './lib.mjs';
 
 const FAKE = join(ROOT, 'tests/fakes/fake-upstream.mjs');
 let dir, srv, gwPath;
@@ -39,6 +39,18 @@ async function reloadWith(text) {
     const more = srv.proc.stderrText.slice(mark);
     return /pins re-read from|reload failed/.test(more) ? more : null;
   }, 'the reload', 10000);
+}
+
+let nextId = 1;
+// One 2026-07-28 request of a client that declared the tasks extension (an approve-guarded call
+// becomes a task).
+async function taskRpc(s, method, params) {
+  const id = nextId++;
+  const r = await fetch(s.url, { method: 'POST', signal: AbortSignal.timeout(30000),
+    headers: { ...s.auth, ...modernHeaders(method, params.name ?? params.taskId) },
+    body: JSON.stringify({ jsonrpc: '2.0', id, method,
+      params: { ...params, _meta: modernMeta({ extensions: { 'io.modelcontextprotocol/tasks': {} } }, 'gwreload-it') } }) });
+  return (await r.json()).result;
 }
 
 function run(...args) {
@@ -180,6 +192,44 @@ test('a shorter approvals.timeout_s applies to the next approval request', async
   assert.match(r.content[0].text, /no operator answered within 1 s/);
   assert.ok(Date.now() - started < 10000, 'not the 600 s default');
   await client.close();
+});
+
+test('a request waiting for the operator keeps the timeout it was queued with: its timed-out message says so after a reload changed it', async () => {
+  await reloadWith(BASE() + '      guard: {echo: approve}\napprovals: {timeout_s: 2}\n');
+  const { client } = await sdkClient(srv, 'gwreload-it');
+  const call = client.callTool({ name: 'fake__echo', arguments: { message: 'kept' } }, undefined, { timeout: 60000 });
+  await waitApprovals(srv, 1);
+  await reloadWith(BASE() + '      guard: {echo: approve}\napprovals: {timeout_s: 900}\n');
+  const r = await call;
+  assert.equal(r.structuredContent.error, 'approval_denied');
+  assert.match(r.content[0].text, /no operator answered within 2 s/);
+  await client.close();
+  // The same for a task: its ttlMs and its outcome keep the timeout it was created with. Tasks
+  // serve only where a tool was guarded approve at start: a server of its own.
+  const d = mkdtempSync(join(tmpdir(), 'hm-gwreload-task-'));
+  const text = (t) => 'upstreams:\n' + upstream('fake') +
+    `    tools:\n      include: [echo]\n      guard: {echo: approve}\napprovals: {timeout_s: ${t}}\n`;
+  const s2 = await startHermes({ GATEWAY_FILE: gatewayFile(d, text(2)) });
+  try {
+    const task = await taskRpc(s2, 'tools/call', { name: 'fake__echo', arguments: { message: 'task' } });
+    assert.equal(task.resultType, 'task', JSON.stringify(task));
+    await waitApprovals(s2, 1);
+    const mark = s2.proc.stderrText.length;
+    writeFileSync(join(d, 'gateway.yaml'), text(900));
+    s2.proc.kill('SIGHUP');
+    await until(() => /approvals wait 900 s/.test(s2.proc.stderrText.slice(mark)), 'the reload');
+    const during = await taskRpc(s2, 'tasks/get', { taskId: task.taskId });
+    assert.equal(during.ttlMs, task.ttlMs, 'ttlMs counts the timeout the task was created with');
+    const done = await until(async () => {
+      const t = await taskRpc(s2, 'tasks/get', { taskId: task.taskId });
+      return t.status === 'completed' && t;
+    }, 'the task to end', 15000);
+    assert.equal(done.ttlMs, task.ttlMs);
+    assert.match(done.result.content[0].text, /no operator answered within 2 s/);
+  } finally {
+    assert.equal(await s2.stop(), 0);
+    rmSync(d, { recursive: true, force: true });
+  }
 });
 
 test('a file serve would refuse (approvals.timeout_s at or above MCP_CALL_TIMEOUT_S) is refused by the reload too: the running configuration stays', async () => {
