@@ -168,6 +168,7 @@ struct gateway {
     json_t *restart_needed;    /* what the last SIGHUP's gateway file asked for and could not
                                   apply (gwreload.c): ["upstream x is new", ...], or NULL */
     json_t *bridge_out;        /* {name: true} for each bridge tool a reload took away, or NULL */
+    struct gw_wait *waits;     /* held calls waiting for the operator (gwapprove.c) */
     struct gw_tasks *tasks;    /* approve-guarded calls run as MCP tasks (gwtask.c), or NULL
                                   when no tool is guarded approve */
     /* /metrics, by upstream (gateway_metrics); state, restarts and withheld are read live */
@@ -425,6 +426,11 @@ void gw_tool_record_as(struct gw_tool *t, struct upstream *u, const char *caller
 /* gwapprove.c: an approve-guarded call waits in the operator's queue, then is forwarded
  * (gw_call_forward) or answered approval_denied. */
 void gw_approval_wait(struct gw_tool *t, struct mcp_call *call, json_t *args, uint64_t started_us);
+/* A reload left tools out (gw_tool.dropped): the requests of theirs waiting for the operator,
+ * held calls and tasks, are denied (GW_BY_RELOAD) rather than sent once approved. */
+#define GW_BY_RELOAD "reload"
+#define GW_DROPPED_REASON "the tool is no longer exposed (gateway file reloaded)"
+void gw_approvals_deny_dropped(struct gateway *g);
 /* Why an approval request could not be queued for principal (no queue, the principal's cap, a
  * full queue): the approval_denied text. */
 const char *gw_approval_refusal(const struct approvals *q, const char *principal);
@@ -448,6 +454,8 @@ void gw_tasks_start(struct gateway *g);
 /* A slot of u may be free (gw_call_next): the approved tasks waiting for one there go first,
  * oldest first. */
 void gw_tasks_slot_free(struct upstream *u);
+/* gw_approvals_deny_dropped for tasks. */
+void gw_tasks_deny_dropped(struct gateway *g);
 /* Teardown: pending approvals withdrawn, calls forgotten, every task freed. */
 void gw_tasks_free(struct gateway *g);
 

@@ -254,6 +254,7 @@ bool gateway_reload_file(struct gateway *g, struct gwfile *f, const char *path,
         if (now)
             changed += apply_tool(g, &g->tools[k], now);
     }
+    gw_approvals_deny_dropped(g); /* never sent, even if approved later */
     if (g->bridge_out == NULL)
         g->bridge_out = json_object();
     apply_bridge(g, f, bridge, nbridge);

@@ -324,6 +324,12 @@ static void send_call(struct gw_task *k)
         finish_tool_error(k, TE_DEFINITION_CHANGED, msg);
         return;
     }
+    if (t->dropped) { /* a reload left it out after the approval */
+        snprintf(msg, sizeof msg, "%s is no longer exposed: the gateway file's tools rules of "
+                 "upstream %s leave it out", t->exposed, u->cfg->name);
+        finish_tool_error(k, TE_NOT_FOUND, msg);
+        return;
+    }
     if (k->at == NULL) { /* routed once, then a slot taken */
         bool busy = false;
         /* Woken (or timed out) while waiting for a slot: where it waits, never routed again (a
@@ -553,6 +559,15 @@ size_t gateway_tasks_running(const struct gateway *g)
     for (const struct gw_task *k = g && g->tasks ? g->tasks->head : NULL; k; k = k->next)
         n += k->phase == GWT_RUNNING;
     return n;
+}
+
+void gw_tasks_deny_dropped(struct gateway *g)
+{
+    if (g->tasks == NULL)
+        return;
+    for (struct gw_task *k = g->tasks->head; k; k = k->next)
+        if (k->phase == GWT_WAITING && k->t->dropped && k->approval[0]) /* finished: kept */
+            approvals_decide(g->approvals, k->approval, false, GW_DROPPED_REASON, GW_BY_RELOAD);
 }
 
 void gw_tasks_free(struct gateway *g)

@@ -123,6 +123,25 @@ test('an argument policy added applies to the next call; an include or bridge_to
   await client.close();
 });
 
+test('a call waiting for the operator when a reload leaves its tool out: denied at once, never sent upstream, even if approved', async () => {
+  await reloadWith(BASE() + '      guard: {echo: approve}\n');
+  const { client } = await sdkClient(srv, 'gwreload-it');
+  const echoes = upstreamCalls('echo').length;
+  const call = client.callTool({ name: 'fake__echo', arguments: { message: 'gone' } }, undefined, { timeout: 60000 });
+  const [p] = await waitApprovals(srv, 1);
+  await reloadWith(BASE().replace('[echo, slow]', '[slow]') + '      guard: {echo: approve}\n');
+  await hermesCli(srv, 'approve', p.id); // too late: the request is no longer pending
+  const r = await call;
+  assert.equal(r.isError, true, JSON.stringify(r));
+  assert.equal(r.structuredContent.error, 'approval_denied', JSON.stringify(r));
+  assert.match(r.content[0].text, /the tool is no longer exposed \(gateway file reloaded\)/);
+  assert.deepEqual(await pendingApprovals(srv), []);
+  await new Promise((res) => setTimeout(res, 300));
+  assert.equal(upstreamCalls('echo').length, echoes, 'the upstream never got the call');
+  await client.close();
+  await reloadWith(BASE());
+});
+
 test('a new upstream and a changed args: one warn line each, not applied, doctor and gateway check say restart needed until the file asks for nothing new', async () => {
   const log = await reloadWith('upstreams:\n' + upstream('fake', ['--pages']) +
     '    tools:\n      include: [echo, slow]\n' + upstream('extra') + '    tools: {include: ["*"]}\n');
