@@ -238,8 +238,10 @@ static bool build_surface(struct gateway *g, const char *const *taken, size_t nt
     g->tools = xcalloc(total + 1, sizeof *g->tools);
     for (size_t i = 0; i < g->nup && ok; i++) {
         g->ups[i].off_surface = g->ups[i].state != UP_READY;
-        if (g->ups[i].state == UP_READY)
+        if (g->ups[i].state == UP_READY) {
+            g->ups[i].listed_at_start = json_copy(g->ups[i].tools); /* up_start clears tools */
             ok = expose(g, &g->ups[i], names);
+        }
     }
     if (ok && g->file->startup_files)
         ok = expose_startctx(g, names);

@@ -65,6 +65,9 @@ struct upstream {
     uint64_t next_id;
     struct strmap *pending;    /* id (decimal) -> struct up_req */
     json_t *tools;             /* what tools/list returned, in order */
+    json_t *listed_at_start;   /* tools as listed when the surface was built (discovery is
+                                  frozen), or NULL when it was not ready: a reload checks its
+                                  file against these, never the listing of a restart under way */
     unsigned pages;            /* tools/list pages followed */
     struct loop_timer *connect_timer;
     struct loop_timer *reap_timer; /* frees an exited child outside its callback */

@@ -108,12 +108,12 @@ static void wider_rules(const struct upstream *u, const struct gw_upstream *now,
     json_t *tool;
     if (same_json(was->include, now->include) && same_json(was->exclude, now->exclude))
         return;
-    if (u->off_surface || u->tools == NULL) {
+    if (u->off_surface || u->listed_at_start == NULL) {
         needs_restart(list, "upstream %s: tools.include or tools.exclude changed (it was not "
                             "listed when the server started)", was->name);
         return;
     }
-    json_array_foreach(u->tools, i, tool) {
+    json_array_foreach(u->listed_at_start, i, tool) {
         const char *name = json_string_value(json_object_get(tool, "name"));
         if (name && gw_tool_verdict(now, name, &rule) == GW_INCLUDED &&
             gw_tool_verdict(was, name, &rule) != GW_INCLUDED) {
@@ -157,7 +157,8 @@ static json_t *unapplied(const struct gateway *g, const struct gwfile *f,
 }
 
 /* As at start (gateway.c): a tools.args policy naming a tool its upstream does not offer is a
- * typo that protects nothing; the reload is refused whole. */
+ * typo that protects nothing; the reload is refused whole. What it offers is what it listed at
+ * start: an upstream restarting now has listed nothing yet. */
 static bool policies_offered(const struct gateway *g, const struct gwfile *f, char *err,
                              size_t errlen)
 {
@@ -166,13 +167,13 @@ static bool policies_offered(const struct gateway *g, const struct gwfile *f, ch
         const struct gw_upstream *now = upstream_in(f, u->cfg->name);
         const char *name;
         json_t *policy;
-        if (now == NULL || u->tools == NULL)
+        if (now == NULL || u->listed_at_start == NULL)
             continue;
         json_object_foreach(now->policies, name, policy) {
             bool offered = false;
             size_t k;
             json_t *tool;
-            json_array_foreach(u->tools, k, tool) {
+            json_array_foreach(u->listed_at_start, k, tool) {
                 const char *n = json_string_value(json_object_get(tool, "name"));
                 offered |= n && strcmp(n, name) == 0;
             }

@@ -142,6 +142,41 @@ test('a call waiting for the operator when a reload leaves its tool out: denied 
   await reloadWith(BASE());
 });
 
+test('while an upstream restarts (its listing empty), a reload checks its policies and rules against what it listed at start', async () => {
+  const d = mkdtempSync(join(tmpdir(), 'hm-gwreload-down-'));
+  const text = (rules, include = '[echo, crash]') => 'upstreams:\n  flaky:\n' +
+    `    command: ${JSON.stringify(process.execPath)}\n` +
+    `    args: ${JSON.stringify([FAKE, '--starts', join(d, 'starts'), '--fail-starts', '1000'])}\n` +
+    `    tools:\n      include: ${include}\n${rules}`;
+  const s2 = await startHermes({ GATEWAY_FILE: gatewayFile(d, text('')) });
+  const reload2 = async (rules, include) => {
+    const mark = s2.proc.stderrText.length;
+    writeFileSync(join(d, 'gateway.yaml'), text(rules, include));
+    s2.proc.kill('SIGHUP');
+    return until(() => {
+      const more = s2.proc.stderrText.slice(mark);
+      return /pins re-read from|reload failed/.test(more) ? more : null;
+    }, 'the reload', 10000);
+  };
+  try {
+    const { client } = await sdkClient(s2, 'gwreload-it');
+    await client.callTool({ name: 'flaky__crash', arguments: {} }).catch(() => {});
+    await client.close();
+    await until(() => readFileSync(join(d, 'starts'), 'utf8').split('\n').filter(Boolean).length >= 2,
+      'a restart that fails');
+    const log = await reload2('      guard: {echo: approve}\n      args: {echo: {max_length: {message: 5}}}\n');
+    assert.doesNotMatch(log, /reload failed/);
+    assert.match(log, /info: gateway: reloaded .*: guards, argument policies and tools rules of 1 tool changed/);
+    const typo = await reload2('      args: {ecoh: {max_length: {message: 5}}}\n');
+    assert.match(typo, /reload failed, .*tools\.args names tool 'ecoh'/);
+    const wider = await reload2('', '["*"]');
+    assert.match(wider, /warn: gateway: reload: upstream flaky: tools\.include or tools\.exclude widened \(it would expose \w+\)/);
+  } finally {
+    assert.equal(await s2.stop(), 0);
+    rmSync(d, { recursive: true, force: true });
+  }
+});
+
 test('a new upstream and a changed args: one warn line each, not applied, doctor and gateway check say restart needed until the file asks for nothing new', async () => {
   const log = await reloadWith('upstreams:\n' + upstream('fake', ['--pages']) +
     '    tools:\n      include: [echo, slow]\n' + upstream('extra') + '    tools: {include: ["*"]}\n');
