@@ -189,6 +189,37 @@ static bool policies_offered(const struct gateway *g, const struct gwfile *f, ch
     return true;
 }
 
+/* Only the warnings: the infos (a disabled upstream) were said at start. */
+static void log_note(bool warn, const char *line, void *arg)
+{
+    (void)arg;
+    if (warn)
+        log_warn("gateway: %s", line);
+}
+
+/* What start says of a file (main.c, gateway.c), said of the reloaded one: include beside
+ * exclude, an include glob that matches none of the tools its upstream listed at start. */
+static void file_notes(const struct gateway *g, const struct gwfile *f)
+{
+    gwfile_notes(f, log_note, NULL);
+    for (size_t i = 0; i < g->nup; i++) {
+        const struct upstream *u = &g->ups[i];
+        const struct gw_upstream *now = upstream_in(f, u->cfg->name);
+        if (now == NULL || u->listed_at_start == NULL)
+            continue;
+        size_t k, n = json_array_size(u->listed_at_start);
+        json_t *unmatched = gw_include_unmatched(now, u->listed_at_start), *glob;
+        json_array_foreach(unmatched, k, glob) {
+            char shown[100];
+            utf8_shown(shown, sizeof shown, json_string_value(glob));
+            log_warn("gateway: upstream %s: tools.include '%s' matches none of its %zu tools (a "
+                     "typo, or a tool it does not offer; gateway check --probe lists them)",
+                     now->name, shown, n);
+        }
+        json_decref(unmatched);
+    }
+}
+
 /* One tool under f's rules (its upstream still in f): guard, policy, and whether it stays. */
 static bool apply_tool(struct gateway *g, struct gw_tool *t, const struct gw_upstream *now)
 {
@@ -244,6 +275,7 @@ bool gateway_reload_file(struct gateway *g, struct gwfile *f, const char *path,
         free(f);
         return false;
     }
+    file_notes(g, f);
     json_t *list = unapplied(g, f, bridge, nbridge);
     size_t i;
     json_t *line;

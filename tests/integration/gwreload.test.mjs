@@ -177,6 +177,16 @@ test('while an upstream restarts (its listing empty), a reload checks its polici
   }
 });
 
+test('the notes of start are written on reload too: include with exclude, an include glob that matches nothing', async () => {
+  const log = await reloadWith(BASE().replace('[echo, slow]', '[echo, slow, nosuch]') +
+    '      exclude: [slow]\nbridge_tools: {include: ["*"], exclude: [hermes_reset]}\n');
+  assert.match(log, /warn: gateway: upstream fake has both tools\.include and tools\.exclude: include alone decides/);
+  assert.match(log, /warn: gateway: bridge_tools has both include and exclude/);
+  assert.match(log, /warn: gateway: upstream fake: tools\.include 'nosuch' matches none of its \d+ tools/);
+  const clean = await reloadWith(BASE());
+  assert.doesNotMatch(clean, /include alone decides|matches none/);
+});
+
 test('a new upstream and a changed args: one warn line each, not applied, doctor and gateway check say restart needed until the file asks for nothing new', async () => {
   const log = await reloadWith('upstreams:\n' + upstream('fake', ['--pages']) +
     '    tools:\n      include: [echo, slow]\n' + upstream('extra') + '    tools: {include: ["*"]}\n');
