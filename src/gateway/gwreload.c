@@ -1,9 +1,11 @@
 /* gwreload.c — SIGHUP: the gateway file read again (issue 25 point 4). Discovery is frozen and
  * the upstreams' processes are the ones started with the server, so a reload applies only what
  * needs neither: the guards, the argument policies, an include or exclude (or bridge_tools)
- * that leaves listed tools out, the approvals timeout and startup_context's files; each applies to the calls that
- * start after it (a call in flight already holds the arguments its policy admitted, and a call
- * waiting for an operator keeps its own timer). What would need a new process or a new
+ * that leaves listed tools out, an upstream turned to enabled: false (its tools left out; its
+ * process runs until a restart), the approvals timeout and startup_context's files; each
+ * applies to the calls that start after it (a call in flight already holds the arguments its
+ * policy admitted, and a call waiting for an operator keeps its own timer, unless its tool is
+ * left out: it is denied then). What would need a new process or a new
  * listing (an upstream added or removed; its command, args, env, url, headers, prefix and the
  * other settings of its process; an include or bridge_tools that would show a tool clients
  * were never shown; startup_context where there was none) is not applied: one warn line names each,
@@ -243,6 +245,19 @@ static bool apply_tool(struct gateway *g, struct gw_tool *t, const struct gw_ups
     return changed;
 }
 
+/* A tool of an upstream the file turns to enabled: false: taken away now (restricting applies
+ * at once), its guard and policy left as they were; its process runs until a restart. */
+static bool disable_tool(struct gateway *g, struct gw_tool *t)
+{
+    if (t->dropped)
+        return false;
+    log_info("gateway: reload: %s is no longer exposed: its new calls are refused (upstream %s "
+             "is disabled)", t->exposed, t->up->cfg->name);
+    t->dropped = true;
+    mcp_set_tool_hidden(g->mcp, t->exposed, true);
+    return true;
+}
+
 /* bridge_tools narrowed: a tool of ours kept at start and left out now is taken away (and
  * given back when a later reload keeps it again). */
 static void apply_bridge(struct gateway *g, const struct gwfile *f, const char *const *bridge,
@@ -283,9 +298,12 @@ bool gateway_reload_file(struct gateway *g, struct gwfile *f, const char *path,
         log_warn("gateway: reload: %s; restart to apply", json_string_value(line));
     size_t changed = 0;
     for (size_t k = 0; k < g->ntools; k++) {
-        const struct gw_upstream *now = upstream_in(f, g->tools[k].up->cfg->name);
+        const char *up = g->tools[k].up->cfg->name;
+        const struct gw_upstream *now = upstream_in(f, up);
         if (now)
             changed += apply_tool(g, &g->tools[k], now);
+        else if (disabled_in(f, up)) /* removed: not applied, as any change of its process */
+            changed += disable_tool(g, &g->tools[k]);
     }
     gw_approvals_deny_dropped(g); /* never sent, even if approved later */
     if (g->bridge_out == NULL)

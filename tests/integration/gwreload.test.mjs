@@ -215,14 +215,23 @@ test('a new upstream and a changed args: one warn line each, not applied, doctor
   assert.doesNotMatch(check2.stdout, /restart needed/);
 });
 
-test('enabled: false on a running upstream, or a disabled one enabled: named as such, not applied until a restart', async () => {
+test('enabled: false on a running upstream: its tools are taken away at once (its process until a restart); a disabled one enabled: named as such, not applied until a restart', async () => {
   const log = await reloadWith(BASE() + '    enabled: false\n' + upstream('spare') +
     '    enabled: false\n');
   assert.match(log, /warn: gateway: reload: upstream fake was disabled \(enabled: false\); restart to apply/);
+  assert.match(log, /gateway: reload: fake__echo is no longer exposed/);
   assert.doesNotMatch(log, /upstream spare/, 'a disabled upstream added disabled asks for nothing');
   const { client, tools } = await sdkClient(srv, 'gwreload-it');
-  assert.ok(tools.fake__echo, 'the running upstream stays exposed until a restart');
+  assert.equal(tools.fake__echo, undefined, 'the disabled upstream\'s tools are no longer listed');
+  const echoes = upstreamCalls('echo').length;
+  const r = await client.callTool({ name: 'fake__echo', arguments: { message: 'off' } });
+  assert.equal(r.structuredContent?.error, 'not_found', JSON.stringify(r));
+  assert.equal(upstreamCalls('echo').length, echoes, 'not sent upstream');
   await client.close();
+  await reloadWith(BASE());
+  const back = await sdkClient(srv, 'gwreload-it');
+  assert.ok(back.tools.fake__echo, 'enabled again: exposed again');
+  await back.client.close();
   const log2 = await reloadWith(BASE() + upstream('spare') + '    tools: {include: ["*"]}\n');
   assert.match(log2, /warn: gateway: reload: upstream spare is new; restart to apply/);
   await reloadWith(BASE());
