@@ -558,3 +558,73 @@ void gw_policy_summary(enum gw_guard guard, json_t *policy, char *out, size_t si
     summary_part(out, size, n, "require", json_object_get(policy, "require"), false);
     utf8_line(out); /* names are the file's text; a cut may split a character */
 }
+
+static const char *guard_name(enum gw_guard g)
+{
+    return g == GW_GUARD_APPROVE ? "approve" : g == GW_GUARD_CONFIRM ? "confirm" : "none";
+}
+
+/* Whether a rule's value (a list of names, or an object keyed by them) names field. */
+static bool rule_names(json_t *rule, const char *field)
+{
+    size_t i;
+    json_t *v;
+    if (json_is_object(rule))
+        return json_object_get(rule, field) != NULL;
+    json_array_foreach(rule, i, v) {
+        if (json_is_string(v) && strcmp(json_string_value(v), field) == 0)
+            return true;
+    }
+    return false;
+}
+
+/* Whether list (an enum's values) has a value that was does not. */
+static bool enum_widened(json_t *was, json_t *list)
+{
+    size_t i, k;
+    json_t *v, *w;
+    json_array_foreach(list, i, v) {
+        bool known = false;
+        json_array_foreach(was, k, w)
+            known |= json_equal(v, w);
+        if (!known)
+            return true;
+    }
+    return false;
+}
+
+json_t *gw_policy_loosened(enum gw_guard was_guard, json_t *was, enum gw_guard now_guard,
+                           json_t *now)
+{
+    static const char *const kinds[] = {"drop",       "fix",            "enum",   "max_items",
+                                        "max_length", "reject_secrets", "require"};
+    json_t *lines = json_array();
+    if (now_guard < was_guard)
+        json_array_append_new(lines, json_sprintf("guard %s -> %s", guard_name(was_guard),
+                                                  guard_name(now_guard)));
+    for (size_t k = 0; k < sizeof kinds / sizeof *kinds; k++) {
+        json_t *old = json_object_get(was, kinds[k]), *cur = json_object_get(now, kinds[k]), *v;
+        size_t n = json_is_array(old) ? json_array_size(old) : json_object_size(old);
+        void *it = json_is_object(old) ? json_object_iter(old) : NULL;
+        for (size_t i = 0; i < n; i++) {
+            const char *field = json_is_object(old) ? json_object_iter_key(it)
+                                                    : json_string_value(json_array_get(old, i));
+            v = json_is_object(old) ? json_object_iter_value(it) : NULL;
+            it = it ? json_object_iter_next(old, it) : NULL;
+            if (field == NULL)
+                continue;
+            json_t *nv = json_is_object(cur) ? json_object_get(cur, field) : NULL;
+            if (!rule_names(cur, field))
+                json_array_append_new(lines, json_sprintf("args %s %s -> none", kinds[k], field));
+            else if (json_is_integer(v) && json_is_integer(nv) &&
+                     json_integer_value(nv) > json_integer_value(v))
+                json_array_append_new(lines, json_sprintf(
+                                                 "args %s %s %lld -> %lld", kinds[k], field,
+                                                 (long long)json_integer_value(v),
+                                                 (long long)json_integer_value(nv)));
+            else if (strcmp(kinds[k], "enum") == 0 && enum_widened(v, nv))
+                json_array_append_new(lines, json_sprintf("args enum %s widened", field));
+        }
+    }
+    return lines;
+}

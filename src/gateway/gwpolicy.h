@@ -25,4 +25,11 @@ json_t *gw_policy_args(enum gw_guard guard, json_t *policy, json_t *args, enum t
  * only: fixed values and enum lists are the file's, not repeated. Cut to size. */
 void gw_policy_summary(enum gw_guard guard, json_t *policy, char *out, size_t size);
 
+/* What a reload that turns guard was_guard and policy was (may be NULL) into now_guard and now
+ * loosens, one line each for the operator's log: "guard approve -> none", "args drop model ->
+ * none", "args max_length note 5 -> 10", "args enum kind widened". A rule whose field is gone,
+ * a bigger cap, an enum with a value it did not allow; an empty array when nothing is looser. */
+json_t *gw_policy_loosened(enum gw_guard was_guard, json_t *was, enum gw_guard now_guard,
+                           json_t *now);
+
 #endif

@@ -230,9 +230,17 @@ static bool apply_tool(struct gateway *g, struct gw_tool *t, const struct gw_ups
     json_t *policy = gw_tool_policy(now, t->name);
     bool dropped = gw_tool_verdict(now, t->name, &rule) != GW_INCLUDED;
     bool changed = guard != t->guard || dropped != t->dropped || !same_json(policy, t->policy);
-    if (dropped != t->dropped)
-        log_info("gateway: reload: %s is %s", t->exposed,
-                 dropped ? "no longer exposed: its new calls are refused" : "exposed again");
+    /* Loosening applies too (the operator's file says so), but each says so at warn. */
+    json_t *looser = gw_policy_loosened(t->guard, t->policy, guard, policy), *line;
+    size_t i;
+    json_array_foreach(looser, i, line)
+        log_warn("gateway: reload: %s: %s", t->exposed, json_string_value(line));
+    json_decref(looser);
+    if (dropped && !t->dropped)
+        log_info("gateway: reload: %s is no longer exposed: its new calls are refused",
+                 t->exposed);
+    else if (!dropped && t->dropped)
+        log_warn("gateway: reload: %s is exposed again", t->exposed);
     if (guard != t->guard || !same_json(policy, t->policy)) /* as clients see it from now on */
         mcp_set_tool_input_schema(g->mcp, t->exposed,
                                   gw_policy_schema(json_deep_copy(t->schema), guard, policy));
@@ -269,8 +277,11 @@ static void apply_bridge(struct gateway *g, const struct gwfile *f, const char *
         bool kept = gw_bridge_tool_kept(f, bridge[i]);
         if (kept == (json_object_get(g->bridge_out, bridge[i]) == NULL))
             continue; /* as it is */
-        log_info("gateway: reload: bridge tool %s is %s", bridge[i],
-                 kept ? "exposed again" : "no longer exposed (bridge_tools leaves it out)");
+        if (kept)
+            log_warn("gateway: reload: bridge tool %s is exposed again", bridge[i]);
+        else
+            log_info("gateway: reload: bridge tool %s is no longer exposed (bridge_tools leaves "
+                     "it out)", bridge[i]);
         if (kept)
             json_object_del(g->bridge_out, bridge[i]);
         else

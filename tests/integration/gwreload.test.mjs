@@ -187,6 +187,19 @@ test('the notes of start are written on reload too: include with exclude, an inc
   assert.doesNotMatch(clean, /include alone decides|matches none/);
 });
 
+test('what a reload loosens applies too, each loosening one warn line', async () => {
+  await reloadWith(BASE().replace('[echo, slow]', '[echo]') + '      guard: {echo: approve}\n' +
+    '      args: {echo: {max_length: {message: 5}}}\n');
+  const log = await reloadWith(BASE());
+  assert.match(log, /warn: gateway: reload: fake__echo: guard approve -> none/);
+  assert.match(log, /warn: gateway: reload: fake__echo: args max_length message -> none/);
+  assert.match(log, /warn: gateway: reload: fake__slow is exposed again/);
+  const { client } = await sdkClient(srv, 'gwreload-it');
+  const r = await client.callTool({ name: 'fake__echo', arguments: { message: 'longer than five' } });
+  assert.equal(r.content[0].text, 'Echo: longer than five', 'no guard, no cap any more');
+  await client.close();
+});
+
 test('a new upstream and a changed args: one warn line each, not applied, doctor and gateway check say restart needed until the file asks for nothing new', async () => {
   const log = await reloadWith('upstreams:\n' + upstream('fake', ['--pages']) +
     '    tools:\n      include: [echo, slow]\n' + upstream('extra') + '    tools: {include: ["*"]}\n');

@@ -33,6 +33,41 @@ static void summary_names_guard_and_each_policy(void **state)
     json_decref(p);
 }
 
+/* The lines a reload logs at warn for what it loosens, joined with " | ". */
+static void loosened(enum gw_guard wg, const char *was, enum gw_guard ng, const char *now,
+                     const char *expected)
+{
+    json_t *w = was ? json_loads(was, 0, NULL) : NULL, *n = now ? json_loads(now, 0, NULL) : NULL;
+    json_t *lines = gw_policy_loosened(wg, w, ng, n), *line;
+    char out[400] = "";
+    size_t i, len = 0;
+    json_array_foreach(lines, i, line)
+        len += (size_t)snprintf(out + len, sizeof out - len, "%s%s", i ? " | " : "",
+                                json_string_value(line));
+    assert_string_equal(out, expected);
+    json_decref(lines);
+    json_decref(w);
+    json_decref(n);
+}
+
+static void loosening_is_named(void **state)
+{
+    (void)state;
+    loosened(GW_GUARD_APPROVE, NULL, GW_GUARD_NONE, NULL, "guard approve -> none");
+    loosened(GW_GUARD_NONE, NULL, GW_GUARD_APPROVE, NULL, ""); /* stricter: nothing said */
+    loosened(GW_GUARD_NONE,
+             "{\"drop\": [\"model\", \"provider\"], \"fix\": {\"deliver\": \"local\"},"
+             " \"max_length\": {\"note\": 5, \"tag\": 9}, \"enum\": {\"kind\": [\"a\"]},"
+             " \"require\": {\"kind\": {\"action\": [\"x\"]}}}",
+             GW_GUARD_NONE,
+             "{\"drop\": [\"model\"], \"max_length\": {\"note\": 10, \"tag\": 3},"
+             " \"enum\": {\"kind\": [\"a\", \"b\"]}, \"require\": [\"kind\"]}",
+             "args drop provider -> none | args fix deliver -> none | args enum kind widened | "
+             "args max_length note 5 -> 10");
+    loosened(GW_GUARD_CONFIRM, "{\"max_items\": {\"tasks\": 2}}", GW_GUARD_CONFIRM, NULL,
+             "args max_items tasks -> none");
+}
+
 static bool admitted(json_t *policy, const char *args_text)
 {
     enum toolerr code = TE_CONFIRMATION_REQUIRED; /* any other than the one expected */
@@ -244,6 +279,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(summary_names_guard_and_each_policy),
+        cmocka_unit_test(loosening_is_named),
         cmocka_unit_test(require_always_and_per_action),
         cmocka_unit_test(conditional_confirm),
         cmocka_unit_test(drop_removes_nested_names),
