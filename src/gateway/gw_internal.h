@@ -207,6 +207,9 @@ bool gw_pins_start(struct gateway *g);
 /* An upstream listed again after a restart: its tools are checked against their pins. */
 void gw_pins_rediscovered(struct upstream *u);
 
+/* gateway.c: the warning of a tool whose policy leaves its schema unmatchable
+ * (gw_policy_schema's uncallable), at start and on reload. */
+void gw_warn_uncallable(const struct gw_tool *t);
 /* gateway.c: tells the audit hook (if any) of e. */
 void gw_event(struct gateway *g, const struct gw_event *e);
 

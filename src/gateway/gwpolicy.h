@@ -5,14 +5,17 @@
 #ifndef HM_GWPOLICY_H
 #define HM_GWPOLICY_H
 #include <jansson.h>
+#include <stdbool.h>
 #include <stddef.h>
 
 #include "gwfile.h"
 #include "toolerr.h"
 
 /* The exposed input schema: schema (taken, an object schema) with the guard's `confirmed` and
- * the policy (may be NULL) applied; returned. */
-json_t *gw_policy_schema(json_t *schema, enum gw_guard guard, json_t *policy);
+ * the policy (may be NULL) applied; returned. *uncallable (may be NULL) is set true when the
+ * schema's drop or fix leaves an anyOf or oneOf no branch a call could match (each required a
+ * name the policy takes away): no call can pass it, which the caller warns about. */
+json_t *gw_policy_schema(json_t *schema, enum gw_guard guard, json_t *policy, bool *uncallable);
 
 /* The arguments to send upstream (a new reference: `confirmed` removed, fixed values set), or
  * NULL with *code and msg (ours: names a field, never echoes a value) when the call is refused.

@@ -241,9 +241,13 @@ static bool apply_tool(struct gateway *g, struct gw_tool *t, const struct gw_ups
                  t->exposed);
     else if (!dropped && t->dropped)
         log_warn("gateway: reload: %s is exposed again", t->exposed);
-    if (guard != t->guard || !same_json(policy, t->policy)) /* as clients see it from now on */
-        mcp_set_tool_input_schema(g->mcp, t->exposed,
-                                  gw_policy_schema(json_deep_copy(t->schema), guard, policy));
+    if (guard != t->guard || !same_json(policy, t->policy)) { /* as clients see it from now on */
+        bool uncallable = false;
+        json_t *schema = gw_policy_schema(json_deep_copy(t->schema), guard, policy, &uncallable);
+        if (uncallable)
+            gw_warn_uncallable(t);
+        mcp_set_tool_input_schema(g->mcp, t->exposed, schema);
+    }
     t->guard = guard;
     json_t *old = t->policy; /* a call in flight holds none: its arguments were admitted */
     t->policy = json_incref(policy); /* before the decref: policy may be old itself */

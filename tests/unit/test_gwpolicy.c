@@ -89,7 +89,7 @@ static void require_always_and_per_action(void **state)
     (void)state;
     json_t *always = json_loads("{\"require\": [\"kind\"]}", 0, NULL);
     json_t *schema = gw_policy_schema(json_loads("{\"type\": \"object\", \"required\": [\"kind\"]}",
-                                                 0, NULL), GW_GUARD_NONE, always);
+                                                 0, NULL), GW_GUARD_NONE, always, NULL);
     assert_int_equal(json_array_size(json_object_get(schema, "required")), 1); /* not twice */
     json_decref(schema);
     assert_false(admitted(always, NULL));
@@ -98,7 +98,7 @@ static void require_always_and_per_action(void **state)
     assert_true(admitted(always, "{\"kind\": \"decision\"}"));
     json_t *on_create = json_loads("{\"require\": {\"kind\": {\"action\": [\"create\", \"update\"]}}}",
                                    0, NULL);
-    schema = gw_policy_schema(json_loads("{\"type\": \"object\"}", 0, NULL), GW_GUARD_NONE, on_create);
+    schema = gw_policy_schema(json_loads("{\"type\": \"object\"}", 0, NULL), GW_GUARD_NONE, on_create, NULL);
     json_t *want = json_loads("[{\"if\": {\"properties\": {\"action\": {\"enum\": [\"create\", \"update\"]}},"
                               " \"required\": [\"action\"]}, \"then\": {\"required\": [\"kind\"]}}]",
                               0, NULL);
@@ -194,7 +194,7 @@ static void conditional_confirm(void **state)
 
     /* the schema: confirmed is offered, required only when the action is one of the values */
     json_t *schema = gw_policy_schema(json_loads("{\"type\": \"object\", \"required\": [\"action\"]}",
-                                                 0, NULL), guard, policy);
+                                                 0, NULL), guard, policy, NULL);
     json_t *confirmed = json_object_get(json_object_get(schema, "properties"), "confirmed");
     assert_string_equal(json_string_value(json_object_get(confirmed, "type")), "boolean");
     const char *text = json_string_value(json_object_get(confirmed, "description"));
@@ -220,7 +220,9 @@ static json_t *exposed(const char *schema_text, const char *policy_text)
     json_t *policy = json_loads(policy_text, 0, NULL), *schema = json_loads(schema_text, 0, NULL);
     assert_non_null(policy);
     assert_non_null(schema);
-    schema = gw_policy_schema(schema, GW_GUARD_NONE, policy);
+    bool uncallable = true;
+    schema = gw_policy_schema(schema, GW_GUARD_NONE, policy, &uncallable);
+    assert_false(uncallable);
     json_decref(policy);
     return schema;
 }
@@ -256,7 +258,7 @@ static void drop_removes_nested_names(void **state)
         "   \"properties\": {\"name\": {}}, \"required\": [\"name\"]}},"
         "  \"properties\": {\"type\": \"object\", \"properties\": {\"keep\": {}}},"
         "  \"required\": {\"type\": \"string\"}},"
-        " \"anyOf\": [{\"required\": []}, {\"properties\": {}}],"
+        " \"anyOf\": [{\"properties\": {}}],"
         " \"$defs\": {\"o\": {\"properties\": {\"x\": {}}, \"required\": [\"x\"]}}}",
         0, NULL);
     assert_non_null(want);
@@ -275,6 +277,63 @@ static void drop_removes_nested_names(void **state)
     json_decref(schema);
 }
 
+/* The policy applied to schema_text dropping model: the exposed schema must equal want_text. */
+static void drops_model(const char *schema_text, const char *want_text, bool want_uncallable)
+{
+    json_t *policy = json_loads("{\"drop\": [\"model\"]}", 0, NULL);
+    json_t *schema = json_loads(schema_text, 0, NULL), *want = json_loads(want_text, 0, NULL);
+    assert_non_null(schema);
+    assert_non_null(want);
+    bool uncallable = !want_uncallable;
+    schema = gw_policy_schema(schema, GW_GUARD_NONE, policy, &uncallable);
+    if (json_object_size(json_object_get(schema, "properties")) == 0 &&
+        !json_object_get(want, "properties")) /* the top gets one: not what is looked at */
+        json_object_del(schema, "properties");
+    if (!json_equal(schema, want)) {
+        char *got = json_dumps(schema, JSON_SORT_KEYS);
+        fail_msg("%s\n  became %s", schema_text, got);
+    }
+    assert_int_equal(uncallable, want_uncallable);
+    json_decref(policy);
+    json_decref(schema);
+    json_decref(want);
+}
+
+/* A subschema that requires a dropped name can never match a call (the name is refused), so
+ * where matching it decides something it goes whole instead of losing the name: under not (the
+ * not would reject every call), as an if (its then never applies, its else always does), as an
+ * anyOf or oneOf branch (the others decide; none left: the tool cannot be called). A required
+ * left empty goes; draft-07 dependencies are walked like dependentRequired and
+ * dependentSchemas. */
+static void drop_keeps_branches_meaning(void **state)
+{
+    (void)state;
+    drops_model("{\"properties\": {\"model\": {}, \"a\": {}}, \"required\": [\"model\"],"
+                " \"not\": {\"required\": [\"model\"]}}",
+                "{\"properties\": {\"a\": {}}}", false);
+    drops_model("{\"not\": {\"required\": [\"a\"]}}", "{\"not\": {\"required\": [\"a\"]}}", false);
+    drops_model("{\"if\": {\"required\": [\"model\"]}, \"then\": {\"required\": [\"a\"]},"
+                " \"else\": {\"required\": [\"b\"]}}",
+                "{\"allOf\": [{\"required\": [\"b\"]}]}", false);
+    drops_model("{\"if\": {\"required\": [\"model\"]}, \"then\": {\"required\": [\"a\"]},"
+                " \"allOf\": [{\"required\": [\"c\"]}]}",
+                "{\"allOf\": [{\"required\": [\"c\"]}]}", false);
+    drops_model("{\"if\": {\"required\": [\"a\"]}, \"then\": {\"required\": [\"model\", \"b\"]}}",
+                "{\"if\": {\"required\": [\"a\"]}, \"then\": {\"required\": [\"b\"]}}", false);
+    drops_model("{\"anyOf\": [{\"required\": [\"model\"]}, {\"required\": [\"a\"]}],"
+                " \"oneOf\": [{\"required\": [\"b\"]}, {\"required\": [\"model\", \"b\"]}]}",
+                "{\"anyOf\": [{\"required\": [\"a\"]}], \"oneOf\": [{\"required\": [\"b\"]}]}",
+                false);
+    drops_model("{\"properties\": {\"o\": {\"oneOf\": [{\"required\": [\"model\"]}]}}}",
+                "{\"properties\": {\"o\": {\"oneOf\": [{\"not\": {}}]}}}", true);
+    drops_model("{\"dependencies\": {\"model\": [\"a\"], \"a\": [\"model\", \"b\"],"
+                " \"c\": {\"properties\": {\"model\": {}, \"d\": {}}}},"
+                " \"dependentSchemas\": {\"model\": {\"required\": [\"a\"]}},"
+                " \"dependentRequired\": {\"a\": [\"model\"]}}",
+                "{\"dependencies\": {\"a\": [\"b\"], \"c\": {\"properties\": {\"d\": {}}}},"
+                " \"dependentSchemas\": {}, \"dependentRequired\": {\"a\": []}}", false);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -283,6 +342,7 @@ int main(void)
         cmocka_unit_test(require_always_and_per_action),
         cmocka_unit_test(conditional_confirm),
         cmocka_unit_test(drop_removes_nested_names),
+        cmocka_unit_test(drop_keeps_branches_meaning),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
