@@ -137,25 +137,38 @@ struct hiding {
     bool uncallable;    /* an anyOf or oneOf lost every branch */
 };
 
-static void hide_nested(json_t *schema, struct hiding *h, int depth);
+/* top: the schema applies to the arguments object itself, where a fixed name is always
+ * present (the gateway sets it); deeper, a fixed name is refused like a dropped one. */
+static void hide_nested(json_t *schema, struct hiding *h, int depth, bool top);
 
-static void hide_in_each(json_t *schemas, struct hiding *h, int depth)
+/* Keywords whose subschemas apply to the same object as their schema (not to a member). */
+static bool same_instance(const char *key)
+{
+    static const char *const same[] = {"not", "if", "then", "else", "allOf", "anyOf", "oneOf",
+                                       "dependentSchemas"};
+    for (size_t i = 0; i < sizeof same / sizeof *same; i++)
+        if (strcmp(key, same[i]) == 0)
+            return true;
+    return false;
+}
+
+static void hide_in_each(json_t *schemas, struct hiding *h, int depth, bool top)
 {
     size_t i;
     const char *k;
     json_t *v;
-    json_array_foreach(schemas, i, v) hide_nested(v, h, depth);
+    json_array_foreach(schemas, i, v) hide_nested(v, h, depth, top);
     if (json_is_object(schemas))
-        json_object_foreach(schemas, k, v) hide_nested(v, h, depth);
+        json_object_foreach(schemas, k, v) hide_nested(v, h, depth, top);
 }
 
-/* Whether schema's own required names a dropped or fixed name: no call can match it. */
-static bool requires_hidden(json_t *schema, const struct hiding *h)
+/* Whether schema's own required names a name no call can hold there: no call matches it. */
+static bool requires_hidden(json_t *schema, const struct hiding *h, bool top)
 {
     size_t i;
     json_t *v;
     json_array_foreach(json_object_get(schema, "required"), i, v) {
-        if (json_is_string(v) && folds_like(json_string_value(v), h->drop, h->fix))
+        if (json_is_string(v) && folds_like(json_string_value(v), h->drop, top ? NULL : h->fix))
             return true;
     }
     return false;
@@ -165,11 +178,11 @@ static bool requires_hidden(json_t *schema, const struct hiding *h)
  * would lose the name below and match more): a not of it rejects nothing; an if of it never
  * holds, so its then goes and its else always applies (moved into allOf); an anyOf or oneOf
  * branch of it is no choice (with none left the keyword is one no call matches, as before). */
-static void drop_unmatchable(json_t *schema, struct hiding *h)
+static void drop_unmatchable(json_t *schema, struct hiding *h, bool top)
 {
-    if (requires_hidden(json_object_get(schema, "not"), h))
+    if (requires_hidden(json_object_get(schema, "not"), h, top))
         json_object_del(schema, "not");
-    if (requires_hidden(json_object_get(schema, "if"), h)) {
+    if (requires_hidden(json_object_get(schema, "if"), h, top)) {
         json_t *els = json_object_get(schema, "else");
         if (els) {
             json_t *all = json_object_get(schema, "allOf");
@@ -187,7 +200,7 @@ static void drop_unmatchable(json_t *schema, struct hiding *h)
         if (!json_is_array(list) || json_array_size(list) == 0)
             continue;
         for (size_t i = json_array_size(list); i-- > 0;)
-            if (requires_hidden(json_array_get(list, i), h))
+            if (requires_hidden(json_array_get(list, i), h, top))
                 json_array_remove(list, i);
         if (json_array_size(list) == 0) {
             json_array_append_new(list, json_pack("{s:{}}", "not"));
@@ -198,7 +211,7 @@ static void drop_unmatchable(json_t *schema, struct hiding *h)
 
 /* The names of a dependentRequired (or draft-07 dependencies) entry list lose the hidden ones;
  * an entry keyed by one goes (it never applies); a schema entry is walked. */
-static void hide_dependencies(json_t *dep, struct hiding *h, int depth)
+static void hide_dependencies(json_t *dep, struct hiding *h, int depth, bool top)
 {
     const char *k;
     json_t *v;
@@ -212,7 +225,7 @@ static void hide_dependencies(json_t *dep, struct hiding *h, int depth)
             continue;
         }
         if (json_is_object(v))
-            hide_nested(v, h, depth + 1);
+            hide_nested(v, h, depth + 1, top);
         for (i = json_array_size(v); i-- > 0;)
             if (json_is_string(json_array_get(v, i)) &&
                 folds_like(json_string_value(json_array_get(v, i)), h->drop, h->fix))
@@ -226,7 +239,7 @@ static void hide_dependencies(json_t *dep, struct hiding *h, int depth)
  * schema's subschemas (a required left empty goes), and subschemas that required one go where
  * that decides (drop_unmatchable). Walked by keyword, never by value, so a property that
  * happens to be named "properties" or "items" is not taken for one. */
-static void hide_nested(json_t *schema, struct hiding *h, int depth)
+static void hide_nested(json_t *schema, struct hiding *h, int depth, bool top)
 {
     const char *k;
     json_t *v, *req;
@@ -234,14 +247,14 @@ static void hide_nested(json_t *schema, struct hiding *h, int depth)
     void *tmp;
     if (!json_is_object(schema) || depth > MAX_DEPTH)
         return;
-    drop_unmatchable(schema, h);
+    drop_unmatchable(schema, h, top);
     json_t *props = json_object_get(schema, "properties");
     if (json_is_object(props))
         json_object_foreach_safe(props, tmp, k, v) {
             if (folds_like(k, h->drop, h->fix))
                 json_object_del(props, k);
             else
-                hide_nested(v, h, depth + 1);
+                hide_nested(v, h, depth + 1, false);
         }
     req = json_object_get(schema, "required");
     for (i = json_array_size(req); i-- > 0;)
@@ -250,22 +263,26 @@ static void hide_nested(json_t *schema, struct hiding *h, int depth)
             json_array_remove(req, i);
     if (json_is_array(req) && json_array_size(req) == 0)
         json_object_del(schema, "required"); /* drafts before 2019-09 want at least one */
-    hide_dependencies(json_object_get(schema, "dependentRequired"), h, depth);
-    hide_dependencies(json_object_get(schema, "dependencies"), h, depth);
+    hide_dependencies(json_object_get(schema, "dependentRequired"), h, depth, top);
+    hide_dependencies(json_object_get(schema, "dependencies"), h, depth, top);
     json_t *dep = json_object_get(schema, "dependentSchemas");
     if (json_is_object(dep))
         json_object_foreach_safe(dep, tmp, k, v) {
             if (folds_like(k, h->drop, h->fix))
                 json_object_del(dep, k); /* its name is never present: it never applies */
         }
+    /* the same object as schema's (top stays), or one inside it */
     for (i = 0; i < sizeof sub_schema_keys / sizeof *sub_schema_keys; i++)
-        hide_nested(json_object_get(schema, sub_schema_keys[i]), h, depth + 1);
+        hide_nested(json_object_get(schema, sub_schema_keys[i]), h, depth + 1,
+                    top && same_instance(sub_schema_keys[i]));
     for (i = 0; i < sizeof schema_list_keys / sizeof *schema_list_keys; i++)
         if (json_is_array(json_object_get(schema, schema_list_keys[i])))
-            hide_in_each(json_object_get(schema, schema_list_keys[i]), h, depth + 1);
+            hide_in_each(json_object_get(schema, schema_list_keys[i]), h, depth + 1,
+                         top && same_instance(schema_list_keys[i]));
     for (i = 0; i < sizeof schema_map_keys / sizeof *schema_map_keys; i++)
         if (json_is_object(json_object_get(schema, schema_map_keys[i])))
-            hide_in_each(json_object_get(schema, schema_map_keys[i]), h, depth + 1);
+            hide_in_each(json_object_get(schema, schema_map_keys[i]), h, depth + 1,
+                         top && same_instance(schema_map_keys[i]));
 }
 
 json_t *gw_policy_schema(json_t *schema, enum gw_guard guard, json_t *policy, bool *uncallable)
@@ -279,7 +296,7 @@ json_t *gw_policy_schema(json_t *schema, enum gw_guard guard, json_t *policy, bo
     json_object_foreach(fix, k, v) hide(schema, props, k);
     struct hiding h = {.drop = drop, .fix = fix};
     if (drop || fix) /* the fixed values are set at the top only: nested, they are refused */
-        hide_nested(schema, &h, 0);
+        hide_nested(schema, &h, 0, true);
     if (uncallable)
         *uncallable = h.uncallable;
     json_object_foreach(json_object_get(policy, "enum"), k, list)
