@@ -53,6 +53,28 @@ async function taskRpc(s, method, params) {
   return (await r.json()).result;
 }
 
+// A server of a test's own, with its own gateway file (text) in its own directory: fn gets
+// {s, reload(text)} (reload as reloadWith); the server must stop cleanly.
+async function ownServer(prefix, text, fn) {
+  const d = mkdtempSync(join(tmpdir(), prefix));
+  const s = await startHermes({ GATEWAY_FILE: gatewayFile(d, text) });
+  const reload = async (t) => {
+    writeFileSync(join(d, 'gateway.yaml'), t);
+    const mark = s.proc.stderrText.length;
+    s.proc.kill('SIGHUP');
+    return until(() => {
+      const more = s.proc.stderrText.slice(mark);
+      return /pins re-read from|reload failed/.test(more) ? more : null;
+    }, 'the reload', 10000);
+  };
+  try {
+    await fn({ s, reload });
+  } finally {
+    assert.equal(await s.stop(), 0);
+    rmSync(d, { recursive: true, force: true });
+  }
+}
+
 function run(...args) {
   return new Promise((resolve) => {
     execFile(HERMES, args, { encoding: 'utf8' },
@@ -140,39 +162,48 @@ test('a call waiting for the operator when a reload leaves its tool out: denied 
   assert.equal(upstreamCalls('echo').length, echoes, 'the upstream never got the call');
   await client.close();
   await reloadWith(BASE());
+  // The same for a task (tasks serve only where a tool was guarded approve at start).
+  const text = (include) => 'upstreams:\n' + upstream('fake') +
+    `    tools:\n      include: ${include}\n      guard: {echo: approve}\n`;
+  await ownServer('hm-gwreload-droptask-', text('[echo, slow]'), async ({ s, reload }) => {
+    const before = upstreamCalls('echo').length;
+    const task = await taskRpc(s, 'tools/call', { name: 'fake__echo', arguments: { message: 'gone' } });
+    assert.equal(task.resultType, 'task', JSON.stringify(task));
+    const [q] = await waitApprovals(s, 1);
+    await reload(text('[slow]'));
+    await hermesCli(s, 'approve', q.id);
+    const done = await until(async () => {
+      const t = await taskRpc(s, 'tasks/get', { taskId: task.taskId });
+      return t.status === 'completed' && t;
+    }, 'the task to end', 15000);
+    assert.equal(done.result.structuredContent.error, 'approval_denied', JSON.stringify(done));
+    assert.match(done.result.content[0].text, /the tool is no longer exposed \(gateway file reloaded\)/);
+    assert.equal(upstreamCalls('echo').length, before, 'the upstream never got the call');
+  });
 });
 
 test('while an upstream restarts (its listing empty), a reload checks its policies and rules against what it listed at start', async () => {
-  const d = mkdtempSync(join(tmpdir(), 'hm-gwreload-down-'));
+  const d = mkdtempSync(join(tmpdir(), 'hm-gwreload-starts-')); // the upstream's starts file
   const text = (rules, include = '[echo, crash]') => 'upstreams:\n  flaky:\n' +
     `    command: ${JSON.stringify(process.execPath)}\n` +
     `    args: ${JSON.stringify([FAKE, '--starts', join(d, 'starts'), '--fail-starts', '1000'])}\n` +
     `    tools:\n      include: ${include}\n${rules}`;
-  const s2 = await startHermes({ GATEWAY_FILE: gatewayFile(d, text('')) });
-  const reload2 = async (rules, include) => {
-    const mark = s2.proc.stderrText.length;
-    writeFileSync(join(d, 'gateway.yaml'), text(rules, include));
-    s2.proc.kill('SIGHUP');
-    return until(() => {
-      const more = s2.proc.stderrText.slice(mark);
-      return /pins re-read from|reload failed/.test(more) ? more : null;
-    }, 'the reload', 10000);
-  };
   try {
-    const { client } = await sdkClient(s2, 'gwreload-it');
-    await client.callTool({ name: 'flaky__crash', arguments: {} }).catch(() => {});
-    await client.close();
-    await until(() => readFileSync(join(d, 'starts'), 'utf8').split('\n').filter(Boolean).length >= 2,
-      'a restart that fails');
-    const log = await reload2('      guard: {echo: approve}\n      args: {echo: {max_length: {message: 5}}}\n');
-    assert.doesNotMatch(log, /reload failed/);
-    assert.match(log, /info: gateway: reloaded .*: guards, argument policies and tools rules of 1 tool changed/);
-    const typo = await reload2('      args: {ecoh: {max_length: {message: 5}}}\n');
-    assert.match(typo, /reload failed, .*tools\.args names tool 'ecoh'/);
-    const wider = await reload2('', '["*"]');
-    assert.match(wider, /warn: gateway: reload: upstream flaky: tools\.include or tools\.exclude widened \(it would expose \w+\)/);
+    await ownServer('hm-gwreload-down-', text(''), async ({ s, reload }) => {
+      const { client } = await sdkClient(s, 'gwreload-it');
+      await client.callTool({ name: 'flaky__crash', arguments: {} }).catch(() => {});
+      await client.close();
+      await until(() => readFileSync(join(d, 'starts'), 'utf8').split('\n').filter(Boolean).length >= 2,
+        'a restart that fails');
+      const log = await reload(text('      guard: {echo: approve}\n      args: {echo: {max_length: {message: 5}}}\n'));
+      assert.doesNotMatch(log, /reload failed/);
+      assert.match(log, /info: gateway: reloaded .*: guards, argument policies and tools rules of 1 tool changed/);
+      const typo = await reload(text('      args: {ecoh: {max_length: {message: 5}}}\n'));
+      assert.match(typo, /reload failed, .*tools\.args names tool 'ecoh'/);
+      const wider = await reload(text('', '["*"]'));
+      assert.match(wider, /warn: gateway: reload: upstream flaky: tools\.include or tools\.exclude widened \(it would expose \w+\)/);
+    });
   } finally {
-    assert.equal(await s2.stop(), 0);
     rmSync(d, { recursive: true, force: true });
   }
 });
@@ -292,30 +323,22 @@ test('a request waiting for the operator keeps the timeout it was queued with: i
   await client.close();
   // The same for a task: its ttlMs and its outcome keep the timeout it was created with. Tasks
   // serve only where a tool was guarded approve at start: a server of its own.
-  const d = mkdtempSync(join(tmpdir(), 'hm-gwreload-task-'));
   const text = (t) => 'upstreams:\n' + upstream('fake') +
     `    tools:\n      include: [echo]\n      guard: {echo: approve}\napprovals: {timeout_s: ${t}}\n`;
-  const s2 = await startHermes({ GATEWAY_FILE: gatewayFile(d, text(2)) });
-  try {
-    const task = await taskRpc(s2, 'tools/call', { name: 'fake__echo', arguments: { message: 'task' } });
+  await ownServer('hm-gwreload-task-', text(2), async ({ s, reload }) => {
+    const task = await taskRpc(s, 'tools/call', { name: 'fake__echo', arguments: { message: 'task' } });
     assert.equal(task.resultType, 'task', JSON.stringify(task));
-    await waitApprovals(s2, 1);
-    const mark = s2.proc.stderrText.length;
-    writeFileSync(join(d, 'gateway.yaml'), text(900));
-    s2.proc.kill('SIGHUP');
-    await until(() => /approvals wait 900 s/.test(s2.proc.stderrText.slice(mark)), 'the reload');
-    const during = await taskRpc(s2, 'tasks/get', { taskId: task.taskId });
+    await waitApprovals(s, 1);
+    assert.match(await reload(text(900)), /approvals wait 900 s/);
+    const during = await taskRpc(s, 'tasks/get', { taskId: task.taskId });
     assert.equal(during.ttlMs, task.ttlMs, 'ttlMs counts the timeout the task was created with');
     const done = await until(async () => {
-      const t = await taskRpc(s2, 'tasks/get', { taskId: task.taskId });
+      const t = await taskRpc(s, 'tasks/get', { taskId: task.taskId });
       return t.status === 'completed' && t;
     }, 'the task to end', 15000);
     assert.equal(done.ttlMs, task.ttlMs);
     assert.match(done.result.content[0].text, /no operator answered within 2 s/);
-  } finally {
-    assert.equal(await s2.stop(), 0);
-    rmSync(d, { recursive: true, force: true });
-  }
+  });
 });
 
 test('a file serve would refuse (approvals.timeout_s at or above MCP_CALL_TIMEOUT_S) is refused by the reload too: the running configuration stays', async () => {
