@@ -236,16 +236,9 @@ static void take_approvals(void *cfg, struct approvals *q)
     the_approvals = q;
 }
 
-/* Every tool the bridge offers, kept or not: a reload of GATEWAY_FILE judges bridge_tools
- * again on all of them. */
-static char *bridge_offered[32];
-static size_t bridge_noffered;
-
 static bool keep_bridge_tool(const char *tool, void *arg)
 {
     (void)arg;
-    if (bridge_noffered < sizeof bridge_offered / sizeof *bridge_offered)
-        bridge_offered[bridge_noffered++] = xstrdup(tool);
     return gw_bridge_tool_kept(&the_gwfile, tool);
 }
 
@@ -284,8 +277,9 @@ static void reload_gateway_file(const struct config *cfg)
         free(f);
         return;
     }
-    gateway_reload_file(the_gateway, f, cfg->gateway_file, (const char *const *)bridge_offered,
-                        bridge_noffered);
+    size_t n; /* every tool the bridge has, kept or not: bridge_tools is judged on all again */
+    const char *const *offered = bridge_offered_names(the_bridge, &n);
+    gateway_reload_file(the_gateway, f, cfg->gateway_file, offered, n);
 }
 
 static void reload_tools(void *cfg)
@@ -348,9 +342,6 @@ static void teardown_tools(void *cfg)
     the_gateway = NULL;
     bridge_free(the_bridge);
     the_bridge = NULL;
-    for (size_t i = 0; i < bridge_noffered; i++)
-        free(bridge_offered[i]);
-    bridge_noffered = 0;
     the_audit = NULL; /* freed by the app after this */
     the_approvals = NULL;
 }

@@ -69,18 +69,31 @@ void index_task(const char *id, void *arg)
     json_decref(run);
 }
 
+/* Appends a copy of name to *list of *n (our own tools: a handful, fixed in the code). */
+static void name_add(char ***list, size_t *n, const char *name)
+{
+    *list = xrealloc(*list, (*n + 1) * sizeof **list);
+    (*list)[(*n)++] = xstrdup(name);
+}
+
 void bridge_add_tool(struct bridge *b, const struct mcp_tool_def *d)
 {
-    if ((b->keep && !b->keep(d->name, b->keep_arg)) ||
-        b->ntools >= sizeof b->tool_names / sizeof *b->tool_names) {
+    name_add(&b->offered, &b->noffered, d->name);
+    if (b->keep && !b->keep(d->name, b->keep_arg)) {
         log_info("bridge tool %s is not exposed (bridge_tools in the gateway file)", d->name);
         json_decref(d->input_schema);
         json_decref(d->output_schema);
         json_decref(d->annotations);
         return;
     }
-    b->tool_names[b->ntools++] = xstrdup(d->name);
+    name_add(&b->tool_names, &b->ntools, d->name);
     mcp_add_tool(b->mcp, d);
+}
+
+const char *const *bridge_offered_names(const struct bridge *b, size_t *n)
+{
+    *n = b ? b->noffered : 0;
+    return b ? (const char *const *)b->offered : NULL;
 }
 
 const char *const *bridge_tool_names(const struct bridge *b, size_t *n)
@@ -225,5 +238,9 @@ void bridge_free(struct bridge *b)
     free(b->registry_error);
     for (size_t i = 0; i < b->ntools; i++)
         free(b->tool_names[i]);
+    free(b->tool_names);
+    for (size_t i = 0; i < b->noffered; i++)
+        free(b->offered[i]);
+    free(b->offered);
     free(b);
 }

@@ -20,6 +20,9 @@ struct bridge *bridge_new_kept(struct mcp_server *mcp, struct loop *l, struct co
                                bridge_keep_fn *keep, void *keep_arg);
 /* The names of the tools it registered (for the gateway's collision check); borrowed. */
 const char *const *bridge_tool_names(const struct bridge *b, size_t *n);
+/* The names of every tool it has, registered or left out by keep (a reload of the gateway
+ * file's bridge_tools judges them all again); borrowed. NULL-safe (none). */
+const char *const *bridge_offered_names(const struct bridge *b, size_t *n);
 /* Re-reads the agent settings (SIGHUP). */
 void bridge_reload(struct bridge *b);
 /* Extra /health fields (",\"agents\":{...}..."). */

@@ -107,8 +107,11 @@ struct bridge {
     struct mcp_server *mcp;
     bridge_keep_fn *keep; /* which tools to register (GATEWAY_FILE bridge_tools), NULL: all */
     void *keep_arg;
-    char *tool_names[16]; /* the tools registered */
+    char **tool_names;    /* the tools registered */
     size_t ntools;
+    char **offered;       /* every tool it has, registered or not (a reload of bridge_tools
+                           * judges them all again) */
+    size_t noffered;
     struct loop *loop;
     struct config *cfg;
     struct tasks *tasks;

@@ -102,6 +102,14 @@ static bool claim_name(struct strmap *names, const struct upstream *u, const cha
     return true;
 }
 
+void gw_warn_uncallable(const struct gw_tool *t)
+{
+    log_warn("gateway: %s: its tools.args drop or fix leaves an anyOf or oneOf of its input "
+             "schema no branch a call can match (each requires a name the policy takes away): "
+             "no call of it can pass; drop fewer names or leave the tool out",
+             t->exposed);
+}
+
 static void register_tool(struct gateway *g, struct upstream *u, json_t *tool,
                           const char *exposed)
 {
@@ -119,9 +127,13 @@ static void register_tool(struct gateway *g, struct upstream *u, json_t *tool,
     json_t *ann = json_object_get(tool, "annotations");
     char scope[128]; /* who may see and call it: the owner, and principals holding this */
     snprintf(scope, sizeof scope, "gateway:%s", u->cfg->name);
+    bool uncallable = false;
+    json_t *schema = gw_policy_schema(json_deep_copy(t->schema), t->guard, t->policy, &uncallable);
+    if (uncallable)
+        gw_warn_uncallable(t);
     mcp_add_tool(g->mcp, &(struct mcp_tool_def){
         .name = exposed, .title = str(tool, "title"), .description = str(tool, "description"),
-        .input_schema = gw_policy_schema(json_deep_copy(t->schema), t->guard, t->policy),
+        .input_schema = schema,
         .output_schema = output_schema(tool),
         .annotations = json_is_object(ann) ? json_deep_copy(ann) : NULL,
         .handler = gw_tool_handler, .arg = t, .scope = scope});
@@ -238,8 +250,10 @@ static bool build_surface(struct gateway *g, const char *const *taken, size_t nt
     g->tools = xcalloc(total + 1, sizeof *g->tools);
     for (size_t i = 0; i < g->nup && ok; i++) {
         g->ups[i].off_surface = g->ups[i].state != UP_READY;
-        if (g->ups[i].state == UP_READY)
+        if (g->ups[i].state == UP_READY) {
+            g->ups[i].listed_at_start = json_copy(g->ups[i].tools); /* up_start clears tools */
             ok = expose(g, &g->ups[i], names);
+        }
     }
     if (ok && g->file->startup_files)
         ok = expose_startctx(g, names);

@@ -65,6 +65,9 @@ struct upstream {
     uint64_t next_id;
     struct strmap *pending;    /* id (decimal) -> struct up_req */
     json_t *tools;             /* what tools/list returned, in order */
+    json_t *listed_at_start;   /* tools as listed when the surface was built (discovery is
+                                  frozen), or NULL when it was not ready: a reload checks its
+                                  file against these, never the listing of a restart under way */
     unsigned pages;            /* tools/list pages followed */
     struct loop_timer *connect_timer;
     struct loop_timer *reap_timer; /* frees an exited child outside its callback */
@@ -168,6 +171,7 @@ struct gateway {
     json_t *restart_needed;    /* what the last SIGHUP's gateway file asked for and could not
                                   apply (gwreload.c): ["upstream x is new", ...], or NULL */
     json_t *bridge_out;        /* {name: true} for each bridge tool a reload took away, or NULL */
+    struct gw_wait *waits;     /* held calls waiting for the operator (gwapprove.c) */
     struct gw_tasks *tasks;    /* approve-guarded calls run as MCP tasks (gwtask.c), or NULL
                                   when no tool is guarded approve */
     /* /metrics, by upstream (gateway_metrics); state, restarts and withheld are read live */
@@ -203,6 +207,9 @@ bool gw_pins_start(struct gateway *g);
 /* An upstream listed again after a restart: its tools are checked against their pins. */
 void gw_pins_rediscovered(struct upstream *u);
 
+/* gateway.c: the warning of a tool whose policy leaves its schema unmatchable
+ * (gw_policy_schema's uncallable), at start and on reload. */
+void gw_warn_uncallable(const struct gw_tool *t);
 /* gateway.c: tells the audit hook (if any) of e. */
 void gw_event(struct gateway *g, const struct gw_event *e);
 
@@ -425,6 +432,11 @@ void gw_tool_record_as(struct gw_tool *t, struct upstream *u, const char *caller
 /* gwapprove.c: an approve-guarded call waits in the operator's queue, then is forwarded
  * (gw_call_forward) or answered approval_denied. */
 void gw_approval_wait(struct gw_tool *t, struct mcp_call *call, json_t *args, uint64_t started_us);
+/* A reload left tools out (gw_tool.dropped): the requests of theirs waiting for the operator,
+ * held calls and tasks, are denied (GW_BY_RELOAD) rather than sent once approved. */
+#define GW_BY_RELOAD "reload"
+#define GW_DROPPED_REASON "the tool is no longer exposed (gateway file reloaded)"
+void gw_approvals_deny_dropped(struct gateway *g);
 /* Why an approval request could not be queued for principal (no queue, the principal's cap, a
  * full queue): the approval_denied text. */
 const char *gw_approval_refusal(const struct approvals *q, const char *principal);
@@ -433,9 +445,11 @@ const char *gw_approval_refusal(const struct approvals *q, const char *principal
 void gw_approval_audit(struct gw_tool *t, const char *caller, const char *outcome,
                        const char *decided_by);
 /* The operator's decision on caller's request for t, the same for a held call and a task:
- * audited; true when approved, else false with the approval_denied text in why. */
+ * audited; true when approved, else false with the approval_denied text in why (timeout_s:
+ * the wait the request was queued with, which a reload does not change). */
 bool gw_approval_decided(struct gw_tool *t, const char *caller, enum approval_outcome outcome,
-                         const char *reason, const char *decider, char *why, size_t whylen);
+                         const char *reason, const char *decider, unsigned timeout_s, char *why,
+                         size_t whylen);
 
 /* gwtask.c: an approve-guarded call from a 2026-07-28 client of the tasks extension runs as an
  * MCP task (answered at once with a CreateTaskResult; approved, it goes upstream on its own). */
@@ -446,6 +460,8 @@ void gw_tasks_start(struct gateway *g);
 /* A slot of u may be free (gw_call_next): the approved tasks waiting for one there go first,
  * oldest first. */
 void gw_tasks_slot_free(struct upstream *u);
+/* gw_approvals_deny_dropped for tasks. */
+void gw_tasks_deny_dropped(struct gateway *g);
 /* Teardown: pending approvals withdrawn, calls forgotten, every task freed. */
 void gw_tasks_free(struct gateway *g);
 

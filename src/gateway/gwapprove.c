@@ -26,9 +26,11 @@ struct gw_wait {
     struct mcp_call *call;
     json_t *args;      /* what is sent once approved (admitted by gw_policy_args) */
     uint64_t started_us;
+    unsigned timeout_s;  /* the queue's when it was added: a reload changes later ones only */
     char id[APPROVALS_ID_HEX + 1];
     struct loop_timer *nudge;
     unsigned nudges;
+    struct gw_wait *next, *prev; /* in the gateway's waits */
 };
 
 /* Tests only (README, "Testing"): HERMES_TEST_APPROVAL_NUDGE_MS shortens the progress interval
@@ -42,6 +44,13 @@ static uint64_t nudge_ms(void)
 
 static void wait_free(struct gw_wait *w)
 {
+    struct gateway *g = w->t->up->gw;
+    if (w->prev)
+        w->prev->next = w->next;
+    else
+        g->waits = w->next;
+    if (w->next)
+        w->next->prev = w->prev;
     loop_timer_cancel(w->nudge);
     json_decref(w->args);
     free(w);
@@ -64,7 +73,8 @@ void gw_approval_audit(struct gw_tool *t, const char *caller, const char *outcom
 }
 
 bool gw_approval_decided(struct gw_tool *t, const char *caller, enum approval_outcome outcome,
-                         const char *reason, const char *decider, char *why, size_t whylen)
+                         const char *reason, const char *decider, unsigned timeout_s, char *why,
+                         size_t whylen)
 {
     if (outcome == APPROVAL_APPROVED) {
         gw_approval_audit(t, caller, "approved", decider ? decider : "-");
@@ -73,7 +83,10 @@ bool gw_approval_decided(struct gw_tool *t, const char *caller, enum approval_ou
     if (outcome == APPROVAL_TIMED_OUT) {
         gw_approval_audit(t, caller, "timed_out", "timeout");
         snprintf(why, whylen, "%s was not approved: no operator answered within %u s (timed out)",
-                 t->exposed, t->up->gw->approvals_timeout_s);
+                 t->exposed, timeout_s);
+    } else if (decider && strcmp(decider, GW_BY_RELOAD) == 0) {
+        gw_approval_audit(t, caller, "denied", GW_BY_RELOAD);
+        snprintf(why, whylen, "%s was not approved: %s", t->exposed, GW_DROPPED_REASON);
     } else if (decider && strcmp(decider, APPROVALS_BY_SHUTDOWN) == 0) {
         gw_approval_audit(t, caller, "denied", APPROVALS_BY_SHUTDOWN);
         snprintf(why, whylen, "%s was not approved: the server is stopping; call it again later",
@@ -124,8 +137,8 @@ static void on_decision(void *arg, enum approval_outcome outcome, const char *re
     struct gw_tool *t = w->t;
     char why[400];
     mcp_call_on_cancel(w->call, NULL, NULL);
-    if (gw_approval_decided(t, mcp_call_caller(w->call), outcome, reason, decider, why,
-                            sizeof why)) {
+    if (gw_approval_decided(t, mcp_call_caller(w->call), outcome, reason, decider,
+                            w->timeout_s, why, sizeof why)) {
         gw_call_forward(t, w->call, w->args, w->started_us, true);
         wait_free(w);
         return;
@@ -162,8 +175,23 @@ void gw_approval_wait(struct gw_tool *t, struct mcp_call *call, json_t *args, ui
     w->call = call;
     w->args = json_incref(args);
     w->started_us = started_us;
+    w->timeout_s = t->up->gw->approvals_timeout_s;
     snprintf(w->id, sizeof w->id, "%s", id);
+    w->next = t->up->gw->waits;
+    if (w->next)
+        w->next->prev = w;
+    t->up->gw->waits = w;
     mcp_call_on_cancel(call, on_withdrawn, w);
     if (mcp_call_progress_token(call) != NULL)
         nudge(t->up->gw->loop, w);
+}
+
+void gw_approvals_deny_dropped(struct gateway *g)
+{
+    for (struct gw_wait *w = g->waits, *next; w; w = next) {
+        next = w->next; /* the decision frees w */
+        if (w->t->dropped)
+            approvals_decide(g->approvals, w->id, false, GW_DROPPED_REASON, GW_BY_RELOAD);
+    }
+    gw_tasks_deny_dropped(g);
 }

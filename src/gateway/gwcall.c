@@ -486,7 +486,9 @@ void gw_call_forward(struct gw_tool *t, struct mcp_call *call, json_t *args, uin
         call_free(gc);
         return;
     }
-    if (refused_withheld(t, call, started_us))
+    /* Approved after a wait, during which a restart may have withheld it or a reload left
+     * it out (gwreload.c denies those waiting then, but a call may be past its wait). */
+    if (refused_dropped(t, call, started_us) || refused_withheld(t, call, started_us))
         return;
     /* Only a retry that resumes a held call (approved with its first round, its state sealed
      * to this caller) skips the wait; any other state waits before an instance is routed. */

@@ -208,7 +208,11 @@ static bool parse_transport(struct gw_upstream *u, json_t *o, char *err, size_t 
     u->kind = cmd ? GW_STDIO : GW_HTTP;
     if (cmd && (!json_is_string(cmd) || json_string_length(cmd) == 0))
         return fail(err, errlen, u->name, "command", "must be a non-empty string");
-    if (url && (!json_is_string(url) || !url_ok(json_string_value(url))))
+    /* A disabled upstream's placeholders are not resolved (gwinterp.c): its url may be one */
+    const char *on = json_string_value(json_object_get(o, "enabled"));
+    bool unresolved = on && strcmp(on, "false") == 0 && json_is_string(url) &&
+                      strstr(json_string_value(url), "${");
+    if (url && (!json_is_string(url) || !(url_ok(json_string_value(url)) || unresolved)))
         return fail(err, errlen, u->name, "url", "must be an http:// or https:// URL");
     u->command = json_string_value(cmd);
     u->url = json_string_value(url);

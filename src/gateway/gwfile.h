@@ -82,7 +82,8 @@ struct gwfile {
 typedef const char *gw_lookup_fn(const char *var, void *arg);
 
 /* Parses and validates text (len bytes, need not be NUL-terminated), replacing every
- * placeholder in every string value. On failure returns false with one line in err naming the
+ * placeholder in every string value (an upstream with enabled: false: only their syntax is
+ * checked, none is resolved). On failure returns false with one line in err naming the
  * upstream and key (never a value); out is then empty. */
 bool gwfile_parse(const char *text, size_t len, gw_lookup_fn *lookup, void *lookup_arg,
                   struct gwfile *out, char *err, size_t errlen);

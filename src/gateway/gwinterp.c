@@ -155,6 +155,13 @@ static bool walk(json_t *node, json_t **replace, gw_lookup_fn *lookup, void *arg
     return ok;
 }
 
+/* For a disabled upstream: every variable "set", so only the syntax is checked. */
+static const char *any_value(const char *var, void *arg)
+{
+    (void)var, (void)arg;
+    return "";
+}
+
 bool gwinterp_doc(json_t *doc, gw_lookup_fn *lookup, void *arg, char *err, size_t errlen)
 {
     struct where w = {.upstream = NULL};
@@ -181,6 +188,18 @@ bool gwinterp_doc(json_t *doc, gw_lookup_fn *lookup, void *arg, char *err, size_
         json_t *fresh = NULL;
         w.upstream = k;
         w.key[0] = '\0';
+        const char *enabled = json_string_value(json_object_get(v, "enabled"));
+        if (enabled && strcmp(enabled, "false") == 0) { /* a YAML scalar is a string here */
+            /* perhaps disabled because its secret is not set yet: the placeholders' syntax is
+             * checked (on a copy, whose expansions go), none is resolved */
+            json_t *copy = json_deep_copy(v);
+            bool ok = walk(copy, &fresh, any_value, NULL, &w, err, errlen);
+            json_decref(copy);
+            json_decref(fresh);
+            if (!ok)
+                return false;
+            continue;
+        }
         if (!walk(v, &fresh, lookup, arg, &w, err, errlen))
             return false;
         if (fresh)

@@ -132,24 +132,114 @@ static const char *const schema_list_keys[] = {"allOf", "anyOf", "oneOf", "prefi
 static const char *const schema_map_keys[] = {"$defs", "definitions", "patternProperties",
                                               "dependentSchemas"};
 
-static void hide_nested(json_t *schema, json_t *drop, json_t *fix, int depth);
+struct hiding {
+    json_t *drop, *fix; /* the policy's names */
+    bool uncallable;    /* an anyOf or oneOf lost every branch */
+};
 
-static void hide_in_each(json_t *schemas, json_t *drop, json_t *fix, int depth)
+/* top: the schema applies to the arguments object itself, where a fixed name is always
+ * present (the gateway sets it); deeper, a fixed name is refused like a dropped one. */
+static void hide_nested(json_t *schema, struct hiding *h, int depth, bool top);
+
+/* Keywords whose subschemas apply to the same object as their schema (not to a member). */
+static bool same_instance(const char *key)
+{
+    static const char *const same[] = {"not", "if", "then", "else", "allOf", "anyOf", "oneOf",
+                                       "dependentSchemas"};
+    for (size_t i = 0; i < sizeof same / sizeof *same; i++)
+        if (strcmp(key, same[i]) == 0)
+            return true;
+    return false;
+}
+
+static void hide_in_each(json_t *schemas, struct hiding *h, int depth, bool top)
 {
     size_t i;
     const char *k;
     json_t *v;
-    json_array_foreach(schemas, i, v) hide_nested(v, drop, fix, depth);
+    json_array_foreach(schemas, i, v) hide_nested(v, h, depth, top);
     if (json_is_object(schemas))
-        json_object_foreach(schemas, k, v) hide_nested(v, drop, fix, depth);
+        json_object_foreach(schemas, k, v) hide_nested(v, h, depth, top);
+}
+
+/* Whether schema's own required names a name no call can hold there: no call matches it. */
+static bool requires_hidden(json_t *schema, const struct hiding *h, bool top)
+{
+    size_t i;
+    json_t *v;
+    json_array_foreach(json_object_get(schema, "required"), i, v) {
+        if (json_is_string(v) && folds_like(json_string_value(v), h->drop, top ? NULL : h->fix))
+            return true;
+    }
+    return false;
+}
+
+/* Where matching a subschema decides something, one that can never match goes whole (it
+ * would lose the name below and match more): a not of it rejects nothing; an if of it never
+ * holds, so its then goes and its else always applies (moved into allOf); an anyOf or oneOf
+ * branch of it is no choice (with none left the keyword is one no call matches, as before). */
+static void drop_unmatchable(json_t *schema, struct hiding *h, bool top)
+{
+    if (requires_hidden(json_object_get(schema, "not"), h, top))
+        json_object_del(schema, "not");
+    if (requires_hidden(json_object_get(schema, "if"), h, top)) {
+        json_t *els = json_object_get(schema, "else");
+        if (els) {
+            json_t *all = json_object_get(schema, "allOf");
+            if (!json_is_array(all))
+                json_object_set_new(schema, "allOf", all = json_array());
+            json_array_append(all, els);
+        }
+        json_object_del(schema, "if");
+        json_object_del(schema, "then");
+        json_object_del(schema, "else");
+    }
+    static const char *const choices[] = {"anyOf", "oneOf"};
+    for (size_t c = 0; c < 2; c++) {
+        json_t *list = json_object_get(schema, choices[c]);
+        if (!json_is_array(list) || json_array_size(list) == 0)
+            continue;
+        for (size_t i = json_array_size(list); i-- > 0;)
+            if (requires_hidden(json_array_get(list, i), h, top))
+                json_array_remove(list, i);
+        if (json_array_size(list) == 0) {
+            json_array_append_new(list, json_pack("{s:{}}", "not"));
+            h->uncallable = true;
+        }
+    }
+}
+
+/* The names of a dependentRequired (or draft-07 dependencies) entry list lose the hidden ones;
+ * an entry keyed by one goes (it never applies); a schema entry is walked. */
+static void hide_dependencies(json_t *dep, struct hiding *h, int depth, bool top)
+{
+    const char *k;
+    json_t *v;
+    void *tmp;
+    size_t i;
+    if (!json_is_object(dep))
+        return;
+    json_object_foreach_safe(dep, tmp, k, v) {
+        if (folds_like(k, h->drop, h->fix)) {
+            json_object_del(dep, k);
+            continue;
+        }
+        if (json_is_object(v))
+            hide_nested(v, h, depth + 1, top);
+        for (i = json_array_size(v); i-- > 0;)
+            if (json_is_string(json_array_get(v, i)) &&
+                folds_like(json_string_value(json_array_get(v, i)), h->drop, h->fix))
+                json_array_remove(v, i);
+    }
 }
 
 /* A dropped or fixed name is refused at any depth of a call (no_hidden_names below, compared
  * folded), so a nested schema that still offers or requires one describes calls that can
  * never pass: such names leave every properties, required and dependentRequired of the
- * schema's subschemas. Walked by keyword, never by value, so a property that happens to be
- * named "properties" or "items" is not taken for one. */
-static void hide_nested(json_t *schema, json_t *drop, json_t *fix, int depth)
+ * schema's subschemas (a required left empty goes), and subschemas that required one go where
+ * that decides (drop_unmatchable). Walked by keyword, never by value, so a property that
+ * happens to be named "properties" or "items" is not taken for one. */
+static void hide_nested(json_t *schema, struct hiding *h, int depth, bool top)
 {
     const char *k;
     json_t *v, *req;
@@ -157,42 +247,45 @@ static void hide_nested(json_t *schema, json_t *drop, json_t *fix, int depth)
     void *tmp;
     if (!json_is_object(schema) || depth > MAX_DEPTH)
         return;
+    drop_unmatchable(schema, h, top);
     json_t *props = json_object_get(schema, "properties");
     if (json_is_object(props))
         json_object_foreach_safe(props, tmp, k, v) {
-            if (folds_like(k, drop, fix))
+            if (folds_like(k, h->drop, h->fix))
                 json_object_del(props, k);
             else
-                hide_nested(v, drop, fix, depth + 1);
+                hide_nested(v, h, depth + 1, false);
         }
     req = json_object_get(schema, "required");
     for (i = json_array_size(req); i-- > 0;)
         if (json_is_string(json_array_get(req, i)) &&
-            folds_like(json_string_value(json_array_get(req, i)), drop, fix))
+            folds_like(json_string_value(json_array_get(req, i)), h->drop, h->fix))
             json_array_remove(req, i);
-    json_t *dep = json_object_get(schema, "dependentRequired");
+    if (json_is_array(req) && json_array_size(req) == 0)
+        json_object_del(schema, "required"); /* drafts before 2019-09 want at least one */
+    hide_dependencies(json_object_get(schema, "dependentRequired"), h, depth, top);
+    hide_dependencies(json_object_get(schema, "dependencies"), h, depth, top);
+    json_t *dep = json_object_get(schema, "dependentSchemas");
     if (json_is_object(dep))
         json_object_foreach_safe(dep, tmp, k, v) {
-            if (folds_like(k, drop, fix)) {
-                json_object_del(dep, k);
-                continue;
-            }
-            for (i = json_array_size(v); i-- > 0;)
-                if (json_is_string(json_array_get(v, i)) &&
-                    folds_like(json_string_value(json_array_get(v, i)), drop, fix))
-                    json_array_remove(v, i);
+            if (folds_like(k, h->drop, h->fix))
+                json_object_del(dep, k); /* its name is never present: it never applies */
         }
+    /* the same object as schema's (top stays), or one inside it */
     for (i = 0; i < sizeof sub_schema_keys / sizeof *sub_schema_keys; i++)
-        hide_nested(json_object_get(schema, sub_schema_keys[i]), drop, fix, depth + 1);
+        hide_nested(json_object_get(schema, sub_schema_keys[i]), h, depth + 1,
+                    top && same_instance(sub_schema_keys[i]));
     for (i = 0; i < sizeof schema_list_keys / sizeof *schema_list_keys; i++)
         if (json_is_array(json_object_get(schema, schema_list_keys[i])))
-            hide_in_each(json_object_get(schema, schema_list_keys[i]), drop, fix, depth + 1);
+            hide_in_each(json_object_get(schema, schema_list_keys[i]), h, depth + 1,
+                         top && same_instance(schema_list_keys[i]));
     for (i = 0; i < sizeof schema_map_keys / sizeof *schema_map_keys; i++)
         if (json_is_object(json_object_get(schema, schema_map_keys[i])))
-            hide_in_each(json_object_get(schema, schema_map_keys[i]), drop, fix, depth + 1);
+            hide_in_each(json_object_get(schema, schema_map_keys[i]), h, depth + 1,
+                         top && same_instance(schema_map_keys[i]));
 }
 
-json_t *gw_policy_schema(json_t *schema, enum gw_guard guard, json_t *policy)
+json_t *gw_policy_schema(json_t *schema, enum gw_guard guard, json_t *policy, bool *uncallable)
 {
     json_t *props = properties_of(schema), *v, *list;
     json_t *drop = json_object_get(policy, "drop"), *fix = json_object_get(policy, "fix");
@@ -201,8 +294,11 @@ json_t *gw_policy_schema(json_t *schema, enum gw_guard guard, json_t *policy)
     json_array_foreach(drop, i, v)
         hide(schema, props, json_string_value(v));
     json_object_foreach(fix, k, v) hide(schema, props, k);
+    struct hiding h = {.drop = drop, .fix = fix};
     if (drop || fix) /* the fixed values are set at the top only: nested, they are refused */
-        hide_nested(schema, drop, fix, 0);
+        hide_nested(schema, &h, 0, true);
+    if (uncallable)
+        *uncallable = h.uncallable;
     json_object_foreach(json_object_get(policy, "enum"), k, list)
     {
         constrain(props, k, "type", json_string("string"));
@@ -557,4 +653,74 @@ void gw_policy_summary(enum gw_guard guard, json_t *policy, char *out, size_t si
                      false);
     summary_part(out, size, n, "require", json_object_get(policy, "require"), false);
     utf8_line(out); /* names are the file's text; a cut may split a character */
+}
+
+static const char *guard_name(enum gw_guard g)
+{
+    return g == GW_GUARD_APPROVE ? "approve" : g == GW_GUARD_CONFIRM ? "confirm" : "none";
+}
+
+/* Whether a rule's value (a list of names, or an object keyed by them) names field. */
+static bool rule_names(json_t *rule, const char *field)
+{
+    size_t i;
+    json_t *v;
+    if (json_is_object(rule))
+        return json_object_get(rule, field) != NULL;
+    json_array_foreach(rule, i, v) {
+        if (json_is_string(v) && strcmp(json_string_value(v), field) == 0)
+            return true;
+    }
+    return false;
+}
+
+/* Whether list (an enum's values) has a value that was does not. */
+static bool enum_widened(json_t *was, json_t *list)
+{
+    size_t i, k;
+    json_t *v, *w;
+    json_array_foreach(list, i, v) {
+        bool known = false;
+        json_array_foreach(was, k, w)
+            known |= json_equal(v, w);
+        if (!known)
+            return true;
+    }
+    return false;
+}
+
+json_t *gw_policy_loosened(enum gw_guard was_guard, json_t *was, enum gw_guard now_guard,
+                           json_t *now)
+{
+    static const char *const kinds[] = {"drop",       "fix",            "enum",   "max_items",
+                                        "max_length", "reject_secrets", "require"};
+    json_t *lines = json_array();
+    if (now_guard < was_guard)
+        json_array_append_new(lines, json_sprintf("guard %s -> %s", guard_name(was_guard),
+                                                  guard_name(now_guard)));
+    for (size_t k = 0; k < sizeof kinds / sizeof *kinds; k++) {
+        json_t *old = json_object_get(was, kinds[k]), *cur = json_object_get(now, kinds[k]), *v;
+        size_t n = json_is_array(old) ? json_array_size(old) : json_object_size(old);
+        void *it = json_is_object(old) ? json_object_iter(old) : NULL;
+        for (size_t i = 0; i < n; i++) {
+            const char *field = json_is_object(old) ? json_object_iter_key(it)
+                                                    : json_string_value(json_array_get(old, i));
+            v = json_is_object(old) ? json_object_iter_value(it) : NULL;
+            it = it ? json_object_iter_next(old, it) : NULL;
+            if (field == NULL)
+                continue;
+            json_t *nv = json_is_object(cur) ? json_object_get(cur, field) : NULL;
+            if (!rule_names(cur, field))
+                json_array_append_new(lines, json_sprintf("args %s %s -> none", kinds[k], field));
+            else if (json_is_integer(v) && json_is_integer(nv) &&
+                     json_integer_value(nv) > json_integer_value(v))
+                json_array_append_new(lines, json_sprintf(
+                                                 "args %s %s %lld -> %lld", kinds[k], field,
+                                                 (long long)json_integer_value(v),
+                                                 (long long)json_integer_value(nv)));
+            else if (strcmp(kinds[k], "enum") == 0 && enum_widened(v, nv))
+                json_array_append_new(lines, json_sprintf("args enum %s widened", field));
+        }
+    }
+    return lines;
 }

@@ -1,9 +1,11 @@
 /* gwreload.c — SIGHUP: the gateway file read again (issue 25 point 4). Discovery is frozen and
  * the upstreams' processes are the ones started with the server, so a reload applies only what
  * needs neither: the guards, the argument policies, an include or exclude (or bridge_tools)
- * that leaves listed tools out, the approvals timeout and startup_context's files; each applies to the calls that
- * start after it (a call in flight already holds the arguments its policy admitted, and a call
- * waiting for an operator keeps its own timer). What would need a new process or a new
+ * that leaves listed tools out, an upstream turned to enabled: false (its tools left out; its
+ * process runs until a restart), the approvals timeout and startup_context's files; each
+ * applies to the calls that start after it (a call in flight already holds the arguments its
+ * policy admitted, and a call waiting for an operator keeps its own timer, unless its tool is
+ * left out: it is denied then). What would need a new process or a new
  * listing (an upstream added or removed; its command, args, env, url, headers, prefix and the
  * other settings of its process; an include or bridge_tools that would show a tool clients
  * were never shown; startup_context where there was none) is not applied: one warn line names each,
@@ -108,12 +110,12 @@ static void wider_rules(const struct upstream *u, const struct gw_upstream *now,
     json_t *tool;
     if (same_json(was->include, now->include) && same_json(was->exclude, now->exclude))
         return;
-    if (u->off_surface || u->tools == NULL) {
+    if (u->off_surface || u->listed_at_start == NULL) {
         needs_restart(list, "upstream %s: tools.include or tools.exclude changed (it was not "
                             "listed when the server started)", was->name);
         return;
     }
-    json_array_foreach(u->tools, i, tool) {
+    json_array_foreach(u->listed_at_start, i, tool) {
         const char *name = json_string_value(json_object_get(tool, "name"));
         if (name && gw_tool_verdict(now, name, &rule) == GW_INCLUDED &&
             gw_tool_verdict(was, name, &rule) != GW_INCLUDED) {
@@ -157,7 +159,8 @@ static json_t *unapplied(const struct gateway *g, const struct gwfile *f,
 }
 
 /* As at start (gateway.c): a tools.args policy naming a tool its upstream does not offer is a
- * typo that protects nothing; the reload is refused whole. */
+ * typo that protects nothing; the reload is refused whole. What it offers is what it listed at
+ * start: an upstream restarting now has listed nothing yet. */
 static bool policies_offered(const struct gateway *g, const struct gwfile *f, char *err,
                              size_t errlen)
 {
@@ -166,13 +169,13 @@ static bool policies_offered(const struct gateway *g, const struct gwfile *f, ch
         const struct gw_upstream *now = upstream_in(f, u->cfg->name);
         const char *name;
         json_t *policy;
-        if (now == NULL || u->tools == NULL)
+        if (now == NULL || u->listed_at_start == NULL)
             continue;
         json_object_foreach(now->policies, name, policy) {
             bool offered = false;
             size_t k;
             json_t *tool;
-            json_array_foreach(u->tools, k, tool) {
+            json_array_foreach(u->listed_at_start, k, tool) {
                 const char *n = json_string_value(json_object_get(tool, "name"));
                 offered |= n && strcmp(n, name) == 0;
             }
@@ -188,6 +191,37 @@ static bool policies_offered(const struct gateway *g, const struct gwfile *f, ch
     return true;
 }
 
+/* Only the warnings: the infos (a disabled upstream) were said at start. */
+static void log_note(bool warn, const char *line, void *arg)
+{
+    (void)arg;
+    if (warn)
+        log_warn("gateway: %s", line);
+}
+
+/* What start says of a file (main.c, gateway.c), said of the reloaded one: include beside
+ * exclude, an include glob that matches none of the tools its upstream listed at start. */
+static void file_notes(const struct gateway *g, const struct gwfile *f)
+{
+    gwfile_notes(f, log_note, NULL);
+    for (size_t i = 0; i < g->nup; i++) {
+        const struct upstream *u = &g->ups[i];
+        const struct gw_upstream *now = upstream_in(f, u->cfg->name);
+        if (now == NULL || u->listed_at_start == NULL)
+            continue;
+        size_t k, n = json_array_size(u->listed_at_start);
+        json_t *unmatched = gw_include_unmatched(now, u->listed_at_start), *glob;
+        json_array_foreach(unmatched, k, glob) {
+            char shown[100];
+            utf8_shown(shown, sizeof shown, json_string_value(glob));
+            log_warn("gateway: upstream %s: tools.include '%s' matches none of its %zu tools (a "
+                     "typo, or a tool it does not offer; gateway check --probe lists them)",
+                     now->name, shown, n);
+        }
+        json_decref(unmatched);
+    }
+}
+
 /* One tool under f's rules (its upstream still in f): guard, policy, and whether it stays. */
 static bool apply_tool(struct gateway *g, struct gw_tool *t, const struct gw_upstream *now)
 {
@@ -196,18 +230,44 @@ static bool apply_tool(struct gateway *g, struct gw_tool *t, const struct gw_ups
     json_t *policy = gw_tool_policy(now, t->name);
     bool dropped = gw_tool_verdict(now, t->name, &rule) != GW_INCLUDED;
     bool changed = guard != t->guard || dropped != t->dropped || !same_json(policy, t->policy);
-    if (dropped != t->dropped)
-        log_info("gateway: reload: %s is %s", t->exposed,
-                 dropped ? "no longer exposed: its new calls are refused" : "exposed again");
-    if (guard != t->guard || !same_json(policy, t->policy)) /* as clients see it from now on */
-        mcp_set_tool_input_schema(g->mcp, t->exposed,
-                                  gw_policy_schema(json_deep_copy(t->schema), guard, policy));
+    /* Loosening applies too (the operator's file says so), but each says so at warn. */
+    json_t *looser = gw_policy_loosened(t->guard, t->policy, guard, policy), *line;
+    size_t i;
+    json_array_foreach(looser, i, line)
+        log_warn("gateway: reload: %s: %s", t->exposed, json_string_value(line));
+    json_decref(looser);
+    if (dropped && !t->dropped)
+        log_info("gateway: reload: %s is no longer exposed: its new calls are refused",
+                 t->exposed);
+    else if (!dropped && t->dropped)
+        log_warn("gateway: reload: %s is exposed again", t->exposed);
+    if (guard != t->guard || !same_json(policy, t->policy)) { /* as clients see it from now on */
+        bool uncallable = false;
+        json_t *schema = gw_policy_schema(json_deep_copy(t->schema), guard, policy, &uncallable);
+        if (uncallable)
+            gw_warn_uncallable(t);
+        mcp_set_tool_input_schema(g->mcp, t->exposed, schema);
+    }
     t->guard = guard;
-    json_decref(t->policy); /* a call in flight holds none: its arguments were admitted */
-    t->policy = json_incref(policy);
+    json_t *old = t->policy; /* a call in flight holds none: its arguments were admitted */
+    t->policy = json_incref(policy); /* before the decref: policy may be old itself */
+    json_decref(old);
     t->dropped = dropped;
     mcp_set_tool_hidden(g->mcp, t->exposed, t->withheld || t->dropped);
     return changed;
+}
+
+/* A tool of an upstream the file turns to enabled: false: taken away now (restricting applies
+ * at once), its guard and policy left as they were; its process runs until a restart. */
+static bool disable_tool(struct gateway *g, struct gw_tool *t)
+{
+    if (t->dropped)
+        return false;
+    log_info("gateway: reload: %s is no longer exposed: its new calls are refused (upstream %s "
+             "is disabled)", t->exposed, t->up->cfg->name);
+    t->dropped = true;
+    mcp_set_tool_hidden(g->mcp, t->exposed, true);
+    return true;
 }
 
 /* bridge_tools narrowed: a tool of ours kept at start and left out now is taken away (and
@@ -221,8 +281,11 @@ static void apply_bridge(struct gateway *g, const struct gwfile *f, const char *
         bool kept = gw_bridge_tool_kept(f, bridge[i]);
         if (kept == (json_object_get(g->bridge_out, bridge[i]) == NULL))
             continue; /* as it is */
-        log_info("gateway: reload: bridge tool %s is %s", bridge[i],
-                 kept ? "exposed again" : "no longer exposed (bridge_tools leaves it out)");
+        if (kept)
+            log_warn("gateway: reload: bridge tool %s is exposed again", bridge[i]);
+        else
+            log_info("gateway: reload: bridge tool %s is no longer exposed (bridge_tools leaves "
+                     "it out)", bridge[i]);
         if (kept)
             json_object_del(g->bridge_out, bridge[i]);
         else
@@ -242,6 +305,7 @@ bool gateway_reload_file(struct gateway *g, struct gwfile *f, const char *path,
         free(f);
         return false;
     }
+    file_notes(g, f);
     json_t *list = unapplied(g, f, bridge, nbridge);
     size_t i;
     json_t *line;
@@ -249,10 +313,14 @@ bool gateway_reload_file(struct gateway *g, struct gwfile *f, const char *path,
         log_warn("gateway: reload: %s; restart to apply", json_string_value(line));
     size_t changed = 0;
     for (size_t k = 0; k < g->ntools; k++) {
-        const struct gw_upstream *now = upstream_in(f, g->tools[k].up->cfg->name);
+        const char *up = g->tools[k].up->cfg->name;
+        const struct gw_upstream *now = upstream_in(f, up);
         if (now)
             changed += apply_tool(g, &g->tools[k], now);
+        else if (disabled_in(f, up)) /* removed: not applied, as any change of its process */
+            changed += disable_tool(g, &g->tools[k]);
     }
+    gw_approvals_deny_dropped(g); /* never sent, even if approved later */
     if (g->bridge_out == NULL)
         g->bridge_out = json_object();
     apply_bridge(g, f, bridge, nbridge);

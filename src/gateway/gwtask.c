@@ -64,6 +64,7 @@ struct gw_task {
     const char *status;         /* working, completed, failed, cancelled */
     json_t *outcome;            /* completed: the CallToolResult; failed: the error object */
     char approval[APPROVALS_ID_HEX + 1]; /* while waiting */
+    unsigned approval_timeout_s; /* the queue's when created: a reload changes later ones only */
     struct upstream *at;        /* while running: the upstream or instance whose slot it holds */
     struct upstream *waiting_on; /* approved, waiting for a slot there (gw_tasks_slot_free) */
     bool sent;                  /* the call is at the upstream (wire_id) */
@@ -181,7 +182,7 @@ static json_t *task_json(const struct gw_task *k)
     /* ttlMs counts from creation: the longest wait for the operator and for the upstream, then
      * the hour a finished task is kept */
     const struct upstream *u = k->t->up;
-    json_int_t ttl = ((json_int_t)u->gw->approvals_timeout_s + u->cfg->timeout_s) * 1000 +
+    json_int_t ttl = ((json_int_t)k->approval_timeout_s + u->cfg->timeout_s) * 1000 +
                      GW_TASK_KEEP_MS;
     json_t *o = json_pack("{s:s, s:s, s:s, s:s, s:I, s:I}", "taskId", k->id, "status", k->status,
                           "createdAt", k->created_at, "lastUpdatedAt", k->updated_at,
@@ -323,6 +324,12 @@ static void send_call(struct gw_task *k)
         finish_tool_error(k, TE_DEFINITION_CHANGED, msg);
         return;
     }
+    if (t->dropped) { /* a reload left it out after the approval */
+        snprintf(msg, sizeof msg, "%s is no longer exposed: the gateway file's tools rules of "
+                 "upstream %s leave it out", t->exposed, u->cfg->name);
+        finish_tool_error(k, TE_NOT_FOUND, msg);
+        return;
+    }
     if (k->at == NULL) { /* routed once, then a slot taken */
         bool busy = false;
         /* Woken (or timed out) while waiting for a slot: where it waits, never routed again (a
@@ -397,7 +404,8 @@ static void on_decision(void *arg, enum approval_outcome outcome, const char *re
     struct gw_tool *t = k->t;
     char why[400];
     k->approval[0] = '\0';
-    if (gw_approval_decided(t, k->caller, outcome, reason, decider, why, sizeof why)) {
+    if (gw_approval_decided(t, k->caller, outcome, reason, decider, k->approval_timeout_s, why,
+                            sizeof why)) {
         k->phase = GWT_RUNNING;
         iso_now(k->updated_at);
         k->deadline_ms = loop_now(t->up->loop) + (uint64_t)t->up->cfg->timeout_s * 1000u;
@@ -445,7 +453,8 @@ void gw_task_start(struct gw_tool *t, struct mcp_call *call, json_t *args, uint6
     }
     *k = (struct gw_task){.all = all, .t = t, .caller = xstrdup(caller), .phase = GWT_WAITING,
                           .status = "working", .args = json_incref(args),
-                          .started_us = started_us, .prev = all->tail};
+                          .started_us = started_us, .prev = all->tail,
+                          .approval_timeout_s = g->approvals_timeout_s};
     snprintf(k->id, sizeof k->id, GW_TASK_PREFIX "%s", rnd);
     snprintf(k->approval, sizeof k->approval, "%s", aid);
     iso_now(k->created_at);
@@ -550,6 +559,15 @@ size_t gateway_tasks_running(const struct gateway *g)
     for (const struct gw_task *k = g && g->tasks ? g->tasks->head : NULL; k; k = k->next)
         n += k->phase == GWT_RUNNING;
     return n;
+}
+
+void gw_tasks_deny_dropped(struct gateway *g)
+{
+    if (g->tasks == NULL)
+        return;
+    for (struct gw_task *k = g->tasks->head; k; k = k->next)
+        if (k->phase == GWT_WAITING && k->t->dropped && k->approval[0]) /* finished: kept */
+            approvals_decide(g->approvals, k->approval, false, GW_DROPPED_REASON, GW_BY_RELOAD);
 }
 
 void gw_tasks_free(struct gateway *g)

@@ -831,6 +831,7 @@ void up_cleanup(struct upstream *u)
         strmap_free(u->pending);
     }
     json_decref(u->tools);
+    json_decref(u->listed_at_start);
     json_decref(u->resources);
     json_decref(u->prompts);
     json_decref(u->templates);

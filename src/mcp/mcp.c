@@ -138,6 +138,28 @@ static bool param_header_ok(json_t *def, json_t *h)
                     strcmp(type, "integer") == 0 || strcmp(type, "boolean") == 0);
 }
 
+json_t *mcp_param_headers(const char *tool, json_t *input_schema)
+{
+    const char *prop;
+    json_t *def, *headers = json_object();
+    json_object_foreach(json_object_get(input_schema, "properties"), prop, def)
+    {
+        json_t *h = json_object_get(def, "x-mcp-header");
+        if (h == NULL)
+            continue;
+        if (param_header_ok(def, h))
+            json_object_set(headers, prop, h);
+        else /* a gateway relays upstream schemas: one bad declaration must not make the
+                tool uncallable in 2026-07-28 (value_matches could never succeed) */
+            log_warn("tool %s: x-mcp-header of %.64s ignored (a scalar property and a header "
+                     "name of letters, digits and '-' only)", tool, prop);
+    }
+    if (json_object_size(headers))
+        return headers;
+    json_decref(headers);
+    return NULL;
+}
+
 void mcp_add_tool(struct mcp_server *s, const struct mcp_tool_def *d)
 {
     json_t *t = json_pack("{s:s}", "name", d->name);
@@ -151,24 +173,7 @@ void mcp_add_tool(struct mcp_server *s, const struct mcp_tool_def *d)
     registry_add(&s->tools, d->name, t, d->handler, d->arg, NULL);
     s->tools.v[s->tools.n - 1].scope = d->scope ? xstrdup(d->scope) : NULL;
     /* Found once here, not at each call: most tools have none. */
-    const char *prop;
-    json_t *def, *headers = json_object();
-    json_object_foreach(json_object_get(d->input_schema, "properties"), prop, def)
-    {
-        json_t *h = json_object_get(def, "x-mcp-header");
-        if (h == NULL)
-            continue;
-        if (param_header_ok(def, h))
-            json_object_set(headers, prop, h);
-        else /* a gateway relays upstream schemas: one bad declaration must not make the
-                tool uncallable in 2026-07-28 (value_matches could never succeed) */
-            log_warn("tool %s: x-mcp-header of %.64s ignored (a scalar property and a header "
-                     "name of letters, digits and '-' only)", d->name, prop);
-    }
-    if (json_object_size(headers))
-        s->tools.v[s->tools.n - 1].param_headers = headers;
-    else
-        json_decref(headers);
+    s->tools.v[s->tools.n - 1].param_headers = mcp_param_headers(d->name, d->input_schema);
 }
 
 void mcp_set_tool_filter(struct mcp_server *s, mcp_tool_filter_cb *cb, void *arg)

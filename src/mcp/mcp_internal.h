@@ -155,6 +155,11 @@ struct named {
     bool disabled;      /* tools only: as if not registered (mcp_set_tool_disabled) */
 };
 
+/* A tool's param_headers found in its input schema (x-mcp-header declarations a client can
+ * honour; the others logged, naming tool), or NULL for none. At registration and whenever the
+ * schema is replaced. */
+json_t *mcp_param_headers(const char *tool, json_t *input_schema);
+
 struct registry {
     struct named *v;
     size_t n;

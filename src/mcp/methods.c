@@ -587,6 +587,8 @@ void mcp_set_tool_input_schema(struct mcp_server *s, const char *name, json_t *s
         return;
     }
     json_object_set_new(t->listing, "inputSchema", schema);
+    json_decref(t->param_headers); /* the headers checked follow the schema clients see */
+    t->param_headers = mcp_param_headers(name, schema);
     free(s->tools.listing_text); /* the listing changed */
     s->tools.listing_text = NULL;
 }

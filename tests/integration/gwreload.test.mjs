@@ -16,7 +16,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { execFile } from 'node:child_process';
 import { ROOT, HERMES, startHermes, until, gatewayFile, sdkClient, hermesCli, pendingApprovals,
-  waitApprovals } from './lib.mjs';
+  waitApprovals, modernMeta, modernHeaders } from './lib.mjs';
 
 const FAKE = join(ROOT, 'tests/fakes/fake-upstream.mjs');
 let dir, srv, gwPath;
@@ -39,6 +39,40 @@ async function reloadWith(text) {
     const more = srv.proc.stderrText.slice(mark);
     return /pins re-read from|reload failed/.test(more) ? more : null;
   }, 'the reload', 10000);
+}
+
+let nextId = 1;
+// One 2026-07-28 request of a client that declared the tasks extension (an approve-guarded call
+// becomes a task).
+async function taskRpc(s, method, params) {
+  const id = nextId++;
+  const r = await fetch(s.url, { method: 'POST', signal: AbortSignal.timeout(30000),
+    headers: { ...s.auth, ...modernHeaders(method, params.name ?? params.taskId) },
+    body: JSON.stringify({ jsonrpc: '2.0', id, method,
+      params: { ...params, _meta: modernMeta({ extensions: { 'io.modelcontextprotocol/tasks': {} } }, 'gwreload-it') } }) });
+  return (await r.json()).result;
+}
+
+// A server of a test's own, with its own gateway file (text) in its own directory: fn gets
+// {s, reload(text)} (reload as reloadWith); the server must stop cleanly.
+async function ownServer(prefix, text, fn) {
+  const d = mkdtempSync(join(tmpdir(), prefix));
+  const s = await startHermes({ GATEWAY_FILE: gatewayFile(d, text) });
+  const reload = async (t) => {
+    writeFileSync(join(d, 'gateway.yaml'), t);
+    const mark = s.proc.stderrText.length;
+    s.proc.kill('SIGHUP');
+    return until(() => {
+      const more = s.proc.stderrText.slice(mark);
+      return /pins re-read from|reload failed/.test(more) ? more : null;
+    }, 'the reload', 10000);
+  };
+  try {
+    await fn({ s, reload });
+  } finally {
+    assert.equal(await s.stop(), 0);
+    rmSync(d, { recursive: true, force: true });
+  }
 }
 
 function run(...args) {
@@ -111,6 +145,92 @@ test('an argument policy added applies to the next call; an include or bridge_to
   await client.close();
 });
 
+test('a call waiting for the operator when a reload leaves its tool out: denied at once, never sent upstream, even if approved', async () => {
+  await reloadWith(BASE() + '      guard: {echo: approve}\n');
+  const { client } = await sdkClient(srv, 'gwreload-it');
+  const echoes = upstreamCalls('echo').length;
+  const call = client.callTool({ name: 'fake__echo', arguments: { message: 'gone' } }, undefined, { timeout: 60000 });
+  const [p] = await waitApprovals(srv, 1);
+  await reloadWith(BASE().replace('[echo, slow]', '[slow]') + '      guard: {echo: approve}\n');
+  await hermesCli(srv, 'approve', p.id); // too late: the request is no longer pending
+  const r = await call;
+  assert.equal(r.isError, true, JSON.stringify(r));
+  assert.equal(r.structuredContent.error, 'approval_denied', JSON.stringify(r));
+  assert.match(r.content[0].text, /the tool is no longer exposed \(gateway file reloaded\)/);
+  assert.deepEqual(await pendingApprovals(srv), []);
+  await new Promise((res) => setTimeout(res, 300));
+  assert.equal(upstreamCalls('echo').length, echoes, 'the upstream never got the call');
+  await client.close();
+  await reloadWith(BASE());
+  // The same for a task (tasks serve only where a tool was guarded approve at start).
+  const text = (include) => 'upstreams:\n' + upstream('fake') +
+    `    tools:\n      include: ${include}\n      guard: {echo: approve}\n`;
+  await ownServer('hm-gwreload-droptask-', text('[echo, slow]'), async ({ s, reload }) => {
+    const before = upstreamCalls('echo').length;
+    const task = await taskRpc(s, 'tools/call', { name: 'fake__echo', arguments: { message: 'gone' } });
+    assert.equal(task.resultType, 'task', JSON.stringify(task));
+    const [q] = await waitApprovals(s, 1);
+    await reload(text('[slow]'));
+    await hermesCli(s, 'approve', q.id);
+    const done = await until(async () => {
+      const t = await taskRpc(s, 'tasks/get', { taskId: task.taskId });
+      return t.status === 'completed' && t;
+    }, 'the task to end', 15000);
+    assert.equal(done.result.structuredContent.error, 'approval_denied', JSON.stringify(done));
+    assert.match(done.result.content[0].text, /the tool is no longer exposed \(gateway file reloaded\)/);
+    assert.equal(upstreamCalls('echo').length, before, 'the upstream never got the call');
+  });
+});
+
+test('while an upstream restarts (its listing empty), a reload checks its policies and rules against what it listed at start', async () => {
+  const d = mkdtempSync(join(tmpdir(), 'hm-gwreload-starts-')); // the upstream's starts file
+  const text = (rules, include = '[echo, crash]') => 'upstreams:\n  flaky:\n' +
+    `    command: ${JSON.stringify(process.execPath)}\n` +
+    `    args: ${JSON.stringify([FAKE, '--starts', join(d, 'starts'), '--fail-starts', '1000'])}\n` +
+    `    tools:\n      include: ${include}\n${rules}`;
+  try {
+    await ownServer('hm-gwreload-down-', text(''), async ({ s, reload }) => {
+      const { client } = await sdkClient(s, 'gwreload-it');
+      await client.callTool({ name: 'flaky__crash', arguments: {} }).catch(() => {});
+      await client.close();
+      await until(() => readFileSync(join(d, 'starts'), 'utf8').split('\n').filter(Boolean).length >= 2,
+        'a restart that fails');
+      const log = await reload(text('      guard: {echo: approve}\n      args: {echo: {max_length: {message: 5}}}\n'));
+      assert.doesNotMatch(log, /reload failed/);
+      assert.match(log, /info: gateway: reloaded .*: guards, argument policies and tools rules of 1 tool changed/);
+      const typo = await reload(text('      args: {ecoh: {max_length: {message: 5}}}\n'));
+      assert.match(typo, /reload failed, .*tools\.args names tool 'ecoh'/);
+      const wider = await reload(text('', '["*"]'));
+      assert.match(wider, /warn: gateway: reload: upstream flaky: tools\.include or tools\.exclude widened \(it would expose \w+\)/);
+    });
+  } finally {
+    rmSync(d, { recursive: true, force: true });
+  }
+});
+
+test('the notes of start are written on reload too: include with exclude, an include glob that matches nothing', async () => {
+  const log = await reloadWith(BASE().replace('[echo, slow]', '[echo, slow, nosuch]') +
+    '      exclude: [slow]\nbridge_tools: {include: ["*"], exclude: [hermes_reset]}\n');
+  assert.match(log, /warn: gateway: upstream fake has both tools\.include and tools\.exclude: include alone decides/);
+  assert.match(log, /warn: gateway: bridge_tools has both include and exclude/);
+  assert.match(log, /warn: gateway: upstream fake: tools\.include 'nosuch' matches none of its \d+ tools/);
+  const clean = await reloadWith(BASE());
+  assert.doesNotMatch(clean, /include alone decides|matches none/);
+});
+
+test('what a reload loosens applies too, each loosening one warn line', async () => {
+  await reloadWith(BASE().replace('[echo, slow]', '[echo]') + '      guard: {echo: approve}\n' +
+    '      args: {echo: {max_length: {message: 5}}}\n');
+  const log = await reloadWith(BASE());
+  assert.match(log, /warn: gateway: reload: fake__echo: guard approve -> none/);
+  assert.match(log, /warn: gateway: reload: fake__echo: args max_length message -> none/);
+  assert.match(log, /warn: gateway: reload: fake__slow is exposed again/);
+  const { client } = await sdkClient(srv, 'gwreload-it');
+  const r = await client.callTool({ name: 'fake__echo', arguments: { message: 'longer than five' } });
+  assert.equal(r.content[0].text, 'Echo: longer than five', 'no guard, no cap any more');
+  await client.close();
+});
+
 test('a new upstream and a changed args: one warn line each, not applied, doctor and gateway check say restart needed until the file asks for nothing new', async () => {
   const log = await reloadWith('upstreams:\n' + upstream('fake', ['--pages']) +
     '    tools:\n      include: [echo, slow]\n' + upstream('extra') + '    tools: {include: ["*"]}\n');
@@ -139,14 +259,23 @@ test('a new upstream and a changed args: one warn line each, not applied, doctor
   assert.doesNotMatch(check2.stdout, /restart needed/);
 });
 
-test('enabled: false on a running upstream, or a disabled one enabled: named as such, not applied until a restart', async () => {
+test('enabled: false on a running upstream: its tools are taken away at once (its process until a restart); a disabled one enabled: named as such, not applied until a restart', async () => {
   const log = await reloadWith(BASE() + '    enabled: false\n' + upstream('spare') +
     '    enabled: false\n');
   assert.match(log, /warn: gateway: reload: upstream fake was disabled \(enabled: false\); restart to apply/);
+  assert.match(log, /gateway: reload: fake__echo is no longer exposed/);
   assert.doesNotMatch(log, /upstream spare/, 'a disabled upstream added disabled asks for nothing');
   const { client, tools } = await sdkClient(srv, 'gwreload-it');
-  assert.ok(tools.fake__echo, 'the running upstream stays exposed until a restart');
+  assert.equal(tools.fake__echo, undefined, 'the disabled upstream\'s tools are no longer listed');
+  const echoes = upstreamCalls('echo').length;
+  const r = await client.callTool({ name: 'fake__echo', arguments: { message: 'off' } });
+  assert.equal(r.structuredContent?.error, 'not_found', JSON.stringify(r));
+  assert.equal(upstreamCalls('echo').length, echoes, 'not sent upstream');
   await client.close();
+  await reloadWith(BASE());
+  const back = await sdkClient(srv, 'gwreload-it');
+  assert.ok(back.tools.fake__echo, 'enabled again: exposed again');
+  await back.client.close();
   const log2 = await reloadWith(BASE() + upstream('spare') + '    tools: {include: ["*"]}\n');
   assert.match(log2, /warn: gateway: reload: upstream spare is new; restart to apply/);
   await reloadWith(BASE());
@@ -180,6 +309,36 @@ test('a shorter approvals.timeout_s applies to the next approval request', async
   assert.match(r.content[0].text, /no operator answered within 1 s/);
   assert.ok(Date.now() - started < 10000, 'not the 600 s default');
   await client.close();
+});
+
+test('a request waiting for the operator keeps the timeout it was queued with: its timed-out message says so after a reload changed it', async () => {
+  await reloadWith(BASE() + '      guard: {echo: approve}\napprovals: {timeout_s: 2}\n');
+  const { client } = await sdkClient(srv, 'gwreload-it');
+  const call = client.callTool({ name: 'fake__echo', arguments: { message: 'kept' } }, undefined, { timeout: 60000 });
+  await waitApprovals(srv, 1);
+  await reloadWith(BASE() + '      guard: {echo: approve}\napprovals: {timeout_s: 900}\n');
+  const r = await call;
+  assert.equal(r.structuredContent.error, 'approval_denied');
+  assert.match(r.content[0].text, /no operator answered within 2 s/);
+  await client.close();
+  // The same for a task: its ttlMs and its outcome keep the timeout it was created with. Tasks
+  // serve only where a tool was guarded approve at start: a server of its own.
+  const text = (t) => 'upstreams:\n' + upstream('fake') +
+    `    tools:\n      include: [echo]\n      guard: {echo: approve}\napprovals: {timeout_s: ${t}}\n`;
+  await ownServer('hm-gwreload-task-', text(2), async ({ s, reload }) => {
+    const task = await taskRpc(s, 'tools/call', { name: 'fake__echo', arguments: { message: 'task' } });
+    assert.equal(task.resultType, 'task', JSON.stringify(task));
+    await waitApprovals(s, 1);
+    assert.match(await reload(text(900)), /approvals wait 900 s/);
+    const during = await taskRpc(s, 'tasks/get', { taskId: task.taskId });
+    assert.equal(during.ttlMs, task.ttlMs, 'ttlMs counts the timeout the task was created with');
+    const done = await until(async () => {
+      const t = await taskRpc(s, 'tasks/get', { taskId: task.taskId });
+      return t.status === 'completed' && t;
+    }, 'the task to end', 15000);
+    assert.equal(done.ttlMs, task.ttlMs);
+    assert.match(done.result.content[0].text, /no operator answered within 2 s/);
+  });
 });
 
 test('a file serve would refuse (approvals.timeout_s at or above MCP_CALL_TIMEOUT_S) is refused by the reload too: the running configuration stays', async () => {

@@ -510,6 +510,20 @@ static void param_headers_must_match_the_arguments(void **state)
     assert_int_equal(call_region("{\"o\":{\"a\":1},\"sp\":\"x\"}", NULL, NULL), 0);
 }
 
+/* A schema replaced after registration (a gateway reload's argument policy): the headers
+ * checked are the new schema's, not those found at registration. */
+static void param_headers_follow_a_replaced_schema(void **state)
+{
+    (void)state;
+    mcp_set_tool_input_schema(srv, "region",
+                              json_pack("{s:{s:{s:s}, s:{s:s}}}", "properties", "region", "type",
+                                        "string", "n", "x-mcp-header", "N"));
+    assert_int_equal(call_region("{\"region\":\"eu\"}", NULL, NULL), 0); /* no longer mirrored */
+    assert_int_equal(call_region("{\"n\":1}", NULL, "2"), -32020);
+    mcp_set_tool_input_schema(srv, "region", json_object());
+    assert_int_equal(call_region("{\"n\":1}", NULL, "2"), 0);
+}
+
 static void task_methods_need_the_extension(void **state)
 {
     (void)state;
@@ -634,6 +648,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(logs_only_at_the_requested_level, setup, teardown),
         cmocka_unit_test_setup_teardown(session_era_is_untouched, setup, teardown),
         cmocka_unit_test_setup_teardown(param_headers_must_match_the_arguments, setup, teardown),
+        cmocka_unit_test_setup_teardown(param_headers_follow_a_replaced_schema, setup, teardown),
         cmocka_unit_test_setup_teardown(task_methods_need_the_extension, setup, teardown),
         cmocka_unit_test_setup_teardown(reply_text_is_the_decorated_document, setup, teardown),
         cmocka_unit_test_setup_teardown(sealed_state_expires, setup_short_state, teardown),

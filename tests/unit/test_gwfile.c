@@ -564,6 +564,35 @@ static void enabled_and_notes(void **state)
     gwfile_cleanup(&f);
 }
 
+/* A disabled upstream's placeholders are checked for syntax but not resolved: one disabled
+ * because its secret is not set yet does not fail the file (nor is its value read). */
+static void disabled_upstreams_resolve_no_placeholder(void **state)
+{
+    struct gwfile f;
+    char err[300];
+    (void)state;
+    assert_true(parse("upstreams:\n"
+                      "  a:\n    command: x\n    env: {K: \"${SOME_KEY}\"}\n"
+                      "  b:\n    command: y\n    enabled: false\n    env: {T: \"${NOT_SET_YET}\"}\n"
+                      "  c:\n    url: \"${NOR_THIS}\"\n    enabled: false\n"
+                      "    headers: {Authorization: \"Bearer ${SOME_KEY}\"}\n",
+                      &f, err));
+    assert_string_equal(json_string_value(json_object_get(f.up[0].env, "K")), "k-123");
+    assert_int_equal(f.noff, 2);
+    assert_string_equal(json_string_value(json_object_get(f.off[0].env, "T")), "${NOT_SET_YET}");
+    assert_string_equal(json_string_value(json_object_get(f.off[1].headers, "Authorization")),
+                        "Bearer ${SOME_KEY}");
+    gwfile_cleanup(&f);
+    /* A malformed placeholder is still an error there. */
+    assert_false(parse("upstreams:\n  b:\n    command: y\n    enabled: false\n"
+                       "    env: {T: \"${bad-name}\"}\n", &f, err));
+    assert_non_null(strstr(err, "upstream b"));
+    /* And an unset one in an enabled upstream as before. */
+    assert_false(parse("upstreams:\n  a:\n    command: x\n    env: {T: \"${NOT_SET_YET}\"}\n",
+                       &f, err));
+    assert_non_null(strstr(err, "NOT_SET_YET"));
+}
+
 /* The include globs matching no offered tool, from names or from tools/list entries. */
 static void include_globs_matching_nothing(void **state)
 {
@@ -606,6 +635,7 @@ int main(void)
         cmocka_unit_test(approvals_timeout_is_read_and_bounded),
         cmocka_unit_test(smoke_calls_as_a_list),
         cmocka_unit_test(enabled_and_notes),
+        cmocka_unit_test(disabled_upstreams_resolve_no_placeholder),
         cmocka_unit_test(include_globs_matching_nothing),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -33,6 +33,41 @@ static void summary_names_guard_and_each_policy(void **state)
     json_decref(p);
 }
 
+/* The lines a reload logs at warn for what it loosens, joined with " | ". */
+static void loosened(enum gw_guard wg, const char *was, enum gw_guard ng, const char *now,
+                     const char *expected)
+{
+    json_t *w = was ? json_loads(was, 0, NULL) : NULL, *n = now ? json_loads(now, 0, NULL) : NULL;
+    json_t *lines = gw_policy_loosened(wg, w, ng, n), *line;
+    char out[400] = "";
+    size_t i, len = 0;
+    json_array_foreach(lines, i, line)
+        len += (size_t)snprintf(out + len, sizeof out - len, "%s%s", i ? " | " : "",
+                                json_string_value(line));
+    assert_string_equal(out, expected);
+    json_decref(lines);
+    json_decref(w);
+    json_decref(n);
+}
+
+static void loosening_is_named(void **state)
+{
+    (void)state;
+    loosened(GW_GUARD_APPROVE, NULL, GW_GUARD_NONE, NULL, "guard approve -> none");
+    loosened(GW_GUARD_NONE, NULL, GW_GUARD_APPROVE, NULL, ""); /* stricter: nothing said */
+    loosened(GW_GUARD_NONE,
+             "{\"drop\": [\"model\", \"provider\"], \"fix\": {\"deliver\": \"local\"},"
+             " \"max_length\": {\"note\": 5, \"tag\": 9}, \"enum\": {\"kind\": [\"a\"]},"
+             " \"require\": {\"kind\": {\"action\": [\"x\"]}}}",
+             GW_GUARD_NONE,
+             "{\"drop\": [\"model\"], \"max_length\": {\"note\": 10, \"tag\": 3},"
+             " \"enum\": {\"kind\": [\"a\", \"b\"]}, \"require\": [\"kind\"]}",
+             "args drop provider -> none | args fix deliver -> none | args enum kind widened | "
+             "args max_length note 5 -> 10");
+    loosened(GW_GUARD_CONFIRM, "{\"max_items\": {\"tasks\": 2}}", GW_GUARD_CONFIRM, NULL,
+             "args max_items tasks -> none");
+}
+
 static bool admitted(json_t *policy, const char *args_text)
 {
     enum toolerr code = TE_CONFIRMATION_REQUIRED; /* any other than the one expected */
@@ -54,7 +89,7 @@ static void require_always_and_per_action(void **state)
     (void)state;
     json_t *always = json_loads("{\"require\": [\"kind\"]}", 0, NULL);
     json_t *schema = gw_policy_schema(json_loads("{\"type\": \"object\", \"required\": [\"kind\"]}",
-                                                 0, NULL), GW_GUARD_NONE, always);
+                                                 0, NULL), GW_GUARD_NONE, always, NULL);
     assert_int_equal(json_array_size(json_object_get(schema, "required")), 1); /* not twice */
     json_decref(schema);
     assert_false(admitted(always, NULL));
@@ -63,7 +98,7 @@ static void require_always_and_per_action(void **state)
     assert_true(admitted(always, "{\"kind\": \"decision\"}"));
     json_t *on_create = json_loads("{\"require\": {\"kind\": {\"action\": [\"create\", \"update\"]}}}",
                                    0, NULL);
-    schema = gw_policy_schema(json_loads("{\"type\": \"object\"}", 0, NULL), GW_GUARD_NONE, on_create);
+    schema = gw_policy_schema(json_loads("{\"type\": \"object\"}", 0, NULL), GW_GUARD_NONE, on_create, NULL);
     json_t *want = json_loads("[{\"if\": {\"properties\": {\"action\": {\"enum\": [\"create\", \"update\"]}},"
                               " \"required\": [\"action\"]}, \"then\": {\"required\": [\"kind\"]}}]",
                               0, NULL);
@@ -159,7 +194,7 @@ static void conditional_confirm(void **state)
 
     /* the schema: confirmed is offered, required only when the action is one of the values */
     json_t *schema = gw_policy_schema(json_loads("{\"type\": \"object\", \"required\": [\"action\"]}",
-                                                 0, NULL), guard, policy);
+                                                 0, NULL), guard, policy, NULL);
     json_t *confirmed = json_object_get(json_object_get(schema, "properties"), "confirmed");
     assert_string_equal(json_string_value(json_object_get(confirmed, "type")), "boolean");
     const char *text = json_string_value(json_object_get(confirmed, "description"));
@@ -185,7 +220,9 @@ static json_t *exposed(const char *schema_text, const char *policy_text)
     json_t *policy = json_loads(policy_text, 0, NULL), *schema = json_loads(schema_text, 0, NULL);
     assert_non_null(policy);
     assert_non_null(schema);
-    schema = gw_policy_schema(schema, GW_GUARD_NONE, policy);
+    bool uncallable = true;
+    schema = gw_policy_schema(schema, GW_GUARD_NONE, policy, &uncallable);
+    assert_false(uncallable);
     json_decref(policy);
     return schema;
 }
@@ -221,7 +258,7 @@ static void drop_removes_nested_names(void **state)
         "   \"properties\": {\"name\": {}}, \"required\": [\"name\"]}},"
         "  \"properties\": {\"type\": \"object\", \"properties\": {\"keep\": {}}},"
         "  \"required\": {\"type\": \"string\"}},"
-        " \"anyOf\": [{\"required\": []}, {\"properties\": {}}],"
+        " \"anyOf\": [{\"properties\": {}}],"
         " \"$defs\": {\"o\": {\"properties\": {\"x\": {}}, \"required\": [\"x\"]}}}",
         0, NULL);
     assert_non_null(want);
@@ -240,13 +277,85 @@ static void drop_removes_nested_names(void **state)
     json_decref(schema);
 }
 
+/* policy_text applied to schema_text: the exposed schema must equal want_text. */
+static void applied(const char *policy_text, const char *schema_text, const char *want_text,
+                    bool want_uncallable)
+{
+    json_t *policy = json_loads(policy_text, 0, NULL);
+    json_t *schema = json_loads(schema_text, 0, NULL), *want = json_loads(want_text, 0, NULL);
+    assert_non_null(schema);
+    assert_non_null(want);
+    bool uncallable = !want_uncallable;
+    schema = gw_policy_schema(schema, GW_GUARD_NONE, policy, &uncallable);
+    if (json_object_size(json_object_get(schema, "properties")) == 0 &&
+        !json_object_get(want, "properties")) /* the top gets one: not what is looked at */
+        json_object_del(schema, "properties");
+    if (!json_equal(schema, want)) {
+        char *got = json_dumps(schema, JSON_SORT_KEYS);
+        fail_msg("%s\n  became %s", schema_text, got);
+    }
+    assert_int_equal(uncallable, want_uncallable);
+    json_decref(policy);
+    json_decref(schema);
+    json_decref(want);
+}
+
+static void drops_model(const char *schema_text, const char *want_text, bool want_uncallable)
+{
+    applied("{\"drop\": [\"model\"]}", schema_text, want_text, want_uncallable);
+}
+
+/* A subschema that requires a dropped name can never match a call (the name is refused), so
+ * where matching it decides something it goes whole instead of losing the name: under not (the
+ * not would reject every call), as an if (its then never applies, its else always does), as an
+ * anyOf or oneOf branch (the others decide; none left: the tool cannot be called). A required
+ * left empty goes; draft-07 dependencies are walked like dependentRequired and
+ * dependentSchemas. */
+static void drop_keeps_branches_meaning(void **state)
+{
+    (void)state;
+    drops_model("{\"properties\": {\"model\": {}, \"a\": {}}, \"required\": [\"model\"],"
+                " \"not\": {\"required\": [\"model\"]}}",
+                "{\"properties\": {\"a\": {}}}", false);
+    drops_model("{\"not\": {\"required\": [\"a\"]}}", "{\"not\": {\"required\": [\"a\"]}}", false);
+    drops_model("{\"if\": {\"required\": [\"model\"]}, \"then\": {\"required\": [\"a\"]},"
+                " \"else\": {\"required\": [\"b\"]}}",
+                "{\"allOf\": [{\"required\": [\"b\"]}]}", false);
+    drops_model("{\"if\": {\"required\": [\"model\"]}, \"then\": {\"required\": [\"a\"]},"
+                " \"allOf\": [{\"required\": [\"c\"]}]}",
+                "{\"allOf\": [{\"required\": [\"c\"]}]}", false);
+    drops_model("{\"if\": {\"required\": [\"a\"]}, \"then\": {\"required\": [\"model\", \"b\"]}}",
+                "{\"if\": {\"required\": [\"a\"]}, \"then\": {\"required\": [\"b\"]}}", false);
+    drops_model("{\"anyOf\": [{\"required\": [\"model\"]}, {\"required\": [\"a\"]}],"
+                " \"oneOf\": [{\"required\": [\"b\"]}, {\"required\": [\"model\", \"b\"]}]}",
+                "{\"anyOf\": [{\"required\": [\"a\"]}], \"oneOf\": [{\"required\": [\"b\"]}]}",
+                false);
+    drops_model("{\"properties\": {\"o\": {\"oneOf\": [{\"required\": [\"model\"]}]}}}",
+                "{\"properties\": {\"o\": {\"oneOf\": [{\"not\": {}}]}}}", true);
+    drops_model("{\"dependencies\": {\"model\": [\"a\"], \"a\": [\"model\", \"b\"],"
+                " \"c\": {\"properties\": {\"model\": {}, \"d\": {}}}},"
+                " \"dependentSchemas\": {\"model\": {\"required\": [\"a\"]}},"
+                " \"dependentRequired\": {\"a\": [\"model\"]}}",
+                "{\"dependencies\": {\"a\": [\"b\"], \"c\": {\"properties\": {\"d\": {}}}},"
+                " \"dependentSchemas\": {}, \"dependentRequired\": {\"a\": []}}", false);
+    /* A fixed name is set by the gateway at the top (a branch requiring it there holds), and
+     * refused deeper (one requiring it there never does). */
+    applied("{\"fix\": {\"deliver\": \"local\"}}",
+            "{\"anyOf\": [{\"required\": [\"deliver\"]}, {\"required\": [\"a\"]}],"
+            " \"properties\": {\"o\": {\"anyOf\": [{\"required\": [\"deliver\"]}, {\"required\": [\"a\"]}]}}}",
+            "{\"anyOf\": [{}, {\"required\": [\"a\"]}],"
+            " \"properties\": {\"o\": {\"anyOf\": [{\"required\": [\"a\"]}]}}}", false);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(summary_names_guard_and_each_policy),
+        cmocka_unit_test(loosening_is_named),
         cmocka_unit_test(require_always_and_per_action),
         cmocka_unit_test(conditional_confirm),
         cmocka_unit_test(drop_removes_nested_names),
+        cmocka_unit_test(drop_keeps_branches_meaning),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
