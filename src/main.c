@@ -370,11 +370,13 @@ static int cmd_serve(int argc, char **argv)
         fprintf(stderr, "hermes-mcp: %s\n", err);
         return EXIT_USAGE;
     }
-    if (!cfg.auth) {
+    if (!cfg.auth) { /* no credential could ever be checked: never serve without one */
         fprintf(stderr,
-                "hermes-mcp: no MCP_AUTH_TOKEN in %s; create one with: hermes-mcp token gen "
-                "--env-file %s\n",
-                file, file);
+                "hermes-mcp: no MCP_AUTH_TOKEN, TOKENS_FILE or OAUTH_ISSUER_URL in %s, so no "
+                "client could authenticate; create a token with: hermes-mcp token gen "
+                "--env-file %s (or set OAUTH_ISSUER_URL, then: hermes-mcp oauth passwd "
+                "--env-file %s)\n",
+                file, file, file);
         config_cleanup(&cfg);
         return EXIT_USAGE;
     }

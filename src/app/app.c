@@ -670,8 +670,9 @@ static void reload(struct app *a)
         sdnotify("READY=1\nSTATUS=reload failed; running with the previous settings");
         return;
     }
-    if (a->cfg->auth && !fresh.auth) {
-        /* A file that lost its token must not turn authentication off. */
+    /* A file that lost its token must not turn authentication off, nor leave only a way in
+     * that this process does not serve (OAUTH_ISSUER_URL takes effect at a restart). */
+    if (a->cfg->auth && !fresh.owner_token && !fresh.tokens_file && a->oauth_server == NULL) {
         log_warn("reload failed, keeping the current settings: no MCP_AUTH_TOKEN in %s; run: "
                  "hermes-mcp token gen --env-file %s",
                  a->cfg->env_file, a->cfg->env_file);
@@ -679,8 +680,15 @@ static void reload(struct app *a)
         sdnotify("READY=1\nSTATUS=reload failed; running with the previous settings");
         return;
     }
-    struct principals *who = principals_load(fresh.auth ? fresh.token_hash : NULL,
+    struct principals *who = principals_load(fresh.owner_token ? fresh.token_hash : NULL,
                                              fresh.tokens_file, err, sizeof err);
+    if (who && who->n == 0 && a->oauth_server == NULL) {
+        snprintf(err, sizeof err, "TOKENS_FILE %s names no principal and there is no "
+                                  "MCP_AUTH_TOKEN: no client could authenticate",
+                 fresh.tokens_file);
+        principals_unref(who);
+        who = NULL;
+    }
     if (who == NULL) {
         /* A broken tokens file must not lock the roles out, nor let anyone new in. */
         log_warn("reload failed, keeping the current settings: %s", err);
@@ -694,7 +702,7 @@ static void reload(struct app *a)
     char keys[512];
     if (config_restart_keys(a->cfg, &fresh, keys, sizeof keys))
         log_warn("reload: %s changed; restart to apply", keys);
-    a->cfg->auth = fresh.auth;
+    a->cfg->owner_token = fresh.owner_token;
     memcpy(a->cfg->token_hash, fresh.token_hash, sizeof fresh.token_hash);
     free(a->cfg->tokens_file);
     a->cfg->tokens_file = fresh.tokens_file;
@@ -871,10 +879,17 @@ int app_run(const struct app_opts *o)
     int rc = 1, sock_fd = -1;
 
     log_set_level(o->cfg->log_level);
-    a.principals = principals_load(o->cfg->auth ? o->cfg->token_hash : NULL,
+    a.principals = principals_load(o->cfg->owner_token ? o->cfg->token_hash : NULL,
                                    o->cfg->tokens_file, err, sizeof err);
     if (a.principals == NULL) {
         log_error("%s", err);
+        return 2;
+    }
+    if (o->cfg->auth && a.principals->n == 0 && !o->cfg->oauth_issuer) {
+        log_error("TOKENS_FILE %s names no principal and there is no MCP_AUTH_TOKEN nor "
+                  "OAUTH_ISSUER_URL: no client could authenticate",
+                  o->cfg->tokens_file);
+        principals_unref(a.principals);
         return 2;
     }
     if (o->cfg->oauth_issuer) {
@@ -1005,6 +1020,9 @@ int app_run(const struct app_opts *o)
     fflush(stdout);
     if (!o->cfg->auth)
         log_warn("authentication is off: anyone who can reach the port can call the tools");
+    else if (!o->cfg->owner_token && a.oauth_server)
+        log_info("no MCP_AUTH_TOKEN: no static owner token; the owner allows OAuth clients "
+                 "with the consent passphrase (hermes-mcp oauth passwd) and uses the CLI");
     sdnotifyf("READY=1\nSTATUS=listening on %s", url);
     a.watchdog_ms = sdnotify_watchdog_ms();
     if (a.watchdog_ms)

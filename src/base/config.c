@@ -258,7 +258,14 @@ bool config_load(struct config *c, const char *path, char *err, size_t errlen)
     } else {
         if ((env = config_read_env(path, &mode, err, errlen)) == NULL)
             return false;
-        if (get(env, "MCP_AUTH_TOKEN") && (mode & 077)) {
+        /* Seed 002's env file has no MCP_AUTH_TOKEN but a client secret and the agent's key
+         * (HERMES_API_KEY, read by agentcfg.c). */
+        static const char *const secrets[] = {"MCP_AUTH_TOKEN", "OAUTH_CLIENT_SECRET",
+                                              "HERMES_API_KEY"};
+        bool secret = false;
+        for (size_t i = 0; i < sizeof secrets / sizeof *secrets; i++)
+            secret = secret || get(env, secrets[i]);
+        if (secret && (mode & 077)) {
             snprintf(err, errlen,
                      "env file %s holds a secret but is readable by others (mode %03o); run: "
                      "chmod 600 %s",
@@ -355,7 +362,7 @@ bool config_from_env(struct config *c, json_t *env, const char *path, char *err,
             goto out;
         }
         crypto_sha256(token, 64, c->token_hash);
-        c->auth = true;
+        c->owner_token = true;
     }
     c->public_hosts = dup_or(get(env, "MCP_PUBLIC_HOSTS"), NULL);
     const char *tokens = get(env, "TOKENS_FILE");
@@ -403,6 +410,9 @@ bool config_from_env(struct config *c, json_t *env, const char *path, char *err,
             !oauth_schemes(c, get(env, "OAUTH_ALLOWED_REDIRECT_SCHEMES"), err, errlen))
             goto out;
     }
+    /* Some credential can be checked: the owner's token, a role's, or an OAuth access token.
+     * serve refuses to start with none (a server nobody can authenticate to). */
+    c->auth = c->owner_token || c->tokens_file || c->oauth_issuer;
     c->hermes_env_path = dup_or(get(env, "HERMES_ENV_PATH"), NULL);
     c->tasks_dir = dup_or(get(env, "TASKS_DIR"), NULL);
     if (c->tasks_dir == NULL && path) {

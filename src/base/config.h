@@ -13,7 +13,11 @@ struct config {
     bool allow_remote;   /* MCP_ALLOW_NON_LOOPBACK=1: listen beyond loopback */
     bool sessions;       /* MCP_SESSIONS=1: issue Mcp-Session-Id */
     char *public_hosts;  /* MCP_PUBLIC_HOSTS: extra Host/Origin names, comma-separated */
-    bool auth;           /* a token is set */
+    bool auth;           /* authentication is on: MCP_AUTH_TOKEN, TOKENS_FILE or
+                            OAUTH_ISSUER_URL is set (off only without an env file) */
+    bool owner_token;    /* MCP_AUTH_TOKEN is set: the owner's static bearer token; without it
+                            (OAuth only, seed 002's setup) the owner allows OAuth clients with
+                            the consent passphrase and uses the CLI */
     unsigned char token_hash[32]; /* SHA-256 of MCP_AUTH_TOKEN; the token itself is not kept */
     char *tokens_file;   /* TOKENS_FILE: more principals (YAML, mode 600), or NULL */
     char *oauth_issuer;  /* OAUTH_ISSUER_URL without a trailing '/': the server's public origin

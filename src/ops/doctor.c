@@ -172,6 +172,7 @@ static json_t *check_env_file(struct doctor *d)
         return json_object();
     }
     secret_add(d, get(env, "MCP_AUTH_TOKEN"));
+    secret_add(d, get(env, "OAUTH_CLIENT_SECRET"));
     if (mode & 077)
         check(d, FAIL, "env file %s is mode %03o, readable by others: run chmod 600 %s", path,
               mode & 0777, path);
@@ -183,7 +184,14 @@ static json_t *check_env_file(struct doctor *d)
 static void check_token(struct doctor *d, json_t *env)
 {
     const char *t = get(env, "MCP_AUTH_TOKEN");
-    if (t == NULL)
+    const char *issuer = get(env, "OAUTH_ISSUER_URL"), *tokens = get(env, "TOKENS_FILE");
+    if (t == NULL && issuer && *issuer)
+        /* Seed 002's setup: the consent passphrase is checked with the OAuth files below. */
+        check(d, OK, "no MCP_AUTH_TOKEN: OAuth only (OAUTH_ISSUER_URL); no static owner token, "
+                     "the owner allows clients with the consent passphrase");
+    else if (t == NULL && tokens && *tokens)
+        check(d, OK, "no MCP_AUTH_TOKEN: only the TOKENS_FILE principals can authenticate");
+    else if (t == NULL)
         check(d, FAIL, "no MCP_AUTH_TOKEN in %s: run hermes-mcp token gen --env-file %s",
               d->env_path, d->env_path);
     else if (!config_token_ok(t))
@@ -204,6 +212,8 @@ static bool check_settings(struct doctor *d, json_t *env, struct config *cfg)
     json_object_del(copy, "MCP_AUTH_TOKEN"); /* it has its own line */
     bool ok = config_from_env(cfg, copy, d->env_path, err, sizeof err);
     json_decref(copy);
+    if (ok)
+        cfg->owner_token = get(env, "MCP_AUTH_TOKEN") != NULL; /* whatever its value */
     if (ok) {
         if (config_is_loopback(cfg->host))
             check(d, OK, "settings valid (serve listens on %s:%u)", cfg->host, cfg->port);
@@ -413,7 +423,11 @@ static void check_credentials_files(struct doctor *d, const struct config *cfg)
          * bearer clients still work); a file serve would not read FAILs. */
         char line[PASSPHRASE_LINE_MAX], *pp = passphrase_path_beside(cfg->oauth_store);
         struct stat st;
-        if (lstat(pp, &st) != 0)
+        if (lstat(pp, &st) != 0 && !cfg->owner_token && !cfg->tokens_file)
+            check(d, FAIL, "no OAuth consent passphrase (%s) and no MCP_AUTH_TOKEN: nobody "
+                           "can sign in; run: hermes-mcp oauth passwd --env-file %s",
+                  pp, d->env_path);
+        else if (lstat(pp, &st) != 0)
             check(d, WARN, "no OAuth consent passphrase (%s): no OAuth client can be allowed; "
                            "run: hermes-mcp oauth passwd", pp);
         else if (!passphrase_load(pp, line, err, sizeof err))

@@ -50,7 +50,8 @@ function waitForListening(proc, name) {
   });
 }
 
-// Starts build/hermes-mcp with a fresh mode-600 env file. extra: more KEY=VALUE settings;
+// Starts build/hermes-mcp with a fresh mode-600 env file. extra: more KEY=VALUE settings (a key
+// set to undefined is left out, e.g. MCP_AUTH_TOKEN for an OAuth-only server);
 // opts: {env, prefix} as for run(); keepDefaults: the server's own rate limits.
 export async function startHermes(extra = {}, opts = {}) {
   const dir = mkdtempSync(join(tmpdir(), 'hm-it-'));
@@ -60,7 +61,8 @@ export async function startHermes(extra = {}, opts = {}) {
   const lines = { MCP_PORT: '0', MCP_AUTH_TOKEN: token, ...limits,
     AGENTS_FILE: join(dir, 'agents.yaml'), ...extra };
   const envFile = join(dir, 'env');
-  writeFileSync(envFile, Object.entries(lines).map(([k, v]) => `${k}=${v}`).join('\n') + '\n');
+  writeFileSync(envFile, Object.entries(lines).filter(([, v]) => v !== undefined)
+    .map(([k, v]) => `${k}=${v}`).join('\n') + '\n');
   chmodSync(envFile, 0o600);
   const proc = run(HERMES, ['serve', '--env-file', envFile], opts);
   proc.stderrText = '';

@@ -92,6 +92,36 @@ static void read_then_validate(void **state)
     assert_non_null(strstr(err, "cannot open"));
 }
 
+/* Authentication is on with any way in (seed 002's OAuth-only file has no MCP_AUTH_TOKEN), off
+ * only with none; the owner token is told apart. */
+static void auth_without_owner_token(void **state)
+{
+    struct config c;
+    char err[256];
+    (void)state;
+    write_file("OAUTH_ISSUER_URL=https://mcp.example.com\n", 0600);
+    assert_true(config_load(&c, path, err, sizeof err));
+    assert_true(c.auth);
+    assert_false(c.owner_token);
+    config_cleanup(&c);
+    write_file("TOKENS_FILE=/nonexistent/tokens.yaml\n", 0600);
+    assert_true(config_load(&c, path, err, sizeof err));
+    assert_true(c.auth);
+    assert_false(c.owner_token);
+    config_cleanup(&c);
+    write_file("MCP_PORT=0\n", 0600);
+    assert_true(config_load(&c, path, err, sizeof err));
+    assert_false(c.auth);
+    config_cleanup(&c);
+    /* The static client's secret makes the file's mode matter without MCP_AUTH_TOKEN too. */
+    write_file("OAUTH_ISSUER_URL=https://mcp.example.com\nOAUTH_CLIENT_ID=c\n"
+               "OAUTH_CLIENT_SECRET=0123456789abcdef0123456789abcdef\n",
+               0644);
+    assert_false(config_load(&c, path, err, sizeof err));
+    assert_non_null(strstr(err, "chmod 600"));
+    assert_null(strstr(err, "0123456789abcdef"));
+}
+
 static void non_loopback_needs_opt_in(void **state)
 {
     struct config c;
@@ -299,6 +329,7 @@ int main(void)
         cmocka_unit_test(oauth_issuer_is_an_origin),
         cmocka_unit_test(bind_host_is_mcp_host),
         cmocka_unit_test(oauth_token_lifetimes),
+        cmocka_unit_test(auth_without_owner_token),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -1,0 +1,149 @@
+// Drop-in leftovers (issue 25, point 8). Seed 002's OAuth-only env file (no MCP_AUTH_TOKEN; an
+// issuer, a static client, HERMES_API_KEY, BIND_HOST) starts the real binary: a client gets its
+// token through the OAuth dance with the owner's consent passphrase and calls a tool, and no
+// static bearer token gets in; doctor accepts the setup; a file with no way to authenticate is
+// still refused.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { mkdtempSync, writeFileSync, chmodSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { auth } from '@modelcontextprotocol/sdk/client/auth.js';
+import { startHermes, startFake, freePort, setPassphrase, OAUTH_PASS, HERMES, until }
+  from './lib.mjs';
+
+const REDIRECT = 'http://127.0.0.1:7777/callback';
+
+function mint() {
+  const r = spawnSync(HERMES, ['oauth', 'mint-client'], { encoding: 'utf8' });
+  assert.equal(r.status, 0, r.stderr);
+  return { id: /^OAUTH_CLIENT_ID=(\S+)$/m.exec(r.stdout)[1], secret: /^OAUTH_CLIENT_SECRET=(\S+)$/m.exec(r.stdout)[1] };
+}
+
+// A Hermes .env naming the fake's address and no key: seed 002 gives the key as HERMES_API_KEY.
+function keylessAgentEnv(fake, dir) {
+  const f = join(dir, 'agent.env');
+  writeFileSync(f, `API_SERVER_HOST=127.0.0.1\nAPI_SERVER_PORT=${fake.port}\n`);
+  chmodSync(f, 0o600);
+  return f;
+}
+
+// Seed 002's env file, as its users have it: no MCP_AUTH_TOKEN.
+async function startSeed002(fake, dir, extra = {}) {
+  const { id, secret } = mint();
+  const port = await freePort();
+  const issuer = `http://127.0.0.1:${port}`;
+  const srv = await startHermes({ MCP_AUTH_TOKEN: undefined, MCP_PORT: String(port), BIND_HOST: '127.0.0.1',
+    OAUTH_ISSUER_URL: issuer, OAUTH_CLIENT_ID: id, OAUTH_CLIENT_SECRET: secret,
+    HERMES_API_KEY: fake.key, HERMES_ENV_PATH: keylessAgentEnv(fake, dir), ...extra });
+  setPassphrase(srv.envFile);
+  return { srv, issuer, id, secret };
+}
+
+// The owner at the consent page, as a browser: reads it, sends the form with the passphrase.
+async function consent(issuer, authUrl) {
+  const html = await (await fetch(authUrl)).text();
+  const csrf = /name="csrf" value="([0-9a-f]{64})"/.exec(html)?.[1];
+  const res = await fetch(`${issuer}/authorize`, { method: 'POST', redirect: 'manual',
+    headers: { 'Content-Type': 'application/x-www-form-urlencoded', Origin: issuer },
+    body: new URLSearchParams({ csrf, passphrase: OAUTH_PASS, action: 'approve' }).toString() });
+  assert.equal(res.status, 302);
+  return new URL(res.headers.get('location')).searchParams.get('code');
+}
+
+// The official SDK client's OAuth dance with the pasted static client; its tokens.
+async function oauthTokens(srv, issuer, id, secret) {
+  const st = {};
+  const provider = {
+    get redirectUrl() { return REDIRECT; },
+    clientMetadata: { redirect_uris: [REDIRECT], client_name: 'seed 002 connector' },
+    clientInformation: () => ({ client_id: id, client_secret: secret }),
+    saveClientInformation: () => { throw new Error('no registration with a static client'); },
+    tokens: () => st.tokens,
+    saveTokens: (t) => { st.tokens = t; },
+    redirectToAuthorization: (u) => { st.authUrl = new URL(u); },
+    saveCodeVerifier: (v) => { st.verifier = v; },
+    codeVerifier: () => st.verifier,
+  };
+  assert.equal(await auth(provider, { serverUrl: srv.url }), 'REDIRECT');
+  const code = await consent(issuer, st.authUrl);
+  assert.equal(await auth(provider, { serverUrl: srv.url, authorizationCode: code }), 'AUTHORIZED');
+  return { provider, tokens: st.tokens };
+}
+
+const bearer = (token) => ({ Authorization: `Bearer ${token}` });
+async function connect(url, headers) {
+  const client = new Client({ name: 'dropin-it', version: '1' });
+  await client.connect(new StreamableHTTPClientTransport(new URL(url), { requestInit: { headers } }));
+  return client;
+}
+
+test('seed 002\'s OAuth-only env file starts; an OAuth client calls a tool; no static bearer gets in', async () => {
+  const fake = await startFake();
+  const dir = mkdtempSync(join(tmpdir(), 'hm-dropin-'));
+  const { srv, issuer, id, secret } = await startSeed002(fake, dir);
+  try {
+    await until(() => /no MCP_AUTH_TOKEN: no static owner token/.test(srv.proc.stderrText), 'the OAuth-only note');
+    const { provider } = await oauthTokens(srv, issuer, id, secret);
+    const client = new Client({ name: 'dropin-it', version: '1' });
+    await client.connect(new StreamableHTTPClientTransport(new URL(srv.url), { authProvider: provider }));
+    const r = await client.callTool({ name: 'hermes_task', arguments: { task: 'hello from an OAuth-only setup', mode: 'sync' } });
+    assert.equal(r.isError, false, JSON.stringify(r));
+    assert.equal(r.structuredContent.status, 'completed');
+    await client.close();
+    assert.ok(fake.received().some((q) => JSON.stringify(q).includes('hello from an OAuth-only setup')));
+    // No static token: the one startHermes would have written, any 64 hex, the client secret.
+    for (const t of [srv.token, 'a'.repeat(64), secret]) {
+      await assert.rejects(connect(srv.url, bearer(t)), /401|[Uu]nauthorized/, t);
+      const res = await fetch(srv.url, { method: 'POST', headers: { ...bearer(t), 'Content-Type': 'application/json',
+        Accept: 'application/json, text/event-stream' }, body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'ping' }) });
+      assert.equal(res.status, 401);
+    }
+    // /metrics is the static owner token's; there is none, so nobody reads it with a bearer.
+    assert.equal((await fetch(`${srv.base}/metrics`, { headers: bearer(srv.token) })).status, 401);
+    // doctor accepts the setup: the OAuth-only line, nothing failed.
+    const doc = spawnSync(HERMES, ['doctor', '--env-file', srv.envFile], { encoding: 'utf8' });
+    assert.match(doc.stdout, /^ok +no MCP_AUTH_TOKEN: OAuth only \(OAUTH_ISSUER_URL\)/m, doc.stdout);
+    assert.match(doc.stdout, /OAuth consent passphrase .* \(scrypt\)/);
+    assert.match(doc.stdout, /, 0 failed/, doc.stdout);
+    assert.ok(!doc.stdout.includes(secret) && !doc.stdout.includes(fake.key), 'no secret printed');
+    assert.ok(!srv.proc.stderrText.includes(secret), 'the client secret was logged');
+  } finally {
+    assert.equal(await srv.stop(), 0);
+    await fake.stop();
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test('no MCP_AUTH_TOKEN, TOKENS_FILE nor OAUTH_ISSUER_URL: serve refuses and says what to set; doctor fails', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'hm-dropin-'));
+  try {
+    const env = join(dir, 'env');
+    writeFileSync(env, `MCP_PORT=0\nHERMES_API_KEY=${randomBytes(16).toString('hex')}\n`);
+    chmodSync(env, 0o600);
+    const r = spawnSync(HERMES, ['serve', '--env-file', env], { encoding: 'utf8', timeout: 10000 });
+    assert.equal(r.status, 2);
+    assert.match(r.stderr, /no MCP_AUTH_TOKEN, TOKENS_FILE or OAUTH_ISSUER_URL in .*token gen.*OAUTH_ISSUER_URL.*oauth passwd/);
+    const doc = spawnSync(HERMES, ['doctor', '--no-probe', '--env-file', env], { encoding: 'utf8' });
+    assert.equal(doc.status, 1);
+    assert.match(doc.stdout, /^FAIL +no MCP_AUTH_TOKEN in /m, doc.stdout);
+    // OAuth only but no consent passphrase yet: serve starts (it can be set while it runs),
+    // doctor says nobody can sign in.
+    writeFileSync(env, `MCP_PORT=0\nOAUTH_ISSUER_URL=http://127.0.0.1:9\n`);
+    const d2 = spawnSync(HERMES, ['doctor', '--no-probe', '--env-file', env], { encoding: 'utf8' });
+    assert.match(d2.stdout, /^FAIL +no OAuth consent passphrase .* and no MCP_AUTH_TOKEN: nobody can sign in/m, d2.stdout);
+    // Seed 002's secrets make the env file's mode matter even without MCP_AUTH_TOKEN.
+    writeFileSync(env, `MCP_PORT=0\nOAUTH_ISSUER_URL=http://127.0.0.1:9\nOAUTH_CLIENT_ID=c1\nOAUTH_CLIENT_SECRET=${'s'.repeat(40)}\n`);
+    chmodSync(env, 0o644);
+    const r3 = spawnSync(HERMES, ['serve', '--env-file', env], { encoding: 'utf8', timeout: 10000 });
+    assert.equal(r3.status, 2);
+    assert.match(r3.stderr, /readable by others.*chmod 600/);
+    assert.ok(!r3.stderr.includes('s'.repeat(40)));
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
