@@ -38,6 +38,7 @@
 #include "sdlisten.h"
 #include "sdnotify.h"
 #include "version.h"
+#include "whoami.h"
 
 #define MAX_BODY (256 * 1024)
 #define IDLE_TIMEOUT_S 30
@@ -141,6 +142,7 @@ struct rpc_note {
     struct principal *grant;      /* or this, owned: an OAuth access token's principal */
     const struct principal *who;  /* NULL: no credential (or authentication is off) */
     char caller[PRINCIPAL_NAME_MAX + 24]; /* an OAuth grant's: its principal and authorization */
+    char *client_id;              /* an OAuth grant's client (whoami), or NULL */
     char rpc_method[40], tool[72], error[40];
 };
 
@@ -149,6 +151,7 @@ static void note_free(void *p)
     struct rpc_note *n = p;
     principals_unref(n->set);
     principal_free(n->grant);
+    free(n->client_id);
     free(n);
 }
 
@@ -204,7 +207,10 @@ static enum auth_result oauth_authenticate(struct app *a, struct hreq *r, const 
     principal_oauth_name(g->client_id, name);
     struct rpc_note *n = note_of(r);
     n->grant = principal_for_grant(name, g->scope, token);
+    n->grant->expires = g->expires; /* told by whoami; the store already refused expired ones */
     n->who = n->grant;
+    free(n->client_id);
+    n->client_id = xstrdup(g->client_id);
     /* Tasks and sealed state belong to one authorization (its refreshed tokens included), not
      * to every authorization of the same client: the family names it, by a digest. */
     if (g->family) {
@@ -267,7 +273,9 @@ static bool tool_allowed(struct hreq *r, const char *tool, const char *scope, bo
         return true;
     if (p == NULL)
         return false;
-    if (tool == NULL && scope && strncmp(scope, "agent:", 6) == 0)
+    if (scope && strcmp(scope, MCP_SCOPE_ANYONE) == 0)
+        ok = true;
+    else if (tool == NULL && scope && strncmp(scope, "agent:", 6) == 0)
         ok = principal_agent_allowed(p, scope + 6);
     else
         ok = principal_has_scope(p, scope);
@@ -277,6 +285,17 @@ static bool tool_allowed(struct hreq *r, const char *tool, const char *scope, bo
         add_challenge(a, r, "insufficient_scope", scope, why);
     }
     return ok;
+}
+
+/* What whoami answers (mcp_set_whoami): the principal r's credential resolved to. */
+static json_t *whoami_of(struct hreq *r, void *arg)
+{
+    const struct rpc_note *n = hreq_user(r);
+    (void)arg;
+    if (n == NULL || n->who == NULL)
+        return NULL;
+    enum whoami_kind kind = n->grant ? WHOAMI_OAUTH : n->who->all ? WHOAMI_OWNER : WHOAMI_TOKEN;
+    return whoami_describe(n->who, kind, n->grant ? n->client_id : NULL);
 }
 
 static void health(struct app *a, struct hreq *r)
@@ -979,6 +998,7 @@ int app_run(const struct app_opts *o)
     mcp_set_audit(a.mcp, on_rpc_note, &a);
     mcp_set_tool_filter(a.mcp, tool_allowed, &a);
     mcp_set_caller(a.mcp, caller_name, &a);
+    mcp_set_whoami(a.mcp, whoami_of, &a);
     /* Opened before setup: the gateway audits what it finds at start (a withheld tool). */
     if (o->cfg->audit_path)
         a.audit = audit_new(o->cfg->audit_path, AUDIT_ROTATE_BYTES, AUDIT_KEEP);

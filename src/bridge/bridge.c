@@ -138,6 +138,7 @@ struct bridge *bridge_new_kept(struct mcp_server *mcp, struct loop *l, struct co
     tool_agents_register(b);
     tool_cancel_register(b);
     tool_reset_register(b);
+    tool_whoami_register(b);
     mcptask_register(b);
     b->retention = retention_new(b->tasks, l, cfg, task_in_flight, task_pruned, b);
     retention_prune(b->retention);

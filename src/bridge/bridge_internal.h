@@ -325,6 +325,8 @@ void tool_files_register(struct bridge *b);
 void tool_agents_register(struct bridge *b);
 void tool_cancel_register(struct bridge *b);
 void tool_reset_register(struct bridge *b);
+/* tool_whoami.c: whoami, the caller's principal (every principal may call it). */
+void tool_whoami_register(struct bridge *b);
 
 /* bridge.c: indexes a task's run (and follows it when it has no result yet). */
 void index_task(const char *id, void *arg);

@@ -192,6 +192,19 @@ bool mcp_call_allowed(const struct mcp_call *c, const char *scope)
     return r && s->tool_filter(r, NULL, scope, false, s->tool_filter_arg);
 }
 
+void mcp_set_whoami(struct mcp_server *s, mcp_whoami_cb *cb, void *arg)
+{
+    s->whoami_cb = cb;
+    s->whoami_arg = arg;
+}
+
+json_t *mcp_call_whoami(const struct mcp_call *c)
+{
+    struct mcp_server *s = c->srv;
+    struct hreq *r = c->ex ? c->ex->req : NULL;
+    return s->whoami_cb && r ? s->whoami_cb(r, s->whoami_arg) : NULL;
+}
+
 void mcp_add_resource(struct mcp_server *s, const struct mcp_resource_def *d)
 {
     json_t *r = json_pack("{s:s, s:s}", "uri", d->uri, "name", d->name);

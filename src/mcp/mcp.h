@@ -206,6 +206,16 @@ const char *mcp_call_caller(const struct mcp_call *c);
  * that principal's tokens), or NULL. The string need only live as long as the request. */
 typedef const char *mcp_caller_cb(struct hreq *r, void *arg);
 void mcp_set_caller(struct mcp_server *s, mcp_caller_cb *cb, void *arg);
+/* What the principal that sent r is, as the layer that authenticated it describes it (a new
+ * object: name, kind, scopes, agents, expiry; never a credential), or NULL when there is none
+ * (authentication off). mcp_call_whoami asks it for a call: NULL also for a call detached from
+ * its request, or when no callback is set. */
+typedef json_t *mcp_whoami_cb(struct hreq *r, void *arg);
+void mcp_set_whoami(struct mcp_server *s, mcp_whoami_cb *cb, void *arg);
+json_t *mcp_call_whoami(const struct mcp_call *c);
+/* The scope of a tool every authenticated principal may call (whoami): the tool filter grants
+ * it to anyone it knows. */
+#define MCP_SCOPE_ANYONE "anyone"
 
 /* The tasks extension (io.modelcontextprotocol/tasks, 2026-07-28). A provider that runs tool
  * calls as tasks answers such a call with a CreateTaskResult ({resultType: "task", taskId,

@@ -212,6 +212,8 @@ struct mcp_server {
     char *decoration[3];    /* era_reply's decoration texts, built on first use (era.c) */
     mcp_caller_cb *caller_cb; /* who sent a request (mcp_set_caller); may be NULL */
     void *caller_arg;
+    mcp_whoami_cb *whoami_cb; /* what a request's principal is (mcp_set_whoami); may be NULL */
+    void *whoami_arg;
 };
 
 /* What a request needs from its HTTP context. */

@@ -40,7 +40,7 @@ const char smoke_usage[] =
     "                        [--cacert FILE]\n"
     "\n"
     "Checks a running hermes-mcp end to end, as an MCP client would: GET /health, 401 without\n"
-    "a token, initialize, tools/list (exactly the seven tools), a sync hermes_task (one small\n"
+    "a token, initialize, tools/list (the eight bridge tools), a sync hermes_task (one small\n"
     "task for your agent), hermes_result, hermes_files, rejection of \"../\" and absolute paths,\n"
     "and the 256 KiB body limit. One line per check (\"ok ...\" or \"FAIL ...; fix: ...\"),\n"
     "then a summary.\n"
@@ -63,7 +63,7 @@ const char smoke_usage[] =
 
 static const char *const expected_tools[] = {"hermes_task",  "hermes_status", "hermes_result",
                                              "hermes_files", "list_agents",   "hermes_cancel",
-                                             "hermes_reset"};
+                                             "hermes_reset", "whoami"};
 #define NTOOLS (sizeof expected_tools / sizeof *expected_tools)
 
 struct smoke {

@@ -2,18 +2,19 @@
 // issuer, a static client, HERMES_API_KEY, BIND_HOST) starts the real binary: a client gets its
 // token through the OAuth dance with the owner's consent passphrase and calls a tool, and no
 // static bearer token gets in; doctor accepts the setup; a file with no way to authenticate is
-// still refused.
+// still refused. whoami tells a principal who it is (owner, a TOKENS_FILE role,
+// an OAuth client) and never the token.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { randomBytes } from 'node:crypto';
+import { randomBytes, createHash } from 'node:crypto';
 import { mkdtempSync, writeFileSync, chmodSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { auth } from '@modelcontextprotocol/sdk/client/auth.js';
-import { startHermes, startFake, freePort, setPassphrase, OAUTH_PASS, HERMES, until }
+import { startHermes, startFake, agentEnv, freePort, setPassphrase, OAUTH_PASS, HERMES, until }
   from './lib.mjs';
 
 const REDIRECT = 'http://127.0.0.1:7777/callback';
@@ -144,6 +145,69 @@ test('no MCP_AUTH_TOKEN, TOKENS_FILE nor OAUTH_ISSUER_URL: serve refuses and say
     assert.match(r3.stderr, /readable by others.*chmod 600/);
     assert.ok(!r3.stderr.includes('s'.repeat(40)));
   } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+// ---------- whoami ----------
+
+const sha = (t) => createHash('sha256').update(t).digest('hex');
+
+// whoami as the SDK client gets it; asserts the token and its hash appear nowhere in it.
+async function whoami(client, token) {
+  const r = await client.callTool({ name: 'whoami', arguments: {} });
+  assert.equal(r.isError, false, JSON.stringify(r));
+  const text = JSON.stringify(r);
+  assert.ok(!text.includes(token) && !text.includes(sha(token)), 'the token or its hash was told');
+  assert.deepEqual(JSON.parse(r.content[0].text), r.structuredContent);
+  return r.structuredContent;
+}
+
+test('whoami: the owner, a TOKENS_FILE role and an OAuth client each learn who they are, never the token', async () => {
+  const fake = await startFake();
+  const dir = mkdtempSync(join(tmpdir(), 'hm-dropin-'));
+  const reader = randomBytes(32).toString('hex');
+  const tokens = join(dir, 'tokens.yaml');
+  writeFileSync(tokens, 'tokens:\n' +
+    `  - name: ci-reader\n    sha256: ${sha(reader)}\n    scopes: [hermes:read]\n    agents: [hermes]\n    expires: 2099-01-31\n`);
+  chmodSync(tokens, 0o600);
+  const { id, secret } = mint();
+  const port = await freePort();
+  const issuer = `http://127.0.0.1:${port}`;
+  let srv;
+  try {
+    srv = await startHermes({ MCP_PORT: String(port), OAUTH_ISSUER_URL: issuer, OAUTH_CLIENT_ID: id,
+      OAUTH_CLIENT_SECRET: secret, TOKENS_FILE: tokens, HERMES_ENV_PATH: agentEnv(fake) });
+    setPassphrase(srv.envFile);
+    let client = await connect(srv.url, bearer(srv.token));
+    assert.ok((await client.listTools()).tools.some((t) => t.name === 'whoami'));
+    assert.deepEqual(await whoami(client, srv.token),
+      { principal: 'owner', kind: 'owner', scopes: ['*'], agents: ['*'], expires_at: null });
+    await client.close();
+
+    client = await connect(srv.url, bearer(reader));
+    // Listed for a role that holds none of the bridge's write scopes too.
+    assert.ok((await client.listTools()).tools.some((t) => t.name === 'whoami'));
+    assert.deepEqual(await whoami(client, reader),
+      { principal: 'ci-reader', kind: 'token', scopes: ['hermes:read'], agents: ['hermes'], expires_at: '2099-01-31T00:00:00Z' });
+    await client.close();
+
+    const { tokens: got } = await oauthTokens(srv, issuer, id, secret);
+    client = await connect(srv.url, bearer(got.access_token));
+    const me = await whoami(client, got.access_token);
+    assert.ok(!JSON.stringify(me).includes(got.refresh_token));
+    assert.equal(me.kind, 'oauth');
+    assert.equal(me.principal, `oauth:${id}`);
+    assert.equal(me.client_id, id);
+    assert.deepEqual(me.scopes, got.scope.split(' '), 'the scopes the token was granted');
+    assert.ok(me.scopes.includes('hermes:read'));
+    assert.deepEqual(me.agents, ['*']);
+    const left = (Date.parse(me.expires_at) - Date.now()) / 1000;
+    assert.ok(left > 3000 && left <= 3601, `the access token's expiry, about an hour away: ${me.expires_at}`);
+    await client.close();
+  } finally {
+    if (srv) assert.equal(await srv.stop(), 0);
+    await fake.stop();
     rmSync(dir, { recursive: true, force: true });
   }
 });

@@ -29,7 +29,7 @@ const LEGACY = '2025-11-25';
 const PV = 'io.modelcontextprotocol/protocolVersion';
 const CAPS = 'io.modelcontextprotocol/clientCapabilities';
 const TOOLS = ['hermes_cancel', 'hermes_files', 'hermes_reset', 'hermes_result', 'hermes_status',
-  'hermes_task', 'list_agents'];
+  'hermes_task', 'list_agents', 'whoami'];
 
 // A server with the fake agent behind it; extra: more settings.
 async function rig(extra = {}) {

@@ -81,7 +81,7 @@ test('tools/list is exactly the configured surface: included present, excluded a
       'everything__echo', 'everything__get-sum', 'everything__trigger-long-running-operation',
       'hermes_cancel', 'hermes_files', 'hermes_result', 'hermes_status', 'hermes_task',
       'list_agents', 'p_echo', 'slow_trigger-long-running-operation', 'victim__echo',
-      'victim__trigger-long-running-operation']);
+      'victim__trigger-long-running-operation', 'whoami']);
     const echo = tools.find((t) => t.name === 'everything__echo');
     assert.equal(echo.inputSchema.type, 'object');
     assert.ok(echo.inputSchema.properties.message, 'the upstream schema is passed on');

@@ -48,7 +48,7 @@ test('health: GET and HEAD without auth, other methods 405', async () => {
   const h = await r.json();
   assert.equal(h.status, 'ok');
   assert.equal(h.service, 'hermes-mcp');
-  assert.equal(h.tools, 7);
+  assert.equal(h.tools, 8);
   assert.equal(JSON.stringify(h).includes(hm.token), false);
   r = await fetch(`${hm.base}/health`, { method: 'HEAD' });
   assert.equal(r.status, 200);

@@ -175,7 +175,7 @@ test('hermes_reset walks a large task directory in steps: other clients are answ
     const list = b.listTools().then((r) => { order.push('tools/list'); return r; });
     const again = call(b, 'hermes_reset', { confirmed: true }).then((r) => { order.push('second reset'); return r; });
     const [r, l, second] = await Promise.all([reset, list, again]);
-    assert.equal(l.tools.length, 7);
+    assert.equal(l.tools.length, 8);
     assert.equal(second.isError, true);
     assert.equal(second.structuredContent.error, 'busy', 'one reset at a time');
     assert.deepEqual(order.slice(-1), ['reset'], `the other client was answered while the walk went on: ${order}`);

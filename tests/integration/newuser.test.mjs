@@ -303,7 +303,8 @@ test('README: the first-call block runs as printed with the system\'s node and n
     assert.equal(run('printf %s "$HERMES_MCP_TOKEN"').stdout, srv.token, 'the export reads the token');
     const curl = run(cmds[1]);
     assert.deepEqual(JSON.parse(curl.stdout).result.tools.map((t) => t.name).sort(),
-      ['hermes_cancel', 'hermes_files', 'hermes_reset', 'hermes_result', 'hermes_status', 'hermes_task', 'list_agents']);
+      ['hermes_cancel', 'hermes_files', 'hermes_reset', 'hermes_result', 'hermes_status', 'hermes_task', 'list_agents',
+        'whoami']);
     const logs = join(process.env.HOME, '.npm/_logs');
     const logsBefore = new Set(existsSync(logs) ? readdirSync(logs) : []);
     const insp = run(cmds[2]);

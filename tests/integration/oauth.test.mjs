@@ -179,7 +179,7 @@ test('stored access tokens: audience, expiry, kind and scope checked; kept acros
       const client = new Client({ name: 'oauth-it', version: '1' });
       await client.connect(transport);
       assert.deepEqual((await client.listTools()).tools.map((t) => t.name).sort(),
-        ['hermes_files', 'hermes_result', 'hermes_status', 'list_agents']);
+        ['hermes_files', 'hermes_result', 'hermes_status', 'list_agents', 'whoami']);
       await assert.rejects(client.callTool({ name: 'hermes_task', arguments: { task: 'x', mode: 'sync' } }),
         (e) => e.code === 403);
       await client.close();

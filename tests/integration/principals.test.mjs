@@ -16,9 +16,10 @@ import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/
 import { startHermes, startFake, HERMES, JSON_HEADERS, until, modernMeta, modernHeaders } from './lib.mjs';
 
 const sha = (t) => createHash('sha256').update(t).digest('hex');
-const READ_TOOLS = ['hermes_files', 'hermes_result', 'hermes_status', 'list_agents'];
+// whoami: every principal may ask who it is.
+const READ_TOOLS = ['hermes_files', 'hermes_result', 'hermes_status', 'list_agents', 'whoami'];
 const ALL_TOOLS = ['hermes_cancel', 'hermes_files', 'hermes_reset', 'hermes_result', 'hermes_status',
-  'hermes_task', 'list_agents'];
+  'hermes_task', 'list_agents', 'whoami'];
 
 // Tokens for the roles, and the YAML file that names them (hashes only).
 function roles() {

@@ -27,7 +27,7 @@ test('hermes-mcp (stateless): initialize, list, call, ping', async () => {
     assert.equal(client.getServerCapabilities().resources, undefined, 'no resources: not advertised');
     const { tools } = await client.listTools();
     assert.deepEqual(tools.map((t) => t.name).sort(), ['hermes_cancel', 'hermes_files',
-      'hermes_reset', 'hermes_result', 'hermes_status', 'hermes_task', 'list_agents']);
+      'hermes_reset', 'hermes_result', 'hermes_status', 'hermes_task', 'list_agents', 'whoami']);
     for (const t of tools) {
       assert.ok(t.description && t.inputSchema && t.outputSchema && t.annotations, t.name);
     }
@@ -48,7 +48,7 @@ test('hermes-mcp (sessions): session id issued, used, ended with DELETE', async 
     const { client, transport } = await connect(srv);
     const sid = transport.sessionId;
     assert.match(sid, /^[0-9a-f]{64}$/, 'random 256-bit session id');
-    assert.equal((await client.listTools()).tools.length, 7);
+    assert.equal((await client.listTools()).tools.length, 8);
     await transport.terminateSession();
     assert.equal(transport.sessionId, undefined);
     // The ended session is gone: a request with its id gets 404.

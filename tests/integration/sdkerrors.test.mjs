@@ -68,7 +68,7 @@ test('every schema lists the error shape beside the success shape', async () => 
   const srv = await startHermes();
   try {
     const { client, tools } = await connect(srv);
-    assert.equal(tools.length, 7);
+    assert.equal(tools.length, 8);
     for (const t of tools) {
       assert.equal(t.outputSchema.type, 'object', t.name);
       const err = t.outputSchema.anyOf.find((s) => s.properties?.error?.enum);

@@ -14,7 +14,7 @@ import { randomBytes } from 'node:crypto';
 import { ROOT, HERMES, startHermes, startFake, agentEnv } from './lib.mjs';
 
 const TOOLS = ['hermes_task', 'hermes_status', 'hermes_result', 'hermes_files', 'list_agents',
-  'hermes_cancel', 'hermes_reset'];
+  'hermes_cancel', 'hermes_reset', 'whoami'];
 const CHECKS = ['GET /health', 'POST /mcp without a token', 'initialize', 'tools/list',
   'hermes_task sync', 'hermes_result', 'hermes_files', 'traversal', 'absolute path', 'body limit'];
 
@@ -144,7 +144,7 @@ test('passes against the real server: every check ok, the agent did the task, th
     const r = await smoke(['--base', r0.srv.base, '--env-file', r0.srv.envFile, '--id', id]);
     assertAllOk(r);
     assert.match(r.stdout, /^ok   initialize: protocol 2025-11-25, server hermes-mcp .*, stateless$/m);
-    assert.match(r.stdout, /^ok   tools\/list: the 7 bridge tools$/m);
+    assert.match(r.stdout, /^ok   tools\/list: the 8 bridge tools$/m);
     assert.match(r.stdout, /^ok   body limit: a 262145-byte body got 413$/m);
     assertNoSecret(r, r0.srv.token);
     // The task really went to the agent and was stored under the id.
@@ -179,7 +179,7 @@ test('passes against a real server with a GATEWAY_FILE: the gateway\'s tools are
     for (const t of ['everything__echo', 'everything__slow', 'fs_echo', ...TOOLS]) assert.ok(names.includes(t), names.join(' '));
     const r = await smoke(['--base', r0.srv.base, '--env-file', r0.srv.envFile]);
     assertAllOk(r);
-    assert.match(r.stdout, /^ok   tools\/list: the 7 bridge tools and 3 more \(gateway\)$/m);
+    assert.match(r.stdout, /^ok   tools\/list: the 8 bridge tools and 3 more \(gateway\)$/m);
     assertNoSecret(r, r0.srv.token);
   } finally {
     await r0.close();

@@ -1,0 +1,36 @@
+/* whoami.c — a principal described for the whoami tool (see whoami.h). */
+#include "whoami.h"
+
+#include <time.h>
+
+static json_t *names(char *const *v, size_t n, bool every)
+{
+    json_t *a = json_array();
+    if (every) {
+        json_array_append_new(a, json_string("*"));
+        return a;
+    }
+    for (size_t i = 0; i < n; i++)
+        json_array_append_new(a, json_string(v[i]));
+    return a;
+}
+
+json_t *whoami_describe(const struct principal *p, enum whoami_kind kind, const char *client_id)
+{
+    static const char *const kinds[] = {"owner", "token", "oauth"};
+    json_t *expires = json_null();
+    if (p->expires) {
+        char when[32];
+        struct tm tm;
+        gmtime_r(&p->expires, &tm);
+        strftime(when, sizeof when, "%Y-%m-%dT%H:%M:%SZ", &tm);
+        expires = json_string(when);
+    }
+    json_t *o = json_pack("{s:s, s:s, s:o, s:o, s:o}", "principal", p->name, "kind", kinds[kind],
+                          "scopes", names(p->scopes, p->nscopes, p->all), "agents",
+                          names(p->agents, p->nagents, p->all || p->agents == NULL),
+                          "expires_at", expires);
+    if (client_id)
+        json_object_set_new(o, "client_id", json_string(client_id));
+    return o;
+}

@@ -1,0 +1,50 @@
+/* tool_whoami.c — whoami: the principal the caller's credential resolves to (seed 003's
+ * evidence that authentication resolves the expected principal), as the layer that
+ * authenticated the request describes it: name, kind, scopes, agents, expiry. Never the token
+ * or its hash. Every principal may call it. */
+#include <jansson.h>
+
+#include "bridge_internal.h"
+#include "mcp.h"
+#include "toolargs.h"
+
+static const struct toolarg whoami_args[] = {TOOLARG_END};
+
+#define WHOAMI_SCHEMA                                                                            \
+    "{\"type\":\"object\",\"properties\":{\"principal\":{\"type\":\"string\"},\"kind\":{\"type\":" \
+    "\"string\",\"enum\":[\"owner\",\"token\",\"oauth\"]},\"scopes\":{\"type\":\"array\","       \
+    "\"items\":{\"type\":\"string\"}},\"agents\":{\"type\":\"array\",\"items\":{\"type\":"        \
+    "\"string\"}},\"expires_at\":{\"type\":[\"string\",\"null\"]},\"client_id\":{\"type\":"       \
+    "\"string\"}},\"required\":[\"principal\",\"kind\",\"scopes\",\"agents\",\"expires_at\"]}"
+
+static void whoami(struct mcp_call *c, json_t *args, void *arg)
+{
+    json_t *v[ARGS_MAX];
+    (void)arg;
+    if (!check_args(c, whoami_args, args, v))
+        return;
+    json_t *who = mcp_call_whoami(c);
+    if (who == NULL) {
+        tool_error(c, TE_NOT_FOUND, 0, "no principal: this server does not authenticate");
+        return;
+    }
+    mcp_call_tool_result_take(c, who);
+}
+
+void tool_whoami_register(struct bridge *b)
+{
+    bridge_add_tool(b, &(struct mcp_tool_def){
+        .name = "whoami",
+        .title = "Who am I",
+        .description =
+            "The principal your credential resolves to: {principal, kind (owner: the static "
+            "MCP_AUTH_TOKEN; token: a TOKENS_FILE role; oauth: an OAuth client's access "
+            "token), scopes, agents (\"*\": every one), expires_at (null: never), client_id "
+            "(oauth)}. Never the token.",
+        .input_schema = toolargs_schema(whoami_args),
+        .output_schema = toolerr_output_schema(schema_obj(WHOAMI_SCHEMA)),
+        .annotations = tool_annotations(true, false, true, false),
+        .handler = whoami,
+        .arg = b,
+        .scope = MCP_SCOPE_ANYONE});
+}
