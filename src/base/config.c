@@ -413,6 +413,10 @@ bool config_from_env(struct config *c, json_t *env, const char *path, char *err,
     /* Some credential can be checked: the owner's token, a role's, or an OAuth access token.
      * serve refuses to start with none (a server nobody can authenticate to). */
     c->auth = c->owner_token || c->tokens_file || c->oauth_issuer;
+    if (!parse_bool(get(env, "MCP_TOOL_ALIASES"), &c->tool_aliases)) {
+        snprintf(err, errlen, "MCP_TOOL_ALIASES takes 1/0, true/false");
+        goto out;
+    }
     c->hermes_env_path = dup_or(get(env, "HERMES_ENV_PATH"), NULL);
     c->tasks_dir = dup_or(get(env, "TASKS_DIR"), NULL);
     if (c->tasks_dir == NULL && path) {
@@ -476,6 +480,7 @@ size_t config_restart_keys(const struct config *now, const struct config *fresh,
         {"MCP_PORT", now->port == fresh->port},
         {"MCP_ALLOW_NON_LOOPBACK", now->allow_remote == fresh->allow_remote},
         {"MCP_SESSIONS", now->sessions == fresh->sessions},
+        {"MCP_TOOL_ALIASES", now->tool_aliases == fresh->tool_aliases},
         {"HERMES_ENV_PATH", same_text(now->hermes_env_path, fresh->hermes_env_path)},
         {"TASKS_DIR", same_text(now->tasks_dir, fresh->tasks_dir)},
         {"HERMES_CONTRACT_PATH", same_text(now->contract_path, fresh->contract_path)},

@@ -38,6 +38,8 @@ struct config {
                                      private addresses, comma-separated, or NULL */
     unsigned oauth_access_ttl_s;  /* OAUTH_ACCESS_TTL_S: an access token's life (default 1 h) */
     unsigned oauth_refresh_ttl_s; /* OAUTH_REFRESH_TTL_S: a refresh token's (default 30 d) */
+    bool tool_aliases;   /* MCP_TOOL_ALIASES=1: seed 002's hermes_ask and hermes_check are listed
+                            in tools/list (they are callable either way) */
     char *hermes_env_path; /* HERMES_ENV_PATH */
     char *tasks_dir;       /* TASKS_DIR, default tasks/ beside the env file */
     unsigned tasks_retention_days; /* TASKS_RETENTION_DAYS: finished tasks older than this are

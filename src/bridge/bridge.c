@@ -86,8 +86,20 @@ void bridge_add_tool(struct bridge *b, const struct mcp_tool_def *d)
         json_decref(d->annotations);
         return;
     }
+    b->tool_entries = xrealloc(b->tool_entries, (b->ntools + 1) * sizeof *b->tool_entries);
+    b->tool_entries[b->ntools] = (struct bridge_tool_entry){d->handler, d->arg};
     name_add(&b->tool_names, &b->ntools, d->name);
-    mcp_add_tool(b->mcp, d);
+    struct mcp_tool_def adapted = *d;
+    tool_alias_adapt(b, &adapted);
+    mcp_add_tool(b->mcp, &adapted);
+}
+
+const struct bridge_tool_entry *bridge_tool(const struct bridge *b, const char *name)
+{
+    for (size_t i = 0; i < b->ntools; i++)
+        if (strcmp(b->tool_names[i], name) == 0)
+            return &b->tool_entries[i];
+    return NULL;
 }
 
 const char *const *bridge_offered_names(const struct bridge *b, size_t *n)
@@ -139,6 +151,7 @@ struct bridge *bridge_new_kept(struct mcp_server *mcp, struct loop *l, struct co
     tool_cancel_register(b);
     tool_reset_register(b);
     tool_whoami_register(b);
+    tool_alias_register(b); /* after the tools it names */
     mcptask_register(b);
     b->retention = retention_new(b->tasks, l, cfg, task_in_flight, task_pruned, b);
     retention_prune(b->retention);
@@ -240,6 +253,7 @@ void bridge_free(struct bridge *b)
     for (size_t i = 0; i < b->ntools; i++)
         free(b->tool_names[i]);
     free(b->tool_names);
+    free(b->tool_entries);
     for (size_t i = 0; i < b->noffered; i++)
         free(b->offered[i]);
     free(b->offered);

@@ -16,6 +16,7 @@
 #include "bridge.h"
 #include "buf.h"
 #include "contract.h"
+#include "mcp.h"
 #include "sse.h"
 #include "tasks.h"
 #include "toolerr.h"
@@ -109,6 +110,10 @@ struct bridge {
     void *keep_arg;
     char **tool_names;    /* the tools registered */
     size_t ntools;
+    struct bridge_tool_entry { /* their handlers as registered (before tool_alias_adapt), */
+        mcp_handler *handler;  /* one per tool_names entry */
+        void *arg;
+    } *tool_entries;
     char **offered;       /* every tool it has, registered or not (a reload of bridge_tools
                            * judges them all again) */
     size_t noffered;
@@ -144,6 +149,8 @@ struct bridge {
 /* bridge.c: registers a tool unless bridge_tools leaves it out (its schemas are then freed). */
 struct mcp_tool_def;
 void bridge_add_tool(struct bridge *b, const struct mcp_tool_def *d);
+/* The handler a registered tool was given, or NULL when bridge_tools left it out. */
+const struct bridge_tool_entry *bridge_tool(const struct bridge *b, const char *name);
 
 /* reply.c: answers */
 json_t *iso_now(void);
@@ -327,6 +334,12 @@ void tool_cancel_register(struct bridge *b);
 void tool_reset_register(struct bridge *b);
 /* tool_whoami.c: whoami, the caller's principal (every principal may call it). */
 void tool_whoami_register(struct bridge *b);
+/* tool_alias.c: seed 002's names (hermes_ask, hermes_check) for the tools registered before;
+ * listed only with MCP_TOOL_ALIASES=1, callable always. */
+void tool_alias_register(struct bridge *b);
+/* tool_alias.c: seed 002's argument names on our own tools (job_id on hermes_cancel): adapts
+ * d's schema and handler before it is registered. */
+void tool_alias_adapt(struct bridge *b, struct mcp_tool_def *d);
 
 /* bridge.c: indexes a task's run (and follows it when it has no result yet). */
 void index_task(const char *id, void *arg);

@@ -275,7 +275,7 @@ void mcp_set_completion(struct mcp_server *s, mcp_handler *handler, void *arg)
 
 size_t mcp_tool_count(const struct mcp_server *s)
 {
-    return s->tools.n;
+    return s->tools.n - s->tools_hidden;
 }
 
 size_t mcp_session_count(const struct mcp_server *s)

@@ -89,7 +89,7 @@ void mcp_add_template(struct mcp_server *s, const struct mcp_template_def *d);
 void mcp_add_prompt(struct mcp_server *s, const struct mcp_prompt_def *d);
 /* Handler for completion/complete; gets the request params. */
 void mcp_set_completion(struct mcp_server *s, mcp_handler *handler, void *arg);
-size_t mcp_tool_count(const struct mcp_server *s);
+size_t mcp_tool_count(const struct mcp_server *s); /* listed ones (mcp_set_tool_hidden: not) */
 size_t mcp_session_count(const struct mcp_server *s);   /* live sessions (MCP_SESSIONS=1) */
 size_t mcp_calls_in_flight(const struct mcp_server *s); /* requests being handled */
 

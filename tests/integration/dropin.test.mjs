@@ -2,7 +2,8 @@
 // issuer, a static client, HERMES_API_KEY, BIND_HOST) starts the real binary: a client gets its
 // token through the OAuth dance with the owner's consent passphrase and calls a tool, and no
 // static bearer token gets in; doctor accepts the setup; a file with no way to authenticate is
-// still refused. whoami tells a principal who it is (owner, a TOKENS_FILE role,
+// still refused. Seed 002's tool names (hermes_ask, hermes_check; job_id on hermes_cancel) work
+// through the official SDK client. whoami tells a principal who it is (owner, a TOKENS_FILE role,
 // an OAuth client) and never the token.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -14,7 +15,7 @@ import { join } from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { auth } from '@modelcontextprotocol/sdk/client/auth.js';
-import { startHermes, startFake, agentEnv, freePort, setPassphrase, OAUTH_PASS, HERMES, until }
+import { startHermes, startFake, agentEnv, freePort, setPassphrase, OAUTH_PASS, HERMES, sdkClient, until }
   from './lib.mjs';
 
 const REDIRECT = 'http://127.0.0.1:7777/callback';
@@ -145,6 +146,119 @@ test('no MCP_AUTH_TOKEN, TOKENS_FILE nor OAUTH_ISSUER_URL: serve refuses and say
     assert.match(r3.stderr, /readable by others.*chmod 600/);
     assert.ok(!r3.stderr.includes('s'.repeat(40)));
   } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+// ---------- seed 002's tool names ----------
+
+const ASK_PROPS = ['async_mode', 'prompt', 'session_id', 'toolsets'];
+const chats = (fake) => fake.received().filter((r) => r.path === '/v1/chat/completions');
+
+// hermes_ask sync and async, hermes_check by job_id until the result, hermes_cancel by job_id.
+async function exerciseAliases(client, fake) {
+  let r = await client.callTool({ name: 'hermes_ask', arguments: { prompt: 'seed 002 asks', session_id: 'chat-7',
+    toolsets: ['web', 'terminal'] } });
+  assert.equal(r.isError, false, JSON.stringify(r));
+  assert.equal(r.structuredContent.status, 'completed');
+  const sent = chats(fake).find((q) => JSON.stringify(q.body).includes('seed 002 asks'));
+  assert.ok(sent, 'the prompt reached the agent');
+  assert.equal(sent.headers['x-hermes-session-id'], 'gb-sess-hermes-chat-7', 'session_id is our session');
+  assert.ok(!JSON.stringify(sent.body).includes('terminal'), 'toolsets is ignored, as seed 002 did');
+  // async_mode: the id comes back at once; hermes_check(job_id) polls it to its result.
+  r = await client.callTool({ name: 'hermes_ask', arguments: { prompt: 'slow one [delay=600]', async_mode: true } });
+  assert.equal(r.isError, false, JSON.stringify(r));
+  assert.equal(r.structuredContent.status, 'accepted');
+  const jobId = r.structuredContent.id;
+  const first = await client.callTool({ name: 'hermes_check', arguments: { job_id: jobId } });
+  assert.equal(first.isError, false, JSON.stringify(first));
+  assert.equal(first.structuredContent.id, jobId);
+  assert.equal(first.structuredContent.status, 'running', 'a poll while it runs is no error');
+  assert.match(first.structuredContent.run_id, /^\S+$/);
+  const done = await until(async () => {
+    const c = await client.callTool({ name: 'hermes_check', arguments: { job_id: jobId } });
+    assert.equal(c.isError, false, JSON.stringify(c));
+    return c.structuredContent.status === 'running' ? null : c;
+  }, 'the async task to end', 10000);
+  assert.equal(done.structuredContent.status, 'completed');
+  const result = await client.callTool({ name: 'hermes_result', arguments: { id: jobId } });
+  assert.deepEqual(done.structuredContent, result.structuredContent, 'hermes_check answers what hermes_result does');
+  // hermes_cancel takes seed 002's job_id for our id.
+  r = await client.callTool({ name: 'hermes_cancel', arguments: { job_id: jobId } });
+  assert.equal(r.isError, false, JSON.stringify(r));
+  assert.equal(r.structuredContent.already_finished, true);
+  r = await client.callTool({ name: 'hermes_cancel', arguments: { job_id: jobId, id: jobId } });
+  assert.equal(r.structuredContent.error, 'invalid_arguments');
+  // Unknown jobs and bad arguments: clear tool errors.
+  r = await client.callTool({ name: 'hermes_check', arguments: { job_id: 'no-such-job' } });
+  assert.equal(r.isError, true);
+  assert.equal(r.structuredContent.error, 'not_found');
+  r = await client.callTool({ name: 'hermes_ask', arguments: { prompt: 'x', model: 'gpt' } });
+  assert.equal(r.structuredContent.error, 'invalid_arguments');
+  assert.match(r.structuredContent.message, /unknown field 'model'/);
+  r = await client.callTool({ name: 'hermes_ask', arguments: { prompt: 'x', session_id: 'Not A Session' } });
+  assert.match(r.structuredContent.message, /'session_id' must match/);
+}
+
+test('seed 002\'s names by default: callable (hermes_ask, hermes_check, job_id) but not listed', async () => {
+  const fake = await startFake();
+  const srv = await startHermes({ HERMES_ENV_PATH: agentEnv(fake) });
+  try {
+    const { client, tools } = await sdkClient(srv);
+    assert.ok(!tools.hermes_ask && !tools.hermes_check, 'the aliases are not listed by default');
+    assert.ok(tools.hermes_task && tools.hermes_cancel.inputSchema.properties.job_id);
+    await exerciseAliases(client, fake);
+    await client.close();
+  } finally {
+    assert.equal(await srv.stop(), 0);
+    await fake.stop();
+  }
+});
+
+test('MCP_TOOL_ALIASES=1: tools/list shows hermes_ask and hermes_check as aliases with seed 002\'s schemas', async () => {
+  const fake = await startFake();
+  const srv = await startHermes({ HERMES_ENV_PATH: agentEnv(fake), MCP_TOOL_ALIASES: '1' });
+  try {
+    const { client, tools } = await sdkClient(srv);
+    const ask = tools.hermes_ask, check = tools.hermes_check;
+    assert.ok(ask && check, Object.keys(tools).join());
+    assert.match(ask.description, /^Alias of hermes_task \(seed 002's name and arguments\)/);
+    assert.match(check.description, /^Alias of hermes_result \(seed 002's name\)/);
+    assert.deepEqual(Object.keys(ask.inputSchema.properties).sort(), ASK_PROPS);
+    assert.deepEqual(ask.inputSchema.required, ['prompt']);
+    assert.equal(ask.inputSchema.properties.async_mode.type, 'boolean');
+    assert.equal(ask.inputSchema.properties.toolsets.type, 'array');
+    assert.deepEqual(Object.keys(check.inputSchema.properties), ['job_id']);
+    assert.deepEqual(check.inputSchema.required, ['job_id']);
+    // The SDK client checks each result against the output schema it listed.
+    await exerciseAliases(client, fake);
+    await client.close();
+    // smoke takes the listed aliases as ours: neither missing nor unexpected.
+    const sm = spawnSync(HERMES, ['smoke', '--base', srv.base, '--env-file', srv.envFile], { encoding: 'utf8', timeout: 60000 });
+    assert.match(sm.stdout, /^ok   tools\/list: the 8 bridge tools$/m, sm.stdout);
+  } finally {
+    assert.equal(await srv.stop(), 0);
+    await fake.stop();
+  }
+});
+
+test('an alias goes with its tool: bridge_tools leaving hermes_task out leaves hermes_ask out', async () => {
+  const fake = await startFake();
+  const dir = mkdtempSync(join(tmpdir(), 'hm-dropin-'));
+  const gw = join(dir, 'gateway.yaml');
+  writeFileSync(gw, 'upstreams: {}\nbridge_tools: {exclude: [hermes_task]}\n');
+  chmodSync(gw, 0o600);
+  let srv;
+  try {
+    srv = await startHermes({ HERMES_ENV_PATH: agentEnv(fake), MCP_TOOL_ALIASES: '1', GATEWAY_FILE: gw });
+    const { client, tools } = await sdkClient(srv);
+    assert.ok(!tools.hermes_task && !tools.hermes_ask, Object.keys(tools).join());
+    assert.ok(tools.hermes_check, 'hermes_result is kept, so is its alias');
+    await assert.rejects(client.callTool({ name: 'hermes_ask', arguments: { prompt: 'x' } }), /Unknown tool: hermes_ask/);
+    await client.close();
+  } finally {
+    if (srv) assert.equal(await srv.stop(), 0);
+    await fake.stop();
     rmSync(dir, { recursive: true, force: true });
   }
 });

@@ -1,0 +1,187 @@
+/* tool_alias.c — seed 002's tool names and arguments, so its clients (scripts, skills, saved
+ * prompts that name hermes_ask) work unchanged: hermes_ask is hermes_task under seed 002's
+ * arguments, hermes_check polls a task by its job_id (our task id), and hermes_cancel also takes
+ * job_id. The aliases are always callable; tools/list shows them only with MCP_TOOL_ALIASES=1,
+ * so that by default a model sees one name per tool. They run the tools they stand for, with
+ * their scopes and checks. */
+#include <jansson.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "bridge_internal.h"
+#include "config.h"
+#include "mcp.h"
+#include "strmap.h"
+#include "tasks.h"
+#include "toolargs.h"
+
+#define PROMPT_MAX 65536 /* hermes_task's cap on task */
+#define TOOLSETS_MAX 32
+
+enum { AA_PROMPT, AA_SESSION_ID, AA_TOOLSETS, AA_ASYNC };
+static const struct toolarg ask_args[] = {
+    {.name = "prompt", .type = TOOLARG_STRING, .required = true, .nonempty = true,
+     .max_len = PROMPT_MAX, .description = "What the agent should do (hermes_task's task)"},
+    {.name = "session_id", .type = TOOLARG_STRING, .max_len = 64,
+     .pattern = "^[a-z0-9][a-z0-9._-]{0,63}$", .syntax = session_syntax,
+     .syntax_hint = "must match ^[a-z0-9][a-z0-9._-]{0,63}$",
+     .description = "Continues a conversation: calls with the same session_id run one at a "
+                    "time with the same agent session (hermes_task's session)"},
+    {.name = "toolsets", .type = TOOLARG_STRINGS, .max_items = TOOLSETS_MAX, .max_len = 64,
+     .description = "Accepted and ignored, as seed 002 did: the agent's toolsets are set in "
+                    "Hermes' own configuration"},
+    {.name = "async_mode", .type = TOOLARG_BOOL,
+     .description = "true: return at once with the task's id; poll it with hermes_check "
+                    "(job_id). Default false: wait for the answer"},
+    TOOLARG_END,
+};
+
+static const struct toolarg check_args_spec[] = {
+    {.name = "job_id", .type = TOOLARG_STRING, .required = true, .nonempty = true, .max_len = 128,
+     .pattern = ID_PATTERN, .syntax = id_syntax,
+     .syntax_hint = "must match [A-Za-z0-9][A-Za-z0-9._-]{0,127}",
+     .description = "The id hermes_ask (or hermes_task) returned"},
+    TOOLARG_END,
+};
+
+/* Runs the tool name stands for with args (a new object, released here). */
+static void run_as(struct bridge *b, const char *name, struct mcp_call *c, json_t *args_take)
+{
+    const struct bridge_tool_entry *t = bridge_tool(b, name);
+    if (t == NULL) /* not reached: an alias is registered only with its tool */
+        tool_error(c, TE_NOT_FOUND, 0, "%s is not exposed here", name);
+    else
+        t->handler(c, args_take, t->arg);
+    json_decref(args_take);
+}
+
+static void hermes_ask(struct mcp_call *c, json_t *args, void *arg)
+{
+    struct bridge *b = arg;
+    json_t *v[ARGS_MAX];
+
+    if (!check_args(c, ask_args, args, v))
+        return;
+    json_t *task = json_pack("{s:O, s:s}", "task", v[AA_PROMPT], "mode",
+                             json_is_true(v[AA_ASYNC]) ? "async" : "sync");
+    if (v[AA_SESSION_ID])
+        json_object_set(task, "session", v[AA_SESSION_ID]);
+    run_as(b, "hermes_task", c, task);
+}
+
+static bool has_result(struct bridge *b, const char *id)
+{
+    char path[PATH_MAX];
+    struct stat st;
+    int n = snprintf(path, sizeof path, "%s/%s/result.json", tasks_dir(b->tasks), id);
+    return n > 0 && (size_t)n < sizeof path && stat(path, &st) == 0;
+}
+
+/* A task still at work has no result yet: say so as a poll answer (hermes_result would answer
+ * not_found); everything else is hermes_result's answer. */
+static void hermes_check(struct mcp_call *c, json_t *args, void *arg)
+{
+    struct bridge *b = arg;
+    json_t *v[ARGS_MAX], *run = NULL;
+
+    if (!check_args(c, check_args_spec, args, v))
+        return;
+    const char *id = toolargs_str(v, 0);
+    bool running = task_visible(b, c, id) && task_allowed_for(b, c, id) &&
+                   !has_result(b, id) &&
+                   (strmap_get(b->jobs, id) || tasks_pending(b->tasks, id) ||
+                    tasks_exists(b->tasks, id));
+    if (!running) {
+        run_as(b, "hermes_result", c, json_pack("{s:s}", "id", id));
+        return;
+    }
+    json_t *out = json_pack("{s:s, s:s, s:s, s:[], s:[]}", "id", id, "status", "running",
+                            "summary", "still running; call hermes_check again later",
+                            "artifacts", "next_steps");
+    if (tasks_read(b->tasks, id, "run.json", 64 * 1024, &run) == TASKS_OK &&
+        json_is_string(json_object_get(run, "run_id")))
+        json_object_set(out, "run_id", json_object_get(run, "run_id"));
+    json_decref(run);
+    mcp_call_tool_result_take(c, out);
+}
+
+/* hermes_cancel with job_id: seed 002's name for our task id. */
+static void cancel_by_job_id(struct mcp_call *c, json_t *args, void *arg)
+{
+    struct bridge *b = arg;
+    json_t *job = json_object_get(args, "job_id");
+    if (job == NULL) {
+        run_as(b, "hermes_cancel", c, json_incref(args));
+        return;
+    }
+    if (json_object_get(args, "id") || json_object_get(args, "run_id")) {
+        tool_error(c, TE_INVALID_ARGUMENTS, 0,
+                   "give one of 'run_id', 'id' or 'job_id' (seed 002's name for id)");
+        return;
+    }
+    json_t *mapped = json_copy(args);
+    json_object_set(mapped, "id", job);
+    json_object_del(mapped, "job_id");
+    run_as(b, "hermes_cancel", c, mapped);
+}
+
+void tool_alias_adapt(struct bridge *b, struct mcp_tool_def *d)
+{
+    if (strcmp(d->name, "hermes_cancel") != 0)
+        return;
+    json_t *props = json_object_get(d->input_schema, "properties");
+    json_object_set_new(props, "job_id",
+                        json_pack("{s:s, s:i, s:s, s:s}", "type", "string", "maxLength", 128,
+                                  "pattern", ID_PATTERN, "description",
+                                  "seed 002's name for id: the task's id"));
+    d->handler = cancel_by_job_id;
+    d->arg = b;
+}
+
+static void add_alias(struct bridge *b, const struct mcp_tool_def *d, const char *of)
+{
+    if (bridge_tool(b, of) == NULL) { /* bridge_tools left the tool out: its alias too */
+        json_decref(d->input_schema);
+        json_decref(d->output_schema);
+        json_decref(d->annotations);
+        return;
+    }
+    bridge_add_tool(b, d);
+    if (!b->cfg->tool_aliases)
+        mcp_set_tool_hidden(b->mcp, d->name, true);
+}
+
+void tool_alias_register(struct bridge *b)
+{
+    add_alias(b, &(struct mcp_tool_def){
+        .name = "hermes_ask",
+        .title = "Ask Hermes (alias of hermes_task)",
+        .description =
+            "Alias of hermes_task (seed 002's name and arguments). Delegates prompt to the "
+            "default agent and waits for the answer ({id, status, summary, artifacts, "
+            "next_steps}); with async_mode true returns at once with status \"accepted\" and "
+            "the task's id: poll it with hermes_check (job_id = that id). session_id continues "
+            "a conversation; toolsets is accepted and ignored.",
+        .input_schema = toolargs_schema(ask_args),
+        .output_schema = toolerr_output_schema(schema_obj(RESULT_SCHEMA)),
+        .annotations = tool_annotations(false, false, false, true),
+        .handler = hermes_ask,
+        .arg = b,
+        .scope = "hermes:task"}, "hermes_task");
+    add_alias(b, &(struct mcp_tool_def){
+        .name = "hermes_check",
+        .title = "Check a task (alias of hermes_result)",
+        .description =
+            "Alias of hermes_result (seed 002's name): the task job_id as it is now. While it "
+            "runs: status \"running\" (call again later); once it ended: its result {id, "
+            "status, summary, artifacts, next_steps}.",
+        .input_schema = toolargs_schema(check_args_spec),
+        .output_schema = toolerr_output_schema(schema_obj(RESULT_SCHEMA)),
+        .annotations = tool_annotations(true, false, true, false),
+        .handler = hermes_check,
+        .arg = b,
+        .scope = "hermes:read"}, "hermes_result");
+}
