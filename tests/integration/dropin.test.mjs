@@ -133,6 +133,14 @@ test('no MCP_AUTH_TOKEN, TOKENS_FILE nor OAUTH_ISSUER_URL: serve refuses and say
     const doc = spawnSync(HERMES, ['doctor', '--no-probe', '--env-file', env], { encoding: 'utf8' });
     assert.equal(doc.status, 1);
     assert.match(doc.stdout, /^FAIL +no MCP_AUTH_TOKEN in /m, doc.stdout);
+    // A tokens file that names nobody is no way in either.
+    const tokens = join(dir, 'tokens.yaml');
+    writeFileSync(tokens, 'tokens: []\n');
+    chmodSync(tokens, 0o600);
+    writeFileSync(env, `MCP_PORT=0\nTOKENS_FILE=${tokens}\n`);
+    const r2 = spawnSync(HERMES, ['serve', '--env-file', env], { encoding: 'utf8', timeout: 10000 });
+    assert.equal(r2.status, 2);
+    assert.match(r2.stderr, /TOKENS_FILE .* names no principal and there is no MCP_AUTH_TOKEN nor OAUTH_ISSUER_URL/);
     // OAuth only but no consent passphrase yet: serve starts (it can be set while it runs),
     // doctor says nobody can sign in.
     writeFileSync(env, `MCP_PORT=0\nOAUTH_ISSUER_URL=http://127.0.0.1:9\n`);
