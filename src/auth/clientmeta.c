@@ -66,13 +66,19 @@ bool authserver_redirect_ok_in(const char *uri, const char *schemes)
     return false;
 }
 
-/* After a loopback host: past ":<1 to 5 digits>" if there, to the path, query or end; NULL
- * when anything else follows (a longer host name, userinfo). */
+/* After a loopback host: past ":<port>" if there (1 to 65535, no leading zero: one port has
+ * one spelling), to the path, query or end; NULL when anything else follows (a longer host
+ * name, userinfo) or the port is no port. */
 static const char *past_port(const char *p)
 {
     if (*p == ':') {
         size_t d = strspn(p + 1, "0123456789");
-        if (d == 0 || d > 5)
+        unsigned long port = 0;
+        if (d == 0 || d > 5 || p[1] == '0')
+            return NULL;
+        for (size_t i = 1; i <= d; i++)
+            port = port * 10 + (unsigned long)(p[i] - '0');
+        if (port > 65535)
             return NULL;
         p += 1 + d;
     }

@@ -86,8 +86,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         const char *host = i == 0 ? "http://127.0.0.1" : "http://[::1]";
         CHECK(starts(uri, host));
         const char *p = uri + strlen(host);
-        if (*p == ':')
+        if (*p == ':') {
+            CHECK(p[1] != '0' && strtoul(p + 1, NULL, 10) <= 65535); /* a port, one spelling */
             p += 1 + strspn(p + 1, "0123456789");
+        }
         CHECK(strcmp(p, "/cb") == 0);
     }
     free(uri);
