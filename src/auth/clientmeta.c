@@ -87,7 +87,9 @@ static const char *past_port(const char *p)
 
 bool clientmeta_redirect_matches(const char *registered, const char *requested)
 {
-    static const char *const loopback[] = {"http://127.0.0.1", "http://[::1]"};
+    /* localhost too: RFC 8252 8.3 discourages it (it may not resolve to the loopback) but does
+     * not forbid it, registration takes it, and mcp-remote and the Inspector use it. */
+    static const char *const loopback[] = {"http://127.0.0.1", "http://[::1]", "http://localhost"};
     if (strcmp(registered, requested) == 0)
         return true;
     for (size_t i = 0; i < sizeof loopback / sizeof *loopback; i++) {

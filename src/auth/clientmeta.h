@@ -20,8 +20,9 @@ bool clientmeta_name_ok(const char *name);
 bool clientmeta_strings_within(json_t *list, const char *const *allowed, size_t n);
 
 /* Whether a redirect URI sent to /authorize is the one registered: the same string, or, for an
- * http://127.0.0.1 or http://[::1] URI, the same but for the port (RFC 8252 7.3: a native
- * app's loopback listener takes whatever port is free, as VS Code's does when 33418 is taken). */
+ * http://127.0.0.1, http://[::1] or http://localhost URI, the same but for the port (RFC 8252
+ * 7.3: a native app's loopback listener takes whatever port is free, as VS Code's does when
+ * 33418 is taken, and mcp-remote's when its localhost port is). */
 bool clientmeta_redirect_matches(const char *registered, const char *requested);
 
 /* How a client authenticates at /token and /revoke (RFC 7591 token_endpoint_auth_method): a

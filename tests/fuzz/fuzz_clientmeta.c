@@ -79,11 +79,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     /* Any URI matches itself; as a request against a registered loopback URI, a match is
      * that URI but for the port. */
     CHECK(clientmeta_redirect_matches(uri, uri));
-    static const char *const registered[] = {"http://127.0.0.1:7777/cb", "http://[::1]/cb"};
+    static const char *const registered[] = {"http://127.0.0.1:7777/cb", "http://[::1]/cb",
+                                             "http://localhost:3335/cb"};
+    static const char *const hosts[] = {"http://127.0.0.1", "http://[::1]", "http://localhost"};
     for (size_t i = 0; i < sizeof registered / sizeof *registered; i++) {
         if (!clientmeta_redirect_matches(registered[i], uri))
             continue;
-        const char *host = i == 0 ? "http://127.0.0.1" : "http://[::1]";
+        const char *host = hosts[i];
         CHECK(starts(uri, host));
         const char *p = uri + strlen(host);
         if (*p == ':') {

@@ -170,7 +170,8 @@ static void registration_methods(void **state)
 }
 
 /* A redirect URI at /authorize matches the registered one exactly, but for the port of an
- * http://127.0.0.1 or http://[::1] URI (RFC 8252 7.3); never another host, path or query. */
+ * http://127.0.0.1, http://[::1] or http://localhost URI (RFC 8252 7.3, 8.3); never another
+ * host, path or query. */
 static void redirect_matching(void **state)
 {
     (void)state;
@@ -181,9 +182,16 @@ static void redirect_matching(void **state)
         {"http://127.0.0.1:7777/cb?x=1", "http://127.0.0.1:1/cb?x=1"},
         {"http://[::1]:9/cb", "http://[::1]:65535/cb"},
         {"http://127.0.0.1", "http://127.0.0.1:80"},
+        {"http://localhost:3335/oauth/callback", "http://localhost:3336/oauth/callback"},
+        {"http://localhost/cb", "http://localhost:6274/cb"},
     };
     static const char *const other[][2] = {
-        {"http://localhost:3000/cb", "http://localhost:3001/cb"},
+        {"http://localhost:3000/cb", "http://localhost:3001/cb/"},
+        {"http://localhost:3000/cb", "http://localhost.evil.example:3000/cb"},
+        {"http://localhost:3000/cb", "http://localhost:3000@evil.example/cb"},
+        {"http://localhost:3000/cb", "http://127.0.0.1:3000/cb"},
+        {"http://127.0.0.1:3000/cb", "http://localhost:3000/cb"},
+        {"https://localhost:3000/cb", "https://localhost:3001/cb"},
         {"http://127.0.0.1:7777/cb", "http://127.0.0.1:7777/cb/"},
         {"http://127.0.0.1:7777/cb", "http://127.0.0.1:7778/other"},
         {"http://127.0.0.1:7777/cb", "http://127.0.0.1.evil.example:7777/cb"},
