@@ -610,7 +610,8 @@ static void register_client(struct authserver *as, struct hreq *r)
     }
     json_t *doc = json_loadb(body ? body : "", len, JSON_REJECT_DUPLICATES, NULL);
     const char *code = "invalid_client_metadata";
-    const char *why = clientmeta_check_registration(doc, as->schemes, &code);
+    enum clientmeta_auth auth = CLIENTMETA_AUTH_NONE;
+    const char *why = clientmeta_check_registration(doc, as->schemes, &code, &auth);
     json_t *uris = json_object_get(doc, "redirect_uris");
     json_t *name = json_object_get(doc, "client_name");
     size_t i;
@@ -628,7 +629,7 @@ static void register_client(struct authserver *as, struct hreq *r)
     }
     struct client *c = &as->clients[as->nclients];
     char secret[65] = "";
-    c->auth = clientmeta_registration_auth(doc);
+    c->auth = auth;
     if (!crypto_random_hex(c->id, 16) ||
         (c->auth != CLIENTMETA_AUTH_NONE && !crypto_random_hex(secret, 32))) {
         memset(c, 0, sizeof *c);

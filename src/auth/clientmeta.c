@@ -148,16 +148,8 @@ bool clientmeta_auth_parse(const char *name, enum clientmeta_auth *out)
     return false;
 }
 
-enum clientmeta_auth clientmeta_registration_auth(json_t *doc)
-{
-    const char *name = json_string_value(json_object_get(doc, "token_endpoint_auth_method"));
-    enum clientmeta_auth a = CLIENTMETA_AUTH_NONE;
-    if (name && !clientmeta_auth_parse(name, &a))
-        a = CLIENTMETA_AUTH_NONE; /* not reached: the check refused it */
-    return a;
-}
-
-const char *clientmeta_check_registration(json_t *doc, const char *schemes, const char **code)
+const char *clientmeta_check_registration(json_t *doc, const char *schemes, const char **code,
+                                          enum clientmeta_auth *auth)
 {
     static const char *const grants[] = {"authorization_code", "refresh_token"};
     static const char *const responses[] = {"code"};
@@ -166,13 +158,14 @@ const char *clientmeta_check_registration(json_t *doc, const char *schemes, cons
     json_t *name = json_object_get(doc, "client_name");
     size_t i;
     json_t *u;
+    *auth = CLIENTMETA_AUTH_NONE;
     if (!json_is_object(doc))
         return "the body is not a JSON object";
     if (!json_is_array(uris) || json_array_size(uris) == 0 ||
         json_array_size(uris) > CLIENTMETA_REDIRECTS_MAX)
         return "redirect_uris must list 1 to 10 URIs";
-    enum clientmeta_auth auth;
-    if (method && (!json_is_string(method) || !clientmeta_auth_parse(json_string_value(method), &auth)))
+    if (method &&
+        (!json_is_string(method) || !clientmeta_auth_parse(json_string_value(method), auth)))
         return "token_endpoint_auth_method must be none, client_secret_post or "
                "client_secret_basic";
     if (!clientmeta_strings_within(json_object_get(doc, "grant_types"), grants, 2) ||

@@ -34,16 +34,15 @@ enum clientmeta_auth { CLIENTMETA_AUTH_NONE, CLIENTMETA_AUTH_POST, CLIENTMETA_AU
 const char *clientmeta_auth_name(enum clientmeta_auth a);
 /* The method named name; false when it is none of those three. */
 bool clientmeta_auth_parse(const char *name, enum clientmeta_auth *out);
-/* The method a registration body asks for: its token_endpoint_auth_method, none when absent.
- * Call after clientmeta_check_registration accepted doc. */
-enum clientmeta_auth clientmeta_registration_auth(json_t *doc);
 
 /* Whether doc (a parsed registration body; NULL when it was not JSON) is one this server
  * registers: token_endpoint_auth_method absent, "none", "client_secret_post" or
  * "client_secret_basic" (a confidential client, issued a secret), 1 to 10
  * redirect_uris each of which authserver_redirect_ok_in(uri, schemes) accepts, grant_types and
- * response_types among ours, a printable client_name if any. NULL when it is; else the reason,
- * and *code set to the RFC 7591 error ("invalid_redirect_uri"; left as it is otherwise). */
-const char *clientmeta_check_registration(json_t *doc, const char *schemes, const char **code);
+ * response_types among ours, a printable client_name if any. NULL when it is, with *auth the
+ * method asked for (none when absent); else the reason, and *code set to the RFC 7591 error
+ * ("invalid_redirect_uri"; left as it is otherwise). */
+const char *clientmeta_check_registration(json_t *doc, const char *schemes, const char **code,
+                                          enum clientmeta_auth *auth);
 
 #endif

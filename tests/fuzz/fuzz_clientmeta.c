@@ -98,7 +98,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
     json_t *doc = json_loadb((const char *)data, size, JSON_REJECT_DUPLICATES, NULL);
     const char *code = "invalid_client_metadata";
-    const char *why = clientmeta_check_registration(doc, NULL, &code);
+    enum clientmeta_auth auth;
+    const char *why = clientmeta_check_registration(doc, NULL, &code, &auth);
     if (why == NULL) {
         CHECK(json_is_object(doc));
         json_t *uris = json_object_get(doc, "redirect_uris"), *u;
@@ -110,7 +111,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             check_accepted_uri(json_string_value(u), AUTHSERVER_DEFAULT_SCHEMES);
         }
         json_t *method = json_object_get(doc, "token_endpoint_auth_method");
-        enum clientmeta_auth auth = clientmeta_registration_auth(doc);
         CHECK(method == NULL ? auth == CLIENTMETA_AUTH_NONE
                              : strcmp(json_string_value(method), clientmeta_auth_name(auth)) == 0);
         json_t *name = json_object_get(doc, "client_name");

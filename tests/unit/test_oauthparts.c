@@ -150,10 +150,11 @@ static void registration_methods(void **state)
     for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
         json_t *doc = json_loads(cases[i].body, 0, NULL);
         const char *code = "invalid_client_metadata";
-        const char *why = clientmeta_check_registration(doc, NULL, &code);
+        enum clientmeta_auth auth = CLIENTMETA_AUTH_POST;
+        const char *why = clientmeta_check_registration(doc, NULL, &code, &auth);
         if (cases[i].ok) {
             assert_null(why);
-            assert_int_equal(clientmeta_registration_auth(doc), cases[i].auth);
+            assert_int_equal(auth, cases[i].auth);
         } else {
             assert_non_null(why);
             assert_non_null(strstr(why, "token_endpoint_auth_method"));
