@@ -2,7 +2,7 @@
  * bearer header (claude.ai, ChatGPT, Claude Desktop, `auth: oauth` clients).
  *
  * The flow: a client registers (RFC 7591: public, or confidential with client_secret_post or
- * client_secret_basic, when it gets a secret that /token and /revoke then require), sends the
+ * client_secret_basic: a secret /token and /revoke require, by either method), sends the
  * owner's browser to /authorize with a PKCE S256 challenge; the consent page names the client,
  * where it will send the code and the scopes (those it asked for that we know; unknown ones are
  * dropped), and needs the owner's passphrase (scrypt, rate limited per address) and a one-use
@@ -65,7 +65,7 @@ struct client {
     char *redirects[REDIRECTS_MAX];
     size_t nredirects;
     time_t created; /* Unix seconds; 0 when registered before this was kept */
-    enum clientmeta_auth auth; /* how it authenticates at /token and /revoke */
+    enum clientmeta_auth auth; /* as registered: none, or a secret (either method is taken) */
     char secret_hash[65];      /* a confidential one's: tokenstore_hash of its secret */
 };
 
@@ -1476,10 +1476,12 @@ static void grant_refresh(struct authserver *as, struct hreq *r, const char *bod
 }
 
 /* Whether the client id authenticates as it must (RFC 6749 2.3), having used the method used
- * (with secret, for the two secret methods): the static client with its secret either way; a
- * confidential registered client with its secret, by the method it registered; any other (a
- * public client, a metadata document's, one not known) by its id alone. Secrets are compared
- * as hashes, in constant time, so their length leaks nothing either. */
+ * (with secret, for the two secret methods): the static client and a confidential registered
+ * one with their secret, by either secret method, whichever was registered (RFC 6749 2.3.1,
+ * OAuth 2.1 2.4.1: Basic MUST be taken from any client issued a secret; the body is the
+ * alternative), never by their id alone; any other (a public client, a metadata document's,
+ * one not known) by its id alone. Secrets are compared as hashes, in constant time, so their
+ * length leaks nothing either. */
 static bool client_auth_ok(struct authserver *as, const char *id, enum clientmeta_auth used,
                            const char *secret)
 {
@@ -1492,7 +1494,7 @@ static bool client_auth_ok(struct authserver *as, const char *id, enum clientmet
     if (c && c->auth != CLIENTMETA_AUTH_NONE) {
         char h[65];
         tokenstore_hash(secret, h);
-        return used == c->auth && crypto_equal(h, c->secret_hash, 64);
+        return used != CLIENTMETA_AUTH_NONE && crypto_equal(h, c->secret_hash, 64);
     }
     return used == CLIENTMETA_AUTH_NONE;
 }

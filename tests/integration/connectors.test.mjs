@@ -5,7 +5,7 @@
 // registration body as-is (or the operator's minted client), the owner's consent, the code, the
 // token request with its client authentication, a refresh, and tools/list with the token. Then
 // what confidential registrations (issue 25, item 1) must hold: the secret shown once and kept
-// only as a hash, required by the method registered at /token and /revoke, a clients file from
+// only as a hash, required at /token and /revoke (by Basic or in the body), a clients file from
 // before them still read, and scopes the server does not know dropped rather than refused.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -220,35 +220,49 @@ test('a confidential client: the secret shown once, kept as a hash only, never l
   }
 });
 
-test('client_secret_basic: Basic only, a body secret or none is invalid_client, a failed Basic names the scheme', async () => {
+// RFC 6749 2.3.1 (OAuth 2.1 2.4.1): the server MUST take HTTP Basic from any client issued a
+// secret, and may take the body; so a confidential client may use either, whatever it
+// registered, but never its id alone.
+test('a confidential client authenticates with its secret by Basic or in the body, whichever it registered; never without it', async () => {
   const { srv, issuer } = await startOAuth();
   try {
     const REDIRECT = 'http://127.0.0.1:7777/cb';
-    const reg = await register(issuer, { redirect_uris: [REDIRECT], client_name: 'Basic client', token_endpoint_auth_method: 'client_secret_basic' });
-    assert.equal(reg.status, 201);
-    assert.equal(reg.body.token_endpoint_auth_method, 'client_secret_basic');
-    const client = { id: reg.body.client_id, secret: reg.body.client_secret };
-    const { verifier, challenge } = pkce();
-    const { code } = await authorize(issuer, client, REDIRECT, { scope: null, resource: false }, challenge);
-    const params = { grant_type: 'authorization_code', code, code_verifier: verifier, redirect_uri: REDIRECT };
-    for (const auth of ['client_secret_post', 'none']) {
-      const bad = await tokenCall(issuer, '/token', auth, client, params);
-      assert.equal(bad.status, 401, auth);
-      assert.equal(bad.body.error, 'invalid_client');
+    const code = async (client) => {
+      const { verifier, challenge } = pkce();
+      const { code: c } = await authorize(issuer, client, REDIRECT, { scope: null, resource: false }, challenge);
+      return { grant_type: 'authorization_code', code: c, code_verifier: verifier, redirect_uri: REDIRECT };
+    };
+    for (const [registered, other] of [['client_secret_basic', 'client_secret_post'], ['client_secret_post', 'client_secret_basic']]) {
+      const reg = await register(issuer, { redirect_uris: [REDIRECT], client_name: registered, token_endpoint_auth_method: registered });
+      assert.equal(reg.status, 201);
+      assert.equal(reg.body.token_endpoint_auth_method, registered);
+      const client = { id: reg.body.client_id, secret: reg.body.client_secret };
+      const params = await code(client);
+      const bare = await tokenCall(issuer, '/token', 'none', client, params);
+      assert.equal(bare.status, 401, `${registered}: no secret`);
+      assert.equal(bare.body.error, 'invalid_client');
+      for (const auth of [registered, other]) {
+        const wrong = await tokenCall(issuer, '/token', auth, { ...client, secret: 'x' }, params);
+        assert.equal(wrong.status, 401, `${registered}, a wrong secret by ${auth}`);
+        assert.equal(wrong.body.error, 'invalid_client');
+        if (auth === 'client_secret_basic') assert.match(wrong.www, /^Basic /, 'a failed Basic names the scheme');
+      }
+      const ok = await tokenCall(issuer, '/token', other, client, params);
+      assert.equal(ok.status, 200, `${registered} client, code by ${other}: ${JSON.stringify(ok.body)}`);
+      assert.equal(ok.body.scope, 'hermes:read hermes:task', 'no scope asked: the defaults');
+      const again = await tokenCall(issuer, '/token', registered, client, { grant_type: 'refresh_token', refresh_token: ok.body.refresh_token });
+      assert.equal(again.status, 200, `${registered} client, refresh by ${registered}: ${JSON.stringify(again.body)}`);
+      assert.equal((await tokenCall(issuer, '/revoke', other, client, { token: again.body.refresh_token })).status, 200);
+      assert.equal((await post(srv, INIT(), { Authorization: `Bearer ${again.body.access_token}` })).status, 401, 'revoked by the other method');
     }
-    const wrongBasic = await tokenCall(issuer, '/token', 'client_secret_basic', { ...client, secret: 'x' }, params);
-    assert.equal(wrongBasic.status, 401);
-    assert.match(wrongBasic.www, /^Basic /);
-    const ok = await tokenCall(issuer, '/token', 'client_secret_basic', client, params);
-    assert.equal(ok.status, 200, JSON.stringify(ok.body));
-    assert.equal(ok.body.scope, 'hermes:read hermes:task', 'no scope asked: the defaults');
-    // A public client that sends a secret it was never given is refused too.
+    // A public client that sends a secret it was never given is refused, either way.
     const pub = await register(issuer, { redirect_uris: [REDIRECT], token_endpoint_auth_method: 'none' });
-    const p2 = pkce();
-    const c2 = await authorize(issuer, { id: pub.body.client_id }, REDIRECT, { scope: null, resource: false }, p2.challenge);
-    const sent = await tokenCall(issuer, '/token', 'client_secret_post', { id: pub.body.client_id, secret: 'a'.repeat(64) },
-      { grant_type: 'authorization_code', code: c2.code, code_verifier: p2.verifier, redirect_uri: REDIRECT });
-    assert.equal(sent.status, 401);
+    const params = await code({ id: pub.body.client_id });
+    for (const auth of ['client_secret_post', 'client_secret_basic']) {
+      const sent = await tokenCall(issuer, '/token', auth, { id: pub.body.client_id, secret: 'a'.repeat(64) }, params);
+      assert.equal(sent.status, 401, auth);
+    }
+    assert.equal((await tokenCall(issuer, '/token', 'none', { id: pub.body.client_id }, params)).status, 200);
   } finally {
     assert.equal(await srv.stop(), 0);
   }
