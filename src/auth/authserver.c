@@ -1223,8 +1223,10 @@ static void on_checked(void *ctx, enum verify_result result)
     free(k);
 }
 
-/* Hands the passphrase to the worker; the request is answered from on_checked. */
-static void check_later(struct authserver *as, struct hreq *r, const char *ip, const char *csrf,
+/* Hands the passphrase to the worker; the request is answered from on_checked. False when the
+ * worker cannot take it (authorize_post saw room in its queue, so its thread did not start):
+ * the caller checks on the loop then, as without a worker. */
+static bool check_later(struct authserver *as, struct hreq *r, const char *ip, const char *csrf,
                         const char *line, const char *pass)
 {
     struct checking *k = xcalloc(1, sizeof *k);
@@ -1236,13 +1238,18 @@ static void check_later(struct authserver *as, struct hreq *r, const char *ip, c
     if (!verifier_submit(as->verifier, line, pass, strlen(pass), on_checked, k)) {
         explicit_bzero(k, sizeof *k);
         free(k);
-        hreq_add_header(r, "Retry-After", "1");
-        error_page(r, 503, "Busy", "Too many consents are being checked; try again in a moment.");
-        return;
+        return false;
     }
     k->next = as->checking;
     as->checking = k;
     hreq_on_abort(r, on_client_gone, k);
+    return true;
+}
+
+static void busy_page(struct hreq *r)
+{
+    hreq_add_header(r, "Retry-After", "1");
+    error_page(r, 503, "Busy", "Too many consents are being checked; try again in a moment.");
 }
 
 static void authorize_post(struct authserver *as, struct hreq *r, const char *ip, uint64_t now_ms)
@@ -1286,8 +1293,7 @@ static void authorize_post(struct authserver *as, struct hreq *r, const char *ip
      * check running, so a few guessing addresses cannot keep the owner out with Busy. */
     if (checking >= VERIFIER_QUEUE_MAX - VERIFIER_KEEP_FREE &&
         ((f && f->count) || checking_from(as, key))) {
-        hreq_add_header(r, "Retry-After", "1");
-        error_page(r, 503, "Busy", "Too many consents are being checked; try again in a moment.");
+        busy_page(r);
         return;
     }
     time_t now = time(NULL);
@@ -1298,6 +1304,14 @@ static void authorize_post(struct authserver *as, struct hreq *r, const char *ip
         expired_page(r);
         return;
     }
+    bool deny = form_get(body, len, "action", action, sizeof action) == FORM_OK &&
+                strcmp(action, "deny") == 0;
+    /* A full queue is told before the token is spent, so "try again" with the same form works
+     * and the consent does not sit dead in its address's and the table's places. */
+    if (!deny && as->verifier && verifier_pending(as->verifier) >= VERIFIER_QUEUE_MAX) {
+        busy_page(r);
+        return;
+    }
     /* One use: the token this POST carries is spent now, whatever the answer. The consent gets
      * a fresh one, known only here until a wrong passphrase shows the page again with it. */
     if (!crypto_random_hex(c->csrf, 32)) {
@@ -1306,8 +1320,7 @@ static void authorize_post(struct authserver *as, struct hreq *r, const char *ip
         return;
     }
     snprintf(csrf, sizeof csrf, "%s", c->csrf);
-    if (form_get(body, len, "action", action, sizeof action) == FORM_OK &&
-        strcmp(action, "deny") == 0) {
+    if (deny) {
         char uri[PARAM_MAX + 1], state[PARAM_MAX + 1];
         snprintf(uri, sizeof uri, "%s", c->redirect_uri);
         snprintf(state, sizeof state, "%s", c->state);
@@ -1317,9 +1330,7 @@ static void authorize_post(struct authserver *as, struct hreq *r, const char *ip
     }
     bool have = form_get(body, len, "passphrase", pass, sizeof pass) == FORM_OK &&
                 passphrase_load(as->passphrase_path, line, err, sizeof err);
-    if (have && as->verifier)
-        check_later(as, r, ip, csrf, line, pass);
-    else
+    if (!have || as->verifier == NULL || !check_later(as, r, ip, csrf, line, pass))
         consent_checked(as, r, ip, csrf, have && passphrase_verify(line, pass, strlen(pass)),
                         now_ms);
     explicit_bzero(pass, sizeof pass);
