@@ -675,10 +675,12 @@ static void register_client(struct authserver *as, struct hreq *r)
 /* ---- /authorize ---- */
 
 /* The scope granted for the scope asked (RFC 6749 3.3), into out (outsz bytes): the known
- * ones (hermes:*, gateway:<upstream>) in the order asked; unknown ones are dropped (claude.ai
- * asks "claudeai", others their own vocabulary), and when none is left, or none was asked
- * (ChatGPT on a reconnect), the defaults. False when a known scope is named twice: a client
- * error, not a wider grant. */
+ * ones (hermes:*, gateway:<upstream>) in the order asked; foreign ones, outside our hermes: and
+ * gateway: namespaces, are dropped (claude.ai asks "claudeai", others "openid" or their own
+ * vocabulary), and when none is left, or none was asked (ChatGPT on a reconnect), the defaults.
+ * False when a scope of our namespaces does not exist (a typo such as hermes:raed must not turn
+ * into the defaults, which may be wider than meant) or a known scope is named twice: client
+ * errors, not a wider grant. */
 static bool scopes_grant(const char *asked, char *out, size_t outsz)
 {
     char one[PARAM_MAX + 1];
@@ -691,8 +693,11 @@ static bool scopes_grant(const char *asked, char *out, size_t outsz)
             break;
         snprintf(one, sizeof one, "%.*s", (int)n, p);
         p += n;
-        if (!scope_known(one))
+        if (!scope_known(one)) {
+            if (strncmp(one, "hermes:", 7) == 0 || strncmp(one, "gateway:", 8) == 0)
+                return false;
             continue;
+        }
         for (const char *q = out; *q; q += strcspn(q, " "), q += strspn(q, " "))
             if (strncmp(q, one, n) == 0 && (q[n] == ' ' || q[n] == '\0'))
                 return false;
