@@ -120,6 +120,8 @@ struct authserver {
     char *cimd_ca_file, *cimd_allow_hosts;
     struct cimd *cimd;            /* their fetcher and cache, once the loop exists */
     struct lookup *lookups;       /* GET /authorize requests waiting for a document */
+    bool (*upstream_known)(void *arg, const char *name); /* authserver_opts' */
+    void *upstream_arg;
 };
 
 /* A GET /authorize waiting for its client's metadata document. */
@@ -172,6 +174,8 @@ struct authserver *authserver_new(const struct authserver_opts *o, char *err, si
         as->static_client.name = xasprintf("%s (the static client)", o->static_client_id);
         memcpy(as->static_secret_hash, o->static_secret_hash, 32);
     }
+    as->upstream_known = o->upstream_known;
+    as->upstream_arg = o->upstream_arg;
     as->cimd_on = o->cimd;
     as->cimd_ca_file = o->cimd_ca_file ? xstrdup(o->cimd_ca_file) : NULL;
     as->cimd_allow_hosts = o->cimd_allow_hosts ? xstrdup(o->cimd_allow_hosts) : NULL;
@@ -678,10 +682,12 @@ static void register_client(struct authserver *as, struct hreq *r)
  * ones (hermes:*, gateway:<upstream>) in the order asked; foreign ones, outside our hermes: and
  * gateway: namespaces, are dropped (claude.ai asks "claudeai", others "openid" or their own
  * vocabulary), and when none is left, or none was asked (ChatGPT on a reconnect), the defaults.
- * False when a scope of our namespaces does not exist (a typo such as hermes:raed must not turn
- * into the defaults, which may be wider than meant) or a known scope is named twice: client
- * errors, not a wider grant. */
-static bool scopes_grant(const char *asked, char *out, size_t outsz)
+ * False when a scope of our namespaces does not exist (a typo such as hermes:raed, or a
+ * gateway:<name> of an upstream this server does not have, must not turn into the defaults,
+ * which may be wider than meant) or a known scope is named twice: client errors, not a wider
+ * grant. */
+static bool scopes_grant(const struct authserver *as, const char *asked, char *out,
+                         size_t outsz)
 {
     char one[PARAM_MAX + 1];
     size_t len = 0;
@@ -698,6 +704,9 @@ static bool scopes_grant(const char *asked, char *out, size_t outsz)
                 return false;
             continue;
         }
+        if (strncmp(one, "gateway:", 8) == 0 && as->upstream_known &&
+            !as->upstream_known(as->upstream_arg, one + 8))
+            return false;
         for (const char *q = out; *q; q += strcspn(q, " "), q += strspn(q, " "))
             if (strncmp(q, one, n) == 0 && (q[n] == ' ' || q[n] == '\0'))
                 return false;
@@ -874,7 +883,7 @@ static void authorize_client(struct authserver *as, struct hreq *r, struct authz
                       "error_description", "PKCE with code_challenge_method S256 is required");
         return;
     }
-    if (!scopes_grant(q->scope, scope, sizeof scope)) {
+    if (!scopes_grant(as, q->scope, scope, sizeof scope)) {
         redirect_back(as, r, redirect_uri, state, "error", "invalid_scope", NULL, NULL);
         return;
     }
