@@ -468,7 +468,9 @@ static bool client_id_ok(const char *id)
     return id && strlen(id) == 32 && strspn(id, "0123456789abcdef") == 32;
 }
 
-static bool load_client(struct authserver *as, json_t *o)
+/* One entry of a clients file of version (1 or 2). False when it is not one this server
+ * writes; *why then says what is wrong when it is worth saying. */
+static bool load_client(struct authserver *as, json_t *o, json_int_t version, const char **why)
 {
     const char *id = json_string_value(json_object_get(o, "client_id"));
     const char *name = json_string_value(json_object_get(o, "client_name"));
@@ -479,7 +481,14 @@ static bool load_client(struct authserver *as, json_t *o)
     enum clientmeta_auth auth = CLIENTMETA_AUTH_NONE;
     size_t i;
     json_t *u;
-    /* A client kept before confidential ones existed has neither field: public. */
+    /* A client kept before confidential ones existed has neither field: public. Version 1 never
+     * has them: a confidential client makes the file version 2, which older servers refuse. */
+    if (version == 1 && (json_object_get(o, "token_endpoint_auth_method") ||
+                         json_object_get(o, "client_secret_sha256"))) {
+        *why = "a version-1 file holds public clients only, without token_endpoint_auth_method "
+               "or client_secret_sha256";
+        return false;
+    }
     if (method && !clientmeta_auth_parse(method, &auth))
         return false;
     if ((auth != CLIENTMETA_AUTH_NONE) != (hash != NULL) ||
@@ -536,11 +545,18 @@ static bool load_clients(struct authserver *as, char *err, size_t errlen)
     json_t *list = json_object_get(doc, "clients");
     json_int_t version = json_integer_value(json_object_get(doc, "version"));
     bool ok = json_is_array(list) && (version == 1 || version == 2);
-    json_array_foreach(list, i, o) if (ok && !load_client(as, o)) ok = false;
-    json_decref(doc);
-    if (!ok)
+    const char *why_client = NULL, *bad_id = NULL;
+    json_array_foreach(list, i, o) if (ok && !load_client(as, o, version, &why_client)) {
+        ok = false;
+        bad_id = json_string_value(json_object_get(o, "client_id"));
+    }
+    if (!ok && why_client)
+        snprintf(err, errlen, "OAuth clients file %s is not one this server wrote: client %.64s: "
+                              "%s", path, bad_id ? bad_id : "(no id)", why_client);
+    else if (!ok)
         snprintf(err, errlen, "OAuth clients file %s is not one this server wrote (version 1 "
                               "or 2)", path);
+    json_decref(doc);
     return ok;
 }
 

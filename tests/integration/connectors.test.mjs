@@ -16,7 +16,7 @@ import { join } from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { auth } from '@modelcontextprotocol/sdk/client/auth.js';
-import { ROOT, HERMES, OAUTH_PASS, INIT, post, startOAuth, restartHermes } from './lib.mjs';
+import { ROOT, HERMES, OAUTH_PASS, INIT, post, startOAuth, restartHermes, until } from './lib.mjs';
 
 const DIR = join(ROOT, 'tests/fixtures/connectors');
 const fixtures = readdirSync(DIR).filter((f) => f.endsWith('.json')).sort()
@@ -285,6 +285,32 @@ test('a clients file written before confidential clients (version 1, public) is 
     // A new public registration keeps the file at version 1.
     assert.equal((await register(issuer, { redirect_uris: [REDIRECT] })).status, 201);
     assert.equal(JSON.parse(readFileSync(file, 'utf8')).version, 1);
+  } finally {
+    assert.equal(await srv.stop(), 0);
+  }
+});
+
+// Version 1 holds public clients only (a confidential one makes the file version 2, which an
+// older server refuses): a version-1 file with a secret method or hash is not one we wrote.
+test('a version-1 clients file holding a confidential client\'s fields is refused, saying why', async () => {
+  const { srv, issuer } = await startOAuth();
+  try {
+    const REDIRECT = 'http://127.0.0.1:7777/cb';
+    const file = join(srv.dir, 'oauth-clients.json');
+    for (const [i, extra] of [{ token_endpoint_auth_method: 'client_secret_post', client_secret_sha256: sha256('s') },
+      { token_endpoint_auth_method: 'none' }, { client_secret_sha256: sha256('s') }].entries()) {
+      const id = String(i + 1).repeat(32);
+      writeFileSync(`${file}.new`, JSON.stringify({ version: 1, clients: [{ client_id: id, client_name: 'Edited',
+        redirect_uris: [REDIRECT], ...extra }] }), { mode: 0o600 });
+      renameSync(`${file}.new`, file);
+      const page = await fetch(`${issuer}/authorize?${new URLSearchParams({ response_type: 'code', client_id: id,
+        redirect_uri: REDIRECT, code_challenge: pkce().challenge, code_challenge_method: 'S256' })}`, { redirect: 'manual' });
+      assert.equal(page.status, 400, `${JSON.stringify(extra)}: not a client`);
+      assert.match(await page.text(), /Unknown application/);
+      const said = new RegExp(`client ${id}: a version-1 file holds public clients only, ` +
+        'without token_endpoint_auth_method or client_secret_sha256; keeping the clients read before');
+      await until(() => said.test(srv.proc.stderrText), 'the warning naming the client and why');
+    }
   } finally {
     assert.equal(await srv.stop(), 0);
   }
