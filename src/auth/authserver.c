@@ -1540,18 +1540,20 @@ static bool client_auth_ok(struct authserver *as, const char *id, enum clientmet
     return used == CLIENTMETA_AUTH_NONE;
 }
 
-/* Who asks at /token and /revoke: client_id and client_secret in the body
+/* Who asks at endpoint ("/token", "/revoke"): client_id and client_secret in the body
  * (client_secret_post), both in an HTTP Basic header (client_secret_basic), or client_id alone
  * (a public client); client_auth_ok says whether that is enough for this client. Writes the
- * client's id; false when it answered (400, or 401 invalid_client, RFC 6749 5.2). */
-static bool token_client(struct authserver *as, struct hreq *r, const char *body, size_t len,
-                         char client_id[PARAM_MAX + 1])
+ * client's id; false when it answered (400, or 401 invalid_client, RFC 6749 5.2, logged with
+ * the id it claimed: the client's text, so only when it is short printable text). */
+static bool token_client(struct authserver *as, struct hreq *r, const char *endpoint,
+                         const char *body, size_t len, char client_id[PARAM_MAX + 1])
 {
     char form_id[PARAM_MAX + 1], secret[PARAM_MAX + 1];
     const char *authz = hreq_header(r, "Authorization");
     enum form_result fid = form_get(body, len, "client_id", form_id, sizeof form_id);
     enum form_result fsec = form_get(body, len, "client_secret", secret, sizeof secret);
     bool ok = true;
+    client_id[0] = '\0';
     if (fid == FORM_BAD || fsec == FORM_BAD || (authz && fsec == FORM_OK) ||
         (!authz && fid != FORM_OK)) {
         explicit_bzero(secret, sizeof secret);
@@ -1565,15 +1567,19 @@ static bool token_client(struct authserver *as, struct hreq *r, const char *body
     if (used != CLIENTMETA_AUTH_POST)
         secret[0] = '\0';
     if (authz) {
-        ok = form_basic_auth(authz, client_id, PARAM_MAX + 1, secret, sizeof secret) &&
-             (fid != FORM_OK || strcmp(form_id, client_id) == 0);
+        ok = form_basic_auth(authz, client_id, PARAM_MAX + 1, secret, sizeof secret);
+        if (!ok)
+            client_id[0] = '\0'; /* what it holds is no id */
+        ok = ok && (fid != FORM_OK || strcmp(form_id, client_id) == 0);
     } else {
         snprintf(client_id, PARAM_MAX + 1, "%s", form_id);
     }
     ok = ok && client_auth_ok(as, client_id, used, secret);
     explicit_bzero(secret, sizeof secret);
     if (!ok) {
-        log_warn("oauth: /token: client authentication failed");
+        bool shown = *client_id && strlen(client_id) <= 128 && clientmeta_name_ok(client_id);
+        log_warn("oauth: %s: client authentication failed (client %s)", endpoint,
+                 shown ? client_id : "id not shown: empty, long or not printable");
         if (authz)
             hreq_add_header(r, "WWW-Authenticate", "Basic realm=\"oauth\"");
         oauth_error(r, 401, "invalid_client", "client authentication failed");
@@ -1589,7 +1595,7 @@ static void token_endpoint(struct authserver *as, struct hreq *r)
     if (body == NULL)
         body = "", len = 0;
     char client_id[PARAM_MAX + 1];
-    if (!token_client(as, r, body, len, client_id))
+    if (!token_client(as, r, "/token", body, len, client_id))
         return;
     enum form_result gr = form_get(body, len, "grant_type", grant, sizeof grant);
     if (gr == FORM_OK && strcmp(grant, "authorization_code") == 0)
@@ -1613,7 +1619,7 @@ static void revoke_endpoint(struct authserver *as, struct hreq *r)
     char client_id[PARAM_MAX + 1], token[80], hint[40], err[400];
     if (body == NULL)
         body = "", len = 0;
-    if (!token_client(as, r, body, len, client_id))
+    if (!token_client(as, r, "/revoke", body, len, client_id))
         return;
     if (form_get(body, len, "token", token, sizeof token) != FORM_OK ||
         form_get(body, len, "token_type_hint", hint, sizeof hint) == FORM_BAD) {

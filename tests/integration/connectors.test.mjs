@@ -169,6 +169,10 @@ for (const fx of fixtures) {
       if (fx.refresh.auth !== 'none') {
         const bare = await tokenCall(issuer, '/revoke', 'none', { id: client.id }, { token: last.refresh_token });
         assert.equal(bare.status, 401, 'no secret, no revocation');
+        // The log line names the endpoint and the client (never the secret).
+        for (const path of ['/token', '/revoke'])
+          await until(() => srv.proc.stderrText.includes(`oauth: ${path}: client authentication failed (client ${client.id})`),
+            `the ${path} failure logged with the client id`);
       }
       assert.equal((await tokenCall(issuer, '/revoke', fx.refresh.auth, client, { token: last.refresh_token })).status, 200);
       assert.equal((await post(srv, INIT(), { Authorization: `Bearer ${last.access_token}` })).status, 401);
