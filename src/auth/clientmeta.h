@@ -40,8 +40,12 @@ bool clientmeta_auth_parse(const char *name, enum clientmeta_auth *out);
  * "client_secret_basic" (a confidential client, issued a secret), 1 to 10
  * redirect_uris each of which authserver_redirect_ok_in(uri, schemes) accepts, grant_types and
  * response_types among ours, a printable client_name if any. NULL when it is, with *auth the
- * method asked for (none when absent); else the reason, and *code set to the RFC 7591 error
- * ("invalid_redirect_uri"; left as it is otherwise). */
+ * method asked for; else the reason, and *code set to the RFC 7591 error
+ * ("invalid_redirect_uri"; left as it is otherwise).
+ * An absent token_endpoint_auth_method is none, a public client: a deliberate deviation from
+ * RFC 7591 2, whose default is client_secret_basic. An MCP client that leaves it out is a
+ * public client using PKCE (which MCP requires of every client) and reads no secret from the
+ * answer, so a secret issued to it would only make its /token requests fail. */
 const char *clientmeta_check_registration(json_t *doc, const char *schemes, const char **code,
                                           enum clientmeta_auth *auth);
 
