@@ -1456,12 +1456,6 @@ static void grant_code(struct authserver *as, struct hreq *r, const char *body, 
                                              "redirect_uri");
         return;
     }
-    /* A registered client revoked (oauth clients revoke) since its consent gets no tokens. */
-    if (!clientdoc_is_url(client_id) && find_client(as, client_id) == NULL) {
-        k->expires = 0;
-        oauth_error(r, 400, "invalid_grant", "the client is no longer registered");
-        return;
-    }
     if (*resource && strcmp(resource, as->resource) != 0) {
         oauth_error(r, 400, "invalid_target", "this server issues tokens for its /mcp only");
         return;
@@ -1520,9 +1514,10 @@ static void grant_refresh(struct authserver *as, struct hreq *r, const char *bod
  * (with secret, for the two secret methods): the static client and a confidential registered
  * one with their secret, by either secret method, whichever was registered (RFC 6749 2.3.1,
  * OAuth 2.1 2.4.1: Basic MUST be taken from any client issued a secret; the body is the
- * alternative), never by their id alone; any other (a public client, a metadata document's,
- * one not known) by its id alone. Secrets are compared as hashes, in constant time, so their
- * length leaks nothing either. */
+ * alternative), never by their id alone; a public client and a metadata document's (a URL)
+ * by the id alone; an id that is neither registered nor a URL never (RFC 6749 5.2: an unknown
+ * client is invalid_client; a client revoked since told so registers again). Secrets are
+ * compared as hashes, in constant time, so their length leaks nothing either. */
 static bool client_auth_ok(struct authserver *as, const char *id, enum clientmeta_auth used,
                            const char *secret)
 {
@@ -1537,7 +1532,7 @@ static bool client_auth_ok(struct authserver *as, const char *id, enum clientmet
         tokenstore_hash(secret, h);
         return used != CLIENTMETA_AUTH_NONE && crypto_equal(h, c->secret_hash, 64);
     }
-    return used == CLIENTMETA_AUTH_NONE;
+    return used == CLIENTMETA_AUTH_NONE && (c || clientdoc_is_url(id));
 }
 
 /* Who asks at endpoint ("/token", "/revoke"): client_id and client_secret in the body

@@ -229,8 +229,10 @@ test('a code of a client revoked since the consent gets no tokens', async () => 
     const res = await fetch(`${issuer}/token`, { method: 'POST', headers: FORM, body: new URLSearchParams({
       grant_type: 'authorization_code', code, redirect_uri: REDIRECT, client_id: id, code_verifier: p.verifier }) });
     const body = await res.json();
-    assert.equal(res.status, 400, JSON.stringify(body));
-    assert.equal(body.error, 'invalid_grant');
+    // No longer registered: client authentication fails (RFC 6749 5.2), which tells claude.ai to
+    // register again (and so ask the owner again).
+    assert.equal(res.status, 401, JSON.stringify(body));
+    assert.equal(body.error, 'invalid_client');
     assert.equal(body.access_token, undefined);
   } finally {
     await srv.stop();
