@@ -140,6 +140,12 @@ for (const fx of fixtures) {
         assert.ok(!html.includes('<code>claudeai</code>'), 'a scope we do not know is not offered');
         const params = { grant_type: 'authorization_code', code, code_verifier: verifier, redirect_uri: redirect };
         if (fx.token.resource) params.resource = `${issuer}/mcp`;
+        if (fx.token.auth !== 'none') {
+          // Without its secret a confidential client gets nothing, and the code is not spent.
+          const bare = await tokenCall(issuer, '/token', 'none', { id: client.id }, params);
+          assert.equal(bare.status, 401, JSON.stringify(bare.body));
+          assert.equal(bare.body.error, 'invalid_client');
+        }
         const tok = await tokenCall(issuer, '/token', fx.token.auth, client, params);
         assert.equal(tok.status, 200, JSON.stringify(tok.body));
         assert.equal(tok.body.token_type, 'Bearer');
@@ -315,6 +321,38 @@ test('a version-1 clients file holding a confidential client\'s fields is refuse
         'without token_endpoint_auth_method or client_secret_sha256; keeping the clients read before');
       await until(() => said.test(srv.proc.stderrText), 'the warning naming the client and why');
     }
+  } finally {
+    assert.equal(await srv.stop(), 0);
+  }
+});
+
+// RFC 7009 2.1: a client revokes only its own tokens. Client B, authenticated, names client A's
+// tokens at /revoke (answered 200 all the same, as for any token it does not own) and at
+// /token: A's tokens still work.
+test('one confidential client cannot revoke or refresh another\'s tokens', async () => {
+  const { srv, issuer } = await startOAuth();
+  try {
+    const REDIRECT = 'http://127.0.0.1:7777/cb';
+    const reg = async (method) => {
+      const r = await register(issuer, { redirect_uris: [REDIRECT], client_name: method, token_endpoint_auth_method: method });
+      assert.equal(r.status, 201);
+      return { id: r.body.client_id, secret: r.body.client_secret };
+    };
+    const a = await reg('client_secret_post');
+    const b = await reg('client_secret_basic');
+    const { verifier, challenge } = pkce();
+    const { code } = await authorize(issuer, a, REDIRECT, { scope: null, resource: false }, challenge);
+    const tok = await tokenCall(issuer, '/token', 'client_secret_post', a,
+      { grant_type: 'authorization_code', code, code_verifier: verifier, redirect_uri: REDIRECT });
+    assert.equal(tok.status, 200, JSON.stringify(tok.body));
+    for (const token of [tok.body.access_token, tok.body.refresh_token])
+      assert.equal((await tokenCall(issuer, '/revoke', 'client_secret_basic', b, { token })).status, 200);
+    const stolen = await tokenCall(issuer, '/token', 'client_secret_basic', b, { grant_type: 'refresh_token', refresh_token: tok.body.refresh_token });
+    assert.equal(stolen.status, 400);
+    assert.equal(stolen.body.error, 'invalid_grant');
+    assert.equal((await post(srv, INIT(), { Authorization: `Bearer ${tok.body.access_token}` })).status, 200, 'A\'s access token still works');
+    const again = await tokenCall(issuer, '/token', 'client_secret_post', a, { grant_type: 'refresh_token', refresh_token: tok.body.refresh_token });
+    assert.equal(again.status, 200, `A's refresh token still works: ${JSON.stringify(again.body)}`);
   } finally {
     assert.equal(await srv.stop(), 0);
   }
