@@ -683,6 +683,9 @@ static void register_client(struct authserver *as, struct hreq *r)
                             "grant_types", "authorization_code", "refresh_token",
                             "response_types", "code", "client_name", c->name);
     if (out && c->auth != CLIENTMETA_AUTH_NONE) { /* RFC 7591 3.2.1; it never expires */
+        /* Its copies in out and in the answer's text (reply_json) are freed unwiped, as the
+         * tokens issue_pair sends are: jansson and the HTTP layer own those buffers. Only
+         * secret[] is ours to wipe, below. */
         json_object_set_new(out, "client_secret", json_string(secret));
         json_object_set_new(out, "client_secret_expires_at", json_integer(0));
     }
