@@ -292,6 +292,20 @@ static void reload_tools(void *cfg)
     }
 }
 
+/* The gateway:<upstream> scopes an OAuth client may ask for: the upstreams of GATEWAY_FILE as
+ * read at start, disabled ones too (a new one needs a restart, as its tools do). */
+static bool upstream_known(void *cfg, const char *name)
+{
+    (void)cfg;
+    for (size_t i = 0; i < the_gwfile.nup; i++)
+        if (strcmp(the_gwfile.up[i].name, name) == 0)
+            return true;
+    for (size_t i = 0; i < the_gwfile.noff; i++)
+        if (strcmp(the_gwfile.off[i].name, name) == 0)
+            return true;
+    return false;
+}
+
 /* The control socket's status (doctor, gateway check): what waits for a restart. */
 static json_t *status_tools(void *cfg)
 {
@@ -395,7 +409,7 @@ static int cmd_serve(int argc, char **argv)
                          .ready = ready_tools, .audit = take_audit, .approvals = take_approvals,
                          .status = status_tools,
                          .approvals_timeout_s = the_gwfile.approvals_timeout_s,
-                         .owned_child = child_owns};
+                         .owned_child = child_owns, .upstream_known = upstream_known};
     struct rlimit nofile;
     if (getrlimit(RLIMIT_NOFILE, &nofile) == 0)
         child_set_fd_limit(&nofile); /* app_run raises it; upstreams get it back */

@@ -933,7 +933,9 @@ int app_run(const struct app_opts *o)
                                      .cimd_ca_file = o->cfg->oauth_cimd_ca_file,
                                      .cimd_allow_hosts = o->cfg->oauth_cimd_allow_hosts,
                                      .access_ttl_s = o->cfg->oauth_access_ttl_s,
-                                     .refresh_ttl_s = o->cfg->oauth_refresh_ttl_s};
+                                     .refresh_ttl_s = o->cfg->oauth_refresh_ttl_s,
+                                     .upstream_known = o->upstream_known,
+                                     .upstream_arg = o->setup_arg};
         a.oauth_server = authserver_new(&ao, err, sizeof err);
         free(passphrase);
         free(clients);

@@ -48,6 +48,9 @@ struct app_opts {
     /* The server is a child subreaper (reaper.h): true for a child a provider reaps itself
      * (the gateway's upstreams); every other exited child is reaped by the app. May be NULL. */
     bool (*owned_child)(pid_t pid);
+    /* Whether name is one of the provider's upstreams, which an OAuth client may ask for as
+     * the scope gateway:<name> (authserver_opts.upstream_known); NULL: any name. */
+    bool (*upstream_known)(void *setup_arg, const char *name);
 };
 
 /* Runs the server until SIGTERM/SIGINT, then drains. Returns a process exit code. */

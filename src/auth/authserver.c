@@ -2,7 +2,7 @@
  * bearer header (claude.ai, ChatGPT, Claude Desktop, `auth: oauth` clients).
  *
  * The flow: a client registers (RFC 7591: public, or confidential with client_secret_post or
- * client_secret_basic, when it gets a secret that /token and /revoke then require), sends the
+ * client_secret_basic: a secret /token and /revoke require, by either method), sends the
  * owner's browser to /authorize with a PKCE S256 challenge; the consent page names the client,
  * where it will send the code and the scopes (those it asked for that we know; unknown ones are
  * dropped), and needs the owner's passphrase (scrypt, rate limited per address) and a one-use
@@ -65,7 +65,7 @@ struct client {
     char *redirects[REDIRECTS_MAX];
     size_t nredirects;
     time_t created; /* Unix seconds; 0 when registered before this was kept */
-    enum clientmeta_auth auth; /* how it authenticates at /token and /revoke */
+    enum clientmeta_auth auth; /* as registered: none, or a secret (either method is taken) */
     char secret_hash[65];      /* a confidential one's: tokenstore_hash of its secret */
 };
 
@@ -120,6 +120,8 @@ struct authserver {
     char *cimd_ca_file, *cimd_allow_hosts;
     struct cimd *cimd;            /* their fetcher and cache, once the loop exists */
     struct lookup *lookups;       /* GET /authorize requests waiting for a document */
+    bool (*upstream_known)(void *arg, const char *name); /* authserver_opts' */
+    void *upstream_arg;
 };
 
 /* A GET /authorize waiting for its client's metadata document. */
@@ -172,6 +174,8 @@ struct authserver *authserver_new(const struct authserver_opts *o, char *err, si
         as->static_client.name = xasprintf("%s (the static client)", o->static_client_id);
         memcpy(as->static_secret_hash, o->static_secret_hash, 32);
     }
+    as->upstream_known = o->upstream_known;
+    as->upstream_arg = o->upstream_arg;
     as->cimd_on = o->cimd;
     as->cimd_ca_file = o->cimd_ca_file ? xstrdup(o->cimd_ca_file) : NULL;
     as->cimd_allow_hosts = o->cimd_allow_hosts ? xstrdup(o->cimd_allow_hosts) : NULL;
@@ -464,7 +468,9 @@ static bool client_id_ok(const char *id)
     return id && strlen(id) == 32 && strspn(id, "0123456789abcdef") == 32;
 }
 
-static bool load_client(struct authserver *as, json_t *o)
+/* One entry of a clients file of version (1 or 2). False when it is not one this server
+ * writes; *why then says what is wrong when it is worth saying. */
+static bool load_client(struct authserver *as, json_t *o, json_int_t version, const char **why)
 {
     const char *id = json_string_value(json_object_get(o, "client_id"));
     const char *name = json_string_value(json_object_get(o, "client_name"));
@@ -475,7 +481,14 @@ static bool load_client(struct authserver *as, json_t *o)
     enum clientmeta_auth auth = CLIENTMETA_AUTH_NONE;
     size_t i;
     json_t *u;
-    /* A client kept before confidential ones existed has neither field: public. */
+    /* A client kept before confidential ones existed has neither field: public. Version 1 never
+     * has them: a confidential client makes the file version 2, which older servers refuse. */
+    if (version == 1 && (json_object_get(o, "token_endpoint_auth_method") ||
+                         json_object_get(o, "client_secret_sha256"))) {
+        *why = "a version-1 file holds public clients only, without token_endpoint_auth_method "
+               "or client_secret_sha256";
+        return false;
+    }
     if (method && !clientmeta_auth_parse(method, &auth))
         return false;
     if ((auth != CLIENTMETA_AUTH_NONE) != (hash != NULL) ||
@@ -532,11 +545,18 @@ static bool load_clients(struct authserver *as, char *err, size_t errlen)
     json_t *list = json_object_get(doc, "clients");
     json_int_t version = json_integer_value(json_object_get(doc, "version"));
     bool ok = json_is_array(list) && (version == 1 || version == 2);
-    json_array_foreach(list, i, o) if (ok && !load_client(as, o)) ok = false;
-    json_decref(doc);
-    if (!ok)
+    const char *why_client = NULL, *bad_id = NULL;
+    json_array_foreach(list, i, o) if (ok && !load_client(as, o, version, &why_client)) {
+        ok = false;
+        bad_id = json_string_value(json_object_get(o, "client_id"));
+    }
+    if (!ok && why_client)
+        snprintf(err, errlen, "OAuth clients file %s is not one this server wrote: client %.64s: "
+                              "%s", path, bad_id ? bad_id : "(no id)", why_client);
+    else if (!ok)
         snprintf(err, errlen, "OAuth clients file %s is not one this server wrote (version 1 "
                               "or 2)", path);
+    json_decref(doc);
     return ok;
 }
 
@@ -610,7 +630,8 @@ static void register_client(struct authserver *as, struct hreq *r)
     }
     json_t *doc = json_loadb(body ? body : "", len, JSON_REJECT_DUPLICATES, NULL);
     const char *code = "invalid_client_metadata";
-    const char *why = clientmeta_check_registration(doc, as->schemes, &code);
+    enum clientmeta_auth auth = CLIENTMETA_AUTH_NONE;
+    const char *why = clientmeta_check_registration(doc, as->schemes, &code, &auth);
     json_t *uris = json_object_get(doc, "redirect_uris");
     json_t *name = json_object_get(doc, "client_name");
     size_t i;
@@ -628,7 +649,7 @@ static void register_client(struct authserver *as, struct hreq *r)
     }
     struct client *c = &as->clients[as->nclients];
     char secret[65] = "";
-    c->auth = clientmeta_registration_auth(doc);
+    c->auth = auth;
     if (!crypto_random_hex(c->id, 16) ||
         (c->auth != CLIENTMETA_AUTH_NONE && !crypto_random_hex(secret, 32))) {
         memset(c, 0, sizeof *c);
@@ -662,6 +683,9 @@ static void register_client(struct authserver *as, struct hreq *r)
                             "grant_types", "authorization_code", "refresh_token",
                             "response_types", "code", "client_name", c->name);
     if (out && c->auth != CLIENTMETA_AUTH_NONE) { /* RFC 7591 3.2.1; it never expires */
+        /* Its copies in out and in the answer's text (reply_json) are freed unwiped, as the
+         * tokens issue_pair sends are: jansson and the HTTP layer own those buffers. Only
+         * secret[] is ours to wipe, below. */
         json_object_set_new(out, "client_secret", json_string(secret));
         json_object_set_new(out, "client_secret_expires_at", json_integer(0));
     }
@@ -674,11 +698,15 @@ static void register_client(struct authserver *as, struct hreq *r)
 /* ---- /authorize ---- */
 
 /* The scope granted for the scope asked (RFC 6749 3.3), into out (outsz bytes): the known
- * ones (hermes:*, gateway:<upstream>) in the order asked; unknown ones are dropped (claude.ai
- * asks "claudeai", others their own vocabulary), and when none is left, or none was asked
- * (ChatGPT on a reconnect), the defaults. False when a known scope is named twice: a client
- * error, not a wider grant. */
-static bool scopes_grant(const char *asked, char *out, size_t outsz)
+ * ones (hermes:*, gateway:<upstream>) in the order asked; foreign ones, outside our hermes: and
+ * gateway: namespaces, are dropped (claude.ai asks "claudeai", others "openid" or their own
+ * vocabulary), and when none is left, or none was asked (ChatGPT on a reconnect), the defaults.
+ * False when a scope of our namespaces does not exist (a typo such as hermes:raed, or a
+ * gateway:<name> of an upstream this server does not have, must not turn into the defaults,
+ * which may be wider than meant) or a known scope is named twice: client errors, not a wider
+ * grant. */
+static bool scopes_grant(const struct authserver *as, const char *asked, char *out,
+                         size_t outsz)
 {
     char one[PARAM_MAX + 1];
     size_t len = 0;
@@ -690,8 +718,14 @@ static bool scopes_grant(const char *asked, char *out, size_t outsz)
             break;
         snprintf(one, sizeof one, "%.*s", (int)n, p);
         p += n;
-        if (!scope_known(one))
+        if (!scope_known(one)) {
+            if (strncmp(one, "hermes:", 7) == 0 || strncmp(one, "gateway:", 8) == 0)
+                return false;
             continue;
+        }
+        if (strncmp(one, "gateway:", 8) == 0 && as->upstream_known &&
+            !as->upstream_known(as->upstream_arg, one + 8))
+            return false;
         for (const char *q = out; *q; q += strcspn(q, " "), q += strspn(q, " "))
             if (strncmp(q, one, n) == 0 && (q[n] == ' ' || q[n] == '\0'))
                 return false;
@@ -868,7 +902,7 @@ static void authorize_client(struct authserver *as, struct hreq *r, struct authz
                       "error_description", "PKCE with code_challenge_method S256 is required");
         return;
     }
-    if (!scopes_grant(q->scope, scope, sizeof scope)) {
+    if (!scopes_grant(as, q->scope, scope, sizeof scope)) {
         redirect_back(as, r, redirect_uri, state, "error", "invalid_scope", NULL, NULL);
         return;
     }
@@ -1222,8 +1256,10 @@ static void on_checked(void *ctx, enum verify_result result)
     free(k);
 }
 
-/* Hands the passphrase to the worker; the request is answered from on_checked. */
-static void check_later(struct authserver *as, struct hreq *r, const char *ip, const char *csrf,
+/* Hands the passphrase to the worker; the request is answered from on_checked. False when the
+ * worker cannot take it (authorize_post saw room in its queue, so its thread did not start):
+ * the caller checks on the loop then, as without a worker. */
+static bool check_later(struct authserver *as, struct hreq *r, const char *ip, const char *csrf,
                         const char *line, const char *pass)
 {
     struct checking *k = xcalloc(1, sizeof *k);
@@ -1235,13 +1271,18 @@ static void check_later(struct authserver *as, struct hreq *r, const char *ip, c
     if (!verifier_submit(as->verifier, line, pass, strlen(pass), on_checked, k)) {
         explicit_bzero(k, sizeof *k);
         free(k);
-        hreq_add_header(r, "Retry-After", "1");
-        error_page(r, 503, "Busy", "Too many consents are being checked; try again in a moment.");
-        return;
+        return false;
     }
     k->next = as->checking;
     as->checking = k;
     hreq_on_abort(r, on_client_gone, k);
+    return true;
+}
+
+static void busy_page(struct hreq *r)
+{
+    hreq_add_header(r, "Retry-After", "1");
+    error_page(r, 503, "Busy", "Too many consents are being checked; try again in a moment.");
 }
 
 static void authorize_post(struct authserver *as, struct hreq *r, const char *ip, uint64_t now_ms)
@@ -1285,8 +1326,7 @@ static void authorize_post(struct authserver *as, struct hreq *r, const char *ip
      * check running, so a few guessing addresses cannot keep the owner out with Busy. */
     if (checking >= VERIFIER_QUEUE_MAX - VERIFIER_KEEP_FREE &&
         ((f && f->count) || checking_from(as, key))) {
-        hreq_add_header(r, "Retry-After", "1");
-        error_page(r, 503, "Busy", "Too many consents are being checked; try again in a moment.");
+        busy_page(r);
         return;
     }
     time_t now = time(NULL);
@@ -1297,6 +1337,14 @@ static void authorize_post(struct authserver *as, struct hreq *r, const char *ip
         expired_page(r);
         return;
     }
+    bool deny = form_get(body, len, "action", action, sizeof action) == FORM_OK &&
+                strcmp(action, "deny") == 0;
+    /* A full queue is told before the token is spent, so "try again" with the same form works
+     * and the consent does not sit dead in its address's and the table's places. */
+    if (!deny && as->verifier && verifier_pending(as->verifier) >= VERIFIER_QUEUE_MAX) {
+        busy_page(r);
+        return;
+    }
     /* One use: the token this POST carries is spent now, whatever the answer. The consent gets
      * a fresh one, known only here until a wrong passphrase shows the page again with it. */
     if (!crypto_random_hex(c->csrf, 32)) {
@@ -1305,8 +1353,7 @@ static void authorize_post(struct authserver *as, struct hreq *r, const char *ip
         return;
     }
     snprintf(csrf, sizeof csrf, "%s", c->csrf);
-    if (form_get(body, len, "action", action, sizeof action) == FORM_OK &&
-        strcmp(action, "deny") == 0) {
+    if (deny) {
         char uri[PARAM_MAX + 1], state[PARAM_MAX + 1];
         snprintf(uri, sizeof uri, "%s", c->redirect_uri);
         snprintf(state, sizeof state, "%s", c->state);
@@ -1316,9 +1363,7 @@ static void authorize_post(struct authserver *as, struct hreq *r, const char *ip
     }
     bool have = form_get(body, len, "passphrase", pass, sizeof pass) == FORM_OK &&
                 passphrase_load(as->passphrase_path, line, err, sizeof err);
-    if (have && as->verifier)
-        check_later(as, r, ip, csrf, line, pass);
-    else
+    if (!have || as->verifier == NULL || !check_later(as, r, ip, csrf, line, pass))
         consent_checked(as, r, ip, csrf, have && passphrase_verify(line, pass, strlen(pass)),
                         now_ms);
     explicit_bzero(pass, sizeof pass);
@@ -1414,12 +1459,6 @@ static void grant_code(struct authserver *as, struct hreq *r, const char *body, 
                                              "redirect_uri");
         return;
     }
-    /* A registered client revoked (oauth clients revoke) since its consent gets no tokens. */
-    if (!clientdoc_is_url(client_id) && find_client(as, client_id) == NULL) {
-        k->expires = 0;
-        oauth_error(r, 400, "invalid_grant", "the client is no longer registered");
-        return;
-    }
     if (*resource && strcmp(resource, as->resource) != 0) {
         oauth_error(r, 400, "invalid_target", "this server issues tokens for its /mcp only");
         return;
@@ -1475,10 +1514,13 @@ static void grant_refresh(struct authserver *as, struct hreq *r, const char *bod
 }
 
 /* Whether the client id authenticates as it must (RFC 6749 2.3), having used the method used
- * (with secret, for the two secret methods): the static client with its secret either way; a
- * confidential registered client with its secret, by the method it registered; any other (a
- * public client, a metadata document's, one not known) by its id alone. Secrets are compared
- * as hashes, in constant time, so their length leaks nothing either. */
+ * (with secret, for the two secret methods): the static client and a confidential registered
+ * one with their secret, by either secret method, whichever was registered (RFC 6749 2.3.1,
+ * OAuth 2.1 2.4.1: Basic MUST be taken from any client issued a secret; the body is the
+ * alternative), never by their id alone; a public client and a metadata document's (a URL)
+ * by the id alone; an id that is neither registered nor a URL never (RFC 6749 5.2: an unknown
+ * client is invalid_client; a client revoked since told so registers again). Secrets are
+ * compared as hashes, in constant time, so their length leaks nothing either. */
 static bool client_auth_ok(struct authserver *as, const char *id, enum clientmeta_auth used,
                            const char *secret)
 {
@@ -1491,23 +1533,25 @@ static bool client_auth_ok(struct authserver *as, const char *id, enum clientmet
     if (c && c->auth != CLIENTMETA_AUTH_NONE) {
         char h[65];
         tokenstore_hash(secret, h);
-        return used == c->auth && crypto_equal(h, c->secret_hash, 64);
+        return used != CLIENTMETA_AUTH_NONE && crypto_equal(h, c->secret_hash, 64);
     }
-    return used == CLIENTMETA_AUTH_NONE;
+    return used == CLIENTMETA_AUTH_NONE && (c || clientdoc_is_url(id));
 }
 
-/* Who asks at /token and /revoke: client_id and client_secret in the body
+/* Who asks at endpoint ("/token", "/revoke"): client_id and client_secret in the body
  * (client_secret_post), both in an HTTP Basic header (client_secret_basic), or client_id alone
  * (a public client); client_auth_ok says whether that is enough for this client. Writes the
- * client's id; false when it answered (400, or 401 invalid_client, RFC 6749 5.2). */
-static bool token_client(struct authserver *as, struct hreq *r, const char *body, size_t len,
-                         char client_id[PARAM_MAX + 1])
+ * client's id; false when it answered (400, or 401 invalid_client, RFC 6749 5.2, logged with
+ * the id it claimed: the client's text, so only when it is short printable text). */
+static bool token_client(struct authserver *as, struct hreq *r, const char *endpoint,
+                         const char *body, size_t len, char client_id[PARAM_MAX + 1])
 {
     char form_id[PARAM_MAX + 1], secret[PARAM_MAX + 1];
     const char *authz = hreq_header(r, "Authorization");
     enum form_result fid = form_get(body, len, "client_id", form_id, sizeof form_id);
     enum form_result fsec = form_get(body, len, "client_secret", secret, sizeof secret);
     bool ok = true;
+    client_id[0] = '\0';
     if (fid == FORM_BAD || fsec == FORM_BAD || (authz && fsec == FORM_OK) ||
         (!authz && fid != FORM_OK)) {
         explicit_bzero(secret, sizeof secret);
@@ -1521,15 +1565,19 @@ static bool token_client(struct authserver *as, struct hreq *r, const char *body
     if (used != CLIENTMETA_AUTH_POST)
         secret[0] = '\0';
     if (authz) {
-        ok = form_basic_auth(authz, client_id, PARAM_MAX + 1, secret, sizeof secret) &&
-             (fid != FORM_OK || strcmp(form_id, client_id) == 0);
+        ok = form_basic_auth(authz, client_id, PARAM_MAX + 1, secret, sizeof secret);
+        if (!ok)
+            client_id[0] = '\0'; /* what it holds is no id */
+        ok = ok && (fid != FORM_OK || strcmp(form_id, client_id) == 0);
     } else {
         snprintf(client_id, PARAM_MAX + 1, "%s", form_id);
     }
     ok = ok && client_auth_ok(as, client_id, used, secret);
     explicit_bzero(secret, sizeof secret);
     if (!ok) {
-        log_warn("oauth: /token: client authentication failed");
+        bool shown = *client_id && strlen(client_id) <= 128 && clientmeta_name_ok(client_id);
+        log_warn("oauth: %s: client authentication failed (client %s)", endpoint,
+                 shown ? client_id : "id not shown: empty, long or not printable");
         if (authz)
             hreq_add_header(r, "WWW-Authenticate", "Basic realm=\"oauth\"");
         oauth_error(r, 401, "invalid_client", "client authentication failed");
@@ -1545,7 +1593,7 @@ static void token_endpoint(struct authserver *as, struct hreq *r)
     if (body == NULL)
         body = "", len = 0;
     char client_id[PARAM_MAX + 1];
-    if (!token_client(as, r, body, len, client_id))
+    if (!token_client(as, r, "/token", body, len, client_id))
         return;
     enum form_result gr = form_get(body, len, "grant_type", grant, sizeof grant);
     if (gr == FORM_OK && strcmp(grant, "authorization_code") == 0)
@@ -1569,7 +1617,7 @@ static void revoke_endpoint(struct authserver *as, struct hreq *r)
     char client_id[PARAM_MAX + 1], token[80], hint[40], err[400];
     if (body == NULL)
         body = "", len = 0;
-    if (!token_client(as, r, body, len, client_id))
+    if (!token_client(as, r, "/revoke", body, len, client_id))
         return;
     if (form_get(body, len, "token", token, sizeof token) != FORM_OK ||
         form_get(body, len, "token_type_hint", hint, sizeof hint) == FORM_BAD) {

@@ -40,6 +40,10 @@ struct authserver_opts {
     const char *cimd_allow_hosts; /* OAUTH_CIMD_ALLOW_HOSTS: hosts that may be private */
     unsigned access_ttl_s;        /* OAUTH_ACCESS_TTL_S; 0: AUTHSERVER_ACCESS_TTL */
     unsigned refresh_ttl_s;       /* OAUTH_REFRESH_TTL_S; 0: AUTHSERVER_REFRESH_TTL */
+    /* Whether name is an upstream of this server's, which a gateway:<name> scope at /authorize
+     * may name (any other is invalid_scope); NULL: any well-formed name. */
+    bool (*upstream_known)(void *arg, const char *name);
+    void *upstream_arg;
 };
 
 /* NULL with a reason in err when the clients file cannot be used (readable by others, not

@@ -66,13 +66,19 @@ bool authserver_redirect_ok_in(const char *uri, const char *schemes)
     return false;
 }
 
-/* After a loopback host: past ":<1 to 5 digits>" if there, to the path, query or end; NULL
- * when anything else follows (a longer host name, userinfo). */
+/* After a loopback host: past ":<port>" if there (1 to 65535, no leading zero: one port has
+ * one spelling), to the path, query or end; NULL when anything else follows (a longer host
+ * name, userinfo) or the port is no port. */
 static const char *past_port(const char *p)
 {
     if (*p == ':') {
         size_t d = strspn(p + 1, "0123456789");
-        if (d == 0 || d > 5)
+        unsigned long port = 0;
+        if (d == 0 || d > 5 || p[1] == '0')
+            return NULL;
+        for (size_t i = 1; i <= d; i++)
+            port = port * 10 + (unsigned long)(p[i] - '0');
+        if (port > 65535)
             return NULL;
         p += 1 + d;
     }
@@ -81,7 +87,9 @@ static const char *past_port(const char *p)
 
 bool clientmeta_redirect_matches(const char *registered, const char *requested)
 {
-    static const char *const loopback[] = {"http://127.0.0.1", "http://[::1]"};
+    /* localhost too: RFC 8252 8.3 discourages it (it may not resolve to the loopback) but does
+     * not forbid it, registration takes it, and mcp-remote and the Inspector use it. */
+    static const char *const loopback[] = {"http://127.0.0.1", "http://[::1]", "http://localhost"};
     if (strcmp(registered, requested) == 0)
         return true;
     for (size_t i = 0; i < sizeof loopback / sizeof *loopback; i++) {
@@ -140,16 +148,8 @@ bool clientmeta_auth_parse(const char *name, enum clientmeta_auth *out)
     return false;
 }
 
-enum clientmeta_auth clientmeta_registration_auth(json_t *doc)
-{
-    const char *name = json_string_value(json_object_get(doc, "token_endpoint_auth_method"));
-    enum clientmeta_auth a = CLIENTMETA_AUTH_NONE;
-    if (name && !clientmeta_auth_parse(name, &a))
-        a = CLIENTMETA_AUTH_NONE; /* not reached: the check refused it */
-    return a;
-}
-
-const char *clientmeta_check_registration(json_t *doc, const char *schemes, const char **code)
+const char *clientmeta_check_registration(json_t *doc, const char *schemes, const char **code,
+                                          enum clientmeta_auth *auth)
 {
     static const char *const grants[] = {"authorization_code", "refresh_token"};
     static const char *const responses[] = {"code"};
@@ -158,13 +158,14 @@ const char *clientmeta_check_registration(json_t *doc, const char *schemes, cons
     json_t *name = json_object_get(doc, "client_name");
     size_t i;
     json_t *u;
+    *auth = CLIENTMETA_AUTH_NONE;
     if (!json_is_object(doc))
         return "the body is not a JSON object";
     if (!json_is_array(uris) || json_array_size(uris) == 0 ||
         json_array_size(uris) > CLIENTMETA_REDIRECTS_MAX)
         return "redirect_uris must list 1 to 10 URIs";
-    enum clientmeta_auth auth;
-    if (method && (!json_is_string(method) || !clientmeta_auth_parse(json_string_value(method), &auth)))
+    if (method &&
+        (!json_is_string(method) || !clientmeta_auth_parse(json_string_value(method), auth)))
         return "token_endpoint_auth_method must be none, client_secret_post or "
                "client_secret_basic";
     if (!clientmeta_strings_within(json_object_get(doc, "grant_types"), grants, 2) ||

@@ -20,8 +20,9 @@ bool clientmeta_name_ok(const char *name);
 bool clientmeta_strings_within(json_t *list, const char *const *allowed, size_t n);
 
 /* Whether a redirect URI sent to /authorize is the one registered: the same string, or, for an
- * http://127.0.0.1 or http://[::1] URI, the same but for the port (RFC 8252 7.3: a native
- * app's loopback listener takes whatever port is free, as VS Code's does when 33418 is taken). */
+ * http://127.0.0.1, http://[::1] or http://localhost URI, the same but for the port (RFC 8252
+ * 7.3: a native app's loopback listener takes whatever port is free, as VS Code's does when
+ * 33418 is taken, and mcp-remote's when its localhost port is). */
 bool clientmeta_redirect_matches(const char *registered, const char *requested);
 
 /* How a client authenticates at /token and /revoke (RFC 7591 token_endpoint_auth_method): a
@@ -33,16 +34,19 @@ enum clientmeta_auth { CLIENTMETA_AUTH_NONE, CLIENTMETA_AUTH_POST, CLIENTMETA_AU
 const char *clientmeta_auth_name(enum clientmeta_auth a);
 /* The method named name; false when it is none of those three. */
 bool clientmeta_auth_parse(const char *name, enum clientmeta_auth *out);
-/* The method a registration body asks for: its token_endpoint_auth_method, none when absent.
- * Call after clientmeta_check_registration accepted doc. */
-enum clientmeta_auth clientmeta_registration_auth(json_t *doc);
 
 /* Whether doc (a parsed registration body; NULL when it was not JSON) is one this server
  * registers: token_endpoint_auth_method absent, "none", "client_secret_post" or
  * "client_secret_basic" (a confidential client, issued a secret), 1 to 10
  * redirect_uris each of which authserver_redirect_ok_in(uri, schemes) accepts, grant_types and
- * response_types among ours, a printable client_name if any. NULL when it is; else the reason,
- * and *code set to the RFC 7591 error ("invalid_redirect_uri"; left as it is otherwise). */
-const char *clientmeta_check_registration(json_t *doc, const char *schemes, const char **code);
+ * response_types among ours, a printable client_name if any. NULL when it is, with *auth the
+ * method asked for; else the reason, and *code set to the RFC 7591 error
+ * ("invalid_redirect_uri"; left as it is otherwise).
+ * An absent token_endpoint_auth_method is none, a public client: a deliberate deviation from
+ * RFC 7591 2, whose default is client_secret_basic. An MCP client that leaves it out is a
+ * public client using PKCE (which MCP requires of every client) and reads no secret from the
+ * answer, so a secret issued to it would only make its /token requests fail. */
+const char *clientmeta_check_registration(json_t *doc, const char *schemes, const char **code,
+                                          enum clientmeta_auth *auth);
 
 #endif

@@ -79,22 +79,27 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     /* Any URI matches itself; as a request against a registered loopback URI, a match is
      * that URI but for the port. */
     CHECK(clientmeta_redirect_matches(uri, uri));
-    static const char *const registered[] = {"http://127.0.0.1:7777/cb", "http://[::1]/cb"};
+    static const char *const registered[] = {"http://127.0.0.1:7777/cb", "http://[::1]/cb",
+                                             "http://localhost:3335/cb"};
+    static const char *const hosts[] = {"http://127.0.0.1", "http://[::1]", "http://localhost"};
     for (size_t i = 0; i < sizeof registered / sizeof *registered; i++) {
         if (!clientmeta_redirect_matches(registered[i], uri))
             continue;
-        const char *host = i == 0 ? "http://127.0.0.1" : "http://[::1]";
+        const char *host = hosts[i];
         CHECK(starts(uri, host));
         const char *p = uri + strlen(host);
-        if (*p == ':')
+        if (*p == ':') {
+            CHECK(p[1] != '0' && strtoul(p + 1, NULL, 10) <= 65535); /* a port, one spelling */
             p += 1 + strspn(p + 1, "0123456789");
+        }
         CHECK(strcmp(p, "/cb") == 0);
     }
     free(uri);
 
     json_t *doc = json_loadb((const char *)data, size, JSON_REJECT_DUPLICATES, NULL);
     const char *code = "invalid_client_metadata";
-    const char *why = clientmeta_check_registration(doc, NULL, &code);
+    enum clientmeta_auth auth;
+    const char *why = clientmeta_check_registration(doc, NULL, &code, &auth);
     if (why == NULL) {
         CHECK(json_is_object(doc));
         json_t *uris = json_object_get(doc, "redirect_uris"), *u;
@@ -106,7 +111,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             check_accepted_uri(json_string_value(u), AUTHSERVER_DEFAULT_SCHEMES);
         }
         json_t *method = json_object_get(doc, "token_endpoint_auth_method");
-        enum clientmeta_auth auth = clientmeta_registration_auth(doc);
         CHECK(method == NULL ? auth == CLIENTMETA_AUTH_NONE
                              : strcmp(json_string_value(method), clientmeta_auth_name(auth)) == 0);
         json_t *name = json_object_get(doc, "client_name");

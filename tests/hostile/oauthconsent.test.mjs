@@ -127,3 +127,28 @@ test('guessing addresses cannot fill the passphrase checker\'s queue: the owner 
     assert.equal(await srv.stop(), 0);
   }
 });
+
+test('a consent POST refused because the checker\'s queue is full leaves its form usable: sent again later, it is checked', async () => {
+  const { srv, consent } = await consentServer({}, { env: { HERMES_TEST_CONSENT_DELAY_MS: '500' } });
+  try {
+    // Twenty addresses, one form each (no address has a check running, so the places kept
+    // free are theirs too): sixteen fill the queue, the others are told to wait.
+    const posts = [];
+    for (let a = 1; a <= 20; a++) posts.push(await consent(`198.51.100.${a}`));
+    const owner = await consent('192.0.2.1');
+    let busy = 0;
+    const guesses = posts.map((post) => post('wrong guess').then((r) => { busy += r.status === 503; return r.status; }));
+    await until(() => busy > 0, 'the queue refusing a guess');
+    const first = await owner(PASS);
+    assert.equal(first.status, 503, 'the queue is full');
+    assert.match(await first.text(), /try again in a moment/);
+    const statuses = await Promise.all(guesses);
+    assert.equal(statuses.filter((s) => s === 403).length, 16, 'the queue held sixteen');
+    // The same form again, as the owner does after "try again in a moment".
+    const again = await owner(PASS);
+    assert.equal(again.status, 302, await again.text());
+    assert.match(again.headers.get('location'), /[?&]code=[0-9a-f]{64}/);
+  } finally {
+    assert.equal(await srv.stop(), 0);
+  }
+});

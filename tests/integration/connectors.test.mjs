@@ -5,7 +5,7 @@
 // registration body as-is (or the operator's minted client), the owner's consent, the code, the
 // token request with its client authentication, a refresh, and tools/list with the token. Then
 // what confidential registrations (issue 25, item 1) must hold: the secret shown once and kept
-// only as a hash, required by the method registered at /token and /revoke, a clients file from
+// only as a hash, required at /token and /revoke (by Basic or in the body), a clients file from
 // before them still read, and scopes the server does not know dropped rather than refused.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -16,7 +16,7 @@ import { join } from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { auth } from '@modelcontextprotocol/sdk/client/auth.js';
-import { ROOT, HERMES, OAUTH_PASS, INIT, post, startOAuth, restartHermes } from './lib.mjs';
+import { ROOT, HERMES, OAUTH_PASS, INIT, post, startOAuth, restartHermes, until } from './lib.mjs';
 
 const DIR = join(ROOT, 'tests/fixtures/connectors');
 const fixtures = readdirSync(DIR).filter((f) => f.endsWith('.json')).sort()
@@ -140,6 +140,12 @@ for (const fx of fixtures) {
         assert.ok(!html.includes('<code>claudeai</code>'), 'a scope we do not know is not offered');
         const params = { grant_type: 'authorization_code', code, code_verifier: verifier, redirect_uri: redirect };
         if (fx.token.resource) params.resource = `${issuer}/mcp`;
+        if (fx.token.auth !== 'none') {
+          // Without its secret a confidential client gets nothing, and the code is not spent.
+          const bare = await tokenCall(issuer, '/token', 'none', { id: client.id }, params);
+          assert.equal(bare.status, 401, JSON.stringify(bare.body));
+          assert.equal(bare.body.error, 'invalid_client');
+        }
         const tok = await tokenCall(issuer, '/token', fx.token.auth, client, params);
         assert.equal(tok.status, 200, JSON.stringify(tok.body));
         assert.equal(tok.body.token_type, 'Bearer');
@@ -169,6 +175,10 @@ for (const fx of fixtures) {
       if (fx.refresh.auth !== 'none') {
         const bare = await tokenCall(issuer, '/revoke', 'none', { id: client.id }, { token: last.refresh_token });
         assert.equal(bare.status, 401, 'no secret, no revocation');
+        // The log line names the endpoint and the client (never the secret).
+        for (const path of ['/token', '/revoke'])
+          await until(() => srv.proc.stderrText.includes(`oauth: ${path}: client authentication failed (client ${client.id})`),
+            `the ${path} failure logged with the client id`);
       }
       assert.equal((await tokenCall(issuer, '/revoke', fx.refresh.auth, client, { token: last.refresh_token })).status, 200);
       assert.equal((await post(srv, INIT(), { Authorization: `Bearer ${last.access_token}` })).status, 401);
@@ -220,35 +230,49 @@ test('a confidential client: the secret shown once, kept as a hash only, never l
   }
 });
 
-test('client_secret_basic: Basic only, a body secret or none is invalid_client, a failed Basic names the scheme', async () => {
+// RFC 6749 2.3.1 (OAuth 2.1 2.4.1): the server MUST take HTTP Basic from any client issued a
+// secret, and may take the body; so a confidential client may use either, whatever it
+// registered, but never its id alone.
+test('a confidential client authenticates with its secret by Basic or in the body, whichever it registered; never without it', async () => {
   const { srv, issuer } = await startOAuth();
   try {
     const REDIRECT = 'http://127.0.0.1:7777/cb';
-    const reg = await register(issuer, { redirect_uris: [REDIRECT], client_name: 'Basic client', token_endpoint_auth_method: 'client_secret_basic' });
-    assert.equal(reg.status, 201);
-    assert.equal(reg.body.token_endpoint_auth_method, 'client_secret_basic');
-    const client = { id: reg.body.client_id, secret: reg.body.client_secret };
-    const { verifier, challenge } = pkce();
-    const { code } = await authorize(issuer, client, REDIRECT, { scope: null, resource: false }, challenge);
-    const params = { grant_type: 'authorization_code', code, code_verifier: verifier, redirect_uri: REDIRECT };
-    for (const auth of ['client_secret_post', 'none']) {
-      const bad = await tokenCall(issuer, '/token', auth, client, params);
-      assert.equal(bad.status, 401, auth);
-      assert.equal(bad.body.error, 'invalid_client');
+    const code = async (client) => {
+      const { verifier, challenge } = pkce();
+      const { code: c } = await authorize(issuer, client, REDIRECT, { scope: null, resource: false }, challenge);
+      return { grant_type: 'authorization_code', code: c, code_verifier: verifier, redirect_uri: REDIRECT };
+    };
+    for (const [registered, other] of [['client_secret_basic', 'client_secret_post'], ['client_secret_post', 'client_secret_basic']]) {
+      const reg = await register(issuer, { redirect_uris: [REDIRECT], client_name: registered, token_endpoint_auth_method: registered });
+      assert.equal(reg.status, 201);
+      assert.equal(reg.body.token_endpoint_auth_method, registered);
+      const client = { id: reg.body.client_id, secret: reg.body.client_secret };
+      const params = await code(client);
+      const bare = await tokenCall(issuer, '/token', 'none', client, params);
+      assert.equal(bare.status, 401, `${registered}: no secret`);
+      assert.equal(bare.body.error, 'invalid_client');
+      for (const auth of [registered, other]) {
+        const wrong = await tokenCall(issuer, '/token', auth, { ...client, secret: 'x' }, params);
+        assert.equal(wrong.status, 401, `${registered}, a wrong secret by ${auth}`);
+        assert.equal(wrong.body.error, 'invalid_client');
+        if (auth === 'client_secret_basic') assert.match(wrong.www, /^Basic /, 'a failed Basic names the scheme');
+      }
+      const ok = await tokenCall(issuer, '/token', other, client, params);
+      assert.equal(ok.status, 200, `${registered} client, code by ${other}: ${JSON.stringify(ok.body)}`);
+      assert.equal(ok.body.scope, 'hermes:read hermes:task', 'no scope asked: the defaults');
+      const again = await tokenCall(issuer, '/token', registered, client, { grant_type: 'refresh_token', refresh_token: ok.body.refresh_token });
+      assert.equal(again.status, 200, `${registered} client, refresh by ${registered}: ${JSON.stringify(again.body)}`);
+      assert.equal((await tokenCall(issuer, '/revoke', other, client, { token: again.body.refresh_token })).status, 200);
+      assert.equal((await post(srv, INIT(), { Authorization: `Bearer ${again.body.access_token}` })).status, 401, 'revoked by the other method');
     }
-    const wrongBasic = await tokenCall(issuer, '/token', 'client_secret_basic', { ...client, secret: 'x' }, params);
-    assert.equal(wrongBasic.status, 401);
-    assert.match(wrongBasic.www, /^Basic /);
-    const ok = await tokenCall(issuer, '/token', 'client_secret_basic', client, params);
-    assert.equal(ok.status, 200, JSON.stringify(ok.body));
-    assert.equal(ok.body.scope, 'hermes:read hermes:task', 'no scope asked: the defaults');
-    // A public client that sends a secret it was never given is refused too.
+    // A public client that sends a secret it was never given is refused, either way.
     const pub = await register(issuer, { redirect_uris: [REDIRECT], token_endpoint_auth_method: 'none' });
-    const p2 = pkce();
-    const c2 = await authorize(issuer, { id: pub.body.client_id }, REDIRECT, { scope: null, resource: false }, p2.challenge);
-    const sent = await tokenCall(issuer, '/token', 'client_secret_post', { id: pub.body.client_id, secret: 'a'.repeat(64) },
-      { grant_type: 'authorization_code', code: c2.code, code_verifier: p2.verifier, redirect_uri: REDIRECT });
-    assert.equal(sent.status, 401);
+    const params = await code({ id: pub.body.client_id });
+    for (const auth of ['client_secret_post', 'client_secret_basic']) {
+      const sent = await tokenCall(issuer, '/token', auth, { id: pub.body.client_id, secret: 'a'.repeat(64) }, params);
+      assert.equal(sent.status, 401, auth);
+    }
+    assert.equal((await tokenCall(issuer, '/token', 'none', { id: pub.body.client_id }, params)).status, 200);
   } finally {
     assert.equal(await srv.stop(), 0);
   }
@@ -271,6 +295,64 @@ test('a clients file written before confidential clients (version 1, public) is 
     // A new public registration keeps the file at version 1.
     assert.equal((await register(issuer, { redirect_uris: [REDIRECT] })).status, 201);
     assert.equal(JSON.parse(readFileSync(file, 'utf8')).version, 1);
+  } finally {
+    assert.equal(await srv.stop(), 0);
+  }
+});
+
+// Version 1 holds public clients only (a confidential one makes the file version 2, which an
+// older server refuses): a version-1 file with a secret method or hash is not one we wrote.
+test('a version-1 clients file holding a confidential client\'s fields is refused, saying why', async () => {
+  const { srv, issuer } = await startOAuth();
+  try {
+    const REDIRECT = 'http://127.0.0.1:7777/cb';
+    const file = join(srv.dir, 'oauth-clients.json');
+    for (const [i, extra] of [{ token_endpoint_auth_method: 'client_secret_post', client_secret_sha256: sha256('s') },
+      { token_endpoint_auth_method: 'none' }, { client_secret_sha256: sha256('s') }].entries()) {
+      const id = String(i + 1).repeat(32);
+      writeFileSync(`${file}.new`, JSON.stringify({ version: 1, clients: [{ client_id: id, client_name: 'Edited',
+        redirect_uris: [REDIRECT], ...extra }] }), { mode: 0o600 });
+      renameSync(`${file}.new`, file);
+      const page = await fetch(`${issuer}/authorize?${new URLSearchParams({ response_type: 'code', client_id: id,
+        redirect_uri: REDIRECT, code_challenge: pkce().challenge, code_challenge_method: 'S256' })}`, { redirect: 'manual' });
+      assert.equal(page.status, 400, `${JSON.stringify(extra)}: not a client`);
+      assert.match(await page.text(), /Unknown application/);
+      const said = new RegExp(`client ${id}: a version-1 file holds public clients only, ` +
+        'without token_endpoint_auth_method or client_secret_sha256; keeping the clients read before');
+      await until(() => said.test(srv.proc.stderrText), 'the warning naming the client and why');
+    }
+  } finally {
+    assert.equal(await srv.stop(), 0);
+  }
+});
+
+// RFC 7009 2.1: a client revokes only its own tokens. Client B, authenticated, names client A's
+// tokens at /revoke (answered 200 all the same, as for any token it does not own) and at
+// /token: A's tokens still work.
+test('one confidential client cannot revoke or refresh another\'s tokens', async () => {
+  const { srv, issuer } = await startOAuth();
+  try {
+    const REDIRECT = 'http://127.0.0.1:7777/cb';
+    const reg = async (method) => {
+      const r = await register(issuer, { redirect_uris: [REDIRECT], client_name: method, token_endpoint_auth_method: method });
+      assert.equal(r.status, 201);
+      return { id: r.body.client_id, secret: r.body.client_secret };
+    };
+    const a = await reg('client_secret_post');
+    const b = await reg('client_secret_basic');
+    const { verifier, challenge } = pkce();
+    const { code } = await authorize(issuer, a, REDIRECT, { scope: null, resource: false }, challenge);
+    const tok = await tokenCall(issuer, '/token', 'client_secret_post', a,
+      { grant_type: 'authorization_code', code, code_verifier: verifier, redirect_uri: REDIRECT });
+    assert.equal(tok.status, 200, JSON.stringify(tok.body));
+    for (const token of [tok.body.access_token, tok.body.refresh_token])
+      assert.equal((await tokenCall(issuer, '/revoke', 'client_secret_basic', b, { token })).status, 200);
+    const stolen = await tokenCall(issuer, '/token', 'client_secret_basic', b, { grant_type: 'refresh_token', refresh_token: tok.body.refresh_token });
+    assert.equal(stolen.status, 400);
+    assert.equal(stolen.body.error, 'invalid_grant');
+    assert.equal((await post(srv, INIT(), { Authorization: `Bearer ${tok.body.access_token}` })).status, 200, 'A\'s access token still works');
+    const again = await tokenCall(issuer, '/token', 'client_secret_post', a, { grant_type: 'refresh_token', refresh_token: tok.body.refresh_token });
+    assert.equal(again.status, 200, `A's refresh token still works: ${JSON.stringify(again.body)}`);
   } finally {
     assert.equal(await srv.stop(), 0);
   }

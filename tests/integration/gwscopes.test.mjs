@@ -121,11 +121,18 @@ test('an OAuth client granted gateway:files sees files__echo, not web__echo', as
     assert.equal((await client.client.callTool({ name: 'files__echo', arguments: { message: 'o' } })).content[0].text, 'Echo: o');
     await client.client.close();
     assert.equal((await rawCall(srv, tok.access_token, 'web__echo')).status, 403);
-    // A scope that is neither ours nor of an upstream's form is dropped (RFC 6749 3.3), not
-    // refused: the page asks for what is left.
+    // A scope outside our namespaces is dropped (RFC 6749 3.3), not refused: the page asks for
+    // what is left.
     u.searchParams.set('scope', 'gateway:files such');
     const dropped = await (await fetch(u, { redirect: 'manual' })).text();
     assert.ok(dropped.includes('<code>gateway:files</code>') && !dropped.includes('<code>such</code>'), dropped);
+    // An upstream this server does not have (a typo of ours): back to the client, invalid_scope.
+    for (const scope of ['gateway:nosuch', 'gateway:fies', 'hermes:read gateway:fies such']) {
+      u.searchParams.set('scope', scope);
+      const bad = await fetch(u, { redirect: 'manual' });
+      assert.equal(bad.status, 302, scope);
+      assert.equal(new URL(bad.headers.get('location')).searchParams.get('error'), 'invalid_scope', scope);
+    }
   } finally {
     assert.equal(await srv.stop(), 0);
     rmSync(dir, { recursive: true, force: true });

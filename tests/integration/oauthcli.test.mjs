@@ -125,7 +125,8 @@ test('oauth clients/tokens list and revoke; the running server sees it at once',
     assert.equal(rc.status, 0, rc.stderr);
     assert.equal(rc.stdout, `revoked client ${b2} and its 4 tokens\n`);
     assert.equal(await mcpStatus(srv, tb2.access_token), 401);
-    assert.equal((await token(issuer, { grant_type: 'refresh_token', refresh_token: tb2.refresh_token, client_id: b2 })).error, 'invalid_grant');
+    assert.equal((await token(issuer, { grant_type: 'refresh_token', refresh_token: tb2.refresh_token, client_id: b2 })).error, 'invalid_client',
+      'a client the server forgot fails client authentication');
     const again = await fetch(`${issuer}/authorize?response_type=code&client_id=${b2}&redirect_uri=${encodeURIComponent(REDIRECT)}&code_challenge=${'a'.repeat(43)}&code_challenge_method=S256`);
     assert.equal(again.status, 400, 'the server forgot the client');
     assert.match(await again.text(), /Unknown application/);

@@ -294,7 +294,11 @@ test('hostile: PKCE, code replay, redirect mismatch, refresh reuse, passphrase a
     const t1 = (await exchange(issuer, id, code, verifier)).body;
     const t2 = (await token(issuer, { grant_type: 'refresh_token', client_id: id, refresh_token: t1.refresh_token })).body;
     assert.match(t2.refresh_token, /^[0-9a-f]{64}$/);
-    assert.equal((await token(issuer, { grant_type: 'refresh_token', client_id: 'e'.repeat(32), refresh_token: t2.refresh_token })).body.error, 'invalid_grant', 'another client');
+    // A client id nobody registered fails client authentication (RFC 6749 5.2), before any grant
+    // (another registered client's refresh is invalid_grant: connectors.test.mjs).
+    const nobody = await token(issuer, { grant_type: 'refresh_token', client_id: 'e'.repeat(32), refresh_token: t2.refresh_token });
+    assert.equal(nobody.status, 401, 'an unknown client');
+    assert.equal(nobody.body.error, 'invalid_client');
     const reuse = await token(issuer, { grant_type: 'refresh_token', client_id: id, refresh_token: t1.refresh_token });
     assert.equal(reuse.body.error, 'invalid_grant');
     assert.equal((await token(issuer, { grant_type: 'refresh_token', client_id: id, refresh_token: t2.refresh_token })).body.error, 'invalid_grant', 'the family is gone');

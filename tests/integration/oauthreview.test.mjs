@@ -163,7 +163,9 @@ test('a full client table makes room: clients without a token go after 24 h, els
   }
 });
 
-test('a scope named twice at /authorize is invalid_scope', async () => {
+// A scope of our own namespaces (hermes:*, gateway:*) that does not exist is a typo in our
+// vocabulary: refused, never replaced by the defaults (which could be wider than meant).
+test('a scope named twice, or one of ours that does not exist, at /authorize is invalid_scope', async () => {
   const { srv, issuer } = await startOAuth();
   try {
     const REDIRECT = 'http://127.0.0.1:7777/cb';
@@ -173,6 +175,12 @@ test('a scope named twice at /authorize is invalid_scope', async () => {
     const twice = await ask('hermes:read hermes:task hermes:read');
     assert.equal(twice.status, 302);
     assert.equal(new URL(twice.headers.get('location')).searchParams.get('error'), 'invalid_scope');
+    for (const scope of ['hermes:raed', 'hermes:admni claudeai', 'claudeai hermes:', 'gateway:', 'gateway:-files',
+      'hermes:read gateway:fi/es']) {
+      const res = await ask(scope);
+      assert.equal(res.status, 302, scope);
+      assert.equal(new URL(res.headers.get('location')).searchParams.get('error'), 'invalid_scope', scope);
+    }
     assert.equal((await ask('hermes:read hermes:task')).status, 200, 'each once: the consent page');
   } finally {
     await srv.stop();
@@ -221,8 +229,10 @@ test('a code of a client revoked since the consent gets no tokens', async () => 
     const res = await fetch(`${issuer}/token`, { method: 'POST', headers: FORM, body: new URLSearchParams({
       grant_type: 'authorization_code', code, redirect_uri: REDIRECT, client_id: id, code_verifier: p.verifier }) });
     const body = await res.json();
-    assert.equal(res.status, 400, JSON.stringify(body));
-    assert.equal(body.error, 'invalid_grant');
+    // No longer registered: client authentication fails (RFC 6749 5.2), which tells claude.ai to
+    // register again (and so ask the owner again).
+    assert.equal(res.status, 401, JSON.stringify(body));
+    assert.equal(body.error, 'invalid_client');
     assert.equal(body.access_token, undefined);
   } finally {
     await srv.stop();

@@ -150,10 +150,11 @@ static void registration_methods(void **state)
     for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
         json_t *doc = json_loads(cases[i].body, 0, NULL);
         const char *code = "invalid_client_metadata";
-        const char *why = clientmeta_check_registration(doc, NULL, &code);
+        enum clientmeta_auth auth = CLIENTMETA_AUTH_POST;
+        const char *why = clientmeta_check_registration(doc, NULL, &code, &auth);
         if (cases[i].ok) {
             assert_null(why);
-            assert_int_equal(clientmeta_registration_auth(doc), cases[i].auth);
+            assert_int_equal(auth, cases[i].auth);
         } else {
             assert_non_null(why);
             assert_non_null(strstr(why, "token_endpoint_auth_method"));
@@ -170,7 +171,8 @@ static void registration_methods(void **state)
 }
 
 /* A redirect URI at /authorize matches the registered one exactly, but for the port of an
- * http://127.0.0.1 or http://[::1] URI (RFC 8252 7.3); never another host, path or query. */
+ * http://127.0.0.1, http://[::1] or http://localhost URI (RFC 8252 7.3, 8.3); never another
+ * host, path or query. */
 static void redirect_matching(void **state)
 {
     (void)state;
@@ -181,15 +183,30 @@ static void redirect_matching(void **state)
         {"http://127.0.0.1:7777/cb?x=1", "http://127.0.0.1:1/cb?x=1"},
         {"http://[::1]:9/cb", "http://[::1]:65535/cb"},
         {"http://127.0.0.1", "http://127.0.0.1:80"},
+        {"http://localhost:3335/oauth/callback", "http://localhost:3336/oauth/callback"},
+        {"http://localhost/cb", "http://localhost:6274/cb"},
     };
     static const char *const other[][2] = {
-        {"http://localhost:3000/cb", "http://localhost:3001/cb"},
+        {"http://localhost:3000/cb", "http://localhost:3001/cb/"},
+        {"http://localhost:3000/cb", "http://localhost.evil.example:3000/cb"},
+        {"http://localhost:3000/cb", "http://localhost:3000@evil.example/cb"},
+        {"http://localhost:3000/cb", "http://127.0.0.1:3000/cb"},
+        {"http://127.0.0.1:3000/cb", "http://localhost:3000/cb"},
+        {"https://localhost:3000/cb", "https://localhost:3001/cb"},
         {"http://127.0.0.1:7777/cb", "http://127.0.0.1:7777/cb/"},
         {"http://127.0.0.1:7777/cb", "http://127.0.0.1:7778/other"},
         {"http://127.0.0.1:7777/cb", "http://127.0.0.1.evil.example:7777/cb"},
         {"http://127.0.0.1:7777/cb", "http://127.0.0.1:7777@evil.example/cb"},
         {"http://127.0.0.1:7777/cb", "http://127.0.0.1:/cb"},
         {"http://127.0.0.1:7777/cb", "http://127.0.0.1:123456/cb"},
+        /* a port is 1 to 65535, written without leading zeros */
+        {"http://127.0.0.1:7777/cb", "http://127.0.0.1:0/cb"},
+        {"http://127.0.0.1:7777/cb", "http://127.0.0.1:65536/cb"},
+        {"http://127.0.0.1:7777/cb", "http://127.0.0.1:99999/cb"},
+        {"http://127.0.0.1:7777/cb", "http://127.0.0.1:07777/cb"},
+        {"http://127.0.0.1:7777/cb", "http://127.0.0.1:00080/cb"},
+        {"http://127.0.0.1:0/cb", "http://127.0.0.1:7777/cb"},
+        {"http://[::1]:7777/cb", "http://[::1]:65536/cb"},
         {"http://127.0.0.1:7777/cb", "http://[::1]:7777/cb"},
         {"https://a.example:8443/cb", "https://a.example:9443/cb"},
         {"cursor://anysphere.cursor-mcp/oauth/callback", "cursor://anysphere.cursor-mcp/oauth/callbac"},
