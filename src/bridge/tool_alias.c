@@ -47,12 +47,26 @@ static const struct toolarg check_args_spec[] = {
     TOOLARG_END,
 };
 
-/* Runs the tool name stands for with args (a new object, released here). */
+static const struct {
+    const char *alias, *of;
+} aliases[] = {{"hermes_ask", "hermes_task"}, {"hermes_check", "hermes_result"}};
+
+const char *bridge_tool_judged_as(const char *name)
+{
+    for (size_t i = 0; i < sizeof aliases / sizeof *aliases; i++)
+        if (strcmp(name, aliases[i].alias) == 0)
+            return aliases[i].of;
+    return name;
+}
+
+/* Runs the tool name stands for with args (a new object, released here): never one bridge_tools
+ * left out, at start (not registered) or by a reload (disabled). */
 static void run_as(struct bridge *b, const char *name, struct mcp_call *c, json_t *args_take)
 {
     const struct bridge_tool_entry *t = bridge_tool(b, name);
-    if (t == NULL) /* not reached: an alias is registered only with its tool */
-        tool_error(c, TE_NOT_FOUND, 0, "%s is not exposed here", name);
+    if (t == NULL || mcp_tool_disabled(b->mcp, name))
+        tool_error(c, TE_NOT_FOUND, 0, "%s is not exposed here (bridge_tools in the gateway file)",
+                   name);
     else
         t->handler(c, args_take, t->arg);
     json_decref(args_take);
@@ -141,14 +155,9 @@ void tool_alias_adapt(struct bridge *b, struct mcp_tool_def *d)
     d->arg = b;
 }
 
-static void add_alias(struct bridge *b, const struct mcp_tool_def *d, const char *of)
+/* bridge_tools judges an alias as its tool (bridge_tool_judged_as): left out with it. */
+static void add_alias(struct bridge *b, const struct mcp_tool_def *d)
 {
-    if (bridge_tool(b, of) == NULL) { /* bridge_tools left the tool out: its alias too */
-        json_decref(d->input_schema);
-        json_decref(d->output_schema);
-        json_decref(d->annotations);
-        return;
-    }
     bridge_add_tool(b, d);
     if (!b->cfg->tool_aliases)
         mcp_set_tool_hidden(b->mcp, d->name, true);
@@ -170,7 +179,7 @@ void tool_alias_register(struct bridge *b)
         .annotations = tool_annotations(false, false, false, true),
         .handler = hermes_ask,
         .arg = b,
-        .scope = "hermes:task"}, "hermes_task");
+        .scope = "hermes:task"});
     add_alias(b, &(struct mcp_tool_def){
         .name = "hermes_check",
         .title = "Check a task (alias of hermes_result)",
@@ -183,5 +192,5 @@ void tool_alias_register(struct bridge *b)
         .annotations = tool_annotations(true, false, true, false),
         .handler = hermes_check,
         .arg = b,
-        .scope = "hermes:read"}, "hermes_result");
+        .scope = "hermes:read"});
 }

@@ -602,6 +602,12 @@ void mcp_set_tool_disabled(struct mcp_server *s, const char *name, bool disabled
     mcp_set_tool_hidden(s, name, disabled);
 }
 
+bool mcp_tool_disabled(const struct mcp_server *s, const char *name)
+{
+    const struct named *t = registry_find(&s->tools, name);
+    return t == NULL || t->disabled;
+}
+
 static void do_resources_list(struct rpc_ctx *x, struct jrpc_msg *m)
 {
     answer_list(x, m, &x->srv->resources, "resources");

@@ -271,6 +271,62 @@ test('an alias goes with its tool: bridge_tools leaving hermes_task out leaves h
   }
 });
 
+// A reload of the gateway file (SIGHUP) on a server of its own: writes text, waits for the log.
+async function reloadGateway(srv, gw, text) {
+  writeFileSync(gw, text);
+  const mark = srv.proc.stderrText.length;
+  srv.proc.kill('SIGHUP');
+  return until(() => {
+    const more = srv.proc.stderrText.slice(mark);
+    return /pins re-read from|reload failed/.test(more) ? more : null;
+  }, 'the reload', 10000);
+}
+
+// A server with fake's agent, a gateway file (text) and MCP_TOOL_ALIASES (aliases): fn({srv, gw}).
+async function withGateway(fake, text, aliases, fn) {
+  const dir = mkdtempSync(join(tmpdir(), 'hm-dropin-'));
+  const gw = join(dir, 'gateway.yaml');
+  writeFileSync(gw, text);
+  chmodSync(gw, 0o600);
+  let srv;
+  try {
+    srv = await startHermes({ HERMES_ENV_PATH: agentEnv(fake), MCP_TOOL_ALIASES: aliases, GATEWAY_FILE: gw });
+    await fn({ srv, gw });
+  } finally {
+    if (srv) assert.equal(await srv.stop(), 0);
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+test('a reload that leaves hermes_task and hermes_result out takes their aliases away too: nothing delegates, no result is read', async () => {
+  const fake = await startFake();
+  try {
+    await withGateway(fake, 'upstreams: {}\n', '0', async ({ srv, gw }) => {
+      let { client } = await sdkClient(srv);
+      const done = await client.callTool({ name: 'hermes_task', arguments: { task: 'stored before the reload', mode: 'sync' } });
+      assert.equal(done.structuredContent.status, 'completed', JSON.stringify(done));
+      await client.close();
+      const log = await reloadGateway(srv, gw, 'upstreams: {}\nbridge_tools: {exclude: [hermes_task, hermes_result]}\n');
+      assert.match(log, /bridge tool hermes_ask is no longer exposed/);
+      assert.match(log, /bridge tool hermes_check is no longer exposed/);
+      ({ client } = await sdkClient(srv));
+      await assert.rejects(client.callTool({ name: 'hermes_task', arguments: { task: 'x' } }), /Unknown tool: hermes_task/);
+      await assert.rejects(client.callTool({ name: 'hermes_ask', arguments: { prompt: 'must not reach the agent' } }),
+        /Unknown tool: hermes_ask/);
+      await assert.rejects(client.callTool({ name: 'hermes_check', arguments: { job_id: done.structuredContent.id } }),
+        /Unknown tool: hermes_check/);
+      assert.ok(!chats(fake).some((q) => JSON.stringify(q.body).includes('must not reach the agent')), 'hermes_ask delegated');
+      // Given back with their tools by a later reload.
+      await reloadGateway(srv, gw, 'upstreams: {}\n');
+      const back = await client.callTool({ name: 'hermes_check', arguments: { job_id: done.structuredContent.id } });
+      assert.equal(back.structuredContent.status, 'completed', JSON.stringify(back));
+      await client.close();
+    });
+  } finally {
+    await fake.stop();
+  }
+});
+
 // ---------- whoami ----------
 
 const sha = (t) => createHash('sha256').update(t).digest('hex');
