@@ -316,10 +316,40 @@ test('a reload that leaves hermes_task and hermes_result out takes their aliases
       await assert.rejects(client.callTool({ name: 'hermes_check', arguments: { job_id: done.structuredContent.id } }),
         /Unknown tool: hermes_check/);
       assert.ok(!chats(fake).some((q) => JSON.stringify(q.body).includes('must not reach the agent')), 'hermes_ask delegated');
-      // Given back with their tools by a later reload.
+      await client.close();
+      // Given back with their tools by a later reload, and still not listed (MCP_TOOL_ALIASES=0).
       await reloadGateway(srv, gw, 'upstreams: {}\n');
+      let tools;
+      ({ client, tools } = await sdkClient(srv));
+      assert.ok(tools.hermes_task && tools.hermes_result, Object.keys(tools).join());
+      assert.ok(!tools.hermes_ask && !tools.hermes_check, `given back, the aliases are listed: ${Object.keys(tools).join()}`);
       const back = await client.callTool({ name: 'hermes_check', arguments: { job_id: done.structuredContent.id } });
       assert.equal(back.structuredContent.status, 'completed', JSON.stringify(back));
+      await client.close();
+      const health = await (await fetch(`${srv.base}/health`)).json();
+      assert.equal(health.tools, Object.keys(tools).length, 'health counts the listed tools');
+    });
+  } finally {
+    await fake.stop();
+  }
+});
+
+test('bridge_tools including hermes_task and hermes_result keeps their aliases: an alias is judged as its tool', async () => {
+  const fake = await startFake();
+  try {
+    await withGateway(fake, 'upstreams: {}\nbridge_tools: {include: [hermes_task, hermes_result]}\n', '1', async ({ srv, gw }) => {
+      let { client, tools } = await sdkClient(srv);
+      assert.deepEqual(Object.keys(tools).filter((n) => !n.includes('__')).sort(),
+        ['hermes_ask', 'hermes_check', 'hermes_result', 'hermes_task']);
+      const r = await client.callTool({ name: 'hermes_ask', arguments: { prompt: 'kept with its tool' } });
+      assert.equal(r.structuredContent.status, 'completed', JSON.stringify(r));
+      await client.close();
+      // Naming an alias in bridge_tools does not decide it: its tool does.
+      await reloadGateway(srv, gw, 'upstreams: {}\nbridge_tools: {exclude: [hermes_ask, hermes_check]}\n');
+      ({ client, tools } = await sdkClient(srv));
+      assert.ok(tools.hermes_ask && tools.hermes_check, Object.keys(tools).join());
+      const again = await client.callTool({ name: 'hermes_ask', arguments: { prompt: 'still kept' } });
+      assert.equal(again.structuredContent.status, 'completed', JSON.stringify(again));
       await client.close();
     });
   } finally {
