@@ -567,10 +567,14 @@ static void on_headers(struct hreq *r, void *arg)
      * wrong token costs as usual. */
     if (allowed && strcmp(path, "/metrics") == 0) {
         const struct rpc_note *n = hreq_user(r);
-        /* The counts name every principal: a role's token does not read them, the owner's does. */
-        if (n && n->who && !n->who->all) {
+        /* The counts name every principal: the owner's token and principals holding hermes:admin
+         * (a TOKENS_FILE role, an OAuth token granted it) read them, so that a setup without
+         * MCP_AUTH_TOKEN can be monitored too; other roles do not. */
+        if (n && n->who && !principal_has_scope(n->who, "hermes:admin")) {
             reply_simple_json(r, 403, "{\"error\":\"forbidden\",\"message\":\"/metrics is "
-                                      "for the owner's token (MCP_AUTH_TOKEN)\"}");
+                                      "for the owner's token (MCP_AUTH_TOKEN) and for tokens "
+                                      "holding hermes:admin (a TOKENS_FILE role, an OAuth "
+                                      "token)\"}");
             return;
         }
         metrics_page(a, r);

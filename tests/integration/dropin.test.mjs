@@ -105,8 +105,13 @@ test('seed 002\'s OAuth-only env file starts; an OAuth client calls a tool; no s
         Accept: 'application/json, text/event-stream' }, body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'ping' }) });
       assert.equal(res.status, 401);
     }
-    // /metrics is the static owner token's; there is none, so nobody reads it with a bearer.
+    // No owner token: /metrics is read with an OAuth token granted hermes:admin.
     assert.equal((await fetch(`${srv.base}/metrics`, { headers: bearer(srv.token) })).status, 401);
+    const { tokens: granted } = await oauthTokens(srv, issuer, id, secret);
+    assert.ok(granted.scope.split(' ').includes('hermes:admin'), granted.scope);
+    const scrape = await fetch(`${srv.base}/metrics`, { headers: bearer(granted.access_token) });
+    assert.equal(scrape.status, 200);
+    assert.match(await scrape.text(), /^hermes_mcp_principal_requests_total\{principal="oauth:/m);
     // doctor accepts the setup: the OAuth-only line, nothing failed.
     const doc = spawnSync(HERMES, ['doctor', '--env-file', srv.envFile], { encoding: 'utf8' });
     assert.match(doc.stdout, /^ok +no MCP_AUTH_TOKEN: OAuth only \(OAUTH_ISSUER_URL\)/m, doc.stdout);
@@ -374,10 +379,11 @@ async function whoami(client, token) {
 test('whoami: the owner, a TOKENS_FILE role and an OAuth client each learn who they are, never the token', async () => {
   const fake = await startFake();
   const dir = mkdtempSync(join(tmpdir(), 'hm-dropin-'));
-  const reader = randomBytes(32).toString('hex');
+  const reader = randomBytes(32).toString('hex'), ops = randomBytes(32).toString('hex');
   const tokens = join(dir, 'tokens.yaml');
   writeFileSync(tokens, 'tokens:\n' +
-    `  - name: ci-reader\n    sha256: ${sha(reader)}\n    scopes: [hermes:read]\n    agents: [hermes]\n    expires: 2099-01-31\n`);
+    `  - name: ci-reader\n    sha256: ${sha(reader)}\n    scopes: [hermes:read]\n    agents: [hermes]\n    expires: 2099-01-31\n` +
+    `  - name: ops\n    sha256: ${sha(ops)}\n    scopes: [hermes:admin]\n`);
   chmodSync(tokens, 0o600);
   const { id, secret } = mint();
   const port = await freePort();
@@ -392,6 +398,12 @@ test('whoami: the owner, a TOKENS_FILE role and an OAuth client each learn who t
     assert.deepEqual(await whoami(client, srv.token),
       { principal: 'owner', kind: 'owner', scopes: ['*'], agents: ['*'], expires_at: null });
     await client.close();
+
+    // /metrics: a role holding hermes:admin reads it, one without gets 403 saying what is accepted.
+    const denied = await fetch(`${srv.base}/metrics`, { headers: bearer(reader) });
+    assert.equal(denied.status, 403);
+    assert.match((await denied.json()).message, /owner's token \(MCP_AUTH_TOKEN\) and for tokens holding hermes:admin/);
+    assert.equal((await fetch(`${srv.base}/metrics`, { headers: bearer(ops) })).status, 200);
 
     client = await connect(srv.url, bearer(reader));
     // Listed for a role that holds none of the bridge's write scopes too.
