@@ -362,6 +362,59 @@ test('bridge_tools including hermes_task and hermes_result keeps their aliases: 
   }
 });
 
+// What a caller can tell from an answer, with the id asked about written as <id> (ownership.test.mjs).
+function seen(r, ...ids) {
+  let text = JSON.stringify({ isError: r.isError, error: r.structuredContent?.error,
+    message: r.structuredContent?.message, content: r.content });
+  for (const id of ids) text = text.split(id).join('<id>');
+  return text;
+}
+
+test('the aliases keep tasks to their owner: bob\'s hermes_check and hermes_cancel of alice\'s job answer as for a job that does not exist, while it runs and after', async () => {
+  const fake = await startFake();
+  const dir = mkdtempSync(join(tmpdir(), 'hm-dropin-'));
+  const tok = { alice: randomBytes(32).toString('hex'), bob: randomBytes(32).toString('hex') };
+  const tokens = join(dir, 'tokens.yaml');
+  writeFileSync(tokens, 'tokens:\n' +
+    `  - name: alice\n    sha256: ${sha(tok.alice)}\n    scopes: [hermes:read, hermes:task]\n` +
+    `  - name: bob\n    sha256: ${sha(tok.bob)}\n    scopes: [hermes:read, hermes:task]\n`);
+  chmodSync(tokens, 0o600);
+  let srv;
+  try {
+    srv = await startHermes({ HERMES_ENV_PATH: agentEnv(fake), HERMES_POLL_MS: '50', TOKENS_FILE: tokens });
+    const [alice, bob] = await Promise.all([connect(srv.url, bearer(tok.alice)), connect(srv.url, bearer(tok.bob))]);
+    await Promise.all([alice.listTools(), bob.listTools()]);
+    const call = (c, name, args) => c.callTool({ name, arguments: args });
+    const started = await call(alice, 'hermes_ask', { prompt: 'alice\'s job [delay=2500]', async_mode: true });
+    assert.equal(started.structuredContent.status, 'accepted', JSON.stringify(started));
+    const job = started.structuredContent.id;
+    const nobodys = `no-such-${randomBytes(4).toString('hex')}`;
+    // While it runs: alice sees "running", bob what a job that does not exist gets.
+    assert.equal((await call(alice, 'hermes_check', { job_id: job })).structuredContent.status, 'running');
+    const check = async () => {
+      const [mine, none] = [await call(bob, 'hermes_check', { job_id: job }), await call(bob, 'hermes_check', { job_id: nobodys })];
+      assert.equal(mine.structuredContent?.error, 'not_found', JSON.stringify(mine));
+      assert.equal(seen(mine, job), seen(none, nobodys));
+    };
+    await check();
+    const [cancelMine, cancelNone] = [await call(bob, 'hermes_cancel', { job_id: job }), await call(bob, 'hermes_cancel', { job_id: nobodys })];
+    assert.equal(cancelMine.structuredContent?.error, 'not_found', JSON.stringify(cancelMine));
+    assert.equal(seen(cancelMine, job), seen(cancelNone, nobodys));
+    // Bob's cancel stopped nothing: alice's job runs to its end.
+    const done = await until(async () => {
+      const c = await call(alice, 'hermes_check', { job_id: job });
+      return c.structuredContent.status === 'running' ? null : c;
+    }, 'alice\'s job to end', 15000);
+    assert.equal(done.structuredContent.status, 'completed', JSON.stringify(done));
+    await check();
+    await Promise.all([alice.close(), bob.close()]);
+  } finally {
+    if (srv) assert.equal(await srv.stop(), 0);
+    await fake.stop();
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
 // ---------- whoami ----------
 
 const sha = (t) => createHash('sha256').update(t).digest('hex');
