@@ -1,7 +1,7 @@
 /* tool_alias.c — seed 002's tool names and arguments, so its clients (scripts, skills, saved
  * prompts that name hermes_ask) work unchanged: hermes_ask is hermes_task under seed 002's
- * arguments, hermes_check polls a task by its job_id (our task id), and hermes_cancel also takes
- * job_id. The aliases are always callable; tools/list shows them only with MCP_TOOL_ALIASES=1,
+ * arguments, hermes_check polls a task by its job_id (our task id); hermes_cancel takes job_id
+ * itself (tool_cancel.c). The aliases are always callable; tools/list shows them only with MCP_TOOL_ALIASES=1,
  * so that by default a model sees one name per tool. They run the tools they stand for, with
  * their scopes and checks. */
 #include <jansson.h>
@@ -40,10 +40,7 @@ static const struct toolarg ask_args[] = {
 };
 
 static const struct toolarg check_args_spec[] = {
-    {.name = "job_id", .type = TOOLARG_STRING, .required = true, .nonempty = true, .max_len = 128,
-     .pattern = ID_PATTERN, .syntax = id_syntax,
-     .syntax_hint = "must match [A-Za-z0-9][A-Za-z0-9._-]{0,127}",
-     .description = "The id hermes_ask (or hermes_task) returned"},
+    ARG_JOB_ID(true, "The id hermes_ask (or hermes_task) returned"),
     TOOLARG_END,
 };
 
@@ -120,39 +117,6 @@ static void hermes_check(struct mcp_call *c, json_t *args, void *arg)
         json_object_set(out, "run_id", json_object_get(run, "run_id"));
     json_decref(run);
     mcp_call_tool_result_take(c, out);
-}
-
-/* hermes_cancel with job_id: seed 002's name for our task id. */
-static void cancel_by_job_id(struct mcp_call *c, json_t *args, void *arg)
-{
-    struct bridge *b = arg;
-    json_t *job = json_object_get(args, "job_id");
-    if (job == NULL) {
-        run_as(b, "hermes_cancel", c, json_incref(args));
-        return;
-    }
-    if (json_object_get(args, "id") || json_object_get(args, "run_id")) {
-        tool_error(c, TE_INVALID_ARGUMENTS, 0,
-                   "give one of 'run_id', 'id' or 'job_id' (seed 002's name for id)");
-        return;
-    }
-    json_t *mapped = json_copy(args);
-    json_object_set(mapped, "id", job);
-    json_object_del(mapped, "job_id");
-    run_as(b, "hermes_cancel", c, mapped);
-}
-
-void tool_alias_adapt(struct bridge *b, struct mcp_tool_def *d)
-{
-    if (strcmp(d->name, "hermes_cancel") != 0)
-        return;
-    json_t *props = json_object_get(d->input_schema, "properties");
-    json_object_set_new(props, "job_id",
-                        json_pack("{s:s, s:i, s:s, s:s}", "type", "string", "maxLength", 128,
-                                  "pattern", ID_PATTERN, "description",
-                                  "seed 002's name for id: the task's id"));
-    d->handler = cancel_by_job_id;
-    d->arg = b;
 }
 
 /* bridge_tools judges an alias as its tool (bridge_tool_judged_as): left out with it. */

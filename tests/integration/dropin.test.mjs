@@ -202,6 +202,14 @@ async function exerciseAliases(client, fake) {
   assert.equal(r.structuredContent.already_finished, true);
   r = await client.callTool({ name: 'hermes_cancel', arguments: { job_id: jobId, id: jobId } });
   assert.equal(r.structuredContent.error, 'invalid_arguments');
+  const both = r.structuredContent.message;
+  // job_id is hermes_cancel's own argument: its errors name it.
+  r = await client.callTool({ name: 'hermes_cancel', arguments: { job_id: 5 } });
+  assert.equal(r.structuredContent.error, 'invalid_arguments');
+  assert.match(r.structuredContent.message, /'job_id' must be a string/);
+  r = await client.callTool({ name: 'hermes_cancel', arguments: { job_id: '../x' } });
+  assert.match(r.structuredContent.message, /'job_id' must match/);
+  assert.match(both, /give exactly one of 'run_id', 'id' or 'job_id'/);
   // Unknown jobs and bad arguments: clear tool errors.
   r = await client.callTool({ name: 'hermes_check', arguments: { job_id: 'no-such-job' } });
   assert.equal(r.isError, true);
