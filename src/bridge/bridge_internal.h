@@ -342,6 +342,12 @@ void tool_whoami_register(struct bridge *b);
 /* tool_alias.c: seed 002's names (hermes_ask, hermes_check) for the tools registered before;
  * listed only with MCP_TOOL_ALIASES=1, callable always. */
 void tool_alias_register(struct bridge *b);
+/* tool_result.c: where task id stands as hermes_result sees it (the caller checks it may see
+ * it): ended (*result, when not NULL, gets its stored result.json), still running (no result
+ * yet, but a job, a write in flight or its directory), unknown, or its result unreadable
+ * (*rc says how). */
+enum task_state { TASK_ENDED, TASK_RUNNING, TASK_UNKNOWN, TASK_UNREADABLE };
+enum task_state task_state(struct bridge *b, const char *id, json_t **result, int *rc);
 
 /* bridge.c: indexes a task's run (and follows it when it has no result yet). */
 void index_task(const char *id, void *arg);

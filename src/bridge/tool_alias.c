@@ -5,16 +5,13 @@
  * so that by default a model sees one name per tool. They run the tools they stand for, with
  * their scopes and checks. */
 #include <jansson.h>
-#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 
 #include "bridge_internal.h"
 #include "config.h"
 #include "mcp.h"
-#include "strmap.h"
 #include "tasks.h"
 #include "toolargs.h"
 
@@ -83,14 +80,6 @@ static void hermes_ask(struct mcp_call *c, json_t *args, void *arg)
     run_as(b, "hermes_task", c, task);
 }
 
-static bool has_result(struct bridge *b, const char *id)
-{
-    char path[PATH_MAX];
-    struct stat st;
-    int n = snprintf(path, sizeof path, "%s/%s/result.json", tasks_dir(b->tasks), id);
-    return n > 0 && (size_t)n < sizeof path && stat(path, &st) == 0;
-}
-
 /* A task still at work has no result yet: say so as a poll answer (hermes_result would answer
  * not_found); everything else is hermes_result's answer. */
 static void hermes_check(struct mcp_call *c, json_t *args, void *arg)
@@ -101,11 +90,7 @@ static void hermes_check(struct mcp_call *c, json_t *args, void *arg)
     if (!check_args(c, check_args_spec, args, v))
         return;
     const char *id = toolargs_str(v, 0);
-    bool running = task_visible(b, c, id) && task_allowed_for(b, c, id) &&
-                   !has_result(b, id) &&
-                   (strmap_get(b->jobs, id) || tasks_pending(b->tasks, id) ||
-                    tasks_exists(b->tasks, id));
-    if (!running) {
+    if (!task_visible(b, c, id) || task_state(b, id, NULL, NULL) != TASK_RUNNING) {
         run_as(b, "hermes_result", c, json_pack("{s:s}", "id", id));
         return;
     }
