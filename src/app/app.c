@@ -696,9 +696,21 @@ static void reload(struct app *a)
     /* A file that lost its token must not turn authentication off, nor leave only a way in
      * that this process does not serve (OAUTH_ISSUER_URL takes effect at a restart). */
     if (a->cfg->auth && !fresh.owner_token && !fresh.tokens_file && a->oauth_server == NULL) {
-        log_warn("reload failed, keeping the current settings: no MCP_AUTH_TOKEN in %s; run: "
-                 "hermes-mcp token gen --env-file %s",
-                 a->cfg->env_file, a->cfg->env_file);
+        /* The three ways in, as serve names them at start (main.c). */
+        const char *f = a->cfg->env_file;
+        if (fresh.oauth_issuer)
+            log_warn("reload failed, keeping the current settings: %s has no MCP_AUTH_TOKEN nor "
+                     "TOKENS_FILE, and its OAUTH_ISSUER_URL takes effect only at a restart (set "
+                     "the consent passphrase with hermes-mcp oauth passwd --env-file %s, then "
+                     "restart), or create a token with: hermes-mcp token gen --env-file %s, or "
+                     "set TOKENS_FILE",
+                     f, f, f);
+        else
+            log_warn("reload failed, keeping the current settings: no MCP_AUTH_TOKEN, TOKENS_FILE "
+                     "or OAUTH_ISSUER_URL in %s, so no client could authenticate; set TOKENS_FILE "
+                     "again, or create a token with: hermes-mcp token gen --env-file %s (or set "
+                     "OAUTH_ISSUER_URL, then: hermes-mcp oauth passwd --env-file %s, and restart)",
+                     f, f, f);
         config_cleanup(&fresh);
         sdnotify("READY=1\nSTATUS=reload failed; running with the previous settings");
         return;

@@ -9,7 +9,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { randomBytes, createHash } from 'node:crypto';
-import { mkdtempSync, writeFileSync, chmodSync, rmSync } from 'node:fs';
+import { mkdtempSync, writeFileSync, chmodSync, rmSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
@@ -159,6 +159,33 @@ test('no MCP_AUTH_TOKEN, TOKENS_FILE nor OAUTH_ISSUER_URL: serve refuses and say
     assert.match(r3.stderr, /readable by others.*chmod 600/);
     assert.ok(!r3.stderr.includes('s'.repeat(40)));
   } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test('a TOKENS_FILE-only server whose env file loses TOKENS_FILE on reload keeps its settings and names the three ways in', async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'hm-dropin-'));
+  const role = randomBytes(32).toString('hex');
+  const tokens = join(dir, 'tokens.yaml');
+  writeFileSync(tokens, `tokens:\n  - name: ci\n    sha256: ${sha(role)}\n    scopes: [hermes:read]\n`);
+  chmodSync(tokens, 0o600);
+  const srv = await startHermes({ MCP_AUTH_TOKEN: undefined, TOKENS_FILE: tokens });
+  try {
+    const text = readFileSync(srv.envFile, 'utf8');
+    const reload = async (body) => {
+      writeFileSync(srv.envFile, body);
+      const mark = srv.proc.stderrText.length;
+      srv.proc.kill('SIGHUP');
+      return until(() => { const l = srv.proc.stderrText.slice(mark); return /reload(ed| failed)/.test(l) ? l : null; }, 'the reload');
+    };
+    let log = await reload(text.replace(/^TOKENS_FILE=.*\n/m, ''));
+    assert.match(log, /reload failed, keeping the current settings: no MCP_AUTH_TOKEN, TOKENS_FILE or OAUTH_ISSUER_URL in .*; set TOKENS_FILE again, or create a token with: hermes-mcp token gen --env-file .* \(or set OAUTH_ISSUER_URL, then: hermes-mcp oauth passwd/);
+    log = await reload(text.replace(/^TOKENS_FILE=.*\n/m, 'OAUTH_ISSUER_URL=http://127.0.0.1:9\n'));
+    assert.match(log, /reload failed, keeping the current settings: .* has no MCP_AUTH_TOKEN nor TOKENS_FILE, and its OAUTH_ISSUER_URL takes effect only at a restart/);
+    const client = await connect(srv.url, bearer(role));
+    await client.close();
+  } finally {
+    assert.equal(await srv.stop(), 0);
     rmSync(dir, { recursive: true, force: true });
   }
 });
