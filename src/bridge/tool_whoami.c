@@ -25,7 +25,9 @@ static void whoami(struct mcp_call *c, json_t *args, void *arg)
         return;
     json_t *who = mcp_call_whoami(c);
     if (who == NULL) {
-        tool_error(c, TE_NOT_FOUND, 0, "no principal: this server does not authenticate");
+        /* Authentication off, or a call that outlived its request (run as a task): either
+         * way nothing names a principal for it. */
+        tool_error(c, TE_NOT_FOUND, 0, "no principal for this call");
         return;
     }
     mcp_call_tool_result_take(c, who);
