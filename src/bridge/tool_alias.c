@@ -1,9 +1,10 @@
 /* tool_alias.c — seed 002's tool names and arguments, so its clients (scripts, skills, saved
  * prompts that name hermes_ask) work unchanged: hermes_ask is hermes_task under seed 002's
  * arguments, hermes_check polls a task by its job_id (our task id); hermes_cancel takes job_id
- * itself (tool_cancel.c). The aliases are always callable; tools/list shows them only with MCP_TOOL_ALIASES=1,
- * so that by default a model sees one name per tool. They run the tools they stand for, with
- * their scopes and checks. */
+ * itself (tool_cancel.c). The aliases are always callable; tools/list shows them only with
+ * MCP_TOOL_ALIASES=1, so that by default a model sees one name per tool. They run the tools
+ * they stand for, with their scopes and checks, and bridge_tools keeps or drops them with
+ * those tools (bridge_tool_judged_as). */
 #include <jansson.h>
 #include <stdio.h>
 #include <stdlib.h>

@@ -134,7 +134,8 @@ void tool_cancel_register(struct bridge *b)
         .title = "Cancel a task",
         .description = "Really stop a task: a sync task in flight is interrupted, an async run "
                        "is stopped at the agent (POST /v1/runs/{id}/stop) and followed to its "
-                       "end. Give run_id or id (job_id: seed 002's name for id). Says so when the task had already finished.",
+                       "end. Give run_id or id (job_id: seed 002's name for id). Says so when "
+                       "the task had already finished.",
         .input_schema = toolargs_schema(cancel_args),
         .output_schema = toolerr_output_schema(schema_obj(
             "{\"type\":\"object\",\"properties\":{\"status\":{\"type\":\"string\"},"

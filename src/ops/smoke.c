@@ -227,7 +227,8 @@ static bool read_token_file(struct smoke *s, char *err, size_t errlen)
     bool ok = false;
     text[strcspn(text, "\r\n")] = '\0';
     if (st.st_mode & 077)
-        snprintf(err, errlen, "--token-file %s is readable by others (mode %03o); run: chmod 600 %s",
+        snprintf(err, errlen,
+                 "--token-file %s is readable by others (mode %03o); run: chmod 600 %s",
                  s->token_file, (unsigned)(st.st_mode & 0777), s->token_file);
     else if (!bearer_ok(text))
         snprintf(err, errlen, "--token-file %s: its first line must be the token (1-%d visible "
