@@ -484,7 +484,7 @@ test('whoami: the owner, a TOKENS_FILE role and an OAuth client each learn who t
     let client = await connect(srv.url, bearer(srv.token));
     assert.ok((await client.listTools()).tools.some((t) => t.name === 'whoami'));
     assert.deepEqual(await whoami(client, srv.token),
-      { principal: 'owner', kind: 'owner', scopes: ['*'], agents: ['*'], expires_at: null });
+      { principal: 'owner', kind: 'owner', scopes: ['*'], agents: ['*'], expires_at: null, owner_key: 'p:owner' });
     await client.close();
 
     // /metrics: a role holding hermes:admin reads it, one without gets 403 saying what is accepted.
@@ -497,7 +497,8 @@ test('whoami: the owner, a TOKENS_FILE role and an OAuth client each learn who t
     // Listed for a role that holds none of the bridge's write scopes too.
     assert.ok((await client.listTools()).tools.some((t) => t.name === 'whoami'));
     assert.deepEqual(await whoami(client, reader),
-      { principal: 'ci-reader', kind: 'token', scopes: ['hermes:read'], agents: ['hermes'], expires_at: '2099-01-31T00:00:00Z' });
+      { principal: 'ci-reader', kind: 'token', scopes: ['hermes:read'], agents: ['hermes'], expires_at: '2099-01-31T00:00:00Z',
+        owner_key: 'p:ci-reader' });
     await client.close();
 
     const { tokens: got } = await oauthTokens(srv, issuer, id, secret);
@@ -512,6 +513,24 @@ test('whoami: the owner, a TOKENS_FILE role and an OAuth client each learn who t
     assert.deepEqual(me.agents, ['*']);
     const left = (Date.parse(me.expires_at) - Date.now()) / 1000;
     assert.ok(left > 3000 && left <= 3601, `the access token's expiry, about an hour away: ${me.expires_at}`);
+    // owner_key: what its tasks are bound to, the client and a digest of its authorization:
+    // not derived from the token (no digest of it), the same for the refreshed token.
+    const key = /^p:oauth:[^/]+\/[0-9a-f]{16}$/.test(me.owner_key) ? me.owner_key : null;
+    assert.ok(key || /^[A-Za-z0-9_-]{43}$/.test(me.owner_key), me.owner_key);
+    const tokenDigest = createHash('sha256').update(Buffer.concat([Buffer.from('hermes-mcp caller v1\0'),
+      Buffer.from(got.access_token)])).digest('base64url');
+    assert.notEqual(me.owner_key, tokenDigest);
+    const task = await client.callTool({ name: 'hermes_task', arguments: { task: 'whose is this', mode: 'async' } });
+    await client.close();
+    const refreshed = await (await fetch(`${issuer}/token`, { method: 'POST',
+      headers: { 'Content-Type': 'application/x-www-form-urlencoded' },
+      body: new URLSearchParams({ grant_type: 'refresh_token', refresh_token: got.refresh_token, client_id: id,
+        client_secret: secret, resource: srv.url }).toString() })).json();
+    assert.ok(refreshed.access_token && refreshed.access_token !== got.access_token, JSON.stringify(refreshed));
+    client = await connect(srv.url, bearer(refreshed.access_token));
+    assert.equal((await whoami(client, refreshed.access_token)).owner_key, me.owner_key, 'one authorization, one key');
+    const mine = await client.callTool({ name: 'hermes_check', arguments: { job_id: task.structuredContent.id } });
+    assert.equal(mine.isError, false, `the refreshed token reaches the task bound to that key: ${JSON.stringify(mine)}`);
     await client.close();
   } finally {
     if (srv) assert.equal(await srv.stop(), 0);
