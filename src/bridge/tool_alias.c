@@ -12,22 +12,34 @@
 
 #include "bridge_internal.h"
 #include "config.h"
+#include "crypto.h"
 #include "mcp.h"
 #include "tasks.h"
 #include "toolargs.h"
 
 #define PROMPT_MAX 65536 /* hermes_task's cap on task */
 #define TOOLSETS_MAX 32
+#define SESSION_ID_MAX 256 /* seed 002 had no cap: generous, but one */
+
+/* Seed 002 forwarded any session_id; ours are session names. */
+static bool printable(const char *s, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        if ((unsigned char)s[i] < 0x20 || s[i] == 0x7f)
+            return false;
+    return true;
+}
 
 enum { AA_PROMPT, AA_SESSION_ID, AA_TOOLSETS, AA_ASYNC };
 static const struct toolarg ask_args[] = {
     {.name = "prompt", .type = TOOLARG_STRING, .required = true, .nonempty = true,
      .max_len = PROMPT_MAX, .description = "What the agent should do (hermes_task's task)"},
-    {.name = "session_id", .type = TOOLARG_STRING, .max_len = 64,
-     .pattern = "^[a-z0-9][a-z0-9._-]{0,63}$", .syntax = session_syntax,
-     .syntax_hint = "must match ^[a-z0-9][a-z0-9._-]{0,63}$",
+    {.name = "session_id", .type = TOOLARG_STRING, .nonempty = true, .max_len = SESSION_ID_MAX,
+     .syntax = printable, .syntax_hint = "must have no control characters",
      .description = "Continues a conversation: calls with the same session_id run one at a "
-                    "time with the same agent session (hermes_task's session)"},
+                    "time with the same agent session. Any text (seed 002 took any); one "
+                    "that is not a session name of ours (^[a-z0-9][a-z0-9._-]{0,63}$) is "
+                    "mapped to one by a digest"},
     {.name = "toolsets", .type = TOOLARG_STRINGS, .max_items = TOOLSETS_MAX, .max_len = 64,
      .description = "Accepted and ignored, as seed 002 did: the agent's toolsets are set in "
                     "Hermes' own configuration"},
@@ -67,6 +79,27 @@ static void run_as(struct bridge *b, const char *name, struct mcp_call *c, json_
     json_decref(args_take);
 }
 
+/* Seed 002's session_id as our session: as it is when it is a session name of ours, else
+ * "s002-" and 32 hex digits of its SHA-256, so that the same id always continues the same
+ * session (the agent sees the mapped name). */
+static json_t *session_of(json_t *id)
+{
+    static const char hex[] = "0123456789abcdef";
+    const char *s = json_string_value(id);
+    size_t n = json_string_length(id);
+    if (session_syntax(s, n))
+        return json_incref(id);
+    unsigned char d[32];
+    char name[5 + 32 + 1] = "s002-";
+    crypto_sha256(s, n, d);
+    for (int i = 0; i < 16; i++) {
+        name[5 + 2 * i] = hex[d[i] >> 4];
+        name[6 + 2 * i] = hex[d[i] & 15];
+    }
+    name[sizeof name - 1] = '\0';
+    return json_string(name);
+}
+
 static void hermes_ask(struct mcp_call *c, json_t *args, void *arg)
 {
     struct bridge *b = arg;
@@ -77,7 +110,7 @@ static void hermes_ask(struct mcp_call *c, json_t *args, void *arg)
     json_t *task = json_pack("{s:O, s:s}", "task", v[AA_PROMPT], "mode",
                              json_is_true(v[AA_ASYNC]) ? "async" : "sync");
     if (v[AA_SESSION_ID])
-        json_object_set(task, "session", v[AA_SESSION_ID]);
+        json_object_set_new(task, "session", session_of(v[AA_SESSION_ID]));
     run_as(b, "hermes_task", c, task);
 }
 

@@ -244,8 +244,21 @@ async function exerciseAliases(client, fake) {
   r = await client.callTool({ name: 'hermes_ask', arguments: { prompt: 'x', model: 'gpt' } });
   assert.equal(r.structuredContent.error, 'invalid_arguments');
   assert.match(r.structuredContent.message, /unknown field 'model'/);
-  r = await client.callTool({ name: 'hermes_ask', arguments: { prompt: 'x', session_id: 'Not A Session' } });
-  assert.match(r.structuredContent.message, /'session_id' must match/);
+  // Seed 002 forwarded any session_id: one that is no session name of ours (a UUID, upper case)
+  // is mapped to one by a digest, the same each time; control characters are refused.
+  const uuid = '3F2504E0-4F89-11D3-9A0C-0305E82C3301';
+  const mapped = `gb-sess-hermes-s002-${createHash('sha256').update(uuid).digest('hex').slice(0, 32)}`;
+  for (const prompt of ['uuid session one', 'uuid session two']) {
+    r = await client.callTool({ name: 'hermes_ask', arguments: { prompt, session_id: uuid } });
+    assert.equal(r.isError, false, JSON.stringify(r));
+    const q = chats(fake).find((c) => JSON.stringify(c.body).includes(prompt));
+    assert.equal(q.headers['x-hermes-session-id'], mapped, 'the same session for the same id');
+  }
+  r = await client.callTool({ name: 'hermes_ask', arguments: { prompt: 'x', session_id: 'a\nb' } });
+  assert.equal(r.structuredContent.error, 'invalid_arguments');
+  assert.match(r.structuredContent.message, /'session_id' must have no control characters/);
+  r = await client.callTool({ name: 'hermes_ask', arguments: { prompt: 'x', session_id: 'x'.repeat(257) } });
+  assert.equal(r.structuredContent.error, 'invalid_arguments');
 }
 
 test('seed 002\'s names by default: callable (hermes_ask, hermes_check, job_id) but not listed', async () => {
