@@ -239,7 +239,7 @@ static void take_approvals(void *cfg, struct approvals *q)
 static bool keep_bridge_tool(const char *tool, void *arg)
 {
     (void)arg;
-    return gw_bridge_tool_kept(&the_gwfile, tool);
+    return gw_bridge_tool_kept(&the_gwfile, tool); /* an alias comes as its tool */
 }
 
 /* The bridge first, then the gateway's upstreams, whose names must not collide with its. */
@@ -279,7 +279,11 @@ static void reload_gateway_file(const struct config *cfg)
     }
     size_t n; /* every tool the bridge has, kept or not: bridge_tools is judged on all again */
     const char *const *offered = bridge_offered_names(the_bridge, &n);
-    gateway_reload_file(the_gateway, f, cfg->gateway_file, offered, n);
+    const char **judged = xcalloc(n ? n : 1, sizeof *judged);
+    for (size_t i = 0; i < n; i++)
+        judged[i] = bridge_tool_judged_as(offered[i]);
+    gateway_reload_file(the_gateway, f, cfg->gateway_file, offered, judged, n);
+    free(judged);
 }
 
 static void reload_tools(void *cfg)

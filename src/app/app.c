@@ -567,10 +567,14 @@ static void on_headers(struct hreq *r, void *arg)
      * wrong token costs as usual. */
     if (allowed && strcmp(path, "/metrics") == 0) {
         const struct rpc_note *n = hreq_user(r);
-        /* The counts name every principal: a role's token does not read them, the owner's does. */
-        if (n && n->who && !n->who->all) {
+        /* The counts name every principal: the owner's token and principals holding hermes:admin
+         * (a TOKENS_FILE role, an OAuth token granted it) read them, so that a setup without
+         * MCP_AUTH_TOKEN can be monitored too; other roles do not. */
+        if (n && n->who && !principal_has_scope(n->who, "hermes:admin")) {
             reply_simple_json(r, 403, "{\"error\":\"forbidden\",\"message\":\"/metrics is "
-                                      "for the owner's token (MCP_AUTH_TOKEN)\"}");
+                                      "for the owner's token (MCP_AUTH_TOKEN) and for tokens "
+                                      "holding hermes:admin (a TOKENS_FILE role, an OAuth "
+                                      "token)\"}");
             return;
         }
         metrics_page(a, r);
@@ -692,9 +696,21 @@ static void reload(struct app *a)
     /* A file that lost its token must not turn authentication off, nor leave only a way in
      * that this process does not serve (OAUTH_ISSUER_URL takes effect at a restart). */
     if (a->cfg->auth && !fresh.owner_token && !fresh.tokens_file && a->oauth_server == NULL) {
-        log_warn("reload failed, keeping the current settings: no MCP_AUTH_TOKEN in %s; run: "
-                 "hermes-mcp token gen --env-file %s",
-                 a->cfg->env_file, a->cfg->env_file);
+        /* The three ways in, as serve names them at start (main.c). */
+        const char *f = a->cfg->env_file;
+        if (fresh.oauth_issuer)
+            log_warn("reload failed, keeping the current settings: %s has no MCP_AUTH_TOKEN nor "
+                     "TOKENS_FILE, and its OAUTH_ISSUER_URL takes effect only at a restart (set "
+                     "the consent passphrase with hermes-mcp oauth passwd --env-file %s, then "
+                     "restart), or create a token with: hermes-mcp token gen --env-file %s, or "
+                     "set TOKENS_FILE",
+                     f, f, f);
+        else
+            log_warn("reload failed, keeping the current settings: no MCP_AUTH_TOKEN, TOKENS_FILE "
+                     "or OAUTH_ISSUER_URL in %s, so no client could authenticate; set TOKENS_FILE "
+                     "again, or create a token with: hermes-mcp token gen --env-file %s (or set "
+                     "OAUTH_ISSUER_URL, then: hermes-mcp oauth passwd --env-file %s, and restart)",
+                     f, f, f);
         config_cleanup(&fresh);
         sdnotify("READY=1\nSTATUS=reload failed; running with the previous settings");
         return;

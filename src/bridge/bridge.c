@@ -79,7 +79,7 @@ static void name_add(char ***list, size_t *n, const char *name)
 void bridge_add_tool(struct bridge *b, const struct mcp_tool_def *d)
 {
     name_add(&b->offered, &b->noffered, d->name);
-    if (b->keep && !b->keep(d->name, b->keep_arg)) {
+    if (b->keep && !b->keep(bridge_tool_judged_as(d->name), b->keep_arg)) {
         log_info("bridge tool %s is not exposed (bridge_tools in the gateway file)", d->name);
         json_decref(d->input_schema);
         json_decref(d->output_schema);
@@ -89,9 +89,7 @@ void bridge_add_tool(struct bridge *b, const struct mcp_tool_def *d)
     b->tool_entries = xrealloc(b->tool_entries, (b->ntools + 1) * sizeof *b->tool_entries);
     b->tool_entries[b->ntools] = (struct bridge_tool_entry){d->handler, d->arg};
     name_add(&b->tool_names, &b->ntools, d->name);
-    struct mcp_tool_def adapted = *d;
-    tool_alias_adapt(b, &adapted);
-    mcp_add_tool(b->mcp, &adapted);
+    mcp_add_tool(b->mcp, d);
 }
 
 const struct bridge_tool_entry *bridge_tool(const struct bridge *b, const char *name)

@@ -23,6 +23,9 @@ const char *const *bridge_tool_names(const struct bridge *b, size_t *n);
 /* The names of every tool it has, registered or left out by keep (a reload of the gateway
  * file's bridge_tools judges them all again); borrowed. NULL-safe (none). */
 const char *const *bridge_offered_names(const struct bridge *b, size_t *n);
+/* The tool bridge_tools judges name by: for an alias (hermes_ask) the tool it stands for
+ * (hermes_task), so an alias never outlives its tool; else name itself. Static strings. */
+const char *bridge_tool_judged_as(const char *name);
 /* Re-reads the agent settings (SIGHUP). */
 void bridge_reload(struct bridge *b);
 /* Extra /health fields (",\"agents\":{...}..."). */

@@ -110,7 +110,7 @@ struct bridge {
     void *keep_arg;
     char **tool_names;    /* the tools registered */
     size_t ntools;
-    struct bridge_tool_entry { /* their handlers as registered (before tool_alias_adapt), */
+    struct bridge_tool_entry { /* their handlers as registered, */
         mcp_handler *handler;  /* one per tool_names entry */
         void *arg;
     } *tool_entries;
@@ -270,6 +270,11 @@ bool run_id_syntax(const char *s, size_t n);
     {.name = "id", .type = TOOLARG_STRING, .required = (req), .nonempty = (req), .max_len = 128, \
      .pattern = ID_PATTERN, .syntax = id_syntax,                                                 \
      .syntax_hint = "must match [A-Za-z0-9][A-Za-z0-9._-]{0,127}"}
+/* Seed 002's name for a task's id (hermes_check, hermes_cancel). */
+#define ARG_JOB_ID(req, desc)                                                                    \
+    {.name = "job_id", .type = TOOLARG_STRING, .required = (req), .nonempty = (req),             \
+     .max_len = 128, .pattern = ID_PATTERN, .syntax = id_syntax,                                 \
+     .syntax_hint = "must match [A-Za-z0-9][A-Za-z0-9._-]{0,127}", .description = (desc)}
 #define ARG_RUN_ID(req)                                                                          \
     {.name = "run_id", .type = TOOLARG_STRING, .required = (req), .nonempty = true,              \
      .max_len = 127, .pattern = "^[A-Za-z0-9_-]+$", .syntax = run_id_syntax,                     \
@@ -337,9 +342,12 @@ void tool_whoami_register(struct bridge *b);
 /* tool_alias.c: seed 002's names (hermes_ask, hermes_check) for the tools registered before;
  * listed only with MCP_TOOL_ALIASES=1, callable always. */
 void tool_alias_register(struct bridge *b);
-/* tool_alias.c: seed 002's argument names on our own tools (job_id on hermes_cancel): adapts
- * d's schema and handler before it is registered. */
-void tool_alias_adapt(struct bridge *b, struct mcp_tool_def *d);
+/* tool_result.c: where task id stands as hermes_result sees it (the caller checks it may see
+ * it): ended (*result, when not NULL, gets its stored result.json), still running (no result
+ * yet, but a job, a write in flight or its directory), unknown, or its result unreadable
+ * (*rc says how). */
+enum task_state { TASK_ENDED, TASK_RUNNING, TASK_UNKNOWN, TASK_UNREADABLE };
+enum task_state task_state(struct bridge *b, const char *id, json_t **result, int *rc);
 
 /* bridge.c: indexes a task's run (and follows it when it has no result yet). */
 void index_task(const char *id, void *arg);

@@ -1,35 +1,45 @@
 /* tool_alias.c — seed 002's tool names and arguments, so its clients (scripts, skills, saved
  * prompts that name hermes_ask) work unchanged: hermes_ask is hermes_task under seed 002's
- * arguments, hermes_check polls a task by its job_id (our task id), and hermes_cancel also takes
- * job_id. The aliases are always callable; tools/list shows them only with MCP_TOOL_ALIASES=1,
- * so that by default a model sees one name per tool. They run the tools they stand for, with
- * their scopes and checks. */
+ * arguments, hermes_check polls a task by its job_id (our task id); hermes_cancel takes job_id
+ * itself (tool_cancel.c). The aliases are always callable; tools/list shows them only with
+ * MCP_TOOL_ALIASES=1, so that by default a model sees one name per tool. They run the tools
+ * they stand for, with their scopes and checks, and bridge_tools keeps or drops them with
+ * those tools (bridge_tool_judged_as). */
 #include <jansson.h>
-#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 
 #include "bridge_internal.h"
 #include "config.h"
+#include "crypto.h"
 #include "mcp.h"
-#include "strmap.h"
 #include "tasks.h"
 #include "toolargs.h"
 
 #define PROMPT_MAX 65536 /* hermes_task's cap on task */
 #define TOOLSETS_MAX 32
+#define SESSION_ID_MAX 256 /* seed 002 had no cap: generous, but one */
+
+/* Seed 002 forwarded any session_id; ours are session names. */
+static bool printable(const char *s, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        if ((unsigned char)s[i] < 0x20 || s[i] == 0x7f)
+            return false;
+    return true;
+}
 
 enum { AA_PROMPT, AA_SESSION_ID, AA_TOOLSETS, AA_ASYNC };
 static const struct toolarg ask_args[] = {
     {.name = "prompt", .type = TOOLARG_STRING, .required = true, .nonempty = true,
      .max_len = PROMPT_MAX, .description = "What the agent should do (hermes_task's task)"},
-    {.name = "session_id", .type = TOOLARG_STRING, .max_len = 64,
-     .pattern = "^[a-z0-9][a-z0-9._-]{0,63}$", .syntax = session_syntax,
-     .syntax_hint = "must match ^[a-z0-9][a-z0-9._-]{0,63}$",
+    {.name = "session_id", .type = TOOLARG_STRING, .nonempty = true, .max_len = SESSION_ID_MAX,
+     .syntax = printable, .syntax_hint = "must have no control characters",
      .description = "Continues a conversation: calls with the same session_id run one at a "
-                    "time with the same agent session (hermes_task's session)"},
+                    "time with the same agent session. Any text (seed 002 took any); one "
+                    "that is not a session name of ours (^[a-z0-9][a-z0-9._-]{0,63}$) is "
+                    "mapped to one by a digest"},
     {.name = "toolsets", .type = TOOLARG_STRINGS, .max_items = TOOLSETS_MAX, .max_len = 64,
      .description = "Accepted and ignored, as seed 002 did: the agent's toolsets are set in "
                     "Hermes' own configuration"},
@@ -40,22 +50,54 @@ static const struct toolarg ask_args[] = {
 };
 
 static const struct toolarg check_args_spec[] = {
-    {.name = "job_id", .type = TOOLARG_STRING, .required = true, .nonempty = true, .max_len = 128,
-     .pattern = ID_PATTERN, .syntax = id_syntax,
-     .syntax_hint = "must match [A-Za-z0-9][A-Za-z0-9._-]{0,127}",
-     .description = "The id hermes_ask (or hermes_task) returned"},
+    ARG_JOB_ID(true, "The id hermes_ask (or hermes_task) returned"),
     TOOLARG_END,
 };
 
-/* Runs the tool name stands for with args (a new object, released here). */
+static const struct {
+    const char *alias, *of;
+} aliases[] = {{"hermes_ask", "hermes_task"}, {"hermes_check", "hermes_result"}};
+
+const char *bridge_tool_judged_as(const char *name)
+{
+    for (size_t i = 0; i < sizeof aliases / sizeof *aliases; i++)
+        if (strcmp(name, aliases[i].alias) == 0)
+            return aliases[i].of;
+    return name;
+}
+
+/* Runs the tool name stands for with args (a new object, released here): never one bridge_tools
+ * left out, at start (not registered) or by a reload (disabled). */
 static void run_as(struct bridge *b, const char *name, struct mcp_call *c, json_t *args_take)
 {
     const struct bridge_tool_entry *t = bridge_tool(b, name);
-    if (t == NULL) /* not reached: an alias is registered only with its tool */
-        tool_error(c, TE_NOT_FOUND, 0, "%s is not exposed here", name);
+    if (t == NULL || mcp_tool_disabled(b->mcp, name))
+        tool_error(c, TE_NOT_FOUND, 0, "%s is not exposed here (bridge_tools in the gateway file)",
+                   name);
     else
         t->handler(c, args_take, t->arg);
     json_decref(args_take);
+}
+
+/* Seed 002's session_id as our session: as it is when it is a session name of ours, else
+ * "s002-" and 32 hex digits of its SHA-256, so that the same id always continues the same
+ * session (the agent sees the mapped name). */
+static json_t *session_of(json_t *id)
+{
+    static const char hex[] = "0123456789abcdef";
+    const char *s = json_string_value(id);
+    size_t n = json_string_length(id);
+    if (session_syntax(s, n))
+        return json_incref(id);
+    unsigned char d[32];
+    char name[5 + 32 + 1] = "s002-";
+    crypto_sha256(s, n, d);
+    for (int i = 0; i < 16; i++) {
+        name[5 + 2 * i] = hex[d[i] >> 4];
+        name[6 + 2 * i] = hex[d[i] & 15];
+    }
+    name[sizeof name - 1] = '\0';
+    return json_string(name);
 }
 
 static void hermes_ask(struct mcp_call *c, json_t *args, void *arg)
@@ -68,16 +110,8 @@ static void hermes_ask(struct mcp_call *c, json_t *args, void *arg)
     json_t *task = json_pack("{s:O, s:s}", "task", v[AA_PROMPT], "mode",
                              json_is_true(v[AA_ASYNC]) ? "async" : "sync");
     if (v[AA_SESSION_ID])
-        json_object_set(task, "session", v[AA_SESSION_ID]);
+        json_object_set_new(task, "session", session_of(v[AA_SESSION_ID]));
     run_as(b, "hermes_task", c, task);
-}
-
-static bool has_result(struct bridge *b, const char *id)
-{
-    char path[PATH_MAX];
-    struct stat st;
-    int n = snprintf(path, sizeof path, "%s/%s/result.json", tasks_dir(b->tasks), id);
-    return n > 0 && (size_t)n < sizeof path && stat(path, &st) == 0;
 }
 
 /* A task still at work has no result yet: say so as a poll answer (hermes_result would answer
@@ -90,11 +124,7 @@ static void hermes_check(struct mcp_call *c, json_t *args, void *arg)
     if (!check_args(c, check_args_spec, args, v))
         return;
     const char *id = toolargs_str(v, 0);
-    bool running = task_visible(b, c, id) && task_allowed_for(b, c, id) &&
-                   !has_result(b, id) &&
-                   (strmap_get(b->jobs, id) || tasks_pending(b->tasks, id) ||
-                    tasks_exists(b->tasks, id));
-    if (!running) {
+    if (!task_visible(b, c, id) || task_state(b, id, NULL, NULL) != TASK_RUNNING) {
         run_as(b, "hermes_result", c, json_pack("{s:s}", "id", id));
         return;
     }
@@ -108,47 +138,9 @@ static void hermes_check(struct mcp_call *c, json_t *args, void *arg)
     mcp_call_tool_result_take(c, out);
 }
 
-/* hermes_cancel with job_id: seed 002's name for our task id. */
-static void cancel_by_job_id(struct mcp_call *c, json_t *args, void *arg)
+/* bridge_tools judges an alias as its tool (bridge_tool_judged_as): left out with it. */
+static void add_alias(struct bridge *b, const struct mcp_tool_def *d)
 {
-    struct bridge *b = arg;
-    json_t *job = json_object_get(args, "job_id");
-    if (job == NULL) {
-        run_as(b, "hermes_cancel", c, json_incref(args));
-        return;
-    }
-    if (json_object_get(args, "id") || json_object_get(args, "run_id")) {
-        tool_error(c, TE_INVALID_ARGUMENTS, 0,
-                   "give one of 'run_id', 'id' or 'job_id' (seed 002's name for id)");
-        return;
-    }
-    json_t *mapped = json_copy(args);
-    json_object_set(mapped, "id", job);
-    json_object_del(mapped, "job_id");
-    run_as(b, "hermes_cancel", c, mapped);
-}
-
-void tool_alias_adapt(struct bridge *b, struct mcp_tool_def *d)
-{
-    if (strcmp(d->name, "hermes_cancel") != 0)
-        return;
-    json_t *props = json_object_get(d->input_schema, "properties");
-    json_object_set_new(props, "job_id",
-                        json_pack("{s:s, s:i, s:s, s:s}", "type", "string", "maxLength", 128,
-                                  "pattern", ID_PATTERN, "description",
-                                  "seed 002's name for id: the task's id"));
-    d->handler = cancel_by_job_id;
-    d->arg = b;
-}
-
-static void add_alias(struct bridge *b, const struct mcp_tool_def *d, const char *of)
-{
-    if (bridge_tool(b, of) == NULL) { /* bridge_tools left the tool out: its alias too */
-        json_decref(d->input_schema);
-        json_decref(d->output_schema);
-        json_decref(d->annotations);
-        return;
-    }
     bridge_add_tool(b, d);
     if (!b->cfg->tool_aliases)
         mcp_set_tool_hidden(b->mcp, d->name, true);
@@ -170,7 +162,7 @@ void tool_alias_register(struct bridge *b)
         .annotations = tool_annotations(false, false, false, true),
         .handler = hermes_ask,
         .arg = b,
-        .scope = "hermes:task"}, "hermes_task");
+        .scope = "hermes:task"});
     add_alias(b, &(struct mcp_tool_def){
         .name = "hermes_check",
         .title = "Check a task (alias of hermes_result)",
@@ -183,5 +175,5 @@ void tool_alias_register(struct bridge *b)
         .annotations = tool_annotations(true, false, true, false),
         .handler = hermes_check,
         .arg = b,
-        .scope = "hermes:read"}, "hermes_result");
+        .scope = "hermes:read"});
 }

@@ -14,8 +14,10 @@
 #include "tasks.h"
 #include "toolargs.h"
 
-enum { CA_RUN_ID, CA_ID };
-static const struct toolarg cancel_args[] = {ARG_RUN_ID(false), ARG_ID(false), TOOLARG_END};
+enum { CA_RUN_ID, CA_ID, CA_JOB_ID };
+static const struct toolarg cancel_args[] = {
+    ARG_RUN_ID(false), ARG_ID(false),
+    ARG_JOB_ID(false, "seed 002's name for id: the task's id"), TOOLARG_END};
 
 /* hermes_cancel: stop a sync task in flight, or a run (POST /v1/runs/{id}/stop). */
 static void cancel_done(struct agent_req *r, const struct agent_result *res, void *arg)
@@ -63,10 +65,14 @@ static void hermes_cancel(struct mcp_call *c, json_t *args, void *arg)
     if (!check_args(c, cancel_args, args, v))
         return;
     const char *run_id = toolargs_str(v, CA_RUN_ID), *id = toolargs_str(v, CA_ID);
-    if ((run_id == NULL) == (id == NULL)) {
-        tool_error(c, TE_INVALID_ARGUMENTS, 0, "give exactly one of 'run_id' or 'id'");
+    const char *job_id = toolargs_str(v, CA_JOB_ID);
+    if ((run_id != NULL) + (id != NULL) + (job_id != NULL) != 1) {
+        tool_error(c, TE_INVALID_ARGUMENTS, 0,
+                   "give exactly one of 'run_id', 'id' or 'job_id' (seed 002's name for id)");
         return;
     }
+    if (job_id)
+        id = job_id;
     /* Another caller's task or run, or one of an agent this principal may not use: the same
      * answer as one that does not exist. */
     if (run_id) {
@@ -128,7 +134,8 @@ void tool_cancel_register(struct bridge *b)
         .title = "Cancel a task",
         .description = "Really stop a task: a sync task in flight is interrupted, an async run "
                        "is stopped at the agent (POST /v1/runs/{id}/stop) and followed to its "
-                       "end. Give run_id or id. Says so when the task had already finished.",
+                       "end. Give run_id or id (job_id: seed 002's name for id). Says so when "
+                       "the task had already finished.",
         .input_schema = toolargs_schema(cancel_args),
         .output_schema = toolerr_output_schema(schema_obj(
             "{\"type\":\"object\",\"properties\":{\"status\":{\"type\":\"string\"},"

@@ -13,6 +13,26 @@
 
 static const struct toolarg result_args[] = {ARG_ID(true), TOOLARG_END};
 
+enum task_state task_state(struct bridge *b, const char *id, json_t **result, int *rc)
+{
+    json_t *res = NULL;
+    enum tasks_rc r = tasks_read(b->tasks, id, "result.json", TASKS_FILE_MAX, &res);
+    if (rc)
+        *rc = (int)r;
+    if (r == TASKS_OK) {
+        if (result)
+            *result = res;
+        else
+            json_decref(res);
+        return TASK_ENDED;
+    }
+    if (r != TASKS_NOT_FOUND)
+        return TASK_UNREADABLE;
+    return strmap_get(b->jobs, id) || tasks_pending(b->tasks, id) || tasks_exists(b->tasks, id)
+               ? TASK_RUNNING
+               : TASK_UNKNOWN;
+}
+
 static void hermes_result(struct mcp_call *c, json_t *args, void *arg)
 {
     struct bridge *b = arg;
@@ -27,23 +47,24 @@ static void hermes_result(struct mcp_call *c, json_t *args, void *arg)
         task_not_found(c, id);
         return;
     }
-    switch (tasks_read(b->tasks, id, "result.json", TASKS_FILE_MAX, &res)) {
-    case TASKS_OK:
+    int rc;
+    switch (task_state(b, id, &res, &rc)) {
+    case TASK_ENDED:
         mcp_call_tool_result_take(c, result_public(res));
         json_decref(res);
         return;
-    case TASKS_NOT_FOUND:
-        if (strmap_get(b->jobs, id) || tasks_pending(b->tasks, id) || tasks_exists(b->tasks, id))
-            tool_error(c, TE_NOT_FOUND, 0, "task '%s' has no result yet; it is still running", id);
-        else
-            task_not_found(c, id);
+    case TASK_RUNNING:
+        tool_error(c, TE_NOT_FOUND, 0, "task '%s' has no result yet; it is still running", id);
         return;
-    case TASKS_TOO_BIG:
-        tool_error(c, TE_UPSTREAM_ERROR, 0, "result.json is larger than %d KiB",
-                   TASKS_FILE_MAX / 1024);
+    case TASK_UNKNOWN:
+        task_not_found(c, id);
         return;
     default:
-        tool_error(c, TE_UPSTREAM_ERROR, 0, "result.json of task '%s' is unreadable", id);
+        if (rc == TASKS_TOO_BIG)
+            tool_error(c, TE_UPSTREAM_ERROR, 0, "result.json is larger than %d KiB",
+                       TASKS_FILE_MAX / 1024);
+        else
+            tool_error(c, TE_UPSTREAM_ERROR, 0, "result.json of task '%s' is unreadable", id);
         return;
     }
 }

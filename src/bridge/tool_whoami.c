@@ -15,7 +15,8 @@ static const struct toolarg whoami_args[] = {TOOLARG_END};
     "\"string\",\"enum\":[\"owner\",\"token\",\"oauth\"]},\"scopes\":{\"type\":\"array\","       \
     "\"items\":{\"type\":\"string\"}},\"agents\":{\"type\":\"array\",\"items\":{\"type\":"        \
     "\"string\"}},\"expires_at\":{\"type\":[\"string\",\"null\"]},\"client_id\":{\"type\":"       \
-    "\"string\"}},\"required\":[\"principal\",\"kind\",\"scopes\",\"agents\",\"expires_at\"]}"
+    "\"string\"},\"owner_key\":{\"type\":\"string\"}},\"required\":[\"principal\","               \
+    "\"kind\",\"scopes\",\"agents\",\"expires_at\",\"owner_key\"]}"
 
 static void whoami(struct mcp_call *c, json_t *args, void *arg)
 {
@@ -25,9 +26,16 @@ static void whoami(struct mcp_call *c, json_t *args, void *arg)
         return;
     json_t *who = mcp_call_whoami(c);
     if (who == NULL) {
-        tool_error(c, TE_NOT_FOUND, 0, "no principal: this server does not authenticate");
+        /* Authentication off, or a call that outlived its request (run as a task): either
+         * way nothing names a principal for it. */
+        tool_error(c, TE_NOT_FOUND, 0, "no principal for this call");
         return;
     }
+    /* What its tasks are bound to (request.json "owner"): the principal's name, for an OAuth
+     * token its client and authorization (a digest of the authorization's random family id,
+     * the same for its refreshed tokens). A principal is known here, so it is never the digest
+     * of the bearer token a call without one would be bound to (mcp_call_caller). */
+    json_object_set_new(who, "owner_key", json_string(mcp_call_caller(c)));
     mcp_call_tool_result_take(c, who);
 }
 
@@ -40,7 +48,8 @@ void tool_whoami_register(struct bridge *b)
             "The principal your credential resolves to: {principal, kind (owner: the static "
             "MCP_AUTH_TOKEN; token: a TOKENS_FILE role; oauth: an OAuth client's access "
             "token), scopes, agents (\"*\": every one), expires_at (null: never), client_id "
-            "(oauth)}. Never the token.",
+            "(oauth), owner_key (what your tasks are bound to: tasks you create are yours under "
+            "this key)}. Never the token.",
         .input_schema = toolargs_schema(whoami_args),
         .output_schema = toolerr_output_schema(schema_obj(WHOAMI_SCHEMA)),
         .annotations = tool_annotations(true, false, true, false),

@@ -51,10 +51,12 @@ bool gateway_reload_pins(struct gateway *g);
  * what they started with. What needs a new process or a new listing (an upstream added or
  * removed, its command, args, env, url, headers, prefix..., a wider include or bridge_tools) is
  * not applied: one warn line each, and gateway_restart_needed lists them until a restart.
- * bridge: every tool the bridge offers (registered at start or left out by bridge_tools).
- * False (one warn line, nothing changed) when f cannot apply. */
+ * bridge: every tool the bridge offers (registered at start or left out by bridge_tools);
+ * judged_as[i]: the name bridge_tools judges bridge[i] by (an alias: the tool it stands for),
+ * NULL: each by its own. False (one warn line, nothing changed) when f cannot apply. */
 bool gateway_reload_file(struct gateway *g, struct gwfile *f, const char *path,
-                         const char *const *bridge, size_t nbridge);
+                         const char *const *bridge, const char *const *judged_as,
+                         size_t nbridge);
 /* What the last reload could not apply, one text each ("upstream x is new", "upstream y:
  * command changed"): a new array, empty when nothing waits for a restart. NULL-safe. */
 json_t *gateway_restart_needed(const struct gateway *g);

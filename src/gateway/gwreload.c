@@ -130,7 +130,8 @@ static void wider_rules(const struct upstream *u, const struct gw_upstream *now,
 
 /* Everything f asks for that this reload cannot apply, as lines for the log and the status. */
 static json_t *unapplied(const struct gateway *g, const struct gwfile *f,
-                         const char *const *bridge, size_t nbridge)
+                         const char *const *bridge, const char *const *judged_as,
+                         size_t nbridge)
 {
     json_t *list = json_array();
     for (size_t i = 0; i < f->nup; i++)
@@ -151,7 +152,7 @@ static json_t *unapplied(const struct gateway *g, const struct gwfile *f,
         wider_rules(&g->ups[i], now, list);
     }
     for (size_t i = 0; i < nbridge; i++) /* registered only at start, when kept */
-        if (gw_bridge_tool_kept(f, bridge[i]) && !gw_bridge_tool_kept(g->file, bridge[i]))
+        if (gw_bridge_tool_kept(f, judged_as[i]) && !gw_bridge_tool_kept(g->file, judged_as[i]))
             needs_restart(list, "bridge_tools widened (it would expose %s)", bridge[i]);
     if (g->startctx == NULL && f->startup_files)
         needs_restart(list, "startup_context is new");
@@ -271,14 +272,15 @@ static bool disable_tool(struct gateway *g, struct gw_tool *t)
 }
 
 /* bridge_tools narrowed: a tool of ours kept at start and left out now is taken away (and
- * given back when a later reload keeps it again). */
+ * given back when a later reload keeps it again). An alias is judged as the tool it stands
+ * for (judged_as), so that it never reaches a tool taken away. */
 static void apply_bridge(struct gateway *g, const struct gwfile *f, const char *const *bridge,
-                         size_t nbridge)
+                         const char *const *judged_as, size_t nbridge)
 {
     for (size_t i = 0; i < nbridge; i++) {
-        if (!gw_bridge_tool_kept(g->file, bridge[i]))
+        if (!gw_bridge_tool_kept(g->file, judged_as[i]))
             continue; /* never registered */
-        bool kept = gw_bridge_tool_kept(f, bridge[i]);
+        bool kept = gw_bridge_tool_kept(f, judged_as[i]);
         if (kept == (json_object_get(g->bridge_out, bridge[i]) == NULL))
             continue; /* as it is */
         if (kept)
@@ -295,8 +297,10 @@ static void apply_bridge(struct gateway *g, const struct gwfile *f, const char *
 }
 
 bool gateway_reload_file(struct gateway *g, struct gwfile *f, const char *path,
-                         const char *const *bridge, size_t nbridge)
+                         const char *const *bridge, const char *const *judged_as, size_t nbridge)
 {
+    if (judged_as == NULL)
+        judged_as = bridge;
     char err[400];
     if (!policies_offered(g, f, err, sizeof err)) {
         log_warn("gateway: reload failed, keeping the running gateway configuration: gateway "
@@ -306,7 +310,7 @@ bool gateway_reload_file(struct gateway *g, struct gwfile *f, const char *path,
         return false;
     }
     file_notes(g, f);
-    json_t *list = unapplied(g, f, bridge, nbridge);
+    json_t *list = unapplied(g, f, bridge, judged_as, nbridge);
     size_t i;
     json_t *line;
     json_array_foreach(list, i, line)
@@ -323,7 +327,7 @@ bool gateway_reload_file(struct gateway *g, struct gwfile *f, const char *path,
     gw_approvals_deny_dropped(g); /* never sent, even if approved later */
     if (g->bridge_out == NULL)
         g->bridge_out = json_object();
-    apply_bridge(g, f, bridge, nbridge);
+    apply_bridge(g, f, bridge, judged_as, nbridge);
     if (g->approvals_timeout_s != f->approvals_timeout_s) {
         g->approvals_timeout_s = f->approvals_timeout_s;
         approvals_set_timeout(g->approvals, f->approvals_timeout_s);

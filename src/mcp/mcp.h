@@ -122,8 +122,12 @@ void mcp_set_tool_filter(struct mcp_server *s, mcp_tool_filter_cb *cb, void *arg
 void mcp_set_tool_hidden(struct mcp_server *s, const char *name, bool hidden);
 /* A registered tool taken away (or given back) for every caller: left out of tools/list and
  * its calls answered as for a tool that does not exist (a gateway file reload that leaves one
- * of the bridge's tools out); calls under way are not touched. */
+ * of the bridge's tools out); calls under way are not touched. Given back, it is listed only if
+ * mcp_set_tool_hidden does not hide it: the two are separate. */
 void mcp_set_tool_disabled(struct mcp_server *s, const char *name, bool disabled);
+/* True when no tool name is registered or it is disabled (a handler that runs another tool
+ * checks it is still there). */
+bool mcp_tool_disabled(const struct mcp_server *s, const char *name);
 /* Replaces a registered tool's inputSchema in tools/list (schema taken; the gateway's policies
  * after a reload of its file). Its handler checks the arguments, as before. */
 void mcp_set_tool_input_schema(struct mcp_server *s, const char *name, json_t *schema);

@@ -196,7 +196,7 @@ struct mcp_server {
     void *audit_arg;
     mcp_tool_filter_cb *tool_filter; /* may be NULL: every tool for everyone */
     void *tool_filter_arg;
-    size_t tools_hidden; /* how many tools are hidden (mcp_set_tool_hidden) */
+    size_t tools_hidden; /* how many tools are left out of tools/list (hidden or disabled) */
     const struct mcp_task_ops *task_ops; /* may be NULL: no tasks extension */
     struct task_provider {                /* more providers, each owning the ids with its prefix */
         char prefix[16];

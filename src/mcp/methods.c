@@ -550,9 +550,9 @@ static void do_tools_list(struct rpc_ctx *x, struct jrpc_msg *m)
 
     for (size_t i = 0; (srv->tool_filter || srv->tools_hidden) && i < srv->tools.n; i++) {
         const struct named *t = &srv->tools.v[i];
-        bool ok = !t->hidden && (srv->tool_filter == NULL ||
-                                 srv->tool_filter(x->req, t->name, t->scope, false,
-                                                  srv->tool_filter_arg));
+        bool ok = !t->hidden && !t->disabled &&
+                  (srv->tool_filter == NULL ||
+                   srv->tool_filter(x->req, t->name, t->scope, false, srv->tool_filter_arg));
         if (!ok && mine == NULL) { /* the first hidden one: take the ones before it */
             mine = json_array();
             for (size_t k = 0; k < i; k++)
@@ -567,16 +567,24 @@ static void do_tools_list(struct rpc_ctx *x, struct jrpc_msg *m)
         answer_list(x, m, &srv->tools, "tools");
 }
 
+/* Hidden (by its owner's configuration) and disabled (taken away by a reload) are separate
+ * verdicts: giving a tool back must not list one its configuration hides. */
+static void set_tool_flags(struct mcp_server *s, struct named *t, bool hidden, bool disabled)
+{
+    bool was_out = t->hidden || t->disabled, out = hidden || disabled;
+    t->hidden = hidden;
+    t->disabled = disabled;
+    if (out && !was_out)
+        s->tools_hidden++;
+    else if (!out && was_out)
+        s->tools_hidden--;
+}
+
 void mcp_set_tool_hidden(struct mcp_server *s, const char *name, bool hidden)
 {
     struct named *t = registry_find(&s->tools, name);
-    if (t == NULL || t->hidden == hidden)
-        return;
-    t->hidden = hidden;
-    if (hidden)
-        s->tools_hidden++;
-    else
-        s->tools_hidden--;
+    if (t)
+        set_tool_flags(s, t, hidden, t->disabled);
 }
 
 void mcp_set_tool_input_schema(struct mcp_server *s, const char *name, json_t *schema)
@@ -596,10 +604,14 @@ void mcp_set_tool_input_schema(struct mcp_server *s, const char *name, json_t *s
 void mcp_set_tool_disabled(struct mcp_server *s, const char *name, bool disabled)
 {
     struct named *t = registry_find(&s->tools, name);
-    if (t == NULL)
-        return;
-    t->disabled = disabled;
-    mcp_set_tool_hidden(s, name, disabled);
+    if (t)
+        set_tool_flags(s, t, t->hidden, disabled);
+}
+
+bool mcp_tool_disabled(const struct mcp_server *s, const char *name)
+{
+    const struct named *t = registry_find(&s->tools, name);
+    return t == NULL || t->disabled;
 }
 
 static void do_resources_list(struct rpc_ctx *x, struct jrpc_msg *m)

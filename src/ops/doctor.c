@@ -212,8 +212,10 @@ static bool check_settings(struct doctor *d, json_t *env, struct config *cfg)
     json_object_del(copy, "MCP_AUTH_TOKEN"); /* it has its own line */
     bool ok = config_from_env(cfg, copy, d->env_path, err, sizeof err);
     json_decref(copy);
-    if (ok)
-        cfg->owner_token = get(env, "MCP_AUTH_TOKEN") != NULL; /* whatever its value */
+    if (ok) { /* whatever its value: as config_from_env would have set both */
+        cfg->owner_token = get(env, "MCP_AUTH_TOKEN") != NULL;
+        cfg->auth = cfg->owner_token || cfg->tokens_file || cfg->oauth_issuer;
+    }
     if (ok) {
         if (config_is_loopback(cfg->host))
             check(d, OK, "settings valid (serve listens on %s:%u)", cfg->host, cfg->port);
@@ -423,11 +425,12 @@ static void check_credentials_files(struct doctor *d, const struct config *cfg)
          * bearer clients still work); a file serve would not read FAILs. */
         char line[PASSPHRASE_LINE_MAX], *pp = passphrase_path_beside(cfg->oauth_store);
         struct stat st;
-        if (lstat(pp, &st) != 0 && !cfg->owner_token && !cfg->tokens_file)
+        bool no_passphrase = lstat(pp, &st) != 0;
+        if (no_passphrase && !cfg->owner_token && !cfg->tokens_file)
             check(d, FAIL, "no OAuth consent passphrase (%s) and no MCP_AUTH_TOKEN: nobody "
                            "can sign in; run: hermes-mcp oauth passwd --env-file %s",
                   pp, d->env_path);
-        else if (lstat(pp, &st) != 0)
+        else if (no_passphrase)
             check(d, WARN, "no OAuth consent passphrase (%s): no OAuth client can be allowed; "
                            "run: hermes-mcp oauth passwd", pp);
         else if (!passphrase_load(pp, line, err, sizeof err))

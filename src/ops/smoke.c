@@ -22,6 +22,7 @@
 #include "crypto.h"
 #include "dotenv.h"
 #include "mem.h"
+#include "readfile.h"
 #include "sse.h"
 #include "taskpath.h"
 #include "toolerr.h"
@@ -36,8 +37,8 @@
 #define TASK_TEXT "hermes-mcp smoke test: reply with one short sentence saying that you are up."
 
 const char smoke_usage[] =
-    "usage: hermes-mcp smoke --base URL [--id ID] [--env-file FILE] [--timeout S]\n"
-    "                        [--cacert FILE]\n"
+    "usage: hermes-mcp smoke --base URL [--id ID] [--env-file FILE | --token-file FILE]\n"
+    "                        [--timeout S] [--cacert FILE]\n"
     "\n"
     "Checks a running hermes-mcp end to end, as an MCP client would: GET /health, 401 without\n"
     "a token, initialize, tools/list (the eight bridge tools), a sync hermes_task (one small\n"
@@ -53,6 +54,10 @@ const char smoke_usage[] =
     "                   same id again gets the stored result back\n"
     "  --env-file FILE  where MCP_AUTH_TOKEN is read (default ./.env, must be mode 600); the\n"
     "                   token is never printed\n"
+    "  --token-file FILE  the bearer token to use instead (mode 600, the token on its first\n"
+    "                   line): for a server without MCP_AUTH_TOKEN, an OAuth access token or a\n"
+    "                   TOKENS_FILE role's token. Or set HERMES_MCP_TOKEN in the environment.\n"
+    "                   Never give a token on the command line\n"
     "  --timeout S      seconds allowed per request, default 120 (the sync task waits for the\n"
     "                   agent)\n"
     "  --cacert FILE    trust the CA certificates in FILE (PEM) for an https --base served with\n"
@@ -74,6 +79,8 @@ struct smoke {
     char health_url[1100];
     char id[129];
     const char *env_file;
+    const char *token_file; /* --token-file, or NULL */
+    char token_source[1100]; /* where the token came from, for the fix of a 401 */
     const char *cacert; /* --cacert, or NULL for the system's CA store */
     char *token;        /* secret: wiped and freed at the end */
     long timeout_s;
@@ -196,9 +203,73 @@ static bool problem(struct smoke *s, const char *fix, const char *fmt, ...)
 
 /* ---- configuration ---------------------------------------------------------------------- */
 
+#define BEARER_MAX 4096
+
+/* A bearer token as an HTTP header carries it: 1 to BEARER_MAX visible ASCII characters. */
+static bool bearer_ok(const char *t)
+{
+    size_t n = strlen(t);
+    for (size_t i = 0; i < n; i++)
+        if (t[i] < 0x21 || t[i] > 0x7e)
+            return false;
+    return n > 0 && n <= BEARER_MAX;
+}
+
+/* --token-file: a regular file of mode 600 (or stricter), the token on its first line. */
+static bool read_token_file(struct smoke *s, char *err, size_t errlen)
+{
+    struct stat st;
+    size_t len;
+    char *text = readfile_capped(s->token_file, s->token_file, BEARER_MAX + 2, &st, &len, err,
+                                 errlen);
+    if (text == NULL)
+        return false;
+    bool ok = false;
+    text[strcspn(text, "\r\n")] = '\0';
+    if (st.st_mode & 077)
+        snprintf(err, errlen,
+                 "--token-file %s is readable by others (mode %03o); run: chmod 600 %s",
+                 s->token_file, (unsigned)(st.st_mode & 0777), s->token_file);
+    else if (!bearer_ok(text))
+        snprintf(err, errlen, "--token-file %s: its first line must be the token (1-%d visible "
+                 "ASCII characters)", s->token_file, BEARER_MAX);
+    else
+        ok = true;
+    if (ok) {
+        s->token = xstrdup(text);
+        snprintf(s->token_source, sizeof s->token_source, "--token-file %s", s->token_file);
+    }
+    explicit_bzero(text, len);
+    free(text);
+    return ok;
+}
+
+static bool read_env_token(struct smoke *s, char *err, size_t errlen);
+
+/* The bearer smoke sends: --token-file, else HERMES_MCP_TOKEN, else the env file's
+ * MCP_AUTH_TOKEN. Never from argv: the command line is visible to every local user. */
+static bool read_token(struct smoke *s, char *err, size_t errlen)
+{
+    const char *env = getenv("HERMES_MCP_TOKEN");
+    if (s->token_file)
+        return read_token_file(s, err, errlen);
+    if (env && *env) {
+        if (!bearer_ok(env)) {
+            snprintf(err, errlen, "HERMES_MCP_TOKEN must be the bearer token (1-%d visible ASCII "
+                     "characters)", BEARER_MAX);
+            return false;
+        }
+        s->token = xstrdup(env);
+        snprintf(s->token_source, sizeof s->token_source, "HERMES_MCP_TOKEN");
+        return true;
+    }
+    snprintf(s->token_source, sizeof s->token_source, "%s", s->env_file);
+    return read_env_token(s, err, errlen);
+}
+
 /* Reads MCP_AUTH_TOKEN from the env file with the server's own rules: a regular file of at most
  * 1 MiB, mode 600 when it holds a secret, a 64-hex-character token. */
-static bool read_token(struct smoke *s, char *err, size_t errlen)
+static bool read_env_token(struct smoke *s, char *err, size_t errlen)
 {
     const char *path = s->env_file;
     int fd = open(path, O_RDONLY | O_CLOEXEC);
@@ -239,10 +310,14 @@ static bool read_token(struct smoke *s, char *err, size_t errlen)
     }
     json_t *tv = json_object_get(env, "MCP_AUTH_TOKEN");
     if (!json_is_string(tv) || json_string_length(tv) == 0) {
+        /* An OAuth-only or TOKENS_FILE-only server has none, on purpose: adding one with
+         * token gen would add an owner token that setup chose not to have. */
         snprintf(err, errlen,
-                 "no MCP_AUTH_TOKEN in %s; point --env-file at the server's env file (or run: "
-                 "hermes-mcp token gen --env-file %s, then restart the server)",
-                 path, path);
+                 "no MCP_AUTH_TOKEN in %s: smoke needs a bearer token; give the token of a "
+                 "principal (an OAuth access token, a TOKENS_FILE role's) in HERMES_MCP_TOKEN or "
+                 "with --token-file FILE (mode 600), or point --env-file at the server's env "
+                 "file if it has MCP_AUTH_TOKEN",
+                 path);
         goto out;
     }
     if (st.st_mode & 077) {
@@ -546,7 +621,12 @@ static void answer_excerpt(struct smoke *s, struct reply *r, char *out, size_t o
 /* What to do about an unexpected HTTP status on /mcp. */
 static void status_fix(struct smoke *s, long status, char *out, size_t outlen)
 {
-    if (status == 401)
+    if (status == 401 && strcmp(s->token_source, s->env_file) != 0)
+        snprintf(out, outlen,
+                 "the token in %.200s is not one this server accepts (expired, revoked, or "
+                 "another server's); give a current one",
+                 s->token_source);
+    else if (status == 401)
         snprintf(out, outlen,
                  "the token in %s is not the server's; point --env-file at the env file "
                  "'hermes-mcp serve' reads (after 'token gen' restart the server, or use "
@@ -1080,6 +1160,7 @@ static bool parse_args(struct smoke *s, int argc, char **argv, const char **base
         const char **dst = !strcmp(a, "--base")       ? base
                            : !strcmp(a, "--id")       ? &id
                            : !strcmp(a, "--env-file") ? &s->env_file
+                           : !strcmp(a, "--token-file") ? &s->token_file
                            : !strcmp(a, "--timeout")  ? &timeout
                            : !strcmp(a, "--cacert")   ? &s->cacert
                                                       : NULL;
@@ -1098,6 +1179,8 @@ static bool parse_args(struct smoke *s, int argc, char **argv, const char **base
             id = eq + 1;
         else if (eq && !strncmp(a, "--env-file=", 11))
             s->env_file = eq + 1;
+        else if (eq && !strncmp(a, "--token-file=", 13))
+            s->token_file = eq + 1;
         else if (eq && !strncmp(a, "--timeout=", 10))
             timeout = eq + 1;
         else if (eq && !strncmp(a, "--cacert=", 9))

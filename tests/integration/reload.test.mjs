@@ -177,7 +177,7 @@ test('a reload of an env file without MCP_AUTH_TOKEN keeps the token: authentica
     // Anyone without the token is still refused; the token in use still works.
     assert.equal((await rpc(srv, agent, 'no-token-at-all', ping)).status, 401);
     assert.equal((await rpc(srv, agent, srv.token, ping)).status, 200);
-    assert.match(srv.proc.stderrText.slice(mark), /reload failed, keeping the current settings: no MCP_AUTH_TOKEN in .*; run: hermes-mcp token gen/);
+    assert.match(srv.proc.stderrText.slice(mark), /reload failed, keeping the current settings: no MCP_AUTH_TOKEN, TOKENS_FILE or OAUTH_ISSUER_URL in .*; set TOKENS_FILE again, or create a token with: hermes-mcp token gen/);
   } finally {
     agent.destroy();
     assert.equal(await srv.stop(), 0);

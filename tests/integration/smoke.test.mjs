@@ -10,7 +10,7 @@ import https from 'node:https';
 import { mkdtempSync, writeFileSync, chmodSync, rmSync, existsSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { randomBytes } from 'node:crypto';
+import { randomBytes, createHash } from 'node:crypto';
 import { ROOT, HERMES, startHermes, startFake, agentEnv } from './lib.mjs';
 
 const TOOLS = ['hermes_task', 'hermes_status', 'hermes_result', 'hermes_files', 'list_agents',
@@ -19,10 +19,14 @@ const CHECKS = ['GET /health', 'POST /mcp without a token', 'initialize', 'tools
   'hermes_task sync', 'hermes_result', 'hermes_files', 'traversal', 'absolute path', 'body limit'];
 
 // Runs build/hermes-mcp smoke asynchronously (the imitation server lives in this process).
-function smoke(args, { valgrind = process.env.HM_VALGRIND === '1' } = {}) {
+// env: variables added to this process's (HERMES_MCP_TOKEN is only ever the test's own).
+function smoke(args, { valgrind = process.env.HM_VALGRIND === '1', env: extra = {} } = {}) {
   const vg = ['--quiet', '--error-exitcode=99', '--leak-check=full', '--errors-for-leak-kinds=definite'];
-  const proc = valgrind ? spawn('valgrind', [...vg, HERMES, 'smoke', ...args], { stdio: ['ignore', 'pipe', 'pipe'] })
-    : spawn(HERMES, ['smoke', ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
+  const env = { ...process.env, ...extra };
+  if (!('HERMES_MCP_TOKEN' in extra)) delete env.HERMES_MCP_TOKEN;
+  const opts = { stdio: ['ignore', 'pipe', 'pipe'], env };
+  const proc = valgrind ? spawn('valgrind', [...vg, HERMES, 'smoke', ...args], opts)
+    : spawn(HERMES, ['smoke', ...args], opts);
   let stdout = '';
   let stderr = '';
   proc.stdout.on('data', (d) => { stdout += d; });
@@ -114,7 +118,7 @@ test('usage and configuration errors exit 2 with one line saying the fix', async
       [['--base', 'http://mcp.example.com', '--env-file', good.file], /refusing to send the token over plain http to mcp\.example\.com; use the https:\/\/ URL/],
       [['--base', 'http://127.0.0.1:1', '--env-file', join(good.dir, 'missing')], /env file .*missing not found; point --env-file/],
       [['--base', 'http://127.0.0.1:1', '--env-file', open.file], /readable by others \(mode 644\); run: chmod 600/],
-      [['--base', 'http://127.0.0.1:1', '--env-file', none.file], /no MCP_AUTH_TOKEN in .*; point --env-file/],
+      [['--base', 'http://127.0.0.1:1', '--env-file', none.file], /^(?!.*token gen).*no MCP_AUTH_TOKEN in .*: smoke needs a bearer token; .* in HERMES_MCP_TOKEN or with --token-file FILE \(mode 600\)/],
       [['--base', 'http://127.0.0.1:1', '--env-file', short.file], /must be 64 hexadecimal characters; run: hermes-mcp token gen/],
       [['--base', 'http://127.0.0.1:1', '--env-file', good.file, '--id', '../x'], /--id must match/],
       [['--base', 'http://127.0.0.1:1', '--env-file', good.file, '--timeout', '0'], /--timeout takes 1-3600 seconds/],
@@ -136,6 +140,42 @@ test('usage and configuration errors exit 2 with one line saying the fix', async
 function readToken(file) {
   return readFileSync(file, 'utf8').match(/MCP_AUTH_TOKEN=(\w+)/)[1];
 }
+
+test('a server without MCP_AUTH_TOKEN (TOKENS_FILE only): smoke says it needs a bearer, and passes with HERMES_MCP_TOKEN or --token-file (mode 600)', async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'hm-smoke-'));
+  const role = randomBytes(32).toString('hex');
+  const tokens = join(dir, 'tokens.yaml');
+  writeFileSync(tokens, `tokens:\n  - name: monitor\n    sha256: ${createHash('sha256').update(role).digest('hex')}\n` +
+    '    scopes: [hermes:read, hermes:task, hermes:admin]\n');
+  chmodSync(tokens, 0o600);
+  const r0 = await rig({ MCP_AUTH_TOKEN: undefined, TOKENS_FILE: tokens });
+  try {
+    const base = ['--base', r0.srv.base, '--env-file', r0.srv.envFile];
+    const none = await smoke(base);
+    assert.equal(none.code, 2, none.stdout + none.stderr);
+    assert.match(none.stderr, /no MCP_AUTH_TOKEN in .*: smoke needs a bearer token; .*HERMES_MCP_TOKEN or with --token-file FILE/);
+    assert.doesNotMatch(none.stderr, /token gen/, 'no advice to add an owner token the setup chose not to have');
+    const byEnv = await smoke(base, { env: { HERMES_MCP_TOKEN: role } });
+    assertAllOk(byEnv);
+    assertNoSecret(byEnv, role);
+    const file = join(dir, 'token');
+    writeFileSync(file, `${role}\n`);
+    chmodSync(file, 0o644);
+    const open = await smoke(['--base', r0.srv.base, '--token-file', file]);
+    assert.equal(open.code, 2);
+    assert.match(open.stderr, /--token-file .*token is readable by others \(mode 644\); run: chmod 600/);
+    chmodSync(file, 0o600);
+    const byFile = await smoke(['--base', r0.srv.base, `--token-file=${file}`]);
+    assertAllOk(byFile);
+    assertNoSecret(byFile, role);
+    // A wrong one: 401, and the fix names where the token came from.
+    const wrong = await smoke(['--base', r0.srv.base], { env: { HERMES_MCP_TOKEN: randomBytes(32).toString('hex') } });
+    assert.match(wrong.stdout, /^FAIL initialize: HTTP 401 .*fix: the token in HERMES_MCP_TOKEN is not one this server accepts/m);
+  } finally {
+    await r0.close();
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
 
 test('passes against the real server: every check ok, the agent did the task, the token is never shown', async () => {
   const r0 = await rig();
