@@ -66,7 +66,7 @@ struct job {
      * reload removed that agent (else it would be polled for ever). Wiped when freed. */
     char *key;
     unsigned follow_misses; /* polls skipped for want of an agent: they back off */
-    char session_id[200]; /* what the agent sees */
+    char session_id[200]; /* what the agent sees (and the session queue's key) */
     char run_id[128];
     struct mcp_call *call; /* the waiting MCP call, if any */
     struct agent_req *req;
@@ -97,7 +97,7 @@ struct job {
 };
 
 struct sessq {
-    char key[160];
+    char key[200]; /* the agent session (a job's session_id): one conversation, one at a time */
     struct job *active;
     struct job *head, *tail;
     unsigned waiting;
@@ -190,10 +190,12 @@ const char *contract_json(struct bridge *b);
 /* jobs.c */
 struct job *job_new(struct bridge *b, enum job_kind kind, const char *id, const char *agent);
 void job_free(struct job *j);
-/* Whether the agent's session queue has no room for another job. */
-bool job_queue_full(struct bridge *b, const char *agent, const char *session);
-/* Joins the session's queue; false when it is full. Starts the job if it is first. */
-bool job_enqueue(struct job *j, const char *session);
+/* Whether the queue of the agent session session_id (a job's session_id) has no room for
+ * another job. */
+bool job_queue_full(struct bridge *b, const char *session_id);
+/* Joins the queue of its agent session (in_session) or starts at once; false when the queue is
+ * full. Starts the job if it is first. */
+bool job_enqueue(struct job *j, bool in_session);
 /* The job's agent as configured now, or NULL: then the job failed and was freed. */
 struct agentdef *job_agent(struct job *j);
 /* The job keeps copies of a's address and key (what it uses if a reload drops a). */
@@ -302,6 +304,11 @@ enum task_access {
     TASK_NOT_YOURS /* another caller's, or nobody's: it must look like TASK_ABSENT */
 };
 enum task_access task_access(struct bridge *b, const struct mcp_call *c, const char *id);
+/* What keeps one owner's names at the agent (session header, session queue) apart from
+ * another's: the first 16 hex digits of sha256(owner) and '-', or "" for the owner token and an
+ * unauthenticated caller (their names as before owners were recorded). */
+#define OWNER_TAG_SIZE 18
+void owner_tag(const char *owner, char out[OWNER_TAG_SIZE]);
 /* Whether c's caller reaches every task: the owner token, a principal with hermes:admin. */
 bool caller_sees_all(const struct mcp_call *c);
 /* Whether c's caller may see task id: not another caller's, and of an agent it may use

@@ -6,15 +6,36 @@
  * that caller, the owner token and a principal holding hermes:admin reach the task; anyone else
  * gets the answer a task that does not exist gets. A task with no recorded owner (written before
  * owners were enforced, or whose request.json is missing) is reached only by the owner token and
- * hermes:admin. */
+ * hermes:admin.
+ *
+ * What the agent is told is its owner's too: the session header and the run's Idempotency-Key
+ * carry a digest of the owner (owner_tag), so another principal's "work" session or re-used task
+ * id names another conversation and another run at the agent. */
 #include <jansson.h>
 #include <stdbool.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "bridge_internal.h"
+#include "crypto.h"
 #include "mcp.h"
 #include "strmap.h"
 #include "tasks.h"
+
+void owner_tag(const char *owner, char out[OWNER_TAG_SIZE])
+{
+    /* The owner token's names (and an unauthenticated server's, where every caller is one) stay
+     * as they were before owners were recorded, so its conversations at the agent go on. */
+    if (owner == NULL || strcmp(owner, "p:owner") == 0 || strcmp(owner, "anonymous") == 0) {
+        out[0] = '\0';
+        return;
+    }
+    unsigned char d[32];
+    crypto_sha256(owner, strlen(owner), d);
+    crypto_hex(d, 8, out); /* 16 hex digits, then the separator */
+    out[16] = '-';
+    out[17] = '\0';
+}
 
 bool caller_sees_all(const struct mcp_call *c)
 {

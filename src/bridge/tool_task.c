@@ -42,7 +42,6 @@ static const struct toolarg task_args[] = {
 
 static void fingerprint(json_t *args, const char *agent, char out[65])
 {
-    static const char hex[] = "0123456789abcdef";
     json_t *canon = json_pack("{s:O?, s:O?, s:O?, s:O?, s:O?, s:O?, s:s}", "task",
                               json_object_get(args, "task"), "mode",
                               json_object_get(args, "mode"), "context",
@@ -53,11 +52,7 @@ static void fingerprint(json_t *args, const char *agent, char out[65])
     char *text = json_dumps(canon, JSON_COMPACT | JSON_SORT_KEYS);
     unsigned char d[32];
     crypto_sha256(text, strlen(text), d);
-    for (int i = 0; i < 32; i++) {
-        out[2 * i] = hex[d[i] >> 4];
-        out[2 * i + 1] = hex[d[i] & 15];
-    }
-    out[64] = '\0';
+    crypto_hex(d, sizeof d, out);
     free(text);
     json_decref(canon);
 }
@@ -178,7 +173,15 @@ static void hermes_task(struct mcp_call *c, json_t *args, void *arg)
     }
     if (owner == NULL)
         owner = xstrdup(mcp_call_caller(c));
-    if (job_queue_full(b, a->name, session)) {
+    /* The session the agent sees carries the owner's tag: another principal's session "work"
+     * is another conversation there. */
+    char tag[OWNER_TAG_SIZE], session_id[sizeof ((struct job *)0)->session_id];
+    owner_tag(owner, tag);
+    if (session)
+        snprintf(session_id, sizeof session_id, "gb-sess-%s-%s%s", a->name, tag, session);
+    else
+        snprintf(session_id, sizeof session_id, "gb-task-%s", id);
+    if (session && job_queue_full(b, session_id)) {
         /* Refused before anything is written or announced (the progress note below names an
          * id that must then exist). */
         tool_error(c, TE_BUSY, 5, "session '%s' already has %d calls waiting", session,
@@ -212,10 +215,7 @@ static void hermes_task(struct mcp_call *c, json_t *args, void *arg)
     j->owner = owner;
     j->call = c;
     j->prompt = contract_prompt(task, context, deliverable, constraints);
-    if (session)
-        snprintf(j->session_id, sizeof j->session_id, "gb-sess-%s-%s", a->name, session);
-    else
-        snprintf(j->session_id, sizeof j->session_id, "gb-task-%s", id);
+    snprintf(j->session_id, sizeof j->session_id, "%s", session_id);
     mcp_call_on_cancel(c, j->kind == JOB_SYNC ? sync_cancelled : submit_cancelled, j);
     /* A long sync call may outlive the client's timeout: the first progress notification
      * names the id, so the result can still be fetched. Sent before the job is queued, which
@@ -228,7 +228,7 @@ static void hermes_task(struct mcp_call *c, json_t *args, void *arg)
                  id, a->name, id);
         mcp_call_progress(c, 0, 0, note);
     }
-    if (!job_enqueue(j, session)) {
+    if (!job_enqueue(j, session != NULL)) {
         j->call = NULL;
         mcp_call_on_cancel(c, NULL, NULL);
         remove_then_answer(b, id, "request.json", c,

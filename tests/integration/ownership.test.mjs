@@ -9,7 +9,7 @@
 // again after a restart. An OAuth client is a principal like the roles.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { chmodSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { chmodSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createHash, randomBytes } from 'node:crypto';
@@ -229,6 +229,65 @@ test('an OAuth client and a role do not reach each other\'s tasks', async () => 
     // The client's authorization, as the engine names callers (a long name as its digest).
     assert.ok(typeof mine.owner === 'string' && mine.owner.length > 8 && mine.owner !== 'p:alice', mine.owner);
     await Promise.all([a.close(), o.close()]);
+  } finally {
+    assert.equal(await srv.stop(), 0);
+    await fake.stop();
+  }
+});
+
+// Two roles with a tokens file, and a server with a task directory of its own.
+async function twoRoles(fake, more = '') {
+  const dir = mkdtempSync(join(tmpdir(), 'hm-own-'));
+  const tasks = join(dir, 'tasks');
+  mkdirSync(tasks, { mode: 0o700 });
+  const tok = { alice: hex(32), bob: hex(32), admin: hex(32) };
+  const tokens = join(dir, 'tokens.yaml');
+  writeFileSync(tokens, 'tokens:\n' +
+    `  - name: alice\n    sha256: ${sha(tok.alice)}\n    scopes: [hermes:read, hermes:task]\n` +
+    `  - name: bob\n    sha256: ${sha(tok.bob)}\n    scopes: [hermes:read, hermes:task]\n` +
+    `  - name: auditor\n    sha256: ${sha(tok.admin)}\n    scopes: [hermes:read, hermes:task, hermes:admin]\n` + more);
+  chmodSync(tokens, 0o600);
+  const srv = await startHermes({ HERMES_ENV_PATH: agentEnv(fake), HERMES_POLL_MS: '50', TOKENS_FILE: tokens,
+    TASKS_DIR: tasks });
+  return { srv, tasks, tok };
+}
+
+test('a session is its principal\'s: bob\'s "work" is another conversation and another queue at the agent', async () => {
+  const fake = await startFake();
+  const { srv, tok } = await twoRoles(fake);
+  try {
+    const [alice, bob, owner] = await Promise.all([connect(srv, tok.alice, 'alice'), connect(srv, tok.bob, 'bob'),
+      connect(srv, srv.token, 'owner')]);
+    const chats = () => fake.received().filter((q) => q.path === '/v1/chat/completions');
+    const chatWith = (text) => chats().find((q) => JSON.stringify(q.body).includes(text));
+    // Alice's "work" is busy; bob's "work" does not wait behind it (it is not her queue).
+    let aliceDone = false;
+    const slow = alice.call('hermes_task', { task: 'alice secret [delay=3000]', mode: 'sync', session: 'work' })
+      .then((r) => { aliceDone = true; return r; });
+    await until(() => chatWith('alice secret'), 'alice\'s call to reach the agent');
+    const bobs = bob.call('hermes_task', { task: 'bob asks', mode: 'sync', session: 'work' });
+    await until(() => chatWith('bob asks'), 'bob\'s call to reach the agent while alice\'s runs', 2500);
+    assert.equal(aliceDone, false, 'bob\'s call did not wait for alice\'s');
+    for (const r of await Promise.all([slow, bobs])) assert.equal(r.isError, false, JSON.stringify(r));
+    // The owner token's session keeps the name it always had (its conversation goes on).
+    assert.equal((await owner.call('hermes_task', { task: 'owner asks', mode: 'sync', session: 'work' })).isError, false);
+    const hdr = (text) => chatWith(text).headers['x-hermes-session-id'];
+    const [ha, hb] = [hdr('alice secret'), hdr('bob asks')];
+    assert.equal(hdr('owner asks'), 'gb-sess-hermes-work');
+    assert.notEqual(ha, hb, 'alice and bob are two conversations at the agent');
+    for (const h of [ha, hb]) {
+      assert.match(h, /^gb-sess-hermes-[0-9a-f]{16}-work$/);
+      assert.ok(h.length <= 256, 'within the agent\'s header limit');
+    }
+    // Her next call continues her conversation, async runs too.
+    const again = await alice.call('hermes_task', { task: 'alice again', mode: 'sync', session: 'work' });
+    assert.equal(again.isError, false);
+    assert.equal(hdr('alice again'), ha);
+    const run = await alice.call('hermes_task', { task: 'alice runs', mode: 'async', session: 'work' });
+    assert.equal(run.structuredContent.status, 'accepted', JSON.stringify(run));
+    const post = fake.received().find((q) => q.path === '/v1/runs' && JSON.stringify(q.body).includes('alice runs'));
+    assert.equal(post.body.session_id, ha);
+    await Promise.all([alice.close(), bob.close(), owner.close()]);
   } finally {
     assert.equal(await srv.stop(), 0);
     await fake.stop();
