@@ -67,6 +67,7 @@ struct job {
     char *key;
     unsigned follow_misses; /* polls skipped for want of an agent: they back off */
     char session_id[200]; /* what the agent sees (and the session queue's key) */
+    char idem_key[160];   /* an async run's Idempotency-Key: owner_tag and the task id */
     char run_id[128];
     struct mcp_call *call; /* the waiting MCP call, if any */
     struct agent_req *req;
@@ -304,9 +305,9 @@ enum task_access {
     TASK_NOT_YOURS /* another caller's, or nobody's: it must look like TASK_ABSENT */
 };
 enum task_access task_access(struct bridge *b, const struct mcp_call *c, const char *id);
-/* What keeps one owner's names at the agent (session header, session queue) apart from
- * another's: the first 16 hex digits of sha256(owner) and '-', or "" for the owner token and an
- * unauthenticated caller (their names as before owners were recorded). */
+/* What keeps one owner's names at the agent (session header, session queue, Idempotency-Key)
+ * apart from another's: the first 16 hex digits of sha256(owner) and '-', or "" for the owner
+ * token and an unauthenticated caller (their names as before owners were recorded). */
 #define OWNER_TAG_SIZE 18
 void owner_tag(const char *owner, char out[OWNER_TAG_SIZE]);
 /* Whether c's caller reaches every task: the owner token, a principal with hermes:admin. */

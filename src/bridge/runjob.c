@@ -1,6 +1,7 @@
-/* runjob.c — an async task: POST /v1/runs (the task id as idempotency key), run.json written
- * before the call is answered, then the run followed by polling GET /v1/runs/{id} until it is
- * terminal and its result.json is written (also after a restart, from run.json). */
+/* runjob.c — an async task: POST /v1/runs (Idempotency-Key: the owner's tag and the task id),
+ * run.json written before the call is answered, then the run followed by polling
+ * GET /v1/runs/{id} until it is terminal and its result.json is written (also after a restart,
+ * from run.json). */
 #include <jansson.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -207,7 +208,7 @@ void submit_start(struct job *j)
     char *text = json_dumps(body, JSON_COMPACT);
     char *url = agent_url(a, "/v1/runs");
     struct agent_opts o = {.method = "POST", .url = url, .key = a->key,
-                           .idempotency_key = j->id, .body = text, .body_len = strlen(text),
+                           .idempotency_key = j->idem_key, .body = text, .body_len = strlen(text),
                            .connect_timeout_ms = CONNECT_TIMEOUT_MS, .deadline_ms = 60000,
                            .max_response = RESPONSE_MAX, .on_done = submit_done, .arg = j,
                            .label = a->name, .endpoint = "runs"};

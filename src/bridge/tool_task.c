@@ -173,14 +173,14 @@ static void hermes_task(struct mcp_call *c, json_t *args, void *arg)
     }
     if (owner == NULL)
         owner = xstrdup(mcp_call_caller(c));
-    /* The session the agent sees carries the owner's tag: another principal's session "work"
-     * is another conversation there. */
+    /* The names the agent sees carry the owner's tag: another principal's session "work" or
+     * re-used task id is another conversation and another run there. */
     char tag[OWNER_TAG_SIZE], session_id[sizeof ((struct job *)0)->session_id];
     owner_tag(owner, tag);
     if (session)
         snprintf(session_id, sizeof session_id, "gb-sess-%s-%s%s", a->name, tag, session);
     else
-        snprintf(session_id, sizeof session_id, "gb-task-%s", id);
+        snprintf(session_id, sizeof session_id, "gb-task-%s%s", tag, id);
     if (session && job_queue_full(b, session_id)) {
         /* Refused before anything is written or announced (the progress note below names an
          * id that must then exist). */
@@ -216,6 +216,7 @@ static void hermes_task(struct mcp_call *c, json_t *args, void *arg)
     j->call = c;
     j->prompt = contract_prompt(task, context, deliverable, constraints);
     snprintf(j->session_id, sizeof j->session_id, "%s", session_id);
+    snprintf(j->idem_key, sizeof j->idem_key, "%s%s", tag, id);
     mcp_call_on_cancel(c, j->kind == JOB_SYNC ? sync_cancelled : submit_cancelled, j);
     /* A long sync call may outlive the client's timeout: the first progress notification
      * names the id, so the result can still be fetched. Sent before the job is queued, which

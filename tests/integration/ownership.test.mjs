@@ -293,3 +293,42 @@ test('a session is its principal\'s: bob\'s "work" is another conversation and a
     await fake.stop();
   }
 });
+
+test('a task id used again after its task is gone is another run at the agent for another principal, the same for its owner', async () => {
+  const fake = await startFake();
+  const { srv, tasks, tok } = await twoRoles(fake);
+  try {
+    const [alice, bob] = await Promise.all([connect(srv, tok.alice, 'alice'), connect(srv, tok.bob, 'bob')]);
+    const args = { task: 'what is 6 * 7', mode: 'async', id: 'shared-1' };
+    const runOf = (r) => { assert.equal(r.structuredContent?.status, 'accepted', JSON.stringify(r)); return r.structuredContent.run_id; };
+    // Its result is stored, then the task is gone (pruned, or never written for good).
+    const settleAndDrop = async (who) => {
+      await until(async () => (await who.call('hermes_result', { id: 'shared-1' })).structuredContent?.status === 'completed',
+        'the run to end');
+      rmSync(join(tasks, 'shared-1'), { recursive: true });
+    };
+    const ra = runOf(await alice.call('hermes_task', args));
+    await settleAndDrop(alice);
+    const rb = runOf(await bob.call('hermes_task', args));
+    assert.notEqual(rb, ra, 'bob does not get alice\'s run replayed');
+    const res = await until(async () => {
+      const r = (await bob.call('hermes_result', { id: 'shared-1' })).structuredContent;
+      return r?.status === 'completed' && r;
+    }, 'bob\'s run to end');
+    assert.notEqual(res.run_id, ra);
+    await settleAndDrop(bob);
+    // Alice's retry of her own task is her run again: the agent deduplicates it.
+    assert.equal(runOf(await alice.call('hermes_task', args)), ra, 'alice\'s retry is her run');
+    const posts = fake.received().filter((q) => q.path === '/v1/runs' && q.method === 'POST');
+    assert.equal(posts.length, 3);
+    const [ka, kb, ka2] = posts.map((q) => q.headers['idempotency-key']);
+    assert.equal(ka, ka2, 'the same owner and id: the same key');
+    assert.notEqual(ka, kb);
+    assert.notEqual(posts[0].body.session_id, posts[1].body.session_id, 'another conversation');
+    assert.match(ka, /^[0-9a-f]{16}-shared-1$/);
+    await Promise.all([alice.close(), bob.close()]);
+  } finally {
+    assert.equal(await srv.stop(), 0);
+    await fake.stop();
+  }
+});
