@@ -108,6 +108,7 @@ struct bridge *bridge_new_kept(struct mcp_server *mcp, struct loop *l, struct co
     b->jobs = strmap_new();
     b->runs = strmap_new();
     b->queues = strmap_new();
+    b->owners = strmap_new();
     buf_init(&b->chunk, ANSWER_MAX);
     b->registry_path = agentcfg_registry_path(cfg->agents_file);
     b->tasks = tasks_open(cfg->tasks_dir ? cfg->tasks_dir : "tasks", l, err, sizeof err);
@@ -216,7 +217,8 @@ void bridge_free(struct bridge *b)
     strmap_free(b->runs);
     strmap_free(b->queues);
     retention_stop(b->retention); /* no report reaches the freed index */
-    tasks_free(b->tasks);
+    tasks_free(b->tasks); /* its last callbacks empty b->owners */
+    strmap_free(b->owners);
     retention_free(b->retention);
     buf_cleanup(&b->chunk);
     free(b->contract);

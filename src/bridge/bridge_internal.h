@@ -81,8 +81,8 @@ struct job {
     struct sessq *q;
     struct job *qnext;
     json_t *task_created; /* an MCP task (mcptask.c): its createdAt; else NULL */
-    char *owner;          /* the creating caller (hermes_task), known before request.json is
-                             durable; NULL for a job that follows a stored task */
+    char *owner;          /* the task's owner (hermes_task; a submit hands it to its follow
+                             job); NULL for a run followed again after a restart */
     bool stop_pending;    /* tasks/cancel came while the run was being submitted: a submit
                              job's run is stopped once its id is known (the follow job's first
                              request is the stop) */
@@ -120,7 +120,8 @@ struct bridge {
     char *default_agent;
     struct strmap *jobs;   /* task id → job */
     struct strmap *runs;   /* run id → task id (heap string) */
-    struct strmap *queues; /* agent/session → sessq */
+    struct strmap *queues; /* agent session (a job's session_id) → sessq */
+    struct strmap *owners; /* task id → pending_owner while its request.json is being written */
     char *contract;
     struct timespec contract_mtime;
     off_t contract_size;
@@ -305,6 +306,15 @@ enum task_access {
     TASK_NOT_YOURS /* another caller's, or nobody's: it must look like TASK_ABSENT */
 };
 enum task_access task_access(struct bridge *b, const struct mcp_call *c, const char *id);
+/* Queues a new task's request.json (tasks_write) and keeps whose it is in memory until that is
+ * durable: the jobs of the task may end (a sync job freed, a submit handed to its follow job)
+ * before a write queued behind others lands, and the owner must still reach her task then. */
+enum tasks_rc task_write_request(struct bridge *b, const char *id, json_t *req, const char *owner);
+struct pending_owner {
+    struct bridge *b;
+    char *owner;
+    char id[129];
+};
 /* What keeps one owner's names at the agent (session header, session queue, Idempotency-Key)
  * apart from another's: the first 16 hex digits of sha256(owner) and '-', or "" for the owner
  * token and an unauthenticated caller (their names as before owners were recorded). */

@@ -174,17 +174,20 @@ static void submit_done(struct agent_req *r, const struct agent_result *res, voi
     snprintf(id, sizeof id, "%s", j->id);
     snprintf(rid, sizeof rid, "%s", j->run_id);
     char *base_url = j->base_url, *key = j->key; /* the agent the run started on */
+    char *owner = j->owner; /* whose it is, while request.json may still be queued */
     bool stop = j->stop_pending;
-    j->base_url = j->key = NULL;
+    j->base_url = j->key = j->owner = NULL;
     job_free(j);
     struct job *f = follow(b, id, agent, rid);
     if (f) {
         f->base_url = base_url;
         f->key = key;
+        f->owner = owner;
         f->stop_pending = stop;
     } else {
         free(base_url);
         wipe_free(key);
+        free(owner);
     }
 }
 

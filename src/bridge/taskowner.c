@@ -14,11 +14,13 @@
 #include <jansson.h>
 #include <stdbool.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "bridge_internal.h"
 #include "crypto.h"
 #include "mcp.h"
+#include "mem.h"
 #include "strmap.h"
 #include "tasks.h"
 
@@ -49,8 +51,10 @@ enum task_access task_access(struct bridge *b, const struct mcp_call *c, const c
     struct job *j = strmap_get(b->jobs, id);
     enum task_access acc;
 
-    if (j && j->owner) { /* in flight: whose it is is known before request.json is durable */
-        acc = strcmp(j->owner, mcp_call_caller(c)) == 0 ? TASK_YOURS : TASK_NOT_YOURS;
+    struct pending_owner *p = strmap_get(b->owners, id);
+    const char *known = p ? p->owner : j ? j->owner : NULL;
+    if (known) { /* in flight: whose it is is known before request.json is durable */
+        acc = strcmp(known, mcp_call_caller(c)) == 0 ? TASK_YOURS : TASK_NOT_YOURS;
     } else {
         enum tasks_rc rc = tasks_read(b->tasks, id, "request.json", 64 * 1024, &req);
         const char *owner = json_string_value(json_object_get(req, "owner"));
@@ -65,6 +69,34 @@ enum task_access task_access(struct bridge *b, const struct mcp_call *c, const c
     if (acc == TASK_NOT_YOURS && caller_sees_all(c))
         acc = TASK_YOURS;
     return acc;
+}
+
+/* request.json is durable (or could not be written): from now on it tells whose the task is. */
+static void request_written(enum tasks_rc rc, void *arg)
+{
+    struct pending_owner *p = arg;
+    (void)rc;
+    if (strmap_get(p->b->owners, p->id) == p) /* not replaced by a later write of the task */
+        strmap_del(p->b->owners, p->id);
+    free(p->owner);
+    free(p);
+}
+
+enum tasks_rc task_write_request(struct bridge *b, const char *id, json_t *req, const char *owner)
+{
+    struct pending_owner *p = xcalloc(1, sizeof *p);
+    p->b = b;
+    p->owner = xstrdup(owner);
+    snprintf(p->id, sizeof p->id, "%s", id);
+    enum tasks_rc rc = tasks_write(b->tasks, id, "request.json", req, request_written, p);
+    if (rc != TASKS_OK) { /* done is not called */
+        free(p->owner);
+        free(p);
+        return rc;
+    }
+    /* The one before, if any, frees itself when its own write is done. */
+    strmap_put(b->owners, p->id, p);
+    return rc;
 }
 
 bool task_visible(struct bridge *b, const struct mcp_call *c, const char *id)

@@ -201,7 +201,7 @@ static void hermes_task(struct mcp_call *c, json_t *args, void *arg)
     }
     /* Not waited for: the agent starts at once. The writer keeps the order, so request.json is
      * durable before any later file of this task (the answer waits for those). */
-    enum tasks_rc wrc = tasks_write(b->tasks, id, "request.json", req, NULL, NULL);
+    enum tasks_rc wrc = task_write_request(b, id, req, owner);
     json_decref(req);
     if (wrc != TASKS_OK) {
         json_decref(created);

@@ -9,13 +9,13 @@
 // again after a restart. An OAuth client is a principal like the roles.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { chmodSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createHash, randomBytes } from 'node:crypto';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { startHermes, restartHermes, startFake, agentEnv, until, hermesCli, startOAuth, OAUTH_PASS } from './lib.mjs';
+import { startHermes, restartHermes, startFake, agentEnv, until, sleep, hermesCli, startOAuth, OAUTH_PASS } from './lib.mjs';
 
 const sha = (t) => createHash('sha256').update(t).digest('hex');
 const hex = (n) => randomBytes(n).toString('hex');
@@ -328,6 +328,55 @@ test('a task id used again after its task is gone is another run at the agent fo
     assert.match(ka, /^[0-9a-f]{16}-shared-1$/);
     await Promise.all([alice.close(), bob.close()]);
   } finally {
+    assert.equal(await srv.stop(), 0);
+    await fake.stop();
+  }
+});
+
+// The pid of the one child of pid (the server strace started).
+function childOf(pid) {
+  for (const t of readdirSync(`/proc/${pid}/task`)) {
+    const kids = readFileSync(`/proc/${pid}/task/${t}/children`, 'utf8').trim();
+    if (kids) return Number(kids.split(' ')[0]);
+  }
+  return 0;
+}
+
+test('while her request.json is still being written, the owner is told her task is running, not that it does not exist', async () => {
+  const fake = await startFake();
+  const dir = mkdtempSync(join(tmpdir(), 'hm-own-'));
+  const alice = hex(32);
+  const tokens = join(dir, 'tokens.yaml');
+  writeFileSync(tokens, `tokens:\n  - name: alice\n    sha256: ${sha(alice)}\n    scopes: [hermes:read, hermes:task]\n`);
+  chmodSync(tokens, 0o600);
+  // A slow disk: every fsync of the server takes 1 s, so the task's files stay queued long after
+  // the agent answered and its job ended.
+  const srv = await startHermes({ HERMES_ENV_PATH: agentEnv(fake), TOKENS_FILE: tokens }, {
+    prefix: ['strace', '-f', '-qq', '-o', '/dev/null', '-e', 'trace=fsync,fdatasync',
+      '-e', 'inject=fsync,fdatasync:delay_enter=1000000'] });
+  try {
+    const a = await connect(srv, alice, 'alice');
+    const args = { task: 'what is 6 * 7', mode: 'sync', id: 'slow-disk-1' };
+    const call = a.call('hermes_task', args);
+    await until(() => fake.received().some((q) => q.path === '/v1/chat/completions'), 'the task to reach the agent');
+    await sleep(300); // the agent has answered; request.json is still queued
+    const r = await a.call('hermes_result', { id: 'slow-disk-1' });
+    assert.equal(r.structuredContent.error, 'not_found', JSON.stringify(r));
+    assert.match(r.structuredContent.message, /still running/, 'her task, not an unknown one');
+    const retry = await a.call('hermes_task', args);
+    assert.equal(retry.structuredContent.error, 'busy', `a retry may come back later: ${JSON.stringify(retry)}`);
+    const done = await call;
+    assert.equal(done.structuredContent.status, 'completed', JSON.stringify(done));
+    // An async task: its submission hands over to the job that follows the run.
+    const run = a.call('hermes_task', { task: 'what is 6 * 7', mode: 'async', id: 'slow-disk-2' });
+    await until(() => fake.received().some((q) => q.path === '/v1/runs'), 'the run to reach the agent');
+    await sleep(300);
+    const r2 = await a.call('hermes_result', { id: 'slow-disk-2' });
+    assert.match(r2.structuredContent.message, /still running/, JSON.stringify(r2));
+    assert.equal((await run).structuredContent.status, 'accepted');
+    await a.close();
+  } finally {
+    process.kill(childOf(srv.proc.pid), 'SIGTERM');
     assert.equal(await srv.stop(), 0);
     await fake.stop();
   }
