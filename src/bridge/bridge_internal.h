@@ -320,8 +320,6 @@ struct pending_owner {
  * token and an unauthenticated caller (their names as before owners were recorded). */
 #define OWNER_TAG_SIZE 18
 void owner_tag(const char *owner, char out[OWNER_TAG_SIZE]);
-/* Whether c's caller reaches every task: the owner token, a principal with hermes:admin. */
-bool caller_sees_all(const struct mcp_call *c);
 /* Whether c's caller may see task id: not another caller's, and of an agent it may use
  * (task_allowed_for). True for an id that does not exist. */
 bool task_visible(struct bridge *b, const struct mcp_call *c, const char *id);

@@ -39,12 +39,6 @@ void owner_tag(const char *owner, char out[OWNER_TAG_SIZE])
     out[17] = '\0';
 }
 
-bool caller_sees_all(const struct mcp_call *c)
-{
-    /* The owner token holds every scope; without authentication everyone does. */
-    return mcp_call_allowed(c, "hermes:admin");
-}
-
 enum task_access task_access(struct bridge *b, const struct mcp_call *c, const char *id)
 {
     json_t *req = NULL;
@@ -66,7 +60,7 @@ enum task_access task_access(struct bridge *b, const struct mcp_call *c, const c
             !tasks_exists(b->tasks, id))
             return TASK_ABSENT;
     }
-    if (acc == TASK_NOT_YOURS && caller_sees_all(c))
+    if (acc == TASK_NOT_YOURS && mcp_call_sees_all(c))
         acc = TASK_YOURS;
     return acc;
 }

@@ -187,6 +187,12 @@ bool mcp_call_allowed(const struct mcp_call *c, const char *scope)
     return r && s->tool_filter(r, NULL, scope, false, s->tool_filter_arg);
 }
 
+bool mcp_call_sees_all(const struct mcp_call *c)
+{
+    /* The owner token holds every scope; without authentication everyone does. */
+    return mcp_call_allowed(c, MCP_SCOPE_SEES_ALL);
+}
+
 void mcp_add_resource(struct mcp_server *s, const struct mcp_resource_def *d)
 {
     json_t *r = json_pack("{s:s, s:s}", "uri", d->uri, "name", d->name);
