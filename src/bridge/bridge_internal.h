@@ -180,10 +180,6 @@ bool agent_worth_trying(const struct bridge *b, const struct agentdef *a);
 /* Whether the caller of c may delegate to the agent called name (its principal's agents: list,
  * asked of the engine's tool filter as the scope "agent:NAME"). */
 bool agent_allowed_for(const struct mcp_call *c, const char *name);
-/* Whether the caller of c may see task id: a caller limited to some agents sees only the tasks
- * of those (their request.json names the agent); an unknown id is left to the caller's own
- * not_found. */
-bool task_allowed_for(struct bridge *b, const struct mcp_call *c, const char *id);
 
 /* contractfile.c */
 const char *contract_text(struct bridge *b);
@@ -300,12 +296,16 @@ void mcptask_ended(struct bridge *b, const char *id);
 /* taskowner.c: whose a task is, one rule for the hermes_* tools and MCP tasks. A task belongs
  * to the caller that created it (request.json "owner", mcp_call_caller); the owner token and
  * hermes:admin reach every task, and only they reach a task with no recorded owner. */
-enum task_access {
+enum task_reach {
     TASK_ABSENT,   /* no such task (the caller answers its own "not found") */
-    TASK_YOURS,    /* the caller's own, or the caller sees every task */
-    TASK_NOT_YOURS /* another caller's, or nobody's: it must look like TASK_ABSENT */
+    TASK_YOURS,    /* the caller's own, or the caller sees every task (mcp_call_sees_all) */
+    TASK_NOT_YOURS /* another caller's, nobody's, or of an agent the caller may not use: it
+                      must look like TASK_ABSENT */
 };
-enum task_access task_access(struct bridge *b, const struct mcp_call *c, const char *id);
+/* How far c's caller reaches task id; with req_out, the task's request.json as read for that
+ * (new reference) when TASK_YOURS and readable, else NULL: callers need not read it again. */
+enum task_reach task_access(struct bridge *b, const struct mcp_call *c, const char *id,
+                            json_t **req_out);
 /* Queues a new task's request.json (tasks_write) and keeps whose it is in memory until that is
  * durable: the jobs of the task may end (a sync job freed, a submit handed to its follow job)
  * before a write queued behind others lands, and the owner must still reach her task then. */
@@ -320,8 +320,8 @@ struct pending_owner {
  * token and an unauthenticated caller (their names as before owners were recorded). */
 #define OWNER_TAG_SIZE 18
 void owner_tag(const char *owner, char out[OWNER_TAG_SIZE]);
-/* Whether c's caller may see task id: not another caller's, and of an agent it may use
- * (task_allowed_for). True for an id that does not exist. */
+/* Whether c's caller may see task id: task_access is not TASK_NOT_YOURS (true for an id that
+ * does not exist). */
 bool task_visible(struct bridge *b, const struct mcp_call *c, const char *id);
 /* The one answer for a task id or run id the caller may not see, or that does not exist. */
 void task_not_found(struct mcp_call *c, const char *id);

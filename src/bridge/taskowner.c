@@ -39,30 +39,42 @@ void owner_tag(const char *owner, char out[OWNER_TAG_SIZE])
     out[17] = '\0';
 }
 
-enum task_access task_access(struct bridge *b, const struct mcp_call *c, const char *id)
+enum task_reach task_access(struct bridge *b, const struct mcp_call *c, const char *id,
+                            json_t **req_out)
 {
     json_t *req = NULL;
     struct job *j = strmap_get(b->jobs, id);
-    enum task_access acc;
-
     struct pending_owner *p = strmap_get(b->owners, id);
-    const char *known = p ? p->owner : j ? j->owner : NULL;
-    if (known) { /* in flight: whose it is is known before request.json is durable */
-        acc = strcmp(known, mcp_call_caller(c)) == 0 ? TASK_YOURS : TASK_NOT_YOURS;
-    } else {
-        enum tasks_rc rc = tasks_read(b->tasks, id, "request.json", 64 * 1024, &req);
-        const char *owner = json_string_value(json_object_get(req, "owner"));
-        /* Unreadable, damaged, or without an owner: nobody's but the administrators'. */
-        acc = owner && strcmp(owner, mcp_call_caller(c)) == 0 ? TASK_YOURS : TASK_NOT_YOURS;
+
+    if (req_out)
+        *req_out = NULL;
+    enum tasks_rc rc = tasks_read(b->tasks, id, "request.json", 64 * 1024, &req);
+    /* Nothing at all under this id (a directory without request.json is an unowned task). */
+    if (rc == TASKS_NOT_FOUND && !j && !p && !tasks_pending(b->tasks, id) &&
+        !tasks_exists(b->tasks, id))
+        return TASK_ABSENT;
+    /* In flight, whose it is is known before request.json is durable; else the file says.
+     * Unreadable, damaged, or without an owner: nobody's but the administrators'. */
+    const char *owner = json_string_value(json_object_get(req, "owner"));
+    if (p)
+        owner = p->owner;
+    else if (j && j->owner)
+        owner = j->owner;
+    const char *agent = json_string_value(json_object_get(req, "agent"));
+    if (agent == NULL && j)
+        agent = j->agent;
+    bool yours = (owner && strcmp(owner, mcp_call_caller(c)) == 0) || mcp_call_sees_all(c);
+    /* A task of an agent outside the caller's agents: list is one it cannot see either (one
+     * whose request.json names none, only a caller of every agent; one whose request.json
+     * cannot be read is left to the owner rule above). */
+    bool agent_ok = mcp_call_allowed(c, "agent:*") ||
+                    (agent ? agent_allowed_for(c, agent) : req == NULL);
+    enum task_reach r = yours && agent_ok ? TASK_YOURS : TASK_NOT_YOURS;
+    if (req_out && r == TASK_YOURS)
+        *req_out = req;
+    else
         json_decref(req);
-        /* Nothing at all under this id (a directory without request.json is an unowned task). */
-        if (rc == TASKS_NOT_FOUND && !j && !tasks_pending(b->tasks, id) &&
-            !tasks_exists(b->tasks, id))
-            return TASK_ABSENT;
-    }
-    if (acc == TASK_NOT_YOURS && mcp_call_sees_all(c))
-        acc = TASK_YOURS;
-    return acc;
+    return r;
 }
 
 /* request.json is durable (or could not be written): from now on it tells whose the task is. */
@@ -95,7 +107,7 @@ enum tasks_rc task_write_request(struct bridge *b, const char *id, json_t *req, 
 
 bool task_visible(struct bridge *b, const struct mcp_call *c, const char *id)
 {
-    return task_access(b, c, id) != TASK_NOT_YOURS && task_allowed_for(b, c, id);
+    return task_access(b, c, id, NULL) != TASK_NOT_YOURS;
 }
 
 void task_not_found(struct mcp_call *c, const char *id)

@@ -99,7 +99,7 @@ static void hermes_task(struct mcp_call *c, json_t *args, void *arg)
         id = idbuf;
     }
     fingerprint(args, a->name, fp);
-    if (task_access(b, c, id) == TASK_NOT_YOURS) {
+    if (task_access(b, c, id, NULL) == TASK_NOT_YOURS) {
         /* Task ids are one namespace: another caller's id (or one nobody owns) cannot be taken
          * over, and nothing of that task is told, not even whether this is the same request. */
         tool_error(c, TE_DUPLICATE_ID, 0, "task id '%s' is taken; choose another", id);
