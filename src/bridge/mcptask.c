@@ -127,7 +127,7 @@ static void task_get(struct mcp_call *c, const char *id, void *arg)
 void mcptask_ended(struct bridge *b, const char *id)
 {
     json_t *req = NULL;
-    if (tasks_read(b->tasks, id, "request.json", 64 * 1024, &req) != TASKS_OK ||
+    if (tasks_read(b->tasks, id, "request.json", TASKS_REQUEST_MAX, &req) != TASKS_OK ||
         !json_is_true(json_object_get(req, "mcp_task")) ||
         !json_is_string(json_object_get(req, "owner"))) {
         json_decref(req);

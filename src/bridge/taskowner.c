@@ -48,7 +48,7 @@ enum task_reach task_access(struct bridge *b, const struct mcp_call *c, const ch
 
     if (req_out)
         *req_out = NULL;
-    enum tasks_rc rc = tasks_read(b->tasks, id, "request.json", 64 * 1024, &req);
+    enum tasks_rc rc = tasks_read(b->tasks, id, "request.json", TASKS_REQUEST_MAX, &req);
     /* Nothing at all under this id (a directory without request.json is an unowned task). */
     if (rc == TASKS_NOT_FOUND && !j && !p && !tasks_pending(b->tasks, id) &&
         !tasks_exists(b->tasks, id))

@@ -112,7 +112,7 @@ static void hermes_task(struct mcp_call *c, json_t *args, void *arg)
 
     /* A task id names one unit of work: the same request again is a retry. */
     json_t *prev = NULL;
-    enum tasks_rc prc = tasks_read(b->tasks, id, "request.json", 64 * 1024, &prev);
+    enum tasks_rc prc = tasks_read(b->tasks, id, "request.json", TASKS_REQUEST_MAX, &prev);
     if (prc != TASKS_OK && prc != TASKS_NOT_FOUND) {
         /* Not a task directory (a plain file, say), or a request.json we cannot read. */
         tool_error(c, TE_INVALID_ARGUMENTS, 0, "task id '%s' cannot be used: its entry in the "

@@ -207,6 +207,11 @@ unsigned mcp_state_ttl_ms(const struct mcp_server *s);
  * mcp_set_caller names, else a digest of its bearer token (never the credential), or
  * "anonymous". */
 const char *mcp_call_caller(const struct mcp_call *c);
+/* A caller (as mcp_call_caller gives it, or as recorded from it; NULL for none) as people are
+ * shown it (hermes-mcp tasks list, the approvals queue): a principal's name, "#" and the first
+ * 12 characters of a digest (never taken for a name), "anonymous", or "-" for none or for
+ * anything else. One word of visible ASCII, at most buflen - 1 bytes. */
+void mcp_caller_label(const char *caller, char *buf, size_t buflen);
 /* The principal that sent r, as the layer that authenticated it knows it (a name stable across
  * that principal's tokens), or NULL. The string need only live as long as the request. */
 typedef const char *mcp_caller_cb(struct hreq *r, void *arg);

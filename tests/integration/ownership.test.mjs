@@ -228,6 +228,17 @@ test('an OAuth client and a role do not reach each other\'s tasks', async () => 
     const mine = JSON.parse(readFileSync(join(srv.dir, 'tasks', 'oauth-1', 'request.json'), 'utf8'));
     // The client's authorization, as the engine names callers (a long name as its digest).
     assert.ok(typeof mine.owner === 'string' && mine.owner.length > 8 && mine.owner !== 'p:alice', mine.owner);
+    // The operator's list reads the owner as the server does and shows a digest as one, never
+    // as a name: a request.json that names two owners is nobody's ("-").
+    mkdirSync(join(srv.dir, 'tasks', 'dup-1'), { mode: 0o700 });
+    writeFileSync(join(srv.dir, 'tasks', 'dup-1', 'request.json'),
+      '{"id":"dup-1","agent":"hermes","owner":"p:alice","owner":"p:bob"}', { mode: 0o600 });
+    const list = await hermesCli(srv, 'tasks', 'list', '--json');
+    assert.equal(list.code, 0, list.stderr);
+    const shown = Object.fromEntries(JSON.parse(list.stdout).map((t) => [t.id, t.owner]));
+    assert.deepEqual(shown, { 'alice-1': 'alice', 'oauth-1': `#${mine.owner.slice(0, 12)}`, 'dup-1': '-' });
+    assert.equal((await a.call('hermes_result', { id: 'dup-1' })).structuredContent.error, 'not_found',
+      'the server agrees: nobody\'s');
     await Promise.all([a.close(), o.close()]);
   } finally {
     assert.equal(await srv.stop(), 0);
