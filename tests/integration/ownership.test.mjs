@@ -15,7 +15,7 @@ import { join } from 'node:path';
 import { createHash, randomBytes } from 'node:crypto';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { startHermes, restartHermes, startFake, agentEnv, until, sleep, hermesCli, startOAuth, OAUTH_PASS } from './lib.mjs';
+import { startHermes, restartHermes, startFake, agentEnv, until, sleep, post, hermesCli, startOAuth, OAUTH_PASS } from './lib.mjs';
 
 const sha = (t) => createHash('sha256').update(t).digest('hex');
 const hex = (n) => randomBytes(n).toString('hex');
@@ -388,6 +388,39 @@ test('while her request.json is still being written, the owner is told her task 
     await a.close();
   } finally {
     process.kill(childOf(srv.proc.pid), 'SIGTERM');
+    assert.equal(await srv.stop(), 0);
+    await fake.stop();
+  }
+});
+
+test('an administrator redoing a task that was cut short keeps it its owner\'s (her record, her agent session)', async () => {
+  const fake = await startFake();
+  let { srv, tasks, tok } = await twoRoles(fake);
+  try {
+    // Alice's sync task reaches the agent, then the server dies before the answer: only
+    // request.json is left, a task "accepted but nothing came of it".
+    const args = { task: 'cut short [delay=2000]', mode: 'sync', id: 'redo-1' };
+    post(srv, { jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'hermes_task', arguments: args } },
+      { Authorization: `Bearer ${tok.alice}` }).catch(() => {}); // the server dies under it
+    const chats = () => fake.received().filter((q) => q.path === '/v1/chat/completions');
+    await until(() => chats().length === 1, 'the task to reach the agent');
+    await until(() => { try { return readFileSync(join(tasks, 'redo-1', 'request.json'), 'utf8'); } catch { return false; } },
+      'request.json');
+    srv.proc.kill('SIGKILL');
+    await new Promise((res) => srv.proc.on('close', res));
+    srv = await restartHermes(srv);
+    // The auditor sends the same request again: it is redone, and stays alice's.
+    const admin = await connect(srv, tok.admin, 'auditor');
+    const redone = await admin.call('hermes_task', args);
+    assert.equal(redone.structuredContent?.status, 'completed', JSON.stringify(redone));
+    assert.equal(JSON.parse(readFileSync(join(tasks, 'redo-1', 'request.json'), 'utf8')).owner, 'p:alice');
+    const [first, again] = chats();
+    assert.equal(again.headers['x-hermes-session-id'], first.headers['x-hermes-session-id'], 'her agent session');
+    const alice = await connect(srv, tok.alice, 'alice');
+    const r = await alice.call('hermes_result', { id: 'redo-1' });
+    assert.equal(r.structuredContent.status, 'completed', `hers: ${JSON.stringify(r)}`);
+    await Promise.all([admin.close(), alice.close()]);
+  } finally {
     assert.equal(await srv.stop(), 0);
     await fake.stop();
   }
