@@ -399,10 +399,11 @@ test('an administrator redoing a task that was cut short keeps it its owner\'s (
   try {
     // Alice's sync task reaches the agent, then the server dies before the answer: only
     // request.json is left, a task "accepted but nothing came of it".
-    const args = { task: 'cut short [delay=2000]', mode: 'sync', id: 'redo-1' };
+    const args = { task: 'cut short [delay=5000]', mode: 'sync', id: 'redo-1' };
     post(srv, { jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'hermes_task', arguments: args } },
       { Authorization: `Bearer ${tok.alice}` }).catch(() => {}); // the server dies under it
-    const chats = () => fake.received().filter((q) => q.path === '/v1/chat/completions');
+    // The requests (the fake also records the first one's interruption, under the same path).
+    const chats = () => fake.received().filter((q) => q.path === '/v1/chat/completions' && q.method === 'POST');
     await until(() => chats().length === 1, 'the task to reach the agent');
     await until(() => { try { return readFileSync(join(tasks, 'redo-1', 'request.json'), 'utf8'); } catch { return false; } },
       'request.json');
@@ -413,6 +414,7 @@ test('an administrator redoing a task that was cut short keeps it its owner\'s (
     const admin = await connect(srv, tok.admin, 'auditor');
     const redone = await admin.call('hermes_task', args);
     assert.equal(redone.structuredContent?.status, 'completed', JSON.stringify(redone));
+    assert.equal(chats().length, 2, 'redone at the agent (the first call never got its answer)');
     assert.equal(JSON.parse(readFileSync(join(tasks, 'redo-1', 'request.json'), 'utf8')).owner, 'p:alice');
     const [first, again] = chats();
     assert.equal(again.headers['x-hermes-session-id'], first.headers['x-hermes-session-id'], 'her agent session');
