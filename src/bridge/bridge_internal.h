@@ -341,5 +341,9 @@ void tool_reset_register(struct bridge *b);
 
 /* bridge.c: indexes a task's run (and follows it when it has no result yet). */
 void index_task(const char *id, void *arg);
+/* Indexes run_id -> task_id (b->runs) for hermes_status and hermes_cancel by run id. A run id
+ * already indexed for another task that still exists keeps that task, with a warning: silently
+ * taking it over would answer that task's owner not_found by run id. */
+void run_index(struct bridge *b, const char *run_id, const char *task_id);
 
 #endif

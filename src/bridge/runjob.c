@@ -166,7 +166,7 @@ static void submit_done(struct agent_req *r, const struct agent_result *res, voi
                                                 "it with hermes_result when done",
                                                 "artifacts", "next_steps")));
     json_decref(run);
-    free(strmap_put(b->runs, run_id, xstrdup(j->id)));
+    run_index(b, run_id, j->id);
     json_decref(body);
     /* The run is followed by the bridge itself from here, and the session is free again. */
     char agent[65], id[129], rid[128];

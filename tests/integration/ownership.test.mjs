@@ -436,3 +436,29 @@ test('an administrator redoing a task that was cut short keeps it its owner\'s (
     await fake.stop();
   }
 });
+
+test('a run id the agent reports for a second task keeps reaching the first task\'s owner (logged, not taken over)', async () => {
+  const fake = await startFake();
+  const { srv, tok } = await twoRoles(fake);
+  try {
+    const [alice, owner] = await Promise.all([connect(srv, tok.alice, 'alice'), connect(srv, srv.token, 'owner')]);
+    const args = { task: 'a long job [delay=60000]', mode: 'async' };
+    const mine = await alice.call('hermes_task', { ...args, id: 'y-1' });
+    const runId = mine.structuredContent.run_id;
+    // The owner token's names carry no tag, so its task "<alice's tag>-y-1" sends the agent
+    // alice's Idempotency-Key and session: the agent answers with her run again.
+    const tag = sha('p:alice').slice(0, 16);
+    const theirs = await owner.call('hermes_task', { ...args, id: `${tag}-y-1` });
+    assert.equal(theirs.structuredContent.run_id, runId, JSON.stringify(theirs));
+    const st = await alice.call('hermes_status', { run_id: runId });
+    assert.equal(st.isError, false, `still hers by run id: ${JSON.stringify(st)}`);
+    assert.equal(st.structuredContent.task_id, 'y-1');
+    assert.equal((await alice.call('hermes_cancel', { run_id: runId })).isError, false);
+    await until(() => srv.proc.stderrText.includes(`run ${runId} is reported for task y-1 and for task ${tag}-y-1`),
+      'the clash to be logged');
+    await Promise.all([alice.close(), owner.close()]);
+  } finally {
+    assert.equal(await srv.stop(), 0);
+    await fake.stop();
+  }
+});
