@@ -263,22 +263,6 @@ bool agent_allowed_for(const struct mcp_call *c, const char *name)
     return mcp_call_allowed(c, scope);
 }
 
-bool task_allowed_for(struct bridge *b, const struct mcp_call *c, const char *id)
-{
-    json_t *req = NULL;
-    bool ok = true;
-
-    /* "agent:*": may the caller use every agent? Then there is nothing to look up. */
-    if (mcp_call_allowed(c, "agent:*"))
-        return true;
-    if (tasks_read(b->tasks, id, "request.json", 64 * 1024, &req) == TASKS_OK) {
-        const char *agent = json_string_value(json_object_get(req, "agent"));
-        ok = agent && agent_allowed_for(c, agent);
-    }
-    json_decref(req);
-    return ok;
-}
-
 bool agent_worth_trying(const struct bridge *b, const struct agentdef *a)
 {
     return agent_available(a) ||

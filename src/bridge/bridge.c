@@ -43,7 +43,20 @@ static void task_pruned(const char *id, const char *run_id, void *arg)
         free(strmap_del(b->runs, run_id));
 }
 
-/* ---------- start-up: index runs, follow what was in flight ---------- */
+/* ---------- the run index; start-up: index runs, follow what was in flight ---------- */
+
+void run_index(struct bridge *b, const char *run_id, const char *task_id)
+{
+    const char *was = strmap_get(b->runs, run_id);
+    if (was && strcmp(was, task_id) != 0 && tasks_exists(b->tasks, was)) {
+        log_warn("run %s is reported for task %s and for task %s (two agents with the same run "
+                 "ids, or one run replayed for both): hermes_status and hermes_cancel by run_id "
+                 "reach task %s only; task %s is reached by its id",
+                 run_id, was, task_id, was, task_id);
+        return;
+    }
+    free(strmap_put(b->runs, run_id, xstrdup(task_id)));
+}
 
 void index_task(const char *id, void *arg)
 {
@@ -57,7 +70,7 @@ void index_task(const char *id, void *arg)
     const char *run_id = json_string_value(json_object_get(run, "run_id"));
     const char *agent = json_string_value(json_object_get(run, "agent"));
     if (run_id && strlen(run_id) < 128) {
-        free(strmap_put(b->runs, run_id, xstrdup(id)));
+        run_index(b, run_id, id);
         char path[300];
         struct stat st;
         snprintf(path, sizeof path, "%s/%s/result.json", tasks_dir(b->tasks), id);
@@ -131,6 +144,7 @@ struct bridge *bridge_new_kept(struct mcp_server *mcp, struct loop *l, struct co
     b->jobs = strmap_new();
     b->runs = strmap_new();
     b->queues = strmap_new();
+    b->owners = strmap_new();
     buf_init(&b->chunk, ANSWER_MAX);
     b->registry_path = agentcfg_registry_path(cfg->agents_file);
     b->tasks = tasks_open(cfg->tasks_dir ? cfg->tasks_dir : "tasks", l, err, sizeof err);
@@ -241,7 +255,8 @@ void bridge_free(struct bridge *b)
     strmap_free(b->runs);
     strmap_free(b->queues);
     retention_stop(b->retention); /* no report reaches the freed index */
-    tasks_free(b->tasks);
+    tasks_free(b->tasks); /* its last callbacks empty b->owners */
+    strmap_free(b->owners);
     retention_free(b->retention);
     buf_cleanup(&b->chunk);
     free(b->contract);

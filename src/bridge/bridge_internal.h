@@ -67,7 +67,8 @@ struct job {
      * reload removed that agent (else it would be polled for ever). Wiped when freed. */
     char *key;
     unsigned follow_misses; /* polls skipped for want of an agent: they back off */
-    char session_id[200]; /* what the agent sees */
+    char session_id[200]; /* what the agent sees (and the session queue's key) */
+    char idem_key[160];   /* an async run's Idempotency-Key: owner_tag and the task id */
     char run_id[128];
     struct mcp_call *call; /* the waiting MCP call, if any */
     struct agent_req *req;
@@ -81,8 +82,8 @@ struct job {
     struct sessq *q;
     struct job *qnext;
     json_t *task_created; /* an MCP task (mcptask.c): its createdAt; else NULL */
-    char *owner;          /* the creating caller (hermes_task), known before request.json is
-                             durable; NULL for a job that follows a stored task */
+    char *owner;          /* the task's owner (hermes_task; a submit hands it to its follow
+                             job); NULL for a run followed again after a restart */
     bool stop_pending;    /* tasks/cancel came while the run was being submitted: a submit
                              job's run is stopped once its id is known (the follow job's first
                              request is the stop) */
@@ -98,7 +99,7 @@ struct job {
 };
 
 struct sessq {
-    char key[160];
+    char key[200]; /* the agent session (a job's session_id): one conversation, one at a time */
     struct job *active;
     struct job *head, *tail;
     unsigned waiting;
@@ -127,7 +128,8 @@ struct bridge {
     char *default_agent;
     struct strmap *jobs;   /* task id → job */
     struct strmap *runs;   /* run id → task id (heap string) */
-    struct strmap *queues; /* agent/session → sessq */
+    struct strmap *queues; /* agent session (a job's session_id) → sessq */
+    struct strmap *owners; /* task id → pending_owner while its request.json is being written */
     char *contract;
     struct timespec contract_mtime;
     off_t contract_size;
@@ -188,10 +190,6 @@ bool agent_worth_trying(const struct bridge *b, const struct agentdef *a);
 /* Whether the caller of c may delegate to the agent called name (its principal's agents: list,
  * asked of the engine's tool filter as the scope "agent:NAME"). */
 bool agent_allowed_for(const struct mcp_call *c, const char *name);
-/* Whether the caller of c may see task id: a caller limited to some agents sees only the tasks
- * of those (their request.json names the agent); an unknown id is left to the caller's own
- * not_found. */
-bool task_allowed_for(struct bridge *b, const struct mcp_call *c, const char *id);
 
 /* contractfile.c */
 const char *contract_text(struct bridge *b);
@@ -200,10 +198,12 @@ const char *contract_json(struct bridge *b);
 /* jobs.c */
 struct job *job_new(struct bridge *b, enum job_kind kind, const char *id, const char *agent);
 void job_free(struct job *j);
-/* Whether the agent's session queue has no room for another job. */
-bool job_queue_full(struct bridge *b, const char *agent, const char *session);
-/* Joins the session's queue; false when it is full. Starts the job if it is first. */
-bool job_enqueue(struct job *j, const char *session);
+/* Whether the queue of the agent session session_id (a job's session_id) has no room for
+ * another job. */
+bool job_queue_full(struct bridge *b, const char *session_id);
+/* Joins the queue of its agent session (in_session) or starts at once; false when the queue is
+ * full. Starts the job if it is first. */
+bool job_enqueue(struct job *j, bool in_session);
 /* The job's agent as configured now, or NULL: then the job failed and was freed. */
 struct agentdef *job_agent(struct job *j);
 /* The job keeps copies of a's address and key (what it uses if a reload drops a). */
@@ -311,16 +311,32 @@ void mcptask_ended(struct bridge *b, const char *id);
 /* taskowner.c: whose a task is, one rule for the hermes_* tools and MCP tasks. A task belongs
  * to the caller that created it (request.json "owner", mcp_call_caller); the owner token and
  * hermes:admin reach every task, and only they reach a task with no recorded owner. */
-enum task_access {
+enum task_reach {
     TASK_ABSENT,   /* no such task (the caller answers its own "not found") */
-    TASK_YOURS,    /* the caller's own, or the caller sees every task */
-    TASK_NOT_YOURS /* another caller's, or nobody's: it must look like TASK_ABSENT */
+    TASK_YOURS,    /* the caller's own, or the caller sees every task (mcp_call_sees_all) */
+    TASK_NOT_YOURS /* another caller's, nobody's, or of an agent the caller may not use: it
+                      must look like TASK_ABSENT */
 };
-enum task_access task_access(struct bridge *b, const struct mcp_call *c, const char *id);
-/* Whether c's caller reaches every task: the owner token, a principal with hermes:admin. */
-bool caller_sees_all(const struct mcp_call *c);
-/* Whether c's caller may see task id: not another caller's, and of an agent it may use
- * (task_allowed_for). True for an id that does not exist. */
+/* How far c's caller reaches task id; with req_out, the task's request.json as read for that
+ * (new reference) when TASK_YOURS and readable, else NULL: callers need not read it again. */
+enum task_reach task_access(struct bridge *b, const struct mcp_call *c, const char *id,
+                            json_t **req_out);
+/* Queues a new task's request.json (tasks_write) and keeps whose it is in memory until that is
+ * durable: the jobs of the task may end (a sync job freed, a submit handed to its follow job)
+ * before a write queued behind others lands, and the owner must still reach her task then. */
+enum tasks_rc task_write_request(struct bridge *b, const char *id, json_t *req, const char *owner);
+struct pending_owner {
+    struct bridge *b;
+    char *owner;
+    char id[129];
+};
+/* What keeps one owner's names at the agent (session header, session queue, Idempotency-Key)
+ * apart from another's: the first 16 hex digits of sha256(owner) and '-', or "" for the owner
+ * token and an unauthenticated caller (their names as before owners were recorded). */
+#define OWNER_TAG_SIZE 18
+void owner_tag(const char *owner, char out[OWNER_TAG_SIZE]);
+/* Whether c's caller may see task id: task_access is not TASK_NOT_YOURS (true for an id that
+ * does not exist). */
 bool task_visible(struct bridge *b, const struct mcp_call *c, const char *id);
 /* The one answer for a task id or run id the caller may not see, or that does not exist. */
 void task_not_found(struct mcp_call *c, const char *id);
@@ -351,5 +367,9 @@ enum task_state task_state(struct bridge *b, const char *id, json_t **result, in
 
 /* bridge.c: indexes a task's run (and follows it when it has no result yet). */
 void index_task(const char *id, void *arg);
+/* Indexes run_id -> task_id (b->runs) for hermes_status and hermes_cancel by run id. A run id
+ * already indexed for another task that still exists keeps that task, with a warning: silently
+ * taking it over would answer that task's owner not_found by run id. */
+void run_index(struct bridge *b, const char *run_id, const char *task_id);
 
 #endif

@@ -92,34 +92,28 @@ void job_free(struct job *j)
     free(j);
 }
 
-static struct sessq *queue_of(struct bridge *b, const char *agent, const char *session,
-                              char key[160])
+/* A queue per conversation at the agent: its key is the session header the jobs send, which
+ * names the agent, the owner (owner_tag) and the session, so one principal's calls never wait
+ * behind (or tell of) another's. */
+bool job_queue_full(struct bridge *b, const char *session_id)
 {
-    snprintf(key, 160, "%s/%s", agent, session);
-    return strmap_get(b->queues, key);
-}
-
-bool job_queue_full(struct bridge *b, const char *agent, const char *session)
-{
-    char key[160];
-    struct sessq *q = session ? queue_of(b, agent, session, key) : NULL;
+    struct sessq *q = strmap_get(b->queues, session_id);
     return q && q->active && q->waiting >= SESSION_QUEUE_MAX;
 }
 
 /* Joins the session's queue; returns false when it is full. Starts the job if it is first. */
-bool job_enqueue(struct job *j, const char *session)
+bool job_enqueue(struct job *j, bool in_session)
 {
     struct bridge *b = j->b;
-    char key[160];
 
-    if (session == NULL) {
+    if (!in_session) {
         job_start(j);
         return true;
     }
-    struct sessq *q = queue_of(b, j->agent, session, key);
+    struct sessq *q = strmap_get(b->queues, j->session_id);
     if (q == NULL) {
         q = xcalloc(1, sizeof *q);
-        snprintf(q->key, sizeof q->key, "%s", key);
+        snprintf(q->key, sizeof q->key, "%s", j->session_id);
         strmap_put(b->queues, q->key, q);
     }
     if (q->active && q->waiting >= SESSION_QUEUE_MAX)

@@ -29,9 +29,9 @@
 
 #define NOT_FOUND "Failed to retrieve task: Task not found"
 
-/* The task's request.json when it is an MCP task this caller may see (task_visible: its own,
- * or any for the owner token and hermes:admin; new reference), else NULL with the call
- * answered -32602. */
+/* The task's request.json when it is an MCP task this caller may see (task_access: its own,
+ * or any for the owner token and hermes:admin; read once; new reference), else NULL with the
+ * call answered -32602. */
 static json_t *owned_request(struct bridge *b, struct mcp_call *c, const char *id,
                              const char *scope)
 {
@@ -40,9 +40,7 @@ static json_t *owned_request(struct bridge *b, struct mcp_call *c, const char *i
         mcp_call_error(c, -32003, "Forbidden: this credential lacks the scope the task needs");
         return NULL;
     }
-    if (!id_syntax(id, strlen(id)) || task_access(b, c, id) != TASK_YOURS ||
-        !task_allowed_for(b, c, id) ||
-        tasks_read(b->tasks, id, "request.json", 64 * 1024, &req) != TASKS_OK ||
+    if (!id_syntax(id, strlen(id)) || task_access(b, c, id, &req) != TASK_YOURS ||
         !json_is_true(json_object_get(req, "mcp_task"))) {
         json_decref(req);
         mcp_call_error(c, -32602, NOT_FOUND);
@@ -129,7 +127,7 @@ static void task_get(struct mcp_call *c, const char *id, void *arg)
 void mcptask_ended(struct bridge *b, const char *id)
 {
     json_t *req = NULL;
-    if (tasks_read(b->tasks, id, "request.json", 64 * 1024, &req) != TASKS_OK ||
+    if (tasks_read(b->tasks, id, "request.json", TASKS_REQUEST_MAX, &req) != TASKS_OK ||
         !json_is_true(json_object_get(req, "mcp_task")) ||
         !json_is_string(json_object_get(req, "owner"))) {
         json_decref(req);

@@ -29,22 +29,24 @@
 #include "buf.h"
 #include "crypto.h"
 #include "log.h"
+#include "mcp.h"
 #include "mem.h"
 #include "strmap.h"
 #include "tasks.h"
 
 #define TOOL_TEXT_MAX 120 /* bytes of the agent's description shown as the queue's tool */
 
-/* The caller whose task it is, as the queue names principals (the gateway's rule: a principal's
- * name, "-" for a caller without one), from request.json; NULL while that file is still being
- * written (the run starts before it is durable): the next poll asks again. */
+/* The caller whose task it is, as tasks list shows it (mcp_caller_label: a principal's name,
+ * "#" and the start of a digest, "-" for none), from request.json; NULL while that file is
+ * still being written (the run starts before it is durable): the next poll asks again. */
 static char *task_principal(struct bridge *b, const char *task_id)
 {
     json_t *req = NULL;
     char *who = NULL;
-    if (tasks_read(b->tasks, task_id, "request.json", TASKS_FILE_MAX, &req) == TASKS_OK) {
-        const char *owner = json_string_value(json_object_get(req, "owner"));
-        who = xstrdup(owner && strncmp(owner, "p:", 2) == 0 ? owner + 2 : "-");
+    char label[80];
+    if (tasks_read(b->tasks, task_id, "request.json", TASKS_REQUEST_MAX, &req) == TASKS_OK) {
+        mcp_caller_label(json_string_value(json_object_get(req, "owner")), label, sizeof label);
+        who = xstrdup(label);
     } else if (!tasks_pending(b->tasks, task_id)) {
         who = xstrdup("-");
     }

@@ -1,6 +1,7 @@
-/* runjob.c — an async task: POST /v1/runs (the task id as idempotency key), run.json written
- * before the call is answered, then the run followed by polling GET /v1/runs/{id} until it is
- * terminal and its result.json is written (also after a restart, from run.json). */
+/* runjob.c — an async task: POST /v1/runs (Idempotency-Key: the owner's tag and the task id),
+ * run.json written before the call is answered, then the run followed by polling
+ * GET /v1/runs/{id} until it is terminal and its result.json is written (also after a restart,
+ * from run.json). */
 #include <jansson.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -165,7 +166,7 @@ static void submit_done(struct agent_req *r, const struct agent_result *res, voi
                                                 "it with hermes_result when done",
                                                 "artifacts", "next_steps")));
     json_decref(run);
-    free(strmap_put(b->runs, run_id, xstrdup(j->id)));
+    run_index(b, run_id, j->id);
     json_decref(body);
     /* The run is followed by the bridge itself from here, and the session is free again. */
     char agent[65], id[129], rid[128];
@@ -173,17 +174,20 @@ static void submit_done(struct agent_req *r, const struct agent_result *res, voi
     snprintf(id, sizeof id, "%s", j->id);
     snprintf(rid, sizeof rid, "%s", j->run_id);
     char *base_url = j->base_url, *key = j->key; /* the agent the run started on */
+    char *owner = j->owner; /* whose it is, while request.json may still be queued */
     bool stop = j->stop_pending;
-    j->base_url = j->key = NULL;
+    j->base_url = j->key = j->owner = NULL;
     job_free(j);
     struct job *f = follow(b, id, agent, rid);
     if (f) {
         f->base_url = base_url;
         f->key = key;
+        f->owner = owner;
         f->stop_pending = stop;
     } else {
         free(base_url);
         wipe_free(key);
+        free(owner);
     }
 }
 
@@ -207,7 +211,7 @@ void submit_start(struct job *j)
     char *text = json_dumps(body, JSON_COMPACT);
     char *url = agent_url(a, "/v1/runs");
     struct agent_opts o = {.method = "POST", .url = url, .key = a->key,
-                           .idempotency_key = j->id, .body = text, .body_len = strlen(text),
+                           .idempotency_key = j->idem_key, .body = text, .body_len = strlen(text),
                            .connect_timeout_ms = CONNECT_TIMEOUT_MS, .deadline_ms = 60000,
                            .max_response = RESPONSE_MAX, .on_done = submit_done, .arg = j,
                            .label = a->name, .endpoint = "runs"};

@@ -556,9 +556,14 @@ enum tasks_rc tasks_read(struct tasks *t, const char *id, const char *name, size
     enum tasks_rc rc = read_capped(path, max, &data, &len, &st);
     if (rc != TASKS_OK)
         return rc;
-    *out = json_loadb(data, len, JSON_REJECT_DUPLICATES, NULL);
+    *out = tasks_parse(data, len);
     free(data);
     return *out ? TASKS_OK : TASKS_INVALID;
+}
+
+json_t *tasks_parse(const char *text, size_t len)
+{
+    return json_loadb(text, len, JSON_REJECT_DUPLICATES, NULL);
 }
 
 bool tasks_exists(struct tasks *t, const char *id)

@@ -15,6 +15,7 @@
 
 #define TASKS_FILE_MAX (200 * 1024) /* result.json and file reads */
 #define TASKS_LIST_MAX 500          /* entries in one listing */
+#define TASKS_REQUEST_MAX (64 * 1024) /* request.json and run.json reads */
 
 struct loop;
 struct tasks;
@@ -42,6 +43,9 @@ bool tasks_pending(struct tasks *t, const char *id);
 enum tasks_rc tasks_read(struct tasks *t, const char *id, const char *name, size_t max,
                          json_t **out);
 bool tasks_exists(struct tasks *t, const char *id);
+/* A task file's text as every reader parses it (a duplicated key is refused: two readers could
+ * take either value). New reference, or NULL. */
+json_t *tasks_parse(const char *text, size_t len);
 /* Queues deleting TASKS_DIR/<id>/<name> if present, and the task directory if that emptied it;
  * done (may be NULL) runs once that happened, as for tasks_write. */
 enum tasks_rc tasks_remove(struct tasks *t, const char *id, const char *name,

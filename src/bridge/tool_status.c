@@ -108,7 +108,7 @@ static void hermes_status(struct mcp_call *c, json_t *args, void *arg)
     }
     /* A run no task of this bridge has is nobody's: only the owner token and hermes:admin may
      * ask the agent about it. */
-    if (task == NULL && !caller_sees_all(c)) {
+    if (task == NULL && !mcp_call_sees_all(c)) {
         run_not_found(c, run_id);
         free(s);
         return;

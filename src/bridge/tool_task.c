@@ -42,7 +42,6 @@ static const struct toolarg task_args[] = {
 
 static void fingerprint(json_t *args, const char *agent, char out[65])
 {
-    static const char hex[] = "0123456789abcdef";
     json_t *canon = json_pack("{s:O?, s:O?, s:O?, s:O?, s:O?, s:O?, s:s}", "task",
                               json_object_get(args, "task"), "mode",
                               json_object_get(args, "mode"), "context",
@@ -53,11 +52,7 @@ static void fingerprint(json_t *args, const char *agent, char out[65])
     char *text = json_dumps(canon, JSON_COMPACT | JSON_SORT_KEYS);
     unsigned char d[32];
     crypto_sha256(text, strlen(text), d);
-    for (int i = 0; i < 32; i++) {
-        out[2 * i] = hex[d[i] >> 4];
-        out[2 * i + 1] = hex[d[i] & 15];
-    }
-    out[64] = '\0';
+    crypto_hex(d, sizeof d, out);
     free(text);
     json_decref(canon);
 }
@@ -104,7 +99,7 @@ static void hermes_task(struct mcp_call *c, json_t *args, void *arg)
         id = idbuf;
     }
     fingerprint(args, a->name, fp);
-    if (task_access(b, c, id) == TASK_NOT_YOURS) {
+    if (task_access(b, c, id, NULL) == TASK_NOT_YOURS) {
         /* Task ids are one namespace: another caller's id (or one nobody owns) cannot be taken
          * over, and nothing of that task is told, not even whether this is the same request. */
         tool_error(c, TE_DUPLICATE_ID, 0, "task id '%s' is taken; choose another", id);
@@ -117,7 +112,7 @@ static void hermes_task(struct mcp_call *c, json_t *args, void *arg)
 
     /* A task id names one unit of work: the same request again is a retry. */
     json_t *prev = NULL;
-    enum tasks_rc prc = tasks_read(b->tasks, id, "request.json", 64 * 1024, &prev);
+    enum tasks_rc prc = tasks_read(b->tasks, id, "request.json", TASKS_REQUEST_MAX, &prev);
     if (prc != TASKS_OK && prc != TASKS_NOT_FOUND) {
         /* Not a task directory (a plain file, say), or a request.json we cannot read. */
         tool_error(c, TE_INVALID_ARGUMENTS, 0, "task id '%s' cannot be used: its entry in the "
@@ -178,7 +173,15 @@ static void hermes_task(struct mcp_call *c, json_t *args, void *arg)
     }
     if (owner == NULL)
         owner = xstrdup(mcp_call_caller(c));
-    if (job_queue_full(b, a->name, session)) {
+    /* The names the agent sees carry the owner's tag: another principal's session "work" or
+     * re-used task id is another conversation and another run there. */
+    char tag[OWNER_TAG_SIZE], session_id[sizeof ((struct job *)0)->session_id];
+    owner_tag(owner, tag);
+    if (session)
+        snprintf(session_id, sizeof session_id, "gb-sess-%s-%s%s", a->name, tag, session);
+    else
+        snprintf(session_id, sizeof session_id, "gb-task-%s%s", tag, id);
+    if (session && job_queue_full(b, session_id)) {
         /* Refused before anything is written or announced (the progress note below names an
          * id that must then exist). */
         tool_error(c, TE_BUSY, 5, "session '%s' already has %d calls waiting", session,
@@ -198,7 +201,7 @@ static void hermes_task(struct mcp_call *c, json_t *args, void *arg)
     }
     /* Not waited for: the agent starts at once. The writer keeps the order, so request.json is
      * durable before any later file of this task (the answer waits for those). */
-    enum tasks_rc wrc = tasks_write(b->tasks, id, "request.json", req, NULL, NULL);
+    enum tasks_rc wrc = task_write_request(b, id, req, owner);
     json_decref(req);
     if (wrc != TASKS_OK) {
         json_decref(created);
@@ -212,10 +215,8 @@ static void hermes_task(struct mcp_call *c, json_t *args, void *arg)
     j->owner = owner;
     j->call = c;
     j->prompt = contract_prompt(task, context, deliverable, constraints);
-    if (session)
-        snprintf(j->session_id, sizeof j->session_id, "gb-sess-%s-%s", a->name, session);
-    else
-        snprintf(j->session_id, sizeof j->session_id, "gb-task-%s", id);
+    snprintf(j->session_id, sizeof j->session_id, "%s", session_id);
+    snprintf(j->idem_key, sizeof j->idem_key, "%s%s", tag, id);
     mcp_call_on_cancel(c, j->kind == JOB_SYNC ? sync_cancelled : submit_cancelled, j);
     /* A long sync call may outlive the client's timeout: the first progress notification
      * names the id, so the result can still be fetched. Sent before the job is queued, which
@@ -228,7 +229,7 @@ static void hermes_task(struct mcp_call *c, json_t *args, void *arg)
                  id, a->name, id);
         mcp_call_progress(c, 0, 0, note);
     }
-    if (!job_enqueue(j, session)) {
+    if (!job_enqueue(j, session != NULL)) {
         j->call = NULL;
         mcp_call_on_cancel(c, NULL, NULL);
         remove_then_answer(b, id, "request.json", c,

@@ -333,6 +333,23 @@ const char *mcp_call_caller(const struct mcp_call *c)
     return c->caller;
 }
 
+void mcp_caller_label(const char *caller, char *buf, size_t buflen)
+{
+    char shown[70];
+    if (caller == NULL)
+        snprintf(shown, sizeof shown, "-");
+    else if (strncmp(caller, "p:", 2) == 0)
+        snprintf(shown, sizeof shown, "%.64s", caller + 2);
+    else if (strcmp(caller, "anonymous") == 0)
+        snprintf(shown, sizeof shown, "%s", caller);
+    else
+        snprintf(shown, sizeof shown, "#%.12s", caller);
+    bool ok = shown[0] != '\0' && strcmp(shown, "#") != 0 && strlen(shown) < buflen;
+    for (const char *p = shown; ok && *p; p++)
+        ok = *p > ' ' && *p < 0x7f; /* one word, never a control character */
+    snprintf(buf, buflen, "%s", ok ? shown : "-");
+}
+
 json_t *mcp_call_input_responses(const struct mcp_call *c)
 {
     return c->input_responses;

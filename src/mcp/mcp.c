@@ -205,6 +205,12 @@ json_t *mcp_call_whoami(const struct mcp_call *c)
     return s->whoami_cb && r ? s->whoami_cb(r, s->whoami_arg) : NULL;
 }
 
+bool mcp_call_sees_all(const struct mcp_call *c)
+{
+    /* The owner token holds every scope; without authentication everyone does. */
+    return mcp_call_allowed(c, MCP_SCOPE_SEES_ALL);
+}
+
 void mcp_add_resource(struct mcp_server *s, const struct mcp_resource_def *d)
 {
     json_t *r = json_pack("{s:s, s:s}", "uri", d->uri, "name", d->name);

@@ -134,6 +134,11 @@ void mcp_set_tool_input_schema(struct mcp_server *s, const char *name, json_t *s
 /* Asks the tool filter whether the caller of c holds scope (a tool's own check, such as which
  * agent a principal may use). True when no filter is set. */
 bool mcp_call_allowed(const struct mcp_call *c, const char *scope);
+/* Whether c's caller reaches every caller's tasks (the bridge's and the gateway's alike): it
+ * holds hermes:admin, as the owner token does (and every caller of a server without
+ * authentication). Everyone else reaches only its own (mcp_call_caller). */
+#define MCP_SCOPE_SEES_ALL "hermes:admin"
+bool mcp_call_sees_all(const struct mcp_call *c);
 
 /* Calls whose handler has not finished yet, and how many were ever started (for the drain). */
 size_t mcp_calls_active(const struct mcp_server *s);
@@ -206,6 +211,11 @@ unsigned mcp_state_ttl_ms(const struct mcp_server *s);
  * mcp_set_caller names, else a digest of its bearer token (never the credential), or
  * "anonymous". */
 const char *mcp_call_caller(const struct mcp_call *c);
+/* A caller (as mcp_call_caller gives it, or as recorded from it; NULL for none) as people are
+ * shown it (hermes-mcp tasks list, the approvals queue): a principal's name, "#" and the first
+ * 12 characters of a digest (never taken for a name), "anonymous", or "-" for none or for
+ * anything else. One word of visible ASCII, at most buflen - 1 bytes. */
+void mcp_caller_label(const char *caller, char *buf, size_t buflen);
 /* The principal that sent r, as the layer that authenticated it knows it (a name stable across
  * that principal's tokens), or NULL. The string need only live as long as the request. */
 typedef const char *mcp_caller_cb(struct hreq *r, void *arg);
@@ -228,8 +238,8 @@ json_t *mcp_call_whoami(const struct mcp_call *c);
  * refuses the methods to a request that did not declare it (-32021), checks the routing
  * header (Mcp-Name = taskId) and hands over a task id that is a string; the provider answers
  * tasks/get with the task (status, and inputRequests, result or error by status), update and
- * cancel with an empty result, an unknown task (or another caller's, mcp_call_caller) with
- * -32602. Each callback finishes its call like a handler. */
+ * cancel with an empty result, an unknown task (or another caller's, mcp_call_caller, unless
+ * mcp_call_sees_all) with -32602. Each callback finishes its call like a handler. */
 struct mcp_task_ops {
     void (*get)(struct mcp_call *c, const char *task_id, void *arg);
     void (*update)(struct mcp_call *c, const char *task_id, json_t *input_responses, void *arg);

@@ -20,9 +20,11 @@
 #include <unistd.h>
 
 #include "config.h"
+#include "mcp.h"
 #include "mem.h"
 #include "readfile.h"
 #include "retention.h"
+#include "tasks.h"
 
 #define EXIT_FAIL 1
 #define EXIT_USAGE 2
@@ -113,24 +115,18 @@ static const char *task_state(const char *dir, const struct retention_task *t, c
     return buf;
 }
 
-/* Whose the task is (request.json "owner", what the server checks): a principal's name, the
- * caller as recorded when it is no named principal, "-" when none is recorded (then only the
- * owner token and hermes:admin reach the task). */
+/* Whose the task is (request.json "owner", read as the server reads it), shown as everywhere
+ * else (mcp_caller_label): a principal's name, "#" and the start of a caller recorded as a
+ * digest, "-" when none is recorded (then only the owner token and hermes:admin reach it). */
 static void task_owner(const char *dir, const char *id, char *buf, size_t buflen)
 {
     char path[4200], err[300];
     struct stat st;
     size_t len;
     snprintf(path, sizeof path, "%s/%s/request.json", dir, id);
-    char *text = readfile_capped(path, path, RESULT_MAX, &st, &len, err, sizeof err);
-    json_t *r = text ? json_loadb(text, len, 0, NULL) : NULL;
-    const char *o = json_string_value(json_object_get(r, "owner"));
-    if (o && strncmp(o, "p:", 2) == 0)
-        o += 2;
-    bool shown = o && *o && strlen(o) < buflen; /* one word of visible ASCII, never a control */
-    for (const char *p = o; shown && *p; p++)
-        shown = *p > ' ' && *p < 0x7f;
-    snprintf(buf, buflen, "%s", shown ? o : "-");
+    char *text = readfile_capped(path, path, TASKS_REQUEST_MAX, &st, &len, err, sizeof err);
+    json_t *r = text ? tasks_parse(text, len) : NULL;
+    mcp_caller_label(json_string_value(json_object_get(r, "owner")), buf, buflen);
     json_decref(r);
     free(text);
 }

@@ -24,6 +24,7 @@ import { ROOT, HERMES, startHermes, until, jsonLines, gatewayFile, modernMeta, m
 const FAKE = join(ROOT, 'tests/fakes/fake-upstream.mjs');
 const EXT = 'io.modelcontextprotocol/tasks';
 const OTHER = 'c'.repeat(64);
+const ADMIN = 'd'.repeat(64);
 let dir, srv;
 
 const cli = hermesCli;
@@ -84,7 +85,9 @@ before(async () => {
   dir = mkdtempSync(join(tmpdir(), 'hm-apprtasks-'));
   const tokens = join(dir, 'tokens.yaml');
   writeFileSync(tokens, 'tokens:\n  - name: other\n' +
-    `    sha256: ${createHash('sha256').update(OTHER).digest('hex')}\n    scopes: [gateway:fake]\n`);
+    `    sha256: ${createHash('sha256').update(OTHER).digest('hex')}\n    scopes: [gateway:fake]\n` +
+    `  - name: auditor\n    sha256: ${createHash('sha256').update(ADMIN).digest('hex')}\n` +
+    '    scopes: [gateway:fake, hermes:admin]\n');
   chmodSync(tokens, 0o600);
   const gw = gatewayFile(dir, 'approvals: {timeout_s: 600}\nupstreams:\n  fake:\n' +
     `    command: ${JSON.stringify(process.execPath)}\n` +
@@ -168,6 +171,24 @@ test('another principal gets "not found" for the task, cannot cancel it, and the
   assert.equal((await pending()).length, 1);
   assert.equal((await cli(srv, 'deny', approval.id)).code, 0);
   assert.equal((await ended(task.taskId)).result.structuredContent.error, 'approval_denied');
+});
+
+test('the owner token and a hermes:admin principal reach another principal\'s task (the bridge\'s rule): tasks/get and tasks/cancel', async () => {
+  const other = { Authorization: `Bearer ${OTHER}` };
+  const admin = { Authorization: `Bearer ${ADMIN}` };
+  const r = await call('fake__echo', { message: 'theirs' }, { auth: other });
+  assert.equal(r.result?.resultType, 'task', JSON.stringify(r));
+  const { taskId } = r.result;
+  await waitListed(1);
+  for (const auth of [srv.auth, admin]) {
+    const g = await rpc('tasks/get', { taskId }, { auth });
+    assert.equal(g.result?.taskId, taskId, JSON.stringify(g));
+    assert.equal(g.result.status, (await rpc('tasks/get', { taskId }, { auth: other })).result.status);
+  }
+  const c = await rpc('tasks/cancel', { taskId }, { auth: admin });
+  assert.ok(c.result && !c.error, JSON.stringify(c));
+  assert.equal((await rpc('tasks/get', { taskId }, { auth: other })).result.status, 'cancelled');
+  assert.equal((await pending()).length, 0, 'the request was withdrawn');
 });
 
 test('a listen stream watching the task hears notifications/tasks with the completed task', async () => {

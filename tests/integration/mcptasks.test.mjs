@@ -315,3 +315,35 @@ test("tasks are their principal's: another principal gets 'not found' from the t
     await fake.stop();
   }
 });
+
+test("the owner token and a hermes:admin principal reach another principal's task: tasks/get, tasks/cancel", async () => {
+  const fake = await startFake();
+  const tok = { alice: randomBytes(32).toString('hex'), admin: randomBytes(32).toString('hex') };
+  const dir = mkdtempSync(join(tmpdir(), 'hm-mt-'));
+  const tokens = join(dir, 'tokens.yaml');
+  const sha = (t) => createHash('sha256').update(t).digest('hex');
+  writeFileSync(tokens, `tokens:\n  - name: alice\n    sha256: ${sha(tok.alice)}\n    scopes: [hermes:read, hermes:task]\n` +
+    `  - name: auditor\n    sha256: ${sha(tok.admin)}\n    scopes: [hermes:read, hermes:task, hermes:admin]\n`);
+  chmodSync(tokens, 0o600);
+  const srv = await startHermes({ HERMES_ENV_PATH: agentEnv(fake), HERMES_POLL_MS: '50', TOKENS_FILE: tokens });
+  const as = (t) => ({ ...srv, auth: { Authorization: `Bearer ${t}` } });
+  const [alice, admin] = [as(tok.alice), as(tok.admin)];
+  try {
+    const created = (await call(alice, { task: 'a long job [delay=60000]', mode: 'async', id: 'mt-alice' })).json.result;
+    assert.equal(created?.resultType, 'task', JSON.stringify(created));
+    for (const who of [srv, admin]) {
+      const got = await get(who, 'mt-alice');
+      assert.equal(got.result?.taskId, 'mt-alice', JSON.stringify(got));
+      assert.equal(got.result.status, 'working');
+    }
+    const ack = (await rpc(admin, 'tasks/cancel', { taskId: 'mt-alice' })).json;
+    assert.ok(ack.result && !ack.error, JSON.stringify(ack));
+    await until(() => fake.received().some((q) => q.path.endsWith('/stop')), 'the agent\'s run to be stopped');
+    assert.equal((await terminal(alice, 'mt-alice')).status, 'cancelled', 'hers, cancelled by the administrator');
+    // The owner token cancels too (an ack for a task that already ended).
+    assert.ok((await rpc(srv, 'tasks/cancel', { taskId: 'mt-alice' })).json.result);
+  } finally {
+    await srv.stop();
+    await fake.stop();
+  }
+});

@@ -9,13 +9,13 @@
 // again after a restart. An OAuth client is a principal like the roles.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { chmodSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { chmodSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createHash, randomBytes } from 'node:crypto';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { startHermes, restartHermes, startFake, agentEnv, until, hermesCli, startOAuth, OAUTH_PASS } from './lib.mjs';
+import { startHermes, restartHermes, startFake, agentEnv, until, sleep, post, hermesCli, startOAuth, OAUTH_PASS } from './lib.mjs';
 
 const sha = (t) => createHash('sha256').update(t).digest('hex');
 const hex = (n) => randomBytes(n).toString('hex');
@@ -228,7 +228,235 @@ test('an OAuth client and a role do not reach each other\'s tasks', async () => 
     const mine = JSON.parse(readFileSync(join(srv.dir, 'tasks', 'oauth-1', 'request.json'), 'utf8'));
     // The client's authorization, as the engine names callers (a long name as its digest).
     assert.ok(typeof mine.owner === 'string' && mine.owner.length > 8 && mine.owner !== 'p:alice', mine.owner);
+    // The operator's list reads the owner as the server does and shows a digest as one, never
+    // as a name: a request.json that names two owners is nobody's ("-").
+    mkdirSync(join(srv.dir, 'tasks', 'dup-1'), { mode: 0o700 });
+    writeFileSync(join(srv.dir, 'tasks', 'dup-1', 'request.json'),
+      '{"id":"dup-1","agent":"hermes","owner":"p:alice","owner":"p:bob"}', { mode: 0o600 });
+    const list = await hermesCli(srv, 'tasks', 'list', '--json');
+    assert.equal(list.code, 0, list.stderr);
+    const shown = Object.fromEntries(JSON.parse(list.stdout).map((t) => [t.id, t.owner]));
+    assert.deepEqual(shown, { 'alice-1': 'alice', 'oauth-1': `#${mine.owner.slice(0, 12)}`, 'dup-1': '-' });
+    assert.equal((await a.call('hermes_result', { id: 'dup-1' })).structuredContent.error, 'not_found',
+      'the server agrees: nobody\'s');
     await Promise.all([a.close(), o.close()]);
+  } finally {
+    assert.equal(await srv.stop(), 0);
+    await fake.stop();
+  }
+});
+
+// Two roles with a tokens file, and a server with a task directory of its own.
+async function twoRoles(fake, more = '') {
+  const dir = mkdtempSync(join(tmpdir(), 'hm-own-'));
+  const tasks = join(dir, 'tasks');
+  mkdirSync(tasks, { mode: 0o700 });
+  const tok = { alice: hex(32), bob: hex(32), admin: hex(32) };
+  const tokens = join(dir, 'tokens.yaml');
+  writeFileSync(tokens, 'tokens:\n' +
+    `  - name: alice\n    sha256: ${sha(tok.alice)}\n    scopes: [hermes:read, hermes:task]\n` +
+    `  - name: bob\n    sha256: ${sha(tok.bob)}\n    scopes: [hermes:read, hermes:task]\n` +
+    `  - name: auditor\n    sha256: ${sha(tok.admin)}\n    scopes: [hermes:read, hermes:task, hermes:admin]\n` + more);
+  chmodSync(tokens, 0o600);
+  const srv = await startHermes({ HERMES_ENV_PATH: agentEnv(fake), HERMES_POLL_MS: '50', TOKENS_FILE: tokens,
+    TASKS_DIR: tasks });
+  return { srv, tasks, tok };
+}
+
+test('a session is its principal\'s: bob\'s "work" is another conversation and another queue at the agent', async () => {
+  const fake = await startFake();
+  const { srv, tok } = await twoRoles(fake);
+  try {
+    const [alice, bob, owner] = await Promise.all([connect(srv, tok.alice, 'alice'), connect(srv, tok.bob, 'bob'),
+      connect(srv, srv.token, 'owner')]);
+    const chats = () => fake.received().filter((q) => q.path === '/v1/chat/completions');
+    const chatWith = (text) => chats().find((q) => JSON.stringify(q.body).includes(text));
+    // Alice's "work" is busy; bob's "work" does not wait behind it (it is not her queue).
+    let aliceDone = false;
+    const slow = alice.call('hermes_task', { task: 'alice secret [delay=3000]', mode: 'sync', session: 'work' })
+      .then((r) => { aliceDone = true; return r; });
+    await until(() => chatWith('alice secret'), 'alice\'s call to reach the agent');
+    const bobs = bob.call('hermes_task', { task: 'bob asks', mode: 'sync', session: 'work' });
+    await until(() => chatWith('bob asks'), 'bob\'s call to reach the agent while alice\'s runs', 2500);
+    assert.equal(aliceDone, false, 'bob\'s call did not wait for alice\'s');
+    for (const r of await Promise.all([slow, bobs])) assert.equal(r.isError, false, JSON.stringify(r));
+    // The owner token's session keeps the name it always had (its conversation goes on).
+    assert.equal((await owner.call('hermes_task', { task: 'owner asks', mode: 'sync', session: 'work' })).isError, false);
+    const hdr = (text) => chatWith(text).headers['x-hermes-session-id'];
+    const [ha, hb] = [hdr('alice secret'), hdr('bob asks')];
+    assert.equal(hdr('owner asks'), 'gb-sess-hermes-work');
+    assert.notEqual(ha, hb, 'alice and bob are two conversations at the agent');
+    for (const h of [ha, hb]) {
+      assert.match(h, /^gb-sess-hermes-[0-9a-f]{16}-work$/);
+      assert.ok(h.length <= 256, 'within the agent\'s header limit');
+    }
+    // Her next call continues her conversation, async runs too.
+    const again = await alice.call('hermes_task', { task: 'alice again', mode: 'sync', session: 'work' });
+    assert.equal(again.isError, false);
+    assert.equal(hdr('alice again'), ha);
+    const run = await alice.call('hermes_task', { task: 'alice runs', mode: 'async', session: 'work' });
+    assert.equal(run.structuredContent.status, 'accepted', JSON.stringify(run));
+    const post = fake.received().find((q) => q.path === '/v1/runs' && JSON.stringify(q.body).includes('alice runs'));
+    assert.equal(post.body.session_id, ha);
+    await Promise.all([alice.close(), bob.close(), owner.close()]);
+  } finally {
+    assert.equal(await srv.stop(), 0);
+    await fake.stop();
+  }
+});
+
+test('a task id used again after its task is gone is another run at the agent for another principal, the same for its owner', async () => {
+  const fake = await startFake();
+  const { srv, tasks, tok } = await twoRoles(fake);
+  try {
+    const [alice, bob] = await Promise.all([connect(srv, tok.alice, 'alice'), connect(srv, tok.bob, 'bob')]);
+    const args = { task: 'what is 6 * 7', mode: 'async', id: 'shared-1' };
+    const runOf = (r) => { assert.equal(r.structuredContent?.status, 'accepted', JSON.stringify(r)); return r.structuredContent.run_id; };
+    // Its result is stored, then the task is gone (pruned, or never written for good).
+    const settleAndDrop = async (who) => {
+      await until(async () => (await who.call('hermes_result', { id: 'shared-1' })).structuredContent?.status === 'completed',
+        'the run to end');
+      rmSync(join(tasks, 'shared-1'), { recursive: true });
+    };
+    const ra = runOf(await alice.call('hermes_task', args));
+    await settleAndDrop(alice);
+    const rb = runOf(await bob.call('hermes_task', args));
+    assert.notEqual(rb, ra, 'bob does not get alice\'s run replayed');
+    const res = await until(async () => {
+      const r = (await bob.call('hermes_result', { id: 'shared-1' })).structuredContent;
+      return r?.status === 'completed' && r;
+    }, 'bob\'s run to end');
+    assert.notEqual(res.run_id, ra);
+    await settleAndDrop(bob);
+    // Alice's retry of her own task is her run again: the agent deduplicates it.
+    assert.equal(runOf(await alice.call('hermes_task', args)), ra, 'alice\'s retry is her run');
+    const posts = fake.received().filter((q) => q.path === '/v1/runs' && q.method === 'POST');
+    assert.equal(posts.length, 3);
+    const [ka, kb, ka2] = posts.map((q) => q.headers['idempotency-key']);
+    assert.equal(ka, ka2, 'the same owner and id: the same key');
+    assert.notEqual(ka, kb);
+    assert.notEqual(posts[0].body.session_id, posts[1].body.session_id, 'another conversation');
+    assert.match(ka, /^[0-9a-f]{16}-shared-1$/);
+    await Promise.all([alice.close(), bob.close()]);
+  } finally {
+    assert.equal(await srv.stop(), 0);
+    await fake.stop();
+  }
+});
+
+// The pid of the one child of pid (the server strace started), or 0 when there is none.
+function childOf(pid) {
+  try {
+    for (const t of readdirSync(`/proc/${pid}/task`)) {
+      const kids = readFileSync(`/proc/${pid}/task/${t}/children`, 'utf8').trim();
+      if (kids) return Number(kids.split(' ')[0]);
+    }
+  } catch { /* strace is gone already */ }
+  return 0;
+}
+
+test('while her request.json is still being written, the owner is told her task is running, not that it does not exist', async () => {
+  const fake = await startFake();
+  const dir = mkdtempSync(join(tmpdir(), 'hm-own-'));
+  const alice = hex(32);
+  const tokens = join(dir, 'tokens.yaml');
+  writeFileSync(tokens, `tokens:\n  - name: alice\n    sha256: ${sha(alice)}\n    scopes: [hermes:read, hermes:task]\n`);
+  chmodSync(tokens, 0o600);
+  // A slow disk: every fsync of the server takes 1 s, so the task's files stay queued long after
+  // the agent answered and its job ended.
+  // LeakSanitizer cannot work under ptrace (an ASan build): leaks are checked by the other tests.
+  const asan = [process.env.ASAN_OPTIONS, 'detect_leaks=0'].filter(Boolean).join(':');
+  const srv = await startHermes({ HERMES_ENV_PATH: agentEnv(fake), TOKENS_FILE: tokens }, {
+    env: { ASAN_OPTIONS: asan },
+    prefix: ['strace', '-f', '-qq', '-o', '/dev/null', '-e', 'trace=fsync,fdatasync',
+      '-e', 'inject=fsync,fdatasync:delay_enter=1000000'] });
+  try {
+    const a = await connect(srv, alice, 'alice');
+    const args = { task: 'what is 6 * 7', mode: 'sync', id: 'slow-disk-1' };
+    const call = a.call('hermes_task', args);
+    await until(() => fake.received().some((q) => q.path === '/v1/chat/completions'), 'the task to reach the agent');
+    await sleep(300); // the agent has answered; request.json is still queued
+    const r = await a.call('hermes_result', { id: 'slow-disk-1' });
+    assert.equal(r.structuredContent.error, 'not_found', JSON.stringify(r));
+    assert.match(r.structuredContent.message, /still running/, 'her task, not an unknown one');
+    const retry = await a.call('hermes_task', args);
+    assert.equal(retry.structuredContent.error, 'busy', `a retry may come back later: ${JSON.stringify(retry)}`);
+    const done = await call;
+    assert.equal(done.structuredContent.status, 'completed', JSON.stringify(done));
+    // An async task: its submission hands over to the job that follows the run.
+    const run = a.call('hermes_task', { task: 'what is 6 * 7', mode: 'async', id: 'slow-disk-2' });
+    await until(() => fake.received().some((q) => q.path === '/v1/runs'), 'the run to reach the agent');
+    await sleep(300);
+    const r2 = await a.call('hermes_result', { id: 'slow-disk-2' });
+    assert.match(r2.structuredContent.message, /still running/, JSON.stringify(r2));
+    assert.equal((await run).structuredContent.status, 'accepted');
+    await a.close();
+  } finally {
+    const pid = childOf(srv.proc.pid);
+    if (pid > 0) process.kill(pid, 'SIGTERM'); // strace then exits with the server's status
+    try {
+      assert.equal(await srv.stop(), 0);
+    } finally {
+      await fake.stop();
+    }
+  }
+});
+
+test('an administrator redoing a task that was cut short keeps it its owner\'s (her record, her agent session)', async () => {
+  const fake = await startFake();
+  let { srv, tasks, tok } = await twoRoles(fake);
+  try {
+    // Alice's sync task reaches the agent, then the server dies before the answer: only
+    // request.json is left, a task "accepted but nothing came of it".
+    const args = { task: 'cut short [delay=5000]', mode: 'sync', id: 'redo-1' };
+    post(srv, { jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'hermes_task', arguments: args } },
+      { Authorization: `Bearer ${tok.alice}` }).catch(() => {}); // the server dies under it
+    // The requests (the fake also records the first one's interruption, under the same path).
+    const chats = () => fake.received().filter((q) => q.path === '/v1/chat/completions' && q.method === 'POST');
+    await until(() => chats().length === 1, 'the task to reach the agent');
+    await until(() => { try { return readFileSync(join(tasks, 'redo-1', 'request.json'), 'utf8'); } catch { return false; } },
+      'request.json');
+    srv.proc.kill('SIGKILL');
+    await new Promise((res) => srv.proc.on('close', res));
+    srv = await restartHermes(srv);
+    // The auditor sends the same request again: it is redone, and stays alice's.
+    const admin = await connect(srv, tok.admin, 'auditor');
+    const redone = await admin.call('hermes_task', args);
+    assert.equal(redone.structuredContent?.status, 'completed', JSON.stringify(redone));
+    assert.equal(chats().length, 2, 'redone at the agent (the first call never got its answer)');
+    assert.equal(JSON.parse(readFileSync(join(tasks, 'redo-1', 'request.json'), 'utf8')).owner, 'p:alice');
+    const [first, again] = chats();
+    assert.equal(again.headers['x-hermes-session-id'], first.headers['x-hermes-session-id'], 'her agent session');
+    const alice = await connect(srv, tok.alice, 'alice');
+    const r = await alice.call('hermes_result', { id: 'redo-1' });
+    assert.equal(r.structuredContent.status, 'completed', `hers: ${JSON.stringify(r)}`);
+    await Promise.all([admin.close(), alice.close()]);
+  } finally {
+    assert.equal(await srv.stop(), 0);
+    await fake.stop();
+  }
+});
+
+test('a run id the agent reports for a second task keeps reaching the first task\'s owner (logged, not taken over)', async () => {
+  const fake = await startFake();
+  const { srv, tok } = await twoRoles(fake);
+  try {
+    const [alice, owner] = await Promise.all([connect(srv, tok.alice, 'alice'), connect(srv, srv.token, 'owner')]);
+    const args = { task: 'a long job [delay=60000]', mode: 'async' };
+    const mine = await alice.call('hermes_task', { ...args, id: 'y-1' });
+    const runId = mine.structuredContent.run_id;
+    // The owner token's names carry no tag, so its task "<alice's tag>-y-1" sends the agent
+    // alice's Idempotency-Key and session: the agent answers with her run again.
+    const tag = sha('p:alice').slice(0, 16);
+    const theirs = await owner.call('hermes_task', { ...args, id: `${tag}-y-1` });
+    assert.equal(theirs.structuredContent.run_id, runId, JSON.stringify(theirs));
+    const st = await alice.call('hermes_status', { run_id: runId });
+    assert.equal(st.isError, false, `still hers by run id: ${JSON.stringify(st)}`);
+    assert.equal(st.structuredContent.task_id, 'y-1');
+    assert.equal((await alice.call('hermes_cancel', { run_id: runId })).isError, false);
+    await until(() => srv.proc.stderrText.includes(`run ${runId} is reported for task y-1 and for task ${tag}-y-1`),
+      'the clash to be logged');
+    await Promise.all([alice.close(), owner.close()]);
   } finally {
     assert.equal(await srv.stop(), 0);
     await fake.stop();
