@@ -1,14 +1,18 @@
 /* sandbox_exec.c — run a program under the restrictions a systemd unit imposes, applied the way
  * systemd applies them, for tests/integration/sandbox.test.mjs (which reads them from the unit).
  *
- *   sandbox-exec [--ro PATH] [--rw PATH] [--tmpfs PATH] [--hide PATH] [--mdwe] [--nnp]
- *                [--uid UID:GID] [--cwd DIR] [--syscalls FILE] -- PROG [ARG]...
+ *   sandbox-exec [--ro PATH] [--rw PATH] [--tmpfs PATH] [--hide PATH] [--keep PATH] [--mdwe]
+ *                [--nnp] [--uid UID:GID] [--cwd DIR] [--syscalls FILE] -- PROG [ARG]...
  *
  * Mount options are applied in the order given, in a private mount namespace (needs root, as
  * systemd's are made by PID 1): --ro makes PATH and every mount below it read-only
  * (ProtectSystem=, ProtectHome=read-only, ProtectKernelTunables=), --rw makes it writable again
  * (ReadWritePaths=, CacheDirectory=), --tmpfs mounts an empty tmpfs on it (PrivateTmp=),
  * --hide an empty read-only tmpfs (ProtectHome=yes, InaccessiblePaths= on a folder).
+ * --keep PATH (given before the --tmpfs that covers it) brings PATH back, bound at its own
+ * place with the mounts below it, inside a later --tmpfs: a checkout under /tmp stands for
+ * files a real install keeps elsewhere (/usr/bin/hermes-mcp, the npm servers), which
+ * PrivateTmp= would otherwise hide along with everything of the test.
  * --mdwe is MemoryDenyWriteExecute=yes: prctl(PR_SET_MDWE, PR_MDWE_REFUSE_EXEC_GAIN), which
  * systemd uses when the kernel has it (6.3+), inherited by every child across exec. --nnp is
  * NoNewPrivileges=yes. --uid drops to UID:GID (no supplementary groups, no capabilities) once the
@@ -22,6 +26,7 @@
  * architecture does not have are skipped). Then it execs PROG.
  * Exit 1 when a step fails (naming it), 2 for usage errors. */
 #include <errno.h>
+#include <fcntl.h>
 #include <grp.h>
 #include <sched.h>
 #include <seccomp.h>
@@ -30,6 +35,7 @@
 #include <string.h>
 #include <sys/mount.h>
 #include <sys/prctl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #ifndef PR_SET_MDWE
@@ -42,7 +48,8 @@
 static int usage(void)
 {
     fprintf(stderr, "usage: sandbox-exec [--ro PATH] [--rw PATH] [--tmpfs PATH] [--hide PATH] "
-                    "[--mdwe] [--nnp] [--uid UID:GID] [--cwd DIR] [--syscalls FILE] -- PROG [ARG]...\n");
+                    "[--keep PATH] [--mdwe] [--nnp] [--uid UID:GID] [--cwd DIR] [--syscalls FILE] "
+                    "-- PROG [ARG]...\n");
     return 2;
 }
 
@@ -103,6 +110,53 @@ static int drop_to(const char *ids)
     return 0;
 }
 
+/* Every level of path, made as root (0755) in the fresh tmpfs that now covers it. */
+static int make_levels(const char *path)
+{
+    char p[4096];
+    if (snprintf(p, sizeof p, "%s", path) >= (int)sizeof p) {
+        errno = ENAMETOOLONG;
+        return fail("keep", path);
+    }
+    for (char *s = p + 1;; s++) {
+        char c = *s;
+        if (c != '/' && c != '\0')
+            continue;
+        *s = '\0';
+        if (mkdir(p, 0755) < 0 && errno != EEXIST)
+            return fail("mkdir", p);
+        *s = c;
+        if (c == '\0')
+            return 0;
+    }
+}
+
+/* A tmpfs on path, with each kept folder below it bound back at its own place (--keep). */
+static int private_tmpfs(const char *path, const char *const *keep, size_t nkeep)
+{
+    int fds[8];
+    size_t n = 0, len = strlen(path);
+    for (size_t k = 0; k < nkeep; k++) /* opened before the tmpfs hides them */
+        if (strncmp(keep[k], path, len) == 0 && keep[k][len] == '/') {
+            fds[n] = open(keep[k], O_PATH | O_DIRECTORY | O_CLOEXEC);
+            if (fds[n] < 0)
+                return fail("open", keep[k]);
+            n++;
+        }
+    if (mount("tmpfs", path, "tmpfs", MS_NOSUID | MS_NODEV, "mode=1777") < 0)
+        return fail("mount tmpfs on", path);
+    for (size_t k = 0, f = 0; k < nkeep; k++) {
+        if (strncmp(keep[k], path, len) != 0 || keep[k][len] != '/')
+            continue;
+        char from[64];
+        snprintf(from, sizeof from, "/proc/self/fd/%d", fds[f]);
+        if (make_levels(keep[k]) != 0 || mount(from, keep[k], NULL, MS_BIND | MS_REC, NULL) < 0)
+            return fail("bind back", keep[k]);
+        close(fds[f++]);
+    }
+    return 0;
+}
+
 /* An allow list, everything else EPERM; seccomp_load sets no_new_privs itself, as systemd does
  * for a filter in a service without CAP_SYS_ADMIN. */
 static int filter_syscalls(const char *file)
@@ -143,7 +197,8 @@ static int filter_syscalls(const char *file)
 int main(int argc, char **argv)
 {
     int i;
-    const char *cwd = NULL, *ids = NULL, *syscalls = NULL;
+    const char *cwd = NULL, *ids = NULL, *syscalls = NULL, *keep[8];
+    size_t nkeep = 0;
     for (i = 1; i < argc; i++) {
         const char *a = argv[i];
         if (strcmp(a, "--") == 0) {
@@ -171,6 +226,12 @@ int main(int argc, char **argv)
             ids = path;
             continue;
         }
+        if (strcmp(a, "--keep") == 0) {
+            if (nkeep == sizeof keep / sizeof *keep || path[0] != '/')
+                return usage();
+            keep[nkeep++] = path;
+            continue;
+        }
         if (strcmp(a, "--syscalls") == 0) {
             syscalls = path;
             continue;
@@ -181,8 +242,8 @@ int main(int argc, char **argv)
             if (set_readonly(path, a[3] == 'o') != 0)
                 return 1;
         } else if (strcmp(a, "--tmpfs") == 0) {
-            if (mount("tmpfs", path, "tmpfs", MS_NOSUID | MS_NODEV, "mode=1777") < 0)
-                return fail("mount tmpfs on", path);
+            if (private_tmpfs(path, keep, nkeep) != 0)
+                return 1;
         } else if (strcmp(a, "--hide") == 0) {
             if (mount("tmpfs", path, "tmpfs", MS_NOSUID | MS_NODEV | MS_NOEXEC | MS_RDONLY,
                       "mode=000") < 0)
