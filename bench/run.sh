@@ -4,7 +4,7 @@
 # plot per load (bench/plot-LOAD.png: requests/s and p50/p99 latency per connection count).
 #
 # Peers, all in the same run: hermes-mcp (build/release) on the fake agent (tests/fakes, no added
-# delay); a server on the official TypeScript SDK 1.32.x (bench/sdk-server.mjs: same seven tools
+# delay); a server on the official TypeScript SDK 1.32.x (bench/sdk-server.mjs: the same tools
 # and schemas, stateless JSON, bearer check); nginx returning hermes-mcp's tools/list bytes (the
 # HTTP ceiling); for hermes_task, the fake agent called straight with the body hermes-mcp sends.
 # Loads (wrk + bench/lua/): ping, tools/list, hermes_result, initialize, sync hermes_task; then

@@ -4,8 +4,8 @@
 // fresh McpServer plus a stateless StreamableHTTPServerTransport with JSON responses (the SDK
 // refuses to reuse a stateless transport).
 //
-// It exposes the same seven tools as hermes-mcp: names, titles, descriptions, annotations and
-// schemas are taken from hermes-mcp's own tools/list at start-up and turned into zod schemas
+// It exposes the same tools as hermes-mcp (the bridge's eight): names, titles, descriptions,
+// annotations and schemas are taken from hermes-mcp's own tools/list at start-up and turned into zod schemas
 // (z.fromJSONSchema), so the SDK validates arguments and converts schemas back to JSON Schema as
 // it would for a hand-written server. hermes_result answers from the same task directory; the
 // other tools answer a fixed result.
