@@ -5,10 +5,10 @@
 // refuses to reuse a stateless transport).
 //
 // It exposes the same tools as hermes-mcp (the bridge's eight): names, titles, descriptions,
-// annotations and schemas are taken from hermes-mcp's own tools/list at start-up and turned into zod schemas
-// (z.fromJSONSchema), so the SDK validates arguments and converts schemas back to JSON Schema as
-// it would for a hand-written server. hermes_result answers from the same task directory; the
-// other tools answer a fixed result.
+// annotations and schemas are taken from hermes-mcp's own tools/list at start-up and turned into
+// zod schemas (z.fromJSONSchema), so the SDK validates arguments and converts schemas back to
+// JSON Schema as it would for a hand-written server. hermes_result answers from the same task
+// directory; the other tools answer a fixed result.
 //
 // bench/run.sh copies this file next to its node_modules (bench/.work/node/) and runs it with:
 //   BENCH_TOKEN (bearer token), HERMES_URL (hermes-mcp's /mcp), TASKS_DIR, PORT (0: any free one)
