@@ -4,8 +4,8 @@
 // '-' for '_', nested, inside an array, or spelled with a Unicode lookalike; a secret in any
 // position of a named argument (nested objects, arrays, keys, inside prose). Each is refused
 // and reaches no upstream (tests/fakes/fake-upstream.mjs --received records what arrives); a
-// refused secret is in no reply and not in our log. What is refused is documented in README
-// "Gateway" (Guarded tools and argument policies).
+// refused secret is in no reply and not in our log. What is refused is documented in
+// docs/guides/gateway.md#guarded-tools-and-argument-policies.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync, existsSync, mkdtempSync, rmSync } from 'node:fs';

@@ -48,7 +48,7 @@ test('usage errors exit 2 with one clear line', () => {
 
 test('token gen --env-file ~/.config/hermes-mcp/env on a fresh account creates the folder (new levels mode 700)', () => {
   const home = mkdtempSync(join(tmpdir(), 'hm-cli-home-'));
-  // As the README's service block is typed: ~ expanded by the shell, umask 022 as on Debian.
+  // As the deployment guide's service block is typed: ~ expanded by the shell, umask 022 as on Debian.
   const gen = (h) => spawnSync('bash', ['-c', 'umask 022; "$HERMES" token gen --env-file ~/.config/hermes-mcp/env'],
     { encoding: 'utf8', env: { ...process.env, HOME: h, HERMES } });
   const mode = (p) => statSync(p).mode & 0o777;

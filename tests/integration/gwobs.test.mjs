@@ -270,9 +270,10 @@ test('gateway check --probe prints each upstream\'s protocol, its resources and 
   assert.doesNotMatch(r.stdout, /resources \(probe\)|prompts \(probe\)|smoke call failed/);
 });
 
-test('README: the worked example\'s gateway file probes to the table printed there', () => {
-  const readme = readFileSync(join(ROOT, 'README.md'), 'utf8');
-  const from = readme.indexOf('### Worked example: three npm servers');
+test('gateway guide: the worked example\'s gateway file probes to the table printed there', () => {
+  const readme = readFileSync(join(ROOT, 'docs/guides/gateway.md'), 'utf8');
+  const from = readme.indexOf('\n## Worked example: three npm servers\n');
+  assert.ok(from >= 0, 'docs/guides/gateway.md has the worked example');
   const block = (lang) => { const i = readme.indexOf('```' + lang + '\n', from); return readme.slice(i + lang.length + 4, readme.indexOf('```', i + 4)); };
   const servers = spawnSync(join(ROOT, 'scripts/node-tools.sh'), ['everything', 'filesystem', 'memory'],
     { encoding: 'utf8' }).stdout.trim().split('\n');
@@ -297,5 +298,5 @@ test('README: the worked example\'s gateway file probes to the table printed the
   assert.equal(r.status, 0, r.stdout + r.stderr);
   const printed = block('text').trim().split('\n');
   assert.ok(printed.length >= 5);
-  for (const line of printed) assert.ok(r.stdout.includes(`${line}\n`), `printed as in the README: ${line}\n${r.stdout}`);
+  for (const line of printed) assert.ok(r.stdout.includes(`${line}\n`), `printed as in the gateway guide: ${line}\n${r.stdout}`);
 });

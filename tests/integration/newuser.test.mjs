@@ -1,7 +1,8 @@
 // The first ten minutes of a new user, run as a test so the files and commands a user copies
 // cannot drift: .env.example against the keys config.c reads, contrib/agents.example.yaml through
-// the server's own registry loader (doctor), the tunnel helper, dev.sh, and the README's client
-// commands (curl, mcp-remote) against a real server.
+// the server's own registry loader (doctor), the tunnel helper, dev.sh, and the client commands
+// of docs/getting-started.md and docs/guides/clients.md (curl, Inspector, mcp-remote) against a
+// real server.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn, spawnSync } from 'node:child_process';
@@ -235,7 +236,7 @@ test('dev.sh prints the token export and first calls that work as printed (curl,
     const smoke = cmds.find((c) => c.startsWith('build/hermes-mcp smoke '));
     const s = run(smoke);
     assert.equal(s.status, 0, s.stdout + s.stderr);
-    // The Inspector line is the README's (which the next test runs with the system's npx).
+    // The Inspector line is the first-call block's (which the next test runs with the system's npx).
     const insp = cmds.find((c) => c.includes('@modelcontextprotocol/inspector'));
     assert.equal(insp?.replaceAll(`127.0.0.1:${port}`, '127.0.0.1:8765'), readmeInspector(), cmds.join('\n'));
     // The export line reads the token without printing it.
@@ -247,9 +248,9 @@ test('dev.sh prints the token export and first calls that work as printed (curl,
   }
 });
 
-// The README first-call block's Inspector command, as one line.
+// The first-call block's Inspector command, as one line.
 function readmeInspector() {
-  return readmeBlock('sh', /export HERMES_MCP_TOKEN=/).replace(/\\\n/g, ' ').split('\n')
+  return docBlock(GETTING_STARTED, 'sh', /export HERMES_MCP_TOKEN=/).replace(/\\\n/g, ' ').split('\n')
     .map((l) => l.trim().replace(/ +/g, ' ')).find((c) => c.includes('@modelcontextprotocol/inspector'));
 }
 
@@ -257,12 +258,16 @@ function readmeInspector() {
 // runs these tests): Debian 12's Node 20 must run the printed line.
 const SYSTEM_PATH = `/usr/local/bin:/usr/bin:/bin:${process.env.PATH}`;
 
-// README blocks: the fenced block after the first line matching `marker`.
-function readmeBlock(lang, marker) {
-  const text = readFileSync(join(ROOT, 'README.md'), 'utf8');
+// Where the blocks these tests run are printed (paths from the checkout's root).
+const GETTING_STARTED = 'docs/getting-started.md';
+const CLIENTS = 'docs/guides/clients.md';
+
+// A page's blocks: the first fenced block of `lang` whose text matches `marker`.
+function docBlock(page, lang, marker) {
+  const text = readFileSync(join(ROOT, page), 'utf8');
   const re = new RegExp('```' + lang + '\\n([\\s\\S]*?)```', 'g');
   for (const m of text.matchAll(re)) if (marker.test(m[1])) return m[1];
-  throw new Error(`README.md has no ${lang} block matching ${marker}`);
+  throw new Error(`${page} has no ${lang} block matching ${marker}`);
 }
 
 // A checkout-like directory: .dev/hermes-mcp.env (as dev.sh writes it) and build/hermes-mcp,
@@ -288,8 +293,13 @@ async function devLikeServer() {
     } };
 }
 
-test('README: the first-call block runs as printed with the system\'s node and npx (curl, Inspector, smoke)', async () => {
-  const block = readmeBlock('sh', /export HERMES_MCP_TOKEN=/);
+test('the README prints the first-call block of getting-started.md, unchanged', () => {
+  const marker = /export HERMES_MCP_TOKEN=/;
+  assert.equal(docBlock('README.md', 'sh', marker), docBlock(GETTING_STARTED, 'sh', marker));
+});
+
+test('getting-started: the first-call block runs as printed with the system\'s node and npx (curl, Inspector, smoke)', async () => {
+  const block = docBlock(GETTING_STARTED, 'sh', /export HERMES_MCP_TOKEN=/);
   const srv = await devLikeServer();
   try {
     // Verbatim: only the port is ours.
@@ -321,10 +331,10 @@ test('README: the first-call block runs as printed with the system\'s node and n
   }
 });
 
-test('README: the Claude Desktop entry (mcp-remote, header from env) lists and calls tools through our server', async () => {
+test('clients: the Claude Desktop entry (mcp-remote, header from env) lists and calls tools through our server', async () => {
   const { Client } = await import('@modelcontextprotocol/sdk/client/index.js');
   const { StdioClientTransport } = await import('@modelcontextprotocol/sdk/client/stdio.js');
-  const entry = JSON.parse(readmeBlock('json', /mcp-remote/)).mcpServers.hermes;
+  const entry = JSON.parse(docBlock(CLIENTS, 'json', /mcp-remote/)).mcpServers.hermes;
   assert.equal(entry.command, 'npx');
   assert.deepEqual(entry.args.slice(0, 2), ['-y', 'mcp-remote']);
   const srv = await devLikeServer();
@@ -333,7 +343,7 @@ test('README: the Claude Desktop entry (mcp-remote, header from env) lists and c
     // As Claude Desktop starts it: the args as written (the URL swapped for ours), the env block
     // with the real token; npx replaced by the installed package.
     const args = entry.args.slice(2).map((a) => (a === 'https://mcp.example.com/mcp' ? srv.url : a));
-    assert.ok(args.includes(srv.url), 'the README URL was replaced');
+    assert.ok(args.includes(srv.url), 'the printed URL was replaced');
     assert.ok(!args.join(' ').includes(srv.token));
     const env = Object.fromEntries(Object.entries(entry.env).map(([k, v]) => [k, v.replace('<MCP_AUTH_TOKEN>', srv.token)]));
     const proxy = join(ROOT, 'tools/mcp-remote/node_modules/mcp-remote/dist/proxy.js');

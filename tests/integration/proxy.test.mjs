@@ -1,4 +1,4 @@
-// The README's nginx configuration, taken from README.md itself, in front of the real server:
+// The nginx configuration of docs/guides/deployment.md, taken from the page itself, in front of the real server:
 // smoke passes through it, the public host name and the client address come through, and
 // progress events stream (proxy_buffering off) instead of arriving with the result. Needs
 // nginx (nginx-light, from deps.apt); without it the test skips, which fails the run (tests/integration/run.sh).
@@ -20,11 +20,11 @@ const { Client: ClientV2, StreamableHTTPClientTransport: HttpV2 } = await import
 
 const NGINX = ['/usr/sbin/nginx', '/usr/bin/nginx'].find((p) => existsSync(p));
 
-// The server block of the README's ```nginx fence, on plain HTTP at a test port.
+// The server block of the deployment guide's ```nginx fence, on plain HTTP at a test port.
 function readmeServerBlock(listenPort, upstreamPort) {
-  const readme = readFileSync(join(ROOT, 'README.md'), 'utf8');
+  const readme = readFileSync(join(ROOT, 'docs/guides/deployment.md'), 'utf8');
   const m = readme.match(/```nginx\n([\s\S]*?)```/);
-  assert.ok(m, 'README.md has an nginx block');
+  assert.ok(m, 'docs/guides/deployment.md has an nginx block');
   let block = m[1];
   assert.match(block, /listen 443 ssl;/);
   assert.match(block, /proxy_pass http:\/\/127\.0\.0\.1:8765;/);
@@ -85,7 +85,7 @@ function postVia(px, srv, headers, body) {
   });
 }
 
-test('the README nginx config: smoke passes through it; host, client address and SSE come through', { skip: NGINX ? false : 'nginx not installed (scripts/deps.sh installs nginx-light)' }, async () => {
+test('the deployment guide\'s nginx config: smoke passes through it; host, client address and SSE come through', { skip: NGINX ? false : 'nginx not installed (scripts/deps.sh installs nginx-light)' }, async () => {
   const fake = await startFake();
   const srv = await startHermes({ HERMES_ENV_PATH: agentEnv(fake), MCP_PUBLIC_HOSTS: 'mcp.example.com',
     TRUSTED_PROXIES: '127.0.0.1,::1' });
@@ -124,7 +124,7 @@ test('the README nginx config: smoke passes through it; host, client address and
   }
 });
 
-// Two SDK clients behind the README's proxy: every peer the server sees is 127.0.0.1 and both
+// Two SDK clients behind the deployment guide's proxy: every peer the server sees is 127.0.0.1 and both
 // clients number their requests alike, so nothing on the wire tells them apart without a session.
 async function sdkClient(px, srv, name) {
   const transport = new StreamableHTTPClientTransport(new URL(`${px.base}/mcp`), { requestInit: { headers: srv.auth } });
@@ -201,7 +201,7 @@ test('behind the proxy, a client\'s own cancel works in its session, and only th
   }
 });
 
-// A 2026-07-28 client behind the README's proxy: the per-request headers (MCP-Protocol-Version,
+// A 2026-07-28 client behind the deployment guide's proxy: the per-request headers (MCP-Protocol-Version,
 // Mcp-Method, Mcp-Name) pass nginx and still match the body, progress streams through it, and
 // two such clients each get their own answers with nothing on the wire but their requests.
 test('behind the proxy, SDK v2 clients pinned to 2026-07-28: list, call with progress, two at once', { skip: NGINX ? false : 'nginx not installed' }, async () => {

@@ -1,4 +1,4 @@
-// The systemd unit runs the README's worked example: the unit that scripts/install-systemd
+// The systemd unit runs the gateway guide's worked example: the unit that scripts/install-systemd
 // renders is read here, and its sandbox is applied the way systemd applies it (build/sandbox-exec:
 // PR_SET_MDWE for MemoryDenyWriteExecute=yes, PR_SET_NO_NEW_PRIVS, and a private mount view for
 // ProtectSystem/ProtectHome/ReadWritePaths/CacheDirectory/PrivateTmp/ProtectKernelTunables/
@@ -168,11 +168,12 @@ function fromUnit(text, home) {
   return { args: [...mounts, ...late, ...pre, ...user, ...(cwd ? ['--cwd', cwd] : []), ...syscalls], env, exec, applied };
 }
 
-// The README's worked example, npx swapped for the system's node on the servers installed in
+// The gateway guide's worked example (docs/guides/gateway.md), npx swapped for the system's node on the servers installed in
 // tools/ (as gwobs.test.mjs does: no download here), its notes folder for ours.
 function readmeExample(notes) {
-  const readme = readFileSync(join(ROOT, 'README.md'), 'utf8');
-  const from = readme.indexOf('### Worked example: three npm servers');
+  const readme = readFileSync(join(ROOT, 'docs/guides/gateway.md'), 'utf8');
+  const from = readme.indexOf('\n## Worked example: three npm servers\n');
+  assert.ok(from >= 0, 'docs/guides/gateway.md has the worked example');
   const i = readme.indexOf('```yaml\n', from);
   let yaml = readme.slice(i + 8, readme.indexOf('```', i + 8))
     .replaceAll('command: npx', `command: ${NODE}`).replaceAll('/home/me/notes', notes);
@@ -182,7 +183,7 @@ function readmeExample(notes) {
   return yaml;
 }
 
-// A fresh account: HOME with the env file where the README puts it, the worked example's
+// A fresh account: HOME with the env file where the deployment guide puts it, the worked example's
 // gateway file beside it, notes to serve, and the unit rendered by install-systemd.
 function account() {
   const home = mkdtempSync(join(base, 'home-'));
