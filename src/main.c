@@ -67,7 +67,7 @@ static const char usage[] =
     "  help [COMMAND]               show help\n"
     "\n"
     "FILE defaults to ./.env. Exit codes: 0 ok, 1 runtime failure, 2 usage or configuration\n"
-    "error. See README.md for the configuration keys.\n";
+    "error. The configuration keys: docs/guides/configuration.md#configuration.\n";
 
 static const char serve_usage[] =
     "usage: hermes-mcp serve [--env-file FILE]\n"
@@ -179,8 +179,8 @@ static bool load_gateway_file(const struct config *cfg, const char *env_file)
     if (approve_guards)
         log_warn("gateway: approve guards: `hermes-mcp approve` is heard from uid %u outside this "
                  "server's process tree, so an agent or job of this user started elsewhere could "
-                 "approve; run the Hermes agent and the upstreams' tools as another user (README: "
-                 "\"Approvals: who can decide\")",
+                 "approve; run the Hermes agent and the upstreams' tools as another user (see "
+                 "docs/guides/gateway.md#approvals-who-can-decide)",
                  (unsigned)geteuid());
     for (size_t i = 0; i < the_gwfile.nup; i++) {
         if (!the_gwfile.up[i].include && !the_gwfile.up[i].exclude)

@@ -47,8 +47,8 @@ after(async () => {
   rmSync(dir, { recursive: true, force: true });
 });
 
-test('the start warns that a process of the same uid outside the server can approve, naming the README section', () => {
-  assert.match(srv.proc.stderrText, /approve guards: `hermes-mcp approve` is heard from uid \d+ outside this server's process tree.*"Approvals: who can decide"/);
+test('the start warns that a process of the same uid outside the server can approve, naming the docs page and anchor', () => {
+  assert.match(srv.proc.stderrText, /approve guards: `hermes-mcp approve` is heard from uid \d+ outside this server's process tree.*\(see docs\/guides\/gateway\.md#approvals-who-can-decide\)/);
 });
 
 test('an unguarded tool does not wait; the queue is empty', async () => {
