@@ -67,7 +67,7 @@ static const char usage[] =
     "  help [COMMAND]               show help\n"
     "\n"
     "FILE defaults to ./.env. Exit codes: 0 ok, 1 runtime failure, 2 usage or configuration\n"
-    "error. The configuration keys: docs/guides/configuration.md#configuration.\n";
+    "error. See docs/guides/configuration.md#the-env-file for the configuration keys.\n";
 
 static const char serve_usage[] =
     "usage: hermes-mcp serve [--env-file FILE]\n"
