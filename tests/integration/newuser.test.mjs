@@ -1,8 +1,7 @@
 // The first ten minutes of a new user, run as a test so the files and commands a user copies
 // cannot drift: .env.example against the keys config.c reads, contrib/agents.example.yaml through
-// the server's own registry loader (doctor), the tunnel helper, dev.sh, and the client commands
-// of docs/getting-started.md and docs/guides/clients.md (curl, Inspector, mcp-remote) against a
-// real server.
+// the server's own registry loader (doctor), the tunnel helper, dev.sh, and the README's client
+// commands (curl, mcp-remote) against a real server.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn, spawnSync } from 'node:child_process';
@@ -258,7 +257,8 @@ function readmeInspector() {
 // runs these tests): Debian 12's Node 20 must run the printed line.
 const SYSTEM_PATH = `/usr/local/bin:/usr/bin:/bin:${process.env.PATH}`;
 
-// Where the blocks these tests run are printed (paths from the checkout's root).
+// Where the client commands these tests run are printed (paths from the checkout's root): the
+// first-call block (which the README prints too) and the Claude Desktop entry.
 const GETTING_STARTED = 'docs/getting-started.md';
 const CLIENTS = 'docs/guides/clients.md';
 
