@@ -1,5 +1,5 @@
 // The documentation as a reader follows it: README.md stays a front door (at most 200 lines),
-// every relative link in README.md, the top-level *.md files and docs/**/*.md leads to a file
+// every relative link in the checkout's Markdown (README.md, docs/, contrib/, ...) leads to a file
 // that exists and, for #anchor, to a heading of that file (GitHub's anchors), and every
 // docs/...md#anchor the binary's messages name exists too.
 import { test } from 'node:test';
@@ -10,19 +10,22 @@ import { fileURLToPath } from 'node:url';
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '../..');
 
+// What is not the project's own text: tools and builds, dependencies, local settings.
+const SKIP = new Set(['.git', 'tools', 'build', 'node_modules', '.dev']);
+
 function walk(dir, out = []) {
   for (const e of readdirSync(dir, { withFileTypes: true })) {
     const p = join(dir, e.name);
-    if (e.isDirectory()) walk(p, out);
+    if (e.isDirectory()) { if (!SKIP.has(e.name)) walk(p, out); }
     else if (e.name.endsWith('.md')) out.push(p);
   }
   return out;
 }
 
-// The pages a reader starts from: README.md and its siblings, and the docs/ tree.
+// Every Markdown page of the checkout: README.md and its siblings, docs/, and the READMEs of
+// contrib/, tests/ and bench/.
 function pages() {
-  const top = readdirSync(ROOT).filter((f) => f.endsWith('.md')).map((f) => join(ROOT, f));
-  return [...top, ...walk(join(ROOT, 'docs'))];
+  return walk(ROOT);
 }
 
 // Markdown without its fenced code blocks (a `#` or `[x](y)` inside one is not markup).
@@ -69,7 +72,7 @@ test('README.md is at most 200 lines', () => {
   assert.ok(lines <= 200, `README.md has ${lines} lines`);
 });
 
-test('every relative link of README.md and docs/ leads to a file and heading that exist', () => {
+test('every relative link of README.md, docs/ and the other pages leads to a file and heading that exist', () => {
   const all = pages();
   assert.ok(all.some((p) => p.endsWith('docs/getting-started.md')), 'docs/ is there');
   const bad = [];
