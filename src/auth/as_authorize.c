@@ -75,7 +75,8 @@ static bool query_param(struct hreq *r, const char *name, char out[PARAM_MAX + 1
 static bool challenge_ok(const char *c)
 {
     size_t n = strlen(c);
-    return n == 43 && strspn(c, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_") == n;
+    return n == 43 &&
+           strspn(c, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_") == n;
 }
 
 /* A free consent slot for addr; NULL when addr holds CONSENTS_PER_ADDR open ones already (*full
@@ -218,20 +219,20 @@ static void authorize_client(struct authserver *as, struct hreq *r, struct authz
     }
     /* From here errors go back to the application, which can tell its user. */
     if (strcmp(q->response_type, "code") != 0) {
-        as_redirect_back(as, r, redirect_uri, state, "error", "unsupported_response_type", NULL, NULL);
+        as_redirect_error(as, r, redirect_uri, state, OAUTH_UNSUPPORTED_RESPONSE_TYPE, NULL);
         return;
     }
     if (strcmp(q->method, "S256") != 0 || !challenge_ok(challenge)) {
-        as_redirect_back(as, r, redirect_uri, state, "error", "invalid_request",
-                      "error_description", "PKCE with code_challenge_method S256 is required");
+        as_redirect_error(as, r, redirect_uri, state, OAUTH_INVALID_REQUEST,
+                          "PKCE with code_challenge_method S256 is required");
         return;
     }
     if (!scopes_grant(as, q->scope, scope, sizeof scope)) {
-        as_redirect_back(as, r, redirect_uri, state, "error", "invalid_scope", NULL, NULL);
+        as_redirect_error(as, r, redirect_uri, state, OAUTH_INVALID_SCOPE, NULL);
         return;
     }
     if (*q->resource && strcmp(q->resource, as->resource) != 0) {
-        as_redirect_back(as, r, redirect_uri, state, "error", "invalid_target", NULL, NULL);
+        as_redirect_error(as, r, redirect_uri, state, OAUTH_INVALID_TARGET, NULL);
         return;
     }
     if (!passphrase_load(as->passphrase_path, line, err, sizeof err)) {

@@ -294,7 +294,7 @@ void as_authorize_post(struct authserver *as, struct hreq *r, const char *ip, ui
         snprintf(uri, sizeof uri, "%s", c->redirect_uri);
         snprintf(state, sizeof state, "%s", c->state);
         c->expires = 0;
-        as_redirect_back(as, r, uri, state, "error", "access_denied", NULL, NULL);
+        as_redirect_error(as, r, uri, state, OAUTH_ACCESS_DENIED, NULL);
         return;
     }
     bool have = form_get(body, len, "passphrase", pass, sizeof pass) == FORM_OK &&

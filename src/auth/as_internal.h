@@ -10,6 +10,7 @@
 
 #include "authserver.h"
 #include "clientmeta.h"
+#include "oautherr.h"
 #include "storefile.h"
 
 struct buf;
@@ -47,7 +48,8 @@ struct consent { /* a consent page shown: what its POST will approve */
     char client_host[256];                  /* and where it is published */
     char redirect_uri[PARAM_MAX + 1], state[PARAM_MAX + 1], challenge[PARAM_MAX + 1];
     char scope[PARAM_MAX + 1];
-    bool redirect_sent; /* redirect_uri was in the request: /token must repeat it (RFC 6749 §4.1.3) */
+    bool redirect_sent; /* redirect_uri was in the request: /token must repeat it (RFC 6749 §4.1.3)
+                         */
     char addr[48];      /* who asked (ratelimit_key): the per-address cap */
     time_t expires; /* 0: free slot */
 };
@@ -114,7 +116,7 @@ struct checking {
 
 /* as_reply.c */
 void as_reply_json(struct hreq *r, unsigned status, struct json_t *doc); /* takes doc */
-void as_oauth_error(struct hreq *r, unsigned status, const char *error, const char *why);
+void as_oauth_error(struct hreq *r, unsigned status, enum oauth_err e, const char *why);
 void as_html_escape(struct buf *b, const char *s);
 void as_page_start(struct buf *b, const char *title);
 void as_reply_page(struct hreq *r, unsigned status, struct buf *b); /* and cleans b up */
@@ -122,6 +124,9 @@ void as_error_page(struct hreq *r, unsigned status, const char *title, const cha
 void as_redirect_back(struct authserver *as, struct hreq *r, const char *redirect_uri,
                       const char *state, const char *k1, const char *v1, const char *k2,
                       const char *v2);
+/* The redirect back with error e (and why as its error_description, if not NULL). */
+void as_redirect_error(struct authserver *as, struct hreq *r, const char *redirect_uri,
+                       const char *state, enum oauth_err e, const char *why);
 
 /* as_clients.c */
 struct client *as_find_client(struct authserver *as, const char *id);

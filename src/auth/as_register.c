@@ -59,11 +59,11 @@ void as_register(struct authserver *as, struct hreq *r)
     size_t len;
     const char *body = hreq_body(r, &len);
     if (len > AUTHSERVER_REGISTER_BODY_MAX) {
-        as_oauth_error(r, 413, "invalid_client_metadata", "the registration is too large");
+        as_oauth_error(r, 413, OAUTH_INVALID_CLIENT_METADATA, "the registration is too large");
         return;
     }
     json_t *doc = json_loadb(body ? body : "", len, JSON_REJECT_DUPLICATES, NULL);
-    const char *code = "invalid_client_metadata";
+    enum oauth_err code = OAUTH_INVALID_CLIENT_METADATA;
     enum clientmeta_auth auth = CLIENTMETA_AUTH_NONE;
     const char *why = clientmeta_check_registration(doc, as->schemes, &code, &auth);
     json_t *uris = json_object_get(doc, "redirect_uris");
@@ -74,7 +74,7 @@ void as_register(struct authserver *as, struct hreq *r)
         drop_unused_clients(as);
     if (why == NULL && as->nclients >= AUTHSERVER_CLIENTS_MAX) {
         why = "the server holds as many clients as it takes";
-        code = "temporarily_unavailable";
+        code = OAUTH_TEMPORARILY_UNAVAILABLE;
     }
     if (why) {
         json_decref(doc);
@@ -88,7 +88,7 @@ void as_register(struct authserver *as, struct hreq *r)
         (c->auth != CLIENTMETA_AUTH_NONE && !crypto_random_hex(secret, 32))) {
         memset(c, 0, sizeof *c);
         json_decref(doc);
-        as_oauth_error(r, 500, "server_error", "the random generator failed");
+        as_oauth_error(r, 500, OAUTH_SERVER_ERROR, "the random generator failed");
         return;
     }
     if (c->auth != CLIENTMETA_AUTH_NONE)
@@ -108,7 +108,7 @@ void as_register(struct authserver *as, struct hreq *r)
         as->nclients--;
         explicit_bzero(secret, sizeof secret);
         json_decref(doc);
-        as_oauth_error(r, 503, "temporarily_unavailable", "the client cannot be stored");
+        as_oauth_error(r, 503, OAUTH_TEMPORARILY_UNAVAILABLE, "the client cannot be stored");
         return;
     }
     json_t *out = json_pack("{s:s, s:I, s:O, s:s, s:[ss], s:[s], s:s}", "client_id", c->id,

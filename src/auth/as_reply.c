@@ -22,9 +22,10 @@ void as_reply_json(struct hreq *r, unsigned status, json_t *doc)
 }
 
 /* An OAuth error (RFC 6749 5.2) as JSON. */
-void as_oauth_error(struct hreq *r, unsigned status, const char *error, const char *why)
+void as_oauth_error(struct hreq *r, unsigned status, enum oauth_err e, const char *why)
 {
-    as_reply_json(r, status, json_pack("{s:s, s:s}", "error", error, "error_description", why));
+    as_reply_json(r, status, json_pack("{s:s, s:s}", "error", oauth_err_name(e),
+                                       "error_description", why));
 }
 
 void as_html_escape(struct buf *b, const char *s)
@@ -131,4 +132,11 @@ void as_redirect_back(struct authserver *as, struct hreq *r, const char *redirec
     hreq_add_header(r, "Referrer-Policy", "same-origin");
     hreq_reply(r, 302, "text/plain", "", 0);
     buf_cleanup(&b);
+}
+
+void as_redirect_error(struct authserver *as, struct hreq *r, const char *redirect_uri,
+                       const char *state, enum oauth_err e, const char *why)
+{
+    as_redirect_back(as, r, redirect_uri, state, "error", oauth_err_name(e),
+                     why ? "error_description" : NULL, why);
 }

@@ -28,7 +28,8 @@ static void issue_pair(struct authserver *as, struct hreq *r, const char *client
                             .expires = now + (time_t)as->access_ttl_s};
     if (!tokenstore_issue(as->tokens, &g, access, err, sizeof err)) {
         log_error("oauth: %s", err);
-        as_oauth_error(r, 503, "temporarily_unavailable", "the token store cannot take a token");
+        as_oauth_error(r, 503, OAUTH_TEMPORARILY_UNAVAILABLE,
+                       "the token store cannot take a token");
         return;
     }
     g.kind = TOKEN_REFRESH;
@@ -37,7 +38,8 @@ static void issue_pair(struct authserver *as, struct hreq *r, const char *client
         log_error("oauth: %s", err);
         tokenstore_revoke(as->tokens, access, false, err, sizeof err);
         explicit_bzero(access, sizeof access);
-        as_oauth_error(r, 503, "temporarily_unavailable", "the token store cannot take a token");
+        as_oauth_error(r, 503, OAUTH_TEMPORARILY_UNAVAILABLE,
+                       "the token store cannot take a token");
         return;
     }
     as_reply_json(r, 200, json_pack("{s:s, s:s, s:i, s:s, s:s}", "access_token", access,
@@ -70,11 +72,11 @@ static void grant_code(struct authserver *as, struct hreq *r, const char *body, 
     if (form_get(body, len, "code", code, sizeof code) != FORM_OK ||
         form_get(body, len, "redirect_uri", uri, sizeof uri) == FORM_BAD ||
         form_get(body, len, "resource", resource, sizeof resource) == FORM_BAD) {
-        as_oauth_error(r, 400, "invalid_request", "code and client_id are required, once each");
+        as_oauth_error(r, 400, OAUTH_INVALID_REQUEST, "code and client_id are required, once each");
         return;
     }
     if (form_get(body, len, "code_verifier", verifier, sizeof verifier) != FORM_OK) {
-        as_oauth_error(r, 400, "invalid_request", "code_verifier is required (PKCE)");
+        as_oauth_error(r, 400, OAUTH_INVALID_REQUEST, "code_verifier is required (PKCE)");
         return;
     }
     crypto_sha256(code, strlen(code), h);
@@ -83,7 +85,7 @@ static void grant_code(struct authserver *as, struct hreq *r, const char *body, 
         if (as->codes[i].expires > now && crypto_equal(as->codes[i].hash, h, 32))
             k = &as->codes[i];
     if (k == NULL) {
-        as_oauth_error(r, 400, "invalid_grant", "the code is unknown or expired");
+        as_oauth_error(r, 400, OAUTH_INVALID_GRANT, "the code is unknown or expired");
         return;
     }
     if (k->used) {
@@ -93,29 +95,30 @@ static void grant_code(struct authserver *as, struct hreq *r, const char *body, 
         if (*k->family)
             tokenstore_revoke_family(as->tokens, k->family, err, sizeof err);
         k->expires = 0;
-        as_oauth_error(r, 400, "invalid_grant", "the code was already used");
+        as_oauth_error(r, 400, OAUTH_INVALID_GRANT, "the code was already used");
         return;
     }
     /* redirect_uri must match, and may be left out only if /authorize had none either. */
     bool uri_ok = strcmp(uri, k->redirect_uri) == 0 || (*uri == '\0' && !k->redirect_sent);
     if (strcmp(k->client_id, client_id) != 0 || !uri_ok) {
         k->expires = 0;
-        as_oauth_error(r, 400, "invalid_grant", "the code was issued to another client or "
+        as_oauth_error(r, 400, OAUTH_INVALID_GRANT, "the code was issued to another client or "
                                              "redirect_uri");
         return;
     }
     if (*resource && strcmp(resource, as->resource) != 0) {
-        as_oauth_error(r, 400, "invalid_target", "this server issues tokens for its /mcp only");
+        as_oauth_error(r, 400, OAUTH_INVALID_TARGET, "this server issues tokens for its /mcp only");
         return;
     }
     if (!verifier_matches(verifier, k->challenge)) {
         k->expires = 0;
-        as_oauth_error(r, 400, "invalid_grant", "the code_verifier does not match the challenge");
+        as_oauth_error(r, 400, OAUTH_INVALID_GRANT,
+                       "the code_verifier does not match the challenge");
         return;
     }
     k->used = true; /* kept until it expires, so a replay is seen */
     if (!crypto_random_hex(k->family, 16)) {
-        as_oauth_error(r, 500, "server_error", "the random generator failed");
+        as_oauth_error(r, 500, OAUTH_SERVER_ERROR, "the random generator failed");
         return;
     }
     issue_pair(as, r, k->client_id, k->scope, k->family);
@@ -126,12 +129,12 @@ static void grant_refresh(struct authserver *as, struct hreq *r, const char *bod
 {
     char token[80], err[400];
     if (form_get(body, len, "refresh_token", token, sizeof token) != FORM_OK) {
-        as_oauth_error(r, 400, "invalid_request", "refresh_token and client_id are required");
+        as_oauth_error(r, 400, OAUTH_INVALID_REQUEST, "refresh_token and client_id are required");
         return;
     }
     const struct token_grant *g = tokenstore_find(as->tokens, token, time(NULL));
     if (g == NULL || g->kind != TOKEN_REFRESH || strcmp(g->client_id, client_id) != 0) {
-        as_oauth_error(r, 400, "invalid_grant", "the refresh token is unknown, expired or not "
+        as_oauth_error(r, 400, OAUTH_INVALID_GRANT, "the refresh token is unknown, expired or not "
                                              "this client's");
         return;
     }
@@ -139,17 +142,18 @@ static void grant_refresh(struct authserver *as, struct hreq *r, const char *bod
         log_warn("oauth: a rotated refresh token of client %s was used again; its family is "
                  "revoked", client_id);
         tokenstore_revoke(as->tokens, token, true, err, sizeof err);
-        as_oauth_error(r, 400, "invalid_grant", "the refresh token was already used");
+        as_oauth_error(r, 400, OAUTH_INVALID_GRANT, "the refresh token was already used");
         return;
     }
     /* Copies: the grant's strings belong to the store, which the next calls change. */
     char *scope = xstrdup(g->scope), *family = g->family ? xstrdup(g->family) : NULL;
     if (!tokenstore_mark_used(as->tokens, token, err, sizeof err)) {
         if (tokenstore_find(as->tokens, token, time(NULL)) == NULL) /* revoked meanwhile */
-            as_oauth_error(r, 400, "invalid_grant", "the refresh token was revoked");
+            as_oauth_error(r, 400, OAUTH_INVALID_GRANT, "the refresh token was revoked");
         else {
             log_error("oauth: %s", err);
-            as_oauth_error(r, 503, "temporarily_unavailable", "the token store cannot be written");
+            as_oauth_error(r, 503, OAUTH_TEMPORARILY_UNAVAILABLE,
+                           "the token store cannot be written");
         }
     } else {
         issue_pair(as, r, client_id, scope, family);
@@ -200,7 +204,7 @@ static bool token_client(struct authserver *as, struct hreq *r, const char *endp
     if (fid == FORM_BAD || fsec == FORM_BAD || (authz && fsec == FORM_OK) ||
         (!authz && fid != FORM_OK)) {
         explicit_bzero(secret, sizeof secret);
-        as_oauth_error(r, 400, "invalid_request", "client_id is required, once, and one way of "
+        as_oauth_error(r, 400, OAUTH_INVALID_REQUEST, "client_id is required, once, and one way of "
                                                "client authentication at most");
         return false;
     }
@@ -225,7 +229,7 @@ static bool token_client(struct authserver *as, struct hreq *r, const char *endp
                  shown ? client_id : "id not shown: empty, long or not printable");
         if (authz)
             hreq_add_header(r, "WWW-Authenticate", "Basic realm=\"oauth\"");
-        as_oauth_error(r, 401, "invalid_client", "client authentication failed");
+        as_oauth_error(r, 401, OAUTH_INVALID_CLIENT, "client authentication failed");
     }
     return ok;
 }
@@ -246,7 +250,7 @@ void as_token_endpoint(struct authserver *as, struct hreq *r)
     else if (gr == FORM_OK && strcmp(grant, "refresh_token") == 0)
         grant_refresh(as, r, body, len, client_id);
     else
-        as_oauth_error(r, 400, gr == FORM_OK ? "unsupported_grant_type" : "invalid_request",
+        as_oauth_error(r, 400, gr == FORM_OK ? OAUTH_UNSUPPORTED_GRANT_TYPE : OAUTH_INVALID_REQUEST,
                     "grant_type must be authorization_code or refresh_token");
 }
 
@@ -266,7 +270,7 @@ void as_revoke_endpoint(struct authserver *as, struct hreq *r)
         return;
     if (form_get(body, len, "token", token, sizeof token) != FORM_OK ||
         form_get(body, len, "token_type_hint", hint, sizeof hint) == FORM_BAD) {
-        as_oauth_error(r, 400, "invalid_request", "token is required, once");
+        as_oauth_error(r, 400, OAUTH_INVALID_REQUEST, "token is required, once");
         return;
     }
     const struct token_grant *g = tokenstore_find(as->tokens, token, time(NULL));
@@ -275,7 +279,8 @@ void as_revoke_endpoint(struct authserver *as, struct hreq *r)
         if (!tokenstore_revoke(as->tokens, token, family, err, sizeof err)) {
             log_error("oauth: %s", err);
             explicit_bzero(token, sizeof token);
-            as_oauth_error(r, 503, "temporarily_unavailable", "the token store cannot be written");
+            as_oauth_error(r, 503, OAUTH_TEMPORARILY_UNAVAILABLE,
+                           "the token store cannot be written");
             return;
         }
         log_info("oauth: client %s revoked %s", client_id,

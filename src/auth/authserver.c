@@ -249,16 +249,16 @@ void authserver_headers(struct authserver *as, struct hreq *r, const char *ip, u
         return;
     as_clients_sync(as);
     if (!on) {
-        as_oauth_error(r, 404, "invalid_request", "dynamic client registration is off "
+        as_oauth_error(r, 404, OAUTH_INVALID_REQUEST, "dynamic client registration is off "
                                                   "(OAUTH_DCR=0)");
     } else if (!method_in(m, rt->allow)) {
         hreq_add_header(r, "Allow", rt->allow);
-        as_oauth_error(r, 405, "invalid_request", "method not allowed here");
+        as_oauth_error(r, 405, OAUTH_INVALID_REQUEST, "method not allowed here");
     } else if (rt->get && (strcmp(m, "GET") == 0 || strcmp(m, "HEAD") == 0)) {
         rt->get(as, r, ip);
     } else if (rt->dcr && ratelimit_take(as->rl_register, ip, now_ms, &first)) {
         hreq_add_header(r, "Retry-After", "60");
-        as_oauth_error(r, 429, "temporarily_unavailable", "too many registrations; wait a "
+        as_oauth_error(r, 429, OAUTH_TEMPORARILY_UNAVAILABLE, "too many registrations; wait a "
                                                           "minute");
     }
 }
