@@ -10,7 +10,8 @@ MAN5      := man/hermes-mcp.env.5 man/hermes-mcp-gateway.yaml.5
 all: $(GENDOCS)
 
 $(GENDOCS): src/tools/gendocs.c $(LAYER_LIBS) | $(BUILD)
-	$(CC) $(CPPFLAGS) $(ALL_INC) $(WARN) $(CFLAGS) $(SAN) $(LDFLAGS) -o $@ $< $(LAYER_LIBS) $(LDLIBS)
+	$(CC) $(CPPFLAGS) $(ALL_INC) $(WARN) $(CFLAGS) $(SAN) $(LDFLAGS) -MMD -MP -o $@ $< \
+	    $(LAYER_LIBS) $(LDLIBS)
 
 # Each file is written whole or not at all.
 gen = $(1) > $(2).tmp && mv $(2).tmp $(2)
@@ -35,3 +36,5 @@ install-man:
 # the tracked files (debian/ holds the packaging).
 deb:
 	scripts/deb.sh
+
+-include $(GENDOCS).d
