@@ -140,7 +140,7 @@ json_t *config_read_env(const char *path, unsigned *mode, char *err, size_t errl
 }
 
 /* "$HOME/..." or "${HOME}/..." at the start of a path value becomes the user's home, as in
- * seed 000's env files (a shell would have expanded it there). Only HOME, only at the start, and
+ * env files written for a shell (which would have expanded it). Only HOME, only at the start, and
  * only for the path-valued keys (see expand_home_in_paths); "~" stays literal. */
 static bool expand_home(char **value, const char *key, char *err, size_t errlen)
 {
@@ -191,8 +191,8 @@ bool config_load(struct config *c, const char *path, char *err, size_t errlen)
     } else {
         if ((env = config_read_env(path, &mode, err, errlen)) == NULL)
             return false;
-        /* Seed 002's env file has no MCP_AUTH_TOKEN but a client secret and the agent's key
-         * (HERMES_API_KEY, read by agentcfg.c). */
+        /* An OAuth-only env file has no MCP_AUTH_TOKEN but may hold a client secret and the agent's
+         * key (HERMES_API_KEY, read by agentcfg.c). */
         static const char *const secrets[] = {"MCP_AUTH_TOKEN", "OAUTH_CLIENT_SECRET",
                                               "HERMES_API_KEY"};
         bool secret = false;

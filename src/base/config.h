@@ -1,4 +1,4 @@
-/* config.h — the server's settings, read from a dotenv file (see README "Configuration").
+/* config.h — the server's settings, read from a dotenv file (docs/reference/env.md).
  * Secrets come only from that file, which must then be mode 600; argv never carries one. */
 #ifndef HM_CONFIG_H
 #define HM_CONFIG_H
@@ -16,7 +16,7 @@ struct config {
     bool auth;          /* authentication is on: MCP_AUTH_TOKEN, TOKENS_FILE or
                            OAUTH_ISSUER_URL is set (off only without an env file) */
     bool owner_token;   /* MCP_AUTH_TOKEN is set: the owner's static bearer token; without it
-                           (OAuth only, seed 002's setup) the owner allows OAuth clients with
+                           (OAuth only) the owner allows OAuth clients with
                            the consent passphrase and uses the CLI */
     unsigned char token_hash[32]; /* SHA-256 of MCP_AUTH_TOKEN; the token itself is not kept */
     char *tokens_file;            /* TOKENS_FILE: more principals (YAML, mode 600), or NULL */
@@ -25,7 +25,7 @@ struct config {
     char *oauth_store;     /* with oauth_issuer: the OAuth token store, oauth-tokens.json beside
                               the env file (hashes only, mode 600) */
     bool oauth_dcr;        /* OAUTH_DCR: dynamic client registration (default on; 0 turns it off) */
-    char *oauth_client_id; /* OAUTH_CLIENT_ID: seed 002's static confidential client, or NULL */
+    char *oauth_client_id; /* OAUTH_CLIENT_ID: a static confidential client, or NULL */
     unsigned char oauth_client_secret_hash[32]; /* SHA-256 of OAUTH_CLIENT_SECRET (>= 32
                                                    characters); the secret is not kept */
     char *oauth_redirect_schemes; /* OAUTH_ALLOWED_REDIRECT_SCHEMES: app schemes a redirect URI
@@ -38,10 +38,10 @@ struct config {
                                      private addresses, comma-separated, or NULL */
     unsigned oauth_access_ttl_s;  /* OAUTH_ACCESS_TTL_S: an access token's life (default 1 h) */
     unsigned oauth_refresh_ttl_s; /* OAUTH_REFRESH_TTL_S: a refresh token's (default 30 d) */
-    bool tool_aliases;     /* MCP_TOOL_ALIASES=1: seed 002's hermes_ask and hermes_check are listed
-                              in tools/list (they are callable either way) */
-    char *hermes_env_path; /* HERMES_ENV_PATH */
-    char *tasks_dir;       /* TASKS_DIR, default tasks/ beside the env file */
+    bool tool_aliases; /* MCP_TOOL_ALIASES=1: the older names hermes_ask and hermes_check are listed
+                          in tools/list (they are callable either way) */
+    char *hermes_env_path;         /* HERMES_ENV_PATH */
+    char *tasks_dir;               /* TASKS_DIR, default tasks/ beside the env file */
     unsigned tasks_retention_days; /* TASKS_RETENTION_DAYS: finished tasks older than this are
                                       pruned, default 30; 0: no age limit */
     unsigned tasks_max;            /* TASKS_MAX: finished tasks kept at most, oldest pruned first,
