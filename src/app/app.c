@@ -23,6 +23,7 @@
 #include "buf.h"
 #include "config.h"
 #include "crypto.h"
+#include "hex.h"
 #include "ctlsock.h"
 #include "hdr.h"
 #include "httpd.h"
@@ -214,14 +215,11 @@ static enum auth_result oauth_authenticate(struct app *a, struct hreq *r, const 
     /* Tasks and sealed state belong to one authorization (its refreshed tokens included), not
      * to every authorization of the same client: the family names it, by a digest. */
     if (g->family) {
-        static const char hex[] = "0123456789abcdef";
         static const char label[] = "hermes-mcp family v1";
         unsigned char d[32];
         crypto_hmac_sha256(label, sizeof label - 1, g->family, strlen(g->family), d);
         int len = snprintf(n->caller, sizeof n->caller, "%s/", name);
-        for (int i = 0; i < 16; i++)
-            n->caller[len + i] = hex[(d[i / 2] >> (i % 2 ? 0 : 4)) & 15];
-        n->caller[len + 16] = '\0';
+        hex_encode(d, 8, n->caller + len);
     }
     return AUTH_OK;
 }
@@ -451,15 +449,10 @@ static bool rate_limited(struct app *a, struct hreq *r, bool authed)
         return false;
     if (authed) {
         /* A credential is named by a hash prefix of its own hash: never the secret itself. */
-        static const char hex[] = "0123456789abcdef";
         const struct rpc_note *n = hreq_user(r);
         const unsigned char *hash = n && n->who ? n->who->hash : a->cfg->token_hash;
         char id[9];
-        for (int i = 0; i < 4; i++) {
-            id[2 * i] = hex[hash[i] >> 4];
-            id[2 * i + 1] = hex[hash[i] & 15];
-        }
-        id[8] = '\0';
+        hex_encode(hash, 4, id);
         /* Per credential and client address: behind a tunnel every client is the one proxy
          * address, so this is per credential; direct clients sharing the one token still
          * cannot use up each other's requests. */

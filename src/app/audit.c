@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "buf.h"
+#include "hex.h"
 #include "log.h"
 #include "mem.h"
 #include "utf8.h"
@@ -177,7 +178,6 @@ static void put_raw(struct line *l, const char *s, size_t n)
 /* Appends s as a JSON string. */
 static void put_string(struct line *l, const char *s)
 {
-    static const char hex[] = "0123456789abcdef";
     if (!utf8_valid(s, strlen(s))) {
         l->bad = true;
         return;
@@ -196,7 +196,8 @@ static void put_string(struct line *l, const char *s)
             char esc[2] = {'\\', (char)c};
             put_raw(l, esc, 2);
         } else {
-            char esc[6] = {'\\', 'u', '0', '0', hex[c >> 4], hex[c & 15]};
+            char esc[7] = "\\u00";
+            hex_encode(&c, 1, esc + 4);
             put_raw(l, esc, 6);
         }
     }

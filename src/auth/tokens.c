@@ -81,19 +81,6 @@ bool tokens_parse_time(const char *t, time_t *out)
     return true;
 }
 
-static bool parse_hash(const char *hex, unsigned char out[32])
-{
-    if (strlen(hex) != 64)
-        return false;
-    for (int i = 0; i < 32; i++) {
-        int hi = hex_digit(hex[2 * i]), lo = hex_digit(hex[2 * i + 1]);
-        if (hi < 0 || lo < 0)
-            return false;
-        out[i] = (unsigned char)(hi << 4 | lo);
-    }
-    return true;
-}
-
 /* A list value: a YAML sequence of text, or one text of items separated by spaces or commas
  * (as `token gen --scopes` takes them). Returns the items (count in *n), or NULL with a reason. */
 static char **list_value(json_t *v, size_t *n, const char *what, size_t entry, char *err,
@@ -210,7 +197,7 @@ static bool parse_entry(json_t *e, size_t no, struct principal *p, char *err, si
     }
     snprintf(p->name, sizeof p->name, "%s", name);
     const char *hash = json_string_value(json_object_get(e, "sha256"));
-    if (hash == NULL || !parse_hash(hash, p->hash)) {
+    if (hash == NULL || !hex_decode(hash, p->hash, sizeof p->hash)) {
         snprintf(err, errlen,
                  "principal '%s': 'sha256' must be the 64 hex characters of the token's SHA-256 "
                  "(hermes-mcp token gen --name prints it)",

@@ -19,6 +19,7 @@
 
 #include "bridge_internal.h"
 #include "crypto.h"
+#include "hex.h"
 #include "mcp.h"
 #include "mem.h"
 #include "strmap.h"
@@ -34,7 +35,7 @@ void owner_tag(const char *owner, char out[OWNER_TAG_SIZE])
     }
     unsigned char d[32];
     crypto_sha256(owner, strlen(owner), d);
-    crypto_hex(d, 8, out); /* 16 hex digits, then the separator */
+    hex_encode(d, 8, out); /* 16 hex digits, then the separator */
     out[16] = '-';
     out[17] = '\0';
 }

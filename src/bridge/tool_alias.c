@@ -13,6 +13,7 @@
 #include "bridge_internal.h"
 #include "config.h"
 #include "crypto.h"
+#include "hex.h"
 #include "mcp.h"
 #include "tasks.h"
 #include "toolargs.h"
@@ -84,7 +85,6 @@ static void run_as(struct bridge *b, const char *name, struct mcp_call *c, json_
  * session (the agent sees the mapped name). */
 static json_t *session_of(json_t *id)
 {
-    static const char hex[] = "0123456789abcdef";
     const char *s = json_string_value(id);
     size_t n = json_string_length(id);
     if (session_syntax(s, n))
@@ -92,11 +92,7 @@ static json_t *session_of(json_t *id)
     unsigned char d[32];
     char name[5 + 32 + 1] = "s002-";
     crypto_sha256(s, n, d);
-    for (int i = 0; i < 16; i++) {
-        name[5 + 2 * i] = hex[d[i] >> 4];
-        name[6 + 2 * i] = hex[d[i] & 15];
-    }
-    name[sizeof name - 1] = '\0';
+    hex_encode(d, 16, name + 5);
     return json_string(name);
 }
 

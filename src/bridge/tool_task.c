@@ -10,6 +10,7 @@
 
 #include "bridge_internal.h"
 #include "crypto.h"
+#include "hex.h"
 #include "mcp.h"
 #include "mem.h"
 #include "strmap.h"
@@ -52,7 +53,7 @@ static void fingerprint(json_t *args, const char *agent, char out[65])
     char *text = json_dumps(canon, JSON_COMPACT | JSON_SORT_KEYS);
     unsigned char d[32];
     crypto_sha256(text, strlen(text), d);
-    crypto_hex(d, sizeof d, out);
+    hex_encode(d, sizeof d, out);
     free(text);
     json_decref(canon);
 }
