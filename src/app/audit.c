@@ -17,6 +17,7 @@
 #include "hex.h"
 #include "log.h"
 #include "mem.h"
+#include "timefmt.h"
 #include "utf8.h"
 
 #define QUEUE_MAX_BYTES (1024 * 1024)
@@ -39,8 +40,6 @@ struct audit {
     int fd;
     bool regular;
     off_t size;
-    time_t when_sec; /* the loop thread's last timestamp second, formatted */
-    char when_text[24];
 };
 
 static void open_file(struct audit *a)
@@ -215,18 +214,13 @@ static void put_field(struct line *l, const char *key, const char *v, bool optio
 }
 
 /* Starts a line with its timestamp. */
-static void put_timestamp(struct audit *a, struct line *l)
+static void put_timestamp(struct line *l)
 {
     struct timespec ts;
-    struct tm tm;
+    char when[TIMEFMT_SIZE];
     clock_gettime(CLOCK_REALTIME, &ts);
-    if (ts.tv_sec != a->when_sec || a->when_text[0] == '\0') {
-        gmtime_r(&ts.tv_sec, &tm);
-        strftime(a->when_text, sizeof a->when_text, "%Y-%m-%dT%H:%M:%S", &tm);
-        a->when_sec = ts.tv_sec;
-    }
-    l->len = (size_t)snprintf(l->text, sizeof l->text, "{\"ts\":\"%s.%03ldZ\"", a->when_text,
-                              ts.tv_nsec / 1000000);
+    timefmt_iso_ms(&ts, when);
+    l->len = (size_t)snprintf(l->text, sizeof l->text, "{\"ts\":\"%s\"", when);
 }
 
 /* Ends a line and queues it for the writer (or counts it dropped). */
@@ -252,7 +246,7 @@ void audit_log_event(struct audit *a, const struct audit_event *e)
     struct line l = {.len = 0};
     if (a == NULL)
         return;
-    put_timestamp(a, &l);
+    put_timestamp(&l);
     put_field(&l, "event", e->event, false);
     put_field(&l, "principal", e->principal, true);
     put_field(&l, "upstream", e->upstream, true);
@@ -275,7 +269,7 @@ void audit_log(struct audit *a, const struct audit_entry *e)
     if (a == NULL)
         return;
     /* Formatted by hand: building and dumping a jansson object cost more than the request. */
-    put_timestamp(a, &l);
+    put_timestamp(&l);
     put_field(&l, "ip", e->ip, false);
     put_field(&l, "principal", e->principal, true);
     put_field(&l, "method", e->method, false);

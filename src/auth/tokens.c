@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "mem.h"
 #include "utf8.h"
@@ -71,13 +72,10 @@ bool tokens_parse_time(const char *t, time_t *out)
     bool leap = (y % 4 == 0 && y % 100 != 0) || y % 400 == 0;
     if (mo == 2 && d == 29 && !leap)
         return false;
-    /* Days since the epoch (proleptic Gregorian), without timegm's dependence on TZ. */
-    int yy = mo <= 2 ? y - 1 : y;
-    long long era = yy / 400, yoe = yy - era * 400;
-    long long doy = (153LL * (mo + (mo > 2 ? -3 : 9)) + 2) / 5 + d - 1;
-    long long doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
-    long long days = era * 146097 + doe - 719468;
-    *out = (time_t)(days * 86400 + h * 3600 + mi * 60 + s);
+    /* timegm reads the fields as UTC whatever TZ says; they are valid, so it cannot fail. */
+    struct tm tm = {.tm_year = y - 1900, .tm_mon = mo - 1, .tm_mday = d, .tm_hour = h,
+                    .tm_min = mi, .tm_sec = s};
+    *out = timegm(&tm);
     return true;
 }
 

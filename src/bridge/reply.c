@@ -14,16 +14,13 @@
 #include "mcp.h"
 #include "mem.h"
 #include "tasks.h"
+#include "timefmt.h"
 #include "utf8.h"
 
 json_t *iso_now(void)
 {
-    char s[40];
-    time_t t = time(NULL);
-    struct tm tm;
-    gmtime_r(&t, &tm);
-    strftime(s, sizeof s, "%Y-%m-%dT%H:%M:%SZ", &tm);
-    return json_string(s);
+    char s[TIMEFMT_SIZE];
+    return json_string(timefmt_iso(time(NULL), s));
 }
 
 void tool_error(struct mcp_call *c, enum toolerr code, unsigned retry_after,

@@ -16,6 +16,7 @@
 #include "ctlclient.h"
 #include "ctlsock.h"
 #include "mem.h"
+#include "timefmt.h"
 
 #define EXIT_FAIL 1
 #define EXIT_USAGE 2
@@ -185,9 +186,8 @@ static void put_field(const char *label, json_t *v, bool keep_newlines)
 static void print_request(json_t *r)
 {
     time_t t = (time_t)json_integer_value(json_object_get(r, "time"));
-    struct tm tm;
-    char when[32];
-    strftime(when, sizeof when, "%Y-%m-%dT%H:%M:%SZ", gmtime_r(&t, &tm));
+    char when[TIMEFMT_SIZE];
+    timefmt_iso(t, when);
     put_field("id:        ", json_object_get(r, "id"), false);
     printf("time:      %s\n", when);
     put_field("principal: ", json_object_get(r, "principal"), false);
@@ -206,9 +206,8 @@ static void print_table(json_t *pending)
     printf("%-16s  %-20s  %-16s  %-28s  %s\n", "ID", "TIME", "PRINCIPAL", "TOOL", "ARGUMENTS");
     json_array_foreach(pending, i, p) {
         time_t t = (time_t)json_integer_value(json_object_get(p, "time"));
-        struct tm tm;
-        char when[32];
-        strftime(when, sizeof when, "%Y-%m-%dT%H:%M:%SZ", gmtime_r(&t, &tm));
+        char when[TIMEFMT_SIZE];
+        timefmt_iso(t, when);
         const char *id = json_string_value(json_object_get(p, "id"));
         char *principal = approvalscli_printable(
                  json_string_value(json_object_get(p, "principal")), false),
