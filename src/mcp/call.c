@@ -72,12 +72,7 @@ static void call_free(struct mcp_call *c)
     call_untrack(c);
     if (c->sess)
         c->sess->active--;
-    if (c->all_prev)
-        c->all_prev->all_next = c->all_next;
-    else
-        c->srv->calls = c->all_next;
-    if (c->all_next)
-        c->all_next->all_prev = c->all_prev;
+    list_unlink(&c->srv_link);
     if (!c->lasting)
         c->srv->ncalls--;
     sess_unref(c->sess);
@@ -464,15 +459,9 @@ struct mcp_call *call_new(struct rpc_ctx *x, struct jrpc_msg *m)
     }
     if (x->srv->o.call_timeout_ms)
         c->deadline = loop_timer_add(x->srv->loop, x->srv->o.call_timeout_ms, call_deadline, c);
-    c->next = x->ex->calls;
-    if (c->next)
-        c->next->prev = c;
-    x->ex->calls = c;
+    list_push_front(&x->ex->calls, &c->ex_link);
     x->ex->pending++;
-    c->all_next = x->srv->calls;
-    if (c->all_next)
-        c->all_next->all_prev = c;
-    x->srv->calls = c;
+    list_push_front(&x->srv->calls, &c->srv_link);
     x->srv->ncalls++;
     x->srv->calls_started++;
     return c;
@@ -483,11 +472,16 @@ void mcp_abort_streams(struct mcp_server *s, int code, const char *message)
     /* One at a time from the head: aborting a call may end others of its exchange, and each
      * abort takes the call out of its exchange, so the search moves on. */
     for (;;) {
-        struct mcp_call *c = s->calls;
-        while (c && !(c->ex && c->ex->stream))
-            c = c->all_next;
-        if (c == NULL)
+        struct mcp_call *found = NULL;
+        LIST_FOREACH(node, &s->calls) {
+            struct mcp_call *c = list_entry(node, struct mcp_call, srv_link);
+            if (c->ex && c->ex->stream) {
+                found = c;
+                break;
+            }
+        }
+        if (found == NULL)
             return;
-        call_abort(c, jrpc_error(c->id, code, message));
+        call_abort(found, jrpc_error(found->id, code, message));
     }
 }

@@ -35,13 +35,7 @@ bool ex_ensure_stream(struct mcp_exchange *ex)
 
 void ex_unlink(struct mcp_exchange *ex, struct mcp_call *c)
 {
-    if (c->prev)
-        c->prev->next = c->next;
-    else
-        ex->calls = c->next;
-    if (c->next)
-        c->next->prev = c->prev;
-    c->prev = c->next = NULL;
+    list_unlink(&c->ex_link);
     c->ex = NULL;
     ex->pending--;
 }
@@ -72,6 +66,7 @@ struct mcp_exchange *ex_open(struct mcp_server *srv, struct hreq *r, struct mcp_
                              bool batch, const char *version)
 {
     struct mcp_exchange *ex = xcalloc(1, sizeof *ex);
+    list_init(&ex->calls);
     const char *accept = hreq_header(r, "Accept");
     ex->srv = srv;
     ex->sess = sess_ref(sess);
@@ -117,8 +112,8 @@ void ex_on_abort(struct hreq *r, void *arg)
     if (resumable)
         return;
     ex->dispatching = true; /* keep ex alive while cancelling */
-    while (ex->calls)
-        call_cancel(ex->calls);
+    while (!list_empty(&ex->calls))
+        call_cancel(list_entry(list_first(&ex->calls), struct mcp_call, ex_link));
     ex->dispatching = false;
     ex_maybe_finish(ex);
 }

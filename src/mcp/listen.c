@@ -29,7 +29,7 @@
 #define SUBSCRIPTION_ID "io.modelcontextprotocol/subscriptionId"
 
 struct listen {
-    struct listen *prev, *next;
+    struct list link; /* in the server's listens */
     struct mcp_server *srv;
     struct mcp_call *call;
     json_t *task_ids; /* object: id -> true; NULL: no task notifications */
@@ -38,12 +38,7 @@ struct listen {
 
 static void listen_free(struct listen *l)
 {
-    if (l->prev)
-        l->prev->next = l->next;
-    else
-        l->srv->listens = l->next;
-    if (l->next)
-        l->next->prev = l->prev;
+    list_unlink(&l->link);
     loop_timer_cancel(l->keepalive);
     json_decref(l->task_ids);
     free(l);
@@ -141,10 +136,7 @@ void listen_start(struct rpc_ctx *x, struct jrpc_msg *m)
     l->srv = x->srv;
     l->call = c;
     l->task_ids = task_ids;
-    l->next = x->srv->listens;
-    if (l->next)
-        l->next->prev = l;
-    x->srv->listens = l;
+    list_push_front(&x->srv->listens, &l->link);
     mcp_call_on_cancel(c, listen_cancelled, l);
     /* The ids are acknowledged as given: whether one is the caller's task is not said here
      * (that would tell an id of another principal's task from a made-up one); notifications
@@ -168,9 +160,11 @@ void listen_start(struct rpc_ctx *x, struct jrpc_msg *m)
 
 bool mcp_task_watched(const struct mcp_server *s, const char *task_id)
 {
-    for (struct listen *l = s->listens; l; l = l->next)
+    LIST_FOREACH(node, &s->listens) {
+        const struct listen *l = list_entry(node, struct listen, link);
         if (l->task_ids && json_object_get(l->task_ids, task_id))
             return true;
+    }
     return false;
 }
 
@@ -179,17 +173,19 @@ void mcp_task_notify(struct mcp_server *s, const char *caller, json_t *task)
     const char *id = json_string_value(json_object_get(task, "taskId"));
     if (id == NULL)
         return;
-    for (struct listen *l = s->listens; l; l = l->next)
+    LIST_FOREACH(node, &s->listens) {
+        struct listen *l = list_entry(node, struct listen, link);
         if (l->task_ids && json_object_get(l->task_ids, id) &&
             strcmp(l->call->caller, caller) == 0)
             listen_send(l, jrpc_notification("notifications/tasks", json_deep_copy(task)));
+    }
 }
 
 void mcp_end_subscriptions(struct mcp_server *s)
 {
     /* Each finish frees its listen (the cancel callback is cleared first): take the head. */
-    while (s->listens) {
-        struct listen *l = s->listens;
+    while (!list_empty(&s->listens)) {
+        struct listen *l = list_entry(list_first(&s->listens), struct listen, link);
         struct mcp_call *c = l->call;
         json_t *result = json_pack("{s:s, s:{s:O}}", "resultType", "complete", "_meta",
                                    SUBSCRIPTION_ID, c->id);

@@ -297,6 +297,8 @@ size_t mcp_calls_in_flight(const struct mcp_server *s)
 struct mcp_server *mcp_new(struct loop *l, const struct mcp_opts *o)
 {
     struct mcp_server *s = xcalloc(1, sizeof *s);
+    list_init(&s->calls);
+    list_init(&s->listens);
     s->loop = l;
     s->o = *o;
     s->name = xstrdup(o->name);
