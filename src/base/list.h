@@ -17,11 +17,11 @@ struct list {
 #define list_entry(node, type, member) ((type *)(void *)((char *)(node) - offsetof(type, member)))
 
 /* Every node of the list at anchor, first to last; the loop must not unlink the node. */
-#define LIST_FOREACH(node, anchor)                                                              \
+#define LIST_FOREACH(node, anchor)                                                                 \
     for (struct list *node = (anchor)->next; node != (anchor); node = node->next)
 /* The same, and the body may unlink (or free) the node it is at. */
-#define LIST_FOREACH_SAFE(node, anchor)                                                         \
-    for (struct list *node = (anchor)->next, *node##_next = node->next; node != (anchor);      \
+#define LIST_FOREACH_SAFE(node, anchor)                                                            \
+    for (struct list *node = (anchor)->next, *node##_next = node->next; node != (anchor);          \
          node = node##_next, node##_next = node->next)
 
 /* Makes an empty list of anchor. */
@@ -68,6 +68,18 @@ static inline void list_unlink(struct list *node)
     node->next->prev = node->prev;
     node->prev->next = node->next;
     node->next = node->prev = NULL;
+}
+
+/* Moves every node of from to the end of to, in order; from is left empty. */
+static inline void list_splice_back(struct list *to, struct list *from)
+{
+    if (list_empty(from))
+        return;
+    from->next->prev = to->prev;
+    to->prev->next = from->next;
+    from->prev->next = to;
+    to->prev = from->prev;
+    list_init(from);
 }
 
 /* The first or last node, or NULL when the list is empty. */

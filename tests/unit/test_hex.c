@@ -87,9 +87,9 @@ static void round_trips(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(encodes_lowercase),     cmocka_unit_test(encodes_a_digest),
+        cmocka_unit_test(encodes_lowercase),         cmocka_unit_test(encodes_a_digest),
         cmocka_unit_test(writes_no_more_than_asked), cmocka_unit_test(decodes_either_case),
-        cmocka_unit_test(decoder_is_strict),     cmocka_unit_test(round_trips),
+        cmocka_unit_test(decoder_is_strict),         cmocka_unit_test(round_trips),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
