@@ -461,12 +461,12 @@ static bool rate_limited(struct app *a, struct hreq *r, bool authed)
         ratelimit_key(ip, addr, sizeof addr);
         snprintf(key, sizeof key, "%s@%s", id, addr);
         snprintf(who, sizeof who, "credential %s from %s", id, ip);
-        wait = ratelimit_take_key(rl, key, loop_now(a->loop), &first);
+        wait = ratelimit_consume_key(rl, key, loop_now(a->loop), &first);
     } else {
         char ip[64];
         client_ip(a, r, ip, sizeof ip);
         snprintf(who, sizeof who, "client %s", ip);
-        wait = ratelimit_take(rl, ip, loop_now(a->loop), &first);
+        wait = ratelimit_consume(rl, ip, loop_now(a->loop), &first);
     }
     if (wait == 0)
         return false;
@@ -496,7 +496,7 @@ static bool is_metadata_path(const char *path)
 static void resource_metadata(struct app *a, struct hreq *r)
 {
     const char *m = hreq_method(r);
-    if (oauth_cors(r, "GET, HEAD, OPTIONS")) /* public, and no credentials */
+    if (authserver_cors(r, "GET, HEAD, OPTIONS")) /* public, and no credentials */
         return;
     if (strcmp(m, "GET") && strcmp(m, "HEAD")) {
         hreq_add_header(r, "Allow", "GET, HEAD");
@@ -836,7 +836,7 @@ static int take_socket(struct app *a, int *fd, char *host, size_t hostlen, unsig
 {
     char err[512];
 
-    if (!sdlisten_take(fd, host, hostlen, port, err, sizeof err)) {
+    if (!sdlisten_claim(fd, host, hostlen, port, err, sizeof err)) {
         log_error("%s", err);
         return 2;
     }
@@ -882,7 +882,7 @@ static void open_approvals(struct app *a)
 {
     char err[512] = "";
     a->approvals = approvals_new(a->loop, a->o->approvals_timeout_s);
-    char *path = ctl_socket_path(a->cfg->env_file);
+    char *path = ctlsock_path(a->cfg->env_file);
     if (path)
         a->ctl = ctlsock_new(a->loop, path, a->approvals, err, sizeof err);
     else

@@ -31,7 +31,7 @@ bool principal_name_ok(const char *s)
     return true;
 }
 
-bool scope_known(const char *scope)
+bool principal_scope_known(const char *scope)
 {
     static const char *const fixed[] = {"hermes:read", "hermes:task", "hermes:admin"};
     for (size_t i = 0; i < sizeof fixed / sizeof *fixed; i++)
@@ -214,7 +214,7 @@ static bool parse_entry(json_t *e, size_t no, struct principal *p, char *err, si
         return false;
     }
     for (size_t i = 0; i < p->nscopes; i++)
-        if (!scope_known(p->scopes[i])) {
+        if (!principal_scope_known(p->scopes[i])) {
             snprintf(err, errlen,
                      "principal '%s': unknown scope '%.64s' (known: hermes:read, hermes:task, "
                      "hermes:admin, gateway:<upstream>)",

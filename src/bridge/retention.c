@@ -138,7 +138,7 @@ int retention_remove_task(int tasks_dirfd, const char *id)
     return remove_entry(tasks_dirfd, id);
 }
 
-int retention_take_out(int tasks_dirfd, const char *id)
+int retention_move_out(int tasks_dirfd, const char *id)
 {
     static atomic_ulong seq;
     char to[RETENTION_NAME_MAX];
@@ -341,7 +341,7 @@ static void take_out_work(struct retention *r, int dfd)
             read_run_id(tfd, it->run_id, sizeof it->run_id);
             close(tfd);
         }
-        it->removed = retention_take_out(dfd, it->id) == 0;
+        it->removed = retention_move_out(dfd, it->id) == 0;
         if (!it->removed)
             log_warn("retention: cannot prune task %s: %s", it->id, strerror(errno));
     }

@@ -66,16 +66,16 @@ void ratelimit_key(const char *ip, char *out, size_t outlen)
     snprintf(out, outlen, "%s", ip);
 }
 
-unsigned ratelimit_take(struct ratelimit *rl, const char *ip, uint64_t now_ms, bool *first)
+unsigned ratelimit_consume(struct ratelimit *rl, const char *ip, uint64_t now_ms, bool *first)
 {
     char key[RATELIMIT_KEY_MAX];
 
     ratelimit_key(ip, key, sizeof key);
-    return ratelimit_take_key(rl, key, now_ms, first);
+    return ratelimit_consume_key(rl, key, now_ms, first);
 }
 
-unsigned ratelimit_take_key(struct ratelimit *rl, const char *key_in, uint64_t now_ms,
-                            bool *first)
+unsigned ratelimit_consume_key(struct ratelimit *rl, const char *key_in, uint64_t now_ms,
+                               bool *first)
 {
     char key[RATELIMIT_KEY_MAX]; /* cut as the bucket stores it, so lookups find it */
     snprintf(key, sizeof key, "%s", key_in);

@@ -72,7 +72,7 @@ static void listen_send(struct listen *l, json_t *msg_take)
         json_object_set_new(params, "_meta", meta);
     }
     json_object_set(meta, SUBSCRIPTION_ID, l->call->id);
-    call_send_notification(l->call, msg_take);
+    mcp_call_send_notification(l->call, msg_take);
 }
 
 /* Checks the filter's taskIds; false (answered) when it is malformed. */
@@ -87,9 +87,10 @@ static bool read_task_ids(struct rpc_ctx *x, struct jrpc_msg *m, json_t *ids, js
     json_array_foreach(ids, i, v) ok = ok && jrpc_str(v) && json_string_length(v) > 0 &&
                                        json_string_length(v) <= 128;
     if (!ok) {
-        answer(x, jrpc_error(m->id, JRPC_INVALID_PARAMS,
-                             "Invalid params: notifications.taskIds must be an array of at most "
-                             "256 task ids"));
+        mcp_answer(x,
+                   jrpc_error(m->id, JRPC_INVALID_PARAMS,
+                              "Invalid params: notifications.taskIds must be an array of at most "
+                              "256 task ids"));
         return false;
     }
     *out = json_object();
@@ -101,8 +102,8 @@ void listen_start(struct rpc_ctx *x, struct jrpc_msg *m)
 {
     json_t *filter = json_object_get(m->params, "notifications");
     if (filter && !json_is_object(filter)) {
-        answer(x, jrpc_error(m->id, JRPC_INVALID_PARAMS,
-                             "Invalid params: notifications must be an object"));
+        mcp_answer(x, jrpc_error(m->id, JRPC_INVALID_PARAMS,
+                                 "Invalid params: notifications must be an object"));
         return;
     }
     json_t *task_ids;
@@ -112,26 +113,27 @@ void listen_start(struct rpc_ctx *x, struct jrpc_msg *m)
                                    MCP_TASKS_EXTENSION) != NULL;
     if (task_ids && !has_ext) {
         json_decref(task_ids);
-        answer(x, era_missing_tasks(m->id, "Missing required client capability: task "
-                                           "notifications need the tasks extension "
-                                           "(" MCP_TASKS_EXTENSION ")"));
+        mcp_answer(x, era_missing_tasks(m->id, "Missing required client capability: task "
+                                               "notifications need the tasks extension "
+                                               "(" MCP_TASKS_EXTENSION ")"));
         return;
     }
     if (!x->ex->accepts_sse) {
         json_decref(task_ids);
-        answer(x, jrpc_error(m->id, JRPC_INVALID_REQUEST,
-                             "Invalid Request: subscriptions/listen answers with an SSE stream; "
-                             "send Accept: text/event-stream"));
+        mcp_answer(x,
+                   jrpc_error(m->id, JRPC_INVALID_REQUEST,
+                              "Invalid Request: subscriptions/listen answers with an SSE stream; "
+                              "send Accept: text/event-stream"));
         return;
     }
     if (!mcp_has_tasks(x->srv)) { /* nothing could ever be sent about tasks */
         json_decref(task_ids);
         task_ids = NULL;
     }
-    struct mcp_call *c = call_new(x, m);
+    struct mcp_call *c = mcp_call_new(x, m);
     /* A subscription lasts as long as the client wants it: no deadline, and a drain does not
      * wait for it (mcp_end_subscriptions closes it gracefully). */
-    call_make_lasting(c);
+    mcp_call_make_lasting(c);
     struct listen *l = xcalloc(1, sizeof *l);
     l->srv = x->srv;
     l->call = c;

@@ -111,7 +111,7 @@ struct mcp_call {
     json_t *params; /* the request's: a sealed state is bound to their digest */
     json_t *input_responses, *input_state;
     char caller[45]; /* who asked (both eras): see era_caller */
-    bool lasting;    /* not counted in srv->ncalls (call_make_lasting) */
+    bool lasting;    /* not counted in srv->ncalls (mcp_call_make_lasting) */
     bool in_flight; /* in srv->inflight under key: a cancel by id can find it */
     bool counted;   /* in srv->ninflight: neither finished nor cancelled */
     unsigned holds; /* >0 while reply callbacks run: freeing waits until they are done */
@@ -226,16 +226,16 @@ struct rpc_ctx {
 };
 
 /* Small helpers (mcp.c). */
-bool version_supported(const char *v);
+bool mcp_version_supported(const char *v);
 /* What the engine keeps of a client's capabilities (either era): presence flags for sampling,
  * elicitation and roots, and "elicitation.form" when it takes form-mode elicitation. A client
  * cannot park a large object in a session or a call this way (new reference). */
-json_t *client_caps_kept(json_t *caps);
-int level_index(const char *level);
-void reply_json(struct hreq *r, unsigned status, json_t *msg_take);
-void reply_rpc_error(struct hreq *r, unsigned status, json_t *id, int code, const char *msg);
+json_t *mcp_client_caps_kept(json_t *caps);
+int mcp_level_index(const char *level);
+void mcp_reply_json(struct hreq *r, unsigned status, json_t *msg_take);
+void mcp_reply_rpc_error(struct hreq *r, unsigned status, json_t *id, int code, const char *msg);
 /* Tells the audit hook what r was about; NULL fields are left as they were. */
-void audit_note(struct mcp_server *srv, struct hreq *r, const char *rpc_method, const char *tool,
-                const char *error);
+void mcp_audit_note(struct mcp_server *srv, struct hreq *r, const char *rpc_method,
+                    const char *tool, const char *error);
 
 #endif

@@ -171,7 +171,7 @@ char *approvalscli_printable(const char *s, bool keep_newlines)
         }
         p += len;
     }
-    char *r = buf_take(&out, NULL);
+    char *r = buf_detach(&out, NULL);
     return r ? r : xstrdup("");
 }
 
@@ -245,7 +245,7 @@ int approvalscli_main(const char *cmd, int argc, char **argv)
     int rc = parse(cmd, argc, argv, &o);
     if (rc >= 0)
         return rc;
-    char *path = ctl_socket_path(o.env_file);
+    char *path = ctlsock_path(o.env_file);
     if (!path) {
         fprintf(stderr, "hermes-mcp %s: the env file's directory path is too long\n", cmd);
         return EXIT_USAGE;

@@ -96,7 +96,7 @@ int tokengen_main(int argc, char **argv)
                 "MCP_AUTH_TOKEN)\n");
         return EXIT_USAGE;
     }
-    if (!check_list(scopes, scope_known, "scopes") ||
+    if (!check_list(scopes, principal_scope_known, "scopes") ||
         (agents && !check_list(agents, principal_name_ok, "agents")))
         return EXIT_USAGE;
     time_t when;
