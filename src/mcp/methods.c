@@ -23,10 +23,6 @@
 #include "mem.h"
 #include "strmap.h"
 
-/* JSON-RPC error for a tool the caller's credential may not use (implementation-defined server
- * error range; the HTTP status, 403, is what clients act on). */
-#define RPC_FORBIDDEN (-32003)
-
 static json_t *registry_list(const struct registry *reg, const char *field)
 {
     json_t *arr = json_array();
@@ -223,7 +219,7 @@ static void do_initialize(struct rpc_ctx *x, struct jrpc_msg *m)
 
     if (!json_is_string(pv)) {
         mcp_answer(x, jrpc_error(m->id, JRPC_INVALID_PARAMS,
-                                 "Invalid params: protocolVersion must be a string"));
+                             "Invalid params: protocolVersion must be a string"));
         return;
     }
     if (refuse_nul(x, m, pv, "protocolVersion"))
@@ -235,7 +231,7 @@ static void do_initialize(struct rpc_ctx *x, struct jrpc_msg *m)
         unsigned max = srv->o.max_sessions ? srv->o.max_sessions : 10000;
         if (strmap_count(srv->sessions) >= max) {
             mcp_answer(x, jrpc_error(m->id, JRPC_INTERNAL_ERROR,
-                                     "Too many sessions; end one with DELETE and retry"));
+                                 "Too many sessions; end one with DELETE and retry"));
             return;
         }
         struct mcp_session *s = xcalloc(1, sizeof *s);
@@ -273,22 +269,21 @@ static void do_initialize(struct rpc_ctx *x, struct jrpc_msg *m)
  * JSON-RPC error. */
 static void refuse_tool(struct rpc_ctx *x, struct jrpc_msg *m, const struct named *t)
 {
-    char msg[300], code[16];
+    char msg[300];
 
     if (t->scope)
         snprintf(msg, sizeof msg, "Forbidden: calling %s needs the scope %s, which this "
                  "credential does not have", t->name, t->scope);
     else
         snprintf(msg, sizeof msg, "Forbidden: this credential may not call %s", t->name);
-    snprintf(code, sizeof code, "%d", RPC_FORBIDDEN);
-    mcp_audit_note(x->srv, x->req, NULL, t->name, code);
+    mcp_audit_note(x->srv, x->req, NULL, t->name, jrpc_err_text(JRPC_FORBIDDEN));
     if (x->ex->batch) {
-        mcp_answer(x, jrpc_error(m->id, RPC_FORBIDDEN, msg));
+        mcp_answer(x, jrpc_error(m->id, JRPC_FORBIDDEN, msg));
         return;
     }
     hreq_on_abort(x->req, NULL, NULL);
     x->ex->req = NULL; /* answered here: the exchange has nothing left to send */
-    mcp_reply_rpc_error(x->req, 403, m->id, RPC_FORBIDDEN, msg);
+    mcp_reply_rpc_error(x->req, 403, m->id, JRPC_FORBIDDEN, msg);
 }
 
 static void do_discover(struct rpc_ctx *x, struct jrpc_msg *m)
@@ -315,7 +310,7 @@ static const struct mcp_task_ops *provider_of(struct mcp_call *c, struct mcp_ser
         }
     *arg = srv->task_arg;
     if (srv->task_ops == NULL)
-        mcp_call_error(c, -32602, "Failed to retrieve task: Task not found");
+        mcp_call_task_not_found(c);
     return srv->task_ops;
 }
 
@@ -353,19 +348,19 @@ static void task_method(struct rpc_ctx *x, struct jrpc_msg *m, mcp_handler *h)
                                   MCP_TASKS_EXTENSION);
     if (ext == NULL) {
         mcp_answer(x, era_missing_tasks(m->id, "Missing required client capability: the tasks "
-                                               "extension (" MCP_TASKS_EXTENSION ")"));
+                                           "extension (" MCP_TASKS_EXTENSION ")"));
         return;
     }
     json_t *id = json_object_get(m->params, "taskId");
     if (!jrpc_str(id) || json_string_length(id) == 0 || json_string_length(id) > 128) {
         mcp_answer(x, jrpc_error(m->id, JRPC_INVALID_PARAMS,
-                                 "Invalid params: taskId must be a non-empty string"));
+                             "Invalid params: taskId must be a non-empty string"));
         return;
     }
     json_t *responses = json_object_get(m->params, "inputResponses");
     if (h == task_update && !json_is_object(responses)) {
         mcp_answer(x, jrpc_error(m->id, JRPC_INVALID_PARAMS,
-                                 "Invalid params: inputResponses must be an object"));
+                             "Invalid params: inputResponses must be an object"));
         return;
     }
     struct named n = {.handler = h, .arg = x->srv};
@@ -394,15 +389,14 @@ static void do_tools_call(struct rpc_ctx *x, struct jrpc_msg *m)
     struct named *t;
 
     if (!json_is_string(name)) {
-        mcp_answer(x,
-                   jrpc_error(m->id, JRPC_INVALID_PARAMS, "Invalid params: name must be a string"));
+        mcp_answer(x, jrpc_error(m->id, JRPC_INVALID_PARAMS, "Invalid params: name must be a string"));
         return;
     }
     if (refuse_nul(x, m, name, "name"))
         return;
     if (args != NULL && !json_is_object(args) && !json_is_null(args)) {
         mcp_answer(x, jrpc_error(m->id, JRPC_INVALID_PARAMS,
-                                 "Invalid params: arguments must be an object"));
+                             "Invalid params: arguments must be an object"));
         return;
     }
     t = registry_find(&x->srv->tools, json_string_value(name));
@@ -421,7 +415,7 @@ static void do_tools_call(struct rpc_ctx *x, struct jrpc_msg *m)
     char msg[256];
     if (x->ex->modern && t->param_headers &&
         !era_param_headers_match(x->req, t->param_headers, args, msg, sizeof msg)) {
-        mcp_answer(x, jrpc_error(m->id, ERA_HEADER_MISMATCH, msg));
+        mcp_answer(x, jrpc_error(m->id, JRPC_HEADER_MISMATCH, msg));
         return;
     }
     json_t *a = json_is_object(args) ? json_incref(args) : json_object();
@@ -433,8 +427,7 @@ static void do_resources_read(struct rpc_ctx *x, struct jrpc_msg *m)
 {
     json_t *uri = json_object_get(m->params, "uri");
     if (!json_is_string(uri)) {
-        mcp_answer(x,
-                   jrpc_error(m->id, JRPC_INVALID_PARAMS, "Invalid params: uri must be a string"));
+        mcp_answer(x, jrpc_error(m->id, JRPC_INVALID_PARAMS, "Invalid params: uri must be a string"));
         return;
     }
     if (refuse_nul(x, m, uri, "uri"))
@@ -466,8 +459,7 @@ static void do_subscribe(struct rpc_ctx *x, struct jrpc_msg *m, bool on)
 {
     json_t *uri = json_object_get(m->params, "uri");
     if (!json_is_string(uri)) {
-        mcp_answer(x,
-                   jrpc_error(m->id, JRPC_INVALID_PARAMS, "Invalid params: uri must be a string"));
+        mcp_answer(x, jrpc_error(m->id, JRPC_INVALID_PARAMS, "Invalid params: uri must be a string"));
         return;
     }
     if (refuse_nul(x, m, uri, "uri"))
@@ -486,8 +478,7 @@ static void do_prompts_get(struct rpc_ctx *x, struct jrpc_msg *m)
     json_t *name = json_object_get(m->params, "name");
     json_t *args = json_object_get(m->params, "arguments");
     if (!json_is_string(name)) {
-        mcp_answer(x,
-                   jrpc_error(m->id, JRPC_INVALID_PARAMS, "Invalid params: name must be a string"));
+        mcp_answer(x, jrpc_error(m->id, JRPC_INVALID_PARAMS, "Invalid params: name must be a string"));
         return;
     }
     if (refuse_nul(x, m, name, "name"))
@@ -499,7 +490,7 @@ static void do_prompts_get(struct rpc_ctx *x, struct jrpc_msg *m)
     }
     if (args != NULL && !json_is_object(args)) {
         mcp_answer(x, jrpc_error(m->id, JRPC_INVALID_PARAMS,
-                                 "Invalid params: arguments must be an object"));
+                             "Invalid params: arguments must be an object"));
         return;
     }
     json_t *a = args ? json_incref(args) : json_object();
@@ -514,12 +505,11 @@ static void do_complete(struct rpc_ctx *x, struct jrpc_msg *m)
     if (!json_is_object(ref) || !json_is_string(json_object_get(ref, "type")) ||
         !json_is_object(arg)) {
         mcp_answer(x, jrpc_error(m->id, JRPC_INVALID_PARAMS,
-                                 "Invalid params: ref and argument objects are required"));
+                             "Invalid params: ref and argument objects are required"));
         return;
     }
     if (x->srv->complete == NULL) {
-        mcp_answer(
-            x, jrpc_error(m->id, JRPC_METHOD_NOT_FOUND, "Method not found: completion/complete"));
+        mcp_answer(x, jrpc_error(m->id, JRPC_METHOD_NOT_FOUND, "Method not found: completion/complete"));
         return;
     }
     struct named n = {.handler = x->srv->complete, .arg = x->srv->complete_arg};
@@ -531,10 +521,9 @@ static void do_set_level(struct rpc_ctx *x, struct jrpc_msg *m)
     json_t *level = json_object_get(m->params, "level");
     int li = jrpc_str(level) ? mcp_level_index(json_string_value(level)) : -1;
     if (li < 0) {
-        mcp_answer(x,
-                   jrpc_error(m->id, JRPC_INVALID_PARAMS,
-                              "Invalid params: level must be one of debug, info, notice, warning, "
-                              "error, critical, alert, emergency"));
+        mcp_answer(x, jrpc_error(m->id, JRPC_INVALID_PARAMS,
+                             "Invalid params: level must be one of debug, info, notice, warning, "
+                             "error, critical, alert, emergency"));
         return;
     }
     if (x->sess)

@@ -9,10 +9,10 @@
 #include <time.h>
 
 #include "crypto.h"
+#include "exitcode.h"
 #include "hex.h"
 #include "principal.h"
 
-#define EXIT_USAGE 2
 
 const char tokengen_usage[] =
     "usage: hermes-mcp token gen --name NAME --scopes SCOPES [--agents AGENTS]\n"

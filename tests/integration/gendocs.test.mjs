@@ -14,6 +14,7 @@ const GENDOCS = join(dirname(BIN), 'gendocs');
 const FILES = [
   ['.env.example', ['env-example']],
   ['docs/reference/env.md', ['env-md']],
+  ['docs/reference/errors.md', ['errors-md']],
   ['man/hermes-mcp.env.5', ['env-man']],
   ['man/hermes-mcp.1', ['cli-man', BIN]],
   ['man/hermes-mcp-gateway.yaml.5', ['md-man', 'hermes-mcp-gateway.yaml', '5', 'File Formats'],
