@@ -389,7 +389,8 @@ static void do_tools_call(struct rpc_ctx *x, struct jrpc_msg *m)
     struct named *t;
 
     if (!json_is_string(name)) {
-        mcp_answer(x, jrpc_error(m->id, JRPC_INVALID_PARAMS, "Invalid params: name must be a string"));
+        mcp_answer(x,
+                   jrpc_error(m->id, JRPC_INVALID_PARAMS, "Invalid params: name must be a string"));
         return;
     }
     if (refuse_nul(x, m, name, "name"))
@@ -427,7 +428,8 @@ static void do_resources_read(struct rpc_ctx *x, struct jrpc_msg *m)
 {
     json_t *uri = json_object_get(m->params, "uri");
     if (!json_is_string(uri)) {
-        mcp_answer(x, jrpc_error(m->id, JRPC_INVALID_PARAMS, "Invalid params: uri must be a string"));
+        mcp_answer(x,
+                   jrpc_error(m->id, JRPC_INVALID_PARAMS, "Invalid params: uri must be a string"));
         return;
     }
     if (refuse_nul(x, m, uri, "uri"))
@@ -459,7 +461,8 @@ static void do_subscribe(struct rpc_ctx *x, struct jrpc_msg *m, bool on)
 {
     json_t *uri = json_object_get(m->params, "uri");
     if (!json_is_string(uri)) {
-        mcp_answer(x, jrpc_error(m->id, JRPC_INVALID_PARAMS, "Invalid params: uri must be a string"));
+        mcp_answer(x,
+                   jrpc_error(m->id, JRPC_INVALID_PARAMS, "Invalid params: uri must be a string"));
         return;
     }
     if (refuse_nul(x, m, uri, "uri"))
@@ -478,7 +481,8 @@ static void do_prompts_get(struct rpc_ctx *x, struct jrpc_msg *m)
     json_t *name = json_object_get(m->params, "name");
     json_t *args = json_object_get(m->params, "arguments");
     if (!json_is_string(name)) {
-        mcp_answer(x, jrpc_error(m->id, JRPC_INVALID_PARAMS, "Invalid params: name must be a string"));
+        mcp_answer(x,
+                   jrpc_error(m->id, JRPC_INVALID_PARAMS, "Invalid params: name must be a string"));
         return;
     }
     if (refuse_nul(x, m, name, "name"))
@@ -509,7 +513,8 @@ static void do_complete(struct rpc_ctx *x, struct jrpc_msg *m)
         return;
     }
     if (x->srv->complete == NULL) {
-        mcp_answer(x, jrpc_error(m->id, JRPC_METHOD_NOT_FOUND, "Method not found: completion/complete"));
+        mcp_answer(
+            x, jrpc_error(m->id, JRPC_METHOD_NOT_FOUND, "Method not found: completion/complete"));
         return;
     }
     struct named n = {.handler = x->srv->complete, .arg = x->srv->complete_arg};
