@@ -23,6 +23,7 @@
 #include "buf.h"
 #include "config.h"
 #include "crypto.h"
+#include "hex.h"
 #include "ctlsock.h"
 #include "hdr.h"
 #include "httpd.h"
@@ -214,14 +215,11 @@ static enum auth_result oauth_authenticate(struct app *a, struct hreq *r, const 
     /* Tasks and sealed state belong to one authorization (its refreshed tokens included), not
      * to every authorization of the same client: the family names it, by a digest. */
     if (g->family) {
-        static const char hex[] = "0123456789abcdef";
         static const char label[] = "hermes-mcp family v1";
         unsigned char d[32];
         crypto_hmac_sha256(label, sizeof label - 1, g->family, strlen(g->family), d);
         int len = snprintf(n->caller, sizeof n->caller, "%s/", name);
-        for (int i = 0; i < 16; i++)
-            n->caller[len + i] = hex[(d[i / 2] >> (i % 2 ? 0 : 4)) & 15];
-        n->caller[len + 16] = '\0';
+        hex_encode(d, 8, n->caller + len);
     }
     return AUTH_OK;
 }
@@ -451,15 +449,10 @@ static bool rate_limited(struct app *a, struct hreq *r, bool authed)
         return false;
     if (authed) {
         /* A credential is named by a hash prefix of its own hash: never the secret itself. */
-        static const char hex[] = "0123456789abcdef";
         const struct rpc_note *n = hreq_user(r);
         const unsigned char *hash = n && n->who ? n->who->hash : a->cfg->token_hash;
         char id[9];
-        for (int i = 0; i < 4; i++) {
-            id[2 * i] = hex[hash[i] >> 4];
-            id[2 * i + 1] = hex[hash[i] & 15];
-        }
-        id[8] = '\0';
+        hex_encode(hash, 4, id);
         /* Per credential and client address: behind a tunnel every client is the one proxy
          * address, so this is per credential; direct clients sharing the one token still
          * cannot use up each other's requests. */
@@ -468,12 +461,12 @@ static bool rate_limited(struct app *a, struct hreq *r, bool authed)
         ratelimit_key(ip, addr, sizeof addr);
         snprintf(key, sizeof key, "%s@%s", id, addr);
         snprintf(who, sizeof who, "credential %s from %s", id, ip);
-        wait = ratelimit_take_key(rl, key, loop_now(a->loop), &first);
+        wait = ratelimit_consume_key(rl, key, loop_now(a->loop), &first);
     } else {
         char ip[64];
         client_ip(a, r, ip, sizeof ip);
         snprintf(who, sizeof who, "client %s", ip);
-        wait = ratelimit_take(rl, ip, loop_now(a->loop), &first);
+        wait = ratelimit_consume(rl, ip, loop_now(a->loop), &first);
     }
     if (wait == 0)
         return false;
@@ -503,7 +496,7 @@ static bool is_metadata_path(const char *path)
 static void resource_metadata(struct app *a, struct hreq *r)
 {
     const char *m = hreq_method(r);
-    if (oauth_cors(r, "GET, HEAD, OPTIONS")) /* public, and no credentials */
+    if (authserver_cors(r, "GET, HEAD, OPTIONS")) /* public, and no credentials */
         return;
     if (strcmp(m, "GET") && strcmp(m, "HEAD")) {
         hreq_add_header(r, "Allow", "GET, HEAD");
@@ -843,7 +836,7 @@ static int take_socket(struct app *a, int *fd, char *host, size_t hostlen, unsig
 {
     char err[512];
 
-    if (!sdlisten_take(fd, host, hostlen, port, err, sizeof err)) {
+    if (!sdlisten_claim(fd, host, hostlen, port, err, sizeof err)) {
         log_error("%s", err);
         return 2;
     }
@@ -889,7 +882,7 @@ static void open_approvals(struct app *a)
 {
     char err[512] = "";
     a->approvals = approvals_new(a->loop, a->o->approvals_timeout_s);
-    char *path = ctl_socket_path(a->cfg->env_file);
+    char *path = ctlsock_path(a->cfg->env_file);
     if (path)
         a->ctl = ctlsock_new(a->loop, path, a->approvals, err, sizeof err);
     else

@@ -19,7 +19,7 @@
 #include "mem.h"
 #include "tasks.h"
 
-struct agentdef *find_agent(struct bridge *b, const char *name)
+struct agentdef *bridge_find_agent(struct bridge *b, const char *name)
 {
     for (size_t i = 0; i < b->nagents; i++)
         if (strcmp(b->agents[i].name, name) == 0)

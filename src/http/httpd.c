@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "buf.h"
+#include "list.h"
 #include "log.h"
 #include "loop.h"
 #include "mem.h"
@@ -64,7 +65,7 @@ struct hreq {
     void *abort_arg;
     struct loop_timer *abort_later; /* a dropped stream's abort, run on a clean stack */
     struct loop_watch *hup;
-    struct hreq *prev, *next; /* list of live requests */
+    struct list link; /* in the list of live requests */
     char peer[INET6_ADDRSTRLEN];
     uint64_t started_ms;
     void *user;
@@ -86,7 +87,7 @@ struct httpd {
     struct loop_timer *timer;
     struct httpd_opts o;
     unsigned port;
-    struct hreq *live;
+    struct list live; /* struct hreq, by link */
     size_t nlive;
     MHD_socket lfd;    /* ours again once quiesced; closed when draining starts */
     bool quiesced;     /* MHD accepts no more connections */
@@ -103,22 +104,13 @@ static void conn_arm(struct conn *c, unsigned ms);
 
 static void live_add(struct httpd *h, struct hreq *r)
 {
-    r->next = h->live;
-    if (h->live)
-        h->live->prev = r;
-    h->live = r;
+    list_push_front(&h->live, &r->link);
     h->nlive++;
 }
 
 static void live_del(struct httpd *h, struct hreq *r)
 {
-    if (r->prev)
-        r->prev->next = r->next;
-    else
-        h->live = r->next;
-    if (r->next)
-        r->next->prev = r->prev;
-    r->prev = r->next = NULL;
+    list_unlink(&r->link);
     h->nlive--;
 }
 
@@ -173,7 +165,8 @@ void httpd_stats(const struct httpd *h, struct httpd_stats *st)
     memset(st, 0, sizeof *st);
     st->connections = di ? di->num_connections : 0;
     st->requests = h->nlive;
-    for (const struct hreq *r = h->live; r; r = r->next) {
+    LIST_FOREACH(node, &h->live) {
+        const struct hreq *r = list_entry(node, struct hreq, link);
         st->waiting += r->state == HREQ_WAITING;
         st->streaming += r->state == HREQ_STREAMING;
     }
@@ -821,6 +814,7 @@ struct httpd *httpd_new(struct loop *l, const struct httpd_opts *o, char *err, s
     h->loop = l;
     h->o = *o;
     h->lfd = MHD_INVALID_SOCKET;
+    list_init(&h->live);
     if (fd < 0)
         fd = open_listener(o->host, o->port, err, errlen);
     if (fd < 0)
@@ -884,9 +878,8 @@ void httpd_drain(struct httpd *h)
 size_t httpd_receiving(const struct httpd *h)
 {
     size_t n = 0;
-    for (const struct hreq *r = h->live; r; r = r->next)
-        if (r->state == HREQ_READING)
-            n++;
+    LIST_FOREACH(node, &h->live)
+        n += list_entry(node, struct hreq, link)->state == HREQ_READING;
     return n;
 }
 
@@ -897,8 +890,8 @@ void httpd_shutdown(struct httpd *h)
     h->stopping = true;
     h->draining = true;
     quiesce(h);
-    for (struct hreq *r = h->live, *next; r; r = next) {
-        next = r->next;
+    LIST_FOREACH_SAFE(node, &h->live) {
+        struct hreq *r = list_entry(node, struct hreq, link);
         fire_abort(r);
         if (r->state == HREQ_WAITING)
             reply_unavailable(r);
@@ -908,9 +901,11 @@ void httpd_shutdown(struct httpd *h)
     /* Let the answers go out; MHD_stop_daemon with a suspended connection is fatal. */
     for (int i = 0; i < 200 && h->nlive > 0; i++)
         loop_once(h->loop, 10);
-    for (struct hreq *r = h->live; r; r = r->next)
+    LIST_FOREACH(node, &h->live) {
+        struct hreq *r = list_entry(node, struct hreq, link);
         if (r->suspended)
             resume(r);
+    }
     loop_watch_del(h->w);
     h->w = NULL;
     loop_timer_cancel(h->timer);

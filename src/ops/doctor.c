@@ -128,7 +128,7 @@ static char *scrubbed(const struct doctor *d, const char *line)
         }
         buf_appends(&b, p);
         wipe_free(cur);
-        cur = buf_take(&b, NULL);
+        cur = buf_detach(&b, NULL);
     }
     return cur;
 }
