@@ -20,7 +20,6 @@ aliases=(
     "configtab:config_"
     "httpd:hreq_"             # one request's API, in the server that owns requests
     "contractfile:contract_"
-    "agents:registry_refresh$"
     "oautherr:oauth_err_"
     "clientmeta:authserver_redirect_ok"
     "as_clients:authserver_client"

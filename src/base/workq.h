@@ -1,8 +1,8 @@
 /* workq.h — one background work queue, after redis's bio.c: a worker thread per queue runs
  * jobs off the loop (disk writes, fsyncs, scrypt, directory walks), in the order they were
  * submitted, and each finished job comes back to the loop thread through an eventfd the loop
- * watches. The four places that used to keep their own thread, mutex, condition variable and
- * eventfd (the audit log, the passphrase verifier, the task pruner, the task writer) use this.
+ * watches. The audit log, the passphrase verifier, the task pruner and the task writer run on
+ * one each, so none of them carries its own thread, mutex, condition variable and eventfd.
  *
  * A job is the caller's struct with a struct workq_job member. The queue holds it from
  * workq_submit until its done callback, which gives it back: done may free it or submit more.

@@ -183,7 +183,7 @@ void agents_load(struct bridge *b);
 /* Before agents are used: the registry as on disk, and probes of agents not probed lately. */
 void agents_refresh(struct bridge *b);
 /* The registry as on disk (a stat; reloaded when it changed), without probing anyone. */
-void registry_refresh(struct bridge *b);
+void agents_registry_refresh(struct bridge *b);
 /* What list_agents, /health and /metrics report: a key, and the last probe did not fail. */
 bool agent_available(const struct agentdef *a);
 /* Whether a task may be sent (a failure older than PROBE_MAX_AGE_MS no longer refuses it). */

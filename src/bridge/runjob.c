@@ -89,7 +89,7 @@ static void follow_poll(struct loop *l, void *arg)
     /* A run outlives tool calls: without this, an agent put back in the registry file would
      * not be seen until some tool call or SIGHUP re-read it. Only a stat: probing every agent
      * from here would wake them all for one run. */
-    registry_refresh(j->b);
+    agents_registry_refresh(j->b);
     struct agentdef *a = bridge_find_agent(j->b, j->agent);
     if (a && a->key) /* as configured now (a new key, a new address) */
         bridge_job_use_agent(j, a);

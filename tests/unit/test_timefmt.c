@@ -61,7 +61,7 @@ static void parse_and_format_round_trip(void **state)
             bool leap = (y % 4 == 0 && y % 100 != 0) || y % 400 == 0;
             int n = mdays[m - 1] + (m == 2 && leap);
             for (int d = 1; d <= n; d++) {
-                char text[32], out[TIMEFMT_SIZE];
+                char text[48], out[TIMEFMT_SIZE];
                 time_t t;
                 snprintf(text, sizeof text, "%04d-%02d-%02d", y, m, d);
                 assert_true(tokens_parse_time(text, &t));

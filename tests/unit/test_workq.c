@@ -30,7 +30,8 @@ struct rec {
     int done[64], ndone; /* done order (loop thread) */
     int cancelled;
     unsigned batches, biggest;
-    atomic_int gate; /* work waits while 0 */
+    atomic_int gate;    /* work waits while 0 */
+    atomic_int entered; /* batches work has started */
     int resubmit;    /* done submits this many more jobs */
 };
 
@@ -38,6 +39,7 @@ static void work(struct list *batch, void *arg)
 {
     struct rec *r = arg;
     unsigned n = 0;
+    atomic_fetch_add(&r->entered, 1);
     while (atomic_load(&r->gate) == 0)
         usleep(1000);
     LIST_FOREACH(node, batch) {
@@ -93,6 +95,14 @@ static void setup_rec(struct rec *r, unsigned batch_max, int gate)
     assert_non_null(r->wq);
 }
 
+/* Waits (at most 5 s) until the worker holds a batch at the gate. */
+static void wait_entered(struct rec *r)
+{
+    for (int i = 0; i < 5000 && atomic_load(&r->entered) == 0; i++)
+        usleep(1000);
+    assert_true(atomic_load(&r->entered) > 0);
+}
+
 static void run_until(struct rec *r, int ndone)
 {
     for (int i = 0; i < 500 && r->ndone < ndone; i++)
@@ -129,7 +139,7 @@ static void batches(void **state)
     setup_rec(&r, 4, 0);
     for (int i = 0; i < 10; i++)
         submit(&r, i);
-    usleep(20000); /* the worker holds its first batch at the gate; the rest wait */
+    wait_entered(&r); /* the worker holds its first batch at the gate; the rest wait */
     atomic_store(&r.gate, 1);
     run_until(&r, 10);
     for (int i = 0; i < 10; i++)
@@ -161,7 +171,7 @@ static void cancel_with_jobs_pending(void **state)
     setup_rec(&r, 1, 0);
     for (int i = 0; i < 8; i++)
         submit(&r, i);
-    usleep(20000); /* job 0 is at the gate */
+    wait_entered(&r); /* job 0 is at the gate */
     atomic_store(&r.gate, 1);
     assert_true(workq_free(r.wq, WORKQ_CANCEL, 0));
     assert_int_equal(r.ndone + r.cancelled, 8);
@@ -212,7 +222,7 @@ static void without_a_loop(void **state)
 {
     (void)state;
     struct workq_opts o = {.name = "loose", .work = loose_work, .batch_max = 1000,
-                           .gather_ms = 50, .gather_max = 1000};
+                           .gather_ms = 200, .gather_max = 1000};
     struct workq *q = workq_new(&o);
     assert_non_null(q);
     assert_true(workq_start(q));
@@ -220,8 +230,8 @@ static void without_a_loop(void **state)
         struct job *j = calloc(1, sizeof *j);
         assert_true(workq_submit(q, &j->q));
     }
-    for (int i = 0; i < 500 && workq_pending(q) > 0; i++)
-        usleep(2000);
+    for (int i = 0; i < 5000 && workq_pending(q) > 0; i++)
+        usleep(1000);
     assert_int_equal(workq_pending(q), 0);
     assert_int_equal(atomic_load(&loose_freed), 100);
     assert_true(atomic_load(&loose_batches) <= 2); /* the burst, gathered */
