@@ -150,10 +150,12 @@ static const char *env_file_arg(int argc, char **argv, const char *help, int *ba
 static struct bridge *the_bridge;
 static struct gwfile the_gwfile; /* GATEWAY_FILE, read before serving; empty without one */
 
-static void log_gateway_note(bool warn, const char *line, void *arg)
+static void log_gateway_lint(enum gwlint_level level, const char *line, void *arg)
 {
     (void)arg;
-    if (warn)
+    if (level == GWLINT_ERROR)
+        fprintf(stderr, "hermes-mcp: %s\n", line);
+    else if (level == GWLINT_WARN)
         log_warn("gateway: %s", line);
     else
         log_info("gateway: %s", line);
@@ -168,32 +170,17 @@ static bool load_gateway_file(const struct config *cfg, const char *env_file)
     if (cfg->gateway_file == NULL)
         return true;
     json_t *env = config_read_env(env_file, &mode, err, sizeof err);
-    bool ok = env && gwload_for_serve(cfg->gateway_file, env, cfg->call_timeout_ms, &the_gwfile,
-                                      err, sizeof err);
+    bool ok = env && gwload_file(cfg->gateway_file, env, &the_gwfile, err, sizeof err);
     json_decref(env);
     if (!ok) {
         fprintf(stderr, "hermes-mcp: %s\n", err);
         return false;
     }
-    bool approve_guards = gwload_any_approve(&the_gwfile);
-    if (approve_guards)
-        log_warn("gateway: approve guards: `hermes-mcp approve` is heard from uid %u outside this "
-                 "server's process tree, so an agent or job of this user started elsewhere could "
-                 "approve; run the Hermes agent and the upstreams' tools as another user (README: "
-                 "\"Approvals: who can decide\")",
-                 (unsigned)geteuid());
-    for (size_t i = 0; i < the_gwfile.nup; i++) {
-        if (!the_gwfile.up[i].include && !the_gwfile.up[i].exclude)
-            log_warn("gateway: upstream %s has no tools.include or tools.exclude: it exposes "
-                     "nothing (default deny)",
-                     the_gwfile.up[i].name);
-        if (the_gwfile.up[i].args_placeholder)
-            log_warn("gateway: upstream %s has a ${...} placeholder in args: its value is on the "
-                     "child's command line, which every local user can read; pass secrets in "
-                     "env: instead",
-                     the_gwfile.up[i].name);
+    if (!gwload_lint(&the_gwfile, cfg->gateway_file, cfg->call_timeout_ms, log_gateway_lint,
+                     NULL)) {
+        gwfile_cleanup(&the_gwfile);
+        return false;
     }
-    gwfile_notes(&the_gwfile, log_gateway_note, NULL);
     return true;
 }
 

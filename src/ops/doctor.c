@@ -239,19 +239,23 @@ static bool check_settings(struct doctor *d, json_t *env, struct config *cfg)
     return false;
 }
 
-static void gateway_note(bool warn, const char *line, void *arg)
+static void gateway_lint(enum gwlint_level level, const char *line, void *arg)
 {
-    check(arg, warn ? WARN : OK, "gateway file: %s", line);
+    if (level == GWLINT_ERROR)
+        check(arg, FAIL, "%s", line);
+    else
+        check(arg, level == GWLINT_WARN ? WARN : OK, "gateway file: %s", line);
 }
 
-/* The gateway file, offline: what `gateway check` validates (starting upstreams is not ours). */
+/* The gateway file, offline: what `gateway check` validates (starting upstreams is not ours),
+ * with serve's own lint (gwload_lint), so doctor fails where serve would refuse. */
 static void check_gateway(struct doctor *d, const struct config *cfg, json_t *env)
 {
     struct gwfile gw;
     char err[1024];
     if (cfg->gateway_file == NULL)
         return;
-    if (!gwload_for_serve(cfg->gateway_file, env, cfg->call_timeout_ms, &gw, err, sizeof err)) {
+    if (!gwload_file(cfg->gateway_file, env, &gw, err, sizeof err)) {
         check(d, FAIL, "%s: fix it (hermes-mcp gateway check shows the upstreams)", err);
         return;
     }
@@ -265,13 +269,7 @@ static void check_gateway(struct doctor *d, const struct config *cfg, json_t *en
     else
         check(d, OK, "gateway file %s: %zu upstream%s", cfg->gateway_file, gw.nup,
               gw.nup == 1 ? "" : "s");
-    for (size_t i = 0; i < gw.nup; i++)
-        if (gw.up[i].args_placeholder)
-            check(d, WARN, "gateway file %s: upstream %s has a ${...} placeholder in args: its "
-                           "value is on the child's command line, readable by every local user; "
-                           "pass secrets in env: instead",
-                  cfg->gateway_file, gw.up[i].name);
-    gwfile_notes(&gw, gateway_note, d);
+    gwload_lint(&gw, cfg->gateway_file, cfg->call_timeout_ms, gateway_lint, d);
     gwfile_cleanup(&gw);
     char *waiting = ctlclient_restart_needed(d->env_path);
     if (waiting)
