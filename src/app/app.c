@@ -33,6 +33,7 @@
 #include "passphrase.h"
 #include "metrics.h"
 #include "principal.h"
+#include "provider.h"
 #include "tokenstore.h"
 #include "ratelimit.h"
 #include "sdlisten.h"
@@ -74,7 +75,12 @@ struct app {
     unsigned watchdog_ms;
     bool draining; /* SIGTERM seen: calls in flight are finishing */
     bool hurry;    /* a second SIGTERM/SIGINT: end the drain now */
+    size_t nsetup; /* providers whose setup ran, torn down in reverse */
 };
+
+#define EACH_PROVIDER(a, p)                                                                    \
+    for (const struct provider *p = (a)->o->providers; p < (a)->o->providers + (a)->o->nproviders; \
+         p++)
 
 static bool in_list(const char *list, const char *item, size_t n)
 {
@@ -298,6 +304,41 @@ static json_t *whoami_of(struct hreq *r, void *arg)
     return whoami_describe(n->who, kind, n->grant ? n->client_id : NULL);
 }
 
+/* The providers' readiness objects: one as it is, several merged ("{}" when none has one). */
+static bool providers_ready(struct app *a, struct buf *out)
+{
+    bool ready = true;
+    size_t n = 0;
+    EACH_PROVIDER(a, p) {
+        n += p->ops->ready != NULL;
+    }
+    if (n <= 1) {
+        EACH_PROVIDER(a, p) {
+            if (p->ops->ready)
+                return p->ops->ready(p->self, out);
+        }
+        buf_appends(out, "{}");
+        return true;
+    }
+    json_t *all = json_object();
+    EACH_PROVIDER(a, p) {
+        struct buf one;
+        if (!p->ops->ready)
+            continue;
+        buf_init(&one, 0);
+        ready = p->ops->ready(p->self, &one) && ready;
+        json_t *o = one.data ? json_loads(one.data, 0, NULL) : NULL;
+        json_object_update(all, o);
+        json_decref(o);
+        buf_cleanup(&one);
+    }
+    char *text = json_dumps(all, JSON_COMPACT);
+    buf_appends(out, text ? text : "{}");
+    free(text);
+    json_decref(all);
+    return ready;
+}
+
 static void health(struct app *a, struct hreq *r)
 {
     char body[4096], extra[3072] = "";
@@ -308,8 +349,11 @@ static void health(struct app *a, struct hreq *r)
         reply_simple_json(r, 405, "{\"error\":\"method_not_allowed\",\"message\":\"use GET\"}");
         return;
     }
-    if (a->o->health)
-        a->o->health(a->o->setup_arg, extra, sizeof extra);
+    EACH_PROVIDER(a, p) {
+        size_t used = strlen(extra);
+        if (p->ops->health)
+            p->ops->health(p->self, extra + used, sizeof extra - used);
+    }
     snprintf(body, sizeof body,
              "{\"status\":\"ok\",\"service\":\"%s\",\"version\":\"%s\",\"tools\":%zu,"
              "\"audit\":{\"enabled\":%s,\"dropped\":%llu},\"rate_limited\":%llu%s}",
@@ -334,7 +378,7 @@ static void probe(struct app *a, struct hreq *r, bool readiness)
     }
     buf_init(&states, 0);
     buf_init(&body, 0);
-    bool ready = a->o->ready ? a->o->ready(a->o->setup_arg, &states) : buf_appends(&states, "{}");
+    bool ready = providers_ready(a, &states);
     buf_printf(&body, "{\"status\":\"%s\",\"upstreams\":%s}",
                !readiness ? "ok" : ready ? "ready" : "not_ready", states.data);
     hreq_add_header(r, "Cache-Control", "no-store");
@@ -427,8 +471,10 @@ static void metrics_page(struct app *a, struct hreq *r)
     metric_render(a->rpc_requests, &out);
     metric_render(a->rpc_duration, &out);
     metric_render(a->principal_requests, &out);
-    if (a->o->metrics)
-        a->o->metrics(a->o->setup_arg, &out);
+    EACH_PROVIDER(a, p) {
+        if (p->ops->metrics)
+            p->ops->metrics(p->self, &out);
+    }
     hreq_add_header(r, "Cache-Control", "no-store");
     hreq_reply(r, 200, "text/plain; version=0.0.4; charset=utf-8", out.data ? out.data : "",
                out.len);
@@ -753,8 +799,10 @@ static void reload(struct app *a)
     fresh.public_hosts = NULL;
     config_cleanup(&fresh);
     log_info("reloaded %s", a->cfg->env_file);
-    if (a->o->reload)
-        a->o->reload(a->o->setup_arg);
+    EACH_PROVIDER(a, p) {
+        if (p->ops->reload)
+            p->ops->reload(p->self);
+    }
     sdnotifyf("READY=1\nSTATUS=reloaded %s", a->cfg->env_file);
 }
 
@@ -793,8 +841,13 @@ static void on_watchdog(struct loop *l, void *arg)
 
 static bool busy(struct app *a)
 {
-    return mcp_calls_active(a->mcp) > 0 || httpd_receiving(a->httpd) > 0 ||
-           (a->o->draining_work && a->o->draining_work(a->o->setup_arg) > 0);
+    if (mcp_calls_active(a->mcp) > 0 || httpd_receiving(a->httpd) > 0)
+        return true;
+    EACH_PROVIDER(a, p) {
+        if (p->ops->draining_work && p->ops->draining_work(p->self) > 0)
+            return true;
+    }
+    return false;
 }
 
 /* SIGTERM: stop taking work, give the calls in flight up to MCP_DRAIN_GRACE_S to finish. What
@@ -814,8 +867,10 @@ static void drain(struct app *a)
     if (denied)
         log_info("drain: %zu request%s waiting for approval denied (server stopping)", denied,
                  denied == 1 ? "" : "s");
-    if (a->o->drain)
-        a->o->drain(a->o->setup_arg); /* the gateway answers the calls it has not sent yet */
+    EACH_PROVIDER(a, p) {
+        if (p->ops->drain)
+            p->ops->drain(p->self); /* the gateway answers the calls it has not sent yet */
+    }
     sdnotifyf("STOPPING=1\nSTATUS=draining: %zu call%s in flight", waiting,
               waiting == 1 ? "" : "s");
     log_info("drain: %zu call%s in flight, up to %u s for them to finish; new connections are "
@@ -883,6 +938,31 @@ static unsigned test_state_ttl_ms(void)
     return ms > 600000 ? 600000 : (unsigned)ms;
 }
 
+/* The control socket's status: the providers' facts, merged. */
+static json_t *providers_status(void *arg)
+{
+    struct app *a = arg;
+    json_t *all = json_object();
+    EACH_PROVIDER(a, p) {
+        json_t *facts = p->ops->status ? p->ops->status(p->self) : NULL;
+        if (facts)
+            json_object_update(all, facts);
+        json_decref(facts);
+    }
+    return all;
+}
+
+/* Whether some provider knows the upstream an OAuth client asks for (gateway:<name>). */
+static bool providers_know_upstream(void *arg, const char *name)
+{
+    struct app *a = arg;
+    EACH_PROVIDER(a, p) {
+        if (p->ops->knows_upstream && p->ops->knows_upstream(p->self, name))
+            return true;
+    }
+    return false;
+}
+
 /* The approval queue and its control socket. Without the socket the server still serves:
  * nothing can be approved, so whatever waits for an operator is denied at its timeout. */
 static void open_approvals(struct app *a)
@@ -897,12 +977,36 @@ static void open_approvals(struct app *a)
     if (!a->ctl)
         log_warn("%s; approvals cannot be answered", err);
     else {
-        ctlsock_set_status(a->ctl, a->o->status, a->o->setup_arg);
+        ctlsock_set_status(a->ctl, providers_status, a);
         a->reaper = reaper_start(a->loop, a->o->owned_child);
     }
     free(path);
-    if (a->o->approvals)
-        a->o->approvals(a->o->setup_arg, a->approvals);
+}
+
+static void audit_provider_event(void *arg, const struct provider_event *e)
+{
+    struct app *a = arg;
+    audit_log_event(a->audit, &(struct audit_event){.event = e->event, .principal = e->principal,
+                                                    .upstream = e->upstream, .tool = e->tool,
+                                                    .upstream_tool = e->upstream_tool,
+                                                    .status = e->status,
+                                                    .decided_by = e->decided_by,
+                                                    .duration_ms = e->duration_ms});
+}
+
+/* Each provider in order, each seeing the ones before it. */
+static bool setup_providers(struct app *a)
+{
+    for (size_t i = 0; i < a->o->nproviders; i++) {
+        const struct provider *p = &a->o->providers[i];
+        struct provider_host h = {.mcp = a->mcp, .loop = a->loop, .cfg = a->cfg,
+                                  .approvals = a->approvals, .audit = audit_provider_event,
+                                  .audit_arg = a, .before = a->o->providers, .nbefore = i};
+        a->nsetup = i + 1; /* torn down even when its setup failed half-way */
+        if (!p->ops->setup(p->self, &h))
+            return false;
+    }
+    return true;
 }
 
 int app_run(const struct app_opts *o)
@@ -935,6 +1039,10 @@ int app_run(const struct app_opts *o)
             return 2;
         }
         a.oauth_resource = xasprintf("%s/mcp", o->cfg->oauth_issuer);
+        bool know_upstreams = false; /* no provider with upstreams: any name */
+        EACH_PROVIDER(&a, p) {
+            know_upstreams = know_upstreams || p->ops->knows_upstream;
+        }
         char *passphrase = passphrase_path_beside(o->cfg->oauth_store);
         char *clients = authserver_clients_path_beside(o->cfg->oauth_store);
         struct authserver_opts ao = {.issuer = o->cfg->oauth_issuer,
@@ -950,8 +1058,9 @@ int app_run(const struct app_opts *o)
                                      .cimd_allow_hosts = o->cfg->oauth_cimd_allow_hosts,
                                      .access_ttl_s = o->cfg->oauth_access_ttl_s,
                                      .refresh_ttl_s = o->cfg->oauth_refresh_ttl_s,
-                                     .upstream_known = o->upstream_known,
-                                     .upstream_arg = o->setup_arg};
+                                     .upstream_known = know_upstreams ? providers_know_upstream
+                                                                      : NULL,
+                                     .upstream_arg = &a};
         a.oauth_server = authserver_new(&ao, err, sizeof err);
         free(passphrase);
         free(clients);
@@ -1020,10 +1129,8 @@ int app_run(const struct app_opts *o)
     /* Opened before setup: the gateway audits what it finds at start (a withheld tool). */
     if (o->cfg->audit_path)
         a.audit = audit_new(o->cfg->audit_path, AUDIT_ROTATE_BYTES, AUDIT_KEEP);
-    if (o->audit)
-        o->audit(o->setup_arg, a.audit);
     open_approvals(&a);
-    if (o->setup && !o->setup(a.mcp, a.loop, o->setup_arg))
+    if (!setup_providers(&a))
         goto out;
     if (a.draining) { /* SIGTERM while setting up (the gateway's start-up wait): never serve */
         log_info("stopped before listening");
@@ -1089,8 +1196,10 @@ out:
      * providers must still be there to hear it. */
     mcp_free(a.mcp);
     a.mcp = NULL;
-    if (o->teardown)
-        o->teardown(o->setup_arg);
+    for (size_t i = a.nsetup; i-- > 0;) {
+        if (o->providers[i].ops->teardown)
+            o->providers[i].ops->teardown(o->providers[i].self);
+    }
     httpd_free(a.httpd);
     ctlsock_free(a.ctl);
     reaper_free(a.reaper);
