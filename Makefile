@@ -47,7 +47,7 @@ CONF_OBJ := $(patsubst tests/conformance/%.c,$(BUILD)/conformance/%.o,$(CONF_SRC
 all: build/hermes-mcp
 
 FORCE:
-.PHONY: FORCE all check unit integration valgrind conformance conformance-server install headers clean distclean bench
+.PHONY: FORCE all check check-globals unit integration valgrind conformance conformance-server install headers clean distclean bench
 
 # build/hermes-mcp is the stable path; it points at the flavour built last.
 build/hermes-mcp: $(BUILD)/hermes-mcp FORCE
@@ -97,7 +97,11 @@ unit: $(UNITS)
 integration: build/hermes-mcp build/conformance-server fakes
 	tests/integration/run.sh
 
-check: unit integration
+check: check-globals unit integration
+
+# No mutable file-scope state but the process-wide kind, each allowed with its reason.
+check-globals: $(BUILD)/hermes-mcp
+	scripts/check-globals.sh $(BUILD)
 
 # The integration tests with our binaries under valgrind (memcheck, definite leaks fail).
 valgrind: build/hermes-mcp build/conformance-server fakes
