@@ -1,5 +1,6 @@
-/* app.h — the composition root both binaries share: loop, signals, HTTP routing (/mcp,
- * /health, /metrics), bearer authentication, the "listening on" line, reload and drain. */
+/* app.h — the server both binaries share: loop, HTTP routing (/mcp, /health, /metrics...),
+ * bearer authentication, the "listening on" line, reload and drain, driving the providers the
+ * caller built (serve.c: the bridge and the gateway). */
 #ifndef HM_APP_H
 #define HM_APP_H
 #include <stdbool.h>
