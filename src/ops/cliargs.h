@@ -2,7 +2,7 @@
 #ifndef HM_CLIARGS_H
 #define HM_CLIARGS_H
 
-#define EXIT_USAGE 2
+#include "exitcode.h" /* EXIT_USAGE */
 
 /* Whether argv holds --help or -h. */
 int cli_want_help(int argc, char **argv);
