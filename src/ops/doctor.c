@@ -31,12 +31,12 @@
 #include "mem.h"
 #include "passphrase.h"
 #include "principal.h"
+#include "report.h"
 #include "tokenstore.h"
 #include "utf8.h"
 
 #define PROBE_BODY_MAX (256 * 1024)
-#define SECRETS_MAX 80 /* the token, API_SERVER_KEY, one key per registry agent (at most 64) */
-#define SECRET_MIN 6   /* shorter values are not scrubbed: they would mangle ordinary words */
+#define SECRET_MIN 6 /* shorter values are not scrubbed: they would mangle ordinary words */
 #define LINES_MAX 256
 
 const char doctor_usage[] =
@@ -73,8 +73,7 @@ struct doctor {
     unsigned counts[3];
     struct line lines[LINES_MAX];
     size_t nlines;
-    char *secrets[SECRETS_MAX];
-    size_t nsecrets;
+    struct report rep; /* the token, API_SERVER_KEY, the registry agents' keys */
 };
 
 /* An agent as serve would use it, and where its key comes from (for the fix). */
@@ -88,11 +87,8 @@ struct agent_check {
 
 static void secret_add(struct doctor *d, const char *s)
 {
-    if (s == NULL || strlen(s) < SECRET_MIN || d->nsecrets == SECRETS_MAX)
-        return;
-    d->secrets[d->nsecrets++] = xstrdup(s);
+    report_secret(&d->rep, s);
 }
-
 
 static void check(struct doctor *d, enum level level, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
@@ -110,34 +106,11 @@ static void check(struct doctor *d, enum level level, const char *fmt, ...)
         d->lines[d->nlines++] = (struct line){level, xstrdup(text)};
 }
 
-/* line with every known secret replaced by "[secret]"; a new string. */
-static char *scrubbed(const struct doctor *d, const char *line)
-{
-    char *cur = xstrdup(line);
-    for (size_t i = 0; i < d->nsecrets; i++) {
-        const char *s = d->secrets[i], *p = cur, *hit;
-        size_t n = strlen(s);
-        if (strstr(cur, s) == NULL)
-            continue;
-        struct buf b;
-        buf_init(&b, 0);
-        while ((hit = strstr(p, s)) != NULL) {
-            buf_append(&b, p, (size_t)(hit - p));
-            buf_appends(&b, "[secret]");
-            p = hit + n;
-        }
-        buf_appends(&b, p);
-        wipe_free(cur);
-        cur = buf_take(&b, NULL);
-    }
-    return cur;
-}
-
 static void print_lines(struct doctor *d)
 {
     static const char *const tag[] = {"ok  ", "warn", "FAIL"};
     for (size_t i = 0; i < d->nlines; i++) {
-        char *out = scrubbed(d, d->lines[i].text);
+        char *out = report_scrub(&d->rep, d->lines[i].text, strlen(d->lines[i].text));
         utf8_clean(out); /* one line, whatever a path holds */
         printf("%s  %s\n", tag[d->lines[i].level], out);
         wipe_free(out);
@@ -868,6 +841,7 @@ static bool parse_args(struct doctor *d, int argc, char **argv)
 int doctor_main(int argc, char **argv)
 {
     struct doctor d = {.env_path = ".env", .probe = true, .timeout_ms = 5000};
+    report_init(&d.rep, "[secret]", SECRET_MIN);
     struct config cfg;
 
     for (int i = 0; i < argc; i++)
@@ -908,8 +882,7 @@ int doctor_main(int argc, char **argv)
     json_decref(reg);
     free(reg_path);
     config_cleanup(&cfg);
-    for (size_t i = 0; i < d.nsecrets; i++)
-        wipe_free(d.secrets[i]);
+    report_cleanup(&d.rep);
     curl_global_cleanup();
     return d.counts[FAIL] ? 1 : 0;
 }

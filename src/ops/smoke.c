@@ -24,6 +24,7 @@
 #include "exitcode.h"
 #include "mem.h"
 #include "readfile.h"
+#include "report.h"
 #include "sse.h"
 #include "taskpath.h"
 #include "toolerr.h"
@@ -82,6 +83,7 @@ struct smoke {
     char token_source[1100]; /* where the token came from, for the fix of a 401 */
     const char *cacert; /* --cacert, or NULL for the system's CA store */
     char *token;        /* secret: wiped and freed at the end */
+    struct report rep;  /* scrubs the token from every line printed */
     long timeout_s;
     CURL *curl;
     char version[32];  /* negotiated protocol version, after initialize */
@@ -112,24 +114,12 @@ struct reply {
 enum { H_AUTH = 1, H_MCP = 2 };
 
 /* Copies server- or curl-provided text into out (at most outlen-1 bytes): the token, wherever
- * it appears, becomes "[redacted]" and control characters become '?'. The token is removed
- * before anything is cut, so no piece of it survives a truncation either. */
+ * it appears, becomes "[redacted]" and control characters become '?' (report.h). The token is
+ * removed before anything is cut, so no piece of it survives a truncation either. */
 static void clean_text(const struct smoke *s, const char *in, size_t inlen, char *out,
                        size_t outlen)
 {
-    size_t tlen = s->token ? strlen(s->token) : 0, o = 0;
-    for (size_t i = 0; i < inlen && o + 1 < outlen;) {
-        if (tlen && inlen - i >= tlen && strncasecmp(in + i, s->token, tlen) == 0) {
-            static const char mark[] = "[redacted]";
-            for (size_t k = 0; k < sizeof mark - 1 && o + 1 < outlen; k++)
-                out[o++] = mark[k];
-            i += tlen;
-            continue;
-        }
-        unsigned char c = (unsigned char)in[i++];
-        out[o++] = (c < 0x20 || c == 0x7f) ? '?' : (char)c;
-    }
-    out[o] = '\0';
+    report_clean(&s->rep, in, inlen, out, outlen);
 }
 
 /* Server text (NULL: "(none)") cleaned and cut to outlen-1 bytes, in that order: a %.Ns of the
@@ -1251,11 +1241,14 @@ int smoke_main(int argc, char **argv)
         curl_global_cleanup();
         return EXIT_USAGE;
     }
+    report_init(&s.rep, "[redacted]", 1);
+    report_secret(&s.rep, s.token);
     s.curl = curl_easy_init();
     if (s.curl == NULL) {
         fprintf(stderr, "hermes-mcp smoke: libcurl failed to initialise\n");
         explicit_bzero(s.token, strlen(s.token));
         free(s.token);
+        report_cleanup(&s.rep);
         curl_global_cleanup();
         return EXIT_FAIL;
     }
@@ -1292,5 +1285,6 @@ out:
         explicit_bzero(s.token, strlen(s.token));
         free(s.token);
     }
+    report_cleanup(&s.rep);
     return rc;
 }
