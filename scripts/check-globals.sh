@@ -24,9 +24,9 @@ gateway/httpup.o:sessions_to_end the DELETEs of those sessions, sent once at exi
 ops/taskscli.o:du_total        nftw() passes its callback no argument
 '
 
-found=$(for o in "$build"/base/*.o "$build"/http/*.o "$build"/mcp/*.o "$build"/bridge/*.o \
-                 "$build"/gateway/*.o "$build"/auth/*.o "$build"/app/*.o "$build"/ops/*.o \
-                 "$build"/main.o; do
+# Every layer's objects (a folder of src/) and main.o.
+layers=$(for d in src/*/; do basename "$d"; done)
+found=$(for o in $(for l in $layers; do echo "$build/$l/"*.o; done) "$build"/main.o; do
     [ -f "$o" ] || continue
     objdump -t "$o" | awk -v f="${o#"$build"/}" '
         / O / && $4 ~ /^\.(data|bss)/ && $4 !~ /^\.data\.rel\.ro/ {
