@@ -49,7 +49,7 @@ CONF_OBJ := $(patsubst tests/conformance/%.c,$(BUILD)/conformance/%.o,$(CONF_SRC
 all: build/hermes-mcp
 
 FORCE:
-.PHONY: FORCE all check unit integration valgrind conformance conformance-server install headers clean distclean bench
+.PHONY: FORCE all check symbols check-globals unit integration valgrind conformance conformance-server install headers clean distclean bench
 
 # build/hermes-mcp is the stable path; it points at the flavour built last.
 build/hermes-mcp: $(BUILD)/hermes-mcp FORCE
@@ -99,7 +99,15 @@ unit: $(UNITS)
 integration: build/hermes-mcp build/conformance-server fakes
 	tests/integration/run.sh
 
-check: unit integration
+check: symbols check-globals unit integration
+
+# No mutable file-scope state but the process-wide kind, each allowed with its reason.
+check-globals: $(BUILD)/hermes-mcp
+	scripts/check-globals.sh $(BUILD)
+
+# Exported names carry their layer's or module's prefix (scripts/check-symbols.sh says which).
+symbols: $(LAYER_LIBS)
+	scripts/check-symbols.sh $(BUILD)
 
 # The integration tests with our binaries under valgrind (memcheck, definite leaks fail).
 valgrind: build/hermes-mcp build/conformance-server fakes
