@@ -115,7 +115,8 @@ static void print_usage(FILE *out)
     for (size_t i = 0; i < sizeof commands / sizeof *commands; i++)
         fputs(commands[i].summary, out);
     fputs("\nFILE defaults to ./.env. Exit codes: 0 ok, 1 runtime failure, 2 usage or "
-          "configuration\nerror. See README.md for the configuration keys.\n",
+          "configuration\nerror. See docs/guides/configuration.md#the-env-file for the "
+          "configuration keys.\n",
           out);
 }
 

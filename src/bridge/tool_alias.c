@@ -38,11 +38,11 @@ static const struct toolarg ask_args[] = {
     {.name = "session_id", .type = TOOLARG_STRING, .nonempty = true, .max_len = SESSION_ID_MAX,
      .syntax = printable, .syntax_hint = "must have no control characters",
      .description = "Continues a conversation: calls with the same session_id run one at a "
-                    "time with the same agent session. Any text (seed 002 took any); one "
+                    "time with the same agent session. Any text is taken; one "
                     "that is not a session name of ours (^[a-z0-9][a-z0-9._-]{0,63}$) is "
                     "mapped to one by a digest"},
     {.name = "toolsets", .type = TOOLARG_STRINGS, .max_items = TOOLSETS_MAX, .max_len = 64,
-     .description = "Accepted and ignored, as seed 002 did: the agent's toolsets are set in "
+     .description = "Accepted and ignored: the agent's toolsets are set in "
                     "Hermes' own configuration"},
     {.name = "async_mode", .type = TOOLARG_BOOL,
      .description = "true: return at once with the task's id; poll it with hermes_check "
@@ -150,7 +150,7 @@ void tool_alias_register(struct bridge *b)
             .name = "hermes_ask",
             .title = "Ask Hermes (alias of hermes_task)",
             .description =
-                "Alias of hermes_task (seed 002's name and arguments). Delegates prompt to the "
+                "Alias of hermes_task (its older name and arguments). Delegates prompt to the "
                 "default agent and waits for the answer ({id, status, summary, artifacts, "
                 "next_steps}); with async_mode true returns at once with status \"accepted\" and "
                 "the task's id: poll it with hermes_check (job_id = that id). session_id continues "
@@ -167,7 +167,7 @@ void tool_alias_register(struct bridge *b)
             .name = "hermes_check",
             .title = "Check a task (alias of hermes_result)",
             .description =
-                "Alias of hermes_result (seed 002's name): the task job_id as it is now. While it "
+                "Alias of hermes_result (its older name): the task job_id as it is now. While it "
                 "runs: status \"running\" (call again later); once it ended: its result {id, "
                 "status, summary, artifacts, next_steps}.",
             .input_schema = toolargs_schema(check_args_spec),

@@ -17,7 +17,7 @@
 enum { CA_RUN_ID, CA_ID, CA_JOB_ID };
 static const struct toolarg cancel_args[] = {
     ARG_RUN_ID(false), ARG_ID(false),
-    ARG_JOB_ID(false, "seed 002's name for id: the task's id"), TOOLARG_END};
+    ARG_JOB_ID(false, "the older name for id: the task's id"), TOOLARG_END};
 
 /* hermes_cancel: stop a sync task in flight, or a run (POST /v1/runs/{id}/stop). */
 static void cancel_done(struct agent_req *r, const struct agent_result *res, void *arg)
@@ -70,7 +70,7 @@ static void hermes_cancel(struct mcp_call *c, json_t *args, void *arg)
     if ((run_id != NULL) + (id != NULL) + (job_id != NULL) != 1) {
         bridge_tool_error(
             c, TE_INVALID_ARGUMENTS, 0,
-            "give exactly one of 'run_id', 'id' or 'job_id' (seed 002's name for id)");
+            "give exactly one of 'run_id', 'id' or 'job_id' (the older name for id)");
         return;
     }
     if (job_id)
@@ -139,7 +139,7 @@ void tool_cancel_register(struct bridge *b)
             .title = "Cancel a task",
             .description = "Really stop a task: a sync task in flight is interrupted, an async run "
                            "is stopped at the agent (POST /v1/runs/{id}/stop) and followed to its "
-                           "end. Give run_id or id (job_id: seed 002's name for id). Says so when "
+                           "end. Give run_id or id (job_id: the older name for id). Says so when "
                            "the task had already finished.",
             .input_schema = toolargs_schema(cancel_args),
             .output_schema = toolerr_output_schema(toolspec_schema_obj(

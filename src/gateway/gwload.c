@@ -88,7 +88,7 @@ bool gwload_lint(const struct gwfile *f, const char *path, unsigned call_timeout
                  "approve guards: `hermes-mcp approve` is heard from uid %u outside this "
                  "server's process tree, so an agent or job of this user started elsewhere "
                  "could approve; run the Hermes agent and the upstreams' tools as another user "
-                 "(README: \"Approvals: who can decide\")",
+                 "(see docs/guides/gateway.md#approvals-who-can-decide)",
                  (unsigned)geteuid());
         emit(GWLINT_WARN, line, arg);
     }

@@ -283,8 +283,8 @@ test('MCP_TOOL_ALIASES=1: tools/list shows hermes_ask and hermes_check as aliase
     const { client, tools } = await sdkClient(srv);
     const ask = tools.hermes_ask, check = tools.hermes_check;
     assert.ok(ask && check, Object.keys(tools).join());
-    assert.match(ask.description, /^Alias of hermes_task \(seed 002's name and arguments\)/);
-    assert.match(check.description, /^Alias of hermes_result \(seed 002's name\)/);
+    assert.match(ask.description, /^Alias of hermes_task \(its older name and arguments\)/);
+    assert.match(check.description, /^Alias of hermes_result \(its older name\)/);
     assert.deepEqual(Object.keys(ask.inputSchema.properties).sort(), ASK_PROPS);
     assert.deepEqual(ask.inputSchema.required, ['prompt']);
     assert.equal(ask.inputSchema.properties.async_mode.type, 'boolean');
