@@ -294,12 +294,6 @@ void gateway_set_approvals(struct gateway *g, struct approvals *q)
     g->approvals = q;
 }
 
-void gw_event(struct gateway *g, const struct gw_event *e)
-{
-    if (g->on_event)
-        g->on_event(e, g->event_arg);
-}
-
 struct gateway *gateway_new(struct mcp_server *mcp, struct loop *l, const struct gwfile *f,
                             const char *gateway_file, const char *const *taken, size_t ntaken,
                             gw_event_fn *on_event, void *event_arg)

@@ -12,6 +12,7 @@
 
 #include "approvals.h"
 #include "gateway.h"
+#include "gwevent.h"
 #include "gwfile.h"
 
 struct child;
@@ -210,8 +211,6 @@ void gw_pins_rediscovered(struct upstream *u);
 /* gateway.c: the warning of a tool whose policy leaves its schema unmatchable
  * (gw_policy_schema's uncallable), at start and on reload. */
 void gw_warn_uncallable(const struct gw_tool *t);
-/* gateway.c: tells the audit hook (if any) of e. */
-void gw_event(struct gateway *g, const struct gw_event *e);
 
 /* upstream.c */
 bool up_start(struct upstream *u, char *err, size_t errlen);
@@ -243,10 +242,6 @@ void up_receive(struct upstream *u, const char *text, size_t len);
  * (httpup.c) parses it once. */
 void up_receive_parsed(struct upstream *u, json_t *msg, size_t len);
 void up_request_failed(struct upstream *u, uint64_t id, const char *why);
-/* A JSON-RPC error object (an upstream's, or a client's answer to a relayed request) as what we
- * pass on: its code (-32603 when that is not an integer) and its message in msg, capped to size
- * and made valid UTF-8 (fallback when it has none). */
-int gw_rpc_error(json_t *error, const char *fallback, char *msg, size_t size);
 void up_down(struct upstream *u, const char *why);
 
 /* httpup.c: the Streamable HTTP transport of a url upstream */
