@@ -270,18 +270,17 @@ void up_listed(struct upstream *u);
 /* gwresources.c: after tools/list, resources/list and prompts/list where the file asks for
  * them, then up_listed. */
 void gw_list_extras(struct upstream *u);
-/* Registers the ready upstreams' resources (URIs kept: uris maps each to its owner) and prompts
- * (prefix + name, in prompts); false (logged, naming both) on a collision or a bad name. */
-bool gw_expose_extras(struct gateway *g, struct strmap *uris, struct strmap *prompts);
+struct gw_plan;
+struct gw_plan_upstream;
+/* Registers the ready upstreams' resources and prompts as planned (gwsurface.h); false (logged,
+ * naming both) on a collision or a bad name. */
+bool gw_expose_extras(struct gateway *g, const struct gw_plan *p);
 void gw_extras_free(struct gateway *g);
-/* gateway_probe's rows of one ready upstream's resources and prompts (where its file enables
- * them), by serve's rules; returns how many serve would refuse. */
-/* gateway check --probe: exposed claims a public name in names, described by what (copied);
- * false with the reason in problem when clients would refuse it or another holds it. */
-bool gw_probe_claim(struct strmap *names, const char *exposed, const char *what, char *problem,
-                    size_t problemlen);
-size_t gw_probe_extras(const struct upstream *u, struct strmap *uris, struct strmap *prompts,
-                       gw_probe_fn *fn, void *arg);
+/* gateway.c: what g's listed upstreams offer, for gw_plan_surface (in: g->nup entries). */
+void gw_plan_input(const struct gateway *g, struct gw_plan_upstream *in);
+/* gwprobe.c: gateway_probe's rows of g's upstreams once started; how many problems serve would
+ * refuse (or an upstream that did not start, a failed smoke call). */
+size_t gw_probe_rows(const struct gateway *g, gw_probe_fn *fn, void *arg);
 
 /* The largest upstream request params relayed in an input-required result (as JSON), and the
  * largest input round kept for a session-era caller (relay.c, mrtr.c). */

@@ -16,15 +16,13 @@
 #include <string.h>
 
 #include "gw_internal.h"
+#include "gwsurface.h"
 #include "log.h"
 #include "loop.h"
 #include "mcp.h"
 #include "mem.h"
-#include "strmap.h"
-#include "utf8.h"
 
 #define GW_EXTRAS_MAX 1024  /* resources (or prompts) of one upstream at most */
-#define GW_URI_MAX 2048     /* a longer resource URI is not exposed */
 
 /* Listed in this order; the kind rides in a request's arg. */
 enum extra_kind { EXTRA_RESOURCES, EXTRA_TEMPLATES, EXTRA_PROMPTS };
@@ -383,104 +381,58 @@ static const char *str(json_t *o, const char *key)
     return json_string_value(json_object_get(o, key));
 }
 
+/* The items of upstream k of kind in the plan, in its order. */
+#define PLAN_EACH(p, k, kind_, it)                                                              \
+    for (const struct gw_plan_item *it = (p)->items; it < (p)->items + (p)->n; it++)           \
+        if (it->up == (k) && it->kind == (kind_))
 
-static bool expose_resources(struct gateway *g, struct upstream *u, struct strmap *uris)
+static bool expose_resources(struct gateway *g, struct upstream *u, const struct gw_plan *p,
+                             size_t k)
 {
-    size_t i;
-    json_t *r;
-    json_array_foreach(u->resources, i, r) {
-        const char *uri = str(r, "uri"), *name = str(r, "name");
-        char shown_uri[200];
-        utf8_shown(shown_uri, sizeof shown_uri, uri);
-        if (strlen(uri) == 0 || strlen(uri) > GW_URI_MAX || !utf8_valid(uri, strlen(uri))) {
-            log_warn("upstream %s: resource '%s' not exposed (empty, over %d bytes or not "
-                     "UTF-8)", u->cfg->name, shown_uri, GW_URI_MAX);
+    PLAN_EACH(p, k, GW_PLAN_RESOURCE, it) {
+        if (it->status == GW_PLAN_UNFIT) {
+            log_warn("upstream %s: resource '%s' not exposed (%s)", u->cfg->name, it->shown_long,
+                     it->unfit);
             continue;
         }
-        const char *owner = strmap_get(uris, uri);
-        if (owner) {
+        if (it->status == GW_PLAN_TAKEN) {
             log_error("gateway: upstream %s offers resource '%s', which %s offers too; set "
                       "tools.resources: false on one",
-                      u->cfg->name, shown_uri, owner);
+                      u->cfg->name, it->shown_long, it->owner);
             return false;
         }
-        strmap_put(uris, uri, xasprintf("upstream %s", u->cfg->name));
-        struct gw_extra *x = extra_new(g, u, uri);
+        const char *name = str(it->def, "name");
+        struct gw_extra *x = extra_new(g, u, it->name);
         mcp_add_resource(g->mcp, &(struct mcp_resource_def){
-            .uri = uri, .name = name ? name : uri, .title = str(r, "title"),
-            .description = str(r, "description"), .mime_type = str(r, "mimeType"),
+            .uri = it->name, .name = name ? name : it->name, .title = str(it->def, "title"),
+            .description = str(it->def, "description"), .mime_type = str(it->def, "mimeType"),
             .handler = read_handler, .arg = x});
     }
     log_info("upstream %s: %zu resources exposed", u->cfg->name, json_array_size(u->resources));
     return true;
 }
 
-/* Why a template is not served, or NULL. The engine matches only simple {name} parts (one
- * path segment each): a template with RFC 6570 operators ({+path}, {/seg*}, {?q}) would be
- * listed but never match, so it is not exposed at all. */
-static const char *template_unfit(const char *tpl)
+static bool expose_templates(struct gateway *g, struct upstream *u, const struct gw_plan *p,
+                             size_t k)
 {
-    size_t n = strlen(tpl);
-    if (n == 0 || n > GW_URI_MAX || !utf8_valid(tpl, n))
-        return "empty, too long or not UTF-8";
-    for (const char *p = strchr(tpl, '{'); p; p = strchr(p + 1, '{')) {
-        size_t name = strspn(p + 1, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
-                                    "0123456789_");
-        if (name == 0 || name > 63 || p[1 + name] != '}')
-            return "only {name} parts are served, not RFC 6570 operators";
-    }
-    return NULL;
-}
-
-/* A template's key in the URI map it shares with resources: "template " + the template with
- * each {name} blanked to {}, so two that match the same URIs (the engine's matcher sees only
- * the literal parts) have one key. */
-static char *template_key(const char *tpl)
-{
-    char *key = xasprintf("template %s", tpl);
-    char *out = key + strlen("template ");
-    for (const char *in = tpl; *in; in++) {
-        *out++ = *in;
-        if (*in == '{') {
-            const char *close = strchr(in, '}');
-            if (close)
-                in = close - 1; /* the loop's next step copies the '}' */
-        }
-    }
-    *out = '\0';
-    return key;
-}
-
-/* Templates share the URI map with resources (template_key); the value names the template. */
-static bool expose_templates(struct gateway *g, struct upstream *u, struct strmap *uris)
-{
-    size_t i;
-    json_t *t;
-    json_array_foreach(u->templates, i, t) {
-        const char *tpl = str(t, "uriTemplate"), *name = str(t, "name");
-        const char *unfit = template_unfit(tpl);
-        char shown_tpl[200];
-        utf8_shown(shown_tpl, sizeof shown_tpl, tpl);
-        if (unfit) {
+    PLAN_EACH(p, k, GW_PLAN_TEMPLATE, it) {
+        if (it->status == GW_PLAN_UNFIT) {
             log_warn("upstream %s: resource template '%s' not exposed (%s)", u->cfg->name,
-                     shown_tpl, unfit);
+                     it->shown_long, it->unfit);
             continue;
         }
-        char *key = template_key(tpl);
-        const char *owner = strmap_get(uris, key);
-        if (owner) {
+        if (it->status == GW_PLAN_TAKEN) {
             log_error("gateway: upstream %s offers resource template '%s', which matches the "
                       "same URIs as %s; set tools.resources: false on one",
-                      u->cfg->name, shown_tpl, owner);
-            free(key);
+                      u->cfg->name, it->shown_long, it->owner);
             return false;
         }
-        strmap_put(uris, key, xasprintf("upstream %s's '%s'", u->cfg->name, shown_tpl));
-        free(key);
+        const char *name = str(it->def, "name");
         mcp_add_template(g->mcp, &(struct mcp_template_def){
-            .uri_template = tpl, .name = name ? name : tpl, .title = str(t, "title"),
-            .description = str(t, "description"), .mime_type = str(t, "mimeType"),
-            .handler = template_read_handler, .arg = extra_new(g, u, tpl)});
+            .uri_template = it->name, .name = name ? name : it->name,
+            .title = str(it->def, "title"), .description = str(it->def, "description"),
+            .mime_type = str(it->def, "mimeType"), .handler = template_read_handler,
+            .arg = extra_new(g, u, it->name)});
     }
     if (json_array_size(u->templates))
         log_info("upstream %s: %zu resource templates exposed", u->cfg->name,
@@ -488,141 +440,47 @@ static bool expose_templates(struct gateway *g, struct upstream *u, struct strma
     return true;
 }
 
-static bool expose_prompts(struct gateway *g, struct upstream *u, struct strmap *names)
+static bool expose_prompts(struct gateway *g, struct upstream *u, const struct gw_plan *p,
+                           size_t k)
 {
-    size_t i;
-    json_t *p;
-    json_array_foreach(u->prompts, i, p) {
-        const char *name = str(p, "name");
-        char *exposed = xasprintf("%s%s", u->cfg->prefix, name);
-        char t[100], e[100];
-        utf8_shown(t, sizeof t, name);
-        utf8_shown(e, sizeof e, exposed);
-        const char *owner = strmap_get(names, exposed);
-        if (!gw_tool_name_ok(exposed) || owner) {
-            if (owner)
-                log_error("gateway: upstream %s, prompt '%s' would be exposed as '%s', which is "
-                          "taken by %s; change a prefix or set tools.prompts: false",
-                          u->cfg->name, t, e, owner);
-            else
-                log_error("gateway: upstream %s, prompt '%s': the exposed name '%s' is not "
-                          "allowed (^[A-Za-z0-9_-]{1,64}$); change the prefix or set "
-                          "tools.prompts: false",
-                          u->cfg->name, t, e);
-            free(exposed);
+    PLAN_EACH(p, k, GW_PLAN_PROMPT, it) {
+        if (it->status == GW_PLAN_TAKEN) {
+            log_error("gateway: upstream %s, prompt '%s' would be exposed as '%s', which is "
+                      "taken by %s; change a prefix or set tools.prompts: false",
+                      u->cfg->name, it->shown, it->shown_exposed, it->owner);
             return false;
         }
-        strmap_put(names, exposed, xasprintf("upstream %s, prompt '%s'", u->cfg->name, t));
-        json_t *args = json_object_get(p, "arguments");
+        if (it->status == GW_PLAN_BAD_NAME) {
+            log_error("gateway: upstream %s, prompt '%s': the exposed name '%s' is not "
+                      "allowed (^[A-Za-z0-9_-]{1,64}$); change the prefix or set "
+                      "tools.prompts: false",
+                      u->cfg->name, it->shown, it->shown_exposed);
+            return false;
+        }
+        json_t *args = json_object_get(it->def, "arguments");
         mcp_add_prompt(g->mcp, &(struct mcp_prompt_def){
-            .name = exposed, .title = str(p, "title"), .description = str(p, "description"),
+            .name = it->exposed, .title = str(it->def, "title"),
+            .description = str(it->def, "description"),
             .arguments = json_is_array(args) ? json_deep_copy(args) : NULL,
-            .handler = prompt_handler, .arg = extra_new(g, u, name)});
-        free(exposed);
+            .handler = prompt_handler, .arg = extra_new(g, u, it->name)});
     }
     log_info("upstream %s: %zu prompts exposed", u->cfg->name, json_array_size(u->prompts));
     return true;
 }
 
-bool gw_expose_extras(struct gateway *g, struct strmap *uris, struct strmap *prompts)
+bool gw_expose_extras(struct gateway *g, const struct gw_plan *p)
 {
     for (size_t i = 0; i < g->nup; i++) {
         struct upstream *u = &g->ups[i];
         if (u->state != UP_READY)
             continue;
         if (u->cfg->resources &&
-            (!expose_resources(g, u, uris) || !expose_templates(g, u, uris)))
+            (!expose_resources(g, u, p, i) || !expose_templates(g, u, p, i)))
             return false;
-        if (u->cfg->prompts && !expose_prompts(g, u, prompts))
+        if (u->cfg->prompts && !expose_prompts(g, u, p, i))
             return false;
     }
     return true;
-}
-
-/* ---------- gateway check --probe ---------- */
-
-static size_t probe_resources(const struct upstream *u, struct strmap *uris, gw_probe_fn *fn,
-                              void *arg)
-{
-    size_t i, refused = 0;
-    json_t *r;
-    json_array_foreach(u->resources, i, r) {
-        const char *uri = str(r, "uri"), *owner = strmap_get(uris, uri);
-        char t[200], problem[200] = "";
-        utf8_shown(t, sizeof t, uri);
-        if (strlen(uri) == 0 || strlen(uri) > GW_URI_MAX || !utf8_valid(uri, strlen(uri)))
-            snprintf(problem, sizeof problem, "not exposed: empty, over %d bytes or not UTF-8",
-                     GW_URI_MAX);
-        else if (owner)
-            snprintf(problem, sizeof problem, "refused: %s offers it too", owner);
-        else
-            strmap_put(uris, uri, xasprintf("upstream %s", u->cfg->name));
-        refused += owner != NULL;
-        fn(&(struct gw_probe_row){.kind = GW_PROBE_RESOURCE, .upstream = u->cfg->name, .tool = t,
-                                  .exposed = problem[0] && !owner ? NULL : t,
-                                  .problem = problem[0] ? problem : NULL},
-           arg);
-    }
-    return refused;
-}
-
-static size_t probe_prompts(const struct upstream *u, struct strmap *names, gw_probe_fn *fn,
-                            void *arg)
-{
-    size_t i, refused = 0;
-    json_t *p;
-    json_array_foreach(u->prompts, i, p) {
-        const char *name = str(p, "name");
-        char *exposed = xasprintf("%s%s", u->cfg->prefix, name);
-        char t[100], e[100], what[160], problem[200] = "";
-        utf8_shown(t, sizeof t, name);
-        utf8_shown(e, sizeof e, exposed);
-        snprintf(what, sizeof what, "upstream %s, prompt '%s'", u->cfg->name, t);
-        refused += !gw_probe_claim(names, exposed, what, problem, sizeof problem);
-        fn(&(struct gw_probe_row){.kind = GW_PROBE_PROMPT, .upstream = u->cfg->name, .tool = t,
-                                  .exposed = e, .problem = problem[0] ? problem : NULL},
-           arg);
-        free(exposed);
-    }
-    return refused;
-}
-
-/* Templates as resource rows, "template " + the template; clashes by template_key, as serve. */
-static size_t probe_templates(const struct upstream *u, struct strmap *uris, gw_probe_fn *fn,
-                              void *arg)
-{
-    size_t i, refused = 0;
-    json_t *t;
-    json_array_foreach(u->templates, i, t) {
-        const char *tpl = str(t, "uriTemplate");
-        char *key = template_key(tpl), *row = xasprintf("template %s", tpl);
-        const char *owner = strmap_get(uris, key), *unfit = template_unfit(tpl);
-        char shown[200], shown_tpl[200], problem[300] = "";
-        utf8_shown(shown, sizeof shown, row);
-        utf8_shown(shown_tpl, sizeof shown_tpl, tpl);
-        free(row);
-        if (unfit)
-            snprintf(problem, sizeof problem, "not exposed: %s", unfit);
-        else if (owner)
-            snprintf(problem, sizeof problem, "refused: matches the same URIs as %s", owner);
-        else
-            strmap_put(uris, key, xasprintf("upstream %s's '%s'", u->cfg->name, shown_tpl));
-        refused += !unfit && owner != NULL;
-        fn(&(struct gw_probe_row){.kind = GW_PROBE_RESOURCE, .upstream = u->cfg->name,
-                                  .tool = shown, .exposed = problem[0] ? NULL : shown,
-                                  .problem = problem[0] ? problem : NULL},
-           arg);
-        free(key);
-    }
-    return refused;
-}
-
-size_t gw_probe_extras(const struct upstream *u, struct strmap *uris, struct strmap *prompts,
-                       gw_probe_fn *fn, void *arg)
-{
-    return (u->cfg->resources ? probe_resources(u, uris, fn, arg) + probe_templates(u, uris, fn, arg)
-                              : 0) +
-           (u->cfg->prompts ? probe_prompts(u, prompts, fn, arg) : 0);
 }
 
 void gw_extras_free(struct gateway *g)
