@@ -58,7 +58,11 @@ function strong(v,    w, i, m, lst) {
 }
 function sortwords(s,    a, n, i, j, t, r) {
     n = split(s, a, " ")
-    for (i = 2; i <= n; i++) { t = a[i]; for (j = i - 1; j >= 1 && a[j] > t; j--) a[j+1] = a[j]; a[j+1] = t }
+    for (i = 2; i <= n; i++) {
+        t = a[i]
+        for (j = i - 1; j >= 1 && a[j] > t; j--) a[j+1] = a[j]
+        a[j+1] = t
+    }
     r = ""; for (i = 1; i <= n; i++) r = r (i > 1 ? " " : "") a[i]
     return r
 }'

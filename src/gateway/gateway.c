@@ -14,7 +14,10 @@
 
 #include "buf.h"
 #include "child.h"
-#include "gw_internal.h"
+#include "gwcore.h"
+#include "gwexpose.h"
+#include "relay.h"
+#include "upstream.h"
 #include "gwinstance.h"
 #include "gwpin.h"
 #include "gwpolicy.h"
@@ -30,6 +33,12 @@
 
 /* At exit, how long children get to end after SIGTERM before their groups are SIGKILLed. */
 #define GW_EXIT_WAIT_MS 2000u
+
+/* The call pipeline and the surface hear of upstream events through these. */
+static const struct up_events events = {
+    .progress = gw_call_progress, .request = gw_relay_request,
+    .fail_waiting = gw_calls_fail_waiting, .slot_free = gw_call_next,
+    .relisted = gw_pins_rediscovered, .cleanup = gw_relay_cleanup};
 
 static bool settled(const struct gateway *g)
 {
@@ -209,7 +218,7 @@ static bool expose_startctx(struct gateway *g, const struct gw_plan *p)
 }
 
 /* What the listed upstreams offer, for gw_plan_surface (nothing of one that is not ready). */
-void gw_plan_input(const struct gateway *g, struct gw_plan_upstream *in)
+static void plan_input(const struct gateway *g, struct gw_plan_upstream *in)
 {
     for (size_t i = 0; i < g->nup; i++) {
         const struct upstream *u = &g->ups[i];
@@ -228,7 +237,7 @@ static bool build_surface(struct gateway *g, const char *const *taken, size_t nt
     struct gw_plan plan;
     size_t total = 0;
     bool ok = true;
-    gw_plan_input(g, in);
+    plan_input(g, in);
     gw_plan_surface(in, g->nup, taken, ntaken, &plan);
     free(in);
     for (size_t i = 0; i < g->nup; i++)
@@ -244,7 +253,7 @@ static bool build_surface(struct gateway *g, const char *const *taken, size_t nt
     if (ok && g->file->startup_files)
         ok = expose_startctx(g, &plan);
     if (ok) /* resources and prompts where the file asks for them (gwresources.c) */
-        ok = gw_expose_extras(g, &plan);
+        ok = gw_resources_expose(g, &plan);
     gw_plan_free(&plan);
     return ok;
 }
@@ -281,6 +290,7 @@ struct gateway *gateway_new(struct mcp_server *mcp, struct loop *l, const struct
                             gw_event_fn *on_event, void *event_arg)
 {
     struct gateway *g = xcalloc(1, sizeof *g);
+    g->events = &events;
     g->on_event = on_event;
     g->event_arg = event_arg;
     metrics_new(g);
@@ -341,7 +351,7 @@ void gateway_free(struct gateway *g)
         json_decref(g->tools[i].schema);
     }
     free(g->tools);
-    gw_extras_free(g);
+    gw_resources_free(g);
     startctx_free(g->startctx);
     free(g->pins_path);
     free(g->status_path);
@@ -369,6 +379,7 @@ static bool smoke_pending(const struct gateway *g)
 size_t gateway_probe(struct loop *l, const struct gwfile *f, gw_probe_fn *fn, void *arg)
 {
     struct gateway *g = xcalloc(1, sizeof *g);
+    g->events = &events;
     g->stopping = true; /* a probe starts each upstream once: no restarts */
     g->loop = l;
     g->file = f;
@@ -380,21 +391,15 @@ size_t gateway_probe(struct loop *l, const struct gwfile *f, gw_probe_fn *fn, vo
     while (smoke_pending(g) && !loop_stopping(l)) /* each within its upstream's timeout */
         if (loop_once(l, 200) < 0)
             break;
-    size_t bad = gw_probe_rows(g, fn, arg);
+    struct gw_plan_upstream *in = xcalloc(g->nup + 1, sizeof *in);
+    struct gw_plan plan;
+    plan_input(g, in);
+    gw_plan_surface(in, g->nup, NULL, 0, &plan);
+    free(in);
+    size_t bad = gw_probe_rows(g, &plan, fn, arg);
+    gw_plan_free(&plan);
     gateway_free(g);
     return bad;
-}
-
-const char *gw_state_name(const struct upstream *u)
-{
-    if (gw_circuit_state(u))
-        return gw_circuit_state(u);
-    switch (u->state) {
-    case UP_STARTING: return "starting";
-    case UP_LISTING: return "listing";
-    case UP_READY: return "ready";
-    default: return u->restart_timer ? "restarting" : "down";
-    }
 }
 
 bool gateway_ready(const struct gateway *g, struct buf *out)
@@ -403,7 +408,7 @@ bool gateway_ready(const struct gateway *g, struct buf *out)
     buf_appends(out, "{");
     for (size_t i = 0; i < g->nup; i++) {
         const struct upstream *u = &g->ups[i];
-        json_t *o = json_pack("{s:s, s:b, s:I}", "state", gw_state_name(u), "required",
+        json_t *o = json_pack("{s:s, s:b, s:I}", "state", gw_circuit_state_name(u), "required",
                               u->cfg->required, "restarts", (json_int_t)u->restarts);
         if (u->state != UP_READY && u->error)
             json_object_set_new(o, "error", json_string(u->error));
@@ -492,7 +497,7 @@ void gateway_metrics(const struct gateway *g, struct buf *out)
         for (size_t s = 0; s < sizeof states / sizeof *states; s++)
             buf_printf(out, "hermes_mcp_gateway_upstream_state{upstream=\"%s\",state=\"%s\"} %d\n",
                        g->ups[i].cfg->name, states[s],
-                       strcmp(gw_state_name(&g->ups[i]), states[s]) == 0);
+                       strcmp(gw_circuit_state_name(&g->ups[i]), states[s]) == 0);
     render_per_upstream(g, out, "hermes_mcp_gateway_upstream_restarts_total",
                         "Restarts of each upstream since the server started", "counter",
                         restarts_of);

@@ -12,7 +12,11 @@
 #include <string.h>
 
 #include "approvals.h"
-#include "gw_internal.h"
+#include "gwcore.h"
+#include "gwevent.h"
+#include "gwexpose.h"
+#include "relay.h"
+#include "upstream.h"
 #include "loop.h"
 #include "mcp.h"
 #include "mem.h"

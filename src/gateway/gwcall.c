@@ -16,7 +16,11 @@
 #include <string.h>
 #include <time.h>
 
-#include "gw_internal.h"
+#include "gwcore.h"
+#include "gwevent.h"
+#include "gwexpose.h"
+#include "relay.h"
+#include "upstream.h"
 #include "gwinstance.h"
 #include "gwpolicy.h"
 #include "log.h"
@@ -166,7 +170,7 @@ static const char *result_status(json_t *result)
 static void on_answer(struct upstream *u, json_t *result, json_t *error, void *arg)
 {
     struct gw_call *gc = arg;
-    if (result && gc->call && gw_relay_input(gc, result))
+    if (result && gc->call && gw_mrtr_input(gc, result))
         return; /* the upstream asked for input: mrtr.c has the call now */
     u->in_flight--;
     if (gc->call == NULL) /* held: its client is answering our input round; no one to tell */
@@ -257,11 +261,17 @@ static bool send_request(struct gw_call *gc)
     if (u->modern && gc->call)
         json_object_set_new(params, "_meta",
                             json_pack("{s:o}", "io.modelcontextprotocol/clientCapabilities",
-                                      gw_relay_caps(gc->call)));
+                                      gw_mrtr_caps(gc->call)));
     if (gc->input_answers)
         json_object_set(params, "inputResponses", gc->input_answers);
     if (gc->input_state)
         json_object_set(params, "requestState", gc->input_state);
+    if (gc->has_progress) { /* up_request puts our id here */
+        json_t *meta = json_object_get(params, "_meta");
+        if (meta == NULL)
+            json_object_set_new(params, "_meta", meta = json_object());
+        json_object_set_new(meta, "progressToken", json_integer(0));
+    }
     return up_request(u, "tools/call", params, on_answer, gc, gc, &gc->id);
 }
 
@@ -269,7 +279,7 @@ static void send_call(struct gw_call *gc)
 {
     struct upstream *u = gc->up;
     if (!send_request(gc)) {
-        gw_relay_give_back(gc); /* nothing reached the upstream: the round may be tried again */
+        gw_mrtr_give_back(gc); /* nothing reached the upstream: the round may be tried again */
         unavailable(gc);
         call_free(gc);
         return;
@@ -330,7 +340,7 @@ void gw_calls_fail_waiting(struct upstream *u)
     while (u->wait_head) {
         struct gw_call *gc = u->wait_head;
         dequeue(u, gc);
-        gw_relay_give_back(gc); /* never sent: the round may be tried again */
+        gw_mrtr_give_back(gc); /* never sent: the round may be tried again */
         unavailable(gc);
         call_free(gc);
     }
@@ -522,7 +532,7 @@ void gw_call_forward(struct gw_tool *t, struct mcp_call *call, json_t *args, uin
     }
     /* A 2026-07-28 retry's round is taken (once) only now that the call can go: refused for
      * unavailable or busy above, its answers stay good for another try. */
-    json_t *refused = gw_relay_continue(gc);
+    json_t *refused = gw_mrtr_continue(gc);
     if (refused) {
         record_call(gc, toolerr_name(TE_NOT_FOUND));
         mcp_call_result_take(call, refused);

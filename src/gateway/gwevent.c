@@ -5,7 +5,7 @@
 
 #include <stdio.h>
 
-#include "gw_internal.h"
+#include "gwcore.h"
 #include "jrpc.h"
 #include "utf8.h"
 

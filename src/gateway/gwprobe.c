@@ -4,7 +4,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "gw_internal.h"
+#include "gwcore.h"
+#include "gwexpose.h"
+#include "upstream.h"
 #include "gwsurface.h"
 #include "mem.h"
 #include "utf8.h"
@@ -80,14 +82,10 @@ static void probe_item(const struct upstream *u, const struct gw_plan_item *it, 
     }
 }
 
-size_t gw_probe_rows(const struct gateway *g, gw_probe_fn *fn, void *arg)
+size_t gw_probe_rows(const struct gateway *g, const struct gw_plan *plan, gw_probe_fn *fn,
+                     void *arg)
 {
-    struct gw_plan_upstream *in = xcalloc(g->nup + 1, sizeof *in);
-    struct gw_plan plan;
     size_t bad = 0;
-    gw_plan_input(g, in);
-    gw_plan_surface(in, g->nup, NULL, 0, &plan);
-    free(in);
     for (size_t i = 0; i < g->nup; i++) {
         const struct upstream *u = &g->ups[i];
         if (u->state != UP_READY) {
@@ -99,12 +97,11 @@ size_t gw_probe_rows(const struct gateway *g, gw_probe_fn *fn, void *arg)
         }
         probe_upstream(u, fn, arg);
         bad += !gw_smoke_passed(u);
-        for (const struct gw_plan_item *it = plan.items; it < plan.items + plan.n; it++)
+        for (const struct gw_plan_item *it = plan->items; it < plan->items + plan->n; it++)
             if (it->up == i) {
                 probe_item(u, it, fn, arg);
                 bad += gw_plan_refused(it);
             }
     }
-    gw_plan_free(&plan);
     return bad;
 }

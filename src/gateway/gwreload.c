@@ -19,7 +19,10 @@
 #include <string.h>
 
 #include "approvals.h"
-#include "gw_internal.h"
+#include "gwcore.h"
+#include "gwexpose.h"
+#include "relay.h"
+#include "upstream.h"
 #include "gwpolicy.h"
 #include "log.h"
 #include "mcp.h"

@@ -15,17 +15,18 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "gw_internal.h"
+#include "gwcore.h"
+#include "gwevent.h"
+#include "gwexpose.h"
+#include "relay.h"
+#include "upstream.h"
 #include "gwsurface.h"
+#include "jrpc.h"
 #include "log.h"
 #include "loop.h"
 #include "mcp.h"
 #include "mem.h"
 
-#define GW_EXTRAS_MAX 1024  /* resources (or prompts) of one upstream at most */
-
-/* Listed in this order; the kind rides in a request's arg. */
-enum extra_kind { EXTRA_RESOURCES, EXTRA_TEMPLATES, EXTRA_PROMPTS };
 
 /* An exposed resource or prompt: which upstream, and the upstream's own URI or name. */
 struct gw_extra {
@@ -33,81 +34,6 @@ struct gw_extra {
     char *name;
     struct gw_extra *next;
 };
-
-/* ---------- discovery (after tools/list) ---------- */
-
-static void on_list(struct upstream *u, json_t *result, json_t *error, void *arg);
-
-static const char *list_method(enum extra_kind k)
-{
-    return k == EXTRA_RESOURCES   ? "resources/list"
-           : k == EXTRA_TEMPLATES ? "resources/templates/list"
-                                  : "prompts/list";
-}
-
-static void request_list(struct upstream *u, enum extra_kind k, const char *cursor)
-{
-    json_t *params = cursor ? json_pack("{s:s}", "cursor", cursor) : json_object();
-    /* the kind rides in arg: 1 + kind, never a pointer */
-    if (!up_request(u, list_method(k), params, on_list, (void *)(uintptr_t)(1 + k), NULL, NULL))
-        up_down(u, "cannot send resources/list, resources/templates/list or prompts/list");
-}
-
-/* The next list after kind k's (or the upstream is listed). */
-static void list_after(struct upstream *u, int k)
-{
-    u->extra_pages = 0;
-    if (k < EXTRA_RESOURCES && u->cfg->resources)
-        request_list(u, EXTRA_RESOURCES, NULL);
-    else if (k < EXTRA_TEMPLATES && u->cfg->resources)
-        request_list(u, EXTRA_TEMPLATES, NULL);
-    else if (k < EXTRA_PROMPTS && u->cfg->prompts)
-        request_list(u, EXTRA_PROMPTS, NULL);
-    else
-        up_listed(u);
-}
-
-void gw_list_extras(struct upstream *u)
-{
-    list_after(u, -1);
-}
-
-static void on_list(struct upstream *u, json_t *result, json_t *error, void *arg)
-{
-    enum extra_kind k = (enum extra_kind)((uintptr_t)arg - 1);
-    static const char *const keys[] = {"uri", "uriTemplate", "name"};
-    static const char *const arrays[] = {"resources", "resourceTemplates", "prompts"};
-    json_t *into = k == EXTRA_RESOURCES ? u->resources
-                   : k == EXTRA_TEMPLATES ? u->templates
-                                          : u->prompts,
-           *item;
-    const char *key = keys[k];
-    size_t i;
-    if (u->state != UP_LISTING)
-        return;
-    if (result == NULL && error == NULL) {
-        up_down(u, "gone while listing resources, templates or prompts");
-        return;
-    }
-    if (result == NULL) { /* it offers none (no such capability): nothing to expose */
-        log_warn("upstream %s: %s refused; none exposed", u->cfg->name, list_method(k));
-        list_after(u, (int)k);
-        return;
-    }
-    json_array_foreach(json_object_get(result, arrays[k]), i, item) {
-        if (json_array_size(into) >= GW_EXTRAS_MAX)
-            break;
-        if (json_is_object(item) && json_is_string(json_object_get(item, key)))
-            json_array_append(into, item);
-    }
-    const char *next = json_string_value(json_object_get(result, "nextCursor"));
-    if (next && *next && json_array_size(into) < GW_EXTRAS_MAX &&
-        ++u->extra_pages < GW_LIST_PAGES) {
-        request_list(u, k, next);
-        return;
-    }
-    list_after(u, (int)k);
-}
 
 /* ---------- forwarding resources/read and prompts/get ---------- */
 
@@ -132,7 +58,7 @@ struct fwd {
 static void fwd_free(struct fwd *f)
 {
     loop_timer_cancel(f->timer);
-    gw_collect_free(f->collect); /* the engine drops a call's pending requests */
+    gw_mrtr_collect_free(f->collect); /* the engine drops a call's pending requests */
     json_decref(f->state);
     json_decref(f->params);
     free(f);
@@ -150,7 +76,7 @@ static void unavailable(struct mcp_call *c, struct upstream *u)
     char msg[300];
     snprintf(msg, sizeof msg, "upstream %s is not available (%s); retry later", u->cfg->name,
              u->error ? u->error : "not started");
-    mcp_call_error(c, -32603, msg);
+    mcp_call_error(c, JRPC_INTERNAL_ERROR, msg);
 }
 
 static bool fwd_input(struct fwd *f, json_t *result);
@@ -184,7 +110,7 @@ static void on_fwd_timeout(struct loop *l, void *arg)
     snprintf(msg, sizeof msg, "upstream %s did not answer within %u s", f->up->cfg->name,
              f->up->cfg->timeout_s);
     mcp_call_on_cancel(f->call, NULL, NULL);
-    mcp_call_error(f->call, -32603, msg);
+    mcp_call_error(f->call, JRPC_INTERNAL_ERROR, msg);
     fwd_free(f);
 }
 
@@ -205,7 +131,7 @@ static bool fwd_send(struct fwd *f, json_t *answers, json_t *state)
     if (f->up->modern)
         json_object_set_new(params, "_meta",
                             json_pack("{s:o}", "io.modelcontextprotocol/clientCapabilities",
-                                      gw_relay_caps(f->call)));
+                                      gw_mrtr_caps(f->call)));
     if (answers)
         json_object_set(params, "inputResponses", answers);
     if (state)
@@ -240,11 +166,11 @@ static void on_fwd_answered(void *owner, json_t *answers, const char *refused)
 {
     struct fwd *f = owner;
     if (answers == NULL) {
-        fwd_fail(f, -32603, refused);
+        fwd_fail(f, JRPC_INTERNAL_ERROR, refused);
         return;
     }
     json_t *kept = json_incref(answers), *state = f->state;
-    gw_collect_free(f->collect);
+    gw_mrtr_collect_free(f->collect);
     f->collect = NULL;
     f->state = NULL;
     bool sent = fwd_send(f, kept, state);
@@ -267,7 +193,7 @@ static bool fwd_input(struct fwd *f, json_t *result)
     json_t *state = json_object_get(result, "requestState");
     json_t *requests = gw_mrtr_requests(f->call, result, ++f->rounds, why, sizeof why);
     if (requests == NULL) {
-        fwd_fail(f, -32603, why);
+        fwd_fail(f, JRPC_INTERNAL_ERROR, why);
         return true;
     }
     if (mcp_call_is_modern(f->call)) {
@@ -278,7 +204,7 @@ static bool fwd_input(struct fwd *f, json_t *result)
                                           sizeof why);
         if (ours == NULL) {
             json_decref(requests);
-            fwd_fail(f, -32603, why);
+            fwd_fail(f, JRPC_INTERNAL_ERROR, why);
             return true;
         }
         log_info("upstream %s: its input_required answer to a %s (round %u) relayed to the "
@@ -291,9 +217,9 @@ static bool fwd_input(struct fwd *f, json_t *result)
     }
     /* A session-era caller: each request on its stream; the state waits with the answers. */
     f->state = state ? json_incref(state) : NULL;
-    if (!gw_collect_start(&f->collect, f->call, requests, on_fwd_answered, f)) {
+    if (!gw_mrtr_collect_start(&f->collect, f->call, requests, on_fwd_answered, f)) {
         json_decref(requests);
-        fwd_fail(f, -32603, "the calling client cannot take a request now");
+        fwd_fail(f, JRPC_INTERNAL_ERROR, "the calling client cannot take a request now");
         return true;
     }
     log_info("upstream %s: its input_required answer to a %s (round %u) relayed to the calling "
@@ -323,7 +249,7 @@ static void forward(struct mcp_call *c, struct upstream *u, const char *method, 
             snprintf(msg, sizeof msg, "no input round of upstream %s matches this "
                      "requestState: it was already answered, or it expired; ask again",
                      u->cfg->name);
-            mcp_call_error(c, -32602, msg);
+            mcp_call_error(c, JRPC_INVALID_PARAMS, msg);
             fwd_free(f);
             return;
         }
@@ -468,7 +394,7 @@ static bool expose_prompts(struct gateway *g, struct upstream *u, const struct g
     return true;
 }
 
-bool gw_expose_extras(struct gateway *g, const struct gw_plan *p)
+bool gw_resources_expose(struct gateway *g, const struct gw_plan *p)
 {
     for (size_t i = 0; i < g->nup; i++) {
         struct upstream *u = &g->ups[i];
@@ -483,7 +409,7 @@ bool gw_expose_extras(struct gateway *g, const struct gw_plan *p)
     return true;
 }
 
-void gw_extras_free(struct gateway *g)
+void gw_resources_free(struct gateway *g)
 {
     while (g->extras) {
         struct gw_extra *x = g->extras;

@@ -34,8 +34,13 @@
 
 #include "approvals.h"
 #include "crypto.h"
-#include "gw_internal.h"
+#include "gwcore.h"
+#include "gwevent.h"
+#include "gwexpose.h"
+#include "relay.h"
+#include "upstream.h"
 #include "gwinstance.h"
+#include "jrpc.h"
 #include "log.h"
 #include "loop.h"
 #include "mcp.h"
@@ -489,7 +494,7 @@ static struct gw_task *owned(struct gw_tasks *all, struct mcp_call *c, const cha
         }
         return k;
     }
-    mcp_call_error(c, -32602, NOT_FOUND);
+    mcp_call_error(c, JRPC_INVALID_PARAMS, NOT_FOUND);
     return NULL;
 }
 

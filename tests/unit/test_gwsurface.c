@@ -74,7 +74,8 @@ static void a_refused_item_claims_nothing(void **state)
 {
     (void)state;
     struct gw_upstream a = cfg("a", "", "*"), b = cfg("b", "", "*");
-    json_t *ta = json_pack("[{s:s},{s:s}]", "name", "t", "name", "t"), *tb = json_pack("[{s:s}]", "name", "t");
+    json_t *ta = json_pack("[{s:s},{s:s}]", "name", "t", "name", "t"),
+           *tb = json_pack("[{s:s}]", "name", "t");
     struct gw_plan_upstream in[] = {{.cfg = &a, .tools = ta}, {.cfg = &b, .tools = tb}};
     struct gw_plan p;
     gw_plan_surface(in, 2, NULL, 0, &p);
