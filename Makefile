@@ -127,5 +127,6 @@ distclean: clean
 
 include mk/fuzz.mk
 include mk/fakes.mk
+include mk/deb.mk
 
 -include $(LIB_OBJ:.o=.d) $(BUILD)/main.d $(CONF_OBJ:.o=.d) $(UNITS:=.d)

@@ -30,4 +30,5 @@ make -j"$jobs" all build/conformance-server fakes
 make conformance
 echo "== fuzzing (a short bounded run of every target)"
 make fuzz FUZZ_SECONDS="${FUZZ_SECONDS:-15}"
+scripts/test-deb.sh
 echo "test.sh: all tests passed"
