@@ -40,7 +40,6 @@
 #include "relay.h"
 #include "upstream.h"
 #include "gwinstance.h"
-#include "jrpc.h"
 #include "log.h"
 #include "loop.h"
 #include "mcp.h"
@@ -55,7 +54,6 @@
 #define GW_TASK_POLL_MS 2000u        /* a person decides in seconds: no need to poll faster */
 #define GW_TASK_RETRY_MS 200u        /* a starting instance: asked again this often */
 #define GW_TASK_RESULT_MAX (256u * 1024) /* bytes of a result kept for an hour, as JSON */
-#define NOT_FOUND "Failed to retrieve task: Task not found"
 
 enum gwt_phase { GWT_WAITING, GWT_RUNNING, GWT_DONE };
 
@@ -480,7 +478,7 @@ void gw_task_start(struct gw_tool *t, struct mcp_call *call, json_t *args, uint6
 
 /* The caller's task (swept first), or any for the owner token and hermes:admin (the bridge's
  * rule), else NULL with the call answered "not found"; a principal whose scope for the tool's
- * upstream was cut since gets -32003. */
+ * upstream was cut since gets forbidden. */
 static struct gw_task *owned(struct gw_tasks *all, struct mcp_call *c, const char *id)
 {
     sweep(all);
@@ -489,12 +487,12 @@ static struct gw_task *owned(struct gw_tasks *all, struct mcp_call *c, const cha
     if (k) {
         snprintf(scope, sizeof scope, "gateway:%s", k->t->up->cfg->name);
         if (!mcp_call_allowed(c, scope)) {
-            mcp_call_error(c, -32003, "Forbidden: this credential lacks the scope the task needs");
+            mcp_call_task_forbidden(c);
             return NULL;
         }
         return k;
     }
-    mcp_call_error(c, JRPC_INVALID_PARAMS, NOT_FOUND);
+    mcp_call_task_not_found(c);
     return NULL;
 }
 
