@@ -37,7 +37,7 @@
 /* The call pipeline and the surface hear of upstream events through these. */
 static const struct up_events events = {
     .progress = gw_call_progress, .request = gw_relay_request,
-    .fail_waiting = gw_calls_fail_waiting, .slot_free = gw_call_next,
+    .fail_waiting = gw_call_fail_waiting, .slot_free = gw_call_next,
     .relisted = gw_pins_rediscovered, .cleanup = gw_relay_cleanup};
 
 static bool settled(const struct gateway *g)
@@ -87,7 +87,7 @@ static const char *str(json_t *tool, const char *key)
     return json_string_value(json_object_get(tool, key));
 }
 
-void gw_warn_uncallable(const struct gw_tool *t)
+void gateway_warn_uncallable(const struct gw_tool *t)
 {
     log_warn("gateway: %s: its tools.args drop or fix leaves an anyOf or oneOf of its input "
              "schema no branch a call can match (each requires a name the policy takes away): "
@@ -115,13 +115,13 @@ static void register_tool(struct gateway *g, struct upstream *u, json_t *tool,
     bool uncallable = false;
     json_t *schema = gw_policy_schema(json_deep_copy(t->schema), t->guard, t->policy, &uncallable);
     if (uncallable)
-        gw_warn_uncallable(t);
+        gateway_warn_uncallable(t);
     mcp_add_tool(g->mcp, &(struct mcp_tool_def){
         .name = exposed, .title = str(tool, "title"), .description = str(tool, "description"),
         .input_schema = schema,
         .output_schema = output_schema(tool),
         .annotations = json_is_object(ann) ? json_deep_copy(ann) : NULL,
-        .handler = gw_tool_handler, .arg = t, .scope = scope});
+        .handler = gw_call_handler, .arg = t, .scope = scope});
 }
 
 /* A tools.args policy for a tool the upstream does not offer is a typo that protects nothing:
@@ -316,7 +316,7 @@ struct gateway *gateway_new(struct mcp_server *mcp, struct loop *l, const struct
         gateway_free(g);
         return NULL;
     }
-    gw_tasks_start(g);
+    gw_task_methods_start(g);
     return g;
 }
 
@@ -326,7 +326,7 @@ void gateway_drain(struct gateway *g)
         return;
     g->draining = true;
     for (size_t i = 0; i < g->nup; i++)
-        gw_calls_fail_waiting(&g->ups[i]);
+        gw_call_fail_waiting(&g->ups[i]);
     gwi_pools_drain(g);
 }
 
@@ -337,7 +337,7 @@ void gateway_free(struct gateway *g)
     g->stopping = true;
     /* Calls were all answered or cancelled by the engine before this (mcp_free): nothing
      * waits and nothing pending belongs to a call. */
-    gw_tasks_free(g); /* before the upstreams: a running task's request is forgotten */
+    gw_task_free_all(g); /* before the upstreams: a running task's request is forgotten */
     gwi_pools_free(g);
     for (size_t i = 0; i < g->nup; i++)
         up_cleanup(&g->ups[i]);

@@ -146,7 +146,7 @@ static void unavailable(struct gw_call *gc)
 static void forward_error(struct gw_call *gc, json_t *error)
 {
     char msg[300], status[24];
-    int rpc_code = gw_rpc_error(error, "the upstream refused the call", msg, sizeof msg);
+    int rpc_code = gw_event_rpc_error(error, "the upstream refused the call", msg, sizeof msg);
     snprintf(status, sizeof status, "%d", rpc_code);
     record_call(gc, status);
     mcp_call_error(gc->call, rpc_code, msg);
@@ -317,15 +317,15 @@ void gw_call_release(struct gw_call *gc)
 
 void gw_call_next(struct upstream *u)
 {
-    gw_tasks_slot_free(u); /* an approved task waiting there goes first (gwtask.c) */
+    gw_task_slot_free(u); /* an approved task waiting there goes first (gwtask.c) */
     if (u->gw->draining) { /* a freed slot: what waits would only be sent to be cancelled */
-        gw_calls_fail_waiting(u);
+        gw_call_fail_waiting(u);
         return;
     }
     if (gwi_starting(u))
         return; /* its calls wait until it is listed (gwi_ready) */
     if (u->state != UP_READY) {
-        gw_calls_fail_waiting(u);
+        gw_call_fail_waiting(u);
         return;
     }
     while (u->wait_head && u->in_flight < u->cfg->max_in_flight) {
@@ -335,7 +335,7 @@ void gw_call_next(struct upstream *u)
     }
 }
 
-void gw_calls_fail_waiting(struct upstream *u)
+void gw_call_fail_waiting(struct upstream *u)
 {
     while (u->wait_head) {
         struct gw_call *gc = u->wait_head;
@@ -442,7 +442,7 @@ static bool refused_dropped(struct gw_tool *t, struct mcp_call *call, uint64_t s
     return true;
 }
 
-void gw_tool_handler(struct mcp_call *call, json_t *args, void *arg)
+void gw_call_handler(struct mcp_call *call, json_t *args, void *arg)
 {
     struct gw_tool *t = arg;
     uint64_t started_us = now_us();
@@ -455,14 +455,14 @@ void gw_tool_handler(struct mcp_call *call, json_t *args, void *arg)
     json_decref(sent);
 }
 
-void gw_tool_record(struct gw_tool *t, struct mcp_call *call, uint64_t started_us,
-                    const char *status)
+void gw_call_record_tool(struct gw_tool *t, struct mcp_call *call, uint64_t started_us,
+                         const char *status)
 {
     record(t->up, call, t->exposed, t->name, started_us, status);
 }
 
-void gw_tool_record_as(struct gw_tool *t, struct upstream *u, const char *caller,
-                       uint64_t started_us, const char *status)
+void gw_call_record_tool_as(struct gw_tool *t, struct upstream *u, const char *caller,
+                            uint64_t started_us, const char *status)
 {
     record_as(u, caller, t->exposed, t->name, started_us, status);
 }

@@ -63,11 +63,11 @@ struct gw_call {
 };
 
 /* gwcall.c */
-void gw_tool_handler(struct mcp_call *call, json_t *args, void *arg);
+void gw_call_handler(struct mcp_call *call, json_t *args, void *arg);
 /* A slot freed (an answer, a cancel): the oldest waiting call goes. */
 void gw_call_next(struct upstream *u);
 /* The upstream went away: the waiting calls are answered upstream_unavailable. */
-void gw_calls_fail_waiting(struct upstream *u);
+void gw_call_fail_waiting(struct upstream *u);
 /* notifications/progress for a proxied call. */
 void gw_call_progress(struct gw_call *gc, json_t *params);
 /* A held call its client never resumed: cancelled upstream (reason), recorded and freed. */
@@ -87,12 +87,12 @@ void gw_call_release(struct gw_call *gc);
 void gw_call_forward(struct gw_tool *t, struct mcp_call *call, json_t *args, uint64_t started_us,
                      bool approved);
 /* The metrics and the audit line of a call that ends before reaching its upstream. */
-void gw_tool_record(struct gw_tool *t, struct mcp_call *call, uint64_t started_us,
-                    const char *status);
+void gw_call_record_tool(struct gw_tool *t, struct mcp_call *call, uint64_t started_us,
+                         const char *status);
 /* The same for a call whose mcp_call is gone (a task): by caller, at upstream u (t's or an
  * instance). */
-void gw_tool_record_as(struct gw_tool *t, struct upstream *u, const char *caller,
-                       uint64_t started_us, const char *status);
+void gw_call_record_tool_as(struct gw_tool *t, struct upstream *u, const char *caller,
+                            uint64_t started_us, const char *status);
 
 /* gwapprove.c: an approve-guarded call waits in the operator's queue, then is forwarded
  * (gw_call_forward) or answered approval_denied. */
@@ -101,7 +101,7 @@ void gw_approval_wait(struct gw_tool *t, struct mcp_call *call, json_t *args, ui
  * held calls and tasks, are denied (GW_BY_RELOAD) rather than sent once approved. */
 #define GW_BY_RELOAD "reload"
 #define GW_DROPPED_REASON "the tool is no longer exposed (gateway file reloaded)"
-void gw_approvals_deny_dropped(struct gateway *g);
+void gw_approval_deny_dropped(struct gateway *g);
 /* Why an approval request could not be queued for principal (no queue, the principal's cap, a
  * full queue): the approval_denied text. */
 const char *gw_approval_refusal(const struct approvals *q, const char *principal);
@@ -121,13 +121,13 @@ bool gw_approval_decided(struct gw_tool *t, const char *caller, enum approval_ou
 bool gw_task_wanted(struct mcp_call *call);
 void gw_task_start(struct gw_tool *t, struct mcp_call *call, json_t *args, uint64_t started_us);
 /* After the surface is built: the task methods for ids "gw:..." when a tool is guarded approve. */
-void gw_tasks_start(struct gateway *g);
+void gw_task_methods_start(struct gateway *g);
 /* A slot of u may be free (gw_call_next): the approved tasks waiting for one there go first,
  * oldest first. */
-void gw_tasks_slot_free(struct upstream *u);
-/* gw_approvals_deny_dropped for tasks. */
-void gw_tasks_deny_dropped(struct gateway *g);
+void gw_task_slot_free(struct upstream *u);
+/* gw_approval_deny_dropped for tasks. */
+void gw_task_deny_dropped(struct gateway *g);
 /* Teardown: pending approvals withdrawn, calls forgotten, every task freed. */
-void gw_tasks_free(struct gateway *g);
+void gw_task_free_all(struct gateway *g);
 
 #endif

@@ -14,7 +14,11 @@
  *               gwprobe.c), startctx.h, gwreload.c (SIGHUP)
  *   reporting   gwevent.h (audit events, upstream errors; calls nothing)
  *
- * Each part includes the headers of the parts below it: calls < upstreams < transports. */
+ * Each part includes the headers of the parts below it: calls < upstreams < transports.
+ * Exported names carry their file's prefix: up_ (upstream.c, rpcclient.c, uplist.c),
+ * gw_circuit_, gw_smoke_, gwi_ (gwinstance.c), httpup_, child_, gw_call_, gw_approval_,
+ * gw_task_, gw_relay_, gw_mrtr_, gw_plan_ (gwsurface.c), gw_pins_ (gwguard.c), gw_resources_,
+ * gw_probe_, gw_event_ and gateway_ (gateway.c). */
 #ifndef HM_GWCORE_H
 #define HM_GWCORE_H
 #include <jansson.h>

@@ -15,7 +15,7 @@ void gw_event(struct gateway *g, const struct gw_event *e)
         g->on_event(e, g->event_arg);
 }
 
-int gw_rpc_error(json_t *error, const char *fallback, char *msg, size_t size)
+int gw_event_rpc_error(json_t *error, const char *fallback, char *msg, size_t size)
 {
     json_t *code = json_object_get(error, "code");
     const char *text = json_string_value(json_object_get(error, "message"));

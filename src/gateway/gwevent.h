@@ -12,6 +12,6 @@ void gw_event(struct gateway *g, const struct gw_event *e);
 /* A JSON-RPC error object (an upstream's, or a client's answer to a relayed request) as what we
  * pass on: its code (JRPC_INTERNAL_ERROR when that is not an integer) and its message in msg,
  * capped to size and made valid UTF-8 (fallback when it has none). */
-int gw_rpc_error(json_t *error, const char *fallback, char *msg, size_t size);
+int gw_event_rpc_error(json_t *error, const char *fallback, char *msg, size_t size);
 
 #endif

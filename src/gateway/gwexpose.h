@@ -45,7 +45,7 @@ void gw_pins_rediscovered(struct upstream *u);
 
 /* gateway.c: the warning of a tool whose policy leaves its schema unmatchable
  * (gw_policy_schema's uncallable), at start and on reload. */
-void gw_warn_uncallable(const struct gw_tool *t);
+void gateway_warn_uncallable(const struct gw_tool *t);
 
 /* Registers the ready upstreams' resources and prompts as planned (gwsurface.h); false (logged,
  * naming both) on a collision or a bad name. */

@@ -91,7 +91,7 @@ static void on_fwd_answer(struct upstream *u, json_t *result, json_t *error, voi
         mcp_call_result_take(f->call, json_incref(result));
     } else if (error) {
         char msg[300];
-        int code = gw_rpc_error(error, "the upstream refused the request", msg, sizeof msg);
+        int code = gw_event_rpc_error(error, "the upstream refused the request", msg, sizeof msg);
         mcp_call_error(f->call, code, msg);
     } else {
         unavailable(f->call, u);

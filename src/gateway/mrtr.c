@@ -382,7 +382,7 @@ static void on_collected(struct mcp_call *call, json_t *result, json_t *error, v
     struct gw_collect *co = a->co;
     if (!json_is_object(result)) {
         char msg[300], why[400];
-        gw_rpc_error(error, "the client refused the request", msg, sizeof msg);
+        gw_event_rpc_error(error, "the client refused the request", msg, sizeof msg);
         snprintf(why, sizeof why, "the calling client refused it: %s", msg);
         co->done(co->owner, NULL, why); /* the owner may free co */
         return;

@@ -94,7 +94,7 @@ static void on_client_answer(struct mcp_call *call, json_t *result, json_t *erro
             answer_upstream(u, rl->id, result, 0, NULL);
         } else if (error) {
             char msg[300];
-            int code = gw_rpc_error(error, "the client refused the request", msg, sizeof msg);
+            int code = gw_event_rpc_error(error, "the client refused the request", msg, sizeof msg);
             answer_upstream(u, rl->id, NULL, code, msg);
         } else {
             answer_upstream(u, rl->id, NULL, JRPC_INTERNAL_ERROR,
@@ -337,7 +337,8 @@ bool gw_relay_request(struct upstream *u, json_t *msg, const char *method, uint6
     if (!mcp_call_request(gc->call, method, copy, on_client_answer, rl)) {
         json_decref(rl->id);
         free(rl);
-        refuse(u, id, method, JRPC_METHOD_NOT_FOUND, "the calling client cannot take a request now");
+        refuse(u, id, method, JRPC_METHOD_NOT_FOUND,
+               "the calling client cannot take a request now");
         return true;
     }
     rl->next = gc->relays;

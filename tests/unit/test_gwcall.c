@@ -50,7 +50,7 @@ unsigned httpup_resume_delay_ms(long retry_ms, unsigned misses)
 
 static const struct up_events events = {
     .progress = gw_call_progress, .request = gw_relay_request,
-    .fail_waiting = gw_calls_fail_waiting, .slot_free = gw_call_next,
+    .fail_waiting = gw_call_fail_waiting, .slot_free = gw_call_next,
     .relisted = gw_pins_rediscovered, .cleanup = gw_relay_cleanup};
 static struct loop *loop;
 static struct gateway g;
@@ -81,7 +81,7 @@ static int setup(void **state)
     tool.up = &u;
     mcp_add_tool(g.mcp, &(struct mcp_tool_def){
         .name = "up__echo", .input_schema = json_pack("{s:s}", "type", "object"),
-        .handler = gw_tool_handler, .arg = &tool});
+        .handler = gw_call_handler, .arg = &tool});
     return 0;
 }
 
