@@ -12,7 +12,11 @@
 #include <string.h>
 
 #include "approvals.h"
-#include "gw_internal.h"
+#include "gwcore.h"
+#include "gwevent.h"
+#include "gwexpose.h"
+#include "relay.h"
+#include "upstream.h"
 #include "loop.h"
 #include "mcp.h"
 #include "mem.h"
@@ -103,7 +107,7 @@ bool gw_approval_decided(struct gw_tool *t, const char *caller, enum approval_ou
 static void answer_denied(struct gw_tool *t, struct mcp_call *call, uint64_t started_us,
                           const char *why)
 {
-    gw_tool_record(t, call, started_us, toolerr_name(TE_APPROVAL_DENIED));
+    gw_call_record_tool(t, call, started_us, toolerr_name(TE_APPROVAL_DENIED));
     mcp_call_result_take(call, tool_error_json(TE_APPROVAL_DENIED, 0, "%s", why));
 }
 
@@ -126,7 +130,7 @@ static void on_withdrawn(struct mcp_call *call, void *arg)
     (void)call; /* gone after this callback */
     approvals_withdraw(w->t->up->gw->approvals, w->id);
     gw_approval_audit(w->t, mcp_call_caller(w->call), "withdrawn", "withdrawn");
-    gw_tool_record(w->t, w->call, w->started_us, "cancelled");
+    gw_call_record_tool(w->t, w->call, w->started_us, "cancelled");
     wait_free(w);
 }
 
@@ -186,12 +190,12 @@ void gw_approval_wait(struct gw_tool *t, struct mcp_call *call, json_t *args, ui
         nudge(t->up->gw->loop, w);
 }
 
-void gw_approvals_deny_dropped(struct gateway *g)
+void gw_approval_deny_dropped(struct gateway *g)
 {
     for (struct gw_wait *w = g->waits, *next; w; w = next) {
         next = w->next; /* the decision frees w */
         if (w->t->dropped)
             approvals_decide(g->approvals, w->id, false, GW_DROPPED_REASON, GW_BY_RELOAD);
     }
-    gw_tasks_deny_dropped(g);
+    gw_task_deny_dropped(g);
 }

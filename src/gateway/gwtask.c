@@ -16,7 +16,7 @@
  * so such a request is refused (relay.c finds no call for it) and an input_required answer
  * completes the task with an upstream_error tool error. Once approved, the task takes one of
  * the upstream's max_in_flight slots, until the upstream's timeout: with none free it waits and
- * gets the next one freed, before the calls queued there (gw_call_next asks gw_tasks_slot_free
+ * gets the next one freed, before the calls queued there (gw_call_next asks gw_task_slot_free
  * first: a person approved it after a wait already). A starting per-root instance with a task
  * holding its slot is not idle, so it is neither evicted nor stopped under the task (the task
  * asks again every GW_TASK_RETRY_MS whether it is ready).
@@ -34,7 +34,11 @@
 
 #include "approvals.h"
 #include "crypto.h"
-#include "gw_internal.h"
+#include "gwcore.h"
+#include "gwevent.h"
+#include "gwexpose.h"
+#include "relay.h"
+#include "upstream.h"
 #include "gwinstance.h"
 #include "log.h"
 #include "loop.h"
@@ -50,7 +54,6 @@
 #define GW_TASK_POLL_MS 2000u        /* a person decides in seconds: no need to poll faster */
 #define GW_TASK_RETRY_MS 200u        /* a starting instance: asked again this often */
 #define GW_TASK_RESULT_MAX (256u * 1024) /* bytes of a result kept for an hour, as JSON */
-#define NOT_FOUND "Failed to retrieve task: Task not found"
 
 enum gwt_phase { GWT_WAITING, GWT_RUNNING, GWT_DONE };
 
@@ -66,7 +69,7 @@ struct gw_task {
     char approval[APPROVALS_ID_HEX + 1]; /* while waiting */
     unsigned approval_timeout_s; /* the queue's when created: a reload changes later ones only */
     struct upstream *at;        /* while running: the upstream or instance whose slot it holds */
-    struct upstream *waiting_on; /* approved, waiting for a slot there (gw_tasks_slot_free) */
+    struct upstream *waiting_on; /* approved, waiting for a slot there (gw_task_slot_free) */
     bool sent;                  /* the call is at the upstream (wire_id) */
     uint64_t wire_id;
     struct loop_timer *timer;   /* running: the deadline, or the next try of a starting instance */
@@ -81,7 +84,7 @@ struct gw_tasks {
     struct gateway *g;
     struct gw_task *head, *tail;
     size_t n;
-    size_t nwaiting; /* tasks with waiting_on set: gw_tasks_slot_free walks only if any */
+    size_t nwaiting; /* tasks with waiting_on set: gw_task_slot_free walks only if any */
 };
 
 static void iso_now(char out[24])
@@ -225,7 +228,7 @@ static void finish(struct gw_task *k, const char *status, json_t *outcome_take,
     k->done_ms = loop_now(g->loop);
     iso_now(k->updated_at);
     struct upstream *at = k->at;
-    gw_tool_record_as(k->t, at ? at : k->t->up, k->caller, k->started_us, record_status);
+    gw_call_record_tool_as(k->t, at ? at : k->t->up, k->caller, k->started_us, record_status);
     k->at = NULL;
     if (at) { /* its slot is free: the next waiting call goes */
         at->in_flight--;
@@ -279,7 +282,7 @@ static void on_answer(struct upstream *u, json_t *result, json_t *error, void *a
         finish(k, "completed", copy, failed ? "tool_error" : "ok");
     } else if (error) {
         char code[24];
-        int rpc = gw_rpc_error(error, "the upstream refused the call", msg, sizeof msg);
+        int rpc = gw_event_rpc_error(error, "the upstream refused the call", msg, sizeof msg);
         snprintf(code, sizeof code, "%d", rpc);
         finish(k, "failed", json_pack("{s:i, s:s}", "code", rpc, "message", msg), code);
     } else {
@@ -432,7 +435,7 @@ void gw_task_start(struct gw_tool *t, struct mcp_call *call, json_t *args, uint6
     char rnd[2 * GW_TASK_ID_BYTES + 1];
     sweep(all);
     if (!make_room(all, caller)) {
-        gw_tool_record(t, call, started_us, toolerr_name(TE_BUSY));
+        gw_call_record_tool(t, call, started_us, toolerr_name(TE_BUSY));
         mcp_call_result_take(call, tool_error_json(TE_BUSY, 60,
                                                    "too many gateway tasks are open (%u of "
                                                    "yours at most, %u in all); call it again "
@@ -447,7 +450,7 @@ void gw_task_start(struct gw_tool *t, struct mcp_call *call, json_t *args, uint6
                            : NULL;
     if (aid == NULL) {
         free(k);
-        gw_tool_record(t, call, started_us, toolerr_name(TE_APPROVAL_DENIED));
+        gw_call_record_tool(t, call, started_us, toolerr_name(TE_APPROVAL_DENIED));
         mcp_call_result_take(call, tool_error_json(TE_APPROVAL_DENIED, 0, "%s",
                                                    gw_approval_refusal(g->approvals, p)));
         return;
@@ -475,7 +478,7 @@ void gw_task_start(struct gw_tool *t, struct mcp_call *call, json_t *args, uint6
 
 /* The caller's task (swept first), or any for the owner token and hermes:admin (the bridge's
  * rule), else NULL with the call answered "not found"; a principal whose scope for the tool's
- * upstream was cut since gets -32003. */
+ * upstream was cut since gets forbidden. */
 static struct gw_task *owned(struct gw_tasks *all, struct mcp_call *c, const char *id)
 {
     sweep(all);
@@ -484,12 +487,12 @@ static struct gw_task *owned(struct gw_tasks *all, struct mcp_call *c, const cha
     if (k) {
         snprintf(scope, sizeof scope, "gateway:%s", k->t->up->cfg->name);
         if (!mcp_call_allowed(c, scope)) {
-            mcp_call_error(c, -32003, "Forbidden: this credential lacks the scope the task needs");
+            mcp_call_task_forbidden(c);
             return NULL;
         }
         return k;
     }
-    mcp_call_error(c, -32602, NOT_FOUND);
+    mcp_call_task_not_found(c);
     return NULL;
 }
 
@@ -527,7 +530,7 @@ static void task_cancel(struct mcp_call *c, const char *id, void *arg)
 
 static const struct mcp_task_ops ops = {task_get, task_update, task_cancel};
 
-void gw_tasks_start(struct gateway *g)
+void gw_task_methods_start(struct gateway *g)
 {
     bool guarded = false;
     for (size_t i = 0; i < g->ntools; i++)
@@ -539,7 +542,7 @@ void gw_tasks_start(struct gateway *g)
     mcp_add_task_ops(g->mcp, GW_TASK_PREFIX, &ops, g->tasks);
 }
 
-void gw_tasks_slot_free(struct upstream *u)
+void gw_task_slot_free(struct upstream *u)
 {
     struct gw_tasks *all = u->gw->tasks;
     if (all == NULL || all->nwaiting == 0)
@@ -563,7 +566,7 @@ size_t gateway_tasks_running(const struct gateway *g)
     return n;
 }
 
-void gw_tasks_deny_dropped(struct gateway *g)
+void gw_task_deny_dropped(struct gateway *g)
 {
     if (g->tasks == NULL)
         return;
@@ -572,7 +575,7 @@ void gw_tasks_deny_dropped(struct gateway *g)
             approvals_decide(g->approvals, k->approval, false, GW_DROPPED_REASON, GW_BY_RELOAD);
 }
 
-void gw_tasks_free(struct gateway *g)
+void gw_task_free_all(struct gateway *g)
 {
     struct gw_tasks *all = g->tasks;
     if (all == NULL)
@@ -585,8 +588,8 @@ void gw_tasks_free(struct gateway *g)
             /* The drain's grace is over (the engine is gone: no one hears of the task): the
              * upstream is told, the audit says how it ended. */
             stop_at_upstream(k, "the server is stopping");
-            gw_tool_record_as(k->t, k->at ? k->at : k->t->up, k->caller, k->started_us,
-                              "cancelled");
+            gw_call_record_tool_as(k->t, k->at ? k->at : k->t->up, k->caller, k->started_us,
+                                   "cancelled");
         }
         task_free(k);
     }
