@@ -130,3 +130,17 @@ test('the docs/ pages and anchors the binary\'s messages name exist', () => {
     readFileSync(f, 'utf8').replace(/\/\*[\s\S]*?\*\//g, '').replace(/\/\/[^\n]*/g, '')));
   assert.deepEqual(readme.map((f) => relative(ROOT, f)), []);
 });
+
+test('every file of the checkout the pages name in code spans exists (src/, scripts/, tests/, contrib/)', () => {
+  const bad = [];
+  let count = 0;
+  for (const page of pages()) {
+    const text = readFileSync(page, 'utf8');
+    for (const m of text.matchAll(/`((?:src|scripts|tests|contrib|bench)\/[A-Za-z0-9_./-]+\.(?:c|h|mjs|sh|yaml|md|json))`/g)) {
+      count++;
+      if (!existsSync(join(ROOT, m[1]))) bad.push(`${relative(ROOT, page)}: ${m[1]}`);
+    }
+  }
+  assert.ok(count > 20, `files named: ${count}`);
+  assert.deepEqual(bad, []);
+});
