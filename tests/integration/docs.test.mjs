@@ -88,7 +88,7 @@ test('every relative link of README.md, docs/ and the other pages leads to a fil
   assert.deepEqual(bad, []);
 });
 
-test('every docs/ page is reached from README.md by links', () => {
+test('every docs/ page is reached from README.md by links (a folder link reaches its pages)', () => {
   const reached = new Set();
   const queue = [join(ROOT, 'README.md')];
   while (queue.length) {
@@ -97,9 +97,12 @@ test('every docs/ page is reached from README.md by links', () => {
     reached.add(page);
     for (const link of links(readFileSync(page, 'utf8'))) {
       const path = link.split('#')[0];
-      if (!path.endsWith('.md')) continue;
       const target = join(dirname(page), path);
-      if (existsSync(target)) queue.push(target);
+      if (!path || !existsSync(target)) continue;
+      // A folder link (GitHub lists the folder) reaches the pages in it.
+      if (statSync(target).isDirectory())
+        queue.push(...readdirSync(target).filter((f) => f.endsWith('.md')).map((f) => join(target, f)));
+      else if (path.endsWith('.md')) queue.push(target);
     }
   }
   const unreached = walk(join(ROOT, 'docs')).filter((p) => !reached.has(p)).map((p) => relative(ROOT, p));
