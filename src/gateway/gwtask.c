@@ -44,6 +44,7 @@
 #include "loop.h"
 #include "mcp.h"
 #include "mem.h"
+#include "timefmt.h"
 #include "toolerr.h"
 
 #define GW_TASK_PREFIX "gw:" /* no bridge task id has a colon: the two never collide */
@@ -76,7 +77,7 @@ struct gw_task {
     uint64_t deadline_ms;       /* loop ms: the upstream's timeout, counted from the approval */
     uint64_t started_us;        /* monotonic, for the audit line */
     uint64_t done_ms;           /* loop ms when it ended */
-    char created_at[24], updated_at[24];
+    char created_at[TIMEFMT_SIZE], updated_at[TIMEFMT_SIZE];
     struct gw_task *next, *prev; /* oldest first */
 };
 
@@ -86,13 +87,6 @@ struct gw_tasks {
     size_t n;
     size_t nwaiting; /* tasks with waiting_on set: gw_task_slot_free walks only if any */
 };
-
-static void iso_now(char out[24])
-{
-    struct tm tm;
-    time_t now = time(NULL);
-    strftime(out, 24, "%Y-%m-%dT%H:%M:%SZ", gmtime_r(&now, &tm));
-}
 
 /* ---------- the set of tasks ---------- */
 
@@ -226,7 +220,7 @@ static void finish(struct gw_task *k, const char *status, json_t *outcome_take,
     k->status = status;
     k->outcome = outcome_take;
     k->done_ms = loop_now(g->loop);
-    iso_now(k->updated_at);
+    timefmt_iso(time(NULL), k->updated_at);
     struct upstream *at = k->at;
     gw_call_record_tool_as(k->t, at ? at : k->t->up, k->caller, k->started_us, record_status);
     k->at = NULL;
@@ -411,7 +405,7 @@ static void on_decision(void *arg, enum approval_outcome outcome, const char *re
     if (gw_approval_decided(t, k->caller, outcome, reason, decider, k->approval_timeout_s, why,
                             sizeof why)) {
         k->phase = GWT_RUNNING;
-        iso_now(k->updated_at);
+        timefmt_iso(time(NULL), k->updated_at);
         k->deadline_ms = loop_now(t->up->loop) + (uint64_t)t->up->cfg->timeout_s * 1000u;
         send_call(k);
         return;
@@ -461,7 +455,7 @@ void gw_task_start(struct gw_tool *t, struct mcp_call *call, json_t *args, uint6
                           .approval_timeout_s = g->approvals_timeout_s};
     snprintf(k->id, sizeof k->id, GW_TASK_PREFIX "%s", rnd);
     snprintf(k->approval, sizeof k->approval, "%s", aid);
-    iso_now(k->created_at);
+    timefmt_iso(time(NULL), k->created_at);
     memcpy(k->updated_at, k->created_at, sizeof k->updated_at);
     if (all->tail)
         all->tail->next = k;
