@@ -26,6 +26,7 @@
 #include <stddef.h>
 
 #include "gateway.h"
+#include "list.h"
 
 struct approvals;
 struct gw_extra;
@@ -63,7 +64,7 @@ struct gateway {
     json_t *restart_needed;    /* what the last SIGHUP's gateway file asked for and could not
                                   apply (gwreload.c): ["upstream x is new", ...], or NULL */
     json_t *bridge_out;        /* {name: true} for each bridge tool a reload took away, or NULL */
-    struct gw_wait *waits;     /* held calls waiting for the operator (gwapprove.c) */
+    struct list waits;         /* held calls waiting for the operator (gwapprove.c) */
     struct gw_tasks *tasks;    /* approve-guarded calls run as MCP tasks (gwtask.c), or NULL
                                   when no tool is guarded approve */
     /* /metrics, by upstream (gateway_metrics); state, restarts and withheld are read live */
