@@ -11,6 +11,7 @@
 #include <stdint.h>
 
 #include "approvals.h"
+#include "list.h"
 
 struct approvals;
 struct gateway;
@@ -42,7 +43,7 @@ struct gw_call {
     unsigned restarts;         /* the upstream's start it was sent to (a retry needs the same) */
     bool has_progress;         /* the caller asked for progress */
     struct loop_timer *timer;
-    struct gw_call *next, *prev; /* in the wait queue */
+    struct list link;          /* in the upstream's wait queue */
     bool queued;
     const char *exposed;       /* the name the client called (the gw_tool's) */
     uint64_t started_us;       /* monotonic, for the audit line and the latency */
