@@ -531,7 +531,7 @@ void gw_call_forward(struct gw_tool *t, struct mcp_call *call, json_t *args, uin
         call_free(gc);
         return;
     }
-    /* A 2026-07-28 retry's round is taken (once) only now that the call can go: refused for
+    /* A 2026-07-28 retry's round is claimed (once) only now that the call can go: refused for
      * unavailable or busy above, its answers stay good for another try. */
     json_t *refused = gw_mrtr_continue(gc);
     if (refused) {
