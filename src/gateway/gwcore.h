@@ -18,7 +18,9 @@
  * Exported names carry their file's prefix: up_ (upstream.c, rpcclient.c, uplist.c),
  * gw_circuit_, gw_smoke_, gwi_ (gwinstance.c), httpup_, child_, gw_call_, gw_approval_,
  * gw_task_, gw_relay_, gw_mrtr_, gw_plan_ (gwsurface.c), gw_pins_ (gwguard.c), gw_resources_,
- * gw_probe_, gw_event_ and gateway_ (gateway.c). */
+ * gw_probe_, gw_event_ and gateway_ (gateway.c); in policy gw_pin_ and gw_pins_ (gwpin.c),
+ * gw_policy_, gw_secret_, gw_tool_ (gwrules.c) and gwfile_ (gwfile.c). scripts/check-symbols.sh
+ * holds each file to its own (the few older exact names it allows are listed there). */
 #ifndef HM_GWCORE_H
 #define HM_GWCORE_H
 #include <jansson.h>
