@@ -73,7 +73,7 @@ int serve_main(int argc, char **argv)
         config_cleanup(&cfg);
         return EXIT_USAGE;
     }
-    struct gw_provider *gw = gw_provider_load(&cfg, file);
+    struct gw_provider *gw = gw_provider_load(cfg.gateway_file, file, cfg.call_timeout_ms);
     if (gw == NULL) {
         config_cleanup(&cfg);
         return EXIT_USAGE;
@@ -84,7 +84,8 @@ int serve_main(int argc, char **argv)
                  cfg.host);
     /* The bridge first: the gateway's names must not collide with its tools, and the gateway
      * file's bridge_tools decides which of them it registers. */
-    struct bridge_provider *bridge = bridge_provider_new(bridge_settings, &cfg, gw_provider_keeps, gw);
+    struct bridge_provider *bridge =
+        bridge_provider_new(bridge_settings, &cfg, gw_provider_keeps, gw);
     const struct provider providers[] = {{&bridge_provider_ops, bridge}, {&gw_provider_ops, gw}};
     struct app_opts o = {.cfg = &cfg, .service = "hermes-mcp", .providers = providers,
                          .nproviders = sizeof providers / sizeof *providers,
