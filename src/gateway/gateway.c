@@ -22,6 +22,7 @@
 #include "gwpin.h"
 #include "gwpolicy.h"
 #include "gwsurface.h"
+#include "list.h"
 #include "log.h"
 #include "loop.h"
 #include "mcp.h"
@@ -290,6 +291,7 @@ struct gateway *gateway_new(struct mcp_server *mcp, struct loop *l, const struct
                             gw_event_fn *on_event, void *event_arg)
 {
     struct gateway *g = xcalloc(1, sizeof *g);
+    list_init(&g->waits);
     g->events = &events;
     g->on_event = on_event;
     g->event_arg = event_arg;
@@ -379,6 +381,7 @@ static bool smoke_pending(const struct gateway *g)
 size_t gateway_probe(struct loop *l, const struct gwfile *f, gw_probe_fn *fn, void *arg)
 {
     struct gateway *g = xcalloc(1, sizeof *g);
+    list_init(&g->waits);
     g->events = &events;
     g->stopping = true; /* a probe starts each upstream once: no restarts */
     g->loop = l;

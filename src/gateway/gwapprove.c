@@ -17,6 +17,7 @@
 #include "gwexpose.h"
 #include "relay.h"
 #include "upstream.h"
+#include "list.h"
 #include "loop.h"
 #include "mcp.h"
 #include "mem.h"
@@ -34,7 +35,7 @@ struct gw_wait {
     char id[APPROVALS_ID_HEX + 1];
     struct loop_timer *nudge;
     unsigned nudges;
-    struct gw_wait *next, *prev; /* in the gateway's waits */
+    struct list link;  /* in the gateway's waits */
 };
 
 /* Tests only (README, "Testing"): HERMES_TEST_APPROVAL_NUDGE_MS shortens the progress interval
@@ -48,13 +49,7 @@ static uint64_t nudge_ms(void)
 
 static void wait_free(struct gw_wait *w)
 {
-    struct gateway *g = w->t->up->gw;
-    if (w->prev)
-        w->prev->next = w->next;
-    else
-        g->waits = w->next;
-    if (w->next)
-        w->next->prev = w->prev;
+    list_unlink(&w->link);
     loop_timer_cancel(w->nudge);
     json_decref(w->args);
     free(w);
@@ -181,10 +176,7 @@ void gw_approval_wait(struct gw_tool *t, struct mcp_call *call, json_t *args, ui
     w->started_us = started_us;
     w->timeout_s = t->up->gw->approvals_timeout_s;
     snprintf(w->id, sizeof w->id, "%s", id);
-    w->next = t->up->gw->waits;
-    if (w->next)
-        w->next->prev = w;
-    t->up->gw->waits = w;
+    list_push_front(&t->up->gw->waits, &w->link);
     mcp_call_on_cancel(call, on_withdrawn, w);
     if (mcp_call_progress_token(call) != NULL)
         nudge(t->up->gw->loop, w);
@@ -192,8 +184,8 @@ void gw_approval_wait(struct gw_tool *t, struct mcp_call *call, json_t *args, ui
 
 void gw_approval_deny_dropped(struct gateway *g)
 {
-    for (struct gw_wait *w = g->waits, *next; w; w = next) {
-        next = w->next; /* the decision frees w */
+    LIST_FOREACH_SAFE(n, &g->waits) { /* the decision frees w */
+        struct gw_wait *w = list_entry(n, struct gw_wait, link);
         if (w->t->dropped)
             approvals_decide(g->approvals, w->id, false, GW_DROPPED_REASON, GW_BY_RELOAD);
     }

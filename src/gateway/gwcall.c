@@ -23,6 +23,7 @@
 #include "upstream.h"
 #include "gwinstance.h"
 #include "gwpolicy.h"
+#include "list.h"
 #include "log.h"
 #include "loop.h"
 #include "mcp.h"
@@ -85,31 +86,33 @@ static void record_call(struct gw_call *gc, const char *status)
 
 /* ---------- the wait queue ---------- */
 
+/* u's queue. Upstreams are made by value in several places (the file's, probes', instances')
+ * and zeroed when freed, so the anchor is set up here, on first use. */
+static struct list *queue_of(struct upstream *u)
+{
+    if (!list_is_linked(&u->wait_queue))
+        list_init(&u->wait_queue);
+    return &u->wait_queue;
+}
+
+/* The oldest call waiting at u, or NULL. */
+static struct gw_call *queue_head(struct upstream *u)
+{
+    struct list *n = list_first(queue_of(u));
+    return n ? list_entry(n, struct gw_call, link) : NULL;
+}
+
 static void enqueue(struct upstream *u, struct gw_call *gc)
 {
     gc->queued = true;
-    gc->prev = u->wait_tail;
-    gc->next = NULL;
-    if (u->wait_tail)
-        u->wait_tail->next = gc;
-    else
-        u->wait_head = gc;
-    u->wait_tail = gc;
+    list_push_back(queue_of(u), &gc->link);
     u->waiting++;
 }
 
 static void dequeue(struct upstream *u, struct gw_call *gc)
 {
-    if (gc->prev)
-        gc->prev->next = gc->next;
-    else
-        u->wait_head = gc->next;
-    if (gc->next)
-        gc->next->prev = gc->prev;
-    else
-        u->wait_tail = gc->prev;
+    list_unlink(&gc->link);
     gc->queued = false;
-    gc->next = gc->prev = NULL;
     u->waiting--;
 }
 
@@ -328,8 +331,7 @@ void gw_call_next(struct upstream *u)
         gw_call_fail_waiting(u);
         return;
     }
-    while (u->wait_head && u->in_flight < u->cfg->max_in_flight) {
-        struct gw_call *gc = u->wait_head;
+    for (struct gw_call *gc; u->in_flight < u->cfg->max_in_flight && (gc = queue_head(u));) {
         dequeue(u, gc);
         send_call(gc);
     }
@@ -337,8 +339,7 @@ void gw_call_next(struct upstream *u)
 
 void gw_call_fail_waiting(struct upstream *u)
 {
-    while (u->wait_head) {
-        struct gw_call *gc = u->wait_head;
+    for (struct gw_call *gc; (gc = queue_head(u)) != NULL;) {
         dequeue(u, gc);
         gw_mrtr_give_back(gc); /* never sent: the round may be tried again */
         unavailable(gc);
@@ -530,7 +531,7 @@ void gw_call_forward(struct gw_tool *t, struct mcp_call *call, json_t *args, uin
         call_free(gc);
         return;
     }
-    /* A 2026-07-28 retry's round is taken (once) only now that the call can go: refused for
+    /* A 2026-07-28 retry's round is claimed (once) only now that the call can go: refused for
      * unavailable or busy above, its answers stay good for another try. */
     json_t *refused = gw_mrtr_continue(gc);
     if (refused) {

@@ -11,6 +11,7 @@
 #include <stdint.h>
 
 #include "approvals.h"
+#include "list.h"
 
 struct approvals;
 struct gateway;
@@ -24,10 +25,10 @@ struct upstream;
 
 #define GW_QUEUE_MAX 64 /* calls waiting beyond max_in_flight, then busy */
 
-/* A 2026-07-28 caller's input round taken for its retry (mrtr.c gw_mrtr_round_take), kept
+/* A 2026-07-28 caller's input round claimed for its retry (mrtr.c gw_mrtr_round_claim), kept
  * until the retry is sent: given back (gw_mrtr_round_give_back) when it never was. nonce ""
  * for none. */
-struct gw_round_taken {
+struct gw_round_claimed {
     char nonce[33], caller[64];
     uint64_t expires_at;
 };
@@ -42,7 +43,7 @@ struct gw_call {
     unsigned restarts;         /* the upstream's start it was sent to (a retry needs the same) */
     bool has_progress;         /* the caller asked for progress */
     struct loop_timer *timer;
-    struct gw_call *next, *prev; /* in the wait queue */
+    struct list link;          /* in the upstream's wait queue */
     bool queued;
     const char *exposed;       /* the name the client called (the gw_tool's) */
     uint64_t started_us;       /* monotonic, for the audit line and the latency */
@@ -55,7 +56,7 @@ struct gw_call {
     struct gw_collect *collect;
     /* The 2026-07-28 caller's round this call continues (mrtr.c gw_mrtr_continue), "" for
      * none: given back when the upstream never got to answer (gw_mrtr_give_back). */
-    struct gw_round_taken round;
+    struct gw_round_claimed round;
     /* The upstream's requests relayed to a session-era caller and not answered yet (relay.c):
      * the call owns them, since the engine drops a call's pending requests without calling
      * back when the call ends. */

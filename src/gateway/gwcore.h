@@ -18,7 +18,9 @@
  * Exported names carry their file's prefix: up_ (upstream.c, rpcclient.c, uplist.c),
  * gw_circuit_, gw_smoke_, gwi_ (gwinstance.c), httpup_, child_, gw_call_, gw_approval_,
  * gw_task_, gw_relay_, gw_mrtr_, gw_plan_ (gwsurface.c), gw_pins_ (gwguard.c), gw_resources_,
- * gw_probe_, gw_event_ and gateway_ (gateway.c). */
+ * gw_probe_, gw_event_ and gateway_ (gateway.c); in policy gw_pin_ and gw_pins_ (gwpin.c),
+ * gw_policy_, gw_secret_, gw_tool_ (gwrules.c) and gwfile_ (gwfile.c). scripts/check-symbols.sh
+ * holds each file to its own (the few older exact names it allows are listed there). */
 #ifndef HM_GWCORE_H
 #define HM_GWCORE_H
 #include <jansson.h>
@@ -26,6 +28,7 @@
 #include <stddef.h>
 
 #include "gateway.h"
+#include "list.h"
 
 struct approvals;
 struct gw_extra;
@@ -63,7 +66,7 @@ struct gateway {
     json_t *restart_needed;    /* what the last SIGHUP's gateway file asked for and could not
                                   apply (gwreload.c): ["upstream x is new", ...], or NULL */
     json_t *bridge_out;        /* {name: true} for each bridge tool a reload took away, or NULL */
-    struct gw_wait *waits;     /* held calls waiting for the operator (gwapprove.c) */
+    struct list waits;         /* held calls waiting for the operator (gwapprove.c) */
     struct gw_tasks *tasks;    /* approve-guarded calls run as MCP tasks (gwtask.c), or NULL
                                   when no tool is guarded approve */
     /* /metrics, by upstream (gateway_metrics); state, restarts and withheld are read live */

@@ -50,7 +50,7 @@ struct fwd {
     char method[16];       /* resources/read or prompts/get */
     json_t *params;        /* as sent, without the round's answers and state */
     unsigned rounds;       /* input rounds the upstream asked so far */
-    struct gw_round_taken round; /* a 2026-07-28 caller's round this retry continues */
+    struct gw_round_claimed round; /* a 2026-07-28 caller's round this retry continues */
     struct gw_collect *collect; /* a session-era caller's answers being collected, or NULL */
     json_t *state;         /* the upstream's requestState sent back with them, or NULL */
 };
@@ -244,7 +244,7 @@ static void forward(struct mcp_call *c, struct upstream *u, const char *method, 
         /* a 2026-07-28 caller's retry with the answers to an input round of ours */
         char bound[300];
         fwd_bound_to(f, bound, sizeof bound);
-        if (!gw_mrtr_round_take(u, c, bound, &f->rounds, &state, &f->round)) {
+        if (!gw_mrtr_round_claim(u, c, bound, &f->rounds, &state, &f->round)) {
             char msg[300];
             snprintf(msg, sizeof msg, "no input round of upstream %s matches this "
                      "requestState: it was already answered, or it expired; ask again",

@@ -41,9 +41,11 @@
 #include "upstream.h"
 #include "gwinstance.h"
 #include "log.h"
+#include "list.h"
 #include "loop.h"
 #include "mcp.h"
 #include "mem.h"
+#include "timefmt.h"
 #include "toolerr.h"
 
 #define GW_TASK_PREFIX "gw:" /* no bridge task id has a colon: the two never collide */
@@ -76,23 +78,16 @@ struct gw_task {
     uint64_t deadline_ms;       /* loop ms: the upstream's timeout, counted from the approval */
     uint64_t started_us;        /* monotonic, for the audit line */
     uint64_t done_ms;           /* loop ms when it ended */
-    char created_at[24], updated_at[24];
-    struct gw_task *next, *prev; /* oldest first */
+    char created_at[TIMEFMT_SIZE], updated_at[TIMEFMT_SIZE];
+    struct list link;           /* in all->tasks */
 };
 
 struct gw_tasks {
     struct gateway *g;
-    struct gw_task *head, *tail;
+    struct list tasks;          /* oldest first */
     size_t n;
     size_t nwaiting; /* tasks with waiting_on set: gw_task_slot_free walks only if any */
 };
-
-static void iso_now(char out[24])
-{
-    struct tm tm;
-    time_t now = time(NULL);
-    strftime(out, 24, "%Y-%m-%dT%H:%M:%SZ", gmtime_r(&now, &tm));
-}
 
 /* ---------- the set of tasks ---------- */
 
@@ -106,17 +101,15 @@ static void wait_for_slot(struct gw_task *k, struct upstream *u)
     k->waiting_on = u;
 }
 
+static struct gw_task *task_of(struct list *node)
+{
+    return list_entry(node, struct gw_task, link);
+}
+
 static void task_free(struct gw_task *k)
 {
     struct gw_tasks *all = k->all;
-    if (k->prev)
-        k->prev->next = k->next;
-    else
-        all->head = k->next;
-    if (k->next)
-        k->next->prev = k->prev;
-    else
-        all->tail = k->prev;
+    list_unlink(&k->link);
     all->n--;
     wait_for_slot(k, NULL);
     loop_timer_cancel(k->timer);
@@ -131,8 +124,8 @@ static void task_free(struct gw_task *k)
 static void sweep(struct gw_tasks *all)
 {
     uint64_t now = loop_now(all->g->loop);
-    for (struct gw_task *k = all->head, *next; k; k = next) {
-        next = k->next;
+    LIST_FOREACH_SAFE(n, &all->tasks) {
+        struct gw_task *k = task_of(n);
         if (k->phase == GWT_DONE && now - k->done_ms >= GW_TASK_KEEP_MS)
             task_free(k);
     }
@@ -144,7 +137,8 @@ static bool make_room(struct gw_tasks *all, const char *caller)
 {
     size_t mine = 0;
     struct gw_task *oldest_mine = NULL, *oldest = NULL;
-    for (struct gw_task *k = all->head; k; k = k->next) {
+    LIST_FOREACH(n, &all->tasks) {
+        struct gw_task *k = task_of(n);
         bool is_mine = strcmp(k->caller, caller) == 0;
         mine += is_mine;
         if (k->phase != GWT_DONE)
@@ -172,9 +166,11 @@ static bool make_room(struct gw_tasks *all, const char *caller)
  * sees every task, mcp_call_sees_all). */
 static struct gw_task *find(struct gw_tasks *all, const char *id, const char *caller, bool any)
 {
-    for (struct gw_task *k = all->head; k; k = k->next)
+    LIST_FOREACH(n, &all->tasks) {
+        struct gw_task *k = task_of(n);
         if (strcmp(k->id, id) == 0)
             return any || strcmp(k->caller, caller) == 0 ? k : NULL;
+    }
     return NULL;
 }
 
@@ -226,7 +222,7 @@ static void finish(struct gw_task *k, const char *status, json_t *outcome_take,
     k->status = status;
     k->outcome = outcome_take;
     k->done_ms = loop_now(g->loop);
-    iso_now(k->updated_at);
+    timefmt_iso(time(NULL), k->updated_at);
     struct upstream *at = k->at;
     gw_call_record_tool_as(k->t, at ? at : k->t->up, k->caller, k->started_us, record_status);
     k->at = NULL;
@@ -411,7 +407,7 @@ static void on_decision(void *arg, enum approval_outcome outcome, const char *re
     if (gw_approval_decided(t, k->caller, outcome, reason, decider, k->approval_timeout_s, why,
                             sizeof why)) {
         k->phase = GWT_RUNNING;
-        iso_now(k->updated_at);
+        timefmt_iso(time(NULL), k->updated_at);
         k->deadline_ms = loop_now(t->up->loop) + (uint64_t)t->up->cfg->timeout_s * 1000u;
         send_call(k);
         return;
@@ -457,17 +453,13 @@ void gw_task_start(struct gw_tool *t, struct mcp_call *call, json_t *args, uint6
     }
     *k = (struct gw_task){.all = all, .t = t, .caller = xstrdup(caller), .phase = GWT_WAITING,
                           .status = "working", .args = json_incref(args),
-                          .started_us = started_us, .prev = all->tail,
+                          .started_us = started_us,
                           .approval_timeout_s = g->approvals_timeout_s};
     snprintf(k->id, sizeof k->id, GW_TASK_PREFIX "%s", rnd);
     snprintf(k->approval, sizeof k->approval, "%s", aid);
-    iso_now(k->created_at);
+    timefmt_iso(time(NULL), k->created_at);
     memcpy(k->updated_at, k->created_at, sizeof k->updated_at);
-    if (all->tail)
-        all->tail->next = k;
-    else
-        all->head = k;
-    all->tail = k;
+    list_push_back(&all->tasks, &k->link);
     all->n++;
     json_t *created = task_json(k);
     json_object_set_new(created, "resultType", json_string("task"));
@@ -539,6 +531,7 @@ void gw_task_methods_start(struct gateway *g)
         return; /* no task of ours could exist: the extension is not advertised for us */
     g->tasks = xcalloc(1, sizeof *g->tasks);
     g->tasks->g = g;
+    list_init(&g->tasks->tasks);
     mcp_add_task_ops(g->mcp, GW_TASK_PREFIX, &ops, g->tasks);
 }
 
@@ -547,7 +540,8 @@ void gw_task_slot_free(struct upstream *u)
     struct gw_tasks *all = u->gw->tasks;
     if (all == NULL || all->nwaiting == 0)
         return; /* the common case, on every call's completion: no walk */
-    for (struct gw_task *k = all->head; k; k = k->next) {
+    LIST_FOREACH(n, &all->tasks) {
+        struct gw_task *k = task_of(n);
         if (k->waiting_on != u)
             continue;
         if (u->in_flight >= u->cfg->max_in_flight && u->state == UP_READY && !u->gw->draining)
@@ -560,19 +554,23 @@ void gw_task_slot_free(struct upstream *u)
 
 size_t gateway_tasks_running(const struct gateway *g)
 {
-    size_t n = 0;
-    for (const struct gw_task *k = g && g->tasks ? g->tasks->head : NULL; k; k = k->next)
-        n += k->phase == GWT_RUNNING;
-    return n;
+    size_t running = 0;
+    if (g == NULL || g->tasks == NULL)
+        return 0;
+    LIST_FOREACH(n, &g->tasks->tasks)
+        running += task_of(n)->phase == GWT_RUNNING;
+    return running;
 }
 
 void gw_task_deny_dropped(struct gateway *g)
 {
     if (g->tasks == NULL)
         return;
-    for (struct gw_task *k = g->tasks->head; k; k = k->next)
+    LIST_FOREACH(n, &g->tasks->tasks) {
+        struct gw_task *k = task_of(n);
         if (k->phase == GWT_WAITING && k->t->dropped && k->approval[0]) /* finished: kept */
             approvals_decide(g->approvals, k->approval, false, GW_DROPPED_REASON, GW_BY_RELOAD);
+    }
 }
 
 void gw_task_free_all(struct gateway *g)
@@ -580,8 +578,8 @@ void gw_task_free_all(struct gateway *g)
     struct gw_tasks *all = g->tasks;
     if (all == NULL)
         return;
-    while (all->head) {
-        struct gw_task *k = all->head;
+    for (struct list *n; (n = list_first(&all->tasks)) != NULL;) {
+        struct gw_task *k = task_of(n);
         if (k->phase == GWT_WAITING) {
             approvals_withdraw(g->approvals, k->approval);
         } else if (k->phase == GWT_RUNNING) {

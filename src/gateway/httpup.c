@@ -39,6 +39,7 @@
 #include "httpup.h"
 #include "httpc.h"
 #include "jrpc.h"
+#include "list.h"
 #include "log.h"
 #include "loop.h"
 #include "mem.h"
@@ -86,7 +87,7 @@ struct post {
     struct loop_timer *resume_timer; /* the wait before the next resume */
     struct sse_decoder dec;
     struct buf body;           /* a JSON answer, or an error's body */
-    struct post *prev, *next;
+    struct list link;          /* in the transport's posts or held */
 };
 
 struct httpup {
@@ -100,8 +101,8 @@ struct httpup {
     char version[32];          /* the negotiated protocol version, "" before */
     json_t *init_msg;          /* upstream.c's initialize: replayed to renew the session */
     bool renewing;
-    struct post *posts;        /* sent and not finished */
-    struct post *held;         /* waiting for the new session (a list through next) */
+    struct list posts;         /* sent and not finished, the newest first */
+    struct list held;          /* waiting for the new session, oldest first */
 };
 
 static const char *name_of(const struct httpup *h)
@@ -118,26 +119,19 @@ static void post_free(struct post *p)
     free(p);
 }
 
+static struct post *post_of(struct list *node)
+{
+    return list_entry(node, struct post, link);
+}
+
 static void unlink_post(struct post *p)
 {
-    struct httpup *h = p->hu;
-    if (p->prev)
-        p->prev->next = p->next;
-    else
-        h->posts = p->next;
-    if (p->next)
-        p->next->prev = p->prev;
-    p->prev = p->next = NULL;
+    list_unlink(&p->link);
 }
 
 static void link_post(struct post *p)
 {
-    struct httpup *h = p->hu;
-    p->prev = NULL;
-    p->next = h->posts;
-    if (h->posts)
-        h->posts->prev = p;
-    h->posts = p;
+    list_push_front(&p->hu->posts, &p->link);
 }
 
 /* Ends p's transfer (no callback after this); freed now, or by its running callback. */
@@ -332,8 +326,7 @@ static void on_done(struct httpc_req *r, const struct httpc_result *res, void *a
             }
             return;
         }
-        p->next = h->held;
-        h->held = p;
+        list_push_back(&h->held, &p->link);
         start_renewal(h);
         return;
     } else if (p->too_big) {
@@ -482,8 +475,7 @@ bool httpup_send(struct httpup *h, json_t *msg)
         h->init_msg = json_deep_copy(msg);
     }
     if (h->renewing) {
-        p->next = h->held; /* sent once the new session is there */
-        h->held = p;
+        list_push_back(&h->held, &p->link); /* sent once the new session is there */
         return true;
     }
     if (!post_start(p)) {
@@ -531,20 +523,13 @@ static void renewed(struct httpup *h, json_t *msg)
     json_t *note = jrpc_notification("notifications/initialized", json_object());
     httpup_send(h, note);
     json_decref(note);
-    struct post *held = h->held;
-    h->held = NULL;
+    struct list held;
+    list_init(&held);
+    list_splice_back(&held, &h->held);
     /* Oldest first, as they were sent. */
-    struct post *rev = NULL;
-    while (held) {
-        struct post *next = held->next;
-        held->next = rev;
-        rev = held;
-        held = next;
-    }
-    while (rev) {
-        struct post *p = rev;
-        rev = p->next;
-        p->next = NULL;
+    for (struct list *n; (n = list_first(&held)) != NULL;) {
+        struct post *p = post_of(n);
+        list_unlink(n);
         if (!post_start(p)) {
             uint64_t id = p->id;
             post_free(p);
@@ -656,6 +641,8 @@ struct httpup *httpup_new(const struct gw_upstream *cfg, struct loop *l,
     h->loop = l;
     h->ops = ops;
     h->owner = owner;
+    list_init(&h->posts);
+    list_init(&h->held);
     h->http = httpc_new(l, cfg->max_in_flight + HU_PER_ORIGIN_SPARE);
     live_transports++;
     return h;
@@ -668,28 +655,26 @@ void httpup_start(struct httpup *h)
 
 void httpup_forget(struct httpup *h, uint64_t id)
 {
-    for (struct post *p = h->posts; p; p = p->next)
-        if (p->id == id) {
-            drop(p);
+    LIST_FOREACH(n, &h->posts)
+        if (post_of(n)->id == id) {
+            drop(post_of(n));
             return;
         }
-    for (struct post **pp = &h->held; *pp; pp = &(*pp)->next)
-        if ((*pp)->id == id) {
-            struct post *p = *pp;
-            *pp = p->next;
-            post_free(p);
+    LIST_FOREACH(n, &h->held)
+        if (post_of(n)->id == id) {
+            list_unlink(n);
+            post_free(post_of(n));
             return;
         }
 }
 
 void httpup_reset(struct httpup *h)
 {
-    while (h->posts)
-        drop(h->posts);
-    while (h->held) {
-        struct post *p = h->held;
-        h->held = p->next;
-        post_free(p);
+    for (struct list *n; (n = list_first(&h->posts)) != NULL;)
+        drop(post_of(n));
+    for (struct list *n; (n = list_first(&h->held)) != NULL;) {
+        list_unlink(n);
+        post_free(post_of(n));
     }
     h->renewing = false;
     free(h->session);
@@ -730,13 +715,12 @@ void httpup_free(struct httpup *h)
 {
     if (h == NULL)
         return;
-    struct post *live = h->posts;
-    h->posts = NULL;
-    while (live) {
-        struct post *next = live->next;
-        httpc_cancel(live->req);
-        post_free(live);
-        live = next;
+    struct list live;
+    list_init(&live);
+    list_splice_back(&live, &h->posts);
+    LIST_FOREACH_SAFE(n, &live) {
+        httpc_cancel(post_of(n)->req);
+        post_free(post_of(n));
     }
     if (h->session)
         queue_session_end(h);

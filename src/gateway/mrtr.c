@@ -295,8 +295,8 @@ json_t *gw_mrtr_round_open(struct upstream *u, struct mcp_call *call, const char
     return ours;
 }
 
-bool gw_mrtr_round_take(struct upstream *u, struct mcp_call *call, const char *bound_to,
-                        unsigned *rounds, json_t **state, struct gw_round_taken *taken)
+bool gw_mrtr_round_claim(struct upstream *u, struct mcp_call *call, const char *bound_to,
+                         unsigned *rounds, json_t **state, struct gw_round_claimed *claimed)
 {
     json_t *m = json_object_get(mcp_call_input_state(call), "mrtr");
     const char *nonce = json_string_value(json_object_get(m, "n"));
@@ -306,9 +306,9 @@ bool gw_mrtr_round_take(struct upstream *u, struct mcp_call *call, const char *b
     if (r == NULL || name == NULL || bound == NULL || strcmp(name, u->cfg->name) != 0 ||
         strcmp(bound, bound_to) != 0 || strcmp(r->caller, mcp_call_caller(call)) != 0)
         return false;
-    snprintf(taken->nonce, sizeof taken->nonce, "%s", r->nonce);
-    snprintf(taken->caller, sizeof taken->caller, "%s", r->caller);
-    taken->expires_at = r->expires_at;
+    snprintf(claimed->nonce, sizeof claimed->nonce, "%s", r->nonce);
+    snprintf(claimed->caller, sizeof claimed->caller, "%s", r->caller);
+    claimed->expires_at = r->expires_at;
     round_free(r); /* once */
     json_t *s = json_object_get(m, "s");
     *rounds = (unsigned)json_integer_value(json_object_get(m, "r"));
@@ -346,8 +346,8 @@ json_t *gw_mrtr_continue(struct gw_call *gc)
     json_t *m = json_object_get(mcp_call_input_state(gc->call), "mrtr"), *state;
     if (!mcp_call_is_modern(gc->call) || !json_is_object(m))
         return NULL;
-    /* Once: taken now, given back by gw_mrtr_give_back when the retry is never sent. */
-    if (!gw_mrtr_round_take(u, gc->call, gc->tool, &gc->rounds, &state, &gc->round))
+    /* Once: claimed now, given back by gw_mrtr_give_back when the retry is never sent. */
+    if (!gw_mrtr_round_claim(u, gc->call, gc->tool, &gc->rounds, &state, &gc->round))
         return tool_error_json(TE_NOT_FOUND, 0,
                                "no input round of upstream %s matches this requestState: it was "
                                "already answered, or it expired; call the tool again",
@@ -358,13 +358,13 @@ json_t *gw_mrtr_continue(struct gw_call *gc)
     return NULL;
 }
 
-void gw_mrtr_round_give_back(struct upstream *u, struct gw_round_taken *taken)
+void gw_mrtr_round_give_back(struct upstream *u, struct gw_round_claimed *claimed)
 {
-    if (taken->nonce[0] == '\0' || u->rounds == NULL)
+    if (claimed->nonce[0] == '\0' || u->rounds == NULL)
         return;
-    if (loop_now(u->loop) < taken->expires_at && strmap_get(u->rounds, taken->nonce) == NULL)
-        round_add(u, taken->nonce, taken->caller, taken->expires_at);
-    taken->nonce[0] = '\0';
+    if (loop_now(u->loop) < claimed->expires_at && strmap_get(u->rounds, claimed->nonce) == NULL)
+        round_add(u, claimed->nonce, claimed->caller, claimed->expires_at);
+    claimed->nonce[0] = '\0';
 }
 
 void gw_mrtr_give_back(struct gw_call *gc)

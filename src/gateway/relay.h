@@ -72,15 +72,15 @@ json_t *gw_mrtr_round_open(struct upstream *u, struct mcp_call *call, const char
                            unsigned rounds, json_t *state, bool *busy, char *why, size_t whylen);
 /* A 2026-07-28 caller's retry (its sealed state names a round of u bound to bound_to: the
  * tool's upstream name, or gwresources.c's method and URI or prompt), the one check of it for
- * every kind of request: true with the round taken (once) into *taken, *rounds and *state
+ * every kind of request: true with the round claimed (once) into *claimed, *rounds and *state
  * (borrowed from the call, NULL for none) set; false when no such round is open (already
  * answered, expired, another upstream's, tool's or caller's). */
-bool gw_mrtr_round_take(struct upstream *u, struct mcp_call *call, const char *bound_to,
-                        unsigned *rounds, json_t **state, struct gw_round_taken *taken);
-/* The retry that took the round was never sent (the upstream got nothing): the round is open
+bool gw_mrtr_round_claim(struct upstream *u, struct mcp_call *call, const char *bound_to,
+                         unsigned *rounds, json_t **state, struct gw_round_claimed *claimed);
+/* The retry that claimed the round was never sent (the upstream got nothing): the round is open
  * again, within its lifetime, so the caller's answers stay good for another try. Only then: a
  * retry lost after sending may have acted upstream, and its round stays used. */
-void gw_mrtr_round_give_back(struct upstream *u, struct gw_round_taken *taken);
+void gw_mrtr_round_give_back(struct upstream *u, struct gw_round_claimed *claimed);
 /* A 2026-07-28 upstream's result for gc's tools/call (gc->call set, its slot still counted):
  * false when it is no input_required result. Else true, and mrtr.c took the call over: it
  * asks the caller (an input_required result of ours to a 2026-07-28 caller; requests on the

@@ -14,6 +14,7 @@
 
 #include "gwfile.h"
 #include "httpup.h"
+#include "list.h"
 
 struct child;
 struct gateway;
@@ -87,7 +88,7 @@ struct upstream {
     struct loop_timer *reap_timer; /* frees an exited child outside its callback */
     struct child *dead_child;
     size_t in_flight;          /* proxied calls sent and not answered */
-    struct gw_call *wait_head, *wait_tail; /* calls over max_in_flight, oldest first */
+    struct list wait_queue;    /* calls over max_in_flight, oldest first (gwcall.c) */
     size_t waiting;
     struct loop_timer *restart_timer; /* the next start after a failure (backoff) */
     unsigned failures;         /* in a row, for the backoff */
