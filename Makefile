@@ -49,12 +49,20 @@ all: build/hermes-mcp
 FORCE:
 .PHONY: FORCE all check unit integration valgrind conformance conformance-server install headers clean distclean bench
 
-# build/hermes-mcp is the stable path; it points at the flavour built last.
-build/hermes-mcp: $(BUILD)/hermes-mcp FORCE
-	@ln -sf $(notdir $(BUILD))/hermes-mcp $@
-
-build/conformance-server: $(BUILD)/conformance-server FORCE
-	@ln -sf $(notdir $(BUILD))/conformance-server $@
+# Build flavours: build/release/ (the default) and build/asan/ (SANITIZE=1). build/<program> is
+# the release program, the stable path for users and the README; SANITIZE=1 builds
+# build/asan/<program> and leaves build/<program> alone. The tests are told which flavour to
+# run by HM_BUILD (make passes $(BUILD); tests/integration/run.sh defaults to build/release).
+define STABLE_PATH
+ifeq ($(BUILD),build/release)
+build/$(1): build/release/$(1) FORCE
+	@ln -sfn release/$(1) $$@
+else
+.PHONY: build/$(1)
+build/$(1): $(BUILD)/$(1)
+endif
+endef
+$(foreach p,hermes-mcp conformance-server,$(eval $(call STABLE_PATH,$(p))))
 
 conformance-server: build/conformance-server
 
@@ -95,16 +103,16 @@ unit: $(UNITS)
 	tests/run.sh $(UNITS)
 
 integration: build/hermes-mcp build/conformance-server fakes
-	tests/integration/run.sh
+	HM_BUILD=$(BUILD) tests/integration/run.sh
 
 check: unit integration
 
 # The integration tests with our binaries under valgrind (memcheck, definite leaks fail).
 valgrind: build/hermes-mcp build/conformance-server fakes
-	HM_VALGRIND=1 tests/integration/run.sh $(VALGRIND_TESTS)
+	HM_BUILD=$(BUILD) HM_VALGRIND=1 tests/integration/run.sh $(VALGRIND_TESTS)
 
 conformance: build/conformance-server
-	scripts/conformance.sh
+	HM_BUILD=$(BUILD) scripts/conformance.sh
 
 bench:
 	bench/run.sh

@@ -26,7 +26,6 @@ make install PREFIX=/usr DESTDIR="$stage" >/dev/null
 "$stage/usr/bin/hermes-mcp" version | grep -q '^hermes-mcp ' && echo "install: ok ($stage/usr/bin/hermes-mcp)"
 rm -rf "$stage"
 echo "== conformance suite"
-make -j"$jobs" all build/conformance-server fakes
 make conformance
 echo "== fuzzing (a short bounded run of every target)"
 make fuzz FUZZ_SECONDS="${FUZZ_SECONDS:-15}"

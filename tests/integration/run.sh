@@ -8,6 +8,11 @@ node=$(scripts/node-tools.sh node22 sdk inspector mcp-remote client puppeteer | 
 # Let the tests import the SDK by its package name.
 ln -sfn ../../tools/sdk/node_modules tests/integration/node_modules
 ln -sfn ../../tools/sdk/node_modules tests/hostile/node_modules
+# The flavour under test (build/release or build/asan), read by lib.mjs; make passes its own.
+export HM_BUILD=${HM_BUILD:-build/release}
+for b in hermes-mcp conformance-server fake-agent; do
+    [ -x "$HM_BUILD/$b" ] || { echo "integration: $HM_BUILD/$b missing (make -j2 all build/conformance-server fakes; SANITIZE=1 for build/asan)"; exit 1; }
+done
 # Arguments pick test files; the default is all of them.
 files=("$@")
 [ ${#files[@]} -gt 0 ] || files=(tests/integration/*.test.mjs tests/hostile/*.test.mjs)

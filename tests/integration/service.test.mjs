@@ -12,10 +12,10 @@ import { join } from 'node:path';
 import { randomBytes } from 'node:crypto';
 import http from 'node:http';
 import net from 'node:net';
-import { ROOT, HERMES, startHermes, restartHermes, startFake, agentEnv, post, parseSse } from './lib.mjs';
+import { ROOT, BUILD, HERMES, startHermes, restartHermes, startFake, agentEnv, post, parseSse } from './lib.mjs';
 
-const SINK = join(ROOT, 'build/notify-sink');
-const LISTEN_EXEC = join(ROOT, 'build/listen-exec');
+const SINK = join(BUILD, 'notify-sink');
+const LISTEN_EXEC = join(BUILD, 'listen-exec');
 const INSTALL = join(ROOT, 'scripts/install-systemd');
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 
