@@ -1,6 +1,12 @@
 #!/usr/bin/env bash
 # Integration tests: start the real binaries and drive them with Node's test runner, raw HTTP
 # and the official TypeScript SDK client.
+#   tests/integration/run.sh [FILE...]     the given files (default: all, with tests/hostile/)
+# Files run HM_TEST_JOBS at a time (default: the number of cores); a file with a line starting
+# "// serial:" (the reason follows) runs afterwards, alone: it measures wall time, watches an
+# idle server or needs the CPU to itself. HM_BUILD picks the build flavour (build/release or
+# build/asan). The log of the parallel pass is HM_INTEGRATION_LOG (build/integration.log), the
+# serial pass's beside it (-serial.log), per-file durations in -durations.txt.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
 cd "$root"
@@ -16,20 +22,55 @@ done
 # Arguments pick test files; the default is all of them.
 files=("$@")
 [ ${#files[@]} -gt 0 ] || files=(tests/integration/*.test.mjs tests/hostile/*.test.mjs)
+parallel=(); serial=()
+for f in "${files[@]}"; do
+    if grep -q '^// serial:' "$f"; then serial+=("$f"); else parallel+=("$f"); fi
+done
+jobs=${HM_TEST_JOBS:-$(nproc 2>/dev/null || echo 2)}
 log=${HM_INTEGRATION_LOG:-build/integration.log}
-"$node" --test --test-concurrency=1 --test-reporter=spec "${files[@]}" 2>&1 |
-    tee "$log" | grep -vE '^\s*$' | tail -n 400
-rc=${PIPESTATUS[0]}
-pass=$(sed -n 's/^ℹ pass \([0-9]*\)/\1/p' "$log" | tail -1)
-fail=$(sed -n 's/^ℹ fail \([0-9]*\)/\1/p' "$log" | tail -1)
-skipped=$(sed -n 's/^ℹ skipped \([0-9]*\)/\1/p' "$log" | tail -1)
-echo "integration: ${pass:-0} passed, ${fail:-?} failed, ${skipped:-0} skipped"
-[ "$rc" -eq 0 ] || exit "$rc"
-[ -n "$pass" ] || { echo "integration: FAIL: no test ran"; exit 1; }
+mkdir -p "$(dirname "$log")"
+durations=${log%.log}-durations.txt
+: > "$durations"
+
+pass=0; fail=0; skipped=0; status=0
+# run_pass LOG CONCURRENCY FILE...: one run of Node's runner; adds its counts to the totals.
+run_pass() {
+    local plog=$1 conc=$2 rc n
+    shift 2
+    "$node" --test --test-concurrency="$conc" \
+        --test-reporter=spec --test-reporter-destination=stdout \
+        --test-reporter=./tests/integration/durations.mjs --test-reporter-destination="$plog.d" \
+        "$@" 2>&1 | tee "$plog" | grep -vE '^\s*$' | tail -n 400
+    rc=${PIPESTATUS[0]}
+    cat "$plog.d" >> "$durations"; rm -f "$plog.d"
+    n=$(sed -n 's/^ℹ pass \([0-9]*\)/\1/p' "$plog" | tail -1)
+    [ -n "$n" ] || { echo "integration: no summary in $plog"; status=1; }
+    pass=$((pass + ${n:-0}))
+    n=$(sed -n 's/^ℹ fail \([0-9]*\)/\1/p' "$plog" | tail -1); fail=$((fail + ${n:-0}))
+    n=$(sed -n 's/^ℹ skipped \([0-9]*\)/\1/p' "$plog" | tail -1); skipped=$((skipped + ${n:-0}))
+    [ "$rc" -eq 0 ] || status=$rc
+}
+logs=()
+if [ ${#parallel[@]} -gt 0 ]; then
+    echo "integration: ${#parallel[@]} files, $jobs at a time"
+    run_pass "$log" "$jobs" "${parallel[@]}"
+    logs+=("$log")
+fi
+if [ ${#serial[@]} -gt 0 ]; then
+    echo "integration: ${#serial[@]} files marked serial, one at a time: ${serial[*]##*/}"
+    run_pass "${log%.log}-serial.log" 1 "${serial[@]}"
+    logs+=("${log%.log}-serial.log")
+fi
+sort -rn -o "$durations" "$durations"
+echo "integration: slowest files (all in $durations):"
+head -5 "$durations"
+echo "integration: $pass passed, $fail failed, $skipped skipped"
+[ "$status" -eq 0 ] || exit "$status"
+[ "$pass" -gt 0 ] || { echo "integration: FAIL: no test ran"; exit 1; }
 # A skipped test is a test that did not run: it fails the run, unless a developer who knowingly
 # lacks a tool (nginx, strace, chromium) sets HM_ALLOW_SKIP=1 on their own machine.
-if [ "${skipped:-0}" -gt 0 ] && [ "${HM_ALLOW_SKIP:-0}" != 1 ]; then
+if [ "$skipped" -gt 0 ] && [ "${HM_ALLOW_SKIP:-0}" != 1 ]; then
     echo "integration: FAIL: ${skipped} skipped (scripts/deps.sh installs what they need; HM_ALLOW_SKIP=1 lets them skip)"
-    grep -E '^\s*﹣ ' "$log" | head -20
+    grep -hE '^\s*﹣ ' "${logs[@]}" | head -20
     exit 1
 fi
