@@ -14,7 +14,7 @@ import { join } from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { auth } from '@modelcontextprotocol/sdk/client/auth.js';
-import { startHermes, restartHermes, post, INIT, HERMES, OAUTH_PASS as PASS, setPassphrase, startOAuth }
+import { startHermes, restartHermes, post, INIT, HERMES, OAUTH_PASS as PASS, setPassphrase, startOAuth, until }
   from './lib.mjs';
 
 const REDIRECT = 'http://127.0.0.1:7777/callback';
@@ -446,6 +446,12 @@ test('registration is capped and rate limited; Deny and a missing CSRF token giv
 const HOLD_MS = 2000;
 const sleep = (ms) => new Promise((res) => setTimeout(res, ms));
 
+// Requests the server holds open for a later answer (a consent POST while it is checked).
+async function heldRequests(srv) {
+  const text = await (await fetch(`${srv.base}/metrics`, { headers: srv.auth })).text();
+  return Number(/^hermes_mcp_requests_held(?:\{\})? (\S+)$/m.exec(text)?.[1]);
+}
+
 async function consentForm(issuer, clientId, challenge) {
   const html = await (await fetch(authorizeUrl(issuer, clientId, { code_challenge: challenge }))).text();
   return /name="csrf" value="([0-9a-f]{64})"/.exec(html)[1];
@@ -463,7 +469,7 @@ test('the consent passphrase is checked off the event loop: /health is answered 
     const order = [];
     const t0 = performance.now();
     const pending = sendConsent(issuer, csrf, PASS).then((res) => { order.push('consent'); return res; });
-    await sleep(100); // lets the POST reach the server; not an assertion
+    await until(async () => (await heldRequests(srv)) === 1, 'the consent POST held while it is checked');
     const health = await fetch(`${issuer}/health`);
     order.push('health');
     const res = await pending;
@@ -560,7 +566,7 @@ test('stopping while a consent passphrase is being checked: the POST is answered
   const { body: cl } = await register(issuer);
   const csrf = await consentForm(issuer, cl.client_id, pkce().challenge);
   const pending = sendConsent(issuer, csrf, PASS).then((r) => r.status, (e) => e.name);
-  await sleep(100);
+  await until(async () => (await heldRequests(srv)) === 1, 'the consent POST held while it is checked');
   assert.equal(await srv.stop(), 0);
   assert.equal(await pending, 503);
 });

@@ -319,7 +319,7 @@ test('hang-up from a resumable POST stream: GET with Last-Event-ID gets the rest
     const last = eventIds(first).at(-1);
     a.destroy(); // a network blip
     await barrier(srv, h);
-    await sleep(200); // the tool would have finished (3 steps of 50 ms)
+    await until(async () => (await stats(srv, h)).steps_completed === 1, 'the tool to finish with no client');
     const g = await conn();
     send(g, srv, 'GET', { ...h, Accept: 'text/event-stream', 'Last-Event-ID': last });
     const r = await response(g);
