@@ -105,7 +105,16 @@ unit: $(UNITS)
 integration: build/hermes-mcp build/conformance-server fakes
 	HM_BUILD=$(BUILD) tests/integration/run.sh
 
-check: unit integration
+# The per-push tier, of the flavour SANITIZE picks: everything built first (one job per core),
+# then the fuzz corpora replayed, the unit programs and the integration files (in parallel, then
+# the ones marked serial); docs/internals/testing.md has the tiers.
+NPROC := $(shell nproc 2>/dev/null || echo 2)
+check:
+	@$(MAKE) -j$(NPROC) --no-print-directory build/hermes-mcp build/conformance-server fakes \
+	    $(UNITS) fuzz-build
+	FUZZ_BUILD='$(FUZZ_BUILD)' tests/fuzz/run.sh --replay $(FUZZ_TARGETS)
+	tests/run.sh $(UNITS)
+	HM_BUILD=$(BUILD) tests/integration/run.sh
 
 # The integration tests with our binaries under valgrind (memcheck, definite leaks fail).
 valgrind: build/hermes-mcp build/conformance-server fakes
