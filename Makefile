@@ -22,19 +22,21 @@ LDLIBS   += $(shell pkg-config --libs $(PKGS)) -lm -pthread
 # only its own headers and those of the layers below it (LAYER_INC), so an upward include fails
 # to compile: base < http < mcp < bridge < app < ops < main.c; gateway sits beside bridge (a
 # provider on the engine, unseen by app); auth (principals, scopes) sits beside mcp on http,
-# seen by app, not by mcp or bridge.
-LAYERS := base http mcp bridge gateway auth app ops
+# seen by app, not by mcp or bridge; approvals (the operator's approval queue, which both
+# providers fill and app's control socket answers) sits on base, seen by the providers and app.
+LAYERS := base http mcp approvals bridge gateway auth app ops
 LAYER_INC_base   := base
 LAYER_INC_http   := $(LAYER_INC_base) http
 LAYER_INC_mcp    := $(LAYER_INC_http) mcp
-LAYER_INC_bridge := $(LAYER_INC_mcp) bridge
-LAYER_INC_gateway := $(LAYER_INC_mcp) gateway
+LAYER_INC_approvals := $(LAYER_INC_base) approvals
+LAYER_INC_bridge := $(LAYER_INC_mcp) approvals bridge
+LAYER_INC_gateway := $(LAYER_INC_mcp) approvals gateway
 LAYER_INC_auth   := $(LAYER_INC_http) auth
-LAYER_INC_app    := $(LAYER_INC_mcp) auth app
+LAYER_INC_app    := $(LAYER_INC_mcp) auth approvals app
 LAYER_INC_ops    := $(LAYERS)
 ALL_INC  := $(addprefix -Isrc/,$(LAYERS))
 # Linked top layer first, so each library resolves against the ones after it.
-LAYER_LIBS := $(foreach l,ops app auth gateway bridge mcp http base,$(BUILD)/lib/lib$(l).a)
+LAYER_LIBS := $(foreach l,ops app auth gateway bridge approvals mcp http base,$(BUILD)/lib/lib$(l).a)
 
 layer_src = $(wildcard src/$(1)/*.c)
 layer_obj = $(patsubst src/%.c,$(BUILD)/%.o,$(call layer_src,$(1)))
@@ -144,5 +146,6 @@ distclean: clean
 
 include mk/fuzz.mk
 include mk/fakes.mk
+include mk/deb.mk
 
 -include $(LIB_OBJ:.o=.d) $(BUILD)/main.d $(CONF_OBJ:.o=.d) $(UNITS:=.d)

@@ -2,7 +2,8 @@
 # The test command: installs what is missing, builds both flavours and the fuzz targets, and runs
 # every test: make check (the fuzz corpora replayed, unit and integration tests) for the release
 # build and again under ASan+UBSan with leak checking, the fake agent's self-test for each, the
-# install check, the official MCP conformance suite (active and all scenarios, both releases) and
+# install check, the Debian package (scripts/test-deb.sh), the official MCP conformance suite
+# (active and all scenarios, both releases) and
 # a bounded fuzzing run of every target beside it. Each phase prints its time.
 #   FUZZ_SECONDS (default 10): how long each fuzz target runs; FUZZ_JOBS (default 1) at a time,
 #   beside the conformance suite, which takes the other core.
@@ -51,6 +52,9 @@ stage=$(mktemp -d)
 make install PREFIX=/usr DESTDIR="$stage" >/dev/null
 "$stage/usr/bin/hermes-mcp" version | grep -q '^hermes-mcp ' && echo "install: ok ($stage/usr/bin/hermes-mcp)"
 rm -rf "$stage"
+
+phase "Debian package"
+scripts/test-deb.sh
 
 phase "conformance suite, and fuzzing beside it (a short bounded run of every target)"
 fuzz_out=build/fuzz/run.out

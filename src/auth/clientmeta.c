@@ -148,7 +148,7 @@ bool clientmeta_auth_parse(const char *name, enum clientmeta_auth *out)
     return false;
 }
 
-const char *clientmeta_check_registration(json_t *doc, const char *schemes, const char **code,
+const char *clientmeta_check_registration(json_t *doc, const char *schemes, enum oauth_err *code,
                                           enum clientmeta_auth *auth)
 {
     static const char *const grants[] = {"authorization_code", "refresh_token"};
@@ -176,7 +176,7 @@ const char *clientmeta_check_registration(json_t *doc, const char *schemes, cons
     json_array_foreach(uris, i, u)
     {
         if (!json_is_string(u) || !authserver_redirect_ok_in(json_string_value(u), schemes)) {
-            *code = "invalid_redirect_uri";
+            *code = OAUTH_INVALID_REDIRECT_URI;
             return "a redirect URI must be https, http on the loopback, or an app scheme this "
                    "server allows (OAUTH_ALLOWED_REDIRECT_SCHEMES), without userinfo or fragment";
         }

@@ -7,6 +7,8 @@
 #include <jansson.h>
 #include <stdbool.h>
 
+#include "oautherr.h"
+
 #define CLIENTMETA_URI_MAX 512      /* a redirect URI, as any OAuth parameter here */
 #define CLIENTMETA_REDIRECTS_MAX 10 /* redirect URIs of one client */
 #define CLIENTMETA_NAME_MAX 200     /* bytes of a client_name */
@@ -41,12 +43,12 @@ bool clientmeta_auth_parse(const char *name, enum clientmeta_auth *out);
  * redirect_uris each of which authserver_redirect_ok_in(uri, schemes) accepts, grant_types and
  * response_types among ours, a printable client_name if any. NULL when it is, with *auth the
  * method asked for; else the reason, and *code set to the RFC 7591 error
- * ("invalid_redirect_uri"; left as it is otherwise).
+ * (OAUTH_INVALID_REDIRECT_URI; left as it is otherwise).
  * An absent token_endpoint_auth_method is none, a public client: a deliberate deviation from
  * RFC 7591 2, whose default is client_secret_basic. An MCP client that leaves it out is a
  * public client using PKCE (which MCP requires of every client) and reads no secret from the
  * answer, so a secret issued to it would only make its /token requests fail. */
-const char *clientmeta_check_registration(json_t *doc, const char *schemes, const char **code,
+const char *clientmeta_check_registration(json_t *doc, const char *schemes, enum oauth_err *code,
                                           enum clientmeta_auth *auth);
 
 #endif

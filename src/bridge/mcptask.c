@@ -27,8 +27,6 @@
 #include "strmap.h"
 #include "tasks.h"
 
-#define NOT_FOUND "Failed to retrieve task: Task not found"
-
 /* The task's request.json when it is an MCP task this caller may see (task_access: its own,
  * or any for the owner token and hermes:admin; read once; new reference), else NULL with the
  * call answered -32602. */
@@ -37,13 +35,13 @@ static json_t *owned_request(struct bridge *b, struct mcp_call *c, const char *i
 {
     json_t *req = NULL;
     if (!mcp_call_allowed(c, scope)) { /* a principal whose scopes were cut since */
-        mcp_call_error(c, -32003, "Forbidden: this credential lacks the scope the task needs");
+        mcp_call_task_forbidden(c);
         return NULL;
     }
     if (!id_syntax(id, strlen(id)) || task_access(b, c, id, &req) != TASK_YOURS ||
         !json_is_true(json_object_get(req, "mcp_task"))) {
         json_decref(req);
-        mcp_call_error(c, -32602, NOT_FOUND);
+        mcp_call_task_not_found(c);
         return NULL;
     }
     return req;
@@ -163,7 +161,7 @@ static void stop_done(struct agent_req *r, const struct agent_result *res, void 
         follow(s->b, s->task_id, s->agent, s->run_id);
         mcp_call_result_take(c, json_object());
     } else {
-        mcp_call_error(c, -32603, "Internal error: the agent did not stop the run");
+        mcp_call_error(c, JRPC_INTERNAL_ERROR, "Internal error: the agent did not stop the run");
     }
     free(s);
 }
@@ -207,7 +205,8 @@ static void task_cancel(struct mcp_call *c, const char *id, void *arg)
     struct agentdef *a;
     struct run_ctx *s = run_ctx_for_run(b, c, id, run, &a);
     if (a == NULL) {
-        mcp_call_error(c, -32603, "Internal error: the task's agent cannot be reached");
+        mcp_call_error(c, JRPC_INTERNAL_ERROR,
+                       "Internal error: the task's agent cannot be reached");
         free(s);
         return;
     }

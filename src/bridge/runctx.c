@@ -54,7 +54,8 @@ void run_ctx_send(struct run_ctx *s, struct agentdef *a, const char *method,
     free(url);
     if (s->req == NULL) {
         if (s->rpc_errors)
-            mcp_call_error(s->call, -32603, "Internal error: could not reach the agent");
+            mcp_call_error(s->call, JRPC_INTERNAL_ERROR,
+                           "Internal error: could not reach the agent");
         else
             tool_error(s->call, TE_UPSTREAM_ERROR, 0, "could not start the request to the agent");
         free(s);

@@ -187,6 +187,16 @@ void mcp_call_error(struct mcp_call *c, int code, const char *message)
     call_finish(c, jrpc_error(c->id, code, message));
 }
 
+void mcp_call_task_not_found(struct mcp_call *c)
+{
+    mcp_call_error(c, JRPC_INVALID_PARAMS, "Failed to retrieve task: Task not found");
+}
+
+void mcp_call_task_forbidden(struct mcp_call *c)
+{
+    mcp_call_error(c, JRPC_FORBIDDEN, "Forbidden: this credential lacks the scope the task needs");
+}
+
 json_t *mcp_tool_result(json_t *structured)
 {
     char *text = json_dumps(structured, JSON_COMPACT);
@@ -372,7 +382,7 @@ void mcp_call_require_capability(struct mcp_call *c, json_t *required_take, cons
 {
     char msg[160];
     snprintf(msg, sizeof msg, "Missing required client capability: this request needs %s", what);
-    mcp_call_error_data(c, ERA_MISSING_CAPABILITY, msg,
+    mcp_call_error_data(c, JRPC_MISSING_CAPABILITY, msg,
                         json_pack("{s:o}", "requiredCapabilities", required_take));
 }
 

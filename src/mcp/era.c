@@ -99,12 +99,12 @@ static void reply_unsupported(struct hreq *r, json_t *id, const char *requested)
     json_t *data = json_object();
     json_object_set_new(data, "supported", era_versions());
     json_object_set_new(data, "requested", json_string(shown));
-    reply_error(r, 400, id, ERA_UNSUPPORTED_VERSION, "Unsupported protocol version", data);
+    reply_error(r, 400, id, JRPC_UNSUPPORTED_VERSION, "Unsupported protocol version", data);
 }
 
 json_t *era_missing_tasks(json_t *id, const char *message)
 {
-    json_t *err = jrpc_error(id, ERA_MISSING_CAPABILITY, message);
+    json_t *err = jrpc_error(id, JRPC_MISSING_CAPABILITY, message);
     json_object_set_new(json_object_get(err, "error"), "data",
                         json_pack("{s:{s:{s:{}}}}", "requiredCapabilities", "extensions",
                                   MCP_TASKS_EXTENSION));
@@ -371,7 +371,7 @@ void era_serve(struct mcp_server *srv, struct hreq *r, json_t *root)
     char msg[256];
 
     if (!json_is_object(root)) {
-        audit_note(srv, r, NULL, NULL, "-32600");
+        audit_note(srv, r, NULL, NULL, jrpc_err_text(JRPC_INVALID_REQUEST));
         reply_rpc_error(r, 400, NULL, JRPC_INVALID_REQUEST,
                         "Invalid Request: MCP 2026-07-28 has no batches; send one JSON-RPC "
                         "request per POST");
@@ -396,7 +396,7 @@ void era_serve(struct mcp_server *srv, struct hreq *r, json_t *root)
     audit_note(srv, r, audit_method(m.method), NULL, NULL);
     if (method == NULL) {
         snprintf(msg, sizeof msg, "Method not found: %.128s", m.method);
-        audit_note(srv, r, NULL, NULL, "-32601");
+        audit_note(srv, r, NULL, NULL, jrpc_err_text(JRPC_METHOD_NOT_FOUND));
         reply_rpc_error(r, 404, m.id, JRPC_METHOD_NOT_FOUND, msg);
         return;
     }
@@ -417,17 +417,17 @@ void era_serve(struct mcp_server *srv, struct hreq *r, json_t *root)
         bad = "Invalid params: _meta." META_LOG_LEVEL " must be one of debug, info, notice, "
               "warning, error, critical, alert, emergency";
     if (bad) {
-        audit_note(srv, r, NULL, NULL, "-32602");
+        audit_note(srv, r, NULL, NULL, jrpc_err_text(JRPC_INVALID_PARAMS));
         reply_rpc_error(r, 400, m.id, JRPC_INVALID_PARAMS, bad);
         return;
     }
     if (!headers_match(r, &m, name_field, json_string_value(version), msg, sizeof msg)) {
-        audit_note(srv, r, NULL, NULL, "-32020");
-        reply_rpc_error(r, 400, m.id, ERA_HEADER_MISMATCH, msg);
+        audit_note(srv, r, NULL, NULL, jrpc_err_text(JRPC_HEADER_MISMATCH));
+        reply_rpc_error(r, 400, m.id, JRPC_HEADER_MISMATCH, msg);
         return;
     }
     if (!is_modern_version(json_string_value(version))) {
-        audit_note(srv, r, NULL, NULL, "-32022");
+        audit_note(srv, r, NULL, NULL, jrpc_err_text(JRPC_UNSUPPORTED_VERSION));
         reply_unsupported(r, m.id, json_string_value(version));
         return;
     }
@@ -440,7 +440,7 @@ void era_serve(struct mcp_server *srv, struct hreq *r, json_t *root)
     if (name_field && !open_round(srv, ex, &m, msg, sizeof msg)) {
         hreq_on_abort(r, NULL, NULL);
         ex->req = NULL;
-        audit_note(srv, r, NULL, NULL, "-32602");
+        audit_note(srv, r, NULL, NULL, jrpc_err_text(JRPC_INVALID_PARAMS));
         reply_rpc_error(r, 400, m.id, JRPC_INVALID_PARAMS, msg);
         ex->dispatching = false;
         ex_maybe_finish(ex);
@@ -600,9 +600,9 @@ unsigned era_status(json_t *answer)
     json_int_t code = json_integer_value(json_object_get(json_object_get(answer, "error"),
                                                          "code"));
     switch (code) {
-    case ERA_HEADER_MISMATCH:
-    case ERA_MISSING_CAPABILITY:
-    case ERA_UNSUPPORTED_VERSION:
+    case JRPC_HEADER_MISMATCH:
+    case JRPC_MISSING_CAPABILITY:
+    case JRPC_UNSUPPORTED_VERSION:
         return 400;
     case JRPC_METHOD_NOT_FOUND:
         return 404;

@@ -3,10 +3,6 @@
 #define HM_MCP_ERA_H
 #include "mcp_internal.h"
 
-#define ERA_HEADER_MISMATCH (-32020)
-#define ERA_MISSING_CAPABILITY (-32021)
-#define ERA_UNSUPPORTED_VERSION (-32022)
-
 enum era { ERA_LEGACY, ERA_MODERN, ERA_UNSUPPORTED };
 
 /* Which rules a parsed POST body is served by: 2026-07-28 ones when it is an object whose

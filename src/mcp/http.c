@@ -201,7 +201,7 @@ static struct mcp_session *lookup_session(struct mcp_server *srv, struct hreq *r
     }
     struct mcp_session *s = strmap_get(srv->sessions, sid);
     if (s == NULL) {
-        reply_rpc_error(r, 404, NULL, -32001, "Session not found");
+        reply_rpc_error(r, 404, NULL, JRPC_SESSION_NOT_FOUND, "Session not found");
         return NULL;
     }
     s->last_used = loop_now(srv->loop);
@@ -297,7 +297,7 @@ void mcp_http_request(struct mcp_server *srv, struct hreq *r)
         era_serve(srv, r, root);
         goto out;
     case ERA_UNSUPPORTED:
-        audit_note(srv, r, NULL, NULL, "-32022");
+        audit_note(srv, r, NULL, NULL, jrpc_err_text(JRPC_UNSUPPORTED_VERSION));
         era_refuse_version(r, root);
         goto out;
     case ERA_LEGACY:

@@ -5,15 +5,34 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-enum {
+/* The JSON-RPC error codes this server answers with: the five of JSON-RPC 2.0 and those of
+ * MCP and of this server, in one enum; jrpc_err_at walks their table (what each means here),
+ * from which docs/reference/errors.md is made. Codes a peer sends are passed on as they are. */
+enum jrpc_err {
     JRPC_PARSE_ERROR = -32700,
     JRPC_INVALID_REQUEST = -32600,
     JRPC_METHOD_NOT_FOUND = -32601,
     JRPC_INVALID_PARAMS = -32602,
     JRPC_INTERNAL_ERROR = -32603,
+    JRPC_SHUTTING_DOWN = -32000,     /* the server stops: a call still running when it drains */
+    JRPC_REQUEST_TIMEOUT = -32001,   /* the MCP SDKs' code for a request that timed out */
+    JRPC_SESSION_NOT_FOUND = -32001, /* the SDKs' code too, with HTTP 404 */
     JRPC_RESOURCE_NOT_FOUND = -32002,
-    JRPC_REQUEST_TIMEOUT = -32001, /* the MCP SDKs' code for a request that timed out */
+    JRPC_FORBIDDEN = -32003,           /* the credential lacks the scope */
+    JRPC_HEADER_MISMATCH = -32020,     /* 2026-07-28: a header disagrees with the body */
+    JRPC_MISSING_CAPABILITY = -32021,  /* 2026-07-28: the client did not declare what it uses */
+    JRPC_UNSUPPORTED_VERSION = -32022, /* 2026-07-28: a protocol version we do not serve */
 };
+
+struct jrpc_err_info {
+    int code;
+    const char *name;    /* the message's usual first words */
+    const char *meaning; /* when this server sends it */
+};
+/* The i-th row of the table (NULL past its end). */
+const struct jrpc_err_info *jrpc_err_at(size_t i);
+/* The code as text, e.g. "-32602" for the audit log (static storage). */
+const char *jrpc_err_text(int code);
 
 enum jrpc_kind { JRPC_REQUEST, JRPC_NOTIFICATION, JRPC_RESPONSE, JRPC_INVALID };
 

@@ -16,6 +16,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "jrpc.h" /* enum jrpc_err: the codes of mcp_call_error */
+
 struct hreq;
 struct loop;
 struct mcp_server;
@@ -157,7 +159,12 @@ void mcp_resource_updated(struct mcp_server *s, const char *uri);
 
 /* Finishing a call (exactly one of these). */
 void mcp_call_result_take(struct mcp_call *c, json_t *result);
-void mcp_call_error(struct mcp_call *c, int code, const char *message);
+void mcp_call_error(struct mcp_call *c, int code, const char *message); /* enum jrpc_err */
+/* The answer of a tasks/ method for a task that does not exist or is not the caller's: the same
+ * words either way, so a task of another's cannot be told from none (-32602). */
+void mcp_call_task_not_found(struct mcp_call *c);
+/* -32003 for a credential whose scopes no longer cover the task it asks about. */
+void mcp_call_task_forbidden(struct mcp_call *c);
 /* Tool results: content is the structured value as a JSON text block plus structuredContent. */
 void mcp_call_tool_result_take(struct mcp_call *c, json_t *structured);
 /* The result object mcp_call_tool_result_take sends, to send it later with

@@ -23,10 +23,6 @@
 #include "mem.h"
 #include "strmap.h"
 
-/* JSON-RPC error for a tool the caller's credential may not use (implementation-defined server
- * error range; the HTTP status, 403, is what clients act on). */
-#define RPC_FORBIDDEN (-32003)
-
 static json_t *registry_list(const struct registry *reg, const char *field)
 {
     json_t *arr = json_array();
@@ -273,22 +269,21 @@ static void do_initialize(struct rpc_ctx *x, struct jrpc_msg *m)
  * JSON-RPC error. */
 static void refuse_tool(struct rpc_ctx *x, struct jrpc_msg *m, const struct named *t)
 {
-    char msg[300], code[16];
+    char msg[300];
 
     if (t->scope)
         snprintf(msg, sizeof msg, "Forbidden: calling %s needs the scope %s, which this "
                  "credential does not have", t->name, t->scope);
     else
         snprintf(msg, sizeof msg, "Forbidden: this credential may not call %s", t->name);
-    snprintf(code, sizeof code, "%d", RPC_FORBIDDEN);
-    audit_note(x->srv, x->req, NULL, t->name, code);
+    audit_note(x->srv, x->req, NULL, t->name, jrpc_err_text(JRPC_FORBIDDEN));
     if (x->ex->batch) {
-        answer(x, jrpc_error(m->id, RPC_FORBIDDEN, msg));
+        answer(x, jrpc_error(m->id, JRPC_FORBIDDEN, msg));
         return;
     }
     hreq_on_abort(x->req, NULL, NULL);
     x->ex->req = NULL; /* answered here: the exchange has nothing left to send */
-    reply_rpc_error(x->req, 403, m->id, RPC_FORBIDDEN, msg);
+    reply_rpc_error(x->req, 403, m->id, JRPC_FORBIDDEN, msg);
 }
 
 static void do_discover(struct rpc_ctx *x, struct jrpc_msg *m)
@@ -315,7 +310,7 @@ static const struct mcp_task_ops *provider_of(struct mcp_call *c, struct mcp_ser
         }
     *arg = srv->task_arg;
     if (srv->task_ops == NULL)
-        mcp_call_error(c, -32602, "Failed to retrieve task: Task not found");
+        mcp_call_task_not_found(c);
     return srv->task_ops;
 }
 
@@ -420,7 +415,7 @@ static void do_tools_call(struct rpc_ctx *x, struct jrpc_msg *m)
     char msg[256];
     if (x->ex->modern && t->param_headers &&
         !era_param_headers_match(x->req, t->param_headers, args, msg, sizeof msg)) {
-        answer(x, jrpc_error(m->id, ERA_HEADER_MISMATCH, msg));
+        answer(x, jrpc_error(m->id, JRPC_HEADER_MISMATCH, msg));
         return;
     }
     json_t *a = json_is_object(args) ? json_incref(args) : json_object();

@@ -15,10 +15,9 @@
 #include "buf.h"
 #include "ctlclient.h"
 #include "ctlsock.h"
+#include "exitcode.h"
 #include "mem.h"
 
-#define EXIT_FAIL 1
-#define EXIT_USAGE 2
 
 const char approvals_usage[] =
     "usage: hermes-mcp approvals [--json] [--env-file FILE]\n"

@@ -18,12 +18,11 @@
 
 #include "authserver.h"
 #include "config.h"
+#include "exitcode.h"
 #include "mem.h"
 #include "principal.h"
 #include "tokenstore.h"
 
-#define EXIT_FAIL 1
-#define EXIT_USAGE 2
 #define ARG_MAX_LEN 512
 
 const char oauthcli_usage[] =

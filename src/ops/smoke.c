@@ -21,6 +21,7 @@
 #include "config.h"
 #include "crypto.h"
 #include "dotenv.h"
+#include "exitcode.h"
 #include "mem.h"
 #include "readfile.h"
 #include "sse.h"
@@ -28,8 +29,6 @@
 #include "toolerr.h"
 #include "version.h"
 
-#define EXIT_FAILED 1
-#define EXIT_USAGE 2
 #define ENV_FILE_MAX (1024 * 1024)
 #define ANSWER_MAX (8 * 1024 * 1024) /* the largest answer we read (result.json is <= 200 KiB) */
 #define BODY_LIMIT (256 * 1024)      /* the server's request body cap */
@@ -1245,7 +1244,7 @@ int smoke_main(int argc, char **argv)
     }
     if (curl_global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK) {
         fprintf(stderr, "hermes-mcp smoke: libcurl failed to initialise\n");
-        return EXIT_FAILED;
+        return EXIT_FAIL;
     }
     if (!parse_base(&s, base, err, sizeof err) || !read_token(&s, err, sizeof err)) {
         fprintf(stderr, "hermes-mcp smoke: %s\n", err);
@@ -1258,10 +1257,10 @@ int smoke_main(int argc, char **argv)
         explicit_bzero(s.token, strlen(s.token));
         free(s.token);
         curl_global_cleanup();
-        return EXIT_FAILED;
+        return EXIT_FAIL;
     }
 
-    int rc = EXIT_FAILED;
+    int rc = EXIT_FAIL;
     if (!check_health(&s))
         goto out; /* unreachable: that one line says it all */
     check_no_auth(&s);
@@ -1284,7 +1283,7 @@ int smoke_main(int argc, char **argv)
     close_session(&s);
     printf("smoke: %d passed, %d failed%s (%s, task id %s)\n", s.passed, s.failed + s.skipped,
            s.skipped ? " or skipped" : "", s.base, s.id);
-    rc = s.failed || s.skipped ? EXIT_FAILED : 0;
+    rc = s.failed || s.skipped ? EXIT_FAIL : 0;
 out:
     fflush(stdout);
     curl_easy_cleanup(s.curl);

@@ -20,14 +20,13 @@
 #include <unistd.h>
 
 #include "config.h"
+#include "exitcode.h"
 #include "mcp.h"
 #include "mem.h"
 #include "readfile.h"
 #include "retention.h"
 #include "tasks.h"
 
-#define EXIT_FAIL 1
-#define EXIT_USAGE 2
 #define RESULT_MAX (200 * 1024)
 
 const char tasks_usage[] =

@@ -9,9 +9,9 @@
 #include <time.h>
 
 #include "crypto.h"
+#include "exitcode.h"
 #include "principal.h"
 
-#define EXIT_USAGE 2
 
 const char tokengen_usage[] =
     "usage: hermes-mcp token gen --name NAME --scopes SCOPES [--agents AGENTS]\n"

@@ -97,7 +97,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     free(uri);
 
     json_t *doc = json_loadb((const char *)data, size, JSON_REJECT_DUPLICATES, NULL);
-    const char *code = "invalid_client_metadata";
+    enum oauth_err code = OAUTH_INVALID_CLIENT_METADATA;
     enum clientmeta_auth auth;
     const char *why = clientmeta_check_registration(doc, NULL, &code, &auth);
     if (why == NULL) {
@@ -117,8 +117,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         CHECK(name == NULL || clientmeta_name_ok(json_string_value(name)));
     } else {
         CHECK(*why != '\0');
-        CHECK(strcmp(code, "invalid_client_metadata") == 0 ||
-              strcmp(code, "invalid_redirect_uri") == 0);
+        CHECK(code == OAUTH_INVALID_CLIENT_METADATA || code == OAUTH_INVALID_REDIRECT_URI);
     }
     json_decref(doc);
     return 0;

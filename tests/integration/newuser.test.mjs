@@ -1,7 +1,7 @@
 // The first ten minutes of a new user, run as a test so the files and commands a user copies
-// cannot drift: .env.example against the keys config.c reads, contrib/agents.example.yaml through
-// the server's own registry loader (doctor), the tunnel helper, dev.sh, and the README's client
-// commands (curl, mcp-remote) against a real server.
+// cannot drift: .env.example against the keys of the config table (configtab.c),
+// contrib/agents.example.yaml through the server's own registry loader (doctor), the tunnel
+// helper, dev.sh, and the README's client commands (curl, mcp-remote) against a real server.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn, spawnSync } from 'node:child_process';
@@ -45,10 +45,10 @@ function stop(proc) {
   });
 }
 
-test('.env.example names every key config.c reads, and only those; no secret; its values load', async () => {
+test('.env.example names every key of the config table, and only those; no secret; its values load', async () => {
   const text = readFileSync(join(ROOT, '.env.example'), 'utf8');
-  const src = readFileSync(join(ROOT, 'src/base/config.c'), 'utf8');
-  const read = new Set([...src.matchAll(/get\(env, "([A-Z0-9_]+)"\)/g)].map((m) => m[1]));
+  const src = readFileSync(join(ROOT, 'src/base/configtab.c'), 'utf8');
+  const read = new Set([...src.matchAll(/\{\.key = "([A-Z0-9_]+)"/g)].map((m) => m[1]));
   assert.ok(read.size > 15, `config.c keys found: ${[...read]}`);
   const keys = exampleKeys(text);
   assert.deepEqual([...keys.keys()].sort(), [...read].sort());

@@ -4,6 +4,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <cmocka.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "jrpc.h"
@@ -187,10 +188,32 @@ static void nul_in_strings(void **state)
     json_decref(b);
 }
 
+/* The error table: each row's code as audit text is the code, codes and names are distinct. */
+static void error_table(void **state)
+{
+    (void)state;
+    char text[16];
+    size_t n = 0;
+    for (const struct jrpc_err_info *e; (e = jrpc_err_at(n)) != NULL; n++) {
+        snprintf(text, sizeof text, "%d", e->code);
+        assert_string_equal(jrpc_err_text(e->code), text);
+        assert_true(e->code <= -32000 && e->code >= -32768);
+        assert_non_null(e->meaning);
+        for (size_t o = 0; o < n; o++) {
+            assert_int_not_equal(jrpc_err_at(o)->code, e->code);
+            assert_string_not_equal(jrpc_err_at(o)->name, e->name);
+        }
+    }
+    assert_true(n >= 12);
+    assert_int_equal(JRPC_SESSION_NOT_FOUND, -32001); /* what the SDK clients act on */
+    assert_string_equal(jrpc_err_text(-1), "error");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(bad_json_is_parse_error),
+        cmocka_unit_test(error_table),
         cmocka_unit_test(empty_batch_and_scalars_are_invalid),
         cmocka_unit_test(classify_kinds),
         cmocka_unit_test(classify_rejects_bad_envelopes),

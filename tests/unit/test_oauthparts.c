@@ -17,6 +17,7 @@
 #include "authserver.h"
 #include "clientmeta.h"
 #include "form.h"
+#include "oautherr.h"
 #include "passphrase.h"
 
 static void passphrase_round_trip(void **state)
@@ -149,7 +150,7 @@ static void registration_methods(void **state)
     };
     for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
         json_t *doc = json_loads(cases[i].body, 0, NULL);
-        const char *code = "invalid_client_metadata";
+        enum oauth_err code = OAUTH_INVALID_CLIENT_METADATA;
         enum clientmeta_auth auth = CLIENTMETA_AUTH_POST;
         const char *why = clientmeta_check_registration(doc, NULL, &code, &auth);
         if (cases[i].ok) {
@@ -158,7 +159,7 @@ static void registration_methods(void **state)
         } else {
             assert_non_null(why);
             assert_non_null(strstr(why, "token_endpoint_auth_method"));
-            assert_string_equal(code, "invalid_client_metadata");
+            assert_int_equal(code, OAUTH_INVALID_CLIENT_METADATA);
         }
         json_decref(doc);
     }
@@ -217,10 +218,30 @@ static void redirect_matching(void **state)
         assert_false(clientmeta_redirect_matches(other[i][0], other[i][1]));
 }
 
+/* The OAuth error table: every code has its RFC name, one name per code, and what it means. */
+static void oauth_error_table(void **state)
+{
+    (void)state;
+    for (int e = 0; e < OAUTH_ERR_COUNT; e++) {
+        const struct oauth_err_info *i = oauth_err_info((enum oauth_err)e);
+        assert_non_null(i);
+        assert_non_null(i->name);
+        assert_non_null(i->rfc);
+        assert_non_null(i->meaning);
+        assert_int_equal(strspn(i->name, "abcdefghijklmnopqrstuvwxyz_"), strlen(i->name));
+        for (int o = 0; o < e; o++)
+            assert_string_not_equal(oauth_err_name((enum oauth_err)o), i->name);
+    }
+    assert_string_equal(oauth_err_name(OAUTH_INVALID_GRANT), "invalid_grant");
+    assert_string_equal(oauth_err_name(OAUTH_INVALID_REDIRECT_URI), "invalid_redirect_uri");
+    assert_null(oauth_err_info(OAUTH_ERR_COUNT));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(passphrase_round_trip),
+        cmocka_unit_test(oauth_error_table),
         cmocka_unit_test(passphrase_file),
         cmocka_unit_test(form_fields),
         cmocka_unit_test(redirect_uris),

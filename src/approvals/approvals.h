@@ -3,9 +3,9 @@
  * request has a short unguessable id, the time it was queued, who asked, the tool, and a capped
  * summary of its arguments with secrets masked. Exactly one outcome reaches the requester's
  * callback: approved, denied (with the operator's reason), timed out (approvals.timeout_s), or
- * none at all when the requester withdraws (client hang-up). It lives in base, below both the
- * bridge (a Hermes run waiting for approval) and the gateway (approve-guarded calls), which the
- * app wires to one queue and one control socket; it runs on the loop thread only. */
+ * none at all when the requester withdraws (client hang-up). A layer of its own on base, below
+ * both the bridge (a Hermes run waiting for approval) and the gateway (approve-guarded calls),
+ * which the app wires to one queue and one control socket; it runs on the loop thread only. */
 #ifndef HM_APPROVALS_H
 #define HM_APPROVALS_H
 #include <jansson.h>

@@ -1,6 +1,7 @@
-/* toolerr.h — the codes a tool (the bridge's, the gateway's) can fail with, in one table: the name a client sees in
- * structuredContent.error, and the JSON Schema of an error result, which every tool's
- * outputSchema accepts beside its success shape (clients validate error results too). */
+/* toolerr.h — the codes a tool (the bridge's, the gateway's) can fail with, in one table: the
+ * name a client sees in structuredContent.error, and the JSON Schema of an error result, which
+ * every tool's outputSchema accepts beside its success shape (clients validate error results
+ * too). Part of the engine: a tool result is MCP vocabulary. */
 #ifndef HM_TOOLERR_H
 #define HM_TOOLERR_H
 #include <jansson.h>
@@ -25,6 +26,8 @@ enum toolerr {
 };
 
 const char *toolerr_name(enum toolerr e);
+/* When this server answers with e (for the reference pages); NULL past the table. */
+const char *toolerr_meaning(enum toolerr e);
 /* {type: object, properties: {error: {enum: [every name]}, message, retry_after}, ...}: new. */
 json_t *toolerr_schema(void);
 /* {type: object, anyOf: [success, the error shape]}: takes success (a new reference). */
