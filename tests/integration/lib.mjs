@@ -218,8 +218,9 @@ export function agentEnv(fake, key = fake.key) {
 
 export const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 
-// Polls fn (sync or async) until it returns something truthy; fails after ms.
-export async function until(fn, what, ms = 5000) {
+// Polls fn (sync or async) until it returns something truthy; fails after ms (8 s by default:
+// room for a loaded machine; a test that waits on an event loses nothing by it).
+export async function until(fn, what, ms = 8000) {
   const t0 = Date.now();
   for (;;) {
     const v = await fn();

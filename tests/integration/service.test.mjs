@@ -13,22 +13,12 @@ import { join } from 'node:path';
 import { randomBytes } from 'node:crypto';
 import http from 'node:http';
 import net from 'node:net';
-import { ROOT, BUILD, HERMES, startHermes, restartHermes, startFake, agentEnv, post, parseSse } from './lib.mjs';
+import { ROOT, BUILD, HERMES, startHermes, restartHermes, startFake, agentEnv, post, parseSse, until } from './lib.mjs';
 
 const SINK = join(BUILD, 'notify-sink');
 const LISTEN_EXEC = join(BUILD, 'listen-exec');
 const INSTALL = join(ROOT, 'scripts/install-systemd');
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
-
-async function until(fn, what, ms = 8000) {
-  const t0 = Date.now();
-  for (;;) {
-    const v = await fn();
-    if (v) return v;
-    if (Date.now() - t0 > ms) throw new Error(`timed out waiting for ${what}`);
-    await sleep(20);
-  }
-}
 
 const exited = (proc) => (proc.exitCode !== null || proc.signalCode !== null
   ? Promise.resolve(proc.exitCode ?? proc.signalCode)
