@@ -5,8 +5,8 @@
 # install check, the Debian package (scripts/test-deb.sh), the official MCP conformance suite
 # (active and all scenarios, both releases) and
 # a bounded fuzzing run of every target beside it. Each phase prints its time.
-#   FUZZ_SECONDS (default 10): how long each fuzz target runs; FUZZ_JOBS (default 1) at a time,
-#   beside the conformance suite, which takes the other core.
+#   FUZZ_SECONDS (default 10): how long each fuzz target runs; FUZZ_JOBS (default: the number of
+#   cores) at a time, beside the conformance suite.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
@@ -59,7 +59,7 @@ scripts/test-deb.sh
 phase "conformance suite, and fuzzing beside it (a short bounded run of every target)"
 fuzz_out=build/fuzz/run.out
 mkdir -p build/fuzz
-make fuzz FUZZ_SECONDS="${FUZZ_SECONDS:-10}" FUZZ_JOBS="${FUZZ_JOBS:-1}" > "$fuzz_out" 2>&1 &
+make fuzz FUZZ_SECONDS="${FUZZ_SECONDS:-10}" FUZZ_JOBS="${FUZZ_JOBS:-$jobs}" > "$fuzz_out" 2>&1 &
 fuzz_pid=$!
 conformance=0
 make conformance || conformance=$?

@@ -5,8 +5,8 @@
 # Files run HM_TEST_JOBS at a time (default: twice the number of cores); a file with a line starting
 # "// serial:" (the reason follows) runs afterwards, alone: it measures wall time, watches an
 # idle server or needs the CPU to itself. HM_BUILD picks the build flavour (build/release or
-# build/asan). The log of the parallel pass is HM_INTEGRATION_LOG (build/integration.log), the
-# serial pass's beside it (-serial.log), per-file durations in -durations.txt.
+# build/asan). The log of the parallel pass is HM_INTEGRATION_LOG ($HM_BUILD/integration.log),
+# the serial pass's beside it (-serial.log), per-file durations in -durations.txt.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
 cd "$root"
@@ -29,7 +29,7 @@ done
 # Two files per core: a file mostly waits on the servers it started and on their timers (the
 # whole suite keeps 2 cores about 40% busy), so twice as many files fill the cores better.
 jobs=${HM_TEST_JOBS:-$(( $(nproc 2>/dev/null || echo 2) * 2 ))}
-log=${HM_INTEGRATION_LOG:-build/integration.log}
+log=${HM_INTEGRATION_LOG:-$HM_BUILD/integration.log}
 mkdir -p "$(dirname "$log")"
 durations=${log%.log}-durations.txt
 # Slowest first, by the last run's times where there are some (a file not timed yet counts as
@@ -39,6 +39,7 @@ if [ -s "$durations" ] && [ ${#parallel[@]} -gt 1 ]; then
         awk 'NR == FNR { t[$NF] = $1; next } { print ($0 in t ? t[$0] : 1e9) "\t" $0 }' "$durations" - |
         sort -s -t $'\t' -k1,1rn | cut -f2-)
 fi
+previous=$(cat "$durations" 2>/dev/null || true)
 : > "$durations"
 
 pass=0; fail=0; skipped=0; status=0
@@ -70,9 +71,12 @@ if [ ${#serial[@]} -gt 0 ]; then
     run_pass "${log%.log}-serial.log" 1 "${serial[@]}"
     logs+=("${log%.log}-serial.log")
 fi
-sort -rn -o "$durations" "$durations"
 echo "integration: slowest files (all in $durations):"
-head -5 "$durations"
+sort -rn "$durations" | head -5
+# Files not run this time keep their last time, for the next run's order.
+{ cat "$durations"
+  printf '%s\n' "$previous" | awk 'NR == FNR { seen[$NF] = 1; next } NF && !($NF in seen)' "$durations" -
+} | sort -rn > "$durations.new" && mv "$durations.new" "$durations"
 echo "integration: $pass passed, $fail failed, $skipped skipped"
 [ "$status" -eq 0 ] || exit "$status"
 [ "$pass" -gt 0 ] || { echo "integration: FAIL: no test ran"; exit 1; }
