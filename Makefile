@@ -49,7 +49,7 @@ CONF_OBJ := $(patsubst tests/conformance/%.c,$(BUILD)/conformance/%.o,$(CONF_SRC
 all: build/hermes-mcp
 
 FORCE:
-.PHONY: FORCE all check unit integration valgrind conformance conformance-server install headers clean distclean bench
+.PHONY: FORCE all check symbols check-globals unit integration valgrind conformance conformance-server install headers clean distclean bench
 
 # Build flavours: build/release/ (the default) and build/asan/ (SANITIZE=1). build/<program> is
 # the release program, the stable path for users and the README; SANITIZE=1 builds
@@ -108,15 +108,25 @@ integration: build/hermes-mcp build/conformance-server fakes
 	HM_BUILD=$(BUILD) tests/integration/run.sh
 
 # The per-push tier, of the flavour SANITIZE picks: everything built first (one job per core),
-# then the fuzz corpora replayed, the unit programs and the integration files (in parallel, then
-# the ones marked serial); docs/internals/testing.md has the tiers.
+# then the static checks (exported names, file-scope state: release objects only, as the
+# sanitizers add symbols of their own), the fuzz corpora replayed, the unit programs and the
+# integration files (in parallel, then the ones marked serial); docs/internals/testing.md.
 NPROC := $(shell nproc 2>/dev/null || echo 2)
+STATIC_CHECKS := $(if $(filter build/release,$(BUILD)),symbols check-globals)
 check:
 	@$(MAKE) -j$(NPROC) --no-print-directory build/hermes-mcp build/conformance-server fakes \
-	    $(UNITS) fuzz-build
+	    $(UNITS) fuzz-build $(STATIC_CHECKS)
 	FUZZ_BUILD='$(FUZZ_BUILD)' tests/fuzz/run.sh --replay $(FUZZ_TARGETS)
 	tests/run.sh $(UNITS)
 	HM_BUILD=$(BUILD) tests/integration/run.sh
+
+# No mutable file-scope state but the process-wide kind, each allowed with its reason.
+check-globals: $(BUILD)/hermes-mcp
+	scripts/check-globals.sh $(BUILD)
+
+# Exported names carry their layer's or module's prefix (scripts/check-symbols.sh says which).
+symbols: $(LAYER_LIBS)
+	scripts/check-symbols.sh $(BUILD)
 
 # The integration tests with our binaries under valgrind (memcheck, definite leaks fail).
 valgrind: build/hermes-mcp build/conformance-server fakes

@@ -1,9 +1,9 @@
-/* audit.c — JSONL audit log with a bounded queue and one writer thread. */
+/* audit.c — JSONL audit log with a bounded queue and one writer, a work queue's worker
+ * (workq.h) that owns the lines it is given and writes each gathered batch at once. */
 #include "audit.h"
 
 #include <errno.h>
 #include <fcntl.h>
-#include <pthread.h>
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -14,32 +14,30 @@
 #include <unistd.h>
 
 #include "buf.h"
+#include "hex.h"
 #include "log.h"
 #include "mem.h"
+#include "timefmt.h"
 #include "utf8.h"
+#include "workq.h"
 
 #define QUEUE_MAX_BYTES (1024 * 1024)
 /* The writer lets lines gather this long before a write: one write and one wake-up per burst
- * instead of per request, which a busy server on few cores feels. */
-#define COALESCE_NS (2 * 1000 * 1000)
-#define COALESCE_BYTES (64 * 1024)
+ * instead of per request, which a busy server on few cores feels. A backlog of this many lines
+ * (about 64 KiB) is written at once. */
+#define COALESCE_MS 2
+#define COALESCE_LINES 256
 
 struct audit {
     char *path;
     size_t rotate_bytes;
     int keep;
-    pthread_t thread;
-    pthread_mutex_t mu;
-    pthread_cond_t cv;
-    struct buf queue; /* complete lines waiting for the writer */
-    bool stop;
-    bool writing;     /* the writer holds a batch outside the lock */
+    struct workq *wq;
+    atomic_size_t queued; /* bytes of the lines submitted and not yet written */
     atomic_uint_fast64_t dropped, written;
     int fd;
     bool regular;
     off_t size;
-    time_t when_sec; /* the loop thread's last timestamp second, formatted */
-    char when_text[24];
 };
 
 static void open_file(struct audit *a)
@@ -108,33 +106,27 @@ static void write_batch(struct audit *a, const char *p, size_t n)
         rotate(a);
 }
 
-static void *writer(void *arg)
+/* One queued line: the writer's once submitted. */
+struct qline {
+    struct workq_job q;
+    size_t len;
+    char text[];
+};
+
+/* Writer thread: the lines gathered, joined into one write, then freed. */
+static void writer(struct list *batch, void *arg)
 {
     struct audit *a = arg;
-    pthread_mutex_lock(&a->mu);
-    for (;;) {
-        while (a->queue.len == 0 && !a->stop)
-            pthread_cond_wait(&a->cv, &a->mu);
-        if (a->queue.len == 0 && a->stop)
-            break;
-        if (!a->stop && a->queue.len < COALESCE_BYTES) {
-            struct timespec ts = {0, COALESCE_NS};
-            pthread_mutex_unlock(&a->mu);
-            nanosleep(&ts, NULL);
-            pthread_mutex_lock(&a->mu);
-        }
-        size_t n;
-        char *batch = buf_take(&a->queue, &n);
-        a->writing = true;
-        pthread_mutex_unlock(&a->mu);
-        write_batch(a, batch, n); /* may block on a slow disk: only this thread waits */
-        free(batch);
-        pthread_mutex_lock(&a->mu);
-        a->writing = false;
-        pthread_cond_broadcast(&a->cv);
+    struct buf all;
+    buf_init(&all, 0);
+    LIST_FOREACH_SAFE(node, batch) {
+        struct qline *q = list_entry(node, struct qline, q.link);
+        buf_append(&all, q->text, q->len);
+        free(q);
     }
-    pthread_mutex_unlock(&a->mu);
-    return NULL;
+    write_batch(a, all.data, all.len); /* may block on a slow disk: only this thread waits */
+    atomic_fetch_sub(&a->queued, all.len);
+    buf_cleanup(&all);
 }
 
 struct audit *audit_new(const char *path, size_t rotate_bytes, int keep)
@@ -144,12 +136,12 @@ struct audit *audit_new(const char *path, size_t rotate_bytes, int keep)
     a->rotate_bytes = rotate_bytes;
     a->keep = keep > 0 ? keep : 1;
     a->fd = -1;
-    buf_init(&a->queue, QUEUE_MAX_BYTES);
-    pthread_mutex_init(&a->mu, NULL);
-    pthread_cond_init(&a->cv, NULL);
-    if (pthread_create(&a->thread, NULL, writer, a) != 0) {
+    struct workq_opts o = {.name = "audit", .work = writer, .arg = a, .batch_max = 1u << 16,
+                           .gather_ms = COALESCE_MS, .gather_max = COALESCE_LINES};
+    a->wq = workq_new(&o);
+    if (a->wq == NULL || !workq_start(a->wq)) {
         log_error("audit log: cannot start the writer thread");
-        buf_cleanup(&a->queue);
+        workq_free(a->wq, WORKQ_DRAIN, 0);
         free(a->path);
         free(a);
         return NULL;
@@ -177,7 +169,6 @@ static void put_raw(struct line *l, const char *s, size_t n)
 /* Appends s as a JSON string. */
 static void put_string(struct line *l, const char *s)
 {
-    static const char hex[] = "0123456789abcdef";
     if (!utf8_valid(s, strlen(s))) {
         l->bad = true;
         return;
@@ -196,7 +187,8 @@ static void put_string(struct line *l, const char *s)
             char esc[2] = {'\\', (char)c};
             put_raw(l, esc, 2);
         } else {
-            char esc[6] = {'\\', 'u', '0', '0', hex[c >> 4], hex[c & 15]};
+            char esc[7] = "\\u00";
+            hex_encode(&c, 1, esc + 4);
             put_raw(l, esc, 6);
         }
     }
@@ -214,18 +206,13 @@ static void put_field(struct line *l, const char *key, const char *v, bool optio
 }
 
 /* Starts a line with its timestamp. */
-static void put_timestamp(struct audit *a, struct line *l)
+static void put_timestamp(struct line *l)
 {
     struct timespec ts;
-    struct tm tm;
+    char when[TIMEFMT_SIZE];
     clock_gettime(CLOCK_REALTIME, &ts);
-    if (ts.tv_sec != a->when_sec || a->when_text[0] == '\0') {
-        gmtime_r(&ts.tv_sec, &tm);
-        strftime(a->when_text, sizeof a->when_text, "%Y-%m-%dT%H:%M:%S", &tm);
-        a->when_sec = ts.tv_sec;
-    }
-    l->len = (size_t)snprintf(l->text, sizeof l->text, "{\"ts\":\"%s.%03ldZ\"", a->when_text,
-                              ts.tv_nsec / 1000000);
+    timefmt_iso_ms(&ts, when);
+    l->len = (size_t)snprintf(l->text, sizeof l->text, "{\"ts\":\"%s\"", when);
 }
 
 /* Ends a line and queues it for the writer (or counts it dropped). */
@@ -236,14 +223,17 @@ static void queue_line(struct audit *a, struct line *l)
         atomic_fetch_add(&a->dropped, 1);
         return;
     }
-    pthread_mutex_lock(&a->mu);
-    bool was_empty = a->queue.len == 0;
-    bool ok = buf_append(&a->queue, l->text, l->len);
-    pthread_mutex_unlock(&a->mu);
-    if (ok && was_empty)
-        pthread_cond_signal(&a->cv); /* otherwise the writer was woken already */
-    if (!ok)
+    /* Only this thread adds to queued, so the check and the add cannot race each other. */
+    if (atomic_load(&a->queued) + l->len > QUEUE_MAX_BYTES) {
         atomic_fetch_add(&a->dropped, 1);
+        return;
+    }
+    struct qline *q = xmalloc(sizeof *q + l->len);
+    q->q = (struct workq_job){{NULL, NULL}};
+    q->len = l->len;
+    memcpy(q->text, l->text, l->len);
+    atomic_fetch_add(&a->queued, l->len);
+    workq_submit(a->wq, &q->q); /* cannot fail: audit_new started the writer */
 }
 
 void audit_log_event(struct audit *a, const struct audit_event *e)
@@ -251,7 +241,7 @@ void audit_log_event(struct audit *a, const struct audit_event *e)
     struct line l = {.len = 0};
     if (a == NULL)
         return;
-    put_timestamp(a, &l);
+    put_timestamp(&l);
     put_field(&l, "event", e->event, false);
     put_field(&l, "principal", e->principal, true);
     put_field(&l, "upstream", e->upstream, true);
@@ -274,7 +264,7 @@ void audit_log(struct audit *a, const struct audit_entry *e)
     if (a == NULL)
         return;
     /* Formatted by hand: building and dumping a jansson object cost more than the request. */
-    put_timestamp(a, &l);
+    put_timestamp(&l);
     put_field(&l, "ip", e->ip, false);
     put_field(&l, "principal", e->principal, true);
     put_field(&l, "method", e->method, false);
@@ -301,43 +291,21 @@ uint64_t audit_written(struct audit *a)
 
 void audit_free(struct audit *a, unsigned wait_ms)
 {
-    struct timespec until;
-
     if (a == NULL)
         return;
-    clock_gettime(CLOCK_REALTIME, &until);
-    until.tv_sec += wait_ms / 1000;
-    until.tv_nsec += (long)(wait_ms % 1000) * 1000000L;
-    if (until.tv_nsec >= 1000000000L) {
-        until.tv_sec++;
-        until.tv_nsec -= 1000000000L;
-    }
-    pthread_mutex_lock(&a->mu);
-    a->stop = true;
-    pthread_cond_broadcast(&a->cv);
-    int rc = 0;
-    while ((a->queue.len > 0 || a->writing) && rc == 0)
-        rc = pthread_cond_timedwait(&a->cv, &a->mu, &until);
-    bool stuck = a->queue.len > 0 || a->writing;
-    size_t left = count_lines(a->queue.data ? a->queue.data : "", a->queue.len);
-    pthread_mutex_unlock(&a->mu);
-    if (stuck) {
+    if (!workq_free(a->wq, WORKQ_DRAIN, wait_ms)) {
         /* The disk does not answer: count what is left and leave the writer behind. */
+        size_t left = workq_pending(a->wq);
         log_warn("audit log: writer stuck; %llu lines dropped in all",
                  (unsigned long long)(audit_dropped(a) + left));
-        pthread_detach(a->thread);
         return; /* deliberately not freed: the writer may still use it */
     }
-    pthread_join(a->thread, NULL);
     if (a->fd >= 0) {
         fsync(a->fd);
         close(a->fd);
     }
     if (audit_dropped(a))
         log_warn("audit log: %llu lines were dropped", (unsigned long long)audit_dropped(a));
-    buf_cleanup(&a->queue);
-    pthread_mutex_destroy(&a->mu);
-    pthread_cond_destroy(&a->cv);
     free(a->path);
     free(a);
 }

@@ -28,7 +28,7 @@
 #define CTL_IDLE_MS 2000u
 #define CTL_ACCEPT_PAUSE_MS 100u /* out of descriptors: accept again after this */
 
-bool ctl_parse_request(const char *line, size_t n, struct ctl_request *r, const char **err)
+bool ctlsock_parse_request(const char *line, size_t n, struct ctl_request *r, const char **err)
 {
     *r = (struct ctl_request){0};
     if (n > CTL_LINE_MAX) {
@@ -69,19 +69,19 @@ out:
     return ok;
 }
 
-bool ctl_uid_allowed(bool have_cred, uid_t peer, uid_t own)
+bool ctlsock_uid_allowed(bool have_cred, uid_t peer, uid_t own)
 {
     return have_cred && peer == own;
 }
 
-bool ctl_peer_allowed(int fd, uid_t own, uid_t *peer)
+bool ctlsock_peer_allowed(int fd, uid_t own, uid_t *peer)
 {
     struct ucred cred;
     socklen_t len = sizeof cred;
     bool have = getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) == 0 && len == sizeof cred;
     if (peer)
         *peer = have ? cred.uid : (uid_t)-1;
-    return ctl_uid_allowed(have, have ? cred.uid : (uid_t)-1, own);
+    return ctlsock_uid_allowed(have, have ? cred.uid : (uid_t)-1, own);
 }
 
 /* The parent of pid from /proc/PID/stat ("pid (comm) state ppid ..."; comm may hold ")"), or
@@ -106,7 +106,7 @@ static pid_t parent_of(pid_t pid)
     return (pid_t)ppid;
 }
 
-bool ctl_pid_descends_from(pid_t pid, pid_t ancestor)
+bool ctlsock_pid_descends_from(pid_t pid, pid_t ancestor)
 {
     if (pid <= 0)
         return true;
@@ -121,7 +121,7 @@ bool ctl_pid_descends_from(pid_t pid, pid_t ancestor)
     return true;
 }
 
-char *ctl_socket_path(const char *env_file)
+char *ctlsock_path(const char *env_file)
 {
     if (!env_file || !env_file[0])
         env_file = ".env";
@@ -192,7 +192,7 @@ static char *answer(struct conn *c, const char *line, size_t n)
 {
     struct ctl_request r;
     const char *err;
-    if (!ctl_parse_request(line, n, &r, &err))
+    if (!ctlsock_parse_request(line, n, &r, &err))
         return answer_error(err);
     json_t *j;
     if (r.op == CTL_LIST) {
@@ -339,13 +339,13 @@ static void on_accept(struct loop *l, int fd, uint32_t events, void *arg)
             return;
         }
         uid_t uid;
-        if (!ctl_peer_allowed(cfd, geteuid(), &uid)) {
+        if (!ctlsock_peer_allowed(cfd, geteuid(), &uid)) {
             log_warn("control socket: refused a peer with uid %d", (int)uid);
             refuse(cfd, "refused_uid");
             continue;
         }
         pid_t pid = peer_pid(cfd);
-        if (ctl_pid_descends_from(pid, getpid())) {
+        if (ctlsock_pid_descends_from(pid, getpid())) {
             log_warn("control socket: refused pid %d: a process started by the server cannot "
                      "decide approvals", (int)pid);
             refuse(cfd, "refused_descendant");

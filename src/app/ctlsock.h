@@ -35,19 +35,19 @@ struct ctl_request {
 
 /* Parses one request line (without its newline). False with *err (a static code) for anything
  * that is not exactly a request: too long, not JSON, unknown op or field, oversize id/reason. */
-bool ctl_parse_request(const char *line, size_t n, struct ctl_request *r, const char **err);
+bool ctlsock_parse_request(const char *line, size_t n, struct ctl_request *r, const char **err);
 /* The decision the peer check makes: credentials were read and name our own uid. */
-bool ctl_uid_allowed(bool have_cred, uid_t peer, uid_t own);
-/* Reads fd's peer credentials (SO_PEERCRED) and applies ctl_uid_allowed; fails closed. */
-bool ctl_peer_allowed(int fd, uid_t own, uid_t *peer);
+bool ctlsock_uid_allowed(bool have_cred, uid_t peer, uid_t own);
+/* Reads fd's peer credentials (SO_PEERCRED) and applies ctlsock_uid_allowed; fails closed. */
+bool ctlsock_peer_allowed(int fd, uid_t own, uid_t *peer);
 /* True when ancestor is among pid's parents (/proc/PID/stat, at most CTL_ANCESTRY_MAX links),
  * or when that cannot be told (pid gone or unknown, chain too deep): fails closed. The model can
  * run commands through an upstream's tools, as children of the server and under its uid. */
-bool ctl_pid_descends_from(pid_t pid, pid_t ancestor);
+bool ctlsock_pid_descends_from(pid_t pid, pid_t ancestor);
 /* The socket's path: ".<env file's basename>" CTL_SOCKET_SUFFIX beside the env file (./.env
  * without one), so servers with different env files in one directory do not share it; NULL
  * when it would not fit a sockaddr_un. Caller frees. */
-char *ctl_socket_path(const char *env_file);
+char *ctlsock_path(const char *env_file);
 
 /* Binds and serves path for q. NULL with a reason in err (directory writable by others, a
  * non-socket in the way, another server already listening). */

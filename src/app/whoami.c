@@ -3,6 +3,8 @@
 
 #include <time.h>
 
+#include "timefmt.h"
+
 static json_t *names(char *const *v, size_t n, bool every)
 {
     json_t *a = json_array();
@@ -20,11 +22,8 @@ json_t *whoami_describe(const struct principal *p, enum whoami_kind kind, const 
     static const char *const kinds[] = {"owner", "token", "oauth"};
     json_t *expires = json_null();
     if (p->expires) {
-        char when[32];
-        struct tm tm;
-        gmtime_r(&p->expires, &tm);
-        strftime(when, sizeof when, "%Y-%m-%dT%H:%M:%SZ", &tm);
-        expires = json_string(when);
+        char when[TIMEFMT_SIZE];
+        expires = json_string(timefmt_iso(p->expires, when));
     }
     json_t *o = json_pack("{s:s, s:s, s:o, s:o, s:o}", "principal", p->name, "kind", kinds[kind],
                           "scopes", names(p->scopes, p->nscopes, p->all), "agents",

@@ -479,7 +479,7 @@ char *approvals_mask_textn(const char *s, size_t n, size_t *out_len)
                           (k == 5 && !strncasecmp(core, "basic", 5));
         p += len;
     }
-    return buf_take(&out, out_len);
+    return buf_detach(&out, out_len);
 }
 
 char *approvals_mask_text(const char *s)

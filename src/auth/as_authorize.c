@@ -42,7 +42,7 @@ static bool scopes_grant(const struct authserver *as, const char *asked, char *o
             break;
         snprintf(one, sizeof one, "%.*s", (int)n, p);
         p += n;
-        if (!scope_known(one)) {
+        if (!principal_scope_known(one)) {
             if (strncmp(one, "hermes:", 7) == 0 || strncmp(one, "gateway:", 8) == 0)
                 return false;
             continue;

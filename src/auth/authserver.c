@@ -222,7 +222,7 @@ bool authserver_owns(const char *path)
     return route_of(path) != NULL;
 }
 
-bool oauth_cors(struct hreq *r, const char *methods)
+bool authserver_cors(struct hreq *r, const char *methods)
 {
     hreq_add_header(r, "Access-Control-Allow-Origin", "*");
     if (strcmp(hreq_method(r), "OPTIONS") != 0)
@@ -245,7 +245,7 @@ void authserver_headers(struct authserver *as, struct hreq *r, const char *ip, u
     if (rt == NULL)
         return;
     bool on = !rt->dcr || as->dcr;
-    if (on && rt->cors && oauth_cors(r, rt->cors))
+    if (on && rt->cors && authserver_cors(r, rt->cors))
         return;
     as_clients_sync(as);
     if (!on) {
@@ -256,7 +256,7 @@ void authserver_headers(struct authserver *as, struct hreq *r, const char *ip, u
         as_oauth_error(r, 405, OAUTH_INVALID_REQUEST, "method not allowed here");
     } else if (rt->get && (strcmp(m, "GET") == 0 || strcmp(m, "HEAD") == 0)) {
         rt->get(as, r, ip);
-    } else if (rt->dcr && ratelimit_take(as->rl_register, ip, now_ms, &first)) {
+    } else if (rt->dcr && ratelimit_consume(as->rl_register, ip, now_ms, &first)) {
         hreq_add_header(r, "Retry-After", "60");
         as_oauth_error(r, 429, OAUTH_TEMPORARILY_UNAVAILABLE, "too many registrations; wait a "
                                                           "minute");

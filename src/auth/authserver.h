@@ -88,7 +88,7 @@ bool authserver_owns(const char *path);
  * /token, /revoke; never /authorize): "Access-Control-Allow-Origin: *" on r's answer, and when r
  * is an OPTIONS preflight, answers it (204, methods, the headers the SDK sends) and returns
  * true. No credentials mode: nothing here rides on cookies. */
-bool oauth_cors(struct hreq *r, const char *methods);
+bool authserver_cors(struct hreq *r, const char *methods);
 /* From the headers callback: answers what needs no body (metadata, the consent page, 405s);
  * for a POST it returns without answering, and authserver_request gets the body. So too for a
  * GET /authorize whose client_id is a metadata document URL not in the cache: then

@@ -20,6 +20,7 @@
 #include <sys/socket.h>
 
 #include "httpc.h"
+#include "list.h"
 #include "log.h"
 #include "loop.h"
 #include "mem.h"
@@ -36,14 +37,14 @@ struct cimd {
     char *ca_file, *allow_hosts, *schemes;
     clientdoc_redirect_rule *rule;
     unsigned timeout_ms;
-    struct cimd_fetch *fetches;
+    struct list fetches; /* struct cimd_fetch, by link */
     unsigned nfetches;
     struct entry cache[CIMD_CACHE_MAX];
 };
 
 struct cimd_fetch {
     struct cimd *c;
-    struct cimd_fetch *prev, *next;
+    struct list link; /* in c->fetches */
     struct httpc_req *req;
     char url[CLIENTDOC_URL_MAX + 1];
     bool allow_private;  /* the host is one the operator listed */
@@ -142,12 +143,7 @@ static bool addr_allowed(const struct sockaddr *sa, void *arg)
 static void fetch_free(struct cimd_fetch *f)
 {
     struct cimd *c = f->c;
-    if (f->prev)
-        f->prev->next = f->next;
-    else
-        c->fetches = f->next;
-    if (f->next)
-        f->next->prev = f->prev;
+    list_unlink(&f->link);
     c->nfetches--;
     free(f);
 }
@@ -306,10 +302,7 @@ struct cimd_fetch *cimd_fetch(struct cimd *c, const char *url, cimd_cb *cb, void
         snprintf(err, errlen, "the HTTP client cannot start a transfer");
         return NULL;
     }
-    f->next = c->fetches;
-    if (f->next)
-        f->next->prev = f;
-    c->fetches = f;
+    list_push_front(&c->fetches, &f->link);
     c->nfetches++;
     return f; /* curl starts it from its timer, on the loop: cb never runs from here */
 }
@@ -317,6 +310,7 @@ struct cimd_fetch *cimd_fetch(struct cimd *c, const char *url, cimd_cb *cb, void
 struct cimd *cimd_new(struct loop *l, const struct cimd_opts *o)
 {
     struct cimd *c = xcalloc(1, sizeof *c);
+    list_init(&c->fetches);
     c->loop = l;
     c->http = httpc_new(l, CIMD_FETCHES_MAX); /* one origin may use every slot, as before */
     c->ca_file = o->ca_file && *o->ca_file ? xstrdup(o->ca_file) : NULL;
@@ -332,8 +326,8 @@ void cimd_free(struct cimd *c)
     if (c == NULL)
         return;
     httpc_free(c->http); /* cancels the transfers: no callback */
-    while (c->fetches)
-        fetch_free(c->fetches);
+    while (!list_empty(&c->fetches))
+        fetch_free(list_entry(list_first(&c->fetches), struct cimd_fetch, link));
     for (size_t i = 0; i < CIMD_CACHE_MAX; i++)
         entry_clear(&c->cache[i]);
     free(c->ca_file);

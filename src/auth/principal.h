@@ -39,7 +39,7 @@ struct principals {
 
 /* True for a scope this server knows: hermes:read, hermes:task, hermes:admin, or
  * gateway:<name> with name 1-64 of [A-Za-z0-9._-] (not starting with . or -). */
-bool scope_known(const char *scope);
+bool principal_scope_known(const char *scope);
 /* True for a principal or agent name: 1-64 of [A-Za-z0-9._-], starting with a letter or digit. */
 bool principal_name_ok(const char *name);
 

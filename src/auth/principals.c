@@ -11,6 +11,7 @@
 #include <sys/stat.h>
 
 #include "crypto.h"
+#include "hex.h"
 #include "mem.h"
 #include "readfile.h"
 
@@ -126,13 +127,10 @@ void principal_oauth_name(const char *client_id, char out[PRINCIPAL_NAME_MAX + 1
         snprintf(out, PRINCIPAL_NAME_MAX + 1, "oauth:%s", client_id);
         return;
     }
-    static const char hex[] = "0123456789abcdef";
     unsigned char d[32];
     crypto_sha256(client_id, n, d);
     int len = snprintf(out, PRINCIPAL_NAME_MAX + 1, "oauth:%.*s#", KEEP, client_id);
-    for (int i = 0; i < DIGEST_HEX; i++)
-        out[len + i] = hex[(d[i / 2] >> (i % 2 ? 0 : 4)) & 15];
-    out[len + DIGEST_HEX] = '\0';
+    hex_encode(d, DIGEST_HEX / 2, out + len);
 }
 
 struct principal *principal_for_grant(const char *name, const char *scope, const char *token)

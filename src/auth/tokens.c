@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "mem.h"
 #include "utf8.h"
@@ -30,7 +31,7 @@ bool principal_name_ok(const char *s)
     return true;
 }
 
-bool scope_known(const char *scope)
+bool principal_scope_known(const char *scope)
 {
     static const char *const fixed[] = {"hermes:read", "hermes:task", "hermes:admin"};
     for (size_t i = 0; i < sizeof fixed / sizeof *fixed; i++)
@@ -71,26 +72,10 @@ bool tokens_parse_time(const char *t, time_t *out)
     bool leap = (y % 4 == 0 && y % 100 != 0) || y % 400 == 0;
     if (mo == 2 && d == 29 && !leap)
         return false;
-    /* Days since the epoch (proleptic Gregorian), without timegm's dependence on TZ. */
-    int yy = mo <= 2 ? y - 1 : y;
-    long long era = yy / 400, yoe = yy - era * 400;
-    long long doy = (153LL * (mo + (mo > 2 ? -3 : 9)) + 2) / 5 + d - 1;
-    long long doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
-    long long days = era * 146097 + doe - 719468;
-    *out = (time_t)(days * 86400 + h * 3600 + mi * 60 + s);
-    return true;
-}
-
-static bool parse_hash(const char *hex, unsigned char out[32])
-{
-    if (strlen(hex) != 64)
-        return false;
-    for (int i = 0; i < 32; i++) {
-        int hi = hex_digit(hex[2 * i]), lo = hex_digit(hex[2 * i + 1]);
-        if (hi < 0 || lo < 0)
-            return false;
-        out[i] = (unsigned char)(hi << 4 | lo);
-    }
+    /* timegm reads the fields as UTC whatever TZ says; they are valid, so it cannot fail. */
+    struct tm tm = {.tm_year = y - 1900, .tm_mon = mo - 1, .tm_mday = d, .tm_hour = h,
+                    .tm_min = mi, .tm_sec = s};
+    *out = timegm(&tm);
     return true;
 }
 
@@ -210,7 +195,7 @@ static bool parse_entry(json_t *e, size_t no, struct principal *p, char *err, si
     }
     snprintf(p->name, sizeof p->name, "%s", name);
     const char *hash = json_string_value(json_object_get(e, "sha256"));
-    if (hash == NULL || !parse_hash(hash, p->hash)) {
+    if (hash == NULL || !hex_decode(hash, p->hash, sizeof p->hash)) {
         snprintf(err, errlen,
                  "principal '%s': 'sha256' must be the 64 hex characters of the token's SHA-256 "
                  "(hermes-mcp token gen --name prints it)",
@@ -229,7 +214,7 @@ static bool parse_entry(json_t *e, size_t no, struct principal *p, char *err, si
         return false;
     }
     for (size_t i = 0; i < p->nscopes; i++)
-        if (!scope_known(p->scopes[i])) {
+        if (!principal_scope_known(p->scopes[i])) {
             snprintf(err, errlen,
                      "principal '%s': unknown scope '%.64s' (known: hermes:read, hermes:task, "
                      "hermes:admin, gateway:<upstream>)",

@@ -17,6 +17,7 @@
 
 #include "atomicfile.h"
 #include "crypto.h"
+#include "hex.h"
 #include "log.h"
 #include "mem.h"
 #include "readfile.h"
@@ -41,21 +42,11 @@ struct tokenstore {
     struct storefile_id seen; /* the file as last read or written here */
 };
 
-static void hex_of(const unsigned char d[32], char out[65])
-{
-    static const char digits[] = "0123456789abcdef";
-    for (int i = 0; i < 32; i++) {
-        out[2 * i] = digits[d[i] >> 4];
-        out[2 * i + 1] = digits[d[i] & 15];
-    }
-    out[64] = '\0';
-}
-
 void tokenstore_hash(const char *token, char out[65])
 {
     unsigned char d[32];
     crypto_sha256(token, strlen(token), d);
-    hex_of(d, out);
+    hex_encode(d, sizeof d, out);
 }
 
 static void entry_free(struct entry *e)

@@ -88,7 +88,7 @@ void buf_consume(struct buf *b, size_t n)
     b->data[b->len] = '\0';
 }
 
-char *buf_take(struct buf *b, size_t *len)
+char *buf_detach(struct buf *b, size_t *len)
 {
     char *p = b->data;
     if (len)

@@ -20,7 +20,8 @@ bool buf_appends(struct buf *b, const char *s);
 bool buf_printf(struct buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* Drops the first n bytes. */
 void buf_consume(struct buf *b, size_t n);
-/* Hands the data to the caller (who frees it) and leaves b empty. */
-char *buf_take(struct buf *b, size_t *len);
+/* Hands the data to the caller (who frees it) and leaves b empty. (Names: _detach hands
+ * ownership out; _take is kept for a parameter the callee consumes.) */
+char *buf_detach(struct buf *b, size_t *len);
 
 #endif

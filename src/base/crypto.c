@@ -6,6 +6,7 @@
  * come from nettle, which libmicrohttpd's GnuTLS has already loaded. OpenSSL is set up only
  * when libcurl is, on the first request to an agent. */
 #include "crypto.h"
+#include "hex.h"
 
 #include <errno.h>
 #include <nettle/base64.h>
@@ -37,24 +38,13 @@ static void wipe(void *p, size_t n)
         *v++ = 0;
 }
 
-void crypto_hex(const void *p, size_t n, char *out)
-{
-    static const char hex[] = "0123456789abcdef";
-    const unsigned char *raw = p;
-    for (size_t i = 0; i < n; i++) {
-        out[2 * i] = hex[raw[i] >> 4];
-        out[2 * i + 1] = hex[raw[i] & 15];
-    }
-    out[2 * n] = '\0';
-}
-
 bool crypto_random_hex(char *out, size_t nbytes)
 {
     unsigned char raw[64];
 
     if (nbytes > sizeof raw || !random_bytes(raw, nbytes))
         return false;
-    crypto_hex(raw, nbytes, out);
+    hex_encode(raw, nbytes, out);
     wipe(raw, sizeof raw);
     return true;
 }

@@ -9,8 +9,6 @@
 bool crypto_random_hex(char *out, size_t nbytes);
 /* SHA-256 of p[0..n) into out[32]. */
 void crypto_sha256(const void *p, size_t n, unsigned char out[32]);
-/* The 2*n lowercase hex digits of p[0..n) and a NUL into out (size >= 2*n+1). */
-void crypto_hex(const void *p, size_t n, char *out);
 /* Constant-time equality of two n-byte buffers. */
 bool crypto_equal(const void *a, const void *b, size_t n);
 

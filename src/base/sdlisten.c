@@ -72,8 +72,7 @@ static bool describe(int fd, char *host, size_t hostlen, unsigned *port, char *e
     return true;
 }
 
-bool sdlisten_take(int *fd, char *host, size_t hostlen, unsigned *port, char *err,
-                   size_t errlen)
+bool sdlisten_claim(int *fd, char *host, size_t hostlen, unsigned *port, char *err, size_t errlen)
 {
     unsigned long pid, n;
 

@@ -13,7 +13,6 @@
  * numeric address in host (no brackets) and its port; *fd is -1 when no socket was passed.
  * Returns false, with a one-line reason in err, when a socket was passed but is not a listening
  * TCP socket (IPv4 or IPv6). */
-bool sdlisten_take(int *fd, char *host, size_t hostlen, unsigned *port, char *err,
-                   size_t errlen);
+bool sdlisten_claim(int *fd, char *host, size_t hostlen, unsigned *port, char *err, size_t errlen);
 
 #endif

@@ -17,6 +17,7 @@
 
 #include "buf.h"
 #include "httpc.h"
+#include "list.h"
 #include "log.h"
 #include "mem.h"
 #include "metrics.h"
@@ -25,7 +26,7 @@
 
 struct agent_client {
     struct httpc *http;
-    struct agent_req *reqs;  /* every request, running or waiting */
+    struct list reqs;        /* every request, running or waiting (by link) */
     unsigned n;
     struct metric *requests, *duration;
 };
@@ -43,7 +44,7 @@ struct agent_req {
     char session_id[300];
     bool replayed;
     char label[65], endpoint[16];
-    struct agent_req *prev, *next;
+    struct list link; /* in c->reqs */
 };
 
 /* What became of a transfer, as a bounded word for the outcome label. */
@@ -79,12 +80,7 @@ static void count(struct agent_req *r, const char *what, double seconds)
 static void wrapper_free(struct agent_req *r)
 {
     struct agent_client *c = r->c;
-    if (r->prev)
-        r->prev->next = r->next;
-    else
-        c->reqs = r->next;
-    if (r->next)
-        r->next->prev = r->prev;
+    list_unlink(&r->link);
     c->n--;
     free(r);
 }
@@ -136,6 +132,7 @@ static void on_done(struct httpc_req *h, const struct httpc_result *hres, void *
 struct agent_client *agent_client_new(struct loop *l)
 {
     struct agent_client *c = xcalloc(1, sizeof *c);
+    list_init(&c->reqs);
     c->http = httpc_new(l, HOST_ACTIVE);
     static const double bounds[] = {0.005, 0.025, 0.1, 0.5, 1, 5, 30, 120, 600, 1800};
     c->requests = metric_new("hermes_mcp_agent_requests_total",
@@ -151,8 +148,8 @@ void agent_client_free(struct agent_client *c)
 {
     if (c == NULL)
         return;
-    while (c->reqs)
-        agent_cancel(c->reqs);
+    while (!list_empty(&c->reqs))
+        agent_cancel(list_entry(list_first(&c->reqs), struct agent_req, link));
     httpc_free(c->http);
     metric_free(c->requests);
     metric_free(c->duration);
@@ -193,10 +190,7 @@ struct agent_req *agent_request(struct agent_client *c, const struct agent_opts 
                             .deadline_ms = o->deadline_ms, .max_response = o->max_response,
                             .on_data = o->on_data ? on_data : NULL, .on_header = on_header,
                             .on_done = on_done, .arg = r};
-    r->next = c->reqs;
-    if (c->reqs)
-        c->reqs->prev = r;
-    c->reqs = r;
+    list_push_front(&c->reqs, &r->link);
     c->n++;
     r->h = httpc_request(c->http, &ho);
     memset(key, 0, sizeof key);

@@ -19,7 +19,7 @@
 #include "mem.h"
 #include "tasks.h"
 
-struct agentdef *find_agent(struct bridge *b, const char *name)
+struct agentdef *bridge_find_agent(struct bridge *b, const char *name)
 {
     for (size_t i = 0; i < b->nagents; i++)
         if (strcmp(b->agents[i].name, name) == 0)
@@ -187,7 +187,7 @@ void agents_load(struct bridge *b)
 static void probe_stale(struct bridge *b, uint64_t max_age_ms);
 
 /* Hot reload: called before agents are used; a stat per call is cheap. */
-void registry_refresh(struct bridge *b)
+void agents_registry_refresh(struct bridge *b)
 {
     struct stat st;
     bool exists = stat(b->registry_path, &st) == 0;
@@ -203,7 +203,7 @@ void registry_refresh(struct bridge *b)
 /* Before agents are used: the registry as on disk, and probes of agents not probed lately. */
 void agents_refresh(struct bridge *b)
 {
-    registry_refresh(b);
+    agents_registry_refresh(b);
     probe_stale(b, PROBE_MAX_AGE_MS);
 }
 

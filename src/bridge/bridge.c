@@ -45,7 +45,7 @@ static void task_pruned(const char *id, const char *run_id, void *arg)
 
 /* ---------- the run index; start-up: index runs, follow what was in flight ---------- */
 
-void run_index(struct bridge *b, const char *run_id, const char *task_id)
+void bridge_run_index(struct bridge *b, const char *run_id, const char *task_id)
 {
     const char *was = strmap_get(b->runs, run_id);
     if (was && strcmp(was, task_id) != 0 && tasks_exists(b->tasks, was)) {
@@ -58,7 +58,7 @@ void run_index(struct bridge *b, const char *run_id, const char *task_id)
     free(strmap_put(b->runs, run_id, xstrdup(task_id)));
 }
 
-void index_task(const char *id, void *arg)
+void bridge_index_task(const char *id, void *arg)
 {
     struct bridge *b = arg;
     /* A write in flight (hermes_reset while a run settles): its job already did the work. */
@@ -70,13 +70,13 @@ void index_task(const char *id, void *arg)
     const char *run_id = json_string_value(json_object_get(run, "run_id"));
     const char *agent = json_string_value(json_object_get(run, "agent"));
     if (run_id && strlen(run_id) < 128) {
-        run_index(b, run_id, id);
+        bridge_run_index(b, run_id, id);
         char path[300];
         struct stat st;
         snprintf(path, sizeof path, "%s/%s/result.json", tasks_dir(b->tasks), id);
         if (stat(path, &st) < 0) {
             log_info("task %s: following run %s again after the restart", id, run_id);
-            follow(b, id, agent ? agent : b->default_agent, run_id);
+            runjob_follow(b, id, agent ? agent : b->default_agent, run_id);
         }
     }
     json_decref(run);
@@ -154,7 +154,7 @@ struct bridge *bridge_new_kept(struct mcp_server *mcp, struct loop *l, struct co
         return NULL;
     }
     agents_load(b);
-    tasks_each(b->tasks, index_task, b);
+    tasks_each(b->tasks, bridge_index_task, b);
     tool_task_register(b);
     tool_status_register(b);
     tool_result_register(b);
@@ -224,14 +224,14 @@ void bridge_free(struct bridge *b)
 {
     if (b == NULL)
         return;
-    reset_abort(b);
+    tool_reset_abort(b);
     if (b->jobs) {
         size_t n;
         void **v = strmap_values(b->jobs, &n);
         for (size_t i = 0; i < n; i++) {
             struct job *j = v[i];
             j->q = NULL; /* no successor starts while we tear down */
-            job_free(j);
+            bridge_job_free(j);
         }
         free(v);
     }

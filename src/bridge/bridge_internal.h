@@ -68,7 +68,7 @@ struct job {
     char *key;
     unsigned follow_misses; /* polls skipped for want of an agent: they back off */
     char session_id[200]; /* what the agent sees (and the session queue's key) */
-    char idem_key[160];   /* an async run's Idempotency-Key: owner_tag and the task id */
+    char idem_key[160];   /* an async run's Idempotency-Key: taskowner_tag and the task id */
     char run_id[128];
     struct mcp_call *call; /* the waiting MCP call, if any */
     struct agent_req *req;
@@ -155,26 +155,27 @@ void bridge_add_tool(struct bridge *b, const struct mcp_tool_def *d);
 const struct bridge_tool_entry *bridge_tool(const struct bridge *b, const char *name);
 
 /* reply.c: answers */
-json_t *iso_now(void);
+json_t *bridge_iso_now(void);
 /* Answers c with a tool error. */
-void tool_error(struct mcp_call *c, enum toolerr code, unsigned retry_after, const char *fmt,
-                ...) __attribute__((format(printf, 4, 5)));
+void bridge_tool_error(struct mcp_call *c, enum toolerr code, unsigned retry_after, const char *fmt,
+                       ...) __attribute__((format(printf, 4, 5)));
 /* Queues json as the task's file name; c (if any) gets result (taken) once that is durable. */
-void store_then_answer(struct bridge *b, const char *id, const char *name, json_t *json,
-                       struct mcp_call *c, json_t *result);
+void bridge_store_then_answer(struct bridge *b, const char *id, const char *name, json_t *json,
+                              struct mcp_call *c, json_t *result);
 /* The same, and then after (may be NULL) runs, once the file is durable. */
-void store_then(struct bridge *b, const char *id, const char *name, json_t *json,
-                struct mcp_call *c, json_t *result, void (*after)(struct bridge *b, const char *id));
+void bridge_store_then(struct bridge *b, const char *id, const char *name, json_t *json,
+                       struct mcp_call *c, json_t *result,
+                       void (*after)(struct bridge *b, const char *id));
 /* Queues removing the task's file name; c (if any) gets result (taken) once it is gone. */
-void remove_then_answer(struct bridge *b, const char *id, const char *name, struct mcp_call *c,
-                        json_t *result);
+void bridge_remove_then_answer(struct bridge *b, const char *id, const char *name,
+                               struct mcp_call *c, json_t *result);
 /* A tool error for an agent answer that is not a success (never echoing its body). */
-json_t *upstream_error(const char *agent, const struct agent_result *res, const char *what);
-void upstream_fail(struct mcp_call *c, const char *agent, const struct agent_result *res,
-                   const char *what);
+json_t *bridge_upstream_error(const char *agent, const struct agent_result *res, const char *what);
+void bridge_upstream_fail(struct mcp_call *c, const char *agent, const struct agent_result *res,
+                          const char *what);
 
 /* agents.c */
-struct agentdef *find_agent(struct bridge *b, const char *name);
+struct agentdef *bridge_find_agent(struct bridge *b, const char *name);
 char *agent_url(const struct agentdef *a, const char *path);
 void agents_clear(struct bridge *b);
 /* (Re)loads the registry, or the synthetic agent; an invalid file keeps what was there. */
@@ -182,7 +183,7 @@ void agents_load(struct bridge *b);
 /* Before agents are used: the registry as on disk, and probes of agents not probed lately. */
 void agents_refresh(struct bridge *b);
 /* The registry as on disk (a stat; reloaded when it changed), without probing anyone. */
-void registry_refresh(struct bridge *b);
+void agents_registry_refresh(struct bridge *b);
 /* What list_agents, /health and /metrics report: a key, and the last probe did not fail. */
 bool agent_available(const struct agentdef *a);
 /* Whether a task may be sent (a failure older than PROBE_MAX_AGE_MS no longer refuses it). */
@@ -196,53 +197,53 @@ const char *contract_text(struct bridge *b);
 const char *contract_json(struct bridge *b);
 
 /* jobs.c */
-struct job *job_new(struct bridge *b, enum job_kind kind, const char *id, const char *agent);
-void job_free(struct job *j);
+struct job *bridge_job_new(struct bridge *b, enum job_kind kind, const char *id, const char *agent);
+void bridge_job_free(struct job *j);
 /* Whether the queue of the agent session session_id (a job's session_id) has no room for
  * another job. */
-bool job_queue_full(struct bridge *b, const char *session_id);
+bool bridge_job_queue_full(struct bridge *b, const char *session_id);
 /* Joins the queue of its agent session (in_session) or starts at once; false when the queue is
  * full. Starts the job if it is first. */
-bool job_enqueue(struct job *j, bool in_session);
+bool bridge_job_enqueue(struct job *j, bool in_session);
 /* The job's agent as configured now, or NULL: then the job failed and was freed. */
-struct agentdef *job_agent(struct job *j);
+struct agentdef *bridge_job_agent(struct job *j);
 /* The job keeps copies of a's address and key (what it uses if a reload drops a). */
-void job_use_agent(struct job *j, const struct agentdef *a);
+void bridge_job_use_agent(struct job *j, const struct agentdef *a);
 
 /* syncjob.c */
-void sync_start(struct job *j);
+void syncjob_start(struct job *j);
 /* The MCP call of a sync job went away (cancel, hang-up, deadline, shutdown). */
-void sync_cancelled(struct mcp_call *c, void *arg);
+void syncjob_cancelled(struct mcp_call *c, void *arg);
 
 /* runjob.c */
-void submit_start(struct job *j);
-void submit_cancelled(struct mcp_call *c, void *arg);
+void runjob_start(struct job *j);
+void runjob_cancelled(struct mcp_call *c, void *arg);
 /* Follows run_id of task id until it is terminal. NULL if the task already has a job. */
-struct job *follow(struct bridge *b, const char *id, const char *agent, const char *run_id);
+struct job *runjob_follow(struct bridge *b, const char *id, const char *agent, const char *run_id);
 
 /* runapproval.c: a followed run's approvals in the operator's queue. */
 /* A non-terminal run object a poll of job j returned: queues its approval when it waits for
  * one, withdraws the queued one when it no longer does. */
-void run_approval_seen(struct job *j, json_t *run);
+void runapproval_seen(struct job *j, json_t *run);
 /* The job ends: its queued approval is withdrawn, a decision in flight dropped. */
-void run_approval_drop(struct job *j);
+void runapproval_drop(struct job *j);
 /* The approval id of task id's run while it waits for the operator, else NULL. */
-const char *run_approval_pending(struct bridge *b, const char *task_id);
+const char *runapproval_pending(struct bridge *b, const char *task_id);
 
 /* results.c */
 /* What hermes_task and hermes_result return: the contract fields plus id (new reference). */
-json_t *result_public(json_t *r);
+json_t *results_public(json_t *r);
 /* Writes result.json; c (if any) gets answer once it is durable (answer NULL: the record's
  * public projection, the same one a retry and hermes_result give). */
-void write_result(struct bridge *b, const char *id, const char *agent, json_t *parsed,
-                  const char *run_id, struct mcp_call *c, json_t *answer);
-void write_status_result(struct bridge *b, const char *id, const char *agent, const char *status,
-                         const char *summary, const char *run_id, struct mcp_call *c,
-                         json_t *answer);
-bool is_terminal(const char *status);
+void results_write(struct bridge *b, const char *id, const char *agent, json_t *parsed,
+                   const char *run_id, struct mcp_call *c, json_t *answer);
+void results_write_status(struct bridge *b, const char *id, const char *agent, const char *status,
+                          const char *summary, const char *run_id, struct mcp_call *c,
+                          json_t *answer);
+bool results_is_terminal(const char *status);
 /* Writes result.json from a terminal run object; c (if any) gets answer once it is durable. */
-void result_from_run(struct bridge *b, const char *id, const char *agent, json_t *run,
-                     struct mcp_call *c, json_t *answer);
+void results_from_run(struct bridge *b, const char *id, const char *agent, json_t *run,
+                      struct mcp_call *c, json_t *answer);
 
 /* runctx.c: one request to the agent about a run, for a waiting MCP call (status, stop). */
 struct run_ctx {
@@ -255,39 +256,46 @@ struct run_ctx {
 /* A run_ctx for call c about task id's run, from its run.json (taken: released here): the
  * run id, and its agent (the default agent when it names none) in *a, NULL when that agent is
  * unknown or has no key (then the caller answers c and frees the context). */
-struct run_ctx *run_ctx_for_run(struct bridge *b, struct mcp_call *c, const char *id,
-                                json_t *run_take, struct agentdef **a);
+struct run_ctx *runctx_for_run(struct bridge *b, struct mcp_call *c, const char *id,
+                               json_t *run_take, struct agentdef **a);
 /* Sends method <base_url>/v1/runs/<run_id><suffix>; on failure answers the call and frees s. */
-void run_ctx_send(struct run_ctx *s, struct agentdef *a, const char *method, const char *suffix,
-                  agent_done_cb *done);
+void runctx_send(struct run_ctx *s, struct agentdef *a, const char *method, const char *suffix,
+                 agent_done_cb *done);
 
 /* toolspec.c: the argument tables' shared entries, checks, schemas and annotations. */
-bool id_syntax(const char *s, size_t n);
-bool session_syntax(const char *s, size_t n);
-bool run_id_syntax(const char *s, size_t n);
+bool toolspec_id_syntax(const char *s, size_t n);
+bool toolspec_session_syntax(const char *s, size_t n);
+bool toolspec_run_id_syntax(const char *s, size_t n);
 #define ID_PATTERN "^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$"
-#define ARG_ID(req)                                                                              \
-    {.name = "id", .type = TOOLARG_STRING, .required = (req), .nonempty = (req), .max_len = 128, \
-     .pattern = ID_PATTERN, .syntax = id_syntax,                                                 \
-     .syntax_hint = "must match [A-Za-z0-9][A-Za-z0-9._-]{0,127}"}
+#define ARG_ID(req)                                                                                \
+    {                                                                                              \
+        .name = "id", .type = TOOLARG_STRING, .required = (req), .nonempty = (req),                \
+        .max_len = 128, .pattern = ID_PATTERN, .syntax = toolspec_id_syntax,                       \
+        .syntax_hint = "must match [A-Za-z0-9][A-Za-z0-9._-]{0,127}"                               \
+    }
 /* Seed 002's name for a task's id (hermes_check, hermes_cancel). */
-#define ARG_JOB_ID(req, desc)                                                                    \
-    {.name = "job_id", .type = TOOLARG_STRING, .required = (req), .nonempty = (req),             \
-     .max_len = 128, .pattern = ID_PATTERN, .syntax = id_syntax,                                 \
-     .syntax_hint = "must match [A-Za-z0-9][A-Za-z0-9._-]{0,127}", .description = (desc)}
-#define ARG_RUN_ID(req)                                                                          \
-    {.name = "run_id", .type = TOOLARG_STRING, .required = (req), .nonempty = true,              \
-     .max_len = 127, .pattern = "^[A-Za-z0-9_-]+$", .syntax = run_id_syntax,                     \
-     .syntax_hint = "has characters a run id never has"}
+#define ARG_JOB_ID(req, desc)                                                                      \
+    {                                                                                              \
+        .name = "job_id", .type = TOOLARG_STRING, .required = (req), .nonempty = (req),            \
+        .max_len = 128, .pattern = ID_PATTERN, .syntax = toolspec_id_syntax,                       \
+        .syntax_hint = "must match [A-Za-z0-9][A-Za-z0-9._-]{0,127}", .description = (desc)        \
+    }
+#define ARG_RUN_ID(req)                                                                            \
+    {                                                                                              \
+        .name = "run_id", .type = TOOLARG_STRING, .required = (req), .nonempty = true,             \
+        .max_len = 127, .pattern = "^[A-Za-z0-9_-]+$", .syntax = toolspec_run_id_syntax,           \
+        .syntax_hint = "has characters a run id never has"                                         \
+    }
 #define ARG_AGENT {.name = "agent", .type = TOOLARG_STRING, .max_len = 64,                       \
                    .description = "An agent name from list_agents (default: the default agent)"}
 #define ARGS_MAX 8 /* the most entries of any tool's table */
 /* Checks args against spec; on failure answers invalid_arguments and returns false. */
-bool check_args(struct mcp_call *c, const struct toolarg *spec, json_t *args, json_t **out);
+bool toolspec_check_args(struct mcp_call *c, const struct toolarg *spec, json_t *args,
+                         json_t **out);
 /* A built-in JSON Schema (aborts if it does not parse: a bug). */
-json_t *schema_obj(const char *json);
+json_t *toolspec_schema_obj(const char *json);
 /* The MCP tool annotations (new reference). */
-json_t *tool_annotations(bool read_only, bool destructive, bool idempotent, bool open_world);
+json_t *toolspec_annotations(bool read_only, bool destructive, bool idempotent, bool open_world);
 #define RESULT_SCHEMA                                                                           \
     "{\"type\":\"object\",\"properties\":{\"id\":{\"type\":\"string\"},\"status\":{\"type\":"   \
     "\"string\"},\"summary\":{\"type\":\"string\"},\"artifacts\":{\"type\":\"array\",\"items\":" \
@@ -319,12 +327,13 @@ enum task_reach {
 };
 /* How far c's caller reaches task id; with req_out, the task's request.json as read for that
  * (new reference) when TASK_YOURS and readable, else NULL: callers need not read it again. */
-enum task_reach task_access(struct bridge *b, const struct mcp_call *c, const char *id,
-                            json_t **req_out);
+enum task_reach taskowner_access(struct bridge *b, const struct mcp_call *c, const char *id,
+                                 json_t **req_out);
 /* Queues a new task's request.json (tasks_write) and keeps whose it is in memory until that is
  * durable: the jobs of the task may end (a sync job freed, a submit handed to its follow job)
  * before a write queued behind others lands, and the owner must still reach her task then. */
-enum tasks_rc task_write_request(struct bridge *b, const char *id, json_t *req, const char *owner);
+enum tasks_rc taskowner_write_request(struct bridge *b, const char *id, json_t *req,
+                                      const char *owner);
 struct pending_owner {
     struct bridge *b;
     char *owner;
@@ -334,16 +343,16 @@ struct pending_owner {
  * apart from another's: the first 16 hex digits of sha256(owner) and '-', or "" for the owner
  * token and an unauthenticated caller (their names as before owners were recorded). */
 #define OWNER_TAG_SIZE 18
-void owner_tag(const char *owner, char out[OWNER_TAG_SIZE]);
-/* Whether c's caller may see task id: task_access is not TASK_NOT_YOURS (true for an id that
+void taskowner_tag(const char *owner, char out[OWNER_TAG_SIZE]);
+/* Whether c's caller may see task id: taskowner_access is not TASK_NOT_YOURS (true for an id that
  * does not exist). */
-bool task_visible(struct bridge *b, const struct mcp_call *c, const char *id);
+bool taskowner_visible(struct bridge *b, const struct mcp_call *c, const char *id);
 /* The one answer for a task id or run id the caller may not see, or that does not exist. */
-void task_not_found(struct mcp_call *c, const char *id);
-void run_not_found(struct mcp_call *c, const char *run_id);
+void taskowner_task_not_found(struct mcp_call *c, const char *id);
+void taskowner_run_not_found(struct mcp_call *c, const char *run_id);
 
 /* tool_reset.c: stops a hermes_reset in progress without answering (shutdown). */
-void reset_abort(struct bridge *b);
+void tool_reset_abort(struct bridge *b);
 
 /* One per tool (tool_*.c): registers it on b->mcp. */
 void tool_task_register(struct bridge *b);
@@ -363,13 +372,13 @@ void tool_alias_register(struct bridge *b);
  * yet, but a job, a write in flight or its directory), unknown, or its result unreadable
  * (*rc says how). */
 enum task_state { TASK_ENDED, TASK_RUNNING, TASK_UNKNOWN, TASK_UNREADABLE };
-enum task_state task_state(struct bridge *b, const char *id, json_t **result, int *rc);
+enum task_state tool_result_task_state(struct bridge *b, const char *id, json_t **result, int *rc);
 
 /* bridge.c: indexes a task's run (and follows it when it has no result yet). */
-void index_task(const char *id, void *arg);
+void bridge_index_task(const char *id, void *arg);
 /* Indexes run_id -> task_id (b->runs) for hermes_status and hermes_cancel by run id. A run id
  * already indexed for another task that still exists keeps that task, with a warning: silently
  * taking it over would answer that task's owner not_found by run id. */
-void run_index(struct bridge *b, const char *run_id, const char *task_id);
+void bridge_run_index(struct bridge *b, const char *run_id, const char *task_id);
 
 #endif

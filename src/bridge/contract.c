@@ -62,7 +62,7 @@ char *contract_prompt(const char *task, const char *context, const char *deliver
             buf_appends(&b, "\n");
         }
     }
-    return buf_take(&b, NULL);
+    return buf_detach(&b, NULL);
 }
 
 static json_t *string_array(json_t *v)

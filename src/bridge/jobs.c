@@ -20,8 +20,7 @@
 
 static void job_start(struct job *j);
 
-struct job *job_new(struct bridge *b, enum job_kind kind, const char *id,
-                    const char *agent)
+struct job *bridge_job_new(struct bridge *b, enum job_kind kind, const char *id, const char *agent)
 {
     struct job *j = xcalloc(1, sizeof *j);
     j->b = b;
@@ -52,13 +51,13 @@ static void queue_next(struct bridge *b, struct sessq *q)
     free(q);
 }
 
-void job_free(struct job *j)
+void bridge_job_free(struct job *j)
 {
     struct bridge *b = j->b;
     struct sessq *q = j->q;
 
     agent_cancel(j->req);
-    run_approval_drop(j);
+    runapproval_drop(j);
     loop_timer_cancel(j->timer);
     if (strmap_get(b->jobs, j->id) == j)
         strmap_del(b->jobs, j->id);
@@ -93,16 +92,16 @@ void job_free(struct job *j)
 }
 
 /* A queue per conversation at the agent: its key is the session header the jobs send, which
- * names the agent, the owner (owner_tag) and the session, so one principal's calls never wait
+ * names the agent, the owner (taskowner_tag) and the session, so one principal's calls never wait
  * behind (or tell of) another's. */
-bool job_queue_full(struct bridge *b, const char *session_id)
+bool bridge_job_queue_full(struct bridge *b, const char *session_id)
 {
     struct sessq *q = strmap_get(b->queues, session_id);
     return q && q->active && q->waiting >= SESSION_QUEUE_MAX;
 }
 
 /* Joins the session's queue; returns false when it is full. Starts the job if it is first. */
-bool job_enqueue(struct job *j, bool in_session)
+bool bridge_job_enqueue(struct job *j, bool in_session)
 {
     struct bridge *b = j->b;
 
@@ -136,12 +135,12 @@ bool job_enqueue(struct job *j, bool in_session)
 /* A job waiting in a session queue starts when its turn comes, maybe after a reload dropped its
  * agent or its key: it then fails as agent_unavailable (and frees itself) instead of going on
  * with an agent that is no longer configured. Returns the agent, or NULL when it failed. */
-struct agentdef *job_agent(struct job *j)
+struct agentdef *bridge_job_agent(struct job *j)
 {
     struct bridge *b = j->b;
-    struct agentdef *a = find_agent(b, j->agent);
+    struct agentdef *a = bridge_find_agent(b, j->agent);
     if (a && a->key) {
-        job_use_agent(j, a);
+        bridge_job_use_agent(j, a);
         return a;
     }
     struct mcp_call *c = j->call;
@@ -150,15 +149,15 @@ struct agentdef *job_agent(struct job *j)
         mcp_call_on_cancel(c, NULL, NULL);
     log_warn("task %s: agent %s %s before the task could start", j->id, j->agent,
              a ? "lost its key" : "was removed from the registry");
-    remove_then_answer(b, j->id, "request.json", c,
-                       tool_error_json(TE_AGENT_UNAVAILABLE, 0,
-                                       "the agent '%s' is no longer available (%s)", j->agent,
-                                       a ? "missing_credentials" : "removed from the registry"));
-    job_free(j);
+    bridge_remove_then_answer(
+        b, j->id, "request.json", c,
+        tool_error_json(TE_AGENT_UNAVAILABLE, 0, "the agent '%s' is no longer available (%s)",
+                        j->agent, a ? "missing_credentials" : "removed from the registry"));
+    bridge_job_free(j);
     return NULL;
 }
 
-void job_use_agent(struct job *j, const struct agentdef *a)
+void bridge_job_use_agent(struct job *j, const struct agentdef *a)
 {
     free(j->base_url);
     j->base_url = xstrdup(a->base_url);
@@ -169,7 +168,7 @@ void job_use_agent(struct job *j, const struct agentdef *a)
 static void job_start(struct job *j)
 {
     if (j->kind == JOB_SYNC)
-        sync_start(j);
+        syncjob_start(j);
     else if (j->kind == JOB_SUBMIT)
-        submit_start(j);
+        runjob_start(j);
 }

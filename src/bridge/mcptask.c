@@ -27,7 +27,7 @@
 #include "strmap.h"
 #include "tasks.h"
 
-/* The task's request.json when it is an MCP task this caller may see (task_access: its own,
+/* The task's request.json when it is an MCP task this caller may see (taskowner_access: its own,
  * or any for the owner token and hermes:admin; read once; new reference), else NULL with the
  * call answered -32602. */
 static json_t *owned_request(struct bridge *b, struct mcp_call *c, const char *id,
@@ -38,7 +38,7 @@ static json_t *owned_request(struct bridge *b, struct mcp_call *c, const char *i
         mcp_call_task_forbidden(c);
         return NULL;
     }
-    if (!id_syntax(id, strlen(id)) || task_access(b, c, id, &req) != TASK_YOURS ||
+    if (!toolspec_id_syntax(id, strlen(id)) || taskowner_access(b, c, id, &req) != TASK_YOURS ||
         !json_is_true(json_object_get(req, "mcp_task"))) {
         json_decref(req);
         mcp_call_task_not_found(c);
@@ -98,7 +98,7 @@ static json_t *task_now(struct bridge *b, const char *id, json_t *req)
         t = task_fields(b, id, cancelled ? "cancelled" : "completed", req,
                         json_object_get(res, "completed_at"));
         if (!cancelled) { /* a complete CallToolResult, as the call itself would have been */
-            json_t *result = mcp_tool_result(result_public(res));
+            json_t *result = mcp_tool_result(results_public(res));
             json_object_set_new(result, "resultType", json_string("complete"));
             json_object_set_new(t, "result", result);
         }
@@ -158,7 +158,7 @@ static void stop_done(struct agent_req *r, const struct agent_result *res, void 
      * no longer knows it (restarted). Either way the bridge follows the run to its end (or
      * finds it gone) and result.json says how it ended. */
     if (res->status == 200 || res->status == 409 || res->status == 404) {
-        follow(s->b, s->task_id, s->agent, s->run_id);
+        runjob_follow(s->b, s->task_id, s->agent, s->run_id);
         mcp_call_result_take(c, json_object());
     } else {
         mcp_call_error(c, JRPC_INTERNAL_ERROR, "Internal error: the agent did not stop the run");
@@ -189,9 +189,9 @@ static void task_cancel(struct mcp_call *c, const char *id, void *arg)
         if (creator)
             mcp_call_on_cancel(creator, NULL, NULL);
         json_t *created = mcptask_created_as(b, id, j->task_created, "cancelled");
-        write_status_result(b, id, j->agent, "cancelled", "cancelled with tasks/cancel before "
+        results_write_status(b, id, j->agent, "cancelled", "cancelled with tasks/cancel before "
                             "the agent accepted it", NULL, creator, created);
-        job_free(j);
+        bridge_job_free(j);
         mcp_call_result_take(c, json_object());
         return;
     }
@@ -203,7 +203,7 @@ static void task_cancel(struct mcp_call *c, const char *id, void *arg)
         return;
     }
     struct agentdef *a;
-    struct run_ctx *s = run_ctx_for_run(b, c, id, run, &a);
+    struct run_ctx *s = runctx_for_run(b, c, id, run, &a);
     if (a == NULL) {
         mcp_call_error(c, JRPC_INTERNAL_ERROR,
                        "Internal error: the task's agent cannot be reached");
@@ -211,7 +211,7 @@ static void task_cancel(struct mcp_call *c, const char *id, void *arg)
         return;
     }
     s->rpc_errors = true; /* a failure here is a JSON-RPC error, not a tool result */
-    run_ctx_send(s, a, "POST", "/stop", stop_done);
+    runctx_send(s, a, "POST", "/stop", stop_done);
 }
 
 static const struct mcp_task_ops ops = {task_get, task_update, task_cancel};

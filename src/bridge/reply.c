@@ -14,20 +14,17 @@
 #include "mcp.h"
 #include "mem.h"
 #include "tasks.h"
+#include "timefmt.h"
 #include "utf8.h"
 
-json_t *iso_now(void)
+json_t *bridge_iso_now(void)
 {
-    char s[40];
-    time_t t = time(NULL);
-    struct tm tm;
-    gmtime_r(&t, &tm);
-    strftime(s, sizeof s, "%Y-%m-%dT%H:%M:%SZ", &tm);
-    return json_string(s);
+    char s[TIMEFMT_SIZE];
+    return json_string(timefmt_iso(time(NULL), s));
 }
 
-void tool_error(struct mcp_call *c, enum toolerr code, unsigned retry_after,
-                const char *fmt, ...)
+void bridge_tool_error(struct mcp_call *c, enum toolerr code, unsigned retry_after, const char *fmt,
+                       ...)
 {
     va_list ap;
     va_start(ap, fmt);
@@ -96,23 +93,24 @@ static struct held *hold(struct mcp_call *c, json_t *result, struct bridge *b, c
 
 /* Queues json as the task's file name; c (if any) gets result once that is durable, and
  * then after (if any) runs. */
-void store_then(struct bridge *b, const char *id, const char *name, json_t *json,
-                struct mcp_call *c, json_t *result, void (*after)(struct bridge *b, const char *id))
+void bridge_store_then(struct bridge *b, const char *id, const char *name, json_t *json,
+                       struct mcp_call *c, json_t *result,
+                       void (*after)(struct bridge *b, const char *id))
 {
     struct held *h = hold(c, result, b, id, after);
     if (tasks_write(b->tasks, id, name, json, h ? held_stored : NULL, h) != TASKS_OK && h)
         held_stored(TASKS_INVALID, h);
 }
 
-void store_then_answer(struct bridge *b, const char *id, const char *name, json_t *json,
-                       struct mcp_call *c, json_t *result)
+void bridge_store_then_answer(struct bridge *b, const char *id, const char *name, json_t *json,
+                              struct mcp_call *c, json_t *result)
 {
-    store_then(b, id, name, json, c, result, NULL);
+    bridge_store_then(b, id, name, json, c, result, NULL);
 }
 
 /* Queues removing the task's file name; c (if any) gets result once it is gone. */
-void remove_then_answer(struct bridge *b, const char *id, const char *name,
-                        struct mcp_call *c, json_t *result)
+void bridge_remove_then_answer(struct bridge *b, const char *id, const char *name,
+                               struct mcp_call *c, json_t *result)
 {
     struct held *h = hold(c, result, b, id, NULL);
     if (tasks_remove(b->tasks, id, name, h ? held_stored : NULL, h) != TASKS_OK && h)
@@ -120,8 +118,7 @@ void remove_then_answer(struct bridge *b, const char *id, const char *name,
 }
 
 /* Maps an agent answer that is not a success to a tool error (never echoing its body). */
-json_t *upstream_error(const char *agent, const struct agent_result *res,
-                       const char *what)
+json_t *bridge_upstream_error(const char *agent, const struct agent_result *res, const char *what)
 {
     if (res->timed_out)
         return tool_error_json(TE_UPSTREAM_TIMEOUT, 0, "the agent did not answer in time (%s)",
@@ -151,8 +148,8 @@ json_t *upstream_error(const char *agent, const struct agent_result *res,
                            res->status);
 }
 
-void upstream_fail(struct mcp_call *c, const char *agent, const struct agent_result *res,
-                   const char *what)
+void bridge_upstream_fail(struct mcp_call *c, const char *agent, const struct agent_result *res,
+                          const char *what)
 {
-    mcp_call_result_take(c, upstream_error(agent, res, what));
+    mcp_call_result_take(c, bridge_upstream_error(agent, res, what));
 }

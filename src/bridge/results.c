@@ -12,7 +12,7 @@
 
 /* ---------- results ---------- */
 
-json_t *result_public(json_t *r)
+json_t *results_public(json_t *r)
 {
     /* What hermes_task and hermes_result return: the contract fields plus id. */
     json_t *o = json_pack("{s:O?, s:O?, s:O?, s:O?, s:O?}", "id", json_object_get(r, "id"),
@@ -34,12 +34,11 @@ json_t *result_public(json_t *r)
 static json_t *result_record(const char *id, const char *agent, json_t *parsed,
                              const char *run_id)
 {
-    json_t *r = json_pack("{s:s, s:O, s:O, s:O, s:O, s:s, s:o}", "id", id, "status",
-                          json_object_get(parsed, "status"), "summary",
-                          json_object_get(parsed, "summary"), "artifacts",
-                          json_object_get(parsed, "artifacts"), "next_steps",
-                          json_object_get(parsed, "next_steps"), "agent", agent,
-                          "completed_at", iso_now());
+    json_t *r = json_pack(
+        "{s:s, s:O, s:O, s:O, s:O, s:s, s:o}", "id", id, "status",
+        json_object_get(parsed, "status"), "summary", json_object_get(parsed, "summary"),
+        "artifacts", json_object_get(parsed, "artifacts"), "next_steps",
+        json_object_get(parsed, "next_steps"), "agent", agent, "completed_at", bridge_iso_now());
     if (json_object_get(parsed, "details"))
         json_object_set(r, "details", json_object_get(parsed, "details"));
     if (json_object_get(parsed, "error"))
@@ -51,31 +50,31 @@ static json_t *result_record(const char *id, const char *agent, json_t *parsed,
 
 /* Writes result.json; c (if any) gets answer once it is durable. answer NULL: c gets the
  * record's public projection, the same one a retry and hermes_result give. */
-void write_result(struct bridge *b, const char *id, const char *agent, json_t *parsed,
-                  const char *run_id, struct mcp_call *c, json_t *answer)
+void results_write(struct bridge *b, const char *id, const char *agent, json_t *parsed,
+                   const char *run_id, struct mcp_call *c, json_t *answer)
 {
     json_t *r = result_record(id, agent, parsed, run_id);
     if (answer == NULL && c)
-        answer = mcp_tool_result(result_public(r));
+        answer = mcp_tool_result(results_public(r));
     /* An MCP task watched on a subscriptions/listen stream hears of its end (mcptask.c). */
-    store_then(b, id, "result.json", r, c, answer,
-               mcp_task_watched(b->mcp, id) ? mcptask_ended : NULL);
+    bridge_store_then(b, id, "result.json", r, c, answer,
+                      mcp_task_watched(b->mcp, id) ? mcptask_ended : NULL);
     json_decref(r);
 }
 
-void write_status_result(struct bridge *b, const char *id, const char *agent,
-                         const char *status, const char *summary, const char *run_id,
-                         struct mcp_call *c, json_t *answer)
+void results_write_status(struct bridge *b, const char *id, const char *agent, const char *status,
+                          const char *summary, const char *run_id, struct mcp_call *c,
+                          json_t *answer)
 {
     json_t *p = json_pack("{s:s, s:s, s:[], s:[]}", "status", status, "summary", summary,
                           "artifacts", "next_steps");
-    write_result(b, id, agent, p, run_id, c, answer);
+    results_write(b, id, agent, p, run_id, c, answer);
     json_decref(p);
 }
 
 static const char *const terminal[] = {"completed", "failed", "cancelled", "interrupted"};
 
-bool is_terminal(const char *s)
+bool results_is_terminal(const char *s)
 {
     for (size_t i = 0; s && i < 4; i++)
         if (strcmp(s, terminal[i]) == 0)
@@ -84,8 +83,8 @@ bool is_terminal(const char *s)
 }
 
 /* Writes result.json from a terminal run object; c (if any) gets answer once it is durable. */
-void result_from_run(struct bridge *b, const char *id, const char *agent, json_t *run,
-                     struct mcp_call *c, json_t *answer)
+void results_from_run(struct bridge *b, const char *id, const char *agent, json_t *run,
+                      struct mcp_call *c, json_t *answer)
 {
     const char *status = json_string_value(json_object_get(run, "status"));
     const char *run_id = json_string_value(json_object_get(run, "run_id"));
@@ -102,6 +101,6 @@ void result_from_run(struct bridge *b, const char *id, const char *agent, json_t
         if (msg)
             json_object_set_new(parsed, "error", json_string(msg));
     }
-    write_result(b, id, agent, parsed, run_id, c, answer);
+    results_write(b, id, agent, parsed, run_id, c, answer);
     json_decref(parsed);
 }

@@ -12,6 +12,7 @@
 #include "mem.h"
 #include "taskpath.h"
 #include "tasks.h"
+#include "workq.h"
 
 #include <jansson.h>
 
@@ -20,15 +21,10 @@
 #include <fcntl.h>
 #include <stdlib.h>
 #include <limits.h>
-#include <pthread.h>
-#include <sched.h>
 #include <stdatomic.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
-#include <sys/epoll.h>
-#include <sys/eventfd.h>
-#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -142,7 +138,7 @@ int retention_remove_task(int tasks_dirfd, const char *id)
     return remove_entry(tasks_dirfd, id);
 }
 
-int retention_take_out(int tasks_dirfd, const char *id)
+int retention_move_out(int tasks_dirfd, const char *id)
 {
     static atomic_ulong seq;
     char to[RETENTION_NAME_MAX];
@@ -256,6 +252,11 @@ struct prune_slice {
 /* What the loop has handed to the reaper; one at a time. */
 enum reaper_job { JOB_NONE, JOB_SCAN, JOB_TAKE_OUT, JOB_EMPTY };
 
+struct reaper_work {
+    struct workq_job q;
+    enum reaper_job kind;
+};
+
 struct retention {
     struct tasks *tasks;
     struct loop *loop;
@@ -277,18 +278,10 @@ struct retention {
     size_t removed, kept_in_flight, failed;
     struct timespec started;
     struct prune_slice *slice; /* held ids being taken out (JOB_TAKE_OUT) */
-    /* The reaper thread and its hand-over, guarded by mu: the loop sets job, the reaper sets
-     * done and writes efd, which the loop watches. */
-    pthread_t reaper;
-    bool reaper_started;
-    pthread_mutex_t mu;
-    pthread_cond_t cv;
-    enum reaper_job job;
-    bool done;
-    enum reaper_job handed; /* loop thread: what it handed over last */
-    atomic_bool stop;
-    int efd;
-    struct loop_watch *w;
+    /* The reaper: a work queue at idle priority, and the one job it may hold. */
+    struct workq *wq;
+    struct reaper_work job;
+    atomic_bool stop; /* the walk of the trash gives up when it is set */
 };
 
 static void prune_start(struct retention *r);
@@ -348,7 +341,7 @@ static void take_out_work(struct retention *r, int dfd)
             read_run_id(tfd, it->run_id, sizeof it->run_id);
             close(tfd);
         }
-        it->removed = retention_take_out(dfd, it->id) == 0;
+        it->removed = retention_move_out(dfd, it->id) == 0;
         if (!it->removed)
             log_warn("retention: cannot prune task %s: %s", it->id, strerror(errno));
     }
@@ -366,25 +359,11 @@ static void empty_work(struct retention *r, int dfd)
                  n == 1 ? "" : "s", (unsigned long long)ms_since(&t0));
 }
 
-static void *reaper(void *arg)
+static void reap(struct list *batch, void *arg)
 {
     struct retention *r = arg;
-    /* Raising one's own nice value needs no privilege; it changes only this thread. SCHED_IDLE
-     * (also unprivileged) goes further: the thread runs only on a CPU nothing else wants, so
-     * a prune under load waits instead of taking the loop's or the clients' time. */
-    if (setpriority(PRIO_PROCESS, (id_t)gettid(), 19) != 0)
-        log_warn("retention: cannot lower the reaper's priority: %s", strerror(errno));
-    struct sched_param idle = {0};
-    if (sched_setscheduler((pid_t)gettid(), SCHED_IDLE, &idle) != 0)
-        log_debug("retention: SCHED_IDLE refused: %s", strerror(errno));
-    pthread_mutex_lock(&r->mu);
-    for (;;) {
-        while (r->job == JOB_NONE && !atomic_load(&r->stop))
-            pthread_cond_wait(&r->cv, &r->mu);
-        if (atomic_load(&r->stop))
-            break;
-        enum reaper_job job = r->job;
-        pthread_mutex_unlock(&r->mu);
+    LIST_FOREACH(node, batch) {
+        enum reaper_job job = list_entry(node, struct reaper_work, q.link)->kind;
         int dfd = open(r->dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
         if (job == JOB_SCAN)
             scan_work(r);
@@ -394,34 +373,19 @@ static void *reaper(void *arg)
             empty_work(r, dfd);
         if (dfd >= 0)
             close(dfd);
-        pthread_mutex_lock(&r->mu);
-        r->job = JOB_NONE;
-        r->done = true;
-        uint64_t one = 1;
-        ssize_t w = write(r->efd, &one, sizeof one);
-        (void)w; /* a full counter already means "look" */
     }
-    pthread_mutex_unlock(&r->mu);
-    return NULL;
 }
 
 /* ----- the loop side ----- */
 
 static void hand_over(struct retention *r, enum reaper_job job)
 {
-    if (!r->reaper_started) {
-        if (pthread_create(&r->reaper, NULL, reaper, r) != 0) {
-            log_warn("retention: cannot start the pruning thread; nothing is pruned");
-            r->running = false;
-            return;
-        }
-        r->reaper_started = true;
+    r->job.kind = job;
+    if (!workq_submit(r->wq, &r->job.q)) {
+        log_warn("retention: cannot start the pruning thread; nothing is pruned");
+        r->job.kind = JOB_NONE;
+        r->running = false;
     }
-    r->handed = job;
-    pthread_mutex_lock(&r->mu);
-    r->job = job;
-    pthread_mutex_unlock(&r->mu);
-    pthread_cond_signal(&r->cv);
 }
 
 static void prune_finish(struct retention *r)
@@ -490,21 +454,14 @@ static void take_out_done(struct retention *r)
     next_slice(r);
 }
 
-static void on_reaper(struct loop *l, int fd, uint32_t events, void *arg)
+static void on_reaped(struct workq_job *qj, enum workq_end end, void *arg)
 {
     struct retention *r = arg;
-    uint64_t v;
-    (void)l, (void)events;
-    while (read(fd, &v, sizeof v) > 0)
-        ;
-    pthread_mutex_lock(&r->mu);
-    bool done = r->done;
-    r->done = false;
-    pthread_mutex_unlock(&r->mu);
-    if (!done || r->stopping)
+    (void)qj;
+    enum reaper_job job = r->job.kind;
+    r->job.kind = JOB_NONE;
+    if (end != WORKQ_DONE || r->stopping)
         return;
-    enum reaper_job job = r->handed;
-    r->handed = JOB_NONE;
     if (job == JOB_SCAN) {
         r->next = 0;
         next_slice(r);
@@ -562,10 +519,10 @@ struct retention *retention_new(struct tasks *t, struct loop *l, const struct co
     r->pruned = pruned;
     r->arg = arg;
     r->dir = xstrdup(tasks_dir(t));
-    pthread_mutex_init(&r->mu, NULL);
-    pthread_cond_init(&r->cv, NULL);
-    r->efd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
-    if (r->efd < 0 || (r->w = loop_watch_add(l, r->efd, EPOLLIN, on_reaper, r)) == NULL) {
+    struct workq_opts o = {.name = "retention", .loop = l, .work = reap, .done = on_reaped,
+                           .arg = r, .batch_max = 1, .idle = true};
+    r->wq = workq_new(&o);
+    if (r->wq == NULL) {
         log_warn("retention: cannot set up the pruning thread's channel: %s; nothing is pruned",
                  strerror(errno));
         r->stopping = true;
@@ -580,12 +537,7 @@ void retention_stop(struct retention *r)
     r->stopping = true;
     loop_timer_cancel(r->timer);
     r->timer = NULL;
-    loop_watch_del(r->w);
-    r->w = NULL;
-    pthread_mutex_lock(&r->mu);
     atomic_store(&r->stop, true); /* what is left in the trash goes at the next start */
-    pthread_mutex_unlock(&r->mu);
-    pthread_cond_signal(&r->cv);
 }
 
 void retention_free(struct retention *r)
@@ -593,12 +545,7 @@ void retention_free(struct retention *r)
     if (r == NULL)
         return;
     retention_stop(r);
-    if (r->reaper_started)
-        pthread_join(r->reaper, NULL);
-    if (r->efd >= 0)
-        close(r->efd);
-    pthread_mutex_destroy(&r->mu);
-    pthread_cond_destroy(&r->cv);
+    workq_free(r->wq, WORKQ_CANCEL, 0); /* waits for the job under way */
     free(r->slice); /* its holds went with the task directory's state */
     retention_list_free(&r->plan);
     free(r->dir);

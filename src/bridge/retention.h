@@ -36,7 +36,7 @@ size_t retention_select(struct retention_task *tasks, size_t n, time_t now, unsi
  * Returns 0, or -1 with errno set (the removal may then be partial). */
 int retention_remove_task(int tasks_dirfd, const char *id);
 
-/* Pruning is two steps. retention_take_out renames TASKS_DIR/<id> into TASKS_DIR/.pruned/ (a
+/* Pruning is two steps. retention_move_out renames TASKS_DIR/<id> into TASKS_DIR/.pruned/ (a
  * name no task id can have), one cheap atomic step: from then on the id is free, and a new task
  * of that id never meets the old files. retention_empty_trash then deletes what is in the trash
  * (also what a crash left there), the slow part, which may run at low priority; stop (may be
@@ -44,7 +44,7 @@ int retention_remove_task(int tasks_dirfd, const char *id);
  * task ids. take_out: 0, or -1 with errno. empty_trash: entries deleted, or -1 with errno. */
 #define RETENTION_TRASH ".pruned"
 #define RETENTION_NAME_MAX 200
-int retention_take_out(int tasks_dirfd, const char *id);
+int retention_move_out(int tasks_dirfd, const char *id);
 long retention_empty_trash(int tasks_dirfd, const atomic_bool *stop);
 
 /* Every task directory of TASKS_DIR (entries whose name is a task id and which are directories,

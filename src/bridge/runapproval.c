@@ -165,7 +165,7 @@ static char *masked_line(const json_t *v)
             buf_append(&out, m + i, 1);
     free(m);
     size_t len;
-    char *line = buf_take(&out, &len);
+    char *line = buf_detach(&out, &len);
     return line ? line : xstrdup("");
 }
 
@@ -210,7 +210,7 @@ static void queue_approval(struct job *j, json_t *approval)
     free(who);
 }
 
-void run_approval_seen(struct job *j, json_t *run)
+void runapproval_seen(struct job *j, json_t *run)
 {
     const char *st = json_string_value(json_object_get(run, "status"));
     bool waits = st && strcmp(st, "waiting_for_approval") == 0;
@@ -241,7 +241,7 @@ void run_approval_seen(struct job *j, json_t *run)
     queue_approval(j, approval);
 }
 
-void run_approval_drop(struct job *j)
+void runapproval_drop(struct job *j)
 {
     agent_cancel(j->approval_req);
     j->approval_req = NULL;
@@ -250,7 +250,7 @@ void run_approval_drop(struct job *j)
     j->approval_id[0] = '\0';
 }
 
-const char *run_approval_pending(struct bridge *b, const char *task_id)
+const char *runapproval_pending(struct bridge *b, const char *task_id)
 {
     struct job *j = strmap_get(b->jobs, task_id);
     return j && j->approval_id[0] ? j->approval_id : NULL;

@@ -19,8 +19,8 @@ static void run_ctx_cancelled(struct mcp_call *c, void *arg)
     free(s);
 }
 
-struct run_ctx *run_ctx_for_run(struct bridge *b, struct mcp_call *c, const char *id,
-                                json_t *run_take, struct agentdef **a)
+struct run_ctx *runctx_for_run(struct bridge *b, struct mcp_call *c, const char *id,
+                               json_t *run_take, struct agentdef **a)
 {
     struct run_ctx *s = xcalloc(1, sizeof *s);
     s->b = b;
@@ -31,15 +31,15 @@ struct run_ctx *run_ctx_for_run(struct bridge *b, struct mcp_call *c, const char
     const char *ag = json_string_value(json_object_get(run_take, "agent"));
     snprintf(s->agent, sizeof s->agent, "%s", ag ? ag : b->default_agent);
     json_decref(run_take);
-    *a = find_agent(b, s->agent);
+    *a = bridge_find_agent(b, s->agent);
     if (*a && (*a)->key == NULL)
         *a = NULL;
     return s;
 }
 
 /* Sends method <base_url>/v1/runs/<run_id><suffix>; on failure answers the call and frees s. */
-void run_ctx_send(struct run_ctx *s, struct agentdef *a, const char *method,
-                  const char *suffix, agent_done_cb *done)
+void runctx_send(struct run_ctx *s, struct agentdef *a, const char *method, const char *suffix,
+                 agent_done_cb *done)
 {
     char path[200];
     snprintf(path, sizeof path, "/v1/runs/%s%s", s->run_id, suffix);
@@ -57,7 +57,8 @@ void run_ctx_send(struct run_ctx *s, struct agentdef *a, const char *method,
             mcp_call_error(s->call, JRPC_INTERNAL_ERROR,
                            "Internal error: could not reach the agent");
         else
-            tool_error(s->call, TE_UPSTREAM_ERROR, 0, "could not start the request to the agent");
+            bridge_tool_error(s->call, TE_UPSTREAM_ERROR, 0,
+                              "could not start the request to the agent");
         free(s);
         return;
     }

@@ -45,20 +45,20 @@ static void follow_done(struct agent_req *r, const struct agent_result *res, voi
     if (res->status == 200) {
         json_t *run = json_loadb(res->body, res->body_len, 0, NULL);
         const char *st = json_string_value(json_object_get(run, "status"));
-        if (is_terminal(st)) {
-            result_from_run(b, j->id, j->agent, run, NULL, NULL);
+        if (results_is_terminal(st)) {
+            results_from_run(b, j->id, j->agent, run, NULL, NULL);
             log_info("task %s: run %s ended %s", j->id, j->run_id, st);
             json_decref(run);
-            job_free(j);
+            bridge_job_free(j);
             return;
         }
-        run_approval_seen(j, run);
+        runapproval_seen(j, run);
         json_decref(run);
     } else if (res->status == 404) {
-        write_status_result(b, j->id, j->agent, "interrupted",
-                            "the agent no longer knows this run (restarted or expired)",
-                            j->run_id, NULL, NULL);
-        job_free(j);
+        results_write_status(b, j->id, j->agent, "interrupted",
+                             "the agent no longer knows this run (restarted or expired)", j->run_id,
+                             NULL, NULL);
+        bridge_job_free(j);
         return;
     } else if (res->status == 401) {
         log_error("agent %s rejected our API key while following run %s", j->agent, j->run_id);
@@ -89,10 +89,10 @@ static void follow_poll(struct loop *l, void *arg)
     /* A run outlives tool calls: without this, an agent put back in the registry file would
      * not be seen until some tool call or SIGHUP re-read it. Only a stat: probing every agent
      * from here would wake them all for one run. */
-    registry_refresh(j->b);
-    struct agentdef *a = find_agent(j->b, j->agent);
+    agents_registry_refresh(j->b);
+    struct agentdef *a = bridge_find_agent(j->b, j->agent);
     if (a && a->key) /* as configured now (a new key, a new address) */
-        job_use_agent(j, a);
+        bridge_job_use_agent(j, a);
     if (j->key == NULL) {
         /* Not configured, and never known to this process (a restart): wait for it, less and
          * less often. */
@@ -120,11 +120,11 @@ static void follow_poll(struct loop *l, void *arg)
         follow_schedule(j);
 }
 
-struct job *follow(struct bridge *b, const char *id, const char *agent, const char *run_id)
+struct job *runjob_follow(struct bridge *b, const char *id, const char *agent, const char *run_id)
 {
     if (strmap_get(b->jobs, id))
         return NULL;
-    struct job *j = job_new(b, JOB_FOLLOW, id, agent);
+    struct job *j = bridge_job_new(b, JOB_FOLLOW, id, agent);
     snprintf(j->run_id, sizeof j->run_id, "%s", run_id);
     j->timer = loop_timer_add(b->loop, 0, follow_poll, j);
     return j;
@@ -145,28 +145,29 @@ static void submit_done(struct agent_req *r, const struct agent_result *res, voi
         json_t *err = res->status == 202
                           ? tool_error_json(TE_UPSTREAM_ERROR, 0,
                                             "the agent accepted the run without a run id")
-                          : upstream_error(j->agent, res, "run submission");
-        remove_then_answer(b, j->id, "request.json", c, err);
+                          : bridge_upstream_error(j->agent, res, "run submission");
+        bridge_remove_then_answer(b, j->id, "request.json", c, err);
         json_decref(body);
-        job_free(j);
+        bridge_job_free(j);
         return;
     }
     snprintf(j->run_id, sizeof j->run_id, "%s", run_id);
     json_t *run = json_pack("{s:s, s:s, s:s, s:s, s:s, s:o}", "run_id", run_id, "session_id",
-                            j->session_id, "task_id", j->id, "agent", j->agent,
-                            "agent_base_url", j->base_url, "created_at", iso_now());
+                            j->session_id, "task_id", j->id, "agent", j->agent, "agent_base_url",
+                            j->base_url, "created_at", bridge_iso_now());
     /* The answer waits for run.json: after a restart the run is followed from it. An MCP
      * task is answered with the task (mcptask.c), anything else with "accepted". */
-    store_then_answer(b, j->id, "run.json", run, c,
-                      j->task_created ? mcptask_created(b, j->id, j->task_created) :
-                      mcp_tool_result(json_pack("{s:s, s:s, s:s, s:s, s:[], s:[]}", "id", j->id,
-                                                "status", "accepted", "run_id", j->run_id,
-                                                "summary",
-                                                "accepted; follow it with hermes_status or read "
-                                                "it with hermes_result when done",
-                                                "artifacts", "next_steps")));
+    bridge_store_then_answer(
+        b, j->id, "run.json", run, c,
+        j->task_created
+            ? mcptask_created(b, j->id, j->task_created)
+            : mcp_tool_result(json_pack("{s:s, s:s, s:s, s:s, s:[], s:[]}", "id", j->id, "status",
+                                        "accepted", "run_id", j->run_id, "summary",
+                                        "accepted; follow it with hermes_status or read "
+                                        "it with hermes_result when done",
+                                        "artifacts", "next_steps")));
     json_decref(run);
-    run_index(b, run_id, j->id);
+    bridge_run_index(b, run_id, j->id);
     json_decref(body);
     /* The run is followed by the bridge itself from here, and the session is free again. */
     char agent[65], id[129], rid[128];
@@ -177,8 +178,8 @@ static void submit_done(struct agent_req *r, const struct agent_result *res, voi
     char *owner = j->owner; /* whose it is, while request.json may still be queued */
     bool stop = j->stop_pending;
     j->base_url = j->key = j->owner = NULL;
-    job_free(j);
-    struct job *f = follow(b, id, agent, rid);
+    bridge_job_free(j);
+    struct job *f = runjob_follow(b, id, agent, rid);
     if (f) {
         f->base_url = base_url;
         f->key = key;
@@ -191,19 +192,19 @@ static void submit_done(struct agent_req *r, const struct agent_result *res, voi
     }
 }
 
-void submit_cancelled(struct mcp_call *c, void *arg)
+void runjob_cancelled(struct mcp_call *c, void *arg)
 {
     struct job *j = arg;
     (void)c;
     j->call = NULL;
     tasks_remove(j->b->tasks, j->id, "request.json", NULL, NULL);
-    job_free(j);
+    bridge_job_free(j);
 }
 
-void submit_start(struct job *j)
+void runjob_start(struct job *j)
 {
     struct bridge *b = j->b;
-    struct agentdef *a = job_agent(j);
+    struct agentdef *a = bridge_job_agent(j);
     if (a == NULL)
         return;
     json_t *body = json_pack("{s:s, s:s, s:s}", "input", j->prompt, "instructions",
@@ -222,7 +223,7 @@ void submit_start(struct job *j)
     if (j->req == NULL) {
         struct mcp_call *c = j->call;
         j->call = NULL;
-        tool_error(c, TE_UPSTREAM_ERROR, 0, "could not start the request to the agent");
-        job_free(j);
+        bridge_tool_error(c, TE_UPSTREAM_ERROR, 0, "could not start the request to the agent");
+        bridge_job_free(j);
     }
 }

@@ -93,26 +93,24 @@ static void sync_done(struct agent_req *r, const struct agent_result *res, void 
     /* Every answer below goes out once what it reports is on disk. */
     if (res->timed_out && res->status == 200) {
         /* The agent took longer than HERMES_TIMEOUT_S; closing the stream interrupted it. */
-        write_status_result(b, j->id, j->agent, "failed", "the agent did not finish in time",
-                            NULL, c,
-                            tool_error_json(TE_UPSTREAM_TIMEOUT, 0,
-                                            "the agent did not finish in time"));
-        job_free(j);
+        results_write_status(
+            b, j->id, j->agent, "failed", "the agent did not finish in time", NULL, c,
+            tool_error_json(TE_UPSTREAM_TIMEOUT, 0, "the agent did not finish in time"));
+        bridge_job_free(j);
         return;
     }
     if (res->status != 200) {
         /* Nothing was done: a retry is free. */
-        remove_then_answer(b, j->id, "request.json", c,
-                           upstream_error(j->agent, res, "chat completion"));
-        job_free(j);
+        bridge_remove_then_answer(b, j->id, "request.json", c,
+                                  bridge_upstream_error(j->agent, res, "chat completion"));
+        bridge_job_free(j);
         return;
     }
     if (!j->done_stream && j->stream_error == NULL) {
-        write_status_result(b, j->id, j->agent, "failed",
-                            "the agent's stream ended before it finished", NULL, c,
-                            tool_error_json(TE_UPSTREAM_ERROR, 0,
-                                            "the agent's stream ended before it finished"));
-        job_free(j);
+        results_write_status(
+            b, j->id, j->agent, "failed", "the agent's stream ended before it finished", NULL, c,
+            tool_error_json(TE_UPSTREAM_ERROR, 0, "the agent's stream ended before it finished"));
+        bridge_job_free(j);
         return;
     }
     json_t *parsed;
@@ -123,13 +121,13 @@ static void sync_done(struct agent_req *r, const struct agent_result *res, void 
     } else {
         parsed = contract_parse_answer(j->answer.data ? j->answer.data : "", j->answer.len);
     }
-    write_result(b, j->id, j->agent, parsed, NULL, c, NULL); /* answers result_public */
+    results_write(b, j->id, j->agent, parsed, NULL, c, NULL); /* answers results_public */
     json_decref(parsed);
-    job_free(j);
+    bridge_job_free(j);
 }
 
 /* The MCP call went away (notifications/cancelled, hang-up, deadline, shutdown). */
-void sync_cancelled(struct mcp_call *c, void *arg)
+void syncjob_cancelled(struct mcp_call *c, void *arg)
 {
     struct job *j = arg;
     (void)c;
@@ -138,19 +136,18 @@ void sync_cancelled(struct mcp_call *c, void *arg)
     agent_cancel(j->req); /* closing the stream interrupts the agent */
     j->req = NULL;
     if (started)
-        write_status_result(j->b, j->id, j->agent, "cancelled",
-                            "cancelled by the client before the agent finished", NULL, NULL,
-                            NULL);
+        results_write_status(j->b, j->id, j->agent, "cancelled",
+                             "cancelled by the client before the agent finished", NULL, NULL, NULL);
     else
         tasks_remove(j->b->tasks, j->id, "request.json", NULL, NULL);
     log_info("task %s cancelled", j->id);
-    job_free(j);
+    bridge_job_free(j);
 }
 
-void sync_start(struct job *j)
+void syncjob_start(struct job *j)
 {
     struct bridge *b = j->b;
-    struct agentdef *a = job_agent(j);
+    struct agentdef *a = bridge_job_agent(j);
     if (a == NULL)
         return;
     /* What json_pack + json_dumps(JSON_COMPACT) gave, byte for byte, with the contract cached. */
@@ -176,7 +173,7 @@ void sync_start(struct job *j)
     if (j->req == NULL) {
         struct mcp_call *c = j->call;
         j->call = NULL;
-        tool_error(c, TE_UPSTREAM_ERROR, 0, "could not start the request to the agent");
-        job_free(j);
+        bridge_tool_error(c, TE_UPSTREAM_ERROR, 0, "could not start the request to the agent");
+        bridge_job_free(j);
     }
 }

@@ -9,8 +9,8 @@
  * hermes:admin.
  *
  * What the agent is told is its owner's too: the session header and the run's Idempotency-Key
- * carry a digest of the owner (owner_tag), so another principal's "work" session or re-used task
- * id names another conversation and another run at the agent. */
+ * carry a digest of the owner (taskowner_tag), so another principal's "work" session or re-used
+ * task id names another conversation and another run at the agent. */
 #include <jansson.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -19,12 +19,13 @@
 
 #include "bridge_internal.h"
 #include "crypto.h"
+#include "hex.h"
 #include "mcp.h"
 #include "mem.h"
 #include "strmap.h"
 #include "tasks.h"
 
-void owner_tag(const char *owner, char out[OWNER_TAG_SIZE])
+void taskowner_tag(const char *owner, char out[OWNER_TAG_SIZE])
 {
     /* The owner token's names (and an unauthenticated server's, where every caller is one) stay
      * as they were before owners were recorded, so its conversations at the agent go on. */
@@ -34,13 +35,13 @@ void owner_tag(const char *owner, char out[OWNER_TAG_SIZE])
     }
     unsigned char d[32];
     crypto_sha256(owner, strlen(owner), d);
-    crypto_hex(d, 8, out); /* 16 hex digits, then the separator */
+    hex_encode(d, 8, out); /* 16 hex digits, then the separator */
     out[16] = '-';
     out[17] = '\0';
 }
 
-enum task_reach task_access(struct bridge *b, const struct mcp_call *c, const char *id,
-                            json_t **req_out)
+enum task_reach taskowner_access(struct bridge *b, const struct mcp_call *c, const char *id,
+                                 json_t **req_out)
 {
     json_t *req = NULL;
     struct job *j = strmap_get(b->jobs, id);
@@ -88,7 +89,8 @@ static void request_written(enum tasks_rc rc, void *arg)
     free(p);
 }
 
-enum tasks_rc task_write_request(struct bridge *b, const char *id, json_t *req, const char *owner)
+enum tasks_rc taskowner_write_request(struct bridge *b, const char *id, json_t *req,
+                                      const char *owner)
 {
     struct pending_owner *p = xcalloc(1, sizeof *p);
     p->b = b;
@@ -105,17 +107,17 @@ enum tasks_rc task_write_request(struct bridge *b, const char *id, json_t *req, 
     return rc;
 }
 
-bool task_visible(struct bridge *b, const struct mcp_call *c, const char *id)
+bool taskowner_visible(struct bridge *b, const struct mcp_call *c, const char *id)
 {
-    return task_access(b, c, id, NULL) != TASK_NOT_YOURS;
+    return taskowner_access(b, c, id, NULL) != TASK_NOT_YOURS;
 }
 
-void task_not_found(struct mcp_call *c, const char *id)
+void taskowner_task_not_found(struct mcp_call *c, const char *id)
 {
-    tool_error(c, TE_NOT_FOUND, 0, "no task with id '%s'", id);
+    bridge_tool_error(c, TE_NOT_FOUND, 0, "no task with id '%s'", id);
 }
 
-void run_not_found(struct mcp_call *c, const char *run_id)
+void taskowner_run_not_found(struct mcp_call *c, const char *run_id)
 {
-    tool_error(c, TE_NOT_FOUND, 0, "no task of this bridge has run '%.100s'", run_id);
+    bridge_tool_error(c, TE_NOT_FOUND, 0, "no task of this bridge has run '%.100s'", run_id);
 }

@@ -10,8 +10,8 @@
  * write and device flush, and in a row they were the ceiling (0.2-0.3 ms each, ~3 per task):
  * so the fsyncs of a phase run side by side on a few flusher threads (started on the first batch
  * that needs them), which lets the block layer merge their flushes. Every file is still fsynced
- * before its rename and every directory after, so a crash leaves what it left before. Finished
- * operations go back through an eventfd watched by the loop. */
+ * before its rename and every directory after, so a crash leaves what it left before. The writer
+ * is a work queue's worker (workq.h), which hands finished operations back to the loop. */
 #include "tasks.h"
 
 #include <dirent.h>
@@ -23,8 +23,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/epoll.h>
-#include <sys/eventfd.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -34,6 +32,7 @@
 #include "mem.h"
 #include "strmap.h"
 #include "taskpath.h"
+#include "workq.h"
 
 #define BATCH_MAX 256
 #define FLUSHERS 7                  /* beside the writer: 8 fsyncs at once (measured: 4-6x a row) */
@@ -42,7 +41,7 @@
 enum op_kind { OP_WRITE, OP_REMOVE };
 
 struct op {
-    struct op *next;
+    struct workq_job q; /* in the writer's queue, in order */
     enum op_kind kind;
     char id[129];
     char name[64];
@@ -57,6 +56,8 @@ struct op {
     bool made_dir;
 };
 
+#define OP_OF(node) list_entry(node, struct op, q.link)
+
 /* One phase's fsyncs, shared by the writer and the flushers (guarded by tasks.fmu). */
 struct syncset {
     const int *fds;
@@ -69,16 +70,8 @@ struct tasks {
     char *real; /* realpath of dir, for containment checks */
     struct loop *loop;
     struct strmap *pending; /* id -> number of queued operations (loop thread) */
-    int efd;                /* the writer tells the loop that operations finished */
-    struct loop_watch *w;
-    pthread_t thread;
-    bool started;
-    pthread_mutex_t mu;
-    pthread_cond_t cv;
-    struct op *todo, *todo_tail; /* guarded by mu */
-    struct op *done, *done_tail; /* guarded by mu */
-    bool stop;                   /* guarded by mu */
-    unsigned long seq;           /* writer thread only */
+    struct workq *wq;       /* the writer: batches of operations, each back to the loop */
+    unsigned long seq;      /* writer thread only */
     pthread_t flushers[FLUSHERS];
     int nflushers; /* started so far (writer thread; read by tasks_free after the join) */
     pthread_mutex_t fmu;
@@ -202,16 +195,17 @@ static void sync_all(struct tasks *t, const int *fds, int *errs, size_t n)
 }
 
 /* Phase 2: the bytes are on disk. */
-static void batch_flush(struct tasks *t, struct op *batch, size_t n)
+static void batch_flush(struct tasks *t, struct list *batch, size_t n)
 {
     int *fds = xcalloc(n ? n : 1, sizeof *fds), *errs = xcalloc(n ? n : 1, sizeof *errs);
     size_t k = 0;
-    for (struct op *o = batch; o; o = o->next)
-        if (o->fd >= 0)
-            fds[k++] = o->fd;
+    LIST_FOREACH(node, batch)
+        if (OP_OF(node)->fd >= 0)
+            fds[k++] = OP_OF(node)->fd;
     sync_all(t, fds, errs, k);
     k = 0;
-    for (struct op *o = batch; o; o = o->next) {
+    LIST_FOREACH(node, batch) {
+        struct op *o = OP_OF(node);
         if (o->fd < 0)
             continue;
         if (errs[k++]) {
@@ -245,7 +239,7 @@ static void op_commit(struct tasks *t, struct op *o)
 }
 
 /* Phase 4: the names are on disk: each touched task directory once, the root once. */
-static void batch_sync_dirs(struct tasks *t, struct op *batch, size_t n)
+static void batch_sync_dirs(struct tasks *t, struct list *batch, size_t n)
 {
     /* Slot 0 is the root; the others are task directories in first-touched order. */
     int *fds = xcalloc(n + 1, sizeof *fds), *errs = xcalloc(n + 1, sizeof *errs);
@@ -253,12 +247,13 @@ static void batch_sync_dirs(struct tasks *t, struct op *batch, size_t n)
     struct strmap *slot = strmap_new(); /* task id -> its slot */
     size_t k = 1;
     bool made = false;
-    for (struct op *o = batch; o; o = o->next)
-        made |= o->made_dir && o->rc == TASKS_OK;
+    LIST_FOREACH(node, batch)
+        made |= OP_OF(node)->made_dir && OP_OF(node)->rc == TASKS_OK;
     fds[0] = made ? open(t->real, O_RDONLY | O_DIRECTORY | O_CLOEXEC) : -1;
     if (made && fds[0] < 0)
         open_errs[0] = errno;
-    for (struct op *o = batch; o; o = o->next) {
+    LIST_FOREACH(node, batch) {
+        const struct op *o = OP_OF(node);
         if (o->kind != OP_WRITE || o->rc != TASKS_OK || strmap_get(slot, o->id))
             continue;
         char dir[PATH_MAX];
@@ -276,7 +271,8 @@ static void batch_sync_dirs(struct tasks *t, struct op *batch, size_t n)
         if (fds[i] >= 0)
             close(fds[i]);
     }
-    for (struct op *o = batch; o; o = o->next) {
+    LIST_FOREACH(node, batch) {
+        struct op *o = OP_OF(node);
         if (o->kind != OP_WRITE || o->rc != TASKS_OK)
             continue;
         size_t i = (uintptr_t)strmap_get(slot, o->id);
@@ -291,81 +287,42 @@ static void batch_sync_dirs(struct tasks *t, struct op *batch, size_t n)
     free(open_errs);
 }
 
-static void run_batch(struct tasks *t, struct op *batch)
+static void run_batch(struct tasks *t, struct list *batch)
 {
     size_t n = 0;
-    for (struct op *o = batch; o; o = o->next, n++)
-        if (o->kind == OP_WRITE)
-            op_prepare(t, o);
+    LIST_FOREACH(node, batch) {
+        n++;
+        if (OP_OF(node)->kind == OP_WRITE)
+            op_prepare(t, OP_OF(node));
+    }
     batch_flush(t, batch, n);
-    for (struct op *o = batch; o; o = o->next)
-        op_commit(t, o);
+    LIST_FOREACH(node, batch)
+        op_commit(t, OP_OF(node));
     batch_sync_dirs(t, batch, n);
 }
 
-static void *writer(void *arg)
+/* Writer thread: a bounded batch (each write holds a file descriptor until its fsync). */
+static void write_batch(struct list *batch, void *arg)
+{
+    run_batch(arg, batch); /* may wait on the disk: only this thread waits */
+}
+
+/* Loop thread: hands a finished operation to its callback. */
+static void op_done(struct workq_job *qj, enum workq_end end, void *arg)
 {
     struct tasks *t = arg;
-    pthread_mutex_lock(&t->mu);
-    for (;;) {
-        while (t->todo == NULL && !t->stop)
-            pthread_cond_wait(&t->cv, &t->mu);
-        if (t->todo == NULL)
-            break;
-        /* A bounded batch: each write holds a file descriptor until its fsync. */
-        struct op *batch = t->todo, *last = t->todo;
-        for (int n = 1; n < BATCH_MAX && last->next; n++)
-            last = last->next;
-        t->todo = last->next;
-        if (t->todo == NULL)
-            t->todo_tail = NULL;
-        last->next = NULL;
-        pthread_mutex_unlock(&t->mu);
-        run_batch(t, batch); /* may wait on the disk: only this thread waits */
-        pthread_mutex_lock(&t->mu);
-        if (t->done_tail)
-            t->done_tail->next = batch;
-        else
-            t->done = batch;
-        t->done_tail = last;
-        uint64_t one = 1;
-        ssize_t r = write(t->efd, &one, sizeof one);
-        (void)r; /* a full counter already means "look" */
-    }
-    pthread_mutex_unlock(&t->mu);
-    return NULL;
-}
-
-/* Loop thread: hands finished operations to their callbacks. */
-static void dispatch_done(struct tasks *t)
-{
-    pthread_mutex_lock(&t->mu);
-    struct op *list = t->done;
-    t->done = t->done_tail = NULL;
-    pthread_mutex_unlock(&t->mu);
-    while (list) {
-        struct op *o = list;
-        list = o->next;
-        uintptr_t n = (uintptr_t)strmap_get(t->pending, o->id);
-        if (n > 1)
-            strmap_put(t->pending, o->id, (void *)(n - 1));
-        else
-            strmap_del(t->pending, o->id);
-        if (o->done)
-            o->done(o->rc, o->arg);
-        free(o->data);
-        free(o->tmp);
-        free(o);
-    }
-}
-
-static void on_done(struct loop *l, int fd, uint32_t events, void *arg)
-{
-    uint64_t v;
-    (void)l, (void)events;
-    while (read(fd, &v, sizeof v) > 0)
-        ;
-    dispatch_done(arg);
+    struct op *o = list_entry(qj, struct op, q);
+    (void)end; /* always WORKQ_DONE: tasks_free drains */
+    uintptr_t n = (uintptr_t)strmap_get(t->pending, o->id);
+    if (n > 1)
+        strmap_put(t->pending, o->id, (void *)(n - 1));
+    else
+        strmap_del(t->pending, o->id);
+    if (o->done)
+        o->done(o->rc, o->arg);
+    free(o->data);
+    free(o->tmp);
+    free(o);
 }
 
 static void enqueue(struct tasks *t, struct op *o)
@@ -373,14 +330,7 @@ static void enqueue(struct tasks *t, struct op *o)
     uintptr_t n = (uintptr_t)strmap_get(t->pending, o->id);
     strmap_put(t->pending, o->id, (void *)(n + 1));
     o->fd = -1;
-    pthread_mutex_lock(&t->mu);
-    if (t->todo_tail)
-        t->todo_tail->next = o;
-    else
-        t->todo = o;
-    t->todo_tail = o;
-    pthread_mutex_unlock(&t->mu);
-    pthread_cond_signal(&t->cv); /* after the unlock: the writer does not wake into a held lock */
+    workq_submit(t->wq, &o->q); /* cannot fail: tasks_open started the writer */
 }
 
 /* ---------- open, close ---------- */
@@ -397,23 +347,22 @@ struct tasks *tasks_open(const char *dir, struct loop *l, char *err, size_t errl
     t->real = xstrdup(real);
     t->loop = l;
     t->pending = strmap_new();
-    pthread_mutex_init(&t->mu, NULL);
-    pthread_cond_init(&t->cv, NULL);
     pthread_mutex_init(&t->fmu, NULL);
     pthread_cond_init(&t->fwork, NULL);
     pthread_cond_init(&t->fdone, NULL);
-    t->efd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
-    if (t->efd < 0 || (t->w = loop_watch_add(l, t->efd, EPOLLIN, on_done, t)) == NULL) {
+    struct workq_opts o = {.name = "task-writer", .loop = l, .work = write_batch, .done = op_done,
+                           .arg = t, .batch_max = BATCH_MAX};
+    t->wq = workq_new(&o);
+    if (t->wq == NULL) {
         snprintf(err, errlen, "cannot set up the task writer: %s", strerror(errno));
         tasks_free(t);
         return NULL;
     }
-    if (pthread_create(&t->thread, NULL, writer, t) != 0) {
+    if (!workq_start(t->wq)) {
         snprintf(err, errlen, "cannot start the task writer thread");
         tasks_free(t);
         return NULL;
     }
-    t->started = true;
     return t;
 }
 
@@ -421,25 +370,14 @@ void tasks_free(struct tasks *t)
 {
     if (t == NULL)
         return;
-    if (t->started) {
-        pthread_mutex_lock(&t->mu);
-        t->stop = true;
-        pthread_cond_signal(&t->cv);
-        pthread_mutex_unlock(&t->mu);
-        pthread_join(t->thread, NULL); /* it finishes what was queued first */
-        dispatch_done(t);
-        pthread_mutex_lock(&t->fmu);
-        t->fstop = true;
-        pthread_cond_broadcast(&t->fwork);
-        pthread_mutex_unlock(&t->fmu);
-        for (int i = 0; i < t->nflushers; i++)
-            pthread_join(t->flushers[i], NULL);
-    }
-    loop_watch_del(t->w);
-    if (t->efd >= 0)
-        close(t->efd);
-    pthread_mutex_destroy(&t->mu);
-    pthread_cond_destroy(&t->cv);
+    /* The writer finishes what was queued first, and each operation's callback runs. */
+    workq_free(t->wq, WORKQ_DRAIN, 0);
+    pthread_mutex_lock(&t->fmu);
+    t->fstop = true;
+    pthread_cond_broadcast(&t->fwork);
+    pthread_mutex_unlock(&t->fmu);
+    for (int i = 0; i < t->nflushers; i++)
+        pthread_join(t->flushers[i], NULL);
     pthread_mutex_destroy(&t->fmu);
     pthread_cond_destroy(&t->fwork);
     pthread_cond_destroy(&t->fdone);

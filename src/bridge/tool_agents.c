@@ -15,7 +15,7 @@ static void list_agents(struct mcp_call *c, json_t *args, void *arg)
 {
     struct bridge *b = arg;
     json_t *v[ARGS_MAX];
-    if (!check_args(c, no_args, args, v))
+    if (!toolspec_check_args(c, no_args, args, v))
         return;
     agents_refresh(b);
     json_t *list = json_array();
@@ -52,18 +52,20 @@ static void list_agents(struct mcp_call *c, json_t *args, void *arg)
 
 void tool_agents_register(struct bridge *b)
 {
-    bridge_add_tool(b, &(struct mcp_tool_def){
-        .name = "list_agents",
-        .title = "List agents",
-        .description = "List the Hermes agents this bridge can delegate to, with their "
-                       "capabilities and availability. Read-only; never returns credentials.",
-        .input_schema = toolargs_schema(no_args),
-        .output_schema = toolerr_output_schema(schema_obj(
-            "{\"type\":\"object\",\"properties\":{\"agents\":{\"type\":\"array\"},\"default\":{"
-            "\"type\":\"string\"},\"count\":{\"type\":\"integer\"}},\"required\":[\"agents\","
-            "\"default\",\"count\"]}")),
-        .annotations = tool_annotations(true, false, true, false),
-        .handler = list_agents,
-        .arg = b,
-        .scope = "hermes:read"});
+    bridge_add_tool(
+        b,
+        &(struct mcp_tool_def){
+            .name = "list_agents",
+            .title = "List agents",
+            .description = "List the Hermes agents this bridge can delegate to, with their "
+                           "capabilities and availability. Read-only; never returns credentials.",
+            .input_schema = toolargs_schema(no_args),
+            .output_schema = toolerr_output_schema(toolspec_schema_obj(
+                "{\"type\":\"object\",\"properties\":{\"agents\":{\"type\":\"array\"},\"default\":{"
+                "\"type\":\"string\"},\"count\":{\"type\":\"integer\"}},\"required\":[\"agents\","
+                "\"default\",\"count\"]}")),
+            .annotations = toolspec_annotations(true, false, true, false),
+            .handler = list_agents,
+            .arg = b,
+            .scope = "hermes:read"});
 }

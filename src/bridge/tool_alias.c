@@ -13,6 +13,7 @@
 #include "bridge_internal.h"
 #include "config.h"
 #include "crypto.h"
+#include "hex.h"
 #include "mcp.h"
 #include "tasks.h"
 #include "toolargs.h"
@@ -72,8 +73,8 @@ static void run_as(struct bridge *b, const char *name, struct mcp_call *c, json_
 {
     const struct bridge_tool_entry *t = bridge_tool(b, name);
     if (t == NULL || mcp_tool_disabled(b->mcp, name))
-        tool_error(c, TE_NOT_FOUND, 0, "%s is not exposed here (bridge_tools in the gateway file)",
-                   name);
+        bridge_tool_error(c, TE_NOT_FOUND, 0,
+                          "%s is not exposed here (bridge_tools in the gateway file)", name);
     else
         t->handler(c, args_take, t->arg);
     json_decref(args_take);
@@ -84,19 +85,14 @@ static void run_as(struct bridge *b, const char *name, struct mcp_call *c, json_
  * session (the agent sees the mapped name). */
 static json_t *session_of(json_t *id)
 {
-    static const char hex[] = "0123456789abcdef";
     const char *s = json_string_value(id);
     size_t n = json_string_length(id);
-    if (session_syntax(s, n))
+    if (toolspec_session_syntax(s, n))
         return json_incref(id);
     unsigned char d[32];
     char name[5 + 32 + 1] = "s002-";
     crypto_sha256(s, n, d);
-    for (int i = 0; i < 16; i++) {
-        name[5 + 2 * i] = hex[d[i] >> 4];
-        name[6 + 2 * i] = hex[d[i] & 15];
-    }
-    name[sizeof name - 1] = '\0';
+    hex_encode(d, 16, name + 5);
     return json_string(name);
 }
 
@@ -105,7 +101,7 @@ static void hermes_ask(struct mcp_call *c, json_t *args, void *arg)
     struct bridge *b = arg;
     json_t *v[ARGS_MAX];
 
-    if (!check_args(c, ask_args, args, v))
+    if (!toolspec_check_args(c, ask_args, args, v))
         return;
     json_t *task = json_pack("{s:O, s:s}", "task", v[AA_PROMPT], "mode",
                              json_is_true(v[AA_ASYNC]) ? "async" : "sync");
@@ -121,10 +117,10 @@ static void hermes_check(struct mcp_call *c, json_t *args, void *arg)
     struct bridge *b = arg;
     json_t *v[ARGS_MAX], *run = NULL;
 
-    if (!check_args(c, check_args_spec, args, v))
+    if (!toolspec_check_args(c, check_args_spec, args, v))
         return;
     const char *id = toolargs_str(v, 0);
-    if (!task_visible(b, c, id) || task_state(b, id, NULL, NULL) != TASK_RUNNING) {
+    if (!taskowner_visible(b, c, id) || tool_result_task_state(b, id, NULL, NULL) != TASK_RUNNING) {
         run_as(b, "hermes_result", c, json_pack("{s:s}", "id", id));
         return;
     }
@@ -148,32 +144,36 @@ static void add_alias(struct bridge *b, const struct mcp_tool_def *d)
 
 void tool_alias_register(struct bridge *b)
 {
-    add_alias(b, &(struct mcp_tool_def){
-        .name = "hermes_ask",
-        .title = "Ask Hermes (alias of hermes_task)",
-        .description =
-            "Alias of hermes_task (seed 002's name and arguments). Delegates prompt to the "
-            "default agent and waits for the answer ({id, status, summary, artifacts, "
-            "next_steps}); with async_mode true returns at once with status \"accepted\" and "
-            "the task's id: poll it with hermes_check (job_id = that id). session_id continues "
-            "a conversation; toolsets is accepted and ignored.",
-        .input_schema = toolargs_schema(ask_args),
-        .output_schema = toolerr_output_schema(schema_obj(RESULT_SCHEMA)),
-        .annotations = tool_annotations(false, false, false, true),
-        .handler = hermes_ask,
-        .arg = b,
-        .scope = "hermes:task"});
-    add_alias(b, &(struct mcp_tool_def){
-        .name = "hermes_check",
-        .title = "Check a task (alias of hermes_result)",
-        .description =
-            "Alias of hermes_result (seed 002's name): the task job_id as it is now. While it "
-            "runs: status \"running\" (call again later); once it ended: its result {id, "
-            "status, summary, artifacts, next_steps}.",
-        .input_schema = toolargs_schema(check_args_spec),
-        .output_schema = toolerr_output_schema(schema_obj(RESULT_SCHEMA)),
-        .annotations = tool_annotations(true, false, true, false),
-        .handler = hermes_check,
-        .arg = b,
-        .scope = "hermes:read"});
+    add_alias(
+        b,
+        &(struct mcp_tool_def){
+            .name = "hermes_ask",
+            .title = "Ask Hermes (alias of hermes_task)",
+            .description =
+                "Alias of hermes_task (seed 002's name and arguments). Delegates prompt to the "
+                "default agent and waits for the answer ({id, status, summary, artifacts, "
+                "next_steps}); with async_mode true returns at once with status \"accepted\" and "
+                "the task's id: poll it with hermes_check (job_id = that id). session_id continues "
+                "a conversation; toolsets is accepted and ignored.",
+            .input_schema = toolargs_schema(ask_args),
+            .output_schema = toolerr_output_schema(toolspec_schema_obj(RESULT_SCHEMA)),
+            .annotations = toolspec_annotations(false, false, false, true),
+            .handler = hermes_ask,
+            .arg = b,
+            .scope = "hermes:task"});
+    add_alias(
+        b,
+        &(struct mcp_tool_def){
+            .name = "hermes_check",
+            .title = "Check a task (alias of hermes_result)",
+            .description =
+                "Alias of hermes_result (seed 002's name): the task job_id as it is now. While it "
+                "runs: status \"running\" (call again later); once it ended: its result {id, "
+                "status, summary, artifacts, next_steps}.",
+            .input_schema = toolargs_schema(check_args_spec),
+            .output_schema = toolerr_output_schema(toolspec_schema_obj(RESULT_SCHEMA)),
+            .annotations = toolspec_annotations(true, false, true, false),
+            .handler = hermes_check,
+            .arg = b,
+            .scope = "hermes:read"});
 }

@@ -29,7 +29,7 @@ static void cancel_done(struct agent_req *r, const struct agent_result *res, voi
     if (res->status == 200) {
         json_t *body = json_loadb(res->body, res->body_len, 0, NULL);
         const char *st = json_string_value(json_object_get(body, "status"));
-        bool already = is_terminal(st);
+        bool already = results_is_terminal(st);
         mcp_call_tool_result_take(
             c, json_pack("{s:s, s:s?, s:s, s:b, s:s}", "run_id", s->run_id, "task_id",
                          s->task_id[0] ? s->task_id : NULL, "status", st ? st : "stopping",
@@ -38,7 +38,7 @@ static void cancel_done(struct agent_req *r, const struct agent_result *res, voi
                                  : "stop requested; the bridge follows the run to its end"));
         json_decref(body);
         if (!already && s->task_id[0])
-            follow(s->b, s->task_id, s->agent, s->run_id);
+            runjob_follow(s->b, s->task_id, s->agent, s->run_id);
     } else if (res->status == 409) {
         json_t *stored = NULL;
         if (s->task_id[0] &&
@@ -49,10 +49,11 @@ static void cancel_done(struct agent_req *r, const struct agent_result *res, voi
                              s->task_id, "status", json_object_get(stored, "status"),
                              "already_finished", 1, "message", "the run had already finished"));
         else
-            tool_error(c, TE_NOT_FOUND, 0, "the agent has no live run '%s' to stop", s->run_id);
+            bridge_tool_error(c, TE_NOT_FOUND, 0, "the agent has no live run '%s' to stop",
+                              s->run_id);
         json_decref(stored);
     } else {
-        upstream_fail(c, s->agent, res, "run stop");
+        bridge_upstream_fail(c, s->agent, res, "run stop");
     }
     free(s);
 }
@@ -62,13 +63,14 @@ static void hermes_cancel(struct mcp_call *c, json_t *args, void *arg)
     struct bridge *b = arg;
     json_t *v[ARGS_MAX], *stored = NULL, *run = NULL;
 
-    if (!check_args(c, cancel_args, args, v))
+    if (!toolspec_check_args(c, cancel_args, args, v))
         return;
     const char *run_id = toolargs_str(v, CA_RUN_ID), *id = toolargs_str(v, CA_ID);
     const char *job_id = toolargs_str(v, CA_JOB_ID);
     if ((run_id != NULL) + (id != NULL) + (job_id != NULL) != 1) {
-        tool_error(c, TE_INVALID_ARGUMENTS, 0,
-                   "give exactly one of 'run_id', 'id' or 'job_id' (seed 002's name for id)");
+        bridge_tool_error(
+            c, TE_INVALID_ARGUMENTS, 0,
+            "give exactly one of 'run_id', 'id' or 'job_id' (seed 002's name for id)");
         return;
     }
     if (job_id)
@@ -77,13 +79,13 @@ static void hermes_cancel(struct mcp_call *c, json_t *args, void *arg)
      * answer as one that does not exist. */
     if (run_id) {
         const char *t = strmap_get(b->runs, run_id);
-        if (t == NULL || !task_visible(b, c, t)) {
-            run_not_found(c, run_id);
+        if (t == NULL || !taskowner_visible(b, c, t)) {
+            taskowner_run_not_found(c, run_id);
             return;
         }
         id = t;
-    } else if (!task_visible(b, c, id)) {
-        task_not_found(c, id);
+    } else if (!taskowner_visible(b, c, id)) {
+        taskowner_task_not_found(c, id);
         return;
     }
     struct job *j = strmap_get(b->jobs, id);
@@ -92,7 +94,8 @@ static void hermes_cancel(struct mcp_call *c, json_t *args, void *arg)
         j->call = NULL;
         if (waiting) {
             mcp_call_on_cancel(waiting, NULL, NULL);
-            tool_error(waiting, TE_CANCELLED, 0, "task '%s' was cancelled by hermes_cancel", id);
+            bridge_tool_error(waiting, TE_CANCELLED, 0, "task '%s' was cancelled by hermes_cancel",
+                              id);
         }
         bool started = j->req != NULL;
         agent_cancel(j->req);
@@ -101,9 +104,9 @@ static void hermes_cancel(struct mcp_call *c, json_t *args, void *arg)
                                 "already_finished", 0, "message",
                                 started ? "the agent's stream was closed, which interrupts it"
                                         : "the task had not started yet");
-        write_status_result(b, id, j->agent, "cancelled", "cancelled with hermes_cancel", NULL, c,
-                            mcp_tool_result(out));
-        job_free(j);
+        results_write_status(b, id, j->agent, "cancelled", "cancelled with hermes_cancel", NULL, c,
+                             mcp_tool_result(out));
+        bridge_job_free(j);
         return;
     }
     if (tasks_read(b->tasks, id, "run.json", 64 * 1024, &run) != TASKS_OK) {
@@ -113,36 +116,38 @@ static void hermes_cancel(struct mcp_call *c, json_t *args, void *arg)
                                                    "already_finished", 1, "message",
                                                    "the task had already finished"));
         else
-            task_not_found(c, id);
+            taskowner_task_not_found(c, id);
         json_decref(stored);
         return;
     }
     struct agentdef *a;
-    struct run_ctx *s = run_ctx_for_run(b, c, id, run, &a);
+    struct run_ctx *s = runctx_for_run(b, c, id, run, &a);
     if (a == NULL) {
-        tool_error(c, TE_AGENT_UNAVAILABLE, 0, "agent '%s' cannot be reached", s->agent);
+        bridge_tool_error(c, TE_AGENT_UNAVAILABLE, 0, "agent '%s' cannot be reached", s->agent);
         free(s);
         return;
     }
-    run_ctx_send(s, a, "POST", "/stop", cancel_done);
+    runctx_send(s, a, "POST", "/stop", cancel_done);
 }
 
 void tool_cancel_register(struct bridge *b)
 {
-    bridge_add_tool(b, &(struct mcp_tool_def){
-        .name = "hermes_cancel",
-        .title = "Cancel a task",
-        .description = "Really stop a task: a sync task in flight is interrupted, an async run "
-                       "is stopped at the agent (POST /v1/runs/{id}/stop) and followed to its "
-                       "end. Give run_id or id (job_id: seed 002's name for id). Says so when "
-                       "the task had already finished.",
-        .input_schema = toolargs_schema(cancel_args),
-        .output_schema = toolerr_output_schema(schema_obj(
-            "{\"type\":\"object\",\"properties\":{\"status\":{\"type\":\"string\"},"
-            "\"already_finished\":{\"type\":\"boolean\"},\"message\":{\"type\":\"string\"}},"
-            "\"required\":[\"status\"]}")),
-        .annotations = tool_annotations(false, true, true, true),
-        .handler = hermes_cancel,
-        .arg = b,
-        .scope = "hermes:task"});
+    bridge_add_tool(
+        b,
+        &(struct mcp_tool_def){
+            .name = "hermes_cancel",
+            .title = "Cancel a task",
+            .description = "Really stop a task: a sync task in flight is interrupted, an async run "
+                           "is stopped at the agent (POST /v1/runs/{id}/stop) and followed to its "
+                           "end. Give run_id or id (job_id: seed 002's name for id). Says so when "
+                           "the task had already finished.",
+            .input_schema = toolargs_schema(cancel_args),
+            .output_schema = toolerr_output_schema(toolspec_schema_obj(
+                "{\"type\":\"object\",\"properties\":{\"status\":{\"type\":\"string\"},"
+                "\"already_finished\":{\"type\":\"boolean\"},\"message\":{\"type\":\"string\"}},"
+                "\"required\":[\"status\"]}")),
+            .annotations = toolspec_annotations(false, true, true, true),
+            .handler = hermes_cancel,
+            .arg = b,
+            .scope = "hermes:task"});
 }

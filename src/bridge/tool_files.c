@@ -27,19 +27,19 @@ static void hermes_files(struct mcp_call *c, json_t *args, void *arg)
     const char *reason;
     json_t *v[ARGS_MAX], *out = NULL;
 
-    if (!check_args(c, files_args, args, v))
+    if (!toolspec_check_args(c, files_args, args, v))
         return;
     const char *id = toolargs_str(v, FA_ID), *path = toolargs_str(v, FA_PATH);
     json_t *pv = json_object_get(args, "path");
     size_t plen = path ? json_string_length(pv) : 0;
     if (!taskpath_rel_ok(path ? path : "", plen, norm, sizeof norm, &reason)) {
-        tool_error(c, TE_INVALID_ARGUMENTS, 0, "'path': %s", reason);
+        bridge_tool_error(c, TE_INVALID_ARGUMENTS, 0, "'path': %s", reason);
         return;
     }
     /* Another caller's task, or one of an agent this principal may not use: the same answer
      * as a task that does not exist. */
-    if (!task_visible(b, c, id) || !tasks_exists(b->tasks, id)) {
-        task_not_found(c, id);
+    if (!taskowner_visible(b, c, id) || !tasks_exists(b->tasks, id)) {
+        taskowner_task_not_found(c, id);
         return;
     }
     enum tasks_rc rc = tasks_files(b->tasks, id, norm, &out, why, sizeof why);
@@ -47,26 +47,29 @@ static void hermes_files(struct mcp_call *c, json_t *args, void *arg)
         mcp_call_tool_result_take(c, out);
         return;
     }
-    tool_error(c, rc == TASKS_NOT_FOUND ? TE_NOT_FOUND : TE_INVALID_ARGUMENTS, 0, "%s", why);
+    bridge_tool_error(c, rc == TASKS_NOT_FOUND ? TE_NOT_FOUND : TE_INVALID_ARGUMENTS, 0, "%s", why);
 }
 
 void tool_files_register(struct bridge *b)
 {
-    bridge_add_tool(b, &(struct mcp_tool_def){
-        .name = "hermes_files",
-        .title = "Files of a task",
-        .description = "List a task's files, or read one UTF-8 text file (at most 200 KiB) by "
-                       "its path relative to the task. Read-only; no '..', absolute paths, "
-                       "backslashes or symbolic links.",
-        .input_schema = toolargs_schema(files_args),
-        .output_schema = toolerr_output_schema(schema_obj(
-            "{\"type\":\"object\",\"properties\":{\"id\":{\"type\":\"string\"},\"path\":{\"type\":"
-            "\"string\"},\"entries\":{\"type\":\"array\"},\"count\":{\"type\":\"integer\"},"
-            "\"truncated\":{\"type\":\"boolean\"},\"size\":{\"type\":\"integer\"},\"mtime\":{"
-            "\"type\":\"integer\"},\"encoding\":{\"type\":\"string\"},\"content\":{\"type\":"
-            "\"string\"}},\"required\":[\"id\",\"path\"]}")),
-        .annotations = tool_annotations(true, false, true, false),
-        .handler = hermes_files,
-        .arg = b,
-        .scope = "hermes:read"});
+    bridge_add_tool(
+        b,
+        &(struct mcp_tool_def){
+            .name = "hermes_files",
+            .title = "Files of a task",
+            .description = "List a task's files, or read one UTF-8 text file (at most 200 KiB) by "
+                           "its path relative to the task. Read-only; no '..', absolute paths, "
+                           "backslashes or symbolic links.",
+            .input_schema = toolargs_schema(files_args),
+            .output_schema = toolerr_output_schema(toolspec_schema_obj(
+                "{\"type\":\"object\",\"properties\":{\"id\":{\"type\":\"string\"},\"path\":{"
+                "\"type\":"
+                "\"string\"},\"entries\":{\"type\":\"array\"},\"count\":{\"type\":\"integer\"},"
+                "\"truncated\":{\"type\":\"boolean\"},\"size\":{\"type\":\"integer\"},\"mtime\":{"
+                "\"type\":\"integer\"},\"encoding\":{\"type\":\"string\"},\"content\":{\"type\":"
+                "\"string\"}},\"required\":[\"id\",\"path\"]}")),
+            .annotations = toolspec_annotations(true, false, true, false),
+            .handler = hermes_files,
+            .arg = b,
+            .scope = "hermes:read"});
 }

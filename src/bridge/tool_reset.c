@@ -104,7 +104,7 @@ static void reset_step(struct loop *l, void *arg)
     }
     if (r->scan == NULL) /* the index is checked: now the directory */
         r->scan = tasks_scan_open(r->b->tasks);
-    if (r->scan && tasks_scan_step(r->scan, RESET_BATCH, index_task, r->b)) {
+    if (r->scan && tasks_scan_step(r->scan, RESET_BATCH, bridge_index_task, r->b)) {
         r->timer = loop_timer_add(r->b->loop, 0, reset_step, r);
         return;
     }
@@ -118,7 +118,7 @@ static void reset_cancelled(struct mcp_call *c, void *arg)
     reset_free(arg);
 }
 
-void reset_abort(struct bridge *b)
+void tool_reset_abort(struct bridge *b)
 {
     if (b->reset == NULL)
         return;
@@ -134,7 +134,7 @@ static void start_reset(struct bridge *b, struct mcp_call *c)
      * is reset is the run index, rebuilt from the task directory: entries whose task is gone
      * are cleared, runs on disk without a result are followed (again, if they were not). */
     if (b->reset) {
-        tool_error(c, TE_BUSY, 1, "a hermes_reset is already running");
+        bridge_tool_error(c, TE_BUSY, 1, "a hermes_reset is already running");
         return;
     }
     json_t *by = json_object();
@@ -178,7 +178,7 @@ static bool user_said_yes(json_t *result)
 
 static void refuse_unconfirmed(struct mcp_call *c, const char *why)
 {
-    tool_error(c, TE_CONFIRMATION_REQUIRED, 0, "%s", why);
+    bridge_tool_error(c, TE_CONFIRMATION_REQUIRED, 0, "%s", why);
 }
 
 /* Session era: the answer to our elicitation/create request. */
@@ -223,7 +223,7 @@ static void hermes_reset(struct mcp_call *c, json_t *args, void *arg)
 {
     struct bridge *b = arg;
     json_t *a[ARGS_MAX];
-    if (!check_args(c, reset_args, args, a))
+    if (!toolspec_check_args(c, reset_args, args, a))
         return;
     if (json_is_true(a[0])) {
         start_reset(b, c);
@@ -236,20 +236,23 @@ static void hermes_reset(struct mcp_call *c, json_t *args, void *arg)
 
 void tool_reset_register(struct bridge *b)
 {
-    bridge_add_tool(b, &(struct mcp_tool_def){
-        .name = "hermes_reset",
-        .title = "Reset the job bookkeeping",
-        .description = "GLOBAL: rebuilds the bridge's job bookkeeping (the run index) from the "
-                       "task directory, for every caller; result files are kept and nothing in "
-                       "flight is dropped (followed runs still get their results). Ask the user "
-                       "before calling it when other work may be in flight. Needs confirmed: "
-                       "true, or the user's yes when the client supports elicitation.",
-        .input_schema = toolargs_schema(reset_args),
-        .output_schema = toolerr_output_schema(schema_obj(
-            "{\"type\":\"object\",\"properties\":{\"cleared\":{\"type\":\"integer\"},"
-            "\"by_status\":{\"type\":\"object\"}},\"required\":[\"cleared\",\"by_status\"]}")),
-        .annotations = tool_annotations(false, true, false, false),
-        .handler = hermes_reset,
-        .arg = b,
-        .scope = "hermes:admin"});
+    bridge_add_tool(
+        b,
+        &(struct mcp_tool_def){
+            .name = "hermes_reset",
+            .title = "Reset the job bookkeeping",
+            .description =
+                "GLOBAL: rebuilds the bridge's job bookkeeping (the run index) from the "
+                "task directory, for every caller; result files are kept and nothing in "
+                "flight is dropped (followed runs still get their results). Ask the user "
+                "before calling it when other work may be in flight. Needs confirmed: "
+                "true, or the user's yes when the client supports elicitation.",
+            .input_schema = toolargs_schema(reset_args),
+            .output_schema = toolerr_output_schema(toolspec_schema_obj(
+                "{\"type\":\"object\",\"properties\":{\"cleared\":{\"type\":\"integer\"},"
+                "\"by_status\":{\"type\":\"object\"}},\"required\":[\"cleared\",\"by_status\"]}")),
+            .annotations = toolspec_annotations(false, true, false, false),
+            .handler = hermes_reset,
+            .arg = b,
+            .scope = "hermes:admin"});
 }

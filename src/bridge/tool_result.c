@@ -13,7 +13,7 @@
 
 static const struct toolarg result_args[] = {ARG_ID(true), TOOLARG_END};
 
-enum task_state task_state(struct bridge *b, const char *id, json_t **result, int *rc)
+enum task_state tool_result_task_state(struct bridge *b, const char *id, json_t **result, int *rc)
 {
     json_t *res = NULL;
     enum tasks_rc r = tasks_read(b->tasks, id, "result.json", TASKS_FILE_MAX, &res);
@@ -38,48 +38,52 @@ static void hermes_result(struct mcp_call *c, json_t *args, void *arg)
     struct bridge *b = arg;
     json_t *v[ARGS_MAX], *res = NULL;
 
-    if (!check_args(c, result_args, args, v))
+    if (!toolspec_check_args(c, result_args, args, v))
         return;
     const char *id = toolargs_str(v, 0);
     /* Another caller's task, or one of an agent this principal may not use: as if it did not
      * exist. */
-    if (!task_visible(b, c, id)) {
-        task_not_found(c, id);
+    if (!taskowner_visible(b, c, id)) {
+        taskowner_task_not_found(c, id);
         return;
     }
     int rc;
-    switch (task_state(b, id, &res, &rc)) {
+    switch (tool_result_task_state(b, id, &res, &rc)) {
     case TASK_ENDED:
-        mcp_call_tool_result_take(c, result_public(res));
+        mcp_call_tool_result_take(c, results_public(res));
         json_decref(res);
         return;
     case TASK_RUNNING:
-        tool_error(c, TE_NOT_FOUND, 0, "task '%s' has no result yet; it is still running", id);
+        bridge_tool_error(c, TE_NOT_FOUND, 0, "task '%s' has no result yet; it is still running",
+                          id);
         return;
     case TASK_UNKNOWN:
-        task_not_found(c, id);
+        taskowner_task_not_found(c, id);
         return;
     default:
         if (rc == TASKS_TOO_BIG)
-            tool_error(c, TE_UPSTREAM_ERROR, 0, "result.json is larger than %d KiB",
-                       TASKS_FILE_MAX / 1024);
+            bridge_tool_error(c, TE_UPSTREAM_ERROR, 0, "result.json is larger than %d KiB",
+                              TASKS_FILE_MAX / 1024);
         else
-            tool_error(c, TE_UPSTREAM_ERROR, 0, "result.json of task '%s' is unreadable", id);
+            bridge_tool_error(c, TE_UPSTREAM_ERROR, 0, "result.json of task '%s' is unreadable",
+                              id);
         return;
     }
 }
 
 void tool_result_register(struct bridge *b)
 {
-    bridge_add_tool(b, &(struct mcp_tool_def){
-        .name = "hermes_result",
-        .title = "Result of a task",
-        .description = "The stored result of a task: {id, status, summary, artifacts, "
-                       "next_steps, details?}. The durable source of truth once a task ended.",
-        .input_schema = toolargs_schema(result_args),
-        .output_schema = toolerr_output_schema(schema_obj(RESULT_SCHEMA)),
-        .annotations = tool_annotations(true, false, true, false),
-        .handler = hermes_result,
-        .arg = b,
-        .scope = "hermes:read"});
+    bridge_add_tool(b,
+                    &(struct mcp_tool_def){
+                        .name = "hermes_result",
+                        .title = "Result of a task",
+                        .description =
+                            "The stored result of a task: {id, status, summary, artifacts, "
+                            "next_steps, details?}. The durable source of truth once a task ended.",
+                        .input_schema = toolargs_schema(result_args),
+                        .output_schema = toolerr_output_schema(toolspec_schema_obj(RESULT_SCHEMA)),
+                        .annotations = toolspec_annotations(true, false, true, false),
+                        .handler = hermes_result,
+                        .arg = b,
+                        .scope = "hermes:read"});
 }

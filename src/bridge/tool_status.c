@@ -32,7 +32,7 @@ static void status_done(struct agent_req *r, const struct agent_result *res, voi
     if (res->status == 200) {
         json_t *run = json_loadb(res->body, res->body_len, 0, NULL);
         const char *st = json_string_value(json_object_get(run, "status"));
-        bool store = is_terminal(st) && !have_result && s->task_id[0];
+        bool store = results_is_terminal(st) && !have_result && s->task_id[0];
         json_t *out = json_pack("{s:s, s:s?, s:O?, s:O?, s:O?, s:O?, s:s, s:s?, s:b}", "run_id",
                                 s->run_id, "status", st, "output", json_object_get(run, "output"),
                                 "error", json_object_get(run, "error"), "created_at",
@@ -41,7 +41,7 @@ static void status_done(struct agent_req *r, const struct agent_result *res, voi
                                 "task_id", s->task_id[0] ? s->task_id : NULL, "result_updated",
                                 have_result || store);
         const char *approval = st && !strcmp(st, "waiting_for_approval") && s->task_id[0]
-                                   ? run_approval_pending(b, s->task_id)
+                                   ? runapproval_pending(b, s->task_id)
                                    : NULL;
         if (approval) { /* the operator decides, with hermes-mcp approve/deny ID */
             char note[160];
@@ -53,7 +53,7 @@ static void status_done(struct agent_req *r, const struct agent_result *res, voi
             json_object_set_new(out, "note", json_string(note));
         }
         if (store) /* answered once the result it reports as updated is durable */
-            result_from_run(b, s->task_id, s->agent, run, c, mcp_tool_result(out));
+            results_from_run(b, s->task_id, s->agent, run, c, mcp_tool_result(out));
         else
             mcp_call_tool_result_take(c, out);
         json_decref(run);
@@ -65,7 +65,7 @@ static void status_done(struct agent_req *r, const struct agent_result *res, voi
                                 s->task_id, "result_updated", 1, "source", "result.json");
         mcp_call_tool_result_take(c, out);
     } else {
-        upstream_fail(c, s->agent, res, "run status");
+        bridge_upstream_fail(c, s->agent, res, "run status");
     }
     json_decref(stored);
     free(s);
@@ -76,7 +76,7 @@ static void hermes_status(struct mcp_call *c, json_t *args, void *arg)
     struct bridge *b = arg;
     json_t *v[ARGS_MAX];
 
-    if (!check_args(c, status_args, args, v))
+    if (!toolspec_check_args(c, status_args, args, v))
         return;
     const char *run_id = toolargs_str(v, SA_RUN_ID), *agent_name = toolargs_str(v, SA_AGENT);
     struct run_ctx *s = xcalloc(1, sizeof *s);
@@ -84,7 +84,7 @@ static void hermes_status(struct mcp_call *c, json_t *args, void *arg)
     s->call = c;
     snprintf(s->run_id, sizeof s->run_id, "%s", run_id);
     const char *task = strmap_get(b->runs, run_id);
-    if (task && !task_visible(b, c, task))
+    if (task && !taskowner_visible(b, c, task))
         task = NULL; /* another caller's run: as if unknown, every step below alike */
     if (task) {
         json_t *run = NULL;
@@ -97,41 +97,43 @@ static void hermes_status(struct mcp_call *c, json_t *args, void *arg)
     }
     if (s->agent[0] == '\0')
         snprintf(s->agent, sizeof s->agent, "%s", agent_name ? agent_name : b->default_agent);
-    struct agentdef *a = find_agent(b, s->agent);
+    struct agentdef *a = bridge_find_agent(b, s->agent);
     if (a && !agent_allowed_for(c, a->name))
         a = NULL; /* an agent outside the caller's agents: list is one it cannot see */
     if (a == NULL || a->key == NULL) {
-        tool_error(c, a ? TE_AGENT_UNAVAILABLE : TE_UNKNOWN_AGENT, 0, "agent '%s' %s", s->agent,
-                   a ? "has no usable credentials" : "is not registered");
+        bridge_tool_error(c, a ? TE_AGENT_UNAVAILABLE : TE_UNKNOWN_AGENT, 0, "agent '%s' %s",
+                          s->agent, a ? "has no usable credentials" : "is not registered");
         free(s);
         return;
     }
     /* A run no task of this bridge has is nobody's: only the owner token and hermes:admin may
      * ask the agent about it. */
     if (task == NULL && !mcp_call_sees_all(c)) {
-        run_not_found(c, run_id);
+        taskowner_run_not_found(c, run_id);
         free(s);
         return;
     }
-    run_ctx_send(s, a, "GET", "", status_done);
+    runctx_send(s, a, "GET", "", status_done);
 }
 
 void tool_status_register(struct bridge *b)
 {
-    bridge_add_tool(b, &(struct mcp_tool_def){
-        .name = "hermes_status",
-        .title = "Status of a run",
-        .description = "Status of an async run: status, output, error, timestamps, agent, "
-                       "task_id, result_updated. Works after a bridge restart; when the agent "
-                       "no longer knows the run, answers from the stored result.",
-        .input_schema = toolargs_schema(status_args),
-        .output_schema = toolerr_output_schema(schema_obj(
-            "{\"type\":\"object\",\"properties\":{\"run_id\":{\"type\":\"string\"},\"status\":{"
-            "\"type\":\"string\"},\"agent\":{\"type\":\"string\"},\"task_id\":{\"type\":"
-            "\"string\"},\"result_updated\":{\"type\":\"boolean\"}},\"required\":[\"run_id\","
-            "\"status\"]}")),
-        .annotations = tool_annotations(true, false, true, true),
-        .handler = hermes_status,
-        .arg = b,
-        .scope = "hermes:read"});
+    bridge_add_tool(
+        b,
+        &(struct mcp_tool_def){
+            .name = "hermes_status",
+            .title = "Status of a run",
+            .description = "Status of an async run: status, output, error, timestamps, agent, "
+                           "task_id, result_updated. Works after a bridge restart; when the agent "
+                           "no longer knows the run, answers from the stored result.",
+            .input_schema = toolargs_schema(status_args),
+            .output_schema = toolerr_output_schema(toolspec_schema_obj(
+                "{\"type\":\"object\",\"properties\":{\"run_id\":{\"type\":\"string\"},\"status\":{"
+                "\"type\":\"string\"},\"agent\":{\"type\":\"string\"},\"task_id\":{\"type\":"
+                "\"string\"},\"result_updated\":{\"type\":\"boolean\"}},\"required\":[\"run_id\","
+                "\"status\"]}")),
+            .annotations = toolspec_annotations(true, false, true, true),
+            .handler = hermes_status,
+            .arg = b,
+            .scope = "hermes:read"});
 }

@@ -22,13 +22,13 @@ static void whoami(struct mcp_call *c, json_t *args, void *arg)
 {
     json_t *v[ARGS_MAX];
     (void)arg;
-    if (!check_args(c, whoami_args, args, v))
+    if (!toolspec_check_args(c, whoami_args, args, v))
         return;
     json_t *who = mcp_call_whoami(c);
     if (who == NULL) {
         /* Authentication off, or a call that outlived its request (run as a task): either
          * way nothing names a principal for it. */
-        tool_error(c, TE_NOT_FOUND, 0, "no principal for this call");
+        bridge_tool_error(c, TE_NOT_FOUND, 0, "no principal for this call");
         return;
     }
     /* What its tasks are bound to (request.json "owner"): the principal's name, for an OAuth
@@ -41,19 +41,21 @@ static void whoami(struct mcp_call *c, json_t *args, void *arg)
 
 void tool_whoami_register(struct bridge *b)
 {
-    bridge_add_tool(b, &(struct mcp_tool_def){
-        .name = "whoami",
-        .title = "Who am I",
-        .description =
-            "The principal your credential resolves to: {principal, kind (owner: the static "
-            "MCP_AUTH_TOKEN; token: a TOKENS_FILE role; oauth: an OAuth client's access "
-            "token), scopes, agents (\"*\": every one), expires_at (null: never), client_id "
-            "(oauth), owner_key (what your tasks are bound to: tasks you create are yours under "
-            "this key)}. Never the token.",
-        .input_schema = toolargs_schema(whoami_args),
-        .output_schema = toolerr_output_schema(schema_obj(WHOAMI_SCHEMA)),
-        .annotations = tool_annotations(true, false, true, false),
-        .handler = whoami,
-        .arg = b,
-        .scope = MCP_SCOPE_ANYONE});
+    bridge_add_tool(
+        b, &(struct mcp_tool_def){
+               .name = "whoami",
+               .title = "Who am I",
+               .description =
+                   "The principal your credential resolves to: {principal, kind (owner: the static "
+                   "MCP_AUTH_TOKEN; token: a TOKENS_FILE role; oauth: an OAuth client's access "
+                   "token), scopes, agents (\"*\": every one), expires_at (null: never), client_id "
+                   "(oauth), owner_key (what your tasks are bound to: tasks you create are yours "
+                   "under "
+                   "this key)}. Never the token.",
+               .input_schema = toolargs_schema(whoami_args),
+               .output_schema = toolerr_output_schema(toolspec_schema_obj(WHOAMI_SCHEMA)),
+               .annotations = toolspec_annotations(true, false, true, false),
+               .handler = whoami,
+               .arg = b,
+               .scope = MCP_SCOPE_ANYONE});
 }

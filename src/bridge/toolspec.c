@@ -12,17 +12,17 @@
 #include "taskpath.h"
 #include "toolargs.h"
 
-bool id_syntax(const char *s, size_t n)
+bool toolspec_id_syntax(const char *s, size_t n)
 {
     return taskpath_id_ok(s, n);
 }
 
-bool session_syntax(const char *s, size_t n)
+bool toolspec_session_syntax(const char *s, size_t n)
 {
     return taskpath_session_ok(s, n);
 }
 
-bool run_id_syntax(const char *s, size_t n)
+bool toolspec_run_id_syntax(const char *s, size_t n)
 {
     for (size_t i = 0; i < n; i++)
         if (!((s[i] >= 'a' && s[i] <= 'z') || (s[i] >= 'A' && s[i] <= 'Z') ||
@@ -32,17 +32,16 @@ bool run_id_syntax(const char *s, size_t n)
 }
 
 /* Checks args against spec; on failure answers invalid_arguments and returns false. */
-bool check_args(struct mcp_call *c, const struct toolarg *spec, json_t *args,
-                json_t **out)
+bool toolspec_check_args(struct mcp_call *c, const struct toolarg *spec, json_t *args, json_t **out)
 {
     char err[200];
     if (toolargs_check(spec, args, out, ARGS_MAX, err, sizeof err))
         return true;
-    tool_error(c, TE_INVALID_ARGUMENTS, 0, "%s", err);
+    bridge_tool_error(c, TE_INVALID_ARGUMENTS, 0, "%s", err);
     return false;
 }
 
-json_t *schema_obj(const char *json)
+json_t *toolspec_schema_obj(const char *json)
 {
     json_t *s = json_loads(json, 0, NULL);
     if (s == NULL) {
@@ -52,7 +51,7 @@ json_t *schema_obj(const char *json)
     return s;
 }
 
-json_t *tool_annotations(bool read_only, bool destructive, bool idempotent, bool open_world)
+json_t *toolspec_annotations(bool read_only, bool destructive, bool idempotent, bool open_world)
 {
     return json_pack("{s:b, s:b, s:b, s:b}", "readOnlyHint", read_only, "destructiveHint",
                      destructive, "idempotentHint", idempotent, "openWorldHint", open_world);

@@ -1,6 +1,6 @@
 /* gwload.c — the gateway file from disk: capped read (readfile), mode check, and placeholder
- * values from the env file first, then the process environment, as issue 14 specifies; and
- * what serve refuses beyond the file's own rules, checked alike wherever the file is read. */
+ * values from the env file first, then the process environment; and the lint (what serve
+ * refuses or warns about beyond the file's own rules), the same wherever the file is read. */
 #include "gwload.h"
 
 #include <stdint.h>
@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "readfile.h"
 
@@ -56,19 +57,83 @@ bool gwload_any_approve(const struct gwfile *f)
     return false;
 }
 
-bool gwload_serve_ok(const struct gwfile *f, const char *path, unsigned call_timeout_ms,
-                     char *err, size_t errlen)
+struct lint_notes {
+    gwlint_fn *emit;
+    void *arg;
+};
+
+static void lint_note(bool warn, const char *line, void *arg)
 {
-    if (call_timeout_ms && gwload_any_approve(f) &&
+    struct lint_notes *n = arg;
+    n->emit(warn ? GWLINT_WARN : GWLINT_NOTE, line, n->arg);
+}
+
+bool gwload_lint(const struct gwfile *f, const char *path, unsigned call_timeout_ms,
+                 gwlint_fn *emit, void *arg)
+{
+    char line[1024];
+    bool approve = gwload_any_approve(f);
+    if (call_timeout_ms && approve &&
         (uint64_t)f->approvals_timeout_s * 1000 >= call_timeout_ms) {
-        snprintf(err, errlen,
+        snprintf(line, sizeof line,
                  "gateway file %s: approvals.timeout_s (%u s) must be shorter than "
                  "MCP_CALL_TIMEOUT_S (%u s), which ends any call: lower the one or raise the "
                  "other",
                  path, f->approvals_timeout_s, call_timeout_ms / 1000);
+        emit(GWLINT_ERROR, line, arg);
         return false;
     }
+    if (approve) {
+        snprintf(line, sizeof line,
+                 "approve guards: `hermes-mcp approve` is heard from uid %u outside this "
+                 "server's process tree, so an agent or job of this user started elsewhere "
+                 "could approve; run the Hermes agent and the upstreams' tools as another user "
+                 "(README: \"Approvals: who can decide\")",
+                 (unsigned)geteuid());
+        emit(GWLINT_WARN, line, arg);
+    }
+    for (size_t i = 0; i < f->nup; i++) {
+        const struct gw_upstream *u = &f->up[i];
+        if (!u->include && !u->exclude) {
+            snprintf(line, sizeof line,
+                     "upstream %s has no tools.include or tools.exclude: it exposes nothing "
+                     "(default deny)",
+                     u->name);
+            emit(GWLINT_WARN, line, arg);
+        }
+        if (u->args_placeholder) {
+            snprintf(line, sizeof line,
+                     "upstream %s has a ${...} placeholder in args: its value is on the "
+                     "child's command line, which every local user can read; pass secrets in "
+                     "env: instead",
+                     u->name);
+            emit(GWLINT_WARN, line, arg);
+        }
+    }
+    gwfile_notes(f, lint_note, &(struct lint_notes){emit, arg});
     return true;
+}
+
+struct first_error {
+    char *err;
+    size_t errlen;
+    bool seen;
+};
+
+static void keep_error(enum gwlint_level level, const char *line, void *arg)
+{
+    struct first_error *e = arg;
+    if (level == GWLINT_ERROR && !e->seen) {
+        snprintf(e->err, e->errlen, "%s", line);
+        e->seen = true;
+    }
+}
+
+bool gwload_serve_ok(const struct gwfile *f, const char *path, unsigned call_timeout_ms,
+                     char *err, size_t errlen)
+{
+    struct first_error e = {err, errlen, false};
+    return gwload_lint(f, path, call_timeout_ms, keep_error, &e);
 }
 
 bool gwload_for_serve(const char *path, json_t *env, unsigned call_timeout_ms,

@@ -20,6 +20,7 @@
 #include <time.h>
 
 #include "buf.h"
+#include "list.h"
 #include "loop.h"
 #include "mem.h"
 #include "strmap.h"
@@ -27,7 +28,7 @@
 /* One origin: its running transfers and the ones waiting for a slot. */
 struct host {
     unsigned active;
-    struct httpc_req *head, *tail;
+    struct list waiting; /* struct httpc_req by qlink, first come first started */
 };
 
 struct httpc {
@@ -36,7 +37,7 @@ struct httpc {
     unsigned per_origin;
     struct loop_timer *timer;
     struct loop_timer *kick; /* starts waiting transfers outside curl's callbacks */
-    struct httpc_req *reqs;  /* every request, running or waiting */
+    struct list reqs;        /* every request, running or waiting (by link) */
     unsigned n;
     unsigned in_curl;          /* >0 while curl runs (and so our callbacks from it) */
     struct httpc_req *doomed;  /* cancelled inside curl: freed once it returns */
@@ -47,7 +48,7 @@ struct httpc_req {
     struct httpc *c;
     CURL *easy; /* NULL while waiting for a slot */
     struct host *host;
-    struct httpc_req *qnext; /* in the host's waiting queue */
+    struct list qlink; /* in the host's waiting queue */
     /* what the transfer needs once it starts */
     char *url;
     char method[8];
@@ -70,7 +71,7 @@ struct httpc_req {
     struct httpc_req *dnext;  /* in c->doomed; set once cancelled inside curl */
     bool is_doomed;
     char errbuf[CURL_ERROR_SIZE];
-    struct httpc_req *prev, *next;
+    struct list link; /* in c->reqs */
 };
 
 /* A socket curl asked us to watch. */
@@ -223,17 +224,10 @@ static void req_free(struct httpc_req *r)
         curl_multi_remove_handle(c->multi, r->easy);
         curl_easy_cleanup(r->easy);
         h->active--;
-        if (h->head)
+        if (!list_empty(&h->waiting))
             kick(c); /* a slot is free */
     } else {
-        for (struct httpc_req **pp = &h->head; *pp; pp = &(*pp)->qnext)
-            if (*pp == r) {
-                *pp = r->qnext;
-                break;
-            }
-        h->tail = NULL;
-        for (struct httpc_req *t = h->head; t; t = t->qnext)
-            h->tail = t;
+        list_unlink(&r->qlink);
     }
     curl_slist_free_all(r->headers);
     free(r->url);
@@ -241,12 +235,7 @@ static void req_free(struct httpc_req *r)
     free(r->ca_file);
     free(r->user_agent);
     buf_cleanup(&r->resp);
-    if (r->prev)
-        r->prev->next = r->next;
-    else
-        c->reqs = r->next;
-    if (r->next)
-        r->next->prev = r->prev;
+    list_unlink(&r->link);
     c->n--;
     free(r);
 }
@@ -306,6 +295,7 @@ static void check_done(struct httpc *c)
 struct httpc *httpc_new(struct loop *l, unsigned per_origin)
 {
     struct httpc *c = xcalloc(1, sizeof *c);
+    list_init(&c->reqs);
     c->loop = l;
     c->per_origin = per_origin ? per_origin : 1;
     c->hosts = strmap_new();
@@ -340,8 +330,8 @@ void httpc_free(struct httpc *c)
     if (c == NULL)
         return;
     reap(c);
-    while (c->reqs)
-        httpc_cancel(c->reqs);
+    while (!list_empty(&c->reqs))
+        httpc_cancel(list_entry(list_first(&c->reqs), struct httpc_req, link));
     loop_timer_cancel(c->timer);
     loop_timer_cancel(c->kick);
     if (c->multi)
@@ -447,12 +437,9 @@ static void start_waiting(struct loop *l, void *arg)
     void **v = strmap_values(c->hosts, &n);
     for (size_t i = 0; i < n; i++) {
         struct host *h = v[i];
-        while (h->head && h->active < c->per_origin) {
-            struct httpc_req *r = h->head;
-            h->head = r->qnext;
-            if (h->head == NULL)
-                h->tail = NULL;
-            r->qnext = NULL;
+        while (!list_empty(&h->waiting) && h->active < c->per_origin) {
+            struct httpc_req *r = list_entry(list_first(&h->waiting), struct httpc_req, qlink);
+            list_unlink(&r->qlink);
             if (!start(r)) {
                 bool late = r->deadline_ms && loop_now(c->loop) - r->queued_at >= r->deadline_ms;
                 fail_unstarted(r, late, late ? "the deadline passed while waiting for a slot"
@@ -501,15 +488,13 @@ struct httpc_req *httpc_request(struct httpc *c, const struct httpc_opts *o)
     r->host = strmap_get(c->hosts, origin);
     if (r->host == NULL) {
         r->host = xcalloc(1, sizeof *r->host);
+        list_init(&r->host->waiting);
         strmap_put(c->hosts, origin, r->host);
     }
-    r->next = c->reqs;
-    if (c->reqs)
-        c->reqs->prev = r;
-    c->reqs = r;
+    list_push_front(&c->reqs, &r->link);
     c->n++;
     /* curl refuses a new handle from inside its callbacks: from there it waits for the kick. */
-    if (r->host->active < c->per_origin && r->host->head == NULL && !c->in_curl) {
+    if (r->host->active < c->per_origin && list_empty(&r->host->waiting) && !c->in_curl) {
         if (!start(r)) {
             r->on_done = NULL;
             req_free(r);
@@ -517,11 +502,7 @@ struct httpc_req *httpc_request(struct httpc *c, const struct httpc_opts *o)
         }
         return r;
     }
-    if (r->host->tail)
-        r->host->tail->qnext = r;
-    else
-        r->host->head = r;
-    r->host->tail = r;
+    list_push_back(&r->host->waiting, &r->qlink);
     if (c->in_curl && r->host->active < c->per_origin)
         kick(c);
     return r;

@@ -2,8 +2,9 @@
  *
  * MHD's own epoll fd is nested in our loop: whenever it is readable, or MHD's timeout expires, we
  * call MHD_run(). Resuming a connection writes to MHD's inter-thread pipe, which is in that epoll
- * set, so a reply given from any loop callback wakes MHD by itself. */
-#include "httpd.h"
+ * set, so a reply given from any loop callback wakes MHD by itself. One request's side (its
+ * answer, stream and accessors, its suspension) is hreq.c. */
+#include "httpd_internal.h"
 
 #include <arpa/inet.h>
 #include <errno.h>
@@ -18,153 +19,13 @@
 #include <unistd.h>
 
 #include "buf.h"
+#include "list.h"
 #include "log.h"
 #include "loop.h"
 #include "mem.h"
 
-#define STREAM_BACKLOG_MAX (8u * 1024u * 1024u) /* unsent stream bytes per response */
-#define RETRY_AFTER_S "5" /* what a 503 at shutdown tells the client: a restart is quick */
-/* MHD's memory pool per connection: request line and headers (more is 431; a 10 KiB bearer
- * token must still get its 401), read buffer and response headers. Bodies are copied out as
- * they arrive. Every open connection holds one, waiting ones too; only its touched pages count. */
-#define CONN_MEMORY (16u * 1024u)
-
-enum hreq_state {
-    HREQ_READING,   /* headers seen, body arriving */
-    HREQ_HANDLING,  /* inside a callback */
-    HREQ_WAITING,   /* suspended, no answer yet */
-    HREQ_REPLIED,   /* full response ready or queued */
-    HREQ_STREAMING, /* chunked response under way */
-    HREQ_ABORTED,   /* client gone or server stopping; close */
-};
-
-struct resp_header {
-    char *name, *value;
-};
-
-struct hreq {
-    struct httpd *h;
-    struct MHD_Connection *conn;
-    const char *method, *path; /* owned by MHD for the request's life */
-    enum hreq_state state;
-    bool suspended;
-    bool queued;       /* a response was handed to MHD */
-    bool stream_ended; /* stream: no more writes */
-    bool too_big;
-    size_t discarded; /* body bytes dropped after the cap was passed */
-    struct buf body;
-    unsigned status;
-    char *content_type;
-    char *reply; /* full reply body until MHD takes it */
-    size_t reply_len;
-    struct buf out; /* stream bytes not yet taken by MHD */
-    struct resp_header *hdrs;
-    size_t nhdrs;
-    httpd_cb *abort_cb;
-    void *abort_arg;
-    struct loop_timer *abort_later; /* a dropped stream's abort, run on a clean stack */
-    struct loop_watch *hup;
-    struct hreq *prev, *next; /* list of live requests */
-    char peer[INET6_ADDRSTRLEN];
-    uint64_t started_ms;
-    void *user;
-    void (*user_free)(void *user);
-};
-
-/* Per connection: the deadline for the request being received (slowloris defence). */
-struct conn {
-    struct httpd *h;
-    int fd;
-    struct loop_timer *deadline;
-    char peer[INET6_ADDRSTRLEN]; /* the client's address as text, once per connection */
-};
-
-struct httpd {
-    struct loop *loop;
-    struct MHD_Daemon *mhd;
-    struct loop_watch *w;
-    struct loop_timer *timer;
-    struct httpd_opts o;
-    unsigned port;
-    struct hreq *live;
-    size_t nlive;
-    MHD_socket lfd;    /* ours again once quiesced; closed when draining starts */
-    bool quiesced;     /* MHD accepts no more connections */
-    bool draining;     /* new requests get 503; those under way go on */
-    bool stopping;
-    bool in_pump, kick;
-};
-
 static void httpd_pump(struct httpd *h);
-static void httpd_kick(struct httpd *h);
 static void conn_arm(struct conn *c, unsigned ms);
-
-/* ---- live list, suspension and hang-up watch ---- */
-
-static void live_add(struct httpd *h, struct hreq *r)
-{
-    r->next = h->live;
-    if (h->live)
-        h->live->prev = r;
-    h->live = r;
-    h->nlive++;
-}
-
-static void live_del(struct httpd *h, struct hreq *r)
-{
-    if (r->prev)
-        r->prev->next = r->next;
-    else
-        h->live = r->next;
-    if (r->next)
-        r->next->prev = r->prev;
-    r->prev = r->next = NULL;
-    h->nlive--;
-}
-
-static void fire_abort(struct hreq *r)
-{
-    httpd_cb *cb = r->abort_cb;
-    r->abort_cb = NULL;
-    if (cb)
-        cb(r, r->abort_arg);
-}
-
-static void resume(struct hreq *r)
-{
-    if (!r->suspended)
-        return;
-    loop_watch_del(r->hup);
-    r->hup = NULL;
-    r->suspended = false;
-    MHD_resume_connection(r->conn);
-    /* In external-epoll mode MHD does not reliably wake itself for a resumed connection. */
-    httpd_kick(r->h);
-}
-
-static void on_hangup(struct loop *l, int fd, uint32_t events, void *arg)
-{
-    struct hreq *r = arg;
-    (void)l, (void)fd, (void)events;
-    log_debug("client %s hung up while waiting", r->peer);
-    r->state = HREQ_ABORTED;
-    fire_abort(r);
-    resume(r);
-}
-
-static void suspend(struct hreq *r)
-{
-    const union MHD_ConnectionInfo *ci;
-
-    if (r->suspended)
-        return;
-    MHD_suspend_connection(r->conn);
-    r->suspended = true;
-    ci = MHD_get_connection_info(r->conn, MHD_CONNECTION_INFO_CONNECTION_FD);
-    /* MHD does not notice a client leaving while suspended; we do. */
-    if (ci)
-        r->hup = loop_watch_add(r->h->loop, ci->connect_fd, EPOLLRDHUP, on_hangup, r);
-}
 
 void httpd_stats(const struct httpd *h, struct httpd_stats *st)
 {
@@ -173,261 +34,11 @@ void httpd_stats(const struct httpd *h, struct httpd_stats *st)
     memset(st, 0, sizeof *st);
     st->connections = di ? di->num_connections : 0;
     st->requests = h->nlive;
-    for (const struct hreq *r = h->live; r; r = r->next) {
+    LIST_FOREACH(node, &h->live) {
+        const struct hreq *r = list_entry(node, struct hreq, link);
         st->waiting += r->state == HREQ_WAITING;
         st->streaming += r->state == HREQ_STREAMING;
     }
-}
-
-/* ---- responses ---- */
-
-static void add_headers(struct hreq *r, struct MHD_Response *resp)
-{
-    if (r->content_type)
-        MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE, r->content_type);
-    for (size_t i = 0; i < r->nhdrs; i++)
-        MHD_add_response_header(resp, r->hdrs[i].name, r->hdrs[i].value);
-}
-
-static ssize_t stream_reader(void *cls, uint64_t pos, char *dst, size_t max)
-{
-    struct hreq *r = cls;
-    (void)pos;
-
-    if (r->state == HREQ_ABORTED)
-        return MHD_CONTENT_READER_END_WITH_ERROR;
-    if (r->out.len > 0) {
-        size_t n = r->out.len < max ? r->out.len : max;
-        memcpy(dst, r->out.data, n);
-        buf_consume(&r->out, n);
-        return (ssize_t)n;
-    }
-    if (r->stream_ended)
-        return MHD_CONTENT_READER_END_OF_STREAM;
-    /* Nothing to send yet: park the connection instead of letting MHD poll us. */
-    suspend(r);
-    return 0;
-}
-
-static enum MHD_Result queue_response(struct hreq *r)
-{
-    struct MHD_Response *resp;
-    enum MHD_Result ret;
-
-    if (r->state == HREQ_STREAMING) {
-        resp = MHD_create_response_from_callback(MHD_SIZE_UNKNOWN, 4096, stream_reader, r, NULL);
-    } else if (r->reply == NULL) {
-        static char empty[1];
-        resp = MHD_create_response_from_buffer(0, empty, MHD_RESPMEM_PERSISTENT);
-    } else {
-        /* The reply's bytes go to MHD as they are (it frees them): no second copy. */
-        resp = MHD_create_response_from_buffer(r->reply_len, r->reply, MHD_RESPMEM_MUST_FREE);
-        if (resp)
-            r->reply = NULL;
-    }
-    if (resp == NULL)
-        return MHD_NO;
-    add_headers(r, resp);
-    ret = MHD_queue_response(r->conn, r->status, resp);
-    MHD_destroy_response(resp);
-    r->queued = true;
-    return ret;
-}
-
-void hreq_add_header(struct hreq *r, const char *name, const char *value)
-{
-    r->hdrs = xrealloc(r->hdrs, (r->nhdrs + 1) * sizeof *r->hdrs);
-    r->hdrs[r->nhdrs++] = (struct resp_header){xstrdup(name), xstrdup(value)};
-}
-
-void hreq_reply(struct hreq *r, unsigned status, const char *content_type, const char *body,
-                size_t len)
-{
-    char *copy = NULL;
-    if (len) {
-        copy = xmalloc(len);
-        memcpy(copy, body, len);
-    }
-    hreq_reply_take(r, status, content_type, copy, len);
-}
-
-void hreq_reply_take(struct hreq *r, unsigned status, const char *content_type, char *body,
-                     size_t len)
-{
-    if (r->state == HREQ_REPLIED || r->state == HREQ_STREAMING || r->state == HREQ_ABORTED) {
-        free(body);
-        return;
-    }
-    r->status = status;
-    free(r->content_type);
-    r->content_type = content_type ? xstrdup(content_type) : NULL;
-    free(r->reply);
-    r->reply = len ? body : NULL;
-    r->reply_len = len;
-    if (len == 0)
-        free(body);
-    bool was_waiting = r->state == HREQ_WAITING;
-    r->state = HREQ_REPLIED;
-    r->abort_cb = NULL;
-    if (was_waiting)
-        resume(r);
-}
-
-void hreq_stream_start(struct hreq *r, unsigned status, const char *content_type)
-{
-    if (r->state != HREQ_HANDLING && r->state != HREQ_WAITING)
-        return;
-    r->status = status;
-    free(r->content_type);
-    r->content_type = xstrdup(content_type);
-    bool was_waiting = r->state == HREQ_WAITING;
-    r->state = HREQ_STREAMING;
-    if (was_waiting)
-        resume(r);
-}
-
-/* The owner hears that its stream was dropped, from the loop: see hreq_stream_write. */
-static void abort_dropped_stream(struct loop *l, void *arg)
-{
-    struct hreq *r = arg;
-    const union MHD_ConnectionInfo *ci =
-        MHD_get_connection_info(r->conn, MHD_CONNECTION_INFO_CONNECTION_FD);
-    (void)l;
-    r->abort_later = NULL;
-    fire_abort(r);
-    /* A client that reads nothing would never let MHD notice the end: close the socket under
-     * it (as conn_expired does), which MHD sees at once. */
-    if (ci)
-        shutdown(ci->connect_fd, SHUT_RDWR);
-    resume(r);
-    httpd_kick(r->h);
-}
-
-bool hreq_stream_write(struct hreq *r, const char *data, size_t len)
-{
-    if (r->state != HREQ_STREAMING || r->stream_ended)
-        return false;
-    if (r->out.len + len > STREAM_BACKLOG_MAX) {
-        /* The client stopped reading: drop it rather than buffer without end. Not by firing
-         * the abort here: the writer may be deep inside another callback (libcurl's write
-         * callback feeding the SSE decoder feeding progress), and the owner frees what it
-         * holds when it hears of the abort. The response is dead from now on (writes are
-         * dropped), and the owner hears of it from a 0 ms timer, as redis frees clients
-         * asynchronously. */
-        log_warn("client %s does not read its stream; closing it", r->peer);
-        r->state = HREQ_ABORTED;
-        if (r->abort_later == NULL)
-            r->abort_later = loop_timer_add(r->h->loop, 0, abort_dropped_stream, r);
-        return false;
-    }
-    buf_append(&r->out, data, len);
-    resume(r);
-    return true;
-}
-
-void hreq_stream_end(struct hreq *r)
-{
-    if (r->state != HREQ_STREAMING || r->stream_ended)
-        return;
-    r->stream_ended = true;
-    r->abort_cb = NULL;
-    resume(r);
-}
-
-void hreq_on_abort(struct hreq *r, httpd_cb *cb, void *arg)
-{
-    r->abort_cb = cb;
-    r->abort_arg = arg;
-}
-
-static void user_drop(struct hreq *r)
-{
-    if (r->user && r->user_free)
-        r->user_free(r->user);
-    r->user = NULL;
-    r->user_free = NULL;
-}
-
-void hreq_set_user(struct hreq *r, void *user, void (*free_fn)(void *user))
-{
-    user_drop(r);
-    r->user = user;
-    r->user_free = free_fn;
-}
-
-void *hreq_user(const struct hreq *r)
-{
-    return r->user;
-}
-
-/* ---- request accessors ---- */
-
-const char *hreq_method(const struct hreq *r)
-{
-    return r->method;
-}
-
-const char *hreq_path(const struct hreq *r)
-{
-    return r->path;
-}
-
-const char *hreq_header(const struct hreq *r, const char *name)
-{
-    return MHD_lookup_connection_value(r->conn, MHD_HEADER_KIND, name);
-}
-
-struct count_ctx {
-    const char *name;
-    unsigned n;
-    const char *last;
-};
-
-static enum MHD_Result count_header(void *cls, enum MHD_ValueKind kind, const char *key,
-                                    const char *value)
-{
-    struct count_ctx *c = cls;
-    (void)kind;
-    if (strcasecmp(key, c->name) == 0) {
-        c->n++;
-        c->last = value;
-    }
-    return MHD_YES;
-}
-
-unsigned hreq_header_count(const struct hreq *r, const char *name)
-{
-    struct count_ctx c = {name, 0, NULL};
-    MHD_get_connection_values(r->conn, MHD_HEADER_KIND, count_header, &c);
-    return c.n;
-}
-
-const char *hreq_header_last(const struct hreq *r, const char *name)
-{
-    struct count_ctx c = {name, 0, NULL};
-    MHD_get_connection_values(r->conn, MHD_HEADER_KIND, count_header, &c);
-    return c.last;
-}
-
-const char *hreq_query(const struct hreq *r, const char *name)
-{
-    return MHD_lookup_connection_value(r->conn, MHD_GET_ARGUMENT_KIND, name);
-}
-
-const char *hreq_body(const struct hreq *r, size_t *len)
-{
-    *len = r->body.len;
-    return r->body.data ? r->body.data : "";
-}
-
-const char *hreq_peer(const struct hreq *r)
-{
-    return r->peer;
-}
-
-bool hreq_is_head(const struct hreq *r)
-{
-    return strcmp(r->method, "HEAD") == 0;
 }
 
 /* ---- per-connection deadlines ---- */
@@ -538,13 +149,13 @@ static struct hreq *hreq_new(struct httpd *h, struct MHD_Connection *conn, const
         memcpy(r->peer, c->peer, sizeof r->peer);
     else
         peer_text(conn, r->peer, sizeof r->peer);
-    live_add(h, r);
+    hreq_live_add(h, r);
     return r;
 }
 
 static void hreq_free(struct hreq *r)
 {
-    user_drop(r);
+    hreq_user_drop(r);
     loop_watch_del(r->hup);
     loop_timer_cancel(r->abort_later);
     buf_cleanup(&r->body);
@@ -565,17 +176,17 @@ static enum MHD_Result settle(struct hreq *r)
     switch (r->state) {
     case HREQ_REPLIED:
     case HREQ_STREAMING:
-        return r->queued ? MHD_YES : queue_response(r);
+        return r->queued ? MHD_YES : hreq_queue_response(r);
     case HREQ_ABORTED:
         return MHD_NO;
     case HREQ_HANDLING:
         if (r->h->stopping) {
-            fire_abort(r); /* the owner holds r: let it drop it before httpd answers */
+            hreq_fire_abort(r); /* the owner holds r: let it drop it before httpd answers */
             reply_unavailable(r);
-            return queue_response(r);
+            return hreq_queue_response(r);
         }
         r->state = HREQ_WAITING;
-        suspend(r);
+        hreq_suspend(r);
         return MHD_YES;
     default:
         return MHD_YES;
@@ -626,22 +237,22 @@ static enum MHD_Result on_access(void *cls, struct MHD_Connection *conn, const c
             /* A new request on a kept-alive connection: not ours to start any more. */
             hreq_add_header(r, MHD_HTTP_HEADER_CONNECTION, "close");
             reply_unavailable(r);
-            return queue_response(r);
+            return hreq_queue_response(r);
         }
         const char *te = hreq_header(r, MHD_HTTP_HEADER_TRANSFER_ENCODING);
         if (content_length_conflict(r) ||
             (te && hreq_header(r, MHD_HTTP_HEADER_CONTENT_LENGTH))) {
             /* Two framings for one body is how requests get smuggled past proxies. */
             reply_error(r, 400, "Conflicting Content-Length or Transfer-Encoding headers");
-            return queue_response(r);
+            return hreq_queue_response(r);
         }
         if (headers_malformed(r)) {
             reply_error(r, 400, "Control characters in a header");
-            return queue_response(r);
+            return hreq_queue_response(r);
         }
         if (te && strcasecmp(te, "chunked") != 0) {
             reply_error(r, 400, "Unsupported Transfer-Encoding");
-            return queue_response(r);
+            return hreq_queue_response(r);
         }
         /* Who may send it (authentication, routing) before how big it is. */
         if (h->o.on_headers)
@@ -651,7 +262,7 @@ static enum MHD_Result on_access(void *cls, struct MHD_Connection *conn, const c
         const char *cl = hreq_header(r, MHD_HTTP_HEADER_CONTENT_LENGTH);
         if (cl && strtoull(cl, NULL, 10) > h->o.max_body) {
             reply_error(r, 413, "Request body too large");
-            return queue_response(r);
+            return hreq_queue_response(r);
         }
         r->state = HREQ_READING;
         return MHD_YES;
@@ -676,7 +287,7 @@ static enum MHD_Result on_access(void *cls, struct MHD_Connection *conn, const c
         if (r->too_big) {
             r->state = HREQ_HANDLING;
             reply_error(r, 413, "Request body too large");
-            return queue_response(r);
+            return hreq_queue_response(r);
         }
         r->state = HREQ_HANDLING;
         h->o.on_request(r, h->o.arg);
@@ -700,7 +311,7 @@ static void on_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
     *con_cls = NULL;
     if (r->abort_cb && !(r->state == HREQ_STREAMING && r->stream_ended)) {
         r->state = HREQ_ABORTED;
-        fire_abort(r);
+        hreq_fire_abort(r);
     }
     if (h->o.on_done) {
         bool sent = r->queued && toe == MHD_REQUEST_TERMINATED_COMPLETED_OK;
@@ -708,7 +319,7 @@ static void on_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
     }
     /* The next request on this keep-alive connection gets a fresh header deadline. */
     conn_arm(conn_of(conn), h->o.header_timeout_ms);
-    live_del(h, r);
+    hreq_live_del(h, r);
     hreq_free(r);
 }
 
@@ -754,7 +365,7 @@ static void httpd_pump(struct httpd *h)
 }
 
 /* Runs MHD again on the next loop iteration (a connection was resumed). */
-static void httpd_kick(struct httpd *h)
+void httpd_kick(struct httpd *h)
 {
     h->kick = true;
     if (h->in_pump || h->mhd == NULL)
@@ -821,6 +432,7 @@ struct httpd *httpd_new(struct loop *l, const struct httpd_opts *o, char *err, s
     h->loop = l;
     h->o = *o;
     h->lfd = MHD_INVALID_SOCKET;
+    list_init(&h->live);
     if (fd < 0)
         fd = open_listener(o->host, o->port, err, errlen);
     if (fd < 0)
@@ -884,9 +496,8 @@ void httpd_drain(struct httpd *h)
 size_t httpd_receiving(const struct httpd *h)
 {
     size_t n = 0;
-    for (const struct hreq *r = h->live; r; r = r->next)
-        if (r->state == HREQ_READING)
-            n++;
+    LIST_FOREACH(node, &h->live)
+        n += list_entry(node, struct hreq, link)->state == HREQ_READING;
     return n;
 }
 
@@ -897,9 +508,9 @@ void httpd_shutdown(struct httpd *h)
     h->stopping = true;
     h->draining = true;
     quiesce(h);
-    for (struct hreq *r = h->live, *next; r; r = next) {
-        next = r->next;
-        fire_abort(r);
+    LIST_FOREACH_SAFE(node, &h->live) {
+        struct hreq *r = list_entry(node, struct hreq, link);
+        hreq_fire_abort(r);
         if (r->state == HREQ_WAITING)
             reply_unavailable(r);
         else if (r->state == HREQ_STREAMING)
@@ -908,9 +519,11 @@ void httpd_shutdown(struct httpd *h)
     /* Let the answers go out; MHD_stop_daemon with a suspended connection is fatal. */
     for (int i = 0; i < 200 && h->nlive > 0; i++)
         loop_once(h->loop, 10);
-    for (struct hreq *r = h->live; r; r = r->next)
+    LIST_FOREACH(node, &h->live) {
+        struct hreq *r = list_entry(node, struct hreq, link);
         if (r->suspended)
-            resume(r);
+            hreq_resume(r);
+    }
     loop_watch_del(h->w);
     h->w = NULL;
     loop_timer_cancel(h->timer);
@@ -929,3 +542,4 @@ void httpd_free(struct httpd *h)
     httpd_shutdown(h);
     free(h);
 }
+

@@ -7,11 +7,12 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "list.h"
 #include "mem.h"
 #include "strmap.h"
 
 struct bucket {
-    struct bucket *prev, *next; /* LRU list, most recent first */
+    struct list lru; /* in the LRU list, most recent first */
     double tokens;
     uint64_t last_ms;
     uint64_t refused_ms; /* the first refusal of the current minute; 0: none yet */
@@ -23,12 +24,13 @@ struct ratelimit {
     double per_ms;
     size_t max;
     struct strmap *map;
-    struct bucket *head, *tail;
+    struct list lru; /* struct bucket, by lru */
 };
 
 struct ratelimit *ratelimit_new(unsigned per_min, size_t max_clients)
 {
     struct ratelimit *rl = xcalloc(1, sizeof *rl);
+    list_init(&rl->lru);
     rl->capacity = per_min;
     rl->per_ms = per_min / 60000.0;
     rl->max = max_clients ? max_clients : 1;
@@ -40,10 +42,8 @@ void ratelimit_free(struct ratelimit *rl)
 {
     if (rl == NULL)
         return;
-    for (struct bucket *b = rl->head, *n; b; b = n) {
-        n = b->next;
-        free(b);
-    }
+    LIST_FOREACH_SAFE(node, &rl->lru)
+        free(list_entry(node, struct bucket, lru));
     strmap_free(rl->map);
     free(rl);
 }
@@ -66,39 +66,16 @@ void ratelimit_key(const char *ip, char *out, size_t outlen)
     snprintf(out, outlen, "%s", ip);
 }
 
-static void unlink_bucket(struct ratelimit *rl, struct bucket *b)
-{
-    if (b->prev)
-        b->prev->next = b->next;
-    else
-        rl->head = b->next;
-    if (b->next)
-        b->next->prev = b->prev;
-    else
-        rl->tail = b->prev;
-    b->prev = b->next = NULL;
-}
-
-static void push_front(struct ratelimit *rl, struct bucket *b)
-{
-    b->next = rl->head;
-    if (rl->head)
-        rl->head->prev = b;
-    rl->head = b;
-    if (rl->tail == NULL)
-        rl->tail = b;
-}
-
-unsigned ratelimit_take(struct ratelimit *rl, const char *ip, uint64_t now_ms, bool *first)
+unsigned ratelimit_consume(struct ratelimit *rl, const char *ip, uint64_t now_ms, bool *first)
 {
     char key[RATELIMIT_KEY_MAX];
 
     ratelimit_key(ip, key, sizeof key);
-    return ratelimit_take_key(rl, key, now_ms, first);
+    return ratelimit_consume_key(rl, key, now_ms, first);
 }
 
-unsigned ratelimit_take_key(struct ratelimit *rl, const char *key_in, uint64_t now_ms,
-                            bool *first)
+unsigned ratelimit_consume_key(struct ratelimit *rl, const char *key_in, uint64_t now_ms,
+                               bool *first)
 {
     char key[RATELIMIT_KEY_MAX]; /* cut as the bucket stores it, so lookups find it */
     snprintf(key, sizeof key, "%s", key_in);
@@ -108,8 +85,8 @@ unsigned ratelimit_take_key(struct ratelimit *rl, const char *key_in, uint64_t n
         *first = false;
     if (b == NULL) {
         if (strmap_count(rl->map) >= rl->max) {
-            struct bucket *old = rl->tail;
-            unlink_bucket(rl, old);
+            struct bucket *old = list_entry(list_last(&rl->lru), struct bucket, lru);
+            list_unlink(&old->lru);
             strmap_del(rl->map, old->key);
             free(old);
         }
@@ -119,7 +96,7 @@ unsigned ratelimit_take_key(struct ratelimit *rl, const char *key_in, uint64_t n
         b->last_ms = now_ms;
         strmap_put(rl->map, b->key, b);
     } else {
-        unlink_bucket(rl, b);
+        list_unlink(&b->lru);
         if (now_ms > b->last_ms) {
             b->tokens += (double)(now_ms - b->last_ms) * rl->per_ms;
             if (b->tokens > rl->capacity)
@@ -127,7 +104,7 @@ unsigned ratelimit_take_key(struct ratelimit *rl, const char *key_in, uint64_t n
             b->last_ms = now_ms;
         }
     }
-    push_front(rl, b);
+    list_push_front(&rl->lru, &b->lru);
     if (b->tokens >= 1.0) {
         b->tokens -= 1.0;
         return 0;

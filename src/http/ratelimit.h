@@ -16,11 +16,11 @@ void ratelimit_free(struct ratelimit *rl); /* NULL-safe */
 /* Takes one token for ip (text form). Returns 0 when allowed, else the whole seconds to wait
  * before the next request would be allowed (at least 1). When first is not NULL it is set to
  * true for the first refusal of this client in a minute (so that one can be logged), else false. */
-unsigned ratelimit_take(struct ratelimit *rl, const char *ip, uint64_t now_ms, bool *first);
+unsigned ratelimit_consume(struct ratelimit *rl, const char *ip, uint64_t now_ms, bool *first);
 /* The same for a key that is not an address (a credential's hash, say): used as it is, cut to
  * RATELIMIT_KEY_MAX - 1 bytes. */
 #define RATELIMIT_KEY_MAX 64
-unsigned ratelimit_take_key(struct ratelimit *rl, const char *key, uint64_t now_ms, bool *first);
+unsigned ratelimit_consume_key(struct ratelimit *rl, const char *key, uint64_t now_ms, bool *first);
 size_t ratelimit_clients(const struct ratelimit *rl);
 /* The bucket key for an address: IPv4 as is (also when IPv4-mapped), IPv6 as its /64. */
 void ratelimit_key(const char *ip, char *out, size_t outlen);

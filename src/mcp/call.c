@@ -1,4 +1,4 @@
-/* call.c — the call lifecycle: a call is one request being served by a handler, from call_new
+/* call.c — the call lifecycle: a call is one request being served by a handler, from mcp_call_new
  * to exactly one end: its answer, a cancel (the client's, its hang-up, session end), its
  * deadline, or the shutdown's abort. While it runs it may send progress, log messages and
  * requests to the client on its exchange's stream. The ownership rules (who frees a call, and
@@ -21,12 +21,12 @@
 
 static void call_send(struct mcp_call *c, json_t *msg_take)
 {
-    if (c->ex && ex_ensure_stream(c->ex))
+    if (c->ex && exchange_ensure_stream(c->ex))
         stream_send(c->ex->stream, msg_take);
     json_decref(msg_take);
 }
 
-void call_send_notification(struct mcp_call *c, json_t *msg_take)
+void mcp_call_send_notification(struct mcp_call *c, json_t *msg_take)
 {
     call_send(c, msg_take);
 }
@@ -52,7 +52,7 @@ static void call_untrack(struct mcp_call *c)
     c->counted = false;
 }
 
-void call_make_lasting(struct mcp_call *c)
+void mcp_call_make_lasting(struct mcp_call *c)
 {
     loop_timer_cancel(c->deadline);
     c->deadline = NULL;
@@ -72,15 +72,10 @@ static void call_free(struct mcp_call *c)
     call_untrack(c);
     if (c->sess)
         c->sess->active--;
-    if (c->all_prev)
-        c->all_prev->all_next = c->all_next;
-    else
-        c->srv->calls = c->all_next;
-    if (c->all_next)
-        c->all_next->all_prev = c->all_prev;
+    list_unlink(&c->srv_link);
     if (!c->lasting)
         c->srv->ncalls--;
-    sess_unref(c->sess);
+    session_unref(c->sess);
     json_decref(c->id);
     json_decref(c->progress_token);
     json_decref(c->caps);
@@ -106,12 +101,12 @@ static struct mcp_exchange *call_detach(struct mcp_call *c, json_t *answer_take)
             era_decorate(ex->srv, c->method, answer_take, retry);
         ex->answer_retry = retry;
         if (!ex->batch)
-            note_answer(ex->srv, ex->req, answer_take);
+            exchange_note_answer(ex->srv, ex->req, answer_take);
         if (answer_take && ex->stream)
             stream_send(ex->stream, answer_take);
         else if (answer_take && ex->req)
             json_array_append(ex->answers, answer_take);
-        ex_unlink(ex, c);
+        exchange_unlink(ex, c);
     }
     json_decref(answer_take);
     return ex;
@@ -123,7 +118,7 @@ static void call_finish(struct mcp_call *c, json_t *answer_take)
     struct mcp_exchange *ex = call_detach(c, answer_take);
     call_free(c);
     if (ex)
-        ex_maybe_finish(ex);
+        exchange_maybe_finish(ex);
 }
 
 /* Ends a call before its handler finished: tells the handler (which must stop its work), and
@@ -148,7 +143,7 @@ static void call_abort(struct mcp_call *c, json_t *answer_take)
         strmap_del(c->srv->outgoing, o->key);
     struct mcp_exchange *ex = call_detach(c, answer_take);
     if (ex)
-        ex_maybe_finish(ex);
+        exchange_maybe_finish(ex);
     c->holds++;
     while (pending) {
         struct outgoing *o = pending;
@@ -163,7 +158,7 @@ static void call_abort(struct mcp_call *c, json_t *answer_take)
         call_free(c);
 }
 
-void call_cancel(struct mcp_call *c)
+void mcp_call_cancel(struct mcp_call *c)
 {
     call_abort(c, NULL);
 }
@@ -219,7 +214,7 @@ bool mcp_call_progress(struct mcp_call *c, double progress, double total, const 
         return false; /* progress must strictly increase */
     /* Only a stream carries notifications: a client that takes JSON only, or a batch, gets
      * none, and the caller must not believe it got one. */
-    if (!ex_ensure_stream(c->ex))
+    if (!exchange_ensure_stream(c->ex))
         return false;
     json_t *p = json_pack("{s:O, s:f}", "progressToken", c->progress_token, "progress", progress);
     if (total > 0)
@@ -239,7 +234,7 @@ bool mcp_call_progress(struct mcp_call *c, double progress, double total, const 
 
 void mcp_call_log(struct mcp_call *c, const char *level, const char *logger, json_t *data_take)
 {
-    int li = level_index(level);
+    int li = mcp_level_index(level);
     /* 2026-07-28: only at the level the request asked for, and nothing when it asked none. */
     int threshold = c->modern ? (c->log_level < 0 ? 99 : c->log_level)
                     : c->sess ? c->sess->log_level
@@ -269,7 +264,7 @@ bool mcp_call_request(struct mcp_call *c, const char *method, json_t *params_tak
      * mcp_call_input_required instead. */
     if (c->ex == NULL || c->modern ||
         (cap && c->sess && !json_object_get(c->sess->client_caps, cap)) ||
-        !ex_ensure_stream(c->ex)) {
+        !exchange_ensure_stream(c->ex)) {
         json_decref(params_take);
         return false;
     }
@@ -292,7 +287,7 @@ bool mcp_call_close_stream(struct mcp_call *c)
 {
     struct mcp_exchange *ex = c->ex;
     /* Before 2025-11-25 a server SHOULD NOT close a stream before its response. */
-    if (ex == NULL || !version_primes(ex->version) || !ex_ensure_stream(ex) ||
+    if (ex == NULL || !mcp_version_primes(ex->version) || !exchange_ensure_stream(ex) ||
         ex->stream->sess == NULL)
         return false;
     ex->req = NULL;
@@ -416,7 +411,7 @@ void mcp_call_input_required(struct mcp_call *c, json_t *requests_take, json_t *
 }
 
 /* A client's answer to one of our requests. */
-void route_response(struct mcp_server *srv, struct mcp_session *sess, struct jrpc_msg *m)
+void mcp_route_response(struct mcp_server *srv, struct mcp_session *sess, struct jrpc_msg *m)
 {
     char key[32];
     if (!jrpc_id_key(m->id, key, sizeof key))
@@ -437,14 +432,14 @@ void route_response(struct mcp_server *srv, struct mcp_session *sess, struct jrp
     cb(c, m->result, m->error, arg);
 }
 
-struct mcp_call *call_new(struct rpc_ctx *x, struct jrpc_msg *m)
+struct mcp_call *mcp_call_new(struct rpc_ctx *x, struct jrpc_msg *m)
 {
     struct mcp_call *c = xcalloc(1, sizeof *c);
     char idkey[160];
 
     c->srv = x->srv;
     c->ex = x->ex;
-    c->sess = sess_ref(x->sess);
+    c->sess = session_ref(x->sess);
     if (c->sess)
         c->sess->active++;
     c->id = json_incref(m->id);
@@ -464,7 +459,7 @@ struct mcp_call *call_new(struct rpc_ctx *x, struct jrpc_msg *m)
         c->progress_token = json_incref(tok);
     c->counted = true;
     x->srv->ninflight++;
-    /* Only a session's calls can be cancelled by id (see dispatch_notification). */
+    /* Only a session's calls can be cancelled by id (see mcp_dispatch_notification). */
     if (x->sess && jrpc_id_key(m->id, idkey, sizeof idkey)) {
         snprintf(c->key, sizeof c->key, "%s|%s", x->sess->id, idkey);
         if (strmap_get(x->srv->inflight, c->key) == NULL) {
@@ -474,15 +469,9 @@ struct mcp_call *call_new(struct rpc_ctx *x, struct jrpc_msg *m)
     }
     if (x->srv->o.call_timeout_ms)
         c->deadline = loop_timer_add(x->srv->loop, x->srv->o.call_timeout_ms, call_deadline, c);
-    c->next = x->ex->calls;
-    if (c->next)
-        c->next->prev = c;
-    x->ex->calls = c;
+    list_push_front(&x->ex->calls, &c->ex_link);
     x->ex->pending++;
-    c->all_next = x->srv->calls;
-    if (c->all_next)
-        c->all_next->all_prev = c;
-    x->srv->calls = c;
+    list_push_front(&x->srv->calls, &c->srv_link);
     x->srv->ncalls++;
     x->srv->calls_started++;
     return c;
@@ -493,11 +482,16 @@ void mcp_abort_streams(struct mcp_server *s, int code, const char *message)
     /* One at a time from the head: aborting a call may end others of its exchange, and each
      * abort takes the call out of its exchange, so the search moves on. */
     for (;;) {
-        struct mcp_call *c = s->calls;
-        while (c && !(c->ex && c->ex->stream))
-            c = c->all_next;
-        if (c == NULL)
+        struct mcp_call *found = NULL;
+        LIST_FOREACH(node, &s->calls) {
+            struct mcp_call *c = list_entry(node, struct mcp_call, srv_link);
+            if (c->ex && c->ex->stream) {
+                found = c;
+                break;
+            }
+        }
+        if (found == NULL)
             return;
-        call_abort(c, jrpc_error(c->id, code, message));
+        call_abort(found, jrpc_error(found->id, code, message));
     }
 }

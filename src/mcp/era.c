@@ -71,7 +71,7 @@ enum era era_of(struct hreq *r, json_t *root)
 
     if (modern_body)
         return ERA_MODERN;
-    if (pv == NULL || version_supported(pv))
+    if (pv == NULL || mcp_version_supported(pv))
         return ERA_LEGACY;
     return is_modern_version(pv) ? ERA_MODERN : ERA_UNSUPPORTED;
 }
@@ -82,7 +82,7 @@ static void reply_error(struct hreq *r, unsigned status, json_t *id, int code, c
     json_t *err = jrpc_error(id, code, msg);
     if (data_take)
         json_object_set_new(json_object_get(err, "error"), "data", data_take);
-    reply_json(r, status, err);
+    mcp_reply_json(r, status, err);
 }
 
 static void reply_unsupported(struct hreq *r, json_t *id, const char *requested)
@@ -276,7 +276,7 @@ static json_t *kept_caps(json_t *caps)
 {
     if (json_object_size(caps) == 0)
         return NULL; /* the common case: nothing declared, nothing to keep */
-    json_t *out = client_caps_kept(caps);
+    json_t *out = mcp_client_caps_kept(caps);
     json_t *ext = json_object_get(caps, "extensions");
     if (json_is_object(json_object_get(ext, MCP_TASKS_EXTENSION)))
         json_object_set_new(out, "extensions",
@@ -371,8 +371,8 @@ void era_serve(struct mcp_server *srv, struct hreq *r, json_t *root)
     char msg[256];
 
     if (!json_is_object(root)) {
-        audit_note(srv, r, NULL, NULL, jrpc_err_text(JRPC_INVALID_REQUEST));
-        reply_rpc_error(r, 400, NULL, JRPC_INVALID_REQUEST,
+        mcp_audit_note(srv, r, NULL, NULL, jrpc_err_text(JRPC_INVALID_REQUEST));
+        mcp_reply_rpc_error(r, 400, NULL, JRPC_INVALID_REQUEST,
                         "Invalid Request: MCP 2026-07-28 has no batches; send one JSON-RPC "
                         "request per POST");
         return;
@@ -381,8 +381,8 @@ void era_serve(struct mcp_server *srv, struct hreq *r, json_t *root)
     if (m.kind == JRPC_INVALID) {
         char code[16];
         snprintf(code, sizeof code, "%d", m.why.code);
-        audit_note(srv, r, NULL, NULL, code);
-        reply_rpc_error(r, 400, m.id, m.why.code, m.why.msg);
+        mcp_audit_note(srv, r, NULL, NULL, code);
+        mcp_reply_rpc_error(r, 400, m.id, m.why.code, m.why.msg);
         return;
     }
     if (m.kind != JRPC_REQUEST) {
@@ -392,19 +392,19 @@ void era_serve(struct mcp_server *srv, struct hreq *r, json_t *root)
         return;
     }
     const char *name_field = NULL;
-    const char *method = modern_method(srv, m.method, &name_field);
-    audit_note(srv, r, audit_method(m.method), NULL, NULL);
+    const char *method = mcp_modern_method(srv, m.method, &name_field);
+    mcp_audit_note(srv, r, mcp_audit_method(m.method), NULL, NULL);
     if (method == NULL) {
         snprintf(msg, sizeof msg, "Method not found: %.128s", m.method);
-        audit_note(srv, r, NULL, NULL, jrpc_err_text(JRPC_METHOD_NOT_FOUND));
-        reply_rpc_error(r, 404, m.id, JRPC_METHOD_NOT_FOUND, msg);
+        mcp_audit_note(srv, r, NULL, NULL, jrpc_err_text(JRPC_METHOD_NOT_FOUND));
+        mcp_reply_rpc_error(r, 404, m.id, JRPC_METHOD_NOT_FOUND, msg);
         return;
     }
     json_t *meta = json_object_get(m.params, "_meta");
     json_t *version = json_object_get(meta, META_VERSION);
     json_t *caps = json_object_get(meta, META_CAPS);
     json_t *level = json_object_get(meta, META_LOG_LEVEL);
-    int log_level = level ? (jrpc_str(level) ? level_index(json_string_value(level)) : -1) : -1;
+    int log_level = level ? (jrpc_str(level) ? mcp_level_index(json_string_value(level)) : -1) : -1;
     const char *bad = NULL;
     if (!json_is_object(meta))
         bad = "Invalid params: params._meta is required (protocol version and client "
@@ -417,22 +417,22 @@ void era_serve(struct mcp_server *srv, struct hreq *r, json_t *root)
         bad = "Invalid params: _meta." META_LOG_LEVEL " must be one of debug, info, notice, "
               "warning, error, critical, alert, emergency";
     if (bad) {
-        audit_note(srv, r, NULL, NULL, jrpc_err_text(JRPC_INVALID_PARAMS));
-        reply_rpc_error(r, 400, m.id, JRPC_INVALID_PARAMS, bad);
+        mcp_audit_note(srv, r, NULL, NULL, jrpc_err_text(JRPC_INVALID_PARAMS));
+        mcp_reply_rpc_error(r, 400, m.id, JRPC_INVALID_PARAMS, bad);
         return;
     }
     if (!headers_match(r, &m, name_field, json_string_value(version), msg, sizeof msg)) {
-        audit_note(srv, r, NULL, NULL, jrpc_err_text(JRPC_HEADER_MISMATCH));
-        reply_rpc_error(r, 400, m.id, JRPC_HEADER_MISMATCH, msg);
+        mcp_audit_note(srv, r, NULL, NULL, jrpc_err_text(JRPC_HEADER_MISMATCH));
+        mcp_reply_rpc_error(r, 400, m.id, JRPC_HEADER_MISMATCH, msg);
         return;
     }
     if (!is_modern_version(json_string_value(version))) {
-        audit_note(srv, r, NULL, NULL, jrpc_err_text(JRPC_UNSUPPORTED_VERSION));
+        mcp_audit_note(srv, r, NULL, NULL, jrpc_err_text(JRPC_UNSUPPORTED_VERSION));
         reply_unsupported(r, m.id, json_string_value(version));
         return;
     }
 
-    struct mcp_exchange *ex = ex_open(srv, r, NULL, false, MODERN_VERSION);
+    struct mcp_exchange *ex = exchange_open(srv, r, NULL, false, MODERN_VERSION);
     ex->modern = true;
     ex->method = method;
     ex->caps = kept_caps(caps);
@@ -440,17 +440,17 @@ void era_serve(struct mcp_server *srv, struct hreq *r, json_t *root)
     if (name_field && !open_round(srv, ex, &m, msg, sizeof msg)) {
         hreq_on_abort(r, NULL, NULL);
         ex->req = NULL;
-        audit_note(srv, r, NULL, NULL, jrpc_err_text(JRPC_INVALID_PARAMS));
-        reply_rpc_error(r, 400, m.id, JRPC_INVALID_PARAMS, msg);
+        mcp_audit_note(srv, r, NULL, NULL, jrpc_err_text(JRPC_INVALID_PARAMS));
+        mcp_reply_rpc_error(r, 400, m.id, JRPC_INVALID_PARAMS, msg);
         ex->dispatching = false;
-        ex_maybe_finish(ex);
+        exchange_maybe_finish(ex);
         return;
     }
     struct rpc_ctx x = {.srv = srv, .ex = ex, .sess = NULL, .req = r};
     ex->nrequests = 1;
-    dispatch_request(&x, &m);
+    mcp_dispatch_request(&x, &m);
     ex->dispatching = false;
-    ex_maybe_finish(ex);
+    exchange_maybe_finish(ex);
 }
 
 static bool is_cacheable(const char *method)
@@ -548,7 +548,7 @@ void era_reply(struct mcp_server *srv, struct hreq *r, const char *method, json_
         free(id_text);
         free(result_text);
         era_decorate(srv, method, msg_take, retry);
-        reply_json(r, status, msg_take);
+        mcp_reply_json(r, status, msg_take);
         return;
     }
     /* The result's members, then the decoration, as era_decorate would append them. */

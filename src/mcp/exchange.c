@@ -16,7 +16,7 @@
 #include "session.h"
 #include "stream.h"
 
-bool ex_ensure_stream(struct mcp_exchange *ex)
+bool exchange_ensure_stream(struct mcp_exchange *ex)
 {
     if (ex->stream)
         return ex->stream->req != NULL || ex->stream->sess != NULL;
@@ -27,27 +27,21 @@ bool ex_ensure_stream(struct mcp_exchange *ex)
     ex->stream->no_ids = ex->modern;
     stream_attach(ex->stream, ex->req);
     /* The exchange, not the stream, hears of a hang-up on a POST: it cancels the calls. */
-    hreq_on_abort(ex->req, ex_on_abort, ex);
-    if (version_primes(ex->version))
+    hreq_on_abort(ex->req, exchange_on_abort, ex);
+    if (mcp_version_primes(ex->version))
         stream_prime(ex->stream);
     return true;
 }
 
-void ex_unlink(struct mcp_exchange *ex, struct mcp_call *c)
+void exchange_unlink(struct mcp_exchange *ex, struct mcp_call *c)
 {
-    if (c->prev)
-        c->prev->next = c->next;
-    else
-        ex->calls = c->next;
-    if (c->next)
-        c->next->prev = c->prev;
-    c->prev = c->next = NULL;
+    list_unlink(&c->ex_link);
     c->ex = NULL;
     ex->pending--;
 }
 
 /* Records the error an answer carries (JSON-RPC code, or a tool's error code). */
-void note_answer(struct mcp_server *srv, struct hreq *r, json_t *answer)
+void exchange_note_answer(struct mcp_server *srv, struct hreq *r, json_t *answer)
 {
     json_t *err = json_object_get(answer, "error");
     json_t *res = json_object_get(answer, "result");
@@ -58,23 +52,24 @@ void note_answer(struct mcp_server *srv, struct hreq *r, json_t *answer)
     if (json_is_object(err)) {
         snprintf(code, sizeof code, "%" JSON_INTEGER_FORMAT,
                  json_integer_value(json_object_get(err, "code")));
-        audit_note(srv, r, NULL, NULL, code);
+        mcp_audit_note(srv, r, NULL, NULL, code);
     } else if (json_is_true(json_object_get(res, "isError"))) {
         const char *c = json_string_value(
             json_object_get(json_object_get(res, "structuredContent"), "error"));
-        audit_note(srv, r, NULL, NULL, c ? c : "tool_error");
+        mcp_audit_note(srv, r, NULL, NULL, c ? c : "tool_error");
     }
 }
 
 /* ---------- exchanges ---------- */
 
-struct mcp_exchange *ex_open(struct mcp_server *srv, struct hreq *r, struct mcp_session *sess,
-                             bool batch, const char *version)
+struct mcp_exchange *exchange_open(struct mcp_server *srv, struct hreq *r, struct mcp_session *sess,
+                                   bool batch, const char *version)
 {
     struct mcp_exchange *ex = xcalloc(1, sizeof *ex);
+    list_init(&ex->calls);
     const char *accept = hreq_header(r, "Accept");
     ex->srv = srv;
-    ex->sess = sess_ref(sess);
+    ex->sess = session_ref(sess);
     ex->req = r;
     ex->batch = batch;
     ex->accepts_sse = accept && hdr_list_has(accept, "text/event-stream");
@@ -83,7 +78,7 @@ struct mcp_exchange *ex_open(struct mcp_server *srv, struct hreq *r, struct mcp_
     ex->log_level = -1;
     era_caller(srv, r, ex->caller);
     snprintf(ex->version, sizeof ex->version, "%s", version);
-    hreq_on_abort(r, ex_on_abort, ex);
+    hreq_on_abort(r, exchange_on_abort, ex);
     return ex;
 }
 
@@ -92,7 +87,7 @@ static void ex_free(struct mcp_exchange *ex)
     if (ex->stream)
         ex->stream->ex = NULL;
     stream_unref(ex->stream);
-    sess_unref(ex->sess);
+    session_unref(ex->sess);
     json_decref(ex->answers);
     json_decref(ex->caps);
     json_decref(ex->input_responses);
@@ -101,7 +96,7 @@ static void ex_free(struct mcp_exchange *ex)
     free(ex);
 }
 
-void ex_on_abort(struct hreq *r, void *arg)
+void exchange_on_abort(struct hreq *r, void *arg)
 {
     struct mcp_exchange *ex = arg;
     (void)r;
@@ -117,13 +112,13 @@ void ex_on_abort(struct hreq *r, void *arg)
     if (resumable)
         return;
     ex->dispatching = true; /* keep ex alive while cancelling */
-    while (ex->calls)
-        call_cancel(ex->calls);
+    while (!list_empty(&ex->calls))
+        mcp_call_cancel(list_entry(list_first(&ex->calls), struct mcp_call, ex_link));
     ex->dispatching = false;
-    ex_maybe_finish(ex);
+    exchange_maybe_finish(ex);
 }
 
-void ex_maybe_finish(struct mcp_exchange *ex)
+void exchange_maybe_finish(struct mcp_exchange *ex)
 {
     if (ex->pending > 0 || ex->dispatching)
         return;
@@ -138,13 +133,13 @@ void ex_maybe_finish(struct mcp_exchange *ex)
         else if (json_array_size(ex->answers) == 0)
             hreq_reply(ex->req, 202, NULL, "", 0);
         else if (ex->batch)
-            reply_json(ex->req, 200, json_incref(ex->answers));
+            mcp_reply_json(ex->req, 200, json_incref(ex->answers));
         else {
             json_t *a = json_array_get(ex->answers, 0);
             if (ex->modern)
                 era_reply(ex->srv, ex->req, ex->method, json_incref(a), ex->answer_retry);
             else
-                reply_json(ex->req, 200, json_incref(a));
+                mcp_reply_json(ex->req, 200, json_incref(a));
         }
     }
     ex->req = NULL;

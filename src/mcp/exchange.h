@@ -4,19 +4,19 @@
 #include "mcp_internal.h"
 
 /* A new exchange for POST r (still dispatching: the caller clears that, then calls
- * ex_maybe_finish), answering in protocol version. */
-struct mcp_exchange *ex_open(struct mcp_server *srv, struct hreq *r, struct mcp_session *sess,
-                             bool batch, const char *version);
+ * exchange_maybe_finish), answering in protocol version. */
+struct mcp_exchange *exchange_open(struct mcp_server *srv, struct hreq *r, struct mcp_session *sess,
+                                   bool batch, const char *version);
 /* Gives the exchange its SSE stream if it may have one (the client accepts SSE, not a batch);
  * false when nothing can be streamed to the client. */
-bool ex_ensure_stream(struct mcp_exchange *ex);
+bool exchange_ensure_stream(struct mcp_exchange *ex);
 /* Takes c out of the exchange's calls. */
-void ex_unlink(struct mcp_exchange *ex, struct mcp_call *c);
+void exchange_unlink(struct mcp_exchange *ex, struct mcp_call *c);
 /* The client hung up on the POST (httpd's abort callback). */
-void ex_on_abort(struct hreq *r, void *arg);
+void exchange_on_abort(struct hreq *r, void *arg);
 /* Once no call is pending: sends the answers (or ends the stream) and frees the exchange. */
-void ex_maybe_finish(struct mcp_exchange *ex);
+void exchange_maybe_finish(struct mcp_exchange *ex);
 /* Records the error an answer carries (JSON-RPC code, or a tool's error code). */
-void note_answer(struct mcp_server *srv, struct hreq *r, json_t *answer);
+void exchange_note_answer(struct mcp_server *srv, struct hreq *r, json_t *answer);
 
 #endif

@@ -83,7 +83,7 @@ const char *mcp_http_error_body(char *out, size_t outsz, const char *message)
 
 static void reply_http_error(struct hreq *r, unsigned status, const char *msg)
 {
-    reply_rpc_error(r, status, NULL, JRPC_INVALID_REQUEST, msg);
+    mcp_reply_rpc_error(r, status, NULL, JRPC_INVALID_REQUEST, msg);
 }
 
 /* A client-sent name as it may appear in an error text and the log: printable ASCII without
@@ -162,7 +162,7 @@ void mcp_http_headers(struct mcp_server *srv, struct hreq *r)
                                  "sessions; send each request with POST");
         return;
     }
-    if (pv && !post && !version_supported(pv)) {
+    if (pv && !post && !mcp_version_supported(pv)) {
         era_refuse_version(r, NULL);
         return;
     }
@@ -201,7 +201,7 @@ static struct mcp_session *lookup_session(struct mcp_server *srv, struct hreq *r
     }
     struct mcp_session *s = strmap_get(srv->sessions, sid);
     if (s == NULL) {
-        reply_rpc_error(r, 404, NULL, JRPC_SESSION_NOT_FOUND, "Session not found");
+        mcp_reply_rpc_error(r, 404, NULL, JRPC_SESSION_NOT_FOUND, "Session not found");
         return NULL;
     }
     s->last_used = loop_now(srv->loop);
@@ -213,7 +213,7 @@ static void http_delete(struct mcp_server *srv, struct hreq *r)
     struct mcp_session *s = lookup_session(srv, r);
     if (s == NULL)
         return;
-    sess_end(srv, s);
+    session_end(srv, s);
     hreq_reply(r, 200, NULL, "", 0);
 }
 
@@ -256,7 +256,7 @@ static void http_get(struct mcp_server *srv, struct hreq *r)
     struct mcp_stream *st = stream_new(srv, s);
     s->get_stream = st;
     stream_attach(st, r);
-    if (version_primes(s->version))
+    if (mcp_version_primes(s->version))
         stream_prime(st);
     stream_unref(st); /* the session table and the attached response hold it */
 }
@@ -283,12 +283,12 @@ void mcp_http_request(struct mcp_server *srv, struct hreq *r)
         return;
     }
     body = hreq_body(r, &len);
-    json_t *root = meta_cache_parse(srv->meta_cache, body, len, &why);
+    json_t *root = metacache_parse(srv->meta_cache, body, len, &why);
     if (root == NULL) {
         char code[16];
         snprintf(code, sizeof code, "%d", why.code);
-        audit_note(srv, r, NULL, NULL, code);
-        reply_rpc_error(r, 400, why.id, why.code, why.msg);
+        mcp_audit_note(srv, r, NULL, NULL, code);
+        mcp_reply_rpc_error(r, 400, why.id, why.code, why.msg);
         json_decref(why.id);
         return;
     }
@@ -297,7 +297,7 @@ void mcp_http_request(struct mcp_server *srv, struct hreq *r)
         era_serve(srv, r, root);
         goto out;
     case ERA_UNSUPPORTED:
-        audit_note(srv, r, NULL, NULL, jrpc_err_text(JRPC_UNSUPPORTED_VERSION));
+        mcp_audit_note(srv, r, NULL, NULL, jrpc_err_text(JRPC_UNSUPPORTED_VERSION));
         era_refuse_version(r, root);
         goto out;
     case ERA_LEGACY:
@@ -319,7 +319,7 @@ void mcp_http_request(struct mcp_server *srv, struct hreq *r)
     } else if (is_init) {
         json_t *want = json_object_get(json_object_get(root, "params"), "protocolVersion");
         snprintf(version, sizeof version, "%s",
-                 jrpc_str(want) && version_supported(json_string_value(want))
+                 jrpc_str(want) && mcp_version_supported(json_string_value(want))
                      ? json_string_value(want)
                      : LATEST_VERSION);
     } else {
@@ -327,55 +327,55 @@ void mcp_http_request(struct mcp_server *srv, struct hreq *r)
         snprintf(version, sizeof version, "%s", pv ? pv : "2025-03-26");
     }
     if (batch && !batch_allowed(version)) {
-        reply_rpc_error(r, 400, NULL, JRPC_INVALID_REQUEST,
+        mcp_reply_rpc_error(r, 400, NULL, JRPC_INVALID_REQUEST,
                         "Invalid Request: batches are only allowed with protocol 2025-03-26");
         goto out;
     }
     if (batch && json_array_size(root) > MAX_BATCH) {
-        reply_rpc_error(r, 400, NULL, JRPC_INVALID_REQUEST,
+        mcp_reply_rpc_error(r, 400, NULL, JRPC_INVALID_REQUEST,
                         "Invalid Request: a batch may hold at most 20 messages");
         goto out;
     }
 
-    struct mcp_exchange *ex = ex_open(srv, r, sess, batch, version);
+    struct mcp_exchange *ex = exchange_open(srv, r, sess, batch, version);
 
     struct rpc_ctx x = {.srv = srv, .ex = ex, .sess = sess, .req = r};
     size_t n = batch ? json_array_size(root) : 1;
     if (batch)
-        audit_note(srv, r, "batch", NULL, NULL);
+        mcp_audit_note(srv, r, "batch", NULL, NULL);
     else if (jrpc_str(first_method))
-        audit_note(srv, r, audit_method(json_string_value(first_method)), NULL, NULL);
+        mcp_audit_note(srv, r, mcp_audit_method(json_string_value(first_method)), NULL, NULL);
     for (size_t i = 0; i < n; i++) {
         struct jrpc_msg m;
         jrpc_classify(batch ? json_array_get(root, i) : root, &m);
         switch (m.kind) {
         case JRPC_REQUEST:
             ex->nrequests++;
-            dispatch_request(&x, &m);
+            mcp_dispatch_request(&x, &m);
             break;
         case JRPC_NOTIFICATION:
-            dispatch_notification(&x, &m);
+            mcp_dispatch_notification(&x, &m);
             break;
         case JRPC_RESPONSE:
-            route_response(srv, sess, &m);
+            mcp_route_response(srv, sess, &m);
             break;
         case JRPC_INVALID:
             if (!batch) {
                 /* A lone malformed message is the client's fault at the HTTP level too. */
                 char code[16];
                 snprintf(code, sizeof code, "%d", m.why.code);
-                audit_note(srv, r, NULL, NULL, code);
+                mcp_audit_note(srv, r, NULL, NULL, code);
                 hreq_on_abort(r, NULL, NULL);
                 ex->req = NULL;
-                reply_rpc_error(r, 400, m.id, m.why.code, m.why.msg);
+                mcp_reply_rpc_error(r, 400, m.id, m.why.code, m.why.msg);
             } else {
-                answer(&x, jrpc_error(m.id, m.why.code, m.why.msg));
+                mcp_answer(&x, jrpc_error(m.id, m.why.code, m.why.msg));
             }
             break;
         }
     }
     ex->dispatching = false;
-    ex_maybe_finish(ex);
+    exchange_maybe_finish(ex);
 out:
     json_decref(root);
 }

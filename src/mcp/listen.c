@@ -29,7 +29,7 @@
 #define SUBSCRIPTION_ID "io.modelcontextprotocol/subscriptionId"
 
 struct listen {
-    struct listen *prev, *next;
+    struct list link; /* in the server's listens */
     struct mcp_server *srv;
     struct mcp_call *call;
     json_t *task_ids; /* object: id -> true; NULL: no task notifications */
@@ -38,12 +38,7 @@ struct listen {
 
 static void listen_free(struct listen *l)
 {
-    if (l->prev)
-        l->prev->next = l->next;
-    else
-        l->srv->listens = l->next;
-    if (l->next)
-        l->next->prev = l->prev;
+    list_unlink(&l->link);
     loop_timer_cancel(l->keepalive);
     json_decref(l->task_ids);
     free(l);
@@ -77,7 +72,7 @@ static void listen_send(struct listen *l, json_t *msg_take)
         json_object_set_new(params, "_meta", meta);
     }
     json_object_set(meta, SUBSCRIPTION_ID, l->call->id);
-    call_send_notification(l->call, msg_take);
+    mcp_call_send_notification(l->call, msg_take);
 }
 
 /* Checks the filter's taskIds; false (answered) when it is malformed. */
@@ -92,9 +87,10 @@ static bool read_task_ids(struct rpc_ctx *x, struct jrpc_msg *m, json_t *ids, js
     json_array_foreach(ids, i, v) ok = ok && jrpc_str(v) && json_string_length(v) > 0 &&
                                        json_string_length(v) <= 128;
     if (!ok) {
-        answer(x, jrpc_error(m->id, JRPC_INVALID_PARAMS,
-                             "Invalid params: notifications.taskIds must be an array of at most "
-                             "256 task ids"));
+        mcp_answer(x,
+                   jrpc_error(m->id, JRPC_INVALID_PARAMS,
+                              "Invalid params: notifications.taskIds must be an array of at most "
+                              "256 task ids"));
         return false;
     }
     *out = json_object();
@@ -106,8 +102,8 @@ void listen_start(struct rpc_ctx *x, struct jrpc_msg *m)
 {
     json_t *filter = json_object_get(m->params, "notifications");
     if (filter && !json_is_object(filter)) {
-        answer(x, jrpc_error(m->id, JRPC_INVALID_PARAMS,
-                             "Invalid params: notifications must be an object"));
+        mcp_answer(x, jrpc_error(m->id, JRPC_INVALID_PARAMS,
+                                 "Invalid params: notifications must be an object"));
         return;
     }
     json_t *task_ids;
@@ -117,34 +113,32 @@ void listen_start(struct rpc_ctx *x, struct jrpc_msg *m)
                                    MCP_TASKS_EXTENSION) != NULL;
     if (task_ids && !has_ext) {
         json_decref(task_ids);
-        answer(x, era_missing_tasks(m->id, "Missing required client capability: task "
-                                           "notifications need the tasks extension "
-                                           "(" MCP_TASKS_EXTENSION ")"));
+        mcp_answer(x, era_missing_tasks(m->id, "Missing required client capability: task "
+                                               "notifications need the tasks extension "
+                                               "(" MCP_TASKS_EXTENSION ")"));
         return;
     }
     if (!x->ex->accepts_sse) {
         json_decref(task_ids);
-        answer(x, jrpc_error(m->id, JRPC_INVALID_REQUEST,
-                             "Invalid Request: subscriptions/listen answers with an SSE stream; "
-                             "send Accept: text/event-stream"));
+        mcp_answer(x,
+                   jrpc_error(m->id, JRPC_INVALID_REQUEST,
+                              "Invalid Request: subscriptions/listen answers with an SSE stream; "
+                              "send Accept: text/event-stream"));
         return;
     }
     if (!mcp_has_tasks(x->srv)) { /* nothing could ever be sent about tasks */
         json_decref(task_ids);
         task_ids = NULL;
     }
-    struct mcp_call *c = call_new(x, m);
+    struct mcp_call *c = mcp_call_new(x, m);
     /* A subscription lasts as long as the client wants it: no deadline, and a drain does not
      * wait for it (mcp_end_subscriptions closes it gracefully). */
-    call_make_lasting(c);
+    mcp_call_make_lasting(c);
     struct listen *l = xcalloc(1, sizeof *l);
     l->srv = x->srv;
     l->call = c;
     l->task_ids = task_ids;
-    l->next = x->srv->listens;
-    if (l->next)
-        l->next->prev = l;
-    x->srv->listens = l;
+    list_push_front(&x->srv->listens, &l->link);
     mcp_call_on_cancel(c, listen_cancelled, l);
     /* The ids are acknowledged as given: whether one is the caller's task is not said here
      * (that would tell an id of another principal's task from a made-up one); notifications
@@ -168,9 +162,11 @@ void listen_start(struct rpc_ctx *x, struct jrpc_msg *m)
 
 bool mcp_task_watched(const struct mcp_server *s, const char *task_id)
 {
-    for (struct listen *l = s->listens; l; l = l->next)
+    LIST_FOREACH(node, &s->listens) {
+        const struct listen *l = list_entry(node, struct listen, link);
         if (l->task_ids && json_object_get(l->task_ids, task_id))
             return true;
+    }
     return false;
 }
 
@@ -179,17 +175,19 @@ void mcp_task_notify(struct mcp_server *s, const char *caller, json_t *task)
     const char *id = json_string_value(json_object_get(task, "taskId"));
     if (id == NULL)
         return;
-    for (struct listen *l = s->listens; l; l = l->next)
+    LIST_FOREACH(node, &s->listens) {
+        struct listen *l = list_entry(node, struct listen, link);
         if (l->task_ids && json_object_get(l->task_ids, id) &&
             strcmp(l->call->caller, caller) == 0)
             listen_send(l, jrpc_notification("notifications/tasks", json_deep_copy(task)));
+    }
 }
 
 void mcp_end_subscriptions(struct mcp_server *s)
 {
     /* Each finish frees its listen (the cancel callback is cleared first): take the head. */
-    while (s->listens) {
-        struct listen *l = s->listens;
+    while (!list_empty(&s->listens)) {
+        struct listen *l = list_entry(list_first(&s->listens), struct listen, link);
         struct mcp_call *c = l->call;
         json_t *result = json_pack("{s:s, s:{s:O}}", "resultType", "complete", "_meta",
                                    SUBSCRIPTION_ID, c->id);

@@ -26,7 +26,7 @@ static const char *const log_levels[] = {"debug", "info",     "notice", "warning
 
 /* ---------- small helpers ---------- */
 
-json_t *client_caps_kept(json_t *caps)
+json_t *mcp_client_caps_kept(json_t *caps)
 {
     static const char *const kept[] = {"sampling", "elicitation", "roots"};
     json_t *out = json_object();
@@ -46,12 +46,12 @@ json_t *client_caps_kept(json_t *caps)
     return out;
 }
 
-bool version_supported(const char *v)
+bool mcp_version_supported(const char *v)
 {
     return era_version_served(v) && strcmp(v, MODERN_VERSION) != 0;
 }
 
-int level_index(const char *level)
+int mcp_level_index(const char *level)
 {
     for (int i = 0; i < 8; i++)
         if (strcmp(level, log_levels[i]) == 0)
@@ -59,7 +59,7 @@ int level_index(const char *level)
     return -1;
 }
 
-void reply_json(struct hreq *r, unsigned status, json_t *msg_take)
+void mcp_reply_json(struct hreq *r, unsigned status, json_t *msg_take)
 {
     char *text = msg_take ? json_dumps(msg_take, JSON_COMPACT) : NULL;
     if (text == NULL) { /* cannot happen with cleaned text; never crash on it either */
@@ -73,13 +73,13 @@ void reply_json(struct hreq *r, unsigned status, json_t *msg_take)
     json_decref(msg_take);
 }
 
-void reply_rpc_error(struct hreq *r, unsigned status, json_t *id, int code, const char *msg)
+void mcp_reply_rpc_error(struct hreq *r, unsigned status, json_t *id, int code, const char *msg)
 {
-    reply_json(r, status, jrpc_error(id, code, msg));
+    mcp_reply_json(r, status, jrpc_error(id, code, msg));
 }
 
-void audit_note(struct mcp_server *srv, struct hreq *r, const char *rpc_method, const char *tool,
-                const char *error)
+void mcp_audit_note(struct mcp_server *srv, struct hreq *r, const char *rpc_method,
+                    const char *tool, const char *error)
 {
     if (srv->audit && r)
         srv->audit(r, rpc_method, tool, error, srv->audit_arg);
@@ -297,6 +297,8 @@ size_t mcp_calls_in_flight(const struct mcp_server *s)
 struct mcp_server *mcp_new(struct loop *l, const struct mcp_opts *o)
 {
     struct mcp_server *s = xcalloc(1, sizeof *s);
+    list_init(&s->calls);
+    list_init(&s->listens);
     s->loop = l;
     s->o = *o;
     s->name = xstrdup(o->name);
@@ -306,7 +308,7 @@ struct mcp_server *mcp_new(struct loop *l, const struct mcp_opts *o)
     s->public_hosts = o->public_hosts && *o->public_hosts ? xstrdup(o->public_hosts) : NULL;
     s->sessions = strmap_new();
     s->inflight = strmap_new();
-    s->meta_cache = meta_cache_new();
+    s->meta_cache = metacache_new();
     s->outgoing = strmap_new();
     if (!crypto_random_bytes(s->state_key, sizeof s->state_key)) {
         /* getrandom fails only without a kernel entropy source: nothing can be sealed. */
@@ -345,12 +347,12 @@ void mcp_free(struct mcp_server *s)
     size_t n;
     void **v = strmap_values(s->sessions, &n);
     for (size_t i = 0; i < n; i++)
-        sess_end(s, v[i]);
+        session_end(s, v[i]);
     free(v);
     loop_timer_cancel(s->sweep);
     strmap_free(s->sessions);
     strmap_free(s->inflight);
-    meta_cache_free(s->meta_cache);
+    metacache_free(s->meta_cache);
     strmap_free(s->outgoing);
     registry_cleanup(&s->tools);
     registry_cleanup(&s->resources);

@@ -21,6 +21,7 @@
 #include <stdint.h>
 
 #include "jrpc.h"
+#include "list.h"
 #include "mcp.h"
 
 struct hreq;
@@ -98,8 +99,8 @@ struct mcp_call {
     mcp_cancel_cb *cancel_cb;
     void *cancel_arg;
     struct outgoing *outgoing;
-    struct mcp_call *prev, *next; /* in the exchange's list */
-    struct mcp_call *all_prev, *all_next; /* in the server's list of live calls */
+    struct list ex_link;  /* in the exchange's calls */
+    struct list srv_link; /* in the server's list of live calls */
     struct loop_timer *deadline;
     /* 2026-07-28 requests: the client's declared capabilities (kept subset), the logLevel it
      * asked for (-1: none, so no log messages), and what it answered to an earlier
@@ -110,7 +111,7 @@ struct mcp_call {
     json_t *params; /* the request's: a sealed state is bound to their digest */
     json_t *input_responses, *input_state;
     char caller[45]; /* who asked (both eras): see era_caller */
-    bool lasting;    /* not counted in srv->ncalls (call_make_lasting) */
+    bool lasting;    /* not counted in srv->ncalls (mcp_call_make_lasting) */
     bool in_flight; /* in srv->inflight under key: a cancel by id can find it */
     bool counted;   /* in srv->ninflight: neither finished nor cancelled */
     unsigned holds; /* >0 while reply callbacks run: freeing waits until they are done */
@@ -126,7 +127,7 @@ struct mcp_exchange {
     json_t *answers; /* array of responses (single: at most one) */
     unsigned nrequests; /* requests it carried (not notifications or responses) */
     unsigned pending;
-    struct mcp_call *calls;
+    struct list calls; /* struct mcp_call, by ex_link */
     struct mcp_stream *stream;
     char *raw_answer; /* single request: the whole response, already serialised */
     size_t raw_len;
@@ -189,7 +190,7 @@ struct mcp_server {
     struct strmap *outgoing; /* key → struct outgoing */
     unsigned long next_stream, next_out;
     struct loop_timer *sweep;
-    struct mcp_call *calls; /* every call whose handler has not finished */
+    struct list calls; /* every call whose handler has not finished (by srv_link) */
     size_t ncalls;
     uint64_t calls_started;
     mcp_audit_cb *audit; /* may be NULL */
@@ -204,7 +205,7 @@ struct mcp_server {
         void *arg;
     } task_more[MCP_TASK_PROVIDERS_MAX];
     size_t ntask_more;
-    struct listen *listens;              /* open subscriptions/listen streams (listen.c) */
+    struct list listens;                 /* open subscriptions/listen streams (listen.c) */
     void *task_arg;
     unsigned char state_key[32]; /* seals requestState (reqstate.c); new at each start */
     char *modern_list_head; /* "{"resultType":...,"_meta":{...}," for list answers (era.c) */
@@ -225,16 +226,16 @@ struct rpc_ctx {
 };
 
 /* Small helpers (mcp.c). */
-bool version_supported(const char *v);
+bool mcp_version_supported(const char *v);
 /* What the engine keeps of a client's capabilities (either era): presence flags for sampling,
  * elicitation and roots, and "elicitation.form" when it takes form-mode elicitation. A client
  * cannot park a large object in a session or a call this way (new reference). */
-json_t *client_caps_kept(json_t *caps);
-int level_index(const char *level);
-void reply_json(struct hreq *r, unsigned status, json_t *msg_take);
-void reply_rpc_error(struct hreq *r, unsigned status, json_t *id, int code, const char *msg);
+json_t *mcp_client_caps_kept(json_t *caps);
+int mcp_level_index(const char *level);
+void mcp_reply_json(struct hreq *r, unsigned status, json_t *msg_take);
+void mcp_reply_rpc_error(struct hreq *r, unsigned status, json_t *id, int code, const char *msg);
 /* Tells the audit hook what r was about; NULL fields are left as they were. */
-void audit_note(struct mcp_server *srv, struct hreq *r, const char *rpc_method, const char *tool,
-                const char *error);
+void mcp_audit_note(struct mcp_server *srv, struct hreq *r, const char *rpc_method,
+                    const char *tool, const char *error);
 
 #endif

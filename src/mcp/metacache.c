@@ -30,12 +30,12 @@ struct meta_cache {
     int hit; /* the slot known_meta matched in this parse, or -1 */
 };
 
-struct meta_cache *meta_cache_new(void)
+struct meta_cache *metacache_new(void)
 {
     return xcalloc(1, sizeof(struct meta_cache));
 }
 
-void meta_cache_free(struct meta_cache *c)
+void metacache_free(struct meta_cache *c)
 {
     if (c == NULL)
         return;
@@ -93,7 +93,7 @@ static char *body_without(const char *p, size_t n, const struct jrpc_meta_at *at
     return rest;
 }
 
-json_t *meta_cache_parse(struct meta_cache *c, const char *p, size_t n, struct jrpc_why *why)
+json_t *metacache_parse(struct meta_cache *c, const char *p, size_t n, struct jrpc_why *why)
 {
     struct jrpc_meta_at at = {0};
     c->hit = -1;

@@ -16,10 +16,10 @@
 
 struct meta_cache;
 
-struct meta_cache *meta_cache_new(void);
-void meta_cache_free(struct meta_cache *c);
+struct meta_cache *metacache_new(void);
+void metacache_free(struct meta_cache *c);
 /* As jrpc_parse(p, n, why). The params._meta in the result may be shared with other requests'
  * results: read it, never change it. */
-json_t *meta_cache_parse(struct meta_cache *c, const char *p, size_t n, struct jrpc_why *why);
+json_t *metacache_parse(struct meta_cache *c, const char *p, size_t n, struct jrpc_why *why);
 
 #endif

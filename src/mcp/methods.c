@@ -130,17 +130,17 @@ static json_t *build_modern_capabilities(struct mcp_server *srv)
 
 static void start_call(struct rpc_ctx *x, struct jrpc_msg *m, struct named *n, json_t *args)
 {
-    struct mcp_call *c = call_new(x, m);
+    struct mcp_call *c = mcp_call_new(x, m);
     n->handler(c, args, n->arg);
 }
 
-void answer(struct rpc_ctx *x, json_t *msg_take)
+void mcp_answer(struct rpc_ctx *x, json_t *msg_take)
 {
     /* Answer without a handler: goes where call answers go. */
     if (x->ex->modern && (x->ex->stream || x->ex->batch))
         era_decorate(x->srv, x->ex->method, msg_take, false);
     if (!x->ex->batch)
-        note_answer(x->srv, x->req, msg_take);
+        exchange_note_answer(x->srv, x->req, msg_take);
     json_array_append_new(x->ex->answers, msg_take);
 }
 
@@ -154,7 +154,7 @@ static void answer_text(struct rpc_ctx *x, struct jrpc_msg *m, const char *head,
                    ? NULL
                    : json_dumps(m->id, JSON_ENCODE_ANY | JSON_COMPACT);
     if (id == NULL) {
-        answer(x, jrpc_result(m->id, make_result(arg)));
+        mcp_answer(x, jrpc_result(m->id, make_result(arg)));
         return;
     }
     size_t cap = strlen(id) + strlen(head) + len + strlen(tail) + 40;
@@ -208,7 +208,7 @@ static bool refuse_nul(struct rpc_ctx *x, struct jrpc_msg *m, json_t *v, const c
         return false;
     char msg[120];
     snprintf(msg, sizeof msg, "Invalid params: %s must not contain a NUL character", field);
-    answer(x, jrpc_error(m->id, JRPC_INVALID_PARAMS, msg));
+    mcp_answer(x, jrpc_error(m->id, JRPC_INVALID_PARAMS, msg));
     return true;
 }
 
@@ -218,39 +218,39 @@ static void do_initialize(struct rpc_ctx *x, struct jrpc_msg *m)
     json_t *pv = json_object_get(m->params, "protocolVersion");
 
     if (!json_is_string(pv)) {
-        answer(x, jrpc_error(m->id, JRPC_INVALID_PARAMS,
+        mcp_answer(x, jrpc_error(m->id, JRPC_INVALID_PARAMS,
                              "Invalid params: protocolVersion must be a string"));
         return;
     }
     if (refuse_nul(x, m, pv, "protocolVersion"))
         return;
     const char *want = json_string_value(pv);
-    const char *version = version_supported(want) ? want : LATEST_VERSION;
+    const char *version = mcp_version_supported(want) ? want : LATEST_VERSION;
 
     if (srv->o.sessions) {
         unsigned max = srv->o.max_sessions ? srv->o.max_sessions : 10000;
         if (strmap_count(srv->sessions) >= max) {
-            answer(x, jrpc_error(m->id, JRPC_INTERNAL_ERROR,
+            mcp_answer(x, jrpc_error(m->id, JRPC_INTERNAL_ERROR,
                                  "Too many sessions; end one with DELETE and retry"));
             return;
         }
         struct mcp_session *s = xcalloc(1, sizeof *s);
         if (!crypto_random_hex(s->id, 32)) {
             free(s);
-            answer(x, jrpc_error(m->id, JRPC_INTERNAL_ERROR, "Internal error"));
+            mcp_answer(x, jrpc_error(m->id, JRPC_INTERNAL_ERROR, "Internal error"));
             return;
         }
         snprintf(s->version, sizeof s->version, "%s", version);
         s->log_level = 1; /* info */
         json_t *caps = json_object_get(m->params, "capabilities");
-        s->client_caps = client_caps_kept(caps);
+        s->client_caps = mcp_client_caps_kept(caps);
         s->subs = json_object();
         s->streams = strmap_new();
         s->refs = 1;
         s->last_used = loop_now(srv->loop);
         strmap_put(srv->sessions, s->id, s);
         if (srv->sweep == NULL) /* else it is due no later than this session's expiry */
-            sweep_arm(srv);
+            session_sweep_arm(srv);
         hreq_add_header(x->req, "Mcp-Session-Id", s->id);
         log_debug("session started, protocol %s", version);
     }
@@ -261,7 +261,7 @@ static void do_initialize(struct rpc_ctx *x, struct jrpc_msg *m)
                                build_capabilities(srv), "serverInfo", info);
     if (srv->instructions)
         json_object_set_new(result, "instructions", json_string(srv->instructions));
-    answer(x, jrpc_result(m->id, result));
+    mcp_answer(x, jrpc_result(m->id, result));
 }
 
 /* A tools/call the tool filter refused: a lone request gets HTTP 403 (the filter added its
@@ -276,14 +276,14 @@ static void refuse_tool(struct rpc_ctx *x, struct jrpc_msg *m, const struct name
                  "credential does not have", t->name, t->scope);
     else
         snprintf(msg, sizeof msg, "Forbidden: this credential may not call %s", t->name);
-    audit_note(x->srv, x->req, NULL, t->name, jrpc_err_text(JRPC_FORBIDDEN));
+    mcp_audit_note(x->srv, x->req, NULL, t->name, jrpc_err_text(JRPC_FORBIDDEN));
     if (x->ex->batch) {
-        answer(x, jrpc_error(m->id, JRPC_FORBIDDEN, msg));
+        mcp_answer(x, jrpc_error(m->id, JRPC_FORBIDDEN, msg));
         return;
     }
     hreq_on_abort(x->req, NULL, NULL);
     x->ex->req = NULL; /* answered here: the exchange has nothing left to send */
-    reply_rpc_error(x->req, 403, m->id, JRPC_FORBIDDEN, msg);
+    mcp_reply_rpc_error(x->req, 403, m->id, JRPC_FORBIDDEN, msg);
 }
 
 static void do_discover(struct rpc_ctx *x, struct jrpc_msg *m)
@@ -293,7 +293,7 @@ static void do_discover(struct rpc_ctx *x, struct jrpc_msg *m)
                                build_modern_capabilities(srv));
     if (srv->instructions)
         json_object_set_new(result, "instructions", json_string(srv->instructions));
-    answer(x, jrpc_result(m->id, result));
+    mcp_answer(x, jrpc_result(m->id, result));
 }
 
 /* ---------- the tasks extension: the provider's three methods ---------- */
@@ -347,19 +347,19 @@ static void task_method(struct rpc_ctx *x, struct jrpc_msg *m, mcp_handler *h)
     json_t *ext = json_object_get(json_object_get(x->ex->caps, "extensions"),
                                   MCP_TASKS_EXTENSION);
     if (ext == NULL) {
-        answer(x, era_missing_tasks(m->id, "Missing required client capability: the tasks "
+        mcp_answer(x, era_missing_tasks(m->id, "Missing required client capability: the tasks "
                                            "extension (" MCP_TASKS_EXTENSION ")"));
         return;
     }
     json_t *id = json_object_get(m->params, "taskId");
     if (!jrpc_str(id) || json_string_length(id) == 0 || json_string_length(id) > 128) {
-        answer(x, jrpc_error(m->id, JRPC_INVALID_PARAMS,
+        mcp_answer(x, jrpc_error(m->id, JRPC_INVALID_PARAMS,
                              "Invalid params: taskId must be a non-empty string"));
         return;
     }
     json_t *responses = json_object_get(m->params, "inputResponses");
     if (h == task_update && !json_is_object(responses)) {
-        answer(x, jrpc_error(m->id, JRPC_INVALID_PARAMS,
+        mcp_answer(x, jrpc_error(m->id, JRPC_INVALID_PARAMS,
                              "Invalid params: inputResponses must be an object"));
         return;
     }
@@ -389,13 +389,14 @@ static void do_tools_call(struct rpc_ctx *x, struct jrpc_msg *m)
     struct named *t;
 
     if (!json_is_string(name)) {
-        answer(x, jrpc_error(m->id, JRPC_INVALID_PARAMS, "Invalid params: name must be a string"));
+        mcp_answer(x,
+                   jrpc_error(m->id, JRPC_INVALID_PARAMS, "Invalid params: name must be a string"));
         return;
     }
     if (refuse_nul(x, m, name, "name"))
         return;
     if (args != NULL && !json_is_object(args) && !json_is_null(args)) {
-        answer(x, jrpc_error(m->id, JRPC_INVALID_PARAMS,
+        mcp_answer(x, jrpc_error(m->id, JRPC_INVALID_PARAMS,
                              "Invalid params: arguments must be an object"));
         return;
     }
@@ -403,7 +404,7 @@ static void do_tools_call(struct rpc_ctx *x, struct jrpc_msg *m)
     if (t == NULL || t->disabled) {
         char msg[200];
         snprintf(msg, sizeof msg, "Unknown tool: %.128s", json_string_value(name));
-        answer(x, jrpc_error(m->id, JRPC_INVALID_PARAMS, msg));
+        mcp_answer(x, jrpc_error(m->id, JRPC_INVALID_PARAMS, msg));
         return;
     }
     if (x->srv->tool_filter &&
@@ -411,11 +412,11 @@ static void do_tools_call(struct rpc_ctx *x, struct jrpc_msg *m)
         refuse_tool(x, m, t);
         return;
     }
-    audit_note(x->srv, x->req, NULL, t->name, NULL);
+    mcp_audit_note(x->srv, x->req, NULL, t->name, NULL);
     char msg[256];
     if (x->ex->modern && t->param_headers &&
         !era_param_headers_match(x->req, t->param_headers, args, msg, sizeof msg)) {
-        answer(x, jrpc_error(m->id, JRPC_HEADER_MISMATCH, msg));
+        mcp_answer(x, jrpc_error(m->id, JRPC_HEADER_MISMATCH, msg));
         return;
     }
     json_t *a = json_is_object(args) ? json_incref(args) : json_object();
@@ -427,7 +428,8 @@ static void do_resources_read(struct rpc_ctx *x, struct jrpc_msg *m)
 {
     json_t *uri = json_object_get(m->params, "uri");
     if (!json_is_string(uri)) {
-        answer(x, jrpc_error(m->id, JRPC_INVALID_PARAMS, "Invalid params: uri must be a string"));
+        mcp_answer(x,
+                   jrpc_error(m->id, JRPC_INVALID_PARAMS, "Invalid params: uri must be a string"));
         return;
     }
     if (refuse_nul(x, m, uri, "uri"))
@@ -452,14 +454,15 @@ static void do_resources_read(struct rpc_ctx *x, struct jrpc_msg *m)
     json_t *err = jrpc_error(m->id, x->ex->modern ? JRPC_INVALID_PARAMS : JRPC_RESOURCE_NOT_FOUND,
                              "Resource not found");
     json_object_set_new(json_object_get(err, "error"), "data", json_pack("{s:s}", "uri", u));
-    answer(x, err);
+    mcp_answer(x, err);
 }
 
 static void do_subscribe(struct rpc_ctx *x, struct jrpc_msg *m, bool on)
 {
     json_t *uri = json_object_get(m->params, "uri");
     if (!json_is_string(uri)) {
-        answer(x, jrpc_error(m->id, JRPC_INVALID_PARAMS, "Invalid params: uri must be a string"));
+        mcp_answer(x,
+                   jrpc_error(m->id, JRPC_INVALID_PARAMS, "Invalid params: uri must be a string"));
         return;
     }
     if (refuse_nul(x, m, uri, "uri"))
@@ -470,7 +473,7 @@ static void do_subscribe(struct rpc_ctx *x, struct jrpc_msg *m, bool on)
         else if (!on)
             json_object_del(x->sess->subs, json_string_value(uri));
     }
-    answer(x, jrpc_result(m->id, json_object()));
+    mcp_answer(x, jrpc_result(m->id, json_object()));
 }
 
 static void do_prompts_get(struct rpc_ctx *x, struct jrpc_msg *m)
@@ -478,18 +481,19 @@ static void do_prompts_get(struct rpc_ctx *x, struct jrpc_msg *m)
     json_t *name = json_object_get(m->params, "name");
     json_t *args = json_object_get(m->params, "arguments");
     if (!json_is_string(name)) {
-        answer(x, jrpc_error(m->id, JRPC_INVALID_PARAMS, "Invalid params: name must be a string"));
+        mcp_answer(x,
+                   jrpc_error(m->id, JRPC_INVALID_PARAMS, "Invalid params: name must be a string"));
         return;
     }
     if (refuse_nul(x, m, name, "name"))
         return;
     struct named *p = registry_find(&x->srv->prompts, json_string_value(name));
     if (p == NULL) {
-        answer(x, jrpc_error(m->id, JRPC_INVALID_PARAMS, "Invalid params: unknown prompt"));
+        mcp_answer(x, jrpc_error(m->id, JRPC_INVALID_PARAMS, "Invalid params: unknown prompt"));
         return;
     }
     if (args != NULL && !json_is_object(args)) {
-        answer(x, jrpc_error(m->id, JRPC_INVALID_PARAMS,
+        mcp_answer(x, jrpc_error(m->id, JRPC_INVALID_PARAMS,
                              "Invalid params: arguments must be an object"));
         return;
     }
@@ -504,12 +508,13 @@ static void do_complete(struct rpc_ctx *x, struct jrpc_msg *m)
     json_t *arg = json_object_get(m->params, "argument");
     if (!json_is_object(ref) || !json_is_string(json_object_get(ref, "type")) ||
         !json_is_object(arg)) {
-        answer(x, jrpc_error(m->id, JRPC_INVALID_PARAMS,
+        mcp_answer(x, jrpc_error(m->id, JRPC_INVALID_PARAMS,
                              "Invalid params: ref and argument objects are required"));
         return;
     }
     if (x->srv->complete == NULL) {
-        answer(x, jrpc_error(m->id, JRPC_METHOD_NOT_FOUND, "Method not found: completion/complete"));
+        mcp_answer(
+            x, jrpc_error(m->id, JRPC_METHOD_NOT_FOUND, "Method not found: completion/complete"));
         return;
     }
     struct named n = {.handler = x->srv->complete, .arg = x->srv->complete_arg};
@@ -519,16 +524,16 @@ static void do_complete(struct rpc_ctx *x, struct jrpc_msg *m)
 static void do_set_level(struct rpc_ctx *x, struct jrpc_msg *m)
 {
     json_t *level = json_object_get(m->params, "level");
-    int li = jrpc_str(level) ? level_index(json_string_value(level)) : -1;
+    int li = jrpc_str(level) ? mcp_level_index(json_string_value(level)) : -1;
     if (li < 0) {
-        answer(x, jrpc_error(m->id, JRPC_INVALID_PARAMS,
+        mcp_answer(x, jrpc_error(m->id, JRPC_INVALID_PARAMS,
                              "Invalid params: level must be one of debug, info, notice, warning, "
                              "error, critical, alert, emergency"));
         return;
     }
     if (x->sess)
         x->sess->log_level = li;
-    answer(x, jrpc_result(m->id, json_object()));
+    mcp_answer(x, jrpc_result(m->id, json_object()));
 }
 
 static void do_ping(struct rpc_ctx *x, struct jrpc_msg *m)
@@ -557,7 +562,7 @@ static void do_tools_list(struct rpc_ctx *x, struct jrpc_msg *m)
         }
     }
     if (mine)
-        answer(x, jrpc_result(m->id, json_pack("{s:o}", "tools", mine)));
+        mcp_answer(x, jrpc_result(m->id, json_pack("{s:o}", "tools", mine)));
     else
         answer_list(x, m, &srv->tools, "tools");
 }
@@ -645,7 +650,7 @@ static void do_cancelled(struct rpc_ctx *x, struct jrpc_msg *m)
      * that client holds), so session + request id names the call. Stateless there is no
      * identity: behind a tunnel or proxy every peer is 127.0.0.1, every client shares the
      * token and SDK ids start at 0, so one client's cancel would stop another's call. It is
-     * ignored; a stateless client cancels by closing its POST (ex_on_abort), which is
+     * ignored; a stateless client cancels by closing its POST (exchange_on_abort), which is
      * always its own. */
     if (x->sess == NULL) {
         log_info("notifications/cancelled ignored: without a session it cannot be told "
@@ -657,7 +662,7 @@ static void do_cancelled(struct rpc_ctx *x, struct jrpc_msg *m)
     struct mcp_call *c = strmap_get(x->srv->inflight, key);
     if (c) {
         log_debug("request cancelled by the client");
-        call_cancel(c);
+        mcp_call_cancel(c);
     } else {
         log_debug("notifications/cancelled for no call in flight in this session");
     }
@@ -743,7 +748,7 @@ static const struct method *method_find(const char *name, bool notification)
     return NULL;
 }
 
-const char *audit_method(const char *m)
+const char *mcp_audit_method(const char *m)
 {
     for (size_t i = 0; i < sizeof methods / sizeof *methods; i++)
         if (strcmp(m, methods[i].name) == 0)
@@ -751,7 +756,7 @@ const char *audit_method(const char *m)
     return "unknown";
 }
 
-const char *modern_method(struct mcp_server *srv, const char *name, const char **name_field)
+const char *mcp_modern_method(struct mcp_server *srv, const char *name, const char **name_field)
 {
     const struct method *method = method_find(name, false);
     const unsigned caps =
@@ -764,7 +769,7 @@ const char *modern_method(struct mcp_server *srv, const char *name, const char *
     return method->name;
 }
 
-void dispatch_request(struct rpc_ctx *x, struct jrpc_msg *m)
+void mcp_dispatch_request(struct rpc_ctx *x, struct jrpc_msg *m)
 {
     const struct method *method = method_find(m->method, false);
 
@@ -774,17 +779,17 @@ void dispatch_request(struct rpc_ctx *x, struct jrpc_msg *m)
     if (method == NULL) {
         char msg[200];
         snprintf(msg, sizeof msg, "Method not found: %.128s", m->method);
-        answer(x, jrpc_error(m->id, JRPC_METHOD_NOT_FOUND, msg));
+        mcp_answer(x, jrpc_error(m->id, JRPC_METHOD_NOT_FOUND, msg));
     } else if (x->ex->batch && (method->flags & METHOD_ALONE)) {
         char msg[200];
         snprintf(msg, sizeof msg, "Invalid Request: %s cannot be batched", method->name);
-        answer(x, jrpc_error(m->id, JRPC_INVALID_REQUEST, msg));
+        mcp_answer(x, jrpc_error(m->id, JRPC_INVALID_REQUEST, msg));
     } else {
         method->fn(x, m);
     }
 }
 
-void dispatch_notification(struct rpc_ctx *x, struct jrpc_msg *m)
+void mcp_dispatch_notification(struct rpc_ctx *x, struct jrpc_msg *m)
 {
     const struct method *method = method_find(m->method, true);
 

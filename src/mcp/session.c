@@ -14,14 +14,14 @@
 #include "stream.h"
 #include "strmap.h"
 
-struct mcp_session *sess_ref(struct mcp_session *s)
+struct mcp_session *session_ref(struct mcp_session *s)
 {
     if (s)
         s->refs++;
     return s;
 }
 
-void sess_unref(struct mcp_session *s)
+void session_unref(struct mcp_session *s)
 {
     if (s == NULL || --s->refs > 0)
         return;
@@ -32,7 +32,7 @@ void sess_unref(struct mcp_session *s)
 }
 
 /* Ends a session: cancels its calls, closes its streams, forgets it. */
-void sess_end(struct mcp_server *srv, struct mcp_session *s)
+void session_end(struct mcp_server *srv, struct mcp_session *s)
 {
     size_t n;
     void **v;
@@ -44,7 +44,7 @@ void sess_end(struct mcp_server *srv, struct mcp_session *s)
     v = strmap_values(srv->inflight, &n);
     for (size_t i = 0; i < n; i++)
         if (((struct mcp_call *)v[i])->sess == s)
-            call_cancel(v[i]);
+            mcp_call_cancel(v[i]);
     free(v);
     v = strmap_values(s->streams, &n);
     for (size_t i = 0; i < n; i++) {
@@ -55,10 +55,10 @@ void sess_end(struct mcp_server *srv, struct mcp_session *s)
     }
     free(v);
     s->get_stream = NULL;
-    sess_unref(s);
+    session_unref(s);
 }
 
-void sweep_sessions(struct loop *l, void *arg)
+void session_sweep(struct loop *l, void *arg)
 {
     struct mcp_server *srv = arg;
     size_t n;
@@ -69,15 +69,15 @@ void sweep_sessions(struct loop *l, void *arg)
         if (s->active == 0 && s->get_stream == NULL &&
             loop_now(l) - s->last_used > SESSION_IDLE_MS) {
             log_debug("session expired after idling");
-            sess_end(srv, s);
+            session_end(srv, s);
         }
     }
     free(v);
     srv->sweep = NULL;
-    sweep_arm(srv);
+    session_sweep_arm(srv);
 }
 
-void sweep_arm(struct mcp_server *srv)
+void session_sweep_arm(struct mcp_server *srv)
 {
     size_t n;
     void **v = strmap_values(srv->sessions, &n);
@@ -95,7 +95,7 @@ void sweep_arm(struct mcp_server *srv)
     /* A session in use past its expiry is skipped by the sweep: look again a minute later,
      * not at once. */
     uint64_t wait = due > now + SWEEP_MS ? due - now : SWEEP_MS;
-    srv->sweep = loop_timer_add(srv->loop, wait, sweep_sessions, srv);
+    srv->sweep = loop_timer_add(srv->loop, wait, session_sweep, srv);
 }
 
 /* ---------- notifications to sessions ---------- */

@@ -23,7 +23,7 @@ struct mcp_stream *stream_new(struct mcp_server *srv, struct mcp_session *sess)
     st->refs = 1;
     if (sess && !sess->ended) {
         char key[32];
-        st->sess = sess_ref(sess);
+        st->sess = session_ref(sess);
         snprintf(key, sizeof key, "%lu", st->no);
         strmap_put(sess->streams, key, st);
         st->refs++; /* the session's table */
@@ -40,7 +40,7 @@ void stream_unref(struct mcp_stream *st)
         free(e->text);
         free(e);
     }
-    sess_unref(st->sess);
+    session_unref(st->sess);
     free(st);
 }
 
@@ -159,7 +159,7 @@ void stream_close(struct mcp_stream *st)
         stream_forget(st);
 }
 
-bool version_primes(const char *v)
+bool mcp_version_primes(const char *v)
 {
     /* 2026-07-28 has no resumable streams: nothing to prime. */
     return strcmp(v, "2025-11-25") >= 0 && strcmp(v, MODERN_VERSION) < 0;

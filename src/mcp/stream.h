@@ -21,6 +21,6 @@ void stream_forget(struct mcp_stream *st);
  * nothing is left to resume; otherwise the events wait for a GET with Last-Event-ID. */
 void stream_close(struct mcp_stream *st);
 /* Whether streams of protocol version v start with a priming event (2025-11-25 on). */
-bool version_primes(const char *v);
+bool mcp_version_primes(const char *v);
 
 #endif

@@ -17,6 +17,7 @@
 #include "ctlsock.h"
 #include "exitcode.h"
 #include "mem.h"
+#include "timefmt.h"
 
 
 const char approvals_usage[] =
@@ -169,7 +170,7 @@ char *approvalscli_printable(const char *s, bool keep_newlines)
         }
         p += len;
     }
-    char *r = buf_take(&out, NULL);
+    char *r = buf_detach(&out, NULL);
     return r ? r : xstrdup("");
 }
 
@@ -184,9 +185,8 @@ static void put_field(const char *label, json_t *v, bool keep_newlines)
 static void print_request(json_t *r)
 {
     time_t t = (time_t)json_integer_value(json_object_get(r, "time"));
-    struct tm tm;
-    char when[32];
-    strftime(when, sizeof when, "%Y-%m-%dT%H:%M:%SZ", gmtime_r(&t, &tm));
+    char when[TIMEFMT_SIZE];
+    timefmt_iso(t, when);
     put_field("id:        ", json_object_get(r, "id"), false);
     printf("time:      %s\n", when);
     put_field("principal: ", json_object_get(r, "principal"), false);
@@ -205,9 +205,8 @@ static void print_table(json_t *pending)
     printf("%-16s  %-20s  %-16s  %-28s  %s\n", "ID", "TIME", "PRINCIPAL", "TOOL", "ARGUMENTS");
     json_array_foreach(pending, i, p) {
         time_t t = (time_t)json_integer_value(json_object_get(p, "time"));
-        struct tm tm;
-        char when[32];
-        strftime(when, sizeof when, "%Y-%m-%dT%H:%M:%SZ", gmtime_r(&t, &tm));
+        char when[TIMEFMT_SIZE];
+        timefmt_iso(t, when);
         const char *id = json_string_value(json_object_get(p, "id"));
         char *principal = approvalscli_printable(
                  json_string_value(json_object_get(p, "principal")), false),
@@ -245,7 +244,7 @@ int approvalscli_main(const char *cmd, int argc, char **argv)
     int rc = parse(cmd, argc, argv, &o);
     if (rc >= 0)
         return rc;
-    char *path = ctl_socket_path(o.env_file);
+    char *path = ctlsock_path(o.env_file);
     if (!path) {
         fprintf(stderr, "hermes-mcp %s: the env file's directory path is too long\n", cmd);
         return EXIT_USAGE;

@@ -62,7 +62,7 @@ json_t *ctlclient_ask(const char *path, const char *line, char *err, size_t errl
 char *ctlclient_restart_needed(const char *env_file)
 {
     char err[400];
-    char *path = ctl_socket_path(env_file);
+    char *path = ctlsock_path(env_file);
     json_t *ans = path ? ctlclient_ask(path, "{\"op\":\"status\"}\n", err, sizeof err) : NULL;
     free(path);
     json_t *list = json_object_get(ans, "gateway_restart_needed"), *item;
@@ -79,5 +79,5 @@ char *ctlclient_restart_needed(const char *env_file)
         buf_cleanup(&out);
         return NULL;
     }
-    return buf_take(&out, NULL);
+    return buf_detach(&out, NULL);
 }

@@ -123,9 +123,6 @@ static void print_upstream(const struct gw_upstream *u)
     if (u->kind == GW_STDIO)
         printf("    args: %zu (not shown)%s%s\n", json_array_size(u->args), u->cwd ? ", cwd " : "",
                u->cwd ? u->cwd : "");
-    if (u->args_placeholder)
-        printf("    warning: a ${...} placeholder in args puts its value on the child's command "
-               "line, readable by every local user: pass secrets in env\n");
     print_names("env", u->env);
     print_names("headers", u->headers);
     printf("    prefix: \"%s\", required: %s, timeout: %u s, connect_timeout: %u s, "
@@ -322,11 +319,12 @@ static int probe(const struct gwfile *gw)
     return bad ? 1 : 0;
 }
 
-/* gwfile_notes' warnings (a disabled upstream says so in its block). */
-static void print_warning(bool warn, const char *line, void *arg)
+/* gwload_lint's warnings, below the upstreams (its errors were checked before; a disabled
+ * upstream says so in its block). */
+static void print_lint(enum gwlint_level level, const char *line, void *arg)
 {
     (void)arg;
-    if (warn)
+    if (level == GWLINT_WARN)
         printf("  warning: %s\n", line);
 }
 
@@ -364,7 +362,7 @@ static int check(const char *env_file, bool with_probe)
             print_upstream(&gw.up[i]);
         for (size_t i = 0; i < gw.noff; i++)
             print_upstream(&gw.off[i]);
-        gwfile_notes(&gw, print_warning, NULL);
+        gwload_lint(&gw, cfg.gateway_file, cfg.call_timeout_ms, print_lint, NULL);
         printf("  bridge tools:%s\n", gw.bridge_include || gw.bridge_exclude ? "" : " all");
         if (gw.bridge_include || gw.bridge_exclude) {
             print_rules("include", gw.bridge_include);

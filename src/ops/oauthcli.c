@@ -21,6 +21,7 @@
 #include "exitcode.h"
 #include "mem.h"
 #include "principal.h"
+#include "timefmt.h"
 #include "tokenstore.h"
 
 #define ARG_MAX_LEN 512
@@ -101,18 +102,15 @@ static int parse(int argc, char **argv, struct opts *o)
     return -1;
 }
 
-static void iso_time(time_t t, char out[32])
+static void iso_time(time_t t, char out[TIMEFMT_SIZE])
 {
-    struct tm tm;
-    if (t <= 0 || gmtime_r(&t, &tm) == NULL)
-        snprintf(out, 32, "-");
-    else
-        strftime(out, 32, "%Y-%m-%dT%H:%M:%SZ", &tm);
+    if (t <= 0 || timefmt_iso(t, out)[0] == '\0')
+        snprintf(out, TIMEFMT_SIZE, "-");
 }
 
 static json_t *json_time(time_t t)
 {
-    char s[32];
+    char s[TIMEFMT_SIZE];
     iso_time(t, s);
     return t > 0 ? json_string(s) : json_null();
 }

@@ -217,7 +217,7 @@ static int cmd_prune(const struct config *c, struct retention_list *l, bool dry_
         const char *id = l->tasks[i].id;
         if (dry_run) {
             printf("would remove %s\n", id);
-        } else if (retention_take_out(dfd, id) == 0) {
+        } else if (retention_move_out(dfd, id) == 0) {
             printf("removed %s\n", id);
         } else {
             fprintf(stderr, "hermes-mcp tasks: cannot remove %s: %s\n", id, strerror(errno));

@@ -10,6 +10,7 @@
 
 #include "crypto.h"
 #include "exitcode.h"
+#include "hex.h"
 #include "principal.h"
 
 
@@ -95,7 +96,7 @@ int tokengen_main(int argc, char **argv)
                 "MCP_AUTH_TOKEN)\n");
         return EXIT_USAGE;
     }
-    if (!check_list(scopes, scope_known, "scopes") ||
+    if (!check_list(scopes, principal_scope_known, "scopes") ||
         (agents && !check_list(agents, principal_name_ok, "agents")))
         return EXIT_USAGE;
     time_t when;
@@ -106,17 +107,12 @@ int tokengen_main(int argc, char **argv)
     }
     char token[65], hex[65];
     unsigned char digest[32];
-    static const char digits[] = "0123456789abcdef";
     if (!crypto_random_hex(token, 32)) {
         fprintf(stderr, "hermes-mcp: the random generator failed\n");
         return 1;
     }
     crypto_sha256(token, 64, digest);
-    for (int i = 0; i < 32; i++) {
-        hex[2 * i] = digits[digest[i] >> 4];
-        hex[2 * i + 1] = digits[digest[i] & 15];
-    }
-    hex[64] = '\0';
+    hex_encode(digest, sizeof digest, hex);
     printf("token for '%s' (shown once, not stored; give it to the role as its bearer token):\n"
            "%s\n\n"
            "add this entry under \"tokens:\" in the TOKENS_FILE, then reload the server (SIGHUP):\n"

@@ -7,6 +7,15 @@
 #include "app.h"
 #include "config.h"
 #include "fixtures.h"
+#include "provider.h"
+
+static bool fixtures_setup(void *self, const struct provider_host *h)
+{
+    return fixtures_register(h->mcp, h->loop, self);
+}
+
+static const struct provider_ops fixtures_ops = {.name = "fixtures", .setup = fixtures_setup,
+                                                 .teardown = fixtures_teardown};
 
 int main(int argc, char **argv)
 {
@@ -55,8 +64,9 @@ int main(int argc, char **argv)
     cfg.rate_per_min = 0; /* the suite fires far more than 30 requests a minute */
     cfg.call_timeout_ms = (unsigned)call_timeout_ms;
     cfg.drain_grace_s = (unsigned)drain_grace_s;
+    const struct provider fixtures = {&fixtures_ops, NULL};
     struct app_opts o = {.cfg = &cfg, .service = "hermes-mcp-conformance",
-                         .setup = fixtures_register, .teardown = fixtures_teardown};
+                         .providers = &fixtures, .nproviders = 1};
     int rc = app_run(&o);
     config_cleanup(&cfg);
     return rc;

@@ -13,7 +13,7 @@
 #include "mem.h"
 
 /* {"error": code, "message": text} with isError: true (the bridge's tool errors have this shape). */
-static void tool_error(struct mcp_call *c, const char *code, const char *msg)
+static void bridge_tool_error(struct mcp_call *c, const char *code, const char *msg)
 {
     json_t *sc = json_pack("{s:s, s:s}", "error", code, "message", msg);
     char *text = json_dumps(sc, JSON_COMPACT);
@@ -266,7 +266,7 @@ static void wait_tool(struct mcp_call *c, json_t *args, void *arg)
     (void)arg;
     json_t *ms = json_object_get(args, "ms");
     if (!json_is_integer(ms) || json_integer_value(ms) < 0 || json_integer_value(ms) > 600000) {
-        tool_error(c, "invalid_arguments", "ms must be an integer from 0 to 600000");
+        bridge_tool_error(c, "invalid_arguments", "ms must be an integer from 0 to 600000");
         return;
     }
     struct wait *w = xcalloc(1, sizeof *w);
@@ -310,7 +310,7 @@ static void sampling(struct mcp_call *c, json_t *args, void *arg)
     (void)arg;
     json_t *prompt = json_object_get(args, "prompt");
     if (!json_is_string(prompt)) {
-        tool_error(c, "invalid_arguments", "prompt must be a string");
+        bridge_tool_error(c, "invalid_arguments", "prompt must be a string");
         return;
     }
     json_t *params = json_pack("{s:[{s:s, s:{s:s, s:O}}], s:i}", "messages", "role", "user",
@@ -353,7 +353,7 @@ static void elicitation(struct mcp_call *c, json_t *args, void *arg)
     (void)arg;
     json_t *message = json_object_get(args, "message");
     if (!json_is_string(message)) {
-        tool_error(c, "invalid_arguments", "message must be a string");
+        bridge_tool_error(c, "invalid_arguments", "message must be a string");
         return;
     }
     elicit(c, json_string_value(message),

@@ -15,7 +15,7 @@ void fixtures_modern_register(struct mcp_server *mcp);
 /* The tasks extension's (fixtures_tasks.c), and their teardown (the tasks left). */
 void fixtures_tasks_register(struct mcp_server *mcp, struct loop *l);
 void fixtures_tasks_free(void);
-/* app_opts.teardown. */
+/* The fixtures provider's teardown (provider.h). */
 void fixtures_teardown(void *arg);
 
 #endif

@@ -2,7 +2,7 @@
  * build the replies (and a request / notification echo) from what was classified, dump them and
  * check they read back. Invariants the engine relies on are checked; a violation aborts.
  *
- * Each body is also read through meta_cache_parse (twice, so the second reuses the cached
+ * Each body is also read through metacache_parse (twice, so the second reuses the cached
  * _meta): it must give exactly what jrpc_parse gives, error code and message included.
  *
  * FUZZ_JRPC_SKIP_PARSE_MSG=1 in the environment skips the check that a parse error's message
@@ -121,16 +121,16 @@ static void one(json_t *m)
     }
 }
 
-/* meta_cache_parse(p) must be jrpc_parse(p): same document, or the same error. */
+/* metacache_parse(p) must be jrpc_parse(p): same document, or the same error. */
 static void check_meta_cache(const char *p, size_t n, json_t *root, const struct jrpc_why *why)
 {
     static struct meta_cache *cache;
     if (cache == NULL)
-        cache = meta_cache_new();
+        cache = metacache_new();
     for (int round = 0; round < 2; round++) {
         struct jrpc_why w;
         memset(&w, 0, sizeof w);
-        json_t *r = meta_cache_parse(cache, p, n, &w);
+        json_t *r = metacache_parse(cache, p, n, &w);
         CHECK((r == NULL) == (root == NULL));
         if (r != NULL) {
             CHECK(json_equal(r, root));

@@ -27,7 +27,7 @@ static void check_principal(const struct principal *p)
     CHECK(!p->all);
     CHECK(p->nscopes >= 1 && p->nscopes <= PRINCIPAL_LIST_MAX);
     for (size_t i = 0; i < p->nscopes; i++)
-        CHECK(scope_known(p->scopes[i]));
+        CHECK(principal_scope_known(p->scopes[i]));
     CHECK(p->nagents <= PRINCIPAL_LIST_MAX);
     CHECK(p->agents != NULL || p->nagents == 0);
     for (size_t i = 0; i < p->nagents; i++)

@@ -113,3 +113,31 @@ test('enabled: anything but true or false stops serve, gateway check and doctor 
   if (!(started instanceof Error)) await started.stop();
   assert.match(String(started?.message), /upstream x, key timeout/);
 });
+
+test('serve, doctor and gateway check give the same gateway-file warnings: approve guards, default deny, a placeholder in args', async () => {
+  const d = mkdtempSync(join(tmpdir(), 'hm-gwlint-'));
+  try {
+    const up = (name, rest) => `  ${name}:\n    command: ${JSON.stringify(process.execPath)}\n` +
+      `    args: ${JSON.stringify([FAKE, '--starts', join(d, `${name}.starts`)])}\n${rest}`;
+    const file = gatewayFile(d, 'approvals: {timeout_s: 30}\nupstreams:\n' +
+      up('guarded', '    tools: {include: [echo], guard: {echo: approve}}\n') +
+      up('closed', '') +
+      `  marked:\n    command: ${JSON.stringify(process.execPath)}\n` +
+      `    args: ${JSON.stringify([FAKE, '--mark', '${LINT_MARK}'])}\n    tools: {include: [echo]}\n`);
+    const s = await startHermes({ GATEWAY_FILE: file, LINT_MARK: 'x' });
+    const warned = s.proc.stderrText.split('\n').map((l) => l.match(/warn: gateway: (.*)$/)?.[1]).filter(Boolean);
+    for (const re of [/approve guards: `hermes-mcp approve` is heard from uid/, /upstream closed has no tools\.include or tools\.exclude/,
+      /upstream marked has a \$\{\.\.\.\} placeholder in args/])
+      assert.ok(warned.some((w) => re.test(w)), `serve warns ${re}: ${warned.join('\n')}`);
+    const doctor = spawnSync(HERMES, ['doctor', '--no-probe', '--env-file', s.envFile], { encoding: 'utf8' });
+    const check = spawnSync(HERMES, ['gateway', 'check', '--env-file', s.envFile], { encoding: 'utf8' });
+    assert.equal(await s.stop(), 0);
+    assert.equal(check.status, 0, check.stderr);
+    for (const w of warned.filter((l) => !/matches none of its/.test(l))) { // --probe's, not the file's
+      assert.ok(doctor.stdout.split('\n').some((l) => /^warn +gateway file: /.test(l) && l.endsWith(w)), `doctor: ${w}\n${doctor.stdout}`);
+      assert.ok(check.stdout.includes(`\n  warning: ${w}\n`), `gateway check: ${w}\n${check.stdout}`);
+    }
+  } finally {
+    rmSync(d, { recursive: true, force: true });
+  }
+});

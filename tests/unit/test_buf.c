@@ -1,4 +1,4 @@
-/* Unit tests for buf.c: growth, the hard cap, consume, take. */
+/* Unit tests for buf.c: growth, the hard cap, consume, detach. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -49,12 +49,12 @@ static void consume_and_take(void **state)
     buf_consume(&b, 100);
     assert_int_equal(b.len, 0);
     buf_appends(&b, "kept");
-    char *p = buf_take(&b, &len);
+    char *p = buf_detach(&b, &len);
     assert_string_equal(p, "kept");
     assert_int_equal(len, 4);
     assert_null(b.data);
     free(p);
-    p = buf_take(&b, &len); /* empty buffer gives an empty string */
+    p = buf_detach(&b, &len); /* empty buffer gives an empty string */
     assert_string_equal(p, "");
     free(p);
 }

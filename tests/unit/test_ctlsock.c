@@ -25,7 +25,7 @@
 static bool parses(const char *line, struct ctl_request *r)
 {
     const char *err = NULL;
-    bool ok = ctl_parse_request(line, strlen(line), r, &err);
+    bool ok = ctlsock_parse_request(line, strlen(line), r, &err);
     if (!ok)
         assert_non_null(err);
     return ok;
@@ -70,29 +70,29 @@ static void the_protocol_takes_exactly_its_requests(void **state)
     snprintf(line, sizeof line, "{\"op\":\"deny\",\"id\":\"a\",\"reason\":\"%s\"}", reason);
     assert_false(parses(line, &r));
     const char *err;
-    assert_false(ctl_parse_request(line, CTL_LINE_MAX + 1, &r, &err));
+    assert_false(ctlsock_parse_request(line, CTL_LINE_MAX + 1, &r, &err));
     assert_string_equal(err, "line_too_long");
 }
 
 static void only_our_own_uid_is_heard(void **state)
 {
     (void)state;
-    assert_true(ctl_uid_allowed(true, 1000, 1000));
-    assert_false(ctl_uid_allowed(true, 1001, 1000));
-    assert_false(ctl_uid_allowed(true, 0, 1000)); /* not even root */
-    assert_false(ctl_uid_allowed(false, 1000, 1000)); /* no credentials: closed */
+    assert_true(ctlsock_uid_allowed(true, 1000, 1000));
+    assert_false(ctlsock_uid_allowed(true, 1001, 1000));
+    assert_false(ctlsock_uid_allowed(true, 0, 1000));     /* not even root */
+    assert_false(ctlsock_uid_allowed(false, 1000, 1000)); /* no credentials: closed */
 
     int sv[2];
     assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM, 0, sv), 0);
     uid_t peer;
-    assert_true(ctl_peer_allowed(sv[0], geteuid(), &peer));
+    assert_true(ctlsock_peer_allowed(sv[0], geteuid(), &peer));
     assert_int_equal(peer, geteuid());
-    assert_false(ctl_peer_allowed(sv[0], geteuid() + 1, &peer));
+    assert_false(ctlsock_peer_allowed(sv[0], geteuid() + 1, &peer));
     close(sv[0]);
     close(sv[1]);
     int p[2];
     assert_int_equal(pipe(p), 0);
-    assert_false(ctl_peer_allowed(p[0], geteuid(), &peer)); /* not a socket: no credentials */
+    assert_false(ctlsock_peer_allowed(p[0], geteuid(), &peer)); /* not a socket: no credentials */
     close(p[0]);
     close(p[1]);
 }
@@ -336,12 +336,12 @@ static void a_process_the_server_started_cannot_decide(void **state)
     }
     pid_t grandchild = (pid_t)atoi(buf);
     assert_true(grandchild > 0);
-    assert_true(ctl_pid_descends_from(child, getpid()));
-    assert_true(ctl_pid_descends_from(grandchild, getpid()));
-    assert_false(ctl_pid_descends_from(getpid(), getpid())); /* the CLI the operator runs */
-    assert_false(ctl_pid_descends_from(getppid(), getpid()));
-    assert_false(ctl_pid_descends_from(grandchild, child + 100000)); /* not an ancestor */
-    assert_true(ctl_pid_descends_from(0, getpid())); /* unknown: closed */
+    assert_true(ctlsock_pid_descends_from(child, getpid()));
+    assert_true(ctlsock_pid_descends_from(grandchild, getpid()));
+    assert_false(ctlsock_pid_descends_from(getpid(), getpid())); /* the CLI the operator runs */
+    assert_false(ctlsock_pid_descends_from(getppid(), getpid()));
+    assert_false(ctlsock_pid_descends_from(grandchild, child + 100000)); /* not an ancestor */
+    assert_true(ctlsock_pid_descends_from(0, getpid()));                 /* unknown: closed */
     close(hold[1]);
     waitpid(child, NULL, 0);
 
@@ -378,8 +378,8 @@ static void another_uid_is_refused(void **state)
 static void each_env_file_has_its_own_socket(void **state)
 {
     (void)state;
-    char *a = ctl_socket_path("/srv/x/a.env"), *b = ctl_socket_path("/srv/x/b.env");
-    char *dot = ctl_socket_path(".env"), *none = ctl_socket_path(NULL);
+    char *a = ctlsock_path("/srv/x/a.env"), *b = ctlsock_path("/srv/x/b.env");
+    char *dot = ctlsock_path(".env"), *none = ctlsock_path(NULL);
     assert_string_equal(a, "/srv/x/.a.env" CTL_SOCKET_SUFFIX);
     assert_string_equal(b, "/srv/x/.b.env" CTL_SOCKET_SUFFIX);
     assert_string_equal(dot, "./.env" CTL_SOCKET_SUFFIX);
@@ -393,7 +393,7 @@ static void each_env_file_has_its_own_socket(void **state)
     longp[0] = '/';
     longp[sizeof longp - 1] = '\0';
     memcpy(longp + 90, "/x", 2);
-    assert_null(ctl_socket_path(longp)); /* would not fit a sockaddr_un */
+    assert_null(ctlsock_path(longp)); /* would not fit a sockaddr_un */
 }
 
 static int connect_to(const char *path)

@@ -16,14 +16,14 @@
     "\"io.modelcontextprotocol/clientCapabilities\":{},"                                       \
     "\"io.modelcontextprotocol/clientInfo\":{\"name\":\"c\",\"version\":\"1\"}}"
 
-/* Parses body both ways, checks they agree, and returns meta_cache_parse's result. */
+/* Parses body both ways, checks they agree, and returns metacache_parse's result. */
 static json_t *both(struct meta_cache *c, const char *body, struct jrpc_why *why)
 {
     struct jrpc_why plain_why;
     memset(&plain_why, 0, sizeof plain_why);
     json_t *plain = jrpc_parse(body, strlen(body), &plain_why);
     memset(why, 0, sizeof *why);
-    json_t *r = meta_cache_parse(c, body, strlen(body), why);
+    json_t *r = metacache_parse(c, body, strlen(body), why);
     assert_int_equal(r == NULL, plain == NULL);
     if (r)
         assert_true(json_equal(r, plain));
@@ -47,7 +47,7 @@ static json_t *meta_of(json_t *root)
 static void repeated_meta_is_shared(void **state)
 {
     (void)state;
-    struct meta_cache *c = meta_cache_new();
+    struct meta_cache *c = metacache_new();
     struct jrpc_why why;
     json_t *a = both(c, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/list\",\"params\":{\"_meta\":" META "}}", &why);
     json_t *b = both(c, "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"tools/call\",\"params\":{\"name\":\"x\","
@@ -62,13 +62,13 @@ static void repeated_meta_is_shared(void **state)
     json_decref(a);
     json_decref(b);
     json_decref(d);
-    meta_cache_free(c);
+    metacache_free(c);
 }
 
 static void progress_token_is_not_kept(void **state)
 {
     (void)state;
-    struct meta_cache *c = meta_cache_new();
+    struct meta_cache *c = metacache_new();
     struct jrpc_why why;
     const char *body = "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/call\",\"params\":{\"name\":\"x\","
                        "\"_meta\":{\"progressToken\":7}}}";
@@ -76,7 +76,7 @@ static void progress_token_is_not_kept(void **state)
     assert_ptr_not_equal(meta_of(a), meta_of(b));
     json_decref(a);
     json_decref(b);
-    meta_cache_free(c);
+    metacache_free(c);
 }
 
 /* Bodies the scan could misread: each must give jrpc_parse's answer (errors included), also
@@ -104,14 +104,14 @@ static void odd_bodies_read_as_jansson_reads_them(void **state)
         "{\"id\":1,\"params\":{\"_meta\":" META "}\"x\":1}",
         "{\"params\":{\"_meta\":" META "},\"id\":1}",
     };
-    struct meta_cache *c = meta_cache_new();
+    struct meta_cache *c = metacache_new();
     for (int round = 0; round < 2; round++)
         for (size_t i = 0; i < sizeof bodies / sizeof *bodies; i++) {
             struct jrpc_why why;
             json_decref(both(c, bodies[i], &why));
             json_decref(why.id);
         }
-    meta_cache_free(c);
+    metacache_free(c);
 }
 
 int main(void)

@@ -128,12 +128,13 @@ static void checks_scopes_and_agents(void **state)
 {
     char err[300];
     (void)state;
-    assert_true(scope_known("hermes:read"));
-    assert_true(scope_known("hermes:admin"));
-    assert_true(scope_known("gateway:fs.local"));
-    assert_false(scope_known("gateway:.x"));
-    assert_false(scope_known("hermes:*"));
-    assert_false(scope_known("agent:alpha")); /* internal to the agent check, never granted */
+    assert_true(principal_scope_known("hermes:read"));
+    assert_true(principal_scope_known("hermes:admin"));
+    assert_true(principal_scope_known("gateway:fs.local"));
+    assert_false(principal_scope_known("gateway:.x"));
+    assert_false(principal_scope_known("hermes:*"));
+    assert_false(
+        principal_scope_known("agent:alpha")); /* internal to the agent check, never granted */
 
     struct principals *s = parse(good, err);
     assert_non_null(s);

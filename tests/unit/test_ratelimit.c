@@ -14,11 +14,12 @@ static void bucket_allows_burst_then_waits(void **state)
     (void)state;
     struct ratelimit *rl = ratelimit_new(30, 100); /* one token every 2 s */
     for (int i = 0; i < 30; i++)
-        assert_int_equal(ratelimit_take(rl, "10.0.0.1", 1000, NULL), 0);
-    assert_int_equal(ratelimit_take(rl, "10.0.0.1", 1000, NULL), 2);
-    assert_int_equal(ratelimit_take(rl, "10.0.0.1", 2000, NULL), 1); /* half a token back */
-    assert_int_equal(ratelimit_take(rl, "10.0.0.1", 3000, NULL), 0); /* a whole one */
-    assert_int_equal(ratelimit_take(rl, "10.0.0.2", 3000, NULL), 0); /* others are not affected */
+        assert_int_equal(ratelimit_consume(rl, "10.0.0.1", 1000, NULL), 0);
+    assert_int_equal(ratelimit_consume(rl, "10.0.0.1", 1000, NULL), 2);
+    assert_int_equal(ratelimit_consume(rl, "10.0.0.1", 2000, NULL), 1); /* half a token back */
+    assert_int_equal(ratelimit_consume(rl, "10.0.0.1", 3000, NULL), 0); /* a whole one */
+    assert_int_equal(ratelimit_consume(rl, "10.0.0.2", 3000, NULL),
+                     0); /* others are not affected */
     ratelimit_free(rl);
 }
 
@@ -34,8 +35,8 @@ static void ipv6_grouped_by_64_and_mapped_v4(void **state)
     ratelimit_key("::ffff:192.0.2.1", k1, sizeof k1);
     assert_string_equal(k1, "192.0.2.1");
     struct ratelimit *rl = ratelimit_new(1, 100);
-    assert_int_equal(ratelimit_take(rl, "2001:db8::1", 0, NULL), 0);
-    assert_true(ratelimit_take(rl, "2001:db8::2", 0, NULL) > 0); /* same /64, same bucket */
+    assert_int_equal(ratelimit_consume(rl, "2001:db8::1", 0, NULL), 0);
+    assert_true(ratelimit_consume(rl, "2001:db8::2", 0, NULL) > 0); /* same /64, same bucket */
     ratelimit_free(rl);
 }
 
@@ -44,15 +45,15 @@ static void table_is_bounded_and_evicts_oldest(void **state)
     char ip[32];
     (void)state;
     struct ratelimit *rl = ratelimit_new(1, 100);
-    assert_int_equal(ratelimit_take(rl, "192.0.2.1", 0, NULL), 0);
-    assert_true(ratelimit_take(rl, "192.0.2.1", 0, NULL) > 0);
+    assert_int_equal(ratelimit_consume(rl, "192.0.2.1", 0, NULL), 0);
+    assert_true(ratelimit_consume(rl, "192.0.2.1", 0, NULL) > 0);
     for (int i = 0; i < 10000; i++) {
         snprintf(ip, sizeof ip, "10.%d.%d.%d", i >> 16, (i >> 8) & 255, i & 255);
-        ratelimit_take(rl, ip, 0, NULL);
+        ratelimit_consume(rl, ip, 0, NULL);
         assert_true(ratelimit_clients(rl) <= 100);
     }
     /* 192.0.2.1 was evicted long ago: it starts with a full bucket again. */
-    assert_int_equal(ratelimit_take(rl, "192.0.2.1", 0, NULL), 0);
+    assert_int_equal(ratelimit_consume(rl, "192.0.2.1", 0, NULL), 0);
     ratelimit_free(rl);
 }
 
@@ -61,18 +62,18 @@ static void first_refusal_of_a_minute_is_flagged(void **state)
     bool first;
     (void)state;
     struct ratelimit *rl = ratelimit_new(1, 100); /* one token a minute */
-    assert_int_equal(ratelimit_take(rl, "192.0.2.1", 1000, &first), 0);
+    assert_int_equal(ratelimit_consume(rl, "192.0.2.1", 1000, &first), 0);
     assert_false(first);
-    assert_true(ratelimit_take(rl, "192.0.2.1", 1000, &first) > 0);
+    assert_true(ratelimit_consume(rl, "192.0.2.1", 1000, &first) > 0);
     assert_true(first);
-    assert_true(ratelimit_take(rl, "192.0.2.1", 30000, &first) > 0);
+    assert_true(ratelimit_consume(rl, "192.0.2.1", 30000, &first) > 0);
     assert_false(first); /* the same minute: logged already */
-    assert_true(ratelimit_take(rl, "192.0.2.2", 1000, &first) == 0);
-    assert_true(ratelimit_take(rl, "192.0.2.2", 1000, &first) > 0);
+    assert_true(ratelimit_consume(rl, "192.0.2.2", 1000, &first) == 0);
+    assert_true(ratelimit_consume(rl, "192.0.2.2", 1000, &first) > 0);
     assert_true(first); /* another client has its own */
     /* A minute after the first refusal, the next refusal is flagged again. */
-    assert_true(ratelimit_take(rl, "192.0.2.1", 61000, &first) == 0); /* a token came back */
-    assert_true(ratelimit_take(rl, "192.0.2.1", 61500, &first) > 0);
+    assert_true(ratelimit_consume(rl, "192.0.2.1", 61000, &first) == 0); /* a token came back */
+    assert_true(ratelimit_consume(rl, "192.0.2.1", 61500, &first) > 0);
     assert_true(first);
     ratelimit_free(rl);
 }
@@ -82,17 +83,17 @@ static void raw_keys_are_their_own_buckets(void **state)
     char long_key[100];
     (void)state;
     struct ratelimit *rl = ratelimit_new(2, 100);
-    assert_int_equal(ratelimit_take_key(rl, "cred:0123abcd", 0, NULL), 0);
-    assert_int_equal(ratelimit_take_key(rl, "cred:0123abcd", 0, NULL), 0);
-    assert_true(ratelimit_take_key(rl, "cred:0123abcd", 0, NULL) > 0);
-    assert_int_equal(ratelimit_take_key(rl, "cred:ffff0000", 0, NULL), 0);
-    assert_int_equal(ratelimit_take(rl, "10.0.0.1", 0, NULL), 0); /* addresses: separate */
+    assert_int_equal(ratelimit_consume_key(rl, "cred:0123abcd", 0, NULL), 0);
+    assert_int_equal(ratelimit_consume_key(rl, "cred:0123abcd", 0, NULL), 0);
+    assert_true(ratelimit_consume_key(rl, "cred:0123abcd", 0, NULL) > 0);
+    assert_int_equal(ratelimit_consume_key(rl, "cred:ffff0000", 0, NULL), 0);
+    assert_int_equal(ratelimit_consume(rl, "10.0.0.1", 0, NULL), 0); /* addresses: separate */
     /* A key longer than the bucket holds is cut the same way every time: one bucket. */
     memset(long_key, 'k', sizeof long_key - 1);
     long_key[sizeof long_key - 1] = '\0';
-    assert_int_equal(ratelimit_take_key(rl, long_key, 0, NULL), 0);
-    assert_int_equal(ratelimit_take_key(rl, long_key, 0, NULL), 0);
-    assert_true(ratelimit_take_key(rl, long_key, 0, NULL) > 0);
+    assert_int_equal(ratelimit_consume_key(rl, long_key, 0, NULL), 0);
+    assert_int_equal(ratelimit_consume_key(rl, long_key, 0, NULL), 0);
+    assert_true(ratelimit_consume_key(rl, long_key, 0, NULL) > 0);
     ratelimit_free(rl);
 }
 

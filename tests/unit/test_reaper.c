@@ -89,8 +89,8 @@ static void a_detached_command_stays_below_and_is_reaped(void **state)
     int hold[2];
     assert_int_equal(pipe(hold), 0);
     pid_t detached = orphan(hold, true), grouped = orphan(hold, false);
-    assert_true(ctl_pid_descends_from(detached, getpid())); /* adopted by us, not init */
-    assert_true(ctl_pid_descends_from(grouped, getpid()));
+    assert_true(ctlsock_pid_descends_from(detached, getpid())); /* adopted by us, not init */
+    assert_true(ctlsock_pid_descends_from(grouped, getpid()));
 
     /* A child of ours that its owner reaps, as the gateway reaps its upstreams. */
     pid_t owned = fork();

@@ -198,13 +198,13 @@ static void take_out_then_empty_trash(void **state)
         assert_int_equal(mkdirat(fd, "t1", 0700), 0);
         assert_int_equal(mkdirat(fd, "t1/sub", 0700), 0);
         assert_int_equal(symlinkat(keep, fd, "t1/sub/link"), 0);
-        assert_int_equal(retention_take_out(fd, "t1"), 0);
+        assert_int_equal(retention_move_out(fd, "t1"), 0);
         assert_int_not_equal(fstatat(fd, "t1", &st, AT_SYMLINK_NOFOLLOW), 0);
     }
     assert_int_equal(symlinkat(root, fd, "evil"), 0);
-    assert_int_equal(retention_take_out(fd, "evil"), 0);
-    assert_int_equal(retention_take_out(fd, "gone"), -1);
-    assert_int_equal(retention_take_out(fd, ".pruned"), -1);
+    assert_int_equal(retention_move_out(fd, "evil"), 0);
+    assert_int_equal(retention_move_out(fd, "gone"), -1);
+    assert_int_equal(retention_move_out(fd, ".pruned"), -1);
     atomic_bool stop = true;
     assert_int_equal(retention_empty_trash(fd, &stop), 0); /* stopped: nothing deleted */
     assert_int_equal(retention_empty_trash(fd, NULL), 3);

@@ -73,7 +73,7 @@ static void takes_a_listening_socket(void **state)
     (void)state;
     unsigned want = socket_on_3(SOCK_STREAM, true, "127.0.0.1");
     set_env((long)getpid(), "1");
-    assert_true(sdlisten_take(&fd, host, sizeof host, &port, err, sizeof err));
+    assert_true(sdlisten_claim(&fd, host, sizeof host, &port, err, sizeof err));
     assert_int_equal(fd, 3);
     assert_string_equal(host, "127.0.0.1");
     assert_int_equal(port, want);
@@ -93,15 +93,15 @@ static void ignores_what_is_not_ours(void **state)
     (void)state;
     unsetenv("LISTEN_PID");
     unsetenv("LISTEN_FDS");
-    assert_true(sdlisten_take(&fd, host, sizeof host, &port, err, sizeof err));
+    assert_true(sdlisten_claim(&fd, host, sizeof host, &port, err, sizeof err));
     assert_int_equal(fd, -1);
     socket_on_3(SOCK_STREAM, true, "127.0.0.1");
     set_env((long)getpid() + 1, "1"); /* for another process: left alone */
-    assert_true(sdlisten_take(&fd, host, sizeof host, &port, err, sizeof err));
+    assert_true(sdlisten_claim(&fd, host, sizeof host, &port, err, sizeof err));
     assert_int_equal(fd, -1);
     assert_non_null(getenv("LISTEN_FDS"));
     set_env((long)getpid(), "0");
-    assert_true(sdlisten_take(&fd, host, sizeof host, &port, err, sizeof err));
+    assert_true(sdlisten_claim(&fd, host, sizeof host, &port, err, sizeof err));
     assert_int_equal(fd, -1);
     assert_null(getenv("LISTEN_FDS"));
     close(3);
@@ -115,12 +115,12 @@ static void refuses_wrong_sockets(void **state)
     (void)state;
     socket_on_3(SOCK_DGRAM, false, "127.0.0.1");
     set_env((long)getpid(), "1");
-    assert_false(sdlisten_take(&fd, host, sizeof host, &port, err, sizeof err));
+    assert_false(sdlisten_claim(&fd, host, sizeof host, &port, err, sizeof err));
     assert_non_null(strstr(err, "not a listening stream socket"));
     assert_null(getenv("LISTEN_FDS"));
     socket_on_3(SOCK_STREAM, false, "127.0.0.1");
     set_env((long)getpid(), "1");
-    assert_false(sdlisten_take(&fd, host, sizeof host, &port, err, sizeof err));
+    assert_false(sdlisten_claim(&fd, host, sizeof host, &port, err, sizeof err));
     close(3);
     int p[2];
     assert_int_equal(pipe(p), 0);
@@ -130,7 +130,7 @@ static void refuses_wrong_sockets(void **state)
     }
     close(p[1]);
     set_env((long)getpid(), "1");
-    assert_false(sdlisten_take(&fd, host, sizeof host, &port, err, sizeof err));
+    assert_false(sdlisten_claim(&fd, host, sizeof host, &port, err, sizeof err));
     assert_non_null(strstr(err, "not a socket"));
     close(3);
 }

@@ -1,0 +1,156 @@
+/* authn.c — bearer tokens to principals, and the challenges of a refusal (authn.h). */
+#include "authn.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "buf.h"
+#include "crypto.h"
+#include "hdr.h"
+#include "hex.h"
+#include "httpd.h"
+#include "mem.h"
+#include "tokenstore.h"
+
+struct authn {
+    struct authn_opts o;
+    struct principals *who;
+};
+
+struct authn *authn_new(const struct authn_opts *o, struct principals *who)
+{
+    struct authn *a = xcalloc(1, sizeof *a);
+    a->o = *o;
+    a->who = who;
+    return a;
+}
+
+void authn_set_principals(struct authn *a, struct principals *who)
+{
+    principals_unref(a->who);
+    a->who = who;
+}
+
+void authn_free(struct authn *a)
+{
+    if (a == NULL)
+        return;
+    principals_unref(a->who);
+    free(a);
+}
+
+void authn_who_cleanup(struct authn_who *w)
+{
+    principals_unref(w->set);
+    principal_free(w->grant);
+    free(w->client_id);
+    memset(w, 0, sizeof *w);
+}
+
+static void reply_json(struct hreq *r, unsigned status, const char *json)
+{
+    hreq_reply(r, status, "application/json", json, strlen(json));
+}
+
+/* RFC 6750; with OAUTH_ISSUER_URL also resource_metadata, where clients find our protected
+ * resource metadata (RFC 9728; the MCP authorization spec's discovery). */
+void authn_challenge(const struct authn *a, struct hreq *r, const char *error,
+                     const char *scope, const char *description)
+{
+    struct buf v;
+    buf_init(&v, 0);
+    buf_printf(&v, "Bearer realm=\"hermes-mcp\"");
+    if (error)
+        buf_printf(&v, ", error=\"%s\"", error);
+    if (scope)
+        buf_printf(&v, ", scope=\"%s\"", scope);
+    if (a->o.issuer)
+        buf_printf(&v, ", resource_metadata=\"%s/.well-known/oauth-protected-resource/mcp\"",
+                   a->o.issuer);
+    if (description)
+        buf_printf(&v, ", error_description=\"%s\"", description);
+    hreq_add_header(r, "WWW-Authenticate", v.data);
+    buf_cleanup(&v);
+}
+
+/* An access token from the OAuth token store: known, live, and issued for this resource (RFC
+ * 8707 audience: a token meant for another server is refused, not passed on). Its principal is
+ * "oauth:<client id>" (shortened with a digest when too long) with the scopes granted. */
+static enum authn_result oauth_authenticate(const struct authn *a, const char *token,
+                                            struct authn_who *w)
+{
+    if (a->o.tokens == NULL)
+        return AUTHN_BAD_TOKEN;
+    const struct token_grant *g = tokenstore_find(a->o.tokens, token, time(NULL));
+    if (g == NULL || g->kind != TOKEN_ACCESS || strcmp(g->resource, a->o.resource) != 0)
+        return AUTHN_BAD_TOKEN;
+    char name[PRINCIPAL_NAME_MAX + 1];
+    principal_oauth_name(g->client_id, name);
+    w->grant = principal_for_grant(name, g->scope, token);
+    w->grant->expires = g->expires; /* told by whoami; the store already refused expired ones */
+    w->who = w->grant;
+    free(w->client_id);
+    w->client_id = xstrdup(g->client_id);
+    /* Tasks and sealed state belong to one authorization (its refreshed tokens included), not
+     * to every authorization of the same client: the family names it, by a digest. */
+    if (g->family) {
+        static const char label[] = "hermes-mcp family v1";
+        unsigned char d[32];
+        crypto_hmac_sha256(label, sizeof label - 1, g->family, strlen(g->family), d);
+        int len = snprintf(w->caller, sizeof w->caller, "%s/", name);
+        hex_encode(d, 8, w->caller + len);
+    }
+    return AUTHN_OK;
+}
+
+enum authn_result authn_request(const struct authn *a, struct hreq *r, struct authn_who *w)
+{
+    if (!a->o.required)
+        return AUTHN_OK;
+    const char *h = hdr_bearer(hreq_header(r, "Authorization"));
+    if (h == NULL)
+        return AUTHN_NO_TOKEN;
+    const struct principal *p = principals_find(a->who, h);
+    if (p == NULL)
+        return oauth_authenticate(a, h, w);
+    if (principal_expired(p, time(NULL)))
+        return AUTHN_EXPIRED;
+    w->set = principals_ref(a->who);
+    w->who = p;
+    return AUTHN_OK;
+}
+
+const char *authn_caller(const struct authn_who *w)
+{
+    if (w->caller[0])
+        return w->caller;
+    return w->who ? w->who->name : NULL;
+}
+
+void authn_deny(const struct authn *a, struct hreq *r, enum authn_result why)
+{
+    /* With OAuth, the scopes to ask for: what a client authorizing from this 401 needs. */
+    const char *scope = a->o.issuer ? AUTHN_DEFAULT_SCOPES : NULL;
+    if (why == AUTHN_EXPIRED) {
+        authn_challenge(a, r, "invalid_token", scope, "the token has expired");
+        reply_json(r, 401, "{\"error\":\"unauthorized\",\"message\":\"the bearer "
+                           "token has expired\"}");
+        return;
+    }
+    authn_challenge(a, r, why == AUTHN_BAD_TOKEN ? "invalid_token" : NULL, scope, NULL);
+    reply_json(r, 401, "{\"error\":\"unauthorized\",\"message\":\"missing or invalid "
+                       "bearer token\"}");
+}
+
+bool authn_refuse_query_token(const struct authn *a, struct hreq *r)
+{
+    if (a->o.issuer == NULL || hreq_query(r, "access_token") == NULL)
+        return false;
+    authn_challenge(a, r, "invalid_request", NULL,
+                    "send the token in the Authorization header, never in the URL");
+    reply_json(r, 400, "{\"error\":\"invalid_request\",\"message\":\"access tokens are "
+                       "not accepted in the query string; use the Authorization header\"}");
+    return true;
+}

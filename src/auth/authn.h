@@ -1,0 +1,63 @@
+/* authn.h — resource-server authentication: who a request's bearer token names. A token is
+ * the owner's (MCP_AUTH_TOKEN) or a TOKENS_FILE role's (principals.c), else an OAuth access
+ * token from the token store, accepted only when issued for this resource (RFC 8707
+ * audience). Refusals carry RFC 6750 WWW-Authenticate challenges, with resource_metadata
+ * (RFC 9728) when OAuth is on. Loop thread. */
+#ifndef HM_AUTHN_H
+#define HM_AUTHN_H
+#include <stdbool.h>
+
+#include "principal.h"
+
+struct authn;
+struct hreq;
+struct principals;
+struct tokenstore;
+
+/* The scopes a client should ask for when it authorizes (the 401's scope=): reading and
+ * delegating; hermes_reset's hermes:admin is asked for by step-up (403) when it is needed. */
+#define AUTHN_DEFAULT_SCOPES "hermes:read hermes:task"
+
+struct authn_opts {
+    bool required;             /* false: every request passes, with no principal */
+    const char *issuer;        /* OAUTH_ISSUER_URL, or NULL; borrowed */
+    struct tokenstore *tokens; /* with an issuer: the tokens issued; borrowed */
+    const char *resource;      /* <issuer>/mcp: the audience an access token must name */
+};
+
+/* Takes over who (a reference). */
+struct authn *authn_new(const struct authn_opts *o, struct principals *who);
+/* SIGHUP: a new set of principals (taken over); requests in flight keep theirs. */
+void authn_set_principals(struct authn *a, struct principals *who);
+void authn_free(struct authn *a); /* NULL-safe */
+
+enum authn_result { AUTHN_OK, AUTHN_NO_TOKEN, AUTHN_BAD_TOKEN, AUTHN_EXPIRED };
+
+/* Who a request is: kept for as long as the request lives. */
+struct authn_who {
+    struct principals *set;      /* held while who is set (a TOKENS_FILE principal) */
+    struct principal *grant;     /* or this, owned: an OAuth access token's principal */
+    const struct principal *who; /* NULL: no credential (or authentication is off) */
+    char caller[PRINCIPAL_NAME_MAX + 24]; /* an OAuth grant's: its principal and authorization */
+    char *client_id;             /* an OAuth grant's client (whoami), or NULL */
+};
+
+/* Finds the principal r's bearer token names and fills w. AUTHN_OK also when authentication
+ * is off: then there is no principal. */
+enum authn_result authn_request(const struct authn *a, struct hreq *r, struct authn_who *w);
+/* What tasks and sealed state are bound to: a TOKENS_FILE principal's name; for an OAuth
+ * access token its client and authorization (family), so the client finds its tasks again
+ * with its next refreshed token and another authorization of the same client does not. */
+const char *authn_caller(const struct authn_who *w);
+void authn_who_cleanup(struct authn_who *w);
+
+/* A WWW-Authenticate Bearer challenge: error, scope and description when given. */
+void authn_challenge(const struct authn *a, struct hreq *r, const char *error,
+                     const char *scope, const char *description);
+/* The 401 for a missing or wrong bearer token, challenge included. */
+void authn_deny(const struct authn *a, struct hreq *r, enum authn_result why);
+/* With OAuth a token in the query string is refused outright (400, the MCP authorization
+ * spec: it would end up in logs and proxies' histories): true when r was answered so. */
+bool authn_refuse_query_token(const struct authn *a, struct hreq *r);
+
+#endif

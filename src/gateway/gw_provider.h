@@ -1,0 +1,25 @@
+/* gw_provider.h — the gateway as a provider the app drives (provider.h): GATEWAY_FILE read and
+ * linted before anything starts, its upstreams set up after the providers before it. */
+#ifndef HM_GW_PROVIDER_H
+#define HM_GW_PROVIDER_H
+#include <stdbool.h>
+
+#include "provider.h"
+
+struct config;
+struct gw_provider;
+
+/* Reads cfg's GATEWAY_FILE (placeholders from env_file, then the process environment) and
+ * lints it as serve does, warnings logged; without a GATEWAY_FILE, a provider with no
+ * upstreams. NULL, with one line on stderr naming file, upstream and key, when serve must
+ * refuse the file. */
+struct gw_provider *gw_provider_load(const struct config *cfg, const char *env_file);
+/* The file's bridge_tools, as a bridge_keep_fn (arg: the gw_provider). */
+bool gw_provider_keeps(const char *tool, void *arg);
+/* approvals.timeout_s (0: none set). */
+unsigned gw_provider_approvals_timeout_s(const struct gw_provider *p);
+extern const struct provider_ops gw_provider_ops;
+/* After app_run. NULL-safe. */
+void gw_provider_free(struct gw_provider *p);
+
+#endif
