@@ -72,7 +72,7 @@ if [ ${#serial[@]} -gt 0 ]; then
     logs+=("${log%.log}-serial.log")
 fi
 echo "integration: slowest files (all in $durations):"
-sort -rn "$durations" | head -5
+sort -rn "$durations" | sed -n '1,5p' # reads all: no SIGPIPE for sort under pipefail
 # Files not run this time keep their last time, for the next run's order.
 { cat "$durations"
   printf '%s\n' "$previous" | awk 'NR == FNR { seen[$NF] = 1; next } NF && !($NF in seen)' "$durations" -
@@ -84,6 +84,6 @@ echo "integration: $pass passed, $fail failed, $skipped skipped"
 # lacks a tool (nginx, strace, chromium) sets HM_ALLOW_SKIP=1 on their own machine.
 if [ "$skipped" -gt 0 ] && [ "${HM_ALLOW_SKIP:-0}" != 1 ]; then
     echo "integration: FAIL: ${skipped} skipped (scripts/deps.sh installs what they need; HM_ALLOW_SKIP=1 lets them skip)"
-    grep -hE '^\s*﹣ ' "${logs[@]}" | head -20
+    grep -hE '^\s*﹣ ' "${logs[@]}" | sed -n '1,20p'
     exit 1
 fi
