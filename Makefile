@@ -104,7 +104,7 @@ $(BUILD):
 unit: $(UNITS)
 	tests/run.sh $(UNITS)
 
-integration: build/hermes-mcp build/conformance-server fakes
+integration: all build/conformance-server fakes
 	HM_BUILD=$(BUILD) tests/integration/run.sh
 
 # The per-push tier, of the flavour SANITIZE picks: everything built first (one job per core),
@@ -114,7 +114,7 @@ integration: build/hermes-mcp build/conformance-server fakes
 NPROC := $(shell nproc 2>/dev/null || echo 2)
 STATIC_CHECKS := $(if $(filter build/release,$(BUILD)),symbols check-globals)
 check:
-	@$(MAKE) -j$(NPROC) --no-print-directory build/hermes-mcp build/conformance-server fakes \
+	@$(MAKE) -j$(NPROC) --no-print-directory all build/conformance-server fakes \
 	    $(UNITS) fuzz-build $(STATIC_CHECKS)
 	FUZZ_BUILD='$(FUZZ_BUILD)' tests/fuzz/run.sh --replay $(FUZZ_TARGETS)
 	tests/run.sh $(UNITS)
