@@ -12,7 +12,7 @@ FUZZ_CC      ?= clang
 FUZZ_SECONDS ?= 10
 FUZZ_BUILD   := build/fuzz
 FUZZ_TARGETS := jrpc dotenv hdr sse registry taskpath contract chatchunk gwfile tokens form \
-                clientdoc clientmeta gwsecret
+                clientdoc clientmeta gwsecret jscan
 FUZZ_SAN     := -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all \
                 -fno-omit-frame-pointer -g -O1
 FUZZ_BINS    := $(addprefix $(FUZZ_BUILD)/fuzz_,$(FUZZ_TARGETS))
@@ -27,13 +27,14 @@ FUZZ_SRC_registry := src/bridge/registry.c src/base/yamljson.c src/base/mem.c sr
 FUZZ_SRC_taskpath := src/bridge/taskpath.c
 FUZZ_SRC_contract := src/bridge/contract.c src/base/buf.c src/base/mem.c src/base/utf8.c
 FUZZ_SRC_chatchunk := src/bridge/chatchunk.c src/base/buf.c src/base/mem.c
-FUZZ_SRC_gwfile   := src/gateway/gwfile.c src/gateway/gwinterp.c src/base/yamljson.c \
+FUZZ_SRC_gwfile   := src/gateway/gwfile.c src/gateway/gwrules.c src/gateway/gwinterp.c src/base/yamljson.c \
                      src/base/buf.c src/base/mem.c src/base/utf8.c
 FUZZ_SRC_tokens   := src/auth/tokens.c src/base/yamljson.c src/base/mem.c src/base/utf8.c src/base/hex.c
 FUZZ_SRC_form     := src/auth/form.c src/base/crypto.c src/base/hex.c
 FUZZ_SRC_clientdoc := src/auth/clientdoc.c src/auth/clientmeta.c src/base/mem.c
 FUZZ_SRC_clientmeta := src/auth/clientmeta.c
 FUZZ_SRC_gwsecret := src/gateway/gwsecret.c
+FUZZ_SRC_jscan    := src/gateway/jscan.c
 FUZZ_LIB_jrpc     := $(shell pkg-config --libs jansson)
 FUZZ_LIB_dotenv   := $(FUZZ_LIB_jrpc)
 FUZZ_LIB_hdr      :=
@@ -48,6 +49,7 @@ FUZZ_LIB_form     := $(shell pkg-config --libs nettle)
 FUZZ_LIB_clientdoc := $(FUZZ_LIB_jrpc)
 FUZZ_LIB_clientmeta := $(FUZZ_LIB_jrpc)
 FUZZ_LIB_gwsecret := -lm
+FUZZ_LIB_jscan    := $(FUZZ_LIB_jrpc)
 
 .PHONY: fuzz fuzz-build fuzz-replay
 fuzz-build: $(FUZZ_BINS)

@@ -28,8 +28,17 @@ aliases=(
     "approvalscli:approvals_usage$"
     "gwcheck:gateway_usage$"
     "taskscli:tasks_usage$"
-    # src/gateway keeps the prefixes it has until its split into subsystems renames them.
-    "*gateway:gw_ gwi_ up_"
+    # src/gateway: each file's prefix as gwcore.h lists it (gateway_ and child_, httpup_,
+    # jscan_, startctx_, gw_provider_, gwload_, gwinterp_ pass as layer or module names).
+    "upstream:up_" "rpcclient:up_" "uplist:up_"
+    "circuit:gw_circuit_" "gwsmoke:gw_smoke_" "gwinstance:gwi_"
+    "gwcall:gw_call_" "gwapprove:gw_approval_" "gwtask:gw_task_"
+    "relay:gw_relay_" "mrtr:gw_mrtr_"
+    "gwsurface:gw_plan_" "gwguard:gw_pins_" "gwresources:gw_resources_" "gwprobe:gw_probe_"
+    "gwevent:gw_event$ gw_event_"
+    "gwpin:gw_pin_ gw_pins_" "gwpolicy:gw_policy_" "gwsecret:gw_secret_"
+    "gwfile:gw_tool_name_ok$ gw_upstream_name_ok$"
+    "gwrules:gw_tool_ gw_verdict_name$ gw_bridge_tool_kept$ gw_include_unmatched$"
 )
 
 fail=0

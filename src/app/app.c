@@ -194,7 +194,7 @@ static bool setup_providers(struct app *a)
 {
     for (size_t i = 0; i < a->o->nproviders; i++) {
         const struct provider *p = &a->o->providers[i];
-        struct provider_host h = {.mcp = a->mcp, .loop = a->loop, .cfg = a->cfg,
+        struct provider_host h = {.mcp = a->mcp, .loop = a->loop,
                                   .approvals = a->approvals, .audit = audit_provider_event,
                                   .audit_arg = a, .before = a->o->providers, .nbefore = i};
         a->nsetup = i + 1; /* torn down even when its setup failed half-way */

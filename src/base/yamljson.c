@@ -1,15 +1,19 @@
 /* yamljson.c — block YAML (libyaml's event parser) to JSON for the settings files (the agents
  * registry, the gateway file): mappings, sequences and scalars, every scalar a string, so each
  * file's own parser decides what a value means; a reader that gives some values their YAML type
- * (the gateway file's fix values) asks for marks too: which scalars were written plain.
+ * (the gateway file's fix values) asks for marks too: which scalars were written plain, and
+ * types those with yamljson_plain_value.
  * Anchors, aliases, duplicate keys, non-text keys, more than one document and nesting deeper
  * than 16 are refused: a settings file needs none of them and each is a way to make a small
  * file expand or mean two things. */
 #include "yamljson.h"
 
+#include <errno.h>
+#include <math.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <yaml.h>
 
 #include "mem.h"
@@ -179,3 +183,72 @@ json_t *yamljson_parse_marked(const char *text, size_t len, const char *what, ch
     return root;
 }
 
+/* ---------- a plain scalar's type ---------- */
+
+static bool all_digits(const char *s)
+{
+    if (*s < '0' || *s > '9')
+        return false;
+    while (*s >= '0' && *s <= '9')
+        s++;
+    return *s == '\0';
+}
+
+/* A YAML 1.2 core-schema float: [-+]?(.D+|D+(.D*)?)([eE][-+]?D+)? */
+static bool float_text(const char *s)
+{
+    const char *p = s + (*s == '-' || *s == '+');
+    bool digits = false;
+    while (*p >= '0' && *p <= '9')
+        p++, digits = true;
+    if (*p == '.') {
+        p++;
+        while (*p >= '0' && *p <= '9')
+            p++, digits = true;
+    }
+    if (!digits)
+        return false;
+    if (*p == 'e' || *p == 'E') {
+        p += 1 + (p[1] == '-' || p[1] == '+');
+        if (!all_digits(p))
+            return false;
+        return true;
+    }
+    return *p == '\0';
+}
+
+/* What a plain scalar means in YAML 1.2's core schema (booleans, null, decimal integers and
+ * floats); NULL when it is a string after all. *range is set when it is a number JSON can carry
+ * only with a loss: an integer beyond +-(2^53 - 1), which JavaScript and most JSON readers
+ * round, or a float out of a double's range. */
+json_t *yamljson_plain_value(const char *s, bool *range)
+{
+    static const char *const trues[] = {"true", "True", "TRUE"}, *const falses[] = {
+        "false", "False", "FALSE"}, *const nulls[] = {"null", "Null", "NULL", "~", ""};
+    for (size_t i = 0; i < 3; i++) {
+        if (strcmp(s, trues[i]) == 0)
+            return json_true();
+        if (strcmp(s, falses[i]) == 0)
+            return json_false();
+    }
+    for (size_t i = 0; i < 5; i++)
+        if (strcmp(s, nulls[i]) == 0)
+            return json_null();
+    const char *digits = s + (*s == '-' || *s == '+');
+    char *end;
+    errno = 0;
+    if (all_digits(digits)) {
+        long long n = strtoll(s, &end, 10);
+        const long long exact = (1LL << 53) - 1;
+        if (errno == ERANGE || *end || n > exact || n < -exact)
+            return *range = true, NULL;
+        return json_integer((json_int_t)n);
+    }
+    if (float_text(s)) {
+        double x = strtod(s, &end);
+        if (errno == ERANGE || *end || !isfinite(x))
+            return *range = true, NULL;
+        return json_real(x);
+    }
+    return NULL;
+}

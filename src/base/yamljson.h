@@ -3,6 +3,7 @@
 #ifndef HM_YAMLJSON_H
 #define HM_YAMLJSON_H
 #include <jansson.h>
+#include <stdbool.h>
 #include <stddef.h>
 
 /* Parses text (len bytes, need not be NUL-terminated). On failure returns NULL with a one-line
@@ -16,5 +17,11 @@ json_t *yamljson_parse(const char *text, size_t len, const char *what, char *err
  * strings lose. On failure *plain is NULL. */
 json_t *yamljson_parse_marked(const char *text, size_t len, const char *what, char *err,
                               size_t errlen, json_t **plain);
+
+/* What a plain scalar (yamljson_parse_marked's true) means in YAML 1.2's core schema: a new
+ * boolean, null, integer or real; NULL when it is a string after all. *range is set when it is
+ * a number JSON can carry only with a loss (an integer beyond +-(2^53 - 1), a float out of a
+ * double's range). */
+json_t *yamljson_plain_value(const char *s, bool *range);
 
 #endif

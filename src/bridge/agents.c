@@ -12,7 +12,6 @@
 #include "agent.h"
 #include "agentcfg.h"
 #include "bridge_internal.h"
-#include "config.h"
 #include "log.h"
 #include "loop.h"
 #include "mcp.h"
@@ -57,7 +56,7 @@ void agents_clear(struct bridge *b)
 /* The parsed HERMES_ENV_PATH file, or NULL (unset, or unusable: the reason is in why). */
 static json_t *agent_env_read(struct bridge *b, char *why, size_t whylen)
 {
-    const char *path = b->cfg->hermes_env_path;
+    const char *path = b->opts.hermes_env_path;
     return path ? agentcfg_dotenv_read(path, why, whylen) : NULL;
 }
 
@@ -73,7 +72,7 @@ static void agents_synthetic(struct bridge *b, json_t *env)
     a->kind = xstrdup("local");
     a->capabilities = json_array();
     agentcfg_default_agent(env, &a->base_url, &a->key);
-    char *seed_key = agentcfg_hermes_api_key(b->cfg->env_file);
+    char *seed_key = agentcfg_hermes_api_key(b->opts.env_file);
     if (seed_key) {
         wipe_free(a->key);
         a->key = seed_key;
@@ -111,7 +110,7 @@ static void agents_from_registry(struct bridge *b, json_t *reg)
         a->profile = profile ? xstrdup(profile) : NULL;
         a->capabilities = json_incref(json_object_get(o, "capabilities"));
         if (key_env) {
-            a->key = agentcfg_key_env(key_env, b->cfg->env_file, &env, NULL);
+            a->key = agentcfg_key_env(key_env, b->opts.env_file, &env, NULL);
         } else if (key_file) {
             a->key = read_key_file(key_file, a->name);
         }
@@ -137,7 +136,7 @@ void agents_load(struct bridge *b)
     char err[300], why[PATH_MAX + 200];
 
     if (stat(b->registry_path, &st) < 0) {
-        const char *path = b->cfg->hermes_env_path;
+        const char *path = b->opts.hermes_env_path;
         json_t *env = agent_env_read(b, why, sizeof why);
         if (path && env == NULL) {
             /* A reload must not trade a working key for none: keep what is in use. */
@@ -176,9 +175,9 @@ void agents_load(struct bridge *b)
     if (b->nagents == 0) {
         /* An invalid registry at start-up: the synthetic agent until the file is fixed. */
         json_t *env = agent_env_read(b, why, sizeof why);
-        if (b->cfg->hermes_env_path && env == NULL)
+        if (b->opts.hermes_env_path && env == NULL)
             log_warn("HERMES_ENV_PATH %s cannot be used (%s); the agent has no key",
-                     b->cfg->hermes_env_path, why);
+                     b->opts.hermes_env_path, why);
         agents_synthetic(b, env);
         json_decref(env);
     }

@@ -19,7 +19,6 @@
 #include "agentcfg.h"
 #include "bridge_internal.h"
 #include "buf.h"
-#include "config.h"
 #include "log.h"
 #include "mcp.h"
 #include "mem.h"
@@ -125,13 +124,20 @@ const char *const *bridge_tool_names(const struct bridge *b, size_t *n)
     return (const char *const *)b->tool_names;
 }
 
-struct bridge *bridge_new(struct mcp_server *mcp, struct loop *l, struct config *cfg)
+struct bridge *bridge_new(struct mcp_server *mcp, struct loop *l, const struct bridge_opts *o)
 {
-    return bridge_new_kept(mcp, l, cfg, NULL, NULL);
+    return bridge_new_kept(mcp, l, o, NULL, NULL);
 }
 
-struct bridge *bridge_new_kept(struct mcp_server *mcp, struct loop *l, struct config *cfg,
-                               bridge_keep_fn *keep, void *keep_arg)
+/* A copy of one of the settings' strings, kept in b->opts_strings (freed with the bridge). */
+static const char *opts_copy(struct bridge *b, size_t i, const char *s)
+{
+    return b->opts_strings[i] = s ? xstrdup(s) : NULL;
+}
+
+struct bridge *bridge_new_kept(struct mcp_server *mcp, struct loop *l,
+                               const struct bridge_opts *o, bridge_keep_fn *keep,
+                               void *keep_arg)
 {
     char err[512];
     struct bridge *b = xcalloc(1, sizeof *b);
@@ -139,15 +145,20 @@ struct bridge *bridge_new_kept(struct mcp_server *mcp, struct loop *l, struct co
     b->keep = keep;
     b->keep_arg = keep_arg;
     b->loop = l;
-    b->cfg = cfg;
+    b->opts = *o;
+    b->opts.env_file = opts_copy(b, 0, o->env_file);
+    b->opts.hermes_env_path = opts_copy(b, 1, o->hermes_env_path);
+    b->opts.agents_file = opts_copy(b, 2, o->agents_file);
+    b->opts.tasks_dir = opts_copy(b, 3, o->tasks_dir);
+    b->opts.contract_path = opts_copy(b, 4, o->contract_path);
     b->http = agent_client_new(l);
     b->jobs = strmap_new();
     b->runs = strmap_new();
     b->queues = strmap_new();
     b->owners = strmap_new();
     buf_init(&b->chunk, ANSWER_MAX);
-    b->registry_path = agentcfg_registry_path(cfg->agents_file);
-    b->tasks = tasks_open(cfg->tasks_dir ? cfg->tasks_dir : "tasks", l, err, sizeof err);
+    b->registry_path = agentcfg_registry_path(o->agents_file);
+    b->tasks = tasks_open(o->tasks_dir ? o->tasks_dir : "tasks", l, err, sizeof err);
     if (b->tasks == NULL) {
         log_error("%s", err);
         bridge_free(b);
@@ -165,7 +176,8 @@ struct bridge *bridge_new_kept(struct mcp_server *mcp, struct loop *l, struct co
     tool_whoami_register(b);
     tool_alias_register(b); /* after the tools it names */
     mcptask_register(b);
-    b->retention = retention_new(b->tasks, l, cfg, task_in_flight, task_pruned, b);
+    b->retention = retention_new(b->tasks, l, o->tasks_retention_days, o->tasks_max,
+                                 task_in_flight, task_pruned, b);
     retention_prune(b->retention);
     return b;
 }
@@ -176,8 +188,11 @@ void bridge_set_approvals(struct bridge *b, struct approvals *q)
         b->approvals = q;
 }
 
-void bridge_reload(struct bridge *b)
+void bridge_reload(struct bridge *b, const struct bridge_opts *o)
 {
+    b->opts.tasks_retention_days = o->tasks_retention_days;
+    b->opts.tasks_max = o->tasks_max;
+    retention_set_limits(b->retention, o->tasks_retention_days, o->tasks_max);
     agents_load(b);
     log_info("agent settings reloaded");
     retention_prune(b->retention);
@@ -261,6 +276,8 @@ void bridge_free(struct bridge *b)
     buf_cleanup(&b->chunk);
     free(b->contract);
     free(b->contract_json);
+    for (size_t i = 0; i < sizeof b->opts_strings / sizeof *b->opts_strings; i++)
+        free(b->opts_strings[i]);
     free(b->registry_path);
     free(b->registry_error);
     for (size_t i = 0; i < b->ntools; i++)

@@ -31,7 +31,6 @@
  * server makes no requests and no wake-ups at all. */
 #define PROBE_MAX_AGE_MS 30000
 
-struct config;
 struct loop;
 struct mcp_call;
 struct mcp_server;
@@ -119,7 +118,8 @@ struct bridge {
                            * judges them all again) */
     size_t noffered;
     struct loop *loop;
-    struct config *cfg;
+    struct bridge_opts opts; /* a copy, its strings in opts_strings */
+    char *opts_strings[5];
     struct tasks *tasks;
     struct retention *retention; /* prunes finished tasks (TASKS_RETENTION_DAYS, TASKS_MAX) */
     struct agent_client *http;

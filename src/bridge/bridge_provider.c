@@ -8,13 +8,18 @@
 
 struct bridge_provider {
     struct bridge *b;
+    bridge_opts_fn *opts;
+    void *opts_arg;
     bridge_keep_fn *keep;
     void *keep_arg;
 };
 
-struct bridge_provider *bridge_provider_new(bridge_keep_fn *keep, void *keep_arg)
+struct bridge_provider *bridge_provider_new(bridge_opts_fn *opts, void *opts_arg,
+                                            bridge_keep_fn *keep, void *keep_arg)
 {
     struct bridge_provider *p = xcalloc(1, sizeof *p);
+    p->opts = opts;
+    p->opts_arg = opts_arg;
     p->keep = keep;
     p->keep_arg = keep_arg;
     return p;
@@ -28,8 +33,10 @@ void bridge_provider_free(struct bridge_provider *p)
 static bool setup(void *self, const struct provider_host *h)
 {
     struct bridge_provider *p = self;
-    p->b = p->keep ? bridge_new_kept(h->mcp, h->loop, h->cfg, p->keep, p->keep_arg)
-                   : bridge_new(h->mcp, h->loop, h->cfg);
+    struct bridge_opts o = {0};
+    p->opts(&o, p->opts_arg);
+    p->b = p->keep ? bridge_new_kept(h->mcp, h->loop, &o, p->keep, p->keep_arg)
+                   : bridge_new(h->mcp, h->loop, &o);
     if (p->b == NULL)
         return false;
     bridge_set_approvals(p->b, h->approvals); /* a run waiting for approval is queued */
@@ -51,8 +58,11 @@ static const char *judged_as(void *self, const char *name)
 static void reload(void *self)
 {
     struct bridge_provider *p = self;
-    if (p->b)
-        bridge_reload(p->b);
+    if (p->b) {
+        struct bridge_opts o = {0};
+        p->opts(&o, p->opts_arg); /* the settings as the reload left them */
+        bridge_reload(p->b, &o);
+    }
 }
 
 static void health(void *self, char *out, size_t outlen)

@@ -10,7 +10,6 @@
 #include <sys/stat.h>
 
 #include "bridge_internal.h"
-#include "config.h"
 #include "contract.h"
 #include "log.h"
 #include "mem.h"
@@ -21,7 +20,7 @@
 const char *contract_text(struct bridge *b)
 {
     struct stat st;
-    const char *path = b->cfg->contract_path;
+    const char *path = b->opts.contract_path;
 
     if (path == NULL)
         return contract_default;

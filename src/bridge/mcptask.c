@@ -21,7 +21,6 @@
 
 #include "agent.h"
 #include "bridge_internal.h"
-#include "config.h"
 #include "mcp.h"
 #include "mem.h"
 #include "strmap.h"
@@ -55,10 +54,10 @@ static json_t *task_fields(struct bridge *b, const char *id, const char *status,
     json_t *t = json_pack("{s:s, s:s, s:O, s:O, s:I}", "taskId", id, "status", status,
                           "createdAt", created, "lastUpdatedAt",
                           updated_at ? updated_at : created, "pollIntervalMs",
-                          (json_int_t)b->cfg->poll_ms);
+                          (json_int_t)b->opts.poll_ms);
     json_object_set_new(t, "ttlMs",
-                        b->cfg->tasks_retention_days
-                            ? json_integer((json_int_t)b->cfg->tasks_retention_days * 86400000)
+                        b->opts.tasks_retention_days
+                            ? json_integer((json_int_t)b->opts.tasks_retention_days * 86400000)
                             : json_null());
     return t;
 }

@@ -6,7 +6,6 @@
  * microseconds a slice, so pruning 100,000 tasks neither stalls the loop nor takes its CPU. */
 #include "retention.h"
 
-#include "config.h"
 #include "log.h"
 #include "loop.h"
 #include "mem.h"
@@ -260,7 +259,7 @@ struct reaper_work {
 struct retention {
     struct tasks *tasks;
     struct loop *loop;
-    const struct config *cfg;
+    unsigned limit_days, limit_max; /* the limits the next prune takes (0: off) */
     retention_busy_fn *busy;
     retention_pruned_fn *pruned;
     void *arg;
@@ -476,8 +475,8 @@ static void prune_start(struct retention *r)
 {
     r->running = true;
     r->now = time(NULL);
-    r->days = r->cfg->tasks_retention_days;
-    r->max = r->cfg->tasks_max;
+    r->days = r->limit_days;
+    r->max = r->limit_max;
     r->go = r->next = 0;
     r->trash_left = false;
     r->removed = r->kept_in_flight = r->failed = 0;
@@ -499,7 +498,7 @@ void retention_prune(struct retention *r)
         return;
     loop_timer_cancel(r->timer); /* the next hourly prune counts from now */
     r->timer = loop_timer_add(r->loop, PRUNE_EVERY_MS, on_hour, r);
-    if (r->cfg->tasks_retention_days == 0 && r->cfg->tasks_max == 0)
+    if (r->limit_days == 0 && r->limit_max == 0)
         return; /* both limits off: nothing to walk */
     if (r->running) {
         r->again = true;
@@ -508,13 +507,22 @@ void retention_prune(struct retention *r)
     prune_start(r);
 }
 
-struct retention *retention_new(struct tasks *t, struct loop *l, const struct config *cfg,
+void retention_set_limits(struct retention *r, unsigned days, unsigned max)
+{
+    if (r) {
+        r->limit_days = days;
+        r->limit_max = max;
+    }
+}
+
+struct retention *retention_new(struct tasks *t, struct loop *l, unsigned days, unsigned max,
                                 retention_busy_fn *busy, retention_pruned_fn *pruned, void *arg)
 {
     struct retention *r = xcalloc(1, sizeof *r);
     r->tasks = t;
     r->loop = l;
-    r->cfg = cfg;
+    r->limit_days = days;
+    r->limit_max = max;
     r->busy = busy;
     r->pruned = pruned;
     r->arg = arg;

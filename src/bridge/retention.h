@@ -61,7 +61,6 @@ void retention_list_free(struct retention_list *l); /* NULL-safe; leaves it empt
 
 struct tasks;
 struct loop;
-struct config;
 struct retention;
 
 /* True when the task is in flight (a job, a followed run, a queued write): never pruned. */
@@ -72,10 +71,12 @@ typedef void retention_pruned_fn(const char *id, const char *run_id, void *arg);
 /* The walk, the take-outs and the deletion run on one thread of the pruner's own, at the lowest
  * CPU priority, in slices; the loop only hands work over and takes reports back. Each slice is
  * checked against busy on the loop just before it is handed over, and its tasks are held
- * (tasks_hold) until they are out, so no write for them can start meanwhile. cfg's limits are
- * read at each prune. */
-struct retention *retention_new(struct tasks *t, struct loop *l, const struct config *cfg,
+ * (tasks_hold) until they are out, so no write for them can start meanwhile. days and max are
+ * TASKS_RETENTION_DAYS and TASKS_MAX (0: that limit off). */
+struct retention *retention_new(struct tasks *t, struct loop *l, unsigned days, unsigned max,
                                 retention_busy_fn *busy, retention_pruned_fn *pruned, void *arg);
+/* New limits (a reload), used from the next prune on. NULL-safe. */
+void retention_set_limits(struct retention *r, unsigned days, unsigned max);
 /* Prunes now (start, reload) and again every hour from now; a prune asked for while one runs
  * runs once more after it. */
 void retention_prune(struct retention *r);

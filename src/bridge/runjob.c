@@ -9,7 +9,6 @@
 
 #include "agent.h"
 #include "bridge_internal.h"
-#include "config.h"
 #include "log.h"
 #include "loop.h"
 #include "mcp.h"
@@ -27,7 +26,7 @@ static void follow_poll(struct loop *l, void *arg);
 
 static void follow_schedule(struct job *j)
 {
-    uint64_t poll = j->b->cfg->poll_ms, ms = poll;
+    uint64_t poll = j->b->opts.poll_ms, ms = poll;
     uint64_t cap = poll > FOLLOW_BACKOFF_MAX_MS ? poll : FOLLOW_BACKOFF_MAX_MS;
     for (unsigned i = 0; i < j->follow_misses && ms < cap; i++)
         ms *= 2;

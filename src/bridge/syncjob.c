@@ -10,7 +10,6 @@
 #include "bridge_internal.h"
 #include "buf.h"
 #include "chatchunk.h"
-#include "config.h"
 #include "contract.h"
 #include "log.h"
 #include "mcp.h"
@@ -159,7 +158,7 @@ void syncjob_start(struct job *j)
                            contract_json(b), user);
     free(user);
     char *url = agent_url(a, "/v1/chat/completions");
-    unsigned deadline = b->cfg->agent_timeout_ms;
+    unsigned deadline = b->opts.agent_timeout_ms;
     struct agent_opts o = {.method = "POST", .url = url, .key = a->key,
                            .session_header = j->session_id, .body = text,
                            .body_len = strlen(text), .accept_sse = true,

@@ -11,7 +11,6 @@
 #include <string.h>
 
 #include "bridge_internal.h"
-#include "config.h"
 #include "crypto.h"
 #include "hex.h"
 #include "mcp.h"
@@ -138,7 +137,7 @@ static void hermes_check(struct mcp_call *c, json_t *args, void *arg)
 static void add_alias(struct bridge *b, const struct mcp_tool_def *d)
 {
     bridge_add_tool(b, d);
-    if (!b->cfg->tool_aliases)
+    if (!b->opts.tool_aliases)
         mcp_set_tool_hidden(b->mcp, d->name, true);
 }
 

@@ -1,4 +1,4 @@
-/* circuit.c — the circuit breaker of one upstream (issue 14, behaviour 4). Every failure (a
+/* circuit.c — the circuit breaker of one upstream. Every failure (a
  * start or initialize that fails, a crash, a hang past connect_timeout, an HTTP upstream that
  * refuses or answers 5xx) ends in up_schedule_restart, which counts it and picks the backoff.
  * After GW_CIRCUIT_FAILURES of them in a row the upstream is open-circuit for that backoff
@@ -9,7 +9,7 @@
  * not yet shown it is stable. State is read live; nothing here runs on its own. */
 #include <stdio.h>
 
-#include "gw_internal.h"
+#include "upstream.h"
 #include "log.h"
 #include "loop.h"
 
@@ -53,4 +53,16 @@ unsigned gw_circuit_retry_in_s(const struct upstream *u)
     uint64_t now = loop_now(u->loop);
     uint64_t ms = u->retry_at > now ? u->retry_at - now : 0;
     return (unsigned)(ms / 1000 + 1);
+}
+
+const char *gw_circuit_state_name(const struct upstream *u)
+{
+    if (gw_circuit_state(u))
+        return gw_circuit_state(u);
+    switch (u->state) {
+    case UP_STARTING: return "starting";
+    case UP_LISTING: return "listing";
+    case UP_READY: return "ready";
+    default: return u->restart_timer ? "restarting" : "down";
+    }
 }

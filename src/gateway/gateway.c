@@ -14,22 +14,32 @@
 
 #include "buf.h"
 #include "child.h"
-#include "gw_internal.h"
+#include "gwcore.h"
+#include "gwexpose.h"
+#include "relay.h"
+#include "upstream.h"
 #include "gwinstance.h"
 #include "gwpin.h"
 #include "gwpolicy.h"
+#include "gwsurface.h"
+#include "list.h"
 #include "log.h"
 #include "loop.h"
 #include "mcp.h"
 #include "mem.h"
 #include "metrics.h"
 #include "startctx.h"
-#include "strmap.h"
 #include "toolerr.h"
 #include "utf8.h"
 
 /* At exit, how long children get to end after SIGTERM before their groups are SIGKILLed. */
 #define GW_EXIT_WAIT_MS 2000u
+
+/* The call pipeline and the surface hear of upstream events through these. */
+static const struct up_events events = {
+    .progress = gw_call_progress, .request = gw_relay_request,
+    .fail_waiting = gw_call_fail_waiting, .slot_free = gw_call_next,
+    .relisted = gw_pins_rediscovered, .cleanup = gw_relay_cleanup};
 
 static bool settled(const struct gateway *g)
 {
@@ -78,31 +88,7 @@ static const char *str(json_t *tool, const char *key)
     return json_string_value(json_object_get(tool, key));
 }
 
-/* Checks one included tool's exposed name; records it in names (name -> owner text). */
-static bool claim_name(struct strmap *names, const struct upstream *u, const char *tool,
-                       const char *exposed)
-{
-    char t[100], e[100];
-    utf8_shown(t, sizeof t, tool);
-    utf8_shown(e, sizeof e, exposed);
-    if (!gw_tool_name_ok(exposed)) {
-        log_error("gateway: upstream %s, tool '%s': the exposed name '%s' is not allowed "
-                  "(clients accept only ^[A-Za-z0-9_-]{1,64}$); exclude it or change the prefix",
-                  u->cfg->name, t, e);
-        return false;
-    }
-    const char *owner = strmap_get(names, exposed);
-    if (owner) {
-        log_error("gateway: upstream %s, tool '%s' would be exposed as '%s', which is taken by "
-                  "%s; exclude one or change a prefix",
-                  u->cfg->name, t, e, owner);
-        return false;
-    }
-    strmap_put(names, exposed, xasprintf("upstream %s, tool '%s'", u->cfg->name, t));
-    return true;
-}
-
-void gw_warn_uncallable(const struct gw_tool *t)
+void gateway_warn_uncallable(const struct gw_tool *t)
 {
     log_warn("gateway: %s: its tools.args drop or fix leaves an anyOf or oneOf of its input "
              "schema no branch a call can match (each requires a name the policy takes away): "
@@ -130,13 +116,13 @@ static void register_tool(struct gateway *g, struct upstream *u, json_t *tool,
     bool uncallable = false;
     json_t *schema = gw_policy_schema(json_deep_copy(t->schema), t->guard, t->policy, &uncallable);
     if (uncallable)
-        gw_warn_uncallable(t);
+        gateway_warn_uncallable(t);
     mcp_add_tool(g->mcp, &(struct mcp_tool_def){
         .name = exposed, .title = str(tool, "title"), .description = str(tool, "description"),
         .input_schema = schema,
         .output_schema = output_schema(tool),
         .annotations = json_is_object(ann) ? json_deep_copy(ann) : NULL,
-        .handler = gw_tool_handler, .arg = t, .scope = scope});
+        .handler = gw_call_handler, .arg = t, .scope = scope});
 }
 
 /* A tools.args policy for a tool the upstream does not offer is a typo that protects nothing:
@@ -164,30 +150,34 @@ static bool policies_name_offered(const struct upstream *u)
     return true;
 }
 
-/* Judges and registers the tools of one listed upstream; false on a refused name. */
-static bool expose(struct gateway *g, struct upstream *u, struct strmap *names)
+/* Registers the tools of listed upstream k as planned; false (logged) on a refused name. */
+static bool expose(struct gateway *g, struct upstream *u, const struct gw_plan *p, size_t k)
 {
     size_t i, count = 0;
-    json_t *tool;
-    json_array_foreach(u->tools, i, tool) {
-        const char *name = str(tool, "name"), *rule;
-        char t[100];
-        enum gw_verdict v = gw_tool_verdict(u->cfg, name, &rule);
-        utf8_shown(t, sizeof t, name);
-        if (v != GW_INCLUDED) {
-            log_debug("upstream %s, tool '%s': %s%s%s", u->cfg->name, t, gw_verdict_name(v),
-                      rule ? " by " : "", rule ? rule : "");
+    for (const struct gw_plan_item *it = p->items; it < p->items + p->n; it++) {
+        if (it->up != k || it->kind != GW_PLAN_TOOL)
+            continue;
+        if (it->status == GW_PLAN_LEFT_OUT) {
+            log_debug("upstream %s, tool '%s': %s%s%s", u->cfg->name, it->shown,
+                      gw_verdict_name(it->verdict), it->rule ? " by " : "",
+                      it->rule ? it->rule : "");
             continue;
         }
-        char *exposed = xasprintf("%s%s", u->cfg->prefix, name);
-        bool ok = claim_name(names, u, name, exposed);
-        if (ok) {
-            register_tool(g, u, tool, exposed);
-            count++;
-        }
-        free(exposed);
-        if (!ok)
+        if (it->status == GW_PLAN_BAD_NAME) {
+            log_error("gateway: upstream %s, tool '%s': the exposed name '%s' is not allowed "
+                      "(clients accept only ^[A-Za-z0-9_-]{1,64}$); exclude it or change the "
+                      "prefix",
+                      u->cfg->name, it->shown, it->shown_exposed);
             return false;
+        }
+        if (it->status == GW_PLAN_TAKEN) {
+            log_error("gateway: upstream %s, tool '%s' would be exposed as '%s', which is taken "
+                      "by %s; exclude one or change a prefix",
+                      u->cfg->name, it->shown, it->shown_exposed, it->owner);
+            return false;
+        }
+        register_tool(g, u, it->def, it->exposed);
+        count++;
     }
     if (!policies_name_offered(u))
         return false;
@@ -210,21 +200,11 @@ static bool expose(struct gateway *g, struct upstream *u, struct strmap *names)
     return true;
 }
 
-static void free_names(struct strmap *names)
-{
-    size_t n;
-    void **v = strmap_values(names, &n);
-    for (size_t i = 0; i < n; i++)
-        free(v[i]);
-    free(v);
-    strmap_free(names);
-}
-
 /* The gateway's own startup_context tool (startctx.h); its name is fixed, so an upstream or
  * bridge tool already exposed under it stops the start like any other collision. */
-static bool expose_startctx(struct gateway *g, struct strmap *names)
+static bool expose_startctx(struct gateway *g, const struct gw_plan *p)
 {
-    const char *owner = strmap_get(names, STARTCTX_TOOL);
+    const char *owner = gw_plan_tool_owner(p, STARTCTX_TOOL);
     if (owner) {
         log_error("gateway: startup_context is configured, but the name '%s' is taken by %s",
                   STARTCTX_TOOL, owner);
@@ -238,13 +218,29 @@ static bool expose_startctx(struct gateway *g, struct strmap *names)
     return true;
 }
 
+/* What the listed upstreams offer, for gw_plan_surface (nothing of one that is not ready). */
+static void plan_input(const struct gateway *g, struct gw_plan_upstream *in)
+{
+    for (size_t i = 0; i < g->nup; i++) {
+        const struct upstream *u = &g->ups[i];
+        bool ready = u->state == UP_READY;
+        in[i] = (struct gw_plan_upstream){.cfg = u->cfg};
+        if (ready)
+            in[i] = (struct gw_plan_upstream){.cfg = u->cfg, .tools = u->tools,
+                                              .resources = u->resources,
+                                              .templates = u->templates, .prompts = u->prompts};
+    }
+}
+
 static bool build_surface(struct gateway *g, const char *const *taken, size_t ntaken)
 {
-    struct strmap *names = strmap_new();
+    struct gw_plan_upstream *in = xcalloc(g->nup + 1, sizeof *in);
+    struct gw_plan plan;
     size_t total = 0;
     bool ok = true;
-    for (size_t i = 0; i < ntaken; i++)
-        strmap_put(names, taken[i], xasprintf("the bridge's own tool"));
+    plan_input(g, in);
+    gw_plan_surface(in, g->nup, taken, ntaken, &plan);
+    free(in);
     for (size_t i = 0; i < g->nup; i++)
         total += json_array_size(g->ups[i].tools);
     g->tools = xcalloc(total + 1, sizeof *g->tools);
@@ -252,18 +248,14 @@ static bool build_surface(struct gateway *g, const char *const *taken, size_t nt
         g->ups[i].off_surface = g->ups[i].state != UP_READY;
         if (g->ups[i].state == UP_READY) {
             g->ups[i].listed_at_start = json_copy(g->ups[i].tools); /* up_start clears tools */
-            ok = expose(g, &g->ups[i], names);
+            ok = expose(g, &g->ups[i], &plan, i);
         }
     }
     if (ok && g->file->startup_files)
-        ok = expose_startctx(g, names);
-    free_names(names);
-    if (ok) { /* resources and prompts where the file asks for them (gwresources.c) */
-        struct strmap *uris = strmap_new(), *prompts = strmap_new();
-        ok = gw_expose_extras(g, uris, prompts);
-        free_names(uris);
-        free_names(prompts);
-    }
+        ok = expose_startctx(g, &plan);
+    if (ok) /* resources and prompts where the file asks for them (gwresources.c) */
+        ok = gw_resources_expose(g, &plan);
+    gw_plan_free(&plan);
     return ok;
 }
 
@@ -294,17 +286,13 @@ void gateway_set_approvals(struct gateway *g, struct approvals *q)
     g->approvals = q;
 }
 
-void gw_event(struct gateway *g, const struct gw_event *e)
-{
-    if (g->on_event)
-        g->on_event(e, g->event_arg);
-}
-
 struct gateway *gateway_new(struct mcp_server *mcp, struct loop *l, const struct gwfile *f,
                             const char *gateway_file, const char *const *taken, size_t ntaken,
                             gw_event_fn *on_event, void *event_arg)
 {
     struct gateway *g = xcalloc(1, sizeof *g);
+    list_init(&g->waits);
+    g->events = &events;
     g->on_event = on_event;
     g->event_arg = event_arg;
     metrics_new(g);
@@ -330,7 +318,7 @@ struct gateway *gateway_new(struct mcp_server *mcp, struct loop *l, const struct
         gateway_free(g);
         return NULL;
     }
-    gw_tasks_start(g);
+    gw_task_methods_start(g);
     return g;
 }
 
@@ -340,7 +328,7 @@ void gateway_drain(struct gateway *g)
         return;
     g->draining = true;
     for (size_t i = 0; i < g->nup; i++)
-        gw_calls_fail_waiting(&g->ups[i]);
+        gw_call_fail_waiting(&g->ups[i]);
     gwi_pools_drain(g);
 }
 
@@ -351,7 +339,7 @@ void gateway_free(struct gateway *g)
     g->stopping = true;
     /* Calls were all answered or cancelled by the engine before this (mcp_free): nothing
      * waits and nothing pending belongs to a call. */
-    gw_tasks_free(g); /* before the upstreams: a running task's request is forgotten */
+    gw_task_free_all(g); /* before the upstreams: a running task's request is forgotten */
     gwi_pools_free(g);
     for (size_t i = 0; i < g->nup; i++)
         up_cleanup(&g->ups[i]);
@@ -365,7 +353,7 @@ void gateway_free(struct gateway *g)
         json_decref(g->tools[i].schema);
     }
     free(g->tools);
-    gw_extras_free(g);
+    gw_resources_free(g);
     startctx_free(g->startctx);
     free(g->pins_path);
     free(g->status_path);
@@ -382,48 +370,6 @@ void gateway_free(struct gateway *g)
     free(g);
 }
 
-bool gw_probe_claim(struct strmap *names, const char *exposed, const char *what, char *problem,
-                    size_t problemlen)
-{
-    const char *owner = strmap_get(names, exposed);
-    if (!gw_tool_name_ok(exposed))
-        snprintf(problem, problemlen, "refused: clients accept only ^[A-Za-z0-9_-]{1,64}$");
-    else if (owner)
-        snprintf(problem, problemlen, "refused: taken by %s", owner);
-    else {
-        strmap_put(names, exposed, xstrdup(what));
-        return true;
-    }
-    return false;
-}
-
-/* The rows of one listed upstream for gateway_probe; returns how many names serve would refuse. */
-static size_t probe_tools(const struct upstream *u, struct strmap *names, gw_probe_fn *fn,
-                          void *arg)
-{
-    size_t i, refused = 0;
-    json_t *tool;
-    json_array_foreach(u->tools, i, tool) {
-        const char *name = str(tool, "name"), *rule = NULL;
-        char t[100], e[100], problem[200] = "";
-        enum gw_verdict v = gw_tool_verdict(u->cfg, name, &rule);
-        char *exposed = v == GW_INCLUDED ? xasprintf("%s%s", u->cfg->prefix, name) : NULL;
-        utf8_shown(t, sizeof t, name);
-        if (exposed) {
-            char what[160];
-            utf8_shown(e, sizeof e, exposed);
-            snprintf(what, sizeof what, "upstream %s, tool '%s'", u->cfg->name, t);
-            refused += !gw_probe_claim(names, exposed, what, problem, sizeof problem);
-        }
-        fn(&(struct gw_probe_row){.kind = GW_PROBE_TOOL, .upstream = u->cfg->name, .tool = t,
-                                  .exposed = exposed ? e : NULL, .verdict = gw_verdict_name(v),
-                                  .rule = rule, .problem = problem[0] ? problem : NULL},
-           arg);
-        free(exposed);
-    }
-    return refused;
-}
-
 static bool smoke_pending(const struct gateway *g)
 {
     for (size_t i = 0; i < g->nup; i++)
@@ -432,27 +378,11 @@ static bool smoke_pending(const struct gateway *g)
     return false;
 }
 
-/* The row of an upstream that started: its protocol, what it offers, its smoke call. */
-static void probe_upstream(const struct upstream *u, gw_probe_fn *fn, void *arg)
-{
-    /* by enum gw_smoke; still pending only when the wait was cut short (SIGTERM) */
-    static const char *const smoke[] = {NULL, "failed", "passed", "failed"};
-    fn(&(struct gw_probe_row){
-           .kind = GW_PROBE_UPSTREAM, .upstream = u->cfg->name, .protocol = u->protocol,
-           .smoke = u->cfg->smoke ? smoke[u->smoke] : NULL,
-           .smoke_tool = json_string_value(json_object_get(json_array_get(u->cfg->smoke,
-                                                                          u->smoke_at), "tool")),
-           .error = u->smoke == GW_SMOKE_FAILED ? u->smoke_error : NULL,
-           .resources = u->cfg->resources ? (int)json_array_size(u->resources) : -1,
-           .prompts = u->cfg->prompts ? (int)json_array_size(u->prompts) : -1},
-       arg);
-}
-
 size_t gateway_probe(struct loop *l, const struct gwfile *f, gw_probe_fn *fn, void *arg)
 {
     struct gateway *g = xcalloc(1, sizeof *g);
-    struct strmap *names = strmap_new(), *uris = strmap_new(), *prompts = strmap_new();
-    size_t bad = 0;
+    list_init(&g->waits);
+    g->events = &events;
     g->stopping = true; /* a probe starts each upstream once: no restarts */
     g->loop = l;
     g->file = f;
@@ -464,37 +394,15 @@ size_t gateway_probe(struct loop *l, const struct gwfile *f, gw_probe_fn *fn, vo
     while (smoke_pending(g) && !loop_stopping(l)) /* each within its upstream's timeout */
         if (loop_once(l, 200) < 0)
             break;
-    for (size_t i = 0; i < g->nup; i++) {
-        const struct upstream *u = &g->ups[i];
-        if (u->state == UP_READY) {
-            probe_upstream(u, fn, arg);
-            bad += !gw_smoke_passed(u);
-            bad += probe_tools(u, names, fn, arg);
-            bad += gw_probe_extras(u, uris, prompts, fn, arg);
-            continue;
-        }
-        fn(&(struct gw_probe_row){.kind = GW_PROBE_FAILED, .upstream = u->cfg->name,
-                                  .error = u->error ? u->error : "did not start"},
-           arg);
-        bad++;
-    }
-    free_names(names);
-    free_names(uris);
-    free_names(prompts);
+    struct gw_plan_upstream *in = xcalloc(g->nup + 1, sizeof *in);
+    struct gw_plan plan;
+    plan_input(g, in);
+    gw_plan_surface(in, g->nup, NULL, 0, &plan);
+    free(in);
+    size_t bad = gw_probe_rows(g, &plan, fn, arg);
+    gw_plan_free(&plan);
     gateway_free(g);
     return bad;
-}
-
-const char *gw_state_name(const struct upstream *u)
-{
-    if (gw_circuit_state(u))
-        return gw_circuit_state(u);
-    switch (u->state) {
-    case UP_STARTING: return "starting";
-    case UP_LISTING: return "listing";
-    case UP_READY: return "ready";
-    default: return u->restart_timer ? "restarting" : "down";
-    }
 }
 
 bool gateway_ready(const struct gateway *g, struct buf *out)
@@ -503,7 +411,7 @@ bool gateway_ready(const struct gateway *g, struct buf *out)
     buf_appends(out, "{");
     for (size_t i = 0; i < g->nup; i++) {
         const struct upstream *u = &g->ups[i];
-        json_t *o = json_pack("{s:s, s:b, s:I}", "state", gw_state_name(u), "required",
+        json_t *o = json_pack("{s:s, s:b, s:I}", "state", gw_circuit_state_name(u), "required",
                               u->cfg->required, "restarts", (json_int_t)u->restarts);
         if (u->state != UP_READY && u->error)
             json_object_set_new(o, "error", json_string(u->error));
@@ -592,7 +500,7 @@ void gateway_metrics(const struct gateway *g, struct buf *out)
         for (size_t s = 0; s < sizeof states / sizeof *states; s++)
             buf_printf(out, "hermes_mcp_gateway_upstream_state{upstream=\"%s\",state=\"%s\"} %d\n",
                        g->ups[i].cfg->name, states[s],
-                       strcmp(gw_state_name(&g->ups[i]), states[s]) == 0);
+                       strcmp(gw_circuit_state_name(&g->ups[i]), states[s]) == 0);
     render_per_upstream(g, out, "hermes_mcp_gateway_upstream_restarts_total",
                         "Restarts of each upstream since the server started", "counter",
                         restarts_of);

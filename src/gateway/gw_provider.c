@@ -9,7 +9,7 @@
 #include <string.h>
 
 #include "buf.h"
-#include "config.h"
+#include "dotenvfile.h"
 #include "gateway.h"
 #include "gwfile.h"
 #include "gwload.h"
@@ -18,6 +18,9 @@
 
 struct gw_provider {
     struct gwfile file; /* as read at start; empty without a GATEWAY_FILE */
+    char *gateway_file; /* GATEWAY_FILE, or NULL */
+    char *env_file;     /* its placeholders' values */
+    unsigned call_timeout_ms;
     struct gateway *g;  /* NULL without a GATEWAY_FILE */
     struct provider_host host;
 };
@@ -33,19 +36,23 @@ static void log_lint(enum gwlint_level level, const char *line, void *arg)
         log_info("gateway: %s", line);
 }
 
-struct gw_provider *gw_provider_load(const struct config *cfg, const char *env_file)
+struct gw_provider *gw_provider_load(const char *gateway_file, const char *env_file,
+                                     unsigned call_timeout_ms)
 {
     char err[1024];
     unsigned mode;
     struct gw_provider *p = xcalloc(1, sizeof *p);
-    if (cfg->gateway_file == NULL)
+    if (gateway_file == NULL)
         return p;
-    json_t *env = config_read_env(env_file, &mode, err, sizeof err);
-    bool ok = env && gwload_file(cfg->gateway_file, env, &p->file, err, sizeof err);
+    p->gateway_file = xstrdup(gateway_file);
+    p->env_file = xstrdup(env_file);
+    p->call_timeout_ms = call_timeout_ms;
+    json_t *env = dotenvfile_read(env_file, &mode, err, sizeof err);
+    bool ok = env && gwload_file(gateway_file, env, &p->file, err, sizeof err);
     json_decref(env);
     if (!ok)
         fprintf(stderr, "hermes-mcp: %s\n", err);
-    else if (!gwload_lint(&p->file, cfg->gateway_file, cfg->call_timeout_ms, log_lint, NULL))
+    else if (!gwload_lint(&p->file, gateway_file, call_timeout_ms, log_lint, NULL))
         ok = false;
     if (!ok) {
         gw_provider_free(p);
@@ -59,6 +66,8 @@ void gw_provider_free(struct gw_provider *p)
     if (p == NULL)
         return;
     gwfile_cleanup(&p->file);
+    free(p->gateway_file);
+    free(p->env_file);
     free(p);
 }
 
@@ -128,7 +137,7 @@ static bool setup(void *self, const struct provider_host *h)
     if (p->file.doc == NULL)
         return true;
     const char **taken = before_tools(h, false, NULL, &n);
-    p->g = gateway_new(h->mcp, h->loop, &p->file, h->cfg->gateway_file, taken, n, audit_event,
+    p->g = gateway_new(h->mcp, h->loop, &p->file, p->gateway_file, taken, n, audit_event,
                        p);
     free(taken);
     if (p->g)
@@ -140,12 +149,11 @@ static bool setup(void *self, const struct provider_host *h)
  * it can); a file serve would refuse keeps the running configuration, said in one line. */
 static void reload_file(struct gw_provider *p)
 {
-    const struct config *cfg = p->host.cfg;
     char err[1024];
     unsigned mode;
     struct gwfile *f = xcalloc(1, sizeof *f);
-    json_t *env = config_read_env(cfg->env_file, &mode, err, sizeof err);
-    bool ok = env && gwload_for_serve(cfg->gateway_file, env, cfg->call_timeout_ms, f, err,
+    json_t *env = dotenvfile_read(p->env_file, &mode, err, sizeof err);
+    bool ok = env && gwload_for_serve(p->gateway_file, env, p->call_timeout_ms, f, err,
                                       sizeof err);
     json_decref(env);
     if (!ok) {
@@ -156,7 +164,7 @@ static void reload_file(struct gw_provider *p)
     size_t n; /* every tool the others have, kept or not: bridge_tools is judged on all again */
     const char **judged;
     const char **offered = before_tools(&p->host, true, &judged, &n);
-    gateway_reload_file(p->g, f, cfg->gateway_file, offered, judged, n);
+    gateway_reload_file(p->g, f, p->gateway_file, offered, judged, n);
     free(offered);
     free(judged);
 }

@@ -6,14 +6,14 @@
 
 #include "provider.h"
 
-struct config;
 struct gw_provider;
 
-/* Reads cfg's GATEWAY_FILE (placeholders from env_file, then the process environment) and
- * lints it as serve does, warnings logged; without a GATEWAY_FILE, a provider with no
- * upstreams. NULL, with one line on stderr naming file, upstream and key, when serve must
- * refuse the file. */
-struct gw_provider *gw_provider_load(const struct config *cfg, const char *env_file);
+/* Reads gateway_file, GATEWAY_FILE (placeholders from env_file, then the process environment),
+ * and lints it as serve does against call_timeout_ms (MCP_CALL_TIMEOUT_S), warnings logged;
+ * gateway_file NULL: a provider with no upstreams. A reload reads both files again. NULL, with
+ * one line on stderr naming file, upstream and key, when serve must refuse the file. */
+struct gw_provider *gw_provider_load(const char *gateway_file, const char *env_file,
+                                     unsigned call_timeout_ms);
 /* The file's bridge_tools, as a bridge_keep_fn (arg: the gw_provider). */
 bool gw_provider_keeps(const char *tool, void *arg);
 /* approvals.timeout_s (0: none set). */

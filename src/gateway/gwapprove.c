@@ -12,7 +12,12 @@
 #include <string.h>
 
 #include "approvals.h"
-#include "gw_internal.h"
+#include "gwcore.h"
+#include "gwevent.h"
+#include "gwexpose.h"
+#include "relay.h"
+#include "upstream.h"
+#include "list.h"
 #include "loop.h"
 #include "mcp.h"
 #include "mem.h"
@@ -30,7 +35,7 @@ struct gw_wait {
     char id[APPROVALS_ID_HEX + 1];
     struct loop_timer *nudge;
     unsigned nudges;
-    struct gw_wait *next, *prev; /* in the gateway's waits */
+    struct list link;  /* in the gateway's waits */
 };
 
 /* Tests only (README, "Testing"): HERMES_TEST_APPROVAL_NUDGE_MS shortens the progress interval
@@ -44,13 +49,7 @@ static uint64_t nudge_ms(void)
 
 static void wait_free(struct gw_wait *w)
 {
-    struct gateway *g = w->t->up->gw;
-    if (w->prev)
-        w->prev->next = w->next;
-    else
-        g->waits = w->next;
-    if (w->next)
-        w->next->prev = w->prev;
+    list_unlink(&w->link);
     loop_timer_cancel(w->nudge);
     json_decref(w->args);
     free(w);
@@ -103,7 +102,7 @@ bool gw_approval_decided(struct gw_tool *t, const char *caller, enum approval_ou
 static void answer_denied(struct gw_tool *t, struct mcp_call *call, uint64_t started_us,
                           const char *why)
 {
-    gw_tool_record(t, call, started_us, toolerr_name(TE_APPROVAL_DENIED));
+    gw_call_record_tool(t, call, started_us, toolerr_name(TE_APPROVAL_DENIED));
     mcp_call_result_take(call, tool_error_json(TE_APPROVAL_DENIED, 0, "%s", why));
 }
 
@@ -126,7 +125,7 @@ static void on_withdrawn(struct mcp_call *call, void *arg)
     (void)call; /* gone after this callback */
     approvals_withdraw(w->t->up->gw->approvals, w->id);
     gw_approval_audit(w->t, mcp_call_caller(w->call), "withdrawn", "withdrawn");
-    gw_tool_record(w->t, w->call, w->started_us, "cancelled");
+    gw_call_record_tool(w->t, w->call, w->started_us, "cancelled");
     wait_free(w);
 }
 
@@ -177,21 +176,18 @@ void gw_approval_wait(struct gw_tool *t, struct mcp_call *call, json_t *args, ui
     w->started_us = started_us;
     w->timeout_s = t->up->gw->approvals_timeout_s;
     snprintf(w->id, sizeof w->id, "%s", id);
-    w->next = t->up->gw->waits;
-    if (w->next)
-        w->next->prev = w;
-    t->up->gw->waits = w;
+    list_push_front(&t->up->gw->waits, &w->link);
     mcp_call_on_cancel(call, on_withdrawn, w);
     if (mcp_call_progress_token(call) != NULL)
         nudge(t->up->gw->loop, w);
 }
 
-void gw_approvals_deny_dropped(struct gateway *g)
+void gw_approval_deny_dropped(struct gateway *g)
 {
-    for (struct gw_wait *w = g->waits, *next; w; w = next) {
-        next = w->next; /* the decision frees w */
+    LIST_FOREACH_SAFE(n, &g->waits) { /* the decision frees w */
+        struct gw_wait *w = list_entry(n, struct gw_wait, link);
         if (w->t->dropped)
             approvals_decide(g->approvals, w->id, false, GW_DROPPED_REASON, GW_BY_RELOAD);
     }
-    gw_tasks_deny_dropped(g);
+    gw_task_deny_dropped(g);
 }

@@ -16,9 +16,14 @@
 #include <string.h>
 #include <time.h>
 
-#include "gw_internal.h"
+#include "gwcore.h"
+#include "gwevent.h"
+#include "gwexpose.h"
+#include "relay.h"
+#include "upstream.h"
 #include "gwinstance.h"
 #include "gwpolicy.h"
+#include "list.h"
 #include "log.h"
 #include "loop.h"
 #include "mcp.h"
@@ -81,31 +86,33 @@ static void record_call(struct gw_call *gc, const char *status)
 
 /* ---------- the wait queue ---------- */
 
+/* u's queue. Upstreams are made by value in several places (the file's, probes', instances')
+ * and zeroed when freed, so the anchor is set up here, on first use. */
+static struct list *queue_of(struct upstream *u)
+{
+    if (!list_is_linked(&u->wait_queue))
+        list_init(&u->wait_queue);
+    return &u->wait_queue;
+}
+
+/* The oldest call waiting at u, or NULL. */
+static struct gw_call *queue_head(struct upstream *u)
+{
+    struct list *n = list_first(queue_of(u));
+    return n ? list_entry(n, struct gw_call, link) : NULL;
+}
+
 static void enqueue(struct upstream *u, struct gw_call *gc)
 {
     gc->queued = true;
-    gc->prev = u->wait_tail;
-    gc->next = NULL;
-    if (u->wait_tail)
-        u->wait_tail->next = gc;
-    else
-        u->wait_head = gc;
-    u->wait_tail = gc;
+    list_push_back(queue_of(u), &gc->link);
     u->waiting++;
 }
 
 static void dequeue(struct upstream *u, struct gw_call *gc)
 {
-    if (gc->prev)
-        gc->prev->next = gc->next;
-    else
-        u->wait_head = gc->next;
-    if (gc->next)
-        gc->next->prev = gc->prev;
-    else
-        u->wait_tail = gc->prev;
+    list_unlink(&gc->link);
     gc->queued = false;
-    gc->next = gc->prev = NULL;
     u->waiting--;
 }
 
@@ -142,7 +149,7 @@ static void unavailable(struct gw_call *gc)
 static void forward_error(struct gw_call *gc, json_t *error)
 {
     char msg[300], status[24];
-    int rpc_code = gw_rpc_error(error, "the upstream refused the call", msg, sizeof msg);
+    int rpc_code = gw_event_rpc_error(error, "the upstream refused the call", msg, sizeof msg);
     snprintf(status, sizeof status, "%d", rpc_code);
     record_call(gc, status);
     mcp_call_error(gc->call, rpc_code, msg);
@@ -166,7 +173,7 @@ static const char *result_status(json_t *result)
 static void on_answer(struct upstream *u, json_t *result, json_t *error, void *arg)
 {
     struct gw_call *gc = arg;
-    if (result && gc->call && gw_relay_input(gc, result))
+    if (result && gc->call && gw_mrtr_input(gc, result))
         return; /* the upstream asked for input: mrtr.c has the call now */
     u->in_flight--;
     if (gc->call == NULL) /* held: its client is answering our input round; no one to tell */
@@ -257,11 +264,17 @@ static bool send_request(struct gw_call *gc)
     if (u->modern && gc->call)
         json_object_set_new(params, "_meta",
                             json_pack("{s:o}", "io.modelcontextprotocol/clientCapabilities",
-                                      gw_relay_caps(gc->call)));
+                                      gw_mrtr_caps(gc->call)));
     if (gc->input_answers)
         json_object_set(params, "inputResponses", gc->input_answers);
     if (gc->input_state)
         json_object_set(params, "requestState", gc->input_state);
+    if (gc->has_progress) { /* up_request puts our id here */
+        json_t *meta = json_object_get(params, "_meta");
+        if (meta == NULL)
+            json_object_set_new(params, "_meta", meta = json_object());
+        json_object_set_new(meta, "progressToken", json_integer(0));
+    }
     return up_request(u, "tools/call", params, on_answer, gc, gc, &gc->id);
 }
 
@@ -269,7 +282,7 @@ static void send_call(struct gw_call *gc)
 {
     struct upstream *u = gc->up;
     if (!send_request(gc)) {
-        gw_relay_give_back(gc); /* nothing reached the upstream: the round may be tried again */
+        gw_mrtr_give_back(gc); /* nothing reached the upstream: the round may be tried again */
         unavailable(gc);
         call_free(gc);
         return;
@@ -307,30 +320,28 @@ void gw_call_release(struct gw_call *gc)
 
 void gw_call_next(struct upstream *u)
 {
-    gw_tasks_slot_free(u); /* an approved task waiting there goes first (gwtask.c) */
+    gw_task_slot_free(u); /* an approved task waiting there goes first (gwtask.c) */
     if (u->gw->draining) { /* a freed slot: what waits would only be sent to be cancelled */
-        gw_calls_fail_waiting(u);
+        gw_call_fail_waiting(u);
         return;
     }
     if (gwi_starting(u))
         return; /* its calls wait until it is listed (gwi_ready) */
     if (u->state != UP_READY) {
-        gw_calls_fail_waiting(u);
+        gw_call_fail_waiting(u);
         return;
     }
-    while (u->wait_head && u->in_flight < u->cfg->max_in_flight) {
-        struct gw_call *gc = u->wait_head;
+    for (struct gw_call *gc; u->in_flight < u->cfg->max_in_flight && (gc = queue_head(u));) {
         dequeue(u, gc);
         send_call(gc);
     }
 }
 
-void gw_calls_fail_waiting(struct upstream *u)
+void gw_call_fail_waiting(struct upstream *u)
 {
-    while (u->wait_head) {
-        struct gw_call *gc = u->wait_head;
+    for (struct gw_call *gc; (gc = queue_head(u)) != NULL;) {
         dequeue(u, gc);
-        gw_relay_give_back(gc); /* never sent: the round may be tried again */
+        gw_mrtr_give_back(gc); /* never sent: the round may be tried again */
         unavailable(gc);
         call_free(gc);
     }
@@ -432,7 +443,7 @@ static bool refused_dropped(struct gw_tool *t, struct mcp_call *call, uint64_t s
     return true;
 }
 
-void gw_tool_handler(struct mcp_call *call, json_t *args, void *arg)
+void gw_call_handler(struct mcp_call *call, json_t *args, void *arg)
 {
     struct gw_tool *t = arg;
     uint64_t started_us = now_us();
@@ -445,14 +456,14 @@ void gw_tool_handler(struct mcp_call *call, json_t *args, void *arg)
     json_decref(sent);
 }
 
-void gw_tool_record(struct gw_tool *t, struct mcp_call *call, uint64_t started_us,
-                    const char *status)
+void gw_call_record_tool(struct gw_tool *t, struct mcp_call *call, uint64_t started_us,
+                         const char *status)
 {
     record(t->up, call, t->exposed, t->name, started_us, status);
 }
 
-void gw_tool_record_as(struct gw_tool *t, struct upstream *u, const char *caller,
-                       uint64_t started_us, const char *status)
+void gw_call_record_tool_as(struct gw_tool *t, struct upstream *u, const char *caller,
+                            uint64_t started_us, const char *status)
 {
     record_as(u, caller, t->exposed, t->name, started_us, status);
 }
@@ -520,9 +531,9 @@ void gw_call_forward(struct gw_tool *t, struct mcp_call *call, json_t *args, uin
         call_free(gc);
         return;
     }
-    /* A 2026-07-28 retry's round is taken (once) only now that the call can go: refused for
+    /* A 2026-07-28 retry's round is claimed (once) only now that the call can go: refused for
      * unavailable or busy above, its answers stay good for another try. */
-    json_t *refused = gw_relay_continue(gc);
+    json_t *refused = gw_mrtr_continue(gc);
     if (refused) {
         record_call(gc, toolerr_name(TE_NOT_FOUND));
         mcp_call_result_take(call, refused);

@@ -89,6 +89,8 @@ bool gwfile_parse(const char *text, size_t len, gw_lookup_fn *lookup, void *look
                   struct gwfile *out, char *err, size_t errlen);
 void gwfile_cleanup(struct gwfile *f); /* NULL-safe, idempotent */
 
+/* ---------- what the rules say about a tool (gwrules.c) ---------- */
+
 enum gw_verdict {
     GW_INCLUDED,     /* an include glob matched (or no include list and no exclude glob did) */
     GW_EXCLUDED,     /* an exclude glob matched and no include glob did */

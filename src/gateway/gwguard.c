@@ -15,7 +15,10 @@
 #include <string.h>
 
 #include "gateway.h"
-#include "gw_internal.h"
+#include "gwcore.h"
+#include "gwevent.h"
+#include "gwexpose.h"
+#include "upstream.h"
 #include "gwpin.h"
 #include "log.h"
 #include "mcp.h"

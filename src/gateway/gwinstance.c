@@ -14,7 +14,9 @@
 #include <sys/stat.h>
 
 #include "buf.h"
-#include "gw_internal.h"
+#include "gwcore.h"
+#include "gwexpose.h"
+#include "upstream.h"
 #include "gwpin.h"
 #include "log.h"
 #include "loop.h"
@@ -224,7 +226,7 @@ void gwi_pools_drain(struct gateway *g)
 {
     for (size_t i = 0; i < g->nup; i++)
         for (size_t k = 0; g->ups[i].pool && k < g->ups[i].pool->n; k++)
-            gw_calls_fail_waiting(&g->ups[i].pool->inst[k]->up);
+            g->events->fail_waiting(&g->ups[i].pool->inst[k]->up);
 }
 
 void gwi_pools_free(struct gateway *g)
@@ -433,12 +435,12 @@ bool gwi_check_listed(struct upstream *u)
 void gwi_ready(struct upstream *u)
 {
     if (u->inst)
-        gw_call_next(u);
+        u->gw->events->slot_free(u);
 }
 
 static const char *inst_state(const struct upstream *u)
 {
-    return u->refused ? "refused" : gw_state_name(u);
+    return u->refused ? "refused" : gw_circuit_state_name(u);
 }
 
 void gwi_describe(const struct upstream *main, json_t *o)

@@ -42,7 +42,7 @@ bool gwi_pools_start(struct gateway *g, char *err, size_t errlen);
 void gwi_pools_free(struct gateway *g); /* stops every instance */
 void gwi_pools_drain(struct gateway *g); /* answers the calls waiting at every instance */
 
-/* gw_tool_handler: the instance a call on the discovery upstream main goes to, started when
+/* gw_call_handler: the instance a call on the discovery upstream main goes to, started when
  * new (its calls wait until it is listed). NULL when the call is refused: *busy tells busy
  * (every instance has calls and max are running) from invalid_arguments; msg says why. The
  * path must start with a root (as configured or resolved) before it is resolved at all; once

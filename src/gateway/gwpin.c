@@ -15,6 +15,7 @@
 
 #include "atomicfile.h"
 #include "crypto.h"
+#include "hex.h"
 #include "mem.h"
 #include "readfile.h"
 
@@ -37,18 +38,13 @@ json_t *gw_pin_definition(json_t *tool)
 
 void gw_pin_hash(json_t *tool, char out[GW_PIN_HEX])
 {
-    static const char digits[] = "0123456789abcdef";
     unsigned char d[32];
     json_t *def = gw_pin_definition(tool);
     char *text = json_dumps(def, JSON_COMPACT | JSON_SORT_KEYS);
     json_decref(def);
     crypto_sha256(text ? text : "", text ? strlen(text) : 0, d);
     free(text);
-    for (int i = 0; i < 32; i++) {
-        out[2 * i] = digits[d[i] >> 4];
-        out[2 * i + 1] = digits[d[i] & 15];
-    }
-    out[64] = '\0';
+    hex_encode(d, sizeof d, out);
 }
 
 json_t *gw_pin_fields_differ(json_t *old_def, json_t *new_def)

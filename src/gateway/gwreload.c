@@ -19,7 +19,10 @@
 #include <string.h>
 
 #include "approvals.h"
-#include "gw_internal.h"
+#include "gwcore.h"
+#include "gwexpose.h"
+#include "relay.h"
+#include "upstream.h"
 #include "gwpolicy.h"
 #include "log.h"
 #include "mcp.h"
@@ -246,7 +249,7 @@ static bool apply_tool(struct gateway *g, struct gw_tool *t, const struct gw_ups
         bool uncallable = false;
         json_t *schema = gw_policy_schema(json_deep_copy(t->schema), guard, policy, &uncallable);
         if (uncallable)
-            gw_warn_uncallable(t);
+            gateway_warn_uncallable(t);
         mcp_set_tool_input_schema(g->mcp, t->exposed, schema);
     }
     t->guard = guard;
@@ -324,7 +327,7 @@ bool gateway_reload_file(struct gateway *g, struct gwfile *f, const char *path,
         else if (disabled_in(f, up)) /* removed: not applied, as any change of its process */
             changed += disable_tool(g, &g->tools[k]);
     }
-    gw_approvals_deny_dropped(g); /* never sent, even if approved later */
+    gw_approval_deny_dropped(g); /* never sent, even if approved later */
     if (g->bridge_out == NULL)
         g->bridge_out = json_object();
     apply_bridge(g, f, bridge, judged_as, nbridge);

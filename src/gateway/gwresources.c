@@ -15,19 +15,18 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "gw_internal.h"
+#include "gwcore.h"
+#include "gwevent.h"
+#include "gwexpose.h"
+#include "relay.h"
+#include "upstream.h"
+#include "gwsurface.h"
+#include "jrpc.h"
 #include "log.h"
 #include "loop.h"
 #include "mcp.h"
 #include "mem.h"
-#include "strmap.h"
-#include "utf8.h"
 
-#define GW_EXTRAS_MAX 1024  /* resources (or prompts) of one upstream at most */
-#define GW_URI_MAX 2048     /* a longer resource URI is not exposed */
-
-/* Listed in this order; the kind rides in a request's arg. */
-enum extra_kind { EXTRA_RESOURCES, EXTRA_TEMPLATES, EXTRA_PROMPTS };
 
 /* An exposed resource or prompt: which upstream, and the upstream's own URI or name. */
 struct gw_extra {
@@ -35,81 +34,6 @@ struct gw_extra {
     char *name;
     struct gw_extra *next;
 };
-
-/* ---------- discovery (after tools/list) ---------- */
-
-static void on_list(struct upstream *u, json_t *result, json_t *error, void *arg);
-
-static const char *list_method(enum extra_kind k)
-{
-    return k == EXTRA_RESOURCES   ? "resources/list"
-           : k == EXTRA_TEMPLATES ? "resources/templates/list"
-                                  : "prompts/list";
-}
-
-static void request_list(struct upstream *u, enum extra_kind k, const char *cursor)
-{
-    json_t *params = cursor ? json_pack("{s:s}", "cursor", cursor) : json_object();
-    /* the kind rides in arg: 1 + kind, never a pointer */
-    if (!up_request(u, list_method(k), params, on_list, (void *)(uintptr_t)(1 + k), NULL, NULL))
-        up_down(u, "cannot send resources/list, resources/templates/list or prompts/list");
-}
-
-/* The next list after kind k's (or the upstream is listed). */
-static void list_after(struct upstream *u, int k)
-{
-    u->extra_pages = 0;
-    if (k < EXTRA_RESOURCES && u->cfg->resources)
-        request_list(u, EXTRA_RESOURCES, NULL);
-    else if (k < EXTRA_TEMPLATES && u->cfg->resources)
-        request_list(u, EXTRA_TEMPLATES, NULL);
-    else if (k < EXTRA_PROMPTS && u->cfg->prompts)
-        request_list(u, EXTRA_PROMPTS, NULL);
-    else
-        up_listed(u);
-}
-
-void gw_list_extras(struct upstream *u)
-{
-    list_after(u, -1);
-}
-
-static void on_list(struct upstream *u, json_t *result, json_t *error, void *arg)
-{
-    enum extra_kind k = (enum extra_kind)((uintptr_t)arg - 1);
-    static const char *const keys[] = {"uri", "uriTemplate", "name"};
-    static const char *const arrays[] = {"resources", "resourceTemplates", "prompts"};
-    json_t *into = k == EXTRA_RESOURCES ? u->resources
-                   : k == EXTRA_TEMPLATES ? u->templates
-                                          : u->prompts,
-           *item;
-    const char *key = keys[k];
-    size_t i;
-    if (u->state != UP_LISTING)
-        return;
-    if (result == NULL && error == NULL) {
-        up_down(u, "gone while listing resources, templates or prompts");
-        return;
-    }
-    if (result == NULL) { /* it offers none (no such capability): nothing to expose */
-        log_warn("upstream %s: %s refused; none exposed", u->cfg->name, list_method(k));
-        list_after(u, (int)k);
-        return;
-    }
-    json_array_foreach(json_object_get(result, arrays[k]), i, item) {
-        if (json_array_size(into) >= GW_EXTRAS_MAX)
-            break;
-        if (json_is_object(item) && json_is_string(json_object_get(item, key)))
-            json_array_append(into, item);
-    }
-    const char *next = json_string_value(json_object_get(result, "nextCursor"));
-    if (next && *next && json_array_size(into) < GW_EXTRAS_MAX &&
-        ++u->extra_pages < GW_LIST_PAGES) {
-        request_list(u, k, next);
-        return;
-    }
-    list_after(u, (int)k);
-}
 
 /* ---------- forwarding resources/read and prompts/get ---------- */
 
@@ -126,7 +50,7 @@ struct fwd {
     char method[16];       /* resources/read or prompts/get */
     json_t *params;        /* as sent, without the round's answers and state */
     unsigned rounds;       /* input rounds the upstream asked so far */
-    struct gw_round_taken round; /* a 2026-07-28 caller's round this retry continues */
+    struct gw_round_claimed round; /* a 2026-07-28 caller's round this retry continues */
     struct gw_collect *collect; /* a session-era caller's answers being collected, or NULL */
     json_t *state;         /* the upstream's requestState sent back with them, or NULL */
 };
@@ -134,7 +58,7 @@ struct fwd {
 static void fwd_free(struct fwd *f)
 {
     loop_timer_cancel(f->timer);
-    gw_collect_free(f->collect); /* the engine drops a call's pending requests */
+    gw_mrtr_collect_free(f->collect); /* the engine drops a call's pending requests */
     json_decref(f->state);
     json_decref(f->params);
     free(f);
@@ -152,7 +76,7 @@ static void unavailable(struct mcp_call *c, struct upstream *u)
     char msg[300];
     snprintf(msg, sizeof msg, "upstream %s is not available (%s); retry later", u->cfg->name,
              u->error ? u->error : "not started");
-    mcp_call_error(c, -32603, msg);
+    mcp_call_error(c, JRPC_INTERNAL_ERROR, msg);
 }
 
 static bool fwd_input(struct fwd *f, json_t *result);
@@ -167,7 +91,7 @@ static void on_fwd_answer(struct upstream *u, json_t *result, json_t *error, voi
         mcp_call_result_take(f->call, json_incref(result));
     } else if (error) {
         char msg[300];
-        int code = gw_rpc_error(error, "the upstream refused the request", msg, sizeof msg);
+        int code = gw_event_rpc_error(error, "the upstream refused the request", msg, sizeof msg);
         mcp_call_error(f->call, code, msg);
     } else {
         unavailable(f->call, u);
@@ -186,7 +110,7 @@ static void on_fwd_timeout(struct loop *l, void *arg)
     snprintf(msg, sizeof msg, "upstream %s did not answer within %u s", f->up->cfg->name,
              f->up->cfg->timeout_s);
     mcp_call_on_cancel(f->call, NULL, NULL);
-    mcp_call_error(f->call, -32603, msg);
+    mcp_call_error(f->call, JRPC_INTERNAL_ERROR, msg);
     fwd_free(f);
 }
 
@@ -207,7 +131,7 @@ static bool fwd_send(struct fwd *f, json_t *answers, json_t *state)
     if (f->up->modern)
         json_object_set_new(params, "_meta",
                             json_pack("{s:o}", "io.modelcontextprotocol/clientCapabilities",
-                                      gw_relay_caps(f->call)));
+                                      gw_mrtr_caps(f->call)));
     if (answers)
         json_object_set(params, "inputResponses", answers);
     if (state)
@@ -242,11 +166,11 @@ static void on_fwd_answered(void *owner, json_t *answers, const char *refused)
 {
     struct fwd *f = owner;
     if (answers == NULL) {
-        fwd_fail(f, -32603, refused);
+        fwd_fail(f, JRPC_INTERNAL_ERROR, refused);
         return;
     }
     json_t *kept = json_incref(answers), *state = f->state;
-    gw_collect_free(f->collect);
+    gw_mrtr_collect_free(f->collect);
     f->collect = NULL;
     f->state = NULL;
     bool sent = fwd_send(f, kept, state);
@@ -269,7 +193,7 @@ static bool fwd_input(struct fwd *f, json_t *result)
     json_t *state = json_object_get(result, "requestState");
     json_t *requests = gw_mrtr_requests(f->call, result, ++f->rounds, why, sizeof why);
     if (requests == NULL) {
-        fwd_fail(f, -32603, why);
+        fwd_fail(f, JRPC_INTERNAL_ERROR, why);
         return true;
     }
     if (mcp_call_is_modern(f->call)) {
@@ -280,7 +204,7 @@ static bool fwd_input(struct fwd *f, json_t *result)
                                           sizeof why);
         if (ours == NULL) {
             json_decref(requests);
-            fwd_fail(f, -32603, why);
+            fwd_fail(f, JRPC_INTERNAL_ERROR, why);
             return true;
         }
         log_info("upstream %s: its input_required answer to a %s (round %u) relayed to the "
@@ -293,9 +217,9 @@ static bool fwd_input(struct fwd *f, json_t *result)
     }
     /* A session-era caller: each request on its stream; the state waits with the answers. */
     f->state = state ? json_incref(state) : NULL;
-    if (!gw_collect_start(&f->collect, f->call, requests, on_fwd_answered, f)) {
+    if (!gw_mrtr_collect_start(&f->collect, f->call, requests, on_fwd_answered, f)) {
         json_decref(requests);
-        fwd_fail(f, -32603, "the calling client cannot take a request now");
+        fwd_fail(f, JRPC_INTERNAL_ERROR, "the calling client cannot take a request now");
         return true;
     }
     log_info("upstream %s: its input_required answer to a %s (round %u) relayed to the calling "
@@ -320,12 +244,12 @@ static void forward(struct mcp_call *c, struct upstream *u, const char *method, 
         /* a 2026-07-28 caller's retry with the answers to an input round of ours */
         char bound[300];
         fwd_bound_to(f, bound, sizeof bound);
-        if (!gw_mrtr_round_take(u, c, bound, &f->rounds, &state, &f->round)) {
+        if (!gw_mrtr_round_claim(u, c, bound, &f->rounds, &state, &f->round)) {
             char msg[300];
             snprintf(msg, sizeof msg, "no input round of upstream %s matches this "
                      "requestState: it was already answered, or it expired; ask again",
                      u->cfg->name);
-            mcp_call_error(c, -32602, msg);
+            mcp_call_error(c, JRPC_INVALID_PARAMS, msg);
             fwd_free(f);
             return;
         }
@@ -383,104 +307,58 @@ static const char *str(json_t *o, const char *key)
     return json_string_value(json_object_get(o, key));
 }
 
+/* The items of upstream k of kind in the plan, in its order. */
+#define PLAN_EACH(p, k, kind_, it)                                                              \
+    for (const struct gw_plan_item *it = (p)->items; it < (p)->items + (p)->n; it++)           \
+        if (it->up == (k) && it->kind == (kind_))
 
-static bool expose_resources(struct gateway *g, struct upstream *u, struct strmap *uris)
+static bool expose_resources(struct gateway *g, struct upstream *u, const struct gw_plan *p,
+                             size_t k)
 {
-    size_t i;
-    json_t *r;
-    json_array_foreach(u->resources, i, r) {
-        const char *uri = str(r, "uri"), *name = str(r, "name");
-        char shown_uri[200];
-        utf8_shown(shown_uri, sizeof shown_uri, uri);
-        if (strlen(uri) == 0 || strlen(uri) > GW_URI_MAX || !utf8_valid(uri, strlen(uri))) {
-            log_warn("upstream %s: resource '%s' not exposed (empty, over %d bytes or not "
-                     "UTF-8)", u->cfg->name, shown_uri, GW_URI_MAX);
+    PLAN_EACH(p, k, GW_PLAN_RESOURCE, it) {
+        if (it->status == GW_PLAN_UNFIT) {
+            log_warn("upstream %s: resource '%s' not exposed (%s)", u->cfg->name, it->shown_long,
+                     it->unfit);
             continue;
         }
-        const char *owner = strmap_get(uris, uri);
-        if (owner) {
+        if (it->status == GW_PLAN_TAKEN) {
             log_error("gateway: upstream %s offers resource '%s', which %s offers too; set "
                       "tools.resources: false on one",
-                      u->cfg->name, shown_uri, owner);
+                      u->cfg->name, it->shown_long, it->owner);
             return false;
         }
-        strmap_put(uris, uri, xasprintf("upstream %s", u->cfg->name));
-        struct gw_extra *x = extra_new(g, u, uri);
+        const char *name = str(it->def, "name");
+        struct gw_extra *x = extra_new(g, u, it->name);
         mcp_add_resource(g->mcp, &(struct mcp_resource_def){
-            .uri = uri, .name = name ? name : uri, .title = str(r, "title"),
-            .description = str(r, "description"), .mime_type = str(r, "mimeType"),
+            .uri = it->name, .name = name ? name : it->name, .title = str(it->def, "title"),
+            .description = str(it->def, "description"), .mime_type = str(it->def, "mimeType"),
             .handler = read_handler, .arg = x});
     }
     log_info("upstream %s: %zu resources exposed", u->cfg->name, json_array_size(u->resources));
     return true;
 }
 
-/* Why a template is not served, or NULL. The engine matches only simple {name} parts (one
- * path segment each): a template with RFC 6570 operators ({+path}, {/seg*}, {?q}) would be
- * listed but never match, so it is not exposed at all. */
-static const char *template_unfit(const char *tpl)
+static bool expose_templates(struct gateway *g, struct upstream *u, const struct gw_plan *p,
+                             size_t k)
 {
-    size_t n = strlen(tpl);
-    if (n == 0 || n > GW_URI_MAX || !utf8_valid(tpl, n))
-        return "empty, too long or not UTF-8";
-    for (const char *p = strchr(tpl, '{'); p; p = strchr(p + 1, '{')) {
-        size_t name = strspn(p + 1, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
-                                    "0123456789_");
-        if (name == 0 || name > 63 || p[1 + name] != '}')
-            return "only {name} parts are served, not RFC 6570 operators";
-    }
-    return NULL;
-}
-
-/* A template's key in the URI map it shares with resources: "template " + the template with
- * each {name} blanked to {}, so two that match the same URIs (the engine's matcher sees only
- * the literal parts) have one key. */
-static char *template_key(const char *tpl)
-{
-    char *key = xasprintf("template %s", tpl);
-    char *out = key + strlen("template ");
-    for (const char *in = tpl; *in; in++) {
-        *out++ = *in;
-        if (*in == '{') {
-            const char *close = strchr(in, '}');
-            if (close)
-                in = close - 1; /* the loop's next step copies the '}' */
-        }
-    }
-    *out = '\0';
-    return key;
-}
-
-/* Templates share the URI map with resources (template_key); the value names the template. */
-static bool expose_templates(struct gateway *g, struct upstream *u, struct strmap *uris)
-{
-    size_t i;
-    json_t *t;
-    json_array_foreach(u->templates, i, t) {
-        const char *tpl = str(t, "uriTemplate"), *name = str(t, "name");
-        const char *unfit = template_unfit(tpl);
-        char shown_tpl[200];
-        utf8_shown(shown_tpl, sizeof shown_tpl, tpl);
-        if (unfit) {
+    PLAN_EACH(p, k, GW_PLAN_TEMPLATE, it) {
+        if (it->status == GW_PLAN_UNFIT) {
             log_warn("upstream %s: resource template '%s' not exposed (%s)", u->cfg->name,
-                     shown_tpl, unfit);
+                     it->shown_long, it->unfit);
             continue;
         }
-        char *key = template_key(tpl);
-        const char *owner = strmap_get(uris, key);
-        if (owner) {
+        if (it->status == GW_PLAN_TAKEN) {
             log_error("gateway: upstream %s offers resource template '%s', which matches the "
                       "same URIs as %s; set tools.resources: false on one",
-                      u->cfg->name, shown_tpl, owner);
-            free(key);
+                      u->cfg->name, it->shown_long, it->owner);
             return false;
         }
-        strmap_put(uris, key, xasprintf("upstream %s's '%s'", u->cfg->name, shown_tpl));
-        free(key);
+        const char *name = str(it->def, "name");
         mcp_add_template(g->mcp, &(struct mcp_template_def){
-            .uri_template = tpl, .name = name ? name : tpl, .title = str(t, "title"),
-            .description = str(t, "description"), .mime_type = str(t, "mimeType"),
-            .handler = template_read_handler, .arg = extra_new(g, u, tpl)});
+            .uri_template = it->name, .name = name ? name : it->name,
+            .title = str(it->def, "title"), .description = str(it->def, "description"),
+            .mime_type = str(it->def, "mimeType"), .handler = template_read_handler,
+            .arg = extra_new(g, u, it->name)});
     }
     if (json_array_size(u->templates))
         log_info("upstream %s: %zu resource templates exposed", u->cfg->name,
@@ -488,144 +366,50 @@ static bool expose_templates(struct gateway *g, struct upstream *u, struct strma
     return true;
 }
 
-static bool expose_prompts(struct gateway *g, struct upstream *u, struct strmap *names)
+static bool expose_prompts(struct gateway *g, struct upstream *u, const struct gw_plan *p,
+                           size_t k)
 {
-    size_t i;
-    json_t *p;
-    json_array_foreach(u->prompts, i, p) {
-        const char *name = str(p, "name");
-        char *exposed = xasprintf("%s%s", u->cfg->prefix, name);
-        char t[100], e[100];
-        utf8_shown(t, sizeof t, name);
-        utf8_shown(e, sizeof e, exposed);
-        const char *owner = strmap_get(names, exposed);
-        if (!gw_tool_name_ok(exposed) || owner) {
-            if (owner)
-                log_error("gateway: upstream %s, prompt '%s' would be exposed as '%s', which is "
-                          "taken by %s; change a prefix or set tools.prompts: false",
-                          u->cfg->name, t, e, owner);
-            else
-                log_error("gateway: upstream %s, prompt '%s': the exposed name '%s' is not "
-                          "allowed (^[A-Za-z0-9_-]{1,64}$); change the prefix or set "
-                          "tools.prompts: false",
-                          u->cfg->name, t, e);
-            free(exposed);
+    PLAN_EACH(p, k, GW_PLAN_PROMPT, it) {
+        if (it->status == GW_PLAN_TAKEN) {
+            log_error("gateway: upstream %s, prompt '%s' would be exposed as '%s', which is "
+                      "taken by %s; change a prefix or set tools.prompts: false",
+                      u->cfg->name, it->shown, it->shown_exposed, it->owner);
             return false;
         }
-        strmap_put(names, exposed, xasprintf("upstream %s, prompt '%s'", u->cfg->name, t));
-        json_t *args = json_object_get(p, "arguments");
+        if (it->status == GW_PLAN_BAD_NAME) {
+            log_error("gateway: upstream %s, prompt '%s': the exposed name '%s' is not "
+                      "allowed (^[A-Za-z0-9_-]{1,64}$); change the prefix or set "
+                      "tools.prompts: false",
+                      u->cfg->name, it->shown, it->shown_exposed);
+            return false;
+        }
+        json_t *args = json_object_get(it->def, "arguments");
         mcp_add_prompt(g->mcp, &(struct mcp_prompt_def){
-            .name = exposed, .title = str(p, "title"), .description = str(p, "description"),
+            .name = it->exposed, .title = str(it->def, "title"),
+            .description = str(it->def, "description"),
             .arguments = json_is_array(args) ? json_deep_copy(args) : NULL,
-            .handler = prompt_handler, .arg = extra_new(g, u, name)});
-        free(exposed);
+            .handler = prompt_handler, .arg = extra_new(g, u, it->name)});
     }
     log_info("upstream %s: %zu prompts exposed", u->cfg->name, json_array_size(u->prompts));
     return true;
 }
 
-bool gw_expose_extras(struct gateway *g, struct strmap *uris, struct strmap *prompts)
+bool gw_resources_expose(struct gateway *g, const struct gw_plan *p)
 {
     for (size_t i = 0; i < g->nup; i++) {
         struct upstream *u = &g->ups[i];
         if (u->state != UP_READY)
             continue;
         if (u->cfg->resources &&
-            (!expose_resources(g, u, uris) || !expose_templates(g, u, uris)))
+            (!expose_resources(g, u, p, i) || !expose_templates(g, u, p, i)))
             return false;
-        if (u->cfg->prompts && !expose_prompts(g, u, prompts))
+        if (u->cfg->prompts && !expose_prompts(g, u, p, i))
             return false;
     }
     return true;
 }
 
-/* ---------- gateway check --probe ---------- */
-
-static size_t probe_resources(const struct upstream *u, struct strmap *uris, gw_probe_fn *fn,
-                              void *arg)
-{
-    size_t i, refused = 0;
-    json_t *r;
-    json_array_foreach(u->resources, i, r) {
-        const char *uri = str(r, "uri"), *owner = strmap_get(uris, uri);
-        char t[200], problem[200] = "";
-        utf8_shown(t, sizeof t, uri);
-        if (strlen(uri) == 0 || strlen(uri) > GW_URI_MAX || !utf8_valid(uri, strlen(uri)))
-            snprintf(problem, sizeof problem, "not exposed: empty, over %d bytes or not UTF-8",
-                     GW_URI_MAX);
-        else if (owner)
-            snprintf(problem, sizeof problem, "refused: %s offers it too", owner);
-        else
-            strmap_put(uris, uri, xasprintf("upstream %s", u->cfg->name));
-        refused += owner != NULL;
-        fn(&(struct gw_probe_row){.kind = GW_PROBE_RESOURCE, .upstream = u->cfg->name, .tool = t,
-                                  .exposed = problem[0] && !owner ? NULL : t,
-                                  .problem = problem[0] ? problem : NULL},
-           arg);
-    }
-    return refused;
-}
-
-static size_t probe_prompts(const struct upstream *u, struct strmap *names, gw_probe_fn *fn,
-                            void *arg)
-{
-    size_t i, refused = 0;
-    json_t *p;
-    json_array_foreach(u->prompts, i, p) {
-        const char *name = str(p, "name");
-        char *exposed = xasprintf("%s%s", u->cfg->prefix, name);
-        char t[100], e[100], what[160], problem[200] = "";
-        utf8_shown(t, sizeof t, name);
-        utf8_shown(e, sizeof e, exposed);
-        snprintf(what, sizeof what, "upstream %s, prompt '%s'", u->cfg->name, t);
-        refused += !gw_probe_claim(names, exposed, what, problem, sizeof problem);
-        fn(&(struct gw_probe_row){.kind = GW_PROBE_PROMPT, .upstream = u->cfg->name, .tool = t,
-                                  .exposed = e, .problem = problem[0] ? problem : NULL},
-           arg);
-        free(exposed);
-    }
-    return refused;
-}
-
-/* Templates as resource rows, "template " + the template; clashes by template_key, as serve. */
-static size_t probe_templates(const struct upstream *u, struct strmap *uris, gw_probe_fn *fn,
-                              void *arg)
-{
-    size_t i, refused = 0;
-    json_t *t;
-    json_array_foreach(u->templates, i, t) {
-        const char *tpl = str(t, "uriTemplate");
-        char *key = template_key(tpl), *row = xasprintf("template %s", tpl);
-        const char *owner = strmap_get(uris, key), *unfit = template_unfit(tpl);
-        char shown[200], shown_tpl[200], problem[300] = "";
-        utf8_shown(shown, sizeof shown, row);
-        utf8_shown(shown_tpl, sizeof shown_tpl, tpl);
-        free(row);
-        if (unfit)
-            snprintf(problem, sizeof problem, "not exposed: %s", unfit);
-        else if (owner)
-            snprintf(problem, sizeof problem, "refused: matches the same URIs as %s", owner);
-        else
-            strmap_put(uris, key, xasprintf("upstream %s's '%s'", u->cfg->name, shown_tpl));
-        refused += !unfit && owner != NULL;
-        fn(&(struct gw_probe_row){.kind = GW_PROBE_RESOURCE, .upstream = u->cfg->name,
-                                  .tool = shown, .exposed = problem[0] ? NULL : shown,
-                                  .problem = problem[0] ? problem : NULL},
-           arg);
-        free(key);
-    }
-    return refused;
-}
-
-size_t gw_probe_extras(const struct upstream *u, struct strmap *uris, struct strmap *prompts,
-                       gw_probe_fn *fn, void *arg)
-{
-    return (u->cfg->resources ? probe_resources(u, uris, fn, arg) + probe_templates(u, uris, fn, arg)
-                              : 0) +
-           (u->cfg->prompts ? probe_prompts(u, prompts, fn, arg) : 0);
-}
-
-void gw_extras_free(struct gateway *g)
+void gw_resources_free(struct gateway *g)
 {
     while (g->extras) {
         struct gw_extra *x = g->extras;

@@ -13,7 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "gw_internal.h"
+#include "upstream.h"
 #include "log.h"
 #include "loop.h"
 #include "mem.h"
@@ -83,7 +83,7 @@ static bool nested_error(json_t *v, int depth, size_t *budget, char *where, size
     return false;
 }
 
-bool gw_result_failed(json_t *result, char *why, size_t whylen)
+bool gw_smoke_result_failed(json_t *result, char *why, size_t whylen)
 {
     char where[200] = "";
     size_t budget = NESTED_NODES, i;
@@ -163,7 +163,7 @@ static void on_smoke_answer(struct upstream *u, json_t *result, json_t *error, v
         snprintf(why, sizeof why, "JSON-RPC error %lld",
                  json_is_integer(code) ? (long long)json_integer_value(code) : 0LL);
         settle(u, why);
-    } else if (gw_result_failed(result, why, sizeof why))
+    } else if (gw_smoke_result_failed(result, why, sizeof why))
         settle(u, why);
     else
         settle(u, NULL);

@@ -16,7 +16,7 @@
  * so such a request is refused (relay.c finds no call for it) and an input_required answer
  * completes the task with an upstream_error tool error. Once approved, the task takes one of
  * the upstream's max_in_flight slots, until the upstream's timeout: with none free it waits and
- * gets the next one freed, before the calls queued there (gw_call_next asks gw_tasks_slot_free
+ * gets the next one freed, before the calls queued there (gw_call_next asks gw_task_slot_free
  * first: a person approved it after a wait already). A starting per-root instance with a task
  * holding its slot is not idle, so it is neither evicted nor stopped under the task (the task
  * asks again every GW_TASK_RETRY_MS whether it is ready).
@@ -34,12 +34,18 @@
 
 #include "approvals.h"
 #include "crypto.h"
-#include "gw_internal.h"
+#include "gwcore.h"
+#include "gwevent.h"
+#include "gwexpose.h"
+#include "relay.h"
+#include "upstream.h"
 #include "gwinstance.h"
 #include "log.h"
+#include "list.h"
 #include "loop.h"
 #include "mcp.h"
 #include "mem.h"
+#include "timefmt.h"
 #include "toolerr.h"
 
 #define GW_TASK_PREFIX "gw:" /* no bridge task id has a colon: the two never collide */
@@ -50,7 +56,6 @@
 #define GW_TASK_POLL_MS 2000u        /* a person decides in seconds: no need to poll faster */
 #define GW_TASK_RETRY_MS 200u        /* a starting instance: asked again this often */
 #define GW_TASK_RESULT_MAX (256u * 1024) /* bytes of a result kept for an hour, as JSON */
-#define NOT_FOUND "Failed to retrieve task: Task not found"
 
 enum gwt_phase { GWT_WAITING, GWT_RUNNING, GWT_DONE };
 
@@ -66,30 +71,23 @@ struct gw_task {
     char approval[APPROVALS_ID_HEX + 1]; /* while waiting */
     unsigned approval_timeout_s; /* the queue's when created: a reload changes later ones only */
     struct upstream *at;        /* while running: the upstream or instance whose slot it holds */
-    struct upstream *waiting_on; /* approved, waiting for a slot there (gw_tasks_slot_free) */
+    struct upstream *waiting_on; /* approved, waiting for a slot there (gw_task_slot_free) */
     bool sent;                  /* the call is at the upstream (wire_id) */
     uint64_t wire_id;
     struct loop_timer *timer;   /* running: the deadline, or the next try of a starting instance */
     uint64_t deadline_ms;       /* loop ms: the upstream's timeout, counted from the approval */
     uint64_t started_us;        /* monotonic, for the audit line */
     uint64_t done_ms;           /* loop ms when it ended */
-    char created_at[24], updated_at[24];
-    struct gw_task *next, *prev; /* oldest first */
+    char created_at[TIMEFMT_SIZE], updated_at[TIMEFMT_SIZE];
+    struct list link;           /* in all->tasks */
 };
 
 struct gw_tasks {
     struct gateway *g;
-    struct gw_task *head, *tail;
+    struct list tasks;          /* oldest first */
     size_t n;
-    size_t nwaiting; /* tasks with waiting_on set: gw_tasks_slot_free walks only if any */
+    size_t nwaiting; /* tasks with waiting_on set: gw_task_slot_free walks only if any */
 };
-
-static void iso_now(char out[24])
-{
-    struct tm tm;
-    time_t now = time(NULL);
-    strftime(out, 24, "%Y-%m-%dT%H:%M:%SZ", gmtime_r(&now, &tm));
-}
 
 /* ---------- the set of tasks ---------- */
 
@@ -103,17 +101,15 @@ static void wait_for_slot(struct gw_task *k, struct upstream *u)
     k->waiting_on = u;
 }
 
+static struct gw_task *task_of(struct list *node)
+{
+    return list_entry(node, struct gw_task, link);
+}
+
 static void task_free(struct gw_task *k)
 {
     struct gw_tasks *all = k->all;
-    if (k->prev)
-        k->prev->next = k->next;
-    else
-        all->head = k->next;
-    if (k->next)
-        k->next->prev = k->prev;
-    else
-        all->tail = k->prev;
+    list_unlink(&k->link);
     all->n--;
     wait_for_slot(k, NULL);
     loop_timer_cancel(k->timer);
@@ -128,8 +124,8 @@ static void task_free(struct gw_task *k)
 static void sweep(struct gw_tasks *all)
 {
     uint64_t now = loop_now(all->g->loop);
-    for (struct gw_task *k = all->head, *next; k; k = next) {
-        next = k->next;
+    LIST_FOREACH_SAFE(n, &all->tasks) {
+        struct gw_task *k = task_of(n);
         if (k->phase == GWT_DONE && now - k->done_ms >= GW_TASK_KEEP_MS)
             task_free(k);
     }
@@ -141,7 +137,8 @@ static bool make_room(struct gw_tasks *all, const char *caller)
 {
     size_t mine = 0;
     struct gw_task *oldest_mine = NULL, *oldest = NULL;
-    for (struct gw_task *k = all->head; k; k = k->next) {
+    LIST_FOREACH(n, &all->tasks) {
+        struct gw_task *k = task_of(n);
         bool is_mine = strcmp(k->caller, caller) == 0;
         mine += is_mine;
         if (k->phase != GWT_DONE)
@@ -169,9 +166,11 @@ static bool make_room(struct gw_tasks *all, const char *caller)
  * sees every task, mcp_call_sees_all). */
 static struct gw_task *find(struct gw_tasks *all, const char *id, const char *caller, bool any)
 {
-    for (struct gw_task *k = all->head; k; k = k->next)
+    LIST_FOREACH(n, &all->tasks) {
+        struct gw_task *k = task_of(n);
         if (strcmp(k->id, id) == 0)
             return any || strcmp(k->caller, caller) == 0 ? k : NULL;
+    }
     return NULL;
 }
 
@@ -223,9 +222,9 @@ static void finish(struct gw_task *k, const char *status, json_t *outcome_take,
     k->status = status;
     k->outcome = outcome_take;
     k->done_ms = loop_now(g->loop);
-    iso_now(k->updated_at);
+    timefmt_iso(time(NULL), k->updated_at);
     struct upstream *at = k->at;
-    gw_tool_record_as(k->t, at ? at : k->t->up, k->caller, k->started_us, record_status);
+    gw_call_record_tool_as(k->t, at ? at : k->t->up, k->caller, k->started_us, record_status);
     k->at = NULL;
     if (at) { /* its slot is free: the next waiting call goes */
         at->in_flight--;
@@ -279,7 +278,7 @@ static void on_answer(struct upstream *u, json_t *result, json_t *error, void *a
         finish(k, "completed", copy, failed ? "tool_error" : "ok");
     } else if (error) {
         char code[24];
-        int rpc = gw_rpc_error(error, "the upstream refused the call", msg, sizeof msg);
+        int rpc = gw_event_rpc_error(error, "the upstream refused the call", msg, sizeof msg);
         snprintf(code, sizeof code, "%d", rpc);
         finish(k, "failed", json_pack("{s:i, s:s}", "code", rpc, "message", msg), code);
     } else {
@@ -408,7 +407,7 @@ static void on_decision(void *arg, enum approval_outcome outcome, const char *re
     if (gw_approval_decided(t, k->caller, outcome, reason, decider, k->approval_timeout_s, why,
                             sizeof why)) {
         k->phase = GWT_RUNNING;
-        iso_now(k->updated_at);
+        timefmt_iso(time(NULL), k->updated_at);
         k->deadline_ms = loop_now(t->up->loop) + (uint64_t)t->up->cfg->timeout_s * 1000u;
         send_call(k);
         return;
@@ -432,7 +431,7 @@ void gw_task_start(struct gw_tool *t, struct mcp_call *call, json_t *args, uint6
     char rnd[2 * GW_TASK_ID_BYTES + 1];
     sweep(all);
     if (!make_room(all, caller)) {
-        gw_tool_record(t, call, started_us, toolerr_name(TE_BUSY));
+        gw_call_record_tool(t, call, started_us, toolerr_name(TE_BUSY));
         mcp_call_result_take(call, tool_error_json(TE_BUSY, 60,
                                                    "too many gateway tasks are open (%u of "
                                                    "yours at most, %u in all); call it again "
@@ -447,24 +446,20 @@ void gw_task_start(struct gw_tool *t, struct mcp_call *call, json_t *args, uint6
                            : NULL;
     if (aid == NULL) {
         free(k);
-        gw_tool_record(t, call, started_us, toolerr_name(TE_APPROVAL_DENIED));
+        gw_call_record_tool(t, call, started_us, toolerr_name(TE_APPROVAL_DENIED));
         mcp_call_result_take(call, tool_error_json(TE_APPROVAL_DENIED, 0, "%s",
                                                    gw_approval_refusal(g->approvals, p)));
         return;
     }
     *k = (struct gw_task){.all = all, .t = t, .caller = xstrdup(caller), .phase = GWT_WAITING,
                           .status = "working", .args = json_incref(args),
-                          .started_us = started_us, .prev = all->tail,
+                          .started_us = started_us,
                           .approval_timeout_s = g->approvals_timeout_s};
     snprintf(k->id, sizeof k->id, GW_TASK_PREFIX "%s", rnd);
     snprintf(k->approval, sizeof k->approval, "%s", aid);
-    iso_now(k->created_at);
+    timefmt_iso(time(NULL), k->created_at);
     memcpy(k->updated_at, k->created_at, sizeof k->updated_at);
-    if (all->tail)
-        all->tail->next = k;
-    else
-        all->head = k;
-    all->tail = k;
+    list_push_back(&all->tasks, &k->link);
     all->n++;
     json_t *created = task_json(k);
     json_object_set_new(created, "resultType", json_string("task"));
@@ -475,7 +470,7 @@ void gw_task_start(struct gw_tool *t, struct mcp_call *call, json_t *args, uint6
 
 /* The caller's task (swept first), or any for the owner token and hermes:admin (the bridge's
  * rule), else NULL with the call answered "not found"; a principal whose scope for the tool's
- * upstream was cut since gets -32003. */
+ * upstream was cut since gets forbidden. */
 static struct gw_task *owned(struct gw_tasks *all, struct mcp_call *c, const char *id)
 {
     sweep(all);
@@ -484,12 +479,12 @@ static struct gw_task *owned(struct gw_tasks *all, struct mcp_call *c, const cha
     if (k) {
         snprintf(scope, sizeof scope, "gateway:%s", k->t->up->cfg->name);
         if (!mcp_call_allowed(c, scope)) {
-            mcp_call_error(c, -32003, "Forbidden: this credential lacks the scope the task needs");
+            mcp_call_task_forbidden(c);
             return NULL;
         }
         return k;
     }
-    mcp_call_error(c, -32602, NOT_FOUND);
+    mcp_call_task_not_found(c);
     return NULL;
 }
 
@@ -527,7 +522,7 @@ static void task_cancel(struct mcp_call *c, const char *id, void *arg)
 
 static const struct mcp_task_ops ops = {task_get, task_update, task_cancel};
 
-void gw_tasks_start(struct gateway *g)
+void gw_task_methods_start(struct gateway *g)
 {
     bool guarded = false;
     for (size_t i = 0; i < g->ntools; i++)
@@ -536,15 +531,17 @@ void gw_tasks_start(struct gateway *g)
         return; /* no task of ours could exist: the extension is not advertised for us */
     g->tasks = xcalloc(1, sizeof *g->tasks);
     g->tasks->g = g;
+    list_init(&g->tasks->tasks);
     mcp_add_task_ops(g->mcp, GW_TASK_PREFIX, &ops, g->tasks);
 }
 
-void gw_tasks_slot_free(struct upstream *u)
+void gw_task_slot_free(struct upstream *u)
 {
     struct gw_tasks *all = u->gw->tasks;
     if (all == NULL || all->nwaiting == 0)
         return; /* the common case, on every call's completion: no walk */
-    for (struct gw_task *k = all->head; k; k = k->next) {
+    LIST_FOREACH(n, &all->tasks) {
+        struct gw_task *k = task_of(n);
         if (k->waiting_on != u)
             continue;
         if (u->in_flight >= u->cfg->max_in_flight && u->state == UP_READY && !u->gw->draining)
@@ -557,36 +554,40 @@ void gw_tasks_slot_free(struct upstream *u)
 
 size_t gateway_tasks_running(const struct gateway *g)
 {
-    size_t n = 0;
-    for (const struct gw_task *k = g && g->tasks ? g->tasks->head : NULL; k; k = k->next)
-        n += k->phase == GWT_RUNNING;
-    return n;
+    size_t running = 0;
+    if (g == NULL || g->tasks == NULL)
+        return 0;
+    LIST_FOREACH(n, &g->tasks->tasks)
+        running += task_of(n)->phase == GWT_RUNNING;
+    return running;
 }
 
-void gw_tasks_deny_dropped(struct gateway *g)
+void gw_task_deny_dropped(struct gateway *g)
 {
     if (g->tasks == NULL)
         return;
-    for (struct gw_task *k = g->tasks->head; k; k = k->next)
+    LIST_FOREACH(n, &g->tasks->tasks) {
+        struct gw_task *k = task_of(n);
         if (k->phase == GWT_WAITING && k->t->dropped && k->approval[0]) /* finished: kept */
             approvals_decide(g->approvals, k->approval, false, GW_DROPPED_REASON, GW_BY_RELOAD);
+    }
 }
 
-void gw_tasks_free(struct gateway *g)
+void gw_task_free_all(struct gateway *g)
 {
     struct gw_tasks *all = g->tasks;
     if (all == NULL)
         return;
-    while (all->head) {
-        struct gw_task *k = all->head;
+    for (struct list *n; (n = list_first(&all->tasks)) != NULL;) {
+        struct gw_task *k = task_of(n);
         if (k->phase == GWT_WAITING) {
             approvals_withdraw(g->approvals, k->approval);
         } else if (k->phase == GWT_RUNNING) {
             /* The drain's grace is over (the engine is gone: no one hears of the task): the
              * upstream is told, the audit says how it ended. */
             stop_at_upstream(k, "the server is stopping");
-            gw_tool_record_as(k->t, k->at ? k->at : k->t->up, k->caller, k->started_us,
-                              "cancelled");
+            gw_call_record_tool_as(k->t, k->at ? k->at : k->t->up, k->caller, k->started_us,
+                                   "cancelled");
         }
         task_free(k);
     }

@@ -1,11 +1,12 @@
 /* httpup.c — the Streamable HTTP transport (MCP 2025-11-25) of a url upstream, on the loop's
- * HTTP client (http/httpc.c): each message upstream.c sends is one POST with
+ * HTTP client (http/httpc.c): each message rpcclient.c sends is one POST with
  * `Accept: application/json, text/event-stream` and the file's headers; the answer is either one
- * JSON message or an SSE stream (progress, then the answer), each message handed to
- * up_receive() as it arrives. The Mcp-Session-Id the initialize answer carries is sent, with
- * MCP-Protocol-Version, on every later POST, and DELETEd when we stop: every url upstream's at
- * once (one httpc batch, HU_DELETE_TIMEOUT_MS in all), sent when the last transport is freed, so
- * a slow upstream does not hold the others' DELETEs or the exit behind it.
+ * JSON message or an SSE stream (progress, then the answer), each message handed to its owner
+ * (struct httpup_owner: the upstream's JSON-RPC client) as it arrives. The Mcp-Session-Id the
+ * initialize answer carries is sent, with MCP-Protocol-Version, on every later POST, and
+ * DELETEd when we stop: every url upstream's at once (one httpc batch, HU_DELETE_TIMEOUT_MS in
+ * all), sent when the last transport is freed, so a slow upstream does not hold the others'
+ * DELETEs or the exit behind it.
  *
  * Failures map onto the stdio ones so the gateway's recovery stays one path: no connection, a
  * 5xx or a start-up request refused make the upstream down (its calls upstream_unavailable, a
@@ -25,9 +26,9 @@
  * all (gwcall.c forgets the request, which ends the wait). Every version before 2026-07-28 is
  * resumed so (2025-03-26 and 2025-06-18 define the same GET).
  *
- * Callbacks from httpc run inside curl, and what they hand to upstream.c may end this upstream
- * (up_down -> httpup_reset): a POST whose callback is running is only marked dead then and
- * freed by that callback once upstream.c returned. */
+ * Callbacks from httpc run inside curl, and what they hand to the owner may end this upstream
+ * (down -> httpup_reset): a POST whose callback is running is only marked dead then and freed
+ * by that callback once the owner returned. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -35,8 +36,10 @@
 
 #include "buf.h"
 #include "child.h"
-#include "gw_internal.h"
+#include "httpup.h"
 #include "httpc.h"
+#include "jrpc.h"
+#include "list.h"
 #include "log.h"
 #include "loop.h"
 #include "mem.h"
@@ -84,24 +87,27 @@ struct post {
     struct loop_timer *resume_timer; /* the wait before the next resume */
     struct sse_decoder dec;
     struct buf body;           /* a JSON answer, or an error's body */
-    struct post *prev, *next;
+    struct list link;          /* in the transport's posts or held */
 };
 
 struct httpup {
-    struct upstream *u;
+    const struct gw_upstream *cfg;
+    struct loop *loop;
+    const struct httpup_owner *ops; /* the upstream it carries messages for */
+    void *owner;
     struct httpc *http;
     char *session;             /* Mcp-Session-Id, NULL before initialize answered */
     unsigned generation;       /* counts the sessions: a 404 for an older one is not news */
     char version[32];          /* the negotiated protocol version, "" before */
     json_t *init_msg;          /* upstream.c's initialize: replayed to renew the session */
     bool renewing;
-    struct post *posts;        /* sent and not finished */
-    struct post *held;         /* waiting for the new session (a list through next) */
+    struct list posts;         /* sent and not finished, the newest first */
+    struct list held;          /* waiting for the new session, oldest first */
 };
 
 static const char *name_of(const struct httpup *h)
 {
-    return h->u->cfg->name;
+    return h->cfg->name;
 }
 
 static void post_free(struct post *p)
@@ -113,26 +119,19 @@ static void post_free(struct post *p)
     free(p);
 }
 
+static struct post *post_of(struct list *node)
+{
+    return list_entry(node, struct post, link);
+}
+
 static void unlink_post(struct post *p)
 {
-    struct httpup *h = p->hu;
-    if (p->prev)
-        p->prev->next = p->next;
-    else
-        h->posts = p->next;
-    if (p->next)
-        p->next->prev = p->prev;
-    p->prev = p->next = NULL;
+    list_unlink(&p->link);
 }
 
 static void link_post(struct post *p)
 {
-    struct httpup *h = p->hu;
-    p->prev = NULL;
-    p->next = h->posts;
-    if (h->posts)
-        h->posts->prev = p;
-    h->posts = p;
+    list_push_front(&p->hu->posts, &p->link);
 }
 
 /* Ends p's transfer (no callback after this); freed now, or by its running callback. */
@@ -154,7 +153,7 @@ static void drop(struct post *p)
 static void renewed(struct httpup *h, json_t *msg);
 
 /* One message of an answer (a JSON body or an SSE event's data), parsed once here for what
- * this transport needs of it and handed on parsed (up_receive_parsed takes it). */
+ * this transport needs of it and handed on parsed (the owner takes it). */
 static void deliver(struct post *p, const char *text, size_t len)
 {
     struct httpup *h = p->hu;
@@ -175,9 +174,7 @@ static void deliver(struct post *p, const char *text, size_t len)
                                                           "protocolVersion"));
         snprintf(h->version, sizeof h->version, "%s", v ? v : "");
     }
-    h->u->related_id = p->id; /* a request on this stream belongs to this call (relay.c) */
-    up_receive_parsed(h->u, msg, len);
-    h->u->related_id = 0;
+    h->ops->message(h->owner, msg, len, p->id); /* a request on this stream belongs to p's */
 }
 
 static void on_event(const char *event, const char *data, size_t len, const char *id,
@@ -234,7 +231,7 @@ static bool on_data(struct httpc_req *r, const char *data, size_t len, void *arg
             log_warn("upstream %s: an event over %u MiB was dropped (id %llu)", name_of(h),
                      HU_MESSAGE_MAX >> 20, (unsigned long long)p->id);
             if (p->id)
-                up_request_failed(h->u, p->id, why);
+                h->ops->request_failed(h->owner, p->id, why);
             p->answered = true;
             ok = false;
         } else if (p->answered) {
@@ -261,11 +258,11 @@ static void request_failed_http(struct post *p, const struct httpc_result *res)
     char why[200];
     if (res->timed_out)
         snprintf(why, sizeof why, "could not connect within connect_timeout (%u s)",
-                 h->u->cfg->connect_timeout_s);
+                 h->cfg->connect_timeout_s);
     else if (res->failed || res->status == 0) {
         /* why reaches the unauthenticated /readyz and tool errors: curl's generic reason only;
          * its full text (host, address, port) is for the operator's log. */
-        log_warn("upstream %s: %s", h->u->cfg->name, res->error ? res->error : "no answer");
+        log_warn("upstream %s: %s", h->cfg->name, res->error ? res->error : "no answer");
         snprintf(why, sizeof why, "cannot be reached (%.120s)",
                  res->reason ? res->reason : "no answer");
     } else
@@ -274,10 +271,10 @@ static void request_failed_http(struct post *p, const struct httpc_result *res)
     utf8_clean(why);
     if (res->failed || res->timed_out || res->status == 0 || res->status >= 500 || p->is_init ||
         p->is_renew) {
-        up_down(h->u, why);
+        h->ops->down(h->owner, why);
         return;
     }
-    up_request_failed(h->u, p->id, why);
+    h->ops->request_failed(h->owner, p->id, why);
 }
 
 /* Readies p for another transfer of the same request: what the last one read is dropped (a
@@ -324,13 +321,12 @@ static void on_done(struct httpc_req *r, const struct httpc_result *res, void *a
         if (p->generation != h->generation && !h->renewing) {
             /* sent before the session was renewed: it only needs the new one */
             if (!post_start(p)) {
-                up_request_failed(h->u, p->id, NULL);
+                h->ops->request_failed(h->owner, p->id, NULL);
                 post_free(p);
             }
             return;
         }
-        p->next = h->held;
-        h->held = p;
+        list_push_back(&h->held, &p->link);
         start_renewal(h);
         return;
     } else if (p->too_big) {
@@ -339,7 +335,7 @@ static void on_done(struct httpc_req *r, const struct httpc_result *res, void *a
                  HU_MESSAGE_MAX >> 20);
         log_warn("upstream %s: a message over %u MiB was dropped (id %llu)", name_of(h),
                  HU_MESSAGE_MAX >> 20, (unsigned long long)p->id);
-        up_request_failed(h->u, p->id, why);
+        h->ops->request_failed(h->owner, p->id, why);
         p->answered = true;
     } else if (res->aborted) {
         /* over the cap in an event stream: already answered */
@@ -348,11 +344,11 @@ static void on_done(struct httpc_req *r, const struct httpc_result *res, void *a
     } else if (!ok_status && p->body.len && p->body.data[0] == '{') {
         deliver(p, p->body.data, p->body.len); /* e.g. a JSON-RPC error with a 400 */
     }
-    if (p->id && !p->answered && !p->dead && p->hu->u->state != UP_DOWN) {
+    if (p->id && !p->answered && !p->dead && p->hu->ops->alive(p->hu->owner)) {
         if (!ok_status || res->failed || res->timed_out)
             request_failed_http(p, res);
         else
-            up_request_failed(h->u, p->id, "ended its answer without a result");
+            h->ops->request_failed(h->owner, p->id, "ended its answer without a result");
     }
     post_free(p);
 }
@@ -381,7 +377,7 @@ static void modern_headers(json_t *msg, char **out, size_t *n)
 static char **build_headers(struct httpup *h, json_t *msg, const char *last_event_id,
                             size_t *count)
 {
-    size_t n = 0, max = json_object_size(h->u->cfg->headers) + 6;
+    size_t n = 0, max = json_object_size(h->cfg->headers) + 6;
     char **out = xcalloc(max, sizeof *out);
     const char *key;
     json_t *v;
@@ -399,7 +395,7 @@ static char **build_headers(struct httpup *h, json_t *msg, const char *last_even
         out[n++] = xasprintf("MCP-Protocol-Version: %s", h->version);
     if (strcmp(h->version, GW_MODERN) == 0)
         modern_headers(msg, out, &n);
-    json_object_foreach(h->u->cfg->headers, key, v) {
+    json_object_foreach(h->cfg->headers, key, v) {
         const char *s = json_string_value(v);
         if (n == max || s == NULL || strpbrk(s, "\r\n") || strpbrk(key, "\r\n: "))
             continue; /* a header cannot carry a line break (the file's check too) */
@@ -421,9 +417,9 @@ static void free_headers(char **hdr, size_t n)
 /* What p's transfers (its POST, the GETs resuming its answer) share. */
 static struct httpc_opts transfer_opts(struct post *p, const char *method, char **hdr, size_t n)
 {
-    return (struct httpc_opts){.method = method, .url = p->hu->u->cfg->url,
+    return (struct httpc_opts){.method = method, .url = p->hu->cfg->url,
                                .headers = (const char *const *)hdr, .nheaders = n,
-                               .connect_timeout_ms = p->hu->u->cfg->connect_timeout_s * 1000,
+                               .connect_timeout_ms = p->hu->cfg->connect_timeout_s * 1000,
                                .on_data = on_data, .on_header = on_header,
                                .on_done = on_done, .arg = p};
 }
@@ -479,8 +475,7 @@ bool httpup_send(struct httpup *h, json_t *msg)
         h->init_msg = json_deep_copy(msg);
     }
     if (h->renewing) {
-        p->next = h->held; /* sent once the new session is there */
-        h->held = p;
+        list_push_back(&h->held, &p->link); /* sent once the new session is there */
         return true;
     }
     if (!post_start(p)) {
@@ -502,14 +497,14 @@ static void start_renewal(struct httpup *h)
     h->session = NULL;
     h->version[0] = '\0';
     json_t *msg = json_deep_copy(h->init_msg);
-    json_object_set_new(msg, "id", json_integer((json_int_t)++h->u->next_id));
+    json_object_set_new(msg, "id", json_integer((json_int_t)h->ops->next_id(h->owner)));
     struct post *p = post_new(h, msg);
     json_decref(msg);
     p->is_renew = true;
     p->is_init = false;
     if (!post_start(p)) {
         post_free(p);
-        up_down(h->u, "cannot send initialize for a new session");
+        h->ops->down(h->owner, "cannot send initialize for a new session");
     }
 }
 
@@ -519,35 +514,27 @@ static void renewed(struct httpup *h, json_t *msg)
     const char *v = json_string_value(json_object_get(json_object_get(msg, "result"),
                                                       "protocolVersion"));
     if (v == NULL) {
-        up_down(h->u, "refused initialize for a new session");
+        h->ops->down(h->owner, "refused initialize for a new session");
         return;
     }
     snprintf(h->version, sizeof h->version, "%s", v);
     h->renewing = false;
     log_info("upstream %s: new session initialized", name_of(h));
-    json_t *note = json_pack("{s:s, s:s, s:{}}", "jsonrpc", "2.0", "method",
-                             "notifications/initialized", "params");
+    json_t *note = jrpc_notification("notifications/initialized", json_object());
     httpup_send(h, note);
     json_decref(note);
-    struct post *held = h->held;
-    h->held = NULL;
+    struct list held;
+    list_init(&held);
+    list_splice_back(&held, &h->held);
     /* Oldest first, as they were sent. */
-    struct post *rev = NULL;
-    while (held) {
-        struct post *next = held->next;
-        held->next = rev;
-        rev = held;
-        held = next;
-    }
-    while (rev) {
-        struct post *p = rev;
-        rev = p->next;
-        p->next = NULL;
+    for (struct list *n; (n = list_first(&held)) != NULL;) {
+        struct post *p = post_of(n);
+        list_unlink(n);
         if (!post_start(p)) {
             uint64_t id = p->id;
             post_free(p);
             if (id)
-                up_request_failed(h->u, id, NULL);
+                h->ops->request_failed(h->owner, id, NULL);
         }
     }
 }
@@ -556,7 +543,7 @@ static void renewed(struct httpup *h, json_t *msg)
 
 /* How long to wait before a resume: the stream's retry: (bounded), else a backoff doubling from
  * HU_RESUME_FIRST_MS with each resume in a row that brought nothing. */
-unsigned gw_resume_delay_ms(long retry_ms, unsigned misses)
+unsigned httpup_resume_delay_ms(long retry_ms, unsigned misses)
 {
     if (retry_ms >= 0 && retry_ms < HU_RESUME_FIRST_MS)
         return HU_RESUME_FIRST_MS;
@@ -589,7 +576,7 @@ static bool resume_wanted(struct post *p, const struct httpc_result *res)
     if (stream_ended) /* the id as of the stream's last event, one without data too */
         memcpy(p->last_event_id, p->dec.last_id, sizeof p->last_event_id);
     if (p->id == 0 || p->answered || p->dead || p->is_init || p->is_renew ||
-        !id_usable(p->last_event_id) || h->u->state == UP_DOWN ||
+        !id_usable(p->last_event_id) || !h->ops->alive(h->owner) ||
         p->generation != h->generation || strcmp(h->version, GW_MODERN) == 0 ||
         !(stream_ended || unreachable) || p->resumes >= HU_RESUME_MAX)
         return false;
@@ -606,7 +593,7 @@ static void schedule_resume(struct post *p)
     struct httpup *h = p->hu;
     if (p->dec.retry_ms >= 0)
         p->retry_ms = p->dec.retry_ms;
-    unsigned delay = gw_resume_delay_ms(p->retry_ms, p->resume_misses);
+    unsigned delay = httpup_resume_delay_ms(p->retry_ms, p->resume_misses);
     /* Once per call at info: a stream resumed over and over must not flood the log. */
     log_msg(p->resumes == 0 ? LOG_INFO : LOG_DEBUG,
             "upstream %s: the answer's stream to request %llu ended early; resuming it in %u ms",
@@ -618,7 +605,7 @@ static void schedule_resume(struct post *p)
     memcpy(p->dec.id, p->last_event_id, sizeof p->dec.id);
     memcpy(p->dec.last_id, p->last_event_id, sizeof p->dec.last_id);
     link_post(p);
-    p->resume_timer = loop_timer_add(h->u->loop, delay, resume_now, p);
+    p->resume_timer = loop_timer_add(h->loop, delay, resume_now, p);
 }
 
 /* GET with Last-Event-ID: the upstream replays what followed and goes on on the new stream. */
@@ -641,16 +628,22 @@ static void resume_now(struct loop *l, void *arg)
     uint64_t id = p->id;
     unlink_post(p);
     post_free(p);
-    up_request_failed(h->u, id, "could not resume its answer");
+    h->ops->request_failed(h->owner, id, "could not resume its answer");
 }
 
 /* ---------- life ---------- */
 
-struct httpup *httpup_new(struct upstream *u)
+struct httpup *httpup_new(const struct gw_upstream *cfg, struct loop *l,
+                          const struct httpup_owner *ops, void *owner)
 {
     struct httpup *h = xcalloc(1, sizeof *h);
-    h->u = u;
-    h->http = httpc_new(u->loop, u->cfg->max_in_flight + HU_PER_ORIGIN_SPARE);
+    h->cfg = cfg;
+    h->loop = l;
+    h->ops = ops;
+    h->owner = owner;
+    list_init(&h->posts);
+    list_init(&h->held);
+    h->http = httpc_new(l, cfg->max_in_flight + HU_PER_ORIGIN_SPARE);
     live_transports++;
     return h;
 }
@@ -662,28 +655,26 @@ void httpup_start(struct httpup *h)
 
 void httpup_forget(struct httpup *h, uint64_t id)
 {
-    for (struct post *p = h->posts; p; p = p->next)
-        if (p->id == id) {
-            drop(p);
+    LIST_FOREACH(n, &h->posts)
+        if (post_of(n)->id == id) {
+            drop(post_of(n));
             return;
         }
-    for (struct post **pp = &h->held; *pp; pp = &(*pp)->next)
-        if ((*pp)->id == id) {
-            struct post *p = *pp;
-            *pp = p->next;
-            post_free(p);
+    LIST_FOREACH(n, &h->held)
+        if (post_of(n)->id == id) {
+            list_unlink(n);
+            post_free(post_of(n));
             return;
         }
 }
 
 void httpup_reset(struct httpup *h)
 {
-    while (h->posts)
-        drop(h->posts);
-    while (h->held) {
-        struct post *p = h->held;
-        h->held = p->next;
-        post_free(p);
+    for (struct list *n; (n = list_first(&h->posts)) != NULL;)
+        drop(post_of(n));
+    for (struct list *n; (n = list_first(&h->held)) != NULL;) {
+        list_unlink(n);
+        post_free(post_of(n));
     }
     h->renewing = false;
     free(h->session);
@@ -701,7 +692,7 @@ static void queue_session_end(struct httpup *h)
 {
     size_t n;
     char **hdr = build_headers(h, NULL, NULL, &n);
-    struct httpc_opts o = {.method = "DELETE", .url = h->u->cfg->url,
+    struct httpc_opts o = {.method = "DELETE", .url = h->cfg->url,
                            .headers = (const char *const *)hdr, .nheaders = n,
                            .connect_timeout_ms = HU_DELETE_TIMEOUT_MS};
     if (sessions_to_end == NULL)
@@ -724,13 +715,12 @@ void httpup_free(struct httpup *h)
 {
     if (h == NULL)
         return;
-    struct post *live = h->posts;
-    h->posts = NULL;
-    while (live) {
-        struct post *next = live->next;
-        httpc_cancel(live->req);
-        post_free(live);
-        live = next;
+    struct list live;
+    list_init(&live);
+    list_splice_back(&live, &h->posts);
+    LIST_FOREACH_SAFE(n, &live) {
+        httpc_cancel(post_of(n)->req);
+        post_free(post_of(n));
     }
     if (h->session)
         queue_session_end(h);

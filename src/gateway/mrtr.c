@@ -8,14 +8,17 @@
  * the upstream's requestState, once per nonce. To a session-era caller each request goes on
  * the call's stream; with every answer in, the call is sent again the same way, keeping its
  * slot and deadline. Either way the caller's declared capabilities are what the upstream was
- * told (gw_relay_caps) and are checked again per request; past INPUT_ROUNDS_MAX rounds the
+ * told (gw_mrtr_caps) and are checked again per request; past INPUT_ROUNDS_MAX rounds the
  * call ends with a tool error. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "crypto.h"
-#include "gw_internal.h"
+#include "gwcore.h"
+#include "gwevent.h"
+#include "relay.h"
+#include "upstream.h"
 #include "log.h"
 #include "loop.h"
 #include "mcp.h"
@@ -54,7 +57,7 @@ struct gw_ask {
 /* Its answers being collected, for a tools/call (gw_call) or a resources/read or prompts/get
  * (gwresources.c): done tells the owner once. */
 struct gw_collect {
-    gw_collect_fn *done;
+    gw_mrtr_collect_fn *done;
     void *owner;
     json_t *answers;      /* key -> the caller's result */
     size_t waiting;       /* asks sent, not yet answered */
@@ -68,7 +71,7 @@ static bool is_input_method(const char *method)
            strcmp(method, "elicitation/create") == 0 || strcmp(method, "roots/list") == 0;
 }
 
-void gw_collect_free(struct gw_collect *co)
+void gw_mrtr_collect_free(struct gw_collect *co)
 {
     if (co == NULL)
         return;
@@ -84,7 +87,7 @@ void gw_collect_free(struct gw_collect *co)
 
 void gw_mrtr_release(struct gw_call *gc)
 {
-    gw_collect_free(gc->collect);
+    gw_mrtr_collect_free(gc->collect);
     gc->collect = NULL;
 }
 
@@ -112,7 +115,7 @@ void gw_mrtr_cleanup(struct upstream *u)
         rounds_cleanup(u);
 }
 
-json_t *gw_relay_caps(struct mcp_call *call)
+json_t *gw_mrtr_caps(struct mcp_call *call)
 {
     json_t *caps = json_object(), *elicitation = json_object();
     if (mcp_call_client_supports(call, "elicitation.form"))
@@ -292,8 +295,8 @@ json_t *gw_mrtr_round_open(struct upstream *u, struct mcp_call *call, const char
     return ours;
 }
 
-bool gw_mrtr_round_take(struct upstream *u, struct mcp_call *call, const char *bound_to,
-                        unsigned *rounds, json_t **state, struct gw_round_taken *taken)
+bool gw_mrtr_round_claim(struct upstream *u, struct mcp_call *call, const char *bound_to,
+                         unsigned *rounds, json_t **state, struct gw_round_claimed *claimed)
 {
     json_t *m = json_object_get(mcp_call_input_state(call), "mrtr");
     const char *nonce = json_string_value(json_object_get(m, "n"));
@@ -303,9 +306,9 @@ bool gw_mrtr_round_take(struct upstream *u, struct mcp_call *call, const char *b
     if (r == NULL || name == NULL || bound == NULL || strcmp(name, u->cfg->name) != 0 ||
         strcmp(bound, bound_to) != 0 || strcmp(r->caller, mcp_call_caller(call)) != 0)
         return false;
-    snprintf(taken->nonce, sizeof taken->nonce, "%s", r->nonce);
-    snprintf(taken->caller, sizeof taken->caller, "%s", r->caller);
-    taken->expires_at = r->expires_at;
+    snprintf(claimed->nonce, sizeof claimed->nonce, "%s", r->nonce);
+    snprintf(claimed->caller, sizeof claimed->caller, "%s", r->caller);
+    claimed->expires_at = r->expires_at;
     round_free(r); /* once */
     json_t *s = json_object_get(m, "s");
     *rounds = (unsigned)json_integer_value(json_object_get(m, "r"));
@@ -337,14 +340,14 @@ static void ask_modern(struct gw_call *gc, json_t *requests_take, json_t *state)
     gw_call_release(gc);
 }
 
-json_t *gw_relay_continue(struct gw_call *gc)
+json_t *gw_mrtr_continue(struct gw_call *gc)
 {
     struct upstream *u = gc->up;
     json_t *m = json_object_get(mcp_call_input_state(gc->call), "mrtr"), *state;
     if (!mcp_call_is_modern(gc->call) || !json_is_object(m))
         return NULL;
-    /* Once: taken now, given back by gw_relay_give_back when the retry is never sent. */
-    if (!gw_mrtr_round_take(u, gc->call, gc->tool, &gc->rounds, &state, &gc->round))
+    /* Once: claimed now, given back by gw_mrtr_give_back when the retry is never sent. */
+    if (!gw_mrtr_round_claim(u, gc->call, gc->tool, &gc->rounds, &state, &gc->round))
         return tool_error_json(TE_NOT_FOUND, 0,
                                "no input round of upstream %s matches this requestState: it was "
                                "already answered, or it expired; call the tool again",
@@ -355,16 +358,16 @@ json_t *gw_relay_continue(struct gw_call *gc)
     return NULL;
 }
 
-void gw_mrtr_round_give_back(struct upstream *u, struct gw_round_taken *taken)
+void gw_mrtr_round_give_back(struct upstream *u, struct gw_round_claimed *claimed)
 {
-    if (taken->nonce[0] == '\0' || u->rounds == NULL)
+    if (claimed->nonce[0] == '\0' || u->rounds == NULL)
         return;
-    if (loop_now(u->loop) < taken->expires_at && strmap_get(u->rounds, taken->nonce) == NULL)
-        round_add(u, taken->nonce, taken->caller, taken->expires_at);
-    taken->nonce[0] = '\0';
+    if (loop_now(u->loop) < claimed->expires_at && strmap_get(u->rounds, claimed->nonce) == NULL)
+        round_add(u, claimed->nonce, claimed->caller, claimed->expires_at);
+    claimed->nonce[0] = '\0';
 }
 
-void gw_relay_give_back(struct gw_call *gc)
+void gw_mrtr_give_back(struct gw_call *gc)
 {
     gw_mrtr_round_give_back(gc->up, &gc->round);
 }
@@ -379,7 +382,7 @@ static void on_collected(struct mcp_call *call, json_t *result, json_t *error, v
     struct gw_collect *co = a->co;
     if (!json_is_object(result)) {
         char msg[300], why[400];
-        gw_rpc_error(error, "the client refused the request", msg, sizeof msg);
+        gw_event_rpc_error(error, "the client refused the request", msg, sizeof msg);
         snprintf(why, sizeof why, "the calling client refused it: %s", msg);
         co->done(co->owner, NULL, why); /* the owner may free co */
         return;
@@ -389,8 +392,8 @@ static void on_collected(struct mcp_call *call, json_t *result, json_t *error, v
         co->done(co->owner, co->answers, NULL); /* the owner may free co */
 }
 
-bool gw_collect_start(struct gw_collect **co_out, struct mcp_call *call, json_t *requests,
-                      gw_collect_fn *done, void *owner)
+bool gw_mrtr_collect_start(struct gw_collect **co_out, struct mcp_call *call,
+                           json_t *requests, gw_mrtr_collect_fn *done, void *owner)
 {
     struct gw_collect *co = xcalloc(1, sizeof *co);
     *co = (struct gw_collect){.done = done, .owner = owner, .answers = json_object()};
@@ -424,7 +427,7 @@ static void on_answered(void *owner, json_t *answers, const char *refused)
     log_info("upstream %s: the calling client answered its input round %u (tool %.64s): "
              "sent again",
              gc->up->cfg->name, gc->rounds, gc->tool);
-    gw_collect_free(gc->collect);
+    gw_mrtr_collect_free(gc->collect);
     gc->collect = NULL;
     gw_call_retry(gc);
 }
@@ -434,7 +437,7 @@ static void ask_on_stream(struct gw_call *gc, json_t *requests_take, json_t *sta
 {
     json_decref(gc->input_state);
     gc->input_state = state ? json_incref(state) : NULL;
-    if (!gw_collect_start(&gc->collect, gc->call, requests_take, on_answered, gc)) {
+    if (!gw_mrtr_collect_start(&gc->collect, gc->call, requests_take, on_answered, gc)) {
         json_decref(requests_take);
         end_with_error(gc, "the calling client cannot take a request now");
         return;
@@ -461,7 +464,7 @@ json_t *gw_mrtr_requests(struct mcp_call *call, json_t *result, unsigned rounds,
     return NULL;
 }
 
-bool gw_relay_input(struct gw_call *gc, json_t *result)
+bool gw_mrtr_input(struct gw_call *gc, json_t *result)
 {
     const char *type = json_string_value(json_object_get(result, "resultType"));
     if (!gc->up->modern || type == NULL || strcmp(type, "input_required") != 0)

@@ -25,7 +25,11 @@
 #include <string.h>
 
 #include "crypto.h"
-#include "gw_internal.h"
+#include "gwcore.h"
+#include "gwevent.h"
+#include "relay.h"
+#include "upstream.h"
+#include "jrpc.h"
 #include "log.h"
 #include "loop.h"
 #include "mcp.h"
@@ -56,10 +60,7 @@ struct gw_hold {
 static void answer_upstream(struct upstream *u, json_t *id, json_t *result, int code,
                             const char *message)
 {
-    json_t *msg = result ? json_pack("{s:s, s:O, s:O}", "jsonrpc", "2.0", "id", id, "result",
-                                     result)
-                         : json_pack("{s:s, s:O, s:{s:i, s:s}}", "jsonrpc", "2.0", "id", id,
-                                     "error", "code", code, "message", message);
+    json_t *msg = result ? jrpc_result(id, json_incref(result)) : jrpc_error(id, code, message);
     up_send_message(u, msg);
     json_decref(msg);
 }
@@ -93,10 +94,10 @@ static void on_client_answer(struct mcp_call *call, json_t *result, json_t *erro
             answer_upstream(u, rl->id, result, 0, NULL);
         } else if (error) {
             char msg[300];
-            int code = gw_rpc_error(error, "the client refused the request", msg, sizeof msg);
+            int code = gw_event_rpc_error(error, "the client refused the request", msg, sizeof msg);
             answer_upstream(u, rl->id, NULL, code, msg);
         } else {
-            answer_upstream(u, rl->id, NULL, -32603,
+            answer_upstream(u, rl->id, NULL, JRPC_INTERNAL_ERROR,
                             "the call ended before the client answered");
         }
     }
@@ -173,7 +174,7 @@ static void on_hold_expired(struct loop *l, void *arg)
     log_info("upstream %s: a call of %.64s held for the client's answer was not resumed within "
              "%u ms: cancelled upstream",
              u->cfg->name, gc->tool, mcp_state_ttl_ms(u->gw->mcp));
-    answer_upstream(u, h->upstream_id, NULL, -32603,
+    answer_upstream(u, h->upstream_id, NULL, JRPC_INTERNAL_ERROR,
                     "the client did not answer in time (2026-07-28 input round expired)");
     gw_call_abandon(gc, "the client did not answer in time"); /* releases h */
 }
@@ -185,7 +186,7 @@ void gw_relay_release(struct gw_call *gc)
         struct relay *rl = gc->relays;
         gc->relays = rl->next;
         if (rl->up->state != UP_DOWN && rl->up->restarts == rl->restarts)
-            answer_upstream(rl->up, rl->id, NULL, -32603,
+            answer_upstream(rl->up, rl->id, NULL, JRPC_INTERNAL_ERROR,
                             "the call ended before the client answered");
         json_decref(rl->id);
         free(rl);
@@ -234,7 +235,7 @@ static void hold_for_answer(struct upstream *u, struct gw_call *gc, json_t *id, 
     if (size > RELAY_PARAMS_MAX || !crypto_random_hex(h->handle, 16)) {
         json_decref(copy);
         free(h);
-        refuse(u, id, method, -32603,
+        refuse(u, id, method, JRPC_INTERNAL_ERROR,
                size > RELAY_PARAMS_MAX ? "its params are too large to relay (over 1 MiB)"
                                        : "no random handle for the held call");
         return;
@@ -291,7 +292,7 @@ bool gw_relay_resume(struct upstream *u, struct mcp_call *call, const char *tool
     if (json_is_object(answer))
         answer_upstream(u, h->upstream_id, answer, 0, NULL);
     else
-        answer_upstream(u, h->upstream_id, NULL, -32603,
+        answer_upstream(u, h->upstream_id, NULL, JRPC_INTERNAL_ERROR,
                         "the client came back without answering the request");
     log_info("upstream %s: the held call of %.64s resumed with the client's answer",
              u->cfg->name, tool);
@@ -310,18 +311,18 @@ bool gw_relay_request(struct upstream *u, json_t *msg, const char *method, uint6
         return false;
     struct gw_call *gc = find_call(u, related_id, &why);
     if (gc && gc->hold) {
-        refuse(u, id, method, -32603,
+        refuse(u, id, method, JRPC_INTERNAL_ERROR,
                "the calling client is already answering another request of this call");
         return true;
     }
     if (gc == NULL || gc->call == NULL) {
-        refuse(u, id, method, -32603, why);
+        refuse(u, id, method, JRPC_INTERNAL_ERROR, why);
         return true;
     }
     json_t *params = json_object_get(msg, "params");
     const char *refusal, *needed = gw_relay_needed_capability(method, params, &refusal);
     if (!mcp_call_client_supports(gc->call, needed)) {
-        refuse(u, id, method, -32601, refusal);
+        refuse(u, id, method, JRPC_METHOD_NOT_FOUND, refusal);
         return true;
     }
     if (mcp_call_is_modern(gc->call)) {
@@ -336,7 +337,8 @@ bool gw_relay_request(struct upstream *u, json_t *msg, const char *method, uint6
     if (!mcp_call_request(gc->call, method, copy, on_client_answer, rl)) {
         json_decref(rl->id);
         free(rl);
-        refuse(u, id, method, -32601, "the calling client cannot take a request now");
+        refuse(u, id, method, JRPC_METHOD_NOT_FOUND,
+               "the calling client cannot take a request now");
         return true;
     }
     rl->next = gc->relays;

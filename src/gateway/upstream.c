@@ -1,22 +1,19 @@
-/* upstream.c — the MCP client side of one upstream: newline-delimited JSON-RPC over a stdio
- * child, or Streamable HTTP (httpup.c) for a url upstream; our own ids on the wire (many clients share the child, so their ids cannot be used),
- * the start-up handshake (initialize, notifications/initialized, tools/list following
- * nextCursor) within connect_timeout, and what the upstream sends unasked: progress (relayed to
- * the call it belongs to), log messages (our log), list_changed (logged: discovery is frozen),
- * ping (answered), sampling and elicitation requests (relayed to the calling client, relay.c:
- * as a request on its stream, or as an input-required result to a 2026-07-28 client)
- * and other requests (refused). A 2026-07-28 upstream asks with an input_required result
- * instead, passed to the tool call it answers (mrtr.c takes it from there).
- * When the child exits or misbehaves (or the HTTP upstream fails) every request in flight is
- * answered "gone" (both NULL). */
+/* upstream.c — one upstream's life: its transport started (a stdio child, or Streamable HTTP
+ * through httpup.c for a url upstream), the start-up handshake (server/discover for a
+ * 2026-07-28 HTTP upstream, else initialize and notifications/initialized) within
+ * connect_timeout, then discovery (uplist.c); going down (the child exits or misbehaves, the
+ * HTTP upstream fails: every request in flight is answered "gone", both NULL) and coming back
+ * (restarts with backoff, the circuit in circuit.c). Its JSON-RPC client is rpcclient.c. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
 
 #include "child.h"
-#include "gw_internal.h"
+#include "gwcore.h"
+#include "upstream.h"
 #include "gwinstance.h"
+#include "jscan.h"
 #include "log.h"
 #include "loop.h"
 #include "mem.h"
@@ -25,491 +22,6 @@
 #include "utf8.h"
 #include "version.h"
 
-
-/* ---------- sending ---------- */
-
-static bool send_json(struct upstream *u, json_t *msg)
-{
-    if (u->http)
-        return httpup_send(u->http, msg);
-    char *text = json_dumps(msg, JSON_COMPACT);
-    bool ok = false;
-    if (text && u->child) {
-        size_t n = strlen(text);
-        text[n] = '\n'; /* json_dumps' NUL becomes the line end */
-        ok = child_write(u->child, text, n + 1);
-    }
-    free(text);
-    return ok;
-}
-
-bool up_send_message(struct upstream *u, json_t *msg)
-{
-    return send_json(u, msg);
-}
-
-/* A request to a stdio child, written around its dumped params: the frame is ours (our id, a
- * method of the gateway's own), the same bytes json_dumps makes of the whole message, with
- * one object fewer to build and dump on every call. */
-static bool send_request_line(struct upstream *u, uint64_t id, const char *method,
-                              json_t *params)
-{
-    char head[96];
-    int n = snprintf(head, sizeof head,
-                     "{\"jsonrpc\":\"2.0\",\"id\":%llu,\"method\":\"%s\",\"params\":",
-                     (unsigned long long)id, method);
-    char *text = json_dumps(params, JSON_COMPACT);
-    bool ok = false;
-    if (text && u->child && n > 0 && (size_t)n < sizeof head) {
-        size_t plen = strlen(text);
-        char *line = xmalloc((size_t)n + plen + 2);
-        memcpy(line, head, (size_t)n);
-        memcpy(line + n, text, plen);
-        memcpy(line + (size_t)n + plen, "}\n", 2);
-        ok = child_write(u->child, line, (size_t)n + plen + 2);
-        free(line);
-    }
-    free(text);
-    return ok;
-}
-
-/* A method we can put between quotes as it is (the gateway's own are plain ASCII names). */
-static bool plain_method(const char *method)
-{
-    size_t n = 0;
-    for (; method[n]; n++)
-        if (method[n] < 0x20 || method[n] > 0x7e || method[n] == '"' || method[n] == '\\')
-            return false;
-    return n < 48;
-}
-
-/* The pending map's key of an id: its decimal digits (snprintf costs more than the rest of a
- * lookup, on every call). */
-static void id_key(uint64_t id, char out[24])
-{
-    char tmp[24];
-    size_t n = 0;
-    do {
-        tmp[n++] = (char)('0' + id % 10);
-        id /= 10;
-    } while (id);
-    for (size_t i = 0; i < n; i++)
-        out[i] = tmp[n - 1 - i];
-    out[n] = '\0';
-}
-
-bool up_request(struct upstream *u, const char *method, json_t *params_take, up_answer_fn *cb,
-                void *arg, struct gw_call *call, uint64_t *id_out)
-{
-    char key[24];
-    if ((u->child == NULL && u->http == NULL) || u->state == UP_DOWN) {
-        json_decref(params_take);
-        return false;
-    }
-    uint64_t id = ++u->next_id;
-    if (u->modern) { /* 2026-07-28: each request says its version and our capabilities */
-        json_t *meta = json_object_get(params_take, "_meta");
-        if (!json_is_object(meta))
-            json_object_set_new(params_take, "_meta", meta = json_object());
-        json_object_set_new(meta, "io.modelcontextprotocol/protocolVersion",
-                            json_string(GW_MODERN));
-        if (!json_object_get(meta, "io.modelcontextprotocol/clientCapabilities")) /* a call's
-                                                         are its caller's (gwcall.c) */
-            json_object_set_new(meta, "io.modelcontextprotocol/clientCapabilities",
-                                json_object());
-    }
-    if (call && call->has_progress) {
-        /* Our id is the progress token upstream: its progress finds the call by it. */
-        json_t *meta = json_object_get(params_take, "_meta");
-        if (!json_is_object(meta))
-            json_object_set_new(params_take, "_meta", meta = json_object());
-        json_object_set_new(meta, "progressToken", json_integer((json_int_t)id));
-    }
-    bool ok;
-    if (u->http == NULL && json_is_object(params_take) && plain_method(method)) {
-        ok = send_request_line(u, id, method, params_take);
-        json_decref(params_take);
-    } else {
-        json_t *msg = json_pack("{s:s, s:I, s:s, s:o}", "jsonrpc", "2.0", "id", (json_int_t)id,
-                                "method", method, "params", params_take);
-        ok = send_json(u, msg);
-        json_decref(msg);
-    }
-    if (!ok)
-        return false;
-    struct up_req *r = xcalloc(1, sizeof *r);
-    *r = (struct up_req){.id = id, .cb = cb, .arg = arg, .call = call, .for_client = call != NULL};
-    id_key(id, key);
-    strmap_put(u->pending, key, r);
-    if (id_out)
-        *id_out = id;
-    return true;
-}
-
-void up_request_for_client(struct upstream *u, uint64_t id)
-{
-    char key[24];
-    id_key(id, key);
-    struct up_req *r = strmap_get(u->pending, key);
-    if (r)
-        r->for_client = true;
-}
-
-void up_notify(struct upstream *u, const char *method, json_t *params_take)
-{
-    if (u->modern) { /* 2026-07-28: a cancel is the hang-up up_forget does; nothing else */
-        json_decref(params_take);
-        return;
-    }
-    json_t *msg = json_pack("{s:s, s:s, s:o}", "jsonrpc", "2.0", "method", method, "params",
-                            params_take ? params_take : json_object());
-    send_json(u, msg);
-    json_decref(msg);
-}
-
-void up_forget(struct upstream *u, uint64_t id)
-{
-    char key[24];
-    id_key(id, key);
-    free(strmap_del(u->pending, key));
-    if (u->http)
-        httpup_forget(u->http, id);
-}
-
-/* ---------- what the upstream sends ---------- */
-
-static struct up_req *take_pending(struct upstream *u, json_t *id)
-{
-    char key[24];
-    if (!json_is_integer(id) || json_integer_value(id) <= 0)
-        return NULL;
-    id_key((uint64_t)json_integer_value(id), key);
-    return strmap_del(u->pending, key);
-}
-
-static void on_response(struct upstream *u, json_t *msg)
-{
-    struct up_req *r = take_pending(u, json_object_get(msg, "id"));
-    if (r == NULL)
-        return; /* cancelled or timed out meanwhile: dropped */
-    json_t *result = json_object_get(msg, "result"), *error = json_object_get(msg, "error");
-    if (!json_is_object(result))
-        result = NULL;
-    const char *type = json_string_value(json_object_get(result, "resultType"));
-    /* input_required answering a client's request goes on to mrtr.c (gw_relay_input), or to
-     * gwresources.c for a resources/read or prompts/get */
-    bool relayed = u->modern && (r->call || r->for_client) && type &&
-                   strcmp(type, "input_required") == 0;
-    if (u->modern && type && strcmp(type, "complete") != 0 && !relayed) {
-        /* a task, or input asked outside a client's request: not relayed */
-        result = NULL;
-        error = json_pack("{s:i, s:s}", "code", -32603, "message",
-                          "the upstream answered with a result the gateway does not relay "
-                          "here (2026-07-28: a task, or input asked outside a client's "
-                          "request)");
-    } else if (result == NULL && !json_is_object(error)) {
-        error = json_pack("{s:i, s:s}", "code", -32603, "message", "malformed answer upstream");
-    } else {
-        json_incref(error);
-    }
-    r->cb(u, result, error, r->arg);
-    json_decref(error);
-    free(r);
-}
-
-static void reply_to_request(struct upstream *u, json_t *msg, const char *method)
-{
-    json_t *id = json_object_get(msg, "id"), *answer;
-    if (gw_relay_request(u, msg, method, u->related_id))
-        return;
-    if (strcmp(method, "ping") == 0)
-        answer = json_pack("{s:s, s:O, s:{}}", "jsonrpc", "2.0", "id", id, "result");
-    else
-        answer = json_pack("{s:s, s:O, s:{s:i, s:s}}", "jsonrpc", "2.0", "id", id, "error",
-                           "code", -32601, "message",
-                           "the gateway does not relay this request to clients");
-    send_json(u, answer);
-    json_decref(answer);
-}
-
-static void on_progress(struct upstream *u, json_t *params)
-{
-    char key[24];
-    json_t *token = json_object_get(params, "progressToken");
-    if (!json_is_integer(token) || json_integer_value(token) <= 0)
-        return;
-    id_key((uint64_t)json_integer_value(token), key);
-    struct up_req *r = strmap_get(u->pending, key);
-    if (r && r->call)
-        gw_call_progress(r->call, params);
-}
-
-static void on_log_message(struct upstream *u, json_t *params)
-{
-    char *text = json_dumps(json_object_get(params, "data"), JSON_COMPACT | JSON_ENCODE_ANY);
-    const char *level = json_string_value(json_object_get(params, "level"));
-    if (text && strlen(text) > 500)
-        text[500] = '\0';
-    if (text)
-        utf8_clean(text);
-    log_info("upstream %s log (%.16s): %s", u->cfg->name, level ? level : "?", text ? text : "");
-    free(text);
-}
-
-static void on_notification(struct upstream *u, const char *method, json_t *params)
-{
-    if (strcmp(method, "notifications/progress") == 0)
-        on_progress(u, params);
-    else if (strcmp(method, "notifications/message") == 0)
-        on_log_message(u, params);
-    else if (strstr(method, "list_changed"))
-        log_info("upstream %s: %.60s ignored: discovery is frozen until a restart", u->cfg->name,
-                 method);
-}
-
-void up_receive(struct upstream *u, const char *line, size_t len)
-{
-    if (u->state == UP_DOWN)
-        return;
-    /* A NUL in a string is valid JSON (an echo of a client's "x\u0000y"): refusing it would
-     * take the upstream down for everyone. What we read of its strings as C strings (method,
-     * protocolVersion, names, messages) is only compared or printed, so a NUL truncates them. */
-    up_receive_parsed(u, json_loadb(line, len, JSON_REJECT_DUPLICATES | JSON_ALLOW_NUL, NULL),
-                      len);
-}
-
-void up_receive_parsed(struct upstream *u, json_t *msg, size_t len)
-{
-    char why[100];
-    if (u->state == UP_DOWN) {
-        json_decref(msg);
-        return;
-    }
-    if (!json_is_object(msg)) {
-        /* The stream is no longer trustworthy (a stray print, a crash dump): restart it. */
-        snprintf(why, sizeof why, "wrote a line that is not a JSON-RPC message (%zu bytes)",
-                 len);
-        json_decref(msg);
-        up_down(u, why);
-        return;
-    }
-    const char *method = json_string_value(json_object_get(msg, "method"));
-    if (method && json_object_get(msg, "id"))
-        reply_to_request(u, msg, method);
-    else if (method)
-        on_notification(u, method, json_object_get(msg, "params"));
-    else
-        on_response(u, msg);
-    json_decref(msg);
-}
-
-static void on_line(char *line, size_t len, void *arg)
-{
-    up_receive(arg, line, len);
-}
-
-/* What the visible ends of an oversized message tell: its id (a number or a string, NULL when
- * not seen) and whether it is a request (a top-level "method" or "params") or a response (a
- * top-level "result" or "error"). A request carries the upstream's own id space: its id must
- * never be taken for one of ours. */
-enum msg_kind { MSG_UNKNOWN, MSG_REQUEST, MSG_RESPONSE };
-
-/* The end of the JSON string starting at s[i] == '"' (the index of its closing quote), or n. */
-static size_t string_end(const char *s, size_t n, size_t i)
-{
-    for (i++; i < n; i++) {
-        if (s[i] == '\\')
-            i++;
-        else if (s[i] == '"')
-            return i;
-    }
-    return n;
-}
-
-/* JSON's insignificant whitespace: "id": 7 (Python's json.dumps) as well as "id":7. */
-static bool is_ws(char c)
-{
-    return c == ' ' || c == '\t' || c == '\n' || c == '\r';
-}
-
-static size_t skip_ws(const char *s, size_t n, size_t i)
-{
-    while (i < n && is_ws(s[i]))
-        i++;
-    return i;
-}
-
-/* An id value starting at s[i] (whitespace before it skipped): digits or a string of at most
- * 64 bytes, followed by ',' or '}'; NULL when cut off. */
-static json_t *id_value(const char *s, size_t n, size_t i)
-{
-    i = skip_ws(s, n, i);
-    size_t end = i;
-    if (i < n && s[i] == '"')
-        end = string_end(s, n, i) + 1;
-    else
-        while (end < n && s[end] >= '0' && s[end] <= '9')
-            end++;
-    size_t after = skip_ws(s, n, end);
-    if (end > n || end == i || end - i > 66 || after >= n || (s[after] != ',' && s[after] != '}'))
-        return NULL;
-    json_t *id = json_loadb(s + i, end - i, JSON_DECODE_ANY, NULL);
-    if (json_is_integer(id) || json_is_string(id))
-        return id;
-    json_decref(id);
-    return NULL;
-}
-
-static enum msg_kind kind_of_key(const char *key, size_t len)
-{
-#define IS(k) (len == sizeof k - 1 && memcmp(key, k, len) == 0)
-    if (IS("method") || IS("params"))
-        return MSG_REQUEST;
-    if (IS("result") || IS("error"))
-        return MSG_RESPONSE;
-    return MSG_UNKNOWN;
-#undef IS
-}
-
-/* The top-level members among a message's first bytes ({"jsonrpc":"2.0","id":7,...}): the
- * first that tells the kind, and the id. The member that made the message oversized is
- * nested, so the keys before it are all here. */
-static json_t *scan_head(const char *s, size_t n, enum msg_kind *kind)
-{
-    json_t *id = NULL;
-    int depth = 0;
-    for (size_t i = 0; i < n; i++) {
-        char ch = s[i];
-        if (ch == '"') {
-            size_t end = string_end(s, n, i), colon = skip_ws(s, n, end + 1);
-            bool is_key = depth == 1 && colon < n && s[colon] == ':';
-            if (is_key && *kind == MSG_UNKNOWN)
-                *kind = kind_of_key(s + i + 1, end - i - 1);
-            if (is_key && id == NULL && end - i - 1 == 2 && memcmp(s + i + 1, "id", 2) == 0)
-                id = id_value(s, n, colon + 1);
-            i = end;
-        } else if (ch == '{' || ch == '[')
-            depth++;
-        else if (ch == '}' || ch == ']')
-            depth--;
-    }
-    return id;
-}
-
-/* The id from a message's last bytes, where the MCP SDKs put it ({"result":...,"jsonrpc":"2.0",
- * "id":7}): the number or string right before the final brace, after ,"id": (whitespace
- * allowed between the tokens). NULL otherwise. */
-static json_t *scan_tail(const char *s, size_t n)
-{
-    size_t len = n;
-    while (n && is_ws(s[n - 1]))
-        n--;
-    if (n == 0 || s[--n] != '}')
-        return NULL;
-    while (n && is_ws(s[n - 1]))
-        n--;
-    size_t end = n, from = n; /* the value is s[from, end) */
-    if (n && s[n - 1] == '"') {
-        for (from = n - 1; from > 0 && (s[from - 1] != '"' || (from > 1 && s[from - 2] == '\\'));)
-            from--;
-        from = from ? from - 1 : 0;
-    } else
-        while (from && s[from - 1] >= '0' && s[from - 1] <= '9')
-            from--;
-    if (from == end || end - from > 66)
-        return NULL;
-    /* Backwards from the value: ws ':' ws '"id"' ws ',' */
-    size_t k = from;
-    while (k && is_ws(s[k - 1]))
-        k--;
-    if (k == 0 || s[--k] != ':')
-        return NULL;
-    while (k && is_ws(s[k - 1]))
-        k--;
-    if (k < 4 || memcmp(s + k - 4, "\"id\"", 4) != 0)
-        return NULL;
-    k -= 4;
-    while (k && is_ws(s[k - 1]))
-        k--;
-    if (k == 0 || s[k - 1] != ',')
-        return NULL;
-    return id_value(s, len, from);
-}
-
-/* The upstream asked something too large to read: it gets an error under its own id, so it
- * does not wait for an answer, and none of our requests is touched. */
-static void refuse_oversized_request(struct upstream *u, json_t *id)
-{
-    json_t *answer = json_pack("{s:s, s:O, s:{s:i, s:s}}", "jsonrpc", "2.0", "id", id, "error",
-                               "code", -32600, "message", "request too large");
-    send_json(u, answer);
-    json_decref(answer);
-}
-
-/* A message over the cap: the call a response answers (if we can tell) gets a tool error and
- * the upstream keeps serving the others (a start-up answer that large makes the upstream
- * useless); a request is refused to the upstream; a notification is dropped. */
-static void on_oversized(const char *head, size_t head_len, const char *tail, size_t tail_len,
-                         void *arg)
-{
-    struct upstream *u = arg;
-    enum msg_kind kind = MSG_UNKNOWN;
-    json_t *id = scan_head(head, head_len, &kind);
-    if (id == NULL)
-        id = scan_tail(tail, tail_len);
-    char *id_text = id ? json_dumps(id, JSON_ENCODE_ANY | JSON_COMPACT) : NULL;
-    log_warn("upstream %s: a %s over %u MiB was dropped (id %s)", u->cfg->name,
-             kind == MSG_REQUEST ? "request" : "message", CHILD_LINE_MAX >> 20,
-             id_text ? id_text : "unknown");
-    free(id_text);
-    if (id && u->state != UP_DOWN && kind == MSG_REQUEST) {
-        refuse_oversized_request(u, id);
-    } else if (u->state != UP_DOWN && kind == MSG_RESPONSE && json_is_integer(id) &&
-               json_integer_value(id) > 0) {
-        char why[80];
-        snprintf(why, sizeof why, "answered with a message larger than %u MiB",
-                 CHILD_LINE_MAX >> 20);
-        up_request_failed(u, (uint64_t)json_integer_value(id), why);
-    }
-    json_decref(id);
-}
-
-int gw_rpc_error(json_t *error, const char *fallback, char *msg, size_t size)
-{
-    json_t *code = json_object_get(error, "code");
-    const char *text = json_string_value(json_object_get(error, "message"));
-    snprintf(msg, size, "%s", text ? text : fallback);
-    utf8_clean(msg);
-    return json_is_integer(code) ? (int)json_integer_value(code) : -32603;
-}
-
-/* One request cannot be answered (an oversized answer, an HTTP error for it): a call gets a
- * tool error saying why (or upstream_unavailable without a why) and the upstream keeps
- * serving the others; a start-up request that fails makes the upstream useless. */
-void up_request_failed(struct upstream *u, uint64_t id, const char *why)
-{
-    char key[24];
-    if (u->state == UP_DOWN)
-        return;
-    id_key(id, key);
-    struct up_req *r = strmap_del(u->pending, key);
-    if (r == NULL)
-        return;
-    if (id == u->discover_id && u->state == UP_STARTING) {
-        r->cb(u, NULL, NULL, r->arg); /* no 2026-07-28 there: initialize instead */
-    } else if (r->call && why) {
-        json_t *err = tool_error_json(TE_UPSTREAM_ERROR, 0, "upstream %s %s", u->cfg->name, why);
-        r->cb(u, err, NULL, r->arg);
-        json_decref(err);
-    } else if (r->call || u->state == UP_READY) {
-        /* a call, or a client's resources/read or prompts/get (start-up is over) */
-        r->cb(u, NULL, NULL, r->arg);
-    } else {
-        up_down(u, why ? why : "a start-up request failed");
-        r->cb(u, NULL, NULL, r->arg); /* down already: it only lets go */
-    }
-    free(r);
-}
 
 static void on_exited(int status, void *arg)
 {
@@ -522,56 +34,7 @@ static void on_exited(int status, void *arg)
     up_down(u, why);
 }
 
-/* ---------- start-up: initialize, tools/list ---------- */
-
-static void on_tools(struct upstream *u, json_t *result, json_t *error, void *arg);
-
-static void request_tools(struct upstream *u, const char *cursor)
-{
-    json_t *params = cursor ? json_pack("{s:s}", "cursor", cursor) : json_object();
-    if (!up_request(u, "tools/list", params, on_tools, NULL, NULL, NULL))
-        up_down(u, "cannot send tools/list");
-}
-
-static void on_tools(struct upstream *u, json_t *result, json_t *error, void *arg)
-{
-    size_t i;
-    json_t *t;
-    (void)arg;
-    if (u->state != UP_LISTING)
-        return;
-    if (result == NULL) {
-        up_down(u, error ? "tools/list failed" : "gone during tools/list");
-        return;
-    }
-    json_array_foreach(json_object_get(result, "tools"), i, t) {
-        if (json_array_size(u->tools) >= GW_TOOLS_MAX)
-            break;
-        if (json_is_object(t) && json_is_string(json_object_get(t, "name")))
-            json_array_append(u->tools, t);
-    }
-    const char *next = json_string_value(json_object_get(result, "nextCursor"));
-    if (next && *next && json_array_size(u->tools) < GW_TOOLS_MAX && ++u->pages < GW_LIST_PAGES) {
-        request_tools(u, next);
-        return;
-    }
-    gw_list_extras(u);
-}
-
-void up_listed(struct upstream *u)
-{
-    if (!gwi_check_listed(u))
-        return; /* refused: down for good, the reason in u->error */
-    loop_timer_cancel(u->connect_timer);
-    u->connect_timer = NULL;
-    u->state = UP_READY;
-    u->ready_since = loop_now(u->loop);
-    log_info("upstream %s: ready, %zu tools", u->cfg->name, json_array_size(u->tools));
-    gw_circuit_ready(u);
-    gw_pins_rediscovered(u);
-    gw_smoke_start(u);
-    gwi_ready(u);
-}
+/* ---------- start-up: discover or initialize, then listing (uplist.c) ---------- */
 
 static const char *text_or(json_t *v)
 {
@@ -595,8 +58,7 @@ static void on_initialized(struct upstream *u, json_t *result, json_t *error, vo
              text_or(json_object_get(info, "name")), text_or(json_object_get(info, "version")),
              version);
     up_notify(u, "notifications/initialized", NULL);
-    u->state = UP_LISTING;
-    request_tools(u, NULL);
+    up_list(u);
 }
 
 static bool send_initialize(struct upstream *u, char *err, size_t errlen);
@@ -618,8 +80,7 @@ static void on_discover(struct upstream *u, json_t *result, json_t *error, void 
     if (offered) {
         log_info("upstream %s: discovered (protocol %s)", u->cfg->name, GW_MODERN);
         snprintf(u->protocol, sizeof u->protocol, "%s", GW_MODERN);
-        u->state = UP_LISTING;
-        request_tools(u, NULL);
+        up_list(u);
         return;
     }
     log_info("upstream %s: no %s offered; initialize instead", u->cfg->name, GW_MODERN);
@@ -640,19 +101,51 @@ static void on_connect_timeout(struct loop *l, void *arg)
     up_down(u, why);
 }
 
+/* What the HTTP transport tells the upstream. */
+static void http_message(void *owner, json_t *msg, size_t len, uint64_t related)
+{
+    struct upstream *u = owner;
+    u->related_id = related; /* a request on a call's stream belongs to that call (relay.c) */
+    up_receive_parsed(u, msg, len);
+    u->related_id = 0;
+}
+
+static void http_request_failed(void *owner, uint64_t id, const char *why)
+{
+    up_request_failed(owner, id, why);
+}
+
+static void http_down(void *owner, const char *why)
+{
+    up_down(owner, why);
+}
+
+static bool http_alive(void *owner)
+{
+    return ((struct upstream *)owner)->state != UP_DOWN;
+}
+
+static uint64_t http_next_id(void *owner)
+{
+    return ++((struct upstream *)owner)->next_id;
+}
+
 /* A stdio upstream's child, or a url upstream's HTTP transport (no session yet). */
 static bool connect_transport(struct upstream *u, char *err, size_t errlen)
 {
     char name[64];
     if (u->cfg->kind == GW_HTTP) {
-        u->http = u->http ? u->http : httpup_new(u);
+        static const struct httpup_owner ops = {
+            .message = http_message, .request_failed = http_request_failed, .down = http_down,
+            .alive = http_alive, .next_id = http_next_id};
+        u->http = u->http ? u->http : httpup_new(u->cfg, u->loop, &ops, u);
         httpup_start(u->http);
         return true;
     }
     snprintf(name, sizeof name, "upstream %s", u->cfg->name);
     struct child_spec spec = {.name = name, .command = u->cfg->command, .args = u->cfg->args,
                               .env = u->cfg->env, .cwd = u->cfg->cwd};
-    static const struct child_events ev = {.line = on_line, .oversized = on_oversized,
+    static const struct child_events ev = {.line = up_on_line, .oversized = up_on_oversized,
                                            .exited = on_exited};
     u->child = child_start(u->loop, &spec, &ev, u, err, errlen);
     return u->child != NULL;
@@ -732,7 +225,7 @@ static void on_restart(struct loop *l, void *arg)
 
 /* Exponential backoff with jitter: 0.5 s doubling to 30 s, each delay 75-125 %, so upstreams
  * that failed together do not come back in lockstep. */
-unsigned gw_backoff_ms(unsigned failures, unsigned *seed)
+unsigned up_backoff_ms(unsigned failures, unsigned *seed)
 {
     uint64_t ms = GW_BACKOFF_MIN_MS;
     for (unsigned i = 0; i < failures && ms < GW_BACKOFF_MAX_MS; i++)
@@ -749,7 +242,7 @@ void up_schedule_restart(struct upstream *u)
     if (u->ready_since && loop_now(u->loop) - u->ready_since > GW_STABLE_MS)
         u->failures = 0;
     u->ready_since = 0;
-    uint64_t ms = gw_backoff_ms(u->failures, &u->seed);
+    uint64_t ms = up_backoff_ms(u->failures, &u->seed);
     u->failures++;
     log_info("upstream %s: next start in %llu ms", u->cfg->name, (unsigned long long)ms);
     u->restart_timer = loop_timer_add(u->loop, ms, on_restart, u);
@@ -763,25 +256,6 @@ static void reap(struct loop *l, void *arg)
     u->reap_timer = NULL;
     child_free(u->dead_child);
     u->dead_child = NULL;
-}
-
-/* Answers everything pending with "gone"; each callback may send nothing (we are down). */
-static void fail_pending(struct upstream *u)
-{
-    size_t n;
-    void **v = strmap_values(u->pending, &n);
-    for (size_t i = 0; i < n; i++) {
-        struct up_req *r = v[i];
-        char key[24];
-        id_key(r->id, key);
-        strmap_del(u->pending, key);
-    }
-    for (size_t i = 0; i < n; i++) {
-        struct up_req *r = v[i];
-        r->cb(u, NULL, NULL, r->arg);
-        free(r);
-    }
-    free(v);
 }
 
 /* The upstream stops serving: the child is killed (freed outside its own callbacks), calls in
@@ -804,8 +278,8 @@ void up_down(struct upstream *u, const char *why)
     }
     if (u->http)
         httpup_reset(u->http); /* its transfers end; the session is forgotten */
-    fail_pending(u);
-    gw_calls_fail_waiting(u);
+    up_fail_pending(u);
+    u->gw->events->fail_waiting(u);
     up_schedule_restart(u);
 }
 
@@ -819,17 +293,10 @@ void up_cleanup(struct upstream *u)
     child_free(u->dead_child);
     httpup_free(u->http); /* ends its session (DELETE) */
     if (u->held) {
-        gw_relay_cleanup(u);
+        u->gw->events->cleanup(u);
         strmap_free(u->held);
     }
-    if (u->pending) {
-        size_t n;
-        void **v = strmap_values(u->pending, &n);
-        for (size_t i = 0; i < n; i++)
-            free(v[i]);
-        free(v);
-        strmap_free(u->pending);
-    }
+    up_pending_free(u);
     json_decref(u->tools);
     json_decref(u->listed_at_start);
     json_decref(u->resources);

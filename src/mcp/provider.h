@@ -10,7 +10,6 @@
 
 struct approvals;
 struct buf;
-struct config;
 struct loop;
 struct mcp_server;
 struct provider;
@@ -25,11 +24,11 @@ struct provider_event {
     double duration_ms;    /* < 0: not a timed event */
 };
 
-/* What the app hands each provider at setup; valid until teardown. */
+/* What the app hands each provider at setup; valid until teardown. The settings a provider
+ * reads it is given when it is built (serve.c). */
 struct provider_host {
     struct mcp_server *mcp;
     struct loop *loop;
-    struct config *cfg;
     struct approvals *approvals; /* the operator's queue (answered through the control socket) */
     /* Writes one audit line (nothing when the audit log is off). */
     void (*audit)(void *audit_arg, const struct provider_event *e);

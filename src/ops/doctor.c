@@ -25,6 +25,7 @@
 #include "agentcfg.h"
 #include "buf.h"
 #include "config.h"
+#include "dotenvfile.h"
 #include "contract.h"
 #include "ctlclient.h"
 #include "gwload.h"
@@ -110,7 +111,7 @@ static json_t *check_env_file(struct doctor *d)
                      path, path);
         return json_object();
     }
-    json_t *env = config_read_env(path, &mode, err, sizeof err);
+    json_t *env = dotenvfile_read(path, &mode, err, sizeof err);
     if (env == NULL) {
         doctor_check(d, FAIL, "%s: fix the file", err);
         return json_object();

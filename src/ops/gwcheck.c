@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "config.h"
+#include "dotenvfile.h"
 #include "ctlclient.h"
 #include "gateway.h"
 #include "gwload.h"
@@ -339,7 +340,7 @@ static int check(const char *env_file, bool with_probe)
         fprintf(stderr, "hermes-mcp: env file %s not found\n", env_file);
         return 2;
     }
-    json_t *env = config_read_env(env_file, &mode, err, sizeof err);
+    json_t *env = dotenvfile_read(env_file, &mode, err, sizeof err);
     if (env == NULL || !config_from_env(&cfg, env, env_file, err, sizeof err)) {
         fprintf(stderr, "hermes-mcp: %s\n", err);
         json_decref(env);

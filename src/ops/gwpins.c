@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "config.h"
+#include "dotenvfile.h"
 #include "gwpin.h"
 
 /* GATEWAY_FILE from the env file (a new string), or NULL after printing why. */
@@ -25,7 +26,7 @@ static char *gateway_file_of(const char *env_file)
         fprintf(stderr, "hermes-mcp: env file %s not found\n", env_file);
         return NULL;
     }
-    json_t *env = config_read_env(env_file, &mode, err, sizeof err);
+    json_t *env = dotenvfile_read(env_file, &mode, err, sizeof err);
     if (env == NULL || !config_from_env(&cfg, env, env_file, err, sizeof err)) {
         fprintf(stderr, "hermes-mcp: %s\n", err);
         json_decref(env);

@@ -26,6 +26,18 @@ const char serve_usage[] =
     "feeds the watchdog, and serves on a socket passed by socket activation (LISTEN_FDS).\n"
     "Exit codes: 0 stopped, 1 runtime failure, 2 configuration error.\n";
 
+/* The bridge's settings from the server's (bridge_opts_fn): strings borrowed from cfg, which
+ * a reload updates in place before the providers hear of it. */
+static void bridge_settings(struct bridge_opts *o, void *arg)
+{
+    const struct config *c = arg;
+    *o = (struct bridge_opts){.env_file = c->env_file, .hermes_env_path = c->hermes_env_path,
+                              .agents_file = c->agents_file, .tasks_dir = c->tasks_dir,
+                              .contract_path = c->contract_path, .poll_ms = c->poll_ms,
+                              .agent_timeout_ms = c->agent_timeout_ms,
+                              .tasks_retention_days = c->tasks_retention_days,
+                              .tasks_max = c->tasks_max, .tool_aliases = c->tool_aliases};
+}
 
 int serve_main(int argc, char **argv)
 {
@@ -61,7 +73,7 @@ int serve_main(int argc, char **argv)
         config_cleanup(&cfg);
         return EXIT_USAGE;
     }
-    struct gw_provider *gw = gw_provider_load(&cfg, file);
+    struct gw_provider *gw = gw_provider_load(cfg.gateway_file, file, cfg.call_timeout_ms);
     if (gw == NULL) {
         config_cleanup(&cfg);
         return EXIT_USAGE;
@@ -72,7 +84,8 @@ int serve_main(int argc, char **argv)
                  cfg.host);
     /* The bridge first: the gateway's names must not collide with its tools, and the gateway
      * file's bridge_tools decides which of them it registers. */
-    struct bridge_provider *bridge = bridge_provider_new(gw_provider_keeps, gw);
+    struct bridge_provider *bridge =
+        bridge_provider_new(bridge_settings, &cfg, gw_provider_keeps, gw);
     const struct provider providers[] = {{&bridge_provider_ops, bridge}, {&gw_provider_ops, gw}};
     struct app_opts o = {.cfg = &cfg, .service = "hermes-mcp", .providers = providers,
                          .nproviders = sizeof providers / sizeof *providers,

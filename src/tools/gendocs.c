@@ -114,7 +114,7 @@ static void env_example(FILE *out)
           "docs/reference/env.md\n"
           "# and hermes-mcp.env(5) say more about each key. Never commit a file that holds a "
           "real token.\n"
-          "# Generated from src/base/configtab.c by `make docs`.\n",
+          "# Generated from src/app/configtab.c by `make docs`.\n",
           out);
     for (int s = 0; s < CONFIG_SEC_COUNT; s++) {
         fprintf(out, "\n# --- %s ---\n", config_section_titles[s]);
@@ -140,7 +140,7 @@ static void cell(FILE *out, const char *text)
 static void env_md(FILE *out)
 {
     fputs("# Environment keys\n\n"
-          "<!-- Generated from src/base/configtab.c by `make docs`; edit the table, not this "
+          "<!-- Generated from src/app/configtab.c by `make docs`; edit the table, not this "
           "page. -->\n\n"
           "`hermes-mcp serve --env-file FILE` reads a dotenv file (default `./.env`). A file "
           "that holds a secret\n(`MCP_AUTH_TOKEN`, `OAUTH_CLIENT_SECRET`, `HERMES_API_KEY`) "

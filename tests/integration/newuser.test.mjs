@@ -47,7 +47,7 @@ function stop(proc) {
 
 test('.env.example names every key of the config table, and only those; no secret; its values load', async () => {
   const text = readFileSync(join(ROOT, '.env.example'), 'utf8');
-  const src = readFileSync(join(ROOT, 'src/base/configtab.c'), 'utf8');
+  const src = readFileSync(join(ROOT, 'src/app/configtab.c'), 'utf8');
   const read = new Set([...src.matchAll(/\{\.key = "([A-Z0-9_]+)"/g)].map((m) => m[1]));
   assert.ok(read.size > 15, `config.c keys found: ${[...read]}`);
   const keys = exampleKeys(text);

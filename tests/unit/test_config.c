@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "config.h"
+#include "dotenvfile.h"
 #include "envfile.h"
 
 static char dir[] = "/tmp/hm-config-XXXXXX";
@@ -69,7 +70,7 @@ static void read_then_validate(void **state)
     write_file("MCP_AUTH_TOKEN=0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef\n"
                "MCP_PORT=9000\n",
                0640);
-    json_t *env = config_read_env(path, &mode, err, sizeof err);
+    json_t *env = dotenvfile_read(path, &mode, err, sizeof err);
     assert_non_null(env);
     assert_int_equal(mode, 0640);
     assert_string_equal(json_string_value(json_object_get(env, "MCP_PORT")), "9000");
@@ -85,10 +86,10 @@ static void read_then_validate(void **state)
     assert_non_null(strstr(err, "MCP_PORT"));
     json_decref(env);
     write_file("NOT A LINE\n", 0600);
-    assert_null(config_read_env(path, &mode, err, sizeof err));
+    assert_null(dotenvfile_read(path, &mode, err, sizeof err));
     assert_non_null(strstr(err, "line 1"));
     unlink(path);
-    assert_null(config_read_env(path, &mode, err, sizeof err));
+    assert_null(dotenvfile_read(path, &mode, err, sizeof err));
     assert_non_null(strstr(err, "cannot open"));
 }
 

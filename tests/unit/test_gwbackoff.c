@@ -1,4 +1,4 @@
-/* Unit tests for gw_backoff_ms (upstream.c): an upstream that keeps failing is started again
+/* Unit tests for up_backoff_ms (upstream.c): an upstream that keeps failing is started again
  * after 0.5 s, doubling to 30 s at most, each wait jittered to 75-125 % so upstreams that failed
  * together do not come back in lockstep. */
 #include <setjmp.h>
@@ -7,7 +7,7 @@
 #include <stdint.h>
 #include <cmocka.h>
 
-#include "gw_internal.h"
+#include "upstream.h"
 
 static void doubles_from_half_a_second_to_thirty(void **state)
 {
@@ -16,10 +16,10 @@ static void doubles_from_half_a_second_to_thirty(void **state)
     const unsigned base[] = {500, 1000, 2000, 4000, 8000, 16000, 30000, 30000, 30000};
     for (unsigned f = 0; f < sizeof base / sizeof *base; f++)
         for (int k = 0; k < 200; k++) {
-            unsigned ms = gw_backoff_ms(f, &seed);
+            unsigned ms = up_backoff_ms(f, &seed);
             assert_in_range(ms, base[f] * 3 / 4, base[f] * 5 / 4);
         }
-    assert_in_range(gw_backoff_ms(1000000, &seed), 22500, 37500); /* no overflow, still capped */
+    assert_in_range(up_backoff_ms(1000000, &seed), 22500, 37500); /* no overflow, still capped */
 }
 
 static void jitter_spreads_the_waits(void **state)
@@ -27,7 +27,7 @@ static void jitter_spreads_the_waits(void **state)
     (void)state;
     unsigned seed = 7, lo = ~0u, hi = 0;
     for (int k = 0; k < 1000; k++) {
-        unsigned ms = gw_backoff_ms(6, &seed);
+        unsigned ms = up_backoff_ms(6, &seed);
         lo = ms < lo ? ms : lo;
         hi = ms > hi ? ms : hi;
     }
@@ -37,7 +37,7 @@ static void jitter_spreads_the_waits(void **state)
     unsigned a = 1, b = 2; /* two upstreams failing together, seeded apart */
     int same = 0;
     for (int k = 0; k < 20; k++)
-        same += gw_backoff_ms(3, &a) == gw_backoff_ms(3, &b);
+        same += up_backoff_ms(3, &a) == up_backoff_ms(3, &b);
     assert_true(same < 20);
 }
 

@@ -9,7 +9,12 @@
 
 #include <jansson.h>
 
-#include "gw_internal.h"
+#include "gwcore.h"
+#include "gwcall.h"
+#include "gwexpose.h"
+#include "gwsurface.h"
+#include "relay.h"
+#include "upstream.h"
 #include "loop.h"
 #include "mcp.h"
 #include "strmap.h"
@@ -20,9 +25,10 @@ static bool send_works = true;
 static json_t *last_sent; /* the last message the upstream got */
 static int dummy_http;
 
-struct httpup *httpup_new(struct upstream *u)
+struct httpup *httpup_new(const struct gw_upstream *c, struct loop *l,
+                          const struct httpup_owner *ops, void *owner)
 {
-    (void)u;
+    (void)c, (void)l, (void)ops, (void)owner;
     return (struct httpup *)&dummy_http;
 }
 void httpup_start(struct httpup *h) { (void)h; }
@@ -39,7 +45,7 @@ bool httpup_send(struct httpup *h, json_t *msg)
 void httpup_forget(struct httpup *h, uint64_t id) { (void)h, (void)id; }
 void httpup_reset(struct httpup *h) { (void)h; }
 void httpup_free(struct httpup *h) { (void)h; }
-unsigned gw_resume_delay_ms(long retry_ms, unsigned misses)
+unsigned httpup_resume_delay_ms(long retry_ms, unsigned misses)
 {
     (void)retry_ms, (void)misses;
     return 100;
@@ -54,7 +60,6 @@ static struct gw_upstream cfg = {.name = "up", .kind = GW_HTTP, .url = "http://1
                                  .prefix = "up__", .timeout_s = 60, .max_in_flight = 16,
                                  .resources = true};
 static struct upstream u;
-static struct strmap *uris, *prompt_names;
 
 static int setup(void **state)
 {
@@ -64,25 +69,19 @@ static int setup(void **state)
     g.loop = loop;
     g.mcp = mcp_new(loop, &o);
     u = (struct upstream){.gw = &g, .cfg = &cfg, .loop = loop, .state = UP_READY, .modern = true,
-                          .http = httpup_new(&u), .pending = strmap_new(),
+                          .http = httpup_new(&cfg, loop, NULL, &u), .pending = strmap_new(),
                           .held = strmap_new(), .rounds = strmap_new(),
                           .resources = json_pack("[{s:s}]", "uri", DOC),
                           .templates = json_array(), .prompts = json_array()};
     g.ups = &u;
     g.nup = 1;
-    uris = strmap_new();
-    prompt_names = strmap_new();
-    return gw_expose_extras(&g, uris, prompt_names) ? 0 : 1;
-}
-
-static void free_values(struct strmap *m)
-{
-    size_t n;
-    void **v = strmap_values(m, &n);
-    for (size_t i = 0; i < n; i++)
-        free(v[i]);
-    free(v);
-    strmap_free(m);
+    struct gw_plan_upstream in = {.cfg = &cfg, .tools = NULL, .resources = u.resources,
+                                  .templates = u.templates, .prompts = u.prompts};
+    struct gw_plan plan;
+    gw_plan_surface(&in, 1, NULL, 0, &plan);
+    bool ok = gw_resources_expose(&g, &plan);
+    gw_plan_free(&plan);
+    return ok ? 0 : 1;
 }
 
 static int teardown(void **state)
@@ -95,9 +94,7 @@ static int teardown(void **state)
     json_decref(u.resources);
     json_decref(u.templates);
     json_decref(u.prompts);
-    gw_extras_free(&g);
-    free_values(uris);
-    free_values(prompt_names);
+    gw_resources_free(&g);
     json_decref(last_sent);
     loop_free(loop);
     return 0;

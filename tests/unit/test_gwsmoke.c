@@ -1,4 +1,4 @@
-/* Unit tests for gw_result_failed (gwsmoke.c): which successful tools/call results a smoke call
+/* Unit tests for gw_smoke_result_failed (gwsmoke.c): which successful tools/call results a smoke call
  * counts as failed (isError, a nested provider error in structuredContent or in a text item
  * holding JSON, seed 001) and which it does not (plain text, error: null, ordinary data), and
  * that the reason names where the error was, never its value. */
@@ -9,14 +9,14 @@
 #include <cmocka.h>
 #include <string.h>
 
-#include "gw_internal.h"
+#include "upstream.h"
 
 static bool failed(const char *text, char *why, size_t whylen)
 {
     json_t *v = json_loads(text, 0, NULL);
     assert_non_null(v);
     why[0] = '\0';
-    bool bad = gw_result_failed(v, why, whylen);
+    bool bad = gw_smoke_result_failed(v, why, whylen);
     json_decref(v);
     return bad;
 }

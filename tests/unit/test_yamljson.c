@@ -81,12 +81,41 @@ static void test_failure_leaves_no_marks(void **state)
     }
 }
 
+/* A plain scalar's YAML 1.2 core-schema type; numbers JSON cannot carry exactly are flagged. */
+static void test_plain_value_types(void **state)
+{
+    (void)state;
+    bool range = false;
+    json_t *v = yamljson_plain_value("True", &range);
+    assert_true(json_is_true(v));
+    json_decref(v);
+    v = yamljson_plain_value("~", &range);
+    assert_true(json_is_null(v));
+    json_decref(v);
+    v = yamljson_plain_value("-42", &range);
+    assert_int_equal(json_integer_value(v), -42);
+    json_decref(v);
+    v = yamljson_plain_value(".5e1", &range);
+    assert_true(json_is_real(v) && json_real_value(v) == 5.0);
+    json_decref(v);
+    assert_false(range);
+    assert_null(yamljson_plain_value("0x1F", &range)); /* a string after all */
+    assert_null(yamljson_plain_value("yes", &range));
+    assert_false(range);
+    assert_null(yamljson_plain_value("9007199254740992", &range)); /* 2^53: would round */
+    assert_true(range);
+    range = false;
+    assert_null(yamljson_plain_value("1e400", &range));
+    assert_true(range);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_strings_and_marks),
         cmocka_unit_test(test_plain_parse_unchanged),
         cmocka_unit_test(test_failure_leaves_no_marks),
+        cmocka_unit_test(test_plain_value_types),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

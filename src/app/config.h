@@ -126,12 +126,9 @@ bool config_parse_uint(const char *v, unsigned long max, unsigned *out);
 /* Reads path (NULL: defaults only). On failure returns false with a one-line reason in err
  * that names the key or line but never a secret value. */
 bool config_load(struct config *c, const char *path, char *err, size_t errlen);
-/* The two halves of config_load, for doctor. config_read_env reads and parses the env file at
- * path without judging it: a new object of its KEY=VALUE pairs and the file's mode bits in
- * *mode, or NULL with a reason in err. config_from_env validates those settings into c as
- * config_load does (path, which may be NULL, names the file and places the defaults beside
- * it), without the file-mode rule. */
-json_t *config_read_env(const char *path, unsigned *mode, char *err, size_t errlen);
+/* The second half of config_load, for doctor (the first is dotenvfile_read): validates the
+ * settings of env into c as config_load does (path, which may be NULL, names the file and
+ * places the defaults beside it), without the file-mode rule. */
 bool config_from_env(struct config *c, json_t *env, const char *path, char *err, size_t errlen);
 void config_cleanup(struct config *c);
 /* The keys whose value differs between now and fresh but only take effect at a restart

@@ -13,12 +13,9 @@
 #include <unistd.h>
 
 #include "crypto.h"
-#include "dotenv.h"
+#include "dotenvfile.h"
 #include "log.h"
 #include "mem.h"
-#include "readfile.h"
-
-#define ENV_FILE_MAX (1024 * 1024)
 
 bool config_is_loopback(const char *host)
 {
@@ -80,14 +77,6 @@ bool config_issuer_ok(const char *url)
     return https || config_is_loopback(host);
 }
 
-static char *read_small_file(const char *path, size_t *len, struct stat *st, char *err,
-                             size_t errlen)
-{
-    char what[PATH_MAX + 16];
-    snprintf(what, sizeof what, "env file %s", path);
-    return readfile_capped(path, what, ENV_FILE_MAX, st, len, err, errlen);
-}
-
 static const char *get(json_t *env, const char *key)
 {
     json_t *v = json_object_get(env, key);
@@ -119,24 +108,6 @@ bool config_parse_uint(const char *v, unsigned long max, unsigned *out)
         return false;
     *out = (unsigned)n;
     return true;
-}
-
-json_t *config_read_env(const char *path, unsigned *mode, char *err, size_t errlen)
-{
-    struct stat st;
-    size_t len = 0;
-    char why[200];
-
-    char *text = read_small_file(path, &len, &st, err, errlen);
-    if (text == NULL)
-        return NULL;
-    json_t *env = dotenv_parse(text, len, why, sizeof why);
-    if (env == NULL)
-        snprintf(err, errlen, "env file %s: %s", path, why);
-    memset(text, 0, len); /* it may hold the token */
-    free(text);
-    *mode = (unsigned)(st.st_mode & 07777);
-    return env;
 }
 
 /* "$HOME/..." or "${HOME}/..." at the start of a path value becomes the user's home, as in
@@ -189,7 +160,7 @@ bool config_load(struct config *c, const char *path, char *err, size_t errlen)
     if (path == NULL) {
         env = json_object();
     } else {
-        if ((env = config_read_env(path, &mode, err, errlen)) == NULL)
+        if ((env = dotenvfile_read(path, &mode, err, errlen)) == NULL)
             return false;
         /* An OAuth-only env file has no MCP_AUTH_TOKEN but may hold a client secret and the agent's
          * key (HERMES_API_KEY, read by agentcfg.c). */
