@@ -51,12 +51,20 @@ all: build/hermes-mcp
 FORCE:
 .PHONY: FORCE all check symbols check-globals unit integration valgrind conformance conformance-server install headers clean distclean bench
 
-# build/hermes-mcp is the stable path; it points at the flavour built last.
-build/hermes-mcp: $(BUILD)/hermes-mcp FORCE
-	@ln -sf $(notdir $(BUILD))/hermes-mcp $@
-
-build/conformance-server: $(BUILD)/conformance-server FORCE
-	@ln -sf $(notdir $(BUILD))/conformance-server $@
+# Build flavours: build/release/ (the default) and build/asan/ (SANITIZE=1). build/<program> is
+# the release program, the stable path for users and the README; SANITIZE=1 builds
+# build/asan/<program> and leaves build/<program> alone. The tests are told which flavour to
+# run by HM_BUILD (make passes $(BUILD); tests/integration/run.sh defaults to build/release).
+define STABLE_PATH
+ifeq ($(BUILD),build/release)
+build/$(1): build/release/$(1) FORCE
+	@ln -sfn release/$(1) $$@
+else
+.PHONY: build/$(1)
+build/$(1): $(BUILD)/$(1)
+endif
+endef
+$(foreach p,hermes-mcp conformance-server,$(eval $(call STABLE_PATH,$(p))))
 
 conformance-server: build/conformance-server
 
@@ -96,10 +104,21 @@ $(BUILD):
 unit: $(UNITS)
 	tests/run.sh $(UNITS)
 
-integration: build/hermes-mcp build/conformance-server fakes
-	tests/integration/run.sh
+integration: all build/conformance-server fakes
+	HM_BUILD=$(BUILD) tests/integration/run.sh
 
-check: symbols check-globals unit integration
+# The per-push tier, of the flavour SANITIZE picks: everything built first (one job per core),
+# then the static checks (exported names, file-scope state: release objects only, as the
+# sanitizers add symbols of their own), the fuzz corpora replayed, the unit programs and the
+# integration files (in parallel, then the ones marked serial); docs/internals/testing.md.
+NPROC := $(shell nproc 2>/dev/null || echo 2)
+STATIC_CHECKS := $(if $(filter build/release,$(BUILD)),symbols check-globals)
+check:
+	@$(MAKE) -j$(NPROC) --no-print-directory all build/conformance-server fakes \
+	    $(UNITS) fuzz-build $(STATIC_CHECKS)
+	FUZZ_BUILD='$(FUZZ_BUILD)' tests/fuzz/run.sh --replay $(FUZZ_TARGETS)
+	tests/run.sh $(UNITS)
+	HM_BUILD=$(BUILD) tests/integration/run.sh
 
 # No mutable file-scope state but the process-wide kind, each allowed with its reason.
 check-globals: $(BUILD)/hermes-mcp
@@ -111,10 +130,10 @@ symbols: $(LAYER_LIBS)
 
 # The integration tests with our binaries under valgrind (memcheck, definite leaks fail).
 valgrind: build/hermes-mcp build/conformance-server fakes
-	HM_VALGRIND=1 tests/integration/run.sh $(VALGRIND_TESTS)
+	HM_BUILD=$(BUILD) HM_VALGRIND=1 tests/integration/run.sh $(VALGRIND_TESTS)
 
 conformance: build/conformance-server
-	scripts/conformance.sh
+	HM_BUILD=$(BUILD) scripts/conformance.sh
 
 bench:
 	bench/run.sh

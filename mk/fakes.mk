@@ -1,7 +1,7 @@
 # Test fakes (tests/fakes/); included by the Makefile.
 # build/fake-agent: a fake Hermes Agent API server (tests/fakes/README.md). Objects go to
-# $(BUILD)/fakes/, the binary to $(BUILD)/fake-agent; build/fake-agent points at the flavour built
-# last (SANITIZE=1: build/asan), like build/hermes-mcp. It links nothing from src/.
+# $(BUILD)/fakes/, the binary to $(BUILD)/fake-agent; build/fake-agent is the release one, like
+# build/hermes-mcp (STABLE_PATH in the Makefile). It links nothing from src/.
 # build/notify-sink (a fake systemd notify socket) and build/listen-exec (socket activation
 # without systemd) are single-file helpers for tests/integration/service.test.mjs, built the same
 # way; so is build/sandbox-exec (a unit's sandbox applied as systemd does, sandbox.test.mjs).
@@ -15,8 +15,7 @@ FAKE_TOOLS      := notify-sink listen-exec sandbox-exec
 .PHONY: fakes fakes-check
 fakes: build/fake-agent $(addprefix build/,$(FAKE_TOOLS))
 
-build/notify-sink build/listen-exec build/sandbox-exec: build/%: $(BUILD)/% FORCE
-	@ln -sf $(notdir $(BUILD))/$* $@
+$(foreach p,fake-agent $(FAKE_TOOLS),$(eval $(call STABLE_PATH,$(p))))
 
 $(BUILD)/notify-sink: $(BUILD)/fakes/notify_sink.o
 	$(CC) $(LDFLAGS) $(SAN) -o $@ $^
@@ -27,9 +26,6 @@ $(BUILD)/listen-exec: $(BUILD)/fakes/listen_exec.o
 # libseccomp: SystemCallFilter= applied as systemd does; only this test helper links it.
 $(BUILD)/sandbox-exec: $(BUILD)/fakes/sandbox_exec.o
 	$(CC) $(LDFLAGS) $(SAN) -o $@ $^ -lseccomp
-
-build/fake-agent: $(BUILD)/fake-agent FORCE
-	@ln -sf $(notdir $(BUILD))/fake-agent $@
 
 $(BUILD)/fake-agent: $(FAKE_AGENT_OBJ)
 	$(CC) $(LDFLAGS) $(SAN) -o $@ $^ $(FAKE_LDLIBS)

@@ -5,6 +5,9 @@
 #                                    target crashes. Crash inputs go to build/fuzz/artifacts/, each
 #                                    run's libFuzzer output to build/fuzz/<target>.log.
 #   make fuzz FUZZ_TARGETS='sse registry'   builds and runs only those targets.
+#   make fuzz-replay                 builds, then runs every input of each target's seed corpus
+#                                    once (no fuzzing; part of make check).
+# Targets run FUZZ_JOBS at a time (default: the number of cores).
 FUZZ_CC      ?= clang
 FUZZ_SECONDS ?= 10
 FUZZ_BUILD   := build/fuzz
@@ -48,11 +51,15 @@ FUZZ_LIB_clientmeta := $(FUZZ_LIB_jrpc)
 FUZZ_LIB_gwsecret := -lm
 FUZZ_LIB_jscan    := $(FUZZ_LIB_jrpc)
 
-.PHONY: fuzz fuzz-build
+.PHONY: fuzz fuzz-build fuzz-replay
 fuzz-build: $(FUZZ_BINS)
 
 fuzz: fuzz-build
-	FUZZ_SECONDS='$(FUZZ_SECONDS)' FUZZ_BUILD='$(FUZZ_BUILD)' tests/fuzz/run.sh $(FUZZ_TARGETS)
+	FUZZ_SECONDS='$(FUZZ_SECONDS)' FUZZ_BUILD='$(FUZZ_BUILD)' FUZZ_JOBS='$(FUZZ_JOBS)' \
+	    tests/fuzz/run.sh $(FUZZ_TARGETS)
+
+fuzz-replay: fuzz-build
+	FUZZ_BUILD='$(FUZZ_BUILD)' FUZZ_JOBS='$(FUZZ_JOBS)' tests/fuzz/run.sh --replay $(FUZZ_TARGETS)
 
 # One link per target from its sources (few and small, so no objects); any header change rebuilds.
 define FUZZ_RULE

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Runs the official MCP conformance suite against build/conformance-server:
+# Runs the official MCP conformance suite against $HM_BUILD/conformance-server (default
+# build/release; make conformance passes its flavour):
 #   0.1.16 (npm's latest): the active server suite, then --suite all; both must end
 #     "Total: N passed, 0 failed".
 #   0.2.0-alpha.12: --requirements 2025-11-25 and --requirements 2026-07-28. Each must exit 0
@@ -15,7 +16,9 @@ suite2="$root/tools/conformance2/node_modules/@modelcontextprotocol/conformance/
 out="$root/build/conformance"
 mkdir -p "$out"
 
-build/conformance-server --port 0 > "$out/server.out" 2> "$out/server.err" &
+server=${HM_BUILD:-build/release}/conformance-server
+[ -x "$server" ] || { echo "conformance: $server missing (make build/conformance-server)"; exit 1; }
+"$server" --port 0 > "$out/server.out" 2> "$out/server.err" &
 pid=$!
 trap 'kill $pid 2>/dev/null || true; wait $pid 2>/dev/null || true' EXIT
 port=$(wait_port "$out/server.out") || { echo "conformance: server did not start"; exit 1; }

@@ -9,6 +9,7 @@
  * with our own reason), and the resources and prompts of those that enable them. */
 #include "gwcheck.h"
 
+#include <signal.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -295,6 +296,9 @@ static int probe(const struct gwfile *gw)
         return 1;
     }
     fflush(stdout); /* the upstreams' log lines go to stderr meanwhile */
+    /* As serve does: an upstream that dies before reading its first message is a failed
+     * upstream in the table, not a SIGPIPE that kills the check. */
+    signal(SIGPIPE, SIG_IGN);
     size_t bad = gateway_probe(l, gw, on_probe_row, &t);
     loop_free(l);
     print_table(&t);

@@ -162,10 +162,15 @@ static void steps_start(struct mcp_call *c, void (*run)(struct steps *))
     run(s);
 }
 
+/* How many deferred tools ran to their answer (test://stats), whether or not a client was still
+ * there to take it. */
+static json_int_t steps_completed;
+
 static void steps_done(struct steps *s, const char *text)
 {
     struct mcp_call *c = s->call;
     free(s);
+    steps_completed++;
     reply_text(c, text);
 }
 
@@ -273,8 +278,8 @@ static void wait_tool(struct mcp_call *c, json_t *args, void *arg)
 static void read_stats(struct mcp_call *c, json_t *params, void *arg)
 {
     (void)params, (void)arg;
-    json_t *stats = json_pack("{s:I, s:I}", "completed", waits_completed, "cancelled",
-                              waits_cancelled);
+    json_t *stats = json_pack("{s:I, s:I, s:I}", "completed", waits_completed, "cancelled",
+                              waits_cancelled, "steps_completed", steps_completed);
     char *text = json_dumps(stats, JSON_COMPACT);
     mcp_call_result_take(c, json_pack("{s:[{s:s, s:s, s:s}]}", "contents", "uri", "test://stats",
                                       "mimeType", "application/json", "text", text));
@@ -558,7 +563,7 @@ bool fixtures_register(struct mcp_server *m, struct loop *l, void *arg)
                    "integer", "required", "ms"),
          wait_tool);
     mcp_add_resource(m, &(struct mcp_resource_def){
-        .uri = "test://stats", .name = "stats", .description = "How test_wait calls ended",
+        .uri = "test://stats", .name = "stats", .description = "How test_wait calls ended, how many deferred tools finished",
         .mime_type = "application/json", .handler = read_stats});
     mcp_add_resource(m, &(struct mcp_resource_def){
         .uri = "test://static-text", .name = "static-text", .title = "Static Text Resource",

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# tests/fakes/selftest.sh — builds build/fake-agent and checks it end to end with curl against
-# docs/hermes-agent-api.md (shared). SANITIZE=1 builds and checks the ASan+UBSan flavour, which
+# tests/fakes/selftest.sh — builds the fake agent and checks it end to end with curl against
+# docs/hermes-agent-api.md (shared): build/release/fake-agent, or with SANITIZE=1
+# build/asan/fake-agent (the ASan+UBSan flavour), which
 # must also exit 0, leak-free, on SIGTERM. JSON is read with perl's core JSON::PP (no jq needed).
 # Prints "fake-agent selftest: N passed, N failed"; exits non-zero on any failure.
 set -u
@@ -12,10 +13,11 @@ if [ "${SANITIZE:-}" = 1 ]; then
     make -s SANITIZE=1 fakes >/dev/null || { echo "fake-agent selftest: build failed"; exit 1; }
     export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=0:exitcode=86}
     export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
+    bin=$root/build/asan/fake-agent
 else
     make -s fakes >/dev/null || { echo "fake-agent selftest: build failed"; exit 1; }
+    bin=$root/build/release/fake-agent
 fi
-bin=$root/build/fake-agent
 tmp=$(mktemp -d)
 pass=0
 fail=0

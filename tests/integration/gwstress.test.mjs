@@ -4,6 +4,7 @@
 // its own or upstream_unavailable, within a deadline (none hangs); the child comes back and
 // serves another 100; the server's open fds (/proc/PID/fd, all of them) return to their level
 // once the clients are gone. Run it under the ASan build too: leaks fail the exit status.
+// serial: 200 concurrent calls across a kill -9, each answered within a deadline.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';

@@ -35,6 +35,19 @@ test('integration runner: a skipped test fails the run; HM_ALLOW_SKIP=1 lets it 
   assert.equal(lenient.status, 0, lenient.stdout + lenient.stderr);
 });
 
+test('integration runner: a file marked serial runs after the others, alone', () => {
+  const a = join(dir, 'a.test.mjs');
+  const b = join(dir, 'b.test.mjs');
+  writeFileSync(a, "import test from 'node:test';\ntest('side by side', () => {});\n");
+  writeFileSync(b, "// serial: this test's reason\nimport test from 'node:test';\ntest('alone', () => {});\n");
+  const r = run('tests/integration/run.sh', [a, b], false);
+  assert.equal(r.status, 0, r.stdout + r.stderr);
+  assert.match(r.stdout, /integration: 1 files, \d+ at a time/);
+  assert.match(r.stdout, /integration: 1 files marked serial, one at a time: b\.test\.mjs/);
+  assert.ok(r.stdout.indexOf('side by side') < r.stdout.indexOf('alone'), 'the serial file ran second');
+  assert.match(r.stdout, /integration: 2 passed, 0 failed, 0 skipped/);
+});
+
 test('unit runner: a cmocka skip() fails the run; HM_ALLOW_SKIP=1 lets it pass', () => {
   const src = join(dir, 'skips.c');
   const bin = join(dir, 'test_skips');

@@ -26,8 +26,11 @@ function run(bin, args, opts = {}) {
   const argv = [...(opts.prefix || []), ...(VALGRIND || []), bin, ...args];
   return spawn(argv[0], argv.slice(1), { stdio: ['ignore', 'pipe', 'pipe'], env });
 }
-export const HERMES = join(ROOT, 'build/hermes-mcp');
-export const CONFORMANCE = join(ROOT, 'build/conformance-server');
+// The build flavour under test: HM_BUILD names its folder (build/release, the default, or
+// build/asan); make and tests/integration/run.sh set it. Every binary of the tests comes from it.
+export const BUILD = resolve(ROOT, process.env.HM_BUILD || 'build/release');
+export const HERMES = join(BUILD, 'hermes-mcp');
+export const CONFORMANCE = join(BUILD, 'conformance-server');
 
 function waitForListening(proc, name) {
   return new Promise((resolvePort, reject) => {
@@ -50,7 +53,7 @@ function waitForListening(proc, name) {
   });
 }
 
-// Starts build/hermes-mcp with a fresh mode-600 env file. extra: more KEY=VALUE settings (a key
+// Starts hermes-mcp (HERMES) with a fresh mode-600 env file. extra: more KEY=VALUE settings (a key
 // set to undefined is left out, e.g. MCP_AUTH_TOKEN for an OAuth-only server);
 // opts: {env, prefix} as for run(); keepDefaults: the server's own rate limits.
 export async function startHermes(extra = {}, opts = {}) {
@@ -178,7 +181,7 @@ export const INIT = (version = '2025-11-25', id = 1) => ({
   params: { protocolVersion: version, capabilities: {}, clientInfo: { name: 'it', version: '1' } },
 });
 
-export const FAKE = join(ROOT, 'build/fake-agent');
+export const FAKE = join(BUILD, 'fake-agent');
 
 // Starts the fake Hermes Agent (tests/fakes/) with a fresh key; records requests to a JSONL file.
 export async function startFake(args = [], key = randomBytes(24).toString('hex')) {
@@ -215,8 +218,9 @@ export function agentEnv(fake, key = fake.key) {
 
 export const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 
-// Polls fn (sync or async) until it returns something truthy; fails after ms.
-export async function until(fn, what, ms = 5000) {
+// Polls fn (sync or async) until it returns something truthy; fails after ms (8 s by default:
+// room for a loaded machine; a test that waits on an event loses nothing by it).
+export async function until(fn, what, ms = 8000) {
   const t0 = Date.now();
   for (;;) {
     const v = await fn();

@@ -6,7 +6,7 @@ import { spawnSync } from 'node:child_process';
 import { join } from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { ROOT, startHermes, startFake, agentEnv, post, INIT, sleep } from './lib.mjs';
+import { ROOT, startHermes, startFake, agentEnv, post, INIT, until } from './lib.mjs';
 
 // Parses the text exposition format strictly; throws on anything malformed. Returns
 // { samples: Map("name{labels}" → number), types: Map(family → type) }.
@@ -142,7 +142,8 @@ test('requests by method, tool and outcome; agent calls; held calls; promtool ac
 
     // A call the fake agent holds for a while: the scrape sees it waiting.
     const slow = client.callTool({ name: 'hermes_task', arguments: { task: 'wait [delay=1500]', mode: 'sync', id: 'm-2' } });
-    await sleep(400);
+    await until(() => fake.received().some((r) => JSON.stringify(r.body ?? '').includes('[delay=1500]')),
+      'the slow call at the agent');
     const duringText = (await scrape(srv)).text;
     const during = parseExposition(duringText);
     slow.catch(() => {});

@@ -9,12 +9,13 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { createHash, randomBytes } from 'node:crypto';
-import { statSync, readFileSync, chmodSync, writeFileSync, rmSync } from 'node:fs';
+import { statSync, readFileSync, chmodSync, writeFileSync, rmSync, mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { auth } from '@modelcontextprotocol/sdk/client/auth.js';
-import { startHermes, restartHermes, post, INIT, HERMES, OAUTH_PASS as PASS, setPassphrase, startOAuth }
+import { ROOT, startHermes, restartHermes, post, INIT, HERMES, OAUTH_PASS as PASS, setPassphrase, startOAuth, until }
   from './lib.mjs';
 
 const REDIRECT = 'http://127.0.0.1:7777/callback';
@@ -446,6 +447,12 @@ test('registration is capped and rate limited; Deny and a missing CSRF token giv
 const HOLD_MS = 2000;
 const sleep = (ms) => new Promise((res) => setTimeout(res, ms));
 
+// Requests the server holds open for a later answer (a consent POST while it is checked).
+async function heldRequests(srv) {
+  const text = await (await fetch(`${srv.base}/metrics`, { headers: srv.auth })).text();
+  return Number(/^hermes_mcp_requests_held(?:\{\})? (\S+)$/m.exec(text)?.[1]);
+}
+
 async function consentForm(issuer, clientId, challenge) {
   const html = await (await fetch(authorizeUrl(issuer, clientId, { code_challenge: challenge }))).text();
   return /name="csrf" value="([0-9a-f]{64})"/.exec(html)[1];
@@ -463,7 +470,7 @@ test('the consent passphrase is checked off the event loop: /health is answered 
     const order = [];
     const t0 = performance.now();
     const pending = sendConsent(issuer, csrf, PASS).then((res) => { order.push('consent'); return res; });
-    await sleep(100); // lets the POST reach the server; not an assertion
+    await until(async () => (await heldRequests(srv)) === 1, 'the consent POST held while it is checked');
     const health = await fetch(`${issuer}/health`);
     order.push('health');
     const res = await pending;
@@ -560,7 +567,7 @@ test('stopping while a consent passphrase is being checked: the POST is answered
   const { body: cl } = await register(issuer);
   const csrf = await consentForm(issuer, cl.client_id, pkce().challenge);
   const pending = sendConsent(issuer, csrf, PASS).then((r) => r.status, (e) => e.name);
-  await sleep(100);
+  await until(async () => (await heldRequests(srv)) === 1, 'the consent POST held while it is checked');
   assert.equal(await srv.stop(), 0);
   assert.equal(await pending, 503);
 });
@@ -759,13 +766,22 @@ test('hostile: a resource other than <issuer>/mcp is refused at /authorize and /
 
 // Codes live 60 s (AUTHSERVER_CODE_TTL): one 61 s old is refused like an unknown one, while a
 // fresh one from the same consent flow is taken. (A real wait: the server reads its own clock.)
-test('an authorization code older than 60 s is refused', { timeout: 120000 }, async () => {
-  const { srv, issuer } = await startOAuth();
+test('an authorization code older than 60 s is refused', async () => {
+  // tests/fakes/clockshift.c, preloaded: the server's time() runs as many seconds ahead as the
+  // file says, so the code ages 61 s at once.
+  const dir = mkdtempSync(join(tmpdir(), 'hm-clock-'));
+  const shim = join(dir, 'clockshift.so');
+  const cc = spawnSync('cc', ['-shared', '-fPIC', '-O2', '-o', shim, join(ROOT, 'tests/fakes/clockshift.c'), '-ldl'], { encoding: 'utf8' });
+  assert.equal(cc.status, 0, cc.stderr);
+  const shift = join(dir, 'shift');
+  writeFileSync(shift, '0');
+  const { srv, issuer } = await startOAuth({}, true, { env: { LD_PRELOAD: shim, CLOCKSHIFT_FILE: shift,
+    ASAN_OPTIONS: `${process.env.ASAN_OPTIONS ?? ''}:verify_asan_link_order=0` } }); // the shim has no ASan
   try {
     const { body: cl } = await register(issuer);
     const { verifier, challenge } = pkce();
     const old = await getCode(issuer, cl.client_id, challenge);
-    await new Promise((r) => setTimeout(r, 61000));
+    writeFileSync(shift, '61');
     const late = await exchange(issuer, cl.client_id, old, verifier);
     assert.equal(late.status, 400, JSON.stringify(late.body));
     assert.equal(late.body.error, 'invalid_grant');
@@ -774,5 +790,6 @@ test('an authorization code older than 60 s is refused', { timeout: 120000 }, as
     assert.ok(fresh.body.access_token);
   } finally {
     assert.equal(await srv.stop(), 0);
+    rmSync(dir, { recursive: true, force: true });
   }
 });

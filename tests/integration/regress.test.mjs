@@ -8,21 +8,9 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import net from 'node:net';
-import { startConformance, post, parseSse, INIT } from './lib.mjs';
+import { startConformance, post, parseSse, INIT, until } from './lib.mjs';
 
 const V = '2025-11-25';
-const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
-
-// Polls cond() every 10 ms until it returns something truthy; fails after ms.
-async function until(cond, what, ms = 3000) {
-  const t0 = Date.now();
-  for (;;) {
-    const v = await cond();
-    if (v) return v;
-    if (Date.now() - t0 > ms) throw new Error(`timed out waiting for ${what}`);
-    await sleep(10);
-  }
-}
 
 // A raw connection; everything received accumulates in s.buf (latin1: one char per byte, so
 // chunk sizes can be checked against string lengths).
@@ -319,7 +307,7 @@ test('hang-up from a resumable POST stream: GET with Last-Event-ID gets the rest
     const last = eventIds(first).at(-1);
     a.destroy(); // a network blip
     await barrier(srv, h);
-    await sleep(200); // the tool would have finished (3 steps of 50 ms)
+    await until(async () => (await stats(srv, h)).steps_completed === 1, 'the tool to finish with no client');
     const g = await conn();
     send(g, srv, 'GET', { ...h, Accept: 'text/event-stream', 'Last-Event-ID': last });
     const r = await response(g);

@@ -24,9 +24,9 @@ import { spawn, spawnSync, execFileSync } from 'node:child_process';
 import { chmodSync, chownSync, existsSync, mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { randomBytes } from 'node:crypto';
-import { ROOT, HERMES, until } from './lib.mjs';
+import { ROOT, BUILD, HERMES, until } from './lib.mjs';
 
-const SANDBOX = join(ROOT, 'build/sandbox-exec');
+const SANDBOX = join(BUILD, 'sandbox-exec');
 const INSTALL = join(ROOT, 'scripts/install-systemd');
 const TOOL = (t) => execFileSync(join(ROOT, 'scripts/node-tools.sh'), [t], { encoding: 'utf8' }).trim();
 // A systemd user manager's PATH: npx and node are the system's (Debian 12: Node 20).

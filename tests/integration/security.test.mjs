@@ -94,10 +94,9 @@ test('token rotate: the running server takes the new token without restarting', 
     // A broken file on reload keeps the current state.
     writeFileSync(srv.envFile, 'MCP_AUTH_TOKEN=broken\n');
     srv.proc.kill('SIGHUP');
-    await sleep(200);
+    await until(() => /reload failed, keeping the current settings/.test(srv.proc.stderrText), 'the failed reload');
     r = await post({ ...srv, auth: { Authorization: `Bearer ${fresh}` } }, { jsonrpc: '2.0', id: 3, method: 'ping' });
     assert.equal(r.status, 200);
-    assert.match(srv.proc.stderrText, /reload failed, keeping the current settings/);
     assert.equal(srv.proc.stderrText.includes(fresh), false);
   } finally {
     await srv.stop();

@@ -2,6 +2,7 @@
 // socket activation (build/listen-exec puts a listening socket on fd 3), the SIGTERM drain with
 // its grace period, async runs across a SIGTERM and a restart, and the units that
 // scripts/install-systemd renders (checked with systemd-analyze verify where it can run).
+// serial: the systemd watchdog and the SIGTERM grace run on wall-clock timers.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn, spawnSync } from 'node:child_process';
@@ -12,33 +13,25 @@ import { join } from 'node:path';
 import { randomBytes } from 'node:crypto';
 import http from 'node:http';
 import net from 'node:net';
-import { ROOT, HERMES, startHermes, restartHermes, startFake, agentEnv, post, parseSse } from './lib.mjs';
+import { ROOT, BUILD, HERMES, startHermes, restartHermes, startFake, agentEnv, post, parseSse, until } from './lib.mjs';
 
-const SINK = join(ROOT, 'build/notify-sink');
-const LISTEN_EXEC = join(ROOT, 'build/listen-exec');
+const SINK = join(BUILD, 'notify-sink');
+const LISTEN_EXEC = join(BUILD, 'listen-exec');
 const INSTALL = join(ROOT, 'scripts/install-systemd');
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
-
-async function until(fn, what, ms = 8000) {
-  const t0 = Date.now();
-  for (;;) {
-    const v = await fn();
-    if (v) return v;
-    if (Date.now() - t0 > ms) throw new Error(`timed out waiting for ${what}`);
-    await sleep(20);
-  }
-}
 
 const exited = (proc) => (proc.exitCode !== null || proc.signalCode !== null
   ? Promise.resolve(proc.exitCode ?? proc.signalCode)
   : new Promise((res) => proc.on('close', (code, sig) => res(code ?? sig))));
 
-// A fake notify socket: every datagram is one entry of messages (newlines restored).
+// A fake notify socket: every datagram is one entry of messages (newlines restored), and the
+// time its sender sent it (ms, the kernel's stamp) the same entry of times.
 async function startSink(name) {
   const dir = mkdtempSync(join(tmpdir(), 'hm-sink-'));
   const addr = name ?? join(dir, 'notify');
-  const proc = spawn(SINK, [addr], { stdio: ['ignore', 'pipe', 'pipe'] });
+  const proc = spawn(SINK, ['--times', addr], { stdio: ['ignore', 'pipe', 'pipe'] });
   const messages = [];
+  const times = [];
   let buf = '';
   await new Promise((res, rej) => {
     proc.stdout.on('data', (d) => {
@@ -47,14 +40,16 @@ async function startSink(name) {
       while ((i = buf.indexOf('\n')) >= 0) {
         const line = buf.slice(0, i);
         buf = buf.slice(i + 1);
-        if (line === 'notify-sink ready') res();
-        else messages.push(line.replaceAll('\\n', '\n'));
+        if (line === 'notify-sink ready') { res(); continue; }
+        const sp = line.indexOf(' ');
+        times.push(Number(line.slice(0, sp)) * 1000);
+        messages.push(line.slice(sp + 1).replaceAll('\\n', '\n'));
       }
     });
     proc.on('exit', (code) => rej(new Error(`notify-sink exited with ${code}`)));
   });
   return {
-    addr, messages,
+    addr, messages, times,
     async stop() { proc.kill('SIGTERM'); await exited(proc); rmSync(dir, { recursive: true, force: true }); },
   };
 }
@@ -96,10 +91,16 @@ test('notify: READY after listening, WATCHDOG every WATCHDOG_USEC/2, RELOADING/R
     await until(() => sink.messages.length > 0, 'the first notification');
     assert.equal(sink.messages[0], `READY=1\nSTATUS=listening on http://127.0.0.1:${srv.port}/mcp`,
       'the first message is READY=1 with the address of the listening line');
-    const w0 = sink.messages.filter((m) => m === 'WATCHDOG=1').length;
-    await sleep(1000);
-    const w1 = sink.messages.filter((m) => m === 'WATCHDOG=1').length;
-    assert.ok(w1 - w0 >= 4 && w1 - w0 <= 12, `about 10 WATCHDOG=1 a second at 200 ms (got ${w1 - w0})`);
+    // Ten intervals between WATCHDOG=1 messages, timed when the server sent them (a late reader
+    // does not bunch them up): about 100 ms each, as a rate of 4 to 12 a second.
+    const watchdogTimes = () => sink.times.filter((_, i) => sink.messages[i] === 'WATCHDOG=1');
+    const w0 = watchdogTimes().length;
+    await until(() => watchdogTimes().length >= w0 + 11, 'eleven more WATCHDOG=1');
+    const sent = watchdogTimes().slice(w0, w0 + 11);
+    const gaps = sent.slice(1).map((t, i) => t - sent[i]).sort((a, b) => a - b);
+    const median = gaps[5];
+    assert.ok(median >= 1000 / 12 && median <= 1000 / 4,
+      `about 10 WATCHDOG=1 a second at 200 ms (median gap ${median.toFixed(1)} ms of ${gaps.map((g) => g.toFixed(0))})`);
 
     const before = sink.messages.length;
     srv.proc.kill('SIGHUP');
@@ -123,7 +124,19 @@ test('notify: an abstract @socket works; WATCHDOG_PID of another process means n
   const srv = await startHermes({}, { env: { NOTIFY_SOCKET: name, WATCHDOG_USEC: '100000', WATCHDOG_PID: String(process.pid) } });
   try {
     await until(() => sink.messages.some((m) => m.startsWith('READY=1')), 'READY=1 on the abstract socket');
-    await sleep(500);
+    // Reloads until the server has run for 500 ms of its own time (ten watchdog intervals) by
+    // the stamps of its READY=1 messages; a watchdog would have sent WATCHDOG=1 before the last.
+    const ready = () => sink.times.filter((_, i) => sink.messages[i].startsWith('READY=1'));
+    const start = ready()[0];
+    let asked = 1;
+    await until(() => {
+      const r = ready();
+      if (r.length < asked) return false; // the last reload is not done yet
+      if (r.at(-1) - start >= 500) return true;
+      srv.proc.kill('SIGHUP');
+      asked++;
+      return false;
+    }, 'the server running 500 ms');
     assert.equal(sink.messages.filter((m) => m === 'WATCHDOG=1').length, 0, 'the watchdog was meant for another pid');
   } finally {
     assert.equal(await srv.stop(), 0);

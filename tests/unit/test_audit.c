@@ -89,8 +89,12 @@ static void rotates_and_keeps_three_generations(void **state)
     struct audit_entry e = {.ip = "127.0.0.1", .method = "POST", .path = "/mcp", .status = 200};
     for (int i = 0; i < 200; i++) {
         audit_log(a, &e);
-        if (i % 10 == 0)
-            usleep(2000); /* let the writer rotate between batches */
+        /* Every tenth line, wait until the writer has written all so far: each batch then ends
+         * in its own write, after which the writer rotates once the file is over 1000 bytes. */
+        for (int spin = 0; i % 10 == 0 && audit_written(a) < (uint64_t)i + 1; spin++) {
+            assert_true(spin < 5000); /* 5 s */
+            usleep(1000);
+        }
     }
     audit_free(a, 5000);
     assert_int_equal(audit_dropped(NULL), 0);
