@@ -25,6 +25,7 @@
 #include "mcp.h"
 #include "mem.h"
 #include "metrics.h"
+#include "oautherr.h"
 #include "passphrase.h"
 #include "principal.h"
 #include "ratelimit.h"
@@ -93,7 +94,7 @@ static bool tool_allowed(struct hreq *r, const char *tool, const char *scope, bo
     if (!ok && refusing) {
         char why[120];
         snprintf(why, sizeof why, "this credential may not call %s", tool);
-        authn_challenge(a->authn, r, "insufficient_scope", scope, why);
+        authn_challenge(a->authn, r, oauth_err_name(OAUTH_INSUFFICIENT_SCOPE), scope, why);
     }
     return ok;
 }
