@@ -25,6 +25,7 @@
 #include "mcp.h"
 #include "mem.h"
 #include "metrics.h"
+#include "oautherr.h"
 #include "passphrase.h"
 #include "principal.h"
 #include "ratelimit.h"
@@ -93,7 +94,7 @@ static bool tool_allowed(struct hreq *r, const char *tool, const char *scope, bo
     if (!ok && refusing) {
         char why[120];
         snprintf(why, sizeof why, "this credential may not call %s", tool);
-        authn_challenge(a->authn, r, "insufficient_scope", scope, why);
+        authn_challenge(a->authn, r, oauth_err_name(OAUTH_INSUFFICIENT_SCOPE), scope, why);
     }
     return ok;
 }
@@ -105,7 +106,9 @@ static json_t *whoami_of(struct hreq *r, void *arg)
     (void)arg;
     if (n == NULL || n->id.who == NULL)
         return NULL;
-    enum whoami_kind kind = n->id.grant ? WHOAMI_OAUTH : n->id.who->all ? WHOAMI_OWNER : WHOAMI_TOKEN;
+    enum whoami_kind kind = n->id.grant     ? WHOAMI_OAUTH
+                            : n->id.who->all ? WHOAMI_OWNER
+                                             : WHOAMI_TOKEN;
     return whoami_describe(n->id.who, kind, n->id.grant ? n->id.client_id : NULL);
 }
 
@@ -342,7 +345,8 @@ int app_run(const struct app_opts *o)
                             .max_body = MAX_BODY, .max_conns = o->cfg->max_conns,
                             .idle_timeout = IDLE_TIMEOUT_S,
                             .header_timeout_ms = o->cfg->header_timeout_ms,
-                            .body_timeout_ms = o->cfg->body_timeout_ms, .on_headers = app_on_headers,
+                            .body_timeout_ms = o->cfg->body_timeout_ms,
+                            .on_headers = app_on_headers,
                             .on_request = app_on_request, .on_done = app_on_done,
                             .error_body = mcp_http_error_body, .arg = &a};
     if (o->cfg->rate_per_min)

@@ -64,7 +64,6 @@ void app_reply_json(struct hreq *r, unsigned status, const char *json);
 void app_on_headers(struct hreq *r, void *arg);
 void app_on_request(struct hreq *r, void *arg);
 void app_on_done(struct hreq *r, unsigned status, uint64_t duration_ms, void *arg);
-void app_client_ip(struct app *a, struct hreq *r, char *out, size_t outlen);
 
 /* probes.c: the pages of a route (router.c's table). */
 void app_health_page(struct app *a, struct hreq *r);

@@ -15,6 +15,7 @@
 #include "approvals.h"
 #include "config.h"
 #include "httpd.h"
+#include "jrpc.h"
 #include "log.h"
 #include "loop.h"
 #include "mcp.h"
@@ -22,10 +23,6 @@
 #include "reaper.h"
 #include "sdlisten.h"
 #include "sdnotify.h"
-
-/* JSON-RPC error for a call cut off on its SSE stream at the end of the drain (the
- * implementation-defined server error range). */
-#define RPC_SHUTTING_DOWN (-32000)
 
 static void reload(struct app *a)
 {
@@ -191,7 +188,7 @@ void app_drain(struct app *a)
     log_info("drain over after %llu ms: %zu of %zu call%s finished, %zu cut off",
              (unsigned long long)(loop_now(a->loop) - t0), total - cut, total,
              total == 1 ? "" : "s", cut);
-    mcp_abort_streams(a->mcp, RPC_SHUTTING_DOWN, "Server is shutting down; retry the call");
+    mcp_abort_streams(a->mcp, JRPC_SHUTTING_DOWN, "Server is shutting down; retry the call");
 }
 
 /* Socket activation: serve on the socket systemd passed, under the same loopback rule as

@@ -207,7 +207,7 @@ static void authorize_client(struct authserver *as, struct hreq *r, struct authz
         snprintf(redirect_uri, sizeof q->redirect_uri, "%s", cl->redirects[0]);
     for (size_t i = 0; i < cl->nredirects; i++)
         known = known || clientmeta_redirect_matches(cl->redirects[i], redirect_uri);
-    /* The static client registered no URIs (seed 002): any that passes the scheme rules; the
+    /* The static client (OAUTH_CLIENT_ID) registered no URIs: any that passes the scheme rules; the
      * code is of no use without its secret, and the page names the host it goes to. */
     if (cl->any_redirect)
         known = authserver_redirect_ok_in(redirect_uri, as->schemes);

@@ -129,12 +129,12 @@ static bool load_client(struct authserver *as, json_t *o, json_int_t version, co
     json_array_foreach(uris, i, u) if (!json_is_string(u)) return false;
     /* Checked with the configured schemes; one no longer allowed (the owner changed
      * OAUTH_ALLOWED_REDIRECT_SCHEMES) costs that client only, not the whole file. */
-    json_array_foreach(uris, i,
-                       u) if (!authserver_redirect_ok_in(json_string_value(u), as->schemes))
-    {
-        log_warn("oauth: skipping OAuth client %s: its redirect URI scheme is not allowed "
-                 "(OAUTH_ALLOWED_REDIRECT_SCHEMES)", id);
-        return true;
+    json_array_foreach(uris, i, u) {
+        if (!authserver_redirect_ok_in(json_string_value(u), as->schemes)) {
+            log_warn("oauth: skipping OAuth client %s: its redirect URI scheme is not allowed "
+                     "(OAUTH_ALLOWED_REDIRECT_SCHEMES)", id);
+            return true;
+        }
     }
     struct client *c = &as->clients[as->nclients++];
     snprintf(c->id, sizeof c->id, "%s", id);

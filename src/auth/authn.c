@@ -12,6 +12,7 @@
 #include "hex.h"
 #include "httpd.h"
 #include "mem.h"
+#include "oautherr.h"
 #include "tokenstore.h"
 
 struct authn {
@@ -134,12 +135,14 @@ void authn_deny(const struct authn *a, struct hreq *r, enum authn_result why)
     /* With OAuth, the scopes to ask for: what a client authorizing from this 401 needs. */
     const char *scope = a->o.issuer ? AUTHN_DEFAULT_SCOPES : NULL;
     if (why == AUTHN_EXPIRED) {
-        authn_challenge(a, r, "invalid_token", scope, "the token has expired");
+        authn_challenge(a, r, oauth_err_name(OAUTH_INVALID_TOKEN), scope,
+                        "the token has expired");
         reply_json(r, 401, "{\"error\":\"unauthorized\",\"message\":\"the bearer "
                            "token has expired\"}");
         return;
     }
-    authn_challenge(a, r, why == AUTHN_BAD_TOKEN ? "invalid_token" : NULL, scope, NULL);
+    authn_challenge(a, r, why == AUTHN_BAD_TOKEN ? oauth_err_name(OAUTH_INVALID_TOKEN) : NULL,
+                    scope, NULL);
     reply_json(r, 401, "{\"error\":\"unauthorized\",\"message\":\"missing or invalid "
                        "bearer token\"}");
 }
@@ -148,7 +151,7 @@ bool authn_refuse_query_token(const struct authn *a, struct hreq *r)
 {
     if (a->o.issuer == NULL || hreq_query(r, "access_token") == NULL)
         return false;
-    authn_challenge(a, r, "invalid_request", NULL,
+    authn_challenge(a, r, oauth_err_name(OAUTH_INVALID_REQUEST), NULL,
                     "send the token in the Authorization header, never in the URL");
     reply_json(r, 400, "{\"error\":\"invalid_request\",\"message\":\"access tokens are "
                        "not accepted in the query string; use the Authorization header\"}");

@@ -180,20 +180,21 @@ static const struct route {
     const char *cors;  /* methods a page of another origin may call it with; NULL: none */
     const char *allow; /* the methods it takes; any other is 405 */
     bool dcr;          /* exists only with dynamic registration on (OAUTH_DCR) */
+    bool limited;      /* draws on the per-address registration bucket (429 when empty) */
     /* A GET or HEAD, answered once the headers are in; NULL: GET is not taken. */
     void (*get)(struct authserver *as, struct hreq *r, const char *ip);
     /* A request still unanswered once its body is in (a POST; a GET waiting for a document). */
     void (*body)(struct authserver *as, struct hreq *r, const char *ip, uint64_t now_ms);
 } routes[] = {
-    {"/.well-known/oauth-authorization-server", "GET, HEAD, OPTIONS", "GET, HEAD", false,
+    {"/.well-known/oauth-authorization-server", "GET, HEAD, OPTIONS", "GET, HEAD", false, false,
      metadata_get, NULL},
-    {"/.well-known/openid-configuration", "GET, HEAD, OPTIONS", "GET, HEAD", false, metadata_get,
-     NULL},
+    {"/.well-known/openid-configuration", "GET, HEAD, OPTIONS", "GET, HEAD", false, false,
+     metadata_get, NULL},
     /* No CORS: the owner's consent is no cross-origin API. */
-    {"/authorize", NULL, "GET, HEAD, POST", false, as_authorize_get, as_authorize_post},
-    {"/token", "POST, OPTIONS", "POST", false, NULL, token_body},
-    {"/revoke", "POST, OPTIONS", "POST", false, NULL, revoke_body},
-    {"/register", "POST, OPTIONS", "POST", true, NULL, register_locked},
+    {"/authorize", NULL, "GET, HEAD, POST", false, false, as_authorize_get, as_authorize_post},
+    {"/token", "POST, OPTIONS", "POST", false, false, NULL, token_body},
+    {"/revoke", "POST, OPTIONS", "POST", false, false, NULL, revoke_body},
+    {"/register", "POST, OPTIONS", "POST", true, true, NULL, register_locked},
 };
 
 static const struct route *route_of(const char *path)
@@ -256,7 +257,7 @@ void authserver_headers(struct authserver *as, struct hreq *r, const char *ip, u
         as_oauth_error(r, 405, OAUTH_INVALID_REQUEST, "method not allowed here");
     } else if (rt->get && (strcmp(m, "GET") == 0 || strcmp(m, "HEAD") == 0)) {
         rt->get(as, r, ip);
-    } else if (rt->dcr && ratelimit_consume(as->rl_register, ip, now_ms, &first)) {
+    } else if (rt->limited && ratelimit_consume(as->rl_register, ip, now_ms, &first)) {
         hreq_add_header(r, "Retry-After", "60");
         as_oauth_error(r, 429, OAUTH_TEMPORARILY_UNAVAILABLE, "too many registrations; wait a "
                                                           "minute");

@@ -1,6 +1,6 @@
-/* authserver.h — the OAuth 2.1 authorization server (issue 16): RFC 8414 metadata, /register
+/* authserver.h — the OAuth 2.1 authorization server: RFC 8414 metadata, /register
  * (RFC 7591: public clients, and confidential ones issued a secret kept only as its hash; plus
- * seed 002's static confidential client), /authorize (code
+ * the static confidential client of OAUTH_CLIENT_ID), /authorize (code
  * flow, PKCE S256 only, the owner's consent page behind the passphrase), /token
  * (authorization_code and refresh_token grants with rotation) and /revoke (RFC 7009; a refresh
  * token takes its family).
@@ -32,7 +32,7 @@ struct authserver_opts {
     struct tokenstore *tokens;   /* not owned */
     bool dcr;                    /* /register on (OAUTH_DCR, default on) */
     const char *clients_path;    /* the registered clients (JSON, mode 600); NULL: memory only */
-    const char *static_client_id; /* OAUTH_CLIENT_ID (seed 002's confidential client), or NULL */
+    const char *static_client_id; /* OAUTH_CLIENT_ID (the static confidential client), or NULL */
     const unsigned char *static_secret_hash; /* with it: SHA-256 of OAUTH_CLIENT_SECRET */
     const char *redirect_schemes; /* app schemes, comma-separated; NULL: the default */
     bool cimd;                    /* client ID metadata documents (OAUTH_CIMD, default on) */

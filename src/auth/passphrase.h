@@ -1,4 +1,4 @@
-/* passphrase.h — the owner's consent passphrase (issue 16): only the owner may approve an OAuth
+/* passphrase.h — the owner's consent passphrase: only the owner may approve an OAuth
  * client, by typing this at /authorize. It is kept as an scrypt hash (memory-hard, libcrypto), in
  * a file of mode 600 beside the env file, written atomically by `hermes-mcp oauth passwd`; the
  * passphrase itself is never stored, logged or taken from argv. */

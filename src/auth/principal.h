@@ -1,4 +1,4 @@
-/* principal.h — who a bearer credential is and what it may do (least privilege, seed 003).
+/* principal.h — who a bearer credential is and what it may do (least privilege).
  *
  * Every credential the server accepts is a named principal: MCP_AUTH_TOKEN is "owner" (every
  * scope, every agent); TOKENS_FILE adds one principal per role, each with the scopes it needs

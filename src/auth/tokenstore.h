@@ -1,5 +1,5 @@
 /* tokenstore.h — the durable store of OAuth tokens the server issues (access and refresh), so
- * they survive a restart (seed 002's known limit: every client had to reconnect after one).
+ * they survive a restart (clients do not have to authorize again after one).
  *
  * Tokens are opaque: 256 random bits as 64 hex characters, handed to the client once. The store
  * keeps only their SHA-256 with the grant (kind, client, scopes, resource, expiry, family), in

@@ -1,4 +1,4 @@
-/* verifier.h — checks the owner's consent passphrase off the event loop (issue 16). scrypt takes
+/* verifier.h — checks the owner's consent passphrase off the event loop. scrypt takes
  * about 0.1 s of CPU and 32 MiB by design; run on the loop it would stall every other client for
  * that long, so one worker thread does it and hands the answer back through an eventfd the loop
  * watches. One thread checks one passphrase at a time (memory stays bounded), and the queue is

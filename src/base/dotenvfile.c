@@ -25,7 +25,7 @@ json_t *dotenvfile_read(const char *path, unsigned *mode, char *err, size_t errl
     json_t *env = dotenv_parse(text, len, why, sizeof why);
     if (env == NULL)
         snprintf(err, errlen, "env file %s: %s", path, why);
-    memset(text, 0, len); /* it may hold the token */
+    explicit_bzero(text, len); /* it may hold the token; a memset before free may be elided */
     free(text);
     *mode = (unsigned)(st.st_mode & 07777);
     return env;

@@ -51,7 +51,7 @@ char *readfile_capped(const char *path, const char *what, size_t max, struct sta
         if (r < 0) {
             snprintf(err, errlen, "cannot read %s: %s", what, strerror(errno));
             close(fd);
-            memset(text, 0, n); /* it may hold a secret */
+            explicit_bzero(text, n); /* it may hold a secret (a memset before free may go) */
             free(text);
             return NULL;
         }

@@ -103,10 +103,14 @@ static void *worker(void *arg)
     return NULL;
 }
 
-/* Loop thread: gives each job of list back through done; list is a local anchor. */
+/* Loop thread: gives each job of list back through done. The list is taken whole first, so a
+ * done that submits more (into q->todo, which may be list itself) never changes what is walked. */
 static void deliver(struct workq *q, struct list *list, enum workq_end end)
 {
-    LIST_FOREACH_SAFE(node, list) {
+    struct list got;
+    list_init(&got);
+    list_splice_back(&got, list);
+    LIST_FOREACH_SAFE(node, &got) {
         list_unlink(node);
         atomic_fetch_sub(&q->pending, 1);
         q->o.done(list_entry(node, struct workq_job, link), end, q->o.arg);
@@ -139,7 +143,12 @@ struct workq *workq_new(const struct workq_opts *o)
     list_init(&q->finished);
     pthread_mutex_init(&q->mu, NULL);
     pthread_cond_init(&q->wake, NULL);
-    pthread_cond_init(&q->ended, NULL);
+    /* workq_free's bound is a span of time: a wall clock set back must not stretch it. */
+    pthread_condattr_t ca;
+    pthread_condattr_init(&ca);
+    pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+    pthread_cond_init(&q->ended, &ca);
+    pthread_condattr_destroy(&ca);
     if (o->loop) {
         q->efd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
         if (q->efd < 0 ||
@@ -196,7 +205,7 @@ static bool wait_exit_locked(struct workq *q, unsigned wait_ms)
         return true;
     }
     struct timespec until;
-    clock_gettime(CLOCK_REALTIME, &until);
+    clock_gettime(CLOCK_MONOTONIC, &until);
     until.tv_sec += wait_ms / 1000;
     until.tv_nsec += (long)(wait_ms % 1000) * 1000000L;
     if (until.tv_nsec >= 1000000000L) {
@@ -227,10 +236,12 @@ bool workq_free(struct workq *q, enum workq_stop how, unsigned wait_ms)
     pthread_mutex_unlock(&q->mu);
     if (q->started)
         pthread_join(q->thread, NULL);
-    /* The worker is gone: the lists are this thread's now. */
+    /* The worker is gone: the lists are this thread's now. A done may still submit (a chain
+     * of writes): what it adds comes back too, cancelled, so no job is lost with q. */
     if (q->o.done) {
         deliver(q, &q->finished, WORKQ_DONE);
-        deliver(q, &q->todo, WORKQ_CANCELLED);
+        while (!list_empty(&q->todo))
+            deliver(q, &q->todo, WORKQ_CANCELLED);
     }
     if (q->efd >= 0)
         close(q->efd);

@@ -5,7 +5,9 @@
  * one each, so none of them carries its own thread, mutex, condition variable and eventfd.
  *
  * A job is the caller's struct with a struct workq_job member. The queue holds it from
- * workq_submit until its done callback, which gives it back: done may free it or submit more.
+ * workq_submit until its done callback, which gives it back: done may free it or submit more
+ * (what it submits while workq_free runs comes back as WORKQ_CANCELLED, so a done must not
+ * submit again on WORKQ_CANCELLED without end).
  * The worker takes up to batch_max jobs at once, so a writer can share one fsync among many.
  *
  * Threads: workq_new, workq_start, workq_submit, workq_pending and workq_free on the loop

@@ -16,6 +16,9 @@
 #include "session.h"
 #include "stream.h"
 
+/* The client hung up on the POST (httpd's abort callback). */
+static void exchange_on_abort(struct hreq *r, void *arg);
+
 bool exchange_ensure_stream(struct mcp_exchange *ex)
 {
     if (ex->stream)
@@ -96,7 +99,7 @@ static void ex_free(struct mcp_exchange *ex)
     free(ex);
 }
 
-void exchange_on_abort(struct hreq *r, void *arg)
+static void exchange_on_abort(struct hreq *r, void *arg)
 {
     struct mcp_exchange *ex = arg;
     (void)r;

@@ -12,8 +12,6 @@ struct mcp_exchange *exchange_open(struct mcp_server *srv, struct hreq *r, struc
 bool exchange_ensure_stream(struct mcp_exchange *ex);
 /* Takes c out of the exchange's calls. */
 void exchange_unlink(struct mcp_exchange *ex, struct mcp_call *c);
-/* The client hung up on the POST (httpd's abort callback). */
-void exchange_on_abort(struct hreq *r, void *arg);
 /* Once no call is pending: sends the answers (or ends the stream) and frees the exchange. */
 void exchange_maybe_finish(struct mcp_exchange *ex);
 /* Records the error an answer carries (JSON-RPC code, or a tool's error code). */

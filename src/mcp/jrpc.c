@@ -381,31 +381,31 @@ bool jrpc_id_key(json_t *id, char *out, size_t outlen)
 }
 
 static const struct jrpc_err_info err_table[] = {
-    {JRPC_PARSE_ERROR, "Parse error", "the body is not JSON"},
-    {JRPC_INVALID_REQUEST, "Invalid Request",
+    {JRPC_PARSE_ERROR, "-32700", "Parse error", "the body is not JSON"},
+    {JRPC_INVALID_REQUEST, "-32600", "Invalid Request",
      "not a JSON-RPC 2.0 request: an empty batch, a scalar, a NUL in a key, a batch where the "
      "revision forbids one, or HTTP the endpoint does not take (with id null)"},
-    {JRPC_METHOD_NOT_FOUND, "Method not found",
+    {JRPC_METHOD_NOT_FOUND, "-32601", "Method not found",
      "a method this server does not serve, or not in the client's protocol revision"},
-    {JRPC_INVALID_PARAMS, "Invalid params",
+    {JRPC_INVALID_PARAMS, "-32602", "Invalid params",
      "params break the method's rules: an unknown tool, a bad cursor, a task that is not "
      "found or not the caller's, _meta that is not an object"},
-    {JRPC_INTERNAL_ERROR, "Internal error",
+    {JRPC_INTERNAL_ERROR, "-32603", "Internal error",
      "the server or the agent failed in a way the client cannot fix"},
-    {JRPC_SHUTTING_DOWN, "Server shutting down",
+    {JRPC_SHUTTING_DOWN, "-32000", "Server shutting down",
      "the server is stopping (SIGTERM): a call still running when the drain ended"},
-    {JRPC_REQUEST_TIMEOUT, "Request timed out",
+    {JRPC_REQUEST_TIMEOUT, "-32001", "Request timed out",
      "a call ran past MCP_CALL_TIMEOUT_S; also, with HTTP 404, \"Session not found\": the "
      "Mcp-Session-Id is unknown or expired (the client initializes again)"},
-    {JRPC_RESOURCE_NOT_FOUND, "Resource not found",
+    {JRPC_RESOURCE_NOT_FOUND, "-32002", "Resource not found",
      "resources/read of a URI no upstream serves (before 2026-07-28)"},
-    {JRPC_FORBIDDEN, "Forbidden",
+    {JRPC_FORBIDDEN, "-32003", "Forbidden",
      "the credential lacks the scope the method, tool, upstream or task needs"},
-    {JRPC_HEADER_MISMATCH, "Header mismatch",
+    {JRPC_HEADER_MISMATCH, "-32020", "Header mismatch",
      "2026-07-28: an Mcp-Method or Mcp-Name header disagrees with the body"},
-    {JRPC_MISSING_CAPABILITY, "Missing capability",
+    {JRPC_MISSING_CAPABILITY, "-32021", "Missing capability",
      "2026-07-28: the request uses an extension (tasks) its client did not declare"},
-    {JRPC_UNSUPPORTED_VERSION, "Unsupported protocol version",
+    {JRPC_UNSUPPORTED_VERSION, "-32022", "Unsupported protocol version",
      "the protocol version named is not one this server serves; data lists those it does"},
 };
 
@@ -416,19 +416,8 @@ const struct jrpc_err_info *jrpc_err_at(size_t i)
 
 const char *jrpc_err_text(int code)
 {
-    switch (code) {
-    case JRPC_PARSE_ERROR: return "-32700";
-    case JRPC_INVALID_REQUEST: return "-32600";
-    case JRPC_METHOD_NOT_FOUND: return "-32601";
-    case JRPC_INVALID_PARAMS: return "-32602";
-    case JRPC_INTERNAL_ERROR: return "-32603";
-    case JRPC_SHUTTING_DOWN: return "-32000";
-    case JRPC_REQUEST_TIMEOUT: return "-32001";
-    case JRPC_RESOURCE_NOT_FOUND: return "-32002";
-    case JRPC_FORBIDDEN: return "-32003";
-    case JRPC_HEADER_MISMATCH: return "-32020";
-    case JRPC_MISSING_CAPABILITY: return "-32021";
-    case JRPC_UNSUPPORTED_VERSION: return "-32022";
-    default: return "error";
-    }
+    for (size_t i = 0; i < sizeof err_table / sizeof err_table[0]; i++)
+        if (err_table[i].code == code)
+            return err_table[i].text;
+    return "error";
 }

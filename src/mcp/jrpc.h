@@ -26,6 +26,7 @@ enum jrpc_err {
 
 struct jrpc_err_info {
     int code;
+    const char *text;    /* the code in decimal, for the audit log (the unit test checks it) */
     const char *name;    /* the message's usual first words */
     const char *meaning; /* when this server sends it */
 };

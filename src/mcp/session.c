@@ -58,7 +58,7 @@ void session_end(struct mcp_server *srv, struct mcp_session *s)
     session_unref(s);
 }
 
-void session_sweep(struct loop *l, void *arg)
+static void session_sweep(struct loop *l, void *arg)
 {
     struct mcp_server *srv = arg;
     size_t n;

@@ -9,11 +9,10 @@ struct mcp_session *session_ref(struct mcp_session *s);
 void session_unref(struct mcp_session *s);
 /* Ends a session: cancels its calls, closes its streams, forgets it. */
 void session_end(struct mcp_server *srv, struct mcp_session *s);
-/* The idle sweep: ends sessions unused for SESSION_IDLE_MS. It is armed only while sessions
- * exist, for the earliest moment one could expire (at most once every SWEEP_MS), so a server
- * without sessions, or whose sessions are far from expiry, makes no wake-ups. */
-void session_sweep(struct loop *l, void *arg);
-/* (Re)arms the sweep for the table as it is now; call when a session is added. */
+/* (Re)arms the idle sweep for the table as it is now; call when a session is added. The sweep
+ * ends sessions unused for SESSION_IDLE_MS. It is armed only while sessions exist, for the
+ * earliest moment one could expire (at most once every SWEEP_MS), so a server without
+ * sessions, or whose sessions are far from expiry, makes no wake-ups. */
 void session_sweep_arm(struct mcp_server *srv);
 
 #endif

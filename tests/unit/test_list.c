@@ -1,5 +1,5 @@
 /* Unit tests for list.h: order of push_front/push_back, unlink from anywhere, the unlinked
- * state, and iteration that frees as it goes. */
+ * state, splicing one list onto another, and iteration that frees as it goes. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -102,12 +102,44 @@ static void safe_iteration_frees(void **state)
     assert_true(list_empty(&l));
 }
 
+/* How the work queue hands batches between its lists: every node moves, in order, the source
+ * is left empty and usable, and an empty source changes nothing. */
+static void splice_moves_everything(void **state)
+{
+    (void)state;
+    struct list to, from;
+    struct item it[5] = {{.v = 0}, {.v = 1}, {.v = 2}, {.v = 3}, {.v = 4}};
+    list_init(&to);
+    list_init(&from);
+    list_splice_back(&to, &from); /* both empty */
+    assert_true(list_empty(&to));
+    list_push_back(&to, &it[0].link);
+    list_splice_back(&to, &from); /* empty source */
+    assert_string_equal(values(&to), "0");
+    for (int i = 1; i < 4; i++)
+        list_push_back(&from, &it[i].link);
+    list_splice_back(&to, &from);
+    assert_string_equal(values(&to), "0123");
+    assert_true(list_empty(&from));
+    assert_string_equal(values(&from), "");
+    list_push_back(&from, &it[4].link); /* the source is a list again */
+    assert_string_equal(values(&from), "4");
+    list_unlink(&it[0].link);
+    list_unlink(&it[3].link);
+    assert_string_equal(values(&to), "12");
+    list_init(&from);
+    list_splice_back(&from, &to); /* into an empty list */
+    assert_string_equal(values(&from), "12");
+    assert_true(list_empty(&to));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(order_and_unlink),
         cmocka_unit_test(lru_moves_to_front),
         cmocka_unit_test(safe_iteration_frees),
+        cmocka_unit_test(splice_moves_everything),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -33,6 +33,7 @@ struct rec {
     atomic_int gate;    /* work waits while 0 */
     atomic_int entered; /* batches work has started */
     int resubmit;    /* done submits this many more jobs */
+    bool resubmit_cancelled_only; /* ... and only from a cancelled one */
 };
 
 static void work(struct list *batch, void *arg)
@@ -68,7 +69,7 @@ static void done(struct workq_job *qj, enum workq_end end, void *arg)
         r->cancelled++;
     }
     free(j);
-    if (r->resubmit > 0) {
+    if (r->resubmit > 0 && (!r->resubmit_cancelled_only || end == WORKQ_CANCELLED)) {
         r->resubmit--;
         struct job *more = calloc(1, sizeof *more);
         more->no = 100 + r->resubmit;
@@ -180,6 +181,36 @@ static void cancel_with_jobs_pending(void **state)
     loop_free(r.loop);
 }
 
+static void *open_gate_later(void *arg)
+{
+    struct rec *r = arg;
+    usleep(50 * 1000);
+    atomic_store(&r->gate, 1);
+    return NULL;
+}
+
+/* A done run by workq_free that submits again (a chain of writes) gets that job back too,
+ * cancelled: none is lost with the queue, even one submitted by the last job's done. */
+static void done_submitting_during_free(void **state)
+{
+    (void)state;
+    struct rec r;
+    pthread_t opener;
+    setup_rec(&r, 1, 0);
+    submit(&r, 0);
+    submit(&r, 1);
+    wait_entered(&r); /* job 0 is at the gate, job 1 waits */
+    r.resubmit = 1;
+    r.resubmit_cancelled_only = true;
+    assert_int_equal(pthread_create(&opener, NULL, open_gate_later, &r), 0);
+    assert_true(workq_free(r.wq, WORKQ_CANCEL, 0)); /* cancels 1 while 0 is under way */
+    pthread_join(opener, NULL);
+    assert_int_equal(r.ndone, 1);
+    assert_int_equal(r.cancelled, 2); /* job 1, and the one its done submitted */
+    assert_int_equal(r.resubmit, 0);
+    loop_free(r.loop);
+}
+
 static void drain_runs_what_is_queued(void **state)
 {
     (void)state;
@@ -241,6 +272,26 @@ static void without_a_loop(void **state)
     assert_int_equal(atomic_load(&loose_freed), 101);
 }
 
+/* A worker that does not come back (a disk that does not answer) is left behind after the
+ * bound: workq_free returns false in about that time instead of hanging the shutdown. The rec
+ * outlives the test: the worker still reads it. */
+static struct rec stuck;
+static void left_behind_after_the_bound(void **state)
+{
+    (void)state;
+    struct timespec t0, t1;
+    setup_rec(&stuck, 1, 0);
+    submit(&stuck, 0);
+    wait_entered(&stuck);
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    assert_false(workq_free(stuck.wq, WORKQ_DRAIN, 100));
+    clock_gettime(CLOCK_MONOTONIC, &t1);
+    long ms = (t1.tv_sec - t0.tv_sec) * 1000 + (t1.tv_nsec - t0.tv_nsec) / 1000000;
+    assert_true(ms >= 90 && ms < 2000);
+    assert_int_equal(stuck.ndone + stuck.cancelled, 0); /* the job stays the worker's */
+    loop_free(stuck.loop);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -251,6 +302,8 @@ int main(void)
         cmocka_unit_test(drain_runs_what_is_queued),
         cmocka_unit_test(never_started),
         cmocka_unit_test(without_a_loop),
+        cmocka_unit_test(done_submitting_during_free),
+        cmocka_unit_test(left_behind_after_the_bound),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
