@@ -273,7 +273,7 @@ bool toolspec_run_id_syntax(const char *s, size_t n);
         .max_len = 128, .pattern = ID_PATTERN, .syntax = toolspec_id_syntax,                       \
         .syntax_hint = "must match [A-Za-z0-9][A-Za-z0-9._-]{0,127}"                               \
     }
-/* Seed 002's name for a task's id (hermes_check, hermes_cancel). */
+/* The Python server's name for a task's id (hermes_check, hermes_cancel). */
 #define ARG_JOB_ID(req, desc)                                                                      \
     {                                                                                              \
         .name = "job_id", .type = TOOLARG_STRING, .required = (req), .nonempty = (req),            \
@@ -364,8 +364,8 @@ void tool_cancel_register(struct bridge *b);
 void tool_reset_register(struct bridge *b);
 /* tool_whoami.c: whoami, the caller's principal (every principal may call it). */
 void tool_whoami_register(struct bridge *b);
-/* tool_alias.c: seed 002's names (hermes_ask, hermes_check) for the tools registered before;
- * listed only with MCP_TOOL_ALIASES=1, callable always. */
+/* tool_alias.c: the Python server's names (hermes_ask, hermes_check) for the tools registered
+ * before; listed only with MCP_TOOL_ALIASES=1, callable always. */
 void tool_alias_register(struct bridge *b);
 /* tool_result.c: where task id stands as hermes_result sees it (the caller checks it may see
  * it): ended (*result, when not NULL, gets its stored result.json), still running (no result

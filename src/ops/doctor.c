@@ -132,7 +132,8 @@ static void check_token(struct doctor *d, json_t *env)
     const char *issuer = doctor_get(env, "OAUTH_ISSUER_URL");
     const char *tokens = doctor_get(env, "TOKENS_FILE");
     if (t == NULL && issuer && *issuer)
-        /* Seed 002's setup: the consent passphrase is checked with the OAuth files below. */
+        /* The Python server's setup: the consent passphrase is checked with the OAuth files
+         * below. */
         doctor_check(d, OK,
                      "no MCP_AUTH_TOKEN: OAuth only (OAUTH_ISSUER_URL); no static owner token, "
                      "the owner allows clients with the consent passphrase");

@@ -1,5 +1,5 @@
 /* smoke.c — `hermes-mcp smoke`: a small synchronous MCP client (libcurl easy, jansson) that
- * checks a running server the way seed 000's smoke test did. The token never reaches the
+ * checks a running server the way the Node bridge's smoke test did. The token never reaches the
  * output: every line goes through smoke_clean_text(), which blanks it wherever a server echoes
  * it. The client is smoke_http.c's, where it points and the token smoke_config.c's. */
 #include "smoke.h"
@@ -69,7 +69,7 @@ static const char *const expected_tools[] = {"hermes_task",  "hermes_status", "h
                                              "hermes_files", "list_agents",   "hermes_cancel",
                                              "hermes_reset", "whoami"};
 #define NTOOLS (sizeof expected_tools / sizeof *expected_tools)
-/* Seed 002's names, listed with MCP_TOOL_ALIASES=1: ours, not counted as the gateway's. */
+/* The Python server's names, listed with MCP_TOOL_ALIASES=1: ours, not counted as the gateway's. */
 static const char *const alias_tools[] = {"hermes_ask", "hermes_check", NULL};
 
 
