@@ -305,11 +305,8 @@ json_t *toolspec_annotations(bool read_only, bool destructive, bool idempotent, 
 
 /* mcptask.c: hermes_task as an MCP task (the tasks extension). */
 void mcptask_register(struct bridge *b);
-/* The CreateTaskResult for task id created at created_at (new reference), working or in
- * another status. */
+/* The CreateTaskResult for task id created at created_at (new reference), working. */
 json_t *mcptask_created(struct bridge *b, const char *id, json_t *created_at);
-json_t *mcptask_created_as(struct bridge *b, const char *id, json_t *created_at,
-                           const char *status);
 /* The CreateTaskResult for a retry of an existing MCP task (its request.json req): as it is
  * now (new reference). */
 json_t *mcptask_again(struct bridge *b, const char *id, json_t *req);
