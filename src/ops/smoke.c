@@ -98,13 +98,16 @@ static void emit(struct smoke *s, const char *tag, const char *name, const char 
 static void emit(struct smoke *s, const char *tag, const char *name, const char *fix,
                  const char *fmt, va_list ap)
 {
-    char what[1200], line[2048], clean[2048];
-    vsnprintf(what, sizeof what, fmt, ap);
-    if (fix)
-        snprintf(line, sizeof line, "%-4s %s: %s; fix: %s", tag, name, what, fix);
-    else
-        snprintf(line, sizeof line, "%-4s %s: %s", tag, name, what);
+    /* Formatted whole and cut only once the token is out (smoke_clean_text): a cut first could
+     * keep the start of a token that then no longer matches. */
+    char *what = NULL, clean[2048];
+    if (vasprintf(&what, fmt, ap) < 0)
+        what = NULL;
+    char *line = fix ? xasprintf("%-4s %s: %s; fix: %s", tag, name, what ? what : "?", fix)
+                     : xasprintf("%-4s %s: %s", tag, name, what ? what : "?");
+    free(what);
     smoke_clean_text(s, line, strlen(line), clean, sizeof clean);
+    free(line);
     puts(clean);
     fflush(stdout);
 }
