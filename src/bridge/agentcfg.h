@@ -39,8 +39,8 @@ char *agentcfg_key_env(const char *name, const char *env_file, json_t **env_cach
  * *base_url (a new string) from API_SERVER_HOST and API_SERVER_PORT (default 127.0.0.1:8642),
  * *key from API_SERVER_KEY (a new string, or NULL when absent or empty). */
 void agentcfg_default_agent(json_t *env, char **base_url, char **key);
-/* Seed 002's HERMES_API_KEY (the process environment, else our env_file): when set, the
- * default agent's key, before API_SERVER_KEY, so seed 002's env file works unchanged.
+/* HERMES_API_KEY (the process environment, else our env_file): when set, the default agent's
+ * key, before API_SERVER_KEY, so the Python server's env file works unchanged.
  * Malloc'd, or NULL. */
 char *agentcfg_hermes_api_key(const char *env_file);
 

@@ -61,7 +61,7 @@ static json_t *agent_env_read(struct bridge *b, char *why, size_t whylen)
 }
 
 /* The synthetic default agent: HERMES_ENV_PATH's API_SERVER_{HOST,PORT,KEY}; HERMES_API_KEY
- * (seed 002) is its key when set. */
+ * (the Python server's key) is its key when set. */
 static void agents_synthetic(struct bridge *b, json_t *env)
 {
     b->agents = xcalloc(1, sizeof *b->agents);

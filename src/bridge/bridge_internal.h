@@ -273,7 +273,7 @@ bool toolspec_run_id_syntax(const char *s, size_t n);
         .max_len = 128, .pattern = ID_PATTERN, .syntax = toolspec_id_syntax,                       \
         .syntax_hint = "must match [A-Za-z0-9][A-Za-z0-9._-]{0,127}"                               \
     }
-/* Seed 002's name for a task's id (hermes_check, hermes_cancel). */
+/* The Python server's name for a task's id (hermes_check, hermes_cancel). */
 #define ARG_JOB_ID(req, desc)                                                                      \
     {                                                                                              \
         .name = "job_id", .type = TOOLARG_STRING, .required = (req), .nonempty = (req),            \
@@ -305,11 +305,8 @@ json_t *toolspec_annotations(bool read_only, bool destructive, bool idempotent, 
 
 /* mcptask.c: hermes_task as an MCP task (the tasks extension). */
 void mcptask_register(struct bridge *b);
-/* The CreateTaskResult for task id created at created_at (new reference), working or in
- * another status. */
+/* The CreateTaskResult for task id created at created_at (new reference), working. */
 json_t *mcptask_created(struct bridge *b, const char *id, json_t *created_at);
-json_t *mcptask_created_as(struct bridge *b, const char *id, json_t *created_at,
-                           const char *status);
 /* The CreateTaskResult for a retry of an existing MCP task (its request.json req): as it is
  * now (new reference). */
 json_t *mcptask_again(struct bridge *b, const char *id, json_t *req);
@@ -364,8 +361,8 @@ void tool_cancel_register(struct bridge *b);
 void tool_reset_register(struct bridge *b);
 /* tool_whoami.c: whoami, the caller's principal (every principal may call it). */
 void tool_whoami_register(struct bridge *b);
-/* tool_alias.c: seed 002's names (hermes_ask, hermes_check) for the tools registered before;
- * listed only with MCP_TOOL_ALIASES=1, callable always. */
+/* tool_alias.c: the Python server's names (hermes_ask, hermes_check) for the tools registered
+ * before; listed only with MCP_TOOL_ALIASES=1, callable always. */
 void tool_alias_register(struct bridge *b);
 /* tool_result.c: where task id stands as hermes_result sees it (the caller checks it may see
  * it): ended (*result, when not NULL, gets its stored result.json), still running (no result

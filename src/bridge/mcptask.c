@@ -64,8 +64,9 @@ static json_t *task_fields(struct bridge *b, const char *id, const char *status,
 
 static json_t *task_now(struct bridge *b, const char *id, json_t *req);
 
-json_t *mcptask_created_as(struct bridge *b, const char *id, json_t *created_at,
-                           const char *status)
+/* The CreateTaskResult for task id created at created_at in status (new reference). */
+static json_t *mcptask_created_as(struct bridge *b, const char *id, json_t *created_at,
+                                  const char *status)
 {
     json_t *req = json_pack("{s:O}", "created_at", created_at);
     json_t *t = task_fields(b, id, status, req, NULL);

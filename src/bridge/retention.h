@@ -1,4 +1,4 @@
-/* retention.h — which finished tasks TASKS_RETENTION_DAYS and TASKS_MAX remove (issue 12), and
+/* retention.h — which finished tasks TASKS_RETENTION_DAYS and TASKS_MAX remove, and
  * the server's pruner that removes them without stalling the loop.
  *
  * The rule — terminal tasks only, never one in flight, oldest first — is one small pure

@@ -1,4 +1,4 @@
-/* runapproval.c — the agent's own approvals in the operator's queue (issue 15, behaviour 3).
+/* runapproval.c — the agent's own approvals in the operator's queue.
  *
  * A Hermes run may stop at a dangerous command and wait for a person (status
  * waiting_for_approval, its `approval` field). Nobody watches the agent's own prompt when the

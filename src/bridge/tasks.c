@@ -312,7 +312,10 @@ static void op_done(struct workq_job *qj, enum workq_end end, void *arg)
 {
     struct tasks *t = arg;
     struct op *o = list_entry(qj, struct op, q);
-    (void)end; /* always WORKQ_DONE: tasks_free drains */
+    /* tasks_free drains, but a write submitted from a done callback meanwhile comes back
+     * cancelled, never written: it must not be reported as done. */
+    if (end == WORKQ_CANCELLED)
+        o->rc = TASKS_IO;
     uintptr_t n = (uintptr_t)strmap_get(t->pending, o->id);
     if (n > 1)
         strmap_put(t->pending, o->id, (void *)(n - 1));

@@ -1,8 +1,9 @@
-/* tool_alias.c — seed 002's tool names and arguments, so its clients (scripts, skills, saved
- * prompts that name hermes_ask) work unchanged: hermes_ask is hermes_task under seed 002's
- * arguments, hermes_check polls a task by its job_id (our task id); hermes_cancel takes job_id
- * itself (tool_cancel.c). The aliases are always callable; tools/list shows them only with
- * MCP_TOOL_ALIASES=1, so that by default a model sees one name per tool. They run the tools
+/* tool_alias.c — the tool names and arguments of the Python hermes-mcp this server replaces,
+ * so its clients (scripts, skills, saved prompts that name hermes_ask) work unchanged:
+ * hermes_ask is hermes_task under its arguments, hermes_check polls a task by its job_id (our
+ * task id); hermes_cancel takes job_id itself (tool_cancel.c). The aliases are always
+ * callable; tools/list shows them only with MCP_TOOL_ALIASES=1, so that by default a model
+ * sees one name per tool. They run the tools
  * they stand for, with their scopes and checks, and bridge_tools keeps or drops them with
  * those tools (bridge_tool_judged_as). */
 #include <jansson.h>
@@ -19,9 +20,9 @@
 
 #define PROMPT_MAX 65536 /* hermes_task's cap on task */
 #define TOOLSETS_MAX 32
-#define SESSION_ID_MAX 256 /* seed 002 had no cap: generous, but one */
+#define SESSION_ID_MAX 256 /* the Python server had no cap: generous, but one */
 
-/* Seed 002 forwarded any session_id; ours are session names. */
+/* The Python server forwarded any session_id; ours are session names. */
 static bool printable(const char *s, size_t n)
 {
     for (size_t i = 0; i < n; i++)
@@ -79,7 +80,7 @@ static void run_as(struct bridge *b, const char *name, struct mcp_call *c, json_
     json_decref(args_take);
 }
 
-/* Seed 002's session_id as our session: as it is when it is a session name of ours, else
+/* The Python server's session_id as our session: as it is when it is a session name of ours, else
  * "s002-" and 32 hex digits of its SHA-256, so that the same id always continues the same
  * session (the agent sees the mapped name). */
 static json_t *session_of(json_t *id)

@@ -1,5 +1,5 @@
-/* tool_whoami.c — whoami: the principal the caller's credential resolves to (seed 003's
- * evidence that authentication resolves the expected principal), as the layer that
+/* tool_whoami.c — whoami: the principal the caller's credential resolves to (a
+ * careful client's evidence that authentication resolves the expected principal), as the layer that
  * authenticated the request describes it: name, kind, scopes, agents, expiry. Never the token
  * or its hash. Every principal may call it. */
 #include <jansson.h>

@@ -574,11 +574,6 @@ static void poll_exit(struct loop *l, void *arg)
     c->poll_t = loop_timer_add(l, c->poll_ms, poll_exit, c);
 }
 
-pid_t child_pid(const struct child *c)
-{
-    return c->pid;
-}
-
 /* ---------- stopping without waiting on the loop ---------- */
 
 /* A child being stopped: SIGTERM sent, SIGKILL of its group at kill_at. Polled on the loop

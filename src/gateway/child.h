@@ -42,7 +42,6 @@ struct child *child_start(struct loop *l, const struct child_spec *spec,
                           const struct child_events *ev, void *arg, char *err, size_t errlen);
 /* Queues bytes for the child's stdin; false when it is gone or the queue is full. */
 bool child_write(struct child *c, const char *data, size_t len);
-pid_t child_pid(const struct child *c);
 /* True while pid is a child this module started and has not reaped yet (running, or being
  * stopped): the subreaper (src/app/reaper.c) leaves those to us and reaps the rest. */
 bool child_owns(pid_t pid);

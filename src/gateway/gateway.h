@@ -1,4 +1,4 @@
-/* gateway.h — upstream MCP servers behind our endpoint (issue 14): each stdio upstream is one
+/* gateway.h — upstream MCP servers behind our endpoint: each stdio upstream is one
  * child shared by every client, initialized and listed once at start (frozen discovery), and
  * the tools its rules include are registered on the engine as prefix + name; a call is
  * forwarded with its id remapped, progress relayed, cancellation forwarded. Loop thread. */

@@ -1,7 +1,7 @@
 /* gwfile.h — the gateway file (GATEWAY_FILE, block YAML): which upstream MCP servers sit behind
  * our endpoint and which of their tools clients see. Pure: text and a variable lookup in,
  * validated settings out, no I/O; fuzzed (tests/fuzz/fuzz_gwfile.c). Shape and rules: README
- * "Gateway" and issue 14. Exposure is default-deny: an upstream with neither tools.include nor
+ * "Gateway". Exposure is default-deny: an upstream with neither tools.include nor
  * tools.exclude exposes nothing. */
 #ifndef HM_GWFILE_H
 #define HM_GWFILE_H
@@ -68,8 +68,9 @@ struct gwfile {
     json_t *doc;            /* owns everything the upstreams point to */
     struct gw_upstream *up; /* in file order: the enabled ones, all that serve uses */
     size_t nup;
-    struct gw_upstream *off; /* enabled: false (seed 003's field), in file order: validated
-                                like the others, then neither started nor exposed */
+    struct gw_upstream *off; /* enabled: false (as in Hermes' own MCP client settings), in
+                                file order: validated like the others, then neither started
+                                nor exposed */
     size_t noff;
     json_t *bridge_include; /* bridge_tools.include, NULL when absent */
     json_t *bridge_exclude; /* bridge_tools.exclude, NULL when absent */

@@ -1,4 +1,4 @@
-/* gwguard.c — the rug-pull guard on the built surface (issue 14 item 2). At start every exposed
+/* gwguard.c — the rug-pull guard on the built surface. At start every exposed
  * tool's definition is hashed and compared with its pin: a tool never pinned is pinned (trust on
  * first use: it is on the surface because the operator's include rules chose it at this start);
  * one that differs is withheld — left out of tools/list, its calls answered definition_changed,
@@ -8,8 +8,8 @@
  * the definition registered at start, so a tool stays exposed only while its pin matches both
  * that served definition and the latest listing, and a tool the latest listing lacks is
  * withheld as missing. The status file records what was last seen and what is served, so
- * `gateway pins` can show the differences and `gateway accept` pins exactly what is served. A tool withheld and a pin accepted are also told to the audit
- * hook and counted for /metrics. */
+ * `gateway pins` can show the differences and `gateway accept` pins exactly what is served. A
+ * tool withheld and a pin accepted are also told to the audit hook and counted for /metrics. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>

@@ -3,7 +3,7 @@
  * hostile input: it is capped and checked for NUL before anything is resolved, resolved with
  * realpath so "..", symlinks and trailing slashes cannot escape, and compared with the
  * canonical roots component by component. The project root is the root plus the first
- * component below it, which is how seed 001's graph tool keys its sessions: one per checkout
+ * component below it, which is how a code-graph tool keys its sessions: one per checkout
  * under a work or source root. The second half runs the pool of instances (below). */
 #include "gwinstance.h"
 
@@ -256,7 +256,8 @@ static bool inst_idle(const struct gwi_inst *in)
 static void on_idle(struct loop *l, void *arg)
 {
     struct gwi_inst *in = arg;
-    uint64_t idle_ms = (uint64_t)in->cfg.instance_idle_s * 1000, since = loop_now(l) - in->last_used;
+    uint64_t idle_ms = (uint64_t)in->cfg.instance_idle_s * 1000;
+    uint64_t since = loop_now(l) - in->last_used;
     in->idle_timer = NULL;
     if (!inst_idle(in) || since < idle_ms) { /* a call ran meanwhile: wait for the rest */
         in->idle_timer = loop_timer_add(l, inst_idle(in) ? idle_ms - since : idle_ms, on_idle, in);

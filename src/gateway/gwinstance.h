@@ -1,8 +1,8 @@
-/* gwinstance.h — per-root upstream instances (gateway file key `instances`, issue 15
- * behaviour 5): which project root a call belongs to. A tool's path argument (instances.by)
- * must be absolute and resolve inside one of the configured roots; the project root is the
- * root joined with the first path component below it (README "Gateway", "Per-root
- * instances"). These functions touch the file system only through realpath/stat. */
+/* gwinstance.h — per-root upstream instances (gateway file key `instances`): which project
+ * root a call belongs to. A tool's path argument (instances.by) must be absolute and resolve
+ * inside one of the configured roots; the project root is the root joined with the first path
+ * component below it (README "Gateway", "Per-root instances"). These functions touch the file
+ * system only through realpath/stat. */
 #ifndef HM_GWINSTANCE_H
 #define HM_GWINSTANCE_H
 #include <stdbool.h>

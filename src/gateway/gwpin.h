@@ -1,4 +1,4 @@
-/* gwpin.h — pinned tool definitions (the rug-pull guard, issue 14 item 2). An exposed tool's
+/* gwpin.h — pinned tool definitions (the rug-pull guard). An exposed tool's
  * definition (name, title, description, inputSchema, outputSchema, annotations) is hashed as
  * canonical JSON; the hashes live in a pins file beside GATEWAY_FILE, and what the server last
  * saw (with the differences) in a status file beside it. Both JSON, mode 600, atomic. */

@@ -1,7 +1,8 @@
 /* gwpolicy.h — what the gateway file's tools.guard (confirm) and tools.args policies (drop, fix,
- * enum, max_items, max_length, reject_secrets, require) do to an exposed tool (issue 15): its
- * inputSchema as clients see it, and each call's arguments before they go upstream. The pinned definition hash stays the upstream's own (gwpin.h): changing a
- * policy is the operator's act, not a rug pull. */
+ * enum, max_items, max_length, reject_secrets, require) do to an exposed tool: its
+ * inputSchema as clients see it, and each call's arguments before they go upstream. The pinned
+ * definition hash stays the upstream's own (gwpin.h): changing a policy is the operator's act,
+ * not a rug pull. */
 #ifndef HM_GWPOLICY_H
 #define HM_GWPOLICY_H
 #include <jansson.h>

@@ -1,4 +1,4 @@
-/* gwreload.c — SIGHUP: the gateway file read again (issue 25 point 4). Discovery is frozen and
+/* gwreload.c — SIGHUP: the gateway file read again. Discovery is frozen and
  * the upstreams' processes are the ones started with the server, so a reload applies only what
  * needs neither: the guards, the argument policies, an include or exclude (or bridge_tools)
  * that leaves listed tools out, an upstream turned to enabled: false (its tools left out; its

@@ -11,8 +11,10 @@ static const char *first_match(json_t *globs, const char *name)
 {
     size_t i;
     json_t *g;
-    json_array_foreach(globs, i, g) if (fnmatch(json_string_value(g), name, 0) == 0) return
-        json_string_value(g);
+    json_array_foreach(globs, i, g) {
+        if (fnmatch(json_string_value(g), name, 0) == 0)
+            return json_string_value(g);
+    }
     return NULL;
 }
 
@@ -59,8 +61,9 @@ static enum gw_guard strictest_guard(const struct gw_upstream *u, const char *to
     enum { NONE, CONFIRM_WHEN, CONFIRM, APPROVE } rank = NONE;
     const char *glob;
     json_t *v, *conditions = NULL;
-    json_object_foreach(u->guard, glob, v) if (fnmatch(glob, tool, 0) == 0)
-    {
+    json_object_foreach(u->guard, glob, v) {
+        if (fnmatch(glob, tool, 0) != 0)
+            continue;
         json_t *condition = json_object_get(u->guard_when, glob);
         int r = strcmp(json_string_value(v), "approve") == 0 ? APPROVE
                 : condition                                  ? CONFIRM_WHEN
@@ -129,8 +132,9 @@ json_t *gw_include_unmatched(const struct gw_upstream *u, json_t *tools)
     json_array_foreach(u->include, i, glob) {
         bool matched = false;
         json_array_foreach(tools, k, tool) {
-            const char *name = json_is_string(tool) ? json_string_value(tool)
-                                                    : json_string_value(json_object_get(tool, "name"));
+            const char *name = json_is_string(tool)
+                                   ? json_string_value(tool)
+                                   : json_string_value(json_object_get(tool, "name"));
             if (name && fnmatch(json_string_value(glob), name, 0) == 0) {
                 matched = true;
                 break;

@@ -1,5 +1,5 @@
 /* gwsecret.h — does a string look like it holds a credential? Used by the gateway's argument
- * policy reject_secrets (issue 15): a model must not write an API key into a memory tool. Pure
+ * policy reject_secrets: a model must not write an API key into a memory tool. Pure
  * (no I/O, no allocation), fuzzed (tests/fuzz/fuzz_gwsecret.c). A heuristic: known key
  * prefixes (sk-, ghp_/gho_/ghu_/ghs_/ghr_/github_pat_, xox?-, AKIA/ASIA, AIza, glpat-), PEM
  * private keys, "Bearer <token>", hex after a credential word ("api key: <hex>"; plain hex, a

@@ -1,10 +1,10 @@
-/* gwsmoke.c — the smoke call of an upstream (issue 14, behaviour 6). An upstream can list its
- * tools and still be useless: seed 001's web tools advertise their schemas before the provider
+/* gwsmoke.c — the smoke call of an upstream. An upstream can list its
+ * tools and still be useless: web search tools advertise their schemas before the provider
  * behind them is usable, and answer a call with a successful result whose text says it failed.
  * So after each (re)initialize the gateway makes the gateway file's smoke calls ({tool,
- * arguments}, or a list of them: seed 001 wants one web_search and one web_extract), one after
- * the other, and /readyz counts a required upstream ready only once each of them passed. It fails on a
- * JSON-RPC error, a result with isError true, a nested provider error (an error member,
+ * arguments}, or a list of them: one web_search and one web_extract, say), one after the
+ * other, and /readyz counts a required upstream ready only once each of them passed. It fails
+ * on a JSON-RPC error, a result with isError true, a nested provider error (an error member,
  * success or ok false, status error or failed, in structuredContent or in a text item that
  * holds JSON, searched a few levels deep), no answer within the upstream's timeout, or the
  * upstream going away. Why it failed is our own text naming the tool and where the error was

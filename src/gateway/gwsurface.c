@@ -13,6 +13,9 @@
 #include "strmap.h"
 #include "utf8.h"
 
+#define SURFACE_STR_(x) #x
+#define SURFACE_STR(x) SURFACE_STR_(x) /* GW_URI_MAX's digits in a fixed text */
+
 static const char *str(json_t *o, const char *key)
 {
     return json_string_value(json_object_get(o, key));
@@ -122,7 +125,7 @@ static void plan_resources(struct gw_plan *p, size_t *cap, size_t k,
         const char *owner = strmap_get(uris, uri);
         if (strlen(uri) == 0 || strlen(uri) > GW_URI_MAX || !utf8_valid(uri, strlen(uri))) {
             it->status = GW_PLAN_UNFIT;
-            it->unfit = "empty, over 2048 bytes or not UTF-8";
+            it->unfit = "empty, over " SURFACE_STR(GW_URI_MAX) " bytes or not UTF-8";
         } else if (owner) {
             it->status = GW_PLAN_TAKEN;
             it->owner = xstrdup(owner);

@@ -1,6 +1,6 @@
-/* mrtr.c — a 2026-07-28 upstream's input rounds (issue 14, behaviours 3 and 7, with issue 13's
- * input-required results). An upstream of that era asks for input the other way round from
- * the session era's requests (relay.c): its tools/call answers input_required
+/* mrtr.c — a 2026-07-28 upstream's input rounds (input-required results). An upstream of that
+ * era asks for input the other way round from the session era's requests (relay.c): its
+ * tools/call answers input_required
  * (inputRequests, requestState) and forgets the call. To a 2026-07-28 caller that result goes
  * on as ours: the same requests under the same keys, and sealed state carrying the upstream's
  * requestState, the round count and a nonce (the engine binds the state to the caller and to

@@ -1,13 +1,14 @@
 /* relay.c — an upstream's sampling/createMessage or elicitation/create request, made while one
- * of our proxied calls runs there, goes to the client that made that call (issue 14, behaviour
- * 3), and the client's answer goes back to the upstream under the upstream's own request id.
+ * of our proxied calls runs there, goes to the client that made that call, and the client's
+ * answer goes back to the upstream under the upstream's own request id.
  *
  * Which call a request belongs to: over Streamable HTTP it comes on the event stream of that
  * call's POST (httpup.c tells us the POST's id); over stdio the 2025-11-25 wire says nothing, so
  * it is relayed only when exactly one client request is at that upstream and it is a tool call
- * (a resources/read or prompts/get counts too), and refused when several are (guessing would show one user's form, or send one user's prompt, to another). A client
- * that did not declare the capability, or no call at all: the upstream gets a JSON-RPC error at
- * once, so its tool never hangs waiting.
+ * (a resources/read or prompts/get counts too), and refused when several are (guessing would
+ * show one user's form, or send one user's prompt, to another). A client that did not declare
+ * the capability, or no call at all: the upstream gets a JSON-RPC error at once, so its tool
+ * never hangs waiting.
  *
  * A client of the 2026-07-28 era takes no request in the middle of a call; it is asked through
  * an input-required result instead. Its call ends with that result, carrying the upstream's

@@ -50,7 +50,7 @@ bool up_send_message(struct upstream *u, json_t *msg)
 static bool send_request_line(struct upstream *u, uint64_t id, const char *method,
                               json_t *params)
 {
-    char head[96];
+    char head[128]; /* the frame with a 20-digit id and a 47-byte method (plain_method) */
     int n = snprintf(head, sizeof head,
                      "{\"jsonrpc\":\"2.0\",\"id\":%llu,\"method\":\"%s\",\"params\":",
                      (unsigned long long)id, method);

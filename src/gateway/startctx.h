@@ -1,4 +1,4 @@
-/* startctx.h — the gateway's own `startup_context` tool (issue 15, behaviour 6): a client that
+/* startctx.h — the gateway's own `startup_context` tool: a client that
  * starts a session asks for the operator's fixed context files (SOUL.md, MEMORY.md, ...) without
  * being able to name a path. The paths come from the gateway file only (startup_context.files,
  * ~ expanded to $HOME once at start); every call reads them again, each capped at max_bytes and

@@ -1,7 +1,6 @@
 /* cliargs.c — the options every command of src/ops parses alike. */
 #include "cliargs.h"
 
-#include <getopt.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -13,22 +12,27 @@ int cliargs_want_help(int argc, char **argv)
     return 0;
 }
 
+/* Exact names only: getopt_long would take any prefix (--env, --e) for --env-file, which the
+ * other commands' options do not accept, and a script written with one would break, or mean
+ * something else, the day an option sharing that prefix is added. The commands take no
+ * operands, so "--" is refused like any other stray word. */
 const char *cliargs_env_file(int argc, char **argv, const char *usage, int *bad)
 {
-    static const struct option opts[] = {{"env-file", required_argument, NULL, 'e'},
-                                         {NULL, 0, NULL, 0}};
     const char *file = ".env";
-    int c;
     *bad = 0;
-    opterr = 0;
-    optind = 0; /* glibc: start again, whatever parsed before */
-    while ((c = getopt_long(argc, argv, "+", opts, NULL)) == 'e')
-        file = optarg;
-    if (c != -1 || optind < argc) {
-        fprintf(stderr, "hermes-mcp: unknown argument '%s'\n%s",
-                c != -1 ? argv[optind - 1] : argv[optind], usage);
-        *bad = 1;
-        return NULL;
+    for (int i = 1; i < argc; i++) {
+        if (strcmp(argv[i], "--env-file") == 0 && i + 1 < argc) {
+            file = argv[++i];
+        } else if (strncmp(argv[i], "--env-file=", 11) == 0) {
+            file = argv[i] + 11;
+        } else {
+            if (strcmp(argv[i], "--env-file") == 0)
+                fprintf(stderr, "hermes-mcp: option '--env-file' needs a FILE\n%s", usage);
+            else
+                fprintf(stderr, "hermes-mcp: unknown argument '%s'\n%s", argv[i], usage);
+            *bad = 1;
+            return NULL;
+        }
     }
     return file;
 }

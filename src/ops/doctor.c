@@ -67,24 +67,30 @@ void doctor_secret(struct doctor *d, const char *s)
 void doctor_check(struct doctor *d, enum level level, const char *fmt, ...)
 {
     va_list ap;
-    char text[2048];
+    char *text = NULL;
 
+    /* Whole, not cut: a secret straddling a cut would keep its first part past the scrub
+     * (print_lines cuts after scrubbing). */
     va_start(ap, fmt);
-    vsnprintf(text, sizeof text, fmt, ap);
+    if (vasprintf(&text, fmt, ap) < 0)
+        text = NULL;
     va_end(ap);
     d->counts[level]++;
     if (d->nlines < LINES_MAX)
-        d->lines[d->nlines++] = (struct line){level, xstrdup(text)};
+        d->lines[d->nlines++] = (struct line){level, text ? text : xstrdup("(out of memory)")};
+    else
+        wipe_free(text);
 }
 
 static void print_lines(struct doctor *d)
 {
     static const char *const tag[] = {"ok  ", "warn", "FAIL"};
     for (size_t i = 0; i < d->nlines; i++) {
-        char *out = report_scrub(&d->rep, d->lines[i].text, strlen(d->lines[i].text));
+        char out[2048];
+        report_clean(&d->rep, d->lines[i].text, strlen(d->lines[i].text), out, sizeof out);
         utf8_clean(out); /* one line, whatever a path holds */
         printf("%s  %s\n", tag[d->lines[i].level], out);
-        wipe_free(out);
+        explicit_bzero(out, sizeof out);
         wipe_free(d->lines[i].text);
     }
     d->nlines = 0;
@@ -132,7 +138,8 @@ static void check_token(struct doctor *d, json_t *env)
     const char *issuer = doctor_get(env, "OAUTH_ISSUER_URL");
     const char *tokens = doctor_get(env, "TOKENS_FILE");
     if (t == NULL && issuer && *issuer)
-        /* Seed 002's setup: the consent passphrase is checked with the OAuth files below. */
+        /* The Python server's setup: the consent passphrase is checked with the OAuth files
+         * below. */
         doctor_check(d, OK,
                      "no MCP_AUTH_TOKEN: OAuth only (OAUTH_ISSUER_URL); no static owner token, "
                      "the owner allows clients with the consent passphrase");

@@ -5,10 +5,11 @@ static const struct exitcode_info table[] = {
     {EXIT_OK, "success; `doctor` and `gateway check` also when they printed only warnings; "
               "`serve` after a clean stop (SIGTERM, SIGINT)"},
     {EXIT_FAIL, "the command ran and something failed: a FAIL line of `doctor`, `smoke` or "
-                "`gateway check`, a setting `serve` refuses, a file that cannot be written, "
-                "a server that cannot be reached"},
-    {EXIT_USAGE, "the command line is wrong: an unknown command or option, a value missing or "
-                 "malformed; the message says which, and `hermes-mcp help COMMAND` shows the "
+                "`gateway check`, a file that cannot be written, a server that cannot be "
+                "reached, `serve` failing once its settings were accepted"},
+    {EXIT_USAGE, "the command line or the configuration is wrong: an unknown command or "
+                 "option, a value missing or malformed, an env file or gateway file `serve` "
+                 "refuses; the message says which, and `hermes-mcp help COMMAND` shows the "
                  "usage"},
 };
 

@@ -7,7 +7,8 @@
 enum exitcode {
     EXIT_OK = 0,    /* done; doctor and gateway check: no FAIL line (warnings allowed) */
     EXIT_FAIL = 1,  /* the command ran and something failed */
-    EXIT_USAGE = 2, /* the command line is wrong: an unknown command or option, a missing value */
+    EXIT_USAGE = 2, /* the command line or the configuration is wrong: an unknown command or
+                       option, a missing value, a setting serve refuses */
 };
 
 struct exitcode_info {

@@ -23,32 +23,39 @@ void report_secret(struct report *r, const char *s)
     r->secrets[r->nsecrets++] = xstrdup(s);
 }
 
-/* The length of the secret starting at in[0, left), 0 when none does. */
-static size_t secret_at(const struct report *r, const char *in, size_t left)
+/* Marks in cover[] every byte of in[0, inlen) that belongs to some secret, in any letter case.
+ * Secrets can overlap (one a prefix of another, or the tail of one the head of the next):
+ * replacing them one at a time would leave the part of the second that the first did not
+ * cover, so the whole covered stretch becomes one mark instead. */
+static void secrets_cover(const struct report *r, const char *in, size_t inlen,
+                          unsigned char *cover)
 {
     for (size_t k = 0; k < r->nsecrets; k++) {
         size_t n = strlen(r->secrets[k]);
-        if (left >= n && strncasecmp(in, r->secrets[k], n) == 0)
-            return n;
+        for (size_t i = 0; n && i + n <= inlen; i++)
+            if (strncasecmp(in + i, r->secrets[k], n) == 0)
+                memset(cover + i, 1, n);
     }
-    return 0;
 }
 
 char *report_scrub(const struct report *r, const char *in, size_t inlen)
 {
     struct buf b;
     buf_init(&b, 0);
+    unsigned char *cover = xcalloc(inlen ? inlen : 1, 1);
+    secrets_cover(r, in, inlen, cover);
     for (size_t i = 0; i < inlen;) {
-        size_t n = secret_at(r, in + i, inlen - i);
-        if (n) {
+        if (cover[i]) {
             buf_appends(&b, r->mark);
-            i += n;
+            while (i < inlen && cover[i])
+                i++;
             continue;
         }
         unsigned char c = (unsigned char)in[i++];
         char out = (c < 0x20 || c == 0x7f) ? '?' : (char)c;
         buf_append(&b, &out, 1);
     }
+    free(cover);
     return buf_detach(&b, NULL);
 }
 

@@ -1,5 +1,5 @@
 /* smoke.c — `hermes-mcp smoke`: a small synchronous MCP client (libcurl easy, jansson) that
- * checks a running server the way seed 000's smoke test did. The token never reaches the
+ * checks a running server the way the Node bridge's smoke test did. The token never reaches the
  * output: every line goes through smoke_clean_text(), which blanks it wherever a server echoes
  * it. The client is smoke_http.c's, where it points and the token smoke_config.c's. */
 #include "smoke.h"
@@ -69,7 +69,7 @@ static const char *const expected_tools[] = {"hermes_task",  "hermes_status", "h
                                              "hermes_files", "list_agents",   "hermes_cancel",
                                              "hermes_reset", "whoami"};
 #define NTOOLS (sizeof expected_tools / sizeof *expected_tools)
-/* Seed 002's names, listed with MCP_TOOL_ALIASES=1: ours, not counted as the gateway's. */
+/* The Python server's names, listed with MCP_TOOL_ALIASES=1: ours, not counted as the gateway's. */
 static const char *const alias_tools[] = {"hermes_ask", "hermes_check", NULL};
 
 
@@ -98,13 +98,16 @@ static void emit(struct smoke *s, const char *tag, const char *name, const char 
 static void emit(struct smoke *s, const char *tag, const char *name, const char *fix,
                  const char *fmt, va_list ap)
 {
-    char what[1200], line[2048], clean[2048];
-    vsnprintf(what, sizeof what, fmt, ap);
-    if (fix)
-        snprintf(line, sizeof line, "%-4s %s: %s; fix: %s", tag, name, what, fix);
-    else
-        snprintf(line, sizeof line, "%-4s %s: %s", tag, name, what);
+    /* Formatted whole and cut only once the token is out (smoke_clean_text): a cut first could
+     * keep the start of a token that then no longer matches. */
+    char *what = NULL, clean[2048];
+    if (vasprintf(&what, fmt, ap) < 0)
+        what = NULL;
+    char *line = fix ? xasprintf("%-4s %s: %s; fix: %s", tag, name, what ? what : "?", fix)
+                     : xasprintf("%-4s %s: %s", tag, name, what ? what : "?");
+    free(what);
     smoke_clean_text(s, line, strlen(line), clean, sizeof clean);
+    free(line);
     puts(clean);
     fflush(stdout);
 }

@@ -8,6 +8,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "jrpc.h"
 #include "mem.h"
 #include "toolerr.h"
 #include "version.h"
@@ -253,11 +254,11 @@ json_t *smoke_rpc(struct smoke *s, const char *method, json_t *params)
     struct reply r;
     char terr[400], ex[200];
     json_int_t id = ++s->next_id;
-    json_t *req = json_pack("{s:s, s:I, s:s}", "jsonrpc", "2.0", "id", id, "method", method);
+    json_t *wire_id = json_integer(id);
+    json_t *req = jrpc_request(wire_id, method, params); /* takes params, NULL: none */
     json_t *result = NULL;
 
-    if (params)
-        json_object_set_new(req, "params", params);
+    json_decref(wire_id);
     char *body = json_dumps(req, JSON_COMPACT);
     json_decref(req);
     smoke_request(s, "POST", s->mcp_url, body, strlen(body), H_AUTH | H_MCP, id, &r);

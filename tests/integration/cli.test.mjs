@@ -32,6 +32,12 @@ test('usage errors exit 2 with one clear line', () => {
     [['help', 'frobnicate'], /no command 'frobnicate'/],
     [['version', 'extra'], /unknown argument 'extra'/],
     [['serve', '--bogus'], /unknown argument '--bogus'/],
+    // Options by their exact name: a prefix would change meaning when an option sharing it
+    // is added. The commands take no operands, so '--' is a stray word too.
+    [['serve', '--env', 'x.env'], /unknown argument '--env'/],
+    [['token', 'gen', '--e', 'x.env'], /unknown argument '--e'/],
+    [['serve', '--'], /unknown argument '--'/],
+    [['serve', '--env-file'], /option '--env-file' needs a FILE/],
     [['token'], /usage: hermes-mcp token/],
     [['token', 'spin'], /unknown token command 'spin'/],
   ];

@@ -44,11 +44,33 @@ static void test_clean_cuts_after_scrubbing(void **state)
     report_cleanup(&r);
 }
 
+/* One secret a prefix of another, or overlapping the next: no byte of either survives, in
+ * whichever order they were registered. */
+static void test_overlapping_secrets(void **state)
+{
+    struct report r;
+    (void)state;
+    report_init(&r, "[secret]", 6);
+    report_secret(&r, "abcdef");
+    report_secret(&r, "abcdefghij");
+    report_secret(&r, "XYZ123");
+    report_secret(&r, "123QRSTU");
+    const char line[] = "a abcdefghij b xyz123qrstu c abcdef.";
+    char *out = report_scrub(&r, line, strlen(line));
+    assert_string_equal(out, "a [secret] b [secret] c [secret].");
+    assert_null(strstr(out, "ghij"));
+    assert_null(strstr(out, "QRSTU"));
+    assert_null(strstr(out, "qrstu"));
+    free(out);
+    report_cleanup(&r);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_scrub),
         cmocka_unit_test(test_clean_cuts_after_scrubbing),
+        cmocka_unit_test(test_overlapping_secrets),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
