@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Runs a cloudflared quick tunnel to hermes-mcp and writes its public URL to PUBLIC_URL beside
-# the env file (as seed 000's run-tunnel.sh did), so scripts and client setups can read the
+# the env file (as the Node bridge's run-tunnel.sh did), so scripts and client setups can read the
 # current URL instead of searching the log: a quick tunnel's name changes at every start.
 # The file holds one line, the https://<random>.trycloudflare.com origin (the MCP endpoint is it
 # plus /mcp); it is replaced atomically (temp file + rename), so a reader never sees half a URL.
