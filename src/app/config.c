@@ -77,7 +77,7 @@ bool config_issuer_ok(const char *url)
     return https || config_is_loopback(host);
 }
 
-static const char *get(json_t *env, const char *key)
+const char *config_env_get(json_t *env, const char *key)
 {
     json_t *v = json_object_get(env, key);
     return json_is_string(v) ? json_string_value(v) : NULL;
@@ -168,7 +168,7 @@ bool config_load(struct config *c, const char *path, char *err, size_t errlen)
                                               "HERMES_API_KEY"};
         bool secret = false;
         for (size_t i = 0; i < sizeof secrets / sizeof *secrets; i++)
-            secret = secret || get(env, secrets[i]);
+            secret = secret || config_env_get(env, secrets[i]);
         if (secret && (mode & 077)) {
             snprintf(err, errlen,
                      "env file %s holds a secret but is readable by others (mode %03o); run: "
@@ -230,7 +230,7 @@ bool config_from_env(struct config *c, json_t *env, const char *path, char *err,
         c->env_file = xstrdup(path);
     for (size_t i = 0; i < config_nkeys; i++) {
         const struct config_key *k = &config_keys[i];
-        const char *v = get(env, k->key);
+        const char *v = config_env_get(env, k->key);
         if ((k->flags & CONFIG_BY_OTHER) || ((k->flags & CONFIG_OAUTH) && !c->oauth_issuer))
             continue;
         if (k->parse ? !k->parse(c, env, v, path, err, errlen)
@@ -238,8 +238,9 @@ bool config_from_env(struct config *c, json_t *env, const char *path, char *err,
             goto out;
     }
     if (!config_is_loopback(c->host) && !c->allow_remote) {
-        const char *host_key =
-            get(env, "MCP_HOST") || !get(env, "BIND_HOST") ? "MCP_HOST" : "BIND_HOST";
+        const char *host_key = config_env_get(env, "MCP_HOST") || !config_env_get(env, "BIND_HOST")
+                                   ? "MCP_HOST"
+                                   : "BIND_HOST";
         snprintf(err, errlen,
                  "%s=%s is not a loopback address; keep the listener on 127.0.0.1 behind a "
                  "tunnel or proxy, or set MCP_ALLOW_NON_LOOPBACK=1",

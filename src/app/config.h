@@ -130,6 +130,8 @@ bool config_load(struct config *c, const char *path, char *err, size_t errlen);
  * settings of env into c as config_load does (path, which may be NULL, names the file and
  * places the defaults beside it), without the file-mode rule. */
 bool config_from_env(struct config *c, json_t *env, const char *path, char *err, size_t errlen);
+/* env[key] when it is a string, else NULL (for the key table's parse hooks). */
+const char *config_env_get(json_t *env, const char *key);
 void config_cleanup(struct config *c);
 /* The keys whose value differs between now and fresh but only take effect at a restart
  * (everything but the token, LOG_LEVEL, MCP_DRAIN_GRACE_S and MCP_PUBLIC_HOSTS); writes their

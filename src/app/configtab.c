@@ -25,11 +25,6 @@ const char *const config_section_titles[CONFIG_SEC_COUNT] = {
     [CONFIG_SEC_AGENTS] = "agents",
 };
 
-static const char *get(json_t *env, const char *key)
-{
-    json_t *v = json_object_get(env, key);
-    return json_is_string(v) ? json_string_value(v) : NULL;
-}
 
 static bool parse_token(struct config *c, json_t *env, const char *token, const char *path,
                         char *err, size_t errlen)
@@ -77,7 +72,7 @@ static bool parse_static_client(struct config *c, json_t *env, const char *id, c
 {
     static const char unreserved[] =
         "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~";
-    const char *secret = get(env, "OAUTH_CLIENT_SECRET");
+    const char *secret = config_env_get(env, "OAUTH_CLIENT_SECRET");
     bool has_id = id && *id, has_secret = secret && *secret;
     (void)path;
     if (!has_id && !has_secret)
@@ -180,7 +175,7 @@ static bool parse_refresh_ttl(struct config *c, json_t *env, const char *v, cons
 static bool parse_host(struct config *c, json_t *env, const char *mcp_host, const char *path,
                        char *err, size_t errlen)
 {
-    const char *bind_host = get(env, "BIND_HOST");
+    const char *bind_host = config_env_get(env, "BIND_HOST");
     (void)path;
     if (mcp_host && bind_host && strcmp(mcp_host, bind_host) != 0) {
         snprintf(err, errlen, "MCP_HOST and BIND_HOST (its old name) differ; set one of them");

@@ -58,7 +58,7 @@ static bool scopes_grant(const struct authserver *as, const char *asked, char *o
         len += (size_t)snprintf(out + len, outsz - len, "%s%s", len ? " " : "", one);
     }
     if (len == 0)
-        snprintf(out, outsz, "%s", DEFAULT_SCOPES);
+        snprintf(out, outsz, "%s", AUTHN_DEFAULT_SCOPES);
     return true;
 }
 
@@ -109,21 +109,13 @@ struct consent *as_find_consent(struct authserver *as, const char *csrf, time_t 
     return NULL;
 }
 
-static void redirect_host(const char *uri, char *out, size_t outlen)
-{
-    const char *p = strstr(uri, "://");
-    p = p ? p + 3 : uri;
-    size_t n = p == uri ? strcspn(p, ":") : strcspn(p, "/?");
-    snprintf(out, outlen, "%.*s", (int)n, p);
-}
-
 void as_consent_page(struct authserver *as, struct hreq *r, const struct consent *c,
                          const char *problem)
 {
     const struct client *cl = as_find_client(as, c->client_id);
     char host[PARAM_MAX + 1];
     struct buf b;
-    redirect_host(c->redirect_uri, host, sizeof host);
+    clientmeta_redirect_host(c->redirect_uri, host, sizeof host);
     buf_init(&b, 0);
     as_page_start(&b, "Allow access?");
     if (problem) {

@@ -9,6 +9,7 @@
 #include <time.h>
 
 #include "authserver.h"
+#include "authn.h" /* AUTHN_DEFAULT_SCOPES */
 #include "clientmeta.h"
 #include "oautherr.h"
 #include "storefile.h"
@@ -29,7 +30,6 @@ struct json_t;
 #define VERIFIER_KEEP_FREE 4 /* queue places only an address with no failure or check may take */
 #define FAIL_TABLE 1024      /* addresses whose failures are remembered */
 #define REGISTER_PER_MIN 10  /* registrations a minute from one address */
-#define DEFAULT_SCOPES "hermes:read hermes:task"
 
 struct client {
     char id[65]; /* registered: 32 hex; the static client (OAUTH_CLIENT_ID): up to 64 */

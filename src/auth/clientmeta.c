@@ -6,6 +6,7 @@
 #include "clientmeta.h"
 
 #include <stddef.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "authserver.h"
@@ -182,4 +183,12 @@ const char *clientmeta_check_registration(json_t *doc, const char *schemes, enum
         }
     }
     return NULL;
+}
+
+void clientmeta_redirect_host(const char *uri, char *out, size_t outlen)
+{
+    const char *p = strstr(uri, "://");
+    p = p ? p + 3 : uri;
+    size_t n = p == uri ? strcspn(p, ":") : strcspn(p, "/?#");
+    snprintf(out, outlen, "%.*s", (int)n, p);
 }

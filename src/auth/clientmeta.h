@@ -51,4 +51,9 @@ bool clientmeta_auth_parse(const char *name, enum clientmeta_auth *out);
 const char *clientmeta_check_registration(json_t *doc, const char *schemes, enum oauth_err *code,
                                           enum clientmeta_auth *auth);
 
+/* The host a redirect URI sends the code to, as the consent page and `oauth clients` show it:
+ * what follows "://" up to the path, query or fragment; for an app scheme without "://", the
+ * scheme. Into out (outlen bytes, cut to fit). */
+void clientmeta_redirect_host(const char *uri, char *out, size_t outlen);
+
 #endif

@@ -17,6 +17,7 @@
 #include <time.h>
 
 #include "authserver.h"
+#include "clientmeta.h"
 #include "config.h"
 #include "exitcode.h"
 #include "mem.h"
@@ -115,16 +116,6 @@ static json_t *json_time(time_t t)
     return t > 0 ? json_string(s) : json_null();
 }
 
-/* The host a redirect URI names, as the consent page shows it ("cursor:" for an app scheme). */
-static char *redirect_host(const char *uri)
-{
-    const char *p = strstr(uri, "://");
-    if (p == NULL)
-        return xasprintf("%.*s", (int)(strcspn(uri, ":") + 1), uri);
-    p += 3;
-    return xasprintf("%.*s", (int)strcspn(p, "/?#"), p);
-}
-
 /* ---- what the files hold ---- */
 
 struct admin {
@@ -220,9 +211,9 @@ static void add_client(struct admin *ad, json_t *list, const char *id, const cha
     struct usage u = usage_of(ad, id);
     json_t *hosts = json_array();
     for (size_t i = 0; i < n; i++) {
-        char *h = redirect_host(redirects[i]);
+        char h[CLIENTMETA_URI_MAX + 1];
+        clientmeta_redirect_host(redirects[i], h, sizeof h);
         json_array_append_new(hosts, json_string(h));
-        free(h);
     }
     json_array_append_new(list, json_pack("{s:s, s:s, s:o, s:o, s:o, s:I, s:b}", "client_id", id,
                                           "client_name", name, "redirect_hosts", hosts,
