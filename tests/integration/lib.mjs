@@ -5,7 +5,8 @@ import { createServer as createNetServer } from 'node:net';
 import { mkdtempSync, writeFileSync, chmodSync, rmSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { randomBytes } from 'node:crypto';
+import { randomBytes, createHash } from 'node:crypto';
+import assert from 'node:assert/strict';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 
@@ -249,14 +250,49 @@ export function setPassphrase(envFile, pass = OAUTH_PASS) {
   return r;
 }
 
+// A PKCE pair (S256): the verifier a client keeps and the challenge it sends to /authorize.
+export function pkce() {
+  const verifier = randomBytes(32).toString('base64url');
+  return { verifier, challenge: createHash('sha256').update(verifier).digest('base64url') };
+}
+
+// `hermes-mcp oauth mint-client`, as the operator runs it for a client that takes a pasted pair:
+// { id, secret } (32 and 64 hex digits).
+export function mintClient() {
+  const r = spawnSync(HERMES, ['oauth', 'mint-client'], { encoding: 'utf8' });
+  assert.equal(r.status, 0, r.stderr);
+  const id = /^OAUTH_CLIENT_ID=([0-9a-f]{32})$/m.exec(r.stdout)?.[1];
+  const secret = /^OAUTH_CLIENT_SECRET=([0-9a-f]{64})$/m.exec(r.stdout)?.[1];
+  assert.ok(id && secret, r.stdout);
+  return { id, secret };
+}
+
+// Dynamic client registration (POST /register) with body: { status, body }.
+export async function registerClient(issuer, body) {
+  const res = await fetch(`${issuer}/register`, { method: 'POST', headers: { 'Content-Type': 'application/json' },
+    body: JSON.stringify(body) });
+  return { status: res.status, body: await res.json() };
+}
+
+// Registers a public client (no secret) with one redirect URI; asserts 201; its client_id.
+export async function registerPublic(issuer, redirect, name = 'it') {
+  const res = await fetch(`${issuer}/register`, { method: 'POST', headers: { 'Content-Type': 'application/json' },
+    body: JSON.stringify({ redirect_uris: [redirect], client_name: name, token_endpoint_auth_method: 'none' }) });
+  assert.equal(res.status, 201, await res.clone().text());
+  return (await res.json()).client_id;
+}
+
 // Starts hermes-mcp as an OAuth authorization server: on a port chosen first, as its issuer URL
-// names it, with OAUTH_PASS as the owner's passphrase unless withPass is false.
-export async function startOAuth(extra = {}, withPass = true, opts = {}) {
+// names it (written with a trailing slash if opts.issuerSlash), with OAUTH_PASS as the owner's
+// passphrase unless withPass is false; other opts go to startHermes. prm: the protected-resource
+// metadata URL of its /mcp.
+export async function startOAuth(extra = {}, withPass = true, { issuerSlash = false, ...opts } = {}) {
   const port = await freePort();
   const issuer = `http://127.0.0.1:${port}`;
-  const srv = await startHermes({ MCP_PORT: String(port), OAUTH_ISSUER_URL: issuer, ...extra }, opts);
+  const srv = await startHermes({ MCP_PORT: String(port),
+    OAUTH_ISSUER_URL: issuerSlash ? `${issuer}/` : issuer, ...extra }, opts);
   if (withPass) setPassphrase(srv.envFile);
-  return { srv, issuer };
+  return { srv, issuer, prm: `${issuer}/.well-known/oauth-protected-resource/mcp` };
 }
 
 // @modelcontextprotocol/server-everything, installed by scripts/node-tools.sh (its entry script).
@@ -286,6 +322,22 @@ export function gatewayFile(dir, text, name = 'gateway.yaml') {
   return path;
 }
 
+// A gateway file name.yaml in dir: an `upstreams:` map of entries (a YAML string, or an array of
+// entry strings, e.g. from fakeUpstream); its path.
+export function upstreamsFile(dir, name, entries) {
+  return gatewayFile(dir, 'upstreams:\n' + [].concat(entries).join(''), `${name}.yaml`);
+}
+
+// The scriptable fake MCP upstream (stdio, or Streamable HTTP with --http).
+export const FAKE_UPSTREAM = join(ROOT, 'tests/fakes/fake-upstream.mjs');
+
+// One gateway-file upstream entry that runs FAKE_UPSTREAM under this node with args; extra: more
+// indented lines of the entry (tools:, prefix:, ...).
+export function fakeUpstream(name, args = [], extra = '') {
+  return `  ${name}:\n    command: ${JSON.stringify(process.execPath)}\n` +
+    `    args: ${JSON.stringify([FAKE_UPSTREAM, ...args])}\n${extra}`;
+}
+
 // The operator's CLI run against srv's control socket, as an operator types it:
 // { code, stdout, stderr } (code 0 on success).
 export function hermesCli(srv, ...args) {
@@ -313,6 +365,43 @@ export async function sdkClient(srv, name = 'it') {
   await client.connect(new StreamableHTTPClientTransport(new URL(srv.url), { requestInit: { headers: srv.auth } }));
   const tools = Object.fromEntries((await client.listTools()).tools.map((t) => [t.name, t]));
   return { client, tools };
+}
+
+// An official SDK 1.x client connected to srv ({url, auth}, or a URL string) as a real client
+// connects: announcing name and capabilities, sending headers (srv.auth unless given) on every
+// request; listTools: lists the tools first, as clients do before they call one.
+export async function connectClient(srv,
+  { name = 'it', version = '1.0.0', headers, capabilities, listTools = false } = {}) {
+  const url = typeof srv === 'string' ? srv : srv.url;
+  const client = new Client({ name, version }, capabilities ? { capabilities } : undefined);
+  await client.connect(new StreamableHTTPClientTransport(new URL(url),
+    { requestInit: { headers: headers ?? srv.auth } }));
+  if (listTools) await client.listTools();
+  return client;
+}
+
+// An SDK OAuthClientProvider keeping everything in st, in memory, as a connector keeps it in its
+// own store: { st, provider }. st.authUrl is where it was sent to authorize. opts: clientMetadata,
+// state (the value it sends), discovery (caches the discovery state too); any other key is set
+// on the provider as given (clientMetadataUrl, a static clientInformation, ...).
+export function oauthProvider(redirectUrl, { clientMetadata, state, discovery = false, ...more } = {}) {
+  const st = {};
+  const provider = {
+    get redirectUrl() { return redirectUrl; },
+    clientMetadata: clientMetadata ??
+      { redirect_uris: [redirectUrl], client_name: 'it', token_endpoint_auth_method: 'none' },
+    ...(state === undefined ? {} : { state: () => state }),
+    clientInformation: () => st.client,
+    saveClientInformation: (c) => { st.client = c; },
+    tokens: () => st.tokens,
+    saveTokens: (t) => { st.tokens = t; },
+    redirectToAuthorization: (u) => { st.authUrl = new URL(u); },
+    saveCodeVerifier: (v) => { st.verifier = v; },
+    codeVerifier: () => st.verifier,
+    ...(discovery ? { saveDiscoveryState: (d) => { st.discovery = d; }, discoveryState: () => st.discovery } : {}),
+    ...more,
+  };
+  return { st, provider };
 }
 
 // A fetch (for an SDK transport) that keeps each tools/call POST's body and answer text.

@@ -8,38 +8,23 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { createHash, randomBytes } from 'node:crypto';
+import { createHash } from 'node:crypto';
 import { statSync, readFileSync, chmodSync, writeFileSync, rmSync, mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { auth } from '@modelcontextprotocol/sdk/client/auth.js';
-import { ROOT, startHermes, restartHermes, post, INIT, HERMES, OAUTH_PASS as PASS, setPassphrase, startOAuth, until }
-  from './lib.mjs';
+import { ROOT, startHermes, restartHermes, post, INIT, HERMES, OAUTH_PASS as PASS, setPassphrase,
+  startOAuth, until, pkce, registerClient, oauthProvider } from './lib.mjs';
 
 const REDIRECT = 'http://127.0.0.1:7777/callback';
 
 // An OAuthClientProvider keeping everything in memory, as a connector would in its own store.
-function memoryProvider(redirectUrl = REDIRECT) {
-  const st = {};
-  const provider = {
-    get redirectUrl() { return redirectUrl; },
-    clientMetadata: { redirect_uris: [redirectUrl], client_name: 'Flow <test> client',
-      token_endpoint_auth_method: 'none', grant_types: ['authorization_code', 'refresh_token'], response_types: ['code'] },
-    state: () => 'state-42',
-    clientInformation: () => st.client,
-    saveClientInformation: (c) => { st.client = c; },
-    tokens: () => st.tokens,
-    saveTokens: (t) => { st.tokens = t; },
-    redirectToAuthorization: (u) => { st.authUrl = new URL(u); },
-    saveCodeVerifier: (v) => { st.verifier = v; },
-    codeVerifier: () => st.verifier,
-    saveDiscoveryState: (s) => { st.discovery = s; },
-    discoveryState: () => st.discovery,
-  };
-  return { st, provider };
-}
+const memoryProvider = (redirectUrl = REDIRECT) => oauthProvider(redirectUrl, {
+  clientMetadata: { redirect_uris: [redirectUrl], client_name: 'Flow <test> client',
+    token_endpoint_auth_method: 'none', grant_types: ['authorization_code', 'refresh_token'], response_types: ['code'] },
+  state: 'state-42', discovery: true });
 
 const form = (o) => new URLSearchParams(o).toString();
 const FORM = { 'Content-Type': 'application/x-www-form-urlencoded' };
@@ -188,15 +173,8 @@ test('metadata advertises what exists; OAUTH_DCR=0 turns registration off', asyn
 });
 
 // Raw HTTP for the hostile cases: a registered client and a way to get a code.
-async function register(issuer, body = { redirect_uris: [REDIRECT], client_name: 'raw', token_endpoint_auth_method: 'none' }) {
-  const res = await fetch(`${issuer}/register`, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify(body) });
-  return { status: res.status, body: await res.json() };
-}
-
-function pkce() {
-  const verifier = randomBytes(32).toString('base64url');
-  return { verifier, challenge: createHash('sha256').update(verifier).digest('base64url') };
-}
+const register = (issuer, body = { redirect_uris: [REDIRECT], client_name: 'raw', token_endpoint_auth_method: 'none' }) =>
+  registerClient(issuer, body);
 
 function authorizeUrl(issuer, clientId, over = {}) {
   const u = new URL(`${issuer}/authorize`);

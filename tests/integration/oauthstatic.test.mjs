@@ -8,30 +8,21 @@
 // usable pair once and the secret appears in no log.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { createServer } from 'node:net';
 import { spawnSync } from 'node:child_process';
-import { createHash, randomBytes } from 'node:crypto';
 import { writeFileSync, mkdtempSync, rmSync, chmodSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { auth } from '@modelcontextprotocol/sdk/client/auth.js';
-import { startHermes, startFake, agentEnv, modernMeta, modernHeaders, HERMES, freePort } from './lib.mjs';
+import { startHermes, startFake, agentEnv, modernMeta, modernHeaders, HERMES, freePort,
+  OAUTH_PASS as PASS, pkce, mintClient } from './lib.mjs';
 
-const PASS = 'correct horse battery staple';
 const REDIRECT = 'http://127.0.0.1:7777/callback';
 const form = (o) => new URLSearchParams(o).toString();
 const FORM = { 'Content-Type': 'application/x-www-form-urlencoded' };
 
-function mint() {
-  const r = spawnSync(HERMES, ['oauth', 'mint-client'], { encoding: 'utf8' });
-  assert.equal(r.status, 0, r.stderr);
-  const id = /^OAUTH_CLIENT_ID=([0-9a-f]{32})$/m.exec(r.stdout)?.[1];
-  const secret = /^OAUTH_CLIENT_SECRET=([0-9a-f]{64})$/m.exec(r.stdout)?.[1];
-  assert.ok(id && secret, r.stdout);
-  return { id, secret };
-}
+const mint = mintClient;
 
 async function startStatic(id, secret, extra = {}) {
   const port = await freePort();
@@ -41,11 +32,6 @@ async function startStatic(id, secret, extra = {}) {
   const r = spawnSync(HERMES, ['oauth', 'passwd', '--env-file', srv.envFile], { input: `${PASS}\n`, encoding: 'utf8' });
   assert.equal(r.status, 0, r.stderr);
   return { srv, issuer };
-}
-
-function pkce() {
-  const verifier = randomBytes(32).toString('base64url');
-  return { verifier, challenge: createHash('sha256').update(verifier).digest('base64url') };
 }
 
 function authorizeUrl(issuer, clientId, challenge, redirect = REDIRECT) {
