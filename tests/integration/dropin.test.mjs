@@ -15,8 +15,8 @@ import { join } from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { auth } from '@modelcontextprotocol/sdk/client/auth.js';
-import { startHermes, startFake, agentEnv, freePort, setPassphrase, OAUTH_PASS, HERMES, sdkClient,
-  until, connectClient, mintClient, oauthProvider } from './lib.mjs';
+import { startHermes, startFake, agentEnv, freePort, setPassphrase, HERMES, sdkClient, until,
+  connectClient, mintClient, oauthProvider, approveConsent } from './lib.mjs';
 
 const REDIRECT = 'http://127.0.0.1:7777/callback';
 
@@ -44,13 +44,9 @@ async function startSeed002(fake, dir, extra = {}) {
 
 // The owner at the consent page, as a browser: reads it, sends the form with the passphrase.
 async function consent(issuer, authUrl) {
-  const html = await (await fetch(authUrl)).text();
-  const csrf = /name="csrf" value="([0-9a-f]{64})"/.exec(html)?.[1];
-  const res = await fetch(`${issuer}/authorize`, { method: 'POST', redirect: 'manual',
-    headers: { 'Content-Type': 'application/x-www-form-urlencoded', Origin: issuer },
-    body: new URLSearchParams({ csrf, passphrase: OAUTH_PASS, action: 'approve' }).toString() });
-  assert.equal(res.status, 302);
-  return new URL(res.headers.get('location')).searchParams.get('code');
+  const c = await approveConsent(issuer, authUrl);
+  assert.equal(c.res.status, 302);
+  return c.code;
 }
 
 // The official SDK client's OAuth dance with the pasted static client; its tokens.

@@ -282,6 +282,35 @@ export async function registerPublic(issuer, redirect, name = 'it') {
   return (await res.json()).client_id;
 }
 
+// The owner approving on the consent page at authUrl (an /authorize URL) with pass, as a browser
+// posts the form; over: { csrf, headers } to forge the post. Returns the page (not followed), its
+// html and csrf token, the post's res, its location and the code that location carries.
+export async function approveConsent(issuer, authUrl, pass = OAUTH_PASS, over = {}) {
+  const page = await fetch(authUrl, { redirect: 'manual' });
+  const html = await page.text();
+  const csrf = /name="csrf" value="([0-9a-f]{64})"/.exec(html)?.[1];
+  const res = await fetch(`${issuer}/authorize`, { method: 'POST', redirect: 'manual',
+    headers: { 'Content-Type': 'application/x-www-form-urlencoded', Origin: issuer, ...over.headers },
+    body: new URLSearchParams({ csrf: over.csrf ?? csrf, passphrase: pass, action: 'approve' }).toString() });
+  const location = res.headers.get('location');
+  return { page, html, csrf, res, location, code: location && new URL(location).searchParams.get('code') };
+}
+
+// One raw 2026-07-28 tools/call to srv (as token's caller if given), declaring form elicitation;
+// extra: more params (inputResponses, requestState). { status, answer (the JSON-RPC answer), text }.
+export async function modernToolCall(srv, name, args, extra = {}, token = null) {
+  const id = randomBytes(4).readUInt32BE();
+  const auth = token ? { Authorization: `Bearer ${token}` } : srv.auth;
+  const r = await fetch(srv.url, { method: 'POST',
+    headers: { ...modernHeaders('tools/call', name), ...auth },
+    body: JSON.stringify({ jsonrpc: '2.0', id, method: 'tools/call', params: { name, arguments: args,
+      ...extra, _meta: modernMeta({ elicitation: { form: {} } }) } }) });
+  const text = await r.text();
+  let answer;
+  try { answer = JSON.parse(text); } catch { answer = parseSse(text).map((e) => e.json).find((m) => m?.id === id); }
+  return { status: r.status, answer, text };
+}
+
 // Starts hermes-mcp as an OAuth authorization server: on a port chosen first, as its issuer URL
 // names it (written with a trailing slash if opts.issuerSlash), with OAUTH_PASS as the owner's
 // passphrase unless withPass is false; other opts go to startHermes. prm: the protected-resource
@@ -402,6 +431,29 @@ export function oauthProvider(redirectUrl, { clientMetadata, state, discovery = 
     ...more,
   };
   return { st, provider };
+}
+
+// The TypeScript SDK v2 client package (scripts/node-tools.sh client).
+export const SDK_V2 = join(ROOT, 'tools/client/node_modules/@modelcontextprotocol/client/dist/index.mjs');
+
+// An SDK v2 client connected to srv, negotiating as mode says (pinned to MODERN unless given),
+// each request it sends and the answer kept in client.wire (recordingFetch). answers: a handler
+// by kind (elicitation, sampling, roots) for the requests the server sends it; each request
+// handled is pushed to client.asked as [kind, params]. record: the recording fetch to use.
+export async function connectV2Client(srv, name,
+  { answers = {}, capabilities = {}, mode = { pin: MODERN }, record = recordingFetch } = {}) {
+  const { Client: ClientV2, StreamableHTTPClientTransport: HttpV2 } = await import(SDK_V2);
+  const wire = [];
+  const client = new ClientV2({ name, version: '1.0.0' }, { capabilities, versionNegotiation: { mode } });
+  client.asked = [];
+  for (const [method, kind] of [['elicitation/create', 'elicitation'], ['sampling/createMessage', 'sampling'],
+    ['roots/list', 'roots']]) {
+    if (!answers[kind]) continue;
+    client.setRequestHandler(method, async (req) => { client.asked.push([kind, req.params]); return answers[kind](req.params); });
+  }
+  await client.connect(new HttpV2(new URL(srv.url), { requestInit: { headers: srv.auth }, fetch: record(wire) }));
+  client.wire = wire;
+  return client;
 }
 
 // A fetch (for an SDK transport) that keeps each tools/call POST's body and answer text.

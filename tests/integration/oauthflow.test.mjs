@@ -16,7 +16,7 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { auth } from '@modelcontextprotocol/sdk/client/auth.js';
 import { ROOT, startHermes, restartHermes, post, INIT, HERMES, OAUTH_PASS as PASS, setPassphrase,
-  startOAuth, until, pkce, registerClient, oauthProvider } from './lib.mjs';
+  startOAuth, until, pkce, registerClient, oauthProvider, approveConsent as consent } from './lib.mjs';
 
 const REDIRECT = 'http://127.0.0.1:7777/callback';
 
@@ -29,16 +29,6 @@ const memoryProvider = (redirectUrl = REDIRECT) => oauthProvider(redirectUrl, {
 const form = (o) => new URLSearchParams(o).toString();
 const FORM = { 'Content-Type': 'application/x-www-form-urlencoded' };
 
-// The owner at the consent page: reads it, then sends the form with the passphrase.
-async function consent(issuer, authUrl, pass = PASS, over = {}) {
-  const page = await fetch(authUrl, { redirect: 'manual' });
-  const html = await page.text();
-  const csrf = /name="csrf" value="([0-9a-f]{64})"/.exec(html)?.[1];
-  const res = await fetch(`${issuer}/authorize`, { method: 'POST', redirect: 'manual',
-    headers: { ...FORM, Origin: issuer, ...over.headers },
-    body: form({ csrf: over.csrf ?? csrf, passphrase: pass, action: 'approve' }) });
-  return { page, html, csrf, res, location: res.headers.get('location') };
-}
 
 async function mcpClient(url, provider) {
   const client = new Client({ name: 'oauth-flow-it', version: '1' });

@@ -5,7 +5,8 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { restartHermes, HERMES, startOAuth, OAUTH_PASS as PASS, pkce, registerPublic } from './lib.mjs';
+import { restartHermes, HERMES, startOAuth, OAUTH_PASS as PASS, pkce, registerPublic,
+  approveConsent } from './lib.mjs';
 
 const FORM = { 'Content-Type': 'application/x-www-form-urlencoded' };
 
@@ -19,13 +20,10 @@ function authorizeUrl(issuer, params) {
 
 // Consent as the owner; returns the code from the redirect.
 async function consent(issuer, params) {
-  const html = await (await fetch(authorizeUrl(issuer, params))).text();
-  const csrf = /name="csrf" value="([0-9a-f]{64})"/.exec(html)?.[1];
-  assert.ok(csrf, html);
-  const res = await fetch(`${issuer}/authorize`, { method: 'POST', redirect: 'manual', headers: { ...FORM, Origin: issuer },
-    body: new URLSearchParams({ csrf, passphrase: PASS, action: 'approve' }) });
-  assert.equal(res.status, 302);
-  return new URL(res.headers.get('location')).searchParams.get('code');
+  const c = await approveConsent(issuer, authorizeUrl(issuer, params));
+  assert.ok(c.csrf, c.html);
+  assert.equal(c.res.status, 302);
+  return c.code;
 }
 
 // Stops the server and keeps its directory (srv.stop() removes it) for a restart.

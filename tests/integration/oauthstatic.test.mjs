@@ -16,7 +16,7 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { auth } from '@modelcontextprotocol/sdk/client/auth.js';
 import { startHermes, startFake, agentEnv, modernMeta, modernHeaders, HERMES, freePort,
-  OAUTH_PASS as PASS, pkce, mintClient } from './lib.mjs';
+  OAUTH_PASS as PASS, pkce, mintClient, approveConsent as consent } from './lib.mjs';
 
 const REDIRECT = 'http://127.0.0.1:7777/callback';
 const form = (o) => new URLSearchParams(o).toString();
@@ -41,13 +41,6 @@ function authorizeUrl(issuer, clientId, challenge, redirect = REDIRECT) {
   return u;
 }
 
-async function consent(issuer, url) {
-  const html = await (await fetch(url)).text();
-  const csrf = /name="csrf" value="([0-9a-f]{64})"/.exec(html)?.[1];
-  const res = await fetch(`${issuer}/authorize`, { method: 'POST', redirect: 'manual',
-    headers: { ...FORM, Origin: issuer }, body: form({ csrf, passphrase: PASS, action: 'approve' }) });
-  return { html, res, code: res.headers.get('location') && new URL(res.headers.get('location')).searchParams.get('code') };
-}
 
 async function getCode(issuer, id, challenge) {
   const c = await consent(issuer, authorizeUrl(issuer, id, challenge));
