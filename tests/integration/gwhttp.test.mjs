@@ -12,7 +12,7 @@ import { spawn, spawnSync } from 'node:child_process';
 import { readFileSync, existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { ROOT, startHermes, until, jsonLines, freePort, upstreamsFile, connectClient } from './lib.mjs';
+import { ROOT, startHermes, until, jsonLines, freePort, upstreamsFile, connectClient, probeJson } from './lib.mjs';
 
 const EVERYTHING = spawnSync(join(ROOT, 'scripts/node-tools.sh'), ['everything'], { encoding: 'utf8' })
   .stdout.trim().split('\n')[0];
@@ -40,10 +40,7 @@ function gatewayFile(name, upstreams) {
 // The fake's record, whole lines only: it may be appending one while the test reads.
 const recorded = (file) => jsonLines(existsSync(file) ? readFileSync(file, 'utf8') : '');
 
-async function probe(srv, path) {
-  const r = await fetch(`${srv.base}${path}`);
-  return { status: r.status, body: await r.json() };
-}
+const probe = probeJson;
 
 const connect = (srv) => connectClient(srv, { name: 'gw-http', listTools: true });
 

@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { spawn } from 'node:child_process';
-import { HERMES, startHermes, until, upstreamsFile, fakeUpstream, connectClient } from './lib.mjs';
+import { HERMES, startHermes, until, upstreamsFile, fakeUpstream, connectClient, probeJson } from './lib.mjs';
 
 let dir;
 
@@ -23,10 +23,7 @@ function gatewayFile(name, upstreams) {
 const starts = (n) => (existsSync(join(dir, `${n}.starts`))
   ? readFileSync(join(dir, `${n}.starts`), 'utf8').trim().split('\n').length : 0);
 
-async function probe(srv, path) {
-  const r = await fetch(`${srv.base}${path}`); // no Authorization: probes need none
-  return { status: r.status, body: await r.json() };
-}
+const probe = probeJson;
 
 const connect = (srv) => connectClient(srv, { name: 'gw-rec', listTools: true });
 

@@ -398,11 +398,13 @@ export async function sdkClient(srv, name = 'it') {
 
 // An official SDK 1.x client connected to srv ({url, auth}, or a URL string) as a real client
 // connects: announcing name and capabilities, sending headers (srv.auth unless given) on every
-// request; listTools: lists the tools first, as clients do before they call one.
+// request; listTools: lists the tools first, as clients do before they call one; setup(client):
+// runs before the connect (request and notification handlers).
 export async function connectClient(srv,
-  { name = 'it', version = '1.0.0', headers, capabilities, listTools = false } = {}) {
+  { name = 'it', version = '1.0.0', headers, capabilities, listTools = false, setup } = {}) {
   const url = typeof srv === 'string' ? srv : srv.url;
   const client = new Client({ name, version }, capabilities ? { capabilities } : undefined);
+  setup?.(client);
   await client.connect(new StreamableHTTPClientTransport(new URL(url),
     { requestInit: { headers: headers ?? srv.auth } }));
   if (listTools) await client.listTools();
@@ -454,6 +456,12 @@ export async function connectV2Client(srv, name,
   await client.connect(new HttpV2(new URL(srv.url), { requestInit: { headers: srv.auth }, fetch: record(wire) }));
   client.wire = wire;
   return client;
+}
+
+// GET of an unauthenticated probe path on srv (/healthz, /readyz): { status, body (its JSON) }.
+export async function probeJson(srv, path) {
+  const r = await fetch(`${srv.base}${path}`); // no Authorization: probes need none
+  return { status: r.status, body: await r.json() };
 }
 
 // A fetch (for an SDK transport) that keeps each tools/call POST's body and answer text.
