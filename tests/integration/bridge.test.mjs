@@ -5,16 +5,9 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync, writeFileSync, existsSync, statSync, mkdirSync, symlinkSync, chmodSync } from 'node:fs';
 import { join } from 'node:path';
-import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { startHermes, restartHermes, startFake, agentEnv, sleep, until } from './lib.mjs';
+import { startHermes, restartHermes, startFake, agentEnv, sleep, until, connectClient } from './lib.mjs';
 
-async function connect(srv) {
-  const transport = new StreamableHTTPClientTransport(new URL(srv.url), { requestInit: { headers: srv.auth } });
-  const client = new Client({ name: 'bridge-it', version: '1' }, { capabilities: {} });
-  await client.connect(transport);
-  return client;
-}
+const connect = (srv) => connectClient(srv, { name: 'bridge-it', version: '1', capabilities: {} });
 
 // A fake agent plus a bridge wired to it; extra: more env keys for the bridge.
 async function rig(extra = {}, fakeArgs = []) {

@@ -10,13 +10,14 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { createHash, randomBytes } from 'node:crypto';
+import { createHash } from 'node:crypto';
 import { readdirSync, readFileSync, statSync, writeFileSync, renameSync } from 'node:fs';
 import { join } from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { auth } from '@modelcontextprotocol/sdk/client/auth.js';
-import { ROOT, HERMES, OAUTH_PASS, INIT, post, startOAuth, restartHermes, until } from './lib.mjs';
+import { ROOT, HERMES, OAUTH_PASS, INIT, post, startOAuth, restartHermes, until, pkce, mintClient,
+  registerClient } from './lib.mjs';
 
 const DIR = join(ROOT, 'tests/fixtures/connectors');
 const fixtures = readdirSync(DIR).filter((f) => f.endsWith('.json')).sort()
@@ -24,23 +25,10 @@ const fixtures = readdirSync(DIR).filter((f) => f.endsWith('.json')).sort()
 const FORM = { 'Content-Type': 'application/x-www-form-urlencoded' };
 const sha256 = (s) => createHash('sha256').update(s).digest('hex');
 
-function pkce() {
-  const verifier = randomBytes(32).toString('base64url');
-  return { verifier, challenge: createHash('sha256').update(verifier).digest('base64url') };
-}
-
 // `hermes-mcp oauth mint-client`, as the operator runs it for a client that takes a pasted pair.
-function mint() {
-  const r = spawnSync(HERMES, ['oauth', 'mint-client'], { encoding: 'utf8' });
-  assert.equal(r.status, 0, r.stderr);
-  return { id: /^OAUTH_CLIENT_ID=(\S+)$/m.exec(r.stdout)[1], secret: /^OAUTH_CLIENT_SECRET=(\S+)$/m.exec(r.stdout)[1] };
-}
+const mint = mintClient;
 
-async function register(issuer, body) {
-  const res = await fetch(`${issuer}/register`, { method: 'POST', headers: { 'Content-Type': 'application/json' },
-    body: JSON.stringify(body) });
-  return { status: res.status, body: await res.json() };
-}
+const register = registerClient;
 
 // A request to /token or /revoke authenticated the way `auth` says.
 async function tokenCall(issuer, path, auth, client, params) {

@@ -15,16 +15,12 @@ import { join } from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { auth } from '@modelcontextprotocol/sdk/client/auth.js';
-import { startHermes, startFake, agentEnv, freePort, setPassphrase, OAUTH_PASS, HERMES, sdkClient, until }
-  from './lib.mjs';
+import { startHermes, startFake, agentEnv, freePort, setPassphrase, HERMES, sdkClient, until,
+  connectClient, mintClient, oauthProvider, approveConsent } from './lib.mjs';
 
 const REDIRECT = 'http://127.0.0.1:7777/callback';
 
-function mint() {
-  const r = spawnSync(HERMES, ['oauth', 'mint-client'], { encoding: 'utf8' });
-  assert.equal(r.status, 0, r.stderr);
-  return { id: /^OAUTH_CLIENT_ID=(\S+)$/m.exec(r.stdout)[1], secret: /^OAUTH_CLIENT_SECRET=(\S+)$/m.exec(r.stdout)[1] };
-}
+const mint = mintClient;
 
 // A Hermes .env naming the fake's address and no key: seed 002 gives the key as HERMES_API_KEY.
 function keylessAgentEnv(fake, dir) {
@@ -48,29 +44,18 @@ async function startSeed002(fake, dir, extra = {}) {
 
 // The owner at the consent page, as a browser: reads it, sends the form with the passphrase.
 async function consent(issuer, authUrl) {
-  const html = await (await fetch(authUrl)).text();
-  const csrf = /name="csrf" value="([0-9a-f]{64})"/.exec(html)?.[1];
-  const res = await fetch(`${issuer}/authorize`, { method: 'POST', redirect: 'manual',
-    headers: { 'Content-Type': 'application/x-www-form-urlencoded', Origin: issuer },
-    body: new URLSearchParams({ csrf, passphrase: OAUTH_PASS, action: 'approve' }).toString() });
-  assert.equal(res.status, 302);
-  return new URL(res.headers.get('location')).searchParams.get('code');
+  const c = await approveConsent(issuer, authUrl);
+  assert.equal(c.res.status, 302);
+  return c.code;
 }
 
 // The official SDK client's OAuth dance with the pasted static client; its tokens.
 async function oauthTokens(srv, issuer, id, secret) {
-  const st = {};
-  const provider = {
-    get redirectUrl() { return REDIRECT; },
+  const { st, provider } = oauthProvider(REDIRECT, {
     clientMetadata: { redirect_uris: [REDIRECT], client_name: 'seed 002 connector' },
     clientInformation: () => ({ client_id: id, client_secret: secret }),
     saveClientInformation: () => { throw new Error('no registration with a static client'); },
-    tokens: () => st.tokens,
-    saveTokens: (t) => { st.tokens = t; },
-    redirectToAuthorization: (u) => { st.authUrl = new URL(u); },
-    saveCodeVerifier: (v) => { st.verifier = v; },
-    codeVerifier: () => st.verifier,
-  };
+  });
   assert.equal(await auth(provider, { serverUrl: srv.url }), 'REDIRECT');
   const code = await consent(issuer, st.authUrl);
   assert.equal(await auth(provider, { serverUrl: srv.url, authorizationCode: code }), 'AUTHORIZED');
@@ -78,11 +63,7 @@ async function oauthTokens(srv, issuer, id, secret) {
 }
 
 const bearer = (token) => ({ Authorization: `Bearer ${token}` });
-async function connect(url, headers) {
-  const client = new Client({ name: 'dropin-it', version: '1' });
-  await client.connect(new StreamableHTTPClientTransport(new URL(url), { requestInit: { headers } }));
-  return client;
-}
+const connect = (url, headers) => connectClient(url, { name: 'dropin-it', version: '1', headers });
 
 test('seed 002\'s OAuth-only env file starts; an OAuth client calls a tool; no static bearer gets in', async () => {
   const fake = await startFake();

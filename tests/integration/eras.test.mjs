@@ -16,7 +16,8 @@ import { join } from 'node:path';
 import { Client as ClientV1 } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport as HttpV1 } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
-import { startHermes, restartHermes, startConformance, startFake, agentEnv, post, until, ROOT, INIT, modernMeta, modernHeaders, jsonLines } from './lib.mjs';
+import { startHermes, restartHermes, startConformance, startFake, agentEnv, post, until, ROOT,
+  INIT, modernMeta, modernHeaders, jsonLines, connectV2Client } from './lib.mjs';
 
 const V2 = join(ROOT, 'tools/client/node_modules/@modelcontextprotocol/client/dist/index.mjs');
 const { Client: ClientV2, StreamableHTTPClientTransport: HttpV2 } = await import(V2);
@@ -133,11 +134,8 @@ function assertLegacyWire(wire, who) {
 }
 
 async function connectV2(srv, mode, { capabilities = {}, sessions = false } = {}) {
-  const wire = [];
-  const transport = new HttpV2(new URL(srv.url), { requestInit: { headers: srv.auth }, fetch: recordingFetch(wire) });
-  const client = new ClientV2({ name: 'hm-eras-v2', version: '1.0.0' },
-    { capabilities, versionNegotiation: { mode } });
-  await client.connect(transport);
+  const client = await connectV2Client(srv, 'hm-eras-v2', { capabilities, mode, record: recordingFetch });
+  const { transport, wire } = client;
   if (sessions) assert.ok(transport.sessionId, 'a legacy session was opened');
   return { client, transport, wire };
 }

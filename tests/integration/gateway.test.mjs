@@ -8,9 +8,7 @@ import { spawnSync } from 'node:child_process';
 import { writeFileSync, readFileSync, existsSync, chmodSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { ROOT, startHermes, until, jsonLines } from './lib.mjs';
+import { ROOT, startHermes, until, jsonLines, connectClient } from './lib.mjs';
 
 const EVERYTHING = spawnSync(join(ROOT, 'scripts/node-tools.sh'), ['everything'], { encoding: 'utf8' })
   .stdout.trim().split('\n')[0];
@@ -29,13 +27,7 @@ function upstream(name, rules) {
 
 const sent = (name) => jsonLines(existsSync(logs[name]) ? readFileSync(logs[name], 'utf8') : '');
 
-async function connect() {
-  const transport = new StreamableHTTPClientTransport(new URL(srv.url), {
-    requestInit: { headers: srv.auth } });
-  const client = new Client({ name: 'gw-it', version: '1.0.0' }, { capabilities: {} });
-  await client.connect(transport);
-  return client;
-}
+const connect = () => connectClient(srv, { name: 'gw-it', capabilities: {} });
 
 before(async () => {
   assert.ok(existsSync(EVERYTHING), `server-everything installed: ${EVERYTHING}`);

@@ -9,13 +9,10 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn, spawnSync } from 'node:child_process';
-import { writeFileSync, readFileSync, existsSync, chmodSync, mkdtempSync, rmSync } from 'node:fs';
-import { createServer } from 'node:net';
+import { readFileSync, existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { ROOT, startHermes, until, jsonLines, freePort } from './lib.mjs';
+import { ROOT, startHermes, until, jsonLines, freePort, upstreamsFile, connectClient, probeJson } from './lib.mjs';
 
 const EVERYTHING = spawnSync(join(ROOT, 'scripts/node-tools.sh'), ['everything'], { encoding: 'utf8' })
   .stdout.trim().split('\n')[0];
@@ -36,28 +33,16 @@ async function startUpstream(argv, port, env = {}) {
 }
 
 function gatewayFile(name, upstreams) {
-  const gw = join(dir, `${name}.yaml`);
-  writeFileSync(gw, 'upstreams:\n' + Object.entries(upstreams).map(([n, { port, extra = '' }]) =>
-    `  ${n}:\n    url: http://127.0.0.1:${port}/mcp\n${extra}`).join(''));
-  chmodSync(gw, 0o600);
-  return gw;
+  return upstreamsFile(dir, name, Object.entries(upstreams).map(([n, { port, extra = '' }]) =>
+    `  ${n}:\n    url: http://127.0.0.1:${port}/mcp\n${extra}`));
 }
 
 // The fake's record, whole lines only: it may be appending one while the test reads.
 const recorded = (file) => jsonLines(existsSync(file) ? readFileSync(file, 'utf8') : '');
 
-async function probe(srv, path) {
-  const r = await fetch(`${srv.base}${path}`);
-  return { status: r.status, body: await r.json() };
-}
+const probe = probeJson;
 
-async function connect(srv) {
-  const client = new Client({ name: 'gw-http', version: '1.0.0' });
-  await client.connect(new StreamableHTTPClientTransport(new URL(srv.url), {
-    requestInit: { headers: srv.auth } }));
-  await client.listTools();
-  return client;
-}
+const connect = (srv) => connectClient(srv, { name: 'gw-http', listTools: true });
 
 before(() => {
   assert.ok(existsSync(EVERYTHING), `server-everything installed: ${EVERYTHING}`);

@@ -7,14 +7,14 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import { writeFileSync, readFileSync, existsSync, chmodSync, mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { createServer } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { CreateMessageRequestSchema } from '@modelcontextprotocol/sdk/types.js';
-import { ROOT, startHermes, until, freePort, startEverythingHttp } from './lib.mjs';
+import { ROOT, startHermes, until, freePort, startEverythingHttp, upstreamsFile, connectClient } from './lib.mjs';
 
 const FAKE = join(ROOT, 'tests/fakes/fake-upstream.mjs');
 const HELD = 63; // calls held open at the upstream, beside the one relaying a request
@@ -32,19 +32,11 @@ async function startFakeHttp(port, record) {
 }
 
 function gatewayFile(name, upstreams) {
-  const gw = join(dir, `${name}.yaml`);
-  writeFileSync(gw, 'upstreams:\n' + Object.entries(upstreams).map(([n, { url, extra = '' }]) =>
-    `  ${n}:\n    url: ${url}\n${extra.includes('tools:') ? '' : '    tools: {include: ["*"]}\n'}${extra}`).join(''));
-  chmodSync(gw, 0o600);
-  return gw;
+  return upstreamsFile(dir, name, Object.entries(upstreams).map(([n, { url, extra = '' }]) =>
+    `  ${n}:\n    url: ${url}\n${extra.includes('tools:') ? '' : '    tools: {include: ["*"]}\n'}${extra}`));
 }
 
-async function connect(srv) {
-  const client = new Client({ name: 'gw-httpcap', version: '1.0.0' });
-  await client.connect(new StreamableHTTPClientTransport(new URL(srv.url), { requestInit: { headers: srv.auth } }));
-  await client.listTools();
-  return client;
-}
+const connect = (srv) => connectClient(srv, { name: 'gw-httpcap', listTools: true });
 
 before(() => { dir = mkdtempSync(join(tmpdir(), 'hm-gwhttpcap-')); });
 after(() => {

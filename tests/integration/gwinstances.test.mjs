@@ -11,9 +11,7 @@ import assert from 'node:assert/strict';
 import { writeFileSync, readFileSync, chmodSync, mkdtempSync, mkdirSync, rmSync, realpathSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { ROOT, startHermes, until } from './lib.mjs';
+import { ROOT, startHermes, until, upstreamsFile, fakeUpstream, connectClient } from './lib.mjs';
 
 const FAKE = join(ROOT, 'tests/fakes/fake-upstream.mjs');
 const ALL = ['echo', 'slow', 'crash', 'hang', 'garbage', 'huge', 'hugetail', 'where'];
@@ -27,19 +25,14 @@ before(() => {
 after(() => rmSync(dir, { recursive: true, force: true }));
 
 function gatewayFile(name, instances, extra = '') {
-  const gw = join(dir, `${name}.yaml`);
-  writeFileSync(gw, 'upstreams:\n  graph:\n' +
-    `    command: ${JSON.stringify(process.execPath)}\n` +
-    `    args: ${JSON.stringify([FAKE, '--where', '--stowaway-in', 'bad', '--crash-init-in', 'down', '--starts', join(dir, `${name}.starts`)])}\n` +
+  return upstreamsFile(dir, name, fakeUpstream('graph',
+    ['--where', '--stowaway-in', 'bad', '--crash-init-in', 'down', '--starts', join(dir, `${name}.starts`)],
     `    tools: {include: [where]}\n    instances: ${instances}\n` +
-    `    expect_tools: ${JSON.stringify(ALL)}\n${extra}`);
-  chmodSync(gw, 0o600);
-  return gw;
+    `    expect_tools: ${JSON.stringify(ALL)}\n${extra}`));
 }
 
 async function connect(srv, expected = ['graph__where']) {
-  const client = new Client({ name: 'gw-instances', version: '1.0.0' });
-  await client.connect(new StreamableHTTPClientTransport(new URL(srv.url), { requestInit: { headers: srv.auth } }));
+  const client = await connectClient(srv, { name: 'gw-instances' });
   const { tools } = await client.listTools();
   assert.deepEqual(tools.map((t) => t.name).filter((n) => n.startsWith('graph__')), expected);
   return client;

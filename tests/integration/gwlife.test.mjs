@@ -12,22 +12,15 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { spawn } from 'node:child_process';
-import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { ROOT, HERMES, startHermes, until, freePort } from './lib.mjs';
+import { ROOT, HERMES, startHermes, until, freePort, upstreamsFile, fakeUpstream, connectClient } from './lib.mjs';
 
 const FAKE = join(ROOT, 'tests/fakes/fake-upstream.mjs');
 let dir;
 let srv;
 
 function gatewayFile(name, upstreams) {
-  const gw = join(dir, `${name}.yaml`);
-  writeFileSync(gw, 'upstreams:\n' + Object.entries(upstreams).map(([n, args]) =>
-    `  ${n}:\n    command: ${JSON.stringify(process.execPath)}\n` +
-    `    args: ${JSON.stringify([FAKE, '--starts', join(dir, `${n}.starts`), ...args])}\n` +
-    '    tools: {include: ["*"]}\n').join(''));
-  chmodSync(gw, 0o600);
-  return gw;
+  return upstreamsFile(dir, name, Object.entries(upstreams).map(([n, args]) =>
+    fakeUpstream(n, ['--starts', join(dir, `${n}.starts`), ...args], '    tools: {include: ["*"]}\n')));
 }
 
 const pids = (n) => (existsSync(join(dir, `${n}.starts`))
@@ -47,12 +40,7 @@ function childrenOf(pid) {
   return out;
 }
 
-async function connect(url, auth) {
-  const client = new Client({ name: 'gw-life', version: '1.0.0' });
-  await client.connect(new StreamableHTTPClientTransport(new URL(url), { requestInit: { headers: auth } }));
-  await client.listTools();
-  return client;
-}
+const connect = (url, auth) => connectClient(url, { name: 'gw-life', headers: auth, listTools: true });
 
 async function timedEcho(client) {
   const t0 = Date.now();

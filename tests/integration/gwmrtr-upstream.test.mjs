@@ -21,10 +21,9 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { CreateMessageRequestSchema, ElicitRequestSchema, ListRootsRequestSchema }
   from '@modelcontextprotocol/sdk/types.js';
-import { ROOT, startHermes, startConformance, until, parseSse, modernMeta, modernHeaders, MODERN, recordingFetch } from './lib.mjs';
+import { startHermes, startConformance, until, parseSse, modernMeta, modernHeaders, MODERN,
+  connectV2Client, modernToolCall } from './lib.mjs';
 
-const V2 = join(ROOT, 'tools/client/node_modules/@modelcontextprotocol/client/dist/index.mjs');
-const { Client: ClientV2, StreamableHTTPClientTransport: HttpV2 } = await import(V2);
 const sha = (t) => createHash('sha256').update(t).digest('hex');
 const T = (n) => `conf__test_input_required_result_${n}`;
 const ROUNDS_MAX = 8; // relay.c INPUT_ROUNDS_MAX
@@ -51,18 +50,8 @@ after(async () => {
 });
 
 // The SDK v2 client pinned to 2026-07-28; answers: its handlers (each records what it was asked).
-async function connectV2(name, answers, capabilities = { elicitation: { form: {} }, sampling: {}, roots: {} }) {
-  const wire = [];
-  const client = new ClientV2({ name, version: '1.0.0' }, { capabilities, versionNegotiation: { mode: { pin: MODERN } } });
-  client.asked = [];
-  for (const [method, kind] of [['elicitation/create', 'elicitation'], ['sampling/createMessage', 'sampling'], ['roots/list', 'roots']]) {
-    if (!answers[kind]) continue;
-    client.setRequestHandler(method, async (req) => { client.asked.push([kind, req.params]); return answers[kind](req.params); });
-  }
-  await client.connect(new HttpV2(new URL(srv.url), { requestInit: { headers: srv.auth }, fetch: recordingFetch(wire) }));
-  client.wire = wire;
-  return client;
-}
+const connectV2 = (name, answers, capabilities = { elicitation: { form: {} }, sampling: {}, roots: {} }) =>
+  connectV2Client(srv, name, { answers, capabilities });
 
 // The SDK 1.x client (session era); answers as above.
 async function connectV1(name, answers, capabilities = { elicitation: {}, sampling: {}, roots: {} }) {
@@ -201,18 +190,7 @@ test('SDK 1.x: an error answer ends the call with a clear tool error; a hang-up 
 
 // One raw 2026-07-28 tools/call (as token's caller, to server at); extra: inputResponses and
 // requestState.
-async function rawCall(name, args, extra = {}, token = null, at = srv) {
-  const id = randomBytes(4).readUInt32BE();
-  const auth = token ? { Authorization: `Bearer ${token}` } : at.auth;
-  const r = await fetch(at.url, { method: 'POST',
-    headers: { ...modernHeaders('tools/call', name), ...auth },
-    body: JSON.stringify({ jsonrpc: '2.0', id, method: 'tools/call', params: { name, arguments: args,
-      ...extra, _meta: modernMeta({ elicitation: { form: {} } }) } }) });
-  const text = await r.text();
-  let answer;
-  try { answer = JSON.parse(text); } catch { answer = parseSse(text).map((e) => e.json).find((m) => m?.id === id); }
-  return { status: r.status, answer, text };
-}
+const rawCall = (name, args, extra = {}, token = null, at = srv) => modernToolCall(at, name, args, extra, token);
 const confirm = (state, ok = true, token = null, tool = T('request_state'), at = srv) =>
   rawCall(tool, {}, { inputResponses: { confirm: { action: 'accept', content: { ok } } }, requestState: state }, token, at);
 

@@ -11,36 +11,21 @@ import { join } from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { spawn } from 'node:child_process';
-import { ROOT, HERMES, startHermes, until } from './lib.mjs';
+import { HERMES, startHermes, until, upstreamsFile, fakeUpstream, connectClient, probeJson } from './lib.mjs';
 
-const FAKE = join(ROOT, 'tests/fakes/fake-upstream.mjs');
 let dir;
 
 function gatewayFile(name, upstreams) {
-  const gw = join(dir, `${name}.yaml`);
-  writeFileSync(gw, 'upstreams:\n' + Object.entries(upstreams).map(([n, { args, extra = '' }]) =>
-    `  ${n}:\n    command: ${JSON.stringify(process.execPath)}\n` +
-    `    args: ${JSON.stringify([FAKE, '--starts', join(dir, `${n}.starts`), ...args])}\n` +
-    `    tools: {include: ["*"]}\n${extra}`).join(''));
-  chmodSync(gw, 0o600);
-  return gw;
+  return upstreamsFile(dir, name, Object.entries(upstreams).map(([n, { args, extra = '' }]) =>
+    fakeUpstream(n, ['--starts', join(dir, `${n}.starts`), ...args], `    tools: {include: ["*"]}\n${extra}`)));
 }
 
 const starts = (n) => (existsSync(join(dir, `${n}.starts`))
   ? readFileSync(join(dir, `${n}.starts`), 'utf8').trim().split('\n').length : 0);
 
-async function probe(srv, path) {
-  const r = await fetch(`${srv.base}${path}`); // no Authorization: probes need none
-  return { status: r.status, body: await r.json() };
-}
+const probe = probeJson;
 
-async function connect(srv) {
-  const client = new Client({ name: 'gw-rec', version: '1.0.0' });
-  await client.connect(new StreamableHTTPClientTransport(new URL(srv.url), {
-    requestInit: { headers: srv.auth } }));
-  await client.listTools();
-  return client;
-}
+const connect = (srv) => connectClient(srv, { name: 'gw-rec', listTools: true });
 
 // Calls echo until the upstream answers again (it is restarting meanwhile).
 async function untilEchoes(client, name) {

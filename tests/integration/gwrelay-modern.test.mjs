@@ -15,11 +15,9 @@ import { writeFileSync, readFileSync, existsSync, chmodSync, mkdtempSync, rmSync
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createHash, randomBytes } from 'node:crypto';
-import { ROOT, startHermes, until, post, parseSse, modernMeta, modernHeaders, MODERN, everythingPath,
-  startEverythingHttp, recordingFetch } from './lib.mjs';
+import { ROOT, startHermes, until, everythingPath, startEverythingHttp, connectV2Client,
+  modernToolCall } from './lib.mjs';
 
-const V2 = join(ROOT, 'tools/client/node_modules/@modelcontextprotocol/client/dist/index.mjs');
-const { Client: ClientV2, StreamableHTTPClientTransport: HttpV2 } = await import(V2);
 const EVERYTHING = everythingPath();
 const FAKE_UPSTREAM = join(ROOT, 'tests/fakes/fake-upstream.mjs');
 const TTL_MS = 3000;
@@ -60,37 +58,11 @@ after(async () => {
 
 // The SDK v2 client pinned to 2026-07-28, declaring elicitation and sampling; answers: what its
 // handlers return (each records what it was asked).
-async function connectV2(name, answers) {
-  const wire = [];
-  const client = new ClientV2({ name, version: '1.0.0' },
-    { capabilities: { elicitation: { form: {} }, sampling: {} }, versionNegotiation: { mode: { pin: MODERN } } });
-  client.asked = [];
-  client.setRequestHandler('sampling/createMessage', async (req) => {
-    client.asked.push(['sampling', req.params]);
-    return answers.sampling(req.params);
-  });
-  client.setRequestHandler('elicitation/create', async (req) => {
-    client.asked.push(['elicitation', req.params]);
-    return answers.elicitation(req.params);
-  });
-  await client.connect(new HttpV2(new URL(srv.url), { requestInit: { headers: srv.auth }, fetch: recordingFetch(wire) }));
-  client.wire = wire;
-  return client;
-}
+const connectV2 = (name, answers) => connectV2Client(srv, name,
+  { answers, capabilities: { elicitation: { form: {} }, sampling: {} } });
 
 // One raw 2026-07-28 tools/call (as token's caller); extra: inputResponses and requestState.
-async function rawCall(name, args, extra = {}, token = null) {
-  const id = randomBytes(4).readUInt32BE();
-  const auth = token ? { Authorization: `Bearer ${token}` } : srv.auth;
-  const r = await fetch(srv.url, { method: 'POST',
-    headers: { ...modernHeaders('tools/call', name), ...auth },
-    body: JSON.stringify({ jsonrpc: '2.0', id, method: 'tools/call', params: { name, arguments: args,
-      ...extra, _meta: modernMeta({ elicitation: { form: {} } }) } }) });
-  const text = await r.text();
-  let answer;
-  try { answer = JSON.parse(text); } catch { answer = parseSse(text).map((e) => e.json).find((m) => m?.id === id); }
-  return { status: r.status, answer, text };
-}
+const rawCall = (name, args, extra = {}, token = null) => modernToolCall(srv, name, args, extra, token);
 
 const callsFile = (f = calls) => (existsSync(f) ? readFileSync(f, 'utf8') : '');
 const cancelLines = (f = calls) => callsFile(f).split('\n').filter((l) => l.startsWith('cancelled'));

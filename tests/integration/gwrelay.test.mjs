@@ -15,7 +15,8 @@ import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/
 import { CreateMessageRequestSchema, ElicitRequestSchema, LoggingMessageNotificationSchema }
   from '@modelcontextprotocol/sdk/types.js';
 import { readFileSync } from 'node:fs';
-import { ROOT, startHermes, until, post, parseSse, everythingPath, startEverythingHttp } from './lib.mjs';
+import { ROOT, startHermes, until, post, parseSse, everythingPath, startEverythingHttp,
+  connectClient } from './lib.mjs';
 
 const FAKE = join(ROOT, 'tests/fakes/fake-upstream.mjs');
 
@@ -26,25 +27,23 @@ let dir, srv, upstreamHttp;
 
 // A client of the session era; with capabilities it answers sampling with a reply naming the
 // prompt it got, and elicitation with a form filled in with its own name.
-async function connect(name, { capable = true, logs = [] } = {}) {
-  const client = new Client({ name, version: '1.0.0' },
-    { capabilities: capable ? { sampling: {}, elicitation: {} } : {} });
-  client.asked = [];
-  if (capable) {
-    client.setRequestHandler(CreateMessageRequestSchema, async (req) => {
-      const text = req.params.messages[0].content.text;
-      client.asked.push(['sampling', text]);
-      return { role: 'assistant', model: `model-of-${name}`, content: { type: 'text', text: `${name} read: ${text}` } };
-    });
-    client.setRequestHandler(ElicitRequestSchema, async (req) => {
-      client.asked.push(['elicitation', req.params.message]);
-      return { action: 'accept', content: { name: `user of ${name}`, check: true, email: 'a@example.com' } };
-    });
-  }
-  client.setNotificationHandler(LoggingMessageNotificationSchema, (n) => logs.push(n.params));
-  await client.connect(new StreamableHTTPClientTransport(new URL(srv.url), { requestInit: { headers: srv.auth } }));
-  await client.listTools();
-  return client;
+function connect(name, { capable = true, logs = [] } = {}) {
+  return connectClient(srv, { name, capabilities: capable ? { sampling: {}, elicitation: {} } : {}, listTools: true,
+    setup: (client) => {
+      client.asked = [];
+      if (capable) {
+        client.setRequestHandler(CreateMessageRequestSchema, async (req) => {
+          const text = req.params.messages[0].content.text;
+          client.asked.push(['sampling', text]);
+          return { role: 'assistant', model: `model-of-${name}`, content: { type: 'text', text: `${name} read: ${text}` } };
+        });
+        client.setRequestHandler(ElicitRequestSchema, async (req) => {
+          client.asked.push(['elicitation', req.params.message]);
+          return { action: 'accept', content: { name: `user of ${name}`, check: true, email: 'a@example.com' } };
+        });
+      }
+      client.setNotificationHandler(LoggingMessageNotificationSchema, (n) => logs.push(n.params));
+    } });
 }
 
 before(async () => {

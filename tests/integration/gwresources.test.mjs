@@ -7,13 +7,12 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { writeFileSync, existsSync, chmodSync, mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { startHermes } from './lib.mjs';
-import { ROOT } from './lib.mjs';
+import { ROOT, startHermes, upstreamsFile, fakeUpstream } from './lib.mjs';
 
 const EVERYTHING = spawnSync(join(ROOT, 'scripts/node-tools.sh'), ['everything'], { encoding: 'utf8' })
   .stdout.trim().split('\n')[0];
@@ -23,17 +22,10 @@ let dir, srv, client;
 const upstream = (name, rules) =>
   `  ${name}:\n    command: ${JSON.stringify(process.execPath)}\n    args: [${JSON.stringify(EVERYTHING)}, stdio]\n` + rules;
 
-function gatewayFile(name, body) {
-  const gw = join(dir, `${name}.yaml`);
-  writeFileSync(gw, 'upstreams:\n' + body);
-  chmodSync(gw, 0o600);
-  return gw;
-}
-
 before(async () => {
   assert.ok(existsSync(EVERYTHING), `server-everything installed: ${EVERYTHING}`);
   dir = mkdtempSync(join(tmpdir(), 'hm-gwres-'));
-  srv = await startHermes({ GATEWAY_FILE: gatewayFile('gw',
+  srv = await startHermes({ GATEWAY_FILE: upstreamsFile(dir, 'gw',
     upstream('ev', '    tools: {include: [echo], resources: true, prompts: true}\n') +
     upstream('plain', '    prefix: p_\n    tools: {include: [echo]}\n')) });
   client = new Client({ name: 'gw-res', version: '1.0.0' });
@@ -83,7 +75,7 @@ test('prompts: prefixed like tools, got through the upstream with their argument
 });
 
 test('two upstreams offering the same resource URI: the start is refused naming both', async () => {
-  const gw = gatewayFile('clash',
+  const gw = upstreamsFile(dir, 'clash',
     upstream('a', '    tools: {include: [echo], resources: true}\n') +
     upstream('b', '    prefix: b_\n    tools: {include: [echo], resources: true}\n'));
   const started = await startHermes({ GATEWAY_FILE: gw }).catch((e) => e);
@@ -92,10 +84,9 @@ test('two upstreams offering the same resource URI: the start is refused naming 
 });
 
 test('templates: only {name} parts are served (an RFC 6570 operator one is not listed); the same template from two upstreams refuses the start', async () => {
-  const fake = (name, extra = '') => `  ${name}:\n    command: ${JSON.stringify(process.execPath)}\n` +
-    `    args: ${JSON.stringify([join(ROOT, 'tests/fakes/fake-upstream.mjs'), '--templates'])}\n` +
-    `    prefix: ${name}_\n    tools: {include: [echo], resources: true}\n${extra}`;
-  const one = await startHermes({ GATEWAY_FILE: gatewayFile('tpl', fake('a')) });
+  const fake = (name, extra = '') => fakeUpstream(name, ['--templates'],
+    `    prefix: ${name}_\n    tools: {include: [echo], resources: true}\n${extra}`);
+  const one = await startHermes({ GATEWAY_FILE: upstreamsFile(dir, 'tpl', fake('a')) });
   try {
     const c = new Client({ name: 'gw-tpl', version: '1.0.0' });
     await c.connect(new StreamableHTTPClientTransport(new URL(one.url), { requestInit: { headers: one.auth } }));
@@ -105,7 +96,7 @@ test('templates: only {name} parts are served (an RFC 6570 operator one is not l
     await c.close();
     assert.match(one.proc.stderrText, /resource template 'fake:\/\/tree\{\/path\*\}' not exposed \(only \{name\} parts are served/);
   } finally { await one.stop(); }
-  const started = await startHermes({ GATEWAY_FILE: gatewayFile('tplclash', fake('a') + fake('b')) }).catch((e) => e);
+  const started = await startHermes({ GATEWAY_FILE: upstreamsFile(dir, 'tplclash', fake('a') + fake('b')) }).catch((e) => e);
   if (!(started instanceof Error)) await started.stop();
   assert.match(String(started), /upstream b offers resource template 'fake:\/\/item\/\{id\}', which matches the same URIs as upstream a's 'fake:\/\/item\/\{id\}'/);
 });
@@ -114,12 +105,12 @@ test('templates equal but for their variable names refuse the start, naming both
   const fake = (name, extra = []) => `  ${name}:\n    command: ${JSON.stringify(process.execPath)}\n` +
     `    args: ${JSON.stringify([join(ROOT, 'tests/fakes/fake-upstream.mjs'), '--templates', ...extra])}\n` +
     `    prefix: ${name}_\n    tools: {include: [echo], resources: true}\n`;
-  const started = await startHermes({ GATEWAY_FILE: gatewayFile('tplshape',
+  const started = await startHermes({ GATEWAY_FILE: upstreamsFile(dir, 'tplshape',
     fake('a') + fake('b', ['--template-item', 'fake://item/{key}'])) }).catch((e) => e);
   if (!(started instanceof Error)) await started.stop();
   assert.match(String(started), /upstream b offers resource template 'fake:\/\/item\/\{key\}', which matches the same URIs as upstream a's 'fake:\/\/item\/\{id\}'/);
   // Another shape is no clash: both start.
-  const both = await startHermes({ GATEWAY_FILE: gatewayFile('tplother',
+  const both = await startHermes({ GATEWAY_FILE: upstreamsFile(dir, 'tplother',
     fake('a') + fake('b', ['--template-item', 'fake://thing/{key}'])) });
   await both.stop();
 });

@@ -13,9 +13,7 @@ import { spawn, spawnSync, execFile } from 'node:child_process';
 import { readFileSync, writeFileSync, existsSync, chmodSync, mkdtempSync, mkdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { ROOT, HERMES, startHermes, until, freePort } from './lib.mjs';
+import { ROOT, HERMES, startHermes, until, freePort, connectClient } from './lib.mjs';
 
 const EXAMPLE = join(ROOT, 'contrib/gateway/hermes-gateway.yaml');
 const FAKE = join(ROOT, 'tests/fakes/fake-seed001.mjs');
@@ -60,12 +58,7 @@ function shim(role, { calls: record = role, extra = [] } = {}) {
   return path;
 }
 
-async function connect() {
-  const client = new Client({ name: 'gw-seed001', version: '1.0.0' });
-  await client.connect(new StreamableHTTPClientTransport(new URL(srv.url), {
-    requestInit: { headers: srv.auth } }));
-  return client;
-}
+const connect = () => connectClient(srv, { name: 'gw-seed001' });
 
 before(async () => {
   dir = mkdtempSync(join(tmpdir(), 'hm-gwseed-'));

@@ -7,12 +7,12 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { writeFileSync, readFileSync, existsSync, chmodSync, mkdtempSync, rmSync, unlinkSync } from 'node:fs';
+import { writeFileSync, readFileSync, existsSync, mkdtempSync, rmSync, unlinkSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { ROOT, startHermes, until } from './lib.mjs';
+import { ROOT, startHermes, until, upstreamsFile } from './lib.mjs';
 
 const FAKE = join(ROOT, 'tests/fakes/fake-upstream.mjs');
 const EVERYTHING = spawnSync(join(ROOT, 'scripts/node-tools.sh'), ['everything'], { encoding: 'utf8' })
@@ -23,13 +23,6 @@ function fake(name, smoke, extra = '', args = []) {
   return `  ${name}:\n    command: ${JSON.stringify(process.execPath)}\n` +
     `    args: ${JSON.stringify([FAKE, '--smoke-tools', '--starts', join(dir, `${name}.starts`), ...args])}\n` +
     `    tools: {include: [echo]}\n    smoke: ${smoke}\n${extra}`;
-}
-
-function gatewayFile(name, body) {
-  const gw = join(dir, `${name}.yaml`);
-  writeFileSync(gw, 'upstreams:\n' + body);
-  chmodSync(gw, 0o600);
-  return gw;
 }
 
 async function readyz(srv) {
@@ -46,7 +39,7 @@ after(() => rmSync(dir, { recursive: true, force: true }));
 test('failed smoke calls keep readyz 503 naming upstream and reason; a restart re-runs it and it passes', async () => {
   const down = join(dir, 'provider-down');
   writeFileSync(down, '');
-  const srv = await startHermes({ GATEWAY_FILE: gatewayFile('a',
+  const srv = await startHermes({ GATEWAY_FILE: upstreamsFile(dir, 'a',
     fake('web', '{tool: provider, arguments: {query: hermes}}', '', ['--provider-down', down]) +
     fake('iserr', '{tool: iserror}', '    required: false\n') +
     fake('rpcerr', '{tool: rpcerror}', '    required: false\n') +
@@ -92,7 +85,7 @@ test('server-everything: smoke echo passes and readyz is 200; a smoke tool it do
   assert.ok(existsSync(EVERYTHING), `server-everything installed: ${EVERYTHING}`);
   const up = (name, smoke) => `  ${name}:\n    command: ${JSON.stringify(process.execPath)}\n` +
     `    args: [${JSON.stringify(EVERYTHING)}]\n    tools: {include: [echo]}\n    smoke: ${smoke}\n`;
-  const srv = await startHermes({ GATEWAY_FILE: gatewayFile('b',
+  const srv = await startHermes({ GATEWAY_FILE: upstreamsFile(dir, 'b',
     up('everything', '{tool: echo, arguments: {message: ready}}') +
     up('wrong', '{tool: no-such-tool, arguments: {}}')) });
   try {
@@ -112,7 +105,7 @@ test('server-everything: smoke echo passes and readyz is 200; a smoke tool it do
     assert.match(e.content[0].text, /hi/);
     await client.close();
   } finally { assert.equal(await srv.stop(), 0); }
-  const ok = await startHermes({ GATEWAY_FILE: gatewayFile('c',
+  const ok = await startHermes({ GATEWAY_FILE: upstreamsFile(dir, 'c',
     up('everything', '{tool: echo, arguments: {message: ready}}')) });
   try {
     let r;

@@ -11,29 +11,16 @@ import { writeFileSync, mkdirSync, chmodSync, mkdtempSync, rmSync, unlinkSync, s
 import { execFileSync } from 'node:child_process';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { ROOT, HERMES, startHermes } from './lib.mjs';
+import { HERMES, startHermes, upstreamsFile, fakeUpstream, connectClient } from './lib.mjs';
 
-const FAKE = join(ROOT, 'tests/fakes/fake-upstream.mjs');
 let dir, home;
 
 function gatewayFile(name, upstreamArgs, startup) {
-  const gw = join(dir, `${name}.yaml`);
-  writeFileSync(gw, 'upstreams:\n  fake:\n' +
-    `    command: ${JSON.stringify(process.execPath)}\n` +
-    `    args: ${JSON.stringify([FAKE, ...upstreamArgs])}\n` +
-    '    prefix: ""\n    tools: {include: ["*"]}\n' + startup);
-  chmodSync(gw, 0o600);
-  return gw;
+  return upstreamsFile(dir, name,
+    fakeUpstream('fake', upstreamArgs, '    prefix: ""\n    tools: {include: ["*"]}\n' + startup));
 }
 
-async function connect(srv) {
-  const client = new Client({ name: 'gw-startctx', version: '1.0.0' });
-  await client.connect(new StreamableHTTPClientTransport(new URL(srv.url), {
-    requestInit: { headers: srv.auth } }));
-  return client;
-}
+const connect = (srv) => connectClient(srv, { name: 'gw-startctx' });
 
 before(() => {
   dir = mkdtempSync(join(tmpdir(), 'hm-gwstartctx-'));

@@ -5,17 +5,9 @@ import assert from 'node:assert/strict';
 import { writeFileSync, chmodSync, mkdtempSync, mkdirSync, existsSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { startHermes, startFake, agentEnv, until, sleep } from './lib.mjs';
+import { startHermes, startFake, agentEnv, until, connectClient } from './lib.mjs';
 
-async function connect(srv) {
-  const transport = new StreamableHTTPClientTransport(new URL(srv.url), { requestInit: { headers: srv.auth } });
-  const client = new Client({ name: 'jobs-it', version: '1' });
-  await client.connect(transport);
-  await client.listTools();
-  return client;
-}
+const connect = (srv) => connectClient(srv, { name: 'jobs-it', version: '1', listTools: true });
 const call = (client, name, args) => client.callTool({ name, arguments: args }, undefined, { timeout: 60000 });
 const chats = (fake) => fake.received().filter((r) => r.path === '/v1/chat/completions');
 

@@ -5,7 +5,8 @@ import { createServer as createNetServer } from 'node:net';
 import { mkdtempSync, writeFileSync, chmodSync, rmSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { randomBytes } from 'node:crypto';
+import { randomBytes, createHash } from 'node:crypto';
+import assert from 'node:assert/strict';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 
@@ -249,14 +250,78 @@ export function setPassphrase(envFile, pass = OAUTH_PASS) {
   return r;
 }
 
+// A PKCE pair (S256): the verifier a client keeps and the challenge it sends to /authorize.
+export function pkce() {
+  const verifier = randomBytes(32).toString('base64url');
+  return { verifier, challenge: createHash('sha256').update(verifier).digest('base64url') };
+}
+
+// `hermes-mcp oauth mint-client`, as the operator runs it for a client that takes a pasted pair:
+// { id, secret } (32 and 64 hex digits).
+export function mintClient() {
+  const r = spawnSync(HERMES, ['oauth', 'mint-client'], { encoding: 'utf8' });
+  assert.equal(r.status, 0, r.stderr);
+  const id = /^OAUTH_CLIENT_ID=([0-9a-f]{32})$/m.exec(r.stdout)?.[1];
+  const secret = /^OAUTH_CLIENT_SECRET=([0-9a-f]{64})$/m.exec(r.stdout)?.[1];
+  assert.ok(id && secret, r.stdout);
+  return { id, secret };
+}
+
+// Dynamic client registration (POST /register) with body: { status, body }.
+export async function registerClient(issuer, body) {
+  const res = await fetch(`${issuer}/register`, { method: 'POST', headers: { 'Content-Type': 'application/json' },
+    body: JSON.stringify(body) });
+  return { status: res.status, body: await res.json() };
+}
+
+// Registers a public client (no secret) with one redirect URI; asserts 201; its client_id.
+export async function registerPublic(issuer, redirect, name = 'it') {
+  const res = await fetch(`${issuer}/register`, { method: 'POST', headers: { 'Content-Type': 'application/json' },
+    body: JSON.stringify({ redirect_uris: [redirect], client_name: name, token_endpoint_auth_method: 'none' }) });
+  assert.equal(res.status, 201, await res.clone().text());
+  return (await res.json()).client_id;
+}
+
+// The owner approving on the consent page at authUrl (an /authorize URL) with pass, as a browser
+// posts the form; over: { csrf, headers } to forge the post. Returns the page (not followed), its
+// html and csrf token, the post's res, its location and the code that location carries.
+export async function approveConsent(issuer, authUrl, pass = OAUTH_PASS, over = {}) {
+  const page = await fetch(authUrl, { redirect: 'manual' });
+  const html = await page.text();
+  const csrf = /name="csrf" value="([0-9a-f]{64})"/.exec(html)?.[1];
+  const res = await fetch(`${issuer}/authorize`, { method: 'POST', redirect: 'manual',
+    headers: { 'Content-Type': 'application/x-www-form-urlencoded', Origin: issuer, ...over.headers },
+    body: new URLSearchParams({ csrf: over.csrf ?? csrf, passphrase: pass, action: 'approve' }).toString() });
+  const location = res.headers.get('location');
+  return { page, html, csrf, res, location, code: location && new URL(location).searchParams.get('code') };
+}
+
+// One raw 2026-07-28 tools/call to srv (as token's caller if given), declaring form elicitation;
+// extra: more params (inputResponses, requestState). { status, answer (the JSON-RPC answer), text }.
+export async function modernToolCall(srv, name, args, extra = {}, token = null) {
+  const id = randomBytes(4).readUInt32BE();
+  const auth = token ? { Authorization: `Bearer ${token}` } : srv.auth;
+  const r = await fetch(srv.url, { method: 'POST',
+    headers: { ...modernHeaders('tools/call', name), ...auth },
+    body: JSON.stringify({ jsonrpc: '2.0', id, method: 'tools/call', params: { name, arguments: args,
+      ...extra, _meta: modernMeta({ elicitation: { form: {} } }) } }) });
+  const text = await r.text();
+  let answer;
+  try { answer = JSON.parse(text); } catch { answer = parseSse(text).map((e) => e.json).find((m) => m?.id === id); }
+  return { status: r.status, answer, text };
+}
+
 // Starts hermes-mcp as an OAuth authorization server: on a port chosen first, as its issuer URL
-// names it, with OAUTH_PASS as the owner's passphrase unless withPass is false.
-export async function startOAuth(extra = {}, withPass = true, opts = {}) {
+// names it (written with a trailing slash if opts.issuerSlash), with OAUTH_PASS as the owner's
+// passphrase unless withPass is false; other opts go to startHermes. prm: the protected-resource
+// metadata URL of its /mcp.
+export async function startOAuth(extra = {}, withPass = true, { issuerSlash = false, ...opts } = {}) {
   const port = await freePort();
   const issuer = `http://127.0.0.1:${port}`;
-  const srv = await startHermes({ MCP_PORT: String(port), OAUTH_ISSUER_URL: issuer, ...extra }, opts);
+  const srv = await startHermes({ MCP_PORT: String(port),
+    OAUTH_ISSUER_URL: issuerSlash ? `${issuer}/` : issuer, ...extra }, opts);
   if (withPass) setPassphrase(srv.envFile);
-  return { srv, issuer };
+  return { srv, issuer, prm: `${issuer}/.well-known/oauth-protected-resource/mcp` };
 }
 
 // @modelcontextprotocol/server-everything, installed by scripts/node-tools.sh (its entry script).
@@ -286,6 +351,22 @@ export function gatewayFile(dir, text, name = 'gateway.yaml') {
   return path;
 }
 
+// A gateway file name.yaml in dir: an `upstreams:` map of entries (a YAML string, or an array of
+// entry strings, e.g. from fakeUpstream); its path.
+export function upstreamsFile(dir, name, entries) {
+  return gatewayFile(dir, 'upstreams:\n' + [].concat(entries).join(''), `${name}.yaml`);
+}
+
+// The scriptable fake MCP upstream (stdio, or Streamable HTTP with --http).
+export const FAKE_UPSTREAM = join(ROOT, 'tests/fakes/fake-upstream.mjs');
+
+// One gateway-file upstream entry that runs FAKE_UPSTREAM under this node with args; extra: more
+// indented lines of the entry (tools:, prefix:, ...).
+export function fakeUpstream(name, args = [], extra = '') {
+  return `  ${name}:\n    command: ${JSON.stringify(process.execPath)}\n` +
+    `    args: ${JSON.stringify([FAKE_UPSTREAM, ...args])}\n${extra}`;
+}
+
 // The operator's CLI run against srv's control socket, as an operator types it:
 // { code, stdout, stderr } (code 0 on success).
 export function hermesCli(srv, ...args) {
@@ -313,6 +394,74 @@ export async function sdkClient(srv, name = 'it') {
   await client.connect(new StreamableHTTPClientTransport(new URL(srv.url), { requestInit: { headers: srv.auth } }));
   const tools = Object.fromEntries((await client.listTools()).tools.map((t) => [t.name, t]));
   return { client, tools };
+}
+
+// An official SDK 1.x client connected to srv ({url, auth}, or a URL string) as a real client
+// connects: announcing name and capabilities, sending headers (srv.auth unless given) on every
+// request; listTools: lists the tools first, as clients do before they call one; setup(client):
+// runs before the connect (request and notification handlers).
+export async function connectClient(srv,
+  { name = 'it', version = '1.0.0', headers, capabilities, listTools = false, setup } = {}) {
+  const url = typeof srv === 'string' ? srv : srv.url;
+  const client = new Client({ name, version }, capabilities ? { capabilities } : undefined);
+  setup?.(client);
+  await client.connect(new StreamableHTTPClientTransport(new URL(url),
+    { requestInit: { headers: headers ?? srv.auth } }));
+  if (listTools) await client.listTools();
+  return client;
+}
+
+// An SDK OAuthClientProvider keeping everything in st, in memory, as a connector keeps it in its
+// own store: { st, provider }. st.authUrl is where it was sent to authorize. opts: clientMetadata,
+// state (the value it sends), discovery (caches the discovery state too); any other key is set
+// on the provider as given (clientMetadataUrl, a static clientInformation, ...).
+export function oauthProvider(redirectUrl, { clientMetadata, state, discovery = false, ...more } = {}) {
+  const st = {};
+  const provider = {
+    get redirectUrl() { return redirectUrl; },
+    clientMetadata: clientMetadata ??
+      { redirect_uris: [redirectUrl], client_name: 'it', token_endpoint_auth_method: 'none' },
+    ...(state === undefined ? {} : { state: () => state }),
+    clientInformation: () => st.client,
+    saveClientInformation: (c) => { st.client = c; },
+    tokens: () => st.tokens,
+    saveTokens: (t) => { st.tokens = t; },
+    redirectToAuthorization: (u) => { st.authUrl = new URL(u); },
+    saveCodeVerifier: (v) => { st.verifier = v; },
+    codeVerifier: () => st.verifier,
+    ...(discovery ? { saveDiscoveryState: (d) => { st.discovery = d; }, discoveryState: () => st.discovery } : {}),
+    ...more,
+  };
+  return { st, provider };
+}
+
+// The TypeScript SDK v2 client package (scripts/node-tools.sh client).
+export const SDK_V2 = join(ROOT, 'tools/client/node_modules/@modelcontextprotocol/client/dist/index.mjs');
+
+// An SDK v2 client connected to srv, negotiating as mode says (pinned to MODERN unless given),
+// each request it sends and the answer kept in client.wire (recordingFetch). answers: a handler
+// by kind (elicitation, sampling, roots) for the requests the server sends it; each request
+// handled is pushed to client.asked as [kind, params]. record: the recording fetch to use.
+export async function connectV2Client(srv, name,
+  { answers = {}, capabilities = {}, mode = { pin: MODERN }, record = recordingFetch } = {}) {
+  const { Client: ClientV2, StreamableHTTPClientTransport: HttpV2 } = await import(SDK_V2);
+  const wire = [];
+  const client = new ClientV2({ name, version: '1.0.0' }, { capabilities, versionNegotiation: { mode } });
+  client.asked = [];
+  for (const [method, kind] of [['elicitation/create', 'elicitation'], ['sampling/createMessage', 'sampling'],
+    ['roots/list', 'roots']]) {
+    if (!answers[kind]) continue;
+    client.setRequestHandler(method, async (req) => { client.asked.push([kind, req.params]); return answers[kind](req.params); });
+  }
+  await client.connect(new HttpV2(new URL(srv.url), { requestInit: { headers: srv.auth }, fetch: record(wire) }));
+  client.wire = wire;
+  return client;
+}
+
+// GET of an unauthenticated probe path on srv (/healthz, /readyz): { status, body (its JSON) }.
+export async function probeJson(srv, path) {
+  const r = await fetch(`${srv.base}${path}`); // no Authorization: probes need none
+  return { status: r.status, body: await r.json() };
 }
 
 // A fetch (for an SDK transport) that keeps each tools/call POST's body and answer text.

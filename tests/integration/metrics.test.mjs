@@ -4,9 +4,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { join } from 'node:path';
-import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { ROOT, startHermes, startFake, agentEnv, post, INIT, until } from './lib.mjs';
+import { ROOT, startHermes, startFake, agentEnv, post, INIT, until, connectClient } from './lib.mjs';
 
 // Parses the text exposition format strictly; throws on anything malformed. Returns
 // { samples: Map("name{labels}" → number), types: Map(family → type) }.
@@ -95,12 +93,7 @@ async function scrape(srv, headers = srv.auth) {
 
 const v = (m, key) => m.samples.get(key) ?? 0;
 
-async function connect(srv) {
-  const transport = new StreamableHTTPClientTransport(new URL(srv.url), { requestInit: { headers: srv.auth } });
-  const client = new Client({ name: 'metrics-it', version: '1' }, { capabilities: {} });
-  await client.connect(transport);
-  return client;
-}
+const connect = (srv) => connectClient(srv, { name: 'metrics-it', version: '1', capabilities: {} });
 
 test('/metrics needs the bearer token and takes GET only', async () => {
   const srv = await startHermes();

@@ -5,7 +5,6 @@
 // exists and the bearer path is as it always was.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { createServer } from 'node:net';
 import { createHash, randomBytes } from 'node:crypto';
 import { writeFileSync, chmodSync, mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -13,15 +12,7 @@ import { join } from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { discoverOAuthProtectedResourceMetadata } from '@modelcontextprotocol/sdk/client/auth.js';
-import { startHermes, restartHermes, post, INIT, JSON_HEADERS, until, freePort } from './lib.mjs';
-
-// A port that was free a moment ago: the issuer URL must name the port the server listens on.
-async function startOAuth(extra = {}) {
-  const port = await freePort();
-  const issuer = `http://127.0.0.1:${port}`;
-  const srv = await startHermes({ MCP_PORT: String(port), OAUTH_ISSUER_URL: `${issuer}/`, ...extra });
-  return { srv, issuer, prm: `${issuer}/.well-known/oauth-protected-resource/mcp` };
-}
+import { startHermes, restartHermes, post, INIT, JSON_HEADERS, until, startOAuth } from './lib.mjs';
 
 test('without OAUTH_ISSUER_URL: the 401 and the paths are as before', async () => {
   const srv = await startHermes();
@@ -40,7 +31,7 @@ test('without OAUTH_ISSUER_URL: the 401 and the paths are as before', async () =
 });
 
 test('with OAUTH_ISSUER_URL: 401 names the metadata, which is public, and query tokens are refused', async () => {
-  const { srv, issuer, prm } = await startOAuth();
+  const { srv, issuer, prm } = await startOAuth({}, false, { issuerSlash: true });
   try {
     const none = await post(srv, INIT(), { Authorization: '' });
     assert.equal(none.status, 401);
@@ -89,7 +80,7 @@ test('step-up 403 carries resource_metadata with OAuth on', async () => {
   const file = join(dir, 'tokens.yaml');
   writeFileSync(file, `tokens:\n  - name: reader\n    sha256: ${createHash('sha256').update(token).digest('hex')}\n    scopes: [hermes:read]\n`);
   chmodSync(file, 0o600);
-  const { srv, prm } = await startOAuth({ TOKENS_FILE: file });
+  const { srv, prm } = await startOAuth({ TOKENS_FILE: file }, false, { issuerSlash: true });
   try {
     const res = await post(srv, { jsonrpc: '2.0', id: 3, method: 'tools/call', params: { name: 'hermes_reset', arguments: { confirmed: true } } },
       { Authorization: `Bearer ${token}`, 'MCP-Protocol-Version': '2025-11-25' });
@@ -104,7 +95,7 @@ test('step-up 403 carries resource_metadata with OAuth on', async () => {
 });
 
 test('the SDK client follows the 401 to our metadata (RFC 9728 discovery)', async () => {
-  const { srv, issuer, prm } = await startOAuth();
+  const { srv, issuer, prm } = await startOAuth({}, false, { issuerSlash: true });
   try {
     // The SDK's own discovery, probing the well-known path of the server URL.
     const meta = await discoverOAuthProtectedResourceMetadata(new URL(srv.url));
@@ -157,7 +148,7 @@ test('an OAUTH_ISSUER_URL that is not a safe origin stops the server', async () 
 // store as the server writes it, and the resource server must honour exactly the live access
 // tokens issued for its own MCP URL, across restarts.
 test('stored access tokens: audience, expiry, kind and scope checked; kept across a restart', async () => {
-  const { srv, issuer } = await startOAuth();
+  const { srv, issuer } = await startOAuth({}, false, { issuerSlash: true });
   const sha = (t) => createHash('sha256').update(t).digest('hex');
   const tok = { good: randomBytes(32).toString('hex'), otherAud: randomBytes(32).toString('hex'),
     expired: randomBytes(32).toString('hex'), refresh: randomBytes(32).toString('hex') };

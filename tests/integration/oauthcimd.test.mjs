@@ -18,7 +18,7 @@ import { join } from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { auth } from '@modelcontextprotocol/sdk/client/auth.js';
-import { startOAuth, until, post, INIT, HERMES, OAUTH_PASS as PASS, freePort } from './lib.mjs';
+import { startOAuth, until, post, INIT, HERMES, OAUTH_PASS as PASS, freePort, oauthProvider } from './lib.mjs';
 
 const REDIRECT = 'http://127.0.0.1:7777/callback';
 const CHALLENGE = 'E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGMSstw-cM';
@@ -122,21 +122,10 @@ test('the SDK client authorizes with a client ID metadata document: consent name
     const meta = await (await fetch(`${issuer}/.well-known/oauth-authorization-server`)).json();
     assert.equal(meta.client_id_metadata_document_supported, true);
 
-    const st = {};
     const clientUrl = docUrl('/good.json');
-    const provider = {
-      get redirectUrl() { return REDIRECT; },
-      clientMetadataUrl: clientUrl,
+    const { st, provider } = oauthProvider(REDIRECT, { clientMetadataUrl: clientUrl,
       clientMetadata: { redirect_uris: [REDIRECT], client_name: 'unused', token_endpoint_auth_method: 'none' },
-      state: () => 'state-cimd',
-      clientInformation: () => st.client,
-      saveClientInformation: (c) => { st.client = c; },
-      tokens: () => st.tokens,
-      saveTokens: (t) => { st.tokens = t; },
-      redirectToAuthorization: (u) => { st.authUrl = new URL(u); },
-      saveCodeVerifier: (v) => { st.verifier = v; },
-      codeVerifier: () => st.verifier,
-    };
+      state: 'state-cimd' });
     const connect = async () => {
       const client = new Client({ name: 'oauth-cimd-it', version: '1' });
       await client.connect(new StreamableHTTPClientTransport(new URL(srv.url), { authProvider: provider }));

@@ -6,14 +6,12 @@
 // does not bring back what was revoked (both write the same files, under their lock).
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { createServer } from 'node:net';
 import { spawnSync } from 'node:child_process';
 import { createHash, randomBytes } from 'node:crypto';
 import { readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
-import { startHermes, post, INIT, HERMES, freePort } from './lib.mjs';
+import { startHermes, post, INIT, HERMES, freePort, OAUTH_PASS as PASS, registerPublic } from './lib.mjs';
 
-const PASS = 'correct horse battery staple';
 const REDIRECT = 'http://127.0.0.1:7777/callback';
 const FORM = { 'Content-Type': 'application/x-www-form-urlencoded' };
 
@@ -24,12 +22,7 @@ const cliJson = (srv, what) => {
   return JSON.parse(r.stdout);
 };
 
-async function register(issuer, name, redirect = REDIRECT) {
-  const res = await fetch(`${issuer}/register`, { method: 'POST', headers: { 'Content-Type': 'application/json' },
-    body: JSON.stringify({ redirect_uris: [redirect], client_name: name, token_endpoint_auth_method: 'none' }) });
-  assert.equal(res.status, 201);
-  return (await res.json()).client_id;
-}
+const register = (issuer, name, redirect = REDIRECT) => registerPublic(issuer, redirect, name);
 
 // The whole code flow for client_id, as the owner allowing it: an access and a refresh token.
 async function authorize(issuer, client_id) {

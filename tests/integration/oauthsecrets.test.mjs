@@ -9,25 +9,18 @@
 // tokens; the consent's 302 carries the code, and the page its own CSRF token).
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { createServer } from 'node:net';
 import { spawnSync } from 'node:child_process';
 import { createHash, randomBytes } from 'node:crypto';
 import { readFileSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { startHermes, INIT, HERMES, freePort } from './lib.mjs';
+import { startHermes, INIT, HERMES, freePort, OAUTH_PASS as PASS, pkce } from './lib.mjs';
 
-const PASS = 'correct horse battery staple';
 const WRONG_PASS = 'incorrect mule battery stable';
 const REDIRECT = 'http://127.0.0.1:7777/callback';
 const FORM = { 'Content-Type': 'application/x-www-form-urlencoded' };
 const form = (o) => new URLSearchParams(o).toString();
 const sha = (s) => createHash('sha256').update(s).digest('hex');
-
-function pkce() {
-  const verifier = randomBytes(32).toString('base64url');
-  return { verifier, challenge: createHash('sha256').update(verifier).digest('base64url') };
-}
 
 test('no secret in any log, audit line, error text or page of a whole OAuth run', async () => {
   const minted = spawnSync(HERMES, ['oauth', 'mint-client'], { encoding: 'utf8' });

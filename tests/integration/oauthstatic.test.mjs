@@ -8,30 +8,21 @@
 // usable pair once and the secret appears in no log.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { createServer } from 'node:net';
 import { spawnSync } from 'node:child_process';
-import { createHash, randomBytes } from 'node:crypto';
 import { writeFileSync, mkdtempSync, rmSync, chmodSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { auth } from '@modelcontextprotocol/sdk/client/auth.js';
-import { startHermes, startFake, agentEnv, modernMeta, modernHeaders, HERMES, freePort } from './lib.mjs';
+import { startHermes, startFake, agentEnv, modernMeta, modernHeaders, HERMES, freePort,
+  OAUTH_PASS as PASS, pkce, mintClient, approveConsent as consent } from './lib.mjs';
 
-const PASS = 'correct horse battery staple';
 const REDIRECT = 'http://127.0.0.1:7777/callback';
 const form = (o) => new URLSearchParams(o).toString();
 const FORM = { 'Content-Type': 'application/x-www-form-urlencoded' };
 
-function mint() {
-  const r = spawnSync(HERMES, ['oauth', 'mint-client'], { encoding: 'utf8' });
-  assert.equal(r.status, 0, r.stderr);
-  const id = /^OAUTH_CLIENT_ID=([0-9a-f]{32})$/m.exec(r.stdout)?.[1];
-  const secret = /^OAUTH_CLIENT_SECRET=([0-9a-f]{64})$/m.exec(r.stdout)?.[1];
-  assert.ok(id && secret, r.stdout);
-  return { id, secret };
-}
+const mint = mintClient;
 
 async function startStatic(id, secret, extra = {}) {
   const port = await freePort();
@@ -43,11 +34,6 @@ async function startStatic(id, secret, extra = {}) {
   return { srv, issuer };
 }
 
-function pkce() {
-  const verifier = randomBytes(32).toString('base64url');
-  return { verifier, challenge: createHash('sha256').update(verifier).digest('base64url') };
-}
-
 function authorizeUrl(issuer, clientId, challenge, redirect = REDIRECT) {
   const u = new URL(`${issuer}/authorize`);
   for (const [k, v] of Object.entries({ response_type: 'code', client_id: clientId, redirect_uri: redirect,
@@ -55,13 +41,6 @@ function authorizeUrl(issuer, clientId, challenge, redirect = REDIRECT) {
   return u;
 }
 
-async function consent(issuer, url) {
-  const html = await (await fetch(url)).text();
-  const csrf = /name="csrf" value="([0-9a-f]{64})"/.exec(html)?.[1];
-  const res = await fetch(`${issuer}/authorize`, { method: 'POST', redirect: 'manual',
-    headers: { ...FORM, Origin: issuer }, body: form({ csrf, passphrase: PASS, action: 'approve' }) });
-  return { html, res, code: res.headers.get('location') && new URL(res.headers.get('location')).searchParams.get('code') };
-}
 
 async function getCode(issuer, id, challenge) {
   const c = await consent(issuer, authorizeUrl(issuer, id, challenge));

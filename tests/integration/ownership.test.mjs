@@ -13,19 +13,14 @@ import { chmodSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, w
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createHash, randomBytes } from 'node:crypto';
-import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { startHermes, restartHermes, startFake, agentEnv, until, sleep, post, hermesCli, startOAuth, OAUTH_PASS } from './lib.mjs';
+import { startHermes, restartHermes, startFake, agentEnv, until, sleep, post, hermesCli,
+  startOAuth, OAUTH_PASS, connectClient } from './lib.mjs';
 
 const sha = (t) => createHash('sha256').update(t).digest('hex');
 const hex = (n) => randomBytes(n).toString('hex');
 
 async function connect(srv, token, name) {
-  const client = new Client({ name, version: '1.0.0' });
-  await client.connect(new StreamableHTTPClientTransport(new URL(srv.url), {
-    requestInit: { headers: { Authorization: `Bearer ${token}` } },
-  }));
-  await client.listTools();
+  const client = await connectClient(srv, { name, headers: { Authorization: `Bearer ${token}` }, listTools: true });
   return {
     client,
     call: (tool, args) => client.callTool({ name: tool, arguments: args }),

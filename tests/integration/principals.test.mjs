@@ -11,9 +11,8 @@ import { execFileSync } from 'node:child_process';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createHash, randomBytes } from 'node:crypto';
-import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { startHermes, startFake, HERMES, JSON_HEADERS, until, modernMeta, modernHeaders } from './lib.mjs';
+import { startHermes, startFake, HERMES, JSON_HEADERS, until, modernMeta, modernHeaders,
+  connectClient } from './lib.mjs';
 
 const sha = (t) => createHash('sha256').update(t).digest('hex');
 // whoami: every principal may ask who it is.
@@ -47,14 +46,8 @@ function registry(fake) {
     `  - name: ${n}\n    base_url: http://127.0.0.1:${fake.port}\n    key_file: ${keyFile}\n`).join(''));
 }
 
-async function connect(srv, token) {
-  const transport = new StreamableHTTPClientTransport(new URL(srv.url), {
-    requestInit: { headers: { Authorization: `Bearer ${token}` } },
-  });
-  const client = new Client({ name: 'principals-it', version: '1' });
-  await client.connect(transport);
-  return client;
-}
+const connect = (srv, token) =>
+  connectClient(srv, { name: 'principals-it', version: '1', headers: { Authorization: `Bearer ${token}` } });
 const names = async (client) => (await client.listTools()).tools.map((t) => t.name).sort();
 const call = (client, name, args = {}) => client.callTool({ name, arguments: args });
 

@@ -7,9 +7,7 @@ import { spawnSync } from 'node:child_process';
 import { readdirSync, mkdtempSync, mkdirSync, writeFileSync, readFileSync, existsSync, utimesSync, rmSync, chmodSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { HERMES, startHermes, startFake, agentEnv, post, until } from './lib.mjs';
+import { HERMES, startHermes, startFake, agentEnv, post, until, connectClient } from './lib.mjs';
 
 const HOUR = 3600;
 const DAY = 24 * HOUR;
@@ -41,13 +39,7 @@ function tasksDir() {
   return { root, dir };
 }
 
-async function connect(srv) {
-  const transport = new StreamableHTTPClientTransport(new URL(srv.url), { requestInit: { headers: srv.auth } });
-  const client = new Client({ name: 'hm-retention', version: '1.0.0' });
-  await client.connect(transport);
-  await client.listTools();
-  return client;
-}
+const connect = (srv) => connectClient(srv, { name: 'hm-retention', listTools: true });
 
 const prunedLine = (srv) => (srv.proc.stderrText || '').match(/retention: pruned (\d+) tasks? .*\((\d+) in flight kept/);
 

@@ -1,20 +1,14 @@
 // The official TypeScript SDK client (1.32.x) against the real binaries.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import {
   CreateMessageRequestSchema, ElicitRequestSchema, LoggingMessageNotificationSchema,
 } from '@modelcontextprotocol/sdk/types.js';
-import { startHermes, startConformance } from './lib.mjs';
+import { startHermes, startConformance, connectClient } from './lib.mjs';
 
 async function connect(srv, capabilities = {}) {
-  const transport = new StreamableHTTPClientTransport(new URL(srv.url), {
-    requestInit: { headers: srv.auth },
-  });
-  const client = new Client({ name: 'hm-it', version: '1.0.0' }, { capabilities });
-  await client.connect(transport);
-  return { client, transport };
+  const client = await connectClient(srv, { name: 'hm-it', capabilities });
+  return { client, transport: client.transport };
 }
 
 test('hermes-mcp (stateless): initialize, list, call, ping', async () => {

