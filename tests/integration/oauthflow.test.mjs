@@ -465,9 +465,11 @@ test('a consent whose client leaves mid-check: its form is spent, a wrong guess 
     for (const pass of [PASS, 'wrong guess 1', 'wrong guess 2', 'wrong guess 3']) {
       const csrf = await consentForm(issuer, cl.client_id, challenge);
       left.push(csrf);
+      // The previous POST's hang-up is seen first, so the count below is this POST's.
+      await until(async () => (await heldRequests(srv)) === 0, 'the previous POST let go');
       const ac = new AbortController();
       const p = sendConsent(issuer, csrf, pass, ac.signal).catch((e) => e.name);
-      await sleep(50);
+      await until(async () => (await heldRequests(srv)) === 1, 'the consent POST reached the server');
       ac.abort();
       assert.equal(await p, 'AbortError');
     }
