@@ -132,6 +132,17 @@ static void on_finished(struct loop *l, int fd, uint32_t events, void *arg)
     deliver(q, &got, WORKQ_DONE);
 }
 
+/* What workq_new made: its eventfd, lock, conditions and q itself. */
+static void release(struct workq *q)
+{
+    if (q->efd >= 0)
+        close(q->efd);
+    pthread_mutex_destroy(&q->mu);
+    pthread_cond_destroy(&q->wake);
+    pthread_cond_destroy(&q->ended);
+    free(q);
+}
+
 struct workq *workq_new(const struct workq_opts *o)
 {
     struct workq *q = xcalloc(1, sizeof *q);
@@ -154,12 +165,7 @@ struct workq *workq_new(const struct workq_opts *o)
         if (q->efd < 0 ||
             (q->w = loop_watch_add(o->loop, q->efd, EPOLLIN, on_finished, q)) == NULL) {
             int e = errno;
-            if (q->efd >= 0)
-                close(q->efd);
-            pthread_mutex_destroy(&q->mu);
-            pthread_cond_destroy(&q->wake);
-            pthread_cond_destroy(&q->ended);
-            free(q);
+            release(q);
             errno = e;
             return NULL;
         }
@@ -243,11 +249,6 @@ bool workq_free(struct workq *q, enum workq_stop how, unsigned wait_ms)
         while (!list_empty(&q->todo))
             deliver(q, &q->todo, WORKQ_CANCELLED);
     }
-    if (q->efd >= 0)
-        close(q->efd);
-    pthread_mutex_destroy(&q->mu);
-    pthread_cond_destroy(&q->wake);
-    pthread_cond_destroy(&q->ended);
-    free(q);
+    release(q);
     return true;
 }

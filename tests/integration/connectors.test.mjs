@@ -16,7 +16,7 @@ import { join } from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { auth } from '@modelcontextprotocol/sdk/client/auth.js';
-import { ROOT, HERMES, OAUTH_PASS, INIT, post, startOAuth, restartHermes, until, pkce, mintClient,
+import { ROOT, HERMES, OAUTH_PASS, INIT, post, startOAuth, oauthProvider, restartHermes, until, pkce, mintClient,
   registerClient } from './lib.mjs';
 
 const DIR = join(ROOT, 'tests/fixtures/connectors');
@@ -354,21 +354,12 @@ for (const method of ['client_secret_post', 'client_secret_basic']) {
     const { srv, issuer } = await startOAuth();
     try {
       const REDIRECT = 'http://127.0.0.1:7777/callback';
-      const st = {};
       const seen = [];
-      const provider = {
-        get redirectUrl() { return REDIRECT; },
+      const { st, provider } = oauthProvider(REDIRECT, {
         clientMetadata: { redirect_uris: [REDIRECT], client_name: 'SDK confidential', token_endpoint_auth_method: method,
           grant_types: ['authorization_code', 'refresh_token'], response_types: ['code'] },
-        state: () => 'st-1',
-        clientInformation: () => st.client,
-        saveClientInformation: (c) => { st.client = c; },
-        tokens: () => st.tokens,
-        saveTokens: (t) => { st.tokens = t; },
-        redirectToAuthorization: (u) => { st.authUrl = new URL(u); },
-        saveCodeVerifier: (v) => { st.verifier = v; },
-        codeVerifier: () => st.verifier,
-      };
+        state: 'st-1',
+      });
       // Records how each /token request authenticated.
       const fetchFn = async (url, init = {}) => {
         if (String(url).endsWith('/token')) {
