@@ -8,7 +8,7 @@ import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { spawnSync } from 'node:child_process';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { startHermes, startFake, agentEnv, connectClient, HERMES } from './lib.mjs';
+import { startHermes, startFake, agentEnv, connectClient, until, HERMES } from './lib.mjs';
 
 const mapped = (pid, re) => readFileSync(`/proc/${pid}/maps`, 'utf8').split('\n').some((l) => re.test(l));
 
@@ -41,7 +41,8 @@ test('without a loadable libcurl: the server serves, a task fails with the reaso
     const r = await client.callTool({ name: 'hermes_task', arguments: { task: 'x', mode: 'sync' } });
     assert.equal(r.isError, true, JSON.stringify(r));
     // The operator's log names the library and the package.
-    assert.match(srv.proc.stderrText, /libcurl\.so\.4 cannot be loaded \(.*file too short\); install libcurl4/);
+    await until(() => /libcurl\.so\.4 cannot be loaded \(.*file too short\); install libcurl4/.test(srv.proc.stderrText),
+      'the log line saying why libcurl cannot be loaded');
     // Still serving: another client lists the tools.
     const other = await connectClient(srv, { listTools: true });
     await other.close();
