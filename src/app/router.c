@@ -142,9 +142,9 @@ static void resource_metadata(struct app *a, struct hreq *r)
         return;
     }
     const char *iss = a->cfg->oauth_issuer;
-    json_t *doc = json_pack("{s:s+, s:[s], s:[sss], s:[s], s:s}", "resource", iss, "/mcp",
-                            "authorization_servers", iss, "scopes_supported", "hermes:read",
-                            "hermes:task", "hermes:admin", "bearer_methods_supported", "header",
+    json_t *doc = json_pack("{s:s+, s:[s], s:o, s:[s], s:s}", "resource", iss, "/mcp",
+                            "authorization_servers", iss, "scopes_supported",
+                            authn_scopes_supported(), "bearer_methods_supported", "header",
                             "resource_name", a->o->service);
     char *text = json_dumps(doc, JSON_COMPACT);
     json_decref(doc);
@@ -197,7 +197,7 @@ static const struct route routes[] = {
      * (a TOKENS_FILE role, an OAuth token granted it) read them, so that a setup without
      * MCP_AUTH_TOKEN can be monitored too; other roles do not. */
     {.path = "/metrics", .auth = ROUTE_BEARER, .rate = RATE_UNLESS_AUTHED,
-     .scope = "hermes:admin",
+     .scope = SCOPE_ADMIN,
      .forbidden = HTTPERR_METRICS_FORBIDDEN,
      .methods = "GET, HEAD", .page = app_metrics_page},
     {.path = "/mcp", .auth = ROUTE_BEARER, .rate = RATE_ALWAYS, .page = mcp_headers,

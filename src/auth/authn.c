@@ -126,6 +126,15 @@ const char *authn_caller(const struct authn_who *w)
     return w->who ? w->who->name : NULL;
 }
 
+json_t *authn_scopes_supported(void)
+{
+    json_t *list = json_array();
+    for (size_t i = 0; scope_at(i); i++)
+        if (scope_at(i)->prefix == NULL)
+            json_array_append_new(list, json_string(scope_at(i)->name));
+    return list;
+}
+
 void authn_deny(const struct authn *a, struct hreq *r, enum authn_result why)
 {
     /* With OAuth, the scopes to ask for: what a client authorizing from this 401 needs. */

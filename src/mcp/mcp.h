@@ -16,7 +16,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "jrpc.h" /* enum jrpc_err: the codes of mcp_call_error */
+#include "jrpc.h"   /* enum jrpc_err: the codes of mcp_call_error */
+#include "scopes.h" /* the scope names of mcp_tool_def.scope */
 
 struct hreq;
 struct loop;
@@ -147,7 +148,7 @@ bool mcp_call_may_use_agent(const struct mcp_call *c, const char *agent);
 /* Whether c's caller reaches every caller's tasks (the bridge's and the gateway's alike): it
  * holds hermes:admin, as the owner token does (and every caller of a server without
  * authentication). Everyone else reaches only its own (mcp_call_caller). */
-#define MCP_SCOPE_SEES_ALL "hermes:admin"
+#define MCP_SCOPE_SEES_ALL SCOPE_ADMIN
 bool mcp_call_sees_all(const struct mcp_call *c);
 
 /* Calls whose handler has not finished yet, and how many were ever started (for the drain). */
