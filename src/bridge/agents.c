@@ -250,9 +250,7 @@ bool agent_available(const struct agentdef *a)
  * will the request itself). */
 bool agent_allowed_for(const struct mcp_call *c, const char *name)
 {
-    char scope[6 + 65 /* "agent:" and a name of at most 64 */];
-    snprintf(scope, sizeof scope, "agent:%s", name);
-    return mcp_call_allowed(c, scope);
+    return mcp_call_may_use_agent(c, name);
 }
 
 bool agent_worth_trying(const struct bridge *b, const struct agentdef *a)
