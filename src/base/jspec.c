@@ -107,7 +107,8 @@ static bool walk_map(struct jspec_walk *w, const struct jspec_key *k, json_t *v,
     json_t *item;
     if (!json_is_object(v) || (k->max_items && json_object_size(v) > k->max_items))
         return jspec_fail(w, NULL, k->why);
-    json_object_foreach(v, name, item) {
+    json_object_foreach(v, name, item)
+    {
         size_t at = path_push(w, name);
         const char *why = NULL;
         bool ok = k->level ? jspec_walk(w, k->level, item, out)
@@ -204,13 +205,14 @@ bool jspec_walk(struct jspec_walk *w, const struct jspec_level *lv, json_t *doc,
         return jspec_fail(w, lv->self, lv->not_object);
     }
     if (!lv->doc_order)
-        json_object_foreach(doc, name, v) if (!lookup(lv, name))
-            return jspec_fail(w, lv->unknown_here ? NULL : name, lv->unknown);
+        json_object_foreach(doc, name, v) if (!lookup(lv, name)) return jspec_fail(
+            w, lv->unknown_here ? NULL : name, lv->unknown);
     const char *why = lv->first ? lv->first(w, doc, doc, out) : NULL;
     if (why)
         return why == JSPEC_FAILED ? false : jspec_fail(w, NULL, why);
     if (lv->doc_order) {
-        json_object_foreach(doc, name, v) {
+        json_object_foreach(doc, name, v)
+        {
             const struct jspec_key *k = lookup(lv, name);
             if (k == NULL)
                 return jspec_fail(w, lv->unknown_here ? NULL : name, lv->unknown);

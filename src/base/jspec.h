@@ -41,15 +41,15 @@ extern const char jspec_failed[];
 struct jspec_key {
     const char *name;
     enum jspec_type type;
-    const char *why;          /* the error when the value is wrong (or absent and required) */
+    const char *why; /* the error when the value is wrong (or absent and required) */
     bool required;
-    bool nonempty;            /* JSPEC_STRING: "" is wrong */
-    unsigned lo, hi, dflt;    /* JSPEC_UINT: bounds and default; JSPEC_BOOL: dflt (0 or 1) */
-    size_t min_items, max_items; /* JSPEC_STRINGS; JSPEC_MAP: max_items (0: no cap) */
-    size_t at;                /* offsetof the field in out, or JSPEC_NOWHERE */
+    bool nonempty;                   /* JSPEC_STRING: "" is wrong */
+    unsigned lo, hi, dflt;           /* JSPEC_UINT: bounds and default; JSPEC_BOOL: dflt (0 or 1) */
+    size_t min_items, max_items;     /* JSPEC_STRINGS; JSPEC_MAP: max_items (0: no cap) */
+    size_t at;                       /* offsetof the field in out, or JSPEC_NOWHERE */
     const struct jspec_level *level; /* JSPEC_OBJECT, and JSPEC_MAP's values */
-    jspec_check_fn *each;     /* JSPEC_MAP: each value, at path.NAME, when there is no .level */
-    jspec_check_fn *check;    /* after the type's checks and the store; may be NULL */
+    jspec_check_fn *each;  /* JSPEC_MAP: each value, at path.NAME, when there is no .level */
+    jspec_check_fn *check; /* after the type's checks and the store; may be NULL */
     /* When present but out says the key does not belong (e.g. a setting of another kind of
      * entry): refused with .not_here, before any other check. */
     bool (*belongs)(const void *out);
@@ -58,7 +58,10 @@ struct jspec_key {
     json_t *(*absent)(const void *out);
     bool defaults_when_absent; /* JSPEC_OBJECT absent: its keys' defaults are stored all the same */
 };
-#define JSPEC_END {.name = NULL}
+#define JSPEC_END                                                                                  \
+    {                                                                                              \
+        .name = NULL                                                                               \
+    }
 
 struct jspec_level {
     const struct jspec_key *keys; /* ended by JSPEC_END */

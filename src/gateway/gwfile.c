@@ -2,9 +2,10 @@
  * scalar a string), placeholders are replaced (gwinterp), then the document is walked against
  * the file's shape, one table of keys per level (jspec.h: type, bounds, default, handler), and
  * the defaults are written into the document, so the settings point into one object that owns
- * them. Unknown keys are refused: a typo such as "exlude" must not silently expose every tool. tools.args fix values are sent to the upstream as they are, so they alone keep
- * their YAML type: those yamljson marks as plain (unquoted, untagged) scalars and that read as
- * a boolean, null or number become one. */
+ * them. Unknown keys are refused: a typo such as "exlude" must not silently expose every tool.
+ * tools.args fix values are sent to the upstream as they are, so they alone keep their YAML
+ * type: those yamljson marks as plain (unquoted, untagged) scalars and that read as a boolean,
+ * null or number become one. */
 #include "gwfile.h"
 
 #include <stdio.h>

@@ -35,17 +35,32 @@ struct httpup *httpup_new(const struct gw_upstream *c, struct loop *l,
     (void)c, (void)l, (void)ops, (void)owner;
     return (struct httpup *)&dummy_http;
 }
-void httpup_start(struct httpup *h) { (void)h; }
-void httpup_set_version(struct httpup *h, const char *version) { (void)h, (void)version; }
+void httpup_start(struct httpup *h)
+{
+    (void)h;
+}
+void httpup_set_version(struct httpup *h, const char *version)
+{
+    (void)h, (void)version;
+}
 bool httpup_send(struct httpup *h, json_t *msg)
 {
     (void)h;
     json_array_append(sent, msg);
     return true;
 }
-void httpup_forget(struct httpup *h, uint64_t id) { (void)h, (void)id; }
-void httpup_reset(struct httpup *h) { (void)h; }
-void httpup_free(struct httpup *h) { (void)h; }
+void httpup_forget(struct httpup *h, uint64_t id)
+{
+    (void)h, (void)id;
+}
+void httpup_reset(struct httpup *h)
+{
+    (void)h;
+}
+void httpup_free(struct httpup *h)
+{
+    (void)h;
+}
 unsigned httpup_resume_delay_ms(long retry_ms, unsigned misses)
 {
     (void)retry_ms, (void)misses;
@@ -54,18 +69,24 @@ unsigned httpup_resume_delay_ms(long retry_ms, unsigned misses)
 
 /* ---- one gateway, one ready upstream, one tool up__echo guarded approve ---- */
 
-static const struct up_events events = {
-    .progress = gw_call_progress, .request = gw_relay_request,
-    .fail_waiting = gw_call_fail_waiting, .slot_free = gw_call_next,
-    .relisted = gw_pins_rediscovered, .cleanup = gw_relay_cleanup};
+static const struct up_events events = {.progress = gw_call_progress,
+                                        .request = gw_relay_request,
+                                        .fail_waiting = gw_call_fail_waiting,
+                                        .slot_free = gw_call_next,
+                                        .relisted = gw_pins_rediscovered,
+                                        .cleanup = gw_relay_cleanup};
 static struct loop *loop;
 static struct gateway g;
-static struct gw_upstream cfg = {.name = "up", .kind = GW_HTTP, .url = "http://127.0.0.1:1/mcp",
-                                 .prefix = "up__", .timeout_s = 60, .max_in_flight = 1};
+static struct gw_upstream cfg = {.name = "up",
+                                 .kind = GW_HTTP,
+                                 .url = "http://127.0.0.1:1/mcp",
+                                 .prefix = "up__",
+                                 .timeout_s = 60,
+                                 .max_in_flight = 1};
 static struct upstream u;
 static char tool_name[] = "echo", tool_exposed[] = "up__echo";
-static struct gw_tool tool = {.name = tool_name, .exposed = tool_exposed,
-                              .guard = GW_GUARD_APPROVE};
+static struct gw_tool tool = {
+    .name = tool_name, .exposed = tool_exposed, .guard = GW_GUARD_APPROVE};
 static json_t *audit; /* the gateway's events: [{status, decided_by}] */
 
 static void on_event(const struct gw_event *e, void *arg)
@@ -89,8 +110,11 @@ static int setup(void **state)
     sent = json_array();
     audit = json_array();
     struct mcp_opts o = {.name = "t", .version = "1"};
-    g = (struct gateway){.loop = loop, .events = &events, .on_event = on_event,
-                         .approvals = approvals_new(loop, 600), .approvals_timeout_s = 600};
+    g = (struct gateway){.loop = loop,
+                         .events = &events,
+                         .on_event = on_event,
+                         .approvals = approvals_new(loop, 600),
+                         .approvals_timeout_s = 600};
     g.mcp = mcp_new(loop, &o);
     mcp_set_tool_filter(g.mcp, filter, NULL);
     list_init(&g.waits);
@@ -98,17 +122,23 @@ static int setup(void **state)
     g.m_errors = metric_new("e", "e", METRIC_COUNTER, NULL, 0);
     static const double bounds[] = {1};
     g.m_seconds = metric_new("s", "s", METRIC_HISTOGRAM, bounds, 1);
-    u = (struct upstream){.gw = &g, .cfg = &cfg, .loop = loop, .state = UP_READY,
-                          .http = httpup_new(&cfg, loop, NULL, &u), .pending = strmap_new(),
-                          .held = strmap_new(), .rounds = strmap_new()};
+    u = (struct upstream){.gw = &g,
+                          .cfg = &cfg,
+                          .loop = loop,
+                          .state = UP_READY,
+                          .http = httpup_new(&cfg, loop, NULL, &u),
+                          .pending = strmap_new(),
+                          .held = strmap_new(),
+                          .rounds = strmap_new()};
     g.ups = &u;
     g.nup = 1;
     tool.up = &u;
     g.tools = &tool;
     g.ntools = 1;
-    mcp_add_tool(g.mcp, &(struct mcp_tool_def){
-        .name = "up__echo", .input_schema = json_pack("{s:s}", "type", "object"),
-        .handler = gw_call_handler, .arg = &tool});
+    mcp_add_tool(g.mcp, &(struct mcp_tool_def){.name = "up__echo",
+                                               .input_schema = json_pack("{s:s}", "type", "object"),
+                                               .handler = gw_call_handler,
+                                               .arg = &tool});
     gw_task_methods_start(&g);
     return g.tasks ? 0 : 1;
 }
@@ -131,9 +161,9 @@ static int teardown(void **state)
     return 0;
 }
 
-#define META                                                                                   \
-    "\"_meta\":{\"io.modelcontextprotocol/protocolVersion\":\"2026-07-28\","                  \
-    "\"io.modelcontextprotocol/clientCapabilities\":{\"extensions\":"                          \
+#define META                                                                                       \
+    "\"_meta\":{\"io.modelcontextprotocol/protocolVersion\":\"2026-07-28\","                       \
+    "\"io.modelcontextprotocol/clientCapabilities\":{\"extensions\":"                              \
     "{\"io.modelcontextprotocol/tasks\":{}}}}"
 
 /* A 2026-07-28 request (method, Mcp-Name name, params members before _meta) by the caller
@@ -142,8 +172,8 @@ static json_t *ask(const char *who, const char *method, const char *name, const 
 {
     char body[2048], bearer[64];
     snprintf(body, sizeof body,
-             "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"%s\",\"params\":{%s," META "}}",
-             method, params);
+             "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"%s\",\"params\":{%s," META "}}", method,
+             params);
     snprintf(bearer, sizeof bearer, "Bearer %s", who);
     struct hreq r = {.accept = "application/json", .body = body, .version = "2026-07-28"};
     r.headers[0][0] = "Mcp-Method";
@@ -177,9 +207,8 @@ static struct task start_task(void)
     assert_memory_equal(id, "gw:", 3);
     snprintf(k.id, sizeof k.id, "%s", id);
     const char *msg = json_string_value(json_object_get(res, "statusMessage"));
-    assert_int_equal(sscanf(msg, "waiting for the operator's approval: request %39[0-9a-f]",
-                            k.approval),
-                     1);
+    assert_int_equal(
+        sscanf(msg, "waiting for the operator's approval: request %39[0-9a-f]", k.approval), 1);
     json_decref(j);
     assert_int_equal(json_array_size(sent), 0);
     assert_int_equal(approvals_pending(g.approvals), 1);
@@ -207,15 +236,16 @@ static const char *tool_error_of(json_t *task)
 {
     json_t *result = json_object_get(task, "result");
     assert_true(json_is_true(json_object_get(result, "isError")));
-    return json_string_value(json_object_get(json_object_get(result, "structuredContent"),
-                                             "error"));
+    return json_string_value(
+        json_object_get(json_object_get(result, "structuredContent"), "error"));
 }
 
 static bool audited(const char *status, const char *decided_by)
 {
     size_t i;
     json_t *e;
-    json_array_foreach(audit, i, e) {
+    json_array_foreach(audit, i, e)
+    {
         if (strcmp(json_string_value(json_object_get(e, "status")), status) == 0 &&
             (decided_by == NULL ||
              strcmp(json_string_value(json_object_get(e, "decided_by")), decided_by) == 0))
@@ -229,8 +259,8 @@ static void upstream_answers(size_t i, const char *member, const char *value)
 {
     char msg[1024];
     snprintf(msg, sizeof msg, "{\"jsonrpc\":\"2.0\",\"id\":%lld,\"%s\":%s}",
-             (long long)json_integer_value(json_object_get(json_array_get(sent, i), "id")),
-             member, value);
+             (long long)json_integer_value(json_object_get(json_array_get(sent, i), "id")), member,
+             value);
     up_receive(&u, msg, strlen(msg));
 }
 
@@ -271,8 +301,7 @@ static void denied_the_task_completes_with_approval_denied_and_nothing_is_sent(v
 {
     (void)state;
     struct task k = start_task();
-    assert_int_equal(approvals_decide(g.approvals, k.approval, false, "not now", "uid 1 (op)"),
-                     0);
+    assert_int_equal(approvals_decide(g.approvals, k.approval, false, "not now", "uid 1 (op)"), 0);
     json_t *t = get("alice", &k);
     assert_string_equal(status_of(t), "completed");
     assert_string_equal(tool_error_of(t), "approval_denied");

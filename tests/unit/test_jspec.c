@@ -7,6 +7,7 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+/* cmocka.h needs the headers above first */
 #include <cmocka.h>
 
 #include <string.h>
@@ -33,30 +34,56 @@ static const char *not_x(struct jspec_walk *w, json_t *o, json_t *v, void *out)
 }
 
 static const struct jspec_level inner = {
-    .not_object = "must be a mapping", .unknown = "is not a known key",
-    .keys = (const struct jspec_key[]){
-        {.name = "list", .type = JSPEC_STRINGS, .min_items = 1, .max_items = 2,
-         .at = offsetof(struct conf, inner_list), .why = "must list 1 or 2 strings"},
-        JSPEC_END}};
+    .not_object = "must be a mapping",
+    .unknown = "is not a known key",
+    .keys = (const struct jspec_key[]){{.name = "list",
+                                        .type = JSPEC_STRINGS,
+                                        .min_items = 1,
+                                        .max_items = 2,
+                                        .at = offsetof(struct conf, inner_list),
+                                        .why = "must list 1 or 2 strings"},
+                                       JSPEC_END}};
 
 static const struct jspec_level ordered = {
-    .not_object = "must be a mapping", .unknown = "is not a known key", .doc_order = true,
+    .not_object = "must be a mapping",
+    .unknown = "is not a known key",
+    .doc_order = true,
     .keys = (const struct jspec_key[]){
         {.name = "a", .type = JSPEC_STRING, .at = JSPEC_NOWHERE, .check = not_x},
-        {.name = "b", .type = JSPEC_STRING, .at = JSPEC_NOWHERE, .check = not_x}, JSPEC_END}};
+        {.name = "b", .type = JSPEC_STRING, .at = JSPEC_NOWHERE, .check = not_x},
+        JSPEC_END}};
 
 static const struct jspec_level top = {
-    .not_object = "must be a mapping", .self = "(top)", .unknown = "is not a known key",
+    .not_object = "must be a mapping",
+    .self = "(top)",
+    .unknown = "is not a known key",
     .keys = (const struct jspec_key[]){
-        {.name = "on", .type = JSPEC_BOOL, .dflt = 1, .at = offsetof(struct conf, on),
+        {.name = "on",
+         .type = JSPEC_BOOL,
+         .dflt = 1,
+         .at = offsetof(struct conf, on),
          .why = "must be true or false"},
-        {.name = "n", .type = JSPEC_UINT, .lo = 1, .hi = 10, .dflt = 5,
-         .at = offsetof(struct conf, n), .why = "must be 1-10"},
-        {.name = "name", .type = JSPEC_STRING, .nonempty = true, .check = not_x,
-         .absent = made, .at = offsetof(struct conf, name), .why = "must be a non-empty string"},
+        {.name = "n",
+         .type = JSPEC_UINT,
+         .lo = 1,
+         .hi = 10,
+         .dflt = 5,
+         .at = offsetof(struct conf, n),
+         .why = "must be 1-10"},
+        {.name = "name",
+         .type = JSPEC_STRING,
+         .nonempty = true,
+         .check = not_x,
+         .absent = made,
+         .at = offsetof(struct conf, name),
+         .why = "must be a non-empty string"},
         {.name = "inner", .type = JSPEC_OBJECT, .at = JSPEC_NOWHERE, .level = &inner},
-        {.name = "map", .type = JSPEC_MAP, .max_items = 2, .level = &ordered,
-         .at = offsetof(struct conf, map), .why = "must map at most 2 names"},
+        {.name = "map",
+         .type = JSPEC_MAP,
+         .max_items = 2,
+         .level = &ordered,
+         .at = offsetof(struct conf, map),
+         .why = "must map at most 2 names"},
         JSPEC_END}};
 
 /* Walks text (JSON) into *c; the error, or "" when it passes. */

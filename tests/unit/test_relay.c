@@ -33,17 +33,32 @@ struct httpup *httpup_new(const struct gw_upstream *c, struct loop *l,
     (void)c, (void)l, (void)ops, (void)owner;
     return (struct httpup *)&dummy_http;
 }
-void httpup_start(struct httpup *h) { (void)h; }
-void httpup_set_version(struct httpup *h, const char *version) { (void)h, (void)version; }
+void httpup_start(struct httpup *h)
+{
+    (void)h;
+}
+void httpup_set_version(struct httpup *h, const char *version)
+{
+    (void)h, (void)version;
+}
 bool httpup_send(struct httpup *h, json_t *msg)
 {
     (void)h;
     json_array_append(sent, msg);
     return true;
 }
-void httpup_forget(struct httpup *h, uint64_t id) { (void)h, (void)id; }
-void httpup_reset(struct httpup *h) { (void)h; }
-void httpup_free(struct httpup *h) { (void)h; }
+void httpup_forget(struct httpup *h, uint64_t id)
+{
+    (void)h, (void)id;
+}
+void httpup_reset(struct httpup *h)
+{
+    (void)h;
+}
+void httpup_free(struct httpup *h)
+{
+    (void)h;
+}
 unsigned httpup_resume_delay_ms(long retry_ms, unsigned misses)
 {
     (void)retry_ms, (void)misses;
@@ -52,14 +67,20 @@ unsigned httpup_resume_delay_ms(long retry_ms, unsigned misses)
 
 /* ---- one gateway, one ready upstream, one exposed tool up__echo (upstream's "echo") ---- */
 
-static const struct up_events events = {
-    .progress = gw_call_progress, .request = gw_relay_request,
-    .fail_waiting = gw_call_fail_waiting, .slot_free = gw_call_next,
-    .relisted = gw_pins_rediscovered, .cleanup = gw_relay_cleanup};
+static const struct up_events events = {.progress = gw_call_progress,
+                                        .request = gw_relay_request,
+                                        .fail_waiting = gw_call_fail_waiting,
+                                        .slot_free = gw_call_next,
+                                        .relisted = gw_pins_rediscovered,
+                                        .cleanup = gw_relay_cleanup};
 static struct loop *loop;
 static struct gateway g;
-static struct gw_upstream cfg = {.name = "up", .kind = GW_HTTP, .url = "http://127.0.0.1:1/mcp",
-                                 .prefix = "up__", .timeout_s = 60, .max_in_flight = 2};
+static struct gw_upstream cfg = {.name = "up",
+                                 .kind = GW_HTTP,
+                                 .url = "http://127.0.0.1:1/mcp",
+                                 .prefix = "up__",
+                                 .timeout_s = 60,
+                                 .max_in_flight = 2};
 static struct upstream u;
 static char tool_name[] = "echo", tool_exposed[] = "up__echo";
 static struct gw_tool tool = {.name = tool_name, .exposed = tool_exposed};
@@ -77,15 +98,21 @@ static int setup(void **state)
     g.m_errors = metric_new("e", "e", METRIC_COUNTER, NULL, 0);
     static const double bounds[] = {1};
     g.m_seconds = metric_new("s", "s", METRIC_HISTOGRAM, bounds, 1);
-    u = (struct upstream){.gw = &g, .cfg = &cfg, .loop = loop, .state = UP_READY,
-                          .http = httpup_new(&cfg, loop, NULL, &u), .pending = strmap_new(),
-                          .held = strmap_new(), .rounds = strmap_new()};
+    u = (struct upstream){.gw = &g,
+                          .cfg = &cfg,
+                          .loop = loop,
+                          .state = UP_READY,
+                          .http = httpup_new(&cfg, loop, NULL, &u),
+                          .pending = strmap_new(),
+                          .held = strmap_new(),
+                          .rounds = strmap_new()};
     g.ups = &u;
     g.nup = 1;
     tool.up = &u;
-    mcp_add_tool(g.mcp, &(struct mcp_tool_def){
-        .name = "up__echo", .input_schema = json_pack("{s:s}", "type", "object"),
-        .handler = gw_call_handler, .arg = &tool});
+    mcp_add_tool(g.mcp, &(struct mcp_tool_def){.name = "up__echo",
+                                               .input_schema = json_pack("{s:s}", "type", "object"),
+                                               .handler = gw_call_handler,
+                                               .arg = &tool});
     return 0;
 }
 
@@ -141,9 +168,8 @@ static void done(struct hreq *r)
 static void upstream_asks(const char *id, const char *method, const char *params)
 {
     char msg[1024];
-    snprintf(msg, sizeof msg,
-             "{\"jsonrpc\":\"2.0\",\"id\":\"%s\",\"method\":\"%s\",\"params\":%s}", id, method,
-             params);
+    snprintf(msg, sizeof msg, "{\"jsonrpc\":\"2.0\",\"id\":\"%s\",\"method\":\"%s\",\"params\":%s}",
+             id, method, params);
     up_receive(&u, msg, strlen(msg));
 }
 
@@ -210,8 +236,8 @@ static void the_capability_each_request_needs(void **state)
 static void other_methods_are_left_to_the_caller(void **state)
 {
     (void)state;
-    json_t *msg = json_pack("{s:s, s:s, s:s}", "jsonrpc", "2.0", "id", "r1", "method",
-                            "roots/list");
+    json_t *msg =
+        json_pack("{s:s, s:s, s:s}", "jsonrpc", "2.0", "id", "r1", "method", "roots/list");
     assert_false(gw_relay_request(&u, msg, "roots/list", 0));
     assert_int_equal(json_array_size(sent), 0);
     json_decref(msg);
@@ -274,7 +300,7 @@ static char *held_call(void)
     json_decref(j);
     done(r);
     assert_int_equal(strmap_count(u.held), 1);
-    assert_int_equal(u.in_flight, 1); /* the held call keeps its slot */
+    assert_int_equal(u.in_flight, 1);           /* the held call keeps its slot */
     assert_int_equal(json_array_size(sent), 1); /* only the tools/call so far */
     return rs;
 }
@@ -338,13 +364,14 @@ static void a_held_call_not_resumed_in_time_is_cancelled_upstream(void **state)
     bool refused = false, cancelled = false;
     size_t i;
     json_t *m;
-    json_array_foreach(sent, i, m) {
+    json_array_foreach(sent, i, m)
+    {
         const char *method = json_string_value(json_object_get(m, "method"));
-        refused |= json_is_string(json_object_get(m, "id")) &&
-                   strcmp(json_string_value(json_object_get(m, "id")), "s1") == 0 &&
-                   strstr(json_string_value(json_object_get(json_object_get(m, "error"),
-                                                            "message")),
-                          "did not answer in time") != NULL;
+        refused |=
+            json_is_string(json_object_get(m, "id")) &&
+            strcmp(json_string_value(json_object_get(m, "id")), "s1") == 0 &&
+            strstr(json_string_value(json_object_get(json_object_get(m, "error"), "message")),
+                   "did not answer in time") != NULL;
         cancelled |= method && strcmp(method, "notifications/cancelled") == 0;
     }
     assert_true(refused);
@@ -360,8 +387,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(other_methods_are_left_to_the_caller, setup, teardown),
         cmocka_unit_test_setup_teardown(no_call_in_flight_the_upstream_is_refused_at_once, setup,
                                         teardown),
-        cmocka_unit_test_setup_teardown(
-            two_calls_at_a_stdio_like_upstream_are_not_guessed_between, setup, teardown),
+        cmocka_unit_test_setup_teardown(two_calls_at_a_stdio_like_upstream_are_not_guessed_between,
+                                        setup, teardown),
         cmocka_unit_test_setup_teardown(a_client_without_the_capability_is_not_asked, setup,
                                         teardown),
         cmocka_unit_test_setup_teardown(a_2026_caller_answers_through_its_retry_once, setup,
