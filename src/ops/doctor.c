@@ -1,6 +1,6 @@
 /* doctor.c — `hermes-mcp doctor`: the setup checked with the code serve itself uses (config.c,
- * agentcfg.c, registry.c, contract.c), then every agent probed over HTTP (libcurl's easy API:
- * this is a short-lived command, not the server loop).
+ * agentcfg.c, registry.c, contract.c), then every agent probed over HTTP (httpc's blocking
+ * requests: this is a short-lived command, not the server loop).
  *
  * Messages are built from paths, key names and status codes, never from a secret's value. As a
  * second line of defence the lines are held until every secret has been read (the token, the
@@ -8,7 +8,6 @@
 #include "doctor.h"
 #include "doctor_internal.h"
 
-#include "curlrt.h"
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -429,7 +428,7 @@ static bool hermes_listening(const struct doctor *d, const char *hostport, char 
     doctor_probe_get(url, NULL, d->timeout_ms < 3000 ? d->timeout_ms : 3000, &r);
     free(url);
     bool ours = false;
-    if (r.rc == CURLE_OK && r.status == 200) {
+    if (r.answered && r.status == 200) {
         json_t *h = json_loadb(r.body.data ? r.body.data : "", r.body.len, 0, NULL);
         const char *svc = doctor_get(h, "service");
         ours = svc && strcmp(svc, "hermes-mcp") == 0;
@@ -550,7 +549,6 @@ int doctor_main(int argc, char **argv)
         }
     if (!parse_args(&d, argc, argv))
         return 2;
-    curl_global_init(CURL_GLOBAL_DEFAULT);
 
     json_t *env = check_env_file(&d);
     check_token(&d, env);
@@ -569,6 +567,5 @@ int doctor_main(int argc, char **argv)
            d.probe ? "" : " (agents not probed: --no-probe)");
     config_cleanup(&cfg);
     report_cleanup(&d.rep);
-    curl_global_cleanup();
     return d.counts[FAIL] ? 1 : 0;
 }

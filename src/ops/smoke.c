@@ -1,11 +1,10 @@
-/* smoke.c — `hermes-mcp smoke`: a small synchronous MCP client (libcurl easy, jansson) that
+/* smoke.c — `hermes-mcp smoke`: a small synchronous MCP client (httpc blocking, jansson) that
  * checks a running server the way the Node bridge's smoke test did. The token never reaches the
  * output: every line goes through smoke_clean_text(), which blanks it wherever a server echoes
  * it. The client is smoke_http.c's, where it points and the token smoke_config.c's. */
 #include "smoke.h"
 #include "smoke_internal.h"
 
-#include "curlrt.h"
 #include <errno.h>
 #include <fcntl.h>
 #include <jansson.h>
@@ -161,10 +160,10 @@ static bool check_health(struct smoke *s)
     const char *name = "GET /health";
 
     smoke_request(s, "GET", s->health_url, NULL, 0, 0, 0, &r);
-    if (r.rc != CURLE_OK && !r.too_big) {
+    if (r.failed && !r.too_big) {
         smoke_transport_error(s, &r, terr, sizeof terr);
         smoke_problem(s,
-                      r.rc == CURLE_PEER_FAILED_VERIFICATION
+                      r.cert_untrusted
                           ? "the certificate is not trusted; use the tunnel's public https URL, or "
                             "--cacert FILE for a private CA"
                           : "is hermes-mcp running? check --base",
@@ -646,24 +645,18 @@ int smoke_main(int argc, char **argv)
         fputs(smoke_usage, stdout);
         return 0;
     }
-    if (curl_global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK) {
-        fprintf(stderr, "hermes-mcp smoke: libcurl failed to initialise\n");
-        return EXIT_FAIL;
-    }
     if (!smoke_parse_base(&s, base, err, sizeof err) || !smoke_read_token(&s, err, sizeof err)) {
         fprintf(stderr, "hermes-mcp smoke: %s\n", err);
-        curl_global_cleanup();
         return EXIT_USAGE;
     }
     report_init(&s.rep, "[redacted]", 1);
     report_secret(&s.rep, s.token);
-    s.curl = curl_easy_init();
-    if (s.curl == NULL) {
+    s.http = httpc_session_new(); /* libcurl is set up here, not before */
+    if (s.http == NULL) {
         fprintf(stderr, "hermes-mcp smoke: libcurl failed to initialise\n");
         explicit_bzero(s.token, strlen(s.token));
         free(s.token);
         report_cleanup(&s.rep);
-        curl_global_cleanup();
         return EXIT_FAIL;
     }
 
@@ -693,8 +686,7 @@ int smoke_main(int argc, char **argv)
     rc = s.failed || s.skipped ? EXIT_FAIL : 0;
 out:
     fflush(stdout);
-    curl_easy_cleanup(s.curl);
-    curl_global_cleanup();
+    httpc_session_free(s.http);
     if (s.token) {
         explicit_bzero(s.token, strlen(s.token));
         free(s.token);

@@ -14,6 +14,7 @@
 
 #include "config.h"
 #include "dotenv.h"
+#include "httpc.h"
 #include "mem.h"
 #include "readfile.h"
 
@@ -188,51 +189,42 @@ bool smoke_parse_base(struct smoke *s, const char *url, char *err, size_t errlen
                  "--base http://127.0.0.1:8765");
         return false;
     }
-    CURLU *u = curl_url();
-    char *host = NULL;
-    bool ok = false;
-    if (curl_url_set(u, CURLUPART_URL, tmp, 0) != CURLUE_OK ||
-        curl_url_get(u, CURLUPART_HOST, &host, 0) != CURLUE_OK || host == NULL || !*host) {
+    struct httpc_url u;
+    if (!httpc_url_parse(tmp, &u)) {
         snprintf(err, errlen,
                  "--base '%.200s' is not a valid URL, for example "
                  "--base http://127.0.0.1:8765",
                  url);
-        goto out;
+        return false;
     }
-    char *q = NULL;
-    if (curl_url_get(u, CURLUPART_QUERY, &q, 0) == CURLUE_OK && q) {
-        curl_free(q);
+    if (u.has_query) {
         snprintf(err, errlen, "--base must not carry a query (?...); give the server's root URL");
-        goto out;
+        return false;
     }
-    if (curl_url_get(u, CURLUPART_USER, &q, 0) == CURLUE_OK && q) {
-        curl_free(q);
+    if (u.has_user) {
         snprintf(err, errlen, "--base must not carry a user name or password");
-        goto out;
+        return false;
     }
+    const char *host = u.host;
     if (!https) {
         char h[300];
         size_t hl = strlen(host);
         if (hl >= 2 && host[0] == '[' && host[hl - 1] == ']')
             snprintf(h, sizeof h, "%.*s", (int)(hl - 2), host + 1);
         else
-            snprintf(h, sizeof h, "%s", host);
+            snprintf(h, sizeof h, "%.*s", (int)(sizeof h - 1), host);
         if (!config_is_loopback(h)) {
             snprintf(err, errlen,
                      "refusing to send the token over plain http to %s; use the https:// URL of "
                      "your tunnel or proxy, or run smoke on the server's machine with "
                      "--base http://127.0.0.1:PORT",
                      host);
-            goto out;
+            return false;
         }
     }
     snprintf(s->base, sizeof s->base, "%s", tmp);
     snprintf(s->mcp_url, sizeof s->mcp_url, "%s/mcp", tmp);
     snprintf(s->health_url, sizeof s->health_url, "%s/health", tmp);
-    ok = true;
-out:
-    curl_free(host);
-    curl_url_cleanup(u);
-    return ok;
+    return true;
 }
 
