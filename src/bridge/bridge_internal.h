@@ -110,10 +110,7 @@ struct bridge {
     void *keep_arg;
     char **tool_names;    /* the tools registered */
     size_t ntools;
-    struct bridge_tool_entry { /* their handlers as registered, */
-        mcp_handler *handler;  /* one per tool_names entry */
-        void *arg;
-    } *tool_entries;
+    const struct bridge_tool_spec **tools; /* ... as declared, one per tool_names entry */
     char **offered;       /* every tool it has, registered or not (a reload of bridge_tools
                            * judges them all again) */
     size_t noffered;
@@ -147,12 +144,6 @@ struct bridge {
     struct reset *reset;          /* the hermes_reset walking the task directory, if any */
     struct approvals *approvals;  /* the operator's queue (bridge_set_approvals), or NULL */
 };
-
-/* bridge.c: registers a tool unless bridge_tools leaves it out (its schemas are then freed). */
-struct mcp_tool_def;
-void bridge_add_tool(struct bridge *b, const struct mcp_tool_def *d);
-/* The handler a registered tool was given, or NULL when bridge_tools left it out. */
-const struct bridge_tool_entry *bridge_tool(const struct bridge *b, const char *name);
 
 /* reply.c: answers */
 json_t *bridge_iso_now(void);
@@ -292,16 +283,48 @@ bool toolspec_run_id_syntax(const char *s, size_t n);
 /* Checks args against spec; on failure answers invalid_arguments and returns false. */
 bool toolspec_check_args(struct mcp_call *c, const struct toolarg *spec, json_t *args,
                          json_t **out);
-/* A built-in JSON Schema (aborts if it does not parse: a bug). */
-json_t *toolspec_schema_obj(const char *json);
 /* The MCP tool annotations (new reference). */
 json_t *toolspec_annotations(bool read_only, bool destructive, bool idempotent, bool open_world);
-#define RESULT_SCHEMA                                                                           \
-    "{\"type\":\"object\",\"properties\":{\"id\":{\"type\":\"string\"},\"status\":{\"type\":"   \
-    "\"string\"},\"summary\":{\"type\":\"string\"},\"artifacts\":{\"type\":\"array\",\"items\":" \
-    "{\"type\":\"string\"}},\"next_steps\":{\"type\":\"array\",\"items\":{\"type\":\"string\"}}," \
-    "\"run_id\":{\"type\":\"string\"},\"details\":{\"type\":\"object\"}},\"required\":[\"id\","  \
-    "\"status\"]}"
+/* A tool's output on success, described once as a table (the error shape is toolerr's): its
+ * outputSchema is made from it, and the tests check answers against that schema. */
+enum toolout_type {
+    TOOLOUT_STRING = 1,
+    TOOLOUT_BOOL,
+    TOOLOUT_INT,
+    TOOLOUT_OBJECT,
+    TOOLOUT_ARRAY,
+    TOOLOUT_STRINGS,       /* an array of strings */
+    TOOLOUT_STRING_OR_NULL
+};
+struct toolout {
+    const char *name;
+    enum toolout_type type;
+    bool required;
+    const char *const *one_of; /* strings: the values it takes (an enum), NULL-terminated */
+};
+#define TOOLOUT_END {.name = NULL}
+/* {type: object, properties, required} of the table (new reference). */
+json_t *toolspec_output_schema(const struct toolout *out);
+/* What hermes_task, hermes_result and their aliases answer: the contract fields plus id. */
+extern const struct toolout toolspec_result_output[];
+
+/* One bridge tool, declared in its tool_*.c: bridge.c registers each of its table in order
+ * (unless bridge_tools leaves it out), with the schemas and annotations made from this. */
+struct bridge_tool_spec {
+    const char *name, *title, *description;
+    const struct toolarg *args;   /* its inputSchema, and what its handler checks */
+    const struct toolout *output; /* its outputSchema on success */
+    struct {
+        bool read_only, destructive, idempotent, open_world;
+    } hints;                      /* the MCP tool annotations */
+    const char *scope;            /* what a caller needs (mcp_tool_def.scope) */
+    mcp_handler *handler;         /* its arg is the struct bridge */
+    const char *alias_of;         /* the Python server's name for that tool (tool_alias.c):
+                                     listed only with MCP_TOOL_ALIASES=1, and bridge_tools
+                                     keeps or drops it with that tool */
+};
+/* The registered tool called name, or NULL when bridge_tools left it out. */
+const struct bridge_tool_spec *toolspec_registered(const struct bridge *b, const char *name);
 
 /* mcptask.c: hermes_task as an MCP task (the tasks extension). */
 void mcptask_register(struct bridge *b);
@@ -351,19 +374,14 @@ void taskowner_run_not_found(struct mcp_call *c, const char *run_id);
 /* tool_reset.c: stops a hermes_reset in progress without answering (shutdown). */
 void tool_reset_abort(struct bridge *b);
 
-/* One per tool (tool_*.c): registers it on b->mcp. */
-void tool_task_register(struct bridge *b);
-void tool_status_register(struct bridge *b);
-void tool_result_register(struct bridge *b);
-void tool_files_register(struct bridge *b);
-void tool_agents_register(struct bridge *b);
-void tool_cancel_register(struct bridge *b);
-void tool_reset_register(struct bridge *b);
+/* One per tool (tool_*.c), in bridge.c's table. */
+extern const struct bridge_tool_spec tool_task_spec, tool_status_spec, tool_result_spec,
+    tool_files_spec, tool_agents_spec, tool_cancel_spec, tool_reset_spec;
 /* tool_whoami.c: whoami, the caller's principal (every principal may call it). */
-void tool_whoami_register(struct bridge *b);
-/* tool_alias.c: the Python server's names (hermes_ask, hermes_check) for the tools registered
- * before; listed only with MCP_TOOL_ALIASES=1, callable always. */
-void tool_alias_register(struct bridge *b);
+extern const struct bridge_tool_spec tool_whoami_spec;
+/* tool_alias.c: the Python server's names (hermes_ask, hermes_check) for hermes_task and
+ * hermes_result; listed only with MCP_TOOL_ALIASES=1, callable always. */
+extern const struct bridge_tool_spec tool_ask_spec, tool_check_spec;
 /* tool_result.c: where task id stands as hermes_result sees it (the caller checks it may see
  * it): ended (*result, when not NULL, gets its stored result.json), still running (no result
  * yet, but a job, a write in flight or its directory), unknown, or its result unreadable

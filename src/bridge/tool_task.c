@@ -256,30 +256,25 @@ static void hermes_task(struct mcp_call *c, json_t *args, void *arg)
     }
 }
 
-void tool_task_register(struct bridge *b)
-{
-    bridge_add_tool(
-        b,
-        &(struct mcp_tool_def){
-            .name = "hermes_task",
-            .title = "Delegate a task to Hermes",
-            .description =
-                "Delegate a task to a Hermes agent. mode \"sync\" waits for the answer (progress "
-                "is "
-                "reported when you pass a progressToken) and returns {id, status, summary, "
-                "artifacts, next_steps}; mode \"async\" returns at once with status \"accepted\" "
-                "and "
-                "a run_id: the bridge follows the run and stores the result, read it with "
-                "hermes_status or hermes_result. Re-sending the same id with the same request is a "
-                "safe retry. For anything that may take long, pass your own id: if the call times "
-                "out, hermes_result with that id returns the result (with a progressToken, the "
-                "first progress notification names the id too). Optional: context, deliverable, "
-                "constraints (at most 20), id, session (continues a conversation; calls in one "
-                "session run one at a time), agent (see list_agents).",
-            .input_schema = toolargs_schema(task_args),
-            .output_schema = toolerr_output_schema(toolspec_schema_obj(RESULT_SCHEMA)),
-            .annotations = toolspec_annotations(false, false, true, true),
-            .handler = hermes_task,
-            .arg = b,
-            .scope = "hermes:task"});
-}
+const struct bridge_tool_spec tool_task_spec = {
+    .name = "hermes_task",
+    .title = "Delegate a task to Hermes",
+    .description =
+        "Delegate a task to a Hermes agent. mode \"sync\" waits for the answer (progress "
+        "is "
+        "reported when you pass a progressToken) and returns {id, status, summary, "
+        "artifacts, next_steps}; mode \"async\" returns at once with status \"accepted\" "
+        "and "
+        "a run_id: the bridge follows the run and stores the result, read it with "
+        "hermes_status or hermes_result. Re-sending the same id with the same request is a "
+        "safe retry. For anything that may take long, pass your own id: if the call times "
+        "out, hermes_result with that id returns the result (with a progressToken, the "
+        "first progress notification names the id too). Optional: context, deliverable, "
+        "constraints (at most 20), id, session (continues a conversation; calls in one "
+        "session run one at a time), agent (see list_agents).",
+    .args = task_args,
+    .output = toolspec_result_output,
+    .hints = {.idempotent = true, .open_world = true},
+    .scope = "hermes:task",
+    .handler = hermes_task,
+};
