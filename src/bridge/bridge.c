@@ -14,7 +14,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 
 #include "agent.h"
 #include "agentcfg.h"
@@ -42,45 +41,6 @@ static void task_pruned(const char *id, const char *run_id, void *arg)
     const char *indexed = *run_id ? strmap_get(b->runs, run_id) : NULL;
     if (indexed && !strcmp(indexed, id) && !task_in_flight(id, b))
         free(strmap_del(b->runs, run_id));
-}
-
-/* ---------- the run index; start-up: index runs, follow what was in flight ---------- */
-
-void bridge_run_index(struct bridge *b, const char *run_id, const char *task_id)
-{
-    const char *was = strmap_get(b->runs, run_id);
-    if (was && strcmp(was, task_id) != 0 && tasks_exists(b->tasks, was)) {
-        log_warn("run %s is reported for task %s and for task %s (two agents with the same run "
-                 "ids, or one run replayed for both): hermes_status and hermes_cancel by run_id "
-                 "reach task %s only; task %s is reached by its id",
-                 run_id, was, task_id, was, task_id);
-        return;
-    }
-    free(strmap_put(b->runs, run_id, xstrdup(task_id)));
-}
-
-void bridge_index_task(const char *id, void *arg)
-{
-    struct bridge *b = arg;
-    /* A write in flight (hermes_reset while a run settles): its job already did the work. */
-    if (tasks_pending(b->tasks, id))
-        return;
-    json_t *run = NULL;
-    if (tasks_read(b->tasks, id, "run.json", 64 * 1024, &run) != TASKS_OK)
-        return;
-    const char *run_id = json_string_value(json_object_get(run, "run_id"));
-    const char *agent = json_string_value(json_object_get(run, "agent"));
-    if (run_id && strlen(run_id) < 128) {
-        bridge_run_index(b, run_id, id);
-        char path[300];
-        struct stat st;
-        snprintf(path, sizeof path, "%s/%s/result.json", tasks_dir(b->tasks), id);
-        if (stat(path, &st) < 0) {
-            log_info("task %s: following run %s again after the restart", id, run_id);
-            runjob_follow(b, id, agent ? agent : b->default_agent, run_id);
-        }
-    }
-    json_decref(run);
 }
 
 /* Appends a copy of name to *list of *n (our own tools: a handful, fixed in the code). */
@@ -188,7 +148,7 @@ struct bridge *bridge_new_kept(struct mcp_server *mcp, struct loop *l,
         return NULL;
     }
     agents_load(b);
-    tasks_each(b->tasks, bridge_index_task, b);
+    tasks_each(b->tasks, runjob_index_task, b);
     for (size_t i = 0; i < NTOOLS; i++)
         add_tool(b, tools[i]);
     mcptask_register(b);

@@ -52,11 +52,22 @@ struct agentdef {
 
 enum job_kind { JOB_SYNC, JOB_SUBMIT, JOB_FOLLOW };
 
+struct job;
 struct sessq;
+
+/* What a kind of job does, supplied by the module that runs it (syncjob.c, runjob.c,
+ * mcptask.c): the queue (jobs.c) starts a job when its turn comes without knowing who runs it. */
+struct job_ops {
+    enum job_kind kind;
+    void (*start)(struct job *j); /* its turn came; NULL: it schedules itself (a follow) */
+    mcp_cancel_cb *cancelled;     /* the MCP call waiting for it went away */
+    /* A submit's answer once run.json is durable (new reference); NULL: "accepted". */
+    json_t *(*accepted)(struct job *j);
+};
 
 struct job {
     struct bridge *b;
-    enum job_kind kind;
+    const struct job_ops *ops;
     char id[129];
     char agent[65];
     /* The agent's address when the job started: a reload may drop or change the agent while
@@ -143,6 +154,8 @@ struct bridge {
     unsigned contract_json_gen;   /* ... at this generation */
     struct reset *reset;          /* the hermes_reset walking the task directory, if any */
     struct approvals *approvals;  /* the operator's queue (bridge_set_approvals), or NULL */
+    /* Run once a result.json is durable for a task an MCP client watches (mcptask.c sets it). */
+    void (*task_ended)(struct bridge *b, const char *id);
 };
 
 /* reply.c: answers */
@@ -188,8 +201,15 @@ const char *contract_text(struct bridge *b);
 const char *contract_json(struct bridge *b);
 
 /* jobs.c */
-struct job *bridge_job_new(struct bridge *b, enum job_kind kind, const char *id, const char *agent);
+struct job *bridge_job_new(struct bridge *b, const struct job_ops *ops, const char *id,
+                           const char *agent);
 void bridge_job_free(struct job *j);
+/* The request to the agent could not be started: the waiting call (if any) gets upstream_error
+ * and the job ends. */
+void bridge_job_start_failed(struct job *j);
+/* The job's call went away before the agent had its task: request.json goes (a retry is free)
+ * and the job ends. */
+void bridge_job_withdraw(struct job *j);
 /* Whether the queue of the agent session session_id (a job's session_id) has no room for
  * another job. */
 bool bridge_job_queue_full(struct bridge *b, const char *session_id);
@@ -201,16 +221,18 @@ struct agentdef *bridge_job_agent(struct job *j);
 /* The job keeps copies of a's address and key (what it uses if a reload drops a). */
 void bridge_job_use_agent(struct job *j, const struct agentdef *a);
 
-/* syncjob.c */
-void syncjob_start(struct job *j);
-/* The MCP call of a sync job went away (cancel, hang-up, deadline, shutdown). */
-void syncjob_cancelled(struct mcp_call *c, void *arg);
+/* syncjob.c: a sync task (hermes_task mode "sync"). */
+extern const struct job_ops syncjob_ops;
 
-/* runjob.c */
+/* runjob.c: an async task's submission, and the follow of its run. */
+extern const struct job_ops runjob_submit_ops;
 void runjob_start(struct job *j);
 void runjob_cancelled(struct mcp_call *c, void *arg);
 /* Follows run_id of task id until it is terminal. NULL if the task already has a job. */
 struct job *runjob_follow(struct bridge *b, const char *id, const char *agent, const char *run_id);
+/* Indexes task id's run (arg: the bridge), and follows it when it has no result yet (start-up,
+ * hermes_reset): a tasks_each callback. */
+void runjob_index_task(const char *id, void *arg);
 
 /* runapproval.c: a followed run's approvals in the operator's queue. */
 /* A non-terminal run object a poll of job j returned: queues its approval when it waits for
@@ -328,13 +350,11 @@ const struct bridge_tool_spec *toolspec_registered(const struct bridge *b, const
 
 /* mcptask.c: hermes_task as an MCP task (the tasks extension). */
 void mcptask_register(struct bridge *b);
-/* The CreateTaskResult for task id created at created_at (new reference), working. */
-json_t *mcptask_created(struct bridge *b, const char *id, json_t *created_at);
+/* An MCP task's submission: a run answered with its CreateTaskResult. */
+extern const struct job_ops mcptask_submit_ops;
 /* The CreateTaskResult for a retry of an existing MCP task (its request.json req): as it is
  * now (new reference). */
 json_t *mcptask_again(struct bridge *b, const char *id, json_t *req);
-/* Task id's result.json is durable: its status goes to the streams that watch it. */
-void mcptask_ended(struct bridge *b, const char *id);
 
 /* taskowner.c: whose a task is, one rule for the hermes_* tools and MCP tasks. A task belongs
  * to the caller that created it (request.json "owner", mcp_call_caller); the owner token and
@@ -389,9 +409,7 @@ extern const struct bridge_tool_spec tool_ask_spec, tool_check_spec;
 enum task_state { TASK_ENDED, TASK_RUNNING, TASK_UNKNOWN, TASK_UNREADABLE };
 enum task_state tool_result_task_state(struct bridge *b, const char *id, json_t **result, int *rc);
 
-/* bridge.c: indexes a task's run (and follows it when it has no result yet). */
-void bridge_index_task(const char *id, void *arg);
-/* Indexes run_id -> task_id (b->runs) for hermes_status and hermes_cancel by run id. A run id
+/* runindex.c: indexes run_id -> task_id (b->runs) for hermes_status and hermes_cancel by run id. A run id
  * already indexed for another task that still exists keeps that task, with a warning: silently
  * taking it over would answer that task's owner not_found by run id. */
 void bridge_run_index(struct bridge *b, const char *run_id, const char *task_id);

@@ -89,7 +89,7 @@ static void hermes_cancel(struct mcp_call *c, json_t *args, void *arg)
         return;
     }
     struct job *j = strmap_get(b->jobs, id);
-    if (j && j->kind == JOB_SYNC) {
+    if (j && j->ops->kind == JOB_SYNC) {
         struct mcp_call *waiting = j->call;
         j->call = NULL;
         if (waiting) {

@@ -104,7 +104,7 @@ static void reset_step(struct loop *l, void *arg)
     }
     if (r->scan == NULL) /* the index is checked: now the directory */
         r->scan = tasks_scan_open(r->b->tasks);
-    if (r->scan && tasks_scan_step(r->scan, RESET_BATCH, bridge_index_task, r->b)) {
+    if (r->scan && tasks_scan_step(r->scan, RESET_BATCH, runjob_index_task, r->b)) {
         r->timer = loop_timer_add(r->b->loop, 0, reset_step, r);
         return;
     }
@@ -141,7 +141,7 @@ static void start_reset(struct bridge *b, struct mcp_call *c)
     size_t n;
     void **v = strmap_values(b->jobs, &n);
     for (size_t i = 0; i < n; i++)
-        count_status(by, ((struct job *)v[i])->kind == JOB_FOLLOW ? "following" : "in_flight");
+        count_status(by, ((struct job *)v[i])->ops->kind == JOB_FOLLOW ? "following" : "in_flight");
     free(v);
     struct reset *r = xcalloc(1, sizeof *r);
     r->b = b;

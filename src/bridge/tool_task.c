@@ -225,19 +225,21 @@ static void hermes_task(struct mcp_call *c, json_t *args, void *arg)
         bridge_tool_error(c, TE_UPSTREAM_ERROR, 0, "the task directory could not be written");
         return;
     }
-    struct job *j = bridge_job_new(b, strcmp(mode, "sync") == 0 && !as_task ? JOB_SYNC : JOB_SUBMIT,
-                                   id, a->name);
+    const struct job_ops *ops = as_task                      ? &mcptask_submit_ops
+                                : strcmp(mode, "sync") == 0 ? &syncjob_ops
+                                                            : &runjob_submit_ops;
+    struct job *j = bridge_job_new(b, ops, id, a->name);
     j->task_created = created;
     j->owner = owner;
     j->call = c;
     j->prompt = contract_prompt(task, context, deliverable, constraints);
     snprintf(j->session_id, sizeof j->session_id, "%s", session_id);
     snprintf(j->idem_key, sizeof j->idem_key, "%s%s", tag, id);
-    mcp_call_on_cancel(c, j->kind == JOB_SYNC ? syncjob_cancelled : runjob_cancelled, j);
+    mcp_call_on_cancel(c, ops->cancelled, j);
     /* A long sync call may outlive the client's timeout: the first progress notification
      * names the id, so the result can still be fetched. Sent before the job is queued, which
      * may already answer the call. */
-    if (j->kind == JOB_SYNC && mcp_call_progress_token(c)) {
+    if (ops->kind == JOB_SYNC && mcp_call_progress_token(c)) {
         char note[512]; /* two ids of at most 128 bytes and an agent name of 64 */
         snprintf(note, sizeof note,
                  "task %s accepted for agent %s; if this call times out, hermes_result with "
