@@ -204,9 +204,12 @@ const char *contract_json(struct bridge *b);
 struct job *bridge_job_new(struct bridge *b, const struct job_ops *ops, const char *id,
                            const char *agent);
 void bridge_job_free(struct job *j);
-/* The request to the agent could not be started: the waiting call (if any) gets upstream_error
- * and the job ends. */
-void bridge_job_start_failed(struct job *j);
+/* The agent answered the job's request (its agent_done_cb): the request is over, and the
+ * waiting MCP call (returned, may be NULL) is the caller's to answer. */
+struct mcp_call *bridge_job_answered(struct job *j);
+/* Sends the job's request to the agent (j->req); when it cannot start, the waiting call (if
+ * any) gets upstream_error and the job ends (is freed). */
+void bridge_job_send(struct job *j, const struct agent_opts *o);
 /* The job's call went away before the agent had its task: request.json goes (a retry is free)
  * and the job ends. */
 void bridge_job_withdraw(struct job *j);

@@ -174,8 +174,19 @@ static void job_start(struct job *j)
         j->ops->start(j);
 }
 
-void bridge_job_start_failed(struct job *j)
+struct mcp_call *bridge_job_answered(struct job *j)
 {
+    struct mcp_call *c = j->call;
+    j->req = NULL;
+    j->call = NULL;
+    return c;
+}
+
+void bridge_job_send(struct job *j, const struct agent_opts *o)
+{
+    j->req = agent_request(j->b->http, o);
+    if (j->req)
+        return;
     struct mcp_call *c = j->call;
     j->call = NULL;
     bridge_tool_error(c, TE_UPSTREAM_ERROR, 0, "could not start the request to the agent");

@@ -137,11 +137,8 @@ static void submit_done(struct agent_req *r, const struct agent_result *res, voi
 {
     struct job *j = arg;
     struct bridge *b = j->b;
-    struct mcp_call *c = j->call;
+    struct mcp_call *c = bridge_job_answered(j);
     (void)r;
-
-    j->req = NULL;
-    j->call = NULL;
     json_t *body = res->status == 202 ? json_loadb(res->body, res->body_len, 0, NULL) : NULL;
     const char *run_id = json_string_value(json_object_get(body, "run_id"));
     if (run_id == NULL || strlen(run_id) >= sizeof j->run_id) {
@@ -216,12 +213,10 @@ void runjob_start(struct job *j)
                            .connect_timeout_ms = CONNECT_TIMEOUT_MS, .deadline_ms = 60000,
                            .max_response = RESPONSE_MAX, .on_done = submit_done, .arg = j,
                            .label = a->name, .endpoint = "runs"};
-    j->req = agent_request(b->http, &o);
+    bridge_job_send(j, &o); /* may end the job */
     free(url);
     free(text);
     json_decref(body);
-    if (j->req == NULL)
-        bridge_job_start_failed(j);
 }
 
 const struct job_ops runjob_submit_ops = {

@@ -84,11 +84,8 @@ static void sync_done(struct agent_req *r, const struct agent_result *res, void 
 {
     struct job *j = arg;
     struct bridge *b = j->b;
-    struct mcp_call *c = j->call;
+    struct mcp_call *c = bridge_job_answered(j);
     (void)r;
-
-    j->req = NULL;
-    j->call = NULL;
     /* Every answer below goes out once what it reports is on disk. */
     if (res->timed_out && res->status == 200) {
         /* The agent took longer than HERMES_TIMEOUT_S; closing the stream interrupted it. */
@@ -166,11 +163,9 @@ static void sync_start(struct job *j)
                            .max_response = RESPONSE_MAX, .on_data = sync_data,
                            .on_done = sync_done, .arg = j, .label = a->name,
                            .endpoint = "chat"};
-    j->req = agent_request(b->http, &o);
+    bridge_job_send(j, &o); /* may end the job */
     free(url);
     free(text);
-    if (j->req == NULL)
-        bridge_job_start_failed(j);
 }
 
 const struct job_ops syncjob_ops = {
