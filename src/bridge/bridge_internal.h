@@ -1,7 +1,8 @@
 /* bridge_internal.h — what the bridge's modules share, and nothing above the bridge includes:
  * the bridge state, the agents, the jobs and their session queues, and the functions one module
- * offers the others (agents.c, contractfile.c, jobs.c, syncjob.c, runjob.c, results.c, reply.c,
- * runctx.c, toolspec.c and one tool_*.c per tool). Loop thread only. */
+ * offers the others (agents.c, contractfile.c, jobs.c, syncjob.c, runjob.c, runindex.c,
+ * mcptask.c, results.c, reply.c, runctx.c, toolspec.c and one tool_*.c per tool). Loop thread
+ * only. */
 #ifndef HM_BRIDGE_INTERNAL_H
 #define HM_BRIDGE_INTERNAL_H
 #include <jansson.h>
