@@ -58,7 +58,7 @@ void results_write(struct bridge *b, const char *id, const char *agent, json_t *
         answer = mcp_tool_result(results_public(r));
     /* An MCP task watched on a subscriptions/listen stream hears of its end (mcptask.c). */
     bridge_store_then(b, id, "result.json", r, c, answer,
-                      mcp_task_watched(b->mcp, id) ? mcptask_ended : NULL);
+                      mcp_task_watched(b->mcp, id) ? b->task_ended : NULL);
     json_decref(r);
 }
 

@@ -1,11 +1,12 @@
 /* runjob.c — an async task: POST /v1/runs (Idempotency-Key: the owner's tag and the task id),
  * run.json written before the call is answered, then the run followed by polling
- * GET /v1/runs/{id} until it is terminal and its result.json is written (also after a restart,
- * from run.json). */
+ * GET /v1/runs/{id} until it is terminal and its result.json is written (also after a restart:
+ * runjob_index_task finds the runs with run.json but no result.json). */
 #include <jansson.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "agent.h"
 #include "bridge_internal.h"
@@ -19,6 +20,9 @@
 /* ---------- async: POST /v1/runs, then follow ---------- */
 
 static void follow_poll(struct loop *l, void *arg);
+
+/* A follow has no waiting call and schedules its own polls. */
+static const struct job_ops follow_ops = {.kind = JOB_FOLLOW};
 
 /* How far the wait between polls of a run whose agent is not configured (after a restart)
  * grows, if HERMES_POLL_MS itself is shorter. */
@@ -123,7 +127,7 @@ struct job *runjob_follow(struct bridge *b, const char *id, const char *agent, c
 {
     if (strmap_get(b->jobs, id))
         return NULL;
-    struct job *j = bridge_job_new(b, JOB_FOLLOW, id, agent);
+    struct job *j = bridge_job_new(b, &follow_ops, id, agent);
     snprintf(j->run_id, sizeof j->run_id, "%s", run_id);
     j->timer = loop_timer_add(b->loop, 0, follow_poll, j);
     return j;
@@ -133,11 +137,8 @@ static void submit_done(struct agent_req *r, const struct agent_result *res, voi
 {
     struct job *j = arg;
     struct bridge *b = j->b;
-    struct mcp_call *c = j->call;
+    struct mcp_call *c = bridge_job_answered(j);
     (void)r;
-
-    j->req = NULL;
-    j->call = NULL;
     json_t *body = res->status == 202 ? json_loadb(res->body, res->body_len, 0, NULL) : NULL;
     const char *run_id = json_string_value(json_object_get(body, "run_id"));
     if (run_id == NULL || strlen(run_id) >= sizeof j->run_id) {
@@ -155,11 +156,11 @@ static void submit_done(struct agent_req *r, const struct agent_result *res, voi
                             j->session_id, "task_id", j->id, "agent", j->agent, "agent_base_url",
                             j->base_url, "created_at", bridge_iso_now());
     /* The answer waits for run.json: after a restart the run is followed from it. An MCP
-     * task is answered with the task (mcptask.c), anything else with "accepted". */
+     * task is answered with the task (its ops), anything else with "accepted". */
     bridge_store_then_answer(
         b, j->id, "run.json", run, c,
-        j->task_created
-            ? mcptask_created(b, j->id, j->task_created)
+        j->ops->accepted
+            ? j->ops->accepted(j)
             : mcp_tool_result(json_pack("{s:s, s:s, s:s, s:s, s:[], s:[]}", "id", j->id, "status",
                                         "accepted", "run_id", j->run_id, "summary",
                                         "accepted; follow it with hermes_status or read "
@@ -193,11 +194,8 @@ static void submit_done(struct agent_req *r, const struct agent_result *res, voi
 
 void runjob_cancelled(struct mcp_call *c, void *arg)
 {
-    struct job *j = arg;
     (void)c;
-    j->call = NULL;
-    tasks_remove(j->b->tasks, j->id, "request.json", NULL, NULL);
-    bridge_job_free(j);
+    bridge_job_withdraw(arg);
 }
 
 void runjob_start(struct job *j)
@@ -215,14 +213,35 @@ void runjob_start(struct job *j)
                            .connect_timeout_ms = CONNECT_TIMEOUT_MS, .deadline_ms = 60000,
                            .max_response = RESPONSE_MAX, .on_done = submit_done, .arg = j,
                            .label = a->name, .endpoint = "runs"};
-    j->req = agent_request(b->http, &o);
+    bridge_job_send(j, &o); /* may end the job */
     free(url);
     free(text);
     json_decref(body);
-    if (j->req == NULL) {
-        struct mcp_call *c = j->call;
-        j->call = NULL;
-        bridge_tool_error(c, TE_UPSTREAM_ERROR, 0, "could not start the request to the agent");
-        bridge_job_free(j);
+}
+
+const struct job_ops runjob_submit_ops = {
+    .kind = JOB_SUBMIT, .start = runjob_start, .cancelled = runjob_cancelled};
+
+void runjob_index_task(const char *id, void *arg)
+{
+    struct bridge *b = arg;
+    /* A write in flight (hermes_reset while a run settles): its job already did the work. */
+    if (tasks_pending(b->tasks, id))
+        return;
+    json_t *run = NULL;
+    if (tasks_read(b->tasks, id, "run.json", 64 * 1024, &run) != TASKS_OK)
+        return;
+    const char *run_id = json_string_value(json_object_get(run, "run_id"));
+    const char *agent = json_string_value(json_object_get(run, "agent"));
+    if (run_id && strlen(run_id) < 128) {
+        bridge_run_index(b, run_id, id);
+        char path[300];
+        struct stat st;
+        snprintf(path, sizeof path, "%s/%s/result.json", tasks_dir(b->tasks), id);
+        if (stat(path, &st) < 0) {
+            log_info("task %s: following run %s again after the restart", id, run_id);
+            runjob_follow(b, id, agent ? agent : b->default_agent, run_id);
+        }
     }
+    json_decref(run);
 }

@@ -84,11 +84,8 @@ static void sync_done(struct agent_req *r, const struct agent_result *res, void 
 {
     struct job *j = arg;
     struct bridge *b = j->b;
-    struct mcp_call *c = j->call;
+    struct mcp_call *c = bridge_job_answered(j);
     (void)r;
-
-    j->req = NULL;
-    j->call = NULL;
     /* Every answer below goes out once what it reports is on disk. */
     if (res->timed_out && res->status == 200) {
         /* The agent took longer than HERMES_TIMEOUT_S; closing the stream interrupted it. */
@@ -126,24 +123,24 @@ static void sync_done(struct agent_req *r, const struct agent_result *res, void 
 }
 
 /* The MCP call went away (notifications/cancelled, hang-up, deadline, shutdown). */
-void syncjob_cancelled(struct mcp_call *c, void *arg)
+static void sync_cancelled(struct mcp_call *c, void *arg)
 {
     struct job *j = arg;
     (void)c;
+    log_info("task %s cancelled", j->id);
+    if (j->req == NULL) { /* still waiting for its turn */
+        bridge_job_withdraw(j);
+        return;
+    }
     j->call = NULL;
-    bool started = j->req != NULL;
     agent_cancel(j->req); /* closing the stream interrupts the agent */
     j->req = NULL;
-    if (started)
-        results_write_status(j->b, j->id, j->agent, "cancelled",
-                             "cancelled by the client before the agent finished", NULL, NULL, NULL);
-    else
-        tasks_remove(j->b->tasks, j->id, "request.json", NULL, NULL);
-    log_info("task %s cancelled", j->id);
+    results_write_status(j->b, j->id, j->agent, "cancelled",
+                         "cancelled by the client before the agent finished", NULL, NULL, NULL);
     bridge_job_free(j);
 }
 
-void syncjob_start(struct job *j)
+static void sync_start(struct job *j)
 {
     struct bridge *b = j->b;
     struct agentdef *a = bridge_job_agent(j);
@@ -166,13 +163,10 @@ void syncjob_start(struct job *j)
                            .max_response = RESPONSE_MAX, .on_data = sync_data,
                            .on_done = sync_done, .arg = j, .label = a->name,
                            .endpoint = "chat"};
-    j->req = agent_request(b->http, &o);
+    bridge_job_send(j, &o); /* may end the job */
     free(url);
     free(text);
-    if (j->req == NULL) {
-        struct mcp_call *c = j->call;
-        j->call = NULL;
-        bridge_tool_error(c, TE_UPSTREAM_ERROR, 0, "could not start the request to the agent");
-        bridge_job_free(j);
-    }
 }
+
+const struct job_ops syncjob_ops = {
+    .kind = JOB_SYNC, .start = sync_start, .cancelled = sync_cancelled};

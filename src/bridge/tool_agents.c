@@ -50,22 +50,22 @@ static void list_agents(struct mcp_call *c, json_t *args, void *arg)
     mcp_call_tool_result_take(c, out);
 }
 
-void tool_agents_register(struct bridge *b)
-{
-    bridge_add_tool(
-        b,
-        &(struct mcp_tool_def){
-            .name = "list_agents",
-            .title = "List agents",
-            .description = "List the Hermes agents this bridge can delegate to, with their "
-                           "capabilities and availability. Read-only; never returns credentials.",
-            .input_schema = toolargs_schema(no_args),
-            .output_schema = toolerr_output_schema(toolspec_schema_obj(
-                "{\"type\":\"object\",\"properties\":{\"agents\":{\"type\":\"array\"},\"default\":{"
-                "\"type\":\"string\"},\"count\":{\"type\":\"integer\"}},\"required\":[\"agents\","
-                "\"default\",\"count\"]}")),
-            .annotations = toolspec_annotations(true, false, true, false),
-            .handler = list_agents,
-            .arg = b,
-            .scope = SCOPE_READ});
-}
+static const struct toolout agents_output[] = {
+    {.name = "agents", .type = TOOLOUT_ARRAY, .required = true},
+    {.name = "default", .type = TOOLOUT_STRING, .required = true},
+    {.name = "count", .type = TOOLOUT_INT, .required = true},
+    TOOLOUT_END,
+};
+
+const struct bridge_tool_spec tool_agents_spec = {
+    .name = "list_agents",
+    .title = "List agents",
+    .description =
+        "List the Hermes agents this bridge can delegate to, with their "
+        "capabilities and availability. Read-only; never returns credentials.",
+    .args = no_args,
+    .output = agents_output,
+    .hints = {.read_only = true, .idempotent = true},
+    .scope = SCOPE_READ,
+    .handler = list_agents,
+};

@@ -89,7 +89,7 @@ static void hermes_cancel(struct mcp_call *c, json_t *args, void *arg)
         return;
     }
     struct job *j = strmap_get(b->jobs, id);
-    if (j && j->kind == JOB_SYNC) {
+    if (j && j->ops->kind == JOB_SYNC) {
         struct mcp_call *waiting = j->call;
         j->call = NULL;
         if (waiting) {
@@ -130,24 +130,24 @@ static void hermes_cancel(struct mcp_call *c, json_t *args, void *arg)
     runctx_send(s, a, "POST", "/stop", cancel_done);
 }
 
-void tool_cancel_register(struct bridge *b)
-{
-    bridge_add_tool(
-        b,
-        &(struct mcp_tool_def){
-            .name = "hermes_cancel",
-            .title = "Cancel a task",
-            .description = "Really stop a task: a sync task in flight is interrupted, an async run "
-                           "is stopped at the agent (POST /v1/runs/{id}/stop) and followed to its "
-                           "end. Give run_id or id (job_id: the older name for id). Says so when "
-                           "the task had already finished.",
-            .input_schema = toolargs_schema(cancel_args),
-            .output_schema = toolerr_output_schema(toolspec_schema_obj(
-                "{\"type\":\"object\",\"properties\":{\"status\":{\"type\":\"string\"},"
-                "\"already_finished\":{\"type\":\"boolean\"},\"message\":{\"type\":\"string\"}},"
-                "\"required\":[\"status\"]}")),
-            .annotations = toolspec_annotations(false, true, true, true),
-            .handler = hermes_cancel,
-            .arg = b,
-            .scope = SCOPE_TASK});
-}
+static const struct toolout cancel_output[] = {
+    {.name = "status", .type = TOOLOUT_STRING, .required = true},
+    {.name = "already_finished", .type = TOOLOUT_BOOL},
+    {.name = "message", .type = TOOLOUT_STRING},
+    TOOLOUT_END,
+};
+
+const struct bridge_tool_spec tool_cancel_spec = {
+    .name = "hermes_cancel",
+    .title = "Cancel a task",
+    .description =
+        "Really stop a task: a sync task in flight is interrupted, an async run "
+        "is stopped at the agent (POST /v1/runs/{id}/stop) and followed to its "
+        "end. Give run_id or id (job_id: the older name for id). Says so when "
+        "the task had already finished.",
+    .args = cancel_args,
+    .output = cancel_output,
+    .hints = {.destructive = true, .idempotent = true, .open_world = true},
+    .scope = SCOPE_TASK,
+    .handler = hermes_cancel,
+};

@@ -104,7 +104,7 @@ static void reset_step(struct loop *l, void *arg)
     }
     if (r->scan == NULL) /* the index is checked: now the directory */
         r->scan = tasks_scan_open(r->b->tasks);
-    if (r->scan && tasks_scan_step(r->scan, RESET_BATCH, bridge_index_task, r->b)) {
+    if (r->scan && tasks_scan_step(r->scan, RESET_BATCH, runjob_index_task, r->b)) {
         r->timer = loop_timer_add(r->b->loop, 0, reset_step, r);
         return;
     }
@@ -141,7 +141,7 @@ static void start_reset(struct bridge *b, struct mcp_call *c)
     size_t n;
     void **v = strmap_values(b->jobs, &n);
     for (size_t i = 0; i < n; i++)
-        count_status(by, ((struct job *)v[i])->kind == JOB_FOLLOW ? "following" : "in_flight");
+        count_status(by, ((struct job *)v[i])->ops->kind == JOB_FOLLOW ? "following" : "in_flight");
     free(v);
     struct reset *r = xcalloc(1, sizeof *r);
     r->b = b;
@@ -234,25 +234,24 @@ static void hermes_reset(struct mcp_call *c, json_t *args, void *arg)
                               "it again with confirmed: true");
 }
 
-void tool_reset_register(struct bridge *b)
-{
-    bridge_add_tool(
-        b,
-        &(struct mcp_tool_def){
-            .name = "hermes_reset",
-            .title = "Reset the job bookkeeping",
-            .description =
-                "GLOBAL: rebuilds the bridge's job bookkeeping (the run index) from the "
-                "task directory, for every caller; result files are kept and nothing in "
-                "flight is dropped (followed runs still get their results). Ask the user "
-                "before calling it when other work may be in flight. Needs confirmed: "
-                "true, or the user's yes when the client supports elicitation.",
-            .input_schema = toolargs_schema(reset_args),
-            .output_schema = toolerr_output_schema(toolspec_schema_obj(
-                "{\"type\":\"object\",\"properties\":{\"cleared\":{\"type\":\"integer\"},"
-                "\"by_status\":{\"type\":\"object\"}},\"required\":[\"cleared\",\"by_status\"]}")),
-            .annotations = toolspec_annotations(false, true, false, false),
-            .handler = hermes_reset,
-            .arg = b,
-            .scope = SCOPE_ADMIN});
-}
+static const struct toolout reset_output[] = {
+    {.name = "cleared", .type = TOOLOUT_INT, .required = true},
+    {.name = "by_status", .type = TOOLOUT_OBJECT, .required = true},
+    TOOLOUT_END,
+};
+
+const struct bridge_tool_spec tool_reset_spec = {
+    .name = "hermes_reset",
+    .title = "Reset the job bookkeeping",
+    .description =
+        "GLOBAL: rebuilds the bridge's job bookkeeping (the run index) from the "
+        "task directory, for every caller; result files are kept and nothing in "
+        "flight is dropped (followed runs still get their results). Ask the user "
+        "before calling it when other work may be in flight. Needs confirmed: "
+        "true, or the user's yes when the client supports elicitation.",
+    .args = reset_args,
+    .output = reset_output,
+    .hints = {.destructive = true},
+    .scope = SCOPE_ADMIN,
+    .handler = hermes_reset,
+};

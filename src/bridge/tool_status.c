@@ -116,24 +116,25 @@ static void hermes_status(struct mcp_call *c, json_t *args, void *arg)
     runctx_send(s, a, "GET", "", status_done);
 }
 
-void tool_status_register(struct bridge *b)
-{
-    bridge_add_tool(
-        b,
-        &(struct mcp_tool_def){
-            .name = "hermes_status",
-            .title = "Status of a run",
-            .description = "Status of an async run: status, output, error, timestamps, agent, "
-                           "task_id, result_updated. Works after a bridge restart; when the agent "
-                           "no longer knows the run, answers from the stored result.",
-            .input_schema = toolargs_schema(status_args),
-            .output_schema = toolerr_output_schema(toolspec_schema_obj(
-                "{\"type\":\"object\",\"properties\":{\"run_id\":{\"type\":\"string\"},\"status\":{"
-                "\"type\":\"string\"},\"agent\":{\"type\":\"string\"},\"task_id\":{\"type\":"
-                "\"string\"},\"result_updated\":{\"type\":\"boolean\"}},\"required\":[\"run_id\","
-                "\"status\"]}")),
-            .annotations = toolspec_annotations(true, false, true, true),
-            .handler = hermes_status,
-            .arg = b,
-            .scope = SCOPE_READ});
-}
+static const struct toolout status_output[] = {
+    {.name = "run_id", .type = TOOLOUT_STRING, .required = true},
+    {.name = "status", .type = TOOLOUT_STRING, .required = true},
+    {.name = "agent", .type = TOOLOUT_STRING},
+    {.name = "task_id", .type = TOOLOUT_STRING},
+    {.name = "result_updated", .type = TOOLOUT_BOOL},
+    TOOLOUT_END,
+};
+
+const struct bridge_tool_spec tool_status_spec = {
+    .name = "hermes_status",
+    .title = "Status of a run",
+    .description =
+        "Status of an async run: status, output, error, timestamps, agent, "
+        "task_id, result_updated. Works after a bridge restart; when the agent "
+        "no longer knows the run, answers from the stored result.",
+    .args = status_args,
+    .output = status_output,
+    .hints = {.read_only = true, .idempotent = true, .open_world = true},
+    .scope = SCOPE_READ,
+    .handler = hermes_status,
+};
