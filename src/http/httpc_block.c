@@ -2,7 +2,7 @@
  * requests (one curl handle per session, reused so its connection is), and the batch of
  * requests sent at exit, all at once on a private multi handle. Their handles are set up as the
  * loop's are (httpc_internal.h). */
-#include <curl/curl.h>
+#include "curlrt.h"
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>

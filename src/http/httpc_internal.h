@@ -3,7 +3,7 @@
  * them and the answer read back from it, so that the two ways of sending cannot drift apart. */
 #ifndef HM_HTTPC_INTERNAL_H
 #define HM_HTTPC_INTERNAL_H
-#include <curl/curl.h>
+#include "curlrt.h"
 #include <stdbool.h>
 #include <stdint.h>
 
