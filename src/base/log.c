@@ -1,4 +1,4 @@
-/* log.c — leveled one-line logging to stderr. */
+/* log.c — leveled one-line logging to stderr, and the named events (log.h). */
 #include "log.h"
 
 #include <stdarg.h>
@@ -9,6 +9,71 @@
 
 /* Set on the loop thread (start, SIGHUP), read by the writer threads too. */
 static _Atomic int current = LOG_INFO;
+
+#define EVENT_MARK " [event="
+
+/* The one list of event names: log_event() logs only these, gendocs prints them. */
+static const struct log_ev_info events[EV_COUNT] = {
+    [EV_RELOAD_APPLIED] = {"reload_applied", LOG_INFO, "config file",
+                           "A SIGHUP reload took effect: `config` is `env` (the env file, "
+                           "`file`) or `gateway` (the gateway file)."},
+    [EV_RELOAD_REJECTED] = {"reload_rejected", LOG_WARN, "config",
+                            "A reload was refused; the server runs on with the settings it had. "
+                            "The prose says why."},
+    [EV_RELOAD_RESTART_NEEDED] = {"reload_restart_needed", LOG_WARN, "config keys",
+                                  "A reload changed settings that only a restart applies: "
+                                  "`keys` names them (env keys, comma-separated, or the gateway "
+                                  "file's part)."},
+    [EV_RELOAD_IGNORED] = {"reload_ignored", LOG_INFO, "",
+                           "A SIGHUP came while the server drains: nothing is reloaded."},
+    [EV_AGENTS_RELOADED] = {"agents_reloaded", LOG_INFO, "",
+                            "The bridge took the agent settings of a reload."},
+    [EV_STOP_REQUESTED] = {"stop_requested", LOG_INFO, "signal",
+                           "SIGTERM or SIGINT (`signal` is `TERM` or `INT`): the server stops taking "
+                           "work and drains."},
+    [EV_DRAIN_STARTED] = {"drain_started", LOG_INFO, "calls grace_s",
+                          "The drain waits up to `grace_s` seconds for `calls` calls in flight."},
+    [EV_DRAIN_FORCED] = {"drain_forced", LOG_INFO, "signal",
+                         "A second SIGTERM or SIGINT ends the drain at once."},
+    [EV_DRAIN_OVER] = {"drain_over", LOG_INFO, "ms finished calls cut_off",
+                       "The drain ended: `finished` of `calls` calls finished, `cut_off` were "
+                       "cut off."},
+    [EV_LISTEN_EXPOSED] = {"listen_exposed", LOG_WARN, "addr",
+                           "The server listens beyond loopback, on `addr`."},
+    [EV_RATE_LIMITED] = {"rate_limited", LOG_WARN, "who limit",
+                         "A client or credential (`who`) went over the rate limit `limit`; "
+                         "logged once a minute each."},
+    [EV_STREAM_DROPPED] = {"stream_dropped", LOG_WARN, "peer",
+                           "A client that does not read its event stream was disconnected."},
+    [EV_RETENTION_PRUNED] = {"retention_pruned", LOG_INFO, "pruned ms kept failed",
+                             "A retention pass pruned `pruned` finished tasks, kept `kept` in "
+                             "flight, and failed on `failed`."},
+    [EV_UPSTREAM_READY] = {"upstream_ready", LOG_INFO, "upstream tools",
+                           "An upstream MCP server answered its tool list: its tools are served."},
+    [EV_UPSTREAM_DOWN] = {"upstream_down", LOG_ERROR, "upstream",
+                          "An upstream stopped serving; the prose says why."},
+    [EV_UPSTREAM_RESTART_SCHEDULED] = {"upstream_restart_scheduled", LOG_INFO, "upstream delay_ms",
+                                       "The next start of an upstream that is down, in "
+                                       "`delay_ms` (backoff)."},
+    [EV_UPSTREAM_START_FAILED] = {"upstream_start_failed", LOG_ERROR, "upstream",
+                                  "An upstream could not be started; another try is scheduled."},
+    [EV_UPSTREAM_SESSION_ENDED] = {"upstream_session_ended", LOG_INFO, "upstream",
+                                   "The session with an HTTP upstream was ended (DELETE) at stop "
+                                   "or reload."},
+    [EV_CIRCUIT_OPEN] = {"circuit_open", LOG_WARN, "upstream failures",
+                         "An upstream failed `failures` times in a row: its calls fail fast "
+                         "until a trial start succeeds."},
+    [EV_CIRCUIT_CLOSED] = {"circuit_closed", LOG_INFO, "upstream",
+                           "A trial start succeeded: the upstream's calls are routed again."},
+    [EV_TOOL_WITHHELD] = {"tool_withheld", LOG_ERROR, "upstream tool why",
+                          "A pinned tool is withheld: `why` is `changed` (its definition differs "
+                          "from the pinned one) or `unlisted` (the upstream no longer lists it)."},
+};
+
+const struct log_ev_info *log_ev_at(enum log_ev e)
+{
+    return (unsigned)e < EV_COUNT ? &events[e] : NULL;
+}
 
 void log_set_level(enum log_level lvl)
 {
@@ -24,24 +89,87 @@ int log_level_parse(const char *s)
     return -1;
 }
 
-void log_msg(enum log_level lvl, const char *fmt, ...)
+static bool enabled(enum log_level lvl)
+{
+    return (int)lvl <= atomic_load_explicit(&current, memory_order_relaxed);
+}
+
+/* Writes line (prose, then the event's fields in tail, "" for none) as one line. The prose is
+ * made one line and never holds EVENT_MARK, so the first mark on a line is the event's. */
+static void emit(enum log_level lvl, char *line, const char *tail)
 {
     static const char *tags[] = {"error", "warn", "info", "debug"};
     static const int syslog_prio[] = {3, 4, 6, 7};
+
+    for (char *p = line; *p; p++)
+        if (*p == '\n' || *p == '\r')
+            *p = ' ';
+    for (char *p = line; (p = strstr(p, EVENT_MARK)) != NULL;)
+        p[1] = '(';
+    if (getenv("JOURNAL_STREAM") != NULL)
+        fprintf(stderr, "<%d>%s: %s%s\n", syslog_prio[lvl], tags[lvl], line, tail);
+    else
+        fprintf(stderr, "hermes-mcp: %s: %s%s\n", tags[lvl], line, tail);
+}
+
+void log_msg(enum log_level lvl, const char *fmt, ...)
+{
     char line[1024];
     va_list ap;
 
-    if ((int)lvl > atomic_load_explicit(&current, memory_order_relaxed))
+    if (!enabled(lvl))
         return;
     va_start(ap, fmt);
     vsnprintf(line, sizeof line, fmt, ap);
     va_end(ap);
-    /* Keep one event on one line whatever the caller passed. */
-    for (char *p = line; *p; p++)
-        if (*p == '\n' || *p == '\r')
-            *p = ' ';
-    if (getenv("JOURNAL_STREAM") != NULL)
-        fprintf(stderr, "<%d>%s: %s\n", syslog_prio[lvl], tags[lvl], line);
-    else
-        fprintf(stderr, "hermes-mcp: %s: %s\n", tags[lvl], line);
+    emit(lvl, line, "");
+}
+
+/* Appends s to out (at *n, capacity cap), quoted when it would not read back as one token. */
+static void put_value(char *out, size_t cap, size_t *n, const char *s)
+{
+    bool quote = *s == '\0' || strpbrk(s, " \t\"\\=[]") != NULL;
+    if (quote && *n + 1 < cap)
+        out[(*n)++] = '"';
+    for (; *s && *n + 2 < cap; s++) {
+        if (quote && (*s == '"' || *s == '\\'))
+            out[(*n)++] = '\\';
+        out[(*n)++] = (*s == '\n' || *s == '\r') ? ' ' : *s;
+    }
+    if (quote && *n + 1 < cap)
+        out[(*n)++] = '"';
+    out[*n] = '\0';
+}
+
+void log_event(enum log_ev ev, const struct log_field *fields, const char *fmt, ...)
+{
+    const struct log_ev_info *info = log_ev_at(ev);
+    char line[1024], tail[384];
+    size_t n;
+    va_list ap;
+
+    if (info == NULL || !enabled(info->lvl))
+        return;
+    n = (size_t)snprintf(tail, sizeof tail, "%s%s", EVENT_MARK, info->name);
+    for (const struct log_field *f = fields; f && f->key && n + 4 < sizeof tail; f++) {
+        n += (size_t)snprintf(tail + n, sizeof tail - n, " %s=", f->key);
+        if (n >= sizeof tail - 2)
+            break;
+        if (f->is_num) {
+            char num[24];
+            snprintf(num, sizeof num, "%lld", f->num);
+            put_value(tail, sizeof tail - 1, &n, num);
+        } else {
+            put_value(tail, sizeof tail - 1, &n, f->str ? f->str : "");
+        }
+    }
+    if (n > sizeof tail - 2)
+        n = sizeof tail - 2;
+    tail[n++] = ']';
+    tail[n] = '\0';
+    /* The prose gives way to the fields when the line is too long. */
+    va_start(ap, fmt);
+    vsnprintf(line, sizeof line - n, fmt, ap);
+    va_end(ap);
+    emit(info->lvl, line, tail);
 }

@@ -705,9 +705,9 @@ static void session_ended(const char *name, bool done, const char *error, void *
 {
     (void)arg;
     if (done)
-        log_info("upstream %s: session ended (%s)", name, error ? error : "DELETE sent");
+        log_event(EV_UPSTREAM_SESSION_ENDED, LOG_FIELDS(LF_S("upstream", name)), "upstream %s: session ended (%s)", name, error ? error : "DELETE sent");
     else
-        log_info("upstream %s: session ended (no answer to DELETE within %u ms)", name,
+        log_event(EV_UPSTREAM_SESSION_ENDED, LOG_FIELDS(LF_S("upstream", name)), "upstream %s: session ended (no answer to DELETE within %u ms)", name,
                  HU_DELETE_TIMEOUT_MS);
 }
 
