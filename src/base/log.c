@@ -68,6 +68,9 @@ static const struct log_ev_info events[EV_COUNT] = {
     [EV_TOOL_WITHHELD] = {"tool_withheld", LOG_ERROR, "upstream tool why",
                           "A pinned tool is withheld: `why` is `changed` (its definition differs "
                           "from the pinned one) or `unlisted` (the upstream no longer lists it)."},
+    [EV_PINS_REREAD] = {"pins_reread", LOG_INFO, "file",
+                        "A SIGHUP re-read the gateway's pins file, the last step of a gateway "
+                        "reload (tools accepted with `hermes-mcp gateway accept` take effect)."},
 };
 
 const struct log_ev_info *log_ev_at(enum log_ev e)

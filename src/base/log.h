@@ -45,6 +45,7 @@ enum log_ev {
     EV_CIRCUIT_OPEN,
     EV_CIRCUIT_CLOSED,
     EV_TOOL_WITHHELD,
+    EV_PINS_REREAD,
     EV_COUNT
 };
 

@@ -194,6 +194,6 @@ bool gateway_reload_pins(struct gateway *g)
     }
     json_decref(g->pins);
     g->pins = pins;
-    log_info("gateway: SIGHUP: pins re-read from %s", g->pins_path);
+    log_event(EV_PINS_REREAD, LOG_FIELDS(LF_S("file", g->pins_path)), "gateway: SIGHUP: pins re-read from %s", g->pins_path);
     return judge_all(g, NULL);
 }

@@ -7,7 +7,8 @@ import { until } from './lib.mjs';
 const MARK = ' [event=';
 const FIELD = /\s*([a-z_]+)=("(?:[^"\\]|\\.)*"|[^\s\]"]*)/y;
 
-const textOf = (srv) => (srv.proc ?? srv).stderrText ?? '';
+// srv: a server (or process) whose log is collected, or a log text already cut out of one.
+const textOf = (srv) => (typeof srv === 'string' ? srv : (srv.proc ?? srv).stderrText ?? '');
 
 // One log line's event as { event, fields, line }, or null for a line without one.
 export function parseEvent(line) {
