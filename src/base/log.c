@@ -40,9 +40,9 @@ static const struct log_ev_info events[EV_COUNT] = {
                        "cut off."},
     [EV_LISTEN_EXPOSED] = {"listen_exposed", LOG_WARN, "addr",
                            "The server listens beyond loopback, on `addr`."},
-    [EV_RATE_LIMITED] = {"rate_limited", LOG_WARN, "who limit",
-                         "A client or credential (`who`) went over the rate limit `limit`; "
-                         "logged once a minute each."},
+    [EV_RATE_LIMITED] = {"rate_limited", LOG_WARN, "who limit per_min",
+                         "A client or credential (`who`) went over the rate limit `limit` "
+                         "(`per_min` requests a minute); logged once a minute each."},
     [EV_STREAM_DROPPED] = {"stream_dropped", LOG_WARN, "peer",
                            "A client that does not read its event stream was disconnected."},
     [EV_RETENTION_PRUNED] = {"retention_pruned", LOG_INFO, "pruned ms kept failed",
