@@ -45,6 +45,9 @@ static const struct log_ev_info events[EV_COUNT] = {
                          "(`per_min` requests a minute); logged once a minute each."},
     [EV_STREAM_DROPPED] = {"stream_dropped", LOG_WARN, "peer",
                            "A client that does not read its event stream was disconnected."},
+    [EV_NAME_REFUSED] = {"name_refused", LOG_WARN, "header value",
+                         "A request was refused (403) for its `Host` or `Origin` (`header`): "
+                         "`value` is not this server's name nor in MCP_PUBLIC_HOSTS."},
     [EV_RETENTION_PRUNED] = {"retention_pruned", LOG_INFO, "pruned ms kept failed",
                              "A retention pass pruned `pruned` finished tasks, kept `kept` in "
                              "flight, and failed on `failed`."},
@@ -60,6 +63,11 @@ static const struct log_ev_info events[EV_COUNT] = {
     [EV_UPSTREAM_SESSION_ENDED] = {"upstream_session_ended", LOG_INFO, "upstream",
                                    "The session with an HTTP upstream was ended (DELETE) at stop "
                                    "or reload."},
+    [EV_UPSTREAM_STREAM_RESUMING] = {"upstream_stream_resuming", LOG_INFO,
+                                     "upstream request delay_ms",
+                                     "An HTTP upstream's answer stream to `request` ended early; "
+                                     "it is resumed in `delay_ms` (later resumes of the same call "
+                                     "at debug)."},
     [EV_CIRCUIT_OPEN] = {"circuit_open", LOG_WARN, "upstream failures",
                          "An upstream failed `failures` times in a row: its calls fail fast "
                          "until a trial start succeeds."},
@@ -144,14 +152,14 @@ static void put_value(char *out, size_t cap, size_t *n, const char *s)
     out[*n] = '\0';
 }
 
-void log_event(enum log_ev ev, const struct log_field *fields, const char *fmt, ...)
+static void vlog_event(enum log_level lvl, enum log_ev ev, const struct log_field *fields,
+                       const char *fmt, va_list ap)
 {
     const struct log_ev_info *info = log_ev_at(ev);
     char line[1024], tail[384];
     size_t n;
-    va_list ap;
 
-    if (info == NULL || !enabled(info->lvl))
+    if (info == NULL || !enabled(lvl))
         return;
     n = (size_t)snprintf(tail, sizeof tail, "%s%s", EVENT_MARK, info->name);
     for (const struct log_field *f = fields; f && f->key && n + 4 < sizeof tail; f++) {
@@ -171,8 +179,23 @@ void log_event(enum log_ev ev, const struct log_field *fields, const char *fmt, 
     tail[n++] = ']';
     tail[n] = '\0';
     /* The prose gives way to the fields when the line is too long. */
-    va_start(ap, fmt);
     vsnprintf(line, sizeof line - n, fmt, ap);
+    emit(lvl, line, tail);
+}
+
+void log_event(enum log_ev ev, const struct log_field *fields, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vlog_event(log_ev_at(ev) ? log_ev_at(ev)->lvl : LOG_ERROR, ev, fields, fmt, ap);
     va_end(ap);
-    emit(info->lvl, line, tail);
+}
+
+void log_event_at(enum log_level lvl, enum log_ev ev, const struct log_field *fields,
+                  const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vlog_event(lvl, ev, fields, fmt, ap);
+    va_end(ap);
 }

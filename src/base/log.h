@@ -36,12 +36,14 @@ enum log_ev {
     EV_LISTEN_EXPOSED,
     EV_RATE_LIMITED,
     EV_STREAM_DROPPED,
+    EV_NAME_REFUSED,
     EV_RETENTION_PRUNED,
     EV_UPSTREAM_READY,
     EV_UPSTREAM_DOWN,
     EV_UPSTREAM_RESTART_SCHEDULED,
     EV_UPSTREAM_START_FAILED,
     EV_UPSTREAM_SESSION_ENDED,
+    EV_UPSTREAM_STREAM_RESUMING,
     EV_CIRCUIT_OPEN,
     EV_CIRCUIT_CLOSED,
     EV_TOOL_WITHHELD,
@@ -68,10 +70,12 @@ struct log_field {
 #define LF_N(k, n) {(k), NULL, (long long)(n), true}
 #define LOG_FIELDS(...) ((const struct log_field[]){__VA_ARGS__, {NULL, NULL, 0, false}})
 
-/* Logs fmt's prose at the event's level, then " [event=NAME k=v ...]" with fields (NULL for
+/* Logs fmt's prose at the event's level (log_event_at: at lvl), then " [event=NAME k=v ...]" with fields (NULL for
  * none; a list made with LOG_FIELDS). A value with a space, a quote, '=', '[' or ']' is
  * written in double quotes with \" and \\ escaped. The fields survive a prose cut short. */
 void log_event(enum log_ev ev, const struct log_field *fields, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
+void log_event_at(enum log_level lvl, enum log_ev ev, const struct log_field *fields,
+                  const char *fmt, ...) __attribute__((format(printf, 4, 5)));
 
 #endif

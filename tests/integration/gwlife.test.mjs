@@ -13,6 +13,7 @@ import { join } from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { spawn } from 'node:child_process';
 import { ROOT, HERMES, startHermes, until, freePort, upstreamsFile, fakeUpstream, connectClient } from './lib.mjs';
+import { waitEvent } from './events.mjs';
 
 const FAKE = join(ROOT, 'tests/fakes/fake-upstream.mjs');
 let dir;
@@ -256,7 +257,7 @@ test('a guarded call arriving while the server drains is refused at once by the 
     const busy = client.callTool({ name: 'one__slow', arguments: { ms: 3000 } }).catch((e) => e);
     await until(() => existsSync(received), 'the slow call at the upstream');
     server.proc.kill('SIGTERM');
-    await until(() => server.proc.stderrText.includes('drain:'), 'the drain begun');
+    await waitEvent(server, 'drain_started');
     const t0 = Date.now();
     const late = await client.callTool({ name: 'one__echo', arguments: { message: 'late' } }).catch((e) => e);
     // The server refuses new requests while it drains, before any tool runs: 503 on a kept-alive
