@@ -48,6 +48,24 @@ static const struct log_ev_info events[EV_COUNT] = {
     [EV_NAME_REFUSED] = {"name_refused", LOG_WARN, "header value",
                          "A request was refused (403) for its `Host` or `Origin` (`header`): "
                          "`value` is not this server's name nor in MCP_PUBLIC_HOSTS."},
+    [EV_CALL_TIMED_OUT] = {"call_timed_out", LOG_INFO, "method ms",
+                           "A request (`method`) reached MCP_CALL_TIMEOUT_S (`ms`) and was "
+                           "answered with a timeout error."},
+    [EV_CLIENT_AUTH_FAILED] = {"client_auth_failed", LOG_WARN, "endpoint client",
+                               "An OAuth client failed to authenticate at `endpoint`; `client` "
+                               "is its id when printable."},
+    [EV_AGENT_KEY_REJECTED] = {"agent_key_rejected", LOG_ERROR, "agent",
+                               "An agent answered 401 to the bridge: its API key is wrong."},
+    [EV_APPROVAL_DECISION_UNSENT] = {"approval_decision_unsent", LOG_WARN, "task run",
+                                     "The operator's decision on an agent's approval was not "
+                                     "sent: the run no longer waits for it, or could not be "
+                                     "read."},
+    [EV_RUN_CLAIMED_TWICE] = {"run_claimed_twice", LOG_WARN, "run task other",
+                              "Two tasks report the same agent run; by run id only `task` is "
+                              "reached."},
+    [EV_RESET_STARTED] = {"reset_started", LOG_INFO, "entries",
+                          "hermes_reset began: it checks `entries` run index entries, then the "
+                          "task directory."},
     [EV_RETENTION_PRUNED] = {"retention_pruned", LOG_INFO, "pruned ms kept failed",
                              "A retention pass pruned `pruned` finished tasks, kept `kept` in "
                              "flight, and failed on `failed`."},
@@ -68,6 +86,10 @@ static const struct log_ev_info events[EV_COUNT] = {
                                      "An HTTP upstream's answer stream to `request` ended early; "
                                      "it is resumed in `delay_ms` (later resumes of the same call "
                                      "at debug)."},
+    [EV_UPSTREAM_NOTIFICATION_IGNORED] = {"upstream_notification_ignored", LOG_INFO,
+                                          "upstream method",
+                                          "An upstream's list_changed notification was ignored: "
+                                          "its discovery is frozen until a restart."},
     [EV_CIRCUIT_OPEN] = {"circuit_open", LOG_WARN, "upstream failures",
                          "An upstream failed `failures` times in a row: its calls fail fast "
                          "until a trial start succeeds."},

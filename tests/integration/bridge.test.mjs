@@ -198,7 +198,7 @@ test('agent errors map to codes without echoing the agent body', async () => {
     const auth = await cb.callTool({ name: 'hermes_task', arguments: { task: 'x', mode: 'sync' } });
     assert.equal(auth.structuredContent.error, 'upstream_auth');
     assert.ok(!JSON.stringify(auth).includes('gateway_auth'), 'agent body not echoed');
-    await until(() => /rejected our API key/.test(bad.proc.stderrText), 'the operator log line');
+    await waitEvent(bad, 'agent_key_rejected');
     // Fill the agent's single slot, then the next call is "busy" with a retry hint.
     const slow = cg.callTool({ name: 'hermes_task', arguments: { task: 'slow [delay=1500]', mode: 'sync' } });
     await until(() => chats(fake).length >= 2, 'the slow call to reach the agent');

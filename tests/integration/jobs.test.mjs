@@ -164,7 +164,7 @@ test('hermes_reset walks a large task directory in steps: other clients are answ
     assert.match(before.structuredContent.message, /no task of this bridge has run/, 'not indexed before the reset');
     const order = [];
     const reset = call(a, 'hermes_reset', { confirmed: true }).then((r) => { order.push('reset'); return r; });
-    await until(() => srv.proc.stderrText.includes('hermes_reset: checking'), 'the reset began');
+    await waitEvent(srv, 'reset_started');
     const list = b.listTools().then((r) => { order.push('tools/list'); return r; });
     const again = call(b, 'hermes_reset', { confirmed: true }).then((r) => { order.push('second reset'); return r; });
     const [r, l, second] = await Promise.all([reset, list, again]);
