@@ -28,6 +28,12 @@ static const struct log_ev_info events[EV_COUNT] = {
                            "A SIGHUP came while the server drains: nothing is reloaded."},
     [EV_AGENTS_RELOADED] = {"agents_reloaded", LOG_INFO, "",
                             "The bridge took the agent settings of a reload."},
+    [EV_AGENT_ENV_REJECTED] = {"agent_env_rejected", LOG_WARN, "file",
+                               "HERMES_ENV_PATH (`file`) could not be used at a reload; the agent "
+                               "keeps the settings in use."},
+    [EV_CLIENTS_FILE_REJECTED] = {"clients_file_rejected", LOG_WARN, "",
+                                  "The OAuth clients file changed but could not be used; the "
+                                  "clients read before stay. The prose says why."},
     [EV_STOP_REQUESTED] = {"stop_requested", LOG_INFO, "signal",
                            "SIGTERM or SIGINT (`signal` is `TERM` or `INT`): the server stops taking "
                            "work and drains."},
@@ -90,6 +96,10 @@ static const struct log_ev_info events[EV_COUNT] = {
                                           "upstream method",
                                           "An upstream's list_changed notification was ignored: "
                                           "its discovery is frozen until a restart."},
+    [EV_HELD_CALL_EXPIRED] = {"held_call_expired", LOG_INFO, "upstream tool why",
+                              "A call held for the client's answer (elicitation, sampling) was "
+                              "cancelled upstream: `why` is `not_resumed` (the client did not "
+                              "come back in time) or `timeout` (the upstream's timeout)."},
     [EV_CIRCUIT_OPEN] = {"circuit_open", LOG_WARN, "upstream failures",
                          "An upstream failed `failures` times in a row: its calls fail fast "
                          "until a trial start succeeds."},
