@@ -87,6 +87,13 @@ static const struct log_ev_info events[EV_COUNT] = {
     [EV_UPSTREAM_SESSION_ENDED] = {"upstream_session_ended", LOG_INFO, "upstream",
                                    "The session with an HTTP upstream was ended (DELETE) at stop "
                                    "or reload."},
+    [EV_UPSTREAM_SMOKE_FAILED] = {"upstream_smoke_failed", LOG_ERROR, "upstream tool",
+                                  "The smoke call (`tool`) of an upstream failed: it is not ready "
+                                  "until a restart passes it."},
+    [EV_CHILD_KILLED] = {"child_killed", LOG_WARN, "child why after_ms",
+                         "A child process (`child`, e.g. `upstream NAME`) did not end after "
+                         "SIGTERM and was killed: `why` is `grace` (after `after_ms`) or "
+                         "`hurried` (the server was asked to stop again)."},
     [EV_UPSTREAM_STREAM_RESUMING] = {"upstream_stream_resuming", LOG_INFO,
                                      "upstream request delay_ms",
                                      "An HTTP upstream's answer stream to `request` ended early; "
