@@ -181,7 +181,7 @@ static void put_value(char *out, size_t cap, size_t *n, const char *s)
     bool quote = *s == '\0' || strpbrk(s, " \t\"\\=[]") != NULL;
     if (quote && *n + 1 < cap)
         out[(*n)++] = '"';
-    for (; *s && *n + 2 < cap; s++) {
+    for (; *s && *n + 3 < cap; s++) { /* room for an escape and the closing quote */
         if (quote && (*s == '"' || *s == '\\'))
             out[(*n)++] = '\\';
         out[(*n)++] = (*s == '\n' || *s == '\r') ? ' ' : *s;

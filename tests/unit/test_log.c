@@ -107,6 +107,24 @@ static void long_prose_gives_way_to_the_fields(void **state)
     assert_string_equal(l + strlen(l) - strlen(tail), tail);
 }
 
+/* A value too long for the line is cut, and still reads back as one quoted value. */
+static void a_long_value_is_cut_inside_its_quotes(void **state)
+{
+    (void)state;
+    char value[600];
+    for (size_t i = 0; i < sizeof value - 1; i++)
+        value[i] = i % 7 == 6 ? ' ' : i % 11 == 10 ? '"' : 'v';
+    value[sizeof value - 1] = '\0';
+    begin();
+    log_event(EV_RELOAD_RESTART_NEEDED, LOG_FIELDS(LF_S("config", "gateway"), LF_S("keys", value)),
+              "reload");
+    const char *l = logged();
+    assert_non_null(strstr(l, " [event=reload_restart_needed config=gateway keys=\"vvvvvv vvv\\\""));
+    assert_true(strlen(l) < 1100);
+    assert_string_equal(l + strlen(l) - 3, "\"]\n");
+    assert_string_not_equal(l + strlen(l) - 4, "\\\"]\n"); /* not an escaped quote */
+}
+
 static void level_filters_events(void **state)
 {
     (void)state;
@@ -153,6 +171,7 @@ int main(void)
         cmocka_unit_test(values_that_would_not_read_back_are_quoted),
         cmocka_unit_test(prose_cannot_forge_an_event),
         cmocka_unit_test(long_prose_gives_way_to_the_fields),
+        cmocka_unit_test(a_long_value_is_cut_inside_its_quotes),
         cmocka_unit_test(level_filters_events),
         cmocka_unit_test(journald_lines_keep_the_event),
         cmocka_unit_test(every_event_is_named_once_and_explained),
