@@ -35,7 +35,7 @@ static void reload(struct app *a)
     }
     sdnotify_reloading();
     if (!config_load(&fresh, a->cfg->env_file, err, sizeof err)) {
-        log_warn("reload failed, keeping the current settings: %s", err);
+        log_event(EV_RELOAD_REJECTED, LOG_FIELDS(LF_S("config", "env")), "reload failed, keeping the current settings: %s", err);
         sdnotify("READY=1\nSTATUS=reload failed; running with the previous settings");
         return;
     }
@@ -45,14 +45,16 @@ static void reload(struct app *a)
         /* The three ways in, as serve names them at start (serve.c). */
         const char *f = a->cfg->env_file;
         if (fresh.oauth_issuer)
-            log_warn("reload failed, keeping the current settings: %s has no MCP_AUTH_TOKEN nor "
+            log_event(EV_RELOAD_REJECTED, LOG_FIELDS(LF_S("config", "env")),
+                      "reload failed, keeping the current settings: %s has no MCP_AUTH_TOKEN nor "
                      "TOKENS_FILE, and its OAUTH_ISSUER_URL takes effect only at a restart (set "
                      "the consent passphrase with hermes-mcp oauth passwd --env-file %s, then "
                      "restart), or create a token with: hermes-mcp token gen --env-file %s, or "
                      "set TOKENS_FILE",
                      f, f, f);
         else
-            log_warn("reload failed, keeping the current settings: no MCP_AUTH_TOKEN, TOKENS_FILE "
+            log_event(EV_RELOAD_REJECTED, LOG_FIELDS(LF_S("config", "env")),
+                      "reload failed, keeping the current settings: no MCP_AUTH_TOKEN, TOKENS_FILE "
                      "or OAUTH_ISSUER_URL in %s, so no client could authenticate; set TOKENS_FILE "
                      "again, or create a token with: hermes-mcp token gen --env-file %s (or set "
                      "OAUTH_ISSUER_URL, then: hermes-mcp oauth passwd --env-file %s, and restart)",
@@ -72,7 +74,7 @@ static void reload(struct app *a)
     }
     if (who == NULL) {
         /* A broken tokens file must not lock the roles out, nor let anyone new in. */
-        log_warn("reload failed, keeping the current settings: %s", err);
+        log_event(EV_RELOAD_REJECTED, LOG_FIELDS(LF_S("config", "env")), "reload failed, keeping the current settings: %s", err);
         config_cleanup(&fresh);
         sdnotify("READY=1\nSTATUS=reload failed; running with the previous settings");
         return;
@@ -81,7 +83,8 @@ static void reload(struct app *a)
     /* Only what can change without re-binding takes effect; say what does not. */
     char keys[512];
     if (config_restart_keys(a->cfg, &fresh, keys, sizeof keys))
-        log_warn("reload: %s changed; restart to apply", keys);
+        log_event(EV_RELOAD_RESTART_NEEDED, LOG_FIELDS(LF_S("config", "env"), LF_S("keys", keys)),
+                  "reload: %s changed; restart to apply", keys);
     a->cfg->owner_token = fresh.owner_token;
     memcpy(a->cfg->token_hash, fresh.token_hash, sizeof fresh.token_hash);
     free(a->cfg->tokens_file);
@@ -97,7 +100,8 @@ static void reload(struct app *a)
     a->cfg->public_hosts = fresh.public_hosts;
     fresh.public_hosts = NULL;
     config_cleanup(&fresh);
-    log_info("reloaded %s", a->cfg->env_file);
+    log_event(EV_RELOAD_APPLIED, LOG_FIELDS(LF_S("config", "env"), LF_S("file", a->cfg->env_file)),
+              "reloaded %s", a->cfg->env_file);
     EACH_PROVIDER(a, p) {
         if (p->ops->reload)
             p->ops->reload(p->self);
@@ -116,15 +120,17 @@ void app_on_signal(struct loop *l, int fd, uint32_t events, void *arg)
             reaper_on_sigchld(a->reaper); /* adopted orphans, not the children it owns */
         } else if (si.ssi_signo == SIGHUP) {
             if (a->draining)
-                log_info("SIGHUP while draining: ignored");
+                log_event(EV_RELOAD_IGNORED, NULL, "SIGHUP while draining: ignored");
             else
                 reload(a);
         } else if (!a->draining) {
-            log_info("received %s, draining", strsignal((int)si.ssi_signo));
+            log_event(EV_STOP_REQUESTED, LOG_FIELDS(LF_S("signal", sigabbrev_np((int)si.ssi_signo))),
+                      "received %s, draining", strsignal((int)si.ssi_signo));
             a->draining = true;
             loop_stop(l);
         } else {
-            log_info("received %s again: ending the drain now", strsignal((int)si.ssi_signo));
+            log_event(EV_DRAIN_FORCED, LOG_FIELDS(LF_S("signal", sigabbrev_np((int)si.ssi_signo))),
+                      "received %s again: ending the drain now", strsignal((int)si.ssi_signo));
             a->hurry = true;
         }
     }
@@ -172,8 +178,10 @@ void app_drain(struct app *a)
     }
     sdnotifyf("STOPPING=1\nSTATUS=draining: %zu call%s in flight", waiting,
               waiting == 1 ? "" : "s");
-    log_info("drain: %zu call%s in flight, up to %u s for them to finish; new connections are "
-             "refused",
+    log_event(EV_DRAIN_STARTED,
+              LOG_FIELDS(LF_N("calls", waiting), LF_N("grace_s", a->cfg->drain_grace_s)),
+              "drain: %zu call%s in flight, up to %u s for them to finish; new connections are "
+              "refused",
              waiting, waiting == 1 ? "" : "s", a->cfg->drain_grace_s);
     while (!a->hurry && busy(a)) {
         uint64_t spent = loop_now(a->loop) - t0;
@@ -185,7 +193,10 @@ void app_drain(struct app *a)
     }
     size_t total = waiting + (size_t)(mcp_calls_started(a->mcp) - started);
     size_t cut = mcp_calls_active(a->mcp);
-    log_info("drain over after %llu ms: %zu of %zu call%s finished, %zu cut off",
+    log_event(EV_DRAIN_OVER,
+              LOG_FIELDS(LF_N("ms", loop_now(a->loop) - t0), LF_N("finished", total - cut),
+                         LF_N("calls", total), LF_N("cut_off", cut)),
+              "drain over after %llu ms: %zu of %zu call%s finished, %zu cut off",
              (unsigned long long)(loop_now(a->loop) - t0), total - cut, total,
              total == 1 ? "" : "s", cut);
     mcp_abort_streams(a->mcp, JRPC_SHUTTING_DOWN, "Server is shutting down; retry the call");
@@ -212,7 +223,8 @@ int app_take_socket(struct app *a, int *fd, char *host, size_t hostlen, unsigned
         return 2;
     }
     if (!config_is_loopback(host))
-        log_warn("LISTENING BEYOND LOOPBACK on %s (socket passed by systemd): anyone who can "
+        log_event(EV_LISTEN_EXPOSED, LOG_FIELDS(LF_S("addr", host)),
+                  "LISTENING BEYOND LOOPBACK on %s (socket passed by systemd): anyone who can "
                  "reach it is one token away from your agent",
                  host);
     log_info("serving on the socket passed by systemd; MCP_HOST and MCP_PORT are not used");

@@ -115,7 +115,7 @@ static bool rate_limited(struct app *a, struct hreq *r, bool authed)
     if (wait == 0)
         return false;
     if (first)
-        log_warn("rate limit: %s is over %s=%u a minute; answering 429 (logged once a minute)",
+        log_event(EV_RATE_LIMITED, LOG_FIELDS(LF_S("who", who), LF_S("limit", authed ? "RATE_LIMIT_AUTH_PER_MIN" : "RATE_LIMIT_PER_MIN"), LF_N("per_min", authed ? a->cfg->rate_auth_per_min : a->cfg->rate_per_min)), "rate limit: %s is over %s=%u a minute; answering 429 (logged once a minute)",
                  who, authed ? "RATE_LIMIT_AUTH_PER_MIN" : "RATE_LIMIT_PER_MIN",
                  authed ? a->cfg->rate_auth_per_min : a->cfg->rate_per_min);
     char retry[16];

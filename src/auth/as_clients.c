@@ -204,7 +204,7 @@ void as_clients_sync(struct authserver *as)
         as_free_clients(old, nold);
         return;
     }
-    log_warn("oauth: %s; keeping the clients read before", err);
+    log_event(EV_CLIENTS_FILE_REJECTED, NULL, "oauth: %s; keeping the clients read before", err);
     as_free_clients(as->clients, as->nclients);
     as->clients = old;
     as->nclients = nold;

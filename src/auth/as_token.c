@@ -225,7 +225,7 @@ static bool token_client(struct authserver *as, struct hreq *r, const char *endp
     explicit_bzero(secret, sizeof secret);
     if (!ok) {
         bool shown = *client_id && strlen(client_id) <= 128 && clientmeta_name_ok(client_id);
-        log_warn("oauth: %s: client authentication failed (client %s)", endpoint,
+        log_event(EV_CLIENT_AUTH_FAILED, LOG_FIELDS(LF_S("endpoint", endpoint), LF_S("client", shown ? client_id : "")), "oauth: %s: client authentication failed (client %s)", endpoint,
                  shown ? client_id : "id not shown: empty, long or not printable");
         if (authz)
             hreq_add_header(r, "WWW-Authenticate", "Basic realm=\"oauth\"");

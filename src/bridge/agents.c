@@ -141,7 +141,7 @@ void agents_load(struct bridge *b)
         if (path && env == NULL) {
             /* A reload must not trade a working key for none: keep what is in use. */
             if (b->nagents > 0 && !b->registry_loaded) {
-                log_warn("HERMES_ENV_PATH %s cannot be used (%s); keeping the agent settings "
+                log_event(EV_AGENT_ENV_REJECTED, LOG_FIELDS(LF_S("file", path)), "HERMES_ENV_PATH %s cannot be used (%s); keeping the agent settings "
                          "in use",
                          path, why);
                 return;

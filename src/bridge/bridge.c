@@ -170,7 +170,7 @@ void bridge_reload(struct bridge *b, const struct bridge_opts *o)
     b->opts.tasks_max = o->tasks_max;
     retention_set_limits(b->retention, o->tasks_retention_days, o->tasks_max);
     agents_load(b);
-    log_info("agent settings reloaded");
+    log_event(EV_AGENTS_RELOADED, NULL, "agent settings reloaded");
     retention_prune(b->retention);
 }
 

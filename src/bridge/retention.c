@@ -400,7 +400,7 @@ static void prune_finish(struct retention *r)
 static void report(struct retention *r)
 {
     if (r->removed || r->failed || r->kept_in_flight)
-        log_info("retention: pruned %zu task%s in %llu ms (%zu in flight kept, %zu failed; "
+        log_event(EV_RETENTION_PRUNED, LOG_FIELDS(LF_N("pruned", r->removed), LF_N("ms", ms_since(&r->started)), LF_N("kept", r->kept_in_flight), LF_N("failed", r->failed)), "retention: pruned %zu task%s in %llu ms (%zu in flight kept, %zu failed; "
                  "TASKS_RETENTION_DAYS=%u TASKS_MAX=%u)",
                  r->removed, r->removed == 1 ? "" : "s", (unsigned long long)ms_since(&r->started),
                  r->kept_in_flight, r->failed, r->days, r->max);

@@ -100,7 +100,7 @@ static void decision_checked(struct agent_req *r, const struct agent_result *res
     json_decref(run);
     if (!same || j->key == NULL || j->base_url == NULL) {
         j->approval_fence = j->poll_seq; /* the next poll queues what it waits for now */
-        log_warn("task %s: the operator's decision was not sent to run %s: %s", j->id, j->run_id,
+        log_event(EV_APPROVAL_DECISION_UNSENT, LOG_FIELDS(LF_S("task", j->id), LF_S("run", j->run_id)), "task %s: the operator's decision was not sent to run %s: %s", j->id, j->run_id,
                  res->status != 200 ? "the run could not be read"
                                     : "it no longer waits for the approval that was decided");
         return;

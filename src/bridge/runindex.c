@@ -14,7 +14,9 @@ void bridge_run_index(struct bridge *b, const char *run_id, const char *task_id)
 {
     const char *was = strmap_get(b->runs, run_id);
     if (was && strcmp(was, task_id) != 0 && tasks_exists(b->tasks, was)) {
-        log_warn("run %s is reported for task %s and for task %s (two agents with the same run "
+        log_event(EV_RUN_CLAIMED_TWICE,
+                  LOG_FIELDS(LF_S("run", run_id), LF_S("task", was), LF_S("other", task_id)),
+                  "run %s is reported for task %s and for task %s (two agents with the same run "
                  "ids, or one run replayed for both): hermes_status and hermes_cancel by run_id "
                  "reach task %s only; task %s is reached by its id",
                  run_id, was, task_id, was, task_id);

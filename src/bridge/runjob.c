@@ -64,7 +64,7 @@ static void follow_done(struct agent_req *r, const struct agent_result *res, voi
         bridge_job_free(j);
         return;
     } else if (res->status == 401) {
-        log_error("agent %s rejected our API key while following run %s", j->agent, j->run_id);
+        log_event(EV_AGENT_KEY_REJECTED, LOG_FIELDS(LF_S("agent", j->agent)), "agent %s rejected our API key while following run %s", j->agent, j->run_id);
     }
     follow_schedule(j); /* busy, unreachable, or still running: try again later */
 }

@@ -150,7 +150,7 @@ static void start_reset(struct bridge *b, struct mcp_call *c)
     r->keys = xcalloc(strmap_count(b->runs) + 1, sizeof *r->keys);
     strmap_each(b->runs, collect_run, r); /* copies only: the checks come in steps */
     b->reset = r;
-    log_info("hermes_reset: checking %zu run index entries, then the task directory", r->nkeys);
+    log_event(EV_RESET_STARTED, LOG_FIELDS(LF_N("entries", r->nkeys)), "hermes_reset: checking %zu run index entries, then the task directory", r->nkeys);
     mcp_call_on_cancel(c, reset_cancelled, r);
     r->timer = loop_timer_add(b->loop, 0, reset_step, r);
 }

@@ -608,9 +608,9 @@ static bool try_reap(pid_t pid, int *status)
 static void kill_group(struct reaping *r, bool hurried)
 {
     if (hurried)
-        log_warn("%s: still running after SIGTERM, asked to stop again: killed", r->name);
+        log_event(EV_CHILD_KILLED, LOG_FIELDS(LF_S("child", r->name), LF_S("why", "hurried")), "%s: still running after SIGTERM, asked to stop again: killed", r->name);
     else
-        log_warn("%s: still running %u ms after SIGTERM: killed", r->name, STOP_GRACE_MS);
+        log_event(EV_CHILD_KILLED, LOG_FIELDS(LF_S("child", r->name), LF_S("why", "grace"), LF_N("after_ms", STOP_GRACE_MS)), "%s: still running %u ms after SIGTERM: killed", r->name, STOP_GRACE_MS);
     kill(-r->pid, SIGKILL);
     kill(r->pid, SIGKILL);
     r->killed = true;

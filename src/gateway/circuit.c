@@ -33,7 +33,7 @@ void gw_circuit_failed(struct upstream *u, uint64_t delay_ms)
     if (!tripped(u))
         return;
     u->circuit_opened = true;
-    log_warn("upstream %s: circuit open after %u failures in a row; calls fail fast until the "
+    log_event(EV_CIRCUIT_OPEN, LOG_FIELDS(LF_S("upstream", u->cfg->name), LF_N("failures", u->failures)), "upstream %s: circuit open after %u failures in a row; calls fail fast until the "
              "trial start in %llu ms",
              u->cfg->name, u->failures, (unsigned long long)delay_ms);
 }
@@ -43,7 +43,7 @@ void gw_circuit_ready(struct upstream *u)
     if (!u->circuit_opened)
         return;
     u->circuit_opened = false;
-    log_info("upstream %s: circuit closed (the trial start succeeded)", u->cfg->name);
+    log_event(EV_CIRCUIT_CLOSED, LOG_FIELDS(LF_S("upstream", u->cfg->name)), "upstream %s: circuit closed (the trial start succeeded)", u->cfg->name);
 }
 
 unsigned gw_circuit_retry_in_s(const struct upstream *u)

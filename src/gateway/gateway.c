@@ -57,7 +57,7 @@ static void start_all(struct gateway *g)
         if (!up_start(u, err, sizeof err)) {
             if (u->error == NULL)
                 u->error = xstrdup(err);
-            log_error("upstream %s could not start: %s", u->cfg->name, err);
+            log_event(EV_UPSTREAM_START_FAILED, LOG_FIELDS(LF_S("upstream", u->cfg->name)), "upstream %s could not start: %s", u->cfg->name, err);
             up_schedule_restart(u);
         }
     }

@@ -157,7 +157,7 @@ static void reload_file(struct gw_provider *p)
                                       sizeof err);
     json_decref(env);
     if (!ok) {
-        log_warn("gateway: reload failed, keeping the running gateway configuration: %s", err);
+        log_event(EV_RELOAD_REJECTED, LOG_FIELDS(LF_S("config", "gateway")), "gateway: reload failed, keeping the running gateway configuration: %s", err);
         free(f);
         return;
     }

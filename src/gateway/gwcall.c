@@ -231,7 +231,7 @@ static void on_timeout(struct loop *l, void *arg)
     if (gc->call)
         mcp_call_result_take(gc->call, tool_error_json(TE_UPSTREAM_TIMEOUT, 0, "%s", msg));
     else /* held (relay.c): the client's retry finds no held call */
-        log_info("upstream %s: a call of %.100s held for the client's answer reached its "
+        log_event(EV_HELD_CALL_EXPIRED, LOG_FIELDS(LF_S("upstream", u->cfg->name), LF_S("tool", gc->tool), LF_S("why", "timeout")), "upstream %s: a call of %.100s held for the client's answer reached its "
                  "timeout (%u s): cancelled upstream",
                  u->cfg->name, gc->tool, u->cfg->timeout_s);
     call_free(gc);

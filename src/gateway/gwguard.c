@@ -94,21 +94,21 @@ static void judge(struct gateway *g, struct gw_tool *t, bool *pins_changed)
     }
     bool withheld = t->missing || strcmp(pinned, t->served) != 0 || strcmp(pinned, t->seen) != 0;
     if (withheld && !t->withheld && t->missing) {
-        log_error("gateway: upstream %s, tool %s: no longer listed by the upstream; withheld "
+        log_event(EV_TOOL_WITHHELD, LOG_FIELDS(LF_S("upstream", t->up->cfg->name), LF_S("tool", t->exposed), LF_S("why", "unlisted")), "gateway: upstream %s, tool %s: no longer listed by the upstream; withheld "
                   "until it is listed again as pinned",
                   t->up->cfg->name, t->exposed);
         tell(g, t, GW_EVENT_WITHHELD);
     } else if (withheld && !t->withheld && strcmp(pinned, t->served) == 0) {
         /* What clients are served (from the start) is still the pinned one; the restarted
          * upstream lists another. accept pins only what is served, so it cannot help yet. */
-        log_error("gateway: upstream %s, tool %s: its definition differs from the pinned one "
+        log_event(EV_TOOL_WITHHELD, LOG_FIELDS(LF_S("upstream", t->up->cfg->name), LF_S("tool", t->exposed), LF_S("why", "changed")), "gateway: upstream %s, tool %s: its definition differs from the pinned one "
                   "(listed after the upstream restarted); withheld until the upstream lists the "
                   "pinned one again, or, to take the new one: restart the server, then "
                   "`hermes-mcp gateway accept %s` and SIGHUP",
                   t->up->cfg->name, t->exposed, t->exposed);
         tell(g, t, GW_EVENT_WITHHELD);
     } else if (withheld && !t->withheld) {
-        log_error("gateway: upstream %s, tool %s: its definition differs from the pinned one; "
+        log_event(EV_TOOL_WITHHELD, LOG_FIELDS(LF_S("upstream", t->up->cfg->name), LF_S("tool", t->exposed), LF_S("why", "changed")), "gateway: upstream %s, tool %s: its definition differs from the pinned one; "
                   "withheld until `hermes-mcp gateway accept %s` and SIGHUP",
                   t->up->cfg->name, t->exposed, t->exposed);
         tell(g, t, GW_EVENT_WITHHELD);
@@ -194,6 +194,6 @@ bool gateway_reload_pins(struct gateway *g)
     }
     json_decref(g->pins);
     g->pins = pins;
-    log_info("gateway: SIGHUP: pins re-read from %s", g->pins_path);
+    log_event(EV_PINS_REREAD, LOG_FIELDS(LF_S("file", g->pins_path)), "gateway: SIGHUP: pins re-read from %s", g->pins_path);
     return judge_all(g, NULL);
 }

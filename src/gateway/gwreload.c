@@ -306,7 +306,7 @@ bool gateway_reload_file(struct gateway *g, struct gwfile *f, const char *path,
         judged_as = bridge;
     char err[400];
     if (!policies_offered(g, f, err, sizeof err)) {
-        log_warn("gateway: reload failed, keeping the running gateway configuration: gateway "
+        log_event(EV_RELOAD_REJECTED, LOG_FIELDS(LF_S("config", "gateway")), "gateway: reload failed, keeping the running gateway configuration: gateway "
                  "file %s: %s", path, err);
         gwfile_cleanup(f);
         free(f);
@@ -317,7 +317,7 @@ bool gateway_reload_file(struct gateway *g, struct gwfile *f, const char *path,
     size_t i;
     json_t *line;
     json_array_foreach(list, i, line)
-        log_warn("gateway: reload: %s; restart to apply", json_string_value(line));
+        log_event(EV_RELOAD_RESTART_NEEDED, LOG_FIELDS(LF_S("config", "gateway"), LF_S("keys", json_string_value(line))), "gateway: reload: %s; restart to apply", json_string_value(line));
     size_t changed = 0;
     for (size_t k = 0; k < g->ntools; k++) {
         const char *up = g->tools[k].up->cfg->name;
@@ -338,7 +338,7 @@ bool gateway_reload_file(struct gateway *g, struct gwfile *f, const char *path,
     }
     if (g->startctx) /* none configured any more: the tool stays, with no file to read */
         startctx_replace(g->startctx, f->startup_files, f->startup_max_bytes, getenv("HOME"));
-    log_info("gateway: reloaded %s: guards, argument policies and tools rules of %zu tool%s "
+    log_event(EV_RELOAD_APPLIED, LOG_FIELDS(LF_S("config", "gateway"), LF_S("file", path)), "gateway: reloaded %s: guards, argument policies and tools rules of %zu tool%s "
              "changed, in force for the calls that start from now on",
              path, changed, changed == 1 ? "" : "s");
     json_decref(g->restart_needed);

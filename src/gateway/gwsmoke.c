@@ -149,7 +149,7 @@ static void settle(struct upstream *u, const char *why)
     }
     u->smoke = GW_SMOKE_FAILED;
     u->smoke_error = xasprintf("smoke call %.64s failed: %s", smoke_tool(u), why);
-    log_error("upstream %s: %s; not ready", u->cfg->name, u->smoke_error);
+    log_event(EV_UPSTREAM_SMOKE_FAILED, LOG_FIELDS(LF_S("upstream", u->cfg->name), LF_S("tool", smoke_tool(u))), "upstream %s: %s; not ready", u->cfg->name, u->smoke_error);
 }
 
 static void on_smoke_answer(struct upstream *u, json_t *result, json_t *error, void *arg)

@@ -595,7 +595,7 @@ static void schedule_resume(struct post *p)
         p->retry_ms = p->dec.retry_ms;
     unsigned delay = httpup_resume_delay_ms(p->retry_ms, p->resume_misses);
     /* Once per call at info: a stream resumed over and over must not flood the log. */
-    log_msg(p->resumes == 0 ? LOG_INFO : LOG_DEBUG,
+    log_event_at(p->resumes == 0 ? LOG_INFO : LOG_DEBUG, EV_UPSTREAM_STREAM_RESUMING, LOG_FIELDS(LF_S("upstream", name_of(h)), LF_N("request", p->id), LF_N("delay_ms", delay)),
             "upstream %s: the answer's stream to request %llu ended early; resuming it in %u ms",
             name_of(h), (unsigned long long)p->id, delay);
     p->resumes++;
@@ -705,9 +705,9 @@ static void session_ended(const char *name, bool done, const char *error, void *
 {
     (void)arg;
     if (done)
-        log_info("upstream %s: session ended (%s)", name, error ? error : "DELETE sent");
+        log_event(EV_UPSTREAM_SESSION_ENDED, LOG_FIELDS(LF_S("upstream", name)), "upstream %s: session ended (%s)", name, error ? error : "DELETE sent");
     else
-        log_info("upstream %s: session ended (no answer to DELETE within %u ms)", name,
+        log_event(EV_UPSTREAM_SESSION_ENDED, LOG_FIELDS(LF_S("upstream", name)), "upstream %s: session ended (no answer to DELETE within %u ms)", name,
                  HU_DELETE_TIMEOUT_MS);
 }
 

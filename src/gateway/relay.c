@@ -172,7 +172,7 @@ static void on_hold_expired(struct loop *l, void *arg)
     struct upstream *u = gc->up;
     (void)l;
     h->timer = NULL;
-    log_info("upstream %s: a call of %.64s held for the client's answer was not resumed within "
+    log_event(EV_HELD_CALL_EXPIRED, LOG_FIELDS(LF_S("upstream", u->cfg->name), LF_S("tool", gc->tool), LF_S("why", "not_resumed")), "upstream %s: a call of %.64s held for the client's answer was not resumed within "
              "%u ms: cancelled upstream",
              u->cfg->name, gc->tool, mcp_state_ttl_ms(u->gw->mcp));
     answer_upstream(u, h->upstream_id, NULL, JRPC_INTERNAL_ERROR,

@@ -257,7 +257,7 @@ static void on_notification(struct upstream *u, const char *method, json_t *para
     else if (strcmp(method, "notifications/message") == 0)
         on_log_message(u, params);
     else if (strstr(method, "list_changed"))
-        log_info("upstream %s: %.60s ignored: discovery is frozen until a restart", u->cfg->name,
+        log_event(EV_UPSTREAM_NOTIFICATION_IGNORED, LOG_FIELDS(LF_S("upstream", u->cfg->name), LF_S("method", method)), "upstream %s: %.60s ignored: discovery is frozen until a restart", u->cfg->name,
                  method);
 }
 

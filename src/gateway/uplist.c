@@ -137,7 +137,7 @@ static void up_listed(struct upstream *u)
     u->connect_timer = NULL;
     u->state = UP_READY;
     u->ready_since = loop_now(u->loop);
-    log_info("upstream %s: ready, %zu tools", u->cfg->name, json_array_size(u->tools));
+    log_event(EV_UPSTREAM_READY, LOG_FIELDS(LF_S("upstream", u->cfg->name), LF_N("tools", json_array_size(u->tools))), "upstream %s: ready, %zu tools", u->cfg->name, json_array_size(u->tools));
     gw_circuit_ready(u);
     u->gw->events->relisted(u);
     gw_smoke_start(u);

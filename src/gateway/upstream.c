@@ -218,7 +218,7 @@ static void on_restart(struct loop *l, void *arg)
     if (!up_start(u, err, sizeof err)) {
         free(u->error);
         u->error = xstrdup(err);
-        log_error("upstream %s could not start: %s", u->cfg->name, err);
+        log_event(EV_UPSTREAM_START_FAILED, LOG_FIELDS(LF_S("upstream", u->cfg->name)), "upstream %s could not start: %s", u->cfg->name, err);
         up_schedule_restart(u);
     }
 }
@@ -255,7 +255,7 @@ void up_schedule_restart(struct upstream *u)
     u->ready_since = 0;
     uint64_t ms = up_backoff_ms(u->failures, &u->seed) / div;
     u->failures++;
-    log_info("upstream %s: next start in %llu ms", u->cfg->name, (unsigned long long)ms);
+    log_event(EV_UPSTREAM_RESTART_SCHEDULED, LOG_FIELDS(LF_S("upstream", u->cfg->name), LF_N("delay_ms", ms)), "upstream %s: next start in %llu ms", u->cfg->name, (unsigned long long)ms);
     u->restart_timer = loop_timer_add(u->loop, ms, on_restart, u);
     gw_circuit_failed(u, ms);
 }
@@ -275,7 +275,7 @@ void up_down(struct upstream *u, const char *why)
 {
     if (u->state == UP_DOWN)
         return;
-    log_error("upstream %s is down: %s", u->cfg->name, why);
+    log_event(EV_UPSTREAM_DOWN, LOG_FIELDS(LF_S("upstream", u->cfg->name)), "upstream %s is down: %s", u->cfg->name, why);
     free(u->error);
     u->error = xstrdup(why);
     u->state = UP_DOWN;

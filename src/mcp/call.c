@@ -168,7 +168,9 @@ static void call_deadline(struct loop *l, void *arg)
     struct mcp_call *c = arg;
     (void)l;
     c->deadline = NULL;
-    log_info("%s call timed out after %u ms", c->method, c->srv->o.call_timeout_ms);
+    log_event(EV_CALL_TIMED_OUT,
+              LOG_FIELDS(LF_S("method", c->method), LF_N("ms", c->srv->o.call_timeout_ms)),
+              "%s call timed out after %u ms", c->method, c->srv->o.call_timeout_ms);
     call_abort(c, jrpc_error(c->id, JRPC_REQUEST_TIMEOUT, "Request timed out"));
 }
 

@@ -116,7 +116,8 @@ static void reply_name_refused(struct hreq *r, const char *what, const char *val
              "Forbidden: %s '%s' is not allowed; add the host name to MCP_PUBLIC_HOSTS "
              "and reload",
              what, name);
-    log_warn("refused a request with %s '%s': not this server's name nor in MCP_PUBLIC_HOSTS", what,
+    log_event(EV_NAME_REFUSED, LOG_FIELDS(LF_S("header", what), LF_S("value", name)),
+              "refused a request with %s '%s': not this server's name nor in MCP_PUBLIC_HOSTS", what,
              name);
     reply_http_error(r, 403, msg);
 }

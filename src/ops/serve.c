@@ -79,8 +79,9 @@ int serve_main(int argc, char **argv)
         return EXIT_USAGE;
     }
     if (cfg.allow_remote && !config_is_loopback(cfg.host))
-        log_warn("LISTENING BEYOND LOOPBACK on %s: anyone who can reach it is one token away "
-                 "from your agent",
+        log_event(EV_LISTEN_EXPOSED, LOG_FIELDS(LF_S("addr", cfg.host)),
+                  "LISTENING BEYOND LOOPBACK on %s: anyone who can reach it is one token away "
+                  "from your agent",
                  cfg.host);
     /* The bridge first: the gateway's names must not collide with its tools, and the gateway
      * file's bridge_tools decides which of them it registers. */
