@@ -254,14 +254,20 @@ struct httpc *httpc_new(struct loop *l, unsigned per_origin)
     return c;
 }
 
-/* libcurl (and with it OpenSSL, ~3 MiB of touched pages) is set up on the first transfer, not
- * at start: a server no one calls stays small. */
+/* libcurl is loaded (curlrt.c) and set up (OpenSSL, libssh2: ~2.5 MiB of touched pages) on
+ * the first transfer, not at start: a server no one calls stays small. */
 bool httpc_global_ready(void)
 {
     static bool global_done;
     if (!global_done && curl_global_init(CURL_GLOBAL_DEFAULT) == CURLE_OK)
         global_done = true;
     return global_done;
+}
+
+const char *httpc_setup_error(void)
+{
+    const char *why = curlrt_error();
+    return why ? why : "libcurl failed to initialise";
 }
 
 static bool multi_ready(struct httpc *c)
@@ -553,8 +559,10 @@ bool httpc_url_parse(const char *url, struct httpc_url *u)
     bool ok = false;
 
     *u = (struct httpc_url){0};
-    if (h == NULL)
+    if (h == NULL) {
+        u->unusable = true; /* libcurl could not be loaded: httpc_setup_error() */
         return false;
+    }
     if (curl_url_set(h, CURLUPART_URL, url, 0) == CURLUE_OK &&
         curl_url_get(h, CURLUPART_HOST, &host, 0) == CURLUE_OK && host && *host &&
         strlen(host) < sizeof u->host) {

@@ -84,8 +84,10 @@ unsigned httpc_in_flight(const struct httpc *c);
 /* A blocking request, for the command-line tools: one at a time on the calling thread, which
  * waits for its end. A session keeps its connection open for its next request. */
 struct httpc_session;
-/* NULL when libcurl could not be set up. */
+/* NULL when libcurl could not be set up; httpc_setup_error() says why. */
 struct httpc_session *httpc_session_new(void);
+/* Why libcurl could not be loaded or set up, as one line for a person. */
+const char *httpc_setup_error(void);
 void httpc_session_free(struct httpc_session *s); /* NULL-safe */
 /* Sends o and waits for the end of its transfer (deadline_ms bounds it, 0: no bound). o's
  * on_data, on_header and arg work as on the loop (the request they get is s's own); on_done,
@@ -115,6 +117,7 @@ struct httpc_url {
     char host[1024];  /* an IPv6 address in brackets */
     bool has_query;   /* "?..." */
     bool has_user;    /* a user name (and maybe a password) before the host */
+    bool unusable;    /* false returned because libcurl is missing: httpc_setup_error() */
 };
 /* False when url is not a URL with a host, or the host does not fit. */
 bool httpc_url_parse(const char *url, struct httpc_url *u);

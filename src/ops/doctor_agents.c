@@ -127,7 +127,7 @@ void doctor_probe_get(const char *url, const char *key, long timeout_ms, struct 
     h[nh++] = "Accept: application/json";
     struct httpc_session *s = httpc_session_new();
     if (s == NULL) {
-        snprintf(r->reason, sizeof r->reason, "libcurl failed to initialise");
+        snprintf(r->reason, sizeof r->reason, "%s", httpc_setup_error());
     } else {
         struct httpc_opts o = {.method = "GET", .url = url, .headers = h, .nheaders = nh,
                                .connect_timeout_ms = (unsigned)timeout_ms,

@@ -653,7 +653,7 @@ int smoke_main(int argc, char **argv)
     report_secret(&s.rep, s.token);
     s.http = httpc_session_new(); /* libcurl is set up here, not before */
     if (s.http == NULL) {
-        fprintf(stderr, "hermes-mcp smoke: libcurl failed to initialise\n");
+        fprintf(stderr, "hermes-mcp smoke: %s\n", httpc_setup_error());
         explicit_bzero(s.token, strlen(s.token));
         free(s.token);
         report_cleanup(&s.rep);

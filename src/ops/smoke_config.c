@@ -191,6 +191,10 @@ bool smoke_parse_base(struct smoke *s, const char *url, char *err, size_t errlen
     }
     struct httpc_url u;
     if (!httpc_url_parse(tmp, &u)) {
+        if (u.unusable) {
+            snprintf(err, errlen, "%s", httpc_setup_error());
+            return false;
+        }
         snprintf(err, errlen,
                  "--base '%.200s' is not a valid URL, for example "
                  "--base http://127.0.0.1:8765",
