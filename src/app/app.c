@@ -31,7 +31,7 @@
 #include "ratelimit.h"
 #include "reaper.h"
 #include "sdnotify.h"
-#include "tokenstore.h"
+#include "oauthtokens.h"
 #include "version.h"
 #include "whoami.h"
 

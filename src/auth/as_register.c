@@ -14,7 +14,7 @@
 #include "log.h"
 #include "mem.h"
 #include "strmap.h"
-#include "tokenstore.h"
+#include "oauthtokens.h"
 
 #define CLIENT_UNUSED_TTL (24 * 3600) /* a client with no token is dropped this long after */
 

@@ -15,7 +15,7 @@
 #include "httpd.h"
 #include "log.h"
 #include "mem.h"
-#include "tokenstore.h"
+#include "oauthtokens.h"
 
 /* Issues an access and a refresh token of family for client and scope, and answers with them. */
 static void issue_pair(struct authserver *as, struct hreq *r, const char *client_id,

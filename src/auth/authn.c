@@ -14,7 +14,7 @@
 #include "httperr.h"
 #include "mem.h"
 #include "oautherr.h"
-#include "tokenstore.h"
+#include "oauthtokens.h"
 
 struct authn {
     struct authn_opts o;

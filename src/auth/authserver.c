@@ -10,7 +10,7 @@
  * the page only carries the token). The code (60 s, single use; a replay revokes what it
  * gave) is exchanged at /token with the verifier for an access token (1 h) and a refresh token
  * (30 d) that rotates on use; a rotated refresh token used again revokes its whole family.
- * Tokens are 256 random bits, stored only as hashes (tokenstore.c), so they survive a restart.
+ * Tokens are 256 random bits, stored only as hashes (oauthtokens.c), so they survive a restart.
  * Errors before the redirect URI is known good are shown, never redirected (no open redirect).
  * `hermes-mcp oauth clients revoke` edits the clients file while the server runs (storefile.h):
  * every request here first reads it again if it was replaced, and a registration is made under
@@ -32,7 +32,7 @@
 #include "mem.h"
 #include "ratelimit.h"
 #include "storefile.h"
-#include "tokenstore.h"
+#include "oauthtokens.h"
 #include "verifier.h"
 
 struct authserver *authserver_new(const struct authserver_opts *o, char *err, size_t errlen)

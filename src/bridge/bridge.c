@@ -15,8 +15,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "agent.h"
-#include "agentcfg.h"
+#include "agentclient.h"
+#include "agentfile.h"
 #include "bridge_internal.h"
 #include "buf.h"
 #include "log.h"

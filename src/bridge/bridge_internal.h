@@ -1,6 +1,6 @@
 /* bridge_internal.h — what the bridge's modules share, and nothing above the bridge includes:
  * the bridge state, the agents, the jobs and their session queues, and the functions one module
- * offers the others (agents.c, contractfile.c, jobs.c, syncjob.c, runjob.c, runindex.c,
+ * offers the others (agentset.c, contractfile.c, jobs.c, syncjob.c, runjob.c, runindex.c,
  * mcptask.c, results.c, reply.c, runctx.c, toolspec.c and one tool_*.c per tool). Loop thread
  * only. */
 #ifndef HM_BRIDGE_INTERNAL_H
@@ -12,8 +12,8 @@
 #include <sys/types.h>
 #include <time.h>
 
-#include "agent.h"
-#include "agentcfg.h"
+#include "agentclient.h"
+#include "agentfile.h"
 #include "bridge.h"
 #include "buf.h"
 #include "contract.h"
@@ -179,7 +179,7 @@ json_t *bridge_upstream_error(const char *agent, const struct agent_result *res,
 void bridge_upstream_fail(struct mcp_call *c, const char *agent, const struct agent_result *res,
                           const char *what);
 
-/* agents.c */
+/* agentset.c */
 struct agentdef *bridge_find_agent(struct bridge *b, const char *name);
 char *agent_url(const struct agentdef *a, const char *path);
 void agents_clear(struct bridge *b);

@@ -8,7 +8,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "agent.h"
+#include "agentclient.h"
 #include "bridge_internal.h"
 #include "log.h"
 #include "mcp.h"

@@ -1,6 +1,6 @@
 /* httpc.h — the one HTTP client (libcurl). On the server: transfers on our loop, libcurl multi
  * driven by the loop's socket and timer callbacks, so a waiting transfer never blocks another.
- * The Hermes agent client (bridge/agent.c), the gateway's Streamable HTTP upstreams
+ * The Hermes agent client (bridge/agentclient.c), the gateway's Streamable HTTP upstreams
  * (gateway/httpup.c) and the client metadata document fetches (auth/cimd.c) all sit on it. Loop
  * thread only. For a caller without a loop: blocking requests (the doctor and smoke commands)
  * and a batch sent at exit (below). libcurl is set up by the first request, not at start.

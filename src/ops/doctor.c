@@ -1,5 +1,5 @@
 /* doctor.c — `hermes-mcp doctor`: the setup checked with the code serve itself uses (config.c,
- * agentcfg.c, registry.c, contract.c), then every agent probed over HTTP (httpc's blocking
+ * agentfile.c, agentsyaml.c, contract.c), then every agent probed over HTTP (httpc's blocking
  * requests: this is a short-lived command, not the server loop).
  *
  * Messages are built from paths, key names and status codes, never from a secret's value. As a
@@ -21,7 +21,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "agentcfg.h"
+#include "agentfile.h"
 #include "buf.h"
 #include "config.h"
 #include "dotenvfile.h"
@@ -33,7 +33,7 @@
 #include "passphrase.h"
 #include "principal.h"
 #include "report.h"
-#include "tokenstore.h"
+#include "oauthtokens.h"
 #include "utf8.h"
 
 #define SECRET_MIN 6 /* shorter values are not scrubbed: they would mangle ordinary words */

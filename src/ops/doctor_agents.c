@@ -13,7 +13,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "agentcfg.h"
+#include "agentfile.h"
 #include "buf.h"
 #include "config.h"
 #include "httpc.h"

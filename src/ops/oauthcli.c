@@ -23,7 +23,7 @@
 #include "mem.h"
 #include "principal.h"
 #include "timefmt.h"
-#include "tokenstore.h"
+#include "oauthtokens.h"
 
 #define ARG_MAX_LEN 512
 

@@ -1,4 +1,4 @@
-/* fuzz_registry.c — libFuzzer target for registry.h. The raw input (not NUL-terminated, as
+/* fuzz_registry.c — libFuzzer target for agentsyaml.h. The raw input (not NUL-terminated, as
  * bridge.c reads the file) is parsed with bridge.c's err size. An accepted registry must have the
  * documented shape (default names a listed agent, names unique and well formed, every base_url
  * allowed); a refusal must give a one-line reason that is a NUL-terminated, valid UTF-8 string
@@ -15,7 +15,7 @@
 #include <string.h>
 #include <strings.h>
 
-#include "registry.h"
+#include "agentsyaml.h"
 #include "fuzz_check.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);

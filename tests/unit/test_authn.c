@@ -17,7 +17,7 @@
 #include "crypto.h"
 #include "httpd.h"
 #include "principal.h"
-#include "tokenstore.h"
+#include "oauthtokens.h"
 
 struct hreq {
     const char *authorization, *query_token;

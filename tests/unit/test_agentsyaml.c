@@ -1,4 +1,4 @@
-/* Unit tests for registry.c: the seed's schema, and every refusal. */
+/* Unit tests for agentsyaml.c: the seed's schema, and every refusal. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -6,7 +6,7 @@
 #include <cmocka.h>
 #include <string.h>
 
-#include "registry.h"
+#include "agentsyaml.h"
 
 static const char good[] =
     "default: alpha\n"

@@ -1,4 +1,4 @@
-/* Unit tests for src/auth/tokenstore.c: tokens issued once, found by hash, kept across a
+/* Unit tests for src/auth/oauthtokens.c: tokens issued once, found by hash, kept across a
  * reopen (a restart), revoked alone or by family, pruned when expired; only hashes on disk, mode
  * 600; every file it did not write refused. */
 #include <setjmp.h>
@@ -12,7 +12,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "tokenstore.h"
+#include "oauthtokens.h"
 
 static char dir[] = "/tmp/hm-tokenstore-XXXXXX";
 static char path[300];

@@ -1,4 +1,4 @@
-/* Unit tests for agent.c: a request cancelled from inside its own callbacks. libcurl forbids
+/* Unit tests for agentclient.c: a request cancelled from inside its own callbacks. libcurl forbids
  * removing a handle from inside its callbacks, and on_data runs inside curl's write callback;
  * agent_cancel() there must silence the request and free it only once curl has returned. Run
  * under ASan (make SANITIZE=1 unit): freeing inside the callback is a use-after-free in curl.
@@ -17,7 +17,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#include "agent.h"
+#include "agentclient.h"
 #include "loop.h"
 
 struct server {

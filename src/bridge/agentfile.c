@@ -1,5 +1,5 @@
-/* agentcfg.c — registry file, agent keys and the synthetic default agent, read from disk. */
-#include "agentcfg.h"
+/* agentfile.c — registry file, agent keys and the synthetic default agent, read from disk. */
+#include "agentfile.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -12,7 +12,7 @@
 #include "dotenv.h"
 #include "mem.h"
 #include "readfile.h"
-#include "registry.h"
+#include "agentsyaml.h"
 
 #define DOTENV_READ_MAX (64 * 1024)
 #define KEY_LINE_MAX 1024

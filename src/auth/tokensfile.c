@@ -1,4 +1,4 @@
-/* tokens.c — the tokens file (TOKENS_FILE) as principals: pure parsing and validation, fuzzed
+/* tokensfile.c — the tokens file (TOKENS_FILE) as principals: pure parsing and validation, fuzzed
  * (tests/fuzz/fuzz_tokens.c). The file holds hashes only, so nothing in it is a secret, but a
  * refusal still never quotes a hash: the reasons name the entry and the key. Anything the file
  * could mean two ways is refused (unknown keys and scopes, duplicate names or hashes), so a

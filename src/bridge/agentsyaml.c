@@ -1,5 +1,5 @@
-/* registry.c — YAML agents registry over libyaml's event parser. */
-#include "registry.h"
+/* agentsyaml.c — YAML agents registry over libyaml's event parser. */
+#include "agentsyaml.h"
 
 #include <arpa/inet.h>
 #include <stdio.h>

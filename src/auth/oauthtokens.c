@@ -1,4 +1,4 @@
-/* tokenstore.c — OAuth tokens by the SHA-256 of their text, in memory (a map) and on disk (one
+/* oauthtokens.c — OAuth tokens by the SHA-256 of their text, in memory (a map) and on disk (one
  * JSON file rewritten atomically after each change). The token itself never reaches the file,
  * the log or an error text: a stolen file or backup gives no usable credential. Lookup hashes the
  * presented token and finds the hash in the map, so its time depends on the hash, never on how
@@ -6,7 +6,7 @@
  * The file is shared with the `hermes-mcp oauth` commands (storefile.h): changes are made under
  * its lock, on the file's content as it is then, and a lookup reads the file again when another
  * process replaced it. */
-#include "tokenstore.h"
+#include "oauthtokens.h"
 
 #include <errno.h>
 #include <jansson.h>

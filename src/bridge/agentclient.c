@@ -1,4 +1,4 @@
-/* agent.c — the Hermes Agent API client: an agent's requests on the loop's HTTP client
+/* agentclient.c — the Hermes Agent API client: an agent's requests on the loop's HTTP client
  * (http/httpc.c, libcurl multi in our epoll loop), with what is particular to agents: the
  * Bearer key, session and idempotency headers, the answers' Retry-After, X-Hermes-Session-Id
  * and Idempotency-Replayed, and the per-agent /metrics. At most HOST_ACTIVE transfers run per
@@ -7,7 +7,7 @@
  * httpc frees its own request once curl has returned; ours (struct agent_req) is freed by the
  * trampoline that called the owner's callback, after it returned, when the owner cancelled from
  * inside it: never inside the owner's callback. */
-#include "agent.h"
+#include "agentclient.h"
 
 #include <stdint.h>
 #include <stdio.h>

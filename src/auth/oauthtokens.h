@@ -1,4 +1,4 @@
-/* tokenstore.h — the durable store of OAuth tokens the server issues (access and refresh), so
+/* oauthtokens.h — the durable store of OAuth tokens the server issues (access and refresh), so
  * they survive a restart (clients do not have to authorize again after one).
  *
  * Tokens are opaque: 256 random bits as 64 hex characters, handed to the client once. The store
@@ -10,14 +10,14 @@
  * every change here is made under the file's lock on what the file holds then, and a lookup
  * first reads the file again if another process replaced it, so a revocation from the command
  * line holds from the next request on. */
-#ifndef HM_TOKENSTORE_H
-#define HM_TOKENSTORE_H
+#ifndef HM_OAUTHTOKENS_H
+#define HM_OAUTHTOKENS_H
 #include <stdbool.h>
 #include <stddef.h>
 #include <time.h>
 
 /* Tokens kept; issuing more prunes the expired first. With fields at their longest an entry is
- * under 2.5 KiB of JSON, so a full store stays under the reader's 64 MiB (tokenstore.c). */
+ * under 2.5 KiB of JSON, so a full store stays under the reader's 64 MiB (oauthtokens.c). */
 #define TOKENSTORE_MAX 25000
 #define TOKENSTORE_FIELD_MAX 512      /* client id, scope and resource, each */
 /* Per family (one authorization), what a rotation keeps besides the new pair: the newest

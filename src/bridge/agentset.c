@@ -1,4 +1,4 @@
-/* agents.c — the agents the bridge delegates to: the registry file (hot-reloaded when it
+/* agentset.c — the agents the bridge delegates to: the registry file (hot-reloaded when it
  * changes on disk, an invalid file keeps the last good state), or the synthetic default agent
  * from HERMES_ENV_PATH; and their health, probed when they are used (GET /health, cached), so an
  * idle server makes no requests and no wake-ups. Loading the agents probes none: the first use
@@ -11,8 +11,8 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "agent.h"
-#include "agentcfg.h"
+#include "agentclient.h"
+#include "agentfile.h"
 #include "bridge_internal.h"
 #include "log.h"
 #include "loop.h"

@@ -1,4 +1,4 @@
-/* agent.h — HTTP client for the Hermes Agent API: libcurl multi driven by our loop (socket and
+/* agentclient.h — HTTP client for the Hermes Agent API: libcurl multi driven by our loop (socket and
  * timer callbacks), so a waiting call never blocks another. Loop thread only.
  *
  * A request either accumulates its response body (capped at max_response: past it the transfer
@@ -6,8 +6,8 @@
  * on_done runs exactly once unless agent_cancel() came first; agent_cancel() is synchronous:
  * no callback runs after it returns. It may be called from any callback, r's own on_data and
  * on_done included (r is then freed once libcurl has returned). Never sends an Origin header. */
-#ifndef HM_AGENT_H
-#define HM_AGENT_H
+#ifndef HM_AGENTCLIENT_H
+#define HM_AGENTCLIENT_H
 #include <stdbool.h>
 #include <stddef.h>
 
