@@ -1,4 +1,4 @@
-/* http.c — the engine's HTTP face: the checks every request to the endpoint passes before its
+/* endpoint.c — the engine's HTTP face: the checks every request to the endpoint passes before its
  * body is read (Host and Origin against DNS rebinding, method, protocol version, media types),
  * then the three exchanges: POST (JSON-RPC messages, handed to the methods; those of MCP
  * 2026-07-28 go to era.c, which serves them without a session), GET (a session's
