@@ -35,7 +35,8 @@ static void reload(struct app *a)
     }
     sdnotify_reloading();
     if (!config_load(&fresh, a->cfg->env_file, err, sizeof err)) {
-        log_event(EV_RELOAD_REJECTED, LOG_FIELDS(LF_S("config", "env")), "reload failed, keeping the current settings: %s", err);
+        log_event(EV_RELOAD_REJECTED, LOG_FIELDS(LF_S("config", "env")),
+                  "reload failed, keeping the current settings: %s", err);
         sdnotify("READY=1\nSTATUS=reload failed; running with the previous settings");
         return;
     }
@@ -47,18 +48,18 @@ static void reload(struct app *a)
         if (fresh.oauth_issuer)
             log_event(EV_RELOAD_REJECTED, LOG_FIELDS(LF_S("config", "env")),
                       "reload failed, keeping the current settings: %s has no MCP_AUTH_TOKEN nor "
-                     "TOKENS_FILE, and its OAUTH_ISSUER_URL takes effect only at a restart (set "
-                     "the consent passphrase with hermes-mcp oauth passwd --env-file %s, then "
-                     "restart), or create a token with: hermes-mcp token gen --env-file %s, or "
-                     "set TOKENS_FILE",
-                     f, f, f);
+                      "TOKENS_FILE, and its OAUTH_ISSUER_URL takes effect only at a restart (set "
+                      "the consent passphrase with hermes-mcp oauth passwd --env-file %s, then "
+                      "restart), or create a token with: hermes-mcp token gen --env-file %s, or "
+                      "set TOKENS_FILE",
+                      f, f, f);
         else
             log_event(EV_RELOAD_REJECTED, LOG_FIELDS(LF_S("config", "env")),
                       "reload failed, keeping the current settings: no MCP_AUTH_TOKEN, TOKENS_FILE "
-                     "or OAUTH_ISSUER_URL in %s, so no client could authenticate; set TOKENS_FILE "
-                     "again, or create a token with: hermes-mcp token gen --env-file %s (or set "
-                     "OAUTH_ISSUER_URL, then: hermes-mcp oauth passwd --env-file %s, and restart)",
-                     f, f, f);
+                      "or OAUTH_ISSUER_URL in %s, so no client could authenticate; set TOKENS_FILE "
+                      "again, or create a token with: hermes-mcp token gen --env-file %s (or set "
+                      "OAUTH_ISSUER_URL, then: hermes-mcp oauth passwd --env-file %s, and restart)",
+                      f, f, f);
         config_cleanup(&fresh);
         sdnotify("READY=1\nSTATUS=reload failed; running with the previous settings");
         return;
@@ -66,15 +67,17 @@ static void reload(struct app *a)
     struct principals *who = principals_load(fresh.owner_token ? fresh.token_hash : NULL,
                                              fresh.tokens_file, err, sizeof err);
     if (who && who->n == 0 && a->oauth_server == NULL) {
-        snprintf(err, sizeof err, "TOKENS_FILE %s names no principal and there is no "
-                                  "MCP_AUTH_TOKEN: no client could authenticate",
+        snprintf(err, sizeof err,
+                 "TOKENS_FILE %s names no principal and there is no "
+                 "MCP_AUTH_TOKEN: no client could authenticate",
                  fresh.tokens_file);
         principals_unref(who);
         who = NULL;
     }
     if (who == NULL) {
         /* A broken tokens file must not lock the roles out, nor let anyone new in. */
-        log_event(EV_RELOAD_REJECTED, LOG_FIELDS(LF_S("config", "env")), "reload failed, keeping the current settings: %s", err);
+        log_event(EV_RELOAD_REJECTED, LOG_FIELDS(LF_S("config", "env")),
+                  "reload failed, keeping the current settings: %s", err);
         config_cleanup(&fresh);
         sdnotify("READY=1\nSTATUS=reload failed; running with the previous settings");
         return;
@@ -91,7 +94,7 @@ static void reload(struct app *a)
     a->cfg->tokens_file = fresh.tokens_file;
     fresh.tokens_file = NULL;
     log_set_level(fresh.log_level);
-    a->cfg->drain_grace_s = fresh.drain_grace_s; /* read when the drain starts */
+    a->cfg->drain_grace_s = fresh.drain_grace_s;               /* read when the drain starts */
     a->cfg->tasks_retention_days = fresh.tasks_retention_days; /* read at each prune */
     a->cfg->tasks_max = fresh.tasks_max;
     /* A tunnel's new public name must not need a restart (README: add it, reload). */
@@ -102,7 +105,8 @@ static void reload(struct app *a)
     config_cleanup(&fresh);
     log_event(EV_RELOAD_APPLIED, LOG_FIELDS(LF_S("config", "env"), LF_S("file", a->cfg->env_file)),
               "reloaded %s", a->cfg->env_file);
-    EACH_PROVIDER(a, p) {
+    EACH_PROVIDER(a, p)
+    {
         if (p->ops->reload)
             p->ops->reload(p->self);
     }
@@ -124,7 +128,8 @@ void app_on_signal(struct loop *l, int fd, uint32_t events, void *arg)
             else
                 reload(a);
         } else if (!a->draining) {
-            log_event(EV_STOP_REQUESTED, LOG_FIELDS(LF_S("signal", sigabbrev_np((int)si.ssi_signo))),
+            log_event(EV_STOP_REQUESTED,
+                      LOG_FIELDS(LF_S("signal", sigabbrev_np((int)si.ssi_signo))),
                       "received %s, draining", strsignal((int)si.ssi_signo));
             a->draining = true;
             loop_stop(l);
@@ -148,7 +153,8 @@ static bool busy(struct app *a)
 {
     if (mcp_calls_active(a->mcp) > 0 || httpd_receiving(a->httpd) > 0)
         return true;
-    EACH_PROVIDER(a, p) {
+    EACH_PROVIDER(a, p)
+    {
         if (p->ops->draining_work && p->ops->draining_work(p->self) > 0)
             return true;
     }
@@ -172,7 +178,8 @@ void app_drain(struct app *a)
     if (denied)
         log_info("drain: %zu request%s waiting for approval denied (server stopping)", denied,
                  denied == 1 ? "" : "s");
-    EACH_PROVIDER(a, p) {
+    EACH_PROVIDER(a, p)
+    {
         if (p->ops->drain)
             p->ops->drain(p->self); /* the gateway answers the calls it has not sent yet */
     }
@@ -182,7 +189,7 @@ void app_drain(struct app *a)
               LOG_FIELDS(LF_N("calls", waiting), LF_N("grace_s", a->cfg->drain_grace_s)),
               "drain: %zu call%s in flight, up to %u s for them to finish; new connections are "
               "refused",
-             waiting, waiting == 1 ? "" : "s", a->cfg->drain_grace_s);
+              waiting, waiting == 1 ? "" : "s", a->cfg->drain_grace_s);
     while (!a->hurry && busy(a)) {
         uint64_t spent = loop_now(a->loop) - t0;
         if (spent >= grace_ms)
@@ -197,8 +204,8 @@ void app_drain(struct app *a)
               LOG_FIELDS(LF_N("ms", loop_now(a->loop) - t0), LF_N("finished", total - cut),
                          LF_N("calls", total), LF_N("cut_off", cut)),
               "drain over after %llu ms: %zu of %zu call%s finished, %zu cut off",
-             (unsigned long long)(loop_now(a->loop) - t0), total - cut, total,
-             total == 1 ? "" : "s", cut);
+              (unsigned long long)(loop_now(a->loop) - t0), total - cut, total,
+              total == 1 ? "" : "s", cut);
     mcp_abort_streams(a->mcp, JRPC_SHUTTING_DOWN, "Server is shutting down; retry the call");
 }
 
@@ -225,8 +232,8 @@ int app_take_socket(struct app *a, int *fd, char *host, size_t hostlen, unsigned
     if (!config_is_loopback(host))
         log_event(EV_LISTEN_EXPOSED, LOG_FIELDS(LF_S("addr", host)),
                   "LISTENING BEYOND LOOPBACK on %s (socket passed by systemd): anyone who can "
-                 "reach it is one token away from your agent",
-                 host);
+                  "reach it is one token away from your agent",
+                  host);
     log_info("serving on the socket passed by systemd; MCP_HOST and MCP_PORT are not used");
     return 0;
 }

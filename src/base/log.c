@@ -34,9 +34,10 @@ static const struct log_ev_info events[EV_COUNT] = {
     [EV_CLIENTS_FILE_REJECTED] = {"clients_file_rejected", LOG_WARN, "",
                                   "The OAuth clients file changed but could not be used; the "
                                   "clients read before stay. The prose says why."},
-    [EV_STOP_REQUESTED] = {"stop_requested", LOG_INFO, "signal",
-                           "SIGTERM or SIGINT (`signal` is `TERM` or `INT`): the server stops taking "
-                           "work and drains."},
+    [EV_STOP_REQUESTED] =
+        {"stop_requested", LOG_INFO, "signal",
+         "SIGTERM or SIGINT (`signal` is `TERM` or `INT`): the server stops taking "
+         "work and drains."},
     [EV_DRAIN_STARTED] = {"drain_started", LOG_INFO, "calls grace_s",
                           "The drain waits up to `grace_s` seconds for `calls` calls in flight."},
     [EV_DRAIN_FORCED] = {"drain_forced", LOG_INFO, "signal",

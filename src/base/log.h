@@ -78,13 +78,19 @@ struct log_field {
     long long num;
     bool is_num;
 };
-#define LF_S(k, v) {(k), (v), 0, false}
-#define LF_N(k, n) {(k), NULL, (long long)(n), true}
+#define LF_S(k, v)                                                                                 \
+    {                                                                                              \
+        (k), (v), 0, false                                                                         \
+    }
+#define LF_N(k, n)                                                                                 \
+    {                                                                                              \
+        (k), NULL, (long long)(n), true                                                            \
+    }
 #define LOG_FIELDS(...) ((const struct log_field[]){__VA_ARGS__, {NULL, NULL, 0, false}})
 
-/* Logs fmt's prose at the event's level (log_event_at: at lvl), then " [event=NAME k=v ...]" with fields (NULL for
- * none; a list made with LOG_FIELDS). A value with a space, a quote, '=', '[' or ']' is
- * written in double quotes with \" and \\ escaped. The fields survive a prose cut short. */
+/* Logs fmt's prose at the event's level (log_event_at: at lvl), then " [event=NAME k=v ...]" with
+ * fields (NULL for none; a list made with LOG_FIELDS). A value with a space, a quote, '=', '[' or
+ * ']' is written in double quotes with \" and \\ escaped. The fields survive a prose cut short. */
 void log_event(enum log_ev ev, const struct log_field *fields, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 void log_event_at(enum log_level lvl, enum log_ev ev, const struct log_field *fields,

@@ -53,9 +53,8 @@ static void name_add(char ***list, size_t *n, const char *name)
 /* The bridge's tools, in the order tools/list shows them; the aliases after the tools they
  * name. */
 static const struct bridge_tool_spec *const tools[] = {
-    &tool_task_spec,   &tool_status_spec, &tool_result_spec, &tool_files_spec,
-    &tool_agents_spec, &tool_cancel_spec, &tool_reset_spec,  &tool_whoami_spec,
-    &tool_ask_spec,    &tool_check_spec,
+    &tool_task_spec,   &tool_status_spec, &tool_result_spec, &tool_files_spec, &tool_agents_spec,
+    &tool_cancel_spec, &tool_reset_spec,  &tool_whoami_spec, &tool_ask_spec,   &tool_check_spec,
 };
 #define NTOOLS (sizeof tools / sizeof *tools)
 
@@ -118,9 +117,8 @@ static const char *opts_copy(struct bridge *b, size_t i, const char *s)
     return b->opts_strings[i] = s ? xstrdup(s) : NULL;
 }
 
-struct bridge *bridge_new_kept(struct mcp_server *mcp, struct loop *l,
-                               const struct bridge_opts *o, bridge_keep_fn *keep,
-                               void *keep_arg)
+struct bridge *bridge_new_kept(struct mcp_server *mcp, struct loop *l, const struct bridge_opts *o,
+                               bridge_keep_fn *keep, void *keep_arg)
 {
     char err[512];
     struct bridge *b = xcalloc(1, sizeof *b);
@@ -152,8 +150,8 @@ struct bridge *bridge_new_kept(struct mcp_server *mcp, struct loop *l,
     for (size_t i = 0; i < NTOOLS; i++)
         add_tool(b, tools[i]);
     mcptask_register(b);
-    b->retention = retention_new(b->tasks, l, o->tasks_retention_days, o->tasks_max,
-                                 task_in_flight, task_pruned, b);
+    b->retention = retention_new(b->tasks, l, o->tasks_retention_days, o->tasks_max, task_in_flight,
+                                 task_pruned, b);
     retention_prune(b->retention);
     return b;
 }
@@ -246,7 +244,7 @@ void bridge_free(struct bridge *b)
     strmap_free(b->runs);
     strmap_free(b->queues);
     retention_stop(b->retention); /* no report reaches the freed index */
-    tasks_free(b->tasks); /* its last callbacks empty b->owners */
+    tasks_free(b->tasks);         /* its last callbacks empty b->owners */
     strmap_free(b->owners);
     retention_free(b->retention);
     buf_cleanup(&b->chunk);

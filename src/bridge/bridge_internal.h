@@ -78,8 +78,8 @@ struct job {
      * reload removed that agent (else it would be polled for ever). Wiped when freed. */
     char *key;
     unsigned follow_misses; /* polls skipped for want of an agent: they back off */
-    char session_id[200]; /* what the agent sees (and the session queue's key) */
-    char idem_key[160];   /* an async run's Idempotency-Key: taskowner_tag and the task id */
+    char session_id[200];   /* what the agent sees (and the session queue's key) */
+    char idem_key[160];     /* an async run's Idempotency-Key: taskowner_tag and the task id */
     char run_id[128];
     struct mcp_call *call; /* the waiting MCP call, if any */
     struct agent_req *req;
@@ -120,11 +120,11 @@ struct bridge {
     struct mcp_server *mcp;
     bridge_keep_fn *keep; /* which tools to register (GATEWAY_FILE bridge_tools), NULL: all */
     void *keep_arg;
-    char **tool_names;    /* the tools registered */
+    char **tool_names; /* the tools registered */
     size_t ntools;
     const struct bridge_tool_spec **tools; /* ... as declared, one per tool_names entry */
-    char **offered;       /* every tool it has, registered or not (a reload of bridge_tools
-                           * judges them all again) */
+    char **offered; /* every tool it has, registered or not (a reload of bridge_tools
+                     * judges them all again) */
     size_t noffered;
     struct loop *loop;
     struct bridge_opts opts; /* a copy, its strings in opts_strings */
@@ -142,15 +142,15 @@ struct bridge {
     char *contract;
     struct timespec contract_mtime;
     off_t contract_size;
-    char *registry_path;     /* AGENTS_FILE (or its default) */
-    bool registry_loaded;    /* the agents come from the registry (not synthetic) */
-    char *registry_error;    /* why the file on disk is not in use, or NULL */
+    char *registry_path;  /* AGENTS_FILE (or its default) */
+    bool registry_loaded; /* the agents come from the registry (not synthetic) */
+    char *registry_error; /* why the file on disk is not in use, or NULL */
     struct timespec registry_mtime;
     off_t registry_size;
     ino_t registry_ino;
-    struct buf chunk; /* scratch for chatchunk_scan */
-    unsigned contract_gen;       /* bumped on every contract reload */
-    char *contract_json;         /* the contract as a JSON string, for request bodies */
+    struct buf chunk;             /* scratch for chatchunk_scan */
+    unsigned contract_gen;        /* bumped on every contract reload */
+    char *contract_json;          /* the contract as a JSON string, for request bodies */
     const char *contract_json_of; /* ... of this text, */
     unsigned contract_json_gen;   /* ... at this generation */
     struct reset *reset;          /* the hermes_reset walking the task directory, if any */
@@ -303,8 +303,11 @@ bool toolspec_run_id_syntax(const char *s, size_t n);
         .max_len = 127, .pattern = "^[A-Za-z0-9_-]+$", .syntax = toolspec_run_id_syntax,           \
         .syntax_hint = "has characters a run id never has"                                         \
     }
-#define ARG_AGENT {.name = "agent", .type = TOOLARG_STRING, .max_len = 64,                       \
-                   .description = "An agent name from list_agents (default: the default agent)"}
+#define ARG_AGENT                                                                                  \
+    {                                                                                              \
+        .name = "agent", .type = TOOLARG_STRING, .max_len = 64,                                    \
+        .description = "An agent name from list_agents (default: the default agent)"               \
+    }
 #define ARGS_MAX 8 /* the most entries of any tool's table */
 /* Checks args against spec; on failure answers invalid_arguments and returns false. */
 bool toolspec_check_args(struct mcp_call *c, const struct toolarg *spec, json_t *args,
@@ -319,7 +322,7 @@ enum toolout_type {
     TOOLOUT_INT,
     TOOLOUT_OBJECT,
     TOOLOUT_ARRAY,
-    TOOLOUT_STRINGS,       /* an array of strings */
+    TOOLOUT_STRINGS, /* an array of strings */
     TOOLOUT_STRING_OR_NULL
 };
 struct toolout {
@@ -328,7 +331,10 @@ struct toolout {
     bool required;
     const char *const *one_of; /* strings: the values it takes (an enum), NULL-terminated */
 };
-#define TOOLOUT_END {.name = NULL}
+#define TOOLOUT_END                                                                                \
+    {                                                                                              \
+        .name = NULL                                                                               \
+    }
 /* {type: object, properties, required} of the table (new reference). */
 json_t *toolspec_output_schema(const struct toolout *out);
 /* What hermes_task, hermes_result and their aliases answer: the contract fields plus id. */
@@ -342,12 +348,12 @@ struct bridge_tool_spec {
     const struct toolout *output; /* its outputSchema on success */
     struct {
         bool read_only, destructive, idempotent, open_world;
-    } hints;                      /* the MCP tool annotations */
-    const char *scope;            /* what a caller needs (mcp_tool_def.scope) */
-    mcp_handler *handler;         /* its arg is the struct bridge */
-    const char *alias_of;         /* the Python server's name for that tool (tool_alias.c):
-                                     listed only with MCP_TOOL_ALIASES=1, and bridge_tools
-                                     keeps or drops it with that tool */
+    } hints;              /* the MCP tool annotations */
+    const char *scope;    /* what a caller needs (mcp_tool_def.scope) */
+    mcp_handler *handler; /* its arg is the struct bridge */
+    const char *alias_of; /* the Python server's name for that tool (tool_alias.c):
+                             listed only with MCP_TOOL_ALIASES=1, and bridge_tools
+                             keeps or drops it with that tool */
 };
 /* The registered tool called name, or NULL when bridge_tools left it out. */
 const struct bridge_tool_spec *toolspec_registered(const struct bridge *b, const char *name);
@@ -413,9 +419,9 @@ extern const struct bridge_tool_spec tool_ask_spec, tool_check_spec;
 enum task_state { TASK_ENDED, TASK_RUNNING, TASK_UNKNOWN, TASK_UNREADABLE };
 enum task_state tool_result_task_state(struct bridge *b, const char *id, json_t **result, int *rc);
 
-/* runindex.c: indexes run_id -> task_id (b->runs) for hermes_status and hermes_cancel by run id. A run id
- * already indexed for another task that still exists keeps that task, with a warning: silently
- * taking it over would answer that task's owner not_found by run id. */
+/* runindex.c: indexes run_id -> task_id (b->runs) for hermes_status and hermes_cancel by run id. A
+ * run id already indexed for another task that still exists keeps that task, with a warning:
+ * silently taking it over would answer that task's owner not_found by run id. */
 void bridge_run_index(struct bridge *b, const char *run_id, const char *task_id);
 
 #endif

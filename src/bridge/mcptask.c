@@ -51,10 +51,9 @@ static json_t *task_fields(struct bridge *b, const char *id, const char *status,
                            json_t *updated_at)
 {
     json_t *created = json_object_get(req, "created_at");
-    json_t *t = json_pack("{s:s, s:s, s:O, s:O, s:I}", "taskId", id, "status", status,
-                          "createdAt", created, "lastUpdatedAt",
-                          updated_at ? updated_at : created, "pollIntervalMs",
-                          (json_int_t)b->opts.poll_ms);
+    json_t *t = json_pack("{s:s, s:s, s:O, s:O, s:I}", "taskId", id, "status", status, "createdAt",
+                          created, "lastUpdatedAt", updated_at ? updated_at : created,
+                          "pollIntervalMs", (json_int_t)b->opts.poll_ms);
     json_object_set_new(t, "ttlMs",
                         b->opts.tasks_retention_days
                             ? json_integer((json_int_t)b->opts.tasks_retention_days * 86400000)
@@ -196,8 +195,10 @@ static void task_cancel(struct mcp_call *c, const char *id, void *arg)
         if (creator)
             mcp_call_on_cancel(creator, NULL, NULL);
         json_t *created = mcptask_created_as(b, id, j->task_created, "cancelled");
-        results_write_status(b, id, j->agent, "cancelled", "cancelled with tasks/cancel before "
-                            "the agent accepted it", NULL, creator, created);
+        results_write_status(b, id, j->agent, "cancelled",
+                             "cancelled with tasks/cancel before "
+                             "the agent accepted it",
+                             NULL, creator, created);
         bridge_job_free(j);
         mcp_call_result_take(c, json_object());
         return;

@@ -17,9 +17,9 @@ void bridge_run_index(struct bridge *b, const char *run_id, const char *task_id)
         log_event(EV_RUN_CLAIMED_TWICE,
                   LOG_FIELDS(LF_S("run", run_id), LF_S("task", was), LF_S("other", task_id)),
                   "run %s is reported for task %s and for task %s (two agents with the same run "
-                 "ids, or one run replayed for both): hermes_status and hermes_cancel by run_id "
-                 "reach task %s only; task %s is reached by its id",
-                 run_id, was, task_id, was, task_id);
+                  "ids, or one run replayed for both): hermes_status and hermes_cancel by run_id "
+                  "reach task %s only; task %s is reached by its id",
+                  run_id, was, task_id, was, task_id);
         return;
     }
     free(strmap_put(b->runs, run_id, xstrdup(task_id)));

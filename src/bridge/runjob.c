@@ -64,7 +64,8 @@ static void follow_done(struct agent_req *r, const struct agent_result *res, voi
         bridge_job_free(j);
         return;
     } else if (res->status == 401) {
-        log_event(EV_AGENT_KEY_REJECTED, LOG_FIELDS(LF_S("agent", j->agent)), "agent %s rejected our API key while following run %s", j->agent, j->run_id);
+        log_event(EV_AGENT_KEY_REJECTED, LOG_FIELDS(LF_S("agent", j->agent)),
+                  "agent %s rejected our API key while following run %s", j->agent, j->run_id);
     }
     follow_schedule(j); /* busy, unreachable, or still running: try again later */
 }
@@ -78,8 +79,7 @@ static void follow_stopped(struct agent_req *r, const struct agent_result *res, 
     j->req = NULL;
     if (res->status == 200 || res->status == 409 || res->status == 404) {
         j->stop_pending = false;
-        log_info("task %s: run %s stopped (tasks/cancel during its submission)", j->id,
-                 j->run_id);
+        log_info("task %s: run %s stopped (tasks/cancel during its submission)", j->id, j->run_id);
     }
     follow_schedule(j);
 }
@@ -109,13 +109,18 @@ static void follow_poll(struct loop *l, void *arg)
     char path[200];
     snprintf(path, sizeof path, "/v1/runs/%s%s", j->run_id, j->stop_pending ? "/stop" : "");
     char *url = agentcfg_url(j->base_url, path);
-    struct agent_opts o = {.method = j->stop_pending ? "POST" : "GET", .url = url, .key = j->key,
+    struct agent_opts o = {.method = j->stop_pending ? "POST" : "GET",
+                           .url = url,
+                           .key = j->key,
                            .body = j->stop_pending ? "{}" : NULL,
                            .body_len = j->stop_pending ? 2 : 0,
-                           .connect_timeout_ms = CONNECT_TIMEOUT_MS, .deadline_ms = 30000,
+                           .connect_timeout_ms = CONNECT_TIMEOUT_MS,
+                           .deadline_ms = 30000,
                            .max_response = RESPONSE_MAX,
-                           .on_done = j->stop_pending ? follow_stopped : follow_done, .arg = j,
-                           .label = j->agent, .endpoint = j->stop_pending ? "stop" : "run"};
+                           .on_done = j->stop_pending ? follow_stopped : follow_done,
+                           .arg = j,
+                           .label = j->agent,
+                           .endpoint = j->stop_pending ? "stop" : "run"};
     j->req = agent_request(j->b->http, &o);
     j->poll_seq++;
     free(url);
@@ -208,11 +213,19 @@ void runjob_start(struct job *j)
                              contract_text(b), "session_id", j->session_id);
     char *text = json_dumps(body, JSON_COMPACT);
     char *url = agent_url(a, "/v1/runs");
-    struct agent_opts o = {.method = "POST", .url = url, .key = a->key,
-                           .idempotency_key = j->idem_key, .body = text, .body_len = strlen(text),
-                           .connect_timeout_ms = CONNECT_TIMEOUT_MS, .deadline_ms = 60000,
-                           .max_response = RESPONSE_MAX, .on_done = submit_done, .arg = j,
-                           .label = a->name, .endpoint = "runs"};
+    struct agent_opts o = {.method = "POST",
+                           .url = url,
+                           .key = a->key,
+                           .idempotency_key = j->idem_key,
+                           .body = text,
+                           .body_len = strlen(text),
+                           .connect_timeout_ms = CONNECT_TIMEOUT_MS,
+                           .deadline_ms = 60000,
+                           .max_response = RESPONSE_MAX,
+                           .on_done = submit_done,
+                           .arg = j,
+                           .label = a->name,
+                           .endpoint = "runs"};
     bridge_job_send(j, &o); /* may end the job */
     free(url);
     free(text);

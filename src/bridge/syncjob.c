@@ -19,8 +19,7 @@
 
 /* ---------- sync: POST /v1/chat/completions, stream: true ---------- */
 
-static void sync_event(const char *event, const char *data, size_t len, const char *id,
-                       void *arg)
+static void sync_event(const char *event, const char *data, size_t len, const char *id, void *arg)
 {
     struct job *j = arg;
     (void)id;
@@ -55,8 +54,8 @@ static void sync_event(const char *event, const char *data, size_t len, const ch
     }
     json_t *chunk = json_loadb(data, len, 0, NULL);
     json_t *choice = json_array_get(json_object_get(chunk, "choices"), 0);
-    const char *delta = json_string_value(
-        json_object_get(json_object_get(choice, "delta"), "content"));
+    const char *delta =
+        json_string_value(json_object_get(json_object_get(choice, "delta"), "content"));
     if (delta && !buf_appends(&j->answer, delta)) {
         free(j->stream_error);
         j->stream_error = xstrdup("the answer was larger than the cap");
@@ -112,8 +111,8 @@ static void sync_done(struct agent_req *r, const struct agent_result *res, void 
     json_t *parsed;
     if (j->stream_error) {
         parsed = json_pack("{s:s, s:s, s:[], s:[], s:s}", "status", "failed", "summary",
-                           j->answer.len ? j->answer.data : "", "artifacts", "next_steps",
-                           "error", j->stream_error);
+                           j->answer.len ? j->answer.data : "", "artifacts", "next_steps", "error",
+                           j->stream_error);
     } else {
         parsed = contract_parse_answer(j->answer.data ? j->answer.data : "", j->answer.len);
     }
@@ -156,12 +155,20 @@ static void sync_start(struct job *j)
     free(user);
     char *url = agent_url(a, "/v1/chat/completions");
     unsigned deadline = b->opts.agent_timeout_ms;
-    struct agent_opts o = {.method = "POST", .url = url, .key = a->key,
-                           .session_header = j->session_id, .body = text,
-                           .body_len = strlen(text), .accept_sse = true,
-                           .connect_timeout_ms = CONNECT_TIMEOUT_MS, .deadline_ms = deadline,
-                           .max_response = RESPONSE_MAX, .on_data = sync_data,
-                           .on_done = sync_done, .arg = j, .label = a->name,
+    struct agent_opts o = {.method = "POST",
+                           .url = url,
+                           .key = a->key,
+                           .session_header = j->session_id,
+                           .body = text,
+                           .body_len = strlen(text),
+                           .accept_sse = true,
+                           .connect_timeout_ms = CONNECT_TIMEOUT_MS,
+                           .deadline_ms = deadline,
+                           .max_response = RESPONSE_MAX,
+                           .on_data = sync_data,
+                           .on_done = sync_done,
+                           .arg = j,
+                           .label = a->name,
                            .endpoint = "chat"};
     bridge_job_send(j, &o); /* may end the job */
     free(url);

@@ -26,10 +26,9 @@ static void list_agents(struct mcp_call *c, json_t *args, void *arg)
             continue; /* outside the caller's agents: list */
         shown++;
         json_t *o = json_pack("{s:s, s:s, s:O, s:s, s:b, s:b}", "name", a->name, "description",
-                              a->description ? a->description : "", "capabilities",
-                              a->capabilities, "kind", a->kind ? a->kind : "local", "available",
-                              agent_available(a), "default",
-                              strcmp(a->name, b->default_agent) == 0);
+                              a->description ? a->description : "", "capabilities", a->capabilities,
+                              "kind", a->kind ? a->kind : "local", "available", agent_available(a),
+                              "default", strcmp(a->name, b->default_agent) == 0);
         if (a->key == NULL)
             json_object_set_new(o, "unavailable_reason", json_string("missing_credentials"));
         else if (!agent_available(a))
@@ -40,8 +39,8 @@ static void list_agents(struct mcp_call *c, json_t *args, void *arg)
             json_object_set_new(o, "local_profile", json_string(a->profile));
         json_array_append_new(list, o);
     }
-    json_t *out = json_pack("{s:o, s:s, s:I}", "agents", list, "default", b->default_agent,
-                            "count", (json_int_t)shown);
+    json_t *out = json_pack("{s:o, s:s, s:I}", "agents", list, "default", b->default_agent, "count",
+                            (json_int_t)shown);
     if (!b->registry_loaded)
         json_object_set_new(out, "degraded", json_string("no_registry"));
     if (b->registry_error)
@@ -60,9 +59,8 @@ static const struct toolout agents_output[] = {
 const struct bridge_tool_spec tool_agents_spec = {
     .name = "list_agents",
     .title = "List agents",
-    .description =
-        "List the Hermes agents this bridge can delegate to, with their "
-        "capabilities and availability. Read-only; never returns credentials.",
+    .description = "List the Hermes agents this bridge can delegate to, with their "
+                   "capabilities and availability. Read-only; never returns credentials.",
     .args = no_args,
     .output = agents_output,
     .hints = {.read_only = true, .idempotent = true},

@@ -33,18 +33,30 @@ static bool printable(const char *s, size_t n)
 
 enum { AA_PROMPT, AA_SESSION_ID, AA_TOOLSETS, AA_ASYNC };
 static const struct toolarg ask_args[] = {
-    {.name = "prompt", .type = TOOLARG_STRING, .required = true, .nonempty = true,
-     .max_len = PROMPT_MAX, .description = "What the agent should do (hermes_task's task)"},
-    {.name = "session_id", .type = TOOLARG_STRING, .nonempty = true, .max_len = SESSION_ID_MAX,
-     .syntax = printable, .syntax_hint = "must have no control characters",
+    {.name = "prompt",
+     .type = TOOLARG_STRING,
+     .required = true,
+     .nonempty = true,
+     .max_len = PROMPT_MAX,
+     .description = "What the agent should do (hermes_task's task)"},
+    {.name = "session_id",
+     .type = TOOLARG_STRING,
+     .nonempty = true,
+     .max_len = SESSION_ID_MAX,
+     .syntax = printable,
+     .syntax_hint = "must have no control characters",
      .description = "Continues a conversation: calls with the same session_id run one at a "
                     "time with the same agent session. Any text is taken; one "
                     "that is not a session name of ours (^[a-z0-9][a-z0-9._-]{0,63}$) is "
                     "mapped to one by a digest"},
-    {.name = "toolsets", .type = TOOLARG_STRINGS, .max_items = TOOLSETS_MAX, .max_len = 64,
+    {.name = "toolsets",
+     .type = TOOLARG_STRINGS,
+     .max_items = TOOLSETS_MAX,
+     .max_len = 64,
      .description = "Accepted and ignored: the agent's toolsets are set in "
                     "Hermes' own configuration"},
-    {.name = "async_mode", .type = TOOLARG_BOOL,
+    {.name = "async_mode",
+     .type = TOOLARG_BOOL,
      .description = "true: return at once with the task's id; poll it with hermes_check "
                     "(job_id). Default false: wait for the answer"},
     TOOLARG_END,
@@ -112,9 +124,9 @@ static void hermes_check(struct mcp_call *c, json_t *args, void *arg)
         run_as(b, "hermes_result", c, json_pack("{s:s}", "id", id));
         return;
     }
-    json_t *out = json_pack("{s:s, s:s, s:s, s:[], s:[]}", "id", id, "status", "running",
-                            "summary", "still running; call hermes_check again later",
-                            "artifacts", "next_steps");
+    json_t *out =
+        json_pack("{s:s, s:s, s:s, s:[], s:[]}", "id", id, "status", "running", "summary",
+                  "still running; call hermes_check again later", "artifacts", "next_steps");
     if (tasks_read(b->tasks, id, "run.json", 64 * 1024, &run) == TASKS_OK &&
         json_is_string(json_object_get(run, "run_id")))
         json_object_set(out, "run_id", json_object_get(run, "run_id"));

@@ -15,7 +15,9 @@
 enum { FA_ID, FA_PATH };
 static const struct toolarg files_args[] = {
     ARG_ID(true),
-    {.name = "path", .type = TOOLARG_STRING, .max_len = 4096,
+    {.name = "path",
+     .type = TOOLARG_STRING,
+     .max_len = 4096,
      .description = "A path relative to the task; omit it for a listing"},
     TOOLARG_END,
 };
@@ -66,10 +68,9 @@ static const struct toolout files_output[] = {
 const struct bridge_tool_spec tool_files_spec = {
     .name = "hermes_files",
     .title = "Files of a task",
-    .description =
-        "List a task's files, or read one UTF-8 text file (at most 200 KiB) by "
-        "its path relative to the task. Read-only; no '..', absolute paths, "
-        "backslashes or symbolic links.",
+    .description = "List a task's files, or read one UTF-8 text file (at most 200 KiB) by "
+                   "its path relative to the task. Read-only; no '..', absolute paths, "
+                   "backslashes or symbolic links.",
     .args = files_args,
     .output = files_output,
     .hints = {.read_only = true, .idempotent = true},

@@ -74,9 +74,8 @@ static void hermes_result(struct mcp_call *c, json_t *args, void *arg)
 const struct bridge_tool_spec tool_result_spec = {
     .name = "hermes_result",
     .title = "Result of a task",
-    .description =
-        "The stored result of a task: {id, status, summary, artifacts, "
-        "next_steps, details?}. The durable source of truth once a task ended.",
+    .description = "The stored result of a task: {id, status, summary, artifacts, "
+                   "next_steps, details?}. The durable source of truth once a task ended.",
     .args = result_args,
     .output = toolspec_result_output,
     .hints = {.read_only = true, .idempotent = true},

@@ -26,20 +26,18 @@ static void status_done(struct agent_req *r, const struct agent_result *res, voi
     (void)r;
 
     mcp_call_on_cancel(c, NULL, NULL);
-    bool have_result = s->task_id[0] &&
-                       tasks_read(b->tasks, s->task_id, "result.json", TASKS_FILE_MAX, &stored) ==
-                           TASKS_OK;
+    bool have_result = s->task_id[0] && tasks_read(b->tasks, s->task_id, "result.json",
+                                                   TASKS_FILE_MAX, &stored) == TASKS_OK;
     if (res->status == 200) {
         json_t *run = json_loadb(res->body, res->body_len, 0, NULL);
         const char *st = json_string_value(json_object_get(run, "status"));
         bool store = results_is_terminal(st) && !have_result && s->task_id[0];
-        json_t *out = json_pack("{s:s, s:s?, s:O?, s:O?, s:O?, s:O?, s:s, s:s?, s:b}", "run_id",
-                                s->run_id, "status", st, "output", json_object_get(run, "output"),
-                                "error", json_object_get(run, "error"), "created_at",
-                                json_object_get(run, "created_at"), "updated_at",
-                                json_object_get(run, "updated_at"), "agent", s->agent,
-                                "task_id", s->task_id[0] ? s->task_id : NULL, "result_updated",
-                                have_result || store);
+        json_t *out = json_pack(
+            "{s:s, s:s?, s:O?, s:O?, s:O?, s:O?, s:s, s:s?, s:b}", "run_id", s->run_id, "status",
+            st, "output", json_object_get(run, "output"), "error", json_object_get(run, "error"),
+            "created_at", json_object_get(run, "created_at"), "updated_at",
+            json_object_get(run, "updated_at"), "agent", s->agent, "task_id",
+            s->task_id[0] ? s->task_id : NULL, "result_updated", have_result || store);
         const char *approval = st && !strcmp(st, "waiting_for_approval") && s->task_id[0]
                                    ? runapproval_pending(b, s->task_id)
                                    : NULL;
@@ -58,8 +56,8 @@ static void status_done(struct agent_req *r, const struct agent_result *res, voi
             mcp_call_tool_result_take(c, out);
         json_decref(run);
     } else if (res->status == 404 && have_result) {
-        json_t *out = json_pack("{s:s, s:O, s:O?, s:O?, s:s, s:s, s:b, s:s}", "run_id",
-                                s->run_id, "status", json_object_get(stored, "status"), "output",
+        json_t *out = json_pack("{s:s, s:O, s:O?, s:O?, s:s, s:s, s:b, s:s}", "run_id", s->run_id,
+                                "status", json_object_get(stored, "status"), "output",
                                 json_object_get(stored, "summary"), "error",
                                 json_object_get(stored, "error"), "agent", s->agent, "task_id",
                                 s->task_id, "result_updated", 1, "source", "result.json");
@@ -128,10 +126,9 @@ static const struct toolout status_output[] = {
 const struct bridge_tool_spec tool_status_spec = {
     .name = "hermes_status",
     .title = "Status of a run",
-    .description =
-        "Status of an async run: status, output, error, timestamps, agent, "
-        "task_id, result_updated. Works after a bridge restart; when the agent "
-        "no longer knows the run, answers from the stored result.",
+    .description = "Status of an async run: status, output, error, timestamps, agent, "
+                   "task_id, result_updated. Works after a bridge restart; when the agent "
+                   "no longer knows the run, answers from the stored result.",
     .args = status_args,
     .output = status_output,
     .hints = {.read_only = true, .idempotent = true, .open_world = true},

@@ -52,13 +52,11 @@ static const struct toolarg task_args[] = {
 
 static void fingerprint(json_t *args, const char *agent, char out[65])
 {
-    json_t *canon = json_pack("{s:O?, s:O?, s:O?, s:O?, s:O?, s:O?, s:s}", "task",
-                              json_object_get(args, "task"), "mode",
-                              json_object_get(args, "mode"), "context",
-                              json_object_get(args, "context"), "deliverable",
-                              json_object_get(args, "deliverable"), "constraints",
-                              json_object_get(args, "constraints"), "session",
-                              json_object_get(args, "session"), "agent", agent);
+    json_t *canon = json_pack(
+        "{s:O?, s:O?, s:O?, s:O?, s:O?, s:O?, s:s}", "task", json_object_get(args, "task"), "mode",
+        json_object_get(args, "mode"), "context", json_object_get(args, "context"), "deliverable",
+        json_object_get(args, "deliverable"), "constraints", json_object_get(args, "constraints"),
+        "session", json_object_get(args, "session"), "agent", agent);
     char *text = json_dumps(canon, JSON_COMPACT | JSON_SORT_KEYS);
     unsigned char d[32];
     crypto_sha256(text, strlen(text), d);
@@ -170,8 +168,7 @@ static void hermes_task(struct mcp_call *c, json_t *args, void *arg)
             mcp_call_tool_result_take(
                 c, json_pack("{s:s, s:s, s:O, s:s, s:[], s:[]}", "id", id, "status", "accepted",
                              "run_id", json_object_get(run, "run_id"), "summary",
-                             "already accepted; this is the same run", "artifacts",
-                             "next_steps"));
+                             "already accepted; this is the same run", "artifacts", "next_steps"));
             json_decref(run);
             free(owner);
             return;
@@ -190,7 +187,7 @@ static void hermes_task(struct mcp_call *c, json_t *args, void *arg)
         owner = xstrdup(mcp_call_caller(c));
     /* The names the agent sees carry the owner's tag: another principal's session "work" or
      * re-used task id is another conversation and another run there. */
-    char tag[OWNER_TAG_SIZE], session_id[sizeof ((struct job *)0)->session_id];
+    char tag[OWNER_TAG_SIZE], session_id[sizeof((struct job *)0)->session_id];
     taskowner_tag(owner, tag);
     if (session)
         snprintf(session_id, sizeof session_id, "gb-sess-%s-%s%s", a->name, tag, session);
@@ -225,7 +222,7 @@ static void hermes_task(struct mcp_call *c, json_t *args, void *arg)
         bridge_tool_error(c, TE_UPSTREAM_ERROR, 0, "the task directory could not be written");
         return;
     }
-    const struct job_ops *ops = as_task                      ? &mcptask_submit_ops
+    const struct job_ops *ops = as_task                     ? &mcptask_submit_ops
                                 : strcmp(mode, "sync") == 0 ? &syncjob_ops
                                                             : &runjob_submit_ops;
     struct job *j = bridge_job_new(b, ops, id, a->name);

@@ -10,12 +10,12 @@
 
 static const struct toolarg whoami_args[] = {TOOLARG_END};
 
-#define WHOAMI_SCHEMA                                                                            \
+#define WHOAMI_SCHEMA                                                                              \
     "{\"type\":\"object\",\"properties\":{\"principal\":{\"type\":\"string\"},\"kind\":{\"type\":" \
-    "\"string\",\"enum\":[\"owner\",\"token\",\"oauth\"]},\"scopes\":{\"type\":\"array\","       \
-    "\"items\":{\"type\":\"string\"}},\"agents\":{\"type\":\"array\",\"items\":{\"type\":"        \
-    "\"string\"}},\"expires_at\":{\"type\":[\"string\",\"null\"]},\"client_id\":{\"type\":"       \
-    "\"string\"},\"owner_key\":{\"type\":\"string\"}},\"required\":[\"principal\","               \
+    "\"string\",\"enum\":[\"owner\",\"token\",\"oauth\"]},\"scopes\":{\"type\":\"array\","         \
+    "\"items\":{\"type\":\"string\"}},\"agents\":{\"type\":\"array\",\"items\":{\"type\":"         \
+    "\"string\"}},\"expires_at\":{\"type\":[\"string\",\"null\"]},\"client_id\":{\"type\":"        \
+    "\"string\"},\"owner_key\":{\"type\":\"string\"}},\"required\":[\"principal\","                \
     "\"kind\",\"scopes\",\"agents\",\"expires_at\",\"owner_key\"]}"
 
 static void whoami(struct mcp_call *c, json_t *args, void *arg)
@@ -54,13 +54,12 @@ static const struct toolout whoami_output[] = {
 const struct bridge_tool_spec tool_whoami_spec = {
     .name = "whoami",
     .title = "Who am I",
-    .description =
-        "The principal your credential resolves to: {principal, kind (owner: the static "
-        "MCP_AUTH_TOKEN; token: a TOKENS_FILE role; oauth: an OAuth client's access "
-        "token), scopes, agents (\"*\": every one), expires_at (null: never), client_id "
-        "(oauth), owner_key (what your tasks are bound to: tasks you create are yours "
-        "under "
-        "this key)}. Never the token.",
+    .description = "The principal your credential resolves to: {principal, kind (owner: the static "
+                   "MCP_AUTH_TOKEN; token: a TOKENS_FILE role; oauth: an OAuth client's access "
+                   "token), scopes, agents (\"*\": every one), expires_at (null: never), client_id "
+                   "(oauth), owner_key (what your tasks are bound to: tasks you create are yours "
+                   "under "
+                   "this key)}. Never the token.",
     .args = whoami_args,
     .output = whoami_output,
     .hints = {.read_only = true, .idempotent = true},

@@ -42,9 +42,9 @@ struct httpc {
     struct loop_timer *kick; /* starts waiting transfers outside curl's callbacks */
     struct list reqs;        /* every request, running or waiting (by link) */
     unsigned n;
-    unsigned in_curl;          /* >0 while curl runs (and so our callbacks from it) */
-    struct httpc_req *doomed;  /* cancelled inside curl: freed once it returns */
-    struct strmap *hosts; /* origin -> struct host */
+    unsigned in_curl;         /* >0 while curl runs (and so our callbacks from it) */
+    struct httpc_req *doomed; /* cancelled inside curl: freed once it returns */
+    struct strmap *hosts;     /* origin -> struct host */
 };
 
 /* A socket curl asked us to watch. */
@@ -223,8 +223,8 @@ static void finish(struct httpc_req *r, const struct httpc_result *res)
 /* Reports a request that never got to run. */
 static void fail_unstarted(struct httpc_req *r, bool timed_out, const char *why)
 {
-    struct httpc_result res = {.timed_out = timed_out, .failed = !timed_out, .error = why,
-                               .body = "", .seconds = -1};
+    struct httpc_result res = {
+        .timed_out = timed_out, .failed = !timed_out, .error = why, .body = "", .seconds = -1};
     finish(r, &res);
 }
 
@@ -380,8 +380,8 @@ void httpc_req_result(struct httpc_req *r, CURL *e, CURLcode code, struct httpc_
     res->aborted = r->aborted;
     res->timed_out = code == CURLE_OPERATION_TIMEDOUT;
     res->failed = code != CURLE_OK && !r->too_big && !r->aborted && !res->timed_out;
-    res->tls_failed = code == CURLE_PEER_FAILED_VERIFICATION ||
-                      code == CURLE_SSL_CACERT_BADFILE || code == CURLE_SSL_CONNECT_ERROR;
+    res->tls_failed = code == CURLE_PEER_FAILED_VERIFICATION || code == CURLE_SSL_CACERT_BADFILE ||
+                      code == CURLE_SSL_CONNECT_ERROR;
     res->cert_untrusted = code == CURLE_PEER_FAILED_VERIFICATION;
     res->no_host = code == CURLE_COULDNT_RESOLVE_HOST;
     curl_easy_getinfo(e, CURLINFO_OS_ERRNO, &os_errno);
@@ -438,8 +438,9 @@ static void start_waiting(struct loop *l, void *arg)
             list_unlink(&r->qlink);
             if (!start(r)) {
                 bool late = r->deadline_ms && loop_now(c->loop) - r->queued_at >= r->deadline_ms;
-                fail_unstarted(r, late, late ? "the deadline passed while waiting for a slot"
-                                             : "could not start the transfer");
+                fail_unstarted(r, late,
+                               late ? "the deadline passed while waiting for a slot"
+                                    : "could not start the transfer");
             }
         }
     }

@@ -21,22 +21,22 @@ struct httpc;
 struct httpc_req;
 
 struct httpc_result {
-    long status;             /* HTTP status, 0 if none arrived */
-    bool timed_out;          /* connect timeout or the deadline passed */
-    bool too_big;            /* the response passed max_response */
-    bool aborted;            /* on_data returned false */
-    bool failed;             /* no HTTP answer (refused, reset, DNS...) */
-    bool tls_failed;         /* the TLS handshake failed or the certificate was not trusted */
-    bool cert_untrusted;     /* of those, the server's certificate was not trusted */
-    bool no_host;            /* the host name did not resolve */
-    int os_errno;            /* the system's error of a failed connection (ECONNREFUSED), or 0 */
-    bool addr_refused;       /* addr_ok refused a connection (another address may have served) */
-    const char *error;       /* libcurl's text for failed/timed_out, for the operator's log */
-    const char *reason;      /* libcurl's generic text for the error, naming no host or address:
-                                for text a client sees; NULL when the transfer succeeded */
-    const char *body;        /* accumulated body (NUL-terminated), "" when streamed */
+    long status;         /* HTTP status, 0 if none arrived */
+    bool timed_out;      /* connect timeout or the deadline passed */
+    bool too_big;        /* the response passed max_response */
+    bool aborted;        /* on_data returned false */
+    bool failed;         /* no HTTP answer (refused, reset, DNS...) */
+    bool tls_failed;     /* the TLS handshake failed or the certificate was not trusted */
+    bool cert_untrusted; /* of those, the server's certificate was not trusted */
+    bool no_host;        /* the host name did not resolve */
+    int os_errno;        /* the system's error of a failed connection (ECONNREFUSED), or 0 */
+    bool addr_refused;   /* addr_ok refused a connection (another address may have served) */
+    const char *error;   /* libcurl's text for failed/timed_out, for the operator's log */
+    const char *reason;  /* libcurl's generic text for the error, naming no host or address:
+                            for text a client sees; NULL when the transfer succeeded */
+    const char *body;    /* accumulated body (NUL-terminated), "" when streamed */
     size_t body_len;
-    double seconds;          /* the transfer's duration; -1 when it never started */
+    double seconds; /* the transfer's duration; -1 when it never started */
 };
 
 typedef bool httpc_data_cb(struct httpc_req *r, const char *data, size_t len, void *arg);
@@ -48,11 +48,11 @@ typedef void httpc_done_cb(struct httpc_req *r, const struct httpc_result *res, 
 typedef bool httpc_addr_cb(const struct sockaddr *addr, void *arg);
 
 struct httpc_opts {
-    const char *method;          /* "GET", "POST" or "DELETE" */
+    const char *method; /* "GET", "POST" or "DELETE" */
     const char *url;
-    const char *const *headers;  /* "Name: value" lines (copied), may be NULL */
+    const char *const *headers; /* "Name: value" lines (copied), may be NULL */
     size_t nheaders;
-    const char *body;            /* POST body, may be NULL */
+    const char *body; /* POST body, may be NULL */
     size_t body_len;
     unsigned connect_timeout_ms; /* 0: 5 s */
     unsigned deadline_ms;        /* whole transfer, time waiting for a slot included; 0: none */
@@ -62,11 +62,11 @@ struct httpc_opts {
     httpc_done_cb *on_done;
     void *arg;
     /* For a URL a stranger chose (auth/cimd.c), where the fetch is an SSRF hazard: */
-    bool https_only;             /* no other protocol, for the request and any redirect */
-    bool no_env_proxy;           /* no proxy from the environment: it would resolve for us */
-    httpc_addr_cb *addr_ok;      /* checks every connection's address; NULL: any */
-    const char *ca_file;         /* an extra CA bundle (PEM, copied) to trust with the system's */
-    const char *user_agent;      /* copied; NULL: none */
+    bool https_only;        /* no other protocol, for the request and any redirect */
+    bool no_env_proxy;      /* no proxy from the environment: it would resolve for us */
+    httpc_addr_cb *addr_ok; /* checks every connection's address; NULL: any */
+    const char *ca_file;    /* an extra CA bundle (PEM, copied) to trust with the system's */
+    const char *user_agent; /* copied; NULL: none */
 };
 
 /* At most per_origin transfers run at once per scheme://host:port; the others wait in our own
@@ -108,16 +108,15 @@ struct httpc_batch *httpc_batch_new(void);
  * the answer is discarded); label (copied) names it in the report. False if curl refused. */
 bool httpc_batch_add(struct httpc_batch *b, const struct httpc_opts *o, const char *label);
 /* Sends every queued request, waits timeout_ms at most in all, reports each, frees b. NULL-safe. */
-void httpc_batch_run(struct httpc_batch *b, unsigned timeout_ms, httpc_batch_cb *report,
-                     void *arg);
+void httpc_batch_run(struct httpc_batch *b, unsigned timeout_ms, httpc_batch_cb *report, void *arg);
 
 /* The parts of an absolute http(s) URL a caller checks before sending anything, as the client
  * itself reads the URL. */
 struct httpc_url {
-    char host[1024];  /* an IPv6 address in brackets */
-    bool has_query;   /* "?..." */
-    bool has_user;    /* a user name (and maybe a password) before the host */
-    bool unusable;    /* false returned because libcurl is missing: httpc_setup_error() */
+    char host[1024]; /* an IPv6 address in brackets */
+    bool has_query;  /* "?..." */
+    bool has_user;   /* a user name (and maybe a password) before the host */
+    bool unusable;   /* false returned because libcurl is missing: httpc_setup_error() */
 };
 /* False when url is not a URL with a host, or the host does not fit. */
 bool httpc_url_parse(const char *url, struct httpc_url *u);

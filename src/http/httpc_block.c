@@ -128,8 +128,7 @@ static void batch_item_free(CURLM *m, struct batch_item *it)
     free(it);
 }
 
-void httpc_batch_run(struct httpc_batch *b, unsigned timeout_ms, httpc_batch_cb *report,
-                     void *arg)
+void httpc_batch_run(struct httpc_batch *b, unsigned timeout_ms, httpc_batch_cb *report, void *arg)
 {
     if (b == NULL)
         return;

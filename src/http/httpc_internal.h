@@ -14,8 +14,8 @@
 struct host;
 
 struct httpc_req {
-    struct httpc *c;   /* NULL for a blocking request */
-    CURL *easy;        /* on the loop: NULL while waiting for a slot */
+    struct httpc *c; /* NULL for a blocking request */
+    CURL *easy;      /* on the loop: NULL while waiting for a slot */
     struct host *host;
     struct list qlink; /* in the host's waiting queue */
     /* what the transfer needs once it starts */
@@ -36,8 +36,8 @@ struct httpc_req {
     httpc_addr_cb *addr_ok;
     char *ca_file, *user_agent;
     bool too_big, aborted, addr_refused;
-    bool in_done;             /* on_done is running: finish() frees r after it */
-    struct httpc_req *dnext;  /* in c->doomed; set once cancelled inside curl */
+    bool in_done;            /* on_done is running: finish() frees r after it */
+    struct httpc_req *dnext; /* in c->doomed; set once cancelled inside curl */
     bool is_doomed;
     char errbuf[CURL_ERROR_SIZE];
     struct list link; /* in c->reqs */

@@ -22,18 +22,18 @@
 #include <unistd.h>
 
 #include "agentfile.h"
+#include "authserver.h"
 #include "buf.h"
 #include "config.h"
-#include "dotenvfile.h"
 #include "contract.h"
 #include "ctlclient.h"
+#include "dotenvfile.h"
 #include "gwload.h"
-#include "authserver.h"
 #include "mem.h"
+#include "oauthtokens.h"
 #include "passphrase.h"
 #include "principal.h"
 #include "report.h"
-#include "oauthtokens.h"
 #include "utf8.h"
 
 #define SECRET_MIN 6 /* shorter values are not scrubbed: they would mangle ordinary words */
@@ -287,15 +287,15 @@ static void check_tasks_dir(struct doctor *d, const struct config *cfg)
         if (stat(parent, &st) == 0)
             break;
         if (errno != ENOENT || strcmp(parent, ".") == 0 || strcmp(parent, "/") == 0) {
-            doctor_check(d, FAIL, "TASKS_DIR %s cannot be created: %s: %s",
-                         dir, parent, strerror(errno));
+            doctor_check(d, FAIL, "TASKS_DIR %s cannot be created: %s: %s", dir, parent,
+                         strerror(errno));
             return;
         }
     }
     if (!S_ISDIR(st.st_mode))
         doctor_check(d, FAIL,
-                     "TASKS_DIR %s cannot be created: %s is not a directory: fix TASKS_DIR",
-                     dir, parent);
+                     "TASKS_DIR %s cannot be created: %s is not a directory: fix TASKS_DIR", dir,
+                     parent);
     else if (access(parent, W_OK | X_OK) != 0)
         doctor_check(d, FAIL,
                      "TASKS_DIR %s cannot be created in %s (%s): fix the permissions or set "
@@ -325,8 +325,8 @@ static void check_contract(struct doctor *d, const struct config *cfg)
     }
     if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
         doctor_check(d, FAIL,
-                     "contract file %s is not a regular file: fix HERMES_CONTRACT_PATH, %s",
-                     path, unset);
+                     "contract file %s is not a regular file: fix HERMES_CONTRACT_PATH, %s", path,
+                     unset);
         close(fd);
         return;
     }
@@ -387,8 +387,9 @@ static void check_credentials_files(struct doctor *d, const struct config *cfg)
         struct stat st;
         bool no_passphrase = lstat(pp, &st) != 0;
         if (no_passphrase && !cfg->owner_token && !cfg->tokens_file)
-            doctor_check(d, FAIL, "no OAuth consent passphrase (%s) and no MCP_AUTH_TOKEN: nobody "
-                                  "can sign in; run: hermes-mcp oauth passwd --env-file %s",
+            doctor_check(d, FAIL,
+                         "no OAuth consent passphrase (%s) and no MCP_AUTH_TOKEN: nobody "
+                         "can sign in; run: hermes-mcp oauth passwd --env-file %s",
                          pp, d->env_path);
         else if (no_passphrase)
             doctor_check(d, WARN,
@@ -402,8 +403,10 @@ static void check_credentials_files(struct doctor *d, const struct config *cfg)
         explicit_bzero(line, sizeof line);
         /* The registered clients, read as serve reads them. */
         char *clients = authserver_clients_path_beside(cfg->oauth_store);
-        struct authserver_opts ao = {.issuer = cfg->oauth_issuer, .resource = "",
-                                     .passphrase_path = pp, .clients_path = clients,
+        struct authserver_opts ao = {.issuer = cfg->oauth_issuer,
+                                     .resource = "",
+                                     .passphrase_path = pp,
+                                     .clients_path = clients,
                                      .redirect_schemes = cfg->oauth_redirect_schemes};
         struct authserver *as = authserver_new(&ao, err, sizeof err);
         if (as == NULL)

@@ -41,14 +41,14 @@ static json_t *check_registry(struct doctor *d, const struct config *cfg, const 
                          "agent from HERMES_ENV_PATH until it does",
                          path);
         else
-            doctor_check(d, FAIL, "agents registry %s: %s: fix AGENTS_FILE in %s",
-                         path, strerror(errno), d->env_path);
+            doctor_check(d, FAIL, "agents registry %s: %s: fix AGENTS_FILE in %s", path,
+                         strerror(errno), d->env_path);
         return NULL;
     }
     if (S_ISREG(st.st_mode) && (st.st_mode & 077)) {
         doctor_check(d, FAIL,
-                     "agents registry %s is mode %03o and serve refuses it: run chmod 600 %s",
-                     path, (unsigned)(st.st_mode & 0777), path);
+                     "agents registry %s is mode %03o and serve refuses it: run chmod 600 %s", path,
+                     (unsigned)(st.st_mode & 0777), path);
         return NULL;
     }
     json_t *reg = agentcfg_registry_read(path, err, sizeof err);
@@ -93,8 +93,7 @@ static void check_agent_env(struct doctor *d, const struct config *cfg, bool reg
         doctor_check(d, OK, "agent env file %s (not used while the registry is)", path);
     else if (key == NULL || !*key)
         doctor_check(d, WARN,
-                     "agent env file %s has no API_SERVER_KEY: the default agent has no key",
-                     path);
+                     "agent env file %s has no API_SERVER_KEY: the default agent has no key", path);
     else if (stat(path, &st) == 0 && (st.st_mode & 077))
         doctor_check(d, WARN,
                      "agent env file %s is mode %03o and holds API_SERVER_KEY: run chmod 600 %s",
@@ -105,7 +104,6 @@ static void check_agent_env(struct doctor *d, const struct config *cfg, bool reg
 }
 
 /* ---------- probes ---------- */
-
 
 static bool sink(struct httpc_req *req, const char *p, size_t n, void *arg)
 {
@@ -129,9 +127,13 @@ void doctor_probe_get(const char *url, const char *key, long timeout_ms, struct 
     if (s == NULL) {
         snprintf(r->reason, sizeof r->reason, "%s", httpc_setup_error());
     } else {
-        struct httpc_opts o = {.method = "GET", .url = url, .headers = h, .nheaders = nh,
+        struct httpc_opts o = {.method = "GET",
+                               .url = url,
+                               .headers = h,
+                               .nheaders = nh,
                                .connect_timeout_ms = (unsigned)timeout_ms,
-                               .deadline_ms = (unsigned)timeout_ms, .on_data = sink,
+                               .deadline_ms = (unsigned)timeout_ms,
+                               .on_data = sink,
                                .arg = &r->body};
         struct httpc_result res;
         httpc_fetch(s, &o, &res);
@@ -192,8 +194,8 @@ static void probe_agent(struct doctor *d, const struct agent_check *a)
     free(url);
     if (!r.answered) {
         net_reason(&r, d->timeout_ms, why, sizeof why);
-        doctor_check(d, FAIL, "agent %s at %s: /v1/models: %s: %s",
-                     a->name, a->url, why, a->net_fix);
+        doctor_check(d, FAIL, "agent %s at %s: /v1/models: %s: %s", a->name, a->url, why,
+                     a->net_fix);
     } else if (r.status == 401 || r.status == 403) {
         doctor_check(d, FAIL, "agent %s at %s rejected the key (HTTP %ld on /v1/models): %s",
                      a->name, a->url, r.status, a->key_fix);
@@ -246,8 +248,8 @@ static void check_registry_agent(struct doctor *d, json_t *o, const char *reg_pa
                  "API_SERVER_KEY",
                  key_file);
         if (a.key == NULL)
-            doctor_check(d, FAIL, "agent %s: key_file %s %s%s%s",
-                         a.name, key_file, why, strchr(why, ';') ? "" : ": fix key_file in ",
+            doctor_check(d, FAIL, "agent %s: key_file %s %s%s%s", a.name, key_file, why,
+                         strchr(why, ';') ? "" : ": fix key_file in ",
                          strchr(why, ';') ? "" : reg_path);
         else
             doctor_check(d, OK, "agent %s: key from key_file %s", a.name, key_file);
@@ -293,8 +295,8 @@ static void check_default_agent(struct doctor *d, const struct config *cfg)
         snprintf(a.key_fix, sizeof a.key_fix,
                  "check HERMES_API_KEY in %s against the agent's API_SERVER_KEY", d->env_path);
     if (seed_key)
-        doctor_check(d, OK, "agent %s (default): key from HERMES_API_KEY in %s",
-                     a.name, d->env_path);
+        doctor_check(d, OK, "agent %s (default): key from HERMES_API_KEY in %s", a.name,
+                     d->env_path);
     else if (a.key)
         doctor_check(d, OK, "agent %s (default): key from API_SERVER_KEY in %s", a.name, path);
     else if (path == NULL)
@@ -309,8 +311,8 @@ static void check_default_agent(struct doctor *d, const struct config *cfg)
                      a.name, d->env_path);
     else
         doctor_check(d, FAIL,
-                     "agent %s (default): no API_SERVER_KEY in %s: add the agent's API key",
-                     a.name, path);
+                     "agent %s (default): no API_SERVER_KEY in %s: add the agent's API key", a.name,
+                     path);
     doctor_secret(d, a.key);
     if (d->probe)
         probe_agent(d, &a);
@@ -335,4 +337,3 @@ void doctor_check_agents(struct doctor *d, const struct config *cfg)
     json_decref(reg);
     free(reg_path);
 }
-

@@ -52,16 +52,15 @@ const char *doctor_get(json_t *env, const char *key);
 /* A GET with a capped body (what is past the cap is dropped): its status, or why it got no
  * answer. */
 struct doctor_resp {
-    bool answered;  /* an HTTP answer came: status is its */
+    bool answered; /* an HTTP answer came: status is its */
     long status;
-    bool timed_out; /* otherwise: no answer in time, */
-    bool no_host;   /* the host name did not resolve, */
-    int os_errno;   /* the connection's system error, or 0, */
+    bool timed_out;   /* otherwise: no answer in time, */
+    bool no_host;     /* the host name did not resolve, */
+    int os_errno;     /* the connection's system error, or 0, */
     char reason[128]; /* and libcurl's generic text for it */
     struct buf body;
 };
-void doctor_probe_get(const char *url, const char *key, long timeout_ms,
-                      struct doctor_resp *r);
+void doctor_probe_get(const char *url, const char *key, long timeout_ms, struct doctor_resp *r);
 
 /* The agents serve would use (the registry, or the default agent of HERMES_ENV_PATH), their
  * keys, and unless --no-probe their /health and /v1/models. */

@@ -31,7 +31,7 @@
 #include "toolerr.h"
 #include "version.h"
 
-#define BODY_LIMIT (256 * 1024)      /* the server's request body cap */
+#define BODY_LIMIT (256 * 1024) /* the server's request body cap */
 #define TASK_TEXT "hermes-mcp smoke test: reply with one short sentence saying that you are up."
 
 const char smoke_usage[] =
@@ -71,12 +71,10 @@ static const char *const expected_tools[] = {"hermes_task",  "hermes_status", "h
 /* The Python server's names, listed with MCP_TOOL_ALIASES=1: ours, not counted as the gateway's. */
 static const char *const alias_tools[] = {"hermes_ask", "hermes_check", NULL};
 
-
 /* Copies server- or curl-provided text into out (at most outlen-1 bytes): the token, wherever
  * it appears, becomes "[redacted]" and control characters become '?' (report.h). The token is
  * removed before anything is cut, so no piece of it survives a truncation either. */
-void smoke_clean_text(const struct smoke *s, const char *in, size_t inlen, char *out,
-                      size_t outlen)
+void smoke_clean_text(const struct smoke *s, const char *in, size_t inlen, char *out, size_t outlen)
 {
     report_clean(&s->rep, in, inlen, out, outlen);
 }
@@ -482,8 +480,8 @@ static void check_files(struct smoke *s)
 static void check_rejects(struct smoke *s, const char *name, const char *path)
 {
     bool is_error = false;
-    json_t *sc = smoke_call_tool(
-        s, "hermes_files", json_pack("{s:s, s:s}", "id", s->id, "path", path), &is_error);
+    json_t *sc = smoke_call_tool(s, "hermes_files",
+                                 json_pack("{s:s, s:s}", "id", s->id, "path", path), &is_error);
     if (sc == NULL) {
         fail(s, name);
         return;
@@ -559,13 +557,13 @@ static bool parse_args(struct smoke *s, int argc, char **argv, const char **base
     *help = 0;
     for (int i = 0; i < argc; i++) {
         const char *a = argv[i];
-        const char **dst = !strcmp(a, "--base")       ? base
-                           : !strcmp(a, "--id")       ? &id
-                           : !strcmp(a, "--env-file") ? &s->env_file
+        const char **dst = !strcmp(a, "--base")         ? base
+                           : !strcmp(a, "--id")         ? &id
+                           : !strcmp(a, "--env-file")   ? &s->env_file
                            : !strcmp(a, "--token-file") ? &s->token_file
-                           : !strcmp(a, "--timeout")  ? &timeout
-                           : !strcmp(a, "--cacert")   ? &s->cacert
-                                                      : NULL;
+                           : !strcmp(a, "--timeout")    ? &timeout
+                           : !strcmp(a, "--cacert")     ? &s->cacert
+                                                        : NULL;
         if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
             *help = 1;
             return true;

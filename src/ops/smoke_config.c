@@ -39,8 +39,8 @@ static bool read_token_file(struct smoke *s, char *err, size_t errlen)
 {
     struct stat st;
     size_t len;
-    char *text = readfile_capped(s->token_file, s->token_file, BEARER_MAX + 2, &st, &len, err,
-                                 errlen);
+    char *text =
+        readfile_capped(s->token_file, s->token_file, BEARER_MAX + 2, &st, &len, err, errlen);
     if (text == NULL)
         return false;
     bool ok = false;
@@ -50,8 +50,10 @@ static bool read_token_file(struct smoke *s, char *err, size_t errlen)
                  "--token-file %s is readable by others (mode %03o); run: chmod 600 %s",
                  s->token_file, (unsigned)(st.st_mode & 0777), s->token_file);
     else if (!bearer_ok(text))
-        snprintf(err, errlen, "--token-file %s: its first line must be the token (1-%d visible "
-                 "ASCII characters)", s->token_file, BEARER_MAX);
+        snprintf(err, errlen,
+                 "--token-file %s: its first line must be the token (1-%d visible "
+                 "ASCII characters)",
+                 s->token_file, BEARER_MAX);
     else
         ok = true;
     if (ok) {
@@ -74,8 +76,10 @@ bool smoke_read_token(struct smoke *s, char *err, size_t errlen)
         return read_token_file(s, err, errlen);
     if (env && *env) {
         if (!bearer_ok(env)) {
-            snprintf(err, errlen, "HERMES_MCP_TOKEN must be the bearer token (1-%d visible ASCII "
-                     "characters)", BEARER_MAX);
+            snprintf(err, errlen,
+                     "HERMES_MCP_TOKEN must be the bearer token (1-%d visible ASCII "
+                     "characters)",
+                     BEARER_MAX);
             return false;
         }
         s->token = xstrdup(env);
@@ -231,4 +235,3 @@ bool smoke_parse_base(struct smoke *s, const char *url, char *err, size_t errlen
     snprintf(s->health_url, sizeof s->health_url, "%s/health", tmp);
     return true;
 }
-

@@ -134,12 +134,20 @@ void smoke_request(struct smoke *s, const char *method, const char *url, const c
             h[nh++] = session;
         }
     }
-    struct httpc_opts o = {
-        .method = method, .url = url, .headers = h, .nheaders = nh, .body = body,
-        .body_len = len, .user_agent = "hermes-mcp-smoke/" HM_VERSION, .ca_file = s->cacert,
-        .connect_timeout_ms = (unsigned)(s->timeout_s < 10 ? s->timeout_s * 1000 : 10000L),
-        .deadline_ms = (unsigned)(s->timeout_s * 1000), .on_data = on_body,
-        .on_header = on_header, .arg = r};
+    struct httpc_opts o = {.method = method,
+                           .url = url,
+                           .headers = h,
+                           .nheaders = nh,
+                           .body = body,
+                           .body_len = len,
+                           .user_agent = "hermes-mcp-smoke/" HM_VERSION,
+                           .ca_file = s->cacert,
+                           .connect_timeout_ms =
+                               (unsigned)(s->timeout_s < 10 ? s->timeout_s * 1000 : 10000L),
+                           .deadline_ms = (unsigned)(s->timeout_s * 1000),
+                           .on_data = on_body,
+                           .on_header = on_header,
+                           .arg = r};
     struct httpc_result res;
     httpc_fetch(s->http, &o, &res);
     if (flags & H_AUTH)
@@ -329,4 +337,3 @@ void smoke_tool_error_why(struct smoke *s, const char *prefix, json_t *sc)
     snprintf(s->why, sizeof s->why, "%stool error %s: %s", prefix,
              smoke_cut(s, error ? error : "(no code)", code, sizeof code), msg);
 }
-

@@ -23,16 +23,16 @@ struct smoke {
     char health_url[1100];
     char id[129];
     const char *env_file;
-    const char *token_file; /* --token-file, or NULL */
+    const char *token_file;  /* --token-file, or NULL */
     char token_source[1100]; /* where the token came from, for the fix of a 401 */
-    const char *cacert; /* --cacert, or NULL for the system's CA store */
-    char *token;        /* secret: wiped and freed at the end */
-    struct report rep;  /* scrubs the token from every line printed */
+    const char *cacert;      /* --cacert, or NULL for the system's CA store */
+    char *token;             /* secret: wiped and freed at the end */
+    struct report rep;       /* scrubs the token from every line printed */
     long timeout_s;
-    struct httpc_session *http; /* one connection, kept from request to request */
-    char version[32];  /* negotiated protocol version, after initialize */
+    struct httpc_session *http;               /* one connection, kept from request to request */
+    char version[32];                         /* negotiated protocol version, after initialize */
     char server_name[80], server_version[40]; /* its serverInfo, cleaned, after initialize */
-    char session[256]; /* Mcp-Session-Id, when the server issued one */
+    char session[256];                        /* Mcp-Session-Id, when the server issued one */
     json_int_t next_id;
     int passed, failed, skipped;
     char why[1024]; /* what went wrong in the last helper that returned false */

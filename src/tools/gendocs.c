@@ -440,7 +440,8 @@ static void errors_md(FILE *out)
           "A tool that fails answers a result with `isError: true` whose `structuredContent` is "
           "`{\"error\": NAME, \"message\": TEXT}`, with `retry_after` (seconds) when waiting "
           "helps. Every tool's `outputSchema` accepts this shape beside its success shape.\n\n"
-          "| error | when |\n|---|---|\n", out);
+          "| error | when |\n|---|---|\n",
+          out);
     for (int e = 0; e < TE_COUNT; e++)
         fprintf(out, "| `%s` | %s |\n", toolerr_name((enum toolerr)e),
                 toolerr_meaning((enum toolerr)e));
@@ -448,7 +449,8 @@ static void errors_md(FILE *out)
           "A request the server refuses gets a JSON-RPC error object `{code, message}`; the "
           "message starts with the words below and says why. Errors of an upstream MCP server "
           "are passed on with their own code.\n\n"
-          "| code | message | when |\n|---|---|---|\n", out);
+          "| code | message | when |\n|---|---|---|\n",
+          out);
     for (size_t i = 0; jrpc_err_at(i); i++) {
         const struct jrpc_err_info *e = jrpc_err_at(i);
         fprintf(out, "| %d | %s | %s |\n", e->code, e->name, e->meaning);
@@ -457,7 +459,8 @@ static void errors_md(FILE *out)
           "Outside JSON-RPC (`/health`, `/metrics`, the protected resource metadata, unknown "
           "paths, and `/mcp` before its body is read, as a refused bearer token) the body is "
           "`{\"error\": NAME, \"message\": TEXT}`.\n\n"
-          "| status | error | message | when |\n|---|---|---|---|\n", out);
+          "| status | error | message | when |\n|---|---|---|---|\n",
+          out);
     for (int e = 0; e < HTTPERR_COUNT; e++) {
         const struct httperr_info *i = httperr_info((enum httperr)e);
         fprintf(out, "| %u | `%s` | %s | %s |\n", i->status, i->name, i->message, i->when);
@@ -466,7 +469,8 @@ static void errors_md(FILE *out)
           "The authorization server answers `{\"error\": NAME, \"error_description\": TEXT}` "
           "(or, once the redirect URI is known good, redirects back with `error=NAME`); `/mcp` "
           "names the last two in its `WWW-Authenticate: Bearer` challenge.\n\n"
-          "| error | defined in | when |\n|---|---|---|\n", out);
+          "| error | defined in | when |\n|---|---|---|\n",
+          out);
     for (int e = 0; e < OAUTH_ERR_COUNT; e++) {
         const struct oauth_err_info *i = oauth_err_info((enum oauth_err)e);
         fprintf(out, "| `%s` | %s | %s |\n", i->name, i->rfc, i->meaning);
@@ -487,7 +491,8 @@ static void scopes_md(FILE *out)
           "a credential lacks the scope of is left out of its `tools/list`, and calling it is "
           "refused (HTTP 403, `insufficient_scope`). An OAuth client that asks for no scope of "
           "these is granted the default ones.\n\n"
-          "| scope | lets a credential use | default |\n|---|---|---|\n", out);
+          "| scope | lets a credential use | default |\n|---|---|---|\n",
+          out);
     for (size_t i = 0; scope_at(i); i++)
         fprintf(out, "| `%s` | %s | %s |\n", scope_at(i)->name, scope_at(i)->meaning,
                 scope_at(i)->by_default ? "yes" : "no");

@@ -22,7 +22,6 @@
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
-
 #define MAX_PARTS 12
 
 static bool is_string_array(json_t *a)
@@ -151,7 +150,8 @@ static void fuzz_prompt(const char *text, size_t len)
         CHECK(strstr(prompt, "\n## Constraints\n") != NULL);
         size_t i;
         json_t *c;
-        json_array_foreach(constraints, i, c) {
+        json_array_foreach(constraints, i, c)
+        {
             size_t n = json_string_length(c) + 4;
             char *want = malloc(n);
             if (want == NULL)

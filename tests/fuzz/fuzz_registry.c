@@ -20,7 +20,6 @@
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
-
 #define ERR_LEN 300 /* bridge.c: char err[300] */
 
 static bool name_ok(const char *s, size_t n)
@@ -48,13 +47,14 @@ static bool is_string_array(json_t *a)
 
 static void check_agent(json_t *a)
 {
-    static const char *const keys[] = {"name",     "description", "capabilities", "kind",
-                                       "profile",  "base_url",    "key_env",      "key_file"};
+    static const char *const keys[] = {"name",    "description", "capabilities", "kind",
+                                       "profile", "base_url",    "key_env",      "key_file"};
     const char *k;
     json_t *v;
 
     CHECK(json_is_object(a));
-    json_object_foreach(a, k, v) {
+    json_object_foreach(a, k, v)
+    {
         bool known = false;
         for (size_t i = 0; i < sizeof keys / sizeof *keys; i++)
             known = known || strcmp(k, keys[i]) == 0;

@@ -2,11 +2,11 @@
  * file) is created private, and a folder another user could replace the file in is refused:
  * one owned by someone else, one writable by its group or others, a new level made inside a
  * folder someone else owns, a symbolic link where a new level is to be made. */
+#include <cmocka.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
-#include <cmocka.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>

@@ -2,14 +2,14 @@
  * tools/list shows, the answers to bad arguments, and the shape of real answers checked against
  * the outputSchema the tool publishes. The bridge runs on the MCP engine with fake_hreq.h for the
  * HTTP side and a task directory of its own; no agent is needed for these answers. */
-#include <setjmp.h>
-#include <stdarg.h>
-#include <stddef.h>
-#include <stdint.h>
 #include <cmocka.h>
 #include <errno.h>
 #include <jansson.h>
+#include <setjmp.h>
+#include <stdarg.h>
 #include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -105,9 +105,9 @@ static json_t *listed(const char *name)
     json_t *list = rpc("tools/list", json_object()), *found = NULL;
     size_t i;
     json_t *t;
-    json_array_foreach(json_object_get(list, "tools"), i, t)
-        if (strcmp(json_string_value(json_object_get(t, "name")), name) == 0)
-            found = json_incref(t);
+    json_array_foreach(json_object_get(list, "tools"), i,
+                       t) if (strcmp(json_string_value(json_object_get(t, "name")), name) == 0)
+        found = json_incref(t);
     json_decref(list);
     return found;
 }
@@ -138,9 +138,7 @@ static bool conforms_any(json_t *v, json_t *schemas)
 {
     size_t i;
     json_t *s;
-    json_array_foreach(schemas, i, s)
-        if (conforms(v, s))
-            return true;
+    json_array_foreach(schemas, i, s) if (conforms(v, s)) return true;
     return false;
 }
 
@@ -171,22 +169,20 @@ static bool conforms(json_t *v, json_t *schema)
     }
     size_t i;
     json_t *e;
-    json_array_foreach(json_object_get(schema, "required"), i, e)
-        if (json_object_get(v, json_string_value(e)) == NULL)
-            return false;
+    json_array_foreach(json_object_get(schema, "required"), i,
+                       e) if (json_object_get(v, json_string_value(e)) == NULL) return false;
     json_t *props = json_object_get(schema, "properties");
     const char *k;
     json_t *pv;
-    json_object_foreach(v, k, pv) {
+    json_object_foreach(v, k, pv)
+    {
         json_t *ps = json_object_get(props, k);
         if (ps ? !conforms(pv, ps) : json_is_false(json_object_get(schema, "additionalProperties")))
             return false;
     }
     json_t *items = json_object_get(schema, "items");
     if (items && json_is_array(v))
-        json_array_foreach(v, i, e)
-            if (!conforms(e, items))
-                return false;
+        json_array_foreach(v, i, e) if (!conforms(e, items)) return false;
     return true;
 }
 
@@ -234,9 +230,9 @@ static void expect_error(const char *tool, const char *args, const char *code, c
 static void tools_list_is_the_table_in_order(void **state)
 {
     (void)state;
-    static const char *const want[] = {"hermes_task",   "hermes_status", "hermes_result",
-                                       "hermes_files",  "list_agents",   "hermes_cancel",
-                                       "hermes_reset",  "whoami"};
+    static const char *const want[] = {"hermes_task",  "hermes_status", "hermes_result",
+                                       "hermes_files", "list_agents",   "hermes_cancel",
+                                       "hermes_reset", "whoami"};
     json_t *list = rpc("tools/list", json_object());
     json_t *tools = json_object_get(list, "tools");
     /* The aliases are registered but not listed without MCP_TOOL_ALIASES. */
@@ -311,11 +307,9 @@ static void bad_arguments_are_refused_by_name(void **state)
                  "exactly one");
     expect_error("hermes_cancel", "{\"run_id\":\"no spaces\"}", "invalid_arguments", "run_id");
     expect_error("hermes_status", "{\"run_id\":5}", "invalid_arguments", "run_id");
-    expect_error("hermes_files", "{\"id\":\"t1\",\"path\":\"../x\"}", "invalid_arguments",
-                 "path");
+    expect_error("hermes_files", "{\"id\":\"t1\",\"path\":\"../x\"}", "invalid_arguments", "path");
     expect_error("hermes_task", "{\"task\":\"\"}", "invalid_arguments", "task");
-    expect_error("hermes_task", "{\"task\":\"x\",\"mode\":\"later\"}", "invalid_arguments",
-                 "mode");
+    expect_error("hermes_task", "{\"task\":\"x\",\"mode\":\"later\"}", "invalid_arguments", "mode");
     expect_error("hermes_check", "{}", "invalid_arguments", "job_id");
     expect_error("whoami", "{\"who\":1}", "invalid_arguments", "who");
     expect_error("hermes_reset", "{}", "confirmation_required", "confirmed");
@@ -337,8 +331,9 @@ static void unknown_tasks_and_runs_are_not_found(void **state)
 static void answers_fit_their_schemas(void **state)
 {
     (void)state;
-    write_file("t1", "request.json", "{\"id\":\"t1\",\"agent\":\"hermes\",\"mode\":\"sync\","
-                                     "\"owner\":\"anonymous\"}");
+    write_file("t1", "request.json",
+               "{\"id\":\"t1\",\"agent\":\"hermes\",\"mode\":\"sync\","
+               "\"owner\":\"anonymous\"}");
     write_file("t1", "result.json",
                "{\"id\":\"t1\",\"status\":\"completed\",\"summary\":\"done\",\"artifacts\":"
                "[\"out.txt\"],\"next_steps\":[],\"agent\":\"hermes\",\"details\":{\"n\":1},"

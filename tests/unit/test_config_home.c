@@ -1,11 +1,11 @@
 /* Unit tests for $HOME / ${HOME} in the env file's path values (seed 000's env files use them):
  * expanded at the start of path-valued keys only, never in other values, and left alone when
  * HOME is not set. */
+#include <cmocka.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
-#include <cmocka.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>

@@ -1,9 +1,9 @@
 /* Unit tests for dotenv.c. */
+#include <cmocka.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
-#include <cmocka.h>
 #include <string.h>
 
 #include "dotenv.h"

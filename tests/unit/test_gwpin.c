@@ -1,11 +1,11 @@
 /* Unit tests for gwpin.c: the canonical hash of a tool definition (the rug-pull guard) is
  * independent of key order at every depth, covers each pinned field, ignores the rest, and
  * the field diff names what changed; the pins file round-trips with mode 600. */
+#include <cmocka.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
-#include <cmocka.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>

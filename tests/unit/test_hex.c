@@ -1,10 +1,10 @@
 /* Unit tests for hex.c: the encoder against known digests, the decoder's strictness, and the
  * round trip. */
+#include <cmocka.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
-#include <cmocka.h>
 #include <string.h>
 
 #include "crypto.h"

@@ -2,17 +2,17 @@
  * use it) and on the loop (httpc_request): status, headers and body; a body over the cap; a
  * refused connection; no answer before the deadline; an error status sent before the request
  * body was read. A small server thread on 127.0.0.1 answers as each test scripts it. */
-#include <setjmp.h>
-#include <stdarg.h>
-#include <stddef.h>
-#include <stdint.h>
-#include <cmocka.h>
 #include <arpa/inet.h>
+#include <cmocka.h>
 #include <errno.h>
 #include <netinet/in.h>
 #include <poll.h>
 #include <pthread.h>
+#include <setjmp.h>
+#include <stdarg.h>
 #include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -201,9 +201,16 @@ static void fetch_gives_status_headers_and_body(void **state)
     snprintf(url, sizeof url, "http://127.0.0.1:%u/path", srv.port);
     struct httpc_session *s = httpc_session_new();
     assert_non_null(s);
-    struct httpc_opts o = {.method = "POST", .url = url, .headers = headers, .nheaders = 1,
-                           .body = "ping", .body_len = 4, .deadline_ms = 5000,
-                           .max_response = 1024, .on_header = on_header, .arg = &seen,
+    struct httpc_opts o = {.method = "POST",
+                           .url = url,
+                           .headers = headers,
+                           .nheaders = 1,
+                           .body = "ping",
+                           .body_len = 4,
+                           .deadline_ms = 5000,
+                           .max_response = 1024,
+                           .on_header = on_header,
+                           .arg = &seen,
                            .user_agent = "test-agent/1"};
     struct httpc_result res;
     httpc_fetch(s, &o, &res);
@@ -221,8 +228,7 @@ static void fetch_gives_status_headers_and_body(void **state)
     assert_non_null(strstr(srv.first, "\r\n\r\nping"));
 
     /* The session's next request goes over the same connection. */
-    o = (struct httpc_opts){.method = "GET", .url = url, .deadline_ms = 5000,
-                            .max_response = 1024};
+    o = (struct httpc_opts){.method = "GET", .url = url, .deadline_ms = 5000, .max_response = 1024};
     httpc_fetch(s, &o, &res);
     assert_int_equal(res.status, 201);
     assert_string_equal(res.body, "hello");
@@ -239,8 +245,7 @@ static void fetch_body_over_the_cap_is_too_big(void **state)
     server_start(&srv, LARGE, 1);
     snprintf(url, sizeof url, "http://127.0.0.1:%u/", srv.port);
     struct httpc_session *s = httpc_session_new();
-    struct httpc_opts o = {.method = "GET", .url = url, .deadline_ms = 5000,
-                           .max_response = 1024};
+    struct httpc_opts o = {.method = "GET", .url = url, .deadline_ms = 5000, .max_response = 1024};
     struct httpc_result res;
     httpc_fetch(s, &o, &res);
     assert_true(res.too_big);
@@ -270,8 +275,8 @@ static void fetch_streamed_body_can_be_stopped(void **state)
     server_start(&srv, LARGE, 1);
     snprintf(url, sizeof url, "http://127.0.0.1:%u/", srv.port);
     struct httpc_session *s = httpc_session_new();
-    struct httpc_opts o = {.method = "GET", .url = url, .deadline_ms = 5000,
-                           .on_data = stop_after_first, .arg = &got};
+    struct httpc_opts o = {
+        .method = "GET", .url = url, .deadline_ms = 5000, .on_data = stop_after_first, .arg = &got};
     struct httpc_result res;
     httpc_fetch(s, &o, &res);
     assert_true(res.aborted);
@@ -336,8 +341,13 @@ static void fetch_error_status_before_the_body_is_the_answer(void **state)
     snprintf(url, sizeof url, "http://127.0.0.1:%u/mcp", srv.port);
     struct httpc_session *s = httpc_session_new();
     const char *no_expect[] = {"Expect:"}; /* the body follows the head at once */
-    struct httpc_opts o = {.method = "POST", .url = url, .headers = no_expect, .nheaders = 1,
-                           .body = body, .body_len = len, .deadline_ms = 5000,
+    struct httpc_opts o = {.method = "POST",
+                           .url = url,
+                           .headers = no_expect,
+                           .nheaders = 1,
+                           .body = body,
+                           .body_len = len,
+                           .deadline_ms = 5000,
                            .max_response = 1024};
     struct httpc_result res;
     httpc_fetch(s, &o, &res);
@@ -403,8 +413,12 @@ static void run_on_loop(const char *url, unsigned deadline_ms, size_t max, struc
     memset(d, 0, sizeof *d);
     d->loop = loop_new();
     struct httpc *c = httpc_new(d->loop, 2);
-    struct httpc_opts o = {.method = "GET", .url = url, .deadline_ms = deadline_ms,
-                           .max_response = max, .on_done = on_done, .arg = d};
+    struct httpc_opts o = {.method = "GET",
+                           .url = url,
+                           .deadline_ms = deadline_ms,
+                           .max_response = max,
+                           .on_done = on_done,
+                           .arg = d};
     assert_non_null(httpc_request(c, &o));
     struct loop_timer *guard = loop_timer_add(d->loop, 10000, stop_loop, NULL);
     loop_run(d->loop);

@@ -1,10 +1,10 @@
 /* Unit tests for log.c: the named events' line (prose, then "[event=NAME k=v ...]"), the
  * quoting of values, the prose that cannot forge an event, and the event table. */
+#include <cmocka.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
-#include <cmocka.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -56,8 +56,8 @@ static void event_line_has_prose_then_fields(void **state)
                                   "[event=upstream_ready upstream=files tools=14]\n");
     begin();
     log_event(EV_RELOAD_IGNORED, NULL, "SIGHUP while draining: ignored");
-    assert_string_equal(logged(),
-                        "hermes-mcp: info: SIGHUP while draining: ignored [event=reload_ignored]\n");
+    assert_string_equal(
+        logged(), "hermes-mcp: info: SIGHUP while draining: ignored [event=reload_ignored]\n");
 }
 
 static void values_that_would_not_read_back_are_quoted(void **state)
@@ -88,8 +88,9 @@ static void prose_cannot_forge_an_event(void **state)
     begin();
     log_event(EV_UPSTREAM_DOWN, LOG_FIELDS(LF_S("upstream", "x")), "upstream x is down: %s",
               "said [event=circuit_closed]");
-    assert_string_equal(logged(), "hermes-mcp: error: upstream x is down: said (event=circuit_closed] "
-                                  "[event=upstream_down upstream=x]\n");
+    assert_string_equal(logged(),
+                        "hermes-mcp: error: upstream x is down: said (event=circuit_closed] "
+                        "[event=upstream_down upstream=x]\n");
 }
 
 static void long_prose_gives_way_to_the_fields(void **state)
@@ -119,7 +120,8 @@ static void a_long_value_is_cut_inside_its_quotes(void **state)
     log_event(EV_RELOAD_RESTART_NEEDED, LOG_FIELDS(LF_S("config", "gateway"), LF_S("keys", value)),
               "reload");
     const char *l = logged();
-    assert_non_null(strstr(l, " [event=reload_restart_needed config=gateway keys=\"vvvvvv vvv\\\""));
+    assert_non_null(
+        strstr(l, " [event=reload_restart_needed config=gateway keys=\"vvvvvv vvv\\\""));
     assert_true(strlen(l) < 1100);
     assert_string_equal(l + strlen(l) - 3, "\"]\n");
     assert_string_not_equal(l + strlen(l) - 4, "\\\"]\n"); /* not an escaped quote */

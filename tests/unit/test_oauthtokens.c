@@ -1,11 +1,11 @@
 /* Unit tests for src/auth/oauthtokens.c: tokens issued once, found by hash, kept across a
  * reopen (a restart), revoked alone or by family, pruned when expired; only hashes on disk, mode
  * 600; every file it did not write refused. */
+#include <cmocka.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
-#include <cmocka.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -53,7 +53,8 @@ static void write_text(const char *text, mode_t mode)
     chmod(path, mode);
 }
 
-static const struct token_grant grant = {.kind = TOKEN_ACCESS, .client_id = "claude",
+static const struct token_grant grant = {.kind = TOKEN_ACCESS,
+                                         .client_id = "claude",
                                          .scope = "hermes:read hermes:task",
                                          .resource = "https://mcp.example.com/mcp",
                                          .expires = 2000000000};
@@ -187,8 +188,10 @@ static void refuses_what_it_did_not_write(void **state)
         {"{\"version\":1,\"tokens\":[{\"sha256\":\"abc\",\"kind\":\"access\",\"client_id\":\"c\","
          "\"scope\":\"s\",\"resource\":\"r\",\"expires\":1}]}",
          "entry #1"},
-        {"{\"version\":1,\"tokens\":[{\"sha256\":\"" "0000000000000000000000000000000000000000000000000000000000000000"
-         "\",\"kind\":\"bearer\",\"client_id\":\"c\",\"scope\":\"s\",\"resource\":\"r\",\"expires\":1}]}",
+        {"{\"version\":1,\"tokens\":[{\"sha256\":\""
+         "0000000000000000000000000000000000000000000000000000000000000000"
+         "\",\"kind\":\"bearer\",\"client_id\":\"c\",\"scope\":\"s\",\"resource\":\"r\","
+         "\"expires\":1}]}",
          "entry #1"},
     };
     char err[400];

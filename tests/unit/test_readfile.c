@@ -1,10 +1,10 @@
 /* Unit tests for readfile.c: regular files are read whole; FIFOs, directories and files over
  * the cap are refused at once with one line naming the file. */
+#include <cmocka.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
-#include <cmocka.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>

@@ -4,12 +4,12 @@
  * `timeout` or a shell's job control makes it), a child its owner claims (the gateway's) is
  * left to that owner.
  * A file of its own: the subreaper setting stays with the process. */
+#include <cmocka.h>
 #include <setjmp.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
-#include <cmocka.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>

@@ -1,10 +1,10 @@
 /* Unit tests for sdnotify.c: socket addresses, watchdog intervals, and real datagrams to a
  * socket bound here (path and abstract), nothing without NOTIFY_SOCKET. */
+#include <cmocka.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
-#include <cmocka.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>

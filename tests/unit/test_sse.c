@@ -1,9 +1,9 @@
 /* Unit tests for sse.c: framing, multi-line data, split input, comments, limits. */
+#include <cmocka.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
-#include <cmocka.h>
 #include <stdio.h>
 #include <string.h>
 

@@ -1,10 +1,10 @@
 /* Unit tests for timefmt.c (both forms, whatever TZ says) and for tokens_parse_time, whose
  * calendar arithmetic is timegm's. */
+#include <cmocka.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
-#include <cmocka.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
