@@ -5,7 +5,6 @@
  * httpd does (hang_up). Included by exactly one file of each test binary. */
 #ifndef HM_FAKE_HREQ_H
 #define HM_FAKE_HREQ_H
-#include <cmocka.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stdbool.h>
@@ -15,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <cmocka.h>
 
 #include "httpd.h"
 

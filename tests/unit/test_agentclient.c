@@ -4,7 +4,6 @@
  * under ASan (make SANITIZE=1 unit): freeing inside the callback is a use-after-free in curl.
  * A small server thread streams a chunked response slowly, like an agent's SSE stream. */
 #include <arpa/inet.h>
-#include <cmocka.h>
 #include <netinet/in.h>
 #include <pthread.h>
 #include <setjmp.h>
@@ -16,6 +15,7 @@
 #include <string.h>
 #include <sys/socket.h>
 #include <unistd.h>
+#include <cmocka.h>
 
 #include "agentclient.h"
 #include "loop.h"

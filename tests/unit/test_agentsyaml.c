@@ -1,10 +1,10 @@
 /* Unit tests for agentsyaml.c: the seed's schema, and every refusal. */
-#include <cmocka.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
+#include <cmocka.h>
 
 #include "agentsyaml.h"
 

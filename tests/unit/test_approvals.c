@@ -1,6 +1,5 @@
 /* Unit tests for approvals.c: the operator's queue (ids, one outcome per request, timeout,
  * withdraw, cap) and the masking of argument summaries. */
-#include <cmocka.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -8,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <cmocka.h>
 
 #include "approvals.h"
 #include "loop.h"

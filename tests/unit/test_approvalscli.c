@@ -1,13 +1,13 @@
 /* Unit tests for approvalscli.c: what the operator reads cannot be rewritten by the request it
  * describes (controls, format characters, invisible code points and bytes that are not UTF-8 come
  * out escaped). */
-#include <cmocka.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <cmocka.h>
 
 #include "approvalscli.h"
 

@@ -2,7 +2,6 @@
  * file) is created private, and a folder another user could replace the file in is refused:
  * one owned by someone else, one writable by its group or others, a new level made inside a
  * folder someone else owns, a symbolic link where a new level is to be made. */
-#include <cmocka.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -12,6 +11,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include <cmocka.h>
 
 #include "atomicfile.h"
 

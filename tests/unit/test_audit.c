@@ -1,5 +1,4 @@
 /* Unit tests for audit.c: line format, rotation with kept generations, mode 600. */
-#include <cmocka.h>
 #include <jansson.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -10,6 +9,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include <cmocka.h>
 
 #include "audit.h"
 

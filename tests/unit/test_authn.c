@@ -1,7 +1,6 @@
 /* Unit tests for authn.c: a bearer token to a principal (the owner's, an OAuth access token
  * only for this resource), and the challenges of a refusal. The hreq functions authn uses are
  * faked here: a request is its headers and query, and what authn answers is recorded. */
-#include <cmocka.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -12,6 +11,7 @@
 #include <strings.h>
 #include <time.h>
 #include <unistd.h>
+#include <cmocka.h>
 
 #include "authn.h"
 #include "crypto.h"

@@ -2,7 +2,6 @@
  * tools/list shows, the answers to bad arguments, and the shape of real answers checked against
  * the outputSchema the tool publishes. The bridge runs on the MCP engine with fake_hreq.h for the
  * HTTP side and a task directory of its own; no agent is needed for these answers. */
-#include <cmocka.h>
 #include <errno.h>
 #include <jansson.h>
 #include <setjmp.h>
@@ -15,6 +14,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include <cmocka.h>
 
 #include "bridge.h"
 #include "bridge_internal.h"

@@ -1,11 +1,11 @@
 /* Unit tests for buf.c: growth, the hard cap, consume, detach. */
-#include <cmocka.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <cmocka.h>
 
 #include "buf.h"
 

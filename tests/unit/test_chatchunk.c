@@ -1,7 +1,6 @@
 /* Unit tests for chatchunk.c: the chunks agents send are read without jansson, with the same
  * result jansson gives (checked against it for every case), and anything unusual is refused so
  * the bridge falls back to jansson. */
-#include <cmocka.h>
 #include <jansson.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -9,6 +8,7 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
+#include <cmocka.h>
 
 #include "chatchunk.h"
 

@@ -1,7 +1,6 @@
 /* Unit tests for child.c where the integration tests cannot reach: a process whose fds 0-2
  * are closed gets its pipes on 0-2, and the child must still get each of its three streams
  * (the server holds 0-2 with /dev/null at start, but child.c must not rely on it). */
-#include <cmocka.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -10,6 +9,7 @@
 #include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
+#include <cmocka.h>
 
 #include "child.h"
 #include "loop.h"

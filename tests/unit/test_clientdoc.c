@@ -2,7 +2,6 @@
  * client_id, what a document must hold (clientdoc.c), how long its Cache-Control lets it be
  * kept, and which addresses the fetcher (cimd.c) refuses to connect to. */
 #include <arpa/inet.h>
-#include <cmocka.h>
 #include <netinet/in.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -10,6 +9,7 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
+#include <cmocka.h>
 
 #include "authserver.h"
 #include "cimd.h"

@@ -1,5 +1,4 @@
 /* Unit tests for config.c and envfile.c: defaults, validation, modes, atomic token writes. */
-#include <cmocka.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -9,6 +8,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include <cmocka.h>
 
 #include "config.h"
 #include "dotenvfile.h"

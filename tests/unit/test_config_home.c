@@ -1,7 +1,6 @@
 /* Unit tests for $HOME / ${HOME} in the env file's path values (seed 000's env files use them):
  * expanded at the start of path-valued keys only, never in other values, and left alone when
  * HOME is not set. */
-#include <cmocka.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -11,6 +10,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include <cmocka.h>
 
 #include "config.h"
 

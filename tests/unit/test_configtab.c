@@ -1,12 +1,12 @@
 /* Unit tests for the config key table (configtab.c): every row is complete, and the table's
  * reload column is what config_restart_keys reports. */
-#include <cmocka.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
+#include <cmocka.h>
 
 #include "config.h"
 

@@ -1,11 +1,11 @@
 /* Unit tests for contract.c: prompt rendering and answer parsing. */
-#include <cmocka.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <cmocka.h>
 
 #include "contract.h"
 

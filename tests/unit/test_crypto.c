@@ -1,11 +1,11 @@
 /* Unit tests for crypto.c: SHA-256 vectors, random hex shape, constant-time equality. */
-#include <cmocka.h>
 #include <ctype.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
+#include <cmocka.h>
 
 #include "crypto.h"
 

@@ -1,7 +1,6 @@
 /* Unit tests for ctlsock.c: the line protocol (bounded, garbage refused), the peer-credential
  * check, and the socket itself driven on a loop (mode 600, stale file replaced, unsafe directory
  * and live server refused, approve/deny/list answered, oversize line refused). */
-#include <cmocka.h>
 #include <fcntl.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -17,6 +16,7 @@
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
+#include <cmocka.h>
 
 #include "approvals.h"
 #include "ctlsock.h"

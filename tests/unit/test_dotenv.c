@@ -1,10 +1,10 @@
 /* Unit tests for dotenv.c. */
-#include <cmocka.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
+#include <cmocka.h>
 
 #include "dotenv.h"
 

@@ -1,11 +1,11 @@
 /* Unit tests for up_backoff_ms (upstream.c): an upstream that keeps failing is started again
  * after 0.5 s, doubling to 30 s at most, each wait jittered to 75-125 % so upstreams that failed
  * together do not come back in lockstep. */
-#include <cmocka.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <cmocka.h>
 
 #include "upstream.h"
 

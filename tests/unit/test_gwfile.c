@@ -1,12 +1,12 @@
 /* Unit tests for gwfile.c and gwinterp.c: the issue's example, defaults, interpolation (env
  * file before environment, never the value in an error), default deny, globs, and refusals. */
-#include <cmocka.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
+#include <cmocka.h>
 
 #include "gwfile.h"
 

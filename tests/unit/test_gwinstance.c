@@ -2,7 +2,6 @@
  * to. The path must be absolute, resolve (realpath) inside one of the roots component-wise,
  * and never escape by "..", a symlink or a trailing slash; NUL and overlong values are refused
  * before anything is resolved. Works in a fresh directory under /tmp. */
-#include <cmocka.h>
 #include <limits.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -13,6 +12,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include <cmocka.h>
 
 #include "gwinstance.h"
 

@@ -1,7 +1,6 @@
 /* Unit tests for gwpin.c: the canonical hash of a tool definition (the rug-pull guard) is
  * independent of key order at every depth, covers each pinned field, ignores the rest, and
  * the field diff names what changed; the pins file round-trips with mode 600. */
-#include <cmocka.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -11,6 +10,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include <cmocka.h>
 
 #include "gwpin.h"
 

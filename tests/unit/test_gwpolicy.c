@@ -2,12 +2,12 @@
  * policed tool names the guard and every policy with its fields, and stays within its buffer;
  * require (always, or when another argument has one of some values) in the schema and on calls;
  * the conditional confirm guard on calls and in the schema. */
-#include <cmocka.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
+#include <cmocka.h>
 
 #include "gwpolicy.h"
 

@@ -2,11 +2,11 @@
  * answer stream honours the stream's retry: field from 100 ms (retry: 0 must not make a storm of
  * GETs) up to 30 s (a huge one must not park a call for an hour), and without one backs off from
  * 100 ms, doubling with each fruitless resume, capped. */
-#include <cmocka.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <cmocka.h>
 
 #include "upstream.h"
 

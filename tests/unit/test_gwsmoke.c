@@ -2,12 +2,12 @@
  * call counts as failed (isError, a nested provider error in structuredContent or in a text item
  * holding JSON, seed 001) and which it does not (plain text, error: null, ordinary data), and
  * that the reason names where the error was, never its value. */
-#include <cmocka.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
+#include <cmocka.h>
 
 #include "upstream.h"
 

@@ -3,12 +3,12 @@
  * collisions with the bridge's tools and between upstreams (a refused item claims nothing),
  * tools and prompts in name spaces of their own, resource URIs and templates sharing one (two
  * templates that differ only in their variable names collide), unfit URIs and templates. */
-#include <cmocka.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
+#include <cmocka.h>
 
 #include "gwsurface.h"
 

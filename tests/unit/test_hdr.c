@@ -1,10 +1,10 @@
 /* Unit tests for hdr.c: list tokens, media types, host[:port], origins, bearer credentials. */
-#include <cmocka.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
+#include <cmocka.h>
 
 #include "hdr.h"
 

@@ -1,11 +1,11 @@
 /* Unit tests for hex.c: the encoder against known digests, the decoder's strictness, and the
  * round trip. */
-#include <cmocka.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
+#include <cmocka.h>
 
 #include "crypto.h"
 #include "hex.h"

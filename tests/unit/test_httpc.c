@@ -3,7 +3,6 @@
  * refused connection; no answer before the deadline; an error status sent before the request
  * body was read. A small server thread on 127.0.0.1 answers as each test scripts it. */
 #include <arpa/inet.h>
-#include <cmocka.h>
 #include <errno.h>
 #include <netinet/in.h>
 #include <poll.h>
@@ -20,6 +19,7 @@
 #include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
+#include <cmocka.h>
 
 #include "httpc.h"
 #include "loop.h"

@@ -1,11 +1,11 @@
 /* Unit tests for jrpc.c: envelope parsing and classification. */
-#include <cmocka.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
+#include <cmocka.h>
 
 #include "jrpc.h"
 #include "utf8.h"

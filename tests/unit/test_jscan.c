@@ -1,13 +1,13 @@
 /* Unit tests for jscan.c: the id and kind of an oversized JSON-RPC message from its visible
  * ends. A response's id lets the gateway fail the one call it answers; a request's id is the
  * upstream's own and gets a refusal; a cut-off or missing id yields NULL, never a wrong id. */
-#include <cmocka.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
+#include <cmocka.h>
 
 #include "jscan.h"
 

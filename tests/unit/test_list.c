@@ -1,11 +1,11 @@
 /* Unit tests for list.h: order of push_front/push_back, unlink from anywhere, the unlinked
  * state, splicing one list onto another, and iteration that frees as it goes. */
-#include <cmocka.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
+#include <cmocka.h>
 
 #include "list.h"
 

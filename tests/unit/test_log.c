@@ -1,6 +1,5 @@
 /* Unit tests for log.c: the named events' line (prose, then "[event=NAME k=v ...]"), the
  * quoting of values, the prose that cannot forge an event, and the event table. */
-#include <cmocka.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -9,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <cmocka.h>
 
 #include "log.h"
 

@@ -1,11 +1,11 @@
 /* Unit tests for loop.c: timer order, cancellation, fd watches, removal during dispatch. */
-#include <cmocka.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/epoll.h>
 #include <unistd.h>
+#include <cmocka.h>
 
 #include "loop.h"
 

@@ -1,7 +1,6 @@
 /* Unit tests for the call lifecycle in the MCP engine (src/mcp/call.c): answer, progress,
  * deadline, hang-up, abort while streaming, and who may cancel. The seam is the link:
  * fake_hreq.h defines the hreq_* functions the engine calls, so no socket is involved. */
-#include <cmocka.h>
 #include <jansson.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -11,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <cmocka.h>
 
 #include "httpd.h"
 #include "loop.h"

@@ -1,13 +1,13 @@
 /* Unit tests for metacache.c: a repeated params._meta is parsed once and shared, and every
  * body reads exactly as jrpc_parse reads it (the fuzz target fuzz_jrpc checks the same on
  * generated bodies). */
-#include <cmocka.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
+#include <cmocka.h>
 
 #include "metacache.h"
 

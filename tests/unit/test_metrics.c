@@ -1,11 +1,11 @@
 /* Unit tests for metrics.c: exposition format, label escaping, histogram buckets, series cap. */
-#include <cmocka.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
+#include <cmocka.h>
 
 #include "buf.h"
 #include "metrics.h"

@@ -3,7 +3,6 @@
  * others or not ours), the form decoder (escapes, duplicates, caps), which redirect URIs a
  * client may register and how one sent to /authorize matches it, and which token endpoint
  * methods a registration may ask for. */
-#include <cmocka.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -13,6 +12,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include <cmocka.h>
 
 #include "authserver.h"
 #include "clientmeta.h"

@@ -1,7 +1,6 @@
 /* Unit tests for src/auth/oauthtokens.c: tokens issued once, found by hash, kept across a
  * reopen (a restart), revoked alone or by family, pruned when expired; only hashes on disk, mode
  * 600; every file it did not write refused. */
-#include <cmocka.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -11,6 +10,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include <cmocka.h>
 
 #include "oauthtokens.h"
 

@@ -1,6 +1,5 @@
 /* Unit tests for src/auth: the tokens file parser (every refusal), expiry dates, the token
  * lookup, and the scope and agent checks. */
-#include <cmocka.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -10,6 +9,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include <cmocka.h>
 
 #include "crypto.h"
 #include "principal.h"

@@ -1,11 +1,11 @@
 /* Unit tests for ratelimit.c: bucket refill, Retry-After, /64 grouping, bounded table. */
-#include <cmocka.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
+#include <cmocka.h>
 
 #include "ratelimit.h"
 

@@ -1,6 +1,5 @@
 /* Unit tests for readfile.c: regular files are read whole; FIFOs, directories and files over
  * the cap are refused at once with one line naming the file. */
-#include <cmocka.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -10,6 +9,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include <cmocka.h>
 
 #include "readfile.h"
 

@@ -4,7 +4,6 @@
  * `timeout` or a shell's job control makes it), a child its owner claims (the gateway's) is
  * left to that owner.
  * A file of its own: the subreaper setting stays with the process. */
-#include <cmocka.h>
 #include <setjmp.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -15,6 +14,7 @@
 #include <string.h>
 #include <sys/wait.h>
 #include <unistd.h>
+#include <cmocka.h>
 
 #include "ctlsock.h"
 #include "loop.h"

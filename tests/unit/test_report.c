@@ -1,12 +1,12 @@
 /* Unit tests for report.c: the secrets a report knows of never reach a printed line, in any
  * letter case, cut or not; control characters become '?'. */
-#include <cmocka.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <cmocka.h>
 
 #include "report.h"
 

@@ -1,6 +1,5 @@
 /* Unit tests for retention.c: which finished tasks go (issue 12): terminal only, never one in
  * flight, oldest first, by age and by count, 0 turning a limit off. */
-#include <cmocka.h>
 #include <fcntl.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -11,6 +10,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include <cmocka.h>
 
 #include "retention.h"
 

@@ -5,7 +5,6 @@
  * router is linked as it is, with authn.c and the real principals; the pages it hands requests
  * to (probes, the engine, the authorization server) are stand-ins that record the call, and a
  * request is a struct hreq of this file (no libmicrohttpd, no socket). */
-#include <cmocka.h>
 #include <jansson.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -16,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <cmocka.h>
 
 #include "app_internal.h"
 #include "authserver.h"

@@ -1,7 +1,6 @@
 /* Unit tests for src/http/scopes.c and src/http/httperr.c, the two tables the docs are made
  * from: the default scopes agree with the table's column, the checks of auth follow the
  * table, and every HTTP error body is the JSON of its row. */
-#include <cmocka.h>
 #include <jansson.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -9,6 +8,7 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
+#include <cmocka.h>
 
 #include "authn.h"
 #include "httperr.h"

@@ -1,7 +1,6 @@
 /* Unit tests for sdlisten.c: a socket on fd 3 with LISTEN_PID/LISTEN_FDS is taken (address,
  * close-on-exec, non-blocking, environment cleared); anything else is refused or ignored. */
 #include <arpa/inet.h>
-#include <cmocka.h>
 #include <fcntl.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -12,6 +11,7 @@
 #include <string.h>
 #include <sys/socket.h>
 #include <unistd.h>
+#include <cmocka.h>
 
 #include "sdlisten.h"
 

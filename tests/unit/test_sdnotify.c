@@ -1,6 +1,5 @@
 /* Unit tests for sdnotify.c: socket addresses, watchdog intervals, and real datagrams to a
  * socket bound here (path and abstract), nothing without NOTIFY_SOCKET. */
-#include <cmocka.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -11,6 +10,7 @@
 #include <sys/socket.h>
 #include <sys/un.h>
 #include <unistd.h>
+#include <cmocka.h>
 
 #include "sdnotify.h"
 

@@ -1,11 +1,11 @@
 /* Unit tests for sse.c: framing, multi-line data, split input, comments, limits. */
-#include <cmocka.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
+#include <cmocka.h>
 
 #include "sse.h"
 

@@ -2,7 +2,6 @@
  * a cut never splits a character), each capped; ~ is $HOME; a missing file, a symbolic link
  * (also one swapped in after start), a FIFO (never blocking) and a directory are named as
  * missing with our own reason, never errno text or the expanded path. */
-#include <cmocka.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -12,6 +11,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include <cmocka.h>
 
 #include "startctx.h"
 

@@ -1,11 +1,11 @@
 /* Unit tests for strmap.c. */
-#include <cmocka.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <cmocka.h>
 
 #include "siphash.h"
 #include "strmap.h"

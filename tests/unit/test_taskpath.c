@@ -1,10 +1,10 @@
 /* Unit tests for taskpath.c: ids, session names, relative paths in every hostile spelling. */
-#include <cmocka.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
+#include <cmocka.h>
 
 #include "taskpath.h"
 

@@ -1,6 +1,5 @@
 /* Unit tests for tasks.c's writer thread: a write is reported only once the file is in place,
  * operations keep their order, failures are reported, and closing finishes what was queued. */
-#include <cmocka.h>
 #include <dirent.h>
 #include <jansson.h>
 #include <setjmp.h>
@@ -12,6 +11,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include <cmocka.h>
 
 #include "loop.h"
 #include "tasks.h"

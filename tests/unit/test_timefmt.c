@@ -1,6 +1,5 @@
 /* Unit tests for timefmt.c (both forms, whatever TZ says) and for tokens_parse_time, whose
  * calendar arithmetic is timegm's. */
-#include <cmocka.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -9,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <cmocka.h>
 
 #include "principal.h"
 #include "timefmt.h"

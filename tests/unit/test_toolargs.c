@@ -1,11 +1,11 @@
 /* Unit tests for toolargs.c: every refusal names its field; the schema says what the checks
  * enforce. */
-#include <cmocka.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
+#include <cmocka.h>
 
 #include "toolargs.h"
 

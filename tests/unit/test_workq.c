@@ -1,7 +1,6 @@
 /* Unit tests for workq.c: jobs run in order off the loop thread, each comes back on the loop
  * thread, batches and gathering, a done callback that submits more, and shutdown with jobs still
  * queued (drain runs them, cancel hands them back unrun), with and without a loop. */
-#include <cmocka.h>
 #include <pthread.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -11,6 +10,7 @@
 #include <stdlib.h>
 #include <time.h>
 #include <unistd.h>
+#include <cmocka.h>
 
 #include "loop.h"
 #include "workq.h"

@@ -1,11 +1,11 @@
 /* Unit tests for yamljson.c: every scalar a string, and the marks of which scalars were written
  * plain (the gateway file types its fix values by them). */
-#include <cmocka.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
+#include <cmocka.h>
 
 #include "yamljson.h"
 
