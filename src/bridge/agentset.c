@@ -242,6 +242,12 @@ static void probe_stale(struct bridge *b, uint64_t max_age_ms)
                                .endpoint = "health"};
         a->probe = agent_request(b->http, &o);
         free(url);
+        if (a->probe == NULL) {
+            /* Not even sent (no HTTP client: libcurl cannot be loaded): down, not unknown, so
+             * /health and list_agents do not call the agent available. */
+            a->checked_at = now;
+            a->health = PROBE_DOWN;
+        }
     }
 }
 

@@ -20,9 +20,6 @@ static CURLcode stub_global_init(long flags)
     (void)flags;
     return CURLE_FAILED_INIT;
 }
-static void stub_void(void)
-{
-}
 static CURL *stub_easy_init(void)
 {
     return NULL;
@@ -127,6 +124,11 @@ static CURLUcode stub_url_get(CURLU *u, CURLUPart p, char **part, unsigned flags
     *part = NULL;
     return CURLUE_BAD_HANDLE;
 }
+static curl_version_info_data *stub_version_info(CURLversion v)
+{
+    (void)v;
+    return NULL;
+}
 static CURLUcode stub_url_set(CURLU *u, CURLUPart p, const char *part, unsigned flags)
 {
     (void)u, (void)p, (void)part, (void)flags;
@@ -135,7 +137,6 @@ static CURLUcode stub_url_set(CURLU *u, CURLUPart p, const char *part, unsigned 
 
 static const struct curlrt_api stubs = {
     .global_init = stub_global_init,
-    .global_cleanup = stub_void,
     .easy_init = stub_easy_init,
     .easy_cleanup = stub_easy_cleanup,
     .easy_setopt = stub_easy_setopt,
@@ -160,6 +161,7 @@ static const struct curlrt_api stubs = {
     .url_cleanup = stub_url_cleanup,
     .url_get = stub_url_get,
     .url_set = stub_url_set,
+    .version_info = stub_version_info,
 };
 
 static struct curlrt_api loaded;
@@ -183,13 +185,13 @@ static void load(void)
     void *h = dlopen(CURLRT_SONAME, RTLD_NOW | RTLD_LOCAL);
     if (h == NULL) {
         const char *why = dlerror();
-        snprintf(load_error, sizeof load_error, "%s cannot be loaded (%s); install libcurl4",
+        snprintf(load_error, sizeof load_error,
+                 "%s cannot be loaded (%s); install libcurl4 " CURLRT_MIN_VERSION_TEXT " or later",
                  CURLRT_SONAME, why ? why : "unknown reason");
         log_error("%s", load_error);
         return;
     }
     CURLRT_SYM(global_init, "curl_global_init");
-    CURLRT_SYM(global_cleanup, "curl_global_cleanup");
     CURLRT_SYM(easy_init, "curl_easy_init");
     CURLRT_SYM(easy_cleanup, "curl_easy_cleanup");
     CURLRT_SYM(easy_setopt, "curl_easy_setopt");
@@ -214,13 +216,26 @@ static void load(void)
     CURLRT_SYM(url_cleanup, "curl_url_cleanup");
     CURLRT_SYM(url_get, "curl_url_get");
     CURLRT_SYM(url_set, "curl_url_set");
+    CURLRT_SYM(version_info, "curl_version_info");
+    const curl_version_info_data *v = loaded.version_info(CURLVERSION_NOW);
+    if (v == NULL || v->version_num < CURLRT_MIN_VERSION) {
+        snprintf(load_error, sizeof load_error,
+                 "%s is libcurl %s; hermes-mcp needs " CURLRT_MIN_VERSION_TEXT
+                 " or later (install a newer libcurl4)",
+                 CURLRT_SONAME, v && v->version ? v->version : "of an unknown version");
+        log_error("%s", load_error);
+        return; /* the handle stays open: see below */
+    }
     api = &loaded;
     return;
 fail:
-    snprintf(load_error, sizeof load_error, "%s has no %s; install libcurl4 7.80 or later",
-             CURLRT_SONAME, missing);
+    snprintf(load_error, sizeof load_error,
+             "%s has no %s; install libcurl4 " CURLRT_MIN_VERSION_TEXT " or later", CURLRT_SONAME,
+             missing);
     log_error("%s", load_error);
-    dlclose(h);
+    /* The handle is not closed: the constructors of libcurl's own libraries (OpenSSL, GnuTLS,
+     * Kerberos) have run, and unloading them under a running process is riskier than the
+     * mapping it would give back. */
 }
 
 const struct curlrt_api *curlrt(void)

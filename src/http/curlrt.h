@@ -13,10 +13,14 @@
 #define CURL_DISABLE_TYPECHECK /* its macros would call the symbols by name */
 #include <curl/curl.h>
 
-/* The libcurl functions the project uses; a call to one not listed fails to link. */
+/* The libcurl functions the project uses; a call to one not listed fails to link. The library
+ * must be CURLRT_MIN_VERSION or later: the options the project relies on (CURLOPT_PROTOCOLS_STR,
+ * CURLOPT_QUICK_EXIT) and a thread-safe curl_global_init came then. */
+#define CURLRT_MIN_VERSION 0x075700 /* 7.87.0 */
+#define CURLRT_MIN_VERSION_TEXT "7.87"
+
 struct curlrt_api {
     __typeof__(curl_global_init) *global_init;
-    __typeof__(curl_global_cleanup) *global_cleanup;
     __typeof__(curl_easy_init) *easy_init;
     __typeof__(curl_easy_cleanup) *easy_cleanup;
     __typeof__(curl_easy_setopt) *easy_setopt;
@@ -41,6 +45,7 @@ struct curlrt_api {
     __typeof__(curl_url_cleanup) *url_cleanup;
     __typeof__(curl_url_get) *url_get;
     __typeof__(curl_url_set) *url_set;
+    __typeof__(curl_version_info) *version_info;
 };
 
 /* The table, loading libcurl on the first call. Never NULL. */
@@ -55,7 +60,6 @@ const char *curlrt_error(void);
 #undef curl_easy_getinfo
 #undef curl_multi_setopt
 #define curl_global_init (curlrt()->global_init)
-#define curl_global_cleanup (curlrt()->global_cleanup)
 #define curl_easy_init (curlrt()->easy_init)
 #define curl_easy_cleanup (curlrt()->easy_cleanup)
 #define curl_easy_setopt (curlrt()->easy_setopt)
@@ -80,6 +84,7 @@ const char *curlrt_error(void);
 #define curl_url_cleanup (curlrt()->url_cleanup)
 #define curl_url_get (curlrt()->url_get)
 #define curl_url_set (curlrt()->url_set)
+#define curl_version_info (curlrt()->version_info)
 #endif
 
 #endif

@@ -8,7 +8,7 @@ import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { spawnSync } from 'node:child_process';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { startHermes, startFake, agentEnv, connectClient, until, HERMES } from './lib.mjs';
+import { startHermes, startFake, agentEnv, connectClient, until, HERMES, ROOT } from './lib.mjs';
 
 const mapped = (pid, re) => readFileSync(`/proc/${pid}/maps`, 'utf8').split('\n').some((l) => re.test(l));
 
@@ -43,6 +43,9 @@ test('without a loadable libcurl: the server serves, a task fails with the reaso
     // The operator's log names the library and the package.
     await until(() => /libcurl\.so\.4 cannot be loaded \(.*file too short\); install libcurl4/.test(srv.proc.stderrText),
       'the log line saying why libcurl cannot be loaded');
+    // The agent is not called available: /health and list_agents say so.
+    const la = (await client.callTool({ name: 'list_agents', arguments: {} })).structuredContent;
+    assert.equal(la.agents[0].available, false, JSON.stringify(la));
     // Still serving: another client lists the tools.
     const other = await connectClient(srv, { listTools: true });
     await other.close();
@@ -53,9 +56,29 @@ test('without a loadable libcurl: the server serves, a task fails with the reaso
     const smoke = spawnSync(HERMES, ['smoke', '--base', `http://127.0.0.1:${srv.port}`, '--env-file', srv.envFile],
       { encoding: 'utf8', env: { ...process.env, ...env } });
     assert.notEqual(smoke.status, 0);
-    assert.match(smoke.stderr, /^hermes-mcp smoke: libcurl\.so\.4 cannot be loaded .*install libcurl4$/m);
+    assert.match(smoke.stderr, /^hermes-mcp smoke: libcurl\.so\.4 cannot be loaded .*install libcurl4 7\.87 or later$/m);
   } finally {
     await srv.stop();
     await fake.stop();
+  }
+});
+
+test('a libcurl older than 7.87 is refused by name, though it has every function', async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'hm-oldcurl-'));
+  const cc = spawnSync('cc', ['-shared', '-fPIC', '-O2', '-o', join(dir, 'libcurl.so.4'),
+    join(ROOT, 'tests/fakes/oldcurl.c')], { encoding: 'utf8' });
+  assert.equal(cc.status, 0, cc.stderr);
+  const env = { ...process.env, LD_LIBRARY_PATH: dir };
+  const srv = await startHermes();
+  try {
+    const doc = spawnSync(HERMES, ['doctor', '--env-file', srv.envFile], { encoding: 'utf8', env });
+    assert.equal(doc.status, 1, doc.stdout + doc.stderr);
+    assert.match(doc.stdout, /^FAIL .*libcurl\.so\.4 is libcurl 7\.80\.0; hermes-mcp needs 7\.87 or later/m);
+    // Without the stand-in, the system's libcurl passes the same check.
+    const ok = spawnSync(HERMES, ['smoke', '--base', `http://127.0.0.1:${srv.port}`, '--env-file', srv.envFile],
+      { encoding: 'utf8' });
+    assert.doesNotMatch(ok.stderr, /libcurl/, ok.stderr);
+  } finally {
+    await srv.stop();
   }
 });
