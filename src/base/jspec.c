@@ -67,7 +67,7 @@ bool jspec_strings_ok(json_t *a, size_t max)
 {
     size_t i;
     json_t *v;
-    if (!json_is_array(a) || json_array_size(a) > max)
+    if (!json_is_array(a) || (max && json_array_size(a) > max))
         return false;
     json_array_foreach(a, i, v) if (!json_is_string(v) || json_string_length(v) == 0) return false;
     return true;

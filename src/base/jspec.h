@@ -45,7 +45,8 @@ struct jspec_key {
     bool required;
     bool nonempty;                   /* JSPEC_STRING: "" is wrong */
     unsigned lo, hi, dflt;           /* JSPEC_UINT: bounds and default; JSPEC_BOOL: dflt (0 or 1) */
-    size_t min_items, max_items;     /* JSPEC_STRINGS; JSPEC_MAP: max_items (0: no cap) */
+    size_t min_items;                /* JSPEC_STRINGS: the fewest items (0: none is fine) */
+    size_t max_items;                /* JSPEC_STRINGS, JSPEC_MAP: the most items (0: no cap) */
     size_t at;                       /* offsetof the field in out, or JSPEC_NOWHERE */
     const struct jspec_level *level; /* JSPEC_OBJECT, and JSPEC_MAP's values */
     jspec_check_fn *each;  /* JSPEC_MAP: each value, at path.NAME, when there is no .level */
@@ -88,7 +89,7 @@ bool jspec_walk(struct jspec_walk *w, const struct jspec_level *level, json_t *d
  * NULL; returns false. */
 bool jspec_fail(struct jspec_walk *w, const char *sub, const char *why);
 /* The helpers of the types, for handlers: a YAML boolean or a bounded whole number (NULL: dflt),
- * and a list of at most max non-empty strings. */
+ * and a list of at most max non-empty strings (max 0: no cap, as .max_items). */
 bool jspec_bool(json_t *v, bool dflt, bool *out);
 bool jspec_uint(json_t *v, unsigned dflt, unsigned lo, unsigned hi, unsigned *out);
 bool jspec_strings_ok(json_t *a, size_t max);

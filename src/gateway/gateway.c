@@ -296,6 +296,27 @@ void gateway_set_approvals(struct gateway *g, struct approvals *q)
     g->approvals = q;
 }
 
+/* Tests only (docs/guides/gateway.md): HERMES_TEST_GW_TIME_DIV, 2 to 100, divides the backoff
+ * and the stable window, so a test sees a circuit open and close in seconds, not half a minute.
+ * Read once, at start, and said loudly: against real upstreams it would restart them too fast.
+ * Unset, or any other value: 1. */
+static unsigned test_time_div(void)
+{
+    const char *v = getenv("HERMES_TEST_GW_TIME_DIV");
+    if (v == NULL)
+        return 1;
+    unsigned long n = strtoul(v, NULL, 10);
+    if (n < 2 || n > 100) {
+        log_warn("gateway: HERMES_TEST_GW_TIME_DIV is set but not 2 to 100: ignored (it is for "
+                 "tests only)");
+        return 1;
+    }
+    log_warn("gateway: HERMES_TEST_GW_TIME_DIV=%lu: upstream restarts back off %lu times faster; "
+             "this variable is for tests only, unset it",
+             n, n);
+    return (unsigned)n;
+}
+
 struct gateway *gateway_new(struct mcp_server *mcp, struct loop *l, const struct gwfile *f,
                             const char *gateway_file, const char *const *taken, size_t ntaken,
                             gw_event_fn *on_event, void *event_arg)
@@ -309,6 +330,7 @@ struct gateway *gateway_new(struct mcp_server *mcp, struct loop *l, const struct
     g->mcp = mcp;
     g->loop = l;
     g->file = f;
+    g->time_div = test_time_div();
     g->approvals_timeout_s = f->approvals_timeout_s;
     g->nup = f->nup;
     g->ups = xcalloc(f->nup + 1, sizeof *g->ups);

@@ -44,8 +44,9 @@ struct up_events;
 struct upstream;
 
 struct gateway {
-    bool stopping; /* no restarts: the server is going down */
-    bool draining; /* SIGTERM: waiting calls are answered, none is sent any more */
+    bool stopping;     /* no restarts: the server is going down */
+    bool draining;     /* SIGTERM: waiting calls are answered, none is sent any more */
+    unsigned time_div; /* tests only: backoff and stable window divided by this (gateway_new) */
     struct mcp_server *mcp;
     struct loop *loop;
     const struct gwfile *file;

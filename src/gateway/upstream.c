@@ -239,21 +239,11 @@ unsigned up_backoff_ms(unsigned failures, unsigned *seed)
     return (unsigned)(ms * 3 / 4 + (uint64_t)rand_r(seed) % (ms / 2 + 1));
 }
 
-/* Tests only (docs/guides/gateway.md): HERMES_TEST_GW_TIME_DIV, 2 to 100, divides the backoff
- * and the stable window, so a test sees a circuit open and close in seconds, not half a minute.
- * Unset, or any other value: 1. */
-static unsigned time_div(void)
-{
-    const char *v = getenv("HERMES_TEST_GW_TIME_DIV");
-    unsigned long n = v ? strtoul(v, NULL, 10) : 1;
-    return n >= 2 && n <= 100 ? (unsigned)n : 1;
-}
-
 void up_schedule_restart(struct upstream *u)
 {
     if (u->gw->stopping || u->refused || u->restart_timer)
         return;
-    unsigned div = time_div();
+    unsigned div = u->gw->time_div ? u->gw->time_div : 1;
     if (u->ready_since && loop_now(u->loop) - u->ready_since > GW_STABLE_MS / div)
         u->failures = 0;
     u->ready_since = 0;

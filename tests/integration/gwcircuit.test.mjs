@@ -52,6 +52,9 @@ test('5 failures in a row open the circuit: fail fast, readyz and metrics say op
     requestInit: { headers: srv.auth } }));
   try {
     assert.ok((await client.listTools()).tools.some((t) => t.name === 'flaky__echo'));
+    // The test clock is no secret: it is read once, at start, and logged as a warning.
+    assert.match(srv.proc.stderrText,
+      /warn: gateway: HERMES_TEST_GW_TIME_DIV=4: .*for tests only/);
     // Failure 1: the crash. Failures 2 to 5: starts 2 to 5 exit on initialize (backoff 0.125, 0.25, 0.5, 1 s).
     const crash = await client.callTool({ name: 'flaky__crash', arguments: {} });
     assert.equal(crash.structuredContent.error, 'upstream_unavailable');

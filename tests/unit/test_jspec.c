@@ -77,6 +77,10 @@ static const struct jspec_level top = {
          .absent = made,
          .at = offsetof(struct conf, name),
          .why = "must be a non-empty string"},
+        {.name = "list", /* no .max_items: no cap, as for a map */
+         .type = JSPEC_STRINGS,
+         .at = offsetof(struct conf, list),
+         .why = "must be a list of strings"},
         {.name = "inner", .type = JSPEC_OBJECT, .at = JSPEC_NOWHERE, .level = &inner},
         {.name = "map",
          .type = JSPEC_MAP,
@@ -131,6 +135,30 @@ static void values_are_read_and_stored(void **state)
     json_decref(doc);
 }
 
+/* .max_items 0 is no cap, for a list as for a map; .min_items 0 takes an empty list. */
+static void max_items_zero_is_no_cap(void **state)
+{
+    (void)state;
+    struct conf c;
+    json_t *doc;
+    assert_string_equal(walk("{\"list\":[\"a\",\"b\",\"c\",\"d\",\"e\"]}", &c, &doc), "");
+    assert_int_equal(json_array_size(c.list), 5);
+    json_decref(doc);
+    assert_string_equal(walk("{\"list\":[]}", &c, &doc), "");
+    assert_int_equal(json_array_size(c.list), 0);
+    json_decref(doc);
+    assert_string_equal(walk("{\"list\":[\"a\",\"\"]}", &c, &doc),
+                        "part p, key list: must be a list of strings");
+    json_decref(doc);
+    json_t *many = json_array();
+    for (int i = 0; i < 300; i++)
+        json_array_append_new(many, json_string("x"));
+    assert_true(jspec_strings_ok(many, 0));
+    assert_false(jspec_strings_ok(many, 299));
+    assert_true(jspec_strings_ok(many, 300));
+    json_decref(many);
+}
+
 static void each_mistake_is_named_at_its_path(void **state)
 {
     (void)state;
@@ -170,6 +198,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(defaults_fill_what_is_absent),
         cmocka_unit_test(values_are_read_and_stored),
+        cmocka_unit_test(max_items_zero_is_no_cap),
         cmocka_unit_test(each_mistake_is_named_at_its_path),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

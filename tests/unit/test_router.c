@@ -1,10 +1,10 @@
 /* Unit tests for src/app/router.c: which page each request reaches, and what is refused on the
  * way (no or a wrong token, a scope the credential lacks, a method the path does not take, an
  * unknown path, an empty rate bucket, a token in the query string), the client address behind
- * a trusted proxy, the protected resource metadata, and the metrics of a finished request. The
- * router is linked as it is, with authn.c and the real principals; the pages it hands requests
- * to (probes, the engine, the authorization server) are stand-ins that record the call, and a
- * request is a struct hreq of this file (no libmicrohttpd, no socket). */
+ * a trusted proxy, the protected resource metadata, and the metrics and audit line of a finished
+ * request. The router is linked as it is, with authn.c and the real principals; the pages it
+ * hands requests to (probes, the engine, the authorization server) are stand-ins that record the
+ * call, and a request is a struct hreq of this file (no libmicrohttpd, no socket). */
 #include <jansson.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -15,9 +15,11 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <unistd.h>
 #include <cmocka.h>
 
 #include "app_internal.h"
+#include "audit.h"
 #include "authserver.h"
 #include "config.h"
 #include "httpd.h"
@@ -332,15 +334,53 @@ static void metrics_need_admin(void **state)
     server_free(f);
 }
 
+/* The audit log's file, read whole (audit_free has written what was queued). */
+static char *read_all(const char *path)
+{
+    static char text[4096];
+    FILE *fp = fopen(path, "r");
+    assert_non_null(fp);
+    size_t n = fread(text, 1, sizeof text - 1, fp);
+    text[n] = '\0';
+    fclose(fp);
+    return text;
+}
+
 static void unknown_paths_are_404_and_not_logged_verbatim(void **state)
 {
     (void)state;
     struct fixture *f = server(NULL, 0, NULL);
+    char audit_path[] = "/tmp/test_router_audit_XXXXXX";
+    int fd = mkstemp(audit_path);
+    assert_true(fd >= 0);
+    close(fd);
+    f->a.audit = audit_new(audit_path, 1 << 20, 0);
+    /* stderr into a file around the request: nothing there may carry the path either. */
+    FILE *err = tmpfile();
+    int saved = dup(STDERR_FILENO);
+    assert_true(err && saved >= 0);
+    fflush(stderr);
+    assert_true(dup2(fileno(err), STDERR_FILENO) >= 0);
     struct hreq r = {.path = "/secret\"path", .headers = {{"Authorization", "Bearer bar"}}};
     serve(f, &r);
+    fflush(stderr);
+    assert_true(dup2(saved, STDERR_FILENO) >= 0);
+    close(saved);
     expect_error(&r, 404, "not_found");
     assert_true(metric_value(f->a.http_requests, "path=\"(other)\",code=\"404\"") == 1);
     done(&r);
+    audit_free(f->a.audit, 1000);
+    f->a.audit = NULL;
+    const char *line = read_all(audit_path);
+    unlink(audit_path);
+    assert_non_null(strstr(line, "\"path\":\"(other)\",\"status\":404"));
+    assert_null(strstr(line, "secret"));
+    char said[1024];
+    rewind(err);
+    size_t n = fread(said, 1, sizeof said - 1, err);
+    said[n] = '\0';
+    fclose(err);
+    assert_null(strstr(said, "secret"));
     /* The OAuth-only routes do not exist without OAuth. */
     r = (struct hreq){.path = "/.well-known/oauth-protected-resource"};
     serve(f, &r);
