@@ -8,11 +8,12 @@
 // its call. Hostile: an upstream that is down at start, or never answers initialize.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn, spawnSync } from 'node:child_process';
+import { spawnSync } from 'node:child_process';
 import { readFileSync, existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { ROOT, startHermes, until, jsonLines, freePort, upstreamsFile, connectClient, probeJson } from './lib.mjs';
+import { ROOT, startHermes, until, jsonLines, freePort, upstreamsFile, connectClient, probeJson,
+  startNodeUpstream } from './lib.mjs';
 
 const EVERYTHING = spawnSync(join(ROOT, 'scripts/node-tools.sh'), ['everything'], { encoding: 'utf8' })
   .stdout.trim().split('\n')[0];
@@ -23,14 +24,7 @@ const children = [];
 
 // A port nothing listens on (yet): the upstream URL is written before its server starts.
 // Starts a Node server (server-everything or the fake) and waits until it listens on port.
-async function startUpstream(argv, port, env = {}) {
-  const p = spawn(process.execPath, argv, { env: { ...process.env, ...env }, stdio: ['ignore', 'ignore', 'pipe'] });
-  p.stderrText = '';
-  p.stderr.on('data', (d) => { p.stderrText += d; });
-  children.push(p);
-  await until(() => p.stderrText.includes(`${port}`), `upstream listening on ${port}`, 15000);
-  return p;
-}
+const startUpstream = (argv, port, env = {}) => startNodeUpstream(argv, port, { env, children });
 
 function gatewayFile(name, upstreams) {
   return upstreamsFile(dir, name, Object.entries(upstreams).map(([n, { port, extra = '' }]) =>

@@ -6,7 +6,6 @@
 // /readyz a generic reason only: its host, address and port (curl's text) stay in our log.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { createServer } from 'node:http';
 import { tmpdir } from 'node:os';
@@ -14,7 +13,8 @@ import { join } from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { CreateMessageRequestSchema } from '@modelcontextprotocol/sdk/types.js';
-import { ROOT, startHermes, until, freePort, startEverythingHttp, upstreamsFile, connectClient } from './lib.mjs';
+import { ROOT, startHermes, until, freePort, startEverythingHttp, upstreamsFile, connectClient,
+  startNodeUpstream } from './lib.mjs';
 
 const FAKE = join(ROOT, 'tests/fakes/fake-upstream.mjs');
 const HELD = 63; // calls held open at the upstream, beside the one relaying a request
@@ -22,13 +22,7 @@ let dir;
 const children = [];
 
 async function startFakeHttp(port, record) {
-  const p = spawn(process.execPath, [FAKE, '--http', String(port), '--record', record],
-    { stdio: ['ignore', 'ignore', 'pipe'] });
-  p.stderrText = '';
-  p.stderr.on('data', (d) => { p.stderrText += d; });
-  children.push(p);
-  await until(() => p.stderrText.includes(`${port}`), `upstream listening on ${port}`, 15000);
-  return p;
+  return startNodeUpstream([FAKE, '--http', String(port), '--record', record], port, { children });
 }
 
 function gatewayFile(name, upstreams) {

@@ -11,10 +11,17 @@ import { join } from 'node:path';
 import { createHash, randomBytes } from 'node:crypto';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { ROOT, startHermes, JSON_HEADERS, until } from './lib.mjs';
+import { startHermes, startOAuth, JSON_HEADERS, until, gatewayFile, fakeUpstream, pkce, approveConsent }
+  from './lib.mjs';
 
-const FAKE = join(ROOT, 'tests/fakes/fake-upstream.mjs');
 const sha = (t) => createHash('sha256').update(t).digest('hex');
+
+// A fresh dir with a gateway file of two upstreams, files and web, each offering echo.
+function twoUpstreams() {
+  const dir = mkdtempSync(join(tmpdir(), 'hm-gwscopes-'));
+  const up = (name) => fakeUpstream(name, [], '    tools: {include: ["echo"]}\n');
+  return { dir, gw: gatewayFile(dir, `upstreams:\n${up('files')}${up('web')}`) };
+}
 
 async function tools(srv, token) {
   const client = new Client({ name: 'gwscopes-it', version: '1' });
@@ -32,12 +39,7 @@ async function rawCall(srv, token, name) {
 }
 
 test('gateway:<upstream> scopes: each role sees and calls only the upstreams it names', async () => {
-  const dir = mkdtempSync(join(tmpdir(), 'hm-gwscopes-'));
-  const up = (name) => `  ${name}:\n    command: ${JSON.stringify(process.execPath)}\n` +
-    `    args: ${JSON.stringify([FAKE])}\n    tools: {include: ["echo"]}\n`;
-  const gw = join(dir, 'gateway.yaml');
-  writeFileSync(gw, `upstreams:\n${up('files')}${up('web')}`);
-  chmodSync(gw, 0o600);
+  const { dir, gw } = twoUpstreams();
   const tok = { filer: randomBytes(32).toString('hex'), reader: randomBytes(32).toString('hex') };
   const tokens = join(dir, 'tokens.yaml');
   writeFileSync(tokens, 'tokens:\n' +
@@ -79,40 +81,21 @@ test('gateway:<upstream> scopes: each role sees and calls only the upstreams it 
 // An OAuth client may ask for an upstream too: the consent page lists gateway:files, and the
 // token it gets shows that upstream's tools and no other.
 test('an OAuth client granted gateway:files sees files__echo, not web__echo', async () => {
-  const { spawnSync } = await import('node:child_process');
-  const { createServer } = await import('node:net');
-  const { HERMES } = await import('./lib.mjs');
-  const PASS = 'correct horse battery staple';
   const REDIRECT = 'http://127.0.0.1:7777/callback';
-  const port = await new Promise((res) => { const s = createServer(); s.listen(0, '127.0.0.1', () => { const p = s.address().port; s.close(() => res(p)); }); });
-  const issuer = `http://127.0.0.1:${port}`;
-  const dir = mkdtempSync(join(tmpdir(), 'hm-gwscopes-'));
-  const up = (name) => `  ${name}:\n    command: ${JSON.stringify(process.execPath)}\n` +
-    `    args: ${JSON.stringify([FAKE])}\n    tools: {include: ["echo"]}\n`;
-  const gw = join(dir, 'gateway.yaml');
-  writeFileSync(gw, `upstreams:\n${up('files')}${up('web')}`);
-  chmodSync(gw, 0o600);
-  const srv = await startHermes({ GATEWAY_FILE: gw, MCP_PORT: String(port), OAUTH_ISSUER_URL: issuer });
+  const { dir, gw } = twoUpstreams();
+  const { srv, issuer } = await startOAuth({ GATEWAY_FILE: gw });
   try {
-    const pw = spawnSync(HERMES, ['oauth', 'passwd', '--env-file', srv.envFile], { input: `${PASS}\n`, encoding: 'utf8' });
-    assert.equal(pw.status, 0, pw.stderr);
     const reg = await (await fetch(`${issuer}/register`, { method: 'POST', headers: { 'Content-Type': 'application/json' },
       body: JSON.stringify({ redirect_uris: [REDIRECT], token_endpoint_auth_method: 'none' }) })).json();
-    const verifier = randomBytes(32).toString('base64url');
+    const { verifier, challenge } = pkce();
     const u = new URL(`${issuer}/authorize`);
     for (const [k, v] of Object.entries({ response_type: 'code', client_id: reg.client_id, redirect_uri: REDIRECT, state: 's',
-      code_challenge: createHash('sha256').update(verifier).digest('base64url'), code_challenge_method: 'S256',
+      code_challenge: challenge, code_challenge_method: 'S256',
       scope: 'hermes:read gateway:files' })) u.searchParams.set(k, v);
-    const page = await fetch(u);
-    const html = await page.text();
+    const { page, html, res: ok, code } = await approveConsent(issuer, u);
     assert.equal(page.status, 200, html);
     assert.ok(html.includes('<code>gateway:files</code>'), 'the consent page names the upstream');
-    const csrf = /name="csrf" value="([0-9a-f]{64})"/.exec(html)[1];
-    const ok = await fetch(`${issuer}/authorize`, { method: 'POST', redirect: 'manual',
-      headers: { 'Content-Type': 'application/x-www-form-urlencoded', Origin: issuer },
-      body: new URLSearchParams({ csrf, passphrase: PASS, action: 'approve' }).toString() });
     assert.equal(ok.status, 302);
-    const code = new URL(ok.headers.get('location')).searchParams.get('code');
     const tok = await (await fetch(`${issuer}/token`, { method: 'POST', headers: { 'Content-Type': 'application/x-www-form-urlencoded' },
       body: new URLSearchParams({ grant_type: 'authorization_code', client_id: reg.client_id, code, code_verifier: verifier, redirect_uri: REDIRECT }).toString() })).json();
     assert.equal(tok.scope, 'hermes:read gateway:files');

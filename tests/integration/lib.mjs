@@ -332,14 +332,22 @@ export function everythingPath() {
   return everything;
 }
 
+// A Node HTTP upstream (a script and its args in argv, more environment in env) started under
+// this node and pushed onto children (the caller's list to kill), if given; resolves once its
+// stderr names port (it says where it listens). The process, its stderr in proc.stderrText.
+export async function startNodeUpstream(argv, port, { env = {}, children } = {}) {
+  const proc = spawn(process.execPath, argv, { env: { ...process.env, ...env }, stdio: ['ignore', 'ignore', 'pipe'] });
+  children?.push(proc);
+  proc.stderrText = '';
+  proc.stderr.on('data', (d) => { proc.stderrText += d; });
+  await until(() => proc.stderrText.includes(`${port}`), `upstream listening on ${port}`, 15000);
+  return proc;
+}
+
 // server-everything in its Streamable HTTP mode (a session-era upstream) on a free port.
 export async function startEverythingHttp() {
   const port = await freePort();
-  const proc = spawn(process.execPath, [everythingPath(), 'streamableHttp'],
-    { env: { ...process.env, PORT: String(port) }, stdio: ['ignore', 'ignore', 'pipe'] });
-  let err = '';
-  proc.stderr.on('data', (d) => { err += d; });
-  await until(() => err.includes(`${port}`), `upstream listening on ${port}`, 15000);
+  const proc = await startNodeUpstream([everythingPath(), 'streamableHttp'], port, { env: { PORT: String(port) } });
   return { proc, port, url: `http://127.0.0.1:${port}/mcp`, kill: () => proc.kill('SIGKILL') };
 }
 

@@ -11,14 +11,15 @@ import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { createServer as createHttpsServer } from 'node:https';
 import { spawnSync } from 'node:child_process';
-import { createHash, randomBytes } from 'node:crypto';
+import { createHash } from 'node:crypto';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { auth } from '@modelcontextprotocol/sdk/client/auth.js';
-import { startOAuth, until, post, INIT, HERMES, OAUTH_PASS as PASS, freePort, oauthProvider } from './lib.mjs';
+import { startOAuth, until, post, INIT, HERMES, OAUTH_PASS as PASS, freePort, oauthProvider,
+  pkce, approveConsent } from './lib.mjs';
 
 const REDIRECT = 'http://127.0.0.1:7777/callback';
 const CHALLENGE = 'E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGMSstw-cM';
@@ -309,18 +310,12 @@ test('two long client_id URLs alike in their first 58 characters are two princip
     const ids = ['one', 'two'].map((n) => docUrl(`/connectors/hermes/metadata/documents/client-${n}.json`));
     assert.ok(ids.every((id) => id.length > 58) && ids[0].slice(0, 58) === ids[1].slice(0, 58));
     for (const id of ids) {
-      const verifier = randomBytes(32).toString('base64url');
+      const { verifier, challenge } = pkce();
       const u = authorizeUrl(issuer, id);
-      u.searchParams.set('code_challenge', createHash('sha256').update(verifier).digest('base64url'));
-      const page = await fetch(u);
-      const html = await page.text();
+      u.searchParams.set('code_challenge', challenge);
+      const { page, html, res: ok, code } = await approveConsent(issuer, u);
       assert.equal(page.status, 200, html);
-      const csrf = /name="csrf" value="([0-9a-f]{64})"/.exec(html)[1];
-      const ok = await fetch(`${issuer}/authorize`, { method: 'POST', redirect: 'manual',
-        headers: { 'Content-Type': 'application/x-www-form-urlencoded', Origin: issuer },
-        body: new URLSearchParams({ csrf, passphrase: PASS, action: 'approve' }).toString() });
       assert.equal(ok.status, 302);
-      const code = new URL(ok.headers.get('location')).searchParams.get('code');
       const tok = await fetch(`${issuer}/token`, { method: 'POST', headers: { 'Content-Type': 'application/x-www-form-urlencoded' },
         body: new URLSearchParams({ grant_type: 'authorization_code', client_id: id, code, code_verifier: verifier, redirect_uri: REDIRECT }).toString() });
       assert.equal(tok.status, 200);

@@ -135,6 +135,18 @@ async function withServer(args, fn) {
 
 const T = { timeout: 10000 };
 
+// Opens a session that offers sampling and calls test_sampling on a raw connection, until the
+// server's sampling request arrives on that POST stream: {h, a (the connection), body (the
+// stream so far), outgoing (the sampling request)}.
+async function samplingCall(srv, conn) {
+  const { h } = await session(srv, { caps: { sampling: {} } });
+  const a = await conn();
+  send(a, srv, 'POST', h, call(2, 'test_sampling', { prompt: 'hi' }));
+  await until(() => /sampling\/createMessage/.test(a.buf), 'the sampling request on the POST stream');
+  const body = parseResponse(a.buf).body;
+  return { h, a, body, outgoing: messages(body).find((m) => m.method === 'sampling/createMessage') };
+}
+
 // p1: a request arriving on a kept-alive connection while the shutdown drains was answered 503
 // by httpd while the engine still held it: use after free when its call ended.
 test('drain: a call arriving on a kept-alive connection during SIGTERM gets 503, exit 0', T, async () => {
@@ -173,15 +185,11 @@ test('drain: a call arriving on a kept-alive connection during SIGTERM gets 503,
 // (the deadline test below is the one that crashed; this one checks where a result goes).
 test('takeover of a live POST stream by Last-Event-ID: the POST ends, the resumed stream gets the answer', T, async () => {
   await withServer([], async (srv, conn) => {
-    const { h } = await session(srv, { caps: { sampling: {} } });
-    const a = await conn();
-    send(a, srv, 'POST', h, call(2, 'test_sampling', { prompt: 'hi' }));
-    await until(() => /sampling\/createMessage/.test(a.buf), 'the sampling request on the POST stream');
+    const { h, a, body, outgoing } = await samplingCall(srv, conn);
     const pr = parseResponse(a.buf);
     assert.equal(pr.status, 200);
     assert.equal(pr.headers['content-type'], 'text/event-stream');
-    const outgoing = messages(pr.body).find((m) => m.method === 'sampling/createMessage');
-    const last = eventIds(pr.body).at(-1);
+    const last = eventIds(body).at(-1);
     const g = await conn();
     send(g, srv, 'GET', { ...h, Accept: 'text/event-stream', 'Last-Event-ID': last });
     const gr = await response(g, { complete: false });
@@ -202,12 +210,8 @@ test('takeover of a live POST stream by Last-Event-ID: the POST ends, the resume
 
 test('takeover, then the call deadline: -32001 on the resumed stream, once', T, async () => {
   await withServer(['--call-timeout', '1000'], async (srv, conn) => {
-    const { h } = await session(srv, { caps: { sampling: {} } });
-    const a = await conn();
-    send(a, srv, 'POST', h, call(2, 'test_sampling', { prompt: 'hi' }));
-    await until(() => /sampling\/createMessage/.test(a.buf), 'the sampling request on the POST stream');
-    const outgoing = messages(parseResponse(a.buf).body).find((m) => m.method === 'sampling/createMessage');
-    const last = eventIds(parseResponse(a.buf).body).at(-1);
+    const { h, a, body, outgoing } = await samplingCall(srv, conn);
+    const last = eventIds(body).at(-1);
     const g = await conn();
     send(g, srv, 'GET', { ...h, Accept: 'text/event-stream', 'Last-Event-ID': last });
     assert.equal((await response(g, { complete: false })).status, 200);
@@ -226,11 +230,7 @@ test('takeover, then the call deadline: -32001 on the resumed stream, once', T, 
 // request was dropped without calling its reply callback, so the call and its session leaked.
 test('cancel of a call waiting on the client: its stream ends without a result, nothing leaks', T, async () => {
   await withServer([], async (srv, conn) => {
-    const { h } = await session(srv, { caps: { sampling: {} } });
-    const a = await conn();
-    send(a, srv, 'POST', h, call(2, 'test_sampling', { prompt: 'hi' }));
-    await until(() => /sampling\/createMessage/.test(a.buf), 'the sampling request on the POST stream');
-    const outgoing = messages(parseResponse(a.buf).body).find((m) => m.method === 'sampling/createMessage');
+    const { h, a, outgoing } = await samplingCall(srv, conn);
     const c = await post(srv, cancelled(2), h);
     assert.equal(c.status, 202);
     const r = await response(a);
@@ -246,12 +246,7 @@ test('cancel of a call waiting on the client: its stream ends without a result, 
 
 test('hang-up while a call waits on the client is not a cancel: the answer completes it for a resume', T, async () => {
   await withServer([], async (srv, conn) => {
-    const { h } = await session(srv, { caps: { sampling: {} } });
-    const a = await conn();
-    send(a, srv, 'POST', h, call(2, 'test_sampling', { prompt: 'hi' }));
-    await until(() => /sampling\/createMessage/.test(a.buf), 'the sampling request on the POST stream');
-    const body = parseResponse(a.buf).body;
-    const outgoing = messages(body).find((m) => m.method === 'sampling/createMessage');
+    const { h, a, body, outgoing } = await samplingCall(srv, conn);
     const last = eventIds(body).at(-1);
     a.destroy();
     await barrier(srv, h); // the server has seen the hang-up
@@ -269,11 +264,7 @@ test('hang-up while a call waits on the client is not a cancel: the answer compl
 
 test('hang-up, then DELETE, while a call waits on the client: the call ends, nothing leaks', T, async () => {
   await withServer([], async (srv, conn) => {
-    const { h } = await session(srv, { caps: { sampling: {} } });
-    const a = await conn();
-    send(a, srv, 'POST', h, call(2, 'test_sampling', { prompt: 'hi' }));
-    await until(() => /sampling\/createMessage/.test(a.buf), 'the sampling request on the POST stream');
-    const outgoing = messages(parseResponse(a.buf).body).find((m) => m.method === 'sampling/createMessage');
+    const { h, a, outgoing } = await samplingCall(srv, conn);
     a.destroy();
     await barrier(srv, h);
     const d = await fetch(srv.url, { method: 'DELETE', headers: h });
@@ -285,10 +276,7 @@ test('hang-up, then DELETE, while a call waits on the client: the call ends, not
 
 test('SIGTERM with a hung-up call still waiting on the client exits 0 and leaks nothing', T, async () => {
   await withServer([], async (srv, conn) => {
-    const { h } = await session(srv, { caps: { sampling: {} } });
-    const a = await conn();
-    send(a, srv, 'POST', h, call(2, 'test_sampling', { prompt: 'hi' }));
-    await until(() => /sampling\/createMessage/.test(a.buf), 'the sampling request on the POST stream');
+    const { h, a } = await samplingCall(srv, conn);
     a.destroy();
     await barrier(srv, h);
     // withServer stops it: exit 0, no sanitizer report.

@@ -13,6 +13,7 @@
 #include "config.h"
 #include "dotenvfile.h"
 #include "envfile.h"
+#include "scratch.h"
 
 static char dir[] = "/tmp/hm-config-XXXXXX";
 static char path[256];
@@ -223,22 +224,7 @@ static void envfile_set_replaces_one_key_atomically(void **state)
     assert_string_equal(buf, "MCP_AUTH_TOKEN=fresh\n");
 }
 
-static int setup(void **state)
-{
-    (void)state;
-    if (mkdtemp(dir) == NULL)
-        return -1;
-    snprintf(path, sizeof path, "%s/env", dir);
-    return 0;
-}
-
-static int teardown(void **state)
-{
-    (void)state;
-    unlink(path);
-    rmdir(dir);
-    return 0;
-}
+SCRATCH_FIXTURES_FILE(dir, path, "env")
 
 /* Retention (issue 12): 30 days and 10,000 tasks unless set; 0 turns a limit off; anything
  * that is not a number in range is refused with the key named. */
