@@ -1,4 +1,4 @@
-// Hostile paths for per-root instances (issue 15, "Tests"): a caller chooses which upstream
+// Hostile paths for per-root instances: a caller chooses which upstream
 // process serves it, and in which directory, by the instances.by argument, so it must not
 // reach outside the roots by "..", a symlink, a trailing slash, a sibling sharing the root's
 // prefix (/srv/work2 vs /srv/work), a relative path, a NUL or an overlong value. Each is

@@ -1,4 +1,4 @@
-// Hostile startup_context files (issue 15, behaviour 6): whatever sits at a configured path, the
+// Hostile startup_context files: whatever sits at a configured path, the
 // tool answers at once with at most the configured bytes and never another file's content: a
 // link to /dev/zero or to a file outside, a FIFO with a writer that never writes, a directory,
 // files far past the caps (the 4 MiB total holds even when every max_bytes is 4 MiB), and

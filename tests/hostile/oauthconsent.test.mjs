@@ -1,4 +1,4 @@
-// Consent slots under a flood of GET /authorize (issue 16 review): whoever opens many consent
+// Consent slots under a flood of GET /authorize: whoever opens many consent
 // pages must not evict the owner's open one (then the right passphrase would get 403). One
 // address holds at most 16 open consents (429), a full table answers 503 with a page rather
 // than evicting, and HEAD opens none. TRUSTED_PROXIES lets the test speak from many addresses.

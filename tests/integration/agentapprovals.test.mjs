@@ -1,4 +1,4 @@
-// The Hermes agent's own approvals (issue 15, behaviour 3). First the fake agent's approval
+// The Hermes agent's own approvals. First the fake agent's approval
 // states, over its HTTP API (waiting_for_approval, POST /approval once|deny, 409, 400), then the
 // bridge: a run a hermes_task follows that waits for approval is in the operator's queue
 // (`hermes-mcp approvals`), and `approve`/`deny` answer the agent.

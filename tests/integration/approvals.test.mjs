@@ -1,4 +1,4 @@
-// Approvals out of band (issue 15 behaviour 2): a gateway tool guarded `approve` waits, the
+// Approvals out of band: a gateway tool guarded `approve` waits, the
 // connection held, until the operator answers on the control socket with the CLI
 // (`hermes-mcp approvals [--json] | approve ID | deny ID --reason TEXT`, same --env-file).
 // Approve: the call goes upstream as an unguarded one. Deny: approval_denied with the reason.

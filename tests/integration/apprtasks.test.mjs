@@ -1,4 +1,4 @@
-// An approve-guarded gateway call as an MCP task (issue 15 behaviour 2, last sentence): a
+// An approve-guarded gateway call as an MCP task: a
 // 2026-07-28 client that declared io.modelcontextprotocol/tasks gets a CreateTaskResult at once
 // instead of holding its connection while the operator decides; the approval is queued as for a
 // held call and decided with the real CLI (`hermes-mcp approvals --json | approve ID | deny ID

@@ -4,7 +4,7 @@
 // Codex CLI, mcp-remote and MCP Inspector. Each goes end to end as that client does: its
 // registration body as-is (or the operator's minted client), the owner's consent, the code, the
 // token request with its client authentication, a refresh, and tools/list with the token. Then
-// what confidential registrations (issue 25, item 1) must hold: the secret shown once and kept
+// what confidential registrations must hold: the secret shown once and kept
 // only as a hash, required at /token and /revoke (by Basic or in the body), a clients file from
 // before them still read, and scopes the server does not know dropped rather than refused.
 import { test } from 'node:test';

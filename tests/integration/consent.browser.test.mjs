@@ -1,4 +1,4 @@
-// The consent page in a real browser (issue 16, "Tests"): Debian's chromium, driven by
+// The consent page in a real browser: Debian's chromium, driven by
 // puppeteer-core (scripts/node-tools.sh; no browser download), opens /authorize as the owner
 // would. The owner types the passphrase and allows: chromium follows the redirect to the
 // client's callback with a code that /token exchanges, and the token opens /mcp. Then what a

@@ -1,10 +1,10 @@
-// Drop-in leftovers (issue 25, point 8). Seed 002's OAuth-only env file (no MCP_AUTH_TOKEN; an
-// issuer, a static client, HERMES_API_KEY, BIND_HOST) starts the real binary: a client gets its
-// token through the OAuth dance with the owner's consent passphrase and calls a tool, and no
-// static bearer token gets in; doctor accepts the setup; a file with no way to authenticate is
-// still refused. Seed 002's tool names (hermes_ask, hermes_check; job_id on hermes_cancel) work
-// through the official SDK client. whoami tells a principal who it is (owner, a TOKENS_FILE role,
-// an OAuth client) and never the token.
+// Drop-in leftovers. The Python hermes-mcp's OAuth-only env file (no MCP_AUTH_TOKEN; an issuer, a
+// static client, HERMES_API_KEY, BIND_HOST) starts the real binary: a client gets its token through
+// the OAuth dance with the owner's consent passphrase and calls a tool, and no static bearer token
+// gets in; doctor accepts the setup; a file with no way to authenticate is still refused. The
+// Python server's tool names (hermes_ask, hermes_check; job_id on hermes_cancel) work through the
+// official SDK client. whoami tells a principal who it is (owner, a TOKENS_FILE role, an OAuth
+// client) and never the token.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
@@ -22,7 +22,8 @@ const REDIRECT = 'http://127.0.0.1:7777/callback';
 
 const mint = mintClient;
 
-// A Hermes .env naming the fake's address and no key: seed 002 gives the key as HERMES_API_KEY.
+// A Hermes .env naming the fake's address and no key: the Python server's env file gives the key as
+// HERMES_API_KEY.
 function keylessAgentEnv(fake, dir) {
   const f = join(dir, 'agent.env');
   writeFileSync(f, `API_SERVER_HOST=127.0.0.1\nAPI_SERVER_PORT=${fake.port}\n`);
@@ -30,8 +31,8 @@ function keylessAgentEnv(fake, dir) {
   return f;
 }
 
-// Seed 002's env file, as its users have it: no MCP_AUTH_TOKEN.
-async function startSeed002(fake, dir, extra = {}) {
+// The Python server's env file, as its users have it: no MCP_AUTH_TOKEN.
+async function startPythonEnv(fake, dir, extra = {}) {
   const { id, secret } = mint();
   const port = await freePort();
   const issuer = `http://127.0.0.1:${port}`;
@@ -52,7 +53,7 @@ async function consent(issuer, authUrl) {
 // The official SDK client's OAuth dance with the pasted static client; its tokens.
 async function oauthTokens(srv, issuer, id, secret) {
   const { st, provider } = oauthProvider(REDIRECT, {
-    clientMetadata: { redirect_uris: [REDIRECT], client_name: 'seed 002 connector' },
+    clientMetadata: { redirect_uris: [REDIRECT], client_name: 'python-era connector' },
     clientInformation: () => ({ client_id: id, client_secret: secret }),
     saveClientInformation: () => { throw new Error('no registration with a static client'); },
   });
@@ -65,10 +66,10 @@ async function oauthTokens(srv, issuer, id, secret) {
 const bearer = (token) => ({ Authorization: `Bearer ${token}` });
 const connect = (url, headers) => connectClient(url, { name: 'dropin-it', version: '1', headers });
 
-test('seed 002\'s OAuth-only env file starts; an OAuth client calls a tool; no static bearer gets in', async () => {
+test('the Python server\'s OAuth-only env file starts; an OAuth client calls a tool; no static bearer gets in', async () => {
   const fake = await startFake();
   const dir = mkdtempSync(join(tmpdir(), 'hm-dropin-'));
-  const { srv, issuer, id, secret } = await startSeed002(fake, dir);
+  const { srv, issuer, id, secret } = await startPythonEnv(fake, dir);
   try {
     await until(() => /no MCP_AUTH_TOKEN: no static owner token/.test(srv.proc.stderrText), 'the OAuth-only note');
     const { provider } = await oauthTokens(srv, issuer, id, secret);
@@ -132,7 +133,7 @@ test('no MCP_AUTH_TOKEN, TOKENS_FILE nor OAUTH_ISSUER_URL: serve refuses and say
     writeFileSync(env, `MCP_PORT=0\nOAUTH_ISSUER_URL=http://127.0.0.1:9\n`);
     const d2 = spawnSync(HERMES, ['doctor', '--no-probe', '--env-file', env], { encoding: 'utf8' });
     assert.match(d2.stdout, /^FAIL +no OAuth consent passphrase .* and no MCP_AUTH_TOKEN: nobody can sign in/m, d2.stdout);
-    // Seed 002's secrets make the env file's mode matter even without MCP_AUTH_TOKEN.
+    // Its secrets make the env file's mode matter even without MCP_AUTH_TOKEN.
     writeFileSync(env, `MCP_PORT=0\nOAUTH_ISSUER_URL=http://127.0.0.1:9\nOAUTH_CLIENT_ID=c1\nOAUTH_CLIENT_SECRET=${'s'.repeat(40)}\n`);
     chmodSync(env, 0o644);
     const r3 = spawnSync(HERMES, ['serve', '--env-file', env], { encoding: 'utf8', timeout: 10000 });
@@ -171,21 +172,21 @@ test('a TOKENS_FILE-only server whose env file loses TOKENS_FILE on reload keeps
   }
 });
 
-// ---------- seed 002's tool names ----------
+// ---------- the Python server's tool names ----------
 
 const ASK_PROPS = ['async_mode', 'prompt', 'session_id', 'toolsets'];
 const chats = (fake) => fake.received().filter((r) => r.path === '/v1/chat/completions');
 
 // hermes_ask sync and async, hermes_check by job_id until the result, hermes_cancel by job_id.
 async function exerciseAliases(client, fake) {
-  let r = await client.callTool({ name: 'hermes_ask', arguments: { prompt: 'seed 002 asks', session_id: 'chat-7',
+  let r = await client.callTool({ name: 'hermes_ask', arguments: { prompt: 'the older names ask', session_id: 'chat-7',
     toolsets: ['web', 'terminal'] } });
   assert.equal(r.isError, false, JSON.stringify(r));
   assert.equal(r.structuredContent.status, 'completed');
-  const sent = chats(fake).find((q) => JSON.stringify(q.body).includes('seed 002 asks'));
+  const sent = chats(fake).find((q) => JSON.stringify(q.body).includes('the older names ask'));
   assert.ok(sent, 'the prompt reached the agent');
   assert.equal(sent.headers['x-hermes-session-id'], 'gb-sess-hermes-chat-7', 'session_id is our session');
-  assert.ok(!JSON.stringify(sent.body).includes('terminal'), 'toolsets is ignored, as seed 002 did');
+  assert.ok(!JSON.stringify(sent.body).includes('terminal'), 'toolsets is ignored, as the Python server did');
   // async_mode: the id comes back at once; hermes_check(job_id) polls it to its result.
   r = await client.callTool({ name: 'hermes_ask', arguments: { prompt: 'slow one [delay=600]', async_mode: true } });
   assert.equal(r.isError, false, JSON.stringify(r));
@@ -204,7 +205,7 @@ async function exerciseAliases(client, fake) {
   assert.equal(done.structuredContent.status, 'completed');
   const result = await client.callTool({ name: 'hermes_result', arguments: { id: jobId } });
   assert.deepEqual(done.structuredContent, result.structuredContent, 'hermes_check answers what hermes_result does');
-  // hermes_cancel takes seed 002's job_id for our id.
+  // hermes_cancel takes the Python server's job_id for our id.
   r = await client.callTool({ name: 'hermes_cancel', arguments: { job_id: jobId } });
   assert.equal(r.isError, false, JSON.stringify(r));
   assert.equal(r.structuredContent.already_finished, true);
@@ -225,8 +226,8 @@ async function exerciseAliases(client, fake) {
   r = await client.callTool({ name: 'hermes_ask', arguments: { prompt: 'x', model: 'gpt' } });
   assert.equal(r.structuredContent.error, 'invalid_arguments');
   assert.match(r.structuredContent.message, /unknown field 'model'/);
-  // Seed 002 forwarded any session_id: one that is no session name of ours (a UUID, upper case)
-  // is mapped to one by a digest, the same each time; control characters are refused.
+  // The Python server forwarded any session_id: one that is no session name of ours (a UUID, upper
+  // case) is mapped to one by a digest, the same each time; control characters are refused.
   const uuid = '3F2504E0-4F89-11D3-9A0C-0305E82C3301';
   const mapped = `gb-sess-hermes-s002-${createHash('sha256').update(uuid).digest('hex').slice(0, 32)}`;
   for (const prompt of ['uuid session one', 'uuid session two']) {
@@ -242,7 +243,7 @@ async function exerciseAliases(client, fake) {
   assert.equal(r.structuredContent.error, 'invalid_arguments');
 }
 
-test('seed 002\'s names by default: callable (hermes_ask, hermes_check, job_id) but not listed', async () => {
+test('the Python server\'s names by default: callable (hermes_ask, hermes_check, job_id) but not listed', async () => {
   const fake = await startFake();
   const srv = await startHermes({ HERMES_ENV_PATH: agentEnv(fake) });
   try {
@@ -257,7 +258,7 @@ test('seed 002\'s names by default: callable (hermes_ask, hermes_check, job_id) 
   }
 });
 
-test('MCP_TOOL_ALIASES=1: tools/list shows hermes_ask and hermes_check as aliases with seed 002\'s schemas', async () => {
+test('MCP_TOOL_ALIASES=1: tools/list shows hermes_ask and hermes_check as aliases with the Python server\'s schemas', async () => {
   const fake = await startFake();
   const srv = await startHermes({ HERMES_ENV_PATH: agentEnv(fake), MCP_TOOL_ALIASES: '1' });
   try {

@@ -1,4 +1,4 @@
-// Both protocol eras on one endpoint, driven by real clients of each (issue 13, item 6): the
+// Both protocol eras on one endpoint, driven by real clients of each: the
 // TypeScript SDK v2 client (@modelcontextprotocol/client, scripts/node-tools.sh client) pinned to
 // 2026-07-28, in auto mode and in legacy mode; the SDK 1.x client; MCP Inspector v2's CLI with
 // --protocol-era modern/auto; mcp-remote --protocol auto; and raw fetch for the new era's errors.
@@ -187,7 +187,8 @@ test('SDK v2 pinned to 2026-07-28: discover, list, sync call, tool error, unknow
     for (const e of posts(wire).filter((x) => x.body?.method === 'tools/call'))
       assert.equal(e.headers.get('mcp-name'), e.body.params.name, 'Mcp-Name header');
     await client.close();
-    // The audit log saw the probe answered and no failed connect (issue 13: a 400 on every connect).
+    // The audit log saw the probe answered and no failed connect (a session-era answer to the probe
+    // failed every connect with 400).
     const lines = await until(() => { const l = r.audit(); return l.some((x) => x.rpc_method === 'tools/call') && l; }, 'audit lines');
     assert.ok(lines.some((x) => x.rpc_method === 'server/discover' && x.status === 200), JSON.stringify(lines));
     assert.ok(!lines.some((x) => x.rpc_method === 'initialize'), 'no initialize in the audit log');

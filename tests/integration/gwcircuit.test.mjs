@@ -1,4 +1,4 @@
-// The gateway's circuit breaker (issue 14, behaviour 4) with tests/fakes/fake-upstream.mjs: a
+// The gateway's circuit breaker with tests/fakes/fake-upstream.mjs: a
 // child that crashes and then fails its next starts (--fail-starts) is restarted with backoff;
 // after 5 failures in a row it is open-circuit for the backoff period: calls fail fast with
 // upstream_unavailable saying so and when it is tried again, /readyz and /metrics say `open`,

@@ -1,10 +1,10 @@
-// Gateway-file settings that used to pass silently (issue 25, points 7 and 8): an upstream with
-// `enabled: false` (seed 003's field) is validated but never started nor exposed, and says so in
+// Gateway-file settings that used to pass silently: an upstream with `enabled: false` (a field of
+// Hermes' own MCP client configuration) is validated but never started nor exposed, and says so in
 // serve's log, `gateway check` and `doctor`; tools.include beside a non-empty tools.exclude
-// (exclude is then ignored, seed 003's rule) is warned about in all three; an include glob that
-// matches none of its upstream's tools is warned about at start and by `gateway check --probe`.
-// Real binary, real SDK client, tests/fakes/fake-upstream.mjs as the upstreams (--starts records
-// each process that started).
+// (exclude is then ignored, as in Hermes' MCP client configuration) is warned about in all three;
+// an include glob that matches none of its upstream's tools is warned about at start and by
+// `gateway check --probe`. Real binary, real SDK client, tests/fakes/fake-upstream.mjs as the
+// upstreams (--starts records each process that started).
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';

@@ -1,4 +1,4 @@
-// Per-root upstream instances and expect_tools (issue 15, behaviour 5). An upstream with
+// Per-root upstream instances and expect_tools. An upstream with
 // instances: {by: cwd, roots, max, idle_s} gets one process per project root (the root plus the
 // first component below it), started in that directory; the same root reuses its process, max
 // stops the least recently used idle one (busy when every one has calls), idle_s stops one

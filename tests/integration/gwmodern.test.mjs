@@ -1,4 +1,4 @@
-// Issue 14, behaviour 7: the gateway's client speaks 2026-07-28 to an HTTP upstream that offers
+// The gateway's client speaks 2026-07-28 to an HTTP upstream that offers
 // it (server/discover answered with it: no initialize, no session, every request naming the
 // version in _meta and headers) and falls back to initialize for one that does not. Modern
 // upstreams: hermes-mcp itself (its audit log shows the methods we sent it) and

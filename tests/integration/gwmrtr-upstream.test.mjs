@@ -1,4 +1,4 @@
-// Issue 14, behaviours 3 and 7, with issue 13's input-required results: an upstream of MCP
+// Upstream requests relayed, with the input-required results of MCP 2026-07-28: an upstream of MCP
 // 2026-07-28 asks for input by answering a tools/call with resultType "input_required"
 // (inputRequests + requestState) and forgetting the call. The gateway relays it: to a
 // 2026-07-28 caller as its own input_required result (the same requests under the same keys,

@@ -1,4 +1,4 @@
-// What the gateway tells its operator (issue 14 behaviours 6 and 8): one audit line per proxied
+// What the gateway tells its operator: one audit line per proxied
 // call (upstream, exposed and original name, outcome, duration, principal; never arguments or
 // results) and /metrics per upstream (state, restarts, calls by outcome, errors, latency,
 // calls in flight, withheld tools); `gateway check --probe` and its exposed-names table. The

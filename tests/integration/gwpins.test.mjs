@@ -1,4 +1,4 @@
-// Pinned definitions, the rug-pull guard (issue 14 item 2): the first start pins a SHA-256 of
+// Pinned definitions, the rug-pull guard: the first start pins a SHA-256 of
 // each exposed tool's definition in GATEWAY_FILE.pins (mode 600); a later start, or a
 // re-discovery after an upstream restart, that finds a tool's description changed withholds it
 // (not listed, calls answered definition_changed, /readyz 503 naming it, logged once);

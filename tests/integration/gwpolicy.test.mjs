@@ -1,7 +1,8 @@
-// Guarded tools (plain and conditional confirm) and argument policies (issue 15 behaviours 1, 4; approve waits for the operator,
-// approvals.test.mjs has the rest): the SDK client lists, then calls, through the gateway in front of
-// tests/fakes/fake-upstream.mjs --policy-tools, which records every call it receives. A refused
-// call never reaches it; a secret refused is absent from the reply, our log and the audit log.
+// Guarded tools (plain and conditional confirm) and argument policies (approve, which waits for the
+// operator, approvals.test.mjs has the rest): the SDK client lists, then calls, through the gateway
+// in front of tests/fakes/fake-upstream.mjs --policy-tools, which records every call it receives. A
+// refused call never reaches it; a secret refused is absent from the reply, our log and the audit
+// log.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { writeFileSync, readFileSync, existsSync, chmodSync, mkdtempSync, rmSync } from 'node:fs';

@@ -1,4 +1,4 @@
-// Issue 14, behaviour 3, for clients of MCP 2026-07-28 (issue 13): such a client takes no request
+// Upstream requests relayed to clients of MCP 2026-07-28: such a client takes no request
 // during a call, so an upstream's elicitation/create or sampling/createMessage reaches it as an
 // input_required result carrying the upstream's request, with sealed state naming the held
 // upstream call; the client's retry with inputResponses sends its answer to the upstream, and

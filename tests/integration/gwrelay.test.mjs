@@ -1,6 +1,6 @@
-// Issue 14, behaviour 3: an upstream's sampling/createMessage or elicitation/create request made
-// during a call goes to the client that made the call (when it declared the capability) and the
-// client's answer goes back to the upstream; a client without the capability makes the upstream
+// Upstream requests relayed: an upstream's sampling/createMessage or elicitation/create request
+// made during a call goes to the client that made the call (when it declared the capability) and
+// the client's answer goes back to the upstream; a client without the capability makes the upstream
 // get a JSON-RPC error at once (its tool ends, nothing hangs). The real upstream is
 // @modelcontextprotocol/server-everything (trigger-sampling-request, trigger-elicitation-request),
 // over stdio and over Streamable HTTP, where two clients calling at once each get their own

@@ -1,4 +1,4 @@
-// A reloaded gateway file (issue 25 points 4 and 7): on SIGHUP the server reads GATEWAY_FILE
+// A reloaded gateway file: on SIGHUP the server reads GATEWAY_FILE
 // again. What only restricts applies to every call that starts after the reload (an approve
 // guard: the next call waits for `hermes-mcp approve`; an argument policy; an include that
 // leaves a tool out); a call in flight keeps what it started with. What needs a new process (a

@@ -1,4 +1,4 @@
-// Issue 14: an upstream's resources and prompts behind the gateway when its file says
+// An upstream's resources and prompts behind the gateway when its file says
 // tools.resources / tools.prompts: true (default false). The real upstream is
 // @modelcontextprotocol/server-everything over stdio; the official SDK client lists and reads
 // its resources (URIs kept) and lists and gets its prompts (prefixed like tools). An upstream

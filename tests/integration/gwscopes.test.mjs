@@ -1,4 +1,4 @@
-// The gateway:<upstream> scope (issue 16, item 6): an upstream's tools are for the owner and for
+// The gateway:<upstream> scope: an upstream's tools are for the owner and for
 // the principals whose scopes name that upstream. A TOKENS_FILE role with gateway:files sees and
 // calls files__echo and not web__echo (403 insufficient_scope naming gateway:web), a role without
 // any gateway scope sees no upstream tool, the owner sees both. The upstreams are

@@ -1,8 +1,8 @@
-// The smoke call (issue 14, behaviour 6): after each (re)initialize the gateway calls the
-// gateway file's smoke: {tool, arguments}; /readyz counts a required upstream ready only once it
-// passed. A JSON-RPC error, a result with isError: true and a nested provider error (seed 001: a
-// successful result whose JSON text says success: false) fail it; /readyz names the upstream and
-// the reason in our own words (never the upstream's text, which may quote a key). Driven by
+// The smoke call: after each (re)initialize the gateway calls the gateway file's smoke: {tool,
+// arguments}; /readyz counts a required upstream ready only once it passed. A JSON-RPC error, a
+// result with isError: true and a nested provider error (the Hermes gateway's rule: a successful
+// result whose JSON text says success: false) fail it; /readyz names the upstream and the reason in
+// our own words (never the upstream's text, which may quote a key). Driven by
 // tests/fakes/fake-upstream.mjs (--smoke-tools) and by server-everything's echo.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';

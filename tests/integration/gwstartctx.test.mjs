@@ -1,4 +1,4 @@
-// startup_context (issue 15, behaviour 6): the gateway file's startup_context.files are served by
+// startup_context: the gateway file's startup_context.files are served by
 // a gateway-owned tool that takes no arguments. Real client (official SDK, listTools first): the
 // files come back as UTF-8 text, each capped at max_bytes, invalid bytes replaced, missing ones
 // named as missing with the configured path (~ kept, never $HOME or errno text); a symlink

@@ -1,5 +1,5 @@
-// kill -9 of a stdio upstream's child during 100 concurrent calls from 4 SDK clients (issue 14,
-// "Tests"): calls are spread over the kill (some answered before it, some in flight, some sent
+// kill -9 of a stdio upstream's child during 100 concurrent calls from 4 SDK clients: calls are
+// spread over the kill (some answered before it, some in flight, some sent
 // while the child is down, some after it is back); every one gets an answer, a result that is
 // its own or upstream_unavailable, within a deadline (none hangs); the child comes back and
 // serves another 100; the server's open fds (/proc/PID/fd, all of them) return to their level

@@ -1,4 +1,4 @@
-// The test runners themselves (issue 25 point 9): a skipped test is a test that did not run, so
+// The test runners themselves: a skipped test is a test that did not run, so
 // it fails the run (tests/integration/run.sh for Node's runner, tests/run.sh for cmocka's unit
 // programs) unless a developer sets HM_ALLOW_SKIP=1 on their own machine. Each runner is given
 // one test that skips and one that passes.

@@ -1,5 +1,5 @@
 // An idle server costs nothing: once its clients are done it makes no system call at all
-// (no timer, no polling of the agent or the registry) until the next request (issue 12, part 4).
+// (no timer, no polling of the agent or the registry) until the next request.
 // Watched with strace for 31 s (the agent probe used to run every 30 s); skipped where strace is not installed (deps.apt has it; a skip fails the run).
 // serial: counts the system calls of an idle server for 31 s under strace.
 import { test } from 'node:test';

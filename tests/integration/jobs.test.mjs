@@ -1,5 +1,5 @@
 // Jobs across a reload that drops their agent, hermes_reset with runs in flight, and
-// hermes_cancel of a running sync task by id (issue 12, items 3, 6 and 8).
+// hermes_cancel of a running sync task by id.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { writeFileSync, chmodSync, mkdtempSync, mkdirSync, existsSync, readFileSync, rmSync } from 'node:fs';

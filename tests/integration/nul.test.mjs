@@ -1,4 +1,4 @@
-// "\u0000" in a JSON string is valid JSON (issue 12, item 2): the engine parses it, then every
+// "\u0000" in a JSON string is valid JSON: the engine parses it, then every
 // name it matches as a C string refuses it, so "test://static-text\u0000x" never passes for
 // "test://static-text" (a match by prefix). Checked on the conformance server, which has the
 // resources, prompts and a cancellable tool the bridge does not; the bridge's tool arguments

@@ -1,4 +1,4 @@
-// The OAuth resource server (issue 16, item 1): with OAUTH_ISSUER_URL set, a 401 names the
+// The OAuth resource server: with OAUTH_ISSUER_URL set, a 401 names the
 // protected resource metadata (RFC 9728) in WWW-Authenticate, the metadata is served without a
 // token at both well-known paths, a token in the query string is refused, and the official SDK
 // client's OAuth discovery follows the 401 to our metadata. Without OAUTH_ISSUER_URL none of it
@@ -144,9 +144,9 @@ test('an OAUTH_ISSUER_URL that is not a safe origin stops the server', async () 
 });
 
 // The OAuth token store (oauth-tokens.json beside the env file): hashes of issued tokens with
-// their grants. The authorization server that issues them comes later; here the test writes the
-// store as the server writes it, and the resource server must honour exactly the live access
-// tokens issued for its own MCP URL, across restarts.
+// their grants. Here the test writes the store itself, as the authorization server writes it,
+// and the resource server must honour exactly the live access tokens issued for its own MCP URL,
+// across restarts.
 test('stored access tokens: audience, expiry, kind and scope checked; kept across a restart', async () => {
   const { srv, issuer } = await startOAuth({}, false, { issuerSlash: true });
   const sha = (t) => createHash('sha256').update(t).digest('hex');

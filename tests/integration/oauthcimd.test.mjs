@@ -1,4 +1,4 @@
-// Client ID metadata documents (issue 16, item 2): a client_id that is an https URL names a JSON
+// Client ID metadata documents: a client_id that is an https URL names a JSON
 // document hermes-mcp fetches on its event loop. A throwaway CA and certificate (openssl) serve
 // the documents from a local https server the server trusts through OAUTH_CIMD_CA_FILE; as that
 // server is on 127.0.0.1, OAUTH_CIMD_ALLOW_HOSTS=localhost lets "localhost" resolve there, while

@@ -1,4 +1,4 @@
-// `hermes-mcp oauth clients` and `hermes-mcp oauth tokens` (issue 16, item 4): the owner lists the
+// `hermes-mcp oauth clients` and `hermes-mcp oauth tokens`: the owner lists the
 // OAuth clients (id, name, redirect hosts, created, last used) and the tokens (principal, kind,
 // state, expiry, family; never a token or its hash), and revokes a client with its tokens or
 // tokens by family or client, while the server runs: the server refuses them from the next

@@ -1,4 +1,4 @@
-// The OAuth 2.1 authorization server (issue 16, items 2-4): the official SDK client's auth()
+// The OAuth 2.1 authorization server: the official SDK client's auth()
 // runs the whole dance against build/hermes-mcp (discovery from the 401, dynamic registration,
 // PKCE S256, the owner's consent with passphrase and CSRF token read from the page as a browser
 // would, the code exchange, calls, refresh, a restart, calls still authorized), then the hostile

@@ -1,4 +1,4 @@
-// Third-party OAuth clients against build/hermes-mcp (issue 16, "Tests"): mcp-remote, the stdio
+// Third-party OAuth clients against build/hermes-mcp: mcp-remote, the stdio
 // proxy Claude Desktop users run, and the MCP Inspector v2 CLI each go through the whole flow on
 // their own: discovery from our 401, dynamic registration, PKCE, the authorization URL (their
 // "open a browser" is intercepted: a stub xdg-open on PATH for mcp-remote, which prints the URL

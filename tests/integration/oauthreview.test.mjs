@@ -1,4 +1,4 @@
-// Review findings on the OAuth authorization server (issue 16): a client registered with an
+// Corner cases of the OAuth authorization server: a client registered with an
 // allowed custom redirect scheme survives a restart and a re-read of the clients file (so
 // `oauth clients revoke` is seen), and a client that sends no redirect_uri to /authorize need
 // not send one to /token (RFC 6749 §4.1.3).

@@ -1,4 +1,4 @@
-// No secret in any log, audit line, error text or page (issue 16, "Timing" bullet): one server
+// No secret in any log, audit line, error text or page: one server
 // runs every OAuth flow, the good paths and the refused ones (DCR and the static confidential
 // client; consent with a wrong and a right passphrase; code exchange, replay, refresh, reuse,
 // revocation; a wrong client secret, a wrong PKCE verifier, a token in the query string; the

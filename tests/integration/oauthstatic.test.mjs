@@ -1,4 +1,4 @@
-// Seed 002's drop-in static confidential client (issue 16, item 5): OAUTH_CLIENT_ID and
+// The static confidential client the Python hermes-mcp had: OAUTH_CLIENT_ID and
 // OAUTH_CLIENT_SECRET in the env file are a pre-registered client that authenticates at /token
 // with client_secret_basic or client_secret_post (the secret compared in constant time, as
 // hashes); OAUTH_ALLOWED_REDIRECT_SCHEMES lists the app schemes its redirect URIs may use

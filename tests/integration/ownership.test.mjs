@@ -1,4 +1,4 @@
-// Task ownership (issue 25, point 3): every task and run belongs to the principal that created
+// Task ownership: every task and run belongs to the principal that created
 // it. Two TOKENS_FILE roles, alice and bob, share the default agent, each with the official SDK
 // client (tools listed before calling, as real clients do), both connected at once. Bob gets
 // from hermes_result, hermes_files, hermes_status and hermes_cancel the answer an id that does

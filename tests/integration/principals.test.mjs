@@ -1,4 +1,4 @@
-// Principals and scopes (issue 16, item 6): MCP_AUTH_TOKEN is "owner"; TOKENS_FILE adds one
+// Principals and scopes: MCP_AUTH_TOKEN is "owner"; TOKENS_FILE adds one
 // principal per role with its scopes, an agents: allowlist and an expiry. Each principal sees
 // only its tools (the official SDK client, listTools before callTool); a call outside its scopes
 // gets 403 insufficient_scope; an expired token 401; the audit log and /metrics name principals;

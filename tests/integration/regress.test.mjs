@@ -147,7 +147,7 @@ async function samplingCall(srv, conn) {
   return { h, a, body, outgoing: messages(body).find((m) => m.method === 'sampling/createMessage') };
 }
 
-// p1: a request arriving on a kept-alive connection while the shutdown drains was answered 503
+// A request arriving on a kept-alive connection while the shutdown drains was answered 503
 // by httpd while the engine still held it: use after free when its call ended.
 test('drain: a call arriving on a kept-alive connection during SIGTERM gets 503, exit 0', T, async () => {
   const srv = await startConformance();
@@ -180,7 +180,7 @@ test('drain: a call arriving on a kept-alive connection during SIGTERM gets 503,
   }
 });
 
-// p2: GET + Last-Event-ID took over a POST stream while the POST was attached; the exchange kept
+// GET + Last-Event-ID took over a POST stream while the POST was attached; the exchange kept
 // pointing at the POST's freed request and wrote into it when the call was answered with an error
 // (the deadline test below is the one that crashed; this one checks where a result goes).
 test('takeover of a live POST stream by Last-Event-ID: the POST ends, the resumed stream gets the answer', T, async () => {
@@ -226,7 +226,7 @@ test('takeover, then the call deadline: -32001 on the resumed stream, once', T, 
   });
 });
 
-// p3: a call waiting on the client's answer, without a cancel callback, cancelled: the pending
+// A call waiting on the client's answer, without a cancel callback, cancelled: the pending
 // request was dropped without calling its reply callback, so the call and its session leaked.
 test('cancel of a call waiting on the client: its stream ends without a result, nothing leaks', T, async () => {
   await withServer([], async (srv, conn) => {
@@ -283,7 +283,7 @@ test('SIGTERM with a hung-up call still waiting on the client exits 0 and leaks 
   });
 });
 
-// p4: a disconnect from a resumable POST stream cancelled the call, so the resumed stream never
+// A disconnect from a resumable POST stream cancelled the call, so the resumed stream never
 // carried the response (the spec: disconnection SHOULD NOT be interpreted as cancellation).
 test('hang-up from a resumable POST stream: GET with Last-Event-ID gets the rest and the result', T, async () => {
   await withServer([], async (srv, conn) => {
@@ -423,7 +423,7 @@ test('a plain GET after a Last-Event-ID takeover of the GET stream gets 409', T,
   });
 });
 
-// p6: a call whose id duplicated an in-flight one was not in the in-flight table, so DELETE did not
+// A call whose id duplicated an in-flight one was not in the in-flight table, so DELETE did not
 // cancel it; ending the session detached its POST stream and left the exchange pointing at the
 // freed request, which its deadline then wrote into.
 test('duplicate request id, then DELETE: the orphaned call times out harmlessly', T, async () => {
@@ -448,7 +448,7 @@ test('duplicate request id, then DELETE: the orphaned call times out harmlessly'
   });
 });
 
-// p7: batches with deferred members, cancels inside the batch, deadlines, hang-ups and DELETE.
+// Batches with deferred members, cancels inside the batch, deadlines, hang-ups and DELETE.
 test('batch: a member cancelled in the batch gets no answer, one past its deadline -32001', T, async () => {
   await withServer(['--call-timeout', '250'], async (srv, conn) => {
     const { h } = await session(srv, { version: '2025-03-26' });

@@ -1,4 +1,4 @@
-// Retention (issue 12): TASKS_MAX and TASKS_RETENTION_DAYS prune finished tasks (those with a
+// Retention: TASKS_MAX and TASKS_RETENTION_DAYS prune finished tasks (those with a
 // result.json), oldest first, at start and at reload (SIGHUP), never one in flight; a pruned id
 // is then unknown to hermes_result; `hermes-mcp tasks list|prune` shows and applies the same rule.
 import { test } from 'node:test';

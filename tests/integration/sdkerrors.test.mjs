@@ -1,7 +1,7 @@
 // Every tool error code, through the official TypeScript SDK client used the way real clients use
 // it: listTools() first (the client then validates every result, errors included, against the
 // outputSchema it listed), then callTool(). Each call must resolve with isError and its code, not
-// throw "Structured content does not match the tool's output schema" (issue 12, item 1).
+// throw "Structured content does not match the tool's output schema".
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import http from 'node:http';

@@ -1,4 +1,4 @@
-/* Unit tests for $HOME / ${HOME} in the env file's path values (seed 000's env files use them):
+/* Unit tests for $HOME / ${HOME} in the env file's path values (the Node bridge's env files use them):
  * expanded at the start of path-valued keys only, never in other values, and left alone when
  * HOME is not set. */
 #include <setjmp.h>

@@ -1,12 +1,13 @@
-// Seed 001's contract as a tested example: contrib/gateway/hermes-gateway.yaml, unchanged, run by
-// the real binary against fakes of its four upstreams (tests/fakes/fake-seed001.mjs: Context Mode
-// over Streamable HTTP, Hermes, Samchon Graph and the memory adapter over stdio), which advertise
-// the real tool names plus the ones seed 001 hides. The upstreams' commands and URL come from the
-// ${VAR}s the example reads, set here in the env file. With the official SDK client: the exposed
-// list is exactly seed 001's tools (written out below from the seed, not computed from our
-// output), each served by the upstream the seed names, the hidden ones absent and refused as
-// unknown without reaching their upstream, /readyz 200 once the smoke calls passed, and the
-// graph tool's cwd held inside the allowlisted roots (one graph process per project root).
+// The Hermes MCP Gateway's contract as a tested example: contrib/gateway/hermes-gateway.yaml,
+// unchanged, run by the real binary against fakes of its four upstreams
+// (tests/fakes/fake-example-upstreams.mjs: Context Mode over Streamable HTTP, Hermes, Samchon Graph
+// and the memory adapter over stdio), which advertise the real tool names plus the ones the
+// contract hides. The upstreams' commands and URL come from the ${VAR}s the example reads, set here
+// in the env file. With the official SDK client: the exposed list is exactly the contract's tools
+// (written out below from the contract, not computed from our output), each served by the upstream
+// the contract names, the hidden ones absent and refused as unknown without reaching their
+// upstream, /readyz 200 once the smoke calls passed, and the graph tool's cwd held inside the
+// allowlisted roots (one graph process per project root).
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn, spawnSync, execFile } from 'node:child_process';
@@ -16,10 +17,11 @@ import { join } from 'node:path';
 import { ROOT, HERMES, startHermes, until, freePort, connectClient } from './lib.mjs';
 
 const EXAMPLE = join(ROOT, 'contrib/gateway/hermes-gateway.yaml');
-const FAKE = join(ROOT, 'tests/fakes/fake-seed001.mjs');
+const FAKE = join(ROOT, 'tests/fakes/fake-example-upstreams.mjs');
 
-// Seed 001 (shared/seeds/001_*.txt), "the public MCP contract is 44 tools", by upstream.
-const SEED = {
+// The Hermes MCP Gateway's contract (docs/history.md): "the public MCP contract is 44 tools", by
+// upstream.
+const CONTRACT = {
   context: ['ctx_execute', 'ctx_execute_file', 'ctx_index', 'ctx_search', 'ctx_fetch_and_index',
     'ctx_batch_execute', 'ctx_stats', 'ctx_doctor', 'ctx_upgrade', 'ctx_purge', 'ctx_insight'],
   hermes: ['web_search', 'web_extract', 'vision_analyze', 'skills_list', 'skill_view',
@@ -33,11 +35,11 @@ const SEED = {
   memory: ['memory_profile', 'memory_search', 'memory_context', 'memory_reasoning', 'memory_conclude'],
   gateway: ['startup_context'],
 };
-const SEED_TOOLS = Object.values(SEED).flat();
-// Seed 001: "Mutations require confirmed=true" (cronjob: its list does not, the test below),
+const CONTRACT_TOOLS = Object.values(CONTRACT).flat();
+// The contract: "Mutations require confirmed=true" (cronjob: its list does not, the test below),
 // session_search guarded too.
 const CONFIRM = ['cronjob', 'session_search'];
-// What seed 001 says never to expose (and the fake Hermes offers).
+// What the contract says never to expose (and the fake Hermes offers).
 const HIDDEN = ['browser_exec', 'browser_cdp', 'computer_use', 'memory', 'todo', 'text_to_speech',
   'kanban_list', 'kanban_update', 'execute_code', 'send_message'];
 
@@ -58,10 +60,10 @@ function shim(role, { calls: record = role, extra = [] } = {}) {
   return path;
 }
 
-const connect = () => connectClient(srv, { name: 'gw-seed001' });
+const connect = () => connectClient(srv, { name: 'gw-example' });
 
 before(async () => {
-  dir = mkdtempSync(join(tmpdir(), 'hm-gwseed-'));
+  dir = mkdtempSync(join(tmpdir(), 'hm-gwexample-'));
   mkdirSync(join(dir, 'hermes-home'));
   work = join(dir, 'work');
   source = join(dir, 'src');
@@ -95,14 +97,14 @@ after(async () => {
   rmSync(dir, { recursive: true, force: true });
 });
 
-test('the example file serves exactly seed 001\'s tools', async () => {
-  assert.equal(SEED_TOOLS.length, 44, 'the seed\'s contract is 44 tools');
-  assert.equal(new Set(SEED_TOOLS).size, 44);
+test('the example file serves exactly the contract\'s tools', async () => {
+  assert.equal(CONTRACT_TOOLS.length, 44, 'the contract is 44 tools');
+  assert.equal(new Set(CONTRACT_TOOLS).size, 44);
   const client = await connect();
   try {
     const { tools } = await client.listTools();
     const names = tools.map((t) => t.name).sort();
-    assert.deepEqual(names, [...SEED_TOOLS].sort());
+    assert.deepEqual(names, [...CONTRACT_TOOLS].sort());
     // The upstreams' schemas are passed on (a plausible schema, not an empty one).
     const search = tools.find((t) => t.name === 'web_search');
     assert.deepEqual(search.inputSchema.required, ['query']);
@@ -130,11 +132,11 @@ test('startup_context returns the fixed Hermes startup files and names the missi
   } finally { await client.close(); }
 });
 
-test('each tool is served by the upstream seed 001 names', async () => {
+test('each tool is served by the upstream the contract names', async () => {
   const client = await connect();
   try {
     await client.listTools();
-    for (const [role, names] of Object.entries(SEED)) {
+    for (const [role, names] of Object.entries(CONTRACT)) {
       for (const name of names) {
         if (role === 'gateway') continue; // startup_context: the test above
         // The graph tool needs a cwd inside the roots (the last test); confirm-guarded tools
@@ -178,7 +180,7 @@ test('/readyz is 200 once the Context Mode and both web smoke calls passed', asy
   assert.equal(r.upstreams.hermes.smoke, 'passed', JSON.stringify(r));
   assert.equal((await fetch(`${srv.base}/readyz`)).status, 200);
   assert.ok(calls('context').includes('ctx_execute'), 'the smoke call reached Context Mode');
-  // Seed 001: "one real web_search and one real web_extract smoke call at startup".
+  // The contract: "one real web_search and one real web_extract smoke call at startup".
   assert.deepEqual(calls('hermes').slice(0, 2), ['web_search', 'web_extract'], 'both smoke calls, in order');
   // gateway check --probe makes them as serve does and names both
   const probe = await cli('gateway', 'check', '--probe');
@@ -186,7 +188,7 @@ test('/readyz is 200 once the Context Mode and both web smoke calls passed', asy
   assert.match(probe.stdout, /\n  hermes: protocol 2025-11-25; smoke calls web_search, web_extract passed\n/);
 });
 
-test('a failing web_extract keeps /readyz at 503 though web_search passed (seed 001)', async () => {
+test('a failing web_extract keeps /readyz at 503 though web_search passed', async () => {
   // The same example with a Hermes whose web_extract answers a nested provider error, as
   // Firecrawl does before the Nous gateway's auth works.
   const sub = join(dir, 'extract-down');
@@ -251,7 +253,8 @@ test('the guarded capabilities: confirm, the operator for delegate_task, and the
     // The schemas say what the policies enforce.
     for (const name of CONFIRM) assert.equal(tools[name].inputSchema.properties.confirmed?.type, 'boolean', name);
     const cron = Object.keys(tools.cronjob.inputSchema.properties);
-    // Seed 001: "Model/provider/base-URL overrides and script/no-agent/monitor execution fields are not exposed".
+    // The contract: "Model/provider/base-URL overrides and script/no-agent/monitor execution fields
+    // are not exposed".
     for (const hidden of ['model', 'provider', 'base_url', 'script', 'no_agent', 'monitor', 'deliver']) assert.ok(!cron.includes(hidden), hidden);
     assert.equal(tools.delegate_task.inputSchema.properties.tasks.maxItems, 2);
     assert.deepEqual(tools.memory_conclude.inputSchema.properties.kind.enum,
@@ -280,7 +283,7 @@ test('the guarded capabilities: confirm, the operator for delegate_task, and the
     assert.deepEqual(JSON.parse(ok.content[0].text).arguments, { action: 'create', prompt: 'x', deliver: 'local' });
     // memory_conclude: durable kinds only, no secrets.
     const mem = calls('memory').length;
-    // Seed 001: "Conclusion writes require a durable kind": absent (or null) is refused too.
+    // The contract: "Conclusion writes require a durable kind": absent (or null) is refused too.
     for (const args of [{ content: 'likes tea', kind: 'temporary' }, { content: 'likes tea' }, { content: 'likes tea', kind: null },
       { content: 'key sk-ant-api03-Zr8Qm2xWv9LpT4nB7cYh1KdFs6GjE3aU0oRi5MqXw', kind: 'decision' }]) {
       const r = await client.callTool({ name: 'memory_conclude', arguments: { action: 'create', ...args } });
@@ -299,7 +302,7 @@ test('the guarded capabilities: confirm, the operator for delegate_task, and the
   } finally { await client.close(); }
 });
 
-test('cronjob: the read-only list needs no confirmation, its mutations do (seed 001)', async () => {
+test('cronjob: the read-only list needs no confirmation, its mutations do', async () => {
   const client = await connect();
   try {
     const tools = Object.fromEntries((await client.listTools()).tools.map((t) => [t.name, t]));

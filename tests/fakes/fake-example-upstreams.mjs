@@ -1,13 +1,13 @@
-// fake-seed001.mjs — stand-ins for the four upstreams behind seed 001's gateway, so that
-// contrib/gateway/hermes-gateway.yaml (the worked example of that contract) can be run as it is
-// by tests/integration/gwseed.test.mjs. Each role advertises the real upstream's tool names with
-// plausible input schemas, plus the tools the example must keep hidden, so a mistake in the
-// example's allowlist shows up as an extra or missing tool. A call answers a JSON text echoing
-// the tool and its arguments (what reached the upstream is then visible to the test).
-//   node fake-seed001.mjs ROLE [--calls FILE] [--http PORT] [-- ARGS...]
+// fake-example-upstreams.mjs — stand-ins for the four upstreams behind the Hermes MCP Gateway, so
+// that contrib/gateway/hermes-gateway.yaml (the worked example of that contract) can be run as it
+// is by tests/integration/gwexample.test.mjs. Each role advertises the real upstream's tool names
+// with plausible input schemas, plus the tools the example must keep hidden, so a mistake in the
+// example's allowlist shows up as an extra or missing tool. A call answers a JSON text echoing the
+// tool and its arguments (what reached the upstream is then visible to the test).
+//   node fake-example-upstreams.mjs ROLE [--calls FILE] [--http PORT] [-- ARGS...]
 //   ROLE      context  Context Mode: the 11 ctx_* tools (over Streamable HTTP with --http PORT)
 //             hermes   Hermes native tools: the 23 curated ones, the 3 guarded capabilities,
-//                      and the ones seed 001 hides (browser_exec, browser_cdp, computer_use,
+//                      and the ones the contract hides (browser_exec, browser_cdp, computer_use,
 //                      raw memory/todo, TTS, Kanban, code execution, messaging)
 //             graph    Samchon Graph: exactly inspect_code_graph
 //             memory   the Honcho memory adapter: the 5 memory_* tools
@@ -106,7 +106,7 @@ const HERMES = {
   monitor: str('watch a command instead of running an agent') }, ['action']),
 };
 
-// What seed 001 says must stay hidden: never in the example's allowlist.
+// What the contract says must stay hidden: never in the example's allowlist.
 const HERMES_HIDDEN = {
   browser_exec: obj({ code: str('JavaScript to run in the page') }, ['code']),
   browser_cdp: obj({ method: str('CDP method'), params: obj({}) }, ['method']),
@@ -144,7 +144,7 @@ const ROLES = {
 };
 
 function die(why) {
-  process.stderr.write(`fake-seed001 ${role}: ${why}\n`);
+  process.stderr.write(`fake-example-upstreams ${role}: ${why}\n`);
   process.exit(2);
 }
 
@@ -208,5 +208,5 @@ function serveHttp(port) {
       res.writeHead(200, headers);
       res.end(JSON.stringify(reply));
     });
-  }).listen(port, '127.0.0.1', () => console.error(`fake-seed001 context listening on ${port}`));
+  }).listen(port, '127.0.0.1', () => console.error(`fake-example-upstreams context listening on ${port}`));
 }
