@@ -5,7 +5,8 @@
 # old path in the tracked files (docs, comments, the runner). Files already in a folder stay:
 # run it again after merging a branch that added flat files.
 #   scripts/test-folders.sh [-n]     -n: only print what would move
-# A file the table does not place stops the script before anything moves: add its line below.
+# A test file the table does not place stops the script before anything moves: add its line
+# below. Any other .mjs file is a helper and goes to tests/lib/.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 dry=0; [ "${1:-}" = -n ] && dry=1
@@ -13,7 +14,6 @@ dry=0; [ "${1:-}" = -n ] && dry=1
 # folder NAME: where NAME (a file in tests/integration/) belongs.
 folder() {
     case $1 in
-        lib.mjs | durations.mjs) echo lib ;;                        # shared helpers, the runner's reporter
         gw* | gateway.test.mjs | approvals.test.mjs | apprtasks.test.mjs) echo gateway ;;
         oauth* | consent*.test.mjs | principals.test.mjs) echo oauth ;;
         agentapprovals.test.mjs | backlog.test.mjs | bridge.test.mjs | jobs.test.mjs | \
@@ -25,7 +25,8 @@ folder() {
             reload.test.mjs | service.test.mjs | smoke.test.mjs | sandbox.test.mjs | proxy.test.mjs | \
             dropin.test.mjs | pythonenv.test.mjs | harness.test.mjs) echo ops ;;
         docs.test.mjs | gendocs.test.mjs | newuser.test.mjs) echo docs ;;
-        *) return 1 ;;
+        *.test.mjs) return 1 ;;
+        *) echo lib ;;   # a helper (lib.mjs, the runner's durations.mjs ...): shared by all
     esac
 }
 
@@ -43,16 +44,23 @@ for m in "${moves[@]}"; do
     read -r from to <<< "$m"
     mkdir -p "$(dirname "$to")"
     git mv "$from" "$to"
-    # The helpers are two folders up from a component folder; a root computed from this file's
-    # place is one level further.
-    case $to in
-        tests/integration/*/*)
-            sed -i -e "s|\(['\"]\)\./lib\.mjs\1|\1../../lib/lib.mjs\1|g" \
-                -e "s|import\.meta\.url)), '\.\./\.\.')|import.meta.url)), '../../..')|" "$to" ;;
-    esac
     # Every mention of the old path in the tracked text files.
     git grep -lzF "$from" -- ':!*.png' | xargs -0r sed -i "s|$from|$to|g"
 done
-# tests/hostile/ imports the helpers from their new place.
-git grep -lzF "'../integration/lib.mjs'" -- tests/hostile | xargs -0r sed -i "s|'\.\./integration/lib\.mjs'|'../lib/lib.mjs'|g"
+# Imports: the helpers are two folders up from a component folder, one from tests/hostile/; a
+# root computed from a moved file's own place is one level further up.
+for m in "${moves[@]}"; do
+    read -r _ to <<< "$m"
+    case $to in tests/integration/*/*)
+        for h in tests/lib/*.mjs; do
+            h=${h##*/}
+            sed -i "s|\(['\"]\)\./${h//./\\.}\1|\1../../lib/$h\1|g" "$to"
+        done
+        sed -i "s|import\.meta\.url)), '\.\./\.\.')|import.meta.url)), '../../..')|" "$to" ;;
+    esac
+done
+for h in tests/lib/*.mjs; do
+    h=${h##*/}
+    git grep -lzF "'../integration/$h'" -- tests/hostile | xargs -0r sed -i "s|'\.\./integration/${h//./\\.}'|'../lib/$h'|g"
+done
 echo "test-folders: ${#moves[@]} files moved"
