@@ -5,11 +5,11 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { createHash, randomBytes } from 'node:crypto';
-import { chmodSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { randomBytes } from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { startFake, startHermes, restartHermes, agentEnv, sdkClient, gatewayFile, modernMeta, modernHeaders, HERMES, until, parseSse } from './lib.mjs';
+import { startFake, startHermes, restartHermes, agentEnv, sdkClient, gatewayFile, modernMeta, modernHeaders, HERMES, until, parseSse, tokensFile } from './lib.mjs';
 
 const authed = (fake) => ({ authorization: `Bearer ${fake.key}`, 'content-type': 'application/json' });
 
@@ -115,10 +115,7 @@ async function rig(extra = {}) {
   const fake = await startFake();
   const worker = randomBytes(32).toString('hex');
   const dir = mkdtempSync(join(tmpdir(), 'hm-agentappr-'));
-  const tokens = join(dir, 'tokens.yaml');
-  writeFileSync(tokens, 'tokens:\n  - name: worker\n' +
-    `    sha256: ${createHash('sha256').update(worker).digest('hex')}\n    scopes: [hermes:read, hermes:task]\n`);
-  chmodSync(tokens, 0o600);
+  const tokens = tokensFile(dir, { worker: [worker, 'hermes:read, hermes:task'] });
   const srv = await startHermes({ HERMES_ENV_PATH: agentEnv(fake), HERMES_POLL_MS: '50', TOKENS_FILE: tokens, ...extra });
   const { client } = await sdkClient({ ...srv, auth: { Authorization: `Bearer ${worker}` } }, 'agentappr-it');
   const call = async (name, args) => (await client.callTool({ name, arguments: args })).structuredContent;

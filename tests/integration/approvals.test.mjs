@@ -16,9 +16,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { spawnSync } from 'node:child_process';
 import http from 'node:http';
-import { createHash } from 'node:crypto';
 import { ROOT, HERMES, startHermes, until, jsonLines, gatewayFile, sdkClient,
-  hermesCli, pendingApprovals, waitApprovals } from './lib.mjs';
+  hermesCli, pendingApprovals, waitApprovals, tokensFile } from './lib.mjs';
 
 const FAKE = join(ROOT, 'tests/fakes/fake-upstream.mjs');
 let dir, srv;
@@ -212,10 +211,7 @@ test('with approve guards, approvals.timeout_s not shorter than MCP_CALL_TIMEOUT
 test('one principal cannot fill the operator\'s queue: past 16 waiting its calls are denied at once, another principal still queues', async () => {
   const d = mkdtempSync(join(tmpdir(), 'hm-approvals-share-'));
   const other = 'b'.repeat(64);
-  const tokens = join(d, 'tokens.yaml');
-  writeFileSync(tokens, 'tokens:\n  - name: other\n' +
-    `    sha256: ${createHash('sha256').update(other).digest('hex')}\n    scopes: [gateway:fake]\n`);
-  chmodSync(tokens, 0o600);
+  const tokens = tokensFile(d, { other: [other, 'gateway:fake'] });
   const gw = gatewayFile(d, `upstreams:\n  fake:\n    command: ${JSON.stringify(process.execPath)}\n` +
     `    args: ${JSON.stringify([FAKE, '--calls', join(d, 'calls')])}\n` +
     '    tools: {include: [echo], guard: {echo: approve}}\n');

@@ -14,12 +14,11 @@
 // notifications/cancelled) to a file.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { readFileSync, existsSync, mkdtempSync, mkdirSync, realpathSync, rmSync, symlinkSync, writeFileSync, chmodSync } from 'node:fs';
+import { readFileSync, existsSync, mkdtempSync, mkdirSync, realpathSync, rmSync, symlinkSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createHash } from 'node:crypto';
 import { ROOT, HERMES, startHermes, until, jsonLines, gatewayFile, modernMeta, modernHeaders,
-  hermesCli, pendingApprovals, waitApprovals } from './lib.mjs';
+  hermesCli, pendingApprovals, waitApprovals, tokensFile } from './lib.mjs';
 
 const FAKE = join(ROOT, 'tests/fakes/fake-upstream.mjs');
 const EXT = 'io.modelcontextprotocol/tasks';
@@ -83,12 +82,7 @@ async function created(name, args) {
 
 before(async () => {
   dir = mkdtempSync(join(tmpdir(), 'hm-apprtasks-'));
-  const tokens = join(dir, 'tokens.yaml');
-  writeFileSync(tokens, 'tokens:\n  - name: other\n' +
-    `    sha256: ${createHash('sha256').update(OTHER).digest('hex')}\n    scopes: [gateway:fake]\n` +
-    `  - name: auditor\n    sha256: ${createHash('sha256').update(ADMIN).digest('hex')}\n` +
-    '    scopes: [gateway:fake, hermes:admin]\n');
-  chmodSync(tokens, 0o600);
+  const tokens = tokensFile(dir, { other: [OTHER, 'gateway:fake'], auditor: [ADMIN, 'gateway:fake, hermes:admin'] });
   const gw = gatewayFile(dir, 'approvals: {timeout_s: 600}\nupstreams:\n  fake:\n' +
     `    command: ${JSON.stringify(process.execPath)}\n` +
     `    args: ${JSON.stringify([FAKE, '--smoke-tools', '--elicit', '--calls', join(dir, 'calls')])}\n` +

@@ -16,15 +16,14 @@ import { writeFileSync, chmodSync, mkdtempSync, rmSync } from 'node:fs';
 import { createServer } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createHash, randomBytes } from 'node:crypto';
+import { randomBytes } from 'node:crypto';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { CreateMessageRequestSchema, ElicitRequestSchema, ListRootsRequestSchema }
   from '@modelcontextprotocol/sdk/types.js';
 import { startHermes, startConformance, until, parseSse, modernMeta, modernHeaders, MODERN,
-  connectV2Client, modernToolCall } from './lib.mjs';
+  connectV2Client, modernToolCall, tokensFile } from './lib.mjs';
 
-const sha = (t) => createHash('sha256').update(t).digest('hex');
 const T = (n) => `conf__test_input_required_result_${n}`;
 const ROUNDS_MAX = 8; // relay.c INPUT_ROUNDS_MAX
 let dir, conf, srv, other;
@@ -37,9 +36,7 @@ before(async () => {
     `  conf:\n    url: ${conf.url}\n    tools: {include: ["test_input_required_result_*"], prompts: true}\n`);
   chmodSync(gw, 0o600);
   other = randomBytes(32).toString('hex');
-  const tokens = join(dir, 'tokens.yaml');
-  writeFileSync(tokens, `tokens:\n  - name: other\n    sha256: ${sha(other)}\n    scopes: [gateway:conf]\n`);
-  chmodSync(tokens, 0o600);
+  const tokens = tokensFile(dir, { other: [other, 'gateway:conf'] });
   srv = await startHermes({ GATEWAY_FILE: gw, TOKENS_FILE: tokens, MCP_SESSIONS: '1' });
 });
 

@@ -14,14 +14,13 @@ import assert from 'node:assert/strict';
 import { writeFileSync, readFileSync, existsSync, chmodSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createHash, randomBytes } from 'node:crypto';
+import { randomBytes } from 'node:crypto';
 import { ROOT, startHermes, until, everythingPath, startEverythingHttp, connectV2Client,
-  modernToolCall } from './lib.mjs';
+  modernToolCall, tokensFile } from './lib.mjs';
 
 const EVERYTHING = everythingPath();
 const FAKE_UPSTREAM = join(ROOT, 'tests/fakes/fake-upstream.mjs');
 const TTL_MS = 3000;
-const sha = (t) => createHash('sha256').update(t).digest('hex');
 let dir, srv, calls, callsT, other, upstreamHttp;
 
 before(async () => {
@@ -43,9 +42,7 @@ before(async () => {
     '    timeout: 1\n    tools: {include: [ask]}\n');
   chmodSync(gw, 0o600);
   other = randomBytes(32).toString('hex');
-  const tokens = join(dir, 'tokens.yaml');
-  writeFileSync(tokens, `tokens:\n  - name: other\n    sha256: ${sha(other)}\n    scopes: [gateway:ev, gateway:evh, gateway:fk, gateway:fkt]\n`);
-  chmodSync(tokens, 0o600);
+  const tokens = tokensFile(dir, { other: [other, 'gateway:ev, gateway:evh, gateway:fk, gateway:fkt'] });
   srv = await startHermes({ GATEWAY_FILE: gw, TOKENS_FILE: tokens },
     { env: { HERMES_TEST_STATE_TTL_MS: String(TTL_MS) } });
 });

@@ -5,16 +5,15 @@
 // tests/fakes/fake-upstream.mjs.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { writeFileSync, chmodSync, mkdtempSync, rmSync, existsSync, readFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, existsSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createHash, randomBytes } from 'node:crypto';
+import { randomBytes } from 'node:crypto';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { startHermes, startOAuth, JSON_HEADERS, until, gatewayFile, fakeUpstream, pkce, approveConsent }
+import { startHermes, startOAuth, JSON_HEADERS, until, gatewayFile, fakeUpstream, pkce, approveConsent, tokensFile }
   from './lib.mjs';
 
-const sha = (t) => createHash('sha256').update(t).digest('hex');
 
 // A fresh dir with a gateway file of two upstreams, files and web, each offering echo.
 function twoUpstreams() {
@@ -41,11 +40,7 @@ async function rawCall(srv, token, name) {
 test('gateway:<upstream> scopes: each role sees and calls only the upstreams it names', async () => {
   const { dir, gw } = twoUpstreams();
   const tok = { filer: randomBytes(32).toString('hex'), reader: randomBytes(32).toString('hex') };
-  const tokens = join(dir, 'tokens.yaml');
-  writeFileSync(tokens, 'tokens:\n' +
-    `  - name: filer\n    sha256: ${sha(tok.filer)}\n    scopes: [hermes:read, gateway:files]\n` +
-    `  - name: reader\n    sha256: ${sha(tok.reader)}\n    scopes: [hermes:read]\n`);
-  chmodSync(tokens, 0o600);
+  const tokens = tokensFile(dir, { filer: [tok.filer, 'hermes:read, gateway:files'], reader: [tok.reader, 'hermes:read'] });
   const srv = await startHermes({ GATEWAY_FILE: gw, TOKENS_FILE: tokens });
   try {
     const owner = await tools(srv, srv.token);

@@ -365,6 +365,17 @@ export function upstreamsFile(dir, name, entries) {
   return gatewayFile(dir, 'upstreams:\n' + [].concat(entries).join(''), `${name}.yaml`);
 }
 
+// A TOKENS_FILE in dir, mode 600: one role per entry of roles, { name: [token, scopes] } with
+// scopes as the file lists them ('hermes:read, hermes:task'); more: further YAML lines. Its path.
+export function tokensFile(dir, roles, more = '') {
+  const path = join(dir, 'tokens.yaml');
+  writeFileSync(path, 'tokens:\n' + Object.entries(roles).map(([name, [token, scopes]]) =>
+    `  - name: ${name}\n    sha256: ${createHash('sha256').update(token).digest('hex')}\n    scopes: [${scopes}]\n`)
+    .join('') + more);
+  chmodSync(path, 0o600);
+  return path;
+}
+
 // The scriptable fake MCP upstream (stdio, or Streamable HTTP with --http).
 export const FAKE_UPSTREAM = join(ROOT, 'tests/fakes/fake-upstream.mjs');
 

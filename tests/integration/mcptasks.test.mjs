@@ -6,12 +6,12 @@
 // methods refuse a client without it, and tasks/result and tasks/list (the 2025 draft) are gone.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { writeFileSync, chmodSync, mkdtempSync } from 'node:fs';
+import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import http from 'node:http';
-import { createHash, randomBytes } from 'node:crypto';
-import { startHermes, restartHermes, startFake, agentEnv, until, modernMeta, modernHeaders } from './lib.mjs';
+import { randomBytes } from 'node:crypto';
+import { startHermes, restartHermes, startFake, agentEnv, until, modernMeta, modernHeaders, tokensFile } from './lib.mjs';
 
 const EXT = 'io.modelcontextprotocol/tasks';
 const meta = (caps) => modernMeta(caps, 'mcptasks-it');
@@ -281,10 +281,7 @@ test("tasks are their principal's: another principal gets 'not found' from the t
   const fake = await startFake();
   const other = randomBytes(32).toString('hex');
   const dir = mkdtempSync(join(tmpdir(), 'hm-mt-'));
-  const tokens = join(dir, 'tokens.yaml');
-  writeFileSync(tokens, `tokens:\n  - name: other\n    sha256: ${createHash('sha256').update(other).digest('hex')}\n` +
-    '    scopes: [hermes:read, hermes:task]\n');
-  chmodSync(tokens, 0o600);
+  const tokens = tokensFile(dir, { other: [other, 'hermes:read, hermes:task'] });
   const srv = await startHermes({ HERMES_ENV_PATH: agentEnv(fake), HERMES_POLL_MS: '50', TOKENS_FILE: tokens });
   const them = { ...srv, auth: { Authorization: `Bearer ${other}` } };
   try {
@@ -320,11 +317,8 @@ test("the owner token and a hermes:admin principal reach another principal's tas
   const fake = await startFake();
   const tok = { alice: randomBytes(32).toString('hex'), admin: randomBytes(32).toString('hex') };
   const dir = mkdtempSync(join(tmpdir(), 'hm-mt-'));
-  const tokens = join(dir, 'tokens.yaml');
-  const sha = (t) => createHash('sha256').update(t).digest('hex');
-  writeFileSync(tokens, `tokens:\n  - name: alice\n    sha256: ${sha(tok.alice)}\n    scopes: [hermes:read, hermes:task]\n` +
-    `  - name: auditor\n    sha256: ${sha(tok.admin)}\n    scopes: [hermes:read, hermes:task, hermes:admin]\n`);
-  chmodSync(tokens, 0o600);
+  const tokens = tokensFile(dir, { alice: [tok.alice, 'hermes:read, hermes:task'],
+    auditor: [tok.admin, 'hermes:read, hermes:task, hermes:admin'] });
   const srv = await startHermes({ HERMES_ENV_PATH: agentEnv(fake), HERMES_POLL_MS: '50', TOKENS_FILE: tokens });
   const as = (t) => ({ ...srv, auth: { Authorization: `Bearer ${t}` } });
   const [alice, admin] = [as(tok.alice), as(tok.admin)];

@@ -12,7 +12,7 @@ import { join } from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { discoverOAuthProtectedResourceMetadata } from '@modelcontextprotocol/sdk/client/auth.js';
-import { startHermes, restartHermes, post, INIT, JSON_HEADERS, until, startOAuth } from './lib.mjs';
+import { startHermes, restartHermes, post, INIT, JSON_HEADERS, until, startOAuth, tokensFile } from './lib.mjs';
 
 test('without OAUTH_ISSUER_URL: the 401 and the paths are as before', async () => {
   const srv = await startHermes();
@@ -77,9 +77,7 @@ test('with OAUTH_ISSUER_URL: 401 names the metadata, which is public, and query 
 test('step-up 403 carries resource_metadata with OAuth on', async () => {
   const token = randomBytes(32).toString('hex');
   const dir = mkdtempSync(join(tmpdir(), 'hm-oauth-'));
-  const file = join(dir, 'tokens.yaml');
-  writeFileSync(file, `tokens:\n  - name: reader\n    sha256: ${createHash('sha256').update(token).digest('hex')}\n    scopes: [hermes:read]\n`);
-  chmodSync(file, 0o600);
+  const file = tokensFile(dir, { reader: [token, 'hermes:read'] });
   const { srv, prm } = await startOAuth({ TOKENS_FILE: file }, false, { issuerSlash: true });
   try {
     const res = await post(srv, { jsonrpc: '2.0', id: 3, method: 'tools/call', params: { name: 'hermes_reset', arguments: { confirmed: true } } },

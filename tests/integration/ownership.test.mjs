@@ -9,15 +9,18 @@
 // again after a restart. An OAuth client is a principal like the roles.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { chmodSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createHash, randomBytes } from 'node:crypto';
 import { startHermes, restartHermes, startFake, agentEnv, until, sleep, post, hermesCli,
-  startOAuth, OAUTH_PASS, connectClient } from './lib.mjs';
+  startOAuth, OAUTH_PASS, connectClient, tokensFile } from './lib.mjs';
 
 const sha = (t) => createHash('sha256').update(t).digest('hex');
 const hex = (n) => randomBytes(n).toString('hex');
+// The roles of tok (alice, bob, admin) for tokensFile: two task roles and an auditor.
+const threeRoles = (tok) => ({ alice: [tok.alice, 'hermes:read, hermes:task'], bob: [tok.bob, 'hermes:read, hermes:task'],
+  auditor: [tok.admin, 'hermes:read, hermes:task, hermes:admin'] });
 
 async function connect(srv, token, name) {
   const client = await connectClient(srv, { name, headers: { Authorization: `Bearer ${token}` }, listTools: true });
@@ -57,12 +60,7 @@ test('a principal reaches only its own tasks and runs; owner and hermes:admin re
   mkdirSync(tasks, { mode: 0o700 });
   legacyTask(tasks, 'legacy-1', 'run_legacy0001');
   const tok = { alice: hex(32), bob: hex(32), admin: hex(32) };
-  const tokens = join(dir, 'tokens.yaml');
-  writeFileSync(tokens, 'tokens:\n' +
-    `  - name: alice\n    sha256: ${sha(tok.alice)}\n    scopes: [hermes:read, hermes:task]\n` +
-    `  - name: bob\n    sha256: ${sha(tok.bob)}\n    scopes: [hermes:read, hermes:task]\n` +
-    `  - name: auditor\n    sha256: ${sha(tok.admin)}\n    scopes: [hermes:read, hermes:task, hermes:admin]\n`);
-  chmodSync(tokens, 0o600);
+  const tokens = tokensFile(dir, threeRoles(tok));
   let srv = await startHermes({ HERMES_ENV_PATH: agentEnv(fake), HERMES_POLL_MS: '50', TOKENS_FILE: tokens,
     TASKS_DIR: tasks });
   try {
@@ -206,9 +204,7 @@ test('an OAuth client and a role do not reach each other\'s tasks', async () => 
   const fake = await startFake();
   const dir = mkdtempSync(join(tmpdir(), 'hm-own-'));
   const alice = hex(32);
-  const tokens = join(dir, 'tokens.yaml');
-  writeFileSync(tokens, `tokens:\n  - name: alice\n    sha256: ${sha(alice)}\n    scopes: [hermes:read, hermes:task]\n`);
-  chmodSync(tokens, 0o600);
+  const tokens = tokensFile(dir, { alice: [alice, 'hermes:read, hermes:task'] });
   const { srv, issuer } = await startOAuth({ HERMES_ENV_PATH: agentEnv(fake), TOKENS_FILE: tokens });
   try {
     const [a, o] = await Promise.all([connect(srv, alice, 'alice'), connect(srv, await oauthToken(issuer), 'connector')]);
@@ -247,12 +243,7 @@ async function twoRoles(fake, more = '') {
   const tasks = join(dir, 'tasks');
   mkdirSync(tasks, { mode: 0o700 });
   const tok = { alice: hex(32), bob: hex(32), admin: hex(32) };
-  const tokens = join(dir, 'tokens.yaml');
-  writeFileSync(tokens, 'tokens:\n' +
-    `  - name: alice\n    sha256: ${sha(tok.alice)}\n    scopes: [hermes:read, hermes:task]\n` +
-    `  - name: bob\n    sha256: ${sha(tok.bob)}\n    scopes: [hermes:read, hermes:task]\n` +
-    `  - name: auditor\n    sha256: ${sha(tok.admin)}\n    scopes: [hermes:read, hermes:task, hermes:admin]\n` + more);
-  chmodSync(tokens, 0o600);
+  const tokens = tokensFile(dir, threeRoles(tok), more);
   const srv = await startHermes({ HERMES_ENV_PATH: agentEnv(fake), HERMES_POLL_MS: '50', TOKENS_FILE: tokens,
     TASKS_DIR: tasks });
   return { srv, tasks, tok };
@@ -354,9 +345,7 @@ test('while her request.json is still being written, the owner is told her task 
   const fake = await startFake();
   const dir = mkdtempSync(join(tmpdir(), 'hm-own-'));
   const alice = hex(32);
-  const tokens = join(dir, 'tokens.yaml');
-  writeFileSync(tokens, `tokens:\n  - name: alice\n    sha256: ${sha(alice)}\n    scopes: [hermes:read, hermes:task]\n`);
-  chmodSync(tokens, 0o600);
+  const tokens = tokensFile(dir, { alice: [alice, 'hermes:read, hermes:task'] });
   // A slow disk: every fsync of the server takes 1 s, so the task's files stay queued long after
   // the agent answered and its job ended.
   // LeakSanitizer cannot work under ptrace (an ASan build): leaks are checked by the other tests.

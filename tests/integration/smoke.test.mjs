@@ -10,8 +10,8 @@ import https from 'node:https';
 import { mkdtempSync, writeFileSync, chmodSync, rmSync, existsSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { randomBytes, createHash } from 'node:crypto';
-import { ROOT, HERMES, startHermes, startFake, agentEnv } from './lib.mjs';
+import { randomBytes } from 'node:crypto';
+import { ROOT, HERMES, startHermes, startFake, agentEnv, tokensFile } from './lib.mjs';
 
 const TOOLS = ['hermes_task', 'hermes_status', 'hermes_result', 'hermes_files', 'list_agents',
   'hermes_cancel', 'hermes_reset', 'whoami'];
@@ -144,10 +144,7 @@ function readToken(file) {
 test('a server without MCP_AUTH_TOKEN (TOKENS_FILE only): smoke says it needs a bearer, and passes with HERMES_MCP_TOKEN or --token-file (mode 600)', async () => {
   const dir = mkdtempSync(join(tmpdir(), 'hm-smoke-'));
   const role = randomBytes(32).toString('hex');
-  const tokens = join(dir, 'tokens.yaml');
-  writeFileSync(tokens, `tokens:\n  - name: monitor\n    sha256: ${createHash('sha256').update(role).digest('hex')}\n` +
-    '    scopes: [hermes:read, hermes:task, hermes:admin]\n');
-  chmodSync(tokens, 0o600);
+  const tokens = tokensFile(dir, { monitor: [role, 'hermes:read, hermes:task, hermes:admin'] });
   const r0 = await rig({ MCP_AUTH_TOKEN: undefined, TOKENS_FILE: tokens });
   try {
     const base = ['--base', r0.srv.base, '--env-file', r0.srv.envFile];
