@@ -37,27 +37,30 @@ for f in tests/integration/*.mjs; do
     d=$(folder "$name") || { echo "test-folders: no folder for $name: add it to folder() in $0" >&2; exit 1; }
     if [ "$d" = lib ]; then moves+=("$f tests/lib/$name"); else moves+=("$f tests/integration/$d/$name"); fi
 done
-[ ${#moves[@]} -gt 0 ] || { echo "test-folders: nothing lies flat in tests/integration/"; exit 0; }
 if [ "$dry" = 1 ]; then printf '%s\n' "${moves[@]}" | sed 's/ / -> /'; exit 0; fi
 
 for m in "${moves[@]}"; do
     read -r from to <<< "$m"
     mkdir -p "$(dirname "$to")"
     git mv "$from" "$to"
-    # Every mention of the old path in the tracked text files.
+done
+# Every mention of a flat path in the tracked text files, for every file placed (now or before:
+# a merged branch may have brought a mention of an old path).
+for to in tests/integration/*/*.mjs tests/lib/*.mjs; do
+    [ -e "$to" ] || continue
+    from=tests/integration/${to##*/}
     { git grep -lzF "$from" -- ':!*.png' || true; } | xargs -0r sed -i "s|$from|$to|g"
 done
-# Imports: the helpers are two folders up from a component folder, one from tests/hostile/; a
-# root computed from a moved file's own place is one level further up.
-for m in "${moves[@]}"; do
-    read -r _ to <<< "$m"
-    case $to in tests/integration/*/*)
-        for h in tests/lib/*.mjs; do
-            h=${h##*/}
-            sed -i "s|\(['\"]\)\./${h//./\\.}\1|\1../../lib/$h\1|g" "$to"
-        done
-        sed -i "s|import\.meta\.url)), '\.\./\.\.')|import.meta.url)), '../../..')|" "$to" ;;
-    esac
+# Imports, in every file of a component folder (a branch merged after the move may have added a
+# flat import to a file that had moved): the helpers are two folders up, one from tests/hostile/;
+# a root computed from the file's own place is one level further up. Each rewrite is idempotent.
+for to in tests/integration/*/*.mjs; do
+    [ -e "$to" ] || continue
+    for h in tests/lib/*.mjs; do
+        h=${h##*/}
+        sed -i "s|\(['\"]\)\./${h//./\\.}\1|\1../../lib/$h\1|g" "$to"
+    done
+    sed -i "s|import\.meta\.url)), '\.\./\.\.')|import.meta.url)), '../../..')|" "$to"
 done
 for h in tests/lib/*.mjs; do
     h=${h##*/}
