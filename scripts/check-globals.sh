@@ -14,6 +14,10 @@ base/sdnotify.o:warned         a bad NOTIFY_SOCKET is said once per process
 base/strmap.o:seed             the hash seed, drawn once per process
 base/strmap.o:seed_once        pthread_once for that seed
 http/httpc.o:global_done       curl_global_init runs once per process
+http/curlrt.o:api              the libcurl function table, set once (pthread_once) when first used
+http/curlrt.o:loaded           the table dlopen filled, pointed to by api
+http/curlrt.o:load_once        pthread_once for loading libcurl
+http/curlrt.o:load_error       why libcurl could not be loaded, written once by that load
 http/hreq.o:empty              a zero-length body MHD keeps (MHD_RESPMEM_PERSISTENT); never written
 bridge/retention.o:seq         temp-directory names unique within the process (atomic)
 gateway/child.o:children       the children we spawned, for SIGCHLD: the process has one

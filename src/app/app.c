@@ -71,8 +71,7 @@ static const char *caller_name(struct hreq *r, void *arg)
     return n ? authn_caller(&n->id) : NULL;
 }
 
-/* The tool filter (mcp_set_tool_filter): the request's principal must hold the tool's scope.
- * "agent:NAME" is the bridge asking whether the principal may delegate to agent NAME. */
+/* The tool filter (mcp_set_tool_filter): the request's principal must hold the tool's scope. */
 static bool tool_allowed(struct hreq *r, const char *tool, const char *scope, bool refusing,
                          void *arg)
 {
@@ -87,8 +86,6 @@ static bool tool_allowed(struct hreq *r, const char *tool, const char *scope, bo
         return false;
     if (scope && strcmp(scope, MCP_SCOPE_ANYONE) == 0)
         ok = true;
-    else if (tool == NULL && scope && strncmp(scope, "agent:", 6) == 0)
-        ok = principal_agent_allowed(p, scope + 6);
     else
         ok = principal_has_scope(p, scope);
     if (!ok && refusing) {
@@ -97,6 +94,19 @@ static bool tool_allowed(struct hreq *r, const char *tool, const char *scope, bo
         authn_challenge(a->authn, r, oauth_err_name(OAUTH_INSUFFICIENT_SCOPE), scope, why);
     }
     return ok;
+}
+
+/* The agent filter (mcp_set_agent_filter): the agents the request's principal may delegate to
+ * (agent NULL: every agent). */
+static bool agent_allowed(struct hreq *r, const char *agent, void *arg)
+{
+    struct app *a = arg;
+    const struct rpc_note *n = hreq_user(r);
+    const struct principal *p = n ? n->id.who : NULL;
+
+    if (!a->cfg->auth)
+        return true;
+    return p != NULL && principal_agent_allowed(p, agent);
 }
 
 /* What whoami answers (mcp_set_whoami): the principal r's credential resolved to. */
@@ -327,6 +337,7 @@ int app_run(const struct app_opts *o)
     a.mcp = mcp_new(a.loop, &mo);
     mcp_set_audit(a.mcp, on_rpc_note, &a);
     mcp_set_tool_filter(a.mcp, tool_allowed, &a);
+    mcp_set_agent_filter(a.mcp, agent_allowed, &a);
     mcp_set_caller(a.mcp, caller_name, &a);
     mcp_set_whoami(a.mcp, whoami_of, &a);
     /* Opened before setup: the gateway audits what it finds at start (a withheld tool). */

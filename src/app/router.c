@@ -16,6 +16,7 @@
 #include "config.h"
 #include "hex.h"
 #include "httpd.h"
+#include "httperr.h"
 #include "log.h"
 #include "loop.h"
 #include "mcp.h"
@@ -121,8 +122,7 @@ static bool rate_limited(struct app *a, struct hreq *r, bool authed)
     snprintf(retry, sizeof retry, "%u", wait);
     a->rate_limited++;
     hreq_add_header(r, "Retry-After", retry);
-    app_reply_json(r, 429, "{\"error\":\"rate_limited\",\"message\":\"too many "
-                              "requests; retry after the Retry-After seconds\"}");
+    httperr_reply(r, HTTPERR_RATE_LIMITED);
     return true;
 }
 
@@ -138,18 +138,18 @@ static void resource_metadata(struct app *a, struct hreq *r)
         return;
     if (strcmp(m, "GET") && strcmp(m, "HEAD")) {
         hreq_add_header(r, "Allow", "GET, HEAD");
-        app_reply_json(r, 405, "{\"error\":\"method_not_allowed\",\"message\":\"use GET\"}");
+        httperr_reply(r, HTTPERR_METHOD_NOT_ALLOWED);
         return;
     }
     const char *iss = a->cfg->oauth_issuer;
-    json_t *doc = json_pack("{s:s+, s:[s], s:[sss], s:[s], s:s}", "resource", iss, "/mcp",
-                            "authorization_servers", iss, "scopes_supported", "hermes:read",
-                            "hermes:task", "hermes:admin", "bearer_methods_supported", "header",
+    json_t *doc = json_pack("{s:s+, s:[s], s:o, s:[s], s:s}", "resource", iss, "/mcp",
+                            "authorization_servers", iss, "scopes_supported",
+                            authn_scopes_supported(), "bearer_methods_supported", "header",
                             "resource_name", a->o->service);
     char *text = json_dumps(doc, JSON_COMPACT);
     json_decref(doc);
     if (text == NULL) {
-        app_reply_json(r, 500, "{\"error\":\"internal\",\"message\":\"out of memory\"}");
+        httperr_reply(r, HTTPERR_INTERNAL);
         return;
     }
     hreq_add_header(r, "Cache-Control", "max-age=300");
@@ -178,8 +178,10 @@ struct route {
     bool oauth;       /* served only with OAUTH_ISSUER_URL (else: an unknown path) */
     enum route_auth auth;
     enum route_rate rate; /* public routes draw on no bucket */
-    /* A principal without this scope gets the 403 forbidden says (NULL: any principal). */
-    const char *scope, *forbidden;
+    /* A principal without this scope gets the 403 forbidden names (scope NULL: any
+     * principal, and forbidden is unused). */
+    const char *scope;
+    enum httperr forbidden;
     const char *methods; /* else 405 with Allow; NULL: the page decides (CORS, the engine) */
     void (*page)(struct app *a, struct hreq *r);    /* at the headers */
     void (*request)(struct app *a, struct hreq *r); /* with the body; NULL: none */
@@ -195,10 +197,8 @@ static const struct route routes[] = {
      * (a TOKENS_FILE role, an OAuth token granted it) read them, so that a setup without
      * MCP_AUTH_TOKEN can be monitored too; other roles do not. */
     {.path = "/metrics", .auth = ROUTE_BEARER, .rate = RATE_UNLESS_AUTHED,
-     .scope = "hermes:admin",
-     .forbidden = "{\"error\":\"forbidden\",\"message\":\"/metrics is for the owner's token "
-                  "(MCP_AUTH_TOKEN) and for tokens holding hermes:admin (a TOKENS_FILE role, an "
-                  "OAuth token)\"}",
+     .scope = SCOPE_ADMIN,
+     .forbidden = HTTPERR_METRICS_FORBIDDEN,
      .methods = "GET, HEAD", .page = app_metrics_page},
     {.path = "/mcp", .auth = ROUTE_BEARER, .rate = RATE_ALWAYS, .page = mcp_headers,
      .request = mcp_request},
@@ -218,12 +218,12 @@ static void serve_route(struct app *a, const struct route *rt, struct hreq *r)
     const struct rpc_note *n = hreq_user(r);
     const char *m = hreq_method(r);
     if (rt->scope && n && n->id.who && !principal_has_scope(n->id.who, rt->scope)) {
-        app_reply_json(r, 403, rt->forbidden);
+        httperr_reply(r, rt->forbidden);
         return;
     }
     if (rt->methods && !in_list(rt->methods, m, strlen(m))) {
         hreq_add_header(r, "Allow", rt->methods);
-        app_reply_json(r, 405, "{\"error\":\"method_not_allowed\",\"message\":\"use GET\"}");
+        httperr_reply(r, HTTPERR_METHOD_NOT_ALLOWED);
         return;
     }
     rt->page(a, r);
@@ -261,8 +261,7 @@ void app_on_headers(struct hreq *r, void *arg)
         return;
     }
     if (rt == NULL) {
-        app_reply_json(r, 404, "{\"error\":\"not_found\",\"message\":\"no such path; the MCP "
-                               "endpoint is /mcp\"}");
+        httperr_reply(r, HTTPERR_NOT_FOUND);
         return;
     }
     /* Authentication comes before anything else about the request, body included. */

@@ -20,6 +20,7 @@
 #include "passphrase.h"
 #include "principal.h"
 #include "ratelimit.h"
+#include "scopes.h"
 
 /* The scope granted for the scope asked (RFC 6749 3.3), into out (outsz bytes): the known
  * ones (hermes:*, gateway:<upstream>) in the order asked; foreign ones, outside our hermes: and
@@ -43,12 +44,14 @@ static bool scopes_grant(const struct authserver *as, const char *asked, char *o
         snprintf(one, sizeof one, "%.*s", (int)n, p);
         p += n;
         if (!principal_scope_known(one)) {
-            if (strncmp(one, "hermes:", 7) == 0 || strncmp(one, "gateway:", 8) == 0)
+            if (strncmp(one, SCOPE_HERMES_PREFIX, strlen(SCOPE_HERMES_PREFIX)) == 0 ||
+                scope_family(one))
                 return false;
             continue;
         }
-        if (strncmp(one, "gateway:", 8) == 0 && as->upstream_known &&
-            !as->upstream_known(as->upstream_arg, one + 8))
+        if (strncmp(one, SCOPE_GATEWAY_PREFIX, strlen(SCOPE_GATEWAY_PREFIX)) == 0 &&
+            as->upstream_known &&
+            !as->upstream_known(as->upstream_arg, one + strlen(SCOPE_GATEWAY_PREFIX)))
             return false;
         for (const char *q = out; *q; q += strcspn(q, " "), q += strspn(q, " "))
             if (strncmp(q, one, n) == 0 && (q[n] == ' ' || q[n] == '\0'))

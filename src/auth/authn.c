@@ -11,6 +11,7 @@
 #include "hdr.h"
 #include "hex.h"
 #include "httpd.h"
+#include "httperr.h"
 #include "mem.h"
 #include "oautherr.h"
 #include "tokenstore.h"
@@ -48,11 +49,6 @@ void authn_who_cleanup(struct authn_who *w)
     principal_free(w->grant);
     free(w->client_id);
     memset(w, 0, sizeof *w);
-}
-
-static void reply_json(struct hreq *r, unsigned status, const char *json)
-{
-    hreq_reply(r, status, "application/json", json, strlen(json));
 }
 
 /* RFC 6750; with OAUTH_ISSUER_URL also resource_metadata, where clients find our protected
@@ -130,6 +126,15 @@ const char *authn_caller(const struct authn_who *w)
     return w->who ? w->who->name : NULL;
 }
 
+json_t *authn_scopes_supported(void)
+{
+    json_t *list = json_array();
+    for (size_t i = 0; scope_at(i); i++)
+        if (scope_at(i)->prefix == NULL)
+            json_array_append_new(list, json_string(scope_at(i)->name));
+    return list;
+}
+
 void authn_deny(const struct authn *a, struct hreq *r, enum authn_result why)
 {
     /* With OAuth, the scopes to ask for: what a client authorizing from this 401 needs. */
@@ -137,14 +142,12 @@ void authn_deny(const struct authn *a, struct hreq *r, enum authn_result why)
     if (why == AUTHN_EXPIRED) {
         authn_challenge(a, r, oauth_err_name(OAUTH_INVALID_TOKEN), scope,
                         "the token has expired");
-        reply_json(r, 401, "{\"error\":\"unauthorized\",\"message\":\"the bearer "
-                           "token has expired\"}");
+        httperr_reply(r, HTTPERR_TOKEN_EXPIRED);
         return;
     }
     authn_challenge(a, r, why == AUTHN_BAD_TOKEN ? oauth_err_name(OAUTH_INVALID_TOKEN) : NULL,
                     scope, NULL);
-    reply_json(r, 401, "{\"error\":\"unauthorized\",\"message\":\"missing or invalid "
-                       "bearer token\"}");
+    httperr_reply(r, HTTPERR_NO_TOKEN);
 }
 
 bool authn_refuse_query_token(const struct authn *a, struct hreq *r)
@@ -153,7 +156,6 @@ bool authn_refuse_query_token(const struct authn *a, struct hreq *r)
         return false;
     authn_challenge(a, r, oauth_err_name(OAUTH_INVALID_REQUEST), NULL,
                     "send the token in the Authorization header, never in the URL");
-    reply_json(r, 400, "{\"error\":\"invalid_request\",\"message\":\"access tokens are "
-                       "not accepted in the query string; use the Authorization header\"}");
+    httperr_reply(r, HTTPERR_QUERY_TOKEN);
     return true;
 }

@@ -5,18 +5,20 @@
  * (RFC 9728) when OAuth is on. Loop thread. */
 #ifndef HM_AUTHN_H
 #define HM_AUTHN_H
+#include <jansson.h>
 #include <stdbool.h>
 
 #include "principal.h"
+#include "scopes.h"
 
 struct authn;
 struct hreq;
 struct principals;
 struct tokenstore;
 
-/* The scopes a client should ask for when it authorizes (the 401's scope=): reading and
- * delegating; hermes_reset's hermes:admin is asked for by step-up (403) when it is needed. */
-#define AUTHN_DEFAULT_SCOPES "hermes:read hermes:task"
+/* The scopes a client should ask for when it authorizes (the 401's scope=), and what one that
+ * asks for none is granted (scopes.h). */
+#define AUTHN_DEFAULT_SCOPES SCOPES_DEFAULT
 
 struct authn_opts {
     bool required;             /* false: every request passes, with no principal */
@@ -50,6 +52,10 @@ enum authn_result authn_request(const struct authn *a, struct hreq *r, struct au
  * with its next refreshed token and another authorization of the same client does not. */
 const char *authn_caller(const struct authn_who *w);
 void authn_who_cleanup(struct authn_who *w);
+
+/* The fixed scopes of the table in scopes.h, in its order: the scopes_supported of the
+ * authorization server's and the protected resource's metadata. A new array. */
+json_t *authn_scopes_supported(void);
 
 /* A WWW-Authenticate Bearer challenge: error, scope and description when given. */
 void authn_challenge(const struct authn *a, struct hreq *r, const char *error,

@@ -117,13 +117,13 @@ void authserver_free(struct authserver *as)
 static void metadata(struct authserver *as, struct hreq *r)
 {
     json_t *doc = json_pack(
-        "{s:s, s:s+, s:s+, s:[s], s:[ss], s:[s], s:[sss], s:[sss], s:b, s:[s]}", "issuer",
+        "{s:s, s:s+, s:s+, s:[s], s:[ss], s:[s], s:[sss], s:o, s:b, s:[s]}", "issuer",
         as->issuer, "authorization_endpoint", as->issuer, "/authorize", "token_endpoint",
         as->issuer, "/token", "response_types_supported", "code", "grant_types_supported",
         "authorization_code", "refresh_token", "code_challenge_methods_supported", "S256",
         "token_endpoint_auth_methods_supported", "none", "client_secret_basic",
-        "client_secret_post", "scopes_supported", "hermes:read",
-        "hermes:task", "hermes:admin", "authorization_response_iss_parameter_supported", 1,
+        "client_secret_post", "scopes_supported", authn_scopes_supported(),
+        "authorization_response_iss_parameter_supported", 1,
         "response_modes_supported", "query");
     if (doc) {
         char *revoke = xasprintf("%s/revoke", as->issuer);

@@ -102,27 +102,14 @@ bool clientdoc_url_host(const char *url, char *out, size_t outlen)
     return true;
 }
 
-/* Printable text only: it is shown on the consent page (escaped) and may reach the log. */
-static bool name_ok(const char *name)
-{
-    if (strlen(name) > CLIENTDOC_NAME_MAX)
-        return false;
-    for (const unsigned char *p = (const unsigned char *)name; *p; p++)
-        if (*p < 0x20 || *p == 0x7f)
-            return false;
-    return true;
-}
-
 /* The first rule the document breaks, as a sentence; NULL when it keeps them all. */
 static const char *doc_problem(const char *url, json_t *doc, clientdoc_redirect_rule *rule,
                                const char *schemes)
 {
-    static const char *const grants[] = {"authorization_code", "refresh_token"};
-    static const char *const responses[] = {"code"};
     json_t *id = json_object_get(doc, "client_id");
     json_t *uris = json_object_get(doc, "redirect_uris");
     json_t *method = json_object_get(doc, "token_endpoint_auth_method");
-    json_t *name = json_object_get(doc, "client_name");
+    const char *why;
     size_t i;
     json_t *u;
     if (!json_is_object(doc))
@@ -138,14 +125,9 @@ static const char *doc_problem(const char *url, json_t *doc, clientdoc_redirect_
                "takes public clients (none) only";
     if (method && strcmp(json_string_value(method), "none") != 0)
         return "token_endpoint_auth_method must be none (shared secrets cannot be published)";
-    if (!clientmeta_strings_within(json_object_get(doc, "grant_types"), grants, 2) ||
-        !clientmeta_strings_within(json_object_get(doc, "response_types"), responses, 1))
-        return "grant_types may be authorization_code and refresh_token, response_types code";
-    if (name && (!json_is_string(name) || !name_ok(json_string_value(name))))
-        return "client_name must be text of at most 200 bytes, without control characters";
-    if (!json_is_array(uris) || json_array_size(uris) == 0 ||
-        json_array_size(uris) > CLIENTDOC_REDIRECTS_MAX)
-        return "redirect_uris must list 1 to 10 URIs";
+    if ((why = clientmeta_flow_problem(doc)) != NULL ||
+        (why = clientmeta_redirects_problem(uris)) != NULL)
+        return why;
     json_array_foreach(uris, i, u) if (!json_is_string(u) || !rule(json_string_value(u), schemes))
         return "a redirect URI in the document must be https, http on the loopback, or an app "
                "scheme this server allows, without userinfo or fragment";

@@ -8,10 +8,11 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#define CLIENTDOC_URL_MAX 512       /* a client_id URL, as any OAuth parameter here */
+#include "clientmeta.h"
+
+#define CLIENTDOC_URL_MAX CLIENTMETA_URI_MAX /* a client_id URL, as any OAuth parameter here */
 #define CLIENTDOC_BYTES_MAX 5120    /* a document: larger ones are refused while arriving */
-#define CLIENTDOC_REDIRECTS_MAX 10
-#define CLIENTDOC_NAME_MAX 200
+#define CLIENTDOC_REDIRECTS_MAX CLIENTMETA_REDIRECTS_MAX
 #define CLIENTDOC_TTL_DEFAULT 300   /* seconds a document is kept without caching headers */
 #define CLIENTDOC_TTL_MAX 3600      /* and at most, whatever they say */
 

@@ -103,7 +103,8 @@ bool clientmeta_redirect_matches(const char *registered, const char *requested)
     return false;
 }
 
-bool clientmeta_strings_within(json_t *list, const char *const *allowed, size_t n)
+/* Whether every string of list (absent: fine; at most 8 members) is one of allowed[0..n). */
+static bool strings_within(json_t *list, const char *const *allowed, size_t n)
 {
     size_t i;
     json_t *v;
@@ -132,6 +133,27 @@ bool clientmeta_name_ok(const char *name)
     return true;
 }
 
+const char *clientmeta_redirects_problem(json_t *uris)
+{
+    if (!json_is_array(uris) || json_array_size(uris) == 0 ||
+        json_array_size(uris) > CLIENTMETA_REDIRECTS_MAX)
+        return "redirect_uris must list 1 to 10 URIs";
+    return NULL;
+}
+
+const char *clientmeta_flow_problem(json_t *doc)
+{
+    static const char *const grants[] = {"authorization_code", "refresh_token"};
+    static const char *const responses[] = {"code"};
+    json_t *name = json_object_get(doc, "client_name");
+    if (!strings_within(json_object_get(doc, "grant_types"), grants, 2) ||
+        !strings_within(json_object_get(doc, "response_types"), responses, 1))
+        return "grant_types may be authorization_code and refresh_token, response_types code";
+    if (name && (!json_is_string(name) || !clientmeta_name_ok(json_string_value(name))))
+        return "client_name must be text of at most 200 bytes, without control characters";
+    return NULL;
+}
+
 static const char *const auth_names[] = {"none", "client_secret_post", "client_secret_basic"};
 
 const char *clientmeta_auth_name(enum clientmeta_auth a)
@@ -152,28 +174,22 @@ bool clientmeta_auth_parse(const char *name, enum clientmeta_auth *out)
 const char *clientmeta_check_registration(json_t *doc, const char *schemes, enum oauth_err *code,
                                           enum clientmeta_auth *auth)
 {
-    static const char *const grants[] = {"authorization_code", "refresh_token"};
-    static const char *const responses[] = {"code"};
     json_t *uris = json_object_get(doc, "redirect_uris");
     json_t *method = json_object_get(doc, "token_endpoint_auth_method");
-    json_t *name = json_object_get(doc, "client_name");
+    const char *why;
     size_t i;
     json_t *u;
     *auth = CLIENTMETA_AUTH_NONE;
     if (!json_is_object(doc))
         return "the body is not a JSON object";
-    if (!json_is_array(uris) || json_array_size(uris) == 0 ||
-        json_array_size(uris) > CLIENTMETA_REDIRECTS_MAX)
-        return "redirect_uris must list 1 to 10 URIs";
+    if ((why = clientmeta_redirects_problem(uris)) != NULL)
+        return why;
     if (method &&
         (!json_is_string(method) || !clientmeta_auth_parse(json_string_value(method), auth)))
         return "token_endpoint_auth_method must be none, client_secret_post or "
                "client_secret_basic";
-    if (!clientmeta_strings_within(json_object_get(doc, "grant_types"), grants, 2) ||
-        !clientmeta_strings_within(json_object_get(doc, "response_types"), responses, 1))
-        return "grant_types may be authorization_code and refresh_token, response_types code";
-    if (name && (!json_is_string(name) || !clientmeta_name_ok(json_string_value(name))))
-        return "client_name must be text of at most 200 bytes, without control characters";
+    if ((why = clientmeta_flow_problem(doc)) != NULL)
+        return why;
     json_array_foreach(uris, i, u)
     {
         if (!json_is_string(u) || !authserver_redirect_ok_in(json_string_value(u), schemes)) {

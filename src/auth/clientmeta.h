@@ -17,9 +17,12 @@
  * CLIENTMETA_NAME_MAX bytes. */
 bool clientmeta_name_ok(const char *name);
 
-/* Whether every string of list (absent: fine; at most 8 members) is one of allowed[0..n):
- * grant_types and response_types, in a registration body or a client metadata document. */
-bool clientmeta_strings_within(json_t *list, const char *const *allowed, size_t n);
+/* The rules a registration body and a client metadata document share, each the first it
+ * breaks as a sentence (NULL: none): redirect_uris lists 1 to CLIENTMETA_REDIRECTS_MAX
+ * entries; grant_types and response_types (absent: fine) stay within the code flow, and a
+ * client_name, if any, passes clientmeta_name_ok. */
+const char *clientmeta_redirects_problem(json_t *uris);
+const char *clientmeta_flow_problem(json_t *doc);
 
 /* Whether a redirect URI sent to /authorize is the one registered: the same string, or, for an
  * http://127.0.0.1, http://[::1] or http://localhost URI, the same but for the port (RFC 8252

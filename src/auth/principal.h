@@ -63,8 +63,8 @@ const struct principal *principals_find(const struct principals *s, const char *
 bool principal_expired(const struct principal *p, time_t now);
 /* Whether p holds scope. A NULL scope (a tool that declared none) only the owner holds. */
 bool principal_has_scope(const struct principal *p, const char *scope);
-/* Whether p may delegate to the agent: the owner and principals without an agents: list may
- * use any agent. */
+/* Whether p may delegate to the agent, or with agent NULL to every agent: the owner and
+ * principals without an agents: list may use any agent. */
 bool principal_agent_allowed(const struct principal *p, const char *agent);
 
 /* The name of OAuth client client_id's principal, into out: "oauth:<client_id>" when that

@@ -113,6 +113,8 @@ bool principal_agent_allowed(const struct principal *p, const char *agent)
 {
     if (p->all || p->agents == NULL)
         return true;
+    if (agent == NULL)
+        return false;
     for (size_t i = 0; i < p->nagents; i++)
         if (strcmp(p->agents[i], agent) == 0)
             return true;

@@ -13,6 +13,7 @@
 #include <time.h>
 
 #include "mem.h"
+#include "scopes.h"
 #include "utf8.h"
 #include "yamljson.h"
 
@@ -33,11 +34,9 @@ bool principal_name_ok(const char *s)
 
 bool principal_scope_known(const char *scope)
 {
-    static const char *const fixed[] = {"hermes:read", "hermes:task", "hermes:admin"};
-    for (size_t i = 0; i < sizeof fixed / sizeof *fixed; i++)
-        if (strcmp(scope, fixed[i]) == 0)
-            return true;
-    return strncmp(scope, "gateway:", 8) == 0 && principal_name_ok(scope + 8);
+    const struct scope_info *family = scope_family(scope);
+    return scope_fixed(scope) ||
+           (family && principal_name_ok(scope + strlen(family->prefix)));
 }
 
 static bool digits(const char *p, int n, int *out)
@@ -215,10 +214,12 @@ static bool parse_entry(json_t *e, size_t no, struct principal *p, char *err, si
     }
     for (size_t i = 0; i < p->nscopes; i++)
         if (!principal_scope_known(p->scopes[i])) {
-            snprintf(err, errlen,
-                     "principal '%s': unknown scope '%.64s' (known: hermes:read, hermes:task, "
-                     "hermes:admin, gateway:<upstream>)",
-                     name, p->scopes[i]);
+            char known[160] = "";
+            for (size_t k = 0; scope_at(k); k++)
+                snprintf(known + strlen(known), sizeof known - strlen(known), "%s%s",
+                         k ? ", " : "", scope_at(k)->name);
+            snprintf(err, errlen, "principal '%s': unknown scope '%.64s' (known: %s)", name,
+                     p->scopes[i], known);
             return false;
         }
     json_t *agents = json_object_get(e, "agents");

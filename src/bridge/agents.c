@@ -1,7 +1,9 @@
 /* agents.c — the agents the bridge delegates to: the registry file (hot-reloaded when it
  * changes on disk, an invalid file keeps the last good state), or the synthetic default agent
  * from HERMES_ENV_PATH; and their health, probed when they are used (GET /health, cached), so an
- * idle server makes no requests and no wake-ups. */
+ * idle server makes no requests and no wake-ups. Loading the agents probes none: the first use
+ * (a call, list_agents, /health, /metrics) does, so a server no one calls never sets up its
+ * HTTP client (libcurl and OpenSSL, about 2.5 MiB of touched pages). */
 #include <jansson.h>
 #include <limits.h>
 #include <stdio.h>
@@ -127,8 +129,6 @@ static void set_registry_error(struct bridge *b, const char *msg)
         log_warn("agents registry %s: %s; keeping the last good state", b->registry_path, msg);
 }
 
-static void probe_all(struct bridge *b);
-
 /* (Re)loads the registry; an invalid file keeps what was there. */
 void agents_load(struct bridge *b)
 {
@@ -151,7 +151,6 @@ void agents_load(struct bridge *b)
         agents_clear(b);
         agents_synthetic(b, env);
         json_decref(env);
-        probe_all(b);
         b->registry_loaded = false;
         b->registry_ino = 0;
         set_registry_error(b, NULL);
@@ -168,7 +167,6 @@ void agents_load(struct bridge *b)
         b->registry_loaded = true;
         set_registry_error(b, NULL);
         log_info("agents registry loaded: %zu agents, default %s", b->nagents, b->default_agent);
-        probe_all(b);
         return;
     }
     set_registry_error(b, err);
@@ -241,11 +239,6 @@ static void probe_stale(struct bridge *b, uint64_t max_age_ms)
     }
 }
 
-static void probe_all(struct bridge *b)
-{
-    probe_stale(b, 0);
-}
-
 /* What list_agents, /health and /metrics report: a key, and the last probe did not fail. */
 bool agent_available(const struct agentdef *a)
 {
@@ -257,9 +250,7 @@ bool agent_available(const struct agentdef *a)
  * will the request itself). */
 bool agent_allowed_for(const struct mcp_call *c, const char *name)
 {
-    char scope[6 + 65 /* "agent:" and a name of at most 64 */];
-    snprintf(scope, sizeof scope, "agent:%s", name);
-    return mcp_call_allowed(c, scope);
+    return mcp_call_may_use_agent(c, name);
 }
 
 bool agent_worth_trying(const struct bridge *b, const struct agentdef *a)

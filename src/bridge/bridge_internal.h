@@ -189,7 +189,7 @@ bool agent_available(const struct agentdef *a);
 /* Whether a task may be sent (a failure older than PROBE_MAX_AGE_MS no longer refuses it). */
 bool agent_worth_trying(const struct bridge *b, const struct agentdef *a);
 /* Whether the caller of c may delegate to the agent called name (its principal's agents: list,
- * asked of the engine's tool filter as the scope "agent:NAME"). */
+ * asked of the engine's agent filter). */
 bool agent_allowed_for(const struct mcp_call *c, const char *name);
 
 /* contractfile.c */

@@ -115,7 +115,7 @@ static json_t *task_now(struct bridge *b, const char *id, json_t *req)
 static void task_get(struct mcp_call *c, const char *id, void *arg)
 {
     struct bridge *b = arg;
-    json_t *req = owned_request(b, c, id, "hermes:read");
+    json_t *req = owned_request(b, c, id, SCOPE_READ);
     if (req == NULL)
         return;
     mcp_call_result_take(c, task_now(b, id, req));
@@ -141,7 +141,7 @@ void mcptask_ended(struct bridge *b, const char *id)
 static void task_update(struct mcp_call *c, const char *id, json_t *responses, void *arg)
 {
     (void)responses;
-    json_t *req = owned_request(arg, c, id, "hermes:task");
+    json_t *req = owned_request(arg, c, id, SCOPE_TASK);
     if (req == NULL)
         return;
     json_decref(req);
@@ -169,7 +169,7 @@ static void stop_done(struct agent_req *r, const struct agent_result *res, void 
 static void task_cancel(struct mcp_call *c, const char *id, void *arg)
 {
     struct bridge *b = arg;
-    json_t *req = owned_request(b, c, id, "hermes:task"), *run = NULL, *res = NULL;
+    json_t *req = owned_request(b, c, id, SCOPE_TASK), *run = NULL, *res = NULL;
     if (req == NULL)
         return;
     json_decref(req);

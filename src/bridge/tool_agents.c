@@ -67,5 +67,5 @@ void tool_agents_register(struct bridge *b)
             .annotations = toolspec_annotations(true, false, true, false),
             .handler = list_agents,
             .arg = b,
-            .scope = "hermes:read"});
+            .scope = SCOPE_READ});
 }

@@ -160,7 +160,7 @@ void tool_alias_register(struct bridge *b)
             .annotations = toolspec_annotations(false, false, false, true),
             .handler = hermes_ask,
             .arg = b,
-            .scope = "hermes:task"});
+            .scope = SCOPE_TASK});
     add_alias(
         b,
         &(struct mcp_tool_def){
@@ -175,5 +175,5 @@ void tool_alias_register(struct bridge *b)
             .annotations = toolspec_annotations(true, false, true, false),
             .handler = hermes_check,
             .arg = b,
-            .scope = "hermes:read"});
+            .scope = SCOPE_READ});
 }

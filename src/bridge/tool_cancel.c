@@ -149,5 +149,5 @@ void tool_cancel_register(struct bridge *b)
             .annotations = toolspec_annotations(false, true, true, true),
             .handler = hermes_cancel,
             .arg = b,
-            .scope = "hermes:task"});
+            .scope = SCOPE_TASK});
 }

@@ -71,5 +71,5 @@ void tool_files_register(struct bridge *b)
             .annotations = toolspec_annotations(true, false, true, false),
             .handler = hermes_files,
             .arg = b,
-            .scope = "hermes:read"});
+            .scope = SCOPE_READ});
 }

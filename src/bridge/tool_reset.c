@@ -254,5 +254,5 @@ void tool_reset_register(struct bridge *b)
             .annotations = toolspec_annotations(false, true, false, false),
             .handler = hermes_reset,
             .arg = b,
-            .scope = "hermes:admin"});
+            .scope = SCOPE_ADMIN});
 }

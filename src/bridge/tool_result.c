@@ -85,5 +85,5 @@ void tool_result_register(struct bridge *b)
                         .annotations = toolspec_annotations(true, false, true, false),
                         .handler = hermes_result,
                         .arg = b,
-                        .scope = "hermes:read"});
+                        .scope = SCOPE_READ});
 }

@@ -135,5 +135,5 @@ void tool_status_register(struct bridge *b)
             .annotations = toolspec_annotations(true, false, true, true),
             .handler = hermes_status,
             .arg = b,
-            .scope = "hermes:read"});
+            .scope = SCOPE_READ});
 }

@@ -281,5 +281,5 @@ void tool_task_register(struct bridge *b)
             .annotations = toolspec_annotations(false, false, true, true),
             .handler = hermes_task,
             .arg = b,
-            .scope = "hermes:task"});
+            .scope = SCOPE_TASK});
 }

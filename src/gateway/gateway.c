@@ -112,7 +112,7 @@ static void register_tool(struct gateway *g, struct upstream *u, json_t *tool,
     t->schema = input_schema(tool);
     json_t *ann = json_object_get(tool, "annotations");
     char scope[128]; /* who may see and call it: the owner, and principals holding this */
-    snprintf(scope, sizeof scope, "gateway:%s", u->cfg->name);
+    snprintf(scope, sizeof scope, SCOPE_GATEWAY_PREFIX "%s", u->cfg->name);
     bool uncallable = false;
     json_t *schema = gw_policy_schema(json_deep_copy(t->schema), t->guard, t->policy, &uncallable);
     if (uncallable)
@@ -212,7 +212,7 @@ static bool expose_startctx(struct gateway *g, const struct gw_plan *p)
     }
     g->startctx = startctx_new(g->file->startup_files, g->file->startup_max_bytes,
                                getenv("HOME"));
-    startctx_register(g->startctx, g->mcp, "gateway:" STARTCTX_TOOL);
+    startctx_register(g->startctx, g->mcp, SCOPE_GATEWAY_PREFIX STARTCTX_TOOL);
     log_info("gateway: startup_context exposes %zu configured files",
              json_array_size(g->file->startup_files));
     return true;

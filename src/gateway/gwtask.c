@@ -477,7 +477,7 @@ static struct gw_task *owned(struct gw_tasks *all, struct mcp_call *c, const cha
     struct gw_task *k = find(all, id, mcp_call_caller(c), mcp_call_sees_all(c));
     char scope[128];
     if (k) {
-        snprintf(scope, sizeof scope, "gateway:%s", k->t->up->cfg->name);
+        snprintf(scope, sizeof scope, SCOPE_GATEWAY_PREFIX "%s", k->t->up->cfg->name);
         if (!mcp_call_allowed(c, scope)) {
             mcp_call_task_forbidden(c);
             return NULL;

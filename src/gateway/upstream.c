@@ -235,14 +235,25 @@ unsigned up_backoff_ms(unsigned failures, unsigned *seed)
     return (unsigned)(ms * 3 / 4 + (uint64_t)rand_r(seed) % (ms / 2 + 1));
 }
 
+/* Tests only (docs/guides/gateway.md): HERMES_TEST_GW_TIME_DIV, 2 to 100, divides the backoff
+ * and the stable window, so a test sees a circuit open and close in seconds, not half a minute.
+ * Unset, or any other value: 1. */
+static unsigned time_div(void)
+{
+    const char *v = getenv("HERMES_TEST_GW_TIME_DIV");
+    unsigned long n = v ? strtoul(v, NULL, 10) : 1;
+    return n >= 2 && n <= 100 ? (unsigned)n : 1;
+}
+
 void up_schedule_restart(struct upstream *u)
 {
     if (u->gw->stopping || u->refused || u->restart_timer)
         return;
-    if (u->ready_since && loop_now(u->loop) - u->ready_since > GW_STABLE_MS)
+    unsigned div = time_div();
+    if (u->ready_since && loop_now(u->loop) - u->ready_since > GW_STABLE_MS / div)
         u->failures = 0;
     u->ready_since = 0;
-    uint64_t ms = up_backoff_ms(u->failures, &u->seed);
+    uint64_t ms = up_backoff_ms(u->failures, &u->seed) / div;
     u->failures++;
     log_info("upstream %s: next start in %llu ms", u->cfg->name, (unsigned long long)ms);
     u->restart_timer = loop_timer_add(u->loop, ms, on_restart, u);

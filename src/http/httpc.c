@@ -10,7 +10,7 @@
  * silences the request and aborts its transfer; it is freed as soon as curl returns. */
 #include "httpc.h"
 
-#include <curl/curl.h>
+#include "curlrt.h"
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>

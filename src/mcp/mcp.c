@@ -192,6 +192,21 @@ bool mcp_call_allowed(const struct mcp_call *c, const char *scope)
     return r && s->tool_filter(r, NULL, scope, false, s->tool_filter_arg);
 }
 
+void mcp_set_agent_filter(struct mcp_server *s, mcp_agent_filter_cb *cb, void *arg)
+{
+    s->agent_filter = cb;
+    s->agent_filter_arg = arg;
+}
+
+bool mcp_call_may_use_agent(const struct mcp_call *c, const char *agent)
+{
+    struct mcp_server *s = c->srv;
+    if (s->agent_filter == NULL)
+        return true;
+    struct hreq *r = c->ex ? c->ex->req : NULL;
+    return r && s->agent_filter(r, agent, s->agent_filter_arg);
+}
+
 void mcp_set_whoami(struct mcp_server *s, mcp_whoami_cb *cb, void *arg)
 {
     s->whoami_cb = cb;

@@ -16,7 +16,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "jrpc.h" /* enum jrpc_err: the codes of mcp_call_error */
+#include "jrpc.h"   /* enum jrpc_err: the codes of mcp_call_error */
+#include "scopes.h" /* the scope names of mcp_tool_def.scope */
 
 struct hreq;
 struct loop;
@@ -133,13 +134,21 @@ bool mcp_tool_disabled(const struct mcp_server *s, const char *name);
 /* Replaces a registered tool's inputSchema in tools/list (schema taken; the gateway's policies
  * after a reload of its file). Its handler checks the arguments, as before. */
 void mcp_set_tool_input_schema(struct mcp_server *s, const char *name, json_t *schema);
-/* Asks the tool filter whether the caller of c holds scope (a tool's own check, such as which
- * agent a principal may use). True when no filter is set. */
+/* Asks the tool filter whether the caller of c holds scope (a tool's own check of a scope
+ * other than its own). True when no filter is set. */
 bool mcp_call_allowed(const struct mcp_call *c, const char *scope);
+/* Which agents the principal that sent r may delegate to (least privilege): the layer that
+ * authenticated r answers whether it may use the agent called agent, or with agent NULL
+ * whether it may use every agent (it has no list of agents, or is the owner). */
+typedef bool mcp_agent_filter_cb(struct hreq *r, const char *agent, void *arg);
+void mcp_set_agent_filter(struct mcp_server *s, mcp_agent_filter_cb *cb, void *arg);
+/* Asks the agent filter about the caller of c (agent NULL: every agent). True when no filter
+ * is set; false for a call detached from its request (nobody can be asked). */
+bool mcp_call_may_use_agent(const struct mcp_call *c, const char *agent);
 /* Whether c's caller reaches every caller's tasks (the bridge's and the gateway's alike): it
  * holds hermes:admin, as the owner token does (and every caller of a server without
  * authentication). Everyone else reaches only its own (mcp_call_caller). */
-#define MCP_SCOPE_SEES_ALL "hermes:admin"
+#define MCP_SCOPE_SEES_ALL SCOPE_ADMIN
 bool mcp_call_sees_all(const struct mcp_call *c);
 
 /* Calls whose handler has not finished yet, and how many were ever started (for the drain). */

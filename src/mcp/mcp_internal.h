@@ -197,6 +197,8 @@ struct mcp_server {
     void *audit_arg;
     mcp_tool_filter_cb *tool_filter; /* may be NULL: every tool for everyone */
     void *tool_filter_arg;
+    mcp_agent_filter_cb *agent_filter; /* may be NULL: every agent for everyone */
+    void *agent_filter_arg;
     size_t tools_hidden; /* how many tools are left out of tools/list (hidden or disabled) */
     const struct mcp_task_ops *task_ops; /* may be NULL: no tasks extension */
     struct task_provider {                /* more providers, each owning the ids with its prefix */

@@ -8,6 +8,7 @@
 #include "methods.h"
 #include "session.h"
 
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -367,21 +368,6 @@ static void task_method(struct rpc_ctx *x, struct jrpc_msg *m, mcp_handler *h)
     start_call(x, m, &n, m->params);
 }
 
-static void do_tasks_get(struct rpc_ctx *x, struct jrpc_msg *m)
-{
-    task_method(x, m, task_get);
-}
-
-static void do_tasks_update(struct rpc_ctx *x, struct jrpc_msg *m)
-{
-    task_method(x, m, task_update);
-}
-
-static void do_tasks_cancel(struct rpc_ctx *x, struct jrpc_msg *m)
-{
-    task_method(x, m, task_cancel);
-}
-
 static void do_tools_call(struct rpc_ctx *x, struct jrpc_msg *m)
 {
     json_t *name = json_object_get(m->params, "name");
@@ -457,8 +443,10 @@ static void do_resources_read(struct rpc_ctx *x, struct jrpc_msg *m)
     mcp_answer(x, err);
 }
 
-static void do_subscribe(struct rpc_ctx *x, struct jrpc_msg *m, bool on)
+/* resources/subscribe and resources/unsubscribe. */
+static void do_subscribe(struct rpc_ctx *x, struct jrpc_msg *m)
 {
+    bool on = strcmp(m->method, "resources/subscribe") == 0;
     json_t *uri = json_object_get(m->params, "uri");
     if (!json_is_string(uri)) {
         mcp_answer(x,
@@ -614,31 +602,6 @@ bool mcp_tool_disabled(const struct mcp_server *s, const char *name)
     return t == NULL || t->disabled;
 }
 
-static void do_resources_list(struct rpc_ctx *x, struct jrpc_msg *m)
-{
-    answer_list(x, m, &x->srv->resources, "resources");
-}
-
-static void do_templates_list(struct rpc_ctx *x, struct jrpc_msg *m)
-{
-    answer_list(x, m, &x->srv->templates, "resourceTemplates");
-}
-
-static void do_prompts_list(struct rpc_ctx *x, struct jrpc_msg *m)
-{
-    answer_list(x, m, &x->srv->prompts, "prompts");
-}
-
-static void do_resources_subscribe(struct rpc_ctx *x, struct jrpc_msg *m)
-{
-    do_subscribe(x, m, true);
-}
-
-static void do_resources_unsubscribe(struct rpc_ctx *x, struct jrpc_msg *m)
-{
-    do_subscribe(x, m, false);
-}
-
 static void do_cancelled(struct rpc_ctx *x, struct jrpc_msg *m)
 {
     json_t *rid = json_object_get(m->params, "requestId");
@@ -709,33 +672,42 @@ static bool offers(const struct mcp_server *srv, unsigned cap_flag)
  * log's method names come from. */
 static const struct method {
     const char *name;
-    method_fn *fn; /* NULL: nothing to do */
+    method_fn *fn; /* NULL: nothing to do (or one of the two columns below) */
     unsigned flags;
     const char *name_field; /* the params field a 2026-07-28 Mcp-Name header mirrors */
+    mcp_handler *task;      /* a task method: the operation task_method hands the call to */
+    const char *list;       /* a list method: the result's member, for answer_list ... */
+    size_t registry;        /* ... of the registry at this offset in struct mcp_server */
 } methods[] = {
-    {"initialize", do_initialize, METHOD_ALONE | METHOD_LEGACY, NULL},
-    {"ping", do_ping, METHOD_LEGACY, NULL},
-    {"server/discover", do_discover, METHOD_MODERN, NULL},
-    {"tools/list", do_tools_list, METHOD_TOOLS, NULL},
-    {"tools/call", do_tools_call, METHOD_TOOLS, "name"},
-    {"resources/list", do_resources_list, METHOD_RESOURCES, NULL},
-    {"resources/read", do_resources_read, METHOD_RESOURCES, "uri"},
-    {"resources/templates/list", do_templates_list, METHOD_RESOURCES, NULL},
-    {"resources/subscribe", do_resources_subscribe, METHOD_LEGACY, NULL},
-    {"resources/unsubscribe", do_resources_unsubscribe, METHOD_LEGACY, NULL},
-    {"prompts/list", do_prompts_list, METHOD_PROMPTS, NULL},
-    {"prompts/get", do_prompts_get, METHOD_PROMPTS, "name"},
-    {"completion/complete", do_complete, METHOD_COMPLETIONS, NULL},
-    {"logging/setLevel", do_set_level, METHOD_LEGACY, NULL},
+    {"initialize", do_initialize, .flags = METHOD_ALONE | METHOD_LEGACY},
+    {"ping", do_ping, .flags = METHOD_LEGACY},
+    {"server/discover", do_discover, .flags = METHOD_MODERN},
+    {"tools/list", do_tools_list, .flags = METHOD_TOOLS},
+    {"tools/call", do_tools_call, METHOD_TOOLS, .name_field = "name"},
+    {"resources/list", NULL, .flags = METHOD_RESOURCES, .list = "resources",
+     .registry = offsetof(struct mcp_server, resources)},
+    {"resources/read", do_resources_read, METHOD_RESOURCES, .name_field = "uri"},
+    {"resources/templates/list", NULL, .flags = METHOD_RESOURCES, .list = "resourceTemplates",
+     .registry = offsetof(struct mcp_server, templates)},
+    {"resources/subscribe", do_subscribe, .flags = METHOD_LEGACY},
+    {"resources/unsubscribe", do_subscribe, .flags = METHOD_LEGACY},
+    {"prompts/list", NULL, .flags = METHOD_PROMPTS, .list = "prompts",
+     .registry = offsetof(struct mcp_server, prompts)},
+    {"prompts/get", do_prompts_get, METHOD_PROMPTS, .name_field = "name"},
+    {"completion/complete", do_complete, .flags = METHOD_COMPLETIONS},
+    {"logging/setLevel", do_set_level, .flags = METHOD_LEGACY},
     /* tasks/result and tasks/list of the 2025-11-25 draft are gone: unknown, -32601. */
-    {"subscriptions/listen", listen_start, METHOD_MODERN, NULL},
-    {"tasks/get", do_tasks_get, METHOD_MODERN | METHOD_TASKS, "taskId"},
-    {"tasks/update", do_tasks_update, METHOD_MODERN | METHOD_TASKS, "taskId"},
-    {"tasks/cancel", do_tasks_cancel, METHOD_MODERN | METHOD_TASKS, "taskId"},
-    {"notifications/initialized", NULL, METHOD_NOTIFICATION, NULL},
-    {"notifications/cancelled", do_cancelled, METHOD_NOTIFICATION, NULL},
-    {"notifications/progress", NULL, METHOD_NOTIFICATION, NULL},
-    {"notifications/roots/list_changed", NULL, METHOD_NOTIFICATION, NULL},
+    {"subscriptions/listen", listen_start, .flags = METHOD_MODERN},
+    {"tasks/get", NULL, METHOD_MODERN | METHOD_TASKS, .name_field = "taskId",
+     .task = task_get},
+    {"tasks/update", NULL, METHOD_MODERN | METHOD_TASKS, .name_field = "taskId",
+     .task = task_update},
+    {"tasks/cancel", NULL, METHOD_MODERN | METHOD_TASKS, .name_field = "taskId",
+     .task = task_cancel},
+    {"notifications/initialized", NULL, .flags = METHOD_NOTIFICATION},
+    {"notifications/cancelled", do_cancelled, .flags = METHOD_NOTIFICATION},
+    {"notifications/progress", NULL, .flags = METHOD_NOTIFICATION},
+    {"notifications/roots/list_changed", NULL, .flags = METHOD_NOTIFICATION},
 };
 
 /* The method called name that comes as a notification (or as a request when not). */
@@ -784,6 +756,10 @@ void mcp_dispatch_request(struct rpc_ctx *x, struct jrpc_msg *m)
         char msg[200];
         snprintf(msg, sizeof msg, "Invalid Request: %s cannot be batched", method->name);
         mcp_answer(x, jrpc_error(m->id, JRPC_INVALID_REQUEST, msg));
+    } else if (method->task) {
+        task_method(x, m, method->task);
+    } else if (method->list) {
+        answer_list(x, m, (struct registry *)((char *)x->srv + method->registry), method->list);
     } else {
         method->fn(x, m);
     }

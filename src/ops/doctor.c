@@ -8,7 +8,7 @@
 #include "doctor.h"
 #include "doctor_internal.h"
 
-#include <curl/curl.h>
+#include "curlrt.h"
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>

@@ -2,7 +2,7 @@
  * file (HERMES_ENV_PATH), each agent's key, and its /health and /v1/models probes. */
 #include "doctor_internal.h"
 
-#include <curl/curl.h>
+#include "curlrt.h"
 #include <errno.h>
 #include <limits.h>
 #include <netdb.h>

@@ -3,7 +3,7 @@
  * checks (doctor_agents.c: the registry, the agent env file, each agent's key and probes). */
 #ifndef HM_DOCTOR_INTERNAL_H
 #define HM_DOCTOR_INTERNAL_H
-#include <curl/curl.h>
+#include "curlrt.h"
 #include <jansson.h>
 #include <limits.h>
 #include <stdbool.h>

@@ -5,7 +5,7 @@
 #include "smoke.h"
 #include "smoke_internal.h"
 
-#include <curl/curl.h>
+#include "curlrt.h"
 #include <errno.h>
 #include <fcntl.h>
 #include <jansson.h>

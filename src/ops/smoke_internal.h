@@ -5,7 +5,7 @@
  * smoke.c (text cleaned of the token; a failed step's reason and fix). */
 #ifndef HM_SMOKE_INTERNAL_H
 #define HM_SMOKE_INTERNAL_H
-#include <curl/curl.h>
+#include "curlrt.h"
 #include <jansson.h>
 #include <stdbool.h>
 #include <stddef.h>

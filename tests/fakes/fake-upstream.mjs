@@ -52,7 +52,8 @@
 //                  "answered: " + the JSON of the gateway's error (or result) for it
 //                 --where          one more tool for per-root instances (gwinstances.test.mjs):
 //   tool where     answers JSON text {cwd, pid} of this process and arg (arguments.cwd as
-//                  received) after arguments.ms (default 0)
+//                  received) after arguments.ms (default 0), and not before the file
+//                  arguments.gate exists when it is given (checked every 20 ms)
 //                 --stowaway-in NAME  when this process's cwd ends in /NAME, tools/list also offers
 //                                  a tool "stowaway" (an instance whose tools differ)
 //                 --policy-tools   two tools with richer schemas for the argument policies
@@ -145,7 +146,8 @@ else createInterface({ input: process.stdin }).on('line', (line) => {
       ...(args.includes('--notify') ? ['notify'] : [])].map(tool);
     if (opt('--extra-tool')) all.push(tool(opt('--extra-tool')));
     if (args.includes('--where')) all.push({ name: 'where', description: 'fake where',
-      inputSchema: { type: 'object', properties: { cwd: { type: 'string' }, ms: { type: 'number' } } } });
+      inputSchema: { type: 'object', properties: { cwd: { type: 'string' }, ms: { type: 'number' },
+        gate: { type: 'string' } } } });
     if (args.includes('--policy-tools')) {
       const str = { type: 'string' };
       all.push({ name: 'cronjob', description: 'fake cronjob', inputSchema: { type: 'object',
@@ -194,9 +196,10 @@ else createInterface({ input: process.stdin }).on('line', (line) => {
     } else if (name === 'cronjob' || name === 'memory' || name === 'deploy') {
       text('ok');
     } else if (name === 'where') {
-      setTimeout(() => text(JSON.stringify({ cwd: process.cwd(), pid: process.pid,
-        arg: msg.params.arguments?.cwd })),
-        msg.params.arguments?.ms ?? 0);
+      const gate = msg.params.arguments?.gate;
+      const answer = () => (gate && !existsSync(gate) ? setTimeout(answer, 20)
+        : text(JSON.stringify({ cwd: process.cwd(), pid: process.pid, arg: msg.params.arguments?.cwd })));
+      setTimeout(answer, msg.params.arguments?.ms ?? 0);
     } else if (name === 'slow') {
       setTimeout(() => send({ jsonrpc: '2.0', id: msg.id, result: { content: [{ type: 'text',
         text: 'slow done' }] } }), msg.params.arguments?.ms ?? 300);

@@ -15,6 +15,7 @@ const FILES = [
   ['.env.example', ['env-example']],
   ['docs/reference/env.md', ['env-md']],
   ['docs/reference/errors.md', ['errors-md']],
+  ['docs/reference/scopes.md', ['scopes-md']],
   ['man/hermes-mcp.env.5', ['env-man']],
   ['man/hermes-mcp.1', ['cli-man', BIN]],
   ['man/hermes-mcp-gateway.yaml.5', ['md-man', 'hermes-mcp-gateway.yaml', '5', 'File Formats'],

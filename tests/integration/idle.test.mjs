@@ -6,7 +6,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync, spawn } from 'node:child_process';
 import http from 'node:http';
-import { startHermes, startFake, agentEnv, sleep } from './lib.mjs';
+import { startHermes, startFake, agentEnv, until } from './lib.mjs';
 
 const haveStrace = spawnSync('strace', ['-V']).status === 0;
 
@@ -61,8 +61,9 @@ test('an idle server makes no system calls (31 s under strace: longer than any p
     assert.equal(r.json.result.isError, false);
     const init = await once({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'idle', version: '1' } } }, sess);
     assert.equal(init.status, 200);
-    await sleep(500);
-    assert.equal(await agentUp(), '0');
+    // The first read of /metrics is the first use of the down server's agent: it starts the
+    // probe, whose failure a later read reports.
+    await until(async () => (await agentUp()) === '0', 'the down agent reported down');
     const [{ attached, calls, text }, sessIdle] = await Promise.all([syscallsDuring(srv.proc.pid, 31), syscallsDuring(sess.proc.pid, 31)]);
     if (!attached) {
       t.skip(`strace could not attach (ptrace restricted?): ${text.trim().split('\n')[0]}`);

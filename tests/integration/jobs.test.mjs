@@ -148,9 +148,9 @@ test('hermes_reset walks a large task directory in steps: other clients are answ
   const fake = await startFake();
   const tasks = mkdtempSync(join(tmpdir(), 'hm-reset-'));
   const srv = await startHermes({ HERMES_ENV_PATH: agentEnv(fake), TASKS_DIR: tasks });
-  const a = await connect(srv);
-  const b = await connect(srv);
   // Made after the start (which indexes what is there): only the reset's walk can index them.
+  // The clients connect after: on a loaded machine making 10,000 folders can outlast the
+  // server's keep-alive, and a client's next POST would meet a connection already closed.
   const N = 10000;
   for (let i = 0; i < N; i++) {
     const d = join(tasks, `t${i}`);
@@ -158,6 +158,8 @@ test('hermes_reset walks a large task directory in steps: other clients are answ
     writeFileSync(join(d, 'run.json'), JSON.stringify({ run_id: `run_${i}`, task_id: `t${i}`, agent: 'hermes' }), { mode: 0o600 });
     writeFileSync(join(d, 'result.json'), '{"id":"x","status":"completed"}', { mode: 0o600 });
   }
+  const a = await connect(srv);
+  const b = await connect(srv);
   try {
     const before = await call(b, 'hermes_cancel', { run_id: `run_${N - 1}` });
     assert.match(before.structuredContent.message, /no task of this bridge has run/, 'not indexed before the reset');

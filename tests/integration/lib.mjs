@@ -47,7 +47,8 @@ function waitForListening(proc, name) {
       }
     });
     proc.stderr.on('data', (d) => { err += d; proc.stderrText = err; });
-    proc.on('exit', (code) => {
+    // 'close', not 'exit': by then stderr has been read to its end, so the reason is in err.
+    proc.on('close', (code) => {
       clearTimeout(timer);
       reject(new Error(`${name} exited with ${code} before listening:\n${err}`));
     });

@@ -148,6 +148,8 @@ static void checks_scopes_and_agents(void **state)
     assert_true(principal_agent_allowed(r, "alpha")); /* no agents: list: every agent */
     assert_true(principal_agent_allowed(o, "beta"));
     assert_false(principal_agent_allowed(o, "alpha"));
+    assert_true(principal_agent_allowed(r, NULL)); /* every agent: only without a list */
+    assert_false(principal_agent_allowed(o, NULL));
     assert_false(principal_expired(o, 1906545599));
     assert_true(principal_expired(o, 1906545600));
     assert_false(principal_expired(r, 4000000000));
