@@ -19,7 +19,8 @@ folder() {
         agentapprovals.test.mjs | backlog.test.mjs | bridge.test.mjs | jobs.test.mjs | \
             mcptasks.test.mjs | ownership.test.mjs | reset.test.mjs | retention.test.mjs | \
             sdkerrors.test.mjs) echo bridge ;;                     # the Hermes tools and their tasks
-        http.test.mjs | nul.test.mjs | regress.test.mjs | security.test.mjs | idle.test.mjs) echo http ;;
+        http.test.mjs | nul.test.mjs | regress.test.mjs | security.test.mjs | idle.test.mjs | \
+            lazycurl.test.mjs) echo http ;;
         sdk.test.mjs | eras.test.mjs | connectors.test.mjs) echo clients ;;  # real clients end to end
         approvalsock.test.mjs | cli.test.mjs | doctor.test.mjs | logs.test.mjs | metrics.test.mjs | \
             reload.test.mjs | service.test.mjs | smoke.test.mjs | sandbox.test.mjs | proxy.test.mjs | \

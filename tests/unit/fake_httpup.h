@@ -18,16 +18,31 @@ struct httpup *httpup_new(const struct gw_upstream *c, struct loop *l,
     (void)c, (void)l, (void)ops, (void)owner;
     return (struct httpup *)&fake_httpup_handle;
 }
-void httpup_start(struct httpup *h) { (void)h; }
-void httpup_set_version(struct httpup *h, const char *version) { (void)h, (void)version; }
+void httpup_start(struct httpup *h)
+{
+    (void)h;
+}
+void httpup_set_version(struct httpup *h, const char *version)
+{
+    (void)h, (void)version;
+}
 bool httpup_send(struct httpup *h, json_t *msg)
 {
     (void)h;
     return fake_httpup_send(msg);
 }
-void httpup_forget(struct httpup *h, uint64_t id) { (void)h, (void)id; }
-void httpup_reset(struct httpup *h) { (void)h; }
-void httpup_free(struct httpup *h) { (void)h; }
+void httpup_forget(struct httpup *h, uint64_t id)
+{
+    (void)h, (void)id;
+}
+void httpup_reset(struct httpup *h)
+{
+    (void)h;
+}
+void httpup_free(struct httpup *h)
+{
+    (void)h;
+}
 unsigned httpup_resume_delay_ms(long retry_ms, unsigned misses)
 {
     (void)retry_ms, (void)misses;
