@@ -50,7 +50,7 @@ CONF_OBJ := $(patsubst tests/conformance/%.c,$(BUILD)/conformance/%.o,$(CONF_SRC
 all: build/hermes-mcp
 
 FORCE:
-.PHONY: FORCE all check symbols check-globals unit integration valgrind conformance conformance-server install headers clean distclean bench
+.PHONY: FORCE all check symbols check-globals format format-check unit integration valgrind conformance conformance-server install headers clean distclean bench
 
 # Build flavours: build/release/ (the default) and build/asan/ (SANITIZE=1). build/<program> is
 # the release program, the stable path for users and the README; SANITIZE=1 builds
@@ -113,7 +113,7 @@ integration: all build/conformance-server fakes
 # sanitizers add symbols of their own), the fuzz corpora replayed, the unit programs and the
 # integration files (in parallel, then the ones marked serial); docs/internals/testing.md.
 NPROC := $(shell nproc 2>/dev/null || echo 2)
-STATIC_CHECKS := $(if $(filter build/release,$(BUILD)),symbols check-globals)
+STATIC_CHECKS := $(if $(filter build/release,$(BUILD)),symbols check-globals format-check)
 check:
 	@$(MAKE) -j$(NPROC) --no-print-directory all build/conformance-server fakes \
 	    $(UNITS) fuzz-build $(STATIC_CHECKS)
@@ -124,6 +124,17 @@ check:
 # No mutable file-scope state but the process-wide kind, each allowed with its reason.
 check-globals: $(BUILD)/hermes-mcp
 	scripts/check-globals.sh $(BUILD)
+
+# The C sources as .clang-format lays them out: `make format` rewrites them, `make check` fails
+# on a file it would change.
+FORMAT_SRC = $(shell git ls-files 'src/*.[ch]' 'tests/unit/*.[ch]' 'tests/fuzz/*.c' \
+                 'tests/fakes/*.[ch]' 'bench/*.c' 2>/dev/null)
+format:
+	@test -n "$(FORMAT_SRC)" || { echo "format: not a git checkout" >&2; exit 1; }
+	clang-format -i $(FORMAT_SRC)
+format-check:
+	@test -n "$(FORMAT_SRC)" || { echo "format-check: not a git checkout" >&2; exit 1; }
+	@clang-format --dry-run -Werror $(FORMAT_SRC) && echo "format: ok ($(words $(FORMAT_SRC)) files)"
 
 # Exported names carry their layer's or module's prefix (scripts/check-symbols.sh says which).
 symbols: $(LAYER_LIBS)

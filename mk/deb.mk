@@ -23,6 +23,7 @@ docs: $(GENDOCS) $(BUILD)/hermes-mcp
 	$(call gen,$(GENDOCS) env-man,man/hermes-mcp.env.5)
 	$(call gen,$(GENDOCS) errors-md,docs/reference/errors.md)
 	$(call gen,$(GENDOCS) scopes-md,docs/reference/scopes.md)
+	$(call gen,$(GENDOCS) events-md,docs/reference/log-events.md)
 	$(call gen,$(GENDOCS) cli-man $(BUILD)/hermes-mcp,man/hermes-mcp.1)
 	$(call gen,$(GENDOCS) md-man hermes-mcp-gateway.yaml 5 "File Formats" \
 	    < docs/reference/gateway-file.md,man/hermes-mcp-gateway.yaml.5)

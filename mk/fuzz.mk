@@ -18,19 +18,19 @@ FUZZ_SAN     := -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all \
 FUZZ_BINS    := $(addprefix $(FUZZ_BUILD)/fuzz_,$(FUZZ_TARGETS))
 
 # The pure modules each target links (with what they use: buf.c needs mem.c), and its libraries
-# (registry.c: libyaml and jansson).
+# (agentsyaml.c: libyaml and jansson).
 FUZZ_SRC_jrpc     := src/mcp/jrpc.c src/mcp/metacache.c src/base/utf8.c src/base/mem.c
 FUZZ_SRC_dotenv   := src/base/dotenv.c src/base/buf.c src/base/mem.c
 FUZZ_SRC_hdr      := src/http/hdr.c
 FUZZ_SRC_sse      := src/http/sse.c src/base/buf.c src/base/mem.c
-FUZZ_SRC_registry := src/bridge/registry.c src/base/yamljson.c src/base/mem.c src/base/utf8.c
+FUZZ_SRC_registry := src/bridge/agentsyaml.c src/base/yamljson.c src/base/mem.c src/base/utf8.c
 FUZZ_SRC_taskpath := src/bridge/taskpath.c
 FUZZ_SRC_contract := src/bridge/contract.c src/base/buf.c src/base/mem.c src/base/utf8.c
 FUZZ_SRC_chatchunk := src/bridge/chatchunk.c src/base/buf.c src/base/mem.c
 FUZZ_SRC_gwfile   := src/gateway/gwfile.c src/gateway/gwrules.c src/gateway/gwinterp.c src/base/jspec.c \
                      src/base/yamljson.c \
                      src/base/buf.c src/base/mem.c src/base/utf8.c
-FUZZ_SRC_tokens   := src/auth/tokens.c src/http/scopes.c src/base/yamljson.c src/base/mem.c src/base/utf8.c src/base/hex.c
+FUZZ_SRC_tokens   := src/auth/tokensfile.c src/http/scopes.c src/base/yamljson.c src/base/mem.c src/base/utf8.c src/base/hex.c
 FUZZ_SRC_form     := src/auth/form.c src/base/crypto.c src/base/hex.c
 FUZZ_SRC_clientdoc := src/auth/clientdoc.c src/auth/clientmeta.c src/base/mem.c
 FUZZ_SRC_clientmeta := src/auth/clientmeta.c

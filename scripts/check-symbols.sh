@@ -23,7 +23,12 @@ aliases=(
     "oautherr:oauth_err_"
     "clientmeta:authserver_redirect_ok"
     "as_clients:authserver_client"
-    "tokens:principal"        # the TOKENS_FILE's principals
+    "tokensfile:tokens_ principal" # the TOKENS_FILE's principals
+    "oauthtokens:tokenstore_"      # the store of issued OAuth tokens
+    "agentclient:agent_"           # one agent's requests
+    "agentset:agents_ agent_"      # the bridge's agents: registry, default agent, health
+    "agentfile:agentcfg_"          # the agents' files read from disk
+    "agentsyaml:registry_"         # the agents registry's YAML
     # main.c's command dispatch calls these by their old names; its command table renames them.
     "approvalscli:approvals_usage$"
     "gwcheck:gateway_usage$"

@@ -71,42 +71,69 @@ struct command {
 };
 
 static const struct command commands[] = {
-    {"serve", {NULL}, serve_main, serve_usage,
+    {"serve",
+     {NULL},
+     serve_main,
+     serve_usage,
      "  serve [--env-file FILE]      run the MCP server (Streamable HTTP on /mcp)\n"},
-    {"oauth", {NULL}, oauthcmd_main, oauthcmd_usage,
+    {"oauth",
+     {NULL},
+     oauthcmd_main,
+     oauthcmd_usage,
      "  oauth passwd [--env-file FILE]\n"
      "                               set the owner's OAuth consent passphrase (read from stdin)\n"
      "  oauth mint-client            print a new static OAuth client id and secret, once\n"
      "  oauth clients|tokens [revoke ...] [--env-file FILE]\n"
      "                               list or revoke OAuth clients and tokens (help oauth)\n"},
-    {"doctor", {NULL}, run_doctor, doctor_usage,
+    {"doctor",
+     {NULL},
+     run_doctor,
+     doctor_usage,
      "  doctor [--env-file FILE] [--no-probe] [--timeout S]\n"
      "                               check the setup and the agents, one line per check\n"},
-    {"token", {NULL}, tokencmd_main, tokencmd_usage,
+    {"token",
+     {NULL},
+     tokencmd_main,
+     tokencmd_usage,
      "  token gen [--env-file FILE]  create or replace MCP_AUTH_TOKEN in FILE (mode 600);\n"
      "                               prints the file's path, never the token\n"
      "  token rotate [--env-file FILE]\n"
      "                               the same, then tells servers using FILE to reload\n"
      "  token gen --name N --scopes S [--agents A] [--expires DATE]\n"
      "                               a token for one role of TOKENS_FILE (help token)\n"},
-    {"smoke", {NULL}, run_smoke, smoke_usage,
+    {"smoke",
+     {NULL},
+     run_smoke,
+     smoke_usage,
      "  smoke --base URL [--id ID] [--env-file FILE]\n"
      "                               check a running server end to end (see help smoke)\n"},
-    {"tasks", {NULL}, run_tasks, tasks_usage,
+    {"tasks",
+     {NULL},
+     run_tasks,
+     tasks_usage,
      "  tasks list|prune [--env-file FILE] [--json|--dry-run]\n"
-     "                               list the task directories, prune finished ones (help tasks)\n"},
-    {"gateway", {NULL}, run_gateway, gateway_usage,
+     "                               list the task directories, prune finished ones (help "
+     "tasks)\n"},
+    {"gateway",
+     {NULL},
+     run_gateway,
+     gateway_usage,
      "  gateway check [--probe] [--env-file FILE]\n"
      "                               validate GATEWAY_FILE, print the upstreams; --probe starts\n"
      "                               them and prints the exposed names (help gateway)\n"},
-    {"approvals", {"approve", "deny", NULL}, run_approvals, approvals_usage,
+    {"approvals",
+     {"approve", "deny", NULL},
+     run_approvals,
+     approvals_usage,
      "  approvals [--json] | approve ID | deny ID [--reason TEXT]   [--env-file FILE]\n"
      "                               list or answer the calls waiting for an operator\n"
      "                               (help approvals)\n"},
-    {"version", {"--version", NULL}, run_version, version_usage,
+    {"version",
+     {"--version", NULL},
+     run_version,
+     version_usage,
      "  version                      print the version\n"},
-    {"help", {"--help", "-h", NULL}, run_help, NULL,
-     "  help [COMMAND]               show help\n"},
+    {"help", {"--help", "-h", NULL}, run_help, NULL, "  help [COMMAND]               show help\n"},
 };
 
 static void print_usage(FILE *out)

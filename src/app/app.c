@@ -26,12 +26,12 @@
 #include "mem.h"
 #include "metrics.h"
 #include "oautherr.h"
+#include "oauthtokens.h"
 #include "passphrase.h"
 #include "principal.h"
 #include "ratelimit.h"
 #include "reaper.h"
 #include "sdnotify.h"
-#include "tokenstore.h"
 #include "version.h"
 #include "whoami.h"
 
@@ -116,15 +116,15 @@ static json_t *whoami_of(struct hreq *r, void *arg)
     (void)arg;
     if (n == NULL || n->id.who == NULL)
         return NULL;
-    enum whoami_kind kind = n->id.grant     ? WHOAMI_OAUTH
+    enum whoami_kind kind = n->id.grant      ? WHOAMI_OAUTH
                             : n->id.who->all ? WHOAMI_OWNER
                                              : WHOAMI_TOKEN;
     return whoami_describe(n->id.who, kind, n->id.grant ? n->id.client_id : NULL);
 }
 
 /* What the engine told of a request (mcp_set_audit), for on_done. */
-static void on_rpc_note(struct hreq *r, const char *rpc_method, const char *tool,
-                        const char *error, void *arg)
+static void on_rpc_note(struct hreq *r, const char *rpc_method, const char *tool, const char *error,
+                        void *arg)
 {
     struct rpc_note *n = app_note(r);
     (void)arg;
@@ -151,7 +151,8 @@ static json_t *providers_status(void *arg)
 {
     struct app *a = arg;
     json_t *all = json_object();
-    EACH_PROVIDER(a, p) {
+    EACH_PROVIDER(a, p)
+    {
         json_t *facts = p->ops->status ? p->ops->status(p->self) : NULL;
         if (facts)
             json_object_update(all, facts);
@@ -164,7 +165,8 @@ static json_t *providers_status(void *arg)
 static bool providers_know_upstream(void *arg, const char *name)
 {
     struct app *a = arg;
-    EACH_PROVIDER(a, p) {
+    EACH_PROVIDER(a, p)
+    {
         if (p->ops->knows_upstream && p->ops->knows_upstream(p->self, name))
             return true;
     }
@@ -194,8 +196,10 @@ static void open_approvals(struct app *a)
 static void audit_provider_event(void *arg, const struct provider_event *e)
 {
     struct app *a = arg;
-    audit_log_event(a->audit, &(struct audit_event){.event = e->event, .principal = e->principal,
-                                                    .upstream = e->upstream, .tool = e->tool,
+    audit_log_event(a->audit, &(struct audit_event){.event = e->event,
+                                                    .principal = e->principal,
+                                                    .upstream = e->upstream,
+                                                    .tool = e->tool,
                                                     .upstream_tool = e->upstream_tool,
                                                     .status = e->status,
                                                     .decided_by = e->decided_by,
@@ -207,9 +211,13 @@ static bool setup_providers(struct app *a)
 {
     for (size_t i = 0; i < a->o->nproviders; i++) {
         const struct provider *p = &a->o->providers[i];
-        struct provider_host h = {.mcp = a->mcp, .loop = a->loop,
-                                  .approvals = a->approvals, .audit = audit_provider_event,
-                                  .audit_arg = a, .before = a->o->providers, .nbefore = i};
+        struct provider_host h = {.mcp = a->mcp,
+                                  .loop = a->loop,
+                                  .approvals = a->approvals,
+                                  .audit = audit_provider_event,
+                                  .audit_arg = a,
+                                  .before = a->o->providers,
+                                  .nbefore = i};
         a->nsetup = i + 1; /* torn down even when its setup failed half-way */
         if (!p->ops->setup(p->self, &h))
             return false;
@@ -227,7 +235,7 @@ int app_run(const struct app_opts *o)
 
     log_set_level(o->cfg->log_level);
     struct principals *who = principals_load(o->cfg->owner_token ? o->cfg->token_hash : NULL,
-                                                o->cfg->tokens_file, err, sizeof err);
+                                             o->cfg->tokens_file, err, sizeof err);
     if (who == NULL) {
         log_error("%s", err);
         return 2;
@@ -248,15 +256,18 @@ int app_run(const struct app_opts *o)
         }
         a.oauth_resource = xasprintf("%s/mcp", o->cfg->oauth_issuer);
         bool know_upstreams = false; /* no provider with upstreams: any name */
-        EACH_PROVIDER(&a, p) {
+        EACH_PROVIDER(&a, p)
+        {
             know_upstreams = know_upstreams || p->ops->knows_upstream;
         }
         char *passphrase = passphrase_path_beside(o->cfg->oauth_store);
         char *clients = authserver_clients_path_beside(o->cfg->oauth_store);
         struct authserver_opts ao = {.issuer = o->cfg->oauth_issuer,
                                      .resource = a.oauth_resource,
-                                     .passphrase_path = passphrase, .service = o->service,
-                                     .tokens = a.oauth_tokens, .dcr = o->cfg->oauth_dcr,
+                                     .passphrase_path = passphrase,
+                                     .service = o->service,
+                                     .tokens = a.oauth_tokens,
+                                     .dcr = o->cfg->oauth_dcr,
                                      .clients_path = clients,
                                      .static_client_id = o->cfg->oauth_client_id,
                                      .static_secret_hash = o->cfg->oauth_client_secret_hash,
@@ -266,8 +277,8 @@ int app_run(const struct app_opts *o)
                                      .cimd_allow_hosts = o->cfg->oauth_cimd_allow_hosts,
                                      .access_ttl_s = o->cfg->oauth_access_ttl_s,
                                      .refresh_ttl_s = o->cfg->oauth_refresh_ttl_s,
-                                     .upstream_known = know_upstreams ? providers_know_upstream
-                                                                      : NULL,
+                                     .upstream_known =
+                                         know_upstreams ? providers_know_upstream : NULL,
                                      .upstream_arg = &a};
         a.oauth_server = authserver_new(&ao, err, sizeof err);
         free(passphrase);
@@ -314,22 +325,24 @@ int app_run(const struct app_opts *o)
         authserver_set_loop(a.oauth_server, a.loop);
     a.started = time(NULL);
     static const double bounds[] = {0.001, 0.005, 0.025, 0.1, 0.5, 2.5, 10, 60, 300, 1800};
-    a.http_requests = metric_new("hermes_mcp_http_requests_total",
-                                 "HTTP requests answered, by path and status code",
-                                 METRIC_COUNTER, NULL, 0);
+    a.http_requests =
+        metric_new("hermes_mcp_http_requests_total",
+                   "HTTP requests answered, by path and status code", METRIC_COUNTER, NULL, 0);
     a.rpc_requests = metric_new("hermes_mcp_rpc_requests_total",
                                 "JSON-RPC requests answered, by method, tool and outcome (ok, "
                                 "a JSON-RPC error code or a tool error code)",
                                 METRIC_COUNTER, NULL, 0);
     a.rpc_duration = metric_new("hermes_mcp_rpc_duration_seconds",
-                                "Time from request to answer, by method and tool",
-                                METRIC_HISTOGRAM, bounds, sizeof bounds / sizeof *bounds);
-    a.principal_requests = metric_new("hermes_mcp_principal_requests_total",
-                                      "Authenticated HTTP requests, by principal (its name)",
-                                      METRIC_COUNTER, NULL, 0);
+                                "Time from request to answer, by method and tool", METRIC_HISTOGRAM,
+                                bounds, sizeof bounds / sizeof *bounds);
+    a.principal_requests =
+        metric_new("hermes_mcp_principal_requests_total",
+                   "Authenticated HTTP requests, by principal (its name)", METRIC_COUNTER, NULL, 0);
 
-    struct mcp_opts mo = {.name = o->service, .version = HM_VERSION,
-                          .sessions = o->cfg->sessions, .public_hosts = o->cfg->public_hosts,
+    struct mcp_opts mo = {.name = o->service,
+                          .version = HM_VERSION,
+                          .sessions = o->cfg->sessions,
+                          .public_hosts = o->cfg->public_hosts,
                           .call_timeout_ms = o->cfg->call_timeout_ms,
                           /* Without authentication every caller gets the same lists. */
                           .cache_public = !o->cfg->auth,
@@ -352,14 +365,19 @@ int app_run(const struct app_opts *o)
         goto out;
     }
 
-    struct httpd_opts ho = {.host = o->cfg->host, .port = o->cfg->port, .listen_fd = sock_fd,
-                            .max_body = MAX_BODY, .max_conns = o->cfg->max_conns,
+    struct httpd_opts ho = {.host = o->cfg->host,
+                            .port = o->cfg->port,
+                            .listen_fd = sock_fd,
+                            .max_body = MAX_BODY,
+                            .max_conns = o->cfg->max_conns,
                             .idle_timeout = IDLE_TIMEOUT_S,
                             .header_timeout_ms = o->cfg->header_timeout_ms,
                             .body_timeout_ms = o->cfg->body_timeout_ms,
                             .on_headers = app_on_headers,
-                            .on_request = app_on_request, .on_done = app_on_done,
-                            .error_body = mcp_http_error_body, .arg = &a};
+                            .on_request = app_on_request,
+                            .on_done = app_on_done,
+                            .error_body = mcp_http_error_body,
+                            .arg = &a};
     if (o->cfg->rate_per_min)
         a.rl = ratelimit_new(o->cfg->rate_per_min, RATE_TABLE_MAX);
     if (o->cfg->rate_auth_per_min)

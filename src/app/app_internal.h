@@ -45,7 +45,7 @@ struct app {
     size_t nsetup; /* providers whose setup ran, torn down in reverse */
 };
 
-#define EACH_PROVIDER(a, p)                                                                    \
+#define EACH_PROVIDER(a, p)                                                                        \
     for (const struct provider *p = (a)->o->providers; p < (a)->o->providers + (a)->o->nproviders; \
          p++)
 

@@ -45,8 +45,8 @@ static void open_file(struct audit *a)
     struct stat st;
     a->fd = open(a->path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0600);
     if (a->fd < 0) {
-        log_warn("audit log %s: cannot open: %s; lines are dropped until it can be",
-                 a->path, strerror(errno));
+        log_warn("audit log %s: cannot open: %s; lines are dropped until it can be", a->path,
+                 strerror(errno));
         return;
     }
     if (fstat(a->fd, &st) == 0) {
@@ -119,7 +119,8 @@ static void writer(struct list *batch, void *arg)
     struct audit *a = arg;
     struct buf all;
     buf_init(&all, 0);
-    LIST_FOREACH_SAFE(node, batch) {
+    LIST_FOREACH_SAFE(node, batch)
+    {
         struct qline *q = list_entry(node, struct qline, q.link);
         buf_append(&all, q->text, q->len);
         free(q);
@@ -136,8 +137,12 @@ struct audit *audit_new(const char *path, size_t rotate_bytes, int keep)
     a->rotate_bytes = rotate_bytes;
     a->keep = keep > 0 ? keep : 1;
     a->fd = -1;
-    struct workq_opts o = {.name = "audit", .work = writer, .arg = a, .batch_max = 1u << 16,
-                           .gather_ms = COALESCE_MS, .gather_max = COALESCE_LINES};
+    struct workq_opts o = {.name = "audit",
+                           .work = writer,
+                           .arg = a,
+                           .batch_max = 1u << 16,
+                           .gather_ms = COALESCE_MS,
+                           .gather_max = COALESCE_LINES};
     a->wq = workq_new(&o);
     if (a->wq == NULL || !workq_start(a->wq)) {
         log_error("audit log: cannot start the writer thread");

@@ -13,7 +13,7 @@ struct audit;
 
 struct audit_entry {
     const char *ip, *method, *path;
-    const char *principal;  /* who the bearer token named; NULL: nobody (no or a bad token) */
+    const char *principal; /* who the bearer token named; NULL: nobody (no or a bad token) */
     unsigned status;
     uint64_t duration_ms;
     const char *rpc_method; /* may be NULL */
@@ -28,7 +28,7 @@ struct audit_event {
     const char *principal; /* who asked, or NULL (the server itself, an operator's file) */
     const char *upstream, *tool, *upstream_tool, *status; /* each may be NULL */
     const char *decided_by; /* approvals: "uid N (user)", "timeout", "withdrawn", "shutdown" */
-    double duration_ms;    /* < 0: not a timed event */
+    double duration_ms;     /* < 0: not a timed event */
 };
 
 /* Starts the writer. Never blocks on the file itself (opened by the writer). */

@@ -163,7 +163,7 @@ bool config_load(struct config *c, const char *path, char *err, size_t errlen)
         if ((env = dotenvfile_read(path, &mode, err, errlen)) == NULL)
             return false;
         /* An OAuth-only env file has no MCP_AUTH_TOKEN but may hold a client secret and the agent's
-         * key (HERMES_API_KEY, read by agentcfg.c). */
+         * key (HERMES_API_KEY, read by agentfile.c). */
         static const char *const secrets[] = {"MCP_AUTH_TOKEN", "OAUTH_CLIENT_SECRET",
                                               "HERMES_API_KEY"};
         bool secret = false;

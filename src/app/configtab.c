@@ -25,7 +25,6 @@ const char *const config_section_titles[CONFIG_SEC_COUNT] = {
     [CONFIG_SEC_AGENTS] = "agents",
 };
 
-
 static bool parse_token(struct config *c, json_t *env, const char *token, const char *path,
                         char *err, size_t errlen)
 {

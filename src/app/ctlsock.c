@@ -129,10 +129,10 @@ char *ctlsock_path(const char *env_file)
     const char *base = slash ? slash + 1 : env_file;
     if (base[0] == '.')
         base++; /* .env: .env.hermes-mcp.sock */
-    char *p = slash ? xasprintf("%.*s/.%s%s", (int)(slash - env_file), env_file, base,
-                                CTL_SOCKET_SUFFIX)
-                    : xasprintf("./.%s%s", base, CTL_SOCKET_SUFFIX);
-    if (strlen(p) >= sizeof ((struct sockaddr_un *)0)->sun_path) {
+    char *p =
+        slash ? xasprintf("%.*s/.%s%s", (int)(slash - env_file), env_file, base, CTL_SOCKET_SUFFIX)
+              : xasprintf("./.%s%s", base, CTL_SOCKET_SUFFIX);
+    if (strlen(p) >= sizeof((struct sockaddr_un *)0)->sun_path) {
         free(p);
         return NULL;
     }
@@ -162,7 +162,7 @@ struct ctlsock {
     int fd;
     struct loop_watch *w;
     struct loop_timer *resume; /* accept paused after EMFILE/ENFILE */
-    char decider[160]; /* "uid 1000 (alice)": the only uid heard, resolved once */
+    char decider[160];         /* "uid 1000 (alice)": the only uid heard, resolved once */
     struct conn *conns[CTL_MAX_CONNS];
     ctl_status_fn *status;
     void *status_arg;
@@ -347,7 +347,8 @@ static void on_accept(struct loop *l, int fd, uint32_t events, void *arg)
         pid_t pid = peer_pid(cfd);
         if (ctlsock_pid_descends_from(pid, getpid())) {
             log_warn("control socket: refused pid %d: a process started by the server cannot "
-                     "decide approvals", (int)pid);
+                     "decide approvals",
+                     (int)pid);
             refuse(cfd, "refused_descendant");
             continue;
         }
@@ -384,8 +385,10 @@ static bool dir_is_safe(const char *path, char *err, size_t errlen)
     bool ok = stat(slash ? (dir[0] ? dir : "/") : ".", &st) == 0 && S_ISDIR(st.st_mode) &&
               st.st_uid == geteuid() && !(st.st_mode & (S_IWGRP | S_IWOTH));
     if (!ok)
-        snprintf(err, errlen, "control socket: %s must be a directory owned by this user and "
-                 "not writable by group or others", slash ? dir : ".");
+        snprintf(err, errlen,
+                 "control socket: %s must be a directory owned by this user and "
+                 "not writable by group or others",
+                 slash ? dir : ".");
     free(dir);
     return ok;
 }

@@ -19,7 +19,7 @@ struct loop;
 struct approvals;
 struct ctlsock;
 
-#define CTL_LINE_MAX 4096u   /* a request line, newline excluded */
+#define CTL_LINE_MAX 4096u /* a request line, newline excluded */
 #define CTL_ID_MAX 64u
 #define CTL_REASON_MAX 200u
 #define CTL_SOCKET_SUFFIX ".hermes-mcp.sock" /* after "." and the env file's basename */

@@ -35,7 +35,8 @@ static void reload(struct app *a)
     }
     sdnotify_reloading();
     if (!config_load(&fresh, a->cfg->env_file, err, sizeof err)) {
-        log_warn("reload failed, keeping the current settings: %s", err);
+        log_event(EV_RELOAD_REJECTED, LOG_FIELDS(LF_S("config", "env")),
+                  "reload failed, keeping the current settings: %s", err);
         sdnotify("READY=1\nSTATUS=reload failed; running with the previous settings");
         return;
     }
@@ -45,18 +46,20 @@ static void reload(struct app *a)
         /* The three ways in, as serve names them at start (serve.c). */
         const char *f = a->cfg->env_file;
         if (fresh.oauth_issuer)
-            log_warn("reload failed, keeping the current settings: %s has no MCP_AUTH_TOKEN nor "
-                     "TOKENS_FILE, and its OAUTH_ISSUER_URL takes effect only at a restart (set "
-                     "the consent passphrase with hermes-mcp oauth passwd --env-file %s, then "
-                     "restart), or create a token with: hermes-mcp token gen --env-file %s, or "
-                     "set TOKENS_FILE",
-                     f, f, f);
+            log_event(EV_RELOAD_REJECTED, LOG_FIELDS(LF_S("config", "env")),
+                      "reload failed, keeping the current settings: %s has no MCP_AUTH_TOKEN nor "
+                      "TOKENS_FILE, and its OAUTH_ISSUER_URL takes effect only at a restart (set "
+                      "the consent passphrase with hermes-mcp oauth passwd --env-file %s, then "
+                      "restart), or create a token with: hermes-mcp token gen --env-file %s, or "
+                      "set TOKENS_FILE",
+                      f, f, f);
         else
-            log_warn("reload failed, keeping the current settings: no MCP_AUTH_TOKEN, TOKENS_FILE "
-                     "or OAUTH_ISSUER_URL in %s, so no client could authenticate; set TOKENS_FILE "
-                     "again, or create a token with: hermes-mcp token gen --env-file %s (or set "
-                     "OAUTH_ISSUER_URL, then: hermes-mcp oauth passwd --env-file %s, and restart)",
-                     f, f, f);
+            log_event(EV_RELOAD_REJECTED, LOG_FIELDS(LF_S("config", "env")),
+                      "reload failed, keeping the current settings: no MCP_AUTH_TOKEN, TOKENS_FILE "
+                      "or OAUTH_ISSUER_URL in %s, so no client could authenticate; set TOKENS_FILE "
+                      "again, or create a token with: hermes-mcp token gen --env-file %s (or set "
+                      "OAUTH_ISSUER_URL, then: hermes-mcp oauth passwd --env-file %s, and restart)",
+                      f, f, f);
         config_cleanup(&fresh);
         sdnotify("READY=1\nSTATUS=reload failed; running with the previous settings");
         return;
@@ -64,15 +67,17 @@ static void reload(struct app *a)
     struct principals *who = principals_load(fresh.owner_token ? fresh.token_hash : NULL,
                                              fresh.tokens_file, err, sizeof err);
     if (who && who->n == 0 && a->oauth_server == NULL) {
-        snprintf(err, sizeof err, "TOKENS_FILE %s names no principal and there is no "
-                                  "MCP_AUTH_TOKEN: no client could authenticate",
+        snprintf(err, sizeof err,
+                 "TOKENS_FILE %s names no principal and there is no "
+                 "MCP_AUTH_TOKEN: no client could authenticate",
                  fresh.tokens_file);
         principals_unref(who);
         who = NULL;
     }
     if (who == NULL) {
         /* A broken tokens file must not lock the roles out, nor let anyone new in. */
-        log_warn("reload failed, keeping the current settings: %s", err);
+        log_event(EV_RELOAD_REJECTED, LOG_FIELDS(LF_S("config", "env")),
+                  "reload failed, keeping the current settings: %s", err);
         config_cleanup(&fresh);
         sdnotify("READY=1\nSTATUS=reload failed; running with the previous settings");
         return;
@@ -81,14 +86,15 @@ static void reload(struct app *a)
     /* Only what can change without re-binding takes effect; say what does not. */
     char keys[512];
     if (config_restart_keys(a->cfg, &fresh, keys, sizeof keys))
-        log_warn("reload: %s changed; restart to apply", keys);
+        log_event(EV_RELOAD_RESTART_NEEDED, LOG_FIELDS(LF_S("config", "env"), LF_S("keys", keys)),
+                  "reload: %s changed; restart to apply", keys);
     a->cfg->owner_token = fresh.owner_token;
     memcpy(a->cfg->token_hash, fresh.token_hash, sizeof fresh.token_hash);
     free(a->cfg->tokens_file);
     a->cfg->tokens_file = fresh.tokens_file;
     fresh.tokens_file = NULL;
     log_set_level(fresh.log_level);
-    a->cfg->drain_grace_s = fresh.drain_grace_s; /* read when the drain starts */
+    a->cfg->drain_grace_s = fresh.drain_grace_s;               /* read when the drain starts */
     a->cfg->tasks_retention_days = fresh.tasks_retention_days; /* read at each prune */
     a->cfg->tasks_max = fresh.tasks_max;
     /* A tunnel's new public name must not need a restart (README: add it, reload). */
@@ -97,8 +103,10 @@ static void reload(struct app *a)
     a->cfg->public_hosts = fresh.public_hosts;
     fresh.public_hosts = NULL;
     config_cleanup(&fresh);
-    log_info("reloaded %s", a->cfg->env_file);
-    EACH_PROVIDER(a, p) {
+    log_event(EV_RELOAD_APPLIED, LOG_FIELDS(LF_S("config", "env"), LF_S("file", a->cfg->env_file)),
+              "reloaded %s", a->cfg->env_file);
+    EACH_PROVIDER(a, p)
+    {
         if (p->ops->reload)
             p->ops->reload(p->self);
     }
@@ -116,15 +124,18 @@ void app_on_signal(struct loop *l, int fd, uint32_t events, void *arg)
             reaper_on_sigchld(a->reaper); /* adopted orphans, not the children it owns */
         } else if (si.ssi_signo == SIGHUP) {
             if (a->draining)
-                log_info("SIGHUP while draining: ignored");
+                log_event(EV_RELOAD_IGNORED, NULL, "SIGHUP while draining: ignored");
             else
                 reload(a);
         } else if (!a->draining) {
-            log_info("received %s, draining", strsignal((int)si.ssi_signo));
+            log_event(EV_STOP_REQUESTED,
+                      LOG_FIELDS(LF_S("signal", sigabbrev_np((int)si.ssi_signo))),
+                      "received %s, draining", strsignal((int)si.ssi_signo));
             a->draining = true;
             loop_stop(l);
         } else {
-            log_info("received %s again: ending the drain now", strsignal((int)si.ssi_signo));
+            log_event(EV_DRAIN_FORCED, LOG_FIELDS(LF_S("signal", sigabbrev_np((int)si.ssi_signo))),
+                      "received %s again: ending the drain now", strsignal((int)si.ssi_signo));
             a->hurry = true;
         }
     }
@@ -142,7 +153,8 @@ static bool busy(struct app *a)
 {
     if (mcp_calls_active(a->mcp) > 0 || httpd_receiving(a->httpd) > 0)
         return true;
-    EACH_PROVIDER(a, p) {
+    EACH_PROVIDER(a, p)
+    {
         if (p->ops->draining_work && p->ops->draining_work(p->self) > 0)
             return true;
     }
@@ -166,15 +178,18 @@ void app_drain(struct app *a)
     if (denied)
         log_info("drain: %zu request%s waiting for approval denied (server stopping)", denied,
                  denied == 1 ? "" : "s");
-    EACH_PROVIDER(a, p) {
+    EACH_PROVIDER(a, p)
+    {
         if (p->ops->drain)
             p->ops->drain(p->self); /* the gateway answers the calls it has not sent yet */
     }
     sdnotifyf("STOPPING=1\nSTATUS=draining: %zu call%s in flight", waiting,
               waiting == 1 ? "" : "s");
-    log_info("drain: %zu call%s in flight, up to %u s for them to finish; new connections are "
-             "refused",
-             waiting, waiting == 1 ? "" : "s", a->cfg->drain_grace_s);
+    log_event(EV_DRAIN_STARTED,
+              LOG_FIELDS(LF_N("calls", waiting), LF_N("grace_s", a->cfg->drain_grace_s)),
+              "drain: %zu call%s in flight, up to %u s for them to finish; new connections are "
+              "refused",
+              waiting, waiting == 1 ? "" : "s", a->cfg->drain_grace_s);
     while (!a->hurry && busy(a)) {
         uint64_t spent = loop_now(a->loop) - t0;
         if (spent >= grace_ms)
@@ -185,9 +200,12 @@ void app_drain(struct app *a)
     }
     size_t total = waiting + (size_t)(mcp_calls_started(a->mcp) - started);
     size_t cut = mcp_calls_active(a->mcp);
-    log_info("drain over after %llu ms: %zu of %zu call%s finished, %zu cut off",
-             (unsigned long long)(loop_now(a->loop) - t0), total - cut, total,
-             total == 1 ? "" : "s", cut);
+    log_event(EV_DRAIN_OVER,
+              LOG_FIELDS(LF_N("ms", loop_now(a->loop) - t0), LF_N("finished", total - cut),
+                         LF_N("calls", total), LF_N("cut_off", cut)),
+              "drain over after %llu ms: %zu of %zu call%s finished, %zu cut off",
+              (unsigned long long)(loop_now(a->loop) - t0), total - cut, total,
+              total == 1 ? "" : "s", cut);
     mcp_abort_streams(a->mcp, JRPC_SHUTTING_DOWN, "Server is shutting down; retry the call");
 }
 
@@ -212,9 +230,10 @@ int app_take_socket(struct app *a, int *fd, char *host, size_t hostlen, unsigned
         return 2;
     }
     if (!config_is_loopback(host))
-        log_warn("LISTENING BEYOND LOOPBACK on %s (socket passed by systemd): anyone who can "
-                 "reach it is one token away from your agent",
-                 host);
+        log_event(EV_LISTEN_EXPOSED, LOG_FIELDS(LF_S("addr", host)),
+                  "LISTENING BEYOND LOOPBACK on %s (socket passed by systemd): anyone who can "
+                  "reach it is one token away from your agent",
+                  host);
     log_info("serving on the socket passed by systemd; MCP_HOST and MCP_PORT are not used");
     return 0;
 }

@@ -23,11 +23,13 @@ static bool providers_ready(struct app *a, struct buf *out)
 {
     bool ready = true;
     size_t n = 0;
-    EACH_PROVIDER(a, p) {
+    EACH_PROVIDER(a, p)
+    {
         n += p->ops->ready != NULL;
     }
     if (n <= 1) {
-        EACH_PROVIDER(a, p) {
+        EACH_PROVIDER(a, p)
+        {
             if (p->ops->ready)
                 return p->ops->ready(p->self, out);
         }
@@ -35,7 +37,8 @@ static bool providers_ready(struct app *a, struct buf *out)
         return true;
     }
     json_t *all = json_object();
-    EACH_PROVIDER(a, p) {
+    EACH_PROVIDER(a, p)
+    {
         struct buf one;
         if (!p->ops->ready)
             continue;
@@ -57,7 +60,8 @@ void app_health_page(struct app *a, struct hreq *r)
 {
     char body[4096], extra[3072] = "";
 
-    EACH_PROVIDER(a, p) {
+    EACH_PROVIDER(a, p)
+    {
         size_t used = strlen(extra);
         if (p->ops->health)
             p->ops->health(p->self, extra + used, sizeof extra - used);
@@ -82,7 +86,10 @@ static void probe(struct app *a, struct hreq *r, bool readiness)
     buf_init(&body, 0);
     bool ready = providers_ready(a, &states);
     buf_printf(&body, "{\"status\":\"%s\",\"upstreams\":%s}",
-               !readiness ? "ok" : ready ? "ready" : "not_ready", states.data);
+               !readiness ? "ok"
+               : ready    ? "ready"
+                          : "not_ready",
+               states.data);
     hreq_add_header(r, "Cache-Control", "no-store");
     app_reply_json(r, readiness && !ready ? 503 : 200, body.data);
     buf_cleanup(&states);
@@ -128,30 +135,28 @@ void app_metrics_page(struct app *a, struct hreq *r)
     struct buf out;
 
     buf_init(&out, 0);
-    buf_printf(&out, "# HELP hermes_mcp_build_info The running version\n"
-                     "# TYPE hermes_mcp_build_info gauge\n"
-                     "hermes_mcp_build_info{service=\"%s\",version=\"%s\"} 1\n",
+    buf_printf(&out,
+               "# HELP hermes_mcp_build_info The running version\n"
+               "# TYPE hermes_mcp_build_info gauge\n"
+               "hermes_mcp_build_info{service=\"%s\",version=\"%s\"} 1\n",
                a->o->service, HM_VERSION);
     gauge(&out, "process_start_time_seconds", "Start time of the process since the Unix epoch",
           (double)a->started);
-    gauge(&out, "process_resident_memory_bytes", "Resident memory size in bytes",
-          resident_bytes());
+    gauge(&out, "process_resident_memory_bytes", "Resident memory size in bytes", resident_bytes());
     httpd_stats(a->httpd, &st);
     gauge(&out, "hermes_mcp_connections", "Open client connections", st.connections);
     gauge(&out, "hermes_mcp_requests_open", "HTTP requests received and not finished",
           (double)st.requests);
     gauge(&out, "hermes_mcp_requests_held",
           "Requests held open while their call runs (no answer yet)", (double)st.waiting);
-    gauge(&out, "hermes_mcp_streams_open", "Responses being streamed (SSE)",
-          (double)st.streaming);
+    gauge(&out, "hermes_mcp_streams_open", "Responses being streamed (SSE)", (double)st.streaming);
     gauge(&out, "hermes_mcp_sessions", "Live MCP sessions", (double)mcp_session_count(a->mcp));
     gauge(&out, "hermes_mcp_calls_in_flight", "JSON-RPC requests being handled",
           (double)mcp_calls_in_flight(a->mcp));
     counter(&out, "hermes_mcp_rate_limited_total", "Requests refused with 429",
             (double)a->rate_limited);
     counter(&out, "hermes_mcp_auth_failures_total",
-            "Requests refused with 401 (missing or wrong bearer token)",
-            (double)a->auth_failures);
+            "Requests refused with 401 (missing or wrong bearer token)", (double)a->auth_failures);
     counter(&out, "hermes_mcp_audit_lines_written_total", "Audit log lines written",
             (double)audit_written(a->audit));
     counter(&out, "hermes_mcp_audit_lines_dropped_total",
@@ -160,7 +165,8 @@ void app_metrics_page(struct app *a, struct hreq *r)
     metric_render(a->rpc_requests, &out);
     metric_render(a->rpc_duration, &out);
     metric_render(a->principal_requests, &out);
-    EACH_PROVIDER(a, p) {
+    EACH_PROVIDER(a, p)
+    {
         if (p->ops->metrics)
             p->ops->metrics(p->self, &out);
     }

@@ -115,9 +115,14 @@ static bool rate_limited(struct app *a, struct hreq *r, bool authed)
     if (wait == 0)
         return false;
     if (first)
-        log_warn("rate limit: %s is over %s=%u a minute; answering 429 (logged once a minute)",
-                 who, authed ? "RATE_LIMIT_AUTH_PER_MIN" : "RATE_LIMIT_PER_MIN",
-                 authed ? a->cfg->rate_auth_per_min : a->cfg->rate_per_min);
+        log_event(
+            EV_RATE_LIMITED,
+            LOG_FIELDS(LF_S("who", who),
+                       LF_S("limit", authed ? "RATE_LIMIT_AUTH_PER_MIN" : "RATE_LIMIT_PER_MIN"),
+                       LF_N("per_min", authed ? a->cfg->rate_auth_per_min : a->cfg->rate_per_min)),
+            "rate limit: %s is over %s=%u a minute; answering 429 (logged once a minute)", who,
+            authed ? "RATE_LIMIT_AUTH_PER_MIN" : "RATE_LIMIT_PER_MIN",
+            authed ? a->cfg->rate_auth_per_min : a->cfg->rate_per_min);
     char retry[16];
     snprintf(retry, sizeof retry, "%u", wait);
     a->rate_limited++;
@@ -142,10 +147,10 @@ static void resource_metadata(struct app *a, struct hreq *r)
         return;
     }
     const char *iss = a->cfg->oauth_issuer;
-    json_t *doc = json_pack("{s:s+, s:[s], s:o, s:[s], s:s}", "resource", iss, "/mcp",
-                            "authorization_servers", iss, "scopes_supported",
-                            authn_scopes_supported(), "bearer_methods_supported", "header",
-                            "resource_name", a->o->service);
+    json_t *doc =
+        json_pack("{s:s+, s:[s], s:o, s:[s], s:s}", "resource", iss, "/mcp",
+                  "authorization_servers", iss, "scopes_supported", authn_scopes_supported(),
+                  "bearer_methods_supported", "header", "resource_name", a->o->service);
     char *text = json_dumps(doc, JSON_COMPACT);
     json_decref(doc);
     if (text == NULL) {
@@ -196,11 +201,17 @@ static const struct route routes[] = {
     /* The counts name every principal: the owner's token and principals holding hermes:admin
      * (a TOKENS_FILE role, an OAuth token granted it) read them, so that a setup without
      * MCP_AUTH_TOKEN can be monitored too; other roles do not. */
-    {.path = "/metrics", .auth = ROUTE_BEARER, .rate = RATE_UNLESS_AUTHED,
+    {.path = "/metrics",
+     .auth = ROUTE_BEARER,
+     .rate = RATE_UNLESS_AUTHED,
      .scope = SCOPE_ADMIN,
      .forbidden = HTTPERR_METRICS_FORBIDDEN,
-     .methods = "GET, HEAD", .page = app_metrics_page},
-    {.path = "/mcp", .auth = ROUTE_BEARER, .rate = RATE_ALWAYS, .page = mcp_headers,
+     .methods = "GET, HEAD",
+     .page = app_metrics_page},
+    {.path = "/mcp",
+     .auth = ROUTE_BEARER,
+     .rate = RATE_ALWAYS,
+     .page = mcp_headers,
      .request = mcp_request},
 };
 
@@ -304,8 +315,8 @@ void app_on_done(struct hreq *r, unsigned status, uint64_t duration_ms, void *ar
         error = *n->error ? n->error : NULL;
     }
     /* The path is the client's text: only ours go to the log and the metrics verbatim. */
-    static const char *const methods[] = {"GET", "HEAD", "POST", "DELETE", "PUT", "PATCH",
-                                          "OPTIONS"};
+    static const char *const methods[] = {"GET", "HEAD",  "POST",   "DELETE",
+                                          "PUT", "PATCH", "OPTIONS"};
     const struct route *rt = route_find(hreq_path(r));
     const char *path = rt ? rt->path : "(other)", *method = "(other)";
     snprintf(code, sizeof code, "%u", status < 1000 ? status : 0);
@@ -330,8 +341,14 @@ void app_on_done(struct hreq *r, unsigned status, uint64_t duration_ms, void *ar
     for (size_t i = 0; i < sizeof methods / sizeof *methods; i++)
         if (strcmp(hreq_method(r), methods[i]) == 0)
             method = methods[i];
-    struct audit_entry e = {.ip = ip, .principal = principal, .method = method, .path = path,
-                            .status = status, .duration_ms = duration_ms, .rpc_method = rpc,
-                            .tool = tool, .error = error};
+    struct audit_entry e = {.ip = ip,
+                            .principal = principal,
+                            .method = method,
+                            .path = path,
+                            .status = status,
+                            .duration_ms = duration_ms,
+                            .rpc_method = rpc,
+                            .tool = tool,
+                            .error = error};
     audit_log(a->audit, &e);
 }

@@ -25,10 +25,10 @@ json_t *whoami_describe(const struct principal *p, enum whoami_kind kind, const 
         char when[TIMEFMT_SIZE];
         expires = json_string(timefmt_iso(p->expires, when));
     }
-    json_t *o = json_pack("{s:s, s:s, s:o, s:o, s:o}", "principal", p->name, "kind", kinds[kind],
-                          "scopes", names(p->scopes, p->nscopes, p->all), "agents",
-                          names(p->agents, p->nagents, p->all || p->agents == NULL),
-                          "expires_at", expires);
+    json_t *o =
+        json_pack("{s:s, s:s, s:o, s:o, s:o}", "principal", p->name, "kind", kinds[kind], "scopes",
+                  names(p->scopes, p->nscopes, p->all), "agents",
+                  names(p->agents, p->nagents, p->all || p->agents == NULL), "expires_at", expires);
     if (client_id)
         json_object_set_new(o, "client_id", json_string(client_id));
     return o;

@@ -22,8 +22,8 @@ struct pending {
     char id[APPROVALS_ID_HEX + 1];
     long long queued_at;
     char *principal, *tool, *summary;
-    char *full;        /* the masked arguments, indented, capped at APPROVALS_FULL_MAX */
-    size_t cut;        /* bytes of the compact masked arguments the summary leaves out */
+    char *full; /* the masked arguments, indented, capped at APPROVALS_FULL_MAX */
+    size_t cut; /* bytes of the compact masked arguments the summary leaves out */
     approval_cb *cb;
     void *arg;
     struct loop_timer *timer;
@@ -118,7 +118,8 @@ size_t approvals_count_for(const struct approvals *q, const char *principal)
 const char *approvals_add(struct approvals *q, const char *principal, const char *tool,
                           const json_t *args, approval_cb *cb, void *arg)
 {
-    if (q->n >= APPROVALS_MAX_PENDING || approvals_count_for(q, principal) >= APPROVALS_PER_PRINCIPAL)
+    if (q->n >= APPROVALS_MAX_PENDING ||
+        approvals_count_for(q, principal) >= APPROVALS_PER_PRINCIPAL)
         return NULL;
     struct pending *p = xcalloc(1, sizeof *p);
     if (!crypto_random_hex(p->id, APPROVALS_ID_HEX / 2)) {
@@ -185,9 +186,9 @@ json_t *approvals_list_json(const struct approvals *q)
     json_t *out = json_array();
     for (size_t i = 0; i < q->n; i++) {
         const struct pending *p = q->items[i];
-        json_t *item = json_pack("{s:s, s:I, s:s, s:s, s:s}", "id", p->id, "time",
-                                 (json_int_t)p->queued_at, "principal", p->principal, "tool",
-                                 p->tool, "summary", p->summary);
+        json_t *item =
+            json_pack("{s:s, s:I, s:s, s:s, s:s}", "id", p->id, "time", (json_int_t)p->queued_at,
+                      "principal", p->principal, "tool", p->tool, "summary", p->summary);
         if (p->cut)
             json_object_set_new(item, "cut", json_integer((json_int_t)p->cut));
         json_array_append_new(out, item);
@@ -261,7 +262,7 @@ static bool has_prefix_nocase(const char *s, size_t n, const char *prefix)
  * kin), Slack (xox?-), AWS access key ids, Google API keys, GitLab tokens. */
 static bool has_key_prefix(const char *t, size_t n)
 {
-    static const char *const prefixes[] = {"sk-",  "ghp_", "gho_", "ghu_", "ghs_", "ghr_",
+    static const char *const prefixes[] = {"sk-",         "ghp_", "gho_", "ghu_", "ghs_",  "ghr_",
                                            "github_pat_", "AKIA", "ASIA", "AIza", "glpat-"};
     for (size_t i = 0; i < sizeof prefixes / sizeof prefixes[0]; i++)
         if (n > strlen(prefixes[i]) + 3 && !strncmp(t, prefixes[i], strlen(prefixes[i])))
@@ -304,8 +305,8 @@ static void mask_token(struct buf *out, const char *t, size_t n, bool after_auth
         const char *slash = scheme ? memchr(scheme + 3, '/', n - (size_t)(scheme + 3 - t)) : NULL;
         const char *eq = memchr(t, '=', n);
         size_t name_len = eq ? (size_t)(eq - t) : 0;
-        bool named = name_len > 0 && name_len + 1 < n &&
-                     (isalpha((unsigned char)t[0]) || t[0] == '_');
+        bool named =
+            name_len > 0 && name_len + 1 < n && (isalpha((unsigned char)t[0]) || t[0] == '_');
         for (size_t i = 0; named && i < name_len; i++)
             named = isalnum((unsigned char)t[i]) || strchr("_.-", t[i]);
         char *name = named ? xstrndup(t, name_len) : NULL;
@@ -344,10 +345,10 @@ static void mask_token(struct buf *out, const char *t, size_t n, bool after_auth
 
 /* What earlier tokens of a command line say about the next one. */
 struct cmdline {
-    bool mysql;       /* a mysql/mysqldump/mariadb word came: -pPASS is a password */
-    bool value_next;  /* the token before takes a secret value: --password X, sshpass -p X,
-                         redis-cli -a X */
-    bool user_next;   /* -u / --user: user:password follows */
+    bool mysql;      /* a mysql/mysqldump/mariadb word came: -pPASS is a password */
+    bool value_next; /* the token before takes a secret value: --password X, sshpass -p X,
+                        redis-cli -a X */
+    bool user_next;  /* -u / --user: user:password follows */
     bool sshpass, redis;
 };
 
@@ -530,11 +531,13 @@ static json_t *mask_in_place(json_t *v, int depth)
     if (json_is_object(v)) {
         json_t *out = json_object();
         size_t index = 0;
-        json_object_foreach(v, k, m) {
+        json_object_foreach(v, k, m)
+        {
             char *shown = masked_key(out, k, ++index);
-            json_object_set_new(out, shown, approvals_key_is_secret(k)
-                                                ? json_string(MASK)
-                                                : mask_in_place(json_incref(m), depth + 1));
+            json_object_set_new(out, shown,
+                                approvals_key_is_secret(k)
+                                    ? json_string(MASK)
+                                    : mask_in_place(json_incref(m), depth + 1));
             free(shown);
         }
         json_decref(v);

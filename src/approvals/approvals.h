@@ -16,11 +16,11 @@ struct loop;
 struct approvals;
 
 #define APPROVALS_DEFAULT_TIMEOUT_S 600u
-#define APPROVALS_MAX_PENDING 256u    /* callers control how many they queue: capped */
-#define APPROVALS_PER_PRINCIPAL 16u   /* one caller cannot fill the operator's queue */
-#define APPROVALS_SUMMARY_MAX 240u    /* bytes of argument summary, ellipsis included */
-#define APPROVALS_ID_HEX 16u          /* 8 random bytes */
-#define APPROVALS_FULL_MAX 65536u     /* bytes of the whole masked arguments `approvals show` gives */
+#define APPROVALS_MAX_PENDING 256u  /* callers control how many they queue: capped */
+#define APPROVALS_PER_PRINCIPAL 16u /* one caller cannot fill the operator's queue */
+#define APPROVALS_SUMMARY_MAX 240u  /* bytes of argument summary, ellipsis included */
+#define APPROVALS_ID_HEX 16u        /* 8 random bytes */
+#define APPROVALS_FULL_MAX 65536u   /* bytes of the whole masked arguments `approvals show` gives */
 
 enum approval_outcome { APPROVAL_APPROVED, APPROVAL_DENIED, APPROVAL_TIMED_OUT };
 
@@ -39,7 +39,8 @@ void approvals_free(struct approvals *q);
 /* Requests of principal waiting now. */
 size_t approvals_count_for(const struct approvals *q, const char *principal);
 /* Queues a request; returns its id (valid until decided or withdrawn), or NULL when the queue is
- * full, the principal has APPROVALS_PER_PRINCIPAL waiting, or randomness failed. args may be NULL; it is summarised, not kept. */
+ * full, the principal has APPROVALS_PER_PRINCIPAL waiting, or randomness failed. args may be NULL;
+ * it is summarised, not kept. */
 const char *approvals_add(struct approvals *q, const char *principal, const char *tool,
                           const json_t *args, approval_cb *cb, void *arg);
 /* 0: decided (the callback ran); -1: no pending request has that id. */

@@ -30,8 +30,7 @@
  * gateway:<name> of an upstream this server does not have, must not turn into the defaults,
  * which may be wider than meant) or a known scope is named twice: client errors, not a wider
  * grant. */
-static bool scopes_grant(const struct authserver *as, const char *asked, char *out,
-                         size_t outsz)
+static bool scopes_grant(const struct authserver *as, const char *asked, char *out, size_t outsz)
 {
     char one[PARAM_MAX + 1];
     size_t len = 0;
@@ -113,7 +112,7 @@ struct consent *as_find_consent(struct authserver *as, const char *csrf, time_t 
 }
 
 void as_consent_page(struct authserver *as, struct hreq *r, const struct consent *c,
-                         const char *problem)
+                     const char *problem)
 {
     const struct client *cl = as_find_client(as, c->client_id);
     char host[PARAM_MAX + 1];
@@ -208,8 +207,8 @@ static void authorize_client(struct authserver *as, struct hreq *r, struct authz
         known = authserver_redirect_ok_in(redirect_uri, as->schemes);
     if (!known) {
         as_error_page(r, 400, "Wrong redirect address",
-                   "The redirect_uri is not one this application registered, so no answer is "
-                   "sent to it.");
+                      "The redirect_uri is not one this application registered, so no answer is "
+                      "sent to it.");
         return;
     }
     /* From here errors go back to the application, which can tell its user. */
@@ -233,8 +232,8 @@ static void authorize_client(struct authserver *as, struct hreq *r, struct authz
     if (!passphrase_load(as->passphrase_path, line, err, sizeof err)) {
         log_warn("oauth: consent refused: %s", err);
         as_error_page(r, 503, "No consent passphrase set",
-                   "The owner has not set a consent passphrase, so no application can be "
-                   "allowed yet. On the server, run: hermes-mcp oauth passwd");
+                      "The owner has not set a consent passphrase, so no application can be "
+                      "allowed yet. On the server, run: hermes-mcp oauth passwd");
         return;
     }
     explicit_bzero(line, sizeof line);
@@ -247,10 +246,10 @@ static void authorize_client(struct authserver *as, struct hreq *r, struct authz
                  full ? "all consent slots are open" : "too many open from this address");
         hreq_add_header(r, "Retry-After", "60");
         as_error_page(r, full ? 503 : 429, full ? "Busy" : "Too many open requests",
-                   full ? "Too many applications are waiting for the owner's answer; try "
-                          "again in a few minutes."
-                        : "Too many authorization requests from this address are waiting for "
-                          "an answer; answer or close them, or try again in a few minutes.");
+                      full ? "Too many applications are waiting for the owner's answer; try "
+                             "again in a few minutes."
+                           : "Too many authorization requests from this address are waiting for "
+                             "an answer; answer or close them, or try again in a few minutes.");
         return;
     }
     memset(c, 0, sizeof *c);
@@ -277,15 +276,19 @@ static void authorize_client(struct authserver *as, struct hreq *r, struct authz
 
 static void bad_query_page(struct hreq *r)
 {
-    as_error_page(r, 400, "Bad request", "A parameter of this request is too long or badly "
-                                      "escaped.");
+    as_error_page(r, 400, "Bad request",
+                  "A parameter of this request is too long or badly "
+                  "escaped.");
 }
 
 static void document_authorize(struct authserver *as, struct hreq *r, struct authz_query *q,
                                const struct clientdoc *d)
 {
-    struct client_view v = {.id = q->client_id, .name = d->name, .host = d->host,
-                            .redirects = d->redirects, .nredirects = d->nredirects};
+    struct client_view v = {.id = q->client_id,
+                            .name = d->name,
+                            .host = d->host,
+                            .redirects = d->redirects,
+                            .nredirects = d->nredirects};
     authorize_client(as, r, q, &v);
 }
 
@@ -314,8 +317,8 @@ void as_authorize_get(struct authserver *as, struct hreq *r, const char *ip)
         const struct clientdoc *d = as->cimd ? cimd_cached(as->cimd, q.client_id) : NULL;
         if (as->cimd == NULL)
             as_error_page(r, 400, "Unknown application",
-                       "This server does not take client metadata documents (OAUTH_CIMD=0); "
-                       "the application should register instead.");
+                          "This server does not take client metadata documents (OAUTH_CIMD=0); "
+                          "the application should register instead.");
         else if (d)
             document_authorize(as, r, &q, d);
         /* else unanswered: authserver_request fetches the document (as_authorize_fetch) */
@@ -324,12 +327,15 @@ void as_authorize_get(struct authserver *as, struct hreq *r, const char *ip)
     const struct client *cl = as_find_client(as, q.client_id);
     if (cl == NULL) {
         as_error_page(r, 400, "Unknown application",
-                   "This application is not registered with this server; it should register "
-                   "again.");
+                      "This application is not registered with this server; it should register "
+                      "again.");
         return;
     }
-    struct client_view v = {.id = cl->id, .name = cl->name, .redirects = cl->redirects,
-                            .nredirects = cl->nredirects, .any_redirect = cl == &as->static_client};
+    struct client_view v = {.id = cl->id,
+                            .name = cl->name,
+                            .redirects = cl->redirects,
+                            .nredirects = cl->nredirects,
+                            .any_redirect = cl == &as->static_client};
     authorize_client(as, r, &q, &v);
 }
 
@@ -383,8 +389,9 @@ void as_authorize_fetch(struct authserver *as, struct hreq *r, const char *ip)
     }
     if (cimd_busy(as->cimd)) {
         hreq_add_header(r, "Retry-After", "5");
-        as_error_page(r, 503, "Busy", "Too many application descriptions are being fetched; try "
-                                   "again in a moment.");
+        as_error_page(r, 503, "Busy",
+                      "Too many application descriptions are being fetched; try "
+                      "again in a moment.");
         return;
     }
     struct lookup *k = xcalloc(1, sizeof *k);

@@ -129,10 +129,12 @@ static bool load_client(struct authserver *as, json_t *o, json_int_t version, co
     json_array_foreach(uris, i, u) if (!json_is_string(u)) return false;
     /* Checked with the configured schemes; one no longer allowed (the owner changed
      * OAUTH_ALLOWED_REDIRECT_SCHEMES) costs that client only, not the whole file. */
-    json_array_foreach(uris, i, u) {
+    json_array_foreach(uris, i, u)
+    {
         if (!authserver_redirect_ok_in(json_string_value(u), as->schemes)) {
             log_warn("oauth: skipping OAuth client %s: its redirect URI scheme is not allowed "
-                     "(OAUTH_ALLOWED_REDIRECT_SCHEMES)", id);
+                     "(OAUTH_ALLOWED_REDIRECT_SCHEMES)",
+                     id);
             return true;
         }
     }
@@ -163,8 +165,10 @@ bool as_load_clients(struct authserver *as, char *err, size_t errlen)
         return false;
     }
     if (st.st_mode & 077) {
-        snprintf(err, errlen, "OAuth clients file %s is readable or writable by others; run: "
-                              "chmod 600 %s", path, path);
+        snprintf(err, errlen,
+                 "OAuth clients file %s is readable or writable by others; run: "
+                 "chmod 600 %s",
+                 path, path);
         free(text);
         return false;
     }
@@ -175,16 +179,21 @@ bool as_load_clients(struct authserver *as, char *err, size_t errlen)
     json_int_t version = json_integer_value(json_object_get(doc, "version"));
     bool ok = json_is_array(list) && (version == 1 || version == 2);
     const char *why_client = NULL, *bad_id = NULL;
-    json_array_foreach(list, i, o) if (ok && !load_client(as, o, version, &why_client)) {
+    json_array_foreach(list, i, o) if (ok && !load_client(as, o, version, &why_client))
+    {
         ok = false;
         bad_id = json_string_value(json_object_get(o, "client_id"));
     }
     if (!ok && why_client)
-        snprintf(err, errlen, "OAuth clients file %s is not one this server wrote: client %.64s: "
-                              "%s", path, bad_id ? bad_id : "(no id)", why_client);
+        snprintf(err, errlen,
+                 "OAuth clients file %s is not one this server wrote: client %.64s: "
+                 "%s",
+                 path, bad_id ? bad_id : "(no id)", why_client);
     else if (!ok)
-        snprintf(err, errlen, "OAuth clients file %s is not one this server wrote (version 1 "
-                              "or 2)", path);
+        snprintf(err, errlen,
+                 "OAuth clients file %s is not one this server wrote (version 1 "
+                 "or 2)",
+                 path);
     json_decref(doc);
     return ok;
 }
@@ -204,7 +213,7 @@ void as_clients_sync(struct authserver *as)
         as_free_clients(old, nold);
         return;
     }
-    log_warn("oauth: %s; keeping the clients read before", err);
+    log_event(EV_CLIENTS_FILE_REJECTED, NULL, "oauth: %s; keeping the clients read before", err);
     as_free_clients(as->clients, as->nclients);
     as->clients = old;
     as->nclients = nold;
@@ -220,9 +229,11 @@ bool authserver_client_at(struct authserver *as, size_t i, struct authserver_cli
     if (i >= as->nclients)
         return false;
     const struct client *c = &as->clients[i];
-    *out = (struct authserver_client_info){.id = c->id, .name = c->name,
+    *out = (struct authserver_client_info){.id = c->id,
+                                           .name = c->name,
                                            .redirects = (const char *const *)c->redirects,
-                                           .nredirects = c->nredirects, .created = c->created};
+                                           .nredirects = c->nredirects,
+                                           .created = c->created};
     return true;
 }
 
@@ -239,8 +250,7 @@ bool authserver_client_remove(struct authserver *as, const char *id, bool *found
         if (strcmp(as->clients[i].id, id) != 0)
             continue;
         struct client gone = as->clients[i];
-        memmove(&as->clients[i], &as->clients[i + 1],
-                (as->nclients - i - 1) * sizeof *as->clients);
+        memmove(&as->clients[i], &as->clients[i + 1], (as->nclients - i - 1) * sizeof *as->clients);
         as->nclients--;
         memset(&as->clients[as->nclients], 0, sizeof *as->clients);
         *found = true;

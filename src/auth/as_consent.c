@@ -72,8 +72,8 @@ static bool same_origin(struct authserver *as, struct hreq *r)
 static void expired_page(struct hreq *r)
 {
     as_error_page(r, 403, "Expired or forged request",
-               "This consent form is not one this server showed, or it has expired. Start "
-               "again from the application.");
+                  "This consent form is not one this server showed, or it has expired. Start "
+                  "again from the application.");
 }
 
 /* The wrong passphrases of the current minute, from every address: many addresses guessing a
@@ -89,7 +89,8 @@ static void count_wrong_passphrase(struct authserver *as, const char *ip, uint64
 {
     if (global_failures(as, now_ms) + 1 == CONSENT_FAILS_GLOBAL)
         log_warn("oauth: %d wrong consent passphrases this minute from all addresses; refusing "
-                 "every consent until the minute is over", CONSENT_FAILS_GLOBAL);
+                 "every consent until the minute is over",
+                 CONSENT_FAILS_GLOBAL);
     as->all_fails.count++;
     struct failures *f = failures_of(as, ip, now_ms, true);
     if (++f->count == CONSENT_FAILS_MAX)
@@ -102,8 +103,8 @@ static void count_wrong_passphrase(struct authserver *as, const char *ip, uint64
 /* After the passphrase check: the code and the redirect back, or the page again saying why
  * (with the consent's fresh CSRF token, the one csrf names: as_authorize_post spent the one the
  * form carried). The consent is looked up again by it: it may have expired meanwhile. */
-static void consent_checked(struct authserver *as, struct hreq *r, const char *ip,
-                            const char *csrf, bool ok, uint64_t now_ms)
+static void consent_checked(struct authserver *as, struct hreq *r, const char *ip, const char *csrf,
+                            bool ok, uint64_t now_ms)
 {
     time_t now = time(NULL);
     struct consent *c = as_find_consent(as, csrf, now);
@@ -243,7 +244,8 @@ void as_authorize_post(struct authserver *as, struct hreq *r, const char *ip, ui
         char retry[16];
         snprintf(retry, sizeof retry, "%u",
                  f && f->count >= CONSENT_FAILS_MAX
-                     ? (unsigned)((60000 - (now_ms - f->since_ms)) / 1000 + 1) : 1u);
+                     ? (unsigned)((60000 - (now_ms - f->since_ms)) / 1000 + 1)
+                     : 1u);
         hreq_add_header(r, "Retry-After", retry);
         as_error_page(r, 429, "Too many attempts", "Wait a minute, then try again.");
         return;
@@ -254,8 +256,9 @@ void as_authorize_post(struct authserver *as, struct hreq *r, const char *ip, ui
         snprintf(retry, sizeof retry, "%u",
                  (unsigned)((60000 - (now_ms - as->all_fails.since_ms)) / 1000 + 1));
         hreq_add_header(r, "Retry-After", retry);
-        as_error_page(r, 429, "Too many attempts", "Too many wrong passphrases were tried this "
-                                                "minute; wait a minute, then try again.");
+        as_error_page(r, 429, "Too many attempts",
+                      "Too many wrong passphrases were tried this "
+                      "minute; wait a minute, then try again.");
         return;
     }
     /* The last places in the verifier's queue are kept for an address with no failure and no

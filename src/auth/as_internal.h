@@ -8,8 +8,8 @@
 #include <stdint.h>
 #include <time.h>
 
-#include "authserver.h"
 #include "authn.h" /* AUTHN_DEFAULT_SCOPES */
+#include "authserver.h"
 #include "clientmeta.h"
 #include "oautherr.h"
 #include "storefile.h"
@@ -25,40 +25,40 @@ struct json_t;
 #define CONSENT_TTL 600      /* seconds the owner has to answer one */
 #define CONSENTS_PER_ADDR 16 /* open consent pages one address (an IPv6 /64) may hold */
 #define CODES_MAX 256
-#define CONSENT_FAILS_MAX 5  /* wrong passphrases from one address in a minute */
+#define CONSENT_FAILS_MAX 5     /* wrong passphrases from one address in a minute */
 #define CONSENT_FAILS_GLOBAL 30 /* wrong passphrases from all addresses in a minute */
-#define VERIFIER_KEEP_FREE 4 /* queue places only an address with no failure or check may take */
-#define FAIL_TABLE 1024      /* addresses whose failures are remembered */
-#define REGISTER_PER_MIN 10  /* registrations a minute from one address */
+#define VERIFIER_KEEP_FREE 4    /* queue places only an address with no failure or check may take */
+#define FAIL_TABLE 1024         /* addresses whose failures are remembered */
+#define REGISTER_PER_MIN 10     /* registrations a minute from one address */
 
 struct client {
     char id[65]; /* registered: 32 hex; the static client (OAUTH_CLIENT_ID): up to 64 */
     char *name;
     char *redirects[REDIRECTS_MAX];
     size_t nredirects;
-    time_t created; /* Unix seconds; 0 when registered before this was kept */
+    time_t created;            /* Unix seconds; 0 when registered before this was kept */
     enum clientmeta_auth auth; /* as registered: none, or a secret (either method is taken) */
     char secret_hash[65];      /* a confidential one's: tokenstore_hash of its secret */
 };
 
 struct consent { /* a consent page shown: what its POST will approve */
     char csrf[65];
-    char client_id[PARAM_MAX + 1]; /* a registered id, or a metadata document's URL */
+    char client_id[PARAM_MAX + 1];         /* a registered id, or a metadata document's URL */
     char client_name[CLIENT_NAME_MAX + 1]; /* a metadata document's (it may leave the cache) */
-    char client_host[256];                  /* and where it is published */
+    char client_host[256];                 /* and where it is published */
     char redirect_uri[PARAM_MAX + 1], state[PARAM_MAX + 1], challenge[PARAM_MAX + 1];
     char scope[PARAM_MAX + 1];
     bool redirect_sent; /* redirect_uri was in the request: /token must repeat it (RFC 6749 §4.1.3)
                          */
     char addr[48];      /* who asked (ratelimit_key): the per-address cap */
-    time_t expires; /* 0: free slot */
+    time_t expires;     /* 0: free slot */
 };
 
 struct code {
     unsigned char hash[32];
     char client_id[PARAM_MAX + 1];
     char redirect_uri[PARAM_MAX + 1], challenge[PARAM_MAX + 1], scope[PARAM_MAX + 1];
-    char family[33]; /* the tokens it gave, once exchanged: a replay revokes them */
+    char family[33];    /* the tokens it gave, once exchanged: a replay revokes them */
     bool redirect_sent; /* as in struct consent */
     bool used;
     time_t expires; /* 0: free slot */
@@ -84,15 +84,15 @@ struct authserver {
     struct failures all_fails; /* every address's, for CONSENT_FAILS_GLOBAL */
     struct ratelimit *rl_register;
     struct loop *loop;
-    struct verifier *verifier;  /* the passphrase's scrypt, off the loop (authserver_set_loop) */
-    struct checking *checking;  /* consent POSTs waiting for it */
-    char *schemes;              /* app schemes a redirect URI may use (comma-separated) */
+    struct verifier *verifier;   /* the passphrase's scrypt, off the loop (authserver_set_loop) */
+    struct checking *checking;   /* consent POSTs waiting for it */
+    char *schemes;               /* app schemes a redirect URI may use (comma-separated) */
     struct client static_client; /* OAUTH_CLIENT_ID, when set (static_client.id non-empty) */
     unsigned char static_secret_hash[32];
-    bool cimd_on;                 /* OAUTH_CIMD: client ID metadata documents */
+    bool cimd_on; /* OAUTH_CIMD: client ID metadata documents */
     char *cimd_ca_file, *cimd_allow_hosts;
-    struct cimd *cimd;            /* their fetcher and cache, once the loop exists */
-    struct lookup *lookups;       /* GET /authorize requests waiting for a document */
+    struct cimd *cimd;      /* their fetcher and cache, once the loop exists */
+    struct lookup *lookups; /* GET /authorize requests waiting for a document */
     bool (*upstream_known)(void *arg, const char *name); /* authserver_opts' */
     void *upstream_arg;
 };
@@ -110,7 +110,7 @@ struct lookup {
 struct checking {
     struct checking *next;
     struct authserver *as;
-    struct hreq *r; /* NULL once the client went away */
+    struct hreq *r;                 /* NULL once the client went away */
     char ip[64], key[48], csrf[80]; /* csrf as as_authorize_post read it (64 hex) */
 };
 

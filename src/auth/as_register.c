@@ -13,8 +13,8 @@
 #include "httpd.h"
 #include "log.h"
 #include "mem.h"
+#include "oauthtokens.h"
 #include "strmap.h"
-#include "tokenstore.h"
 
 #define CLIENT_UNUSED_TTL (24 * 3600) /* a client with no token is dropped this long after */
 
@@ -114,8 +114,8 @@ void as_register(struct authserver *as, struct hreq *r)
     json_t *out = json_pack("{s:s, s:I, s:O, s:s, s:[ss], s:[s], s:s}", "client_id", c->id,
                             "client_id_issued_at", (json_int_t)time(NULL), "redirect_uris", uris,
                             "token_endpoint_auth_method", clientmeta_auth_name(c->auth),
-                            "grant_types", "authorization_code", "refresh_token",
-                            "response_types", "code", "client_name", c->name);
+                            "grant_types", "authorization_code", "refresh_token", "response_types",
+                            "code", "client_name", c->name);
     if (out && c->auth != CLIENTMETA_AUTH_NONE) { /* RFC 7591 3.2.1; it never expires */
         /* Its copies in out and in the answer's text (as_reply_json) are freed unwiped, as the
          * tokens issue_pair sends are: jansson and the HTTP layer own those buffers. Only

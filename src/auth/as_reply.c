@@ -24,20 +24,31 @@ void as_reply_json(struct hreq *r, unsigned status, json_t *doc)
 /* An OAuth error (RFC 6749 5.2) as JSON. */
 void as_oauth_error(struct hreq *r, unsigned status, enum oauth_err e, const char *why)
 {
-    as_reply_json(r, status, json_pack("{s:s, s:s}", "error", oauth_err_name(e),
-                                       "error_description", why));
+    as_reply_json(r, status,
+                  json_pack("{s:s, s:s}", "error", oauth_err_name(e), "error_description", why));
 }
 
 void as_html_escape(struct buf *b, const char *s)
 {
     for (; *s; s++) {
         switch (*s) {
-        case '&': buf_appends(b, "&amp;"); break;
-        case '<': buf_appends(b, "&lt;"); break;
-        case '>': buf_appends(b, "&gt;"); break;
-        case '"': buf_appends(b, "&quot;"); break;
-        case '\'': buf_appends(b, "&#39;"); break;
-        default: buf_append(b, s, 1);
+        case '&':
+            buf_appends(b, "&amp;");
+            break;
+        case '<':
+            buf_appends(b, "&lt;");
+            break;
+        case '>':
+            buf_appends(b, "&gt;");
+            break;
+        case '"':
+            buf_appends(b, "&quot;");
+            break;
+        case '\'':
+            buf_appends(b, "&#39;");
+            break;
+        default:
+            buf_append(b, s, 1);
         }
     }
 }
@@ -106,8 +117,8 @@ static void url_escape(struct buf *b, const char *s)
 /* 302 to the client's (checked) redirect URI with name=value pairs, the state and our issuer
  * (RFC 9207) added. */
 void as_redirect_back(struct authserver *as, struct hreq *r, const char *redirect_uri,
-                          const char *state, const char *k1, const char *v1, const char *k2,
-                          const char *v2)
+                      const char *state, const char *k1, const char *v1, const char *k2,
+                      const char *v2)
 {
     struct buf b;
     buf_init(&b, 0);

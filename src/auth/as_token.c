@@ -15,7 +15,7 @@
 #include "httpd.h"
 #include "log.h"
 #include "mem.h"
-#include "tokenstore.h"
+#include "oauthtokens.h"
 
 /* Issues an access and a refresh token of family for client and scope, and answers with them. */
 static void issue_pair(struct authserver *as, struct hreq *r, const char *client_id,
@@ -23,8 +23,11 @@ static void issue_pair(struct authserver *as, struct hreq *r, const char *client
 {
     char access[65], refresh[65], err[400];
     time_t now = time(NULL);
-    struct token_grant g = {.kind = TOKEN_ACCESS, .client_id = client_id, .scope = scope,
-                            .resource = as->resource, .family = family,
+    struct token_grant g = {.kind = TOKEN_ACCESS,
+                            .client_id = client_id,
+                            .scope = scope,
+                            .resource = as->resource,
+                            .family = family,
                             .expires = now + (time_t)as->access_ttl_s};
     if (!tokenstore_issue(as->tokens, &g, access, err, sizeof err)) {
         log_error("oauth: %s", err);
@@ -42,9 +45,10 @@ static void issue_pair(struct authserver *as, struct hreq *r, const char *client
                        "the token store cannot take a token");
         return;
     }
-    as_reply_json(r, 200, json_pack("{s:s, s:s, s:i, s:s, s:s}", "access_token", access,
-                                 "token_type", "Bearer", "expires_in", (int)as->access_ttl_s,
-                                 "refresh_token", refresh, "scope", scope));
+    as_reply_json(r, 200,
+                  json_pack("{s:s, s:s, s:i, s:s, s:s}", "access_token", access, "token_type",
+                            "Bearer", "expires_in", (int)as->access_ttl_s, "refresh_token", refresh,
+                            "scope", scope));
     explicit_bzero(access, sizeof access);
     explicit_bzero(refresh, sizeof refresh);
 }
@@ -90,8 +94,7 @@ static void grant_code(struct authserver *as, struct hreq *r, const char *body, 
     }
     if (k->used) {
         /* A replay: whoever has the code now also got the tokens; revoke them (RFC 9700). */
-        log_warn("oauth: a code of client %s was used twice; its tokens are revoked",
-                 k->client_id);
+        log_warn("oauth: a code of client %s was used twice; its tokens are revoked", k->client_id);
         if (*k->family)
             tokenstore_revoke_family(as->tokens, k->family, err, sizeof err);
         k->expires = 0;
@@ -102,8 +105,9 @@ static void grant_code(struct authserver *as, struct hreq *r, const char *body, 
     bool uri_ok = strcmp(uri, k->redirect_uri) == 0 || (*uri == '\0' && !k->redirect_sent);
     if (strcmp(k->client_id, client_id) != 0 || !uri_ok) {
         k->expires = 0;
-        as_oauth_error(r, 400, OAUTH_INVALID_GRANT, "the code was issued to another client or "
-                                             "redirect_uri");
+        as_oauth_error(r, 400, OAUTH_INVALID_GRANT,
+                       "the code was issued to another client or "
+                       "redirect_uri");
         return;
     }
     if (*resource && strcmp(resource, as->resource) != 0) {
@@ -134,13 +138,15 @@ static void grant_refresh(struct authserver *as, struct hreq *r, const char *bod
     }
     const struct token_grant *g = tokenstore_find(as->tokens, token, time(NULL));
     if (g == NULL || g->kind != TOKEN_REFRESH || strcmp(g->client_id, client_id) != 0) {
-        as_oauth_error(r, 400, OAUTH_INVALID_GRANT, "the refresh token is unknown, expired or not "
-                                             "this client's");
+        as_oauth_error(r, 400, OAUTH_INVALID_GRANT,
+                       "the refresh token is unknown, expired or not "
+                       "this client's");
         return;
     }
     if (g->used) {
         log_warn("oauth: a rotated refresh token of client %s was used again; its family is "
-                 "revoked", client_id);
+                 "revoked",
+                 client_id);
         tokenstore_revoke(as->tokens, token, true, err, sizeof err);
         as_oauth_error(r, 400, OAUTH_INVALID_GRANT, "the refresh token was already used");
         return;
@@ -204,11 +210,12 @@ static bool token_client(struct authserver *as, struct hreq *r, const char *endp
     if (fid == FORM_BAD || fsec == FORM_BAD || (authz && fsec == FORM_OK) ||
         (!authz && fid != FORM_OK)) {
         explicit_bzero(secret, sizeof secret);
-        as_oauth_error(r, 400, OAUTH_INVALID_REQUEST, "client_id is required, once, and one way of "
-                                               "client authentication at most");
+        as_oauth_error(r, 400, OAUTH_INVALID_REQUEST,
+                       "client_id is required, once, and one way of "
+                       "client authentication at most");
         return false;
     }
-    enum clientmeta_auth used = authz            ? CLIENTMETA_AUTH_BASIC
+    enum clientmeta_auth used = authz             ? CLIENTMETA_AUTH_BASIC
                                 : fsec == FORM_OK ? CLIENTMETA_AUTH_POST
                                                   : CLIENTMETA_AUTH_NONE;
     if (used != CLIENTMETA_AUTH_POST)
@@ -225,8 +232,10 @@ static bool token_client(struct authserver *as, struct hreq *r, const char *endp
     explicit_bzero(secret, sizeof secret);
     if (!ok) {
         bool shown = *client_id && strlen(client_id) <= 128 && clientmeta_name_ok(client_id);
-        log_warn("oauth: %s: client authentication failed (client %s)", endpoint,
-                 shown ? client_id : "id not shown: empty, long or not printable");
+        log_event(EV_CLIENT_AUTH_FAILED,
+                  LOG_FIELDS(LF_S("endpoint", endpoint), LF_S("client", shown ? client_id : "")),
+                  "oauth: %s: client authentication failed (client %s)", endpoint,
+                  shown ? client_id : "id not shown: empty, long or not printable");
         if (authz)
             hreq_add_header(r, "WWW-Authenticate", "Basic realm=\"oauth\"");
         as_oauth_error(r, 401, OAUTH_INVALID_CLIENT, "client authentication failed");
@@ -251,7 +260,7 @@ void as_token_endpoint(struct authserver *as, struct hreq *r)
         grant_refresh(as, r, body, len, client_id);
     else
         as_oauth_error(r, 400, gr == FORM_OK ? OAUTH_UNSUPPORTED_GRANT_TYPE : OAUTH_INVALID_REQUEST,
-                    "grant_type must be authorization_code or refresh_token");
+                       "grant_type must be authorization_code or refresh_token");
 }
 
 /* ---- /revoke (RFC 7009) ---- */

@@ -14,7 +14,7 @@
 #include "httperr.h"
 #include "mem.h"
 #include "oautherr.h"
-#include "tokenstore.h"
+#include "oauthtokens.h"
 
 struct authn {
     struct authn_opts o;
@@ -53,8 +53,8 @@ void authn_who_cleanup(struct authn_who *w)
 
 /* RFC 6750; with OAUTH_ISSUER_URL also resource_metadata, where clients find our protected
  * resource metadata (RFC 9728; the MCP authorization spec's discovery). */
-void authn_challenge(const struct authn *a, struct hreq *r, const char *error,
-                     const char *scope, const char *description)
+void authn_challenge(const struct authn *a, struct hreq *r, const char *error, const char *scope,
+                     const char *description)
 {
     struct buf v;
     buf_init(&v, 0);
@@ -140,8 +140,7 @@ void authn_deny(const struct authn *a, struct hreq *r, enum authn_result why)
     /* With OAuth, the scopes to ask for: what a client authorizing from this 401 needs. */
     const char *scope = a->o.issuer ? AUTHN_DEFAULT_SCOPES : NULL;
     if (why == AUTHN_EXPIRED) {
-        authn_challenge(a, r, oauth_err_name(OAUTH_INVALID_TOKEN), scope,
-                        "the token has expired");
+        authn_challenge(a, r, oauth_err_name(OAUTH_INVALID_TOKEN), scope, "the token has expired");
         httperr_reply(r, HTTPERR_TOKEN_EXPIRED);
         return;
     }

@@ -37,11 +37,11 @@ enum authn_result { AUTHN_OK, AUTHN_NO_TOKEN, AUTHN_BAD_TOKEN, AUTHN_EXPIRED };
 
 /* Who a request is: kept for as long as the request lives. */
 struct authn_who {
-    struct principals *set;      /* held while who is set (a TOKENS_FILE principal) */
-    struct principal *grant;     /* or this, owned: an OAuth access token's principal */
-    const struct principal *who; /* NULL: no credential (or authentication is off) */
+    struct principals *set;               /* held while who is set (a TOKENS_FILE principal) */
+    struct principal *grant;              /* or this, owned: an OAuth access token's principal */
+    const struct principal *who;          /* NULL: no credential (or authentication is off) */
     char caller[PRINCIPAL_NAME_MAX + 24]; /* an OAuth grant's: its principal and authorization */
-    char *client_id;             /* an OAuth grant's client (whoami), or NULL */
+    char *client_id;                      /* an OAuth grant's client (whoami), or NULL */
 };
 
 /* Finds the principal r's bearer token names and fills w. AUTHN_OK also when authentication
@@ -58,8 +58,8 @@ void authn_who_cleanup(struct authn_who *w);
 json_t *authn_scopes_supported(void);
 
 /* A WWW-Authenticate Bearer challenge: error, scope and description when given. */
-void authn_challenge(const struct authn *a, struct hreq *r, const char *error,
-                     const char *scope, const char *description);
+void authn_challenge(const struct authn *a, struct hreq *r, const char *error, const char *scope,
+                     const char *description);
 /* The 401 for a missing or wrong bearer token, challenge included. */
 void authn_deny(const struct authn *a, struct hreq *r, enum authn_result why);
 /* With OAuth a token in the query string is refused outright (400, the MCP authorization

@@ -10,7 +10,7 @@
  * the page only carries the token). The code (60 s, single use; a replay revokes what it
  * gave) is exchanged at /token with the verifier for an access token (1 h) and a refresh token
  * (30 d) that rotates on use; a rotated refresh token used again revokes its whole family.
- * Tokens are 256 random bits, stored only as hashes (tokenstore.c), so they survive a restart.
+ * Tokens are 256 random bits, stored only as hashes (oauthtokens.c), so they survive a restart.
  * Errors before the redirect URI is known good are shown, never redirected (no open redirect).
  * `hermes-mcp oauth clients revoke` edits the clients file while the server runs (storefile.h):
  * every request here first reads it again if it was replaced, and a registration is made under
@@ -30,9 +30,9 @@
 #include "httpd.h"
 #include "log.h"
 #include "mem.h"
+#include "oauthtokens.h"
 #include "ratelimit.h"
 #include "storefile.h"
-#include "tokenstore.h"
 #include "verifier.h"
 
 struct authserver *authserver_new(const struct authserver_opts *o, char *err, size_t errlen)
@@ -76,10 +76,13 @@ void authserver_set_loop(struct authserver *as, struct loop *l)
     as->verifier = verifier_new(l, ms > 60000 ? 60000 : (unsigned)ms);
     if (as->verifier == NULL)
         log_warn("oauth: cannot set up the passphrase checking thread (%s); consent passphrases "
-                 "are checked on the event loop", strerror(errno));
+                 "are checked on the event loop",
+                 strerror(errno));
     if (as->cimd_on) {
-        struct cimd_opts co = {.ca_file = as->cimd_ca_file, .allow_hosts = as->cimd_allow_hosts,
-                               .schemes = as->schemes, .rule = authserver_redirect_ok_in};
+        struct cimd_opts co = {.ca_file = as->cimd_ca_file,
+                               .allow_hosts = as->cimd_allow_hosts,
+                               .schemes = as->schemes,
+                               .rule = authserver_redirect_ok_in};
         as->cimd = cimd_new(l, &co);
     }
 }
@@ -117,14 +120,13 @@ void authserver_free(struct authserver *as)
 static void metadata(struct authserver *as, struct hreq *r)
 {
     json_t *doc = json_pack(
-        "{s:s, s:s+, s:s+, s:[s], s:[ss], s:[s], s:[sss], s:o, s:b, s:[s]}", "issuer",
-        as->issuer, "authorization_endpoint", as->issuer, "/authorize", "token_endpoint",
-        as->issuer, "/token", "response_types_supported", "code", "grant_types_supported",
-        "authorization_code", "refresh_token", "code_challenge_methods_supported", "S256",
+        "{s:s, s:s+, s:s+, s:[s], s:[ss], s:[s], s:[sss], s:o, s:b, s:[s]}", "issuer", as->issuer,
+        "authorization_endpoint", as->issuer, "/authorize", "token_endpoint", as->issuer, "/token",
+        "response_types_supported", "code", "grant_types_supported", "authorization_code",
+        "refresh_token", "code_challenge_methods_supported", "S256",
         "token_endpoint_auth_methods_supported", "none", "client_secret_basic",
         "client_secret_post", "scopes_supported", authn_scopes_supported(),
-        "authorization_response_iss_parameter_supported", 1,
-        "response_modes_supported", "query");
+        "authorization_response_iss_parameter_supported", 1, "response_modes_supported", "query");
     if (doc) {
         char *revoke = xasprintf("%s/revoke", as->issuer);
         json_object_set_new(doc, "revocation_endpoint", json_string(revoke));
@@ -145,8 +147,7 @@ static void metadata(struct authserver *as, struct hreq *r)
 
 /* ---- routing ---- */
 
-static void register_locked(struct authserver *as, struct hreq *r, const char *ip,
-                            uint64_t now_ms)
+static void register_locked(struct authserver *as, struct hreq *r, const char *ip, uint64_t now_ms)
 {
     (void)ip, (void)now_ms;
     int lock = as->clients_path ? storefile_lock(as->clients_path) : -1;
@@ -250,8 +251,9 @@ void authserver_headers(struct authserver *as, struct hreq *r, const char *ip, u
         return;
     as_clients_sync(as);
     if (!on) {
-        as_oauth_error(r, 404, OAUTH_INVALID_REQUEST, "dynamic client registration is off "
-                                                  "(OAUTH_DCR=0)");
+        as_oauth_error(r, 404, OAUTH_INVALID_REQUEST,
+                       "dynamic client registration is off "
+                       "(OAUTH_DCR=0)");
     } else if (!method_in(m, rt->allow)) {
         hreq_add_header(r, "Allow", rt->allow);
         as_oauth_error(r, 405, OAUTH_INVALID_REQUEST, "method not allowed here");
@@ -259,8 +261,9 @@ void authserver_headers(struct authserver *as, struct hreq *r, const char *ip, u
         rt->get(as, r, ip);
     } else if (rt->limited && ratelimit_consume(as->rl_register, ip, now_ms, &first)) {
         hreq_add_header(r, "Retry-After", "60");
-        as_oauth_error(r, 429, OAUTH_TEMPORARILY_UNAVAILABLE, "too many registrations; wait a "
-                                                          "minute");
+        as_oauth_error(r, 429, OAUTH_TEMPORARILY_UNAVAILABLE,
+                       "too many registrations; wait a "
+                       "minute");
     }
 }
 

@@ -18,23 +18,23 @@ struct hreq;
 struct loop;
 struct tokenstore;
 
-#define AUTHSERVER_ACCESS_TTL 3600               /* seconds, unless opts say otherwise */
-#define AUTHSERVER_REFRESH_TTL (30 * 24 * 3600)  /* seconds, unless opts say otherwise */
-#define AUTHSERVER_CODE_TTL 60                   /* seconds */
+#define AUTHSERVER_ACCESS_TTL 3600              /* seconds, unless opts say otherwise */
+#define AUTHSERVER_REFRESH_TTL (30 * 24 * 3600) /* seconds, unless opts say otherwise */
+#define AUTHSERVER_CODE_TTL 60                  /* seconds */
 #define AUTHSERVER_CLIENTS_MAX 1000
 #define AUTHSERVER_REGISTER_BODY_MAX (16 * 1024)
 
 struct authserver_opts {
-    const char *issuer;          /* https://host[:port], no trailing slash */
-    const char *resource;        /* <issuer>/mcp, the audience of every token */
-    const char *passphrase_path; /* the owner's scrypt hash (hermes-mcp oauth passwd) */
-    const char *service;         /* shown on the consent page */
-    struct tokenstore *tokens;   /* not owned */
-    bool dcr;                    /* /register on (OAUTH_DCR, default on) */
-    const char *clients_path;    /* the registered clients (JSON, mode 600); NULL: memory only */
+    const char *issuer;           /* https://host[:port], no trailing slash */
+    const char *resource;         /* <issuer>/mcp, the audience of every token */
+    const char *passphrase_path;  /* the owner's scrypt hash (hermes-mcp oauth passwd) */
+    const char *service;          /* shown on the consent page */
+    struct tokenstore *tokens;    /* not owned */
+    bool dcr;                     /* /register on (OAUTH_DCR, default on) */
+    const char *clients_path;     /* the registered clients (JSON, mode 600); NULL: memory only */
     const char *static_client_id; /* OAUTH_CLIENT_ID (the static confidential client), or NULL */
     const unsigned char *static_secret_hash; /* with it: SHA-256 of OAUTH_CLIENT_SECRET */
-    const char *redirect_schemes; /* app schemes, comma-separated; NULL: the default */
+    const char *redirect_schemes;            /* app schemes, comma-separated; NULL: the default */
     bool cimd;                    /* client ID metadata documents (OAUTH_CIMD, default on) */
     const char *cimd_ca_file;     /* OAUTH_CIMD_CA_FILE: an extra CA to trust fetching them */
     const char *cimd_allow_hosts; /* OAUTH_CIMD_ALLOW_HOSTS: hosts that may be private */

@@ -47,7 +47,7 @@ struct cimd_fetch {
     struct list link; /* in c->fetches */
     struct httpc_req *req;
     char url[CLIENTDOC_URL_MAX + 1];
-    bool allow_private;  /* the host is one the operator listed */
+    bool allow_private; /* the host is one the operator listed */
     bool too_big;
     char cache_control[128];
     cimd_cb *cb;
@@ -61,13 +61,13 @@ struct cimd_fetch {
 static bool v4_public(uint32_t a) /* host order */
 {
     uint8_t b0 = (uint8_t)(a >> 24), b1 = (uint8_t)(a >> 16), b2 = (uint8_t)(a >> 8);
-    return !(b0 == 0 || b0 == 10 || b0 == 127 || b0 >= 224 ||      /* this, private, loop, mc */
-             (b0 == 100 && (b1 & 0xc0) == 64) ||                     /* CGNAT 100.64/10 */
-             (b0 == 169 && b1 == 254) ||                             /* link-local */
-             (b0 == 172 && (b1 & 0xf0) == 16) ||                     /* 172.16/12 */
-             (b0 == 192 && b1 == 168) ||                             /* 192.168/16 */
-             (b0 == 192 && b1 == 0 && b2 == 0) ||                    /* IETF 192.0.0/24 */
-             (b0 == 198 && (b1 & 0xfe) == 18));                      /* benchmarks 198.18/15 */
+    return !(b0 == 0 || b0 == 10 || b0 == 127 || b0 >= 224 || /* this, private, loop, mc */
+             (b0 == 100 && (b1 & 0xc0) == 64) ||              /* CGNAT 100.64/10 */
+             (b0 == 169 && b1 == 254) ||                      /* link-local */
+             (b0 == 172 && (b1 & 0xf0) == 16) ||              /* 172.16/12 */
+             (b0 == 192 && b1 == 168) ||                      /* 192.168/16 */
+             (b0 == 192 && b1 == 0 && b2 == 0) ||             /* IETF 192.0.0/24 */
+             (b0 == 198 && (b1 & 0xfe) == 18));               /* benchmarks 198.18/15 */
 }
 
 bool cimd_addr_public(const struct sockaddr *sa)
@@ -88,7 +88,7 @@ bool cimd_addr_public(const struct sockaddr *sa)
         return false;
     if (memcmp(b, mapped, 12) == 0 || memcmp(b, nat64, 12) == 0)
         return v4_public(v4);
-    return !((b[0] & 0xfe) == 0xfc ||                  /* ULA fc00::/7 */
+    return !((b[0] & 0xfe) == 0xfc ||                   /* ULA fc00::/7 */
              (b[0] == 0xfe && (b[1] & 0xc0) == 0x80) || /* link-local fe80::/10 */
              (b[0] == 0xfe && (b[1] & 0xc0) == 0xc0) || /* site-local fec0::/10 */
              b[0] == 0xff);                             /* multicast */
@@ -233,8 +233,8 @@ static void fetch_done(struct httpc_req *r, const struct httpc_result *res, void
     const char *why = transfer_problem(f, res, tmp, sizeof tmp);
     struct clientdoc doc = {0};
     (void)r;
-    if (why == NULL && !clientdoc_parse(f->url, f->body, f->len, c->rule, c->schemes, &doc, err,
-                                        sizeof err))
+    if (why == NULL &&
+        !clientdoc_parse(f->url, f->body, f->len, c->rule, c->schemes, &doc, err, sizeof err))
         why = err;
     if (why) {
         log_warn("oauth: client metadata document %s refused: %s", f->url, why);
@@ -286,8 +286,9 @@ struct cimd_fetch *cimd_fetch(struct cimd *c, const char *url, cimd_cb *cb, void
         return NULL;
     }
     if (c->nfetches >= CIMD_FETCHES_MAX) {
-        snprintf(err, errlen, "too many client metadata documents are being fetched; try again "
-                              "in a moment");
+        snprintf(err, errlen,
+                 "too many client metadata documents are being fetched; try again "
+                 "in a moment");
         return NULL;
     }
     struct cimd_fetch *f = xcalloc(1, sizeof *f);

@@ -19,16 +19,16 @@ struct cimd;
 struct cimd_fetch;
 
 #define CIMD_CACHE_MAX 64
-#define CIMD_FETCHES_MAX 16     /* at once; more get "busy" */
-#define CIMD_TIMEOUT_MS 5000    /* a whole fetch: connect, TLS, headers and body */
+#define CIMD_FETCHES_MAX 16  /* at once; more get "busy" */
+#define CIMD_TIMEOUT_MS 5000 /* a whole fetch: connect, TLS, headers and body */
 
 struct cimd_opts {
-    const char *ca_file;      /* an extra CA bundle (PEM) to trust, or NULL: the system's */
-    const char *allow_hosts;  /* comma-separated host names that may resolve to private
-                                 addresses (OAUTH_CIMD_ALLOW_HOSTS), or NULL */
-    const char *schemes;      /* app redirect schemes (OAUTH_ALLOWED_REDIRECT_SCHEMES) */
+    const char *ca_file;     /* an extra CA bundle (PEM) to trust, or NULL: the system's */
+    const char *allow_hosts; /* comma-separated host names that may resolve to private
+                                addresses (OAUTH_CIMD_ALLOW_HOSTS), or NULL */
+    const char *schemes;     /* app redirect schemes (OAUTH_ALLOWED_REDIRECT_SCHEMES) */
     clientdoc_redirect_rule *rule;
-    unsigned timeout_ms;      /* 0: CIMD_TIMEOUT_MS */
+    unsigned timeout_ms; /* 0: CIMD_TIMEOUT_MS */
 };
 
 /* doc is NULL on failure, with error a sentence for the owner's page; valid during the call. */

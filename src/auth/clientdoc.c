@@ -91,8 +91,8 @@ bool clientdoc_url_host(const char *url, char *out, size_t outlen)
     }
     size_t rlen = alen - (size_t)(rest - a);
     /* After the host only ":port", digits. */
-    if (rlen && (rest[0] != ':' || rlen < 2 || rlen > 6 ||
-                 strspn(rest + 1, "0123456789") < rlen - 1))
+    if (rlen &&
+        (rest[0] != ':' || rlen < 2 || rlen > 6 || strspn(rest + 1, "0123456789") < rlen - 1))
         return false;
     if (hlen == 0 || hlen >= outlen ||
         strspn(h, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789.-:_") < hlen)
@@ -128,9 +128,13 @@ static const char *doc_problem(const char *url, json_t *doc, clientdoc_redirect_
     if ((why = clientmeta_flow_problem(doc)) != NULL ||
         (why = clientmeta_redirects_problem(uris)) != NULL)
         return why;
-    json_array_foreach(uris, i, u) if (!json_is_string(u) || !rule(json_string_value(u), schemes))
-        return "a redirect URI in the document must be https, http on the loopback, or an app "
-               "scheme this server allows, without userinfo or fragment";
+    json_array_foreach(
+        uris, i,
+        u) if (!json_is_string(u) ||
+               !rule(json_string_value(u),
+                     schemes)) return "a redirect URI in the document must be https, http on the "
+                                      "loopback, or an app "
+                                      "scheme this server allows, without userinfo or fragment";
     return NULL;
 }
 
@@ -149,8 +153,9 @@ bool clientdoc_parse(const char *url, const char *text, size_t len, clientdoc_re
         return false;
     }
     json_t *doc = json_loadb(text, len, JSON_REJECT_DUPLICATES, NULL);
-    why = doc ? doc_problem(url, doc, rule, schemes) : "the client metadata document is not "
-                                                       "valid JSON";
+    why = doc ? doc_problem(url, doc, rule, schemes)
+              : "the client metadata document is not "
+                "valid JSON";
     if (why) {
         json_decref(doc);
         snprintf(err, errlen, "%s", why);

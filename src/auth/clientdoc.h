@@ -11,15 +11,15 @@
 #include "clientmeta.h"
 
 #define CLIENTDOC_URL_MAX CLIENTMETA_URI_MAX /* a client_id URL, as any OAuth parameter here */
-#define CLIENTDOC_BYTES_MAX 5120    /* a document: larger ones are refused while arriving */
+#define CLIENTDOC_BYTES_MAX 5120 /* a document: larger ones are refused while arriving */
 #define CLIENTDOC_REDIRECTS_MAX CLIENTMETA_REDIRECTS_MAX
-#define CLIENTDOC_TTL_DEFAULT 300   /* seconds a document is kept without caching headers */
-#define CLIENTDOC_TTL_MAX 3600      /* and at most, whatever they say */
+#define CLIENTDOC_TTL_DEFAULT 300 /* seconds a document is kept without caching headers */
+#define CLIENTDOC_TTL_MAX 3600    /* and at most, whatever they say */
 
 /* What the consent page and /authorize need of a document that passed. */
 struct clientdoc {
-    char *name;      /* client_name, or the URL's host when it has none */
-    char host[256];  /* the URL's host[:port]: where the description is published */
+    char *name;     /* client_name, or the URL's host when it has none */
+    char host[256]; /* the URL's host[:port]: where the description is published */
     char *redirects[CLIENTDOC_REDIRECTS_MAX];
     size_t nredirects;
 };

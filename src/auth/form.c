@@ -1,8 +1,8 @@
 /* form.c — one parameter of a urlencoded form: the OAuth endpoints read a handful of named
  * fields, so a lookup by name (each pair scanned, nothing kept) is all they need, and a field
  * given twice is refused rather than one of the two silently chosen. */
-#include "hex.h"
 #include "form.h"
+#include "hex.h"
 
 #include <string.h>
 #include <strings.h>
@@ -37,8 +37,7 @@ bool form_decode(const char *s, size_t n, char *out, size_t outsz, size_t *outle
     return true;
 }
 
-enum form_result form_get(const char *text, size_t len, const char *name, char *out,
-                          size_t outsz)
+enum form_result form_get(const char *text, size_t len, const char *name, char *out, size_t outsz)
 {
     enum form_result r = FORM_ABSENT;
     char key[64];

@@ -12,8 +12,7 @@ enum form_result { FORM_ABSENT, FORM_OK, FORM_BAD };
 /* The value of name in text[0..len): percent-decoded ('+' is a space) into out (outsz bytes,
  * NUL-terminated). FORM_BAD when it is there more than once (RFC 6749 3.1), longer than
  * outsz - 1 decoded, badly escaped, or decodes to a NUL or another control character. */
-enum form_result form_get(const char *text, size_t len, const char *name, char *out,
-                          size_t outsz);
+enum form_result form_get(const char *text, size_t len, const char *name, char *out, size_t outsz);
 
 /* Decodes one escaped value s[0..n) ('+' is a space) into out (outsz bytes, NUL-terminated)
  * and its length into outlen; false when badly escaped, longer than outsz - 1, or it decodes to

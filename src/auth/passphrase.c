@@ -32,8 +32,8 @@ char *passphrase_path_beside(const char *file)
 static bool derive(const char *pass, size_t len, const unsigned char *salt, size_t saltlen,
                    unsigned log2n, unsigned r, unsigned p, unsigned char out[HASH_LEN])
 {
-    return EVP_PBE_scrypt(pass, len, salt, saltlen, (uint64_t)1 << log2n, r, p, SCRYPT_MAXMEM,
-                          out, HASH_LEN) == 1;
+    return EVP_PBE_scrypt(pass, len, salt, saltlen, (uint64_t)1 << log2n, r, p, SCRYPT_MAXMEM, out,
+                          HASH_LEN) == 1;
 }
 
 bool passphrase_hash(const char *pass, size_t len, char out[PASSPHRASE_LINE_MAX])
@@ -59,7 +59,8 @@ bool passphrase_verify(const char *line, const char *pass, size_t len)
     int end = 0;
     if (line == NULL || len > PASSPHRASE_MAX ||
         sscanf(line, "scrypt$%2u$%2u$%2u$%32[A-Za-z0-9_-]$%64[A-Za-z0-9_-]%n", &log2n, &r, &p,
-               salt64, hash64, &end) != 5 || line[end] != '\0')
+               salt64, hash64, &end) != 5 ||
+        line[end] != '\0')
         return false;
     /* Only the parameters this module writes: a tampered file cannot ask for 2^30 rounds. */
     if (log2n != SCRYPT_LOG2N || r != SCRYPT_R || p != SCRYPT_P ||
@@ -100,8 +101,10 @@ bool passphrase_load(const char *path, char out[PASSPHRASE_LINE_MAX], char *err,
     while (len && (text[len - 1] == '\n' || text[len - 1] == '\r'))
         text[--len] = '\0';
     if (ok && (strncmp(text, "scrypt$", 7) != 0 || len >= PASSPHRASE_LINE_MAX)) {
-        snprintf(err, errlen, "%s is not a passphrase file; set it again with: hermes-mcp oauth "
-                              "passwd", path);
+        snprintf(err, errlen,
+                 "%s is not a passphrase file; set it again with: hermes-mcp oauth "
+                 "passwd",
+                 path);
         ok = false;
     }
     if (ok)

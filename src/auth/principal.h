@@ -7,8 +7,9 @@
  *
  * Scopes: hermes:read (hermes_status, hermes_result, hermes_files, list_agents), hermes:task
  * (hermes_task, hermes_cancel), hermes:admin (hermes_reset), gateway:<upstream> (the tools the
- * gateway exposes from that upstream). A set of principals is immutable and reference counted: a reload
- * swaps in a new set while requests that started under the old one keep theirs. Loop thread. */
+ * gateway exposes from that upstream). A set of principals is immutable and reference counted: a
+ * reload swaps in a new set while requests that started under the old one keep theirs. Loop thread.
+ */
 #ifndef HM_PRINCIPAL_H
 #define HM_PRINCIPAL_H
 #include <stdbool.h>
@@ -16,7 +17,7 @@
 #include <time.h>
 
 #define PRINCIPAL_NAME_MAX 64
-#define PRINCIPALS_MAX 256 /* entries in a tokens file */
+#define PRINCIPALS_MAX 256    /* entries in a tokens file */
 #define PRINCIPAL_LIST_MAX 64 /* scopes or agents of one entry */
 #define PRINCIPAL_OWNER "owner"
 
@@ -26,9 +27,9 @@ struct principal {
     bool all;               /* the owner: every scope and every agent */
     char **scopes;          /* nscopes entries */
     size_t nscopes;
-    char **agents;          /* the agents: allowlist; NULL (nagents 0) when the entry has none */
+    char **agents; /* the agents: allowlist; NULL (nagents 0) when the entry has none */
     size_t nagents;
-    time_t expires;         /* 0: never */
+    time_t expires; /* 0: never */
 };
 
 struct principals {
@@ -74,8 +75,8 @@ bool principal_agent_allowed(const struct principal *p, const char *agent);
 void principal_oauth_name(const char *client_id, char out[PRINCIPAL_NAME_MAX + 1]);
 
 /* A principal for one OAuth access token (not part of any set): named name (cut to
- * PRINCIPAL_NAME_MAX; principal_oauth_name's names fit), holding the space-separated scopes, every agent, its hash from token.
- * Freed with principal_free. */
+ * PRINCIPAL_NAME_MAX; principal_oauth_name's names fit), holding the space-separated scopes, every
+ * agent, its hash from token. Freed with principal_free. */
 struct principal *principal_for_grant(const char *name, const char *scope, const char *token);
 void principal_free(struct principal *p); /* NULL-safe */
 

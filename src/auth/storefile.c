@@ -64,7 +64,7 @@ bool storefile_changed(const char *path, const struct storefile_id *id)
     struct storefile_id now;
     storefile_note(path, &now);
     return now.exists != id->exists ||
-           (now.exists && (now.dev != id->dev || now.ino != id->ino || now.size != id->size ||
-                           now.mtime.tv_sec != id->mtime.tv_sec ||
-                           now.mtime.tv_nsec != id->mtime.tv_nsec));
+           (now.exists &&
+            (now.dev != id->dev || now.ino != id->ino || now.size != id->size ||
+             now.mtime.tv_sec != id->mtime.tv_sec || now.mtime.tv_nsec != id->mtime.tv_nsec));
 }

@@ -47,7 +47,8 @@ static void nap(unsigned ms)
 static void check(struct list *batch, void *arg)
 {
     const struct verifier *v = arg;
-    LIST_FOREACH(node, batch) {
+    LIST_FOREACH(node, batch)
+    {
         struct job *j = list_entry(node, struct job, q.link);
         j->ok = passphrase_verify(j->line, j->pass, j->len);
         explicit_bzero(j->pass, sizeof j->pass);
@@ -69,8 +70,8 @@ struct verifier *verifier_new(struct loop *l, unsigned delay_ms)
 {
     struct verifier *v = xcalloc(1, sizeof *v);
     v->delay_ms = delay_ms;
-    struct workq_opts o = {.name = "passphrase", .loop = l, .work = check, .done = checked,
-                           .arg = v, .batch_max = 1};
+    struct workq_opts o = {
+        .name = "passphrase", .loop = l, .work = check, .done = checked, .arg = v, .batch_max = 1};
     v->wq = workq_new(&o);
     if (v->wq == NULL) {
         int e = errno;

@@ -94,8 +94,8 @@ static bool may_hold_a_new_level(int fd, const char *shown, const char *level, c
  * missing. An existing level may be a symbolic link (~/.config in a dotfiles checkout): the
  * final folder's check sees where it leads. A level we create is opened without following one,
  * so a link put there (before or while we make it) is refused. */
-static int open_level(int at, const char *at_shown, const char *path, const char *name,
-                      mode_t mode, char *err, size_t errlen)
+static int open_level(int at, const char *at_shown, const char *path, const char *name, mode_t mode,
+                      char *err, size_t errlen)
 {
     int fd = openat(at, name, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
     if (fd >= 0)

@@ -98,8 +98,7 @@ json_t *dotenv_parse(const char *text, size_t len, char *err, size_t errlen)
         memcpy(key, k, klen);
         key[klen] = '\0';
         json_t *js = json_stringn(val.data ? val.data : "", val.len); /* NULL unless UTF-8 */
-        if (js == NULL || !json_is_string(js) ||
-            json_object_set_new(out, key, js) != 0) {
+        if (js == NULL || !json_is_string(js) || json_object_set_new(out, key, js) != 0) {
             snprintf(err, errlen, "line %d: invalid value", lineno);
             goto fail;
         }

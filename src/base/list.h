@@ -14,7 +14,7 @@ struct list {
 };
 
 /* The element of type that holds the list member at node. */
-#define list_entry(node, type, member) ((type *)(void *)((char *)(node) - offsetof(type, member)))
+#define list_entry(node, type, member) ((type *)(void *)((char *)(node)-offsetof(type, member)))
 
 /* Every node of the list at anchor, first to last; the loop must not unlink the node. */
 #define LIST_FOREACH(node, anchor)                                                                 \

@@ -104,7 +104,8 @@ void loop_free(struct loop *l)
     free(l);
 }
 
-struct loop_watch *loop_watch_add(struct loop *l, int fd, uint32_t events, loop_fd_cb *cb, void *arg)
+struct loop_watch *loop_watch_add(struct loop *l, int fd, uint32_t events, loop_fd_cb *cb,
+                                  void *arg)
 {
     struct loop_watch *w = xcalloc(1, sizeof *w);
     struct epoll_event ev = {.events = events, .data.ptr = w};

@@ -17,7 +17,8 @@ struct loop *loop_new(void);
 void loop_free(struct loop *l); /* NULL-safe; the caller removed its watches first */
 
 /* Watch fd for epoll events (EPOLLIN, EPOLLRDHUP, ...). Returns NULL with errno on failure. */
-struct loop_watch *loop_watch_add(struct loop *l, int fd, uint32_t events, loop_fd_cb *cb, void *arg);
+struct loop_watch *loop_watch_add(struct loop *l, int fd, uint32_t events, loop_fd_cb *cb,
+                                  void *arg);
 int loop_watch_mod(struct loop_watch *w, uint32_t events);
 void loop_watch_del(struct loop_watch *w); /* NULL-safe; cb is not called after this */
 

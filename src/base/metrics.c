@@ -145,8 +145,7 @@ void metric_render(const struct metric *m, struct buf *out)
 {
     char le[48];
 
-    buf_printf(out, "# HELP %s %s\n# TYPE %s %s\n", m->name, m->help, m->name,
-               type_name(m->type));
+    buf_printf(out, "# HELP %s %s\n# TYPE %s %s\n", m->name, m->help, m->name, type_name(m->type));
     for (size_t i = 0; i < m->n; i++) {
         const struct series *s = m->series[i];
         if (m->type != METRIC_HISTOGRAM) {
@@ -165,8 +164,8 @@ void metric_render(const struct metric *m, struct buf *out)
     }
 }
 
-void metric_render_value(struct buf *out, const char *name, const char *help,
-                         enum metric_type type, double v)
+void metric_render_value(struct buf *out, const char *name, const char *help, enum metric_type type,
+                         double v)
 {
     buf_printf(out, "# HELP %s %s\n# TYPE %s %s\n", name, help, name, type_name(type));
     put_sample(out, name, "", "", NULL, v);

@@ -32,8 +32,8 @@ double metric_value(const struct metric *m, const char *labels);
 /* Appends "# HELP", "# TYPE" and every series. */
 void metric_render(const struct metric *m, struct buf *out);
 /* Renders a one-off family with a single unlabelled sample (for values read at scrape time). */
-void metric_render_value(struct buf *out, const char *name, const char *help,
-                         enum metric_type type, double v);
+void metric_render_value(struct buf *out, const char *name, const char *help, enum metric_type type,
+                         double v);
 
 /* Renders name/value pairs, NULL-terminated, as k1="v1",k2="v2" with Prometheus escaping
  * (backslash, quote, newline). A NULL value is skipped. Returns false when it did not fit. */

@@ -20,8 +20,8 @@ static void size_words(size_t n, char *out, size_t outlen)
         snprintf(out, outlen, "%zu bytes", n);
 }
 
-char *readfile_capped(const char *path, const char *what, size_t max, struct stat *st,
-                      size_t *len, char *err, size_t errlen)
+char *readfile_capped(const char *path, const char *what, size_t max, struct stat *st, size_t *len,
+                      char *err, size_t errlen)
 {
     /* O_NONBLOCK: opening a FIFO would otherwise wait for a writer (fstat refuses it next). */
     int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);

@@ -11,7 +11,7 @@
  * the file's status (for mode and mtime checks). On failure returns NULL with one line in err
  * that names the file as `what` ("the contract", or the path itself): "cannot open WHAT: ...",
  * "WHAT is not a regular file", "WHAT is larger than N KiB", "cannot read WHAT: ...". */
-char *readfile_capped(const char *path, const char *what, size_t max, struct stat *st,
-                      size_t *len, char *err, size_t errlen);
+char *readfile_capped(const char *path, const char *what, size_t max, struct stat *st, size_t *len,
+                      char *err, size_t errlen);
 
 #endif

@@ -39,8 +39,8 @@ static bool describe(int fd, char *host, size_t hostlen, unsigned *port, char *e
     socklen_t optlen = sizeof type;
 
     if (getsockopt(fd, SOL_SOCKET, SO_TYPE, &type, &optlen) < 0) {
-        snprintf(err, errlen, "LISTEN_FDS: fd %d is not a socket (%s); check the .socket unit",
-                 fd, strerror(errno));
+        snprintf(err, errlen, "LISTEN_FDS: fd %d is not a socket (%s); check the .socket unit", fd,
+                 strerror(errno));
         return false;
     }
     optlen = sizeof listening;

@@ -110,7 +110,7 @@ unsigned sdnotify_watchdog_interval(const char *usec, const char *pid, pid_t sel
     if (!parse_u64(usec, &us) || us == 0)
         return 0;
     if (pid != NULL && *pid != '\0' && (!parse_u64(pid, &p) || p != (unsigned long long)self))
-        return 0; /* meant for another process (our parent, say) */
+        return 0;                         /* meant for another process (our parent, say) */
     unsigned long long ms = us / 2000ull; /* half the timeout, as sd_watchdog_enabled(3) says */
     if (ms == 0)
         ms = 1;

@@ -10,7 +10,10 @@ static size_t utf8_seq(const unsigned char *s)
 {
     if (s[0] < 0x80)
         return 1;
-    size_t n = (s[0] & 0xe0) == 0xc0 ? 2 : (s[0] & 0xf0) == 0xe0 ? 3 : (s[0] & 0xf8) == 0xf0 ? 4 : 0;
+    size_t n = (s[0] & 0xe0) == 0xc0   ? 2
+               : (s[0] & 0xf0) == 0xe0 ? 3
+               : (s[0] & 0xf8) == 0xf0 ? 4
+                                       : 0;
     if (n == 0 || (n == 2 && s[0] < 0xc2) || (n == 4 && s[0] > 0xf4))
         return 0;
     for (size_t i = 1; i < n; i++)
@@ -53,7 +56,6 @@ void utf8_shown(char *out, size_t outlen, const char *s)
     snprintf(out, outlen, "%s", s);
     utf8_line(out);
 }
-
 
 bool utf8_valid(const char *s, size_t n)
 {

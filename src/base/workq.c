@@ -110,7 +110,8 @@ static void deliver(struct workq *q, struct list *list, enum workq_end end)
     struct list got;
     list_init(&got);
     list_splice_back(&got, list);
-    LIST_FOREACH_SAFE(node, &got) {
+    LIST_FOREACH_SAFE(node, &got)
+    {
         list_unlink(node);
         atomic_fetch_sub(&q->pending, 1);
         q->o.done(list_entry(node, struct workq_job, link), end, q->o.arg);

@@ -223,8 +223,9 @@ static bool float_text(const char *s)
  * round, or a float out of a double's range. */
 json_t *yamljson_plain_value(const char *s, bool *range)
 {
-    static const char *const trues[] = {"true", "True", "TRUE"}, *const falses[] = {
-        "false", "False", "FALSE"}, *const nulls[] = {"null", "Null", "NULL", "~", ""};
+    static const char *const trues[] = {"true", "True", "TRUE"},
+                             *const falses[] = {"false", "False", "FALSE"},
+                             *const nulls[] = {"null", "Null", "NULL", "~", ""};
     for (size_t i = 0; i < 3; i++) {
         if (strcmp(s, trues[i]) == 0)
             return json_true();

@@ -1,6 +1,7 @@
 /* bridge.c — the Hermes bridge as the rest of the server sees it: it opens the task directory,
- * loads the agents, registers the tools (one tool_*.c each) and follows the runs a previous
- * process left in flight; and it answers /health, /metrics, reload and shutdown.
+ * loads the agents, registers the tools (one table of the specs the tool_*.c files declare) and
+ * follows the runs a previous process left in flight; and it answers /health, /metrics, reload
+ * and shutdown.
  *
  * A job is one task this process is working on: a sync call streaming a chat completion
  * (syncjob.c), an async call submitting a run, or a run being followed to its end (runjob.c,
@@ -13,10 +14,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 
-#include "agent.h"
-#include "agentcfg.h"
+#include "agentclient.h"
+#include "agentfile.h"
 #include "bridge_internal.h"
 #include "buf.h"
 #include "log.h"
@@ -26,6 +26,7 @@
 #include "retention.h"
 #include "strmap.h"
 #include "tasks.h"
+#include "toolargs.h"
 
 /* Retention never prunes a task in flight, and a pruned task leaves the run index. */
 static bool task_in_flight(const char *id, void *arg)
@@ -42,45 +43,6 @@ static void task_pruned(const char *id, const char *run_id, void *arg)
         free(strmap_del(b->runs, run_id));
 }
 
-/* ---------- the run index; start-up: index runs, follow what was in flight ---------- */
-
-void bridge_run_index(struct bridge *b, const char *run_id, const char *task_id)
-{
-    const char *was = strmap_get(b->runs, run_id);
-    if (was && strcmp(was, task_id) != 0 && tasks_exists(b->tasks, was)) {
-        log_warn("run %s is reported for task %s and for task %s (two agents with the same run "
-                 "ids, or one run replayed for both): hermes_status and hermes_cancel by run_id "
-                 "reach task %s only; task %s is reached by its id",
-                 run_id, was, task_id, was, task_id);
-        return;
-    }
-    free(strmap_put(b->runs, run_id, xstrdup(task_id)));
-}
-
-void bridge_index_task(const char *id, void *arg)
-{
-    struct bridge *b = arg;
-    /* A write in flight (hermes_reset while a run settles): its job already did the work. */
-    if (tasks_pending(b->tasks, id))
-        return;
-    json_t *run = NULL;
-    if (tasks_read(b->tasks, id, "run.json", 64 * 1024, &run) != TASKS_OK)
-        return;
-    const char *run_id = json_string_value(json_object_get(run, "run_id"));
-    const char *agent = json_string_value(json_object_get(run, "agent"));
-    if (run_id && strlen(run_id) < 128) {
-        bridge_run_index(b, run_id, id);
-        char path[300];
-        struct stat st;
-        snprintf(path, sizeof path, "%s/%s/result.json", tasks_dir(b->tasks), id);
-        if (stat(path, &st) < 0) {
-            log_info("task %s: following run %s again after the restart", id, run_id);
-            runjob_follow(b, id, agent ? agent : b->default_agent, run_id);
-        }
-    }
-    json_decref(run);
-}
-
 /* Appends a copy of name to *list of *n (our own tools: a handful, fixed in the code). */
 static void name_add(char ***list, size_t *n, const char *name)
 {
@@ -88,28 +50,48 @@ static void name_add(char ***list, size_t *n, const char *name)
     (*list)[(*n)++] = xstrdup(name);
 }
 
-void bridge_add_tool(struct bridge *b, const struct mcp_tool_def *d)
+/* The bridge's tools, in the order tools/list shows them; the aliases after the tools they
+ * name. */
+static const struct bridge_tool_spec *const tools[] = {
+    &tool_task_spec,   &tool_status_spec, &tool_result_spec, &tool_files_spec, &tool_agents_spec,
+    &tool_cancel_spec, &tool_reset_spec,  &tool_whoami_spec, &tool_ask_spec,   &tool_check_spec,
+};
+#define NTOOLS (sizeof tools / sizeof *tools)
+
+const char *bridge_tool_judged_as(const char *name)
 {
-    name_add(&b->offered, &b->noffered, d->name);
-    if (b->keep && !b->keep(bridge_tool_judged_as(d->name), b->keep_arg)) {
-        log_info("bridge tool %s is not exposed (bridge_tools in the gateway file)", d->name);
-        json_decref(d->input_schema);
-        json_decref(d->output_schema);
-        json_decref(d->annotations);
-        return;
-    }
-    b->tool_entries = xrealloc(b->tool_entries, (b->ntools + 1) * sizeof *b->tool_entries);
-    b->tool_entries[b->ntools] = (struct bridge_tool_entry){d->handler, d->arg};
-    name_add(&b->tool_names, &b->ntools, d->name);
-    mcp_add_tool(b->mcp, d);
+    for (size_t i = 0; i < NTOOLS; i++)
+        if (tools[i]->alias_of && strcmp(name, tools[i]->name) == 0)
+            return tools[i]->alias_of;
+    return name;
 }
 
-const struct bridge_tool_entry *bridge_tool(const struct bridge *b, const char *name)
+/* Registers a tool on b->mcp unless bridge_tools leaves it out. */
+static void add_tool(struct bridge *b, const struct bridge_tool_spec *t)
 {
-    for (size_t i = 0; i < b->ntools; i++)
-        if (strcmp(b->tool_names[i], name) == 0)
-            return &b->tool_entries[i];
-    return NULL;
+    name_add(&b->offered, &b->noffered, t->name);
+    if (b->keep && !b->keep(bridge_tool_judged_as(t->name), b->keep_arg)) {
+        log_info("bridge tool %s is not exposed (bridge_tools in the gateway file)", t->name);
+        return;
+    }
+    struct mcp_tool_def d = {
+        .name = t->name,
+        .title = t->title,
+        .description = t->description,
+        .input_schema = toolargs_schema(t->args),
+        .output_schema = toolerr_output_schema(toolspec_output_schema(t->output)),
+        .annotations = toolspec_annotations(t->hints.read_only, t->hints.destructive,
+                                            t->hints.idempotent, t->hints.open_world),
+        .handler = t->handler,
+        .arg = b,
+        .scope = t->scope,
+    };
+    b->tools = xrealloc(b->tools, (b->ntools + 1) * sizeof *b->tools);
+    b->tools[b->ntools] = t;
+    name_add(&b->tool_names, &b->ntools, t->name);
+    mcp_add_tool(b->mcp, &d);
+    if (t->alias_of && !b->opts.tool_aliases)
+        mcp_set_tool_hidden(b->mcp, t->name, true);
 }
 
 const char *const *bridge_offered_names(const struct bridge *b, size_t *n)
@@ -135,9 +117,8 @@ static const char *opts_copy(struct bridge *b, size_t i, const char *s)
     return b->opts_strings[i] = s ? xstrdup(s) : NULL;
 }
 
-struct bridge *bridge_new_kept(struct mcp_server *mcp, struct loop *l,
-                               const struct bridge_opts *o, bridge_keep_fn *keep,
-                               void *keep_arg)
+struct bridge *bridge_new_kept(struct mcp_server *mcp, struct loop *l, const struct bridge_opts *o,
+                               bridge_keep_fn *keep, void *keep_arg)
 {
     char err[512];
     struct bridge *b = xcalloc(1, sizeof *b);
@@ -165,19 +146,12 @@ struct bridge *bridge_new_kept(struct mcp_server *mcp, struct loop *l,
         return NULL;
     }
     agents_load(b);
-    tasks_each(b->tasks, bridge_index_task, b);
-    tool_task_register(b);
-    tool_status_register(b);
-    tool_result_register(b);
-    tool_files_register(b);
-    tool_agents_register(b);
-    tool_cancel_register(b);
-    tool_reset_register(b);
-    tool_whoami_register(b);
-    tool_alias_register(b); /* after the tools it names */
+    tasks_each(b->tasks, runjob_index_task, b);
+    for (size_t i = 0; i < NTOOLS; i++)
+        add_tool(b, tools[i]);
     mcptask_register(b);
-    b->retention = retention_new(b->tasks, l, o->tasks_retention_days, o->tasks_max,
-                                 task_in_flight, task_pruned, b);
+    b->retention = retention_new(b->tasks, l, o->tasks_retention_days, o->tasks_max, task_in_flight,
+                                 task_pruned, b);
     retention_prune(b->retention);
     return b;
 }
@@ -194,7 +168,7 @@ void bridge_reload(struct bridge *b, const struct bridge_opts *o)
     b->opts.tasks_max = o->tasks_max;
     retention_set_limits(b->retention, o->tasks_retention_days, o->tasks_max);
     agents_load(b);
-    log_info("agent settings reloaded");
+    log_event(EV_AGENTS_RELOADED, NULL, "agent settings reloaded");
     retention_prune(b->retention);
 }
 
@@ -270,7 +244,7 @@ void bridge_free(struct bridge *b)
     strmap_free(b->runs);
     strmap_free(b->queues);
     retention_stop(b->retention); /* no report reaches the freed index */
-    tasks_free(b->tasks); /* its last callbacks empty b->owners */
+    tasks_free(b->tasks);         /* its last callbacks empty b->owners */
     strmap_free(b->owners);
     retention_free(b->retention);
     buf_cleanup(&b->chunk);
@@ -283,7 +257,7 @@ void bridge_free(struct bridge *b)
     for (size_t i = 0; i < b->ntools; i++)
         free(b->tool_names[i]);
     free(b->tool_names);
-    free(b->tool_entries);
+    free(b->tools);
     for (size_t i = 0; i < b->noffered; i++)
         free(b->offered[i]);
     free(b->offered);

@@ -13,14 +13,14 @@ struct bridge;
 /* The settings the bridge reads (docs/reference/env.md names the keys); the server's settings
  * fill them. bridge_new copies them: the caller's strings may go once it returns. */
 struct bridge_opts {
-    const char *env_file;        /* the server's env file (agent keys may be read from it), or
-                                    NULL */
-    const char *hermes_env_path; /* HERMES_ENV_PATH: the agent's env file, or NULL */
-    const char *agents_file;     /* AGENTS_FILE, or NULL: its default */
-    const char *tasks_dir;       /* TASKS_DIR, or NULL: "tasks" */
-    const char *contract_path;   /* HERMES_CONTRACT_PATH, or NULL: the built-in contract */
-    unsigned poll_ms;            /* HERMES_POLL_MS: how often a followed run is polled */
-    unsigned agent_timeout_ms;   /* HERMES_TIMEOUT_S: a sync task's deadline; 0: none */
+    const char *env_file;          /* the server's env file (agent keys may be read from it), or
+                                      NULL */
+    const char *hermes_env_path;   /* HERMES_ENV_PATH: the agent's env file, or NULL */
+    const char *agents_file;       /* AGENTS_FILE, or NULL: its default */
+    const char *tasks_dir;         /* TASKS_DIR, or NULL: "tasks" */
+    const char *contract_path;     /* HERMES_CONTRACT_PATH, or NULL: the built-in contract */
+    unsigned poll_ms;              /* HERMES_POLL_MS: how often a followed run is polled */
+    unsigned agent_timeout_ms;     /* HERMES_TIMEOUT_S: a sync task's deadline; 0: none */
     unsigned tasks_retention_days; /* TASKS_RETENTION_DAYS; 0: no age limit */
     unsigned tasks_max;            /* TASKS_MAX; 0: no count limit */
     bool tool_aliases;             /* MCP_TOOL_ALIASES: hermes_ask, hermes_check listed */
@@ -31,9 +31,8 @@ struct bridge_opts {
 struct bridge *bridge_new(struct mcp_server *mcp, struct loop *l, const struct bridge_opts *o);
 /* The same, registering only the tools keep(name) accepts (the gateway file's bridge_tools). */
 typedef bool bridge_keep_fn(const char *tool, void *arg);
-struct bridge *bridge_new_kept(struct mcp_server *mcp, struct loop *l,
-                               const struct bridge_opts *o, bridge_keep_fn *keep,
-                               void *keep_arg);
+struct bridge *bridge_new_kept(struct mcp_server *mcp, struct loop *l, const struct bridge_opts *o,
+                               bridge_keep_fn *keep, void *keep_arg);
 /* The names of the tools it registered (for the gateway's collision check); borrowed. */
 const char *const *bridge_tool_names(const struct bridge *b, size_t *n);
 /* The names of every tool it has, registered or left out by keep (a reload of the gateway

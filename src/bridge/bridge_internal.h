@@ -1,7 +1,8 @@
 /* bridge_internal.h — what the bridge's modules share, and nothing above the bridge includes:
  * the bridge state, the agents, the jobs and their session queues, and the functions one module
- * offers the others (agents.c, contractfile.c, jobs.c, syncjob.c, runjob.c, results.c, reply.c,
- * runctx.c, toolspec.c and one tool_*.c per tool). Loop thread only. */
+ * offers the others (agentset.c, contractfile.c, jobs.c, syncjob.c, runjob.c, runindex.c,
+ * mcptask.c, results.c, reply.c, runctx.c, toolspec.c and one tool_*.c per tool). Loop thread
+ * only. */
 #ifndef HM_BRIDGE_INTERNAL_H
 #define HM_BRIDGE_INTERNAL_H
 #include <jansson.h>
@@ -11,8 +12,8 @@
 #include <sys/types.h>
 #include <time.h>
 
-#include "agent.h"
-#include "agentcfg.h"
+#include "agentclient.h"
+#include "agentfile.h"
 #include "bridge.h"
 #include "buf.h"
 #include "contract.h"
@@ -52,11 +53,22 @@ struct agentdef {
 
 enum job_kind { JOB_SYNC, JOB_SUBMIT, JOB_FOLLOW };
 
+struct job;
 struct sessq;
+
+/* What a kind of job does, supplied by the module that runs it (syncjob.c, runjob.c,
+ * mcptask.c): the queue (jobs.c) starts a job when its turn comes without knowing who runs it. */
+struct job_ops {
+    enum job_kind kind;
+    void (*start)(struct job *j); /* its turn came; NULL: it schedules itself (a follow) */
+    mcp_cancel_cb *cancelled;     /* the MCP call waiting for it went away */
+    /* A submit's answer once run.json is durable (new reference); NULL: "accepted". */
+    json_t *(*accepted)(struct job *j);
+};
 
 struct job {
     struct bridge *b;
-    enum job_kind kind;
+    const struct job_ops *ops;
     char id[129];
     char agent[65];
     /* The agent's address when the job started: a reload may drop or change the agent while
@@ -66,8 +78,8 @@ struct job {
      * reload removed that agent (else it would be polled for ever). Wiped when freed. */
     char *key;
     unsigned follow_misses; /* polls skipped for want of an agent: they back off */
-    char session_id[200]; /* what the agent sees (and the session queue's key) */
-    char idem_key[160];   /* an async run's Idempotency-Key: taskowner_tag and the task id */
+    char session_id[200];   /* what the agent sees (and the session queue's key) */
+    char idem_key[160];     /* an async run's Idempotency-Key: taskowner_tag and the task id */
     char run_id[128];
     struct mcp_call *call; /* the waiting MCP call, if any */
     struct agent_req *req;
@@ -108,14 +120,11 @@ struct bridge {
     struct mcp_server *mcp;
     bridge_keep_fn *keep; /* which tools to register (GATEWAY_FILE bridge_tools), NULL: all */
     void *keep_arg;
-    char **tool_names;    /* the tools registered */
+    char **tool_names; /* the tools registered */
     size_t ntools;
-    struct bridge_tool_entry { /* their handlers as registered, */
-        mcp_handler *handler;  /* one per tool_names entry */
-        void *arg;
-    } *tool_entries;
-    char **offered;       /* every tool it has, registered or not (a reload of bridge_tools
-                           * judges them all again) */
+    const struct bridge_tool_spec **tools; /* ... as declared, one per tool_names entry */
+    char **offered; /* every tool it has, registered or not (a reload of bridge_tools
+                     * judges them all again) */
     size_t noffered;
     struct loop *loop;
     struct bridge_opts opts; /* a copy, its strings in opts_strings */
@@ -133,26 +142,22 @@ struct bridge {
     char *contract;
     struct timespec contract_mtime;
     off_t contract_size;
-    char *registry_path;     /* AGENTS_FILE (or its default) */
-    bool registry_loaded;    /* the agents come from the registry (not synthetic) */
-    char *registry_error;    /* why the file on disk is not in use, or NULL */
+    char *registry_path;  /* AGENTS_FILE (or its default) */
+    bool registry_loaded; /* the agents come from the registry (not synthetic) */
+    char *registry_error; /* why the file on disk is not in use, or NULL */
     struct timespec registry_mtime;
     off_t registry_size;
     ino_t registry_ino;
-    struct buf chunk; /* scratch for chatchunk_scan */
-    unsigned contract_gen;       /* bumped on every contract reload */
-    char *contract_json;         /* the contract as a JSON string, for request bodies */
+    struct buf chunk;             /* scratch for chatchunk_scan */
+    unsigned contract_gen;        /* bumped on every contract reload */
+    char *contract_json;          /* the contract as a JSON string, for request bodies */
     const char *contract_json_of; /* ... of this text, */
     unsigned contract_json_gen;   /* ... at this generation */
     struct reset *reset;          /* the hermes_reset walking the task directory, if any */
     struct approvals *approvals;  /* the operator's queue (bridge_set_approvals), or NULL */
+    /* Run once a result.json is durable for a task an MCP client watches (mcptask.c sets it). */
+    void (*task_ended)(struct bridge *b, const char *id);
 };
-
-/* bridge.c: registers a tool unless bridge_tools leaves it out (its schemas are then freed). */
-struct mcp_tool_def;
-void bridge_add_tool(struct bridge *b, const struct mcp_tool_def *d);
-/* The handler a registered tool was given, or NULL when bridge_tools left it out. */
-const struct bridge_tool_entry *bridge_tool(const struct bridge *b, const char *name);
 
 /* reply.c: answers */
 json_t *bridge_iso_now(void);
@@ -174,7 +179,7 @@ json_t *bridge_upstream_error(const char *agent, const struct agent_result *res,
 void bridge_upstream_fail(struct mcp_call *c, const char *agent, const struct agent_result *res,
                           const char *what);
 
-/* agents.c */
+/* agentset.c */
 struct agentdef *bridge_find_agent(struct bridge *b, const char *name);
 char *agent_url(const struct agentdef *a, const char *path);
 void agents_clear(struct bridge *b);
@@ -197,8 +202,18 @@ const char *contract_text(struct bridge *b);
 const char *contract_json(struct bridge *b);
 
 /* jobs.c */
-struct job *bridge_job_new(struct bridge *b, enum job_kind kind, const char *id, const char *agent);
+struct job *bridge_job_new(struct bridge *b, const struct job_ops *ops, const char *id,
+                           const char *agent);
 void bridge_job_free(struct job *j);
+/* The agent answered the job's request (its agent_done_cb): the request is over, and the
+ * waiting MCP call (returned, may be NULL) is the caller's to answer. */
+struct mcp_call *bridge_job_answered(struct job *j);
+/* Sends the job's request to the agent (j->req); when it cannot start, the waiting call (if
+ * any) gets upstream_error and the job ends (is freed). */
+void bridge_job_send(struct job *j, const struct agent_opts *o);
+/* The job's call went away before the agent had its task: request.json goes (a retry is free)
+ * and the job ends. */
+void bridge_job_withdraw(struct job *j);
 /* Whether the queue of the agent session session_id (a job's session_id) has no room for
  * another job. */
 bool bridge_job_queue_full(struct bridge *b, const char *session_id);
@@ -210,16 +225,18 @@ struct agentdef *bridge_job_agent(struct job *j);
 /* The job keeps copies of a's address and key (what it uses if a reload drops a). */
 void bridge_job_use_agent(struct job *j, const struct agentdef *a);
 
-/* syncjob.c */
-void syncjob_start(struct job *j);
-/* The MCP call of a sync job went away (cancel, hang-up, deadline, shutdown). */
-void syncjob_cancelled(struct mcp_call *c, void *arg);
+/* syncjob.c: a sync task (hermes_task mode "sync"). */
+extern const struct job_ops syncjob_ops;
 
-/* runjob.c */
+/* runjob.c: an async task's submission, and the follow of its run. */
+extern const struct job_ops runjob_submit_ops;
 void runjob_start(struct job *j);
 void runjob_cancelled(struct mcp_call *c, void *arg);
 /* Follows run_id of task id until it is terminal. NULL if the task already has a job. */
 struct job *runjob_follow(struct bridge *b, const char *id, const char *agent, const char *run_id);
+/* Indexes task id's run (arg: the bridge), and follows it when it has no result yet (start-up,
+ * hermes_reset): a tasks_each callback. */
+void runjob_index_task(const char *id, void *arg);
 
 /* runapproval.c: a followed run's approvals in the operator's queue. */
 /* A non-terminal run object a poll of job j returned: queues its approval when it waits for
@@ -286,32 +303,68 @@ bool toolspec_run_id_syntax(const char *s, size_t n);
         .max_len = 127, .pattern = "^[A-Za-z0-9_-]+$", .syntax = toolspec_run_id_syntax,           \
         .syntax_hint = "has characters a run id never has"                                         \
     }
-#define ARG_AGENT {.name = "agent", .type = TOOLARG_STRING, .max_len = 64,                       \
-                   .description = "An agent name from list_agents (default: the default agent)"}
+#define ARG_AGENT                                                                                  \
+    {                                                                                              \
+        .name = "agent", .type = TOOLARG_STRING, .max_len = 64,                                    \
+        .description = "An agent name from list_agents (default: the default agent)"               \
+    }
 #define ARGS_MAX 8 /* the most entries of any tool's table */
 /* Checks args against spec; on failure answers invalid_arguments and returns false. */
 bool toolspec_check_args(struct mcp_call *c, const struct toolarg *spec, json_t *args,
                          json_t **out);
-/* A built-in JSON Schema (aborts if it does not parse: a bug). */
-json_t *toolspec_schema_obj(const char *json);
 /* The MCP tool annotations (new reference). */
 json_t *toolspec_annotations(bool read_only, bool destructive, bool idempotent, bool open_world);
-#define RESULT_SCHEMA                                                                           \
-    "{\"type\":\"object\",\"properties\":{\"id\":{\"type\":\"string\"},\"status\":{\"type\":"   \
-    "\"string\"},\"summary\":{\"type\":\"string\"},\"artifacts\":{\"type\":\"array\",\"items\":" \
-    "{\"type\":\"string\"}},\"next_steps\":{\"type\":\"array\",\"items\":{\"type\":\"string\"}}," \
-    "\"run_id\":{\"type\":\"string\"},\"details\":{\"type\":\"object\"}},\"required\":[\"id\","  \
-    "\"status\"]}"
+/* A tool's output on success, described once as a table (the error shape is toolerr's): its
+ * outputSchema is made from it, and the tests check answers against that schema. */
+enum toolout_type {
+    TOOLOUT_STRING = 1,
+    TOOLOUT_BOOL,
+    TOOLOUT_INT,
+    TOOLOUT_OBJECT,
+    TOOLOUT_ARRAY,
+    TOOLOUT_STRINGS, /* an array of strings */
+    TOOLOUT_STRING_OR_NULL
+};
+struct toolout {
+    const char *name;
+    enum toolout_type type;
+    bool required;
+    const char *const *one_of; /* strings: the values it takes (an enum), NULL-terminated */
+};
+#define TOOLOUT_END                                                                                \
+    {                                                                                              \
+        .name = NULL                                                                               \
+    }
+/* {type: object, properties, required} of the table (new reference). */
+json_t *toolspec_output_schema(const struct toolout *out);
+/* What hermes_task, hermes_result and their aliases answer: the contract fields plus id. */
+extern const struct toolout toolspec_result_output[];
+
+/* One bridge tool, declared in its tool_*.c: bridge.c registers each of its table in order
+ * (unless bridge_tools leaves it out), with the schemas and annotations made from this. */
+struct bridge_tool_spec {
+    const char *name, *title, *description;
+    const struct toolarg *args;   /* its inputSchema, and what its handler checks */
+    const struct toolout *output; /* its outputSchema on success */
+    struct {
+        bool read_only, destructive, idempotent, open_world;
+    } hints;              /* the MCP tool annotations */
+    const char *scope;    /* what a caller needs (mcp_tool_def.scope) */
+    mcp_handler *handler; /* its arg is the struct bridge */
+    const char *alias_of; /* the Python server's name for that tool (tool_alias.c):
+                             listed only with MCP_TOOL_ALIASES=1, and bridge_tools
+                             keeps or drops it with that tool */
+};
+/* The registered tool called name, or NULL when bridge_tools left it out. */
+const struct bridge_tool_spec *toolspec_registered(const struct bridge *b, const char *name);
 
 /* mcptask.c: hermes_task as an MCP task (the tasks extension). */
 void mcptask_register(struct bridge *b);
-/* The CreateTaskResult for task id created at created_at (new reference), working. */
-json_t *mcptask_created(struct bridge *b, const char *id, json_t *created_at);
+/* An MCP task's submission: a run answered with its CreateTaskResult. */
+extern const struct job_ops mcptask_submit_ops;
 /* The CreateTaskResult for a retry of an existing MCP task (its request.json req): as it is
  * now (new reference). */
 json_t *mcptask_again(struct bridge *b, const char *id, json_t *req);
-/* Task id's result.json is durable: its status goes to the streams that watch it. */
-void mcptask_ended(struct bridge *b, const char *id);
 
 /* taskowner.c: whose a task is, one rule for the hermes_* tools and MCP tasks. A task belongs
  * to the caller that created it (request.json "owner", mcp_call_caller); the owner token and
@@ -351,19 +404,14 @@ void taskowner_run_not_found(struct mcp_call *c, const char *run_id);
 /* tool_reset.c: stops a hermes_reset in progress without answering (shutdown). */
 void tool_reset_abort(struct bridge *b);
 
-/* One per tool (tool_*.c): registers it on b->mcp. */
-void tool_task_register(struct bridge *b);
-void tool_status_register(struct bridge *b);
-void tool_result_register(struct bridge *b);
-void tool_files_register(struct bridge *b);
-void tool_agents_register(struct bridge *b);
-void tool_cancel_register(struct bridge *b);
-void tool_reset_register(struct bridge *b);
+/* One per tool (tool_*.c), in bridge.c's table. */
+extern const struct bridge_tool_spec tool_task_spec, tool_status_spec, tool_result_spec,
+    tool_files_spec, tool_agents_spec, tool_cancel_spec, tool_reset_spec;
 /* tool_whoami.c: whoami, the caller's principal (every principal may call it). */
-void tool_whoami_register(struct bridge *b);
-/* tool_alias.c: the Python server's names (hermes_ask, hermes_check) for the tools registered
- * before; listed only with MCP_TOOL_ALIASES=1, callable always. */
-void tool_alias_register(struct bridge *b);
+extern const struct bridge_tool_spec tool_whoami_spec;
+/* tool_alias.c: the Python server's names (hermes_ask, hermes_check) for hermes_task and
+ * hermes_result; listed only with MCP_TOOL_ALIASES=1, callable always. */
+extern const struct bridge_tool_spec tool_ask_spec, tool_check_spec;
 /* tool_result.c: where task id stands as hermes_result sees it (the caller checks it may see
  * it): ended (*result, when not NULL, gets its stored result.json), still running (no result
  * yet, but a job, a write in flight or its directory), unknown, or its result unreadable
@@ -371,11 +419,9 @@ void tool_alias_register(struct bridge *b);
 enum task_state { TASK_ENDED, TASK_RUNNING, TASK_UNKNOWN, TASK_UNREADABLE };
 enum task_state tool_result_task_state(struct bridge *b, const char *id, json_t **result, int *rc);
 
-/* bridge.c: indexes a task's run (and follows it when it has no result yet). */
-void bridge_index_task(const char *id, void *arg);
-/* Indexes run_id -> task_id (b->runs) for hermes_status and hermes_cancel by run id. A run id
- * already indexed for another task that still exists keeps that task, with a warning: silently
- * taking it over would answer that task's owner not_found by run id. */
+/* runindex.c: indexes run_id -> task_id (b->runs) for hermes_status and hermes_cancel by run id. A
+ * run id already indexed for another task that still exists keeps that task, with a warning:
+ * silently taking it over would answer that task's owner not_found by run id. */
 void bridge_run_index(struct bridge *b, const char *run_id, const char *task_id);
 
 #endif

@@ -86,7 +86,11 @@ static void teardown(void *self)
     p->b = NULL;
 }
 
-const struct provider_ops bridge_provider_ops = {.name = "bridge", .setup = setup,
-                                                 .tools = tools, .judged_as = judged_as,
-                                                 .reload = reload, .health = health,
-                                                 .metrics = metrics, .teardown = teardown};
+const struct provider_ops bridge_provider_ops = {.name = "bridge",
+                                                 .setup = setup,
+                                                 .tools = tools,
+                                                 .judged_as = judged_as,
+                                                 .reload = reload,
+                                                 .health = health,
+                                                 .metrics = metrics,
+                                                 .teardown = teardown};

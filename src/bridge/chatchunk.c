@@ -1,8 +1,8 @@
 /* chatchunk.c — a strict recursive-descent JSON scanner that keeps only the fields the bridge
  * needs (see chatchunk.h). Every "no" sends the chunk to jansson, so this only has to be right
  * about what it accepts: a JSON text jansson (flags 0) would load, with the same values. */
-#include "hex.h"
 #include "chatchunk.h"
+#include "hex.h"
 
 #include <string.h>
 
@@ -44,7 +44,10 @@ static bool hex4(struct scan *s, unsigned *v)
  * or 0. */
 static size_t utf8_len(const unsigned char *p, const unsigned char *end)
 {
-    size_t n = (p[0] & 0xe0) == 0xc0 ? 2 : (p[0] & 0xf0) == 0xe0 ? 3 : (p[0] & 0xf8) == 0xf0 ? 4 : 0;
+    size_t n = (p[0] & 0xe0) == 0xc0   ? 2
+               : (p[0] & 0xf0) == 0xe0 ? 3
+               : (p[0] & 0xf8) == 0xf0 ? 4
+                                       : 0;
     if (n == 0 || (size_t)(end - p) < n || (n == 2 && p[0] < 0xc2) || (n == 4 && p[0] > 0xf4))
         return 0;
     for (size_t i = 1; i < n; i++)

@@ -126,10 +126,10 @@ json_t *contract_parse_answer(const char *text, size_t len)
         json_t *status = json_object_get(o, "status");
         json_t *summary = json_object_get(o, "summary");
         out = json_pack("{s:s, s:s, s:o, s:o}", "status",
-                        json_is_string(status) ? json_string_value(status) : "completed",
-                        "summary", json_is_string(summary) ? json_string_value(summary) : "",
-                        "artifacts", string_array(json_object_get(o, "artifacts")),
-                        "next_steps", string_array(json_object_get(o, "next_steps")));
+                        json_is_string(status) ? json_string_value(status) : "completed", "summary",
+                        json_is_string(summary) ? json_string_value(summary) : "", "artifacts",
+                        string_array(json_object_get(o, "artifacts")), "next_steps",
+                        string_array(json_object_get(o, "next_steps")));
         json_t *details = json_deep_copy(o);
         json_object_del(details, "status");
         json_object_del(details, "summary");

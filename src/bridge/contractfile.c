@@ -46,8 +46,8 @@ const char *contract_text(struct bridge *b)
     /* Read through the capped reader: the file may have been swapped for a FIFO since stat. */
     char err[300];
     size_t n;
-    char *text = readfile_capped(path, "HERMES_CONTRACT_PATH", CONTRACT_MAX, &st, &n, err,
-                                 sizeof err);
+    char *text =
+        readfile_capped(path, "HERMES_CONTRACT_PATH", CONTRACT_MAX, &st, &n, err, sizeof err);
     if (text == NULL) {
         log_warn("%s; using the %s contract", err, b->contract ? "previous" : "built-in");
         return b->contract ? b->contract : contract_default;

@@ -1,12 +1,13 @@
 /* jobs.c — the jobs the bridge is working on and the session queues: jobs of one session run
  * one at a time, at most SESSION_QUEUE_MAX waiting. A job that starts after a reload dropped
- * its agent fails cleanly as agent_unavailable. */
+ * its agent fails cleanly as agent_unavailable. What a job does is its kind's job_ops, which
+ * the module running it supplies: the queue knows none of them. */
 #include <jansson.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "agent.h"
+#include "agentclient.h"
 #include "bridge_internal.h"
 #include "buf.h"
 #include "log.h"
@@ -15,16 +16,18 @@
 #include "mem.h"
 #include "sse.h"
 #include "strmap.h"
+#include "tasks.h"
 
 /* ---------- jobs and session queues ---------- */
 
 static void job_start(struct job *j);
 
-struct job *bridge_job_new(struct bridge *b, enum job_kind kind, const char *id, const char *agent)
+struct job *bridge_job_new(struct bridge *b, const struct job_ops *ops, const char *id,
+                           const char *agent)
 {
     struct job *j = xcalloc(1, sizeof *j);
     j->b = b;
-    j->kind = kind;
+    j->ops = ops;
     snprintf(j->id, sizeof j->id, "%s", id);
     snprintf(j->agent, sizeof j->agent, "%s", agent);
     buf_init(&j->answer, ANSWER_MAX);
@@ -167,8 +170,32 @@ void bridge_job_use_agent(struct job *j, const struct agentdef *a)
 
 static void job_start(struct job *j)
 {
-    if (j->kind == JOB_SYNC)
-        syncjob_start(j);
-    else if (j->kind == JOB_SUBMIT)
-        runjob_start(j);
+    if (j->ops->start)
+        j->ops->start(j);
+}
+
+struct mcp_call *bridge_job_answered(struct job *j)
+{
+    struct mcp_call *c = j->call;
+    j->req = NULL;
+    j->call = NULL;
+    return c;
+}
+
+void bridge_job_send(struct job *j, const struct agent_opts *o)
+{
+    j->req = agent_request(j->b->http, o);
+    if (j->req)
+        return;
+    struct mcp_call *c = j->call;
+    j->call = NULL;
+    bridge_tool_error(c, TE_UPSTREAM_ERROR, 0, "could not start the request to the agent");
+    bridge_job_free(j);
+}
+
+void bridge_job_withdraw(struct job *j)
+{
+    j->call = NULL;
+    tasks_remove(j->b->tasks, j->id, "request.json", NULL, NULL);
+    bridge_job_free(j);
 }

@@ -19,7 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "agent.h"
+#include "agentclient.h"
 #include "bridge_internal.h"
 #include "mcp.h"
 #include "mem.h"
@@ -51,10 +51,9 @@ static json_t *task_fields(struct bridge *b, const char *id, const char *status,
                            json_t *updated_at)
 {
     json_t *created = json_object_get(req, "created_at");
-    json_t *t = json_pack("{s:s, s:s, s:O, s:O, s:I}", "taskId", id, "status", status,
-                          "createdAt", created, "lastUpdatedAt",
-                          updated_at ? updated_at : created, "pollIntervalMs",
-                          (json_int_t)b->opts.poll_ms);
+    json_t *t = json_pack("{s:s, s:s, s:O, s:O, s:I}", "taskId", id, "status", status, "createdAt",
+                          created, "lastUpdatedAt", updated_at ? updated_at : created,
+                          "pollIntervalMs", (json_int_t)b->opts.poll_ms);
     json_object_set_new(t, "ttlMs",
                         b->opts.tasks_retention_days
                             ? json_integer((json_int_t)b->opts.tasks_retention_days * 86400000)
@@ -75,10 +74,16 @@ static json_t *mcptask_created_as(struct bridge *b, const char *id, json_t *crea
     return t;
 }
 
-json_t *mcptask_created(struct bridge *b, const char *id, json_t *created_at)
+/* A submission's answer once run.json is durable: the task, working. */
+static json_t *submit_accepted(struct job *j)
 {
-    return mcptask_created_as(b, id, created_at, "working");
+    return mcptask_created_as(j->b, j->id, j->task_created, "working");
 }
+
+const struct job_ops mcptask_submit_ops = {.kind = JOB_SUBMIT,
+                                           .start = runjob_start,
+                                           .cancelled = runjob_cancelled,
+                                           .accepted = submit_accepted};
 
 json_t *mcptask_again(struct bridge *b, const char *id, json_t *req)
 {
@@ -122,7 +127,8 @@ static void task_get(struct mcp_call *c, const char *id, void *arg)
     json_decref(req);
 }
 
-void mcptask_ended(struct bridge *b, const char *id)
+/* Task id's result.json is durable: its status goes to the streams that watch it. */
+static void task_ended(struct bridge *b, const char *id)
 {
     json_t *req = NULL;
     if (tasks_read(b->tasks, id, "request.json", TASKS_REQUEST_MAX, &req) != TASKS_OK ||
@@ -174,14 +180,14 @@ static void task_cancel(struct mcp_call *c, const char *id, void *arg)
         return;
     json_decref(req);
     struct job *j = strmap_get(b->jobs, id);
-    if (j && j->kind == JOB_SUBMIT && j->req) {
+    if (j && j->ops->kind == JOB_SUBMIT && j->req) {
         /* The submission is on the wire: the agent may start the run whatever we do now, so
          * the run is stopped as soon as its id is known (runjob.c), and followed to its end. */
         j->stop_pending = true;
         mcp_call_result_take(c, json_object());
         return;
     }
-    if (j && j->kind == JOB_SUBMIT) {
+    if (j && j->ops->kind == JOB_SUBMIT) {
         /* Not yet sent (waiting behind its session's queue): the submission is dropped and the
          * task ends cancelled; the creating call, still waiting, gets the task in that state. */
         struct mcp_call *creator = j->call;
@@ -189,8 +195,10 @@ static void task_cancel(struct mcp_call *c, const char *id, void *arg)
         if (creator)
             mcp_call_on_cancel(creator, NULL, NULL);
         json_t *created = mcptask_created_as(b, id, j->task_created, "cancelled");
-        results_write_status(b, id, j->agent, "cancelled", "cancelled with tasks/cancel before "
-                            "the agent accepted it", NULL, creator, created);
+        results_write_status(b, id, j->agent, "cancelled",
+                             "cancelled with tasks/cancel before "
+                             "the agent accepted it",
+                             NULL, creator, created);
         bridge_job_free(j);
         mcp_call_result_take(c, json_object());
         return;
@@ -219,4 +227,5 @@ static const struct mcp_task_ops ops = {task_get, task_update, task_cancel};
 void mcptask_register(struct bridge *b)
 {
     mcp_set_task_ops(b->mcp, &ops, b);
+    b->task_ended = task_ended;
 }

@@ -8,7 +8,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "agent.h"
+#include "agentclient.h"
 #include "bridge_internal.h"
 #include "log.h"
 #include "mcp.h"
@@ -128,12 +128,12 @@ json_t *bridge_upstream_error(const char *agent, const struct agent_result *res,
                                "the agent's answer was larger than the cap (%s)", what);
     if (res->failed || res->status == 0) {
         log_warn("agent %s unreachable (%s): %s", agent, what, res->error ? res->error : "?");
-        return tool_error_json(TE_UPSTREAM_ERROR, 0, "the agent '%s' could not be reached",
-                               agent);
+        return tool_error_json(TE_UPSTREAM_ERROR, 0, "the agent '%s' could not be reached", agent);
     }
     log_debug("agent %s answered %ld to %s: %.300s", agent, res->status, what, res->body);
     if (res->status == 401) {
-        log_error("agent %s rejected our API key (401); check its key (API_SERVER_KEY in "
+        log_event(EV_AGENT_KEY_REJECTED, LOG_FIELDS(LF_S("agent", agent)),
+                  "agent %s rejected our API key (401); check its key (API_SERVER_KEY in "
                   "HERMES_ENV_PATH, or key_env/key_file in the registry)",
                   agent);
         return tool_error_json(TE_UPSTREAM_AUTH, 0,

@@ -15,11 +15,10 @@
 json_t *results_public(json_t *r)
 {
     /* What hermes_task and hermes_result return: the contract fields plus id. */
-    json_t *o = json_pack("{s:O?, s:O?, s:O?, s:O?, s:O?}", "id", json_object_get(r, "id"),
-                          "status", json_object_get(r, "status"), "summary",
-                          json_object_get(r, "summary"), "artifacts",
-                          json_object_get(r, "artifacts"), "next_steps",
-                          json_object_get(r, "next_steps"));
+    json_t *o = json_pack(
+        "{s:O?, s:O?, s:O?, s:O?, s:O?}", "id", json_object_get(r, "id"), "status",
+        json_object_get(r, "status"), "summary", json_object_get(r, "summary"), "artifacts",
+        json_object_get(r, "artifacts"), "next_steps", json_object_get(r, "next_steps"));
     json_t *details = json_object_get(r, "details");
     if (details)
         json_object_set(o, "details", details);
@@ -31,8 +30,7 @@ json_t *results_public(json_t *r)
 
 /* Queues result.json; c (if any) gets answer once it is durable. */
 /* The record result.json holds (new reference). */
-static json_t *result_record(const char *id, const char *agent, json_t *parsed,
-                             const char *run_id)
+static json_t *result_record(const char *id, const char *agent, json_t *parsed, const char *run_id)
 {
     json_t *r = json_pack(
         "{s:s, s:O, s:O, s:O, s:O, s:s, s:o}", "id", id, "status",
@@ -58,7 +56,7 @@ void results_write(struct bridge *b, const char *id, const char *agent, json_t *
         answer = mcp_tool_result(results_public(r));
     /* An MCP task watched on a subscriptions/listen stream hears of its end (mcptask.c). */
     bridge_store_then(b, id, "result.json", r, c, answer,
-                      mcp_task_watched(b->mcp, id) ? mcptask_ended : NULL);
+                      mcp_task_watched(b->mcp, id) ? b->task_ended : NULL);
     json_decref(r);
 }
 
@@ -95,9 +93,9 @@ void results_from_run(struct bridge *b, const char *id, const char *agent, json_
     } else {
         json_t *err = json_object_get(run, "error");
         const char *msg = json_is_string(err) ? json_string_value(err)
-                          : json_string_value(json_object_get(err, "message"));
-        parsed = json_pack("{s:s, s:s, s:[], s:[]}", "status", status, "summary",
-                           msg ? msg : "", "artifacts", "next_steps");
+                                              : json_string_value(json_object_get(err, "message"));
+        parsed = json_pack("{s:s, s:s, s:[], s:[]}", "status", status, "summary", msg ? msg : "",
+                           "artifacts", "next_steps");
         if (msg)
             json_object_set_new(parsed, "error", json_string(msg));
     }

@@ -18,11 +18,11 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <stdlib.h>
 #include <limits.h>
 #include <stdatomic.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -30,7 +30,7 @@
 /* A task directory holds the agent's files, a few levels at most; deeper is refused rather than
  * recursed into without bound. */
 #define RETENTION_DEPTH_MAX 32
-#define PRUNE_SLICE 256             /* tasks taken out per hand-over to the reaper */
+#define PRUNE_SLICE 256              /* tasks taken out per hand-over to the reaper */
 #define PRUNE_EVERY_MS (3600 * 1000) /* hourly */
 #define RUN_JSON_MAX (64 * 1024)
 
@@ -91,10 +91,10 @@ static int empty_dir(int fd, int depth)
             continue;
         }
         if (S_ISDIR(st.st_mode)) {
-            int sub = depth < RETENTION_DEPTH_MAX
-                          ? openat(dirfd(d), e->d_name,
-                                   O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
-                          : -1;
+            int sub =
+                depth < RETENTION_DEPTH_MAX
+                    ? openat(dirfd(d), e->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
+                    : -1;
             if (sub < 0 || empty_dir(sub, depth + 1) != 0 ||
                 (unlinkat(dirfd(d), e->d_name, AT_REMOVEDIR) != 0 && errno != ENOENT))
                 rc = -1;
@@ -194,8 +194,8 @@ static void list_add(struct retention_list *l, const char *id, time_t finished, 
         l->ids = xrealloc(l->ids, l->cap * sizeof *l->ids);
     }
     l->ids[l->n] = xstrdup(id);
-    l->tasks[l->n] = (struct retention_task){
-        .id = l->ids[l->n], .finished = finished, .terminal = terminal};
+    l->tasks[l->n] =
+        (struct retention_task){.id = l->ids[l->n], .finished = finished, .terminal = terminal};
     l->n++;
 }
 
@@ -216,8 +216,8 @@ bool retention_scan(const char *dir, struct retention_list *out, char *err, size
             fstatat(dirfd(d), e->d_name, &st, AT_SYMLINK_NOFOLLOW) != 0 || !S_ISDIR(st.st_mode))
             continue;
         snprintf(result, sizeof result, "%s/result.json", e->d_name);
-        bool terminal = fstatat(dirfd(d), result, &rs, AT_SYMLINK_NOFOLLOW) == 0 &&
-                        S_ISREG(rs.st_mode);
+        bool terminal =
+            fstatat(dirfd(d), result, &rs, AT_SYMLINK_NOFOLLOW) == 0 && S_ISREG(rs.st_mode);
         list_add(out, e->d_name, terminal ? rs.st_mtime : st.st_mtime, terminal);
     }
     closedir(d);
@@ -361,7 +361,8 @@ static void empty_work(struct retention *r, int dfd)
 static void reap(struct list *batch, void *arg)
 {
     struct retention *r = arg;
-    LIST_FOREACH(node, batch) {
+    LIST_FOREACH(node, batch)
+    {
         enum reaper_job job = list_entry(node, struct reaper_work, q.link)->kind;
         int dfd = open(r->dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
         if (job == JOB_SCAN)
@@ -400,10 +401,13 @@ static void prune_finish(struct retention *r)
 static void report(struct retention *r)
 {
     if (r->removed || r->failed || r->kept_in_flight)
-        log_info("retention: pruned %zu task%s in %llu ms (%zu in flight kept, %zu failed; "
-                 "TASKS_RETENTION_DAYS=%u TASKS_MAX=%u)",
-                 r->removed, r->removed == 1 ? "" : "s", (unsigned long long)ms_since(&r->started),
-                 r->kept_in_flight, r->failed, r->days, r->max);
+        log_event(EV_RETENTION_PRUNED,
+                  LOG_FIELDS(LF_N("pruned", r->removed), LF_N("ms", ms_since(&r->started)),
+                             LF_N("kept", r->kept_in_flight), LF_N("failed", r->failed)),
+                  "retention: pruned %zu task%s in %llu ms (%zu in flight kept, %zu failed; "
+                  "TASKS_RETENTION_DAYS=%u TASKS_MAX=%u)",
+                  r->removed, r->removed == 1 ? "" : "s", (unsigned long long)ms_since(&r->started),
+                  r->kept_in_flight, r->failed, r->days, r->max);
 }
 
 /* Hands the next slice to the reaper, leaving out what is in flight now and holding the rest,
@@ -527,8 +531,13 @@ struct retention *retention_new(struct tasks *t, struct loop *l, unsigned days, 
     r->pruned = pruned;
     r->arg = arg;
     r->dir = xstrdup(tasks_dir(t));
-    struct workq_opts o = {.name = "retention", .loop = l, .work = reap, .done = on_reaped,
-                           .arg = r, .batch_max = 1, .idle = true};
+    struct workq_opts o = {.name = "retention",
+                           .loop = l,
+                           .work = reap,
+                           .done = on_reaped,
+                           .arg = r,
+                           .batch_max = 1,
+                           .idle = true};
     r->wq = workq_new(&o);
     if (r->wq == NULL) {
         log_warn("retention: cannot set up the pruning thread's channel: %s; nothing is pruned",
@@ -554,7 +563,7 @@ void retention_free(struct retention *r)
         return;
     retention_stop(r);
     workq_free(r->wq, WORKQ_CANCEL, 0); /* waits for the job under way */
-    free(r->slice); /* its holds went with the task directory's state */
+    free(r->slice);                     /* its holds went with the task directory's state */
     retention_list_free(&r->plan);
     free(r->dir);
     free(r);

@@ -22,8 +22,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "agent.h"
-#include "agentcfg.h"
+#include "agentclient.h"
+#include "agentfile.h"
 #include "approvals.h"
 #include "bridge_internal.h"
 #include "buf.h"
@@ -63,8 +63,8 @@ static void decision_sent(struct agent_req *r, const struct agent_result *res, v
     if (res->status == 200)
         log_info("task %s: the operator's decision reached run %s", j->id, j->run_id);
     else if (res->status == 409)
-        log_info("task %s: run %s no longer waited for approval when the operator decided",
-                 j->id, j->run_id);
+        log_info("task %s: run %s no longer waited for approval when the operator decided", j->id,
+                 j->run_id);
     else
         log_warn("task %s: the operator's decision could not be sent to run %s (HTTP %ld); it is "
                  "queued again if the run still waits",
@@ -100,19 +100,28 @@ static void decision_checked(struct agent_req *r, const struct agent_result *res
     json_decref(run);
     if (!same || j->key == NULL || j->base_url == NULL) {
         j->approval_fence = j->poll_seq; /* the next poll queues what it waits for now */
-        log_warn("task %s: the operator's decision was not sent to run %s: %s", j->id, j->run_id,
-                 res->status != 200 ? "the run could not be read"
-                                    : "it no longer waits for the approval that was decided");
+        log_event(EV_APPROVAL_DECISION_UNSENT,
+                  LOG_FIELDS(LF_S("task", j->id), LF_S("run", j->run_id)),
+                  "task %s: the operator's decision was not sent to run %s: %s", j->id, j->run_id,
+                  res->status != 200 ? "the run could not be read"
+                                     : "it no longer waits for the approval that was decided");
         return;
     }
     char path[200], body[32];
     snprintf(path, sizeof path, "/v1/runs/%s/approval", j->run_id);
     snprintf(body, sizeof body, "{\"choice\":\"%s\"}", j->approval_choice);
     char *url = agentcfg_url(j->base_url, path);
-    struct agent_opts o = {.method = "POST", .url = url, .key = j->key, .body = body,
-                           .body_len = strlen(body), .connect_timeout_ms = CONNECT_TIMEOUT_MS,
-                           .deadline_ms = 30000, .max_response = RESPONSE_MAX,
-                           .on_done = decision_sent, .arg = j, .label = j->agent,
+    struct agent_opts o = {.method = "POST",
+                           .url = url,
+                           .key = j->key,
+                           .body = body,
+                           .body_len = strlen(body),
+                           .connect_timeout_ms = CONNECT_TIMEOUT_MS,
+                           .deadline_ms = 30000,
+                           .max_response = RESPONSE_MAX,
+                           .on_done = decision_sent,
+                           .arg = j,
+                           .label = j->agent,
                            .endpoint = "approval"};
     j->approval_req = agent_request(j->b->http, &o);
     free(url);
@@ -134,7 +143,9 @@ static void on_decision(void *arg, enum approval_outcome outcome, const char *re
     }
     log_info("task %s: run %s %s by %s%s%s", j->id, j->run_id,
              outcome == APPROVAL_APPROVED ? "approved" : "denied",
-             outcome == APPROVAL_TIMED_OUT ? "the approval timeout" : decider ? decider : "-",
+             outcome == APPROVAL_TIMED_OUT ? "the approval timeout"
+             : decider                     ? decider
+                                           : "-",
              reason ? ": " : "", reason ? reason : "");
     if (j->key == NULL || j->base_url == NULL)
         return; /* the agent is gone: the run is followed as before */
@@ -142,10 +153,16 @@ static void on_decision(void *arg, enum approval_outcome outcome, const char *re
     char path[200];
     snprintf(path, sizeof path, "/v1/runs/%s", j->run_id);
     char *url = agentcfg_url(j->base_url, path);
-    struct agent_opts o = {.method = "GET", .url = url, .key = j->key,
-                           .connect_timeout_ms = CONNECT_TIMEOUT_MS, .deadline_ms = 30000,
-                           .max_response = RESPONSE_MAX, .on_done = decision_checked, .arg = j,
-                           .label = j->agent, .endpoint = "run"};
+    struct agent_opts o = {.method = "GET",
+                           .url = url,
+                           .key = j->key,
+                           .connect_timeout_ms = CONNECT_TIMEOUT_MS,
+                           .deadline_ms = 30000,
+                           .max_response = RESPONSE_MAX,
+                           .on_done = decision_checked,
+                           .arg = j,
+                           .label = j->agent,
+                           .endpoint = "run"};
     j->approval_req = agent_request(j->b->http, &o);
     free(url);
 }
@@ -199,8 +216,7 @@ static void queue_approval(struct job *j, json_t *approval)
     fingerprint(approval, j->approval_fp);
     if (id) {
         snprintf(j->approval_id, sizeof j->approval_id, "%s", id);
-        log_info("task %s: run %s waits for the operator's approval (id %s)", j->id, j->run_id,
-                 id);
+        log_info("task %s: run %s waits for the operator's approval (id %s)", j->id, j->run_id, id);
     } else if (!j->approval_full_said) { /* said once per run, not at every poll */
         j->approval_full_said = true;
         log_warn("task %s: run %s waits for approval, but the operator's queue is full (or %s "

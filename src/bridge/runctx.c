@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "agent.h"
+#include "agentclient.h"
 #include "bridge_internal.h"
 #include "mcp.h"
 #include "mem.h"
@@ -45,11 +45,18 @@ void runctx_send(struct run_ctx *s, struct agentdef *a, const char *method, cons
     snprintf(path, sizeof path, "/v1/runs/%s%s", s->run_id, suffix);
     char *url = agent_url(a, path);
     bool post = strcmp(method, "POST") == 0;
-    struct agent_opts o = {.method = method, .url = url, .key = a->key,
-                           .body = post ? "{}" : NULL, .body_len = post ? 2 : 0,
-                           .connect_timeout_ms = CONNECT_TIMEOUT_MS, .deadline_ms = 30000,
-                           .max_response = RESPONSE_MAX, .on_done = done, .arg = s,
-                           .label = a->name, .endpoint = post ? "stop" : "run"};
+    struct agent_opts o = {.method = method,
+                           .url = url,
+                           .key = a->key,
+                           .body = post ? "{}" : NULL,
+                           .body_len = post ? 2 : 0,
+                           .connect_timeout_ms = CONNECT_TIMEOUT_MS,
+                           .deadline_ms = 30000,
+                           .max_response = RESPONSE_MAX,
+                           .on_done = done,
+                           .arg = s,
+                           .label = a->name,
+                           .endpoint = post ? "stop" : "run"};
     s->req = agent_request(s->b->http, &o);
     free(url);
     if (s->req == NULL) {

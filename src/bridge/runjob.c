@@ -1,13 +1,14 @@
 /* runjob.c — an async task: POST /v1/runs (Idempotency-Key: the owner's tag and the task id),
  * run.json written before the call is answered, then the run followed by polling
- * GET /v1/runs/{id} until it is terminal and its result.json is written (also after a restart,
- * from run.json). */
+ * GET /v1/runs/{id} until it is terminal and its result.json is written (also after a restart:
+ * runjob_index_task finds the runs with run.json but no result.json). */
 #include <jansson.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
-#include "agent.h"
+#include "agentclient.h"
 #include "bridge_internal.h"
 #include "log.h"
 #include "loop.h"
@@ -19,6 +20,9 @@
 /* ---------- async: POST /v1/runs, then follow ---------- */
 
 static void follow_poll(struct loop *l, void *arg);
+
+/* A follow has no waiting call and schedules its own polls. */
+static const struct job_ops follow_ops = {.kind = JOB_FOLLOW};
 
 /* How far the wait between polls of a run whose agent is not configured (after a restart)
  * grows, if HERMES_POLL_MS itself is shorter. */
@@ -60,7 +64,8 @@ static void follow_done(struct agent_req *r, const struct agent_result *res, voi
         bridge_job_free(j);
         return;
     } else if (res->status == 401) {
-        log_error("agent %s rejected our API key while following run %s", j->agent, j->run_id);
+        log_event(EV_AGENT_KEY_REJECTED, LOG_FIELDS(LF_S("agent", j->agent)),
+                  "agent %s rejected our API key while following run %s", j->agent, j->run_id);
     }
     follow_schedule(j); /* busy, unreachable, or still running: try again later */
 }
@@ -74,8 +79,7 @@ static void follow_stopped(struct agent_req *r, const struct agent_result *res, 
     j->req = NULL;
     if (res->status == 200 || res->status == 409 || res->status == 404) {
         j->stop_pending = false;
-        log_info("task %s: run %s stopped (tasks/cancel during its submission)", j->id,
-                 j->run_id);
+        log_info("task %s: run %s stopped (tasks/cancel during its submission)", j->id, j->run_id);
     }
     follow_schedule(j);
 }
@@ -105,13 +109,18 @@ static void follow_poll(struct loop *l, void *arg)
     char path[200];
     snprintf(path, sizeof path, "/v1/runs/%s%s", j->run_id, j->stop_pending ? "/stop" : "");
     char *url = agentcfg_url(j->base_url, path);
-    struct agent_opts o = {.method = j->stop_pending ? "POST" : "GET", .url = url, .key = j->key,
+    struct agent_opts o = {.method = j->stop_pending ? "POST" : "GET",
+                           .url = url,
+                           .key = j->key,
                            .body = j->stop_pending ? "{}" : NULL,
                            .body_len = j->stop_pending ? 2 : 0,
-                           .connect_timeout_ms = CONNECT_TIMEOUT_MS, .deadline_ms = 30000,
+                           .connect_timeout_ms = CONNECT_TIMEOUT_MS,
+                           .deadline_ms = 30000,
                            .max_response = RESPONSE_MAX,
-                           .on_done = j->stop_pending ? follow_stopped : follow_done, .arg = j,
-                           .label = j->agent, .endpoint = j->stop_pending ? "stop" : "run"};
+                           .on_done = j->stop_pending ? follow_stopped : follow_done,
+                           .arg = j,
+                           .label = j->agent,
+                           .endpoint = j->stop_pending ? "stop" : "run"};
     j->req = agent_request(j->b->http, &o);
     j->poll_seq++;
     free(url);
@@ -123,7 +132,7 @@ struct job *runjob_follow(struct bridge *b, const char *id, const char *agent, c
 {
     if (strmap_get(b->jobs, id))
         return NULL;
-    struct job *j = bridge_job_new(b, JOB_FOLLOW, id, agent);
+    struct job *j = bridge_job_new(b, &follow_ops, id, agent);
     snprintf(j->run_id, sizeof j->run_id, "%s", run_id);
     j->timer = loop_timer_add(b->loop, 0, follow_poll, j);
     return j;
@@ -133,11 +142,8 @@ static void submit_done(struct agent_req *r, const struct agent_result *res, voi
 {
     struct job *j = arg;
     struct bridge *b = j->b;
-    struct mcp_call *c = j->call;
+    struct mcp_call *c = bridge_job_answered(j);
     (void)r;
-
-    j->req = NULL;
-    j->call = NULL;
     json_t *body = res->status == 202 ? json_loadb(res->body, res->body_len, 0, NULL) : NULL;
     const char *run_id = json_string_value(json_object_get(body, "run_id"));
     if (run_id == NULL || strlen(run_id) >= sizeof j->run_id) {
@@ -155,11 +161,11 @@ static void submit_done(struct agent_req *r, const struct agent_result *res, voi
                             j->session_id, "task_id", j->id, "agent", j->agent, "agent_base_url",
                             j->base_url, "created_at", bridge_iso_now());
     /* The answer waits for run.json: after a restart the run is followed from it. An MCP
-     * task is answered with the task (mcptask.c), anything else with "accepted". */
+     * task is answered with the task (its ops), anything else with "accepted". */
     bridge_store_then_answer(
         b, j->id, "run.json", run, c,
-        j->task_created
-            ? mcptask_created(b, j->id, j->task_created)
+        j->ops->accepted
+            ? j->ops->accepted(j)
             : mcp_tool_result(json_pack("{s:s, s:s, s:s, s:s, s:[], s:[]}", "id", j->id, "status",
                                         "accepted", "run_id", j->run_id, "summary",
                                         "accepted; follow it with hermes_status or read "
@@ -193,11 +199,8 @@ static void submit_done(struct agent_req *r, const struct agent_result *res, voi
 
 void runjob_cancelled(struct mcp_call *c, void *arg)
 {
-    struct job *j = arg;
     (void)c;
-    j->call = NULL;
-    tasks_remove(j->b->tasks, j->id, "request.json", NULL, NULL);
-    bridge_job_free(j);
+    bridge_job_withdraw(arg);
 }
 
 void runjob_start(struct job *j)
@@ -210,19 +213,48 @@ void runjob_start(struct job *j)
                              contract_text(b), "session_id", j->session_id);
     char *text = json_dumps(body, JSON_COMPACT);
     char *url = agent_url(a, "/v1/runs");
-    struct agent_opts o = {.method = "POST", .url = url, .key = a->key,
-                           .idempotency_key = j->idem_key, .body = text, .body_len = strlen(text),
-                           .connect_timeout_ms = CONNECT_TIMEOUT_MS, .deadline_ms = 60000,
-                           .max_response = RESPONSE_MAX, .on_done = submit_done, .arg = j,
-                           .label = a->name, .endpoint = "runs"};
-    j->req = agent_request(b->http, &o);
+    struct agent_opts o = {.method = "POST",
+                           .url = url,
+                           .key = a->key,
+                           .idempotency_key = j->idem_key,
+                           .body = text,
+                           .body_len = strlen(text),
+                           .connect_timeout_ms = CONNECT_TIMEOUT_MS,
+                           .deadline_ms = 60000,
+                           .max_response = RESPONSE_MAX,
+                           .on_done = submit_done,
+                           .arg = j,
+                           .label = a->name,
+                           .endpoint = "runs"};
+    bridge_job_send(j, &o); /* may end the job */
     free(url);
     free(text);
     json_decref(body);
-    if (j->req == NULL) {
-        struct mcp_call *c = j->call;
-        j->call = NULL;
-        bridge_tool_error(c, TE_UPSTREAM_ERROR, 0, "could not start the request to the agent");
-        bridge_job_free(j);
+}
+
+const struct job_ops runjob_submit_ops = {
+    .kind = JOB_SUBMIT, .start = runjob_start, .cancelled = runjob_cancelled};
+
+void runjob_index_task(const char *id, void *arg)
+{
+    struct bridge *b = arg;
+    /* A write in flight (hermes_reset while a run settles): its job already did the work. */
+    if (tasks_pending(b->tasks, id))
+        return;
+    json_t *run = NULL;
+    if (tasks_read(b->tasks, id, "run.json", 64 * 1024, &run) != TASKS_OK)
+        return;
+    const char *run_id = json_string_value(json_object_get(run, "run_id"));
+    const char *agent = json_string_value(json_object_get(run, "agent"));
+    if (run_id && strlen(run_id) < 128) {
+        bridge_run_index(b, run_id, id);
+        char path[300];
+        struct stat st;
+        snprintf(path, sizeof path, "%s/%s/result.json", tasks_dir(b->tasks), id);
+        if (stat(path, &st) < 0) {
+            log_info("task %s: following run %s again after the restart", id, run_id);
+            runjob_follow(b, id, agent ? agent : b->default_agent, run_id);
+        }
     }
+    json_decref(run);
 }

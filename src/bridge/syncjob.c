@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "agent.h"
+#include "agentclient.h"
 #include "bridge_internal.h"
 #include "buf.h"
 #include "chatchunk.h"
@@ -19,8 +19,7 @@
 
 /* ---------- sync: POST /v1/chat/completions, stream: true ---------- */
 
-static void sync_event(const char *event, const char *data, size_t len, const char *id,
-                       void *arg)
+static void sync_event(const char *event, const char *data, size_t len, const char *id, void *arg)
 {
     struct job *j = arg;
     (void)id;
@@ -55,8 +54,8 @@ static void sync_event(const char *event, const char *data, size_t len, const ch
     }
     json_t *chunk = json_loadb(data, len, 0, NULL);
     json_t *choice = json_array_get(json_object_get(chunk, "choices"), 0);
-    const char *delta = json_string_value(
-        json_object_get(json_object_get(choice, "delta"), "content"));
+    const char *delta =
+        json_string_value(json_object_get(json_object_get(choice, "delta"), "content"));
     if (delta && !buf_appends(&j->answer, delta)) {
         free(j->stream_error);
         j->stream_error = xstrdup("the answer was larger than the cap");
@@ -84,11 +83,8 @@ static void sync_done(struct agent_req *r, const struct agent_result *res, void 
 {
     struct job *j = arg;
     struct bridge *b = j->b;
-    struct mcp_call *c = j->call;
+    struct mcp_call *c = bridge_job_answered(j);
     (void)r;
-
-    j->req = NULL;
-    j->call = NULL;
     /* Every answer below goes out once what it reports is on disk. */
     if (res->timed_out && res->status == 200) {
         /* The agent took longer than HERMES_TIMEOUT_S; closing the stream interrupted it. */
@@ -115,8 +111,8 @@ static void sync_done(struct agent_req *r, const struct agent_result *res, void 
     json_t *parsed;
     if (j->stream_error) {
         parsed = json_pack("{s:s, s:s, s:[], s:[], s:s}", "status", "failed", "summary",
-                           j->answer.len ? j->answer.data : "", "artifacts", "next_steps",
-                           "error", j->stream_error);
+                           j->answer.len ? j->answer.data : "", "artifacts", "next_steps", "error",
+                           j->stream_error);
     } else {
         parsed = contract_parse_answer(j->answer.data ? j->answer.data : "", j->answer.len);
     }
@@ -126,24 +122,24 @@ static void sync_done(struct agent_req *r, const struct agent_result *res, void 
 }
 
 /* The MCP call went away (notifications/cancelled, hang-up, deadline, shutdown). */
-void syncjob_cancelled(struct mcp_call *c, void *arg)
+static void sync_cancelled(struct mcp_call *c, void *arg)
 {
     struct job *j = arg;
     (void)c;
+    log_info("task %s cancelled", j->id);
+    if (j->req == NULL) { /* still waiting for its turn */
+        bridge_job_withdraw(j);
+        return;
+    }
     j->call = NULL;
-    bool started = j->req != NULL;
     agent_cancel(j->req); /* closing the stream interrupts the agent */
     j->req = NULL;
-    if (started)
-        results_write_status(j->b, j->id, j->agent, "cancelled",
-                             "cancelled by the client before the agent finished", NULL, NULL, NULL);
-    else
-        tasks_remove(j->b->tasks, j->id, "request.json", NULL, NULL);
-    log_info("task %s cancelled", j->id);
+    results_write_status(j->b, j->id, j->agent, "cancelled",
+                         "cancelled by the client before the agent finished", NULL, NULL, NULL);
     bridge_job_free(j);
 }
 
-void syncjob_start(struct job *j)
+static void sync_start(struct job *j)
 {
     struct bridge *b = j->b;
     struct agentdef *a = bridge_job_agent(j);
@@ -159,20 +155,25 @@ void syncjob_start(struct job *j)
     free(user);
     char *url = agent_url(a, "/v1/chat/completions");
     unsigned deadline = b->opts.agent_timeout_ms;
-    struct agent_opts o = {.method = "POST", .url = url, .key = a->key,
-                           .session_header = j->session_id, .body = text,
-                           .body_len = strlen(text), .accept_sse = true,
-                           .connect_timeout_ms = CONNECT_TIMEOUT_MS, .deadline_ms = deadline,
-                           .max_response = RESPONSE_MAX, .on_data = sync_data,
-                           .on_done = sync_done, .arg = j, .label = a->name,
+    struct agent_opts o = {.method = "POST",
+                           .url = url,
+                           .key = a->key,
+                           .session_header = j->session_id,
+                           .body = text,
+                           .body_len = strlen(text),
+                           .accept_sse = true,
+                           .connect_timeout_ms = CONNECT_TIMEOUT_MS,
+                           .deadline_ms = deadline,
+                           .max_response = RESPONSE_MAX,
+                           .on_data = sync_data,
+                           .on_done = sync_done,
+                           .arg = j,
+                           .label = a->name,
                            .endpoint = "chat"};
-    j->req = agent_request(b->http, &o);
+    bridge_job_send(j, &o); /* may end the job */
     free(url);
     free(text);
-    if (j->req == NULL) {
-        struct mcp_call *c = j->call;
-        j->call = NULL;
-        bridge_tool_error(c, TE_UPSTREAM_ERROR, 0, "could not start the request to the agent");
-        bridge_job_free(j);
-    }
 }
+
+const struct job_ops syncjob_ops = {
+    .kind = JOB_SYNC, .start = sync_start, .cancelled = sync_cancelled};

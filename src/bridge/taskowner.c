@@ -68,8 +68,8 @@ enum task_reach taskowner_access(struct bridge *b, const struct mcp_call *c, con
     /* A task of an agent outside the caller's agents: list is one it cannot see either (one
      * whose request.json names none, only a caller of every agent; one whose request.json
      * cannot be read is left to the owner rule above). */
-    bool agent_ok = mcp_call_may_use_agent(c, NULL) ||
-                    (agent ? agent_allowed_for(c, agent) : req == NULL);
+    bool agent_ok =
+        mcp_call_may_use_agent(c, NULL) || (agent ? agent_allowed_for(c, agent) : req == NULL);
     enum task_reach r = yours && agent_ok ? TASK_YOURS : TASK_NOT_YOURS;
     if (req_out && r == TASK_YOURS)
         *req_out = req;

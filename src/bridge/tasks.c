@@ -35,8 +35,8 @@
 #include "workq.h"
 
 #define BATCH_MAX 256
-#define FLUSHERS 7                  /* beside the writer: 8 fsyncs at once (measured: 4-6x a row) */
-#define FLUSHER_STACK (64 * 1024)   /* they only call fsync */
+#define FLUSHERS 7                /* beside the writer: 8 fsyncs at once (measured: 4-6x a row) */
+#define FLUSHER_STACK (64 * 1024) /* they only call fsync */
 
 enum op_kind { OP_WRITE, OP_REMOVE };
 
@@ -200,11 +200,12 @@ static void batch_flush(struct tasks *t, struct list *batch, size_t n)
     int *fds = xcalloc(n ? n : 1, sizeof *fds), *errs = xcalloc(n ? n : 1, sizeof *errs);
     size_t k = 0;
     LIST_FOREACH(node, batch)
-        if (OP_OF(node)->fd >= 0)
-            fds[k++] = OP_OF(node)->fd;
+    if (OP_OF(node)->fd >= 0)
+        fds[k++] = OP_OF(node)->fd;
     sync_all(t, fds, errs, k);
     k = 0;
-    LIST_FOREACH(node, batch) {
+    LIST_FOREACH(node, batch)
+    {
         struct op *o = OP_OF(node);
         if (o->fd < 0)
             continue;
@@ -248,11 +249,12 @@ static void batch_sync_dirs(struct tasks *t, struct list *batch, size_t n)
     size_t k = 1;
     bool made = false;
     LIST_FOREACH(node, batch)
-        made |= OP_OF(node)->made_dir && OP_OF(node)->rc == TASKS_OK;
+    made |= OP_OF(node)->made_dir && OP_OF(node)->rc == TASKS_OK;
     fds[0] = made ? open(t->real, O_RDONLY | O_DIRECTORY | O_CLOEXEC) : -1;
     if (made && fds[0] < 0)
         open_errs[0] = errno;
-    LIST_FOREACH(node, batch) {
+    LIST_FOREACH(node, batch)
+    {
         const struct op *o = OP_OF(node);
         if (o->kind != OP_WRITE || o->rc != TASKS_OK || strmap_get(slot, o->id))
             continue;
@@ -271,7 +273,8 @@ static void batch_sync_dirs(struct tasks *t, struct list *batch, size_t n)
         if (fds[i] >= 0)
             close(fds[i]);
     }
-    LIST_FOREACH(node, batch) {
+    LIST_FOREACH(node, batch)
+    {
         struct op *o = OP_OF(node);
         if (o->kind != OP_WRITE || o->rc != TASKS_OK)
             continue;
@@ -290,14 +293,15 @@ static void batch_sync_dirs(struct tasks *t, struct list *batch, size_t n)
 static void run_batch(struct tasks *t, struct list *batch)
 {
     size_t n = 0;
-    LIST_FOREACH(node, batch) {
+    LIST_FOREACH(node, batch)
+    {
         n++;
         if (OP_OF(node)->kind == OP_WRITE)
             op_prepare(t, OP_OF(node));
     }
     batch_flush(t, batch, n);
     LIST_FOREACH(node, batch)
-        op_commit(t, OP_OF(node));
+    op_commit(t, OP_OF(node));
     batch_sync_dirs(t, batch, n);
 }
 
@@ -353,8 +357,12 @@ struct tasks *tasks_open(const char *dir, struct loop *l, char *err, size_t errl
     pthread_mutex_init(&t->fmu, NULL);
     pthread_cond_init(&t->fwork, NULL);
     pthread_cond_init(&t->fdone, NULL);
-    struct workq_opts o = {.name = "task-writer", .loop = l, .work = write_batch, .done = op_done,
-                           .arg = t, .batch_max = BATCH_MAX};
+    struct workq_opts o = {.name = "task-writer",
+                           .loop = l,
+                           .work = write_batch,
+                           .done = op_done,
+                           .arg = t,
+                           .batch_max = BATCH_MAX};
     t->wq = workq_new(&o);
     if (t->wq == NULL) {
         snprintf(err, errlen, "cannot set up the task writer: %s", strerror(errno));
@@ -402,7 +410,7 @@ static bool id_ok(const char *id)
 
 static bool name_ok(const char *name)
 {
-    return strlen(name) < sizeof ((struct op *)0)->name && strchr(name, '/') == NULL &&
+    return strlen(name) < sizeof((struct op *)0)->name && strchr(name, '/') == NULL &&
            name[0] != '.' && name[0] != '\0';
 }
 
@@ -517,8 +525,8 @@ bool tasks_exists(struct tasks *t, const char *id)
     return lstat(path, &st) == 0 && S_ISDIR(st.st_mode);
 }
 
-enum tasks_rc tasks_remove(struct tasks *t, const char *id, const char *name,
-                           tasks_done_cb *done, void *arg)
+enum tasks_rc tasks_remove(struct tasks *t, const char *id, const char *name, tasks_done_cb *done,
+                           void *arg)
 {
     if (!id_ok(id) || !name_ok(name))
         return TASKS_INVALID;
@@ -573,19 +581,18 @@ static void list_dir(struct lister *ls, const char *rel, int depth)
         if (name == NULL)
             continue; /* not UTF-8 */
         bool dir = S_ISDIR(st.st_mode);
-        json_array_append_new(ls->entries,
-                              json_pack("{s:o, s:s, s:I, s:I}", "path", name, "type",
-                                        dir ? "dir" : "file", "size",
-                                        (json_int_t)(dir ? 0 : st.st_size), "mtime",
-                                        (json_int_t)st.st_mtime));
+        json_array_append_new(ls->entries, json_pack("{s:o, s:s, s:I, s:I}", "path", name, "type",
+                                                     dir ? "dir" : "file", "size",
+                                                     (json_int_t)(dir ? 0 : st.st_size), "mtime",
+                                                     (json_int_t)st.st_mtime));
         if (dir && depth < 8)
             list_dir(ls, child, depth + 1);
     }
     closedir(d);
 }
 
-enum tasks_rc tasks_files(struct tasks *t, const char *id, const char *rel, json_t **out,
-                          char *why, size_t whylen)
+enum tasks_rc tasks_files(struct tasks *t, const char *id, const char *rel, json_t **out, char *why,
+                          size_t whylen)
 {
     char taskdir[PATH_MAX], path[PATH_MAX * 2], real[PATH_MAX];
     struct stat st;
@@ -614,9 +621,9 @@ enum tasks_rc tasks_files(struct tasks *t, const char *id, const char *rel, json
         struct lister ls = {.entries = json_array()};
         snprintf(ls.root, sizeof ls.root, "%s", taskdir);
         list_dir(&ls, rel, 0);
-        *out = json_pack("{s:s, s:s, s:o, s:I, s:b}", "id", id, "path", rel, "entries",
-                         ls.entries, "count", (json_int_t)json_array_size(ls.entries),
-                         "truncated", ls.truncated);
+        *out =
+            json_pack("{s:s, s:s, s:o, s:I, s:b}", "id", id, "path", rel, "entries", ls.entries,
+                      "count", (json_int_t)json_array_size(ls.entries), "truncated", ls.truncated);
         return TASKS_OK;
     }
     char *data;
@@ -635,9 +642,9 @@ enum tasks_rc tasks_files(struct tasks *t, const char *id, const char *rel, json
         snprintf(why, whylen, "only UTF-8 text files without NUL bytes can be read");
         return TASKS_INVALID;
     }
-    *out = json_pack("{s:s, s:s, s:I, s:I, s:s, s:s%}", "id", id, "path", rel, "size",
-                     (json_int_t)len, "mtime", (json_int_t)st.st_mtime, "encoding", "utf-8",
-                     "content", data, len);
+    *out =
+        json_pack("{s:s, s:s, s:I, s:I, s:s, s:s%}", "id", id, "path", rel, "size", (json_int_t)len,
+                  "mtime", (json_int_t)st.st_mtime, "encoding", "utf-8", "content", data, len);
     free(data);
     return TASKS_OK;
 }

@@ -13,8 +13,8 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#define TASKS_FILE_MAX (200 * 1024) /* result.json and file reads */
-#define TASKS_LIST_MAX 500          /* entries in one listing */
+#define TASKS_FILE_MAX (200 * 1024)   /* result.json and file reads */
+#define TASKS_LIST_MAX 500            /* entries in one listing */
 #define TASKS_REQUEST_MAX (64 * 1024) /* request.json and run.json reads */
 
 struct loop;
@@ -48,14 +48,14 @@ bool tasks_exists(struct tasks *t, const char *id);
 json_t *tasks_parse(const char *text, size_t len);
 /* Queues deleting TASKS_DIR/<id>/<name> if present, and the task directory if that emptied it;
  * done (may be NULL) runs once that happened, as for tasks_write. */
-enum tasks_rc tasks_remove(struct tasks *t, const char *id, const char *name,
-                           tasks_done_cb *done, void *arg);
+enum tasks_rc tasks_remove(struct tasks *t, const char *id, const char *name, tasks_done_cb *done,
+                           void *arg);
 
 /* hermes_files: a listing of the task directory (or a sub-directory), or one UTF-8 text file.
  * rel is already validated by taskpath_rel_ok. On failure returns a code and a client-safe
  * message in why. */
-enum tasks_rc tasks_files(struct tasks *t, const char *id, const char *rel, json_t **out,
-                          char *why, size_t whylen);
+enum tasks_rc tasks_files(struct tasks *t, const char *id, const char *rel, json_t **out, char *why,
+                          size_t whylen);
 
 /* Marks a task as busy (tasks_pending is true) until tasks_release, as a queued write does:
  * retention holds the tasks it is taking out, so that no new write for them starts meanwhile. */

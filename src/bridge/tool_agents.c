@@ -26,10 +26,9 @@ static void list_agents(struct mcp_call *c, json_t *args, void *arg)
             continue; /* outside the caller's agents: list */
         shown++;
         json_t *o = json_pack("{s:s, s:s, s:O, s:s, s:b, s:b}", "name", a->name, "description",
-                              a->description ? a->description : "", "capabilities",
-                              a->capabilities, "kind", a->kind ? a->kind : "local", "available",
-                              agent_available(a), "default",
-                              strcmp(a->name, b->default_agent) == 0);
+                              a->description ? a->description : "", "capabilities", a->capabilities,
+                              "kind", a->kind ? a->kind : "local", "available", agent_available(a),
+                              "default", strcmp(a->name, b->default_agent) == 0);
         if (a->key == NULL)
             json_object_set_new(o, "unavailable_reason", json_string("missing_credentials"));
         else if (!agent_available(a))
@@ -40,8 +39,8 @@ static void list_agents(struct mcp_call *c, json_t *args, void *arg)
             json_object_set_new(o, "local_profile", json_string(a->profile));
         json_array_append_new(list, o);
     }
-    json_t *out = json_pack("{s:o, s:s, s:I}", "agents", list, "default", b->default_agent,
-                            "count", (json_int_t)shown);
+    json_t *out = json_pack("{s:o, s:s, s:I}", "agents", list, "default", b->default_agent, "count",
+                            (json_int_t)shown);
     if (!b->registry_loaded)
         json_object_set_new(out, "degraded", json_string("no_registry"));
     if (b->registry_error)
@@ -50,22 +49,21 @@ static void list_agents(struct mcp_call *c, json_t *args, void *arg)
     mcp_call_tool_result_take(c, out);
 }
 
-void tool_agents_register(struct bridge *b)
-{
-    bridge_add_tool(
-        b,
-        &(struct mcp_tool_def){
-            .name = "list_agents",
-            .title = "List agents",
-            .description = "List the Hermes agents this bridge can delegate to, with their "
-                           "capabilities and availability. Read-only; never returns credentials.",
-            .input_schema = toolargs_schema(no_args),
-            .output_schema = toolerr_output_schema(toolspec_schema_obj(
-                "{\"type\":\"object\",\"properties\":{\"agents\":{\"type\":\"array\"},\"default\":{"
-                "\"type\":\"string\"},\"count\":{\"type\":\"integer\"}},\"required\":[\"agents\","
-                "\"default\",\"count\"]}")),
-            .annotations = toolspec_annotations(true, false, true, false),
-            .handler = list_agents,
-            .arg = b,
-            .scope = SCOPE_READ});
-}
+static const struct toolout agents_output[] = {
+    {.name = "agents", .type = TOOLOUT_ARRAY, .required = true},
+    {.name = "default", .type = TOOLOUT_STRING, .required = true},
+    {.name = "count", .type = TOOLOUT_INT, .required = true},
+    TOOLOUT_END,
+};
+
+const struct bridge_tool_spec tool_agents_spec = {
+    .name = "list_agents",
+    .title = "List agents",
+    .description = "List the Hermes agents this bridge can delegate to, with their "
+                   "capabilities and availability. Read-only; never returns credentials.",
+    .args = no_args,
+    .output = agents_output,
+    .hints = {.read_only = true, .idempotent = true},
+    .scope = SCOPE_READ,
+    .handler = list_agents,
+};

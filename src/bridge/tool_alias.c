@@ -5,7 +5,7 @@
  * callable; tools/list shows them only with MCP_TOOL_ALIASES=1, so that by default a model
  * sees one name per tool. They run the tools
  * they stand for, with their scopes and checks, and bridge_tools keeps or drops them with
- * those tools (bridge_tool_judged_as). */
+ * those tools (bridge_tool_judged_as, from the specs' alias_of). */
 #include <jansson.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -33,18 +33,30 @@ static bool printable(const char *s, size_t n)
 
 enum { AA_PROMPT, AA_SESSION_ID, AA_TOOLSETS, AA_ASYNC };
 static const struct toolarg ask_args[] = {
-    {.name = "prompt", .type = TOOLARG_STRING, .required = true, .nonempty = true,
-     .max_len = PROMPT_MAX, .description = "What the agent should do (hermes_task's task)"},
-    {.name = "session_id", .type = TOOLARG_STRING, .nonempty = true, .max_len = SESSION_ID_MAX,
-     .syntax = printable, .syntax_hint = "must have no control characters",
+    {.name = "prompt",
+     .type = TOOLARG_STRING,
+     .required = true,
+     .nonempty = true,
+     .max_len = PROMPT_MAX,
+     .description = "What the agent should do (hermes_task's task)"},
+    {.name = "session_id",
+     .type = TOOLARG_STRING,
+     .nonempty = true,
+     .max_len = SESSION_ID_MAX,
+     .syntax = printable,
+     .syntax_hint = "must have no control characters",
      .description = "Continues a conversation: calls with the same session_id run one at a "
                     "time with the same agent session. Any text is taken; one "
                     "that is not a session name of ours (^[a-z0-9][a-z0-9._-]{0,63}$) is "
                     "mapped to one by a digest"},
-    {.name = "toolsets", .type = TOOLARG_STRINGS, .max_items = TOOLSETS_MAX, .max_len = 64,
+    {.name = "toolsets",
+     .type = TOOLARG_STRINGS,
+     .max_items = TOOLSETS_MAX,
+     .max_len = 64,
      .description = "Accepted and ignored: the agent's toolsets are set in "
                     "Hermes' own configuration"},
-    {.name = "async_mode", .type = TOOLARG_BOOL,
+    {.name = "async_mode",
+     .type = TOOLARG_BOOL,
      .description = "true: return at once with the task's id; poll it with hermes_check "
                     "(job_id). Default false: wait for the answer"},
     TOOLARG_END,
@@ -55,28 +67,16 @@ static const struct toolarg check_args_spec[] = {
     TOOLARG_END,
 };
 
-static const struct {
-    const char *alias, *of;
-} aliases[] = {{"hermes_ask", "hermes_task"}, {"hermes_check", "hermes_result"}};
-
-const char *bridge_tool_judged_as(const char *name)
-{
-    for (size_t i = 0; i < sizeof aliases / sizeof *aliases; i++)
-        if (strcmp(name, aliases[i].alias) == 0)
-            return aliases[i].of;
-    return name;
-}
-
 /* Runs the tool name stands for with args (a new object, released here): never one bridge_tools
  * left out, at start (not registered) or by a reload (disabled). */
 static void run_as(struct bridge *b, const char *name, struct mcp_call *c, json_t *args_take)
 {
-    const struct bridge_tool_entry *t = bridge_tool(b, name);
+    const struct bridge_tool_spec *t = toolspec_registered(b, name);
     if (t == NULL || mcp_tool_disabled(b->mcp, name))
         bridge_tool_error(c, TE_NOT_FOUND, 0,
                           "%s is not exposed here (bridge_tools in the gateway file)", name);
     else
-        t->handler(c, args_take, t->arg);
+        t->handler(c, args_take, b);
     json_decref(args_take);
 }
 
@@ -124,9 +124,9 @@ static void hermes_check(struct mcp_call *c, json_t *args, void *arg)
         run_as(b, "hermes_result", c, json_pack("{s:s}", "id", id));
         return;
     }
-    json_t *out = json_pack("{s:s, s:s, s:s, s:[], s:[]}", "id", id, "status", "running",
-                            "summary", "still running; call hermes_check again later",
-                            "artifacts", "next_steps");
+    json_t *out =
+        json_pack("{s:s, s:s, s:s, s:[], s:[]}", "id", id, "status", "running", "summary",
+                  "still running; call hermes_check again later", "artifacts", "next_steps");
     if (tasks_read(b->tasks, id, "run.json", 64 * 1024, &run) == TASKS_OK &&
         json_is_string(json_object_get(run, "run_id")))
         json_object_set(out, "run_id", json_object_get(run, "run_id"));
@@ -134,46 +134,34 @@ static void hermes_check(struct mcp_call *c, json_t *args, void *arg)
     mcp_call_tool_result_take(c, out);
 }
 
-/* bridge_tools judges an alias as its tool (bridge_tool_judged_as): left out with it. */
-static void add_alias(struct bridge *b, const struct mcp_tool_def *d)
-{
-    bridge_add_tool(b, d);
-    if (!b->opts.tool_aliases)
-        mcp_set_tool_hidden(b->mcp, d->name, true);
-}
+const struct bridge_tool_spec tool_ask_spec = {
+    .name = "hermes_ask",
+    .title = "Ask Hermes (alias of hermes_task)",
+    .description =
+        "Alias of hermes_task (its older name and arguments). Delegates prompt to the "
+        "default agent and waits for the answer ({id, status, summary, artifacts, "
+        "next_steps}); with async_mode true returns at once with status \"accepted\" and "
+        "the task's id: poll it with hermes_check (job_id = that id). session_id continues "
+        "a conversation; toolsets is accepted and ignored.",
+    .args = ask_args,
+    .output = toolspec_result_output,
+    .hints = {.open_world = true},
+    .scope = SCOPE_TASK,
+    .handler = hermes_ask,
+    .alias_of = "hermes_task",
+};
 
-void tool_alias_register(struct bridge *b)
-{
-    add_alias(
-        b,
-        &(struct mcp_tool_def){
-            .name = "hermes_ask",
-            .title = "Ask Hermes (alias of hermes_task)",
-            .description =
-                "Alias of hermes_task (its older name and arguments). Delegates prompt to the "
-                "default agent and waits for the answer ({id, status, summary, artifacts, "
-                "next_steps}); with async_mode true returns at once with status \"accepted\" and "
-                "the task's id: poll it with hermes_check (job_id = that id). session_id continues "
-                "a conversation; toolsets is accepted and ignored.",
-            .input_schema = toolargs_schema(ask_args),
-            .output_schema = toolerr_output_schema(toolspec_schema_obj(RESULT_SCHEMA)),
-            .annotations = toolspec_annotations(false, false, false, true),
-            .handler = hermes_ask,
-            .arg = b,
-            .scope = SCOPE_TASK});
-    add_alias(
-        b,
-        &(struct mcp_tool_def){
-            .name = "hermes_check",
-            .title = "Check a task (alias of hermes_result)",
-            .description =
-                "Alias of hermes_result (its older name): the task job_id as it is now. While it "
-                "runs: status \"running\" (call again later); once it ended: its result {id, "
-                "status, summary, artifacts, next_steps}.",
-            .input_schema = toolargs_schema(check_args_spec),
-            .output_schema = toolerr_output_schema(toolspec_schema_obj(RESULT_SCHEMA)),
-            .annotations = toolspec_annotations(true, false, true, false),
-            .handler = hermes_check,
-            .arg = b,
-            .scope = SCOPE_READ});
-}
+const struct bridge_tool_spec tool_check_spec = {
+    .name = "hermes_check",
+    .title = "Check a task (alias of hermes_result)",
+    .description =
+        "Alias of hermes_result (its older name): the task job_id as it is now. While it "
+        "runs: status \"running\" (call again later); once it ended: its result {id, "
+        "status, summary, artifacts, next_steps}.",
+    .args = check_args_spec,
+    .output = toolspec_result_output,
+    .hints = {.read_only = true, .idempotent = true},
+    .scope = SCOPE_READ,
+    .handler = hermes_check,
+    .alias_of = "hermes_result",
+};

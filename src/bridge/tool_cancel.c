@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "agent.h"
+#include "agentclient.h"
 #include "bridge_internal.h"
 #include "mcp.h"
 #include "mem.h"
@@ -16,8 +16,8 @@
 
 enum { CA_RUN_ID, CA_ID, CA_JOB_ID };
 static const struct toolarg cancel_args[] = {
-    ARG_RUN_ID(false), ARG_ID(false),
-    ARG_JOB_ID(false, "the older name for id: the task's id"), TOOLARG_END};
+    ARG_RUN_ID(false), ARG_ID(false), ARG_JOB_ID(false, "the older name for id: the task's id"),
+    TOOLARG_END};
 
 /* hermes_cancel: stop a sync task in flight, or a run (POST /v1/runs/{id}/stop). */
 static void cancel_done(struct agent_req *r, const struct agent_result *res, void *arg)
@@ -42,8 +42,7 @@ static void cancel_done(struct agent_req *r, const struct agent_result *res, voi
     } else if (res->status == 409) {
         json_t *stored = NULL;
         if (s->task_id[0] &&
-            tasks_read(s->b->tasks, s->task_id, "result.json", TASKS_FILE_MAX, &stored) ==
-                TASKS_OK)
+            tasks_read(s->b->tasks, s->task_id, "result.json", TASKS_FILE_MAX, &stored) == TASKS_OK)
             mcp_call_tool_result_take(
                 c, json_pack("{s:s, s:s, s:O, s:b, s:s}", "run_id", s->run_id, "task_id",
                              s->task_id, "status", json_object_get(stored, "status"),
@@ -68,9 +67,8 @@ static void hermes_cancel(struct mcp_call *c, json_t *args, void *arg)
     const char *run_id = toolargs_str(v, CA_RUN_ID), *id = toolargs_str(v, CA_ID);
     const char *job_id = toolargs_str(v, CA_JOB_ID);
     if ((run_id != NULL) + (id != NULL) + (job_id != NULL) != 1) {
-        bridge_tool_error(
-            c, TE_INVALID_ARGUMENTS, 0,
-            "give exactly one of 'run_id', 'id' or 'job_id' (the older name for id)");
+        bridge_tool_error(c, TE_INVALID_ARGUMENTS, 0,
+                          "give exactly one of 'run_id', 'id' or 'job_id' (the older name for id)");
         return;
     }
     if (job_id)
@@ -89,7 +87,7 @@ static void hermes_cancel(struct mcp_call *c, json_t *args, void *arg)
         return;
     }
     struct job *j = strmap_get(b->jobs, id);
-    if (j && j->kind == JOB_SYNC) {
+    if (j && j->ops->kind == JOB_SYNC) {
         struct mcp_call *waiting = j->call;
         j->call = NULL;
         if (waiting) {
@@ -130,24 +128,23 @@ static void hermes_cancel(struct mcp_call *c, json_t *args, void *arg)
     runctx_send(s, a, "POST", "/stop", cancel_done);
 }
 
-void tool_cancel_register(struct bridge *b)
-{
-    bridge_add_tool(
-        b,
-        &(struct mcp_tool_def){
-            .name = "hermes_cancel",
-            .title = "Cancel a task",
-            .description = "Really stop a task: a sync task in flight is interrupted, an async run "
-                           "is stopped at the agent (POST /v1/runs/{id}/stop) and followed to its "
-                           "end. Give run_id or id (job_id: the older name for id). Says so when "
-                           "the task had already finished.",
-            .input_schema = toolargs_schema(cancel_args),
-            .output_schema = toolerr_output_schema(toolspec_schema_obj(
-                "{\"type\":\"object\",\"properties\":{\"status\":{\"type\":\"string\"},"
-                "\"already_finished\":{\"type\":\"boolean\"},\"message\":{\"type\":\"string\"}},"
-                "\"required\":[\"status\"]}")),
-            .annotations = toolspec_annotations(false, true, true, true),
-            .handler = hermes_cancel,
-            .arg = b,
-            .scope = SCOPE_TASK});
-}
+static const struct toolout cancel_output[] = {
+    {.name = "status", .type = TOOLOUT_STRING, .required = true},
+    {.name = "already_finished", .type = TOOLOUT_BOOL},
+    {.name = "message", .type = TOOLOUT_STRING},
+    TOOLOUT_END,
+};
+
+const struct bridge_tool_spec tool_cancel_spec = {
+    .name = "hermes_cancel",
+    .title = "Cancel a task",
+    .description = "Really stop a task: a sync task in flight is interrupted, an async run "
+                   "is stopped at the agent (POST /v1/runs/{id}/stop) and followed to its "
+                   "end. Give run_id or id (job_id: the older name for id). Says so when "
+                   "the task had already finished.",
+    .args = cancel_args,
+    .output = cancel_output,
+    .hints = {.destructive = true, .idempotent = true, .open_world = true},
+    .scope = SCOPE_TASK,
+    .handler = hermes_cancel,
+};

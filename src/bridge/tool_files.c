@@ -15,7 +15,9 @@
 enum { FA_ID, FA_PATH };
 static const struct toolarg files_args[] = {
     ARG_ID(true),
-    {.name = "path", .type = TOOLARG_STRING, .max_len = 4096,
+    {.name = "path",
+     .type = TOOLARG_STRING,
+     .max_len = 4096,
      .description = "A path relative to the task; omit it for a listing"},
     TOOLARG_END,
 };
@@ -50,26 +52,28 @@ static void hermes_files(struct mcp_call *c, json_t *args, void *arg)
     bridge_tool_error(c, rc == TASKS_NOT_FOUND ? TE_NOT_FOUND : TE_INVALID_ARGUMENTS, 0, "%s", why);
 }
 
-void tool_files_register(struct bridge *b)
-{
-    bridge_add_tool(
-        b,
-        &(struct mcp_tool_def){
-            .name = "hermes_files",
-            .title = "Files of a task",
-            .description = "List a task's files, or read one UTF-8 text file (at most 200 KiB) by "
-                           "its path relative to the task. Read-only; no '..', absolute paths, "
-                           "backslashes or symbolic links.",
-            .input_schema = toolargs_schema(files_args),
-            .output_schema = toolerr_output_schema(toolspec_schema_obj(
-                "{\"type\":\"object\",\"properties\":{\"id\":{\"type\":\"string\"},\"path\":{"
-                "\"type\":"
-                "\"string\"},\"entries\":{\"type\":\"array\"},\"count\":{\"type\":\"integer\"},"
-                "\"truncated\":{\"type\":\"boolean\"},\"size\":{\"type\":\"integer\"},\"mtime\":{"
-                "\"type\":\"integer\"},\"encoding\":{\"type\":\"string\"},\"content\":{\"type\":"
-                "\"string\"}},\"required\":[\"id\",\"path\"]}")),
-            .annotations = toolspec_annotations(true, false, true, false),
-            .handler = hermes_files,
-            .arg = b,
-            .scope = SCOPE_READ});
-}
+static const struct toolout files_output[] = {
+    {.name = "id", .type = TOOLOUT_STRING, .required = true},
+    {.name = "path", .type = TOOLOUT_STRING, .required = true},
+    {.name = "entries", .type = TOOLOUT_ARRAY},
+    {.name = "count", .type = TOOLOUT_INT},
+    {.name = "truncated", .type = TOOLOUT_BOOL},
+    {.name = "size", .type = TOOLOUT_INT},
+    {.name = "mtime", .type = TOOLOUT_INT},
+    {.name = "encoding", .type = TOOLOUT_STRING},
+    {.name = "content", .type = TOOLOUT_STRING},
+    TOOLOUT_END,
+};
+
+const struct bridge_tool_spec tool_files_spec = {
+    .name = "hermes_files",
+    .title = "Files of a task",
+    .description = "List a task's files, or read one UTF-8 text file (at most 200 KiB) by "
+                   "its path relative to the task. Read-only; no '..', absolute paths, "
+                   "backslashes or symbolic links.",
+    .args = files_args,
+    .output = files_output,
+    .hints = {.read_only = true, .idempotent = true},
+    .scope = SCOPE_READ,
+    .handler = hermes_files,
+};

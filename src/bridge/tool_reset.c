@@ -16,8 +16,8 @@
 #include "tasks.h"
 #include "toolargs.h"
 
-static const struct toolarg reset_args[] = {
-    {.name = "confirmed", .type = TOOLARG_BOOL}, TOOLARG_END};
+static const struct toolarg reset_args[] = {{.name = "confirmed", .type = TOOLARG_BOOL},
+                                            TOOLARG_END};
 
 static void count_status(json_t *by, const char *status)
 {
@@ -86,8 +86,8 @@ static void reset_finish(struct reset *r)
              "entries cleared); nothing in flight was dropped",
              after, (long long)r->cleared);
     mcp_call_on_cancel(r->call, NULL, NULL);
-    mcp_call_tool_result_take(r->call, json_pack("{s:I, s:O}", "cleared", r->cleared,
-                                                 "by_status", r->by));
+    mcp_call_tool_result_take(r->call,
+                              json_pack("{s:I, s:O}", "cleared", r->cleared, "by_status", r->by));
     reset_free(r);
 }
 
@@ -104,7 +104,7 @@ static void reset_step(struct loop *l, void *arg)
     }
     if (r->scan == NULL) /* the index is checked: now the directory */
         r->scan = tasks_scan_open(r->b->tasks);
-    if (r->scan && tasks_scan_step(r->scan, RESET_BATCH, bridge_index_task, r->b)) {
+    if (r->scan && tasks_scan_step(r->scan, RESET_BATCH, runjob_index_task, r->b)) {
         r->timer = loop_timer_add(r->b->loop, 0, reset_step, r);
         return;
     }
@@ -141,7 +141,7 @@ static void start_reset(struct bridge *b, struct mcp_call *c)
     size_t n;
     void **v = strmap_values(b->jobs, &n);
     for (size_t i = 0; i < n; i++)
-        count_status(by, ((struct job *)v[i])->kind == JOB_FOLLOW ? "following" : "in_flight");
+        count_status(by, ((struct job *)v[i])->ops->kind == JOB_FOLLOW ? "following" : "in_flight");
     free(v);
     struct reset *r = xcalloc(1, sizeof *r);
     r->b = b;
@@ -150,13 +150,14 @@ static void start_reset(struct bridge *b, struct mcp_call *c)
     r->keys = xcalloc(strmap_count(b->runs) + 1, sizeof *r->keys);
     strmap_each(b->runs, collect_run, r); /* copies only: the checks come in steps */
     b->reset = r;
-    log_info("hermes_reset: checking %zu run index entries, then the task directory", r->nkeys);
+    log_event(EV_RESET_STARTED, LOG_FIELDS(LF_N("entries", r->nkeys)),
+              "hermes_reset: checking %zu run index entries, then the task directory", r->nkeys);
     mcp_call_on_cancel(c, reset_cancelled, r);
     r->timer = loop_timer_add(b->loop, 0, reset_step, r);
 }
 
-#define ASK_MESSAGE                                                                            \
-    "An agent asks to rebuild the Hermes bridge's job bookkeeping (the run index) from the "  \
+#define ASK_MESSAGE                                                                                \
+    "An agent asks to rebuild the Hermes bridge's job bookkeeping (the run index) from the "       \
     "task directory, for every caller. Results are kept and nothing in flight is dropped."
 
 /* The elicitation that asks the user (form mode: one boolean). */
@@ -164,8 +165,8 @@ static json_t *ask_params(void)
 {
     return json_pack("{s:s, s:{s:s, s:{s:{s:s, s:s, s:s}}, s:[s]}}", "message", ASK_MESSAGE,
                      "requestedSchema", "type", "object", "properties", "confirm", "type",
-                     "boolean", "title", "Rebuild the job bookkeeping",
-                     "description", "Yes: rebuild it now", "required", "confirm");
+                     "boolean", "title", "Rebuild the job bookkeeping", "description",
+                     "Yes: rebuild it now", "required", "confirm");
 }
 
 /* Whether an elicitation result (ElicitResult) says yes. */
@@ -213,8 +214,8 @@ static bool ask_user(struct bridge *b, struct mcp_call *c)
         return true;
     }
     mcp_call_input_required(c,
-                            json_pack("{s:{s:s, s:o}}", "confirm", "method",
-                                      "elicitation/create", "params", ask_params()),
+                            json_pack("{s:{s:s, s:o}}", "confirm", "method", "elicitation/create",
+                                      "params", ask_params()),
                             json_pack("{s:b}", "asked", 1));
     return true;
 }
@@ -234,25 +235,23 @@ static void hermes_reset(struct mcp_call *c, json_t *args, void *arg)
                               "it again with confirmed: true");
 }
 
-void tool_reset_register(struct bridge *b)
-{
-    bridge_add_tool(
-        b,
-        &(struct mcp_tool_def){
-            .name = "hermes_reset",
-            .title = "Reset the job bookkeeping",
-            .description =
-                "GLOBAL: rebuilds the bridge's job bookkeeping (the run index) from the "
-                "task directory, for every caller; result files are kept and nothing in "
-                "flight is dropped (followed runs still get their results). Ask the user "
-                "before calling it when other work may be in flight. Needs confirmed: "
-                "true, or the user's yes when the client supports elicitation.",
-            .input_schema = toolargs_schema(reset_args),
-            .output_schema = toolerr_output_schema(toolspec_schema_obj(
-                "{\"type\":\"object\",\"properties\":{\"cleared\":{\"type\":\"integer\"},"
-                "\"by_status\":{\"type\":\"object\"}},\"required\":[\"cleared\",\"by_status\"]}")),
-            .annotations = toolspec_annotations(false, true, false, false),
-            .handler = hermes_reset,
-            .arg = b,
-            .scope = SCOPE_ADMIN});
-}
+static const struct toolout reset_output[] = {
+    {.name = "cleared", .type = TOOLOUT_INT, .required = true},
+    {.name = "by_status", .type = TOOLOUT_OBJECT, .required = true},
+    TOOLOUT_END,
+};
+
+const struct bridge_tool_spec tool_reset_spec = {
+    .name = "hermes_reset",
+    .title = "Reset the job bookkeeping",
+    .description = "GLOBAL: rebuilds the bridge's job bookkeeping (the run index) from the "
+                   "task directory, for every caller; result files are kept and nothing in "
+                   "flight is dropped (followed runs still get their results). Ask the user "
+                   "before calling it when other work may be in flight. Needs confirmed: "
+                   "true, or the user's yes when the client supports elicitation.",
+    .args = reset_args,
+    .output = reset_output,
+    .hints = {.destructive = true},
+    .scope = SCOPE_ADMIN,
+    .handler = hermes_reset,
+};

@@ -71,19 +71,14 @@ static void hermes_result(struct mcp_call *c, json_t *args, void *arg)
     }
 }
 
-void tool_result_register(struct bridge *b)
-{
-    bridge_add_tool(b,
-                    &(struct mcp_tool_def){
-                        .name = "hermes_result",
-                        .title = "Result of a task",
-                        .description =
-                            "The stored result of a task: {id, status, summary, artifacts, "
-                            "next_steps, details?}. The durable source of truth once a task ended.",
-                        .input_schema = toolargs_schema(result_args),
-                        .output_schema = toolerr_output_schema(toolspec_schema_obj(RESULT_SCHEMA)),
-                        .annotations = toolspec_annotations(true, false, true, false),
-                        .handler = hermes_result,
-                        .arg = b,
-                        .scope = SCOPE_READ});
-}
+const struct bridge_tool_spec tool_result_spec = {
+    .name = "hermes_result",
+    .title = "Result of a task",
+    .description = "The stored result of a task: {id, status, summary, artifacts, "
+                   "next_steps, details?}. The durable source of truth once a task ended.",
+    .args = result_args,
+    .output = toolspec_result_output,
+    .hints = {.read_only = true, .idempotent = true},
+    .scope = SCOPE_READ,
+    .handler = hermes_result,
+};

@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "agent.h"
+#include "agentclient.h"
 #include "bridge_internal.h"
 #include "mcp.h"
 #include "mem.h"
@@ -26,20 +26,18 @@ static void status_done(struct agent_req *r, const struct agent_result *res, voi
     (void)r;
 
     mcp_call_on_cancel(c, NULL, NULL);
-    bool have_result = s->task_id[0] &&
-                       tasks_read(b->tasks, s->task_id, "result.json", TASKS_FILE_MAX, &stored) ==
-                           TASKS_OK;
+    bool have_result = s->task_id[0] && tasks_read(b->tasks, s->task_id, "result.json",
+                                                   TASKS_FILE_MAX, &stored) == TASKS_OK;
     if (res->status == 200) {
         json_t *run = json_loadb(res->body, res->body_len, 0, NULL);
         const char *st = json_string_value(json_object_get(run, "status"));
         bool store = results_is_terminal(st) && !have_result && s->task_id[0];
-        json_t *out = json_pack("{s:s, s:s?, s:O?, s:O?, s:O?, s:O?, s:s, s:s?, s:b}", "run_id",
-                                s->run_id, "status", st, "output", json_object_get(run, "output"),
-                                "error", json_object_get(run, "error"), "created_at",
-                                json_object_get(run, "created_at"), "updated_at",
-                                json_object_get(run, "updated_at"), "agent", s->agent,
-                                "task_id", s->task_id[0] ? s->task_id : NULL, "result_updated",
-                                have_result || store);
+        json_t *out = json_pack(
+            "{s:s, s:s?, s:O?, s:O?, s:O?, s:O?, s:s, s:s?, s:b}", "run_id", s->run_id, "status",
+            st, "output", json_object_get(run, "output"), "error", json_object_get(run, "error"),
+            "created_at", json_object_get(run, "created_at"), "updated_at",
+            json_object_get(run, "updated_at"), "agent", s->agent, "task_id",
+            s->task_id[0] ? s->task_id : NULL, "result_updated", have_result || store);
         const char *approval = st && !strcmp(st, "waiting_for_approval") && s->task_id[0]
                                    ? runapproval_pending(b, s->task_id)
                                    : NULL;
@@ -58,8 +56,8 @@ static void status_done(struct agent_req *r, const struct agent_result *res, voi
             mcp_call_tool_result_take(c, out);
         json_decref(run);
     } else if (res->status == 404 && have_result) {
-        json_t *out = json_pack("{s:s, s:O, s:O?, s:O?, s:s, s:s, s:b, s:s}", "run_id",
-                                s->run_id, "status", json_object_get(stored, "status"), "output",
+        json_t *out = json_pack("{s:s, s:O, s:O?, s:O?, s:s, s:s, s:b, s:s}", "run_id", s->run_id,
+                                "status", json_object_get(stored, "status"), "output",
                                 json_object_get(stored, "summary"), "error",
                                 json_object_get(stored, "error"), "agent", s->agent, "task_id",
                                 s->task_id, "result_updated", 1, "source", "result.json");
@@ -116,24 +114,24 @@ static void hermes_status(struct mcp_call *c, json_t *args, void *arg)
     runctx_send(s, a, "GET", "", status_done);
 }
 
-void tool_status_register(struct bridge *b)
-{
-    bridge_add_tool(
-        b,
-        &(struct mcp_tool_def){
-            .name = "hermes_status",
-            .title = "Status of a run",
-            .description = "Status of an async run: status, output, error, timestamps, agent, "
-                           "task_id, result_updated. Works after a bridge restart; when the agent "
-                           "no longer knows the run, answers from the stored result.",
-            .input_schema = toolargs_schema(status_args),
-            .output_schema = toolerr_output_schema(toolspec_schema_obj(
-                "{\"type\":\"object\",\"properties\":{\"run_id\":{\"type\":\"string\"},\"status\":{"
-                "\"type\":\"string\"},\"agent\":{\"type\":\"string\"},\"task_id\":{\"type\":"
-                "\"string\"},\"result_updated\":{\"type\":\"boolean\"}},\"required\":[\"run_id\","
-                "\"status\"]}")),
-            .annotations = toolspec_annotations(true, false, true, true),
-            .handler = hermes_status,
-            .arg = b,
-            .scope = SCOPE_READ});
-}
+static const struct toolout status_output[] = {
+    {.name = "run_id", .type = TOOLOUT_STRING, .required = true},
+    {.name = "status", .type = TOOLOUT_STRING, .required = true},
+    {.name = "agent", .type = TOOLOUT_STRING},
+    {.name = "task_id", .type = TOOLOUT_STRING},
+    {.name = "result_updated", .type = TOOLOUT_BOOL},
+    TOOLOUT_END,
+};
+
+const struct bridge_tool_spec tool_status_spec = {
+    .name = "hermes_status",
+    .title = "Status of a run",
+    .description = "Status of an async run: status, output, error, timestamps, agent, "
+                   "task_id, result_updated. Works after a bridge restart; when the agent "
+                   "no longer knows the run, answers from the stored result.",
+    .args = status_args,
+    .output = status_output,
+    .hints = {.read_only = true, .idempotent = true, .open_world = true},
+    .scope = SCOPE_READ,
+    .handler = hermes_status,
+};

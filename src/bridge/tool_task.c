@@ -52,13 +52,11 @@ static const struct toolarg task_args[] = {
 
 static void fingerprint(json_t *args, const char *agent, char out[65])
 {
-    json_t *canon = json_pack("{s:O?, s:O?, s:O?, s:O?, s:O?, s:O?, s:s}", "task",
-                              json_object_get(args, "task"), "mode",
-                              json_object_get(args, "mode"), "context",
-                              json_object_get(args, "context"), "deliverable",
-                              json_object_get(args, "deliverable"), "constraints",
-                              json_object_get(args, "constraints"), "session",
-                              json_object_get(args, "session"), "agent", agent);
+    json_t *canon = json_pack(
+        "{s:O?, s:O?, s:O?, s:O?, s:O?, s:O?, s:s}", "task", json_object_get(args, "task"), "mode",
+        json_object_get(args, "mode"), "context", json_object_get(args, "context"), "deliverable",
+        json_object_get(args, "deliverable"), "constraints", json_object_get(args, "constraints"),
+        "session", json_object_get(args, "session"), "agent", agent);
     char *text = json_dumps(canon, JSON_COMPACT | JSON_SORT_KEYS);
     unsigned char d[32];
     crypto_sha256(text, strlen(text), d);
@@ -170,8 +168,7 @@ static void hermes_task(struct mcp_call *c, json_t *args, void *arg)
             mcp_call_tool_result_take(
                 c, json_pack("{s:s, s:s, s:O, s:s, s:[], s:[]}", "id", id, "status", "accepted",
                              "run_id", json_object_get(run, "run_id"), "summary",
-                             "already accepted; this is the same run", "artifacts",
-                             "next_steps"));
+                             "already accepted; this is the same run", "artifacts", "next_steps"));
             json_decref(run);
             free(owner);
             return;
@@ -190,7 +187,7 @@ static void hermes_task(struct mcp_call *c, json_t *args, void *arg)
         owner = xstrdup(mcp_call_caller(c));
     /* The names the agent sees carry the owner's tag: another principal's session "work" or
      * re-used task id is another conversation and another run there. */
-    char tag[OWNER_TAG_SIZE], session_id[sizeof ((struct job *)0)->session_id];
+    char tag[OWNER_TAG_SIZE], session_id[sizeof((struct job *)0)->session_id];
     taskowner_tag(owner, tag);
     if (session)
         snprintf(session_id, sizeof session_id, "gb-sess-%s-%s%s", a->name, tag, session);
@@ -225,19 +222,21 @@ static void hermes_task(struct mcp_call *c, json_t *args, void *arg)
         bridge_tool_error(c, TE_UPSTREAM_ERROR, 0, "the task directory could not be written");
         return;
     }
-    struct job *j = bridge_job_new(b, strcmp(mode, "sync") == 0 && !as_task ? JOB_SYNC : JOB_SUBMIT,
-                                   id, a->name);
+    const struct job_ops *ops = as_task                     ? &mcptask_submit_ops
+                                : strcmp(mode, "sync") == 0 ? &syncjob_ops
+                                                            : &runjob_submit_ops;
+    struct job *j = bridge_job_new(b, ops, id, a->name);
     j->task_created = created;
     j->owner = owner;
     j->call = c;
     j->prompt = contract_prompt(task, context, deliverable, constraints);
     snprintf(j->session_id, sizeof j->session_id, "%s", session_id);
     snprintf(j->idem_key, sizeof j->idem_key, "%s%s", tag, id);
-    mcp_call_on_cancel(c, j->kind == JOB_SYNC ? syncjob_cancelled : runjob_cancelled, j);
+    mcp_call_on_cancel(c, ops->cancelled, j);
     /* A long sync call may outlive the client's timeout: the first progress notification
      * names the id, so the result can still be fetched. Sent before the job is queued, which
      * may already answer the call. */
-    if (j->kind == JOB_SYNC && mcp_call_progress_token(c)) {
+    if (ops->kind == JOB_SYNC && mcp_call_progress_token(c)) {
         char note[512]; /* two ids of at most 128 bytes and an agent name of 64 */
         snprintf(note, sizeof note,
                  "task %s accepted for agent %s; if this call times out, hermes_result with "
@@ -256,30 +255,25 @@ static void hermes_task(struct mcp_call *c, json_t *args, void *arg)
     }
 }
 
-void tool_task_register(struct bridge *b)
-{
-    bridge_add_tool(
-        b,
-        &(struct mcp_tool_def){
-            .name = "hermes_task",
-            .title = "Delegate a task to Hermes",
-            .description =
-                "Delegate a task to a Hermes agent. mode \"sync\" waits for the answer (progress "
-                "is "
-                "reported when you pass a progressToken) and returns {id, status, summary, "
-                "artifacts, next_steps}; mode \"async\" returns at once with status \"accepted\" "
-                "and "
-                "a run_id: the bridge follows the run and stores the result, read it with "
-                "hermes_status or hermes_result. Re-sending the same id with the same request is a "
-                "safe retry. For anything that may take long, pass your own id: if the call times "
-                "out, hermes_result with that id returns the result (with a progressToken, the "
-                "first progress notification names the id too). Optional: context, deliverable, "
-                "constraints (at most 20), id, session (continues a conversation; calls in one "
-                "session run one at a time), agent (see list_agents).",
-            .input_schema = toolargs_schema(task_args),
-            .output_schema = toolerr_output_schema(toolspec_schema_obj(RESULT_SCHEMA)),
-            .annotations = toolspec_annotations(false, false, true, true),
-            .handler = hermes_task,
-            .arg = b,
-            .scope = SCOPE_TASK});
-}
+const struct bridge_tool_spec tool_task_spec = {
+    .name = "hermes_task",
+    .title = "Delegate a task to Hermes",
+    .description =
+        "Delegate a task to a Hermes agent. mode \"sync\" waits for the answer (progress "
+        "is "
+        "reported when you pass a progressToken) and returns {id, status, summary, "
+        "artifacts, next_steps}; mode \"async\" returns at once with status \"accepted\" "
+        "and "
+        "a run_id: the bridge follows the run and stores the result, read it with "
+        "hermes_status or hermes_result. Re-sending the same id with the same request is a "
+        "safe retry. For anything that may take long, pass your own id: if the call times "
+        "out, hermes_result with that id returns the result (with a progressToken, the "
+        "first progress notification names the id too). Optional: context, deliverable, "
+        "constraints (at most 20), id, session (continues a conversation; calls in one "
+        "session run one at a time), agent (see list_agents).",
+    .args = task_args,
+    .output = toolspec_result_output,
+    .hints = {.idempotent = true, .open_world = true},
+    .scope = SCOPE_TASK,
+    .handler = hermes_task,
+};

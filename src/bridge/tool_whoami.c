@@ -10,12 +10,12 @@
 
 static const struct toolarg whoami_args[] = {TOOLARG_END};
 
-#define WHOAMI_SCHEMA                                                                            \
+#define WHOAMI_SCHEMA                                                                              \
     "{\"type\":\"object\",\"properties\":{\"principal\":{\"type\":\"string\"},\"kind\":{\"type\":" \
-    "\"string\",\"enum\":[\"owner\",\"token\",\"oauth\"]},\"scopes\":{\"type\":\"array\","       \
-    "\"items\":{\"type\":\"string\"}},\"agents\":{\"type\":\"array\",\"items\":{\"type\":"        \
-    "\"string\"}},\"expires_at\":{\"type\":[\"string\",\"null\"]},\"client_id\":{\"type\":"       \
-    "\"string\"},\"owner_key\":{\"type\":\"string\"}},\"required\":[\"principal\","               \
+    "\"string\",\"enum\":[\"owner\",\"token\",\"oauth\"]},\"scopes\":{\"type\":\"array\","         \
+    "\"items\":{\"type\":\"string\"}},\"agents\":{\"type\":\"array\",\"items\":{\"type\":"         \
+    "\"string\"}},\"expires_at\":{\"type\":[\"string\",\"null\"]},\"client_id\":{\"type\":"        \
+    "\"string\"},\"owner_key\":{\"type\":\"string\"}},\"required\":[\"principal\","                \
     "\"kind\",\"scopes\",\"agents\",\"expires_at\",\"owner_key\"]}"
 
 static void whoami(struct mcp_call *c, json_t *args, void *arg)
@@ -39,23 +39,30 @@ static void whoami(struct mcp_call *c, json_t *args, void *arg)
     mcp_call_tool_result_take(c, who);
 }
 
-void tool_whoami_register(struct bridge *b)
-{
-    bridge_add_tool(
-        b, &(struct mcp_tool_def){
-               .name = "whoami",
-               .title = "Who am I",
-               .description =
-                   "The principal your credential resolves to: {principal, kind (owner: the static "
+static const char *const whoami_kinds[] = {"owner", "token", "oauth", NULL};
+static const struct toolout whoami_output[] = {
+    {.name = "principal", .type = TOOLOUT_STRING, .required = true},
+    {.name = "kind", .type = TOOLOUT_STRING, .required = true, .one_of = whoami_kinds},
+    {.name = "scopes", .type = TOOLOUT_STRINGS, .required = true},
+    {.name = "agents", .type = TOOLOUT_STRINGS, .required = true},
+    {.name = "expires_at", .type = TOOLOUT_STRING_OR_NULL, .required = true},
+    {.name = "client_id", .type = TOOLOUT_STRING},
+    {.name = "owner_key", .type = TOOLOUT_STRING, .required = true},
+    TOOLOUT_END,
+};
+
+const struct bridge_tool_spec tool_whoami_spec = {
+    .name = "whoami",
+    .title = "Who am I",
+    .description = "The principal your credential resolves to: {principal, kind (owner: the static "
                    "MCP_AUTH_TOKEN; token: a TOKENS_FILE role; oauth: an OAuth client's access "
                    "token), scopes, agents (\"*\": every one), expires_at (null: never), client_id "
                    "(oauth), owner_key (what your tasks are bound to: tasks you create are yours "
                    "under "
                    "this key)}. Never the token.",
-               .input_schema = toolargs_schema(whoami_args),
-               .output_schema = toolerr_output_schema(toolspec_schema_obj(WHOAMI_SCHEMA)),
-               .annotations = toolspec_annotations(true, false, true, false),
-               .handler = whoami,
-               .arg = b,
-               .scope = MCP_SCOPE_ANYONE});
-}
+    .args = whoami_args,
+    .output = whoami_output,
+    .hints = {.read_only = true, .idempotent = true},
+    .scope = MCP_SCOPE_ANYONE,
+    .handler = whoami,
+};

@@ -17,6 +17,7 @@
  * closed); stdout is drained before the exit is reported, so the last answers still arrive. */
 #include "child.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
@@ -24,7 +25,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
-#include <dirent.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/syscall.h>
@@ -38,16 +38,15 @@
 #include "mem.h"
 #include "utf8.h"
 
-#define STDERR_LINE_MAX 1000 /* bytes of one stderr line that reach our log */
+#define STDERR_LINE_MAX 1000  /* bytes of one stderr line that reach our log */
 #define STDERR_LINES_PER_S 50 /* a flooding child cannot flood our log: the rest is counted */
 #define STOP_GRACE_MS 2000    /* SIGTERM, then SIGKILL of the group when it is still there */
 #define REAP_POLL_MS 20
 #define READ_CHUNK 65536
 
-static const char *const inherited_env[] = {"HOME",   "LOGNAME",        "PATH",
-                                            "SHELL",  "TERM",           "USER",
-                                            "LANG",   "TMPDIR",         "XDG_CACHE_HOME",
-                                            "npm_config_cache"};
+static const char *const inherited_env[] = {
+    "HOME", "LOGNAME", "PATH",   "SHELL",          "TERM",
+    "USER", "LANG",    "TMPDIR", "XDG_CACHE_HOME", "npm_config_cache"};
 
 struct child {
     struct child *next; /* every child not yet freed: child_owns */
@@ -58,24 +57,24 @@ struct child {
     struct loop_watch *in_w, *out_w, *err_w, *pid_w;
     struct loop_timer *poll_t; /* without a pidfd: waitpid polls after stdout closed */
     uint64_t poll_ms;
-    struct buf inq;       /* waiting for stdin */
-    struct buf out;       /* a partial stdout line */
-    size_t out_scanned;   /* bytes of out known to hold no newline */
-    bool discarding;      /* dropping the rest of an oversized line */
+    struct buf inq;                          /* waiting for stdin */
+    struct buf out;                          /* a partial stdout line */
+    size_t out_scanned;                      /* bytes of out known to hold no newline */
+    bool discarding;                         /* dropping the rest of an oversized line */
     char head[CHILD_EDGE], tail[CHILD_EDGE]; /* the ends of the line being dropped */
     size_t head_len, tail_len;
-    struct buf errline;   /* a partial stderr line */
-    uint64_t err_second;  /* the second (loop clock) err_lines counts in */
-    unsigned err_lines;   /* stderr lines logged in that second */
-    size_t err_dropped;   /* lines not logged since the last summary */
+    struct buf errline;        /* a partial stderr line */
+    uint64_t err_second;       /* the second (loop clock) err_lines counts in */
+    unsigned err_lines;        /* stderr lines logged in that second */
+    size_t err_dropped;        /* lines not logged since the last summary */
     struct loop_timer *drop_t; /* says how many were dropped once the second ends */
-    bool gone;            /* exited was reported */
+    bool gone;                 /* exited was reported */
     struct child_events ev;
     void *arg;
 };
 
-static struct child *children; /* loop thread only */
-static struct reaping *reapings; /* children being stopped (below); loop thread only */
+static struct child *children;        /* loop thread only */
+static struct reaping *reapings;      /* children being stopped (below); loop thread only */
 static struct rlimit nofile_at_start; /* rlim_max 0: not set, children keep ours */
 
 void child_set_fd_limit(const struct rlimit *rl)
@@ -103,8 +102,8 @@ static char **build_envp(const struct child_spec *s)
     const char *k;
     json_t *v;
     for (size_t i = 0; i < sizeof inherited_env / sizeof *inherited_env; i++) {
-        const char *val = json_object_get(s->env, inherited_env[i]) ? NULL
-                                                                     : getenv(inherited_env[i]);
+        const char *val =
+            json_object_get(s->env, inherited_env[i]) ? NULL : getenv(inherited_env[i]);
         if (val)
             envp[n++] = xasprintf("%s=%s", inherited_env[i], val);
     }
@@ -248,8 +247,7 @@ struct child *child_start(struct loop *l, const struct child_spec *spec,
     int highest = highest_open_fd();
     pid_t parent = getpid(), pid = fork();
     if (pid == 0)
-        exec_child(spec, argv, envp, (int[3]){p[0][0], p[1][1], p[2][1]}, p[3][1], parent,
-                   highest);
+        exec_child(spec, argv, envp, (int[3]){p[0][0], p[1][1], p[2][1]}, p[3][1], parent, highest);
     free_strv(argv);
     free_strv(envp);
     if (pid < 0) {
@@ -269,8 +267,15 @@ struct child *child_start(struct loop *l, const struct child_spec *spec,
         return NULL;
     }
     struct child *c = xcalloc(1, sizeof *c);
-    *c = (struct child){.next = children, .loop = l, .name = xstrdup(spec->name), .pid = pid,
-                        .in_fd = in, .out_fd = out, .err_fd = errfd, .ev = *ev, .arg = arg};
+    *c = (struct child){.next = children,
+                        .loop = l,
+                        .name = xstrdup(spec->name),
+                        .pid = pid,
+                        .in_fd = in,
+                        .out_fd = out,
+                        .err_fd = errfd,
+                        .ev = *ev,
+                        .arg = arg};
     children = c;
     buf_init(&c->inq, CHILD_QUEUE_MAX);
     buf_init(&c->out, 0);
@@ -541,8 +546,7 @@ static bool check_exit(struct child *c)
      * the group is killed only once it is seen gone. */
     siginfo_t si = {0};
     if (c->pid_fd >= 0 ||
-        (waitid(P_PID, (id_t)c->pid, &si, WEXITED | WNOHANG | WNOWAIT) == 0 &&
-         si.si_pid == c->pid))
+        (waitid(P_PID, (id_t)c->pid, &si, WEXITED | WNOHANG | WNOWAIT) == 0 && si.si_pid == c->pid))
         kill(-c->pid, SIGKILL);
     if (waitpid(c->pid, &status, WNOHANG) != c->pid)
         return false;
@@ -591,7 +595,6 @@ struct reaping {
     bool killed;
 };
 
-
 /* Reaps pid when it has exited; what it started is killed first, while the leader is still a
  * zombie (its group id cannot have been reused). */
 static bool try_reap(pid_t pid, int *status)
@@ -608,9 +611,13 @@ static bool try_reap(pid_t pid, int *status)
 static void kill_group(struct reaping *r, bool hurried)
 {
     if (hurried)
-        log_warn("%s: still running after SIGTERM, asked to stop again: killed", r->name);
+        log_event(EV_CHILD_KILLED, LOG_FIELDS(LF_S("child", r->name), LF_S("why", "hurried")),
+                  "%s: still running after SIGTERM, asked to stop again: killed", r->name);
     else
-        log_warn("%s: still running %u ms after SIGTERM: killed", r->name, STOP_GRACE_MS);
+        log_event(EV_CHILD_KILLED,
+                  LOG_FIELDS(LF_S("child", r->name), LF_S("why", "grace"),
+                             LF_N("after_ms", STOP_GRACE_MS)),
+                  "%s: still running %u ms after SIGTERM: killed", r->name, STOP_GRACE_MS);
     kill(-r->pid, SIGKILL);
     kill(r->pid, SIGKILL);
     r->killed = true;
@@ -646,8 +653,11 @@ static void on_reap_timer(struct loop *l, void *arg)
 static void start_reaping(struct child *c)
 {
     struct reaping *r = xcalloc(1, sizeof *r);
-    *r = (struct reaping){.next = reapings, .loop = c->loop, .name = xstrdup(c->name),
-                          .pid = c->pid, .kill_at = loop_now(c->loop) + STOP_GRACE_MS};
+    *r = (struct reaping){.next = reapings,
+                          .loop = c->loop,
+                          .name = xstrdup(c->name),
+                          .pid = c->pid,
+                          .kill_at = loop_now(c->loop) + STOP_GRACE_MS};
     reapings = r;
     r->timer = loop_timer_add(c->loop, REAP_POLL_MS, on_reap_timer, r);
 }

@@ -13,7 +13,7 @@
 struct loop;
 struct child;
 
-#define CHILD_LINE_MAX (4u * 1024 * 1024)  /* a stdout line (one JSON-RPC message) at most */
+#define CHILD_LINE_MAX (4u * 1024 * 1024)   /* a stdout line (one JSON-RPC message) at most */
 #define CHILD_QUEUE_MAX (16u * 1024 * 1024) /* bytes waiting for the child's stdin */
 #define CHILD_EDGE 256u                     /* bytes kept of each end of an oversized line */
 

@@ -9,9 +9,9 @@
  * not yet shown it is stable. State is read live; nothing here runs on its own. */
 #include <stdio.h>
 
-#include "upstream.h"
 #include "log.h"
 #include "loop.h"
+#include "upstream.h"
 
 static bool tripped(const struct upstream *u)
 {
@@ -33,9 +33,11 @@ void gw_circuit_failed(struct upstream *u, uint64_t delay_ms)
     if (!tripped(u))
         return;
     u->circuit_opened = true;
-    log_warn("upstream %s: circuit open after %u failures in a row; calls fail fast until the "
-             "trial start in %llu ms",
-             u->cfg->name, u->failures, (unsigned long long)delay_ms);
+    log_event(EV_CIRCUIT_OPEN,
+              LOG_FIELDS(LF_S("upstream", u->cfg->name), LF_N("failures", u->failures)),
+              "upstream %s: circuit open after %u failures in a row; calls fail fast until the "
+              "trial start in %llu ms",
+              u->cfg->name, u->failures, (unsigned long long)delay_ms);
 }
 
 void gw_circuit_ready(struct upstream *u)
@@ -43,7 +45,8 @@ void gw_circuit_ready(struct upstream *u)
     if (!u->circuit_opened)
         return;
     u->circuit_opened = false;
-    log_info("upstream %s: circuit closed (the trial start succeeded)", u->cfg->name);
+    log_event(EV_CIRCUIT_CLOSED, LOG_FIELDS(LF_S("upstream", u->cfg->name)),
+              "upstream %s: circuit closed (the trial start succeeded)", u->cfg->name);
 }
 
 unsigned gw_circuit_retry_in_s(const struct upstream *u)
@@ -60,9 +63,13 @@ const char *gw_circuit_state_name(const struct upstream *u)
     if (gw_circuit_state(u))
         return gw_circuit_state(u);
     switch (u->state) {
-    case UP_STARTING: return "starting";
-    case UP_LISTING: return "listing";
-    case UP_READY: return "ready";
-    default: return u->restart_timer ? "restarting" : "down";
+    case UP_STARTING:
+        return "starting";
+    case UP_LISTING:
+        return "listing";
+    case UP_READY:
+        return "ready";
+    default:
+        return u->restart_timer ? "restarting" : "down";
     }
 }

@@ -16,8 +16,6 @@
 #include "child.h"
 #include "gwcore.h"
 #include "gwexpose.h"
-#include "relay.h"
-#include "upstream.h"
 #include "gwinstance.h"
 #include "gwpin.h"
 #include "gwpolicy.h"
@@ -28,18 +26,22 @@
 #include "mcp.h"
 #include "mem.h"
 #include "metrics.h"
+#include "relay.h"
 #include "startctx.h"
 #include "toolerr.h"
+#include "upstream.h"
 #include "utf8.h"
 
 /* At exit, how long children get to end after SIGTERM before their groups are SIGKILLed. */
 #define GW_EXIT_WAIT_MS 2000u
 
 /* The call pipeline and the surface hear of upstream events through these. */
-static const struct up_events events = {
-    .progress = gw_call_progress, .request = gw_relay_request,
-    .fail_waiting = gw_call_fail_waiting, .slot_free = gw_call_next,
-    .relisted = gw_pins_rediscovered, .cleanup = gw_relay_cleanup};
+static const struct up_events events = {.progress = gw_call_progress,
+                                        .request = gw_relay_request,
+                                        .fail_waiting = gw_call_fail_waiting,
+                                        .slot_free = gw_call_next,
+                                        .relisted = gw_pins_rediscovered,
+                                        .cleanup = gw_relay_cleanup};
 
 static bool settled(const struct gateway *g)
 {
@@ -57,7 +59,8 @@ static void start_all(struct gateway *g)
         if (!up_start(u, err, sizeof err)) {
             if (u->error == NULL)
                 u->error = xstrdup(err);
-            log_error("upstream %s could not start: %s", u->cfg->name, err);
+            log_event(EV_UPSTREAM_START_FAILED, LOG_FIELDS(LF_S("upstream", u->cfg->name)),
+                      "upstream %s could not start: %s", u->cfg->name, err);
             up_schedule_restart(u);
         }
     }
@@ -96,8 +99,7 @@ void gateway_warn_uncallable(const struct gw_tool *t)
              t->exposed);
 }
 
-static void register_tool(struct gateway *g, struct upstream *u, json_t *tool,
-                          const char *exposed)
+static void register_tool(struct gateway *g, struct upstream *u, json_t *tool, const char *exposed)
 {
     struct gw_tool *t = &g->tools[g->ntools++];
     t->up = u;
@@ -118,11 +120,15 @@ static void register_tool(struct gateway *g, struct upstream *u, json_t *tool,
     if (uncallable)
         gateway_warn_uncallable(t);
     mcp_add_tool(g->mcp, &(struct mcp_tool_def){
-        .name = exposed, .title = str(tool, "title"), .description = str(tool, "description"),
-        .input_schema = schema,
-        .output_schema = output_schema(tool),
-        .annotations = json_is_object(ann) ? json_deep_copy(ann) : NULL,
-        .handler = gw_call_handler, .arg = t, .scope = scope});
+                             .name = exposed,
+                             .title = str(tool, "title"),
+                             .description = str(tool, "description"),
+                             .input_schema = schema,
+                             .output_schema = output_schema(tool),
+                             .annotations = json_is_object(ann) ? json_deep_copy(ann) : NULL,
+                             .handler = gw_call_handler,
+                             .arg = t,
+                             .scope = scope});
 }
 
 /* A tools.args policy for a tool the upstream does not offer is a typo that protects nothing:
@@ -132,9 +138,11 @@ static bool policies_name_offered(const struct upstream *u)
     const char *name;
     json_t *policy, *tool;
     size_t i;
-    json_object_foreach(u->cfg->policies, name, policy) {
+    json_object_foreach(u->cfg->policies, name, policy)
+    {
         bool offered = false;
-        json_array_foreach(u->tools, i, tool) {
+        json_array_foreach(u->tools, i, tool)
+        {
             const char *n = str(tool, "name");
             offered |= n && strcmp(n, name) == 0;
         }
@@ -189,7 +197,8 @@ static bool expose(struct gateway *g, struct upstream *u, const struct gw_plan *
         log_info("upstream %s: %zu of %zu tools exposed", u->cfg->name, count,
                  json_array_size(u->tools));
     json_t *unmatched = gw_include_unmatched(u->cfg, u->tools), *glob;
-    json_array_foreach(unmatched, i, glob) {
+    json_array_foreach(unmatched, i, glob)
+    {
         char shown[100];
         utf8_shown(shown, sizeof shown, json_string_value(glob));
         log_warn("upstream %s: tools.include '%s' matches none of its %zu tools (a typo, or a "
@@ -210,8 +219,7 @@ static bool expose_startctx(struct gateway *g, const struct gw_plan *p)
                   STARTCTX_TOOL, owner);
         return false;
     }
-    g->startctx = startctx_new(g->file->startup_files, g->file->startup_max_bytes,
-                               getenv("HOME"));
+    g->startctx = startctx_new(g->file->startup_files, g->file->startup_max_bytes, getenv("HOME"));
     startctx_register(g->startctx, g->mcp, SCOPE_GATEWAY_PREFIX STARTCTX_TOOL);
     log_info("gateway: startup_context exposes %zu configured files",
              json_array_size(g->file->startup_files));
@@ -226,9 +234,11 @@ static void plan_input(const struct gateway *g, struct gw_plan_upstream *in)
         bool ready = u->state == UP_READY;
         in[i] = (struct gw_plan_upstream){.cfg = u->cfg};
         if (ready)
-            in[i] = (struct gw_plan_upstream){.cfg = u->cfg, .tools = u->tools,
+            in[i] = (struct gw_plan_upstream){.cfg = u->cfg,
+                                              .tools = u->tools,
                                               .resources = u->resources,
-                                              .templates = u->templates, .prompts = u->prompts};
+                                              .templates = u->templates,
+                                              .prompts = u->prompts};
     }
 }
 
@@ -266,9 +276,9 @@ static void metrics_new(struct gateway *g)
                             "Proxied tool calls ended, by upstream and outcome (ok, a tool error "
                             "code, cancelled, or a JSON-RPC error code)",
                             METRIC_COUNTER, NULL, 0);
-    g->m_errors = metric_new("hermes_mcp_gateway_call_errors_total",
-                             "Proxied tool calls that did not end ok, by upstream",
-                             METRIC_COUNTER, NULL, 0);
+    g->m_errors =
+        metric_new("hermes_mcp_gateway_call_errors_total",
+                   "Proxied tool calls that did not end ok, by upstream", METRIC_COUNTER, NULL, 0);
     g->m_seconds = metric_new("hermes_mcp_gateway_call_duration_seconds",
                               "Time from a proxied call to its answer, by upstream",
                               METRIC_HISTOGRAM, bounds, sizeof bounds / sizeof *bounds);
@@ -303,7 +313,9 @@ struct gateway *gateway_new(struct mcp_server *mcp, struct loop *l, const struct
     g->nup = f->nup;
     g->ups = xcalloc(f->nup + 1, sizeof *g->ups);
     for (size_t i = 0; i < f->nup; i++)
-        g->ups[i] = (struct upstream){.gw = g, .cfg = &f->up[i], .loop = l,
+        g->ups[i] = (struct upstream){.gw = g,
+                                      .cfg = &f->up[i],
+                                      .loop = l,
                                       .seed = (unsigned)getpid() * 2654435761u + (unsigned)i};
     g->pins_path = gw_pins_path(gateway_file);
     g->status_path = gw_pins_status_path(gateway_file);
@@ -416,8 +428,9 @@ bool gateway_ready(const struct gateway *g, struct buf *out)
         if (u->state != UP_READY && u->error)
             json_object_set_new(o, "error", json_string(u->error));
         else if (u->off_surface) /* up now, but clients were never shown its tools */
-            json_object_set_new(o, "error", json_string("it was down when the server started: "
-                                                        "its tools are served after a restart"));
+            json_object_set_new(o, "error",
+                                json_string("it was down when the server started: "
+                                            "its tools are served after a restart"));
         if (u->off_surface)
             json_object_set_new(o, "served", json_false());
         if (gw_circuit_retry_in_s(u))
@@ -489,8 +502,8 @@ static double in_flight_of(const struct gateway *g, const struct upstream *u)
 
 void gateway_metrics(const struct gateway *g, struct buf *out)
 {
-    static const char *const states[] = {"starting", "listing", "ready", "restarting", "down",
-                                         "open", "half_open"};
+    static const char *const states[] = {"starting", "listing", "ready",    "restarting",
+                                         "down",     "open",    "half_open"};
     if (g == NULL)
         return;
     /* Upstream names match ^[a-z0-9][a-z0-9_-]{0,31}$ (gwfile.c): nothing to escape. */

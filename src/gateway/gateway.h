@@ -55,8 +55,7 @@ bool gateway_reload_pins(struct gateway *g);
  * judged_as[i]: the name bridge_tools judges bridge[i] by (an alias: the tool it stands for),
  * NULL: each by its own. False (one warn line, nothing changed) when f cannot apply. */
 bool gateway_reload_file(struct gateway *g, struct gwfile *f, const char *path,
-                         const char *const *bridge, const char *const *judged_as,
-                         size_t nbridge);
+                         const char *const *bridge, const char *const *judged_as, size_t nbridge);
 /* What the last reload could not apply, one text each ("upstream x is new", "upstream y:
  * command changed"): a new array, empty when nothing waits for a restart. NULL-safe. */
 json_t *gateway_restart_needed(const struct gateway *g);
@@ -75,23 +74,23 @@ void gateway_metrics(const struct gateway *g, struct buf *out);
  * one row per upstream that started (its protocol and smoke call); or one per upstream that did
  * not start (error says why, our own text, never a secret). */
 enum gw_probe_kind {
-    GW_PROBE_TOOL,      /* tool, exposed, verdict, rule, problem */
-    GW_PROBE_FAILED,    /* error: why it did not start */
-    GW_PROBE_UPSTREAM,  /* protocol, smoke (error: why the smoke call failed) */
-    GW_PROBE_RESOURCE,  /* tool: its URI; exposed: the same URI, or NULL and problem says why */
-    GW_PROBE_PROMPT,    /* tool: its name; exposed: prefix + name; problem: serve would refuse */
+    GW_PROBE_TOOL,     /* tool, exposed, verdict, rule, problem */
+    GW_PROBE_FAILED,   /* error: why it did not start */
+    GW_PROBE_UPSTREAM, /* protocol, smoke (error: why the smoke call failed) */
+    GW_PROBE_RESOURCE, /* tool: its URI; exposed: the same URI, or NULL and problem says why */
+    GW_PROBE_PROMPT,   /* tool: its name; exposed: prefix + name; problem: serve would refuse */
 };
 struct gw_probe_row {
     enum gw_probe_kind kind;
     const char *upstream;
-    const char *tool;      /* the upstream's own name (untrusted text, made printable) */
-    const char *exposed;   /* prefix + tool when its rules include it, else NULL */
-    const char *verdict;   /* included, excluded, not included, default deny (gw_verdict_name) */
-    const char *rule;      /* the deciding glob, or NULL */
-    const char *problem;   /* an included name serve would refuse (bad, or taken): why */
-    const char *error;     /* FAILED: why it did not start; UPSTREAM: why its smoke failed */
-    const char *protocol;  /* UPSTREAM: the version agreed (2025-11-25 or 2026-07-28...) */
-    const char *smoke;     /* UPSTREAM: NULL (none configured), "passed" or "failed" */
+    const char *tool;     /* the upstream's own name (untrusted text, made printable) */
+    const char *exposed;  /* prefix + tool when its rules include it, else NULL */
+    const char *verdict;  /* included, excluded, not included, default deny (gw_verdict_name) */
+    const char *rule;     /* the deciding glob, or NULL */
+    const char *problem;  /* an included name serve would refuse (bad, or taken): why */
+    const char *error;    /* FAILED: why it did not start; UPSTREAM: why its smoke failed */
+    const char *protocol; /* UPSTREAM: the version agreed (2025-11-25 or 2026-07-28...) */
+    const char *smoke;    /* UPSTREAM: NULL (none configured), "passed" or "failed" */
     const char *smoke_tool;
     int resources, prompts; /* UPSTREAM: how many it offers, -1 when not enabled */
 };

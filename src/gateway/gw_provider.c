@@ -21,7 +21,7 @@ struct gw_provider {
     char *gateway_file; /* GATEWAY_FILE, or NULL */
     char *env_file;     /* its placeholders' values */
     unsigned call_timeout_ms;
-    struct gateway *g;  /* NULL without a GATEWAY_FILE */
+    struct gateway *g; /* NULL without a GATEWAY_FILE */
     struct provider_host host;
 };
 
@@ -91,13 +91,15 @@ static void audit_event(const struct gw_event *e, void *arg)
                                         [GW_EVENT_ACCEPTED] = "gateway_accepted",
                                         [GW_EVENT_APPROVAL] = "approval"};
     struct gw_provider *p = arg;
-    const char *principal =
-        e->caller && strncmp(e->caller, "p:", 2) == 0 ? e->caller + 2 : NULL;
+    const char *principal = e->caller && strncmp(e->caller, "p:", 2) == 0 ? e->caller + 2 : NULL;
     p->host.audit(p->host.audit_arg,
-                  &(struct provider_event){.event = names[e->kind], .principal = principal,
-                                           .upstream = e->upstream, .tool = e->tool,
+                  &(struct provider_event){.event = names[e->kind],
+                                           .principal = principal,
+                                           .upstream = e->upstream,
+                                           .tool = e->tool,
                                            .upstream_tool = e->upstream_tool,
-                                           .status = e->status, .decided_by = e->decided_by,
+                                           .status = e->status,
+                                           .decided_by = e->decided_by,
                                            .duration_ms = e->kind == GW_EVENT_CALL
                                                               ? (double)e->duration_us / 1000.0
                                                               : -1});
@@ -137,8 +139,7 @@ static bool setup(void *self, const struct provider_host *h)
     if (p->file.doc == NULL)
         return true;
     const char **taken = before_tools(h, false, NULL, &n);
-    p->g = gateway_new(h->mcp, h->loop, &p->file, p->gateway_file, taken, n, audit_event,
-                       p);
+    p->g = gateway_new(h->mcp, h->loop, &p->file, p->gateway_file, taken, n, audit_event, p);
     free(taken);
     if (p->g)
         gateway_set_approvals(p->g, h->approvals);
@@ -153,11 +154,11 @@ static void reload_file(struct gw_provider *p)
     unsigned mode;
     struct gwfile *f = xcalloc(1, sizeof *f);
     json_t *env = dotenvfile_read(p->env_file, &mode, err, sizeof err);
-    bool ok = env && gwload_for_serve(p->gateway_file, env, p->call_timeout_ms, f, err,
-                                      sizeof err);
+    bool ok = env && gwload_for_serve(p->gateway_file, env, p->call_timeout_ms, f, err, sizeof err);
     json_decref(env);
     if (!ok) {
-        log_warn("gateway: reload failed, keeping the running gateway configuration: %s", err);
+        log_event(EV_RELOAD_REJECTED, LOG_FIELDS(LF_S("config", "gateway")),
+                  "gateway: reload failed, keeping the running gateway configuration: %s", err);
         free(f);
         return;
     }
@@ -233,7 +234,13 @@ static void teardown(void *self)
     p->g = NULL;
 }
 
-const struct provider_ops gw_provider_ops = {
-    .name = "gateway", .setup = setup, .reload = reload, .drain = drain,
-    .draining_work = draining_work, .metrics = metrics, .ready = ready, .status = status,
-    .knows_upstream = knows_upstream, .teardown = teardown};
+const struct provider_ops gw_provider_ops = {.name = "gateway",
+                                             .setup = setup,
+                                             .reload = reload,
+                                             .drain = drain,
+                                             .draining_work = draining_work,
+                                             .metrics = metrics,
+                                             .ready = ready,
+                                             .status = status,
+                                             .knows_upstream = knows_upstream,
+                                             .teardown = teardown};

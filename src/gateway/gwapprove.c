@@ -15,13 +15,13 @@
 #include "gwcore.h"
 #include "gwevent.h"
 #include "gwexpose.h"
-#include "relay.h"
-#include "upstream.h"
 #include "list.h"
 #include "loop.h"
 #include "mcp.h"
 #include "mem.h"
+#include "relay.h"
 #include "toolerr.h"
+#include "upstream.h"
 #include "utf8.h"
 
 #define GW_APPROVAL_NUDGE_MS 15000u
@@ -29,13 +29,13 @@
 struct gw_wait {
     struct gw_tool *t; /* lives as long as the gateway (registered once) */
     struct mcp_call *call;
-    json_t *args;      /* what is sent once approved (admitted by gw_policy_args) */
+    json_t *args; /* what is sent once approved (admitted by gw_policy_args) */
     uint64_t started_us;
-    unsigned timeout_s;  /* the queue's when it was added: a reload changes later ones only */
+    unsigned timeout_s; /* the queue's when it was added: a reload changes later ones only */
     char id[APPROVALS_ID_HEX + 1];
     struct loop_timer *nudge;
     unsigned nudges;
-    struct list link;  /* in the gateway's waits */
+    struct list link; /* in the gateway's waits */
 };
 
 /* Tests only (README, "Testing"): HERMES_TEST_APPROVAL_NUDGE_MS shortens the progress interval
@@ -66,9 +66,12 @@ void gw_approval_audit(struct gw_tool *t, const char *caller, const char *outcom
                        const char *decided_by)
 {
     gw_event(t->up->gw, &(struct gw_event){.kind = GW_EVENT_APPROVAL,
-                                           .upstream = t->up->cfg->name, .tool = t->exposed,
-                                           .upstream_tool = t->name, .status = outcome,
-                                           .caller = caller, .decided_by = decided_by});
+                                           .upstream = t->up->cfg->name,
+                                           .tool = t->exposed,
+                                           .upstream_tool = t->name,
+                                           .status = outcome,
+                                           .caller = caller,
+                                           .decided_by = decided_by});
 }
 
 bool gw_approval_decided(struct gw_tool *t, const char *caller, enum approval_outcome outcome,
@@ -136,8 +139,8 @@ static void on_decision(void *arg, enum approval_outcome outcome, const char *re
     struct gw_tool *t = w->t;
     char why[400];
     mcp_call_on_cancel(w->call, NULL, NULL);
-    if (gw_approval_decided(t, mcp_call_caller(w->call), outcome, reason, decider,
-                            w->timeout_s, why, sizeof why)) {
+    if (gw_approval_decided(t, mcp_call_caller(w->call), outcome, reason, decider, w->timeout_s,
+                            why, sizeof why)) {
         gw_call_forward(t, w->call, w->args, w->started_us, true);
         wait_free(w);
         return;
@@ -184,7 +187,8 @@ void gw_approval_wait(struct gw_tool *t, struct mcp_call *call, json_t *args, ui
 
 void gw_approval_deny_dropped(struct gateway *g)
 {
-    LIST_FOREACH_SAFE(n, &g->waits) { /* the decision frees w */
+    LIST_FOREACH_SAFE(n, &g->waits)
+    { /* the decision frees w */
         struct gw_wait *w = list_entry(n, struct gw_wait, link);
         if (w->t->dropped)
             approvals_decide(g->approvals, w->id, false, GW_DROPPED_REASON, GW_BY_RELOAD);

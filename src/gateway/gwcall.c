@@ -19,8 +19,6 @@
 #include "gwcore.h"
 #include "gwevent.h"
 #include "gwexpose.h"
-#include "relay.h"
-#include "upstream.h"
 #include "gwinstance.h"
 #include "gwpolicy.h"
 #include "list.h"
@@ -29,7 +27,9 @@
 #include "mcp.h"
 #include "mem.h"
 #include "metrics.h"
+#include "relay.h"
 #include "toolerr.h"
+#include "upstream.h"
 #include "utf8.h"
 
 static void call_free(struct gw_call *gc)
@@ -54,8 +54,8 @@ static uint64_t now_us(void)
 
 /* The outcome in the metrics and the audit line: "ok", a tool error code, "cancelled", or a
  * JSON-RPC error code. Call before the call is answered (the caller is read from it). */
-static void record_as(struct upstream *u, const char *caller, const char *exposed,
-                      const char *tool, uint64_t started_us, const char *status)
+static void record_as(struct upstream *u, const char *caller, const char *exposed, const char *tool,
+                      uint64_t started_us, const char *status)
 {
     struct gateway *g = u->gw;
     char labels[160];
@@ -67,13 +67,17 @@ static void record_as(struct upstream *u, const char *caller, const char *expose
                                                                     round, not a failure */
         metric_add(g->m_errors, labels, 1);
     metric_observe(g->m_seconds, labels, (double)took / 1e6);
-    gw_event(g, &(struct gw_event){.kind = GW_EVENT_CALL, .upstream = u->cfg->name,
-                                   .tool = exposed, .upstream_tool = tool, .status = status,
-                                   .caller = caller, .duration_us = took});
+    gw_event(g, &(struct gw_event){.kind = GW_EVENT_CALL,
+                                   .upstream = u->cfg->name,
+                                   .tool = exposed,
+                                   .upstream_tool = tool,
+                                   .status = status,
+                                   .caller = caller,
+                                   .duration_us = took});
 }
 
-static void record(struct upstream *u, struct mcp_call *call, const char *exposed,
-                   const char *tool, uint64_t started_us, const char *status)
+static void record(struct upstream *u, struct mcp_call *call, const char *exposed, const char *tool,
+                   uint64_t started_us, const char *status)
 {
     record_as(u, mcp_call_caller(call), exposed, tool, started_us, status);
 }
@@ -125,8 +129,10 @@ static void unavailable(struct gw_call *gc)
     const char *circuit = gw_circuit_state(u);
     unsigned retry_in = circuit ? gw_circuit_retry_in_s(u) : 0;
     if (u->gw->draining)
-        snprintf(msg, sizeof msg, "the server is stopping: the call was not sent to upstream %s; "
-                 "retry it after the restart", u->cfg->name);
+        snprintf(msg, sizeof msg,
+                 "the server is stopping: the call was not sent to upstream %s; "
+                 "retry it after the restart",
+                 u->cfg->name);
     else if (circuit && retry_in)
         snprintf(msg, sizeof msg,
                  "upstream %s is open-circuit after %u failures in a row (last: %s); it will be "
@@ -141,8 +147,7 @@ static void unavailable(struct gw_call *gc)
         snprintf(msg, sizeof msg, "upstream %s is not available (%s); retry later", u->cfg->name,
                  u->error ? u->error : "not started");
     record_call(gc, toolerr_name(TE_UPSTREAM_UNAVAILABLE));
-    mcp_call_result_take(gc->call,
-                         tool_error_json(TE_UPSTREAM_UNAVAILABLE, retry_in, "%s", msg));
+    mcp_call_result_take(gc->call, tool_error_json(TE_UPSTREAM_UNAVAILABLE, retry_in, "%s", msg));
 }
 
 /* A JSON-RPC error from the upstream goes to the client as one (its code, a capped text). */
@@ -183,8 +188,7 @@ static void on_answer(struct upstream *u, json_t *result, json_t *error, void *a
     else if (result) {
         record_call(gc, result_status(result));
         mcp_call_result_take(gc->call, json_incref(result));
-    }
-    else if (error)
+    } else if (error)
         forward_error(gc, error);
     else
         unavailable(gc);
@@ -221,8 +225,10 @@ static void on_timeout(struct loop *l, void *arg)
     gc->timer = NULL;
     end_upstream_side(gc, "timed out at the gateway");
     if (gc->collect)
-        snprintf(msg, sizeof msg, "the calling client did not answer the input upstream %s asked "
-                 "for (%.100s) within %u s", u->cfg->name, gc->tool, u->cfg->timeout_s);
+        snprintf(msg, sizeof msg,
+                 "the calling client did not answer the input upstream %s asked "
+                 "for (%.100s) within %u s",
+                 u->cfg->name, gc->tool, u->cfg->timeout_s);
     else
         snprintf(msg, sizeof msg, "upstream %s did not answer %.100s within %u s", u->cfg->name,
                  gc->tool, u->cfg->timeout_s);
@@ -231,9 +237,12 @@ static void on_timeout(struct loop *l, void *arg)
     if (gc->call)
         mcp_call_result_take(gc->call, tool_error_json(TE_UPSTREAM_TIMEOUT, 0, "%s", msg));
     else /* held (relay.c): the client's retry finds no held call */
-        log_info("upstream %s: a call of %.100s held for the client's answer reached its "
-                 "timeout (%u s): cancelled upstream",
-                 u->cfg->name, gc->tool, u->cfg->timeout_s);
+        log_event(EV_HELD_CALL_EXPIRED,
+                  LOG_FIELDS(LF_S("upstream", u->cfg->name), LF_S("tool", gc->tool),
+                             LF_S("why", "timeout")),
+                  "upstream %s: a call of %.100s held for the client's answer reached its "
+                  "timeout (%u s): cancelled upstream",
+                  u->cfg->name, gc->tool, u->cfg->timeout_s);
     call_free(gc);
     gw_call_next(u);
 }
@@ -320,7 +329,7 @@ void gw_call_release(struct gw_call *gc)
 
 void gw_call_next(struct upstream *u)
 {
-    gw_task_slot_free(u); /* an approved task waiting there goes first (gwtask.c) */
+    gw_task_slot_free(u);  /* an approved task waiting there goes first (gwtask.c) */
     if (u->gw->draining) { /* a freed slot: what waits would only be sent to be cancelled */
         gw_call_fail_waiting(u);
         return;
@@ -468,8 +477,8 @@ void gw_call_record_tool_as(struct gw_tool *t, struct upstream *u, const char *c
     record_as(u, caller, t->exposed, t->name, started_us, status);
 }
 
-static struct gw_call *call_new(struct upstream *u, const struct gw_tool *t,
-                                struct mcp_call *call, json_t *args, uint64_t started_us)
+static struct gw_call *call_new(struct upstream *u, const struct gw_tool *t, struct mcp_call *call,
+                                json_t *args, uint64_t started_us)
 {
     struct gw_call *gc = xcalloc(1, sizeof *gc);
     gc->up = u;

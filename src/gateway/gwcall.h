@@ -37,17 +37,17 @@ struct gw_round_claimed {
 struct gw_call {
     struct upstream *up;
     struct mcp_call *call;
-    char *tool;                /* the upstream's own name */
+    char *tool; /* the upstream's own name */
     json_t *args;
-    uint64_t id;               /* on the wire, 0 while waiting */
-    unsigned restarts;         /* the upstream's start it was sent to (a retry needs the same) */
-    bool has_progress;         /* the caller asked for progress */
+    uint64_t id;       /* on the wire, 0 while waiting */
+    unsigned restarts; /* the upstream's start it was sent to (a retry needs the same) */
+    bool has_progress; /* the caller asked for progress */
     struct loop_timer *timer;
-    struct list link;          /* in the upstream's wait queue */
+    struct list link; /* in the upstream's wait queue */
     bool queued;
-    const char *exposed;       /* the name the client called (the gw_tool's) */
-    uint64_t started_us;       /* monotonic, for the audit line and the latency */
-    struct gw_hold *hold;      /* while held for the client's answer (relay.c); call is NULL */
+    const char *exposed;  /* the name the client called (the gw_tool's) */
+    uint64_t started_us;  /* monotonic, for the audit line and the latency */
+    struct gw_hold *hold; /* while held for the client's answer (relay.c); call is NULL */
     /* A 2026-07-28 upstream that answered input_required (mrtr.c): what the next send carries
      * back (its requestState, a string, may be NULL; the caller's inputResponses), how many
      * rounds it asked so far, and the answers being collected from a session-era caller. */

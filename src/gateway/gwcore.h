@@ -44,31 +44,31 @@ struct up_events;
 struct upstream;
 
 struct gateway {
-    bool stopping;             /* no restarts: the server is going down */
-    bool draining;             /* SIGTERM: waiting calls are answered, none is sent any more */
+    bool stopping; /* no restarts: the server is going down */
+    bool draining; /* SIGTERM: waiting calls are answered, none is sent any more */
     struct mcp_server *mcp;
     struct loop *loop;
     const struct gwfile *file;
     struct upstream *ups;
     size_t nup;
-    struct gw_tool *tools;     /* the exposed surface */
+    struct gw_tool *tools; /* the exposed surface */
     size_t ntools;
     struct gw_extra *extras;   /* exposed resources and prompts (gwresources.c) */
     struct startctx *startctx; /* the startup_context tool (startctx.c), NULL when not configured */
-    char *pins_path, *status_path; /* beside GATEWAY_FILE (gwpin.h) */
-    json_t *pins;              /* the pins file's document */
-    json_t *status_written;    /* the status file's document as last written (or NULL) */
+    char *pins_path, *status_path;  /* beside GATEWAY_FILE (gwpin.h) */
+    json_t *pins;                   /* the pins file's document */
+    json_t *status_written;         /* the status file's document as last written (or NULL) */
     const struct up_events *events; /* what upstreams tell the rest (set by gateway.c) */
-    gw_event_fn *on_event;     /* the audit log's hook, may be NULL */
+    gw_event_fn *on_event;          /* the audit log's hook, may be NULL */
     void *event_arg;
-    struct approvals *approvals; /* the operator's queue (gateway_set_approvals), may be NULL */
+    struct approvals *approvals;  /* the operator's queue (gateway_set_approvals), may be NULL */
     unsigned approvals_timeout_s; /* in force: the file's at start, then a reload's */
-    json_t *restart_needed;    /* what the last SIGHUP's gateway file asked for and could not
-                                  apply (gwreload.c): ["upstream x is new", ...], or NULL */
-    json_t *bridge_out;        /* {name: true} for each bridge tool a reload took away, or NULL */
-    struct list waits;         /* held calls waiting for the operator (gwapprove.c) */
-    struct gw_tasks *tasks;    /* approve-guarded calls run as MCP tasks (gwtask.c), or NULL
-                                  when no tool is guarded approve */
+    json_t *restart_needed;       /* what the last SIGHUP's gateway file asked for and could not
+                                     apply (gwreload.c): ["upstream x is new", ...], or NULL */
+    json_t *bridge_out;     /* {name: true} for each bridge tool a reload took away, or NULL */
+    struct list waits;      /* held calls waiting for the operator (gwapprove.c) */
+    struct gw_tasks *tasks; /* approve-guarded calls run as MCP tasks (gwtask.c), or NULL
+                               when no tool is guarded approve */
     /* /metrics, by upstream (gateway_metrics); state, restarts and withheld are read live */
     struct metric *m_calls, *m_errors, *m_seconds, *m_mismatches, *m_accepted;
 };

@@ -19,17 +19,17 @@ struct gw_extra;
 
 struct gw_tool {
     struct upstream *up;
-    char *name;     /* the upstream's own name */
-    char *exposed;  /* prefix + name */
-    char seen[65];  /* hash of the definition last listed (gwpin.h) */
+    char *name;    /* the upstream's own name */
+    char *exposed; /* prefix + name */
+    char seen[65]; /* hash of the definition last listed (gwpin.h) */
     json_t *seen_def;
     /* What clients are shown and call: registered once at start, never replaced by a
      * re-discovery. A pin must match this as well as the latest listing. */
     char served[65];
     json_t *served_def;
-    bool missing;   /* the latest listing (after a restart) no longer has it */
-    bool withheld;  /* its pin differs from served or seen, or it is missing: hidden, calls
-                     * get definition_changed */
+    bool missing;        /* the latest listing (after a restart) no longer has it */
+    bool withheld;       /* its pin differs from served or seen, or it is missing: hidden, calls
+                          * get definition_changed */
     enum gw_guard guard; /* tools.guard (gwfile.h) */
     json_t *policy;      /* tools.args of this tool (a reference of ours), or NULL */
     json_t *schema;      /* the upstream's inputSchema as listed at start, before the policy */

@@ -83,7 +83,8 @@ static bool string_map_ok(json_t *o, bool (*key_ok)(const char *))
     json_t *v;
     if (!json_is_object(o) || json_object_size(o) > 256)
         return false;
-    json_object_foreach(o, k, v) {
+    json_object_foreach(o, k, v)
+    {
         if (!key_ok(k) || !json_is_string(v) || strpbrk(json_string_value(v), "\r\n"))
             return false;
     }
@@ -175,8 +176,9 @@ static const char *tool_names_check(struct jspec_walk *w, json_t *o, json_t *v, 
     (void)w, (void)o, (void)out;
     size_t i;
     json_t *name;
-    json_array_foreach(v, i, name) if (!gw_tool_name_ok(json_string_value(name)))
-        return "must be a list of at most 256 tool names";
+    json_array_foreach(
+        v, i, name) if (!gw_tool_name_ok(json_string_value(name))) return "must be a list of at "
+                                                                          "most 256 tool names";
     return NULL;
 }
 
@@ -238,9 +240,9 @@ static bool any_value(json_t *v)
     return v != NULL && !json_is_null(v);
 }
 
-#define WRONG_SHAPE                                                                             \
-    "has the wrong shape (drop, reject_secrets: lists of property names; require: a list of "  \
-    "property names or {property: {argument: [values]}}; fix: {property: value}; enum: "       \
+#define WRONG_SHAPE                                                                                \
+    "has the wrong shape (drop, reject_secrets: lists of property names; require: a list of "      \
+    "property names or {property: {argument: [values]}}; fix: {property: value}; enum: "           \
     "{property: [strings]}; max_items, max_length: {property: 1..16777216})"
 
 static const char *names_check(struct jspec_walk *w, json_t *o, json_t *v, void *out)
@@ -276,7 +278,8 @@ static const char *caps_check(struct jspec_walk *w, json_t *o, json_t *v, void *
     unsigned cap;
     if (!json_is_object(v) || json_object_size(v) > GW_MAX_RULES)
         return WRONG_SHAPE;
-    json_object_foreach(v, k, n) {
+    json_object_foreach(v, k, n)
+    {
         if (k[0] == '\0' || !jspec_uint(n, 0, 1, 16 * 1024 * 1024, &cap))
             return WRONG_SHAPE;
         json_object_set_new(v, k, json_integer(cap));
@@ -298,11 +301,13 @@ static const char *smoke_check(struct jspec_walk *w, json_t *o, json_t *smoke, v
     if (!json_is_array(smoke) || json_array_size(smoke) == 0 ||
         json_array_size(smoke) > GW_MAX_SMOKE)
         return "must be a mapping {tool, arguments} or a list of 1 to 8 of them";
-    json_array_foreach(smoke, i, call) {
+    json_array_foreach(smoke, i, call)
+    {
         if (!json_is_object(call) || !json_is_string(json_object_get(call, "tool")))
             return "must be a mapping with a tool name";
-        json_object_foreach(call, k, v) if (strcmp(k, "tool") && strcmp(k, "arguments"))
-            return "takes only tool and arguments";
+        json_object_foreach(call, k,
+                            v) if (strcmp(k, "tool") &&
+                                   strcmp(k, "arguments")) return "takes only tool and arguments";
         json_t *a = json_object_get(call, "arguments");
         if (a && !json_is_object(a)) {
             jspec_fail(w, "arguments", "must be a mapping");
@@ -318,7 +323,8 @@ static const char *startup_files_check(struct jspec_walk *w, json_t *o, json_t *
     (void)w, (void)o, (void)out;
     size_t i;
     json_t *v;
-    json_array_foreach(files, i, v) {
+    json_array_foreach(files, i, v)
+    {
         const char *p = json_string_value(v);
         if (strlen(p) != json_string_length(v) || strlen(p) > 4095 ||
             !(p[0] == '/' || (p[0] == '~' && (p[1] == '/' || p[1] == '\0'))))
@@ -329,46 +335,79 @@ static const char *startup_files_check(struct jspec_walk *w, json_t *o, json_t *
 
 /* ---------- the file's shape, level by level ---------- */
 
-#define GLOBS(n, field)                                                                         \
-    {.name = n, .type = JSPEC_STRINGS, .max_items = GW_MAX_RULES, .at = field,                  \
-     .why = "must be a list of at most 256 non-empty globs"}
-#define SECONDS(n, field, lo_, hi_, dflt_, why_)                                                \
-    {.name = n, .type = JSPEC_UINT, .lo = lo_, .hi = hi_, .dflt = dflt_, .at = field, .why = why_}
+#define GLOBS(n, field)                                                                            \
+    {                                                                                              \
+        .name = n, .type = JSPEC_STRINGS, .max_items = GW_MAX_RULES, .at = field,                  \
+        .why = "must be a list of at most 256 non-empty globs"                                     \
+    }
+#define SECONDS(n, field, lo_, hi_, dflt_, why_)                                                   \
+    {                                                                                              \
+        .name = n, .type = JSPEC_UINT, .lo = lo_, .hi = hi_, .dflt = dflt_, .at = field,           \
+        .why = why_                                                                                \
+    }
 #define IN_UP(f) offsetof(struct gw_upstream, f)
 #define IN_FILE(f) offsetof(struct gwfile, f)
-#define POLICY(n, fn) {.name = n, .type = JSPEC_ANY, .at = JSPEC_NOWHERE, .check = fn}
+#define POLICY(n, fn)                                                                              \
+    {                                                                                              \
+        .name = n, .type = JSPEC_ANY, .at = JSPEC_NOWHERE, .check = fn                             \
+    }
 
 /* One tool's policy (tools.args.TOOL), checked in the file's order. */
 static const struct jspec_level policy_level = {
-    .not_object = "must be a mapping", .unknown = "is not a known key", .doc_order = true,
+    .not_object = "must be a mapping",
+    .unknown = "is not a known key",
+    .doc_order = true,
     .keys = (const struct jspec_key[]){
         POLICY("drop", names_check), POLICY("fix", fix_check), POLICY("enum", enum_check),
         POLICY("max_items", caps_check), POLICY("max_length", caps_check),
         POLICY("reject_secrets", names_check), POLICY("require", require_check), JSPEC_END}};
 
 static const struct jspec_level tools_level = {
-    .not_object = "must be a mapping", .unknown = "is not a known key",
-    .keys = (const struct jspec_key[]){
-        GLOBS("include", IN_UP(include)), GLOBS("exclude", IN_UP(exclude)),
-        {.name = "resources", .type = JSPEC_BOOL, .at = IN_UP(resources),
-         .why = "must be true or false"},
-        {.name = "prompts", .type = JSPEC_BOOL, .at = IN_UP(prompts),
-         .why = "must be true or false"},
-        {.name = "guard", .type = JSPEC_MAP, .max_items = GW_MAX_RULES, .at = IN_UP(guard),
-         .each = guard_check, .why = "must be a mapping of at most 256 globs"},
-        {.name = "args", .type = JSPEC_MAP, .max_items = GW_MAX_RULES, .at = IN_UP(policies),
-         .level = &policy_level, .why = "must be a mapping of at most 256 tools"},
-        JSPEC_END}};
+    .not_object = "must be a mapping",
+    .unknown = "is not a known key",
+    .keys = (const struct jspec_key[]){GLOBS("include", IN_UP(include)),
+                                       GLOBS("exclude", IN_UP(exclude)),
+                                       {.name = "resources",
+                                        .type = JSPEC_BOOL,
+                                        .at = IN_UP(resources),
+                                        .why = "must be true or false"},
+                                       {.name = "prompts",
+                                        .type = JSPEC_BOOL,
+                                        .at = IN_UP(prompts),
+                                        .why = "must be true or false"},
+                                       {.name = "guard",
+                                        .type = JSPEC_MAP,
+                                        .max_items = GW_MAX_RULES,
+                                        .at = IN_UP(guard),
+                                        .each = guard_check,
+                                        .why = "must be a mapping of at most 256 globs"},
+                                       {.name = "args",
+                                        .type = JSPEC_MAP,
+                                        .max_items = GW_MAX_RULES,
+                                        .at = IN_UP(policies),
+                                        .level = &policy_level,
+                                        .why = "must be a mapping of at most 256 tools"},
+                                       JSPEC_END}};
 
 /* instances: {by, roots, max, idle_s} on a command upstream. Roots are only shaped here (the
  * file is parsed without I/O); gateway start resolves them. */
 static const struct jspec_level instances_level = {
-    .not_object = "must be a mapping", .unknown = "is not a known key",
+    .not_object = "must be a mapping",
+    .unknown = "is not a known key",
     .keys = (const struct jspec_key[]){
-        {.name = "by", .type = JSPEC_STRING, .required = true, .nonempty = true,
-         .at = IN_UP(instance_by), .check = tool_name_check, .why = "must name a string argument"},
-        {.name = "roots", .type = JSPEC_STRINGS, .required = true, .min_items = 1,
-         .max_items = GW_MAX_ROOTS, .at = IN_UP(instance_roots),
+        {.name = "by",
+         .type = JSPEC_STRING,
+         .required = true,
+         .nonempty = true,
+         .at = IN_UP(instance_by),
+         .check = tool_name_check,
+         .why = "must name a string argument"},
+        {.name = "roots",
+         .type = JSPEC_STRINGS,
+         .required = true,
+         .min_items = 1,
+         .max_items = GW_MAX_ROOTS,
+         .at = IN_UP(instance_roots),
          .why = "must be a list of 1-16 directories"},
         SECONDS("max", IN_UP(instance_max), 1, GW_MAX_INSTANCES, 4, "must be 1-64"),
         SECONDS("idle_s", IN_UP(instance_idle_s), 1, 86400, 600, "must be 1-86400 seconds"),
@@ -377,39 +416,81 @@ static const struct jspec_level instances_level = {
 #define COMMAND_ONLY .belongs = is_command, .not_here = "belongs to a command upstream"
 
 static const struct jspec_level upstream_level = {
-    .not_object = "must be a mapping", .self = "(itself)", .unknown = "is not a known key",
+    .not_object = "must be a mapping",
+    .self = "(itself)",
+    .unknown = "is not a known key",
     .first = one_transport,
     .keys = (const struct jspec_key[]){
-        {.name = "command", .type = JSPEC_STRING, .nonempty = true, .at = IN_UP(command),
+        {.name = "command",
+         .type = JSPEC_STRING,
+         .nonempty = true,
+         .at = IN_UP(command),
          .why = "must be a non-empty string"},
-        {.name = "url", .type = JSPEC_STRING, .at = IN_UP(url), .check = url_check,
+        {.name = "url",
+         .type = JSPEC_STRING,
+         .at = IN_UP(url),
+         .check = url_check,
          .why = "must be an http:// or https:// URL"},
-        {.name = "args", .type = JSPEC_STRINGS, .max_items = 256, .at = IN_UP(args), COMMAND_ONLY,
-         .absent = empty_list, .why = "must be a list of at most 256 non-empty strings"},
-        {.name = "env", .type = JSPEC_ANY, .at = IN_UP(env), .check = env_check, COMMAND_ONLY,
+        {.name = "args",
+         .type = JSPEC_STRINGS,
+         .max_items = 256,
+         .at = IN_UP(args),
+         COMMAND_ONLY,
+         .absent = empty_list,
+         .why = "must be a list of at most 256 non-empty strings"},
+        {.name = "env",
+         .type = JSPEC_ANY,
+         .at = IN_UP(env),
+         .check = env_check,
+         COMMAND_ONLY,
          .absent = empty_map},
-        {.name = "cwd", .type = JSPEC_STRING, .nonempty = true, .at = IN_UP(cwd),
-         .belongs = is_command, .not_here = "must be a directory of a command upstream",
+        {.name = "cwd",
+         .type = JSPEC_STRING,
+         .nonempty = true,
+         .at = IN_UP(cwd),
+         .belongs = is_command,
+         .not_here = "must be a directory of a command upstream",
          .why = "must be a directory of a command upstream"},
-        {.name = "headers", .type = JSPEC_ANY, .at = IN_UP(headers), .check = headers_check,
-         .belongs = is_url, .not_here = "belongs to a url upstream", .absent = empty_map},
-        {.name = "required", .type = JSPEC_BOOL, .dflt = 1, .at = IN_UP(required),
+        {.name = "headers",
+         .type = JSPEC_ANY,
+         .at = IN_UP(headers),
+         .check = headers_check,
+         .belongs = is_url,
+         .not_here = "belongs to a url upstream",
+         .absent = empty_map},
+        {.name = "required",
+         .type = JSPEC_BOOL,
+         .dflt = 1,
+         .at = IN_UP(required),
          .why = "must be true or false"},
-        {.name = "enabled", .type = JSPEC_BOOL, .dflt = 1, .at = IN_UP(enabled),
+        {.name = "enabled",
+         .type = JSPEC_BOOL,
+         .dflt = 1,
+         .at = IN_UP(enabled),
          .why = "must be true or false"},
         SECONDS("timeout", IN_UP(timeout_s), 1, 86400, 300, "must be 1-86400 seconds"),
-        SECONDS("connect_timeout", IN_UP(connect_timeout_s), 1, 3600, 15,
-                "must be 1-3600 seconds"),
+        SECONDS("connect_timeout", IN_UP(connect_timeout_s), 1, 3600, 15, "must be 1-3600 seconds"),
         SECONDS("max_in_flight", IN_UP(max_in_flight), 1, 1024, 16, "must be 1-1024"),
-        {.name = "prefix", .type = JSPEC_STRING, .at = IN_UP(prefix), .check = prefix_check,
-         .absent = default_prefix, .why = "must be at most 63 letters, digits, '_' or '-'"},
+        {.name = "prefix",
+         .type = JSPEC_STRING,
+         .at = IN_UP(prefix),
+         .check = prefix_check,
+         .absent = default_prefix,
+         .why = "must be at most 63 letters, digits, '_' or '-'"},
         {.name = "tools", .type = JSPEC_OBJECT, .at = JSPEC_NOWHERE, .level = &tools_level},
         {.name = "smoke", .type = JSPEC_ANY, .at = JSPEC_NOWHERE, .check = smoke_check},
-        {.name = "expect_tools", .type = JSPEC_STRINGS, .max_items = GW_MAX_RULES,
-         .at = IN_UP(expect_tools), .check = tool_names_check,
+        {.name = "expect_tools",
+         .type = JSPEC_STRINGS,
+         .max_items = GW_MAX_RULES,
+         .at = IN_UP(expect_tools),
+         .check = tool_names_check,
          .why = "must be a list of at most 256 tool names"},
-        {.name = "instances", .type = JSPEC_OBJECT, .at = JSPEC_NOWHERE, .level = &instances_level,
-         .belongs = is_stdio, .not_here = "belongs to a command upstream"},
+        {.name = "instances",
+         .type = JSPEC_OBJECT,
+         .at = JSPEC_NOWHERE,
+         .level = &instances_level,
+         .belongs = is_stdio,
+         .not_here = "belongs to a command upstream"},
         JSPEC_END}};
 
 /* upstreams: {name: upstream}, each walked under its own name ("upstream NAME, key ..."). */
@@ -426,7 +507,8 @@ static const char *upstreams_check(struct jspec_walk *w, json_t *o, json_t *ups,
         return "at most 32 upstreams";
     f->up = xcalloc(json_object_size(ups) + 1, sizeof *f->up);
     f->off = xcalloc(json_object_size(ups) + 1, sizeof *f->off);
-    json_object_foreach(ups, name, v) {
+    json_object_foreach(ups, name, v)
+    {
         struct gw_upstream u = {.name = name};
         if (!gw_upstream_name_ok(name)) {
             char shown[40];
@@ -454,40 +536,60 @@ static const char *upstreams_check(struct jspec_walk *w, json_t *o, json_t *ups,
  * (startctx.c); the paths are only checked for shape here, read at each call. */
 static const struct jspec_level startup_level = {
     .not_object = "must be a mapping (files, max_bytes)",
-    .unknown = "has an unknown key (files, max_bytes)", .unknown_here = true,
-    .keys = (const struct jspec_key[]){
-        {.name = "files", .type = JSPEC_STRINGS, .required = true, .min_items = 1,
-         .max_items = GW_MAX_STARTUP_FILES, .at = IN_FILE(startup_files),
-         .check = startup_files_check, .why = "must be a list of 1 to 16 non-empty paths"},
-        SECONDS("max_bytes", IN_FILE(startup_max_bytes), 1, GW_STARTUP_BYTES_CAP,
-                GW_STARTUP_MAX_BYTES, "must be a whole number from 1 to 4194304"),
-        JSPEC_END}};
+    .unknown = "has an unknown key (files, max_bytes)",
+    .unknown_here = true,
+    .keys = (const struct jspec_key[]){{.name = "files",
+                                        .type = JSPEC_STRINGS,
+                                        .required = true,
+                                        .min_items = 1,
+                                        .max_items = GW_MAX_STARTUP_FILES,
+                                        .at = IN_FILE(startup_files),
+                                        .check = startup_files_check,
+                                        .why = "must be a list of 1 to 16 non-empty paths"},
+                                       SECONDS("max_bytes", IN_FILE(startup_max_bytes), 1,
+                                               GW_STARTUP_BYTES_CAP, GW_STARTUP_MAX_BYTES,
+                                               "must be a whole number from 1 to 4194304"),
+                                       JSPEC_END}};
 
 static const struct jspec_level approvals_level = {
-    .not_object = "takes only timeout_s", .unknown = "takes only timeout_s", .unknown_here = true,
-    .keys = (const struct jspec_key[]){
-        SECONDS("timeout_s", IN_FILE(approvals_timeout_s), 1, 86400, 600,
-                "must be a whole number of seconds, 1 to 86400"),
-        JSPEC_END}};
+    .not_object = "takes only timeout_s",
+    .unknown = "takes only timeout_s",
+    .unknown_here = true,
+    .keys =
+        (const struct jspec_key[]){SECONDS("timeout_s", IN_FILE(approvals_timeout_s), 1, 86400, 600,
+                                           "must be a whole number of seconds, 1 to 86400"),
+                                   JSPEC_END}};
 
 static const struct jspec_level bridge_tools_level = {
-    .not_object = "must be a mapping", .unknown = "is not a known key",
+    .not_object = "must be a mapping",
+    .unknown = "is not a known key",
     .keys = (const struct jspec_key[]){GLOBS("include", IN_FILE(bridge_include)),
                                        GLOBS("exclude", IN_FILE(bridge_exclude)), JSPEC_END}};
 
 static const struct jspec_level file_level = {
-    .not_object = "the file must be a mapping with 'upstreams'", .self = "(top)",
+    .not_object = "the file must be a mapping with 'upstreams'",
+    .self = "(top)",
     .unknown = "is not a known key (upstreams, bridge_tools, startup_context, approvals)",
-    .keys = (const struct jspec_key[]){
-        {.name = "startup_context", .type = JSPEC_OBJECT, .at = JSPEC_NOWHERE,
-         .level = &startup_level},
-        {.name = "approvals", .type = JSPEC_OBJECT, .at = JSPEC_NOWHERE,
-         .level = &approvals_level, .defaults_when_absent = true},
-        {.name = "bridge_tools", .type = JSPEC_OBJECT, .at = JSPEC_NOWHERE,
-         .level = &bridge_tools_level},
-        {.name = "upstreams", .type = JSPEC_ANY, .required = true, .at = JSPEC_NOWHERE,
-         .check = upstreams_check, .why = "must be a mapping of upstream names"},
-        JSPEC_END}};
+    .keys = (const struct jspec_key[]){{.name = "startup_context",
+                                        .type = JSPEC_OBJECT,
+                                        .at = JSPEC_NOWHERE,
+                                        .level = &startup_level},
+                                       {.name = "approvals",
+                                        .type = JSPEC_OBJECT,
+                                        .at = JSPEC_NOWHERE,
+                                        .level = &approvals_level,
+                                        .defaults_when_absent = true},
+                                       {.name = "bridge_tools",
+                                        .type = JSPEC_OBJECT,
+                                        .at = JSPEC_NOWHERE,
+                                        .level = &bridge_tools_level},
+                                       {.name = "upstreams",
+                                        .type = JSPEC_ANY,
+                                        .required = true,
+                                        .at = JSPEC_NOWHERE,
+                                        .check = upstreams_check,
+                                        .why = "must be a mapping of upstream names"},
+                                       JSPEC_END}};
 
 /* The i-th upstream of the file, enabled or not (i < nup + noff). */
 static struct gw_upstream *any_upstream(struct gwfile *f, size_t i)
@@ -501,8 +603,10 @@ static json_t *args_with_placeholders(json_t *doc)
     json_t *names = json_object(), *u, *a;
     const char *name;
     size_t i;
-    json_object_foreach(json_object_get(doc, "upstreams"), name, u) {
-        json_array_foreach(json_object_get(u, "args"), i, a) {
+    json_object_foreach(json_object_get(doc, "upstreams"), name, u)
+    {
+        json_array_foreach(json_object_get(u, "args"), i, a)
+        {
             if (json_is_string(a) && strstr(json_string_value(a), "${"))
                 json_object_set_new(names, name, json_true());
         }
@@ -519,10 +623,12 @@ static bool type_fix_values(struct gwfile *f, json_t *plain, char *err, size_t e
         json_t *up = json_object_get(json_object_get(plain, "upstreams"), u->name);
         json_t *tools = json_object_get(json_object_get(up, "tools"), "args"), *policy, *v;
         const char *tool, *prop;
-        json_object_foreach(u->policies, tool, policy) {
+        json_object_foreach(u->policies, tool, policy)
+        {
             json_t *fix = json_object_get(policy, "fix");
             json_t *marks = json_object_get(json_object_get(tools, tool), "fix");
-            json_object_foreach(fix, prop, v) {
+            json_object_foreach(fix, prop, v)
+            {
                 bool range = false;
                 json_t *typed = json_is_string(v) && json_is_true(json_object_get(marks, prop))
                                     ? yamljson_plain_value(json_string_value(v), &range)

@@ -10,40 +10,42 @@
 #include <stddef.h>
 
 #define GW_MAX_UPSTREAMS 32
-#define GW_MAX_RULES 256        /* globs in one include or exclude list */
-#define GW_MAX_STRING 65536     /* bytes of one string after interpolation */
-#define GW_MAX_ROOTS 16         /* instances.roots */
-#define GW_MAX_INSTANCES 64     /* instances.max */
-#define GW_MAX_STARTUP_FILES 16 /* startup_context.files */
-#define GW_MAX_SMOKE 8          /* smoke calls of one upstream */
-#define GW_STARTUP_MAX_BYTES 262144  /* startup_context.max_bytes: the default per file */
-#define GW_STARTUP_BYTES_CAP 4194304 /* the highest max_bytes, and the cap on all files together */
+#define GW_MAX_RULES 256            /* globs in one include or exclude list */
+#define GW_MAX_STRING 65536         /* bytes of one string after interpolation */
+#define GW_MAX_ROOTS 16             /* instances.roots */
+#define GW_MAX_INSTANCES 64         /* instances.max */
+#define GW_MAX_STARTUP_FILES 16     /* startup_context.files */
+#define GW_MAX_SMOKE 8              /* smoke calls of one upstream */
+#define GW_STARTUP_MAX_BYTES 262144 /* startup_context.max_bytes: the default per file */
+#define GW_STARTUP_BYTES_CAP                                                                       \
+    4194304 /* the highest max_bytes, and the cap on all files together                            \
+             */
 
 enum gw_kind { GW_STDIO, GW_HTTP };
 
 /* One upstream. Strings and lists are borrowed from gwfile.doc. */
 struct gw_upstream {
-    const char *name;       /* ^[a-z0-9][a-z0-9_-]{0,31}$ */
-    enum gw_kind kind;      /* GW_STDIO: command set; GW_HTTP: url set */
+    const char *name;  /* ^[a-z0-9][a-z0-9_-]{0,31}$ */
+    enum gw_kind kind; /* GW_STDIO: command set; GW_HTTP: url set */
     const char *command;
-    json_t *args;           /* array of strings, maybe empty */
-    bool args_placeholder;  /* an args string held ${...}: its value is in the child's argv,
-                               which every local user can read (warned: secrets go in env) */
-    json_t *env;            /* object of strings, maybe empty: added to the child's environment */
-    const char *cwd;        /* NULL: ours */
+    json_t *args;          /* array of strings, maybe empty */
+    bool args_placeholder; /* an args string held ${...}: its value is in the child's argv,
+                              which every local user can read (warned: secrets go in env) */
+    json_t *env;           /* object of strings, maybe empty: added to the child's environment */
+    const char *cwd;       /* NULL: ours */
     const char *url;
-    json_t *headers;        /* object of strings, maybe empty */
-    const char *prefix;     /* default "<name>__" */
-    bool required;          /* default true */
-    bool enabled;           /* default true; false: in gwfile.off, never started or exposed */
-    unsigned timeout_s;     /* per call, default 300 */
+    json_t *headers;            /* object of strings, maybe empty */
+    const char *prefix;         /* default "<name>__" */
+    bool required;              /* default true */
+    bool enabled;               /* default true; false: in gwfile.off, never started or exposed */
+    unsigned timeout_s;         /* per call, default 300 */
     unsigned connect_timeout_s; /* start + initialize, default 15 */
-    unsigned max_in_flight; /* default 16 */
-    json_t *include;        /* array of shell globs, or NULL when absent */
-    json_t *exclude;        /* the same */
-    bool resources, prompts; /* default false */
-    json_t *smoke;          /* [{tool, arguments}, ...] (1 to GW_MAX_SMOKE; the file may give
-                               one mapping) or NULL */
+    unsigned max_in_flight;     /* default 16 */
+    json_t *include;            /* array of shell globs, or NULL when absent */
+    json_t *exclude;            /* the same */
+    bool resources, prompts;    /* default false */
+    json_t *smoke;              /* [{tool, arguments}, ...] (1 to GW_MAX_SMOKE; the file may give
+                                   one mapping) or NULL */
     /* instances (stdio only): one process per project root chosen by a path argument. */
     const char *instance_by;  /* the argument's name, NULL when there is no instances key */
     json_t *instance_roots;   /* array of roots as written (~ allowed), checked at start */
@@ -72,10 +74,10 @@ struct gwfile {
                                 file order: validated like the others, then neither started
                                 nor exposed */
     size_t noff;
-    json_t *bridge_include; /* bridge_tools.include, NULL when absent */
-    json_t *bridge_exclude; /* bridge_tools.exclude, NULL when absent */
-    json_t *startup_files;  /* startup_context.files (strings, ~ allowed), NULL when absent */
-    unsigned startup_max_bytes; /* startup_context.max_bytes, per file */
+    json_t *bridge_include;       /* bridge_tools.include, NULL when absent */
+    json_t *bridge_exclude;       /* bridge_tools.exclude, NULL when absent */
+    json_t *startup_files;        /* startup_context.files (strings, ~ allowed), NULL when absent */
+    unsigned startup_max_bytes;   /* startup_context.max_bytes, per file */
     unsigned approvals_timeout_s; /* approvals.timeout_s: an operator's answer waited for */
 };
 

@@ -18,12 +18,12 @@
 #include "gwcore.h"
 #include "gwevent.h"
 #include "gwexpose.h"
-#include "upstream.h"
 #include "gwpin.h"
 #include "log.h"
 #include "mcp.h"
 #include "mem.h"
 #include "metrics.h"
+#include "upstream.h"
 
 static json_t *pin_of(const struct gateway *g, const struct gw_tool *t)
 {
@@ -43,8 +43,10 @@ static void tell(struct gateway *g, const struct gw_tool *t, enum gw_event_kind 
     char labels[80];
     metric_labels(labels, sizeof labels, "upstream", t->up->cfg->name, NULL);
     metric_add(kind == GW_EVENT_WITHHELD ? g->m_mismatches : g->m_accepted, labels, 1);
-    gw_event(g, &(struct gw_event){.kind = kind, .upstream = t->up->cfg->name,
-                                   .tool = t->exposed, .upstream_tool = t->name,
+    gw_event(g, &(struct gw_event){.kind = kind,
+                                   .upstream = t->up->cfg->name,
+                                   .tool = t->exposed,
+                                   .upstream_tool = t->name,
                                    .status = kind == GW_EVENT_WITHHELD ? "definition_changed"
                                                                        : "accepted"});
 }
@@ -62,8 +64,8 @@ static void write_status(struct gateway *g)
                               t->withheld, "missing", t->missing, "definition", t->seen_def,
                               "served", t->served, "served_definition", t->served_def);
         if (t->withheld)
-            json_object_set_new(e, "fields", gw_pin_fields_differ(
-                                                 json_object_get(pin, "definition"), t->seen_def));
+            json_object_set_new(
+                e, "fields", gw_pin_fields_differ(json_object_get(pin, "definition"), t->seen_def));
         json_object_set_new(tools, t->exposed, e);
     }
     json_t *doc = json_pack("{s:o}", "tools", tools);
@@ -94,27 +96,36 @@ static void judge(struct gateway *g, struct gw_tool *t, bool *pins_changed)
     }
     bool withheld = t->missing || strcmp(pinned, t->served) != 0 || strcmp(pinned, t->seen) != 0;
     if (withheld && !t->withheld && t->missing) {
-        log_error("gateway: upstream %s, tool %s: no longer listed by the upstream; withheld "
+        log_event(EV_TOOL_WITHHELD,
+                  LOG_FIELDS(LF_S("upstream", t->up->cfg->name), LF_S("tool", t->exposed),
+                             LF_S("why", "unlisted")),
+                  "gateway: upstream %s, tool %s: no longer listed by the upstream; withheld "
                   "until it is listed again as pinned",
                   t->up->cfg->name, t->exposed);
         tell(g, t, GW_EVENT_WITHHELD);
     } else if (withheld && !t->withheld && strcmp(pinned, t->served) == 0) {
         /* What clients are served (from the start) is still the pinned one; the restarted
          * upstream lists another. accept pins only what is served, so it cannot help yet. */
-        log_error("gateway: upstream %s, tool %s: its definition differs from the pinned one "
+        log_event(EV_TOOL_WITHHELD,
+                  LOG_FIELDS(LF_S("upstream", t->up->cfg->name), LF_S("tool", t->exposed),
+                             LF_S("why", "changed")),
+                  "gateway: upstream %s, tool %s: its definition differs from the pinned one "
                   "(listed after the upstream restarted); withheld until the upstream lists the "
                   "pinned one again, or, to take the new one: restart the server, then "
                   "`hermes-mcp gateway accept %s` and SIGHUP",
                   t->up->cfg->name, t->exposed, t->exposed);
         tell(g, t, GW_EVENT_WITHHELD);
     } else if (withheld && !t->withheld) {
-        log_error("gateway: upstream %s, tool %s: its definition differs from the pinned one; "
+        log_event(EV_TOOL_WITHHELD,
+                  LOG_FIELDS(LF_S("upstream", t->up->cfg->name), LF_S("tool", t->exposed),
+                             LF_S("why", "changed")),
+                  "gateway: upstream %s, tool %s: its definition differs from the pinned one; "
                   "withheld until `hermes-mcp gateway accept %s` and SIGHUP",
                   t->up->cfg->name, t->exposed, t->exposed);
         tell(g, t, GW_EVENT_WITHHELD);
     } else if (!withheld && t->withheld)
-        log_info("gateway: upstream %s, tool %s matches its pin again: exposed",
-                 t->up->cfg->name, t->exposed);
+        log_info("gateway: upstream %s, tool %s matches its pin again: exposed", t->up->cfg->name,
+                 t->exposed);
     t->withheld = withheld;
     mcp_set_tool_hidden(g->mcp, t->exposed, withheld || t->dropped);
 }
@@ -140,8 +151,7 @@ bool gw_pins_start(struct gateway *g)
     bool exists;
     g->pins = gw_pins_read(g->pins_path, &exists, err, sizeof err);
     if (g->pins == NULL) {
-        log_error("gateway: %s; fix or remove it (removing it pins every tool as it is now)",
-                  err);
+        log_error("gateway: %s; fix or remove it (removing it pins every tool as it is now)", err);
         return false;
     }
     if (!exists)
@@ -162,7 +172,8 @@ void gw_pins_rediscovered(struct upstream *u)
         if (t->up != u)
             continue;
         t->missing = true;
-        json_array_foreach(u->tools, i, tool) {
+        json_array_foreach(u->tools, i, tool)
+        {
             if (strcmp(json_string_value(json_object_get(tool, "name")), t->name) == 0) {
                 gw_pin_hash(tool, t->seen);
                 json_decref(t->seen_def);
@@ -194,6 +205,7 @@ bool gateway_reload_pins(struct gateway *g)
     }
     json_decref(g->pins);
     g->pins = pins;
-    log_info("gateway: SIGHUP: pins re-read from %s", g->pins_path);
+    log_event(EV_PINS_REREAD, LOG_FIELDS(LF_S("file", g->pins_path)),
+              "gateway: SIGHUP: pins re-read from %s", g->pins_path);
     return judge_all(g, NULL);
 }

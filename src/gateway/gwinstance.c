@@ -16,11 +16,11 @@
 #include "buf.h"
 #include "gwcore.h"
 #include "gwexpose.h"
-#include "upstream.h"
 #include "gwpin.h"
 #include "log.h"
 #include "loop.h"
 #include "mem.h"
+#include "upstream.h"
 #include "utf8.h"
 
 bool gwi_inside(const char *root, const char *path)
@@ -74,9 +74,9 @@ static void fold_dots(const char *path, char *out)
     out[n] = '\0';
 }
 
-const char *gwi_project_root(const char *value, size_t len, const char *const *roots,
-                             size_t nroots, const char *const *near, size_t nnear, char *out,
-                             size_t outlen, char *resolved)
+const char *gwi_project_root(const char *value, size_t len, const char *const *roots, size_t nroots,
+                             const char *const *near, size_t nnear, char *out, size_t outlen,
+                             char *resolved)
 {
     char canon[PATH_MAX];
     if (len >= PATH_MAX)
@@ -107,8 +107,8 @@ const char *gwi_project_root(const char *value, size_t len, const char *const *r
     return "is not an existing path inside an allowed root";
 }
 
-bool gwi_canonical_root(const char *root, const char *home, char *out, size_t outlen,
-                        char *given, char *err, size_t errlen)
+bool gwi_canonical_root(const char *root, const char *home, char *out, size_t outlen, char *given,
+                        char *err, size_t errlen)
 {
     char path[PATH_MAX], canon[PATH_MAX];
     struct stat st;
@@ -160,8 +160,8 @@ struct gwi_inst {
     struct upstream up;
     struct gw_upstream cfg; /* the discovery upstream's, cwd = root */
     struct gwi_pool *pool;
-    char *root;             /* canonical project root */
-    uint64_t last_used;     /* loop ms of its last call */
+    char *root;         /* canonical project root */
+    uint64_t last_used; /* loop ms of its last call */
     struct loop_timer *idle_timer;
 };
 
@@ -169,9 +169,9 @@ struct gwi_pool {
     struct upstream *main;
     char **roots; /* canonical */
     size_t nroots;
-    char **near;  /* roots and their forms as written (~ expanded): a call's path must start
-                   * with one before anything resolves it (realpath may block on a hung mount
-                   * anywhere else) */
+    char **near; /* roots and their forms as written (~ expanded): a call's path must start
+                  * with one before anything resolves it (realpath may block on a hung mount
+                  * anywhere else) */
     size_t nnear;
     struct gwi_inst *inst[GW_MAX_INSTANCES];
     size_t n;
@@ -193,7 +193,8 @@ bool gwi_pools_start(struct gateway *g, char *err, size_t errlen)
         p->roots = xcalloc(json_array_size(roots) + 1, sizeof *p->roots);
         p->near = xcalloc(2 * json_array_size(roots) + 1, sizeof *p->near);
         u->pool = p;
-        json_array_foreach(roots, k, r) {
+        json_array_foreach(roots, k, r)
+        {
             if (!gwi_canonical_root(json_string_value(r), home, canon, sizeof canon, given, why,
                                     sizeof why)) {
                 snprintf(err, errlen, "upstream %s, key instances.roots: %s", u->cfg->name, why);
@@ -278,19 +279,21 @@ static struct gwi_inst *inst_start(struct gwi_pool *p, const char *root)
     in->root = xstrdup(root);
     in->cfg = *main->cfg;
     in->cfg.cwd = in->root;
-    in->up = (struct upstream){.gw = main->gw, .cfg = &in->cfg, .loop = main->loop,
-                               .inst = in, .seed = main->seed + (unsigned)p->n + 1};
+    in->up = (struct upstream){.gw = main->gw,
+                               .cfg = &in->cfg,
+                               .loop = main->loop,
+                               .inst = in,
+                               .seed = main->seed + (unsigned)p->n + 1};
     in->last_used = loop_now(main->loop);
-    in->idle_timer = loop_timer_add(main->loop, (uint64_t)in->cfg.instance_idle_s * 1000,
-                                    on_idle, in);
+    in->idle_timer =
+        loop_timer_add(main->loop, (uint64_t)in->cfg.instance_idle_s * 1000, on_idle, in);
     p->inst[p->n++] = in;
     log_info("upstream %s: starting an instance for %s (%zu of %u)", in->cfg.name, root, p->n,
              in->cfg.instance_max);
     if (!up_start(&in->up, err, sizeof err)) {
         if (in->up.error == NULL)
             in->up.error = xstrdup(err);
-        log_error("upstream %s: the instance for %s could not start: %s", in->cfg.name, root,
-                  err);
+        log_error("upstream %s: the instance for %s could not start: %s", in->cfg.name, root, err);
         up_schedule_restart(&in->up);
     }
     return in;
@@ -318,13 +321,14 @@ struct upstream *gwi_route(struct upstream *main, json_t *args, bool *busy, char
         snprintf(msg, msglen, "argument %s must be an absolute path (a string)", by);
         return NULL;
     }
-    const char *why = gwi_project_root(json_string_value(v), json_string_length(v),
-                                       (const char *const *)p->roots, p->nroots,
-                                       (const char *const *)p->near, p->nnear, root, sizeof root,
-                                       resolved);
+    const char *why = gwi_project_root(
+        json_string_value(v), json_string_length(v), (const char *const *)p->roots, p->nroots,
+        (const char *const *)p->near, p->nnear, root, sizeof root, resolved);
     if (why) {
-        snprintf(msg, msglen, "argument %s %s (allowed: absolute paths inside the roots of "
-                 "upstream %s)", by, why, main->cfg->name);
+        snprintf(msg, msglen,
+                 "argument %s %s (allowed: absolute paths inside the roots of "
+                 "upstream %s)",
+                 by, why, main->cfg->name);
         return NULL;
     }
     json_t *sent = json_string(resolved);
@@ -342,12 +346,14 @@ struct upstream *gwi_route(struct upstream *main, json_t *args, bool *busy, char
         struct gwi_inst *old = lru_idle(p);
         if (old == NULL) {
             *busy = true;
-            snprintf(msg, msglen, "upstream %s runs %u instances, each with calls; retry "
-                     "shortly", main->cfg->name, main->cfg->instance_max);
+            snprintf(msg, msglen,
+                     "upstream %s runs %u instances, each with calls; retry "
+                     "shortly",
+                     main->cfg->name, main->cfg->instance_max);
             return NULL;
         }
-        log_info("upstream %s: the instance for %s stopped to make room (max %u)",
-                 main->cfg->name, old->root, main->cfg->instance_max);
+        log_info("upstream %s: the instance for %s stopped to make room (max %u)", main->cfg->name,
+                 old->root, main->cfg->instance_max);
         p->evictions++;
         inst_stop(old);
     }
@@ -363,8 +369,8 @@ static json_t *tool_named(json_t *tools, const char *name)
 {
     size_t i;
     json_t *t;
-    json_array_foreach(tools, i, t) if (strcmp(json_string_value(json_object_get(t, "name")),
-                                               name) == 0) return t;
+    json_array_foreach(
+        tools, i, t) if (strcmp(json_string_value(json_object_get(t, "name")), name) == 0) return t;
     return NULL;
 }
 
@@ -380,7 +386,8 @@ static void expect_mismatch(const struct upstream *u, char *why, size_t whylen)
                  json_string_value(v));
         return;
     }
-    json_array_foreach(u->tools, i, v) {
+    json_array_foreach(u->tools, i, v)
+    {
         const char *name = json_string_value(json_object_get(v, "name"));
         bool expected = false;
         size_t k;
@@ -411,8 +418,10 @@ static void definition_mismatch(const struct upstream *u, char *why, size_t whyl
         if (tool)
             gw_pin_hash(tool, hash);
         if (tool == NULL || strcmp(hash, t->seen) != 0) {
-            snprintf(why, whylen, "its definition of %.64s differs from the discovery "
-                     "instance's", t->name);
+            snprintf(why, whylen,
+                     "its definition of %.64s differs from the discovery "
+                     "instance's",
+                     t->name);
             return;
         }
     }
@@ -452,15 +461,15 @@ void gwi_describe(const struct upstream *main, json_t *o)
     json_t *roots = json_object();
     for (size_t i = 0; i < p->n; i++)
         json_object_set_new(roots, p->inst[i]->root, json_string(inst_state(&p->inst[i]->up)));
-    json_object_set_new(o, "instances", json_pack("{s:I, s:I, s:o}", "count", (json_int_t)p->n,
-                                                  "max", (json_int_t)main->cfg->instance_max,
-                                                  "roots", roots));
+    json_object_set_new(o, "instances",
+                        json_pack("{s:I, s:I, s:o}", "count", (json_int_t)p->n, "max",
+                                  (json_int_t)main->cfg->instance_max, "roots", roots));
 }
 
 void gwi_metrics(const struct gateway *g, struct buf *out)
 {
-    static const char *const states[] = {"starting", "listing",  "ready",    "restarting",
-                                         "down",     "refused",  "open",     "half_open"};
+    static const char *const states[] = {"starting", "listing", "ready", "restarting",
+                                         "down",     "refused", "open",  "half_open"};
     buf_appends(out, "# HELP hermes_mcp_gateway_instances Per-root instances of each upstream "
                      "with instances, by state\n# TYPE hermes_mcp_gateway_instances gauge\n");
     for (size_t i = 0; i < g->nup; i++) {
@@ -480,9 +489,13 @@ void gwi_metrics(const struct gateway *g, struct buf *out)
         const struct gwi_pool *p = g->ups[i].pool;
         if (p == NULL)
             continue;
-        buf_printf(out, "hermes_mcp_gateway_instance_stops_total{upstream=\"%s\",reason=\"idle\"} "
-                        "%llu\n", g->ups[i].cfg->name, p->idle_stops);
-        buf_printf(out, "hermes_mcp_gateway_instance_stops_total{upstream=\"%s\","
-                        "reason=\"evicted\"} %llu\n", g->ups[i].cfg->name, p->evictions);
+        buf_printf(out,
+                   "hermes_mcp_gateway_instance_stops_total{upstream=\"%s\",reason=\"idle\"} "
+                   "%llu\n",
+                   g->ups[i].cfg->name, p->idle_stops);
+        buf_printf(out,
+                   "hermes_mcp_gateway_instance_stops_total{upstream=\"%s\","
+                   "reason=\"evicted\"} %llu\n",
+                   g->ups[i].cfg->name, p->evictions);
     }
 }

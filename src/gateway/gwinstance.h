@@ -19,16 +19,16 @@ bool gwi_inside(const char *root, const char *path);
  * anything is resolved, the path with its "." and ".." folded by text must lie inside one of
  * near (NULL: the roots): a path elsewhere never reaches realpath, which can hang on a dead
  * mount. Returns NULL when accepted, else a short reason that never contains the value. */
-const char *gwi_project_root(const char *value, size_t len, const char *const *roots,
-                             size_t nroots, const char *const *near, size_t nnear, char *out,
-                             size_t outlen, char *resolved);
+const char *gwi_project_root(const char *value, size_t len, const char *const *roots, size_t nroots,
+                             const char *const *near, size_t nnear, char *out, size_t outlen,
+                             char *resolved);
 
 /* At start: expands a leading "~" with home (NULL: refused), requires an absolute existing
  * directory and writes its canonical path into out; given (PATH_MAX bytes, may be NULL) gets the
  * path as expanded, before resolving. On failure err says why, naming the root as written (it is
  * the operator's text, not a secret). */
-bool gwi_canonical_root(const char *root, const char *home, char *out, size_t outlen,
-                        char *given, char *err, size_t errlen);
+bool gwi_canonical_root(const char *root, const char *home, char *out, size_t outlen, char *given,
+                        char *err, size_t errlen);
 
 /* ---------- the running pool (gw_internal.h's struct upstream) ---------- */
 #include <jansson.h>
@@ -39,7 +39,7 @@ struct upstream;
 /* gateway_new: resolves the roots of each upstream with instances (HOME for "~") and makes its
  * empty pool. False with err naming the upstream and root when one is not a directory. */
 bool gwi_pools_start(struct gateway *g, char *err, size_t errlen);
-void gwi_pools_free(struct gateway *g); /* stops every instance */
+void gwi_pools_free(struct gateway *g);  /* stops every instance */
 void gwi_pools_drain(struct gateway *g); /* answers the calls waiting at every instance */
 
 /* gw_call_handler: the instance a call on the discovery upstream main goes to, started when

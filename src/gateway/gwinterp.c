@@ -67,8 +67,7 @@ static bool expand(const char *s, gw_lookup_fn *lookup, void *arg, struct buf *o
         const char *value = lookup ? lookup(var, arg) : NULL;
         if (value == NULL) {
             char what[200];
-            snprintf(what, sizeof what, "${%s} is not set in the env file or the environment",
-                     var);
+            snprintf(what, sizeof what, "${%s} is not set in the env file or the environment", var);
             fail(err, errlen, w, what);
             return false;
         }
@@ -82,8 +81,8 @@ static bool expand(const char *s, gw_lookup_fn *lookup, void *arg, struct buf *o
     return true;
 }
 
-static bool walk(json_t *node, json_t **replace, gw_lookup_fn *lookup, void *arg,
-                 struct where *w, char *err, size_t errlen);
+static bool walk(json_t *node, json_t **replace, gw_lookup_fn *lookup, void *arg, struct where *w,
+                 char *err, size_t errlen);
 
 /* Appends a path segment (a key, or an index when seg is NULL) to w->key for the walk below,
  * returning the old length. */
@@ -97,13 +96,14 @@ static size_t push(struct where *w, const char *seg, size_t index)
     return len;
 }
 
-static bool walk_children(json_t *node, gw_lookup_fn *lookup, void *arg, struct where *w,
-                          char *err, size_t errlen)
+static bool walk_children(json_t *node, gw_lookup_fn *lookup, void *arg, struct where *w, char *err,
+                          size_t errlen)
 {
     if (json_is_object(node)) {
         const char *k;
         json_t *v;
-        json_object_foreach(node, k, v) {
+        json_object_foreach(node, k, v)
+        {
             json_t *fresh = NULL;
             size_t at = push(w, k, 0);
             bool ok = walk(v, &fresh, lookup, arg, w, err, errlen);
@@ -129,8 +129,8 @@ static bool walk_children(json_t *node, gw_lookup_fn *lookup, void *arg, struct 
 }
 
 /* A string gets *replace set to its expansion (when it had a placeholder). */
-static bool walk(json_t *node, json_t **replace, gw_lookup_fn *lookup, void *arg,
-                 struct where *w, char *err, size_t errlen)
+static bool walk(json_t *node, json_t **replace, gw_lookup_fn *lookup, void *arg, struct where *w,
+                 char *err, size_t errlen)
 {
     if (!json_is_string(node))
         return walk_children(node, lookup, arg, w, err, errlen);
@@ -171,7 +171,8 @@ bool gwinterp_doc(json_t *doc, gw_lookup_fn *lookup, void *arg, char *err, size_
 
     if (!json_is_object(doc))
         return true; /* the shape check says what is wrong */
-    json_object_foreach(doc, k, v) {
+    json_object_foreach(doc, k, v)
+    {
         if (strcmp(k, "upstreams") == 0 && json_is_object(v))
             continue; /* below, naming the upstream */
         json_t *fresh = NULL;
@@ -184,7 +185,8 @@ bool gwinterp_doc(json_t *doc, gw_lookup_fn *lookup, void *arg, char *err, size_
     ups = json_object_get(doc, "upstreams");
     if (!json_is_object(ups))
         return true;
-    json_object_foreach(ups, k, v) {
+    json_object_foreach(ups, k, v)
+    {
         json_t *fresh = NULL;
         w.upstream = k;
         w.key[0] = '\0';

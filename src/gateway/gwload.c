@@ -51,9 +51,9 @@ bool gwload_any_approve(const struct gwfile *f)
     const char *glob;
     json_t *how;
     for (size_t i = 0; i < f->nup; i++)
-        json_object_foreach(f->up[i].guard, glob, how)
-            if (json_is_string(how) && strcmp(json_string_value(how), "approve") == 0)
-                return true;
+        json_object_foreach(f->up[i].guard, glob,
+                            how) if (json_is_string(how) &&
+                                     strcmp(json_string_value(how), "approve") == 0) return true;
     return false;
 }
 
@@ -73,8 +73,7 @@ bool gwload_lint(const struct gwfile *f, const char *path, unsigned call_timeout
 {
     char line[1024];
     bool approve = gwload_any_approve(f);
-    if (call_timeout_ms && approve &&
-        (uint64_t)f->approvals_timeout_s * 1000 >= call_timeout_ms) {
+    if (call_timeout_ms && approve && (uint64_t)f->approvals_timeout_s * 1000 >= call_timeout_ms) {
         snprintf(line, sizeof line,
                  "gateway file %s: approvals.timeout_s (%u s) must be shorter than "
                  "MCP_CALL_TIMEOUT_S (%u s), which ends any call: lower the one or raise the "
@@ -129,15 +128,15 @@ static void keep_error(enum gwlint_level level, const char *line, void *arg)
     }
 }
 
-bool gwload_serve_ok(const struct gwfile *f, const char *path, unsigned call_timeout_ms,
-                     char *err, size_t errlen)
+bool gwload_serve_ok(const struct gwfile *f, const char *path, unsigned call_timeout_ms, char *err,
+                     size_t errlen)
 {
     struct first_error e = {err, errlen, false};
     return gwload_lint(f, path, call_timeout_ms, keep_error, &e);
 }
 
-bool gwload_for_serve(const char *path, json_t *env, unsigned call_timeout_ms,
-                      struct gwfile *out, char *err, size_t errlen)
+bool gwload_for_serve(const char *path, json_t *env, unsigned call_timeout_ms, struct gwfile *out,
+                      char *err, size_t errlen)
 {
     if (!gwload_file(path, env, out, err, errlen))
         return false;

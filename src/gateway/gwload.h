@@ -33,10 +33,10 @@ typedef void gwlint_fn(enum gwlint_level level, const char *line, void *arg);
 bool gwload_lint(const struct gwfile *f, const char *path, unsigned call_timeout_ms,
                  gwlint_fn *emit, void *arg);
 /* gwload_lint's errors only: false with the first in err. */
-bool gwload_serve_ok(const struct gwfile *f, const char *path, unsigned call_timeout_ms,
-                     char *err, size_t errlen);
+bool gwload_serve_ok(const struct gwfile *f, const char *path, unsigned call_timeout_ms, char *err,
+                     size_t errlen);
 /* gwload_file, then gwload_serve_ok: out is empty on failure. */
-bool gwload_for_serve(const char *path, json_t *env, unsigned call_timeout_ms,
-                      struct gwfile *out, char *err, size_t errlen);
+bool gwload_for_serve(const char *path, json_t *env, unsigned call_timeout_ms, struct gwfile *out,
+                      char *err, size_t errlen);
 
 #endif

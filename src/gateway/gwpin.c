@@ -21,8 +21,8 @@
 
 #define PINS_FILE_MAX (16u * 1024u * 1024u)
 
-static const char *const pinned_fields[] = {"name", "title", "description", "inputSchema",
-                                            "outputSchema", "annotations"};
+static const char *const pinned_fields[] = {"name",        "title",        "description",
+                                            "inputSchema", "outputSchema", "annotations"};
 #define NFIELDS (sizeof pinned_fields / sizeof pinned_fields[0])
 
 json_t *gw_pin_definition(json_t *tool)
@@ -69,8 +69,7 @@ char *gw_pins_status_path(const char *gateway_file)
     return xasprintf("%s.pins-status", gateway_file);
 }
 
-static json_t *read_doc(const char *path, const char *key, bool *exists, char *err,
-                        size_t errlen)
+static json_t *read_doc(const char *path, const char *key, bool *exists, char *err, size_t errlen)
 {
     struct stat st;
     size_t len;

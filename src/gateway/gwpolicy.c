@@ -69,8 +69,8 @@ static void require(json_t *schema, const char *name)
     size_t i;
     if (!json_is_array(req))
         json_object_set_new(schema, "required", req = json_array());
-    json_array_foreach(req, i, v) if (json_is_string(v) && strcmp(json_string_value(v), name) == 0)
-        return;
+    json_array_foreach(req, i,
+                       v) if (json_is_string(v) && strcmp(json_string_value(v), name) == 0) return;
     json_array_append_new(req, json_string(name));
 }
 
@@ -83,10 +83,9 @@ static void require_when(json_t *schema, const char *name, json_t *when)
     json_t *values, *all = json_object_get(schema, "allOf");
     if (!json_is_array(all))
         json_object_set_new(schema, "allOf", all = json_array());
-    json_object_foreach(when, arg, values)
-        json_array_append_new(
-            all, json_pack("{s:{s:{s:{s:O}}, s:[s]}, s:{s:[s]}}", "if", "properties", arg, "enum",
-                           values, "required", arg, "then", "required", name));
+    json_object_foreach(when, arg, values) json_array_append_new(
+        all, json_pack("{s:{s:{s:{s:O}}, s:[s]}, s:{s:[s]}}", "if", "properties", arg, "enum",
+                       values, "required", arg, "then", "required", name));
 }
 
 /* The confirmed property's description: when it is needed, e.g. "Must be true when action is
@@ -100,13 +99,17 @@ static json_t *confirm_text(json_t *when)
     if (when == NULL)
         return json_string(CONFIRM_TEXT);
     n += (size_t)snprintf(text, 300, "Must be true");
-    json_object_foreach(when, arg, values) {
+    json_object_foreach(when, arg, values)
+    {
         if (n < 300)
             n += (size_t)snprintf(text + n, 300 - n, "%s when %s is ", sep, arg);
         count = json_array_size(values);
-        json_array_foreach(values, i, v) if (n < 300) n += (size_t)snprintf(
-            text + n, 300 - n, "%s%s", i == 0 ? "" : i + 1 == count ? " or " : ", ",
-            json_string_value(v));
+        json_array_foreach(values, i, v) if (n < 300) n +=
+            (size_t)snprintf(text + n, 300 - n, "%s%s",
+                             i == 0           ? ""
+                             : i + 1 == count ? " or "
+                                              : ", ",
+                             json_string_value(v));
         if (n < 300)
             n += (size_t)snprintf(text + n, 300 - n, " (or %s is missing)", arg);
         sep = ";";
@@ -123,12 +126,18 @@ static json_t *confirm_text(json_t *when)
 static bool folds_like(const char *key, json_t *list, json_t *map);
 
 /* Keywords whose value is a schema, an array of schemas, or a map of names to schemas. */
-static const char *const sub_schema_keys[] = {"items", "additionalProperties", "contains",
-                                              "not", "if", "then", "else", "propertyNames",
-                                              "unevaluatedItems", "unevaluatedProperties",
+static const char *const sub_schema_keys[] = {"items",
+                                              "additionalProperties",
+                                              "contains",
+                                              "not",
+                                              "if",
+                                              "then",
+                                              "else",
+                                              "propertyNames",
+                                              "unevaluatedItems",
+                                              "unevaluatedProperties",
                                               "additionalItems"};
-static const char *const schema_list_keys[] = {"allOf", "anyOf", "oneOf", "prefixItems",
-                                               "items"};
+static const char *const schema_list_keys[] = {"allOf", "anyOf", "oneOf", "prefixItems", "items"};
 static const char *const schema_map_keys[] = {"$defs", "definitions", "patternProperties",
                                               "dependentSchemas"};
 
@@ -144,8 +153,8 @@ static void hide_nested(json_t *schema, struct hiding *h, int depth, bool top);
 /* Keywords whose subschemas apply to the same object as their schema (not to a member). */
 static bool same_instance(const char *key)
 {
-    static const char *const same[] = {"not", "if", "then", "else", "allOf", "anyOf", "oneOf",
-                                       "dependentSchemas"};
+    static const char *const same[] = {"not",   "if",    "then",  "else",
+                                       "allOf", "anyOf", "oneOf", "dependentSchemas"};
     for (size_t i = 0; i < sizeof same / sizeof *same; i++)
         if (strcmp(key, same[i]) == 0)
             return true;
@@ -167,7 +176,8 @@ static bool requires_hidden(json_t *schema, const struct hiding *h, bool top)
 {
     size_t i;
     json_t *v;
-    json_array_foreach(json_object_get(schema, "required"), i, v) {
+    json_array_foreach(json_object_get(schema, "required"), i, v)
+    {
         if (json_is_string(v) && folds_like(json_string_value(v), h->drop, top ? NULL : h->fix))
             return true;
     }
@@ -219,7 +229,8 @@ static void hide_dependencies(json_t *dep, struct hiding *h, int depth, bool top
     size_t i;
     if (!json_is_object(dep))
         return;
-    json_object_foreach_safe(dep, tmp, k, v) {
+    json_object_foreach_safe(dep, tmp, k, v)
+    {
         if (folds_like(k, h->drop, h->fix)) {
             json_object_del(dep, k);
             continue;
@@ -250,7 +261,8 @@ static void hide_nested(json_t *schema, struct hiding *h, int depth, bool top)
     drop_unmatchable(schema, h, top);
     json_t *props = json_object_get(schema, "properties");
     if (json_is_object(props))
-        json_object_foreach_safe(props, tmp, k, v) {
+        json_object_foreach_safe(props, tmp, k, v)
+        {
             if (folds_like(k, h->drop, h->fix))
                 json_object_del(props, k);
             else
@@ -267,7 +279,8 @@ static void hide_nested(json_t *schema, struct hiding *h, int depth, bool top)
     hide_dependencies(json_object_get(schema, "dependencies"), h, depth, top);
     json_t *dep = json_object_get(schema, "dependentSchemas");
     if (json_is_object(dep))
-        json_object_foreach_safe(dep, tmp, k, v) {
+        json_object_foreach_safe(dep, tmp, k, v)
+        {
             if (folds_like(k, h->drop, h->fix))
                 json_object_del(dep, k); /* its name is never present: it never applies */
         }
@@ -291,8 +304,7 @@ json_t *gw_policy_schema(json_t *schema, enum gw_guard guard, json_t *policy, bo
     json_t *drop = json_object_get(policy, "drop"), *fix = json_object_get(policy, "fix");
     const char *k;
     size_t i;
-    json_array_foreach(drop, i, v)
-        hide(schema, props, json_string_value(v));
+    json_array_foreach(drop, i, v) hide(schema, props, json_string_value(v));
     json_object_foreach(fix, k, v) hide(schema, props, k);
     struct hiding h = {.drop = drop, .fix = fix};
     if (drop || fix) /* the fixed values are set at the top only: nested, they are refused */
@@ -313,9 +325,9 @@ json_t *gw_policy_schema(json_t *schema, enum gw_guard guard, json_t *policy, bo
     json_object_foreach(req, k, v) require_when(schema, k, v);
     if (guard == GW_GUARD_CONFIRM) {
         json_t *when = json_object_get(policy, "confirm_when");
-        json_object_set_new(props, "confirmed",
-                            json_pack("{s:s, s:o}", "type", "boolean", "description",
-                                      confirm_text(when)));
+        json_object_set_new(
+            props, "confirmed",
+            json_pack("{s:s, s:o}", "type", "boolean", "description", confirm_text(when)));
         if (when)
             require_when(schema, "confirmed", when);
         else
@@ -468,8 +480,7 @@ static bool within_limits(json_t *args, json_t *policy, struct verdict *v)
     {
         if ((x = json_object_get(args, k)) == NULL)
             continue;
-        if (!json_is_string(x) ||
-            (json_int_t)codepoints(x) > json_integer_value(lim))
+        if (!json_is_string(x) || (json_int_t)codepoints(x) > json_integer_value(lim))
             return refuse(v, TE_INVALID_ARGUMENTS, "argument '", k,
                           "' must be a string within its maxLength");
     }
@@ -542,15 +553,16 @@ static bool when_holds(json_t *args, json_t *when)
     const char *arg;
     json_t *values, *v;
     size_t i;
-    json_object_foreach(when, arg, values) {
+    json_object_foreach(when, arg, values)
+    {
         json_t *given = json_object_get(args, arg);
         if (!json_is_string(given) ||
             memchr(json_string_value(given), '\0', json_string_length(given)))
             return true;
-        json_array_foreach(values, i, v) if (loosely_equal(json_string_value(given),
-                                                           json_string_length(given),
-                                                           json_string_value(v),
-                                                           json_string_length(v))) return true;
+        json_array_foreach(values, i,
+                           v) if (loosely_equal(json_string_value(given), json_string_length(given),
+                                                json_string_value(v),
+                                                json_string_length(v))) return true;
     }
     return false;
 }
@@ -580,8 +592,8 @@ json_t *gw_policy_args(enum gw_guard guard, json_t *policy, json_t *args, enum t
     if (args && (drop || fix) && !no_hidden_names(args, drop, fix, 0, &v))
         return NULL;
     json_t *none = args ? NULL : json_object(); /* no arguments: a required one is missing */
-    bool admitted = within_limits(args ? args : none, policy, &v) &&
-                    (!args || no_secrets(args, policy, &v));
+    bool admitted =
+        within_limits(args ? args : none, policy, &v) && (!args || no_secrets(args, policy, &v));
     json_decref(none);
     if (!admitted)
         return NULL;
@@ -604,14 +616,16 @@ static size_t summary_part(char *out, size_t size, size_t n, const char *key, js
     const char *k;
     json_t *v;
     if (json_is_array(value)) {
-        json_array_foreach(value, i, v) {
+        json_array_foreach(value, i, v)
+        {
             if (n < size)
                 n += (size_t)snprintf(out + n, size - n, "%s%s", sep, json_string_value(v));
             sep = ", ";
         }
         return n;
     }
-    json_object_foreach(value, k, v) {
+    json_object_foreach(value, k, v)
+    {
         if (n >= size)
             break;
         if (with_number && json_is_integer(v))
@@ -636,11 +650,12 @@ void gw_policy_summary(enum gw_guard guard, json_t *policy, char *out, size_t si
         const char *arg, *join = " when ";
         json_t *values, *v;
         size_t i;
-        json_object_foreach(json_object_get(policy, "confirm_when"), arg, values) {
+        json_object_foreach(json_object_get(policy, "confirm_when"), arg, values)
+        {
             if (n < size)
                 n += (size_t)snprintf(out + n, size - n, "%s%s ", join, arg);
-            json_array_foreach(values, i, v) if (n < size) n += (size_t)snprintf(
-                out + n, size - n, "%s%s", i ? ", " : "", json_string_value(v));
+            json_array_foreach(values, i, v) if (n < size) n +=
+                (size_t)snprintf(out + n, size - n, "%s%s", i ? ", " : "", json_string_value(v));
             join = " or when ";
         }
     }
@@ -667,7 +682,8 @@ static bool rule_names(json_t *rule, const char *field)
     json_t *v;
     if (json_is_object(rule))
         return json_object_get(rule, field) != NULL;
-    json_array_foreach(rule, i, v) {
+    json_array_foreach(rule, i, v)
+    {
         if (json_is_string(v) && strcmp(json_string_value(v), field) == 0)
             return true;
     }
@@ -679,10 +695,10 @@ static bool enum_widened(json_t *was, json_t *list)
 {
     size_t i, k;
     json_t *v, *w;
-    json_array_foreach(list, i, v) {
+    json_array_foreach(list, i, v)
+    {
         bool known = false;
-        json_array_foreach(was, k, w)
-            known |= json_equal(v, w);
+        json_array_foreach(was, k, w) known |= json_equal(v, w);
         if (!known)
             return true;
     }
@@ -692,12 +708,12 @@ static bool enum_widened(json_t *was, json_t *list)
 json_t *gw_policy_loosened(enum gw_guard was_guard, json_t *was, enum gw_guard now_guard,
                            json_t *now)
 {
-    static const char *const kinds[] = {"drop",       "fix",            "enum",   "max_items",
-                                        "max_length", "reject_secrets", "require"};
+    static const char *const kinds[] = {
+        "drop", "fix", "enum", "max_items", "max_length", "reject_secrets", "require"};
     json_t *lines = json_array();
     if (now_guard < was_guard)
-        json_array_append_new(lines, json_sprintf("guard %s -> %s", guard_name(was_guard),
-                                                  guard_name(now_guard)));
+        json_array_append_new(
+            lines, json_sprintf("guard %s -> %s", guard_name(was_guard), guard_name(now_guard)));
     for (size_t k = 0; k < sizeof kinds / sizeof *kinds; k++) {
         json_t *old = json_object_get(was, kinds[k]), *cur = json_object_get(now, kinds[k]), *v;
         size_t n = json_is_array(old) ? json_array_size(old) : json_object_size(old);
@@ -714,10 +730,9 @@ json_t *gw_policy_loosened(enum gw_guard was_guard, json_t *was, enum gw_guard n
                 json_array_append_new(lines, json_sprintf("args %s %s -> none", kinds[k], field));
             else if (json_is_integer(v) && json_is_integer(nv) &&
                      json_integer_value(nv) > json_integer_value(v))
-                json_array_append_new(lines, json_sprintf(
-                                                 "args %s %s %lld -> %lld", kinds[k], field,
-                                                 (long long)json_integer_value(v),
-                                                 (long long)json_integer_value(nv)));
+                json_array_append_new(lines, json_sprintf("args %s %s %lld -> %lld", kinds[k],
+                                                          field, (long long)json_integer_value(v),
+                                                          (long long)json_integer_value(nv)));
             else if (strcmp(kinds[k], "enum") == 0 && enum_widened(v, nv))
                 json_array_append_new(lines, json_sprintf("args enum %s widened", field));
         }

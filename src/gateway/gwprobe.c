@@ -6,9 +6,9 @@
 
 #include "gwcore.h"
 #include "gwexpose.h"
-#include "upstream.h"
 #include "gwsurface.h"
 #include "mem.h"
+#include "upstream.h"
 #include "utf8.h"
 
 /* The row of an upstream that started: its protocol, what it offers, its smoke call. */
@@ -16,14 +16,16 @@ static void probe_upstream(const struct upstream *u, gw_probe_fn *fn, void *arg)
 {
     /* by enum gw_smoke; still pending only when the wait was cut short (SIGTERM) */
     static const char *const smoke[] = {NULL, "failed", "passed", "failed"};
-    fn(&(struct gw_probe_row){
-           .kind = GW_PROBE_UPSTREAM, .upstream = u->cfg->name, .protocol = u->protocol,
-           .smoke = u->cfg->smoke ? smoke[u->smoke] : NULL,
-           .smoke_tool = json_string_value(json_object_get(json_array_get(u->cfg->smoke,
-                                                                          u->smoke_at), "tool")),
-           .error = u->smoke == GW_SMOKE_FAILED ? u->smoke_error : NULL,
-           .resources = u->cfg->resources ? (int)json_array_size(u->resources) : -1,
-           .prompts = u->cfg->prompts ? (int)json_array_size(u->prompts) : -1},
+    fn(&(struct gw_probe_row){.kind = GW_PROBE_UPSTREAM,
+                              .upstream = u->cfg->name,
+                              .protocol = u->protocol,
+                              .smoke = u->cfg->smoke ? smoke[u->smoke] : NULL,
+                              .smoke_tool = json_string_value(json_object_get(
+                                  json_array_get(u->cfg->smoke, u->smoke_at), "tool")),
+                              .error = u->smoke == GW_SMOKE_FAILED ? u->smoke_error : NULL,
+                              .resources =
+                                  u->cfg->resources ? (int)json_array_size(u->resources) : -1,
+                              .prompts = u->cfg->prompts ? (int)json_array_size(u->prompts) : -1},
        arg);
 }
 
@@ -51,15 +53,18 @@ static void probe_item(const struct upstream *u, const struct gw_plan_item *it, 
     const char *p = problem[0] ? problem : NULL;
     switch (it->kind) {
     case GW_PLAN_TOOL:
-        fn(&(struct gw_probe_row){.kind = GW_PROBE_TOOL, .upstream = u->cfg->name,
+        fn(&(struct gw_probe_row){.kind = GW_PROBE_TOOL,
+                                  .upstream = u->cfg->name,
                                   .tool = it->shown,
                                   .exposed = it->exposed ? it->shown_exposed : NULL,
-                                  .verdict = gw_verdict_name(it->verdict), .rule = it->rule,
+                                  .verdict = gw_verdict_name(it->verdict),
+                                  .rule = it->rule,
                                   .problem = p},
            arg);
         break;
     case GW_PLAN_RESOURCE:
-        fn(&(struct gw_probe_row){.kind = GW_PROBE_RESOURCE, .upstream = u->cfg->name,
+        fn(&(struct gw_probe_row){.kind = GW_PROBE_RESOURCE,
+                                  .upstream = u->cfg->name,
                                   .tool = it->shown_long,
                                   .exposed = it->status == GW_PLAN_UNFIT ? NULL : it->shown_long,
                                   .problem = p},
@@ -69,14 +74,20 @@ static void probe_item(const struct upstream *u, const struct gw_plan_item *it, 
         char *text = xasprintf("template %s", it->name);
         utf8_shown(row, sizeof row, text);
         free(text);
-        fn(&(struct gw_probe_row){.kind = GW_PROBE_RESOURCE, .upstream = u->cfg->name,
-                                  .tool = row, .exposed = p ? NULL : row, .problem = p},
+        fn(&(struct gw_probe_row){.kind = GW_PROBE_RESOURCE,
+                                  .upstream = u->cfg->name,
+                                  .tool = row,
+                                  .exposed = p ? NULL : row,
+                                  .problem = p},
            arg);
         break;
     }
     case GW_PLAN_PROMPT:
-        fn(&(struct gw_probe_row){.kind = GW_PROBE_PROMPT, .upstream = u->cfg->name,
-                                  .tool = it->shown, .exposed = it->shown_exposed, .problem = p},
+        fn(&(struct gw_probe_row){.kind = GW_PROBE_PROMPT,
+                                  .upstream = u->cfg->name,
+                                  .tool = it->shown,
+                                  .exposed = it->shown_exposed,
+                                  .problem = p},
            arg);
         break;
     }
@@ -89,7 +100,8 @@ size_t gw_probe_rows(const struct gateway *g, const struct gw_plan *plan, gw_pro
     for (size_t i = 0; i < g->nup; i++) {
         const struct upstream *u = &g->ups[i];
         if (u->state != UP_READY) {
-            fn(&(struct gw_probe_row){.kind = GW_PROBE_FAILED, .upstream = u->cfg->name,
+            fn(&(struct gw_probe_row){.kind = GW_PROBE_FAILED,
+                                      .upstream = u->cfg->name,
                                       .error = u->error ? u->error : "did not start"},
                arg);
             bad++;

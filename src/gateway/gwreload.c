@@ -21,13 +21,13 @@
 #include "approvals.h"
 #include "gwcore.h"
 #include "gwexpose.h"
-#include "relay.h"
-#include "upstream.h"
 #include "gwpolicy.h"
 #include "log.h"
 #include "mcp.h"
 #include "mem.h"
+#include "relay.h"
 #include "startctx.h"
+#include "upstream.h"
 #include "utf8.h"
 
 static bool same_str(const char *a, const char *b)
@@ -114,40 +114,46 @@ static void wider_rules(const struct upstream *u, const struct gw_upstream *now,
     if (same_json(was->include, now->include) && same_json(was->exclude, now->exclude))
         return;
     if (u->off_surface || u->listed_at_start == NULL) {
-        needs_restart(list, "upstream %s: tools.include or tools.exclude changed (it was not "
-                            "listed when the server started)", was->name);
+        needs_restart(list,
+                      "upstream %s: tools.include or tools.exclude changed (it was not "
+                      "listed when the server started)",
+                      was->name);
         return;
     }
-    json_array_foreach(u->listed_at_start, i, tool) {
+    json_array_foreach(u->listed_at_start, i, tool)
+    {
         const char *name = json_string_value(json_object_get(tool, "name"));
         if (name && gw_tool_verdict(now, name, &rule) == GW_INCLUDED &&
             gw_tool_verdict(was, name, &rule) != GW_INCLUDED) {
             char t[100];
             utf8_shown(t, sizeof t, name);
-            needs_restart(list, "upstream %s: tools.include or tools.exclude widened (it would "
-                                "expose %s)", was->name, t);
+            needs_restart(list,
+                          "upstream %s: tools.include or tools.exclude widened (it would "
+                          "expose %s)",
+                          was->name, t);
             return;
         }
     }
 }
 
 /* Everything f asks for that this reload cannot apply, as lines for the log and the status. */
-static json_t *unapplied(const struct gateway *g, const struct gwfile *f,
-                         const char *const *bridge, const char *const *judged_as,
-                         size_t nbridge)
+static json_t *unapplied(const struct gateway *g, const struct gwfile *f, const char *const *bridge,
+                         const char *const *judged_as, size_t nbridge)
 {
     json_t *list = json_array();
     for (size_t i = 0; i < f->nup; i++)
         if (!upstream_in(g->file, f->up[i].name))
-            needs_restart(list, disabled_in(g->file, f->up[i].name) ? "upstream %s was enabled"
-                                                                     : "upstream %s is new",
+            needs_restart(list,
+                          disabled_in(g->file, f->up[i].name) ? "upstream %s was enabled"
+                                                              : "upstream %s is new",
                           f->up[i].name);
     for (size_t i = 0; i < g->nup; i++) {
         const struct gw_upstream *now = upstream_in(f, g->ups[i].cfg->name);
         if (now == NULL) {
-            needs_restart(list, disabled_in(f, g->ups[i].cfg->name)
-                                    ? "upstream %s was disabled (enabled: false)"
-                                    : "upstream %s was removed",
+            needs_restart(list,
+                          disabled_in(f, g->ups[i].cfg->name)
+                              ? "upstream %s was disabled (enabled: false)"
+                              : "upstream %s was removed",
                           g->ups[i].cfg->name);
             continue;
         }
@@ -175,19 +181,23 @@ static bool policies_offered(const struct gateway *g, const struct gwfile *f, ch
         json_t *policy;
         if (now == NULL || u->listed_at_start == NULL)
             continue;
-        json_object_foreach(now->policies, name, policy) {
+        json_object_foreach(now->policies, name, policy)
+        {
             bool offered = false;
             size_t k;
             json_t *tool;
-            json_array_foreach(u->listed_at_start, k, tool) {
+            json_array_foreach(u->listed_at_start, k, tool)
+            {
                 const char *n = json_string_value(json_object_get(tool, "name"));
                 offered |= n && strcmp(n, name) == 0;
             }
             if (!offered) {
                 char t[100];
                 utf8_shown(t, sizeof t, name);
-                snprintf(err, errlen, "upstream %s: tools.args names tool '%s', which it does "
-                         "not offer; fix the name", u->cfg->name, t);
+                snprintf(err, errlen,
+                         "upstream %s: tools.args names tool '%s', which it does "
+                         "not offer; fix the name",
+                         u->cfg->name, t);
                 return false;
             }
         }
@@ -215,7 +225,8 @@ static void file_notes(const struct gateway *g, const struct gwfile *f)
             continue;
         size_t k, n = json_array_size(u->listed_at_start);
         json_t *unmatched = gw_include_unmatched(now, u->listed_at_start), *glob;
-        json_array_foreach(unmatched, k, glob) {
+        json_array_foreach(unmatched, k, glob)
+        {
             char shown[100];
             utf8_shown(shown, sizeof shown, json_string_value(glob));
             log_warn("gateway: upstream %s: tools.include '%s' matches none of its %zu tools (a "
@@ -241,8 +252,7 @@ static bool apply_tool(struct gateway *g, struct gw_tool *t, const struct gw_ups
         log_warn("gateway: reload: %s: %s", t->exposed, json_string_value(line));
     json_decref(looser);
     if (dropped && !t->dropped)
-        log_info("gateway: reload: %s is no longer exposed: its new calls are refused",
-                 t->exposed);
+        log_info("gateway: reload: %s is no longer exposed: its new calls are refused", t->exposed);
     else if (!dropped && t->dropped)
         log_warn("gateway: reload: %s is exposed again", t->exposed);
     if (guard != t->guard || !same_json(policy, t->policy)) { /* as clients see it from now on */
@@ -253,7 +263,7 @@ static bool apply_tool(struct gateway *g, struct gw_tool *t, const struct gw_ups
         mcp_set_tool_input_schema(g->mcp, t->exposed, schema);
     }
     t->guard = guard;
-    json_t *old = t->policy; /* a call in flight holds none: its arguments were admitted */
+    json_t *old = t->policy;         /* a call in flight holds none: its arguments were admitted */
     t->policy = json_incref(policy); /* before the decref: policy may be old itself */
     json_decref(old);
     t->dropped = dropped;
@@ -268,7 +278,8 @@ static bool disable_tool(struct gateway *g, struct gw_tool *t)
     if (t->dropped)
         return false;
     log_info("gateway: reload: %s is no longer exposed: its new calls are refused (upstream %s "
-             "is disabled)", t->exposed, t->up->cfg->name);
+             "is disabled)",
+             t->exposed, t->up->cfg->name);
     t->dropped = true;
     mcp_set_tool_hidden(g->mcp, t->exposed, true);
     return true;
@@ -290,7 +301,8 @@ static void apply_bridge(struct gateway *g, const struct gwfile *f, const char *
             log_warn("gateway: reload: bridge tool %s is exposed again", bridge[i]);
         else
             log_info("gateway: reload: bridge tool %s is no longer exposed (bridge_tools leaves "
-                     "it out)", bridge[i]);
+                     "it out)",
+                     bridge[i]);
         if (kept)
             json_object_del(g->bridge_out, bridge[i]);
         else
@@ -306,8 +318,10 @@ bool gateway_reload_file(struct gateway *g, struct gwfile *f, const char *path,
         judged_as = bridge;
     char err[400];
     if (!policies_offered(g, f, err, sizeof err)) {
-        log_warn("gateway: reload failed, keeping the running gateway configuration: gateway "
-                 "file %s: %s", path, err);
+        log_event(EV_RELOAD_REJECTED, LOG_FIELDS(LF_S("config", "gateway")),
+                  "gateway: reload failed, keeping the running gateway configuration: gateway "
+                  "file %s: %s",
+                  path, err);
         gwfile_cleanup(f);
         free(f);
         return false;
@@ -317,7 +331,9 @@ bool gateway_reload_file(struct gateway *g, struct gwfile *f, const char *path,
     size_t i;
     json_t *line;
     json_array_foreach(list, i, line)
-        log_warn("gateway: reload: %s; restart to apply", json_string_value(line));
+        log_event(EV_RELOAD_RESTART_NEEDED,
+                  LOG_FIELDS(LF_S("config", "gateway"), LF_S("keys", json_string_value(line))),
+                  "gateway: reload: %s; restart to apply", json_string_value(line));
     size_t changed = 0;
     for (size_t k = 0; k < g->ntools; k++) {
         const char *up = g->tools[k].up->cfg->name;
@@ -338,9 +354,10 @@ bool gateway_reload_file(struct gateway *g, struct gwfile *f, const char *path,
     }
     if (g->startctx) /* none configured any more: the tool stays, with no file to read */
         startctx_replace(g->startctx, f->startup_files, f->startup_max_bytes, getenv("HOME"));
-    log_info("gateway: reloaded %s: guards, argument policies and tools rules of %zu tool%s "
-             "changed, in force for the calls that start from now on",
-             path, changed, changed == 1 ? "" : "s");
+    log_event(EV_RELOAD_APPLIED, LOG_FIELDS(LF_S("config", "gateway"), LF_S("file", path)),
+              "gateway: reloaded %s: guards, argument policies and tools rules of %zu tool%s "
+              "changed, in force for the calls that start from now on",
+              path, changed, changed == 1 ? "" : "s");
     json_decref(g->restart_needed);
     g->restart_needed = list;
     /* The tools' policies are references of their own: the file they came from can go. */

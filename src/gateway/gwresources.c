@@ -18,15 +18,14 @@
 #include "gwcore.h"
 #include "gwevent.h"
 #include "gwexpose.h"
-#include "relay.h"
-#include "upstream.h"
 #include "gwsurface.h"
 #include "jrpc.h"
 #include "log.h"
 #include "loop.h"
 #include "mcp.h"
 #include "mem.h"
-
+#include "relay.h"
+#include "upstream.h"
 
 /* An exposed resource or prompt: which upstream, and the upstream's own URI or name. */
 struct gw_extra {
@@ -47,12 +46,12 @@ struct fwd {
     struct mcp_call *call;
     uint64_t id;
     struct loop_timer *timer;
-    char method[16];       /* resources/read or prompts/get */
-    json_t *params;        /* as sent, without the round's answers and state */
-    unsigned rounds;       /* input rounds the upstream asked so far */
+    char method[16];               /* resources/read or prompts/get */
+    json_t *params;                /* as sent, without the round's answers and state */
+    unsigned rounds;               /* input rounds the upstream asked so far */
     struct gw_round_claimed round; /* a 2026-07-28 caller's round this retry continues */
-    struct gw_collect *collect; /* a session-era caller's answers being collected, or NULL */
-    json_t *state;         /* the upstream's requestState sent back with them, or NULL */
+    struct gw_collect *collect;    /* a session-era caller's answers being collected, or NULL */
+    json_t *state;                 /* the upstream's requestState sent back with them, or NULL */
 };
 
 static void fwd_free(struct fwd *f)
@@ -117,7 +116,7 @@ static void on_fwd_timeout(struct loop *l, void *arg)
 static void on_fwd_cancel(struct mcp_call *c, void *arg)
 {
     struct fwd *f = arg;
-    (void)c; /* gone after this callback */
+    (void)c;                /* gone after this callback */
     if (f->collect == NULL) /* else the upstream answered already: nothing runs there */
         tell_cancelled(f, "cancelled by the client");
     fwd_free(f);
@@ -200,8 +199,8 @@ static bool fwd_input(struct fwd *f, json_t *result)
         char bound[300];
         bool busy;
         fwd_bound_to(f, bound, sizeof bound);
-        json_t *ours = gw_mrtr_round_open(f->up, f->call, bound, f->rounds, state, &busy, why,
-                                          sizeof why);
+        json_t *ours =
+            gw_mrtr_round_open(f->up, f->call, bound, f->rounds, state, &busy, why, sizeof why);
         if (ours == NULL) {
             json_decref(requests);
             fwd_fail(f, JRPC_INTERNAL_ERROR, why);
@@ -246,7 +245,8 @@ static void forward(struct mcp_call *c, struct upstream *u, const char *method, 
         fwd_bound_to(f, bound, sizeof bound);
         if (!gw_mrtr_round_claim(u, c, bound, &f->rounds, &state, &f->round)) {
             char msg[300];
-            snprintf(msg, sizeof msg, "no input round of upstream %s matches this "
+            snprintf(msg, sizeof msg,
+                     "no input round of upstream %s matches this "
                      "requestState: it was already answered, or it expired; ask again",
                      u->cfg->name);
             mcp_call_error(c, JRPC_INVALID_PARAMS, msg);
@@ -279,15 +279,13 @@ static void template_read_handler(struct mcp_call *c, json_t *params, void *arg)
 {
     struct gw_extra *x = arg;
     /* the URI the client asked for (it matched x's template), nothing else of its params */
-    forward(c, x->up, "resources/read",
-            json_pack("{s:O}", "uri", json_object_get(params, "uri")));
+    forward(c, x->up, "resources/read", json_pack("{s:O}", "uri", json_object_get(params, "uri")));
 }
 
 static void prompt_handler(struct mcp_call *c, json_t *args, void *arg)
 {
     struct gw_extra *x = arg;
-    forward(c, x->up, "prompts/get",
-            json_pack("{s:s, s:O}", "name", x->name, "arguments", args));
+    forward(c, x->up, "prompts/get", json_pack("{s:s, s:O}", "name", x->name, "arguments", args));
 }
 
 /* ---------- the surface ---------- */
@@ -308,14 +306,15 @@ static const char *str(json_t *o, const char *key)
 }
 
 /* The items of upstream k of kind in the plan, in its order. */
-#define PLAN_EACH(p, k, kind_, it)                                                              \
-    for (const struct gw_plan_item *it = (p)->items; it < (p)->items + (p)->n; it++)           \
+#define PLAN_EACH(p, k, kind_, it)                                                                 \
+    for (const struct gw_plan_item *it = (p)->items; it < (p)->items + (p)->n; it++)               \
         if (it->up == (k) && it->kind == (kind_))
 
 static bool expose_resources(struct gateway *g, struct upstream *u, const struct gw_plan *p,
                              size_t k)
 {
-    PLAN_EACH(p, k, GW_PLAN_RESOURCE, it) {
+    PLAN_EACH(p, k, GW_PLAN_RESOURCE, it)
+    {
         if (it->status == GW_PLAN_UNFIT) {
             log_warn("upstream %s: resource '%s' not exposed (%s)", u->cfg->name, it->shown_long,
                      it->unfit);
@@ -329,10 +328,14 @@ static bool expose_resources(struct gateway *g, struct upstream *u, const struct
         }
         const char *name = str(it->def, "name");
         struct gw_extra *x = extra_new(g, u, it->name);
-        mcp_add_resource(g->mcp, &(struct mcp_resource_def){
-            .uri = it->name, .name = name ? name : it->name, .title = str(it->def, "title"),
-            .description = str(it->def, "description"), .mime_type = str(it->def, "mimeType"),
-            .handler = read_handler, .arg = x});
+        mcp_add_resource(g->mcp,
+                         &(struct mcp_resource_def){.uri = it->name,
+                                                    .name = name ? name : it->name,
+                                                    .title = str(it->def, "title"),
+                                                    .description = str(it->def, "description"),
+                                                    .mime_type = str(it->def, "mimeType"),
+                                                    .handler = read_handler,
+                                                    .arg = x});
     }
     log_info("upstream %s: %zu resources exposed", u->cfg->name, json_array_size(u->resources));
     return true;
@@ -341,7 +344,8 @@ static bool expose_resources(struct gateway *g, struct upstream *u, const struct
 static bool expose_templates(struct gateway *g, struct upstream *u, const struct gw_plan *p,
                              size_t k)
 {
-    PLAN_EACH(p, k, GW_PLAN_TEMPLATE, it) {
+    PLAN_EACH(p, k, GW_PLAN_TEMPLATE, it)
+    {
         if (it->status == GW_PLAN_UNFIT) {
             log_warn("upstream %s: resource template '%s' not exposed (%s)", u->cfg->name,
                      it->shown_long, it->unfit);
@@ -354,11 +358,14 @@ static bool expose_templates(struct gateway *g, struct upstream *u, const struct
             return false;
         }
         const char *name = str(it->def, "name");
-        mcp_add_template(g->mcp, &(struct mcp_template_def){
-            .uri_template = it->name, .name = name ? name : it->name,
-            .title = str(it->def, "title"), .description = str(it->def, "description"),
-            .mime_type = str(it->def, "mimeType"), .handler = template_read_handler,
-            .arg = extra_new(g, u, it->name)});
+        mcp_add_template(g->mcp,
+                         &(struct mcp_template_def){.uri_template = it->name,
+                                                    .name = name ? name : it->name,
+                                                    .title = str(it->def, "title"),
+                                                    .description = str(it->def, "description"),
+                                                    .mime_type = str(it->def, "mimeType"),
+                                                    .handler = template_read_handler,
+                                                    .arg = extra_new(g, u, it->name)});
     }
     if (json_array_size(u->templates))
         log_info("upstream %s: %zu resource templates exposed", u->cfg->name,
@@ -366,10 +373,10 @@ static bool expose_templates(struct gateway *g, struct upstream *u, const struct
     return true;
 }
 
-static bool expose_prompts(struct gateway *g, struct upstream *u, const struct gw_plan *p,
-                           size_t k)
+static bool expose_prompts(struct gateway *g, struct upstream *u, const struct gw_plan *p, size_t k)
 {
-    PLAN_EACH(p, k, GW_PLAN_PROMPT, it) {
+    PLAN_EACH(p, k, GW_PLAN_PROMPT, it)
+    {
         if (it->status == GW_PLAN_TAKEN) {
             log_error("gateway: upstream %s, prompt '%s' would be exposed as '%s', which is "
                       "taken by %s; change a prefix or set tools.prompts: false",
@@ -385,10 +392,12 @@ static bool expose_prompts(struct gateway *g, struct upstream *u, const struct g
         }
         json_t *args = json_object_get(it->def, "arguments");
         mcp_add_prompt(g->mcp, &(struct mcp_prompt_def){
-            .name = it->exposed, .title = str(it->def, "title"),
-            .description = str(it->def, "description"),
-            .arguments = json_is_array(args) ? json_deep_copy(args) : NULL,
-            .handler = prompt_handler, .arg = extra_new(g, u, it->name)});
+                                   .name = it->exposed,
+                                   .title = str(it->def, "title"),
+                                   .description = str(it->def, "description"),
+                                   .arguments = json_is_array(args) ? json_deep_copy(args) : NULL,
+                                   .handler = prompt_handler,
+                                   .arg = extra_new(g, u, it->name)});
     }
     log_info("upstream %s: %zu prompts exposed", u->cfg->name, json_array_size(u->prompts));
     return true;
@@ -400,8 +409,7 @@ bool gw_resources_expose(struct gateway *g, const struct gw_plan *p)
         struct upstream *u = &g->ups[i];
         if (u->state != UP_READY)
             continue;
-        if (u->cfg->resources &&
-            (!expose_resources(g, u, p, i) || !expose_templates(g, u, p, i)))
+        if (u->cfg->resources && (!expose_resources(g, u, p, i) || !expose_templates(g, u, p, i)))
             return false;
         if (u->cfg->prompts && !expose_prompts(g, u, p, i))
             return false;

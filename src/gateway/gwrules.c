@@ -11,7 +11,8 @@ static const char *first_match(json_t *globs, const char *name)
 {
     size_t i;
     json_t *g;
-    json_array_foreach(globs, i, g) {
+    json_array_foreach(globs, i, g)
+    {
         if (fnmatch(json_string_value(g), name, 0) == 0)
             return json_string_value(g);
     }
@@ -42,7 +43,8 @@ static void add_condition(json_t **all, json_t *when)
     json_t *values;
     if (*all == NULL)
         *all = json_object();
-    json_object_foreach(when, arg, values) {
+    json_object_foreach(when, arg, values)
+    {
         json_t *list = json_object_get(*all, arg);
         if (list == NULL)
             json_object_set_new(*all, arg, list = json_array());
@@ -61,7 +63,8 @@ static enum gw_guard strictest_guard(const struct gw_upstream *u, const char *to
     enum { NONE, CONFIRM_WHEN, CONFIRM, APPROVE } rank = NONE;
     const char *glob;
     json_t *v, *conditions = NULL;
-    json_object_foreach(u->guard, glob, v) {
+    json_object_foreach(u->guard, glob, v)
+    {
         if (fnmatch(glob, tool, 0) != 0)
             continue;
         json_t *condition = json_object_get(u->guard_when, glob);
@@ -118,10 +121,14 @@ bool gw_bridge_tool_kept(const struct gwfile *f, const char *tool)
 const char *gw_verdict_name(enum gw_verdict v)
 {
     switch (v) {
-    case GW_INCLUDED: return "included";
-    case GW_EXCLUDED: return "excluded";
-    case GW_NOT_INCLUDED: return "not included";
-    default: return "default deny";
+    case GW_INCLUDED:
+        return "included";
+    case GW_EXCLUDED:
+        return "excluded";
+    case GW_NOT_INCLUDED:
+        return "not included";
+    default:
+        return "default deny";
     }
 }
 
@@ -129,9 +136,11 @@ json_t *gw_include_unmatched(const struct gw_upstream *u, json_t *tools)
 {
     json_t *unmatched = json_array(), *glob, *tool;
     size_t i, k;
-    json_array_foreach(u->include, i, glob) {
+    json_array_foreach(u->include, i, glob)
+    {
         bool matched = false;
-        json_array_foreach(tools, k, tool) {
+        json_array_foreach(tools, k, tool)
+        {
             const char *name = json_is_string(tool)
                                    ? json_string_value(tool)
                                    : json_string_value(json_object_get(tool, "name"));

@@ -19,7 +19,7 @@
 
 #define RANDOM_MIN_LEN 32
 #define LABELLED_HEX_MIN_LEN 32 /* hex after a credential word: 128-bit keys and longer */
-#define WINDOW 128 /* longer tokens are judged by windows of this many characters */
+#define WINDOW 128              /* longer tokens are judged by windows of this many characters */
 /* bits per character a token may fall short of the entropy expected of a random string of its
  * length and alphabet: random tokens fall short by less than 0.6 (seen over 10^5 samples of 32
  * to 128 characters), a readable name by more */
@@ -156,11 +156,10 @@ static bool vowel(unsigned char c)
  * by letter b occurs 20+ times in this project's README and product notes (about 60,000 pairs of
  * English prose), plus "cy" and "py" (policy, copy). About 40% of all pairs. */
 static const uint32_t common_pairs[26] = {
-    0x1bebd6e, 0x1124911, 0x11acd95, 0x116c959, 0x1eff97d, 0x01a4931,
-    0x0164191, 0x01a4111, 0x2aef87f, 0x0044010, 0x0042110, 0x11c4919,
-    0x014d91d, 0x13ced7d, 0x0fefd7f, 0x11ec991, 0x0100000, 0x13efd5d,
-    0x15ed595, 0x11ec99d, 0x00eb95f, 0x0004111, 0x0066191, 0x1088101,
-    0x00ce001, 0x0000011,
+    0x1bebd6e, 0x1124911, 0x11acd95, 0x116c959, 0x1eff97d, 0x01a4931, 0x0164191,
+    0x01a4111, 0x2aef87f, 0x0044010, 0x0042110, 0x11c4919, 0x014d91d, 0x13ced7d,
+    0x0fefd7f, 0x11ec991, 0x0100000, 0x13efd5d, 0x15ed595, 0x11ec99d, 0x00eb95f,
+    0x0004111, 0x0066191, 0x1088101, 0x00ce001, 0x0000011,
 };
 
 /* Whether a segment of letters looks like a word: 3+ letters, a vowel, and every pair of letters
@@ -270,8 +269,8 @@ static bool hex_token(const char *t, size_t n)
  * (commit, sha256) and is refused only after such a word. */
 static bool credential_word_before(const char *s, size_t start)
 {
-    static const char *const words[] = {"key",    "keys",       "apikey", "token",  "tokens",
-                                        "secret", "secrets",    "password", "passwd", "auth",
+    static const char *const words[] = {"key",    "keys",       "apikey",     "token",  "tokens",
+                                        "secret", "secrets",    "password",   "passwd", "auth",
                                         "api",    "credential", "credentials"};
     size_t end = start;
     while (end > 0 && start - end < 4 && !alnum((unsigned char)s[end - 1]) && s[end - 1] != '\n')
@@ -374,9 +373,9 @@ bool gw_secret_like(const char *s, size_t len, const char **kind)
                 if (run.len == 0)
                     continue; /* not a key character: no prefix starts here */
             }
-            struct key_run here = {run.len - (j - run_start),
-                                   run.digit_end > j - run_start ? run.digit_end - (j - run_start)
-                                                                 : 0};
+            struct key_run here = {run.len - (j - run_start), run.digit_end > j - run_start
+                                                                  ? run.digit_end - (j - run_start)
+                                                                  : 0};
             if ((j == start || !alnum((unsigned char)s[j - 1])) && prefixed_key(s + j, i - j, here))
                 k = "an API key";
         }

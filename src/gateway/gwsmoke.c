@@ -13,13 +13,13 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "upstream.h"
 #include "log.h"
 #include "loop.h"
 #include "mem.h"
+#include "upstream.h"
 
-#define NESTED_DEPTH 4      /* levels of objects and arrays searched for a nested error */
-#define NESTED_NODES 2000   /* members and items looked at, at most, per result */
+#define NESTED_DEPTH 4               /* levels of objects and arrays searched for a nested error */
+#define NESTED_NODES 2000            /* members and items looked at, at most, per result */
 #define NESTED_TEXT_MAX (256 * 1024) /* a text item parsed as JSON up to this size */
 
 /* ---------- does a result say it failed ---------- */
@@ -52,16 +52,16 @@ static bool nested_error(json_t *v, int depth, size_t *budget, char *where, size
     if (json_is_object(v)) {
         const char *key;
         json_t *m;
-        json_object_foreach(v, key, m) {
+        json_object_foreach(v, key, m)
+        {
             if (*budget == 0)
                 return false;
             (*budget)--;
-            bool bad = ((strcmp(key, "error") == 0 || strcmp(key, "errors") == 0) &&
-                        truthy_error(m)) ||
-                       ((strcmp(key, "success") == 0 || strcmp(key, "ok") == 0) &&
-                        json_is_false(m)) ||
-                       (strcmp(key, "isError") == 0 && json_is_true(m)) ||
-                       (strcmp(key, "status") == 0 && failed_status(m));
+            bool bad =
+                ((strcmp(key, "error") == 0 || strcmp(key, "errors") == 0) && truthy_error(m)) ||
+                ((strcmp(key, "success") == 0 || strcmp(key, "ok") == 0) && json_is_false(m)) ||
+                (strcmp(key, "isError") == 0 && json_is_true(m)) ||
+                (strcmp(key, "status") == 0 && failed_status(m));
             snprintf(where + len, wherelen - len, "%s%.40s", len ? "." : "", key);
             if (bad || nested_error(m, depth + 1, budget, where, wherelen))
                 return true;
@@ -70,7 +70,8 @@ static bool nested_error(json_t *v, int depth, size_t *budget, char *where, size
     } else if (json_is_array(v)) {
         size_t i;
         json_t *m;
-        json_array_foreach(v, i, m) {
+        json_array_foreach(v, i, m)
+        {
             if (*budget == 0)
                 return false;
             (*budget)--;
@@ -97,7 +98,8 @@ bool gw_smoke_result_failed(json_t *result, char *why, size_t whylen)
         snprintf(why, whylen, "a nested error in structuredContent.%s", where);
         return true;
     }
-    json_array_foreach(json_object_get(result, "content"), i, item) {
+    json_array_foreach(json_object_get(result, "content"), i, item)
+    {
         const char *text = json_string_value(json_object_get(item, "text"));
         size_t n = text ? json_string_length(json_object_get(item, "text")) : 0;
         if (text == NULL || n > NESTED_TEXT_MAX)
@@ -149,7 +151,9 @@ static void settle(struct upstream *u, const char *why)
     }
     u->smoke = GW_SMOKE_FAILED;
     u->smoke_error = xasprintf("smoke call %.64s failed: %s", smoke_tool(u), why);
-    log_error("upstream %s: %s; not ready", u->cfg->name, u->smoke_error);
+    log_event(EV_UPSTREAM_SMOKE_FAILED,
+              LOG_FIELDS(LF_S("upstream", u->cfg->name), LF_S("tool", smoke_tool(u))),
+              "upstream %s: %s; not ready", u->cfg->name, u->smoke_error);
 }
 
 static void on_smoke_answer(struct upstream *u, json_t *result, json_t *error, void *arg)
@@ -192,8 +196,8 @@ static void send_smoke(struct upstream *u)
         settle(u, "it could not be sent");
         return;
     }
-    u->smoke_timer = loop_timer_add(u->loop, (uint64_t)u->cfg->timeout_s * 1000,
-                                    on_smoke_timeout, u);
+    u->smoke_timer =
+        loop_timer_add(u->loop, (uint64_t)u->cfg->timeout_s * 1000, on_smoke_timeout, u);
 }
 
 void gw_smoke_start(struct upstream *u)

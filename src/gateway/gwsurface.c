@@ -100,7 +100,8 @@ static void plan_tools(struct gw_plan *p, size_t *cap, size_t k, const struct gw
 {
     size_t i;
     json_t *tool;
-    json_array_foreach(tools, i, tool) {
+    json_array_foreach(tools, i, tool)
+    {
         const char *name = str(tool, "name");
         struct gw_plan_item *it = add(p, cap, GW_PLAN_TOOL, k, tool, name);
         it->verdict = gw_tool_verdict(cfg, name, &it->rule);
@@ -113,12 +114,13 @@ static void plan_tools(struct gw_plan *p, size_t *cap, size_t k, const struct gw
     }
 }
 
-static void plan_resources(struct gw_plan *p, size_t *cap, size_t k,
-                           const struct gw_upstream *cfg, json_t *resources, struct strmap *uris)
+static void plan_resources(struct gw_plan *p, size_t *cap, size_t k, const struct gw_upstream *cfg,
+                           json_t *resources, struct strmap *uris)
 {
     size_t i;
     json_t *r;
-    json_array_foreach(resources, i, r) {
+    json_array_foreach(resources, i, r)
+    {
         const char *uri = str(r, "uri");
         struct gw_plan_item *it = add(p, cap, GW_PLAN_RESOURCE, k, r, uri);
         set_exposed(it, xstrdup(uri));
@@ -135,12 +137,13 @@ static void plan_resources(struct gw_plan *p, size_t *cap, size_t k,
     }
 }
 
-static void plan_templates(struct gw_plan *p, size_t *cap, size_t k,
-                           const struct gw_upstream *cfg, json_t *templates, struct strmap *uris)
+static void plan_templates(struct gw_plan *p, size_t *cap, size_t k, const struct gw_upstream *cfg,
+                           json_t *templates, struct strmap *uris)
 {
     size_t i;
     json_t *t;
-    json_array_foreach(templates, i, t) {
+    json_array_foreach(templates, i, t)
+    {
         const char *tpl = str(t, "uriTemplate");
         struct gw_plan_item *it = add(p, cap, GW_PLAN_TEMPLATE, k, t, tpl);
         set_exposed(it, xstrdup(tpl));
@@ -163,7 +166,8 @@ static void plan_prompts(struct gw_plan *p, size_t *cap, size_t k, const struct 
 {
     size_t i;
     json_t *pr;
-    json_array_foreach(prompts, i, pr) {
+    json_array_foreach(prompts, i, pr)
+    {
         const char *name = str(pr, "name");
         struct gw_plan_item *it = add(p, cap, GW_PLAN_PROMPT, k, pr, name);
         set_exposed(it, xasprintf("%s%s", cfg->prefix, name));

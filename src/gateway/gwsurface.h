@@ -35,27 +35,27 @@ enum gw_plan_status {
  * shown ones are made printable for logs and rows). */
 struct gw_plan_item {
     enum gw_plan_kind kind;
-    size_t up;                 /* index into the planned upstreams */
-    json_t *def;               /* the listing's entry (borrowed) */
-    const char *name;          /* the upstream's own name, URI or template (borrowed) */
-    char *exposed;             /* prefix + name (tools, prompts), the URI (resources), the
-                                  template; NULL for a tool left out */
-    char shown[100];           /* name, printable (URIs and templates: up to 199 bytes in
-                                  shown_long) */
+    size_t up;        /* index into the planned upstreams */
+    json_t *def;      /* the listing's entry (borrowed) */
+    const char *name; /* the upstream's own name, URI or template (borrowed) */
+    char *exposed;    /* prefix + name (tools, prompts), the URI (resources), the
+                         template; NULL for a tool left out */
+    char shown[100];  /* name, printable (URIs and templates: up to 199 bytes in
+                         shown_long) */
     char shown_long[200];
-    char shown_exposed[100];   /* exposed, printable ("" when NULL) */
-    enum gw_verdict verdict;   /* tools */
-    const char *rule;          /* tools: the deciding glob, or NULL */
+    char shown_exposed[100]; /* exposed, printable ("" when NULL) */
+    enum gw_verdict verdict; /* tools */
+    const char *rule;        /* tools: the deciding glob, or NULL */
     enum gw_plan_status status;
-    const char *unfit;         /* GW_PLAN_UNFIT: why (a fixed text) */
-    char *owner;               /* GW_PLAN_TAKEN: who holds it ("upstream x, tool 'y'", ...) */
+    const char *unfit; /* GW_PLAN_UNFIT: why (a fixed text) */
+    char *owner;       /* GW_PLAN_TAKEN: who holds it ("upstream x, tool 'y'", ...) */
 };
 
 struct gw_plan {
     struct gw_plan_item *items; /* by upstream; within one: tools, resources, templates,
                                    prompts, each in listing order */
     size_t n;
-    struct strmap *names;       /* exposed tool name -> owner text (taken names too) */
+    struct strmap *names; /* exposed tool name -> owner text (taken names too) */
 };
 
 /* Plans the surface of nup listed upstreams (file order); taken: the bridge's own tool names,

@@ -37,54 +37,54 @@
 #include "gwcore.h"
 #include "gwevent.h"
 #include "gwexpose.h"
-#include "relay.h"
-#include "upstream.h"
 #include "gwinstance.h"
-#include "log.h"
 #include "list.h"
+#include "log.h"
 #include "loop.h"
 #include "mcp.h"
 #include "mem.h"
+#include "relay.h"
 #include "timefmt.h"
 #include "toolerr.h"
+#include "upstream.h"
 
-#define GW_TASK_PREFIX "gw:" /* no bridge task id has a colon: the two never collide */
-#define GW_TASK_ID_BYTES 16          /* random, so ids cannot be guessed or enumerated */
-#define GW_TASKS_PER_CALLER 64       /* one caller cannot fill the server's memory with tasks */
-#define GW_TASKS_MAX 1024            /* all callers' tasks together */
-#define GW_TASK_KEEP_MS 3600000u     /* a finished task answers tasks/get for an hour */
-#define GW_TASK_POLL_MS 2000u        /* a person decides in seconds: no need to poll faster */
-#define GW_TASK_RETRY_MS 200u        /* a starting instance: asked again this often */
+#define GW_TASK_PREFIX "gw:"             /* no bridge task id has a colon: the two never collide */
+#define GW_TASK_ID_BYTES 16              /* random, so ids cannot be guessed or enumerated */
+#define GW_TASKS_PER_CALLER 64           /* one caller cannot fill the server's memory with tasks */
+#define GW_TASKS_MAX 1024                /* all callers' tasks together */
+#define GW_TASK_KEEP_MS 3600000u         /* a finished task answers tasks/get for an hour */
+#define GW_TASK_POLL_MS 2000u            /* a person decides in seconds: no need to poll faster */
+#define GW_TASK_RETRY_MS 200u            /* a starting instance: asked again this often */
 #define GW_TASK_RESULT_MAX (256u * 1024) /* bytes of a result kept for an hour, as JSON */
 
 enum gwt_phase { GWT_WAITING, GWT_RUNNING, GWT_DONE };
 
 struct gw_task {
     struct gw_tasks *all;
-    struct gw_tool *t;          /* lives as long as the gateway */
+    struct gw_tool *t; /* lives as long as the gateway */
     char id[sizeof GW_TASK_PREFIX + 2 * GW_TASK_ID_BYTES];
-    char *caller;               /* mcp_call_caller of the creating call */
-    json_t *args;               /* what is sent once approved (admitted by the policies) */
+    char *caller; /* mcp_call_caller of the creating call */
+    json_t *args; /* what is sent once approved (admitted by the policies) */
     enum gwt_phase phase;
-    const char *status;         /* working, completed, failed, cancelled */
-    json_t *outcome;            /* completed: the CallToolResult; failed: the error object */
+    const char *status; /* working, completed, failed, cancelled */
+    json_t *outcome;    /* completed: the CallToolResult; failed: the error object */
     char approval[APPROVALS_ID_HEX + 1]; /* while waiting */
     unsigned approval_timeout_s; /* the queue's when created: a reload changes later ones only */
-    struct upstream *at;        /* while running: the upstream or instance whose slot it holds */
+    struct upstream *at;         /* while running: the upstream or instance whose slot it holds */
     struct upstream *waiting_on; /* approved, waiting for a slot there (gw_task_slot_free) */
-    bool sent;                  /* the call is at the upstream (wire_id) */
+    bool sent;                   /* the call is at the upstream (wire_id) */
     uint64_t wire_id;
-    struct loop_timer *timer;   /* running: the deadline, or the next try of a starting instance */
-    uint64_t deadline_ms;       /* loop ms: the upstream's timeout, counted from the approval */
-    uint64_t started_us;        /* monotonic, for the audit line */
-    uint64_t done_ms;           /* loop ms when it ended */
+    struct loop_timer *timer; /* running: the deadline, or the next try of a starting instance */
+    uint64_t deadline_ms;     /* loop ms: the upstream's timeout, counted from the approval */
+    uint64_t started_us;      /* monotonic, for the audit line */
+    uint64_t done_ms;         /* loop ms when it ended */
     char created_at[TIMEFMT_SIZE], updated_at[TIMEFMT_SIZE];
-    struct list link;           /* in all->tasks */
+    struct list link; /* in all->tasks */
 };
 
 struct gw_tasks {
     struct gateway *g;
-    struct list tasks;          /* oldest first */
+    struct list tasks; /* oldest first */
     size_t n;
     size_t nwaiting; /* tasks with waiting_on set: gw_task_slot_free walks only if any */
 };
@@ -124,7 +124,8 @@ static void task_free(struct gw_task *k)
 static void sweep(struct gw_tasks *all)
 {
     uint64_t now = loop_now(all->g->loop);
-    LIST_FOREACH_SAFE(n, &all->tasks) {
+    LIST_FOREACH_SAFE(n, &all->tasks)
+    {
         struct gw_task *k = task_of(n);
         if (k->phase == GWT_DONE && now - k->done_ms >= GW_TASK_KEEP_MS)
             task_free(k);
@@ -137,7 +138,8 @@ static bool make_room(struct gw_tasks *all, const char *caller)
 {
     size_t mine = 0;
     struct gw_task *oldest_mine = NULL, *oldest = NULL;
-    LIST_FOREACH(n, &all->tasks) {
+    LIST_FOREACH(n, &all->tasks)
+    {
         struct gw_task *k = task_of(n);
         bool is_mine = strcmp(k->caller, caller) == 0;
         mine += is_mine;
@@ -166,7 +168,8 @@ static bool make_room(struct gw_tasks *all, const char *caller)
  * sees every task, mcp_call_sees_all). */
 static struct gw_task *find(struct gw_tasks *all, const char *id, const char *caller, bool any)
 {
-    LIST_FOREACH(n, &all->tasks) {
+    LIST_FOREACH(n, &all->tasks)
+    {
         struct gw_task *k = task_of(n);
         if (strcmp(k->id, id) == 0)
             return any || strcmp(k->caller, caller) == 0 ? k : NULL;
@@ -182,8 +185,8 @@ static json_t *task_json(const struct gw_task *k)
     /* ttlMs counts from creation: the longest wait for the operator and for the upstream, then
      * the hour a finished task is kept */
     const struct upstream *u = k->t->up;
-    json_int_t ttl = ((json_int_t)k->approval_timeout_s + u->cfg->timeout_s) * 1000 +
-                     GW_TASK_KEEP_MS;
+    json_int_t ttl =
+        ((json_int_t)k->approval_timeout_s + u->cfg->timeout_s) * 1000 + GW_TASK_KEEP_MS;
     json_t *o = json_pack("{s:s, s:s, s:s, s:s, s:I, s:I}", "taskId", k->id, "status", k->status,
                           "createdAt", k->created_at, "lastUpdatedAt", k->updated_at,
                           "pollIntervalMs", (json_int_t)GW_TASK_POLL_MS, "ttlMs", ttl);
@@ -191,7 +194,8 @@ static json_t *task_json(const struct gw_task *k)
     if (k->phase == GWT_WAITING) {
         snprintf(msg, sizeof msg,
                  "waiting for the operator's approval: request %s (hermes-mcp approvals; "
-                 "approve %s or deny %s)", k->approval, k->approval, k->approval);
+                 "approve %s or deny %s)",
+                 k->approval, k->approval, k->approval);
         json_object_set_new(o, "statusMessage", json_string(msg));
     } else if (k->phase == GWT_RUNNING) {
         snprintf(msg, sizeof msg, "approved; upstream %s is running %s", k->t->up->cfg->name,
@@ -264,12 +268,16 @@ static void on_answer(struct upstream *u, json_t *result, json_t *error, void *a
     k->sent = false;
     const char *type = json_string_value(json_object_get(result, "resultType"));
     if (result && type && strcmp(type, "input_required") == 0) {
-        snprintf(msg, sizeof msg, "upstream %s asked for input during %s, which a task cannot "
-                 "relay; call it without the tasks extension", u->cfg->name, k->t->exposed);
+        snprintf(msg, sizeof msg,
+                 "upstream %s asked for input during %s, which a task cannot "
+                 "relay; call it without the tasks extension",
+                 u->cfg->name, k->t->exposed);
         finish_tool_error(k, TE_UPSTREAM_ERROR, msg);
     } else if (result && json_dumpb(result, NULL, 0, JSON_COMPACT) > GW_TASK_RESULT_MAX) {
-        snprintf(msg, sizeof msg, "the result of %s is larger than a task keeps (%u KiB); call it "
-                 "without the tasks extension", k->t->exposed, GW_TASK_RESULT_MAX / 1024);
+        snprintf(msg, sizeof msg,
+                 "the result of %s is larger than a task keeps (%u KiB); call it "
+                 "without the tasks extension",
+                 k->t->exposed, GW_TASK_RESULT_MAX / 1024);
         finish_tool_error(k, TE_UPSTREAM_ERROR, msg);
     } else if (result) {
         json_t *copy = json_deep_copy(result);
@@ -313,20 +321,26 @@ static void send_call(struct gw_task *k)
     char msg[400];
     uint64_t now = loop_now(u->loop);
     if (u->gw->draining) {
-        snprintf(msg, sizeof msg, "the server is stopping: the call was not sent to upstream %s; "
-                 "retry it after the restart", u->cfg->name);
+        snprintf(msg, sizeof msg,
+                 "the server is stopping: the call was not sent to upstream %s; "
+                 "retry it after the restart",
+                 u->cfg->name);
         finish_tool_error(k, TE_UPSTREAM_UNAVAILABLE, msg);
         return;
     }
     if (t->withheld) {
-        snprintf(msg, sizeof msg, "the definition of %s changed upstream (%s) since it was "
-                 "pinned; it is withheld until an operator accepts it", t->exposed, u->cfg->name);
+        snprintf(msg, sizeof msg,
+                 "the definition of %s changed upstream (%s) since it was "
+                 "pinned; it is withheld until an operator accepts it",
+                 t->exposed, u->cfg->name);
         finish_tool_error(k, TE_DEFINITION_CHANGED, msg);
         return;
     }
     if (t->dropped) { /* a reload left it out after the approval */
-        snprintf(msg, sizeof msg, "%s is no longer exposed: the gateway file's tools rules of "
-                 "upstream %s leave it out", t->exposed, u->cfg->name);
+        snprintf(msg, sizeof msg,
+                 "%s is no longer exposed: the gateway file's tools rules of "
+                 "upstream %s leave it out",
+                 t->exposed, u->cfg->name);
         finish_tool_error(k, TE_NOT_FOUND, msg);
         return;
     }
@@ -442,8 +456,8 @@ void gw_task_start(struct gw_tool *t, struct mcp_call *call, json_t *args, uint6
     struct gw_task *k = xcalloc(1, sizeof *k);
     const char *aid = NULL;
     if (crypto_random_hex(rnd, GW_TASK_ID_BYTES))
-        aid = g->approvals ? approvals_add(g->approvals, p, t->exposed, args, on_decision, k)
-                           : NULL;
+        aid =
+            g->approvals ? approvals_add(g->approvals, p, t->exposed, args, on_decision, k) : NULL;
     if (aid == NULL) {
         free(k);
         gw_call_record_tool(t, call, started_us, toolerr_name(TE_APPROVAL_DENIED));
@@ -451,8 +465,12 @@ void gw_task_start(struct gw_tool *t, struct mcp_call *call, json_t *args, uint6
                                                    gw_approval_refusal(g->approvals, p)));
         return;
     }
-    *k = (struct gw_task){.all = all, .t = t, .caller = xstrdup(caller), .phase = GWT_WAITING,
-                          .status = "working", .args = json_incref(args),
+    *k = (struct gw_task){.all = all,
+                          .t = t,
+                          .caller = xstrdup(caller),
+                          .phase = GWT_WAITING,
+                          .status = "working",
+                          .args = json_incref(args),
                           .started_us = started_us,
                           .approval_timeout_s = g->approvals_timeout_s};
     snprintf(k->id, sizeof k->id, GW_TASK_PREFIX "%s", rnd);
@@ -540,7 +558,8 @@ void gw_task_slot_free(struct upstream *u)
     struct gw_tasks *all = u->gw->tasks;
     if (all == NULL || all->nwaiting == 0)
         return; /* the common case, on every call's completion: no walk */
-    LIST_FOREACH(n, &all->tasks) {
+    LIST_FOREACH(n, &all->tasks)
+    {
         struct gw_task *k = task_of(n);
         if (k->waiting_on != u)
             continue;
@@ -558,7 +577,7 @@ size_t gateway_tasks_running(const struct gateway *g)
     if (g == NULL || g->tasks == NULL)
         return 0;
     LIST_FOREACH(n, &g->tasks->tasks)
-        running += task_of(n)->phase == GWT_RUNNING;
+    running += task_of(n)->phase == GWT_RUNNING;
     return running;
 }
 
@@ -566,7 +585,8 @@ void gw_task_deny_dropped(struct gateway *g)
 {
     if (g->tasks == NULL)
         return;
-    LIST_FOREACH(n, &g->tasks->tasks) {
+    LIST_FOREACH(n, &g->tasks->tasks)
+    {
         struct gw_task *k = task_of(n);
         if (k->phase == GWT_WAITING && k->t->dropped && k->approval[0]) /* finished: kept */
             approvals_decide(g->approvals, k->approval, false, GW_DROPPED_REASON, GW_BY_RELOAD);

@@ -36,8 +36,8 @@
 
 #include "buf.h"
 #include "child.h"
-#include "httpup.h"
 #include "httpc.h"
+#include "httpup.h"
 #include "jrpc.h"
 #include "list.h"
 #include "log.h"
@@ -46,48 +46,50 @@
 #include "sse.h"
 #include "utf8.h"
 
-#define HU_MESSAGE_MAX CHILD_LINE_MAX  /* one message from the upstream, as for stdio */
+#define HU_MESSAGE_MAX CHILD_LINE_MAX /* one message from the upstream, as for stdio */
 /* POSTs at once to one upstream beyond its max_in_flight calls: each call's POST may stay open
  * (an SSE answer), and what it waits for (a relayed answer, notifications/cancelled, the
  * session's initialize or DELETE, a resources/read) must not queue behind them. */
 #define HU_PER_ORIGIN_SPARE 8
-#define HU_NOTIFY_DEADLINE_MS 10000    /* a notification's POST */
-#define HU_DELETE_TIMEOUT_MS 1000      /* ending the sessions at shutdown, all together */
-#define HU_RESUME_TRIES 4              /* resumes in a row that bring no message */
-#define HU_RESUME_MAX 32               /* resumes of one call in all: a stream that keeps
-                                          bringing notes but never the answer ends too */
-#define HU_RESUME_FIRST_MS 100         /* the backoff without a retry: field, doubling; also
-                                          the floor of a retry: (retry: 0 is no storm) */
-#define HU_RESUME_MAX_DELAY_MS 30000   /* a retry: field is honoured up to this */
+#define HU_NOTIFY_DEADLINE_MS 10000 /* a notification's POST */
+#define HU_DELETE_TIMEOUT_MS 1000   /* ending the sessions at shutdown, all together */
+#define HU_RESUME_TRIES 4           /* resumes in a row that bring no message */
+#define HU_RESUME_MAX                                                                              \
+    32 /* resumes of one call in all: a stream that keeps                                          \
+          bringing notes but never the answer ends too */
+#define HU_RESUME_FIRST_MS                                                                         \
+    100                              /* the backoff without a retry: field, doubling; also         \
+                                        the floor of a retry: (retry: 0 is no storm) */
+#define HU_RESUME_MAX_DELAY_MS 30000 /* a retry: field is honoured up to this */
 
-static unsigned live_transports;       /* the last one freed sends the sessions' DELETEs */
+static unsigned live_transports; /* the last one freed sends the sessions' DELETEs */
 
 /* One message POSTed (or waiting to be, while the session is renewed). */
 struct post {
     struct httpup *hu;
-    struct httpc_req *req;     /* NULL while held */
+    struct httpc_req *req; /* NULL while held */
     json_t *msg;
-    uint64_t id;               /* a request's id, 0 for a notification or a response */
-    bool is_init;              /* initialize: its answer carries the session */
-    bool is_renew;             /* our own initialize for a new session (not upstream.c's) */
-    bool retried;              /* sent again after a 404 */
-    bool with_session;         /* sent with a session id */
-    unsigned generation;       /* of the session it was sent with */
-    long status;               /* from the status line */
-    bool sse;                  /* the answer is an event stream */
-    bool answered;             /* the answer to id arrived (or the call was failed) */
-    bool too_big;              /* a JSON body over the cap */
-    bool in_cb, dead;          /* see the file's comment */
-    bool resuming;             /* the transfer is a GET resuming the answer's stream */
-    bool got_event;            /* the transfer delivered a message */
-    char last_event_id[SSE_ID_MAX]; /* where a resume starts */
-    long retry_ms;             /* the stream's retry: field, -1 when none came */
-    unsigned resume_misses;    /* resumes in a row that brought no message */
-    unsigned resumes;          /* resumes of this call so far */
+    uint64_t id;                     /* a request's id, 0 for a notification or a response */
+    bool is_init;                    /* initialize: its answer carries the session */
+    bool is_renew;                   /* our own initialize for a new session (not upstream.c's) */
+    bool retried;                    /* sent again after a 404 */
+    bool with_session;               /* sent with a session id */
+    unsigned generation;             /* of the session it was sent with */
+    long status;                     /* from the status line */
+    bool sse;                        /* the answer is an event stream */
+    bool answered;                   /* the answer to id arrived (or the call was failed) */
+    bool too_big;                    /* a JSON body over the cap */
+    bool in_cb, dead;                /* see the file's comment */
+    bool resuming;                   /* the transfer is a GET resuming the answer's stream */
+    bool got_event;                  /* the transfer delivered a message */
+    char last_event_id[SSE_ID_MAX];  /* where a resume starts */
+    long retry_ms;                   /* the stream's retry: field, -1 when none came */
+    unsigned resume_misses;          /* resumes in a row that brought no message */
+    unsigned resumes;                /* resumes of this call so far */
     struct loop_timer *resume_timer; /* the wait before the next resume */
     struct sse_decoder dec;
-    struct buf body;           /* a JSON answer, or an error's body */
-    struct list link;          /* in the transport's posts or held */
+    struct buf body;  /* a JSON answer, or an error's body */
+    struct list link; /* in the transport's posts or held */
 };
 
 struct httpup {
@@ -96,13 +98,13 @@ struct httpup {
     const struct httpup_owner *ops; /* the upstream it carries messages for */
     void *owner;
     struct httpc *http;
-    char *session;             /* Mcp-Session-Id, NULL before initialize answered */
-    unsigned generation;       /* counts the sessions: a 404 for an older one is not news */
-    char version[32];          /* the negotiated protocol version, "" before */
-    json_t *init_msg;          /* upstream.c's initialize: replayed to renew the session */
+    char *session;       /* Mcp-Session-Id, NULL before initialize answered */
+    unsigned generation; /* counts the sessions: a 404 for an older one is not news */
+    char version[32];    /* the negotiated protocol version, "" before */
+    json_t *init_msg;    /* upstream.c's initialize: replayed to renew the session */
     bool renewing;
-    struct list posts;         /* sent and not finished, the newest first */
-    struct list held;          /* waiting for the new session, oldest first */
+    struct list posts; /* sent and not finished, the newest first */
+    struct list held;  /* waiting for the new session, oldest first */
 };
 
 static const char *name_of(const struct httpup *h)
@@ -160,8 +162,8 @@ static void deliver(struct post *p, const char *text, size_t len)
     json_t *msg = json_loadb(text, len, JSON_REJECT_DUPLICATES | JSON_ALLOW_NUL, NULL); /* as
                                                                  up_receive: a NUL is valid */
     json_t *id = json_object_get(msg, "id");
-    bool is_answer = json_is_integer(id) && !json_object_get(msg, "method") &&
-                     p->id && (uint64_t)json_integer_value(id) == p->id;
+    bool is_answer = json_is_integer(id) && !json_object_get(msg, "method") && p->id &&
+                     (uint64_t)json_integer_value(id) == p->id;
     if (is_answer)
         p->answered = true;
     if (is_answer && p->is_renew) {
@@ -170,15 +172,14 @@ static void deliver(struct post *p, const char *text, size_t len)
         return;
     }
     if (is_answer && p->is_init) {
-        const char *v = json_string_value(json_object_get(json_object_get(msg, "result"),
-                                                          "protocolVersion"));
+        const char *v =
+            json_string_value(json_object_get(json_object_get(msg, "result"), "protocolVersion"));
         snprintf(h->version, sizeof h->version, "%s", v ? v : "");
     }
     h->ops->message(h->owner, msg, len, p->id); /* a request on this stream belongs to p's */
 }
 
-static void on_event(const char *event, const char *data, size_t len, const char *id,
-                     void *arg)
+static void on_event(const char *event, const char *data, size_t len, const char *id, void *arg)
 {
     struct post *p = arg;
     if (p->dead)
@@ -374,8 +375,7 @@ static void modern_headers(json_t *msg, char **out, size_t *n)
         out[(*n)++] = xasprintf("Mcp-Name: %s", name);
 }
 
-static char **build_headers(struct httpup *h, json_t *msg, const char *last_event_id,
-                            size_t *count)
+static char **build_headers(struct httpup *h, json_t *msg, const char *last_event_id, size_t *count)
 {
     size_t n = 0, max = json_object_size(h->cfg->headers) + 6;
     char **out = xcalloc(max, sizeof *out);
@@ -395,7 +395,8 @@ static char **build_headers(struct httpup *h, json_t *msg, const char *last_even
         out[n++] = xasprintf("MCP-Protocol-Version: %s", h->version);
     if (strcmp(h->version, GW_MODERN) == 0)
         modern_headers(msg, out, &n);
-    json_object_foreach(h->cfg->headers, key, v) {
+    json_object_foreach(h->cfg->headers, key, v)
+    {
         const char *s = json_string_value(v);
         if (n == max || s == NULL || strpbrk(s, "\r\n") || strpbrk(key, "\r\n: "))
             continue; /* a header cannot carry a line break (the file's check too) */
@@ -417,11 +418,15 @@ static void free_headers(char **hdr, size_t n)
 /* What p's transfers (its POST, the GETs resuming its answer) share. */
 static struct httpc_opts transfer_opts(struct post *p, const char *method, char **hdr, size_t n)
 {
-    return (struct httpc_opts){.method = method, .url = p->hu->cfg->url,
-                               .headers = (const char *const *)hdr, .nheaders = n,
+    return (struct httpc_opts){.method = method,
+                               .url = p->hu->cfg->url,
+                               .headers = (const char *const *)hdr,
+                               .nheaders = n,
                                .connect_timeout_ms = p->hu->cfg->connect_timeout_s * 1000,
-                               .on_data = on_data, .on_header = on_header,
-                               .on_done = on_done, .arg = p};
+                               .on_data = on_data,
+                               .on_header = on_header,
+                               .on_done = on_done,
+                               .arg = p};
 }
 
 /* Starts p's POST with the current session; false when curl refused. */
@@ -511,8 +516,8 @@ static void start_renewal(struct httpup *h)
 /* The new session's initialize answered: the held messages go again with it. */
 static void renewed(struct httpup *h, json_t *msg)
 {
-    const char *v = json_string_value(json_object_get(json_object_get(msg, "result"),
-                                                      "protocolVersion"));
+    const char *v =
+        json_string_value(json_object_get(json_object_get(msg, "result"), "protocolVersion"));
     if (v == NULL) {
         h->ops->down(h->owner, "refused initialize for a new session");
         return;
@@ -595,9 +600,11 @@ static void schedule_resume(struct post *p)
         p->retry_ms = p->dec.retry_ms;
     unsigned delay = httpup_resume_delay_ms(p->retry_ms, p->resume_misses);
     /* Once per call at info: a stream resumed over and over must not flood the log. */
-    log_msg(p->resumes == 0 ? LOG_INFO : LOG_DEBUG,
-            "upstream %s: the answer's stream to request %llu ended early; resuming it in %u ms",
-            name_of(h), (unsigned long long)p->id, delay);
+    log_event_at(
+        p->resumes == 0 ? LOG_INFO : LOG_DEBUG, EV_UPSTREAM_STREAM_RESUMING,
+        LOG_FIELDS(LF_S("upstream", name_of(h)), LF_N("request", p->id), LF_N("delay_ms", delay)),
+        "upstream %s: the answer's stream to request %llu ended early; resuming it in %u ms",
+        name_of(h), (unsigned long long)p->id, delay);
     p->resumes++;
     post_rewind(p);
     /* The last event id lasts across reconnections (WHATWG): a resumed stream without ids
@@ -656,16 +663,16 @@ void httpup_start(struct httpup *h)
 void httpup_forget(struct httpup *h, uint64_t id)
 {
     LIST_FOREACH(n, &h->posts)
-        if (post_of(n)->id == id) {
-            drop(post_of(n));
-            return;
-        }
+    if (post_of(n)->id == id) {
+        drop(post_of(n));
+        return;
+    }
     LIST_FOREACH(n, &h->held)
-        if (post_of(n)->id == id) {
-            list_unlink(n);
-            post_free(post_of(n));
-            return;
-        }
+    if (post_of(n)->id == id) {
+        list_unlink(n);
+        post_free(post_of(n));
+        return;
+    }
 }
 
 void httpup_reset(struct httpup *h)
@@ -692,8 +699,10 @@ static void queue_session_end(struct httpup *h)
 {
     size_t n;
     char **hdr = build_headers(h, NULL, NULL, &n);
-    struct httpc_opts o = {.method = "DELETE", .url = h->cfg->url,
-                           .headers = (const char *const *)hdr, .nheaders = n,
+    struct httpc_opts o = {.method = "DELETE",
+                           .url = h->cfg->url,
+                           .headers = (const char *const *)hdr,
+                           .nheaders = n,
                            .connect_timeout_ms = HU_DELETE_TIMEOUT_MS};
     if (sessions_to_end == NULL)
         sessions_to_end = httpc_batch_new();
@@ -705,10 +714,12 @@ static void session_ended(const char *name, bool done, const char *error, void *
 {
     (void)arg;
     if (done)
-        log_info("upstream %s: session ended (%s)", name, error ? error : "DELETE sent");
+        log_event(EV_UPSTREAM_SESSION_ENDED, LOG_FIELDS(LF_S("upstream", name)),
+                  "upstream %s: session ended (%s)", name, error ? error : "DELETE sent");
     else
-        log_info("upstream %s: session ended (no answer to DELETE within %u ms)", name,
-                 HU_DELETE_TIMEOUT_MS);
+        log_event(EV_UPSTREAM_SESSION_ENDED, LOG_FIELDS(LF_S("upstream", name)),
+                  "upstream %s: session ended (no answer to DELETE within %u ms)", name,
+                  HU_DELETE_TIMEOUT_MS);
 }
 
 void httpup_free(struct httpup *h)
@@ -718,7 +729,8 @@ void httpup_free(struct httpup *h)
     struct list live;
     list_init(&live);
     list_splice_back(&live, &h->posts);
-    LIST_FOREACH_SAFE(n, &live) {
+    LIST_FOREACH_SAFE(n, &live)
+    {
         httpc_cancel(post_of(n)->req);
         post_free(post_of(n));
     }

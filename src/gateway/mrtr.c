@@ -17,14 +17,14 @@
 #include "crypto.h"
 #include "gwcore.h"
 #include "gwevent.h"
-#include "relay.h"
-#include "upstream.h"
 #include "log.h"
 #include "loop.h"
 #include "mcp.h"
 #include "mem.h"
+#include "relay.h"
 #include "strmap.h"
 #include "toolerr.h"
+#include "upstream.h"
 
 /* A 2026-07-28 upstream's input rounds: how many in one call, requests in one round, the
  * longest requestState carried back to a 2026-07-28 caller (it rides in our sealed state:
@@ -42,8 +42,8 @@
 struct gw_round {
     struct upstream *up;
     char nonce[33];
-    char caller[64];          /* who it was handed to (mcp_call_caller): the per-caller cap */
-    uint64_t expires_at;      /* loop ms: the sealed state's lifetime */
+    char caller[64];     /* who it was handed to (mcp_call_caller): the per-caller cap */
+    uint64_t expires_at; /* loop ms: the sealed state's lifetime */
     struct loop_timer *timer;
 };
 
@@ -59,9 +59,9 @@ struct gw_ask {
 struct gw_collect {
     gw_mrtr_collect_fn *done;
     void *owner;
-    json_t *answers;      /* key -> the caller's result */
-    size_t waiting;       /* asks sent, not yet answered */
-    struct gw_ask *asks;  /* freed with the collect: the engine drops unanswered ones */
+    json_t *answers;     /* key -> the caller's result */
+    size_t waiting;      /* asks sent, not yet answered */
+    struct gw_ask *asks; /* freed with the collect: the engine drops unanswered ones */
 };
 
 /* The requests a 2026-07-28 upstream may ask for in an input round. */
@@ -137,8 +137,8 @@ json_t *gw_mrtr_caps(struct mcp_call *call)
 }
 
 /* Whether the caller can answer the request (method, params); why says so when not. */
-static bool caller_can_answer(struct mcp_call *call, const char *method, json_t *params,
-                              char *why, size_t whylen)
+static bool caller_can_answer(struct mcp_call *call, const char *method, json_t *params, char *why,
+                              size_t whylen)
 {
     const char *refusal = "the calling client does not support roots";
     const char *needed = strcmp(method, "roots/list") == 0
@@ -152,8 +152,7 @@ static bool caller_can_answer(struct mcp_call *call, const char *method, json_t 
 
 /* The upstream's inputRequests as we pass them on (keys kept, each params without _meta), or
  * NULL with why: not well formed, too many or too large, or one the caller cannot answer. */
-static json_t *relayable_requests(struct mcp_call *call, json_t *requests, char *why,
-                                  size_t whylen)
+static json_t *relayable_requests(struct mcp_call *call, json_t *requests, char *why, size_t whylen)
 {
     size_t n = json_object_size(requests);
     if (!json_is_object(requests) || n == 0 || n > INPUT_REQUESTS_MAX) {
@@ -169,8 +168,9 @@ static json_t *relayable_requests(struct mcp_call *call, json_t *requests, char 
         json_t *params = json_object_get(req, "params");
         if (strlen(key) > 64 || method == NULL || (params && !json_is_object(params)) ||
             !is_input_method(method)) {
-            snprintf(why, whylen, "a request of its inputRequests is not sampling/createMessage, "
-                                  "elicitation/create or roots/list with object params");
+            snprintf(why, whylen,
+                     "a request of its inputRequests is not sampling/createMessage, "
+                     "elicitation/create or roots/list with object params");
             json_decref(out);
             return NULL;
         }
@@ -198,9 +198,9 @@ static void end_with_error(struct gw_call *gc, const char *why)
     log_info("upstream %s: the input it asked for in a call of %.64s is not relayed: %s",
              gc->up->cfg->name, gc->tool, why);
     gw_call_record(gc, toolerr_name(TE_UPSTREAM_ERROR));
-    mcp_call_result_take(gc->call, tool_error_json(TE_UPSTREAM_ERROR, 0,
-                                                   "upstream %s asked for input: %s",
-                                                   gc->up->cfg->name, why));
+    mcp_call_result_take(gc->call,
+                         tool_error_json(TE_UPSTREAM_ERROR, 0, "upstream %s asked for input: %s",
+                                         gc->up->cfg->name, why));
     gw_call_release(gc);
 }
 
@@ -221,8 +221,8 @@ static struct gw_round *round_add(struct upstream *u, const char *nonce, const c
     snprintf(r->nonce, sizeof r->nonce, "%s", nonce);
     snprintf(r->caller, sizeof r->caller, "%s", caller);
     r->expires_at = expires_at;
-    r->timer = loop_timer_add(u->loop, expires_at > now ? expires_at - now : 0, on_round_expired,
-                              r);
+    r->timer =
+        loop_timer_add(u->loop, expires_at > now ? expires_at - now : 0, on_round_expired, r);
     strmap_put(u->rounds, r->nonce, r);
     return r;
 }
@@ -260,7 +260,8 @@ json_t *gw_mrtr_round_open(struct upstream *u, struct mcp_call *call, const char
     const char *caller = mcp_call_caller(call);
     *busy = false;
     if (state && json_string_length(state) > UPSTREAM_STATE_MAX) {
-        snprintf(why, whylen, "its requestState (%zu bytes) is larger than the %d bytes a "
+        snprintf(why, whylen,
+                 "its requestState (%zu bytes) is larger than the %d bytes a "
                  "2026-07-28 caller's state can carry back",
                  json_string_length(state), UPSTREAM_STATE_MAX);
         return NULL;
@@ -271,8 +272,10 @@ json_t *gw_mrtr_round_open(struct upstream *u, struct mcp_call *call, const char
     }
     if (rounds_of(u, caller) >= OPEN_ROUNDS_PER_CALLER) {
         *busy = true;
-        snprintf(why, whylen, "%d of its input rounds already wait for your answers; answer "
-                 "them or let them expire, then retry", OPEN_ROUNDS_PER_CALLER);
+        snprintf(why, whylen,
+                 "%d of its input rounds already wait for your answers; answer "
+                 "them or let them expire, then retry",
+                 OPEN_ROUNDS_PER_CALLER);
         return NULL;
     }
     char nonce[33];
@@ -280,9 +283,8 @@ json_t *gw_mrtr_round_open(struct upstream *u, struct mcp_call *call, const char
         snprintf(why, whylen, "no random nonce for the round");
         return NULL;
     }
-    json_t *ours = json_pack("{s:{s:s, s:s, s:s, s:i, s:O}}", "mrtr", "n", nonce, "u",
-                             u->cfg->name, "t", bound_to, "r", (int)rounds, "s",
-                             state ? state : json_null());
+    json_t *ours = json_pack("{s:{s:s, s:s, s:s, s:i, s:O}}", "mrtr", "n", nonce, "u", u->cfg->name,
+                             "t", bound_to, "r", (int)rounds, "s", state ? state : json_null());
     char *text = json_dumps(ours, JSON_COMPACT);
     size_t size = text ? strlen(text) : SIZE_MAX;
     free(text);
@@ -322,8 +324,8 @@ static void ask_modern(struct gw_call *gc, json_t *requests_take, json_t *state)
     struct upstream *u = gc->up;
     char why[200];
     bool busy;
-    json_t *ours = gw_mrtr_round_open(u, gc->call, gc->tool, gc->rounds, state, &busy, why,
-                                      sizeof why);
+    json_t *ours =
+        gw_mrtr_round_open(u, gc->call, gc->tool, gc->rounds, state, &busy, why, sizeof why);
     if (ours == NULL) {
         json_decref(requests_take);
         if (busy)
@@ -392,8 +394,8 @@ static void on_collected(struct mcp_call *call, json_t *result, json_t *error, v
         co->done(co->owner, co->answers, NULL); /* the owner may free co */
 }
 
-bool gw_mrtr_collect_start(struct gw_collect **co_out, struct mcp_call *call,
-                           json_t *requests, gw_mrtr_collect_fn *done, void *owner)
+bool gw_mrtr_collect_start(struct gw_collect **co_out, struct mcp_call *call, json_t *requests,
+                           gw_mrtr_collect_fn *done, void *owner)
 {
     struct gw_collect *co = xcalloc(1, sizeof *co);
     *co = (struct gw_collect){.done = done, .owner = owner, .answers = json_object()};
@@ -453,8 +455,9 @@ json_t *gw_mrtr_requests(struct mcp_call *call, json_t *result, unsigned rounds,
 {
     json_t *state = json_object_get(result, "requestState");
     if (rounds > INPUT_ROUNDS_MAX)
-        snprintf(why, whylen, "more than %d rounds of input in one call; the gateway stops "
-                              "there",
+        snprintf(why, whylen,
+                 "more than %d rounds of input in one call; the gateway stops "
+                 "there",
                  INPUT_ROUNDS_MAX);
     else if (state && (!json_is_string(state) || json_string_length(state) > RELAY_PARAMS_MAX))
         snprintf(why, whylen, "its requestState is not a string of at most %d bytes",

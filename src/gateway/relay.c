@@ -28,23 +28,23 @@
 #include "crypto.h"
 #include "gwcore.h"
 #include "gwevent.h"
-#include "relay.h"
-#include "upstream.h"
 #include "jrpc.h"
 #include "log.h"
 #include "loop.h"
 #include "mcp.h"
 #include "mem.h"
+#include "relay.h"
 #include "strmap.h"
 #include "toolerr.h"
+#include "upstream.h"
 
 /* A request relayed to a client, waiting for its answer. */
 struct relay {
-    struct gw_call *gc;  /* which owns it (gc->relays) */
+    struct gw_call *gc; /* which owns it (gc->relays) */
     struct relay *next;
     struct upstream *up;
-    json_t *id;          /* the upstream's request id, as it sent it */
-    unsigned restarts;   /* the upstream's start it belongs to: a restarted one forgot it */
+    json_t *id;        /* the upstream's request id, as it sent it */
+    unsigned restarts; /* the upstream's start it belongs to: a restarted one forgot it */
     char method[32];
 };
 
@@ -147,8 +147,7 @@ static const char *capability_of(const char *method)
 /* The client capability this very request needs, with the refusal when it is missing: a
  * url-mode elicitation needs elicitation.url, a form one elicitation.form (an empty
  * elicitation object is form mode), sampling with tools sampling.tools (mcp.c keeps these). */
-const char *gw_relay_needed_capability(const char *method, json_t *params,
-                                       const char **refusal)
+const char *gw_relay_needed_capability(const char *method, json_t *params, const char **refusal)
 {
     if (strcmp(method, "sampling/createMessage") == 0) {
         bool tools = json_object_get(params, "tools") != NULL;
@@ -172,9 +171,12 @@ static void on_hold_expired(struct loop *l, void *arg)
     struct upstream *u = gc->up;
     (void)l;
     h->timer = NULL;
-    log_info("upstream %s: a call of %.64s held for the client's answer was not resumed within "
-             "%u ms: cancelled upstream",
-             u->cfg->name, gc->tool, mcp_state_ttl_ms(u->gw->mcp));
+    log_event(EV_HELD_CALL_EXPIRED,
+              LOG_FIELDS(LF_S("upstream", u->cfg->name), LF_S("tool", gc->tool),
+                         LF_S("why", "not_resumed")),
+              "upstream %s: a call of %.64s held for the client's answer was not resumed within "
+              "%u ms: cancelled upstream",
+              u->cfg->name, gc->tool, mcp_state_ttl_ms(u->gw->mcp));
     answer_upstream(u, h->upstream_id, NULL, JRPC_INTERNAL_ERROR,
                     "the client did not answer in time (2026-07-28 input round expired)");
     gw_call_abandon(gc, "the client did not answer in time"); /* releases h */
@@ -251,7 +253,8 @@ static void hold_for_answer(struct upstream *u, struct gw_call *gc, json_t *id, 
     struct mcp_call *call = gc->call;
     gc->call = NULL; /* ends with the result below; the client's retry brings the next */
     log_info("upstream %s: %s relayed to the calling 2026-07-28 client as an input-required "
-             "result (tool %.64s)", u->cfg->name, method, gc->tool);
+             "result (tool %.64s)",
+             u->cfg->name, method, gc->tool);
     mcp_call_input_required(call,
                             json_pack("{s:{s:s, s:o}}", h->key, "method", method, "params", copy),
                             json_pack("{s:s}", "held", h->handle));
@@ -295,8 +298,8 @@ bool gw_relay_resume(struct upstream *u, struct mcp_call *call, const char *tool
     else
         answer_upstream(u, h->upstream_id, NULL, JRPC_INTERNAL_ERROR,
                         "the client came back without answering the request");
-    log_info("upstream %s: the held call of %.64s resumed with the client's answer",
-             u->cfg->name, tool);
+    log_info("upstream %s: the held call of %.64s resumed with the client's answer", u->cfg->name,
+             tool);
     *held = h->gc;
     gw_relay_release(h->gc);
     return true;

@@ -41,8 +41,7 @@ const char *gw_relay_caller(const struct gw_call *gc);
 void gw_relay_cleanup(struct upstream *u);
 /* The client capability the request (method, params) needs, as mcp_call_client_supports
  * names it ("sampling.tools", "elicitation.url"...), with the refusal when it is missing. */
-const char *gw_relay_needed_capability(const char *method, json_t *params,
-                                       const char **refusal);
+const char *gw_relay_needed_capability(const char *method, json_t *params, const char **refusal);
 
 /* mrtr.c: a 2026-07-28 upstream's input_required results (its input rounds) */
 /* gc ends: the answers it was collecting from a session-era caller are dropped. */
@@ -55,8 +54,8 @@ typedef void gw_mrtr_collect_fn(void *owner, json_t *answers, const char *refuse
  * *co_out is set before anything is sent and is the owner's: it ends the call, then frees the
  * collect (gw_mrtr_collect_free, from done too). False when the client cannot take a request now
  * (the owner ends the call). */
-bool gw_mrtr_collect_start(struct gw_collect **co_out, struct mcp_call *call,
-                           json_t *requests, gw_mrtr_collect_fn *done, void *owner);
+bool gw_mrtr_collect_start(struct gw_collect **co_out, struct mcp_call *call, json_t *requests,
+                           gw_mrtr_collect_fn *done, void *owner);
 void gw_mrtr_collect_free(struct gw_collect *co); /* NULL-safe */
 /* Shutdown: u's rounds are forgotten. */
 void gw_mrtr_cleanup(struct upstream *u);

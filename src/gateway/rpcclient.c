@@ -13,13 +13,13 @@
 
 #include "child.h"
 #include "gwcore.h"
-#include "upstream.h"
 #include "jrpc.h"
 #include "jscan.h"
 #include "log.h"
 #include "mem.h"
 #include "strmap.h"
 #include "toolerr.h"
+#include "upstream.h"
 #include "utf8.h"
 
 /* ---------- sending ---------- */
@@ -47,8 +47,7 @@ bool up_send_message(struct upstream *u, json_t *msg)
 /* A request to a stdio child, written around its dumped params: the frame is ours (our id, a
  * method of the gateway's own), the same bytes json_dumps makes of the whole message, with
  * one object fewer to build and dump on every call. */
-static bool send_request_line(struct upstream *u, uint64_t id, const char *method,
-                              json_t *params)
+static bool send_request_line(struct upstream *u, uint64_t id, const char *method, json_t *params)
 {
     char head[128]; /* the frame with a 20-digit id and a 47-byte method (plain_method) */
     int n = snprintf(head, sizeof head,
@@ -111,8 +110,7 @@ bool up_request(struct upstream *u, const char *method, json_t *params_take, up_
                             json_string(GW_MODERN));
         if (!json_object_get(meta, "io.modelcontextprotocol/clientCapabilities")) /* a call's
                                                          are its caller's (gwcall.c) */
-            json_object_set_new(meta, "io.modelcontextprotocol/clientCapabilities",
-                                json_object());
+            json_object_set_new(meta, "io.modelcontextprotocol/clientCapabilities", json_object());
     }
     json_t *meta = json_object_get(params_take, "_meta");
     if (call && json_object_get(meta, "progressToken")) {
@@ -192,8 +190,8 @@ static void on_response(struct upstream *u, json_t *msg)
     const char *type = json_string_value(json_object_get(result, "resultType"));
     /* input_required answering a client's request goes on to mrtr.c (gw_mrtr_input), or to
      * gwresources.c for a resources/read or prompts/get */
-    bool relayed = u->modern && (r->call || r->for_client) && type &&
-                   strcmp(type, "input_required") == 0;
+    bool relayed =
+        u->modern && (r->call || r->for_client) && type && strcmp(type, "input_required") == 0;
     if (u->modern && type && strcmp(type, "complete") != 0 && !relayed) {
         /* a task, or input asked outside a client's request: not relayed */
         result = NULL;
@@ -257,8 +255,10 @@ static void on_notification(struct upstream *u, const char *method, json_t *para
     else if (strcmp(method, "notifications/message") == 0)
         on_log_message(u, params);
     else if (strstr(method, "list_changed"))
-        log_info("upstream %s: %.60s ignored: discovery is frozen until a restart", u->cfg->name,
-                 method);
+        log_event(EV_UPSTREAM_NOTIFICATION_IGNORED,
+                  LOG_FIELDS(LF_S("upstream", u->cfg->name), LF_S("method", method)),
+                  "upstream %s: %.60s ignored: discovery is frozen until a restart", u->cfg->name,
+                  method);
 }
 
 void up_receive(struct upstream *u, const char *line, size_t len)
@@ -268,8 +268,7 @@ void up_receive(struct upstream *u, const char *line, size_t len)
     /* A NUL in a string is valid JSON (an echo of a client's "x\u0000y"): refusing it would
      * take the upstream down for everyone. What we read of its strings as C strings (method,
      * protocolVersion, names, messages) is only compared or printed, so a NUL truncates them. */
-    up_receive_parsed(u, json_loadb(line, len, JSON_REJECT_DUPLICATES | JSON_ALLOW_NUL, NULL),
-                      len);
+    up_receive_parsed(u, json_loadb(line, len, JSON_REJECT_DUPLICATES | JSON_ALLOW_NUL, NULL), len);
 }
 
 void up_receive_parsed(struct upstream *u, json_t *msg, size_t len)
@@ -281,8 +280,7 @@ void up_receive_parsed(struct upstream *u, json_t *msg, size_t len)
     }
     if (!json_is_object(msg)) {
         /* The stream is no longer trustworthy (a stray print, a crash dump): restart it. */
-        snprintf(why, sizeof why, "wrote a line that is not a JSON-RPC message (%zu bytes)",
-                 len);
+        snprintf(why, sizeof why, "wrote a line that is not a JSON-RPC message (%zu bytes)", len);
         json_decref(msg);
         up_down(u, why);
         return;
@@ -315,7 +313,7 @@ static void refuse_oversized_request(struct upstream *u, json_t *id)
  * the upstream keeps serving the others (a start-up answer that large makes the upstream
  * useless); a request is refused to the upstream; a notification is dropped. */
 void up_on_oversized(const char *head, size_t head_len, const char *tail, size_t tail_len,
-                         void *arg)
+                     void *arg)
 {
     struct upstream *u = arg;
     enum jscan_kind kind;

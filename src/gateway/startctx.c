@@ -26,8 +26,8 @@
 
 struct startctx {
     size_t n;
-    char **shown;   /* as configured (~ kept): what the client sees */
-    char **path;    /* ~ expanded, or NULL when it cannot be (no HOME) */
+    char **shown; /* as configured (~ kept): what the client sees */
+    char **path;  /* ~ expanded, or NULL when it cannot be (no HOME) */
     size_t max_bytes;
 };
 
@@ -212,8 +212,8 @@ static void handle(struct mcp_call *call, json_t *args, void *arg)
 {
     /* Nothing in them could name a path anyway; refused so a client learns it cannot. */
     if (json_object_size(args) > 0) {
-        mcp_call_result_take(call, tool_error_json(TE_INVALID_ARGUMENTS, 0,
-                                                   STARTCTX_TOOL " takes no arguments"));
+        mcp_call_result_take(
+            call, tool_error_json(TE_INVALID_ARGUMENTS, 0, STARTCTX_TOOL " takes no arguments"));
         return;
     }
     mcp_call_tool_result_take(call, startctx_read(arg));
@@ -226,21 +226,26 @@ static json_t *output_schema(void)
         " s:[s]}}}, s:[s]}",
         "type", "object", "properties", "files", "type", "array", "items", "type", "object",
         "properties", "path", "type", "string", "text", "type", "string", "bytes", "type",
-        "integer", "truncated", "type", "boolean", "missing", "type", "boolean", "reason",
-        "type", "string", "required", "path", "required", "files");
+        "integer", "truncated", "type", "boolean", "missing", "type", "boolean", "reason", "type",
+        "string", "required", "path", "required", "files");
 }
 
 void startctx_register(struct startctx *s, struct mcp_server *mcp, const char *scope)
 {
-    mcp_add_tool(mcp, &(struct mcp_tool_def){
-        .name = STARTCTX_TOOL, .title = "Startup context",
-        .description = "Returns the operator's configured startup context files (UTF-8 text, "
-                       "each capped; a file that cannot be read is listed as missing). Takes no "
-                       "arguments.",
-        .input_schema = json_pack("{s:s, s:{}, s:b}", "type", "object", "properties",
-                                  "additionalProperties", 0),
-        .output_schema = toolerr_output_schema(output_schema()),
-        .annotations = json_pack("{s:b, s:b, s:b}", "readOnlyHint", 1, "destructiveHint", 0,
-                                 "openWorldHint", 0),
-        .handler = handle, .arg = s, .scope = scope});
+    mcp_add_tool(mcp,
+                 &(struct mcp_tool_def){
+                     .name = STARTCTX_TOOL,
+                     .title = "Startup context",
+                     .description =
+                         "Returns the operator's configured startup context files (UTF-8 text, "
+                         "each capped; a file that cannot be read is listed as missing). Takes no "
+                         "arguments.",
+                     .input_schema = json_pack("{s:s, s:{}, s:b}", "type", "object", "properties",
+                                               "additionalProperties", 0),
+                     .output_schema = toolerr_output_schema(output_schema()),
+                     .annotations = json_pack("{s:b, s:b, s:b}", "readOnlyHint", 1,
+                                              "destructiveHint", 0, "openWorldHint", 0),
+                     .handler = handle,
+                     .arg = s,
+                     .scope = scope});
 }

@@ -9,12 +9,12 @@
 #include <string.h>
 
 #include "gwcore.h"
-#include "upstream.h"
 #include "gwinstance.h"
 #include "log.h"
 #include "loop.h"
+#include "upstream.h"
 
-#define GW_EXTRAS_MAX 1024  /* resources (or prompts) of one upstream at most */
+#define GW_EXTRAS_MAX 1024 /* resources (or prompts) of one upstream at most */
 
 /* Listed in this order; the kind rides in a request's arg. */
 enum extra_kind { EXTRA_RESOURCES, EXTRA_TEMPLATES, EXTRA_PROMPTS };
@@ -62,7 +62,7 @@ static void on_list(struct upstream *u, json_t *result, json_t *error, void *arg
     enum extra_kind k = (enum extra_kind)((uintptr_t)arg - 1);
     static const char *const keys[] = {"uri", "uriTemplate", "name"};
     static const char *const arrays[] = {"resources", "resourceTemplates", "prompts"};
-    json_t *into = k == EXTRA_RESOURCES ? u->resources
+    json_t *into = k == EXTRA_RESOURCES   ? u->resources
                    : k == EXTRA_TEMPLATES ? u->templates
                                           : u->prompts,
            *item;
@@ -79,7 +79,8 @@ static void on_list(struct upstream *u, json_t *result, json_t *error, void *arg
         list_after(u, (int)k);
         return;
     }
-    json_array_foreach(json_object_get(result, arrays[k]), i, item) {
+    json_array_foreach(json_object_get(result, arrays[k]), i, item)
+    {
         if (json_array_size(into) >= GW_EXTRAS_MAX)
             break;
         if (json_is_object(item) && json_is_string(json_object_get(item, key)))
@@ -114,7 +115,8 @@ static void on_tools(struct upstream *u, json_t *result, json_t *error, void *ar
         up_down(u, error ? "tools/list failed" : "gone during tools/list");
         return;
     }
-    json_array_foreach(json_object_get(result, "tools"), i, t) {
+    json_array_foreach(json_object_get(result, "tools"), i, t)
+    {
         if (json_array_size(u->tools) >= GW_TOOLS_MAX)
             break;
         if (json_is_object(t) && json_is_string(json_object_get(t, "name")))
@@ -137,7 +139,9 @@ static void up_listed(struct upstream *u)
     u->connect_timer = NULL;
     u->state = UP_READY;
     u->ready_since = loop_now(u->loop);
-    log_info("upstream %s: ready, %zu tools", u->cfg->name, json_array_size(u->tools));
+    log_event(EV_UPSTREAM_READY,
+              LOG_FIELDS(LF_S("upstream", u->cfg->name), LF_N("tools", json_array_size(u->tools))),
+              "upstream %s: ready, %zu tools", u->cfg->name, json_array_size(u->tools));
     gw_circuit_ready(u);
     u->gw->events->relisted(u);
     gw_smoke_start(u);

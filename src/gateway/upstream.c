@@ -11,7 +11,6 @@
 
 #include "child.h"
 #include "gwcore.h"
-#include "upstream.h"
 #include "gwinstance.h"
 #include "jscan.h"
 #include "log.h"
@@ -19,9 +18,9 @@
 #include "mem.h"
 #include "strmap.h"
 #include "toolerr.h"
+#include "upstream.h"
 #include "utf8.h"
 #include "version.h"
-
 
 static void on_exited(int status, void *arg)
 {
@@ -75,8 +74,8 @@ static void on_discover(struct upstream *u, json_t *result, json_t *error, void 
     u->discover_id = 0;
     if (u->state != UP_STARTING)
         return;
-    json_array_foreach(json_object_get(result, "supportedVersions"), i, v)
-        offered = offered || (json_is_string(v) && strcmp(json_string_value(v), GW_MODERN) == 0);
+    json_array_foreach(json_object_get(result, "supportedVersions"), i, v) offered =
+        offered || (json_is_string(v) && strcmp(json_string_value(v), GW_MODERN) == 0);
     if (offered) {
         log_info("upstream %s: discovered (protocol %s)", u->cfg->name, GW_MODERN);
         snprintf(u->protocol, sizeof u->protocol, "%s", GW_MODERN);
@@ -135,18 +134,23 @@ static bool connect_transport(struct upstream *u, char *err, size_t errlen)
 {
     char name[64];
     if (u->cfg->kind == GW_HTTP) {
-        static const struct httpup_owner ops = {
-            .message = http_message, .request_failed = http_request_failed, .down = http_down,
-            .alive = http_alive, .next_id = http_next_id};
+        static const struct httpup_owner ops = {.message = http_message,
+                                                .request_failed = http_request_failed,
+                                                .down = http_down,
+                                                .alive = http_alive,
+                                                .next_id = http_next_id};
         u->http = u->http ? u->http : httpup_new(u->cfg, u->loop, &ops, u);
         httpup_start(u->http);
         return true;
     }
     snprintf(name, sizeof name, "upstream %s", u->cfg->name);
-    struct child_spec spec = {.name = name, .command = u->cfg->command, .args = u->cfg->args,
-                              .env = u->cfg->env, .cwd = u->cfg->cwd};
-    static const struct child_events ev = {.line = up_on_line, .oversized = up_on_oversized,
-                                           .exited = on_exited};
+    struct child_spec spec = {.name = name,
+                              .command = u->cfg->command,
+                              .args = u->cfg->args,
+                              .env = u->cfg->env,
+                              .cwd = u->cfg->cwd};
+    static const struct child_events ev = {
+        .line = up_on_line, .oversized = up_on_oversized, .exited = on_exited};
     u->child = child_start(u->loop, &spec, &ev, u, err, errlen);
     return u->child != NULL;
 }
@@ -171,8 +175,8 @@ bool up_start(struct upstream *u, char *err, size_t errlen)
         u->state = UP_DOWN;
         return false;
     }
-    u->connect_timer = loop_timer_add(u->loop, (uint64_t)u->cfg->connect_timeout_s * 1000,
-                                      on_connect_timeout, u);
+    u->connect_timer =
+        loop_timer_add(u->loop, (uint64_t)u->cfg->connect_timeout_s * 1000, on_connect_timeout, u);
     u->modern = false;
     u->discover_id = 0;
     if (u->http) { /* probe for 2026-07-28 first (on_discover falls back to initialize) */
@@ -194,9 +198,8 @@ static bool send_initialize(struct upstream *u, char *err, size_t errlen)
     /* sampling and elicitation: relayed to the client whose call asks (relay.c), refused
      * when that client lacks them. */
     json_t *params = json_pack("{s:s, s:{s:{}, s:{}}, s:{s:s, s:s}}", "protocolVersion",
-                               GW_PROTOCOL, "capabilities", "sampling", "elicitation",
-                               "clientInfo", "name", "hermes-mcp-gateway",
-                               "version", HM_VERSION);
+                               GW_PROTOCOL, "capabilities", "sampling", "elicitation", "clientInfo",
+                               "name", "hermes-mcp-gateway", "version", HM_VERSION);
     if (!up_request(u, "initialize", params, on_initialized, NULL, NULL, NULL)) {
         snprintf(err, errlen, "cannot send initialize");
         up_down(u, err);
@@ -218,7 +221,8 @@ static void on_restart(struct loop *l, void *arg)
     if (!up_start(u, err, sizeof err)) {
         free(u->error);
         u->error = xstrdup(err);
-        log_error("upstream %s could not start: %s", u->cfg->name, err);
+        log_event(EV_UPSTREAM_START_FAILED, LOG_FIELDS(LF_S("upstream", u->cfg->name)),
+                  "upstream %s could not start: %s", u->cfg->name, err);
         up_schedule_restart(u);
     }
 }
@@ -255,7 +259,9 @@ void up_schedule_restart(struct upstream *u)
     u->ready_since = 0;
     uint64_t ms = up_backoff_ms(u->failures, &u->seed) / div;
     u->failures++;
-    log_info("upstream %s: next start in %llu ms", u->cfg->name, (unsigned long long)ms);
+    log_event(EV_UPSTREAM_RESTART_SCHEDULED,
+              LOG_FIELDS(LF_S("upstream", u->cfg->name), LF_N("delay_ms", ms)),
+              "upstream %s: next start in %llu ms", u->cfg->name, (unsigned long long)ms);
     u->restart_timer = loop_timer_add(u->loop, ms, on_restart, u);
     gw_circuit_failed(u, ms);
 }
@@ -275,7 +281,8 @@ void up_down(struct upstream *u, const char *why)
 {
     if (u->state == UP_DOWN)
         return;
-    log_error("upstream %s is down: %s", u->cfg->name, why);
+    log_event(EV_UPSTREAM_DOWN, LOG_FIELDS(LF_S("upstream", u->cfg->name)),
+              "upstream %s is down: %s", u->cfg->name, why);
     free(u->error);
     u->error = xstrdup(why);
     u->state = UP_DOWN;

@@ -26,16 +26,16 @@ struct loop;
 struct loop_timer;
 struct strmap;
 
-#define GW_LIST_PAGES 100   /* tools/list pages followed at most */
-#define GW_TOOLS_MAX 1024   /* tools of one upstream at most */
-#define GW_BACKOFF_MIN_MS 500     /* the first restart after a failure */
-#define GW_BACKOFF_MAX_MS 30000   /* doubling up to this */
-#define GW_STABLE_MS 30000        /* ready this long: the next failure starts the backoff anew */
+#define GW_LIST_PAGES 100       /* tools/list pages followed at most */
+#define GW_TOOLS_MAX 1024       /* tools of one upstream at most */
+#define GW_BACKOFF_MIN_MS 500   /* the first restart after a failure */
+#define GW_BACKOFF_MAX_MS 30000 /* doubling up to this */
+#define GW_STABLE_MS 30000      /* ready this long: the next failure starts the backoff anew */
 
 enum up_state { UP_STARTING, UP_LISTING, UP_READY, UP_DOWN };
 /* The smoke call's outcome: none configured, sent and not answered, passed, failed. */
 enum gw_smoke { GW_SMOKE_NONE, GW_SMOKE_PENDING, GW_SMOKE_PASSED, GW_SMOKE_FAILED };
-#define GW_CIRCUIT_FAILURES 5     /* failures in a row that open the circuit */
+#define GW_CIRCUIT_FAILURES 5 /* failures in a row that open the circuit */
 
 struct upstream;
 /* What an upstream tells the layers above it (the call pipeline, the surface), set by gateway.c:
@@ -74,56 +74,56 @@ struct upstream {
     const struct gw_upstream *cfg;
     struct loop *loop;
     struct child *child;
-    struct httpup *http;       /* a url upstream's Streamable HTTP transport, or NULL */
+    struct httpup *http; /* a url upstream's Streamable HTTP transport, or NULL */
     enum up_state state;
-    char *error;               /* why it is down, for the log */
+    char *error; /* why it is down, for the log */
     uint64_t next_id;
-    struct strmap *pending;    /* id (decimal) -> struct up_req */
-    json_t *tools;             /* what tools/list returned, in order */
-    json_t *listed_at_start;   /* tools as listed when the surface was built (discovery is
-                                  frozen), or NULL when it was not ready: a reload checks its
-                                  file against these, never the listing of a restart under way */
-    unsigned pages;            /* tools/list pages followed */
+    struct strmap *pending;  /* id (decimal) -> struct up_req */
+    json_t *tools;           /* what tools/list returned, in order */
+    json_t *listed_at_start; /* tools as listed when the surface was built (discovery is
+                                frozen), or NULL when it was not ready: a reload checks its
+                                file against these, never the listing of a restart under way */
+    unsigned pages;          /* tools/list pages followed */
     struct loop_timer *connect_timer;
     struct loop_timer *reap_timer; /* frees an exited child outside its callback */
     struct child *dead_child;
-    size_t in_flight;          /* proxied calls sent and not answered */
-    struct list wait_queue;    /* calls over max_in_flight, oldest first (gwcall.c) */
+    size_t in_flight;       /* proxied calls sent and not answered */
+    struct list wait_queue; /* calls over max_in_flight, oldest first (gwcall.c) */
     size_t waiting;
     struct loop_timer *restart_timer; /* the next start after a failure (backoff) */
-    unsigned failures;         /* in a row, for the backoff */
-    unsigned restarts;         /* since our start */
-    uint64_t ready_since;      /* loop ms when it last became ready */
-    unsigned seed;             /* for the jitter */
-    json_t *resources, *prompts; /* what resources/list and prompts/list returned, when the
-                                    file asks for them (gwresources.c) */
-    json_t *templates;         /* what resources/templates/list returned (with resources) */
-    unsigned extra_pages;      /* their pages followed */
-    bool modern;               /* speaking 2026-07-28 (HTTP only): no initialize, no session,
-                                  each request names the version in _meta and headers */
-    uint64_t discover_id;      /* the server/discover probe's id while it is pending */
-    uint64_t related_id;       /* while up_receive runs: the id of the POST whose stream
-                                  carried the message (HTTP), else 0 */
-    uint64_t retry_at;         /* loop ms of the next start while one is scheduled (circuit.c) */
-    bool circuit_opened;       /* it was open-circuit: its close is logged (circuit.c) */
-    char protocol[24];         /* the protocol version agreed at the last start, "" before */
-    enum gw_smoke smoke;       /* the smoke call after the last initialize (gwsmoke.c) */
-    char *smoke_error;         /* why it failed: our own text, never the upstream's */
-    uint64_t smoke_id;         /* on the wire while pending */
-    size_t smoke_at;           /* which of the smoke calls is on the wire (or was made last) */
+    unsigned failures;                /* in a row, for the backoff */
+    unsigned restarts;                /* since our start */
+    uint64_t ready_since;             /* loop ms when it last became ready */
+    unsigned seed;                    /* for the jitter */
+    json_t *resources, *prompts;      /* what resources/list and prompts/list returned, when the
+                                         file asks for them (gwresources.c) */
+    json_t *templates;                /* what resources/templates/list returned (with resources) */
+    unsigned extra_pages;             /* their pages followed */
+    bool modern;                      /* speaking 2026-07-28 (HTTP only): no initialize, no session,
+                                         each request names the version in _meta and headers */
+    uint64_t discover_id;             /* the server/discover probe's id while it is pending */
+    uint64_t related_id;              /* while up_receive runs: the id of the POST whose stream
+                                         carried the message (HTTP), else 0 */
+    uint64_t retry_at;   /* loop ms of the next start while one is scheduled (circuit.c) */
+    bool circuit_opened; /* it was open-circuit: its close is logged (circuit.c) */
+    char protocol[24];   /* the protocol version agreed at the last start, "" before */
+    enum gw_smoke smoke; /* the smoke call after the last initialize (gwsmoke.c) */
+    char *smoke_error;   /* why it failed: our own text, never the upstream's */
+    uint64_t smoke_id;   /* on the wire while pending */
+    size_t smoke_at;     /* which of the smoke calls is on the wire (or was made last) */
     struct loop_timer *smoke_timer;
-    struct strmap *held;       /* handle -> struct gw_hold: calls held for a 2026-07-28
-                                  client's answer (relay.c) */
-    struct strmap *rounds;     /* nonce -> struct gw_round: a 2026-07-28 upstream's input
-                                  rounds handed to 2026-07-28 clients, each resumable once */
+    struct strmap *held;   /* handle -> struct gw_hold: calls held for a 2026-07-28
+                              client's answer (relay.c) */
+    struct strmap *rounds; /* nonce -> struct gw_round: a 2026-07-28 upstream's input
+                              rounds handed to 2026-07-28 clients, each resumable once */
     /* per-root instances (gwinstance.c): the discovery upstream owns the pool; each instance
      * is an upstream of its own pointing back at its entry */
     struct gwi_pool *pool;
     struct gwi_inst *inst;
-    bool off_surface;          /* not ready when the surface was built (discovery is frozen):
-                                  none of its tools is served until the server restarts */
-    bool refused;              /* its tools differ from expect_tools or from the discovery
-                                  instance's: down for good (no restarts), error says why */
+    bool off_surface; /* not ready when the surface was built (discovery is frozen):
+                         none of its tools is served until the server restarts */
+    bool refused;     /* its tools differ from expect_tools or from the discovery
+                         instance's: down for good (no restarts), error says why */
 };
 
 /* upstream.c: start (the transport, then the handshake), going down, coming back. */

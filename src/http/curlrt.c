@@ -20,9 +20,17 @@ static CURLcode stub_global_init(long flags)
     (void)flags;
     return CURLE_FAILED_INIT;
 }
-static void stub_void(void) {}
-static CURL *stub_easy_init(void) { return NULL; }
-static void stub_easy_cleanup(CURL *h) { (void)h; }
+static void stub_void(void)
+{
+}
+static CURL *stub_easy_init(void)
+{
+    return NULL;
+}
+static void stub_easy_cleanup(CURL *h)
+{
+    (void)h;
+}
 static CURLcode stub_easy_setopt(CURL *h, CURLoption o, ...)
 {
     (void)h, (void)o;
@@ -43,14 +51,23 @@ static const char *stub_easy_strerror(CURLcode c)
     (void)c;
     return load_error;
 }
-static void stub_free(void *p) { (void)p; }
+static void stub_free(void *p)
+{
+    (void)p;
+}
 static struct curl_slist *stub_slist_append(struct curl_slist *l, const char *s)
 {
     (void)l, (void)s;
     return NULL;
 }
-static void stub_slist_free_all(struct curl_slist *l) { (void)l; }
-static CURLM *stub_multi_init(void) { return NULL; }
+static void stub_slist_free_all(struct curl_slist *l)
+{
+    (void)l;
+}
+static CURLM *stub_multi_init(void)
+{
+    return NULL;
+}
 static CURLMcode stub_multi_cleanup(CURLM *m)
 {
     (void)m;
@@ -96,8 +113,14 @@ static CURLMcode stub_multi_socket_action(CURLM *m, curl_socket_t s, int ev, int
     *running = 0;
     return CURLM_BAD_HANDLE;
 }
-static CURLU *stub_url(void) { return NULL; }
-static void stub_url_cleanup(CURLU *u) { (void)u; }
+static CURLU *stub_url(void)
+{
+    return NULL;
+}
+static void stub_url_cleanup(CURLU *u)
+{
+    (void)u;
+}
 static CURLUcode stub_url_get(CURLU *u, CURLUPart p, char **part, unsigned flags)
 {
     (void)u, (void)p, (void)flags;
@@ -144,14 +167,14 @@ static const struct curlrt_api *api = &stubs;
 static pthread_once_t load_once = PTHREAD_ONCE_INIT;
 
 /* dlsym returns void *; ISO C has no conversion to a function pointer, POSIX guarantees it. */
-#define CURLRT_SYM(field, name)                                                                \
-    do {                                                                                       \
-        void *p_ = dlsym(h, name);                                                             \
-        if (p_ == NULL) {                                                                      \
-            missing = name;                                                                    \
-            goto fail;                                                                         \
-        }                                                                                      \
-        memcpy(&loaded.field, &p_, sizeof p_);                                                 \
+#define CURLRT_SYM(field, name)                                                                    \
+    do {                                                                                           \
+        void *p_ = dlsym(h, name);                                                                 \
+        if (p_ == NULL) {                                                                          \
+            missing = name;                                                                        \
+            goto fail;                                                                             \
+        }                                                                                          \
+        memcpy(&loaded.field, &p_, sizeof p_);                                                     \
     } while (0)
 
 static void load(void)

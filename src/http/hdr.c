@@ -52,8 +52,7 @@ static bool parse_port(const char *p, const char *end, long *port)
     return true;
 }
 
-static bool split_hostport_n(const char *s, size_t len, const char **host, size_t *hlen,
-                             long *port)
+static bool split_hostport_n(const char *s, size_t len, const char **host, size_t *hlen, long *port)
 {
     const char *end = s + len, *colon = NULL;
 
@@ -72,8 +71,8 @@ static bool split_hostport_n(const char *s, size_t len, const char **host, size_
             colon = close + 1;
         }
         for (const char *p = s + 1; p < close; p++)
-            if (!(*p == ':' || *p == '.' || (*p >= '0' && *p <= '9') ||
-                  (*p >= 'a' && *p <= 'f') || (*p >= 'A' && *p <= 'F')))
+            if (!(*p == ':' || *p == '.' || (*p >= '0' && *p <= '9') || (*p >= 'a' && *p <= 'f') ||
+                  (*p >= 'A' && *p <= 'F')))
                 return false;
     } else {
         *host = s;

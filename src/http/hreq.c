@@ -205,7 +205,8 @@ bool hreq_stream_write(struct hreq *r, const char *data, size_t len)
          * holds when it hears of the abort. The response is dead from now on (writes are
          * dropped), and the owner hears of it from a 0 ms timer, as redis frees clients
          * asynchronously. */
-        log_warn("client %s does not read its stream; closing it", r->peer);
+        log_event(EV_STREAM_DROPPED, LOG_FIELDS(LF_S("peer", r->peer)),
+                  "client %s does not read its stream; closing it", r->peer);
         r->state = HREQ_ABORTED;
         if (r->abort_later == NULL)
             r->abort_later = loop_timer_add(r->h->loop, 0, abort_dropped_stream, r);

@@ -7,7 +7,10 @@
  *
  * libcurl forbids removing a handle from inside its own callbacks, and our callers' callbacks
  * run there (on_data inside curl's write callback). So httpc_cancel() from inside curl only
- * silences the request and aborts its transfer; it is freed as soon as curl returns. */
+ * silences the request and aborts its transfer; it is freed as soon as curl returns.
+ *
+ * The requests of callers without a loop (doctor, smoke, the batch at exit) are in
+ * httpc_block.c, on the same handle setup and answer reading (httpc_internal.h). */
 #include "httpc.h"
 
 #include "curlrt.h"
@@ -17,9 +20,9 @@
 #include <string.h>
 #include <sys/epoll.h>
 #include <sys/socket.h>
-#include <time.h>
 
 #include "buf.h"
+#include "httpc_internal.h"
 #include "list.h"
 #include "loop.h"
 #include "mem.h"
@@ -39,39 +42,9 @@ struct httpc {
     struct loop_timer *kick; /* starts waiting transfers outside curl's callbacks */
     struct list reqs;        /* every request, running or waiting (by link) */
     unsigned n;
-    unsigned in_curl;          /* >0 while curl runs (and so our callbacks from it) */
-    struct httpc_req *doomed;  /* cancelled inside curl: freed once it returns */
-    struct strmap *hosts; /* origin -> struct host */
-};
-
-struct httpc_req {
-    struct httpc *c;
-    CURL *easy; /* NULL while waiting for a slot */
-    struct host *host;
-    struct list qlink; /* in the host's waiting queue */
-    /* what the transfer needs once it starts */
-    char *url;
-    char method[8];
-    long connect_timeout_ms;
-    unsigned deadline_ms;
-    uint64_t queued_at;
-    struct curl_slist *headers;
-    char *body;
-    size_t body_len;
-    struct buf resp;
-    httpc_data_cb *on_data;
-    httpc_header_cb *on_header;
-    httpc_done_cb *on_done;
-    void *arg;
-    bool https_only, no_env_proxy;
-    httpc_addr_cb *addr_ok;
-    char *ca_file, *user_agent;
-    bool too_big, aborted, addr_refused;
-    bool in_done;             /* on_done is running: finish() frees r after it */
-    struct httpc_req *dnext;  /* in c->doomed; set once cancelled inside curl */
-    bool is_doomed;
-    char errbuf[CURL_ERROR_SIZE];
-    struct list link; /* in c->reqs */
+    unsigned in_curl;         /* >0 while curl runs (and so our callbacks from it) */
+    struct httpc_req *doomed; /* cancelled inside curl: freed once it returns */
+    struct strmap *hosts;     /* origin -> struct host */
 };
 
 /* A socket curl asked us to watch. */
@@ -229,12 +202,7 @@ static void req_free(struct httpc_req *r)
     } else {
         list_unlink(&r->qlink);
     }
-    curl_slist_free_all(r->headers);
-    free(r->url);
-    free(r->body);
-    free(r->ca_file);
-    free(r->user_agent);
-    buf_cleanup(&r->resp);
+    httpc_req_clear(r);
     list_unlink(&r->link);
     c->n--;
     free(r);
@@ -255,8 +223,8 @@ static void finish(struct httpc_req *r, const struct httpc_result *res)
 /* Reports a request that never got to run. */
 static void fail_unstarted(struct httpc_req *r, bool timed_out, const char *why)
 {
-    struct httpc_result res = {.timed_out = timed_out, .failed = !timed_out, .error = why,
-                               .body = "", .seconds = -1};
+    struct httpc_result res = {
+        .timed_out = timed_out, .failed = !timed_out, .error = why, .body = "", .seconds = -1};
     finish(r, &res);
 }
 
@@ -270,24 +238,8 @@ static void check_done(struct httpc *c)
             continue;
         struct httpc_req *r = NULL;
         curl_easy_getinfo(m->easy_handle, CURLINFO_PRIVATE, (char **)&r);
-        CURLcode code = m->data.result;
-        struct httpc_result res = {0};
-        curl_easy_getinfo(r->easy, CURLINFO_RESPONSE_CODE, &res.status);
-        res.too_big = r->too_big;
-        res.aborted = r->aborted;
-        res.timed_out = code == CURLE_OPERATION_TIMEDOUT;
-        res.failed = code != CURLE_OK && !r->too_big && !r->aborted && !res.timed_out;
-        res.tls_failed = code == CURLE_PEER_FAILED_VERIFICATION ||
-                         code == CURLE_SSL_CACERT_BADFILE || code == CURLE_SSL_CONNECT_ERROR;
-        res.addr_refused = r->addr_refused;
-        res.error = code != CURLE_OK ? (r->errbuf[0] ? r->errbuf : curl_easy_strerror(code))
-                                     : NULL;
-        res.reason = code != CURLE_OK ? curl_easy_strerror(code) : NULL;
-        res.body = r->resp.data ? r->resp.data : "";
-        res.body_len = r->resp.len;
-        curl_off_t us = 0;
-        curl_easy_getinfo(r->easy, CURLINFO_TOTAL_TIME_T, &us);
-        res.seconds = (double)us / 1e6;
+        struct httpc_result res;
+        httpc_req_result(r, r->easy, m->data.result, &res);
         finish(r, &res);
     }
 }
@@ -302,18 +254,28 @@ struct httpc *httpc_new(struct loop *l, unsigned per_origin)
     return c;
 }
 
-/* libcurl (and with it OpenSSL, ~3 MiB of touched pages) is set up on the first transfer, not
- * at start: a server no one calls stays small. */
-static bool multi_ready(struct httpc *c)
+/* libcurl is loaded (curlrt.c) and set up (OpenSSL, libssh2: ~2.5 MiB of touched pages) on
+ * the first transfer, not at start: a server no one calls stays small. */
+bool httpc_global_ready(void)
 {
     static bool global_done;
+    if (!global_done && curl_global_init(CURL_GLOBAL_DEFAULT) == CURLE_OK)
+        global_done = true;
+    return global_done;
+}
+
+const char *httpc_setup_error(void)
+{
+    const char *why = curlrt_error();
+    return why ? why : "libcurl failed to initialise";
+}
+
+static bool multi_ready(struct httpc *c)
+{
     if (c->multi)
         return true;
-    if (!global_done) {
-        if (curl_global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK)
-            return false;
-        global_done = true;
-    }
+    if (!httpc_global_ready())
+        return false;
     c->multi = curl_multi_init();
     if (c->multi == NULL)
         return false;
@@ -354,14 +316,10 @@ static void origin_of(const char *url, char *out, size_t outlen)
     snprintf(out, outlen, "%.*s", (int)n, url);
 }
 
-/* A curl handle with what every transfer of ours has, the loop's and a batch's alike, so their
- * options cannot drift apart; NULL if curl refused. */
-static CURL *easy_new(const char *url, const char *method, struct curl_slist *headers,
+/* What every transfer of ours has, the loop's, a blocking one's and a batch's alike. */
+static void easy_base(CURL *e, const char *url, const char *method, struct curl_slist *headers,
                       long connect_timeout_ms, bool https_only, char *errbuf)
 {
-    CURL *e = curl_easy_init();
-    if (e == NULL)
-        return NULL;
     curl_easy_setopt(e, CURLOPT_URL, url);
     curl_easy_setopt(e, CURLOPT_NOSIGNAL, 1L);
     /* A transfer cancelled or timed out during its DNS lookup must not make the event loop
@@ -375,7 +333,67 @@ static CURL *easy_new(const char *url, const char *method, struct curl_slist *he
     if (strcmp(method, "GET") != 0 && strcmp(method, "POST") != 0)
         curl_easy_setopt(e, CURLOPT_CUSTOMREQUEST, method);
     curl_easy_setopt(e, CURLOPT_HTTPHEADER, headers);
+}
+
+CURL *httpc_easy_new(const char *url, const char *method, struct curl_slist *headers,
+                     long connect_timeout_ms, bool https_only, char *errbuf)
+{
+    CURL *e = curl_easy_init();
+    if (e)
+        easy_base(e, url, method, headers, connect_timeout_ms, https_only, errbuf);
     return e;
+}
+
+void httpc_req_setup(struct httpc_req *r, CURL *e, long deadline_ms)
+{
+    easy_base(e, r->url, r->method, r->headers, r->connect_timeout_ms, r->https_only, r->errbuf);
+    curl_easy_setopt(e, CURLOPT_PRIVATE, r);
+    if (r->no_env_proxy)
+        curl_easy_setopt(e, CURLOPT_PROXY, "");
+    if (r->addr_ok) {
+        curl_easy_setopt(e, CURLOPT_OPENSOCKETFUNCTION, open_socket);
+        curl_easy_setopt(e, CURLOPT_OPENSOCKETDATA, r);
+    }
+    if (r->ca_file)
+        curl_easy_setopt(e, CURLOPT_CAINFO, r->ca_file); /* with the system's CA directory */
+    if (r->user_agent)
+        curl_easy_setopt(e, CURLOPT_USERAGENT, r->user_agent);
+    curl_easy_setopt(e, CURLOPT_WRITEFUNCTION, write_cb);
+    curl_easy_setopt(e, CURLOPT_WRITEDATA, r);
+    curl_easy_setopt(e, CURLOPT_HEADERFUNCTION, header_cb);
+    curl_easy_setopt(e, CURLOPT_HEADERDATA, r);
+    if (deadline_ms)
+        curl_easy_setopt(e, CURLOPT_TIMEOUT_MS, deadline_ms);
+    if (strcmp(r->method, "POST") == 0) {
+        curl_easy_setopt(e, CURLOPT_POST, 1L);
+        curl_easy_setopt(e, CURLOPT_POSTFIELDS, r->body);
+        curl_easy_setopt(e, CURLOPT_POSTFIELDSIZE, (long)r->body_len);
+    }
+}
+
+void httpc_req_result(struct httpc_req *r, CURL *e, CURLcode code, struct httpc_result *res)
+{
+    long os_errno = 0;
+    *res = (struct httpc_result){0};
+    curl_easy_getinfo(e, CURLINFO_RESPONSE_CODE, &res->status);
+    res->too_big = r->too_big;
+    res->aborted = r->aborted;
+    res->timed_out = code == CURLE_OPERATION_TIMEDOUT;
+    res->failed = code != CURLE_OK && !r->too_big && !r->aborted && !res->timed_out;
+    res->tls_failed = code == CURLE_PEER_FAILED_VERIFICATION || code == CURLE_SSL_CACERT_BADFILE ||
+                      code == CURLE_SSL_CONNECT_ERROR;
+    res->cert_untrusted = code == CURLE_PEER_FAILED_VERIFICATION;
+    res->no_host = code == CURLE_COULDNT_RESOLVE_HOST;
+    curl_easy_getinfo(e, CURLINFO_OS_ERRNO, &os_errno);
+    res->os_errno = (int)os_errno;
+    res->addr_refused = r->addr_refused;
+    res->error = code != CURLE_OK ? (r->errbuf[0] ? r->errbuf : curl_easy_strerror(code)) : NULL;
+    res->reason = code != CURLE_OK ? curl_easy_strerror(code) : NULL;
+    res->body = r->resp.data ? r->resp.data : "";
+    res->body_len = r->resp.len;
+    curl_off_t us = 0;
+    curl_easy_getinfo(e, CURLINFO_TOTAL_TIME_T, &us);
+    res->seconds = (double)us / 1e6;
 }
 
 /* Creates the curl handle and hands it to the multi; false if curl refused. */
@@ -392,32 +410,10 @@ static bool start(struct httpc_req *r)
     }
     if (!multi_ready(c))
         return false;
-    CURL *e = easy_new(r->url, r->method, r->headers, r->connect_timeout_ms, r->https_only,
-                       r->errbuf);
+    CURL *e = curl_easy_init();
     if (e == NULL)
         return false;
-    curl_easy_setopt(e, CURLOPT_PRIVATE, r);
-    if (r->no_env_proxy)
-        curl_easy_setopt(e, CURLOPT_PROXY, "");
-    if (r->addr_ok) {
-        curl_easy_setopt(e, CURLOPT_OPENSOCKETFUNCTION, open_socket);
-        curl_easy_setopt(e, CURLOPT_OPENSOCKETDATA, r);
-    }
-    if (r->ca_file)
-        curl_easy_setopt(e, CURLOPT_CAINFO, r->ca_file); /* with the system's CA directory */
-    if (r->user_agent)
-        curl_easy_setopt(e, CURLOPT_USERAGENT, r->user_agent);
-    curl_easy_setopt(e, CURLOPT_WRITEFUNCTION, write_cb);
-    curl_easy_setopt(e, CURLOPT_WRITEDATA, r);
-    curl_easy_setopt(e, CURLOPT_HEADERFUNCTION, header_cb);
-    curl_easy_setopt(e, CURLOPT_HEADERDATA, r);
-    if (deadline)
-        curl_easy_setopt(e, CURLOPT_TIMEOUT_MS, deadline);
-    if (strcmp(r->method, "POST") == 0) {
-        curl_easy_setopt(e, CURLOPT_POST, 1L);
-        curl_easy_setopt(e, CURLOPT_POSTFIELDS, r->body);
-        curl_easy_setopt(e, CURLOPT_POSTFIELDSIZE, (long)r->body_len);
-    }
+    httpc_req_setup(r, e, deadline);
     if (curl_multi_add_handle(c->multi, e) != CURLM_OK) {
         curl_easy_cleanup(e);
         return false;
@@ -442,8 +438,9 @@ static void start_waiting(struct loop *l, void *arg)
             list_unlink(&r->qlink);
             if (!start(r)) {
                 bool late = r->deadline_ms && loop_now(c->loop) - r->queued_at >= r->deadline_ms;
-                fail_unstarted(r, late, late ? "the deadline passed while waiting for a slot"
-                                             : "could not start the transfer");
+                fail_unstarted(r, late,
+                               late ? "the deadline passed while waiting for a slot"
+                                    : "could not start the transfer");
             }
         }
     }
@@ -456,12 +453,8 @@ static void kick(struct httpc *c)
         c->kick = loop_timer_add(c->loop, 0, start_waiting, c);
 }
 
-struct httpc_req *httpc_request(struct httpc *c, const struct httpc_opts *o)
+void httpc_req_fill(struct httpc_req *r, const struct httpc_opts *o)
 {
-    struct httpc_req *r = xcalloc(1, sizeof *r);
-    char origin[300];
-
-    r->c = c;
     r->on_data = o->on_data;
     r->on_header = o->on_header;
     r->on_done = o->on_done;
@@ -475,15 +468,44 @@ struct httpc_req *httpc_request(struct httpc *c, const struct httpc_opts *o)
     snprintf(r->method, sizeof r->method, "%s", o->method);
     r->connect_timeout_ms = (long)(o->connect_timeout_ms ? o->connect_timeout_ms : 5000);
     r->deadline_ms = o->deadline_ms;
-    r->queued_at = loop_now(c->loop);
     buf_init(&r->resp, o->max_response);
     for (size_t i = 0; i < o->nheaders; i++)
         r->headers = curl_slist_append(r->headers, o->headers[i]);
-    r->headers = curl_slist_append(r->headers, "Expect:");
     if (strcmp(o->method, "POST") == 0) {
         r->body = xstrndup(o->body ? o->body : "", o->body ? o->body_len : 0);
         r->body_len = o->body ? o->body_len : 0;
     }
+}
+
+void httpc_headers_free(struct curl_slist *h)
+{
+    for (struct curl_slist *i = h; i; i = i->next)
+        explicit_bzero(i->data, strlen(i->data));
+    curl_slist_free_all(h);
+}
+
+void httpc_req_clear(struct httpc_req *r)
+{
+    httpc_headers_free(r->headers);
+    r->headers = NULL;
+    free(r->url);
+    free(r->body);
+    free(r->ca_file);
+    free(r->user_agent);
+    r->url = r->body = r->ca_file = r->user_agent = NULL;
+    buf_cleanup(&r->resp);
+}
+
+struct httpc_req *httpc_request(struct httpc *c, const struct httpc_opts *o)
+{
+    struct httpc_req *r = xcalloc(1, sizeof *r);
+    char origin[300];
+
+    httpc_req_fill(r, o);
+    r->c = c;
+    r->queued_at = loop_now(c->loop);
+    /* No "Expect: 100-continue": a peer that ignores it would cost each POST a second. */
+    r->headers = curl_slist_append(r->headers, "Expect:");
     origin_of(o->url, origin, sizeof origin);
     r->host = strmap_get(c->hosts, origin);
     if (r->host == NULL) {
@@ -531,113 +553,31 @@ unsigned httpc_in_flight(const struct httpc *c)
     return c->n;
 }
 
-/* ---------- a batch at exit ---------- */
-
-struct batch_item {
-    CURL *easy;
-    struct curl_slist *headers;
-    char *label;
-    char errbuf[CURL_ERROR_SIZE];
-    struct batch_item *next;
-};
-
-struct httpc_batch {
-    struct batch_item *items;
-};
-
-struct httpc_batch *httpc_batch_new(void)
+bool httpc_url_parse(const char *url, struct httpc_url *u)
 {
-    return xcalloc(1, sizeof(struct httpc_batch));
-}
+    CURLU *h = curl_url();
+    char *host = NULL, *part = NULL;
+    bool ok = false;
 
-static size_t discard(char *p, size_t size, size_t n, void *arg)
-{
-    (void)p;
-    (void)arg;
-    return size * n;
-}
-
-bool httpc_batch_add(struct httpc_batch *b, const struct httpc_opts *o, const char *label)
-{
-    struct batch_item *it = xcalloc(1, sizeof *it);
-    for (size_t i = 0; i < o->nheaders; i++)
-        it->headers = curl_slist_append(it->headers, o->headers[i]);
-    it->easy = easy_new(o->url, o->method, it->headers,
-                        (long)(o->connect_timeout_ms ? o->connect_timeout_ms : 5000),
-                        o->https_only, it->errbuf);
-    if (it->easy == NULL) {
-        curl_slist_free_all(it->headers);
-        free(it);
+    *u = (struct httpc_url){0};
+    if (h == NULL) {
+        u->unusable = true; /* libcurl could not be loaded: httpc_setup_error() */
         return false;
     }
-    curl_easy_setopt(it->easy, CURLOPT_WRITEFUNCTION, discard);
-    it->label = xstrdup(label);
-    it->next = b->items;
-    b->items = it;
-    return true;
-}
-
-static long ms_left(const struct timespec *until)
-{
-    struct timespec now;
-    clock_gettime(CLOCK_MONOTONIC, &now);
-    return (until->tv_sec - now.tv_sec) * 1000L + (until->tv_nsec - now.tv_nsec) / 1000000L;
-}
-
-static void batch_item_free(CURLM *m, struct batch_item *it)
-{
-    if (it->easy) {
-        if (m)
-            curl_multi_remove_handle(m, it->easy);
-        curl_easy_cleanup(it->easy); /* QUICK_EXIT: a lookup still running is left behind */
+    if (curl_url_set(h, CURLUPART_URL, url, 0) == CURLUE_OK &&
+        curl_url_get(h, CURLUPART_HOST, &host, 0) == CURLUE_OK && host && *host &&
+        strlen(host) < sizeof u->host) {
+        snprintf(u->host, sizeof u->host, "%s", host);
+        if (curl_url_get(h, CURLUPART_QUERY, &part, 0) == CURLUE_OK && part)
+            u->has_query = true;
+        curl_free(part);
+        part = NULL;
+        if (curl_url_get(h, CURLUPART_USER, &part, 0) == CURLUE_OK && part)
+            u->has_user = true;
+        curl_free(part);
+        ok = true;
     }
-    curl_slist_free_all(it->headers);
-    free(it->label);
-    free(it);
-}
-
-void httpc_batch_run(struct httpc_batch *b, unsigned timeout_ms, httpc_batch_cb *report,
-                     void *arg)
-{
-    if (b == NULL)
-        return;
-    CURLM *m = b->items ? curl_multi_init() : NULL;
-    struct timespec until;
-    clock_gettime(CLOCK_MONOTONIC, &until);
-    until.tv_sec += timeout_ms / 1000;
-    until.tv_nsec += (long)(timeout_ms % 1000) * 1000000L;
-    if (until.tv_nsec >= 1000000000L)
-        until.tv_sec++, until.tv_nsec -= 1000000000L;
-    for (struct batch_item *it = b->items; m && it; it = it->next) {
-        curl_easy_setopt(it->easy, CURLOPT_TIMEOUT_MS, (long)timeout_ms);
-        curl_multi_add_handle(m, it->easy);
-    }
-    int running = m != NULL;
-    while (running && ms_left(&until) > 0) {
-        if (curl_multi_perform(m, &running) != CURLM_OK)
-            break;
-        if (running)
-            curl_multi_poll(m, NULL, 0, (int)ms_left(&until), NULL);
-    }
-    CURLMsg *msg;
-    int queued;
-    while (m && (msg = curl_multi_info_read(m, &queued)) != NULL)
-        for (struct batch_item *it = b->items; it; it = it->next)
-            if (msg->msg == CURLMSG_DONE && it->easy == msg->easy_handle) {
-                report(it->label, true,
-                       msg->data.result == CURLE_OK ? NULL : curl_easy_strerror(msg->data.result),
-                       arg);
-                curl_multi_remove_handle(m, it->easy);
-                curl_easy_cleanup(it->easy);
-                it->easy = NULL;
-            }
-    while (b->items) {
-        struct batch_item *it = b->items;
-        b->items = it->next;
-        if (it->easy)
-            report(it->label, false, NULL, arg);
-        batch_item_free(m, it);
-    }
-    curl_multi_cleanup(m);
-    free(b);
+    curl_free(host);
+    curl_url_cleanup(h);
+    return ok;
 }

@@ -34,7 +34,8 @@ void httpd_stats(const struct httpd *h, struct httpd_stats *st)
     memset(st, 0, sizeof *st);
     st->connections = di ? di->num_connections : 0;
     st->requests = h->nlive;
-    LIST_FOREACH(node, &h->live) {
+    LIST_FOREACH(node, &h->live)
+    {
         const struct hreq *r = list_entry(node, struct hreq, link);
         st->waiting += r->state == HREQ_WAITING;
         st->streaming += r->state == HREQ_STREAMING;
@@ -240,8 +241,7 @@ static enum MHD_Result on_access(void *cls, struct MHD_Connection *conn, const c
             return hreq_queue_response(r);
         }
         const char *te = hreq_header(r, MHD_HTTP_HEADER_TRANSFER_ENCODING);
-        if (content_length_conflict(r) ||
-            (te && hreq_header(r, MHD_HTTP_HEADER_CONTENT_LENGTH))) {
+        if (content_length_conflict(r) || (te && hreq_header(r, MHD_HTTP_HEADER_CONTENT_LENGTH))) {
             /* Two framings for one body is how requests get smuggled past proxies. */
             reply_error(r, 400, "Conflicting Content-Length or Transfer-Encoding headers");
             return hreq_queue_response(r);
@@ -382,7 +382,8 @@ static void on_mhd_fd(struct loop *l, int fd, uint32_t events, void *arg)
 
 static int open_listener(const char *host, unsigned port, char *err, size_t errlen)
 {
-    struct addrinfo hints = {.ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM,
+    struct addrinfo hints = {.ai_family = AF_UNSPEC,
+                             .ai_socktype = SOCK_STREAM,
                              .ai_flags = AI_PASSIVE | AI_NUMERICSERV};
     struct addrinfo *res = NULL;
     char portstr[16];
@@ -444,9 +445,8 @@ struct httpd *httpd_new(struct loop *l, const struct httpd_opts *o, char *err, s
         MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)o->idle_timeout,
         MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)CONN_MEMORY, MHD_OPTION_NOTIFY_COMPLETED,
         on_completed, h, MHD_OPTION_NOTIFY_CONNECTION, on_connection, h,
-        MHD_OPTION_UNESCAPE_CALLBACK, keep_escaped, NULL,
-        MHD_OPTION_EXTERNAL_LOGGER, mhd_logger, h, MHD_OPTION_LISTEN_BACKLOG_SIZE,
-        (unsigned)4096, MHD_OPTION_END);
+        MHD_OPTION_UNESCAPE_CALLBACK, keep_escaped, NULL, MHD_OPTION_EXTERNAL_LOGGER, mhd_logger, h,
+        MHD_OPTION_LISTEN_BACKLOG_SIZE, (unsigned)4096, MHD_OPTION_END);
     if (h->mhd == NULL) {
         snprintf(err, errlen, "cannot start the HTTP daemon on port %u", h->port);
         close(fd);
@@ -497,7 +497,7 @@ size_t httpd_receiving(const struct httpd *h)
 {
     size_t n = 0;
     LIST_FOREACH(node, &h->live)
-        n += list_entry(node, struct hreq, link)->state == HREQ_READING;
+    n += list_entry(node, struct hreq, link)->state == HREQ_READING;
     return n;
 }
 
@@ -508,7 +508,8 @@ void httpd_shutdown(struct httpd *h)
     h->stopping = true;
     h->draining = true;
     quiesce(h);
-    LIST_FOREACH_SAFE(node, &h->live) {
+    LIST_FOREACH_SAFE(node, &h->live)
+    {
         struct hreq *r = list_entry(node, struct hreq, link);
         hreq_fire_abort(r);
         if (r->state == HREQ_WAITING)
@@ -519,7 +520,8 @@ void httpd_shutdown(struct httpd *h)
     /* Let the answers go out; MHD_stop_daemon with a suspended connection is fatal. */
     for (int i = 0; i < 200 && h->nlive > 0; i++)
         loop_once(h->loop, 10);
-    LIST_FOREACH(node, &h->live) {
+    LIST_FOREACH(node, &h->live)
+    {
         struct hreq *r = list_entry(node, struct hreq, link);
         if (r->suspended)
             hreq_resume(r);
@@ -542,4 +544,3 @@ void httpd_free(struct httpd *h)
     httpd_shutdown(h);
     free(h);
 }
-

@@ -29,17 +29,17 @@ typedef void httpd_done_cb(struct hreq *req, unsigned status, uint64_t duration_
 typedef const char *httpd_error_body_cb(char *out, size_t outsz, const char *message);
 
 struct httpd_opts {
-    const char *host;      /* listen address; ignored when listen_fd >= 0 */
-    unsigned port;         /* 0: pick a free port */
-    int listen_fd;         /* an already listening socket (systemd), or -1 */
-    size_t max_body;       /* bytes; larger bodies get 413 */
-    unsigned max_conns;    /* simultaneous connections */
-    unsigned idle_timeout; /* seconds a connection may sit idle between requests */
+    const char *host;           /* listen address; ignored when listen_fd >= 0 */
+    unsigned port;              /* 0: pick a free port */
+    int listen_fd;              /* an already listening socket (systemd), or -1 */
+    size_t max_body;            /* bytes; larger bodies get 413 */
+    unsigned max_conns;         /* simultaneous connections */
+    unsigned idle_timeout;      /* seconds a connection may sit idle between requests */
     unsigned header_timeout_ms; /* a request's headers must arrive within this (0: none) */
     unsigned body_timeout_ms;   /* and its body within this after the headers (0: none) */
-    httpd_cb *on_headers;  /* may be NULL */
+    httpd_cb *on_headers;       /* may be NULL */
     httpd_cb *on_request;
-    httpd_done_cb *on_done; /* may be NULL */
+    httpd_done_cb *on_done;          /* may be NULL */
     httpd_error_body_cb *error_body; /* NULL: the answers httpd gives itself are text/plain */
     void *arg;
 };

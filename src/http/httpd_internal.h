@@ -79,9 +79,9 @@ struct httpd {
     unsigned port;
     struct list live; /* struct hreq, by link */
     size_t nlive;
-    MHD_socket lfd;    /* ours again once quiesced; closed when draining starts */
-    bool quiesced;     /* MHD accepts no more connections */
-    bool draining;     /* new requests get 503; those under way go on */
+    MHD_socket lfd; /* ours again once quiesced; closed when draining starts */
+    bool quiesced;  /* MHD accepts no more connections */
+    bool draining;  /* new requests get 503; those under way go on */
     bool stopping;
     bool in_pump, kick;
 };

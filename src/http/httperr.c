@@ -7,7 +7,7 @@
 
 #include "httpd.h"
 
-#define HTTPERR_ROW(id, status, name, message, when)                                          \
+#define HTTPERR_ROW(id, status, name, message, when)                                               \
     [id] = {status, name, message, when, "{\"error\":\"" name "\",\"message\":\"" message "\"}"},
 static const struct httperr_info table[HTTPERR_COUNT] = {HTTPERR_TABLE(HTTPERR_ROW)};
 #undef HTTPERR_ROW

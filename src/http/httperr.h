@@ -9,25 +9,25 @@
 struct hreq;
 
 /* X(id, status, name, message, when): when is what the documentation says of it. */
-#define HTTPERR_TABLE(X)                                                                      \
-    X(HTTPERR_QUERY_TOKEN, 400, "invalid_request",                                            \
-      "access tokens are not accepted in the query string; use the Authorization header",     \
-      "with OAuth, a bearer token in the URL's query string")                                 \
-    X(HTTPERR_NO_TOKEN, 401, "unauthorized", "missing or invalid bearer token",               \
-      "no bearer token, or one this server does not know")                                    \
-    X(HTTPERR_TOKEN_EXPIRED, 401, "unauthorized", "the bearer token has expired",             \
-      "a bearer token past its expiry")                                                       \
-    X(HTTPERR_METRICS_FORBIDDEN, 403, "forbidden",                                            \
-      "/metrics is for the owner's token (MCP_AUTH_TOKEN) and for tokens holding "            \
-      "hermes:admin (a TOKENS_FILE role, an OAuth token)",                                    \
-      "/metrics for a credential without hermes:admin")                                       \
-    X(HTTPERR_NOT_FOUND, 404, "not_found", "no such path; the MCP endpoint is /mcp",          \
-      "a path this server does not serve")                                                    \
-    X(HTTPERR_METHOD_NOT_ALLOWED, 405, "method_not_allowed", "use GET",                       \
-      "an HTTP method the path does not take (with Allow)")                                   \
-    X(HTTPERR_RATE_LIMITED, 429, "rate_limited",                                              \
-      "too many requests; retry after the Retry-After seconds",                               \
-      "over RATE_LIMIT_PER_MIN or RATE_LIMIT_AUTH_PER_MIN (with Retry-After)")                \
+#define HTTPERR_TABLE(X)                                                                           \
+    X(HTTPERR_QUERY_TOKEN, 400, "invalid_request",                                                 \
+      "access tokens are not accepted in the query string; use the Authorization header",          \
+      "with OAuth, a bearer token in the URL's query string")                                      \
+    X(HTTPERR_NO_TOKEN, 401, "unauthorized", "missing or invalid bearer token",                    \
+      "no bearer token, or one this server does not know")                                         \
+    X(HTTPERR_TOKEN_EXPIRED, 401, "unauthorized", "the bearer token has expired",                  \
+      "a bearer token past its expiry")                                                            \
+    X(HTTPERR_METRICS_FORBIDDEN, 403, "forbidden",                                                 \
+      "/metrics is for the owner's token (MCP_AUTH_TOKEN) and for tokens holding "                 \
+      "hermes:admin (a TOKENS_FILE role, an OAuth token)",                                         \
+      "/metrics for a credential without hermes:admin")                                            \
+    X(HTTPERR_NOT_FOUND, 404, "not_found", "no such path; the MCP endpoint is /mcp",               \
+      "a path this server does not serve")                                                         \
+    X(HTTPERR_METHOD_NOT_ALLOWED, 405, "method_not_allowed", "use GET",                            \
+      "an HTTP method the path does not take (with Allow)")                                        \
+    X(HTTPERR_RATE_LIMITED, 429, "rate_limited",                                                   \
+      "too many requests; retry after the Retry-After seconds",                                    \
+      "over RATE_LIMIT_PER_MIN or RATE_LIMIT_AUTH_PER_MIN (with Retry-After)")                     \
     X(HTTPERR_INTERNAL, 500, "internal", "out of memory", "the server could not build the page")
 
 #define HTTPERR_ENUM(id, status, name, message, when) id,

@@ -43,7 +43,7 @@ void ratelimit_free(struct ratelimit *rl)
     if (rl == NULL)
         return;
     LIST_FOREACH_SAFE(node, &rl->lru)
-        free(list_entry(node, struct bucket, lru));
+    free(list_entry(node, struct bucket, lru));
     strmap_free(rl->map);
     free(rl);
 }

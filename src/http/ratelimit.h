@@ -1,8 +1,8 @@
 /* ratelimit.h — per-client token buckets in a bounded table.
- * Each client (an IPv4 address, an IPv6 /64, or a caller-chosen key) may make per_min requests a minute, with bursts
- * up to per_min. The table holds at most max_clients buckets; the least recently seen one is
- * evicted first, so rotating source addresses cannot grow memory. Pure (the caller passes the
- * time); loop thread only. */
+ * Each client (an IPv4 address, an IPv6 /64, or a caller-chosen key) may make per_min requests a
+ * minute, with bursts up to per_min. The table holds at most max_clients buckets; the least
+ * recently seen one is evicted first, so rotating source addresses cannot grow memory. Pure (the
+ * caller passes the time); loop thread only. */
 #ifndef HM_RATELIMIT_H
 #define HM_RATELIMIT_H
 #include <stdbool.h>

@@ -8,12 +8,14 @@ static const struct scope_info table[] = {
      .meaning = "hermes_status, hermes_result, hermes_files, hermes_check, list_agents: read "
                 "tasks, their results and files, and the agents",
      .by_default = true},
-    {.name = SCOPE_TASK, .meaning = "hermes_task, hermes_ask, hermes_cancel: start and stop tasks",
+    {.name = SCOPE_TASK,
+     .meaning = "hermes_task, hermes_ask, hermes_cancel: start and stop tasks",
      .by_default = true},
     {.name = SCOPE_ADMIN,
      .meaning = "hermes_reset, /metrics, and every caller's tasks (the owner token holds every "
                 "scope)"},
-    {.name = SCOPE_GATEWAY_PREFIX "<upstream>", .prefix = SCOPE_GATEWAY_PREFIX,
+    {.name = SCOPE_GATEWAY_PREFIX "<upstream>",
+     .prefix = SCOPE_GATEWAY_PREFIX,
      .meaning = "the tools the gateway exposes from that upstream (GATEWAY_FILE); without it a "
                 "role sees none of them"},
 };

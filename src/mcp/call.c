@@ -168,7 +168,9 @@ static void call_deadline(struct loop *l, void *arg)
     struct mcp_call *c = arg;
     (void)l;
     c->deadline = NULL;
-    log_info("%s call timed out after %u ms", c->method, c->srv->o.call_timeout_ms);
+    log_event(EV_CALL_TIMED_OUT,
+              LOG_FIELDS(LF_S("method", c->method), LF_N("ms", c->srv->o.call_timeout_ms)),
+              "%s call timed out after %u ms", c->method, c->srv->o.call_timeout_ms);
     call_abort(c, jrpc_error(c->id, JRPC_REQUEST_TIMEOUT, "Request timed out"));
 }
 
@@ -250,8 +252,8 @@ void mcp_call_log(struct mcp_call *c, const char *level, const char *logger, jso
     call_send(c, jrpc_notification("notifications/message", p));
 }
 
-bool mcp_call_request(struct mcp_call *c, const char *method, json_t *params_take,
-                      mcp_reply_cb *cb, void *arg)
+bool mcp_call_request(struct mcp_call *c, const char *method, json_t *params_take, mcp_reply_cb *cb,
+                      void *arg)
 {
     const char *cap = NULL;
     if (strcmp(method, "sampling/createMessage") == 0)
@@ -384,15 +386,14 @@ void mcp_call_require_capability(struct mcp_call *c, json_t *required_take, cons
 void mcp_call_input_required(struct mcp_call *c, json_t *requests_take, json_t *state_take)
 {
     if (!c->modern) {
-        log_error("BUG: an input_required result for a %s request of the session era",
-                  c->method);
+        log_error("BUG: an input_required result for a %s request of the session era", c->method);
         json_decref(requests_take);
         json_decref(state_take);
         mcp_call_error(c, JRPC_INTERNAL_ERROR, "Internal error");
         return;
     }
-    json_t *result = json_pack("{s:s, s:o}", "resultType", "input_required", "inputRequests",
-                               requests_take);
+    json_t *result =
+        json_pack("{s:s, s:o}", "resultType", "input_required", "inputRequests", requests_take);
     if (state_take) {
         char digest[45];
         reqstate_params_digest(c->method, c->params, digest);
@@ -483,7 +484,8 @@ void mcp_abort_streams(struct mcp_server *s, int code, const char *message)
      * abort takes the call out of its exchange, so the search moves on. */
     for (;;) {
         struct mcp_call *found = NULL;
-        LIST_FOREACH(node, &s->calls) {
+        LIST_FOREACH(node, &s->calls)
+        {
             struct mcp_call *c = list_entry(node, struct mcp_call, srv_link);
             if (c->ex && c->ex->stream) {
                 found = c;

@@ -105,9 +105,9 @@ static void reply_unsupported(struct hreq *r, json_t *id, const char *requested)
 json_t *era_missing_tasks(json_t *id, const char *message)
 {
     json_t *err = jrpc_error(id, JRPC_MISSING_CAPABILITY, message);
-    json_object_set_new(json_object_get(err, "error"), "data",
-                        json_pack("{s:{s:{s:{}}}}", "requiredCapabilities", "extensions",
-                                  MCP_TASKS_EXTENSION));
+    json_object_set_new(
+        json_object_get(err, "error"), "data",
+        json_pack("{s:{s:{s:{}}}}", "requiredCapabilities", "extensions", MCP_TASKS_EXTENSION));
     return err;
 }
 
@@ -240,8 +240,7 @@ static bool headers_match(struct hreq *r, const struct jrpc_msg *m, const char *
         return false;
     }
     if (strcmp(pv, meta_version) != 0) {
-        snprintf(msg, msgsz,
-                 "Header mismatch: MCP-Protocol-Version header does not match _meta %s",
+        snprintf(msg, msgsz, "Header mismatch: MCP-Protocol-Version header does not match _meta %s",
                  META_VERSION);
         return false;
     }
@@ -279,8 +278,7 @@ static json_t *kept_caps(json_t *caps)
     json_t *out = mcp_client_caps_kept(caps);
     json_t *ext = json_object_get(caps, "extensions");
     if (json_is_object(json_object_get(ext, MCP_TASKS_EXTENSION)))
-        json_object_set_new(out, "extensions",
-                            json_pack("{s:{}}", MCP_TASKS_EXTENSION));
+        json_object_set_new(out, "extensions", json_pack("{s:{}}", MCP_TASKS_EXTENSION));
     return out;
 }
 
@@ -373,8 +371,8 @@ void era_serve(struct mcp_server *srv, struct hreq *r, json_t *root)
     if (!json_is_object(root)) {
         mcp_audit_note(srv, r, NULL, NULL, jrpc_err_text(JRPC_INVALID_REQUEST));
         mcp_reply_rpc_error(r, 400, NULL, JRPC_INVALID_REQUEST,
-                        "Invalid Request: MCP 2026-07-28 has no batches; send one JSON-RPC "
-                        "request per POST");
+                            "Invalid Request: MCP 2026-07-28 has no batches; send one JSON-RPC "
+                            "request per POST");
         return;
     }
     jrpc_classify(root, &m);
@@ -455,9 +453,9 @@ void era_serve(struct mcp_server *srv, struct hreq *r, json_t *root)
 
 static bool is_cacheable(const char *method)
 {
-    static const char *const cacheable[] = {"server/discover", "tools/list", "prompts/list",
-                                            "resources/list", "resources/templates/list",
-                                            "resources/read"};
+    static const char *const cacheable[] = {
+        "server/discover",          "tools/list",    "prompts/list", "resources/list",
+        "resources/templates/list", "resources/read"};
     for (size_t i = 0; i < sizeof cacheable / sizeof *cacheable; i++)
         if (strcmp(method, cacheable[i]) == 0)
             return true;
@@ -492,8 +490,7 @@ void era_decorate(struct mcp_server *srv, const char *method, json_t *msg, bool 
     /* A resource's contents may change at any time: fresh unless its provider says more. */
     if (!json_is_integer(json_object_get(result, "ttlMs")))
         json_object_set_new(result, "ttlMs",
-                            json_integer(strcmp(method, "resources/read") == 0 ? 0
-                                                                               : LIST_TTL_MS));
+                            json_integer(strcmp(method, "resources/read") == 0 ? 0 : LIST_TTL_MS));
     if (!json_is_string(json_object_get(result, "cacheScope")))
         json_object_set_new(result, "cacheScope", json_string(era_cache_scope(srv)));
 }
@@ -507,9 +504,7 @@ const char *era_cache_scope(const struct mcp_server *srv)
  * members (no braces), made once per server for each of its three forms. */
 static const char *decoration_text(struct mcp_server *srv, const char *method, bool retry)
 {
-    int form = retry || !is_cacheable(method)       ? 0
-               : strcmp(method, "resources/read") == 0 ? 1
-                                                      : 2;
+    int form = retry || !is_cacheable(method) ? 0 : strcmp(method, "resources/read") == 0 ? 1 : 2;
     if (srv->decoration[form] == NULL) {
         char *info = json_dumps(server_info(srv), JSON_COMPACT);
         if (info == NULL) /* an embedder's name that is not UTF-8: era_decorate copes */
@@ -536,9 +531,8 @@ void era_reply(struct mcp_server *srv, struct hreq *r, const char *method, json_
     char *id_text = NULL, *result_text = NULL;
     /* The shape jrpc_result makes ({jsonrpc, id, result}), which the text below spells out. */
     bool plain = json_object_size(msg_take) == 3 && json_is_object(result) &&
-                 !json_object_get(result, "resultType") &&
-                 !json_object_get(result, "_meta") && !json_object_get(result, "ttlMs") &&
-                 !json_object_get(result, "cacheScope");
+                 !json_object_get(result, "resultType") && !json_object_get(result, "_meta") &&
+                 !json_object_get(result, "ttlMs") && !json_object_get(result, "cacheScope");
     if (plain) {
         id_text = json_dumps(id, JSON_ENCODE_ANY | JSON_COMPACT);
         result_text = json_dumps(result, JSON_COMPACT);
@@ -597,8 +591,7 @@ const char *era_list_head(struct mcp_server *srv)
 
 unsigned era_status(json_t *answer)
 {
-    json_int_t code = json_integer_value(json_object_get(json_object_get(answer, "error"),
-                                                         "code"));
+    json_int_t code = json_integer_value(json_object_get(json_object_get(answer, "error"), "code"));
     switch (code) {
     case JRPC_HEADER_MISMATCH:
     case JRPC_MISSING_CAPABILITY:

@@ -57,8 +57,8 @@ void exchange_note_answer(struct mcp_server *srv, struct hreq *r, json_t *answer
                  json_integer_value(json_object_get(err, "code")));
         mcp_audit_note(srv, r, NULL, NULL, code);
     } else if (json_is_true(json_object_get(res, "isError"))) {
-        const char *c = json_string_value(
-            json_object_get(json_object_get(res, "structuredContent"), "error"));
+        const char *c =
+            json_string_value(json_object_get(json_object_get(res, "structuredContent"), "error"));
         mcp_audit_note(srv, r, NULL, NULL, c ? c : "tool_error");
     }
 }

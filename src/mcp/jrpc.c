@@ -349,8 +349,8 @@ json_t *jrpc_error(json_t *id, int code, const char *message)
     char clean[512];
     snprintf(clean, sizeof clean, "%s", message);
     utf8_clean(clean);
-    json_t *m = json_pack("{s:s, s:O?, s:{s:i, s:s}}", "jsonrpc", "2.0", "id", id, "error",
-                          "code", code, "message", clean);
+    json_t *m = json_pack("{s:s, s:O?, s:{s:i, s:s}}", "jsonrpc", "2.0", "id", id, "error", "code",
+                          code, "message", clean);
     if (id == NULL)
         json_object_set_new(m, "id", json_null());
     return m;
@@ -358,8 +358,7 @@ json_t *jrpc_error(json_t *id, int code, const char *message)
 
 json_t *jrpc_notification(const char *method, json_t *params_take)
 {
-    return json_pack("{s:s, s:s, s:o*}", "jsonrpc", "2.0", "method", method, "params",
-                     params_take);
+    return json_pack("{s:s, s:s, s:o*}", "jsonrpc", "2.0", "method", method, "params", params_take);
 }
 
 json_t *jrpc_request(json_t *id, const char *method, json_t *params_take)

@@ -47,11 +47,11 @@ struct jrpc_why {
 /* One classified message. Borrowed pointers into the parsed document. */
 struct jrpc_msg {
     enum jrpc_kind kind;
-    json_t *id;     /* request/response id (string or integer), NULL for notifications */
+    json_t *id; /* request/response id (string or integer), NULL for notifications */
     const char *method;
-    json_t *params; /* object or NULL */
-    json_t *result; /* responses */
-    json_t *error;  /* responses */
+    json_t *params;      /* object or NULL */
+    json_t *result;      /* responses */
+    json_t *error;       /* responses */
     struct jrpc_why why; /* for JRPC_INVALID */
 };
 
@@ -89,8 +89,8 @@ json_t *jrpc_notification(const char *method, json_t *params_take);
 json_t *jrpc_request(json_t *id, const char *method, json_t *params_take);
 
 /* The text of a JSON string that holds no NUL character, else NULL (not a string, or one with
- * "\u0000" in it: valid JSON, but as a C string it would read as a shorter one, and "tools/list\u0000x"
- * must never pass for "tools/list"). */
+ * "\u0000" in it: valid JSON, but as a C string it would read as a shorter one, and
+ * "tools/list\u0000x" must never pass for "tools/list"). */
 const char *jrpc_str(json_t *v);
 
 /* A stable text key for an id: "s:<string>" or "i:<integer>". */

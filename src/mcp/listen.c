@@ -84,8 +84,8 @@ static bool read_task_ids(struct rpc_ctx *x, struct jrpc_msg *m, json_t *ids, js
     bool ok = json_is_array(ids) && json_array_size(ids) <= LISTEN_MAX_TASK_IDS;
     size_t i;
     json_t *v;
-    json_array_foreach(ids, i, v) ok = ok && jrpc_str(v) && json_string_length(v) > 0 &&
-                                       json_string_length(v) <= 128;
+    json_array_foreach(ids, i, v) ok =
+        ok && jrpc_str(v) && json_string_length(v) > 0 && json_string_length(v) <= 128;
     if (!ok) {
         mcp_answer(x,
                    jrpc_error(m->id, JRPC_INVALID_PARAMS,
@@ -109,8 +109,8 @@ void listen_start(struct rpc_ctx *x, struct jrpc_msg *m)
     json_t *task_ids;
     if (!read_task_ids(x, m, json_object_get(filter, "taskIds"), &task_ids))
         return;
-    bool has_ext = json_object_get(json_object_get(x->ex->caps, "extensions"),
-                                   MCP_TASKS_EXTENSION) != NULL;
+    bool has_ext =
+        json_object_get(json_object_get(x->ex->caps, "extensions"), MCP_TASKS_EXTENSION) != NULL;
     if (task_ids && !has_ext) {
         json_decref(task_ids);
         mcp_answer(x, era_missing_tasks(m->id, "Missing required client capability: task "
@@ -162,7 +162,8 @@ void listen_start(struct rpc_ctx *x, struct jrpc_msg *m)
 
 bool mcp_task_watched(const struct mcp_server *s, const char *task_id)
 {
-    LIST_FOREACH(node, &s->listens) {
+    LIST_FOREACH(node, &s->listens)
+    {
         const struct listen *l = list_entry(node, struct listen, link);
         if (l->task_ids && json_object_get(l->task_ids, task_id))
             return true;
@@ -175,10 +176,10 @@ void mcp_task_notify(struct mcp_server *s, const char *caller, json_t *task)
     const char *id = json_string_value(json_object_get(task, "taskId"));
     if (id == NULL)
         return;
-    LIST_FOREACH(node, &s->listens) {
+    LIST_FOREACH(node, &s->listens)
+    {
         struct listen *l = list_entry(node, struct listen, link);
-        if (l->task_ids && json_object_get(l->task_ids, id) &&
-            strcmp(l->call->caller, caller) == 0)
+        if (l->task_ids && json_object_get(l->task_ids, id) && strcmp(l->call->caller, caller) == 0)
             listen_send(l, jrpc_notification("notifications/tasks", json_deep_copy(task)));
     }
 }
@@ -189,8 +190,8 @@ void mcp_end_subscriptions(struct mcp_server *s)
     while (!list_empty(&s->listens)) {
         struct listen *l = list_entry(list_first(&s->listens), struct listen, link);
         struct mcp_call *c = l->call;
-        json_t *result = json_pack("{s:s, s:{s:O}}", "resultType", "complete", "_meta",
-                                   SUBSCRIPTION_ID, c->id);
+        json_t *result =
+            json_pack("{s:s, s:{s:O}}", "resultType", "complete", "_meta", SUBSCRIPTION_ID, c->id);
         mcp_call_on_cancel(c, NULL, NULL);
         listen_free(l);
         mcp_call_result_take(c, result);

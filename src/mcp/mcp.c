@@ -87,14 +87,17 @@ void mcp_audit_note(struct mcp_server *srv, struct hreq *r, const char *rpc_meth
 
 /* ---------- setup ---------- */
 
-static void registry_add(struct registry *reg, const char *name, json_t *listing,
-                         mcp_handler *h, void *arg, const char *tpl)
+static void registry_add(struct registry *reg, const char *name, json_t *listing, mcp_handler *h,
+                         void *arg, const char *tpl)
 {
     free(reg->listing_text); /* the listing changed */
     reg->listing_text = NULL;
     reg->v = xrealloc(reg->v, (reg->n + 1) * sizeof *reg->v);
-    reg->v[reg->n++] = (struct named){.name = xstrdup(name), .listing = listing, .handler = h,
-                                      .arg = arg, .uri_template = tpl ? xstrdup(tpl) : NULL};
+    reg->v[reg->n++] = (struct named){.name = xstrdup(name),
+                                      .listing = listing,
+                                      .handler = h,
+                                      .arg = arg,
+                                      .uri_template = tpl ? xstrdup(tpl) : NULL};
 }
 
 static void registry_cleanup(struct registry *reg)
@@ -135,7 +138,7 @@ static bool param_header_ok(json_t *def, json_t *h)
     }
     const char *type = json_string_value(json_object_get(def, "type"));
     return !type || (strcmp(type, "string") == 0 || strcmp(type, "number") == 0 ||
-                    strcmp(type, "integer") == 0 || strcmp(type, "boolean") == 0);
+                     strcmp(type, "integer") == 0 || strcmp(type, "boolean") == 0);
 }
 
 json_t *mcp_param_headers(const char *tool, json_t *input_schema)
@@ -152,7 +155,8 @@ json_t *mcp_param_headers(const char *tool, json_t *input_schema)
         else /* a gateway relays upstream schemas: one bad declaration must not make the
                 tool uncallable in 2026-07-28 (value_matches could never succeed) */
             log_warn("tool %s: x-mcp-header of %.64s ignored (a scalar property and a header "
-                     "name of letters, digits and '-' only)", tool, prop);
+                     "name of letters, digits and '-' only)",
+                     tool, prop);
     }
     if (json_object_size(headers))
         return headers;

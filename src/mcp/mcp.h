@@ -35,19 +35,19 @@ typedef void mcp_cancel_cb(struct mcp_call *call, void *arg);
 typedef void mcp_reply_cb(struct mcp_call *call, json_t *result, json_t *error, void *arg);
 
 struct mcp_opts {
-    const char *name;          /* serverInfo.name */
-    const char *title;         /* serverInfo.title, may be NULL */
-    const char *version;       /* serverInfo.version */
-    const char *instructions;  /* may be NULL */
-    bool sessions;             /* issue and require Mcp-Session-Id */
-    unsigned max_sessions;     /* 0: default */
-    const char *public_hosts;  /* comma-separated extra host names allowed in Host/Origin */
-    unsigned call_timeout_ms;  /* a call still running after this is cancelled and answered
-                                  with -32001; 0: no limit */
-    bool cache_public;         /* 2026-07-28 lists are the same for every caller: a shared
-                                  cache may keep them (cacheScope "public", else "private") */
-    unsigned state_ttl_ms;     /* how long a 2026-07-28 requestState we seal is accepted;
-                                  0: 10 minutes */
+    const char *name;         /* serverInfo.name */
+    const char *title;        /* serverInfo.title, may be NULL */
+    const char *version;      /* serverInfo.version */
+    const char *instructions; /* may be NULL */
+    bool sessions;            /* issue and require Mcp-Session-Id */
+    unsigned max_sessions;    /* 0: default */
+    const char *public_hosts; /* comma-separated extra host names allowed in Host/Origin */
+    unsigned call_timeout_ms; /* a call still running after this is cancelled and answered
+                                 with -32001; 0: no limit */
+    bool cache_public;        /* 2026-07-28 lists are the same for every caller: a shared
+                                 cache may keep them (cacheScope "public", else "private") */
+    unsigned state_ttl_ms;    /* how long a 2026-07-28 requestState we seal is accepted;
+                                 0: 10 minutes */
 };
 
 struct mcp_server *mcp_new(struct loop *l, const struct mcp_opts *o);
@@ -67,8 +67,8 @@ struct mcp_tool_def {
     json_t *annotations;   /* may be NULL */
     mcp_handler *handler;  /* gets the arguments object (never NULL) */
     void *arg;
-    const char *scope;     /* what a caller needs to see and call it (mcp_set_tool_filter);
-                              may be NULL */
+    const char *scope; /* what a caller needs to see and call it (mcp_set_tool_filter);
+                          may be NULL */
 };
 struct mcp_resource_def {
     const char *uri, *name, *title, *description, *mime_type;
@@ -92,7 +92,7 @@ void mcp_add_template(struct mcp_server *s, const struct mcp_template_def *d);
 void mcp_add_prompt(struct mcp_server *s, const struct mcp_prompt_def *d);
 /* Handler for completion/complete; gets the request params. */
 void mcp_set_completion(struct mcp_server *s, mcp_handler *handler, void *arg);
-size_t mcp_tool_count(const struct mcp_server *s); /* listed ones (mcp_set_tool_hidden: not) */
+size_t mcp_tool_count(const struct mcp_server *s);      /* listed ones (mcp_set_tool_hidden: not) */
 size_t mcp_session_count(const struct mcp_server *s);   /* live sessions (MCP_SESSIONS=1) */
 size_t mcp_calls_in_flight(const struct mcp_server *s); /* requests being handled */
 
@@ -117,8 +117,8 @@ void mcp_set_audit(struct mcp_server *s, mcp_audit_cb *cb, void *arg);
  * tools/call of a lone request: a false answer is then sent as HTTP 403 with a JSON-RPC error
  * (-32003), and the callback may add response headers to r for it (WWW-Authenticate); in a batch
  * the call just gets the JSON-RPC error. scope is the tool's mcp_tool_def.scope (may be NULL). */
-typedef bool mcp_tool_filter_cb(struct hreq *r, const char *tool, const char *scope,
-                                bool refusing, void *arg);
+typedef bool mcp_tool_filter_cb(struct hreq *r, const char *tool, const char *scope, bool refusing,
+                                void *arg);
 void mcp_set_tool_filter(struct mcp_server *s, mcp_tool_filter_cb *cb, void *arg);
 /* Leaves a registered tool out of tools/list (or puts it back) for every caller; tools/call still
  * reaches its handler, which says why (the gateway's withheld definitions). */
@@ -189,8 +189,8 @@ void mcp_call_log(struct mcp_call *c, const char *level, const char *logger, jso
  * ends before the answer, cb gets (NULL, NULL) only if the handler set no cancel callback;
  * otherwise the request is dropped silently and its arg is the handler's to free (it ended
  * the call, or its cancel callback ran). */
-bool mcp_call_request(struct mcp_call *c, const char *method, json_t *params_take,
-                      mcp_reply_cb *cb, void *arg);
+bool mcp_call_request(struct mcp_call *c, const char *method, json_t *params_take, mcp_reply_cb *cb,
+                      void *arg);
 /* Ends the HTTP response that carries this call's SSE stream now, without ending the call; the
  * client comes back with GET + Last-Event-ID for the rest. Session mode only. */
 bool mcp_call_close_stream(struct mcp_call *c);

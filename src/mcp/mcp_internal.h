@@ -57,7 +57,7 @@ struct mcp_stream {
     struct hreq *req; /* attached response, or NULL while the client is away */
     struct sse_event *head, *tail;
     size_t nevents;
-    bool closed; /* no more events will come */
+    bool closed;  /* no more events will come */
     bool dropped; /* a write to req was refused (backlog): what it lost is only in the ring */
     bool no_ids;  /* 2026-07-28: no resumption, so events carry no ids */
     unsigned refs;
@@ -69,7 +69,7 @@ struct mcp_session {
     char version[16];
     int log_level;
     json_t *client_caps;
-    json_t *subs; /* set of subscribed URIs */
+    json_t *subs;           /* set of subscribed URIs */
     struct strmap *streams; /* resumable streams by number */
     struct mcp_stream *get_stream;
     uint64_t last_used;
@@ -112,10 +112,10 @@ struct mcp_call {
     json_t *input_responses, *input_state;
     char caller[45]; /* who asked (both eras): see era_caller */
     bool lasting;    /* not counted in srv->ncalls (mcp_call_make_lasting) */
-    bool in_flight; /* in srv->inflight under key: a cancel by id can find it */
-    bool counted;   /* in srv->ninflight: neither finished nor cancelled */
-    unsigned holds; /* >0 while reply callbacks run: freeing waits until they are done */
-    bool dead;      /* freed while held */
+    bool in_flight;  /* in srv->inflight under key: a cancel by id can find it */
+    bool counted;    /* in srv->ninflight: neither finished nor cancelled */
+    unsigned holds;  /* >0 while reply callbacks run: freeing waits until they are done */
+    bool dead;       /* freed while held */
 };
 
 struct mcp_exchange {
@@ -124,7 +124,7 @@ struct mcp_exchange {
     struct hreq *req;
     bool batch, accepts_sse, dispatching;
     char version[16];
-    json_t *answers; /* array of responses (single: at most one) */
+    json_t *answers;    /* array of responses (single: at most one) */
     unsigned nrequests; /* requests it carried (not notifications or responses) */
     unsigned pending;
     struct list calls; /* struct mcp_call, by ex_link */
@@ -152,8 +152,8 @@ struct named {
     /* Tools: input properties mirrored in Mcp-Param-* headers in 2026-07-28 ("x-mcp-header"
      * in the schema): {property: header name}, or NULL for none. */
     json_t *param_headers;
-    bool hidden;        /* tools only: left out of tools/list (mcp_set_tool_hidden) */
-    bool disabled;      /* tools only: as if not registered (mcp_set_tool_disabled) */
+    bool hidden;   /* tools only: left out of tools/list (mcp_set_tool_hidden) */
+    bool disabled; /* tools only: as if not registered (mcp_set_tool_disabled) */
 };
 
 /* A tool's param_headers found in its input schema (x-mcp-header declarations a client can
@@ -184,10 +184,10 @@ struct mcp_server {
     mcp_handler *complete;
     void *complete_arg;
     struct strmap *sessions;
-    struct strmap *inflight; /* session id|request id → call (session mode only) */
+    struct strmap *inflight;       /* session id|request id → call (session mode only) */
     struct meta_cache *meta_cache; /* recent requests' parsed params._meta (metacache.h) */
-    size_t ninflight;        /* calls neither finished nor cancelled */
-    struct strmap *outgoing; /* key → struct outgoing */
+    size_t ninflight;              /* calls neither finished nor cancelled */
+    struct strmap *outgoing;       /* key → struct outgoing */
     unsigned long next_stream, next_out;
     struct loop_timer *sweep;
     struct list calls; /* every call whose handler has not finished (by srv_link) */
@@ -201,19 +201,19 @@ struct mcp_server {
     void *agent_filter_arg;
     size_t tools_hidden; /* how many tools are left out of tools/list (hidden or disabled) */
     const struct mcp_task_ops *task_ops; /* may be NULL: no tasks extension */
-    struct task_provider {                /* more providers, each owning the ids with its prefix */
+    struct task_provider {               /* more providers, each owning the ids with its prefix */
         char prefix[16];
         const struct mcp_task_ops *ops;
         void *arg;
     } task_more[MCP_TASK_PROVIDERS_MAX];
     size_t ntask_more;
-    struct list listens;                 /* open subscriptions/listen streams (listen.c) */
+    struct list listens; /* open subscriptions/listen streams (listen.c) */
     void *task_arg;
     unsigned char state_key[32]; /* seals requestState (reqstate.c); new at each start */
-    char *modern_list_head; /* "{"resultType":...,"_meta":{...}," for list answers (era.c) */
-    json_t *server_info;    /* {name, version}, built on first use (era.c) */
-    char *decoration[3];    /* era_reply's decoration texts, built on first use (era.c) */
-    mcp_caller_cb *caller_cb; /* who sent a request (mcp_set_caller); may be NULL */
+    char *modern_list_head;      /* "{"resultType":...,"_meta":{...}," for list answers (era.c) */
+    json_t *server_info;         /* {name, version}, built on first use (era.c) */
+    char *decoration[3];         /* era_reply's decoration texts, built on first use (era.c) */
+    mcp_caller_cb *caller_cb;    /* who sent a request (mcp_set_caller); may be NULL */
     void *caller_arg;
     mcp_whoami_cb *whoami_cb; /* what a request's principal is (mcp_set_whoami); may be NULL */
     void *whoami_arg;

@@ -15,7 +15,8 @@ enum {
      * nests at most 512 deep. */
     META_CACHE_MAX_BYTES = 1024,
 };
-_Static_assert(META_CACHE_MAX_BYTES <= 2048, "a kept _meta must nest less deep than jansson allows");
+_Static_assert(META_CACHE_MAX_BYTES <= 2048,
+               "a kept _meta must nest less deep than jansson allows");
 
 struct meta_entry {
     char *bytes;
@@ -74,8 +75,8 @@ static void keep(struct meta_cache *c, const char *s, size_t len, json_t *meta)
     json_decref(oldest->meta);
     char *copy = xmalloc(len);
     memcpy(copy, s, len);
-    *oldest = (struct meta_entry){.bytes = copy, .len = len, .meta = json_incref(meta),
-                                  .used = c->clock};
+    *oldest =
+        (struct meta_entry){.bytes = copy, .len = len, .meta = json_incref(meta), .used = c->clock};
 }
 
 /* The body without [cut_start, cut_end), or with [start, end) as one "0" when nothing is cut. */
@@ -126,8 +127,9 @@ json_t *metacache_parse(struct meta_cache *c, const char *p, size_t n, struct jr
     json_t *params = json_object_get(root, "params");
     json_t *zero = json_object_get(params, "_meta");
     bool as_scanned = at.cut == JRPC_CUT_PARAMS ? json_is_object(root) && params == NULL
-                      : at.cut == JRPC_CUT_META ? json_is_object(params) && zero == NULL
-                                                : json_is_integer(zero) && json_integer_value(zero) == 0;
+                      : at.cut == JRPC_CUT_META
+                          ? json_is_object(params) && zero == NULL
+                          : json_is_integer(zero) && json_integer_value(zero) == 0;
     if (!as_scanned) {
         /* Invalid (jrpc_parse gives the error with the right position), or a second member
          * the cut hid from jansson, or not read as the scan read it: parse the body as sent,

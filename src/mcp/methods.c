@@ -220,7 +220,7 @@ static void do_initialize(struct rpc_ctx *x, struct jrpc_msg *m)
 
     if (!json_is_string(pv)) {
         mcp_answer(x, jrpc_error(m->id, JRPC_INVALID_PARAMS,
-                             "Invalid params: protocolVersion must be a string"));
+                                 "Invalid params: protocolVersion must be a string"));
         return;
     }
     if (refuse_nul(x, m, pv, "protocolVersion"))
@@ -232,7 +232,7 @@ static void do_initialize(struct rpc_ctx *x, struct jrpc_msg *m)
         unsigned max = srv->o.max_sessions ? srv->o.max_sessions : 10000;
         if (strmap_count(srv->sessions) >= max) {
             mcp_answer(x, jrpc_error(m->id, JRPC_INTERNAL_ERROR,
-                                 "Too many sessions; end one with DELETE and retry"));
+                                     "Too many sessions; end one with DELETE and retry"));
             return;
         }
         struct mcp_session *s = xcalloc(1, sizeof *s);
@@ -273,8 +273,10 @@ static void refuse_tool(struct rpc_ctx *x, struct jrpc_msg *m, const struct name
     char msg[300];
 
     if (t->scope)
-        snprintf(msg, sizeof msg, "Forbidden: calling %s needs the scope %s, which this "
-                 "credential does not have", t->name, t->scope);
+        snprintf(msg, sizeof msg,
+                 "Forbidden: calling %s needs the scope %s, which this "
+                 "credential does not have",
+                 t->name, t->scope);
     else
         snprintf(msg, sizeof msg, "Forbidden: this credential may not call %s", t->name);
     mcp_audit_note(x->srv, x->req, NULL, t->name, jrpc_err_text(JRPC_FORBIDDEN));
@@ -345,23 +347,22 @@ static void task_cancel(struct mcp_call *c, json_t *params, void *arg)
 /* Checks what every task method needs, then hands the call to the provider. */
 static void task_method(struct rpc_ctx *x, struct jrpc_msg *m, mcp_handler *h)
 {
-    json_t *ext = json_object_get(json_object_get(x->ex->caps, "extensions"),
-                                  MCP_TASKS_EXTENSION);
+    json_t *ext = json_object_get(json_object_get(x->ex->caps, "extensions"), MCP_TASKS_EXTENSION);
     if (ext == NULL) {
         mcp_answer(x, era_missing_tasks(m->id, "Missing required client capability: the tasks "
-                                           "extension (" MCP_TASKS_EXTENSION ")"));
+                                               "extension (" MCP_TASKS_EXTENSION ")"));
         return;
     }
     json_t *id = json_object_get(m->params, "taskId");
     if (!jrpc_str(id) || json_string_length(id) == 0 || json_string_length(id) > 128) {
         mcp_answer(x, jrpc_error(m->id, JRPC_INVALID_PARAMS,
-                             "Invalid params: taskId must be a non-empty string"));
+                                 "Invalid params: taskId must be a non-empty string"));
         return;
     }
     json_t *responses = json_object_get(m->params, "inputResponses");
     if (h == task_update && !json_is_object(responses)) {
         mcp_answer(x, jrpc_error(m->id, JRPC_INVALID_PARAMS,
-                             "Invalid params: inputResponses must be an object"));
+                                 "Invalid params: inputResponses must be an object"));
         return;
     }
     struct named n = {.handler = h, .arg = x->srv};
@@ -383,7 +384,7 @@ static void do_tools_call(struct rpc_ctx *x, struct jrpc_msg *m)
         return;
     if (args != NULL && !json_is_object(args) && !json_is_null(args)) {
         mcp_answer(x, jrpc_error(m->id, JRPC_INVALID_PARAMS,
-                             "Invalid params: arguments must be an object"));
+                                 "Invalid params: arguments must be an object"));
         return;
     }
     t = registry_find(&x->srv->tools, json_string_value(name));
@@ -482,7 +483,7 @@ static void do_prompts_get(struct rpc_ctx *x, struct jrpc_msg *m)
     }
     if (args != NULL && !json_is_object(args)) {
         mcp_answer(x, jrpc_error(m->id, JRPC_INVALID_PARAMS,
-                             "Invalid params: arguments must be an object"));
+                                 "Invalid params: arguments must be an object"));
         return;
     }
     json_t *a = args ? json_incref(args) : json_object();
@@ -497,7 +498,7 @@ static void do_complete(struct rpc_ctx *x, struct jrpc_msg *m)
     if (!json_is_object(ref) || !json_is_string(json_object_get(ref, "type")) ||
         !json_is_object(arg)) {
         mcp_answer(x, jrpc_error(m->id, JRPC_INVALID_PARAMS,
-                             "Invalid params: ref and argument objects are required"));
+                                 "Invalid params: ref and argument objects are required"));
         return;
     }
     if (x->srv->complete == NULL) {
@@ -514,9 +515,10 @@ static void do_set_level(struct rpc_ctx *x, struct jrpc_msg *m)
     json_t *level = json_object_get(m->params, "level");
     int li = jrpc_str(level) ? mcp_level_index(json_string_value(level)) : -1;
     if (li < 0) {
-        mcp_answer(x, jrpc_error(m->id, JRPC_INVALID_PARAMS,
-                             "Invalid params: level must be one of debug, info, notice, warning, "
-                             "error, critical, alert, emergency"));
+        mcp_answer(x,
+                   jrpc_error(m->id, JRPC_INVALID_PARAMS,
+                              "Invalid params: level must be one of debug, info, notice, warning, "
+                              "error, critical, alert, emergency"));
         return;
     }
     if (x->sess)
@@ -698,8 +700,7 @@ static const struct method {
     {"logging/setLevel", do_set_level, .flags = METHOD_LEGACY},
     /* tasks/result and tasks/list of the 2025-11-25 draft are gone: unknown, -32601. */
     {"subscriptions/listen", listen_start, .flags = METHOD_MODERN},
-    {"tasks/get", NULL, METHOD_MODERN | METHOD_TASKS, .name_field = "taskId",
-     .task = task_get},
+    {"tasks/get", NULL, METHOD_MODERN | METHOD_TASKS, .name_field = "taskId", .task = task_get},
     {"tasks/update", NULL, METHOD_MODERN | METHOD_TASKS, .name_field = "taskId",
      .task = task_update},
     {"tasks/cancel", NULL, METHOD_MODERN | METHOD_TASKS, .name_field = "taskId",
@@ -734,8 +735,7 @@ const char *mcp_modern_method(struct mcp_server *srv, const char *name, const ch
     const unsigned caps =
         METHOD_TOOLS | METHOD_RESOURCES | METHOD_PROMPTS | METHOD_COMPLETIONS | METHOD_TASKS;
 
-    if (method == NULL || (method->flags & METHOD_LEGACY) ||
-        !offers(srv, method->flags & caps))
+    if (method == NULL || (method->flags & METHOD_LEGACY) || !offers(srv, method->flags & caps))
         return NULL;
     *name_field = method->name_field;
     return method->name;

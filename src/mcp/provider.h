@@ -21,7 +21,7 @@ struct provider_event {
     const char *principal; /* who asked, or NULL (the server itself, an operator's file) */
     const char *upstream, *tool, *upstream_tool, *status; /* each may be NULL */
     const char *decided_by; /* approvals: "uid N (user)", "timeout", "withdrawn", "shutdown" */
-    double duration_ms;    /* < 0: not a timed event */
+    double duration_ms;     /* < 0: not a timed event */
 };
 
 /* What the app hands each provider at setup; valid until teardown. The settings a provider

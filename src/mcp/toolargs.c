@@ -68,7 +68,8 @@ json_t *toolargs_schema(const struct toolarg *spec)
     return schema;
 }
 
-static bool fail(char *err, size_t errlen, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static bool fail(char *err, size_t errlen, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
 static bool fail(char *err, size_t errlen, const char *fmt, ...)
 {
     va_list ap;
@@ -136,7 +137,8 @@ static bool check_string(const struct toolarg *a, json_t *v, char *err, size_t e
         }
     }
     if (a->syntax && !a->syntax(s, len))
-        return fail(err, errlen, "'%s' %s", a->name, a->syntax_hint ? a->syntax_hint : "is malformed");
+        return fail(err, errlen, "'%s' %s", a->name,
+                    a->syntax_hint ? a->syntax_hint : "is malformed");
     return true;
 }
 

@@ -18,16 +18,19 @@ struct toolarg {
     const char *name;
     enum toolarg_type type;
     bool required;
-    bool nonempty;            /* strings: "" is refused (minLength 1) */
-    size_t max_len;           /* strings, and each item of TOOLARG_STRINGS; 0: no cap */
-    size_t max_items;         /* TOOLARG_STRINGS; 0: no cap */
+    bool nonempty;             /* strings: "" is refused (minLength 1) */
+    size_t max_len;            /* strings, and each item of TOOLARG_STRINGS; 0: no cap */
+    size_t max_items;          /* TOOLARG_STRINGS; 0: no cap */
     const char *const *one_of; /* strings: the allowed values, NULL-terminated (an enum) */
-    const char *pattern;      /* strings: the JSON Schema pattern, for the schema only ... */
+    const char *pattern;       /* strings: the JSON Schema pattern, for the schema only ... */
     bool (*syntax)(const char *s, size_t len); /* ... and the check that enforces it */
-    const char *syntax_hint;  /* the rule in words, for the error text ("must match ...") */
-    const char *description;  /* for the schema; may be NULL */
+    const char *syntax_hint; /* the rule in words, for the error text ("must match ...") */
+    const char *description; /* for the schema; may be NULL */
 };
-#define TOOLARG_END {.name = NULL}
+#define TOOLARG_END                                                                                \
+    {                                                                                              \
+        .name = NULL                                                                               \
+    }
 
 /* The object schema of the table: properties, required, additionalProperties false. */
 json_t *toolargs_schema(const struct toolarg *spec);

@@ -19,7 +19,6 @@
 #include "mem.h"
 #include "timefmt.h"
 
-
 const char approvals_usage[] =
     "usage: hermes-mcp approvals [--json] [--env-file FILE]\n"
     "       hermes-mcp approvals show ID [--env-file FILE]\n"
@@ -113,8 +112,10 @@ static long utf8_decode(const unsigned char *p, size_t *len)
     *len = 1;
     if (p[0] < 0x80)
         return p[0];
-    size_t n = p[0] >= 0xf0 && p[0] <= 0xf4 ? 4 : p[0] >= 0xe0 ? (p[0] <= 0xef ? 3 : 0)
-             : p[0] >= 0xc2 ? 2 : 0;
+    size_t n = p[0] >= 0xf0 && p[0] <= 0xf4 ? 4
+               : p[0] >= 0xe0               ? (p[0] <= 0xef ? 3 : 0)
+               : p[0] >= 0xc2               ? 2
+                                            : 0;
     if (!n)
         return -1;
     long cp = p[0] & (0x7f >> n);
@@ -203,16 +204,17 @@ static void print_table(json_t *pending)
         return;
     }
     printf("%-16s  %-20s  %-16s  %-28s  %s\n", "ID", "TIME", "PRINCIPAL", "TOOL", "ARGUMENTS");
-    json_array_foreach(pending, i, p) {
+    json_array_foreach(pending, i, p)
+    {
         time_t t = (time_t)json_integer_value(json_object_get(p, "time"));
         char when[TIMEFMT_SIZE];
         timefmt_iso(t, when);
         const char *id = json_string_value(json_object_get(p, "id"));
-        char *principal = approvalscli_printable(
-                 json_string_value(json_object_get(p, "principal")), false),
+        char *principal =
+                 approvalscli_printable(json_string_value(json_object_get(p, "principal")), false),
              *tool = approvalscli_printable(json_string_value(json_object_get(p, "tool")), false),
-             *summary = approvalscli_printable(
-                 json_string_value(json_object_get(p, "summary")), false);
+             *summary =
+                 approvalscli_printable(json_string_value(json_object_get(p, "summary")), false);
         printf("%-16s  %-20s  %-16s  %-28s  %s", id ? id : "-", when, principal, tool, summary);
         json_int_t cut = json_integer_value(json_object_get(p, "cut"));
         if (cut > 0)
@@ -249,11 +251,11 @@ int approvalscli_main(const char *cmd, int argc, char **argv)
         fprintf(stderr, "hermes-mcp %s: the env file's directory path is too long\n", cmd);
         return EXIT_USAGE;
     }
-    json_t *req = o.show ? json_pack("{s:s, s:s}", "op", "show", "id", o.id)
-                  : !strcmp(cmd, "approvals")
-                      ? json_pack("{s:s}", "op", "list")
-                      : json_pack("{s:s, s:s}", "op", strcmp(cmd, "deny") ? "approve" : "deny",
-                                  "id", o.id);
+    json_t *req =
+        o.show ? json_pack("{s:s, s:s}", "op", "show", "id", o.id)
+        : !strcmp(cmd, "approvals")
+            ? json_pack("{s:s}", "op", "list")
+            : json_pack("{s:s, s:s}", "op", strcmp(cmd, "deny") ? "approve" : "deny", "id", o.id);
     if (o.reason)
         json_object_set_new(req, "reason", json_string(o.reason));
     char *text = json_dumps(req, JSON_COMPACT);
@@ -280,7 +282,8 @@ int approvalscli_main(const char *cmd, int argc, char **argv)
     } else if (!strcmp(cmd, "approvals")) {
         json_t *pending = json_object_get(ans, "pending");
         if (o.json) {
-            json_dumpf(pending, stdout, JSON_INDENT(2) | JSON_ENSURE_ASCII); /* no raw bidi controls */
+            json_dumpf(pending, stdout,
+                       JSON_INDENT(2) | JSON_ENSURE_ASCII); /* no raw bidi controls */
             putchar('\n');
         } else
             print_table(pending);

@@ -70,7 +70,8 @@ char *ctlclient_restart_needed(const char *env_file)
     struct buf out;
     buf_init(&out, 0);
     if (json_is_true(json_object_get(ans, "ok")))
-        json_array_foreach(list, i, item) {
+        json_array_foreach(list, i, item)
+        {
             const char *text = json_string_value(item);
             buf_printf(&out, "%s%s", i ? "; " : "", text ? text : "?");
         }

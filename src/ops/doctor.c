@@ -1,6 +1,6 @@
 /* doctor.c — `hermes-mcp doctor`: the setup checked with the code serve itself uses (config.c,
- * agentcfg.c, registry.c, contract.c), then every agent probed over HTTP (libcurl's easy API:
- * this is a short-lived command, not the server loop).
+ * agentfile.c, agentsyaml.c, contract.c), then every agent probed over HTTP (httpc's blocking
+ * requests: this is a short-lived command, not the server loop).
  *
  * Messages are built from paths, key names and status codes, never from a secret's value. As a
  * second line of defence the lines are held until every secret has been read (the token, the
@@ -8,7 +8,6 @@
 #include "doctor.h"
 #include "doctor_internal.h"
 
-#include "curlrt.h"
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -22,19 +21,19 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "agentcfg.h"
+#include "agentfile.h"
+#include "authserver.h"
 #include "buf.h"
 #include "config.h"
-#include "dotenvfile.h"
 #include "contract.h"
 #include "ctlclient.h"
+#include "dotenvfile.h"
 #include "gwload.h"
-#include "authserver.h"
 #include "mem.h"
+#include "oauthtokens.h"
 #include "passphrase.h"
 #include "principal.h"
 #include "report.h"
-#include "tokenstore.h"
 #include "utf8.h"
 
 #define SECRET_MIN 6 /* shorter values are not scrubbed: they would mangle ordinary words */
@@ -288,15 +287,15 @@ static void check_tasks_dir(struct doctor *d, const struct config *cfg)
         if (stat(parent, &st) == 0)
             break;
         if (errno != ENOENT || strcmp(parent, ".") == 0 || strcmp(parent, "/") == 0) {
-            doctor_check(d, FAIL, "TASKS_DIR %s cannot be created: %s: %s",
-                         dir, parent, strerror(errno));
+            doctor_check(d, FAIL, "TASKS_DIR %s cannot be created: %s: %s", dir, parent,
+                         strerror(errno));
             return;
         }
     }
     if (!S_ISDIR(st.st_mode))
         doctor_check(d, FAIL,
-                     "TASKS_DIR %s cannot be created: %s is not a directory: fix TASKS_DIR",
-                     dir, parent);
+                     "TASKS_DIR %s cannot be created: %s is not a directory: fix TASKS_DIR", dir,
+                     parent);
     else if (access(parent, W_OK | X_OK) != 0)
         doctor_check(d, FAIL,
                      "TASKS_DIR %s cannot be created in %s (%s): fix the permissions or set "
@@ -326,8 +325,8 @@ static void check_contract(struct doctor *d, const struct config *cfg)
     }
     if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
         doctor_check(d, FAIL,
-                     "contract file %s is not a regular file: fix HERMES_CONTRACT_PATH, %s",
-                     path, unset);
+                     "contract file %s is not a regular file: fix HERMES_CONTRACT_PATH, %s", path,
+                     unset);
         close(fd);
         return;
     }
@@ -388,8 +387,9 @@ static void check_credentials_files(struct doctor *d, const struct config *cfg)
         struct stat st;
         bool no_passphrase = lstat(pp, &st) != 0;
         if (no_passphrase && !cfg->owner_token && !cfg->tokens_file)
-            doctor_check(d, FAIL, "no OAuth consent passphrase (%s) and no MCP_AUTH_TOKEN: nobody "
-                                  "can sign in; run: hermes-mcp oauth passwd --env-file %s",
+            doctor_check(d, FAIL,
+                         "no OAuth consent passphrase (%s) and no MCP_AUTH_TOKEN: nobody "
+                         "can sign in; run: hermes-mcp oauth passwd --env-file %s",
                          pp, d->env_path);
         else if (no_passphrase)
             doctor_check(d, WARN,
@@ -403,8 +403,10 @@ static void check_credentials_files(struct doctor *d, const struct config *cfg)
         explicit_bzero(line, sizeof line);
         /* The registered clients, read as serve reads them. */
         char *clients = authserver_clients_path_beside(cfg->oauth_store);
-        struct authserver_opts ao = {.issuer = cfg->oauth_issuer, .resource = "",
-                                     .passphrase_path = pp, .clients_path = clients,
+        struct authserver_opts ao = {.issuer = cfg->oauth_issuer,
+                                     .resource = "",
+                                     .passphrase_path = pp,
+                                     .clients_path = clients,
                                      .redirect_schemes = cfg->oauth_redirect_schemes};
         struct authserver *as = authserver_new(&ao, err, sizeof err);
         if (as == NULL)
@@ -429,7 +431,7 @@ static bool hermes_listening(const struct doctor *d, const char *hostport, char 
     doctor_probe_get(url, NULL, d->timeout_ms < 3000 ? d->timeout_ms : 3000, &r);
     free(url);
     bool ours = false;
-    if (r.rc == CURLE_OK && r.status == 200) {
+    if (r.answered && r.status == 200) {
         json_t *h = json_loadb(r.body.data ? r.body.data : "", r.body.len, 0, NULL);
         const char *svc = doctor_get(h, "service");
         ours = svc && strcmp(svc, "hermes-mcp") == 0;
@@ -550,7 +552,6 @@ int doctor_main(int argc, char **argv)
         }
     if (!parse_args(&d, argc, argv))
         return 2;
-    curl_global_init(CURL_GLOBAL_DEFAULT);
 
     json_t *env = check_env_file(&d);
     check_token(&d, env);
@@ -569,6 +570,5 @@ int doctor_main(int argc, char **argv)
            d.probe ? "" : " (agents not probed: --no-probe)");
     config_cleanup(&cfg);
     report_cleanup(&d.rep);
-    curl_global_cleanup();
     return d.counts[FAIL] ? 1 : 0;
 }

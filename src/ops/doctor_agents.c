@@ -2,7 +2,6 @@
  * file (HERMES_ENV_PATH), each agent's key, and its /health and /v1/models probes. */
 #include "doctor_internal.h"
 
-#include "curlrt.h"
 #include <errno.h>
 #include <limits.h>
 #include <netdb.h>
@@ -14,9 +13,10 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "agentcfg.h"
+#include "agentfile.h"
 #include "buf.h"
 #include "config.h"
+#include "httpc.h"
 #include "mem.h"
 #include "utf8.h"
 
@@ -41,14 +41,14 @@ static json_t *check_registry(struct doctor *d, const struct config *cfg, const 
                          "agent from HERMES_ENV_PATH until it does",
                          path);
         else
-            doctor_check(d, FAIL, "agents registry %s: %s: fix AGENTS_FILE in %s",
-                         path, strerror(errno), d->env_path);
+            doctor_check(d, FAIL, "agents registry %s: %s: fix AGENTS_FILE in %s", path,
+                         strerror(errno), d->env_path);
         return NULL;
     }
     if (S_ISREG(st.st_mode) && (st.st_mode & 077)) {
         doctor_check(d, FAIL,
-                     "agents registry %s is mode %03o and serve refuses it: run chmod 600 %s",
-                     path, (unsigned)(st.st_mode & 0777), path);
+                     "agents registry %s is mode %03o and serve refuses it: run chmod 600 %s", path,
+                     (unsigned)(st.st_mode & 0777), path);
         return NULL;
     }
     json_t *reg = agentcfg_registry_read(path, err, sizeof err);
@@ -93,8 +93,7 @@ static void check_agent_env(struct doctor *d, const struct config *cfg, bool reg
         doctor_check(d, OK, "agent env file %s (not used while the registry is)", path);
     else if (key == NULL || !*key)
         doctor_check(d, WARN,
-                     "agent env file %s has no API_SERVER_KEY: the default agent has no key",
-                     path);
+                     "agent env file %s has no API_SERVER_KEY: the default agent has no key", path);
     else if (stat(path, &st) == 0 && (st.st_mode & 077))
         doctor_check(d, WARN,
                      "agent env file %s is mode %03o and holds API_SERVER_KEY: run chmod 600 %s",
@@ -106,59 +105,62 @@ static void check_agent_env(struct doctor *d, const struct config *cfg, bool reg
 
 /* ---------- probes ---------- */
 
-
-static size_t sink(char *p, size_t size, size_t n, void *arg)
+static bool sink(struct httpc_req *req, const char *p, size_t n, void *arg)
 {
-    buf_append(arg, p, size * n); /* past the cap the rest is dropped */
-    return size * n;
+    (void)req;
+    buf_append(arg, p, n); /* past the cap the rest is dropped */
+    return true;
 }
 
 void doctor_probe_get(const char *url, const char *key, long timeout_ms, struct doctor_resp *r)
 {
-    struct curl_slist *h = NULL;
-    CURL *e = curl_easy_init();
+    const char *h[2];
+    size_t nh = 0;
+    char *auth = key ? xasprintf("Authorization: Bearer %s", key) : NULL;
 
-    *r = (struct doctor_resp){.rc = CURLE_FAILED_INIT};
+    *r = (struct doctor_resp){0};
     buf_init(&r->body, PROBE_BODY_MAX);
-    if (e == NULL)
-        return;
-    curl_easy_setopt(e, CURLOPT_URL, url);
-    curl_easy_setopt(e, CURLOPT_NOSIGNAL, 1L);
-    curl_easy_setopt(e, CURLOPT_PROTOCOLS_STR, "http,https");
-    curl_easy_setopt(e, CURLOPT_WRITEFUNCTION, sink);
-    curl_easy_setopt(e, CURLOPT_WRITEDATA, &r->body);
-    curl_easy_setopt(e, CURLOPT_CONNECTTIMEOUT_MS, timeout_ms);
-    curl_easy_setopt(e, CURLOPT_TIMEOUT_MS, timeout_ms);
-    if (key) {
-        char *auth = xasprintf("Authorization: Bearer %s", key);
-        h = curl_slist_append(h, auth);
-        wipe_free(auth);
+    if (auth)
+        h[nh++] = auth;
+    h[nh++] = "Accept: application/json";
+    struct httpc_session *s = httpc_session_new();
+    if (s == NULL) {
+        snprintf(r->reason, sizeof r->reason, "%s", httpc_setup_error());
+    } else {
+        struct httpc_opts o = {.method = "GET",
+                               .url = url,
+                               .headers = h,
+                               .nheaders = nh,
+                               .connect_timeout_ms = (unsigned)timeout_ms,
+                               .deadline_ms = (unsigned)timeout_ms,
+                               .on_data = sink,
+                               .arg = &r->body};
+        struct httpc_result res;
+        httpc_fetch(s, &o, &res);
+        r->answered = !res.failed && !res.timed_out;
+        r->status = r->answered ? res.status : 0;
+        r->timed_out = res.timed_out;
+        r->no_host = res.no_host;
+        r->os_errno = res.os_errno;
+        snprintf(r->reason, sizeof r->reason, "%s", res.reason ? res.reason : "");
+        httpc_session_free(s);
     }
-    h = curl_slist_append(h, "Accept: application/json");
-    curl_easy_setopt(e, CURLOPT_HTTPHEADER, h);
-    r->rc = curl_easy_perform(e);
-    if (r->rc == CURLE_OK)
-        curl_easy_getinfo(e, CURLINFO_RESPONSE_CODE, &r->status);
-    curl_easy_getinfo(e, CURLINFO_OS_ERRNO, &r->os_errno);
-    curl_easy_cleanup(e);
-    for (struct curl_slist *s = h; s; s = s->next)
-        memset(s->data, 0, strlen(s->data)); /* the key */
-    curl_slist_free_all(h);
+    wipe_free(auth);
 }
 
 /* Why a request got no HTTP answer, in a few words. */
 static void net_reason(const struct doctor_resp *r, long timeout_ms, char *out, size_t outlen)
 {
-    if (r->rc == CURLE_OPERATION_TIMEDOUT)
+    if (r->timed_out)
         snprintf(out, outlen, "no answer within %ld s", timeout_ms / 1000);
-    else if (r->rc == CURLE_COULDNT_RESOLVE_HOST)
+    else if (r->no_host)
         snprintf(out, outlen, "its host name does not resolve");
     else if (r->os_errno == ECONNREFUSED)
         snprintf(out, outlen, "connection refused");
     else if (r->os_errno)
-        snprintf(out, outlen, "%s", strerror((int)r->os_errno));
+        snprintf(out, outlen, "%s", strerror(r->os_errno));
     else
-        snprintf(out, outlen, "%s", curl_easy_strerror(r->rc));
+        snprintf(out, outlen, "%s", r->reason);
 }
 
 static void probe_agent(struct doctor *d, const struct agent_check *a)
@@ -170,7 +172,7 @@ static void probe_agent(struct doctor *d, const struct agent_check *a)
     doctor_probe_get(url, NULL, d->timeout_ms, &r);
     free(url);
     buf_cleanup(&r.body);
-    if (r.rc != CURLE_OK) {
+    if (!r.answered) {
         net_reason(&r, d->timeout_ms, why, sizeof why);
         doctor_check(d, FAIL, "agent %s at %s: %s: %s", a->name, a->url, why, a->net_fix);
         return;
@@ -190,10 +192,10 @@ static void probe_agent(struct doctor *d, const struct agent_check *a)
     url = agentcfg_url(a->url, "/v1/models");
     doctor_probe_get(url, a->key, d->timeout_ms, &r);
     free(url);
-    if (r.rc != CURLE_OK) {
+    if (!r.answered) {
         net_reason(&r, d->timeout_ms, why, sizeof why);
-        doctor_check(d, FAIL, "agent %s at %s: /v1/models: %s: %s",
-                     a->name, a->url, why, a->net_fix);
+        doctor_check(d, FAIL, "agent %s at %s: /v1/models: %s: %s", a->name, a->url, why,
+                     a->net_fix);
     } else if (r.status == 401 || r.status == 403) {
         doctor_check(d, FAIL, "agent %s at %s rejected the key (HTTP %ld on /v1/models): %s",
                      a->name, a->url, r.status, a->key_fix);
@@ -246,8 +248,8 @@ static void check_registry_agent(struct doctor *d, json_t *o, const char *reg_pa
                  "API_SERVER_KEY",
                  key_file);
         if (a.key == NULL)
-            doctor_check(d, FAIL, "agent %s: key_file %s %s%s%s",
-                         a.name, key_file, why, strchr(why, ';') ? "" : ": fix key_file in ",
+            doctor_check(d, FAIL, "agent %s: key_file %s %s%s%s", a.name, key_file, why,
+                         strchr(why, ';') ? "" : ": fix key_file in ",
                          strchr(why, ';') ? "" : reg_path);
         else
             doctor_check(d, OK, "agent %s: key from key_file %s", a.name, key_file);
@@ -293,8 +295,8 @@ static void check_default_agent(struct doctor *d, const struct config *cfg)
         snprintf(a.key_fix, sizeof a.key_fix,
                  "check HERMES_API_KEY in %s against the agent's API_SERVER_KEY", d->env_path);
     if (seed_key)
-        doctor_check(d, OK, "agent %s (default): key from HERMES_API_KEY in %s",
-                     a.name, d->env_path);
+        doctor_check(d, OK, "agent %s (default): key from HERMES_API_KEY in %s", a.name,
+                     d->env_path);
     else if (a.key)
         doctor_check(d, OK, "agent %s (default): key from API_SERVER_KEY in %s", a.name, path);
     else if (path == NULL)
@@ -309,8 +311,8 @@ static void check_default_agent(struct doctor *d, const struct config *cfg)
                      a.name, d->env_path);
     else
         doctor_check(d, FAIL,
-                     "agent %s (default): no API_SERVER_KEY in %s: add the agent's API key",
-                     a.name, path);
+                     "agent %s (default): no API_SERVER_KEY in %s: add the agent's API key", a.name,
+                     path);
     doctor_secret(d, a.key);
     if (d->probe)
         probe_agent(d, &a);
@@ -335,4 +337,3 @@ void doctor_check_agents(struct doctor *d, const struct config *cfg)
     json_decref(reg);
     free(reg_path);
 }
-

@@ -3,7 +3,6 @@
  * checks (doctor_agents.c: the registry, the agent env file, each agent's key and probes). */
 #ifndef HM_DOCTOR_INTERNAL_H
 #define HM_DOCTOR_INTERNAL_H
-#include "curlrt.h"
 #include <jansson.h>
 #include <limits.h>
 #include <stdbool.h>
@@ -50,15 +49,18 @@ void doctor_secret(struct doctor *d, const char *s);
 /* env[key] as a string, or NULL. */
 const char *doctor_get(json_t *env, const char *key);
 
-/* A GET with a capped body: its status, or curl's code and the errno when it failed. */
+/* A GET with a capped body (what is past the cap is dropped): its status, or why it got no
+ * answer. */
 struct doctor_resp {
-    CURLcode rc;
+    bool answered; /* an HTTP answer came: status is its */
     long status;
-    long os_errno;
+    bool timed_out;   /* otherwise: no answer in time, */
+    bool no_host;     /* the host name did not resolve, */
+    int os_errno;     /* the connection's system error, or 0, */
+    char reason[128]; /* and libcurl's generic text for it */
     struct buf body;
 };
-void doctor_probe_get(const char *url, const char *key, long timeout_ms,
-                      struct doctor_resp *r);
+void doctor_probe_get(const char *url, const char *key, long timeout_ms, struct doctor_resp *r);
 
 /* The agents serve would use (the registry, or the default agent of HERMES_ENV_PATH), their
  * keys, and unless --no-probe their /health and /v1/models. */

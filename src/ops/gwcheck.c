@@ -17,14 +17,14 @@
 #include <unistd.h>
 
 #include "config.h"
-#include "dotenvfile.h"
 #include "ctlclient.h"
+#include "dotenvfile.h"
 #include "gateway.h"
 #include "gwload.h"
+#include "gwpins.h"
 #include "gwpolicy.h"
 #include "log.h"
 #include "loop.h"
-#include "gwpins.h"
 
 const char gateway_usage[] =
     "usage: hermes-mcp gateway check [--probe] [--env-file FILE]\n"
@@ -87,20 +87,24 @@ static void print_policies(const struct gw_upstream *u)
     if (json_object_size(u->guard)) {
         printf("    guard:");
         const char *sep = " ";
-        json_object_foreach(u->guard, k, v) {
+        json_object_foreach(u->guard, k, v)
+        {
             printf("%s%s %s", sep, k, json_string_value(v));
             const char *arg;
             json_t *values, *x;
             size_t i;
-            json_object_foreach(json_object_get(u->guard_when, k), arg, values) {
+            json_object_foreach(json_object_get(u->guard_when, k), arg, values)
+            {
                 printf(" when %s is", arg); /* a conditional confirm */
-                json_array_foreach(values, i, x) printf("%s %s", i ? "," : "", json_string_value(x));
+                json_array_foreach(values, i, x)
+                    printf("%s %s", i ? "," : "", json_string_value(x));
             }
             sep = ", ";
         }
         printf("\n");
     }
-    json_object_foreach(u->policies, k, v) {
+    json_object_foreach(u->policies, k, v)
+    {
         gw_policy_summary(GW_GUARD_NONE, v, line, sizeof line);
         printf("    args of %s: %s\n", k, line);
     }
@@ -108,8 +112,10 @@ static void print_policies(const struct gw_upstream *u)
         size_t i;
         json_t *r;
         printf("    instances: one process per root of argument %s, at most %u, stopped after %u s "
-               "idle; roots:", u->instance_by, u->instance_max, u->instance_idle_s);
-        json_array_foreach(u->instance_roots, i, r) printf("%s %s", i ? "," : "", json_string_value(r));
+               "idle; roots:",
+               u->instance_by, u->instance_max, u->instance_idle_s);
+        json_array_foreach(u->instance_roots, i, r)
+            printf("%s %s", i ? "," : "", json_string_value(r));
         printf("\n");
     }
     if (u->expect_tools)
@@ -142,13 +148,13 @@ static void print_upstream(const struct gw_upstream *u)
 /* The probe's rows, kept to print them as tables with aligned columns. */
 struct table {
     size_t smoke_failed;
-    json_t *rows; /* [[name, upstream, tool, rule], ...] */
-    json_t *failed; /* [[upstream, error], ...] */
+    json_t *rows;      /* [[name, upstream, tool, rule], ...] */
+    json_t *failed;    /* [[upstream, error], ...] */
     json_t *upstreams; /* ["name: protocol ...; smoke call ...", ...] */
     json_t *resources; /* [[uri, upstream, note], ...] */
-    json_t *prompts; /* [[name, upstream, prompt, note], ...] */
-    json_t *policies; /* [[name, upstream, summary], ...]: exposed tools with a guard or policy */
-    json_t *listed; /* {upstream: [tool, ...]}: what each upstream that started offers */
+    json_t *prompts;   /* [[name, upstream, prompt, note], ...] */
+    json_t *policies;  /* [[name, upstream, summary], ...]: exposed tools with a guard or policy */
+    json_t *listed;    /* {upstream: [tool, ...]}: what each upstream that started offers */
     const struct gwfile *gw;
 };
 
@@ -175,9 +181,9 @@ static json_t *upstream_line(const struct gw_probe_row *r, const struct gw_upstr
     if (r->smoke && strcmp(r->smoke, "passed") == 0 && calls > 1) {
         size_t at = (size_t)snprintf(smoke, sizeof smoke, "; smoke calls");
         for (size_t i = 0; i < calls && at < sizeof smoke; i++)
-            at += (size_t)snprintf(smoke + at, sizeof smoke - at, "%s %.64s", i ? "," : "",
-                                   json_string_value(json_object_get(json_array_get(u->smoke, i),
-                                                                     "tool")));
+            at += (size_t)snprintf(
+                smoke + at, sizeof smoke - at, "%s %.64s", i ? "," : "",
+                json_string_value(json_object_get(json_array_get(u->smoke, i), "tool")));
         if (at < sizeof smoke)
             snprintf(smoke + at, sizeof smoke - at, " passed");
     } else if (r->smoke && strcmp(r->smoke, "passed") == 0)
@@ -202,14 +208,12 @@ static void on_probe_row(const struct gw_probe_row *r, void *arg)
         json_array_append_new(t->upstreams, upstream_line(r, upstream_named(t->gw, r->upstream)));
         return;
     case GW_PROBE_RESOURCE:
-        json_array_append_new(t->resources,
-                              json_pack("[sss]", r->tool, r->upstream,
-                                        r->problem ? r->problem : "exposed"));
+        json_array_append_new(t->resources, json_pack("[sss]", r->tool, r->upstream,
+                                                      r->problem ? r->problem : "exposed"));
         return;
     case GW_PROBE_PROMPT:
-        json_array_append_new(t->prompts,
-                              json_pack("[ssss]", r->exposed, r->upstream, r->tool,
-                                        r->problem ? r->problem : "exposed"));
+        json_array_append_new(t->prompts, json_pack("[ssss]", r->exposed, r->upstream, r->tool,
+                                                    r->problem ? r->problem : "exposed"));
         return;
     case GW_PROBE_TOOL:
         json_array_append_new(json_object_get(t->listed, r->upstream), json_string(r->tool));
@@ -224,8 +228,8 @@ static void on_probe_row(const struct gw_probe_row *r, void *arg)
         json_array_append_new(t->policies, json_pack("[sss]", r->exposed, r->upstream, summary));
     snprintf(rule, sizeof rule, "%s%s%s%s%s", r->verdict, r->rule ? " by " : "",
              r->rule ? r->rule : "", r->problem ? "; " : "", r->problem ? r->problem : "");
-    json_array_append_new(t->rows, json_pack("[ssss]", r->exposed ? r->exposed : "-",
-                                             r->upstream, r->tool, rule));
+    json_array_append_new(
+        t->rows, json_pack("[ssss]", r->exposed ? r->exposed : "-", r->upstream, r->tool, rule));
 }
 
 /* A titled table: every column but the last padded to its widest cell. */
@@ -236,14 +240,16 @@ static void print_rows(const char *title, const char *const *head, size_t ncols,
     json_t *row;
     for (size_t c = 0; c + 1 < ncols; c++)
         width[c] = (int)strlen(head[c]);
-    json_array_foreach(rows, i, row) for (size_t c = 0; c + 1 < ncols; c++) {
+    json_array_foreach(rows, i, row) for (size_t c = 0; c + 1 < ncols; c++)
+    {
         int w = (int)strlen(json_string_value(json_array_get(row, c)));
         width[c] = w > width[c] ? w : width[c];
     }
     printf("%s:\n", title);
     for (size_t c = 0; c < ncols; c++) /* the last column's width is 0: not padded */
         printf("  %-*s%s", width[c], head[c], c + 1 < ncols ? "" : "\n");
-    json_array_foreach(rows, i, row) {
+    json_array_foreach(rows, i, row)
+    {
         for (size_t c = 0; c < ncols; c++)
             printf("  %-*s%s", width[c], json_string_value(json_array_get(row, c)),
                    c + 1 < ncols ? "" : "\n");
@@ -259,7 +265,8 @@ static void print_table(const struct table *t)
     size_t i;
     json_t *row;
     print_rows("exposed names (probe)", tools, 4, t->rows);
-    json_array_foreach(t->failed, i, row) {
+    json_array_foreach(t->failed, i, row)
+    {
         printf("  upstream %s did not start: %s\n", json_string_value(json_array_get(row, 0)),
                json_string_value(json_array_get(row, 1)));
     }
@@ -287,9 +294,14 @@ static void print_table(const struct table *t)
 /* Starts the upstreams, prints the table; returns the exit code. */
 static int probe(const struct gwfile *gw)
 {
-    struct table t = {.rows = json_array(), .failed = json_array(), .upstreams = json_array(),
-                      .resources = json_array(), .prompts = json_array(),
-                      .policies = json_array(), .listed = json_object(), .gw = gw};
+    struct table t = {.rows = json_array(),
+                      .failed = json_array(),
+                      .upstreams = json_array(),
+                      .resources = json_array(),
+                      .prompts = json_array(),
+                      .policies = json_array(),
+                      .listed = json_object(),
+                      .gw = gw};
     struct loop *l = loop_new();
     if (l == NULL) {
         fprintf(stderr, "hermes-mcp: cannot set up the event loop\n");
@@ -304,7 +316,8 @@ static int probe(const struct gwfile *gw)
     print_table(&t);
     size_t rows = json_array_size(t.rows), exposed = 0;
     for (size_t i = 0; i < rows; i++)
-        exposed += strcmp(json_string_value(json_array_get(json_array_get(t.rows, i), 0)), "-") != 0;
+        exposed +=
+            strcmp(json_string_value(json_array_get(json_array_get(t.rows, i), 0)), "-") != 0;
     printf("%zu of %zu tools exposed; %zu upstream%s did not start", exposed, rows,
            json_array_size(t.failed), json_array_size(t.failed) == 1 ? "" : "s");
     if (t.smoke_failed)
@@ -354,8 +367,7 @@ static int check(const char *env_file, bool with_probe)
         fprintf(stderr, "hermes-mcp: %s\n", err);
         rc = 1;
     } else {
-        printf("gateway file %s: %zu upstream%s", cfg.gateway_file, gw.nup,
-               gw.nup == 1 ? "" : "s");
+        printf("gateway file %s: %zu upstream%s", cfg.gateway_file, gw.nup, gw.nup == 1 ? "" : "s");
         if (gw.noff)
             printf(", %zu more disabled", gw.noff);
         printf("\n");
@@ -375,7 +387,8 @@ static int check(const char *env_file, bool with_probe)
                    json_array_size(gw.startup_files) == 1 ? "" : "s", gw.startup_max_bytes);
         if (gwload_any_approve(&gw))
             printf("  approvals: an approve-guarded call waits %u s for the operator, then is "
-                   "denied\n", gw.approvals_timeout_s);
+                   "denied\n",
+                   gw.approvals_timeout_s);
         char *waiting = ctlclient_restart_needed(env_file);
         if (waiting)
             printf("running server: restart needed: it reloaded this file but cannot apply %s\n",

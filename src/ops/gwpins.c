@@ -66,17 +66,17 @@ static void print_withheld(json_t *status)
     const char *name;
     json_t *t;
     size_t n = 0;
-    json_object_foreach(json_object_get(status, "tools"), name, t) {
+    json_object_foreach(json_object_get(status, "tools"), name, t)
+    {
         if (!json_is_true(json_object_get(t, "withheld")))
             continue;
         if (n++ == 0)
             printf("withheld (the definition differs from its pin):\n");
-        printf("  %s (upstream %s, tool %s)\n    pinned %s\n    now    %s\n    differs in:",
-               name, text(t, "upstream"), text(t, "tool"), text(t, "pinned"), text(t, "seen"));
+        printf("  %s (upstream %s, tool %s)\n    pinned %s\n    now    %s\n    differs in:", name,
+               text(t, "upstream"), text(t, "tool"), text(t, "pinned"), text(t, "seen"));
         size_t i;
         json_t *f;
-        json_array_foreach(json_object_get(t, "fields"), i, f)
-            printf(" %s", json_string_value(f));
+        json_array_foreach(json_object_get(t, "fields"), i, f) printf(" %s", json_string_value(f));
         printf("\n");
     }
     if (n)
@@ -119,8 +119,8 @@ static int accept_pins(const char *pins_path, const char *status_path, const cha
     char err[300];
     bool exists, status_exists;
     json_t *pins = gw_pins_read(pins_path, &exists, err, sizeof err);
-    json_t *status = pins ? gw_pins_read_status(status_path, &status_exists, err, sizeof err)
-                          : NULL;
+    json_t *status =
+        pins ? gw_pins_read_status(status_path, &status_exists, err, sizeof err) : NULL;
     int rc = 1;
     if (status == NULL) {
         fprintf(stderr, "hermes-mcp: %s\n", err);
@@ -130,14 +130,14 @@ static int accept_pins(const char *pins_path, const char *status_path, const cha
         json_t *seen = json_object_get(status, "tools"), *t;
         const char *name;
         size_t n = 0;
-        json_object_foreach(seen, name, t) {
+        json_object_foreach(seen, name, t)
+        {
             if (only && strcmp(only, name) != 0)
                 continue;
             json_object_set_new(json_object_get(pins, "pins"), name,
-                                json_pack("{s:s, s:s, s:s, s:O*}", "upstream",
-                                          text(t, "upstream"), "tool", text(t, "tool"),
-                                          "sha256", served_hash(t), "definition",
-                                          served_definition(t)));
+                                json_pack("{s:s, s:s, s:s, s:O*}", "upstream", text(t, "upstream"),
+                                          "tool", text(t, "tool"), "sha256", served_hash(t),
+                                          "definition", served_definition(t)));
             n++;
         }
         if (only && n == 0)

@@ -21,9 +21,9 @@
 #include "config.h"
 #include "exitcode.h"
 #include "mem.h"
+#include "oauthtokens.h"
 #include "principal.h"
 #include "timefmt.h"
-#include "tokenstore.h"
 
 #define ARG_MAX_LEN 512
 
@@ -37,7 +37,8 @@ const char oauthcli_usage[] =
     "                its live tokens, the hosts its redirect URIs name, and its name (the static\n"
     "                client of OAUTH_CLIENT_ID is listed too, marked static)\n"
     "clients revoke  forgets the client and revokes every token it holds; it must register and\n"
-    "                be allowed by the owner again. The static client's tokens are revoked, but it\n"
+    "                be allowed by the owner again. The static client's tokens are revoked, but "
+    "it\n"
     "                stays while OAUTH_CLIENT_ID is in FILE.\n"
     "tokens          the tokens stored: principal (oauth:CLIENT), kind (access or refresh), state\n"
     "                (live, expired, rotated), expiry, family (one authorization and its\n"
@@ -134,8 +135,10 @@ static int admin_open(struct admin *ad, const char *env_file)
         return EXIT_USAGE;
     }
     if (ad->cfg.oauth_issuer == NULL) {
-        fprintf(stderr, "hermes-mcp: OAuth is off in %s (no OAUTH_ISSUER_URL): there are no "
-                        "OAuth clients or tokens\n", env_file);
+        fprintf(stderr,
+                "hermes-mcp: OAuth is off in %s (no OAUTH_ISSUER_URL): there are no "
+                "OAuth clients or tokens\n",
+                env_file);
         return EXIT_USAGE;
     }
     ad->tokens = tokenstore_open(ad->cfg.oauth_store, err, sizeof err);
@@ -145,8 +148,10 @@ static int admin_open(struct admin *ad, const char *env_file)
     }
     ad->resource = xasprintf("%s/mcp", ad->cfg.oauth_issuer);
     char *clients = authserver_clients_path_beside(ad->cfg.oauth_store);
-    struct authserver_opts ao = {.issuer = ad->cfg.oauth_issuer, .resource = ad->resource,
-                                 .passphrase_path = "", .tokens = ad->tokens,
+    struct authserver_opts ao = {.issuer = ad->cfg.oauth_issuer,
+                                 .resource = ad->resource,
+                                 .passphrase_path = "",
+                                 .tokens = ad->tokens,
                                  .clients_path = clients,
                                  .redirect_schemes = ad->cfg.oauth_redirect_schemes,
                                  .static_client_id = ad->cfg.oauth_client_id,
@@ -216,35 +221,35 @@ static void add_client(struct admin *ad, json_t *list, const char *id, const cha
         json_array_append_new(hosts, json_string(h));
     }
     json_array_append_new(list, json_pack("{s:s, s:s, s:o, s:o, s:o, s:I, s:b}", "client_id", id,
-                                          "client_name", name, "redirect_hosts", hosts,
-                                          "created", json_time(created), "last_used",
-                                          json_time(u.last), "live_tokens", (json_int_t)u.live,
-                                          "static", is_static));
+                                          "client_name", name, "redirect_hosts", hosts, "created",
+                                          json_time(created), "last_used", json_time(u.last),
+                                          "live_tokens", (json_int_t)u.live, "static", is_static));
 }
 
 static void print_clients(json_t *list)
 {
     size_t i;
     json_t *c;
-    printf("%-32s  %-20s  %-20s  %6s  %-24s  %s\n", "CLIENT ID", "CREATED", "LAST USED",
-           "TOKENS", "REDIRECT HOSTS", "NAME");
+    printf("%-32s  %-20s  %-20s  %6s  %-24s  %s\n", "CLIENT ID", "CREATED", "LAST USED", "TOKENS",
+           "REDIRECT HOSTS", "NAME");
     json_array_foreach(list, i, c)
     {
         char hosts[256] = "";
         size_t j, used = 0;
         json_t *h;
-        json_array_foreach(json_object_get(c, "redirect_hosts"), j, h)
-            used += (size_t)snprintf(hosts + used, used < sizeof hosts ? sizeof hosts - used : 0,
-                                     "%s%s", j ? "," : "", json_string_value(h));
+        json_array_foreach(json_object_get(c, "redirect_hosts"), j, h) used +=
+            (size_t)snprintf(hosts + used, used < sizeof hosts ? sizeof hosts - used : 0, "%s%s",
+                             j ? "," : "", json_string_value(h));
         if (!*hosts)
-            snprintf(hosts, sizeof hosts, "%s", json_is_true(json_object_get(c, "static"))
-                                                    ? "(any allowed)" : "-");
+            snprintf(hosts, sizeof hosts, "%s",
+                     json_is_true(json_object_get(c, "static")) ? "(any allowed)" : "-");
         const char *created = json_string_value(json_object_get(c, "created"));
         const char *last = json_string_value(json_object_get(c, "last_used"));
         printf("%-32s  %-20s  %-20s  %6lld  %-24s  %s%s\n",
                json_string_value(json_object_get(c, "client_id")), created ? created : "-",
-               last ? last : "never", (long long)json_integer_value(json_object_get(c, "live_tokens")),
-               hosts, json_string_value(json_object_get(c, "client_name")),
+               last ? last : "never",
+               (long long)json_integer_value(json_object_get(c, "live_tokens")), hosts,
+               json_string_value(json_object_get(c, "client_name")),
                json_is_true(json_object_get(c, "static")) ? " [static]" : "");
     }
 }
@@ -308,11 +313,11 @@ static void add_token(const struct token_grant *g, void *arg)
     char principal[PRINCIPAL_NAME_MAX + 1]; /* as /metrics and the audit log name it */
     principal_oauth_name(g->client_id, principal);
     const char *state = g->expires <= tl->now ? "expired" : g->used ? "rotated" : "live";
-    json_t *o = json_pack("{s:s, s:s, s:s, s:s, s:s, s:o, s:o, s:s}", "principal", principal,
-                          "client_id", g->client_id, "kind",
-                          g->kind == TOKEN_ACCESS ? "access" : "refresh", "state", state,
-                          "scope", g->scope, "issued", json_time(g->issued), "expires",
-                          json_time(g->expires), "resource", g->resource);
+    json_t *o =
+        json_pack("{s:s, s:s, s:s, s:s, s:s, s:o, s:o, s:s}", "principal", principal, "client_id",
+                  g->client_id, "kind", g->kind == TOKEN_ACCESS ? "access" : "refresh", "state",
+                  state, "scope", g->scope, "issued", json_time(g->issued), "expires",
+                  json_time(g->expires), "resource", g->resource);
     json_object_set_new(o, "family", g->family ? json_string(g->family) : json_null());
     json_array_append_new(tl->list, o);
 }
@@ -337,9 +342,9 @@ static int list_tokens(struct admin *ad, bool as_json)
     json_array_clear(tl.list);
     for (size_t i = 0; i < n; i++) {
         json_t *o = items[i];
-        json_object_set_new(o, "client_name",
-                            json_string(client_name(ad, json_string_value(
-                                                            json_object_get(o, "client_id")))));
+        json_object_set_new(
+            o, "client_name",
+            json_string(client_name(ad, json_string_value(json_object_get(o, "client_id")))));
         json_array_append_new(tl.list, o);
     }
     free(items);

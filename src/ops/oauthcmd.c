@@ -36,7 +36,6 @@ const char oauthcmd_usage[] =
     "        server refuses a revoked token from its next request on. Details:\n"
     "        hermes-mcp oauth clients --help.\n";
 
-
 /* One line from stdin, without echo when it is a terminal. False at end of input or when
  * longer than PASSPHRASE_MAX. */
 static bool read_secret(const char *prompt, char *out, size_t outsz)
@@ -124,4 +123,3 @@ int oauthcmd_main(int argc, char **argv)
     explicit_bzero(again, sizeof again);
     return rc;
 }
-

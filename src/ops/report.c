@@ -59,8 +59,7 @@ char *report_scrub(const struct report *r, const char *in, size_t inlen)
     return buf_detach(&b, NULL);
 }
 
-void report_clean(const struct report *r, const char *in, size_t inlen, char *out,
-                  size_t outlen)
+void report_clean(const struct report *r, const char *in, size_t inlen, char *out, size_t outlen)
 {
     if (outlen == 0)
         return;

@@ -23,8 +23,7 @@ void report_secret(struct report *r, const char *s);
 char *report_scrub(const struct report *r, const char *in, size_t inlen);
 /* The same into out, cut to outlen-1 bytes after the secrets were replaced: no piece of a
  * secret survives the cut. */
-void report_clean(const struct report *r, const char *in, size_t inlen, char *out,
-                  size_t outlen);
+void report_clean(const struct report *r, const char *in, size_t inlen, char *out, size_t outlen);
 /* Wipes and frees the secrets. */
 void report_cleanup(struct report *r);
 

@@ -31,12 +31,16 @@ const char serve_usage[] =
 static void bridge_settings(struct bridge_opts *o, void *arg)
 {
     const struct config *c = arg;
-    *o = (struct bridge_opts){.env_file = c->env_file, .hermes_env_path = c->hermes_env_path,
-                              .agents_file = c->agents_file, .tasks_dir = c->tasks_dir,
-                              .contract_path = c->contract_path, .poll_ms = c->poll_ms,
+    *o = (struct bridge_opts){.env_file = c->env_file,
+                              .hermes_env_path = c->hermes_env_path,
+                              .agents_file = c->agents_file,
+                              .tasks_dir = c->tasks_dir,
+                              .contract_path = c->contract_path,
+                              .poll_ms = c->poll_ms,
                               .agent_timeout_ms = c->agent_timeout_ms,
                               .tasks_retention_days = c->tasks_retention_days,
-                              .tasks_max = c->tasks_max, .tool_aliases = c->tool_aliases};
+                              .tasks_max = c->tasks_max,
+                              .tool_aliases = c->tool_aliases};
 }
 
 int serve_main(int argc, char **argv)
@@ -79,15 +83,18 @@ int serve_main(int argc, char **argv)
         return EXIT_USAGE;
     }
     if (cfg.allow_remote && !config_is_loopback(cfg.host))
-        log_warn("LISTENING BEYOND LOOPBACK on %s: anyone who can reach it is one token away "
-                 "from your agent",
-                 cfg.host);
+        log_event(EV_LISTEN_EXPOSED, LOG_FIELDS(LF_S("addr", cfg.host)),
+                  "LISTENING BEYOND LOOPBACK on %s: anyone who can reach it is one token away "
+                  "from your agent",
+                  cfg.host);
     /* The bridge first: the gateway's names must not collide with its tools, and the gateway
      * file's bridge_tools decides which of them it registers. */
     struct bridge_provider *bridge =
         bridge_provider_new(bridge_settings, &cfg, gw_provider_keeps, gw);
     const struct provider providers[] = {{&bridge_provider_ops, bridge}, {&gw_provider_ops, gw}};
-    struct app_opts o = {.cfg = &cfg, .service = "hermes-mcp", .providers = providers,
+    struct app_opts o = {.cfg = &cfg,
+                         .service = "hermes-mcp",
+                         .providers = providers,
                          .nproviders = sizeof providers / sizeof *providers,
                          .approvals_timeout_s = gw_provider_approvals_timeout_s(gw),
                          .owned_child = child_owns};

@@ -1,11 +1,10 @@
-/* smoke.c — `hermes-mcp smoke`: a small synchronous MCP client (libcurl easy, jansson) that
+/* smoke.c — `hermes-mcp smoke`: a small synchronous MCP client (httpc blocking, jansson) that
  * checks a running server the way the Node bridge's smoke test did. The token never reaches the
  * output: every line goes through smoke_clean_text(), which blanks it wherever a server echoes
  * it. The client is smoke_http.c's, where it points and the token smoke_config.c's. */
 #include "smoke.h"
 #include "smoke_internal.h"
 
-#include "curlrt.h"
 #include <errno.h>
 #include <fcntl.h>
 #include <jansson.h>
@@ -32,7 +31,7 @@
 #include "toolerr.h"
 #include "version.h"
 
-#define BODY_LIMIT (256 * 1024)      /* the server's request body cap */
+#define BODY_LIMIT (256 * 1024) /* the server's request body cap */
 #define TASK_TEXT "hermes-mcp smoke test: reply with one short sentence saying that you are up."
 
 const char smoke_usage[] =
@@ -72,12 +71,10 @@ static const char *const expected_tools[] = {"hermes_task",  "hermes_status", "h
 /* The Python server's names, listed with MCP_TOOL_ALIASES=1: ours, not counted as the gateway's. */
 static const char *const alias_tools[] = {"hermes_ask", "hermes_check", NULL};
 
-
 /* Copies server- or curl-provided text into out (at most outlen-1 bytes): the token, wherever
  * it appears, becomes "[redacted]" and control characters become '?' (report.h). The token is
  * removed before anything is cut, so no piece of it survives a truncation either. */
-void smoke_clean_text(const struct smoke *s, const char *in, size_t inlen, char *out,
-                      size_t outlen)
+void smoke_clean_text(const struct smoke *s, const char *in, size_t inlen, char *out, size_t outlen)
 {
     report_clean(&s->rep, in, inlen, out, outlen);
 }
@@ -161,10 +158,10 @@ static bool check_health(struct smoke *s)
     const char *name = "GET /health";
 
     smoke_request(s, "GET", s->health_url, NULL, 0, 0, 0, &r);
-    if (r.rc != CURLE_OK && !r.too_big) {
+    if (r.failed && !r.too_big) {
         smoke_transport_error(s, &r, terr, sizeof terr);
         smoke_problem(s,
-                      r.rc == CURLE_PEER_FAILED_VERIFICATION
+                      r.cert_untrusted
                           ? "the certificate is not trusted; use the tunnel's public https URL, or "
                             "--cacert FILE for a private CA"
                           : "is hermes-mcp running? check --base",
@@ -483,8 +480,8 @@ static void check_files(struct smoke *s)
 static void check_rejects(struct smoke *s, const char *name, const char *path)
 {
     bool is_error = false;
-    json_t *sc = smoke_call_tool(
-        s, "hermes_files", json_pack("{s:s, s:s}", "id", s->id, "path", path), &is_error);
+    json_t *sc = smoke_call_tool(s, "hermes_files",
+                                 json_pack("{s:s, s:s}", "id", s->id, "path", path), &is_error);
     if (sc == NULL) {
         fail(s, name);
         return;
@@ -560,13 +557,13 @@ static bool parse_args(struct smoke *s, int argc, char **argv, const char **base
     *help = 0;
     for (int i = 0; i < argc; i++) {
         const char *a = argv[i];
-        const char **dst = !strcmp(a, "--base")       ? base
-                           : !strcmp(a, "--id")       ? &id
-                           : !strcmp(a, "--env-file") ? &s->env_file
+        const char **dst = !strcmp(a, "--base")         ? base
+                           : !strcmp(a, "--id")         ? &id
+                           : !strcmp(a, "--env-file")   ? &s->env_file
                            : !strcmp(a, "--token-file") ? &s->token_file
-                           : !strcmp(a, "--timeout")  ? &timeout
-                           : !strcmp(a, "--cacert")   ? &s->cacert
-                                                      : NULL;
+                           : !strcmp(a, "--timeout")    ? &timeout
+                           : !strcmp(a, "--cacert")     ? &s->cacert
+                                                        : NULL;
         if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
             *help = 1;
             return true;
@@ -646,24 +643,18 @@ int smoke_main(int argc, char **argv)
         fputs(smoke_usage, stdout);
         return 0;
     }
-    if (curl_global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK) {
-        fprintf(stderr, "hermes-mcp smoke: libcurl failed to initialise\n");
-        return EXIT_FAIL;
-    }
     if (!smoke_parse_base(&s, base, err, sizeof err) || !smoke_read_token(&s, err, sizeof err)) {
         fprintf(stderr, "hermes-mcp smoke: %s\n", err);
-        curl_global_cleanup();
         return EXIT_USAGE;
     }
     report_init(&s.rep, "[redacted]", 1);
     report_secret(&s.rep, s.token);
-    s.curl = curl_easy_init();
-    if (s.curl == NULL) {
-        fprintf(stderr, "hermes-mcp smoke: libcurl failed to initialise\n");
+    s.http = httpc_session_new(); /* libcurl is set up here, not before */
+    if (s.http == NULL) {
+        fprintf(stderr, "hermes-mcp smoke: %s\n", httpc_setup_error());
         explicit_bzero(s.token, strlen(s.token));
         free(s.token);
         report_cleanup(&s.rep);
-        curl_global_cleanup();
         return EXIT_FAIL;
     }
 
@@ -693,8 +684,7 @@ int smoke_main(int argc, char **argv)
     rc = s.failed || s.skipped ? EXIT_FAIL : 0;
 out:
     fflush(stdout);
-    curl_easy_cleanup(s.curl);
-    curl_global_cleanup();
+    httpc_session_free(s.http);
     if (s.token) {
         explicit_bzero(s.token, strlen(s.token));
         free(s.token);

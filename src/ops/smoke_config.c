@@ -14,6 +14,7 @@
 
 #include "config.h"
 #include "dotenv.h"
+#include "httpc.h"
 #include "mem.h"
 #include "readfile.h"
 
@@ -38,8 +39,8 @@ static bool read_token_file(struct smoke *s, char *err, size_t errlen)
 {
     struct stat st;
     size_t len;
-    char *text = readfile_capped(s->token_file, s->token_file, BEARER_MAX + 2, &st, &len, err,
-                                 errlen);
+    char *text =
+        readfile_capped(s->token_file, s->token_file, BEARER_MAX + 2, &st, &len, err, errlen);
     if (text == NULL)
         return false;
     bool ok = false;
@@ -49,8 +50,10 @@ static bool read_token_file(struct smoke *s, char *err, size_t errlen)
                  "--token-file %s is readable by others (mode %03o); run: chmod 600 %s",
                  s->token_file, (unsigned)(st.st_mode & 0777), s->token_file);
     else if (!bearer_ok(text))
-        snprintf(err, errlen, "--token-file %s: its first line must be the token (1-%d visible "
-                 "ASCII characters)", s->token_file, BEARER_MAX);
+        snprintf(err, errlen,
+                 "--token-file %s: its first line must be the token (1-%d visible "
+                 "ASCII characters)",
+                 s->token_file, BEARER_MAX);
     else
         ok = true;
     if (ok) {
@@ -73,8 +76,10 @@ bool smoke_read_token(struct smoke *s, char *err, size_t errlen)
         return read_token_file(s, err, errlen);
     if (env && *env) {
         if (!bearer_ok(env)) {
-            snprintf(err, errlen, "HERMES_MCP_TOKEN must be the bearer token (1-%d visible ASCII "
-                     "characters)", BEARER_MAX);
+            snprintf(err, errlen,
+                     "HERMES_MCP_TOKEN must be the bearer token (1-%d visible ASCII "
+                     "characters)",
+                     BEARER_MAX);
             return false;
         }
         s->token = xstrdup(env);
@@ -188,51 +193,45 @@ bool smoke_parse_base(struct smoke *s, const char *url, char *err, size_t errlen
                  "--base http://127.0.0.1:8765");
         return false;
     }
-    CURLU *u = curl_url();
-    char *host = NULL;
-    bool ok = false;
-    if (curl_url_set(u, CURLUPART_URL, tmp, 0) != CURLUE_OK ||
-        curl_url_get(u, CURLUPART_HOST, &host, 0) != CURLUE_OK || host == NULL || !*host) {
+    struct httpc_url u;
+    if (!httpc_url_parse(tmp, &u)) {
+        if (u.unusable) {
+            snprintf(err, errlen, "%s", httpc_setup_error());
+            return false;
+        }
         snprintf(err, errlen,
                  "--base '%.200s' is not a valid URL, for example "
                  "--base http://127.0.0.1:8765",
                  url);
-        goto out;
+        return false;
     }
-    char *q = NULL;
-    if (curl_url_get(u, CURLUPART_QUERY, &q, 0) == CURLUE_OK && q) {
-        curl_free(q);
+    if (u.has_query) {
         snprintf(err, errlen, "--base must not carry a query (?...); give the server's root URL");
-        goto out;
+        return false;
     }
-    if (curl_url_get(u, CURLUPART_USER, &q, 0) == CURLUE_OK && q) {
-        curl_free(q);
+    if (u.has_user) {
         snprintf(err, errlen, "--base must not carry a user name or password");
-        goto out;
+        return false;
     }
+    const char *host = u.host;
     if (!https) {
         char h[300];
         size_t hl = strlen(host);
         if (hl >= 2 && host[0] == '[' && host[hl - 1] == ']')
             snprintf(h, sizeof h, "%.*s", (int)(hl - 2), host + 1);
         else
-            snprintf(h, sizeof h, "%s", host);
+            snprintf(h, sizeof h, "%.*s", (int)(sizeof h - 1), host);
         if (!config_is_loopback(h)) {
             snprintf(err, errlen,
                      "refusing to send the token over plain http to %s; use the https:// URL of "
                      "your tunnel or proxy, or run smoke on the server's machine with "
                      "--base http://127.0.0.1:PORT",
                      host);
-            goto out;
+            return false;
         }
     }
     snprintf(s->base, sizeof s->base, "%s", tmp);
     snprintf(s->mcp_url, sizeof s->mcp_url, "%s/mcp", tmp);
     snprintf(s->health_url, sizeof s->health_url, "%s/health", tmp);
-    ok = true;
-out:
-    curl_free(host);
-    curl_url_cleanup(u);
-    return ok;
+    return true;
 }
-

@@ -1,4 +1,4 @@
-/* smoke_http.c — smoke's client: one synchronous HTTP exchange (libcurl) whose answer is a
+/* smoke_http.c — smoke's client: one blocking HTTP exchange (httpc_fetch) whose answer is a
  * JSON body or an SSE stream read up to the JSON-RPC response awaited, and the MCP calls made
  * with it (initialize, tools/call), their errors told as a reason and a fix. */
 #include "smoke_internal.h"
@@ -33,12 +33,13 @@ static void on_sse_event(const char *event, const char *data, size_t len, const 
     json_decref(m); /* a notification, a request to us, or not JSON: not what we wait for */
 }
 
-static size_t on_body(char *p, size_t size, size_t n, void *arg)
+/* Returns false to stop reading: the answer is complete, or too large. */
+static bool on_body(struct httpc_req *req, const char *p, size_t len, void *arg)
 {
     struct reply *r = arg;
-    size_t len = size * n;
+    (void)req;
     if (r->done)
-        return 0; /* we have our answer: stop reading */
+        return false; /* we have our answer: stop reading */
     if (!r->started) {
         r->started = true;
         r->is_sse = strncasecmp(r->ctype, "text/event-stream", 17) == 0;
@@ -46,15 +47,15 @@ static size_t on_body(char *p, size_t size, size_t n, void *arg)
     if (r->is_sse && r->want_id > 0) {
         if (!sse_feed(&r->sse, p, len, on_sse_event, r)) {
             r->too_big = true;
-            return 0;
+            return false;
         }
-        return r->done ? 0 : len;
+        return !r->done;
     }
     if (!buf_append(&r->body, p, len)) {
         r->too_big = true;
-        return 0;
+        return false;
     }
-    return len;
+    return true;
 }
 
 static void header_value(const char *p, size_t len, size_t nlen, char *out, size_t outlen)
@@ -69,18 +70,20 @@ static void header_value(const char *p, size_t len, size_t nlen, char *out, size
         snprintf(out, outlen, "%.*s", (int)vlen, v);
 }
 
-static size_t on_header(char *p, size_t size, size_t n, void *arg)
+/* One header line, without its line end. */
+static void on_header(struct httpc_req *req, const char *p, void *arg)
 {
     struct reply *r = arg;
-    size_t len = size * n;
+    size_t len = strlen(p);
+    (void)req;
     if (len >= 5 && strncmp(p, "HTTP/", 5) == 0) {
         /* A new response (after a 100 Continue, say): forget the previous one's headers. */
         r->ctype[0] = r->www_auth[0] = r->session[0] = '\0';
-        return len;
+        return;
     }
     const char *colon = memchr(p, ':', len);
     if (colon == NULL)
-        return len;
+        return;
     size_t nlen = (size_t)(colon - p);
     if (nlen == 12 && strncasecmp(p, "Content-Type", 12) == 0)
         header_value(p, len, nlen, r->ctype, sizeof r->ctype);
@@ -94,7 +97,6 @@ static size_t on_header(char *p, size_t size, size_t n, void *arg)
                 break;
             }
     }
-    return len;
 }
 
 void smoke_reply_cleanup(struct reply *r)
@@ -105,74 +107,59 @@ void smoke_reply_cleanup(struct reply *r)
     r->msg = NULL;
 }
 
-/* Frees a header list after wiping it: one of its strings carries the token. */
-static void wipe_headers(struct curl_slist *h)
-{
-    for (struct curl_slist *i = h; i; i = i->next)
-        explicit_bzero(i->data, strlen(i->data));
-    curl_slist_free_all(h);
-}
-
 void smoke_request(struct smoke *s, const char *method, const char *url, const char *body,
                    size_t len, int flags, json_int_t want_id, struct reply *r)
 {
-    struct curl_slist *h = NULL;
-    char line[400];
-    CURL *e = s->curl;
+    char auth[400], version[400], session[400];
+    const char *h[5];
+    size_t nh = 0;
 
     memset(r, 0, sizeof *r);
     buf_init(&r->body, ANSWER_MAX);
     sse_init(&r->sse, ANSWER_MAX);
     r->want_id = want_id;
-    curl_easy_reset(e); /* keeps the connection for the next request */
-    curl_easy_setopt(e, CURLOPT_URL, url);
-    curl_easy_setopt(e, CURLOPT_NOSIGNAL, 1L);
-    curl_easy_setopt(e, CURLOPT_PROTOCOLS_STR, "http,https");
-    curl_easy_setopt(e, CURLOPT_ERRORBUFFER, r->errbuf);
-    curl_easy_setopt(e, CURLOPT_WRITEFUNCTION, on_body);
-    curl_easy_setopt(e, CURLOPT_WRITEDATA, r);
-    curl_easy_setopt(e, CURLOPT_HEADERFUNCTION, on_header);
-    curl_easy_setopt(e, CURLOPT_HEADERDATA, r);
-    curl_easy_setopt(e, CURLOPT_USERAGENT, "hermes-mcp-smoke/" HM_VERSION);
-    curl_easy_setopt(e, CURLOPT_CONNECTTIMEOUT_MS,
-                     s->timeout_s < 10 ? s->timeout_s * 1000 : 10000L);
-    curl_easy_setopt(e, CURLOPT_TIMEOUT_MS, s->timeout_s * 1000);
-    if (s->cacert)
-        curl_easy_setopt(e, CURLOPT_CAINFO, s->cacert);
     if (flags & H_AUTH) {
-        snprintf(line, sizeof line, "Authorization: Bearer %s", s->token);
-        h = curl_slist_append(h, line);
-        explicit_bzero(line, sizeof line);
+        snprintf(auth, sizeof auth, "Authorization: Bearer %s", s->token);
+        h[nh++] = auth;
     }
     if (flags & H_MCP) {
-        h = curl_slist_append(h, "Accept: application/json, text/event-stream");
-        h = curl_slist_append(h, "Content-Type: application/json");
+        h[nh++] = "Accept: application/json, text/event-stream";
+        h[nh++] = "Content-Type: application/json";
         if (s->version[0]) {
-            snprintf(line, sizeof line, "MCP-Protocol-Version: %s", s->version);
-            h = curl_slist_append(h, line);
+            snprintf(version, sizeof version, "MCP-Protocol-Version: %s", s->version);
+            h[nh++] = version;
         }
         if (s->session[0]) {
-            snprintf(line, sizeof line, "Mcp-Session-Id: %s", s->session);
-            h = curl_slist_append(h, line);
+            snprintf(session, sizeof session, "Mcp-Session-Id: %s", s->session);
+            h[nh++] = session;
         }
     }
-    curl_easy_setopt(e, CURLOPT_HTTPHEADER, h);
-    if (!strcmp(method, "POST")) {
-        curl_easy_setopt(e, CURLOPT_POSTFIELDS, body);
-        curl_easy_setopt(e, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)len);
-    } else if (strcmp(method, "GET") != 0) {
-        curl_easy_setopt(e, CURLOPT_CUSTOMREQUEST, method);
-    }
-    r->rc = curl_easy_perform(e);
-    curl_easy_getinfo(e, CURLINFO_RESPONSE_CODE, &r->status);
-    if (r->done && r->rc == CURLE_WRITE_ERROR)
-        r->rc = CURLE_OK; /* we stopped reading because the answer was complete */
-    /* A server may answer before it read the whole body (413): the status is what counts. */
-    if (r->rc == CURLE_SEND_ERROR && r->status >= 400)
-        r->rc = CURLE_OK;
-    curl_easy_setopt(e, CURLOPT_HTTPHEADER, NULL);
-    wipe_headers(h);
-    if (r->rc == CURLE_OK && !r->is_sse && want_id > 0 && r->body.len > 0) {
+    struct httpc_opts o = {.method = method,
+                           .url = url,
+                           .headers = h,
+                           .nheaders = nh,
+                           .body = body,
+                           .body_len = len,
+                           .user_agent = "hermes-mcp-smoke/" HM_VERSION,
+                           .ca_file = s->cacert,
+                           .connect_timeout_ms =
+                               (unsigned)(s->timeout_s < 10 ? s->timeout_s * 1000 : 10000L),
+                           .deadline_ms = (unsigned)(s->timeout_s * 1000),
+                           .on_data = on_body,
+                           .on_header = on_header,
+                           .arg = r};
+    struct httpc_result res;
+    httpc_fetch(s->http, &o, &res);
+    if (flags & H_AUTH)
+        explicit_bzero(auth, sizeof auth);
+    r->status = res.status;
+    /* Stopped reading because the answer was complete: that is success. */
+    r->failed = res.failed || res.timed_out || (res.aborted && !r->done);
+    r->timed_out = res.timed_out;
+    r->cert_untrusted = res.cert_untrusted;
+    if (r->failed)
+        snprintf(r->error, sizeof r->error, "%s", res.error ? res.error : "");
+    if (!r->failed && !r->is_sse && want_id > 0 && r->body.len > 0) {
         json_t *m = json_loadb(r->body.data, r->body.len, 0, NULL);
         json_t *mid = json_object_get(m, "id");
         if (json_is_integer(mid) && json_integer_value(mid) == want_id)
@@ -189,10 +176,9 @@ const char *smoke_transport_error(struct smoke *s, struct reply *r, char *out, s
         snprintf(out, outlen, "the answer is larger than %d MiB", ANSWER_MAX / (1024 * 1024));
         return out;
     }
-    if (r->rc == CURLE_OK)
+    if (!r->failed)
         return NULL;
-    const char *msg = r->errbuf[0] ? r->errbuf : curl_easy_strerror(r->rc);
-    smoke_clean_text(s, msg, strlen(msg), out, outlen);
+    smoke_clean_text(s, r->error, strlen(r->error), out, outlen);
     return out;
 }
 
@@ -264,7 +250,7 @@ json_t *smoke_rpc(struct smoke *s, const char *method, json_t *params)
     smoke_request(s, "POST", s->mcp_url, body, strlen(body), H_AUTH | H_MCP, id, &r);
     free(body);
     if (smoke_transport_error(s, &r, terr, sizeof terr)) {
-        if (r.rc == CURLE_OPERATION_TIMEDOUT)
+        if (r.timed_out)
             smoke_problem(s, "raise --timeout, or check the agent and the server's log",
                           "no answer within %ld s", s->timeout_s);
         else
@@ -351,4 +337,3 @@ void smoke_tool_error_why(struct smoke *s, const char *prefix, json_t *sc)
     snprintf(s->why, sizeof s->why, "%stool error %s: %s", prefix,
              smoke_cut(s, error ? error : "(no code)", code, sizeof code), msg);
 }
-

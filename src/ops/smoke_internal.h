@@ -1,16 +1,16 @@
 /* smoke_internal.h — what the files of `hermes-mcp smoke` share: its state, one HTTP exchange
- * (smoke_http.c: a synchronous libcurl request that reads a JSON body or an SSE stream up to
+ * (smoke_http.c: a blocking httpc request that reads a JSON body or an SSE stream up to
  * the JSON-RPC answer it waits for, and the MCP calls over it), where it points and its token
  * (smoke_config.c), and the report helpers of
  * smoke.c (text cleaned of the token; a failed step's reason and fix). */
 #ifndef HM_SMOKE_INTERNAL_H
 #define HM_SMOKE_INTERNAL_H
-#include "curlrt.h"
 #include <jansson.h>
 #include <stdbool.h>
 #include <stddef.h>
 
 #include "buf.h"
+#include "httpc.h"
 #include "report.h"
 #include "sse.h"
 
@@ -23,16 +23,16 @@ struct smoke {
     char health_url[1100];
     char id[129];
     const char *env_file;
-    const char *token_file; /* --token-file, or NULL */
+    const char *token_file;  /* --token-file, or NULL */
     char token_source[1100]; /* where the token came from, for the fix of a 401 */
-    const char *cacert; /* --cacert, or NULL for the system's CA store */
-    char *token;        /* secret: wiped and freed at the end */
-    struct report rep;  /* scrubs the token from every line printed */
+    const char *cacert;      /* --cacert, or NULL for the system's CA store */
+    char *token;             /* secret: wiped and freed at the end */
+    struct report rep;       /* scrubs the token from every line printed */
     long timeout_s;
-    CURL *curl;
-    char version[32];  /* negotiated protocol version, after initialize */
+    struct httpc_session *http;               /* one connection, kept from request to request */
+    char version[32];                         /* negotiated protocol version, after initialize */
     char server_name[80], server_version[40]; /* its serverInfo, cleaned, after initialize */
-    char session[256]; /* Mcp-Session-Id, when the server issued one */
+    char session[256];                        /* Mcp-Session-Id, when the server issued one */
     json_int_t next_id;
     int passed, failed, skipped;
     char why[1024]; /* what went wrong in the last helper that returned false */
@@ -42,7 +42,9 @@ struct smoke {
 /* One HTTP exchange. For MCP answers the JSON-RPC response with want_id is picked out of either
  * a JSON body or an SSE stream; reading stops as soon as it arrived. */
 struct reply {
-    CURLcode rc;
+    bool failed;         /* the exchange did not complete: error says why */
+    bool timed_out;      /* of those, no answer within --timeout */
+    bool cert_untrusted; /* of those, the server's certificate was not trusted */
     long status;
     char ctype[128];
     char www_auth[256];
@@ -52,12 +54,12 @@ struct reply {
     struct sse_decoder sse;
     json_int_t want_id;
     json_t *msg;
-    char errbuf[CURL_ERROR_SIZE];
+    char error[256]; /* libcurl's text (operator-facing: smoke prints it, cleaned) */
 };
 
 enum { H_AUTH = 1, H_MCP = 2 };
 
-/* smoke.c: server- or curl-provided text into out (at most outlen-1 bytes), the token
+/* smoke.c: server- or libcurl-provided text into out (at most outlen-1 bytes), the token
  * "[redacted]" and control characters '?' (report.h); the token goes before anything is cut. */
 void smoke_clean_text(const struct smoke *s, const char *in, size_t inlen, char *out,
                       size_t outlen);

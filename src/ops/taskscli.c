@@ -184,11 +184,11 @@ static int cmd_list(const struct config *c, struct retention_list *l, bool as_js
         long long size = task_size(c->tasks_dir, t->id);
         task_owner(c->tasks_dir, t->id, owner, sizeof owner);
         if (arr) {
-            json_array_append_new(arr, json_pack("{s:s, s:s, s:I, s:I, s:I, s:s}", "id", t->id,
-                                                 "state", state, "finished",
-                                                 (json_int_t)t->finished, "age_s",
-                                                 (json_int_t)(now - t->finished), "size",
-                                                 (json_int_t)size, "owner", owner));
+            json_array_append_new(arr,
+                                  json_pack("{s:s, s:s, s:I, s:I, s:I, s:s}", "id", t->id, "state",
+                                            state, "finished", (json_int_t)t->finished, "age_s",
+                                            (json_int_t)(now - t->finished), "size",
+                                            (json_int_t)size, "owner", owner));
             continue;
         }
         age_text((long long)(now - t->finished), age, sizeof age);
@@ -205,8 +205,8 @@ static int cmd_list(const struct config *c, struct retention_list *l, bool as_js
 
 static int cmd_prune(const struct config *c, struct retention_list *l, bool dry_run)
 {
-    size_t total = l->n, go = retention_select(l->tasks, l->n, time(NULL),
-                                               c->tasks_retention_days, c->tasks_max);
+    size_t total = l->n,
+           go = retention_select(l->tasks, l->n, time(NULL), c->tasks_retention_days, c->tasks_max);
     size_t failed = 0;
     int dfd = -1;
     if (!dry_run && go > 0 && (dfd = open(c->tasks_dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0) {
@@ -226,8 +226,8 @@ static int cmd_prune(const struct config *c, struct retention_list *l, bool dry_
     }
     /* The files go last, from the trash (a running server's reaper may be at it too). */
     if (dfd >= 0 && retention_empty_trash(dfd, NULL) < 0) {
-        fprintf(stderr, "hermes-mcp tasks: cannot empty %s/%s: %s\n", c->tasks_dir,
-                RETENTION_TRASH, strerror(errno));
+        fprintf(stderr, "hermes-mcp tasks: cannot empty %s/%s: %s\n", c->tasks_dir, RETENTION_TRASH,
+                strerror(errno));
         failed++;
     }
     if (dfd >= 0)
@@ -249,8 +249,10 @@ int taskscli_main(int argc, char **argv)
     if (rc >= 0)
         return rc;
     if (access(o.env_file, F_OK) != 0) {
-        fprintf(stderr, "hermes-mcp tasks: env file %s not found; pass the one serve reads with "
-                        "--env-file FILE\n", o.env_file);
+        fprintf(stderr,
+                "hermes-mcp tasks: env file %s not found; pass the one serve reads with "
+                "--env-file FILE\n",
+                o.env_file);
         return EXIT_USAGE;
     }
     if (!config_load(&c, o.env_file, err, sizeof err)) {

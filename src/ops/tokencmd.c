@@ -31,7 +31,6 @@ const char tokencmd_usage[] =
     "gen --name N --scopes S [--agents A] [--expires DATE]\n"
     "        a token for a role of TOKENS_FILE instead: hermes-mcp token gen --name N --help.\n";
 
-
 /* True when /proc/<pid> is "hermes-mcp serve" reading env_real (resolved in its own cwd). */
 static bool serves_env_file(const char *pid, const char *env_real)
 {
@@ -140,4 +139,3 @@ int tokencmd_main(int argc, char **argv)
     }
     return 0;
 }
-

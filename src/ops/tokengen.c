@@ -13,7 +13,6 @@
 #include "hex.h"
 #include "principal.h"
 
-
 const char tokengen_usage[] =
     "usage: hermes-mcp token gen --name NAME --scopes SCOPES [--agents AGENTS]\n"
     "                            [--expires DATE]\n"
@@ -42,8 +41,7 @@ static bool check_list(const char *list, bool (*ok)(const char *), const char *w
         memcpy(item, p, n);
         item[n] = '\0';
         if (!ok(item)) {
-            fprintf(stderr, "hermes-mcp: --%s: '%s' is not valid\n%s", what, item,
-                    tokengen_usage);
+            fprintf(stderr, "hermes-mcp: --%s: '%s' is not valid\n%s", what, item, tokengen_usage);
             return false;
         }
         count++;

@@ -177,10 +177,10 @@ struct run {
     size_t profile;
     json_t *status; /* the public hermes.run object */
     bool idempotent;
-    bool live; /* its worker has not finished */
-    bool stop; /* POST /stop asked it to stop */
-    bool awaiting;            /* waiting_for_approval: POST /approval may answer */
-    char choice[8];           /* the answer POST /approval gave, "" until then */
+    bool live;      /* its worker has not finished */
+    bool stop;      /* POST /stop asked it to stop */
+    bool awaiting;  /* waiting_for_approval: POST /approval may answer */
+    char choice[8]; /* the answer POST /approval gave, "" until then */
     bool has_thread, thread_done;
     pthread_t thread;
     int refs; /* handlers holding a pointer across a wait */
@@ -491,7 +491,14 @@ static enum MHD_Result reply_run_not_found(struct MHD_Connection *c, const char 
 /* ---------------------------------------------------------------- requests and routing */
 
 enum route {
-    R_NONE, R_HEALTH, R_MODELS, R_CHAT, R_RUNS, R_RUN, R_RUN_EVENTS, R_RUN_STOP,
+    R_NONE,
+    R_HEALTH,
+    R_MODELS,
+    R_CHAT,
+    R_RUNS,
+    R_RUN,
+    R_RUN_EVENTS,
+    R_RUN_STOP,
     R_RUN_APPROVAL
 };
 

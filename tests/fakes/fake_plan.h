@@ -42,12 +42,12 @@ struct plan {
     char *fail_msg; /* owned; set when fail */
     bool partial;
     bool orphan;
-    char *approval; /* owned; [approval] / [approval=COMMAND]: the command awaiting approval */
+    char *approval;  /* owned; [approval] / [approval=COMMAND]: the command awaiting approval */
     char *approval2; /* owned; [approval2=COMMAND]: asked once the first is approved */
     bool json_fence;
-    char *text; /* owned; [text=...] or NULL */
+    char *text;  /* owned; [text=...] or NULL */
     long repeat; /* [repeat=N]: a [text=...] answer N times over (tests the bridge's caps) */
-    char *task; /* owned; the task with directives removed, whitespace collapsed */
+    char *task;  /* owned; the task with directives removed, whitespace collapsed */
 };
 
 /* Parses the directives in text (NUL-terminated, may be NULL) into p; delays are multiplied by

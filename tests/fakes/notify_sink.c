@@ -76,8 +76,8 @@ int main(int argc, char **argv)
             char space[CMSG_SPACE(sizeof(struct timeval))];
         } ctl;
         struct iovec iov = {.iov_base = msg, .iov_len = sizeof msg};
-        struct msghdr mh = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = &ctl,
-                            .msg_controllen = sizeof ctl};
+        struct msghdr mh = {
+            .msg_iov = &iov, .msg_iovlen = 1, .msg_control = &ctl, .msg_controllen = sizeof ctl};
         ssize_t got = recvmsg(fd, &mh, 0);
         if (got < 0) {
             if (errno == EINTR)

@@ -22,7 +22,6 @@
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
-
 #define MAX_PARTS 12
 
 static bool is_string_array(json_t *a)
@@ -88,7 +87,6 @@ static void fuzz_answer(const char *text, size_t len)
     json_decref(o);
 }
 
-
 static void check_section(const char *prompt, const char *title, const char *part)
 {
     if (part == NULL || part[0] == '\0')
@@ -141,7 +139,8 @@ static void fuzz_prompt(const char *text, size_t len)
         CHECK(strstr(prompt, "\n## Constraints\n") != NULL);
         size_t i;
         json_t *c;
-        json_array_foreach(constraints, i, c) {
+        json_array_foreach(constraints, i, c)
+        {
             size_t n = json_string_length(c) + 4;
             char *want = malloc(n);
             if (want == NULL)

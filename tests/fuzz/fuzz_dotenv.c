@@ -13,7 +13,6 @@
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
-
 static bool key_ok(const char *k)
 {
     size_t n = strlen(k);
@@ -34,12 +33,12 @@ static char *render(json_t *o, size_t *len)
     size_t cap = 64, n = 0;
     const char *k;
     json_t *v;
-    json_object_foreach(o, k, v)
-        cap += strlen(k) + 2 * json_string_length(v) + 8;
+    json_object_foreach(o, k, v) cap += strlen(k) + 2 * json_string_length(v) + 8;
     char *out = malloc(cap);
     if (out == NULL)
         abort();
-    json_object_foreach(o, k, v) {
+    json_object_foreach(o, k, v)
+    {
         n += (size_t)sprintf(out + n, "%s=\"", k);
         const char *s = json_string_value(v);
         for (size_t i = 0; i < json_string_length(v); i++) {
@@ -78,7 +77,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     CHECK(json_is_object(o));
     const char *k;
     json_t *v;
-    json_object_foreach(o, k, v) {
+    json_object_foreach(o, k, v)
+    {
         CHECK(key_ok(k));
         CHECK(json_is_string(v));
         CHECK(json_string_length(v) <= 64 * 1024);

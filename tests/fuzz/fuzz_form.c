@@ -27,11 +27,25 @@ static void check_value(const char *v, size_t outsz)
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-    static const char *const names[] = {"grant_type", "code", "code_verifier", "client_id",
-                                        "redirect_uri", "refresh_token", "csrf", "passphrase",
-                                        "action", "resource", "response_type", "state",
-                                        "code_challenge", "code_challenge_method", "scope",
-                                        "client_secret", "token", "token_type_hint", ""};
+    static const char *const names[] = {"grant_type",
+                                        "code",
+                                        "code_verifier",
+                                        "client_id",
+                                        "redirect_uri",
+                                        "refresh_token",
+                                        "csrf",
+                                        "passphrase",
+                                        "action",
+                                        "resource",
+                                        "response_type",
+                                        "state",
+                                        "code_challenge",
+                                        "code_challenge_method",
+                                        "scope",
+                                        "client_secret",
+                                        "token",
+                                        "token_type_hint",
+                                        ""};
     const char *text = (const char *)data;
     for (size_t i = 0; i < sizeof names / sizeof *names; i++) {
         char out[128], again[128];

@@ -65,7 +65,8 @@ static void check_upstream(const struct gw_upstream *u)
     const char *rule;
     enum gw_verdict v = gw_tool_verdict(u, "echo", &rule);
     CHECK(v != GW_DEFAULT_DENY || (!u->include && !u->exclude));
-    CHECK(!u->smoke || (json_array_size(u->smoke) >= 1 && json_array_size(u->smoke) <= GW_MAX_SMOKE));
+    CHECK(!u->smoke ||
+          (json_array_size(u->smoke) >= 1 && json_array_size(u->smoke) <= GW_MAX_SMOKE));
 }
 
 static void no_note(bool warn, const char *line, void *arg)
@@ -87,8 +88,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         json_object_foreach(f.doc, key, part) if (strcmp(key, "upstreams"))
             CHECK(no_placeholder_left(part));
         for (size_t i = 0; i < f.nup; i++)
-            CHECK(no_placeholder_left(json_object_get(json_object_get(f.doc, "upstreams"),
-                                                      f.up[i].name)));
+            CHECK(no_placeholder_left(
+                json_object_get(json_object_get(f.doc, "upstreams"), f.up[i].name)));
         CHECK(f.nup + f.noff <= GW_MAX_UPSTREAMS);
         for (size_t i = 0; i < f.nup; i++) {
             CHECK(f.up[i].enabled);

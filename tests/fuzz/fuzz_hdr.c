@@ -12,11 +12,10 @@
 #include <string.h>
 #include <strings.h>
 
-#include "hdr.h"
 #include "fuzz_check.h"
+#include "hdr.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
-
 
 static bool host_char(char c)
 {

@@ -14,12 +14,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "fuzz_check.h"
 #include "jrpc.h"
 #include "metacache.h"
-#include "fuzz_check.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
-
 
 /* Dumps m, reads it back and checks the copy is equal with the same id; frees m. */
 static void dump_and_check(json_t *m, json_t *id)
@@ -178,8 +177,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     if (json_is_array(root)) {
         size_t i;
         json_t *el;
-        json_array_foreach(root, i, el)
-            one(el);
+        json_array_foreach(root, i, el) one(el);
     } else {
         one(root);
     }

@@ -33,8 +33,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     CHECK(kind == again && kind <= JSCAN_RESPONSE);
     CHECK((id == NULL) == (id2 == NULL));
     CHECK(id == NULL || json_equal(id, id2));
-    CHECK(id == NULL || json_is_integer(id) || (json_is_string(id) &&
-                                                json_string_length(id) <= 64));
+    CHECK(id == NULL || json_is_integer(id) ||
+          (json_is_string(id) && json_string_length(id) <= 64));
     json_decref(id);
     json_decref(id2);
     free(head);

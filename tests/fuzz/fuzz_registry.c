@@ -1,4 +1,4 @@
-/* fuzz_registry.c — libFuzzer target for registry.h. The raw input (not NUL-terminated, as
+/* fuzz_registry.c — libFuzzer target for agentsyaml.h. The raw input (not NUL-terminated, as
  * bridge.c reads the file) is parsed with bridge.c's err size. An accepted registry must have the
  * documented shape (default names a listed agent, names unique and well formed, every base_url
  * allowed); a refusal must give a one-line reason that is a NUL-terminated, valid UTF-8 string
@@ -15,11 +15,10 @@
 #include <string.h>
 #include <strings.h>
 
-#include "registry.h"
+#include "agentsyaml.h"
 #include "fuzz_check.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
-
 
 #define ERR_LEN 300 /* bridge.c: char err[300] */
 
@@ -48,13 +47,14 @@ static bool is_string_array(json_t *a)
 
 static void check_agent(json_t *a)
 {
-    static const char *const keys[] = {"name",     "description", "capabilities", "kind",
-                                       "profile",  "base_url",    "key_env",      "key_file"};
+    static const char *const keys[] = {"name",    "description", "capabilities", "kind",
+                                       "profile", "base_url",    "key_env",      "key_file"};
     const char *k;
     json_t *v;
 
     CHECK(json_is_object(a));
-    json_object_foreach(a, k, v) {
+    json_object_foreach(a, k, v)
+    {
         bool known = false;
         for (size_t i = 0; i < sizeof keys / sizeof *keys; i++)
             known = known || strcmp(k, keys[i]) == 0;

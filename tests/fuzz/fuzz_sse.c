@@ -13,11 +13,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "sse.h"
 #include "fuzz_check.h"
+#include "sse.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
-
 
 /* What one run saw: every event serialized as (len, bytes) of event, data and id, in order. */
 struct run {

@@ -12,11 +12,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "taskpath.h"
 #include "fuzz_check.h"
+#include "taskpath.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
-
 
 #define NORM_LEN 1100 /* bridge.c: char norm[1100] */
 

@@ -1,5 +1,5 @@
-/* fuzz_tokens.c — libFuzzer target for the tokens file parser (src/auth/tokens.c). The raw input
- * (not NUL-terminated, as principals.c reads the file) is parsed. An accepted file must give
+/* fuzz_tokens.c — libFuzzer target for the tokens file parser (src/auth/tokensfile.c). The raw
+ * input (not NUL-terminated, as principals.c reads the file) is parsed. An accepted file must give
  * principals that keep every documented rule (names well formed, unique and never "owner",
  * hashes unique, every scope known, agent names well formed, at most PRINCIPALS_MAX entries), and
  * the same text must give the same set again; a refusal must give a one-line, NUL-terminated,

@@ -10,6 +10,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startFake, startHermes, restartHermes, agentEnv, sdkClient, gatewayFile, modernMeta, modernHeaders, HERMES, until, parseSse, tokensFile } from './lib.mjs';
+import { waitEvent } from './events.mjs';
 
 const authed = (fake) => ({ authorization: `Bearer ${fake.key}`, 'content-type': 'application/json' });
 
@@ -215,7 +216,8 @@ test('bridge: a decision is sent only if the run still waits for what was decide
   const first = await waitingEntry(r, task.run_id);
   assert.equal((await answer(r.fake, task.run_id, { choice: 'once' })).status, 200); // now it waits for "two"
   assert.equal(r.cli('approve', first.id).status, 0); // decided on what the operator saw: "one"
-  await until(() => /the operator's decision was not sent to run \S+: it no longer waits for the approval that was decided/.test(r.srv.proc.stderrText), 'the stale decision held back');
+  const unsent = await waitEvent(r.srv, 'approval_decision_unsent', { task: 'appr-late', run: task.run_id });
+  assert.match(unsent.line, /it no longer waits for the approval that was decided/);
   assert.equal(r.fake.received().filter((x) => x.path.endsWith('/approval')).length, 1, '"two" was not approved by the decision on "one"');
   const second = await until(() => r.pending().find((p) => /rm -rf two/.test(p.summary)), 'the second command queued', 15000);
   assert.equal(r.cli('approve', second.id).status, 0);

@@ -6,6 +6,7 @@ import assert from 'node:assert/strict';
 import { readFileSync, writeFileSync, existsSync, statSync, mkdirSync, symlinkSync, chmodSync } from 'node:fs';
 import { join } from 'node:path';
 import { startHermes, restartHermes, startFake, agentEnv, sleep, until, connectClient } from './lib.mjs';
+import { waitEvent } from './events.mjs';
 
 const connect = (srv) => connectClient(srv, { name: 'bridge-it', version: '1', capabilities: {} });
 
@@ -197,7 +198,7 @@ test('agent errors map to codes without echoing the agent body', async () => {
     const auth = await cb.callTool({ name: 'hermes_task', arguments: { task: 'x', mode: 'sync' } });
     assert.equal(auth.structuredContent.error, 'upstream_auth');
     assert.ok(!JSON.stringify(auth).includes('gateway_auth'), 'agent body not echoed');
-    await until(() => /rejected our API key/.test(bad.proc.stderrText), 'the operator log line');
+    await waitEvent(bad, 'agent_key_rejected');
     // Fill the agent's single slot, then the next call is "busy" with a retry hint.
     const slow = cg.callTool({ name: 'hermes_task', arguments: { task: 'slow [delay=1500]', mode: 'sync' } });
     await until(() => chats(fake).length >= 2, 'the slow call to reach the agent');
@@ -548,7 +549,7 @@ test('SIGHUP re-reads the agent key from HERMES_ENV_PATH', async () => {
     assert.equal(before.structuredContent.error, 'upstream_auth');
     writeFileSync(envPath, `API_SERVER_HOST=127.0.0.1\nAPI_SERVER_PORT=${fake.port}\nAPI_SERVER_KEY=${fake.key}\n`);
     srv.proc.kill('SIGHUP');
-    await until(() => /agent settings reloaded/.test(srv.proc.stderrText), 'the reload');
+    await waitEvent(srv, 'agents_reloaded');
     const after = await client.callTool({ name: 'hermes_task', arguments: { task: 'y [json]', mode: 'sync' } });
     assert.equal(after.isError, false, JSON.stringify(after));
     assert.equal(srv.proc.stderrText.includes(fake.key), false, 'the key is never logged');

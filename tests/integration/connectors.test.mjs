@@ -18,6 +18,7 @@ import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/
 import { auth } from '@modelcontextprotocol/sdk/client/auth.js';
 import { ROOT, HERMES, OAUTH_PASS, INIT, post, startOAuth, oauthProvider, restartHermes, until, pkce, mintClient,
   registerClient } from './lib.mjs';
+import { events, waitEvent } from './events.mjs';
 
 const DIR = join(ROOT, 'tests/fixtures/connectors');
 const fixtures = readdirSync(DIR).filter((f) => f.endsWith('.json')).sort()
@@ -165,8 +166,7 @@ for (const fx of fixtures) {
         assert.equal(bare.status, 401, 'no secret, no revocation');
         // The log line names the endpoint and the client (never the secret).
         for (const path of ['/token', '/revoke'])
-          await until(() => srv.proc.stderrText.includes(`oauth: ${path}: client authentication failed (client ${client.id})`),
-            `the ${path} failure logged with the client id`);
+          await waitEvent(srv, 'client_auth_failed', { endpoint: path, client: client.id });
       }
       assert.equal((await tokenCall(issuer, '/revoke', fx.refresh.auth, client, { token: last.refresh_token })).status, 200);
       assert.equal((await post(srv, INIT(), { Authorization: `Bearer ${last.access_token}` })).status, 401);
@@ -307,7 +307,7 @@ test('a version-1 clients file holding a confidential client\'s fields is refuse
       assert.match(await page.text(), /Unknown application/);
       const said = new RegExp(`client ${id}: a version-1 file holds public clients only, ` +
         'without token_endpoint_auth_method or client_secret_sha256; keeping the clients read before');
-      await until(() => said.test(srv.proc.stderrText), 'the warning naming the client and why');
+      await until(() => events(srv, 'clients_file_rejected').find((e) => said.test(e.line)), 'the warning naming the client and why');
     }
   } finally {
     assert.equal(await srv.stop(), 0);

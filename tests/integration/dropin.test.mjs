@@ -17,6 +17,7 @@ import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/
 import { auth } from '@modelcontextprotocol/sdk/client/auth.js';
 import { startHermes, startFake, agentEnv, freePort, setPassphrase, HERMES, sdkClient, until,
   connectClient, mintClient, oauthProvider, approveConsent } from './lib.mjs';
+import { logMark, waitAnyEvent } from './events.mjs';
 
 const REDIRECT = 'http://127.0.0.1:7777/callback';
 
@@ -156,14 +157,16 @@ test('a TOKENS_FILE-only server whose env file loses TOKENS_FILE on reload keeps
     const text = readFileSync(srv.envFile, 'utf8');
     const reload = async (body) => {
       writeFileSync(srv.envFile, body);
-      const mark = srv.proc.stderrText.length;
+      const mark = logMark(srv);
       srv.proc.kill('SIGHUP');
-      return until(() => { const l = srv.proc.stderrText.slice(mark); return /reload(ed| failed)/.test(l) ? l : null; }, 'the reload');
+      return waitAnyEvent(srv, ['reload_applied', 'reload_rejected'], { config: 'env' }, { since: mark });
     };
-    let log = await reload(text.replace(/^TOKENS_FILE=.*\n/m, ''));
-    assert.match(log, /reload failed, keeping the current settings: no MCP_AUTH_TOKEN, TOKENS_FILE or OAUTH_ISSUER_URL in .*; set TOKENS_FILE again, or create a token with: hermes-mcp token gen --env-file .* \(or set OAUTH_ISSUER_URL, then: hermes-mcp oauth passwd/);
-    log = await reload(text.replace(/^TOKENS_FILE=.*\n/m, 'OAUTH_ISSUER_URL=http://127.0.0.1:9\n'));
-    assert.match(log, /reload failed, keeping the current settings: .* has no MCP_AUTH_TOKEN nor TOKENS_FILE, and its OAUTH_ISSUER_URL takes effect only at a restart/);
+    let e = await reload(text.replace(/^TOKENS_FILE=.*\n/m, ''));
+    assert.equal(e.event, 'reload_rejected');
+    assert.match(e.line, /no MCP_AUTH_TOKEN, TOKENS_FILE or OAUTH_ISSUER_URL in .*; set TOKENS_FILE again, or create a token with: hermes-mcp token gen --env-file .* \(or set OAUTH_ISSUER_URL, then: hermes-mcp oauth passwd/);
+    e = await reload(text.replace(/^TOKENS_FILE=.*\n/m, 'OAUTH_ISSUER_URL=http://127.0.0.1:9\n'));
+    assert.equal(e.event, 'reload_rejected');
+    assert.match(e.line, /.* has no MCP_AUTH_TOKEN nor TOKENS_FILE, and its OAUTH_ISSUER_URL takes effect only at a restart/);
     const client = await connect(srv.url, bearer(role));
     await client.close();
   } finally {
@@ -309,12 +312,10 @@ test('an alias goes with its tool: bridge_tools leaving hermes_task out leaves h
 // A reload of the gateway file (SIGHUP) on a server of its own: writes text, waits for the log.
 async function reloadGateway(srv, gw, text) {
   writeFileSync(gw, text);
-  const mark = srv.proc.stderrText.length;
+  const mark = logMark(srv);
   srv.proc.kill('SIGHUP');
-  return until(() => {
-    const more = srv.proc.stderrText.slice(mark);
-    return /pins re-read from|reload failed/.test(more) ? more : null;
-  }, 'the reload', 10000);
+  await waitAnyEvent(srv, ['pins_reread', 'reload_rejected'], {}, { since: mark, ms: 10000 });
+  return srv.proc.stderrText.slice(mark);
 }
 
 // A server with fake's agent, a gateway file (text) and MCP_TOOL_ALIASES (aliases): fn({srv, gw}).

@@ -9,6 +9,7 @@ import { writeFileSync, readFileSync, existsSync, chmodSync, mkdtempSync, rmSync
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ROOT, startHermes, until, jsonLines, connectClient } from './lib.mjs';
+import { events } from './events.mjs';
 
 const EVERYTHING = spawnSync(join(ROOT, 'scripts/node-tools.sh'), ['everything'], { encoding: 'utf8' })
   .stdout.trim().split('\n')[0];
@@ -192,7 +193,7 @@ test('a child that exits answers its calls in flight upstream_unavailable, the o
     assert.match(r.structuredContent.message, /upstream victim is not available \(exited with status \d+\)/);
     const other = await client.callTool({ name: 'everything__echo', arguments: { message: 'still here' } });
     assert.equal(other.content[0].text, 'Echo: still here');
-    assert.match(srv.proc.stderrText, /upstream victim is down: exited with status/);
+    assert.match(events(srv, 'upstream_down', { upstream: 'victim' })[0]?.line ?? '', /exited with status/);
     // Restarted (backoff from 0.5 s) and re-initialized: the same frozen tool answers again.
     let again;
     await until(async () => {

@@ -16,6 +16,7 @@ const FILES = [
   ['docs/reference/env.md', ['env-md']],
   ['docs/reference/errors.md', ['errors-md']],
   ['docs/reference/scopes.md', ['scopes-md']],
+  ['docs/reference/log-events.md', ['events-md']],
   ['man/hermes-mcp.env.5', ['env-man']],
   ['man/hermes-mcp.1', ['cli-man', BIN]],
   ['man/hermes-mcp-gateway.yaml.5', ['md-man', 'hermes-mcp-gateway.yaml', '5', 'File Formats'],

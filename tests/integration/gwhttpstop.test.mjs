@@ -9,6 +9,7 @@ import { readFileSync, existsSync, mkdtempSync, rmSync, writeFileSync } from 'no
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ROOT, startHermes, until, jsonLines, freePort, gatewayFile, sdkClient } from './lib.mjs';
+import { events } from './events.mjs';
 
 const FAKE = join(ROOT, 'tests/fakes/fake-upstream.mjs');
 let dir;
@@ -52,7 +53,7 @@ test('at shutdown the url upstreams\' session DELETEs are sent at once, not one 
   got.forEach((d, i) => {
     assert.equal(d.length, 1, `upstream ${names[i]} got its DELETE`);
     assert.ok(d[0].session, `upstream ${names[i]}'s DELETE carries its session`);
-    assert.match(srv.proc.stderrText, new RegExp(`upstream ${names[i]}: session ended`));
+    assert.equal(events(srv, 'upstream_session_ended', { upstream: names[i] }).length, 1);
   });
   const times = got.map((d) => d[0].t);
   const spread = Math.max(...times) - Math.min(...times);
@@ -80,7 +81,8 @@ test('a session DELETE whose DNS lookup hangs does not hold the stop past its 1 
   const t0 = Date.now();
   assert.equal(await srv.stop(), 0);
   const took = Date.now() - t0;
-  assert.match(srv.proc.stderrText, /upstream dns: session ended \(no answer to DELETE within 1000 ms\)/);
+  const [ended] = events(srv, 'upstream_session_ended', { upstream: 'dns' });
+  assert.match(ended.line, /no answer to DELETE within 1000 ms/);
   assert.equal(deletes(a.record).length, 0, 'the DELETE never got there');
   assert.ok(took < 5000, `the server stopped in ${took} ms, not after the 8 s lookup`);
 });

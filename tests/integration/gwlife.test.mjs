@@ -13,6 +13,7 @@ import { join } from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { spawn } from 'node:child_process';
 import { ROOT, HERMES, startHermes, until, freePort, upstreamsFile, fakeUpstream, connectClient } from './lib.mjs';
+import { events, waitEvent } from './events.mjs';
 
 const FAKE = join(ROOT, 'tests/fakes/fake-upstream.mjs');
 let dir;
@@ -78,7 +79,7 @@ test('a child ignoring SIGTERM is SIGKILLed 2 s later; others are served meanwhi
     assert.ok(slowest.length >= 3, `calls answered while the child was being stopped: ${slowest.length}`);
     assert.ok(Math.max(...slowest) < 1900, `the slowest call took ${Math.max(...slowest)} ms`);
     await until(() => !childrenOf(srv.proc.pid).some((c) => c.pid === old), 'the old child reaped', 5000);
-    assert.match(srv.proc.stderrText, /upstream stub: still running 2000 ms after SIGTERM: killed/);
+    assert.equal(events(srv, 'child_killed', { child: 'upstream stub', why: 'grace', after_ms: 2000 }).length, 1);
     await until(async () => {
       const back = await client.callTool({ name: 'stub__echo', arguments: { message: 'back' } });
       return !back.isError && back.content[0].text === 'Echo: back';
@@ -181,8 +182,8 @@ test('at exit a child ignoring SIGTERM is SIGKILLed within the bound; none outli
   assert.equal(await stopping.stop(), 0);
   assert.ok(Date.now() - t0 < 6000, `stopped in ${Date.now() - t0} ms`);
   assert.ok(sigterms().includes(`sigterm ${live}\n`), 'asked to stop first');
-  const kills = stopping.proc.stderrText.match(/upstream stub: still running 2000 ms after SIGTERM: killed/g);
-  assert.equal(kills?.length, 2, 'the restart above, and now the exit');
+  const kills = events(stopping, 'child_killed', { child: 'upstream stub', why: 'grace', after_ms: 2000 });
+  assert.equal(kills.length, 2, 'the restart above, and now the exit');
   for (const pid of [...pids('stub'), ...pids('other')]) assert.ok(!existsSync(`/proc/${pid}`), `pid ${pid} is gone`);
 });
 
@@ -237,7 +238,7 @@ test('a second SIGTERM ends the exit wait for a child ignoring the first: it is 
   assert.equal(await exited, 0);
   // The first SIGTERM alone waits the 2 s grace before the SIGKILL (the test above).
   assert.ok(Date.now() - t0 < 1500, `exited ${Date.now() - t0} ms after the second SIGTERM`);
-  assert.match(server.proc.stderrText, /upstream one: still running after SIGTERM, asked to stop again: killed/);
+  assert.equal(events(server, 'child_killed', { child: 'upstream one', why: 'hurried' }).length, 1);
   assert.ok(!existsSync(`/proc/${child}`), 'the child is gone');
   assert.equal(await server.stop(), 0); // the sanitizer check
 });
@@ -256,7 +257,7 @@ test('a guarded call arriving while the server drains is refused at once by the 
     const busy = client.callTool({ name: 'one__slow', arguments: { ms: 3000 } }).catch((e) => e);
     await until(() => existsSync(received), 'the slow call at the upstream');
     server.proc.kill('SIGTERM');
-    await until(() => server.proc.stderrText.includes('drain:'), 'the drain begun');
+    await waitEvent(server, 'drain_started');
     const t0 = Date.now();
     const late = await client.callTool({ name: 'one__echo', arguments: { message: 'late' } }).catch((e) => e);
     // The server refuses new requests while it drains, before any tool runs: 503 on a kept-alive

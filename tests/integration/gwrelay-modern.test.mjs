@@ -17,6 +17,7 @@ import { join } from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { ROOT, startHermes, until, everythingPath, startEverythingHttp, connectV2Client,
   modernToolCall, tokensFile } from './lib.mjs';
+import { events, waitEvent } from './events.mjs';
 
 const EVERYTHING = everythingPath();
 const FAKE_UPSTREAM = join(ROOT, 'tests/fakes/fake-upstream.mjs');
@@ -157,7 +158,7 @@ test('a client that never resumes: the held call holds a max_in_flight slot, the
   const cancels = e.cancelsThen.split('\n').filter((l) => l.startsWith('cancelled'));
   assert.equal(cancels.length, before + 1, `the held call was cancelled upstream before the echo ran: ${e.cancelsThen}`);
   assert.ok(Date.now() - started >= TTL_MS - 100, 'not before the state lifetime');
-  assert.match(srv.proc.stderrText, /upstream fk: .*not resumed/);
+  assert.equal(events(srv, 'held_call_expired', { upstream: 'fk', why: 'not_resumed' }).length, 1);
   // A late resume: refused (the engine's state expired with it).
   const late = await resume('anyone?', key, state, { name: 'late' });
   assert.ok(late.answer?.error || late.answer?.result?.isError, late.text);
@@ -170,8 +171,8 @@ test('a held call not resumed within the upstream\'s timeout (1 s, shorter than 
   await until(() => cancelLines(callsT).length === 1, 'the upstream got notifications/cancelled', 5000);
   assert.ok(Date.now() - started < TTL_MS, 'by the call\'s timeout, before the state lifetime');
   // The gateway logs after it sends the cancel: the line may reach us after the upstream's record.
-  await until(() => /upstream fkt: a call of ask held for the client's answer reached its timeout \(1 s\): cancelled upstream/.test(srv.proc.stderrText),
-    'the gateway logged the held call\'s timeout', 5000);
+  const held = await waitEvent(srv, 'held_call_expired', { upstream: 'fkt', tool: 'ask', why: 'timeout' }, { ms: 5000 });
+  assert.match(held.line, /reached its timeout \(1 s\): cancelled upstream/);
 });
 
 test('SDK v2: the resumed request owns the call: its hang-up cancels the upstream call', async () => {

@@ -17,6 +17,7 @@ import { join } from 'node:path';
 import { execFile } from 'node:child_process';
 import { ROOT, HERMES, startHermes, until, gatewayFile, sdkClient, hermesCli, pendingApprovals,
   waitApprovals, modernMeta, modernHeaders } from './lib.mjs';
+import { events, logMark, waitAnyEvent } from './events.mjs';
 
 const FAKE = join(ROOT, 'tests/fakes/fake-upstream.mjs');
 let dir, srv, gwPath;
@@ -33,12 +34,10 @@ const upstreamCalls = (tool) => (existsSync(join(dir, 'calls'))
 async function reloadWith(text) {
   writeFileSync(gwPath, text);
   chmodSync(gwPath, 0o600);
-  const mark = srv.proc.stderrText.length;
+  const mark = logMark(srv);
   srv.proc.kill('SIGHUP');
-  return until(() => {
-    const more = srv.proc.stderrText.slice(mark);
-    return /pins re-read from|reload failed/.test(more) ? more : null;
-  }, 'the reload', 10000);
+  await waitAnyEvent(srv, ['pins_reread', 'reload_rejected'], {}, { since: mark, ms: 10000 });
+  return srv.proc.stderrText.slice(mark);
 }
 
 let nextId = 1;
@@ -60,12 +59,10 @@ async function ownServer(prefix, text, fn) {
   const s = await startHermes({ GATEWAY_FILE: gatewayFile(d, text) });
   const reload = async (t) => {
     writeFileSync(join(d, 'gateway.yaml'), t);
-    const mark = s.proc.stderrText.length;
+    const mark = logMark(s);
     s.proc.kill('SIGHUP');
-    return until(() => {
-      const more = s.proc.stderrText.slice(mark);
-      return /pins re-read from|reload failed/.test(more) ? more : null;
-    }, 'the reload', 10000);
+    await waitAnyEvent(s, ['pins_reread', 'reload_rejected'], {}, { since: mark, ms: 10000 });
+    return s.proc.stderrText.slice(mark);
   };
   try {
     await fn({ s, reload });
@@ -196,12 +193,13 @@ test('while an upstream restarts (its listing empty), a reload checks its polici
       await until(() => readFileSync(join(d, 'starts'), 'utf8').split('\n').filter(Boolean).length >= 2,
         'a restart that fails');
       const log = await reload(text('      guard: {echo: approve}\n      args: {echo: {max_length: {message: 5}}}\n'));
-      assert.doesNotMatch(log, /reload failed/);
-      assert.match(log, /info: gateway: reloaded .*: guards, argument policies and tools rules of 1 tool changed/);
+      assert.deepEqual(events(log, 'reload_rejected'), []);
+      const [applied] = events(log, 'reload_applied', { config: 'gateway' });
+      assert.match(applied.line, /guards, argument policies and tools rules of 1 tool changed/);
       const typo = await reload(text('      args: {ecoh: {max_length: {message: 5}}}\n'));
-      assert.match(typo, /reload failed, .*tools\.args names tool 'ecoh'/);
+      assert.match(events(typo, 'reload_rejected', { config: 'gateway' })[0].line, /tools\.args names tool 'ecoh'/);
       const wider = await reload(text('', '["*"]'));
-      assert.match(wider, /warn: gateway: reload: upstream flaky: tools\.include or tools\.exclude widened \(it would expose \w+\)/);
+      assert.equal(events(wider, 'reload_restart_needed', { config: 'gateway', keys: /^upstream flaky: tools\.include or tools\.exclude widened \(it would expose \w+\)$/ }).length, 1, wider);
     });
   } finally {
     rmSync(d, { recursive: true, force: true });
@@ -234,8 +232,8 @@ test('what a reload loosens applies too, each loosening one warn line', async ()
 test('a new upstream and a changed args: one warn line each, not applied, doctor and gateway check say restart needed until the file asks for nothing new', async () => {
   const log = await reloadWith('upstreams:\n' + upstream('fake', ['--pages']) +
     '    tools:\n      include: [echo, slow]\n' + upstream('extra') + '    tools: {include: ["*"]}\n');
-  assert.match(log, /warn: gateway: reload: upstream extra is new; restart to apply/);
-  assert.match(log, /warn: gateway: reload: upstream fake: args changed; restart to apply/);
+  assert.deepEqual(events(log, 'reload_restart_needed', { config: 'gateway' }).map((e) => e.fields.keys).sort(),
+    ['upstream extra is new', 'upstream fake: args changed']);
   const { client, tools } = await sdkClient(srv, 'gwreload-it');
   assert.deepEqual(Object.keys(tools).filter((n) => n.startsWith('extra__')), [], 'the new upstream is not exposed');
   assert.ok(tools.fake__slow, 'the include in the file is applied all the same');
@@ -262,7 +260,8 @@ test('a new upstream and a changed args: one warn line each, not applied, doctor
 test('enabled: false on a running upstream: its tools are taken away at once (its process until a restart); a disabled one enabled: named as such, not applied until a restart', async () => {
   const log = await reloadWith(BASE() + '    enabled: false\n' + upstream('spare') +
     '    enabled: false\n');
-  assert.match(log, /warn: gateway: reload: upstream fake was disabled \(enabled: false\); restart to apply/);
+  assert.deepEqual(events(log, 'reload_restart_needed', { config: 'gateway' }).map((e) => e.fields.keys),
+    ['upstream fake was disabled (enabled: false)']);
   assert.match(log, /gateway: reload: fake__echo is no longer exposed/);
   assert.doesNotMatch(log, /upstream spare/, 'a disabled upstream added disabled asks for nothing');
   const { client, tools } = await sdkClient(srv, 'gwreload-it');
@@ -277,19 +276,20 @@ test('enabled: false on a running upstream: its tools are taken away at once (it
   assert.ok(back.tools.fake__echo, 'enabled again: exposed again');
   await back.client.close();
   const log2 = await reloadWith(BASE() + upstream('spare') + '    tools: {include: ["*"]}\n');
-  assert.match(log2, /warn: gateway: reload: upstream spare is new; restart to apply/);
+  assert.deepEqual(events(log2, 'reload_restart_needed', { config: 'gateway' }).map((e) => e.fields.keys),
+    ['upstream spare is new']);
   await reloadWith(BASE());
 });
 
 test('an invalid file keeps the running configuration and says why in one warn line', async () => {
   await reloadWith(BASE() + '      guard: {echo: approve}\n');
   const log = await reloadWith(BASE() + '      guard: {echo: approve}\n    bogus: 1\n');
-  const failed = log.split('\n').filter((l) => /reload failed/.test(l));
+  const failed = events(log, 'reload_rejected', { config: 'gateway' });
   assert.equal(failed.length, 1, log);
-  assert.match(failed[0], /warn: gateway: reload failed, keeping the running gateway configuration: gateway file .*gateway\.yaml: .*bogus/);
+  assert.match(failed[0].line, /warn: .*gateway file .*gateway\.yaml: .*bogus/);
   // A policy naming a tool the upstream does not offer is refused whole, as at start.
   const typo = await reloadWith(BASE() + '      args: {ecoh: {drop: [message]}}\n');
-  assert.match(typo, /warn: gateway: reload failed, keeping the running gateway configuration: .*tools\.args names tool 'ecoh'/);
+  assert.match(events(typo, 'reload_rejected', { config: 'gateway' })[0].line, /tools\.args names tool 'ecoh'/);
   // The guard of the last good file still holds.
   const { client } = await sdkClient(srv, 'gwreload-it');
   const call = client.callTool({ name: 'fake__echo', arguments: { message: 'still' } }, undefined, { timeout: 60000 });
@@ -343,7 +343,8 @@ test('a request waiting for the operator keeps the timeout it was queued with: i
 
 test('a file serve would refuse (approvals.timeout_s at or above MCP_CALL_TIMEOUT_S) is refused by the reload too: the running configuration stays', async () => {
   const log = await reloadWith(BASE() + '      guard: {echo: approve}\napprovals: {timeout_s: 3600}\n');
-  assert.match(log, /warn: gateway: reload failed, keeping the running gateway configuration: gateway file .*: approvals\.timeout_s \(3600 s\) must be shorter than MCP_CALL_TIMEOUT_S \(1800 s\)/);
+  const [failed] = events(log, 'reload_rejected', { config: 'gateway' });
+  assert.match(failed.line, /gateway file .*: approvals\.timeout_s \(3600 s\) must be shorter than MCP_CALL_TIMEOUT_S \(1800 s\)/);
 });
 
 test('serve, doctor and gateway check refuse a file with approvals.timeout_s at or above MCP_CALL_TIMEOUT_S with the same message', async () => {

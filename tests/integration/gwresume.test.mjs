@@ -16,6 +16,7 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { ElicitRequestSchema } from '@modelcontextprotocol/sdk/types.js';
 import { ROOT, startHermes, until, jsonLines, freePort, gatewayFile, sdkClient } from './lib.mjs';
+import { events, waitEvent } from './events.mjs';
 
 const FAKE = join(ROOT, 'tests/fakes/resumable-upstream.mjs');
 const TOKEN = 'resume-secret-5c1d';
@@ -164,7 +165,7 @@ test('the server stops cleanly while a call waits to resume its stream', async (
   const { client } = await sdkClient(srv);
   const call = client.callTool({ name: 'up__pause', arguments: { ms: 100 } }).catch((e) => e);
   // Stopped while the wait is armed, not before it: the log line says it is.
-  await until(() => /resuming it in 20000 ms/.test(srv.proc.stderrText), 'the wait to resume');
+  await waitEvent(srv, 'upstream_stream_resuming', { delay_ms: 20000 });
   assert.ok(recorded(record).some((l) => l.closed === 'pause'), 'the stream closed');
   assert.equal(await srv.stop(), 0); // under ASan: no leak, no use of the freed wait
   const outcome = await call;
@@ -231,7 +232,7 @@ test('retry: 0 and a new data-less event on every stream do not make a resume st
     const g = gets(record);
     for (let i = 1; i < g.length; i++)
       assert.ok(g[i].t - g[i - 1].t >= 80, `resumes ${g[i].t - g[i - 1].t} ms apart despite retry: 0`);
-    const lines = srv.proc.stderrText.match(/resuming it in/g) ?? [];
+    const lines = events(srv, 'upstream_stream_resuming');
     assert.ok(lines.length <= 1, `one "resuming" line at the default level, not ${lines.length}`);
   } finally { assert.equal(await srv.stop(), 0); }
 });

@@ -4,7 +4,8 @@ import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import net from 'node:net';
 import http from 'node:http';
-import { startHermes, startConformance, post, parseSse, INIT, until } from './lib.mjs';
+import { startHermes, startConformance, post, parseSse, INIT } from './lib.mjs';
+import { waitEvent } from './events.mjs';
 
 let hm; // build/hermes-mcp, stateless
 let cs; // build/conformance-server, sessions on
@@ -253,7 +254,7 @@ test('Host and Origin: own names allowed, others refused (DNS rebinding)', async
     assert.ok(msg.includes(`Host '${host}' is not allowed`), msg);
     assert.match(msg, /MCP_PUBLIC_HOSTS/);
   }
-  await until(() => hm.proc.stderrText.includes("refused a request with Host 'evil.example.com'"), 'the log line');
+  await waitEvent(hm, 'name_refused', { header: 'Host', value: 'evil.example.com' });
   let r = await raw(hm, { headers: hdr({ Origin: 'http://evil.example.com' }), body: ping });
   assert.equal(r.status, 403);
   assert.ok(JSON.parse(r.text).error.message.includes("Origin 'http://evil.example.com' is not allowed"));
@@ -506,9 +507,8 @@ test('403 for Host names the host and MCP_PUBLIC_HOSTS (and logs it); 403 for Or
   let msg = JSON.parse(r.text).error.message;
   assert.match(msg, /mcp\.example\.com/);
   assert.match(msg, /MCP_PUBLIC_HOSTS/);
-  for (let i = 0; i < 50 && !/mcp\.example\.com/.test(hm.proc.stderrText); i++)
-    await new Promise((res) => setTimeout(res, 20));
-  assert.match(hm.proc.stderrText, /warn.*mcp\.example\.com.*MCP_PUBLIC_HOSTS/);
+  const logged = await waitEvent(hm, 'name_refused', { header: 'Host', value: 'mcp.example.com' });
+  assert.match(logged.line, /warn: .*MCP_PUBLIC_HOSTS/);
   r = await raw(hm, { headers: hdr({ Origin: 'https://evil.example.net' }), body: ping });
   assert.equal(r.status, 403);
   msg = JSON.parse(r.text).error.message;

@@ -6,6 +6,7 @@ import { writeFileSync, chmodSync, mkdtempSync, mkdirSync, existsSync, readFileS
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startHermes, startFake, agentEnv, until, connectClient } from './lib.mjs';
+import { waitEvent } from './events.mjs';
 
 const connect = (srv) => connectClient(srv, { name: 'jobs-it', version: '1', listTools: true });
 const call = (client, name, args) => client.callTool({ name, arguments: args }, undefined, { timeout: 60000 });
@@ -51,7 +52,7 @@ for (const how of ['registry file changed', 'key emptied, SIGHUP']) {
       } else {
         writeFileSync(reg.keyFile, '');
         srv.proc.kill('SIGHUP');
-        await until(() => srv.proc.stderrText.includes('agent settings reloaded'), 'the reload');
+        await waitEvent(srv, 'agents_reloaded');
       }
       const la = await call(c, 'list_agents', {});
       if (byFile) {
@@ -165,7 +166,7 @@ test('hermes_reset walks a large task directory in steps: other clients are answ
     assert.match(before.structuredContent.message, /no task of this bridge has run/, 'not indexed before the reset');
     const order = [];
     const reset = call(a, 'hermes_reset', { confirmed: true }).then((r) => { order.push('reset'); return r; });
-    await until(() => srv.proc.stderrText.includes('hermes_reset: checking'), 'the reset began');
+    await waitEvent(srv, 'reset_started');
     const list = b.listTools().then((r) => { order.push('tools/list'); return r; });
     const again = call(b, 'hermes_reset', { confirmed: true }).then((r) => { order.push('second reset'); return r; });
     const [r, l, second] = await Promise.all([reset, list, again]);

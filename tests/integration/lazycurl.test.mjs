@@ -50,6 +50,10 @@ test('without a loadable libcurl: the server serves, a task fails with the reaso
     const doc = spawnSync(HERMES, ['doctor', '--env-file', srv.envFile], { encoding: 'utf8', env: { ...process.env, ...env } });
     assert.equal(doc.status, 1, doc.stdout + doc.stderr);
     assert.match(doc.stdout, /^FAIL .*libcurl\.so\.4 cannot be loaded .*install libcurl4/m);
+    const smoke = spawnSync(HERMES, ['smoke', '--base', `http://127.0.0.1:${srv.port}`, '--env-file', srv.envFile],
+      { encoding: 'utf8', env: { ...process.env, ...env } });
+    assert.notEqual(smoke.status, 0);
+    assert.match(smoke.stderr, /^hermes-mcp smoke: libcurl\.so\.4 cannot be loaded .*install libcurl4$/m);
   } finally {
     await srv.stop();
     await fake.stop();

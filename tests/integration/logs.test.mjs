@@ -3,7 +3,8 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
-import { startHermes, startFake, agentEnv, post, until } from './lib.mjs';
+import { startHermes, startFake, agentEnv, post } from './lib.mjs';
+import { waitEvent } from './events.mjs';
 
 async function exercise(opts) {
   const fake = await startFake();
@@ -23,7 +24,7 @@ async function exercise(opts) {
     r = await post({ ...srv, auth: { Authorization: `Bearer ${'e'.repeat(64)}` } }, { jsonrpc: '2.0', id: 1, method: bodyMarker });
     assert.equal(r.status, 401);
     srv.proc.kill('SIGHUP');
-    await until(() => srv.proc.stderrText.includes('reloaded'), 'the reload line');
+    await waitEvent(srv, 'reload_applied', { config: 'env' });
   } finally {
     assert.equal(await srv.stop(), 0);
     await fake.stop();

@@ -15,6 +15,7 @@ import { join } from 'node:path';
 import { createHash, randomBytes } from 'node:crypto';
 import { startHermes, restartHermes, startFake, agentEnv, until, sleep, post, hermesCli,
   startOAuth, OAUTH_PASS, connectClient, tokensFile } from './lib.mjs';
+import { waitEvent } from './events.mjs';
 
 const sha = (t) => createHash('sha256').update(t).digest('hex');
 const hex = (n) => randomBytes(n).toString('hex');
@@ -438,8 +439,7 @@ test('a run id the agent reports for a second task keeps reaching the first task
     assert.equal(st.isError, false, `still hers by run id: ${JSON.stringify(st)}`);
     assert.equal(st.structuredContent.task_id, 'y-1');
     assert.equal((await alice.call('hermes_cancel', { run_id: runId })).isError, false);
-    await until(() => srv.proc.stderrText.includes(`run ${runId} is reported for task y-1 and for task ${tag}-y-1`),
-      'the clash to be logged');
+    await waitEvent(srv, 'run_claimed_twice', { run: runId, task: 'y-1', other: `${tag}-y-1` });
     await Promise.all([alice.close(), owner.close()]);
   } finally {
     assert.equal(await srv.stop(), 0);

@@ -13,6 +13,7 @@ import { join } from 'node:path';
 import { createHash, randomBytes } from 'node:crypto';
 import { startHermes, startFake, HERMES, JSON_HEADERS, until, modernMeta, modernHeaders,
   connectClient } from './lib.mjs';
+import { waitEvent } from './events.mjs';
 
 const sha = (t) => createHash('sha256').update(t).digest('hex');
 // whoami: every principal may ask who it is.
@@ -200,7 +201,7 @@ test('token gen --name prints a token once and an entry that works when added (S
     // A reload with a broken file keeps the principals that were there.
     writeFileSync(tokens, 'tokens:\n  - name: x\n    sha256: nothex\n    scopes: [hermes:read]\n');
     srv.proc.kill('SIGHUP');
-    await until(() => srv.proc.stderrText.includes('reload failed'), 'the refused reload');
+    await waitEvent(srv, 'reload_rejected', { config: 'env' });
     assert.equal((await rawCall(srv, token, 'list_agents')).status, 200);
 
     // Bad arguments: usage errors, exit 2, no token printed.

@@ -9,6 +9,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import net from 'node:net';
 import { startConformance, post, parseSse, INIT, until } from './lib.mjs';
+import { waitEvent } from './events.mjs';
 
 const V = '2025-11-25';
 
@@ -166,7 +167,7 @@ test('drain: a call arriving on a kept-alive connection during SIGTERM gets 503,
     b.write(requestText(srv, 'POST', { ...h, Expect: '100-continue' }, bBody).slice(0, -10));
     await until(() => /^HTTP\/1\.1 100/.test(b.buf), 'B: 100 Continue (headers read)');
     const stopping = srv.stop('SIGTERM');
-    await until(() => /draining/.test(srv.proc.stderrText), 'the drain to start');
+    await waitEvent(srv, 'stop_requested', { signal: 'TERM' });
     send(a, srv, 'POST', h, wait(4, 300));
     const r = await response(a);
     assert.equal(r.status, 503);
@@ -442,7 +443,7 @@ test('duplicate request id, then DELETE: the orphaned call times out harmlessly'
     const rb = await response(b);
     assert.equal(rb.status, 200);
     assert.equal(messages(rb.body).some((m) => m.id === 5), false, 'the stream ended with its session');
-    await until(() => /timed out/.test(srv.proc.stderrText), 'the orphaned call to reach its deadline');
+    await waitEvent(srv, 'call_timed_out', { method: 'tools/call' });
     const { h: h2 } = await session(srv);
     assert.equal((await post(srv, ping(1), h2)).status, 200, 'still serving');
   });

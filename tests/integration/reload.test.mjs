@@ -8,6 +8,7 @@ import { readFileSync, writeFileSync, chmodSync, rmSync, mkdtempSync } from 'nod
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { HERMES, startHermes, startFake, agentEnv, until } from './lib.mjs';
+import { events, logMark, waitAnyEvent, waitEvent } from './events.mjs';
 
 // One JSON-RPC POST over a given keep-alive agent; resolves {status, json, reused}.
 function rpc(srv, agent, token, body) {
@@ -116,13 +117,14 @@ test('a bad env file, agent env file or contract on reload keeps what is in use 
   };
   try {
     assert.ok(await works('t0'));
-    const logLen = () => srv.proc.stderrText.length;
+    const logLen = () => logMark(srv);
 
     // The env file opened to others: refused, the old token stays.
     let mark = logLen();
     chmodSync(srv.envFile, 0o644);
     srv.proc.kill('SIGHUP');
-    await until(() => /reload failed, keeping the current settings: .*(mode|readable)/.test(srv.proc.stderrText.slice(mark)), 'the mode refusal');
+    let e = await waitEvent(srv, 'reload_rejected', { config: 'env' }, { since: mark });
+    assert.match(e.line, /(mode|readable)/);
     assert.ok(await works('t1'));
     chmodSync(srv.envFile, 0o600);
 
@@ -130,14 +132,15 @@ test('a bad env file, agent env file or contract on reload keeps what is in use 
     mark = logLen();
     writeFileSync(srv.envFile, good.replace(/^MCP_AUTH_TOKEN=.*$/m, 'MCP_AUTH_TOKEN=short'));
     srv.proc.kill('SIGHUP');
-    await until(() => /reload failed, keeping the current settings: .*MCP_AUTH_TOKEN/.test(srv.proc.stderrText.slice(mark)), 'the token refusal');
+    e = await waitEvent(srv, 'reload_rejected', { config: 'env' }, { since: mark });
+    assert.match(e.line, /MCP_AUTH_TOKEN/);
     assert.ok(await works('t2'));
     assert.equal((await rpc(srv, agent, 'short', ping)).status, 401);
     // A key that needs a restart: applied later, and said so.
     mark = logLen();
     writeFileSync(srv.envFile, good.replace(/^MCP_PORT=.*$/m, 'MCP_PORT=1') + 'RATE_LIMIT_PER_MIN=7\n');
     srv.proc.kill('SIGHUP');
-    await until(() => /reload: MCP_PORT, RATE_LIMIT_PER_MIN changed; restart to apply/.test(srv.proc.stderrText.slice(mark)), 'the restart notice');
+    await waitEvent(srv, 'reload_restart_needed', { config: 'env', keys: 'MCP_PORT, RATE_LIMIT_PER_MIN' }, { since: mark });
     assert.ok(await works('t2b'));
     writeFileSync(srv.envFile, good);
 
@@ -145,7 +148,7 @@ test('a bad env file, agent env file or contract on reload keeps what is in use 
     mark = logLen();
     rmSync(agentFile);
     srv.proc.kill('SIGHUP');
-    await until(() => /HERMES_ENV_PATH .* cannot be used \(.*\); keeping the agent settings in use/.test(srv.proc.stderrText.slice(mark)), 'the agent env refusal');
+    await waitEvent(srv, 'agent_env_rejected', { file: agentFile }, { since: mark });
     assert.ok(await works('t3'));
 
     // The contract gone: the previous one is still sent.
@@ -173,11 +176,12 @@ test('a reload of an env file without MCP_AUTH_TOKEN keeps the token: authentica
     const good = readFileSync(srv.envFile, 'utf8');
     writeFileSync(srv.envFile, good.replace(/^MCP_AUTH_TOKEN=.*\n/m, ''));
     srv.proc.kill('SIGHUP');
-    await until(() => /reload(ed| failed)/.test(srv.proc.stderrText.slice(mark)), 'the reload');
+    const e = await waitAnyEvent(srv, ['reload_applied', 'reload_rejected'], { config: 'env' }, { since: mark });
     // Anyone without the token is still refused; the token in use still works.
     assert.equal((await rpc(srv, agent, 'no-token-at-all', ping)).status, 401);
     assert.equal((await rpc(srv, agent, srv.token, ping)).status, 200);
-    assert.match(srv.proc.stderrText.slice(mark), /reload failed, keeping the current settings: no MCP_AUTH_TOKEN, TOKENS_FILE or OAUTH_ISSUER_URL in .*; set TOKENS_FILE again, or create a token with: hermes-mcp token gen/);
+    assert.equal(e.event, 'reload_rejected');
+    assert.match(e.line, /no MCP_AUTH_TOKEN, TOKENS_FILE or OAUTH_ISSUER_URL in .*; set TOKENS_FILE again, or create a token with: hermes-mcp token gen/);
   } finally {
     agent.destroy();
     assert.equal(await srv.stop(), 0);
@@ -186,13 +190,13 @@ test('a reload of an env file without MCP_AUTH_TOKEN keeps the token: authentica
 
 test('MCP_DRAIN_GRACE_S changed on reload is applied or named, never silently ignored', async () => {
   const srv = await startHermes({ MCP_DRAIN_GRACE_S: '1' });
-  const mark = srv.proc.stderrText.length;
+  const mark = logMark(srv);
   writeFileSync(srv.envFile, readFileSync(srv.envFile, 'utf8').replace(/^MCP_DRAIN_GRACE_S=.*$/m, 'MCP_DRAIN_GRACE_S=7'));
   srv.proc.kill('SIGHUP');
-  await until(() => /reloaded /.test(srv.proc.stderrText.slice(mark)), 'the reload');
-  const named = /reload: .*MCP_DRAIN_GRACE_S.* changed; restart to apply/.test(srv.proc.stderrText.slice(mark));
+  await waitEvent(srv, 'reload_applied', { config: 'env' }, { since: mark });
+  const named = events(srv, 'reload_restart_needed', { keys: /MCP_DRAIN_GRACE_S/ }, mark).length > 0;
   assert.equal(await srv.stop(), 0);
-  if (!named) assert.match(srv.proc.stderrText.slice(mark), /drain: 0 calls in flight, up to 7 s/);
+  if (!named) assert.equal(events(srv, 'drain_started', { calls: 0, grace_s: 7 }, mark).length, 1);
 });
 
 test('MCP_PUBLIC_HOSTS added on reload is allowed at once (the tunnel recipes say: add it, reload)', async () => {
@@ -210,17 +214,17 @@ test('MCP_PUBLIC_HOSTS added on reload is allowed at once (the tunnel recipes sa
   });
   try {
     assert.equal(await viaTunnel(), 403);
-    const mark = srv.proc.stderrText.length;
+    const mark = logMark(srv);
     writeFileSync(srv.envFile, readFileSync(srv.envFile, 'utf8') + 'MCP_PUBLIC_HOSTS=mcp.example.com\n');
     srv.proc.kill('SIGHUP');
-    await until(() => /reloaded /.test(srv.proc.stderrText.slice(mark)), 'the reload');
+    await waitEvent(srv, 'reload_applied', { config: 'env' }, { since: mark });
     assert.equal(await viaTunnel(), 200);
-    assert.doesNotMatch(srv.proc.stderrText.slice(mark), /MCP_PUBLIC_HOSTS.*restart to apply/);
+    assert.deepEqual(events(srv, 'reload_restart_needed', { keys: /MCP_PUBLIC_HOSTS/ }, mark), []);
     // And taken away again.
     writeFileSync(srv.envFile, readFileSync(srv.envFile, 'utf8').replace(/^MCP_PUBLIC_HOSTS=.*\n/m, ''));
-    const mark2 = srv.proc.stderrText.length;
+    const mark2 = logMark(srv);
     srv.proc.kill('SIGHUP');
-    await until(() => /reloaded /.test(srv.proc.stderrText.slice(mark2)), 'the second reload');
+    await waitEvent(srv, 'reload_applied', { config: 'env' }, { since: mark2 });
     assert.equal(await viaTunnel(), 403);
   } finally {
     assert.equal(await srv.stop(), 0);
@@ -263,13 +267,13 @@ test('a SIGHUP during the drain is ignored; the call in flight still finishes', 
     const held = rpc(srv, agent, srv.token, task('drain-1', 'slow [delay=1200]'));
     await until(() => chats(fake).length === 1, 'the call to reach the agent');
     srv.proc.kill('SIGTERM');
-    await until(() => srv.proc.stderrText.includes('draining'), 'the drain');
+    await waitEvent(srv, 'stop_requested', { signal: 'TERM' });
     srv.proc.kill('SIGHUP');
-    await until(() => srv.proc.stderrText.includes('SIGHUP while draining: ignored'), 'the ignore line');
+    await waitEvent(srv, 'reload_ignored');
     const h = await held;
     assert.equal(h.status, 200);
     assert.equal(h.json.result.structuredContent.status, 'completed');
-    assert.ok(!srv.proc.stderrText.includes('reloaded'), 'no reload happened');
+    assert.deepEqual(events(srv, 'reload_applied'), [], 'no reload happened');
   } finally {
     agent.destroy();
     assert.equal(await srv.stop(), 0);

@@ -8,6 +8,7 @@ import { readdirSync, mkdtempSync, mkdirSync, writeFileSync, readFileSync, exist
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { HERMES, startHermes, startFake, agentEnv, post, until, connectClient } from './lib.mjs';
+import { events } from './events.mjs';
 
 const HOUR = 3600;
 const DAY = 24 * HOUR;
@@ -41,7 +42,8 @@ function tasksDir() {
 
 const connect = (srv) => connectClient(srv, { name: 'hm-retention', listTools: true });
 
-const prunedLine = (srv) => (srv.proc.stderrText || '').match(/retention: pruned (\d+) tasks? .*\((\d+) in flight kept/);
+// The first retention_pruned event's fields (pruned, kept, failed, ms), or null before it.
+const pruned = (srv) => events(srv, 'retention_pruned')[0]?.fields ?? null;
 
 test('at start: tasks over TASKS_MAX go oldest first, unfinished ones stay; a pruned id is not_found', async () => {
   const { root, dir } = tasksDir();
@@ -53,8 +55,8 @@ test('at start: tasks over TASKS_MAX go oldest first, unfinished ones stay; a pr
   unfinishedTask(dir, 'q1', 90 * DAY); // oldest of all, but not finished: never pruned
   const srv = await startHermes({ TASKS_DIR: dir, TASKS_MAX: '3', TASKS_RETENTION_DAYS: '0' });
   try {
-    const m = await until(() => prunedLine(srv), 'the start-up prune to report');
-    assert.equal(m[1], '2');
+    const m = await until(() => pruned(srv), 'the start-up prune to report');
+    assert.equal(m.pruned, '2');
     for (const id of ['a1', 'a2']) assert.equal(existsSync(join(dir, id)), false, `${id} pruned`);
     for (const id of ['a3', 'a4', 'a5', 'q1']) assert.equal(existsSync(join(dir, id)), true, `${id} kept`);
     // Their files are deleted afterwards, from TASKS_DIR/.pruned, by a low-priority thread.
@@ -90,13 +92,13 @@ test('at reload: TASKS_RETENTION_DAYS prunes old tasks; a task in flight is neve
     const held = post(srv, { jsonrpc: '2.0', id: 7, method: 'tools/call',
       params: { name: 'hermes_task', arguments: { task: 'hold on [delay=3000]', mode: 'sync', id: 'busy' } } });
     await until(() => fake.received().some((r) => r.path === '/v1/chat/completions'), 'the task to reach the agent');
-    assert.equal(prunedLine(srv), null, 'nothing is pruned while both limits are off');
+    assert.equal(pruned(srv), null, 'nothing is pruned while both limits are off');
 
     writeFileSync(srv.envFile, readFileSync(srv.envFile, 'utf8').replace('TASKS_RETENTION_DAYS=0', 'TASKS_RETENTION_DAYS=30'));
     srv.proc.kill('SIGHUP');
-    const m = await until(() => prunedLine(srv), 'the reload prune to report');
-    assert.equal(m[1], '1');
-    assert.equal(m[2], '1', 'the task in flight was kept');
+    const m = await until(() => pruned(srv), 'the reload prune to report');
+    assert.equal(m.pruned, '1');
+    assert.equal(m.kept, '1', 'the task in flight was kept');
     assert.equal(existsSync(join(dir, 'old')), false, 'the 40-day-old task is pruned');
     assert.equal(existsSync(join(dir, 'recent')), true);
     assert.equal(existsSync(join(dir, 'busy', 'result.json')), true, 'the task in flight is kept');
@@ -199,8 +201,8 @@ test('a pruned async task leaves the run index: hermes_cancel by its run_id is n
 
     writeFileSync(srv.envFile, readFileSync(srv.envFile, 'utf8').replace('TASKS_MAX=0', 'TASKS_MAX=1'));
     srv.proc.kill('SIGHUP');
-    const m = await until(() => prunedLine(srv), 'the reload prune to report');
-    assert.equal(m[1], '1');
+    const m = await until(() => pruned(srv), 'the reload prune to report');
+    assert.equal(m.pruned, '1');
     assert.equal(existsSync(join(dir, 'r1')), false);
     const res = await client.callTool({ name: 'hermes_cancel', arguments: { run_id: runId } });
     assert.equal(res.isError, true);

@@ -9,7 +9,8 @@ import { mkdtempSync, writeFileSync, chmodSync, readFileSync, statSync, existsSy
 import { execFileSync } from 'node:child_process';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { startHermes, post, INIT, HERMES, until } from './lib.mjs';
+import { startHermes, post, INIT, HERMES } from './lib.mjs';
+import { events, waitEvent } from './events.mjs';
 
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 const TOKEN = 'ab'.repeat(32);
@@ -45,8 +46,8 @@ test('start-up refuses unsafe settings with a one-line reason and exit 2', () =>
 test('listening beyond loopback needs the opt-in and warns loudly', async () => {
   const srv = await startHermes({ MCP_HOST: '0.0.0.0', MCP_ALLOW_NON_LOOPBACK: '1' });
   try {
-    for (let i = 0; i < 50 && !/LISTENING BEYOND/.test(srv.proc.stderrText); i++) await sleep(20);
-    assert.match(srv.proc.stderrText, /LISTENING BEYOND LOOPBACK/);
+    const e = await waitEvent(srv, 'listen_exposed', { addr: '0.0.0.0' });
+    assert.match(e.line, /^hermes-mcp: warn: LISTENING BEYOND LOOPBACK/);
     const r = await post(srv, { jsonrpc: '2.0', id: 1, method: 'ping' });
     assert.equal(r.status, 200);
   } finally {
@@ -94,7 +95,7 @@ test('token rotate: the running server takes the new token without restarting', 
     // A broken file on reload keeps the current state.
     writeFileSync(srv.envFile, 'MCP_AUTH_TOKEN=broken\n');
     srv.proc.kill('SIGHUP');
-    await until(() => /reload failed, keeping the current settings/.test(srv.proc.stderrText), 'the failed reload');
+    await waitEvent(srv, 'reload_rejected', { config: 'env' });
     r = await post({ ...srv, auth: { Authorization: `Bearer ${fresh}` } }, { jsonrpc: '2.0', id: 3, method: 'ping' });
     assert.equal(r.status, 200);
     assert.equal(srv.proc.stderrText.includes(fresh), false);
@@ -122,8 +123,8 @@ test('rate limit: per client for requests without a valid token, 429 with an int
     const h = await fetch(`${srv.base}/health`);
     assert.equal(h.status, 200, '/health is not rate limited');
     assert.equal((await h.json()).rate_limited, 2);
-    await until(() => /rate limit: client 127\.0\.0\.1 is over RATE_LIMIT_PER_MIN=6/.test(srv.proc.stderrText), 'the warning');
-    assert.equal(srv.proc.stderrText.match(/rate limit: client/g).length, 1, 'logged once a minute');
+    await waitEvent(srv, 'rate_limited', { who: 'client 127.0.0.1', limit: 'RATE_LIMIT_PER_MIN', per_min: 6 });
+    assert.equal(events(srv, 'rate_limited', { who: /^client / }).length, 1, 'logged once a minute');
   } finally {
     await srv.stop();
   }
@@ -148,8 +149,8 @@ test('rate limit: authenticated requests draw on a bucket per credential (RATE_L
     assert.equal(r.status, 429);
     assert.match(r.headers.get('retry-after'), /^[1-9][0-9]*$/);
     assert.equal((await post(srv, { jsonrpc: '2.0', id: 10, method: 'ping' })).status, 429);
-    await until(() => /rate limit: credential [0-9a-f]{8} from 127\.0\.0\.1 is over RATE_LIMIT_AUTH_PER_MIN=5/.test(srv.proc.stderrText), 'the warning');
-    assert.equal(srv.proc.stderrText.match(/rate limit: credential/g).length, 1, 'logged once a minute');
+    await waitEvent(srv, 'rate_limited', { who: /^credential [0-9a-f]{8} from 127\.0\.0\.1$/, limit: 'RATE_LIMIT_AUTH_PER_MIN', per_min: 5 });
+    assert.equal(events(srv, 'rate_limited', { who: /^credential / }).length, 1, 'logged once a minute');
     assert.equal(srv.proc.stderrText.includes(srv.token), false, 'the token is never logged');
     assert.equal(srv.proc.stderrText.includes(srv.token.slice(0, 8)), false);
   } finally {
@@ -170,7 +171,7 @@ test('rate limit: X-Forwarded-For only from trusted proxies', async () => {
     // An entry that is not an address is not believed (it would reach the log): the proxy's own.
     for (let i = 0; i < 2; i++) assert.equal((await post(anon, INIT(), xff('not-an-address'))).status, 401);
     assert.equal((await post(anon, INIT(), xff('not-an-address'))).status, 429);
-    await until(() => /rate limit: client 127\.0\.0\.1 is over/.test(trusted.proc.stderrText), 'the proxy named in the log');
+    await waitEvent(trusted, 'rate_limited', { who: 'client 127.0.0.1' });
     assert.equal(trusted.proc.stderrText.includes('not-an-address'), false);
   } finally {
     await trusted.stop();

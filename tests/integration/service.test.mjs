@@ -14,6 +14,7 @@ import { randomBytes } from 'node:crypto';
 import http from 'node:http';
 import net from 'node:net';
 import { ROOT, BUILD, HERMES, startHermes, restartHermes, startFake, agentEnv, post, parseSse, until } from './lib.mjs';
+import { events as logEvents, waitEvent } from './events.mjs';
 
 const SINK = join(BUILD, 'notify-sink');
 const LISTEN_EXEC = join(BUILD, 'listen-exec');
@@ -151,7 +152,7 @@ test('notify: nothing is sent without NOTIFY_SOCKET, and the server behaves the 
   const srv = await startHermes({}, { env: { WATCHDOG_USEC: '100000' } });
   try {
     srv.proc.kill('SIGHUP');
-    await until(() => /reloaded/.test(srv.proc.stderrText), 'the reload');
+    await waitEvent(srv, 'reload_applied', { config: 'env' });
     const r = await fetch(`${srv.base}/health`);
     assert.equal(r.status, 200);
     await sleep(300);
@@ -264,7 +265,7 @@ test('drain: a call in flight finishes; new connections are refused; a kept-aliv
     const call = post(srv, taskCall(1, 'slow one [delay=1500] [json]'));
     await until(() => chatsStarted(fake) === 1, 'the call to reach the agent');
     srv.proc.kill('SIGTERM');
-    await until(() => /drain: 1 call in flight/.test(srv.proc.stderrText), 'the drain to start');
+    await waitEvent(srv, 'drain_started', { calls: 1 });
     assert.equal(await connectRefused(srv.port), true, 'a new connection is refused');
     const late = await agentPost(keep, srv, { jsonrpc: '2.0', id: 'k2', method: 'ping' });
     assert.equal(late.reused, true, 'sent on the connection opened before SIGTERM');
@@ -277,7 +278,7 @@ test('drain: a call in flight finishes; new connections are refused; a kept-aliv
     assert.equal(r.json.result.structuredContent.status, 'completed', 'the call in flight completed normally');
     assert.ok(Date.now() - t0 >= 1400);
     assert.equal(await exited(srv.proc), 0);
-    assert.match(srv.proc.stderrText, /drain over after \d+ ms: 1 of 1 call finished, 0 cut off/);
+    assert.equal(logEvents(srv, 'drain_over', { ms: /^\d+$/, finished: 1, calls: 1, cut_off: 0 }).length, 1);
     const audit = readFileSync(srv.auditFile, 'utf8').trim().split('\n').map((l) => JSON.parse(l));
     assert.ok(audit.some((l) => l.tool === 'hermes_task' && l.status === 200), 'the finished call is in the audit log');
     assert.ok(audit.some((l) => l.path === '/mcp' && l.status === 503), 'so is the 503');
@@ -314,8 +315,8 @@ test('drain: past MCP_DRAIN_GRACE_S a waiting call gets 503 and a streamed one a
     assert.match(answer.error.message, /shutting down/);
     assert.ok(events.some((e) => e.json.method === 'notifications/progress'), 'the stream had started');
     assert.equal(await exited(srv.proc), 0);
-    assert.match(srv.proc.stderrText, /drain: 2 calls in flight, up to 1 s/);
-    assert.match(srv.proc.stderrText, /0 of 2 calls finished, 2 cut off/);
+    assert.equal(logEvents(srv, 'drain_started', { calls: 2, grace_s: 1 }).length, 1);
+    assert.equal(logEvents(srv, 'drain_over', { finished: 0, calls: 2, cut_off: 2 }).length, 1);
   } finally {
     await srv.stop();
     await fake.stop();
@@ -328,7 +329,7 @@ test('drain: a second SIGTERM ends the grace period at once', async () => {
     const call = post(srv, taskCall(1, 'long [delay=30000]'));
     await until(() => chatsStarted(fake) === 1, 'the call to reach the agent');
     srv.proc.kill('SIGTERM');
-    await until(() => /drain: 1 call in flight/.test(srv.proc.stderrText), 'the drain to start');
+    await waitEvent(srv, 'drain_started', { calls: 1 });
     await sleep(200);
     assert.equal(srv.proc.exitCode, null, 'still waiting for the call');
     const t0 = Date.now();
@@ -337,7 +338,7 @@ test('drain: a second SIGTERM ends the grace period at once', async () => {
     assert.equal(r.status, 503);
     assert.equal(await exited(srv.proc), 0);
     assert.ok(Date.now() - t0 < 4000, 'stopped promptly');
-    assert.match(srv.proc.stderrText, /again: ending the drain now/);
+    assert.equal(logEvents(srv, 'drain_forced', { signal: 'INT' }).length, 1);
   } finally {
     await srv.stop();
     await fake.stop();

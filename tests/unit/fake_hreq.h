@@ -7,33 +7,36 @@
 #define HM_FAKE_HREQ_H
 #include <setjmp.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
-#include <cmocka.h>
-#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <cmocka.h>
 
 #include "httpd.h"
 
-
 struct hreq {
     const char *accept, *session, *body;
-    const char *version;           /* MCP-Protocol-Version; NULL: 2025-06-18 */
-    const char *headers[8][2];     /* any other request headers: {name, value} */
+    const char *version;       /* MCP-Protocol-Version; NULL: 2025-06-18 */
+    const char *headers[8][2]; /* any other request headers: {name, value} */
     unsigned status;
-    char *reply;           /* a complete reply */
-    char *stream;          /* what was streamed, NUL-terminated */
+    char *reply;  /* a complete reply */
+    char *stream; /* what was streamed, NUL-terminated */
     size_t stream_len;
     bool streaming, ended;
-    char session_out[80];  /* Mcp-Session-Id the engine issued */
+    char session_out[80]; /* Mcp-Session-Id the engine issued */
     httpd_cb *abort_cb;
     void *abort_arg;
 };
 
-const char *hreq_method(const struct hreq *r) { (void)r; return "POST"; }
+const char *hreq_method(const struct hreq *r)
+{
+    (void)r;
+    return "POST";
+}
 const char *hreq_body(const struct hreq *r, size_t *len)
 {
     *len = strlen(r->body);

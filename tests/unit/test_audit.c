@@ -1,15 +1,15 @@
 /* Unit tests for audit.c: line format, rotation with kept generations, mode 600. */
+#include <jansson.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
-#include <cmocka.h>
-#include <jansson.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include <cmocka.h>
 
 #include "audit.h"
 
@@ -21,8 +21,13 @@ static void lines_are_json_with_the_fields(void **state)
     (void)state;
     snprintf(path, sizeof path, "%s/a.jsonl", dir);
     struct audit *a = audit_new(path, 0, 3);
-    struct audit_entry e = {.ip = "127.0.0.1", .method = "POST", .path = "/mcp", .status = 200,
-                            .duration_ms = 7, .rpc_method = "tools/call", .tool = "list_agents",
+    struct audit_entry e = {.ip = "127.0.0.1",
+                            .method = "POST",
+                            .path = "/mcp",
+                            .status = 200,
+                            .duration_ms = 7,
+                            .rpc_method = "tools/call",
+                            .tool = "list_agents",
                             .error = NULL};
     audit_log(a, &e);
     audit_free(a, 2000);
@@ -48,13 +53,19 @@ static void event_lines_carry_their_fields_and_drop_hostile_text(void **state)
     (void)state;
     snprintf(path, sizeof path, "%s/e.jsonl", dir);
     struct audit *a = audit_new(path, 0, 3);
-    audit_log_event(a, &(struct audit_event){.event = "gateway_call", .principal = "owner",
-                                             .upstream = "fake", .tool = "fake__echo",
-                                             .upstream_tool = "echo", .status = "ok",
+    audit_log_event(a, &(struct audit_event){.event = "gateway_call",
+                                             .principal = "owner",
+                                             .upstream = "fake",
+                                             .tool = "fake__echo",
+                                             .upstream_tool = "echo",
+                                             .status = "ok",
                                              .duration_ms = 1.25});
-    audit_log_event(a, &(struct audit_event){.event = "gateway_withheld", .upstream = "fake",
-                                             .tool = "fake__\"x\n", .duration_ms = -1});
-    audit_log_event(a, &(struct audit_event){.event = "gateway_call", .tool = "\xff\xfe",
+    audit_log_event(a, &(struct audit_event){.event = "gateway_withheld",
+                                             .upstream = "fake",
+                                             .tool = "fake__\"x\n",
+                                             .duration_ms = -1});
+    audit_log_event(a, &(struct audit_event){.event = "gateway_call",
+                                             .tool = "\xff\xfe",
                                              .duration_ms = -1}); /* not UTF-8: dropped */
     audit_free(a, 2000);
     FILE *f = fopen(path, "r");
@@ -118,12 +129,16 @@ static void hostile_text_is_escaped_or_dropped(void **state)
     snprintf(path, sizeof path, "%s/e.jsonl", dir);
     struct audit *a = audit_new(path, 0, 3);
     const char *ip = "1.2.3.4\"\\\n\x01\x1f\u00e9x";
-    struct audit_entry e = {.ip = ip, .method = "POST", .path = "/mcp", .status = 401,
-                            .duration_ms = 12345678901ULL, .rpc_method = "", .tool = NULL,
+    struct audit_entry e = {.ip = ip,
+                            .method = "POST",
+                            .path = "/mcp",
+                            .status = 401,
+                            .duration_ms = 12345678901ULL,
+                            .rpc_method = "",
+                            .tool = NULL,
                             .error = "-32601"};
     audit_log(a, &e);
-    struct audit_entry bad = {.ip = "10.0.0.\xff", .method = "POST", .path = "/mcp",
-                              .status = 200};
+    struct audit_entry bad = {.ip = "10.0.0.\xff", .method = "POST", .path = "/mcp", .status = 200};
     audit_log(a, &bad);
     assert_int_equal(audit_dropped(a), 1);
     audit_free(a, 2000);

@@ -5,19 +5,19 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
-#include <cmocka.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 #include <time.h>
 #include <unistd.h>
+#include <cmocka.h>
 
 #include "authn.h"
 #include "crypto.h"
 #include "httpd.h"
+#include "oauthtokens.h"
 #include "principal.h"
-#include "tokenstore.h"
 
 struct hreq {
     const char *authorization, *query_token;
@@ -93,15 +93,20 @@ static void test_oauth_audience(void **state)
     struct tokenstore *ts = tokenstore_open(path, err, sizeof err);
     assert_non_null(ts);
     time_t later = time(NULL) + 3600;
-    struct token_grant g = {.kind = TOKEN_ACCESS, .client_id = "cli", .scope = "hermes:read",
-                            .resource = ISSUER "/mcp", .family = "fam", .expires = later};
+    struct token_grant g = {.kind = TOKEN_ACCESS,
+                            .client_id = "cli",
+                            .scope = "hermes:read",
+                            .resource = ISSUER "/mcp",
+                            .family = "fam",
+                            .expires = later};
     assert_true(tokenstore_issue(ts, &g, mine, err, sizeof err));
     g.resource = "https://other/mcp"; /* another server's token */
     g.family = NULL;
     assert_true(tokenstore_issue(ts, &g, other, err, sizeof err));
-    struct authn *a = authn_new(&(struct authn_opts){.required = true, .issuer = ISSUER,
-                                                     .tokens = ts, .resource = ISSUER "/mcp"},
-                                owner_only());
+    struct authn *a = authn_new(
+        &(struct authn_opts){
+            .required = true, .issuer = ISSUER, .tokens = ts, .resource = ISSUER "/mcp"},
+        owner_only());
     char bearer[80];
     struct hreq r = {.authorization = bearer};
     struct authn_who w = {0};
@@ -136,18 +141,17 @@ static void test_challenges(void **state)
     assert_false(authn_refuse_query_token(plain, &r));
     authn_free(plain);
 
-    struct authn *a = authn_new(&(struct authn_opts){.required = true, .issuer = ISSUER},
-                                owner_only());
+    struct authn *a =
+        authn_new(&(struct authn_opts){.required = true, .issuer = ISSUER}, owner_only());
     struct hreq e = {0};
     authn_deny(a, &e, AUTHN_EXPIRED);
     assert_int_equal(e.status, 401);
     assert_non_null(strstr(e.body, "expired"));
-    assert_string_equal(e.challenge,
-                        "Bearer realm=\"hermes-mcp\", error=\"invalid_token\", "
-                        "scope=\"" AUTHN_DEFAULT_SCOPES "\", "
-                        "resource_metadata=\"" ISSUER
-                        "/.well-known/oauth-protected-resource/mcp\", "
-                        "error_description=\"the token has expired\"");
+    assert_string_equal(e.challenge, "Bearer realm=\"hermes-mcp\", error=\"invalid_token\", "
+                                     "scope=\"" AUTHN_DEFAULT_SCOPES "\", "
+                                     "resource_metadata=\"" ISSUER
+                                     "/.well-known/oauth-protected-resource/mcp\", "
+                                     "error_description=\"the token has expired\"");
     struct hreq q = {.query_token = "abc"};
     assert_true(authn_refuse_query_token(a, &q));
     assert_int_equal(q.status, 400);

@@ -1,14 +1,14 @@
 /* Unit tests for chatchunk.c: the chunks agents send are read without jansson, with the same
  * result jansson gives (checked against it for every case), and anything unusual is refused so
  * the bridge falls back to jansson. */
+#include <jansson.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
-#include <cmocka.h>
-#include <jansson.h>
 #include <stdio.h>
 #include <string.h>
+#include <cmocka.h>
 
 #include "chatchunk.h"
 
@@ -24,7 +24,8 @@ static struct ref reference(const char *p, size_t n)
     json_t *chunk = json_loadb(p, n, 0, NULL);
     r.parsed = chunk != NULL;
     json_t *choice = json_array_get(json_object_get(chunk, "choices"), 0);
-    const char *delta = json_string_value(json_object_get(json_object_get(choice, "delta"), "content"));
+    const char *delta =
+        json_string_value(json_object_get(json_object_get(choice, "delta"), "content"));
     if (delta) {
         r.has_content = true;
         snprintf(r.content, sizeof r.content, "%s", delta);
@@ -48,8 +49,8 @@ static bool agrees(const char *text, size_t n)
         struct ref r = reference(text, n);
         if (!r.parsed || r.has_error || r.has_content != cc.has_content ||
             r.finish_error != cc.finish_error ||
-            (cc.has_content && (strlen(scratch.data) != scratch.len ||
-                                strcmp(scratch.data, r.content) != 0))) {
+            (cc.has_content &&
+             (strlen(scratch.data) != scratch.len || strcmp(scratch.data, r.content) != 0))) {
             print_error("disagrees with jansson on: %.*s\n", (int)n, text);
             fail();
         }
@@ -70,11 +71,14 @@ static void reads_what_agents_send(void **state)
         "{\"id\": \"chatcmpl-1\", \"object\": \"chat.completion.chunk\", \"created\": 1796302915, "
         "\"model\": \"hermes-agent\", \"choices\": [{\"index\": 0, \"delta\": {\"role\": "
         "\"assistant\"}, \"finish_reason\": null}]}",
-        "{\"id\":\"c\",\"choices\":[{\"index\":0,\"delta\":{\"content\":\"{\\\"status\\\": \\\"completed\\\", "
+        "{\"id\":\"c\",\"choices\":[{\"index\":0,\"delta\":{\"content\":\"{\\\"status\\\": "
+        "\\\"completed\\\", "
         "\\\"summa\"},\"finish_reason\":null}]}",
-        "{\"choices\": [{\"delta\": {}, \"finish_reason\": \"stop\"}], \"usage\": {\"prompt_tokens\": 4, "
+        "{\"choices\": [{\"delta\": {}, \"finish_reason\": \"stop\"}], \"usage\": "
+        "{\"prompt_tokens\": 4, "
         "\"completion_tokens\": 31, \"total_tokens\": 35}}",
-        "{\"choices\":[{\"delta\":{\"content\":\"caf\\u00e9 \\ud83d\\ude00 \\u2713\\n\\t\\\\ \\/ é ✓\"}}]}",
+        "{\"choices\":[{\"delta\":{\"content\":\"caf\\u00e9 \\ud83d\\ude00 \\u2713\\n\\t\\\\ \\/ é "
+        "✓\"}}]}",
         "{\"choices\":[{\"delta\":{\"content\":\"\"}}]}",
         "{\"choices\":[{\"delta\":{},\"finish_reason\":\"error\"}]}",
         "{\"choices\":[{\"delta\":{\"content\":\"x\"},\"finish_reason\":\"\\u0065rror\"}]}",
@@ -86,7 +90,8 @@ static void reads_what_agents_send(void **state)
         "{\"choices\":[\"not an object\"]}",
         "{\"choices\":{\"0\":{\"delta\":{\"content\":\"x\"}}}}",
         "{\"choices\":[]}",
-        "{\"x\":[1,-2,3.25,-0,0.5,true,false,null,{\"a\":[{}]}],\"choices\":[{\"delta\":{\"content\":\"n\"}}]}",
+        "{\"x\":[1,-2,3.25,-0,0.5,true,false,null,{\"a\":[{}]}],\"choices\":[{\"delta\":{"
+        "\"content\":\"n\"}}]}",
         "{}",
     };
     for (size_t i = 0; i < sizeof typical / sizeof *typical; i++)

@@ -1,15 +1,15 @@
 /* Unit tests for client ID metadata documents without the network: which URLs may be a
  * client_id, what a document must hold (clientdoc.c), how long its Cache-Control lets it be
  * kept, and which addresses the fetcher (cimd.c) refuses to connect to. */
+#include <arpa/inet.h>
+#include <netinet/in.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
-#include <cmocka.h>
-#include <arpa/inet.h>
-#include <netinet/in.h>
 #include <stdio.h>
 #include <string.h>
+#include <cmocka.h>
 
 #include "authserver.h"
 #include "cimd.h"
@@ -22,14 +22,15 @@ static void client_id_urls(void **state)
     (void)state;
     static const char *const good[] = {URL, "https://app.example:8443/c", "https://[2001:db8::1]/c",
                                        "https://app.example/c?v=1"};
-    static const char *const bad[] = {"http://app.example/c", "https://app.example",
-                                      "https://app.example/", "https://app.example/?q",
-                                      "https://u:p@app.example/c", "https://app.example/c#f",
-                                      "https://app.example/a/../c", "https://app.example/./c",
-                                      "https://app.example/a b", "https:///c",
-                                      "https://app.example:x/c", "https://[::1/c",
-                                      "https://app.example/\xc3\xa9", "HTTPS://app.example/c",
-                                      "https://app\\.example/c", "https://app.example:1234567/c"};
+    static const char *const bad[] = {
+        "http://app.example/c",         "https://app.example",
+        "https://app.example/",         "https://app.example/?q",
+        "https://u:p@app.example/c",    "https://app.example/c#f",
+        "https://app.example/a/../c",   "https://app.example/./c",
+        "https://app.example/a b",      "https:///c",
+        "https://app.example:x/c",      "https://[::1/c",
+        "https://app.example/\xc3\xa9", "HTTPS://app.example/c",
+        "https://app\\.example/c",      "https://app.example:1234567/c"};
     const char *why;
     for (size_t i = 0; i < sizeof good / sizeof *good; i++)
         assert_true(clientdoc_url_ok(good[i], &why));
@@ -68,8 +69,8 @@ static void documents(void **state)
     assert_string_equal(d.redirects[1], "claude://cb");
     clientdoc_clear(&d);
     /* No name: the host stands for it. */
-    assert_true(parse("{\"client_id\":\"" URL "\",\"redirect_uris\":[\"https://a.example/\"]}",
-                      &d, err, sizeof err));
+    assert_true(parse("{\"client_id\":\"" URL "\",\"redirect_uris\":[\"https://a.example/\"]}", &d,
+                      err, sizeof err));
     assert_string_equal(d.name, "app.example");
     clientdoc_clear(&d);
     static const struct {
@@ -84,15 +85,19 @@ static void documents(void **state)
         {"{\"client_id\":\"" URL "\"}", "redirect_uris"},
         {"{\"client_id\":\"" URL "\",\"redirect_uris\":[]}", "redirect_uris"},
         {"{\"client_id\":\"" URL "\",\"redirect_uris\":[\"javascript:alert(1)\"]}", "redirect URI"},
-        {"{\"client_id\":\"" URL "\",\"redirect_uris\":[\"http://evil.example/\"]}", "redirect URI"},
+        {"{\"client_id\":\"" URL "\",\"redirect_uris\":[\"http://evil.example/\"]}",
+         "redirect URI"},
         {"{\"client_id\":\"" URL "\",\"redirect_uris\":[\"https://a/\"],"
-         "\"token_endpoint_auth_method\":\"private_key_jwt\"}", "private_key_jwt is not supported"},
+         "\"token_endpoint_auth_method\":\"private_key_jwt\"}",
+         "private_key_jwt is not supported"},
         {"{\"client_id\":\"" URL "\",\"redirect_uris\":[\"https://a/\"],"
-         "\"token_endpoint_auth_method\":\"client_secret_post\"}", "must be none"},
+         "\"token_endpoint_auth_method\":\"client_secret_post\"}",
+         "must be none"},
         {"{\"client_id\":\"" URL "\",\"redirect_uris\":[\"https://a/\"],\"client_secret\":\"s\"}",
          "client_secret"},
         {"{\"client_id\":\"" URL "\",\"redirect_uris\":[\"https://a/\"],\"grant_types\":"
-         "[\"client_credentials\"]}", "grant_types"},
+         "[\"client_credentials\"]}",
+         "grant_types"},
         {"{\"client_id\":\"" URL "\",\"redirect_uris\":[\"https://a/\"],\"client_name\":\"a\\nb\"}",
          "client_name"},
     };
@@ -139,19 +144,20 @@ static bool public6(const char *a)
 static void addresses(void **state)
 {
     (void)state;
-    static const char *const private4[] = {"127.0.0.1", "127.9.9.9", "10.0.0.1", "172.16.0.1",
-                                           "172.31.255.255", "192.168.1.1", "169.254.169.254",
-                                           "100.64.0.1", "0.0.0.0", "224.0.0.1", "255.255.255.255",
-                                           "198.18.0.1", "192.0.0.8"};
-    static const char *const public4s[] = {"8.8.8.8", "172.32.0.1", "100.128.0.1", "192.0.2.1",
-                                           "1.1.1.1", "172.15.0.1"};
+    static const char *const private4[] = {
+        "127.0.0.1",       "127.9.9.9",       "10.0.0.1",   "172.16.0.1", "172.31.255.255",
+        "192.168.1.1",     "169.254.169.254", "100.64.0.1", "0.0.0.0",    "224.0.0.1",
+        "255.255.255.255", "198.18.0.1",      "192.0.0.8"};
+    static const char *const public4s[] = {"8.8.8.8",   "172.32.0.1", "100.128.0.1",
+                                           "192.0.2.1", "1.1.1.1",    "172.15.0.1"};
     for (size_t i = 0; i < sizeof private4 / sizeof *private4; i++)
         assert_false(public4(private4[i]));
     for (size_t i = 0; i < sizeof public4s / sizeof *public4s; i++)
         assert_true(public4(public4s[i]));
-    static const char *const private6[] = {"::1", "::", "fc00::1", "fd12:3456::1", "fe80::1",
-                                           "fec0::1", "ff02::1", "::ffff:127.0.0.1",
-                                           "::ffff:10.1.2.3", "64:ff9b::a9fe:a9fe", "::127.0.0.1"};
+    static const char *const private6[] = {
+        "::1",        "::",      "fc00::1",          "fd12:3456::1",    "fe80::1",
+        "fec0::1",    "ff02::1", "::ffff:127.0.0.1", "::ffff:10.1.2.3", "64:ff9b::a9fe:a9fe",
+        "::127.0.0.1"};
     for (size_t i = 0; i < sizeof private6 / sizeof *private6; i++)
         assert_false(public6(private6[i]));
     assert_true(public6("2606:4700::1111"));

@@ -3,12 +3,12 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
-#include <cmocka.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include <cmocka.h>
 
 #include "config.h"
 #include "dotenvfile.h"
@@ -44,7 +44,8 @@ static void token_needs_mode_600_and_64_hex(void **state)
 {
     struct config c;
     char err[256];
-    const char *tok = "MCP_AUTH_TOKEN=0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef\n";
+    const char *tok =
+        "MCP_AUTH_TOKEN=0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef\n";
     (void)state;
     write_file(tok, 0644);
     assert_false(config_load(&c, path, err, sizeof err));
@@ -174,13 +175,20 @@ static void oauth_issuer_is_an_origin(void **state)
     char err[256];
     (void)state;
     static const char *const good[] = {"https://mcp.example.com", "https://mcp.example.com:8443/",
-                                       "http://127.0.0.1:8765", "http://localhost",
-                                       "http://[::1]:9000", "https://[2001:db8::1]"};
-    static const char *const bad[] = {"http://mcp.example.com", "ftp://x", "https://",
-                                      "https://a.example/mcp", "https://user@a.example",
-                                      "https://a.example?x=1", "https://a.example#f",
-                                      "https://a.example:99999", "https://a.example:x",
-                                      "http://10.0.0.1", "https://[::1", "HTTPS://a.example",
+                                       "http://127.0.0.1:8765",   "http://localhost",
+                                       "http://[::1]:9000",       "https://[2001:db8::1]"};
+    static const char *const bad[] = {"http://mcp.example.com",
+                                      "ftp://x",
+                                      "https://",
+                                      "https://a.example/mcp",
+                                      "https://user@a.example",
+                                      "https://a.example?x=1",
+                                      "https://a.example#f",
+                                      "https://a.example:99999",
+                                      "https://a.example:x",
+                                      "http://10.0.0.1",
+                                      "https://[::1",
+                                      "HTTPS://a.example",
                                       "https://a b"};
     for (size_t i = 0; i < sizeof good / sizeof *good; i++)
         if (!config_issuer_ok(good[i]))
@@ -284,15 +292,16 @@ static void oauth_token_lifetimes(void **state)
     assert_int_equal(c.oauth_refresh_ttl_s, 30 * 24 * 3600);
     config_cleanup(&c);
     write_file("OAUTH_ISSUER_URL=https://mcp.example.com\nOAUTH_ACCESS_TTL_S=300\n"
-               "OAUTH_REFRESH_TTL_S=86400\n", 0600);
+               "OAUTH_REFRESH_TTL_S=86400\n",
+               0600);
     assert_true(config_load(&c, path, err, sizeof err));
     assert_int_equal(c.oauth_access_ttl_s, 300);
     assert_int_equal(c.oauth_refresh_ttl_s, 86400);
     config_cleanup(&c);
-    static const char *const bad[] = {"OAUTH_ACCESS_TTL_S=0", "OAUTH_ACCESS_TTL_S=86401",
-                                      "OAUTH_ACCESS_TTL_S=x", "OAUTH_REFRESH_TTL_S=59",
-                                      "OAUTH_REFRESH_TTL_S=31622401",
-                                      "OAUTH_ACCESS_TTL_S=7200\nOAUTH_REFRESH_TTL_S=3600"};
+    static const char *const bad[] = {
+        "OAUTH_ACCESS_TTL_S=0",         "OAUTH_ACCESS_TTL_S=86401",
+        "OAUTH_ACCESS_TTL_S=x",         "OAUTH_REFRESH_TTL_S=59",
+        "OAUTH_REFRESH_TTL_S=31622401", "OAUTH_ACCESS_TTL_S=7200\nOAUTH_REFRESH_TTL_S=3600"};
     for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
         char text[200];
         snprintf(text, sizeof text, "OAUTH_ISSUER_URL=https://mcp.example.com\n%s\n", bad[i]);

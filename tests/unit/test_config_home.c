@@ -1,16 +1,16 @@
-/* Unit tests for $HOME / ${HOME} in the env file's path values (the Node bridge's env files use them):
- * expanded at the start of path-valued keys only, never in other values, and left alone when
+/* Unit tests for $HOME / ${HOME} in the env file's path values (the Node bridge's env files use
+ * them): expanded at the start of path-valued keys only, never in other values, and left alone when
  * HOME is not set. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
-#include <cmocka.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include <cmocka.h>
 
 #include "config.h"
 #include "scratch.h"

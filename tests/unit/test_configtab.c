@@ -4,9 +4,9 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
-#include <cmocka.h>
 #include <stdio.h>
 #include <string.h>
+#include <cmocka.h>
 
 #include "config.h"
 

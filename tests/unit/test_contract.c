@@ -3,9 +3,9 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
-#include <cmocka.h>
 #include <stdlib.h>
 #include <string.h>
+#include <cmocka.h>
 
 #include "contract.h"
 
@@ -44,7 +44,8 @@ static void answers_in_all_shapes(void **state)
     assert_string_equal(str(o, "status"), "completed");
     assert_string_equal(str(o, "summary"), "done");
     assert_int_equal(json_array_size(json_object_get(o, "artifacts")), 1); /* 3 dropped */
-    assert_int_equal(json_integer_value(json_object_get(json_object_get(o, "details"), "extra")), 1);
+    assert_int_equal(json_integer_value(json_object_get(json_object_get(o, "details"), "extra")),
+                     1);
     json_decref(o);
 
     o = parse("Here you go:\n```json\n{\"status\":\"failed\",\"summary\":\"nope\"}\n```\nbye");
@@ -81,9 +82,9 @@ static void contract_files_are_checked(void **state)
     assert_false(text_ok("", 0));
     assert_false(text_ok(" \n\t\r\n", 5));
     assert_false(text_ok("bad \xff\xfe bytes", 16));
-    assert_false(text_ok("cut \xe6\x97", 6));     /* a sequence cut by the end of the file */
-    assert_false(text_ok("\xc0\xaf", 2));          /* overlong */
-    assert_false(text_ok("\xed\xa0\x80", 3));      /* a surrogate */
+    assert_false(text_ok("cut \xe6\x97", 6)); /* a sequence cut by the end of the file */
+    assert_false(text_ok("\xc0\xaf", 2));     /* overlong */
+    assert_false(text_ok("\xed\xa0\x80", 3)); /* a surrogate */
     assert_false(text_ok("nul\0inside", 10));
     char *big = malloc(CONTRACT_FILE_MAX + 1);
     memset(big, 'a', CONTRACT_FILE_MAX + 1);

@@ -1,22 +1,22 @@
 /* Unit tests for ctlsock.c: the line protocol (bounded, garbage refused), the peer-credential
  * check, and the socket itself driven on a loop (mode 600, stale file replaced, unsafe directory
  * and live server refused, approve/deny/list answered, oversize line refused). */
+#include <fcntl.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
-#include <cmocka.h>
-#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
-#include <sys/resource.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
+#include <cmocka.h>
 
 #include "approvals.h"
 #include "ctlsock.h"
@@ -48,13 +48,22 @@ static void the_protocol_takes_exactly_its_requests(void **state)
 
     const char *garbage[] = {
         "{\"op\":\"status\",\"id\":\"a\"}",
-        "", "not json", "[]", "{}", "{\"op\":1}", "{\"op\":\"list\",\"x\":1}",
-        "{\"op\":\"approve\"}", "{\"op\":\"approve\",\"id\":\"\"}", "{\"op\":\"approve\",\"id\":7}",
+        "",
+        "not json",
+        "[]",
+        "{}",
+        "{\"op\":1}",
+        "{\"op\":\"list\",\"x\":1}",
+        "{\"op\":\"approve\"}",
+        "{\"op\":\"approve\",\"id\":\"\"}",
+        "{\"op\":\"approve\",\"id\":7}",
         "{\"op\":\"approve\",\"id\":\"a\",\"reason\":\"r\"}", /* a reason only with deny */
-        "{\"op\":\"show\",\"id\":\"a\",\"reason\":\"r\"}", "{\"op\":\"show\"}",
+        "{\"op\":\"show\",\"id\":\"a\",\"reason\":\"r\"}",
+        "{\"op\":\"show\"}",
         "{\"op\":\"approve\",\"id\":\"a\",\"confirmed\":true}",
         "{\"op\":\"deny\",\"id\":\"a\",\"reason\":\"a\\u0000b\"}",
-        "{\"op\":\"approve\",\"id\":\"a\",\"id\":\"b\"}", "{\"op\":\"destroy\",\"id\":\"a\"}"};
+        "{\"op\":\"approve\",\"id\":\"a\",\"id\":\"b\"}",
+        "{\"op\":\"destroy\",\"id\":\"a\"}"};
     for (size_t i = 0; i < sizeof garbage / sizeof garbage[0]; i++)
         assert_false(parses(garbage[i], &r));
 
@@ -439,7 +448,7 @@ static void a_full_socket_says_busy_and_idle_peers_are_dropped(void **state)
             }
     }
     assert_int_equal(closed, 8);
-    assert_true(now_ms() - start <= 2500); /* idle timeout at most 2 s */
+    assert_true(now_ms() - start <= 2500);   /* idle timeout at most 2 s */
     got = ask(f, "{\"op\":\"list\"}\n", 14); /* the slots are free again */
     assert_non_null(strstr(got, "\"ok\":true"));
     ctlsock_free(s);
@@ -544,8 +553,8 @@ int main(void)
                                         teardown),
         cmocka_unit_test_setup_teardown(another_uid_is_refused, setup, teardown),
         cmocka_unit_test(each_env_file_has_its_own_socket),
-        cmocka_unit_test_setup_teardown(a_full_socket_says_busy_and_idle_peers_are_dropped,
-                                        setup, teardown),
+        cmocka_unit_test_setup_teardown(a_full_socket_says_busy_and_idle_peers_are_dropped, setup,
+                                        teardown),
         cmocka_unit_test_setup_teardown(a_line_may_arrive_in_pieces, setup, teardown),
         cmocka_unit_test_setup_teardown(only_the_socket_we_bound_is_removed, setup, teardown),
         cmocka_unit_test_setup_teardown(out_of_descriptors_the_socket_pauses_instead_of_spinning,

@@ -15,8 +15,8 @@
 static struct loop *loop;
 static struct mcp_server *srv;
 
-#define META                                                                                   \
-    "\"_meta\":{\"io.modelcontextprotocol/protocolVersion\":\"2026-07-28\","                  \
+#define META                                                                                       \
+    "\"_meta\":{\"io.modelcontextprotocol/protocolVersion\":\"2026-07-28\","                       \
     "\"io.modelcontextprotocol/clientCapabilities\":{\"elicitation\":{}}"
 
 /* A tool that asks for a name (with state naming the round), then greets. */
@@ -30,8 +30,8 @@ static void ask_tool(struct mcp_call *c, json_t *args, void *arg)
         snprintf(text, sizeof text, "hello %s (round %d)",
                  json_string_value(json_object_get(json_object_get(got, "content"), "name")),
                  (int)json_integer_value(json_object_get(state, "round")));
-        mcp_call_result_take(c, json_pack("{s:[{s:s, s:s}]}", "content", "type", "text",
-                                          "text", text));
+        mcp_call_result_take(
+            c, json_pack("{s:[{s:s, s:s}]}", "content", "type", "text", "text", text));
         return;
     }
     if (!mcp_call_client_supports(c, "elicitation")) {
@@ -41,8 +41,8 @@ static void ask_tool(struct mcp_call *c, json_t *args, void *arg)
     /* Nothing can be sent to the client in this era: it must come back instead. */
     assert_false(mcp_call_request(c, "elicitation/create", json_object(), NULL, NULL));
     mcp_call_input_required(c,
-                            json_pack("{s:{s:s, s:{s:s}}}", "who", "method",
-                                      "elicitation/create", "params", "message", "Who?"),
+                            json_pack("{s:{s:s, s:{s:s}}}", "who", "method", "elicitation/create",
+                                      "params", "message", "Who?"),
                             json_pack("{s:i}", "round", 1));
 }
 
@@ -83,21 +83,21 @@ static void task_cancel(struct mcp_call *c, const char *id, void *arg)
 
 static const struct mcp_task_ops ops = {task_get, task_update, task_cancel};
 
-static unsigned state_ttl_ms; /* the next setup's mcp_opts.state_ttl_ms */
+static unsigned state_ttl_ms;         /* the next setup's mcp_opts.state_ttl_ms */
 static const char *server_name = "t"; /* the next setup's mcp_opts.name */
 
 static int setup(void **state)
 {
     (void)state;
     loop = loop_new();
-    struct mcp_opts o = {.name = server_name, .version = "1", .sessions = true,
-                         .state_ttl_ms = state_ttl_ms};
+    struct mcp_opts o = {
+        .name = server_name, .version = "1", .sessions = true, .state_ttl_ms = state_ttl_ms};
     srv = mcp_new(loop, &o);
     mcp_set_listen(srv, "127.0.0.1", 8765);
-    mcp_add_tool(srv, &(struct mcp_tool_def){.name = "ask", .input_schema = json_object(),
-                                             .handler = ask_tool});
-    mcp_add_tool(srv, &(struct mcp_tool_def){.name = "héllo", .input_schema = json_object(),
-                                             .handler = log_tool});
+    mcp_add_tool(srv, &(struct mcp_tool_def){
+                          .name = "ask", .input_schema = json_object(), .handler = ask_tool});
+    mcp_add_tool(srv, &(struct mcp_tool_def){
+                          .name = "héllo", .input_schema = json_object(), .handler = log_tool});
     mcp_add_tool(srv, &(struct mcp_tool_def){
                           .name = "region",
                           .input_schema = json_pack(
@@ -166,9 +166,9 @@ static void lists_work_with_a_name_that_is_not_utf8(void **state)
 {
     (void)state;
     unsigned st;
-    json_t *j = send_modern("{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"tools/list\",\"params\":{" META
-                            "}}}",
-                            "2026-07-28", "tools/list", NULL, NULL, &st);
+    json_t *j = send_modern(
+        "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"tools/list\",\"params\":{" META "}}}",
+        "2026-07-28", "tools/list", NULL, NULL, &st);
     assert_int_equal(st, 200);
     assert_int_equal(json_array_size(json_object_get(json_object_get(j, "result"), "tools")), 3);
     json_decref(j);
@@ -179,9 +179,9 @@ static void errors_follow_the_revision(void **state)
     (void)state;
     unsigned st;
     /* Removed and unknown methods: 404 -32601, before anything else is looked at. */
-    json_t *j = send_modern("{\"jsonrpc\":\"2.0\",\"id\":7,\"method\":\"initialize\",\"params\":{" META
-                            "}}}",
-                            "2026-07-28", "initialize", NULL, NULL, &st);
+    json_t *j = send_modern(
+        "{\"jsonrpc\":\"2.0\",\"id\":7,\"method\":\"initialize\",\"params\":{" META "}}}",
+        "2026-07-28", "initialize", NULL, NULL, &st);
     assert_int_equal(st, 404);
     assert_int_equal(error_code(j), -32601);
     assert_int_equal(json_integer_value(json_object_get(j, "id")), 7);
@@ -261,8 +261,10 @@ static void mcp_name_is_decoded_and_trimmed(void **state)
     char name[3000], big[3300];
     memset(name, 'a', sizeof name - 1);
     name[sizeof name - 1] = '\0';
-    snprintf(big, sizeof big, "{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"tools/call\","
-             "\"params\":{\"name\":\"%s\",\"arguments\":{}," META "}}}", name);
+    snprintf(big, sizeof big,
+             "{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"tools/call\","
+             "\"params\":{\"name\":\"%s\",\"arguments\":{}," META "}}}",
+             name);
     j = send_modern(big, "2026-07-28", "tools/call", name, NULL, &st);
     assert_int_not_equal(error_code(j), -32020);
     json_decref(j);
@@ -286,11 +288,11 @@ static void discover_and_lists_are_decorated(void **state)
     assert_null(json_object_get(json_object_get(res, "capabilities"), "prompts"));
     assert_true(json_is_integer(json_object_get(res, "ttlMs")));
     assert_string_equal(json_string_value(json_object_get(res, "cacheScope")), "private");
-    assert_string_equal(json_string_value(json_object_get(
-                            json_object_get(json_object_get(res, "_meta"),
-                                            "io.modelcontextprotocol/serverInfo"),
-                            "name")),
-                        "t");
+    assert_string_equal(
+        json_string_value(json_object_get(
+            json_object_get(json_object_get(res, "_meta"), "io.modelcontextprotocol/serverInfo"),
+            "name")),
+        "t");
     json_decref(j);
     j = send_modern("{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"tools/list\",\"params\":{" META
                     "}}}",
@@ -307,8 +309,8 @@ static void discover_and_lists_are_decorated(void **state)
     json_decref(j);
 }
 
-#define ASK                                                                                    \
-    "{\"jsonrpc\":\"2.0\",\"id\":%d,\"method\":\"tools/call\",\"params\":{"                      \
+#define ASK                                                                                        \
+    "{\"jsonrpc\":\"2.0\",\"id\":%d,\"method\":\"tools/call\",\"params\":{"                        \
     "\"name\":\"ask\",\"arguments\":{\"x\":%d}%s," META "}}}"
 
 /* One round of the ask tool: extra is added to params (inputResponses, requestState). */
@@ -338,12 +340,10 @@ static void input_required_rounds_are_sealed(void **state)
     snprintf(extra, sizeof extra, "%s,\"requestState\":\"%s\"", answer, rs);
     json_t *ok = ask(2, 1, extra, "Bearer A", &st);
     assert_int_equal(st, 200);
-    assert_string_equal(json_string_value(json_object_get(
-                            json_array_get(json_object_get(json_object_get(ok, "result"),
-                                                           "content"),
-                                           0),
-                            "text")),
-                        "hello Ann (round 1)");
+    assert_string_equal(
+        json_string_value(json_object_get(
+            json_array_get(json_object_get(json_object_get(ok, "result"), "content"), 0), "text")),
+        "hello Ann (round 1)");
     json_decref(ok);
     /* Another caller, other arguments, or one altered character: refused, -32602. */
     json_t *bad = ask(3, 1, extra, "Bearer B", &st);
@@ -392,8 +392,7 @@ static void input_required_rounds_are_sealed(void **state)
     free(big);
     free(body);
     /* An answer that is not a result object. */
-    snprintf(extra, sizeof extra, ",\"inputResponses\":{\"who\":42},\"requestState\":\"%s\"",
-             rs);
+    snprintf(extra, sizeof extra, ",\"inputResponses\":{\"who\":42},\"requestState\":\"%s\"", rs);
     bad = ask(7, 1, extra, "Bearer A", &st);
     assert_int_equal(error_code(bad), -32602);
     json_decref(bad);
@@ -411,10 +410,10 @@ static void capability_missing_is_32021(void **state)
         "2026-07-28", "tools/call", "ask", NULL, &st);
     assert_int_equal(st, 400);
     assert_int_equal(error_code(j), -32021);
-    assert_non_null(json_object_get(
-        json_object_get(json_object_get(json_object_get(j, "error"), "data"),
-                        "requiredCapabilities"),
-        "elicitation"));
+    assert_non_null(
+        json_object_get(json_object_get(json_object_get(json_object_get(j, "error"), "data"),
+                                        "requiredCapabilities"),
+                        "elicitation"));
     json_decref(j);
 }
 
@@ -428,10 +427,11 @@ static void logs_only_at_the_requested_level(void **state)
                  "\"name\":\"héllo\",\"_meta\":{\"io.modelcontextprotocol/protocolVersion\":"
                  "\"2026-07-28\",\"io.modelcontextprotocol/clientCapabilities\":{}%s}}}",
                  asked ? ",\"io.modelcontextprotocol/logLevel\":\"debug\"" : "");
-        struct hreq r = {.accept = "application/json, text/event-stream", .body = body,
-                         .version = "2026-07-28",
-                         .headers = {{"Mcp-Method", "tools/call"},
-                                     {"Mcp-Name", "=?base64?aMOpbGxv?="}}};
+        struct hreq r = {
+            .accept = "application/json, text/event-stream",
+            .body = body,
+            .version = "2026-07-28",
+            .headers = {{"Mcp-Method", "tools/call"}, {"Mcp-Name", "=?base64?aMOpbGxv?="}}};
         mcp_http_request(srv, &r);
         const char *out = r.stream ? r.stream : r.reply;
         assert_non_null(out);
@@ -470,7 +470,9 @@ static json_int_t call_region(const char *arguments, const char *region, const c
              "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/call\",\"params\":{"
              "\"name\":\"region\",\"arguments\":%s," META "}}}",
              arguments);
-    struct hreq r = {.accept = "application/json", .body = body, .version = "2026-07-28",
+    struct hreq r = {.accept = "application/json",
+                     .body = body,
+                     .version = "2026-07-28",
                      .headers = {{"Mcp-Method", "tools/call"}, {"Mcp-Name", "region"}}};
     size_t k = 2;
     if (region) {
@@ -498,8 +500,7 @@ static void param_headers_must_match_the_arguments(void **state)
     assert_int_equal(call_region("{\"region\":\"Hello\"}", "=?base64?SGVsbG8=?=", NULL), 0);
     /* Unpadded or bad base64 is refused, not decoded leniently. */
     assert_int_equal(call_region("{\"region\":\"Hello\"}", "=?base64?SGVsbG8?=", NULL), -32020);
-    assert_int_equal(call_region("{\"region\":\"Hello\"}", "=?base64?SGVs!!!bG8=?=", NULL),
-                     -32020);
+    assert_int_equal(call_region("{\"region\":\"Hello\"}", "=?base64?SGVs!!!bG8=?=", NULL), -32020);
     /* Numbers compare as numbers; no value in the body, no header. */
     assert_int_equal(call_region("{\"n\":42}", NULL, "42.0"), 0);
     assert_int_equal(call_region("{\"n\":42}", NULL, "43"), -32020);
@@ -534,10 +535,11 @@ static void task_methods_need_the_extension(void **state)
     assert_int_equal(st, 400);
     assert_int_equal(error_code(j), -32021);
     json_decref(j);
-    const char *get = "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"tasks/get\",\"params\":{"
-                      "\"taskId\":\"t1\",\"_meta\":{\"io.modelcontextprotocol/protocolVersion\":"
-                      "\"2026-07-28\",\"io.modelcontextprotocol/clientCapabilities\":{\"extensions\":"
-                      "{\"io.modelcontextprotocol/tasks\":{}}}}}}";
+    const char *get =
+        "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"tasks/get\",\"params\":{"
+        "\"taskId\":\"t1\",\"_meta\":{\"io.modelcontextprotocol/protocolVersion\":"
+        "\"2026-07-28\",\"io.modelcontextprotocol/clientCapabilities\":{\"extensions\":"
+        "{\"io.modelcontextprotocol/tasks\":{}}}}}}";
     j = send_modern(get, "2026-07-28", "tasks/get", "t2", NULL, &st);
     assert_int_equal(error_code(j), -32020); /* Mcp-Name is the task id */
     json_decref(j);
@@ -548,9 +550,8 @@ static void task_methods_need_the_extension(void **state)
     assert_int_equal(strlen(last_caller), 43); /* a digest, not the credential */
     assert_string_not_equal(last_caller, "X");
     assert_null(strstr(last_caller, "Bearer"));
-    assert_string_equal(json_string_value(json_object_get(json_object_get(j, "result"),
-                                                          "resultType")),
-                        "complete");
+    assert_string_equal(
+        json_string_value(json_object_get(json_object_get(j, "result"), "resultType")), "complete");
     json_decref(j);
     /* The 2025-11-25 draft's methods are gone. */
     j = send_modern("{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"tasks/list\",\"params\":{" META
@@ -611,8 +612,8 @@ static void reply_text_is_the_decorated_document(void **state)
 {
     (void)state;
     static const char *const results[] = {"{}", "{\"a\":1,\"b\":[\"\\u00e9\\n\"]}",
-                                          "{\"_meta\":{\"x\":1}}", "{\"resultType\":\"input_required\"}",
-                                          "{\"ttlMs\":5}"};
+                                          "{\"_meta\":{\"x\":1}}",
+                                          "{\"resultType\":\"input_required\"}", "{\"ttlMs\":5}"};
     static const char *const methods[] = {"tools/call", "tools/list", "resources/read",
                                           "server/discover"};
     static const char *const ids[] = {"7", "\"s\\\"id\"", "0", "\"\\u00e9\\u0001/\""};

@@ -31,14 +31,20 @@ static bool fake_httpup_send(json_t *msg)
 
 /* ---- one gateway, one ready url upstream, one exposed tool up__echo (upstream's "echo") ---- */
 
-static const struct up_events events = {
-    .progress = gw_call_progress, .request = gw_relay_request,
-    .fail_waiting = gw_call_fail_waiting, .slot_free = gw_call_next,
-    .relisted = gw_pins_rediscovered, .cleanup = gw_relay_cleanup};
+static const struct up_events events = {.progress = gw_call_progress,
+                                        .request = gw_relay_request,
+                                        .fail_waiting = gw_call_fail_waiting,
+                                        .slot_free = gw_call_next,
+                                        .relisted = gw_pins_rediscovered,
+                                        .cleanup = gw_relay_cleanup};
 static struct loop *loop;
 static struct gateway g;
-static struct gw_upstream cfg = {.name = "up", .kind = GW_HTTP, .url = "http://127.0.0.1:1/mcp",
-                                 .prefix = "up__", .timeout_s = 60, .max_in_flight = 1};
+static struct gw_upstream cfg = {.name = "up",
+                                 .kind = GW_HTTP,
+                                 .url = "http://127.0.0.1:1/mcp",
+                                 .prefix = "up__",
+                                 .timeout_s = 60,
+                                 .max_in_flight = 1};
 static struct upstream u;
 static char tool_name[] = "echo", tool_exposed[] = "up__echo";
 static struct gw_tool tool = {.name = tool_name, .exposed = tool_exposed};
@@ -56,15 +62,21 @@ static int setup(void **state)
     g.m_errors = metric_new("e", "e", METRIC_COUNTER, NULL, 0);
     static const double bounds[] = {1};
     g.m_seconds = metric_new("s", "s", METRIC_HISTOGRAM, bounds, 1);
-    u = (struct upstream){.gw = &g, .cfg = &cfg, .loop = loop, .state = UP_READY,
-                          .http = httpup_new(&cfg, loop, NULL, &u), .pending = strmap_new(),
-                          .held = strmap_new(), .rounds = strmap_new()};
+    u = (struct upstream){.gw = &g,
+                          .cfg = &cfg,
+                          .loop = loop,
+                          .state = UP_READY,
+                          .http = httpup_new(&cfg, loop, NULL, &u),
+                          .pending = strmap_new(),
+                          .held = strmap_new(),
+                          .rounds = strmap_new()};
     g.ups = &u;
     g.nup = 1;
     tool.up = &u;
-    mcp_add_tool(g.mcp, &(struct mcp_tool_def){
-        .name = "up__echo", .input_schema = json_pack("{s:s}", "type", "object"),
-        .handler = gw_call_handler, .arg = &tool});
+    mcp_add_tool(g.mcp, &(struct mcp_tool_def){.name = "up__echo",
+                                               .input_schema = json_pack("{s:s}", "type", "object"),
+                                               .handler = gw_call_handler,
+                                               .arg = &tool});
     return 0;
 }
 
@@ -184,8 +196,7 @@ static void calls_beyond_max_in_flight_wait_their_turn(void **state)
     assert_string_equal(reply_text(first), "one");
     assert_int_equal(json_array_size(sent), 2); /* the slot freed: the second went */
     assert_int_equal(u.waiting, 0);
-    json_t *args = json_object_get(json_object_get(json_array_get(sent, 1), "params"),
-                                   "arguments");
+    json_t *args = json_object_get(json_object_get(json_array_get(sent, 1), "params"), "arguments");
     assert_int_equal(json_integer_value(json_object_get(args, "n")), 2);
     upstream_answers(1, "two");
     assert_string_equal(reply_text(second), "two");
@@ -203,10 +214,9 @@ static void an_upstream_that_is_down_gets_nothing(void **state)
     json_t *j = json_loads(r->reply, 0, NULL);
     json_t *result = json_object_get(j, "result");
     assert_true(json_is_true(json_object_get(result, "isError")));
-    assert_string_equal(json_string_value(json_object_get(json_object_get(result,
-                                                                          "structuredContent"),
-                                                          "error")),
-                        "upstream_unavailable");
+    assert_string_equal(
+        json_string_value(json_object_get(json_object_get(result, "structuredContent"), "error")),
+        "upstream_unavailable");
     json_decref(j);
     done(r);
 }

@@ -4,33 +4,32 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
-#include <cmocka.h>
 #include <stdio.h>
 #include <string.h>
+#include <cmocka.h>
 
 #include "gwfile.h"
 
-static const char example[] =
-    "upstreams:\n"
-    "  everything:                      # server name\n"
-    "    command: npx\n"
-    "    args: [\"-y\", \"@modelcontextprotocol/server-everything\"]\n"
-    "    env: {SOME_KEY: \"${SOME_KEY}\"}\n"
-    "    prefix: \"everything__\"\n"
-    "    required: true\n"
-    "    timeout: 300\n"
-    "    connect_timeout: 15\n"
-    "    max_in_flight: 16\n"
-    "    tools:\n"
-    "      include: [\"echo\", \"get_*\"]\n"
-    "      exclude: []\n"
-    "      resources: false\n"
-    "      prompts: false\n"
-    "    smoke: {tool: echo, arguments: {message: ready}}\n"
-    "  context:\n"
-    "    url: http://127.0.0.1:3050/mcp\n"
-    "    headers: {Authorization: \"Bearer ${CONTEXT_TOKEN}\"}\n"
-    "bridge_tools: {include: [\"*\"]}\n";
+static const char example[] = "upstreams:\n"
+                              "  everything:                      # server name\n"
+                              "    command: npx\n"
+                              "    args: [\"-y\", \"@modelcontextprotocol/server-everything\"]\n"
+                              "    env: {SOME_KEY: \"${SOME_KEY}\"}\n"
+                              "    prefix: \"everything__\"\n"
+                              "    required: true\n"
+                              "    timeout: 300\n"
+                              "    connect_timeout: 15\n"
+                              "    max_in_flight: 16\n"
+                              "    tools:\n"
+                              "      include: [\"echo\", \"get_*\"]\n"
+                              "      exclude: []\n"
+                              "      resources: false\n"
+                              "      prompts: false\n"
+                              "    smoke: {tool: echo, arguments: {message: ready}}\n"
+                              "  context:\n"
+                              "    url: http://127.0.0.1:3050/mcp\n"
+                              "    headers: {Authorization: \"Bearer ${CONTEXT_TOKEN}\"}\n"
+                              "bridge_tools: {include: [\"*\"]}\n";
 
 /* The lookup: a fixed table standing for the env file and the environment. */
 static const char *vars(const char *var, void *arg)
@@ -158,9 +157,10 @@ static void unresolved_names_where_not_what(void **state)
     struct gwfile f;
     char err[300];
     (void)state;
-    assert_false(parse("upstreams:\n  ctx:\n    url: http://127.0.0.1:1/mcp\n"
-                       "    headers: {Authorization: \"Bearer ${MISSING_TOKEN} tok-secret-value\"}\n",
-                       &f, err));
+    assert_false(
+        parse("upstreams:\n  ctx:\n    url: http://127.0.0.1:1/mcp\n"
+              "    headers: {Authorization: \"Bearer ${MISSING_TOKEN} tok-secret-value\"}\n",
+              &f, err));
     assert_non_null(strstr(err, "upstream ctx"));
     assert_non_null(strstr(err, "headers.Authorization"));
     assert_non_null(strstr(err, "MISSING_TOKEN"));
@@ -212,8 +212,10 @@ static void refuses_bad_files(void **state)
         {"upstreams:\n  a:\n    command: x\n    smoke: [{tool: a}, {tool: a}, {tool: a}, "
          "{tool: a}, {tool: a}, {tool: a}, {tool: a}, {tool: a}, {tool: a}]\n",
          "a list of 1 to 8"},
-        {"upstreams:\n  a:\n    command: x\n    enabled: no\n", "key enabled: must be true or false"},
-        {"upstreams:\n  a:\n    command: x\n    enabled: 0\n", "key enabled: must be true or false"},
+        {"upstreams:\n  a:\n    command: x\n    enabled: no\n",
+         "key enabled: must be true or false"},
+        {"upstreams:\n  a:\n    command: x\n    enabled: 0\n",
+         "key enabled: must be true or false"},
         {"upstreams:\n  a:\n    command: x\n    enabled: [false]\n", "key enabled"},
         /* a disabled upstream is validated all the same */
         {"upstreams:\n  a:\n    command: x\n    enabled: false\n    timeout: 0\n", "key timeout"},
@@ -254,11 +256,12 @@ static void instances_and_expect_tools(void **state)
     struct gwfile f;
     char err[300];
     (void)state;
-    assert_true(parse("upstreams:\n  graph:\n    command: g\n"
-                      "    instances: {by: cwd, roots: [\"~/src\", /srv/work], max: 8, idle_s: 30}\n"
-                      "    expect_tools: [inspect_code_graph]\n"
-                      "  plain:\n    url: http://127.0.0.1/mcp\n    expect_tools: [a, b]\n",
-                      &f, err));
+    assert_true(
+        parse("upstreams:\n  graph:\n    command: g\n"
+              "    instances: {by: cwd, roots: [\"~/src\", /srv/work], max: 8, idle_s: 30}\n"
+              "    expect_tools: [inspect_code_graph]\n"
+              "  plain:\n    url: http://127.0.0.1/mcp\n    expect_tools: [a, b]\n",
+              &f, err));
     const struct gw_upstream *g = &f.up[0], *p = &f.up[1];
     assert_string_equal(g->instance_by, "cwd");
     assert_int_equal(json_array_size(g->instance_roots), 2);
@@ -270,8 +273,8 @@ static void instances_and_expect_tools(void **state)
     assert_null(p->instance_roots);
     assert_int_equal(json_array_size(p->expect_tools), 2);
     gwfile_cleanup(&f);
-    assert_true(parse("upstreams:\n  g:\n    command: g\n    instances: {by: cwd, roots: [/]}\n",
-                      &f, err));
+    assert_true(
+        parse("upstreams:\n  g:\n    command: g\n    instances: {by: cwd, roots: [/]}\n", &f, err));
     assert_int_equal(f.up[0].instance_max, 4);
     assert_int_equal(f.up[0].instance_idle_s, 600);
     assert_null(f.up[0].expect_tools);
@@ -289,8 +292,7 @@ static void startup_context_key(void **state)
     assert_true(parse("upstreams: {}\nstartup_context:\n  files: [\"~/.hermes/SOUL.md\", /etc/x]\n",
                       &f, err));
     assert_int_equal(json_array_size(f.startup_files), 2);
-    assert_string_equal(json_string_value(json_array_get(f.startup_files, 0)),
-                        "~/.hermes/SOUL.md");
+    assert_string_equal(json_string_value(json_array_get(f.startup_files, 0)), "~/.hermes/SOUL.md");
     assert_int_equal(f.startup_max_bytes, 262144);
     gwfile_cleanup(&f);
     assert_true(parse("upstreams: {}\nstartup_context: {files: [/a], max_bytes: 10}\n", &f, err));
@@ -449,7 +451,8 @@ static void conditional_confirm_guard(void **state)
     /* the union of cronjob's and cron*'s values, in whichever order the globs come */
     json_t *want = json_loads("{\"action\": [\"create\", \"remove\", \"run\"]}", 0, NULL);
     assert_int_equal(json_array_size(json_object_get(when, "action")), 3);
-    json_array_foreach(json_object_get(want, "action"), i, v) {
+    json_array_foreach(json_object_get(want, "action"), i, v)
+    {
         bool found = false;
         json_t *x;
         size_t j;
@@ -458,7 +461,7 @@ static void conditional_confirm_guard(void **state)
     }
     json_decref(want);
     assert_int_equal(json_object_size(when), 1);
-    assert_non_null(json_object_get(p, "drop")); /* the tool's own policy is kept */
+    assert_non_null(json_object_get(p, "drop"));              /* the tool's own policy is kept */
     assert_ptr_equal(gw_tool_policy(&f.up[0], "cronjob"), p); /* one object per tool */
     /* the plain confirm on crontab and approve on cronwrite are stricter than cron*'s condition */
     assert_int_equal(gw_tool_guard(&f.up[0], "crontab"), GW_GUARD_CONFIRM);
@@ -510,11 +513,12 @@ static void smoke_calls_as_a_list(void **state)
                       "  o:\n    command: x\n    smoke: {tool: echo}\n",
                       &f, err));
     assert_int_equal(json_array_size(f.up[0].smoke), 2);
-    assert_string_equal(json_string_value(json_object_get(json_array_get(f.up[0].smoke, 1), "tool")),
-                        "web_extract");
+    assert_string_equal(
+        json_string_value(json_object_get(json_array_get(f.up[0].smoke, 1), "tool")),
+        "web_extract");
     assert_int_equal(json_array_size(f.up[1].smoke), 1);
-    assert_string_equal(json_string_value(json_object_get(json_array_get(f.up[1].smoke, 0), "tool")),
-                        "echo");
+    assert_string_equal(
+        json_string_value(json_object_get(json_array_get(f.up[1].smoke, 0), "tool")), "echo");
     gwfile_cleanup(&f);
 }
 
@@ -531,13 +535,14 @@ static void enabled_and_notes(void **state)
     struct gwfile f;
     char err[300];
     (void)state;
-    assert_true(parse("upstreams:\n"
-                      "  a:\n    command: x\n    enabled: true\n"
-                      "    tools: {include: [echo], exclude: [\"get_*\"]}\n"
-                      "  b:\n    command: y\n    enabled: false\n    tools: {include: [\"*\"]}\n"
-                      "  c:\n    url: http://127.0.0.1/mcp\n    tools: {include: [echo], exclude: []}\n"
-                      "bridge_tools: {include: [hermes_task], exclude: [\"*\"]}\n",
-                      &f, err));
+    assert_true(
+        parse("upstreams:\n"
+              "  a:\n    command: x\n    enabled: true\n"
+              "    tools: {include: [echo], exclude: [\"get_*\"]}\n"
+              "  b:\n    command: y\n    enabled: false\n    tools: {include: [\"*\"]}\n"
+              "  c:\n    url: http://127.0.0.1/mcp\n    tools: {include: [echo], exclude: []}\n"
+              "bridge_tools: {include: [hermes_task], exclude: [\"*\"]}\n",
+              &f, err));
     assert_int_equal(f.nup, 2);
     assert_string_equal(f.up[0].name, "a");
     assert_true(f.up[0].enabled);
@@ -585,11 +590,12 @@ static void disabled_upstreams_resolve_no_placeholder(void **state)
     gwfile_cleanup(&f);
     /* A malformed placeholder is still an error there. */
     assert_false(parse("upstreams:\n  b:\n    command: y\n    enabled: false\n"
-                       "    env: {T: \"${bad-name}\"}\n", &f, err));
+                       "    env: {T: \"${bad-name}\"}\n",
+                       &f, err));
     assert_non_null(strstr(err, "upstream b"));
     /* And an unset one in an enabled upstream as before. */
-    assert_false(parse("upstreams:\n  a:\n    command: x\n    env: {T: \"${NOT_SET_YET}\"}\n",
-                       &f, err));
+    assert_false(
+        parse("upstreams:\n  a:\n    command: x\n    env: {T: \"${NOT_SET_YET}\"}\n", &f, err));
     assert_non_null(strstr(err, "NOT_SET_YET"));
 }
 
@@ -600,9 +606,10 @@ static void include_globs_matching_nothing(void **state)
     char err[300];
     (void)state;
     assert_true(parse("upstreams:\n  a:\n    command: x\n"
-                      "    tools: {include: [echo, \"get_*\", ehco, \"web_*\"]}\n", &f, err));
-    json_t *tools = json_loads("[{\"name\": \"echo\"}, {\"name\": \"get_sum\"}, {\"name\": \"x\"}]",
-                               0, NULL);
+                      "    tools: {include: [echo, \"get_*\", ehco, \"web_*\"]}\n",
+                      &f, err));
+    json_t *tools =
+        json_loads("[{\"name\": \"echo\"}, {\"name\": \"get_sum\"}, {\"name\": \"x\"}]", 0, NULL);
     json_t *unmatched = gw_include_unmatched(&f.up[0], tools);
     json_t *want = json_loads("[\"ehco\", \"web_*\"]", 0, NULL);
     assert_true(json_equal(unmatched, want));

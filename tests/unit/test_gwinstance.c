@@ -2,17 +2,17 @@
  * to. The path must be absolute, resolve (realpath) inside one of the roots component-wise,
  * and never escape by "..", a symlink or a trailing slash; NUL and overlong values are refused
  * before anything is resolved. Works in a fresh directory under /tmp. */
+#include <limits.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
-#include <cmocka.h>
-#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include <cmocka.h>
 
 #include "gwinstance.h"
 

@@ -6,8 +6,8 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
-#include <cmocka.h>
 #include <string.h>
+#include <cmocka.h>
 
 #include "gwpolicy.h"
 
@@ -15,10 +15,11 @@ static void summary_names_guard_and_each_policy(void **state)
 {
     (void)state;
     char out[300];
-    json_t *p = json_loads("{\"drop\": [\"model\", \"provider\"], \"fix\": {\"deliver\": \"local\"},"
-                           " \"enum\": {\"kind\": [\"a\"]}, \"max_items\": {\"tasks\": 2},"
-                           " \"max_length\": {\"note\": 5}, \"reject_secrets\": [\"content\"]}",
-                           0, NULL);
+    json_t *p =
+        json_loads("{\"drop\": [\"model\", \"provider\"], \"fix\": {\"deliver\": \"local\"},"
+                   " \"enum\": {\"kind\": [\"a\"]}, \"max_items\": {\"tasks\": 2},"
+                   " \"max_length\": {\"note\": 5}, \"reject_secrets\": [\"content\"]}",
+                   0, NULL);
     assert_non_null(p);
     gw_policy_summary(GW_GUARD_CONFIRM, p, out, sizeof out);
     assert_string_equal(out, "confirm; drop model, provider; fix deliver; enum kind; "
@@ -41,9 +42,8 @@ static void loosened(enum gw_guard wg, const char *was, enum gw_guard ng, const 
     json_t *lines = gw_policy_loosened(wg, w, ng, n), *line;
     char out[400] = "";
     size_t i, len = 0;
-    json_array_foreach(lines, i, line)
-        len += (size_t)snprintf(out + len, sizeof out - len, "%s%s", i ? " | " : "",
-                                json_string_value(line));
+    json_array_foreach(lines, i, line) len += (size_t)snprintf(
+        out + len, sizeof out - len, "%s%s", i ? " | " : "", json_string_value(line));
     assert_string_equal(out, expected);
     json_decref(lines);
     json_decref(w);
@@ -88,20 +88,23 @@ static void require_always_and_per_action(void **state)
 {
     (void)state;
     json_t *always = json_loads("{\"require\": [\"kind\"]}", 0, NULL);
-    json_t *schema = gw_policy_schema(json_loads("{\"type\": \"object\", \"required\": [\"kind\"]}",
-                                                 0, NULL), GW_GUARD_NONE, always, NULL);
+    json_t *schema =
+        gw_policy_schema(json_loads("{\"type\": \"object\", \"required\": [\"kind\"]}", 0, NULL),
+                         GW_GUARD_NONE, always, NULL);
     assert_int_equal(json_array_size(json_object_get(schema, "required")), 1); /* not twice */
     json_decref(schema);
     assert_false(admitted(always, NULL));
     assert_false(admitted(always, "{}"));
     assert_false(admitted(always, "{\"kind\": null}"));
     assert_true(admitted(always, "{\"kind\": \"decision\"}"));
-    json_t *on_create = json_loads("{\"require\": {\"kind\": {\"action\": [\"create\", \"update\"]}}}",
-                                   0, NULL);
-    schema = gw_policy_schema(json_loads("{\"type\": \"object\"}", 0, NULL), GW_GUARD_NONE, on_create, NULL);
-    json_t *want = json_loads("[{\"if\": {\"properties\": {\"action\": {\"enum\": [\"create\", \"update\"]}},"
-                              " \"required\": [\"action\"]}, \"then\": {\"required\": [\"kind\"]}}]",
-                              0, NULL);
+    json_t *on_create =
+        json_loads("{\"require\": {\"kind\": {\"action\": [\"create\", \"update\"]}}}", 0, NULL);
+    schema = gw_policy_schema(json_loads("{\"type\": \"object\"}", 0, NULL), GW_GUARD_NONE,
+                              on_create, NULL);
+    json_t *want =
+        json_loads("[{\"if\": {\"properties\": {\"action\": {\"enum\": [\"create\", \"update\"]}},"
+                   " \"required\": [\"action\"]}, \"then\": {\"required\": [\"kind\"]}}]",
+                   0, NULL);
     assert_true(json_equal(json_object_get(schema, "allOf"), want));
     assert_null(json_object_get(schema, "required"));
     json_decref(want);
@@ -159,16 +162,19 @@ static void conditional_confirm(void **state)
     bool kept = true;
     const int admitted = -1, asked = TE_CONFIRMATION_REQUIRED;
     assert_int_equal(confirm_verdict(guard, policy, "{\"action\": \"list\"}", &kept), admitted);
-    assert_int_equal(confirm_verdict(guard, policy, "{\"action\": \"list\", \"confirmed\": true}",
-                                     &kept), admitted);
+    assert_int_equal(
+        confirm_verdict(guard, policy, "{\"action\": \"list\", \"confirmed\": true}", &kept),
+        admitted);
     assert_false(kept);
     kept = true;
-    assert_int_equal(confirm_verdict(guard, policy, "{\"action\": \"list\", \"confirmed\": \"no\"}",
-                                     &kept), admitted);
+    assert_int_equal(
+        confirm_verdict(guard, policy, "{\"action\": \"list\", \"confirmed\": \"no\"}", &kept),
+        admitted);
     assert_false(kept);
     kept = true;
-    assert_int_equal(confirm_verdict(guard, policy, "{\"action\": \"create\", \"confirmed\": true}",
-                                     &kept), admitted);
+    assert_int_equal(
+        confirm_verdict(guard, policy, "{\"action\": \"create\", \"confirmed\": true}", &kept),
+        admitted);
     assert_false(kept);
     static const char *const refused[] = {
         "{\"action\": \"create\"}",
@@ -190,20 +196,23 @@ static void conditional_confirm(void **state)
         if (confirm_verdict(guard, policy, refused[i], NULL) != asked)
             fail_msg("case %zu (%s) was not asked to confirm", i, refused[i] ? refused[i] : "NULL");
     /* the plain confirm still asks every time */
-    assert_int_equal(confirm_verdict(GW_GUARD_CONFIRM, NULL, "{\"action\": \"list\"}", NULL), asked);
+    assert_int_equal(confirm_verdict(GW_GUARD_CONFIRM, NULL, "{\"action\": \"list\"}", NULL),
+                     asked);
 
     /* the schema: confirmed is offered, required only when the action is one of the values */
-    json_t *schema = gw_policy_schema(json_loads("{\"type\": \"object\", \"required\": [\"action\"]}",
-                                                 0, NULL), guard, policy, NULL);
+    json_t *schema =
+        gw_policy_schema(json_loads("{\"type\": \"object\", \"required\": [\"action\"]}", 0, NULL),
+                         guard, policy, NULL);
     json_t *confirmed = json_object_get(json_object_get(schema, "properties"), "confirmed");
     assert_string_equal(json_string_value(json_object_get(confirmed, "type")), "boolean");
     const char *text = json_string_value(json_object_get(confirmed, "description"));
     assert_non_null(text);
     assert_non_null(strstr(text, "when action is create, update or remove"));
-    json_t *want = json_loads("{\"required\": [\"action\"], \"allOf\": [{\"if\": {\"properties\":"
-                              " {\"action\": {\"enum\": [\"create\", \"update\", \"remove\"]}},"
-                              " \"required\": [\"action\"]}, \"then\": {\"required\": [\"confirmed\"]}}]}",
-                              0, NULL);
+    json_t *want =
+        json_loads("{\"required\": [\"action\"], \"allOf\": [{\"if\": {\"properties\":"
+                   " {\"action\": {\"enum\": [\"create\", \"update\", \"remove\"]}},"
+                   " \"required\": [\"action\"]}, \"then\": {\"required\": [\"confirmed\"]}}]}",
+                   0, NULL);
     assert_true(json_equal(json_object_get(schema, "required"), json_object_get(want, "required")));
     assert_true(json_equal(json_object_get(schema, "allOf"), json_object_get(want, "allOf")));
     json_decref(want);
@@ -242,25 +251,27 @@ static void drop_removes_nested_names(void **state)
         "    \"deliver\": {}},"
         "   \"dependentRequired\": {\"retries\": [\"model\"], \"model\": [\"retries\"]}},"
         "  \"steps\": {\"type\": \"array\", \"items\": {\"type\": \"object\","
-        "   \"properties\": {\"name\": {}, \"base_url\": {}}, \"required\": [\"name\", \"base_url\"]}},"
+        "   \"properties\": {\"name\": {}, \"base_url\": {}}, \"required\": [\"name\", "
+        "\"base_url\"]}},"
         "  \"properties\": {\"type\": \"object\", \"properties\": {\"model\": {}, \"keep\": {}}},"
         "  \"required\": {\"type\": \"string\"}},"
         " \"anyOf\": [{\"required\": [\"model\"]}, {\"properties\": {\"provider\": {}}}],"
-        " \"$defs\": {\"o\": {\"properties\": {\"model\": {}, \"x\": {}}, \"required\": [\"model\", \"x\"]}}}",
+        " \"$defs\": {\"o\": {\"properties\": {\"model\": {}, \"x\": {}}, \"required\": "
+        "[\"model\", \"x\"]}}}",
         "{\"drop\": [\"model\", \"base_url\", \"provider\"], \"fix\": {\"deliver\": \"local\"}}");
-    json_t *want = json_loads(
-        "{\"type\": \"object\", \"required\": [\"target\", \"options\"],"
-        " \"properties\": {\"target\": {\"type\": \"string\"},"
-        "  \"options\": {\"type\": \"object\", \"required\": [\"retries\"],"
-        "   \"properties\": {\"retries\": {\"type\": \"integer\"}},"
-        "   \"dependentRequired\": {\"retries\": []}},"
-        "  \"steps\": {\"type\": \"array\", \"items\": {\"type\": \"object\","
-        "   \"properties\": {\"name\": {}}, \"required\": [\"name\"]}},"
-        "  \"properties\": {\"type\": \"object\", \"properties\": {\"keep\": {}}},"
-        "  \"required\": {\"type\": \"string\"}},"
-        " \"anyOf\": [{\"properties\": {}}],"
-        " \"$defs\": {\"o\": {\"properties\": {\"x\": {}}, \"required\": [\"x\"]}}}",
-        0, NULL);
+    json_t *want =
+        json_loads("{\"type\": \"object\", \"required\": [\"target\", \"options\"],"
+                   " \"properties\": {\"target\": {\"type\": \"string\"},"
+                   "  \"options\": {\"type\": \"object\", \"required\": [\"retries\"],"
+                   "   \"properties\": {\"retries\": {\"type\": \"integer\"}},"
+                   "   \"dependentRequired\": {\"retries\": []}},"
+                   "  \"steps\": {\"type\": \"array\", \"items\": {\"type\": \"object\","
+                   "   \"properties\": {\"name\": {}}, \"required\": [\"name\"]}},"
+                   "  \"properties\": {\"type\": \"object\", \"properties\": {\"keep\": {}}},"
+                   "  \"required\": {\"type\": \"string\"}},"
+                   " \"anyOf\": [{\"properties\": {}}],"
+                   " \"$defs\": {\"o\": {\"properties\": {\"x\": {}}, \"required\": [\"x\"]}}}",
+                   0, NULL);
     assert_non_null(want);
     if (!json_equal(schema, want)) {
         char *got = json_dumps(schema, JSON_SORT_KEYS);
@@ -269,8 +280,9 @@ static void drop_removes_nested_names(void **state)
     json_decref(want);
     json_decref(schema);
     /* without drop or fix nothing nested changes */
-    schema = exposed("{\"properties\": {\"o\": {\"properties\": {\"model\": {}}, \"required\": [\"model\"]}}}",
-                     "{\"max_length\": {\"o\": 3}}");
+    schema = exposed(
+        "{\"properties\": {\"o\": {\"properties\": {\"model\": {}}, \"required\": [\"model\"]}}}",
+        "{\"max_length\": {\"o\": 3}}");
     json_t *o = json_object_get(json_object_get(schema, "properties"), "o");
     assert_non_null(json_object_get(json_object_get(o, "properties"), "model"));
     assert_int_equal(json_array_size(json_object_get(o, "required")), 1);
@@ -337,14 +349,17 @@ static void drop_keeps_branches_meaning(void **state)
                 " \"dependentSchemas\": {\"model\": {\"required\": [\"a\"]}},"
                 " \"dependentRequired\": {\"a\": [\"model\"]}}",
                 "{\"dependencies\": {\"a\": [\"b\"], \"c\": {\"properties\": {\"d\": {}}}},"
-                " \"dependentSchemas\": {}, \"dependentRequired\": {\"a\": []}}", false);
+                " \"dependentSchemas\": {}, \"dependentRequired\": {\"a\": []}}",
+                false);
     /* A fixed name is set by the gateway at the top (a branch requiring it there holds), and
      * refused deeper (one requiring it there never does). */
     applied("{\"fix\": {\"deliver\": \"local\"}}",
             "{\"anyOf\": [{\"required\": [\"deliver\"]}, {\"required\": [\"a\"]}],"
-            " \"properties\": {\"o\": {\"anyOf\": [{\"required\": [\"deliver\"]}, {\"required\": [\"a\"]}]}}}",
+            " \"properties\": {\"o\": {\"anyOf\": [{\"required\": [\"deliver\"]}, {\"required\": "
+            "[\"a\"]}]}}}",
             "{\"anyOf\": [{}, {\"required\": [\"a\"]}],"
-            " \"properties\": {\"o\": {\"anyOf\": [{\"required\": [\"a\"]}]}}}", false);
+            " \"properties\": {\"o\": {\"anyOf\": [{\"required\": [\"a\"]}]}}}",
+            false);
 }
 
 int main(void)

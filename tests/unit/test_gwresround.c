@@ -9,15 +9,15 @@
 
 #include <jansson.h>
 
-#include "gwcore.h"
 #include "gwcall.h"
+#include "gwcore.h"
 #include "gwexpose.h"
 #include "gwsurface.h"
-#include "relay.h"
-#include "upstream.h"
 #include "loop.h"
 #include "mcp.h"
+#include "relay.h"
 #include "strmap.h"
+#include "upstream.h"
 
 /* ---- the url upstream's transport (fake_httpup.h), as this test wants it ---- */
 
@@ -39,8 +39,12 @@ static bool fake_httpup_send(json_t *msg)
 #define DOC "doc://x"
 static struct loop *loop;
 static struct gateway g;
-static struct gw_upstream cfg = {.name = "up", .kind = GW_HTTP, .url = "http://127.0.0.1:1/mcp",
-                                 .prefix = "up__", .timeout_s = 60, .max_in_flight = 16,
+static struct gw_upstream cfg = {.name = "up",
+                                 .kind = GW_HTTP,
+                                 .url = "http://127.0.0.1:1/mcp",
+                                 .prefix = "up__",
+                                 .timeout_s = 60,
+                                 .max_in_flight = 16,
                                  .resources = true};
 static struct upstream u;
 
@@ -51,15 +55,25 @@ static int setup(void **state)
     struct mcp_opts o = {.name = "t", .version = "1"};
     g.loop = loop;
     g.mcp = mcp_new(loop, &o);
-    u = (struct upstream){.gw = &g, .cfg = &cfg, .loop = loop, .state = UP_READY, .modern = true,
-                          .http = httpup_new(&cfg, loop, NULL, &u), .pending = strmap_new(),
-                          .held = strmap_new(), .rounds = strmap_new(),
+    u = (struct upstream){.gw = &g,
+                          .cfg = &cfg,
+                          .loop = loop,
+                          .state = UP_READY,
+                          .modern = true,
+                          .http = httpup_new(&cfg, loop, NULL, &u),
+                          .pending = strmap_new(),
+                          .held = strmap_new(),
+                          .rounds = strmap_new(),
                           .resources = json_pack("[{s:s}]", "uri", DOC),
-                          .templates = json_array(), .prompts = json_array()};
+                          .templates = json_array(),
+                          .prompts = json_array()};
     g.ups = &u;
     g.nup = 1;
-    struct gw_plan_upstream in = {.cfg = &cfg, .tools = NULL, .resources = u.resources,
-                                  .templates = u.templates, .prompts = u.prompts};
+    struct gw_plan_upstream in = {.cfg = &cfg,
+                                  .tools = NULL,
+                                  .resources = u.resources,
+                                  .templates = u.templates,
+                                  .prompts = u.prompts};
     struct gw_plan plan;
     gw_plan_surface(&in, 1, NULL, 0, &plan);
     bool ok = gw_resources_expose(&g, &plan);
@@ -83,8 +97,8 @@ static int teardown(void **state)
     return 0;
 }
 
-#define META                                                                                   \
-    "\"_meta\":{\"io.modelcontextprotocol/protocolVersion\":\"2026-07-28\","                  \
+#define META                                                                                       \
+    "\"_meta\":{\"io.modelcontextprotocol/protocolVersion\":\"2026-07-28\","                       \
     "\"io.modelcontextprotocol/clientCapabilities\":{\"elicitation\":{\"form\":{}}}}"
 
 /* The upstream answers the request it got last with result (JSON text). */
@@ -132,10 +146,10 @@ static json_int_t error_code(json_t *j)
 static void a_round_whose_retry_was_never_sent_is_given_back(void **state)
 {
     (void)state;
-    json_t *first = read_doc(
-        "", "{\"resultType\":\"input_required\",\"requestState\":\"s1\",\"inputRequests\":"
-            "{\"ok\":{\"method\":\"elicitation/create\",\"params\":{\"message\":\"Sure?\","
-            "\"requestedSchema\":{\"type\":\"object\"}}}}}");
+    json_t *first =
+        read_doc("", "{\"resultType\":\"input_required\",\"requestState\":\"s1\",\"inputRequests\":"
+                     "{\"ok\":{\"method\":\"elicitation/create\",\"params\":{\"message\":\"Sure?\","
+                     "\"requestedSchema\":{\"type\":\"object\"}}}}}");
     json_t *res = json_object_get(first, "result");
     assert_string_equal(json_string_value(json_object_get(res, "resultType")), "input_required");
     const char *rs = json_string_value(json_object_get(res, "requestState"));
@@ -153,9 +167,9 @@ static void a_round_whose_retry_was_never_sent_is_given_back(void **state)
     send_works = true;
     assert_ptr_equal(last_sent, before);
     assert_int_equal(error_code(failed), -32603);
-    assert_non_null(strstr(json_string_value(json_object_get(json_object_get(failed, "error"),
-                                                             "message")),
-                           "is not available"));
+    assert_non_null(
+        strstr(json_string_value(json_object_get(json_object_get(failed, "error"), "message")),
+               "is not available"));
 
     /* The same answers go again: the round is still open (before the fix this retry was
      * refused at once, -32602), and the upstream gets them with its state. */

@@ -169,7 +169,7 @@ static double seconds_since(const struct timespec *t0)
 static void repeated_prefixes_scan_in_linear_time(void **state)
 {
     (void)state;
-    static const char *const shapes[] = {"sk-",   "ghp_",  "github_pat_", "xoxb-",
+    static const char *const shapes[] = {"sk-",    "ghp_",  "github_pat_", "xoxb-",
                                          "glpat-", "AIza-", "ghp_ab"};
     enum { SIZE = 2 * 1024 * 1024 };
     char *s = malloc(SIZE + 1);

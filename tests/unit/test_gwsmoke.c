@@ -1,13 +1,13 @@
-/* Unit tests for gw_smoke_result_failed (gwsmoke.c): which successful tools/call results a smoke call
- * counts as failed (isError, a nested provider error in structuredContent or in a text item
+/* Unit tests for gw_smoke_result_failed (gwsmoke.c): which successful tools/call results a smoke
+ * call counts as failed (isError, a nested provider error in structuredContent or in a text item
  * holding JSON, as the Hermes gateway has them) and which it does not (plain text, error: null,
  * ordinary data), and that the reason names where the error was, never its value. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
-#include <cmocka.h>
 #include <string.h>
+#include <cmocka.h>
 
 #include "upstream.h"
 
@@ -27,14 +27,17 @@ static void test_fails(void **state)
         {"{\"isError\":true,\"content\":[]}", "the result has isError: true"},
         {"{\"content\":[],\"structuredContent\":{\"error\":\"key sk-1 rejected\"}}",
          "a nested error in structuredContent.error"},
-        {"{\"content\":[{\"type\":\"text\",\"text\":\"{\\\"success\\\":false,\\\"error\\\":\\\"sk-2\\\"}\"}]}",
+        {"{\"content\":[{\"type\":\"text\",\"text\":\"{\\\"success\\\":false,\\\"error\\\":\\\"sk-"
+         "2\\\"}\"}]}",
          "a nested error in content[0] (JSON text): success"},
-        {"{\"content\":[{\"type\":\"text\",\"text\":\"ok\"},{\"type\":\"text\",\"text\":\" {\\\"results\\\":[{\\\"url\\\":\\\"u\\\",\\\"error\\\":\\\"sk-3\\\"}]}\"}]}",
+        {"{\"content\":[{\"type\":\"text\",\"text\":\"ok\"},{\"type\":\"text\",\"text\":\" "
+         "{\\\"results\\\":[{\\\"url\\\":\\\"u\\\",\\\"error\\\":\\\"sk-3\\\"}]}\"}]}",
          "a nested error in content[1] (JSON text): results[0].error"},
         {"{\"structuredContent\":{\"data\":{\"status\":\"failed\"}}}",
          "a nested error in structuredContent.data.status"},
         {"{\"structuredContent\":{\"ok\":false}}", "a nested error in structuredContent.ok"},
-        {"{\"structuredContent\":{\"errors\":[\"x\"]}}", "a nested error in structuredContent.errors"},
+        {"{\"structuredContent\":{\"errors\":[\"x\"]}}",
+         "a nested error in structuredContent.errors"},
     };
     char why[200];
     (void)state;
@@ -51,7 +54,8 @@ static void test_passes(void **state)
         "{\"content\":[{\"type\":\"text\",\"text\":\"Echo: ready\"}]}",
         "{\"content\":[{\"type\":\"text\",\"text\":\"Error handling is explained here\"}]}",
         "{\"content\":[],\"structuredContent\":{\"error\":null,\"errors\":[],\"success\":true}}",
-        "{\"content\":[{\"type\":\"text\",\"text\":\"{\\\"results\\\":[{\\\"error\\\":\\\"\\\"}]}\"}]}",
+        "{\"content\":[{\"type\":\"text\",\"text\":\"{\\\"results\\\":[{\\\"error\\\":\\\"\\\"}]}"
+        "\"}]}",
         "{\"content\":[{\"type\":\"text\",\"text\":\"{not json\"}]}",
         "{\"isError\":false,\"content\":[],\"structuredContent\":{\"status\":\"done\"}}",
         /* deeper than the search goes: not looked at */

@@ -14,17 +14,18 @@
 
 static struct gw_upstream cfg(const char *name, const char *prefix, const char *include)
 {
-    return (struct gw_upstream){.name = name, .prefix = prefix,
+    return (struct gw_upstream){.name = name,
+                                .prefix = prefix,
                                 .include = include ? json_pack("[s]", include) : NULL,
-                                .resources = true, .prompts = true};
+                                .resources = true,
+                                .prompts = true};
 }
 
 static const struct gw_plan_item *find(const struct gw_plan *p, enum gw_plan_kind kind, size_t up,
                                        const char *name)
 {
     for (size_t i = 0; i < p->n; i++)
-        if (p->items[i].kind == kind && p->items[i].up == up &&
-            strcmp(p->items[i].name, name) == 0)
+        if (p->items[i].kind == kind && p->items[i].up == up && strcmp(p->items[i].name, name) == 0)
             return &p->items[i];
     fail_msg("no item %s", name);
     return NULL;
@@ -33,14 +34,13 @@ static const struct gw_plan_item *find(const struct gw_plan *p, enum gw_plan_kin
 static void tools_verdicts_names_and_collisions(void **state)
 {
     (void)state;
-    struct gw_upstream a = cfg("a", "x_", "*"), b = cfg("b", "x_", "s*"),
-                       c = cfg("c", "", NULL);
+    struct gw_upstream a = cfg("a", "x_", "*"), b = cfg("b", "x_", "s*"), c = cfg("c", "", NULL);
     json_t *ta = json_pack("[{s:s},{s:s},{s:s}]", "name", "search", "name", "bad name", "name",
                            "whoami"),
            *tb = json_pack("[{s:s},{s:s}]", "name", "search", "name", "list"),
            *tc = json_pack("[{s:s}]", "name", "x");
-    struct gw_plan_upstream in[] = {{.cfg = &a, .tools = ta}, {.cfg = &b, .tools = tb},
-                                    {.cfg = &c, .tools = tc}};
+    struct gw_plan_upstream in[] = {
+        {.cfg = &a, .tools = ta}, {.cfg = &b, .tools = tb}, {.cfg = &c, .tools = tc}};
     const char *taken[] = {"x_whoami"};
     struct gw_plan p;
     gw_plan_surface(in, 3, taken, 1, &p);
@@ -136,8 +136,7 @@ static void uris_and_templates_share_one_space(void **state)
     assert_int_equal(it->status, GW_PLAN_UNFIT);
     assert_false(gw_plan_refused(it)); /* skipped with a warning, not a refusal */
     assert_int_equal(find(&p, GW_PLAN_RESOURCE, 0, long_uri)->status, GW_PLAN_UNFIT);
-    assert_int_equal(find(&p, GW_PLAN_TEMPLATE, 0, "file:///{name}.txt")->status,
-                     GW_PLAN_EXPOSED);
+    assert_int_equal(find(&p, GW_PLAN_TEMPLATE, 0, "file:///{name}.txt")->status, GW_PLAN_EXPOSED);
     it = find(&p, GW_PLAN_TEMPLATE, 0, "file:///{+path}");
     assert_int_equal(it->status, GW_PLAN_UNFIT);
     assert_string_equal(it->unfit, "only {name} parts are served, not RFC 6570 operators");

@@ -3,8 +3,8 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
-#include <cmocka.h>
 #include <string.h>
+#include <cmocka.h>
 
 #include "hdr.h"
 
@@ -14,11 +14,11 @@ static void list_finds_tokens(void **state)
 {
     (void)state;
     const char *accept = "application/json, text/event-stream";
-    assert_true(hdr_list_has(accept, "application/json"));   /* first */
-    assert_true(hdr_list_has(accept, "text/event-stream"));  /* after ", " */
+    assert_true(hdr_list_has(accept, "application/json"));               /* first */
+    assert_true(hdr_list_has(accept, "text/event-stream"));              /* after ", " */
     assert_true(hdr_list_has("text/event-stream", "text/event-stream")); /* alone */
-    assert_true(hdr_list_has("a,b,c", "c"));                  /* no spaces */
-    assert_true(hdr_list_has(" ,\t, close \t", "close"));     /* empty members, blanks */
+    assert_true(hdr_list_has("a,b,c", "c"));                             /* no spaces */
+    assert_true(hdr_list_has(" ,\t, close \t", "close"));                /* empty members, blanks */
     assert_false(hdr_list_has(accept, "text/html"));
     assert_false(hdr_list_has("", "close"));
 }
@@ -37,10 +37,10 @@ static void list_matches_whole_tokens_only(void **state)
 {
     (void)state;
     assert_false(hdr_list_has("text/event-streams", "text/event-stream")); /* longer */
-    assert_false(hdr_list_has("application/jso", "application/json"));    /* shorter */
+    assert_false(hdr_list_has("application/jso", "application/json"));     /* shorter */
     assert_false(hdr_list_has("keep-alive", "alive"));                     /* inner part */
     assert_false(hdr_list_has("xclose, open", "close"));
-    assert_false(hdr_list_has("text/html;x=close", "close"));    /* a parameter, not a member */
+    assert_false(hdr_list_has("text/html;x=close", "close")); /* a parameter, not a member */
     assert_false(hdr_list_has("text/html; close", "close"));
     assert_false(hdr_list_has("application/json x", "application/json"));
 }
@@ -117,7 +117,7 @@ static void hostport_bad_ports(void **state)
     hostport_bad("example.com:99999");
     hostport_bad("example.com:abc");
     hostport_bad("example.com:80a");
-    hostport_bad("example.com:");      /* empty after the colon */
+    hostport_bad("example.com:");       /* empty after the colon */
     hostport_bad("example.com:000080"); /* six digits */
     hostport_bad("example.com:100000");
     hostport_bad("example.com:+80");
@@ -133,18 +133,18 @@ static void hostport_bad_hosts(void **state)
 {
     (void)state;
     hostport_bad("");
-    hostport_bad(":80");     /* empty host */
+    hostport_bad(":80"); /* empty host */
     hostport_bad("[]");
     hostport_bad("[]:80");
-    hostport_bad("[::1");    /* no "]" */
-    hostport_bad("[::1]x");  /* junk after "]" */
+    hostport_bad("[::1");   /* no "]" */
+    hostport_bad("[::1]x"); /* junk after "]" */
     hostport_bad("[::1]8080");
     hostport_bad("[::1]]");
     hostport_bad("[::1] ");
-    hostport_bad("[::g]");   /* not hex */
+    hostport_bad("[::g]"); /* not hex */
     hostport_bad("[::1%eth0]");
     hostport_bad("[a b]");
-    hostport_bad("::1");     /* a bare v6 address is a bad host:port */
+    hostport_bad("::1"); /* a bare v6 address is a bad host:port */
     hostport_bad("ex ample.com");
     hostport_bad(" example.com");
     hostport_bad("example.com ");
@@ -155,9 +155,12 @@ static void hostport_bad_hosts(void **state)
     hostport_bad("a\tb");
     hostport_bad("a\rb");
     hostport_bad("a\nb");
-    hostport_bad("a\x01" "b");
-    hostport_bad("a\x1f" "b");
-    hostport_bad("a\x7f" "b");
+    hostport_bad("a\x01"
+                 "b");
+    hostport_bad("a\x1f"
+                 "b");
+    hostport_bad("a\x7f"
+                 "b");
     hostport_bad("caf\xc3\xa9.example"); /* non-ASCII */
     hostport_bad("a%2fb");
     hostport_bad("a\\b");
@@ -207,7 +210,7 @@ static void origin_refused(void **state)
     origin_bad("file:///etc/passwd");
     origin_bad("ftp://example.com");
     origin_bad("chrome-extension://abcdef");
-    origin_bad("localhost:8765");  /* missing scheme */
+    origin_bad("localhost:8765"); /* missing scheme */
     origin_bad("//localhost");
     origin_bad("http:/localhost");
     origin_bad("http//localhost");

@@ -3,9 +3,9 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
-#include <cmocka.h>
 #include <stdio.h>
 #include <string.h>
+#include <cmocka.h>
 
 #include "jrpc.h"
 #include "utf8.h"
@@ -63,12 +63,12 @@ static void classify_kinds(void **state)
 static void classify_rejects_bad_envelopes(void **state)
 {
     static const char *bad[] = {
-        "{\"id\":1,\"method\":\"ping\"}",                         /* no jsonrpc */
-        "{\"jsonrpc\":\"1.0\",\"id\":1,\"method\":\"ping\"}",      /* wrong version */
-        "{\"jsonrpc\":\"2.0\",\"id\":1.5,\"method\":\"ping\"}",    /* fractional id */
-        "{\"jsonrpc\":\"2.0\",\"id\":null,\"method\":\"ping\"}",   /* null id */
-        "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":5}",             /* method not a string */
-        "{\"jsonrpc\":\"2.0\",\"id\":1}",                         /* nothing */
+        "{\"id\":1,\"method\":\"ping\"}",                           /* no jsonrpc */
+        "{\"jsonrpc\":\"1.0\",\"id\":1,\"method\":\"ping\"}",       /* wrong version */
+        "{\"jsonrpc\":\"2.0\",\"id\":1.5,\"method\":\"ping\"}",     /* fractional id */
+        "{\"jsonrpc\":\"2.0\",\"id\":null,\"method\":\"ping\"}",    /* null id */
+        "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":5}",              /* method not a string */
+        "{\"jsonrpc\":\"2.0\",\"id\":1}",                           /* nothing */
         "{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":1,\"error\":{}}", /* both */
     };
     struct jrpc_why why;

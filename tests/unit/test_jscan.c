@@ -20,8 +20,8 @@ static void id_and_kind_from_the_head(void **state)
 {
     (void)state;
     enum jscan_kind kind;
-    json_t *id = scan("{\"jsonrpc\":\"2.0\",\"id\":7,\"result\":{\"content\":[{\"text\":\"aaa",
-                      "", &kind);
+    json_t *id =
+        scan("{\"jsonrpc\":\"2.0\",\"id\":7,\"result\":{\"content\":[{\"text\":\"aaa", "", &kind);
     assert_true(json_is_integer(id));
     assert_int_equal(json_integer_value(id), 7);
     assert_int_equal(kind, JSCAN_RESPONSE);
@@ -57,8 +57,8 @@ static void id_from_the_tail(void **state)
 {
     (void)state;
     enum jscan_kind kind;
-    json_t *id = scan("{\"result\":{\"content\":\"aaaa",
-                      "aaaa\"}},\"jsonrpc\":\"2.0\",\"id\":41}\n", &kind);
+    json_t *id =
+        scan("{\"result\":{\"content\":\"aaaa", "aaaa\"}},\"jsonrpc\":\"2.0\",\"id\":41}\n", &kind);
     assert_int_equal(json_integer_value(id), 41);
     assert_int_equal(kind, JSCAN_RESPONSE);
     json_decref(id);

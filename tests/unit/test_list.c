@@ -4,8 +4,8 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
-#include <cmocka.h>
 #include <stdlib.h>
+#include <cmocka.h>
 
 #include "list.h"
 
@@ -20,7 +20,8 @@ static const char *values(const struct list *anchor)
     static char out[32];
     size_t n = 0;
     const struct list *prev = anchor;
-    LIST_FOREACH(node, anchor) {
+    LIST_FOREACH(node, anchor)
+    {
         assert_ptr_equal(node->prev, prev);
         prev = node;
         out[n++] = (char)('0' + list_entry(node, struct item, link)->v);
@@ -87,7 +88,8 @@ static void safe_iteration_frees(void **state)
         p->v = i;
         list_push_back(&l, &p->link);
     }
-    LIST_FOREACH_SAFE(node, &l) { /* drop the odd ones while walking */
+    LIST_FOREACH_SAFE(node, &l)
+    { /* drop the odd ones while walking */
         struct item *p = list_entry(node, struct item, link);
         if (p->v % 2) {
             list_unlink(node);
@@ -95,7 +97,8 @@ static void safe_iteration_frees(void **state)
         }
     }
     assert_string_equal(values(&l), "024");
-    LIST_FOREACH_SAFE(node, &l) {
+    LIST_FOREACH_SAFE(node, &l)
+    {
         list_unlink(node);
         free(list_entry(node, struct item, link));
     }

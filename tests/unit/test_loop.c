@@ -3,9 +3,9 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
-#include <cmocka.h>
 #include <sys/epoll.h>
 #include <unistd.h>
+#include <cmocka.h>
 
 #include "loop.h"
 
@@ -40,7 +40,11 @@ static void fire1(struct loop *l, void *arg)
     loop_timer_cancel(t->victim); /* cancel another timer from inside a callback */
     loop_stop(l);
 }
-static void fire2(struct loop *l, void *arg) { (void)l, (void)arg; fired[2] = 1; }
+static void fire2(struct loop *l, void *arg)
+{
+    (void)l, (void)arg;
+    fired[2] = 1;
+}
 
 static void timers_fire_in_due_order_and_cancel_works(void **state)
 {
@@ -140,8 +144,7 @@ static void many_timers_stay_ordered(void **state)
     static struct ordered o[200];
     int log[200], n = 0;
     for (int i = 0; i < 200; i++) {
-        o[i] = (struct ordered){.due = (i * 37) % 50, .seq = i, .log = log, .n = &n,
-                                .expect = 100};
+        o[i] = (struct ordered){.due = (i * 37) % 50, .seq = i, .log = log, .n = &n, .expect = 100};
         t[i] = loop_timer_add(l, (uint64_t)o[i].due, record, &o[i]);
     }
     /* cancel every odd one, from the back: the heap must stay a heap */

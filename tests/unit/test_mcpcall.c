@@ -1,16 +1,16 @@
 /* Unit tests for the call lifecycle in the MCP engine (src/mcp/call.c): answer, progress,
  * deadline, hang-up, abort while streaming, and who may cancel. The seam is the link:
  * fake_hreq.h defines the hreq_* functions the engine calls, so no socket is involved. */
+#include <jansson.h>
 #include <setjmp.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
-#include <cmocka.h>
-#include <jansson.h>
-#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <cmocka.h>
 
 #include "httpd.h"
 #include "loop.h"
@@ -46,22 +46,24 @@ static struct loop *loop;
 
 static struct mcp_server *server(struct probe *p, bool sessions, unsigned timeout_ms)
 {
-    struct mcp_opts o = {.name = "t", .version = "1", .sessions = sessions,
-                         .call_timeout_ms = timeout_ms};
+    struct mcp_opts o = {
+        .name = "t", .version = "1", .sessions = sessions, .call_timeout_ms = timeout_ms};
     struct mcp_server *s = mcp_new(loop, &o);
-    struct mcp_tool_def d = {.name = "hold", .input_schema = json_pack("{s:s}", "type", "object"),
-                             .handler = hold, .arg = p};
+    struct mcp_tool_def d = {.name = "hold",
+                             .input_schema = json_pack("{s:s}", "type", "object"),
+                             .handler = hold,
+                             .arg = p};
     mcp_add_tool(s, &d);
     return s;
 }
 
 static const char *JSON_ONLY = "application/json";
 static const char *SSE = "application/json, text/event-stream";
-#define CALL(id, extra) \
-    "{\"jsonrpc\":\"2.0\",\"id\":" id ",\"method\":\"tools/call\",\"params\":{\"name\":\"hold\"" \
-    extra "}}"
+#define CALL(id, extra)                                                                            \
+    "{\"jsonrpc\":\"2.0\",\"id\":" id                                                              \
+    ",\"method\":\"tools/call\",\"params\":{\"name\":\"hold\"" extra "}}"
 #define WITH_TOKEN ",\"_meta\":{\"progressToken\":\"tok\"}"
-#define CANCEL(id) \
+#define CANCEL(id)                                                                                 \
     "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/cancelled\",\"params\":{\"requestId\":" id "}}"
 
 static void post(struct mcp_server *s, struct hreq *r, const char *accept, const char *session,

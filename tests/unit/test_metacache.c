@@ -5,15 +5,15 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
-#include <cmocka.h>
 #include <stdio.h>
 #include <string.h>
+#include <cmocka.h>
 
 #include "metacache.h"
 
-#define META                                                                                   \
-    "{\"io.modelcontextprotocol/protocolVersion\":\"2026-07-28\","                             \
-    "\"io.modelcontextprotocol/clientCapabilities\":{},"                                       \
+#define META                                                                                       \
+    "{\"io.modelcontextprotocol/protocolVersion\":\"2026-07-28\","                                 \
+    "\"io.modelcontextprotocol/clientCapabilities\":{},"                                           \
     "\"io.modelcontextprotocol/clientInfo\":{\"name\":\"c\",\"version\":\"1\"}}"
 
 /* Parses body both ways, checks they agree, and returns metacache_parse's result. */
@@ -49,15 +49,26 @@ static void repeated_meta_is_shared(void **state)
     (void)state;
     struct meta_cache *c = metacache_new();
     struct jrpc_why why;
-    json_t *a = both(c, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/list\",\"params\":{\"_meta\":" META "}}", &why);
-    json_t *b = both(c, "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"tools/call\",\"params\":{\"name\":\"x\","
-                        "\"arguments\":{\"s\":\"\\\\\\\"}\"},\"_meta\":" META "}}", &why);
+    json_t *a = both(
+        c,
+        "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/list\",\"params\":{\"_meta\":" META "}}",
+        &why);
+    json_t *b =
+        both(c,
+             "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"tools/call\",\"params\":{\"name\":\"x\","
+             "\"arguments\":{\"s\":\"\\\\\\\"}\"},\"_meta\":" META "}}",
+             &why);
     assert_non_null(a);
     assert_non_null(b);
     assert_ptr_equal(meta_of(a), meta_of(b)); /* parsed once */
-    assert_string_equal(json_string_value(json_object_get(json_object_get(json_object_get(b, "params"), "arguments"), "s")), "\\\"}");
+    assert_string_equal(json_string_value(json_object_get(
+                            json_object_get(json_object_get(b, "params"), "arguments"), "s")),
+                        "\\\"}");
     /* Another client's _meta is its own object. */
-    json_t *d = both(c, "{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"tools/list\",\"params\":{\"_meta\":{\"x\":1}}}", &why);
+    json_t *d = both(
+        c,
+        "{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"tools/list\",\"params\":{\"_meta\":{\"x\":1}}}",
+        &why);
     assert_ptr_not_equal(meta_of(a), meta_of(d));
     json_decref(a);
     json_decref(b);
@@ -70,8 +81,9 @@ static void progress_token_is_not_kept(void **state)
     (void)state;
     struct meta_cache *c = metacache_new();
     struct jrpc_why why;
-    const char *body = "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/call\",\"params\":{\"name\":\"x\","
-                       "\"_meta\":{\"progressToken\":7}}}";
+    const char *body =
+        "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/call\",\"params\":{\"name\":\"x\","
+        "\"_meta\":{\"progressToken\":7}}}";
     json_t *a = both(c, body, &why), *b = both(c, body, &why);
     assert_ptr_not_equal(meta_of(a), meta_of(b));
     json_decref(a);
@@ -86,7 +98,8 @@ static void odd_bodies_read_as_jansson_reads_them(void **state)
     (void)state;
     static const char *const bodies[] = {
         "{\"params\":{\"_meta\":" META "},\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/list\"}",
-        "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/list\",\"params\":{\"_meta\":" META "},\"params\":{}}",
+        "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/list\",\"params\":{\"_meta\":" META
+        "},\"params\":{}}",
         "{\"jsonrpc\":\"2.0\",\"id\":1,\"params\":{\"_meta\":" META "},\"p\\u0061rams\":{}}",
         "{\"jsonrpc\":\"2.0\",\"id\":1,\"params\":{\"_meta\":" META ",\"_m\\u0065ta\":{}}}",
         "{\"jsonrpc\":\"2.0\",\"id\":1,\"params\":{\"_meta\":" META ",\"_meta\":" META "}}",
@@ -94,7 +107,8 @@ static void odd_bodies_read_as_jansson_reads_them(void **state)
         "{\"jsonrpc\":\"2.0\",\"id\":1,\"params\":{\"_meta\":" META "}",
         "{\"jsonrpc\":\"2.0\",\"id\":1,\"params\":{\"_meta\":{\"a\":\"}\"}} , \"method\":\"x\"}",
         " { \"params\" : { \"_meta\" : " META " } , \"id\" : 1 } ",
-        "[{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/list\",\"params\":{\"_meta\":" META "}}]",
+        "[{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/list\",\"params\":{\"_meta\":" META
+        "}}]",
         "{\"jsonrpc\":\"2.0\",\"id\":1,\"params\":{\"_meta\":[1]}}",
         "{\"jsonrpc\":\"2.0\",\"id\":1,\"params\":{\"_meta\":{\"k\\u0000\":1}}}",
         "{\"params\":{\"_meta\":" META "},}",

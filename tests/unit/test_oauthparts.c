@@ -7,12 +7,12 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
-#include <cmocka.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include <cmocka.h>
 
 #include "authserver.h"
 #include "clientmeta.h"
@@ -97,13 +97,22 @@ static void redirect_uris(void **state)
 {
     (void)state;
     static const char *const good[] = {"https://claude.ai/api/mcp/auth_callback",
-                                       "http://127.0.0.1:7777/cb", "http://localhost/cb",
-                                       "http://[::1]:9/cb", "claude://callback", "cursor://x"};
-    static const char *const bad[] = {"javascript:alert(1)", "data:text/html,x",
-                                      "http://evil.example/cb", "https://a@evil.example/",
-                                      "https://ok.example/#f", "http://127.0.0.1.evil.example/",
-                                      "http://localhost@evil.example/", "https:///nohost",
-                                      "ftp://x/", "", "https://ok.example/a b"};
+                                       "http://127.0.0.1:7777/cb",
+                                       "http://localhost/cb",
+                                       "http://[::1]:9/cb",
+                                       "claude://callback",
+                                       "cursor://x"};
+    static const char *const bad[] = {"javascript:alert(1)",
+                                      "data:text/html,x",
+                                      "http://evil.example/cb",
+                                      "https://a@evil.example/",
+                                      "https://ok.example/#f",
+                                      "http://127.0.0.1.evil.example/",
+                                      "http://localhost@evil.example/",
+                                      "https:///nohost",
+                                      "ftp://x/",
+                                      "",
+                                      "https://ok.example/a b"};
     for (size_t i = 0; i < sizeof good / sizeof *good; i++)
         assert_true(authserver_redirect_ok(good[i]));
     for (size_t i = 0; i < sizeof bad / sizeof *bad; i++)
@@ -131,22 +140,28 @@ static void registration_methods(void **state)
         bool ok;
         enum clientmeta_auth auth;
     } cases[] = {
-        {"{\"redirect_uris\":[\"https://claude.ai/api/mcp/auth_callback\"]}", true, CLIENTMETA_AUTH_NONE},
-        {"{\"redirect_uris\":[\"https://a.example/cb\"],\"token_endpoint_auth_method\":\"none\"}", true,
+        {"{\"redirect_uris\":[\"https://claude.ai/api/mcp/auth_callback\"]}", true,
          CLIENTMETA_AUTH_NONE},
-        {"{\"redirect_uris\":[\"https://claude.ai/api/mcp/auth_callback\"],\"token_endpoint_auth_method\":"
+        {"{\"redirect_uris\":[\"https://a.example/cb\"],\"token_endpoint_auth_method\":\"none\"}",
+         true, CLIENTMETA_AUTH_NONE},
+        {"{\"redirect_uris\":[\"https://claude.ai/api/mcp/"
+         "auth_callback\"],\"token_endpoint_auth_method\":"
          "\"client_secret_post\",\"grant_types\":[\"authorization_code\",\"refresh_token\"],"
-         "\"response_types\":[\"code\"],\"client_name\":\"Claude\"}", true, CLIENTMETA_AUTH_POST},
+         "\"response_types\":[\"code\"],\"client_name\":\"Claude\"}",
+         true, CLIENTMETA_AUTH_POST},
         {"{\"redirect_uris\":[\"https://a.example/cb\"],\"token_endpoint_auth_method\":"
-         "\"client_secret_basic\"}", true, CLIENTMETA_AUTH_BASIC},
+         "\"client_secret_basic\"}",
+         true, CLIENTMETA_AUTH_BASIC},
         {"{\"redirect_uris\":[\"https://a.example/cb\"],\"token_endpoint_auth_method\":"
-         "\"private_key_jwt\"}", false, CLIENTMETA_AUTH_NONE},
-        {"{\"redirect_uris\":[\"https://a.example/cb\"],\"token_endpoint_auth_method\":\"\"}", false,
-         CLIENTMETA_AUTH_NONE},
+         "\"private_key_jwt\"}",
+         false, CLIENTMETA_AUTH_NONE},
+        {"{\"redirect_uris\":[\"https://a.example/cb\"],\"token_endpoint_auth_method\":\"\"}",
+         false, CLIENTMETA_AUTH_NONE},
         {"{\"redirect_uris\":[\"https://a.example/cb\"],\"token_endpoint_auth_method\":7}", false,
          CLIENTMETA_AUTH_NONE},
         {"{\"redirect_uris\":[\"https://a.example/cb\"],\"token_endpoint_auth_method\":"
-         "\"CLIENT_SECRET_POST\"}", false, CLIENTMETA_AUTH_NONE},
+         "\"CLIENT_SECRET_POST\"}",
+         false, CLIENTMETA_AUTH_NONE},
     };
     for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
         json_t *doc = json_loads(cases[i].body, 0, NULL);
@@ -210,7 +225,8 @@ static void redirect_matching(void **state)
         {"http://[::1]:7777/cb", "http://[::1]:65536/cb"},
         {"http://127.0.0.1:7777/cb", "http://[::1]:7777/cb"},
         {"https://a.example:8443/cb", "https://a.example:9443/cb"},
-        {"cursor://anysphere.cursor-mcp/oauth/callback", "cursor://anysphere.cursor-mcp/oauth/callbac"},
+        {"cursor://anysphere.cursor-mcp/oauth/callback",
+         "cursor://anysphere.cursor-mcp/oauth/callbac"},
     };
     for (size_t i = 0; i < sizeof same / sizeof *same; i++)
         assert_true(clientmeta_redirect_matches(same[i][0], same[i][1]));
@@ -240,12 +256,9 @@ static void oauth_error_table(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(passphrase_round_trip),
-        cmocka_unit_test(oauth_error_table),
-        cmocka_unit_test(passphrase_file),
-        cmocka_unit_test(form_fields),
-        cmocka_unit_test(redirect_uris),
-        cmocka_unit_test(registration_methods),
+        cmocka_unit_test(passphrase_round_trip), cmocka_unit_test(oauth_error_table),
+        cmocka_unit_test(passphrase_file),       cmocka_unit_test(form_fields),
+        cmocka_unit_test(redirect_uris),         cmocka_unit_test(registration_methods),
         cmocka_unit_test(redirect_matching),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

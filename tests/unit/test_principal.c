@@ -4,12 +4,12 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
-#include <cmocka.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include <cmocka.h>
 
 #include "crypto.h"
 #include "principal.h"
@@ -74,7 +74,8 @@ static void refuses_unclear_files(void **state)
         {"tokens:\n  - name: a\n    sha256: " H1 "\n    scopes: [hermes:read]\n    role: x\n",
          "entry #1: unknown key 'role'"},
         {"tokens:\n  - sha256: " H1 "\n    scopes: [hermes:read]\n", "'name' must be"},
-        {"tokens:\n  - name: -a\n    sha256: " H1 "\n    scopes: [hermes:read]\n", "'name' must be"},
+        {"tokens:\n  - name: -a\n    sha256: " H1 "\n    scopes: [hermes:read]\n",
+         "'name' must be"},
         {"tokens:\n  - name: owner\n    sha256: " H1 "\n    scopes: [hermes:read]\n",
          "MCP_AUTH_TOKEN's"},
         {"tokens:\n  - name: a\n    sha256: abc\n    scopes: [hermes:read]\n", "'sha256' must be"},
@@ -116,9 +117,9 @@ static void parses_utc_dates(void **state)
     assert_int_equal(t, 1709251199);
     assert_true(tokens_parse_time("2000-03-01", &t));
     assert_int_equal(t, 951868800);
-    static const char *const bad[] = {"2023-02-29", "2024-13-01", "2024-04-31", "2024-01-01T24:00:00Z",
-                                      "2024-01-01T12:00:00", "2024-1-01", "1969-12-31", "",
-                                      "2024-01-01T12:00:00+01:00"};
+    static const char *const bad[] = {
+        "2023-02-29", "2024-13-01", "2024-04-31", "2024-01-01T24:00:00Z",     "2024-01-01T12:00:00",
+        "2024-1-01",  "1969-12-31", "",           "2024-01-01T12:00:00+01:00"};
     for (size_t i = 0; i < sizeof bad / sizeof *bad; i++)
         if (tokens_parse_time(bad[i], &t))
             fail_msg("accepted '%s'", bad[i]);
@@ -225,7 +226,8 @@ static void grants_become_principals(void **state)
     crypto_sha256("tok", 3, h);
     assert_memory_equal(p->hash, h, 32);
     principal_free(p);
-    p = principal_for_grant("oauth:https://a-very-long-client-id.example.com/metadata/document.json", "", "t");
+    p = principal_for_grant(
+        "oauth:https://a-very-long-client-id.example.com/metadata/document.json", "", "t");
     assert_int_equal(strlen(p->name), PRINCIPAL_NAME_MAX);
     assert_int_equal(p->nscopes, 0);
     principal_free(p);

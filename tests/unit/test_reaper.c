@@ -5,16 +5,16 @@
  * left to that owner.
  * A file of its own: the subreaper setting stays with the process. */
 #include <setjmp.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
-#include <cmocka.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
 #include <unistd.h>
+#include <cmocka.h>
 
 #include "ctlsock.h"
 #include "loop.h"

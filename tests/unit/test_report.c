@@ -4,9 +4,9 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
-#include <cmocka.h>
 #include <stdlib.h>
 #include <string.h>
+#include <cmocka.h>
 
 #include "report.h"
 

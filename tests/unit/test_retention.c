@@ -1,16 +1,16 @@
 /* Unit tests for retention.c: which finished tasks go: terminal only, never one in
  * flight, oldest first, by age and by count, 0 turning a limit off. */
+#include <fcntl.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
-#include <cmocka.h>
-#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include <cmocka.h>
 
 #include "retention.h"
 
@@ -23,8 +23,8 @@ static void age_limit_takes_only_old_terminal_tasks_oldest_first(void **state)
         {"new", now - 1 * DAY, true, false},
         {"old", now - 40 * DAY, true, false},
         {"older", now - 50 * DAY, true, false},
-        {"old-running", now - 90 * DAY, false, false},   /* no result.json yet */
-        {"old-followed", now - 90 * DAY, true, true},    /* result there but still in memory */
+        {"old-running", now - 90 * DAY, false, false}, /* no result.json yet */
+        {"old-followed", now - 90 * DAY, true, true},  /* result there but still in memory */
     };
     (void)state;
     size_t go = retention_select(t, 5, now, 30, 0);
@@ -36,7 +36,7 @@ static void age_limit_takes_only_old_terminal_tasks_oldest_first(void **state)
 static void count_limit_keeps_the_newest(void **state)
 {
     struct retention_task t[] = {
-        {"c", now - 3, true, false}, {"a", now - 5, true, false}, {"d", now - 2, true, false},
+        {"c", now - 3, true, false}, {"a", now - 5, true, false},     {"d", now - 2, true, false},
         {"b", now - 4, true, false}, {"busy", now - 9, false, false},
     };
     (void)state;
@@ -209,7 +209,7 @@ static void take_out_then_empty_trash(void **state)
     assert_int_equal(retention_empty_trash(fd, &stop), 0); /* stopped: nothing deleted */
     assert_int_equal(retention_empty_trash(fd, NULL), 3);
     assert_int_equal(retention_empty_trash(fd, NULL), 0);
-    assert_int_equal(stat(keep, &st), 0); /* link targets untouched */
+    assert_int_equal(stat(keep, &st), 0);                       /* link targets untouched */
     assert_int_equal(unlinkat(fd, ".pruned", AT_REMOVEDIR), 0); /* and the trash is empty */
     close(fd);
     snprintf(p, sizeof p, "rm -rf '%s'", root);

@@ -5,17 +5,17 @@
  * router is linked as it is, with authn.c and the real principals; the pages it hands requests
  * to (probes, the engine, the authorization server) are stand-ins that record the call, and a
  * request is a struct hreq of this file (no libmicrohttpd, no socket). */
+#include <jansson.h>
 #include <setjmp.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
-#include <cmocka.h>
-#include <jansson.h>
-#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <cmocka.h>
 
 #include "app_internal.h"
 #include "authserver.h"
@@ -47,9 +47,18 @@ struct hreq {
 
 /* ---- the hreq_* functions router.c and authn.c call (httpd.h) ---- */
 
-const char *hreq_method(const struct hreq *r) { return r->method ? r->method : "GET"; }
-const char *hreq_path(const struct hreq *r) { return r->path; }
-const char *hreq_peer(const struct hreq *r) { return r->peer ? r->peer : "127.0.0.1"; }
+const char *hreq_method(const struct hreq *r)
+{
+    return r->method ? r->method : "GET";
+}
+const char *hreq_path(const struct hreq *r)
+{
+    return r->path;
+}
+const char *hreq_peer(const struct hreq *r)
+{
+    return r->peer ? r->peer : "127.0.0.1";
+}
 const char *hreq_query(const struct hreq *r, const char *name)
 {
     return strcmp(name, "access_token") == 0 ? r->query_token : NULL;
@@ -95,7 +104,10 @@ void hreq_set_user(struct hreq *r, void *user, void (*free_fn)(void *user))
     r->user = user;
     r->user_free = free_fn;
 }
-void *hreq_user(const struct hreq *r) { return r->user; }
+void *hreq_user(const struct hreq *r)
+{
+    return r->user;
+}
 
 /* ---- what the router hands requests to, recorded ---- */
 
@@ -116,13 +128,40 @@ static void page(struct hreq *r, enum page p)
     r->page = p;
     hreq_reply(r, 200, "text/plain", "ok", 2);
 }
-void app_health_page(struct app *a, struct hreq *r) { (void)a; page(r, HEALTH); }
-void app_healthz_page(struct app *a, struct hreq *r) { (void)a; page(r, HEALTHZ); }
-void app_readyz_page(struct app *a, struct hreq *r) { (void)a; page(r, READYZ); }
-void app_metrics_page(struct app *a, struct hreq *r) { (void)a; page(r, METRICS); }
-void mcp_http_headers(struct mcp_server *s, struct hreq *r) { (void)s; r->page = MCP_HEADERS; }
-void mcp_http_request(struct mcp_server *s, struct hreq *r) { (void)s; page(r, MCP_BODY); }
-bool authserver_owns(const char *path) { return strcmp(path, "/token") == 0; }
+void app_health_page(struct app *a, struct hreq *r)
+{
+    (void)a;
+    page(r, HEALTH);
+}
+void app_healthz_page(struct app *a, struct hreq *r)
+{
+    (void)a;
+    page(r, HEALTHZ);
+}
+void app_readyz_page(struct app *a, struct hreq *r)
+{
+    (void)a;
+    page(r, READYZ);
+}
+void app_metrics_page(struct app *a, struct hreq *r)
+{
+    (void)a;
+    page(r, METRICS);
+}
+void mcp_http_headers(struct mcp_server *s, struct hreq *r)
+{
+    (void)s;
+    r->page = MCP_HEADERS;
+}
+void mcp_http_request(struct mcp_server *s, struct hreq *r)
+{
+    (void)s;
+    page(r, MCP_BODY);
+}
+bool authserver_owns(const char *path)
+{
+    return strcmp(path, "/token") == 0;
+}
 bool authserver_cors(struct hreq *r, const char *methods)
 {
     (void)methods;
@@ -255,14 +294,14 @@ static void mcp_needs_a_known_token(void **state)
     assert_non_null(strstr(r.www_authenticate, "Bearer realm=\"hermes-mcp\""));
     assert_int_equal(f->a.auth_failures, 1);
     done(&r);
-    r = (struct hreq){.method = "POST", .path = "/mcp",
-                      .headers = {{"Authorization", "Bearer baz"}}};
+    r = (struct hreq){
+        .method = "POST", .path = "/mcp", .headers = {{"Authorization", "Bearer baz"}}};
     serve(f, &r);
     expect_error(&r, 401, "unauthorized");
     assert_non_null(strstr(r.www_authenticate, "error=\"invalid_token\""));
     done(&r);
-    r = (struct hreq){.method = "POST", .path = "/mcp",
-                      .headers = {{"Authorization", "Bearer foo"}}};
+    r = (struct hreq){
+        .method = "POST", .path = "/mcp", .headers = {{"Authorization", "Bearer foo"}}};
     serve(f, &r);
     assert_int_equal(r.page, MCP_BODY); /* the engine had the headers, then the body */
     assert_int_equal(r.status, 200);
@@ -350,7 +389,7 @@ static void resource_metadata_with_oauth(void **state)
     serve(f, &r);
     expect_error(&r, 401, "unauthorized");
     assert_non_null(strstr(r.www_authenticate, "resource_metadata=\"https://example.test/"
-                                                ".well-known/oauth-protected-resource/mcp\""));
+                                               ".well-known/oauth-protected-resource/mcp\""));
     assert_non_null(strstr(r.www_authenticate, "scope=\"" SCOPES_DEFAULT "\""));
     done(&r);
     /* The authorization server's paths go to it, past the router's token check. */
@@ -400,32 +439,33 @@ static void a_trusted_proxy_names_the_client(void **state)
 {
     (void)state;
     struct fixture *f = server(NULL, 1, "10.0.0.1");
-    struct hreq r = {.path = "/x", .peer = "10.0.0.1",
-                     .headers = {{"X-Forwarded-For", "192.0.2.7, 10.0.0.1"}}};
+    struct hreq r = {
+        .path = "/x", .peer = "10.0.0.1", .headers = {{"X-Forwarded-For", "192.0.2.7, 10.0.0.1"}}};
     serve(f, &r);
     expect_error(&r, 404, "not_found");
     done(&r);
     /* Another client behind the same proxy: its own bucket. */
-    r = (struct hreq){.path = "/x", .peer = "10.0.0.1",
-                      .headers = {{"X-Forwarded-For", "192.0.2.8"}}};
+    r = (struct hreq){
+        .path = "/x", .peer = "10.0.0.1", .headers = {{"X-Forwarded-For", "192.0.2.8"}}};
     serve(f, &r);
     expect_error(&r, 404, "not_found");
     done(&r);
     /* The first again: its bucket is empty, whatever line of its own it sends first. */
-    r = (struct hreq){.path = "/x", .peer = "10.0.0.1",
-                      .headers = {{"X-Forwarded-For", "198.51.100.1"},
-                                  {"X-Forwarded-For", "192.0.2.7"}}};
+    r = (struct hreq){
+        .path = "/x",
+        .peer = "10.0.0.1",
+        .headers = {{"X-Forwarded-For", "198.51.100.1"}, {"X-Forwarded-For", "192.0.2.7"}}};
     serve(f, &r);
     expect_error(&r, 429, "rate_limited");
     done(&r);
     /* An untrusted peer's X-Forwarded-For is not believed: it is the peer that is counted. */
-    r = (struct hreq){.path = "/x", .peer = "203.0.113.9",
-                      .headers = {{"X-Forwarded-For", "192.0.2.99"}}};
+    r = (struct hreq){
+        .path = "/x", .peer = "203.0.113.9", .headers = {{"X-Forwarded-For", "192.0.2.99"}}};
     serve(f, &r);
     expect_error(&r, 404, "not_found");
     done(&r);
-    r = (struct hreq){.path = "/x", .peer = "203.0.113.9",
-                      .headers = {{"X-Forwarded-For", "192.0.2.100"}}};
+    r = (struct hreq){
+        .path = "/x", .peer = "203.0.113.9", .headers = {{"X-Forwarded-For", "192.0.2.100"}}};
     serve(f, &r);
     expect_error(&r, 429, "rate_limited");
     done(&r);

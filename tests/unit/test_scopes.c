@@ -1,14 +1,14 @@
 /* Unit tests for src/http/scopes.c and src/http/httperr.c, the two tables the docs are made
  * from: the default scopes agree with the table's column, the checks of auth follow the
  * table, and every HTTP error body is the JSON of its row. */
+#include <jansson.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
-#include <cmocka.h>
-#include <jansson.h>
 #include <stdio.h>
 #include <string.h>
+#include <cmocka.h>
 
 #include "authn.h"
 #include "httperr.h"

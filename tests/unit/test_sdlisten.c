@@ -1,17 +1,17 @@
 /* Unit tests for sdlisten.c: a socket on fd 3 with LISTEN_PID/LISTEN_FDS is taken (address,
  * close-on-exec, non-blocking, environment cleared); anything else is refused or ignored. */
+#include <arpa/inet.h>
+#include <fcntl.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
-#include <cmocka.h>
-#include <arpa/inet.h>
-#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <unistd.h>
+#include <cmocka.h>
 
 #include "sdlisten.h"
 

@@ -6,12 +6,12 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
-#include <cmocka.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include <cmocka.h>
 
 #include "startctx.h"
 
@@ -98,12 +98,18 @@ static void caps_and_cuts_at_a_character(void **state)
 static void replaces_invalid_utf8(void **state)
 {
     (void)state;
-    put("bad.md", "a\xff" "b\xc0\xaf" "c\0d\xed\xa0\x80", 11);
+    put("bad.md",
+        "a\xff"
+        "b\xc0\xaf"
+        "c\0d\xed\xa0\x80",
+        11);
     const char *names[] = {"~/bad.md"};
     json_t *out = read_files(names, 1, 1000);
     const char *t = field(out, 0, "text");
     assert_non_null(t);
-    assert_string_equal(t, "a\xef\xbf\xbd" "b\xef\xbf\xbd\xef\xbf\xbd" "c\xef\xbf\xbd"
+    assert_string_equal(t, "a\xef\xbf\xbd"
+                           "b\xef\xbf\xbd\xef\xbf\xbd"
+                           "c\xef\xbf\xbd"
                            "d\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd");
     json_decref(out);
 }

@@ -3,9 +3,9 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
-#include <cmocka.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <cmocka.h>
 
 #include "siphash.h"
 #include "strmap.h"

@@ -3,8 +3,8 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
-#include <cmocka.h>
 #include <string.h>
+#include <cmocka.h>
 
 #include "taskpath.h"
 
@@ -49,7 +49,8 @@ static void sessions(void **state)
     assert_false(sess("-a"));
     assert_false(sess(""));
     assert_false(sess("a/b"));
-    assert_false(sess("aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa")); /* 65 */
+    assert_false(
+        sess("aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa")); /* 65 */
 }
 
 static void rel_ok(const char *in, const char *want)
@@ -76,9 +77,9 @@ static void relative_paths(void **state)
     rel_ok("out/report.md", "out/report.md");
     rel_ok("./out//report.md/", "out/report.md");
     rel_ok("a..b/c", "a..b/c");
-    static const char *const bad[] = {"..",        "../x",         "a/../../b", "a/..",
-                                      "/etc/passwd", "a\\..\\b",   "..\\x",     "%2e%2e/x",
-                                      "a%2fb",     "a\n",          "\x7f"};
+    static const char *const bad[] = {"..",          "../x",     "a/../../b", "a/..",
+                                      "/etc/passwd", "a\\..\\b", "..\\x",     "%2e%2e/x",
+                                      "a%2fb",       "a\n",      "\x7f"};
     for (size_t i = 0; i < sizeof bad / sizeof *bad; i++)
         rel_bad(bad[i], strlen(bad[i]));
     rel_bad("a\0/../b", 7);

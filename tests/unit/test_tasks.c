@@ -1,21 +1,21 @@
 /* Unit tests for tasks.c's writer thread: a write is reported only once the file is in place,
  * operations keep their order, failures are reported, and closing finishes what was queued. */
+#include <dirent.h>
+#include <jansson.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
-#include <cmocka.h>
-#include <dirent.h>
-#include <jansson.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include <cmocka.h>
 
 #include "loop.h"
-#include "tasks.h"
 #include "scratch.h"
+#include "tasks.h"
 
 static char root[] = "/tmp/hm-tasks-XXXXXX";
 

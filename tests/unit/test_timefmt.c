@@ -4,11 +4,11 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
-#include <cmocka.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <cmocka.h>
 
 #include "principal.h"
 #include "timefmt.h"

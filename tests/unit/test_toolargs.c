@@ -4,8 +4,8 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
-#include <cmocka.h>
 #include <string.h>
+#include <cmocka.h>
 
 #include "toolargs.h"
 
@@ -20,12 +20,20 @@ static bool lower_only(const char *s, size_t len)
 static const char *const modes[] = {"sync", "async", NULL};
 static const char *const three[] = {"a", "b", "c", NULL};
 static const struct toolarg spec[] = {
-    {.name = "task", .type = TOOLARG_STRING, .required = true, .nonempty = true, .max_len = 8,
+    {.name = "task",
+     .type = TOOLARG_STRING,
+     .required = true,
+     .nonempty = true,
+     .max_len = 8,
      .description = "what to do"},
     {.name = "mode", .type = TOOLARG_STRING, .required = true, .one_of = modes},
     {.name = "tags", .type = TOOLARG_STRINGS, .max_len = 3, .max_items = 2},
-    {.name = "id", .type = TOOLARG_STRING, .max_len = 10, .pattern = "^[a-z]+$",
-     .syntax = lower_only, .syntax_hint = "must match ^[a-z]+$"},
+    {.name = "id",
+     .type = TOOLARG_STRING,
+     .max_len = 10,
+     .pattern = "^[a-z]+$",
+     .syntax = lower_only,
+     .syntax_hint = "must match ^[a-z]+$"},
     {.name = "pick", .type = TOOLARG_STRING, .one_of = three},
     {.name = "confirmed", .type = TOOLARG_BOOL},
     TOOLARG_END,
@@ -53,7 +61,8 @@ static void accepts_and_returns_values(void **state)
     json_t *out[NSPEC];
     char err[200];
     json_t *args = json_loads("{\"task\":\"go\",\"mode\":\"async\",\"tags\":[\"x\"],"
-                              "\"confirmed\":true,\"id\":null}", 0, NULL);
+                              "\"confirmed\":true,\"id\":null}",
+                              0, NULL);
     assert_true(toolargs_check(spec, args, out, NSPEC, err, sizeof err));
     assert_string_equal(toolargs_str(out, 0), "go");
     assert_string_equal(toolargs_str(out, 1), "async");
@@ -75,9 +84,13 @@ static void refusals_name_the_field(void **state)
     assert_string_equal(check("{\"task\":\"123456789\",\"mode\":\"sync\"}"),
                         "'task' is longer than 8 characters");
     /* Characters, as the schema's maxLength counts them: eight of two bytes each pass. */
-    assert_string_equal(check("{\"task\":\"\u00e9\u00e9\u00e9\u00e9\u00e9\u00e9\u00e9\u00e9\",\"mode\":\"sync\"}"), "");
-    assert_string_equal(check("{\"task\":\"\u00e9\u00e9\u00e9\u00e9\u00e9\u00e9\u00e9\u00e9\u00e9\",\"mode\":\"sync\"}"),
-                        "'task' is longer than 8 characters");
+    assert_string_equal(
+        check("{\"task\":\"\u00e9\u00e9\u00e9\u00e9\u00e9\u00e9\u00e9\u00e9\",\"mode\":\"sync\"}"),
+        "");
+    assert_string_equal(
+        check("{\"task\":\"\u00e9\u00e9\u00e9\u00e9\u00e9\u00e9\u00e9\u00e9\u00e9\",\"mode\":"
+              "\"sync\"}"),
+        "'task' is longer than 8 characters");
     assert_string_equal(check("{\"task\":\"a\\u0000b\",\"mode\":\"sync\"}"),
                         "'task' contains a NUL character");
     assert_string_equal(check("{\"task\":\"x\",\"mode\":\"now\"}"),
@@ -128,10 +141,10 @@ static void schema_matches_the_table(void **state)
     assert_int_equal(json_integer_value(json_object_get(tags, "maxItems")), 2);
     assert_int_equal(
         json_integer_value(json_object_get(json_object_get(tags, "items"), "maxLength")), 3);
-    assert_string_equal(
-        json_string_value(json_object_get(json_object_get(p, "id"), "pattern")), "^[a-z]+$");
-    assert_string_equal(
-        json_string_value(json_object_get(json_object_get(p, "confirmed"), "type")), "boolean");
+    assert_string_equal(json_string_value(json_object_get(json_object_get(p, "id"), "pattern")),
+                        "^[a-z]+$");
+    assert_string_equal(json_string_value(json_object_get(json_object_get(p, "confirmed"), "type")),
+                        "boolean");
     json_t *req = json_object_get(s, "required");
     assert_int_equal(json_array_size(req), 2);
     assert_string_equal(json_string_value(json_array_get(req, 0)), "task");

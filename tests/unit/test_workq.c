@@ -1,16 +1,16 @@
 /* Unit tests for workq.c: jobs run in order off the loop thread, each comes back on the loop
  * thread, batches and gathering, a done callback that submits more, and shutdown with jobs still
  * queued (drain runs them, cancel hands them back unrun), with and without a loop. */
+#include <pthread.h>
 #include <setjmp.h>
 #include <stdarg.h>
+#include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
-#include <cmocka.h>
-#include <pthread.h>
-#include <stdatomic.h>
 #include <stdlib.h>
 #include <time.h>
 #include <unistd.h>
+#include <cmocka.h>
 
 #include "loop.h"
 #include "workq.h"
@@ -26,13 +26,13 @@ struct rec {
     struct loop *loop;
     struct workq *wq;
     pthread_t loop_thread;
-    int ran[64], nran;  /* work order (worker thread; read after the done that follows) */
+    int ran[64], nran;   /* work order (worker thread; read after the done that follows) */
     int done[64], ndone; /* done order (loop thread) */
     int cancelled;
     unsigned batches, biggest;
-    atomic_int gate;    /* work waits while 0 */
-    atomic_int entered; /* batches work has started */
-    int resubmit;    /* done submits this many more jobs */
+    atomic_int gate;              /* work waits while 0 */
+    atomic_int entered;           /* batches work has started */
+    int resubmit;                 /* done submits this many more jobs */
     bool resubmit_cancelled_only; /* ... and only from a cancelled one */
 };
 
@@ -43,7 +43,8 @@ static void work(struct list *batch, void *arg)
     atomic_fetch_add(&r->entered, 1);
     while (atomic_load(&r->gate) == 0)
         usleep(1000);
-    LIST_FOREACH(node, batch) {
+    LIST_FOREACH(node, batch)
+    {
         struct job *j = list_entry(node, struct job, q.link);
         j->worked = true;
         j->worked_on = pthread_self();
@@ -90,7 +91,11 @@ static void setup_rec(struct rec *r, unsigned batch_max, int gate)
     r->loop = loop_new();
     r->loop_thread = pthread_self();
     atomic_store(&r->gate, gate);
-    struct workq_opts o = {.name = "test", .loop = r->loop, .work = work, .done = done, .arg = r,
+    struct workq_opts o = {.name = "test",
+                           .loop = r->loop,
+                           .work = work,
+                           .done = done,
+                           .arg = r,
                            .batch_max = batch_max};
     r->wq = workq_new(&o);
     assert_non_null(r->wq);
@@ -243,7 +248,8 @@ static void loose_work(struct list *batch, void *arg)
 {
     (void)arg;
     atomic_fetch_add(&loose_batches, 1);
-    LIST_FOREACH_SAFE(node, batch) {
+    LIST_FOREACH_SAFE(node, batch)
+    {
         free(list_entry(node, struct job, q.link));
         atomic_fetch_add(&loose_freed, 1);
     }
@@ -252,8 +258,11 @@ static void loose_work(struct list *batch, void *arg)
 static void without_a_loop(void **state)
 {
     (void)state;
-    struct workq_opts o = {.name = "loose", .work = loose_work, .batch_max = 1000,
-                           .gather_ms = 200, .gather_max = 1000};
+    struct workq_opts o = {.name = "loose",
+                           .work = loose_work,
+                           .batch_max = 1000,
+                           .gather_ms = 200,
+                           .gather_max = 1000};
     struct workq *q = workq_new(&o);
     assert_non_null(q);
     assert_true(workq_start(q));

@@ -4,8 +4,8 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
-#include <cmocka.h>
 #include <string.h>
+#include <cmocka.h>
 
 #include "yamljson.h"
 
@@ -66,14 +66,15 @@ static void test_plain_parse_unchanged(void **state)
 static void test_failure_leaves_no_marks(void **state)
 {
     (void)state;
-    static const char *const bad[] = {"a: 1\na: 2\n", "a: &x 1\nb: *x\n", "a: [1, {b: 2}\n",
-                                      "a: 1\n---\nb: 2\n", "", "{[1]: 2}\n"};
+    static const char *const bad[] = {
+        "a: 1\na: 2\n", "a: &x 1\nb: *x\n", "a: [1, {b: 2}\n", "a: 1\n---\nb: 2\n", "",
+        "{[1]: 2}\n"};
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         char err[200] = "";
         json_t *plain = json_string("stale");
         json_t *keep = plain;
-        json_t *d = yamljson_parse_marked(bad[i], strlen(bad[i]), "the file", err, sizeof err,
-                                          &plain);
+        json_t *d =
+            yamljson_parse_marked(bad[i], strlen(bad[i]), "the file", err, sizeof err, &plain);
         assert_null(d);
         assert_null(plain);
         assert_true(err[0] != '\0');

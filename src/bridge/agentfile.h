@@ -1,11 +1,11 @@
-/* agentcfg.h — where the agents' addresses and API keys come from. Shared by the bridge (serve)
+/* agentfile.h — where the agents' addresses and API keys come from. Shared by the bridge (serve)
  * and doctor so that both read the same files the same way: the registry (AGENTS_FILE, default
  * ~/.hermes/agents.yaml), an agent's key_file or key_env, and the synthetic default agent made
  * from HERMES_ENV_PATH (API_SERVER_HOST, API_SERVER_PORT, API_SERVER_KEY).
  * Plain blocking reads of small files; no logging. Messages name files and keys, never a value
  * that could be a secret. */
-#ifndef HM_AGENTCFG_H
-#define HM_AGENTCFG_H
+#ifndef HM_AGENTFILE_H
+#define HM_AGENTFILE_H
 #include <jansson.h>
 #include <stdbool.h>
 #include <stddef.h>
@@ -16,7 +16,7 @@
 /* AGENTS_FILE (agents_file) or $HOME/.hermes/agents.yaml; a new string. */
 char *agentcfg_registry_path(const char *agents_file);
 
-/* Reads and parses the registry (see registry.h). A file readable by others or larger than
+/* Reads and parses the registry (see agentsyaml.h). A file readable by others or larger than
  * 1 MiB is refused. NULL with a one-line reason in err. */
 json_t *agentcfg_registry_read(const char *path, char *err, size_t errlen);
 

@@ -1,23 +1,23 @@
-/* Unit tests for agent.c: a request cancelled from inside its own callbacks. libcurl forbids
+/* Unit tests for agentclient.c: a request cancelled from inside its own callbacks. libcurl forbids
  * removing a handle from inside its callbacks, and on_data runs inside curl's write callback;
  * agent_cancel() there must silence the request and free it only once curl has returned. Run
  * under ASan (make SANITIZE=1 unit): freeing inside the callback is a use-after-free in curl.
  * A small server thread streams a chunked response slowly, like an agent's SSE stream. */
-#include <setjmp.h>
-#include <stdarg.h>
-#include <stddef.h>
-#include <stdint.h>
-#include <cmocka.h>
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <pthread.h>
+#include <setjmp.h>
+#include <stdarg.h>
 #include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <unistd.h>
+#include <cmocka.h>
 
-#include "agent.h"
+#include "agentclient.h"
 #include "loop.h"
 
 struct server {
@@ -117,9 +117,15 @@ static struct agent_req *request(struct probe *p, unsigned port, bool stream)
 {
     char url[64];
     snprintf(url, sizeof url, "http://127.0.0.1:%u/v1/chat/completions", port);
-    struct agent_opts o = {.method = "POST", .url = url, .body = "{}", .body_len = 2,
-                           .accept_sse = true, .max_response = 1 << 20,
-                           .on_data = stream ? on_data : NULL, .on_done = on_done, .arg = p};
+    struct agent_opts o = {.method = "POST",
+                           .url = url,
+                           .body = "{}",
+                           .body_len = 2,
+                           .accept_sse = true,
+                           .max_response = 1 << 20,
+                           .on_data = stream ? on_data : NULL,
+                           .on_done = on_done,
+                           .arg = p};
     return agent_request(p->client, &o);
 }
 

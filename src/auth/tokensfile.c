@@ -1,4 +1,4 @@
-/* tokens.c — the tokens file (TOKENS_FILE) as principals: pure parsing and validation, fuzzed
+/* tokensfile.c — the tokens file (TOKENS_FILE) as principals: pure parsing and validation, fuzzed
  * (tests/fuzz/fuzz_tokens.c). The file holds hashes only, so nothing in it is a secret, but a
  * refusal still never quotes a hash: the reasons name the entry and the key. Anything the file
  * could mean two ways is refused (unknown keys and scopes, duplicate names or hashes), so a
@@ -35,8 +35,7 @@ bool principal_name_ok(const char *s)
 bool principal_scope_known(const char *scope)
 {
     const struct scope_info *family = scope_family(scope);
-    return scope_fixed(scope) ||
-           (family && principal_name_ok(scope + strlen(family->prefix)));
+    return scope_fixed(scope) || (family && principal_name_ok(scope + strlen(family->prefix)));
 }
 
 static bool digits(const char *p, int n, int *out)
@@ -61,19 +60,22 @@ bool tokens_parse_time(const char *t, time_t *out)
     if (!digits(t, 4, &y) || t[4] != '-' || !digits(t + 5, 2, &mo) || t[7] != '-' ||
         !digits(t + 8, 2, &d))
         return false;
-    if (n == 20 && (t[10] != 'T' || !digits(t + 11, 2, &h) || t[13] != ':' ||
-                    !digits(t + 14, 2, &mi) || t[16] != ':' || !digits(t + 17, 2, &s) ||
-                    t[19] != 'Z'))
+    if (n == 20 &&
+        (t[10] != 'T' || !digits(t + 11, 2, &h) || t[13] != ':' || !digits(t + 14, 2, &mi) ||
+         t[16] != ':' || !digits(t + 17, 2, &s) || t[19] != 'Z'))
         return false;
-    if (y < 1970 || mo < 1 || mo > 12 || d < 1 || d > mdays[mo - 1] || h > 23 || mi > 59 ||
-        s > 59)
+    if (y < 1970 || mo < 1 || mo > 12 || d < 1 || d > mdays[mo - 1] || h > 23 || mi > 59 || s > 59)
         return false;
     bool leap = (y % 4 == 0 && y % 100 != 0) || y % 400 == 0;
     if (mo == 2 && d == 29 && !leap)
         return false;
     /* timegm reads the fields as UTC whatever TZ says; they are valid, so it cannot fail. */
-    struct tm tm = {.tm_year = y - 1900, .tm_mon = mo - 1, .tm_mday = d, .tm_hour = h,
-                    .tm_min = mi, .tm_sec = s};
+    struct tm tm = {.tm_year = y - 1900,
+                    .tm_mon = mo - 1,
+                    .tm_mday = d,
+                    .tm_hour = h,
+                    .tm_min = mi,
+                    .tm_sec = s};
     *out = timegm(&tm);
     return true;
 }
@@ -95,7 +97,8 @@ static char **list_value(json_t *v, size_t *n, const char *what, size_t entry, c
         out = xcalloc(json_array_size(v) + 1, sizeof *out);
         json_array_foreach(v, i, item)
         {
-            if (!json_is_string(item) || strlen(json_string_value(item)) != json_string_length(item)) {
+            if (!json_is_string(item) ||
+                strlen(json_string_value(item)) != json_string_length(item)) {
                 snprintf(err, errlen, "entry #%zu: every item of '%s' must be text", entry, what);
                 goto bad;
             }
@@ -177,8 +180,8 @@ static bool parse_entry(json_t *e, size_t no, struct principal *p, char *err, si
             return false;
         }
         bool is_list = strcmp(key, "scopes") == 0 || strcmp(key, "agents") == 0;
-        if (!is_list && (!json_is_string(v) ||
-                         strlen(json_string_value(v)) != json_string_length(v))) {
+        if (!is_list &&
+            (!json_is_string(v) || strlen(json_string_value(v)) != json_string_length(v))) {
             snprintf(err, errlen, "entry #%zu: '%s' must be text", no, key);
             return false;
         }
@@ -216,8 +219,8 @@ static bool parse_entry(json_t *e, size_t no, struct principal *p, char *err, si
         if (!principal_scope_known(p->scopes[i])) {
             char known[160] = "";
             for (size_t k = 0; scope_at(k); k++)
-                snprintf(known + strlen(known), sizeof known - strlen(known), "%s%s",
-                         k ? ", " : "", scope_at(k)->name);
+                snprintf(known + strlen(known), sizeof known - strlen(known), "%s%s", k ? ", " : "",
+                         scope_at(k)->name);
             snprintf(err, errlen, "principal '%s': unknown scope '%.64s' (known: %s)", name,
                      p->scopes[i], known);
             return false;

@@ -1,29 +1,28 @@
-/* Unit tests for registry.c: the agents file's schema, and every refusal. */
+/* Unit tests for agentsyaml.c: the agents file's schema, and every refusal. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
-#include <cmocka.h>
 #include <string.h>
+#include <cmocka.h>
 
-#include "registry.h"
+#include "agentsyaml.h"
 
-static const char good[] =
-    "default: alpha\n"
-    "agents:\n"
-    "  - name: alpha\n"
-    "    description: Research and coding agent\n"
-    "    capabilities: [code, research]\n"
-    "    kind: local            # local | remote\n"
-    "    profile: alpha\n"
-    "    base_url: http://127.0.0.1:8642/p/alpha\n"
-    "    key_file: /home/me/.hermes/keys/alpha.key\n"
-    "  - name: beta\n"
-    "    description: Writing agent\n"
-    "    capabilities: [writing]\n"
-    "    kind: remote\n"
-    "    base_url: http://100.101.102.103:8642\n"
-    "    key_env: BETA_API_KEY\n";
+static const char good[] = "default: alpha\n"
+                           "agents:\n"
+                           "  - name: alpha\n"
+                           "    description: Research and coding agent\n"
+                           "    capabilities: [code, research]\n"
+                           "    kind: local            # local | remote\n"
+                           "    profile: alpha\n"
+                           "    base_url: http://127.0.0.1:8642/p/alpha\n"
+                           "    key_file: /home/me/.hermes/keys/alpha.key\n"
+                           "  - name: beta\n"
+                           "    description: Writing agent\n"
+                           "    capabilities: [writing]\n"
+                           "    kind: remote\n"
+                           "    base_url: http://100.101.102.103:8642\n"
+                           "    key_env: BETA_API_KEY\n";
 
 static json_t *parse(const char *s, char *err)
 {

@@ -1,4 +1,4 @@
-/* tokenstore.h — the durable store of OAuth tokens the server issues (access and refresh), so
+/* oauthtokens.h — the durable store of OAuth tokens the server issues (access and refresh), so
  * they survive a restart (clients do not have to authorize again after one).
  *
  * Tokens are opaque: 256 random bits as 64 hex characters, handed to the client once. The store
@@ -10,16 +10,16 @@
  * every change here is made under the file's lock on what the file holds then, and a lookup
  * first reads the file again if another process replaced it, so a revocation from the command
  * line holds from the next request on. */
-#ifndef HM_TOKENSTORE_H
-#define HM_TOKENSTORE_H
+#ifndef HM_OAUTHTOKENS_H
+#define HM_OAUTHTOKENS_H
 #include <stdbool.h>
 #include <stddef.h>
 #include <time.h>
 
 /* Tokens kept; issuing more prunes the expired first. With fields at their longest an entry is
- * under 2.5 KiB of JSON, so a full store stays under the reader's 64 MiB (tokenstore.c). */
+ * under 2.5 KiB of JSON, so a full store stays under the reader's 64 MiB (oauthtokens.c). */
 #define TOKENSTORE_MAX 25000
-#define TOKENSTORE_FIELD_MAX 512      /* client id, scope and resource, each */
+#define TOKENSTORE_FIELD_MAX 512 /* client id, scope and resource, each */
 /* Per family (one authorization), what a rotation keeps besides the new pair: the newest
  * access tokens (a client may still use one it got just before refreshing) and the newest
  * rotated refresh tokens (a reuse of one of those revokes the family; an older one is only
@@ -55,8 +55,8 @@ void tokenstore_free(struct tokenstore *ts); /* NULL-safe */
 /* Issues a new token for g: writes 64 hex characters and a NUL to token, stores its hash and
  * persists the store before returning true. False with a reason in err (the random generator,
  * the disk, a field too long, the store full of live tokens); nothing is stored then. */
-bool tokenstore_issue(struct tokenstore *ts, const struct token_grant *g, char token[65],
-                      char *err, size_t errlen);
+bool tokenstore_issue(struct tokenstore *ts, const struct token_grant *g, char token[65], char *err,
+                      size_t errlen);
 /* The grant of a live token (known and not expired at now), or NULL. The pointers in it stay
  * valid until the next call into the store (which may read the file again). */
 const struct token_grant *tokenstore_find(struct tokenstore *ts, const char *token, time_t now);
@@ -65,8 +65,7 @@ const struct token_grant *tokenstore_find(struct tokenstore *ts, const char *tok
 bool tokenstore_revoke(struct tokenstore *ts, const char *token, bool family_too, char *err,
                        size_t errlen);
 /* Forgets every token of family (a replayed authorization code). Persists when some went. */
-bool tokenstore_revoke_family(struct tokenstore *ts, const char *family, char *err,
-                              size_t errlen);
+bool tokenstore_revoke_family(struct tokenstore *ts, const char *family, char *err, size_t errlen);
 /* Marks a refresh token as rotated (kept, so that a second use is seen as reuse and revokes
  * its family); persists. False with a reason when the disk write failed, or when the token is
  * no longer stored (another process revoked it since the caller found it). */
@@ -79,7 +78,7 @@ void tokenstore_each(struct tokenstore *ts, void (*fn)(const struct token_grant 
                      void *arg);
 /* Forgets every token of client_id (if not NULL) and of family (if not NULL); *gone gets how
  * many went. Persists when some did; false with a reason when that write failed. */
-bool tokenstore_revoke_matching(struct tokenstore *ts, const char *client_id,
-                                const char *family, size_t *gone, char *err, size_t errlen);
+bool tokenstore_revoke_matching(struct tokenstore *ts, const char *client_id, const char *family,
+                                size_t *gone, char *err, size_t errlen);
 
 #endif

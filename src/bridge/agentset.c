@@ -1,4 +1,4 @@
-/* agents.c — the agents the bridge delegates to: the registry file (hot-reloaded when it
+/* agentset.c — the agents the bridge delegates to: the registry file (hot-reloaded when it
  * changes on disk, an invalid file keeps the last good state), or the synthetic default agent
  * from HERMES_ENV_PATH; and their health, probed when they are used (GET /health, cached), so an
  * idle server makes no requests and no wake-ups. Loading the agents probes none: the first use
@@ -11,8 +11,8 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "agent.h"
-#include "agentcfg.h"
+#include "agentclient.h"
+#include "agentfile.h"
 #include "bridge_internal.h"
 #include "log.h"
 #include "loop.h"
@@ -141,9 +141,10 @@ void agents_load(struct bridge *b)
         if (path && env == NULL) {
             /* A reload must not trade a working key for none: keep what is in use. */
             if (b->nagents > 0 && !b->registry_loaded) {
-                log_warn("HERMES_ENV_PATH %s cannot be used (%s); keeping the agent settings "
-                         "in use",
-                         path, why);
+                log_event(EV_AGENT_ENV_REJECTED, LOG_FIELDS(LF_S("file", path)),
+                          "HERMES_ENV_PATH %s cannot be used (%s); keeping the agent settings "
+                          "in use",
+                          path, why);
                 return;
             }
             log_warn("HERMES_ENV_PATH %s cannot be used (%s); the agent has no key", path, why);
@@ -230,9 +231,14 @@ static void probe_stale(struct bridge *b, uint64_t max_age_ms)
         a->probed_at = now ? now : 1;
         a->loop = b->loop;
         char *url = agent_url(a, "/health");
-        struct agent_opts o = {.method = "GET", .url = url, .connect_timeout_ms = 2000,
-                               .deadline_ms = 5000, .max_response = 64 * 1024,
-                               .on_done = probe_done, .arg = a, .label = a->name,
+        struct agent_opts o = {.method = "GET",
+                               .url = url,
+                               .connect_timeout_ms = 2000,
+                               .deadline_ms = 5000,
+                               .max_response = 64 * 1024,
+                               .on_done = probe_done,
+                               .arg = a,
+                               .label = a->name,
                                .endpoint = "health"};
         a->probe = agent_request(b->http, &o);
         free(url);

@@ -1,4 +1,4 @@
-/* tokenstore.c — OAuth tokens by the SHA-256 of their text, in memory (a map) and on disk (one
+/* oauthtokens.c — OAuth tokens by the SHA-256 of their text, in memory (a map) and on disk (one
  * JSON file rewritten atomically after each change). The token itself never reaches the file,
  * the log or an error text: a stolen file or backup gives no usable credential. Lookup hashes the
  * presented token and finds the hash in the map, so its time depends on the hash, never on how
@@ -6,7 +6,7 @@
  * The file is shared with the `hermes-mcp oauth` commands (storefile.h): changes are made under
  * its lock, on the file's content as it is then, and a lookup reads the file again when another
  * process replaced it. */
-#include "tokenstore.h"
+#include "oauthtokens.h"
 
 #include <errno.h>
 #include <jansson.h>
@@ -37,9 +37,9 @@ struct entry {
 
 struct tokenstore {
     char *path;
-    struct strmap *byhash; /* hex SHA-256 → struct entry */
+    struct strmap *byhash;          /* hex SHA-256 → struct entry */
     unsigned long long issued_here; /* the last entry's seq */
-    struct storefile_id seen; /* the file as last read or written here */
+    struct storefile_id seen;       /* the file as last read or written here */
 };
 
 void tokenstore_hash(const char *token, char out[65])
@@ -66,9 +66,14 @@ static struct entry *entry_new(const char *hash, const struct token_grant *g)
     e->scope = xstrdup(g->scope);
     e->resource = xstrdup(g->resource);
     e->family = g->family ? xstrdup(g->family) : NULL;
-    e->g = (struct token_grant){.kind = g->kind, .client_id = e->client_id, .scope = e->scope,
-                                .resource = e->resource, .family = e->family,
-                                .expires = g->expires, .issued = g->issued, .used = g->used};
+    e->g = (struct token_grant){.kind = g->kind,
+                                .client_id = e->client_id,
+                                .scope = e->scope,
+                                .resource = e->resource,
+                                .family = e->family,
+                                .expires = g->expires,
+                                .issued = g->issued,
+                                .used = g->used};
     return e;
 }
 
@@ -96,8 +101,8 @@ static bool persist(struct tokenstore *ts, char *err, size_t errlen)
         const struct entry *e = all[i];
         json_t *o = json_pack("{s:s, s:s, s:s, s:s, s:s, s:I}", "sha256", e->hash, "kind",
                               e->g.kind == TOKEN_ACCESS ? "access" : "refresh", "client_id",
-                              e->client_id, "scope", e->scope, "resource", e->resource,
-                              "expires", (json_int_t)e->g.expires);
+                              e->client_id, "scope", e->scope, "resource", e->resource, "expires",
+                              (json_int_t)e->g.expires);
         if (e->family)
             json_object_set_new(o, "family", json_string(e->family));
         if (e->g.used)
@@ -135,10 +140,9 @@ static bool load_entry(struct tokenstore *ts, json_t *o)
         .resource = json_string_value(json_object_get(o, "resource")),
         .family = json_string_value(family),
     };
-    if (!hash_ok(hash) || kind == NULL || !json_is_integer(expires) ||
-        !field_ok(g.client_id) || !field_ok(g.scope) || !field_ok(g.resource) ||
-        (family && !field_ok(g.family)) || (issued && !json_is_integer(issued)) ||
-        strmap_get(ts->byhash, hash))
+    if (!hash_ok(hash) || kind == NULL || !json_is_integer(expires) || !field_ok(g.client_id) ||
+        !field_ok(g.scope) || !field_ok(g.resource) || (family && !field_ok(g.family)) ||
+        (issued && !json_is_integer(issued)) || strmap_get(ts->byhash, hash))
         return false;
     if (strcmp(kind, "access") == 0)
         g.kind = TOKEN_ACCESS;
@@ -370,14 +374,15 @@ static bool issue_locked(struct tokenstore *ts, const struct token_grant *g, cha
     return true;
 }
 
-bool tokenstore_issue(struct tokenstore *ts, const struct token_grant *g, char token[65],
-                      char *err, size_t errlen)
+bool tokenstore_issue(struct tokenstore *ts, const struct token_grant *g, char token[65], char *err,
+                      size_t errlen)
 {
 
     if (!field_ok(g->client_id) || !field_ok(g->scope) || !field_ok(g->resource) ||
         (g->family && !field_ok(g->family))) {
-        snprintf(err, errlen, "a client id, scope, resource or family is missing or longer than "
-                              "%d bytes",
+        snprintf(err, errlen,
+                 "a client id, scope, resource or family is missing or longer than "
+                 "%d bytes",
                  TOKENSTORE_FIELD_MAX);
         return false;
     }
@@ -440,15 +445,14 @@ bool tokenstore_mark_used(struct tokenstore *ts, const char *token, char *err, s
     return ok;
 }
 
-bool tokenstore_revoke_family(struct tokenstore *ts, const char *family, char *err,
-                              size_t errlen)
+bool tokenstore_revoke_family(struct tokenstore *ts, const char *family, char *err, size_t errlen)
 {
     size_t gone;
     return tokenstore_revoke_matching(ts, NULL, family, &gone, err, errlen);
 }
 
-bool tokenstore_revoke_matching(struct tokenstore *ts, const char *client_id,
-                                const char *family, size_t *gone, char *err, size_t errlen)
+bool tokenstore_revoke_matching(struct tokenstore *ts, const char *client_id, const char *family,
+                                size_t *gone, char *err, size_t errlen)
 {
     *gone = 0;
     if (client_id == NULL && family == NULL)

@@ -1,5 +1,5 @@
-/* registry.c — YAML agents registry over libyaml's event parser. */
-#include "registry.h"
+/* agentsyaml.c — YAML agents registry over libyaml's event parser. */
+#include "agentsyaml.h"
 
 #include <arpa/inet.h>
 #include <stdio.h>
@@ -52,8 +52,8 @@ bool registry_url_allowed(const char *url)
     return host_allowed(p, strcspn(p, ":/"));
 }
 
-static const char *const agent_keys[] = {"name",     "description", "capabilities", "kind",
-                                         "profile",  "base_url",    "key_env",      "key_file"};
+static const char *const agent_keys[] = {"name",    "description", "capabilities", "kind",
+                                         "profile", "base_url",    "key_env",      "key_file"};
 
 static bool name_ok(const char *s)
 {
@@ -135,8 +135,8 @@ json_t *registry_parse(const char *text, size_t len, char *err, size_t errlen)
             goto out;
         }
         for (size_t k = 0; k < json_array_size(list); k++)
-            if (strcmp(json_string_value(json_object_get(json_array_get(list, k), "name")),
-                       name) == 0) {
+            if (strcmp(json_string_value(json_object_get(json_array_get(list, k), "name")), name) ==
+                0) {
                 snprintf(err, errlen, "agent '%s' is listed twice", name);
                 json_decref(list);
                 goto out;
@@ -166,12 +166,12 @@ json_t *registry_parse(const char *text, size_t len, char *err, size_t errlen)
             }
             json_array_foreach(caps, k, c) if (json_is_string(c)) json_array_append(capsout, c);
         }
-        json_t *o = json_pack("{s:s, s:s, s:o, s:s, s:s}", "name", name, "description",
-                              json_string_value(json_object_get(a, "description"))
-                                  ? json_string_value(json_object_get(a, "description"))
-                                  : "",
-                              "capabilities", capsout, "kind", kind ? kind : "local", "base_url",
-                              url);
+        json_t *o =
+            json_pack("{s:s, s:s, s:o, s:s, s:s}", "name", name, "description",
+                      json_string_value(json_object_get(a, "description"))
+                          ? json_string_value(json_object_get(a, "description"))
+                          : "",
+                      "capabilities", capsout, "kind", kind ? kind : "local", "base_url", url);
         static const char *const opt[] = {"profile", "key_env", "key_file"};
         for (size_t k = 0; k < 3; k++)
             if (json_object_get(a, opt[k]))
@@ -183,9 +183,8 @@ json_t *registry_parse(const char *text, size_t len, char *err, size_t errlen)
         dflt = json_string_value(json_object_get(json_array_get(list, 0), "name"));
     bool found = false;
     for (size_t k = 0; k < json_array_size(list); k++)
-        found = found ||
-                strcmp(json_string_value(json_object_get(json_array_get(list, k), "name")),
-                       dflt) == 0;
+        found = found || strcmp(json_string_value(json_object_get(json_array_get(list, k), "name")),
+                                dflt) == 0;
     if (!found) {
         snprintf(err, errlen, "default agent '%.64s' is not in the list", dflt);
         json_decref(list);

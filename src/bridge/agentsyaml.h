@@ -1,9 +1,9 @@
-/* registry.h — the agents registry (AGENTS_FILE, block YAML as the Node bridge's). Pure
+/* agentsyaml.h — the agents registry (AGENTS_FILE, block YAML as the Node bridge's). Pure
  * parsing and validation; fuzzed. Aliases and anchors are refused, as are unknown keys,
  * duplicate agent names, and base URLs outside loopback and Tailscale (127.0.0.0/8, ::1,
  * localhost, 100.64.0.0/10, fd7a:115c:a1e0::/48). */
-#ifndef HM_REGISTRY_H
-#define HM_REGISTRY_H
+#ifndef HM_AGENTSYAML_H
+#define HM_AGENTSYAML_H
 #include <jansson.h>
 #include <stdbool.h>
 #include <stddef.h>

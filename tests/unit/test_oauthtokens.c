@@ -1,18 +1,18 @@
-/* Unit tests for src/auth/tokenstore.c: tokens issued once, found by hash, kept across a
+/* Unit tests for src/auth/oauthtokens.c: tokens issued once, found by hash, kept across a
  * reopen (a restart), revoked alone or by family, pruned when expired; only hashes on disk, mode
  * 600; every file it did not write refused. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
-#include <cmocka.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include <cmocka.h>
 
-#include "tokenstore.h"
+#include "oauthtokens.h"
 #include "scratch.h"
 
 static char dir[] = "/tmp/hm-tokenstore-XXXXXX";
@@ -39,7 +39,8 @@ static void write_text(const char *text, mode_t mode)
     chmod(path, mode);
 }
 
-static const struct token_grant grant = {.kind = TOKEN_ACCESS, .client_id = "claude",
+static const struct token_grant grant = {.kind = TOKEN_ACCESS,
+                                         .client_id = "claude",
                                          .scope = "hermes:read hermes:task",
                                          .resource = "https://mcp.example.com/mcp",
                                          .expires = 2000000000};
@@ -173,8 +174,10 @@ static void refuses_what_it_did_not_write(void **state)
         {"{\"version\":1,\"tokens\":[{\"sha256\":\"abc\",\"kind\":\"access\",\"client_id\":\"c\","
          "\"scope\":\"s\",\"resource\":\"r\",\"expires\":1}]}",
          "entry #1"},
-        {"{\"version\":1,\"tokens\":[{\"sha256\":\"" "0000000000000000000000000000000000000000000000000000000000000000"
-         "\",\"kind\":\"bearer\",\"client_id\":\"c\",\"scope\":\"s\",\"resource\":\"r\",\"expires\":1}]}",
+        {"{\"version\":1,\"tokens\":[{\"sha256\":\""
+         "0000000000000000000000000000000000000000000000000000000000000000"
+         "\",\"kind\":\"bearer\",\"client_id\":\"c\",\"scope\":\"s\",\"resource\":\"r\","
+         "\"expires\":1}]}",
          "entry #1"},
     };
     char err[400];

@@ -1,4 +1,4 @@
-/* http.c — the engine's HTTP face: the checks every request to the endpoint passes before its
+/* endpoint.c — the engine's HTTP face: the checks every request to the endpoint passes before its
  * body is read (Host and Origin against DNS rebinding, method, protocol version, media types),
  * then the three exchanges: POST (JSON-RPC messages, handed to the methods; those of MCP
  * 2026-07-28 go to era.c, which serves them without a session), GET (a session's
@@ -66,8 +66,7 @@ static bool origin_allowed(struct mcp_server *srv, const char *origin)
     if (!hdr_split_origin(origin, &host, &hlen, &port))
         return false;
     /* Any port of our own host names: a local page was served by someone on this machine. */
-    return host_allowed(srv, host, hlen, -1) ||
-           (port >= 0 && host_allowed(srv, host, hlen, port));
+    return host_allowed(srv, host, hlen, -1) || (port >= 0 && host_allowed(srv, host, hlen, port));
 }
 
 const char *mcp_http_error_body(char *out, size_t outsz, const char *message)
@@ -116,8 +115,9 @@ static void reply_name_refused(struct hreq *r, const char *what, const char *val
              "Forbidden: %s '%s' is not allowed; add the host name to MCP_PUBLIC_HOSTS "
              "and reload",
              what, name);
-    log_warn("refused a request with %s '%s': not this server's name nor in MCP_PUBLIC_HOSTS", what,
-             name);
+    log_event(EV_NAME_REFUSED, LOG_FIELDS(LF_S("header", what), LF_S("value", name)),
+              "refused a request with %s '%s': not this server's name nor in MCP_PUBLIC_HOSTS",
+              what, name);
     reply_http_error(r, 403, msg);
 }
 
@@ -158,8 +158,9 @@ void mcp_http_headers(struct mcp_server *srv, struct hreq *r)
      * 2026-07-28 has neither a GET stream nor sessions to delete. */
     if (pv && !post && strcmp(pv, MODERN_VERSION) == 0) {
         hreq_add_header(r, "Allow", "POST");
-        reply_http_error(r, 405, "Method Not Allowed: MCP 2026-07-28 has no GET stream and no "
-                                 "sessions; send each request with POST");
+        reply_http_error(r, 405,
+                         "Method Not Allowed: MCP 2026-07-28 has no GET stream and no "
+                         "sessions; send each request with POST");
         return;
     }
     if (pv && !post && !mcp_version_supported(pv)) {
@@ -328,12 +329,12 @@ void mcp_http_request(struct mcp_server *srv, struct hreq *r)
     }
     if (batch && !batch_allowed(version)) {
         mcp_reply_rpc_error(r, 400, NULL, JRPC_INVALID_REQUEST,
-                        "Invalid Request: batches are only allowed with protocol 2025-03-26");
+                            "Invalid Request: batches are only allowed with protocol 2025-03-26");
         goto out;
     }
     if (batch && json_array_size(root) > MAX_BATCH) {
         mcp_reply_rpc_error(r, 400, NULL, JRPC_INVALID_REQUEST,
-                        "Invalid Request: a batch may hold at most 20 messages");
+                            "Invalid Request: a batch may hold at most 20 messages");
         goto out;
     }
 

@@ -1,4 +1,4 @@
-/* agent.c — the Hermes Agent API client: an agent's requests on the loop's HTTP client
+/* agentclient.c — the Hermes Agent API client: an agent's requests on the loop's HTTP client
  * (http/httpc.c, libcurl multi in our epoll loop), with what is particular to agents: the
  * Bearer key, session and idempotency headers, the answers' Retry-After, X-Hermes-Session-Id
  * and Idempotency-Replayed, and the per-agent /metrics. At most HOST_ACTIVE transfers run per
@@ -7,7 +7,7 @@
  * httpc frees its own request once curl has returned; ours (struct agent_req) is freed by the
  * trampoline that called the owner's callback, after it returned, when the owner cancelled from
  * inside it: never inside the owner's callback. */
-#include "agent.h"
+#include "agentclient.h"
 
 #include <stdint.h>
 #include <stdio.h>
@@ -26,7 +26,7 @@
 
 struct agent_client {
     struct httpc *http;
-    struct list reqs;        /* every request, running or waiting (by link) */
+    struct list reqs; /* every request, running or waiting (by link) */
     unsigned n;
     struct metric *requests, *duration;
 };
@@ -37,9 +37,9 @@ struct agent_req {
     agent_data_cb *on_data;
     agent_done_cb *on_done;
     void *arg;
-    unsigned in_cb;           /* >0 while the owner's on_data runs */
-    bool cancelled;           /* cancelled inside on_data: freed when it returns */
-    bool in_done;             /* on_done is running: freed after it */
+    unsigned in_cb; /* >0 while the owner's on_data runs */
+    bool cancelled; /* cancelled inside on_data: freed when it returns */
+    bool in_done;   /* on_done is running: freed after it */
     unsigned retry_after;
     char session_id[300];
     bool replayed;
@@ -67,12 +67,12 @@ static const char *outcome(const struct httpc_result *res, char *tmp, size_t n)
 static void count(struct agent_req *r, const char *what, double seconds)
 {
     char labels[200];
-    metric_labels(labels, sizeof labels, "agent", r->label[0] ? r->label : "(none)",
-                  "endpoint", r->endpoint[0] ? r->endpoint : "other", "outcome", what, NULL);
+    metric_labels(labels, sizeof labels, "agent", r->label[0] ? r->label : "(none)", "endpoint",
+                  r->endpoint[0] ? r->endpoint : "other", "outcome", what, NULL);
     metric_add(r->c->requests, labels, 1);
     if (seconds >= 0) {
-        metric_labels(labels, sizeof labels, "agent", r->label[0] ? r->label : "(none)",
-                      "endpoint", r->endpoint[0] ? r->endpoint : "other", NULL);
+        metric_labels(labels, sizeof labels, "agent", r->label[0] ? r->label : "(none)", "endpoint",
+                      r->endpoint[0] ? r->endpoint : "other", NULL);
         metric_observe(r->c->duration, labels, seconds);
     }
 }
@@ -116,10 +116,14 @@ static void on_done(struct httpc_req *h, const struct httpc_result *hres, void *
     struct agent_req *r = arg;
     char tmp[16];
     (void)h;
-    struct agent_result res = {.status = hres->status, .timed_out = hres->timed_out,
-                               .too_big = hres->too_big, .failed = hres->failed,
-                               .error = hres->error, .body = hres->body,
-                               .body_len = hres->body_len, .retry_after = r->retry_after,
+    struct agent_result res = {.status = hres->status,
+                               .timed_out = hres->timed_out,
+                               .too_big = hres->too_big,
+                               .failed = hres->failed,
+                               .error = hres->error,
+                               .body = hres->body,
+                               .body_len = hres->body_len,
+                               .retry_after = r->retry_after,
                                .session_id = r->session_id[0] ? r->session_id : NULL,
                                .replayed = r->replayed};
     count(r, outcome(hres, tmp, sizeof tmp), hres->seconds);
@@ -184,12 +188,19 @@ struct agent_req *agent_request(struct agent_client *c, const struct agent_opts 
     headers[n++] = o->accept_sse ? "Accept: text/event-stream" : "Accept: application/json";
     if (strcmp(o->method, "POST") == 0)
         headers[n++] = "Content-Type: application/json";
-    struct httpc_opts ho = {.method = o->method, .url = o->url, .headers = headers,
-                            .nheaders = n, .body = o->body, .body_len = o->body_len,
+    struct httpc_opts ho = {.method = o->method,
+                            .url = o->url,
+                            .headers = headers,
+                            .nheaders = n,
+                            .body = o->body,
+                            .body_len = o->body_len,
                             .connect_timeout_ms = o->connect_timeout_ms,
-                            .deadline_ms = o->deadline_ms, .max_response = o->max_response,
-                            .on_data = o->on_data ? on_data : NULL, .on_header = on_header,
-                            .on_done = on_done, .arg = r};
+                            .deadline_ms = o->deadline_ms,
+                            .max_response = o->max_response,
+                            .on_data = o->on_data ? on_data : NULL,
+                            .on_header = on_header,
+                            .on_done = on_done,
+                            .arg = r};
     list_push_front(&c->reqs, &r->link);
     c->n++;
     r->h = httpc_request(c->http, &ho);

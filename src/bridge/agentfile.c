@@ -1,5 +1,5 @@
-/* agentcfg.c — registry file, agent keys and the synthetic default agent, read from disk. */
-#include "agentcfg.h"
+/* agentfile.c — registry file, agent keys and the synthetic default agent, read from disk. */
+#include "agentfile.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -9,10 +9,10 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "agentsyaml.h"
 #include "dotenv.h"
 #include "mem.h"
 #include "readfile.h"
-#include "registry.h"
 
 #define DOTENV_READ_MAX (64 * 1024)
 #define KEY_LINE_MAX 1024
@@ -37,8 +37,7 @@ json_t *agentcfg_registry_read(const char *path, char *err, size_t errlen)
     char why[300];
 
     /* Messages say "the file", not its path: they reach /health, which needs no token. */
-    char *text =
-        readfile_capped(path, "the file", AGENTCFG_REGISTRY_MAX, &st, &len, err, errlen);
+    char *text = readfile_capped(path, "the file", AGENTCFG_REGISTRY_MAX, &st, &len, err, errlen);
     if (text == NULL)
         return NULL;
     json_t *reg = NULL;
