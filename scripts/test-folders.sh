@@ -52,6 +52,8 @@ for to in tests/integration/*/*.mjs tests/lib/*.mjs; do
     from=tests/integration/${to##*/}
     { git grep -lzF "$from" -- ':!*.png' || true; } | xargs -0r sed -i "s|$from|$to|g"
 done
+# A longer path may push a C comment past the line length: lay out again the C files it changed.
+git diff --name-only -z -- '*.[ch]' | xargs -0r clang-format -i
 # Imports, in every file of a component folder (a branch merged after the move may have added a
 # flat import to a file that had moved): the helpers are two folders up, one from tests/hostile/;
 # a root computed from the file's own place is one level further up. Each rewrite is idempotent.
