@@ -1,6 +1,6 @@
 // fake-example-upstreams.mjs — stand-ins for the four upstreams behind the Hermes MCP Gateway, so
 // that contrib/gateway/hermes-gateway.yaml (the worked example of that contract) can be run as it
-// is by tests/integration/gwexample.test.mjs. Each role advertises the real upstream's tool names
+// is by tests/integration/gateway/gwexample.test.mjs. Each role advertises the real upstream's tool names
 // with plausible input schemas, plus the tools the example must keep hidden, so a mistake in the
 // example's allowlist shows up as an extra or missing tool. A call answers a JSON text echoing the
 // tool and its arguments (what reached the upstream is then visible to the test).

@@ -15,7 +15,7 @@ import { tmpdir } from 'node:os';
 import { join, dirname, basename } from 'node:path';
 import { execFileSync } from 'node:child_process';
 import net from 'node:net';
-import { ROOT, HERMES, startHermes, gatewayFile, sdkClient, until, post, modernMeta, modernHeaders } from '../integration/lib.mjs';
+import { ROOT, HERMES, startHermes, gatewayFile, sdkClient, until, post, modernMeta, modernHeaders } from '../lib/lib.mjs';
 
 const FAKE = join(ROOT, 'tests/fakes/fake-upstream.mjs');
 let dir, srv, client;

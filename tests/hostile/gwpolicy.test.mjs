@@ -11,7 +11,7 @@ import assert from 'node:assert/strict';
 import { readFileSync, existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { ROOT, startHermes, jsonLines, gatewayFile, sdkClient } from '../integration/lib.mjs';
+import { ROOT, startHermes, jsonLines, gatewayFile, sdkClient } from '../lib/lib.mjs';
 
 const FAKE = join(ROOT, 'tests/fakes/fake-upstream.mjs');
 let dir, received, srv, client;

@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import net from 'node:net';
 import { readFileSync, writeFileSync, mkdirSync, symlinkSync, existsSync } from 'node:fs';
 import { join } from 'node:path';
-import { startHermes, startFake, agentEnv } from '../integration/lib.mjs';
+import { startHermes, startFake, agentEnv } from '../lib/lib.mjs';
 
 let srv, fake;
 const cases = [];

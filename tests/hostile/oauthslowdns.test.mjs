@@ -10,7 +10,7 @@ import { createHash } from 'node:crypto';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
-import { startHermes, ROOT, sleep, freePort } from '../integration/lib.mjs';
+import { startHermes, ROOT, sleep, freePort } from '../lib/lib.mjs';
 
 const SLOW_MS = 8000;
 let shim;

@@ -50,7 +50,7 @@ run_pass() {
     shift 2
     "$node" --test --test-concurrency="$conc" \
         --test-reporter=spec --test-reporter-destination=stdout \
-        --test-reporter=./tests/integration/durations.mjs --test-reporter-destination="$plog.d" \
+        --test-reporter=./tests/lib/durations.mjs --test-reporter-destination="$plog.d" \
         "$@" 2>&1 | tee "$plog" | grep -vE '^\s*$' | tail -n 400
     rc=${PIPESTATUS[0]}
     cat "$plog.d" >> "$durations"; rm -f "$plog.d"
