@@ -23,16 +23,10 @@
 # calls counted under callgrind are a fifth of it; 0: skip).
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
-. "$root/scripts/lib/wait-port.sh"
-. "$root/bench/lib.sh"   # stop, status_kb, free_port, num, median, check
+. "$root/bench/lib.sh"   # wait_port, stop, status_kb, free_port, num, median, check, wrk_*
 cd "$root"
-seconds=${BENCH_SECONDS:-5}
-runs=${BENCH_RUNS:-3}
-conns=${BENCH_CONNS:-"1 16 64"}
-timeout=${BENCH_TIMEOUT:-10s}
+wrk_settings   # seconds, runs, conns, timeout, cg_n, work
 gw_n=${BENCH_GW_UPSTREAMS:-8}
-cg_n=${BENCH_CALLGRIND:-1000}
-work=$root/bench/.work
 dir=${BENCH_GW_DIR:-$work/gateway}
 log() { printf 'bench gateway: %s\n' "$*" >&2; }
 supergateway_version=4.0.0
@@ -160,7 +154,6 @@ cpu_pct() { # TICKS0 TICKS1 T0: per cent of one core since T0
     awk -v a="$1" -v b="$2" -v t0="$3" -v t1="$EPOCHREALTIME" -v hz="$clk_tck" 'BEGIN { printf "%.0f", (b - a) / hz / (t1 - t0) * 100 }'
 }
 : > "$results"
-val() { sed -n "s/.* $1=\([^ ]*\).*/\1/p" <<< " ${line#BENCH}"; }
 nproc=$(nproc)
 for c in $conns; do
     threads=$((c < nproc ? c : nproc))
@@ -176,10 +169,9 @@ for c in $conns; do
             else
                 tool=echo; [ "$s" != hermes ] || tool=everything__echo
                 BENCH_TOKEN=$token BENCH_TOOL=$tool BENCH_SESSION=${sid[$s]} \
-                    wrk --latency -t"$threads" -c"$c" -d"${seconds}s" --timeout "$timeout" \
-                    -s bench/lua/gw_echo.lua "http://127.0.0.1:${port[$s]}/mcp" > "$wlog" 2>&1 || true
+                    wrk_run "$wlog" "$threads" "$c" bench/lua/gw_echo.lua "http://127.0.0.1:${port[$s]}/mcp"
             fi
-            line=$(grep '^BENCH ' "$wlog" || echo "BENCH rps=0 p50_us=0 p99_us=0 failures=-1 socket_errors=-1")
+            wrk_line "$wlog"
             h_cpu=-; u_cpu=-
             if [ "$s" = hermes ]; then
                 h_cpu=$(cpu_pct "$h_t0" "$(cpu_ticks "$hermes_pid")" "$t0")
@@ -238,12 +230,7 @@ cg_count() { # N: cg_total, hermes-mcp's instructions serving exactly N proxied 
     BENCH_COUNT=$1 BENCH_TOKEN=$token BENCH_TOOL=everything__echo wrk -t1 -c1 -d600s --timeout 60s \
         -s bench/lua/gw_echo.lua "http://127.0.0.1:$h_port/mcp" > "$dir/cg-$1.wrk" 2>&1 || true
     stop "$h_pid"
-    cg_total=-
-    if grep -q "^BENCH_COUNTED n=$1 failures=0" "$dir/cg-$1.wrk"; then
-        cg_total=$(sed -n 's/^\(summary\|totals\): *\([0-9]*\).*/\2/p' "$dir/cg-$1.out" | head -1)
-    else
-        log "callgrind: the $1 calls did not all succeed ($dir/cg-$1.wrk)"
-    fi
+    cg_counted "$dir/cg-$1.wrk" "$1" "$dir/cg-$1.out" "callgrind: the $1 calls"
 }
 cg_call=-
 if [ "$cg_n" -gt 0 ] && command -v valgrind >/dev/null; then
@@ -257,16 +244,8 @@ if [ "$cg_n" -gt 0 ] && command -v valgrind >/dev/null; then
 fi
 
 # ---------- the report: targets.md, section.md, plot-gateway.png ----------
-med() { # CONNS SERVER FIELD: median of FIELD over the valid runs
-    awk -F'\t' -v c="$1" -v s="$2" -v f="$3" '
-        $2 == c && $4 == s && $8 == 0 && $9 == 0 { v[++n] = $f }
-        END {
-            if (n == 0) { print "-"; exit }
-            for (i = 1; i <= n; i++) for (j = i + 1; j <= n; j++) if (v[j] + 0 < v[i] + 0) { t = v[i]; v[i] = v[j]; v[j] = t }
-            print (n % 2) ? v[(n + 1) / 2] : (v[n / 2] + v[n / 2 + 1]) / 2
-        }' "$results"
-}
-valid() { awk -F'\t' -v c="$1" -v s="$2" '$2 == c && $4 == s { n++; if ($8 == 0 && $9 == 0) ok++ } END { printf "%d/%d", ok, n }' "$results"; }
+med() { results_median "$results" gateway "$@"; }   # CONNS SERVER FIELD, over the valid runs
+valid() { results_valid "$results" gateway "$@"; }  # CONNS SERVER
 label() {
     case "$1" in
     hermes) echo 'hermes-mcp gateway' ;;

@@ -21,8 +21,7 @@
 # on exit, even on failure.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
-. "$root/scripts/lib/wait-port.sh"
-. "$root/bench/lib.sh"   # stop, status_kb, free_port, num, median, check
+. "$root/bench/lib.sh"   # wait_port, stop, status_kb, free_port, num, median, check, wrk_*
 cd "$root"
 kinds=${*:-stdio http}
 calls=${GWPROF_CALLS:-200}

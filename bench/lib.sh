@@ -1,5 +1,58 @@
+# shellcheck shell=bash disable=SC2034,SC2154 # sets and reads the sourcing script's variables
 # lib.sh — helpers shared by the bench scripts (run.sh, gateway.sh, gwprofile.sh), sourced, so a
 # fix to one of them reaches every script. Each script keeps its own log(), label() and tables.
+#
+# Sourced after root is set: it brings scripts/lib/wait-port.sh along.
+. "$root/scripts/lib/wait-port.sh"
+# wrk_settings: the settings run.sh and gateway.sh share, from the environment (run.sh passes its
+# own to gateway.sh): seconds, runs, conns, timeout (wrk's), cg_n (callgrind) and work (the
+# git-ignored bench/.work; $root must be set).
+wrk_settings() {
+    seconds=${BENCH_SECONDS:-5}
+    runs=${BENCH_RUNS:-3}
+    conns=${BENCH_CONNS:-"1 16 64"}
+    timeout=${BENCH_TIMEOUT:-10s}
+    cg_n=${BENCH_CALLGRIND:-1000}
+    work=$root/bench/.work
+}
+# wrk_run WLOG THREADS CONNS SCRIPT URL: one wrk run of $seconds with wrk's latency report into
+# WLOG (a failed run is a row of failures, not an error); sets line to its BENCH summary line.
+wrk_run() {
+    wrk --latency -t"$2" -c"$3" -d"${seconds}s" --timeout "$timeout" -s "$4" "$5" > "$1" 2>&1 || true
+    wrk_line "$1"
+}
+# wrk_line LOG: sets line to LOG's BENCH line (one of failures when it has none).
+wrk_line() { line=$(grep '^BENCH ' "$1" || echo "BENCH rps=0 p50_us=0 p99_us=0 failures=-1 socket_errors=-1"); }
+# val FIELD: a field of $line (rps, p50_us, p99_us, failures, socket_errors ...).
+val() { sed -n "s/.* $1=\([^ ]*\).*/\1/p" <<< " ${line#BENCH}"; }
+# cg_counted WRKLOG N CGOUT WHAT: cg_total, the instructions callgrind counted in CGOUT when the
+# counting wrk run WRKLOG (bench/lua's BENCH_COUNT) made exactly N requests without a failure;
+# otherwise "-", and log (the caller's) says WHAT did not all succeed.
+cg_counted() {
+    cg_total=-
+    if grep -q "^BENCH_COUNTED n=$2 failures=0" "$1"; then
+        cg_total=$(sed -n 's/^\(summary\|totals\): *\([0-9]*\).*/\2/p' "$3" | head -1)
+    else
+        log "$4 did not all succeed ($1)"
+    fi
+}
+# Results files (results.tsv) have a row per wrk run: load conns run server rps p50_us p99_us
+# failures socket_errors [more]; a run is valid without failures and socket errors.
+# results_median FILE LOAD CONNS SERVER FIELD: the median of column FIELD over the valid runs.
+results_median() {
+    awk -F'\t' -v l="$2" -v c="$3" -v s="$4" -v f="$5" '
+        $1 == l && $2 == c && $4 == s && $8 == 0 && $9 == 0 { v[++n] = $f }
+        END {
+            if (n == 0) { print "-"; exit }
+            for (i = 1; i <= n; i++) for (j = i + 1; j <= n; j++) if (v[j] + 0 < v[i] + 0) { t = v[i]; v[i] = v[j]; v[j] = t }
+            print (n % 2) ? v[(n + 1) / 2] : (v[n / 2] + v[n / 2 + 1]) / 2
+        }' "$1"
+}
+# results_valid FILE LOAD CONNS SERVER: "valid/all" runs.
+results_valid() {
+    awk -F'\t' -v l="$2" -v c="$3" -v s="$4" '$1 == l && $2 == c && $4 == s { n++; if ($8 == 0 && $9 == 0) ok++ }
+        END { printf "%d/%d", ok, n }' "$1"
+}
 #
 # stop PID: SIGTERM, then waits for it (nothing when already gone).
 stop() { kill -TERM "$1" 2>/dev/null || true; wait "$1" 2>/dev/null || true; }

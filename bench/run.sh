@@ -34,21 +34,15 @@
 # Exit codes: 0 done (RESULTS.md written), 1 a step failed, 2 missing tools that cannot be installed.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
-. "$root/scripts/lib/wait-port.sh"
-. "$root/bench/lib.sh"   # stop, status_kb, free_port, num, median, check
+. "$root/bench/lib.sh"   # wait_port, stop, status_kb, free_port, num, median, check, wrk_*
 cd "$root"
-seconds=${BENCH_SECONDS:-5}
-runs=${BENCH_RUNS:-3}
-conns=${BENCH_CONNS:-"1 16 64"}
+wrk_settings   # seconds, runs, conns, timeout, cg_n, work
 loads=${BENCH_LOADS:-"ping tools_list hermes_result initialize hermes_task"}
 starts=${BENCH_STARTS:-10}
 held_n=${BENCH_HELD:-10000}
 held_delay=${BENCH_HELD_DELAY_MS:-500}
-cg_n=${BENCH_CALLGRIND:-1000}
 nginx_workers=${BENCH_NGINX_WORKERS:-1}
-timeout=${BENCH_TIMEOUT:-10s}
 gateway=${BENCH_GATEWAY:-1}
-work=$root/bench/.work
 run=$work/run          # this invocation's env files, task directories, logs; wiped at start
 outdir=${BENCH_OUT:-$root/bench}
 out=$outdir/RESULTS.md
@@ -356,7 +350,6 @@ rotated() {
     local words=("$@") i
     for ((i = 0; i < ${#words[@]}; i++)); do echo "${words[(i + r - 1) % ${#words[@]}]}"; done
 }
-val() { sed -n "s/.* $1=\([^ ]*\).*/\1/p" <<< " ${line#BENCH}"; }  # a field of $line
 results=$run/results.tsv   # load conns run server rps p50_us p99_us failures socket_errors
 : > "$results"
 nproc=$(nproc)
@@ -371,9 +364,7 @@ for load in $loads; do
                 wlog=$run/wrk-$load-$c-$r-$s.log
                 BENCH_TOKEN=$t_token BENCH_NONCE="$r$RANDOM$s" BENCH_BODY_FILE=$run/chat-body.json \
                 BENCH_SESSION=$(cat "$run/chat-session.txt") \
-                    wrk --latency -t"$threads" -c"$c" -d"${seconds}s" --timeout "$timeout" \
-                    -s "$t_script" "$t_url" > "$wlog" 2>&1 || true
-                line=$(grep '^BENCH ' "$wlog" || echo "BENCH rps=0 p50_us=0 p99_us=0 failures=-1 socket_errors=-1")
+                    wrk_run "$wlog" "$threads" "$c" "$t_script" "$t_url"
                 printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$load" "$c" "$r" "$s" "$(val rps)" \
                     "$(val p50_us)" "$(val p99_us)" "$(val failures)" "$(val socket_errors)" >> "$results"
                 log "$load c=$c run $r/$runs $s: $(val rps) req/s, p50 $(val p50_us) us, p99 $(val p99_us) us, failures $(val failures), socket errors $(val socket_errors)"
@@ -446,12 +437,7 @@ cg_count() {
     BENCH_COUNT=$n BENCH_TOKEN=$token BENCH_NONCE="cg$n$RANDOM" wrk -t1 -c1 -d600s --timeout 60s \
         -s "$t_script" "http://127.0.0.1:$port/mcp" > "$run/cg-$load-$n.wrk" 2>&1 || true
     stop "$p"
-    cg_total=-
-    if grep -q "^BENCH_COUNTED n=$n failures=0" "$run/cg-$load-$n.wrk"; then
-        cg_total=$(sed -n 's/^\(summary\|totals\): *\([0-9]*\).*/\2/p' "$run/cg-$load-$n.out" | head -1)
-    else
-        log "callgrind $load: the $n requests did not all succeed ($run/cg-$load-$n.wrk)"
-    fi
+    cg_counted "$run/cg-$load-$n.wrk" "$n" "$run/cg-$load-$n.out" "callgrind $load: the $n requests"
 }
 # cg_per LOAD SMALL BIG [SERVER]: sets cg_result to the instructions per request.
 cg_per() {
@@ -512,20 +498,8 @@ load_end=$(load_now)
 
 # ---------- 6. RESULTS.md ----------
 umask "$old_umask"
-# med LOAD CONNS SERVER FIELD: median of FIELD over the valid runs (no failures, no socket errors).
-med() {
-    awk -F'\t' -v l="$1" -v c="$2" -v s="$3" -v f="$4" '
-        $1 == l && $2 == c && $4 == s && $8 == 0 && $9 == 0 { v[++n] = $f }
-        END {
-            if (n == 0) { print "-"; exit }
-            for (i = 1; i <= n; i++) for (j = i + 1; j <= n; j++) if (v[j] + 0 < v[i] + 0) { t = v[i]; v[i] = v[j]; v[j] = t }
-            print (n % 2) ? v[(n + 1) / 2] : (v[n / 2] + v[n / 2 + 1]) / 2
-        }' "$results"
-}
-valid() {
-    awk -F'\t' -v l="$1" -v c="$2" -v s="$3" '$1 == l && $2 == c && $4 == s { n++; if ($8 == 0 && $9 == 0) ok++ }
-        END { printf "%d/%d", ok, n }' "$results"
-}
+med() { results_median "$results" "$@"; }   # LOAD CONNS SERVER FIELD, over the valid runs
+valid() { results_valid "$results" "$@"; }  # LOAD CONNS SERVER
 ratio() { { [ "$1" = - ] || [ "$2" = - ] || [ "$2" = 0 ]; } && echo - || awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f×", a / b }'; }
 has_load() { case " $loads " in *" $1 "*) return 0 ;; esac; return 1; }
 last_c=$(echo $conns | awk '{ print $NF }')

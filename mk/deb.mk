@@ -1,6 +1,6 @@
 # Generated documentation (.env.example, docs/reference/env.md, man/) and the Debian package.
 # build/<flavour>/gendocs prints each generated file from the code's own tables; `make docs`
-# writes them and tests/integration/gendocs.test.mjs fails when a committed copy differs.
+# writes them and tests/integration/docs/gendocs.test.mjs fails when a committed copy differs.
 GENDOCS   := $(BUILD)/gendocs
 MAN1      := man/hermes-mcp.1
 MAN5      := man/hermes-mcp.env.5 man/hermes-mcp-gateway.yaml.5

@@ -3,7 +3,7 @@
 # $(BUILD)/fakes/, the binary to $(BUILD)/fake-agent; build/fake-agent is the release one, like
 # build/hermes-mcp (STABLE_PATH in the Makefile). It links nothing from src/.
 # build/notify-sink (a fake systemd notify socket) and build/listen-exec (socket activation
-# without systemd) are single-file helpers for tests/integration/service.test.mjs, built the same
+# without systemd) are single-file helpers for tests/integration/ops/service.test.mjs, built the same
 # way; so is build/sandbox-exec (a unit's sandbox applied as systemd does, sandbox.test.mjs).
 FAKE_PKGS       := libmicrohttpd jansson libcrypto
 FAKE_AGENT_SRC  := tests/fakes/fake_agent.c tests/fakes/fake_plan.c

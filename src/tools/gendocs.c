@@ -11,7 +11,7 @@
  *   gendocs md-man NAME SECTION TITLE < FILE.md
  *                              a man page from a Markdown reference (headings, paragraphs, lists,
  *                              code blocks), e.g. hermes-mcp-gateway.yaml.5
- * `make docs` writes them; tests/integration/gendocs.test.mjs fails when a committed copy
+ * `make docs` writes them; tests/integration/docs/gendocs.test.mjs fails when a committed copy
  * differs. No pandoc: the subset of Markdown the reference pages use is small. */
 #include <stdio.h>
 #include <stdlib.h>

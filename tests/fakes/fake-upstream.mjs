@@ -1,5 +1,5 @@
 // fake-upstream.mjs — a misbehaving stdio MCP server for the gateway's recovery and readiness
-// tests (tests/integration/gwrecover.test.mjs). It answers initialize and tools/list like a
+// tests (tests/integration/gateway/gwrecover.test.mjs). It answers initialize and tools/list like a
 // real server (newline-delimited JSON-RPC, protocol 2025-11-25) and misbehaves on request:
 //   tool echo     answers {content: [{type: text, text: "Echo: MESSAGE"}]}
 //   tool crash    exits (status 3) in the middle of the call, without answering
@@ -75,7 +75,7 @@
 //                  PID" without a newline, and answers "flooded"
 //   tool badbytes  writes "bad \xff\xfe bytes" and a 1401-byte line of "a" and 700 "é" (cut
 //                  by the log's cap inside a character) to stderr, answers "written"
-// Streamable HTTP mode (tests/integration/gwhttp.test.mjs): --http PORT serves POST/DELETE /mcp
+// Streamable HTTP mode (tests/integration/gateway/gwhttp.test.mjs): --http PORT serves POST/DELETE /mcp
 // on 127.0.0.1:PORT instead of stdio, with sessions (Mcp-Session-Id from initialize; an unknown
 // one gets 404, none gets 400); answers are JSON, or SSE for tool progress (progress events,
 // then the answer) and with --sse for everything. More tools there:

@@ -29,6 +29,7 @@
  * variable (g.cv, monotonic clock) is broadcast on every change. SIGTERM/SIGINT stop the daemon,
  * join every thread, free everything and exit 0. */
 #include "fake_plan.h"
+#include "fake_sb.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -63,40 +64,6 @@
 #define VERSION "fake-1"
 
 /* ---------------------------------------------------------------- small helpers */
-
-struct sb {
-    char *p;
-    size_t len, cap;
-};
-
-static void sb_add(struct sb *b, const char *s, size_t n)
-{
-    if (b->len + n + 1 > b->cap) {
-        size_t cap = b->cap ? b->cap : 256;
-        while (cap < b->len + n + 1)
-            cap *= 2;
-        char *q = realloc(b->p, cap);
-        if (q == NULL)
-            abort();
-        b->p = q;
-        b->cap = cap;
-    }
-    if (n)
-        memcpy(b->p + b->len, s, n);
-    b->len += n;
-    b->p[b->len] = '\0';
-}
-
-static void sb_adds(struct sb *b, const char *s)
-{
-    sb_add(b, s, strlen(s));
-}
-
-static void sb_free(struct sb *b)
-{
-    free(b->p);
-    memset(b, 0, sizeof(*b));
-}
 
 static void *xcalloc(size_t n, size_t size)
 {

@@ -1,5 +1,6 @@
 /* fake_plan.c — steering directives, the demo agent's answer, and the work timeline. */
 #include "fake_plan.h"
+#include "fake_sb.h"
 
 #include <ctype.h>
 #include <jansson.h>
@@ -8,45 +9,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
-
-/* ---- small string builder (aborts on OOM: this is a test fake) ---- */
-
-struct sb {
-    char *p;
-    size_t len, cap;
-};
-
-static void sb_add(struct sb *b, const char *s, size_t n)
-{
-    if (b->len + n + 1 > b->cap) {
-        size_t cap = b->cap ? b->cap : 64;
-        while (cap < b->len + n + 1)
-            cap *= 2;
-        char *q = realloc(b->p, cap);
-        if (q == NULL)
-            abort();
-        b->p = q;
-        b->cap = cap;
-    }
-    memcpy(b->p + b->len, s, n);
-    b->len += n;
-    b->p[b->len] = '\0';
-}
-
-static void sb_adds(struct sb *b, const char *s)
-{
-    sb_add(b, s, strlen(s));
-}
-
-static char *sb_take(struct sb *b)
-{
-    if (b->p == NULL)
-        sb_add(b, "", 0);
-    char *p = b->p;
-    b->p = NULL;
-    b->len = b->cap = 0;
-    return p;
-}
 
 static char *xstrdup(const char *s)
 {

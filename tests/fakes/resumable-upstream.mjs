@@ -1,5 +1,5 @@
 // resumable-upstream.mjs — a real MCP SDK 1.x Streamable HTTP server with resumability on (the
-// SDK's InMemoryEventStore), for the gateway's resumption tests (tests/integration/gwresume.test.mjs).
+// SDK's InMemoryEventStore), for the gateway's resumption tests (tests/integration/gateway/gwresume.test.mjs).
 // Its tools close the SSE stream answering the call before the result, the way a server switches a
 // long call to polling (the SDK's closeSSEStream) or a proxy's idle timeout cuts it; a careful
 // client then resumes with GET + Last-Event-ID and gets the rest from the event store.

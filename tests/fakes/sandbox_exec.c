@@ -1,5 +1,6 @@
 /* sandbox_exec.c — run a program under the restrictions a systemd unit imposes, applied the way
- * systemd applies them, for tests/integration/sandbox.test.mjs (which reads them from the unit).
+ * systemd applies them, for tests/integration/ops/sandbox.test.mjs (which reads them from the
+ * unit).
  *
  *   sandbox-exec [--ro PATH] [--rw PATH] [--tmpfs PATH] [--hide PATH] [--keep PATH] [--mdwe]
  *                [--nnp] [--uid UID:GID] [--cwd DIR] [--syscalls FILE] -- PROG [ARG]...

@@ -5,6 +5,7 @@
 #define HM_FUZZ_CHECK_H
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #define CHECK(cond)                                                                         \
     do {                                                                                    \
@@ -14,5 +15,16 @@
             abort();                                                                        \
         }                                                                                   \
     } while (0)
+
+/* A NUL-terminated heap copy of the n bytes at p, sized exactly (so ASan sees a read past it). */
+static inline char *fuzz_dup(const void *p, size_t n)
+{
+    char *s = malloc(n + 1);
+    if (s == NULL)
+        abort();
+    memcpy(s, p, n);
+    s[n] = '\0';
+    return s;
+}
 
 #endif

@@ -87,17 +87,6 @@ static void fuzz_answer(const char *text, size_t len)
     json_decref(o);
 }
 
-/* A NUL-terminated heap copy of p[0..n), sized exactly. */
-static char *dup_n(const char *p, size_t n)
-{
-    char *s = malloc(n + 1);
-    if (s == NULL)
-        abort();
-    memcpy(s, p, n);
-    s[n] = '\0';
-    return s;
-}
-
 static void check_section(const char *prompt, const char *title, const char *part)
 {
     if (part == NULL || part[0] == '\0')
@@ -121,7 +110,7 @@ static void fuzz_prompt(const char *text, size_t len)
         size_t n = nul ? (size_t)(nul - (text + off)) : len - off;
         if (np < 3) /* task, context, deliverable; the constraints kept are UTF-8 */
             all_utf8 = all_utf8 && utf8(text + off, n);
-        part[np++] = dup_n(text + off, n);
+        part[np++] = fuzz_dup(text + off, n);
         if (nul == NULL)
             break;
         off += n + 1;
@@ -178,7 +167,7 @@ static void fuzz_contract_file(const char *text, size_t len)
         return;
     }
     CHECK(len > 0 && len <= CONTRACT_FILE_MAX && memchr(text, '\0', len) == NULL);
-    char *s = dup_n(text, len);
+    char *s = fuzz_dup(text, len);
     json_t *body = json_pack("{s:s}", "instructions", s);
     CHECK(body != NULL);
     json_decref(body);

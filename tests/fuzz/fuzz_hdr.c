@@ -17,16 +17,6 @@
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
-static char *dup_n(const uint8_t *p, size_t n)
-{
-    char *s = malloc(n + 1);
-    if (s == NULL)
-        abort();
-    memcpy(s, p, n);
-    s[n] = '\0';
-    return s;
-}
-
 static bool host_char(char c)
 {
     return c == '-' || c == '.' || c == '_' || (c >= '0' && c <= '9') || (c >= 'a' && c <= 'z') ||
@@ -173,7 +163,7 @@ static void fuzz_list(const char *value, const char *token)
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-    char *s = dup_n(data, size);
+    char *s = fuzz_dup(data, size);
     size_t len = strlen(s); /* an embedded NUL ends the value, as in a C string header */
 
     fuzz_hostport(s, len);
@@ -187,8 +177,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
     const uint8_t *nl = memchr(data, '\n', size);
     if (nl != NULL) {
-        char *value = dup_n(data, (size_t)(nl - data));
-        char *token = dup_n(nl + 1, size - (size_t)(nl - data) - 1);
+        char *value = fuzz_dup(data, (size_t)(nl - data));
+        char *token = fuzz_dup(nl + 1, size - (size_t)(nl - data) - 1);
         fuzz_list(value, token);
         free(value);
         free(token);

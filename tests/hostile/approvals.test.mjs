@@ -1,5 +1,5 @@
 // Hostile: a client (or a local process) trying to approve an approve-guarded gateway call itself
-// (issue 15 behaviour 2: nothing a client sends can approve). Each attempt must leave the call
+// (nothing a client sends can approve). Each attempt must leave the call
 // waiting in the operator's queue, never at the upstream: confirmed flags in the arguments or in
 // _meta, arguments named approve/approved/approval_id (even carrying the real id of another
 // waiting request), forged elicitation answers (a posted JSON-RPC result, a 2026-07-28 retry
@@ -15,7 +15,7 @@ import { tmpdir } from 'node:os';
 import { join, dirname, basename } from 'node:path';
 import { execFileSync } from 'node:child_process';
 import net from 'node:net';
-import { ROOT, HERMES, startHermes, gatewayFile, sdkClient, until, post, modernMeta, modernHeaders } from '../integration/lib.mjs';
+import { ROOT, HERMES, startHermes, gatewayFile, sdkClient, until, post, modernMeta, modernHeaders } from '../lib/lib.mjs';
 
 const FAKE = join(ROOT, 'tests/fakes/fake-upstream.mjs');
 let dir, srv, client;
@@ -146,7 +146,7 @@ test('the operator denies every attempt: each call is answered approval_denied, 
   assert.equal(arrived(), 0);
 });
 
-// Review r3: the operator must see every byte the upstream would get. A NUL inside a string
+// The operator must see every byte the upstream would get. A NUL inside a string
 // (JSON allows \u0000, and so do request bodies) once ended the text the queue showed, hiding
 // what followed; a secret-looking object key was shown as is. Both the list (table and --json)
 // and `approvals show` must show the text after the NUL (masked like any text, the NUL as
@@ -171,7 +171,7 @@ test('text after a NUL is shown to the operator, masked; secret-looking keys are
   assert.equal(arrived(), 0);
 });
 
-// Review r3: invisible code points (zero-width, tags, variation selectors, line separators) in
+// Invisible code points (zero-width, tags, variation selectors, line separators) in
 // the arguments reach the operator's terminal escaped, in the table and in `approvals show`.
 test('invisible characters in the arguments are printed escaped by the CLI', async () => {
   const note = 'a\u200bb\u{E0041}c\u2028d\ufe0fe\ufeff';

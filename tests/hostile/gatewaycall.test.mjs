@@ -1,4 +1,4 @@
-// Hostile calls through the gateway (issue 14, "Tests"): wrong argument types, excluded and
+// Hostile calls through the gateway: wrong argument types, excluded and
 // unknown tools, arguments over the body cap, a result over the message cap, a NUL in a string. Each is answered
 // exactly; what our side refuses never reaches the upstream (tests/fakes/fake-upstream.mjs
 // --calls records every tools/call it gets); the upstream keeps serving after each.
@@ -8,7 +8,7 @@ import { spawnSync } from 'node:child_process';
 import { readFileSync, existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { ROOT, startHermes, post, gatewayFile, sdkClient } from '../integration/lib.mjs';
+import { ROOT, startHermes, post, gatewayFile, sdkClient } from '../lib/lib.mjs';
 
 const FAKE = join(ROOT, 'tests/fakes/fake-upstream.mjs');
 const EVERYTHING = spawnSync(join(ROOT, 'scripts/node-tools.sh'), ['everything'], { encoding: 'utf8' })

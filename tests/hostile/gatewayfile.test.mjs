@@ -8,7 +8,7 @@ import { spawnSync, spawn } from 'node:child_process';
 import { mkdtempSync, writeFileSync, chmodSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { HERMES } from '../integration/lib.mjs';
+import { HERMES } from '../lib/lib.mjs';
 
 const SECRET = 'gw-secret-' + 'x'.repeat(24);
 const TOKEN = 'a'.repeat(64);

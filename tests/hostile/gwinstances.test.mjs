@@ -1,4 +1,4 @@
-// Hostile paths for per-root instances (issue 15, "Tests"): a caller chooses which upstream
+// Hostile paths for per-root instances: a caller chooses which upstream
 // process serves it, and in which directory, by the instances.by argument, so it must not
 // reach outside the roots by "..", a symlink, a trailing slash, a sibling sharing the root's
 // prefix (/srv/work2 vs /srv/work), a relative path, a NUL or an overlong value. Each is
@@ -11,7 +11,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { ROOT, startHermes } from '../integration/lib.mjs';
+import { ROOT, startHermes } from '../lib/lib.mjs';
 
 const FAKE = join(ROOT, 'tests/fakes/fake-upstream.mjs');
 let dir, work, srv, client;

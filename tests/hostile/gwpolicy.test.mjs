@@ -1,4 +1,4 @@
-// Hostile paths for guarded tools and argument policies (issue 15, "Tests"). A model that
+// Hostile paths for guarded tools and argument policies. A model that
 // wants a confirm-guarded tool to run, a dropped argument through or a secret stored will try
 // variants: confirmed as "true", 1, nested or in _meta; a dropped name in another case, with
 // '-' for '_', nested, inside an array, or spelled with a Unicode lookalike; a secret in any
@@ -11,7 +11,7 @@ import assert from 'node:assert/strict';
 import { readFileSync, existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { ROOT, startHermes, jsonLines, gatewayFile, sdkClient } from '../integration/lib.mjs';
+import { ROOT, startHermes, jsonLines, gatewayFile, sdkClient } from '../lib/lib.mjs';
 
 const FAKE = join(ROOT, 'tests/fakes/fake-upstream.mjs');
 let dir, received, srv, client;

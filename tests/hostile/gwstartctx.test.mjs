@@ -1,4 +1,4 @@
-// Hostile startup_context files (issue 15, behaviour 6): whatever sits at a configured path, the
+// Hostile startup_context files: whatever sits at a configured path, the
 // tool answers at once with at most the configured bytes and never another file's content: a
 // link to /dev/zero or to a file outside, a FIFO with a writer that never writes, a directory,
 // files far past the caps (the 4 MiB total holds even when every max_bytes is 4 MiB), and
@@ -11,7 +11,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { ROOT, startHermes } from '../integration/lib.mjs';
+import { ROOT, startHermes } from '../lib/lib.mjs';
 
 const FAKE = join(ROOT, 'tests/fakes/fake-upstream.mjs');
 let dir;

@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import net from 'node:net';
 import { readFileSync, writeFileSync, mkdirSync, symlinkSync, existsSync } from 'node:fs';
 import { join } from 'node:path';
-import { startHermes, startFake, agentEnv } from '../integration/lib.mjs';
+import { startHermes, startFake, agentEnv } from '../lib/lib.mjs';
 
 let srv, fake;
 const cases = [];
@@ -168,7 +168,7 @@ for (const [name, body, status, code] of bodyCases) kase(`body: ${name}`, { req:
 // Found by fuzz_jrpc: jansson's error text quoted half a UTF-8 character and the reply crashed.
 kase('body: escape before a multi-byte character', { req: { body: Buffer.from([0x22, 0x5c, 0xd0, 0x9a]) }, status: 400, rpc: -32700 });
 kase('body: invalid UTF-8', { req: { body: Buffer.concat([Buffer.from('{"jsonrpc":"2.0","id":1,"method":"'), Buffer.from([0xff, 0xfe]), Buffer.from('"}')]) }, status: 400, rpc: -32700 });
-// "\u0000" is valid JSON (issue 12, item 2): parsed, then refused by the field it is in, never
+// "\u0000" is valid JSON: parsed, then refused by the field it is in, never
 // read as a shorter string ("pi\u0000ng" is not "pi").
 kase('body: NUL inside the method', { req: { body: '{"jsonrpc":"2.0","id":1,"method":"ping\\u0000x"}' }, status: 400, rpc: -32600, check: (r) => assert.match(r.body, /method must not contain a NUL character/) });
 kase('body: NUL inside a string id', { req: { body: '{"jsonrpc":"2.0","id":"a\\u0000b","method":"ping"}' }, status: 400, rpc: -32600, check: (r) => assert.match(r.body, /"id":null/) });

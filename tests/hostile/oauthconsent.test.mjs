@@ -1,4 +1,4 @@
-// Consent slots under a flood of GET /authorize (issue 16 review): whoever opens many consent
+// Consent slots under a flood of GET /authorize: whoever opens many consent
 // pages must not evict the owner's open one (then the right passphrase would get 403). One
 // address holds at most 16 open consents (429), a full table answers 503 with a page rather
 // than evicting, and HEAD opens none. TRUSTED_PROXIES lets the test speak from many addresses.
@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import { createServer } from 'node:net';
 import { spawnSync } from 'node:child_process';
 import { createHash, randomBytes } from 'node:crypto';
-import { startHermes, HERMES, until, freePort } from '../integration/lib.mjs';
+import { startHermes, HERMES, until, freePort } from '../lib/lib.mjs';
 
 const PASS = 'correct horse battery staple';
 const REDIRECT = 'http://127.0.0.1:7777/cb';

@@ -1,5 +1,5 @@
-// A client ID metadata document on a host whose DNS lookup never answers in time (issue 16
-// review): the fetch is cancelled (the browser gives up) or times out, and the server's one
+// A client ID metadata document on a host whose DNS lookup never answers in time: the
+// fetch is cancelled (the browser gives up) or times out, and the server's one
 // event loop must not wait for the lookup meanwhile. tests/fakes/slowdns.c, preloaded, makes
 // every lookup of *.slow.test take SLOWDNS_MS and fail; /health answers fast all along.
 import { test, before, after } from 'node:test';
@@ -10,7 +10,7 @@ import { createHash } from 'node:crypto';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
-import { startHermes, ROOT, sleep, freePort } from '../integration/lib.mjs';
+import { startHermes, ROOT, sleep, freePort } from '../lib/lib.mjs';
 
 const SLOW_MS = 8000;
 let shim;

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Integration tests: start the real binaries and drive them with Node's test runner, raw HTTP
 # and the official TypeScript SDK client.
-#   tests/integration/run.sh [FILE...]     the given files (default: all, with tests/hostile/)
+#   tests/integration/run.sh [FILE...]     the given files (default: every *.test.mjs under
+#                                          tests/integration/ and tests/hostile/, subfolders too)
 # Files run HM_TEST_JOBS at a time (default: twice the number of cores); a file with a line starting
 # "// serial:" (the reason follows) runs afterwards, alone: it measures wall time, watches an
 # idle server or needs the CPU to itself. HM_BUILD picks the build flavour (build/release or
@@ -11,9 +12,8 @@ set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
 cd "$root"
 node=$(scripts/node-tools.sh node22 sdk inspector mcp-remote client puppeteer | tail -1)
-# Let the tests import the SDK by its package name.
-ln -sfn ../../tools/sdk/node_modules tests/integration/node_modules
-ln -sfn ../../tools/sdk/node_modules tests/hostile/node_modules
+# Let the tests and their helpers, at any depth under tests/, import the SDK by its package name.
+ln -sfn ../tools/sdk/node_modules tests/node_modules
 # The flavour under test (build/release or build/asan), read by lib.mjs; make passes its own.
 export HM_BUILD=${HM_BUILD:-build/release}
 for b in hermes-mcp conformance-server fake-agent; do
@@ -21,7 +21,8 @@ for b in hermes-mcp conformance-server fake-agent; do
 done
 # Arguments pick test files; the default is all of them.
 files=("$@")
-[ ${#files[@]} -gt 0 ] || files=(tests/integration/*.test.mjs tests/hostile/*.test.mjs)
+[ ${#files[@]} -gt 0 ] ||
+    mapfile -t files < <(find tests/integration tests/hostile -name '*.test.mjs' -not -path '*/node_modules/*' | sort)
 parallel=(); serial=()
 for f in "${files[@]}"; do
     if grep -q '^// serial:' "$f"; then serial+=("$f"); else parallel+=("$f"); fi
@@ -49,7 +50,7 @@ run_pass() {
     shift 2
     "$node" --test --test-concurrency="$conc" \
         --test-reporter=spec --test-reporter-destination=stdout \
-        --test-reporter=./tests/integration/durations.mjs --test-reporter-destination="$plog.d" \
+        --test-reporter=./tests/lib/durations.mjs --test-reporter-destination="$plog.d" \
         "$@" 2>&1 | tee "$plog" | grep -vE '^\s*$' | tail -n 400
     rc=${PIPESTATUS[0]}
     cat "$plog.d" >> "$durations"; rm -f "$plog.d"

@@ -1,4 +1,4 @@
-/* Unit tests for agentsyaml.c: the seed's schema, and every refusal. */
+/* Unit tests for agentsyaml.c: the agents file's schema, and every refusal. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>

@@ -313,7 +313,7 @@ static void a_secret_key_name_counts_whole(void **state)
     assert_true(approvals_key_is_secret(key));
 }
 
-/* Review r3: a NUL inside a string once ended the text the operator saw, hiding the rest. The
+/* A NUL inside a string once ended the text the operator saw, hiding the rest. The
  * whole string is shown (the NUL as \u0000), masked like any text; a NUL separates tokens like
  * a space, so a credential after one is still recognised. */
 static void text_after_a_nul_is_shown_and_masked(void **state)
@@ -339,7 +339,7 @@ static void text_after_a_nul_is_shown_and_masked(void **state)
     free(text);
 }
 
-/* Review r3: an object key is shown as much as a value is, so a key that is a credential
+/* An object key is shown as much as a value is, so a key that is a credential
  * ({"ghp_...": "x"}) is masked too; keys that mask alike stay distinct (none is lost). */
 static void secret_looking_keys_are_masked(void **state)
 {

@@ -37,7 +37,7 @@ static void controls_and_bidi_overrides_are_escaped(void **state)
     check("", false, "");
 }
 
-/* Review r3: every code point that draws nothing or rewrites what follows is escaped, one class
+/* Every code point that draws nothing or rewrites what follows is escaped, one class
  * at a time: Cc, Cf (soft hyphen, Arabic letter mark, Mongolian vowel separator, zero-width and
  * direction marks, word joiner and invisible operators, BOM, interlinear annotations), Zl/Zp,
  * tags, variation selectors (both blocks); bytes that are not UTF-8 come out as \xNN. Visible

@@ -14,6 +14,7 @@
 #include <cmocka.h>
 
 #include "atomicfile.h"
+#include "scratch.h"
 
 static char dir[] = "/tmp/hm-atomicfile-XXXXXX";
 static const uid_t nobody = 65534;
@@ -171,19 +172,7 @@ static void names_a_level_that_is_not_a_folder(void **state)
     assert_string_equal(err, want);
 }
 
-static int setup(void **state)
-{
-    (void)state;
-    return mkdtemp(dir) ? 0 : -1;
-}
-
-static int teardown(void **state)
-{
-    char cmd[160];
-    (void)state;
-    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
-    return system(cmd) == 0 ? 0 : -1;
-}
+SCRATCH_FIXTURES(dir)
 
 int main(void)
 {

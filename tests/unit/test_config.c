@@ -13,6 +13,7 @@
 #include "config.h"
 #include "dotenvfile.h"
 #include "envfile.h"
+#include "scratch.h"
 
 static char dir[] = "/tmp/hm-config-XXXXXX";
 static char path[256];
@@ -94,8 +95,8 @@ static void read_then_validate(void **state)
     assert_non_null(strstr(err, "cannot open"));
 }
 
-/* Authentication is on with any way in (seed 002's OAuth-only file has no MCP_AUTH_TOKEN), off
- * only with none; the owner token is told apart. */
+/* Authentication is on with any way in (the Python server's OAuth-only env file has no
+ * MCP_AUTH_TOKEN), off only with none; the owner token is told apart. */
 static void auth_without_owner_token(void **state)
 {
     struct config c;
@@ -231,24 +232,9 @@ static void envfile_set_replaces_one_key_atomically(void **state)
     assert_string_equal(buf, "MCP_AUTH_TOKEN=fresh\n");
 }
 
-static int setup(void **state)
-{
-    (void)state;
-    if (mkdtemp(dir) == NULL)
-        return -1;
-    snprintf(path, sizeof path, "%s/env", dir);
-    return 0;
-}
+SCRATCH_FIXTURES_FILE(dir, path, "env")
 
-static int teardown(void **state)
-{
-    (void)state;
-    unlink(path);
-    rmdir(dir);
-    return 0;
-}
-
-/* Retention (issue 12): 30 days and 10,000 tasks unless set; 0 turns a limit off; anything
+/* Retention: 30 days and 10,000 tasks unless set; 0 turns a limit off; anything
  * that is not a number in range is refused with the key named. */
 static void retention_limits(void **state)
 {
@@ -272,7 +258,7 @@ static void retention_limits(void **state)
     assert_non_null(strstr(err, "TASKS_MAX"));
 }
 
-/* Seed 002's BIND_HOST is MCP_HOST under its old name: the same rule, and the two may not
+/* BIND_HOST is MCP_HOST under the Python server's name: the same rule, and the two may not
  * disagree. */
 static void bind_host_is_mcp_host(void **state)
 {

@@ -1,5 +1,5 @@
-/* Unit tests for $HOME / ${HOME} in the env file's path values (seed 000's env files use them):
- * expanded at the start of path-valued keys only, never in other values, and left alone when
+/* Unit tests for $HOME / ${HOME} in the env file's path values (the Node bridge's env files use
+ * them): expanded at the start of path-valued keys only, never in other values, and left alone when
  * HOME is not set. */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -13,6 +13,7 @@
 #include <cmocka.h>
 
 #include "config.h"
+#include "scratch.h"
 
 static char dir[] = "/tmp/hm-config-home-XXXXXX";
 static char path[256];
@@ -83,22 +84,7 @@ static void unset_home_is_a_configuration_error(void **state)
     assert_non_null(strstr(err, "HOME"));
 }
 
-static int setup(void **state)
-{
-    (void)state;
-    if (mkdtemp(dir) == NULL)
-        return -1;
-    snprintf(path, sizeof path, "%s/env", dir);
-    return 0;
-}
-
-static int teardown(void **state)
-{
-    (void)state;
-    unlink(path);
-    rmdir(dir);
-    return 0;
-}
+SCRATCH_FIXTURES_FILE(dir, path, "env")
 
 int main(void)
 {

@@ -1,4 +1,4 @@
-/* Unit tests for gwfile.c and gwinterp.c: the issue's example, defaults, interpolation (env
+/* Unit tests for gwfile.c and gwinterp.c: the documented example, defaults, interpolation (env
  * file before environment, never the value in an error), default deny, globs, and refusals. */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -341,7 +341,7 @@ static void name_rules(void **state)
     assert_true(gw_tool_name_ok(long_name));
 }
 
-/* tools.guard and tools.args (issue 15): globs over the upstream's names, policies by tool. */
+/* tools.guard and tools.args: globs over the upstream's names, policies by tool. */
 static void guards_and_arg_policies(void **state)
 {
     struct gwfile f;

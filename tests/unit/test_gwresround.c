@@ -3,8 +3,8 @@
  * caller's answers stay good for another try (as a tools/call's do, gwcall.c send_call). From
  * outside this cannot be reached: the read is refused before its round is taken when the
  * upstream is known down, and a url upstream's send fails at once only when libcurl refuses a
- * handle. So the seam is the link: this file defines the httpup_* functions (httpup.o is not
- * linked), whose send fails on demand, and the engine runs behind fake_hreq.h. */
+ * handle. So the seam is the link: fake_httpup.h defines the httpup_* functions (httpup.o is not
+ * linked), this file's send fails on demand, and the engine runs behind fake_hreq.h. */
 #include "fake_hreq.h"
 
 #include <jansson.h>
@@ -19,52 +19,20 @@
 #include "strmap.h"
 #include "upstream.h"
 
-/* ---- the url upstream's transport, as this test wants it ---- */
+/* ---- the url upstream's transport (fake_httpup.h), as this test wants it ---- */
 
 static bool send_works = true;
 static json_t *last_sent; /* the last message the upstream got */
-static int dummy_http;
 
-struct httpup *httpup_new(const struct gw_upstream *c, struct loop *l,
-                          const struct httpup_owner *ops, void *owner)
+static bool fake_httpup_send(json_t *msg)
 {
-    (void)c, (void)l, (void)ops, (void)owner;
-    return (struct httpup *)&dummy_http;
-}
-void httpup_start(struct httpup *h)
-{
-    (void)h;
-}
-void httpup_set_version(struct httpup *h, const char *version)
-{
-    (void)h, (void)version;
-}
-bool httpup_send(struct httpup *h, json_t *msg)
-{
-    (void)h;
     if (!send_works)
         return false;
     json_decref(last_sent);
     last_sent = json_incref(msg);
     return true;
 }
-void httpup_forget(struct httpup *h, uint64_t id)
-{
-    (void)h, (void)id;
-}
-void httpup_reset(struct httpup *h)
-{
-    (void)h;
-}
-void httpup_free(struct httpup *h)
-{
-    (void)h;
-}
-unsigned httpup_resume_delay_ms(long retry_ms, unsigned misses)
-{
-    (void)retry_ms, (void)misses;
-    return 100;
-}
+#include "fake_httpup.h"
 
 /* ---- one gateway with one ready 2026-07-28 url upstream offering doc://x ---- */
 

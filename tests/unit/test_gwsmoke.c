@@ -1,7 +1,7 @@
 /* Unit tests for gw_smoke_result_failed (gwsmoke.c): which successful tools/call results a smoke
  * call counts as failed (isError, a nested provider error in structuredContent or in a text item
- * holding JSON, seed 001) and which it does not (plain text, error: null, ordinary data), and
- * that the reason names where the error was, never its value. */
+ * holding JSON, as the Hermes gateway has them) and which it does not (plain text, error: null,
+ * ordinary data), and that the reason names where the error was, never its value. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>

@@ -6,7 +6,7 @@
  * upstream_error (a task cannot relay input). Denied, it completes with approval_denied and
  * nothing is sent. tasks/cancel withdraws a waiting request, or cancels the running call
  * upstream. Another caller sees "not found", as for an unknown id. The upstream's transport is
- * this file's httpup_* (httpup.o is not linked), the engine runs behind fake_hreq.h and the
+ * fake_httpup.h's httpup_* (httpup.o is not linked), the engine runs behind fake_hreq.h and the
  * operator's queue is the real one (approvals.c). */
 #include "fake_hreq.h"
 
@@ -24,48 +24,16 @@
 #include "strmap.h"
 #include "upstream.h"
 
-/* ---- the upstream's transport: records what it is sent ---- */
+/* ---- the upstream's transport (fake_httpup.h): records what it is sent ---- */
 
 static json_t *sent; /* every message the upstream got, in order */
-static int dummy_http;
 
-struct httpup *httpup_new(const struct gw_upstream *c, struct loop *l,
-                          const struct httpup_owner *ops, void *owner)
+static bool fake_httpup_send(json_t *msg)
 {
-    (void)c, (void)l, (void)ops, (void)owner;
-    return (struct httpup *)&dummy_http;
-}
-void httpup_start(struct httpup *h)
-{
-    (void)h;
-}
-void httpup_set_version(struct httpup *h, const char *version)
-{
-    (void)h, (void)version;
-}
-bool httpup_send(struct httpup *h, json_t *msg)
-{
-    (void)h;
     json_array_append(sent, msg);
     return true;
 }
-void httpup_forget(struct httpup *h, uint64_t id)
-{
-    (void)h, (void)id;
-}
-void httpup_reset(struct httpup *h)
-{
-    (void)h;
-}
-void httpup_free(struct httpup *h)
-{
-    (void)h;
-}
-unsigned httpup_resume_delay_ms(long retry_ms, unsigned misses)
-{
-    (void)retry_ms, (void)misses;
-    return 100;
-}
+#include "fake_httpup.h"
 
 /* ---- one gateway, one ready upstream, one tool up__echo guarded approve ---- */
 

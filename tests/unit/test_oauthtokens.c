@@ -13,26 +13,12 @@
 #include <cmocka.h>
 
 #include "oauthtokens.h"
+#include "scratch.h"
 
 static char dir[] = "/tmp/hm-tokenstore-XXXXXX";
 static char path[300];
 
-static int setup(void **state)
-{
-    (void)state;
-    if (mkdtemp(dir) == NULL)
-        return -1;
-    snprintf(path, sizeof path, "%s/oauth-tokens.json", dir);
-    return 0;
-}
-
-static int teardown(void **state)
-{
-    char cmd[400];
-    (void)state;
-    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
-    return system(cmd) == 0 ? 0 : -1;
-}
+SCRATCH_FIXTURES_FILE(dir, path, "oauth-tokens.json")
 
 static char *slurp(const char *p)
 {

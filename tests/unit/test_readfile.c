@@ -12,6 +12,7 @@
 #include <cmocka.h>
 
 #include "readfile.h"
+#include "scratch.h"
 
 static char dir[] = "/tmp/hm-readfile-XXXXXX";
 
@@ -89,19 +90,7 @@ static void refuses_a_file_that_grew_at_the_cap(void **state)
     assert_string_equal(err, "status changed while it was being read; try again");
 }
 
-static int setup(void **state)
-{
-    (void)state;
-    return mkdtemp(dir) ? 0 : -1;
-}
-
-static int teardown(void **state)
-{
-    char cmd[160];
-    (void)state;
-    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
-    return system(cmd) == 0 ? 0 : -1;
-}
+SCRATCH_FIXTURES(dir)
 
 int main(void)
 {

@@ -1,4 +1,4 @@
-/* Unit tests for retention.c: which finished tasks go (issue 12): terminal only, never one in
+/* Unit tests for retention.c: which finished tasks go: terminal only, never one in
  * flight, oldest first, by age and by count, 0 turning a limit off. */
 #include <fcntl.h>
 #include <setjmp.h>

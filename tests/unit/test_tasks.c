@@ -14,6 +14,7 @@
 #include <cmocka.h>
 
 #include "loop.h"
+#include "scratch.h"
 #include "tasks.h"
 
 static char root[] = "/tmp/hm-tasks-XXXXXX";
@@ -230,19 +231,7 @@ static void a_hold_counts_as_pending(void **state)
     loop_free(l);
 }
 
-static int setup(void **state)
-{
-    (void)state;
-    return mkdtemp(root) ? 0 : -1;
-}
-
-static int teardown(void **state)
-{
-    char cmd[128];
-    (void)state;
-    snprintf(cmd, sizeof cmd, "rm -rf %s", root);
-    return system(cmd) == 0 ? 0 : -1;
-}
+SCRATCH_FIXTURES(root)
 
 int main(void)
 {
