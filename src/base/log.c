@@ -21,9 +21,11 @@ static const struct log_ev_info events[EV_COUNT] = {
                             "A reload was refused; the server runs on with the settings it had. "
                             "The prose says why."},
     [EV_RELOAD_RESTART_NEEDED] = {"reload_restart_needed", LOG_WARN, "config keys",
-                                  "A reload changed settings that only a restart applies: "
-                                  "`keys` names them (env keys, comma-separated, or the gateway "
-                                  "file's part)."},
+                                  "A reload changed settings that only a restart applies. "
+                                  "`config=env`: one event, `keys` lists the env keys "
+                                  "(comma-separated). `config=gateway`: one event per change "
+                                  "of the gateway file, `keys` says which part and how (e.g. "
+                                  "`upstream fake: args changed`)."},
     [EV_RELOAD_IGNORED] = {"reload_ignored", LOG_INFO, "",
                            "A SIGHUP came while the server drains: nothing is reloaded."},
     [EV_AGENTS_RELOADED] = {"agents_reloaded", LOG_INFO, "",
