@@ -21,9 +21,11 @@ static const struct log_ev_info events[EV_COUNT] = {
                             "A reload was refused; the server runs on with the settings it had. "
                             "The prose says why."},
     [EV_RELOAD_RESTART_NEEDED] = {"reload_restart_needed", LOG_WARN, "config keys",
-                                  "A reload changed settings that only a restart applies: "
-                                  "`keys` names them (env keys, comma-separated, or the gateway "
-                                  "file's part)."},
+                                  "A reload changed settings that only a restart applies. "
+                                  "`config=env`: one event, `keys` lists the env keys "
+                                  "(comma-separated). `config=gateway`: one event per change "
+                                  "of the gateway file, `keys` says which part and how (e.g. "
+                                  "`upstream fake: args changed`)."},
     [EV_RELOAD_IGNORED] = {"reload_ignored", LOG_INFO, "",
                            "A SIGHUP came while the server drains: nothing is reloaded."},
     [EV_AGENTS_RELOADED] = {"agents_reloaded", LOG_INFO, "",
@@ -146,7 +148,7 @@ static bool enabled(enum log_level lvl)
 }
 
 /* Writes line (prose, then the event's fields in tail, "" for none) as one line. The prose is
- * made one line and never holds EVENT_MARK, so the first mark on a line is the event's. */
+ * made one line and never holds "[event=", so the first mark on a line is the event's. */
 static void emit(enum log_level lvl, char *line, const char *tail)
 {
     static const char *tags[] = {"error", "warn", "info", "debug"};
@@ -155,8 +157,9 @@ static void emit(enum log_level lvl, char *line, const char *tail)
     for (char *p = line; *p; p++)
         if (*p == '\n' || *p == '\r')
             *p = ' ';
-    for (char *p = line; (p = strstr(p, EVENT_MARK)) != NULL;)
-        p[1] = '(';
+    /* Also at the start: after the "LEVEL: " prefix it would read as " [event=". */
+    for (char *p = line; (p = strstr(p, EVENT_MARK + 1)) != NULL;)
+        *p = '(';
     if (getenv("JOURNAL_STREAM") != NULL)
         fprintf(stderr, "<%d>%s: %s%s\n", syslog_prio[lvl], tags[lvl], line, tail);
     else
@@ -176,46 +179,109 @@ void log_msg(enum log_level lvl, const char *fmt, ...)
     emit(lvl, line, "");
 }
 
-/* Appends s to out (at *n, capacity cap), quoted when it would not read back as one token. */
-static void put_value(char *out, size_t cap, size_t *n, const char *s)
+/* The fields' part of a line: room for the largest event's fields; the prose gives way first. */
+#define TAIL_CAP 768
+/* A cut field list ends in " truncated=KEY]": the room it needs is kept free. */
+#define CUT_MARK " truncated="
+#define KEY_MAX 24
+#define TAIL_END (TAIL_CAP - (sizeof CUT_MARK - 1) - KEY_MAX - 2)
+
+static bool is_ctl(unsigned char c)
 {
-    bool quote = *s == '\0' || strpbrk(s, " \t\"\\=[]") != NULL;
-    if (quote && *n + 1 < cap)
-        out[(*n)++] = '"';
-    for (; *s && *n + 3 < cap; s++) { /* room for an escape and the closing quote */
-        if (quote && (*s == '"' || *s == '\\'))
-            out[(*n)++] = '\\';
-        out[(*n)++] = (*s == '\n' || *s == '\r') ? ' ' : *s;
+    return c < 0x20 || c == 0x7f;
+}
+
+static bool needs_quotes(const char *s)
+{
+    if (*s == '\0' || strpbrk(s, " \"\\=[]") != NULL)
+        return true;
+    for (; *s; s++)
+        if (is_ctl((unsigned char)*s))
+            return true;
+    return false;
+}
+
+/* Writes how byte c reads inside quotes into esc; returns its length. */
+static size_t escaped(unsigned char c, char esc[5])
+{
+    static const char hex[] = "0123456789abcdef";
+    const char *named = c == '"'    ? "\\\""
+                        : c == '\\' ? "\\\\"
+                        : c == '\n' ? "\\n"
+                        : c == '\r' ? "\\r"
+                        : c == '\t' ? "\\t"
+                                    : NULL;
+    if (named) {
+        memcpy(esc, named, 3);
+        return 2;
     }
-    if (quote && *n + 1 < cap)
-        out[(*n)++] = '"';
-    out[*n] = '\0';
+    if (is_ctl(c)) {
+        esc[0] = '\\';
+        esc[1] = 'x';
+        esc[2] = hex[c >> 4];
+        esc[3] = hex[c & 15];
+        return 4;
+    }
+    esc[0] = (char)c;
+    return 1;
+}
+
+/* Appends " key=value" to out (at *n, never past end): the value in double quotes, escaped, when
+ * it would not read back as one token. A value without room is cut, its quotes kept balanced; a
+ * number is never cut. Returns false, after writing what fits or nothing, when it was cut. */
+static bool put_field(char *out, size_t end, size_t *n, const char *key, const char *s, bool is_num)
+{
+    size_t start = *n, klen = strlen(key);
+    bool quote = needs_quotes(s);
+    size_t at = start + 2 + klen, value_at;
+
+    if (at + (quote ? 2 : 0) >= end)
+        return false;
+    out[start] = ' ';
+    memcpy(out + start + 1, key, klen);
+    out[at - 1] = '=';
+    if (quote)
+        out[at++] = '"';
+    value_at = at;
+    for (; *s; s++) {
+        char esc[5];
+        size_t e = quote ? escaped((unsigned char)*s, esc) : 1;
+        if (at + e + (quote ? 1 : 0) > end)
+            break;
+        memcpy(out + at, quote ? esc : s, e);
+        at += e;
+    }
+    if (*s != '\0' && (is_num || at == value_at))
+        return false; /* nothing worth keeping: the field is left out */
+    if (quote)
+        out[at++] = '"';
+    *n = at;
+    return *s == '\0';
 }
 
 static void vlog_event(enum log_level lvl, enum log_ev ev, const struct log_field *fields,
                        const char *fmt, va_list ap)
 {
     const struct log_ev_info *info = log_ev_at(ev);
-    char line[1024], tail[384];
+    char line[1024], tail[TAIL_CAP];
     size_t n;
 
     if (info == NULL || !enabled(lvl))
         return;
     n = (size_t)snprintf(tail, sizeof tail, "%s%s", EVENT_MARK, info->name);
-    for (const struct log_field *f = fields; f && f->key && n + 4 < sizeof tail; f++) {
-        n += (size_t)snprintf(tail + n, sizeof tail - n, " %s=", f->key);
-        if (n >= sizeof tail - 2)
-            break;
-        if (f->is_num) {
-            char num[24];
+    for (const struct log_field *f = fields; f && f->key; f++) {
+        char num[24];
+        if (f->is_num)
             snprintf(num, sizeof num, "%lld", f->num);
-            put_value(tail, sizeof tail - 1, &n, num);
-        } else {
-            put_value(tail, sizeof tail - 1, &n, f->str ? f->str : "");
+        if (!put_field(tail, TAIL_END, &n, f->key,
+                       f->is_num ? num
+                       : f->str  ? f->str
+                                 : "",
+                       f->is_num)) {
+            n += (size_t)snprintf(tail + n, sizeof tail - n, "%s%.*s", CUT_MARK, KEY_MAX, f->key);
+            break;
         }
     }
-    if (n > sizeof tail - 2)
-        n = sizeof tail - 2;
     tail[n++] = ']';
     tail[n] = '\0';
     /* The prose gives way to the fields when the line is too long. */

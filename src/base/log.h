@@ -89,8 +89,10 @@ struct log_field {
 #define LOG_FIELDS(...) ((const struct log_field[]){__VA_ARGS__, {NULL, NULL, 0, false}})
 
 /* Logs fmt's prose at the event's level (log_event_at: at lvl), then " [event=NAME k=v ...]" with
- * fields (NULL for none; a list made with LOG_FIELDS). A value with a space, a quote, '=', '[' or
- * ']' is written in double quotes with \" and \\ escaped. The fields survive a prose cut short. */
+ * fields (NULL for none; a list made with LOG_FIELDS). A value with a space, a quote, '=', '[',
+ * ']' or a control byte is written in double quotes with \" \\ \n \r \t and \xNN escapes. The
+ * fields survive a prose cut short; fields too long for the line end in "truncated=KEY" (KEY's
+ * value cut, the fields after it left out). Keys are at most 24 bytes of [a-z_]. */
 void log_event(enum log_ev ev, const struct log_field *fields, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 void log_event_at(enum log_level lvl, enum log_ev ev, const struct log_field *fields,

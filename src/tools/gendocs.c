@@ -510,9 +510,13 @@ static void events_md(FILE *out)
           "```\nhermes-mcp: info: upstream files: ready, 14 tools "
           "[event=upstream_ready upstream=files tools=14]\n```\n\n"
           "The bracket holds `event=NAME`, then the event's fields as `key=value`, in the order "
-          "below. A value with a space, a double quote, `=`, `[` or `]` is written in double "
-          "quotes, with `\\\"` and `\\\\` escaped. The prose before the bracket never holds "
-          "`[event=`, so the first one on a line is the event's. A match for "
+          "below. A value with a space, a double quote, `=`, `[`, `]` or a control byte is "
+          "written in double quotes, with `\\\"`, `\\\\`, `\\n`, `\\r` and `\\t` escaped "
+          "and any other control byte as `\\xNN` (two lowercase hex digits), so an event is "
+          "always one line. When the fields do not all fit on the line (the prose gives way "
+          "first), the bracket ends in `truncated=KEY`: the value of `KEY` is cut short (its "
+          "quotes still balanced) and the fields after it are left out. The prose before the "
+          "bracket never holds `[event=`, so the first one on a line is the event's. A match for "
           "`\\[event=NAME( |\\]$)` finds an event whatever the prose says.\n\n"
           "| event | level | fields | when |\n|---|---|---|---|\n",
           out);

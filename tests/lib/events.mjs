@@ -10,7 +10,14 @@ const FIELD = /\s*([a-z_]+)=("(?:[^"\\]|\\.)*"|[^\s\]"]*)/y;
 // srv: a server (or process) whose log is collected, or a log text already cut out of one.
 const textOf = (srv) => (typeof srv === 'string' ? srv : (srv.proc ?? srv).stderrText ?? '');
 
-// One log line's event as { event, fields, line }, or null for a line without one.
+// A quoted value read back: \" \\ \n \r \t and \xNN (any other control byte) escapes.
+const ESCAPES = { n: '\n', r: '\r', t: '\t' };
+const unquote = (q) => q.slice(1, -1).replace(/\\(x[0-9a-f]{2}|.)/g,
+  (_, e) => (e.length === 3 ? String.fromCharCode(parseInt(e.slice(1), 16)) : ESCAPES[e] ?? e));
+
+// One log line's event as { event, fields, line }, or null for a line without one. A line whose
+// fields did not all fit ends in the field truncated=KEY: KEY's value is cut short and the fields
+// after it are left out.
 export function parseEvent(line) {
   const at = line.indexOf(MARK);
   if (at < 0 || !line.endsWith(']')) return null;
@@ -20,7 +27,7 @@ export function parseEvent(line) {
   const fields = {};
   FIELD.lastIndex = name.length;
   for (let m; FIELD.lastIndex < body.length && (m = FIELD.exec(body));) {
-    fields[m[1]] = m[2].startsWith('"') ? m[2].slice(1, -1).replace(/\\(.)/g, '$1') : m[2];
+    fields[m[1]] = m[2].startsWith('"') ? unquote(m[2]) : m[2];
     if (m[0].length === 0) break;
   }
   return { event: name, fields, line };
