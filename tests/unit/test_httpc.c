@@ -29,6 +29,7 @@ enum mode {
     LARGE,  /* a 64 KiB body */
     SILENT, /* reads the request, answers nothing until the client hangs up */
     REFUSE, /* 413 as soon as the headers are in, without reading the body */
+    CLOSE,  /* "204 No Content" and the connection closed, one connection per request */
 };
 
 struct server {
@@ -124,6 +125,10 @@ static void *serve(void *arg)
                 send_all(fd, r, sizeof r - 1);
                 usleep(50000);
                 break; /* closed with most of the body unread */
+            } else if (s->mode == CLOSE) {
+                static const char c[] = "HTTP/1.1 204 No Content\r\nConnection: close\r\n\r\n";
+                send_all(fd, c, sizeof c - 1);
+                break;
             }
             drain(fd); /* SILENT: until the client gives up */
             break;
@@ -359,6 +364,55 @@ static void fetch_error_status_before_the_body_is_the_answer(void **state)
     free(body);
 }
 
+/* ---------- a batch at exit ---------- */
+
+struct batch_seen {
+    unsigned done, not_done, failed;
+    char labels[64];
+};
+
+static void on_batch(const char *label, bool done, const char *error, void *arg)
+{
+    struct batch_seen *b = arg;
+    if (done)
+        b->done++;
+    else
+        b->not_done++;
+    if (error)
+        b->failed++;
+    strncat(b->labels, label, sizeof b->labels - strlen(b->labels) - 1);
+}
+
+/* Several requests of one batch all end before they are reported: each is reported once and
+ * each handle freed once (the end of one must not be read from another's freed handle). */
+static void batch_reports_every_request(void **state)
+{
+    (void)state;
+    struct server srv;
+    struct batch_seen seen = {0};
+    char url[64];
+    server_start(&srv, CLOSE, 4);
+    snprintf(url, sizeof url, "http://127.0.0.1:%u/mcp", srv.port);
+    struct httpc_batch *b = httpc_batch_new();
+    const char *headers[] = {"Mcp-Session-Id: s1"};
+    struct httpc_opts o = {.method = "DELETE", .url = url, .headers = headers, .nheaders = 1};
+    assert_true(httpc_batch_add(b, &o, "a"));
+    assert_true(httpc_batch_add(b, &o, "b"));
+    assert_true(httpc_batch_add(b, &o, "c"));
+    assert_true(httpc_batch_add(b, &o, "d"));
+    httpc_batch_run(b, 5000, on_batch, &seen);
+    server_stop(&srv);
+    assert_int_equal(seen.done, 4);
+    assert_int_equal(seen.not_done, 0);
+    assert_int_equal(seen.failed, 0);
+    assert_int_equal(strlen(seen.labels), 4);
+    for (const char *l = "abcd"; *l; l++)
+        assert_non_null(strchr(seen.labels, *l));
+    assert_int_equal(srv.accepts, 4);
+    assert_true(strncmp(srv.first, "DELETE /mcp HTTP/1.1\r\n", 22) == 0);
+    assert_non_null(strstr(srv.first, "\r\nMcp-Session-Id: s1\r\n"));
+}
+
 static void url_parts(void **state)
 {
     (void)state;
@@ -473,6 +527,7 @@ int main(void)
         cmocka_unit_test(fetch_refused_connection_fails),
         cmocka_unit_test(fetch_without_answer_times_out),
         cmocka_unit_test(fetch_error_status_before_the_body_is_the_answer),
+        cmocka_unit_test(batch_reports_every_request),
         cmocka_unit_test(url_parts),
         cmocka_unit_test(loop_request_answers),
     };
