@@ -25,12 +25,15 @@
 #include "loop.h"
 
 enum mode {
-    ANSWER, /* "201 Created" with a header and "hello", keeping the connection */
-    LARGE,  /* a 64 KiB body */
-    SILENT, /* reads the request, answers nothing until the client hangs up */
-    REFUSE, /* 413 as soon as the headers are in, without reading the body */
-    CLOSE,  /* "204 No Content" and the connection closed, one connection per request */
+    ANSWER,  /* "201 Created" with a header and "hello", keeping the connection */
+    LARGE,   /* a 64 KiB body */
+    SILENT,  /* reads the request, answers nothing until the client hangs up */
+    REFUSE,  /* 413 as soon as the headers are in, without reading the body */
+    CLOSE,   /* "204 No Content" and the connection closed, one connection per request */
+    LONGHDR, /* "200 OK" with a header line of 2 KiB */
 };
+
+#define LONG_HEADER_LEN 2048 /* the whole line, "X-Long: " and its value, without CRLF */
 
 struct server {
     int lfd;
@@ -128,6 +131,14 @@ static void *serve(void *arg)
             } else if (s->mode == CLOSE) {
                 static const char c[] = "HTTP/1.1 204 No Content\r\nConnection: close\r\n\r\n";
                 send_all(fd, c, sizeof c - 1);
+                break;
+            } else if (s->mode == LONGHDR) {
+                char h[LONG_HEADER_LEN + 128];
+                int hl = snprintf(h, sizeof h, "HTTP/1.1 200 OK\r\nX-Long: %0*d\r\n",
+                                  LONG_HEADER_LEN - 8, 7);
+                hl += snprintf(h + hl, sizeof h - (size_t)hl,
+                               "Content-Length: 0\r\nConnection: close\r\n\r\n");
+                send_all(fd, h, (size_t)hl);
                 break;
             }
             drain(fd); /* SILENT: until the client gives up */
@@ -364,6 +375,47 @@ static void fetch_error_status_before_the_body_is_the_answer(void **state)
     free(body);
 }
 
+/* Every header line reaches on_header whole, however long (a WWW-Authenticate can be). */
+struct long_seen {
+    size_t longest;
+    bool long_ok;
+};
+
+static void on_long_header(struct httpc_req *r, const char *line, void *arg)
+{
+    struct long_seen *s = arg;
+    (void)r;
+    size_t n = strlen(line);
+    if (n > s->longest)
+        s->longest = n;
+    if (strncmp(line, "X-Long: ", 8) == 0)
+        s->long_ok = n == LONG_HEADER_LEN && line[n - 1] == '7' &&
+                     strspn(line + 8, "0") == LONG_HEADER_LEN - 9;
+}
+
+static void fetch_passes_a_long_header_line(void **state)
+{
+    (void)state;
+    struct server srv;
+    struct long_seen seen = {0};
+    char url[64];
+    server_start(&srv, LONGHDR, 1);
+    snprintf(url, sizeof url, "http://127.0.0.1:%u/", srv.port);
+    struct httpc_session *s = httpc_session_new();
+    struct httpc_opts o = {.method = "GET",
+                           .url = url,
+                           .deadline_ms = 5000,
+                           .on_header = on_long_header,
+                           .arg = &seen};
+    struct httpc_result res;
+    httpc_fetch(s, &o, &res);
+    assert_int_equal(res.status, 200);
+    assert_int_equal(seen.longest, LONG_HEADER_LEN);
+    assert_true(seen.long_ok);
+    httpc_session_free(s);
+    server_stop(&srv);
+}
+
 /* ---------- a batch at exit ---------- */
 
 struct batch_seen {
@@ -527,6 +579,7 @@ int main(void)
         cmocka_unit_test(fetch_refused_connection_fails),
         cmocka_unit_test(fetch_without_answer_times_out),
         cmocka_unit_test(fetch_error_status_before_the_body_is_the_answer),
+        cmocka_unit_test(fetch_passes_a_long_header_line),
         cmocka_unit_test(batch_reports_every_request),
         cmocka_unit_test(url_parts),
         cmocka_unit_test(loop_request_answers),
