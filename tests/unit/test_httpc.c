@@ -126,8 +126,12 @@ static void *serve(void *arg)
                 static const char r[] = "HTTP/1.1 413 Content Too Large\r\nContent-Length: 0\r\n"
                                         "Connection: close\r\n\r\n";
                 send_all(fd, r, sizeof r - 1);
-                usleep(50000);
-                break; /* closed with most of the body unread */
+                /* No close() with the body unread: that resets the connection, which may
+                 * discard the 413 before the client read it. Half-close, then wait for the
+                 * client to hang up, discarding the rest of its body. */
+                shutdown(fd, SHUT_WR);
+                drain(fd);
+                break;
             } else if (s->mode == CLOSE) {
                 static const char c[] = "HTTP/1.1 204 No Content\r\nConnection: close\r\n\r\n";
                 send_all(fd, c, sizeof c - 1);
