@@ -162,16 +162,23 @@ static size_t header_cb(char *p, size_t size, size_t nmemb, void *userp)
 {
     struct httpc_req *r = userp;
     size_t n = size * nmemb;
-    char line[512];
+    char small[512];
 
     if (r->is_doomed)
         return 0;
-    if (n >= sizeof line || r->on_header == NULL)
+    if (r->on_header == NULL)
         return n;
+    /* curl hands over whole lines, each capped by curl (CURL_MAX_HTTP_HEADER, 100 KiB): a long
+     * one (a WWW-Authenticate with many parameters) is copied to the heap, not skipped. */
+    char *line = n < sizeof small ? small : malloc(n + 1);
+    if (line == NULL)
+        return 0; /* fails the transfer rather than hide a header from the caller */
     memcpy(line, p, n);
     line[n] = '\0';
     line[strcspn(line, "\r\n")] = '\0';
     r->on_header(r, line, r->arg);
+    if (line != small)
+        free(line);
     return n;
 }
 

@@ -40,7 +40,7 @@ struct httpc_result {
 };
 
 typedef bool httpc_data_cb(struct httpc_req *r, const char *data, size_t len, void *arg);
-/* One response header line without its line end (lines of 512 bytes or more are skipped). */
+/* One response header line without its line end, every line however long (curl caps it). */
 typedef void httpc_header_cb(struct httpc_req *r, const char *line, void *arg);
 typedef void httpc_done_cb(struct httpc_req *r, const struct httpc_result *res, void *arg);
 /* The address of a connection curl is about to open, after resolution: false refuses it. Runs

@@ -152,16 +152,22 @@ void httpc_batch_run(struct httpc_batch *b, unsigned timeout_ms, httpc_batch_cb 
     }
     CURLMsg *msg;
     int queued;
-    while (m && (msg = curl_multi_info_read(m, &queued)) != NULL)
+    while (m && (msg = curl_multi_info_read(m, &queued)) != NULL) {
+        if (msg->msg != CURLMSG_DONE)
+            continue;
+        /* The message lives in its easy handle: read it before that handle is freed. */
+        CURL *easy = msg->easy_handle;
+        CURLcode result = msg->data.result;
         for (struct batch_item *it = b->items; it; it = it->next)
-            if (msg->msg == CURLMSG_DONE && it->easy == msg->easy_handle) {
-                report(it->label, true,
-                       msg->data.result == CURLE_OK ? NULL : curl_easy_strerror(msg->data.result),
+            if (it->easy == easy) {
+                report(it->label, true, result == CURLE_OK ? NULL : curl_easy_strerror(result),
                        arg);
                 curl_multi_remove_handle(m, it->easy);
                 curl_easy_cleanup(it->easy);
                 it->easy = NULL;
+                break;
             }
+    }
     while (b->items) {
         struct batch_item *it = b->items;
         b->items = it->next;

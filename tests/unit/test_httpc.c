@@ -1,7 +1,9 @@
 /* Unit tests for httpc: what a request gets back, blocking (httpc_fetch, as doctor and smoke
- * use it) and on the loop (httpc_request): status, headers and body; a body over the cap; a
- * refused connection; no answer before the deadline; an error status sent before the request
- * body was read. A small server thread on 127.0.0.1 answers as each test scripts it. */
+ * use it) and on the loop (httpc_request): status, headers (a long line included) and body; a
+ * body over the cap; a refused connection; no answer before the deadline; an error status sent
+ * before the request body was read. The batch sent at exit; the loop's per-origin queue;
+ * httpc_cancel from inside callbacks. A small server thread on 127.0.0.1 answers as each test
+ * scripts it. */
 #include <arpa/inet.h>
 #include <errno.h>
 #include <netinet/in.h>
@@ -25,11 +27,15 @@
 #include "loop.h"
 
 enum mode {
-    ANSWER, /* "201 Created" with a header and "hello", keeping the connection */
-    LARGE,  /* a 64 KiB body */
-    SILENT, /* reads the request, answers nothing until the client hangs up */
-    REFUSE, /* 413 as soon as the headers are in, without reading the body */
+    ANSWER,  /* "201 Created" with a header and "hello", keeping the connection */
+    LARGE,   /* a 64 KiB body */
+    SILENT,  /* reads the request, answers nothing until the client hangs up */
+    REFUSE,  /* 413 as soon as the headers are in, without reading the body */
+    CLOSE,   /* "204 No Content" and the connection closed, one connection per request */
+    LONGHDR, /* "200 OK" with a header line of 2 KiB */
 };
+
+#define LONG_HEADER_LEN 2048 /* the whole line, "X-Long: " and its value, without CRLF */
 
 struct server {
     int lfd;
@@ -122,8 +128,24 @@ static void *serve(void *arg)
                 static const char r[] = "HTTP/1.1 413 Content Too Large\r\nContent-Length: 0\r\n"
                                         "Connection: close\r\n\r\n";
                 send_all(fd, r, sizeof r - 1);
-                usleep(50000);
-                break; /* closed with most of the body unread */
+                /* No close() with the body unread: that resets the connection, which may
+                 * discard the 413 before the client read it. Half-close, then wait for the
+                 * client to hang up, discarding the rest of its body. */
+                shutdown(fd, SHUT_WR);
+                drain(fd);
+                break;
+            } else if (s->mode == CLOSE) {
+                static const char c[] = "HTTP/1.1 204 No Content\r\nConnection: close\r\n\r\n";
+                send_all(fd, c, sizeof c - 1);
+                break;
+            } else if (s->mode == LONGHDR) {
+                char h[LONG_HEADER_LEN + 128];
+                int hl = snprintf(h, sizeof h, "HTTP/1.1 200 OK\r\nX-Long: %0*d\r\n",
+                                  LONG_HEADER_LEN - 8, 7);
+                hl += snprintf(h + hl, sizeof h - (size_t)hl,
+                               "Content-Length: 0\r\nConnection: close\r\n\r\n");
+                send_all(fd, h, (size_t)hl);
+                break;
             }
             drain(fd); /* SILENT: until the client gives up */
             break;
@@ -359,6 +381,96 @@ static void fetch_error_status_before_the_body_is_the_answer(void **state)
     free(body);
 }
 
+/* Every header line reaches on_header whole, however long (a WWW-Authenticate can be). */
+struct long_seen {
+    size_t longest;
+    bool long_ok;
+};
+
+static void on_long_header(struct httpc_req *r, const char *line, void *arg)
+{
+    struct long_seen *s = arg;
+    (void)r;
+    size_t n = strlen(line);
+    if (n > s->longest)
+        s->longest = n;
+    if (strncmp(line, "X-Long: ", 8) == 0)
+        s->long_ok = n == LONG_HEADER_LEN && line[n - 1] == '7' &&
+                     strspn(line + 8, "0") == LONG_HEADER_LEN - 9;
+}
+
+static void fetch_passes_a_long_header_line(void **state)
+{
+    (void)state;
+    struct server srv;
+    struct long_seen seen = {0};
+    char url[64];
+    server_start(&srv, LONGHDR, 1);
+    snprintf(url, sizeof url, "http://127.0.0.1:%u/", srv.port);
+    struct httpc_session *s = httpc_session_new();
+    struct httpc_opts o = {.method = "GET",
+                           .url = url,
+                           .deadline_ms = 5000,
+                           .on_header = on_long_header,
+                           .arg = &seen};
+    struct httpc_result res;
+    httpc_fetch(s, &o, &res);
+    assert_int_equal(res.status, 200);
+    assert_int_equal(seen.longest, LONG_HEADER_LEN);
+    assert_true(seen.long_ok);
+    httpc_session_free(s);
+    server_stop(&srv);
+}
+
+/* ---------- a batch at exit ---------- */
+
+struct batch_seen {
+    unsigned done, not_done, failed;
+    char labels[64];
+};
+
+static void on_batch(const char *label, bool done, const char *error, void *arg)
+{
+    struct batch_seen *b = arg;
+    if (done)
+        b->done++;
+    else
+        b->not_done++;
+    if (error)
+        b->failed++;
+    strncat(b->labels, label, sizeof b->labels - strlen(b->labels) - 1);
+}
+
+/* Several requests of one batch all end before they are reported: each is reported once and
+ * each handle freed once (the end of one must not be read from another's freed handle). */
+static void batch_reports_every_request(void **state)
+{
+    (void)state;
+    struct server srv;
+    struct batch_seen seen = {0};
+    char url[64];
+    server_start(&srv, CLOSE, 4);
+    snprintf(url, sizeof url, "http://127.0.0.1:%u/mcp", srv.port);
+    struct httpc_batch *b = httpc_batch_new();
+    const char *headers[] = {"Mcp-Session-Id: s1"};
+    struct httpc_opts o = {.method = "DELETE", .url = url, .headers = headers, .nheaders = 1};
+    assert_true(httpc_batch_add(b, &o, "a"));
+    assert_true(httpc_batch_add(b, &o, "b"));
+    assert_true(httpc_batch_add(b, &o, "c"));
+    assert_true(httpc_batch_add(b, &o, "d"));
+    httpc_batch_run(b, 5000, on_batch, &seen);
+    server_stop(&srv);
+    assert_int_equal(seen.done, 4);
+    assert_int_equal(seen.not_done, 0);
+    assert_int_equal(seen.failed, 0);
+    assert_int_equal(strlen(seen.labels), 4);
+    for (const char *l = "abcd"; *l; l++)
+        assert_non_null(strchr(seen.labels, *l));
+    assert_int_equal(srv.accepts, 4);
+    assert_true(strncmp(srv.first, "DELETE /mcp HTTP/1.1\r\n", 22) == 0);
+    assert_non_null(strstr(srv.first, "\r\nMcp-Session-Id: s1\r\n"));
+}
+
 static void url_parts(void **state)
 {
     (void)state;
@@ -464,6 +576,224 @@ static void loop_request_answers(void **state)
     assert_false(d.failed);
 }
 
+/* Several requests at once, each with a slot, a queue place or a cancel. */
+struct many {
+    struct loop *loop;
+    struct httpc *c;
+    struct httpc_req *req[3];
+    unsigned done[3]; /* on_done calls of each */
+    long status[3];
+    char order[8];        /* indexes in the order their on_done ran */
+    unsigned ndone;       /* on_done calls in all */
+    unsigned stop_at;     /* stops the loop at this many on_done calls */
+    unsigned headers;     /* on_header calls */
+    size_t data;          /* bytes on_data saw */
+    int cancel_in_header; /* index of the request an on_header cancels, -1: none */
+    int cancel_in_data;   /* same, from on_data */
+    int cancel_in_done;   /* same, from on_done */
+};
+
+static int many_index(struct many *m, struct httpc_req *r)
+{
+    for (int i = 0; i < 3; i++)
+        if (m->req[i] == r)
+            return i;
+    fail_msg("a callback for a request not started here");
+    return -1;
+}
+
+static void many_done(struct httpc_req *r, const struct httpc_result *res, void *arg)
+{
+    struct many *m = arg;
+    int i = many_index(m, r);
+    m->done[i]++;
+    m->status[i] = res->status;
+    m->order[strlen(m->order)] = (char)('0' + i);
+    if (m->cancel_in_done >= 0)
+        httpc_cancel(m->req[m->cancel_in_done]);
+    m->cancel_in_done = -1; /* once: the request is gone */
+    httpc_cancel(r);        /* in its own on_done: a no-op */
+    if (++m->ndone == m->stop_at)
+        loop_stop(m->loop);
+}
+
+static void many_header(struct httpc_req *r, const char *line, void *arg)
+{
+    struct many *m = arg;
+    (void)r, (void)line;
+    m->headers++;
+    if (m->cancel_in_header >= 0)
+        httpc_cancel(m->req[m->cancel_in_header]);
+    m->cancel_in_header = -1;
+}
+
+static bool many_data(struct httpc_req *r, const char *data, size_t len, void *arg)
+{
+    struct many *m = arg;
+    (void)r, (void)data;
+    m->data += len;
+    if (m->cancel_in_data >= 0)
+        httpc_cancel(m->req[m->cancel_in_data]);
+    m->cancel_in_data = -1;
+    return true;
+}
+
+static void many_start(struct many *m, unsigned per_origin)
+{
+    memset(m, 0, sizeof *m);
+    m->loop = loop_new();
+    m->c = httpc_new(m->loop, per_origin);
+    m->cancel_in_header = m->cancel_in_data = m->cancel_in_done = -1;
+}
+
+static struct httpc_req *many_add(struct many *m, int i, const char *url, bool stream)
+{
+    struct httpc_opts o = {.method = "GET",
+                           .url = url,
+                           .deadline_ms = 5000,
+                           .max_response = 1 << 20,
+                           .on_header = many_header,
+                           .on_data = stream ? many_data : NULL,
+                           .on_done = many_done,
+                           .arg = m};
+    m->req[i] = httpc_request(m->c, &o);
+    assert_non_null(m->req[i]);
+    return m->req[i];
+}
+
+/* Stops the loop once no request is left (those cancelled inside curl are freed after it). */
+static void stop_when_idle(struct loop *l, void *arg)
+{
+    struct many *m = arg;
+    if (httpc_in_flight(m->c) == 0)
+        loop_stop(l);
+    else
+        loop_timer_add(l, 10, stop_when_idle, m);
+}
+
+static void guard_fired(struct loop *l, void *arg)
+{
+    *(bool *)arg = true;
+    loop_stop(l);
+}
+
+/* Runs the loop until on_done stops it or, with until_idle, no request is left; fails after 5 s. */
+static void many_run(struct many *m, bool until_idle)
+{
+    bool late = false;
+    struct loop_timer *guard = loop_timer_add(m->loop, 5000, guard_fired, &late);
+    if (until_idle)
+        loop_timer_add(m->loop, 10, stop_when_idle, m);
+    loop_run(m->loop);
+    if (late)
+        fail_msg("the requests did not end in 5 s");
+    loop_timer_cancel(guard);
+}
+
+static void many_end(struct many *m)
+{
+    httpc_free(m->c); /* hangs up what is left: the server threads end */
+    loop_free(m->loop);
+}
+
+/* With one slot per origin, the requests to one origin run one after another, first come first
+ * served, over the one connection; the server here answers one connection at a time, so a
+ * second connection opened early would hang until the guard stops the loop. */
+static void loop_queues_requests_per_origin(void **state)
+{
+    (void)state;
+    struct server srv;
+    struct many m;
+    char url[64];
+    server_start(&srv, ANSWER, 3);
+    snprintf(url, sizeof url, "http://127.0.0.1:%u/", srv.port);
+    many_start(&m, 1);
+    for (int i = 0; i < 3; i++)
+        many_add(&m, i, url, false);
+    assert_int_equal(httpc_in_flight(m.c), 3);
+    m.stop_at = 3;
+    many_run(&m, false);
+    assert_string_equal(m.order, "012");
+    for (int i = 0; i < 3; i++) {
+        assert_int_equal(m.done[i], 1);
+        assert_int_equal(m.status[i], 201);
+    }
+    assert_int_equal(httpc_in_flight(m.c), 0);
+    many_end(&m);
+    server_stop(&srv);
+    assert_int_equal(srv.accepts, 1);
+}
+
+/* httpc_cancel from a callback: the cancelled request gets no callback after it, whether it is
+ * the caller's own, another running one or one still waiting for its slot. */
+static void loop_cancel_from_callbacks(void **state)
+{
+    (void)state;
+    struct server srv;
+    struct many m;
+    char url[64];
+
+    /* Its own request, from on_header (inside curl): no on_done, no further header. */
+    server_start(&srv, LARGE, 1);
+    snprintf(url, sizeof url, "http://127.0.0.1:%u/", srv.port);
+    many_start(&m, 2);
+    many_add(&m, 0, url, false);
+    m.cancel_in_header = 0;
+    many_run(&m, true);
+    assert_int_equal(httpc_in_flight(m.c), 0);
+    assert_int_equal(m.headers, 1);
+    assert_int_equal(m.ndone, 0);
+    many_end(&m);
+    server_stop(&srv);
+
+    /* Its own request, from on_data: the body stops, no on_done. */
+    server_start(&srv, LARGE, 1);
+    snprintf(url, sizeof url, "http://127.0.0.1:%u/", srv.port);
+    many_start(&m, 2);
+    many_add(&m, 0, url, true);
+    m.cancel_in_data = 0;
+    many_run(&m, true);
+    assert_int_equal(httpc_in_flight(m.c), 0);
+    assert_true(m.data > 0 && m.data < 65536);
+    assert_int_equal(m.ndone, 0);
+    many_end(&m);
+    server_stop(&srv);
+
+    /* Another running request, from on_data of the first: the first ends normally, the other
+     * (connected, waiting for the server) never reports. */
+    server_start(&srv, LARGE, 1);
+    snprintf(url, sizeof url, "http://127.0.0.1:%u/", srv.port);
+    many_start(&m, 2);
+    many_add(&m, 0, url, true);
+    many_add(&m, 1, url, true);
+    m.cancel_in_data = 1;
+    many_run(&m, true);
+    assert_int_equal(httpc_in_flight(m.c), 0);
+    assert_string_equal(m.order, "0");
+    assert_int_equal(m.status[0], 200);
+    assert_int_equal(m.data, 65536);
+    assert_int_equal(m.done[1], 0);
+    many_end(&m);
+    server_stop(&srv);
+
+    /* A request waiting for its slot, from on_done of the one holding it: it never starts. */
+    server_start(&srv, ANSWER, 2);
+    snprintf(url, sizeof url, "http://127.0.0.1:%u/", srv.port);
+    many_start(&m, 1);
+    many_add(&m, 0, url, false);
+    many_add(&m, 1, url, false);
+    many_add(&m, 2, url, false);
+    m.cancel_in_done = 1;
+    m.stop_at = 2;
+    many_run(&m, true);
+    assert_string_equal(m.order, "02");
+    assert_int_equal(m.done[1], 0);
+    assert_int_equal(m.status[2], 201);
+    assert_int_equal(httpc_in_flight(m.c), 0);
+    many_end(&m);
+    server_stop(&srv);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -473,8 +803,12 @@ int main(void)
         cmocka_unit_test(fetch_refused_connection_fails),
         cmocka_unit_test(fetch_without_answer_times_out),
         cmocka_unit_test(fetch_error_status_before_the_body_is_the_answer),
+        cmocka_unit_test(fetch_passes_a_long_header_line),
+        cmocka_unit_test(batch_reports_every_request),
         cmocka_unit_test(url_parts),
         cmocka_unit_test(loop_request_answers),
+        cmocka_unit_test(loop_queues_requests_per_origin),
+        cmocka_unit_test(loop_cancel_from_callbacks),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
