@@ -262,7 +262,8 @@ struct httpc *httpc_new(struct loop *l, unsigned per_origin)
 }
 
 /* libcurl is loaded (curlrt.c) and set up (OpenSSL, libssh2: ~2.5 MiB of touched pages) on
- * the first transfer, not at start: a server no one calls stays small. */
+ * the first transfer, not at start: a server no one calls stays small. Called on the loop's
+ * thread (or a command's only one), so the flag needs no lock. */
 bool httpc_global_ready(void)
 {
     static bool global_done;
