@@ -13,7 +13,7 @@ import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSyn
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createHash, randomBytes } from 'node:crypto';
-import { startHermes, restartHermes, startFake, agentEnv, until, sleep, post, hermesCli,
+import { startHermes, restartHermes, startFake, agentEnv, until, post, hermesCli,
   startOAuth, OAUTH_PASS, connectClient, tokensFile } from '../../lib/lib.mjs';
 import { waitEvent } from '../../lib/events.mjs';
 
@@ -355,12 +355,15 @@ test('while her request.json is still being written, the owner is told her task 
     env: { ASAN_OPTIONS: asan },
     prefix: ['strace', '-f', '-qq', '-o', '/dev/null', '-e', 'trace=fsync,fdatasync',
       '-e', 'inject=fsync,fdatasync:delay_enter=1000000'] });
+  const agentAnswered = async () => /^hermes_mcp_agent_requests_in_flight 0$/m.test(
+    await (await fetch(`${srv.base}/metrics`, { headers: srv.auth })).text());
   try {
     const a = await connect(srv, alice, 'alice');
     const args = { task: 'what is 6 * 7', mode: 'sync', id: 'slow-disk-1' };
     const call = a.call('hermes_task', args);
     await until(() => fake.received().some((q) => q.path === '/v1/chat/completions'), 'the task to reach the agent');
-    await sleep(300); // the agent has answered; request.json is still queued
+    // The agent has answered (nothing in flight to it); request.json is still queued.
+    await until(agentAnswered, 'the agent to have answered');
     const r = await a.call('hermes_result', { id: 'slow-disk-1' });
     assert.equal(r.structuredContent.error, 'not_found', JSON.stringify(r));
     assert.match(r.structuredContent.message, /still running/, 'her task, not an unknown one');
@@ -371,7 +374,7 @@ test('while her request.json is still being written, the owner is told her task 
     // An async task: its submission hands over to the job that follows the run.
     const run = a.call('hermes_task', { task: 'what is 6 * 7', mode: 'async', id: 'slow-disk-2' });
     await until(() => fake.received().some((q) => q.path === '/v1/runs'), 'the run to reach the agent');
-    await sleep(300);
+    await until(agentAnswered, 'the agent to have answered the run');
     const r2 = await a.call('hermes_result', { id: 'slow-disk-2' });
     assert.match(r2.structuredContent.message, /still running/, JSON.stringify(r2));
     assert.equal((await run).structuredContent.status, 'accepted');

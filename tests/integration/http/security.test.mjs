@@ -9,7 +9,7 @@ import { mkdtempSync, writeFileSync, chmodSync, readFileSync, statSync, existsSy
 import { execFileSync } from 'node:child_process';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { startHermes, post, INIT, HERMES } from '../../lib/lib.mjs';
+import { startHermes, post, until, INIT, HERMES } from '../../lib/lib.mjs';
 import { events, waitEvent } from '../../lib/events.mjs';
 
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
@@ -81,12 +81,9 @@ test('token rotate: the running server takes the new token without restarting', 
     assert.match(out, /told 1 running server to reload/);
     const fresh = readFileSync(srv.envFile, 'utf8').match(/^MCP_AUTH_TOKEN=([0-9a-f]{64})$/m)[1];
     assert.equal(out.includes(fresh), false);
-    let r;
-    for (let i = 0; i < 50; i++) { // SIGHUP is asynchronous
-      r = await post(srv, { jsonrpc: '2.0', id: 1, method: 'ping' });
-      if (r.status === 401) break;
-      await sleep(20);
-    }
+    // The reload is asynchronous: its event says it is done.
+    await waitEvent(srv, 'reload_applied', { config: 'env' });
+    let r = await post(srv, { jsonrpc: '2.0', id: 1, method: 'ping' });
     assert.equal(r.status, 401, 'old token refused');
     r = await post({ ...srv, auth: { Authorization: `Bearer ${fresh}` } }, { jsonrpc: '2.0', id: 2, method: 'ping' });
     assert.equal(r.status, 200, 'new token accepted');
@@ -319,11 +316,11 @@ test('audit log: a full disk never blocks serving; dropped lines are counted', a
   const srv = await startHermes({ AUDIT_LOG_PATH: '/dev/full' });
   try {
     for (let i = 0; i < 5; i++) assert.equal((await post(srv, { jsonrpc: '2.0', id: i, method: 'ping' })).status, 200);
-    let dropped = 0;
-    for (let i = 0; i < 50 && dropped < 5; i++) {
-      dropped = (await (await fetch(`${srv.base}/health`)).json()).audit.dropped;
-      await sleep(20);
-    }
+    // The audit writer runs beside the loop: wait for its count, not for a time.
+    const dropped = await until(async () => {
+      const d = (await (await fetch(`${srv.base}/health`)).json()).audit.dropped;
+      return d >= 5 ? d : null;
+    }, 'five dropped audit lines');
     assert.ok(dropped >= 5, `dropped ${dropped}`);
   } finally {
     assert.equal(await srv.stop(), 0);
