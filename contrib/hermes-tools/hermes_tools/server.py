@@ -215,19 +215,18 @@ class Server:
 
     def run(self, call: _Call, tool: Tool, args: Dict[str, Any], ctx: CallContext) -> None:
         try:
-            try:
-                result = tool.call(args, ctx)
-                if not isinstance(result, ToolResult):
-                    log.warning("tool %s returned a %s", tool.name, type(result).__name__)
-                    result = ToolResult(text=f"{tool.name} returned no result", is_error=True)
-            except Exception as e:  # a tool error, never a crash; no message: it may hold secrets
-                log.warning("tool %s raised %s", tool.name, type(e).__name__)
-                result = ToolResult(text=f"{tool.name} failed ({type(e).__name__})",
-                                    is_error=True)
-            call.timer.cancel()
-            self.settle(call, result)
+            result = tool.call(args, ctx)
+            if not isinstance(result, ToolResult):
+                log.warning("tool %s returned a %s", tool.name, type(result).__name__)
+                result = ToolResult(text=f"{tool.name} returned no result", is_error=True)
+        except Exception as e:  # a tool error, never a crash; no message: it may hold secrets
+            log.warning("tool %s raised %s", tool.name, type(e).__name__)
+            result = ToolResult(text=f"{tool.name} failed ({type(e).__name__})", is_error=True)
         finally:
+            # Freed before the answer goes out, so a client's next call finds the slot.
             self.slots.release()
+        call.timer.cancel()
+        self.settle(call, result)
 
     def settle(self, call: _Call, result: ToolResult) -> None:
         with call.lock:
