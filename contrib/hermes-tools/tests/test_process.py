@@ -96,6 +96,24 @@ class Allowlist(ProcessTest):
         self.assertEqual(names, ["web_search"])
 
 
+class Examples(ProcessTest):
+    def test_the_native_example_serves_its_tools_from_hermes(self):
+        path = os.path.join(PKG_ROOT, "hermes-tools.example.json")
+        with open(path) as f:
+            allow = json.load(f)["allow"]
+        c = self.start("--config", path)
+        c.initialize()
+        names = [t["name"] for t in c.request("tools/list")["result"]["tools"]]
+        native = [n for n in allow if n not in ("session_search", "delegate_task", "cronjob")]
+        self.assertEqual(len(native), 23)
+        self.assertEqual([n for n in names if n in native], native)
+        self.assertFalse({"browser_exec", "browser_cdp", "computer_use"} & set(names))
+
+    def test_the_memory_example_loads(self):
+        c = self.start("--config", os.path.join(PKG_ROOT, "memory.example.json"))
+        self.assertEqual(c.initialize()["result"]["serverInfo"]["name"], "hermes-tools")
+
+
 class Hostile(ProcessTest):
     def test_oversized_line_is_refused_and_the_server_goes_on(self):
         c = self.start("--allow", "web_search", "--max-line-bytes", "1024")
