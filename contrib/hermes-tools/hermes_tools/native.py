@@ -83,12 +83,16 @@ def result_from_hermes(result: Any) -> ToolResult:
         return ToolResult(text=f"Hermes returned a {type(result).__name__}, not a string",
                           is_error=True)
     try:
-        parsed = json.loads(result)
-    except ValueError:
+        parsed = json.loads(result, parse_constant=_no_constant)
+    except (ValueError, RecursionError):  # NaN and too-deep nesting: text only
         return ToolResult(text=result)
     if not isinstance(parsed, dict):
         return ToolResult(text=result)
     return ToolResult(text=result, structured=parsed, is_error=bool(parsed.get("error")))
+
+
+def _no_constant(name):
+    raise ValueError(f"{name} is not JSON")
 
 
 def make_caller(mt, task_id: str, user_task: Optional[str]) -> Callable[[str, Dict], Any]:

@@ -55,7 +55,12 @@ class Server:
     # ---- output -----------------------------------------------------------------------
 
     def send(self, msg: Dict[str, Any]) -> None:
-        line = json.dumps(msg, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
+        line = _encode(msg)
+        if line is None:  # a result JSON cannot carry (NaN, too deep, not JSON at all)
+            log.warning("an answer could not be encoded as JSON")
+            line = _encode({"jsonrpc": "2.0", "id": msg.get("id"), "result": {
+                "content": [{"type": "text", "text": "the result could not be encoded as JSON"}],
+                "isError": True}})
         with self.write_lock:
             if self.closed:
                 return
@@ -89,7 +94,10 @@ class Server:
                 continue
             if not line.strip():
                 continue
-            self.handle_line(line)
+            try:
+                self.handle_line(line)
+            except Exception as e:  # a bug here must not end the session; no message text
+                log.error("request handling failed: %s", type(e).__name__)
 
     def drain(self) -> None:
         """Wait until every call in flight is answered (each is bounded by its timeout), so
@@ -100,8 +108,9 @@ class Server:
 
     def handle_line(self, line: bytes) -> None:
         try:
-            msg = json.loads(line.decode("utf-8"))
-        except (UnicodeDecodeError, ValueError):
+            msg = json.loads(line.decode("utf-8"), parse_constant=_no_constant)
+        except (UnicodeDecodeError, ValueError, RecursionError):
+            # RecursionError: nesting deeper than Python's parser goes ("[[[[...").
             self.error(None, PARSE_ERROR, "invalid JSON")
             return
         if isinstance(msg, list):
@@ -136,8 +145,11 @@ class Server:
 
     def notification(self, method: str, params: Dict[str, Any]) -> None:
         if method == "notifications/cancelled":
+            rid = params.get("requestId")
+            if isinstance(rid, bool) or not isinstance(rid, (str, int)):
+                return
             with self.calls_lock:
-                call = self.calls.get(_key(params.get("requestId")))
+                call = self.calls.get(_key(rid))
             if call is not None:
                 with call.lock:
                     call.cancelled = True  # no answer will be sent for it
@@ -242,11 +254,24 @@ class Server:
             self.send_result(call.rid, result)
 
     def send_result(self, rid, result: ToolResult) -> None:
-        body: Dict[str, Any] = {"content": [{"type": "text", "text": result.text}],
+        text = result.text if isinstance(result.text, str) else str(result.text)
+        body: Dict[str, Any] = {"content": [{"type": "text", "text": text}],
                                 "isError": bool(result.is_error)}
         if isinstance(result.structured, dict):
             body["structuredContent"] = result.structured
         self.reply(rid, body)
+
+
+def _encode(msg) -> Optional[bytes]:
+    try:
+        text = json.dumps(msg, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+    except (TypeError, ValueError, RecursionError):
+        return None
+    return text.encode("utf-8", "replace")  # a lone surrogate (from "\\ud800") becomes "?"
+
+
+def _no_constant(name):
+    raise ValueError(f"{name} is not JSON")
 
 
 def _key(rid):

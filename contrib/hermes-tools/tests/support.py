@@ -97,6 +97,8 @@ class Child:
                 self.proc.wait()
             for t in self.pumps:  # both pipes reach EOF once the process is gone
                 t.join(5)
+            self.proc.stdout.close()
+            self.proc.stderr.close()
 
     def wait_stderr(self, text, within=5.0):
         """stderr so far, once it holds text (or within seconds have passed)."""

@@ -84,6 +84,9 @@ class Results(unittest.TestCase):
         for text in ("plain", "[1, 2]", '"s"', "3", ""):
             r = native.result_from_hermes(text)
             self.assertEqual((r.text, r.structured, r.is_error), (text, None, False), text)
+        for odd in ('{"v": NaN}', "[" * 100000):
+            r = native.result_from_hermes(odd)
+            self.assertEqual((r.structured, r.is_error), (None, False))
         r = native.result_from_hermes(None)
         self.assertTrue(r.is_error)
         r = native.result_from_hermes({"_multimodal": True, "content": [

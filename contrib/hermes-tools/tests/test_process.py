@@ -148,6 +148,17 @@ class Hostile(ProcessTest):
             self.assertEqual(err["error"]["code"], -32700)
         self.assertEqual(c.request("ping")["result"], {})
 
+    def test_deep_nesting_and_non_json_numbers(self):
+        c = self.start()
+        for bad in (b"[" * 200000 + b"\n", b'{"jsonrpc":"2.0","id":1,"method":"ping","params":{"x":NaN}}\n',
+                    b'{"jsonrpc":"2.0","id":1,"method":"ping","params":{"x":-Infinity}}\n'):
+            c.write(bad)
+            err = c.recv()
+            self.assertEqual((err["id"], err["error"]["code"]), (None, -32700))
+        c.send({"jsonrpc": "2.0", "method": "notifications/cancelled",
+                "params": {"requestId": [1, {"a": 2}]}})
+        self.assertEqual(c.request("ping")["result"], {})
+
     def test_batches_and_non_objects_are_refused(self):
         c = self.start()
         c.write(b'[{"jsonrpc":"2.0","id":1,"method":"ping"}]\n')

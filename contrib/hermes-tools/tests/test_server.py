@@ -146,6 +146,22 @@ class Calls(ServerTest):
             self.call(1, "bad")
             self.assertTrue(self.sink.wait(1)[0]["result"]["isError"])
 
+    def test_results_json_cannot_carry(self):
+        self.make([tool("nan", lambda a, c: ToolResult(text="x", structured={"v": float("nan")})),
+                   tool("surrogate", lambda a, c: ToolResult(text="a\ud800b")),
+                   tool("number", lambda a, c: ToolResult(text=42))])
+        self.init()
+        with self.assertLogs("hermes_tools", "WARNING"):
+            self.call(1, "nan")
+            res = self.sink.wait(1)[0]
+        self.assertEqual(res["id"], 1)
+        self.assertTrue(res["result"]["isError"])
+        self.assertIn("could not be encoded", res["result"]["content"][0]["text"])
+        self.call(2, "surrogate")
+        self.assertEqual(self.sink.wait(2)[1]["result"]["content"][0]["text"], "a?b")
+        self.call(3, "number")
+        self.assertEqual(self.sink.wait(3)[2]["result"]["content"][0]["text"], "42")
+
     def test_structured_and_context(self):
         seen = {}
 
