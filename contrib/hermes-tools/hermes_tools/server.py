@@ -129,8 +129,7 @@ class Server:
         if msg.get("jsonrpc") != "2.0" or not isinstance(method, str):
             if has_id and ("result" in msg or "error" in msg) and method is None:
                 return  # a response; we send no requests, so nothing waits for it
-            if has_id:
-                self.error(rid, INVALID_REQUEST, "not a JSON-RPC 2.0 request")
+            self.error(rid, INVALID_REQUEST, "not a JSON-RPC 2.0 request")  # rid: None if absent
             return
         params = msg.get("params", {})
         if params is None:

@@ -75,11 +75,13 @@ class Protocol(ServerTest):
                   {"jsonrpc": "2.0", "id": 1.5, "method": "ping"},
                   {"jsonrpc": "2.0", "id": 2, "method": "ping", "params": [1]},
                   {"jsonrpc": "1.0", "id": 3, "method": "ping"},
-                  {"jsonrpc": "2.0", "id": 4})
-        got = self.sink.wait(6)
+                  {"jsonrpc": "2.0", "id": 4},
+                  {},
+                  {"jsonrpc": "1.0", "method": "notifications/initialized"})
+        got = self.sink.wait(8)
         self.assertEqual([(m["id"], m["error"]["code"]) for m in got],
                          [(None, -32600), (None, -32600), (None, -32600), (2, -32602),
-                          (3, -32600), (4, -32600)])
+                          (3, -32600), (4, -32600), (None, -32600), (None, -32600)])
 
     def test_client_responses_are_ignored(self):
         self.make()
