@@ -291,6 +291,17 @@ class StartFailures(ProcessTest):
         self.assertEqual(len(lines), 1, err)
         self.assertIn("model_tools has no handle_function_call()", lines[0])
 
+    def test_get_tool_definitions_raising(self):
+        d = tempfile.mkdtemp()
+        with open(os.path.join(d, "model_tools.py"), "w") as f:
+            f.write("def get_tool_definitions(*a, **k):\n    raise OSError('no config')\n"
+                    "def handle_function_call(name, args, task_id=None, user_task=None):\n"
+                    "    return '{}'\n")
+        code, err = self.start_failing([], [PKG_ROOT, d])
+        self.assertEqual(code, 1)
+        self.assertEqual(err.strip().splitlines(),
+                         ["hermes-tools: Hermes' get_tool_definitions failed (OSError: no config)"])
+
     def test_bad_config(self):
         with tempfile.NamedTemporaryFile("w", suffix=".json", delete=False) as f:
             json.dump({"allow": ["web_search"], "alow": ["terminal"]}, f)
