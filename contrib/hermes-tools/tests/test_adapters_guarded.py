@@ -1,21 +1,18 @@
 """The guarded capabilities against the fake Hermes tools: each refusal and each allowed path."""
 
-import json
 import unittest
 
+import run_agent
 from adapters_support import FakeHermes, by_name
 from hermes_tools import adapters
 
 
 def build(fake, config=None):
-    made = []
-
-    def parent(toolsets):
-        p = fake.mods["delegate_task"].FakeParent(toolsets)
-        made.append(p)
-        return p
-    tools = by_name(adapters.build(config or {}, dispatch=fake.dispatch, parent_factory=parent))
-    return tools, made
+    """The adapters with Hermes' registry replaced; the parent agent is Hermes'
+    AIAgent class (the fake run_agent), built as in production."""
+    run_agent.AGENTS.clear()
+    tools = by_name(adapters.build(config or {}, dispatch=fake.dispatch))
+    return tools, run_agent.AGENTS
 
 
 class SessionSearch(unittest.TestCase):
@@ -79,6 +76,7 @@ class DelegateTask(unittest.TestCase):
         self.assertEqual(sent["toolsets"], ["web", "vision", "skills", "mcp-context-mode"])
         self.assertEqual(self.parents[0].enabled_toolsets, sent["toolsets"])
         self.assertIs(self.calls[0]["parent"], self.parents[0])
+        self.assertTrue(self.parents[0].quiet_mode)
         self.assertEqual(r.structured["results"][0]["summary"], "done: summarise the README")
         self.assertEqual(self.fake.native_calls, [])
 
@@ -213,6 +211,16 @@ class Cronjob(unittest.TestCase):
         self.assertEqual(self.mod.CALLS, [])
         for key in ("model", "provider", "base_url", "script", "no_agent", "monitor"):
             self.assertNotIn(key, self.tool.input_schema["properties"])
+
+    def test_badly_typed_fields_refused(self):
+        for extra in ({"skills": "web"}, {"skills": [1]}, {"skills": ["s"] * 33},
+                      {"paused": "yes"}, {"continuity": 1}, {"repeat": "2"},
+                      {"prompt": "p" * 16385}, {"job_id": 7}):
+            with self.subTest(extra=extra):
+                self.assertTrue(self.create(**extra).is_error)
+        self.assertTrue(self.call({"action": "list", "include_disabled": "no"}).is_error)
+        self.assertEqual(self.mod.CALLS, [])
+        self.assertFalse(self.create(skills=["ponytail"], paused=True).is_error)
 
     def test_delivery_other_than_local_refused(self):
         for deliver in ("origin", "telegram:-100:1", "all", "local,all"):

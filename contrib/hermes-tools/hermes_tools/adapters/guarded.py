@@ -232,6 +232,13 @@ def cronjob(cfg: Dict[str, Any], call_native_name: Optional[str] = None) -> Tool
 
     def check(args: Dict[str, Any], ctx: CallContext) -> ToolResult:
         only_known(args, fields, removed)
+        for key in ("paused", "continuity", "include_disabled"):
+            if key in args and not isinstance(args[key], bool):
+                raise Refusal(f"'{key}' must be a boolean")
+        skills = args.get("skills")
+        if skills is not None and (not isinstance(skills, list) or len(skills) > 32 or
+                                   not all(isinstance(x, str) and len(x) <= 256 for x in skills)):
+            raise Refusal("'skills' must be a list of at most 32 skill names")
         action = args.get("action")
         if action == "list":
             sent = {"action": "list"}

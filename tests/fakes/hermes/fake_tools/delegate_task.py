@@ -15,14 +15,6 @@ MAX_CONCURRENT_CHILDREN = 3
 CALLS = []
 
 
-class FakeParent:
-    """Stands in for Hermes' AIAgent as the parent: only its toolsets matter here."""
-
-    def __init__(self, toolsets):
-        self.enabled_toolsets = list(toolsets)
-        self._delegate_depth = 0
-
-
 def handler(args, **kw):
     parent = kw.get("parent_agent")
     CALLS.append({"args": json.loads(json.dumps(args)), "parent": parent})
