@@ -100,7 +100,9 @@ class Memory(unittest.TestCase):
                      "db at postgres://admin:s3cret@db.local/app",
                      "AKIAABCDEFGHIJKLMNOP is the access key",
                      "-----BEGIN OPENSSH PRIVATE KEY-----",
-                     "deploy hash 3f9a8b7c6d5e4f3a2b1c0d9e8f7a6b5c4d3e2f1a"):
+                     "deploy hash 3f9a8b7c6d5e4f3a2b1c0d9e8f7a6b5c4d3e2f1a",
+                     "my password is hunter2!", "Authorization: Bearer abcdefghijklmnop1234",
+                     "client_secret=abcd1234"):
             with self.subTest(text=text):
                 r = self.call("memory_conclude", {"content": text, "kind": "decision"})
                 self.assertTrue(r.is_error)
@@ -111,7 +113,8 @@ class Memory(unittest.TestCase):
     def test_temporary_content_refused(self):
         for text in ("use the staging DB for now", "Temporarily pin numpy to 1.26",
                      "only for this session, answer in French",
-                     "skip the tests until tomorrow"):
+                     "skip the tests until tomorrow", "this is a temporary workaround",
+                     "the rule is temporary"):
             with self.subTest(text=text):
                 r = self.call("memory_conclude", {"content": text, "kind": "decision"})
                 self.assertTrue(r.is_error)
@@ -121,7 +124,10 @@ class Memory(unittest.TestCase):
     def test_ordinary_durable_text_is_not_mistaken(self):
         for text in ("prefers PostgreSQL over MySQL for new services",
                      "the gateway listens on 127.0.0.1:3060",
-                     "decided to keep the token bucket in src/http/ratelimit.c"):
+                     "decided to keep the token bucket in src/http/ratelimit.c",
+                     "use bearer tokens for the public API", "the password policy needs 12 chars",
+                     "the secret is simplicity", "temporary files go under /run/user",
+                     "api keys live in the env file, never in argv"):
             with self.subTest(text=text):
                 self.assertFalse(memory.secret_like(text))
                 self.assertFalse(memory.temporary(text))

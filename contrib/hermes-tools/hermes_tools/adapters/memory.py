@@ -19,20 +19,25 @@ from .honcho import Honcho, HonchoError
 KINDS = ("preference", "decision", "architecture", "project_state")
 MAX_CONTENT = 2000
 
+_KEYWORD = (r"(?i)\b(password|passwd|passphrase|secret|api[_ -]?key|access[_ -]?token|"
+            r"auth[_ -]?token|private[_ -]?key|client[_ -]?secret)\b")
 _SECRET = [re.compile(p) for p in (
     r"-----BEGIN [A-Z ]*PRIVATE KEY-----",
     r"\b(sk|pk|rk)-[A-Za-z0-9_-]{16,}",              # OpenAI/Anthropic/Stripe style keys
     r"\b(ghp|gho|ghu|ghs|ghr)_[A-Za-z0-9]{20,}", r"\bgithub_pat_[A-Za-z0-9_]{20,}",
     r"\bxox[abposr]-[A-Za-z0-9-]{10,}", r"\bAKIA[0-9A-Z]{16}\b", r"\bAIza[0-9A-Za-z_-]{30,}",
     r"\beyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.",  # a JWT
-    r"(?i)\b(password|passwd|passphrase|secret|api[_ -]?key|access[_ -]?token|auth[_ -]?token|"
-    r"bearer|private[_ -]?key|client[_ -]?secret)\b\s*(is\s*)?[:=]?\s*\S{6,}",
+    r"(?i)\bbearer\s+[A-Za-z0-9._~+/=-]{16,}",         # an Authorization header's value
+    _KEYWORD + r"\s*[:=]\s*\S{4,}",                     # "password: ...", "api key = ..."
+    _KEYWORD + r"\s+is\s+(?=\S*[0-9!@#$%^&*_+=/-])\S{6,}",  # "my password is hunter2!"
     r"(?i)://[^/\s:@]+:[^/\s@]+@",                   # credentials inside a URL
 )]
 _TOKENISH = re.compile(r"[A-Za-z0-9+/_=-]{32,}")
 _TEMPORARY = re.compile(
-    r"(?i)\b(temporar(y|ily)|for now|for the moment|for today|today only|just today|"
+    r"(?i)\b(temporarily|for now|for the moment|for today|today only|just today|"
     r"this session only|for this session|just this once|only this time|ephemeral|"
+    r"(is|are|as an?|only|just) temporary|temporary (fix|workaround|measure|change|"
+    r"decision|preference|setting|note|rule|exception)|"
     r"until (tomorrow|tonight|later|the end of (the )?(day|week|session))|"
     r"for the (next|rest of the) (few )?(minutes?|hours?|day|session|week))\b")
 
@@ -40,8 +45,10 @@ _TEMPORARY = re.compile(
 def secret_like(text: str) -> bool:
     """True for text that looks like it holds a credential.
 
-    Known key shapes, "password: ..."-style assignments, credentials in URLs,
-    and long unbroken runs mixing letters and digits (a token or a hash).
+    Known key shapes, a bearer value, "password: ..."-style assignments (or
+    "... is <value with a digit or symbol>"), credentials in URLs, and long
+    unbroken runs mixing letters and digits (a token or a hash). Words like
+    "password policy" or "bearer tokens" alone are not secrets.
     """
     if any(p.search(text) for p in _SECRET):
         return True
@@ -52,7 +59,11 @@ def secret_like(text: str) -> bool:
 
 
 def temporary(text: str) -> bool:
-    """True for text that says it is only meant to hold for a while."""
+    """True for text that says it is only meant to hold for a while.
+
+    "temporary files" is a durable fact; "a temporary workaround", "for
+    now", "temporarily" or "until tomorrow" say the text itself expires.
+    """
     return _TEMPORARY.search(text) is not None
 
 
