@@ -1,5 +1,7 @@
 """The guarded capabilities against the fake Hermes tools: each refusal and each allowed path."""
 
+import sys
+import types
 import unittest
 
 import run_agent
@@ -250,6 +252,40 @@ class Cronjob(unittest.TestCase):
         tool = build(self.fake, {"guarded": {"cronjob": {"native": "cronjob"}}})[0]["cronjob"]
         tool.call({"action": "list"}, self.fake.ctx())
         self.assertEqual(self.fake.native_calls[-1][0], "cronjob")
+
+
+class HermesPaths(unittest.TestCase):
+    """Without replacements, build() reaches Hermes' registry and agent class by name."""
+
+    def test_default_dispatch_is_hermes_registry(self):
+        fake = FakeHermes()
+        seen = []
+
+        class Registry:
+            def dispatch(self, name, args, **kw):
+                seen.append((name, sorted(kw)))
+                return fake.dispatch(name, args, **kw)
+        tools_mod = types.ModuleType("tools")
+        registry_mod = types.ModuleType("tools.registry")
+        registry_mod.registry = Registry()
+        tools_mod.registry = registry_mod
+        saved = {k: sys.modules.get(k) for k in ("tools", "tools.registry")}
+        sys.modules.update({"tools": tools_mod, "tools.registry": registry_mod})
+        try:
+            tools = by_name(adapters.build({}))
+            r1 = tools["session_search"].call({"query": "gateway"}, fake.ctx())
+            r2 = tools["delegate_task"].call({"goal": "g"}, fake.ctx())
+        finally:
+            for k, v in saved.items():
+                if v is None:
+                    sys.modules.pop(k, None)
+                else:
+                    sys.modules[k] = v
+        self.assertFalse(r1.is_error, r1.text)
+        self.assertFalse(r2.is_error, r2.text)
+        self.assertEqual(seen, [("session_search", ["task_id"]),
+                                ("delegate_task", ["parent_agent", "task_id"])])
+        self.assertIsInstance(fake.mods["delegate_task"].CALLS[0]["parent"], run_agent.AIAgent)
 
 
 if __name__ == "__main__":

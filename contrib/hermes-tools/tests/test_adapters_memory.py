@@ -144,6 +144,21 @@ class Memory(unittest.TestCase):
         self.assertIn("401", r.text)
         self.assertNotIn(KEY, r.text)
 
+    def test_oversized_or_garbled_answers_are_tool_errors(self):
+        self.state.raw_next = (200, b"[" + b"0," * (2 * 1024 * 1024) + b"0]")
+        r = self.call("memory_search", {"query": "x"})
+        self.assertTrue(r.is_error)
+        self.assertIn("over", r.text)
+        self.state.raw_next = (200, b"<html>oops</html>")
+        r = self.call("memory_profile")
+        self.assertTrue(r.is_error)
+        self.assertIn("not JSON", r.text)
+        self.state.raw_next = (500, b'{"detail": "token sk-leaky-0123456789abcdef"}')
+        r = self.call("memory_profile")
+        self.assertTrue(r.is_error)
+        self.assertIn("500", r.text)
+        self.assertNotIn("leaky", r.text)
+
     def test_honcho_down_is_a_tool_error(self):
         self.server.shutdown()
         self.server.server_close()

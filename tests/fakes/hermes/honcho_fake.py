@@ -16,7 +16,9 @@ Simplified: no deriver or dialectic model; search is a substring match over
 seeded messages, chat answers from the peer card, context's representation
 lists the conclusions about the peer, and filters match exact fields only.
 With api_key set, a request without "Authorization: Bearer <key>" gets 401.
-Every request is recorded in REQUESTS as (method, path, body).
+Every request is recorded in state.requests as (method, path, body);
+state.raw_next = (status, bytes) makes the next answer exactly that (for
+hostile answers: oversized, not JSON).
 
 Run alone: python3 honcho_fake.py [--api-key KEY] prints "port N" and serves
 on 127.0.0.1 until killed.
@@ -37,6 +39,7 @@ class State:
         self.peers = {}          # (workspace, peer) -> {"card": [...], "messages": [...]}
         self.conclusions = {}    # id -> conclusion
         self.requests = []
+        self.raw_next = None     # (status, bytes): the next answer, whatever was asked
         self.lock = threading.Lock()
 
     def seed_peer(self, workspace, peer, card=(), messages=()):
@@ -66,6 +69,13 @@ class Handler(BaseHTTPRequestHandler):
         url = urlparse(self.path)
         with st.lock:
             st.requests.append((method, url.path, body))
+        if st.raw_next is not None:
+            (code, raw), st.raw_next = st.raw_next, None
+            self.send_response(code)
+            self.send_header("Content-Length", str(len(raw)))
+            self.end_headers()
+            self.wfile.write(raw)
+            return
         if st.api_key and self.headers.get("Authorization") != "Bearer " + st.api_key:
             return self._send(401, {"detail": "Invalid API key"})
         parts = url.path.strip("/").split("/")
