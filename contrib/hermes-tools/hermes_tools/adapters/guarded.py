@@ -1,0 +1,300 @@
+"""session_search, delegate_task and cronjob as guarded adapters.
+
+Each one offers a smaller schema than Hermes' tool, checks every call
+against its policy before Hermes sees it, and refuses (a tool error) what
+the policy removes, so a client cannot reach a Hermes feature by sending an
+argument the schema does not show.
+"""
+
+from typing import Any, Dict, List, Optional
+
+from ..tool import CallContext, Tool, ToolResult
+from .common import Refusal, from_hermes, only_known, refuse, want_int, want_str
+from .hermes_calls import Dispatch, ParentFactory
+
+
+def _obj(props: Dict[str, Any], required: Optional[List[str]] = None) -> Dict[str, Any]:
+    schema = {"type": "object", "properties": props, "additionalProperties": False}
+    if required:
+        schema["required"] = required
+    return schema
+
+
+def _s(desc: str, **extra: Any) -> Dict[str, Any]:
+    return {"type": "string", "description": desc, **extra}
+
+
+def _i(desc: str, lo: int, hi: int) -> Dict[str, Any]:
+    return {"type": "integer", "description": desc, "minimum": lo, "maximum": hi}
+
+
+def _guard(check):
+    """Run check(args, ctx) -> ToolResult, turning a Refusal into a tool error."""
+    def call(args: Dict[str, Any], ctx: CallContext) -> ToolResult:
+        try:
+            return check(args if args is not None else {}, ctx)
+        except Refusal as r:
+            return refuse(str(r))
+    return call
+
+
+# --- session_search ---------------------------------------------------------
+
+_SEARCH_FIELDS = ("query", "limit", "sort", "detail", "session_id", "around_message_id",
+                  "window", "role_filter")
+
+
+def session_search(cfg: Dict[str, Any], dispatch: Dispatch) -> Tool:
+    """Read-only search of this profile's Hermes sessions.
+
+    Hermes' `profile` argument reads another profile's database, and a read
+    by session_id that misses falls back to scanning every profile (the
+    answer then carries "profile"); the adapter removes the argument and
+    withholds such an answer, so only the served profile is ever visible.
+    """
+    max_query = int(cfg.get("max_query", 512))
+
+    def check(args: Dict[str, Any], ctx: CallContext) -> ToolResult:
+        only_known(args, _SEARCH_FIELDS, {
+            "profile": "only this Hermes profile's sessions are searched",
+            "scope": "not offered by this adapter"})
+        want_str(args, "query", max_len=max_query)
+        want_int(args, "limit", 1, 10)
+        want_int(args, "window", 1, 20)
+        want_int(args, "around_message_id", 0, 2**62)
+        for key in ("session_id", "role_filter", "sort", "detail"):
+            want_str(args, key, max_len=256)
+        if args.get("sort") not in (None, "newest", "oldest"):
+            raise Refusal("'sort' must be newest or oldest")
+        if args.get("detail") not in (None, "adaptive", "full"):
+            raise Refusal("'detail' must be adaptive or full")
+        result = from_hermes(dispatch("session_search", dict(args), task_id=ctx.task_id))
+        if result.structured is not None and result.structured.get("profile"):
+            return refuse("that session is not in this Hermes profile")
+        return result
+
+    return Tool(
+        name="session_search",
+        description=(
+            "Search or read past Hermes conversations of this profile (read-only). "
+            "Pass query to search (FTS5 syntax), session_id with around_message_id to "
+            "scroll, session_id alone to read one session, nothing to list recent ones. "
+            "Results are what was said then, not proof of the current state of anything."),
+        input_schema=_obj({
+            "query": _s("Full-text query; omit to list recent sessions.", maxLength=max_query),
+            "limit": _i("Sessions to return (default 3).", 1, 10),
+            "sort": _s("Bias by time.", enum=["newest", "oldest"]),
+            "detail": _s("adaptive (default) or full.", enum=["adaptive", "full"]),
+            "session_id": _s("A session id from an earlier result.", maxLength=256),
+            "around_message_id": {"type": "integer", "minimum": 0,
+                                  "description": "Scroll around this message id."},
+            "window": _i("Messages each side when scrolling (default 5).", 1, 20),
+            "role_filter": _s("Comma-separated roles, e.g. user,assistant.", maxLength=256),
+        }),
+        call=_guard(check),
+        annotations={"readOnlyHint": True, "openWorldHint": False},
+    )
+
+
+# --- delegate_task ----------------------------------------------------------
+
+DEFAULT_CHILD_TOOLSETS = ("web", "vision", "skills", "mcp-context-mode")
+
+
+def delegate_task(cfg: Dict[str, Any], dispatch: Dispatch, parent_factory: ParentFactory) -> Tool:
+    """Synchronous leaf delegation to one or two children with bounded toolsets.
+
+    Children only ever get toolsets from the allowed list (all of it when the
+    caller names none, since Hermes would otherwise give them the parent's),
+    never run in the background, never as orchestrators, and never through
+    another ACP command; each of those Hermes arguments is refused.
+    """
+    allowed = tuple(cfg.get("toolsets", DEFAULT_CHILD_TOOLSETS))
+    max_children = int(cfg.get("max_children", 2))
+    max_text = int(cfg.get("max_text", 16384))
+    removed = {
+        "background": "delegation here is synchronous only",
+        "role": "children are leaves and cannot delegate",
+        "acp_command": "children run as Hermes agents only",
+        "acp_args": "children run as Hermes agents only",
+        "max_iterations": "Hermes' configured budget applies",
+    }
+
+    def toolsets_of(value: Any, where: str) -> List[str]:
+        if value is None:
+            return list(allowed)
+        if not isinstance(value, list) or not value or \
+                not all(isinstance(t, str) for t in value):
+            raise Refusal(f"'{where}' must be a non-empty list of toolset names")
+        for t in value:
+            if t not in allowed:
+                raise Refusal(f"toolset '{t}' is not allowed for children; "
+                              f"allowed: {', '.join(allowed)}")
+        return list(dict.fromkeys(value))
+
+    def check(args: Dict[str, Any], ctx: CallContext) -> ToolResult:
+        only_known(args, ("goal", "context", "toolsets", "tasks"), removed)
+        goal = want_str(args, "goal", max_len=max_text)
+        context = want_str(args, "context", max_len=max_text)
+        tasks = args.get("tasks")
+        if (goal is None) == (tasks is None):
+            raise Refusal("pass either 'goal' (one child) or 'tasks' (a batch), not both")
+        sent: Dict[str, Any] = {"role": "leaf", "background": False}
+        if goal is not None:
+            if not goal.strip():
+                raise Refusal("'goal' must not be empty")
+            sent.update(goal=goal, toolsets=toolsets_of(args.get("toolsets"), "toolsets"))
+            if context is not None:
+                sent["context"] = context
+        else:
+            if not isinstance(tasks, list) or not 1 <= len(tasks) <= max_children:
+                raise Refusal(f"'tasks' must hold 1 to {max_children} tasks")
+            if "toolsets" in args or context is not None:
+                raise Refusal("with 'tasks', give context and toolsets per task")
+            sent["tasks"] = []
+            for i, t in enumerate(tasks):
+                where = f"tasks[{i}]"
+                if not isinstance(t, dict):
+                    raise Refusal(f"'{where}' must be an object")
+                only_known(t, ("goal", "context", "toolsets"), removed)
+                g = want_str(t, "goal", required=True, max_len=max_text)
+                task = {"goal": g, "role": "leaf",
+                        "toolsets": toolsets_of(t.get("toolsets"), where + ".toolsets")}
+                c = want_str(t, "context", max_len=max_text)
+                if c is not None:
+                    task["context"] = c
+                sent["tasks"].append(task)
+        if ctx.cancelled():
+            return refuse("cancelled before the children started")
+        try:
+            parent = parent_factory(allowed)
+        except Exception as e:  # Hermes could not build an agent: say which kind of failure
+            return refuse(f"could not start a parent agent for delegation ({type(e).__name__})")
+        return from_hermes(dispatch("delegate_task", sent, task_id=ctx.task_id,
+                                    parent_agent=parent))
+
+    task_schema = _obj({
+        "goal": _s("What the child should do; self-contained.", maxLength=max_text),
+        "context": _s("Everything the child needs to know.", maxLength=max_text),
+        "toolsets": {"type": "array", "items": {"type": "string", "enum": list(allowed)},
+                     "minItems": 1, "description": "Toolsets for this child."},
+    }, ["goal"])
+    return Tool(
+        name="delegate_task",
+        description=(
+            f"Run one or {max_children} Hermes child agents now and wait for their summaries. "
+            "Children are leaves (they cannot delegate), start with no memory of this "
+            f"conversation, and may use only these toolsets: {', '.join(allowed)} "
+            "(all of them when none are named). Spends model inference."),
+        input_schema=_obj({
+            "goal": task_schema["properties"]["goal"],
+            "context": task_schema["properties"]["context"],
+            "toolsets": task_schema["properties"]["toolsets"],
+            "tasks": {"type": "array", "items": task_schema, "minItems": 1,
+                      "maxItems": max_children,
+                      "description": "A batch instead of goal: each runs in parallel."},
+        }),
+        call=_guard(check),
+        annotations={"readOnlyHint": False, "destructiveHint": False, "openWorldHint": True},
+    )
+
+
+# --- cronjob ----------------------------------------------------------------
+
+MUTATIONS = ("create", "update", "pause", "resume", "remove", "run")
+
+
+def cronjob(cfg: Dict[str, Any], call_native_name: Optional[str] = None) -> Tool:
+    """Hermes' cron jobs: list freely, change only with confirmed: true.
+
+    Hermes' tool also takes per-job model/provider/base-URL pins, scripts,
+    no-agent runs and monitors, and delivers to chat platforms; the adapter
+    removes all of those and sends deliver=local with every create and
+    update, so a job's output stays on this machine. Hermes' other actions
+    (resnap, run_now, trigger) are not offered. The native tool is
+    "cronjob_manage" in current Hermes ("cronjob" in older releases).
+    """
+    native = call_native_name or cfg.get("native", "cronjob_manage")
+    require_confirmed = bool(cfg.get("require_confirmed", True))
+    execution = "execution fields are not offered; the job runs as a plain agent prompt"
+    removed = {
+        "model": "per-job model overrides are not offered",
+        "provider": "per-job provider overrides are not offered",
+        "base_url": "per-job endpoint overrides are not offered",
+        "script": execution, "no_agent": execution, "monitor": execution,
+        "monitor_script": execution, "monitor_url": execution,
+        "failure_deliver": "delivery is local", "attach_to_session": "delivery is local",
+        "workdir": execution, "enabled_toolsets": execution, "context_from": execution,
+    }
+    fields = ("action", "job_id", "name", "prompt", "schedule", "repeat", "deliver",
+              "skills", "reason", "include_disabled", "paused", "paused_reason",
+              "continuity", "confirmed")
+
+    def check(args: Dict[str, Any], ctx: CallContext) -> ToolResult:
+        only_known(args, fields, removed)
+        for key in ("paused", "continuity", "include_disabled"):
+            if key in args and not isinstance(args[key], bool):
+                raise Refusal(f"'{key}' must be a boolean")
+        skills = args.get("skills")
+        if skills is not None and (not isinstance(skills, list) or len(skills) > 32 or
+                                   not all(isinstance(x, str) and len(x) <= 256 for x in skills)):
+            raise Refusal("'skills' must be a list of at most 32 skill names")
+        action = args.get("action")
+        if action == "list":
+            sent = {"action": "list"}
+            if isinstance(args.get("include_disabled"), bool):
+                sent["include_disabled"] = args["include_disabled"]
+            return from_hermes(ctx.call_native(native, sent))
+        if action not in MUTATIONS:
+            raise Refusal(f"'action' must be list or one of {', '.join(MUTATIONS)}")
+        if require_confirmed and args.get("confirmed") is not True:
+            raise Refusal(f"'{action}' changes Hermes' cron jobs: call again with "
+                          "confirmed: true (the boolean) after the user approved it")
+        if args.get("deliver") not in (None, "local"):
+            raise Refusal("'deliver' must be local: job output stays on this machine")
+        for key in ("job_id", "name", "schedule", "reason", "paused_reason"):
+            want_str(args, key, max_len=512)
+        want_str(args, "prompt", max_len=16384)
+        want_int(args, "repeat", 1, 100000)
+        if action != "create" and not args.get("job_id"):
+            raise Refusal(f"'job_id' is required for {action}")
+        if action == "create" and not (args.get("prompt") and args.get("schedule")):
+            raise Refusal("create needs 'schedule' and 'prompt'")
+        sent = {k: v for k, v in args.items() if k not in ("confirmed", "include_disabled")}
+        if action in ("create", "update"):
+            sent["deliver"] = "local"
+        return from_hermes(ctx.call_native(native, sent))
+
+    return Tool(
+        name="cronjob",
+        description=(
+            "Hermes' scheduled jobs. action=list is read-only. create, update, pause, "
+            "resume, remove and run change jobs and need confirmed: true after the user "
+            "approved. Jobs run a self-contained prompt as a Hermes agent; output is kept "
+            "locally (deliver is always local)."),
+        input_schema=_obj({
+            "action": _s("list, or a change: " + ", ".join(MUTATIONS),
+                         enum=["list", *MUTATIONS]),
+            "confirmed": {"type": "boolean",
+                          "description": "Must be true for every action except list."},
+            "job_id": _s("The job (id or name) for update/pause/resume/remove/run.",
+                         maxLength=512),
+            "name": _s("A name for the job.", maxLength=512),
+            "prompt": _s("create: the job's self-contained prompt; run: extra context.",
+                         maxLength=16384),
+            "schedule": _s("create/update: '30m', 'every 2h', '0 9 * * *', an ISO time.",
+                           maxLength=512),
+            "repeat": {"type": "integer", "minimum": 1, "description": "How many runs."},
+            "deliver": _s("Always local.", enum=["local"]),
+            "skills": {"type": "array", "items": {"type": "string"},
+                       "description": "Skills loaded before the prompt."},
+            "reason": _s("pause: why.", maxLength=512),
+            "include_disabled": {"type": "boolean", "description": "list: show paused jobs."},
+            "paused": {"type": "boolean", "description": "create: start paused."},
+            "paused_reason": _s("create: why it starts paused.", maxLength=512),
+            "continuity": {"type": "boolean",
+                           "description": "Each run sees the job's previous output."},
+        }, ["action"]),
+        call=_guard(check),
+        annotations={"readOnlyHint": False, "destructiveHint": True, "openWorldHint": False},
+    )

@@ -1,0 +1,195 @@
+"""The five memory tools, over Hermes' Honcho workspace and user peer.
+
+Reads (profile, search, context, reasoning) look at the user peer as Honcho
+knows it. memory_conclude writes conclusions the assistant peer draws about
+the user; creating one needs a durable kind and text that is neither
+secret-like nor explicitly temporary, because a conclusion outlives the
+conversation and is shared with every Hermes surface on this workspace.
+list and delete are Honcho's own: list shows the assistant peer's
+conclusions about the user with the ids delete takes.
+"""
+
+import re
+from typing import Any, Callable, Dict, List, Optional
+
+from ..tool import CallContext, Tool, ToolResult
+from .common import Refusal, only_known, refuse, want_int, want_str
+from .honcho import Honcho, HonchoError
+
+KINDS = ("preference", "decision", "architecture", "project_state")
+MAX_CONTENT = 2000
+
+_KEYWORD = (r"(?i)\b(password|passwd|passphrase|secret|api[_ -]?key|access[_ -]?token|"
+            r"auth[_ -]?token|private[_ -]?key|client[_ -]?secret)\b")
+_SECRET = [re.compile(p) for p in (
+    r"-----BEGIN [A-Z ]*PRIVATE KEY-----",
+    r"\b(sk|pk|rk)-[A-Za-z0-9_-]{16,}",              # OpenAI/Anthropic/Stripe style keys
+    r"\b(ghp|gho|ghu|ghs|ghr)_[A-Za-z0-9]{20,}", r"\bgithub_pat_[A-Za-z0-9_]{20,}",
+    r"\bxox[abposr]-[A-Za-z0-9-]{10,}", r"\bAKIA[0-9A-Z]{16}\b", r"\bAIza[0-9A-Za-z_-]{30,}",
+    r"\beyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.",  # a JWT
+    r"(?i)\bbearer\s+[A-Za-z0-9._~+/=-]{16,}",         # an Authorization header's value
+    _KEYWORD + r"\s*[:=]\s*\S{4,}",                     # "password: ...", "api key = ..."
+    _KEYWORD + r"\s+is\s+(?=\S*[0-9!@#$%^&*_+=/-])\S{6,}",  # "my password is hunter2!"
+    r"(?i)://[^/\s:@]+:[^/\s@]+@",                   # credentials inside a URL
+)]
+_TOKENISH = re.compile(r"[A-Za-z0-9+/_=-]{32,}")
+_TEMPORARY = re.compile(
+    r"(?i)\b(temporarily|for now|for the moment|for today|today only|just today|"
+    r"this session only|for this session|just this once|only this time|ephemeral|"
+    r"(is|are|as an?|only|just) temporary|temporary (fix|workaround|measure|change|"
+    r"decision|preference|setting|note|rule|exception)|"
+    r"until (tomorrow|tonight|later|the end of (the )?(day|week|session))|"
+    r"for the (next|rest of the) (few )?(minutes?|hours?|day|session|week))\b")
+
+
+def secret_like(text: str) -> bool:
+    """True for text that looks like it holds a credential.
+
+    Known key shapes, a bearer value, "password: ..."-style assignments (or
+    "... is <value with a digit or symbol>"), credentials in URLs, and long
+    unbroken runs mixing letters and digits (a token or a hash). Words like
+    "password policy" or "bearer tokens" alone are not secrets.
+    """
+    if any(p.search(text) for p in _SECRET):
+        return True
+    for run in _TOKENISH.findall(text):
+        if re.search(r"[0-9]", run) and re.search(r"[A-Za-z]", run) and not run.isalpha():
+            return True
+    return False
+
+
+def temporary(text: str) -> bool:
+    """True for text that says it is only meant to hold for a while.
+
+    "temporary files" is a durable fact; "a temporary workaround", "for
+    now", "temporarily" or "until tomorrow" say the text itself expires.
+    """
+    return _TEMPORARY.search(text) is not None
+
+
+def _ok(value: Any) -> ToolResult:
+    import json
+    structured = value if isinstance(value, dict) else {"result": value}
+    return ToolResult(text=json.dumps(value, ensure_ascii=False), structured=structured)
+
+
+def build(cfg: Dict[str, Any], client: Callable[[], Honcho]) -> List[Tool]:
+    """The five memory tools; client() gives the Honcho client or raises HonchoError."""
+
+    def tool(name, description, schema, run, read_only=True):
+        def call(args: Dict[str, Any], ctx: CallContext) -> ToolResult:
+            try:
+                return run(args if args is not None else {}, client())
+            except Refusal as r:
+                return refuse(str(r))
+            except HonchoError as e:
+                return refuse(f"memory is unavailable: {e}")
+        return Tool(name=name, description=description, input_schema=schema, call=call,
+                    annotations={"readOnlyHint": read_only, "openWorldHint": False})
+
+    def obj(props, required=None):
+        s = {"type": "object", "properties": props, "additionalProperties": False}
+        if required:
+            s["required"] = required
+        return s
+
+    def profile(args, h: Honcho):
+        only_known(args, (), {})
+        card = h.request("GET", h.peer(h.s.user_peer) + "/card")
+        return _ok({"peer": h.s.user_peer, "peer_card": (card or {}).get("peer_card")})
+
+    def search(args, h: Honcho):
+        only_known(args, ("query", "limit"), {})
+        q = want_str(args, "query", required=True, max_len=1000)
+        limit = want_int(args, "limit", 1, 50) or 10
+        found = h.request("POST", h.peer(h.s.user_peer) + "/search", {"query": q, "limit": limit})
+        return _ok({"results": found if isinstance(found, list) else (found or {}).get("items", [])})
+
+    def context(args, h: Honcho):
+        only_known(args, ("query", "max_conclusions"), {})
+        q = want_str(args, "query", max_len=1000)
+        n = want_int(args, "max_conclusions", 1, 100)
+        got = h.request("GET", h.peer(h.s.user_peer) + "/context",
+                        query={"search_query": q, "max_conclusions": n})
+        return _ok(got or {})
+
+    def reasoning(args, h: Honcho):
+        only_known(args, ("question",), {})
+        q = want_str(args, "question", required=True, max_len=4000)
+        got = h.request("POST", h.peer(h.s.user_peer) + "/chat", {"query": q, "stream": False})
+        return _ok({"answer": (got or {}).get("content")})
+
+    def conclude(args, h: Honcho):
+        only_known(args, ("action", "content", "kind", "id", "query", "limit"), {})
+        action = args.get("action", "create")
+        if action == "create":
+            content = want_str(args, "content", required=True, max_len=MAX_CONTENT)
+            kind = args.get("kind")
+            if kind not in KINDS:
+                raise Refusal(f"creating a conclusion needs 'kind', one of {', '.join(KINDS)}")
+            if secret_like(content):
+                raise Refusal("the content looks like it holds a secret; conclusions never do")
+            if temporary(content):
+                raise Refusal("the content says it is temporary; conclusions are durable")
+            h.ensure_peers()
+            made = h.request("POST", "/conclusions", {"conclusions": [{
+                "content": f"[{kind}] {content}", "observer_id": h.s.assistant_peer,
+                "observed_id": h.s.user_peer}]})
+            return _ok({"created": made})
+        for key in ("content", "kind"):
+            if key in args:
+                raise Refusal(f"'{key}' is only for action create")
+        filters = {"observer_id": h.s.assistant_peer, "observed_id": h.s.user_peer}
+        if action == "list":
+            limit = want_int(args, "limit", 1, 100) or 20
+            q = want_str(args, "query", max_len=1000)
+            if q:
+                got = h.request("POST", "/conclusions/query",
+                                {"query": q, "top_k": limit, "filters": filters})
+                return _ok({"items": got or []})
+            got = h.request("POST", "/conclusions/list", {"filters": filters},
+                            query={"size": limit})
+            return _ok({"items": (got or {}).get("items", []), "total": (got or {}).get("total")})
+        if action == "delete":
+            cid = want_str(args, "id", required=True, max_len=256)
+            h.request("DELETE", "/conclusions/" + _quote(cid))
+            return _ok({"deleted": cid})
+        raise Refusal("'action' must be create, list or delete")
+
+    return [
+        tool("memory_profile",
+             "The user's peer card in Hermes' Honcho memory: key facts (read-only).",
+             obj({}), profile),
+        tool("memory_search",
+             "Search what the user said across Hermes sessions (Honcho).",
+             obj({"query": {"type": "string", "maxLength": 1000},
+                  "limit": {"type": "integer", "minimum": 1, "maximum": 50}}, ["query"]),
+             search),
+        tool("memory_context",
+             "Honcho's representation and peer card of the user, optionally focused "
+             "on a query.",
+             obj({"query": {"type": "string", "maxLength": 1000},
+                  "max_conclusions": {"type": "integer", "minimum": 1, "maximum": 100}}),
+             context),
+        tool("memory_reasoning",
+             "Ask Honcho a question about the user; it reasons over everything it knows.",
+             obj({"question": {"type": "string", "maxLength": 4000}}, ["question"]),
+             reasoning),
+        tool("memory_conclude",
+             "Durable conclusions about the user. action=create (default) needs content "
+             f"and kind ({', '.join(KINDS)}); secret-like or temporary content is refused. "
+             "action=list shows conclusions with their ids (query searches them); "
+             "action=delete removes one by id.",
+             obj({"action": {"type": "string", "enum": ["create", "list", "delete"]},
+                  "content": {"type": "string", "maxLength": MAX_CONTENT},
+                  "kind": {"type": "string", "enum": list(KINDS)},
+                  "id": {"type": "string", "maxLength": 256},
+                  "query": {"type": "string", "maxLength": 1000},
+                  "limit": {"type": "integer", "minimum": 1, "maximum": 100}}),
+             conclude, read_only=False),
+    ]
+
+
+def _quote(s: str) -> str:
+    import urllib.parse
+    return urllib.parse.quote(s, safe="")
