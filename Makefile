@@ -50,7 +50,7 @@ CONF_OBJ := $(patsubst tests/conformance/%.c,$(BUILD)/conformance/%.o,$(CONF_SRC
 all: build/hermes-mcp
 
 FORCE:
-.PHONY: FORCE all check symbols check-globals format format-check unit integration valgrind conformance conformance-server install headers clean distclean bench
+.PHONY: FORCE all check symbols check-globals format format-check unit hermes-tools-check integration valgrind conformance conformance-server install headers clean distclean bench
 
 # Build flavours: build/release/ (the default) and build/asan/ (SANITIZE=1). build/<program> is
 # the release program, the stable path for users and the README; SANITIZE=1 builds
@@ -105,13 +105,20 @@ $(BUILD):
 unit: $(UNITS)
 	tests/run.sh $(UNITS)
 
+# contrib/hermes-tools (the stdio MCP server that runs inside Hermes' venv; Python, standard
+# library only): its unit tests against the fake Hermes of tests/fakes/hermes/.
+hermes-tools-check:
+	cd contrib/hermes-tools && PYTHONDONTWRITEBYTECODE=1 PYTHONPATH=.:../../tests/fakes/hermes \
+	    python3 -m unittest discover -s tests
+
 integration: all build/conformance-server fakes
 	HM_BUILD=$(BUILD) tests/integration/run.sh
 
 # The per-push tier, of the flavour SANITIZE picks: everything built first (one job per core),
 # then the static checks (exported names, file-scope state: release objects only, as the
 # sanitizers add symbols of their own), the fuzz corpora replayed, the unit programs and the
-# integration files (in parallel, then the ones marked serial); docs/internals/testing.md.
+# hermes-tools' Python tests and the integration files (in parallel, then the ones marked
+# serial); docs/internals/testing.md.
 NPROC := $(shell nproc 2>/dev/null || echo 2)
 STATIC_CHECKS := $(if $(filter build/release,$(BUILD)),symbols check-globals format-check)
 check:
@@ -119,6 +126,7 @@ check:
 	    $(UNITS) fuzz-build $(STATIC_CHECKS)
 	FUZZ_BUILD='$(FUZZ_BUILD)' tests/fuzz/run.sh --replay $(FUZZ_TARGETS)
 	tests/run.sh $(UNITS)
+	@$(MAKE) --no-print-directory hermes-tools-check
 	HM_BUILD=$(BUILD) tests/integration/run.sh
 
 # No mutable file-scope state but the process-wide kind, each allowed with its reason.

@@ -1,0 +1,83 @@
+"""Start the server: python3 -m hermes_tools [--config FILE] [--allow NAME,...] ...
+
+The MCP stream owns file descriptors 0 and 1. Before Hermes is imported they are moved to
+private descriptors and fd 1 becomes a copy of stderr (fd 0 reads /dev/null), so nothing
+Hermes prints, not even a subprocess or C library writing to fd 1, can corrupt the stream,
+and nothing it runs can eat our input.
+"""
+
+import importlib
+import logging
+import os
+import sys
+
+
+def _take_stdio():
+    """Return private binary (input, output) streams; leave fds 0/1 harmless."""
+    sys.stdout.flush()
+    mcp_in = os.fdopen(os.dup(0), "rb", buffering=1 << 16)
+    mcp_out = os.fdopen(os.dup(1), "wb", buffering=1 << 16)
+    os.dup2(2, 1)
+    null = os.open(os.devnull, os.O_RDONLY)
+    os.dup2(null, 0)
+    os.close(null)
+    sys.stdout = sys.stderr
+    return mcp_in, mcp_out
+
+
+def _fail(message: str) -> "None":
+    sys.stderr.write(f"hermes-tools: {message}\n")
+    sys.stderr.flush()
+    os._exit(1)
+
+
+def main(argv=None) -> None:
+    mcp_in, mcp_out = _take_stdio()
+    logging.basicConfig(stream=sys.stderr, level=logging.WARNING,
+                        format="hermes-tools: %(levelname)s %(name)s: %(message)s")
+    from . import config, native
+    from .server import Server
+
+    try:
+        cfg = config.parse_args(sys.argv[1:] if argv is None else argv)
+    except config.ConfigError as e:
+        _fail(str(e))
+    try:
+        mt = native.load_model_tools()
+    except native.HermesMissing as e:
+        _fail(str(e))
+    offered = {t.name: t for t in native.build(mt, cfg.toolsets)}
+    try:
+        adapters = importlib.import_module(f"{__package__}.adapters")
+    except ModuleNotFoundError as e:
+        if e.name != f"{__package__}.adapters":
+            raise
+        adapters = None
+    if adapters is not None:
+        for t in adapters.build(cfg):  # an adapter replaces the native tool of its name
+            offered[t.name] = t
+    served = []
+    for name in dict.fromkeys(cfg.allow):
+        if name in offered:
+            served.append(offered[name])
+        else:
+            logging.getLogger("hermes_tools").warning("allowed tool %s is not offered", name)
+    if not served:
+        logging.getLogger("hermes_tools").warning("no tool allowed: serving none (default deny)")
+    server = Server(served, mcp_out, native.make_caller(mt, cfg.task_id, cfg.user_task),
+                    task_id=cfg.task_id, timeout_for=cfg.timeout_for,
+                    max_line_bytes=cfg.max_line_bytes, max_concurrent=cfg.max_concurrent)
+    server.serve(mcp_in)
+    server.drain()
+    # Hung tool threads and Hermes' own executors must not hold the process at exit.
+    with server.write_lock:
+        try:
+            mcp_out.flush()
+        except (OSError, ValueError):
+            pass
+    sys.stderr.flush()
+    os._exit(0)
+
+
+if __name__ == "__main__":
+    main()

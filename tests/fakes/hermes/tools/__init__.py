@@ -1,0 +1,1 @@
+"""Fake of Hermes' `tools` package: only the registry (tools/registry.py) is mirrored."""
