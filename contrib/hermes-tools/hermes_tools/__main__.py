@@ -46,7 +46,10 @@ def main(argv=None) -> None:
         mt = native.load_model_tools()
     except native.HermesMissing as e:
         _fail(str(e))
-    offered = {t.name: t for t in native.build(mt, cfg.toolsets)}
+    try:
+        offered = {t.name: t for t in native.build(mt, cfg.toolsets)}
+    except Exception as e:
+        _fail(f"Hermes' get_tool_definitions failed ({type(e).__name__}: {e})")
     try:
         adapters = importlib.import_module(f"{__package__}.adapters")
     except ModuleNotFoundError as e:
@@ -54,7 +57,11 @@ def main(argv=None) -> None:
             raise
         adapters = None
     if adapters is not None:
-        for t in adapters.build(cfg):  # an adapter replaces the native tool of its name
+        try:
+            built = adapters.build(cfg)
+        except Exception as e:
+            _fail(f"cannot set up the adapters ({type(e).__name__}: {e})")
+        for t in built:  # an adapter replaces the native tool of its name
             offered[t.name] = t
     served = []
     for name in dict.fromkeys(cfg.allow):

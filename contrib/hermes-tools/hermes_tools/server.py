@@ -1,10 +1,10 @@
 """The MCP side: newline-delimited JSON-RPC 2.0 over a pair of byte streams (stdio).
 
-One reader (the caller's thread) parses requests; every tools/call runs in its own worker
-thread so a slow or hung tool never stops the reader: a timer answers the call with a tool
-error when its time is up, and the worker, which Python cannot kill, keeps its concurrency
-slot until it returns, so hung tools cannot pile up without bound. Responses are written
-whole, one line each, under a lock.
+One reader (the caller's thread) parses requests; every tools/call runs on a worker thread
+(workers.py) so a slow or hung tool never stops the reader: a timer answers the call with a
+tool error when its time is up, and the worker, which Python cannot kill, keeps its
+concurrency slot until it returns, so hung tools cannot pile up without bound. Responses are
+written whole, one line each, under a lock.
 """
 
 import json
@@ -14,6 +14,7 @@ from typing import Any, Dict, List, Optional
 
 from . import __version__
 from .tool import CallContext, Tool, ToolResult
+from .workers import Workers
 
 log = logging.getLogger("hermes_tools")
 
@@ -44,7 +45,7 @@ class Server:
         self.task_id = task_id
         self.timeout_for = timeout_for
         self.max_line = max_line_bytes
-        self.slots = threading.BoundedSemaphore(max_concurrent)
+        self.workers = Workers(max_concurrent)
         self.write_lock = threading.Lock()
         self.calls_lock = threading.Lock()
         self.calls_done = threading.Condition(self.calls_lock)
@@ -128,8 +129,7 @@ class Server:
         if msg.get("jsonrpc") != "2.0" or not isinstance(method, str):
             if has_id and ("result" in msg or "error" in msg) and method is None:
                 return  # a response; we send no requests, so nothing waits for it
-            if has_id:
-                self.error(rid, INVALID_REQUEST, "not a JSON-RPC 2.0 request")
+            self.error(rid, INVALID_REQUEST, "not a JSON-RPC 2.0 request")  # rid: None if absent
             return
         params = msg.get("params", {})
         if params is None:
@@ -204,15 +204,7 @@ class Server:
             if key in self.calls:
                 self.error(rid, INVALID_REQUEST, "a call with this id is in progress")
                 return
-            if not self.slots.acquire(blocking=False):
-                busy = True
-            else:
-                busy = False
-                call = self.calls[key] = _Call(rid)
-        if busy:
-            self.send_result(rid, ToolResult(text="too many calls in progress; try again later",
-                                             is_error=True))
-            return
+            call = self.calls[key] = _Call(rid)
         tool = self.tools[name]
         timeout = self.timeout_for(name)
         call.timer = threading.Timer(timeout, self.settle, (
@@ -220,12 +212,14 @@ class Server:
         call.timer.daemon = True
         ctx = CallContext(call_native=self.call_native, cancelled=lambda: call.cancelled,
                           task_id=self.task_id)
-        worker = threading.Thread(target=self.run, args=(call, tool, args, ctx), daemon=True,
-                                  name=f"call-{name}")
+        if not self.workers.try_submit(lambda free: self.run(call, tool, args, ctx, free)):
+            self.settle(call, ToolResult(text="too many calls in progress; try again later",
+                                         is_error=True))
+            return
         call.timer.start()
-        worker.start()
 
-    def run(self, call: _Call, tool: Tool, args: Dict[str, Any], ctx: CallContext) -> None:
+    def run(self, call: _Call, tool: Tool, args: Dict[str, Any], ctx: CallContext,
+            free) -> None:
         try:
             result = tool.call(args, ctx)
             if not isinstance(result, ToolResult):
@@ -234,9 +228,7 @@ class Server:
         except Exception as e:  # a tool error, never a crash; no message: it may hold secrets
             log.warning("tool %s raised %s", tool.name, type(e).__name__)
             result = ToolResult(text=f"{tool.name} failed ({type(e).__name__})", is_error=True)
-        finally:
-            # Freed before the answer goes out, so a client's next call finds the slot.
-            self.slots.release()
+        free()  # before the answer goes out, so a client's next call finds the place
         call.timer.cancel()
         self.settle(call, result)
 

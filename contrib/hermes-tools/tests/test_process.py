@@ -5,6 +5,7 @@ unknown methods, a tool that raises, a tool that hangs past its timeout, stdout 
 import json
 import os
 import queue
+import shutil
 import tempfile
 import time
 import unittest
@@ -283,6 +284,7 @@ class StartFailures(ProcessTest):
 
     def test_model_tools_without_handle_function_call(self):
         d = tempfile.mkdtemp()
+        self.addCleanup(shutil.rmtree, d)
         with open(os.path.join(d, "model_tools.py"), "w") as f:
             f.write("def get_tool_definitions(*a, **k):\n    return []\n")
         code, err = self.start_failing([], [PKG_ROOT, d])
@@ -290,6 +292,18 @@ class StartFailures(ProcessTest):
         lines = err.strip().splitlines()
         self.assertEqual(len(lines), 1, err)
         self.assertIn("model_tools has no handle_function_call()", lines[0])
+
+    def test_get_tool_definitions_raising(self):
+        d = tempfile.mkdtemp()
+        self.addCleanup(shutil.rmtree, d)
+        with open(os.path.join(d, "model_tools.py"), "w") as f:
+            f.write("def get_tool_definitions(*a, **k):\n    raise OSError('no config')\n"
+                    "def handle_function_call(name, args, task_id=None, user_task=None):\n"
+                    "    return '{}'\n")
+        code, err = self.start_failing([], [PKG_ROOT, d])
+        self.assertEqual(code, 1)
+        self.assertEqual(err.strip().splitlines(),
+                         ["hermes-tools: Hermes' get_tool_definitions failed (OSError: no config)"])
 
     def test_bad_config(self):
         with tempfile.NamedTemporaryFile("w", suffix=".json", delete=False) as f:

@@ -75,11 +75,13 @@ class Protocol(ServerTest):
                   {"jsonrpc": "2.0", "id": 1.5, "method": "ping"},
                   {"jsonrpc": "2.0", "id": 2, "method": "ping", "params": [1]},
                   {"jsonrpc": "1.0", "id": 3, "method": "ping"},
-                  {"jsonrpc": "2.0", "id": 4})
-        got = self.sink.wait(6)
+                  {"jsonrpc": "2.0", "id": 4},
+                  {},
+                  {"jsonrpc": "1.0", "method": "notifications/initialized"})
+        got = self.sink.wait(8)
         self.assertEqual([(m["id"], m["error"]["code"]) for m in got],
                          [(None, -32600), (None, -32600), (None, -32600), (2, -32602),
-                          (3, -32600), (4, -32600)])
+                          (3, -32600), (4, -32600), (None, -32600), (None, -32600)])
 
     def test_client_responses_are_ignored(self):
         self.make()
@@ -230,6 +232,42 @@ class Calls(ServerTest):
         release.set()
         ids = sorted(repr(m["id"]) for m in self.sink.wait(3)[1:])
         self.assertEqual(ids, ["'1'", "1"])
+
+    def test_calls_reuse_their_worker_threads(self):
+        # Hermes keeps an event loop per thread for async tools: a call must not get a new
+        # thread each time. A hung call keeps its thread; the next call gets another.
+        seen, release = [], threading.Event()
+
+        def who(args, ctx):
+            seen.append(threading.get_ident())
+            if args.get("hang"):
+                release.wait(5)
+            return ToolResult(text="")
+        self.make([tool("who", who)], timeout_for=lambda n: 0.2)
+        self.init()
+        for i in range(3):
+            self.call(i, "who")
+            self.sink.wait(i + 1)
+        self.assertEqual(len(set(seen)), 1)
+        self.call(3, "who", {"hang": True})
+        self.call(4, "who")
+        self.sink.wait(5)
+        self.assertNotEqual(seen[3], seen[4])
+        release.set()
+        self.assertEqual(self.server.workers.threads, 2)
+
+    def test_a_burst_of_calls_is_answered_in_full(self):
+        self.make([tool("t", lambda a, c: (time.sleep(0.001), ToolResult(text="ok"))[1])],
+                  max_concurrent=3)
+        self.init()
+        for i in range(200):
+            self.call(i, "t")
+        got = self.sink.wait(200)
+        self.assertEqual(sorted(m["id"] for m in got), list(range(200)))
+        texts = {m["result"]["content"][0]["text"] for m in got}
+        self.assertLessEqual(texts, {"ok", "too many calls in progress; try again later"})
+        self.assertIn("ok", texts)
+        self.assertLessEqual(self.server.workers.threads, 3)
 
     def test_slots_are_bounded_and_freed(self):
         release = threading.Event()
