@@ -453,7 +453,7 @@ test('inspect_code_graph: cwd inside the roots reaches a graph process per proje
   } finally { await client.close(); }
 });
 
-test('the unit that runs this gateway: After without Requires, loopback, systemd-analyze verify', (t) => {
+test('the unit that runs this gateway: Wants and After without Requires, loopback, systemd-analyze verify', (t) => {
   // The gateway is hermes-mcp serve itself: contrib/systemd/hermes-mcp.service, rendered by
   // scripts/install-systemd for the example's env file.
   const h = join(dir, 'unit-home');
@@ -467,9 +467,16 @@ test('the unit that runs this gateway: After without Requires, loopback, systemd
   const p = spawnSync(join(ROOT, 'scripts/install-systemd'), ['--no-enable', '--env-file', envFile], { env, encoding: 'utf8' });
   assert.equal(p.status, 0, p.stderr);
   const unitDir = join(cfg, 'systemd', 'user');
-  const unit = readFileSync(join(unitDir, 'hermes-mcp.service'), 'utf8');
+  // The example's drop-in, installed as contrib/gateway/README.md says.
+  mkdirSync(join(unitDir, 'hermes-mcp.service.d'));
+  writeFileSync(join(unitDir, 'hermes-mcp.service.d', 'upstreams.conf'),
+    readFileSync(join(ROOT, 'contrib/gateway/hermes-mcp.service.d/upstreams.conf')));
+  const unit = readFileSync(join(unitDir, 'hermes-mcp.service'), 'utf8') +
+    readFileSync(join(unitDir, 'hermes-mcp.service.d', 'upstreams.conf'), 'utf8');
   const lines = unit.split('\n').filter((l) => l && !l.startsWith('#'));
   assert.ok(lines.some((l) => l.startsWith('After=')), 'ordered after its dependencies');
+  assert.ok(lines.some((l) => l === 'Wants=context-mode.service camofox.service'), 'wants the upstream services');
+  assert.ok(lines.some((l) => l === 'After=context-mode.service camofox.service'), 'starts after them');
   for (const hard of ['Requires=', 'BindsTo=', 'Requisite=', 'PartOf=']) {
     assert.ok(!lines.some((l) => l.startsWith(hard)), `no ${hard}: an upstream's failure does not stop the gateway`);
   }
