@@ -1,5 +1,6 @@
 """The guarded capabilities against the fake Hermes tools: each refusal and each allowed path."""
 
+import json
 import sys
 import types
 import unittest
@@ -50,6 +51,57 @@ class SessionSearch(unittest.TestCase):
         r = self.call({"session_id": "20261202_090000_bbbbbb"})
         self.assertFalse(r.is_error, r.text)
         self.assertEqual(r.structured["title"], "gateway")
+
+    def test_profile_link_as_session_id_refused_before_hermes(self):
+        # Hermes reads "<profile>/<id>" from that profile's state.db (read and scroll).
+        for args in ({"session_id": "work/20261203_120000_cccccc"},
+                     {"session_id": "work/20261203_120000_cccccc", "around_message_id": 4},
+                     {"session_id": "default/20261202_090000_bbbbbb"},
+                     {"session_id": "@session:work/20261203_120000_cccccc"},
+                     {"session_id": "../work"}, {"session_id": ""}, {"session_id": "a b"},
+                     {"session_id": "x" * 129}):
+            with self.subTest(args=args):
+                r = self.call(args)
+                self.assertTrue(r.is_error)
+                self.assertNotIn("payroll", r.text)
+        self.assertEqual(self.fake.mods["session_search"].CALLS, [])
+        # The fake does follow the link, as Hermes does: the refusal is what stops it.
+        raw = self.fake.dispatch("session_search", {"session_id": "work/20261203_120000_cccccc"})
+        self.assertIn("payroll", raw)
+
+    def test_answer_linking_another_profile_is_withheld(self):
+        def dispatch(name, args, **kw):
+            return json.dumps({"success": True, "mode": "browse", "results": [
+                {"session_id": "s1", "link": "@session:s1", "title": "mine"},
+                {"session_id": "s2", "link": "@session:work/s2", "title": "payroll"}]})
+        tool = by_name(adapters.build({}, dispatch=dispatch))["session_search"]
+        r = tool.call({}, self.fake.ctx())
+        self.assertTrue(r.is_error)
+        self.assertNotIn("payroll", r.text)
+
+    def test_links_naming_this_profile_pass(self):
+        fake_profiles = types.ModuleType("hermes_cli.profiles")
+        fake_profiles.get_active_profile_name = lambda: "default"
+        fake_cli = types.ModuleType("hermes_cli")
+        fake_cli.profiles = fake_profiles
+        saved = {k: sys.modules.get(k) for k in ("hermes_cli", "hermes_cli.profiles")}
+        sys.modules.update({"hermes_cli": fake_cli, "hermes_cli.profiles": fake_profiles})
+        try:
+            r = self.call({"query": "auth"})
+            r2 = self.call({"session_id": "20261202_090000_bbbbbb"})
+            r3 = self.call({"session_id": "20261203_120000_cccccc"})
+        finally:
+            for k, v in saved.items():
+                if v is None:
+                    sys.modules.pop(k, None)
+                else:
+                    sys.modules[k] = v
+        self.assertFalse(r.is_error, r.text)
+        self.assertEqual(r.structured["results"][0]["link"],
+                         "@session:default/20261201_101500_aaaaaa")
+        self.assertFalse(r2.is_error, r2.text)
+        self.assertTrue(r3.is_error)  # found by Hermes' scan in "work": withheld
+        self.assertNotIn("payroll", r3.text)
 
     def test_bad_arguments_refused(self):
         for args in ({"query": "x" * 513}, {"limit": 0}, {"limit": "3"}, {"sort": "random"},

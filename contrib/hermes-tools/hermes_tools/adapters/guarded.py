@@ -6,7 +6,8 @@ the policy removes, so a client cannot reach a Hermes feature by sending an
 argument the schema does not show.
 """
 
-from typing import Any, Dict, List, Optional
+import re
+from typing import Any, Callable, Dict, List, Optional
 
 from ..tool import CallContext, Tool, ToolResult
 from .common import Refusal, from_hermes, only_known, refuse, want_int, want_str
@@ -42,17 +43,55 @@ def _guard(check):
 
 _SEARCH_FIELDS = ("query", "limit", "sort", "detail", "session_id", "around_message_id",
                   "window", "role_filter")
+_SESSION_ID = re.compile(r"[A-Za-z0-9_.-]{1,128}")
+_LINK = re.compile(r"@session:(?:([^/\s]*)/)?(\S+)")
 
 
-def session_search(cfg: Dict[str, Any], dispatch: Dispatch) -> Tool:
+def hermes_profile_name() -> str:
+    """The profile name Hermes writes into its own session links ("" when none).
+
+    Hermes' session links are "@session:<profile>/<id>", the profile being
+    hermes_cli.profiles.get_active_profile_name() ("custom" and a failed
+    import give the bare "@session:<id>"); the same lookup here tells this
+    profile's links from another profile's.
+    """
+    try:
+        from hermes_cli.profiles import get_active_profile_name  # Hermes, at runtime only
+        name = get_active_profile_name() or ""
+    except Exception:
+        return ""
+    return "" if name == "custom" else name
+
+
+def _linked_profiles(answer: Dict[str, Any]) -> List[str]:
+    """Every profile named by the answer: "profile" and the profile of each link."""
+    found = [answer["profile"]] if answer.get("profile") else []
+    items = [answer] + [r for r in answer.get("results") or [] if isinstance(r, dict)]
+    for item in items:
+        link = item.get("link")
+        m = _LINK.fullmatch(link) if isinstance(link, str) else None
+        if isinstance(link, str) and m is None:
+            found.append("?")  # a link we cannot read is not trusted
+        elif m and m.group(1) is not None:
+            found.append(m.group(1))
+    return found
+
+
+def session_search(cfg: Dict[str, Any], dispatch: Dispatch,
+                   profile_name: Optional[Callable[[], str]] = None) -> Tool:
     """Read-only search of this profile's Hermes sessions.
 
-    Hermes' `profile` argument reads another profile's database, and a read
-    by session_id that misses falls back to scanning every profile (the
-    answer then carries "profile"); the adapter removes the argument and
-    withholds such an answer, so only the served profile is ever visible.
+    Hermes reaches another profile's database three ways: the `profile`
+    argument, a session_id of the link form "<profile>/<id>" (it splits on
+    "/" and opens that profile's state.db, for reads and scrolls alike), and
+    a read by session_id that misses here, after which it scans every
+    profile (the answer then carries "profile"). The adapter removes the
+    argument, accepts only plain session ids ([A-Za-z0-9_.-], as Hermes
+    makes them), and withholds any answer that names another profile, in
+    "profile" or in a link, so only the served profile is ever visible.
     """
     max_query = int(cfg.get("max_query", 512))
+    served = profile_name or hermes_profile_name
 
     def check(args: Dict[str, Any], ctx: CallContext) -> ToolResult:
         only_known(args, _SEARCH_FIELDS, {
@@ -64,13 +103,19 @@ def session_search(cfg: Dict[str, Any], dispatch: Dispatch) -> Tool:
         want_int(args, "around_message_id", 0, 2**62)
         for key in ("session_id", "role_filter", "sort", "detail"):
             want_str(args, key, max_len=256)
+        sid = args.get("session_id")
+        if sid is not None and not _SESSION_ID.fullmatch(sid):
+            raise Refusal("'session_id' must be a plain session id (letters, digits, _ . -): "
+                          "links to another profile's sessions are not followed")
         if args.get("sort") not in (None, "newest", "oldest"):
             raise Refusal("'sort' must be newest or oldest")
         if args.get("detail") not in (None, "adaptive", "full"):
             raise Refusal("'detail' must be adaptive or full")
         result = from_hermes(dispatch("session_search", dict(args), task_id=ctx.task_id))
-        if result.structured is not None and result.structured.get("profile"):
-            return refuse("that session is not in this Hermes profile")
+        if result.structured is not None:
+            mine = served()
+            if any(p != mine for p in _linked_profiles(result.structured)):
+                return refuse("that session is not in this Hermes profile")
         return result
 
     return Tool(
@@ -85,7 +130,8 @@ def session_search(cfg: Dict[str, Any], dispatch: Dispatch) -> Tool:
             "limit": _i("Sessions to return (default 3).", 1, 10),
             "sort": _s("Bias by time.", enum=["newest", "oldest"]),
             "detail": _s("adaptive (default) or full.", enum=["adaptive", "full"]),
-            "session_id": _s("A session id from an earlier result.", maxLength=256),
+            "session_id": _s("A session id from an earlier result.", maxLength=128,
+                             pattern="^[A-Za-z0-9_.-]+$"),
             "around_message_id": {"type": "integer", "minimum": 0,
                                   "description": "Scroll around this message id."},
             "window": _i("Messages each side when scrolling (default 5).", 1, 20),
