@@ -1,6 +1,7 @@
 """The guarded capabilities against the fake Hermes tools: each refusal and each allowed path."""
 
 import json
+import os
 import sys
 import types
 import unittest
@@ -289,6 +290,108 @@ class Cronjob(unittest.TestCase):
                                            "all": True} if action == "resnap" else
                                           {"action": action, "confirmed": True}).is_error)
         self.assertEqual(self.mod.CALLS, [])
+
+    def test_create_always_sends_the_allowed_toolsets(self):
+        r = self.create()
+        self.assertFalse(r.is_error, r.text)
+        self.assertEqual(self.mod.CALLS[-1]["enabled_toolsets"],
+                         ["web", "vision", "skills", "mcp-context-mode"])
+        self.assertEqual(self.mod.JOBS[r.structured["job_id"]]["enabled_toolsets"],
+                         ["web", "vision", "skills", "mcp-context-mode"])
+        r = self.create(enabled_toolsets=["web", "web"])
+        self.assertFalse(r.is_error, r.text)
+        self.assertEqual(self.mod.CALLS[-1]["enabled_toolsets"], ["web"])
+
+    def test_toolsets_outside_the_allowed_list_refused(self):
+        before = len(self.mod.CALLS)
+        for value in (["terminal"], ["web", "file"], ["delegation"], [], "web", [1]):
+            with self.subTest(value=value):
+                r = self.create(enabled_toolsets=value)
+                self.assertTrue(r.is_error)
+                self.assertIn("enabled_toolsets", r.text)
+        for action in ("pause", "resume", "remove", "run"):
+            r = self.call({"action": action, "job_id": "job1", "confirmed": True,
+                           "enabled_toolsets": ["web"]})
+            self.assertTrue(r.is_error)
+        self.assertEqual(len(self.mod.CALLS), before)
+
+    def seed(self, **job):
+        """A job made outside the adapter (Hermes' CLI, a chat platform)."""
+        self.mod.JOBS["ext1"] = {"id": "ext1", "name": "outside", "prompt": "p",
+                                 "schedule": "1h", "deliver": "local", "enabled": True,
+                                 "enabled_toolsets": ["web"], **job}
+
+    def test_jobs_made_outside_the_policy_are_not_run_updated_or_resumed(self):
+        for job in ({"deliver": "telegram:-100:1"}, {"deliver": "origin"},
+                    {"failure_deliver": "discord"}, {"script": "x.py"}, {"no_agent": True},
+                    {"monitor_url": "https://x"}, {"monitor_script": "m.sh"},
+                    {"enabled_toolsets": None}, {"enabled_toolsets": []},
+                    {"enabled_toolsets": ["web", "terminal"]}):
+            for action in ("run", "update", "resume"):
+                with self.subTest(job=job, action=action):
+                    self.seed(**job)
+                    self.mod.CALLS.clear()
+                    r = self.call({"action": action, "job_id": "ext1", "confirmed": True,
+                                   "prompt": "new"})
+                    self.assertTrue(r.is_error)
+                    self.assertIn("not made under this policy", r.text)
+                    self.assertEqual([c["action"] for c in self.mod.CALLS], ["list"])
+        self.assertEqual(self.mod.JOBS["ext1"]["prompt"], "p")
+        self.assertEqual(self.mod.JOBS["ext1"].get("runs", 0), 0)
+        # Pausing or removing such a job only makes it do less: allowed without a check.
+        self.assertFalse(self.call({"action": "pause", "job_id": "ext1",
+                                    "confirmed": True}).is_error)
+        self.assertFalse(self.call({"action": "remove", "job_id": "ext1",
+                                    "confirmed": True}).is_error)
+
+    def test_update_says_when_it_would_change_delivery(self):
+        self.seed(deliver="telegram:-100:1")
+        r = self.call({"action": "update", "job_id": "ext1", "prompt": "x", "confirmed": True})
+        self.assertTrue(r.is_error)
+        self.assertIn("change its delivery to local", r.text)
+        self.assertNotIn("-100", r.text)
+        self.assertEqual(self.mod.JOBS["ext1"]["deliver"], "telegram:-100:1")
+        self.seed(script="x.py")
+        r = self.call({"action": "update", "job_id": "ext1", "prompt": "x", "confirmed": True})
+        self.assertNotIn("delivery", r.text)
+
+    def test_jobs_within_the_policy_run_and_update_by_id_or_name(self):
+        self.seed()
+        r = self.call({"action": "run", "job_id": "outside", "confirmed": True})
+        self.assertFalse(r.is_error, r.text)
+        self.assertEqual(self.mod.CALLS[-1], {"action": "run", "job_id": "ext1"})
+        r = self.call({"action": "update", "job_id": "ext1", "prompt": "new",
+                       "enabled_toolsets": ["vision"], "confirmed": True})
+        self.assertFalse(r.is_error, r.text)
+        self.assertEqual(self.mod.CALLS[-1]["enabled_toolsets"], ["vision"])
+        self.assertEqual(self.mod.CALLS[-1]["deliver"], "local")
+        r = self.call({"action": "update", "job_id": "ext1", "prompt": "newer",
+                       "confirmed": True})
+        self.assertNotIn("enabled_toolsets", self.mod.CALLS[-1])  # the checked list stays
+        self.assertEqual(self.mod.JOBS["ext1"]["enabled_toolsets"], ["vision"])
+
+    def test_unknown_or_ambiguous_job_refused_before_any_change(self):
+        self.seed()
+        self.mod.JOBS["ext2"] = dict(self.mod.JOBS["ext1"], id="ext2")
+        for ref in ("nope", "outside"):
+            with self.subTest(ref=ref):
+                self.mod.CALLS.clear()
+                r = self.call({"action": "run", "job_id": ref, "confirmed": True})
+                self.assertTrue(r.is_error)
+                self.assertEqual([c["action"] for c in self.mod.CALLS], ["list"])
+
+    def test_fake_has_hermes_check_fn_which_dispatch_ignores(self):
+        from unittest import mock
+        entry = self.mod.TOOLS[0]
+        keys = ("HERMES_INTERACTIVE", "HERMES_GATEWAY_SESSION", "HERMES_EXEC_ASK")
+        clean = {k: v for k, v in os.environ.items() if k not in keys}
+        with mock.patch.dict(os.environ, clean, clear=True):
+            self.assertFalse(entry["check_fn"]())
+            # handle_function_call / registry.dispatch do not consult check_fn (as in Hermes)
+            self.assertFalse(self.call({"action": "list"}).is_error)
+            for k in keys:
+                with mock.patch.dict(os.environ, {k: "1"}):
+                    self.assertTrue(entry["check_fn"]())
 
     def test_hermes_failure_is_a_tool_error(self):
         r = self.call({"action": "pause", "job_id": "nope", "confirmed": True})
