@@ -3,6 +3,7 @@
 import json
 import os
 import sys
+import threading
 import types
 import unittest
 
@@ -193,6 +194,42 @@ class DelegateTask(unittest.TestCase):
         self.assertTrue(r.is_error)
         self.assertIn("RuntimeError", r.text)
         self.assertNotIn("sk-should", r.text)
+
+    def test_mcp_discovery_runs_once_before_the_first_child(self):
+        import tools.mcp_tool as mcp_tool  # the fake's
+        mcp_tool.CALLS.clear()
+        self.assertFalse(self.call({"goal": "a"}).is_error)
+        self.assertFalse(self.call({"goal": "b"}).is_error)
+        self.assertEqual(mcp_tool.CALLS, [1])
+
+    def test_mcp_discovery_failure_or_hang_does_not_stop_delegation(self):
+        import io
+        from contextlib import redirect_stderr
+        from hermes_tools.adapters import guarded
+        release = threading.Event()
+
+        def broken():
+            raise RuntimeError("https://user:secret@mcp.example/")
+        for discover, cfg in ((broken, {}), (release.wait, {"mcp_discovery_wait_s": 0.05})):
+            tool = guarded.delegate_task(cfg, self.fake.dispatch, run_agent.AIAgent,
+                                         discover=discover)
+            err = io.StringIO()
+            with redirect_stderr(err):
+                r = tool.call({"goal": "g"}, self.fake.ctx())
+            self.assertFalse(r.is_error, r.text)
+            self.assertNotIn("secret", err.getvalue())
+            if discover is broken:
+                self.assertEqual(err.getvalue().count("\n"), 1)
+                self.assertIn("MCP discovery failed (RuntimeError)", err.getvalue())
+        release.set()
+
+    def test_no_mcp_discovery_without_an_mcp_toolset(self):
+        from hermes_tools.adapters import guarded
+        ran = []
+        tool = guarded.delegate_task({"toolsets": ["web"]}, self.fake.dispatch,
+                                     run_agent.AIAgent, discover=lambda: ran.append(1))
+        self.assertFalse(tool.call({"goal": "g"}, self.fake.ctx()).is_error)
+        self.assertEqual(ran, [])
 
     def test_configured_toolsets_and_limit(self):
         tools, _ = build(self.fake, {"adapters": {"guarded": {"delegate_task": {

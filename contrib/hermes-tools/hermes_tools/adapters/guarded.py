@@ -11,7 +11,7 @@ from typing import Any, Callable, Dict, List, Optional
 
 from ..tool import CallContext, Tool, ToolResult
 from .common import Refusal, from_hermes, only_known, refuse, want_int, want_str
-from .hermes_calls import Dispatch, ParentFactory
+from .hermes_calls import Dispatch, OnceInBackground, ParentFactory, discover_mcp
 
 
 def _obj(props: Dict[str, Any], required: Optional[List[str]] = None) -> Dict[str, Any]:
@@ -147,15 +147,23 @@ def session_search(cfg: Dict[str, Any], dispatch: Dispatch,
 DEFAULT_CHILD_TOOLSETS = ("web", "vision", "skills", "mcp-context-mode")
 
 
-def delegate_task(cfg: Dict[str, Any], dispatch: Dispatch, parent_factory: ParentFactory) -> Tool:
+def delegate_task(cfg: Dict[str, Any], dispatch: Dispatch, parent_factory: ParentFactory,
+                  discover: Optional[Callable[[], Any]] = None) -> Tool:
     """Synchronous leaf delegation to one or two children with bounded toolsets.
 
     Children only ever get toolsets from the allowed list (all of it when the
     caller names none, since Hermes would otherwise give them the parent's),
     never run in the background, never as orchestrators, and never through
     another ACP command; each of those Hermes arguments is refused.
+
+    When an allowed toolset is an MCP server's ("mcp-..."), the first call
+    runs Hermes' MCP discovery once (nothing else in this process does), in
+    the background, waiting at most mcp_discovery_wait_s for it.
     """
     allowed = tuple(cfg.get("toolsets", DEFAULT_CHILD_TOOLSETS))
+    mcp_wait = float(cfg.get("mcp_discovery_wait_s", 60))
+    mcp = (OnceInBackground(discover or discover_mcp, "MCP discovery")
+           if any(t.startswith("mcp-") for t in allowed) else None)
     max_children = int(cfg.get("max_children", 2))
     max_text = int(cfg.get("max_text", 16384))
     removed = {
@@ -210,6 +218,8 @@ def delegate_task(cfg: Dict[str, Any], dispatch: Dispatch, parent_factory: Paren
                 if c is not None:
                     task["context"] = c
                 sent["tasks"].append(task)
+        if mcp is not None:
+            mcp.wait(mcp_wait)
         if ctx.cancelled():
             return refuse("cancelled before the children started")
         try:
