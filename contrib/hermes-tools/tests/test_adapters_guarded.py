@@ -1,6 +1,9 @@
 """The guarded capabilities against the fake Hermes tools: each refusal and each allowed path."""
 
+import json
+import os
 import sys
+import threading
 import types
 import unittest
 
@@ -50,6 +53,57 @@ class SessionSearch(unittest.TestCase):
         r = self.call({"session_id": "20261202_090000_bbbbbb"})
         self.assertFalse(r.is_error, r.text)
         self.assertEqual(r.structured["title"], "gateway")
+
+    def test_profile_link_as_session_id_refused_before_hermes(self):
+        # Hermes reads "<profile>/<id>" from that profile's state.db (read and scroll).
+        for args in ({"session_id": "work/20261203_120000_cccccc"},
+                     {"session_id": "work/20261203_120000_cccccc", "around_message_id": 4},
+                     {"session_id": "default/20261202_090000_bbbbbb"},
+                     {"session_id": "@session:work/20261203_120000_cccccc"},
+                     {"session_id": "../work"}, {"session_id": ""}, {"session_id": "a b"},
+                     {"session_id": "x" * 129}):
+            with self.subTest(args=args):
+                r = self.call(args)
+                self.assertTrue(r.is_error)
+                self.assertNotIn("payroll", r.text)
+        self.assertEqual(self.fake.mods["session_search"].CALLS, [])
+        # The fake does follow the link, as Hermes does: the refusal is what stops it.
+        raw = self.fake.dispatch("session_search", {"session_id": "work/20261203_120000_cccccc"})
+        self.assertIn("payroll", raw)
+
+    def test_answer_linking_another_profile_is_withheld(self):
+        def dispatch(name, args, **kw):
+            return json.dumps({"success": True, "mode": "browse", "results": [
+                {"session_id": "s1", "link": "@session:s1", "title": "mine"},
+                {"session_id": "s2", "link": "@session:work/s2", "title": "payroll"}]})
+        tool = by_name(adapters.build({}, dispatch=dispatch))["session_search"]
+        r = tool.call({}, self.fake.ctx())
+        self.assertTrue(r.is_error)
+        self.assertNotIn("payroll", r.text)
+
+    def test_links_naming_this_profile_pass(self):
+        fake_profiles = types.ModuleType("hermes_cli.profiles")
+        fake_profiles.get_active_profile_name = lambda: "default"
+        fake_cli = types.ModuleType("hermes_cli")
+        fake_cli.profiles = fake_profiles
+        saved = {k: sys.modules.get(k) for k in ("hermes_cli", "hermes_cli.profiles")}
+        sys.modules.update({"hermes_cli": fake_cli, "hermes_cli.profiles": fake_profiles})
+        try:
+            r = self.call({"query": "auth"})
+            r2 = self.call({"session_id": "20261202_090000_bbbbbb"})
+            r3 = self.call({"session_id": "20261203_120000_cccccc"})
+        finally:
+            for k, v in saved.items():
+                if v is None:
+                    sys.modules.pop(k, None)
+                else:
+                    sys.modules[k] = v
+        self.assertFalse(r.is_error, r.text)
+        self.assertEqual(r.structured["results"][0]["link"],
+                         "@session:default/20261201_101500_aaaaaa")
+        self.assertFalse(r2.is_error, r2.text)
+        self.assertTrue(r3.is_error)  # found by Hermes' scan in "work": withheld
+        self.assertNotIn("payroll", r3.text)
 
     def test_bad_arguments_refused(self):
         for args in ({"query": "x" * 513}, {"limit": 0}, {"limit": "3"}, {"sort": "random"},
@@ -140,6 +194,42 @@ class DelegateTask(unittest.TestCase):
         self.assertTrue(r.is_error)
         self.assertIn("RuntimeError", r.text)
         self.assertNotIn("sk-should", r.text)
+
+    def test_mcp_discovery_runs_once_before_the_first_child(self):
+        import tools.mcp_tool as mcp_tool  # the fake's
+        mcp_tool.CALLS.clear()
+        self.assertFalse(self.call({"goal": "a"}).is_error)
+        self.assertFalse(self.call({"goal": "b"}).is_error)
+        self.assertEqual(mcp_tool.CALLS, [1])
+
+    def test_mcp_discovery_failure_or_hang_does_not_stop_delegation(self):
+        import io
+        from contextlib import redirect_stderr
+        from hermes_tools.adapters import guarded
+        release = threading.Event()
+
+        def broken():
+            raise RuntimeError("https://user:secret@mcp.example/")
+        for discover, cfg in ((broken, {}), (release.wait, {"mcp_discovery_wait_s": 0.05})):
+            tool = guarded.delegate_task(cfg, self.fake.dispatch, run_agent.AIAgent,
+                                         discover=discover)
+            err = io.StringIO()
+            with redirect_stderr(err):
+                r = tool.call({"goal": "g"}, self.fake.ctx())
+            self.assertFalse(r.is_error, r.text)
+            self.assertNotIn("secret", err.getvalue())
+            if discover is broken:
+                self.assertEqual(err.getvalue().count("\n"), 1)
+                self.assertIn("MCP discovery failed (RuntimeError)", err.getvalue())
+        release.set()
+
+    def test_no_mcp_discovery_without_an_mcp_toolset(self):
+        from hermes_tools.adapters import guarded
+        ran = []
+        tool = guarded.delegate_task({"toolsets": ["web"]}, self.fake.dispatch,
+                                     run_agent.AIAgent, discover=lambda: ran.append(1))
+        self.assertFalse(tool.call({"goal": "g"}, self.fake.ctx()).is_error)
+        self.assertEqual(ran, [])
 
     def test_configured_toolsets_and_limit(self):
         tools, _ = build(self.fake, {"adapters": {"guarded": {"delegate_task": {
@@ -237,6 +327,108 @@ class Cronjob(unittest.TestCase):
                                            "all": True} if action == "resnap" else
                                           {"action": action, "confirmed": True}).is_error)
         self.assertEqual(self.mod.CALLS, [])
+
+    def test_create_always_sends_the_allowed_toolsets(self):
+        r = self.create()
+        self.assertFalse(r.is_error, r.text)
+        self.assertEqual(self.mod.CALLS[-1]["enabled_toolsets"],
+                         ["web", "vision", "skills", "mcp-context-mode"])
+        self.assertEqual(self.mod.JOBS[r.structured["job_id"]]["enabled_toolsets"],
+                         ["web", "vision", "skills", "mcp-context-mode"])
+        r = self.create(enabled_toolsets=["web", "web"])
+        self.assertFalse(r.is_error, r.text)
+        self.assertEqual(self.mod.CALLS[-1]["enabled_toolsets"], ["web"])
+
+    def test_toolsets_outside_the_allowed_list_refused(self):
+        before = len(self.mod.CALLS)
+        for value in (["terminal"], ["web", "file"], ["delegation"], [], "web", [1]):
+            with self.subTest(value=value):
+                r = self.create(enabled_toolsets=value)
+                self.assertTrue(r.is_error)
+                self.assertIn("enabled_toolsets", r.text)
+        for action in ("pause", "resume", "remove", "run"):
+            r = self.call({"action": action, "job_id": "job1", "confirmed": True,
+                           "enabled_toolsets": ["web"]})
+            self.assertTrue(r.is_error)
+        self.assertEqual(len(self.mod.CALLS), before)
+
+    def seed(self, **job):
+        """A job made outside the adapter (Hermes' CLI, a chat platform)."""
+        self.mod.JOBS["ext1"] = {"id": "ext1", "name": "outside", "prompt": "p",
+                                 "schedule": "1h", "deliver": "local", "enabled": True,
+                                 "enabled_toolsets": ["web"], **job}
+
+    def test_jobs_made_outside_the_policy_are_not_run_updated_or_resumed(self):
+        for job in ({"deliver": "telegram:-100:1"}, {"deliver": "origin"},
+                    {"failure_deliver": "discord"}, {"script": "x.py"}, {"no_agent": True},
+                    {"monitor_url": "https://x"}, {"monitor_script": "m.sh"},
+                    {"enabled_toolsets": None}, {"enabled_toolsets": []},
+                    {"enabled_toolsets": ["web", "terminal"]}):
+            for action in ("run", "update", "resume"):
+                with self.subTest(job=job, action=action):
+                    self.seed(**job)
+                    self.mod.CALLS.clear()
+                    r = self.call({"action": action, "job_id": "ext1", "confirmed": True,
+                                   "prompt": "new"})
+                    self.assertTrue(r.is_error)
+                    self.assertIn("not made under this policy", r.text)
+                    self.assertEqual([c["action"] for c in self.mod.CALLS], ["list"])
+        self.assertEqual(self.mod.JOBS["ext1"]["prompt"], "p")
+        self.assertEqual(self.mod.JOBS["ext1"].get("runs", 0), 0)
+        # Pausing or removing such a job only makes it do less: allowed without a check.
+        self.assertFalse(self.call({"action": "pause", "job_id": "ext1",
+                                    "confirmed": True}).is_error)
+        self.assertFalse(self.call({"action": "remove", "job_id": "ext1",
+                                    "confirmed": True}).is_error)
+
+    def test_update_says_when_it_would_change_delivery(self):
+        self.seed(deliver="telegram:-100:1")
+        r = self.call({"action": "update", "job_id": "ext1", "prompt": "x", "confirmed": True})
+        self.assertTrue(r.is_error)
+        self.assertIn("change its delivery to local", r.text)
+        self.assertNotIn("-100", r.text)
+        self.assertEqual(self.mod.JOBS["ext1"]["deliver"], "telegram:-100:1")
+        self.seed(script="x.py")
+        r = self.call({"action": "update", "job_id": "ext1", "prompt": "x", "confirmed": True})
+        self.assertNotIn("delivery", r.text)
+
+    def test_jobs_within_the_policy_run_and_update_by_id_or_name(self):
+        self.seed()
+        r = self.call({"action": "run", "job_id": "outside", "confirmed": True})
+        self.assertFalse(r.is_error, r.text)
+        self.assertEqual(self.mod.CALLS[-1], {"action": "run", "job_id": "ext1"})
+        r = self.call({"action": "update", "job_id": "ext1", "prompt": "new",
+                       "enabled_toolsets": ["vision"], "confirmed": True})
+        self.assertFalse(r.is_error, r.text)
+        self.assertEqual(self.mod.CALLS[-1]["enabled_toolsets"], ["vision"])
+        self.assertEqual(self.mod.CALLS[-1]["deliver"], "local")
+        r = self.call({"action": "update", "job_id": "ext1", "prompt": "newer",
+                       "confirmed": True})
+        self.assertNotIn("enabled_toolsets", self.mod.CALLS[-1])  # the checked list stays
+        self.assertEqual(self.mod.JOBS["ext1"]["enabled_toolsets"], ["vision"])
+
+    def test_unknown_or_ambiguous_job_refused_before_any_change(self):
+        self.seed()
+        self.mod.JOBS["ext2"] = dict(self.mod.JOBS["ext1"], id="ext2")
+        for ref in ("nope", "outside"):
+            with self.subTest(ref=ref):
+                self.mod.CALLS.clear()
+                r = self.call({"action": "run", "job_id": ref, "confirmed": True})
+                self.assertTrue(r.is_error)
+                self.assertEqual([c["action"] for c in self.mod.CALLS], ["list"])
+
+    def test_fake_has_hermes_check_fn_which_dispatch_ignores(self):
+        from unittest import mock
+        entry = self.mod.TOOLS[0]
+        keys = ("HERMES_INTERACTIVE", "HERMES_GATEWAY_SESSION", "HERMES_EXEC_ASK")
+        clean = {k: v for k, v in os.environ.items() if k not in keys}
+        with mock.patch.dict(os.environ, clean, clear=True):
+            self.assertFalse(entry["check_fn"]())
+            # handle_function_call / registry.dispatch do not consult check_fn (as in Hermes)
+            self.assertFalse(self.call({"action": "list"}).is_error)
+            for k in keys:
+                with mock.patch.dict(os.environ, {k: "1"}):
+                    self.assertTrue(entry["check_fn"]())
 
     def test_hermes_failure_is_a_tool_error(self):
         r = self.call({"action": "pause", "job_id": "nope", "confirmed": True})

@@ -267,6 +267,16 @@ test('session_search reads this profile\'s sessions; another profile is out of r
     const other = await client.callTool({ name: 'session_search', arguments: { session_id: '20261203_120000_cccccc' } });
     assert.equal(other.isError, true);
     assert.doesNotMatch(text(other), /payroll/);
+    // Hermes reads "<profile>/<id>" from that profile's database; refused before Hermes sees it.
+    const searches = () => reached().filter((c) => c.tool === 'session_search').length;
+    const before = searches();
+    for (const args of [{ session_id: 'work/20261203_120000_cccccc' },
+      { session_id: 'work/20261203_120000_cccccc', around_message_id: 4 }]) {
+      const linked = await client.callTool({ name: 'session_search', arguments: args });
+      assert.equal(linked.isError, true, JSON.stringify(args));
+      assert.doesNotMatch(text(linked), /payroll/);
+    }
+    assert.equal(searches(), before, 'no profile link reached Hermes');
     const override = await client.callTool({ name: 'session_search', arguments: { query: 'payroll', profile: 'work' } });
     assert.equal(override.isError, true);
     assert.match(text(override), /'profile' is not available here/);
@@ -294,11 +304,12 @@ test('cronjob: list is read-only; a mutation without confirmed never reaches Her
     before = cronCalls().length;
     const made = ok(await client.callTool({ name: 'cronjob', arguments: { ...job, confirmed: true } }), 'create');
     assert.equal(made.success, true);
-    // Hermes got the job without confirmed, delivering locally.
+    // Hermes got the job without confirmed, delivering locally, its agent limited to the allowed toolsets.
     assert.deepEqual(cronCalls().slice(before).map((c) => c.args),
-      [{ action: 'create', name: 'digest', prompt: 'summarize the day', schedule: '0 18 * * *', deliver: 'local' }]);
+      [{ action: 'create', name: 'digest', prompt: 'summarize the day', schedule: '0 18 * * *', deliver: 'local',
+        enabled_toolsets: ['web', 'vision', 'skills', 'mcp-context-mode'] }]);
     const listed = ok(await client.callTool({ name: 'cronjob', arguments: { action: 'list' } }), 'list');
-    assert.deepEqual(listed.jobs.map((j) => [j.id, j.deliver]), [[made.job_id, 'local']]);
+    assert.deepEqual(listed.jobs.map((j) => [j.job_id, j.deliver]), [[made.job_id, 'local']]);
     const noConfirm = await client.callTool({ name: 'cronjob', arguments: { action: 'remove', job_id: made.job_id } });
     assert.equal(noConfirm.structuredContent.error, 'confirmation_required');
     ok(await client.callTool({ name: 'cronjob', arguments: { action: 'remove', job_id: made.job_id, confirmed: true } }), 'remove');

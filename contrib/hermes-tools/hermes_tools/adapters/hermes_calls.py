@@ -12,7 +12,9 @@ parent agent context" without one). Both are imported lazily, on the first
 call, so building the adapters never imports Hermes.
 """
 
-from typing import Any, Callable, Dict, Iterable
+import sys
+import threading
+from typing import Any, Callable, Dict, Iterable, Optional
 
 Dispatch = Callable[..., str]
 ParentFactory = Callable[[Iterable[str]], Any]
@@ -36,3 +38,47 @@ def hermes_parent(toolsets: Iterable[str]) -> Any:
     from run_agent import AIAgent  # Hermes' agent class, at runtime only
 
     return AIAgent(enabled_toolsets=list(toolsets), quiet_mode=True)
+
+
+def discover_mcp() -> Any:
+    """Hermes' MCP discovery: connect the MCP servers in Hermes' config and
+    register their tools (toolsets "mcp-<server>").
+
+    Hermes' model_tools no longer discovers MCP servers at import (each entry
+    point, gateway, CLI, TUI, ACP, calls tools.mcp_tool.discover_mcp_tools()
+    itself) and AIAgent does not either, so without this call a child asking
+    for the Context Mode toolset gets no tools from it.
+    """
+    from tools.mcp_tool import discover_mcp_tools  # Hermes, at runtime only
+
+    return discover_mcp_tools()
+
+
+class OnceInBackground:
+    """Run fn once, in a daemon thread, the first time wait() is called;
+    wait() then waits at most timeout_s for it. Hermes' discovery blocks up
+    to 120 s on a slow server, so it must neither hold up the server's start
+    nor outlast a call's timeout. A failure is one line on stderr (the
+    exception's type only: its text could carry a server's URL or key)."""
+
+    def __init__(self, fn: Callable[[], Any], what: str):
+        self._fn, self._what = fn, what
+        self._lock = threading.Lock()
+        self._thread: Optional[threading.Thread] = None
+
+    def _run(self) -> None:
+        try:
+            self._fn()
+        except BaseException as e:  # noqa: BLE001 - any failure is reported, never raised
+            print(f"hermes-tools: {self._what} failed ({type(e).__name__}); "
+                  "tools it would add are missing", file=sys.stderr, flush=True)
+
+    def wait(self, timeout_s: float) -> bool:
+        """True when the run has finished (well or not)."""
+        with self._lock:
+            if self._thread is None:
+                self._thread = threading.Thread(target=self._run, daemon=True,
+                                                name="hermes-tools-" + self._what.replace(" ", "-"))
+                self._thread.start()
+        self._thread.join(timeout_s)
+        return not self._thread.is_alive()

@@ -4,7 +4,13 @@ Registered like Hermes' own: name session_search, toolset session_search,
 handler(args, **kw) -> JSON string. Like Hermes it has two databases here,
 one per profile ("default", the served one, and "work"): `profile` reads
 the other one, and a read by session_id that misses in the default profile
-finds the session in another profile and says so with "profile".
+finds the session in another profile and says so with "profile". As in
+Hermes, a session_id containing "/" is an "@session:<profile>/<id>" link:
+the part before the "/" is the profile to read (unless `profile` is also
+given) and the rest the id, for reads and scrolls alike. Every session in
+an answer carries Hermes' "link": "@session:<profile>/<id>", the profile
+being the one read (or hermes_cli.profiles.get_active_profile_name(), and
+a bare "@session:<id>" when that cannot be imported, as here by default).
 Simplified: search is a case-insensitive substring match, not FTS5, and
 results carry only session_id, title, snippet and messages.
 """
@@ -27,25 +33,45 @@ SESSIONS = {
 CALLS = []
 
 
-def _read(profile, sid):
+def _link(sid, profile=None):
+    name = (profile or "").strip()
+    if not name:
+        try:
+            from hermes_cli.profiles import get_active_profile_name
+            name = get_active_profile_name()
+            name = "" if name == "custom" else name
+        except Exception:
+            name = ""
+    return f"@session:{name}/{sid}" if name else f"@session:{sid}"
+
+
+def _read(profile, sid, link_profile=None):
     s = SESSIONS[profile].get(sid)
     if s is None:
         return None
-    return {"success": True, "session_id": sid, "title": s["title"], "messages": s["messages"]}
+    return {"success": True, "session_id": sid, "link": _link(sid, link_profile),
+            "title": s["title"], "messages": s["messages"]}
 
 
 def handler(args, **kw):
     CALLS.append(dict(args))
-    profile = args.get("profile") or "default"
+    asked = args.get("profile")
+    sid = args.get("session_id")
+    if isinstance(sid, str) and "/" in sid:  # Hermes: "<profile>/<id>" is a link
+        emb_profile, _, emb_id = sid.partition("/")
+        if emb_id:
+            sid = emb_id
+            if emb_profile and not (asked or "").strip():
+                asked = emb_profile
+    profile = asked or "default"
     if profile not in SESSIONS:
         return json.dumps({"success": False, "error": f"profile '{profile}': not found"})
-    sid = args.get("session_id")
     if sid:
-        found = _read(profile, sid)
+        found = _read(profile, sid, asked)
         if found:
             return json.dumps(found)
         for other in SESSIONS:  # Hermes scans every profile on a miss
-            found = _read(other, sid)
+            found = _read(other, sid, other)
             if found:
                 found["profile"] = other
                 return json.dumps(found)
@@ -56,7 +82,7 @@ def handler(args, **kw):
     for sid, s in SESSIONS[profile].items():
         hits = [m for m in s["messages"] if query in m["content"].lower()]
         if hits or not query:
-            results.append({"session_id": sid, "title": s["title"],
+            results.append({"session_id": sid, "link": _link(sid, asked), "title": s["title"],
                             "snippet": (hits or s["messages"])[0]["content"]})
     return json.dumps({"success": True, "query": query, "results": results[:limit],
                        "count": len(results[:limit])})
