@@ -13,7 +13,9 @@ from hermes_tools.adapters import honcho, memory
 KEY = "hk-test-0123456789abcdef"
 
 
-class Memory(unittest.TestCase):
+class MemoryCase(unittest.TestCase):
+    """A fake Honcho with user peer alice and the tools built on it (no tests of its own)."""
+
     def setUp(self):
         self.server, self.state, url = honcho_fake.start(api_key=KEY)
         self.addCleanup(self.server.server_close)
@@ -29,13 +31,19 @@ class Memory(unittest.TestCase):
             json.dump({"apiKey": KEY, "baseUrl": url,
                        "hosts": {"hermes": {"workspace": "hermes", "peerName": "alice",
                                             "aiPeer": "hermes"}}}, f)
-        env = {"HOME": self.home.name, "HERMES_HOME": hermes_home}
+        self.env = {"HOME": self.home.name, "HERMES_HOME": hermes_home}
         self.fake = FakeHermes()
-        self.tools = by_name(adapters.build({}, dispatch=self.fake.dispatch, env=env))
+        self.build({})
+
+    def build(self, memory_cfg):
+        self.tools = by_name(adapters.build({"memory": memory_cfg}, dispatch=self.fake.dispatch,
+                                            env=self.env))
 
     def call(self, name, args=None):
         return self.tools[name].call(args if args is not None else {}, self.fake.ctx())
 
+
+class Memory(MemoryCase):
     def test_profile_is_the_user_peer_card_and_read_only(self):
         r = self.call("memory_profile")
         self.assertFalse(r.is_error, r.text)
