@@ -82,7 +82,7 @@ class Memory(MemoryCase):
         self.assertEqual(self.call("memory_conclude", {"action": "list"}).structured["items"], [])
         r = self.call("memory_conclude", {"action": "delete", "id": made["id"]})
         self.assertTrue(r.is_error)
-        self.assertIn("404", r.text)
+        self.assertIn("only those can be deleted", r.text)
 
     def test_list_shows_only_this_adapters_conclusions_about_the_user(self):
         self.state.conclusions["x"] = {"id": "x", "content": "by hermes", "observer_id": "hermes",

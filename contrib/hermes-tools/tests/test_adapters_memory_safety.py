@@ -59,5 +59,33 @@ class KeyStaysWithHoncho(MemoryCase):
         self.assertIn("proxy", r.text)
 
 
+class DeleteOnlyOurs(MemoryCase):
+    def conclusion(self, cid, observer, observed="alice"):
+        self.state.conclusions[cid] = {"id": cid, "content": "x", "observer_id": observer,
+                                       "observed_id": observed, "workspace_id": "hermes"}
+
+    def test_another_peers_conclusion_is_refused_and_kept(self):
+        self.conclusion("by-hermes", "hermes")
+        self.conclusion("about-bob", "chatgpt", "bob")
+        for cid in ("by-hermes", "about-bob", "nonexistent"):
+            with self.subTest(cid=cid):
+                r = self.call("memory_conclude", {"action": "delete", "id": cid})
+                self.assertTrue(r.is_error, r.text)
+                self.assertIn("only those can be deleted", r.text)
+        self.assertEqual(set(self.state.conclusions), {"by-hermes", "about-bob"})
+        self.assertNotIn("DELETE", {m for m, _, _ in self.state.requests})
+
+    def test_ours_is_found_past_the_first_page(self):
+        for i in range(230):
+            self.conclusion(f"c{i:03}", "chatgpt")
+        self.conclusion("by-hermes", "hermes")
+        r = self.call("memory_conclude", {"action": "delete", "id": "c229"})
+        self.assertFalse(r.is_error, r.text)
+        self.assertNotIn("c229", self.state.conclusions)
+        self.assertIn("by-hermes", self.state.conclusions)
+        lists = [p for m, p, _ in self.state.requests if p.endswith("/conclusions/list")]
+        self.assertEqual(len(lists), 3)
+
+
 if __name__ == "__main__":
     unittest.main()

@@ -5,8 +5,10 @@ knows it. memory_conclude writes conclusions the assistant peer draws about
 the user; creating one needs a durable kind and text that is neither
 secret-like nor explicitly temporary, because a conclusion outlives the
 conversation and is shared with every Hermes surface on this workspace.
-list and delete are Honcho's own: list shows the assistant peer's
-conclusions about the user with the ids delete takes.
+list and delete are Honcho's own, narrowed to this surface's conclusions:
+list shows the assistant peer's conclusions about the user with the ids
+delete takes, and delete removes only an id that list would show (Honcho
+deletes any id in the workspace, Hermes' own agent's conclusions included).
 """
 
 import re
@@ -18,6 +20,8 @@ from .honcho import Honcho, HonchoError
 
 KINDS = ("preference", "decision", "architecture", "project_state")
 MAX_CONTENT = 2000
+LIST_PAGE = 100        # Honcho's largest page
+LIST_PAGES = 50        # a delete looks through at most this many pages of conclusions
 
 _KEYWORD = (r"(?i)\b(password|passwd|passphrase|secret|api[_ -]?key|access[_ -]?token|"
             r"auth[_ -]?token|private[_ -]?key|client[_ -]?secret)\b")
@@ -152,6 +156,9 @@ def build(cfg: Dict[str, Any], client: Callable[[], Honcho]) -> List[Tool]:
             return _ok({"items": (got or {}).get("items", []), "total": (got or {}).get("total")})
         if action == "delete":
             cid = want_str(args, "id", required=True, max_len=256)
+            if not _ours(h, filters, cid):
+                raise Refusal(f"no conclusion with that id among {h.s.assistant_peer}'s "
+                              f"conclusions about {h.s.user_peer}; only those can be deleted")
             h.request("DELETE", "/conclusions/" + _quote(cid))
             return _ok({"deleted": cid})
         raise Refusal("'action' must be create, list or delete")
@@ -188,6 +195,25 @@ def build(cfg: Dict[str, Any], client: Callable[[], Honcho]) -> List[Tool]:
                   "limit": {"type": "integer", "minimum": 1, "maximum": 100}}),
              conclude, read_only=False),
     ]
+
+
+def _ours(h: Honcho, filters: Dict[str, str], cid: str) -> bool:
+    """Whether cid is one of the assistant peer's conclusions about the user.
+
+    Honcho's DELETE takes any id in the workspace, so the id is looked up in
+    the same filtered list action=list shows, page by page.
+    """
+    for page in range(1, LIST_PAGES + 1):
+        got = h.request("POST", "/conclusions/list", {"filters": filters},
+                        query={"page": page, "size": LIST_PAGE}) or {}
+        items = got.get("items") or []
+        if any(isinstance(c, dict) and c.get("id") == cid for c in items):
+            return True
+        pages = got.get("pages")
+        if not items or not isinstance(pages, int) or page >= pages:
+            return False
+    raise Refusal(f"more than {LIST_PAGES * LIST_PAGE} conclusions to look through; "
+                  "delete the conclusion from Honcho itself")
 
 
 def _quote(s: str) -> str:
