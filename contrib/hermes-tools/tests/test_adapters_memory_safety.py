@@ -2,11 +2,17 @@
 delete may remove, and secret or temporary text disguised with Unicode."""
 
 import os
+import random
+import re
 import unittest
 from unittest import mock
 
 import honcho_fake
+from hermes_tools.adapters import memory
 from test_adapters_memory import KEY, MemoryCase
+
+GATEWAY_TESTS = os.path.join(os.path.dirname(__file__), "..", "..", "..", "tests", "unit",
+                             "test_gwsecret.c")
 
 
 class KeyStaysWithHoncho(MemoryCase):
@@ -85,6 +91,85 @@ class DeleteOnlyOurs(MemoryCase):
         self.assertIn("by-hermes", self.state.conclusions)
         lists = [p for m, p, _ in self.state.requests if p.endswith("/conclusions/list")]
         self.assertEqual(len(lists), 3)
+
+
+class DisguisedText(MemoryCase):
+    ZW = "\u200b"  # zero-width space
+
+    def test_unicode_disguised_secrets_are_refused(self):
+        for text in ("ｐａｓｓｗｏｒｄ: hunter22",
+                     "my ｐａｓｓｗｏｒｄ ｉｓ hunter2!",
+                     "key sk-" + self.ZW.join("ant-api03-abcdefghijklmnopqrstuv"),
+                     "s\u200dk-ant-api03-abcdefghijklmnop",
+                     "gh\u2060p_abcdefghijklmnopqrstuvwxyz0123",
+                     "pass\u00adword = hunter22",
+                     "ｓｋ－ａｎｔ－ａｐｉ０３－ａｂｃｄｅｆｇｈｉｊｋｌｍｎｏｐ",
+                     "AKIA\ufeffABCDEFGHIJKLMNOP",
+                     "pa\u0301ssword: hunter22",
+                     "-----BEGIN RSA PRIVATE\u200b KEY-----"):
+            with self.subTest(text=text):
+                self.assertTrue(memory.secret_like(text))
+                r = self.call("memory_conclude", {"content": text, "kind": "decision"})
+                self.assertTrue(r.is_error)
+                self.assertIn("secret", r.text)
+        self.assertEqual(self.state.conclusions, {})
+
+    def test_unicode_disguised_temporary_text_is_refused(self):
+        for text in ("use the staging DB ｆｏｒ ｎｏｗ", "use the staging DB for" + self.ZW + " now",
+                     "Tem\u200cporarily pin numpy", "skip the tests until\u00a0tomorrow",
+                     "a tempor\u00adary workaround"):
+            with self.subTest(text=text):
+                r = self.call("memory_conclude", {"content": text, "kind": "decision"})
+                self.assertTrue(r.is_error, text)
+                self.assertIn("temporary", r.text)
+        self.assertEqual(self.state.conclusions, {})
+
+    def test_ordinary_unicode_text_is_kept_as_written(self):
+        text = "préfère les réponses courtes; 日本語の資料も読む; signs off with 👩\u200d💻"
+        self.assertFalse(memory.secret_like(text))
+        self.assertFalse(memory.temporary(text))
+        r = self.call("memory_conclude", {"content": text, "kind": "preference"})
+        self.assertFalse(r.is_error, r.text)
+        self.assertEqual(r.structured["created"][0]["content"], "[preference] " + text)
+
+
+class GatewaySuperset(unittest.TestCase):
+    """The adapter refuses at least what the gateway's reject_secrets refuses."""
+
+    def gateway_secrets(self):
+        with open(GATEWAY_TESTS, encoding="utf-8") as f:
+            src = f.read()
+        block = src[src.index("secrets[] = {"):]
+        block = re.sub(r"/\*.*?\*/", "", block[: block.index("};")], flags=re.S)
+        found = [re.sub(r"\\(.)", lambda m: {"n": "\n"}.get(m[1], m[1]), lit)
+                 for lit in re.findall(r'"((?:[^"\\]|\\.)*)"', block)]
+        self.assertGreaterEqual(len(found), 15, "the gateway's secret cases were not found")
+        return found
+
+    def test_every_gateway_secret_case_is_refused(self):
+        for text in self.gateway_secrets():
+            with self.subTest(text=text):
+                self.assertTrue(memory.secret_like(text))
+
+    def test_gateway_shapes_the_adapter_lacked(self):
+        for text in ("glpat-abcdefghij0123456789", "ASIAIOSFODNN7EXAMPLE",
+                     "xapp-1-A0123456789-abcdef", "xoxb-abc_def_ghi1",
+                     "-----begin openssh private key-----", "KEY_sk-ABCDEFGHIJ0123456789abcd",
+                     "ZrQmLxVbTnWcKyHpJdFsGaZrQmLxVbTnWcKy"):  # letters only, random
+            with self.subTest(text=text):
+                self.assertTrue(memory.secret_like(text))
+        self.assertFalse(memory.secret_like("ThisIsAVeryLongCamelCaseIdentifierNameForTheTest"))
+
+    def test_random_tokens_of_every_usual_alphabet_are_refused(self):
+        b62 = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789"
+        rnd = random.Random(20261207)
+        missed = []
+        for i in range(2000):
+            alphabet = b62 if i % 2 else b62 + "-_"
+            token = "".join(rnd.choice(alphabet) for _ in range(rnd.randint(32, 128)))
+            if not memory.secret_like(("the token is " if i & 4 else "") + token):
+                missed.append(token)
+        self.assertEqual(missed, [])
 
 
 if __name__ == "__main__":
