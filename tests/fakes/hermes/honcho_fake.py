@@ -16,9 +16,14 @@ Simplified: no deriver or dialectic model; search is a substring match over
 seeded messages, chat answers from the peer card, context's representation
 lists the conclusions about the peer, and filters match exact fields only.
 With api_key set, a request without "Authorization: Bearer <key>" gets 401.
-Every request is recorded in state.requests as (method, path, body);
+Every request is recorded in state.requests as (method, path, body), and
+its Authorization header (or None) in state.authorizations;
 state.raw_next = (status, bytes) makes the next answer exactly that (for
-hostile answers: oversized, not JSON).
+hostile answers: oversized, not JSON); state.redirect = (status, base)
+answers every request with that 3xx to base + the request's path (a
+redirect to another listener). A request sent through it as a proxy
+(absolute URL) is recorded the same way. conclusions/list pages as Honcho
+does: query page (from 1) and size (1-100, default 50).
 
 Run alone: python3 honcho_fake.py [--api-key KEY] prints "port N" and serves
 on 127.0.0.1 until killed.
@@ -40,6 +45,8 @@ class State:
         self.conclusions = {}    # id -> conclusion
         self.requests = []
         self.raw_next = None     # (status, bytes): the next answer, whatever was asked
+        self.redirect = None     # (status, base): answer every request with a redirect
+        self.authorizations = []
         self.lock = threading.Lock()
 
     def seed_peer(self, workspace, peer, card=(), messages=()):
@@ -69,6 +76,13 @@ class Handler(BaseHTTPRequestHandler):
         url = urlparse(self.path)
         with st.lock:
             st.requests.append((method, url.path, body))
+            st.authorizations.append(self.headers.get("Authorization"))
+        if st.redirect is not None:
+            self.send_response(st.redirect[0])
+            self.send_header("Location", st.redirect[1] + url.path)
+            self.send_header("Content-Length", "0")
+            self.end_headers()
+            return
         if st.raw_next is not None:
             (code, raw), st.raw_next = st.raw_next, None
             self.send_response(code)
@@ -102,7 +116,7 @@ class Handler(BaseHTTPRequestHandler):
                 return self._send(404, {"detail": "Peer not found"})
             return self._peer(method, ws, rest[1], rest[2], peer, body, query)
         if rest[:1] == ["conclusions"]:
-            return self._conclusions(method, ws, rest[1:], body)
+            return self._conclusions(method, ws, rest[1:], body, query)
         return self._send(404, {"detail": "Not Found"})
 
     def _about(self, ws, observed):
@@ -125,7 +139,7 @@ class Handler(BaseHTTPRequestHandler):
             return self._send(200, {"content": f"About {name}: {facts}"})
         return self._send(404, {"detail": "Not Found"})
 
-    def _conclusions(self, method, ws, rest, body):
+    def _conclusions(self, method, ws, rest, body, query):
         st = self.state
         if method == "POST" and not rest:
             made = []
@@ -146,8 +160,13 @@ class Handler(BaseHTTPRequestHandler):
             return c["workspace_id"] == ws and all(c.get(k) == v for k, v in filters.items())
         if method == "POST" and rest == ["list"]:
             items = [c for c in st.conclusions.values() if match(c)]
-            return self._send(200, {"items": items, "total": len(items), "page": 1,
-                                    "size": 50, "pages": 1})
+            page = int((query.get("page") or ["1"])[0])
+            size = int((query.get("size") or ["50"])[0])
+            if page < 1 or not 1 <= size <= 100:
+                return self._send(422, {"detail": "page or size out of range"})
+            return self._send(200, {"items": items[(page - 1) * size: page * size],
+                                    "total": len(items), "page": page, "size": size,
+                                    "pages": (len(items) + size - 1) // size})
         if method == "POST" and rest == ["query"]:
             q = (body.get("query") or "").lower()
             items = [c for c in st.conclusions.values() if match(c) and q in c["content"].lower()]

@@ -13,6 +13,11 @@ HONCHO_BASE_URL). workspace defaults to the host name and peerName (the
 user peer) is required. The assistant peer is this adapter's own
 ("chatgpt" unless configured), not Hermes' aiPeer, so what this surface
 concludes is told apart from what Hermes' agent concludes.
+
+The key goes only to baseUrl: redirects are refused (urllib would copy an
+ordinary header to whatever host a 3xx names, https to http included) and
+the environment's HTTP(S)_PROXY is ignored; a proxy is used only when the
+adapter's own "proxy" setting names one.
 """
 
 import json
@@ -41,6 +46,7 @@ class HonchoSettings:
     api_key: Optional[str] = None
     api_prefix: str = "/v3"
     timeout_s: float = 30.0
+    proxy: Optional[str] = None
 
 
 def _host_name(hermes_home: Path) -> str:
@@ -87,6 +93,10 @@ def resolve(cfg: Dict[str, Any], env: Optional[Dict[str, str]] = None) -> Honcho
     user_peer = pick("peerName")
     if not user_peer:
         raise HonchoError(f"no user peer: set peerName in Hermes' Honcho config (host {host})")
+    proxy = cfg.get("proxy")
+    if proxy is not None and not (isinstance(proxy, str) and
+                                  proxy.startswith(("http://", "https://"))):
+        raise HonchoError("the memory adapter's proxy must be an http(s) URL")
     return HonchoSettings(
         base_url=str(base_url).rstrip("/"),
         workspace=str(pick("workspace") or host),
@@ -95,7 +105,21 @@ def resolve(cfg: Dict[str, Any], env: Optional[Dict[str, str]] = None) -> Honcho
         api_key=pick("apiKey", "HONCHO_API_KEY") or None,
         api_prefix=str(cfg.get("api_prefix", "/v3")),
         timeout_s=float(cfg.get("timeout_s", 30)),
+        proxy=proxy,
     )
+
+
+class _NoRedirect(urllib.request.HTTPRedirectHandler):
+    """Refuse every 3xx: the request fails with the redirect's HTTPError."""
+
+    def redirect_request(self, req, fp, code, msg, headers, newurl):
+        return None
+
+
+def _opener(proxy: Optional[str]) -> urllib.request.OpenerDirector:
+    """An opener that follows no redirect and no proxy but the configured one."""
+    proxies = {"http": proxy, "https": proxy} if proxy else {}
+    return urllib.request.build_opener(urllib.request.ProxyHandler(proxies), _NoRedirect())
 
 
 class Honcho:
@@ -104,6 +128,7 @@ class Honcho:
     def __init__(self, s: HonchoSettings):
         self.s = s
         self._peers_made = False
+        self._open = _opener(s.proxy).open
 
     def _url(self, path: str, query: Optional[Dict[str, Any]], top: bool) -> str:
         q = {k: v for k, v in (query or {}).items() if v is not None}
@@ -124,12 +149,17 @@ class Honcho:
         if data is not None:
             req.add_header("Content-Type", "application/json")
         if self.s.api_key:
-            req.add_header("Authorization", "Bearer " + self.s.api_key)
+            # unredirected: kept out of anything built from req.headers
+            req.add_unredirected_header("Authorization", "Bearer " + self.s.api_key)
         shown = f"{method} /workspaces{'' if top else '/…' + path.split('/')[1]}"
         try:
-            with urllib.request.urlopen(req, timeout=self.s.timeout_s) as resp:
+            with self._open(req, timeout=self.s.timeout_s) as resp:
                 raw = resp.read(MAX_RESPONSE + 1)
         except urllib.error.HTTPError as e:
+            e.close()
+            if 300 <= e.code < 400:
+                raise HonchoError(f"Honcho answered {shown} with a redirect (HTTP {e.code}), "
+                                  "which is not followed: set baseUrl to the final address")
             raise HonchoError(f"Honcho answered HTTP {e.code} to {shown}")
         except (urllib.error.URLError, OSError) as e:
             raise HonchoError(f"Honcho is unreachable ({type(e).__name__}) for {shown}")

@@ -5,11 +5,14 @@ knows it. memory_conclude writes conclusions the assistant peer draws about
 the user; creating one needs a durable kind and text that is neither
 secret-like nor explicitly temporary, because a conclusion outlives the
 conversation and is shared with every Hermes surface on this workspace.
-list and delete are Honcho's own: list shows the assistant peer's
-conclusions about the user with the ids delete takes.
+list and delete are Honcho's own, narrowed to this surface's conclusions:
+list shows the assistant peer's conclusions about the user with the ids
+delete takes, and delete removes only an id that list would show (Honcho
+deletes any id in the workspace, Hermes' own agent's conclusions included).
 """
 
 import re
+import unicodedata
 from typing import Any, Callable, Dict, List, Optional
 
 from ..tool import CallContext, Tool, ToolResult
@@ -18,21 +21,35 @@ from .honcho import Honcho, HonchoError
 
 KINDS = ("preference", "decision", "architecture", "project_state")
 MAX_CONTENT = 2000
+LIST_PAGE = 100        # Honcho's largest page
+LIST_PAGES = 50        # a delete looks through at most this many pages of conclusions
 
+# The secret check is a superset of the hermes-mcp gateway's reject_secrets detector
+# (src/gateway/gwsecret.c, gw_secret_like), which guards the same memory tools when they are
+# reached through the gateway: keep the two in step. Every shape the gateway names is here
+# (its key prefixes, AKIA/ASIA ids, PEM private keys, "Bearer <16+>"); its hex after a
+# credential word is a run _TOKENISH catches; its random 32+ tokens are caught by _TOKENISH
+# (any with a digit) or _random_looking (the gateway's case and word-pair filters without its
+# entropy and word tests, on the same windows). The adapter adds assignments to credential
+# words, credentials in URLs, JWTs and pk-/rk- keys.
 _KEYWORD = (r"(?i)\b(password|passwd|passphrase|secret|api[_ -]?key|access[_ -]?token|"
             r"auth[_ -]?token|private[_ -]?key|client[_ -]?secret)\b")
+_AT = r"(?<![A-Za-z0-9])"    # a key starts a token or follows punctuation, as the gateway has it
 _SECRET = [re.compile(p) for p in (
-    r"-----BEGIN [A-Z ]*PRIVATE KEY-----",
-    r"\b(sk|pk|rk)-[A-Za-z0-9_-]{16,}",              # OpenAI/Anthropic/Stripe style keys
-    r"\b(ghp|gho|ghu|ghs|ghr)_[A-Za-z0-9]{20,}", r"\bgithub_pat_[A-Za-z0-9_]{20,}",
-    r"\bxox[abposr]-[A-Za-z0-9-]{10,}", r"\bAKIA[0-9A-Z]{16}\b", r"\bAIza[0-9A-Za-z_-]{30,}",
+    r"(?i)private key-----",                         # a PEM private key, BEGIN or END
+    _AT + r"(sk|pk|rk)-[A-Za-z0-9_-]{16,}",          # OpenAI/Anthropic/Stripe style keys
+    _AT + r"(ghp|gho|ghu|ghs|ghr)_[A-Za-z0-9_-]{20,}", _AT + r"github_pat_[A-Za-z0-9_-]{20,}",
+    _AT + r"(xox[abposr]|xapp)-[A-Za-z0-9_-]{10,}", _AT + r"glpat-[A-Za-z0-9_-]{20,}",
+    _AT + r"(AKIA|ASIA)[0-9A-Z]{16}", _AT + r"AIza[0-9A-Za-z_-]{30,}",
     r"\beyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.",  # a JWT
-    r"(?i)\bbearer\s+[A-Za-z0-9._~+/=-]{16,}",         # an Authorization header's value
+    r"(?i)bearer\s+[A-Za-z0-9._~+/=-]{16,}",           # an Authorization header's value
     _KEYWORD + r"\s*[:=]\s*\S{4,}",                     # "password: ...", "api key = ..."
     _KEYWORD + r"\s+is\s+(?=\S*[0-9!@#$%^&*_+=/-])\S{6,}",  # "my password is hunter2!"
     r"(?i)://[^/\s:@]+:[^/\s@]+@",                   # credentials inside a URL
 )]
 _TOKENISH = re.compile(r"[A-Za-z0-9+/_=-]{32,}")
+_GW_TOKEN = re.compile(r"[A-Za-z0-9_+/=.-]{32,}")   # the gateway's token characters
+_WINDOW = 128                                       # the gateway's window on long tokens
 _TEMPORARY = re.compile(
     r"(?i)\b(temporarily|for now|for the moment|for today|today only|just today|"
     r"this session only|for this session|just this once|only this time|ephemeral|"
@@ -42,20 +59,56 @@ _TEMPORARY = re.compile(
     r"for the (next|rest of the) (few )?(minutes?|hours?|day|session|week))\b")
 
 
-def secret_like(text: str) -> bool:
-    """True for text that looks like it holds a credential.
+def _plain(text: str) -> str:
+    """text as the checks read it: compatibility forms folded (full-width "ｐａｓｓｗｏｒｄ"
+    is "password"), and format characters (zero-width spaces and joiners, soft hyphens,
+    bidi controls: category Cf) and combining marks dropped, so none of them hides a
+    pattern. Only the checks see this; the conclusion is stored as written."""
+    decomposed = unicodedata.normalize("NFKD", text)
+    kept = "".join(c for c in decomposed if unicodedata.category(c) not in ("Cf", "Mn", "Me"))
+    return unicodedata.normalize("NFKC", kept)
 
-    Known key shapes, a bearer value, "password: ..."-style assignments (or
-    "... is <value with a digit or symbol>"), credentials in URLs, and long
-    unbroken runs mixing letters and digits (a token or a hash). Words like
-    "password policy" or "bearer tokens" alone are not secrets.
-    """
+
+def _random_looking(run: str) -> bool:
+    """The gateway's first filters for a random token, window by window: both cases make
+    up an eighth of it each, and it has a digit or its lower-case letters are mostly not
+    followed by lower-case ones (in words they are)."""
+    n = len(run)
+    starts = [0] if n <= _WINDOW else \
+        sorted({min(a, n - _WINDOW) for a in range(0, n - _WINDOW + _WINDOW // 2, _WINDOW // 2)})
+    for a in starts:
+        w = run[a:a + _WINDOW]
+        lower = sum(c.islower() for c in w)
+        upper = sum(c.isupper() for c in w)
+        if lower * 8 < len(w) or upper * 8 < len(w):
+            continue
+        pairs = [(x, y) for x, y in zip(w, w[1:]) if x.islower()]
+        wordlike = sum(y.islower() for _, y in pairs) >= 0.7 * len(pairs)
+        if any(c.isdigit() for c in w) or not wordlike:
+            return True
+    return False
+
+
+def _secret_in(text: str) -> bool:
     if any(p.search(text) for p in _SECRET):
         return True
     for run in _TOKENISH.findall(text):
         if re.search(r"[0-9]", run) and re.search(r"[A-Za-z]", run) and not run.isalpha():
             return True
-    return False
+    return any(_random_looking(run) for run in _GW_TOKEN.findall(text))
+
+
+def secret_like(text: str) -> bool:
+    """True for text that looks like it holds a credential.
+
+    Known key shapes, a bearer value, "password: ..."-style assignments (or
+    "... is <value with a digit or symbol>"), credentials in URLs, long
+    unbroken runs mixing letters and digits (a token or a hash) and long
+    mixed-case runs that are not words. Words like "password policy" or
+    "bearer tokens" alone are not secrets. Checked on the text as written
+    (what the gateway sees) and as _plain reads it (what a reader sees).
+    """
+    return _secret_in(text) or _secret_in(_plain(text))
 
 
 def temporary(text: str) -> bool:
@@ -63,8 +116,9 @@ def temporary(text: str) -> bool:
 
     "temporary files" is a durable fact; "a temporary workaround", "for
     now", "temporarily" or "until tomorrow" say the text itself expires.
+    Read through _plain, so full-width or zero-width characters hide nothing.
     """
-    return _TEMPORARY.search(text) is not None
+    return _TEMPORARY.search(_plain(text)) is not None
 
 
 def _ok(value: Any) -> ToolResult:
@@ -152,6 +206,9 @@ def build(cfg: Dict[str, Any], client: Callable[[], Honcho]) -> List[Tool]:
             return _ok({"items": (got or {}).get("items", []), "total": (got or {}).get("total")})
         if action == "delete":
             cid = want_str(args, "id", required=True, max_len=256)
+            if not _ours(h, filters, cid):
+                raise Refusal(f"no conclusion with that id among {h.s.assistant_peer}'s "
+                              f"conclusions about {h.s.user_peer}; only those can be deleted")
             h.request("DELETE", "/conclusions/" + _quote(cid))
             return _ok({"deleted": cid})
         raise Refusal("'action' must be create, list or delete")
@@ -188,6 +245,25 @@ def build(cfg: Dict[str, Any], client: Callable[[], Honcho]) -> List[Tool]:
                   "limit": {"type": "integer", "minimum": 1, "maximum": 100}}),
              conclude, read_only=False),
     ]
+
+
+def _ours(h: Honcho, filters: Dict[str, str], cid: str) -> bool:
+    """Whether cid is one of the assistant peer's conclusions about the user.
+
+    Honcho's DELETE takes any id in the workspace, so the id is looked up in
+    the same filtered list action=list shows, page by page.
+    """
+    for page in range(1, LIST_PAGES + 1):
+        got = h.request("POST", "/conclusions/list", {"filters": filters},
+                        query={"page": page, "size": LIST_PAGE}) or {}
+        items = got.get("items") or []
+        if any(isinstance(c, dict) and c.get("id") == cid for c in items):
+            return True
+        pages = got.get("pages")
+        if not items or not isinstance(pages, int) or page >= pages:
+            return False
+    raise Refusal(f"more than {LIST_PAGES * LIST_PAGE} conclusions to look through; "
+                  "delete the conclusion from Honcho itself")
 
 
 def _quote(s: str) -> str:
