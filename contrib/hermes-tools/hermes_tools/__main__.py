@@ -48,19 +48,21 @@ def main(argv=None) -> None:
         _fail(str(e))
     try:
         offered = {t.name: t for t in native.build(mt, cfg.toolsets)}
-    except Exception as e:
-        _fail(f"Hermes' get_tool_definitions failed ({type(e).__name__}: {e})")
+    except Exception as e:  # the type and module only: a message can quote Hermes' config
+        _fail(f"Hermes' get_tool_definitions failed ({native.describe(e)})")
     try:
         adapters = importlib.import_module(f"{__package__}.adapters")
     except ModuleNotFoundError as e:
         if e.name != f"{__package__}.adapters":
-            raise
+            _fail(f"cannot import the adapters ({native.describe(e)})")
         adapters = None
+    except Exception as e:
+        _fail(f"cannot import the adapters ({native.describe(e)})")
     if adapters is not None:
         try:
             built = adapters.build(cfg)
         except Exception as e:
-            _fail(f"cannot set up the adapters ({type(e).__name__}: {e})")
+            _fail(f"cannot set up the adapters ({native.describe(e)})")
         for t in built:  # an adapter replaces the native tool of its name
             offered[t.name] = t
     served = []

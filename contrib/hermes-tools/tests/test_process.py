@@ -10,7 +10,7 @@ import tempfile
 import time
 import unittest
 
-from support import PKG_ROOT, Child
+from support import FAKE_HERMES, PKG_ROOT, Child
 
 
 class ProcessTest(unittest.TestCase):
@@ -297,13 +297,51 @@ class StartFailures(ProcessTest):
         d = tempfile.mkdtemp()
         self.addCleanup(shutil.rmtree, d)
         with open(os.path.join(d, "model_tools.py"), "w") as f:
-            f.write("def get_tool_definitions(*a, **k):\n    raise OSError('no config')\n"
+            f.write("def get_tool_definitions(*a, **k):\n"
+                    "    raise OSError('bad config: OPENAI_API_KEY=sk-SECRET')\n"
                     "def handle_function_call(name, args, task_id=None, user_task=None):\n"
                     "    return '{}'\n")
         code, err = self.start_failing([], [PKG_ROOT, d])
         self.assertEqual(code, 1)
-        self.assertEqual(err.strip().splitlines(),
-                         ["hermes-tools: Hermes' get_tool_definitions failed (OSError: no config)"])
+        self.assertEqual(err.strip().splitlines(), [
+            "hermes-tools: Hermes' get_tool_definitions failed (OSError in model_tools)"])
+
+    def test_import_error_names_its_type_and_module_only(self):
+        # Hermes' import can fail on its own config: the message may quote it (a key).
+        d = tempfile.mkdtemp()
+        self.addCleanup(shutil.rmtree, d)
+        with open(os.path.join(d, "model_tools.py"), "w") as f:
+            f.write("import hermes_cfg\n")
+        with open(os.path.join(d, "hermes_cfg.py"), "w") as f:
+            f.write("raise ValueError('cannot parse api_key: sk-SECRET')\n")
+        code, err = self.start_failing([], [PKG_ROOT, d])
+        self.assertEqual(code, 1)
+        self.assertEqual(err.strip().splitlines(), [
+            "hermes-tools: cannot import Hermes' model_tools (ValueError in hermes_cfg); run "
+            "with Hermes' venv python and Hermes' source directory on PYTHONPATH"])
+
+    def test_adapter_failures_name_their_type_only(self):
+        # A copy of the package whose adapters fail at import, then at build, with a
+        # secret in the message.
+        for body, line in (
+                ("raise RuntimeError('sk-SECRET')\n",
+                 "cannot import the adapters (RuntimeError in hermes_tools.adapters)"),
+                ("import honcho_missing_module\n",
+                 "cannot import the adapters (ModuleNotFoundError, module honcho_missing_module)"),
+                ("def build(cfg):\n    raise KeyError('sk-SECRET')\n",
+                 "cannot set up the adapters (KeyError in hermes_tools.adapters)")):
+            d = tempfile.mkdtemp()
+            self.addCleanup(shutil.rmtree, d)
+            shutil.copytree(os.path.join(PKG_ROOT, "hermes_tools"),
+                            os.path.join(d, "hermes_tools"),
+                            ignore=shutil.ignore_patterns("adapters", "__pycache__"))
+            os.mkdir(os.path.join(d, "hermes_tools", "adapters"))
+            with open(os.path.join(d, "hermes_tools", "adapters", "__init__.py"), "w") as f:
+                f.write(body)
+            code, err = self.start_failing([], [d, FAKE_HERMES])
+            self.assertEqual(code, 1, body)
+            self.assertNotIn("SECRET", err)
+            self.assertEqual(err.strip().splitlines()[-1], f"hermes-tools: {line}", err)
 
     def test_bad_config(self):
         with tempfile.NamedTemporaryFile("w", suffix=".json", delete=False) as f:
