@@ -73,19 +73,35 @@ def main(argv=None) -> None:
             logging.getLogger("hermes_tools").warning("allowed tool %s is not offered", name)
     if not served:
         logging.getLogger("hermes_tools").warning("no tool allowed: serving none (default deny)")
+    server = None
+
+    def stuck(slots, names):
+        """Every slot hung: this process can serve nothing more. Exit non-zero so the
+        gateway restarts it (it restarts a stdio upstream that ends)."""
+        sys.stderr.write(f"hermes-tools: every call slot ({slots}) has been stuck past its "
+                         f"timeout for {cfg.stuck_exit_s:g} s ({', '.join(names)}); exiting "
+                         "so the gateway restarts this process\n")
+        _exit(server, mcp_out, 3)
     server = Server(served, mcp_out, native.make_caller(mt, cfg.task_id, cfg.user_task),
                     task_id=cfg.task_id, timeout_for=cfg.timeout_for,
-                    max_line_bytes=cfg.max_line_bytes, max_concurrent=cfg.max_concurrent)
+                    max_line_bytes=cfg.max_line_bytes, max_concurrent=cfg.max_concurrent,
+                    max_result_bytes=cfg.max_result_bytes, stuck_exit_s=cfg.stuck_exit_s,
+                    on_stuck=stuck)
     server.serve(mcp_in)
     server.drain()
-    # Hung tool threads and Hermes' own executors must not hold the process at exit.
+    _exit(server, mcp_out, 0)
+
+
+def _exit(server, mcp_out, code: int) -> "None":
+    """Flush what was answered, then exit at once: hung tool threads and Hermes' own
+    executors must not hold the process."""
     with server.write_lock:
         try:
             mcp_out.flush()
         except (OSError, ValueError):
             pass
     sys.stderr.flush()
-    os._exit(0)
+    os._exit(code)
 
 
 if __name__ == "__main__":

@@ -234,6 +234,45 @@ class Hostile(ProcessTest):
         self.assertTrue(res["isError"])
         self.assertIn("too many calls in progress", res["content"][0]["text"])
 
+    def test_a_10_mb_result_is_cut_to_the_cap(self):
+        c = self.start("--allow", "hostile_big,hostile_text")
+        c.initialize()
+        res = c.call("hostile_big", timeout=30)["result"]
+        self.assertNotIn("structuredContent", res)
+        self.assertFalse(res["isError"])
+        text = res["content"][0]["text"]
+        self.assertTrue(text.startswith('{"data": "xxx'))
+        self.assertTrue(text.endswith(f"[hermes-tools: result truncated: {10 * 1024 * 1024 + 12}"
+                                      " bytes, over the max_result_bytes cap of 1048576]"), text[-200:])
+        self.assertLess(len(text.encode()), 1024 * 1024 + 200)
+        self.assertEqual(c.call("hostile_text")["result"]["content"][0]["text"],
+                         "plain text, not JSON")
+        c2 = self.start("--allow", "hostile_big", "--max-result-bytes", "100")
+        c2.initialize()
+        text = c2.call("hostile_big", timeout=30)["result"]["content"][0]["text"]
+        self.assertEqual(len(text.split("\n")[0]), 100)
+
+    def test_every_slot_stuck_ends_the_process(self):
+        # Two slots, both hung past their timeout: after stuck_exit_seconds the process says
+        # so on stderr and exits non-zero, so the gateway restarts it.
+        with tempfile.NamedTemporaryFile("w", suffix=".json", delete=False) as f:
+            json.dump({"allow": ["hostile_hang", "web_search"], "max_concurrent": 2,
+                       "timeout_seconds": 0.2, "stuck_exit_seconds": 0.5}, f)
+        self.addCleanup(os.unlink, f.name)
+        c = self.start("--config", f.name)
+        c.initialize()
+        self.assertIn("timed out", c.call("hostile_hang")["result"]["content"][0]["text"])
+        time.sleep(1.0)  # one slot stuck, one free: the process goes on
+        self.assertIsNone(c.proc.poll())
+        self.assertFalse(c.call("web_search", {"query": "x"})["result"]["isError"])
+        t0 = time.monotonic()
+        self.assertIn("timed out", c.call("hostile_hang")["result"]["content"][0]["text"])
+        self.assertEqual(c.proc.wait(10), 3)
+        self.assertGreaterEqual(time.monotonic() - t0, 0.4)
+        self.assertIn("hermes-tools: every call slot (2) has been stuck past its timeout for "
+                      "0.5 s (hostile_hang); exiting so the gateway restarts this process",
+                      c.wait_stderr("exiting"))
+
     def test_stdout_noise_never_reaches_the_stream(self):
         c = self.start("--allow", "hostile_noisy")
         c.initialize()  # import noise came before: recv() parses every line as JSON
