@@ -31,10 +31,25 @@ def _fail(message: str) -> "None":
     os._exit(1)
 
 
+def _warn_unsafe_path() -> None:
+    """Without python -P (or with an empty PYTHONPATH entry) the working directory is on
+    sys.path, ahead of Hermes: a model_tools.py or tools/ there would be imported in its
+    place, in a process holding Hermes' API keys. Said once at start; not refused, so an
+    old command line keeps working while it is fixed."""
+    log = logging.getLogger("hermes_tools")
+    if not getattr(sys.flags, "safe_path", False):
+        log.warning("run as python -P -m hermes_tools: without -P the working directory "
+                    "is on sys.path ahead of Hermes' modules")
+    if "" in (os.environ.get("PYTHONPATH") or "x").split(os.pathsep):
+        log.warning("PYTHONPATH has an empty entry, which puts the working directory on "
+                    "sys.path ahead of Hermes' modules")
+
+
 def main(argv=None) -> None:
     mcp_in, mcp_out = _take_stdio()
     logging.basicConfig(stream=sys.stderr, level=logging.WARNING,
                         format="hermes-tools: %(levelname)s %(name)s: %(message)s")
+    _warn_unsafe_path()
     from . import config, native
     from .server import Server
 

@@ -6,11 +6,13 @@ import json
 import os
 import queue
 import shutil
+import subprocess
+import sys
 import tempfile
 import time
 import unittest
 
-from support import FAKE_HERMES, PKG_ROOT, Child
+from support import FAKE_HERMES, PKG_ROOT, Child, env_with
 
 
 class ProcessTest(unittest.TestCase):
@@ -306,6 +308,48 @@ class Cancellation(ProcessTest):
         c.proc.stdin.close()
         self.assertEqual(c.recv()["result"]["structuredContent"]["slept"], 0.3)
         self.assertEqual(c.proc.wait(10), 0)
+
+
+class WorkingDirectory(ProcessTest):
+    """python -m puts the working directory first on sys.path; -P (how the gateway example
+    runs it) keeps a model_tools.py there from replacing Hermes' own."""
+
+    def shadowed_dir(self):
+        d = tempfile.mkdtemp()
+        self.addCleanup(shutil.rmtree, d)
+        with open(os.path.join(d, "model_tools.py"), "w") as f:
+            f.write("raise RuntimeError('SHADOW model_tools imported')\n")
+        return d
+
+    def test_with_P_a_model_tools_in_the_cwd_is_not_imported(self):
+        c = self.start("--allow", "web_search", cwd=self.shadowed_dir())
+        c.initialize()
+        self.assertEqual([t["name"] for t in c.request("tools/list")["result"]["tools"]],
+                         ["web_search"])
+        self.assertEqual(c.close(), 0)
+        self.assertNotIn("SHADOW", c.stderr_text())
+        self.assertNotIn("WARNING", c.stderr_text())
+
+    def test_without_P_it_would_be_and_the_server_says_so(self):
+        r = subprocess.run([sys.executable, "-m", "hermes_tools"], cwd=self.shadowed_dir(),
+                           env=env_with([PKG_ROOT, FAKE_HERMES]), stdin=subprocess.DEVNULL,
+                           capture_output=True, timeout=20)
+        err = r.stderr.decode()
+        self.assertEqual(r.returncode, 1)
+        self.assertIn("run as python -P -m hermes_tools", err)
+        self.assertIn("cannot import Hermes' model_tools (RuntimeError in model_tools)", err)
+        self.assertNotIn("SHADOW", err)  # and its message stays out of the log
+        r = subprocess.run([sys.executable, "-P", "-m", "hermes_tools"],
+                           env=env_with([PKG_ROOT, "", FAKE_HERMES]), cwd=PKG_ROOT,
+                           stdin=subprocess.DEVNULL, capture_output=True, timeout=20)
+        self.assertIn("PYTHONPATH has an empty entry", r.stderr.decode())
+
+    def test_the_gateway_example_runs_it_with_P(self):
+        with open(os.path.join(PKG_ROOT, "..", "gateway", "hermes-gateway.yaml")) as f:
+            lines = [ln.strip() for ln in f if "hermes_tools" in ln and "args:" in ln]
+        self.assertEqual(len(lines), 2, lines)
+        for ln in lines:
+            self.assertTrue(ln.startswith("args: [-P, -m, hermes_tools,"), ln)
 
 
 class StartFailures(ProcessTest):
