@@ -347,12 +347,12 @@ class Stuck(ServerTest):
             release.wait(10)
             return ToolResult(text="late")
         self.make([tool("hang", hang)], max_concurrent=1, timeout_for=lambda n: 0.1,
-                  stuck_exit_s=0.4, on_stuck=lambda s, n: told.append(s))
+                  stuck_exit_s=1.0, on_stuck=lambda s, n: told.append(s))
         self.init()
         self.call(1, "hang")
         self.sink.wait(1)
         release.set()  # returns before stuck_exit_s has passed
-        time.sleep(0.6)
+        time.sleep(1.3)
         self.assertEqual(told, [])
         self.assertEqual(self.server.busy, {})
 
