@@ -19,13 +19,26 @@ class HermesMissing(Exception):
     """Hermes' tool API is not importable or lacks what we call (one-line message)."""
 
 
+def describe(e: BaseException) -> str:
+    """An exception for a start-up error line: its type and the module it came from (or,
+    for an import failure, the module that is missing), never its message, which can
+    quote Hermes' configuration (an API key in a parse error, a path with a user name)."""
+    if isinstance(e, ImportError) and e.name:
+        return f"{type(e).__name__}, module {e.name}"
+    tb = e.__traceback__
+    while tb is not None and tb.tb_next is not None:
+        tb = tb.tb_next
+    where = tb.tb_frame.f_globals.get("__name__") if tb is not None else None
+    return f"{type(e).__name__} in {where}" if isinstance(where, str) else type(e).__name__
+
+
 def load_model_tools():
     """Import model_tools and check the two functions and keywords we use are there."""
     try:
         mt = importlib.import_module("model_tools")
     except Exception as e:  # any import failure means the same to the operator
         raise HermesMissing(
-            f"cannot import Hermes' model_tools ({type(e).__name__}: {e}); run with Hermes' "
+            f"cannot import Hermes' model_tools ({describe(e)}); run with Hermes' "
             "venv python and Hermes' source directory on PYTHONPATH")
     for fn in ("get_tool_definitions", "handle_function_call"):
         if not callable(getattr(mt, fn, None)):

@@ -3,14 +3,18 @@
 One reader (the caller's thread) parses requests; every tools/call runs on a worker thread
 (workers.py) so a slow or hung tool never stops the reader: a timer answers the call with a
 tool error when its time is up, and the worker, which Python cannot kill, keeps its
-concurrency slot until it returns, so hung tools cannot pile up without bound. Responses are
-written whole, one line each, under a lock.
+concurrency slot until it returns, so hung tools cannot pile up without bound. When every
+slot has been held by a call past its timeout for stuck_exit_s, nothing can run any more:
+on_stuck is told (the program exits so the gateway restarts it). Results are capped
+(max_result_bytes): a longer text is cut with a marker and loses its structuredContent.
+Responses are written whole, one line each, under a lock.
 """
 
 import json
 import logging
 import threading
-from typing import Any, Dict, List, Optional
+import time
+from typing import Any, Callable, Dict, List, Optional, Tuple
 
 from . import __version__
 from .tool import CallContext, Tool, ToolResult
@@ -37,7 +41,9 @@ class _Call:
 class Server:
     def __init__(self, tools: List[Tool], out, call_native, task_id: Optional[str] = None,
                  timeout_for=lambda name: 120.0, max_line_bytes: int = 4 * 1024 * 1024,
-                 max_concurrent: int = 8):
+                 max_concurrent: int = 8, max_result_bytes: int = 1024 * 1024,
+                 stuck_exit_s: float = 60.0,
+                 on_stuck: Optional[Callable[[int, List[str]], None]] = None):
         self.tools: Dict[str, Tool] = {t.name: t for t in tools}
         self.order = [t.name for t in tools]
         self.out = out
@@ -45,7 +51,13 @@ class Server:
         self.task_id = task_id
         self.timeout_for = timeout_for
         self.max_line = max_line_bytes
+        self.max_result = max_result_bytes
         self.workers = Workers(max_concurrent)
+        self.stuck_exit_s = stuck_exit_s
+        self.on_stuck = on_stuck  # (slots, tool names); None: never checked
+        self.stuck_told = False
+        self.busy: Dict[int, Tuple[float, str]] = {}  # job -> (deadline, tool); calls_lock
+        self.busy_seq = 0
         self.write_lock = threading.Lock()
         self.calls_lock = threading.Lock()
         self.calls_done = threading.Condition(self.calls_lock)
@@ -207,12 +219,27 @@ class Server:
             call = self.calls[key] = _Call(rid)
         tool = self.tools[name]
         timeout = self.timeout_for(name)
-        call.timer = threading.Timer(timeout, self.settle, (
+        call.timer = threading.Timer(timeout, self.time_out, (
             call, ToolResult(text=f"{name} timed out after {timeout:g} s", is_error=True)))
         call.timer.daemon = True
         ctx = CallContext(call_native=self.call_native, cancelled=lambda: call.cancelled,
                           task_id=self.task_id)
-        if not self.workers.try_submit(lambda free: self.run(call, tool, args, ctx, free)):
+        with self.calls_lock:
+            self.busy_seq += 1
+            job = self.busy_seq
+            self.busy[job] = (time.monotonic() + timeout, name)
+
+        def not_busy():
+            with self.calls_lock:
+                self.busy.pop(job, None)
+
+        def work(free):
+            try:
+                self.run(call, tool, args, ctx, lambda: (not_busy(), free()))
+            finally:
+                not_busy()
+        if not self.workers.try_submit(work):
+            not_busy()
             self.settle(call, ToolResult(text="too many calls in progress; try again later",
                                          is_error=True))
             return
@@ -232,6 +259,32 @@ class Server:
         call.timer.cancel()
         self.settle(call, result)
 
+    def time_out(self, call: _Call, result: ToolResult) -> None:
+        self.settle(call, result)
+        self.check_stuck()
+
+    def check_stuck(self) -> None:
+        """Called when a call times out (the moment the last free slot can become stuck),
+        then again once stuck_exit_s would have passed: if every slot is still held by a
+        call past its deadline, and has been for stuck_exit_s, tell on_stuck once."""
+        if self.on_stuck is None or self.stuck_told:
+            return
+        with self.calls_lock:
+            now = time.monotonic()
+            if (len(self.busy) < self.workers.limit
+                    or any(d > now for d, _ in self.busy.values())):
+                return  # a slot is free or still within its time: the next timeout rechecks
+            left = max(d for d, _ in self.busy.values()) + self.stuck_exit_s - now
+            slots, names = len(self.busy), sorted({n for _, n in self.busy.values()})
+            if left <= 0:
+                self.stuck_told = True
+        if left > 0:
+            timer = threading.Timer(left, self.check_stuck)
+            timer.daemon = True
+            timer.start()
+            return
+        self.on_stuck(slots, names)  # it reports (the program, on stderr)
+
     def settle(self, call: _Call, result: ToolResult) -> None:
         with call.lock:
             if call.settled:
@@ -246,11 +299,25 @@ class Server:
             self.send_result(call.rid, result)
 
     def send_result(self, rid, result: ToolResult) -> None:
+        """Every result passes here, native or adapter: the size cap is applied here. Over
+        max_result_bytes (UTF-8), the text is cut with a marker saying so and the
+        structuredContent (a second copy of the same data, or too large itself) is dropped."""
         text = result.text if isinstance(result.text, str) else str(result.text)
+        structured = result.structured if isinstance(result.structured, dict) else None
+        raw = text.encode("utf-8", "replace")
+        if len(raw) > self.max_result:
+            cut = raw[:self.max_result].decode("utf-8", "ignore")  # no half character
+            text = (f"{cut}\n[hermes-tools: result truncated: {len(raw)} bytes, over the "
+                    f"max_result_bytes cap of {self.max_result}]")
+            structured = None
+        elif structured is not None:
+            encoded = _encode(structured)
+            if encoded is not None and len(encoded) > self.max_result:
+                structured = None  # the text stays whole; its JSON copy goes
         body: Dict[str, Any] = {"content": [{"type": "text", "text": text}],
                                 "isError": bool(result.is_error)}
-        if isinstance(result.structured, dict):
-            body["structuredContent"] = result.structured
+        if structured is not None:
+            body["structuredContent"] = structured
         self.reply(rid, body)
 
 

@@ -25,12 +25,13 @@ def env_with(pythonpath):
 
 
 class Child:
-    """python3 -m hermes_tools ARGS, its stdout read line by line on a thread."""
+    """python3 -P -m hermes_tools ARGS (-P, as the gateway runs it: the working directory is
+    not on sys.path), its stdout read line by line on a thread."""
 
     def __init__(self, args, pythonpath=None, cwd=None):
         path = pythonpath if pythonpath is not None else [PKG_ROOT, FAKE_HERMES]
         self.proc = subprocess.Popen(
-            [sys.executable, "-m", "hermes_tools", *args], stdin=subprocess.PIPE,
+            [sys.executable, "-P", "-m", "hermes_tools", *args], stdin=subprocess.PIPE,
             stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env_with(path),
             cwd=cwd or PKG_ROOT)
         self.lines = queue.Queue()

@@ -21,6 +21,8 @@ class Config(unittest.TestCase):
         self.assertIsNone(c.toolsets)
         self.assertEqual(c.max_line_bytes, 4 * 1024 * 1024)
         self.assertEqual(c.timeout_for("anything"), 120.0)
+        self.assertEqual(c.max_result_bytes, 1024 * 1024)
+        self.assertEqual(c.stuck_exit_s, 60.0)
 
     def test_file_then_arguments(self):
         path = self.file({"allow": ["web_search"], "timeout_seconds": 30,
@@ -55,6 +57,32 @@ class Config(unittest.TestCase):
             config.parse_args(["--config", "/nonexistent/hermes-tools.json"])
         with self.assertRaisesRegex(config.ConfigError, "--timeout must be a positive"):
             config.parse_args(["--timeout", "-1"])
+
+    def test_non_finite_numbers_are_refused(self):
+        # json.load takes Infinity and NaN and float() takes "inf": an infinite timeout or
+        # cap would silently mean none.
+        for text in ('{"timeout_seconds": Infinity}', '{"timeouts": {"x": NaN}}',
+                     '{"max_result_bytes": -Infinity}'):
+            with self.assertRaisesRegex(config.ConfigError, "not valid JSON", msg=text):
+                config.parse_args(["--config", self.file(text)])
+        for key in ("timeout_seconds", "stuck_exit_seconds", "max_line_bytes"):
+            for v in (float("inf"), float("nan")):
+                with self.assertRaisesRegex(config.ConfigError, "positive finite"):
+                    config.from_dict({key: v})
+        for arg in ("--timeout", "--stuck-exit-seconds"):
+            for v in ("inf", "nan", "-inf", "0"):
+                with self.assertRaisesRegex(config.ConfigError, f"{arg} must be a positive"):
+                    config.parse_args([f"{arg}={v}"])
+
+    def test_result_cap_and_stuck_exit(self):
+        path = self.file({"max_result_bytes": 4096, "stuck_exit_seconds": 5})
+        c = config.parse_args(["--config", path])
+        self.assertEqual((c.max_result_bytes, c.stuck_exit_s), (4096, 5.0))
+        c = config.parse_args(["--config", path, "--max-result-bytes", "100",
+                               "--stuck-exit-seconds", "0.5"])
+        self.assertEqual((c.max_result_bytes, c.stuck_exit_s), (100, 0.5))
+        with self.assertRaisesRegex(config.ConfigError, "max_result_bytes must be a whole"):
+            config.from_dict({"max_result_bytes": 10.5})
 
 
 if __name__ == "__main__":

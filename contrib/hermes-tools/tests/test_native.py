@@ -121,6 +121,15 @@ class StartCheck(WithModule):
         self.assertNotIn("\n", str(cm.exception))
         self.assertIn("Hermes' venv", str(cm.exception))
 
+    def test_errors_are_described_without_their_message(self):
+        try:
+            raise ValueError("api_key: sk-SECRET")
+        except ValueError as e:
+            self.assertEqual(native.describe(e), f"ValueError in {__name__}")
+        self.assertEqual(native.describe(ModuleNotFoundError("x", name="honcho")),
+                         "ModuleNotFoundError, module honcho")
+        self.assertEqual(native.describe(OSError("sk-SECRET")), "OSError")  # never raised
+
 
 if __name__ == "__main__":
     unittest.main()

@@ -6,11 +6,13 @@ import json
 import os
 import queue
 import shutil
+import subprocess
+import sys
 import tempfile
 import time
 import unittest
 
-from support import PKG_ROOT, Child
+from support import FAKE_HERMES, PKG_ROOT, Child, env_with
 
 
 class ProcessTest(unittest.TestCase):
@@ -234,6 +236,45 @@ class Hostile(ProcessTest):
         self.assertTrue(res["isError"])
         self.assertIn("too many calls in progress", res["content"][0]["text"])
 
+    def test_a_10_mb_result_is_cut_to_the_cap(self):
+        c = self.start("--allow", "hostile_big,hostile_text")
+        c.initialize()
+        res = c.call("hostile_big", timeout=30)["result"]
+        self.assertNotIn("structuredContent", res)
+        self.assertFalse(res["isError"])
+        text = res["content"][0]["text"]
+        self.assertTrue(text.startswith('{"data": "xxx'))
+        self.assertTrue(text.endswith(f"[hermes-tools: result truncated: {10 * 1024 * 1024 + 12}"
+                                      " bytes, over the max_result_bytes cap of 1048576]"), text[-200:])
+        self.assertLess(len(text.encode()), 1024 * 1024 + 200)
+        self.assertEqual(c.call("hostile_text")["result"]["content"][0]["text"],
+                         "plain text, not JSON")
+        c2 = self.start("--allow", "hostile_big", "--max-result-bytes", "100")
+        c2.initialize()
+        text = c2.call("hostile_big", timeout=30)["result"]["content"][0]["text"]
+        self.assertEqual(len(text.split("\n")[0]), 100)
+
+    def test_every_slot_stuck_ends_the_process(self):
+        # Two slots, both hung past their timeout: after stuck_exit_seconds the process says
+        # so on stderr and exits non-zero, so the gateway restarts it.
+        with tempfile.NamedTemporaryFile("w", suffix=".json", delete=False) as f:
+            json.dump({"allow": ["hostile_hang", "web_search"], "max_concurrent": 2,
+                       "timeout_seconds": 0.2, "stuck_exit_seconds": 0.5}, f)
+        self.addCleanup(os.unlink, f.name)
+        c = self.start("--config", f.name)
+        c.initialize()
+        self.assertIn("timed out", c.call("hostile_hang")["result"]["content"][0]["text"])
+        time.sleep(1.0)  # one slot stuck, one free: the process goes on
+        self.assertIsNone(c.proc.poll())
+        self.assertFalse(c.call("web_search", {"query": "x"})["result"]["isError"])
+        t0 = time.monotonic()
+        self.assertIn("timed out", c.call("hostile_hang")["result"]["content"][0]["text"])
+        self.assertEqual(c.proc.wait(10), 3)
+        self.assertGreaterEqual(time.monotonic() - t0, 0.4)
+        self.assertIn("hermes-tools: every call slot (2) has been stuck past its timeout for "
+                      "0.5 s (hostile_hang); exiting so the gateway restarts this process",
+                      c.wait_stderr("exiting"))
+
     def test_stdout_noise_never_reaches_the_stream(self):
         c = self.start("--allow", "hostile_noisy")
         c.initialize()  # import noise came before: recv() parses every line as JSON
@@ -269,6 +310,48 @@ class Cancellation(ProcessTest):
         self.assertEqual(c.proc.wait(10), 0)
 
 
+class WorkingDirectory(ProcessTest):
+    """python -m puts the working directory first on sys.path; -P (how the gateway example
+    runs it) keeps a model_tools.py there from replacing Hermes' own."""
+
+    def shadowed_dir(self):
+        d = tempfile.mkdtemp()
+        self.addCleanup(shutil.rmtree, d)
+        with open(os.path.join(d, "model_tools.py"), "w") as f:
+            f.write("raise RuntimeError('SHADOW model_tools imported')\n")
+        return d
+
+    def test_with_P_a_model_tools_in_the_cwd_is_not_imported(self):
+        c = self.start("--allow", "web_search", cwd=self.shadowed_dir())
+        c.initialize()
+        self.assertEqual([t["name"] for t in c.request("tools/list")["result"]["tools"]],
+                         ["web_search"])
+        self.assertEqual(c.close(), 0)
+        self.assertNotIn("SHADOW", c.stderr_text())
+        self.assertNotIn("WARNING", c.stderr_text())
+
+    def test_without_P_it_would_be_and_the_server_says_so(self):
+        r = subprocess.run([sys.executable, "-m", "hermes_tools"], cwd=self.shadowed_dir(),
+                           env=env_with([PKG_ROOT, FAKE_HERMES]), stdin=subprocess.DEVNULL,
+                           capture_output=True, timeout=20)
+        err = r.stderr.decode()
+        self.assertEqual(r.returncode, 1)
+        self.assertIn("run as python -P -m hermes_tools", err)
+        self.assertIn("cannot import Hermes' model_tools (RuntimeError in model_tools)", err)
+        self.assertNotIn("SHADOW", err)  # and its message stays out of the log
+        r = subprocess.run([sys.executable, "-P", "-m", "hermes_tools"],
+                           env=env_with([PKG_ROOT, "", FAKE_HERMES]), cwd=PKG_ROOT,
+                           stdin=subprocess.DEVNULL, capture_output=True, timeout=20)
+        self.assertIn("PYTHONPATH has an empty entry", r.stderr.decode())
+
+    def test_the_gateway_example_runs_it_with_P(self):
+        with open(os.path.join(PKG_ROOT, "..", "gateway", "hermes-gateway.yaml")) as f:
+            lines = [ln.strip() for ln in f if "hermes_tools" in ln and "args:" in ln]
+        self.assertEqual(len(lines), 2, lines)
+        for ln in lines:
+            self.assertTrue(ln.startswith("args: [-P, -m, hermes_tools,"), ln)
+
+
 class StartFailures(ProcessTest):
     def start_failing(self, args, pythonpath):
         c = Child(args, pythonpath=pythonpath)
@@ -297,13 +380,51 @@ class StartFailures(ProcessTest):
         d = tempfile.mkdtemp()
         self.addCleanup(shutil.rmtree, d)
         with open(os.path.join(d, "model_tools.py"), "w") as f:
-            f.write("def get_tool_definitions(*a, **k):\n    raise OSError('no config')\n"
+            f.write("def get_tool_definitions(*a, **k):\n"
+                    "    raise OSError('bad config: OPENAI_API_KEY=sk-SECRET')\n"
                     "def handle_function_call(name, args, task_id=None, user_task=None):\n"
                     "    return '{}'\n")
         code, err = self.start_failing([], [PKG_ROOT, d])
         self.assertEqual(code, 1)
-        self.assertEqual(err.strip().splitlines(),
-                         ["hermes-tools: Hermes' get_tool_definitions failed (OSError: no config)"])
+        self.assertEqual(err.strip().splitlines(), [
+            "hermes-tools: Hermes' get_tool_definitions failed (OSError in model_tools)"])
+
+    def test_import_error_names_its_type_and_module_only(self):
+        # Hermes' import can fail on its own config: the message may quote it (a key).
+        d = tempfile.mkdtemp()
+        self.addCleanup(shutil.rmtree, d)
+        with open(os.path.join(d, "model_tools.py"), "w") as f:
+            f.write("import hermes_cfg\n")
+        with open(os.path.join(d, "hermes_cfg.py"), "w") as f:
+            f.write("raise ValueError('cannot parse api_key: sk-SECRET')\n")
+        code, err = self.start_failing([], [PKG_ROOT, d])
+        self.assertEqual(code, 1)
+        self.assertEqual(err.strip().splitlines(), [
+            "hermes-tools: cannot import Hermes' model_tools (ValueError in hermes_cfg); run "
+            "with Hermes' venv python and Hermes' source directory on PYTHONPATH"])
+
+    def test_adapter_failures_name_their_type_only(self):
+        # A copy of the package whose adapters fail at import, then at build, with a
+        # secret in the message.
+        for body, line in (
+                ("raise RuntimeError('sk-SECRET')\n",
+                 "cannot import the adapters (RuntimeError in hermes_tools.adapters)"),
+                ("import honcho_missing_module\n",
+                 "cannot import the adapters (ModuleNotFoundError, module honcho_missing_module)"),
+                ("def build(cfg):\n    raise KeyError('sk-SECRET')\n",
+                 "cannot set up the adapters (KeyError in hermes_tools.adapters)")):
+            d = tempfile.mkdtemp()
+            self.addCleanup(shutil.rmtree, d)
+            shutil.copytree(os.path.join(PKG_ROOT, "hermes_tools"),
+                            os.path.join(d, "hermes_tools"),
+                            ignore=shutil.ignore_patterns("adapters", "__pycache__"))
+            os.mkdir(os.path.join(d, "hermes_tools", "adapters"))
+            with open(os.path.join(d, "hermes_tools", "adapters", "__init__.py"), "w") as f:
+                f.write(body)
+            code, err = self.start_failing([], [d, FAKE_HERMES])
+            self.assertEqual(code, 1, body)
+            self.assertNotIn("SECRET", err)
+            self.assertEqual(err.strip().splitlines()[-1], f"hermes-tools: {line}", err)
 
     def test_bad_config(self):
         with tempfile.NamedTemporaryFile("w", suffix=".json", delete=False) as f:

@@ -289,5 +289,73 @@ class Calls(ServerTest):
         self.assertEqual(self.sink.wait(4)[3]["result"]["content"][0]["text"], "done")
 
 
+class Caps(ServerTest):
+    def test_a_result_over_the_cap_is_cut_and_loses_its_structure(self):
+        big = "é" * 60  # 120 bytes of UTF-8: the cut must not split a character
+        self.make([tool("big", lambda a, c: ToolResult(text=big, structured={"v": 1})),
+                   tool("fits", lambda a, c: ToolResult(text="short", structured={"v": big})),
+                   tool("edge", lambda a, c: ToolResult(text="a" * 101, is_error=True))],
+                  max_result_bytes=101)
+        self.init()
+        self.call(1, "big")
+        res = self.sink.wait(1)[0]["result"]
+        self.assertNotIn("structuredContent", res)
+        self.assertEqual(res["content"][0]["text"], "é" * 50 + "\n[hermes-tools: result "
+                         "truncated: 120 bytes, over the max_result_bytes cap of 101]")
+        self.call(2, "fits")  # short text, structure over the cap: the structure goes
+        res = self.sink.wait(2)[1]["result"]
+        self.assertEqual((res["content"][0]["text"], "structuredContent" in res),
+                         ("short", False))
+        self.call(3, "edge")  # at the cap: whole; isError is kept
+        res = self.sink.wait(3)[2]["result"]
+        self.assertEqual((res["content"][0]["text"], res["isError"]), ("a" * 101, True))
+
+
+class Stuck(ServerTest):
+    def test_on_stuck_once_every_slot_is_hung_past_its_time(self):
+        release, told = threading.Event(), []
+        self.addCleanup(release.set)
+
+        def hang(args, ctx):
+            release.wait(10)
+            return ToolResult(text="late")
+        self.make([tool("hang", hang), tool("ok", lambda a, c: ToolResult(text="ok"))],
+                  max_concurrent=2, timeout_for=lambda n: 0.1, stuck_exit_s=0.3,
+                  on_stuck=lambda slots, names: told.append((slots, names)))
+        self.init()
+        self.call(1, "hang")
+        self.sink.wait(1)
+        time.sleep(0.6)
+        self.assertEqual(told, [])  # one slot still free
+        t0 = time.monotonic()
+        self.call(2, "hang")
+        self.sink.wait(2)
+        deadline = time.monotonic() + 3
+        while not told and time.monotonic() < deadline:
+            time.sleep(0.02)
+        self.assertEqual(told, [(2, ["hang"])])
+        self.assertGreaterEqual(time.monotonic() - t0, 0.35)
+        release.set()
+        self.server.drain()
+        time.sleep(0.1)
+        self.assertEqual(told, [(2, ["hang"])])  # told once
+
+    def test_slots_freed_in_time_are_not_stuck(self):
+        release, told = threading.Event(), []
+
+        def hang(args, ctx):
+            release.wait(10)
+            return ToolResult(text="late")
+        self.make([tool("hang", hang)], max_concurrent=1, timeout_for=lambda n: 0.1,
+                  stuck_exit_s=1.0, on_stuck=lambda s, n: told.append(s))
+        self.init()
+        self.call(1, "hang")
+        self.sink.wait(1)
+        release.set()  # returns before stuck_exit_s has passed
+        time.sleep(1.3)
+        self.assertEqual(told, [])
+        self.assertEqual(self.server.busy, {})
+
+
 if __name__ == "__main__":
     unittest.main()

@@ -58,6 +58,12 @@ def _sleep(args, **kw):
     return json.dumps({"slept": args.get("seconds", 0.2), "task_id": kw.get("task_id")})
 
 
+def _big(args, **kw):
+    """A 10 MB JSON object (Hermes does not cap what a tool returns: a file read or a web
+    page can be that large); the server must cut it."""
+    return json.dumps({"data": "x" * (10 * 1024 * 1024)})
+
+
 def _schema(name):
     return {"name": name, "description": f"Hostile test tool {name}.",
             "parameters": {"type": "object", "properties": {"seconds": {"type": "number"}}}}
@@ -68,5 +74,5 @@ TOOLS = [
     for n, h in [("hostile_raise", _raise), ("hostile_hang", _hang), ("hostile_noisy", _noisy),
                  ("hostile_error", _error), ("hostile_text", _text), ("hostile_list", _list),
                  ("hostile_wrong_type", _wrong_type), ("hostile_multimodal", _multimodal),
-                 ("hostile_sleep", _sleep)]
+                 ("hostile_sleep", _sleep), ("hostile_big", _big)]
 ]
