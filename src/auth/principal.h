@@ -20,6 +20,8 @@
 #define PRINCIPALS_MAX 256    /* entries in a tokens file */
 #define PRINCIPAL_LIST_MAX 64 /* scopes or agents of one entry */
 #define PRINCIPAL_OWNER "owner"
+#define PRINCIPAL_PER_MIN_MAX 1000000 /* limits: calls_per_min at most */
+#define PRINCIPAL_IN_FLIGHT_MAX 10000 /* limits: calls_in_flight at most */
 
 struct principal {
     char name[PRINCIPAL_NAME_MAX + 1];
@@ -30,6 +32,9 @@ struct principal {
     char **agents; /* the agents: allowlist; NULL (nagents 0) when the entry has none */
     size_t nagents;
     time_t expires; /* 0: never */
+    /* limits: of the entry, tools/call this principal may make; 0: no limit */
+    unsigned calls_per_min;   /* started in any minute (a token bucket) */
+    unsigned calls_in_flight; /* running at once */
 };
 
 struct principals {

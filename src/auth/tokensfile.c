@@ -17,7 +17,7 @@
 #include "utf8.h"
 #include "yamljson.h"
 
-static const char *const entry_keys[] = {"name", "sha256", "scopes", "agents", "expires"};
+static const char *const entry_keys[] = {"name", "sha256", "scopes", "agents", "expires", "limits"};
 
 bool principal_name_ok(const char *s)
 {
@@ -160,6 +160,58 @@ struct principals *principals_ref(struct principals *s)
     return s;
 }
 
+/* A count of limits: (text, every scalar is): 0 to max, decimal digits only. */
+static bool limit_value(json_t *v, unsigned max, unsigned *out)
+{
+    const char *t = json_string_value(v);
+    unsigned long n = 0;
+    if (t == NULL || *t == '\0' || strlen(t) > 7 || strspn(t, "0123456789") != strlen(t))
+        return false;
+    n = strtoul(t, NULL, 10);
+    if (n > max)
+        return false;
+    *out = (unsigned)n;
+    return true;
+}
+
+/* The entry's limits: {calls_per_min: N, calls_in_flight: M}, each optional, 0 for none. */
+static bool parse_limits(json_t *l, struct principal *p, char *err, size_t errlen)
+{
+    const char *key;
+    json_t *v;
+
+    if (!json_is_object(l)) {
+        snprintf(err, errlen,
+                 "principal '%s': 'limits' must be a mapping of calls_per_min and "
+                 "calls_in_flight",
+                 p->name);
+        return false;
+    }
+    json_object_foreach(l, key, v)
+    {
+        bool ok;
+        if (strcmp(key, "calls_per_min") == 0)
+            ok = limit_value(v, PRINCIPAL_PER_MIN_MAX, &p->calls_per_min);
+        else if (strcmp(key, "calls_in_flight") == 0)
+            ok = limit_value(v, PRINCIPAL_IN_FLIGHT_MAX, &p->calls_in_flight);
+        else {
+            snprintf(err, errlen,
+                     "principal '%s': unknown key 'limits.%.40s' (known: calls_per_min, "
+                     "calls_in_flight)",
+                     p->name, key);
+            return false;
+        }
+        if (!ok) {
+            snprintf(err, errlen, "principal '%s': 'limits.%s' must be a whole number 0-%u",
+                     p->name, key,
+                     strcmp(key, "calls_per_min") == 0 ? (unsigned)PRINCIPAL_PER_MIN_MAX
+                                                       : (unsigned)PRINCIPAL_IN_FLIGHT_MAX);
+            return false;
+        }
+    }
+    return true;
+}
+
 /* One entry of the file into p (zeroed); false with a reason in err. */
 static bool parse_entry(json_t *e, size_t no, struct principal *p, char *err, size_t errlen)
 {
@@ -180,7 +232,7 @@ static bool parse_entry(json_t *e, size_t no, struct principal *p, char *err, si
             return false;
         }
         bool is_list = strcmp(key, "scopes") == 0 || strcmp(key, "agents") == 0;
-        if (!is_list &&
+        if (!is_list && strcmp(key, "limits") != 0 &&
             (!json_is_string(v) || strlen(json_string_value(v)) != json_string_length(v))) {
             snprintf(err, errlen, "entry #%zu: '%s' must be text", no, key);
             return false;
@@ -244,7 +296,8 @@ static bool parse_entry(json_t *e, size_t no, struct principal *p, char *err, si
                  name);
         return false;
     }
-    return true;
+    json_t *limits = json_object_get(e, "limits");
+    return limits == NULL || parse_limits(limits, p, err, errlen);
 }
 
 static struct principals *parse_doc(json_t *doc, char *err, size_t errlen)

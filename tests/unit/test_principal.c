@@ -25,7 +25,8 @@ static const char good[] = "tokens:\n"
                            "    sha256: " H2 "\n"
                            "    scopes: hermes:read, hermes:task gateway:github\n"
                            "    agents: [beta]\n"
-                           "    expires: 2030-06-01T12:00:00Z\n";
+                           "    expires: 2030-06-01T12:00:00Z\n"
+                           "    limits: {calls_per_min: 30, calls_in_flight: 2}\n";
 
 static struct principals *parse(const char *s, char *err)
 {
@@ -53,6 +54,10 @@ static void parses_a_tokens_file(void **state)
     assert_string_equal(o->scopes[2], "gateway:github");
     assert_int_equal(o->nagents, 1);
     assert_int_equal(o->expires, 1906545600); /* date -u -d 2030-06-01T12:00:00Z +%s */
+    assert_int_equal(r->calls_per_min, 0);    /* no limits: none */
+    assert_int_equal(r->calls_in_flight, 0);
+    assert_int_equal(o->calls_per_min, 30);
+    assert_int_equal(o->calls_in_flight, 2);
     principals_unref(s);
 
     s = parse("tokens: []\n", err);
@@ -96,6 +101,26 @@ static void refuses_unclear_files(void **state)
          "    sha256: " H1 "\n    scopes: [hermes:task]\n",
          "'a' and 'b' have the same token"},
         {"tokens: &x []\n", "anchors"},
+        {"tokens:\n  - name: a\n    sha256: " H1 "\n    scopes: [hermes:read]\n    limits: 5\n",
+         "'limits' must be a mapping"},
+        {"tokens:\n  - name: a\n    sha256: " H1 "\n    scopes: [hermes:read]\n"
+         "    limits: {calls: 5}\n",
+         "unknown key 'limits.calls'"},
+        {"tokens:\n  - name: a\n    sha256: " H1 "\n    scopes: [hermes:read]\n"
+         "    limits: {calls_per_min: -1}\n",
+         "'limits.calls_per_min' must be a whole number 0-1000000"},
+        {"tokens:\n  - name: a\n    sha256: " H1 "\n    scopes: [hermes:read]\n"
+         "    limits: {calls_per_min: 1000001}\n",
+         "'limits.calls_per_min' must be"},
+        {"tokens:\n  - name: a\n    sha256: " H1 "\n    scopes: [hermes:read]\n"
+         "    limits: {calls_in_flight: 10001}\n",
+         "'limits.calls_in_flight' must be a whole number 0-10000"},
+        {"tokens:\n  - name: a\n    sha256: " H1 "\n    scopes: [hermes:read]\n"
+         "    limits: {calls_in_flight: 2x}\n",
+         "'limits.calls_in_flight' must be"},
+        {"tokens:\n  - name: a\n    sha256: " H1 "\n    scopes: [hermes:read]\n"
+         "    limits: {calls_in_flight: [1]}\n",
+         "'limits.calls_in_flight' must be"},
     };
     char err[300];
     (void)state;
