@@ -96,6 +96,32 @@ static bool tool_allowed(struct hreq *r, const char *tool, const char *scope, bo
     return ok;
 }
 
+/* The call gate (mcp_set_call_gate): the principal's limits: from the tokens file. */
+static unsigned call_limited(struct hreq *r, const char *tool, void *arg)
+{
+    struct app *a = arg;
+    const struct rpc_note *n = hreq_user(r);
+    const struct principal *p = n ? n->id.who : NULL;
+    bool first = false;
+    (void)tool;
+
+    if (!a->cfg->auth || p == NULL || p->calls_per_min == 0)
+        return 0;
+    unsigned wait =
+        ratelimit_consume_rate(a->rl_calls, p->name, p->calls_per_min, loop_now(a->loop), &first);
+    if (wait == 0)
+        return 0;
+    char labels[200];
+    metric_labels(labels, sizeof labels, "principal", p->name, "limit", "calls_per_min", NULL);
+    metric_add(a->principal_limited, labels, 1);
+    if (first)
+        log_event(EV_PRINCIPAL_LIMITED,
+                  LOG_FIELDS(LF_S("principal", p->name), LF_S("limit", "calls_per_min"),
+                             LF_N("value", p->calls_per_min)),
+                  "principal %s is over its limit of %u calls a minute", p->name, p->calls_per_min);
+    return wait;
+}
+
 /* The agent filter (mcp_set_agent_filter): the agents the request's principal may delegate to
  * (agent NULL: every agent). */
 static bool agent_allowed(struct hreq *r, const char *agent, void *arg)
@@ -338,6 +364,12 @@ int app_run(const struct app_opts *o)
     a.principal_requests =
         metric_new("hermes_mcp_principal_requests_total",
                    "Authenticated HTTP requests, by principal (its name)", METRIC_COUNTER, NULL, 0);
+    a.principal_limited =
+        metric_new("hermes_mcp_principal_limited_total",
+                   "Tool calls refused busy by a principal's limits, by principal "
+                   "and limit",
+                   METRIC_COUNTER, NULL, 0);
+    a.rl_calls = ratelimit_new(1, RATE_TABLE_MAX); /* each key at its principal's rate */
 
     struct mcp_opts mo = {.name = o->service,
                           .version = HM_VERSION,
@@ -350,6 +382,7 @@ int app_run(const struct app_opts *o)
     a.mcp = mcp_new(a.loop, &mo);
     mcp_set_audit(a.mcp, on_rpc_note, &a);
     mcp_set_tool_filter(a.mcp, tool_allowed, &a);
+    mcp_set_call_gate(a.mcp, call_limited, &a);
     mcp_set_agent_filter(a.mcp, agent_allowed, &a);
     mcp_set_caller(a.mcp, caller_name, &a);
     mcp_set_whoami(a.mcp, whoami_of, &a);
@@ -440,10 +473,12 @@ out:
     audit_free(a.audit, 2000);
     ratelimit_free(a.rl);
     ratelimit_free(a.rl_auth);
+    ratelimit_free(a.rl_calls);
     metric_free(a.http_requests);
     metric_free(a.rpc_requests);
     metric_free(a.rpc_duration);
     metric_free(a.principal_requests);
+    metric_free(a.principal_limited);
     authn_free(a.authn);
     authserver_free(a.oauth_server);
     tokenstore_free(a.oauth_tokens);

@@ -25,8 +25,9 @@ struct app {
     struct mcp_server *mcp;
     int sigfd;
     struct loop_watch *sigw;
-    struct ratelimit *rl;      /* per client IP: requests without a valid credential */
-    struct ratelimit *rl_auth; /* per credential: authenticated requests */
+    struct ratelimit *rl;       /* per client IP: requests without a valid credential */
+    struct ratelimit *rl_auth;  /* per credential: authenticated requests */
+    struct ratelimit *rl_calls; /* per principal: tools/call at its limits: calls_per_min */
     struct audit *audit;
     struct approvals *approvals; /* the operator's queue, answered through ctl */
     struct ctlsock *ctl;         /* NULL when the socket could not be made: requests time out */
@@ -36,7 +37,8 @@ struct app {
     char *oauth_resource;            /* <issuer>/mcp: the audience an access token must name */
     struct authserver *oauth_server; /* with OAUTH_ISSUER_URL: /authorize, /token, /register */
     uint64_t rate_limited, auth_failures;
-    struct metric *http_requests, *rpc_requests, *rpc_duration, *principal_requests;
+    struct metric *http_requests, *rpc_requests, *rpc_duration, *principal_requests,
+        *principal_limited;
     time_t started;
     struct loop_timer *watchdog;
     unsigned watchdog_ms;

@@ -21,7 +21,6 @@
 #define PRINCIPAL_LIST_MAX 64 /* scopes or agents of one entry */
 #define PRINCIPAL_OWNER "owner"
 #define PRINCIPAL_PER_MIN_MAX 1000000 /* limits: calls_per_min at most */
-#define PRINCIPAL_IN_FLIGHT_MAX 10000 /* limits: calls_in_flight at most */
 
 struct principal {
     char name[PRINCIPAL_NAME_MAX + 1];
@@ -32,9 +31,9 @@ struct principal {
     char **agents; /* the agents: allowlist; NULL (nagents 0) when the entry has none */
     size_t nagents;
     time_t expires; /* 0: never */
-    /* limits: of the entry, tools/call this principal may make; 0: no limit */
-    unsigned calls_per_min;   /* started in any minute (a token bucket) */
-    unsigned calls_in_flight; /* running at once */
+    /* limits: of the entry: tools/call this principal may start a minute (a token bucket,
+     * bursts up to it); over it a call gets the tool error busy. 0: no limit. */
+    unsigned calls_per_min;
 };
 
 struct principals {

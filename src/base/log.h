@@ -60,6 +60,7 @@ enum log_ev {
     EV_CIRCUIT_CLOSED,
     EV_TOOL_WITHHELD,
     EV_PINS_REREAD,
+    EV_PRINCIPAL_LIMITED,
     EV_COUNT
 };
 

@@ -74,8 +74,24 @@ unsigned ratelimit_consume(struct ratelimit *rl, const char *ip, uint64_t now_ms
     return ratelimit_consume_key(rl, key, now_ms, first);
 }
 
+static unsigned consume(struct ratelimit *rl, const char *key_in, double capacity, double per_ms,
+                        uint64_t now_ms, bool *first);
+
 unsigned ratelimit_consume_key(struct ratelimit *rl, const char *key_in, uint64_t now_ms,
                                bool *first)
+{
+    return consume(rl, key_in, rl->capacity, rl->per_ms, now_ms, first);
+}
+
+unsigned ratelimit_consume_rate(struct ratelimit *rl, const char *key, unsigned per_min,
+                                uint64_t now_ms, bool *first)
+{
+    per_min = per_min ? per_min : 1;
+    return consume(rl, key, per_min, per_min / 60000.0, now_ms, first);
+}
+
+static unsigned consume(struct ratelimit *rl, const char *key_in, double capacity, double per_ms,
+                        uint64_t now_ms, bool *first)
 {
     char key[RATELIMIT_KEY_MAX]; /* cut as the bucket stores it, so lookups find it */
     snprintf(key, sizeof key, "%s", key_in);
@@ -92,17 +108,17 @@ unsigned ratelimit_consume_key(struct ratelimit *rl, const char *key_in, uint64_
         }
         b = xcalloc(1, sizeof *b);
         snprintf(b->key, sizeof b->key, "%s", key);
-        b->tokens = rl->capacity;
+        b->tokens = capacity;
         b->last_ms = now_ms;
         strmap_put(rl->map, b->key, b);
     } else {
         list_unlink(&b->lru);
         if (now_ms > b->last_ms) {
-            b->tokens += (double)(now_ms - b->last_ms) * rl->per_ms;
-            if (b->tokens > rl->capacity)
-                b->tokens = rl->capacity;
+            b->tokens += (double)(now_ms - b->last_ms) * per_ms;
             b->last_ms = now_ms;
         }
+        if (b->tokens > capacity)
+            b->tokens = capacity;
     }
     list_push_front(&rl->lru, &b->lru);
     if (b->tokens >= 1.0) {
@@ -114,7 +130,7 @@ unsigned ratelimit_consume_key(struct ratelimit *rl, const char *key_in, uint64_
         if (first)
             *first = true;
     }
-    double wait_ms = (1.0 - b->tokens) / rl->per_ms;
+    double wait_ms = (1.0 - b->tokens) / per_ms;
     unsigned s = (unsigned)ceil(wait_ms / 1000.0);
     return s ? s : 1;
 }

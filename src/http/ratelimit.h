@@ -19,8 +19,12 @@ void ratelimit_free(struct ratelimit *rl); /* NULL-safe */
 unsigned ratelimit_consume(struct ratelimit *rl, const char *ip, uint64_t now_ms, bool *first);
 /* The same for a key that is not an address (a credential's hash, say): used as it is, cut to
  * RATELIMIT_KEY_MAX - 1 bytes. */
-#define RATELIMIT_KEY_MAX 64
+#define RATELIMIT_KEY_MAX 72 /* a principal's name fits whole */
 unsigned ratelimit_consume_key(struct ratelimit *rl, const char *key, uint64_t now_ms, bool *first);
+/* The same at per_min (not 0) instead of the table's rate: one table for keys with rates of their
+ * own (a role's calls_per_min). A key whose rate shrank keeps at most the new burst. */
+unsigned ratelimit_consume_rate(struct ratelimit *rl, const char *key, unsigned per_min,
+                                uint64_t now_ms, bool *first);
 size_t ratelimit_clients(const struct ratelimit *rl);
 /* The bucket key for an address: IPv4 as is (also when IPv4-mapped), IPv6 as its /64. */
 void ratelimit_key(const char *ip, char *out, size_t outlen);

@@ -120,6 +120,11 @@ void mcp_set_audit(struct mcp_server *s, mcp_audit_cb *cb, void *arg);
 typedef bool mcp_tool_filter_cb(struct hreq *r, const char *tool, const char *scope, bool refusing,
                                 void *arg);
 void mcp_set_tool_filter(struct mcp_server *s, mcp_tool_filter_cb *cb, void *arg);
+/* Asked before a tools/call the filter allowed starts: 0 lets it run, else the seconds the
+ * caller should wait, and the call is answered with the tool error busy and that retry_after
+ * (never queued). May be NULL. */
+typedef unsigned mcp_call_gate_cb(struct hreq *r, const char *tool, void *arg);
+void mcp_set_call_gate(struct mcp_server *s, mcp_call_gate_cb *cb, void *arg);
 /* Leaves a registered tool out of tools/list (or puts it back) for every caller; tools/call still
  * reaches its handler, which says why (the gateway's withheld definitions). */
 void mcp_set_tool_hidden(struct mcp_server *s, const char *name, bool hidden);

@@ -197,6 +197,8 @@ struct mcp_server {
     void *audit_arg;
     mcp_tool_filter_cb *tool_filter; /* may be NULL: every tool for everyone */
     void *tool_filter_arg;
+    mcp_call_gate_cb *call_gate; /* may be NULL: no limits */
+    void *call_gate_arg;
     mcp_agent_filter_cb *agent_filter; /* may be NULL: every agent for everyone */
     void *agent_filter_arg;
     size_t tools_hidden; /* how many tools are left out of tools/list (hidden or disabled) */

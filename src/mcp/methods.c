@@ -23,6 +23,7 @@
 #include "loop.h"
 #include "mem.h"
 #include "strmap.h"
+#include "toolerr.h"
 
 static json_t *registry_list(const struct registry *reg, const char *field)
 {
@@ -397,6 +398,16 @@ static void do_tools_call(struct rpc_ctx *x, struct jrpc_msg *m)
     if (x->srv->tool_filter &&
         !x->srv->tool_filter(x->req, t->name, t->scope, !x->ex->batch, x->srv->tool_filter_arg)) {
         refuse_tool(x, m, t);
+        return;
+    }
+    unsigned wait =
+        x->srv->call_gate ? x->srv->call_gate(x->req, t->name, x->srv->call_gate_arg) : 0;
+    if (wait) {
+        mcp_audit_note(x->srv, x->req, NULL, t->name, toolerr_name(TE_BUSY));
+        mcp_answer(x, jrpc_result(m->id, tool_error_json(TE_BUSY, wait,
+                                                         "this credential is over its limit of "
+                                                         "calls; retry after %u s",
+                                                         wait)));
         return;
     }
     mcp_audit_note(x->srv, x->req, NULL, t->name, NULL);

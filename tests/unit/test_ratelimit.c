@@ -97,6 +97,33 @@ static void raw_keys_are_their_own_buckets(void **state)
     ratelimit_free(rl);
 }
 
+/* One table, a rate per key: each key bursts to its own rate and refills at it; a key whose
+ * rate shrinks keeps at most the new burst; long keys (a 64-character name) stay whole. */
+static void keys_with_rates_of_their_own(void **state)
+{
+    struct ratelimit *rl = ratelimit_new(1, 16);
+    bool first;
+    (void)state;
+    for (int i = 0; i < 2; i++)
+        assert_int_equal(ratelimit_consume_rate(rl, "slow", 2, 1000, NULL), 0);
+    assert_int_equal(ratelimit_consume_rate(rl, "slow", 2, 1000, &first), 30);
+    assert_true(first);
+    for (int i = 0; i < 60; i++)
+        assert_int_equal(ratelimit_consume_rate(rl, "fast", 60, 1000, NULL), 0);
+    assert_int_equal(ratelimit_consume_rate(rl, "fast", 60, 1000, NULL), 1);
+    assert_int_equal(ratelimit_consume_rate(rl, "fast", 60, 2100, NULL), 0); /* refilled */
+    assert_int_equal(ratelimit_consume_rate(rl, "slow", 2, 31000, NULL), 0);
+    /* fast's rate drops to 1: 59 s of refill at 60 a minute is capped to a burst of 1 */
+    assert_int_equal(ratelimit_consume_rate(rl, "fast", 1, 61000, NULL), 0);
+    assert_true(ratelimit_consume_rate(rl, "fast", 1, 61000, NULL) > 0);
+    char a[65], b[65];
+    memset(a, 'a', 64), a[64] = '\0';
+    memcpy(b, a, 65), b[63] = 'b';
+    assert_int_equal(ratelimit_consume_rate(rl, a, 1, 1000, NULL), 0);
+    assert_int_equal(ratelimit_consume_rate(rl, b, 1, 1000, NULL), 0); /* not a's bucket */
+    ratelimit_free(rl);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -105,6 +132,7 @@ int main(void)
         cmocka_unit_test(table_is_bounded_and_evicts_oldest),
         cmocka_unit_test(first_refusal_of_a_minute_is_flagged),
         cmocka_unit_test(raw_keys_are_their_own_buckets),
+        cmocka_unit_test(keys_with_rates_of_their_own),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

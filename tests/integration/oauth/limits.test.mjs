@@ -1,0 +1,72 @@
+// Per-role limits (TOKENS_FILE limits:): a role over its calls_per_min gets the tool error busy
+// with retry_after, never a queued call, while another role calls on; /metrics counts the
+// refusals per principal and the log says so once a minute. A bad limit stops the server.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync, writeFileSync, chmodSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { createHash, randomBytes } from 'node:crypto';
+import { startHermes, HERMES, JSON_HEADERS, tokensFile } from '../../lib/lib.mjs';
+import { events, waitEvent } from '../../lib/events.mjs';
+
+let id = 0;
+async function call(srv, token, name, args = {}) {
+  const res = await fetch(srv.url, {
+    method: 'POST',
+    headers: { ...JSON_HEADERS, Authorization: `Bearer ${token}`, 'MCP-Protocol-Version': '2025-11-25' },
+    body: JSON.stringify({ jsonrpc: '2.0', id: ++id, method: 'tools/call', params: { name, arguments: args } }),
+  });
+  assert.equal(res.status, 200);
+  return (await res.json()).result;
+}
+
+test('a role over its calls_per_min gets busy with retry_after; another role is unaffected', async () => {
+  const tok = { slow: randomBytes(32).toString('hex'), free: randomBytes(32).toString('hex') };
+  const dir = mkdtempSync(join(tmpdir(), 'hm-limits-'));
+  const file = tokensFile(dir, { free: [tok.free, 'hermes:read'] },
+    `  - name: slow\n    sha256: ${createHash('sha256').update(tok.slow).digest('hex')}\n` +
+    '    scopes: [hermes:read]\n    limits: {calls_per_min: 2}\n');
+  const srv = await startHermes({ TOKENS_FILE: file });
+  try {
+    for (let i = 0; i < 2; i++)
+      assert.equal((await call(srv, tok.slow, 'whoami')).isError, false);
+    const busy = await call(srv, tok.slow, 'whoami');
+    assert.equal(busy.isError, true);
+    assert.equal(busy.structuredContent.error, 'busy');
+    assert.ok(busy.structuredContent.retry_after >= 1 && busy.structuredContent.retry_after <= 30,
+      JSON.stringify(busy.structuredContent));
+    assert.equal((await call(srv, tok.slow, 'whoami')).structuredContent.error, 'busy');
+    // The other role, at the same moment: no limit of its own, not touched by slow's.
+    for (let i = 0; i < 5; i++)
+      assert.equal((await call(srv, tok.free, 'whoami')).isError, false);
+
+    const m = await (await fetch(`${srv.base}/metrics`, { headers: srv.auth })).text();
+    assert.match(m, /^hermes_mcp_principal_limited_total\{principal="slow",limit="calls_per_min"\} 2$/m);
+    assert.doesNotMatch(m, /principal_limited_total\{principal="free"/);
+    // Logged once for the minute, though refused twice.
+    await waitEvent(srv, 'principal_limited', { principal: 'slow', limit: 'calls_per_min', value: '2' });
+    assert.equal(events(srv, 'principal_limited').length, 1);
+  } finally {
+    await srv.stop();
+  }
+});
+
+test('a limit out of range or of an unknown kind stops the server with a clear reason', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'hm-limits-'));
+  try {
+    for (const [limits, why] of [['{calls_per_min: 1000001}', "'limits.calls_per_min' must be a whole number 0-1000000"],
+      ['{calls: 1}', "unknown key 'limits.calls'"]]) {
+      const file = tokensFile(dir, { a: [randomBytes(32).toString('hex'), 'hermes:read'] }, `    limits: ${limits}\n`);
+      const env = join(dir, 'env');
+      writeFileSync(env, `MCP_PORT=0\nMCP_AUTH_TOKEN=${randomBytes(32).toString('hex')}\nTOKENS_FILE=${file}\nAGENTS_FILE=${join(dir, 'agents.yaml')}\n`);
+      chmodSync(env, 0o600);
+      const r = spawnSync(HERMES, ['serve', '--env-file', env], { encoding: 'utf8', timeout: 10000 });
+      assert.notEqual(r.status, 0);
+      assert.ok(r.stderr.includes(why), r.stderr);
+    }
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
