@@ -32,6 +32,7 @@
 #include "ratelimit.h"
 #include "reaper.h"
 #include "sdnotify.h"
+#include "strmap.h"
 #include "version.h"
 #include "whoami.h"
 
@@ -96,30 +97,83 @@ static bool tool_allowed(struct hreq *r, const char *tool, const char *scope, bo
     return ok;
 }
 
-/* The call gate (mcp_set_call_gate): the principal's limits: from the tokens file. */
-static unsigned call_limited(struct hreq *r, const char *tool, void *arg)
+/* A principal's calls running now (its calls_in_flight), kept while any runs or while its last
+ * refusal's log line holds off the next one. */
+struct running {
+    unsigned n;
+    uint64_t logged_ms; /* the last principal_limited line for calls_in_flight; 0: none */
+    char name[PRINCIPAL_NAME_MAX + 1];
+};
+
+/* Counts a refusal, and logs it when log (at most once a minute per principal and limit). */
+static void limited(struct app *a, const struct principal *p, const char *limit, unsigned value,
+                    bool log)
+{
+    char labels[200];
+    metric_labels(labels, sizeof labels, "principal", p->name, "limit", limit, NULL);
+    metric_add(a->principal_limited, labels, 1);
+    if (log)
+        log_event(
+            EV_PRINCIPAL_LIMITED,
+            LOG_FIELDS(LF_S("principal", p->name), LF_S("limit", limit), LF_N("value", value)),
+            "principal %s is over its limit of %s %u", p->name, limit, value);
+}
+
+/* The call gate (mcp_set_call_gate): the principal's limits: from the tokens file. A call let
+ * run under calls_in_flight holds a ticket (its struct running) until call_done. */
+static unsigned call_limited(struct hreq *r, const char *tool, void **ticket, void *arg)
 {
     struct app *a = arg;
     const struct rpc_note *n = hreq_user(r);
     const struct principal *p = n ? n->id.who : NULL;
+    uint64_t now = loop_now(a->loop);
     bool first = false;
     (void)tool;
 
-    if (!a->cfg->auth || p == NULL || p->calls_per_min == 0)
+    if (!a->cfg->auth || p == NULL)
         return 0;
-    unsigned wait =
-        ratelimit_consume_rate(a->rl_calls, p->name, p->calls_per_min, loop_now(a->loop), &first);
-    if (wait == 0)
-        return 0;
-    char labels[200];
-    metric_labels(labels, sizeof labels, "principal", p->name, "limit", "calls_per_min", NULL);
-    metric_add(a->principal_limited, labels, 1);
-    if (first)
-        log_event(EV_PRINCIPAL_LIMITED,
-                  LOG_FIELDS(LF_S("principal", p->name), LF_S("limit", "calls_per_min"),
-                             LF_N("value", p->calls_per_min)),
-                  "principal %s is over its limit of %u calls a minute", p->name, p->calls_per_min);
-    return wait;
+    struct running *run = p->calls_in_flight ? strmap_get(a->running, p->name) : NULL;
+    if (run && run->n >= p->calls_in_flight) {
+        bool log = run->logged_ms == 0 || now - run->logged_ms >= 60000;
+        if (log)
+            run->logged_ms = now ? now : 1;
+        limited(a, p, "calls_in_flight", p->calls_in_flight, log);
+        return 1; /* a slot frees when a call ends, which cannot be foretold */
+    }
+    if (p->calls_per_min) {
+        unsigned wait = ratelimit_consume_rate(a->rl_calls, p->name, p->calls_per_min, now, &first);
+        if (wait) {
+            limited(a, p, "calls_per_min", p->calls_per_min, first);
+            return wait;
+        }
+    }
+    if (p->calls_in_flight) {
+        if (run == NULL) {
+            run = xcalloc(1, sizeof *run);
+            snprintf(run->name, sizeof run->name, "%s", p->name);
+            strmap_put(a->running, run->name, run);
+        }
+        run->n++;
+        *ticket = run;
+    }
+    return 0;
+}
+
+/* The release of call_limited's ticket: the call is no longer in flight. */
+static void call_done(void *ticket, void *arg)
+{
+    struct app *a = arg;
+    struct running *run = ticket;
+    if (--run->n == 0 && (run->logged_ms == 0 || loop_now(a->loop) - run->logged_ms >= 60000)) {
+        strmap_del(a->running, run->name);
+        free(run);
+    }
+}
+
+static void running_free(const char *key, void *value, void *arg)
+{
+    (void)key, (void)arg;
+    free(value);
 }
 
 /* The agent filter (mcp_set_agent_filter): the agents the request's principal may delegate to
@@ -370,6 +424,7 @@ int app_run(const struct app_opts *o)
                    "and limit",
                    METRIC_COUNTER, NULL, 0);
     a.rl_calls = ratelimit_new(1, RATE_TABLE_MAX); /* each key at its principal's rate */
+    a.running = strmap_new();
 
     struct mcp_opts mo = {.name = o->service,
                           .version = HM_VERSION,
@@ -382,7 +437,7 @@ int app_run(const struct app_opts *o)
     a.mcp = mcp_new(a.loop, &mo);
     mcp_set_audit(a.mcp, on_rpc_note, &a);
     mcp_set_tool_filter(a.mcp, tool_allowed, &a);
-    mcp_set_call_gate(a.mcp, call_limited, &a);
+    mcp_set_call_gate(a.mcp, call_limited, call_done, &a);
     mcp_set_agent_filter(a.mcp, agent_allowed, &a);
     mcp_set_caller(a.mcp, caller_name, &a);
     mcp_set_whoami(a.mcp, whoami_of, &a);
@@ -474,6 +529,8 @@ out:
     ratelimit_free(a.rl);
     ratelimit_free(a.rl_auth);
     ratelimit_free(a.rl_calls);
+    strmap_each(a.running, running_free, NULL);
+    strmap_free(a.running);
     metric_free(a.http_requests);
     metric_free(a.rpc_requests);
     metric_free(a.rpc_duration);

@@ -28,6 +28,7 @@ struct app {
     struct ratelimit *rl;       /* per client IP: requests without a valid credential */
     struct ratelimit *rl_auth;  /* per credential: authenticated requests */
     struct ratelimit *rl_calls; /* per principal: tools/call at its limits: calls_per_min */
+    struct strmap *running;     /* principal name -> struct running: its calls_in_flight */
     struct audit *audit;
     struct approvals *approvals; /* the operator's queue, answered through ctl */
     struct ctlsock *ctl;         /* NULL when the socket could not be made: requests time out */

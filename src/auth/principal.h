@@ -21,6 +21,7 @@
 #define PRINCIPAL_LIST_MAX 64 /* scopes or agents of one entry */
 #define PRINCIPAL_OWNER "owner"
 #define PRINCIPAL_PER_MIN_MAX 1000000 /* limits: calls_per_min at most */
+#define PRINCIPAL_IN_FLIGHT_MAX 10000 /* limits: calls_in_flight at most */
 
 struct principal {
     char name[PRINCIPAL_NAME_MAX + 1];
@@ -34,6 +35,7 @@ struct principal {
     /* limits: of the entry: tools/call this principal may start a minute (a token bucket,
      * bursts up to it); over it a call gets the tool error busy. 0: no limit. */
     unsigned calls_per_min;
+    unsigned calls_in_flight; /* tools/call of this principal running at once; 0: no limit */
 };
 
 struct principals {

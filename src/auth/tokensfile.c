@@ -174,7 +174,7 @@ static bool limit_value(json_t *v, unsigned max, unsigned *out)
     return true;
 }
 
-/* The entry's limits: {calls_per_min: N}, 0 for none. */
+/* The entry's limits: {calls_per_min: N, calls_in_flight: M}, each optional, 0 for none. */
 static bool parse_limits(json_t *l, struct principal *p, char *err, size_t errlen)
 {
     const char *key;
@@ -188,17 +188,22 @@ static bool parse_limits(json_t *l, struct principal *p, char *err, size_t errle
     json_object_foreach(l, key, v)
     {
         bool ok;
-        if (strcmp(key, "calls_per_min") == 0)
+        bool per_min = strcmp(key, "calls_per_min") == 0;
+        if (per_min)
             ok = limit_value(v, PRINCIPAL_PER_MIN_MAX, &p->calls_per_min);
+        else if (strcmp(key, "calls_in_flight") == 0)
+            ok = limit_value(v, PRINCIPAL_IN_FLIGHT_MAX, &p->calls_in_flight);
         else {
             snprintf(err, errlen,
-                     "principal '%s': unknown key 'limits.%.40s' (known: calls_per_min)", p->name,
-                     key);
+                     "principal '%s': unknown key 'limits.%.40s' (known: calls_per_min, "
+                     "calls_in_flight)",
+                     p->name, key);
             return false;
         }
         if (!ok) {
             snprintf(err, errlen, "principal '%s': 'limits.%s' must be a whole number 0-%u",
-                     p->name, key, (unsigned)PRINCIPAL_PER_MIN_MAX);
+                     p->name, key,
+                     per_min ? (unsigned)PRINCIPAL_PER_MIN_MAX : (unsigned)PRINCIPAL_IN_FLIGHT_MAX);
             return false;
         }
     }

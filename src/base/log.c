@@ -121,10 +121,11 @@ static const struct log_ev_info events[EV_COUNT] = {
     [EV_PINS_REREAD] = {"pins_reread", LOG_INFO, "file",
                         "A SIGHUP re-read the gateway's pins file, the last step of a gateway "
                         "reload (tools accepted with `hermes-mcp gateway accept` take effect)."},
-    [EV_PRINCIPAL_LIMITED] = {"principal_limited", LOG_WARN, "principal limit value",
-                              "A principal went over a limit of its `limits:` in the tokens file "
-                              "(`limit` calls_per_min, `value` its setting): its tool calls get "
-                              "`busy` with `retry_after`. At most once a minute per principal."},
+    [EV_PRINCIPAL_LIMITED] =
+        {"principal_limited", LOG_WARN, "principal limit value",
+         "A principal went over a limit of its `limits:` in the tokens file "
+         "(`limit` calls_per_min or calls_in_flight, `value` its setting): its tool calls get "
+         "`busy` with `retry_after`. At most once a minute per principal and limit."},
 };
 
 const struct log_ev_info *log_ev_at(enum log_ev e)

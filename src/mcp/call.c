@@ -50,6 +50,9 @@ static void call_untrack(struct mcp_call *c)
     if (c->counted)
         c->srv->ninflight--;
     c->counted = false;
+    if (c->ticket && c->srv->call_release)
+        c->srv->call_release(c->ticket, c->srv->call_gate_arg);
+    c->ticket = NULL;
 }
 
 void mcp_call_make_lasting(struct mcp_call *c)

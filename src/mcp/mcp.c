@@ -180,9 +180,11 @@ void mcp_add_tool(struct mcp_server *s, const struct mcp_tool_def *d)
     s->tools.v[s->tools.n - 1].param_headers = mcp_param_headers(d->name, d->input_schema);
 }
 
-void mcp_set_call_gate(struct mcp_server *s, mcp_call_gate_cb *cb, void *arg)
+void mcp_set_call_gate(struct mcp_server *s, mcp_call_gate_cb *gate, mcp_call_release_cb *release,
+                       void *arg)
 {
-    s->call_gate = cb;
+    s->call_gate = gate;
+    s->call_release = release;
     s->call_gate_arg = arg;
 }
 

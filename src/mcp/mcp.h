@@ -122,9 +122,13 @@ typedef bool mcp_tool_filter_cb(struct hreq *r, const char *tool, const char *sc
 void mcp_set_tool_filter(struct mcp_server *s, mcp_tool_filter_cb *cb, void *arg);
 /* Asked before a tools/call the filter allowed starts: 0 lets it run, else the seconds the
  * caller should wait, and the call is answered with the tool error busy and that retry_after
- * (never queued). May be NULL. */
-typedef unsigned mcp_call_gate_cb(struct hreq *r, const char *tool, void *arg);
-void mcp_set_call_gate(struct mcp_server *s, mcp_call_gate_cb *cb, void *arg);
+ * (never queued). A gate that lets a call run may set *ticket: release(ticket, arg) is then
+ * called once, when the call stops being in flight (answered, cancelled, timed out, or handed
+ * to a task). gate may be NULL. */
+typedef unsigned mcp_call_gate_cb(struct hreq *r, const char *tool, void **ticket, void *arg);
+typedef void mcp_call_release_cb(void *ticket, void *arg);
+void mcp_set_call_gate(struct mcp_server *s, mcp_call_gate_cb *gate, mcp_call_release_cb *release,
+                       void *arg);
 /* Leaves a registered tool out of tools/list (or puts it back) for every caller; tools/call still
  * reaches its handler, which says why (the gateway's withheld definitions). */
 void mcp_set_tool_hidden(struct mcp_server *s, const char *name, bool hidden);

@@ -114,6 +114,7 @@ struct mcp_call {
     bool lasting;    /* not counted in srv->ncalls (mcp_call_make_lasting) */
     bool in_flight;  /* in srv->inflight under key: a cancel by id can find it */
     bool counted;    /* in srv->ninflight: neither finished nor cancelled */
+    void *ticket;    /* the call gate's, released when the call stops being in flight */
     unsigned holds;  /* >0 while reply callbacks run: freeing waits until they are done */
     bool dead;       /* freed while held */
 };
@@ -198,6 +199,7 @@ struct mcp_server {
     mcp_tool_filter_cb *tool_filter; /* may be NULL: every tool for everyone */
     void *tool_filter_arg;
     mcp_call_gate_cb *call_gate; /* may be NULL: no limits */
+    mcp_call_release_cb *call_release;
     void *call_gate_arg;
     mcp_agent_filter_cb *agent_filter; /* may be NULL: every agent for everyone */
     void *agent_filter_arg;

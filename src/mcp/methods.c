@@ -400,8 +400,16 @@ static void do_tools_call(struct rpc_ctx *x, struct jrpc_msg *m)
         refuse_tool(x, m, t);
         return;
     }
+    mcp_audit_note(x->srv, x->req, NULL, t->name, NULL);
+    char msg[256];
+    if (x->ex->modern && t->param_headers &&
+        !era_param_headers_match(x->req, t->param_headers, args, msg, sizeof msg)) {
+        mcp_answer(x, jrpc_error(m->id, JRPC_HEADER_MISMATCH, msg));
+        return;
+    }
+    void *ticket = NULL;
     unsigned wait =
-        x->srv->call_gate ? x->srv->call_gate(x->req, t->name, x->srv->call_gate_arg) : 0;
+        x->srv->call_gate ? x->srv->call_gate(x->req, t->name, &ticket, x->srv->call_gate_arg) : 0;
     if (wait) {
         mcp_audit_note(x->srv, x->req, NULL, t->name, toolerr_name(TE_BUSY));
         mcp_answer(x, jrpc_result(m->id, tool_error_json(TE_BUSY, wait,
@@ -410,15 +418,10 @@ static void do_tools_call(struct rpc_ctx *x, struct jrpc_msg *m)
                                                          wait)));
         return;
     }
-    mcp_audit_note(x->srv, x->req, NULL, t->name, NULL);
-    char msg[256];
-    if (x->ex->modern && t->param_headers &&
-        !era_param_headers_match(x->req, t->param_headers, args, msg, sizeof msg)) {
-        mcp_answer(x, jrpc_error(m->id, JRPC_HEADER_MISMATCH, msg));
-        return;
-    }
     json_t *a = json_is_object(args) ? json_incref(args) : json_object();
-    start_call(x, m, t, a);
+    struct mcp_call *c = mcp_call_new(x, m);
+    c->ticket = ticket; /* before the handler, which may answer and free the call */
+    t->handler(c, a, t->arg);
     json_decref(a);
 }
 

@@ -26,7 +26,7 @@ static const char good[] = "tokens:\n"
                            "    scopes: hermes:read, hermes:task gateway:github\n"
                            "    agents: [beta]\n"
                            "    expires: 2030-06-01T12:00:00Z\n"
-                           "    limits: {calls_per_min: 30}\n";
+                           "    limits: {calls_per_min: 30, calls_in_flight: 2}\n";
 
 static struct principals *parse(const char *s, char *err)
 {
@@ -56,6 +56,8 @@ static void parses_a_tokens_file(void **state)
     assert_int_equal(o->expires, 1906545600); /* date -u -d 2030-06-01T12:00:00Z +%s */
     assert_int_equal(r->calls_per_min, 0);    /* no limits: none */
     assert_int_equal(o->calls_per_min, 30);
+    assert_int_equal(o->calls_in_flight, 2);
+    assert_int_equal(r->calls_in_flight, 0);
     principals_unref(s);
 
     s = parse("tokens: []\n", err);
@@ -116,6 +118,9 @@ static void refuses_unclear_files(void **state)
         {"tokens:\n  - name: a\n    sha256: " H1 "\n    scopes: [hermes:read]\n"
          "    limits: {calls_per_min: [1]}\n",
          "'limits.calls_per_min' must be"},
+        {"tokens:\n  - name: a\n    sha256: " H1 "\n    scopes: [hermes:read]\n"
+         "    limits: {calls_in_flight: 10001}\n",
+         "'limits.calls_in_flight' must be a whole number 0-10000"},
     };
     char err[300];
     (void)state;

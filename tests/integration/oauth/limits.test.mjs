@@ -1,6 +1,7 @@
-// Per-role limits (TOKENS_FILE limits:): a role over its calls_per_min gets the tool error busy
-// with retry_after, never a queued call, while another role calls on; /metrics counts the
-// refusals per principal and the log says so once a minute. A bad limit stops the server.
+// Per-role limits (TOKENS_FILE limits:): a role over its calls_per_min or calls_in_flight gets
+// the tool error busy with retry_after, never a queued call, while another role calls on;
+// /metrics counts the refusals per principal and limit, and the log says so once a minute. A
+// bad limit stops the server.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
@@ -8,7 +9,7 @@ import { mkdtempSync, writeFileSync, chmodSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createHash, randomBytes } from 'node:crypto';
-import { startHermes, HERMES, JSON_HEADERS, tokensFile } from '../../lib/lib.mjs';
+import { startHermes, startFake, agentEnv, HERMES, JSON_HEADERS, tokensFile } from '../../lib/lib.mjs';
 import { events, waitEvent } from '../../lib/events.mjs';
 
 let id = 0;
@@ -50,6 +51,45 @@ test('a role over its calls_per_min gets busy with retry_after; another role is 
     assert.equal(events(srv, 'principal_limited').length, 1);
   } finally {
     await srv.stop();
+  }
+});
+
+test('a role at its calls_in_flight gets busy while its slow call runs; another role is unaffected', async () => {
+  const fake = await startFake();
+  const dir = mkdtempSync(join(tmpdir(), 'hm-limits-'));
+  const tok = { one: randomBytes(32).toString('hex'), free: randomBytes(32).toString('hex') };
+  const file = tokensFile(dir, { free: [tok.free, 'hermes:read, hermes:task'] },
+    `  - name: one\n    sha256: ${createHash('sha256').update(tok.one).digest('hex')}\n` +
+    '    scopes: [hermes:read, hermes:task]\n    limits: {calls_in_flight: 1}\n');
+  const srv = await startHermes({ TOKENS_FILE: file, HERMES_ENV_PATH: agentEnv(fake) });
+  try {
+    const slow = call(srv, tok.one, 'hermes_task', { task: 'slowly [delay=1500]', mode: 'sync', id: 'lim-slow' });
+    // Wait until the slow call is in flight (the fake agent has it), then try a second one.
+    let busy;
+    for (let i = 0; i < 50 && !busy; i++) {
+      const r = await call(srv, tok.one, 'whoami');
+      if (r.isError) busy = r;
+      else await new Promise((res) => setTimeout(res, 20));
+    }
+    assert.ok(busy, 'a second call while the first runs was let through');
+    assert.equal(busy.structuredContent.error, 'busy');
+    assert.equal(busy.structuredContent.retry_after, 1);
+    // Another role with the same rights calls on, even a slow call of its own.
+    assert.equal((await call(srv, tok.free, 'whoami')).isError, false);
+    const done = await slow;
+    assert.equal(done.isError, false, JSON.stringify(done));
+    // The slot is free again once the call is answered.
+    assert.equal((await call(srv, tok.one, 'whoami')).isError, false);
+    assert.equal((await call(srv, tok.one, 'whoami')).isError, false);
+
+    const m = await (await fetch(`${srv.base}/metrics`, { headers: srv.auth })).text();
+    assert.match(m, /^hermes_mcp_principal_limited_total\{principal="one",limit="calls_in_flight"\} [1-9]\d*$/m);
+    await waitEvent(srv, 'principal_limited', { principal: 'one', limit: 'calls_in_flight', value: '1' });
+    assert.equal(events(srv, 'principal_limited').length, 1);
+  } finally {
+    await srv.stop();
+    await fake.stop();
+    rmSync(dir, { recursive: true, force: true });
   }
 });
 
