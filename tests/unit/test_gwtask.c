@@ -24,37 +24,8 @@
 #include "strmap.h"
 #include "upstream.h"
 
-/* ---- the upstream's transport (fake_httpup.h): records what it is sent ---- */
+#include "fake_gateway.h" /* sent, g, u, cfg, tool up__echo (guarded approve below) */
 
-static json_t *sent; /* every message the upstream got, in order */
-
-static bool fake_httpup_send(json_t *msg)
-{
-    json_array_append(sent, msg);
-    return true;
-}
-#include "fake_httpup.h"
-
-/* ---- one gateway, one ready upstream, one tool up__echo guarded approve ---- */
-
-static const struct up_events events = {.progress = gw_call_progress,
-                                        .request = gw_relay_request,
-                                        .fail_waiting = gw_call_fail_waiting,
-                                        .slot_free = gw_call_next,
-                                        .relisted = gw_pins_rediscovered,
-                                        .cleanup = gw_relay_cleanup};
-static struct loop *loop;
-static struct gateway g;
-static struct gw_upstream cfg = {.name = "up",
-                                 .kind = GW_HTTP,
-                                 .url = "http://127.0.0.1:1/mcp",
-                                 .prefix = "up__",
-                                 .timeout_s = 60,
-                                 .max_in_flight = 1};
-static struct upstream u;
-static char tool_name[] = "echo", tool_exposed[] = "up__echo";
-static struct gw_tool tool = {
-    .name = tool_name, .exposed = tool_exposed, .guard = GW_GUARD_APPROVE};
 static json_t *audit; /* the gateway's events: [{status, decided_by}] */
 
 static void on_event(const struct gw_event *e, void *arg)
@@ -74,39 +45,16 @@ static bool filter(struct hreq *r, const char *t, const char *scope, bool refusi
 static int setup(void **state)
 {
     (void)state;
-    loop = loop_new();
-    sent = json_array();
+    tool.guard = GW_GUARD_APPROVE;
     audit = json_array();
-    struct mcp_opts o = {.name = "t", .version = "1"};
-    g = (struct gateway){.loop = loop,
-                         .events = &events,
-                         .on_event = on_event,
-                         .approvals = approvals_new(loop, 600),
-                         .approvals_timeout_s = 600};
-    g.mcp = mcp_new(loop, &o);
+    fake_gateway_setup((struct mcp_opts){0});
+    g.on_event = on_event;
+    g.approvals = approvals_new(loop, 600);
+    g.approvals_timeout_s = 600;
     mcp_set_tool_filter(g.mcp, filter, NULL);
     list_init(&g.waits);
-    g.m_calls = metric_new("c", "c", METRIC_COUNTER, NULL, 0);
-    g.m_errors = metric_new("e", "e", METRIC_COUNTER, NULL, 0);
-    static const double bounds[] = {1};
-    g.m_seconds = metric_new("s", "s", METRIC_HISTOGRAM, bounds, 1);
-    u = (struct upstream){.gw = &g,
-                          .cfg = &cfg,
-                          .loop = loop,
-                          .state = UP_READY,
-                          .http = httpup_new(&cfg, loop, NULL, &u),
-                          .pending = strmap_new(),
-                          .held = strmap_new(),
-                          .rounds = strmap_new()};
-    g.ups = &u;
-    g.nup = 1;
-    tool.up = &u;
     g.tools = &tool;
     g.ntools = 1;
-    mcp_add_tool(g.mcp, &(struct mcp_tool_def){.name = "up__echo",
-                                               .input_schema = json_pack("{s:s}", "type", "object"),
-                                               .handler = gw_call_handler,
-                                               .arg = &tool});
     gw_task_methods_start(&g);
     return g.tasks ? 0 : 1;
 }
@@ -116,16 +64,8 @@ static int teardown(void **state)
     (void)state;
     gw_task_free_all(&g);
     approvals_free(g.approvals);
-    mcp_free(g.mcp);
-    up_pending_free(&u);
-    gw_mrtr_cleanup(&u);
-    strmap_free(u.held);
-    metric_free(g.m_calls);
-    metric_free(g.m_errors);
-    metric_free(g.m_seconds);
-    json_decref(sent);
     json_decref(audit);
-    loop_free(loop);
+    fake_gateway_teardown();
     return 0;
 }
 

@@ -22,65 +22,13 @@
 #include "strmap.h"
 #include "upstream.h"
 
-/* ---- the upstream's transport (fake_httpup.h): records what it is sent ---- */
-
-static json_t *sent; /* every message the upstream got, in order */
-
-static bool fake_httpup_send(json_t *msg)
-{
-    json_array_append(sent, msg);
-    return true;
-}
-#include "fake_httpup.h"
-
-/* ---- one gateway, one ready upstream, one exposed tool up__echo (upstream's "echo") ---- */
-
-static const struct up_events events = {.progress = gw_call_progress,
-                                        .request = gw_relay_request,
-                                        .fail_waiting = gw_call_fail_waiting,
-                                        .slot_free = gw_call_next,
-                                        .relisted = gw_pins_rediscovered,
-                                        .cleanup = gw_relay_cleanup};
-static struct loop *loop;
-static struct gateway g;
-static struct gw_upstream cfg = {.name = "up",
-                                 .kind = GW_HTTP,
-                                 .url = "http://127.0.0.1:1/mcp",
-                                 .prefix = "up__",
-                                 .timeout_s = 60,
-                                 .max_in_flight = 2};
-static struct upstream u;
-static char tool_name[] = "echo", tool_exposed[] = "up__echo";
-static struct gw_tool tool = {.name = tool_name, .exposed = tool_exposed};
+#include "fake_gateway.h" /* sent, g, u, cfg, tool up__echo */
 
 static int setup(void **state)
 {
     (void)state;
-    loop = loop_new();
-    sent = json_array();
-    struct mcp_opts o = {.name = "t", .version = "1", .state_ttl_ms = 50};
-    g.loop = loop;
-    g.events = &events;
-    g.mcp = mcp_new(loop, &o);
-    g.m_calls = metric_new("c", "c", METRIC_COUNTER, NULL, 0);
-    g.m_errors = metric_new("e", "e", METRIC_COUNTER, NULL, 0);
-    static const double bounds[] = {1};
-    g.m_seconds = metric_new("s", "s", METRIC_HISTOGRAM, bounds, 1);
-    u = (struct upstream){.gw = &g,
-                          .cfg = &cfg,
-                          .loop = loop,
-                          .state = UP_READY,
-                          .http = httpup_new(&cfg, loop, NULL, &u),
-                          .pending = strmap_new(),
-                          .held = strmap_new(),
-                          .rounds = strmap_new()};
-    g.ups = &u;
-    g.nup = 1;
-    tool.up = &u;
-    mcp_add_tool(g.mcp, &(struct mcp_tool_def){.name = "up__echo",
-                                               .input_schema = json_pack("{s:s}", "type", "object"),
-                                               .handler = gw_call_handler,
-                                               .arg = &tool});
+    cfg.max_in_flight = 2;
+    fake_gateway_setup((struct mcp_opts){.state_ttl_ms = 50});
     return 0;
 }
 
@@ -88,15 +36,7 @@ static int teardown(void **state)
 {
     (void)state;
     gw_relay_cleanup(&u);
-    mcp_free(g.mcp);
-    up_pending_free(&u);
-    gw_mrtr_cleanup(&u);
-    strmap_free(u.held);
-    metric_free(g.m_calls);
-    metric_free(g.m_errors);
-    metric_free(g.m_seconds);
-    json_decref(sent);
-    loop_free(loop);
+    fake_gateway_teardown();
     return 0;
 }
 
