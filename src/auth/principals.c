@@ -157,5 +157,8 @@ void principal_free(struct principal *p)
     for (size_t i = 0; i < p->nscopes; i++)
         free(p->scopes[i]);
     free(p->scopes);
+    for (size_t i = 0; i < p->nagents; i++)
+        free(p->agents[i]);
+    free(p->agents);
     free(p);
 }
