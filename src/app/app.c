@@ -25,6 +25,7 @@
 #include "mcp.h"
 #include "mem.h"
 #include "metrics.h"
+#include "oidc.h"
 #include "oautherr.h"
 #include "oauthtokens.h"
 #include "passphrase.h"
@@ -196,7 +197,10 @@ static json_t *whoami_of(struct hreq *r, void *arg)
     (void)arg;
     if (n == NULL || n->id.who == NULL)
         return NULL;
-    enum whoami_kind kind = n->id.grant      ? WHOAMI_OAUTH
+    bool oidc = n->id.grant && strncmp(n->id.grant->name, OIDC_PRINCIPAL_PREFIX,
+                                       sizeof OIDC_PRINCIPAL_PREFIX - 1) == 0;
+    enum whoami_kind kind = oidc              ? WHOAMI_OIDC
+                            : n->id.grant      ? WHOAMI_OAUTH
                             : n->id.who->all ? WHOAMI_OWNER
                                              : WHOAMI_TOKEN;
     return whoami_describe(n->id.who, kind, n->id.grant ? n->id.client_id : NULL);
@@ -371,10 +375,13 @@ int app_run(const struct app_opts *o)
             return 2;
         }
     }
+    a.resource_url = app_resource_url(o->cfg);
+    a.metadata_url = app_metadata_url(a.resource_url);
     a.authn = authn_new(&(struct authn_opts){.required = o->cfg->auth,
                                              .issuer = o->cfg->oauth_issuer,
                                              .tokens = a.oauth_tokens,
-                                             .resource = a.oauth_resource},
+                                             .resource = a.oauth_resource,
+                                             .metadata_url = a.metadata_url},
                         who);
     rc = app_take_socket(&a, &sock_fd, sock_host, sizeof sock_host, &sock_port);
     if (rc != 0) {
@@ -382,6 +389,8 @@ int app_run(const struct app_opts *o)
         authserver_free(a.oauth_server);
         tokenstore_free(a.oauth_tokens);
         free(a.oauth_resource);
+        free(a.resource_url);
+        free(a.metadata_url);
         return rc;
     }
     rc = 1;
@@ -403,6 +412,7 @@ int app_run(const struct app_opts *o)
     a.sigw = loop_watch_add(a.loop, a.sigfd, EPOLLIN, app_on_signal, &a);
     if (a.oauth_server)
         authserver_set_loop(a.oauth_server, a.loop);
+    app_start_oidc(&a);
     a.started = time(NULL);
     static const double bounds[] = {0.001, 0.005, 0.025, 0.1, 0.5, 2.5, 10, 60, 300, 1800};
     a.http_requests =
@@ -522,6 +532,7 @@ out:
             o->providers[i].ops->teardown(o->providers[i].self);
     }
     httpd_free(a.httpd);
+    app_stop_oidc(&a); /* after httpd: no request waits on a provider any more */
     ctlsock_free(a.ctl);
     reaper_free(a.reaper);
     approvals_free(a.approvals); /* after teardown: providers withdraw what they queued */
@@ -540,6 +551,8 @@ out:
     authserver_free(a.oauth_server);
     tokenstore_free(a.oauth_tokens);
     free(a.oauth_resource);
+    free(a.resource_url);
+    free(a.metadata_url);
     loop_timer_cancel(a.watchdog);
     loop_watch_del(a.sigw);
     if (a.sigfd >= 0)

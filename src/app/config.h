@@ -64,6 +64,14 @@ struct config {
     char *trusted_proxies;      /* TRUSTED_PROXIES: comma-separated addresses whose
                                    X-Forwarded-For is believed */
     char *audit_path;           /* AUDIT_LOG_PATH, default audit.jsonl beside the env file */
+    char *oidc_issuers;         /* OIDC_ISSUER_URL: external identity providers, space-separated,
+                                   or NULL */
+    char *oidc_audience;        /* OIDC_AUDIENCE: what their tokens' aud must name, space-sep. */
+    char *oidc_principal_claim; /* OIDC_PRINCIPAL_CLAIM, default sub */
+    char *oidc_scopes_claim;    /* OIDC_SCOPES_CLAIM, default scope */
+    char *oidc_introspection_url;       /* OIDC_INTROSPECTION_URL: opaque tokens, or NULL */
+    char *oidc_client_id, *oidc_client_secret; /* the client that introspects (the secret is
+                                                  kept: it is sent) */
     int log_level;              /* LOG_LEVEL: error|warn|info|debug */
 };
 
@@ -90,6 +98,7 @@ enum config_type {
 enum config_section {
     CONFIG_SEC_AUTH,
     CONFIG_SEC_OAUTH,
+    CONFIG_SEC_OIDC,
     CONFIG_SEC_LISTENER,
     CONFIG_SEC_LIMITS,
     CONFIG_SEC_FILES,
@@ -119,6 +128,14 @@ struct config_key {
 extern const struct config_key config_keys[];
 extern const size_t config_nkeys;
 extern const char *const config_section_titles[CONFIG_SEC_COUNT];
+
+/* The OIDC_* rows' hooks (configoidc.c). */
+bool config_parse_oidc_issuers(struct config *c, json_t *env, const char *v, const char *path,
+                               char *err, size_t errlen);
+bool config_parse_oidc_claims(struct config *c, json_t *env, const char *v, const char *path,
+                              char *err, size_t errlen);
+bool config_parse_oidc_introspection(struct config *c, json_t *env, const char *v,
+                                     const char *path, char *err, size_t errlen);
 
 /* For the table's hooks: the value as the key's type reads it (NULL value: *out unchanged). */
 bool config_parse_uint(const char *v, unsigned long max, unsigned *out);
