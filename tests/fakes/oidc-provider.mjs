@@ -30,7 +30,8 @@
 //
 // Test controls, on the same port under /_harness/ (JSON in and out):
 //   GET  /_harness/state     {issuer, alg, kid (the signing key), kids (published), fetches:
-//                            {jwks, discovery}, faults: {jwks, discovery}}
+//                            {jwks, discovery}, faults: {jwks, discovery}, held: {jwks,
+//                            discovery} (requests a hang holds now)}
 //   GET  /_harness/keys      {keys: the private JWKs published, signing key first}
 //   POST /_harness/rotate    {key?: private JWK, alg?, keep?: bool}: a new key (given, or new of
 //                            alg, default the current alg) signs from now on; the old keys leave
@@ -154,6 +155,7 @@ function publicState() {
   return {
     issuer, alg: signingAlg(), kid: state.keys[0].kid, kids: state.keys.map((k) => k.kid),
     fetches: { ...state.fetches }, faults: structuredClone(state.faults),
+    held: { jwks: state.held.jwks.size, discovery: state.held.discovery.size },
   };
 }
 

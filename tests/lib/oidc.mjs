@@ -7,7 +7,7 @@ import { createServer } from 'node:http';
 import { createRequire } from 'node:module';
 import { createHash, createHmac, createPublicKey, generateKeyPairSync, randomBytes } from 'node:crypto';
 import { join } from 'node:path';
-import { ROOT, pkce } from './lib.mjs';
+import { ROOT, pkce, freePort, startHermes, JSON_HEADERS, connectClient } from './lib.mjs';
 
 export const OIDC_PROVIDER = join(ROOT, 'tests/fakes/oidc-provider.mjs');
 // jose 6 from tools/oidc (scripts/node-tools.sh oidc), the library oidc-provider signs with.
@@ -32,19 +32,20 @@ export function publicJwk(jwk) {
 }
 
 // Starts the provider. opts: the provider's configuration (tests/fakes/oidc-provider.mjs says
-// each key); clients and secrets are made here when not given, so the test knows them:
+// each key); clients and secrets are made here when not given, so the test knows them (their
+// ids start with opts.idPrefix, default none):
 //   machine       client_credentials, client_secret_basic (claims: opts.machineClaims)
 //   app           public, authorization code + PKCE, loopback redirect (any port)
 //   introspector  confidential: the resource server's own credentials for introspection
 // Returns { issuer, proc, keys, clients, state(), rotate(), fault(), reset(), jwksFetches(),
 // clientCredentials(), authorizationCode(), introspect(), stop() }.
 export async function startOidc(opts = {}) {
-  const { machineClaims, ...rest } = opts;
+  const { machineClaims, idPrefix = '', ...rest } = opts;
   const alg = rest.alg ?? 'RS256';
   const clients = {
-    machine: { id: 'machine', secret: randomBytes(24).toString('hex') },
-    app: { id: 'app', redirect: 'http://127.0.0.1/callback' },
-    introspector: { id: 'introspector', secret: randomBytes(24).toString('hex') },
+    machine: { id: `${idPrefix}machine`, secret: randomBytes(24).toString('hex') },
+    app: { id: `${idPrefix}app`, redirect: 'http://127.0.0.1/callback' },
+    introspector: { id: `${idPrefix}introspector`, secret: randomBytes(24).toString('hex') },
   };
   const config = {
     alg,
@@ -315,3 +316,49 @@ export function peek(token) {
 
 // A digest for messages: never print a token whole.
 export const tokenTag = (t) => createHash('sha256').update(t).digest('hex').slice(0, 12);
+
+// ---------- hermes-mcp in front of the provider ----------
+
+// Starts hermes-mcp accepting the access tokens of the providers ops (one, or a list):
+// OIDC_ISSUER_URL names their issuers (space-separated), OIDC_AUDIENCE is the server's own /mcp
+// URL, on a port chosen first (opts.port, or a free one). extra: more settings (OIDC_*,
+// TOKENS_FILE, ...); other opts go to startHermes. The server keeps MCP_AUTH_TOKEN (the owner).
+export async function startOidcHermes(ops, extra = {}, { port, ...opts } = {}) {
+  port ??= await freePort();
+  const audience = `http://127.0.0.1:${port}/mcp`;
+  const srv = await startHermes({ MCP_PORT: String(port),
+    OIDC_ISSUER_URL: [].concat(ops).map((o) => o.issuer).join(' '), OIDC_AUDIENCE: audience, ...extra }, opts);
+  return { ...srv, audience };
+}
+
+let rpcId = 0;
+// One JSON-RPC request (protocol 2025-11-25, no session) to srv with token as the bearer:
+// { status, www (the WWW-Authenticate header), json, text, ms (the wall time of the answer) }.
+export async function rpc(srv, token, method, params = {}, { timeoutMs = 30000 } = {}) {
+  const t0 = performance.now();
+  const res = await fetch(srv.url, { method: 'POST', signal: AbortSignal.timeout(timeoutMs),
+    headers: { ...JSON_HEADERS, ...(token ? { Authorization: `Bearer ${token}` } : {}), 'MCP-Protocol-Version': '2025-11-25' },
+    body: JSON.stringify({ jsonrpc: '2.0', id: ++rpcId, method, params }) });
+  const text = await res.text();
+  let json;
+  try { json = JSON.parse(text); } catch { json = undefined; }
+  return { status: res.status, www: res.headers.get('www-authenticate'), json, text, ms: performance.now() - t0 };
+}
+
+// whoami as token's bearer: the tool's structured answer (throws unless the call succeeded).
+export async function whoami(srv, token) {
+  const r = await rpc(srv, token, 'tools/call', { name: 'whoami', arguments: {} });
+  if (r.status !== 200 || r.json?.result?.isError !== false)
+    throw new Error(`whoami: ${r.status} ${r.www ?? ''} ${r.text.slice(0, 300)}`);
+  return r.json.result.structuredContent;
+}
+
+// The tool names token's bearer sees, sorted, as the official SDK client lists them.
+export async function toolNames(srv, token) {
+  const client = await connectClient(srv, { name: 'oidc-it', headers: { Authorization: `Bearer ${token}` } });
+  try {
+    return (await client.listTools()).tools.map((t) => t.name).sort();
+  } finally {
+    await client.close();
+  }
+}

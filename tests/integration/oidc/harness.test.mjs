@@ -126,10 +126,12 @@ test('JWKS switches: down answers 500, hang holds the request until released, sl
     await assert.rejects(fetch(jwksUrl, { signal: AbortSignal.timeout(400) }), (e) => e.name === 'TimeoutError');
     assert.ok(Date.now() - t0 >= 380);
     assert.equal(await op.jwksFetches(), 4);
+    assert.equal((await op.state()).held.jwks, 1, 'the first is held; the timed-out one is let go');
     await op.fault('ok');
     const released = await held;
     assert.equal(released.status, 200, 'a held request is answered once the JWKS is back');
     assert.deepEqual((await released.json()).keys.map((k) => k.kid), [op.key.kid]);
+    assert.equal((await op.state()).held.jwks, 0);
 
     await op.fault('slow', { delayMs: 600 });
     const t1 = Date.now();
