@@ -48,8 +48,14 @@ import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
-const tools = createRequire(join(ROOT, 'tools/oidc/'));
-const { default: Provider } = await import(tools.resolve('oidc-provider'));
+let providerPath;
+try {
+  providerPath = createRequire(join(ROOT, 'tools/oidc/')).resolve('oidc-provider');
+} catch {
+  console.error('oidc-provider: not in tools/oidc: run scripts/node-tools.sh oidc');
+  process.exit(2);
+}
+const { default: Provider } = await import(providerPath);
 
 const BASE_SCOPES = ['openid', 'offline_access', 'hermes:read', 'hermes:task', 'hermes:admin'];
 const ALGS = ['RS256', 'PS256', 'ES256', 'EdDSA'];

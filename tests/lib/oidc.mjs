@@ -11,7 +11,16 @@ import { ROOT, pkce, freePort, startHermes, JSON_HEADERS, connectClient } from '
 
 export const OIDC_PROVIDER = join(ROOT, 'tests/fakes/oidc-provider.mjs');
 // jose 6 from tools/oidc (scripts/node-tools.sh oidc), the library oidc-provider signs with.
-export const jose = await import(createRequire(join(ROOT, 'tools/oidc/')).resolve('jose'));
+export const jose = await import(toolPath('jose'));
+
+// Where a package of tools/oidc is, or a plain error naming the command that installs it.
+function toolPath(pkg) {
+  try {
+    return createRequire(join(ROOT, 'tools/oidc/')).resolve(pkg);
+  } catch {
+    throw new Error(`${pkg} is not in tools/oidc: run scripts/node-tools.sh oidc`);
+  }
+}
 
 export const ALGS = ['RS256', 'PS256', 'ES256', 'EdDSA'];
 
