@@ -4,7 +4,8 @@
 // served once the keys come) and every other client, a static TOKENS_FILE token and the owner,
 // is answered promptly: the event loop never waits on the provider; a JWKS that is down gets
 // the token refused at once and is used again when it is back; one that never answers gets the
-// token refused after the server's timeout, not held forever.
+// token refused after the server's timeout, not held forever; with two issuers, one's hanging
+// JWKS does not delay the other's tokens.
 // serial: measures how promptly other clients are answered while the JWKS hangs
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -186,5 +187,37 @@ test('a JWKS that never answers: the server gives up and refuses the token, it i
   } finally {
     await srv.stop();
     await op.stop();
+  }
+});
+
+test('two issuers: while one\'s JWKS hangs, the other\'s tokens are verified promptly', async (t) => {
+  const stuck = await startOidc();
+  const fine = await startOidc({ alg: 'ES256', idPrefix: 'fine-' });
+  await stuck.fault('hang');
+  const srv = await startOidcHermes([stuck, fine]);
+  try {
+    const held = (await stuck.clientCredentials({ scope: 'hermes:read', resource: srv.audience })).access_token;
+    const pending = rpc(srv, held, ...WHOAMI, { timeoutMs: 120000 });
+    await until(async () => (await stuck.state()).held.jwks >= 1, 'the server waiting on the stuck JWKS', 15000);
+    const token = (await fine.clientCredentials({ scope: 'hermes:read', resource: srv.audience })).access_token;
+    const ms = [];
+    for (let i = 0; i < 5; i++) {
+      const r = await rpc(srv, token, ...WHOAMI);
+      assert.equal(r.status, 200, r.text.slice(0, 200));
+      assert.equal(r.json.result.structuredContent.principal, 'oidc:fine-machine');
+      ms.push(r.ms);
+    }
+    t.diagnostic(`the other issuer's token while one JWKS hangs: first ${ms[0].toFixed(1)} ms, ` +
+      `max of the rest ${Math.max(...ms.slice(1)).toFixed(1)} ms`);
+    assert.ok(Math.max(...ms) < PROMPT_MS, `the other issuer's token waited ${Math.max(...ms)} ms`);
+    assert.ok((await stuck.state()).held.jwks >= 1, 'the stuck JWKS was still hanging');
+    await stuck.fault('ok');
+    const r = await pending;
+    assert.equal(r.status, 200, `the held request: ${r.status} ${r.text.slice(0, 200)}`);
+    assert.equal(r.json.result.structuredContent.principal, 'oidc:machine');
+  } finally {
+    await srv.stop();
+    await stuck.stop();
+    await fine.stop();
   }
 });
