@@ -25,9 +25,9 @@
 #include "mcp.h"
 #include "mem.h"
 #include "metrics.h"
-#include "oidc.h"
 #include "oautherr.h"
 #include "oauthtokens.h"
+#include "oidc.h"
 #include "passphrase.h"
 #include "principal.h"
 #include "ratelimit.h"
@@ -199,8 +199,8 @@ static json_t *whoami_of(struct hreq *r, void *arg)
         return NULL;
     bool oidc = n->id.grant && strncmp(n->id.grant->name, OIDC_PRINCIPAL_PREFIX,
                                        sizeof OIDC_PRINCIPAL_PREFIX - 1) == 0;
-    enum whoami_kind kind = oidc              ? WHOAMI_OIDC
-                            : n->id.grant      ? WHOAMI_OAUTH
+    enum whoami_kind kind = oidc             ? WHOAMI_OIDC
+                            : n->id.grant    ? WHOAMI_OAUTH
                             : n->id.who->all ? WHOAMI_OWNER
                                              : WHOAMI_TOKEN;
     return whoami_describe(n->id.who, kind, n->id.grant ? n->id.client_id : NULL);

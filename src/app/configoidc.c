@@ -50,8 +50,8 @@ static bool word_list(const char *v, size_t max, bool (*ok)(const char *), char 
     return true;
 }
 
-bool config_parse_oidc_issuers(struct config *c, json_t *env, const char *v, const char *path,
-                               char *err, size_t errlen)
+bool configoidc_issuers(struct config *c, json_t *env, const char *v, const char *path, char *err,
+                        size_t errlen)
 {
     (void)path;
     if (v == NULL || *v == '\0')
@@ -78,28 +78,31 @@ bool config_parse_oidc_issuers(struct config *c, json_t *env, const char *v, con
 static bool claim_name_ok(const char *v)
 {
     size_t n = strlen(v);
-    return n > 0 && n <= 64 && strspn(v, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
-                                         "0123456789_-.:/") == n;
+    return n > 0 && n <= 64 &&
+           strspn(v, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
+                     "0123456789_-.:/") == n;
 }
 
-bool config_parse_oidc_claims(struct config *c, json_t *env, const char *v, const char *path,
-                              char *err, size_t errlen)
+bool configoidc_claims(struct config *c, json_t *env, const char *v, const char *path, char *err,
+                       size_t errlen)
 {
     const char *scopes = config_env_get(env, "OIDC_SCOPES_CLAIM");
     (void)path;
-    if ((v && *v && !claim_name_ok(v)) || (scopes && *scopes && !claim_name_ok(scopes))) {
+    if ((v && *v && !claim_name_ok(v)) ||
+        (scopes && *scopes && !word_list(scopes, 4, claim_name_ok, &c->oidc_scopes_claim))) {
         snprintf(err, errlen,
-                 "OIDC_PRINCIPAL_CLAIM and OIDC_SCOPES_CLAIM must be claim names (1-64 letters, "
-                 "digits, '_', '-', '.', ':' or '/')");
+                 "OIDC_PRINCIPAL_CLAIM must be a claim name and OIDC_SCOPES_CLAIM 1-4 of them "
+                 "(1-64 letters, digits, '_', '-', '.', ':' or '/' each)");
         return false;
     }
     c->oidc_principal_claim = xstrdup(v && *v ? v : "sub");
-    c->oidc_scopes_claim = xstrdup(scopes && *scopes ? scopes : "scope");
+    if (c->oidc_scopes_claim == NULL)
+        c->oidc_scopes_claim = xstrdup("scope");
     return true;
 }
 
-bool config_parse_oidc_introspection(struct config *c, json_t *env, const char *v,
-                                     const char *path, char *err, size_t errlen)
+bool configoidc_introspection(struct config *c, json_t *env, const char *v, const char *path,
+                              char *err, size_t errlen)
 {
     const char *id = config_env_get(env, "OIDC_CLIENT_ID");
     const char *secret = config_env_get(env, "OIDC_CLIENT_SECRET");

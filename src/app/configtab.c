@@ -356,7 +356,7 @@ const struct config_key config_keys[] = {
      .field = F(oidc_issuers),
      .example = "",
      .dflt_text = "none",
-     .parse = config_parse_oidc_issuers,
+     .parse = configoidc_issuers,
      .help = "Works beside MCP_AUTH_TOKEN, TOKENS_FILE and OAUTH_ISSUER_URL; the protected "
              "resource metadata lists every accepted issuer. Each issuer's metadata is found by "
              "OpenID Connect discovery (else RFC 8414) and its key set cached per Cache-Control. "
@@ -381,7 +381,7 @@ const struct config_key config_keys[] = {
      .field = F(oidc_principal_claim),
      .example = "sub",
      .dflt_text = "sub",
-     .parse = config_parse_oidc_claims,
+     .parse = configoidc_claims,
      .summary = "The claim that names the principal: sub for users; azp or client_id for machine "
                 "clients (client credentials)."},
     {.key = "OIDC_SCOPES_CLAIM",
@@ -391,15 +391,16 @@ const struct config_key config_keys[] = {
      .field = F(oidc_scopes_claim),
      .example = "scope",
      .dflt_text = "scope",
-     .summary = "The claim that carries the token's scopes: a space-separated string (scope) or an "
-                "array (scp, roles). Names that are not ours are mapped by the tokens file's oidc: "
-                "scopes table (Entra app roles, say)."},
+     .summary = "The claims that carry the token's scopes (1-4, separated by spaces): each a "
+                "space-separated string (scope, Entra's scp) or an array (roles). Names that are "
+                "not ours are mapped by the tokens file's oidc: scopes table (Entra app roles, "
+                "say)."},
     {.key = "OIDC_INTROSPECTION_URL",
      .type = CONFIG_TEXT,
      .section = CONFIG_SEC_OIDC,
      .field = F(oidc_introspection_url),
      .dflt_text = "none (opaque tokens refused)",
-     .parse = config_parse_oidc_introspection,
+     .parse = configoidc_introspection,
      .summary = "The provider's token introspection endpoint (RFC 7662), for opaque access "
                 "tokens; answers are cached until the token's exp at most. Needs OIDC_CLIENT_ID "
                 "and OIDC_CLIENT_SECRET."},

@@ -20,8 +20,8 @@
 #include "log.h"
 #include "loop.h"
 #include "mcp.h"
-#include "oidc.h"
 #include "metrics.h"
+#include "oidc.h"
 #include "principal.h"
 #include "ratelimit.h"
 
@@ -153,10 +153,10 @@ static void resource_metadata(struct app *a, struct hreq *r)
         json_array_append_new(servers, json_string(a->cfg->oauth_issuer));
     for (size_t i = 0; a->oidc && i < oidc_issuer_count(a->oidc); i++)
         json_array_append_new(servers, json_string(oidc_issuer_at(a->oidc, i)));
-    json_t *doc = json_pack("{s:s, s:o, s:o, s:[s], s:s}", "resource", a->resource_url,
-                            "authorization_servers", servers, "scopes_supported",
-                            authn_scopes_supported(), "bearer_methods_supported", "header",
-                            "resource_name", a->o->service);
+    json_t *doc =
+        json_pack("{s:s, s:o, s:o, s:[s], s:s}", "resource", a->resource_url,
+                  "authorization_servers", servers, "scopes_supported", authn_scopes_supported(),
+                  "bearer_methods_supported", "header", "resource_name", a->o->service);
     char *text = json_dumps(doc, JSON_COMPACT);
     json_decref(doc);
     if (text == NULL) {

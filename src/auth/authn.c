@@ -131,8 +131,8 @@ static void on_held_abort(struct hreq *r, void *arg)
 }
 
 /* A token of an external identity provider (oidc.h). */
-static enum authn_result oidc_authenticate(const struct authn *a, struct hreq *r,
-                                           const char *token, struct authn_who *w)
+static enum authn_result oidc_authenticate(const struct authn *a, struct hreq *r, const char *token,
+                                           struct authn_who *w)
 {
     static const enum authn_result by_verdict[] = {
         [OIDC_OK] = AUTHN_OK,
@@ -143,8 +143,8 @@ static enum authn_result oidc_authenticate(const struct authn *a, struct hreq *r
     };
     struct principal *p;
     char *client_id;
-    enum oidc_verdict v = oidc_check(a->oidc, token, a->who ? a->who->claims : NULL, &p,
-                                     &client_id, &w->why, on_ready, w, &w->wait);
+    enum oidc_verdict v = oidc_check(a->oidc, token, a->who ? a->who->claims : NULL, &p, &client_id,
+                                     &w->why, on_ready, w, &w->wait);
     if (v == OIDC_WAIT) {
         w->oidc = a->oidc;
         w->held = r;

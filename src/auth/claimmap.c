@@ -224,13 +224,11 @@ static bool claim_names(json_t *claims, const char *claim, const char *value)
     return false;
 }
 
-void claimmap_apply(const struct claimmap *m, json_t *claims, const char *scopes_claim,
-                    struct principal *p)
+/* The scopes one claim carries: a space-separated string, or an array of strings. */
+static void grant_claim(const struct claimmap *m, json_t *sc, struct principal *p)
 {
-    json_t *sc = json_object_get(claims, scopes_claim), *item;
+    json_t *item;
     size_t i;
-    if (p->scopes == NULL)
-        p->scopes = xcalloc(PRINCIPAL_LIST_MAX, sizeof *p->scopes);
     if (json_is_string(sc)) {
         for (const char *s = json_string_value(sc); *s;) {
             s += strspn(s, " ");
@@ -241,6 +239,24 @@ void claimmap_apply(const struct claimmap *m, json_t *claims, const char *scopes
     }
     json_array_foreach(sc, i, item) if (json_is_string(item))
         grant_named(m, json_string_value(item), json_string_length(item), p);
+}
+
+void claimmap_apply(const struct claimmap *m, json_t *claims, const char *scopes_claims,
+                    struct principal *p)
+{
+    if (p->scopes == NULL)
+        p->scopes = xcalloc(PRINCIPAL_LIST_MAX, sizeof *p->scopes);
+    for (const char *c = scopes_claims; *c;) {
+        c += strspn(c, " ");
+        size_t n = strcspn(c, " ");
+        char name[CLAIMMAP_TEXT_MAX + 1];
+        if (n > 0 && n <= CLAIMMAP_TEXT_MAX) {
+            memcpy(name, c, n);
+            name[n] = '\0';
+            grant_claim(m, json_object_get(claims, name), p);
+        }
+        c += n;
+    }
     for (size_t r = 0; m && r < m->nrules; r++) {
         const struct claim_rule *rule = &m->rules[r];
         if (!claim_names(claims, rule->claim, rule->value))

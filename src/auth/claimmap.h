@@ -22,10 +22,11 @@ bool claimmap_parse(json_t *v, struct claimmap **out, char *err, size_t errlen);
 void claimmap_free(struct claimmap *m); /* NULL-safe */
 
 /* Fills p (named, without scopes yet) from a token's claims: every scope the token carries in
- * scopes_claim (a space-separated string, or an array of strings) that is ours or mapped to ours
+ * the claims scopes_claims names (space-separated; each claim a space-separated string, or an
+ * array of strings) that is ours or mapped to ours
  * (m may be NULL), then the agents and limits of the first rule whose claim names its value (a
  * string equal to it, or an array holding it). */
-void claimmap_apply(const struct claimmap *m, json_t *claims, const char *scopes_claim,
+void claimmap_apply(const struct claimmap *m, json_t *claims, const char *scopes_claims,
                     struct principal *p);
 
 #endif

@@ -94,9 +94,9 @@ bool oidc_audience_ok(const struct oidc *o, json_t *aud)
     for (size_t k = 0; k < o->naud; k++) {
         if (json_is_string(aud) && strcmp(json_string_value(aud), o->aud[k]) == 0)
             return true;
-        json_array_foreach(aud, i, item) if (json_is_string(item) &&
-                                             strcmp(json_string_value(item), o->aud[k]) == 0)
-            return true;
+        json_array_foreach(aud, i,
+                           item) if (json_is_string(item) &&
+                                     strcmp(json_string_value(item), o->aud[k]) == 0) return true;
     }
     return false;
 }
@@ -111,8 +111,7 @@ static void drop_expired(const char *key, void *value, void *arg)
         drop_cached(key, value, NULL);
 }
 
-void oidc_remember(struct oidc *o, const char *hash, json_t *claims, bool unavailable,
-                   time_t until)
+void oidc_remember(struct oidc *o, const char *hash, json_t *claims, bool unavailable, time_t until)
 {
     if (strmap_count(o->cache) >= OIDC_CACHE_MAX) {
         /* Full: keep what is still live; if everything is, start over (tokens verify again). */
@@ -277,8 +276,7 @@ enum oidc_verdict oidc_check(struct oidc *o, const char *token, const struct cla
             claims = verify_jwt(o, token, len, w, &v, why);
             if (claims) {
                 json_t *exp = json_object_get(claims, "exp");
-                oidc_remember(o, hash, json_incref(claims), false,
-                              (time_t)json_integer_value(exp));
+                oidc_remember(o, hash, json_incref(claims), false, (time_t)json_integer_value(exp));
             }
         } else {
             claims = oidc_introspect(o, token, hash, w, &v, why);

@@ -22,10 +22,10 @@ struct principal;
 
 #define OIDC_ISSUERS_MAX 8
 #define OIDC_AUDIENCES_MAX 8
-#define OIDC_FETCH_MS 5000        /* a metadata, key set or introspection fetch, at most */
-#define OIDC_REFETCH_MS 10000     /* an unknown kid refetches the key set at most this often */
-#define OIDC_CACHE_MAX 4096       /* tokens remembered */
-#define OIDC_WAITERS_MAX 1024     /* requests waiting on fetches, over all issuers */
+#define OIDC_FETCH_MS 5000    /* a metadata, key set or introspection fetch, at most */
+#define OIDC_REFETCH_MS 10000 /* an unknown kid refetches the key set at most this often */
+#define OIDC_CACHE_MAX 4096   /* tokens remembered */
+#define OIDC_WAITERS_MAX 1024 /* requests waiting on fetches, over all issuers */
 #define OIDC_PRINCIPAL_PREFIX "oidc:"
 
 struct oidc_opts {
@@ -33,12 +33,12 @@ struct oidc_opts {
     size_t nissuers;
     const char *const *audiences; /* a token's aud must name one; copied */
     size_t naudiences;
-    const char *principal_claim; /* "sub" */
-    const char *scopes_claim;    /* "scope" */
-    const char *introspection_url; /* or NULL: opaque tokens are refused */
+    const char *principal_claim;           /* "sub" */
+    const char *scopes_claim;              /* "scope" */
+    const char *introspection_url;         /* or NULL: opaque tokens are refused */
     const char *client_id, *client_secret; /* for introspection (HTTP Basic) */
-    unsigned skew_s;                        /* leeway for exp, nbf, iat */
-    unsigned refetch_ms;                    /* 0: OIDC_REFETCH_MS */
+    unsigned skew_s;                       /* leeway for exp, nbf, iat */
+    unsigned refetch_ms;                   /* 0: OIDC_REFETCH_MS */
 };
 
 /* Starts fetching every issuer's metadata and keys (on the loop, in the background). */

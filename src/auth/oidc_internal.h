@@ -33,14 +33,14 @@ struct issuer {
     char *jwks_uri; /* from the metadata */
     bool rfc8414;   /* the OpenID discovery URL failed: trying RFC 8414's */
     enum issuer_state state;
-    struct jwks *keys; /* NULL until the first set arrives */
-    uint64_t keys_until_ms;   /* refresh after this (Cache-Control) */
-    unsigned long max_age_s;  /* the key set fetch under way: its Cache-Control max-age */
-    uint64_t fetched_ms;      /* when the last key set fetch started, or ended */
-    uint64_t retry_ms;        /* IDLE after a failure: not before this */
-    unsigned failures;        /* in a row: the backoff */
-    struct httpc_req *req;    /* the fetch under way, or NULL */
-    struct list waiters;      /* struct oidc_wait */
+    struct jwks *keys;       /* NULL until the first set arrives */
+    uint64_t keys_until_ms;  /* refresh after this (Cache-Control) */
+    unsigned long max_age_s; /* the key set fetch under way: its Cache-Control max-age */
+    uint64_t fetched_ms;     /* when the last key set fetch started, or ended */
+    uint64_t retry_ms;       /* IDLE after a failure: not before this */
+    unsigned failures;       /* in a row: the backoff */
+    struct httpc_req *req;   /* the fetch under way, or NULL */
+    struct list waiters;     /* struct oidc_wait */
 };
 
 struct oidc {
@@ -53,8 +53,8 @@ struct oidc {
     char *principal_claim, *scopes_claim;
     char *introspection_url, *client_id, *client_secret;
     unsigned skew_s, refetch_ms;
-    struct strmap *cache;     /* SHA-256 hex of a token -> struct oidc_cached */
-    struct strmap *asking;    /* introspections under way: token hash -> struct introspection */
+    struct strmap *cache;  /* SHA-256 hex of a token -> struct oidc_cached */
+    struct strmap *asking; /* introspections under way: token hash -> struct introspection */
     size_t nwaiting;
     unsigned long jwks_fetches;
 };

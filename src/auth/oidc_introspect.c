@@ -13,11 +13,11 @@
 #include "oidc_internal.h"
 #include "strmap.h"
 
-#define ASKING_MAX 64             /* introspections under way at once */
-#define ANSWER_MAX 65536          /* an introspection answer, bytes */
-#define NO_EXP_TTL_S 60           /* an active answer without exp is remembered this long */
-#define REFUSED_TTL_S 30          /* an inactive one */
-#define UNAVAILABLE_TTL_S 5       /* an endpoint that did not answer is asked again after this */
+#define ASKING_MAX 64       /* introspections under way at once */
+#define ANSWER_MAX 65536    /* an introspection answer, bytes */
+#define NO_EXP_TTL_S 60     /* an active answer without exp is remembered this long */
+#define REFUSED_TTL_S 30    /* an inactive one */
+#define UNAVAILABLE_TTL_S 5 /* an endpoint that did not answer is asked again after this */
 
 struct introspection {
     struct oidc *o;
@@ -80,7 +80,9 @@ static void on_answer(struct httpc_req *r, const struct httpc_result *res, void 
                   LOG_FIELDS(LF_S("issuer", o->introspection_url), LF_S("what", "introspection"),
                              LF_S("reason", res->status ? status : res->reason)),
                   "oidc: the introspection endpoint gave no answer (%s)",
-                  res->status ? status : res->reason ? res->reason : "no answer");
+                  res->status   ? status
+                  : res->reason ? res->reason
+                                : "no answer");
         oidc_remember(o, q->hash, NULL, true, now + UNAVAILABLE_TTL_S);
     } else {
         json_t *claims = judge(o, doc, now);

@@ -142,14 +142,14 @@ static void fetch_metadata(struct issuer *is)
     char *url = discovery_url(is);
     is->state = ISSUER_METADATA;
     is->req = httpc_request(is->o->http, &(struct httpc_opts){.method = "GET",
-                                                               .url = url,
-                                                               .headers = accept,
-                                                               .nheaders = 1,
-                                                               .deadline_ms = OIDC_FETCH_MS,
-                                                               .max_response = METADATA_MAX,
-                                                               .on_done = on_metadata,
-                                                               .arg = is,
-                                                               .user_agent = "hermes-mcp"});
+                                                              .url = url,
+                                                              .headers = accept,
+                                                              .nheaders = 1,
+                                                              .deadline_ms = OIDC_FETCH_MS,
+                                                              .max_response = METADATA_MAX,
+                                                              .on_done = on_metadata,
+                                                              .arg = is,
+                                                              .user_agent = "hermes-mcp"});
     free(url);
     if (is->req == NULL)
         failed(is, "metadata", "the request could not be set up");
@@ -211,15 +211,15 @@ static void fetch_keys(struct issuer *is)
     is->max_age_s = KEYS_TTL_DEFAULT_S; /* until a Cache-Control says otherwise */
     is->o->jwks_fetches++;
     is->req = httpc_request(is->o->http, &(struct httpc_opts){.method = "GET",
-                                                               .url = is->jwks_uri,
-                                                               .headers = accept,
-                                                               .nheaders = 1,
-                                                               .deadline_ms = OIDC_FETCH_MS,
-                                                               .max_response = JWKS_MAX_LEN,
-                                                               .on_header = on_keys_header,
-                                                               .on_done = on_keys,
-                                                               .arg = is,
-                                                               .user_agent = "hermes-mcp"});
+                                                              .url = is->jwks_uri,
+                                                              .headers = accept,
+                                                              .nheaders = 1,
+                                                              .deadline_ms = OIDC_FETCH_MS,
+                                                              .max_response = JWKS_MAX_LEN,
+                                                              .on_header = on_keys_header,
+                                                              .on_done = on_keys,
+                                                              .arg = is,
+                                                              .user_agent = "hermes-mcp"});
     if (is->req == NULL)
         failed(is, "keys", "the request could not be set up");
 }

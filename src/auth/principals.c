@@ -70,6 +70,10 @@ struct principals *principals_load(const unsigned char *owner_hash, const char *
         s->v[s->n++] = file->v[i]; /* moved: the file's set lets go of its lists below */
         memset(&file->v[i], 0, sizeof file->v[i]);
     }
+    if (file) { /* the oidc: section moves too */
+        s->claims = file->claims;
+        file->claims = NULL;
+    }
     principals_unref(file);
     return s;
 }
