@@ -61,6 +61,7 @@ enum log_ev {
     EV_TOOL_WITHHELD,
     EV_PINS_REREAD,
     EV_PRINCIPAL_LIMITED,
+    EV_TOOL_LIMITED,
     EV_COUNT
 };
 

@@ -10,13 +10,13 @@
 #include <stddef.h>
 
 #define GW_MAX_UPSTREAMS 32
-#define GW_MAX_RULES 256            /* globs in one include or exclude list */
-#define GW_MAX_STRING 65536         /* bytes of one string after interpolation */
-#define GW_MAX_ROOTS 16             /* instances.roots */
-#define GW_MAX_INSTANCES 64         /* instances.max */
-#define GW_MAX_STARTUP_FILES 16     /* startup_context.files */
-#define GW_MAX_SMOKE 8              /* smoke calls of one upstream */
-#define GW_STARTUP_MAX_BYTES 262144 /* startup_context.max_bytes: the default per file */
+#define GW_MAX_RULES 256             /* globs in one include or exclude list */
+#define GW_MAX_STRING 65536          /* bytes of one string after interpolation */
+#define GW_MAX_ROOTS 16              /* instances.roots */
+#define GW_MAX_INSTANCES 64          /* instances.max */
+#define GW_MAX_STARTUP_FILES 16      /* startup_context.files */
+#define GW_MAX_SMOKE 8               /* smoke calls of one upstream */
+#define GW_STARTUP_MAX_BYTES 262144  /* startup_context.max_bytes: the default per file */
 #define GW_MAX_CALLS_PER_MIN 1000000 /* tools.limits: the highest calls_per_min */
 #define GW_MAX_CALLS_IN_FLIGHT 10000 /* tools.limits: the highest calls_in_flight */
 #define GW_STARTUP_BYTES_CAP                                                                       \

@@ -1,7 +1,8 @@
 /* gwrules.c — what a parsed gateway file's rules say about one tool: tools.include and
  * tools.exclude (the verdict and the deciding glob), tools.guard (the strictest matching glob),
  * tools.args (the tool's policy, with a conditional confirm's conditions folded in),
- * tools.limits (the lowest of the matching globs) and bridge_tools. Declared in gwfile.h beside the settings they read; gwfile.c only parses. */
+ * tools.limits (the lowest of the matching globs) and bridge_tools. Declared in gwfile.h beside the
+ * settings they read; gwfile.c only parses. */
 #include <fnmatch.h>
 #include <stdlib.h>
 #include <string.h>

@@ -446,8 +446,8 @@ static void tool_limits(void **state)
     assert_int_equal(per_min, 60); /* 0 sets none: '*' still applies */
     assert_int_equal(in_flight, 0);
     gwfile_cleanup(&f);
-    assert_true(parse("upstreams:\n  h:\n    command: x\n    tools:\n      include: ['*']\n",
-                      &f, err));
+    assert_true(
+        parse("upstreams:\n  h:\n    command: x\n    tools:\n      include: ['*']\n", &f, err));
     assert_false(gw_tool_limits(&f.up[0], "write_file", &per_min, &in_flight));
     assert_int_equal(per_min, 0);
     assert_int_equal(in_flight, 0);
