@@ -104,7 +104,7 @@ static unsigned call_limited(struct hreq *r, const char *tool, void **ticket, vo
 {
     struct app *a = arg;
     const struct rpc_note *n = hreq_user(r);
-    const struct principal *p = n ? n->id.who : NULL;
+    const struct principal *p = a->cfg->auth && n ? n->id.who : NULL;
     struct callgate_limits who = {0}, per_tool = {0};
 
     if (a->cfg->auth && p == NULL)

@@ -192,12 +192,39 @@ static void logged_once_a_minute_with_a_count(void **state)
     callgate_release(gate, held);
 }
 
+/* The log throttle's table is bounded: full, a new key is logged but not kept; a minute later
+ * the entries whose minute has passed go and the new key is kept again. */
+static void log_table_is_bounded(void **state)
+{
+    (void)state;
+    void *t = NULL, *held = NULL;
+    uint64_t now = 1000000;
+    char name[32];
+    struct callgate_limits one = {.calls_in_flight = 1};
+    assert_int_equal(enter("h", none, "up__b", one, now, &held), 0);
+    for (int i = 0; i < 10000; i++) {
+        snprintf(name, sizeof name, "p%d", i);
+        assert_int_equal(enter(name, none, "up__b", one, now, &t), 1);
+    }
+    logged(); /* (out kept the first lines only) */
+    /* full: each refusal of a new key is its own line */
+    assert_int_equal(enter("late", none, "up__b", one, now, &t), 1);
+    assert_int_equal(enter("late", none, "up__b", one, now + 1, &t), 1);
+    assert_int_equal(count(logged(), "principal=late"), 2);
+    /* a minute on: the old entries go, the new key is kept (one line for two refusals) */
+    assert_int_equal(enter("later", none, "up__b", one, now + 60000, &t), 1);
+    assert_int_equal(enter("later", none, "up__b", one, now + 60001, &t), 1);
+    assert_int_equal(count(logged(), "principal=later"), 1);
+    callgate_release(gate, held);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(principal_per_min_and_in_flight),
         cmocka_unit_test(tool_limits_count_over_every_caller),
         cmocka_unit_test(logged_once_a_minute_with_a_count),
+        cmocka_unit_test(log_table_is_bounded),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
