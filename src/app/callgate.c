@@ -120,11 +120,11 @@ static void refused(struct callgate *g, const char *principal, const char *tool,
                     const char *limit, unsigned value, uint64_t now)
 {
     char labels[400], key[KEY_MAX];
-    if (!of_tool &&
+    if (!of_tool && g->principal_limited &&
         metric_labels(labels, sizeof labels, "principal", principal, "limit", limit, NULL))
         metric_add(g->principal_limited, labels, 1);
-    if (metric_labels(labels, sizeof labels, "principal", principal, "tool", tool, "limit", limit,
-                      NULL))
+    if (g->limited && metric_labels(labels, sizeof labels, "principal", principal, "tool", tool,
+                                    "limit", limit, NULL))
         metric_add(g->limited, labels, 1);
 
     snprintf(key, sizeof key, "%.64s\n%.64s\n%s", principal, tool, limit);

@@ -218,6 +218,25 @@ static void log_table_is_bounded(void **state)
     callgate_release(gate, held);
 }
 
+/* Without metrics (either may be NULL) a refusal is still answered and logged. */
+static void metrics_are_optional(void **state)
+{
+    (void)state;
+    struct callgate *bare = callgate_new(NULL, NULL), *kept = gate;
+    struct callgate_limits one = {.calls_per_min = 1};
+    void *t = NULL;
+    gate = bare;
+    assert_int_equal(enter("m", one, "up__m", none, 1000, &t), 0);
+    assert_int_equal(enter("m", one, "up__m", none, 1000, &t), 60);
+    assert_int_equal(enter("n", none, "up__m", one, 1000, &t), 0);
+    assert_int_equal(enter("n", none, "up__m", one, 1000, &t), 60);
+    gate = kept;
+    callgate_free(bare);
+    const char *log = logged();
+    assert_int_equal(count(log, "event=principal_limited"), 1);
+    assert_int_equal(count(log, "event=tool_limited"), 1);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -225,6 +244,7 @@ int main(void)
         cmocka_unit_test(tool_limits_count_over_every_caller),
         cmocka_unit_test(logged_once_a_minute_with_a_count),
         cmocka_unit_test(log_table_is_bounded),
+        cmocka_unit_test(metrics_are_optional),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
