@@ -171,9 +171,20 @@ test('a reload changes the limits; a call in flight across it keeps its slot', a
     });
 });
 
-test('a bad tools.limits stops serve with the upstream and key', () => {
+test('gateway check shows the limits; a bad tools.limits stops serve and gateway check with the upstream and key', () => {
   const dir = mkdtempSync(join(tmpdir(), 'hm-gwlimits-'));
+  const envWith = (gw) => {
+    const env = join(dir, 'env');
+    writeFileSync(env, `MCP_PORT=0\nMCP_AUTH_TOKEN=${randomBytes(32).toString('hex')}\nGATEWAY_FILE=${gw}\nAGENTS_FILE=${join(dir, 'agents.yaml')}\n`);
+    chmodSync(env, 0o600);
+    return env;
+  };
   try {
+    const good = envWith(gatewayFile(dir, file('        "*": {calls_per_min: 600}\n        slow: {calls_per_min: 10, calls_in_flight: 1}\n')));
+    const c = spawnSync(HERMES, ['gateway', 'check', '--env-file', good], { encoding: 'utf8', timeout: 10000 });
+    assert.equal(c.status, 0, c.stderr);
+    assert.match(c.stdout, /\n    limits of \*: calls_per_min 600 \(each tool over every caller\)\n/);
+    assert.match(c.stdout, /\n    limits of slow: calls_per_min 10, calls_in_flight 1 \(each tool over every caller\)\n/);
     for (const [limits, why] of [
       ['        echo: {calls_per_min: 1000001}\n', 'upstream fake, key tools.limits.echo.calls_per_min: must be a whole number 0-1000000'],
       ['        echo: {calls_in_flight: -1}\n', 'upstream fake, key tools.limits.echo.calls_in_flight: must be a whole number 0-10000'],
@@ -181,13 +192,12 @@ test('a bad tools.limits stops serve with the upstream and key', () => {
       ['        echo: {}\n', 'upstream fake, key tools.limits.echo: must give calls_per_min, calls_in_flight or both'],
       ['        - echo\n', 'upstream fake, key tools.limits: must be a mapping of at most 256 globs'],
     ]) {
-      const gw = gatewayFile(dir, file(limits));
-      const env = join(dir, 'env');
-      writeFileSync(env, `MCP_PORT=0\nMCP_AUTH_TOKEN=${randomBytes(32).toString('hex')}\nGATEWAY_FILE=${gw}\nAGENTS_FILE=${join(dir, 'agents.yaml')}\n`);
-      chmodSync(env, 0o600);
-      const r = spawnSync(HERMES, ['serve', '--env-file', env], { encoding: 'utf8', timeout: 10000 });
-      assert.notEqual(r.status, 0);
-      assert.ok(r.stderr.includes(why), r.stderr);
+      const env = envWith(gatewayFile(dir, file(limits)));
+      for (const cmd of [['serve'], ['gateway', 'check']]) {
+        const r = spawnSync(HERMES, [...cmd, '--env-file', env], { encoding: 'utf8', timeout: 10000 });
+        assert.notEqual(r.status, 0);
+        assert.ok((r.stderr + r.stdout).includes(why), cmd.join(' ') + ': ' + r.stderr + r.stdout);
+      }
     }
   } finally {
     rmSync(dir, { recursive: true, force: true });
