@@ -25,10 +25,9 @@ struct app {
     struct mcp_server *mcp;
     int sigfd;
     struct loop_watch *sigw;
-    struct ratelimit *rl;       /* per client IP: requests without a valid credential */
-    struct ratelimit *rl_auth;  /* per credential: authenticated requests */
-    struct ratelimit *rl_calls; /* per principal: tools/call at its limits: calls_per_min */
-    struct strmap *running;     /* principal name -> struct running: its calls_in_flight */
+    struct ratelimit *rl;      /* per client IP: requests without a valid credential */
+    struct ratelimit *rl_auth; /* per credential: authenticated requests */
+    struct callgate *gate;     /* tools/call at a principal's or a tool's limits */
     struct audit *audit;
     struct approvals *approvals; /* the operator's queue, answered through ctl */
     struct ctlsock *ctl;         /* NULL when the socket could not be made: requests time out */
@@ -43,7 +42,7 @@ struct app {
     char *metadata_url;              /* where that metadata is, for 401 challenges; or NULL */
     uint64_t rate_limited, auth_failures;
     struct metric *http_requests, *rpc_requests, *rpc_duration, *principal_requests,
-        *principal_limited;
+        *principal_limited, *limited;
     time_t started;
     struct loop_timer *watchdog;
     unsigned watchdog_ms;
