@@ -1,0 +1,73 @@
+// How the server finds an issuer's keys: OpenID Connect discovery, else RFC 8414 (the
+// well-known segment between host and path), an issuer written with its trailing '/' (Auth0's
+// are), metadata that names another issuer (refused: the mix-up defence), and the protected
+// resource metadata listing the issuer. The provider here is a small hand-made one, so that each
+// of these can be served or withheld.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { createServer } from 'node:http';
+import { newKey, publicJwk, signJwt, startOidcHermes, whoami, rpc } from '../../lib/oidc.mjs';
+import { waitEvent } from '../../lib/events.mjs';
+
+// A provider at http://127.0.0.1:PORT<path> serving only what serve says:
+// { openid: bool, rfc8414: bool, claimIssuer: the issuer its metadata names (default its own) }.
+async function provider(path, serve) {
+  const key = newKey('RS256');
+  const hits = [];
+  const srv = createServer((req, res) => {
+    hits.push(req.url);
+    const origin = `http://127.0.0.1:${srv.address().port}`;
+    const issuer = origin + path;
+    const meta = JSON.stringify({ issuer: serve.claimIssuer ?? issuer, jwks_uri: `${origin}/keys` });
+    const trimmed = path.replace(/\/$/, '');
+    if (serve.openid && req.url === `${trimmed}/.well-known/openid-configuration`) return res.end(meta);
+    if (serve.rfc8414 && req.url === `/.well-known/oauth-authorization-server${trimmed}`) return res.end(meta);
+    if (req.url === '/keys') return res.end(JSON.stringify({ keys: [publicJwk(key)] }));
+    res.statusCode = 404;
+    res.end();
+  });
+  await new Promise((r) => srv.listen(0, '127.0.0.1', r));
+  const issuer = `http://127.0.0.1:${srv.address().port}${path}`;
+  return { issuer, key, hits, close: () => srv.close() };
+}
+
+const now = () => Math.floor(Date.now() / 1000);
+const token = (op, srv, sub) => signJwt({ iss: op.issuer, aud: srv.audience, sub, scope: 'hermes:read',
+  iat: now(), exp: now() + 300 }, op.key);
+
+test('RFC 8414 metadata, found after discovery 404s, for an issuer with a path and a trailing slash', async () => {
+  const op = await provider('/tenant/', { rfc8414: true });
+  const srv = await startOidcHermes(op);
+  try {
+    const me = await whoami(srv, await token(op, srv, 'carol'));
+    assert.equal(me.principal, 'oidc:carol');
+    assert.equal(me.kind, 'oidc');
+    // Discovery first (the trailing '/' dropped, not doubled), then RFC 8414's URL, then keys.
+    assert.deepEqual(op.hits.slice(0, 3), ['/tenant/.well-known/openid-configuration',
+      '/.well-known/oauth-authorization-server/tenant', '/keys']);
+    const prm = await (await fetch(`${srv.base}/.well-known/oauth-protected-resource/mcp`)).json();
+    assert.deepEqual(prm.authorization_servers, [op.issuer]);
+    assert.equal(prm.resource, srv.audience);
+  } finally {
+    await srv.stop();
+    op.close();
+  }
+});
+
+test('metadata naming another issuer is refused: its tokens get 503, never accepted', async () => {
+  const op = await provider('', { openid: true, claimIssuer: 'https://evil.example' });
+  const srv = await startOidcHermes(op);
+  try {
+    await waitEvent(srv, 'oidc_fetch_failed', { what: 'metadata' });
+    const r = await rpc(srv, await token(op, srv, 'dave'), 'tools/call', { name: 'whoami', arguments: {} });
+    assert.equal(r.status, 503, r.text);
+    assert.equal(JSON.parse(r.text).error, 'auth_unavailable');
+    assert.ok(!op.hits.includes('/keys'), `the key set was fetched: ${op.hits}`);
+    // The owner's static token is served meanwhile.
+    const owner = await rpc(srv, srv.token, 'tools/call', { name: 'whoami', arguments: {} });
+    assert.equal(owner.status, 200, owner.text);
+  } finally {
+    await srv.stop();
+    op.close();
+  }
+});
