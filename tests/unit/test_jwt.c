@@ -81,15 +81,15 @@ static char *jwk(EVP_PKEY *pk, const char *kid, const char *extra)
 }
 
 /* {"keys":[a, b, ...]} from JWK strings, which it frees; NULL ends the list. */
-static struct jwks *set_of(const char *first, ...)
+static struct jwks *set_of(char *first, ...)
 {
     char *doc = strdup("{\"keys\":["), *tmp;
     va_list ap;
     va_start(ap, first);
-    for (const char *k = first; k != NULL; k = va_arg(ap, const char *)) {
+    for (char *k = first; k != NULL; k = va_arg(ap, char *)) {
         assert_true(asprintf(&tmp, "%s%s%s", doc, k == first ? "" : ",", k) > 0);
         free(doc);
-        free((void *)(uintptr_t)k);
+        free(k);
         doc = tmp;
     }
     va_end(ap);
