@@ -166,6 +166,7 @@ void app_metrics_page(struct app *a, struct hreq *r)
     metric_render(a->rpc_duration, &out);
     metric_render(a->principal_requests, &out);
     metric_render(a->principal_limited, &out);
+    metric_render(a->limited, &out);
     EACH_PROVIDER(a, p)
     {
         if (p->ops->metrics)
