@@ -89,9 +89,9 @@ case "$sdk_version" in
 esac
 
 # The release flavour, copied so that a concurrent build cannot swap a binary under a run.
-make -s SANITIZE= all fakes >&2
+make -s SANITIZE= all fakes build/release/bench-jwt >&2
 mkdir -p "$work/bin"
-cp build/release/hermes-mcp build/release/fake-agent "$work/bin/"
+cp build/release/hermes-mcp build/release/fake-agent build/release/bench-jwt "$work/bin/"
 hermes=$work/bin/hermes-mcp
 fake=$work/bin/fake-agent
 # The footprint reference: a C program that does nothing but link Debian's libcurl.
@@ -494,6 +494,9 @@ if [ "$cg_n" -gt 0 ]; then
     cg_interact_per legacy $((cg_n / 50 + 1)) $((cg_n / 50 + 1 + cg_n / 5)); cg_int=$cg_result
     cg_interact_per modern $((cg_n / 50 + 1)) $((cg_n / 50 + 1 + cg_n / 5)); cg_int26=$cg_result
 fi
+# JWT verification with a cached key (bench/jwt.c; make bench-jwt alone), the servers stopped.
+jwt_table=$("$work/bin/bench-jwt" 2>&1) || jwt_table="bench-jwt failed: $jwt_table"
+jwt_rs256=$(echo "$jwt_table" | awk -F' *[|] *' '$2 == "RS256" { print $3 }')
 load_end=$(load_now)
 
 # ---------- 6. RESULTS.md ----------
@@ -579,6 +582,7 @@ added() { # SERVER CONNS
         echo "| sync hermes_task at $last_c conns: tasks on disk ≥ 0.8× tasks on tmpfs ($(num "$d" 0 1) / $(num "$m" 0 1) req/s) | ${r}× | $(check "$r" ">=" 0.8) |"
     fi
     echo "| an idle server makes no wake-ups: system calls over 10 s (strace -f) | $hermes_idle_calls | $(check "$hermes_idle_calls" "=" 0) |"
+    echo "| a JWT access token (RS256, the key set cached): parse + verify + claims < 20 us (bench/jwt.c) | ${jwt_rs256:--} us | $( [ -z "$jwt_rs256" ] && echo - || check "$jwt_rs256" "<" 20) |"
     [ "$gateway" != 1 ] || [ ! -f "$gw_dir/targets.md" ] || cat "$gw_dir/targets.md"
     for load in $loads; do
         echo
@@ -668,6 +672,14 @@ added() { # SERVER CONNS
     else
         echo "Not run (BENCH_CALLGRIND=0)."
     fi
+    echo
+    echo "## JWT verification (bench/jwt.c)"
+    echo
+    echo "CPU microseconds of one thread per access token, the provider's key set already parsed, no"
+    echo "server (\`make bench-jwt\` runs it alone). libcrypto's own verification on this machine"
+    echo "(\`openssl speed\`): RSA 2048 ~16 us, P-256 ~65 us, Ed25519 ~90 us, each alg's floor."
+    echo
+    echo "$jwt_table"
     echo
     echo "## Footprint"
     echo

@@ -12,7 +12,7 @@ FUZZ_CC      ?= clang
 FUZZ_SECONDS ?= 10
 FUZZ_BUILD   := build/fuzz
 FUZZ_TARGETS := jrpc dotenv hdr sse registry taskpath contract chatchunk gwfile tokens form \
-                clientdoc clientmeta gwsecret jscan
+                clientdoc clientmeta gwsecret jscan jwt jwks
 FUZZ_SAN     := -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all \
                 -fno-omit-frame-pointer -g -O1
 FUZZ_BINS    := $(addprefix $(FUZZ_BUILD)/fuzz_,$(FUZZ_TARGETS))
@@ -36,6 +36,8 @@ FUZZ_SRC_clientdoc := src/auth/clientdoc.c src/auth/clientmeta.c src/base/mem.c
 FUZZ_SRC_clientmeta := src/auth/clientmeta.c
 FUZZ_SRC_gwsecret := src/gateway/gwsecret.c
 FUZZ_SRC_jscan    := src/gateway/jscan.c
+FUZZ_SRC_jwt      := src/auth/jwt.c src/base/mem.c
+FUZZ_SRC_jwks     := $(FUZZ_SRC_jwt)
 FUZZ_LIB_jrpc     := $(shell pkg-config --libs jansson)
 FUZZ_LIB_dotenv   := $(FUZZ_LIB_jrpc)
 FUZZ_LIB_hdr      :=
@@ -51,6 +53,8 @@ FUZZ_LIB_clientdoc := $(FUZZ_LIB_jrpc)
 FUZZ_LIB_clientmeta := $(FUZZ_LIB_jrpc)
 FUZZ_LIB_gwsecret := -lm
 FUZZ_LIB_jscan    := $(FUZZ_LIB_jrpc)
+FUZZ_LIB_jwt      := $(shell pkg-config --libs jansson libcrypto) -lm
+FUZZ_LIB_jwks     := $(FUZZ_LIB_jwt)
 
 .PHONY: fuzz fuzz-build fuzz-replay
 fuzz-build: $(FUZZ_BINS)
@@ -64,7 +68,7 @@ fuzz-replay: fuzz-build
 
 # One link per target from its sources (few and small, so no objects); any header change rebuilds.
 define FUZZ_RULE
-$(FUZZ_BUILD)/fuzz_$(1): tests/fuzz/fuzz_$(1).c $(FUZZ_SRC_$(1)) $(wildcard src/*/*.h) tests/fuzz/fuzz_check.h mk/fuzz.mk
+$(FUZZ_BUILD)/fuzz_$(1): tests/fuzz/fuzz_$(1).c $(FUZZ_SRC_$(1)) $(wildcard src/*/*.h tests/fuzz/*.h) mk/fuzz.mk
 	@mkdir -p $$(dir $$@)
 	$$(FUZZ_CC) $$(CPPFLAGS) $$(ALL_INC) $$(WARN) $$(FUZZ_SAN) -o $$@ $$(filter %.c,$$^) $$(FUZZ_LIB_$(1))
 endef

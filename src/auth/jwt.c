@@ -9,6 +9,7 @@
 #include <openssl/evp.h>
 #include <openssl/param_build.h>
 #include <openssl/rsa.h>
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdatomic.h>
 #include <stdint.h>
@@ -28,11 +29,20 @@
 
 enum jwk_kty { JWK_RSA, JWK_EC, JWK_OKP };
 
+/* A key's verification contexts, made once when the set is parsed: making one per token costs
+ * libcrypto's lookups a fifth of an RSA verification. A context must not be used by two threads
+ * at once, hence the lock (uncontended on the event loop). */
+struct jwk_verifier {
+    pthread_mutex_t lock;
+    EVP_PKEY_CTX *ctx[2]; /* RSA: RS256, PS256; EC: ES256 */
+};
+
 struct jwk {
     char *kid; /* NULL when the key has none */
     enum jwk_kty kty;
     int alg; /* the key's own enum jwt_alg, or -1 when it names none */
     EVP_PKEY *pkey;
+    struct jwk_verifier *ver; /* NULL for Ed25519, verified in one shot */
 };
 
 struct jwks {
@@ -87,19 +97,21 @@ const char *jwt_status_text(enum jwt_status s)
 
 /* ---- base64url ---------------------------------------------------------------------------- */
 
+/* Each base64url character's value plus one; 0 for any other byte. */
+static const unsigned char b64url_table[256] = {
+    ['A'] = 1,  ['B'] = 2,  ['C'] = 3,  ['D'] = 4,  ['E'] = 5,  ['F'] = 6,  ['G'] = 7,  ['H'] = 8,
+    ['I'] = 9,  ['J'] = 10, ['K'] = 11, ['L'] = 12, ['M'] = 13, ['N'] = 14, ['O'] = 15, ['P'] = 16,
+    ['Q'] = 17, ['R'] = 18, ['S'] = 19, ['T'] = 20, ['U'] = 21, ['V'] = 22, ['W'] = 23, ['X'] = 24,
+    ['Y'] = 25, ['Z'] = 26, ['a'] = 27, ['b'] = 28, ['c'] = 29, ['d'] = 30, ['e'] = 31, ['f'] = 32,
+    ['g'] = 33, ['h'] = 34, ['i'] = 35, ['j'] = 36, ['k'] = 37, ['l'] = 38, ['m'] = 39, ['n'] = 40,
+    ['o'] = 41, ['p'] = 42, ['q'] = 43, ['r'] = 44, ['s'] = 45, ['t'] = 46, ['u'] = 47, ['v'] = 48,
+    ['w'] = 49, ['x'] = 50, ['y'] = 51, ['z'] = 52, ['0'] = 53, ['1'] = 54, ['2'] = 55, ['3'] = 56,
+    ['4'] = 57, ['5'] = 58, ['6'] = 59, ['7'] = 60, ['8'] = 61, ['9'] = 62, ['-'] = 63, ['_'] = 64,
+};
+
 static int b64url_value(unsigned char c)
 {
-    if (c >= 'A' && c <= 'Z')
-        return c - 'A';
-    if (c >= 'a' && c <= 'z')
-        return c - 'a' + 26;
-    if (c >= '0' && c <= '9')
-        return c - '0' + 52;
-    if (c == '-')
-        return 62;
-    if (c == '_')
-        return 63;
-    return -1;
+    return (int)b64url_table[c] - 1;
 }
 
 /* Strict base64url (RFC 7515 section 2): the URL-safe alphabet only, no padding or white space,
@@ -108,23 +120,37 @@ static int b64url_value(unsigned char c)
 static bool b64url_decode(const char *in, size_t n, unsigned char *out, size_t outsz,
                           size_t *outlen)
 {
-    if (n % 4 == 1 || n / 4 * 3 + (n % 4 ? n % 4 - 1 : 0) > outsz)
+    const unsigned char *u = (const unsigned char *)in;
+    size_t rest = n % 4, o = 0, i = 0;
+    if (rest == 1 || n / 4 * 3 + (rest ? rest - 1 : 0) > outsz)
         return false;
-    unsigned acc = 0, bits = 0;
-    size_t o = 0;
-    for (size_t i = 0; i < n; i++) {
-        int v = b64url_value((unsigned char)in[i]);
-        if (v < 0)
+    for (; i + 4 <= n; i += 4) { /* four characters, three bytes */
+        unsigned a = b64url_table[u[i]], b = b64url_table[u[i + 1]];
+        unsigned c = b64url_table[u[i + 2]], d = b64url_table[u[i + 3]];
+        if (!a || !b || !c || !d)
             return false;
-        acc = ((acc << 6) | (unsigned)v) & 0xffffu;
-        bits += 6;
-        if (bits >= 8) {
-            bits -= 8;
-            out[o++] = (unsigned char)(acc >> bits);
-        }
+        unsigned long v = (a - 1ul) << 18 | (b - 1ul) << 12 | (c - 1ul) << 6 | (d - 1ul);
+        out[o++] = (unsigned char)(v >> 16);
+        out[o++] = (unsigned char)(v >> 8);
+        out[o++] = (unsigned char)v;
     }
-    if (acc & ((1u << bits) - 1))
-        return false;
+    unsigned long v = 0;
+    for (; i < n; i++) {
+        unsigned a = b64url_table[u[i]];
+        if (!a)
+            return false;
+        v = v << 6 | (a - 1ul);
+    }
+    if (rest == 2) { /* 12 bits: one byte and 4 unused bits */
+        if (v & 0xf)
+            return false;
+        out[o++] = (unsigned char)(v >> 4);
+    } else if (rest == 3) { /* 18 bits: two bytes and 2 unused bits */
+        if (v & 0x3)
+            return false;
+        out[o++] = (unsigned char)(v >> 10);
+        out[o++] = (unsigned char)(v >> 2);
+    }
     *outlen = o;
     return true;
 }
@@ -307,6 +333,55 @@ void jwt_cleanup(struct jwt *t)
 
 /* ---- keys --------------------------------------------------------------------------------- */
 
+static bool rsa_padding(EVP_PKEY_CTX *pc, enum jwt_alg alg, const EVP_MD *md)
+{
+    if (alg == JWT_ALG_RS256)
+        return EVP_PKEY_CTX_set_rsa_padding(pc, RSA_PKCS1_PADDING) == 1;
+    /* PS256 (RFC 7518 section 3.5): MGF1 with SHA-256, a salt exactly as long as the digest. */
+    return EVP_PKEY_CTX_set_rsa_padding(pc, RSA_PKCS1_PSS_PADDING) == 1 &&
+           EVP_PKEY_CTX_set_rsa_pss_saltlen(pc, RSA_PSS_SALTLEN_DIGEST) == 1 &&
+           EVP_PKEY_CTX_set_rsa_mgf1_md(pc, md) == 1;
+}
+
+/* A context verifying alg's signatures over a SHA-256 digest with pk. */
+static EVP_PKEY_CTX *verifier_for(EVP_PKEY *pk, enum jwt_alg alg, const EVP_MD *md)
+{
+    EVP_PKEY_CTX *c = EVP_PKEY_CTX_new_from_pkey(NULL, pk, NULL);
+    if (c == NULL || EVP_PKEY_verify_init(c) != 1 ||
+        (alg != JWT_ALG_ES256 && !rsa_padding(c, alg, md)) ||
+        EVP_PKEY_CTX_set_signature_md(c, md) != 1) {
+        EVP_PKEY_CTX_free(c);
+        return NULL;
+    }
+    return c;
+}
+
+static void jwk_free(struct jwk *k)
+{
+    free(k->kid);
+    EVP_PKEY_free(k->pkey);
+    if (k->ver != NULL) {
+        EVP_PKEY_CTX_free(k->ver->ctx[0]);
+        EVP_PKEY_CTX_free(k->ver->ctx[1]);
+        pthread_mutex_destroy(&k->ver->lock);
+        free(k->ver);
+    }
+    memset(k, 0, sizeof *k);
+}
+
+/* The verification contexts of k's kind; false if libcrypto cannot make them. */
+static bool jwk_prepare(struct jwk *k, const EVP_MD *md)
+{
+    if (k->kty == JWK_OKP)
+        return true;
+    k->ver = xcalloc(1, sizeof *k->ver);
+    pthread_mutex_init(&k->ver->lock, NULL);
+    bool rsa = k->kty == JWK_RSA;
+    k->ver->ctx[0] = verifier_for(k->pkey, rsa ? JWT_ALG_RS256 : JWT_ALG_ES256, md);
+    k->ver->ctx[1] = rsa ? verifier_for(k->pkey, JWT_ALG_PS256, md) : NULL;
+    return k->ver->ctx[0] != NULL && (!rsa || k->ver->ctx[1] != NULL);
+}
+
 static EVP_PKEY *pkey_fromdata(const char *type, OSSL_PARAM *params)
 {
     EVP_PKEY *pk = NULL;
@@ -364,8 +439,7 @@ static bool crv_is(json_t *v, const char *crv)
     return json_is_string(c) && strcmp(json_string_value(c), crv) == 0;
 }
 
-/* P-256 x and y of 32 bytes each, as the uncompressed point 04||x||y, which must be on the
- * curve. */
+/* P-256 x and y of 32 bytes each, as the uncompressed point 04||x||y. */
 static EVP_PKEY *jwk_ec(json_t *v)
 {
     unsigned char pub[1 + 2 * CURVE_BYTES];
@@ -381,14 +455,7 @@ static EVP_PKEY *jwk_ec(json_t *v)
         OSSL_PARAM_construct_octet_string(OSSL_PKEY_PARAM_PUB_KEY, pub, sizeof pub),
         OSSL_PARAM_construct_end(),
     };
-    EVP_PKEY *pk = pkey_fromdata("EC", params);
-    EVP_PKEY_CTX *c = pk != NULL ? EVP_PKEY_CTX_new_from_pkey(NULL, pk, NULL) : NULL;
-    if (pk != NULL && (c == NULL || EVP_PKEY_public_check_quick(c) != 1)) {
-        EVP_PKEY_free(pk);
-        pk = NULL;
-    }
-    EVP_PKEY_CTX_free(c);
-    return pk;
+    return pkey_fromdata("EC", params); /* libcrypto refuses a point off the curve */
 }
 
 static EVP_PKEY *jwk_okp(json_t *v)
@@ -417,7 +484,7 @@ static bool jwk_for_verify(json_t *v)
 }
 
 /* One member of "keys" into k; false (nothing held) for a key we cannot use. */
-static bool jwk_load(json_t *v, struct jwk *k)
+static bool jwk_load(json_t *v, struct jwk *k, const EVP_MD *md)
 {
     if (!json_is_object(v) || !jwk_for_verify(v))
         return false;
@@ -450,6 +517,10 @@ static bool jwk_load(json_t *v, struct jwk *k)
         return false;
     k->alg = a != NULL ? (int)alg : -1;
     k->kid = kid != NULL ? xstrdup(json_string_value(kid)) : NULL;
+    if (!jwk_prepare(k, md)) {
+        jwk_free(k);
+        return false;
+    }
     return true;
 }
 
@@ -488,7 +559,7 @@ struct jwks *jwks_parse(const char *json, size_t len, char *err, size_t errlen)
     {
         if (ks->n == JWKS_MAX_KEYS)
             break;
-        if (jwk_load(v, &ks->v[ks->n]))
+        if (jwk_load(v, &ks->v[ks->n], ks->sha256))
             ks->n++;
     }
     json_decref(doc);
@@ -519,10 +590,8 @@ void jwks_unref(struct jwks *k)
 {
     if (k == NULL || atomic_fetch_sub(&k->refs, 1) != 1)
         return;
-    for (size_t i = 0; i < k->n; i++) {
-        free(k->v[i].kid);
-        EVP_PKEY_free(k->v[i].pkey);
-    }
+    for (size_t i = 0; i < k->n; i++)
+        jwk_free(&k->v[i]);
     EVP_MD_free(k->sha256_owned);
     free(k);
 }
@@ -551,16 +620,6 @@ static size_t es256_der(const unsigned char *rs, unsigned char der[80])
     return n;
 }
 
-static bool rsa_padding(EVP_PKEY_CTX *pc, enum jwt_alg alg, const EVP_MD *md)
-{
-    if (alg == JWT_ALG_RS256)
-        return EVP_PKEY_CTX_set_rsa_padding(pc, RSA_PKCS1_PADDING) == 1;
-    /* PS256 (RFC 7518 section 3.5): MGF1 with SHA-256, a salt exactly as long as the digest. */
-    return EVP_PKEY_CTX_set_rsa_padding(pc, RSA_PKCS1_PSS_PADDING) == 1 &&
-           EVP_PKEY_CTX_set_rsa_pss_saltlen(pc, RSA_PSS_SALTLEN_DIGEST) == 1 &&
-           EVP_PKEY_CTX_set_rsa_mgf1_md(pc, md) == 1;
-}
-
 static bool verify_with(const struct jwks *ks, const struct jwk *k, const struct jwt *t)
 {
     const unsigned char *sig = t->sig;
@@ -582,14 +641,23 @@ static bool verify_with(const struct jwks *ks, const struct jwk *k, const struct
             return false;
         break;
     }
-    const EVP_MD *md = t->alg == JWT_ALG_EDDSA ? NULL : ks->sha256; /* Ed25519 hashes itself */
-    EVP_MD_CTX *ctx = EVP_MD_CTX_new();
-    EVP_PKEY_CTX *pc = NULL;
-    bool ok = ctx != NULL && EVP_DigestVerifyInit(ctx, &pc, md, NULL, k->pkey) == 1 &&
-              (k->kty != JWK_RSA || rsa_padding(pc, t->alg, ks->sha256)) &&
-              EVP_DigestVerify(ctx, sig, siglen, (const unsigned char *)t->signing_input,
-                               t->signing_len) == 1;
-    EVP_MD_CTX_free(ctx);
+    bool ok;
+    if (t->alg == JWT_ALG_EDDSA) { /* Ed25519 hashes the message itself, in one shot */
+        EVP_MD_CTX *ctx = EVP_MD_CTX_new();
+        ok = ctx != NULL && EVP_DigestVerifyInit(ctx, NULL, NULL, NULL, k->pkey) == 1 &&
+             EVP_DigestVerify(ctx, sig, siglen, (const unsigned char *)t->signing_input,
+                              t->signing_len) == 1;
+        EVP_MD_CTX_free(ctx);
+    } else {
+        unsigned char dg[EVP_MAX_MD_SIZE];
+        unsigned dglen = 0;
+        ok = EVP_Digest(t->signing_input, t->signing_len, dg, &dglen, ks->sha256, NULL) == 1;
+        if (ok) {
+            pthread_mutex_lock(&k->ver->lock);
+            ok = EVP_PKEY_verify(k->ver->ctx[t->alg == JWT_ALG_PS256], sig, siglen, dg, dglen) == 1;
+            pthread_mutex_unlock(&k->ver->lock);
+        }
+    }
     if (!ok)
         ERR_clear_error(); /* a failed verification must not leave reasons for the next caller */
     return ok;
