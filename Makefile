@@ -50,7 +50,7 @@ CONF_OBJ := $(patsubst tests/conformance/%.c,$(BUILD)/conformance/%.o,$(CONF_SRC
 all: build/hermes-mcp
 
 FORCE:
-.PHONY: FORCE all check symbols check-globals format format-check unit hermes-tools-check integration valgrind conformance conformance-server install headers clean distclean bench bench-jwt
+.PHONY: FORCE all check symbols check-globals format format-check unit hermes-tools-check integration valgrind conformance conformance-server install headers clean distclean bench bench-jwt bench-oidc
 
 # Build flavours: build/release/ (the default) and build/asan/ (SANITIZE=1). build/<program> is
 # the release program, the stable path for users and the README; SANITIZE=1 builds
@@ -163,6 +163,12 @@ $(BUILD)/bench-jwt: bench/jwt.c $(LAYER_LIBS) | $(BUILD)
 	$(CC) $(CPPFLAGS) $(ALL_INC) $(WARN) $(CFLAGS) $(SAN) -o $@ $< $(LAYER_LIBS) $(LDLIBS)
 bench-jwt: $(BUILD)/bench-jwt
 	$(BUILD)/bench-jwt
+
+# And on a client's next requests: the verified token remembered (bench/oidc.c).
+$(BUILD)/bench-oidc: bench/oidc.c $(LAYER_LIBS) | $(BUILD)
+	$(CC) $(CPPFLAGS) $(ALL_INC) $(WARN) $(CFLAGS) $(SAN) -o $@ $< $(LAYER_LIBS) $(LDLIBS)
+bench-oidc: $(BUILD)/bench-oidc
+	$(BUILD)/bench-oidc
 
 install: $(BUILD)/hermes-mcp
 	install -d $(DESTDIR)$(PREFIX)/bin

@@ -89,9 +89,9 @@ case "$sdk_version" in
 esac
 
 # The release flavour, copied so that a concurrent build cannot swap a binary under a run.
-make -s SANITIZE= all fakes build/release/bench-jwt >&2
+make -s SANITIZE= all fakes build/release/bench-jwt build/release/bench-oidc >&2
 mkdir -p "$work/bin"
-cp build/release/hermes-mcp build/release/fake-agent build/release/bench-jwt "$work/bin/"
+cp build/release/hermes-mcp build/release/fake-agent build/release/bench-jwt build/release/bench-oidc "$work/bin/"
 hermes=$work/bin/hermes-mcp
 fake=$work/bin/fake-agent
 # The footprint reference: a C program that does nothing but link Debian's libcurl.
@@ -496,6 +496,7 @@ if [ "$cg_n" -gt 0 ]; then
 fi
 # JWT verification with a cached key (bench/jwt.c; make bench-jwt alone), the servers stopped.
 jwt_table=$("$work/bin/bench-jwt" 2>&1) || jwt_table="bench-jwt failed: $jwt_table"
+oidc_table=$("$work/bin/bench-oidc" 2>&1) || oidc_table="bench-oidc failed: $oidc_table"
 jwt_rs256=$(echo "$jwt_table" | awk -F' *[|] *' '$2 == "RS256" { print $3 }')
 load_end=$(load_now)
 
@@ -680,6 +681,12 @@ added() { # SERVER CONNS
     echo "(\`openssl speed\`): RSA 2048 ~16 us, P-256 ~65 us, Ed25519 ~90 us, each alg's floor."
     echo
     echo "$jwt_table"
+    echo
+    echo "That cost is paid once per token: the server remembers a verified token by its SHA-256"
+    echo "until its \`exp\`, so a client's next requests with it cost this (bench/oidc.c;"
+    echo "\`make bench-oidc\` runs it alone):"
+    echo
+    echo "$oidc_table"
     echo
     echo "## Footprint"
     echo
