@@ -134,6 +134,14 @@ void oidc_remember(struct oidc *o, const char *hash, json_t *claims, bool unavai
         drop_cached(hash, old, NULL);
 }
 
+/* A verified token's exp as a time: any JSON number (jwt_check_claims required one in the
+ * future), clamped so that a far one converts without overflow. */
+static time_t exp_of(json_t *claims)
+{
+    double e = json_number_value(json_object_get(claims, "exp"));
+    return e <= 0 ? 0 : e >= 1e11 ? (time_t)1e11 : (time_t)e;
+}
+
 /* "oidc:<value>": a value that is printable ASCII and fits, else a digest of it. */
 static void principal_name(const char *value, char out[PRINCIPAL_NAME_MAX + 1])
 {
@@ -169,8 +177,7 @@ static struct principal *principal_from(const struct oidc *o, json_t *claims,
     principal_name(value, p->name);
     crypto_sha256(token, strlen(token), p->hash);
     claimmap_apply(map, claims, o->scopes_claim, p);
-    json_t *exp = json_object_get(claims, "exp");
-    p->expires = json_is_integer(exp) ? (time_t)json_integer_value(exp) : 0;
+    p->expires = exp_of(claims);
     const char *azp = json_string_value(json_object_get(claims, "azp"));
     if (azp == NULL)
         azp = json_string_value(json_object_get(claims, "client_id"));
@@ -274,10 +281,8 @@ enum oidc_verdict oidc_check(struct oidc *o, const char *token, const struct cla
         w->arg = arg;
         if (jwt_looks_like(token, len)) {
             claims = verify_jwt(o, token, len, w, &v, why);
-            if (claims) {
-                json_t *exp = json_object_get(claims, "exp");
-                oidc_remember(o, hash, json_incref(claims), false, (time_t)json_integer_value(exp));
-            }
+            if (claims)
+                oidc_remember(o, hash, json_incref(claims), false, exp_of(claims));
         } else {
             claims = oidc_introspect(o, token, hash, w, &v, why);
         }
