@@ -371,3 +371,27 @@ export async function toolNames(srv, token) {
     await client.close();
   }
 }
+
+// A hand-made provider at http://127.0.0.1:PORT<path> (its issuer), for what oidc-provider will
+// not do: it serves only what serve says:
+// { openid: bool, rfc8414: bool, claimIssuer: the issuer its metadata names (default its own) },
+// and one RS256 key (key, private JWK) at /keys; hits lists the paths asked for.
+export async function handProvider(path, serve = { openid: true }) {
+  const key = newKey('RS256');
+  const hits = [];
+  const srv = createServer((req, res) => {
+    hits.push(req.url);
+    const origin = `http://127.0.0.1:${srv.address().port}`;
+    const issuer = origin + path;
+    const meta = JSON.stringify({ issuer: serve.claimIssuer ?? issuer, jwks_uri: `${origin}/keys` });
+    const trimmed = path.replace(/\/$/, '');
+    if (serve.openid && req.url === `${trimmed}/.well-known/openid-configuration`) return res.end(meta);
+    if (serve.rfc8414 && req.url === `/.well-known/oauth-authorization-server${trimmed}`) return res.end(meta);
+    if (req.url === '/keys') return res.end(JSON.stringify({ keys: [publicJwk(key)] }));
+    res.statusCode = 404;
+    res.end();
+  });
+  await new Promise((r) => srv.listen(0, '127.0.0.1', r));
+  const issuer = `http://127.0.0.1:${srv.address().port}${path}`;
+  return { issuer, key, hits, close: () => srv.close() };
+}

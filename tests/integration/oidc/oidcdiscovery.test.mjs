@@ -5,31 +5,8 @@
 // of these can be served or withheld.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { createServer } from 'node:http';
-import { newKey, publicJwk, signJwt, startOidcHermes, whoami, rpc } from '../../lib/oidc.mjs';
+import { handProvider as provider, signJwt, startOidcHermes, whoami, rpc } from '../../lib/oidc.mjs';
 import { waitEvent } from '../../lib/events.mjs';
-
-// A provider at http://127.0.0.1:PORT<path> serving only what serve says:
-// { openid: bool, rfc8414: bool, claimIssuer: the issuer its metadata names (default its own) }.
-async function provider(path, serve) {
-  const key = newKey('RS256');
-  const hits = [];
-  const srv = createServer((req, res) => {
-    hits.push(req.url);
-    const origin = `http://127.0.0.1:${srv.address().port}`;
-    const issuer = origin + path;
-    const meta = JSON.stringify({ issuer: serve.claimIssuer ?? issuer, jwks_uri: `${origin}/keys` });
-    const trimmed = path.replace(/\/$/, '');
-    if (serve.openid && req.url === `${trimmed}/.well-known/openid-configuration`) return res.end(meta);
-    if (serve.rfc8414 && req.url === `/.well-known/oauth-authorization-server${trimmed}`) return res.end(meta);
-    if (req.url === '/keys') return res.end(JSON.stringify({ keys: [publicJwk(key)] }));
-    res.statusCode = 404;
-    res.end();
-  });
-  await new Promise((r) => srv.listen(0, '127.0.0.1', r));
-  const issuer = `http://127.0.0.1:${srv.address().port}${path}`;
-  return { issuer, key, hits, close: () => srv.close() };
-}
 
 const now = () => Math.floor(Date.now() / 1000);
 const token = (op, srv, sub) => signJwt({ iss: op.issuer, aud: srv.audience, sub, scope: 'hermes:read',
