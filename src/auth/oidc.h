@@ -66,6 +66,10 @@ enum oidc_verdict oidc_check(struct oidc *o, const char *token, const struct cla
                              oidc_ready_cb *ready, void *arg, struct oidc_wait **wait);
 void oidc_wait_cancel(struct oidc *o, struct oidc_wait *w); /* NULL-safe; ready never runs */
 
+/* Where issuer's metadata is: OpenID Connect Discovery 1.0 section 4.1 (appended to the issuer,
+ * a trailing '/' of it dropped), or with rfc8414 RFC 8414 section 3 (between host and path). */
+char *oidc_discovery_url(const char *issuer, bool rfc8414);
+
 size_t oidc_issuer_count(const struct oidc *o);
 const char *oidc_issuer_at(const struct oidc *o, size_t i);
 /* Key set fetches so far, all issuers (a test hook and a metric). */

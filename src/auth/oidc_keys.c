@@ -87,20 +87,24 @@ static const char *fetch_error(const struct httpc_result *res, char *buf, size_t
     return buf;
 }
 
-/* OpenID Connect Discovery 1.0 section 4.1 appends to the issuer (a trailing '/' of it
- * dropped first); RFC 8414 section 3 puts the well-known segment between host and path. */
+char *oidc_discovery_url(const char *issuer, bool rfc8414)
+{
+    size_t len = strlen(issuer);
+    if (len && issuer[len - 1] == '/')
+        len--;
+    if (!rfc8414)
+        return xasprintf("%.*s/.well-known/openid-configuration", (int)len, issuer);
+    const char *host = strstr(issuer, "://");
+    host = host ? host + 3 : issuer;
+    const char *path = host + strcspn(host, "/");
+    size_t origin = (size_t)(path - issuer);
+    return xasprintf("%.*s/.well-known/oauth-authorization-server%.*s", (int)origin, issuer,
+                     (int)(len > origin ? len - origin : 0), path);
+}
+
 static char *discovery_url(const struct issuer *is)
 {
-    size_t len = strlen(is->url);
-    if (len && is->url[len - 1] == '/')
-        len--;
-    if (!is->rfc8414)
-        return xasprintf("%.*s/.well-known/openid-configuration", (int)len, is->url);
-    const char *host = strstr(is->url, "://") + 3;
-    const char *path = host + strcspn(host, "/");
-    size_t origin = (size_t)(path - is->url);
-    return xasprintf("%.*s/.well-known/oauth-authorization-server%.*s", (int)origin, is->url,
-                     (int)(len > origin ? len - origin : 0), path);
+    return oidc_discovery_url(is->url, is->rfc8414);
 }
 
 static void fetch_metadata(struct issuer *is);

@@ -562,6 +562,7 @@ int doctor_main(int argc, char **argv)
     check_contract(&d, &cfg);
     check_credentials_files(&d, &cfg);
     doctor_check_agents(&d, &cfg);
+    doctor_check_oidc(&d, &cfg);
     check_port(&d, &cfg, settings_ok);
 
     print_lines(&d);

@@ -149,7 +149,7 @@ void doctor_probe_get(const char *url, const char *key, long timeout_ms, struct 
 }
 
 /* Why a request got no HTTP answer, in a few words. */
-static void net_reason(const struct doctor_resp *r, long timeout_ms, char *out, size_t outlen)
+void doctor_net_reason(const struct doctor_resp *r, long timeout_ms, char *out, size_t outlen)
 {
     if (r->timed_out)
         snprintf(out, outlen, "no answer within %ld s", timeout_ms / 1000);
@@ -173,7 +173,7 @@ static void probe_agent(struct doctor *d, const struct agent_check *a)
     free(url);
     buf_cleanup(&r.body);
     if (!r.answered) {
-        net_reason(&r, d->timeout_ms, why, sizeof why);
+        doctor_net_reason(&r, d->timeout_ms, why, sizeof why);
         doctor_check(d, FAIL, "agent %s at %s: %s: %s", a->name, a->url, why, a->net_fix);
         return;
     }
@@ -193,7 +193,7 @@ static void probe_agent(struct doctor *d, const struct agent_check *a)
     doctor_probe_get(url, a->key, d->timeout_ms, &r);
     free(url);
     if (!r.answered) {
-        net_reason(&r, d->timeout_ms, why, sizeof why);
+        doctor_net_reason(&r, d->timeout_ms, why, sizeof why);
         doctor_check(d, FAIL, "agent %s at %s: /v1/models: %s: %s", a->name, a->url, why,
                      a->net_fix);
     } else if (r.status == 401 || r.status == 403) {

@@ -61,6 +61,11 @@ struct doctor_resp {
     struct buf body;
 };
 void doctor_probe_get(const char *url, const char *key, long timeout_ms, struct doctor_resp *r);
+/* Why a request got no HTTP answer, in a few words. */
+void doctor_net_reason(const struct doctor_resp *r, long timeout_ms, char *out, size_t outlen);
+
+/* Each OIDC_ISSUER_URL: its metadata and key set, fetched as serve does (unless --no-probe). */
+void doctor_check_oidc(struct doctor *d, const struct config *cfg);
 
 /* The agents serve would use (the registry, or the default agent of HERMES_ENV_PATH), their
  * keys, and unless --no-probe their /health and /v1/models. */
