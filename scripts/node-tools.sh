@@ -16,11 +16,13 @@
 #                gateway tests put behind the gateway as a stdio upstream
 #   memory       @modelcontextprotocol/server-memory 2026.8.31 (gateway tests: a second upstream)
 #   filesystem   @modelcontextprotocol/server-filesystem 2026.8.31 (gateway tests, on a temp dir)
+#   otel         @opentelemetry/otlp-transformer@0.210.0: its generated protobufjs root decodes
+#                OTLP/HTTP trace bodies in the test receiver (tests/lib/otlp.mjs)
 #   puppeteer    puppeteer-core 25.16.0, drives Debian's chromium (deps.apt) for the consent page
 #                tests; puppeteer-core never downloads a browser
 # Each is skipped when the right version is already installed.
 # Usage: node-tools.sh [node22|conformance|conformance2|sdk|inspector|mcp-remote|client|
-#        everything|memory|filesystem|puppeteer ...]
+#        everything|memory|filesystem|puppeteer|otel ...]
 #        (default: all)
 # Prints the selected tools' paths, the Node 22 binary last (callers use `| tail -1`).
 set -euo pipefail
@@ -38,6 +40,7 @@ declare -A path=(
     [memory]="$tools/memory/node_modules/@modelcontextprotocol/server-memory/dist/index.js"
     [filesystem]="$tools/filesystem/node_modules/@modelcontextprotocol/server-filesystem/dist/index.js"
     [puppeteer]="$tools/puppeteer/node_modules/puppeteer-core"
+    [otel]="$tools/otel/node_modules/@opentelemetry/otlp-transformer"
 )
 
 install_one() { # dir package spec version-prefix
@@ -75,7 +78,9 @@ for w in "${want[@]}"; do
     filesystem) install_one filesystem @modelcontextprotocol/server-filesystem \
         @modelcontextprotocol/server-filesystem@2026.8.31 2026.8.31 ;;
     puppeteer) install_one puppeteer puppeteer-core puppeteer-core@25.16.0 25.16.0 ;;
-    *) echo "node-tools: unknown tool '$w' (node22, conformance, conformance2, sdk, inspector, mcp-remote, client, everything, memory, filesystem, puppeteer)" >&2; exit 2 ;;
+    otel) install_one otel @opentelemetry/otlp-transformer @opentelemetry/otlp-transformer@0.210.0 \
+        0.210.0 ;;
+    *) echo "node-tools: unknown tool '$w' (node22, conformance, conformance2, sdk, inspector, mcp-remote, client, everything, memory, filesystem, puppeteer, otel)" >&2; exit 2 ;;
     esac
 done
 for w in conformance conformance2 sdk inspector mcp-remote client everything memory filesystem puppeteer node22; do

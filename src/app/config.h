@@ -6,6 +6,8 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include "otelcfg.h"
+
 struct config {
     char *env_file;     /* path it was read from, or NULL for defaults */
     char *host;         /* MCP_HOST, default 127.0.0.1 */
@@ -65,6 +67,7 @@ struct config {
                                    X-Forwarded-For is believed */
     char *audit_path;           /* AUDIT_LOG_PATH, default audit.jsonl beside the env file */
     int log_level;              /* LOG_LEVEL: error|warn|info|debug */
+    struct otel_config otel;    /* the OTEL_* keys: tracing (url NULL: off) */
 };
 
 /* The table of environment keys (configtab.c): one row per key drives config_from_env,
@@ -94,6 +97,7 @@ enum config_section {
     CONFIG_SEC_LIMITS,
     CONFIG_SEC_FILES,
     CONFIG_SEC_AGENTS,
+    CONFIG_SEC_TRACING,
     CONFIG_SEC_COUNT
 };
 

@@ -248,6 +248,7 @@ void app_on_headers(struct hreq *r, void *arg)
 
     if (rt && rt->oauth && !a->cfg->oauth_issuer)
         rt = NULL;
+    app_trace_start(a, r);
     if (rt && rt->auth == ROUTE_PUBLIC) { /* probes of a supervisor, discovery: no token */
         serve_route(a, rt, r);
         return;
@@ -335,6 +336,7 @@ void app_on_done(struct hreq *r, unsigned status, uint64_t duration_ms, void *ar
         metric_labels(labels, sizeof labels, "method", rpc, "tool", tool, NULL);
         metric_observe(a->rpc_duration, labels, (double)duration_ms / 1000.0);
     }
+    app_trace_done(a, r, status, duration_ms);
     if (a->audit == NULL)
         return;
     client_ip(a, r, ip, sizeof ip);

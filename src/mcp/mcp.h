@@ -111,6 +111,11 @@ typedef void mcp_audit_cb(struct hreq *r, const char *rpc_method, const char *to
                           const char *error, void *arg);
 void mcp_set_audit(struct mcp_server *s, mcp_audit_cb *cb, void *arg);
 
+/* The request's JSON-RPC message (a batch's first), parsed, before anything is done with it:
+ * for tracing (its id, and a trace context in params._meta). msg is borrowed. */
+typedef void mcp_message_cb(struct hreq *r, json_t *msg, void *arg);
+void mcp_set_message_hook(struct mcp_server *s, mcp_message_cb *cb, void *arg);
+
 /* Who may use which tool, per request (least privilege): the layer that authenticated the
  * request answers. Consulted for each tool in tools/list (hidden when false), in tools/call
  * before the handler runs, and by mcp_call_allowed (tool NULL). `refusing` is true in the

@@ -196,6 +196,8 @@ struct mcp_server {
     uint64_t calls_started;
     mcp_audit_cb *audit; /* may be NULL */
     void *audit_arg;
+    mcp_message_cb *on_message; /* may be NULL */
+    void *on_message_arg;
     mcp_tool_filter_cb *tool_filter; /* may be NULL: every tool for everyone */
     void *tool_filter_arg;
     mcp_call_gate_cb *call_gate; /* may be NULL: no limits */

@@ -1,0 +1,35 @@
+/* otel_internal.h — the tracer, shared by otel.c (spans, on the loop thread) and exporter.c
+ * (the worker). */
+#ifndef HM_OTEL_INTERNAL_H
+#define HM_OTEL_INTERNAL_H
+#include <stdatomic.h>
+#include <stdint.h>
+
+#include "otel.h"
+
+struct workq;
+
+struct otel {
+    struct otel_config cfg;
+    char *version;
+    struct workq *q;
+    /* Spans handed to the worker and not yet exported or given up: the queue's bound. */
+    atomic_uint_fast64_t queued;
+    atomic_uint_fast64_t exported, dropped, failures;
+    /* Set when the tracer is being freed: past it (CLOCK_MONOTONIC ns) the worker gives up
+     * the spans still queued instead of posting them. 0: not closing. */
+    atomic_uint_fast64_t give_up_ns;
+    void *easy;              /* the worker's curl handle, kept for keep-alive */
+    struct curl_slist *hdrs; /* the request headers, built by otel_new */
+};
+
+/* exporter.c */
+bool otel_exporter_start(struct otel *t, char *err, size_t errlen);
+/* Queues an ended, sampled span, or drops it (counted) when the queue is full. */
+void otel_exporter_put(struct otel *t, struct otel_span *s);
+/* Drains within wait_ms and frees the worker's state; false when the worker did not end (t
+ * must then be left to it). */
+bool otel_exporter_stop(struct otel *t, unsigned wait_ms);
+uint64_t otel_now_ns(int clock);
+
+#endif
