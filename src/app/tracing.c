@@ -48,9 +48,7 @@ void app_trace_start(struct app *a, struct hreq *r)
     snprintf(name, sizeof name, "%s %s", hreq_method(r), oauth ? path : "/mcp");
     n->span = otel_span_start(a->otel, name, OTEL_KIND_SERVER, NULL);
     n->span_oauth = oauth;
-    /* One traceparent header, as the spec asks; more than one is no context at all. */
-    if (hreq_header_count(r, "traceparent") == 1)
-        set_parent(n->span, hreq_header(r, "traceparent"), hreq_header(r, "tracestate"));
+    set_parent(n->span, hreq_header(r, "traceparent"), hreq_header(r, "tracestate"));
     otel_span_str(n->span, "network.transport", "tcp");
     otel_span_str(n->span, "network.protocol.name", "http");
     otel_span_str(n->span, "client.address", hreq_peer(r));
@@ -100,7 +98,7 @@ void app_trace_done(struct app *a, struct hreq *r, unsigned status, uint64_t dur
     const char *rpc = *n->rpc_method ? n->rpc_method : NULL;
     const char *tool = *n->tool ? n->tool : NULL;
     const char *error = *n->error ? n->error : NULL;
-    if (rpc) {
+    if (rpc && a->mcp_duration) {
         char labels[200];
         metric_labels(labels, sizeof labels, "mcp_method_name", rpc, "gen_ai_tool_name", tool,
                       "error_type", error, NULL);
