@@ -1,10 +1,13 @@
-/* exporter.c — OTLP/HTTP export on one worker thread (a workq without a loop): ended spans
- * wait in its queue, at most OTEL_BSP_MAX_QUEUE_SIZE of them counting the batch being sent;
- * the worker gathers a batch for up to OTEL_BSP_SCHEDULE_DELAY, encodes it and POSTs it with
- * libcurl's easy interface, bounded by OTEL_EXPORTER_OTLP_TIMEOUT. A failed export is counted
+/* exporter.c — OTLP/HTTP export on one worker thread: ended spans wait in its queue, at most
+ * OTEL_BSP_MAX_QUEUE_SIZE of them counting the batch being sent; the worker takes a batch when
+ * OTEL_BSP_MAX_EXPORT_BATCH_SIZE wait or OTEL_BSP_SCHEDULE_DELAY has passed since the first
+ * came (not base/workq: its gathering naps a fixed time, and a fast server fills the queue
+ * meanwhile), encodes it and POSTs it with libcurl's easy interface, bounded by
+ * OTEL_EXPORTER_OTLP_TIMEOUT. A failed export is counted
  * and its spans given up, never retried: a dead collector costs dropped spans, not memory. */
 #include "otel_internal.h"
 
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,7 +19,6 @@
 #include "log.h"
 #include "otlp.h"
 #include "span.h"
-#include "workq.h"
 
 #define SHUTDOWN_MAX_MS 5000u
 #define ANSWER_MAX 4096 /* of a collector's answer, read and thrown away */
@@ -66,9 +68,8 @@ static bool post(struct otel *t, const char *body, size_t len)
 }
 
 /* Worker thread: one batch, encoded and sent; every span freed. */
-static void work(struct list *batch, void *arg)
+static void export_batch(struct otel *t, struct list *batch)
 {
-    struct otel *t = arg;
     struct otel_span *spans[256];
     struct list *node, *next;
     size_t n = 0, total = 0;
@@ -79,7 +80,7 @@ static void work(struct list *batch, void *arg)
 
     for (node = batch->next; node != batch; node = next) {
         next = node->next;
-        spans[n++] = list_entry(node, struct otel_span, job.link);
+        spans[n++] = list_entry(node, struct otel_span, link);
         total++;
         if (n < sizeof spans / sizeof *spans && next != batch)
             continue;
@@ -104,6 +105,49 @@ static void work(struct list *batch, void *arg)
     atomic_fetch_sub(&t->queued, total);
 }
 
+static void deadline_ts(uint64_t ns, struct timespec *ts)
+{
+    ts->tv_sec = (time_t)(ns / 1000000000u);
+    ts->tv_nsec = (long)(ns % 1000000000u);
+}
+
+/* The worker: waits for a span, then for a full batch or the delay since the first one
+ * (OpenTelemetry's batch span processor), takes up to batch_max and exports them. Stopping,
+ * it exports what is left without waiting. */
+static void *worker(void *arg)
+{
+    struct otel *t = arg;
+    pthread_mutex_lock(&t->mu);
+    for (;;) {
+        while (t->ntodo == 0 && !t->stop)
+            pthread_cond_wait(&t->wake, &t->mu);
+        if (t->ntodo == 0)
+            break; /* stopping, nothing left */
+        uint64_t due = t->first_ns + (uint64_t)t->cfg.delay_ms * 1000000u;
+        while (t->ntodo < t->cfg.batch_max && !t->stop && otel_now_ns(CLOCK_MONOTONIC) < due) {
+            struct timespec ts;
+            deadline_ts(due, &ts);
+            pthread_cond_timedwait(&t->wake, &t->mu, &ts);
+        }
+        struct list batch;
+        list_init(&batch);
+        for (size_t n = 0; n < t->cfg.batch_max && t->ntodo > 0; n++) {
+            struct list *node = t->todo.next;
+            list_unlink(node);
+            list_push_back(&batch, node);
+            t->ntodo--;
+        }
+        t->first_ns = otel_now_ns(CLOCK_MONOTONIC); /* what is left waits its delay anew */
+        pthread_mutex_unlock(&t->mu);
+        export_batch(t, &batch);
+        pthread_mutex_lock(&t->mu);
+    }
+    t->exited = true;
+    pthread_cond_broadcast(&t->ended);
+    pthread_mutex_unlock(&t->mu);
+    return NULL;
+}
+
 bool otel_exporter_start(struct otel *t, char *err, size_t errlen)
 {
     /* libcurl is loaded here, on the loop thread at start, so the worker only uses it. */
@@ -124,17 +168,22 @@ bool otel_exporter_start(struct otel *t, char *err, size_t errlen)
         explicit_bzero(line, sizeof line);
         p += n + (p[n] == '\n');
     }
-    struct workq_opts o = {.name = "otel-export",
-                           .work = work,
-                           .arg = t,
-                           .batch_max = t->cfg.batch_max,
-                           .gather_ms = t->cfg.delay_ms,
-                           .gather_max = t->cfg.batch_max};
-    t->q = workq_new(&o);
-    if (t->q == NULL || !workq_start(t->q)) {
-        snprintf(err, errlen, "tracing: cannot start the export thread");
+    pthread_condattr_t ca;
+    pthread_condattr_init(&ca);
+    pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+    pthread_mutex_init(&t->mu, NULL);
+    pthread_cond_init(&t->wake, &ca);
+    pthread_cond_init(&t->ended, &ca);
+    pthread_condattr_destroy(&ca);
+    list_init(&t->todo);
+    t->running = true;
+    int rc = pthread_create(&t->thread, NULL, worker, t);
+    if (rc != 0) {
+        t->running = false;
+        snprintf(err, errlen, "tracing: cannot start the export thread: %s", strerror(rc));
         return false;
     }
+    pthread_setname_np(t->thread, "otel-export");
     return true;
 }
 
@@ -146,24 +195,45 @@ void otel_exporter_put(struct otel *t, struct otel_span *s)
         return;
     }
     atomic_fetch_add(&t->queued, 1);
-    if (!workq_submit(t->q, &s->job)) {
-        atomic_fetch_sub(&t->queued, 1);
-        atomic_fetch_add(&t->dropped, 1);
-        free(s);
-    }
+    pthread_mutex_lock(&t->mu);
+    list_push_back(&t->todo, &s->link);
+    /* The worker is told of the first span (its delay starts) and of a full batch only. */
+    if (++t->ntodo == 1)
+        t->first_ns = otel_now_ns(CLOCK_MONOTONIC);
+    if (t->ntodo == 1 || t->ntodo == t->cfg.batch_max)
+        pthread_cond_signal(&t->wake);
+    pthread_mutex_unlock(&t->mu);
 }
 
 bool otel_exporter_stop(struct otel *t, unsigned wait_ms)
 {
     if (wait_ms > SHUTDOWN_MAX_MS)
         wait_ms = SHUTDOWN_MAX_MS;
-    /* What is still queued at the bound is given up rather than sent. */
-    atomic_store(&t->give_up_ns, otel_now_ns(CLOCK_MONOTONIC) + (uint64_t)wait_ms * 1000000u);
-    if (t->q && !workq_free(t->q, WORKQ_DRAIN, wait_ms + 100)) {
-        log_warn("the trace exporter did not stop in time; spans still queued are lost");
-        return false; /* the worker still uses t: left behind with it (the process ends) */
+    if (t->running) {
+        uint64_t now = otel_now_ns(CLOCK_MONOTONIC), due = now + (uint64_t)wait_ms * 1000000u;
+        struct timespec ts;
+        /* What is still queued at the bound is given up rather than sent. */
+        atomic_store(&t->give_up_ns, due);
+        deadline_ts(due + 100000000u, &ts);
+        pthread_mutex_lock(&t->mu);
+        t->stop = true;
+        pthread_cond_signal(&t->wake);
+        while (!t->exited)
+            if (pthread_cond_timedwait(&t->ended, &t->mu, &ts) != 0)
+                break;
+        bool exited = t->exited;
+        pthread_mutex_unlock(&t->mu);
+        if (!exited) {
+            log_warn("the trace exporter did not stop in time; spans still queued are lost");
+            pthread_detach(t->thread);
+            return false; /* the worker still uses t: left to it (the process is ending) */
+        }
+        pthread_join(t->thread, NULL);
+        t->running = false;
     }
-    t->q = NULL;
+    pthread_mutex_destroy(&t->mu);
+    pthread_cond_destroy(&t->wake);
+    pthread_cond_destroy(&t->ended);
     if (t->easy)
         curl_easy_cleanup(t->easy);
     curl_slist_free_all(t->hdrs);

@@ -34,6 +34,7 @@ struct otel *otel_new(const struct otel_config *c, const char *version, char *er
     t->cfg.service = xstrdup(c->service ? c->service : "hermes-mcp");
     t->cfg.resource = c->resource ? xstrdup(c->resource) : NULL;
     t->version = version ? xstrdup(version) : NULL;
+    t->pool_used = OTEL_ID_POOL; /* drawn on first use */
     if (!otel_exporter_start(t, err, errlen)) {
         otel_free(t, 0);
         return NULL;
@@ -80,14 +81,27 @@ static uint16_t put_text(struct otel_span *s, const char *v)
     return off;
 }
 
-static void new_ids(struct otel_span *s, bool trace)
+/* n bytes from the kernel's CSPRNG, through the tracer's pool. */
+static void random_bytes(struct otel *t, uint8_t *out, size_t n)
+{
+    if (t->pool_used + n > OTEL_ID_POOL) {
+        if (!crypto_random_bytes(t->pool, OTEL_ID_POOL))
+            log_error("BUG: getrandom failed"); /* cannot happen after start */
+        t->pool_used = 0;
+    }
+    memcpy(out, t->pool + t->pool_used, n);
+    explicit_bzero(t->pool + t->pool_used, n); /* never handed out twice */
+    t->pool_used += n;
+}
+
+static void new_ids(struct otel *t, struct otel_span *s, bool trace)
 {
     do {
         if (trace)
-            crypto_random_bytes(s->ctx.trace_id, 16);
+            random_bytes(t, s->ctx.trace_id, 16);
     } while (trace && otel_id_zero(s->ctx.trace_id, 16));
     do
-        crypto_random_bytes(s->ctx.span_id, 8);
+        random_bytes(t, s->ctx.span_id, 8);
     while (otel_id_zero(s->ctx.span_id, 8));
 }
 
@@ -113,9 +127,9 @@ struct otel_span *otel_span_start(struct otel *t, const char *name, enum otel_ki
         const char *ts = otel_span_text(parent, parent->tracestate);
         if (ts)
             s->tracestate = put_text(s, ts);
-        new_ids(s, false);
+        new_ids(t, s, false);
     } else {
-        new_ids(s, true);
+        new_ids(t, s, true);
         s->sampled = otel_sample(&t->cfg, s->ctx.trace_id, NULL);
         s->ctx.flags = s->sampled ? OTEL_FLAG_SAMPLED : 0;
     }

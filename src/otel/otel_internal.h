@@ -2,17 +2,27 @@
  * (the worker). */
 #ifndef HM_OTEL_INTERNAL_H
 #define HM_OTEL_INTERNAL_H
+#include <pthread.h>
 #include <stdatomic.h>
 #include <stdint.h>
 
+#include "list.h"
 #include "otel.h"
 
-struct workq;
+#define OTEL_ID_POOL 4096 /* random bytes drawn at once for span and trace ids */
 
 struct otel {
     struct otel_config cfg;
     char *version;
-    struct workq *q;
+    /* The queue: spans ended and not yet taken by the worker (mu guards todo, ntodo, first_ns,
+     * stop). The worker takes a batch when batch_max wait, or delay_ms after the first came. */
+    pthread_mutex_t mu;
+    pthread_cond_t wake, ended;
+    pthread_t thread;
+    bool running, stop, exited;
+    struct list todo;
+    size_t ntodo;
+    uint64_t first_ns;
     /* Spans handed to the worker and not yet exported or given up: the queue's bound. */
     atomic_uint_fast64_t queued;
     atomic_uint_fast64_t exported, dropped, failures;
@@ -21,6 +31,9 @@ struct otel {
     atomic_uint_fast64_t give_up_ns;
     void *easy;              /* the worker's curl handle, kept for keep-alive */
     struct curl_slist *hdrs; /* the request headers, built by otel_new */
+    /* Loop thread: getrandom's bytes, drawn OTEL_ID_POOL at a time rather than per span. */
+    size_t pool_used;
+    uint8_t pool[OTEL_ID_POOL];
 };
 
 /* exporter.c */

@@ -5,8 +5,8 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "list.h"
 #include "otel.h"
-#include "workq.h"
 
 #define OTEL_SPAN_ATTRS 20
 #define OTEL_SPAN_TEXT 1536 /* bytes for the name, tracestate, status message and values */
@@ -24,7 +24,7 @@ struct otel_attr {
 };
 
 struct otel_span {
-    struct workq_job job; /* the exporter's queue */
+    struct list link; /* the exporter's queue */
     struct otel *tracer;
     struct otel_ctx ctx;
     uint8_t parent_id[8];
