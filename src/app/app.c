@@ -447,8 +447,10 @@ int app_run(const struct app_opts *o)
                           .state_ttl_ms = test_state_ttl_ms()};
     a.mcp = mcp_new(a.loop, &mo);
     mcp_set_audit(a.mcp, on_rpc_note, &a);
-    if (a.otel)
+    if (a.otel) {
         mcp_set_message_hook(a.mcp, app_trace_message, &a);
+        mcp_set_span_of(a.mcp, app_trace_span_of, &a);
+    }
     mcp_set_tool_filter(a.mcp, tool_allowed, &a);
     mcp_set_call_gate(a.mcp, call_limited, call_done, &a);
     mcp_set_agent_filter(a.mcp, agent_allowed, &a);

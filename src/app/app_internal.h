@@ -39,8 +39,8 @@ struct app {
     struct tokenstore *oauth_tokens; /* with OAUTH_ISSUER_URL: the tokens issued, by hash */
     char *oauth_resource;            /* <issuer>/mcp: the audience an access token must name */
     struct authserver *oauth_server; /* with OAUTH_ISSUER_URL: /authorize, /token, /register */
-    struct otel *otel;           /* with OTEL_EXPORTER_OTLP_*ENDPOINT: the tracer, else NULL */
-    struct metric *mcp_duration; /* mcp.server.operation.duration (tracing.c) */
+    struct otel *otel;               /* with OTEL_EXPORTER_OTLP_*ENDPOINT: the tracer, else NULL */
+    struct metric *mcp_duration;     /* mcp.server.operation.duration (tracing.c) */
     uint64_t rate_limited, auth_failures;
     struct metric *http_requests, *rpc_requests, *rpc_duration, *principal_requests,
         *principal_limited;
@@ -78,6 +78,7 @@ void app_on_done(struct hreq *r, unsigned status, uint64_t duration_ms, void *ar
 struct metric *app_trace_histogram(void);
 void app_trace_start(struct app *a, struct hreq *r);
 void app_trace_message(struct hreq *r, json_t *msg, void *arg); /* mcp_set_message_hook */
+struct otel_span *app_trace_span_of(struct hreq *r, void *arg); /* mcp_set_span_of */
 void app_trace_done(struct app *a, struct hreq *r, unsigned status, uint64_t duration_ms);
 
 /* probes.c: the pages of a route (router.c's table). */

@@ -58,6 +58,14 @@ void app_trace_start(struct app *a, struct hreq *r)
     }
 }
 
+/* The engine's question when a call starts (mcp_set_span_of). */
+struct otel_span *app_trace_span_of(struct hreq *r, void *arg)
+{
+    const struct rpc_note *n = hreq_user(r);
+    (void)arg;
+    return n ? n->span : NULL;
+}
+
 /* The engine's message hook (mcp_set_message_hook). */
 void app_trace_message(struct hreq *r, json_t *msg, void *arg)
 {

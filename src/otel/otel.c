@@ -105,11 +105,8 @@ static void new_ids(struct otel *t, struct otel_span *s, bool trace)
     while (otel_id_zero(s->ctx.span_id, 8));
 }
 
-struct otel_span *otel_span_start(struct otel *t, const char *name, enum otel_kind kind,
-                                  const struct otel_span *parent)
+static struct otel_span *span_new(struct otel *t, const char *name, enum otel_kind kind)
 {
-    if (t == NULL)
-        return NULL;
     struct otel_span *s = xmalloc(sizeof *s);
     memset(s, 0, offsetof(struct otel_span, text));
     s->tracer = t;
@@ -118,22 +115,44 @@ struct otel_span *otel_span_start(struct otel *t, const char *name, enum otel_ki
     s->mono_ns = otel_now_ns(CLOCK_MONOTONIC);
     s->name = put_text(s, name);
     s->tracestate = s->status_msg = OTEL_NO_TEXT;
-    if (parent) {
-        memcpy(s->ctx.trace_id, parent->ctx.trace_id, 16);
-        memcpy(s->parent_id, parent->ctx.span_id, 8);
-        s->has_parent = true;
-        s->sampled = parent->sampled;
-        s->ctx.flags = parent->ctx.flags;
-        const char *ts = otel_span_text(parent, parent->tracestate);
-        if (ts)
-            s->tracestate = put_text(s, ts);
-        new_ids(t, s, false);
-    } else {
-        new_ids(t, s, true);
-        s->sampled = otel_sample(&t->cfg, s->ctx.trace_id, NULL);
-        s->ctx.flags = s->sampled ? OTEL_FLAG_SAMPLED : 0;
-    }
     return s;
+}
+
+struct otel_span *otel_span_start_in(struct otel *t, const char *name, enum otel_kind kind,
+                                     const struct otel_ctx *parent, const char *tracestate)
+{
+    if (t == NULL)
+        return NULL;
+    struct otel_span *s = span_new(t, name, kind);
+    memcpy(s->ctx.trace_id, parent->trace_id, 16);
+    memcpy(s->parent_id, parent->span_id, 8);
+    s->has_parent = true;
+    s->ctx.flags = parent->flags;
+    s->sampled = (parent->flags & OTEL_FLAG_SAMPLED) != 0;
+    if (tracestate)
+        s->tracestate = put_text(s, tracestate);
+    new_ids(t, s, false);
+    return s;
+}
+
+struct otel_span *otel_span_start(struct otel *t, const char *name, enum otel_kind kind,
+                                  const struct otel_span *parent)
+{
+    if (t == NULL)
+        return NULL;
+    if (parent)
+        return otel_span_start_in(t, name, kind, &parent->ctx,
+                                  otel_span_text(parent, parent->tracestate));
+    struct otel_span *s = span_new(t, name, kind);
+    new_ids(t, s, true);
+    s->sampled = otel_sample(&t->cfg, s->ctx.trace_id, NULL);
+    s->ctx.flags = s->sampled ? OTEL_FLAG_SAMPLED : 0;
+    return s;
+}
+
+struct otel *otel_span_tracer(const struct otel_span *s)
+{
+    return s ? s->tracer : NULL;
 }
 
 void otel_span_set_remote_parent(struct otel_span *s, const struct otel_ctx *parent,

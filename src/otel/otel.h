@@ -34,6 +34,13 @@ void otel_metrics(const struct otel *t, struct buf *out);
  * never exported). name is copied. */
 struct otel_span *otel_span_start(struct otel *t, const char *name, enum otel_kind kind,
                                   const struct otel_span *parent);
+/* A span starting now as a child of a local span known by its context (kept by a call that
+ * may outlive its request's span), with that span's tracestate (NULL: none). NULL when t is
+ * NULL. */
+struct otel_span *otel_span_start_in(struct otel *t, const char *name, enum otel_kind kind,
+                                     const struct otel_ctx *parent, const char *tracestate);
+/* The tracer a span belongs to (NULL for NULL). */
+struct otel *otel_span_tracer(const struct otel_span *s);
 /* Makes a remote context (a traceparent received) the span's parent, with its tracestate
  * (NULL: none), and takes the sampling decision again. Before any child was started. */
 void otel_span_set_remote_parent(struct otel_span *s, const struct otel_ctx *parent,

@@ -34,6 +34,10 @@ test('spans for initialize, tools/list and a bridge tools/call, with their paren
     assert.equal(r.status, 200);
     r = await post(srv, { jsonrpc: '2.0', id: 9, method: 'tools/call', params: { name: 'hermes_task', arguments: { task: 'what is 6 * 7', mode: 'sync' } } }, H);
     assert.equal(r.status, 200, r.text);
+    const t3 = rid(16), p3 = rid(8);
+    r = await post(srv, { jsonrpc: '2.0', id: 10, method: 'tools/call', params: { name: 'hermes_task', arguments: { task: 'what is 6 * 8', mode: 'sync' } } },
+      { ...H, traceparent: tp(t3, p3), tracestate: 'st=1' });
+    assert.equal(r.status, 200, r.text);
 
     const [init] = await c.waitSpans((s) => s.name === 'initialize');
     assert.equal(init.kind, 2, 'SERVER');
@@ -67,9 +71,22 @@ test('spans for initialize, tools/list and a bridge tools/call, with their paren
     assert.match(call.traceId, /^[0-9a-f]{32}$/);
     assert.notEqual(call.traceId, '0'.repeat(32));
 
+    // The agent run: a CLIENT span under the request's, its context in the agent's headers.
+    const [req3] = await c.waitSpans((s) => s.traceId === t3 && s.kind === 2);
+    assert.equal(req3.parentSpanId, p3);
+    const [run] = await c.waitSpans((s) => s.traceId === t3 && s.kind === 3);
+    assert.equal(run.name, 'invoke_agent hermes');
+    assert.equal(run.attributes['gen_ai.agent.name'], 'hermes');
+    assert.equal(run.parentSpanId, req3.spanId);
+    assert.equal(run.attributes['gen_ai.operation.name'], 'invoke_agent');
+    const atAgent = fake.received().find((l) => l.headers?.traceparent?.includes(t3));
+    assert.ok(atAgent, JSON.stringify(fake.received().map((l) => l.headers)));
+    assert.equal(atAgent.headers.traceparent, `00-${t3}-${run.spanId}-01`);
+    assert.equal(atAgent.headers.tracestate, 'st=1');
+
     const m = await metrics(srv);
     assert.match(m, /^mcp_server_operation_duration_seconds_bucket\{mcp_method_name="tools\/call",gen_ai_tool_name="hermes_task",le="0.01"\} \d+$/m);
-    assert.ok(counter(m, 'hermes_mcp_otel_spans_exported_total') >= 3, m);
+    assert.ok(counter(m, 'hermes_mcp_otel_spans_exported_total') >= 6, m);
     assert.equal(counter(m, 'hermes_mcp_otel_spans_dropped_total'), 0);
     assert.equal(c.requests[0].headers['content-type'], 'application/x-protobuf');
   } finally {
