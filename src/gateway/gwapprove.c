@@ -35,7 +35,7 @@ struct gw_wait {
     char id[APPROVALS_ID_HEX + 1];
     struct loop_timer *nudge;
     unsigned nudges;
-    struct list link; /* in the gateway's waits */
+    struct list link;       /* in the gateway's waits */
     struct otel_span *span; /* tracing: the wait, an INTERNAL span (outcome: hermes.approval) */
 };
 
