@@ -167,8 +167,9 @@ void otel_span_set_remote_parent(struct otel_span *s, const struct otel_ctx *par
     /* Other flags bits pass on as received; sampled is ours to say. */
     s->ctx.flags =
         (uint8_t)((parent->flags & ~OTEL_FLAG_SAMPLED) | (s->sampled ? OTEL_FLAG_SAMPLED : 0));
-    if (tracestate && otel_tracestate_ok(tracestate))
-        s->tracestate = put_text(s, tracestate);
+    /* The tracestate goes with its traceparent: one set earlier is another context's. */
+    s->tracestate =
+        tracestate && otel_tracestate_ok(tracestate) ? put_text(s, tracestate) : OTEL_NO_TEXT;
 }
 
 void otel_span_set_name(struct otel_span *s, const char *name)

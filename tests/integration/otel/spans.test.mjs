@@ -30,7 +30,7 @@ test('spans for initialize, tools/list and a bridge tools/call, with their paren
     assert.equal(r.status, 200);
     const t2 = rid(16), p2 = rid(8);
     r = await post(srv, { jsonrpc: '2.0', id: 'list-1', method: 'tools/list', params: { _meta: { traceparent: tp(t2, p2) } } },
-      { ...H, traceparent: tp(rid(16), rid(8)) });
+      { ...H, traceparent: tp(rid(16), rid(8)), tracestate: 'hdr=1' });
     assert.equal(r.status, 200);
     r = await post(srv, { jsonrpc: '2.0', id: 9, method: 'tools/call', params: { name: 'hermes_task', arguments: { task: 'what is 6 * 7', mode: 'sync' } } }, H);
     assert.equal(r.status, 200, r.text);
@@ -60,6 +60,7 @@ test('spans for initialize, tools/list and a bridge tools/call, with their paren
     const [list] = await c.waitSpans((s) => s.name === 'tools/list');
     assert.equal(list.traceId, t2, "params._meta's traceparent wins over the header's");
     assert.equal(list.parentSpanId, p2);
+    assert.equal(list.traceState, '', "the header's tracestate went with the header's traceparent");
     assert.equal(list.attributes['jsonrpc.request.id'], 'list-1');
     assert.equal(list.attributes['gen_ai.tool.name'], undefined);
 
