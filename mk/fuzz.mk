@@ -30,7 +30,7 @@ FUZZ_SRC_chatchunk := src/bridge/chatchunk.c src/base/buf.c src/base/mem.c
 FUZZ_SRC_gwfile   := src/gateway/gwfile.c src/gateway/gwrules.c src/gateway/gwinterp.c src/base/jspec.c \
                      src/base/yamljson.c \
                      src/base/buf.c src/base/mem.c src/base/utf8.c
-FUZZ_SRC_tokens   := src/auth/tokensfile.c src/http/scopes.c src/base/yamljson.c src/base/mem.c src/base/utf8.c src/base/hex.c
+FUZZ_SRC_tokens   := src/auth/tokensfile.c src/auth/claimmap.c src/http/scopes.c src/base/yamljson.c src/base/mem.c src/base/utf8.c src/base/hex.c
 FUZZ_SRC_form     := src/auth/form.c src/base/crypto.c src/base/hex.c
 FUZZ_SRC_clientdoc := src/auth/clientdoc.c src/auth/clientmeta.c src/base/mem.c
 FUZZ_SRC_clientmeta := src/auth/clientmeta.c

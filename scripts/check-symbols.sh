@@ -25,6 +25,7 @@ aliases=(
     "as_clients:authserver_client"
     "tokensfile:tokens_ principal" # the TOKENS_FILE's principals
     "oauthtokens:tokenstore_"      # the store of issued OAuth tokens
+    "jwt:jwks_"                    # the key sets that verify tokens
     "agentclient:agent_"           # one agent's requests
     "agentset:agents_ agent_"      # the bridge's agents: registry, default agent, health
     "agentfile:agentcfg_"          # the agents' files read from disk

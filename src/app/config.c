@@ -165,7 +165,8 @@ bool config_load(struct config *c, const char *path, char *err, size_t errlen)
         /* An OAuth-only env file has no MCP_AUTH_TOKEN but may hold a client secret and the agent's
          * key (HERMES_API_KEY, read by agentfile.c). */
         static const char *const secrets[] = {"MCP_AUTH_TOKEN", "OAUTH_CLIENT_SECRET",
-                                              "HERMES_API_KEY", "OTEL_EXPORTER_OTLP_HEADERS"};
+                                              "HERMES_API_KEY", "OIDC_CLIENT_SECRET",
+                                              "OTEL_EXPORTER_OTLP_HEADERS"};
         bool secret = false;
         for (size_t i = 0; i < sizeof secrets / sizeof *secrets; i++)
             secret = secret || config_env_get(env, secrets[i]);
@@ -249,7 +250,7 @@ bool config_from_env(struct config *c, json_t *env, const char *path, char *err,
     }
     /* Some credential can be checked: the owner's token, a role's, or an OAuth access token.
      * serve refuses to start with none (a server nobody can authenticate to). */
-    c->auth = c->owner_token || c->tokens_file || c->oauth_issuer;
+    c->auth = c->owner_token || c->tokens_file || c->oauth_issuer || c->oidc_issuers;
     if (!expand_home_in_paths(c, err, errlen))
         goto out;
     ok = true;
@@ -319,5 +320,6 @@ void config_cleanup(struct config *c)
     }
     free(c->env_file);
     free(c->oauth_store);
+    wipe_free(c->oidc_client_secret); /* read by OIDC_INTROSPECTION_URL's hook, no row's field */
     memset(c, 0, sizeof *c);
 }

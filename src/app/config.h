@@ -50,24 +50,32 @@ struct config {
                                       default 10000; 0: no count limit */
     char *contract_path;           /* HERMES_CONTRACT_PATH, may be NULL (built-in contract) */
     unsigned poll_ms; /* HERMES_POLL_MS: how often a followed run is polled, default 1000 */
-    unsigned agent_timeout_ms;  /* HERMES_TIMEOUT_S: a sync task's deadline at the agent; default
-                                   5 s under MCP_CALL_TIMEOUT_S; 0: none */
-    char *agents_file;          /* AGENTS_FILE */
-    char *gateway_file;         /* GATEWAY_FILE: upstream MCP servers (src/gateway), NULL: none */
-    unsigned max_conns;         /* MCP_MAX_CONNECTIONS, default 16384 */
-    unsigned call_timeout_ms;   /* MCP_CALL_TIMEOUT_S (seconds), default 1800; 0: none */
-    unsigned drain_grace_s;     /* MCP_DRAIN_GRACE_S: on SIGTERM, how long calls in flight may
-                                   still finish, default 10; 0: answer them 503 at once */
-    unsigned header_timeout_ms; /* MCP_HEADER_TIMEOUT_S, default 15: slowloris defence */
-    unsigned body_timeout_ms;   /* MCP_BODY_TIMEOUT_S, default 60 */
-    unsigned rate_per_min;      /* RATE_LIMIT_PER_MIN, default 30: per client IP, for requests
-                                   without a valid credential; 0: off */
-    unsigned rate_auth_per_min; /* RATE_LIMIT_AUTH_PER_MIN, default 600: per credential; 0: off */
-    char *trusted_proxies;      /* TRUSTED_PROXIES: comma-separated addresses whose
-                                   X-Forwarded-For is believed */
-    char *audit_path;           /* AUDIT_LOG_PATH, default audit.jsonl beside the env file */
-    int log_level;              /* LOG_LEVEL: error|warn|info|debug */
-    struct otel_config otel;    /* the OTEL_* keys: tracing (url NULL: off) */
+    unsigned agent_timeout_ms;    /* HERMES_TIMEOUT_S: a sync task's deadline at the agent; default
+                                     5 s under MCP_CALL_TIMEOUT_S; 0: none */
+    char *agents_file;            /* AGENTS_FILE */
+    char *gateway_file;           /* GATEWAY_FILE: upstream MCP servers (src/gateway), NULL: none */
+    unsigned max_conns;           /* MCP_MAX_CONNECTIONS, default 16384 */
+    unsigned call_timeout_ms;     /* MCP_CALL_TIMEOUT_S (seconds), default 1800; 0: none */
+    unsigned drain_grace_s;       /* MCP_DRAIN_GRACE_S: on SIGTERM, how long calls in flight may
+                                     still finish, default 10; 0: answer them 503 at once */
+    unsigned header_timeout_ms;   /* MCP_HEADER_TIMEOUT_S, default 15: slowloris defence */
+    unsigned body_timeout_ms;     /* MCP_BODY_TIMEOUT_S, default 60 */
+    unsigned rate_per_min;        /* RATE_LIMIT_PER_MIN, default 30: per client IP, for requests
+                                     without a valid credential; 0: off */
+    unsigned rate_auth_per_min;   /* RATE_LIMIT_AUTH_PER_MIN, default 600: per credential; 0: off */
+    char *trusted_proxies;        /* TRUSTED_PROXIES: comma-separated addresses whose
+                                     X-Forwarded-For is believed */
+    char *audit_path;             /* AUDIT_LOG_PATH, default audit.jsonl beside the env file */
+    char *oidc_issuers;           /* OIDC_ISSUER_URL: external identity providers, space-separated,
+                                     or NULL */
+    char *oidc_audience;          /* OIDC_AUDIENCE: what their tokens' aud must name, space-sep. */
+    char *oidc_principal_claim;   /* OIDC_PRINCIPAL_CLAIM, default sub */
+    char *oidc_scopes_claim;      /* OIDC_SCOPES_CLAIM, default scope */
+    char *oidc_introspection_url; /* OIDC_INTROSPECTION_URL: opaque tokens, or NULL */
+    char *oidc_client_id, *oidc_client_secret; /* the client that introspects (the secret is
+                                                  kept: it is sent) */
+    int log_level;                             /* LOG_LEVEL: error|warn|info|debug */
+    struct otel_config otel;                   /* the OTEL_* keys: tracing (url NULL: off) */
 };
 
 /* The table of environment keys (configtab.c): one row per key drives config_from_env,
@@ -93,6 +101,7 @@ enum config_type {
 enum config_section {
     CONFIG_SEC_AUTH,
     CONFIG_SEC_OAUTH,
+    CONFIG_SEC_OIDC,
     CONFIG_SEC_LISTENER,
     CONFIG_SEC_LIMITS,
     CONFIG_SEC_FILES,
@@ -123,6 +132,14 @@ struct config_key {
 extern const struct config_key config_keys[];
 extern const size_t config_nkeys;
 extern const char *const config_section_titles[CONFIG_SEC_COUNT];
+
+/* The OIDC_* rows' hooks (configoidc.c). */
+bool configoidc_issuers(struct config *c, json_t *env, const char *v, const char *path, char *err,
+                        size_t errlen);
+bool configoidc_claims(struct config *c, json_t *env, const char *v, const char *path, char *err,
+                       size_t errlen);
+bool configoidc_introspection(struct config *c, json_t *env, const char *v, const char *path,
+                              char *err, size_t errlen);
 
 /* For the table's hooks: the value as the key's type reads it (NULL value: *out unchanged). */
 bool config_parse_uint(const char *v, unsigned long max, unsigned *out);

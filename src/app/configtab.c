@@ -19,6 +19,7 @@
 const char *const config_section_titles[CONFIG_SEC_COUNT] = {
     [CONFIG_SEC_AUTH] = "authentication",
     [CONFIG_SEC_OAUTH] = "OAuth (with OAUTH_ISSUER_URL)",
+    [CONFIG_SEC_OIDC] = "external identity provider (OIDC_ISSUER_URL)",
     [CONFIG_SEC_LISTENER] = "listener",
     [CONFIG_SEC_LIMITS] = "limits and timeouts",
     [CONFIG_SEC_FILES] = "files (defaults: beside this file)",
@@ -367,6 +368,75 @@ const struct config_key config_keys[] = {
      .parse = parse_refresh_ttl,
      .summary = "The lifetime of a refresh token (30 days by default), not less than an access "
                 "token's."},
+    /* external identity provider */
+    {.key = "OIDC_ISSUER_URL",
+     .type = CONFIG_TEXT,
+     .section = CONFIG_SEC_OIDC,
+     .field = F(oidc_issuers),
+     .example = "",
+     .dflt_text = "none",
+     .parse = configoidc_issuers,
+     .help = "Works beside MCP_AUTH_TOKEN, TOKENS_FILE and OAUTH_ISSUER_URL; the protected "
+             "resource metadata lists every accepted issuer. Each issuer's metadata is found by "
+             "OpenID Connect discovery (else RFC 8414) and its key set cached per Cache-Control. "
+             "See docs/guides/identity-providers.md.",
+     .summary = "The issuers (https; http only on loopback) of an identity provider (Okta, Entra "
+                "ID, Keycloak, Auth0, Google...) whose JWT access tokens are accepted, exactly as "
+                "their tokens' iss says, separated by spaces; at most 8. The principal is "
+                "oidc:<OIDC_PRINCIPAL_CLAIM>."},
+    {.key = "OIDC_AUDIENCE",
+     .type = CONFIG_TEXT,
+     .section = CONFIG_SEC_OIDC,
+     .flags = CONFIG_BY_OTHER,
+     .field = F(oidc_audience),
+     .dflt_text = "none (required with OIDC_ISSUER_URL)",
+     .summary = "What a token's aud must name to be accepted here: this server's URL "
+                "(https://HOST/mcp), or for Entra ID v2 tokens the application's client id; "
+                "several separated by spaces. The first that is a URL is the resource the "
+                "protected resource metadata names."},
+    {.key = "OIDC_PRINCIPAL_CLAIM",
+     .type = CONFIG_TEXT,
+     .section = CONFIG_SEC_OIDC,
+     .field = F(oidc_principal_claim),
+     .example = "sub",
+     .dflt_text = "sub",
+     .parse = configoidc_claims,
+     .summary = "The claim that names the principal: sub for users; azp or client_id for machine "
+                "clients (client credentials)."},
+    {.key = "OIDC_SCOPES_CLAIM",
+     .type = CONFIG_TEXT,
+     .section = CONFIG_SEC_OIDC,
+     .flags = CONFIG_BY_OTHER,
+     .field = F(oidc_scopes_claim),
+     .example = "scope",
+     .dflt_text = "scope",
+     .summary = "The claims that carry the token's scopes (1-4, separated by spaces): each a "
+                "space-separated string (scope, Entra's scp) or an array (roles). Names that are "
+                "not ours are mapped by the tokens file's oidc: scopes table (Entra app roles, "
+                "say)."},
+    {.key = "OIDC_INTROSPECTION_URL",
+     .type = CONFIG_TEXT,
+     .section = CONFIG_SEC_OIDC,
+     .field = F(oidc_introspection_url),
+     .dflt_text = "none (opaque tokens refused)",
+     .parse = configoidc_introspection,
+     .summary = "The provider's token introspection endpoint (RFC 7662), for opaque access "
+                "tokens; answers are cached until the token's exp at most. Needs OIDC_CLIENT_ID "
+                "and OIDC_CLIENT_SECRET."},
+    {.key = "OIDC_CLIENT_ID",
+     .type = CONFIG_TEXT,
+     .section = CONFIG_SEC_OIDC,
+     .flags = CONFIG_BY_OTHER,
+     .field = F(oidc_client_id),
+     .dflt_text = "none",
+     .summary = "The client this server introspects tokens as (HTTP Basic)."},
+    {.key = "OIDC_CLIENT_SECRET",
+     .type = CONFIG_SECRET,
+     .section = CONFIG_SEC_OIDC,
+     .flags = CONFIG_BY_OTHER,
+     .field = CONFIG_NO_FIELD,
+     .dflt_text = "none",
+     .summary = "Its secret (the env file must then be mode 600)."},
     /* listener */
     {.key = "MCP_HOST",
      .type = CONFIG_TEXT,

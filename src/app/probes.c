@@ -167,6 +167,7 @@ void app_metrics_page(struct app *a, struct hreq *r)
     metric_render(a->rpc_duration, &out);
     metric_render(a->principal_requests, &out);
     metric_render(a->principal_limited, &out);
+    metric_render(a->limited, &out);
     metric_render(a->mcp_duration, &out);
     otel_metrics(a->otel, &out);
     EACH_PROVIDER(a, p)

@@ -21,6 +21,7 @@
 #include "loop.h"
 #include "mcp.h"
 #include "metrics.h"
+#include "oidc.h"
 #include "principal.h"
 #include "ratelimit.h"
 
@@ -146,10 +147,15 @@ static void resource_metadata(struct app *a, struct hreq *r)
         httperr_reply(r, HTTPERR_METHOD_NOT_ALLOWED);
         return;
     }
-    const char *iss = a->cfg->oauth_issuer;
+    /* Every issuer whose tokens are accepted: ours, then the external providers'. */
+    json_t *servers = json_array();
+    if (a->cfg->oauth_issuer)
+        json_array_append_new(servers, json_string(a->cfg->oauth_issuer));
+    for (size_t i = 0; a->oidc && i < oidc_issuer_count(a->oidc); i++)
+        json_array_append_new(servers, json_string(oidc_issuer_at(a->oidc, i)));
     json_t *doc =
-        json_pack("{s:s+, s:[s], s:o, s:[s], s:s}", "resource", iss, "/mcp",
-                  "authorization_servers", iss, "scopes_supported", authn_scopes_supported(),
+        json_pack("{s:s, s:o, s:o, s:[s], s:s}", "resource", a->resource_url,
+                  "authorization_servers", servers, "scopes_supported", authn_scopes_supported(),
                   "bearer_methods_supported", "header", "resource_name", a->o->service);
     char *text = json_dumps(doc, JSON_COMPACT);
     json_decref(doc);
@@ -246,7 +252,7 @@ void app_on_headers(struct hreq *r, void *arg)
     const char *path = hreq_path(r);
     const struct route *rt = route_find(path);
 
-    if (rt && rt->oauth && !a->cfg->oauth_issuer)
+    if (rt && rt->oauth && !a->resource_url)
         rt = NULL;
     app_trace_start(a, r);
     if (rt && rt->auth == ROUTE_PUBLIC) { /* probes of a supervisor, discovery: no token */
@@ -256,6 +262,8 @@ void app_on_headers(struct hreq *r, void *arg)
     if (rt && authn_refuse_query_token(a->authn, r))
         return;
     enum authn_result auth = rt ? authn_request(a->authn, r, &app_note(r)->id) : AUTHN_NO_TOKEN;
+    if (auth == AUTHN_WAIT)
+        return; /* held until its identity provider's keys are in: then judged again */
     bool allowed = auth == AUTHN_OK; /* true when authentication is off */
     /* Only a credential in use counts as one: without authentication (the conformance server)
      * every request draws on its address's bucket. */

@@ -19,7 +19,7 @@ static json_t *names(char *const *v, size_t n, bool every)
 
 json_t *whoami_describe(const struct principal *p, enum whoami_kind kind, const char *client_id)
 {
-    static const char *const kinds[] = {"owner", "token", "oauth"};
+    static const char *const kinds[] = {"owner", "token", "oauth", "oidc"};
     json_t *expires = json_null();
     if (p->expires) {
         char when[TIMEFMT_SIZE];

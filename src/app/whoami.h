@@ -10,6 +10,7 @@ enum whoami_kind {
     WHOAMI_OWNER, /* MCP_AUTH_TOKEN */
     WHOAMI_TOKEN, /* a TOKENS_FILE role */
     WHOAMI_OAUTH, /* an OAuth client's access token */
+    WHOAMI_OIDC,  /* an external identity provider's token (OIDC_ISSUER_URL) */
 };
 
 /* {principal, kind, scopes, agents, expires_at, client_id?} for p (a new object). "*" in

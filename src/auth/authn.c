@@ -15,9 +15,11 @@
 #include "mem.h"
 #include "oautherr.h"
 #include "oauthtokens.h"
+#include "oidc.h"
 
 struct authn {
     struct authn_opts o;
+    struct oidc *oidc; /* external providers (authn_set_oidc), or NULL */
     struct principals *who;
 };
 
@@ -35,6 +37,11 @@ void authn_set_principals(struct authn *a, struct principals *who)
     a->who = who;
 }
 
+void authn_set_oidc(struct authn *a, struct oidc *o)
+{
+    a->oidc = o;
+}
+
 void authn_free(struct authn *a)
 {
     if (a == NULL)
@@ -45,6 +52,8 @@ void authn_free(struct authn *a)
 
 void authn_who_cleanup(struct authn_who *w)
 {
+    if (w->wait)
+        oidc_wait_cancel(w->oidc, w->wait);
     principals_unref(w->set);
     principal_free(w->grant);
     free(w->client_id);
@@ -63,9 +72,8 @@ void authn_challenge(const struct authn *a, struct hreq *r, const char *error, c
         buf_printf(&v, ", error=\"%s\"", error);
     if (scope)
         buf_printf(&v, ", scope=\"%s\"", scope);
-    if (a->o.issuer)
-        buf_printf(&v, ", resource_metadata=\"%s/.well-known/oauth-protected-resource/mcp\"",
-                   a->o.issuer);
+    if (a->o.metadata_url)
+        buf_printf(&v, ", resource_metadata=\"%s\"", a->o.metadata_url);
     if (description)
         buf_printf(&v, ", error_description=\"%s\"", description);
     hreq_add_header(r, "WWW-Authenticate", v.data);
@@ -102,14 +110,67 @@ static enum authn_result oauth_authenticate(const struct authn *a, const char *t
     return AUTHN_OK;
 }
 
+/* The provider's keys are in (or will not come): the held request is judged again. */
+static void on_ready(void *arg)
+{
+    struct authn_who *w = arg;
+    struct hreq *r = w->held;
+    w->wait = NULL;
+    w->held = NULL;
+    hreq_on_abort(r, NULL, NULL);
+    hreq_release(r);
+}
+
+static void on_held_abort(struct hreq *r, void *arg)
+{
+    struct authn_who *w = arg;
+    (void)r;
+    oidc_wait_cancel(w->oidc, w->wait);
+    w->wait = NULL;
+    w->held = NULL;
+}
+
+/* A token of an external identity provider (oidc.h). */
+static enum authn_result oidc_authenticate(const struct authn *a, struct hreq *r, const char *token,
+                                           struct authn_who *w)
+{
+    static const enum authn_result by_verdict[] = {
+        [OIDC_OK] = AUTHN_OK,
+        [OIDC_WAIT] = AUTHN_WAIT,
+        [OIDC_INVALID] = AUTHN_BAD_TOKEN,
+        [OIDC_EXPIRED] = AUTHN_EXPIRED,
+        [OIDC_UNAVAILABLE] = AUTHN_UNAVAILABLE,
+    };
+    struct principal *p;
+    char *client_id;
+    enum oidc_verdict v = oidc_check(a->oidc, token, a->who ? a->who->claims : NULL, &p, &client_id,
+                                     &w->why, on_ready, w, &w->wait);
+    if (v == OIDC_WAIT) {
+        w->oidc = a->oidc;
+        w->held = r;
+        hreq_hold(r);
+        hreq_on_abort(r, on_held_abort, w);
+    } else if (v == OIDC_OK) {
+        w->grant = p;
+        w->who = p;
+        w->client_id = client_id;
+    }
+    return by_verdict[v];
+}
+
 enum authn_result authn_request(const struct authn *a, struct hreq *r, struct authn_who *w)
 {
+    authn_who_cleanup(w); /* asked again after a wait: start afresh */
     if (!a->o.required)
         return AUTHN_OK;
     const char *h = hdr_bearer(hreq_header(r, "Authorization"));
     if (h == NULL)
         return AUTHN_NO_TOKEN;
     const struct principal *p = principals_find(a->who, h);
+    if (p == NULL && a->oidc) {
+        enum authn_result res = oauth_authenticate(a, h, w);
+        return res == AUTHN_OK ? res : oidc_authenticate(a, r, h, w);
+    }
     if (p == NULL)
         return oauth_authenticate(a, h, w);
     if (principal_expired(p, time(NULL)))
@@ -138,7 +199,12 @@ json_t *authn_scopes_supported(void)
 void authn_deny(const struct authn *a, struct hreq *r, enum authn_result why)
 {
     /* With OAuth, the scopes to ask for: what a client authorizing from this 401 needs. */
-    const char *scope = a->o.issuer ? AUTHN_DEFAULT_SCOPES : NULL;
+    const char *scope = a->o.metadata_url ? AUTHN_DEFAULT_SCOPES : NULL;
+    if (why == AUTHN_UNAVAILABLE) {
+        hreq_add_header(r, "Retry-After", "5");
+        httperr_reply(r, HTTPERR_AUTH_UNAVAILABLE);
+        return;
+    }
     if (why == AUTHN_EXPIRED) {
         authn_challenge(a, r, oauth_err_name(OAUTH_INVALID_TOKEN), scope, "the token has expired");
         httperr_reply(r, HTTPERR_TOKEN_EXPIRED);

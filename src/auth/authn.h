@@ -13,6 +13,8 @@
 
 struct authn;
 struct hreq;
+struct oidc;
+struct oidc_wait;
 struct principals;
 struct tokenstore;
 
@@ -25,6 +27,7 @@ struct authn_opts {
     const char *issuer;        /* OAUTH_ISSUER_URL, or NULL; borrowed */
     struct tokenstore *tokens; /* with an issuer: the tokens issued; borrowed */
     const char *resource;      /* <issuer>/mcp: the audience an access token must name */
+    const char *metadata_url;  /* the protected resource metadata's URL for challenges, or NULL */
 };
 
 /* Takes over who (a reference). */
@@ -32,8 +35,17 @@ struct authn *authn_new(const struct authn_opts *o, struct principals *who);
 /* SIGHUP: a new set of principals (taken over); requests in flight keep theirs. */
 void authn_set_principals(struct authn *a, struct principals *who);
 void authn_free(struct authn *a); /* NULL-safe */
+/* External providers' tokens (OIDC_ISSUER_URL), set once the loop runs; NULL: none. */
+void authn_set_oidc(struct authn *a, struct oidc *o);
 
-enum authn_result { AUTHN_OK, AUTHN_NO_TOKEN, AUTHN_BAD_TOKEN, AUTHN_EXPIRED };
+enum authn_result {
+    AUTHN_OK,
+    AUTHN_NO_TOKEN,
+    AUTHN_BAD_TOKEN,
+    AUTHN_EXPIRED,
+    AUTHN_WAIT,        /* r is held (hreq_hold) until its provider's keys are in: asked again */
+    AUTHN_UNAVAILABLE, /* the provider's keys or introspection cannot be had now (503) */
+};
 
 /* Who a request is: kept for as long as the request lives. */
 struct authn_who {
@@ -42,10 +54,16 @@ struct authn_who {
     const struct principal *who;          /* NULL: no credential (or authentication is off) */
     char caller[PRINCIPAL_NAME_MAX + 24]; /* an OAuth grant's: its principal and authorization */
     char *client_id;                      /* an OAuth grant's client (whoami), or NULL */
+    struct oidc *oidc;                    /* with wait: whom it waits on */
+    struct oidc_wait *wait;               /* AUTHN_WAIT: the fetch r waits for, or NULL */
+    struct hreq *held;                    /* AUTHN_WAIT: the request to release */
+    const char *why;                      /* a refused provider token: why (static text) */
 };
 
 /* Finds the principal r's bearer token names and fills w. AUTHN_OK also when authentication
- * is off: then there is no principal. */
+ * is off: then there is no principal. AUTHN_WAIT: r has been held (hreq_hold) and will be
+ * released, its headers judged again, once its provider's keys are in (or a hang-up cancels the
+ * wait). */
 enum authn_result authn_request(const struct authn *a, struct hreq *r, struct authn_who *w);
 /* What tasks and sealed state are bound to: a TOKENS_FILE principal's name; for an OAuth
  * access token its client and authorization (family), so the client finds its tasks again

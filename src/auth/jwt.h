@@ -23,17 +23,18 @@ enum jwt_alg { JWT_ALG_RS256, JWT_ALG_PS256, JWT_ALG_ES256, JWT_ALG_EDDSA };
 
 enum jwt_status {
     JWT_OK,
-    JWT_MALFORMED,       /* not three base64url parts of JSON objects, or over JWT_MAX_LEN */
-    JWT_ALG_REFUSED,     /* alg missing, none, HS*, or not in the allowlist */
-    JWT_HEADER_REFUSED,  /* crit, jku, x5u, jwk or x5c header; a kid too long or not a string */
-    JWT_UNKNOWN_KID,     /* no key of the set has this kid (the caller may refresh the set) */
-    JWT_NO_KEY,          /* no kid, and no key of the set fits alg */
-    JWT_BAD_SIGNATURE,   /* the key fits but the signature does not verify */
-    JWT_EXPIRED,         /* exp missing, not a number, or past (with the skew) */
-    JWT_NOT_YET_VALID,   /* nbf in the future (with the skew) */
-    JWT_ISSUED_IN_FUTURE,/* iat in the future (with the skew) */
-    JWT_BAD_ISSUER,      /* iss missing or not the expected issuer (exact match) */
-    JWT_BAD_AUDIENCE,    /* aud missing or naming none of the expected audiences */
+    JWT_MALFORMED,        /* not three base64url parts of JSON objects, or over JWT_MAX_LEN */
+    JWT_ALG_REFUSED,      /* alg missing, none, HS*, or not in the allowlist */
+    JWT_HEADER_REFUSED,   /* crit, jku, x5u, jwk or x5c header; a kid not a string, empty, too
+                           * long or holding a control character */
+    JWT_UNKNOWN_KID,      /* no key of the set has this kid (the caller may refresh the set) */
+    JWT_NO_KEY,           /* no key of the set fits alg (among those with the kid, if any) */
+    JWT_BAD_SIGNATURE,    /* the key fits but the signature does not verify */
+    JWT_EXPIRED,          /* exp missing, not a number, or past (with the skew) */
+    JWT_NOT_YET_VALID,    /* nbf in the future (with the skew) */
+    JWT_ISSUED_IN_FUTURE, /* iat in the future (with the skew) */
+    JWT_BAD_ISSUER,       /* iss missing or not the expected issuer (exact match) */
+    JWT_BAD_AUDIENCE,     /* aud missing or naming none of the expected audiences */
 };
 /* A short lower-case phrase ("expired", "unknown key id"): for logs and error_description;
  * it never quotes the token. */
@@ -54,10 +55,10 @@ void jwks_unref(struct jwks *k); /* NULL-safe */
 
 /* A token split and decoded. The signature is not checked yet. */
 struct jwt {
-    json_t *header;     /* owned */
-    json_t *claims;     /* owned */
-    enum jwt_alg alg;   /* from the header, checked against the allowlist */
-    const char *kid;    /* the header's kid, or NULL; borrowed from header */
+    json_t *header;      /* owned */
+    json_t *claims;      /* owned */
+    enum jwt_alg alg;    /* from the header, checked against the allowlist */
+    const char *kid;     /* the header's kid, or NULL; borrowed from header */
     char *signing_input; /* "<header>.<payload>" as sent, owned */
     size_t signing_len;
     unsigned char *sig; /* the decoded signature, owned */
@@ -76,8 +77,8 @@ enum jwt_status jwt_parse(const char *token, size_t len, struct jwt *t);
 enum jwt_status jwt_verify(const struct jwt *t, const struct jwks *keys);
 
 struct jwt_expect {
-    const char *issuer;               /* iss must equal it */
-    const char *const *audiences;     /* aud (a string or an array) must name one of these */
+    const char *issuer;           /* iss must equal it */
+    const char *const *audiences; /* aud (a string or an array) must name one of these */
     size_t naudiences;
     time_t now;
     unsigned skew_s; /* leeway for exp, nbf and iat */

@@ -12,6 +12,7 @@
  */
 #ifndef HM_PRINCIPAL_H
 #define HM_PRINCIPAL_H
+#include <jansson.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <time.h>
@@ -38,10 +39,13 @@ struct principal {
     unsigned calls_in_flight; /* tools/call of this principal running at once; 0: no limit */
 };
 
+struct claimmap;
+
 struct principals {
     struct principal *v;
     size_t n;
     unsigned refs;
+    struct claimmap *claims; /* the file's oidc: section (claimmap.h), or NULL */
 };
 
 /* True for a scope this server knows: hermes:read, hermes:task, hermes:admin, or
@@ -54,6 +58,10 @@ bool principal_name_ok(const char *name);
  * Returns a set with refs 1 (the owner not included), or NULL with a one-line reason in err
  * that names the entry or line but never quotes a hash. */
 struct principals *tokens_parse(const char *text, size_t len, char *err, size_t errlen);
+/* A limits: mapping ({calls_per_min: N, calls_in_flight: M}, each optional, 0 for none) into
+ * the two counts; who ("principal 'ci'") begins the reason in err. */
+bool tokens_parse_limits(json_t *l, const char *who, unsigned *per_min, unsigned *in_flight,
+                         char *err, size_t errlen);
 /* "2027-01-31" or "2027-01-31T12:00:00Z" (UTC) into Unix seconds; false when malformed. */
 bool tokens_parse_time(const char *text, time_t *out);
 

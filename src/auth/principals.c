@@ -70,6 +70,10 @@ struct principals *principals_load(const unsigned char *owner_hash, const char *
         s->v[s->n++] = file->v[i]; /* moved: the file's set lets go of its lists below */
         memset(&file->v[i], 0, sizeof file->v[i]);
     }
+    if (file) { /* the oidc: section moves too */
+        s->claims = file->claims;
+        file->claims = NULL;
+    }
     principals_unref(file);
     return s;
 }
@@ -157,5 +161,8 @@ void principal_free(struct principal *p)
     for (size_t i = 0; i < p->nscopes; i++)
         free(p->scopes[i]);
     free(p->scopes);
+    for (size_t i = 0; i < p->nagents; i++)
+        free(p->agents[i]);
+    free(p->agents);
     free(p);
 }

@@ -12,6 +12,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "claimmap.h"
 #include "mem.h"
 #include "scopes.h"
 #include "utf8.h"
@@ -151,6 +152,7 @@ void principals_unref(struct principals *s)
     for (size_t i = 0; i < s->n; i++)
         principal_cleanup(&s->v[i]);
     free(s->v);
+    claimmap_free(s->claims);
     free(s);
 }
 
@@ -174,15 +176,14 @@ static bool limit_value(json_t *v, unsigned max, unsigned *out)
     return true;
 }
 
-/* The entry's limits: {calls_per_min: N, calls_in_flight: M}, each optional, 0 for none. */
-static bool parse_limits(json_t *l, struct principal *p, char *err, size_t errlen)
+bool tokens_parse_limits(json_t *l, const char *who, unsigned *per_min_out, unsigned *in_flight,
+                         char *err, size_t errlen)
 {
     const char *key;
     json_t *v;
 
     if (!json_is_object(l)) {
-        snprintf(err, errlen,
-                 "principal '%s': 'limits' must be a mapping such as {calls_per_min: 60}", p->name);
+        snprintf(err, errlen, "%s: 'limits' must be a mapping such as {calls_per_min: 60}", who);
         return false;
     }
     json_object_foreach(l, key, v)
@@ -190,19 +191,17 @@ static bool parse_limits(json_t *l, struct principal *p, char *err, size_t errle
         bool ok;
         bool per_min = strcmp(key, "calls_per_min") == 0;
         if (per_min)
-            ok = limit_value(v, PRINCIPAL_PER_MIN_MAX, &p->calls_per_min);
+            ok = limit_value(v, PRINCIPAL_PER_MIN_MAX, per_min_out);
         else if (strcmp(key, "calls_in_flight") == 0)
-            ok = limit_value(v, PRINCIPAL_IN_FLIGHT_MAX, &p->calls_in_flight);
+            ok = limit_value(v, PRINCIPAL_IN_FLIGHT_MAX, in_flight);
         else {
             snprintf(err, errlen,
-                     "principal '%s': unknown key 'limits.%.40s' (known: calls_per_min, "
-                     "calls_in_flight)",
-                     p->name, key);
+                     "%s: unknown key 'limits.%.40s' (known: calls_per_min, calls_in_flight)", who,
+                     key);
             return false;
         }
         if (!ok) {
-            snprintf(err, errlen, "principal '%s': 'limits.%s' must be a whole number 0-%u",
-                     p->name, key,
+            snprintf(err, errlen, "%s: 'limits.%s' must be a whole number 0-%u", who, key,
                      per_min ? (unsigned)PRINCIPAL_PER_MIN_MAX : (unsigned)PRINCIPAL_IN_FLIGHT_MAX);
             return false;
         }
@@ -295,8 +294,13 @@ static bool parse_entry(json_t *e, size_t no, struct principal *p, char *err, si
         return false;
     }
     json_t *limits = json_object_get(e, "limits");
-    return limits == NULL || parse_limits(limits, p, err, errlen);
+    char who[PRINCIPAL_NAME_MAX + 16];
+    snprintf(who, sizeof who, "principal '%s'", p->name);
+    return limits == NULL ||
+           tokens_parse_limits(limits, who, &p->calls_per_min, &p->calls_in_flight, err, errlen);
 }
+
+static struct principals *parse_tokens(json_t *list, char *err, size_t errlen);
 
 static struct principals *parse_doc(json_t *doc, char *err, size_t errlen)
 {
@@ -307,12 +311,30 @@ static struct principals *parse_doc(json_t *doc, char *err, size_t errlen)
         snprintf(err, errlen, "the tokens file must be a mapping with 'tokens'");
         return NULL;
     }
-    json_object_foreach(doc, key, v) if (strcmp(key, "tokens"))
+    json_object_foreach(doc, key, v) if (strcmp(key, "tokens") && strcmp(key, "oidc"))
     {
-        snprintf(err, errlen, "unknown top-level key '%.40s'", key);
+        snprintf(err, errlen, "unknown top-level key '%.40s' (known: tokens, oidc)", key);
         return NULL;
     }
     json_t *list = json_object_get(doc, "tokens");
+    if (list == NULL && json_object_get(doc, "oidc"))
+        list = json_array(); /* only mappings for an identity provider's principals */
+    else
+        json_incref(list);
+    struct principals *s = list ? parse_tokens(list, err, errlen) : NULL;
+    json_decref(list);
+    if (list == NULL)
+        snprintf(err, errlen, "'tokens' must be a list");
+    json_t *map = json_object_get(doc, "oidc");
+    if (s && map && !claimmap_parse(map, &s->claims, err, errlen)) {
+        principals_unref(s);
+        return NULL;
+    }
+    return s;
+}
+
+static struct principals *parse_tokens(json_t *list, char *err, size_t errlen)
+{
     if (!json_is_array(list)) {
         snprintf(err, errlen, "'tokens' must be a list");
         return NULL;

@@ -122,10 +122,25 @@ static const struct log_ev_info events[EV_COUNT] = {
                         "A SIGHUP re-read the gateway's pins file, the last step of a gateway "
                         "reload (tools accepted with `hermes-mcp gateway accept` take effect)."},
     [EV_PRINCIPAL_LIMITED] =
-        {"principal_limited", LOG_WARN, "principal limit value",
+        {"principal_limited", LOG_WARN, "principal tool limit value refused",
          "A principal went over a limit of its `limits:` in the tokens file "
-         "(`limit` calls_per_min or calls_in_flight, `value` its setting): its tool calls get "
-         "`busy` with `retry_after`. At most once a minute per principal and limit."},
+         "(`limit` calls_per_min or calls_in_flight, `value` its setting) calling `tool`: its "
+         "tool calls get `busy` with `retry_after`. At most once a minute per principal, tool "
+         "and limit; `refused` counts the calls refused since the last line."},
+    [EV_TOOL_LIMITED] =
+        {"tool_limited", LOG_WARN, "principal tool limit value refused",
+         "A gateway tool went over a limit of its upstream's `tools.limits` (`limit` "
+         "tool_calls_per_min or tool_calls_in_flight, `value` its setting), counted over every "
+         "caller: the call of `principal` gets `busy` with `retry_after`. At most once a minute "
+         "per principal, tool and limit; `refused` counts the calls refused since the last "
+         "line."},
+    [EV_OIDC_KEYS_LOADED] = {"oidc_keys_loaded", LOG_INFO, "issuer keys",
+                             "An identity provider's key set (OIDC_ISSUER_URL) was fetched: "
+                             "`keys` usable keys; at start, on expiry and on an unknown kid."},
+    [EV_OIDC_FETCH_FAILED] = {"oidc_fetch_failed", LOG_WARN, "issuer what reason",
+                              "An identity provider's `metadata` or `keys` could not be fetched "
+                              "or used; its tokens wait or get 503 until a retry succeeds (keys "
+                              "already held stay in use)."},
 };
 
 const struct log_ev_info *log_ev_at(enum log_ev e)

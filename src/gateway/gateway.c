@@ -111,6 +111,8 @@ static void register_tool(struct gateway *g, struct upstream *u, json_t *tool, c
     t->served_def = json_incref(t->seen_def); /* never modified: replaced whole on re-listing */
     t->guard = gw_tool_guard(u->cfg, t->name);
     t->policy = json_incref(gw_tool_policy(u->cfg, t->name));
+    if (gw_tool_limits(u->cfg, t->name, &t->calls_per_min, &t->calls_in_flight))
+        g->nlimited++;
     t->schema = input_schema(tool);
     json_t *ann = json_object_get(tool, "annotations");
     char scope[128]; /* who may see and call it: the owner, and principals holding this */
@@ -364,6 +366,23 @@ void gateway_drain(struct gateway *g)
     for (size_t i = 0; i < g->nup; i++)
         gw_call_fail_waiting(&g->ups[i]);
     gwi_pools_drain(g);
+}
+
+bool gateway_tool_limits(const struct gateway *g, const char *tool, unsigned *calls_per_min,
+                         unsigned *calls_in_flight)
+{
+    *calls_per_min = *calls_in_flight = 0;
+    if (g == NULL || g->nlimited == 0)
+        return false;
+    for (size_t i = 0; i < g->ntools; i++) {
+        const struct gw_tool *t = &g->tools[i];
+        if (strcmp(t->exposed, tool) == 0) {
+            *calls_per_min = t->calls_per_min;
+            *calls_in_flight = t->calls_in_flight;
+            return t->calls_per_min || t->calls_in_flight;
+        }
+    }
+    return false;
 }
 
 void gateway_free(struct gateway *g)

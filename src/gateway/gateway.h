@@ -45,7 +45,7 @@ struct gateway *gateway_new(struct mcp_server *mcp, struct loop *l, const struct
  * matches its pin; calls in flight are untouched. False (logged) when the file is bad. */
 bool gateway_reload_pins(struct gateway *g);
 /* SIGHUP: GATEWAY_FILE read again (f, from path: parsed and checked as serve checks it, taken
- * and freed). What only restricts or needs no new process (guards, argument policies, an
+ * and freed). What only restricts or needs no new process (guards, argument policies, limits, an
  * include, exclude or bridge_tools that leaves tools out, approvals.timeout_s,
  * startup_context's files) applies to every call that starts from now on; calls in flight keep
  * what they started with. What needs a new process or a new listing (an upstream added or
@@ -59,6 +59,11 @@ bool gateway_reload_file(struct gateway *g, struct gwfile *f, const char *path,
 /* What the last reload could not apply, one text each ("upstream x is new", "upstream y:
  * command changed"): a new array, empty when nothing waits for a restart. NULL-safe. */
 json_t *gateway_restart_needed(const struct gateway *g);
+/* The limits of an exposed tool (tools.limits, as the last reload left them), counted over every
+ * caller of it: calls a minute and calls in flight, 0: none of that kind. False when it has
+ * none (or is no tool of ours). */
+bool gateway_tool_limits(const struct gateway *g, const char *tool, unsigned *calls_per_min,
+                         unsigned *calls_in_flight);
 /* /readyz and /healthz: appends {"NAME": {state, required, restarts[, error][, withheld]}, ...}
  * to out (withheld: the exposed names whose definition differs from its pin)
  * (states: starting, listing, ready, restarting, down, open and half_open (circuit.c) with

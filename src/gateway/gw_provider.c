@@ -227,6 +227,13 @@ static size_t draining_work(void *self)
     return gateway_tasks_running(p->g);
 }
 
+static bool tool_limits(void *self, const char *tool, unsigned *calls_per_min,
+                        unsigned *calls_in_flight)
+{
+    struct gw_provider *p = self;
+    return gateway_tool_limits(p->g, tool, calls_per_min, calls_in_flight);
+}
+
 static void teardown(void *self)
 {
     struct gw_provider *p = self;
@@ -243,4 +250,5 @@ const struct provider_ops gw_provider_ops = {.name = "gateway",
                                              .ready = ready,
                                              .status = status,
                                              .knows_upstream = knows_upstream,
+                                             .tool_limits = tool_limits,
                                              .teardown = teardown};

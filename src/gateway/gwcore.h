@@ -54,6 +54,7 @@ struct gateway {
     size_t nup;
     struct gw_tool *tools; /* the exposed surface */
     size_t ntools;
+    size_t nlimited; /* tools with a limit (tools.limits): none spares the call gate a search */
     struct gw_extra *extras;   /* exposed resources and prompts (gwresources.c) */
     struct startctx *startctx; /* the startup_context tool (startctx.c), NULL when not configured */
     char *pins_path, *status_path;  /* beside GATEWAY_FILE (gwpin.h) */

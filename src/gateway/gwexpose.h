@@ -34,6 +34,7 @@ struct gw_tool {
     json_t *policy;      /* tools.args of this tool (a reference of ours), or NULL */
     json_t *schema;      /* the upstream's inputSchema as listed at start, before the policy */
     bool dropped;        /* a reload's narrower include left it out: hidden, new calls refused */
+    unsigned calls_per_min, calls_in_flight; /* tools.limits (gwfile.h), 0: none */
 };
 
 /* gwguard.c: the pins applied to the surface */

@@ -362,6 +362,26 @@ static const struct jspec_level policy_level = {
         POLICY("max_items", caps_check), POLICY("max_length", caps_check),
         POLICY("reject_secrets", names_check), POLICY("require", require_check), JSPEC_END}};
 
+/* One tools.limits value: {calls_per_min, calls_in_flight}, at least one of them. */
+static const char *some_limit(struct jspec_walk *w, json_t *o, json_t *v, void *out)
+{
+    (void)w, (void)v, (void)out;
+    return json_object_get(o, "calls_per_min") || json_object_get(o, "calls_in_flight")
+               ? NULL
+               : "must give calls_per_min, calls_in_flight or both";
+}
+
+static const struct jspec_level limit_level = {
+    .not_object = "must be a mapping (calls_per_min, calls_in_flight)",
+    .unknown = "is not a known key (calls_per_min, calls_in_flight)",
+    .first = some_limit,
+    .keys = (const struct jspec_key[]){
+        SECONDS("calls_per_min", JSPEC_NOWHERE, 0, GW_MAX_CALLS_PER_MIN, 0,
+                "must be a whole number 0-1000000 (0: none)"),
+        SECONDS("calls_in_flight", JSPEC_NOWHERE, 0, GW_MAX_CALLS_IN_FLIGHT, 0,
+                "must be a whole number 0-10000 (0: none)"),
+        JSPEC_END}};
+
 static const struct jspec_level tools_level = {
     .not_object = "must be a mapping",
     .unknown = "is not a known key",
@@ -387,6 +407,12 @@ static const struct jspec_level tools_level = {
                                         .at = IN_UP(policies),
                                         .level = &policy_level,
                                         .why = "must be a mapping of at most 256 tools"},
+                                       {.name = "limits",
+                                        .type = JSPEC_MAP,
+                                        .max_items = GW_MAX_RULES,
+                                        .at = IN_UP(limits),
+                                        .level = &limit_level,
+                                        .why = "must be a mapping of at most 256 globs"},
                                        JSPEC_END}};
 
 /* instances: {by, roots, max, idle_s} on a command upstream. Roots are only shaped here (the

@@ -10,13 +10,15 @@
 #include <stddef.h>
 
 #define GW_MAX_UPSTREAMS 32
-#define GW_MAX_RULES 256            /* globs in one include or exclude list */
-#define GW_MAX_STRING 65536         /* bytes of one string after interpolation */
-#define GW_MAX_ROOTS 16             /* instances.roots */
-#define GW_MAX_INSTANCES 64         /* instances.max */
-#define GW_MAX_STARTUP_FILES 16     /* startup_context.files */
-#define GW_MAX_SMOKE 8              /* smoke calls of one upstream */
-#define GW_STARTUP_MAX_BYTES 262144 /* startup_context.max_bytes: the default per file */
+#define GW_MAX_RULES 256             /* globs in one include or exclude list */
+#define GW_MAX_STRING 65536          /* bytes of one string after interpolation */
+#define GW_MAX_ROOTS 16              /* instances.roots */
+#define GW_MAX_INSTANCES 64          /* instances.max */
+#define GW_MAX_STARTUP_FILES 16      /* startup_context.files */
+#define GW_MAX_SMOKE 8               /* smoke calls of one upstream */
+#define GW_STARTUP_MAX_BYTES 262144  /* startup_context.max_bytes: the default per file */
+#define GW_MAX_CALLS_PER_MIN 1000000 /* tools.limits: the highest calls_per_min */
+#define GW_MAX_CALLS_IN_FLIGHT 10000 /* tools.limits: the highest calls_in_flight */
 #define GW_STARTUP_BYTES_CAP                                                                       \
     4194304 /* the highest max_bytes, and the cap on all files together                            \
              */
@@ -64,6 +66,8 @@ struct gw_upstream {
     json_t *policies;         /* tools.args: {tool: {drop, fix, enum, max_items, max_length,
                                  reject_secrets, require}}, or NULL (shapes checked here,
                                  gwpolicy.c) */
+    json_t *limits;           /* tools.limits: {glob: {calls_per_min, calls_in_flight}} (whole
+                                 numbers as text, each optional, 0: none), or NULL */
 };
 
 struct gwfile {
@@ -111,6 +115,10 @@ enum gw_guard gw_tool_guard(const struct gw_upstream *u, const char *tool);
  * a conditional confirm, the policy (maybe empty otherwise) also holds "confirm_when":
  * {argument: [values], ...}, the union of the matching globs' conditions (gwpolicy.c). */
 json_t *gw_tool_policy(const struct gw_upstream *u, const char *tool);
+/* tools.limits for the upstream's tool, counted over every caller of that tool: for each
+ * limit the lowest the matching globs set (0: none). Returns whether any is set. */
+bool gw_tool_limits(const struct gw_upstream *u, const char *tool, unsigned *calls_per_min,
+                    unsigned *calls_in_flight);
 /* Whether bridge_tools keeps one of our own tools (default: all of them). */
 bool gw_bridge_tool_kept(const struct gwfile *f, const char *tool);
 

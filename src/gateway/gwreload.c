@@ -2,17 +2,17 @@
  * the upstreams' processes are the ones started with the server, so a reload applies only what
  * needs neither: the guards, the argument policies, an include or exclude (or bridge_tools)
  * that leaves listed tools out, an upstream turned to enabled: false (its tools left out; its
- * process runs until a restart), the approvals timeout and startup_context's files; each
- * applies to the calls that start after it (a call in flight already holds the arguments its
- * policy admitted, and a call waiting for an operator keeps its own timer, unless its tool is
- * left out: it is denied then). What would need a new process or a new
- * listing (an upstream added or removed; its command, args, env, url, headers, prefix and the
- * other settings of its process; an include or bridge_tools that would show a tool clients
- * were never shown; startup_context where there was none) is not applied: one warn line names each,
- * and the control socket's status lists them (doctor, `gateway check`) until a restart. The
- * comparison is always with the file the server started with, so reverting a change and
- * reloading again clears its line. A file that cannot apply as a whole (a policy naming a tool
- * its upstream does not offer) changes nothing. */
+ * process runs until a restart), tools.limits, the approvals timeout and startup_context's
+ * files; each applies to the calls that start after it (a call in flight already holds the
+ * arguments its policy admitted, and a call waiting for an operator keeps its own timer, unless its
+ * tool is left out: it is denied then). What would need a new process or a new listing (an upstream
+ * added or removed; its command, args, env, url, headers, prefix and the other settings of its
+ * process; an include or bridge_tools that would show a tool clients were never shown;
+ * startup_context where there was none) is not applied: one warn line names each, and the control
+ * socket's status lists them (doctor, `gateway check`) until a restart. The comparison is always
+ * with the file the server started with, so reverting a change and reloading again clears its line.
+ * A file that cannot apply as a whole (a policy naming a tool its upstream does not offer) changes
+ * nothing. */
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -244,7 +244,11 @@ static bool apply_tool(struct gateway *g, struct gw_tool *t, const struct gw_ups
     enum gw_guard guard = gw_tool_guard(now, t->name);
     json_t *policy = gw_tool_policy(now, t->name);
     bool dropped = gw_tool_verdict(now, t->name, &rule) != GW_INCLUDED;
-    bool changed = guard != t->guard || dropped != t->dropped || !same_json(policy, t->policy);
+    unsigned per_min, in_flight;
+    gw_tool_limits(now, t->name, &per_min, &in_flight);
+    bool limits = per_min != t->calls_per_min || in_flight != t->calls_in_flight;
+    bool changed =
+        guard != t->guard || dropped != t->dropped || !same_json(policy, t->policy) || limits;
     /* Loosening applies too (the operator's file says so), but each says so at warn. */
     json_t *looser = gw_policy_loosened(t->guard, t->policy, guard, policy), *line;
     size_t i;
@@ -267,6 +271,11 @@ static bool apply_tool(struct gateway *g, struct gw_tool *t, const struct gw_ups
     t->policy = json_incref(policy); /* before the decref: policy may be old itself */
     json_decref(old);
     t->dropped = dropped;
+    if (limits) /* calls in flight go on counting (the call gate's): a lower one waits for them */
+        log_info("gateway: reload: %s: calls_per_min %u, calls_in_flight %u (0: none) from now on",
+                 t->exposed, per_min, in_flight);
+    t->calls_per_min = per_min;
+    t->calls_in_flight = in_flight;
     mcp_set_tool_hidden(g->mcp, t->exposed, t->withheld || t->dropped);
     return changed;
 }
@@ -343,6 +352,9 @@ bool gateway_reload_file(struct gateway *g, struct gwfile *f, const char *path,
         else if (disabled_in(f, up)) /* removed: not applied, as any change of its process */
             changed += disable_tool(g, &g->tools[k]);
     }
+    g->nlimited = 0;
+    for (size_t k = 0; k < g->ntools; k++)
+        g->nlimited += g->tools[k].calls_per_min || g->tools[k].calls_in_flight;
     gw_approval_deny_dropped(g); /* never sent, even if approved later */
     if (g->bridge_out == NULL)
         g->bridge_out = json_object();

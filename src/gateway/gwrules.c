@@ -1,8 +1,10 @@
 /* gwrules.c — what a parsed gateway file's rules say about one tool: tools.include and
  * tools.exclude (the verdict and the deciding glob), tools.guard (the strictest matching glob),
- * tools.args (the tool's policy, with a conditional confirm's conditions folded in) and
- * bridge_tools. Declared in gwfile.h beside the settings they read; gwfile.c only parses. */
+ * tools.args (the tool's policy, with a conditional confirm's conditions folded in),
+ * tools.limits (the lowest of the matching globs) and bridge_tools. Declared in gwfile.h beside the
+ * settings they read; gwfile.c only parses. */
 #include <fnmatch.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "gwfile.h"
@@ -108,6 +110,30 @@ json_t *gw_tool_policy(const struct gw_upstream *u, const char *tool)
     json_object_set_new(made, "confirm_when", when);
     json_object_set_new(u->confirm_policies, tool, made);
     return made;
+}
+
+/* The lowest non-zero of *have and the limit's value (validated text), 0 when both are. */
+static void lowest(unsigned *have, json_t *limit)
+{
+    unsigned n = limit ? (unsigned)strtoul(json_string_value(limit), NULL, 10) : 0;
+    if (n && (*have == 0 || n < *have))
+        *have = n;
+}
+
+bool gw_tool_limits(const struct gw_upstream *u, const char *tool, unsigned *calls_per_min,
+                    unsigned *calls_in_flight)
+{
+    const char *glob;
+    json_t *v;
+    *calls_per_min = *calls_in_flight = 0;
+    json_object_foreach(u->limits, glob, v)
+    {
+        if (fnmatch(glob, tool, 0) != 0)
+            continue;
+        lowest(calls_per_min, json_object_get(v, "calls_per_min"));
+        lowest(calls_in_flight, json_object_get(v, "calls_in_flight"));
+    }
+    return *calls_per_min || *calls_in_flight;
 }
 
 bool gw_bridge_tool_kept(const struct gwfile *f, const char *tool)

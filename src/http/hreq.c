@@ -157,7 +157,7 @@ void hreq_reply_take(struct hreq *r, unsigned status, const char *content_type, 
     r->reply_len = len;
     if (len == 0)
         free(body);
-    bool was_waiting = r->state == HREQ_WAITING;
+    bool was_waiting = r->state == HREQ_WAITING || r->state == HREQ_HELD;
     r->state = HREQ_REPLIED;
     r->abort_cb = NULL;
     if (was_waiting)
@@ -166,12 +166,12 @@ void hreq_reply_take(struct hreq *r, unsigned status, const char *content_type, 
 
 void hreq_stream_start(struct hreq *r, unsigned status, const char *content_type)
 {
-    if (r->state != HREQ_HANDLING && r->state != HREQ_WAITING)
+    if (r->state != HREQ_HANDLING && r->state != HREQ_WAITING && r->state != HREQ_HELD)
         return;
     r->status = status;
     free(r->content_type);
     r->content_type = xstrdup(content_type);
-    bool was_waiting = r->state == HREQ_WAITING;
+    bool was_waiting = r->state == HREQ_WAITING || r->state == HREQ_HELD;
     r->state = HREQ_STREAMING;
     if (was_waiting)
         hreq_resume(r);
@@ -223,6 +223,20 @@ void hreq_stream_end(struct hreq *r)
         return;
     r->stream_ended = true;
     r->abort_cb = NULL;
+    hreq_resume(r);
+}
+
+void hreq_hold(struct hreq *r)
+{
+    if (r->state == HREQ_HANDLING)
+        r->state = HREQ_HELD; /* on_access parks it once on_headers returns */
+}
+
+void hreq_release(struct hreq *r)
+{
+    if (r->state != HREQ_HELD)
+        return;
+    r->state = HREQ_RELEASED;
     hreq_resume(r);
 }
 

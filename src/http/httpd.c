@@ -221,6 +221,31 @@ static bool content_length_conflict(struct hreq *r)
     return hreq_header_count(r, MHD_HTTP_HEADER_CONTENT_LENGTH) > 1;
 }
 
+/* The headers are in: the owner judges them (authentication, routing) before how big the body
+ * is. True when the body is to be read; false with what to tell MHD in *res. */
+static bool judge_headers(struct httpd *h, struct hreq *r, enum MHD_Result *res)
+{
+    if (h->o.on_headers)
+        h->o.on_headers(r, h->o.arg);
+    if (r->state == HREQ_HELD) {
+        hreq_suspend(r);
+        *res = MHD_YES;
+        return false;
+    }
+    if (r->state != HREQ_HANDLING) {
+        *res = settle(r);
+        return false;
+    }
+    const char *cl = hreq_header(r, MHD_HTTP_HEADER_CONTENT_LENGTH);
+    if (cl && strtoull(cl, NULL, 10) > h->o.max_body) {
+        reply_error(r, 413, "Request body too large");
+        *res = hreq_queue_response(r);
+        return false;
+    }
+    r->state = HREQ_READING;
+    return true;
+}
+
 static enum MHD_Result on_access(void *cls, struct MHD_Connection *conn, const char *url,
                                  const char *method, const char *version, const char *upload,
                                  size_t *upload_size, void **con_cls)
@@ -254,18 +279,15 @@ static enum MHD_Result on_access(void *cls, struct MHD_Connection *conn, const c
             reply_error(r, 400, "Unsupported Transfer-Encoding");
             return hreq_queue_response(r);
         }
-        /* Who may send it (authentication, routing) before how big it is. */
-        if (h->o.on_headers)
-            h->o.on_headers(r, h->o.arg);
-        if (r->state != HREQ_HANDLING)
-            return settle(r);
-        const char *cl = hreq_header(r, MHD_HTTP_HEADER_CONTENT_LENGTH);
-        if (cl && strtoull(cl, NULL, 10) > h->o.max_body) {
-            reply_error(r, 413, "Request body too large");
-            return hreq_queue_response(r);
-        }
-        r->state = HREQ_READING;
-        return MHD_YES;
+        enum MHD_Result res;
+        return judge_headers(h, r, &res) ? MHD_YES : res;
+    }
+    if (r->state == HREQ_RELEASED) {
+        /* Released after a hold: MHD repeats the call it was suspended in, the headers' one
+         * (nothing of the body has been read yet), so the headers are judged again. */
+        r->state = HREQ_HANDLING;
+        enum MHD_Result res;
+        return judge_headers(h, r, &res) ? MHD_YES : res;
     }
     if (r->state == HREQ_READING) {
         if (*upload_size > 0) {
@@ -512,7 +534,7 @@ void httpd_shutdown(struct httpd *h)
     {
         struct hreq *r = list_entry(node, struct hreq, link);
         hreq_fire_abort(r);
-        if (r->state == HREQ_WAITING)
+        if (r->state == HREQ_WAITING || r->state == HREQ_HELD)
             reply_unavailable(r);
         else if (r->state == HREQ_STREAMING)
             hreq_stream_end(r);

@@ -92,6 +92,13 @@ void hreq_stream_start(struct hreq *r, unsigned status, const char *content_type
 bool hreq_stream_write(struct hreq *r, const char *data, size_t len);
 void hreq_stream_end(struct hreq *r);
 
+/* From on_headers only: parks r before its body is read, while the owner learns what it needs
+ * to judge the headers (a signing key to fetch). hreq_release() later (never from inside
+ * on_headers) runs on_headers again, from the loop, as if the headers had just arrived; a
+ * hang-up meanwhile runs the abort callback instead. A held request may also be answered. */
+void hreq_hold(struct hreq *r);
+void hreq_release(struct hreq *r);
+
 /* cb runs at most once if the client goes away (or the server stops) before the response ends.
  * It never runs inside a call the owner made into httpd: a stream whose client stopped reading
  * (past the backlog cap, hreq_stream_write) is dropped at once, but cb runs from the loop. */

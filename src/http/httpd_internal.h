@@ -24,6 +24,8 @@ enum hreq_state {
     HREQ_READING,   /* headers seen, body arriving */
     HREQ_HANDLING,  /* inside a callback */
     HREQ_WAITING,   /* suspended, no answer yet */
+    HREQ_HELD,      /* suspended before its body is read: on_headers held it (hreq_hold) */
+    HREQ_RELEASED,  /* held, then released: on_headers runs again */
     HREQ_REPLIED,   /* full response ready or queued */
     HREQ_STREAMING, /* chunked response under way */
     HREQ_ABORTED,   /* client gone or server stopping; close */

@@ -28,7 +28,12 @@ struct hreq;
     X(HTTPERR_RATE_LIMITED, 429, "rate_limited",                                                   \
       "too many requests; retry after the Retry-After seconds",                                    \
       "over RATE_LIMIT_PER_MIN or RATE_LIMIT_AUTH_PER_MIN (with Retry-After)")                     \
-    X(HTTPERR_INTERNAL, 500, "internal", "out of memory", "the server could not build the page")
+    X(HTTPERR_INTERNAL, 500, "internal", "out of memory", "the server could not build the page")   \
+    X(HTTPERR_AUTH_UNAVAILABLE, 503, "auth_unavailable",                                           \
+      "the identity provider's keys or introspection could not be reached; retry after the "       \
+      "Retry-After seconds",                                                                       \
+      "an OIDC_ISSUER_URL token while its provider's metadata, key set or introspection endpoint " \
+      "does not answer")
 
 #define HTTPERR_ENUM(id, status, name, message, when) id,
 enum httperr { HTTPERR_TABLE(HTTPERR_ENUM) HTTPERR_COUNT };

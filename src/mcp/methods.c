@@ -413,8 +413,9 @@ static void do_tools_call(struct rpc_ctx *x, struct jrpc_msg *m)
     if (wait) {
         mcp_audit_note(x->srv, x->req, NULL, t->name, toolerr_name(TE_BUSY));
         mcp_answer(x, jrpc_result(m->id, tool_error_json(TE_BUSY, wait,
-                                                         "this credential is over its limit of "
-                                                         "calls; retry after %u s",
+                                                         "over a limit of calls (this "
+                                                         "credential's or this tool's); retry "
+                                                         "after %u s",
                                                          wait)));
         return;
     }

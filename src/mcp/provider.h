@@ -62,6 +62,10 @@ struct provider_ops {
     /* The control socket's {"op":"status"}: facts for the operator's commands (what waits
      * for a restart), merged into the answer. */
     json_t *(*status)(void *self);
+    /* A tool's own limits, counted over every caller of it: calls a minute and calls in flight
+     * (0: none of that kind); false when it sets none. Asked before each tools/call. */
+    bool (*tool_limits)(void *self, const char *tool, unsigned *calls_per_min,
+                        unsigned *calls_in_flight);
     /* Whether name is one of its upstreams, which an OAuth client may ask for as the scope
      * gateway:<name>. */
     bool (*knows_upstream)(void *self, const char *name);

@@ -78,7 +78,8 @@ static void print_names(const char *what, json_t *map)
     printf(" (values not shown)\n");
 }
 
-/* tools.guard, tools.args, instances and expect_tools as configured (gw_policy_summary). */
+/* tools.guard, tools.args, tools.limits, instances and expect_tools as configured
+ * (gw_policy_summary). */
 static void print_policies(const struct gw_upstream *u)
 {
     const char *k;
@@ -107,6 +108,17 @@ static void print_policies(const struct gw_upstream *u)
     {
         gw_policy_summary(GW_GUARD_NONE, v, line, sizeof line);
         printf("    args of %s: %s\n", k, line);
+    }
+    json_object_foreach(u->limits, k, v)
+    {
+        json_t *per_min = json_object_get(v, "calls_per_min");
+        json_t *in_flight = json_object_get(v, "calls_in_flight");
+        printf("    limits of %s:", k);
+        if (per_min)
+            printf(" calls_per_min %s%s", json_string_value(per_min), in_flight ? "," : "");
+        if (in_flight)
+            printf(" calls_in_flight %s", json_string_value(in_flight));
+        printf(" (each tool over every caller)\n");
     }
     if (u->instance_by) {
         size_t i;

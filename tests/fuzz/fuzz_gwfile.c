@@ -65,6 +65,10 @@ static void check_upstream(const struct gw_upstream *u)
     const char *rule;
     enum gw_verdict v = gw_tool_verdict(u, "echo", &rule);
     CHECK(v != GW_DEFAULT_DENY || (!u->include && !u->exclude));
+    unsigned per_min, in_flight;
+    bool limited = gw_tool_limits(u, "echo", &per_min, &in_flight);
+    CHECK(per_min <= GW_MAX_CALLS_PER_MIN && in_flight <= GW_MAX_CALLS_IN_FLIGHT);
+    CHECK(limited == (per_min || in_flight));
     CHECK(!u->smoke ||
           (json_array_size(u->smoke) >= 1 && json_array_size(u->smoke) <= GW_MAX_SMOKE));
 }

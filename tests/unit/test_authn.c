@@ -21,9 +21,10 @@
 
 struct hreq {
     const char *authorization, *query_token;
-    char challenge[600];
+    char challenge[600], retry_after[8];
     unsigned status;
     char body[300];
+    bool held;
 };
 
 const char *hreq_header(const struct hreq *r, const char *name)
@@ -38,6 +39,20 @@ void hreq_add_header(struct hreq *r, const char *name, const char *value)
 {
     if (strcasecmp(name, "WWW-Authenticate") == 0)
         snprintf(r->challenge, sizeof r->challenge, "%s", value);
+    if (strcasecmp(name, "Retry-After") == 0)
+        snprintf(r->retry_after, sizeof r->retry_after, "%s", value);
+}
+void hreq_hold(struct hreq *r)
+{
+    r->held = true;
+}
+void hreq_release(struct hreq *r)
+{
+    r->held = false;
+}
+void hreq_on_abort(struct hreq *r, httpd_cb *cb, void *arg)
+{
+    (void)r, (void)cb, (void)arg;
 }
 void hreq_reply(struct hreq *r, unsigned status, const char *ct, const char *body, size_t len)
 {
@@ -141,8 +156,11 @@ static void test_challenges(void **state)
     assert_false(authn_refuse_query_token(plain, &r));
     authn_free(plain);
 
-    struct authn *a =
-        authn_new(&(struct authn_opts){.required = true, .issuer = ISSUER}, owner_only());
+    struct authn *a = authn_new(
+        &(struct authn_opts){.required = true,
+                             .issuer = ISSUER,
+                             .metadata_url = ISSUER "/.well-known/oauth-protected-resource/mcp"},
+        owner_only());
     struct hreq e = {0};
     authn_deny(a, &e, AUTHN_EXPIRED);
     assert_int_equal(e.status, 401);
@@ -156,6 +174,13 @@ static void test_challenges(void **state)
     assert_true(authn_refuse_query_token(a, &q));
     assert_int_equal(q.status, 400);
     assert_non_null(strstr(q.challenge, "error=\"invalid_request\""));
+    /* An identity provider that does not answer: not the client's fault, so no challenge. */
+    struct hreq u = {0};
+    authn_deny(a, &u, AUTHN_UNAVAILABLE);
+    assert_int_equal(u.status, 503);
+    assert_string_equal(u.retry_after, "5");
+    assert_string_equal(u.challenge, "");
+    assert_non_null(strstr(u.body, "auth_unavailable"));
     authn_free(a);
 }
 

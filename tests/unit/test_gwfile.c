@@ -423,6 +423,59 @@ static void guards_and_arg_policies(void **state)
     }
 }
 
+/* tools.limits: globs over the upstream's names; for each limit the lowest matching value. */
+static void tool_limits(void **state)
+{
+    struct gwfile f;
+    char err[300];
+    unsigned per_min, in_flight;
+    (void)state;
+    assert_true(parse("upstreams:\n  h:\n    command: x\n    tools:\n      include: ['*']\n"
+                      "      limits:\n        '*': {calls_per_min: 60}\n"
+                      "        'write_*': {calls_per_min: 100, calls_in_flight: 2}\n"
+                      "        write_file: {calls_per_min: 10}\n"
+                      "        read_file: {calls_per_min: 0}\n",
+                      &f, err));
+    assert_true(gw_tool_limits(&f.up[0], "write_file", &per_min, &in_flight));
+    assert_int_equal(per_min, 10);
+    assert_int_equal(in_flight, 2);
+    assert_true(gw_tool_limits(&f.up[0], "write_text", &per_min, &in_flight));
+    assert_int_equal(per_min, 60); /* '*' is lower than 'write_*' */
+    assert_int_equal(in_flight, 2);
+    assert_true(gw_tool_limits(&f.up[0], "read_file", &per_min, &in_flight));
+    assert_int_equal(per_min, 60); /* 0 sets none: '*' still applies */
+    assert_int_equal(in_flight, 0);
+    gwfile_cleanup(&f);
+    assert_true(
+        parse("upstreams:\n  h:\n    command: x\n    tools:\n      include: ['*']\n", &f, err));
+    assert_false(gw_tool_limits(&f.up[0], "write_file", &per_min, &in_flight));
+    assert_int_equal(per_min, 0);
+    assert_int_equal(in_flight, 0);
+    gwfile_cleanup(&f);
+    static const struct {
+        const char *body, *want;
+    } bad[] = {
+        {"limits: {x: {calls_per_min: 1000001}}",
+         "upstream a, key tools.limits.x.calls_per_min: must be a whole number 0-1000000"},
+        {"limits: {x: {calls_per_min: -1}}", "key tools.limits.x.calls_per_min: must be"},
+        {"limits: {x: {calls_per_min: ten}}", "key tools.limits.x.calls_per_min: must be"},
+        {"limits: {x: {calls_in_flight: 10001}}",
+         "key tools.limits.x.calls_in_flight: must be a whole number 0-10000"},
+        {"limits: {x: {calls: 1}}", "key tools.limits.x.calls: is not a known key"},
+        {"limits: {x: {}}", "key tools.limits.x: must give calls_per_min, calls_in_flight or both"},
+        {"limits: {x: 5}", "key tools.limits.x: must be a mapping (calls_per_min"},
+        {"limits: [x]", "key tools.limits: must be a mapping of at most 256 globs"},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+        char text[300];
+        snprintf(text, sizeof text, "upstreams:\n  a:\n    command: x\n    tools: {%s}\n",
+                 bad[i].body);
+        bool ok = parse(text, &f, err);
+        if (ok || strstr(err, bad[i].want) == NULL)
+            fail_msg("case %zu (%s): ok=%d err=%s", i, bad[i].body, ok, err);
+    }
+}
+
 /* A conditional confirm ({confirm: {argument: [values]}}): gw_tool_guard says confirm and
  * gw_tool_policy carries the condition as confirm_when, unless a stricter glob matches too
  * (approve, or a plain confirm); two conditional globs add up. */
@@ -639,6 +692,7 @@ int main(void)
         cmocka_unit_test(name_rules),
         cmocka_unit_test(guards_and_arg_policies),
         cmocka_unit_test(conditional_confirm_guard),
+        cmocka_unit_test(tool_limits),
         cmocka_unit_test(approvals_timeout_is_read_and_bounded),
         cmocka_unit_test(smoke_calls_as_a_list),
         cmocka_unit_test(enabled_and_notes),

@@ -110,6 +110,20 @@ void *hreq_user(const struct hreq *r)
 {
     return r->user;
 }
+/* authn holds a request only for an identity provider's keys: none here. */
+void hreq_hold(struct hreq *r)
+{
+    (void)r;
+    fail_msg("no request is held without OIDC_ISSUER_URL");
+}
+void hreq_release(struct hreq *r)
+{
+    (void)r;
+}
+void hreq_on_abort(struct hreq *r, httpd_cb *cb, void *arg)
+{
+    (void)r, (void)cb, (void)arg;
+}
 
 /* ---- what the router hands requests to, recorded ---- */
 
@@ -213,7 +227,11 @@ static struct fixture *server(const char *issuer, unsigned per_min, const char *
     f->a.loop = loop_new();
     struct principals *who = tokens_parse(tokens, strlen(tokens), err, sizeof err);
     assert_non_null(who);
-    f->a.authn = authn_new(&(struct authn_opts){.required = true, .issuer = issuer}, who);
+    f->a.resource_url = app_resource_url(&f->cfg);
+    f->a.metadata_url = app_metadata_url(f->a.resource_url);
+    f->a.authn = authn_new(
+        &(struct authn_opts){.required = true, .issuer = issuer, .metadata_url = f->a.metadata_url},
+        who);
     if (per_min)
         f->a.rl = ratelimit_new(per_min, 100);
     f->a.http_requests = metric_new("http", "h", METRIC_COUNTER, NULL, 0);
@@ -226,6 +244,8 @@ static struct fixture *server(const char *issuer, unsigned per_min, const char *
 static void server_free(struct fixture *f)
 {
     authn_free(f->a.authn);
+    free(f->a.resource_url);
+    free(f->a.metadata_url);
     ratelimit_free(f->a.rl);
     loop_free(f->a.loop);
     metric_free(f->a.http_requests);
