@@ -3,8 +3,8 @@
  * OTEL_BSP_MAX_EXPORT_BATCH_SIZE wait or OTEL_BSP_SCHEDULE_DELAY has passed since the first
  * came (not base/workq: its gathering naps a fixed time, and a fast server fills the queue
  * meanwhile), encodes it and POSTs it with libcurl's easy interface, bounded by
- * OTEL_EXPORTER_OTLP_TIMEOUT. A failed export is counted
- * and its spans given up, never retried: a dead collector costs dropped spans, not memory. */
+ * OTEL_EXPORTER_OTLP_TIMEOUT. A failed export is counted and its spans given up, never
+ * retried: a dead collector costs dropped spans, not memory. */
 #include "otel_internal.h"
 
 #include <pthread.h>
@@ -21,14 +21,36 @@
 #include "span.h"
 
 #define SHUTDOWN_MAX_MS 5000u
-#define ANSWER_MAX 4096 /* of a collector's answer, read and thrown away */
+#define ANSWER_MAX 65536 /* of a collector's answer, read and thrown away; more ends it */
+#define FAIL_LOG_NS (60ull * 1000000000u) /* a dead collector: a line a minute at most */
 
 static size_t discard(char *p, size_t size, size_t n, void *arg)
 {
     size_t *seen = arg;
     (void)p;
     *seen += size * n;
-    return *seen > ANSWER_MAX * 16 ? 0 : size * n;
+    return *seen > ANSWER_MAX ? 0 : size * n;
+}
+
+/* The first failure, then one line a minute with the count in between; never the URL (its
+ * query) or the headers (an API key). */
+static void log_failure(struct otel *t, CURLcode rc, long code)
+{
+    uint64_t now = otel_now_ns(CLOCK_MONOTONIC);
+    if (t->fail_logged_ns && now - t->fail_logged_ns < FAIL_LOG_NS) {
+        t->fails_unlogged++;
+        return;
+    }
+    char why[160];
+    if (rc != CURLE_OK)
+        snprintf(why, sizeof why, "%s", curl_easy_strerror(rc));
+    else
+        snprintf(why, sizeof why, "the collector answered HTTP %ld", code);
+    log_warn("trace export failed: %s (%lu more failures since the last line; "
+             "hermes_mcp_otel_export_failures_total counts them all)",
+             why, t->fails_unlogged);
+    t->fail_logged_ns = now;
+    t->fails_unlogged = 0;
 }
 
 /* POSTs body; true for a 2xx answer. */
@@ -57,11 +79,7 @@ static bool post(struct otel *t, const char *body, size_t len)
     if (rc == CURLE_OK)
         curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &code);
     if (rc != CURLE_OK || code < 200 || code > 299) {
-        /* Once per failure, without the URL's query or the headers (an API key). */
-        if (rc != CURLE_OK)
-            log_warn("trace export failed: %s", curl_easy_strerror(rc));
-        else
-            log_warn("trace export failed: the collector answered HTTP %ld", code);
+        log_failure(t, rc, code);
         return false;
     }
     return true;

@@ -31,6 +31,8 @@ struct otel {
     atomic_uint_fast64_t give_up_ns;
     void *easy;              /* the worker's curl handle, kept for keep-alive */
     struct curl_slist *hdrs; /* the request headers, built by otel_new */
+    uint64_t fail_logged_ns; /* the worker's: when a failed export was last logged */
+    unsigned long fails_unlogged;
     /* Loop thread: getrandom's bytes, drawn OTEL_ID_POOL at a time rather than per span. */
     size_t pool_used;
     uint8_t pool[OTEL_ID_POOL];

@@ -38,6 +38,10 @@ test('a dead collector: answers stay fast, failures and dropped spans are counte
     assert.ok(counter(m, 'hermes_mcp_otel_spans_dropped_total') >= 40, m);
     assert.ok(counter(m, 'hermes_mcp_otel_export_failures_total') >= 1);
     assert.equal(counter(m, 'hermes_mcp_otel_spans_exported_total'), 0);
+    const lines = srv.proc.stderrText.split('\n').filter((l) => l.includes('trace export failed'));
+    assert.equal(lines.length, 1, `one log line a minute, not one per export:\n${lines.join('\n')}`);
+    assert.ok(counter(m, 'hermes_mcp_otel_export_failures_total') > 1, 'several exports failed');
+    assert.ok(!lines[0].includes(String(dead.port)), 'the collector URL is not logged');
   } finally {
     await srv.stop();
   }
