@@ -8,6 +8,8 @@
 
 #include "app_internal.h"
 #include "authserver.h"
+#include "crypto.h"
+#include "hex.h"
 #include "httpd.h"
 #include "metrics.h"
 #include "otel.h"
@@ -95,7 +97,16 @@ void app_trace_message(struct hreq *r, json_t *msg, void *arg)
         version =
             json_string_value(json_object_get(meta, "io.modelcontextprotocol/protocolVersion"));
     otel_span_str(s, "mcp.protocol.version", version);
-    otel_span_str(s, "mcp.session.id", hreq_header(r, "Mcp-Session-Id"));
+    /* A session id lets whoever holds a token use that session: the traces get a digest of it
+     * (stable, so a session's spans still group), never the id. */
+    const char *sid = hreq_header(r, "Mcp-Session-Id");
+    if (sid) {
+        unsigned char d[32];
+        char hex[33];
+        crypto_sha256(sid, strlen(sid), d);
+        hex_encode(d, 16, hex);
+        otel_span_str(s, "mcp.session.id", hex);
+    }
 }
 
 void app_trace_done(struct app *a, struct hreq *r, unsigned status, uint64_t duration_ms)

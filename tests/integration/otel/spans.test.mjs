@@ -4,7 +4,7 @@
 // the sampler; the mcp.server.operation.duration histogram on /metrics.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { randomBytes } from 'node:crypto';
+import { randomBytes, createHash } from 'node:crypto';
 import { startHermes, startFake, agentEnv, post, INIT } from '../../lib/lib.mjs';
 import { startCollector } from '../../lib/otlp.mjs';
 
@@ -142,6 +142,25 @@ test('sampling: always_off, traceidratio 0 and 1, parent-based honours the sampl
       await srv.stop();
       await c.stop();
     }
+  }
+});
+
+test('with sessions: mcp.session.id is a digest of the session id, never the id', async () => {
+  const c = await startCollector();
+  const srv = await startHermes({ ...otelEnv(c), MCP_SESSIONS: '1' });
+  try {
+    const init = await post(srv, INIT(V, 1));
+    const sid = init.headers.get('mcp-session-id');
+    assert.ok(sid);
+    const r = await post(srv, { jsonrpc: '2.0', id: 2, method: 'tools/list' }, { ...H, 'Mcp-Session-Id': sid });
+    assert.equal(r.status, 200);
+    const [list] = await c.waitSpans((s) => s.name === 'tools/list');
+    const digest = createHash('sha256').update(sid).digest('hex').slice(0, 32);
+    assert.equal(list.attributes['mcp.session.id'], digest);
+    assert.ok(!JSON.stringify(c.spans.map((s) => s.attributes)).includes(sid), 'the session id is in no span');
+  } finally {
+    await srv.stop();
+    await c.stop();
   }
 });
 
