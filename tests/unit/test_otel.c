@@ -325,6 +325,76 @@ static void span_api(void **state)
     assert_false(otel_span_traceparent(NULL, tp));
 }
 
+/* Spans of a live tracer (its collector never asked: nothing is sampled out to it here). */
+static void span_context_and_caps(void **state)
+{
+    (void)state;
+    char url[] = "http://127.0.0.1:9/v1/traces", svc[] = "t";
+    struct otel_config c = {.url = url,
+                            .service = svc,
+                            .sampler = OTEL_SAMPLE_PARENT_ON,
+                            .ratio = 1,
+                            .timeout_ms = 100,
+                            .queue_max = 8,
+                            .delay_ms = 0,
+                            .batch_max = 8};
+    char err[200], tp[OTEL_TRACEPARENT_LEN + 1];
+    struct otel *t = otel_new(&c, "1", err, sizeof err);
+    assert_non_null(t);
+
+    /* A remote parent: its trace, its sampled flag (parent-based), its tracestate. */
+    struct otel_ctx parent;
+    assert_true(
+        otel_traceparent_parse("00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-00", &parent));
+    struct otel_span *s = otel_span_start(t, "root", OTEL_KIND_SERVER, NULL);
+    assert_true(otel_span_sampled(s));
+    otel_span_set_remote_parent(s, &parent, "a=1");
+    assert_false(otel_span_sampled(s));
+    assert_true(otel_span_traceparent(s, tp));
+    assert_memory_equal(tp, "00-4bf92f3577b34da6a3ce929d0e0e4736-", 36);
+    assert_string_equal(tp + 52, "-00");
+    assert_string_equal(otel_span_tracestate(s), "a=1");
+    otel_span_set_remote_parent(s, &parent, "bad\nstate"); /* refused: none kept */
+    assert_null(otel_span_tracestate(s));
+
+    /* A child by context: same trace, a new span id, the parent's flags. */
+    struct otel_ctx ctx;
+    assert_true(otel_span_ctx(s, &ctx));
+    struct otel_span *child = otel_span_start_in(t, "child", OTEL_KIND_CLIENT, &ctx, NULL);
+    struct otel_ctx cc;
+    assert_true(otel_span_ctx(child, &cc));
+    assert_memory_equal(cc.trace_id, ctx.trace_id, 16);
+    assert_memory_not_equal(cc.span_id, ctx.span_id, 8);
+    assert_false(otel_span_sampled(child));
+    otel_span_discard(child);
+    otel_span_end(s); /* not sampled: freed, never queued */
+
+    /* Attributes: at most OTEL_SPAN_ATTRS, a value cut when the text room runs out, a key set
+     * twice keeps one slot. */
+    s = otel_span_start(t, "caps", OTEL_KIND_INTERNAL, NULL);
+    static const char *const keys[] = {"k0",  "k1",  "k2",  "k3",  "k4",  "k5",  "k6",
+                                       "k7",  "k8",  "k9",  "k10", "k11", "k12", "k13",
+                                       "k14", "k15", "k16", "k17", "k18", "k19", "k20"};
+    for (size_t i = 0; i < sizeof keys / sizeof *keys; i++)
+        otel_span_int(s, keys[i], (int64_t)i);
+    assert_int_equal(s->nattrs, OTEL_SPAN_ATTRS);
+    otel_span_int(s, "k3", 33);
+    assert_int_equal(s->nattrs, OTEL_SPAN_ATTRS);
+    assert_int_equal(s->attrs[3].v.i, 33);
+    otel_span_discard(s);
+    s = otel_span_start(t, "text", OTEL_KIND_INTERNAL, NULL);
+    char big[OTEL_SPAN_TEXT * 2];
+    memset(big, 'x', sizeof big - 1);
+    big[sizeof big - 1] = '\0';
+    otel_span_str(s, "big", big);
+    assert_int_equal(s->nattrs, 1);
+    assert_true(strlen(s->text + s->attrs[0].v.off) < OTEL_SPAN_TEXT);
+    otel_span_str(s, "more", "y"); /* no room left: not kept */
+    assert_int_equal(s->nattrs, 1);
+    otel_span_discard(s);
+    otel_free(t, 500);
+}
+
 static double counter(const struct otel *t, const char *name)
 {
     struct buf b;
@@ -391,6 +461,7 @@ int main(void)
         cmocka_unit_test(protobuf_request),
         cmocka_unit_test(json_request),
         cmocka_unit_test(span_api),
+        cmocka_unit_test(span_context_and_caps),
         cmocka_unit_test(full_queue_drops),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
