@@ -31,6 +31,10 @@ stop_all() { for p in "${pids[@]}"; do stop "$p"; done; }
 trap stop_all EXIT
 trap 'exit 130' INT TERM
 token=$(od -An -tx1 -N32 /dev/urandom | tr -d ' \n')
+# The agent as bench/run.sh configures it (tools/list never calls it): without one the bridge
+# looks for the Hermes install on every request, which is not what is measured here.
+printf 'API_SERVER_HOST=127.0.0.1\nAPI_SERVER_PORT=9\nAPI_SERVER_KEY=%s\n' "$token" > "$run/agent.env"
+chmod 600 "$run/agent.env"
 
 # The sink: an OTLP/HTTP endpoint that reads each export and answers 200 at once.
 node -e '
@@ -50,6 +54,7 @@ env_file() { # NAME [KEY=VALUE...]: $run/NAME.env
     local name=$1; shift
     { printf 'MCP_PORT=0\nMCP_AUTH_TOKEN=%s\nRATE_LIMIT_PER_MIN=0\nRATE_LIMIT_AUTH_PER_MIN=0\n' "$token"
       printf 'AGENTS_FILE=%s\nTASKS_DIR=%s\nLOG_LEVEL=warn\n' "$run/agents.yaml" "$run/tasks-$name"
+      printf 'HERMES_ENV_PATH=%s\n' "$run/agent.env"
       for kv in "$@"; do printf '%s\n' "$kv"; done; } > "$run/$name.env"
     chmod 600 "$run/$name.env"
 }

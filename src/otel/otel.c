@@ -182,8 +182,10 @@ static struct otel_attr *attr(struct otel_span *s, const char *key)
 {
     if (s == NULL || !s->sampled)
         return NULL;
+    /* Keys are literals: the same key set again is the same pointer (no string compares on a
+     * request's path). */
     for (size_t i = 0; i < s->nattrs; i++)
-        if (s->attrs[i].key == key || strcmp(s->attrs[i].key, key) == 0)
+        if (s->attrs[i].key == key)
             return &s->attrs[i];
     if (s->nattrs == OTEL_SPAN_ATTRS)
         return NULL;

@@ -46,8 +46,8 @@ struct otel *otel_span_tracer(const struct otel_span *s);
 void otel_span_set_remote_parent(struct otel_span *s, const struct otel_ctx *parent,
                                  const char *tracestate);
 void otel_span_set_name(struct otel_span *s, const char *name);
-/* Attributes; key must be a string literal (kept as a pointer). At most OTEL_SPAN_ATTRS; a
- * value is cut when the span's text room runs out. */
+/* Attributes; key must be a string literal (kept as a pointer, and a key set again is found
+ * by it). At most OTEL_SPAN_ATTRS; a value is cut when the span's text room runs out. */
 void otel_span_str(struct otel_span *s, const char *key, const char *value);
 void otel_span_int(struct otel_span *s, const char *key, int64_t value);
 void otel_span_bool(struct otel_span *s, const char *key, bool value);

@@ -60,8 +60,10 @@ void otel_pb_double(struct buf *b, unsigned field, double v)
 
 void otel_pb_bytes(struct buf *b, unsigned field, const void *p, size_t n)
 {
-    tag(b, field, 2);
-    raw_varint(b, n);
+    uint8_t head[20]; /* the tag and the length in one append: most of a span is strings */
+    size_t h = put_varint(head, (uint64_t)field << 3 | 2);
+    h += put_varint(head + h, n);
+    buf_append(b, head, h);
     buf_append(b, p, n);
 }
 
