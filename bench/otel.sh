@@ -12,7 +12,9 @@
 # out): a figure a loaded machine does not move.
 #
 # Usage: bench/otel.sh   Settings: BENCH_SECONDS=5, BENCH_RUNS=3, BENCH_CONNS=64, BENCH_TIMEOUT,
-#                        BENCH_CALLGRIND=100 (0: skip).
+#                        BENCH_CALLGRIND=100 (0: skip), BENCH_ENV="KEY=VALUE ..." more settings for
+#                        both servers (e.g. MCP_TOOL_ALIASES=1: no hidden tool, so tools/list
+#                        answers from the engine's cached listing).
 # Everything lives in bench/.work/otel and is stopped on exit.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -55,6 +57,7 @@ env_file() { # NAME [KEY=VALUE...]: $run/NAME.env
     { printf 'MCP_PORT=0\nMCP_AUTH_TOKEN=%s\nRATE_LIMIT_PER_MIN=0\nRATE_LIMIT_AUTH_PER_MIN=0\n' "$token"
       printf 'AGENTS_FILE=%s\nTASKS_DIR=%s\nLOG_LEVEL=warn\n' "$run/agents.yaml" "$run/tasks-$name"
       printf 'HERMES_ENV_PATH=%s\n' "$run/agent.env"
+      for kv in ${BENCH_ENV:-}; do printf '%s\n' "$kv"; done
       for kv in "$@"; do printf '%s\n' "$kv"; done; } > "$run/$name.env"
     chmod 600 "$run/$name.env"
 }

@@ -101,13 +101,14 @@ test('http/json, headers sent to the collector, an error span', async () => {
   const c = await startCollector();
   const srv = await startHermes(otelEnv(c, { OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json', OTEL_EXPORTER_OTLP_HEADERS: 'x-api-key=s3cr%3Dt, x-team = blue' }));
   try {
-    const r = await post(srv, { jsonrpc: '2.0', id: 3, method: 'tools/call', params: { name: 'no_such_tool', arguments: {} } }, H);
+    const r = await post(srv, { jsonrpc: '2.0', id: -9007199254740991, method: 'tools/call', params: { name: 'no_such_tool', arguments: {} } }, H);
     assert.equal(r.status, 200);
     const [s] = await c.waitSpans((x) => x.attributes['mcp.method.name'] === 'tools/call');
     assert.equal(c.requests[0].headers['content-type'], 'application/json');
     assert.equal(c.requests[0].headers['x-api-key'], 's3cr=t');
     assert.equal(c.requests[0].headers['x-team'], 'blue');
     assert.ok(s.attributes['error.type'], JSON.stringify(s.attributes));
+    assert.equal(s.attributes['jsonrpc.request.id'], '-9007199254740991');
     assert.equal(s.status.code, 2, 'ERROR');
     assert.ok(!srv.proc.stderrText.includes('s3cr'), 'the API key is never logged');
   } finally {
