@@ -85,24 +85,61 @@ static void pb_kv_str(struct buf *b, unsigned field, const char *key, const char
     otel_pb_end(b, field, kv);
 }
 
+/* One KeyValue (field 9 of a Span) written whole, its sizes counted first: a span's dozen
+ * attributes would otherwise each move their bytes twice (pb_end). */
 static void pb_attr(struct buf *b, const struct otel_span *s, const struct otel_attr *a)
 {
-    size_t kv = otel_pb_begin(b);
-    otel_pb_string(b, 1, a->key);
-    size_t any = otel_pb_begin(b);
+    uint8_t out[600], *p = out;
+    size_t klen = strlen(a->key), vlen = 0, any;
+    const char *v = NULL;
     switch (a->type) {
     case OTEL_ATTR_STR:
-        otel_pb_string(b, 1, s->text + a->v.off);
+        v = s->text + a->v.off;
+        vlen = strlen(v);
+        any = 1 + otel_pb_varint_len(vlen) + vlen;
         break;
     case OTEL_ATTR_BOOL:
-        otel_pb_varint(b, 2, a->v.b);
+        any = 2;
         break;
-    case OTEL_ATTR_INT:
-        otel_pb_varint(b, 3, (uint64_t)a->v.i); /* int64: two's complement */
+    default:
+        any = 1 + otel_pb_varint_len((uint64_t)a->v.i);
         break;
     }
-    otel_pb_end(b, 2, any);
-    otel_pb_end(b, 9, kv);
+    size_t kv = 1 + otel_pb_varint_len(klen) + klen + 1 + otel_pb_varint_len(any) + any;
+    if (kv + 12 > sizeof out) { /* a long value: the general way */
+        size_t at = otel_pb_begin(b);
+        otel_pb_string(b, 1, a->key);
+        size_t anyat = otel_pb_begin(b);
+        otel_pb_string(b, 1, v ? v : "");
+        otel_pb_end(b, 2, anyat);
+        otel_pb_end(b, 9, at);
+        return;
+    }
+    p += otel_pb_put_varint(p, 9 << 3 | 2);
+    p += otel_pb_put_varint(p, kv);
+    *p++ = 1 << 3 | 2; /* key */
+    p += otel_pb_put_varint(p, klen);
+    memcpy(p, a->key, klen);
+    p += klen;
+    *p++ = 2 << 3 | 2; /* value: AnyValue */
+    p += otel_pb_put_varint(p, any);
+    switch (a->type) {
+    case OTEL_ATTR_STR:
+        *p++ = 1 << 3 | 2; /* string_value */
+        p += otel_pb_put_varint(p, vlen);
+        memcpy(p, v, vlen);
+        p += vlen;
+        break;
+    case OTEL_ATTR_BOOL:
+        *p++ = 2 << 3; /* bool_value */
+        *p++ = a->v.b ? 1 : 0;
+        break;
+    default:
+        *p++ = 3 << 3; /* int_value: int64, two's complement */
+        p += otel_pb_put_varint(p, (uint64_t)a->v.i);
+        break;
+    }
+    buf_append(b, out, (size_t)(p - out));
 }
 
 static void pb_span(struct buf *b, const struct otel_span *s)

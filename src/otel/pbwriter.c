@@ -5,7 +5,17 @@
 
 #include "buf.h"
 
-static size_t put_varint(uint8_t *out, uint64_t v)
+size_t otel_pb_varint_len(uint64_t v)
+{
+    size_t n = 1;
+    while (v >= 0x80) {
+        v >>= 7;
+        n++;
+    }
+    return n;
+}
+
+size_t otel_pb_put_varint(uint8_t *out, uint64_t v)
 {
     size_t n = 0;
     while (v >= 0x80) {
@@ -19,7 +29,7 @@ static size_t put_varint(uint8_t *out, uint64_t v)
 static void raw_varint(struct buf *b, uint64_t v)
 {
     uint8_t tmp[10];
-    buf_append(b, tmp, put_varint(tmp, v));
+    buf_append(b, tmp, otel_pb_put_varint(tmp, v));
 }
 
 static void tag(struct buf *b, unsigned field, unsigned wire)
@@ -61,8 +71,8 @@ void otel_pb_double(struct buf *b, unsigned field, double v)
 void otel_pb_bytes(struct buf *b, unsigned field, const void *p, size_t n)
 {
     uint8_t head[20]; /* the tag and the length in one append: most of a span is strings */
-    size_t h = put_varint(head, (uint64_t)field << 3 | 2);
-    h += put_varint(head + h, n);
+    size_t h = otel_pb_put_varint(head, (uint64_t)field << 3 | 2);
+    h += otel_pb_put_varint(head + h, n);
     buf_append(b, head, h);
     buf_append(b, p, n);
 }
@@ -81,8 +91,8 @@ void otel_pb_end(struct buf *b, unsigned field, size_t begun)
 {
     uint8_t head[20];
     size_t len = b->len - begun;
-    size_t n = put_varint(head, (uint64_t)field << 3 | 2);
-    n += put_varint(head + n, len);
+    size_t n = otel_pb_put_varint(head, (uint64_t)field << 3 | 2);
+    n += otel_pb_put_varint(head + n, len);
     if (!buf_append(b, head, n)) /* room first; then the body moves up */
         return;
     memmove(b->data + begun + n, b->data + begun, len);

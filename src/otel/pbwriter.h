@@ -16,6 +16,10 @@ void otel_pb_string(struct buf *b, unsigned field, const char *s);
 /* A nested message: begin returns where its body starts; end writes the field's tag and
  * length in front of what was appended since. */
 size_t otel_pb_begin(struct buf *b);
+/* For a message whose size is known first (no move at its end): a varint written into out
+ * (room for 10 bytes), its length returned; and the bytes a varint takes. */
+size_t otel_pb_put_varint(uint8_t *out, uint64_t v);
+size_t otel_pb_varint_len(uint64_t v);
 void otel_pb_end(struct buf *b, unsigned field, size_t begun);
 
 #endif

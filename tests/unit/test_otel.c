@@ -244,7 +244,8 @@ static struct otel_span *test_span(struct otel *t)
     s->attrs[0] = (struct otel_attr){.key = "gen_ai.tool.name", .type = OTEL_ATTR_STR, .v.off = 16};
     s->attrs[1] =
         (struct otel_attr){.key = "http.response.status_code", .type = OTEL_ATTR_INT, .v.i = -2};
-    s->nattrs = 2;
+    s->attrs[2] = (struct otel_attr){.key = "flag", .type = OTEL_ATTR_BOOL, .v.b = true};
+    s->nattrs = 3;
     return s;
 }
 
@@ -289,6 +290,10 @@ static void protobuf_request(void **state)
     rest.p = kv.end;
     assert_true(find(rest, 9, &kv, NULL) && find(kv, 2, &val, NULL));
     assert_true(find(val, 3, NULL, &v) && (int64_t)v == -2);
+    rest.p = kv.end; /* the third: a bool */
+    assert_true(find(rest, 9, &kv, NULL) && find(kv, 1, &f, NULL));
+    assert_memory_equal(f.p, "flag", 4);
+    assert_true(find(kv, 2, &val, NULL) && find(val, 2, NULL, &v) && v == 1);
     buf_cleanup(&b);
     free(s);
 }
@@ -310,6 +315,7 @@ static void json_request(void **state)
         strstr(b.data, "{\"key\":\"http.response.status_code\",\"value\":{\"intValue\":\"-2\"}}"));
     assert_non_null(strstr(b.data, "\"stringValue\":\"s\\\"vc\""));
     assert_non_null(strstr(b.data, "\"status\":{\"code\":2}"));
+    assert_non_null(strstr(b.data, "{\"key\":\"flag\",\"value\":{\"boolValue\":true}}"));
     buf_cleanup(&b);
     free(s);
 }
