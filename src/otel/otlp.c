@@ -170,29 +170,53 @@ static void pb_span(struct buf *b, const struct otel_span *s)
     otel_pb_end(b, 2, at);
 }
 
+/* A length-delimited field's tag and length, for a body written separately. */
+static void pb_head(struct buf *b, unsigned field, size_t len)
+{
+    uint8_t head[20];
+    size_t n = otel_pb_put_varint(head, (uint64_t)field << 3 | 2);
+    n += otel_pb_put_varint(head + n, len);
+    buf_append(b, head, n);
+}
+
+static size_t pb_head_len(unsigned field, size_t len)
+{
+    return otel_pb_varint_len((uint64_t)field << 3 | 2) + otel_pb_varint_len(len);
+}
+
+/* The spans are encoded apart and the two messages around them (ResourceSpans, ScopeSpans)
+ * get their lengths from them, so a batch's bytes are copied once, not moved twice. */
 void otel_otlp_protobuf(struct buf *out, const struct otel_resource *r,
                         struct otel_span *const *spans, size_t n)
 {
     struct kv kvs[RESOURCE_ATTRS_MAX];
+    struct buf res, scope, body;
     size_t nkv = resource_attrs(r->attrs, kvs, RESOURCE_ATTRS_MAX);
-    size_t rs = otel_pb_begin(out);
-    size_t res = otel_pb_begin(out);
-    pb_kv_str(out, 1, "service.name", r->service);
+    buf_init(&res, 0);
+    buf_init(&scope, 0);
+    buf_init(&body, 0);
+    pb_kv_str(&res, 1, "service.name", r->service);
     if (r->version)
-        pb_kv_str(out, 1, "service.version", r->version);
+        pb_kv_str(&res, 1, "service.version", r->version);
     for (size_t i = 0; i < nkv; i++)
-        pb_kv_str(out, 1, kvs[i].key, kvs[i].value);
-    otel_pb_end(out, 1, res);
-    size_t ss = otel_pb_begin(out);
-    size_t scope = otel_pb_begin(out);
-    otel_pb_string(out, 1, SCOPE_NAME);
+        pb_kv_str(&res, 1, kvs[i].key, kvs[i].value);
+    otel_pb_string(&scope, 1, SCOPE_NAME);
     if (r->version)
-        otel_pb_string(out, 2, r->version);
-    otel_pb_end(out, 1, scope);
+        otel_pb_string(&scope, 2, r->version);
     for (size_t i = 0; i < n; i++)
-        pb_span(out, spans[i]);
-    otel_pb_end(out, 2, ss);
-    otel_pb_end(out, 1, rs);
+        pb_span(&body, spans[i]);
+    size_t ss = pb_head_len(1, scope.len) + scope.len + body.len;            /* ScopeSpans */
+    size_t rs = pb_head_len(1, res.len) + res.len + pb_head_len(2, ss) + ss; /* ResourceSpans */
+    pb_head(out, 1, rs);
+    pb_head(out, 1, res.len);
+    buf_append(out, res.data, res.len);
+    pb_head(out, 2, ss);
+    pb_head(out, 1, scope.len);
+    buf_append(out, scope.data, scope.len);
+    buf_append(out, body.data, body.len);
+    buf_cleanup(&res);
+    buf_cleanup(&scope);
+    buf_cleanup(&body);
 }
 
 /* ---------- JSON ---------- */
