@@ -21,14 +21,16 @@ LDLIBS   += $(shell pkg-config --libs $(filter-out libcurl,$(PKGS))) -lm -pthrea
 
 # The layers, lowest first; each is a folder of src/ and a static library. A layer's code sees
 # only its own headers and those of the layers below it (LAYER_INC), so an upward include fails
-# to compile: base < http < mcp < bridge < app < ops < main.c; gateway sits beside bridge (a
+# to compile: base < http < otel < mcp < bridge < app < ops < main.c (otel: OpenTelemetry
+# tracing, spans and their exporter, which the engine and the providers record into); gateway sits beside bridge (a
 # provider on the engine, unseen by app); auth (principals, scopes) sits beside mcp on http,
 # seen by app, not by mcp or bridge; approvals (the operator's approval queue, which both
 # providers fill and app's control socket answers) sits on base, seen by the providers and app.
-LAYERS := base http mcp approvals bridge gateway auth app ops
+LAYERS := base http otel mcp approvals bridge gateway auth app ops
 LAYER_INC_base   := base
 LAYER_INC_http   := $(LAYER_INC_base) http
-LAYER_INC_mcp    := $(LAYER_INC_http) mcp
+LAYER_INC_otel   := $(LAYER_INC_http) otel
+LAYER_INC_mcp    := $(LAYER_INC_otel) mcp
 LAYER_INC_approvals := $(LAYER_INC_base) approvals
 LAYER_INC_bridge := $(LAYER_INC_mcp) approvals bridge
 LAYER_INC_gateway := $(LAYER_INC_mcp) approvals gateway
@@ -37,7 +39,7 @@ LAYER_INC_app    := $(LAYER_INC_mcp) auth approvals app
 LAYER_INC_ops    := $(LAYERS)
 ALL_INC  := $(addprefix -Isrc/,$(LAYERS))
 # Linked top layer first, so each library resolves against the ones after it.
-LAYER_LIBS := $(foreach l,ops app auth gateway bridge approvals mcp http base,$(BUILD)/lib/lib$(l).a)
+LAYER_LIBS := $(foreach l,ops app auth gateway bridge approvals mcp otel http base,$(BUILD)/lib/lib$(l).a)
 
 layer_src = $(wildcard src/$(1)/*.c)
 layer_obj = $(patsubst src/%.c,$(BUILD)/%.o,$(call layer_src,$(1)))

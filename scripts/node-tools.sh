@@ -16,13 +16,15 @@
 #                gateway tests put behind the gateway as a stdio upstream
 #   memory       @modelcontextprotocol/server-memory 2026.8.31 (gateway tests: a second upstream)
 #   filesystem   @modelcontextprotocol/server-filesystem 2026.8.31 (gateway tests, on a temp dir)
+#   otel         @opentelemetry/otlp-transformer@0.210.0: its generated protobufjs root decodes
+#                OTLP/HTTP trace bodies in the test receiver (tests/lib/otlp.mjs)
 #   puppeteer    puppeteer-core 25.16.0, drives Debian's chromium (deps.apt) for the consent page
 #                tests; puppeteer-core never downloads a browser
 #   oidc         oidc-provider 9.13.3 (panva's certified OpenID provider, started by the OIDC tests)
 #                and jose 6.2.x (signs the tests' forged tokens; oidc-provider uses it too)
 # Each is skipped when the right version is already installed.
 # Usage: node-tools.sh [node22|conformance|conformance2|sdk|inspector|mcp-remote|client|
-#        everything|memory|filesystem|puppeteer|oidc ...]
+#        everything|memory|filesystem|puppeteer|oidc|otel ...]
 #        (default: all)
 # Prints the selected tools' paths, the Node 22 binary last (callers use `| tail -1`).
 set -euo pipefail
@@ -41,6 +43,7 @@ declare -A path=(
     [filesystem]="$tools/filesystem/node_modules/@modelcontextprotocol/server-filesystem/dist/index.js"
     [puppeteer]="$tools/puppeteer/node_modules/puppeteer-core"
     [oidc]="$tools/oidc/node_modules/oidc-provider"
+    [otel]="$tools/otel/node_modules/@opentelemetry/otlp-transformer"
 )
 
 install_one() { # dir package spec version-prefix
@@ -78,11 +81,13 @@ for w in "${want[@]}"; do
     filesystem) install_one filesystem @modelcontextprotocol/server-filesystem \
         @modelcontextprotocol/server-filesystem@2026.8.31 2026.8.31 ;;
     puppeteer) install_one puppeteer puppeteer-core puppeteer-core@25.16.0 25.16.0 ;;
+    otel) install_one otel @opentelemetry/otlp-transformer @opentelemetry/otlp-transformer@0.210.0 \
+        0.210.0 ;;
     oidc) install_one oidc oidc-provider oidc-provider@9.13.3 9.13.3
         install_one oidc jose jose@~6.2.19 6.2. ;;
-    *) echo "node-tools: unknown tool '$w' (node22, conformance, conformance2, sdk, inspector, mcp-remote, client, everything, memory, filesystem, puppeteer, oidc)" >&2; exit 2 ;;
+    *) echo "node-tools: unknown tool '$w' (node22, conformance, conformance2, sdk, inspector, mcp-remote, client, everything, memory, filesystem, puppeteer, oidc, otel)" >&2; exit 2 ;;
     esac
 done
-for w in conformance conformance2 sdk inspector mcp-remote client everything memory filesystem puppeteer oidc node22; do
+for w in conformance conformance2 sdk inspector mcp-remote client everything memory filesystem puppeteer oidc otel node22; do
     case " ${want[*]} " in *" $w "*) echo "${path[$w]}" ;; esac
 done

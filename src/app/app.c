@@ -29,6 +29,7 @@
 #include "oautherr.h"
 #include "oauthtokens.h"
 #include "oidc.h"
+#include "otel.h"
 #include "passphrase.h"
 #include "principal.h"
 #include "ratelimit.h"
@@ -51,6 +52,7 @@ void app_reply_json(struct hreq *r, unsigned status, const char *json)
 static void note_free(void *p)
 {
     struct rpc_note *n = p;
+    otel_span_discard(n->span); /* never answered */
     authn_who_cleanup(&n->id);
     free(n);
 }
@@ -395,6 +397,15 @@ int app_run(const struct app_opts *o)
                            "principal, tool and limit",
                            METRIC_COUNTER, NULL, 0);
     a.gate = callgate_new(a.principal_limited, a.limited);
+    a.mcp_duration = app_trace_histogram();
+    a.otel = otel_new(&o->cfg->otel, HM_VERSION, err, sizeof err);
+    if (a.otel == NULL && err[0]) {
+        log_error("%s", err);
+        goto out;
+    }
+    if (a.otel) /* not the URL: it may carry credentials */
+        log_info("tracing on: spans exported over OTLP/HTTP (%s)",
+                 o->cfg->otel.protocol == OTEL_PROTO_JSON ? "http/json" : "http/protobuf");
 
     struct mcp_opts mo = {.name = o->service,
                           .version = HM_VERSION,
@@ -406,6 +417,10 @@ int app_run(const struct app_opts *o)
                           .state_ttl_ms = test_state_ttl_ms()};
     a.mcp = mcp_new(a.loop, &mo);
     mcp_set_audit(a.mcp, on_rpc_note, &a);
+    if (a.otel) {
+        mcp_set_message_hook(a.mcp, app_trace_message, &a);
+        mcp_set_span_of(a.mcp, app_trace_span_of, &a);
+    }
     mcp_set_tool_filter(a.mcp, tool_allowed, &a);
     mcp_set_call_gate(a.mcp, call_limited, call_done, &a);
     mcp_set_agent_filter(a.mcp, agent_allowed, &a);
@@ -506,6 +521,8 @@ out:
     metric_free(a.principal_requests);
     metric_free(a.principal_limited);
     metric_free(a.limited);
+    metric_free(a.mcp_duration);
+    otel_free(a.otel, o->cfg->otel.delay_ms + o->cfg->otel.timeout_ms);
     authn_free(a.authn);
     authserver_free(a.oauth_server);
     tokenstore_free(a.oauth_tokens);

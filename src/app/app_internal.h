@@ -10,6 +10,8 @@
 #include <stdint.h>
 #include <time.h>
 
+#include <jansson.h>
+
 #include "app.h"
 #include "authn.h"
 #include "provider.h"
@@ -36,6 +38,8 @@ struct app {
     struct tokenstore *oauth_tokens; /* with OAUTH_ISSUER_URL: the tokens issued, by hash */
     char *oauth_resource;            /* <issuer>/mcp: the audience an access token must name */
     struct authserver *oauth_server; /* with OAUTH_ISSUER_URL: /authorize, /token, /register */
+    struct otel *otel;               /* with OTEL_EXPORTER_OTLP_*ENDPOINT: the tracer, else NULL */
+    struct metric *mcp_duration;     /* mcp.server.operation.duration (tracing.c) */
     struct oidc *oidc;               /* with OIDC_ISSUER_URL: external providers' tokens */
     struct httpc *oidc_http;         /* its fetches */
     char *resource_url;              /* the resource the protected resource metadata names */
@@ -61,6 +65,8 @@ struct app {
 struct rpc_note {
     struct authn_who id;
     char rpc_method[40], tool[72], error[40];
+    struct otel_span *span; /* with tracing: the request's SERVER span (tracing.c) */
+    bool span_oauth;        /* it is an OAuth endpoint's */
 };
 /* r's note, made on first use. */
 struct rpc_note *app_note(struct hreq *r);
@@ -70,6 +76,13 @@ void app_reply_json(struct hreq *r, unsigned status, const char *json);
 void app_on_headers(struct hreq *r, void *arg);
 void app_on_request(struct hreq *r, void *arg);
 void app_on_done(struct hreq *r, unsigned status, uint64_t duration_ms, void *arg);
+
+/* tracing.c: the request's span and the operation duration histogram. */
+struct metric *app_trace_histogram(void);
+void app_trace_start(struct app *a, struct hreq *r);
+void app_trace_message(struct hreq *r, json_t *msg, void *arg); /* mcp_set_message_hook */
+struct otel_span *app_trace_span_of(struct hreq *r, void *arg); /* mcp_set_span_of */
+void app_trace_done(struct app *a, struct hreq *r, unsigned status, uint64_t duration_ms);
 
 /* probes.c: the pages of a route (router.c's table). */
 void app_health_page(struct app *a, struct hreq *r);

@@ -165,7 +165,8 @@ bool config_load(struct config *c, const char *path, char *err, size_t errlen)
         /* An OAuth-only env file has no MCP_AUTH_TOKEN but may hold a client secret and the agent's
          * key (HERMES_API_KEY, read by agentfile.c). */
         static const char *const secrets[] = {"MCP_AUTH_TOKEN", "OAUTH_CLIENT_SECRET",
-                                              "HERMES_API_KEY", "OIDC_CLIENT_SECRET"};
+                                              "HERMES_API_KEY", "OIDC_CLIENT_SECRET",
+                                              "OTEL_EXPORTER_OTLP_HEADERS"};
         bool secret = false;
         for (size_t i = 0; i < sizeof secrets / sizeof *secrets; i++)
             secret = secret || config_env_get(env, secrets[i]);
@@ -309,7 +310,9 @@ void config_cleanup(struct config *c)
 {
     /* Every text or path row owns its string: a key added to the table is freed with no
      * second list to keep. The two strings no row names are derived (the file itself, and
-     * the token store beside it). */
+     * the token store beside it). The tracing settings first: OTEL_EXPORTER_OTLP_ENDPOINT's row
+     * names their URL, which this leaves NULL. */
+    otel_config_cleanup(&c->otel);
     for (size_t i = 0; i < config_nkeys; i++) {
         const struct config_key *k = &config_keys[i];
         if ((k->type == CONFIG_TEXT || k->type == CONFIG_PATH) && k->field != CONFIG_NO_FIELD)

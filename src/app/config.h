@@ -6,6 +6,8 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include "otelcfg.h"
+
 struct config {
     char *env_file;     /* path it was read from, or NULL for defaults */
     char *host;         /* MCP_HOST, default 127.0.0.1 */
@@ -73,6 +75,7 @@ struct config {
     char *oidc_client_id, *oidc_client_secret; /* the client that introspects (the secret is
                                                   kept: it is sent) */
     int log_level;                             /* LOG_LEVEL: error|warn|info|debug */
+    struct otel_config otel;                   /* the OTEL_* keys: tracing (url NULL: off) */
 };
 
 /* The table of environment keys (configtab.c): one row per key drives config_from_env,
@@ -103,6 +106,7 @@ enum config_section {
     CONFIG_SEC_LIMITS,
     CONFIG_SEC_FILES,
     CONFIG_SEC_AGENTS,
+    CONFIG_SEC_TRACING,
     CONFIG_SEC_COUNT
 };
 

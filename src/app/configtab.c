@@ -24,6 +24,7 @@ const char *const config_section_titles[CONFIG_SEC_COUNT] = {
     [CONFIG_SEC_LIMITS] = "limits and timeouts",
     [CONFIG_SEC_FILES] = "files (defaults: beside this file)",
     [CONFIG_SEC_AGENTS] = "agents",
+    [CONFIG_SEC_TRACING] = "tracing (OpenTelemetry)",
 };
 
 static bool parse_token(struct config *c, json_t *env, const char *token, const char *path,
@@ -210,6 +211,24 @@ static bool parse_agent_timeout(struct config *c, json_t *env, const char *v, co
     }
     c->agent_timeout_ms = agent_s * 1000u;
     return true;
+}
+
+static const char *otel_env(const char *key, void *env)
+{
+    return config_env_get(env, key);
+}
+
+/* Every OTEL_* key at once (the rows after this one are read here): otelcfg.c knows them. */
+static bool parse_otel(struct config *c, json_t *env, const char *v, const char *path, char *err,
+                       size_t errlen)
+{
+    (void)v, (void)path;
+    return otel_config_parse(&c->otel, otel_env, env, err, errlen);
+}
+
+static bool same_otel(const struct config *a, const struct config *b)
+{
+    return otel_config_same(&a->otel, &b->otel);
 }
 
 static const char bool_err_listener[] =
@@ -684,5 +703,129 @@ const struct config_key config_keys[] = {
      .help = "A followed run is finished at the agent address and key it started with, even if a "
              "reload removes the agent or changes its key.",
      .summary = "How often an async run is polled."},
+    /* tracing (OpenTelemetry) */
+    {.key = "OTEL_EXPORTER_OTLP_ENDPOINT",
+     .type = CONFIG_TEXT,
+     .section = CONFIG_SEC_TRACING,
+     .field = F(otel.url),
+     .dflt_text = "none (no tracing)",
+     .parse = parse_otel,
+     .same = same_otel,
+     .help = "Unset, tracing is off and costs nothing. Spans follow the OpenTelemetry semantic "
+             "conventions for MCP: one per request, with children for upstream calls and agent "
+             "runs; W3C traceparent and tracestate are taken from the request's headers and "
+             "params._meta and passed on.",
+     .summary = "The OTLP/HTTP collector's base URL (http or https): traces go to its "
+                "/v1/traces."},
+    {.key = "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT",
+     .type = CONFIG_TEXT,
+     .section = CONFIG_SEC_TRACING,
+     .flags = CONFIG_BY_OTHER,
+     .field = CONFIG_NO_FIELD,
+     .dflt_text = "none",
+     .summary =
+         "The traces URL as is (no /v1/traces added); wins over OTEL_EXPORTER_OTLP_ENDPOINT."},
+    {.key = "OTEL_EXPORTER_OTLP_HEADERS",
+     .type = CONFIG_SECRET,
+     .section = CONFIG_SEC_TRACING,
+     .flags = CONFIG_BY_OTHER,
+     .field = CONFIG_NO_FIELD,
+     .example = "",
+     .dflt_text = "none",
+     .help = "It may hold an API key: the file must then be mode 600, and the value is never "
+             "logged.",
+     .summary = "Headers sent with every export, name=value pairs separated by commas, "
+                "percent-encoded (e.g. x-api-key=KEY)."},
+    {.key = "OTEL_EXPORTER_OTLP_PROTOCOL",
+     .type = CONFIG_ENUM,
+     .section = CONFIG_SEC_TRACING,
+     .flags = CONFIG_BY_OTHER,
+     .field = CONFIG_NO_FIELD,
+     .example = "http/protobuf",
+     .dflt_text = "http/protobuf",
+     .summary = "http/protobuf or http/json (grpc is not supported)."},
+    {.key = "OTEL_EXPORTER_OTLP_TIMEOUT",
+     .type = CONFIG_UINT,
+     .section = CONFIG_SEC_TRACING,
+     .flags = CONFIG_BY_OTHER,
+     .field = CONFIG_NO_FIELD,
+     .dflt = 10000,
+     .min = 1,
+     .max = 600000,
+     .scale = 1,
+     .unit = "milliseconds",
+     .err = "OTEL_EXPORTER_OTLP_TIMEOUT must be 1-600000 milliseconds",
+     .summary = "How long one export may take; a failed export is counted and its spans dropped, "
+                "never retried."},
+    {.key = "OTEL_SERVICE_NAME",
+     .type = CONFIG_TEXT,
+     .section = CONFIG_SEC_TRACING,
+     .flags = CONFIG_BY_OTHER,
+     .field = CONFIG_NO_FIELD,
+     .example = "hermes-mcp",
+     .dflt_text = "hermes-mcp",
+     .summary = "The service.name of the spans."},
+    {.key = "OTEL_RESOURCE_ATTRIBUTES",
+     .type = CONFIG_TEXT,
+     .section = CONFIG_SEC_TRACING,
+     .flags = CONFIG_BY_OTHER,
+     .field = CONFIG_NO_FIELD,
+     .dflt_text = "none",
+     .summary = "More resource attributes, key=value pairs separated by commas (percent-encoded), "
+                "e.g. deployment.environment.name=prod."},
+    {.key = "OTEL_TRACES_SAMPLER",
+     .type = CONFIG_ENUM,
+     .section = CONFIG_SEC_TRACING,
+     .flags = CONFIG_BY_OTHER,
+     .field = CONFIG_NO_FIELD,
+     .example = "parentbased_always_on",
+     .dflt_text = "parentbased_always_on",
+     .summary = "always_on, always_off, traceidratio, parentbased_always_on, "
+                "parentbased_always_off or parentbased_traceidratio (parentbased: a caller's "
+                "sampled flag decides)."},
+    {.key = "OTEL_TRACES_SAMPLER_ARG",
+     .type = CONFIG_TEXT,
+     .section = CONFIG_SEC_TRACING,
+     .flags = CONFIG_BY_OTHER,
+     .field = CONFIG_NO_FIELD,
+     .dflt_text = "1",
+     .summary = "The traceidratio samplers' ratio, 0 to 1."},
+    {.key = "OTEL_BSP_MAX_QUEUE_SIZE",
+     .type = CONFIG_UINT,
+     .section = CONFIG_SEC_TRACING,
+     .flags = CONFIG_BY_OTHER,
+     .field = CONFIG_NO_FIELD,
+     .dflt = 2048,
+     .min = 1,
+     .max = 1000000,
+     .scale = 1,
+     .unit = "spans",
+     .err = "OTEL_BSP_MAX_QUEUE_SIZE must be 1-1000000 spans",
+     .summary = "Spans waiting for export at most; more are dropped and counted "
+                "(hermes_mcp_otel_spans_dropped_total), so a slow collector never stalls a "
+                "request."},
+    {.key = "OTEL_BSP_SCHEDULE_DELAY",
+     .type = CONFIG_UINT,
+     .section = CONFIG_SEC_TRACING,
+     .flags = CONFIG_BY_OTHER,
+     .field = CONFIG_NO_FIELD,
+     .dflt = 5000,
+     .max = 600000,
+     .scale = 1,
+     .unit = "milliseconds",
+     .err = "OTEL_BSP_SCHEDULE_DELAY must be 0-600000 milliseconds",
+     .summary = "How long spans gather into a batch before an export."},
+    {.key = "OTEL_BSP_MAX_EXPORT_BATCH_SIZE",
+     .type = CONFIG_UINT,
+     .section = CONFIG_SEC_TRACING,
+     .flags = CONFIG_BY_OTHER,
+     .field = CONFIG_NO_FIELD,
+     .dflt = 512,
+     .min = 1,
+     .max = 1000000,
+     .scale = 1,
+     .unit = "spans",
+     .err = "OTEL_BSP_MAX_EXPORT_BATCH_SIZE must be 1-1000000 spans",
+     .summary = "Spans in one export at most."},
 };
 const size_t config_nkeys = sizeof config_keys / sizeof *config_keys;

@@ -16,6 +16,7 @@
 #include "httpd.h"
 #include "mcp.h"
 #include "metrics.h"
+#include "otel.h"
 #include "version.h"
 
 /* The providers' readiness objects: one as it is, several merged ("{}" when none has one). */
@@ -167,6 +168,8 @@ void app_metrics_page(struct app *a, struct hreq *r)
     metric_render(a->principal_requests, &out);
     metric_render(a->principal_limited, &out);
     metric_render(a->limited, &out);
+    metric_render(a->mcp_duration, &out);
+    otel_metrics(a->otel, &out);
     EACH_PROVIDER(a, p)
     {
         if (p->ops->metrics)

@@ -254,6 +254,7 @@ void app_on_headers(struct hreq *r, void *arg)
 
     if (rt && rt->oauth && !a->resource_url)
         rt = NULL;
+    app_trace_start(a, r);
     if (rt && rt->auth == ROUTE_PUBLIC) { /* probes of a supervisor, discovery: no token */
         serve_route(a, rt, r);
         return;
@@ -343,6 +344,7 @@ void app_on_done(struct hreq *r, unsigned status, uint64_t duration_ms, void *ar
         metric_labels(labels, sizeof labels, "method", rpc, "tool", tool, NULL);
         metric_observe(a->rpc_duration, labels, (double)duration_ms / 1000.0);
     }
+    app_trace_done(a, r, status, duration_ms);
     if (a->audit == NULL)
         return;
     client_ip(a, r, ip, sizeof ip);

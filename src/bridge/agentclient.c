@@ -163,8 +163,8 @@ void agent_client_free(struct agent_client *c)
 struct agent_req *agent_request(struct agent_client *c, const struct agent_opts *o)
 {
     struct agent_req *r = xcalloc(1, sizeof *r);
-    char key[512], session[512], idem[512];
-    const char *headers[6];
+    char key[512], session[512], idem[512], tp[80], ts[560];
+    const char *headers[8];
     size_t n = 0;
 
     r->c = c;
@@ -184,6 +184,14 @@ struct agent_req *agent_request(struct agent_client *c, const struct agent_opts 
     if (o->idempotency_key) {
         snprintf(idem, sizeof idem, "Idempotency-Key: %s", o->idempotency_key);
         headers[n++] = idem;
+    }
+    if (o->traceparent) { /* ours, formatted; the tracestate was checked (no line breaks) */
+        snprintf(tp, sizeof tp, "traceparent: %s", o->traceparent);
+        headers[n++] = tp;
+        if (o->tracestate && *o->tracestate) {
+            snprintf(ts, sizeof ts, "tracestate: %s", o->tracestate);
+            headers[n++] = ts;
+        }
     }
     headers[n++] = o->accept_sse ? "Accept: text/event-stream" : "Accept: application/json";
     if (strcmp(o->method, "POST") == 0)

@@ -37,7 +37,9 @@ struct agent_opts {
     const char *key;             /* Bearer key, may be NULL */
     const char *session_header;  /* X-Hermes-Session-Id, may be NULL */
     const char *idempotency_key; /* may be NULL */
-    const char *body;            /* JSON, may be NULL */
+    const char *traceparent;     /* W3C trace context headers (tracing), may be NULL */
+    const char *tracestate;
+    const char *body; /* JSON, may be NULL */
     size_t body_len;
     bool accept_sse; /* Accept: text/event-stream */
     unsigned connect_timeout_ms;

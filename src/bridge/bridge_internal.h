@@ -81,7 +81,8 @@ struct job {
     char session_id[200];   /* what the agent sees (and the session queue's key) */
     char idem_key[160];     /* an async run's Idempotency-Key: taskowner_tag and the task id */
     char run_id[128];
-    struct mcp_call *call; /* the waiting MCP call, if any */
+    struct mcp_call *call;  /* the waiting MCP call, if any */
+    struct otel_span *span; /* tracing: the agent run's CLIENT span while the call waits */
     struct agent_req *req;
     struct loop_timer *timer;
     char *prompt;

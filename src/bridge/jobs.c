@@ -60,6 +60,7 @@ void bridge_job_free(struct job *j)
     struct sessq *q = j->q;
 
     agent_cancel(j->req);
+    otel_span_end(j->span);
     runapproval_drop(j);
     loop_timer_cancel(j->timer);
     if (strmap_get(b->jobs, j->id) == j)
@@ -182,8 +183,29 @@ struct mcp_call *bridge_job_answered(struct job *j)
     return c;
 }
 
-void bridge_job_send(struct job *j, const struct agent_opts *o)
+/* The agent run's span, after the semantic conventions for generative AI agents: started by
+ * the first request of a job whose MCP call waits, its context sent to the agent in headers. */
+static void trace_run(struct job *j, struct agent_opts *o, char *tp)
 {
+    if (j->span == NULL && j->call) {
+        char name[96];
+        snprintf(name, sizeof name, "invoke_agent %s", j->agent);
+        j->span = mcp_call_span(j->call, name, OTEL_KIND_CLIENT);
+        otel_span_str(j->span, "gen_ai.operation.name", "invoke_agent");
+        otel_span_str(j->span, "gen_ai.agent.name", j->agent);
+        otel_span_str(j->span, "hermes.task.id", j->id);
+    }
+    if (otel_span_traceparent(j->span, tp)) {
+        o->traceparent = tp;
+        o->tracestate = otel_span_tracestate(j->span);
+    }
+}
+
+void bridge_job_send(struct job *j, const struct agent_opts *opts)
+{
+    struct agent_opts o2 = *opts, *o = &o2;
+    char tp[OTEL_TRACEPARENT_LEN + 1];
+    trace_run(j, o, tp);
     j->req = agent_request(j->b->http, o);
     if (j->req)
         return;

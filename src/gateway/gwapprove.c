@@ -35,7 +35,8 @@ struct gw_wait {
     char id[APPROVALS_ID_HEX + 1];
     struct loop_timer *nudge;
     unsigned nudges;
-    struct list link; /* in the gateway's waits */
+    struct list link;       /* in the gateway's waits */
+    struct otel_span *span; /* tracing: the wait, an INTERNAL span (outcome: hermes.approval) */
 };
 
 /* Tests only (README, "Testing"): HERMES_TEST_APPROVAL_NUDGE_MS shortens the progress interval
@@ -47,8 +48,17 @@ static uint64_t nudge_ms(void)
     return ms == 0 || ms > GW_APPROVAL_NUDGE_MS ? GW_APPROVAL_NUDGE_MS : ms;
 }
 
+/* The wait's span ends with the decision, before what follows it (the call sent, a refusal). */
+static void wait_decided(struct gw_wait *w, const char *outcome)
+{
+    otel_span_str(w->span, "hermes.approval", outcome);
+    otel_span_end(w->span);
+    w->span = NULL;
+}
+
 static void wait_free(struct gw_wait *w)
 {
+    otel_span_discard(w->span);
     list_unlink(&w->link);
     loop_timer_cancel(w->nudge);
     json_decref(w->args);
@@ -128,6 +138,7 @@ static void on_withdrawn(struct mcp_call *call, void *arg)
     (void)call; /* gone after this callback */
     approvals_withdraw(w->t->up->gw->approvals, w->id);
     gw_approval_audit(w->t, mcp_call_caller(w->call), "withdrawn", "withdrawn");
+    wait_decided(w, "withdrawn");
     gw_call_record_tool(w->t, w->call, w->started_us, "cancelled");
     wait_free(w);
 }
@@ -141,10 +152,12 @@ static void on_decision(void *arg, enum approval_outcome outcome, const char *re
     mcp_call_on_cancel(w->call, NULL, NULL);
     if (gw_approval_decided(t, mcp_call_caller(w->call), outcome, reason, decider, w->timeout_s,
                             why, sizeof why)) {
+        wait_decided(w, "approved");
         gw_call_forward(t, w->call, w->args, w->started_us, true);
         wait_free(w);
         return;
     }
+    wait_decided(w, "denied");
     answer_denied(t, w->call, w->started_us, why);
     wait_free(w);
 }
@@ -179,6 +192,10 @@ void gw_approval_wait(struct gw_tool *t, struct mcp_call *call, json_t *args, ui
     w->started_us = started_us;
     w->timeout_s = t->up->gw->approvals_timeout_s;
     snprintf(w->id, sizeof w->id, "%s", id);
+    char name[120];
+    snprintf(name, sizeof name, "approval %s", t->exposed);
+    w->span = mcp_call_span(call, name, OTEL_KIND_INTERNAL);
+    otel_span_str(w->span, "gen_ai.tool.name", t->exposed);
     list_push_front(&t->up->gw->waits, &w->link);
     mcp_call_on_cancel(call, on_withdrawn, w);
     if (mcp_call_progress_token(call) != NULL)

@@ -34,6 +34,7 @@
 
 static void call_free(struct gw_call *gc)
 {
+    otel_span_discard(gc->span); /* ended by record_call when the call was recorded */
     gw_relay_release(gc);
     loop_timer_cancel(gc->timer);
     json_decref(gc->input_state);
@@ -84,6 +85,14 @@ static void record(struct upstream *u, struct mcp_call *call, const char *expose
 
 static void record_call(struct gw_call *gc, const char *status)
 {
+    if (gc->span) {
+        if (strcmp(status, "ok") != 0 && strcmp(status, "input_required") != 0) {
+            otel_span_str(gc->span, "error.type", status);
+            otel_span_status(gc->span, OTEL_STATUS_ERROR, NULL);
+        }
+        otel_span_end(gc->span);
+        gc->span = NULL;
+    }
     record_as(gc->up, gc->call ? mcp_call_caller(gc->call) : gw_relay_caller(gc), gc->exposed,
               gc->tool, gc->started_us, status);
 }
@@ -284,12 +293,36 @@ static bool send_request(struct gw_call *gc)
             json_object_set_new(params, "_meta", meta = json_object());
         json_object_set_new(meta, "progressToken", json_integer(0));
     }
+    char tp[OTEL_TRACEPARENT_LEN + 1];
+    if (otel_span_traceparent(gc->span, tp)) { /* the semantic conventions' _meta keys */
+        json_t *meta = json_object_get(params, "_meta");
+        const char *ts = otel_span_tracestate(gc->span);
+        if (meta == NULL)
+            json_object_set_new(params, "_meta", meta = json_object());
+        json_object_set_new(meta, "traceparent", json_string(tp));
+        if (ts && *ts)
+            json_object_set_new(meta, "tracestate", json_string(ts));
+    }
     return up_request(u, "tools/call", params, on_answer, gc, gc, &gc->id);
+}
+
+/* The call's CLIENT span, after the semantic conventions for MCP. */
+static void start_span(struct gw_call *gc)
+{
+    char name[200];
+    snprintf(name, sizeof name, "tools/call %s", gc->tool);
+    gc->span = mcp_call_span(gc->call, name, OTEL_KIND_CLIENT);
+    otel_span_str(gc->span, "mcp.method.name", "tools/call");
+    otel_span_str(gc->span, "gen_ai.tool.name", gc->tool);
+    otel_span_str(gc->span, "gen_ai.operation.name", "execute_tool");
+    otel_span_str(gc->span, "hermes.upstream", gc->up->cfg->name);
 }
 
 static void send_call(struct gw_call *gc)
 {
     struct upstream *u = gc->up;
+    if (gc->span == NULL && gc->call)
+        start_span(gc);
     if (!send_request(gc)) {
         gw_mrtr_give_back(gc); /* nothing reached the upstream: the round may be tried again */
         unavailable(gc);

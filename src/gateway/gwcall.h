@@ -61,6 +61,7 @@ struct gw_call {
      * the call owns them, since the engine drops a call's pending requests without calling
      * back when the call ends. */
     struct relay *relays;
+    struct otel_span *span; /* tracing: the CLIENT span of the call at the upstream, or NULL */
 };
 
 /* gwcall.c */

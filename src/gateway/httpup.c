@@ -375,9 +375,23 @@ static void modern_headers(json_t *msg, char **out, size_t *n)
         out[(*n)++] = xasprintf("Mcp-Name: %s", name);
 }
 
+/* W3C trace context in headers too, from what gwcall.c put in params._meta (checked there:
+ * no line breaks). */
+static void trace_headers(json_t *msg, char **out, size_t *n)
+{
+    json_t *meta = json_object_get(json_object_get(msg, "params"), "_meta");
+    const char *tp = json_string_value(json_object_get(meta, "traceparent"));
+    const char *ts = json_string_value(json_object_get(meta, "tracestate"));
+    if (tp == NULL || strpbrk(tp, "\r\n"))
+        return;
+    out[(*n)++] = xasprintf("traceparent: %s", tp);
+    if (ts && !strpbrk(ts, "\r\n"))
+        out[(*n)++] = xasprintf("tracestate: %s", ts);
+}
+
 static char **build_headers(struct httpup *h, json_t *msg, const char *last_event_id, size_t *count)
 {
-    size_t n = 0, max = json_object_size(h->cfg->headers) + 6;
+    size_t n = 0, max = json_object_size(h->cfg->headers) + 8;
     char **out = xcalloc(max, sizeof *out);
     const char *key;
     json_t *v;
@@ -395,6 +409,8 @@ static char **build_headers(struct httpup *h, json_t *msg, const char *last_even
         out[n++] = xasprintf("MCP-Protocol-Version: %s", h->version);
     if (strcmp(h->version, GW_MODERN) == 0)
         modern_headers(msg, out, &n);
+    if (msg)
+        trace_headers(msg, out, &n);
     json_object_foreach(h->cfg->headers, key, v)
     {
         const char *s = json_string_value(v);

@@ -86,6 +86,7 @@ static void call_free(struct mcp_call *c)
     json_decref(c->input_responses);
     json_decref(c->input_state);
     free(c->method);
+    free(c->tracestate);
     free(c);
 }
 
@@ -457,6 +458,13 @@ struct mcp_call *mcp_call_new(struct rpc_ctx *x, struct jrpc_msg *m)
         c->input_state = json_incref(x->ex->input_state);
     }
     memcpy(c->caller, x->ex->caller, sizeof c->caller);
+    struct otel_span *span =
+        x->srv->span_of && x->req ? x->srv->span_of(x->req, x->srv->span_of_arg) : NULL;
+    if (otel_span_ctx(span, &c->trace)) {
+        const char *ts = otel_span_tracestate(span);
+        c->tracer = otel_span_tracer(span);
+        c->tracestate = ts ? xstrdup(ts) : NULL;
+    }
     json_t *meta = json_object_get(m->params, "_meta");
     json_t *tok = json_object_get(meta, "progressToken");
     if (json_is_string(tok) || json_is_integer(tok))
@@ -499,4 +507,10 @@ void mcp_abort_streams(struct mcp_server *s, int code, const char *message)
             return;
         call_abort(found, jrpc_error(found->id, code, message));
     }
+}
+
+struct otel_span *mcp_call_span(const struct mcp_call *c, const char *name, enum otel_kind kind)
+{
+    return c && c->tracer ? otel_span_start_in(c->tracer, name, kind, &c->trace, c->tracestate)
+                          : NULL;
 }

@@ -293,6 +293,9 @@ void mcp_http_request(struct mcp_server *srv, struct hreq *r)
         json_decref(why.id);
         return;
     }
+    if (srv->on_message)
+        srv->on_message(r, json_is_array(root) ? json_array_get(root, 0) : root,
+                        srv->on_message_arg);
     switch (era_of(r, root)) {
     case ERA_MODERN:
         era_serve(srv, r, root);

@@ -272,6 +272,18 @@ void mcp_set_audit(struct mcp_server *s, mcp_audit_cb *cb, void *arg)
     s->audit_arg = arg;
 }
 
+void mcp_set_message_hook(struct mcp_server *s, mcp_message_cb *cb, void *arg)
+{
+    s->on_message = cb;
+    s->on_message_arg = arg;
+}
+
+void mcp_set_span_of(struct mcp_server *s, mcp_span_of_cb *cb, void *arg)
+{
+    s->span_of = cb;
+    s->span_of_arg = arg;
+}
+
 void mcp_set_caller(struct mcp_server *s, mcp_caller_cb *cb, void *arg)
 {
     s->caller_cb = cb;

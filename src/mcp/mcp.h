@@ -17,6 +17,7 @@
 #include <stdint.h>
 
 #include "jrpc.h"   /* enum jrpc_err: the codes of mcp_call_error */
+#include "otel.h"   /* enum otel_kind: mcp_call_span */
 #include "scopes.h" /* the scope names of mcp_tool_def.scope */
 
 struct hreq;
@@ -110,6 +111,15 @@ const char *mcp_http_error_body(char *out, size_t outsz, const char *message);
 typedef void mcp_audit_cb(struct hreq *r, const char *rpc_method, const char *tool,
                           const char *error, void *arg);
 void mcp_set_audit(struct mcp_server *s, mcp_audit_cb *cb, void *arg);
+
+/* The request's JSON-RPC message (a batch's first), parsed, before anything is done with it:
+ * for tracing (its id, and a trace context in params._meta). msg is borrowed. */
+typedef void mcp_message_cb(struct hreq *r, json_t *msg, void *arg);
+void mcp_set_message_hook(struct mcp_server *s, mcp_message_cb *cb, void *arg);
+/* The request's span (tracing; NULL: none), asked when a call starts: the call keeps its
+ * context, so a provider's child spans (mcp_call_span) have it as their parent. */
+typedef struct otel_span *mcp_span_of_cb(struct hreq *r, void *arg);
+void mcp_set_span_of(struct mcp_server *s, mcp_span_of_cb *cb, void *arg);
 
 /* Who may use which tool, per request (least privilege): the layer that authenticated the
  * request answers. Consulted for each tool in tools/list (hidden when false), in tools/call
@@ -236,6 +246,9 @@ unsigned mcp_state_ttl_ms(const struct mcp_server *s);
  * mcp_set_caller names, else a digest of its bearer token (never the credential), or
  * "anonymous". */
 const char *mcp_call_caller(const struct mcp_call *c);
+/* A span starting now as a child of the call's request span (an upstream call, an agent run,
+ * an approval waited for); the caller ends it. NULL without tracing. */
+struct otel_span *mcp_call_span(const struct mcp_call *c, const char *name, enum otel_kind kind);
 /* A caller (as mcp_call_caller gives it, or as recorded from it; NULL for none) as people are
  * shown it (hermes-mcp tasks list, the approvals queue): a principal's name, "#" and the first
  * 12 characters of a digest (never taken for a name), "anonymous", or "-" for none or for

@@ -117,6 +117,10 @@ struct mcp_call {
     void *ticket;    /* the call gate's, released when the call stops being in flight */
     unsigned holds;  /* >0 while reply callbacks run: freeing waits until they are done */
     bool dead;       /* freed while held */
+    /* Tracing: the request span's tracer and context (tracer NULL: none), and its tracestate. */
+    struct otel *tracer;
+    struct otel_ctx trace;
+    char *tracestate;
 };
 
 struct mcp_exchange {
@@ -196,6 +200,10 @@ struct mcp_server {
     uint64_t calls_started;
     mcp_audit_cb *audit; /* may be NULL */
     void *audit_arg;
+    mcp_message_cb *on_message; /* may be NULL */
+    void *on_message_arg;
+    mcp_span_of_cb *span_of; /* may be NULL */
+    void *span_of_arg;
     mcp_tool_filter_cb *tool_filter; /* may be NULL: every tool for everyone */
     void *tool_filter_arg;
     mcp_call_gate_cb *call_gate; /* may be NULL: no limits */

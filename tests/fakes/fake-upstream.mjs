@@ -64,6 +64,8 @@
 //                  steps: [{name, model}] (both required)}, target and options required: names
 //                  an argument policy drops, nested
 //                 --received FILE  append each tools/call as one JSON line {name, arguments}
+//                 --received-meta  those lines carry the call's params._meta too, as meta (the
+//                                  trace context passed on: otel/gateway.test.mjs)
 //                 --ignore-sigterm FILE  SIGTERM only appends "sigterm PID" to FILE, and the
 //                                  process outlives the end of its stdin (a child that must be
 //                                  SIGKILLed: gwlife.test.mjs)
@@ -85,7 +87,8 @@
 //                 --expire-after N  the session is forgotten after N tools/call (the next call
 //                                   on it gets 404, like a restarted server: mcp-proxy #149)
 //                 --record FILE     appends one JSON line per HTTP request: method, the JSON-RPC
-//                                   method, id, tool, the headers that matter, the HTTP status
+//                                   method, id, tool, the headers that matter (traceparent and
+//                                   tracestate among them), params._meta, the HTTP status
 //                 --delete-delay MS a DELETE is recorded when it arrives (with t, ms since the
 //                                   epoch) and answered MS later (the gateway's shutdown)
 import { appendFileSync, existsSync, readFileSync } from 'node:fs';
@@ -178,8 +181,8 @@ else createInterface({ input: process.stdin }).on('line', (line) => {
   } else if (msg.method === 'tools/call') {
     const name = msg.params.name;
     if (opt('--calls')) appendFileSync(opt('--calls'), `${name}\n`);
-    if (opt('--received')) appendFileSync(opt('--received'),
-      JSON.stringify({ name, arguments: msg.params.arguments }) + '\n');
+    if (opt('--received')) appendFileSync(opt('--received'), JSON.stringify({ name, arguments: msg.params.arguments,
+      ...(args.includes('--received-meta') ? { meta: msg.params._meta } : {}) }) + '\n');
     const text = (t) => send({ jsonrpc: '2.0', id: msg.id, result: { content: [{ type: 'text', text: t }] } });
     if (name === 'provider') {
       const down = opt('--provider-down') && existsSync(opt('--provider-down'));
@@ -278,7 +281,8 @@ function serveHttp(port) {
       const sid = req.headers['mcp-session-id'];
       const entry = { http: req.method, method: msg.method, id: msg.id, tool: msg.params?.name,
         requestId: msg.params?.requestId, session: sid, version: req.headers['mcp-protocol-version'],
-        accept: req.headers.accept, authorization: req.headers.authorization };
+        accept: req.headers.accept, authorization: req.headers.authorization,
+        traceparent: req.headers.traceparent, tracestate: req.headers.tracestate, meta: msg.params?._meta };
       const status = (code, extra = {}) => { record({ ...entry, status: code }); res.writeHead(code, extra); };
       const json = (m, headers = {}) => {
         if (args.includes('--sse')) return sse([m], headers);

@@ -652,8 +652,9 @@ static void record_request(struct MHD_Connection *c, const struct req *r, const 
 {
     if (g.record == NULL)
         return;
-    static const char *const names[] = {"x-hermes-session-id", "x-hermes-session-key",
-                                        "idempotency-key", "origin", "content-type"};
+    static const char *const names[] = {
+        "x-hermes-session-id", "x-hermes-session-key", "idempotency-key", "origin",
+        "content-type",        "traceparent",          "tracestate"};
     json_t *h = json_pack("{s:b}", "authorization_ok", auth_ok(c, r));
     for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
         const char *v = header(c, names[i]);

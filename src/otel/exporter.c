@@ -1,0 +1,261 @@
+/* exporter.c — OTLP/HTTP export on one worker thread: ended spans wait in its queue, at most
+ * OTEL_BSP_MAX_QUEUE_SIZE of them counting the batch being sent; the worker takes a batch when
+ * OTEL_BSP_MAX_EXPORT_BATCH_SIZE wait or OTEL_BSP_SCHEDULE_DELAY has passed since the first
+ * came (not base/workq: its gathering naps a fixed time, and a fast server fills the queue
+ * meanwhile), encodes it and POSTs it with libcurl's easy interface, bounded by
+ * OTEL_EXPORTER_OTLP_TIMEOUT. A failed export is counted and its spans given up, never
+ * retried: a dead collector costs dropped spans, not memory. */
+#include "otel_internal.h"
+
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "buf.h"
+#include "curlrt.h"
+#include "list.h"
+#include "log.h"
+#include "otlp.h"
+#include "span.h"
+
+#define SHUTDOWN_MAX_MS 5000u
+#define ANSWER_MAX 65536 /* of a collector's answer, read and thrown away; more ends it */
+#define FAIL_LOG_NS (60ull * 1000000000u) /* a dead collector: a line a minute at most */
+
+static size_t discard(char *p, size_t size, size_t n, void *arg)
+{
+    size_t *seen = arg;
+    (void)p;
+    *seen += size * n;
+    return *seen > ANSWER_MAX ? 0 : size * n;
+}
+
+/* The first failure, then one line a minute with the count in between; never the URL (its
+ * query) or the headers (an API key). */
+static void log_failure(struct otel *t, CURLcode rc, long code)
+{
+    uint64_t now = otel_now_ns(CLOCK_MONOTONIC);
+    if (t->fail_logged_ns && now - t->fail_logged_ns < FAIL_LOG_NS) {
+        t->fails_unlogged++;
+        return;
+    }
+    char why[160];
+    if (rc != CURLE_OK)
+        snprintf(why, sizeof why, "%s", curl_easy_strerror(rc));
+    else
+        snprintf(why, sizeof why, "the collector answered HTTP %ld", code);
+    log_warn("trace export failed: %s (%lu more failures since the last line; "
+             "hermes_mcp_otel_export_failures_total counts them all)",
+             why, t->fails_unlogged);
+    t->fail_logged_ns = now;
+    t->fails_unlogged = 0;
+}
+
+/* POSTs body; true for a 2xx answer. */
+static bool post(struct otel *t, const char *body, size_t len)
+{
+    CURL *h = t->easy;
+    size_t seen = 0;
+    long code = 0;
+    if (h == NULL) {
+        h = t->easy = curl_easy_init();
+        if (h == NULL)
+            return false;
+    }
+    curl_easy_setopt(h, CURLOPT_URL, t->cfg.url);
+    curl_easy_setopt(h, CURLOPT_PROTOCOLS_STR, "http,https");
+    curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
+    curl_easy_setopt(h, CURLOPT_TIMEOUT_MS, (long)t->cfg.timeout_ms);
+    curl_easy_setopt(h, CURLOPT_CONNECTTIMEOUT_MS, (long)t->cfg.timeout_ms);
+    curl_easy_setopt(h, CURLOPT_HTTPHEADER, t->hdrs);
+    curl_easy_setopt(h, CURLOPT_POST, 1L);
+    curl_easy_setopt(h, CURLOPT_POSTFIELDS, body);
+    curl_easy_setopt(h, CURLOPT_POSTFIELDSIZE, (long)len);
+    curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, discard);
+    curl_easy_setopt(h, CURLOPT_WRITEDATA, &seen);
+    CURLcode rc = curl_easy_perform(h);
+    if (rc == CURLE_OK)
+        curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &code);
+    if (rc != CURLE_OK || code < 200 || code > 299) {
+        log_failure(t, rc, code);
+        return false;
+    }
+    return true;
+}
+
+/* Worker thread: one batch, encoded and sent; every span freed. */
+static void export_batch(struct otel *t, struct list *batch)
+{
+    struct otel_span *spans[256];
+    struct list *node, *next;
+    size_t n = 0, total = 0;
+    uint64_t give_up = atomic_load(&t->give_up_ns);
+    bool late = give_up && otel_now_ns(CLOCK_MONOTONIC) > give_up;
+    struct otel_resource res = {
+        .service = t->cfg.service, .version = t->version, .attrs = t->cfg.resource};
+
+    for (node = batch->next; node != batch; node = next) {
+        next = node->next;
+        spans[n++] = list_entry(node, struct otel_span, link);
+        total++;
+        if (n < sizeof spans / sizeof *spans && next != batch)
+            continue;
+        bool ok = false;
+        if (!late) {
+            struct buf body;
+            buf_init(&body, 0);
+            if (t->cfg.protocol == OTEL_PROTO_JSON)
+                otel_otlp_json(&body, &res, spans, n);
+            else
+                otel_otlp_protobuf(&body, &res, spans, n);
+            ok = post(t, body.data ? body.data : "", body.len);
+            buf_cleanup(&body);
+            if (!ok)
+                atomic_fetch_add(&t->failures, 1);
+        }
+        atomic_fetch_add(ok ? &t->exported : &t->dropped, n);
+        for (size_t i = 0; i < n; i++)
+            free(spans[i]);
+        n = 0;
+    }
+    atomic_fetch_sub(&t->queued, total);
+}
+
+static void deadline_ts(uint64_t ns, struct timespec *ts)
+{
+    ts->tv_sec = (time_t)(ns / 1000000000u);
+    ts->tv_nsec = (long)(ns % 1000000000u);
+}
+
+/* The worker: waits for a span, then for a full batch or the delay since the first one
+ * (OpenTelemetry's batch span processor), takes up to batch_max and exports them. Stopping,
+ * it exports what is left without waiting. */
+static void *worker(void *arg)
+{
+    struct otel *t = arg;
+    pthread_mutex_lock(&t->mu);
+    for (;;) {
+        while (t->ntodo == 0 && !t->stop)
+            pthread_cond_wait(&t->wake, &t->mu);
+        if (t->ntodo == 0)
+            break; /* stopping, nothing left */
+        uint64_t due = t->first_ns + (uint64_t)t->cfg.delay_ms * 1000000u;
+        while (t->ntodo < t->cfg.batch_max && !t->stop && otel_now_ns(CLOCK_MONOTONIC) < due) {
+            struct timespec ts;
+            deadline_ts(due, &ts);
+            pthread_cond_timedwait(&t->wake, &t->mu, &ts);
+        }
+        struct list batch;
+        list_init(&batch);
+        for (size_t n = 0; n < t->cfg.batch_max && t->ntodo > 0; n++) {
+            struct list *node = t->todo.next;
+            list_unlink(node);
+            list_push_back(&batch, node);
+            t->ntodo--;
+        }
+        t->first_ns = otel_now_ns(CLOCK_MONOTONIC); /* what is left waits its delay anew */
+        pthread_mutex_unlock(&t->mu);
+        export_batch(t, &batch);
+        pthread_mutex_lock(&t->mu);
+    }
+    t->exited = true;
+    pthread_cond_broadcast(&t->ended);
+    pthread_mutex_unlock(&t->mu);
+    return NULL;
+}
+
+bool otel_exporter_start(struct otel *t, char *err, size_t errlen)
+{
+    /* libcurl is loaded here, on the loop thread at start, so the worker only uses it. */
+    if (curl_global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK) { /* thread-safe, counted */
+        snprintf(err, errlen, "tracing needs libcurl: %s",
+                 curlrt_error() ? curlrt_error() : "it failed to initialise");
+        return false;
+    }
+    t->hdrs = curl_slist_append(NULL, t->cfg.protocol == OTEL_PROTO_JSON
+                                          ? "Content-Type: application/json"
+                                          : "Content-Type: application/x-protobuf");
+    t->hdrs = curl_slist_append(t->hdrs, "Expect:");
+    for (const char *p = t->cfg.headers; p && *p;) {
+        size_t n = strcspn(p, "\n");
+        char line[8200];
+        snprintf(line, sizeof line, "%.*s", (int)n, p);
+        t->hdrs = curl_slist_append(t->hdrs, line);
+        explicit_bzero(line, sizeof line);
+        p += n + (p[n] == '\n');
+    }
+    pthread_condattr_t ca;
+    pthread_condattr_init(&ca);
+    pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+    pthread_mutex_init(&t->mu, NULL);
+    pthread_cond_init(&t->wake, &ca);
+    pthread_cond_init(&t->ended, &ca);
+    pthread_condattr_destroy(&ca);
+    list_init(&t->todo);
+    t->running = true;
+    int rc = pthread_create(&t->thread, NULL, worker, t);
+    if (rc != 0) {
+        t->running = false;
+        snprintf(err, errlen, "tracing: cannot start the export thread: %s", strerror(rc));
+        return false;
+    }
+    pthread_setname_np(t->thread, "otel-export");
+    return true;
+}
+
+void otel_exporter_put(struct otel *t, struct otel_span *s)
+{
+    if (atomic_load(&t->queued) >= t->cfg.queue_max) {
+        atomic_fetch_add(&t->dropped, 1);
+        free(s);
+        return;
+    }
+    atomic_fetch_add(&t->queued, 1);
+    pthread_mutex_lock(&t->mu);
+    list_push_back(&t->todo, &s->link);
+    /* The worker is told of the first span (its delay starts) and of a full batch only. */
+    if (++t->ntodo == 1)
+        t->first_ns = otel_now_ns(CLOCK_MONOTONIC);
+    if (t->ntodo == 1 || t->ntodo == t->cfg.batch_max)
+        pthread_cond_signal(&t->wake);
+    pthread_mutex_unlock(&t->mu);
+}
+
+bool otel_exporter_stop(struct otel *t, unsigned wait_ms)
+{
+    if (wait_ms > SHUTDOWN_MAX_MS)
+        wait_ms = SHUTDOWN_MAX_MS;
+    if (t->running) {
+        uint64_t now = otel_now_ns(CLOCK_MONOTONIC), due = now + (uint64_t)wait_ms * 1000000u;
+        struct timespec ts;
+        /* What is still queued at the bound is given up rather than sent. */
+        atomic_store(&t->give_up_ns, due);
+        deadline_ts(due + 100000000u, &ts);
+        pthread_mutex_lock(&t->mu);
+        t->stop = true;
+        pthread_cond_signal(&t->wake);
+        while (!t->exited)
+            if (pthread_cond_timedwait(&t->ended, &t->mu, &ts) != 0)
+                break;
+        bool exited = t->exited;
+        pthread_mutex_unlock(&t->mu);
+        if (!exited) {
+            log_warn("the trace exporter did not stop in time; spans still queued are lost");
+            pthread_detach(t->thread);
+            return false; /* the worker still uses t: left to it (the process is ending) */
+        }
+        pthread_join(t->thread, NULL);
+        t->running = false;
+    }
+    pthread_mutex_destroy(&t->mu);
+    pthread_cond_destroy(&t->wake);
+    pthread_cond_destroy(&t->ended);
+    if (t->easy)
+        curl_easy_cleanup(t->easy);
+    curl_slist_free_all(t->hdrs);
+    t->easy = NULL;
+    t->hdrs = NULL;
+    return true;
+}

@@ -1,0 +1,50 @@
+/* span.h — one span as the exporter and the encoders see it: fixed size, one allocation, its
+ * texts in an arena inside it. The layer's own; callers use otel.h. */
+#ifndef HM_SPAN_H
+#define HM_SPAN_H
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "list.h"
+#include "otel.h"
+
+#define OTEL_SPAN_ATTRS 20
+#define OTEL_SPAN_TEXT 1536 /* bytes for the name, tracestate, status message and values */
+
+enum otel_attr_type { OTEL_ATTR_STR, OTEL_ATTR_INT, OTEL_ATTR_BOOL };
+
+struct otel_attr {
+    const char *key; /* a literal */
+    enum otel_attr_type type;
+    union {
+        uint16_t off; /* OTEL_ATTR_STR: the value's offset in the span's text */
+        int64_t i;
+        bool b;
+    } v;
+};
+
+struct otel_span {
+    struct list link; /* the exporter's queue */
+    struct otel *tracer;
+    struct otel_ctx ctx;
+    uint8_t parent_id[8];
+    bool has_parent, remote_parent, sampled;
+    enum otel_kind kind;
+    enum otel_status status;
+    uint64_t start_ns, end_ns;             /* wall clock, Unix epoch */
+    uint64_t mono_ns;                      /* the monotonic clock at the start, for the duration */
+    uint16_t name, tracestate, status_msg; /* offsets in text; 0xffff: none */
+    uint16_t nattrs, used;
+    struct otel_attr attrs[OTEL_SPAN_ATTRS];
+    char text[OTEL_SPAN_TEXT];
+};
+
+#define OTEL_NO_TEXT 0xffffu
+
+/* The text at off, or NULL for OTEL_NO_TEXT. */
+static inline const char *otel_span_text(const struct otel_span *s, uint16_t off)
+{
+    return off == OTEL_NO_TEXT ? NULL : s->text + off;
+}
+
+#endif
