@@ -22,6 +22,7 @@
 
 #include "jrpc.h"
 #include "list.h"
+#include "listviews.h"
 #include "mcp.h"
 
 struct hreq;
@@ -177,7 +178,10 @@ struct registry {
     /* What comes before the listing in a list answer, per era ("{" or the 2026-07-28
      * decoration, then "\"tools\":"), made on first use. */
     char *list_head[2];
+    struct listviews views; /* tools: the listings of callers who see only some */
 };
+/* The registry's tools or their listings changed: the kept texts go. */
+void registry_listing_changed(struct registry *reg);
 
 struct mcp_server {
     struct loop *loop;

@@ -548,28 +548,61 @@ static void do_ping(struct rpc_ctx *x, struct jrpc_msg *m)
 
 /* tools/list: the cached listing, or, when the tool filter hides some tool from this caller,
  * only the tools it may use. */
+struct view_arg {
+    const struct registry *reg;
+    const unsigned char *mask;
+};
+
+static json_t *make_view(void *arg)
+{
+    const struct view_arg *v = arg;
+    return json_pack("{s:o}", "tools", listviews_array(v->reg, v->mask));
+}
+
+/* tools/list for a caller who sees only the tools of mask: its kept text (listviews.h). */
+static void answer_view(struct rpc_ctx *x, struct jrpc_msg *m, const unsigned char *mask)
+{
+    struct registry *reg = &x->srv->tools;
+    size_t len = 0;
+    struct view_arg v = {reg, mask};
+    const char *text = x->ex->batch ? NULL : listviews_text(&reg->views, reg, mask, &len);
+    bool modern = x->ex->modern;
+    const char *head = modern ? era_list_head(x->srv) : "{";
+    if (head == NULL)
+        text = NULL;
+    else if (reg->list_head[modern] == NULL)
+        reg->list_head[modern] = xasprintf("%s\"tools\":", head);
+    answer_text(x, m, text ? reg->list_head[modern] : "", text, len, "}", make_view, &v);
+}
+
 static void do_tools_list(struct rpc_ctx *x, struct jrpc_msg *m)
 {
     struct mcp_server *srv = x->srv;
-    json_t *mine = NULL;
-
-    for (size_t i = 0; (srv->tool_filter || srv->tools_hidden) && i < srv->tools.n; i++) {
-        const struct named *t = &srv->tools.v[i];
+    const struct registry *reg = &srv->tools;
+    if (srv->tool_filter == NULL && srv->tools_hidden == 0) {
+        answer_list(x, m, &srv->tools, "tools");
+        return;
+    }
+    unsigned char on_stack[512];
+    size_t mask_len = (reg->n + 7) / 8;
+    unsigned char *mask = mask_len <= sizeof on_stack ? on_stack : xmalloc(mask_len);
+    bool all = true;
+    memset(mask, 0, mask_len);
+    for (size_t i = 0; i < reg->n; i++) {
+        const struct named *t = &reg->v[i];
         bool ok = !t->hidden && !t->disabled &&
                   (srv->tool_filter == NULL ||
                    srv->tool_filter(x->req, t->name, t->scope, false, srv->tool_filter_arg));
-        if (!ok && mine == NULL) { /* the first hidden one: take the ones before it */
-            mine = json_array();
-            for (size_t k = 0; k < i; k++)
-                json_array_append(mine, srv->tools.v[k].listing);
-        } else if (ok && mine) {
-            json_array_append(mine, t->listing);
-        }
+        if (ok)
+            mask[i / 8] |= (unsigned char)(1u << (i % 8));
+        all = all && ok;
     }
-    if (mine)
-        mcp_answer(x, jrpc_result(m->id, json_pack("{s:o}", "tools", mine)));
-    else
+    if (all)
         answer_list(x, m, &srv->tools, "tools");
+    else
+        answer_view(x, m, mask);
+    if (mask != on_stack)
+        free(mask);
 }
 
 /* Hidden (by its owner's configuration) and disabled (taken away by a reload) are separate
@@ -602,8 +635,7 @@ void mcp_set_tool_input_schema(struct mcp_server *s, const char *name, json_t *s
     json_object_set_new(t->listing, "inputSchema", schema);
     json_decref(t->param_headers); /* the headers checked follow the schema clients see */
     t->param_headers = mcp_param_headers(name, schema);
-    free(s->tools.listing_text); /* the listing changed */
-    s->tools.listing_text = NULL;
+    registry_listing_changed(&s->tools);
 }
 
 void mcp_set_tool_disabled(struct mcp_server *s, const char *name, bool disabled)
