@@ -123,6 +123,7 @@ static json_t *check_env_file(struct doctor *d)
     }
     doctor_secret(d, doctor_get(env, "MCP_AUTH_TOKEN"));
     doctor_secret(d, doctor_get(env, "OAUTH_CLIENT_SECRET"));
+    doctor_secret(d, doctor_get(env, "OIDC_CLIENT_SECRET"));
     doctor_secret(d, doctor_get(env, "OTEL_EXPORTER_OTLP_HEADERS"));
     if (mode & 077)
         doctor_check(d, FAIL, "env file %s is mode %03o, readable by others: run chmod 600 %s",

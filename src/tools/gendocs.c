@@ -149,7 +149,7 @@ static void env_md(FILE *out)
           "page. -->\n\n"
           "`hermes-mcp serve --env-file FILE` reads a dotenv file (default `./.env`). A file "
           "that holds a secret\n(`MCP_AUTH_TOKEN`, `OAUTH_CLIENT_SECRET`, `HERMES_API_KEY`, "
-          "`OTEL_EXPORTER_OTLP_HEADERS`) "
+          "`OIDC_CLIENT_SECRET`, `OTEL_EXPORTER_OTLP_HEADERS`) "
           "must be mode 600. Path values may start\nwith `$HOME` or `${HOME}` (`~` is not "
           "expanded). `.env.example` lists every key at its default.\n"
           "*Reload* says whether `SIGHUP` (or `hermes-mcp token rotate`) applies a change, or "
@@ -211,19 +211,21 @@ static void man_head(FILE *out, const char *name, const char *section, const cha
 static void env_man(FILE *out)
 {
     man_head(out, "HERMES-MCP.ENV", "5", "File Formats");
-    fputs(".SH NAME\nhermes-mcp.env \\- settings of the hermes-mcp server\n"
-          ".SH SYNOPSIS\n.B hermes-mcp serve \\-\\-env-file\n.I FILE\n"
-          ".SH DESCRIPTION\n"
-          "The server reads its settings from a dotenv file: one KEY=VALUE a line, # starts a "
-          "comment, values may be quoted. A file that holds a secret (MCP_AUTH_TOKEN, "
-          "OAUTH_CLIENT_SECRET, HERMES_API_KEY, OTEL_EXPORTER_OTLP_HEADERS) must be mode 600; "
-          "secrets are "
-          "never taken from "
-          "the command line. Path values may start with $HOME or ${HOME}.\n.PP\n"
-          "The server needs a way to authenticate clients: MCP_AUTH_TOKEN, TOKENS_FILE or "
-          "OAUTH_ISSUER_URL. On SIGHUP it re-reads the file; keys marked \\(lqrestart\\(rq "
-          "take effect only at the next start.\n",
-          out);
+    fputs(
+        ".SH NAME\nhermes-mcp.env \\- settings of the hermes-mcp server\n"
+        ".SH SYNOPSIS\n.B hermes-mcp serve \\-\\-env-file\n.I FILE\n"
+        ".SH DESCRIPTION\n"
+        "The server reads its settings from a dotenv file: one KEY=VALUE a line, # starts a "
+        "comment, values may be quoted. A file that holds a secret (MCP_AUTH_TOKEN, "
+        "OAUTH_CLIENT_SECRET, HERMES_API_KEY, OIDC_CLIENT_SECRET, OTEL_EXPORTER_OTLP_HEADERS) must "
+        "be mode 600; "
+        "secrets are "
+        "never taken from "
+        "the command line. Path values may start with $HOME or ${HOME}.\n.PP\n"
+        "The server needs a way to authenticate clients: MCP_AUTH_TOKEN, TOKENS_FILE or "
+        "OAUTH_ISSUER_URL. On SIGHUP it re-reads the file; keys marked \\(lqrestart\\(rq "
+        "take effect only at the next start.\n",
+        out);
     for (int s = 0; s < CONFIG_SEC_COUNT; s++) {
         fputs(".SH ", out);
         for (const char *t = config_section_titles[s]; *t; t++)
