@@ -87,7 +87,7 @@ void mcp_audit_note(struct mcp_server *srv, struct hreq *r, const char *rpc_meth
 
 /* ---------- setup ---------- */
 
-void registry_listing_changed(struct registry *reg)
+void mcp_registry_changed(struct registry *reg)
 {
     free(reg->listing_text);
     reg->listing_text = NULL;
@@ -97,7 +97,7 @@ void registry_listing_changed(struct registry *reg)
 static void registry_add(struct registry *reg, const char *name, json_t *listing, mcp_handler *h,
                          void *arg, const char *tpl)
 {
-    registry_listing_changed(reg);
+    mcp_registry_changed(reg);
     reg->v = xrealloc(reg->v, (reg->n + 1) * sizeof *reg->v);
     reg->v[reg->n++] = (struct named){.name = xstrdup(name),
                                       .listing = listing,
@@ -116,7 +116,7 @@ static void registry_cleanup(struct registry *reg)
         json_decref(reg->v[i].param_headers);
     }
     free(reg->v);
-    registry_listing_changed(reg);
+    mcp_registry_changed(reg);
     free(reg->list_head[0]);
     free(reg->list_head[1]);
 }

@@ -181,7 +181,7 @@ struct registry {
     struct listviews views; /* tools: the listings of callers who see only some */
 };
 /* The registry's tools or their listings changed: the kept texts go. */
-void registry_listing_changed(struct registry *reg);
+void mcp_registry_changed(struct registry *reg);
 
 struct mcp_server {
     struct loop *loop;

@@ -635,7 +635,7 @@ void mcp_set_tool_input_schema(struct mcp_server *s, const char *name, json_t *s
     json_object_set_new(t->listing, "inputSchema", schema);
     json_decref(t->param_headers); /* the headers checked follow the schema clients see */
     t->param_headers = mcp_param_headers(name, schema);
-    registry_listing_changed(&s->tools);
+    mcp_registry_changed(&s->tools);
 }
 
 void mcp_set_tool_disabled(struct mcp_server *s, const char *name, bool disabled)
