@@ -11,7 +11,7 @@
 set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
 cd "$root"
-node=$(scripts/node-tools.sh node22 sdk inspector mcp-remote client puppeteer oidc | tail -1)
+node=$(scripts/node-tools.sh node22 sdk inspector mcp-remote client puppeteer oidc otel | tail -1)
 # Let the tests and their helpers, at any depth under tests/, import the SDK by its package name.
 ln -sfn ../tools/sdk/node_modules tests/node_modules
 # The flavour under test (build/release or build/asan), read by lib.mjs; make passes its own.
