@@ -340,7 +340,9 @@ int app_run(const struct app_opts *o)
                                              .issuer = o->cfg->oauth_issuer,
                                              .tokens = a.oauth_tokens,
                                              .resource = a.oauth_resource,
-                                             .metadata_url = a.metadata_url},
+                                             .metadata_url = a.metadata_url,
+                                             .admit = app_admit_token,
+                                             .admit_arg = &a},
                         who);
     rc = app_take_socket(&a, &sock_fd, sock_host, sizeof sock_host, &sock_port);
     if (rc != 0) {

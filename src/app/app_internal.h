@@ -76,6 +76,10 @@ void app_reply_json(struct hreq *r, unsigned status, const char *json);
 void app_on_headers(struct hreq *r, void *arg);
 void app_on_request(struct hreq *r, void *arg);
 void app_on_done(struct hreq *r, unsigned status, uint64_t duration_ms, void *arg);
+/* authn's admit hook: a new identity provider's token costs a request of its address's rate
+ * (RATE_LIMIT_PER_MIN) before it is verified or a provider is asked; false when over it (r is
+ * then answered 429). */
+bool app_admit_token(struct hreq *r, void *arg);
 
 /* tracing.c: the request's span and the operation duration histogram. */
 struct metric *app_trace_histogram(void);

@@ -25,7 +25,7 @@
 /* The calls running now under one calls_in_flight (a principal's or a tool's). */
 struct running {
     unsigned n;
-    char key[RATELIMIT_KEY_MAX];
+    char key[]; /* whole, however long: a cut key would be looked up in vain */
 };
 
 struct ticket {
@@ -157,8 +157,9 @@ static struct running *running_of(struct strmap *m, const char *key)
 {
     struct running *run = strmap_get(m, key);
     if (run == NULL) {
-        run = xcalloc(1, sizeof *run);
-        snprintf(run->key, sizeof run->key, "%s", key);
+        size_t len = strlen(key);
+        run = xcalloc(1, sizeof *run + len + 1);
+        memcpy(run->key, key, len + 1);
         strmap_put(m, run->key, run);
     }
     return run;
@@ -193,6 +194,9 @@ unsigned callgate_enter(struct callgate *g, const char *principal, struct callga
     }
     if (per_tool.calls_per_min &&
         (wait = ratelimit_consume_rate(g->tool_rate, tool, per_tool.calls_per_min, now_ms, NULL))) {
+        /* The caller's own minute is not spent on a call the tool refused. */
+        if (who.calls_per_min)
+            ratelimit_refund(g->who_rate, principal, who.calls_per_min);
         refused(g, principal, tool, true, "tool_calls_per_min", per_tool.calls_per_min, now_ms);
         return wait;
     }

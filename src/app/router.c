@@ -132,6 +132,11 @@ static bool rate_limited(struct app *a, struct hreq *r, bool authed)
     return true;
 }
 
+bool app_admit_token(struct hreq *r, void *arg)
+{
+    return !rate_limited(arg, r, false); /* refused: answered 429 already */
+}
+
 #define PRM_PATH "/.well-known/oauth-protected-resource"
 
 /* RFC 9728 protected resource metadata, at the root well-known path and at the one for /mcp
@@ -262,8 +267,8 @@ void app_on_headers(struct hreq *r, void *arg)
     if (rt && authn_refuse_query_token(a->authn, r))
         return;
     enum authn_result auth = rt ? authn_request(a->authn, r, &app_note(r)->id) : AUTHN_NO_TOKEN;
-    if (auth == AUTHN_WAIT)
-        return; /* held until its identity provider's keys are in: then judged again */
+    if (auth == AUTHN_WAIT || auth == AUTHN_LIMITED)
+        return; /* held until its provider's keys are in, or answered 429 by app_admit_token */
     bool allowed = auth == AUTHN_OK; /* true when authentication is off */
     /* Only a credential in use counts as one: without authentication (the conformance server)
      * every request draws on its address's bucket. */
@@ -287,7 +292,7 @@ void app_on_headers(struct hreq *r, void *arg)
     /* Authentication comes before anything else about the request, body included. */
     if (!allowed) {
         a->auth_failures++;
-        authn_deny(a->authn, r, auth);
+        authn_deny(a->authn, r, auth, app_note(r)->id.why);
         return;
     }
     serve_route(a, rt, r);

@@ -130,6 +130,17 @@ static void on_held_abort(struct hreq *r, void *arg)
     w->held = NULL;
 }
 
+struct admission {
+    const struct authn *a;
+    struct hreq *r;
+};
+
+static bool admit(void *arg)
+{
+    const struct admission *ad = arg;
+    return ad->a->o.admit == NULL || ad->a->o.admit(ad->r, ad->a->o.admit_arg);
+}
+
 /* A token of an external identity provider (oidc.h). */
 static enum authn_result oidc_authenticate(const struct authn *a, struct hreq *r, const char *token,
                                            struct authn_who *w)
@@ -140,11 +151,15 @@ static enum authn_result oidc_authenticate(const struct authn *a, struct hreq *r
         [OIDC_INVALID] = AUTHN_BAD_TOKEN,
         [OIDC_EXPIRED] = AUTHN_EXPIRED,
         [OIDC_UNAVAILABLE] = AUTHN_UNAVAILABLE,
+        [OIDC_LIMITED] = AUTHN_LIMITED,
     };
     struct principal *p;
     char *client_id;
+    struct admission ad = {a, r};
+    const struct oidc_hooks h = {
+        .ready = on_ready, .ready_arg = w, .admit = admit, .admit_arg = &ad};
     enum oidc_verdict v = oidc_check(a->oidc, token, a->who ? a->who->claims : NULL, &p, &client_id,
-                                     &w->why, on_ready, w, &w->wait);
+                                     &w->why, &h, &w->wait);
     if (v == OIDC_WAIT) {
         w->oidc = a->oidc;
         w->held = r;
@@ -196,7 +211,7 @@ json_t *authn_scopes_supported(void)
     return list;
 }
 
-void authn_deny(const struct authn *a, struct hreq *r, enum authn_result why)
+void authn_deny(const struct authn *a, struct hreq *r, enum authn_result why, const char *detail)
 {
     /* With OAuth, the scopes to ask for: what a client authorizing from this 401 needs. */
     const char *scope = a->o.metadata_url ? AUTHN_DEFAULT_SCOPES : NULL;
@@ -211,13 +226,13 @@ void authn_deny(const struct authn *a, struct hreq *r, enum authn_result why)
         return;
     }
     authn_challenge(a, r, why == AUTHN_BAD_TOKEN ? oauth_err_name(OAUTH_INVALID_TOKEN) : NULL,
-                    scope, NULL);
+                    scope, why == AUTHN_BAD_TOKEN ? detail : NULL);
     httperr_reply(r, HTTPERR_NO_TOKEN);
 }
 
 bool authn_refuse_query_token(const struct authn *a, struct hreq *r)
 {
-    if (a->o.issuer == NULL || hreq_query(r, "access_token") == NULL)
+    if ((a->o.issuer == NULL && a->oidc == NULL) || hreq_query(r, "access_token") == NULL)
         return false;
     authn_challenge(a, r, oauth_err_name(OAUTH_INVALID_REQUEST), NULL,
                     "send the token in the Authorization header, never in the URL");

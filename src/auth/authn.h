@@ -28,6 +28,11 @@ struct authn_opts {
     struct tokenstore *tokens; /* with an issuer: the tokens issued; borrowed */
     const char *resource;      /* <issuer>/mcp: the audience an access token must name */
     const char *metadata_url;  /* the protected resource metadata's URL for challenges, or NULL */
+    /* Before an identity provider's token that is not remembered costs a verification or a
+     * fetch: false refuses the request (AUTHN_LIMITED), so that a client without a credential
+     * cannot spend them faster than its address's rate allows. NULL admits all. */
+    bool (*admit)(struct hreq *r, void *arg);
+    void *admit_arg;
 };
 
 /* Takes over who (a reference). */
@@ -45,6 +50,7 @@ enum authn_result {
     AUTHN_EXPIRED,
     AUTHN_WAIT,        /* r is held (hreq_hold) until its provider's keys are in: asked again */
     AUTHN_UNAVAILABLE, /* the provider's keys or introspection cannot be had now (503) */
+    AUTHN_LIMITED,     /* admit refused a provider's new token (429) */
 };
 
 /* Who a request is: kept for as long as the request lives. */
@@ -79,7 +85,9 @@ json_t *authn_scopes_supported(void);
 void authn_challenge(const struct authn *a, struct hreq *r, const char *error, const char *scope,
                      const char *description);
 /* The 401 for a missing or wrong bearer token, challenge included. */
-void authn_deny(const struct authn *a, struct hreq *r, enum authn_result why);
+/* detail: why an identity provider's token was refused (authn_who's why, a static phrase such
+ * as "unknown key id"), for the challenge's error_description; NULL for none. */
+void authn_deny(const struct authn *a, struct hreq *r, enum authn_result why, const char *detail);
 /* With OAuth a token in the query string is refused outright (400, the MCP authorization
  * spec: it would end up in logs and proxies' histories): true when r was answered so. */
 bool authn_refuse_query_token(const struct authn *a, struct hreq *r);

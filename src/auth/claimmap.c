@@ -205,6 +205,8 @@ static void grant_named(const struct claimmap *m, const char *name, size_t len, 
         return;
     memcpy(one, name, len);
     one[len] = '\0';
+    if (strlen(one) != len) /* a NUL inside: "hermes:admin\u0000x" is not hermes:admin */
+        return;
     if (principal_scope_known(one))
         grant(p, one);
     for (size_t i = 0; m && i < m->nalias; i++)
@@ -217,9 +219,11 @@ static bool claim_names(json_t *claims, const char *claim, const char *value)
 {
     json_t *c = json_object_get(claims, claim), *item;
     size_t i;
+    /* Whole strings only: a value with a NUL inside must not match its prefix. */
     if (json_is_string(c))
-        return strcmp(json_string_value(c), value) == 0;
+        return json_string_length(c) == strlen(value) && strcmp(json_string_value(c), value) == 0;
     json_array_foreach(c, i, item) if (json_is_string(item) &&
+                                       json_string_length(item) == strlen(value) &&
                                        strcmp(json_string_value(item), value) == 0) return true;
     return false;
 }

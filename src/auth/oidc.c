@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <time.h>
 
 #include "claimmap.h"
@@ -15,7 +16,16 @@
 #include "principal.h"
 #include "strmap.h"
 
-#define CLAIM_VALUE_MAX (PRINCIPAL_NAME_MAX - (sizeof OIDC_PRINCIPAL_PREFIX - 1))
+#define CLAIM_VALUE_MAX (PRINCIPAL_NAME_MAX - (sizeof OIDC_PRINCIPAL_PREFIX - 1) - 1)
+#define CLIENT_ID_MAX 256
+
+/* A JSON string without an embedded NUL (which would make it pass for a shorter one), at most
+ * max bytes. */
+static bool text_ok(json_t *v, size_t max)
+{
+    const char *t = json_string_value(v);
+    return t && strlen(t) == json_string_length(v) && strlen(t) <= max;
+}
 
 struct oidc *oidc_new(struct loop *l, struct httpc *http, const struct oidc_opts *opt)
 {
@@ -105,7 +115,7 @@ static void drop_expired(const char *key, void *value, void *arg)
 {
     struct oidc_cached *c = value;
     struct strmap *keep = arg;
-    if (c->until > time(NULL))
+    if (c->claims && c->until > time(NULL)) /* refusals go first: cheap to learn again */
         strmap_put(keep, key, c);
     else
         drop_cached(key, value, NULL);
@@ -114,7 +124,7 @@ static void drop_expired(const char *key, void *value, void *arg)
 void oidc_remember(struct oidc *o, const char *hash, json_t *claims, bool unavailable, time_t until)
 {
     if (strmap_count(o->cache) >= OIDC_CACHE_MAX) {
-        /* Full: keep what is still live; if everything is, start over (tokens verify again). */
+        /* Full: keep the live verified tokens; if all are, start over (they verify again). */
         struct strmap *keep = strmap_new();
         strmap_each(o->cache, drop_expired, keep);
         strmap_free(o->cache);
@@ -142,20 +152,36 @@ static time_t exp_of(json_t *claims)
     return e <= 0 ? 0 : e >= 1e11 ? (time_t)1e11 : (time_t)e;
 }
 
-/* "oidc:<value>": a value that is printable ASCII and fits, else a digest of it. */
-static void principal_name(const char *value, char out[PRINCIPAL_NAME_MAX + 1])
+/* The position of the issuer the claims name among ours (0 when they name none: an
+ * introspection answer without iss is the first issuer's). */
+static size_t issuer_index(const struct oidc *o, json_t *claims)
 {
-    size_t n = strlen(value);
+    const char *iss = json_string_value(json_object_get(claims, "iss"));
+    for (size_t i = 0; iss && i < o->niss; i++)
+        if (strcmp(o->iss[i].url, iss) == 0)
+            return i;
+    return 0;
+}
+
+/* "oidc:<value>" (the first issuer's) or "oidc<N>:<value>" (the Nth's, so that two issuers'
+ * users of the same sub stay apart): a value that is printable ASCII without '#' and fits, else
+ * '#' and a digest of it. */
+static void principal_name(const char *value, size_t n, size_t issuer,
+                           char out[PRINCIPAL_NAME_MAX + 1])
+{
+    char prefix[8] = OIDC_PRINCIPAL_PREFIX;
+    if (issuer > 0)
+        snprintf(prefix, sizeof prefix, "oidc%zu:", issuer + 1);
     bool plain = n > 0 && n <= CLAIM_VALUE_MAX;
     for (size_t i = 0; plain && i < n; i++)
-        plain = value[i] > 0x20 && value[i] < 0x7f;
+        plain = value[i] > 0x20 && value[i] < 0x7f && value[i] != '#';
     if (plain) {
-        snprintf(out, PRINCIPAL_NAME_MAX + 1, OIDC_PRINCIPAL_PREFIX "%s", value);
+        snprintf(out, PRINCIPAL_NAME_MAX + 1, "%s%.*s", prefix, (int)n, value);
         return;
     }
     unsigned char d[32];
     crypto_sha256(value, n, d);
-    int len = snprintf(out, PRINCIPAL_NAME_MAX + 1, OIDC_PRINCIPAL_PREFIX "#");
+    int len = snprintf(out, PRINCIPAL_NAME_MAX + 1, "%s#", prefix);
     hex_encode(d, 20, out + len);
 }
 
@@ -167,21 +193,23 @@ static struct principal *principal_from(const struct oidc *o, json_t *claims,
     json_t *who = json_object_get(claims, o->principal_claim);
     char num[32];
     const char *value = json_string_value(who);
+    size_t n = value ? json_string_length(who) : 0; /* a NUL inside is digested, not cut */
     if (json_is_integer(who)) {
-        snprintf(num, sizeof num, "%lld", (long long)json_integer_value(who));
+        n = (size_t)snprintf(num, sizeof num, "%lld", (long long)json_integer_value(who));
         value = num;
     }
-    if (value == NULL || *value == '\0')
+    if (value == NULL || n == 0)
         return NULL;
     struct principal *p = xcalloc(1, sizeof *p);
-    principal_name(value, p->name);
+    principal_name(value, n, issuer_index(o, claims), p->name);
     crypto_sha256(token, strlen(token), p->hash);
     claimmap_apply(map, claims, o->scopes_claim, p);
     p->expires = exp_of(claims);
-    const char *azp = json_string_value(json_object_get(claims, "azp"));
-    if (azp == NULL)
-        azp = json_string_value(json_object_get(claims, "client_id"));
-    *client_id = azp ? xstrndup(azp, 256) : NULL;
+    json_t *azp = json_object_get(claims, "azp");
+    if (!json_is_string(azp))
+        azp = json_object_get(claims, "client_id");
+    /* whoami shows it: a plain string of reasonable length, else nothing. */
+    *client_id = text_ok(azp, CLIENT_ID_MAX) ? xstrdup(json_string_value(azp)) : NULL;
     return p;
 }
 
@@ -192,6 +220,20 @@ static struct issuer *issuer_of(struct oidc *o, json_t *claims)
         if (strcmp(o->iss[i].url, iss) == 0)
             return &o->iss[i];
     return NULL;
+}
+
+/* An access token, not an ID token of the same provider (whose aud may be the very client id
+ * Entra ID access tokens carry): typ at+jwt (RFC 9068), JWT or none, and none of the claims
+ * only ID tokens have (OpenID Connect Core 2: nonce, at_hash, c_hash). */
+static bool access_token(const struct jwt *t)
+{
+    const char *typ = json_string_value(json_object_get(t->header, "typ"));
+    static const char *const ok[] = {"at+jwt", "application/at+jwt", "JWT"};
+    bool typ_ok = json_object_get(t->header, "typ") == NULL;
+    for (size_t i = 0; typ && i < sizeof ok / sizeof *ok; i++)
+        typ_ok |= strcasecmp(typ, ok[i]) == 0;
+    return typ_ok && !json_object_get(t->claims, "nonce") &&
+           !json_object_get(t->claims, "at_hash") && !json_object_get(t->claims, "c_hash");
 }
 
 /* A JWT: verified against its issuer's keys, then its claims. Returns the claims (a new
@@ -208,6 +250,11 @@ static json_t *verify_jwt(struct oidc *o, const char *token, size_t len, struct 
     }
     struct issuer *is = issuer_of(o, t.claims);
     json_t *claims = NULL;
+    if (!access_token(&t)) {
+        *v = OIDC_INVALID;
+        *why = "an ID token, not an access token";
+        goto out;
+    }
     if (is == NULL) {
         *v = OIDC_INVALID;
         *why = "not issued by a configured issuer";
@@ -243,10 +290,21 @@ out:
     return claims;
 }
 
+/* 64 hexadecimal digits: the shape of this server's own tokens (the owner's, a role's, our
+ * authorization server's), one mistyped or revoked, never to be sent to a provider. */
+static bool ours(const char *token, size_t len)
+{
+    return len == 64 && strspn(token, "0123456789abcdefABCDEF") == 64;
+}
+
 enum oidc_verdict oidc_check(struct oidc *o, const char *token, const struct claimmap *map,
                              struct principal **out, char **client_id, const char **why,
-                             oidc_ready_cb *ready, void *arg, struct oidc_wait **wait)
+                             const struct oidc_hooks *h, struct oidc_wait **wait)
 {
+    oidc_ready_cb *ready = h->ready;
+    void *arg = h->ready_arg;
+    bool (*admit)(void *) = h->admit;
+    void *admit_arg = h->admit_arg;
     unsigned char d[32];
     char hash[65];
     size_t len = strlen(token);
@@ -276,10 +334,19 @@ enum oidc_verdict oidc_check(struct oidc *o, const char *token, const struct cla
             strmap_del(o->cache, hash);
             drop_cached(hash, c, NULL);
         }
+        bool jwt = jwt_looks_like(token, len);
+        if (!jwt && ours(token, len)) {
+            *why = "not a token of an identity provider";
+            return OIDC_INVALID;
+        }
+        if (admit && !admit(admit_arg)) {
+            *why = "too many new tokens from this address";
+            return OIDC_LIMITED;
+        }
         struct oidc_wait *w = xcalloc(1, sizeof *w);
         w->ready = ready;
         w->arg = arg;
-        if (jwt_looks_like(token, len)) {
+        if (jwt) {
             claims = verify_jwt(o, token, len, w, &v, why);
             if (claims)
                 oidc_remember(o, hash, json_incref(claims), false, exp_of(claims));

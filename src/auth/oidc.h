@@ -29,7 +29,7 @@ struct principal;
 #define OIDC_PRINCIPAL_PREFIX "oidc:"
 
 struct oidc_opts {
-    const char *const *issuers; /* without a trailing '/'; copied */
+    const char *const *issuers; /* exactly as tokens' iss names them; copied */
     size_t nissuers;
     const char *const *audiences; /* a token's aud must name one; copied */
     size_t naudiences;
@@ -51,19 +51,30 @@ enum oidc_verdict {
     OIDC_INVALID,     /* not a token of a configured issuer for us: *why says what */
     OIDC_EXPIRED,     /* was one, and has expired */
     OIDC_UNAVAILABLE, /* the provider did not answer (or too many wait): try again later */
+    OIDC_LIMITED,     /* admit refused the work a new token needs */
 };
 typedef void oidc_ready_cb(void *arg);
 
-/* Who token is. OIDC_OK: *out is a new principal named "oidc:<principal claim>" (or, for a
- * value that is not printable ASCII or too long, "oidc:#" and a digest of it), holding the
+struct oidc_hooks {
+    oidc_ready_cb *ready; /* after OIDC_WAIT: ask again */
+    void *ready_arg;
+    bool (*admit)(void *arg); /* before a token not remembered costs a verification or a
+                                 fetch: false refuses it (OIDC_LIMITED); NULL admits all */
+    void *admit_arg;
+};
+
+/* Who token is. OIDC_OK: *out is a new principal named "oidc:<principal claim>" for the first
+ * issuer, "oidcN:<claim>" for the Nth (for a value that is not printable ASCII, holds '#' or is
+ * too long, '#' and a digest of it), holding the
  * scopes the token carries mapped by map (may be NULL), the agents and limits of map's rules,
  * and exp as its expiry; *client_id the token's azp or client_id claim, or NULL (both the
- * caller's to free). OIDC_WAIT: *wait is the wait, until ready runs (from the loop, never inside
- * this call) or oidc_wait_cancel. *why (a static phrase, for logs and error_description) on
- * refusals. */
+ * caller's to free). OIDC_WAIT: *wait is the wait, until h->ready runs (from the loop, never
+ * inside this call) or oidc_wait_cancel. *why (a static phrase, for logs and
+ * error_description) on refusals. A token of 64 hexadecimal digits (this server's own shape) is
+ * refused without asking any provider. */
 enum oidc_verdict oidc_check(struct oidc *o, const char *token, const struct claimmap *map,
                              struct principal **out, char **client_id, const char **why,
-                             oidc_ready_cb *ready, void *arg, struct oidc_wait **wait);
+                             const struct oidc_hooks *h, struct oidc_wait **wait);
 void oidc_wait_cancel(struct oidc *o, struct oidc_wait *w); /* NULL-safe; ready never runs */
 
 /* Where issuer's metadata is: OpenID Connect Discovery 1.0 section 4.1 (appended to the issuer,
@@ -72,7 +83,7 @@ char *oidc_discovery_url(const char *issuer, bool rfc8414);
 
 size_t oidc_issuer_count(const struct oidc *o);
 const char *oidc_issuer_at(const struct oidc *o, size_t i);
-/* Key set fetches so far, all issuers (a test hook and a metric). */
+/* Key set fetches so far, all issuers. */
 unsigned long oidc_jwks_fetches(const struct oidc *o);
 
 #endif

@@ -3,6 +3,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <time.h>
 
 #include "buf.h"
@@ -46,13 +47,30 @@ static bool issuer_known(const struct oidc *o, const char *iss)
     return false;
 }
 
+/* A NumericDate claim as a time (any JSON number, clamped); absent: dflt. */
+static time_t date_of(json_t *v, time_t dflt)
+{
+    if (!json_is_number(v))
+        return dflt;
+    double d = json_number_value(v);
+    return d <= 0 ? 0 : d >= 1e11 ? (time_t)1e11 : (time_t)d;
+}
+
 /* The answer's verdict: the claims to remember (a new reference) or NULL, refused. */
 static json_t *judge(struct oidc *o, json_t *doc, time_t now)
 {
-    json_t *exp = json_object_get(doc, "exp"), *iss = json_object_get(doc, "iss");
+    json_t *exp = json_object_get(doc, "exp"), *nbf = json_object_get(doc, "nbf");
+    json_t *iss = json_object_get(doc, "iss");
+    const char *type = json_string_value(json_object_get(doc, "token_type"));
     if (!json_is_true(json_object_get(doc, "active")))
         return NULL;
-    if (exp && (!json_is_integer(exp) || json_integer_value(exp) <= now))
+    if ((exp && (!json_is_number(exp) || date_of(exp, 0) <= now)) ||
+        (nbf && (!json_is_number(nbf) || date_of(nbf, 0) > now + (time_t)o->skew_s)))
+        return NULL;
+    /* A refresh token a provider says is active is still no access token (Keycloak names
+     * its types; RFC 7662 suggests the token_type_hint values or Bearer). */
+    if (type && strcasecmp(type, "access_token") != 0 && strcasecmp(type, "Bearer") != 0 &&
+        strcasecmp(type, "urn:ietf:params:oauth:token-type:access_token") != 0)
         return NULL;
     if (iss && (!json_is_string(iss) || !issuer_known(o, json_string_value(iss))))
         return NULL;
@@ -76,7 +94,7 @@ static void on_answer(struct httpc_req *r, const struct httpc_result *res, void 
     if (!json_is_object(doc)) {
         char status[32];
         snprintf(status, sizeof status, "HTTP %ld", res->status);
-        log_event(EV_OIDC_FETCH_FAILED,
+        log_event(EV_OIDC_FETCH_FAILED, /* issuer= names the endpoint asked */
                   LOG_FIELDS(LF_S("issuer", o->introspection_url), LF_S("what", "introspection"),
                              LF_S("reason", res->status ? status : res->reason)),
                   "oidc: the introspection endpoint gave no answer (%s)",
@@ -87,8 +105,7 @@ static void on_answer(struct httpc_req *r, const struct httpc_result *res, void 
     } else {
         json_t *claims = judge(o, doc, now);
         json_t *exp = json_object_get(doc, "exp");
-        time_t until = claims ? (exp ? (time_t)json_integer_value(exp) : now + NO_EXP_TTL_S)
-                              : now + REFUSED_TTL_S;
+        time_t until = claims ? date_of(exp, now + NO_EXP_TTL_S) : now + REFUSED_TTL_S;
         oidc_remember(o, q->hash, claims, false, until);
     }
     json_decref(doc);
@@ -127,7 +144,8 @@ static struct introspection *ask(struct oidc *o, const char *token, const char *
                                                          .on_done = on_answer,
                                                          .arg = q,
                                                          .user_agent = "hermes-mcp"});
-    explicit_bzero(cred.data, cred.len); /* the client secret, and the token below */
+    explicit_bzero(cred.data, cred.len); /* our copies of the secret and the token (httpc wipes
+                                            its own) */
     explicit_bzero(body.data, body.len);
     buf_cleanup(&cred);
     buf_cleanup(&body);

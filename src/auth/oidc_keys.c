@@ -42,9 +42,12 @@ void oidc_wake(struct oidc *o, struct list *list)
     }
 }
 
-/* https, or http to a loopback host (tests, a provider beside us). */
-static bool url_ok(const char *u)
+/* https, or http to a loopback host when the issuer itself is one (tests, a provider beside
+ * us): a remote provider's metadata cannot point our fetches at local services. */
+static bool url_ok(const char *u, const char *issuer)
 {
+    if (strncmp(issuer, "https://", 8) == 0 && strncmp(u, "https://", 8) != 0)
+        return false;
     static const char *const loopback[] = {"http://127.0.0.1", "http://localhost", "http://[::1]"};
     if (strncmp(u, "https://", 8) == 0)
         return u[8] != '\0';
@@ -68,6 +71,7 @@ static void failed(struct issuer *is, const char *what, const char *reason)
         is->state = ISSUER_READY;
         is->keys_until_ms = now + KEYS_TTL_MIN_S * 1000ull;
     } else {
+        is->rfc8414 = false; /* the next try starts with OpenID discovery again */
         unsigned shift = is->failures < 7 ? is->failures : 7;
         uint64_t backoff = 500ull << shift;
         is->state = ISSUER_IDLE;
@@ -132,7 +136,7 @@ static void on_metadata(struct httpc_req *r, const struct httpc_result *res, voi
         why = "the metadata is not a JSON object";
     else if (iss == NULL || strcmp(iss, is->url) != 0)
         why = "the metadata names another issuer"; /* RFC 8414 section 3.3: mix-up defence */
-    else if (jwks == NULL || !url_ok(jwks))
+    else if (jwks == NULL || !url_ok(jwks, is->url))
         why = "no https jwks_uri in the metadata";
     if (why) {
         json_decref(doc);

@@ -497,6 +497,8 @@ void httpc_req_clear(struct httpc_req *r)
     httpc_headers_free(r->headers);
     r->headers = NULL;
     free(r->url);
+    if (r->body) /* it may hold a token or a client secret (an introspection request) */
+        explicit_bzero(r->body, r->body_len);
     free(r->body);
     free(r->ca_file);
     free(r->user_agent);

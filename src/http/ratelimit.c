@@ -90,6 +90,15 @@ unsigned ratelimit_consume_rate(struct ratelimit *rl, const char *key, unsigned 
     return consume(rl, key, per_min, per_min / 60000.0, now_ms, first);
 }
 
+void ratelimit_refund(struct ratelimit *rl, const char *key_in, unsigned capacity)
+{
+    char key[RATELIMIT_KEY_MAX];
+    snprintf(key, sizeof key, "%s", key_in);
+    struct bucket *b = strmap_get(rl->map, key);
+    if (b && b->tokens + 1.0 <= (double)capacity)
+        b->tokens += 1.0;
+}
+
 static unsigned consume(struct ratelimit *rl, const char *key_in, double capacity, double per_ms,
                         uint64_t now_ms, bool *first)
 {

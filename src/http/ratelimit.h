@@ -25,6 +25,9 @@ unsigned ratelimit_consume_key(struct ratelimit *rl, const char *key, uint64_t n
  * own (a role's calls_per_min). A key whose rate shrank keeps at most the new burst. */
 unsigned ratelimit_consume_rate(struct ratelimit *rl, const char *key, unsigned per_min,
                                 uint64_t now_ms, bool *first);
+/* Gives back the request key's last consume_rate took (a call refused for another reason after
+ * it), up to capacity. */
+void ratelimit_refund(struct ratelimit *rl, const char *key, unsigned capacity);
 size_t ratelimit_clients(const struct ratelimit *rl);
 /* The bucket key for an address: IPv4 as is (also when IPv4-mapped), IPv6 as its /64. */
 void ratelimit_key(const char *ip, char *out, size_t outlen);

@@ -149,7 +149,7 @@ static void test_challenges(void **state)
     (void)state;
     struct authn *plain = authn_new(&(struct authn_opts){.required = true}, owner_only());
     struct hreq r = {0};
-    authn_deny(plain, &r, AUTHN_NO_TOKEN);
+    authn_deny(plain, &r, AUTHN_NO_TOKEN, NULL);
     assert_int_equal(r.status, 401);
     assert_string_equal(r.challenge, "Bearer realm=\"hermes-mcp\"");
     r.query_token = "x"; /* without OAuth a query token is not ours to refuse */
@@ -162,7 +162,7 @@ static void test_challenges(void **state)
                              .metadata_url = ISSUER "/.well-known/oauth-protected-resource/mcp"},
         owner_only());
     struct hreq e = {0};
-    authn_deny(a, &e, AUTHN_EXPIRED);
+    authn_deny(a, &e, AUTHN_EXPIRED, NULL);
     assert_int_equal(e.status, 401);
     assert_non_null(strstr(e.body, "expired"));
     assert_string_equal(e.challenge, "Bearer realm=\"hermes-mcp\", error=\"invalid_token\", "
@@ -176,7 +176,7 @@ static void test_challenges(void **state)
     assert_non_null(strstr(q.challenge, "error=\"invalid_request\""));
     /* An identity provider that does not answer: not the client's fault, so no challenge. */
     struct hreq u = {0};
-    authn_deny(a, &u, AUTHN_UNAVAILABLE);
+    authn_deny(a, &u, AUTHN_UNAVAILABLE, NULL);
     assert_int_equal(u.status, 503);
     assert_string_equal(u.retry_after, "5");
     assert_string_equal(u.challenge, "");

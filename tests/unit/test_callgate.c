@@ -237,6 +237,38 @@ static void metrics_are_optional(void **state)
     assert_int_equal(count(log, "event=tool_limited"), 1);
 }
 
+/* A call the tool's own minute refuses leaves the caller's minute as it was. */
+static void a_tool_refusal_spends_no_minute_of_the_caller(void **state)
+{
+    (void)state;
+    void *t = NULL;
+    struct callgate_limits two = {.calls_per_min = 2}, tool_one = {.calls_per_min = 1};
+    uint64_t now = 5000000;
+    assert_int_equal(enter("d", two, "scarce", tool_one, now, &t), 0);
+    assert_int_not_equal(enter("d", two, "scarce", tool_one, now, &t), 0); /* the tool's */
+    /* d has spent one call of its two: the next, elsewhere, passes. */
+    assert_int_equal(enter("d", two, "plenty", none, now, &t), 0);
+    assert_int_equal(enter("d", two, "plenty", none, now, &t), 30);
+    logged();
+}
+
+/* calls_in_flight counts names longer than a rate bucket's key by the whole name. */
+static void long_names_are_counted_whole(void **state)
+{
+    (void)state;
+    char tool[160];
+    memset(tool, 'x', sizeof tool - 1);
+    tool[sizeof tool - 1] = '\0';
+    struct callgate_limits one = {.calls_in_flight = 1};
+    void *t1 = NULL, *t2 = NULL;
+    assert_int_equal(enter("e", none, tool, one, 1000, &t1), 0);
+    assert_int_equal(enter("e", none, tool, one, 1000, &t2), 1);
+    callgate_release(gate, t1);
+    assert_int_equal(enter("e", none, tool, one, 1000, &t2), 0);
+    callgate_release(gate, t2);
+    logged();
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -245,6 +277,8 @@ int main(void)
         cmocka_unit_test(logged_once_a_minute_with_a_count),
         cmocka_unit_test(log_table_is_bounded),
         cmocka_unit_test(metrics_are_optional),
+        cmocka_unit_test(a_tool_refusal_spends_no_minute_of_the_caller),
+        cmocka_unit_test(long_names_are_counted_whole),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

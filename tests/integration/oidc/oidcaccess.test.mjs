@@ -159,7 +159,10 @@ test('several issuers: each one\'s tokens are accepted; a token naming one issue
     const t1 = await op1.clientCredentials({ scope: 'hermes:read', resource: srv.audience });
     const t2 = await op2.clientCredentials({ scope: 'hermes:read', resource: srv.audience });
     assert.equal((await whoami(srv, t1.access_token)).principal, 'oidc:machine');
-    assert.equal((await whoami(srv, t2.access_token)).principal, 'oidc:second-machine');
+    assert.equal((await whoami(srv, t2.access_token)).principal, 'oidc2:second-machine');
+    // The same sub at the second issuer is another principal: subs are unique per issuer only.
+    const twin = await signJwt(claimsFor(op2, { resource: srv.audience, sub: 'machine' }), op2.key);
+    assert.equal((await whoami(srv, twin)).principal, 'oidc2:machine');
     // op1's issuer, op2's key (and kid): op1's keys must verify it, and cannot.
     const mixed = await signJwt(claimsFor(op1, { resource: srv.audience, sub: 'machine' }), op2.key);
     const r = await rpc(srv, mixed, 'tools/call', { name: 'whoami', arguments: {} });
@@ -178,7 +181,7 @@ test('a comma-separated issuer list works too', async () => {
   const srv = await startOidcHermes([], { OIDC_ISSUER_URL: `${op1.issuer},${op2.issuer}` });
   try {
     const t2 = await op2.clientCredentials({ scope: 'hermes:read', resource: srv.audience });
-    assert.equal((await whoami(srv, t2.access_token)).principal, 'oidc:second-machine');
+    assert.equal((await whoami(srv, t2.access_token)).principal, 'oidc2:second-machine');
     const t1 = await op1.clientCredentials({ scope: 'hermes:read', resource: srv.audience });
     assert.equal((await whoami(srv, t1.access_token)).principal, 'oidc:machine');
   } finally {

@@ -40,6 +40,13 @@ test('an opaque token is introspected: its principal and scopes; an unknown one 
     const unknown = await rpc(srv, 'opaque-token-the-provider-never-issued-0123456789', ...WHOAMI);
     assert.equal(unknown.status, 401);
     assert.match(unknown.www, /error="invalid_token"/);
+    assert.match(unknown.www, /error_description="the provider says the token is not active"/);
+    // The owner's token mistyped (64 hex digits, the shape of ours) is never sent to the
+    // provider: refused here, with another reason than the provider's.
+    const typo = srv.token.slice(0, -1) + (srv.token.endsWith('0') ? '1' : '0');
+    const mine = await rpc(srv, typo, ...WHOAMI);
+    assert.equal(mine.status, 401);
+    assert.match(mine.www, /error_description="not a token of an identity provider"/);
     // JWTs are still verified locally, beside introspection.
     const jwt = await goodToken(op, { resource: srv.audience, sub: 'local' });
     assert.equal((await whoami(srv, jwt)).principal, 'oidc:local');
