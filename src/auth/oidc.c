@@ -170,8 +170,8 @@ static void principal_name(const char *value, size_t n, size_t issuer,
                            char out[PRINCIPAL_NAME_MAX + 1])
 {
     char prefix[8] = OIDC_PRINCIPAL_PREFIX;
-    if (issuer > 0)
-        snprintf(prefix, sizeof prefix, "oidc%zu:", issuer + 1);
+    if (issuer > 0 && issuer < OIDC_ISSUERS_MAX) /* "oidc2:" to "oidc8:" */
+        snprintf(prefix, sizeof prefix, "oidc%c:", (char)('1' + issuer));
     bool plain = n > 0 && n <= CLAIM_VALUE_MAX;
     for (size_t i = 0; plain && i < n; i++)
         plain = value[i] > 0x20 && value[i] < 0x7f && value[i] != '#';
