@@ -18,6 +18,7 @@
 #define JWKS_MAX_LEN 262144 /* a key set document, bytes */
 #define JWKS_MAX_KEYS 64    /* keys kept from one set; the rest are ignored */
 #define JWT_KID_MAX 256     /* a kid, bytes */
+#define JWT_KIDLESS_TRIES 3 /* keys a token without a kid is tried against, at most */
 
 enum jwt_alg { JWT_ALG_RS256, JWT_ALG_PS256, JWT_ALG_ES256, JWT_ALG_EDDSA };
 
@@ -73,7 +74,8 @@ bool jwt_looks_like(const char *token, size_t len);
 enum jwt_status jwt_parse(const char *token, size_t len, struct jwt *t);
 /* Verifies t's signature with the key of keys that has t's kid (and fits t's alg: RSA for
  * RS256/PS256, EC P-256 for ES256 as raw r||s of 64 bytes, OKP Ed25519 for EdDSA; a key's own
- * alg, when it has one, must be t's). Without a kid, each key fitting the alg is tried. */
+ * alg, when it has one, must be t's). Without a kid, the first JWT_KIDLESS_TRIES keys fitting
+ * the alg are tried. */
 enum jwt_status jwt_verify(const struct jwt *t, const struct jwks *keys);
 
 struct jwt_expect {

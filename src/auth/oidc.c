@@ -375,5 +375,7 @@ void oidc_wait_cancel(struct oidc *o, struct oidc_wait *w)
         return;
     list_unlink(&w->link);
     o->nwaiting--;
+    if (w->count)
+        --*w->count;
     free(w);
 }

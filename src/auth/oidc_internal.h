@@ -18,6 +18,7 @@ struct oidc_wait {
     struct list link;
     oidc_ready_cb *ready;
     void *arg;
+    size_t *count; /* its list's own count (an issuer's), or NULL */
 };
 
 enum issuer_state {
@@ -41,6 +42,7 @@ struct issuer {
     unsigned failures;       /* in a row: the backoff */
     struct httpc_req *req;   /* the fetch under way, or NULL */
     struct list waiters;     /* struct oidc_wait */
+    size_t nwaiters;         /* on it: one hanging provider must not take every wait */
 };
 
 struct oidc {

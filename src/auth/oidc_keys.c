@@ -35,6 +35,8 @@ void oidc_wake(struct oidc *o, struct list *list)
         struct oidc_wait *w = list_entry(list_first(list), struct oidc_wait, link);
         list_unlink(&w->link);
         o->nwaiting--;
+        if (w->count)
+            --*w->count;
         oidc_ready_cb *ready = w->ready;
         void *arg = w->arg;
         free(w);
@@ -263,7 +265,13 @@ void oidc_issuer_stop(struct issuer *is)
 
 static struct jwks *wait_for(struct issuer *is, struct oidc_wait *w, enum oidc_verdict *v)
 {
-    *v = oidc_wait_on(is->o, &is->waiters, w) ? OIDC_WAIT : OIDC_UNAVAILABLE;
+    /* Each issuer may hold a share of the waits: a hanging one leaves room for the others. */
+    bool room = is->nwaiters < OIDC_WAITERS_MAX / 2 && oidc_wait_on(is->o, &is->waiters, w);
+    if (room) {
+        is->nwaiters++;
+        w->count = &is->nwaiters;
+    }
+    *v = room ? OIDC_WAIT : OIDC_UNAVAILABLE;
     return NULL;
 }
 

@@ -37,7 +37,7 @@ void httpd_stats(const struct httpd *h, struct httpd_stats *st)
     LIST_FOREACH(node, &h->live)
     {
         const struct hreq *r = list_entry(node, struct hreq, link);
-        st->waiting += r->state == HREQ_WAITING;
+        st->waiting += r->state == HREQ_WAITING || r->state == HREQ_HELD;
         st->streaming += r->state == HREQ_STREAMING;
     }
 }
@@ -228,6 +228,7 @@ static bool judge_headers(struct httpd *h, struct hreq *r, enum MHD_Result *res)
     if (h->o.on_headers)
         h->o.on_headers(r, h->o.arg);
     if (r->state == HREQ_HELD) {
+        conn_arm(conn_of(r->conn), 0); /* waiting on us is not the client's fault */
         hreq_suspend(r);
         *res = MHD_YES;
         return false;
@@ -286,6 +287,7 @@ static enum MHD_Result on_access(void *cls, struct MHD_Connection *conn, const c
         /* Released after a hold: MHD repeats the call it was suspended in, the headers' one
          * (nothing of the body has been read yet), so the headers are judged again. */
         r->state = HREQ_HANDLING;
+        conn_arm(conn_of(conn), h->o.body_timeout_ms); /* the body's time starts now */
         enum MHD_Result res;
         return judge_headers(h, r, &res) ? MHD_YES : res;
     }

@@ -17,7 +17,8 @@ function syscallsDuring(pid, seconds) {
     let err = '';
     st.stderr.on('data', (d) => { err += d; });
     setTimeout(() => st.kill('SIGINT'), seconds * 1000);
-    st.on('exit', () => {
+    // 'close', not 'exit': the summary strace prints as it detaches must have been read whole.
+    st.on('close', () => {
       // strace that could not attach (ptrace restricted) prints no table: that is no answer,
       // not zero calls. The total line: % time, seconds, usecs/call, calls, [errors,] total.
       const attached = /Process \d+ attached/.test(err);
