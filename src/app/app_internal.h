@@ -80,6 +80,9 @@ void app_on_done(struct hreq *r, unsigned status, uint64_t duration_ms, void *ar
  * (RATE_LIMIT_PER_MIN) before it is verified or a provider is asked; false when over it (r is
  * then answered 429). */
 bool app_admit_token(struct hreq *r, void *arg);
+/* r's client address: X-Forwarded-For's last untrusted hop behind TRUSTED_PROXIES, else the
+ * peer. */
+void app_client_ip(struct app *a, struct hreq *r, char *out, size_t outlen);
 
 /* tracing.c: the request's span and the operation duration histogram. */
 struct metric *app_trace_histogram(void);

@@ -42,7 +42,7 @@ static bool in_list(const char *list, const char *item, size_t n)
  * (the client's own, then one a proxy such as HAProxy adds instead of appending) only the last
  * is the proxy's: a client's own line must not pick its rate-limit bucket or its address in the
  * audit log. */
-static void client_ip(struct app *a, struct hreq *r, char *out, size_t outlen)
+void app_client_ip(struct app *a, struct hreq *r, char *out, size_t outlen)
 {
     const char *peer = hreq_peer(r);
     const char *xff = hreq_header_last(r, "X-Forwarded-For");
@@ -102,14 +102,14 @@ static bool rate_limited(struct app *a, struct hreq *r, bool authed)
          * address, so this is per credential; direct clients sharing the one token still
          * cannot use up each other's requests. */
         char ip[64], addr[48];
-        client_ip(a, r, ip, sizeof ip);
+        app_client_ip(a, r, ip, sizeof ip);
         ratelimit_key(ip, addr, sizeof addr);
         snprintf(key, sizeof key, "%s@%s", id, addr);
         snprintf(who, sizeof who, "credential %s from %s", id, ip);
         wait = ratelimit_consume_key(rl, key, loop_now(a->loop), &first);
     } else {
         char ip[64];
-        client_ip(a, r, ip, sizeof ip);
+        app_client_ip(a, r, ip, sizeof ip);
         snprintf(who, sizeof who, "client %s", ip);
         wait = ratelimit_consume(rl, ip, loop_now(a->loop), &first);
     }
@@ -281,7 +281,7 @@ void app_on_headers(struct hreq *r, void *arg)
         return;
     if (a->oauth_server && authserver_owns(path)) {
         char ip[64];
-        client_ip(a, r, ip, sizeof ip);
+        app_client_ip(a, r, ip, sizeof ip);
         authserver_headers(a->oauth_server, r, ip, loop_now(a->loop));
         return;
     }
@@ -304,7 +304,7 @@ void app_on_request(struct hreq *r, void *arg)
     const struct route *rt = route_find(hreq_path(r));
     if (a->oauth_server && authserver_owns(hreq_path(r))) {
         char ip[64];
-        client_ip(a, r, ip, sizeof ip);
+        app_client_ip(a, r, ip, sizeof ip);
         authserver_request(a->oauth_server, r, ip, loop_now(a->loop));
         return;
     }
@@ -352,7 +352,7 @@ void app_on_done(struct hreq *r, unsigned status, uint64_t duration_ms, void *ar
     app_trace_done(a, r, status, duration_ms);
     if (a->audit == NULL)
         return;
-    client_ip(a, r, ip, sizeof ip);
+    app_client_ip(a, r, ip, sizeof ip);
     for (size_t i = 0; i < sizeof methods / sizeof *methods; i++)
         if (strcmp(hreq_method(r), methods[i]) == 0)
             method = methods[i];

@@ -88,7 +88,9 @@ void app_trace_start(struct app *a, struct hreq *r)
     set_parent(n->span, hreq_header(r, "traceparent"), hreq_header(r, "tracestate"));
     otel_span_str(n->span, "network.transport", "tcp");
     otel_span_str(n->span, "network.protocol.name", "http");
-    otel_span_str(n->span, "client.address", hreq_peer(r));
+    char ip[64];
+    app_client_ip(a, r, ip, sizeof ip); /* the client, not a trusted proxy in front of it */
+    otel_span_str(n->span, "client.address", ip);
     if (oauth) {
         otel_span_str(n->span, "http.request.method", hreq_method(r));
         otel_span_str(n->span, "http.route", path);

@@ -54,6 +54,17 @@ static void log_failure(struct otel *t, CURLcode rc, long code)
 }
 
 /* POSTs body; true for a 2xx answer. */
+/* libcurl's progress callback (about once a second, and as data moves): a stop's deadline
+ * ends a POST that began before the stop, so the worker leaves libcurl in time. */
+static int abort_when_late(void *arg, curl_off_t dltotal, curl_off_t dlnow, curl_off_t ultotal,
+                           curl_off_t ulnow)
+{
+    struct otel *t = arg;
+    (void)dltotal, (void)dlnow, (void)ultotal, (void)ulnow;
+    uint64_t give_up = atomic_load(&t->give_up_ns);
+    return give_up && otel_now_ns(CLOCK_MONOTONIC) > give_up;
+}
+
 static bool post(struct otel *t, const char *body, size_t len)
 {
     CURL *h = t->easy;
@@ -67,7 +78,15 @@ static bool post(struct otel *t, const char *body, size_t len)
     curl_easy_setopt(h, CURLOPT_URL, t->cfg.url);
     curl_easy_setopt(h, CURLOPT_PROTOCOLS_STR, "http,https");
     curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
-    curl_easy_setopt(h, CURLOPT_TIMEOUT_MS, (long)t->cfg.timeout_ms);
+    /* While stopping, no later than the stop's own deadline: the worker must have left
+     * libcurl before the process goes on to exit. */
+    uint64_t timeout_ms = t->cfg.timeout_ms, give_up = atomic_load(&t->give_up_ns);
+    if (give_up) {
+        uint64_t now = otel_now_ns(CLOCK_MONOTONIC);
+        uint64_t left = give_up > now ? (give_up - now) / 1000000u : 1;
+        timeout_ms = left < timeout_ms ? (left ? left : 1) : timeout_ms;
+    }
+    curl_easy_setopt(h, CURLOPT_TIMEOUT_MS, (long)timeout_ms);
     curl_easy_setopt(h, CURLOPT_CONNECTTIMEOUT_MS, (long)t->cfg.timeout_ms);
     curl_easy_setopt(h, CURLOPT_HTTPHEADER, t->hdrs);
     curl_easy_setopt(h, CURLOPT_POST, 1L);
@@ -75,6 +94,9 @@ static bool post(struct otel *t, const char *body, size_t len)
     curl_easy_setopt(h, CURLOPT_POSTFIELDSIZE, (long)len);
     curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, discard);
     curl_easy_setopt(h, CURLOPT_WRITEDATA, &seen);
+    curl_easy_setopt(h, CURLOPT_NOPROGRESS, 0L);
+    curl_easy_setopt(h, CURLOPT_XFERINFOFUNCTION, abort_when_late);
+    curl_easy_setopt(h, CURLOPT_XFERINFODATA, t);
     CURLcode rc = curl_easy_perform(h);
     if (rc == CURLE_OK)
         curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &code);
@@ -91,8 +113,6 @@ static void export_batch(struct otel *t, struct list *batch)
     struct otel_span *spans[256];
     struct list *node, *next;
     size_t n = 0, total = 0;
-    uint64_t give_up = atomic_load(&t->give_up_ns);
-    bool late = give_up && otel_now_ns(CLOCK_MONOTONIC) > give_up;
     struct otel_resource res = {
         .service = t->cfg.service, .version = t->version, .attrs = t->cfg.resource};
 
@@ -103,7 +123,8 @@ static void export_batch(struct otel *t, struct list *batch)
         if (n < sizeof spans / sizeof *spans && next != batch)
             continue;
         bool ok = false;
-        if (!late) {
+        uint64_t give_up = atomic_load(&t->give_up_ns); /* each chunk: a stop may have begun */
+        if (!(give_up && otel_now_ns(CLOCK_MONOTONIC) > give_up)) {
             struct buf body;
             buf_init(&body, 0);
             if (t->cfg.protocol == OTEL_PROTO_JSON)
@@ -254,6 +275,8 @@ bool otel_exporter_stop(struct otel *t, unsigned wait_ms)
     pthread_cond_destroy(&t->ended);
     if (t->easy)
         curl_easy_cleanup(t->easy);
+    for (struct curl_slist *i = t->hdrs; i; i = i->next) /* an API key may be among them */
+        explicit_bzero(i->data, strlen(i->data));
     curl_slist_free_all(t->hdrs);
     t->easy = NULL;
     t->hdrs = NULL;

@@ -13,6 +13,7 @@
 #include "mem.h"
 #include "metrics.h"
 #include "span.h"
+#include "utf8.h"
 
 uint64_t otel_now_ns(int clock)
 {
@@ -67,18 +68,31 @@ void otel_metrics(const struct otel *t, struct buf *out)
                         METRIC_COUNTER, t ? (double)atomic_load(&t->failures) : 0);
 }
 
-/* Copies s into the span's text; OTEL_NO_TEXT when there is no room even for a cut copy. */
-static uint16_t put_text(struct otel_span *s, const char *v)
+/* Copies v into the span's text, at most OTEL_VALUE_MAX bytes of it cut at a character
+ * boundary, as valid UTF-8 (proto3 strings must be: a collector refuses the whole export
+ * otherwise, and values come from clients); OTEL_NO_TEXT when there is no room. */
+static uint16_t put_text_max(struct otel_span *s, const char *v, size_t cap)
 {
     size_t room = OTEL_SPAN_TEXT - s->used;
     if (room < 2)
         return OTEL_NO_TEXT;
-    size_t n = strnlen(v, room - 1);
+    size_t max = room - 1 < cap ? room - 1 : cap;
+    size_t n = strnlen(v, max);
+    if (v[n] != '\0')
+        while (n > 0 && ((unsigned char)v[n] & 0xc0) == 0x80)
+            n--; /* not into the middle of a character */
     uint16_t off = s->used;
     memcpy(s->text + off, v, n);
     s->text[off + n] = '\0';
-    s->used = (uint16_t)(s->used + n + 1);
+    if (!utf8_valid(s->text + off, n))
+        utf8_clean(s->text + off);
+    s->used = (uint16_t)(s->used + strlen(s->text + off) + 1);
     return off;
+}
+
+static uint16_t put_text(struct otel_span *s, const char *v)
+{
+    return put_text_max(s, v, OTEL_VALUE_MAX);
 }
 
 /* n bytes from the kernel's CSPRNG, through the tracer's pool. */
@@ -130,7 +144,7 @@ struct otel_span *otel_span_start_in(struct otel *t, const char *name, enum otel
     s->ctx.flags = parent->flags;
     s->sampled = (parent->flags & OTEL_FLAG_SAMPLED) != 0;
     if (tracestate)
-        s->tracestate = put_text(s, tracestate);
+        s->tracestate = put_text_max(s, tracestate, OTEL_TRACESTATE_MAX);
     new_ids(t, s, false);
     return s;
 }
@@ -168,19 +182,23 @@ void otel_span_set_remote_parent(struct otel_span *s, const struct otel_ctx *par
     s->ctx.flags =
         (uint8_t)((parent->flags & ~OTEL_FLAG_SAMPLED) | (s->sampled ? OTEL_FLAG_SAMPLED : 0));
     /* The tracestate goes with its traceparent: one set earlier is another context's. */
-    s->tracestate =
-        tracestate && otel_tracestate_ok(tracestate) ? put_text(s, tracestate) : OTEL_NO_TEXT;
+    s->tracestate = tracestate && otel_tracestate_ok(tracestate)
+                        ? put_text_max(s, tracestate, OTEL_TRACESTATE_MAX)
+                        : OTEL_NO_TEXT;
 }
 
 void otel_span_set_name(struct otel_span *s, const char *name)
 {
-    if (s)
-        s->name = put_text(s, name);
+    uint16_t off = s ? put_text(s, name) : OTEL_NO_TEXT;
+    if (off != OTEL_NO_TEXT) /* no room: the name it has is better than none */
+        s->name = off;
 }
 
+/* Recorded whether sampled or not: a parent in params._meta may sample the span after the
+ * request's first attributes were set. */
 static struct otel_attr *attr(struct otel_span *s, const char *key)
 {
-    if (s == NULL || !s->sampled)
+    if (s == NULL)
         return NULL;
     /* Keys are literals: the same key set again is the same pointer (no string compares on a
      * request's path). */

@@ -40,6 +40,9 @@ struct otel_span {
 };
 
 #define OTEL_NO_TEXT 0xffffu
+#define OTEL_VALUE_MAX                                                                             \
+    256 /* bytes of one text value or name: a client's id or header cannot                         \
+           crowd out the others */
 
 /* The text at off, or NULL for OTEL_NO_TEXT. */
 static inline const char *otel_span_text(const struct otel_span *s, uint16_t off)

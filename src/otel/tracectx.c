@@ -42,7 +42,9 @@ bool otel_traceparent_parse(const char *s, struct otel_ctx *out)
         return false;
     if (otel_id_zero(c.trace_id, 16) || otel_id_zero(c.span_id, 8))
         return false;
-    c.flags = flags[0];
+    /* W3C Trace Context: only the sampled bit is ours to read and pass on; the others are
+     * zero in what we send, whatever the caller set. */
+    c.flags = flags[0] & 0x01;
     *out = c;
     return true;
 }

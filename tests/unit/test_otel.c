@@ -20,6 +20,7 @@
 #include "otlp.h"
 #include "pbwriter.h"
 #include "span.h"
+#include "utf8.h"
 
 static void traceparent_round_trip(void **state)
 {
@@ -37,6 +38,10 @@ static void traceparent_round_trip(void **state)
     assert_true(otel_traceparent_parse(
         "cc-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-00-what-comes", &c));
     assert_int_equal(c.flags, 0);
+    /* Flags other than sampled are not ours to pass on (W3C: set to zero). */
+    assert_true(
+        otel_traceparent_parse("00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-ff", &c));
+    assert_int_equal(c.flags, 0x01);
 }
 
 static void traceparent_refusals(void **state)
@@ -394,9 +399,26 @@ static void span_context_and_caps(void **state)
     big[sizeof big - 1] = '\0';
     otel_span_str(s, "big", big);
     assert_int_equal(s->nattrs, 1);
-    assert_true(strlen(s->text + s->attrs[0].v.off) < OTEL_SPAN_TEXT);
+    /* One value is capped, so a client's long id cannot crowd out the others. */
+    assert_int_equal(strlen(s->text + s->attrs[0].v.off), OTEL_VALUE_MAX);
+    for (size_t i = 0; i < 5; i++)
+        otel_span_str(s, keys[i], big); /* the fifth is cut to what is left */
+    assert_int_equal(s->nattrs, 6);
     otel_span_str(s, "more", "y"); /* no room left: not kept */
-    assert_int_equal(s->nattrs, 1);
+    assert_int_equal(s->nattrs, 6);
+    otel_span_set_name(s, "renamed"); /* no room: the name it has stays */
+    assert_string_equal(otel_span_text(s, s->name), "text");
+    otel_span_discard(s);
+    /* Values are valid UTF-8 whatever a client sent, and never cut inside a character. */
+    s = otel_span_start(t, "utf8", OTEL_KIND_INTERNAL, NULL);
+    otel_span_str(s, "bad", "ab\xff\xfe");
+    const char *bad = s->text + s->attrs[0].v.off;
+    assert_true(utf8_valid(bad, strlen(bad)));
+    char wide[OTEL_VALUE_MAX + 8];
+    memset(wide, 'x', OTEL_VALUE_MAX - 1);
+    strcpy(wide + OTEL_VALUE_MAX - 1, "\xc3\xa9z"); /* an é across the cap */
+    otel_span_str(s, "wide", wide);
+    assert_int_equal(strlen(s->text + s->attrs[1].v.off), OTEL_VALUE_MAX - 1);
     otel_span_discard(s);
     otel_free(t, 500);
 }
