@@ -797,13 +797,13 @@ const struct config_key config_keys[] = {
      .field = CONFIG_NO_FIELD,
      .dflt = 2048,
      .min = 1,
-     .max = 1000000,
+     .max = 65536,
      .scale = 1,
      .unit = "spans",
-     .err = "OTEL_BSP_MAX_QUEUE_SIZE must be 1-1000000 spans",
-     .summary = "Spans waiting for export at most; more are dropped and counted "
-                "(hermes_mcp_otel_spans_dropped_total), so a slow collector never stalls a "
-                "request."},
+     .err = "OTEL_BSP_MAX_QUEUE_SIZE must be 1-65536 spans",
+     .summary = "Spans waiting for export at most (about 2 KiB each while queued); more are "
+                "dropped and counted (hermes_mcp_otel_spans_dropped_total), so a slow collector "
+                "never stalls a request."},
     {.key = "OTEL_BSP_SCHEDULE_DELAY",
      .type = CONFIG_UINT,
      .section = CONFIG_SEC_TRACING,
@@ -822,10 +822,10 @@ const struct config_key config_keys[] = {
      .field = CONFIG_NO_FIELD,
      .dflt = 512,
      .min = 1,
-     .max = 1000000,
+     .max = 65536,
      .scale = 1,
      .unit = "spans",
-     .err = "OTEL_BSP_MAX_EXPORT_BATCH_SIZE must be 1-1000000 spans",
+     .err = "OTEL_BSP_MAX_EXPORT_BATCH_SIZE must be 1-65536 spans",
      .summary = "Spans in one export at most."},
 };
 const size_t config_nkeys = sizeof config_keys / sizeof *config_keys;

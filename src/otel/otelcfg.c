@@ -177,12 +177,15 @@ bool otel_config_parse(struct otel_config *c, otel_getenv_fn *get, void *arg, ch
         snprintf(err, errlen, "OTEL_EXPORTER_OTLP_TIMEOUT must be 1-600000 milliseconds");
         goto fail;
     }
-    if (!parse_uint(get("OTEL_BSP_MAX_QUEUE_SIZE", arg), 1, 1000000, &c->queue_max) ||
-        !parse_uint(get("OTEL_BSP_MAX_EXPORT_BATCH_SIZE", arg), 1, 1000000, &c->batch_max) ||
+    /* A queued span holds about 2 KiB (its text area and attribute slots): 65536 of them are
+     * 128 MiB, as far as a queue of spans should ever go. */
+    if (!parse_uint(get("OTEL_BSP_MAX_QUEUE_SIZE", arg), 1, 65536, &c->queue_max) ||
+        !parse_uint(get("OTEL_BSP_MAX_EXPORT_BATCH_SIZE", arg), 1, 65536, &c->batch_max) ||
         !parse_uint(get("OTEL_BSP_SCHEDULE_DELAY", arg), 0, 600000, &c->delay_ms)) {
         snprintf(err, errlen,
                  "OTEL_BSP_MAX_QUEUE_SIZE and OTEL_BSP_MAX_EXPORT_BATCH_SIZE must be "
-                 "1-1000000 spans, OTEL_BSP_SCHEDULE_DELAY 0-600000 milliseconds");
+                 "1-65536 spans (about 2 KiB each while queued), OTEL_BSP_SCHEDULE_DELAY 0-600000 "
+                 "milliseconds");
         goto fail;
     }
     if (c->batch_max > c->queue_max)
