@@ -84,7 +84,10 @@ static uint16_t put_text_max(struct otel_span *s, const char *v, size_t cap)
     uint16_t off = s->used;
     memcpy(s->text + off, v, n);
     s->text[off + n] = '\0';
-    if (!utf8_valid(s->text + off, n))
+    unsigned char high = 0; /* ASCII, nearly always: no character to check */
+    for (size_t i = 0; i < n; i++)
+        high |= (unsigned char)s->text[off + i];
+    if ((high & 0x80) && !utf8_valid(s->text + off, n))
         utf8_clean(s->text + off);
     s->used = (uint16_t)(s->used + strlen(s->text + off) + 1);
     return off;
