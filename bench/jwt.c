@@ -3,12 +3,12 @@
  * jwt_parse + jwt_verify + jwt_check_claims + jwt_cleanup, and each part alone; the median of
  * ROUNDS rounds. Keys are made and tokens signed at start, as a provider would. Prints a
  * Markdown table. Build and run: make bench-jwt (bench/RESULTS.md, "JWT verification"). */
+#include <math.h>
 #include <openssl/core_names.h>
 #include <openssl/crypto.h>
 #include <openssl/ec.h>
 #include <openssl/evp.h>
 #include <openssl/rsa.h>
-#include <math.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
