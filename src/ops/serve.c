@@ -53,7 +53,8 @@ static int store_check(const struct config *cfg, const char *file)
     char err[600];
     PGconn *pg = storeschema_connect(cfg->store_url, cfg->store_password, err, sizeof err);
     int v = pg ? storeschema_version(pg, err, sizeof err) : -1;
-    PQfinish(pg);
+    if (pg) /* without libpq loaded there is no PQfinish to call */
+        PQfinish(pg);
     if (v < 0) {
         fprintf(stderr, "hermes-mcp: %s\n", err);
         return EXIT_FAIL;

@@ -42,6 +42,8 @@ PGconn *storeschema_connect(const char *url, const char *password, char *err, si
         keys[2] = "application_name", vals[2] = "hermes-mcp";
         keys[3] = NULL, vals[3] = NULL;
     }
+    if (!pgrt_load(err, errlen))
+        return NULL;
     PGconn *pg = PQconnectdbParams(keys, vals, 1);
     if (pg == NULL || PQstatus(pg) != CONNECTION_OK) {
         pg_error("cannot connect to STORE_URL", pg ? PQerrorMessage(pg) : "out of memory", err,

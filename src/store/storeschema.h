@@ -5,14 +5,15 @@
  * command line and the server's start, before the event loop runs. */
 #ifndef HM_STORESCHEMA_H
 #define HM_STORESCHEMA_H
-#include <libpq-fe.h>
 #include <stdbool.h>
 #include <stddef.h>
+
+#include "pgrt.h"
 
 #define STORESCHEMA_VERSION 1
 
 /* A blocking connection (libpq's own connect timeout: 10 s unless the URL says otherwise),
- * or NULL with a one-line reason (no password in it) in err. */
+ * libpq loaded first; or NULL with a one-line reason (no password in it) in err. */
 PGconn *storeschema_connect(const char *url, const char *password, char *err, size_t errlen);
 /* The database's schema version: 0 when it has none (never initialised); -1 with err on an
  * error. */

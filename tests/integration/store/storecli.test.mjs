@@ -123,6 +123,22 @@ test('running servers are replicas with a heartbeat, gone at a clean stop', asyn
   }
 });
 
+test('without a loadable libpq: serve and store name the library and the package', async () => {
+  const e = await envFor({ MCP_PORT: '0', MCP_AUTH_TOKEN: 'a'.repeat(64) });
+  writeFileSync(join(e.dir, 'libpq.so.5'), 'not a shared library\n');
+  for (const args of [['serve'], ['store', 'init']]) {
+    const r = await new Promise((resolve) => {
+      const p = spawn(HERMES, [...args, '--env-file', e.file], { env: { ...process.env, LD_LIBRARY_PATH: e.dir } });
+      let err = '';
+      p.stderr.on('data', (d) => { err += d; });
+      p.on('close', (code) => resolve({ code, err }));
+    });
+    assert.equal(r.code, 1, r.err);
+    assert.match(r.err, /libpq\.so\.5 cannot be loaded \(.*\); install libpq5/);
+  }
+  e.done();
+});
+
 test('STORE_URL with a password in it is refused, the password never shown', async () => {
   const dir = mkdtempSync(join(tmpdir(), 'hm-storecli-'));
   const file = join(dir, 'env');
