@@ -8,11 +8,11 @@
 // bench that measures something else.
 //
 // Nothing outlives the test file: a cluster not stopped is shut down (and its directory removed)
-// when the process exits, and the postmaster gets SIGINT (fast shutdown) from the kernel if the
+// when the process exits or is ended by SIGINT, SIGTERM or SIGHUP, and the postmaster gets SIGINT (fast shutdown) from the kernel if the
 // process dies without exiting (setpriv --pdeathsig); only the directory then stays behind.
 import { spawn } from 'node:child_process';
-import { chownSync, closeSync, mkdtempSync, openSync, readFileSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { chownSync, closeSync, existsSync, mkdtempSync, openSync, readFileSync, rmSync } from 'node:fs';
+import { constants as osConstants, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { freePort, sleep } from './lib.mjs';
 
@@ -52,9 +52,20 @@ function exec(argv, { input, env = pgEnv() } = {}) {
   });
 }
 
-// Clusters still running, shut down when the process exits.
+// Clusters still running, shut down when the process exits. While there are some, SIGINT,
+// SIGTERM and SIGHUP (a runner's timeout, ^C) exit the process the same way, so that they are
+// shut down and removed then too; with none, those signals keep Node's default.
 const live = new Set();
 process.on('exit', () => { for (const c of live) c.exitNow(); });
+const SIGNALS = ['SIGINT', 'SIGTERM', 'SIGHUP'];
+const onSignal = (sig) => process.exit(128 + osConstants.signals[sig]);
+function track(pg) {
+  if (live.size === 0) for (const s of SIGNALS) process.on(s, onSignal);
+  live.add(pg);
+}
+function untrack(pg) {
+  if (live.delete(pg) && live.size === 0) for (const s of SIGNALS) process.off(s, onSignal);
+}
 
 // A synchronous pause (the 'exit' handler cannot await).
 const pause = (ms) => Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, ms);
@@ -63,6 +74,9 @@ const pause = (ms) => Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 
 // binds it), durable (default true), settings ({name: value} more postgres -c settings).
 // Returns { url, port, dataDir, dir, logPath, log(), psql(sql, {db}), stop(), kill(), restart() }.
 export async function startPostgres({ port, durable = true, settings = {} } = {}) {
+  if (!existsSync(join(PG_BIN, 'postgres'))) {
+    throw new Error(`no PostgreSQL 15 in ${PG_BIN}: scripts/deps.sh installs it (deps.apt: postgresql)`);
+  }
   const dir = mkdtempSync(join(tmpdir(), 'hm-pg-'));
   const dataDir = join(dir, 'data');
   const logPath = join(dir, 'postgres.log');
@@ -155,7 +169,7 @@ export async function startPostgres({ port, durable = true, settings = {} } = {}
     // The end of the cluster: an immediate shutdown (SIGQUIT: the postmaster ends its backends
     // and exits, no checkpoint for data about to go), then its directory is removed.
     async stop() {
-      live.delete(pg);
+      untrack(pg);
       await down('SIGQUIT');
       if (!removed && process.env.HM_PG_KEEP !== '1') rmSync(dir, { recursive: true, force: true });
       removed = true;
@@ -181,7 +195,7 @@ export async function startPostgres({ port, durable = true, settings = {} } = {}
       if (process.env.HM_PG_KEEP !== '1') rmSync(dir, { recursive: true, force: true });
     },
   };
-  live.add(pg);
+  track(pg);
   try {
     await up(true);
     await pg.psql(`CREATE DATABASE ${PG_DB}`, { db: 'postgres' });

@@ -2,7 +2,8 @@
 // Debian's PostgreSQL 15 of its own (run as nobody when the tests run as root), on 127.0.0.1 and a
 // free port, with the durability settings the store is tested with; psql writes and reads back;
 // two clusters at once are two; restart and crash recovery keep committed rows; stop() frees the
-// port and the directory; a test process that forgets stop(), or is killed, leaves no server.
+// port and the directory; a test process that forgets stop(), is ended by a signal or is killed
+// leaves no server.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
@@ -134,6 +135,16 @@ async function childCluster(how) {
 test('a test process that ends without stop(): the cluster is shut down and its directory removed', async () => {
   const { started, exited } = await childCluster('exit');
   assert.deepEqual(await exited, { code: 0, signal: null }, 'the process ends on its own: the cluster does not hold it');
+  assert.equal(alive(started.pid), false, 'the postmaster is gone');
+  assert.equal(await refused(started.port), true);
+  assert.equal(existsSync(started.dir), false, 'the directory is removed');
+});
+
+test('a test process ended by SIGTERM (a runner\'s timeout): the cluster is shut down and its directory removed', async () => {
+  const { child, started, exited } = await childCluster('hang');
+  assert.equal(await refused(started.port), false, 'running while the process lives');
+  child.kill('SIGTERM');
+  assert.deepEqual(await exited, { code: 128 + 15, signal: null }, 'the process exits as SIGTERM would end it');
   assert.equal(alive(started.pid), false, 'the postmaster is gone');
   assert.equal(await refused(started.port), true);
   assert.equal(existsSync(started.dir), false, 'the directory is removed');
