@@ -160,11 +160,12 @@ export async function startPostgres({ port, durable = true, settings = {} } = {}
     get url() { return `postgresql://${PG_USER}@127.0.0.1:${port}/${PG_DB}`; },
     get pid() { return proc?.pid; },
     // Runs sql (any number of statements) through psql in the server's database (or db); resolves
-    // its output (unaligned, tuples only: "a|b" a row, a line each), rejects on any error.
+    // its output without the final newline (unaligned, tuples only: "a|b" a row, rows joined by
+    // "\n", '' for none), rejects on any error.
     async psql(sql, { db = PG_DB } = {}) {
       const r = await exec(psqlArgs(db), { input: sql });
       if (r.code !== 0) throw new Error(`psql exited with ${r.code}: ${r.stderr.trim()}`);
-      return r.stdout;
+      return r.stdout.replace(/\n$/, '');
     },
     // The end of the cluster: an immediate shutdown (SIGQUIT: the postmaster ends its backends
     // and exits, no checkpoint for data about to go), then its directory is removed.

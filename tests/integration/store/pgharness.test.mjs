@@ -42,15 +42,16 @@ test('a cluster of its own: as nobody under root, 127.0.0.1 only, durable, a tab
     assert.ok(existsSync(join(pg.dir, `.s.PGSQL.${pg.port}`)), 'the unix socket is in the cluster directory');
     // The settings the store's durability is tested with are PostgreSQL's own defaults.
     const show = await pg.psql('SHOW listen_addresses; SHOW fsync; SHOW synchronous_commit; SHOW full_page_writes; SELECT current_user, current_database(), current_setting(\'server_version_num\')::int / 10000');
-    assert.deepEqual(show.trim().split('\n'), ['127.0.0.1', 'on', 'on', 'on', `${PG_USER}|${PG_DB}|15`]);
+    assert.deepEqual(show.split('\n'), ['127.0.0.1', 'on', 'on', 'on', `${PG_USER}|${PG_DB}|15`]);
     await pg.psql(`CREATE TABLE runs (id text PRIMARY KEY, body jsonb NOT NULL);
       INSERT INTO runs VALUES ('r1', '{"state":"done","n":1}'), ('r2', '{"state":"working"}');`);
-    assert.equal(await pg.psql("SELECT id, body->>'state' FROM runs ORDER BY id"), 'r1|done\nr2|working\n');
+    assert.equal(await pg.psql("SELECT id, body->>'state' FROM runs ORDER BY id"), 'r1|done\nr2|working');
     // A failing statement rejects, with PostgreSQL's message.
     await assert.rejects(pg.psql("INSERT INTO runs VALUES ('r1', '{}')"), /duplicate key value violates unique constraint/);
     await assert.rejects(pg.psql('SELECT * FROM nothing_here'), /relation "nothing_here" does not exist/);
     // psql reaches the cluster the URL names, and only that one.
-    assert.equal(await pg.psql('SELECT count(*) FROM runs'), '2\n');
+    assert.equal(await pg.psql('SELECT count(*) FROM runs'), '2');
+    assert.equal(await pg.psql("SELECT id FROM runs WHERE id = 'none'"), '', 'no row: empty');
   } finally {
     await pg.stop();
   }
@@ -66,11 +67,11 @@ test('two clusters at once: two ports, two data directories, a table in one is n
     assert.notEqual(a.dataDir, b.dataDir);
     await a.psql("CREATE TABLE t (v text); INSERT INTO t VALUES ('a')");
     await b.psql("CREATE TABLE t (v text); INSERT INTO t VALUES ('b')");
-    assert.equal(await a.psql('SELECT v FROM t'), 'a\n');
-    assert.equal(await b.psql('SELECT v FROM t'), 'b\n');
+    assert.equal(await a.psql('SELECT v FROM t'), 'a');
+    assert.equal(await b.psql('SELECT v FROM t'), 'b');
     await a.stop();
     assert.equal(await refused(a.port), true);
-    assert.equal(await b.psql('SELECT v FROM t'), 'b\n', 'stopping one leaves the other running');
+    assert.equal(await b.psql('SELECT v FROM t'), 'b', 'stopping one leaves the other running');
   } finally {
     await a.stop();
     await b.stop();
@@ -88,7 +89,7 @@ test('restart keeps the data; after kill() (SIGKILL of every process) crash reco
     assert.equal(alive(pid1), false);
     assert.equal(pg.port, port, 'the same port');
     assert.equal(pg.url, url, 'the same URL');
-    assert.equal(await pg.psql('SELECT v FROM results'), 'before restart\n');
+    assert.equal(await pg.psql('SELECT v FROM results'), 'before restart');
     // Committed with synchronous_commit on: durable once COMMIT returned, whatever happens next.
     await pg.psql("INSERT INTO results VALUES (2, 'before the crash')");
     const pid2 = pg.pid;
@@ -97,7 +98,7 @@ test('restart keeps the data; after kill() (SIGKILL of every process) crash reco
     assert.equal(await refused(port), true, 'nothing listens after kill()');
     await pg.restart();
     assert.match(pg.log(), /database system was interrupted|was not properly shut down/, 'crash recovery ran');
-    assert.equal(await pg.psql('SELECT id, v FROM results ORDER BY id'), '1|before restart\n2|before the crash\n');
+    assert.equal(await pg.psql('SELECT id, v FROM results ORDER BY id'), '1|before restart\n2|before the crash');
   } finally {
     await pg.stop();
   }
@@ -107,7 +108,7 @@ test('durable: false turns fsync, synchronous_commit and full_page_writes off (b
   const pg = await startPostgres({ durable: false, settings: { max_connections: 20 } });
   try {
     assert.equal(await pg.psql('SHOW fsync; SHOW synchronous_commit; SHOW full_page_writes; SHOW max_connections'),
-      'off\noff\noff\n20\n');
+      'off\noff\noff\n20');
   } finally {
     await pg.stop();
   }
