@@ -86,7 +86,9 @@ static void leave(struct pgconn *c)
 /* The message libpq gives, one line, capped. */
 static char *one_line(const char *msg)
 {
-    char *s = xstrndup(msg ? msg : "unknown error", ERROR_MAX);
+    if (msg == NULL)
+        msg = "unknown error";
+    char *s = xstrndup(msg, strnlen(msg, ERROR_MAX)); /* xstrndup copies n bytes */
     for (char *p = s; *p; p++)
         if (*p == '\n' || *p == '\r' || *p == '\t')
             *p = ' ';
