@@ -9,7 +9,7 @@ import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { connect } from 'node:net';
 import { existsSync, readFileSync, rmSync, statSync } from 'node:fs';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { startPostgres, PG_USER, PG_DB } from '../../lib/pg.mjs';
 import { until } from '../../lib/lib.mjs';
 
@@ -65,6 +65,7 @@ test('two clusters at once: two ports, two data directories, a table in one is n
   try {
     assert.notEqual(a.port, b.port);
     assert.notEqual(a.dataDir, b.dataDir);
+    assert.equal(a.template, b.template, 'both copied from the one initdb of this process');
     await a.psql("CREATE TABLE t (v text); INSERT INTO t VALUES ('a')");
     await b.psql("CREATE TABLE t (v text); INSERT INTO t VALUES ('b')");
     assert.equal(await a.psql('SELECT v FROM t'), 'a');
@@ -72,6 +73,13 @@ test('two clusters at once: two ports, two data directories, a table in one is n
     await a.stop();
     assert.equal(await refused(a.port), true);
     assert.equal(await b.psql('SELECT v FROM t'), 'b', 'stopping one leaves the other running');
+    // A cluster started after these has none of their tables: the template stays as initdb made it.
+    const c = await startPostgres();
+    try {
+      assert.equal(await c.psql("SELECT count(*) FROM pg_tables WHERE tablename = 't'"), '0');
+    } finally {
+      await c.stop();
+    }
   } finally {
     await a.stop();
     await b.stop();
@@ -119,7 +127,7 @@ test('durable: false turns fsync, synchronous_commit and full_page_writes off (b
 async function childCluster(how) {
   const script = `import { startPostgres } from ${JSON.stringify(PG_MJS)};
     const pg = await startPostgres();
-    console.log(JSON.stringify({ port: pg.port, pid: pg.pid, dir: pg.dir }));
+    console.log(JSON.stringify({ port: pg.port, pid: pg.pid, dir: pg.dir, template: pg.template }));
     if (${JSON.stringify(how)} === 'hang') setInterval(() => {}, 1000);`;
   const child = spawn(process.execPath, ['--input-type=module', '-e', script], { stdio: ['ignore', 'pipe', 'pipe'] });
   let out = '';
@@ -139,6 +147,7 @@ test('a test process that ends without stop(): the cluster is shut down and its 
   assert.equal(alive(started.pid), false, 'the postmaster is gone');
   assert.equal(await refused(started.port), true);
   assert.equal(existsSync(started.dir), false, 'the directory is removed');
+  assert.equal(existsSync(dirname(started.template)), false, 'the template is removed');
 });
 
 test('a test process ended by SIGTERM (a runner\'s timeout): the cluster is shut down and its directory removed', async () => {
@@ -149,6 +158,7 @@ test('a test process ended by SIGTERM (a runner\'s timeout): the cluster is shut
   assert.equal(alive(started.pid), false, 'the postmaster is gone');
   assert.equal(await refused(started.port), true);
   assert.equal(existsSync(started.dir), false, 'the directory is removed');
+  assert.equal(existsSync(dirname(started.template)), false, 'the template is removed');
 });
 
 test('a test process killed with SIGKILL: the kernel tells the postmaster, which shuts down', async () => {
@@ -162,5 +172,6 @@ test('a test process killed with SIGKILL: the kernel tells the postmaster, which
   } finally {
     if (alive(started.pid)) process.kill(started.pid, 'SIGKILL');
     rmSync(started.dir, { recursive: true, force: true });
+    rmSync(dirname(started.template), { recursive: true, force: true });
   }
 });
