@@ -1,15 +1,16 @@
 // A real PostgreSQL 15 (Debian's, /usr/lib/postgresql/15/bin) for the store's tests: each
 // startPostgres() makes its own cluster in a fresh temporary directory (a copy of one made by
 // initdb once per process, trust authentication, with a database for the server), listening on
-// 127.0.0.1 only, on a free port, its unix socket in that directory. initdb and postgres refuse to run as root: run as root (CI), the
-// cluster belongs to nobody and both run as nobody (setpriv); run as a user, they run as that user.
-// Durability settings stay PostgreSQL's defaults (fsync, synchronous_commit, full_page_writes
-// on): the store's durability is what the tests check; { durable: false } turns them off for a
-// bench that measures something else.
+// 127.0.0.1 only, on a free port, its unix socket in that directory. initdb and postgres refuse
+// to run as root: run as root (CI), the clusters belong to nobody and run as nobody (setpriv);
+// run as a user, they run as that user. Durability settings stay PostgreSQL's defaults (fsync,
+// synchronous_commit, full_page_writes on): the store's durability is what the tests check;
+// { durable: false } turns them off for a bench that measures something else.
 //
 // Nothing outlives the test file: a cluster not stopped is shut down (and its directory removed)
-// when the process exits or is ended by SIGINT, SIGTERM or SIGHUP, and the postmaster gets SIGINT (fast shutdown) from the kernel if the
-// process dies without exiting (setpriv --pdeathsig); only the directory then stays behind.
+// when the process exits or is ended by SIGINT, SIGTERM or SIGHUP; if the process dies without
+// exiting (SIGKILL), the kernel sends the postmaster SIGINT, a fast shutdown (setpriv
+// --pdeathsig), and only the directories stay behind.
 import { spawn } from 'node:child_process';
 import { chownSync, closeSync, existsSync, mkdtempSync, openSync, readFileSync, rmSync } from 'node:fs';
 import { constants as osConstants, tmpdir } from 'node:os';
