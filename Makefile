@@ -37,7 +37,7 @@ LAYER_INC_approvals := $(LAYER_INC_base) approvals
 LAYER_INC_bridge := $(LAYER_INC_mcp) approvals bridge
 LAYER_INC_gateway := $(LAYER_INC_mcp) approvals gateway
 LAYER_INC_auth   := $(LAYER_INC_http) auth
-LAYER_INC_app    := $(LAYER_INC_mcp) auth approvals app
+LAYER_INC_app    := $(LAYER_INC_mcp) store auth approvals app
 LAYER_INC_ops    := $(LAYERS)
 ALL_INC  := $(addprefix -Isrc/,$(LAYERS))
 # Linked top layer first, so each library resolves against the ones after it.
