@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "approvals.h"
+#include "apprshare.h"
 #include "audit.h"
 #include "authserver.h"
 #include "callgate.h"
@@ -438,6 +439,8 @@ int app_run(const struct app_opts *o)
     if (o->cfg->audit_path)
         a.audit = audit_new(o->cfg->audit_path, AUDIT_ROTATE_BYTES, AUDIT_KEEP);
     open_approvals(&a);
+    a.apprshare = apprshare_start(a.loop, a.cfg->store_url, a.cfg->store_password,
+                                  replica_id(a.replica), a.approvals, a.ctl);
     if (!setup_providers(&a))
         goto out;
     if (a.draining) { /* SIGTERM while setting up (the gateway's start-up wait): never serve */
@@ -515,8 +518,9 @@ out:
             o->providers[i].ops->teardown(o->providers[i].self);
     }
     httpd_free(a.httpd);
-    app_stop_oidc(&a);               /* after httpd: no request waits on a provider any more */
-    replica_stop(a.replica, a.loop); /* the replica leaves the store's list */
+    app_stop_oidc(&a);                   /* after httpd: no request waits on a provider any more */
+    apprshare_stop(a.apprshare, a.loop); /* before the queue and the socket it serves */
+    replica_stop(a.replica, a.loop);     /* the replica leaves the store's list */
     ctlsock_free(a.ctl);
     reaper_free(a.reaper);
     approvals_free(a.approvals); /* after teardown: providers withdraw what they queued */

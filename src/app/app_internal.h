@@ -41,6 +41,7 @@ struct app {
     struct otel *otel;               /* with OTEL_EXPORTER_OTLP_*ENDPOINT: the tracer, else NULL */
     struct metric *mcp_duration;     /* mcp.server.operation.duration (tracing.c) */
     struct replica *replica;         /* with STORE_URL: this server's heartbeat there */
+    struct apprshare *apprshare;     /* with STORE_URL: the approval queue every replica shares */
     struct oidc *oidc;               /* with OIDC_ISSUER_URL: external providers' tokens */
     struct httpc *oidc_http;         /* its fetches */
     char *resource_url;              /* the resource the protected resource metadata names */

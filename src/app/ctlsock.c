@@ -141,10 +141,15 @@ char *ctlsock_path(const char *env_file)
 
 /* ---- the server ---- */
 
+struct ctl_wait {
+    struct conn *conn; /* NULL once the peer went away */
+};
+
 struct conn {
     struct ctlsock *s;
     int fd;
     pid_t pid;
+    struct ctl_wait *wait; /* a forwarded request's answer to come */
     struct loop_watch *w;
     struct loop_timer *idle;
     char in[CTL_LINE_MAX + 1];
@@ -166,10 +171,14 @@ struct ctlsock {
     struct conn *conns[CTL_MAX_CONNS];
     ctl_status_fn *status;
     void *status_arg;
+    ctl_forward_fn *forward;
+    void *forward_arg;
 };
 
 static void conn_close(struct conn *c)
 {
+    if (c->wait)
+        c->wait->conn = NULL; /* its answer, when it comes, goes nowhere */
     for (size_t i = 0; i < CTL_MAX_CONNS; i++)
         if (c->s->conns[i] == c)
             c->s->conns[i] = NULL;
@@ -188,12 +197,27 @@ static char *answer_error(const char *code)
     return s;
 }
 
-static char *answer(struct conn *c, const char *line, size_t n)
+/* NULL (and *deferred) when the forward hook answers later. */
+static char *answer(struct conn *c, const char *line, size_t n, bool *deferred)
 {
     struct ctl_request r;
     const char *err;
+    *deferred = false;
     if (!ctlsock_parse_request(line, n, &r, &err))
         return answer_error(err);
+    if (r.op != CTL_STATUS && c->s->forward) {
+        char who[200];
+        snprintf(who, sizeof who, "%s pid %d", c->s->decider, (int)c->pid);
+        struct ctl_wait *w = xcalloc(1, sizeof *w);
+        w->conn = c;
+        c->wait = w;
+        if (c->s->forward(c->s->forward_arg, &r, who, w)) {
+            *deferred = true;
+            return NULL;
+        }
+        c->wait = NULL;
+        free(w);
+    }
     json_t *j;
     if (r.op == CTL_LIST) {
         j = json_pack("{s:b, s:o}", "ok", 1, "pending", approvals_list_json(c->s->q));
@@ -251,7 +275,10 @@ static void conn_read(struct conn *c)
         char *nl = memchr(c->in + c->in_len, '\n', (size_t)got);
         c->in_len += (size_t)got;
         if (nl) {
-            start_answer(c, answer(c, c->in, (size_t)(nl - c->in)));
+            bool deferred;
+            char *text = answer(c, c->in, (size_t)(nl - c->in), &deferred);
+            if (!deferred)
+                start_answer(c, text);
             return;
         }
     }
@@ -270,12 +297,23 @@ static void conn_write(struct conn *c)
     conn_close(c);
 }
 
+/* A peer waiting for a forwarded answer has nothing more to say: only its going away counts. */
+static void conn_waiting(struct conn *c)
+{
+    char scratch[256];
+    ssize_t got = read(c->fd, scratch, sizeof scratch);
+    if (got == 0 || (got < 0 && errno != EAGAIN && errno != EINTR))
+        conn_close(c);
+}
+
 static void conn_io(struct loop *l, int fd, uint32_t events, void *arg)
 {
     (void)l;
     (void)fd;
     struct conn *c = arg;
-    if (c->out)
+    if (c->wait && !c->out)
+        conn_waiting(c);
+    else if (c->out)
         conn_write(c);
     else if (events & (EPOLLIN | EPOLLHUP | EPOLLERR))
         conn_read(c);
@@ -483,4 +521,23 @@ void ctlsock_free(struct ctlsock *s)
     close(s->fd);
     free(s->path);
     free(s);
+}
+
+void ctlsock_set_forward(struct ctlsock *s, ctl_forward_fn *fn, void *arg)
+{
+    if (s) {
+        s->forward = fn;
+        s->forward_arg = arg;
+    }
+}
+
+void ctlsock_reply(struct ctl_wait *w, json_t *answer)
+{
+    struct conn *c = w->conn;
+    if (c) {
+        c->wait = NULL;
+        start_answer(c, json_dumps(answer, JSON_COMPACT));
+    }
+    json_decref(answer);
+    free(w);
 }

@@ -56,6 +56,17 @@ struct ctlsock *ctlsock_new(struct loop *l, const char *path, struct approvals *
 /* {"op":"status"} answers {"ok":true} merged with fn(arg) (a new object; fn NULL: nothing). */
 typedef json_t *ctl_status_fn(void *arg);
 void ctlsock_set_status(struct ctlsock *s, ctl_status_fn *fn, void *arg);
+/* With a store the approval queue is every replica's: fn answers list, show, approve and deny
+ * in this server's stead, later, with ctlsock_reply(w, answer) (exactly once, also when the
+ * peer went away meanwhile: w outlives its connection). fn returns false to let this server
+ * answer from its own queue (the store is away). decider: who asks ("uid 1000 (alice) pid 42"). */
+struct ctl_wait;
+typedef bool ctl_forward_fn(void *arg, const struct ctl_request *r, const char *decider,
+                            struct ctl_wait *w);
+void ctlsock_set_forward(struct ctlsock *s, ctl_forward_fn *fn, void *arg);
+/* The answer for a forwarded request ({"ok":...}; taken); frees w. */
+void ctlsock_reply(struct ctl_wait *w, json_t *answer);
+
 /* Closes every connection and removes the socket file. NULL-safe. */
 void ctlsock_free(struct ctlsock *s);
 

@@ -32,6 +32,8 @@ struct pending {
 struct approvals {
     struct loop *loop;
     unsigned timeout_s;
+    const struct approvals_observer *obs;
+    void *obs_arg;
     struct pending *items[APPROVALS_MAX_PENDING];
     size_t n;
 };
@@ -90,6 +92,8 @@ static struct pending *take(struct approvals *q, size_t i)
     q->n--;
     loop_timer_cancel(p->timer);
     p->timer = NULL;
+    if (q->obs && q->obs->gone)
+        q->obs->gone(q->obs_arg, p->id);
     return p;
 }
 
@@ -142,6 +146,11 @@ const char *approvals_add(struct approvals *q, const char *principal, const char
     p->arg = arg;
     p->timer = loop_timer_add(q->loop, (uint64_t)q->timeout_s * 1000u, on_timeout, p);
     q->items[q->n++] = p;
+    if (q->obs && q->obs->added) {
+        struct approval_view v = {p->id,   p->principal, p->tool, p->summary,
+                                  p->full, p->queued_at, p->cut,  q->timeout_s};
+        q->obs->added(q->obs_arg, &v);
+    }
     return p->id;
 }
 
@@ -174,6 +183,19 @@ void approvals_withdraw(struct approvals *q, const char *id)
     ssize_t i = find(q, id);
     if (i >= 0)
         pending_free(take(q, (size_t)i));
+}
+
+void approvals_observe(struct approvals *q, const struct approvals_observer *o, void *arg)
+{
+    if (q) {
+        q->obs = o;
+        q->obs_arg = arg;
+    }
+}
+
+bool approvals_has(const struct approvals *q, const char *id)
+{
+    return q && find(q, id) >= 0;
 }
 
 size_t approvals_pending(const struct approvals *q)

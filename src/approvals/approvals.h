@@ -36,6 +36,23 @@ void approvals_set_timeout(struct approvals *q, unsigned timeout_s);
 /* NULL-safe. Pending requests get no callback: their owners are shutting down too. */
 void approvals_free(struct approvals *q);
 
+/* What the queue tells an observer (the store shares the queue with other replicas). */
+struct approval_view {
+    const char *id, *principal, *tool, *summary;
+    const char *arguments; /* masked, indented, capped at APPROVALS_FULL_MAX */
+    long long time;        /* queued, unix seconds */
+    size_t cut;            /* bytes of the masked arguments the summary leaves out */
+    unsigned timeout_s;
+};
+struct approvals_observer {
+    void (*added)(void *arg, const struct approval_view *v);
+    void (*gone)(void *arg, const char *id); /* decided, timed out, withdrawn: before its cb */
+};
+/* One observer (NULL: none); it must not change the queue from its hooks. */
+void approvals_observe(struct approvals *q, const struct approvals_observer *o, void *arg);
+/* True when a request with id waits here. */
+bool approvals_has(const struct approvals *q, const char *id);
+
 /* Requests of principal waiting now. */
 size_t approvals_count_for(const struct approvals *q, const char *principal);
 /* Queues a request; returns its id (valid until decided or withdrawn), or NULL when the queue is

@@ -231,6 +231,8 @@ static const char *explain(const char *code)
 {
     if (code && !strcmp(code, "unknown_id"))
         return "no request waits with that id (unknown, or already decided or timed out)";
+    if (code && !strcmp(code, "store_unavailable"))
+        return "the store (STORE_URL) did not answer; try again";
     if (code && !strcmp(code, "busy"))
         return "the server's control socket is busy (all its connections in use); try again";
     if (code && !strcmp(code, "refused_descendant"))

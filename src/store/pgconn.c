@@ -543,6 +543,11 @@ bool pgconn_up(const struct pgconn *c)
     return c && c->state == C_READY;
 }
 
+bool pgconn_idle(const struct pgconn *c)
+{
+    return c == NULL || (list_empty(&c->sent) && list_empty(&c->failed));
+}
+
 unsigned pgconn_retry_in_ms(const struct pgconn *c)
 {
     if (c == NULL || c->state != C_IDLE || c->retry_at == 0)

@@ -70,6 +70,8 @@ struct pgconn_opts {
 struct pgconn *pgconn_new(const struct pgconn_opts *o);
 void pgconn_free(struct pgconn *c); /* NULL-safe; requests in flight fail with PGCONN_DOWN */
 bool pgconn_up(const struct pgconn *c);
+/* True when no request waits for its answer or its callback. */
+bool pgconn_idle(const struct pgconn *c);
 /* Sends n statements as one transaction; cb always runs exactly once, later (never inside
  * this call), also for PGCONN_DOWN and PGCONN_BUSY. */
 void pgconn_send(struct pgconn *c, const struct pgconn_query *q, size_t n, pgconn_done_cb *cb,

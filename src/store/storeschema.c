@@ -20,6 +20,15 @@ static const struct {
      "CREATE TABLE hm_replica (id text PRIMARY KEY, host text NOT NULL,"
      "  version text NOT NULL, started_at timestamptz NOT NULL DEFAULT now(),"
      "  seen_at timestamptz NOT NULL DEFAULT now());"},
+    {"the approval queue every replica shares: each request held by one replica, decided "
+     "through any",
+     "CREATE TABLE hm_approval (id text PRIMARY KEY, holder text NOT NULL,"
+     "  principal text NOT NULL, tool text NOT NULL, summary text NOT NULL,"
+     "  cut bigint NOT NULL DEFAULT 0, arguments text NOT NULL,"
+     "  created_at timestamptz NOT NULL, expires_at timestamptz NOT NULL,"
+     "  decision text CHECK (decision IN ('approve', 'deny')), reason text, decider text,"
+     "  decided_at timestamptz);"
+     "CREATE INDEX hm_approval_open ON hm_approval (created_at) WHERE decision IS NULL;"},
 };
 
 /* The server's message, one line, without a password (libpq never puts one in). */

@@ -48,14 +48,15 @@ test('store init makes the schema once; status says where it stands', async () =
   r = await cli(['store', 'init', '--env-file', e.file]);
   assert.equal(r.code, 0, r.err);
   assert.match(r.out, /schema version 1: .*replicas/);
-  assert.match(r.out, /the schema is at version 1 \(was 0\)/);
+  assert.match(r.out, /schema version 2: .*approval queue/);
+  assert.match(r.out, /the schema is at version 2 \(was 0\)/);
   r = await cli(['store', 'init', '--env-file', e.file]);
   assert.equal(r.code, 0, r.err);
-  assert.match(r.out, /at version 1 already/);
+  assert.match(r.out, /at version 2 already/);
   r = await cli(['store', 'status', '--env-file', e.file, '--json']);
   assert.equal(r.code, 0, r.err);
-  assert.deepEqual(JSON.parse(r.out), { schema: 1, binary_schema: 1, current: true, replicas: [] });
-  assert.equal((await pg.psql('SELECT count(*) FROM hm_schema', { db: e.db })).trim(), '1');
+  assert.deepEqual(JSON.parse(r.out), { schema: 2, binary_schema: 2, current: true, replicas: [] });
+  assert.equal((await pg.psql('SELECT count(*) FROM hm_schema', { db: e.db })).trim(), '2');
   e.done();
 });
 
@@ -64,20 +65,32 @@ test('two store init at once apply each step once', async () => {
   const rs = await Promise.all([1, 2, 3].map(() => cli(['store', 'init', '--env-file', e.file])));
   for (const r of rs) assert.equal(r.code, 0, r.err);
   assert.equal(rs.filter((r) => /was 0/.test(r.out)).length, 1, rs.map((r) => r.out).join('|'));
-  assert.equal((await pg.psql('SELECT count(*) FROM hm_schema', { db: e.db })).trim(), '1');
+  assert.equal((await pg.psql('SELECT count(*) FROM hm_schema', { db: e.db })).trim(), '2');
   e.done();
 });
 
-test('a server refuses a database without its schema, or with a newer one, and says what to do', async () => {
+test('a server refuses a database without its schema, an older or a newer one, and says what to do', async () => {
   const e = await envFor({ MCP_PORT: '0', MCP_AUTH_TOKEN: 'a'.repeat(64) });
   let r = await cli(['serve', '--env-file', e.file]);
   assert.equal(r.code, 2);
   assert.match(r.err, /has no hermes-mcp schema yet: run hermes-mcp store init --env-file/);
   assert.equal((await cli(['store', 'init', '--env-file', e.file])).code, 0);
-  await pg.psql("UPDATE hm_schema SET version = 99", { db: e.db });
+  // A database left at version 1 (as an older hermes-mcp's init left it):
+  await pg.psql('DROP TABLE hm_approval; DELETE FROM hm_schema WHERE version = 2', { db: e.db });
   r = await cli(['serve', '--env-file', e.file]);
   assert.equal(r.code, 2);
-  assert.match(r.err, /newer than this hermes-mcp's \(1\): upgrade hermes-mcp/);
+  assert.match(r.err, /schema is at version 1, this hermes-mcp needs 2: run hermes-mcp store init --env-file/);
+  r = await cli(['store', 'status', '--env-file', e.file]);
+  assert.equal(r.code, 1);
+  assert.match(r.out, /schema version 1, older than this hermes-mcp's \(2\): run hermes-mcp store init/);
+  r = await cli(['store', 'init', '--env-file', e.file]);
+  assert.equal(r.code, 0, r.err);
+  assert.match(r.out, /schema version 2: .*approval queue[^]*at version 2 \(was 1\)/);
+  assert.equal((await pg.psql("SELECT to_regclass('hm_approval') IS NOT NULL", { db: e.db })).trim(), 't');
+  await pg.psql("UPDATE hm_schema SET version = 99 WHERE version = 2", { db: e.db });
+  r = await cli(['serve', '--env-file', e.file]);
+  assert.equal(r.code, 2);
+  assert.match(r.err, /newer than this hermes-mcp's \(2\): upgrade hermes-mcp/);
   e.done();
 });
 
