@@ -227,7 +227,7 @@ static void do_initialize(struct rpc_ctx *x, struct jrpc_msg *m)
     if (refuse_nul(x, m, pv, "protocolVersion"))
         return;
     const char *want = json_string_value(pv);
-    const char *version = mcp_version_supported(want) ? want : LATEST_VERSION;
+    const char *version = mcp_initialize_version(want);
 
     if (srv->o.sessions) {
         unsigned max = srv->o.max_sessions ? srv->o.max_sessions : 10000;

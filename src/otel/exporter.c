@@ -107,14 +107,28 @@ static bool post(struct otel *t, const char *body, size_t len)
     return true;
 }
 
-/* Worker thread: one batch, encoded and sent; every span freed. */
+/* Worker thread: the spans of a batch handed back to the loop for reuse, as many as it keeps;
+ * the others freed. */
+static void give_back(struct otel *t, struct list *batch, size_t n)
+{
+    pthread_mutex_lock(&t->mu);
+    while (n > 0 && t->nspent + n > OTEL_SPARE_MAX) {
+        struct list *node = batch->next;
+        list_unlink(node);
+        free(list_entry(node, struct otel_span, link));
+        n--;
+    }
+    list_splice_back(&t->spent, batch);
+    t->nspent += n;
+    pthread_mutex_unlock(&t->mu);
+}
+
+/* Worker thread: one batch, encoded and sent, in requests of up to 1024 spans. */
 static void export_batch(struct otel *t, struct list *batch)
 {
-    struct otel_span *spans[256];
+    struct otel_span *spans[1024];
     struct list *node, *next;
     size_t n = 0, total = 0;
-    struct otel_resource res = {
-        .service = t->cfg.service, .version = t->version, .attrs = t->cfg.resource};
 
     for (node = batch->next; node != batch; node = next) {
         next = node->next;
@@ -125,22 +139,29 @@ static void export_batch(struct otel *t, struct list *batch)
         bool ok = false;
         uint64_t give_up = atomic_load(&t->give_up_ns); /* each chunk: a stop may have begun */
         if (!(give_up && otel_now_ns(CLOCK_MONOTONIC) > give_up)) {
-            struct buf body;
-            buf_init(&body, 0);
-            if (t->cfg.protocol == OTEL_PROTO_JSON)
-                otel_otlp_json(&body, &res, spans, n);
-            else
-                otel_otlp_protobuf(&body, &res, spans, n);
-            ok = post(t, body.data ? body.data : "", body.len);
-            buf_cleanup(&body);
+            const char *body;
+            size_t len;
+            if (t->cfg.protocol == OTEL_PROTO_JSON) {
+                t->body.len = 0;
+                otel_otlp_json_batch(&t->body, &t->head, spans, n);
+                body = t->body.data ? t->body.data : "";
+                len = t->body.len;
+            } else {
+                body = otel_otlp_protobuf_batch(&t->body, &t->head, spans, n, &len);
+            }
+            ok = post(t, body, len);
             if (!ok)
                 atomic_fetch_add(&t->failures, 1);
         }
         atomic_fetch_add(ok ? &t->exported : &t->dropped, n);
-        for (size_t i = 0; i < n; i++)
-            free(spans[i]);
         n = 0;
     }
+    /* A large buffer (a burst of long spans) is not kept for the quiet time after it. */
+    if (t->body.cap > (1u << 22)) {
+        buf_cleanup(&t->body);
+        buf_init(&t->body, 0);
+    }
+    give_back(t, batch, total);
     atomic_fetch_sub(&t->queued, total);
 }
 
@@ -214,6 +235,7 @@ bool otel_exporter_start(struct otel *t, char *err, size_t errlen)
     pthread_cond_init(&t->wake, &ca);
     pthread_cond_init(&t->ended, &ca);
     pthread_condattr_destroy(&ca);
+    t->locks = true;
     list_init(&t->todo);
     t->running = true;
     int rc = pthread_create(&t->thread, NULL, worker, t);
@@ -230,7 +252,7 @@ void otel_exporter_put(struct otel *t, struct otel_span *s)
 {
     if (atomic_load(&t->queued) >= t->cfg.queue_max) {
         atomic_fetch_add(&t->dropped, 1);
-        free(s);
+        otel_span_recycle(t, s);
         return;
     }
     atomic_fetch_add(&t->queued, 1);
@@ -270,9 +292,12 @@ bool otel_exporter_stop(struct otel *t, unsigned wait_ms)
         pthread_join(t->thread, NULL);
         t->running = false;
     }
-    pthread_mutex_destroy(&t->mu);
-    pthread_cond_destroy(&t->wake);
-    pthread_cond_destroy(&t->ended);
+    if (t->locks) { /* not when the start failed before them */
+        pthread_mutex_destroy(&t->mu);
+        pthread_cond_destroy(&t->wake);
+        pthread_cond_destroy(&t->ended);
+        t->locks = false;
+    }
     if (t->easy)
         curl_easy_cleanup(t->easy);
     for (struct curl_slist *i = t->hdrs; i; i = i->next) /* an API key may be among them */
