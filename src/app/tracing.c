@@ -13,7 +13,6 @@
 #include "crypto.h"
 #include "hex.h"
 #include "httpd.h"
-#include "mcp.h"
 #include "metrics.h"
 #include "otel.h"
 
@@ -73,9 +72,6 @@ static void set_parent(struct otel_span *s, const char *traceparent, const char 
     if (traceparent && otel_traceparent_parse(traceparent, &parent))
         otel_span_set_remote_parent(s, &parent, tracestate);
 }
-
-/* The keys set in more than one place: one pointer each (a key is found by its pointer). */
-static const char key_version[] = "mcp.protocol.version";
 
 /* The headers a span reads, in one pass over the request's headers. */
 struct trace_headers {
@@ -168,7 +164,7 @@ void app_trace_start(struct app *a, struct hreq *r)
         otel_span_str(n->span, "http.route", path);
         return;
     }
-    otel_span_str(n->span, key_version, h.version);
+    otel_span_mcp_version(n->span, h.version);
     /* A session id lets whoever holds a token use that session: the traces get a digest of it
      * (stable, so a session's spans still group), never the id. */
     if (h.session) {
@@ -210,16 +206,10 @@ void app_trace_message(struct hreq *r, json_t *msg, void *arg)
     else if (json_is_integer(id)) {
         otel_span_str(s, "jsonrpc.request.id", decimal(idtext, json_integer_value(id)));
     }
-    const char *method = json_string_value(json_object_get(msg, "method"));
-    if (method && strcmp(method, "initialize") == 0) {
-        /* The version the answer gives, not the one asked for. */
-        const char *want = json_string_value(json_object_get(params, "protocolVersion"));
-        otel_span_str(s, key_version, want ? mcp_initialize_version(want) : NULL);
-    } else if (meta && !otel_span_has(s, key_version)) {
-        otel_span_str(
-            s, key_version,
-            json_string_value(json_object_get(meta, "io.modelcontextprotocol/protocolVersion")));
-    }
+    /* initialize's is the version answered (the engine sets it). */
+    if (meta && !otel_span_has_mcp_version(s))
+        otel_span_mcp_version(
+            s, json_string_value(json_object_get(meta, "io.modelcontextprotocol/protocolVersion")));
 }
 
 void app_trace_done(struct app *a, struct hreq *r, unsigned status, uint64_t duration_ms)

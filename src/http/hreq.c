@@ -315,25 +315,6 @@ const char *hreq_header_last(const struct hreq *r, const char *name)
     return c.last;
 }
 
-struct each_ctx {
-    hreq_header_fn *fn;
-    void *arg;
-};
-
-static enum MHD_Result each_header(void *cls, enum MHD_ValueKind kind, const char *key,
-                                   const char *value)
-{
-    struct each_ctx *c = cls;
-    (void)kind;
-    return c->fn(key, value ? value : "", c->arg) ? MHD_YES : MHD_NO;
-}
-
-void hreq_each_header(const struct hreq *r, hreq_header_fn *fn, void *arg)
-{
-    struct each_ctx c = {fn, arg};
-    MHD_get_connection_values(r->conn, MHD_HEADER_KIND, each_header, &c);
-}
-
 const char *hreq_query(const struct hreq *r, const char *name)
 {
     return MHD_lookup_connection_value(r->conn, MHD_GET_ARGUMENT_KIND, name);

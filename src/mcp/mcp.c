@@ -51,11 +51,6 @@ bool mcp_version_supported(const char *v)
     return era_version_served(v) && strcmp(v, MODERN_VERSION) != 0;
 }
 
-const char *mcp_initialize_version(const char *want)
-{
-    return mcp_version_supported(want) ? want : LATEST_VERSION;
-}
-
 int mcp_level_index(const char *level)
 {
     for (int i = 0; i < 8; i++)

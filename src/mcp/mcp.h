@@ -215,8 +215,6 @@ bool mcp_call_request(struct mcp_call *c, const char *method, json_t *params_tak
 bool mcp_call_close_stream(struct mcp_call *c);
 void mcp_call_on_cancel(struct mcp_call *c, mcp_cancel_cb *cb, void *arg);
 const char *mcp_call_protocol_version(const struct mcp_call *c);
-/* The protocol version an initialize asking for want is answered with. */
-const char *mcp_initialize_version(const char *want);
 const char *mcp_call_method(const struct mcp_call *c);
 /* The request's _meta.progressToken (borrowed), or NULL. */
 json_t *mcp_call_progress_token(const struct mcp_call *c);

@@ -368,6 +368,18 @@ void otel_span_lit(struct otel_span *s, const char *key, const char *literal)
     }
 }
 
+static const char key_mcp_version[] = "mcp.protocol.version";
+
+void otel_span_mcp_version(struct otel_span *s, const char *version)
+{
+    otel_span_str(s, key_mcp_version, version);
+}
+
+bool otel_span_has_mcp_version(const struct otel_span *s)
+{
+    return otel_span_has(s, key_mcp_version);
+}
+
 bool otel_span_has(const struct otel_span *s, const char *key)
 {
     if (s == NULL || !(s->keys & otel_key_bit(key)))

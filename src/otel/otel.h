@@ -55,6 +55,10 @@ void otel_span_str(struct otel_span *s, const char *key, const char *value);
 void otel_span_lit(struct otel_span *s, const char *key, const char *literal);
 /* True when the span has an attribute of that key (the same literal). */
 bool otel_span_has(const struct otel_span *s, const char *key);
+/* mcp.protocol.version, set from wherever it is known (the request's header, its _meta, the
+ * answer to initialize), under the one key. */
+void otel_span_mcp_version(struct otel_span *s, const char *version);
+bool otel_span_has_mcp_version(const struct otel_span *s);
 /* hermes.principal, as OTEL_SPAN_PRINCIPAL says: a digest of name ("sha256:" and 16 hex
  * digits, the default: a principal such as oidc:<sub> may be personal data), name as is, or
  * nothing. */
