@@ -215,8 +215,14 @@ static struct otel_span *span_new(struct otel *t, const char *name, enum otel_ki
     memset(s, 0, offsetof(struct otel_span, attrs)); /* attrs past nattrs are never read */
     s->tracer = t;
     s->kind = kind;
-    s->start_ns = otel_now_ns(CLOCK_REALTIME);
+    /* The wall clock as an offset from the monotonic one, read again once a second: one clock
+     * read a span, not two. */
     s->mono_ns = otel_now_ns(CLOCK_MONOTONIC);
+    if (s->mono_ns >= t->wall_due_ns) {
+        t->wall_offset_ns = otel_now_ns(CLOCK_REALTIME) - s->mono_ns;
+        t->wall_due_ns = s->mono_ns + 1000000000u;
+    }
+    s->start_ns = s->mono_ns + t->wall_offset_ns;
     s->name = put_text(s, name);
     s->tracestate = s->status_msg = OTEL_NO_TEXT;
     return s;

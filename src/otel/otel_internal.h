@@ -54,7 +54,9 @@ struct otel {
      * than per span. */
     struct list spare;
     size_t nspare;
-    bool random_failed; /* logged once */
+    bool random_failed;                   /* logged once */
+    uint64_t wall_offset_ns, wall_due_ns; /* CLOCK_REALTIME - CLOCK_MONOTONIC, and when to read
+                                             it again */
     struct otel_who who[OTEL_WHO_CACHE];
     unsigned who_next;
     size_t pool_used;

@@ -113,6 +113,16 @@ static inline uint8_t *w_varint(uint8_t *p, uint64_t v)
     return p;
 }
 
+static inline size_t pb_vlen(uint64_t v)
+{
+    size_t n = 1;
+    while (v >= 0x80) {
+        v >>= 7;
+        n++;
+    }
+    return n;
+}
+
 static inline uint8_t *w_bytes(uint8_t *p, uint8_t tag, const void *d, size_t n)
 {
     *p++ = tag;
@@ -139,16 +149,16 @@ static uint8_t *w_attr(uint8_t *p, const struct otel_span *s, const struct otel_
     case OTEL_ATTR_LIT:
         v = a->type == OTEL_ATTR_LIT ? a->v.lit : s->text + a->v.off;
         vlen = a->len ? a->len : strlen(v);
-        any = 1 + otel_pb_varint_len(vlen) + vlen;
+        any = 1 + pb_vlen(vlen) + vlen;
         break;
     case OTEL_ATTR_BOOL:
         any = 2;
         break;
     default:
-        any = 1 + otel_pb_varint_len((uint64_t)a->v.i);
+        any = 1 + pb_vlen((uint64_t)a->v.i);
         break;
     }
-    size_t kv = 1 + otel_pb_varint_len(klen) + klen + 1 + otel_pb_varint_len(any) + any;
+    size_t kv = 1 + pb_vlen(klen) + klen + 1 + pb_vlen(any) + any;
     *p++ = 9 << 3 | 2;
     p = w_varint(p, kv);
     p = w_bytes(p, 1 << 3 | 2, a->key, klen);
@@ -211,7 +221,7 @@ static void pb_span(struct buf *b, const struct otel_span *s)
     if (s->status != OTEL_STATUS_UNSET) {
         const char *msg = otel_span_text(s, s->status_msg);
         size_t mlen = msg ? strlen(msg) : 0;
-        size_t st = (mlen ? 1 + otel_pb_varint_len(mlen) + mlen : 0) + 2;
+        size_t st = (mlen ? 1 + pb_vlen(mlen) + mlen : 0) + 2;
         *p++ = 15 << 3 | 2;
         p = w_varint(p, st);
         if (mlen)
@@ -236,7 +246,7 @@ static void pb_span(struct buf *b, const struct otel_span *s)
 
 static size_t pb_head_len(unsigned field, size_t len)
 {
-    return otel_pb_varint_len((uint64_t)field << 3 | 2) + otel_pb_varint_len(len);
+    return pb_vlen((uint64_t)field << 3 | 2) + pb_vlen(len);
 }
 
 /* A length-delimited field's tag and length, for a body written separately. */
