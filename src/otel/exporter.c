@@ -17,6 +17,7 @@
 #include "curlrt.h"
 #include "list.h"
 #include "log.h"
+#include "mem.h"
 #include "otlp.h"
 #include "span.h"
 
@@ -107,62 +108,27 @@ static bool post(struct otel *t, const char *body, size_t len)
     return true;
 }
 
-/* Worker thread: the spans of a batch handed back to the loop for reuse, as many as it keeps;
- * the others freed. */
-static void give_back(struct otel *t, struct list *batch, size_t n)
+/* Worker thread: one export, sent (unless a stop's deadline passed); counted. */
+static void export_chunk(struct otel *t, struct otel_chunk *c)
 {
-    pthread_mutex_lock(&t->mu);
-    while (n > 0 && t->nspent + n > OTEL_SPARE_MAX) {
-        struct list *node = batch->next;
-        list_unlink(node);
-        free(list_entry(node, struct otel_span, link));
-        n--;
+    bool ok = false;
+    uint64_t give_up = atomic_load(&t->give_up_ns); /* each export: a stop may have begun */
+    if (!(give_up && otel_now_ns(CLOCK_MONOTONIC) > give_up)) {
+        size_t len;
+        const char *body =
+            otel_otlp_end(&c->bytes, &t->head, t->cfg.protocol == OTEL_PROTO_JSON, &len);
+        ok = post(t, body, len);
+        if (!ok)
+            atomic_fetch_add(&t->failures, 1);
     }
-    list_splice_back(&t->spent, batch);
-    t->nspent += n;
-    pthread_mutex_unlock(&t->mu);
+    atomic_fetch_add(ok ? &t->exported : &t->dropped, c->n);
+    atomic_fetch_sub(&t->queued, c->n);
 }
 
-/* Worker thread: one batch, encoded and sent, in requests of up to 1024 spans. */
-static void export_batch(struct otel *t, struct list *batch)
+static void chunk_free(struct otel_chunk *c)
 {
-    struct otel_span *spans[1024];
-    struct list *node, *next;
-    size_t n = 0, total = 0;
-
-    for (node = batch->next; node != batch; node = next) {
-        next = node->next;
-        spans[n++] = list_entry(node, struct otel_span, link);
-        total++;
-        if (n < sizeof spans / sizeof *spans && next != batch)
-            continue;
-        bool ok = false;
-        uint64_t give_up = atomic_load(&t->give_up_ns); /* each chunk: a stop may have begun */
-        if (!(give_up && otel_now_ns(CLOCK_MONOTONIC) > give_up)) {
-            const char *body;
-            size_t len;
-            if (t->cfg.protocol == OTEL_PROTO_JSON) {
-                t->body.len = 0;
-                otel_otlp_json_batch(&t->body, &t->head, spans, n);
-                body = t->body.data ? t->body.data : "";
-                len = t->body.len;
-            } else {
-                body = otel_otlp_protobuf_batch(&t->body, &t->head, spans, n, &len);
-            }
-            ok = post(t, body, len);
-            if (!ok)
-                atomic_fetch_add(&t->failures, 1);
-        }
-        atomic_fetch_add(ok ? &t->exported : &t->dropped, n);
-        n = 0;
-    }
-    /* A large buffer (a burst of long spans) is not kept for the quiet time after it. */
-    if (t->body.cap > (1u << 22)) {
-        buf_cleanup(&t->body);
-        buf_init(&t->body, 0);
-    }
-    give_back(t, batch, total);
-    atomic_fetch_sub(&t->queued, total);
+    buf_cleanup(&c->bytes);
+    free(c);
 }
 
 static void deadline_ts(uint64_t ns, struct timespec *ts)
@@ -171,36 +137,54 @@ static void deadline_ts(uint64_t ns, struct timespec *ts)
     ts->tv_nsec = (long)(ns % 1000000000u);
 }
 
-/* The worker: waits for a span, then for a full batch or the delay since the first one
- * (OpenTelemetry's batch span processor), takes up to batch_max and exports them. Stopping,
- * it exports what is left without waiting. */
+/* The worker: waits for an export to fill up (chunk_max spans) or for the delay since its first
+ * span (OpenTelemetry's batch span processor), then sends what is ready. Stopping, it sends
+ * what is left without waiting. Exports sent are kept for reuse (two at most, of a sane size). */
 static void *worker(void *arg)
 {
     struct otel *t = arg;
     pthread_mutex_lock(&t->mu);
     for (;;) {
-        while (t->ntodo == 0 && !t->stop)
+        while (list_empty(&t->full) && t->cur == NULL && !t->stop)
             pthread_cond_wait(&t->wake, &t->mu);
-        if (t->ntodo == 0)
-            break; /* stopping, nothing left */
-        uint64_t due = t->first_ns + (uint64_t)t->cfg.delay_ms * 1000000u;
-        while (t->ntodo < t->cfg.batch_max && !t->stop && otel_now_ns(CLOCK_MONOTONIC) < due) {
-            struct timespec ts;
-            deadline_ts(due, &ts);
-            pthread_cond_timedwait(&t->wake, &t->mu, &ts);
+        if (list_empty(&t->full) && t->cur) {
+            uint64_t due = t->cur->first_ns + (uint64_t)t->cfg.delay_ms * 1000000u;
+            while (list_empty(&t->full) && t->cur && !t->stop &&
+                   otel_now_ns(CLOCK_MONOTONIC) < due) {
+                struct timespec ts;
+                deadline_ts(due, &ts);
+                pthread_cond_timedwait(&t->wake, &t->mu, &ts);
+            }
+            if (list_empty(&t->full) && t->cur) { /* its delay is up, or a stop */
+                list_push_back(&t->full, &t->cur->link);
+                t->cur = NULL;
+            }
         }
-        struct list batch;
-        list_init(&batch);
-        for (size_t n = 0; n < t->cfg.batch_max && t->ntodo > 0; n++) {
-            struct list *node = t->todo.next;
-            list_unlink(node);
-            list_push_back(&batch, node);
-            t->ntodo--;
+        if (list_empty(&t->full)) {
+            if (t->stop)
+                break; /* stopping, nothing left */
+            continue;
         }
-        t->first_ns = otel_now_ns(CLOCK_MONOTONIC); /* what is left waits its delay anew */
+        struct list ready;
+        list_init(&ready);
+        list_splice_back(&ready, &t->full);
         pthread_mutex_unlock(&t->mu);
-        export_batch(t, &batch);
+        LIST_FOREACH_SAFE(n, &ready)
+        {
+            export_chunk(t, list_entry(n, struct otel_chunk, link));
+        }
         pthread_mutex_lock(&t->mu);
+        LIST_FOREACH_SAFE(n, &ready)
+        {
+            struct otel_chunk *c = list_entry(n, struct otel_chunk, link);
+            list_unlink(n);
+            if (t->nchunks < 2 && c->bytes.cap <= (1u << 22)) {
+                list_push_back(&t->chunks, n);
+                t->nchunks++;
+            } else {
+                chunk_free(c);
+            }
+        }
     }
     t->exited = true;
     pthread_cond_broadcast(&t->ended);
@@ -236,7 +220,9 @@ bool otel_exporter_start(struct otel *t, char *err, size_t errlen)
     pthread_cond_init(&t->ended, &ca);
     pthread_condattr_destroy(&ca);
     t->locks = true;
-    list_init(&t->todo);
+    list_init(&t->full);
+    list_init(&t->chunks);
+    t->chunk_max = t->cfg.batch_max < OTEL_CHUNK_MAX ? t->cfg.batch_max : OTEL_CHUNK_MAX;
     t->running = true;
     int rc = pthread_create(&t->thread, NULL, worker, t);
     if (rc != 0) {
@@ -252,16 +238,36 @@ void otel_exporter_put(struct otel *t, struct otel_span *s)
 {
     if (atomic_load(&t->queued) >= t->cfg.queue_max) {
         atomic_fetch_add(&t->dropped, 1);
-        otel_span_recycle(t, s);
         return;
     }
     atomic_fetch_add(&t->queued, 1);
+    bool json = t->cfg.protocol == OTEL_PROTO_JSON, wake = false;
     pthread_mutex_lock(&t->mu);
-    list_push_back(&t->todo, &s->link);
-    /* The worker is told of the first span (its delay starts) and of a full batch only. */
-    if (++t->ntodo == 1)
-        t->first_ns = otel_now_ns(CLOCK_MONOTONIC);
-    if (t->ntodo == 1 || t->ntodo == t->cfg.batch_max)
+    struct otel_chunk *c = t->cur;
+    if (c == NULL) {
+        if (t->nchunks) {
+            c = list_entry(t->chunks.next, struct otel_chunk, link);
+            list_unlink(&c->link);
+            t->nchunks--;
+        } else {
+            c = xcalloc(1, sizeof *c);
+            buf_init(&c->bytes, 0);
+        }
+        otel_otlp_begin(&c->bytes, &t->head, json);
+        c->n = 0;
+        c->first_ns = otel_now_ns(CLOCK_MONOTONIC);
+        t->cur = c;
+        wake = true; /* its delay starts */
+    }
+    /* Encoded here, while the span's bytes are in this core's cache; the worker reads the
+     * export's bytes once, and the span is reused at once. */
+    otel_otlp_add(&c->bytes, &t->head, s, json);
+    if (++c->n >= t->chunk_max) {
+        list_push_back(&t->full, &c->link);
+        t->cur = NULL;
+        wake = true;
+    }
+    if (wake)
         pthread_cond_signal(&t->wake);
     pthread_mutex_unlock(&t->mu);
 }
@@ -292,6 +298,16 @@ bool otel_exporter_stop(struct otel *t, unsigned wait_ms)
         pthread_join(t->thread, NULL);
         t->running = false;
     }
+    if (t->cur)
+        chunk_free(t->cur);
+    t->cur = NULL;
+    struct list *lists[] = {&t->full, &t->chunks};
+    for (size_t i = 0; i < 2 && t->locks; i++) /* the lists are made with the locks */
+        LIST_FOREACH_SAFE(n, lists[i])
+        {
+            list_unlink(n);
+            chunk_free(list_entry(n, struct otel_chunk, link));
+        }
     if (t->locks) { /* not when the start failed before them */
         pthread_mutex_destroy(&t->mu);
         pthread_cond_destroy(&t->wake);

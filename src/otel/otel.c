@@ -38,8 +38,6 @@ struct otel *otel_new(const struct otel_config *c, const char *version, char *er
     t->version = version ? xstrdup(version) : NULL;
     t->pool_used = OTEL_ID_POOL; /* drawn on first use */
     list_init(&t->spare);
-    list_init(&t->spent);
-    buf_init(&t->body, 0);
     struct otel_resource res = {
         .service = t->cfg.service, .version = t->version, .attrs = t->cfg.resource};
     otel_otlp_prepare(&t->head, &res);
@@ -56,15 +54,12 @@ void otel_free(struct otel *t, unsigned wait_ms)
         return;
     if (!otel_exporter_stop(t, wait_ms))
         return; /* its worker still runs: t stays with it */
-    struct list *lists[] = {&t->spare, &t->spent};
-    for (size_t i = 0; i < 2; i++)
-        while (!list_empty(lists[i])) {
-            struct list *node = lists[i]->next;
-            list_unlink(node);
-            free(list_entry(node, struct otel_span, link));
-        }
+    while (!list_empty(&t->spare)) {
+        struct list *node = t->spare.next;
+        list_unlink(node);
+        free(list_entry(node, struct otel_span, link));
+    }
     otel_otlp_head_cleanup(&t->head);
-    buf_cleanup(&t->body);
     otel_config_cleanup(&t->cfg);
     free(t->version);
     free(t);
@@ -189,18 +184,10 @@ void otel_span_recycle(struct otel *t, struct otel_span *s)
     t->nspare++;
 }
 
-/* A spare span, else those the worker handed back, else a new one. */
+/* A spare span (the last one ended: its memory is still in this core's cache), else a new
+ * one. */
 static struct otel_span *span_take(struct otel *t)
 {
-    if (t->nspare == 0 && t->locks) {
-        pthread_mutex_lock(&t->mu);
-        if (t->nspent) {
-            list_splice_back(&t->spare, &t->spent);
-            t->nspare = t->nspent;
-            t->nspent = 0;
-        }
-        pthread_mutex_unlock(&t->mu);
-    }
     if (t->nspare == 0)
         return xmalloc(sizeof(struct otel_span));
     struct list *node = t->spare.next;
@@ -467,6 +454,7 @@ void otel_span_end(struct otel_span *s)
     }
     s->end_ns = s->start_ns + (otel_now_ns(CLOCK_MONOTONIC) - s->mono_ns);
     otel_exporter_put(s->tracer, s);
+    otel_span_recycle(s->tracer, s);
 }
 
 void otel_span_discard(struct otel_span *s)

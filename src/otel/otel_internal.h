@@ -13,7 +13,17 @@
 
 #define OTEL_ID_POOL 4096   /* random bytes drawn at once for span and trace ids */
 #define OTEL_WHO_CACHE 4    /* principals whose digest is kept */
-#define OTEL_SPARE_MAX 1024 /* spans kept for reuse on each side (about 2 KiB each) */
+#define OTEL_SPARE_MAX 256  /* spans kept for reuse (about 2 KiB each) */
+#define OTEL_CHUNK_MAX 1024 /* spans in one export at most */
+
+/* An export being built: spans are encoded into it as they end (on the loop thread, where their
+ * bytes still are), and it is sent whole by the worker. */
+struct otel_chunk {
+    struct list link;
+    size_t n;          /* spans in it */
+    uint64_t first_ns; /* CLOCK_MONOTONIC: when its first span came */
+    struct buf bytes;  /* otel_otlp_begin .. otel_otlp_add */
+};
 
 struct otel_who {
     size_t len;
@@ -24,29 +34,25 @@ struct otel_who {
 struct otel {
     struct otel_config cfg;
     char *version;
-    /* The queue: spans ended and not yet taken by the worker (mu guards todo, ntodo, first_ns,
-     * stop). The worker takes a batch when batch_max wait, or delay_ms after the first came. */
+    /* The queue (mu guards full, cur, chunks, nchunks and stop): cur is the export spans are
+     * encoded into, full those ready; the worker takes cur when it has batch_max spans (or
+     * OTEL_CHUNK_MAX), or delay_ms after its first came. chunks: exports sent, for reuse. */
     pthread_mutex_t mu;
     pthread_cond_t wake, ended;
     pthread_t thread;
     bool locks; /* mu, wake and ended are initialised */
     bool running, stop, exited;
-    struct list todo;
-    size_t ntodo;
-    uint64_t first_ns;
+    struct list full, chunks;
+    struct otel_chunk *cur;
+    size_t nchunks, chunk_max;
     /* Spans handed to the worker and not yet exported or given up: the queue's bound. */
     atomic_uint_fast64_t queued;
     atomic_uint_fast64_t exported, dropped, failures;
     /* Set when the tracer is being freed: past it (CLOCK_MONOTONIC ns) the worker gives up
      * the spans still queued instead of posting them. 0: not closing. */
     atomic_uint_fast64_t give_up_ns;
-    /* Spans exported, handed back for reuse (mu guards them): a span is allocated once and
-     * goes round, not malloc'ed on the loop and freed on the worker. */
-    struct list spent;
-    size_t nspent;
     void *easy;                 /* the worker's curl handle, kept for keep-alive */
     struct otel_otlp_head head; /* the resource and scope, encoded once */
-    struct buf body;            /* the worker's request buffer, reused */
     struct curl_slist *hdrs;    /* the request headers, built by otel_new */
     uint64_t fail_logged_ns;    /* the worker's: when a failed export was last logged */
     unsigned long fails_unlogged;
@@ -65,7 +71,8 @@ struct otel {
 
 /* exporter.c */
 bool otel_exporter_start(struct otel *t, char *err, size_t errlen);
-/* Queues an ended, sampled span, or drops it (counted) when the queue is full. */
+/* Queues an ended, sampled span (encoded: s is the caller's again), or drops it (counted) when
+ * the queue is full. */
 void otel_exporter_put(struct otel *t, struct otel_span *s);
 /* Loop thread: a span no longer used, kept for reuse (or freed). */
 void otel_span_recycle(struct otel *t, struct otel_span *s);

@@ -76,6 +76,7 @@ static uint32_t span_flags(const struct otel_span *s)
 
 static void json_head(struct buf *out, const struct otel_resource *r, const struct kv *kvs,
                       size_t nkv);
+static void json_span(struct buf *b, const struct otel_span *s, bool comma);
 
 /* ---------- protobuf ---------- */
 
@@ -284,20 +285,45 @@ void otel_otlp_head_cleanup(struct otel_otlp_head *h)
 /* The spans are written after room for the heads of the two messages around them
  * (ResourceSpans, ScopeSpans), which get their lengths from them and are written last, just
  * before the spans: a batch's bytes are written once and never moved. */
-const char *otel_otlp_protobuf_batch(struct buf *out, const struct otel_otlp_head *h,
-                                     struct otel_span *const *spans, size_t n, size_t *len)
+/* The spans are written after room for the heads of the two messages around them
+ * (ResourceSpans, ScopeSpans), which get their lengths from them and are written last, just
+ * before the spans: a batch's bytes are written once and never moved. */
+static size_t pb_room(const struct otel_otlp_head *h)
 {
-    size_t room = 48 + h->res.len + h->scope.len; /* the heads and the resource, scope */
+    return 48 + h->res.len + h->scope.len; /* the heads and the resource, scope */
+}
+
+void otel_otlp_begin(struct buf *out, const struct otel_otlp_head *h, bool json)
+{
     out->len = 0;
-    reserve(out, room);
-    out->len = room;
-    for (size_t i = 0; i < n; i++)
-        pb_span(out, spans[i]);
-    size_t body = out->len - room;
-    size_t ss = otel_pb_varint_len(1 << 3 | 2) + otel_pb_varint_len(h->scope.len) + h->scope.len +
-                body; /* ScopeSpans */
-    size_t rs = otel_pb_varint_len(1 << 3 | 2) + otel_pb_varint_len(h->res.len) + h->res.len +
-                otel_pb_varint_len(2 << 3 | 2) + otel_pb_varint_len(ss) + ss; /* ResourceSpans */
+    if (json) {
+        buf_append(out, h->json.data, h->json.len);
+        return;
+    }
+    reserve(out, pb_room(h));
+    out->len = pb_room(h);
+}
+
+void otel_otlp_add(struct buf *out, const struct otel_otlp_head *h, const struct otel_span *s,
+                   bool json)
+{
+    if (json)
+        json_span(out, s, out->len > h->json.len);
+    else
+        pb_span(out, s);
+}
+
+const char *otel_otlp_end(struct buf *out, const struct otel_otlp_head *h, bool json, size_t *len)
+{
+    if (json) {
+        buf_appends(out, "]}]}]}");
+        *len = out->len;
+        return out->data;
+    }
+    size_t room = pb_room(h), body = out->len - room;
+    size_t ss = pb_head_len(1, h->scope.len) + h->scope.len + body; /* ScopeSpans */
+    size_t rs =
+        pb_head_len(1, h->res.len) + h->res.len + pb_head_len(2, ss) + ss; /* ResourceSpans */
     uint8_t pre[32];
     size_t k = pb_head(pre, 1, rs);
     k += pb_head(pre + k, 1, h->res.len);
@@ -323,7 +349,10 @@ void otel_otlp_protobuf(struct buf *out, const struct otel_resource *r,
     size_t len;
     otel_otlp_prepare(&h, r);
     buf_init(&tmp, 0);
-    const char *p = otel_otlp_protobuf_batch(&tmp, &h, spans, n, &len);
+    otel_otlp_begin(&tmp, &h, false);
+    for (size_t i = 0; i < n; i++)
+        otel_otlp_add(&tmp, &h, spans[i], false);
+    const char *p = otel_otlp_end(&tmp, &h, false, &len);
     buf_append(out, p, len);
     buf_cleanup(&tmp);
     otel_otlp_head_cleanup(&h);
@@ -430,20 +459,19 @@ static void json_head(struct buf *out, const struct otel_resource *r, const stru
     buf_appends(out, "},\"spans\":[");
 }
 
-void otel_otlp_json_batch(struct buf *out, const struct otel_otlp_head *h,
-                          struct otel_span *const *spans, size_t n)
-{
-    buf_append(out, h->json.data, h->json.len);
-    for (size_t i = 0; i < n; i++)
-        json_span(out, spans[i], i > 0);
-    buf_appends(out, "]}]}]}");
-}
-
 void otel_otlp_json(struct buf *out, const struct otel_resource *r, struct otel_span *const *spans,
                     size_t n)
 {
     struct otel_otlp_head h;
+    struct buf tmp;
+    size_t len;
     otel_otlp_prepare(&h, r);
-    otel_otlp_json_batch(out, &h, spans, n);
+    buf_init(&tmp, 0);
+    otel_otlp_begin(&tmp, &h, true);
+    for (size_t i = 0; i < n; i++)
+        otel_otlp_add(&tmp, &h, spans[i], true);
+    const char *p = otel_otlp_end(&tmp, &h, true, &len);
+    buf_append(out, p, len);
+    buf_cleanup(&tmp);
     otel_otlp_head_cleanup(&h);
 }

@@ -3,6 +3,7 @@
  * opentelemetry-proto's collector/trace/v1 defines it. Pure; any thread. */
 #ifndef HM_OTLP_H
 #define HM_OTLP_H
+#include <stdbool.h>
 #include <stddef.h>
 
 #include "buf.h"
@@ -22,13 +23,13 @@ struct otel_otlp_head {
 };
 void otel_otlp_prepare(struct otel_otlp_head *h, const struct otel_resource *r);
 void otel_otlp_head_cleanup(struct otel_otlp_head *h);
-/* The request of n spans in protobuf, written into out (reused: its bytes are replaced); the
- * request starts at the pointer returned and is *len bytes long. */
-const char *otel_otlp_protobuf_batch(struct buf *out, const struct otel_otlp_head *h,
-                                     struct otel_span *const *spans, size_t n, size_t *len);
-/* The same in JSON, appended to out. */
-void otel_otlp_json_batch(struct buf *out, const struct otel_otlp_head *h,
-                          struct otel_span *const *spans, size_t n);
+/* A request built a span at a time into out (its bytes replaced): begin, add each span, end;
+ * the request starts at the pointer end returns and is *len bytes long. json: the JSON
+ * mapping, else protobuf. */
+void otel_otlp_begin(struct buf *out, const struct otel_otlp_head *h, bool json);
+void otel_otlp_add(struct buf *out, const struct otel_otlp_head *h, const struct otel_span *s,
+                   bool json);
+const char *otel_otlp_end(struct buf *out, const struct otel_otlp_head *h, bool json, size_t *len);
 
 /* One request with its resource encoded for it (the two above in one call). */
 void otel_otlp_protobuf(struct buf *out, const struct otel_resource *r,
