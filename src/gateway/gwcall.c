@@ -293,11 +293,11 @@ static bool send_request(struct gw_call *gc)
             json_object_set_new(params, "_meta", meta = json_object());
         json_object_set_new(meta, "progressToken", json_integer(0));
     }
-    gw_trace_meta(params, gc->span);
+    gw_call_trace_meta(params, gc->span);
     return up_request(u, "tools/call", params, on_answer, gc, gc, &gc->id);
 }
 
-void gw_trace_meta(json_t *params, const struct otel_span *span)
+void gw_call_trace_meta(json_t *params, const struct otel_span *span)
 {
     char tp[OTEL_TRACEPARENT_LEN + 1];
     if (!otel_span_traceparent(span, tp))
@@ -311,8 +311,8 @@ void gw_trace_meta(json_t *params, const struct otel_span *span)
         json_object_set_new(meta, "tracestate", json_string(ts));
 }
 
-struct otel_span *gw_trace_start(const struct mcp_call *c, const struct upstream *u,
-                                 const char *method, const char *target)
+struct otel_span *gw_call_trace_start(const struct mcp_call *c, const struct upstream *u,
+                                      const char *method, const char *target)
 {
     char name[200];
     snprintf(name, sizeof name, "%s%s%s", method, target ? " " : "", target ? target : "");
@@ -325,7 +325,7 @@ struct otel_span *gw_trace_start(const struct mcp_call *c, const struct upstream
 /* The call's CLIENT span, after the semantic conventions for MCP. */
 static void start_span(struct gw_call *gc)
 {
-    gc->span = gw_trace_start(gc->call, gc->up, "tools/call", gc->tool);
+    gc->span = gw_call_trace_start(gc->call, gc->up, "tools/call", gc->tool);
     otel_span_str(gc->span, "gen_ai.tool.name", gc->tool);
     otel_span_lit(gc->span, "gen_ai.operation.name", "execute_tool");
 }

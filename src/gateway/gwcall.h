@@ -96,11 +96,11 @@ void gw_call_record_tool(struct gw_tool *t, struct mcp_call *call, uint64_t star
  * instance). */
 /* The span's trace context into params._meta (traceparent, tracestate: the semantic
  * conventions' keys; over HTTP they also become headers). Nothing for a NULL span. */
-void gw_trace_meta(json_t *params, const struct otel_span *span);
+void gw_call_trace_meta(json_t *params, const struct otel_span *span);
 /* A CLIENT span for a request to upstream u, child of the call's context (NULL without
  * tracing). */
-struct otel_span *gw_trace_start(const struct mcp_call *c, const struct upstream *u,
-                                 const char *method, const char *target);
+struct otel_span *gw_call_trace_start(const struct mcp_call *c, const struct upstream *u,
+                                      const char *method, const char *target);
 void gw_call_record_tool_as(struct gw_tool *t, struct upstream *u, const char *caller,
                             uint64_t started_us, const char *status);
 

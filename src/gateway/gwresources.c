@@ -149,9 +149,9 @@ static bool fwd_send(struct fwd *f, json_t *answers, json_t *state)
     if (state)
         json_object_set(params, "requestState", state);
     if (f->span == NULL) /* one span for the request, whatever its rounds */
-        f->span = gw_trace_start(f->call, f->up, f->method,
-                                 json_string_value(json_object_get(f->params, "name")));
-    gw_trace_meta(params, f->span);
+        f->span = gw_call_trace_start(f->call, f->up, f->method,
+                                      json_string_value(json_object_get(f->params, "name")));
+    gw_call_trace_meta(params, f->span);
     if (!up_request(f->up, f->method, params, on_fwd_answer, f, NULL, &f->id))
         return false;
     up_request_for_client(f->up, f->id);

@@ -406,7 +406,7 @@ static void send_call(struct gw_task *k)
     if (u->modern) /* no connection to ask the caller anything on: it can answer nothing */
         json_object_set_new(params, "_meta",
                             json_pack("{s:{}}", "io.modelcontextprotocol/clientCapabilities"));
-    gw_trace_meta(params, k->span);
+    gw_call_trace_meta(params, k->span);
     if (!up_request(u, "tools/call", params, on_answer, k, NULL, &k->wire_id)) {
         snprintf(msg, sizeof msg, "upstream %s could not be sent the call; call it again later",
                  u->cfg->name);
@@ -487,7 +487,7 @@ void gw_task_start(struct gw_tool *t, struct mcp_call *call, json_t *args, uint6
     snprintf(k->approval, sizeof k->approval, "%s", aid);
     /* The call's span lives with the task (the approval, the call at the upstream): it is
      * made from the creating call's context, which the task outlives. */
-    k->span = gw_trace_start(call, t->up, "tools/call", t->name);
+    k->span = gw_call_trace_start(call, t->up, "tools/call", t->name);
     otel_span_str(k->span, "gen_ai.tool.name", t->name);
     otel_span_lit(k->span, "gen_ai.operation.name", "execute_tool");
     otel_span_str(k->span, "hermes.task.id", k->id);

@@ -1,8 +1,9 @@
-/* exporter.c — OTLP/HTTP export on one worker thread: ended spans wait in its queue, at most
- * OTEL_BSP_MAX_QUEUE_SIZE of them counting the batch being sent; the worker takes a batch when
- * OTEL_BSP_MAX_EXPORT_BATCH_SIZE wait or OTEL_BSP_SCHEDULE_DELAY has passed since the first
- * came (not base/workq: its gathering naps a fixed time, and a fast server fills the queue
- * meanwhile), encodes it and POSTs it with libcurl's easy interface, bounded by
+/* exporter.c — OTLP/HTTP export on one worker thread: an ended span is encoded at once into
+ * the export being filled (the loop's cost; the span is then reused), at most
+ * OTEL_BSP_MAX_QUEUE_SIZE spans waiting counting those being sent; the worker takes an export
+ * when it holds OTEL_BSP_MAX_EXPORT_BATCH_SIZE spans or OTEL_BSP_SCHEDULE_DELAY has passed
+ * since its first came (not base/workq: its gathering naps a fixed time, and a fast server
+ * fills the queue meanwhile), and POSTs it with libcurl's easy interface, bounded by
  * OTEL_EXPORTER_OTLP_TIMEOUT. A failed export is counted and its spans given up, never
  * retried: a dead collector costs dropped spans, not memory. */
 #include "otel_internal.h"

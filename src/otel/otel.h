@@ -3,8 +3,9 @@
  *
  * Off (no endpoint) there is no tracer: every call takes NULL and does nothing, so a caller
  * pays a pointer test. A span is one allocation (its attributes and texts live inside it, cut
- * when they do not fit); otel_span_end hands it to the exporter, or drops it (counted) when
- * the queue is full, so the loop never waits on a collector. Loop thread only. */
+ * when they do not fit), reused once ended; otel_span_end encodes it for the exporter, or
+ * drops it (counted) when the queue is full, so the loop never waits on a collector. Loop
+ * thread only. */
 #ifndef HM_OTEL_H
 #define HM_OTEL_H
 #include <stdbool.h>

@@ -1,4 +1,4 @@
-/* hreqeach.c — hreq_each_header (httpd.h): every header line in one pass. A file of its own
+/* hreq_each.c — hreq_each_header (httpd.h): every header line in one pass. A file of its own
  * so that a program linking fakes of hreq.c's accessors (the unit tests) still links. */
 #include "httpd_internal.h"
 
