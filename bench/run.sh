@@ -498,6 +498,10 @@ fi
 jwt_table=$("$work/bin/bench-jwt" 2>&1) || jwt_table="bench-jwt failed: $jwt_table"
 oidc_table=$("$work/bin/bench-oidc" 2>&1) || oidc_table="bench-oidc failed: $oidc_table"
 jwt_rs256=$(echo "$jwt_table" | awk -F' *[|] *' '$2 == "RS256" { print $3 }')
+# What tracing costs (bench/otel.sh: its own servers and OTLP sink, tracing off and on).
+otel_out=$(BENCH_SECONDS=$seconds BENCH_RUNS=$runs BENCH_CONNS=64 "$root/bench/otel.sh" 2>/dev/null) || otel_out="bench/otel.sh failed"
+otel_rps=$(echo "$otel_out" | sed -n 's/^  overhead: \(-\{0,1\}[0-9.]*\)% fewer req\/s.*/\1/p')
+otel_ins=$(echo "$otel_out" | sed -n 's/^  instructions: +\{0,1\}\(-\{0,1\}[0-9.]*\)% with tracing on.*/\1/p')
 load_end=$(load_now)
 
 # ---------- 6. RESULTS.md ----------
@@ -584,6 +588,8 @@ added() { # SERVER CONNS
     fi
     echo "| an idle server makes no wake-ups: system calls over 10 s (strace -f) | $hermes_idle_calls | $(check "$hermes_idle_calls" "=" 0) |"
     echo "| a JWT access token (RS256, the key set cached): parse + verify + claims < 20 us (bench/jwt.c) | ${jwt_rs256:--} us | $( [ -z "$jwt_rs256" ] && echo - || check "$jwt_rs256" "<" 20) |"
+    echo "| tracing on (every request sampled, exported over OTLP/HTTP): tools/list at 64 conns, fewer req/s < 5% (bench/otel.sh) | ${otel_rps:--}% | $( [ -z "$otel_rps" ] && echo - || check "$otel_rps" "<" 5) |"
+    echo "| tracing on: instructions per tools/list (callgrind, both threads) < +5% (bench/otel.sh) | +${otel_ins:--}% | $( [ -z "$otel_ins" ] && echo - || check "$otel_ins" "<" 5) |"
     [ "$gateway" != 1 ] || [ ! -f "$gw_dir/targets.md" ] || cat "$gw_dir/targets.md"
     for load in $loads; do
         echo
@@ -690,6 +696,16 @@ added() { # SERVER CONNS
     echo "\`make bench-oidc\` runs it alone):"
     echo
     echo "$oidc_table"
+    echo
+    echo "## Tracing (bench/otel.sh)"
+    echo
+    echo "tools/list at 64 connections against two servers, tracing off and on (every request"
+    echo "sampled, batched and exported over OTLP/HTTP protobuf to a local sink that answers 200),"
+    echo "runs alternating; then callgrind's instructions per request of both threads."
+    echo
+    echo '```'
+    echo "$otel_out"
+    echo '```'
     echo
     echo "## Footprint"
     echo

@@ -786,7 +786,8 @@ const struct config_key config_keys[] = {
      .field = CONFIG_NO_FIELD,
      .example = "hermes-mcp",
      .dflt_text = "hermes-mcp",
-     .summary = "The service.name of the spans."},
+     .summary = "The service.name of the spans; unset, a service.name in "
+                "OTEL_RESOURCE_ATTRIBUTES, else hermes-mcp."},
     {.key = "OTEL_RESOURCE_ATTRIBUTES",
      .type = CONFIG_TEXT,
      .section = CONFIG_SEC_TRACING,
@@ -795,6 +796,17 @@ const struct config_key config_keys[] = {
      .dflt_text = "none",
      .summary = "More resource attributes, key=value pairs separated by commas (percent-encoded), "
                 "e.g. deployment.environment.name=prod."},
+    {.key = "OTEL_SPAN_PRINCIPAL",
+     .type = CONFIG_ENUM,
+     .section = CONFIG_SEC_TRACING,
+     .flags = CONFIG_BY_OTHER,
+     .field = CONFIG_NO_FIELD,
+     .example = "digest",
+     .dflt_text = "digest",
+     .help = "A principal such as oidc:<sub> may be personal data: the default names it by a "
+             "stable digest, so a principal's spans still group.",
+     .summary = "What a request's span says of its principal (hermes.principal): digest "
+                "(sha256: and 16 hex digits of the name), plain (the name) or off."},
     {.key = "OTEL_TRACES_SAMPLER",
      .type = CONFIG_ENUM,
      .section = CONFIG_SEC_TRACING,

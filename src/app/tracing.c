@@ -5,9 +5,11 @@
  * wins: it is the message's own), and ends when the answer is done. */
 #include <stdio.h>
 #include <string.h>
+#include <strings.h>
 
 #include "app_internal.h"
 #include "authserver.h"
+#include "config.h"
 #include "crypto.h"
 #include "hex.h"
 #include "httpd.h"
@@ -71,6 +73,57 @@ static void set_parent(struct otel_span *s, const char *traceparent, const char 
         otel_span_set_remote_parent(s, &parent, tracestate);
 }
 
+/* The headers a span reads, in one pass over the request's headers. */
+struct trace_headers {
+    const char *traceparent, *version, *session;
+    char tracestate[2048]; /* every tracestate line, joined by commas (W3C trace-context) */
+    size_t tslen;
+    bool ts_full; /* a line did not fit: later ones are left out, as members from the end */
+};
+
+static bool scan_header(const char *name, const char *value, void *arg)
+{
+    struct trace_headers *h = arg;
+    switch (name[0]) {
+    case 't':
+    case 'T':
+        if (h->traceparent == NULL && strcasecmp(name, "traceparent") == 0)
+            h->traceparent = value;
+        else if (strcasecmp(name, "tracestate") == 0 && !h->ts_full) {
+            size_t n = strlen(value), sep = h->tslen > 0;
+            if (h->tslen + sep + n >= sizeof h->tracestate) {
+                h->ts_full = true;
+                break;
+            }
+            if (sep)
+                h->tracestate[h->tslen++] = ',';
+            memcpy(h->tracestate + h->tslen, value, n + 1);
+            h->tslen += n;
+        }
+        break;
+    case 'm':
+    case 'M':
+        if (h->version == NULL && strcasecmp(name, "MCP-Protocol-Version") == 0)
+            h->version = value;
+        else if (h->session == NULL && strcasecmp(name, "Mcp-Session-Id") == 0)
+            h->session = value;
+        break;
+    }
+    return true;
+}
+
+/* An HTTP method as a span may carry it: only the known ones (the HTTP semantic conventions),
+ * so a client cannot write span names; NULL for any other. */
+static const char *known_method(const char *m)
+{
+    static const char *const methods[] = {"GET",     "HEAD",    "POST",  "PUT",  "DELETE",
+                                          "CONNECT", "OPTIONS", "TRACE", "PATCH"};
+    for (size_t i = 0; i < sizeof methods / sizeof *methods; i++)
+        if (strcmp(m, methods[i]) == 0)
+            return methods[i];
+    return NULL;
+}
+
 void app_trace_start(struct app *a, struct hreq *r)
 {
     if (a->otel == NULL)
@@ -80,20 +133,46 @@ void app_trace_start(struct app *a, struct hreq *r)
     if (!oauth && strcmp(path, "/mcp") != 0)
         return;
     struct rpc_note *n = app_note(r);
+    const char *method = known_method(hreq_method(r));
     char name[80];
-    n->span =
-        otel_span_start(a->otel, join(name, sizeof name, hreq_method(r), oauth ? path : "/mcp"),
-                        OTEL_KIND_SERVER, NULL);
+    /* An MCP request's span is named again when its JSON-RPC method is known. */
+    n->span = otel_span_start(
+        a->otel,
+        !oauth && method && method[0] == 'P' && method[1] == 'O'
+            ? "POST /mcp"
+            : join(name, sizeof name, method ? method : "HTTP", oauth ? path : "/mcp"),
+        OTEL_KIND_SERVER, NULL);
     n->span_oauth = oauth;
-    set_parent(n->span, hreq_header(r, "traceparent"), hreq_header(r, "tracestate"));
-    otel_span_str(n->span, "network.transport", "tcp");
-    otel_span_str(n->span, "network.protocol.name", "http");
+    if (n->span == NULL)
+        return;
+    struct trace_headers h;
+    h.traceparent = h.version = h.session = NULL;
+    h.tslen = 0;
+    h.ts_full = false;
+    h.tracestate[0] = '\0';
+    hreq_each_header(r, scan_header, &h);
+    set_parent(n->span, h.traceparent, h.tslen ? h.tracestate : NULL);
+    otel_span_lit(n->span, "network.transport", "tcp");
+    otel_span_lit(n->span, "network.protocol.name", "http");
+    /* The client, not a trusted proxy in front of it (without any, the peer). */
     char ip[64];
-    app_client_ip(a, r, ip, sizeof ip); /* the client, not a trusted proxy in front of it */
-    otel_span_str(n->span, "client.address", ip);
+    if (a->cfg->trusted_proxies)
+        app_client_ip(a, r, ip, sizeof ip);
+    otel_span_str(n->span, "client.address", a->cfg->trusted_proxies ? ip : hreq_peer(r));
     if (oauth) {
-        otel_span_str(n->span, "http.request.method", hreq_method(r));
+        otel_span_lit(n->span, "http.request.method", method ? method : "_OTHER");
         otel_span_str(n->span, "http.route", path);
+        return;
+    }
+    otel_span_mcp_version(n->span, h.version);
+    /* A session id lets whoever holds a token use that session: the traces get a digest of it
+     * (stable, so a session's spans still group), never the id. */
+    if (h.session) {
+        unsigned char d[32];
+        char hex[33];
+        crypto_sha256(h.session, strlen(h.session), d);
+        hex_encode(d, 16, hex);
+        otel_span_str(n->span, "mcp.session.id", hex);
     }
 }
 
@@ -114,10 +193,12 @@ void app_trace_message(struct hreq *r, json_t *msg, void *arg)
     if (s == NULL)
         return;
     json_t *params = json_object_get(msg, "params");
-    json_t *meta = json_object_get(params, "_meta");
-    const char *tp = json_string_value(json_object_get(meta, META_TRACEPARENT));
-    if (tp)
-        set_parent(s, tp, json_string_value(json_object_get(meta, META_TRACESTATE)));
+    json_t *meta = params ? json_object_get(params, "_meta") : NULL;
+    if (meta) {
+        const char *tp = json_string_value(json_object_get(meta, META_TRACEPARENT));
+        if (tp)
+            set_parent(s, tp, json_string_value(json_object_get(meta, META_TRACESTATE)));
+    }
     json_t *id = json_object_get(msg, "id");
     char idtext[72];
     if (json_is_string(id))
@@ -125,24 +206,10 @@ void app_trace_message(struct hreq *r, json_t *msg, void *arg)
     else if (json_is_integer(id)) {
         otel_span_str(s, "jsonrpc.request.id", decimal(idtext, json_integer_value(id)));
     }
-    const char *method = json_string_value(json_object_get(msg, "method"));
-    const char *version = hreq_header(r, "MCP-Protocol-Version");
-    if (method && strcmp(method, "initialize") == 0)
-        version = json_string_value(json_object_get(params, "protocolVersion"));
-    if (version == NULL)
-        version =
-            json_string_value(json_object_get(meta, "io.modelcontextprotocol/protocolVersion"));
-    otel_span_str(s, "mcp.protocol.version", version);
-    /* A session id lets whoever holds a token use that session: the traces get a digest of it
-     * (stable, so a session's spans still group), never the id. */
-    const char *sid = hreq_header(r, "Mcp-Session-Id");
-    if (sid) {
-        unsigned char d[32];
-        char hex[33];
-        crypto_sha256(sid, strlen(sid), d);
-        hex_encode(d, 16, hex);
-        otel_span_str(s, "mcp.session.id", hex);
-    }
+    /* initialize's is the version answered (the engine sets it). */
+    if (meta && !otel_span_has_mcp_version(s))
+        otel_span_mcp_version(
+            s, json_string_value(json_object_get(meta, "io.modelcontextprotocol/protocolVersion")));
 }
 
 void app_trace_done(struct app *a, struct hreq *r, unsigned status, uint64_t duration_ms)
@@ -168,18 +235,15 @@ void app_trace_done(struct app *a, struct hreq *r, unsigned status, uint64_t dur
         return;
     }
     if (rpc) {
-        char name[128];
-        otel_span_set_name(s, join(name, sizeof name, rpc, tool));
+        otel_span_set_name2(s, rpc, tool);
         otel_span_str(s, "mcp.method.name", rpc);
     }
     if (tool) {
         otel_span_str(s, "gen_ai.tool.name", tool);
-        otel_span_str(s, "gen_ai.operation.name", "execute_tool");
+        otel_span_lit(s, "gen_ai.operation.name", "execute_tool");
     }
-    if (n->id.who) {
-        otel_span_str(s, "enduser.id", n->id.who->name);
-        otel_span_str(s, "hermes.principal", n->id.who->name);
-    }
+    if (n->id.who)
+        otel_span_principal(s, n->id.who->name);
     otel_span_int(s, "http.response.status_code", status);
     if (error || status >= 500) {
         char code[16];

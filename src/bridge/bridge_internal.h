@@ -209,6 +209,9 @@ void bridge_job_free(struct job *j);
 /* The agent answered the job's request (its agent_done_cb): the request is over, and the
  * waiting MCP call (returned, may be NULL) is the caller's to answer. */
 struct mcp_call *bridge_job_answered(struct job *j);
+/* The run's span (if any) says how it ended, from what the call is answered with or the result
+ * recorded: a tool error (error.type: its code) or a status of failed or interrupted. */
+void bridge_job_trace_outcome(struct job *j, const json_t *r);
 /* Sends the job's request to the agent (j->req); when it cannot start, the waiting call (if
  * any) gets upstream_error and the job ends (is freed). */
 void bridge_job_send(struct job *j, const struct agent_opts *o);

@@ -183,6 +183,26 @@ struct mcp_call *bridge_job_answered(struct job *j)
     return c;
 }
 
+void bridge_job_trace_outcome(struct job *j, const json_t *r)
+{
+    const char *type = NULL;
+    if (j->span == NULL || r == NULL)
+        return;
+    if (json_is_true(json_object_get(r, "isError"))) {
+        type = json_string_value(json_object_get(json_object_get(r, "structuredContent"), "error"));
+        if (type == NULL)
+            type = "upstream_error";
+    } else {
+        const char *st = json_string_value(json_object_get(r, "status"));
+        if (st && (strcmp(st, "failed") == 0 || strcmp(st, "interrupted") == 0))
+            type = st;
+    }
+    if (type) {
+        otel_span_str(j->span, "error.type", type);
+        otel_span_status(j->span, OTEL_STATUS_ERROR, NULL);
+    }
+}
+
 /* The agent run's span, after the semantic conventions for generative AI agents: started by
  * the first request of a job whose MCP call waits, its context sent to the agent in headers. */
 static void trace_run(struct job *j, struct agent_opts *o, char *tp)
@@ -211,6 +231,8 @@ void bridge_job_send(struct job *j, const struct agent_opts *opts)
         return;
     struct mcp_call *c = j->call;
     j->call = NULL;
+    otel_span_str(j->span, "error.type", "upstream_error");
+    otel_span_status(j->span, OTEL_STATUS_ERROR, NULL);
     bridge_tool_error(c, TE_UPSTREAM_ERROR, 0, "could not start the request to the agent");
     bridge_job_free(j);
 }

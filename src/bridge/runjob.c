@@ -151,6 +151,7 @@ static void submit_done(struct agent_req *r, const struct agent_result *res, voi
                           ? tool_error_json(TE_UPSTREAM_ERROR, 0,
                                             "the agent accepted the run without a run id")
                           : bridge_upstream_error(j->agent, res, "run submission");
+        bridge_job_trace_outcome(j, err);
         bridge_remove_then_answer(b, j->id, "request.json", c, err);
         json_decref(body);
         bridge_job_free(j);

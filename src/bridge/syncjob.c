@@ -88,23 +88,27 @@ static void sync_done(struct agent_req *r, const struct agent_result *res, void 
     /* Every answer below goes out once what it reports is on disk. */
     if (res->timed_out && res->status == 200) {
         /* The agent took longer than HERMES_TIMEOUT_S; closing the stream interrupted it. */
-        results_write_status(
-            b, j->id, j->agent, "failed", "the agent did not finish in time", NULL, c,
-            tool_error_json(TE_UPSTREAM_TIMEOUT, 0, "the agent did not finish in time"));
+        json_t *err = tool_error_json(TE_UPSTREAM_TIMEOUT, 0, "the agent did not finish in time");
+        bridge_job_trace_outcome(j, err);
+        results_write_status(b, j->id, j->agent, "failed", "the agent did not finish in time", NULL,
+                             c, err);
         bridge_job_free(j);
         return;
     }
     if (res->status != 200) {
         /* Nothing was done: a retry is free. */
-        bridge_remove_then_answer(b, j->id, "request.json", c,
-                                  bridge_upstream_error(j->agent, res, "chat completion"));
+        json_t *err = bridge_upstream_error(j->agent, res, "chat completion");
+        bridge_job_trace_outcome(j, err);
+        bridge_remove_then_answer(b, j->id, "request.json", c, err);
         bridge_job_free(j);
         return;
     }
     if (!j->done_stream && j->stream_error == NULL) {
-        results_write_status(
-            b, j->id, j->agent, "failed", "the agent's stream ended before it finished", NULL, c,
-            tool_error_json(TE_UPSTREAM_ERROR, 0, "the agent's stream ended before it finished"));
+        json_t *err =
+            tool_error_json(TE_UPSTREAM_ERROR, 0, "the agent's stream ended before it finished");
+        bridge_job_trace_outcome(j, err);
+        results_write_status(b, j->id, j->agent, "failed",
+                             "the agent's stream ended before it finished", NULL, c, err);
         bridge_job_free(j);
         return;
     }
@@ -116,6 +120,7 @@ static void sync_done(struct agent_req *r, const struct agent_result *res, void 
     } else {
         parsed = contract_parse_answer(j->answer.data ? j->answer.data : "", j->answer.len);
     }
+    bridge_job_trace_outcome(j, parsed);
     results_write(b, j->id, j->agent, parsed, NULL, c, NULL); /* answers results_public */
     json_decref(parsed);
     bridge_job_free(j);

@@ -293,29 +293,41 @@ static bool send_request(struct gw_call *gc)
             json_object_set_new(params, "_meta", meta = json_object());
         json_object_set_new(meta, "progressToken", json_integer(0));
     }
-    char tp[OTEL_TRACEPARENT_LEN + 1];
-    if (otel_span_traceparent(gc->span, tp)) { /* the semantic conventions' _meta keys */
-        json_t *meta = json_object_get(params, "_meta");
-        const char *ts = otel_span_tracestate(gc->span);
-        if (meta == NULL)
-            json_object_set_new(params, "_meta", meta = json_object());
-        json_object_set_new(meta, "traceparent", json_string(tp));
-        if (ts && *ts)
-            json_object_set_new(meta, "tracestate", json_string(ts));
-    }
+    gw_call_trace_meta(params, gc->span);
     return up_request(u, "tools/call", params, on_answer, gc, gc, &gc->id);
+}
+
+void gw_call_trace_meta(json_t *params, const struct otel_span *span)
+{
+    char tp[OTEL_TRACEPARENT_LEN + 1];
+    if (!otel_span_traceparent(span, tp))
+        return;
+    json_t *meta = json_object_get(params, "_meta");
+    const char *ts = otel_span_tracestate(span);
+    if (meta == NULL)
+        json_object_set_new(params, "_meta", meta = json_object());
+    json_object_set_new(meta, "traceparent", json_string(tp));
+    if (ts && *ts)
+        json_object_set_new(meta, "tracestate", json_string(ts));
+}
+
+struct otel_span *gw_call_trace_start(const struct mcp_call *c, const struct upstream *u,
+                                      const char *method, const char *target)
+{
+    char name[200];
+    snprintf(name, sizeof name, "%s%s%s", method, target ? " " : "", target ? target : "");
+    struct otel_span *s = mcp_call_span(c, name, OTEL_KIND_CLIENT);
+    otel_span_str(s, "mcp.method.name", method);
+    otel_span_str(s, "hermes.upstream", u->cfg->name);
+    return s;
 }
 
 /* The call's CLIENT span, after the semantic conventions for MCP. */
 static void start_span(struct gw_call *gc)
 {
-    char name[200];
-    snprintf(name, sizeof name, "tools/call %s", gc->tool);
-    gc->span = mcp_call_span(gc->call, name, OTEL_KIND_CLIENT);
-    otel_span_str(gc->span, "mcp.method.name", "tools/call");
+    gc->span = gw_call_trace_start(gc->call, gc->up, "tools/call", gc->tool);
     otel_span_str(gc->span, "gen_ai.tool.name", gc->tool);
-    otel_span_str(gc->span, "gen_ai.operation.name", "execute_tool");
-    otel_span_str(gc->span, "hermes.upstream", gc->up->cfg->name);
+    otel_span_lit(gc->span, "gen_ai.operation.name", "execute_tool");
 }
 
 static void send_call(struct gw_call *gc)

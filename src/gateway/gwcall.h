@@ -20,6 +20,7 @@ struct gw_hold;
 struct gw_tool;
 struct loop_timer;
 struct mcp_call;
+struct otel_span;
 struct relay;
 struct upstream;
 
@@ -93,6 +94,13 @@ void gw_call_record_tool(struct gw_tool *t, struct mcp_call *call, uint64_t star
                          const char *status);
 /* The same for a call whose mcp_call is gone (a task): by caller, at upstream u (t's or an
  * instance). */
+/* The span's trace context into params._meta (traceparent, tracestate: the semantic
+ * conventions' keys; over HTTP they also become headers). Nothing for a NULL span. */
+void gw_call_trace_meta(json_t *params, const struct otel_span *span);
+/* A CLIENT span for a request to upstream u, child of the call's context (NULL without
+ * tracing). */
+struct otel_span *gw_call_trace_start(const struct mcp_call *c, const struct upstream *u,
+                                      const char *method, const char *target);
 void gw_call_record_tool_as(struct gw_tool *t, struct upstream *u, const char *caller,
                             uint64_t started_us, const char *status);
 

@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "gwcall.h"
 #include "gwcore.h"
 #include "gwevent.h"
 #include "gwexpose.h"
@@ -52,10 +53,19 @@ struct fwd {
     struct gw_round_claimed round; /* a 2026-07-28 caller's round this retry continues */
     struct gw_collect *collect;    /* a session-era caller's answers being collected, or NULL */
     json_t *state;                 /* the upstream's requestState sent back with them, or NULL */
+    struct otel_span *span;        /* tracing: the request's CLIENT span at the upstream */
 };
+
+/* The request failed at (or on the way to) the upstream: its span says so. */
+static void fwd_span_error(struct fwd *f, const char *type)
+{
+    otel_span_str(f->span, "error.type", type);
+    otel_span_status(f->span, OTEL_STATUS_ERROR, NULL);
+}
 
 static void fwd_free(struct fwd *f)
 {
+    otel_span_end(f->span);
     loop_timer_cancel(f->timer);
     gw_mrtr_collect_free(f->collect); /* the engine drops a call's pending requests */
     json_decref(f->state);
@@ -90,9 +100,11 @@ static void on_fwd_answer(struct upstream *u, json_t *result, json_t *error, voi
         mcp_call_result_take(f->call, json_incref(result));
     } else if (error) {
         char msg[300];
+        fwd_span_error(f, "upstream_error");
         int code = gw_event_rpc_error(error, "the upstream refused the request", msg, sizeof msg);
         mcp_call_error(f->call, code, msg);
     } else {
+        fwd_span_error(f, "upstream_unavailable");
         unavailable(f->call, u);
     }
     fwd_free(f);
@@ -108,6 +120,7 @@ static void on_fwd_timeout(struct loop *l, void *arg)
         tell_cancelled(f, "timed out at the gateway");
     snprintf(msg, sizeof msg, "upstream %s did not answer within %u s", f->up->cfg->name,
              f->up->cfg->timeout_s);
+    fwd_span_error(f, "upstream_timeout");
     mcp_call_on_cancel(f->call, NULL, NULL);
     mcp_call_error(f->call, JRPC_INTERNAL_ERROR, msg);
     fwd_free(f);
@@ -135,6 +148,10 @@ static bool fwd_send(struct fwd *f, json_t *answers, json_t *state)
         json_object_set(params, "inputResponses", answers);
     if (state)
         json_object_set(params, "requestState", state);
+    if (f->span == NULL) /* one span for the request, whatever its rounds */
+        f->span = gw_call_trace_start(f->call, f->up, f->method,
+                                      json_string_value(json_object_get(f->params, "name")));
+    gw_call_trace_meta(params, f->span);
     if (!up_request(f->up, f->method, params, on_fwd_answer, f, NULL, &f->id))
         return false;
     up_request_for_client(f->up, f->id);
@@ -260,6 +277,7 @@ static void forward(struct mcp_call *c, struct upstream *u, const char *method, 
     json_decref(none);
     if (!sent) {
         gw_mrtr_round_give_back(u, &f->round); /* nothing reached the upstream */
+        fwd_span_error(f, "upstream_unavailable");
         fwd_free(f);
         unavailable(c, u);
         return;

@@ -34,6 +34,7 @@
 
 #include "approvals.h"
 #include "crypto.h"
+#include "gwcall.h"
 #include "gwcore.h"
 #include "gwevent.h"
 #include "gwexpose.h"
@@ -78,6 +79,7 @@ struct gw_task {
     uint64_t deadline_ms;     /* loop ms: the upstream's timeout, counted from the approval */
     uint64_t started_us;      /* monotonic, for the audit line */
     uint64_t done_ms;         /* loop ms when it ended */
+    struct otel_span *span;   /* tracing: the call's CLIENT span, from creation to its end */
     char created_at[TIMEFMT_SIZE], updated_at[TIMEFMT_SIZE];
     struct list link; /* in all->tasks */
 };
@@ -113,6 +115,7 @@ static void task_free(struct gw_task *k)
     all->n--;
     wait_for_slot(k, NULL);
     loop_timer_cancel(k->timer);
+    otel_span_end(k->span);
     json_decref(k->args);
     json_decref(k->outcome);
     free(k->caller);
@@ -228,6 +231,12 @@ static void finish(struct gw_task *k, const char *status, json_t *outcome_take,
     k->done_ms = loop_now(g->loop);
     timefmt_iso(time(NULL), k->updated_at);
     struct upstream *at = k->at;
+    if (strcmp(record_status, "ok") != 0) {
+        otel_span_str(k->span, "error.type", record_status);
+        otel_span_status(k->span, OTEL_STATUS_ERROR, NULL);
+    }
+    otel_span_end(k->span);
+    k->span = NULL;
     gw_call_record_tool_as(k->t, at ? at : k->t->up, k->caller, k->started_us, record_status);
     k->at = NULL;
     if (at) { /* its slot is free: the next waiting call goes */
@@ -397,6 +406,7 @@ static void send_call(struct gw_task *k)
     if (u->modern) /* no connection to ask the caller anything on: it can answer nothing */
         json_object_set_new(params, "_meta",
                             json_pack("{s:{}}", "io.modelcontextprotocol/clientCapabilities"));
+    gw_call_trace_meta(params, k->span);
     if (!up_request(u, "tools/call", params, on_answer, k, NULL, &k->wire_id)) {
         snprintf(msg, sizeof msg, "upstream %s could not be sent the call; call it again later",
                  u->cfg->name);
@@ -475,6 +485,12 @@ void gw_task_start(struct gw_tool *t, struct mcp_call *call, json_t *args, uint6
                           .approval_timeout_s = g->approvals_timeout_s};
     snprintf(k->id, sizeof k->id, GW_TASK_PREFIX "%s", rnd);
     snprintf(k->approval, sizeof k->approval, "%s", aid);
+    /* The call's span lives with the task (the approval, the call at the upstream): it is
+     * made from the creating call's context, which the task outlives. */
+    k->span = gw_call_trace_start(call, t->up, "tools/call", t->name);
+    otel_span_str(k->span, "gen_ai.tool.name", t->name);
+    otel_span_lit(k->span, "gen_ai.operation.name", "execute_tool");
+    otel_span_str(k->span, "hermes.task.id", k->id);
     timefmt_iso(time(NULL), k->created_at);
     memcpy(k->updated_at, k->created_at, sizeof k->updated_at);
     list_push_back(&all->tasks, &k->link);

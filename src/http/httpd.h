@@ -72,6 +72,10 @@ const char *hreq_header(const struct hreq *r, const char *name);
 unsigned hreq_header_count(const struct hreq *r, const char *name);
 /* The last line of a header sent more than once (hreq_header gives the first). */
 const char *hreq_header_last(const struct hreq *r, const char *name);
+/* Every header line in the order received, until fn returns false: one pass where a caller
+ * wants several headers (each hreq_header is a pass of its own). */
+typedef bool hreq_header_fn(const char *name, const char *value, void *arg);
+void hreq_each_header(const struct hreq *r, hreq_header_fn *fn, void *arg);
 const char *hreq_query(const struct hreq *r, const char *name);
 const char *hreq_body(const struct hreq *r, size_t *len);
 const char *hreq_peer(const struct hreq *r); /* client IP as text */

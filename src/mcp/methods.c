@@ -22,6 +22,7 @@
 #include "log.h"
 #include "loop.h"
 #include "mem.h"
+#include "otel.h"
 #include "strmap.h"
 #include "toolerr.h"
 
@@ -228,6 +229,9 @@ static void do_initialize(struct rpc_ctx *x, struct jrpc_msg *m)
         return;
     const char *want = json_string_value(pv);
     const char *version = mcp_version_supported(want) ? want : LATEST_VERSION;
+    /* The request's span carries the version answered, not the one asked for. */
+    otel_span_mcp_version(srv->span_of && x->req ? srv->span_of(x->req, srv->span_of_arg) : NULL,
+                          version);
 
     if (srv->o.sessions) {
         unsigned max = srv->o.max_sessions ? srv->o.max_sessions : 10000;

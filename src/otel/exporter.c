@@ -1,8 +1,9 @@
-/* exporter.c — OTLP/HTTP export on one worker thread: ended spans wait in its queue, at most
- * OTEL_BSP_MAX_QUEUE_SIZE of them counting the batch being sent; the worker takes a batch when
- * OTEL_BSP_MAX_EXPORT_BATCH_SIZE wait or OTEL_BSP_SCHEDULE_DELAY has passed since the first
- * came (not base/workq: its gathering naps a fixed time, and a fast server fills the queue
- * meanwhile), encodes it and POSTs it with libcurl's easy interface, bounded by
+/* exporter.c — OTLP/HTTP export on one worker thread: an ended span is encoded at once into
+ * the export being filled (the loop's cost; the span is then reused), at most
+ * OTEL_BSP_MAX_QUEUE_SIZE spans waiting counting those being sent; the worker takes an export
+ * when it holds OTEL_BSP_MAX_EXPORT_BATCH_SIZE spans or OTEL_BSP_SCHEDULE_DELAY has passed
+ * since its first came (not base/workq: its gathering naps a fixed time, and a fast server
+ * fills the queue meanwhile), and POSTs it with libcurl's easy interface, bounded by
  * OTEL_EXPORTER_OTLP_TIMEOUT. A failed export is counted and its spans given up, never
  * retried: a dead collector costs dropped spans, not memory. */
 #include "otel_internal.h"
@@ -17,6 +18,7 @@
 #include "curlrt.h"
 #include "list.h"
 #include "log.h"
+#include "mem.h"
 #include "otlp.h"
 #include "span.h"
 
@@ -107,41 +109,27 @@ static bool post(struct otel *t, const char *body, size_t len)
     return true;
 }
 
-/* Worker thread: one batch, encoded and sent; every span freed. */
-static void export_batch(struct otel *t, struct list *batch)
+/* Worker thread: one export, sent (unless a stop's deadline passed); counted. */
+static void export_chunk(struct otel *t, struct otel_chunk *c)
 {
-    struct otel_span *spans[256];
-    struct list *node, *next;
-    size_t n = 0, total = 0;
-    struct otel_resource res = {
-        .service = t->cfg.service, .version = t->version, .attrs = t->cfg.resource};
-
-    for (node = batch->next; node != batch; node = next) {
-        next = node->next;
-        spans[n++] = list_entry(node, struct otel_span, link);
-        total++;
-        if (n < sizeof spans / sizeof *spans && next != batch)
-            continue;
-        bool ok = false;
-        uint64_t give_up = atomic_load(&t->give_up_ns); /* each chunk: a stop may have begun */
-        if (!(give_up && otel_now_ns(CLOCK_MONOTONIC) > give_up)) {
-            struct buf body;
-            buf_init(&body, 0);
-            if (t->cfg.protocol == OTEL_PROTO_JSON)
-                otel_otlp_json(&body, &res, spans, n);
-            else
-                otel_otlp_protobuf(&body, &res, spans, n);
-            ok = post(t, body.data ? body.data : "", body.len);
-            buf_cleanup(&body);
-            if (!ok)
-                atomic_fetch_add(&t->failures, 1);
-        }
-        atomic_fetch_add(ok ? &t->exported : &t->dropped, n);
-        for (size_t i = 0; i < n; i++)
-            free(spans[i]);
-        n = 0;
+    bool ok = false;
+    uint64_t give_up = atomic_load(&t->give_up_ns); /* each export: a stop may have begun */
+    if (!(give_up && otel_now_ns(CLOCK_MONOTONIC) > give_up)) {
+        size_t len;
+        const char *body =
+            otel_otlp_end(&c->bytes, &t->head, t->cfg.protocol == OTEL_PROTO_JSON, &len);
+        ok = post(t, body, len);
+        if (!ok)
+            atomic_fetch_add(&t->failures, 1);
     }
-    atomic_fetch_sub(&t->queued, total);
+    atomic_fetch_add(ok ? &t->exported : &t->dropped, c->n);
+    atomic_fetch_sub(&t->queued, c->n);
+}
+
+static void chunk_free(struct otel_chunk *c)
+{
+    buf_cleanup(&c->bytes);
+    free(c);
 }
 
 static void deadline_ts(uint64_t ns, struct timespec *ts)
@@ -150,36 +138,54 @@ static void deadline_ts(uint64_t ns, struct timespec *ts)
     ts->tv_nsec = (long)(ns % 1000000000u);
 }
 
-/* The worker: waits for a span, then for a full batch or the delay since the first one
- * (OpenTelemetry's batch span processor), takes up to batch_max and exports them. Stopping,
- * it exports what is left without waiting. */
+/* The worker: waits for an export to fill up (chunk_max spans) or for the delay since its first
+ * span (OpenTelemetry's batch span processor), then sends what is ready. Stopping, it sends
+ * what is left without waiting. Exports sent are kept for reuse (two at most, of a sane size). */
 static void *worker(void *arg)
 {
     struct otel *t = arg;
     pthread_mutex_lock(&t->mu);
     for (;;) {
-        while (t->ntodo == 0 && !t->stop)
+        while (list_empty(&t->full) && t->cur == NULL && !t->stop)
             pthread_cond_wait(&t->wake, &t->mu);
-        if (t->ntodo == 0)
-            break; /* stopping, nothing left */
-        uint64_t due = t->first_ns + (uint64_t)t->cfg.delay_ms * 1000000u;
-        while (t->ntodo < t->cfg.batch_max && !t->stop && otel_now_ns(CLOCK_MONOTONIC) < due) {
-            struct timespec ts;
-            deadline_ts(due, &ts);
-            pthread_cond_timedwait(&t->wake, &t->mu, &ts);
+        if (list_empty(&t->full) && t->cur) {
+            uint64_t due = t->cur->first_ns + (uint64_t)t->cfg.delay_ms * 1000000u;
+            while (list_empty(&t->full) && t->cur && !t->stop &&
+                   otel_now_ns(CLOCK_MONOTONIC) < due) {
+                struct timespec ts;
+                deadline_ts(due, &ts);
+                pthread_cond_timedwait(&t->wake, &t->mu, &ts);
+            }
+            if (list_empty(&t->full) && t->cur) { /* its delay is up, or a stop */
+                list_push_back(&t->full, &t->cur->link);
+                t->cur = NULL;
+            }
         }
-        struct list batch;
-        list_init(&batch);
-        for (size_t n = 0; n < t->cfg.batch_max && t->ntodo > 0; n++) {
-            struct list *node = t->todo.next;
-            list_unlink(node);
-            list_push_back(&batch, node);
-            t->ntodo--;
+        if (list_empty(&t->full)) {
+            if (t->stop)
+                break; /* stopping, nothing left */
+            continue;
         }
-        t->first_ns = otel_now_ns(CLOCK_MONOTONIC); /* what is left waits its delay anew */
+        struct list ready;
+        list_init(&ready);
+        list_splice_back(&ready, &t->full);
         pthread_mutex_unlock(&t->mu);
-        export_batch(t, &batch);
+        LIST_FOREACH_SAFE(n, &ready)
+        {
+            export_chunk(t, list_entry(n, struct otel_chunk, link));
+        }
         pthread_mutex_lock(&t->mu);
+        LIST_FOREACH_SAFE(n, &ready)
+        {
+            struct otel_chunk *c = list_entry(n, struct otel_chunk, link);
+            list_unlink(n);
+            if (t->nchunks < 2 && c->bytes.cap <= (1u << 22)) {
+                list_push_back(&t->chunks, n);
+                t->nchunks++;
+            } else {
+                chunk_free(c);
+            }
+        }
     }
     t->exited = true;
     pthread_cond_broadcast(&t->ended);
@@ -214,7 +220,10 @@ bool otel_exporter_start(struct otel *t, char *err, size_t errlen)
     pthread_cond_init(&t->wake, &ca);
     pthread_cond_init(&t->ended, &ca);
     pthread_condattr_destroy(&ca);
-    list_init(&t->todo);
+    t->locks = true;
+    list_init(&t->full);
+    list_init(&t->chunks);
+    t->chunk_max = t->cfg.batch_max < OTEL_CHUNK_MAX ? t->cfg.batch_max : OTEL_CHUNK_MAX;
     t->running = true;
     int rc = pthread_create(&t->thread, NULL, worker, t);
     if (rc != 0) {
@@ -230,16 +239,36 @@ void otel_exporter_put(struct otel *t, struct otel_span *s)
 {
     if (atomic_load(&t->queued) >= t->cfg.queue_max) {
         atomic_fetch_add(&t->dropped, 1);
-        free(s);
         return;
     }
     atomic_fetch_add(&t->queued, 1);
+    bool json = t->cfg.protocol == OTEL_PROTO_JSON, wake = false;
     pthread_mutex_lock(&t->mu);
-    list_push_back(&t->todo, &s->link);
-    /* The worker is told of the first span (its delay starts) and of a full batch only. */
-    if (++t->ntodo == 1)
-        t->first_ns = otel_now_ns(CLOCK_MONOTONIC);
-    if (t->ntodo == 1 || t->ntodo == t->cfg.batch_max)
+    struct otel_chunk *c = t->cur;
+    if (c == NULL) {
+        if (t->nchunks) {
+            c = list_entry(t->chunks.next, struct otel_chunk, link);
+            list_unlink(&c->link);
+            t->nchunks--;
+        } else {
+            c = xcalloc(1, sizeof *c);
+            buf_init(&c->bytes, 0);
+        }
+        otel_otlp_begin(&c->bytes, &t->head, json);
+        c->n = 0;
+        c->first_ns = otel_now_ns(CLOCK_MONOTONIC);
+        t->cur = c;
+        wake = true; /* its delay starts */
+    }
+    /* Encoded here, while the span's bytes are in this core's cache; the worker reads the
+     * export's bytes once, and the span is reused at once. */
+    otel_otlp_add(&c->bytes, &t->head, s, json);
+    if (++c->n >= t->chunk_max) {
+        list_push_back(&t->full, &c->link);
+        t->cur = NULL;
+        wake = true;
+    }
+    if (wake)
         pthread_cond_signal(&t->wake);
     pthread_mutex_unlock(&t->mu);
 }
@@ -270,9 +299,22 @@ bool otel_exporter_stop(struct otel *t, unsigned wait_ms)
         pthread_join(t->thread, NULL);
         t->running = false;
     }
-    pthread_mutex_destroy(&t->mu);
-    pthread_cond_destroy(&t->wake);
-    pthread_cond_destroy(&t->ended);
+    if (t->cur)
+        chunk_free(t->cur);
+    t->cur = NULL;
+    struct list *lists[] = {&t->full, &t->chunks};
+    for (size_t i = 0; i < 2 && t->locks; i++) /* the lists are made with the locks */
+        LIST_FOREACH_SAFE(n, lists[i])
+        {
+            list_unlink(n);
+            chunk_free(list_entry(n, struct otel_chunk, link));
+        }
+    if (t->locks) { /* not when the start failed before them */
+        pthread_mutex_destroy(&t->mu);
+        pthread_cond_destroy(&t->wake);
+        pthread_cond_destroy(&t->ended);
+        t->locks = false;
+    }
     if (t->easy)
         curl_easy_cleanup(t->easy);
     for (struct curl_slist *i = t->hdrs; i; i = i->next) /* an API key may be among them */

@@ -9,6 +9,7 @@
 
 #include "buf.h"
 #include "crypto.h"
+#include "hex.h"
 #include "log.h"
 #include "mem.h"
 #include "metrics.h"
@@ -36,6 +37,10 @@ struct otel *otel_new(const struct otel_config *c, const char *version, char *er
     t->cfg.resource = c->resource ? xstrdup(c->resource) : NULL;
     t->version = version ? xstrdup(version) : NULL;
     t->pool_used = OTEL_ID_POOL; /* drawn on first use */
+    list_init(&t->spare);
+    struct otel_resource res = {
+        .service = t->cfg.service, .version = t->version, .attrs = t->cfg.resource};
+    otel_otlp_prepare(&t->head, &res);
     if (!otel_exporter_start(t, err, errlen)) {
         otel_free(t, 0);
         return NULL;
@@ -49,6 +54,12 @@ void otel_free(struct otel *t, unsigned wait_ms)
         return;
     if (!otel_exporter_stop(t, wait_ms))
         return; /* its worker still runs: t stays with it */
+    while (!list_empty(&t->spare)) {
+        struct list *node = t->spare.next;
+        list_unlink(node);
+        free(list_entry(node, struct otel_span, link));
+    }
+    otel_otlp_head_cleanup(&t->head);
     otel_config_cleanup(&t->cfg);
     free(t->version);
     free(t);
@@ -68,10 +79,24 @@ void otel_metrics(const struct otel *t, struct buf *out)
                         METRIC_COUNTER, t ? (double)atomic_load(&t->failures) : 0);
 }
 
-/* Copies v into the span's text, at most OTEL_VALUE_MAX bytes of it cut at a character
- * boundary, as valid UTF-8 (proto3 strings must be: a collector refuses the whole export
- * otherwise, and values come from clients); OTEL_NO_TEXT when there is no room. */
-static uint16_t put_text_max(struct otel_span *s, const char *v, size_t cap)
+/* True when none of p[0..n) has its high bit set (8 bytes at a time). */
+static bool ascii(const char *p, size_t n)
+{
+    uint64_t high = 0, w;
+    size_t i = 0;
+    for (; i + 8 <= n; i += 8) {
+        memcpy(&w, p + i, 8);
+        high |= w;
+    }
+    for (; i < n; i++)
+        high |= (unsigned char)p[i];
+    return (high & 0x8080808080808080ull) == 0;
+}
+
+/* Copies v into the span's text, at most cap bytes of it cut at a character boundary, as
+ * valid UTF-8 (proto3 strings must be: a collector refuses the whole export otherwise, and
+ * values come from clients); OTEL_NO_TEXT when there is no room. */
+static uint16_t put_text_len(struct otel_span *s, const char *v, size_t cap, size_t *len)
 {
     size_t room = OTEL_SPAN_TEXT - s->used;
     if (room < 2)
@@ -82,15 +107,22 @@ static uint16_t put_text_max(struct otel_span *s, const char *v, size_t cap)
         while (n > 0 && ((unsigned char)v[n] & 0xc0) == 0x80)
             n--; /* not into the middle of a character */
     uint16_t off = s->used;
-    memcpy(s->text + off, v, n);
-    s->text[off + n] = '\0';
-    unsigned char high = 0; /* ASCII, nearly always: no character to check */
-    for (size_t i = 0; i < n; i++)
-        high |= (unsigned char)s->text[off + i];
-    if ((high & 0x80) && !utf8_valid(s->text + off, n))
-        utf8_clean(s->text + off);
-    s->used = (uint16_t)(s->used + strlen(s->text + off) + 1);
+    char *dst = s->text + off;
+    memcpy(dst, v, n);
+    dst[n] = '\0';
+    if (!ascii(dst, n) && !utf8_valid(dst, n)) { /* ASCII, nearly always: nothing to check */
+        utf8_clean(dst);
+        n = strlen(dst);
+    }
+    s->used = (uint16_t)(s->used + n + 1);
+    *len = n;
     return off;
+}
+
+static uint16_t put_text_max(struct otel_span *s, const char *v, size_t cap)
+{
+    size_t len;
+    return put_text_len(s, v, cap, &len);
 }
 
 static uint16_t put_text(struct otel_span *s, const char *v)
@@ -98,38 +130,86 @@ static uint16_t put_text(struct otel_span *s, const char *v)
     return put_text_max(s, v, OTEL_VALUE_MAX);
 }
 
-/* n bytes from the kernel's CSPRNG, through the tracer's pool. */
-static void random_bytes(struct otel *t, uint8_t *out, size_t n)
+/* A tracestate as W3C trace-context passes it on: cut to OTEL_TRACESTATE_MAX bytes at a member
+ * boundary (otel_tracestate_trim), whole or not at all (a member cut short is another value). */
+static uint16_t put_tracestate(struct otel_span *s, const char *v)
+{
+    char ts[OTEL_TRACESTATE_MAX + 1];
+    size_t n = otel_tracestate_trim(v, ts, sizeof ts);
+    if (n == 0 || (size_t)(OTEL_SPAN_TEXT - s->used) < n + 1)
+        return OTEL_NO_TEXT;
+    return put_text_max(s, ts, n);
+}
+
+/* n bytes from the kernel's CSPRNG, through the tracer's pool; false when the kernel has none
+ * to give (logged once: the span is then not recorded). */
+static bool random_bytes(struct otel *t, uint8_t *out, size_t n)
 {
     if (t->pool_used + n > OTEL_ID_POOL) {
-        if (!crypto_random_bytes(t->pool, OTEL_ID_POOL))
-            log_error("BUG: getrandom failed"); /* cannot happen after start */
+        if (!crypto_random_bytes(t->pool, OTEL_ID_POOL)) {
+            if (!t->random_failed)
+                log_error("tracing: the kernel gave no random bytes for span ids; spans are not "
+                          "recorded until it does");
+            t->random_failed = true;
+            return false;
+        }
         t->pool_used = 0;
     }
     memcpy(out, t->pool + t->pool_used, n);
     explicit_bzero(t->pool + t->pool_used, n); /* never handed out twice */
     t->pool_used += n;
+    return true;
 }
 
-static void new_ids(struct otel *t, struct otel_span *s, bool trace)
+static bool new_ids(struct otel *t, struct otel_span *s, bool trace)
 {
-    do {
-        if (trace)
-            random_bytes(t, s->ctx.trace_id, 16);
-    } while (trace && otel_id_zero(s->ctx.trace_id, 16));
     do
-        random_bytes(t, s->ctx.span_id, 8);
+        if (trace && !random_bytes(t, s->ctx.trace_id, 16))
+            return false;
+    while (trace && otel_id_zero(s->ctx.trace_id, 16));
+    do
+        if (!random_bytes(t, s->ctx.span_id, 8))
+            return false;
     while (otel_id_zero(s->ctx.span_id, 8));
+    return true;
+}
+
+void otel_span_recycle(struct otel *t, struct otel_span *s)
+{
+    if (t->nspare >= OTEL_SPARE_MAX) {
+        free(s);
+        return;
+    }
+    list_push_front(&t->spare, &s->link);
+    t->nspare++;
+}
+
+/* A spare span (the last one ended: its memory is still in this core's cache), else a new
+ * one. */
+static struct otel_span *span_take(struct otel *t)
+{
+    if (t->nspare == 0)
+        return xmalloc(sizeof(struct otel_span));
+    struct list *node = t->spare.next;
+    list_unlink(node);
+    t->nspare--;
+    return list_entry(node, struct otel_span, link);
 }
 
 static struct otel_span *span_new(struct otel *t, const char *name, enum otel_kind kind)
 {
-    struct otel_span *s = xmalloc(sizeof *s);
-    memset(s, 0, offsetof(struct otel_span, text));
+    struct otel_span *s = span_take(t);
+    memset(s, 0, offsetof(struct otel_span, attrs)); /* attrs past nattrs are never read */
     s->tracer = t;
     s->kind = kind;
-    s->start_ns = otel_now_ns(CLOCK_REALTIME);
+    /* The wall clock as an offset from the monotonic one, read again once a second: one clock
+     * read a span, not two. */
     s->mono_ns = otel_now_ns(CLOCK_MONOTONIC);
+    if (s->mono_ns >= t->wall_due_ns) {
+        t->wall_offset_ns = otel_now_ns(CLOCK_REALTIME) - s->mono_ns;
+        t->wall_due_ns = s->mono_ns + 1000000000u;
+    }
+    s->start_ns = s->mono_ns + t->wall_offset_ns;
     s->name = put_text(s, name);
     s->tracestate = s->status_msg = OTEL_NO_TEXT;
     return s;
@@ -147,8 +227,11 @@ struct otel_span *otel_span_start_in(struct otel *t, const char *name, enum otel
     s->ctx.flags = parent->flags;
     s->sampled = (parent->flags & OTEL_FLAG_SAMPLED) != 0;
     if (tracestate)
-        s->tracestate = put_text_max(s, tracestate, OTEL_TRACESTATE_MAX);
-    new_ids(t, s, false);
+        s->tracestate = put_tracestate(s, tracestate);
+    if (!new_ids(t, s, false)) {
+        otel_span_recycle(t, s);
+        return NULL;
+    }
     return s;
 }
 
@@ -161,7 +244,10 @@ struct otel_span *otel_span_start(struct otel *t, const char *name, enum otel_ki
         return otel_span_start_in(t, name, kind, &parent->ctx,
                                   otel_span_text(parent, parent->tracestate));
     struct otel_span *s = span_new(t, name, kind);
-    new_ids(t, s, true);
+    if (!new_ids(t, s, true)) {
+        otel_span_recycle(t, s);
+        return NULL;
+    }
     s->sampled = otel_sample(&t->cfg, s->ctx.trace_id, NULL);
     s->ctx.flags = s->sampled ? OTEL_FLAG_SAMPLED : 0;
     return s;
@@ -185,9 +271,36 @@ void otel_span_set_remote_parent(struct otel_span *s, const struct otel_ctx *par
     s->ctx.flags =
         (uint8_t)((parent->flags & ~OTEL_FLAG_SAMPLED) | (s->sampled ? OTEL_FLAG_SAMPLED : 0));
     /* The tracestate goes with its traceparent: one set earlier is another context's. */
-    s->tracestate = tracestate && otel_tracestate_ok(tracestate)
-                        ? put_text_max(s, tracestate, OTEL_TRACESTATE_MAX)
-                        : OTEL_NO_TEXT;
+    s->tracestate = tracestate ? put_tracestate(s, tracestate) : OTEL_NO_TEXT;
+}
+
+void otel_span_set_name2(struct otel_span *s, const char *a, const char *b)
+{
+    if (s == NULL)
+        return;
+    size_t room = OTEL_SPAN_TEXT - s->used, na = strlen(a), nb = b ? strlen(b) : 0;
+    if (b == NULL || na + 1 + nb > OTEL_VALUE_MAX || na + nb + 2 > room || !ascii(a, na) ||
+        !ascii(b, nb)) {
+        char name[OTEL_VALUE_MAX + 1];
+        size_t n = na < OTEL_VALUE_MAX ? na : OTEL_VALUE_MAX;
+        memcpy(name, a, n);
+        if (b && n < OTEL_VALUE_MAX) {
+            name[n++] = ' ';
+            size_t m = nb < OTEL_VALUE_MAX - n ? nb : OTEL_VALUE_MAX - n;
+            memcpy(name + n, b, m);
+            n += m;
+        }
+        name[n] = '\0';
+        otel_span_set_name(s, name);
+        return;
+    }
+    char *dst = s->text + s->used; /* short ASCII parts, the usual case: copied once */
+    memcpy(dst, a, na);
+    dst[na] = ' ';
+    memcpy(dst + na + 1, b, nb);
+    dst[na + 1 + nb] = '\0';
+    s->name = s->used;
+    s->used = (uint16_t)(s->used + na + nb + 2);
 }
 
 void otel_span_set_name(struct otel_span *s, const char *name)
@@ -205,13 +318,18 @@ static struct otel_attr *attr(struct otel_span *s, const char *key)
         return NULL;
     /* Keys are literals: the same key set again is the same pointer (no string compares on a
      * request's path). */
-    for (size_t i = 0; i < s->nattrs; i++)
-        if (s->attrs[i].key == key)
-            return &s->attrs[i];
+    uint64_t bit = otel_key_bit(key);
+    if (s->keys & bit)
+        for (size_t i = 0; i < s->nattrs; i++)
+            if (s->attrs[i].key == key)
+                return &s->attrs[i];
     if (s->nattrs == OTEL_SPAN_ATTRS)
         return NULL;
+    s->keys |= bit;
     struct otel_attr *a = &s->attrs[s->nattrs++];
+    size_t klen = strlen(key);
     a->key = key;
+    a->klen = (uint8_t)(klen < 256 ? klen : 0);
     return a;
 }
 
@@ -221,13 +339,83 @@ void otel_span_str(struct otel_span *s, const char *key, const char *value)
     struct otel_attr *a = value ? attr(s, key) : NULL;
     if (a == NULL)
         return;
-    uint16_t off = put_text(s, value);
+    size_t len;
+    uint16_t off = put_text_len(s, value, OTEL_VALUE_MAX, &len);
     if (off == OTEL_NO_TEXT) { /* no room: a new slot goes back, an old one keeps its value */
         s->nattrs = (uint16_t)before;
         return;
     }
     a->type = OTEL_ATTR_STR;
+    a->len = (uint16_t)len;
     a->v.off = off;
+}
+
+void otel_span_lit(struct otel_span *s, const char *key, const char *literal)
+{
+    struct otel_attr *a = attr(s, key);
+    if (a) {
+        size_t len = strlen(literal);
+        a->type = OTEL_ATTR_LIT;
+        a->len = (uint16_t)(len < 65536 ? len : 0);
+        a->v.lit = literal;
+    }
+}
+
+static const char key_mcp_version[] = "mcp.protocol.version";
+
+void otel_span_mcp_version(struct otel_span *s, const char *version)
+{
+    otel_span_str(s, key_mcp_version, version);
+}
+
+bool otel_span_has_mcp_version(const struct otel_span *s)
+{
+    return otel_span_has(s, key_mcp_version);
+}
+
+bool otel_span_has(const struct otel_span *s, const char *key)
+{
+    if (s == NULL || !(s->keys & otel_key_bit(key)))
+        return false;
+    for (size_t i = 0; i < s->nattrs; i++)
+        if (s->attrs[i].key == key)
+            return true;
+    return false;
+}
+
+/* "sha256:" and 16 hex digits of name's SHA-256, from the tracer's few last ones when there:
+ * a server's requests come from a handful of principals. */
+static const char *principal_digest(struct otel *t, const char *name)
+{
+    size_t n = strlen(name);
+    for (size_t i = 0; i < OTEL_WHO_CACHE; i++)
+        if (t->who[i].len == n && n < sizeof t->who[i].name && memcmp(t->who[i].name, name, n) == 0)
+            return t->who[i].digest;
+    struct otel_who *w = &t->who[t->who_next++ % OTEL_WHO_CACHE];
+    unsigned char d[32];
+    crypto_sha256(name, n, d);
+    memcpy(w->digest, "sha256:", 7);
+    hex_encode(d, 8, w->digest + 7);
+    w->len = n < sizeof w->name ? n : SIZE_MAX; /* a longer name is never found again */
+    if (n < sizeof w->name)
+        memcpy(w->name, name, n);
+    return w->digest;
+}
+
+void otel_span_principal(struct otel_span *s, const char *name)
+{
+    if (s == NULL || name == NULL)
+        return;
+    switch (s->tracer->cfg.principal) {
+    case OTEL_PRINCIPAL_OFF:
+        return;
+    case OTEL_PRINCIPAL_PLAIN:
+        otel_span_str(s, "hermes.principal", name);
+        return;
+    default:
+        otel_span_str(s, "hermes.principal", principal_digest(s->tracer, name));
+        return;
+    }
 }
 
 void otel_span_int(struct otel_span *s, const char *key, int64_t value)
@@ -261,16 +449,18 @@ void otel_span_end(struct otel_span *s)
     if (s == NULL)
         return;
     if (!s->sampled) {
-        free(s);
+        otel_span_recycle(s->tracer, s);
         return;
     }
     s->end_ns = s->start_ns + (otel_now_ns(CLOCK_MONOTONIC) - s->mono_ns);
     otel_exporter_put(s->tracer, s);
+    otel_span_recycle(s->tracer, s);
 }
 
 void otel_span_discard(struct otel_span *s)
 {
-    free(s);
+    if (s)
+        otel_span_recycle(s->tracer, s);
 }
 
 bool otel_span_ctx(const struct otel_span *s, struct otel_ctx *out)

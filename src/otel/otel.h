@@ -3,8 +3,9 @@
  *
  * Off (no endpoint) there is no tracer: every call takes NULL and does nothing, so a caller
  * pays a pointer test. A span is one allocation (its attributes and texts live inside it, cut
- * when they do not fit); otel_span_end hands it to the exporter, or drops it (counted) when
- * the queue is full, so the loop never waits on a collector. Loop thread only. */
+ * when they do not fit), reused once ended; otel_span_end encodes it for the exporter, or
+ * drops it (counted) when the queue is full, so the loop never waits on a collector. Loop
+ * thread only. */
 #ifndef HM_OTEL_H
 #define HM_OTEL_H
 #include <stdbool.h>
@@ -46,9 +47,23 @@ struct otel *otel_span_tracer(const struct otel_span *s);
 void otel_span_set_remote_parent(struct otel_span *s, const struct otel_ctx *parent,
                                  const char *tracestate);
 void otel_span_set_name(struct otel_span *s, const char *name);
+/* The name "a b", or a when b is NULL (cut as otel_span_set_name cuts). */
+void otel_span_set_name2(struct otel_span *s, const char *a, const char *b);
 /* Attributes; key must be a string literal (kept as a pointer, and a key set again is found
  * by it). At most OTEL_SPAN_ATTRS; a value is cut when the span's text room runs out. */
 void otel_span_str(struct otel_span *s, const char *key, const char *value);
+/* A string literal of ours (short, valid UTF-8), kept as a pointer: not copied. */
+void otel_span_lit(struct otel_span *s, const char *key, const char *literal);
+/* True when the span has an attribute of that key (the same literal). */
+bool otel_span_has(const struct otel_span *s, const char *key);
+/* mcp.protocol.version, set from wherever it is known (the request's header, its _meta, the
+ * answer to initialize), under the one key. */
+void otel_span_mcp_version(struct otel_span *s, const char *version);
+bool otel_span_has_mcp_version(const struct otel_span *s);
+/* hermes.principal, as OTEL_SPAN_PRINCIPAL says: a digest of name ("sha256:" and 16 hex
+ * digits, the default: a principal such as oidc:<sub> may be personal data), name as is, or
+ * nothing. */
+void otel_span_principal(struct otel_span *s, const char *name);
 void otel_span_int(struct otel_span *s, const char *key, int64_t value);
 void otel_span_bool(struct otel_span *s, const char *key, bool value);
 void otel_span_status(struct otel_span *s, enum otel_status st, const char *message);

@@ -120,6 +120,33 @@ static bool parse_sampler(struct otel_config *c, const char *v, const char *arg)
     return true;
 }
 
+/* service.name's value in OTEL_RESOURCE_ATTRIBUTES (k=v,..., percent-encoded), decoded, or
+ * NULL (none, empty, or not valid). The last one wins, as for any key there. */
+static char *resource_service(const char *v)
+{
+    char *found = NULL;
+    for (const char *p = v; *p;) {
+        size_t n = strcspn(p, ",");
+        const char *eq = memchr(p, '=', n);
+        if (eq) {
+            struct buf k, val;
+            buf_init(&k, 256);
+            buf_init(&val, 1024);
+            if (decode_part(&k, p, (size_t)(eq - p)) && buf_append(&k, "", 1) &&
+                strcmp(k.data, "service.name") == 0 &&
+                decode_part(&val, eq + 1, n - (size_t)(eq - p) - 1) && val.len > 0 &&
+                buf_append(&val, "", 1)) {
+                free(found);
+                found = buf_detach(&val, NULL);
+            }
+            buf_cleanup(&k);
+            buf_cleanup(&val);
+        }
+        p += n + (p[n] == ',');
+    }
+    return found;
+}
+
 /* http(s)://host..., no white space or control characters. */
 static bool url_ok(const char *u)
 {
@@ -203,7 +230,25 @@ bool otel_config_parse(struct otel_config *c, otel_getenv_fn *get, void *arg, ch
                  "(percent-encoded), separated by commas");
         goto fail;
     }
-    c->service = xstrdup(service && *service ? service : "hermes-mcp");
+    const char *who = get("OTEL_SPAN_PRINCIPAL", arg);
+    if (who && *who) {
+        if (strcmp(who, "plain") == 0)
+            c->principal = OTEL_PRINCIPAL_PLAIN;
+        else if (strcmp(who, "off") == 0)
+            c->principal = OTEL_PRINCIPAL_OFF;
+        else if (strcmp(who, "digest") != 0) {
+            snprintf(err, errlen, "OTEL_SPAN_PRINCIPAL must be digest, plain or off");
+            goto fail;
+        }
+    }
+    /* The OpenTelemetry rule: OTEL_SERVICE_NAME, else a service.name among the resource
+     * attributes, else ours. */
+    if (service && *service)
+        c->service = xstrdup(service);
+    else if (resource && *resource)
+        c->service = resource_service(resource);
+    if (c->service == NULL)
+        c->service = xstrdup("hermes-mcp");
     if (resource && *resource)
         c->resource = xstrdup(resource);
     return true;
@@ -223,7 +268,8 @@ bool otel_config_same(const struct otel_config *a, const struct otel_config *b)
            same_text(a->service, b->service) && same_text(a->resource, b->resource) &&
            a->protocol == b->protocol && a->sampler == b->sampler && a->ratio == b->ratio &&
            a->timeout_ms == b->timeout_ms && a->queue_max == b->queue_max &&
-           a->delay_ms == b->delay_ms && a->batch_max == b->batch_max;
+           a->delay_ms == b->delay_ms && a->batch_max == b->batch_max &&
+           a->principal == b->principal;
 }
 
 void otel_config_cleanup(struct otel_config *c)

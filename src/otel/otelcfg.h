@@ -16,19 +16,24 @@ enum otel_sampler_kind {
     OTEL_SAMPLE_PARENT_RATIO,
 };
 
+/* What a span says of its principal (OTEL_SPAN_PRINCIPAL). */
+enum otel_principal { OTEL_PRINCIPAL_DIGEST, OTEL_PRINCIPAL_PLAIN, OTEL_PRINCIPAL_OFF };
+
 struct otel_config {
     char *url;      /* the traces endpoint (POST); NULL: tracing is off */
     char *headers;  /* extra request headers, "Name: value" lines joined by '\n' (decoded;
                        may hold an API key: never logged); NULL: none */
-    char *service;  /* service.name */
+    char *service;  /* service.name: OTEL_SERVICE_NAME, else OTEL_RESOURCE_ATTRIBUTES' own,
+                       else hermes-mcp */
     char *resource; /* OTEL_RESOURCE_ATTRIBUTES as written (k=v,...), or NULL */
     enum otel_protocol protocol;
     enum otel_sampler_kind sampler;
-    double ratio;        /* traceidratio's argument, 0..1 (default 1) */
-    unsigned timeout_ms; /* one export's bound (default 10 s) */
-    unsigned queue_max;  /* spans waiting at most (default 2048); more are dropped */
-    unsigned delay_ms;   /* how long a batch may gather (default 5 s) */
-    unsigned batch_max;  /* spans per export at most (default 512) */
+    double ratio;                  /* traceidratio's argument, 0..1 (default 1) */
+    unsigned timeout_ms;           /* one export's bound (default 10 s) */
+    unsigned queue_max;            /* spans waiting at most (default 2048); more are dropped */
+    unsigned delay_ms;             /* how long a batch may gather (default 5 s) */
+    unsigned batch_max;            /* spans per export at most (default 512) */
+    enum otel_principal principal; /* default: a digest */
 };
 
 /* Reads the keys through get (NULL when unset) into c (zeroed first). False with a one-line

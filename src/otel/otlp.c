@@ -14,6 +14,7 @@
 
 #include "buf.h"
 #include "hex.h"
+#include "mem.h"
 #include "pbwriter.h"
 #include "span.h"
 
@@ -73,6 +74,10 @@ static uint32_t span_flags(const struct otel_span *s)
     return s->has_parent && s->remote_parent ? f | FLAG_IS_REMOTE : f;
 }
 
+static void json_head(struct buf *out, const struct otel_resource *r, const struct kv *kvs,
+                      size_t nkv);
+static void json_span(struct buf *b, const struct otel_span *s, bool comma);
+
 /* ---------- protobuf ---------- */
 
 static void pb_kv_str(struct buf *b, unsigned field, const char *key, const char *value)
@@ -85,50 +90,85 @@ static void pb_kv_str(struct buf *b, unsigned field, const char *key, const char
     otel_pb_end(b, field, kv);
 }
 
-/* One KeyValue (field 9 of a Span) written whole, its sizes counted first: a span's dozen
- * attributes would otherwise each move their bytes twice (pb_end). */
-static void pb_attr(struct buf *b, const struct otel_span *s, const struct otel_attr *a)
+/* Room for n more bytes at b->len. */
+static void reserve(struct buf *b, size_t n)
 {
-    uint8_t out[600], *p = out;
-    size_t klen = strlen(a->key), vlen = 0, any;
+    if (b->cap - b->len >= n)
+        return;
+    size_t cap = b->cap ? b->cap : 4096;
+    while (cap - b->len < n)
+        cap *= 2;
+    b->data = xrealloc(b->data, cap);
+    b->cap = cap;
+}
+
+/* A span is written straight into the request's buffer through a pointer, its room reserved
+ * first (a bound from its texts and keys): no call per field, no bytes moved for a length. */
+static inline uint8_t *w_varint(uint8_t *p, uint64_t v)
+{
+    while (v >= 0x80) {
+        *p++ = (uint8_t)(v | 0x80);
+        v >>= 7;
+    }
+    *p++ = (uint8_t)v;
+    return p;
+}
+
+static inline size_t pb_vlen(uint64_t v)
+{
+    size_t n = 1;
+    while (v >= 0x80) {
+        v >>= 7;
+        n++;
+    }
+    return n;
+}
+
+static inline uint8_t *w_bytes(uint8_t *p, uint8_t tag, const void *d, size_t n)
+{
+    *p++ = tag;
+    p = w_varint(p, n);
+    memcpy(p, d, n);
+    return p + n;
+}
+
+static inline uint8_t *w_fixed(uint8_t *p, uint8_t tag, uint64_t v, int n)
+{
+    *p++ = tag;
+    for (int i = 0; i < n; i++)
+        *p++ = (uint8_t)(v >> (8 * i));
+    return p;
+}
+
+/* One KeyValue (field 9 of a Span). */
+static uint8_t *w_attr(uint8_t *p, const struct otel_span *s, const struct otel_attr *a)
+{
+    size_t klen = a->klen ? a->klen : strlen(a->key), vlen = 0, any;
     const char *v = NULL;
     switch (a->type) {
     case OTEL_ATTR_STR:
-        v = s->text + a->v.off;
-        vlen = strlen(v);
-        any = 1 + otel_pb_varint_len(vlen) + vlen;
+    case OTEL_ATTR_LIT:
+        v = a->type == OTEL_ATTR_LIT ? a->v.lit : s->text + a->v.off;
+        vlen = a->len ? a->len : strlen(v);
+        any = 1 + pb_vlen(vlen) + vlen;
         break;
     case OTEL_ATTR_BOOL:
         any = 2;
         break;
     default:
-        any = 1 + otel_pb_varint_len((uint64_t)a->v.i);
+        any = 1 + pb_vlen((uint64_t)a->v.i);
         break;
     }
-    size_t kv = 1 + otel_pb_varint_len(klen) + klen + 1 + otel_pb_varint_len(any) + any;
-    if (kv + 12 > sizeof out) { /* a long value: the general way */
-        size_t at = otel_pb_begin(b);
-        otel_pb_string(b, 1, a->key);
-        size_t anyat = otel_pb_begin(b);
-        otel_pb_string(b, 1, v ? v : "");
-        otel_pb_end(b, 2, anyat);
-        otel_pb_end(b, 9, at);
-        return;
-    }
-    p += otel_pb_put_varint(p, 9 << 3 | 2);
-    p += otel_pb_put_varint(p, kv);
-    *p++ = 1 << 3 | 2; /* key */
-    p += otel_pb_put_varint(p, klen);
-    memcpy(p, a->key, klen);
-    p += klen;
+    size_t kv = 1 + pb_vlen(klen) + klen + 1 + pb_vlen(any) + any;
+    *p++ = 9 << 3 | 2;
+    p = w_varint(p, kv);
+    p = w_bytes(p, 1 << 3 | 2, a->key, klen);
     *p++ = 2 << 3 | 2; /* value: AnyValue */
-    p += otel_pb_put_varint(p, any);
+    p = w_varint(p, any);
     switch (a->type) {
     case OTEL_ATTR_STR:
-        *p++ = 1 << 3 | 2; /* string_value */
-        p += otel_pb_put_varint(p, vlen);
-        memcpy(p, v, vlen);
-        p += vlen;
+    case OTEL_ATTR_LIT:
+        p = w_bytes(p, 1 << 3 | 2, v, vlen); /* string_value */
         break;
     case OTEL_ATTR_BOOL:
         *p++ = 2 << 3; /* bool_value */
@@ -136,87 +176,186 @@ static void pb_attr(struct buf *b, const struct otel_span *s, const struct otel_
         break;
     default:
         *p++ = 3 << 3; /* int_value: int64, two's complement */
-        p += otel_pb_put_varint(p, (uint64_t)a->v.i);
+        p = w_varint(p, (uint64_t)a->v.i);
         break;
     }
-    buf_append(b, out, (size_t)(p - out));
+    return p;
 }
 
+/* At most the bytes pb_span writes for s: its texts are at most s->used bytes (each with its
+ * own tag and length), a key at most its length plus the tags and lengths around it. */
+static size_t span_bound(const struct otel_span *s)
+{
+    size_t n = 128 + (size_t)s->used * 2;
+    for (size_t i = 0; i < s->nattrs; i++) {
+        const struct otel_attr *a = &s->attrs[i];
+        n += (a->klen ? a->klen : strlen(a->key)) + 32;
+        if (a->type == OTEL_ATTR_LIT)
+            n += a->len ? a->len : strlen(a->v.lit);
+    }
+    return n;
+}
+
+/* The Span (field 2 of ScopeSpans) at the end of b. */
 static void pb_span(struct buf *b, const struct otel_span *s)
 {
-    size_t at = otel_pb_begin(b);
-    otel_pb_bytes(b, 1, s->ctx.trace_id, 16);
-    otel_pb_bytes(b, 2, s->ctx.span_id, 8);
+    size_t bound = span_bound(s);
+    reserve(b, bound + 4);
+    /* The body goes after room for its tag and a 2-byte length (a span is under 16 KiB: its
+     * text area and keys bound it); a body under 128 bytes moves down by the byte unused. */
+    uint8_t *head = (uint8_t *)b->data + b->len, *body = head + 3, *p = body;
+    p = w_bytes(p, 1 << 3 | 2, s->ctx.trace_id, 16);
+    p = w_bytes(p, 2 << 3 | 2, s->ctx.span_id, 8);
     const char *ts = otel_span_text(s, s->tracestate);
     if (ts && *ts)
-        otel_pb_string(b, 3, ts);
+        p = w_bytes(p, 3 << 3 | 2, ts, strlen(ts));
     if (s->has_parent)
-        otel_pb_bytes(b, 4, s->parent_id, 8);
-    otel_pb_string(b, 5, otel_span_text(s, s->name) ? otel_span_text(s, s->name) : "");
-    otel_pb_varint(b, 6, (uint64_t)s->kind);
-    otel_pb_fixed64(b, 7, s->start_ns);
-    otel_pb_fixed64(b, 8, s->end_ns);
+        p = w_bytes(p, 4 << 3 | 2, s->parent_id, 8);
+    const char *name = otel_span_text(s, s->name);
+    p = w_bytes(p, 5 << 3 | 2, name ? name : "", name ? strlen(name) : 0);
+    *p++ = 6 << 3;
+    p = w_varint(p, (uint64_t)s->kind);
+    p = w_fixed(p, 7 << 3 | 1, s->start_ns, 8);
+    p = w_fixed(p, 8 << 3 | 1, s->end_ns, 8);
     for (size_t i = 0; i < s->nattrs; i++)
-        pb_attr(b, s, &s->attrs[i]);
+        p = w_attr(p, s, &s->attrs[i]);
     if (s->status != OTEL_STATUS_UNSET) {
-        size_t st = otel_pb_begin(b);
         const char *msg = otel_span_text(s, s->status_msg);
-        if (msg && *msg)
-            otel_pb_string(b, 2, msg);
-        otel_pb_varint(b, 3, (uint64_t)s->status);
-        otel_pb_end(b, 15, st);
+        size_t mlen = msg ? strlen(msg) : 0;
+        size_t st = (mlen ? 1 + pb_vlen(mlen) + mlen : 0) + 2;
+        *p++ = 15 << 3 | 2;
+        p = w_varint(p, st);
+        if (mlen)
+            p = w_bytes(p, 2 << 3 | 2, msg, mlen);
+        *p++ = 3 << 3;
+        *p++ = (uint8_t)s->status;
     }
-    otel_pb_fixed32(b, 16, span_flags(s));
-    otel_pb_end(b, 2, at);
-}
-
-/* A length-delimited field's tag and length, for a body written separately. */
-static void pb_head(struct buf *b, unsigned field, size_t len)
-{
-    uint8_t head[20];
-    size_t n = otel_pb_put_varint(head, (uint64_t)field << 3 | 2);
-    n += otel_pb_put_varint(head + n, len);
-    buf_append(b, head, n);
+    *p++ = (uint8_t)(16 << 3 | 5 | 0x80); /* field 16's tag takes two bytes */
+    p = w_fixed(p, 1, span_flags(s), 4);
+    size_t len = (size_t)(p - body);
+    head[0] = 2 << 3 | 2;
+    if (len < 128) {
+        head[1] = (uint8_t)len;
+        memmove(head + 2, body, len);
+        b->len += 2 + len;
+    } else {
+        head[1] = (uint8_t)(len | 0x80);
+        head[2] = (uint8_t)(len >> 7);
+        b->len += 3 + len;
+    }
 }
 
 static size_t pb_head_len(unsigned field, size_t len)
 {
-    return otel_pb_varint_len((uint64_t)field << 3 | 2) + otel_pb_varint_len(len);
+    return pb_vlen((uint64_t)field << 3 | 2) + pb_vlen(len);
 }
 
-/* The spans are encoded apart and the two messages around them (ResourceSpans, ScopeSpans)
- * get their lengths from them, so a batch's bytes are copied once, not moved twice. */
+/* A length-delimited field's tag and length, for a body written separately. */
+static size_t pb_head(uint8_t *out, unsigned field, size_t len)
+{
+    size_t n = otel_pb_put_varint(out, (uint64_t)field << 3 | 2);
+    return n + otel_pb_put_varint(out + n, len);
+}
+
+void otel_otlp_prepare(struct otel_otlp_head *h, const struct otel_resource *r)
+{
+    struct kv kvs[RESOURCE_ATTRS_MAX];
+    size_t nkv = resource_attrs(r->attrs, kvs, RESOURCE_ATTRS_MAX);
+    buf_init(&h->res, 0);
+    buf_init(&h->scope, 0);
+    buf_init(&h->json, 0);
+    pb_kv_str(&h->res, 1, "service.name", r->service);
+    if (r->version)
+        pb_kv_str(&h->res, 1, "service.version", r->version);
+    for (size_t i = 0; i < nkv; i++)
+        pb_kv_str(&h->res, 1, kvs[i].key, kvs[i].value);
+    otel_pb_string(&h->scope, 1, SCOPE_NAME);
+    if (r->version)
+        otel_pb_string(&h->scope, 2, r->version);
+    json_head(&h->json, r, kvs, nkv);
+}
+
+void otel_otlp_head_cleanup(struct otel_otlp_head *h)
+{
+    buf_cleanup(&h->res);
+    buf_cleanup(&h->scope);
+    buf_cleanup(&h->json);
+}
+
+/* The spans are written after room for the heads of the two messages around them
+ * (ResourceSpans, ScopeSpans), which get their lengths from them and are written last, just
+ * before the spans: a batch's bytes are written once and never moved. */
+/* The spans are written after room for the heads of the two messages around them
+ * (ResourceSpans, ScopeSpans), which get their lengths from them and are written last, just
+ * before the spans: a batch's bytes are written once and never moved. */
+static size_t pb_room(const struct otel_otlp_head *h)
+{
+    return 48 + h->res.len + h->scope.len; /* the heads and the resource, scope */
+}
+
+void otel_otlp_begin(struct buf *out, const struct otel_otlp_head *h, bool json)
+{
+    out->len = 0;
+    if (json) {
+        buf_append(out, h->json.data, h->json.len);
+        return;
+    }
+    reserve(out, pb_room(h));
+    out->len = pb_room(h);
+}
+
+void otel_otlp_add(struct buf *out, const struct otel_otlp_head *h, const struct otel_span *s,
+                   bool json)
+{
+    if (json)
+        json_span(out, s, out->len > h->json.len);
+    else
+        pb_span(out, s);
+}
+
+const char *otel_otlp_end(struct buf *out, const struct otel_otlp_head *h, bool json, size_t *len)
+{
+    if (json) {
+        buf_appends(out, "]}]}]}");
+        *len = out->len;
+        return out->data;
+    }
+    size_t room = pb_room(h), body = out->len - room;
+    size_t ss = pb_head_len(1, h->scope.len) + h->scope.len + body; /* ScopeSpans */
+    size_t rs =
+        pb_head_len(1, h->res.len) + h->res.len + pb_head_len(2, ss) + ss; /* ResourceSpans */
+    uint8_t pre[32];
+    size_t k = pb_head(pre, 1, rs);
+    k += pb_head(pre + k, 1, h->res.len);
+    size_t start =
+        room - (k + h->res.len + pb_head_len(2, ss) + pb_head_len(1, h->scope.len) + h->scope.len);
+    uint8_t *p = (uint8_t *)out->data + start;
+    memcpy(p, pre, k);
+    p += k;
+    memcpy(p, h->res.data, h->res.len);
+    p += h->res.len;
+    p += pb_head(p, 2, ss);
+    p += pb_head(p, 1, h->scope.len);
+    memcpy(p, h->scope.data, h->scope.len);
+    *len = out->len - start;
+    return out->data + start;
+}
+
 void otel_otlp_protobuf(struct buf *out, const struct otel_resource *r,
                         struct otel_span *const *spans, size_t n)
 {
-    struct kv kvs[RESOURCE_ATTRS_MAX];
-    struct buf res, scope, body;
-    size_t nkv = resource_attrs(r->attrs, kvs, RESOURCE_ATTRS_MAX);
-    buf_init(&res, 0);
-    buf_init(&scope, 0);
-    buf_init(&body, 0);
-    pb_kv_str(&res, 1, "service.name", r->service);
-    if (r->version)
-        pb_kv_str(&res, 1, "service.version", r->version);
-    for (size_t i = 0; i < nkv; i++)
-        pb_kv_str(&res, 1, kvs[i].key, kvs[i].value);
-    otel_pb_string(&scope, 1, SCOPE_NAME);
-    if (r->version)
-        otel_pb_string(&scope, 2, r->version);
+    struct otel_otlp_head h;
+    struct buf tmp;
+    size_t len;
+    otel_otlp_prepare(&h, r);
+    buf_init(&tmp, 0);
+    otel_otlp_begin(&tmp, &h, false);
     for (size_t i = 0; i < n; i++)
-        pb_span(&body, spans[i]);
-    size_t ss = pb_head_len(1, scope.len) + scope.len + body.len;            /* ScopeSpans */
-    size_t rs = pb_head_len(1, res.len) + res.len + pb_head_len(2, ss) + ss; /* ResourceSpans */
-    pb_head(out, 1, rs);
-    pb_head(out, 1, res.len);
-    buf_append(out, res.data, res.len);
-    pb_head(out, 2, ss);
-    pb_head(out, 1, scope.len);
-    buf_append(out, scope.data, scope.len);
-    buf_append(out, body.data, body.len);
-    buf_cleanup(&res);
-    buf_cleanup(&scope);
-    buf_cleanup(&body);
+        otel_otlp_add(&tmp, &h, spans[i], false);
+    const char *p = otel_otlp_end(&tmp, &h, false, &len);
+    buf_append(out, p, len);
+    buf_cleanup(&tmp);
+    otel_otlp_head_cleanup(&h);
 }
 
 /* ---------- JSON ---------- */
@@ -276,8 +415,9 @@ static void json_span(struct buf *b, const struct otel_span *s, bool comma)
         json_str(b, a->key);
         switch (a->type) {
         case OTEL_ATTR_STR:
+        case OTEL_ATTR_LIT:
             buf_appends(b, ",\"value\":{\"stringValue\":");
-            json_str(b, s->text + a->v.off);
+            json_str(b, a->type == OTEL_ATTR_LIT ? a->v.lit : s->text + a->v.off);
             buf_appends(b, "}}");
             break;
         case OTEL_ATTR_BOOL:
@@ -301,11 +441,10 @@ static void json_span(struct buf *b, const struct otel_span *s, bool comma)
     buf_appends(b, "}");
 }
 
-void otel_otlp_json(struct buf *out, const struct otel_resource *r, struct otel_span *const *spans,
-                    size_t n)
+/* Everything before the spans: the resource and the scope. */
+static void json_head(struct buf *out, const struct otel_resource *r, const struct kv *kvs,
+                      size_t nkv)
 {
-    struct kv kvs[RESOURCE_ATTRS_MAX];
-    size_t nkv = resource_attrs(r->attrs, kvs, RESOURCE_ATTRS_MAX);
     buf_appends(out, "{\"resourceSpans\":[{\"resource\":{\"attributes\":[");
     json_kv_str(out, false, "service.name", r->service);
     if (r->version)
@@ -318,7 +457,21 @@ void otel_otlp_json(struct buf *out, const struct otel_resource *r, struct otel_
         json_str(out, r->version);
     }
     buf_appends(out, "},\"spans\":[");
+}
+
+void otel_otlp_json(struct buf *out, const struct otel_resource *r, struct otel_span *const *spans,
+                    size_t n)
+{
+    struct otel_otlp_head h;
+    struct buf tmp;
+    size_t len;
+    otel_otlp_prepare(&h, r);
+    buf_init(&tmp, 0);
+    otel_otlp_begin(&tmp, &h, true);
     for (size_t i = 0; i < n; i++)
-        json_span(out, spans[i], i > 0);
-    buf_appends(out, "]}]}]}");
+        otel_otlp_add(&tmp, &h, spans[i], true);
+    const char *p = otel_otlp_end(&tmp, &h, true, &len);
+    buf_append(out, p, len);
+    buf_cleanup(&tmp);
+    otel_otlp_head_cleanup(&h);
 }

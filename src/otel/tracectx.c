@@ -73,3 +73,59 @@ bool otel_tracestate_ok(const char *s)
     }
     return true;
 }
+
+size_t otel_tracestate_trim(const char *s, char *out, size_t outsz)
+{
+    struct {
+        const char *p;
+        size_t n;
+    } m[OTEL_TRACESTATE_MEMBERS];
+    size_t nm = 0, sum = 0, kept = 0;
+    if (s == NULL || outsz == 0)
+        return 0;
+    size_t max = outsz - 1 < OTEL_TRACESTATE_MAX ? outsz - 1 : OTEL_TRACESTATE_MAX;
+    for (const char *p = s; *p;) {
+        size_t n = strcspn(p, ",");
+        const char *a = p, *b = p + n;
+        for (const char *q = a; q < b; q++)
+            if ((unsigned char)*q < 0x20 || (unsigned char)*q > 0x7e)
+                return 0; /* not a header's text: nothing passed on */
+        while (a < b && (*a == ' ' || *a == '\t'))
+            a++;
+        while (b > a && (b[-1] == ' ' || b[-1] == '\t'))
+            b--;
+        if (b > a && nm < OTEL_TRACESTATE_MEMBERS) { /* empty members are allowed, and dropped */
+            m[nm].p = a;
+            m[nm].n = (size_t)(b - a);
+            sum += m[nm].n;
+            kept = ++nm;
+        }
+        p += n + (p[n] == ',');
+    }
+    /* Over the cap: members over 128 bytes go first, then members from the end. */
+#define TOO_LONG (kept && sum + kept - 1 > max)
+    for (size_t i = nm; TOO_LONG && i-- > 0;)
+        if (m[i].n > 128) {
+            sum -= m[i].n;
+            kept--;
+            m[i].n = 0;
+        }
+    for (size_t i = nm; TOO_LONG && i-- > 0;)
+        if (m[i].n) {
+            sum -= m[i].n;
+            kept--;
+            m[i].n = 0;
+        }
+#undef TOO_LONG
+    size_t o = 0;
+    for (size_t i = 0; i < nm; i++) {
+        if (m[i].n == 0)
+            continue;
+        if (o)
+            out[o++] = ',';
+        memcpy(out + o, m[i].p, m[i].n);
+        o += m[i].n;
+    }
+    out[o] = '\0';
+    return o;
+}

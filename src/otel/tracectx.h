@@ -26,6 +26,12 @@ void otel_traceparent_format(const struct otel_ctx *c, char *out);
 /* True for a tracestate this side passes on: at most OTEL_TRACESTATE_MAX bytes and
  * OTEL_TRACESTATE_MEMBERS list members, printable ASCII only (no control characters). */
 bool otel_tracestate_ok(const char *s);
+/* s as passed on, into out (room for outsz bytes; OTEL_TRACESTATE_MAX + 1 is enough): s may
+ * be several tracestate header lines joined by commas. Empty members are dropped, at most
+ * OTEL_TRACESTATE_MEMBERS kept; over OTEL_TRACESTATE_MAX bytes, whole members are removed
+ * (those over 128 bytes first, then from the end), never cut. Returns its length: 0 for none,
+ * or for a control or non-ASCII character anywhere in s. */
+size_t otel_tracestate_trim(const char *s, char *out, size_t outsz);
 /* True when every byte of p[0..n) is zero. */
 bool otel_id_zero(const uint8_t *p, size_t n);
 

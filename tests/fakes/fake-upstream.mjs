@@ -65,7 +65,8 @@
 //                  an argument policy drops, nested
 //                 --received FILE  append each tools/call as one JSON line {name, arguments}
 //                 --received-meta  those lines carry the call's params._meta too, as meta (the
-//                                  trace context passed on: otel/gateway.test.mjs)
+//                                  trace context passed on: otel/gateway.test.mjs); with
+//                                  --templates each resources/read gets a line {method, uri, meta}
 //                 --ignore-sigterm FILE  SIGTERM only appends "sigterm PID" to FILE, and the
 //                                  process outlives the end of its stdin (a child that must be
 //                                  SIGKILLed: gwlife.test.mjs)
@@ -130,6 +131,9 @@ else createInterface({ input: process.stdin }).on('line', (line) => {
     send({ jsonrpc: '2.0', id: msg.id, result: { resourceTemplates: [
       { uriTemplate: opt('--template-item') ?? 'fake://item/{id}', name: 'item' }, { uriTemplate: 'fake://tree{/path*}', name: 'tree' }] } });
   } else if (msg.method === 'resources/read' && args.includes('--templates')) {
+    if (opt('--received') && args.includes('--received-meta')) {
+      appendFileSync(opt('--received'), JSON.stringify({ method: msg.method, uri: msg.params.uri, meta: msg.params._meta }) + '\n');
+    }
     send({ jsonrpc: '2.0', id: msg.id, result: { contents: [{ uri: msg.params.uri, text: `read ${msg.params.uri}` }] } });
   } else if (msg.method === 'prompts/list' && args.includes('--prompts')) {
     send({ jsonrpc: '2.0', id: msg.id, result: { prompts: [{ name: 'sampler', description: 'asks for a sample' }] } });

@@ -50,7 +50,10 @@ test('spans for initialize, tools/list and a bridge tools/call, with their paren
     assert.equal(init.attributes['mcp.protocol.version'], V);
     assert.equal(init.attributes['jsonrpc.request.id'], '7');
     assert.equal(init.attributes['network.transport'], 'tcp');
-    assert.equal(init.attributes['enduser.id'], 'owner');
+    // The principal as a stable digest by default (OTEL_SPAN_PRINCIPAL), and only once.
+    const ownerDigest = 'sha256:' + createHash('sha256').update('owner').digest('hex').slice(0, 16);
+    assert.equal(init.attributes['hermes.principal'], ownerDigest);
+    assert.equal(init.attributes['enduser.id'], undefined);
     assert.equal(init.resource['service.name'], 'hm-it');
     assert.equal(init.resource['deployment.environment.name'], 'test');
     assert.equal(init.resource.team, 'a,b');
