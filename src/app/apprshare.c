@@ -67,10 +67,12 @@ static void send_one(struct apprshare *s, const char *stmt, int n, const char *c
     pgconn_send(s->conn, &q, 1, cb, arg);
 }
 
-/* What a logged statement was doing, for its failure's log line (callback arguments are not
- * const). */
-static char what_share[] = "sharing a request", what_remove[] = "removing a request",
-            what_purge[] = "purging old requests";
+/* What a logged statement was doing, for its failure's log line; passed as the callback's
+ * argument (an index: callback arguments are not const). */
+enum what { WHAT_SHARE, WHAT_REMOVE, WHAT_PURGE };
+static const char *const what_text[] = {"sharing a request", "removing a request",
+                                        "purging old requests"};
+#define WHAT(w) ((void *)(uintptr_t)(w))
 
 static void logged(enum pgconn_status st, PGresult *const *res, size_t n, const char *error,
                    void *arg)
@@ -78,7 +80,7 @@ static void logged(enum pgconn_status st, PGresult *const *res, size_t n, const 
     (void)res;
     (void)n;
     if (st == PGCONN_FAILED)
-        log_warn("store: approvals: %s failed: %s", (const char *)arg,
+        log_warn("store: approvals: %s failed: %s", what_text[(uintptr_t)arg],
                  error ? error : "unknown error");
 }
 
@@ -92,7 +94,7 @@ static void share(struct apprshare *s, const struct approval_view *v)
     snprintf(timeout, sizeof timeout, "%u", v->timeout_s);
     const char *params[9] = {v->id, s->holder,    v->principal, v->tool, v->summary,
                              cut,   v->arguments, time,         timeout};
-    send_one(s, "appr_add", 9, params, logged, what_share);
+    send_one(s, "appr_add", 9, params, logged, WHAT(WHAT_SHARE));
 }
 
 static void added(void *arg, const struct approval_view *v)
@@ -107,7 +109,7 @@ static void gone(void *arg, const char *id)
     struct apprshare *s = arg;
     const char *params[2] = {id, s->holder};
     if (pgconn_up(s->conn))
-        send_one(s, "appr_gone", 2, params, logged, what_remove);
+        send_one(s, "appr_gone", 2, params, logged, WHAT(WHAT_REMOVE));
 }
 
 static const struct approvals_observer observer = {.added = added, .gone = gone};
@@ -189,7 +191,7 @@ static void purge(struct loop *l, void *arg)
     struct apprshare *s = arg;
     s->purge = loop_timer_add(l, PURGE_MS, purge, s);
     if (pgconn_up(s->conn))
-        send_one(s, "appr_purge", 0, NULL, logged, what_purge);
+        send_one(s, "appr_purge", 0, NULL, logged, WHAT(WHAT_PURGE));
 }
 
 /* ---- the control socket's requests, answered from the store ---- */
