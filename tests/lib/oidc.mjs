@@ -7,7 +7,10 @@ import { createServer } from 'node:http';
 import { createRequire } from 'node:module';
 import { createHash, createHmac, createPublicKey, generateKeyPairSync, randomBytes } from 'node:crypto';
 import { join } from 'node:path';
-import { ROOT, pkce, freePort, startHermes, JSON_HEADERS, connectClient } from './lib.mjs';
+import { ROOT, pkce, freePort, startHermes, connectClient, rpc } from './lib.mjs';
+
+// rpc (lib.mjs) is the OIDC tests' request too: a token of the provider's as the bearer.
+export { rpc };
 
 export const OIDC_PROVIDER = join(ROOT, 'tests/fakes/oidc-provider.mjs');
 // jose 6 from tools/oidc (scripts/node-tools.sh oidc), the library oidc-provider signs with.
@@ -338,20 +341,6 @@ export async function startOidcHermes(ops, extra = {}, { port, ...opts } = {}) {
   const srv = await startHermes({ MCP_PORT: String(port),
     OIDC_ISSUER_URL: [].concat(ops).map((o) => o.issuer).join(' '), OIDC_AUDIENCE: audience, ...extra }, opts);
   return { ...srv, audience };
-}
-
-let rpcId = 0;
-// One JSON-RPC request (protocol 2025-11-25, no session) to srv with token as the bearer:
-// { status, www (the WWW-Authenticate header), json, text, ms (the wall time of the answer) }.
-export async function rpc(srv, token, method, params = {}, { timeoutMs = 30000 } = {}) {
-  const t0 = performance.now();
-  const res = await fetch(srv.url, { method: 'POST', signal: AbortSignal.timeout(timeoutMs),
-    headers: { ...JSON_HEADERS, ...(token ? { Authorization: `Bearer ${token}` } : {}), 'MCP-Protocol-Version': '2025-11-25' },
-    body: JSON.stringify({ jsonrpc: '2.0', id: ++rpcId, method, params }) });
-  const text = await res.text();
-  let json;
-  try { json = JSON.parse(text); } catch { json = undefined; }
-  return { status: res.status, www: res.headers.get('www-authenticate'), json, text, ms: performance.now() - t0 };
 }
 
 // whoami as token's bearer: the tool's structured answer (throws unless the call succeeded).
