@@ -7,7 +7,8 @@ import { createServer } from 'node:http';
 import { createRequire } from 'node:module';
 import { createHash, createHmac, createPublicKey, generateKeyPairSync, randomBytes } from 'node:crypto';
 import { join } from 'node:path';
-import { ROOT, pkce, freePort, startHermes, connectClient, rpc } from './lib.mjs';
+import assert from 'node:assert/strict';
+import { ROOT, pkce, freePort, startHermes, connectClient, rpc, sleep } from './lib.mjs';
 
 // rpc (lib.mjs) is the OIDC tests' request too: a token of the provider's as the bearer.
 export { rpc };
@@ -147,6 +148,24 @@ export async function startOidc(opts = {}) {
   };
   return op;
 }
+
+// Starts a provider for each entry of named ({ name: opts for startOidc }) at once, so that their
+// starts overlap: { name: op }. A file starts those its tests share (none of them rotates a key
+// or makes the JWKS fail) and the fresh ones a test needs to itself this way, in before(), and
+// stops them all with stopOidcs in after().
+export async function startOidcs(named) {
+  const started = {};
+  try {
+    await Promise.all(Object.entries(named).map(async ([name, opts]) => { started[name] = await startOidc(opts); }));
+  } catch (e) {
+    await stopOidcs(started);
+    throw e;
+  }
+  return started;
+}
+
+// Stops every provider of ops ({ name: op }, from startOidcs; none if undefined).
+export const stopOidcs = (ops) => Promise.all(Object.values(ops ?? {}).map((op) => op.stop()));
 
 // A cookie jar just big enough for the provider's interaction cookies.
 function cookieJar() {
@@ -349,6 +368,19 @@ export async function whoami(srv, token) {
   if (r.status !== 200 || r.json?.result?.isError !== false)
     throw new Error(`whoami: ${r.status} ${r.www ?? ''} ${r.text.slice(0, 300)}`);
   return r.json.result.structuredContent;
+}
+
+// Polls token's whoami every 250 ms until it is accepted (the server may wait out its refetch
+// rate limit first), failing on an answer other than 401 or 503 or after ms; the time it took.
+export async function acceptedWithin(srv, token, ms, what) {
+  const t0 = Date.now();
+  for (;;) {
+    const r = await rpc(srv, token, 'tools/call', { name: 'whoami', arguments: {} });
+    if (r.status === 200) return Date.now() - t0;
+    assert.ok([401, 503].includes(r.status), `${what}: ${r.status} ${r.text.slice(0, 200)}`);
+    if (Date.now() - t0 > ms) assert.fail(`${what}: still refused after ${ms} ms (${r.www})`);
+    await sleep(250);
+  }
 }
 
 // The tool names token's bearer sees, sorted, as the official SDK client lists them.
