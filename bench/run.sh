@@ -682,6 +682,9 @@ added() { # SERVER CONNS
     echo
     echo "$jwt_table"
     echo
+    echo "The 20 us target is RS256's, the alg every provider of docs/guides/identity-providers.md"
+    echo "signs with by default; ES256 and EdDSA are bounded by libcrypto's own verification."
+    echo
     echo "That cost is paid once per token: the server remembers a verified token by its SHA-256"
     echo "until its \`exp\`, so a client's next requests with it cost this (bench/oidc.c;"
     echo "\`make bench-oidc\` runs it alone):"

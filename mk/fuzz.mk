@@ -12,7 +12,7 @@ FUZZ_CC      ?= clang
 FUZZ_SECONDS ?= 10
 FUZZ_BUILD   := build/fuzz
 FUZZ_TARGETS := jrpc dotenv hdr sse registry taskpath contract chatchunk gwfile tokens form \
-                clientdoc clientmeta gwsecret jscan jwt jwks
+                clientdoc clientmeta gwsecret jscan jwt jwks jsonparse
 FUZZ_SAN     := -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all \
                 -fno-omit-frame-pointer -g -O1
 FUZZ_BINS    := $(addprefix $(FUZZ_BUILD)/fuzz_,$(FUZZ_TARGETS))
@@ -36,8 +36,9 @@ FUZZ_SRC_clientdoc := src/auth/clientdoc.c src/auth/clientmeta.c src/base/mem.c
 FUZZ_SRC_clientmeta := src/auth/clientmeta.c
 FUZZ_SRC_gwsecret := src/gateway/gwsecret.c
 FUZZ_SRC_jscan    := src/gateway/jscan.c
-FUZZ_SRC_jwt      := src/auth/jwt.c src/base/mem.c
+FUZZ_SRC_jwt      := src/auth/jwt.c src/base/jsonparse.c src/base/utf8.c src/base/mem.c
 FUZZ_SRC_jwks     := $(FUZZ_SRC_jwt)
+FUZZ_SRC_jsonparse := src/base/jsonparse.c src/base/utf8.c
 FUZZ_LIB_jrpc     := $(shell pkg-config --libs jansson)
 FUZZ_LIB_dotenv   := $(FUZZ_LIB_jrpc)
 FUZZ_LIB_hdr      :=
@@ -55,6 +56,7 @@ FUZZ_LIB_gwsecret := -lm
 FUZZ_LIB_jscan    := $(FUZZ_LIB_jrpc)
 FUZZ_LIB_jwt      := $(shell pkg-config --libs jansson libcrypto) -lm
 FUZZ_LIB_jwks     := $(FUZZ_LIB_jwt)
+FUZZ_LIB_jsonparse := $(FUZZ_LIB_jrpc) -lm
 
 .PHONY: fuzz fuzz-build fuzz-replay
 fuzz-build: $(FUZZ_BINS)

@@ -279,6 +279,10 @@ int app_run(const struct app_opts *o)
     log_set_level(o->cfg->log_level);
     struct principals *who = principals_load(o->cfg->owner_token ? o->cfg->token_hash : NULL,
                                              o->cfg->tokens_file, err, sizeof err);
+    if (who && !principals_check_issuers(who, o->cfg->oidc_issuers, err, sizeof err)) {
+        principals_unref(who);
+        who = NULL;
+    }
     if (who == NULL) {
         log_error("%s", err);
         return 2;

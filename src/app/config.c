@@ -16,20 +16,7 @@
 #include "dotenvfile.h"
 #include "log.h"
 #include "mem.h"
-
-bool config_is_loopback(const char *host)
-{
-    struct in_addr a4;
-    struct in6_addr a6;
-
-    if (strcmp(host, "localhost") == 0)
-        return true;
-    if (inet_pton(AF_INET, host, &a4) == 1)
-        return (ntohl(a4.s_addr) >> 24) == 127;
-    if (inet_pton(AF_INET6, host, &a6) == 1)
-        return IN6_IS_ADDR_LOOPBACK(&a6);
-    return false;
-}
+#include "weburl.h"
 
 bool config_token_ok(const char *token)
 {
@@ -42,39 +29,7 @@ bool config_token_ok(const char *token)
 
 bool config_issuer_ok(const char *url)
 {
-    bool https = strncmp(url, "https://", 8) == 0;
-    const char *p = url + (https ? 8 : 7);
-    char host[256];
-    size_t n;
-
-    if (!https && strncmp(url, "http://", 7) != 0)
-        return false;
-    if (strpbrk(p, "@?#\\ \t\r\n"))
-        return false;
-    if (*p == '[') { /* an IPv6 literal */
-        const char *close = strchr(p, ']');
-        if (close == NULL || (size_t)(close - p - 1) >= sizeof host)
-            return false;
-        n = (size_t)(close - p - 1);
-        memcpy(host, p + 1, n);
-        p = close + 1;
-    } else {
-        n = strcspn(p, ":/");
-        if (n == 0 || n >= sizeof host)
-            return false;
-        memcpy(host, p, n);
-        p += n;
-    }
-    host[n] = '\0';
-    if (*p == ':') {
-        size_t digits = strspn(p + 1, "0123456789");
-        if (digits == 0 || digits > 5 || atoi(p + 1) > 65535)
-            return false;
-        p += 1 + digits;
-    }
-    if (*p && strcmp(p, "/") != 0)
-        return false; /* the MCP endpoint is /mcp at the root of this origin */
-    return https || config_is_loopback(host);
+    return weburl_ok(url, WEBURL_ROOT_ONLY); /* the MCP endpoint is /mcp at its root */
 }
 
 const char *config_env_get(json_t *env, const char *key)
@@ -238,7 +193,7 @@ bool config_from_env(struct config *c, json_t *env, const char *path, char *err,
                      : !read_key(c, k, v, path, err, errlen))
             goto out;
     }
-    if (!config_is_loopback(c->host) && !c->allow_remote) {
+    if (!weburl_loopback_host(c->host) && !c->allow_remote) {
         const char *host_key = config_env_get(env, "MCP_HOST") || !config_env_get(env, "BIND_HOST")
                                    ? "MCP_HOST"
                                    : "BIND_HOST";

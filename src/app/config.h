@@ -159,8 +159,6 @@ void config_cleanup(struct config *c);
  * names, comma-separated, to out and returns how many. */
 size_t config_restart_keys(const struct config *now, const struct config *fresh, char *out,
                            size_t outlen);
-/* True when host names a loopback address (127.0.0.0/8, ::1, localhost). */
-bool config_is_loopback(const char *host);
 /* True for an OAUTH_ISSUER_URL: https://HOST[:PORT], or http:// with a loopback HOST; no path
  * (but a final '/'), query, fragment or user info. */
 bool config_issuer_ok(const char *url);

@@ -7,21 +7,13 @@
 #include "config.h"
 #include "mem.h"
 #include "oidc.h"
+#include "weburl.h"
 
 /* An issuer or endpoint URL: https, or http to a loopback host (tests, a provider beside us);
  * a path is allowed (issuers have them), a query, a fragment or credentials are not. */
 static bool provider_url_ok(const char *url)
 {
-    bool https = strncmp(url, "https://", 8) == 0;
-    if (!https && strncmp(url, "http://", 7) != 0)
-        return false;
-    const char *host = url + (https ? 8 : 7);
-    size_t n = strcspn(host, "/");
-    char origin[300];
-    if (strpbrk(url, "@?#\\ \t\r\n\"") || n == 0 || n + 8 >= sizeof origin)
-        return false;
-    snprintf(origin, sizeof origin, "%.*s%.*s", https ? 8 : 7, url, (int)n, host);
-    return config_issuer_ok(origin); /* the origin's rules: a host, a port, http on loopback */
+    return weburl_ok(url, 0);
 }
 
 /* A list of 1..max words separated by spaces or commas, each checked by ok, kept

@@ -23,6 +23,7 @@
 #include "reaper.h"
 #include "sdlisten.h"
 #include "sdnotify.h"
+#include "weburl.h"
 
 static void reload(struct app *a)
 {
@@ -66,6 +67,10 @@ static void reload(struct app *a)
     }
     struct principals *who = principals_load(fresh.owner_token ? fresh.token_hash : NULL,
                                              fresh.tokens_file, err, sizeof err);
+    if (who && !principals_check_issuers(who, fresh.oidc_issuers, err, sizeof err)) {
+        principals_unref(who);
+        who = NULL;
+    }
     if (who && who->n == 0 && a->oauth_server == NULL) {
         snprintf(err, sizeof err,
                  "TOKENS_FILE %s names no principal and there is no "
@@ -221,7 +226,7 @@ int app_take_socket(struct app *a, int *fd, char *host, size_t hostlen, unsigned
     }
     if (*fd < 0)
         return 0;
-    if (!config_is_loopback(host) && !a->cfg->allow_remote) {
+    if (!weburl_loopback_host(host) && !a->cfg->allow_remote) {
         log_error("the socket passed by systemd listens on %s, not a loopback address; use "
                   "ListenStream=127.0.0.1:PORT, or set MCP_ALLOW_NON_LOOPBACK=1",
                   host);
@@ -229,7 +234,7 @@ int app_take_socket(struct app *a, int *fd, char *host, size_t hostlen, unsigned
         *fd = -1;
         return 2;
     }
-    if (!config_is_loopback(host))
+    if (!weburl_loopback_host(host))
         log_event(EV_LISTEN_EXPOSED, LOG_FIELDS(LF_S("addr", host)),
                   "LISTENING BEYOND LOOPBACK on %s (socket passed by systemd): anyone who can "
                   "reach it is one token away from your agent",

@@ -15,6 +15,7 @@ struct scope_alias {
 };
 
 struct claim_rule {
+    char *issuer; /* NULL: every issuer's tokens */
     char *claim, *value;
     char **agents; /* NULL: every agent */
     size_t nagents;
@@ -44,6 +45,7 @@ void claimmap_free(struct claimmap *m)
         strv_free(m->alias[i].to, m->alias[i].nto);
     }
     for (size_t i = 0; i < m->nrules; i++) {
+        free(m->rules[i].issuer);
         free(m->rules[i].claim);
         free(m->rules[i].value);
         strv_free(m->rules[i].agents, m->rules[i].nagents);
@@ -53,10 +55,33 @@ void claimmap_free(struct claimmap *m)
     free(m);
 }
 
-static bool text_ok(json_t *v)
+const char *claimmap_unknown_issuer(const struct claimmap *m, const char *issuers)
+{
+    for (size_t r = 0; m && r < m->nrules; r++) {
+        const char *want = m->rules[r].issuer;
+        size_t n = want ? strlen(want) : 0;
+        bool found = want == NULL;
+        for (const char *w = issuers ? issuers : ""; *w && !found;) {
+            w += strspn(w, " ");
+            size_t k = strcspn(w, " ");
+            found = k == n && k > 0 && strncmp(w, want, n) == 0;
+            w += k;
+        }
+        if (!found)
+            return want;
+    }
+    return NULL;
+}
+
+bool claimmap_text_ok(json_t *v, size_t max)
 {
     const char *t = json_string_value(v);
-    return t && *t && strlen(t) == json_string_length(v) && strlen(t) <= CLAIMMAP_TEXT_MAX;
+    return t && *t && strlen(t) == json_string_length(v) && strlen(t) <= max;
+}
+
+static bool text_ok(json_t *v)
+{
+    return claimmap_text_ok(v, CLAIMMAP_TEXT_MAX);
 }
 
 /* A list of names (or one name) checked by ok: into *out. */
@@ -109,7 +134,7 @@ static bool parse_aliases(json_t *v, struct claimmap *m, char *err, size_t errle
 
 static bool parse_rule(json_t *r, size_t no, struct claim_rule *out, char *err, size_t errlen)
 {
-    static const char *const keys[] = {"claim", "value", "agents", "limits"};
+    static const char *const keys[] = {"issuer", "claim", "value", "agents", "limits"};
     char who[48];
     const char *key;
     json_t *v;
@@ -124,7 +149,9 @@ static bool parse_rule(json_t *r, size_t no, struct claim_rule *out, char *err, 
         for (size_t i = 0; i < sizeof keys / sizeof *keys; i++)
             known |= strcmp(key, keys[i]) == 0;
         if (!known) {
-            snprintf(err, errlen, "%s: unknown key '%.40s' (known: claim, value, agents, limits)",
+            snprintf(err, errlen,
+                     "%s: unknown key '%.40s' (known: issuer, claim, value, agents, "
+                     "limits)",
                      who, key);
             return false;
         }
@@ -135,6 +162,12 @@ static bool parse_rule(json_t *r, size_t no, struct claim_rule *out, char *err, 
                  CLAIMMAP_TEXT_MAX);
         return false;
     }
+    json_t *issuer = json_object_get(r, "issuer");
+    if (issuer && !claimmap_text_ok(issuer, CLAIMMAP_ISSUER_MAX)) {
+        snprintf(err, errlen, "%s: 'issuer' must be one of OIDC_ISSUER_URL's issuers", who);
+        return false;
+    }
+    out->issuer = issuer ? xstrdup(json_string_value(issuer)) : NULL;
     out->claim = xstrdup(json_string_value(claim));
     out->value = xstrdup(json_string_value(value));
     json_t *agents = json_object_get(r, "agents");
@@ -245,8 +278,8 @@ static void grant_claim(const struct claimmap *m, json_t *sc, struct principal *
         grant_named(m, json_string_value(item), json_string_length(item), p);
 }
 
-void claimmap_apply(const struct claimmap *m, json_t *claims, const char *scopes_claims,
-                    struct principal *p)
+void claimmap_apply(const struct claimmap *m, json_t *claims, const char *issuer,
+                    const char *scopes_claims, struct principal *p)
 {
     if (p->scopes == NULL)
         p->scopes = xcalloc(PRINCIPAL_LIST_MAX, sizeof *p->scopes);
@@ -263,6 +296,8 @@ void claimmap_apply(const struct claimmap *m, json_t *claims, const char *scopes
     }
     for (size_t r = 0; m && r < m->nrules; r++) {
         const struct claim_rule *rule = &m->rules[r];
+        if (rule->issuer && (issuer == NULL || strcmp(rule->issuer, issuer) != 0))
+            continue;
         if (!claim_names(claims, rule->claim, rule->value))
             continue;
         if (rule->nagents) {

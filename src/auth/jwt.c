@@ -17,6 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "jsonparse.h"
 #include "mem.h"
 
 #define RSA_MIN_BITS 2048
@@ -167,7 +168,7 @@ static json_t *b64url_json(const char *in, size_t n)
     size_t len;
     json_t *j = NULL;
     if (b64url_decode(in, n, buf, b64url_max(n), &len))
-        j = json_loadb((const char *)buf, len, JSON_REJECT_DUPLICATES, NULL);
+        j = jsonparse((const char *)buf, len);
     free(buf);
     if (j != NULL && !json_is_object(j)) {
         json_decref(j);

@@ -19,14 +19,6 @@
 #define CLAIM_VALUE_MAX (PRINCIPAL_NAME_MAX - (sizeof OIDC_PRINCIPAL_PREFIX - 1) - 1)
 #define CLIENT_ID_MAX 256
 
-/* A JSON string without an embedded NUL (which would make it pass for a shorter one), at most
- * max bytes. */
-static bool text_ok(json_t *v, size_t max)
-{
-    const char *t = json_string_value(v);
-    return t && strlen(t) == json_string_length(v) && strlen(t) <= max;
-}
-
 struct oidc *oidc_new(struct loop *l, struct httpc *http, const struct oidc_opts *opt)
 {
     struct oidc *o = xcalloc(1, sizeof *o);
@@ -201,15 +193,16 @@ static struct principal *principal_from(const struct oidc *o, json_t *claims,
     if (value == NULL || n == 0)
         return NULL;
     struct principal *p = xcalloc(1, sizeof *p);
-    principal_name(value, n, issuer_index(o, claims), p->name);
+    size_t issuer = issuer_index(o, claims);
+    principal_name(value, n, issuer, p->name);
     crypto_sha256(token, strlen(token), p->hash);
-    claimmap_apply(map, claims, o->scopes_claim, p);
+    claimmap_apply(map, claims, o->iss[issuer].url, o->scopes_claim, p);
     p->expires = exp_of(claims);
     json_t *azp = json_object_get(claims, "azp");
     if (!json_is_string(azp))
         azp = json_object_get(claims, "client_id");
     /* whoami shows it: a plain string of reasonable length, else nothing. */
-    *client_id = text_ok(azp, CLIENT_ID_MAX) ? xstrdup(json_string_value(azp)) : NULL;
+    *client_id = claimmap_text_ok(azp, CLIENT_ID_MAX) ? xstrdup(json_string_value(azp)) : NULL;
     return p;
 }
 

@@ -11,6 +11,7 @@
 #include "loop.h"
 #include "mem.h"
 #include "oidc_internal.h"
+#include "weburl.h"
 
 #define METADATA_MAX 65536
 #define KEYS_TTL_MIN_S 60    /* a key set is kept at least this long, whatever Cache-Control */
@@ -44,21 +45,12 @@ void oidc_wake(struct oidc *o, struct list *list)
     }
 }
 
-/* https, or http to a loopback host when the issuer itself is one (tests, a provider beside
- * us): a remote provider's metadata cannot point our fetches at local services. */
+/* A document an issuer points to: https, or http to a loopback host when the issuer itself is
+ * one (tests, a provider beside us): a remote provider's metadata cannot point our fetches at
+ * local services. */
 static bool url_ok(const char *u, const char *issuer)
 {
-    if (strncmp(issuer, "https://", 8) == 0 && strncmp(u, "https://", 8) != 0)
-        return false;
-    static const char *const loopback[] = {"http://127.0.0.1", "http://localhost", "http://[::1]"};
-    if (strncmp(u, "https://", 8) == 0)
-        return u[8] != '\0';
-    for (size_t i = 0; i < sizeof loopback / sizeof *loopback; i++) {
-        size_t n = strlen(loopback[i]);
-        if (strncmp(u, loopback[i], n) == 0 && (u[n] == ':' || u[n] == '/' || u[n] == '\0'))
-            return true;
-    }
-    return false;
+    return weburl_ok(u, WEBURL_QUERY_OK) && (weburl_is_https(u) || !weburl_is_https(issuer));
 }
 
 static void failed(struct issuer *is, const char *what, const char *reason)

@@ -70,6 +70,10 @@ bool tokens_parse_time(const char *text, time_t *out);
  * stricter) at most 1 MiB. NULL with a reason in err when it cannot be used. */
 struct principals *principals_load(const unsigned char *owner_hash, const char *tokens_file,
                                    char *err, size_t errlen);
+/* False with a reason in err when a rule of s's oidc: section names an issuer that issuers
+ * (OIDC_ISSUER_URL's list, space-separated; NULL for none) does not hold. */
+bool principals_check_issuers(const struct principals *s, const char *issuers, char *err,
+                              size_t errlen);
 struct principals *principals_ref(struct principals *s);
 void principals_unref(struct principals *s); /* NULL-safe */
 

@@ -10,6 +10,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "claimmap.h"
 #include "crypto.h"
 #include "hex.h"
 #include "mem.h"
@@ -94,6 +95,18 @@ const struct principal *principals_find(const struct principals *s, const char *
             found = &s->v[i];
     }
     return found;
+}
+
+bool principals_check_issuers(const struct principals *s, const char *issuers, char *err,
+                              size_t errlen)
+{
+    const char *bad = s ? claimmap_unknown_issuer(s->claims, issuers) : NULL;
+    if (bad)
+        snprintf(err, errlen,
+                 "TOKENS_FILE: an oidc rule names the issuer %.300s, which OIDC_ISSUER_URL does "
+                 "not list: the rule would never apply",
+                 bad);
+    return bad == NULL;
 }
 
 bool principal_expired(const struct principal *p, time_t now)

@@ -57,23 +57,29 @@ void utf8_shown(char *out, size_t outlen, const char *s)
     utf8_line(out);
 }
 
+size_t utf8_next(const char *s, size_t n)
+{
+    /* utf8_seq may look up to 3 bytes ahead: give it a NUL-padded copy near the end. */
+    unsigned char tail[5] = {0};
+    const unsigned char *q = (const unsigned char *)s;
+    if (n == 0)
+        return 0;
+    if (n < 4) {
+        memcpy(tail, s, n);
+        q = tail;
+    }
+    size_t k = utf8_seq(q);
+    return k <= n ? k : 0;
+}
+
 bool utf8_valid(const char *s, size_t n)
 {
-    const unsigned char *p = (const unsigned char *)s, *end = p + n;
-    while (p < end) {
-        if (*p == 0)
+    const char *end = s + n;
+    while (s < end) {
+        size_t k = *s ? utf8_next(s, (size_t)(end - s)) : 0;
+        if (k == 0)
             return false;
-        /* utf8_seq may look up to 3 bytes ahead: give it a NUL-padded copy near the end. */
-        unsigned char tail[5] = {0};
-        const unsigned char *q = p;
-        if (end - p < 4) {
-            memcpy(tail, p, (size_t)(end - p));
-            q = tail;
-        }
-        size_t k = utf8_seq(q);
-        if (k == 0 || k > (size_t)(end - p))
-            return false;
-        p += k;
+        s += k;
     }
     return true;
 }

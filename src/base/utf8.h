@@ -13,6 +13,9 @@ void utf8_line(char *s);
 /* s copied into out (cut to outlen) as one clean line: for untrusted names (an upstream's tool,
  * a file's key) quoted in a log line or a message. */
 void utf8_shown(char *out, size_t outlen, const char *s);
+/* The length of the valid UTF-8 character at s (n bytes there, n > 0), or 0 when the bytes
+ * there are not one (or not whole). */
+size_t utf8_next(const char *s, size_t n);
 /* True when s[0..n) is valid UTF-8 without NUL bytes. */
 bool utf8_valid(const char *s, size_t n);
 

@@ -28,6 +28,7 @@
 #include "metrics.h"
 #include "relay.h"
 #include "startctx.h"
+#include "strmap.h"
 #include "toolerr.h"
 #include "upstream.h"
 #include "utf8.h"
@@ -105,6 +106,7 @@ static void register_tool(struct gateway *g, struct upstream *u, json_t *tool, c
     t->up = u;
     t->name = xstrdup(str(tool, "name"));
     t->exposed = xstrdup(exposed);
+    strmap_put(g->tool_index, t->exposed, t);
     gw_pin_hash(tool, t->seen);
     t->seen_def = gw_pin_definition(tool);
     memcpy(t->served, t->seen, sizeof t->served);
@@ -256,6 +258,8 @@ static bool build_surface(struct gateway *g, const char *const *taken, size_t nt
     for (size_t i = 0; i < g->nup; i++)
         total += json_array_size(g->ups[i].tools);
     g->tools = xcalloc(total + 1, sizeof *g->tools);
+    strmap_free(g->tool_index);
+    g->tool_index = strmap_new();
     for (size_t i = 0; i < g->nup && ok; i++) {
         g->ups[i].off_surface = g->ups[i].state != UP_READY;
         if (g->ups[i].state == UP_READY) {
@@ -374,15 +378,12 @@ bool gateway_tool_limits(const struct gateway *g, const char *tool, unsigned *ca
     *calls_per_min = *calls_in_flight = 0;
     if (g == NULL || g->nlimited == 0)
         return false;
-    for (size_t i = 0; i < g->ntools; i++) {
-        const struct gw_tool *t = &g->tools[i];
-        if (strcmp(t->exposed, tool) == 0) {
-            *calls_per_min = t->calls_per_min;
-            *calls_in_flight = t->calls_in_flight;
-            return t->calls_per_min || t->calls_in_flight;
-        }
-    }
-    return false;
+    const struct gw_tool *t = strmap_get(g->tool_index, tool);
+    if (t == NULL)
+        return false;
+    *calls_per_min = t->calls_per_min;
+    *calls_in_flight = t->calls_in_flight;
+    return t->calls_per_min || t->calls_in_flight;
 }
 
 void gateway_free(struct gateway *g)
@@ -406,6 +407,7 @@ void gateway_free(struct gateway *g)
         json_decref(g->tools[i].schema);
     }
     free(g->tools);
+    strmap_free(g->tool_index);
     gw_resources_free(g);
     startctx_free(g->startctx);
     free(g->pins_path);

@@ -30,6 +30,8 @@
 #include "gateway.h"
 #include "list.h"
 
+struct strmap;
+
 struct approvals;
 struct gw_extra;
 struct gw_tasks;
@@ -54,6 +56,7 @@ struct gateway {
     size_t nup;
     struct gw_tool *tools; /* the exposed surface */
     size_t ntools;
+    struct strmap *tool_index; /* exposed name -> its gw_tool in tools */
     size_t nlimited; /* tools with a limit (tools.limits): none spares the call gate a search */
     struct gw_extra *extras;   /* exposed resources and prompts (gwresources.c) */
     struct startctx *startctx; /* the startup_context tool (startctx.c), NULL when not configured */

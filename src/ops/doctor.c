@@ -35,6 +35,7 @@
 #include "principal.h"
 #include "report.h"
 #include "utf8.h"
+#include "weburl.h"
 
 #define SECRET_MIN 6 /* shorter values are not scrubbed: they would mangle ordinary words */
 
@@ -172,7 +173,7 @@ static bool check_settings(struct doctor *d, json_t *env, struct config *cfg)
         cfg->auth = cfg->owner_token || cfg->tokens_file || cfg->oauth_issuer;
     }
     if (ok) {
-        if (config_is_loopback(cfg->host))
+        if (weburl_loopback_host(cfg->host))
             doctor_check(d, OK, "settings valid (serve listens on %s:%u)", cfg->host, cfg->port);
         else
             doctor_check(d, WARN,
@@ -366,6 +367,10 @@ static void check_credentials_files(struct doctor *d, const struct config *cfg)
     char err[800];
     if (cfg->tokens_file) {
         struct principals *p = principals_load(NULL, cfg->tokens_file, err, sizeof err);
+        if (p && !principals_check_issuers(p, cfg->oidc_issuers, err, sizeof err)) {
+            principals_unref(p);
+            p = NULL;
+        }
         if (p == NULL) {
             doctor_check(d, FAIL, "%s", err);
         } else {

@@ -13,6 +13,7 @@
 #include "config.h"
 #include "gw_provider.h"
 #include "log.h"
+#include "weburl.h"
 
 const char serve_usage[] =
     "usage: hermes-mcp serve [--env-file FILE]\n"
@@ -82,7 +83,7 @@ int serve_main(int argc, char **argv)
         config_cleanup(&cfg);
         return EXIT_USAGE;
     }
-    if (cfg.allow_remote && !config_is_loopback(cfg.host))
+    if (cfg.allow_remote && !weburl_loopback_host(cfg.host))
         log_event(EV_LISTEN_EXPOSED, LOG_FIELDS(LF_S("addr", cfg.host)),
                   "LISTENING BEYOND LOOPBACK on %s: anyone who can reach it is one token away "
                   "from your agent",

@@ -17,6 +17,7 @@
 #include "httpc.h"
 #include "mem.h"
 #include "readfile.h"
+#include "weburl.h"
 
 #define ENV_FILE_MAX (1024 * 1024)
 
@@ -221,7 +222,7 @@ bool smoke_parse_base(struct smoke *s, const char *url, char *err, size_t errlen
             snprintf(h, sizeof h, "%.*s", (int)(hl - 2), host + 1);
         else
             snprintf(h, sizeof h, "%.*s", (int)(sizeof h - 1), host);
-        if (!config_is_loopback(h)) {
+        if (!weburl_loopback_host(h)) {
             snprintf(err, errlen,
                      "refusing to send the token over plain http to %s; use the https:// URL of "
                      "your tunnel or proxy, or run smoke on the server's machine with "
