@@ -1,6 +1,6 @@
 # hermes-mcp build. Plain GNU Make; dependencies come from pkg-config (see deps.apt).
 PREFIX  ?= /usr/local
-PKGS    := libmicrohttpd libcurl jansson yaml-0.1 nettle libcrypto
+PKGS    := libmicrohttpd libcurl jansson yaml-0.1 nettle libcrypto libpq
 WERROR  ?= -Werror
 
 ifeq ($(SANITIZE),1)
@@ -25,9 +25,11 @@ LDLIBS   += $(shell pkg-config --libs $(filter-out libcurl,$(PKGS))) -lm -pthrea
 # tracing, spans and their exporter, which the engine and the providers record into); gateway sits beside bridge (a
 # provider on the engine, unseen by app); auth (principals, scopes) sits beside mcp on http,
 # seen by app, not by mcp or bridge; approvals (the operator's approval queue, which both
-# providers fill and app's control socket answers) sits on base, seen by the providers and app.
-LAYERS := base http otel mcp approvals bridge gateway auth app ops
+# providers fill and app's control socket answers) sits on base, seen by the providers and app;
+# store (durable state: files, or PostgreSQL through libpq on the loop) sits on base.
+LAYERS := base store http otel mcp approvals bridge gateway auth app ops
 LAYER_INC_base   := base
+LAYER_INC_store  := base store
 LAYER_INC_http   := $(LAYER_INC_base) http
 LAYER_INC_otel   := $(LAYER_INC_http) otel
 LAYER_INC_mcp    := $(LAYER_INC_otel) mcp
@@ -39,7 +41,7 @@ LAYER_INC_app    := $(LAYER_INC_mcp) auth approvals app
 LAYER_INC_ops    := $(LAYERS)
 ALL_INC  := $(addprefix -Isrc/,$(LAYERS))
 # Linked top layer first, so each library resolves against the ones after it.
-LAYER_LIBS := $(foreach l,ops app auth gateway bridge approvals mcp otel http base,$(BUILD)/lib/lib$(l).a)
+LAYER_LIBS := $(foreach l,ops app auth gateway bridge approvals mcp otel http store base,$(BUILD)/lib/lib$(l).a)
 
 layer_src = $(wildcard src/$(1)/*.c)
 layer_obj = $(patsubst src/%.c,$(BUILD)/%.o,$(call layer_src,$(1)))

@@ -10,7 +10,7 @@ FAKE_AGENT_SRC  := tests/fakes/fake_agent.c tests/fakes/fake_plan.c
 FAKE_AGENT_OBJ  := $(patsubst tests/fakes/%.c,$(BUILD)/fakes/%.o,$(FAKE_AGENT_SRC))
 FAKE_LDLIBS     := $(shell pkg-config --libs $(FAKE_PKGS)) -lm -pthread
 
-FAKE_TOOLS      := notify-sink listen-exec sandbox-exec
+FAKE_TOOLS      := notify-sink listen-exec sandbox-exec pgconn-drive
 
 .PHONY: fakes fakes-check
 fakes: build/fake-agent $(addprefix build/,$(FAKE_TOOLS))
@@ -26,6 +26,12 @@ $(BUILD)/listen-exec: $(BUILD)/fakes/listen_exec.o
 # libseccomp: SystemCallFilter= applied as systemd does; only this test helper links it.
 $(BUILD)/sandbox-exec: $(BUILD)/fakes/sandbox_exec.o
 	$(CC) $(LDFLAGS) $(SAN) -o $@ $^ -lseccomp
+
+# tests/drivers/: programs that drive one module of src/ against a real service (PostgreSQL),
+# for the integration tests; they link the layer libraries they need.
+$(BUILD)/pgconn-drive: tests/drivers/pgconn_drive.c $(BUILD)/lib/libstore.a $(BUILD)/lib/libbase.a
+	$(CC) $(CPPFLAGS) -Isrc/base -Isrc/store $(WARN) -Wno-missing-prototypes $(CFLAGS) $(SAN) -o $@ $^ \
+	    $(LDLIBS)
 
 $(BUILD)/fake-agent: $(FAKE_AGENT_OBJ)
 	$(CC) $(LDFLAGS) $(SAN) -o $@ $^ $(FAKE_LDLIBS)
