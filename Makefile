@@ -16,8 +16,9 @@ endif
 WARN := -std=c11 -Wall -Wextra $(WERROR) -Wshadow -Wformat=2 -Wvla -Wstrict-prototypes \
         -Wmissing-prototypes -Wpointer-arith -Wcast-qual -Wwrite-strings -Wundef
 CPPFLAGS += -D_GNU_SOURCE $(shell pkg-config --cflags $(PKGS))
-# libcurl is compiled against but not linked: src/http/curlrt.c loads it on first use.
-LDLIBS   += $(shell pkg-config --libs $(filter-out libcurl,$(PKGS))) -lm -pthread
+# libcurl and libpq are compiled against but not linked: src/http/curlrt.c and src/store/pgrt.c
+# load them on first use.
+LDLIBS   += $(shell pkg-config --libs $(filter-out libcurl libpq,$(PKGS))) -lm -pthread
 
 # The layers, lowest first; each is a folder of src/ and a static library. A layer's code sees
 # only its own headers and those of the layers below it (LAYER_INC), so an upward include fails
@@ -37,7 +38,7 @@ LAYER_INC_approvals := $(LAYER_INC_base) approvals
 LAYER_INC_bridge := $(LAYER_INC_mcp) approvals bridge
 LAYER_INC_gateway := $(LAYER_INC_mcp) approvals gateway
 LAYER_INC_auth   := $(LAYER_INC_http) auth
-LAYER_INC_app    := $(LAYER_INC_mcp) auth approvals app
+LAYER_INC_app    := $(LAYER_INC_mcp) store auth approvals app
 LAYER_INC_ops    := $(LAYERS)
 ALL_INC  := $(addprefix -Isrc/,$(LAYERS))
 # Linked top layer first, so each library resolves against the ones after it.

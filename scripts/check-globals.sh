@@ -18,6 +18,10 @@ http/curlrt.o:api              the libcurl function table, set once (pthread_onc
 http/curlrt.o:loaded           the table dlopen filled, pointed to by api
 http/curlrt.o:load_once        pthread_once for loading libcurl
 http/curlrt.o:load_error       why libcurl could not be loaded, written once by that load
+store/pgrt.o:loaded            the libpq function table dlopen filled, once (pthread_once)
+store/pgrt.o:ok                whether that load succeeded, written once by it
+store/pgrt.o:load_once         pthread_once for loading libpq
+store/pgrt.o:load_error        why libpq could not be loaded, written once by that load
 http/hreq.o:empty              a zero-length body MHD keeps (MHD_RESPMEM_PERSISTENT); never written
 bridge/retention.o:seq         temp-directory names unique within the process (atomic)
 gateway/child.o:children       the children we spawned, for SIGCHLD: the process has one

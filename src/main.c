@@ -10,6 +10,7 @@
 #include "oauthcmd.h"
 #include "serve.h"
 #include "smoke.h"
+#include "storecli.h"
 #include "taskscli.h"
 #include "tokencmd.h"
 #include "version.h"
@@ -33,6 +34,11 @@ static int run_smoke(int argc, char **argv)
 static int run_tasks(int argc, char **argv)
 {
     return taskscli_main(argc - 1, argv + 1);
+}
+
+static int run_store(int argc, char **argv)
+{
+    return storecli_main(argc - 1, argv + 1);
 }
 
 static int run_gateway(int argc, char **argv)
@@ -114,6 +120,13 @@ static const struct command commands[] = {
      "  tasks list|prune [--env-file FILE] [--json|--dry-run]\n"
      "                               list the task directories, prune finished ones (help "
      "tasks)\n"},
+    {"store",
+     {NULL},
+     run_store,
+     storecli_usage,
+     "  store init|status [--env-file FILE] [--json]\n"
+     "                               create or upgrade STORE_URL's schema; its version and\n"
+     "                               replicas (help store)\n"},
     {"gateway",
      {NULL},
      run_gateway,

@@ -34,6 +34,7 @@
 #include "principal.h"
 #include "ratelimit.h"
 #include "reaper.h"
+#include "replica.h"
 #include "sdnotify.h"
 #include "version.h"
 #include "whoami.h"
@@ -378,6 +379,7 @@ int app_run(const struct app_opts *o)
     if (a.oauth_server)
         authserver_set_loop(a.oauth_server, a.loop);
     app_start_oidc(&a);
+    a.replica = replica_start(a.loop, a.cfg->store_url, a.cfg->store_password);
     a.started = time(NULL);
     static const double bounds[] = {0.001, 0.005, 0.025, 0.1, 0.5, 2.5, 10, 60, 300, 1800};
     a.http_requests =
@@ -513,7 +515,8 @@ out:
             o->providers[i].ops->teardown(o->providers[i].self);
     }
     httpd_free(a.httpd);
-    app_stop_oidc(&a); /* after httpd: no request waits on a provider any more */
+    app_stop_oidc(&a);               /* after httpd: no request waits on a provider any more */
+    replica_stop(a.replica, a.loop); /* the replica leaves the store's list */
     ctlsock_free(a.ctl);
     reaper_free(a.reaper);
     approvals_free(a.approvals); /* after teardown: providers withdraw what they queued */

@@ -40,6 +40,7 @@ struct app {
     struct authserver *oauth_server; /* with OAUTH_ISSUER_URL: /authorize, /token, /register */
     struct otel *otel;               /* with OTEL_EXPORTER_OTLP_*ENDPOINT: the tracer, else NULL */
     struct metric *mcp_duration;     /* mcp.server.operation.duration (tracing.c) */
+    struct replica *replica;         /* with STORE_URL: this server's heartbeat there */
     struct oidc *oidc;               /* with OIDC_ISSUER_URL: external providers' tokens */
     struct httpc *oidc_http;         /* its fetches */
     char *resource_url;              /* the resource the protected resource metadata names */

@@ -119,9 +119,9 @@ bool config_load(struct config *c, const char *path, char *err, size_t errlen)
             return false;
         /* An OAuth-only env file has no MCP_AUTH_TOKEN but may hold a client secret and the agent's
          * key (HERMES_API_KEY, read by agentfile.c). */
-        static const char *const secrets[] = {"MCP_AUTH_TOKEN", "OAUTH_CLIENT_SECRET",
-                                              "HERMES_API_KEY", "OIDC_CLIENT_SECRET",
-                                              "OTEL_EXPORTER_OTLP_HEADERS"};
+        static const char *const secrets[] = {
+            "MCP_AUTH_TOKEN",     "OAUTH_CLIENT_SECRET",        "HERMES_API_KEY",
+            "OIDC_CLIENT_SECRET", "OTEL_EXPORTER_OTLP_HEADERS", "STORE_PASSWORD"};
         bool secret = false;
         for (size_t i = 0; i < sizeof secrets / sizeof *secrets; i++)
             secret = secret || config_env_get(env, secrets[i]);
@@ -276,5 +276,6 @@ void config_cleanup(struct config *c)
     free(c->env_file);
     free(c->oauth_store);
     wipe_free(c->oidc_client_secret); /* read by OIDC_INTROSPECTION_URL's hook, no row's field */
+    wipe_free(c->store_password);     /* read by STORE_URL's hook */
     memset(c, 0, sizeof *c);
 }

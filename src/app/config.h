@@ -74,8 +74,10 @@ struct config {
     char *oidc_introspection_url; /* OIDC_INTROSPECTION_URL: opaque tokens, or NULL */
     char *oidc_client_id, *oidc_client_secret; /* the client that introspects (the secret is
                                                   kept: it is sent) */
-    int log_level;                             /* LOG_LEVEL: error|warn|info|debug */
-    struct otel_config otel;                   /* the OTEL_* keys: tracing (url NULL: off) */
+    char *store_url;      /* STORE_URL: a postgresql:// URL without a password, or NULL (files) */
+    char *store_password; /* STORE_PASSWORD, or NULL: libpq's password or service file */
+    int log_level;        /* LOG_LEVEL: error|warn|info|debug */
+    struct otel_config otel; /* the OTEL_* keys: tracing (url NULL: off) */
 };
 
 /* The table of environment keys (configtab.c): one row per key drives config_from_env,
@@ -106,6 +108,7 @@ enum config_section {
     CONFIG_SEC_LIMITS,
     CONFIG_SEC_FILES,
     CONFIG_SEC_AGENTS,
+    CONFIG_SEC_STORE,
     CONFIG_SEC_TRACING,
     CONFIG_SEC_COUNT
 };
@@ -140,6 +143,10 @@ bool configoidc_claims(struct config *c, json_t *env, const char *v, const char 
                        size_t errlen);
 bool configoidc_introspection(struct config *c, json_t *env, const char *v, const char *path,
                               char *err, size_t errlen);
+
+/* STORE_URL and STORE_PASSWORD (configstore.c). */
+bool configstore_url(struct config *c, json_t *env, const char *v, const char *path, char *err,
+                     size_t errlen);
 
 /* For the table's hooks: the value as the key's type reads it (NULL value: *out unchanged). */
 bool config_parse_uint(const char *v, unsigned long max, unsigned *out);

@@ -24,6 +24,7 @@ const char *const config_section_titles[CONFIG_SEC_COUNT] = {
     [CONFIG_SEC_LIMITS] = "limits and timeouts",
     [CONFIG_SEC_FILES] = "files (defaults: beside this file)",
     [CONFIG_SEC_AGENTS] = "agents",
+    [CONFIG_SEC_STORE] = "store (STORE_URL: PostgreSQL for replicas)",
     [CONFIG_SEC_TRACING] = "tracing (OpenTelemetry)",
 };
 
@@ -703,6 +704,27 @@ const struct config_key config_keys[] = {
      .help = "A followed run is finished at the agent address and key it started with, even if a "
              "reload removes the agent or changes its key.",
      .summary = "How often an async run is polled."},
+    /* store */
+    {.key = "STORE_URL",
+     .type = CONFIG_TEXT,
+     .section = CONFIG_SEC_STORE,
+     .field = F(store_url),
+     .dflt_text = "none (the files of TASKS_DIR and beside this file)",
+     .example = "",
+     .parse = configstore_url,
+     .help = "postgresql://USER@HOST[:PORT]/DATABASE[?PARAMS] as libpq reads it, without a "
+             "password (STORE_PASSWORD, or libpq's ~/.pgpass or service file). Create or "
+             "upgrade the schema first with hermes-mcp store init; the server refuses to start "
+             "on a schema it does not know. This version registers each server as a replica "
+             "there (hermes-mcp store status lists them); its durable state stays in its files.",
+     .summary = "The PostgreSQL database several replicas share."},
+    {.key = "STORE_PASSWORD",
+     .type = CONFIG_SECRET,
+     .section = CONFIG_SEC_STORE,
+     .flags = CONFIG_BY_OTHER,
+     .field = CONFIG_NO_FIELD,
+     .dflt_text = "none",
+     .summary = "The database user's password (the env file must then be mode 600)."},
     /* tracing (OpenTelemetry) */
     {.key = "OTEL_EXPORTER_OTLP_ENDPOINT",
      .type = CONFIG_TEXT,

@@ -67,7 +67,7 @@ static void reload(struct app *a)
     }
     struct principals *who = principals_load(fresh.owner_token ? fresh.token_hash : NULL,
                                              fresh.tokens_file, err, sizeof err);
-    if (who && !principals_check_issuers(who, fresh.oidc_issuers, err, sizeof err)) {
+    if (who && !principals_check_issuers(who, a->cfg->oidc_issuers, err, sizeof err)) {
         principals_unref(who);
         who = NULL;
     }

@@ -164,7 +164,8 @@ static bool parse_rule(json_t *r, size_t no, struct claim_rule *out, char *err, 
     }
     json_t *issuer = json_object_get(r, "issuer");
     if (issuer && !claimmap_text_ok(issuer, CLAIMMAP_ISSUER_MAX)) {
-        snprintf(err, errlen, "%s: 'issuer' must be one of OIDC_ISSUER_URL's issuers", who);
+        snprintf(err, errlen, "%s: 'issuer' must be an issuer's URL, text of 1-%d bytes", who,
+                 CLAIMMAP_ISSUER_MAX);
         return false;
     }
     out->issuer = issuer ? xstrdup(json_string_value(issuer)) : NULL;

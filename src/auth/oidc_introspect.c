@@ -74,6 +74,10 @@ static json_t *judge(struct oidc *o, json_t *doc, time_t now)
         return NULL;
     if (iss && (!json_is_string(iss) || !issuer_known(o, json_string_value(iss))))
         return NULL;
+    /* RFC 7662 makes iss optional too; with several issuers it says whose the token is, which
+     * names the principal and picks the tokens file's rules for it: required then. */
+    if (iss == NULL && o->niss > 1)
+        return NULL;
     /* RFC 7662 makes aud optional; we do not: a token for another resource must not pass. */
     if (!oidc_audience_ok(o, json_object_get(doc, "aud")))
         return NULL;

@@ -46,11 +46,11 @@ void oidc_wake(struct oidc *o, struct list *list)
 }
 
 /* A document an issuer points to: https, or http to a loopback host when the issuer itself is
- * one (tests, a provider beside us): a remote provider's metadata cannot point our fetches at
- * local services. */
+ * one (tests, a provider beside us); and a remote provider's metadata cannot point our fetches
+ * at this machine (a loopback host, by name or address). */
 static bool url_ok(const char *u, const char *issuer)
 {
-    return weburl_ok(u, WEBURL_QUERY_OK) && (weburl_is_https(u) || !weburl_is_https(issuer));
+    return weburl_pointed_ok(u, issuer, WEBURL_QUERY_OK);
 }
 
 static void failed(struct issuer *is, const char *what, const char *reason)

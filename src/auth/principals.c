@@ -15,6 +15,7 @@
 #include "hex.h"
 #include "mem.h"
 #include "readfile.h"
+#include "utf8.h"
 
 #define TOKENS_FILE_MAX (1024 * 1024)
 
@@ -101,11 +102,14 @@ bool principals_check_issuers(const struct principals *s, const char *issuers, c
                               size_t errlen)
 {
     const char *bad = s ? claimmap_unknown_issuer(s->claims, issuers) : NULL;
-    if (bad)
+    if (bad) {
+        char shown[300];
+        utf8_shown(shown, sizeof shown, bad);
         snprintf(err, errlen,
-                 "TOKENS_FILE: an oidc rule names the issuer %.300s, which OIDC_ISSUER_URL does "
-                 "not list: the rule would never apply",
-                 bad);
+                 "TOKENS_FILE: an oidc rule names the issuer %s, which OIDC_ISSUER_URL does not "
+                 "list (this server's issuers are read at start): the rule would never apply",
+                 shown);
+    }
     return bad == NULL;
 }
 

@@ -99,16 +99,22 @@ static bool string_text(struct jp *j, unsigned char *buf, size_t bufsz, unsigned
         j->p = q + 1;
         return true;
     }
-    /* Escapes or other characters: decoded, never longer than the text they came from. */
-    size_t room = (size_t)(j->end - s);
+    /* Escapes or other characters: decoded, never longer than the text they came from (up to
+     * the closing quote, found first, an escaped character skipped). */
+    const unsigned char *close = q;
+    while (close < j->end && *close != '"')
+        close += *close == '\\' && close + 1 < j->end ? 2 : 1;
+    if (close >= j->end)
+        return false;
+    size_t room = (size_t)(close - s);
     unsigned char *d = buf;
     if (room > bufsz)
-        d = *owned = malloc(room);
+        d = *owned = malloc(room ? room : 1);
     if (d == NULL)
         return false;
     size_t o = (size_t)(q - s);
     memcpy(d, s, o);
-    while (q < j->end) {
+    while (q <= close) { /* never past it: what is written stays within room */
         unsigned char c = *q;
         if (c == '"') {
             *out = (const char *)d;
@@ -152,7 +158,9 @@ static bool string_text(struct jp *j, unsigned char *buf, size_t bufsz, unsigned
     return false;
 }
 
-static json_t *string_value(struct jp *j)
+__attribute__((noinline)) /* its buffer stays off value()'s recursive frame */
+static json_t *
+string_value(struct jp *j)
 {
     unsigned char buf[SMALL_TEXT], *owned;
     const char *s;
@@ -172,7 +180,9 @@ static bool digits(struct jp *j)
 
 /* -?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?: an integer when neither part follows (and it
  * fits json_int_t), else a double (that does not overflow). */
-static json_t *number_value(struct jp *j)
+__attribute__((noinline)) /* its buffer stays off value()'s recursive frame */
+static json_t *
+number_value(struct jp *j)
 {
     const unsigned char *start = j->p;
     bool neg = j->p < j->end && *j->p == '-';
@@ -207,7 +217,8 @@ static json_t *number_value(struct jp *j)
                 return NULL;
             u = u * 10 + d;
         }
-        return json_integer(neg ? (json_int_t)(0 - u) : (json_int_t)u);
+        /* -(u - 1) - 1: -2^63 without converting 2^63 to a signed type */
+        return json_integer(neg && u ? -(json_int_t)(u - 1) - 1 : (json_int_t)u);
     }
     size_t n = (size_t)(j->p - start);
     char small[SMALL_TEXT], *text = n < sizeof small ? small : malloc(n + 1);
@@ -242,13 +253,15 @@ static json_t *object_value(struct jp *j, unsigned depth)
         return o;
     }
     for (;;) {
-        unsigned char buf[SMALL_TEXT], *owned;
+        /* No buffer on this frame, which the recursion below keeps: a key with escapes is
+         * decoded on the heap (a plain one points into the text). */
+        unsigned char *owned;
         const char *key;
         size_t klen;
         if (j->p == j->end || *j->p != '"')
             break;
         j->p++;
-        if (!string_text(j, buf, sizeof buf, &owned, &key, &klen))
+        if (!string_text(j, NULL, 0, &owned, &key, &klen))
             break;
         skip_space(j);
         json_t *v = NULL;
@@ -327,8 +340,12 @@ static json_t *value(struct jp *j, unsigned depth)
     }
 }
 
+_Static_assert(sizeof(json_int_t) == sizeof(long long), "jansson's integers are long long");
+
 json_t *jsonparse(const char *text, size_t len)
 {
+    if (text == NULL)
+        return NULL;
     struct jp j = {(const unsigned char *)text, (const unsigned char *)text + len};
     skip_space(&j);
     if (j.p == j.end || (*j.p != '{' && *j.p != '['))

@@ -12,7 +12,8 @@
 
 /* The array or object text[0..len) holds (RFC 8259, UTF-8, nested at most
  * JSON_PARSER_MAX_DEPTH deep, no duplicate member names, no \u0000, integers within
- * json_int_t, reals within double's range), or NULL. */
+ * json_int_t, reals within double's range), or NULL (also for a NULL text). Reals are read
+ * with strtod in the C locale, which the server never changes (jansson adapts to another). */
 json_t *jsonparse(const char *text, size_t len);
 
 #endif

@@ -57,7 +57,7 @@ struct gateway {
     struct gw_tool *tools; /* the exposed surface */
     size_t ntools;
     struct strmap *tool_index; /* exposed name -> its gw_tool in tools */
-    size_t nlimited; /* tools with a limit (tools.limits): none spares the call gate a search */
+    size_t nlimited; /* tools with a limit (tools.limits): none spares the call gate a lookup */
     struct gw_extra *extras;   /* exposed resources and prompts (gwresources.c) */
     struct startctx *startctx; /* the startup_context tool (startctx.c), NULL when not configured */
     char *pins_path, *status_path;  /* beside GATEWAY_FILE (gwpin.h) */

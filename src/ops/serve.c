@@ -13,6 +13,7 @@
 #include "config.h"
 #include "gw_provider.h"
 #include "log.h"
+#include "storeschema.h"
 #include "weburl.h"
 
 const char serve_usage[] =
@@ -42,6 +43,40 @@ static void bridge_settings(struct bridge_opts *o, void *arg)
                               .tasks_retention_days = c->tasks_retention_days,
                               .tasks_max = c->tasks_max,
                               .tool_aliases = c->tool_aliases};
+}
+
+/* STORE_URL's database must be reachable and at this binary's schema before anything starts:
+ * a replica on another schema would read and write what it does not understand. Blocking, as
+ * the event loop is not running yet. */
+static int store_check(const struct config *cfg, const char *file)
+{
+    char err[600];
+    PGconn *pg = storeschema_connect(cfg->store_url, cfg->store_password, err, sizeof err);
+    int v = pg ? storeschema_version(pg, err, sizeof err) : -1;
+    if (pg) /* without libpq loaded there is no PQfinish to call */
+        PQfinish(pg);
+    if (v < 0) {
+        fprintf(stderr, "hermes-mcp: %s\n", err);
+        return EXIT_FAIL;
+    }
+    if (v == STORESCHEMA_VERSION)
+        return EXIT_OK;
+    if (v == 0)
+        fprintf(stderr,
+                "hermes-mcp: STORE_URL's database has no hermes-mcp schema yet: run hermes-mcp "
+                "store init --env-file %s\n",
+                file);
+    else if (v < STORESCHEMA_VERSION)
+        fprintf(stderr,
+                "hermes-mcp: STORE_URL's schema is at version %d, this hermes-mcp needs %d: run "
+                "hermes-mcp store init --env-file %s\n",
+                v, STORESCHEMA_VERSION, file);
+    else
+        fprintf(stderr,
+                "hermes-mcp: STORE_URL's schema is at version %d, newer than this hermes-mcp's "
+                "(%d): upgrade hermes-mcp\n",
+                v, STORESCHEMA_VERSION);
+    return EXIT_USAGE;
 }
 
 int serve_main(int argc, char **argv)
@@ -77,6 +112,13 @@ int serve_main(int argc, char **argv)
                 file, file, file);
         config_cleanup(&cfg);
         return EXIT_USAGE;
+    }
+    if (cfg.store_url) {
+        int src = store_check(&cfg, file);
+        if (src != EXIT_OK) {
+            config_cleanup(&cfg);
+            return src;
+        }
     }
     struct gw_provider *gw = gw_provider_load(cfg.gateway_file, file, cfg.call_timeout_ms);
     if (gw == NULL) {

@@ -86,7 +86,9 @@ static void leave(struct pgconn *c)
 /* The message libpq gives, one line, capped. */
 static char *one_line(const char *msg)
 {
-    char *s = xstrndup(msg ? msg : "unknown error", ERROR_MAX);
+    if (msg == NULL)
+        msg = "unknown error";
+    char *s = xstrndup(msg, strnlen(msg, ERROR_MAX)); /* xstrndup copies n bytes */
     for (char *p = s; *p; p++)
         if (*p == '\n' || *p == '\r' || *p == '\t')
             *p = ' ';
@@ -510,8 +512,13 @@ static void refuse(struct pgconn *c, struct pgreq *q, enum pgconn_status st, con
 
 struct pgconn *pgconn_new(const struct pgconn_opts *o)
 {
+    char why[300];
     if (o->loop == NULL || o->conninfo == NULL)
         return NULL;
+    if (!pgrt_load(why, sizeof why)) {
+        log_error("store: %s", why);
+        return NULL;
+    }
     struct pgconn *c = xcalloc(1, sizeof *c);
     c->loop = o->loop;
     c->conninfo = xstrdup(o->conninfo);

@@ -16,7 +16,7 @@
  * always travel as bound parameters, never inside SQL text. Loop thread only. */
 #ifndef HM_PGCONN_H
 #define HM_PGCONN_H
-#include <libpq-fe.h>
+#include "pgrt.h"
 #include <stdbool.h>
 #include <stddef.h>
 
@@ -65,7 +65,8 @@ struct pgconn_opts {
     void *arg;
 };
 
-/* Starts connecting (never blocks); NULL only if the options are unusable. */
+/* Loads libpq (pgrt.h) and starts connecting (never blocks); NULL if the options are unusable
+ * or libpq cannot be loaded (logged). */
 struct pgconn *pgconn_new(const struct pgconn_opts *o);
 void pgconn_free(struct pgconn *c); /* NULL-safe; requests in flight fail with PGCONN_DOWN */
 bool pgconn_up(const struct pgconn *c);

@@ -170,6 +170,8 @@ int main(int argc, char **argv)
                             .on_notify = on_notify,
                             .on_state = on_state};
     conn = pgconn_new(&o);
+    if (conn == NULL)
+        return 1;
     struct loop_watch *w = loop_watch_add(loop, 0, EPOLLIN, on_stdin, NULL);
     loop_run(loop);
     loop_watch_del(w);

@@ -1,18 +1,19 @@
 // A real PostgreSQL 15 (Debian's, /usr/lib/postgresql/15/bin) for the store's tests: each
-// startPostgres() makes its own cluster in a fresh temporary directory (initdb, trust
-// authentication, listening on 127.0.0.1 only, its unix socket in that directory) on a free port,
-// and a database for the server. initdb and postgres refuse to run as root: run as root (CI), the
-// cluster belongs to nobody and both run as nobody (setpriv); run as a user, they run as that user.
-// Durability settings stay PostgreSQL's defaults (fsync, synchronous_commit, full_page_writes
-// on): the store's durability is what the tests check; { durable: false } turns them off for a
-// bench that measures something else.
+// startPostgres() makes its own cluster in a fresh temporary directory (a copy of one made by
+// initdb once per process, trust authentication, with a database for the server), listening on
+// 127.0.0.1 only, on a free port, its unix socket in that directory. initdb and postgres refuse
+// to run as root: run as root (CI), the clusters belong to nobody and run as nobody (setpriv);
+// run as a user, they run as that user. Durability settings stay PostgreSQL's defaults (fsync,
+// synchronous_commit, full_page_writes on): the store's durability is what the tests check;
+// { durable: false } turns them off for a bench that measures something else.
 //
 // Nothing outlives the test file: a cluster not stopped is shut down (and its directory removed)
-// when the process exits, and the postmaster gets SIGINT (fast shutdown) from the kernel if the
-// process dies without exiting (setpriv --pdeathsig); only the directory then stays behind.
+// when the process exits or is ended by SIGINT, SIGTERM or SIGHUP; if the process dies without
+// exiting (SIGKILL), the kernel sends the postmaster SIGINT, a fast shutdown (setpriv
+// --pdeathsig), and only the directories stay behind.
 import { spawn } from 'node:child_process';
-import { chownSync, closeSync, mkdtempSync, openSync, readFileSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { chownSync, closeSync, existsSync, mkdtempSync, openSync, readFileSync, rmSync } from 'node:fs';
+import { constants as osConstants, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { freePort, sleep } from './lib.mjs';
 
@@ -52,18 +53,72 @@ function exec(argv, { input, env = pgEnv() } = {}) {
   });
 }
 
-// Clusters still running, shut down when the process exits.
+// Clusters still running, shut down when the process exits, and the template's directory,
+// removed then. Once this module made either, SIGINT, SIGTERM and SIGHUP (a runner's timeout,
+// ^C) exit the process the same way, so that they are shut down and removed then too.
 const live = new Set();
-process.on('exit', () => { for (const c of live) c.exitNow(); });
+const leftovers = new Set();
+process.on('exit', () => {
+  for (const c of live) c.exitNow();
+  if (process.env.HM_PG_KEEP !== '1') for (const d of leftovers) rmSync(d, { recursive: true, force: true });
+});
+const SIGNALS = ['SIGINT', 'SIGTERM', 'SIGHUP'];
+let guarded = false;
+function guard() {
+  if (!guarded) for (const s of SIGNALS) process.on(s, (sig) => process.exit(128 + osConstants.signals[sig]));
+  guarded = true;
+}
+
+// A fresh directory for a cluster (or the template), which the owner can write to.
+async function ownerDir(prefix) {
+  const dir = mkdtempSync(join(tmpdir(), prefix));
+  if (ROOT_USER) {
+    chownSync(dir, NOBODY.uid, NOBODY.gid);
+    const r = await exec([...asOwner('KILL'), 'test', '-w', dir]);
+    if (r.code !== 0) {
+      rmSync(dir, { recursive: true, force: true });
+      throw new Error(`nobody cannot write ${dir}: set TMPDIR to a directory every user can reach`);
+    }
+  }
+  return dir;
+}
+
+// The data directory every cluster of this process starts from, made once (initdb, then the
+// server's database created in single-user mode): a copy of it takes a tenth of an initdb.
+// The copies share initdb's system identifier, which only replication would look at.
+let template = null;
+function templateData() {
+  template ??= (async () => {
+    const dir = await ownerDir('hm-pg-template-');
+    leftovers.add(dir);
+    const data = join(dir, 'data');
+    let r = await exec([...asOwner('KILL'), join(PG_BIN, 'initdb'), '-D', data, '-A', 'trust', '-N',
+      '--no-instructions', '-U', PG_USER, '-E', 'UTF8', '--locale=C']);
+    if (r.code !== 0) throw new Error(`initdb exited with ${r.code}: ${r.stderr}`);
+    r = await exec([...asOwner('KILL'), join(PG_BIN, 'postgres'), '--single', '-D', data, 'postgres'],
+      { input: `CREATE DATABASE ${PG_DB};\n` });
+    if (r.code !== 0 || /ERROR/.test(r.stdout + r.stderr)) {
+      throw new Error(`postgres --single exited with ${r.code}: ${r.stdout}${r.stderr}`);
+    }
+    return data;
+  })().catch((e) => { template = null; throw e; });
+  return template;
+}
 
 // A synchronous pause (the 'exit' handler cannot await).
 const pause = (ms) => Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, ms);
 
 // Starts a cluster. opts: port (default: a free one, another one tried if taken before postgres
 // binds it), durable (default true), settings ({name: value} more postgres -c settings).
-// Returns { url, port, dataDir, dir, logPath, log(), psql(sql, {db}), stop(), kill(), restart() }.
+// Returns { url, port, dataDir, dir, logPath, log(), template (the data directory copied),
+// psql(sql, {db}), stop(), kill(), restart() }.
 export async function startPostgres({ port, durable = true, settings = {} } = {}) {
-  const dir = mkdtempSync(join(tmpdir(), 'hm-pg-'));
+  if (!existsSync(join(PG_BIN, 'postgres'))) {
+    throw new Error(`no PostgreSQL 15 in ${PG_BIN}: scripts/deps.sh installs it (deps.apt: postgresql)`);
+  }
+  guard();
+  const source = await templateData();
+  const dir = await ownerDir('hm-pg-');
   const dataDir = join(dir, 'data');
   const logPath = join(dir, 'postgres.log');
   const fixedPort = port !== undefined;
@@ -77,18 +132,11 @@ export async function startPostgres({ port, durable = true, settings = {} } = {}
     throw new Error(`postgres (${dir}): ${what}\n${detail}\n--- log ---\n${log().split('\n').slice(-20).join('\n')}`);
   };
 
-  try {
-    if (ROOT_USER) {
-      chownSync(dir, NOBODY.uid, NOBODY.gid);
-      const r = await exec([...asOwner('KILL'), 'test', '-w', dir]);
-      if (r.code !== 0) fail('nobody cannot write its directory', `set TMPDIR to a directory every user can reach (${tmpdir()} is not)`);
-    }
-    const r = await exec([...asOwner('KILL'), join(PG_BIN, 'initdb'), '-D', dataDir, '-A', 'trust', '-N',
-      '--no-instructions', '-U', PG_USER, '-E', 'UTF8', '--locale=C']);
-    if (r.code !== 0) fail(`initdb exited with ${r.code}`, r.stderr);
-  } catch (e) {
+  // cp -a keeps the owner (nobody, when we are root) and the modes (700) postgres insists on.
+  const copied = await exec(['cp', '-a', source, dataDir]);
+  if (copied.code !== 0) {
     rmSync(dir, { recursive: true, force: true });
-    throw e;
+    throw new Error(`cp -a ${source} ${dataDir}: ${copied.stderr}`);
   }
 
   // Starts the postmaster on port; resolves once postmaster.pid says it accepts connections
@@ -141,16 +189,17 @@ export async function startPostgres({ port, durable = true, settings = {} } = {}
   const psqlArgs = (db) => [join(PG_BIN, 'psql'), '-X', '-q', '-A', '-t', '-v', 'ON_ERROR_STOP=1',
     '-d', `postgresql://${PG_USER}@127.0.0.1:${port}/${db}`];
   const pg = {
-    dir, dataDir, logPath, log,
+    dir, dataDir, logPath, log, template: source,
     get port() { return port; },
     get url() { return `postgresql://${PG_USER}@127.0.0.1:${port}/${PG_DB}`; },
     get pid() { return proc?.pid; },
     // Runs sql (any number of statements) through psql in the server's database (or db); resolves
-    // its output (unaligned, tuples only: "a|b" a row, a line each), rejects on any error.
+    // its output without the final newline (unaligned, tuples only: "a|b" a row, rows joined by
+    // "\n", '' for none), rejects on any error.
     async psql(sql, { db = PG_DB } = {}) {
       const r = await exec(psqlArgs(db), { input: sql });
       if (r.code !== 0) throw new Error(`psql exited with ${r.code}: ${r.stderr.trim()}`);
-      return r.stdout;
+      return r.stdout.replace(/\n$/, '');
     },
     // The end of the cluster: an immediate shutdown (SIGQUIT: the postmaster ends its backends
     // and exits, no checkpoint for data about to go), then its directory is removed.
@@ -184,7 +233,6 @@ export async function startPostgres({ port, durable = true, settings = {} } = {}
   live.add(pg);
   try {
     await up(true);
-    await pg.psql(`CREATE DATABASE ${PG_DB}`, { db: 'postgres' });
   } catch (e) {
     await pg.stop();
     throw e;

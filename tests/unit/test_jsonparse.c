@@ -3,6 +3,7 @@
  * here), the values themselves, the depth limit at its edge, and the one meant difference. */
 #include <setjmp.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -16,9 +17,12 @@ static json_t *agree(const char *text, size_t n)
 {
     json_t *ours = jsonparse(text, n);
     json_t *theirs = json_loadb(text, n, JSON_REJECT_DUPLICATES, NULL);
-    if ((ours == NULL) != (theirs == NULL) || (ours && !json_equal(ours, theirs)))
-        fail_msg("jsonparse and jansson differ on: %.*s", (int)n, text);
+    bool same = (ours == NULL) == (theirs == NULL) && (ours == NULL || json_equal(ours, theirs));
     json_decref(theirs);
+    if (!same) {
+        json_decref(ours);
+        fail_msg("jsonparse and jansson differ on: %.*s", (int)n, text);
+    }
     return ours;
 }
 
@@ -110,6 +114,8 @@ static void grammar_as_jansson(void **state)
                                       "[\"\t\"]",
                                       "[\"\xc0\xaf\"]",
                                       "[\"\xed\xa0\x80\"]",
+                                      "[\"\x80\"]",
+                                      "[\"\xbf\"]",
                                       "[\"\xf4\x90\x80\x80\"]",
                                       "[\"\xff\"]",
                                       "[\"\xc3\"]",
@@ -205,18 +211,49 @@ static void depth_limit_as_jansson(void **state)
 static void nul_outside_strings_refused(void **state)
 {
     (void)state;
-    assert_null(jsonparse("[1\0]", 4));
-    assert_null(jsonparse("[true\0]", 7));
-    assert_null(jsonparse("[\"a\0\"]", 6));
-    assert_null(jsonparse("[]\0", 3));
+    static const struct {
+        const char *text;
+        size_t n;
+    } dropped[] = {{"[1\0]", 4}, {"[true\0]", 7}, {"[1.5\0]", 6}, {"{\"a\":null\0}", 11}};
+    for (size_t i = 0; i < sizeof dropped / sizeof *dropped; i++) {
+        json_t *theirs = json_loadb(dropped[i].text, dropped[i].n, JSON_REJECT_DUPLICATES, NULL);
+        assert_non_null(theirs); /* the difference this test pins */
+        json_decref(theirs);
+        assert_null(jsonparse(dropped[i].text, dropped[i].n));
+    }
+    assert_null(agree("[\"a\0\"]", 6)); /* both refuse these */
+    assert_null(agree("[]\0", 3));
+    assert_null(jsonparse(NULL, 0));
+}
+
+/* A string cut right inside an escape, read from an exact-size heap copy: nothing is read past
+ * the end (under ASan this fails loudly if it were). */
+static void cut_escapes_read_nothing_past_the_end(void **state)
+{
+    (void)state;
+    static const char *const whole = "[\"\\ud800\\udc00\"]";
+    for (size_t n = 1; n < strlen(whole); n++) {
+        char *copy = malloc(n);
+        assert_non_null(copy);
+        memcpy(copy, whole, n);
+        assert_null(agree(copy, n));
+        free(copy);
+    }
+    json_t *v = agree(whole, strlen(whole));
+    assert_non_null(v);
+    json_decref(v);
 }
 
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(grammar_as_jansson),     cmocka_unit_test(values_are_what_the_text_says),
-        cmocka_unit_test(reads_only_its_length),  cmocka_unit_test(long_texts),
-        cmocka_unit_test(depth_limit_as_jansson), cmocka_unit_test(nul_outside_strings_refused),
+        cmocka_unit_test(grammar_as_jansson),
+        cmocka_unit_test(values_are_what_the_text_says),
+        cmocka_unit_test(reads_only_its_length),
+        cmocka_unit_test(long_texts),
+        cmocka_unit_test(depth_limit_as_jansson),
+        cmocka_unit_test(nul_outside_strings_refused),
+        cmocka_unit_test(cut_escapes_read_nothing_past_the_end),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

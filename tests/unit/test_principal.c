@@ -11,6 +11,7 @@
 #include <unistd.h>
 #include <cmocka.h>
 
+#include "claimmap.h"
 #include "crypto.h"
 #include "principal.h"
 
@@ -296,6 +297,39 @@ static void oauth_names_stay_distinct(void **state)
     assert_string_not_equal(a, b);
 }
 
+/* A rule naming an issuer applies to that issuer's tokens only; one naming an issuer the
+ * server does not accept is found before it can silently never apply. */
+static void rules_by_issuer(void **state)
+{
+    (void)state;
+    char err[300];
+    const char *text = "oidc:\n  rules:\n"
+                       "    - issuer: https://b.example/\n      claim: groups\n      value: staff\n"
+                       "      agents: [beta]\n"
+                       "    - claim: groups\n      value: staff\n      agents: [alpha]\n";
+    struct principals *s = tokens_parse(text, strlen(text), err, sizeof err);
+    assert_non_null(s);
+    assert_null(claimmap_unknown_issuer(s->claims, "https://a.example/ https://b.example/"));
+    assert_string_equal(claimmap_unknown_issuer(s->claims, "https://a.example/"),
+                        "https://b.example/");
+    assert_string_equal(claimmap_unknown_issuer(s->claims, "https://b.example"),
+                        "https://b.example/"); /* exact, not a prefix */
+    assert_string_equal(claimmap_unknown_issuer(s->claims, NULL), "https://b.example/");
+    json_t *claims = json_pack("{s[s]}", "groups", "staff");
+    for (int from_b = 0; from_b < 2; from_b++) {
+        struct principal p = {0};
+        claimmap_apply(s->claims, claims, from_b ? "https://b.example/" : "https://a.example/",
+                       "scope", &p);
+        assert_int_equal(p.nagents, 1);
+        assert_string_equal(p.agents[0], from_b ? "beta" : "alpha");
+        free(p.agents[0]);
+        free(p.agents);
+        free(p.scopes);
+    }
+    json_decref(claims);
+    principals_unref(s);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -306,6 +340,7 @@ int main(void)
         cmocka_unit_test(finds_tokens_with_the_owner_first),
         cmocka_unit_test(grants_become_principals),
         cmocka_unit_test(oauth_names_stay_distinct),
+        cmocka_unit_test(rules_by_issuer),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -46,6 +46,14 @@ static void the_rule(void **state)
         "http://localhost.evil.example/",
         "https://idp.example?q=1",
         "HTTPS://idp.example",
+        "https://[]",
+        "https://[a]:1/x",
+        "http://[localhost]/",
+        "http://[127.0.0.1]:8080/",
+        "https://idp\x7f.example/",
+        "https://idp\x01.example/",
+        "https://idp.example/\xc3\xa9",
+        "https://idp.example:080000/",
     };
     for (size_t i = 0; i < sizeof good / sizeof *good; i++)
         if (!weburl_ok(good[i], 0))
@@ -66,6 +74,23 @@ static void flags(void **state)
     assert_false(weburl_ok("https://login.example/t/keys?appid=1#x", WEBURL_QUERY_OK));
     assert_true(weburl_is_https("https://x"));
     assert_false(weburl_is_https("http://x"));
+    /* what a document may point us to */
+    const char *remote = "https://idp.example/tenant", *local = "http://127.0.0.1:9000/realm";
+    assert_true(weburl_pointed_ok("https://keys.example/jwks?appid=1", remote, WEBURL_QUERY_OK));
+    assert_false(weburl_pointed_ok("https://127.0.0.1:8443/keys", remote, 0));
+    assert_false(weburl_pointed_ok("https://localhost/keys", remote, 0));
+    assert_false(weburl_pointed_ok("https://[::1]/keys", remote, 0));
+    assert_false(weburl_pointed_ok("http://127.0.0.1/keys", remote, 0));
+    assert_true(weburl_pointed_ok("http://127.0.0.1:9000/keys", local, 0));
+    assert_true(weburl_pointed_ok("https://keys.example/jwks", local, 0));
+    assert_false(weburl_pointed_ok("https://keys.example/jwks?x", remote, 0));
+    char host[64];
+    assert_true(weburl_host("https://[::1]:8443/x", host, sizeof host));
+    assert_string_equal(host, "::1");
+    assert_true(weburl_host("http://127.0.0.1/keys", host, sizeof host));
+    assert_string_equal(host, "127.0.0.1");
+    assert_false(weburl_host("ftp://x/", host, sizeof host));
+    assert_false(weburl_host("https://a-long-host.example/", host, 8));
 }
 
 int main(void)

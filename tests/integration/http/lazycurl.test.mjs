@@ -20,6 +20,7 @@ test('libcurl is loaded by the first outgoing request, not at start', async () =
     const client = await connectClient(srv, { listTools: true });
     assert.equal(mapped(srv.proc.pid, /libcurl\.so/), false, 'libcurl is mapped before any request to the agent');
     assert.equal(mapped(srv.proc.pid, /libssl\.so/), false, 'OpenSSL is mapped before any request to the agent');
+    assert.equal(mapped(srv.proc.pid, /libpq\.so/), false, 'libpq is mapped without STORE_URL');
     const r = await client.callTool({ name: 'hermes_task', arguments: { task: 'what is 6 * 7', mode: 'sync' } });
     assert.equal(r.isError, false, JSON.stringify(r));
     assert.equal(mapped(srv.proc.pid, /libcurl\.so\.4/), true, 'the task went to the agent through libcurl');

@@ -1,0 +1,55 @@
+/* configstore.c — STORE_URL and STORE_PASSWORD: where replicas share their state. */
+#include <stdio.h>
+#include <string.h>
+
+#include "config.h"
+#include "mem.h"
+
+#define STORE_URL_MAX 1024
+#define STORE_PASSWORD_MAX 1024
+
+/* A password inside the URL would travel into logs and error text with it: it has its own key
+ * (or libpq's password file). "scheme://user:pass@" is the only place a URL can hold one; a
+ * "password" parameter in the query is refused too. */
+static bool has_password(const char *url)
+{
+    const char *auth = strstr(url, "://") + 3;
+    size_t n = strcspn(auth, "/?");
+    const char *at = memchr(auth, '@', n);
+    return (at && memchr(auth, ':', (size_t)(at - auth))) || strstr(url, "password=") != NULL;
+}
+
+bool configstore_url(struct config *c, json_t *env, const char *v, const char *path, char *err,
+                     size_t errlen)
+{
+    const char *password = config_env_get(env, "STORE_PASSWORD");
+    (void)path;
+    if (v == NULL || *v == '\0') {
+        if (password && *password) {
+            snprintf(err, errlen, "STORE_PASSWORD is for STORE_URL; set it too, or remove it");
+            return false;
+        }
+        return true;
+    }
+    if ((strncmp(v, "postgresql://", 13) != 0 && strncmp(v, "postgres://", 11) != 0) ||
+        strlen(v) > STORE_URL_MAX || strpbrk(v, " \t\r\n")) {
+        snprintf(err, errlen,
+                 "STORE_URL must be a postgresql://USER@HOST[:PORT]/DATABASE URL (at most %d "
+                 "characters)",
+                 STORE_URL_MAX);
+        return false;
+    }
+    if (has_password(v)) {
+        snprintf(err, errlen,
+                 "STORE_URL must not hold a password: put it in STORE_PASSWORD (this file, mode "
+                 "600) or in libpq's password file (~/.pgpass, PGPASSFILE)");
+        return false;
+    }
+    if (password && strlen(password) > STORE_PASSWORD_MAX) {
+        snprintf(err, errlen, "STORE_PASSWORD must be at most %d characters", STORE_PASSWORD_MAX);
+        return false;
+    }
+    c->store_url = xstrdup(v);
+    c->store_password = password && *password ? xstrdup(password) : NULL;
+    return true;
+}

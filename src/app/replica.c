@@ -1,0 +1,131 @@
+/* replica.c — this server in the store's list of replicas (replica.h). */
+#include "replica.h"
+
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "crypto.h"
+#include "hex.h"
+#include "log.h"
+#include "loop.h"
+#include "mem.h"
+#include "pgconn.h"
+#include "version.h"
+
+#define LEAVE_WAIT_MS 1000
+
+static const struct pgconn_stmt stmts[] = {
+    /* After a reconnect too: a row another replica's clean-up removed comes back. */
+    {"replica_join", "INSERT INTO hm_replica (id, host, version) VALUES ($1, $2, $3)"
+                     " ON CONFLICT (id) DO UPDATE SET seen_at = now()"},
+    {"replica_seen", "UPDATE hm_replica SET seen_at = now() WHERE id = $1"},
+    {"replica_leave", "DELETE FROM hm_replica WHERE id = $1"},
+};
+
+struct replica {
+    struct loop *loop;
+    struct pgconn *conn;
+    struct loop_timer *beat;
+    char id[REPLICA_ID_MAX];
+    char host[64];
+    bool left;
+};
+
+static void answered(enum pgconn_status st, PGresult *const *res, size_t n, const char *error,
+                     void *arg)
+{
+    (void)res;
+    (void)n;
+    (void)arg;
+    if (st == PGCONN_FAILED) /* an unreachable database is pgconn's to report, once */
+        log_warn("store: the replica's heartbeat failed: %s", error ? error : "unknown error");
+}
+
+static void send_one(struct replica *r, const char *stmt, int nparams, const char *const *params,
+                     pgconn_done_cb *cb, void *arg)
+{
+    struct pgconn_query q = {stmt, nparams, params};
+    pgconn_send(r->conn, &q, 1, cb, arg);
+}
+
+static void beat(struct loop *l, void *arg)
+{
+    struct replica *r = arg;
+    const char *params[1] = {r->id};
+    r->beat = loop_timer_add(l, REPLICA_HEARTBEAT_MS, beat, r);
+    if (pgconn_up(r->conn))
+        send_one(r, "replica_seen", 1, params, answered, NULL);
+}
+
+static void on_state(bool up, const char *why, void *arg)
+{
+    struct replica *r = arg;
+    (void)why;
+    if (!up)
+        return;
+    const char *params[3] = {r->id, r->host, HM_VERSION};
+    send_one(r, "replica_join", 3, params, answered, NULL);
+}
+
+struct replica *replica_start(struct loop *l, const char *url, const char *password)
+{
+    if (url == NULL)
+        return NULL;
+    struct replica *r = xcalloc(1, sizeof *r);
+    unsigned char rnd[6];
+    char hex[13];
+    r->loop = l;
+    if (gethostname(r->host, sizeof r->host) != 0 || r->host[0] == '\0')
+        snprintf(r->host, sizeof r->host, "unknown");
+    r->host[sizeof r->host - 1] = '\0';
+    if (!crypto_random_bytes(rnd, sizeof rnd))
+        memset(rnd, 0, sizeof rnd);
+    hex_encode(rnd, sizeof rnd, hex);
+    snprintf(r->id, sizeof r->id, "%.60s-%d-%s", r->host, (int)getpid(), hex);
+    struct pgconn_opts o = {.loop = l,
+                            .conninfo = url,
+                            .password = password,
+                            .stmts = stmts,
+                            .nstmts = sizeof stmts / sizeof *stmts,
+                            .on_state = on_state,
+                            .arg = r};
+    r->conn = pgconn_new(&o);
+    r->beat = loop_timer_add(l, REPLICA_HEARTBEAT_MS, beat, r);
+    log_info("store: this server is replica %s", r->id);
+    return r;
+}
+
+static void left(enum pgconn_status st, PGresult *const *res, size_t n, const char *error,
+                 void *arg)
+{
+    struct replica *r = arg;
+    (void)st;
+    (void)res;
+    (void)n;
+    (void)error;
+    r->left = true;
+}
+
+void replica_stop(struct replica *r, struct loop *l)
+{
+    if (r == NULL)
+        return;
+    loop_timer_cancel(r->beat);
+    if (pgconn_up(r->conn)) {
+        const char *params[1] = {r->id};
+        send_one(r, "replica_leave", 1, params, left, r);
+        uint64_t until = loop_now(l) + LEAVE_WAIT_MS;
+        while (!r->left && loop_now(l) < until)
+            loop_once(l, 50);
+    }
+    pgconn_free(r->conn); /* calls back a leave still in flight (left sets a flag) */
+    free(r);
+}
+
+const char *replica_id(const struct replica *r)
+{
+    return r ? r->id : NULL;
+}

@@ -1,0 +1,206 @@
+/* storecli.c — `hermes-mcp store init` (creates or upgrades the PostgreSQL store's schema) and
+ * `hermes-mcp store status` (the schema's version and the replicas using it). Both read
+ * STORE_URL and STORE_PASSWORD from the env file serve reads; the password never reaches argv,
+ * the output or an error. */
+#include "storecli.h"
+
+#include <jansson.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "config.h"
+#include "exitcode.h"
+#include "storeschema.h"
+
+#define REPLICAS_SHOWN 100
+
+const char storecli_usage[] =
+    "usage: hermes-mcp store init [--env-file FILE]\n"
+    "       hermes-mcp store status [--env-file FILE] [--json]\n"
+    "\n"
+    "The PostgreSQL database of STORE_URL (with STORE_PASSWORD, or libpq's password file).\n"
+    "  init      creates the schema, or upgrades it to this hermes-mcp's version: forward only,\n"
+    "            one transaction a step; safe to run again, and from two places at once\n"
+    "  status    the schema's version against this hermes-mcp's, and the replicas registered\n"
+    "            (id, host, version, seconds since their last heartbeat); --json: one object\n"
+    "\n"
+    "  --env-file FILE   the env file serve would read (default ./.env)\n"
+    "\n"
+    "A server started on a database whose schema is not its own refuses to start and says so.\n"
+    "Exit codes: 0 ok, 1 the database could not be reached or (status) its schema is not this\n"
+    "hermes-mcp's, 2 usage or configuration error.\n";
+
+struct opts {
+    bool init, json;
+    const char *env_file;
+};
+
+static int usage_error(const char *what, const char *arg)
+{
+    fprintf(stderr, "hermes-mcp store: %s%s%s\n%s", what, arg ? arg : "", arg ? "'" : "",
+            storecli_usage);
+    return EXIT_USAGE;
+}
+
+/* Returns -1 when parsed, else the exit code (help printed, or a usage error). */
+static int parse(int argc, char **argv, struct opts *o)
+{
+    *o = (struct opts){.env_file = ".env"};
+    if (argc < 1)
+        return usage_error("say init or status", NULL);
+    if (!strcmp(argv[0], "--help") || !strcmp(argv[0], "-h") || !strcmp(argv[0], "help")) {
+        fputs(storecli_usage, stdout);
+        return 0;
+    }
+    if (!strcmp(argv[0], "init"))
+        o->init = true;
+    else if (strcmp(argv[0], "status") != 0)
+        return usage_error("unknown command (init or status): '", argv[0]);
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
+            fputs(storecli_usage, stdout);
+            return 0;
+        }
+        if (!strcmp(a, "--env-file") && i + 1 < argc)
+            o->env_file = argv[++i];
+        else if (!strncmp(a, "--env-file=", 11) && a[11])
+            o->env_file = a + 11;
+        else if (!o->init && !strcmp(a, "--json"))
+            o->json = true;
+        else
+            return usage_error("unknown argument '", a);
+    }
+    return -1;
+}
+
+static int init(PGconn *pg, const char *env_file)
+{
+    char err[600];
+    int from, to;
+    if (!storeschema_migrate(pg, &from, &to, err, sizeof err)) {
+        fprintf(stderr, "hermes-mcp store init: %s\n", err);
+        return EXIT_FAIL;
+    }
+    if (from == to) {
+        printf("store: the schema is at version %d already (%s)\n", to, env_file);
+        return EXIT_OK;
+    }
+    for (int v = from + 1; v <= to; v++)
+        printf("store: schema version %d: %s\n", v, storeschema_summary(v));
+    printf("store: the schema is at version %d (was %d)\n", to, from);
+    return EXIT_OK;
+}
+
+/* The replicas, newest heartbeat first: an array of {id, host, version, seen_s, started}. */
+static json_t *replicas(PGconn *pg, char *err, size_t errlen)
+{
+    char limit[16];
+    snprintf(limit, sizeof limit, "%d", REPLICAS_SHOWN);
+    const char *params[1] = {limit};
+    PGresult *r =
+        PQexecParams(pg,
+                     "SELECT id, host, version, floor(extract(epoch FROM now() - seen_at))::bigint,"
+                     " to_char(started_at AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS\"Z\"')"
+                     " FROM hm_replica ORDER BY seen_at DESC, id LIMIT $1",
+                     1, NULL, params, NULL, NULL, 0);
+    if (PQresultStatus(r) != PGRES_TUPLES_OK) {
+        snprintf(err, errlen, "reading the replicas: %s", PQresultErrorMessage(r));
+        PQclear(r);
+        return NULL;
+    }
+    json_t *list = json_array();
+    for (int i = 0; i < PQntuples(r); i++)
+        json_array_append_new(list, json_pack("{ss ss ss sI ss}", "id", PQgetvalue(r, i, 0), "host",
+                                              PQgetvalue(r, i, 1), "version", PQgetvalue(r, i, 2),
+                                              "seen_s", (json_int_t)atoll(PQgetvalue(r, i, 3)),
+                                              "started", PQgetvalue(r, i, 4)));
+    PQclear(r);
+    return list;
+}
+
+static int status(PGconn *pg, const struct opts *o)
+{
+    char err[600];
+    int v = storeschema_version(pg, err, sizeof err);
+    if (v < 0) {
+        fprintf(stderr, "hermes-mcp store status: %s\n", err);
+        return EXIT_FAIL;
+    }
+    json_t *list = v > 0 ? replicas(pg, err, sizeof err) : json_array();
+    if (list == NULL) {
+        fprintf(stderr, "hermes-mcp store status: %s\n", err);
+        return EXIT_FAIL;
+    }
+    bool current = v == STORESCHEMA_VERSION;
+    if (o->json) {
+        json_t *out = json_pack("{si si sb so}", "schema", v, "binary_schema", STORESCHEMA_VERSION,
+                                "current", current, "replicas", list);
+        char *text = json_dumps(out, JSON_INDENT(2));
+        printf("%s\n", text);
+        free(text);
+        json_decref(out);
+    } else {
+        if (v == 0)
+            printf("store: not initialised: run hermes-mcp store init --env-file %s\n",
+                   o->env_file);
+        else if (v < STORESCHEMA_VERSION)
+            printf("store: schema version %d, older than this hermes-mcp's (%d): run hermes-mcp "
+                   "store init --env-file %s\n",
+                   v, STORESCHEMA_VERSION, o->env_file);
+        else if (v > STORESCHEMA_VERSION)
+            printf("store: schema version %d, newer than this hermes-mcp's (%d): upgrade "
+                   "hermes-mcp\n",
+                   v, STORESCHEMA_VERSION);
+        else
+            printf("store: schema version %d (this hermes-mcp's)\n", v);
+        printf("store: %zu replica%s\n", json_array_size(list),
+               json_array_size(list) == 1 ? "" : "s");
+        size_t i;
+        json_t *x;
+        json_array_foreach(list, i, x)
+        {
+            printf("  %s  %s  %s  seen %llds ago  since %s\n",
+                   json_string_value(json_object_get(x, "id")),
+                   json_string_value(json_object_get(x, "host")),
+                   json_string_value(json_object_get(x, "version")),
+                   (long long)json_integer_value(json_object_get(x, "seen_s")),
+                   json_string_value(json_object_get(x, "started")));
+        }
+        json_decref(list);
+    }
+    return current ? EXIT_OK : EXIT_FAIL;
+}
+
+int storecli_main(int argc, char **argv)
+{
+    struct opts o;
+    int rc = parse(argc, argv, &o);
+    if (rc >= 0)
+        return rc;
+    struct config cfg;
+    char err[600];
+    if (!config_load(&cfg, o.env_file, err, sizeof err)) {
+        fprintf(stderr, "hermes-mcp store: %s\n", err);
+        return EXIT_USAGE;
+    }
+    if (cfg.store_url == NULL) {
+        fprintf(stderr,
+                "hermes-mcp store: no STORE_URL in %s: the server keeps its state in files, "
+                "which need no init\n",
+                o.env_file);
+        config_cleanup(&cfg);
+        return EXIT_USAGE;
+    }
+    PGconn *pg = storeschema_connect(cfg.store_url, cfg.store_password, err, sizeof err);
+    config_cleanup(&cfg);
+    if (pg == NULL) {
+        fprintf(stderr, "hermes-mcp store: %s\n", err);
+        return EXIT_FAIL;
+    }
+    rc = o.init ? init(pg, o.env_file) : status(pg, &o);
+    PQfinish(pg);
+    return rc;
+}

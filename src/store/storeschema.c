@@ -1,0 +1,165 @@
+/* storeschema.c — the PostgreSQL store's migrations (storeschema.h). Their SQL is fixed text;
+ * nothing a client sends ever reaches it. */
+#include "storeschema.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Taken by every migration's transaction: a second `store init` waits, then sees the steps
+ * done. The number is arbitrary and ours ("hermes" in ASCII). */
+#define SCHEMA_LOCK "686572776573"
+
+static const struct {
+    const char *summary;
+    const char *sql;
+} migrations[STORESCHEMA_VERSION] = {
+    {"the schema's own version, and the replicas (each server's id, host and heartbeat)",
+     "CREATE TABLE hm_schema (version int PRIMARY KEY, summary text NOT NULL,"
+     "  applied_at timestamptz NOT NULL DEFAULT now());"
+     "CREATE TABLE hm_replica (id text PRIMARY KEY, host text NOT NULL,"
+     "  version text NOT NULL, started_at timestamptz NOT NULL DEFAULT now(),"
+     "  seen_at timestamptz NOT NULL DEFAULT now());"},
+};
+
+/* The server's message, one line, without a password (libpq never puts one in). */
+static void pg_error(const char *what, const char *msg, char *err, size_t errlen)
+{
+    snprintf(err, errlen, "%s: %s", what, msg && *msg ? msg : "unknown error");
+    for (char *p = err; *p; p++)
+        if (*p == '\n' || *p == '\r' || *p == '\t')
+            *p = ' ';
+    for (size_t n = strlen(err); n > 0 && err[n - 1] == ' ';)
+        err[--n] = '\0';
+}
+
+PGconn *storeschema_connect(const char *url, const char *password, char *err, size_t errlen)
+{
+    const char *keys[] = {"dbname", "password", "connect_timeout", "application_name", NULL};
+    const char *vals[] = {url, password, "10", "hermes-mcp", NULL};
+    if (password == NULL) {
+        keys[1] = "connect_timeout", vals[1] = "10";
+        keys[2] = "application_name", vals[2] = "hermes-mcp";
+        keys[3] = NULL, vals[3] = NULL;
+    }
+    if (!pgrt_load(err, errlen))
+        return NULL;
+    PGconn *pg = PQconnectdbParams(keys, vals, 1);
+    if (pg == NULL || PQstatus(pg) != CONNECTION_OK) {
+        pg_error("cannot connect to STORE_URL", pg ? PQerrorMessage(pg) : "out of memory", err,
+                 errlen);
+        PQfinish(pg);
+        return NULL;
+    }
+    /* Notices (a table that exists, say) are for a person at a psql prompt, not for us. */
+    PQsetNoticeProcessor(pg, NULL, NULL);
+    return pg;
+}
+
+int storeschema_version(PGconn *pg, char *err, size_t errlen)
+{
+    PGresult *r = PQexec(pg, "SELECT to_regclass('hm_schema') IS NOT NULL");
+    int v = -1;
+    if (PQresultStatus(r) != PGRES_TUPLES_OK) {
+        pg_error("reading the schema version", PQresultErrorMessage(r), err, errlen);
+    } else if (strcmp(PQgetvalue(r, 0, 0), "t") != 0) {
+        v = 0;
+    } else {
+        PQclear(r);
+        r = PQexec(pg, "SELECT coalesce(max(version), 0) FROM hm_schema");
+        if (PQresultStatus(r) == PGRES_TUPLES_OK)
+            v = atoi(PQgetvalue(r, 0, 0));
+        else
+            pg_error("reading the schema version", PQresultErrorMessage(r), err, errlen);
+    }
+    PQclear(r);
+    return v;
+}
+
+/* One statement whose result we only need to be a success. */
+static bool run(PGconn *pg, const char *sql, const char *what, char *err, size_t errlen)
+{
+    PGresult *r = PQexec(pg, sql);
+    ExecStatusType st = PQresultStatus(r);
+    bool ok = st == PGRES_COMMAND_OK || st == PGRES_TUPLES_OK;
+    if (!ok)
+        pg_error(what, PQresultErrorMessage(r), err, errlen);
+    PQclear(r);
+    return ok;
+}
+
+/* Step v (from v - 1), in one transaction (begun after the lock was taken, so that it sees
+ * what another init committed before): the version read again, the SQL, the row that records
+ * it. */
+static bool step(PGconn *pg, int v, bool *done, char *err, size_t errlen)
+{
+    char what[64], version[16];
+    snprintf(what, sizeof what, "schema step %d", v);
+    snprintf(version, sizeof version, "%d", v);
+    *done = false;
+    if (!run(pg, "BEGIN", what, err, errlen))
+        return false;
+    int now = storeschema_version(pg, err, errlen);
+    if (now < 0)
+        goto rollback;
+    if (now >= v) /* done by another init meanwhile */
+        return run(pg, "COMMIT", what, err, errlen);
+    if (!run(pg, migrations[v - 1].sql, what, err, errlen))
+        goto rollback;
+    const char *params[2] = {version, migrations[v - 1].summary};
+    PGresult *r = PQexecParams(pg, "INSERT INTO hm_schema (version, summary) VALUES ($1, $2)", 2,
+                               NULL, params, NULL, NULL, 0);
+    bool ok = PQresultStatus(r) == PGRES_COMMAND_OK;
+    if (!ok)
+        pg_error(what, PQresultErrorMessage(r), err, errlen);
+    PQclear(r);
+    if (!ok || !run(pg, "COMMIT", what, err, errlen))
+        goto rollback;
+    *done = true;
+    return true;
+rollback:
+    PQclear(PQexec(pg, "ROLLBACK"));
+    return false;
+}
+
+static bool migrate_locked(PGconn *pg, int *from, int *to, char *err, size_t errlen);
+
+bool storeschema_migrate(PGconn *pg, int *from, int *to, char *err, size_t errlen)
+{
+    *from = *to = -1;
+    /* A session lock for the whole run: a second init waits here, then reads the version the
+     * first one left (a transaction-scoped lock would come after that transaction's catalog
+     * view was taken). */
+    if (!run(pg, "SELECT pg_advisory_lock(" SCHEMA_LOCK ")", "taking the schema lock", err, errlen))
+        return false;
+    bool ok = migrate_locked(pg, from, to, err, errlen);
+    PQclear(PQexec(pg, "SELECT pg_advisory_unlock(" SCHEMA_LOCK ")"));
+    return ok;
+}
+
+static bool migrate_locked(PGconn *pg, int *from, int *to, char *err, size_t errlen)
+{
+    int v = storeschema_version(pg, err, errlen);
+    *from = *to = v;
+    if (v < 0)
+        return false;
+    if (v > STORESCHEMA_VERSION) {
+        snprintf(err, errlen,
+                 "the database's schema is at version %d, newer than this hermes-mcp's (%d): "
+                 "upgrade hermes-mcp",
+                 v, STORESCHEMA_VERSION);
+        return false;
+    }
+    for (int next = v + 1; next <= STORESCHEMA_VERSION; next++) {
+        bool done;
+        if (!step(pg, next, &done, err, errlen))
+            return false;
+        *to = next;
+    }
+    return true;
+}
+
+const char *storeschema_summary(int v)
+{
+    return v >= 1 && v <= STORESCHEMA_VERSION ? migrations[v - 1].summary : NULL;
+}
