@@ -4,7 +4,8 @@
 //   node tests/fakes/oidc-provider.mjs ['{"alg": "ES256", ...}']
 // The configuration is the JSON argument, else the OIDC_PROVIDER_CONFIG environment variable (the
 // test helper uses the variable: it carries private keys and client secrets), else defaults.
-// Once listening it prints its issuer URL, alone on the first line of stdout. It exits on
+// Once listening it prints its issuer URL, alone on the first line of stdout (requests that come
+// while it still loads oidc-provider wait for it). It exits on
 // SIGTERM/SIGINT, and with exitWithStdin when its stdin closes (the test that started it is gone).
 //
 // Configuration keys (all optional):
@@ -55,7 +56,7 @@ try {
   console.error('oidc-provider: not in tools/oidc: run scripts/node-tools.sh oidc');
   process.exit(2);
 }
-const { default: Provider } = await import(providerPath);
+let Provider; // loaded once listening (below)
 
 const BASE_SCOPES = ['openid', 'offline_access', 'hermes:read', 'hermes:task', 'hermes:admin'];
 const ALGS = ['RS256', 'PS256', 'ES256', 'EdDSA'];
@@ -249,7 +250,14 @@ function handler(provider) { return provider.callback(); }
 
 let issuer;
 let current;
+let loaded;
+const ready = new Promise((res) => { loaded = res; });
 const server = http.createServer((req, res) => {
+  if (current) route(req, res);
+  else ready.then(() => route(req, res));
+});
+
+function route(req, res) {
   const path = new URL(req.url, 'http://x').pathname;
   if (path.startsWith('/_harness/')) {
     admin(req, res, path.slice('/_harness/'.length)).catch((e) => sendJson(res, 400, { error: String(e.message) }));
@@ -258,14 +266,23 @@ const server = http.createServer((req, res) => {
   if (req.method === 'GET' && path === JWKS_PATH) return serveFaulty('jwks', req, res);
   if (req.method === 'GET' && path === DISCOVERY_PATH) return serveFaulty('discovery', req, res);
   current(req, res);
-});
+}
 // Held requests never end on their own: let close() finish without them.
 server.keepAliveTimeout = 1000;
 
 server.listen(cfg.port ?? 0, '127.0.0.1', () => {
   issuer = `http://127.0.0.1:${server.address().port}`;
-  current = handler(build(issuer));
   process.stdout.write(`${issuer}\n`);
+  // Loading oidc-provider (a large module graph) is most of the start: the issuer is printed
+  // first, so that the server under test starts meanwhile; what comes before it is loaded waits.
+  import(providerPath).then((m) => {
+    Provider = m.default;
+    current = handler(build(issuer));
+    loaded();
+  }).catch((e) => {
+    log('could not start:', e);
+    process.exit(2);
+  });
 });
 
 function stop() {

@@ -3,7 +3,7 @@
 # and the official TypeScript SDK client.
 #   tests/integration/run.sh [FILE...]     the given files (default: every *.test.mjs under
 #                                          tests/integration/ and tests/hostile/, subfolders too)
-# Files run HM_TEST_JOBS at a time (default: twice the number of cores); a file with a line starting
+# Files run HM_TEST_JOBS at a time (default: three per core); a file with a line starting
 # "// serial:" (the reason follows) runs afterwards, alone: it measures wall time, watches an
 # idle server or needs the CPU to itself. HM_BUILD picks the build flavour (build/release or
 # build/asan). The log of the parallel pass is HM_INTEGRATION_LOG ($HM_BUILD/integration.log),
@@ -27,17 +27,22 @@ parallel=(); serial=()
 for f in "${files[@]}"; do
     if grep -q '^// serial:' "$f"; then serial+=("$f"); else parallel+=("$f"); fi
 done
-# Two files per core: a file mostly waits on the servers it started and on their timers (the
-# whole suite keeps 2 cores about 40% busy), so twice as many files fill the cores better.
-jobs=${HM_TEST_JOBS:-$(( $(nproc 2>/dev/null || echo 2) * 2 ))}
+# Three files per core: a file mostly waits on the servers it started and on their timers (with
+# two per core the suite kept 2 cores about 40% busy), so more files at once fill the cores.
+jobs=${HM_TEST_JOBS:-$(( $(nproc 2>/dev/null || echo 2) * 3 ))}
 log=${HM_INTEGRATION_LOG:-$HM_BUILD/integration.log}
 mkdir -p "$(dirname "$log")"
 durations=${log%.log}-durations.txt
 # Slowest first, by the last run's times where there are some (a file not timed yet counts as
-# slow), so that a long file does not start last and keep the others waiting.
-if [ -s "$durations" ] && [ ${#parallel[@]} -gt 1 ]; then
+# slow), so that a long file does not start last and keep the others waiting. A flavour not run
+# yet goes by another's times (the ASan run after the first release run of a fresh clone).
+order=$durations
+if [ ! -s "$order" ]; then
+    for f in "$root"/build/*/integration-durations.txt; do [ -s "$f" ] && { order=$f; break; }; done
+fi
+if [ -s "$order" ] && [ ${#parallel[@]} -gt 1 ]; then
     mapfile -t parallel < <(printf '%s\n' "${parallel[@]}" |
-        awk 'NR == FNR { t[$NF] = $1; next } { print ($0 in t ? t[$0] : 1e9) "\t" $0 }' "$durations" - |
+        awk 'NR == FNR { t[$NF] = $1; next } { print ($0 in t ? t[$0] : 1e9) "\t" $0 }' "$order" - |
         sort -s -t $'\t' -k1,1rn | cut -f2-)
 fi
 previous=$(cat "$durations" 2>/dev/null || true)

@@ -161,6 +161,30 @@ export async function post(srv, body, headers = {}) {
   return { status: res.status, headers: res.headers, text, json };
 }
 
+let rpcId = 0;
+// One JSON-RPC request (protocol 2025-11-25, no session) to srv with token as the bearer (null:
+// none at all, not srv.auth): { status, www (the WWW-Authenticate header), json, text, ms (the
+// wall time of the answer) }.
+export async function rpc(srv, token, method, params = {}, { timeoutMs = 30000 } = {}) {
+  const t0 = performance.now();
+  const res = await fetch(srv.url, { method: 'POST', signal: AbortSignal.timeout(timeoutMs),
+    headers: { ...JSON_HEADERS, ...(token ? { Authorization: `Bearer ${token}` } : {}), 'MCP-Protocol-Version': '2025-11-25' },
+    body: JSON.stringify({ jsonrpc: '2.0', id: ++rpcId, method, params }) });
+  const text = await res.text();
+  let json;
+  try { json = JSON.parse(text); } catch { json = undefined; }
+  return { status: res.status, www: res.headers.get('www-authenticate'), json, text, ms: performance.now() - t0 };
+}
+
+// A tools/call of name with args as token's bearer (rpc): asserts the answer is HTTP 200 JSON;
+// its JSON-RPC result (a tool error is a result too).
+export async function toolCall(srv, token, name, args = {}) {
+  const r = await rpc(srv, token, 'tools/call', { name, arguments: args });
+  assert.equal(r.status, 200, r.text.slice(0, 300));
+  assert.ok(r.json, `not JSON: ${r.text.slice(0, 300)}`);
+  return r.json.result;
+}
+
 // Parses an SSE body into [{id, data}] with data JSON-parsed when non-empty.
 export function parseSse(text) {
   const events = [];

@@ -7,7 +7,11 @@ import { createServer } from 'node:http';
 import { createRequire } from 'node:module';
 import { createHash, createHmac, createPublicKey, generateKeyPairSync, randomBytes } from 'node:crypto';
 import { join } from 'node:path';
-import { ROOT, pkce, freePort, startHermes, JSON_HEADERS, connectClient } from './lib.mjs';
+import assert from 'node:assert/strict';
+import { ROOT, pkce, freePort, startHermes, connectClient, rpc, sleep } from './lib.mjs';
+
+// rpc (lib.mjs) is the OIDC tests' request too: a token of the provider's as the bearer.
+export { rpc };
 
 export const OIDC_PROVIDER = join(ROOT, 'tests/fakes/oidc-provider.mjs');
 // jose 6 from tools/oidc (scripts/node-tools.sh oidc), the library oidc-provider signs with.
@@ -144,6 +148,24 @@ export async function startOidc(opts = {}) {
   };
   return op;
 }
+
+// Starts a provider for each entry of named ({ name: opts for startOidc }) at once, so that their
+// starts overlap: { name: op }. A file starts those its tests share (none of them rotates a key
+// or makes the JWKS fail) and the fresh ones a test needs to itself this way, in before(), and
+// stops them all with stopOidcs in after().
+export async function startOidcs(named) {
+  const started = {};
+  try {
+    await Promise.all(Object.entries(named).map(async ([name, opts]) => { started[name] = await startOidc(opts); }));
+  } catch (e) {
+    await stopOidcs(started);
+    throw e;
+  }
+  return started;
+}
+
+// Stops every provider of ops ({ name: op }, from startOidcs; none if undefined).
+export const stopOidcs = (ops) => Promise.all(Object.values(ops ?? {}).map((op) => op.stop()));
 
 // A cookie jar just big enough for the provider's interaction cookies.
 function cookieJar() {
@@ -340,26 +362,25 @@ export async function startOidcHermes(ops, extra = {}, { port, ...opts } = {}) {
   return { ...srv, audience };
 }
 
-let rpcId = 0;
-// One JSON-RPC request (protocol 2025-11-25, no session) to srv with token as the bearer:
-// { status, www (the WWW-Authenticate header), json, text, ms (the wall time of the answer) }.
-export async function rpc(srv, token, method, params = {}, { timeoutMs = 30000 } = {}) {
-  const t0 = performance.now();
-  const res = await fetch(srv.url, { method: 'POST', signal: AbortSignal.timeout(timeoutMs),
-    headers: { ...JSON_HEADERS, ...(token ? { Authorization: `Bearer ${token}` } : {}), 'MCP-Protocol-Version': '2025-11-25' },
-    body: JSON.stringify({ jsonrpc: '2.0', id: ++rpcId, method, params }) });
-  const text = await res.text();
-  let json;
-  try { json = JSON.parse(text); } catch { json = undefined; }
-  return { status: res.status, www: res.headers.get('www-authenticate'), json, text, ms: performance.now() - t0 };
-}
-
 // whoami as token's bearer: the tool's structured answer (throws unless the call succeeded).
 export async function whoami(srv, token) {
   const r = await rpc(srv, token, 'tools/call', { name: 'whoami', arguments: {} });
   if (r.status !== 200 || r.json?.result?.isError !== false)
     throw new Error(`whoami: ${r.status} ${r.www ?? ''} ${r.text.slice(0, 300)}`);
   return r.json.result.structuredContent;
+}
+
+// Polls token's whoami every 250 ms until it is accepted (the server may wait out its refetch
+// rate limit first), failing on an answer other than 401 or 503 or after ms; the time it took.
+export async function acceptedWithin(srv, token, ms, what) {
+  const t0 = Date.now();
+  for (;;) {
+    const r = await rpc(srv, token, 'tools/call', { name: 'whoami', arguments: {} });
+    if (r.status === 200) return Date.now() - t0;
+    assert.ok([401, 503].includes(r.status), `${what}: ${r.status} ${r.text.slice(0, 200)}`);
+    if (Date.now() - t0 > ms) assert.fail(`${what}: still refused after ${ms} ms (${r.www})`);
+    await sleep(250);
+  }
 }
 
 // The tool names token's bearer sees, sorted, as the official SDK client lists them.

@@ -13,7 +13,7 @@ import { mkdtempSync, rmSync, writeFileSync, chmodSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { randomBytes } from 'node:crypto';
-import { HERMES, startHermes, JSON_HEADERS, gatewayFile, fakeUpstream, tokensFile, sleep }
+import { HERMES, startHermes, toolCall, gatewayFile, fakeUpstream, tokensFile, sleep }
   from '../../lib/lib.mjs';
 import { events, logMark, waitEvent, waitAnyEvent } from '../../lib/events.mjs';
 
@@ -43,17 +43,6 @@ async function withServer(text, fn) {
   }
 }
 
-let id = 0;
-async function call(srv, token, name, args = {}) {
-  const res = await fetch(srv.url, {
-    method: 'POST',
-    headers: { ...JSON_HEADERS, Authorization: `Bearer ${token}`, 'MCP-Protocol-Version': '2025-11-25' },
-    body: JSON.stringify({ jsonrpc: '2.0', id: ++id, method: 'tools/call', params: { name, arguments: args } }),
-  });
-  assert.equal(res.status, 200);
-  return (await res.json()).result;
-}
-
 const metrics = async (srv) => (await fetch(`${srv.base}/metrics`, { headers: srv.auth })).text();
 
 function assertOk(r) {
@@ -69,14 +58,14 @@ function assertBusy(r, low, high) {
 
 test("a tool's calls_per_min counts every caller: the next call of anyone is busy", async () => {
   await withServer(file('        echo: {calls_per_min: 2}\n'), async ({ srv, tok }) => {
-    assertOk(await call(srv, tok.ann, 'fake__echo', { message: 'a' }));
-    assertOk(await call(srv, tok.bob, 'fake__echo', { message: 'b' }));
+    assertOk(await toolCall(srv, tok.ann, 'fake__echo', { message: 'a' }));
+    assertOk(await toolCall(srv, tok.bob, 'fake__echo', { message: 'b' }));
     // Two calls of two principals spent the tool's minute: a third principal, the owner, waits.
-    assertBusy(await call(srv, srv.token, 'fake__echo', { message: 'c' }), 1, 30);
-    assertBusy(await call(srv, tok.ann, 'fake__echo', { message: 'd' }), 1, 30);
-    assertBusy(await call(srv, tok.ann, 'fake__echo', { message: 'e' }), 1, 30);
+    assertBusy(await toolCall(srv, srv.token, 'fake__echo', { message: 'c' }), 1, 30);
+    assertBusy(await toolCall(srv, tok.ann, 'fake__echo', { message: 'd' }), 1, 30);
+    assertBusy(await toolCall(srv, tok.ann, 'fake__echo', { message: 'e' }), 1, 30);
     // The upstream's other tool has no limit.
-    const slow = await call(srv, tok.ann, 'fake__slow', { ms: 1 });
+    const slow = await toolCall(srv, tok.ann, 'fake__slow', { ms: 1 });
     assertOk(slow);
 
     const m = await metrics(srv);
@@ -97,22 +86,22 @@ test("a tool's calls_per_min counts every caller: the next call of anyone is bus
 
 test("a tool's calls_in_flight: a second caller is busy while the first call runs, then gets through", async () => {
   await withServer(file('        slow: {calls_in_flight: 1}\n'), async ({ srv, tok }) => {
-    const first = call(srv, tok.ann, 'fake__slow', { ms: 1500 });
+    const first = toolCall(srv, tok.ann, 'fake__slow', { ms: 1500 });
     let busy;
     for (let i = 0; i < 50 && !busy; i++) {
-      const r = await call(srv, tok.bob, 'fake__slow', { ms: 1 });
+      const r = await toolCall(srv, tok.bob, 'fake__slow', { ms: 1 });
       if (r.isError) busy = r;
       else await sleep(20);
     }
     assert.ok(busy, "bob's call while ann's runs was let through");
     assertBusy(busy, 1, 1);
     // Another tool of the same upstream is not held up.
-    assertOk(await call(srv, tok.bob, 'fake__echo', { message: 'x' }));
+    assertOk(await toolCall(srv, tok.bob, 'fake__echo', { message: 'x' }));
     const done = await first;
     assertOk(done);
     assert.equal(done.content[0].text, 'slow done');
     // The slot is free again once ann's call is answered.
-    const after = await call(srv, tok.bob, 'fake__slow', { ms: 1 });
+    const after = await toolCall(srv, tok.bob, 'fake__slow', { ms: 1 });
     assertOk(after);
 
     const m = await metrics(srv);
@@ -123,10 +112,10 @@ test("a tool's calls_in_flight: a second caller is busy while the first call run
 
 test('two refusals in a row log one line; the metric counts both', async () => {
   await withServer(file('        slow: {calls_in_flight: 1}\n'), async ({ srv, tok }) => {
-    const first = call(srv, tok.ann, 'fake__slow', { ms: 1500 });
+    const first = toolCall(srv, tok.ann, 'fake__slow', { ms: 1500 });
     let refused = 0;
     for (let i = 0; i < 100 && refused < 3; i++) {
-      const r = await call(srv, tok.bob, 'fake__slow', { ms: 1 });
+      const r = await toolCall(srv, tok.bob, 'fake__slow', { ms: 1 });
       if (r.isError) refused++;
       else await sleep(20);
     }
@@ -142,31 +131,31 @@ test('two refusals in a row log one line; the metric counts both', async () => {
 test('a reload changes the limits; a call in flight across it keeps its slot', async () => {
   await withServer(file('        slow: {calls_in_flight: 2}\n        echo: {calls_per_min: 1}\n'),
     async ({ srv, tok, reload }) => {
-      assertOk(await call(srv, tok.ann, 'fake__echo', { message: 'a' }));
-      assertBusy(await call(srv, tok.bob, 'fake__echo', { message: 'b' }), 1, 60);
+      assertOk(await toolCall(srv, tok.ann, 'fake__echo', { message: 'a' }));
+      assertBusy(await toolCall(srv, tok.bob, 'fake__echo', { message: 'b' }), 1, 60);
       // Started under calls_in_flight 2, still running when the limit becomes 1.
-      const first = call(srv, tok.ann, 'fake__slow', { ms: 2500 });
+      const first = toolCall(srv, tok.ann, 'fake__slow', { ms: 2500 });
       await sleep(300);
       let log = await reload(file('        slow: {calls_in_flight: 1}\n        echo: {calls_per_min: 6000}\n'));
       assert.match(log, /fake__slow: calls_per_min 0, calls_in_flight 1/);
-      assertBusy(await call(srv, tok.bob, 'fake__slow', { ms: 1 }), 1, 1);
+      assertBusy(await toolCall(srv, tok.bob, 'fake__slow', { ms: 1 }), 1, 1);
       // echo's new rate refills within a few milliseconds.
       await sleep(100);
-      assertOk(await call(srv, tok.bob, 'fake__echo', { message: 'c' }));
+      assertOk(await toolCall(srv, tok.bob, 'fake__echo', { message: 'c' }));
       assertOk(await first);
-      assertOk(await call(srv, tok.bob, 'fake__slow', { ms: 1 }));
+      assertOk(await toolCall(srv, tok.bob, 'fake__slow', { ms: 1 }));
 
       // No limits any more: calls at once all run.
       log = await reload(file(''));
       assert.match(log, /fake__slow: calls_per_min 0, calls_in_flight 0/);
-      const all = await Promise.all([1, 2, 3].map(() => call(srv, tok.ann, 'fake__slow', { ms: 300 })));
+      const all = await Promise.all([1, 2, 3].map(() => toolCall(srv, tok.ann, 'fake__slow', { ms: 300 })));
       assert.ok(all.every((r) => !r.isError && r.content[0].text === 'slow done'), JSON.stringify(all));
 
       // A bad limit is refused whole: the running limits stay (none).
       log = await reload(file('        slow: {calls_in_flight: lots}\n'));
       assert.match(log, /event=reload_rejected/);
       assert.match(log, /key tools\.limits\.slow\.calls_in_flight: must be a whole number 0-10000/);
-      const again = await Promise.all([1, 2].map(() => call(srv, tok.ann, 'fake__slow', { ms: 300 })));
+      const again = await Promise.all([1, 2].map(() => toolCall(srv, tok.ann, 'fake__slow', { ms: 300 })));
       assert.ok(again.every((r) => !r.isError && r.content[0].text === 'slow done'), JSON.stringify(again));
     });
 });

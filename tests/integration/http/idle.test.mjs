@@ -1,7 +1,8 @@
 // An idle server costs nothing: once its clients are done it makes no system call at all
 // (no timer, no polling of the agent or the registry) until the next request.
 // Watched with strace for 31 s (the agent probe used to run every 30 s); skipped where strace is not installed (deps.apt has it; a skip fails the run).
-// serial: counts the system calls of an idle server for 31 s under strace.
+// Not serial: it runs beside other files, its 31 s mostly waiting; the servers it watches are
+// its own, and no other process's load wakes an idle server.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync, spawn } from 'node:child_process';

@@ -9,19 +9,8 @@ import { mkdtempSync, writeFileSync, chmodSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createHash, randomBytes } from 'node:crypto';
-import { startHermes, startFake, agentEnv, HERMES, JSON_HEADERS, tokensFile } from '../../lib/lib.mjs';
+import { startHermes, startFake, agentEnv, HERMES, toolCall, tokensFile } from '../../lib/lib.mjs';
 import { events, waitEvent } from '../../lib/events.mjs';
-
-let id = 0;
-async function call(srv, token, name, args = {}) {
-  const res = await fetch(srv.url, {
-    method: 'POST',
-    headers: { ...JSON_HEADERS, Authorization: `Bearer ${token}`, 'MCP-Protocol-Version': '2025-11-25' },
-    body: JSON.stringify({ jsonrpc: '2.0', id: ++id, method: 'tools/call', params: { name, arguments: args } }),
-  });
-  assert.equal(res.status, 200);
-  return (await res.json()).result;
-}
 
 test('a role over its calls_per_min gets busy with retry_after; another role is unaffected', async () => {
   const tok = { slow: randomBytes(32).toString('hex'), free: randomBytes(32).toString('hex') };
@@ -32,16 +21,16 @@ test('a role over its calls_per_min gets busy with retry_after; another role is 
   const srv = await startHermes({ TOKENS_FILE: file });
   try {
     for (let i = 0; i < 2; i++)
-      assert.equal((await call(srv, tok.slow, 'whoami')).isError, false);
-    const busy = await call(srv, tok.slow, 'whoami');
+      assert.equal((await toolCall(srv, tok.slow, 'whoami')).isError, false);
+    const busy = await toolCall(srv, tok.slow, 'whoami');
     assert.equal(busy.isError, true);
     assert.equal(busy.structuredContent.error, 'busy');
     assert.ok(busy.structuredContent.retry_after >= 1 && busy.structuredContent.retry_after <= 30,
       JSON.stringify(busy.structuredContent));
-    assert.equal((await call(srv, tok.slow, 'whoami')).structuredContent.error, 'busy');
+    assert.equal((await toolCall(srv, tok.slow, 'whoami')).structuredContent.error, 'busy');
     // The other role, at the same moment: no limit of its own, not touched by slow's.
     for (let i = 0; i < 5; i++)
-      assert.equal((await call(srv, tok.free, 'whoami')).isError, false);
+      assert.equal((await toolCall(srv, tok.free, 'whoami')).isError, false);
 
     const m = await (await fetch(`${srv.base}/metrics`, { headers: srv.auth })).text();
     assert.match(m, /^hermes_mcp_principal_limited_total\{principal="slow",limit="calls_per_min"\} 2$/m);
@@ -63,11 +52,11 @@ test('a role at its calls_in_flight gets busy while its slow call runs; another 
     '    scopes: [hermes:read, hermes:task]\n    limits: {calls_in_flight: 1}\n');
   const srv = await startHermes({ TOKENS_FILE: file, HERMES_ENV_PATH: agentEnv(fake) });
   try {
-    const slow = call(srv, tok.one, 'hermes_task', { task: 'slowly [delay=1500]', mode: 'sync', id: 'lim-slow' });
+    const slow = toolCall(srv, tok.one, 'hermes_task', { task: 'slowly [delay=1500]', mode: 'sync', id: 'lim-slow' });
     // Wait until the slow call is in flight (the fake agent has it), then try a second one.
     let busy;
     for (let i = 0; i < 50 && !busy; i++) {
-      const r = await call(srv, tok.one, 'whoami');
+      const r = await toolCall(srv, tok.one, 'whoami');
       if (r.isError) busy = r;
       else await new Promise((res) => setTimeout(res, 20));
     }
@@ -75,12 +64,12 @@ test('a role at its calls_in_flight gets busy while its slow call runs; another 
     assert.equal(busy.structuredContent.error, 'busy');
     assert.equal(busy.structuredContent.retry_after, 1);
     // Another role with the same rights calls on, even a slow call of its own.
-    assert.equal((await call(srv, tok.free, 'whoami')).isError, false);
+    assert.equal((await toolCall(srv, tok.free, 'whoami')).isError, false);
     const done = await slow;
     assert.equal(done.isError, false, JSON.stringify(done));
     // The slot is free again once the call is answered.
-    assert.equal((await call(srv, tok.one, 'whoami')).isError, false);
-    assert.equal((await call(srv, tok.one, 'whoami')).isError, false);
+    assert.equal((await toolCall(srv, tok.one, 'whoami')).isError, false);
+    assert.equal((await toolCall(srv, tok.one, 'whoami')).isError, false);
 
     const m = await (await fetch(`${srv.base}/metrics`, { headers: srv.auth })).text();
     assert.match(m, /^hermes_mcp_principal_limited_total\{principal="one",limit="calls_in_flight"\} [1-9]\d*$/m);

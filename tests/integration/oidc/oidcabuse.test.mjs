@@ -2,14 +2,19 @@
 // ID token of the provider (nonce) is no access token; tokens never seen before each cost a
 // request of the address's RATE_LIMIT_PER_MIN before any verification or fetch, so a flood of
 // them gets 429 while the owner's static token is served.
-import { test } from 'node:test';
+import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { startOidc, startOidcHermes, rpc, whoami, goodToken, randomKidTokens } from '../../lib/oidc.mjs';
+import { startOidcs, stopOidcs, startOidcHermes, rpc, whoami, goodToken, randomKidTokens } from '../../lib/oidc.mjs';
 
 const WHOAMI = ['tools/call', { name: 'whoami', arguments: {} }];
 
+// A provider for each test (the second makes its JWKS hang), both started at once.
+let ops;
+before(async () => { ops = await startOidcs({ id: {}, flood: {} }); });
+after(() => stopOidcs(ops));
+
 test('an ID token (nonce) is refused though its signature, iss and aud are right', async () => {
-  const op = await startOidc();
+  const op = ops.id;
   const srv = await startOidcHermes(op);
   try {
     const access = await goodToken(op, { resource: srv.audience, sub: 'ann' });
@@ -25,7 +30,7 @@ test('an ID token (nonce) is refused though its signature, iss and aud are right
 });
 
 test('new provider tokens from one address beyond RATE_LIMIT_PER_MIN get 429 before any work', async () => {
-  const op = await startOidc();
+  const op = ops.flood;
   // The unknown-kid refetch allowed at once, so that without the admission each token would
   // wait on the hanging key set; with it, those over the address's rate are answered at once.
   const srv = await startOidcHermes(op, { RATE_LIMIT_PER_MIN: '3' },

@@ -6,17 +6,28 @@
 // for an upstream's tools, its gateway calls audited under its name. OIDC_SCOPES_CLAIM and
 // OIDC_PRINCIPAL_CLAIM pick other claims; several issuers may be listed, each with its own keys;
 // the protected resource metadata names every issuer. Static tokens keep working beside it.
-import { test } from 'node:test';
+import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync, readFileSync, existsSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { startFake, agentEnv, tokensFile, gatewayFile, fakeUpstream, until } from '../../lib/lib.mjs';
-import { startOidc, startOidcHermes, rpc, whoami, toolNames, signJwt, claimsFor } from '../../lib/oidc.mjs';
+import { startOidcs, stopOidcs, startOidcHermes, rpc, whoami, toolNames, signJwt, claimsFor } from '../../lib/oidc.mjs';
 
 const sorted = (a) => [...a].sort();
 const scopesOf = async (srv, token) => sorted((await whoami(srv, token)).scopes);
+
+// The providers, started at once and shared: no test changes one (its keys, its faults), each
+// starts its own server. main (RS256) is the first issuer of every test, second the other one.
+let ops;
+before(async () => {
+  ops = await startOidcs({ main: { scopes: ['gateway:files', 'gateway:web'] }, PS256: { alg: 'PS256' },
+    ES256: { alg: 'ES256' }, EdDSA: { alg: 'EdDSA' }, second: { alg: 'ES256', idPrefix: 'second-' },
+    roles: { machineClaims: { roles: ['hermes:read', 'hermes:task'] },
+      accounts: { alice: { claims: { roles: ['hermes:read'] } } } } });
+});
+after(() => stopOidcs(ops));
 
 // A fresh dir with a gateway file of two upstreams, files and web, each offering echo.
 function twoUpstreams(dir) {
@@ -27,7 +38,7 @@ function twoUpstreams(dir) {
 test('client credentials and authorization code tokens reach the tools their scopes allow, and no others', async () => {
   const dir = mkdtempSync(join(tmpdir(), 'hm-oidc-'));
   const fake = await startFake();
-  const op = await startOidc({ scopes: ['gateway:files', 'gateway:web'] });
+  const op = ops.main;
   // Static roles with the same scopes: what an OIDC principal sees must be what they see.
   const tok = { reader: randomBytes(32).toString('hex'), worker: randomBytes(32).toString('hex'),
     admin: randomBytes(32).toString('hex') };
@@ -107,7 +118,6 @@ test('client credentials and authorization code tokens reach the tools their sco
       assert.ok(!srv.proc.stderrText.includes(t.split('.')[2]), 'a token in the log');
   } finally {
     await srv.stop();
-    await op.stop();
     await fake.stop();
     rmSync(dir, { recursive: true, force: true });
   }
@@ -115,7 +125,7 @@ test('client credentials and authorization code tokens reach the tools their sco
 
 test('every algorithm the provider signs with is verified: RS256, PS256, ES256, EdDSA', async () => {
   for (const alg of ['RS256', 'PS256', 'ES256', 'EdDSA']) {
-    const op = await startOidc({ alg });
+    const op = alg === 'RS256' ? ops.main : ops[alg];
     const srv = await startOidcHermes(op);
     try {
       const t = await op.clientCredentials({ scope: 'hermes:read', resource: srv.audience });
@@ -123,14 +133,12 @@ test('every algorithm the provider signs with is verified: RS256, PS256, ES256, 
       assert.equal((await whoami(srv, t.access_token)).principal, 'oidc:machine', alg);
     } finally {
       await srv.stop();
-      await op.stop();
     }
   }
 });
 
 test('the protected resource metadata names the issuers; no token gets the Bearer challenge', async () => {
-  const op1 = await startOidc();
-  const op2 = await startOidc({ idPrefix: 'second-' });
+  const { main: op1, second: op2 } = ops;
   const srv = await startOidcHermes([op1, op2]);
   try {
     for (const path of ['/.well-known/oauth-protected-resource/mcp', '/.well-known/oauth-protected-resource']) {
@@ -146,14 +154,11 @@ test('the protected resource metadata names the issuers; no token gets the Beare
     assert.match(none.www, /resource_metadata="[^"]*\/\.well-known\/oauth-protected-resource/);
   } finally {
     await srv.stop();
-    await op1.stop();
-    await op2.stop();
   }
 });
 
 test('several issuers: each one\'s tokens are accepted; a token naming one issuer signed with the other\'s key is not', async () => {
-  const op1 = await startOidc();
-  const op2 = await startOidc({ alg: 'ES256', idPrefix: 'second-' });
+  const { main: op1, second: op2 } = ops;
   const srv = await startOidcHermes([op1, op2]);
   try {
     const t1 = await op1.clientCredentials({ scope: 'hermes:read', resource: srv.audience });
@@ -170,14 +175,11 @@ test('several issuers: each one\'s tokens are accepted; a token naming one issue
     assert.match(r.www, /error="invalid_token"/);
   } finally {
     await srv.stop();
-    await op1.stop();
-    await op2.stop();
   }
 });
 
 test('a comma-separated issuer list works too', async () => {
-  const op1 = await startOidc();
-  const op2 = await startOidc({ idPrefix: 'second-' });
+  const { main: op1, second: op2 } = ops;
   const srv = await startOidcHermes([], { OIDC_ISSUER_URL: `${op1.issuer},${op2.issuer}` });
   try {
     const t2 = await op2.clientCredentials({ scope: 'hermes:read', resource: srv.audience });
@@ -186,14 +188,11 @@ test('a comma-separated issuer list works too', async () => {
     assert.equal((await whoami(srv, t1.access_token)).principal, 'oidc:machine');
   } finally {
     await srv.stop();
-    await op1.stop();
-    await op2.stop();
   }
 });
 
 test('OIDC_SCOPES_CLAIM=roles and OIDC_PRINCIPAL_CLAIM=client_id map other claims', async () => {
-  const op = await startOidc({ machineClaims: { roles: ['hermes:read', 'hermes:task'] },
-    accounts: { alice: { claims: { roles: ['hermes:read'] } } } });
+  const op = ops.roles;
   const srv = await startOidcHermes(op, { OIDC_SCOPES_CLAIM: 'roles', OIDC_PRINCIPAL_CLAIM: 'client_id' });
   try {
     // The token's scope claim says hermes:read only; its roles say read and task.
@@ -211,6 +210,5 @@ test('OIDC_SCOPES_CLAIM=roles and OIDC_PRINCIPAL_CLAIM=client_id map other claim
     assert.equal(t.status, 403);
   } finally {
     await srv.stop();
-    await op.stop();
   }
 });

@@ -5,9 +5,17 @@
 // broken signature: each gets 401 with a Bearer error="invalid_token" challenge, while a control
 // token signed the same way and correct in every point is accepted. The server follows no URL a
 // token names, fetches nothing from an issuer it was not given, and logs no token.
-import { test } from 'node:test';
+import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { startOidc, startOidcHermes, rpc, whoami, forgedTokens, goodToken, attackerServer } from '../../lib/oidc.mjs';
+import { startOidcs, stopOidcs, startOidcHermes, rpc, whoami, forgedTokens, goodToken, attackerServer } from '../../lib/oidc.mjs';
+
+// The providers, started at once: one per algorithm (RS256 is the trusted one of the last test
+// too) and a stranger the server is never told of. No test changes one; each starts its server.
+let ops;
+before(async () => {
+  ops = await startOidcs({ RS256: {}, ES256: { alg: 'ES256' }, stranger: { idPrefix: 'stranger-' } });
+});
+after(() => stopOidcs(ops));
 
 async function refused(srv, token, what) {
   const r = await rpc(srv, token, 'tools/call', { name: 'whoami', arguments: {} });
@@ -20,7 +28,7 @@ async function refused(srv, token, what) {
 
 for (const alg of ['RS256', 'ES256']) {
   test(`forged ${alg} tokens get 401 invalid_token; the control token passes`, async () => {
-    const op = await startOidc({ alg });
+    const op = ops[alg];
     const attacker = await attackerServer({ keys: [] });
     const srv = await startOidcHermes(op);
     try {
@@ -46,14 +54,12 @@ for (const alg of ['RS256', 'ES256']) {
     } finally {
       await srv.stop();
       await attacker.close();
-      await op.stop();
     }
   });
 }
 
 test('real tokens for another resource or from an unlisted provider get 401; the unlisted one is never asked', async () => {
-  const op = await startOidc();
-  const stranger = await startOidc({ idPrefix: 'stranger-' });
+  const { RS256: op, stranger } = ops;
   const srv = await startOidcHermes(op);
   try {
     const other = await op.clientCredentials({ scope: 'hermes:read', resource: 'http://127.0.0.1:9/mcp' });
@@ -75,7 +81,5 @@ test('real tokens for another resource or from an unlisted provider get 401; the
     assert.equal((await whoami(srv, mine.access_token)).principal, 'oidc:machine');
   } finally {
     await srv.stop();
-    await op.stop();
-    await stranger.stop();
   }
 });

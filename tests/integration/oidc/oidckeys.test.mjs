@@ -1,74 +1,37 @@
-// The provider's keys as they change and fail: a rotation mid-run (the server refetches the
-// JWKS once for the new kid, and the dropped key signs nothing it accepts any more); many tokens with random kids
-// cause at most a few JWKS fetches; while the JWKS hangs, the token waiting on it is held (and
-// served once the keys come) and every other client, a static TOKENS_FILE token and the owner,
-// is answered promptly: the event loop never waits on the provider; a JWKS that is down gets
-// the token refused at once and is used again when it is back; one that never answers gets the
-// token refused after the server's timeout, not held forever; with two issuers, one's hanging
-// JWKS does not delay the other's tokens.
+// The provider's keys as they fail, with the other clients' answers timed: many tokens with
+// random kids cause at most a few JWKS fetches; while the JWKS hangs, the token waiting on it is
+// held (and served once the keys come) and every other client, a static TOKENS_FILE token and
+// the owner, is answered promptly: the event loop never waits on the provider; a JWKS that is
+// down gets the token refused at once and is used again when it is back; with two issuers, one's
+// hanging JWKS does not delay the other's tokens. (oidcrotate.test.mjs: a rotation, a JWKS that
+// never answers.)
 // serial: measures how promptly other clients are answered while the JWKS hangs
-import { test } from 'node:test';
+import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { randomBytes } from 'node:crypto';
-import { tokensFile, until, sleep, probeJson } from '../../lib/lib.mjs';
-import { startOidc, startOidcHermes, rpc, whoami, randomKidTokens, peek, signJwt, claimsFor } from '../../lib/oidc.mjs';
+import { tokensFile, until, probeJson } from '../../lib/lib.mjs';
+import { startOidcs, stopOidcs, startOidcHermes, rpc, whoami, randomKidTokens, acceptedWithin }
+  from '../../lib/oidc.mjs';
 
 const WHOAMI = ['tools/call', { name: 'whoami', arguments: {} }];
 // Promptly: a static client's request while the JWKS hangs (the server is otherwise idle).
 const PROMPT_MS = 500;
 
-// Polls token's whoami every 250 ms until it is accepted (the server may wait out its refetch
-// rate limit first); the time it took.
-async function acceptedWithin(srv, token, ms, what) {
-  const t0 = Date.now();
-  for (;;) {
-    const r = await rpc(srv, token, ...WHOAMI);
-    if (r.status === 200) return Date.now() - t0;
-    assert.ok([401, 503].includes(r.status), `${what}: ${r.status} ${r.text.slice(0, 200)}`);
-    if (Date.now() - t0 > ms) assert.fail(`${what}: still refused after ${ms} ms (${r.www})`);
-    await sleep(250);
-  }
-}
+// Each test's own provider (each counts its fetches or makes its JWKS fail), all started at once.
+let ops;
+before(async () => {
+  ops = await startOidcs({ kids: {}, hang: {}, down: {}, stuck: {},
+    fine: { alg: 'ES256', idPrefix: 'fine-' } });
+});
+after(() => stopOidcs(ops));
 
 const percentile = (xs, p) => [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor(xs.length * p))];
 
-test('key rotation mid-run: one JWKS refetch for the new kid; the dropped key is no longer trusted', async (t) => {
-  const op = await startOidc();
-  // The refetch interval cut from 10 s to 1 s (tests only): the same one refetch, sooner.
-  const srv = await startOidcHermes(op, {}, { env: { ...process.env, HERMES_TEST_OIDC_REFETCH_MS: '1000' } });
-  try {
-    const before = (await op.clientCredentials({ scope: 'hermes:read', resource: srv.audience })).access_token;
-    assert.equal((await whoami(srv, before)).principal, 'oidc:machine');
-    const oldKey = op.key;
-    await op.reset();
-    const { kid, previous } = await op.rotate();
-    const after = (await op.clientCredentials({ scope: 'hermes:read', resource: srv.audience })).access_token;
-    assert.equal(peek(after).header.kid, kid);
-    const took = await acceptedWithin(srv, after, 65000, 'the token signed with the new key');
-    t.diagnostic(`new kid accepted after ${took} ms`);
-    assert.equal(await op.jwksFetches(), 1, 'the JWKS fetched once for the new kid');
-    for (let i = 0; i < 5; i++) assert.equal((await whoami(srv, after)).principal, 'oidc:machine');
-    assert.equal(await op.jwksFetches(), 1, 'a known kid needs no fetch');
-    // The provider dropped the old key: a token it signs, new to the server, is refused. (One
-    // the server verified before may stay accepted until it expires: a verification cache.)
-    const late = await signJwt(claimsFor(op, { resource: srv.audience, sub: 'machine' }), oldKey);
-    const r = await rpc(srv, late, ...WHOAMI);
-    assert.equal(r.status, 401, `a new token signed with the dropped key ${previous}: ${r.status}`);
-    assert.match(r.www, /error="invalid_token"/);
-    // The same claims under the new key: accepted (so the refusal is the key's).
-    const fresh = await signJwt(claimsFor(op, { resource: srv.audience, sub: 'machine' }), op.key);
-    assert.equal((await whoami(srv, fresh)).principal, 'oidc:machine');
-  } finally {
-    await srv.stop();
-    await op.stop();
-  }
-});
-
 test('many tokens with random kids cause at most a few JWKS fetches; the real token is still served', async (t) => {
-  const op = await startOidc();
+  const op = ops.kids;
   const srv = await startOidcHermes(op);
   try {
     const good = (await op.clientCredentials({ scope: 'hermes:read', resource: srv.audience })).access_token;
@@ -97,7 +60,7 @@ test('many tokens with random kids cause at most a few JWKS fetches; the real to
 test('while the JWKS hangs, the token waiting on it is held and every other client is answered promptly', async (t) => {
   const dir = mkdtempSync(join(tmpdir(), 'hm-oidckeys-'));
   const reader = randomBytes(32).toString('hex');
-  const op = await startOidc();
+  const op = ops.hang;
   await op.fault('hang');
   const srv = await startOidcHermes(op, { TOKENS_FILE: tokensFile(dir, { reader: [reader, 'hermes:read'] }) });
   try {
@@ -147,7 +110,7 @@ test('while the JWKS hangs, the token waiting on it is held and every other clie
 test('a JWKS that is down gets the token refused at once, others unaffected; once back it is used', async (t) => {
   const dir = mkdtempSync(join(tmpdir(), 'hm-oidckeys-'));
   const reader = randomBytes(32).toString('hex');
-  const op = await startOidc();
+  const op = ops.down;
   await op.fault('down');
   const srv = await startOidcHermes(op, { TOKENS_FILE: tokensFile(dir, { reader: [reader, 'hermes:read'] }) });
   try {
@@ -173,27 +136,8 @@ test('a JWKS that is down gets the token refused at once, others unaffected; onc
   }
 });
 
-test('a JWKS that never answers: the server gives up and refuses the token, it is not held forever', async (t) => {
-  const op = await startOidc();
-  await op.fault('hang');
-  const srv = await startOidcHermes(op);
-  try {
-    const token = (await op.clientCredentials({ scope: 'hermes:read', resource: srv.audience })).access_token;
-    const hung = await rpc(srv, token, ...WHOAMI, { timeoutMs: 120000 });
-    t.diagnostic(`JWKS hanging: ${hung.status} after ${hung.ms.toFixed(0)} ms`);
-    assert.ok([401, 503].includes(hung.status), `JWKS hanging: ${hung.status} ${hung.text.slice(0, 200)}`);
-    assert.ok(await op.jwksFetches() >= 1, 'the server did try the JWKS');
-    // The server let go of the hanging fetch (it timed out and closed it).
-    await until(async () => (await op.state()).held.jwks === 0, 'the server closing its JWKS fetch', 15000);
-  } finally {
-    await srv.stop();
-    await op.stop();
-  }
-});
-
 test('two issuers: while one\'s JWKS hangs, the other\'s tokens are verified promptly', async (t) => {
-  const stuck = await startOidc();
-  const fine = await startOidc({ alg: 'ES256', idPrefix: 'fine-' });
+  const { stuck, fine } = ops;
   await stuck.fault('hang');
   const srv = await startOidcHermes([stuck, fine]);
   try {
