@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "approvals.h"
+#include "buf.h"
 #include "ctlsock.h"
 #include "log.h"
 #include "loop.h"
@@ -16,6 +17,9 @@
 #define CHANNEL "hm_approval"
 #define LIST_MAX "1000"
 #define PURGE_MS 60000
+/* The store stops taking decisions this long before the holder's own timeout: a decision it
+ * accepts must find the call still waiting (the two clocks differ, the removal takes a trip). */
+#define MARGIN_S "2"
 #define STOP_WAIT_MS 1000
 /* A request is listed and decided only while its holder's heartbeat is fresh: a replica that
  * died holding one cannot release it. */
@@ -26,7 +30,11 @@ static const struct pgconn_stmt stmts[] = {
     {"appr_add",
      "INSERT INTO hm_approval (id, holder, principal, tool, summary, cut, arguments, created_at,"
      " expires_at) VALUES ($1, $2, $3, $4, $5, $6::bigint, $7, to_timestamp($8::bigint),"
-     " to_timestamp($8::bigint) + make_interval(secs => $9::int)) ON CONFLICT (id) DO NOTHING"},
+     " to_timestamp($8::bigint) + make_interval(secs => greatest($9::int - " MARGIN_S ", 1)))"
+     " ON CONFLICT (id) DO NOTHING"},
+    /* After an outage: what this replica no longer holds (decided here meanwhile) goes. */
+    {"appr_reconcile", "DELETE FROM hm_approval WHERE holder = $1 AND decision IS NULL"
+                       " AND NOT (id = ANY ($2::text[]))"},
     {"appr_gone", "DELETE FROM hm_approval WHERE id = $1 AND holder = $2"},
     {"appr_decision",
      "SELECT decision, reason, decider FROM hm_approval WHERE id = $1 AND decision IS NOT NULL"},
@@ -155,35 +163,40 @@ static void on_notify(const char *channel, const char *payload, void *arg)
         check_decision(arg, payload);
 }
 
-/* Up again (or for the first time): every request waiting here is shared (again), and any
- * decision made while we could not hear it is read. */
+static void reshare_one(void *arg, const struct approval_view *v)
+{
+    struct apprshare *s = arg;
+    share(s, v);
+    check_decision(s, v->id);
+}
+
+/* "{id,id,...}" of the requests waiting here (ids are hex: nothing to quote). */
+static void held_ids(void *arg, const struct approval_view *v)
+{
+    struct buf *b = arg;
+    buf_appends(b, b->len > 1 ? "," : "");
+    buf_appends(b, v->id);
+}
+
+/* Up again (or for the first time): what this replica holds is shared (again), what it
+ * stopped holding while the store was away (decided here, timed out) leaves the store, and
+ * any decision made meanwhile is read. */
 static void on_state(bool up, const char *why, void *arg)
 {
     struct apprshare *s = arg;
     (void)why;
     if (!up || s->q == NULL)
         return;
-    json_t *list = approvals_list_json(s->q), *item;
-    size_t i;
-    json_array_foreach(list, i, item)
-    {
-        const char *id = json_string_value(json_object_get(item, "id"));
-        json_t *shown = approvals_show_json(s->q, id);
-        struct approval_view v = {
-            .id = id,
-            .principal = json_string_value(json_object_get(item, "principal")),
-            .tool = json_string_value(json_object_get(item, "tool")),
-            .summary = json_string_value(json_object_get(item, "summary")),
-            .arguments = json_string_value(json_object_get(shown, "arguments")),
-            .time = (long long)json_integer_value(json_object_get(item, "time")),
-            .cut = (size_t)json_integer_value(json_object_get(item, "cut")),
-            .timeout_s = APPROVALS_DEFAULT_TIMEOUT_S};
-        if (v.arguments)
-            share(s, &v);
-        json_decref(shown);
-        check_decision(s, id);
-    }
-    json_decref(list);
+    struct buf ids;
+    buf_init(&ids, 0);
+    buf_appends(&ids, "{");
+    approvals_each(s->q, held_ids, &ids);
+    buf_appends(&ids, "}");
+    char *text = buf_detach(&ids, NULL);
+    const char *params[2] = {s->holder, text};
+    send_one(s, "appr_reconcile", 2, params, logged, WHAT(WHAT_REMOVE));
+    free(text);
+    approvals_each(s->q, reshare_one, s);
 }
 
 static void purge(struct loop *l, void *arg)
@@ -216,13 +229,20 @@ static void answered(enum pgconn_status st, PGresult *const *res, size_t n, cons
     struct asked *a = arg;
     json_t *ans;
     (void)n;
+    bool deciding = a->r.op == CTL_APPROVE || a->r.op == CTL_DENY;
     if (st != PGCONN_OK) {
-        log_warn("store: approvals: %s: %s", a->r.op == CTL_LIST ? "listing" : "deciding",
+        log_warn("store: approvals: %s: %s", deciding ? "deciding" : "listing",
                  error ? error : "the database is away");
-        ans = error_answer("store_unavailable");
+        /* Sent but unanswered: a decision may have been made. */
+        ans =
+            error_answer(deciding && st == PGCONN_TIMEOUT ? "store_unknown" : "store_unavailable");
     } else if (a->r.op == CTL_LIST) {
-        json_t *pending = json_array();
+        /* This server's own requests are listed even when the store lacks them (its write
+         * failed, or is still on its way). */
+        json_t *pending = a->s->q ? approvals_list_json(a->s->q) : json_array();
         for (int i = 0; i < PQntuples(res[0]); i++) {
+            if (a->s->q && approvals_has(a->s->q, PQgetvalue(res[0], i, 0)))
+                continue;
             json_t *o = row_json(res[0], i, "summary");
             long long cut = atoll(PQgetvalue(res[0], i, 5));
             if (cut > 0)
@@ -248,6 +268,8 @@ static bool forward(void *arg, const struct ctl_request *r, const char *decider,
     struct apprshare *s = arg;
     if (!pgconn_up(s->conn))
         return false; /* this server's own queue answers */
+    if (r->op != CTL_LIST && approvals_has(s->q, r->id))
+        return false; /* held here: decided here (the store hears of it as it leaves) */
     struct asked *a = xcalloc(1, sizeof *a);
     a->s = s;
     a->w = w;

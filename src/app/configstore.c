@@ -1,22 +1,40 @@
 /* configstore.c — STORE_URL and STORE_PASSWORD: where replicas share their state. */
+#include <ctype.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "config.h"
+#include "hex.h"
 #include "mem.h"
 
 #define STORE_URL_MAX 1024
 #define STORE_PASSWORD_MAX 1024
 
 /* A password inside the URL would travel into logs and error text with it: it has its own key
- * (or libpq's password file). "scheme://user:pass@" is the only place a URL can hold one; a
- * "password" parameter in the query is refused too. */
+ * (or libpq's password file). "scheme://user:pass@" holds one, and so does a password (or
+ * sslpassword) parameter, which libpq reads percent-decoded and in any case. */
 static bool has_password(const char *url)
 {
     const char *auth = strstr(url, "://") + 3;
     size_t n = strcspn(auth, "/?");
     const char *at = memchr(auth, '@', n);
-    return (at && memchr(auth, ':', (size_t)(at - auth))) || strstr(url, "password=") != NULL;
+    if (at && memchr(auth, ':', (size_t)(at - auth)))
+        return true;
+    char *plain = xstrdup(url), *o = plain;
+    for (const char *p = url; *p; p++) {
+        int hi, lo;
+        if (*p == '%' && (hi = hex_digit(p[1])) >= 0 && (lo = hex_digit(p[2])) >= 0) {
+            *o++ = (char)tolower(hi << 4 | lo);
+            p += 2;
+        } else {
+            *o++ = (char)tolower((unsigned char)*p);
+        }
+    }
+    *o = '\0';
+    bool found = strstr(plain, "password=") != NULL;
+    free(plain);
+    return found;
 }
 
 bool configstore_url(struct config *c, json_t *env, const char *v, const char *path, char *err,

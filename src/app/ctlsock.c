@@ -9,6 +9,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <jansson.h>
+#include <limits.h>
 #include <pwd.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -26,6 +27,8 @@
 
 #define CTL_MAX_CONNS 8
 #define CTL_IDLE_MS 2000u
+/* A forwarded request waits for the store: longer than its connection's own timeout (10 s). */
+#define CTL_WAIT_MS 12000u
 #define CTL_ACCEPT_PAUSE_MS 100u /* out of descriptors: accept again after this */
 
 bool ctlsock_parse_request(const char *line, size_t n, struct ctl_request *r, const char **err)
@@ -121,6 +124,31 @@ bool ctlsock_pid_descends_from(pid_t pid, pid_t ancestor)
     return true;
 }
 
+bool ctlsock_pid_under_exe(pid_t pid, const char *exe)
+{
+    if (exe == NULL || exe[0] == '\0')
+        return false; /* our own path unknown: ctlsock_pid_descends_from alone decides */
+    if (pid <= 0)
+        return true;
+    pid_t p = parent_of(pid);
+    for (unsigned depth = 0; depth < CTL_ANCESTRY_MAX; depth++) {
+        if (p < 0)
+            return true;
+        if (p <= 1)
+            return false;
+        char path[64], target[PATH_MAX];
+        snprintf(path, sizeof path, "/proc/%d/exe", (int)p);
+        ssize_t n = readlink(path, target, sizeof target - 1);
+        if (n > 0) {
+            target[n] = '\0';
+            if (strcmp(target, exe) == 0)
+                return true;
+        } /* unreadable (another user's process, say): not one of ours */
+        p = parent_of(p);
+    }
+    return true;
+}
+
 char *ctlsock_path(const char *env_file)
 {
     if (!env_file || !env_file[0])
@@ -173,6 +201,7 @@ struct ctlsock {
     void *status_arg;
     ctl_forward_fn *forward;
     void *forward_arg;
+    char exe[PATH_MAX]; /* our own executable ("" when it cannot be read) */
 };
 
 static void conn_close(struct conn *c)
@@ -197,6 +226,8 @@ static char *answer_error(const char *code)
     return s;
 }
 
+static void conn_idle(struct loop *l, void *arg);
+
 /* NULL (and *deferred) when the forward hook answers later. */
 static char *answer(struct conn *c, const char *line, size_t n, bool *deferred)
 {
@@ -213,6 +244,10 @@ static char *answer(struct conn *c, const char *line, size_t n, bool *deferred)
         c->wait = w;
         if (c->s->forward(c->s->forward_arg, &r, who, w)) {
             *deferred = true;
+            if (c->wait) { /* the store's answer may take longer than an idle peer's grace */
+                loop_timer_cancel(c->idle);
+                c->idle = loop_timer_add(c->s->loop, CTL_WAIT_MS, conn_idle, c);
+            }
             return NULL;
         }
         c->wait = NULL;
@@ -297,12 +332,15 @@ static void conn_write(struct conn *c)
     conn_close(c);
 }
 
-/* A peer waiting for a forwarded answer has nothing more to say: only its going away counts. */
+/* A peer waiting for a forwarded answer has nothing more to say. Its end of input (a client
+ * that half-closes after its line) still waits for the answer; an error ends it. */
 static void conn_waiting(struct conn *c)
 {
     char scratch[256];
     ssize_t got = read(c->fd, scratch, sizeof scratch);
-    if (got == 0 || (got < 0 && errno != EAGAIN && errno != EINTR))
+    if (got == 0)
+        loop_watch_mod(c->w, 0); /* nothing more to read; the answer is written when it comes */
+    else if (got < 0 && errno != EAGAIN && errno != EINTR)
         conn_close(c);
 }
 
@@ -383,7 +421,9 @@ static void on_accept(struct loop *l, int fd, uint32_t events, void *arg)
             continue;
         }
         pid_t pid = peer_pid(cfd);
-        if (ctlsock_pid_descends_from(pid, getpid())) {
+        /* Not ours, nor any other hermes-mcp's on this machine: with a store, this socket
+         * decides the other replicas' requests too, which their tools' shells must not. */
+        if (ctlsock_pid_descends_from(pid, getpid()) || ctlsock_pid_under_exe(pid, s->exe)) {
             log_warn("control socket: refused pid %d: a process started by the server cannot "
                      "decide approvals",
                      (int)pid);
@@ -482,6 +522,8 @@ struct ctlsock *ctlsock_new(struct loop *l, const char *path, struct approvals *
         return NULL;
     }
     struct ctlsock *s = xcalloc(1, sizeof *s);
+    ssize_t exe_len = readlink("/proc/self/exe", s->exe, sizeof s->exe - 1);
+    s->exe[exe_len > 0 ? exe_len : 0] = '\0';
     s->loop = l;
     s->q = q;
     s->path = xstrdup(path);

@@ -44,6 +44,10 @@ bool ctlsock_peer_allowed(int fd, uid_t own, uid_t *peer);
  * or when that cannot be told (pid gone or unknown, chain too deep): fails closed. The model can
  * run commands through an upstream's tools, as children of the server and under its uid. */
 bool ctlsock_pid_descends_from(pid_t pid, pid_t ancestor);
+/* True when one of pid's parents runs exe (another hermes-mcp server on this machine), or when
+ * the chain cannot be followed: fails closed, like ctlsock_pid_descends_from (exe empty: false,
+ * nothing to compare). */
+bool ctlsock_pid_under_exe(pid_t pid, const char *exe);
 /* The socket's path: ".<env file's basename>" CTL_SOCKET_SUFFIX beside the env file (./.env
  * without one), so servers with different env files in one directory do not share it; NULL
  * when it would not fit a sockaddr_un. Caller frees. */

@@ -21,7 +21,7 @@ static const struct pgconn_stmt stmts[] = {
     /* After a reconnect too: a row another replica's clean-up removed comes back. */
     {"replica_join", "INSERT INTO hm_replica (id, host, version) VALUES ($1, $2, $3)"
                      " ON CONFLICT (id) DO UPDATE SET seen_at = now()"},
-    {"replica_seen", "UPDATE hm_replica SET seen_at = now() WHERE id = $1"},
+
     {"replica_leave", "DELETE FROM hm_replica WHERE id = $1"},
 };
 
@@ -54,10 +54,11 @@ static void send_one(struct replica *r, const char *stmt, int nparams, const cha
 static void beat(struct loop *l, void *arg)
 {
     struct replica *r = arg;
-    const char *params[1] = {r->id};
+    /* The upsert: a row removed under us (by hand, or a clean-up) comes back at once. */
+    const char *params[3] = {r->id, r->host, HM_VERSION};
     r->beat = loop_timer_add(l, REPLICA_HEARTBEAT_MS, beat, r);
     if (pgconn_up(r->conn))
-        send_one(r, "replica_seen", 1, params, answered, NULL);
+        send_one(r, "replica_join", 3, params, answered, NULL);
 }
 
 static void on_state(bool up, const char *why, void *arg)
@@ -81,8 +82,11 @@ struct replica *replica_start(struct loop *l, const char *url, const char *passw
     if (gethostname(r->host, sizeof r->host) != 0 || r->host[0] == '\0')
         snprintf(r->host, sizeof r->host, "unknown");
     r->host[sizeof r->host - 1] = '\0';
-    if (!crypto_random_bytes(rnd, sizeof rnd))
-        memset(rnd, 0, sizeof rnd);
+    if (!crypto_random_bytes(rnd, sizeof rnd)) { /* an id another start could repeat */
+        log_error("store: no randomness for a replica id; not registering as a replica");
+        free(r);
+        return NULL;
+    }
     hex_encode(rnd, sizeof rnd, hex);
     snprintf(r->id, sizeof r->id, "%.60s-%d-%s", r->host, (int)getpid(), hex);
     struct pgconn_opts o = {.loop = l,

@@ -24,6 +24,7 @@ struct pending {
     char *principal, *tool, *summary;
     char *full; /* the masked arguments, indented, capped at APPROVALS_FULL_MAX */
     size_t cut; /* bytes of the compact masked arguments the summary leaves out */
+    unsigned timeout_s;
     approval_cb *cb;
     void *arg;
     struct loop_timer *timer;
@@ -72,6 +73,26 @@ void approvals_free(struct approvals *q)
     for (size_t i = 0; i < q->n; i++)
         pending_free(q->items[i]);
     free(q);
+}
+
+static struct approval_view view_of(const struct pending *p)
+{
+    return (struct approval_view){.id = p->id,
+                                  .principal = p->principal,
+                                  .tool = p->tool,
+                                  .summary = p->summary,
+                                  .arguments = p->full,
+                                  .time = p->queued_at,
+                                  .cut = p->cut,
+                                  .timeout_s = p->timeout_s};
+}
+
+void approvals_each(const struct approvals *q, approvals_each_fn *fn, void *arg)
+{
+    for (size_t i = 0; q && i < q->n; i++) {
+        struct approval_view v = view_of(q->items[i]);
+        fn(arg, &v);
+    }
 }
 
 static ssize_t find(const struct approvals *q, const char *id)
@@ -144,11 +165,11 @@ const char *approvals_add(struct approvals *q, const char *principal, const char
     cap_utf8(p->full, APPROVALS_FULL_MAX);
     p->cb = cb;
     p->arg = arg;
+    p->timeout_s = q->timeout_s;
     p->timer = loop_timer_add(q->loop, (uint64_t)q->timeout_s * 1000u, on_timeout, p);
     q->items[q->n++] = p;
     if (q->obs && q->obs->added) {
-        struct approval_view v = {p->id,   p->principal, p->tool, p->summary,
-                                  p->full, p->queued_at, p->cut,  q->timeout_s};
+        struct approval_view v = view_of(p);
         q->obs->added(q->obs_arg, &v);
     }
     return p->id;

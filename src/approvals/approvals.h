@@ -50,6 +50,9 @@ struct approvals_observer {
 };
 /* One observer (NULL: none); it must not change the queue from its hooks. */
 void approvals_observe(struct approvals *q, const struct approvals_observer *o, void *arg);
+/* fn for each request waiting, oldest first; fn must not change the queue. */
+typedef void approvals_each_fn(void *arg, const struct approval_view *v);
+void approvals_each(const struct approvals *q, approvals_each_fn *fn, void *arg);
 /* True when a request with id waits here. */
 bool approvals_has(const struct approvals *q, const char *id);
 

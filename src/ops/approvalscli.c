@@ -233,6 +233,9 @@ static const char *explain(const char *code)
         return "no request waits with that id (unknown, or already decided or timed out)";
     if (code && !strcmp(code, "store_unavailable"))
         return "the store (STORE_URL) did not answer; try again";
+    if (code && !strcmp(code, "store_unknown"))
+        return "the store (STORE_URL) did not confirm in time: the decision may have been made; "
+               "check with hermes-mcp approvals";
     if (code && !strcmp(code, "busy"))
         return "the server's control socket is busy (all its connections in use); try again";
     if (code && !strcmp(code, "refused_descendant"))

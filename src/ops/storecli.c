@@ -107,7 +107,11 @@ static json_t *replicas(PGconn *pg, char *err, size_t errlen)
                      " FROM hm_replica ORDER BY seen_at DESC, id LIMIT $1",
                      1, NULL, params, NULL, NULL, 0);
     if (PQresultStatus(r) != PGRES_TUPLES_OK) {
-        snprintf(err, errlen, "reading the replicas: %s", PQresultErrorMessage(r));
+        const char *m = PQresultErrorMessage(r);
+        snprintf(err, errlen, "reading the replicas: %s", m && *m ? m : PQerrorMessage(pg));
+        for (char *c = err; *c; c++)
+            if (*c == '\n' || *c == '\r')
+                *c = ' ';
         PQclear(r);
         return NULL;
     }

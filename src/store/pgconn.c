@@ -61,7 +61,10 @@ struct pgconn {
     unsigned backoff_ms;
     uint64_t retry_at;
     char **channels;
-    size_t nchannels;
+    size_t nchannels, nlistened; /* listened: sent with the last preparation */
+    struct loop_timer *dropping; /* a failure found inside pgconn_send, handled from the loop */
+    enum pgconn_status drop_st;
+    char *drop_why;
     bool told_down; /* on_state(false) said so since the last up */
     int depth;      /* callbacks running: pgconn_free waits for them to return */
     bool freeing;
@@ -204,11 +207,46 @@ static void deadline_fire(struct loop *l, void *arg)
     leave(c);
 }
 
+static void drop_fire(struct loop *l, void *arg)
+{
+    struct pgconn *c = arg;
+    (void)l;
+    c->dropping = NULL;
+    enter(c);
+    char *why = c->drop_why;
+    c->drop_why = NULL;
+    if (c->state != C_IDLE)
+        drop(c, c->drop_st, why);
+    free(why);
+    leave(c);
+}
+
+/* A dead connection found inside pgconn_send or pgconn_listen: dropped from the loop, so that
+ * no callback runs inside the caller's call. */
+static void drop_later(struct pgconn *c, enum pgconn_status st, const char *why)
+{
+    if (c->dropping)
+        return;
+    c->drop_st = st;
+    c->drop_why = one_line(why);
+    c->dropping = loop_timer_add(c->loop, 0, drop_fire, c);
+}
+
 static void flush_out(struct pgconn *c)
 {
     int r = PQflush(c->pg);
     if (r < 0)
         drop(c, PGCONN_TIMEOUT, PQerrorMessage(c->pg));
+    else
+        watch_set(c, EPOLLIN | (r == 1 ? EPOLLOUT : 0));
+}
+
+/* flush_out for pgconn_send and pgconn_listen. */
+static void flush_later(struct pgconn *c)
+{
+    int r = PQflush(c->pg);
+    if (r < 0)
+        drop_later(c, PGCONN_TIMEOUT, PQerrorMessage(c->pg));
     else
         watch_set(c, EPOLLIN | (r == 1 ? EPOLLOUT : 0));
 }
@@ -314,6 +352,11 @@ static void notifications(struct pgconn *c)
 
 /* ---------- connecting ---------- */
 
+static bool send_listen(struct pgconn *c, const char *channel, pgconn_done_cb *cb, void *arg,
+                        struct pgreq **out);
+static void listen_failed(enum pgconn_status st, PGresult *const *res, size_t n, const char *error,
+                          void *arg);
+
 static void prepared(enum pgconn_status st, PGresult *const *res, size_t n, const char *error,
                      void *arg)
 {
@@ -325,11 +368,16 @@ static void prepared(enum pgconn_status st, PGresult *const *res, size_t n, cons
          * list. A statement that does not prepare is a schema the server does not know. */
         char why[ERROR_MAX + 40];
         snprintf(why, sizeof why, "preparing statements: %s", error ? error : "failed");
-        if (!c->freeing)
+        if (!c->freeing && c->state == C_PREPARING) /* not when drop() itself fails it */
             drop(c, PGCONN_DOWN, why);
         return;
     }
     c->state = C_READY;
+    /* A channel added while the preparation was under way: listened to now. */
+    for (size_t i = c->nlistened; i < c->nchannels; i++)
+        if (!send_listen(c, c->channels[i], listen_failed, NULL, NULL))
+            break;
+    c->nlistened = c->nchannels;
     c->backoff_ms = BACKOFF_MIN_MS;
     c->retry_at = 0;
     c->told_down = false;
@@ -391,6 +439,7 @@ static void connected(struct pgconn *c)
         ok = PQsendPrepare(c->pg, c->stmts[i].name, c->stmts[i].sql, 0, NULL) == 1;
     for (size_t i = 0; ok && i < c->nchannels; i++)
         ok = send_listen(c, c->channels[i], NULL, NULL, &q);
+    c->nlistened = c->nchannels;
     ok = ok && PQpipelineSync(c->pg) == 1;
     if (!ok) {
         req_free(q);
@@ -403,14 +452,24 @@ static void connected(struct pgconn *c)
     flush_out(c);
 }
 
+/* While connecting libpq may close its socket and open another (another host of the URL, an
+ * address family, a retry without SSL), often under the same number, which epoll forgot with
+ * the old one: the watch is made anew after every step. */
+static void watch_renew(struct pgconn *c, uint32_t events)
+{
+    loop_watch_del(c->watch);
+    c->watch = NULL;
+    watch_set(c, events);
+}
+
 static void connect_poll(struct pgconn *c)
 {
     switch (PQconnectPoll(c->pg)) {
     case PGRES_POLLING_READING:
-        watch_set(c, EPOLLIN);
+        watch_renew(c, EPOLLIN);
         break;
     case PGRES_POLLING_WRITING:
-        watch_set(c, EPOLLOUT);
+        watch_renew(c, EPOLLOUT);
         break;
     case PGRES_POLLING_OK:
         deadline_arm(c, 0);
@@ -433,13 +492,19 @@ static void notice(void *arg, const char *message)
 
 static void connect_begin(struct pgconn *c)
 {
-    const char *keys[] = {"dbname", "password", "application_name", "client_encoding", NULL};
-    const char *vals[] = {c->conninfo, c->password, "hermes-mcp", "UTF8", NULL};
-    if (c->password == NULL) { /* libpq's own sources: keep the key out */
-        keys[1] = "application_name", vals[1] = "hermes-mcp";
-        keys[2] = "client_encoding", vals[2] = "UTF8";
-        keys[3] = NULL, vals[3] = NULL;
-    }
+    /* Our defaults first, so the URL's own settings (expanded from dbname) win; TCP keepalives
+     * find a dead link while nothing is asked of it (a LISTEN connection's silence). */
+    const char *keys[] = {"application_name",
+                          "keepalives_idle",
+                          "keepalives_interval",
+                          "keepalives_count",
+                          "dbname",
+                          "client_encoding",
+                          "password",
+                          NULL};
+    const char *vals[] = {"hermes-mcp", "10", "5", "3", c->conninfo, "UTF8", c->password, NULL};
+    if (c->password == NULL) /* libpq's own sources: keep the key out */
+        keys[6] = NULL;
     c->pg = PQconnectStartParams(keys, vals, 1);
     if (c->pg == NULL || PQstatus(c->pg) == CONNECTION_BAD) {
         drop(c, PGCONN_DOWN, c->pg ? PQerrorMessage(c->pg) : "out of memory");
@@ -492,10 +557,17 @@ static void later_fire(struct loop *l, void *arg)
     (void)l;
     c->later = NULL;
     enter(c);
-    while (!list_empty(&c->failed) && !c->freeing) {
-        struct pgreq *q = list_entry(list_first(&c->failed), struct pgreq, link);
+    /* Those refused so far: one refused again by its own callback waits for the next turn. */
+    struct list now;
+    list_init(&now);
+    list_splice_back(&now, &c->failed);
+    while (!list_empty(&now)) {
+        struct pgreq *q = list_entry(list_first(&now), struct pgreq, link);
         list_unlink(&q->link);
-        req_finish(c, q);
+        if (c->freeing)
+            list_push_back(&c->failed, &q->link); /* pgconn_free calls it back */
+        else
+            req_finish(c, q);
     }
     leave(c);
 }
@@ -568,33 +640,37 @@ void pgconn_send(struct pgconn *c, const struct pgconn_query *qs, size_t n, pgco
         refuse(c, q, PGCONN_BUSY, "too many database requests in flight");
         return;
     }
-    enter(c);
     if (send_req(c, q, qs)) {
         c->nsent++;
-        flush_out(c);
+        flush_later(c);
     } else {
+        /* libpq refused this request (too many parameters, say) or the link is gone: this one
+         * fails, and the connection is made again from the loop, as part of the request may
+         * be in the pipeline without its Sync. */
         char *why = xstrdup(q->error ? q->error : "the request could not be sent");
-        refuse(c, q, PGCONN_DOWN, why);
-        drop(c, PGCONN_TIMEOUT, why);
+        refuse(c, q, PGCONN_FAILED, why);
+        drop_later(c, PGCONN_TIMEOUT, why);
         free(why);
     }
-    leave(c);
 }
 
 void pgconn_listen(struct pgconn *c, const char *channel)
 {
+    if (strlen(channel) > PGCONN_CHANNEL_MAX) {
+        log_error("BUG: store: channel name over %d bytes: %.40s...", PGCONN_CHANNEL_MAX, channel);
+        return;
+    }
     for (size_t i = 0; i < c->nchannels; i++)
         if (strcmp(c->channels[i], channel) == 0)
             return;
     c->channels = xrealloc(c->channels, (c->nchannels + 1) * sizeof *c->channels);
     c->channels[c->nchannels++] = xstrdup(channel);
     if (c->state == C_READY && !c->freeing) {
-        enter(c);
         if (send_listen(c, channel, listen_failed, NULL, NULL))
-            flush_out(c);
+            flush_later(c);
         else
-            drop(c, PGCONN_TIMEOUT, PQerrorMessage(c->pg));
-        leave(c);
+            drop_later(c, PGCONN_TIMEOUT, PQerrorMessage(c->pg));
+        c->nlistened = c->nchannels;
     }
 }
 
@@ -623,6 +699,8 @@ void pgconn_free(struct pgconn *c)
         req_finish(c, q);
     }
     loop_timer_cancel(c->later);
+    loop_timer_cancel(c->dropping);
+    free(c->drop_why);
     loop_timer_cancel(c->retry);
     loop_timer_cancel(c->deadline);
     loop_watch_del(c->watch);

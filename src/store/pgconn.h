@@ -73,10 +73,13 @@ bool pgconn_up(const struct pgconn *c);
 /* True when no request waits for its answer or its callback. */
 bool pgconn_idle(const struct pgconn *c);
 /* Sends n statements as one transaction; cb always runs exactly once, later (never inside
- * this call), also for PGCONN_DOWN and PGCONN_BUSY. */
+ * this call, nor any other request's), also for PGCONN_DOWN and PGCONN_BUSY; PGCONN_FAILED
+ * without a result when libpq refuses the request itself (too many parameters). */
 void pgconn_send(struct pgconn *c, const struct pgconn_query *q, size_t n, pgconn_done_cb *cb,
                  void *arg);
-/* LISTEN channel (a plain identifier) now and after every reconnect. */
+#define PGCONN_CHANNEL_MAX 63 /* PostgreSQL's identifier length */
+/* LISTEN channel (a plain identifier, at most PGCONN_CHANNEL_MAX bytes) now and after every
+ * reconnect. */
 void pgconn_listen(struct pgconn *c, const char *channel);
 /* Milliseconds until the next connection attempt while down (for Retry-After), else 0. */
 unsigned pgconn_retry_in_ms(const struct pgconn *c);

@@ -31,6 +31,13 @@ static const struct {
      "CREATE INDEX hm_approval_open ON hm_approval (created_at) WHERE decision IS NULL;"},
 };
 
+/* The message of r, or of the connection when r has none (NULL: the link dropped). */
+static const char *result_error(PGconn *pg, const PGresult *r)
+{
+    const char *m = r ? PQresultErrorMessage(r) : NULL;
+    return m && *m ? m : PQerrorMessage(pg);
+}
+
 /* The server's message, one line, without a password (libpq never puts one in). */
 static void pg_error(const char *what, const char *msg, char *err, size_t errlen)
 {
@@ -44,13 +51,11 @@ static void pg_error(const char *what, const char *msg, char *err, size_t errlen
 
 PGconn *storeschema_connect(const char *url, const char *password, char *err, size_t errlen)
 {
-    const char *keys[] = {"dbname", "password", "connect_timeout", "application_name", NULL};
-    const char *vals[] = {url, password, "10", "hermes-mcp", NULL};
-    if (password == NULL) {
-        keys[1] = "connect_timeout", vals[1] = "10";
-        keys[2] = "application_name", vals[2] = "hermes-mcp";
-        keys[3] = NULL, vals[3] = NULL;
-    }
+    /* Our defaults first: the URL's own settings (expanded from dbname) win. */
+    const char *keys[] = {"connect_timeout", "application_name", "dbname", "password", NULL};
+    const char *vals[] = {"10", "hermes-mcp", url, password, NULL};
+    if (password == NULL) /* libpq's own sources: keep the key out */
+        keys[3] = NULL;
     if (!pgrt_load(err, errlen))
         return NULL;
     PGconn *pg = PQconnectdbParams(keys, vals, 1);
@@ -70,7 +75,7 @@ int storeschema_version(PGconn *pg, char *err, size_t errlen)
     PGresult *r = PQexec(pg, "SELECT to_regclass('hm_schema') IS NOT NULL");
     int v = -1;
     if (PQresultStatus(r) != PGRES_TUPLES_OK) {
-        pg_error("reading the schema version", PQresultErrorMessage(r), err, errlen);
+        pg_error("reading the schema version", result_error(pg, r), err, errlen);
     } else if (strcmp(PQgetvalue(r, 0, 0), "t") != 0) {
         v = 0;
     } else {
@@ -79,7 +84,7 @@ int storeschema_version(PGconn *pg, char *err, size_t errlen)
         if (PQresultStatus(r) == PGRES_TUPLES_OK)
             v = atoi(PQgetvalue(r, 0, 0));
         else
-            pg_error("reading the schema version", PQresultErrorMessage(r), err, errlen);
+            pg_error("reading the schema version", result_error(pg, r), err, errlen);
     }
     PQclear(r);
     return v;
@@ -92,7 +97,7 @@ static bool run(PGconn *pg, const char *sql, const char *what, char *err, size_t
     ExecStatusType st = PQresultStatus(r);
     bool ok = st == PGRES_COMMAND_OK || st == PGRES_TUPLES_OK;
     if (!ok)
-        pg_error(what, PQresultErrorMessage(r), err, errlen);
+        pg_error(what, result_error(pg, r), err, errlen);
     PQclear(r);
     return ok;
 }
@@ -120,7 +125,7 @@ static bool step(PGconn *pg, int v, bool *done, char *err, size_t errlen)
                                NULL, params, NULL, NULL, 0);
     bool ok = PQresultStatus(r) == PGRES_COMMAND_OK;
     if (!ok)
-        pg_error(what, PQresultErrorMessage(r), err, errlen);
+        pg_error(what, result_error(pg, r), err, errlen);
     PQclear(r);
     if (!ok || !run(pg, "COMMIT", what, err, errlen))
         goto rollback;
@@ -139,8 +144,15 @@ bool storeschema_migrate(PGconn *pg, int *from, int *to, char *err, size_t errle
     /* A session lock for the whole run: a second init waits here, then reads the version the
      * first one left (a transaction-scoped lock would come after that transaction's catalog
      * view was taken). */
-    if (!run(pg, "SELECT pg_advisory_lock(" SCHEMA_LOCK ")", "taking the schema lock", err, errlen))
-        return false;
+    PGresult *r = PQexec(pg, "SELECT pg_try_advisory_lock(" SCHEMA_LOCK ")");
+    bool got = PQresultStatus(r) == PGRES_TUPLES_OK && strcmp(PQgetvalue(r, 0, 0), "t") == 0;
+    PQclear(r);
+    if (!got) {
+        fprintf(stderr, "hermes-mcp: another store init is under way; waiting for it\n");
+        if (!run(pg, "SELECT pg_advisory_lock(" SCHEMA_LOCK ")", "taking the schema lock", err,
+                 errlen))
+            return false;
+    }
     bool ok = migrate_locked(pg, from, to, err, errlen);
     PQclear(PQexec(pg, "SELECT pg_advisory_unlock(" SCHEMA_LOCK ")"));
     return ok;

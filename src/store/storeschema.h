@@ -18,9 +18,9 @@ PGconn *storeschema_connect(const char *url, const char *password, char *err, si
 /* The database's schema version: 0 when it has none (never initialised); -1 with err on an
  * error. */
 int storeschema_version(PGconn *pg, char *err, size_t errlen);
-/* Applies every migration past the database's version; *from and *to get the versions
- * before and after. False with err (the database stays at the last whole step). A database
- * newer than the binary is refused. */
+/* Applies every migration past the database's version (waiting for another init under way,
+ * saying so on stderr); *from and *to get the versions before and after. False with err (the
+ * database stays at the last whole step). A database newer than the binary is refused. */
 bool storeschema_migrate(PGconn *pg, int *from, int *to, char *err, size_t errlen);
 /* The one-line summary of migration v (1..STORESCHEMA_VERSION). */
 const char *storeschema_summary(int v);

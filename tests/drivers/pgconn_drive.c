@@ -5,11 +5,14 @@
  *   put K V | insert K V | get K | sleep SECONDS | notify CHANNEL PAYLOAD   one statement
  *   batch N PREFIX      N puts PREFIX0..N-1 as one transaction (one answer)
  *   batchfail K V       put K V, then insert K again (a duplicate): the whole transaction fails
+ *   failfirst K         insert K twice in a row, then two puts: the first insert of a second
+ *                       request fails (the key exists), the rest of it is aborted
  *   flood N             N gets of "x" at once (N answers)
  *   listen CHANNEL      LISTEN it (now and after each reconnect)
  *   quit                frees the connection (requests in flight answer "down") and exits
  * Events: {"state":"up"|"down","why":..}, {"id":N,"status":"ok"|"failed"|"down"|"busy"|
- * "timeout","rows":[[...]...],"error":..}, {"notify":CHANNEL,"payload":..}. */
+ * "timeout","rows":[[...]...],"results":["command"|"tuples"|"error"|"aborted"|"none"...],
+ * "error":..}, {"notify":CHANNEL,"payload":..}. */
 #include <jansson.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -63,8 +66,17 @@ static void done(enum pgconn_status st, PGresult *const *res, size_t n, const ch
                                                : json_string(PQgetvalue(res[i], r, f)));
             json_array_append_new(rows, row);
         }
-    emit(json_pack("{sI ss so ss?}", "id", (json_int_t)(long)arg, "status", status_name(st), "rows",
-                   rows, "error", error));
+    json_t *results = json_array();
+    for (size_t i = 0; i < n; i++) {
+        ExecStatusType s = res[i] ? PQresultStatus(res[i]) : PGRES_EMPTY_QUERY;
+        json_array_append_new(results, json_string(!res[i]                       ? "none"
+                                                   : s == PGRES_COMMAND_OK       ? "command"
+                                                   : s == PGRES_TUPLES_OK        ? "tuples"
+                                                   : s == PGRES_PIPELINE_ABORTED ? "aborted"
+                                                                                 : "error"));
+    }
+    emit(json_pack("{sI ss so so ss?}", "id", (json_int_t)(long)arg, "status", status_name(st),
+                   "rows", rows, "results", results, "error", error));
 }
 
 static void on_state(bool up, const char *why, void *arg)
@@ -124,6 +136,14 @@ static void command(char *cmd)
         const char *p[2] = {w[1], w[2]};
         struct pgconn_query q[2] = {{"put", 2, p}, {"insert", 2, p}};
         pgconn_send(conn, q, 2, done, (void *)++next_id);
+    } else if (strcmp(w[0], "failfirst") == 0 && w[1]) {
+        const char *p[2] = {w[1], "first"}, *p2[2] = {"after-a", "x"}, *p3[2] = {"after-b", "x"};
+        struct pgconn_query one = {"insert", 2, p};
+        struct pgconn_query q[3] = {{"insert", 2, p}, {"put", 2, p2}, {"put", 2, p3}};
+        pgconn_send(conn, &one, 1, done, (void *)++next_id);
+        pgconn_send(conn, q, 3, done, (void *)++next_id);
+        const char *gp[1] = {w[1]};
+        send1("get", 1, gp);
     } else if (strcmp(w[0], "flood") == 0) {
         const char *p[1] = {"x"};
         for (int i = atoi(w[1]); i > 0; i--)

@@ -2,6 +2,7 @@
  * check, and the socket itself driven on a loop (mode 600, stale file replaced, unsafe directory
  * and live server refused, approve/deny/list answered, oversize line refused). */
 #include <fcntl.h>
+#include <limits.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -351,6 +352,18 @@ static void a_process_the_server_started_cannot_decide(void **state)
     assert_false(ctlsock_pid_descends_from(getppid(), getpid()));
     assert_false(ctlsock_pid_descends_from(grandchild, child + 100000)); /* not an ancestor */
     assert_true(ctlsock_pid_descends_from(0, getpid()));                 /* unknown: closed */
+    /* Under any process running a given program (another hermes-mcp on this machine): the
+     * grandchild's parents include this test program, not /bin/true. */
+    char self[PATH_MAX];
+    ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
+    assert_true(n > 0);
+    self[n] = '\0';
+    assert_true(ctlsock_pid_under_exe(grandchild, self));
+    assert_true(ctlsock_pid_under_exe(child, self));
+    assert_false(ctlsock_pid_under_exe(grandchild, "/bin/true"));
+    assert_false(ctlsock_pid_under_exe(getpid(), "/bin/true"));
+    assert_false(ctlsock_pid_under_exe(grandchild, "")); /* unknown program: not decided here */
+    assert_true(ctlsock_pid_under_exe(0, self));
     close(hold[1]);
     waitpid(child, NULL, 0);
 

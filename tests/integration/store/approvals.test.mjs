@@ -8,8 +8,9 @@ import assert from 'node:assert/strict';
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { spawnSync } from 'node:child_process';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { ROOT, HERMES, startHermes, gatewayFile, sdkClient, hermesCli, pendingApprovals, waitApprovals } from '../../lib/lib.mjs';
+import { basename, dirname, join } from 'node:path';
+import net from 'node:net';
+import { ROOT, HERMES, startHermes, gatewayFile, sdkClient, hermesCli, pendingApprovals, waitApprovals, until } from '../../lib/lib.mjs';
 import { startPostgres } from '../../lib/pg.mjs';
 
 const FAKE = join(ROOT, 'tests/fakes/fake-upstream.mjs');
@@ -89,13 +90,40 @@ test('denied through B with a reason: A\'s caller hears it', async () => {
   await client.close();
 });
 
-test('a request whose holder stopped is no longer listed anywhere', async () => {
+test('a client that half-closes the control socket after its request still gets the answer', async () => {
+  const sock = join(dirname(b.envFile), `.${basename(b.envFile).replace(/^\./, '')}.hermes-mcp.sock`);
+  const answer = await new Promise((resolve, reject) => {
+    const c = net.createConnection(sock);
+    let text = '';
+    c.on('data', (d) => { text += d; });
+    c.on('end', () => resolve(text));
+    c.on('error', reject);
+    c.end('{"op":"list"}\n'); // the request, then our end of the stream
+  });
+  assert.deepEqual(JSON.parse(answer), { ok: true, pending: [] });
+});
+
+test('a request whose holder stopped cleanly is no longer listed anywhere', async () => {
   const { client } = await sdkClient(a, 'appr-a');
   const call = client.callTool({ name: 'fake__echo', arguments: { message: 'orphan' } }, undefined, { timeout: 60000 })
     .catch((e) => e);
   await waitApprovals(b, 1);
   await a.stop();
   await call;
-  await waitApprovals(b, 0);
+  assert.deepEqual(await pendingApprovals(b), [], 'its row went with it');
   a = await replica('a2');
+});
+
+test('a request whose holder died is unlisted once its heartbeat is old, and cannot be approved', async () => {
+  const { client } = await sdkClient(a, 'appr-a');
+  const call = client.callTool({ name: 'fake__echo', arguments: { message: 'dead holder' } }, undefined, { timeout: 60000 })
+    .catch((e) => e);
+  const [p] = await waitApprovals(b, 1);
+  await a.stop('SIGKILL');
+  await call;
+  await until(async () => (await pendingApprovals(b)).length === 0, 'unlisted after 10 s without a heartbeat', 20000);
+  const r = await hermesCli(b, 'approve', p.id);
+  assert.equal(r.code, 1);
+  assert.match(r.stderr, /no request waits with that id/);
+  a = await replica('a3');
 });

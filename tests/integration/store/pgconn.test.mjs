@@ -25,7 +25,11 @@ after(async () => {
 // The driver on pg's URL: send(line) a command; next(pred) the first event (parsed) matching
 // pred not taken yet, within ms.
 function drive(...args) {
-  const proc = spawn(DRIVE, [pg.url, ...args.map(String)], { stdio: ['pipe', 'pipe', 'pipe'] });
+  return driveUrl(pg.url, ...args);
+}
+
+function driveUrl(url, ...args) {
+  const proc = spawn(DRIVE, [url, ...args.map(String)], { stdio: ['pipe', 'pipe', 'pipe'] });
   procs.add(proc);
   proc.on('close', () => procs.delete(proc));
   const events = [];
@@ -98,6 +102,32 @@ test('statements with bound values, a batch as one transaction, a failure named'
   assert.equal((await d.next(id(6))).status, 'failed');
   assert.equal((await pg.psql("SELECT count(*) FROM kv WHERE k = 'c'")).trim(), '0');
   assert.equal((await pg.psql("SELECT to_regclass('kv') IS NOT NULL")).trim(), 't', 'the table is still there');
+  await d.quit();
+});
+
+test('a statement failing first in a pipelined request aborts the rest of it, not the next request', async () => {
+  const d = drive();
+  await d.next(up);
+  d.send('failfirst ff'); // ids 1 (insert ff), 2 (insert ff again, put, put), 3 (get ff)
+  assert.equal((await d.next(id(1))).status, 'ok');
+  const two = await d.next(id(2));
+  assert.equal(two.status, 'failed');
+  assert.deepEqual(two.results, ['error', 'aborted', 'aborted']);
+  assert.match(two.error, /duplicate key/);
+  const three = await d.next(id(3));
+  assert.equal(three.status, 'ok', 'the request pipelined behind it runs');
+  assert.deepEqual(three.rows, [['first']]);
+  assert.equal((await pg.psql("SELECT count(*) FROM kv WHERE k LIKE 'after-%'")).trim(), '0');
+  await d.quit();
+});
+
+test('a URL naming two hosts, the first refusing: the connection moves to the second', async () => {
+  const two = pg.url.replace('@127.0.0.1:', '@127.0.0.1:1,127.0.0.1:');
+  assert.notEqual(two, pg.url);
+  const d = driveUrl(two, 100, 3000);
+  await d.next(up, 2500); // within one attempt: not a timeout and a retry
+  d.send('get x');
+  assert.equal((await d.next(id(1))).status, 'ok');
   await d.quit();
 });
 
