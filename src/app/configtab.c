@@ -804,7 +804,10 @@ const struct config_key config_keys[] = {
      .example = "digest",
      .dflt_text = "digest",
      .help = "A principal such as oidc:<sub> may be personal data: the default names it by a "
-             "stable digest, so a principal's spans still group.",
+             "stable digest, so a principal's spans still group. The digest is not keyed: it "
+             "hides a name from a casual reader of the traces, but anyone who can guess a name "
+             "(owner, an e-mail address) can compute its digest and recognise it (a "
+             "pseudonym, not anonymity); set off where that matters.",
      .summary = "What a request's span says of its principal (hermes.principal): digest "
                 "(sha256: and 16 hex digits of the name), plain (the name) or off."},
     {.key = "OTEL_TRACES_SAMPLER",

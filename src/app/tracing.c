@@ -92,13 +92,20 @@ static bool scan_header(const char *name, const char *value, void *arg)
         else if (strcasecmp(name, "tracestate") == 0 && !h->ts_full) {
             size_t n = strlen(value), sep = h->tslen > 0;
             if (h->tslen + sep + n >= sizeof h->tracestate) {
+                /* The whole members of this line that fit, then no more (the first ones
+                 * matter most: W3C trace-context puts the newest first). */
                 h->ts_full = true;
-                break;
+                size_t room = sizeof h->tracestate - h->tslen - sep - 1;
+                while (n > 0 && (n > room || value[n] != ','))
+                    n--;
+                if (n == 0)
+                    break;
             }
             if (sep)
                 h->tracestate[h->tslen++] = ',';
-            memcpy(h->tracestate + h->tslen, value, n + 1);
+            memcpy(h->tracestate + h->tslen, value, n);
             h->tslen += n;
+            h->tracestate[h->tslen] = '\0';
         }
         break;
     case 'm':

@@ -22,6 +22,7 @@
 #include "otlp.h"
 #include "span.h"
 
+#define PROGRESS_LAG_NS 1100000000ull /* libcurl's progress callback: about every second */
 #define SHUTDOWN_MAX_MS 5000u
 #define ANSWER_MAX 65536 /* of a collector's answer, read and thrown away; more ends it */
 #define FAIL_LOG_NS (60ull * 1000000000u) /* a dead collector: a line a minute at most */
@@ -55,7 +56,6 @@ static void log_failure(struct otel *t, CURLcode rc, long code)
     t->fails_unlogged = 0;
 }
 
-/* POSTs body; true for a 2xx answer. */
 /* libcurl's progress callback (about once a second, and as data moves): a stop's deadline
  * ends a POST that began before the stop, so the worker leaves libcurl in time. */
 static int abort_when_late(void *arg, curl_off_t dltotal, curl_off_t dlnow, curl_off_t ultotal,
@@ -67,6 +67,7 @@ static int abort_when_late(void *arg, curl_off_t dltotal, curl_off_t dlnow, curl
     return give_up && otel_now_ns(CLOCK_MONOTONIC) > give_up;
 }
 
+/* POSTs body; true for a 2xx answer. */
 static bool post(struct otel *t, const char *body, size_t len)
 {
     CURL *h = t->easy;
@@ -280,9 +281,14 @@ bool otel_exporter_stop(struct otel *t, unsigned wait_ms)
     if (t->running) {
         uint64_t now = otel_now_ns(CLOCK_MONOTONIC), due = now + (uint64_t)wait_ms * 1000000u;
         struct timespec ts;
-        /* What is still queued at the bound is given up rather than sent. */
-        atomic_store(&t->give_up_ns, due);
-        deadline_ts(due + 100000000u, &ts);
+        /* What is still queued at the bound is given up rather than sent. A POST under way
+         * hears of it only from libcurl's progress callback, which an idle transfer calls
+         * about once a second: it is told PROGRESS_LAG_NS early, and the wait lasts at least
+         * that long, so the worker leaves libcurl within the wait. */
+        uint64_t give_up = due > now + PROGRESS_LAG_NS ? due - PROGRESS_LAG_NS : now;
+        uint64_t wait_until = due > now + PROGRESS_LAG_NS ? due : now + PROGRESS_LAG_NS;
+        atomic_store(&t->give_up_ns, give_up ? give_up : 1);
+        deadline_ts(wait_until + 100000000u, &ts);
         pthread_mutex_lock(&t->mu);
         t->stop = true;
         pthread_cond_signal(&t->wake);

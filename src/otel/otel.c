@@ -176,6 +176,7 @@ static bool new_ids(struct otel *t, struct otel_span *s, bool trace)
 
 void otel_span_recycle(struct otel *t, struct otel_span *s)
 {
+    s->tracer = NULL; /* ended: a second end or a late use finds it so */
     if (t->nspare >= OTEL_SPARE_MAX) {
         free(s);
         return;
@@ -388,8 +389,9 @@ bool otel_span_has(const struct otel_span *s, const char *key)
 static const char *principal_digest(struct otel *t, const char *name)
 {
     size_t n = strlen(name);
-    for (size_t i = 0; i < OTEL_WHO_CACHE; i++)
-        if (t->who[i].len == n && n < sizeof t->who[i].name && memcmp(t->who[i].name, name, n) == 0)
+    for (size_t i = 0; i < OTEL_WHO_CACHE; i++) /* an unused slot's digest is empty */
+        if (t->who[i].digest[0] && t->who[i].len == n && n < sizeof t->who[i].name &&
+            memcmp(t->who[i].name, name, n) == 0)
             return t->who[i].digest;
     struct otel_who *w = &t->who[t->who_next++ % OTEL_WHO_CACHE];
     unsigned char d[32];
@@ -444,9 +446,19 @@ void otel_span_status(struct otel_span *s, enum otel_status st, const char *mess
     s->status_msg = message && s->sampled ? put_text(s, message) : OTEL_NO_TEXT;
 }
 
+/* A span ended twice, or used after its end (a pointer kept too long), would corrupt the spare
+ * list or another request's span: refused loudly instead. */
+static bool span_live(const struct otel_span *s)
+{
+    if (s->tracer != NULL)
+        return true;
+    log_error("BUG: an OpenTelemetry span ended twice or used after its end");
+    return false;
+}
+
 void otel_span_end(struct otel_span *s)
 {
-    if (s == NULL)
+    if (s == NULL || !span_live(s))
         return;
     if (!s->sampled) {
         otel_span_recycle(s->tracer, s);
@@ -459,7 +471,7 @@ void otel_span_end(struct otel_span *s)
 
 void otel_span_discard(struct otel_span *s)
 {
-    if (s)
+    if (s && span_live(s))
         otel_span_recycle(s->tracer, s);
 }
 

@@ -13,7 +13,11 @@
 
 #define OTEL_ID_POOL 4096   /* random bytes drawn at once for span and trace ids */
 #define OTEL_WHO_CACHE 4    /* principals whose digest is kept */
-#define OTEL_SPARE_MAX 256  /* spans kept for reuse (about 2 KiB each) */
+#ifdef __SANITIZE_ADDRESS__ /* each span its own allocation: ASan sees a late use */
+#define OTEL_SPARE_MAX 0
+#else
+#define OTEL_SPARE_MAX 256 /* spans kept for reuse (about 2 KiB each) */
+#endif
 #define OTEL_CHUNK_MAX 1024 /* spans in one export at most */
 
 /* An export being built: spans are encoded into it as they end (on the loop thread, where their

@@ -17,6 +17,7 @@
 #include "mem.h"
 #include "pbwriter.h"
 #include "span.h"
+#include "utf8.h"
 
 #define SCOPE_NAME "hermes-mcp"
 /* Span.flags: the W3C trace flags in bits 0-7, then "whether the parent is remote is known"
@@ -261,6 +262,18 @@ void otel_otlp_prepare(struct otel_otlp_head *h, const struct otel_resource *r)
 {
     struct kv kvs[RESOURCE_ATTRS_MAX];
     size_t nkv = resource_attrs(r->attrs, kvs, RESOURCE_ATTRS_MAX);
+    /* Protobuf strings must be UTF-8 (a collector refuses the whole export otherwise): a value
+     * cut mid-character or percent-decoded to other bytes is cleaned. */
+    for (size_t i = 0; i < nkv; i++) {
+        utf8_clean(kvs[i].key);
+        utf8_clean(kvs[i].value);
+    }
+    char service[256];
+    snprintf(service, sizeof service, "%s", r->service ? r->service : "hermes-mcp");
+    utf8_clean(service);
+    struct otel_resource clean = *r;
+    clean.service = service;
+    r = &clean;
     buf_init(&h->res, 0);
     buf_init(&h->scope, 0);
     buf_init(&h->json, 0);
@@ -282,9 +295,6 @@ void otel_otlp_head_cleanup(struct otel_otlp_head *h)
     buf_cleanup(&h->json);
 }
 
-/* The spans are written after room for the heads of the two messages around them
- * (ResourceSpans, ScopeSpans), which get their lengths from them and are written last, just
- * before the spans: a batch's bytes are written once and never moved. */
 /* The spans are written after room for the heads of the two messages around them
  * (ResourceSpans, ScopeSpans), which get their lengths from them and are written last, just
  * before the spans: a batch's bytes are written once and never moved. */

@@ -82,6 +82,8 @@ test('a hanging collector: answers stay fast, the full queue drops spans, the se
     const t0 = Date.now();
     await srv.stop();
     assert.ok(Date.now() - t0 < 8000, `stopped in ${Date.now() - t0} ms`);
+    // Within its own bound: the exporter left libcurl and was joined, not left behind.
+    assert.doesNotMatch(srv.proc.stderrText, /did not stop in time/);
   } finally {
     await srv.stop().catch(() => {});
     await c.stop();

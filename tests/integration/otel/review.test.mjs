@@ -108,6 +108,16 @@ test('tracestate: several header lines joined with commas; over the cap, cut at 
     [s] = await c.waitSpans((x) => x.traceId === trace);
     assert.ok(s.traceState.length <= 512 && s.traceState.length > 400, s.traceState);
     assert.deepEqual(s.traceState.split(','), members.slice(0, s.traceState.split(',').length), 'whole members only');
+
+    // One line of 100 members (3100 bytes, over what a request keeps before capping): the
+    // leading members that fit still come through, not nothing.
+    const many = Array.from({ length: 100 }, (_, i) => `k${String(i).padStart(2, '0')}=${'v'.repeat(26)}`);
+    trace = rid(16);
+    r = await post(srv, { jsonrpc: '2.0', id: 3, method: 'tools/list' }, { ...H, traceparent: tp(trace), tracestate: many.join(',') });
+    assert.equal(r.status, 200, r.text);
+    [s] = await c.waitSpans((x) => x.traceId === trace);
+    assert.ok(s.traceState && s.traceState.length > 400, `kept: ${s.traceState}`);
+    assert.deepEqual(s.traceState.split(','), many.slice(0, s.traceState.split(',').length), 'whole members only');
   } finally {
     await srv.stop();
     await c.stop();
