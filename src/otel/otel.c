@@ -176,7 +176,7 @@ static bool new_ids(struct otel *t, struct otel_span *s, bool trace)
 
 void otel_span_recycle(struct otel *t, struct otel_span *s)
 {
-    s->tracer = NULL; /* ended: a second end or a late use finds it so */
+    s->tracer = NULL;   /* ended: a second end or a late use finds it so */
 #if OTEL_SPARE_MAX == 0 /* under ASan: each span its own allocation */
     (void)t;
     free(s);
