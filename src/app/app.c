@@ -518,9 +518,9 @@ out:
             o->providers[i].ops->teardown(o->providers[i].self);
     }
     httpd_free(a.httpd);
-    app_stop_oidc(&a);                   /* after httpd: no request waits on a provider any more */
-    apprshare_stop(a.apprshare, a.loop); /* before the queue and the socket it serves */
-    replica_stop(a.replica, a.loop);     /* the replica leaves the store's list */
+    app_stop_oidc(&a);           /* after httpd: no request waits on a provider any more */
+    apprshare_stop(a.apprshare); /* before the queue and the socket it serves */
+    replica_stop(a.replica);     /* the replica leaves the store's list */
     ctlsock_free(a.ctl);
     reaper_free(a.reaper);
     approvals_free(a.approvals); /* after teardown: providers withdraw what they queued */

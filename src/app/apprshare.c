@@ -68,13 +68,6 @@ struct asked {
     struct ctl_request r;
 };
 
-static void send_one(struct apprshare *s, const char *stmt, int n, const char *const *params,
-                     pgconn_done_cb *cb, void *arg)
-{
-    struct pgconn_query q = {stmt, n, params};
-    pgconn_send(s->conn, &q, 1, cb, arg);
-}
-
 /* What a logged statement was doing, for its failure's log line; passed as the callback's
  * argument (an index: callback arguments are not const). */
 enum what { WHAT_SHARE, WHAT_REMOVE, WHAT_PURGE };
@@ -102,7 +95,7 @@ static void share(struct apprshare *s, const struct approval_view *v)
     snprintf(timeout, sizeof timeout, "%u", v->timeout_s);
     const char *params[9] = {v->id, s->holder,    v->principal, v->tool, v->summary,
                              cut,   v->arguments, time,         timeout};
-    send_one(s, "appr_add", 9, params, logged, WHAT(WHAT_SHARE));
+    pgconn_send_one(s->conn, "appr_add", 9, params, logged, WHAT(WHAT_SHARE));
 }
 
 static void added(void *arg, const struct approval_view *v)
@@ -117,7 +110,7 @@ static void gone(void *arg, const char *id)
     struct apprshare *s = arg;
     const char *params[2] = {id, s->holder};
     if (pgconn_up(s->conn))
-        send_one(s, "appr_gone", 2, params, logged, WHAT(WHAT_REMOVE));
+        pgconn_send_one(s->conn, "appr_gone", 2, params, logged, WHAT(WHAT_REMOVE));
 }
 
 static const struct approvals_observer observer = {.added = added, .gone = gone};
@@ -154,7 +147,7 @@ static void check_decision(struct apprshare *s, const char *id)
     k->s = s;
     snprintf(k->id, sizeof k->id, "%s", id);
     const char *params[1] = {k->id};
-    send_one(s, "appr_decision", 1, params, decision_read, k);
+    pgconn_send_one(s->conn, "appr_decision", 1, params, decision_read, k);
 }
 
 static void on_notify(const char *channel, const char *payload, void *arg)
@@ -194,7 +187,7 @@ static void on_state(bool up, const char *why, void *arg)
     buf_appends(&ids, "}");
     char *text = buf_detach(&ids, NULL);
     const char *params[2] = {s->holder, text};
-    send_one(s, "appr_reconcile", 2, params, logged, WHAT(WHAT_REMOVE));
+    pgconn_send_one(s->conn, "appr_reconcile", 2, params, logged, WHAT(WHAT_REMOVE));
     free(text);
     approvals_each(s->q, reshare_one, s);
 }
@@ -204,7 +197,7 @@ static void purge(struct loop *l, void *arg)
     struct apprshare *s = arg;
     s->purge = loop_timer_add(l, PURGE_MS, purge, s);
     if (pgconn_up(s->conn))
-        send_one(s, "appr_purge", 0, NULL, logged, WHAT(WHAT_PURGE));
+        pgconn_send_one(s->conn, "appr_purge", 0, NULL, logged, WHAT(WHAT_PURGE));
 }
 
 /* ---- the control socket's requests, answered from the store ---- */
@@ -275,14 +268,14 @@ static bool forward(void *arg, const struct ctl_request *r, const char *decider,
     a->w = w;
     a->r = *r;
     if (r->op == CTL_LIST) {
-        send_one(s, "appr_list", 0, NULL, answered, a);
+        pgconn_send_one(s->conn, "appr_list", 0, NULL, answered, a);
     } else if (r->op == CTL_SHOW) {
         const char *params[1] = {a->r.id};
-        send_one(s, "appr_show", 1, params, answered, a);
+        pgconn_send_one(s->conn, "appr_show", 1, params, answered, a);
     } else {
         const char *params[4] = {a->r.id, r->op == CTL_APPROVE ? "approve" : "deny",
                                  a->r.reason[0] ? a->r.reason : NULL, decider};
-        send_one(s, "appr_decide", 4, params, answered, a);
+        pgconn_send_one(s->conn, "appr_decide", 4, params, answered, a);
     }
     return true;
 }
@@ -318,7 +311,7 @@ struct apprshare *apprshare_start(struct loop *l, const char *url, const char *p
     return s;
 }
 
-void apprshare_stop(struct apprshare *s, struct loop *l)
+void apprshare_stop(struct apprshare *s)
 {
     if (s == NULL)
         return;
@@ -326,9 +319,7 @@ void apprshare_stop(struct apprshare *s, struct loop *l)
     ctlsock_set_forward(s->ctl, NULL, NULL);
     s->q = NULL; /* decisions read from now on release nothing */
     loop_timer_cancel(s->purge);
-    uint64_t until = loop_now(l) + STOP_WAIT_MS; /* the last removals, say */
-    while (pgconn_up(s->conn) && !pgconn_idle(s->conn) && loop_now(l) < until)
-        loop_once(l, 50);
+    pgconn_settle(s->conn, STOP_WAIT_MS); /* the last removals, say */
     pgconn_free(s->conn); /* every request in flight is called back (forwarded ones answered) */
     free(s->holder);
     free(s);

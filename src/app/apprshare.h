@@ -19,6 +19,6 @@ struct apprshare *apprshare_start(struct loop *l, const char *url, const char *p
 /* Stops observing q and forwarding ctl's requests, lets what was sent reach the database
  * (waiting at most a second, running the loop itself), then frees s; before q and ctl are
  * freed. NULL-safe. */
-void apprshare_stop(struct apprshare *s, struct loop *l);
+void apprshare_stop(struct apprshare *s);
 
 #endif

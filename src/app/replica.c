@@ -31,7 +31,6 @@ struct replica {
     struct loop_timer *beat;
     char id[REPLICA_ID_MAX];
     char host[64];
-    bool left;
 };
 
 static void answered(enum pgconn_status st, PGresult *const *res, size_t n, const char *error,
@@ -44,13 +43,6 @@ static void answered(enum pgconn_status st, PGresult *const *res, size_t n, cons
         log_warn("store: the replica's heartbeat failed: %s", error ? error : "unknown error");
 }
 
-static void send_one(struct replica *r, const char *stmt, int nparams, const char *const *params,
-                     pgconn_done_cb *cb, void *arg)
-{
-    struct pgconn_query q = {stmt, nparams, params};
-    pgconn_send(r->conn, &q, 1, cb, arg);
-}
-
 static void beat(struct loop *l, void *arg)
 {
     struct replica *r = arg;
@@ -58,7 +50,7 @@ static void beat(struct loop *l, void *arg)
     const char *params[3] = {r->id, r->host, HM_VERSION};
     r->beat = loop_timer_add(l, REPLICA_HEARTBEAT_MS, beat, r);
     if (pgconn_up(r->conn))
-        send_one(r, "replica_join", 3, params, answered, NULL);
+        pgconn_send_one(r->conn, "replica_join", 3, params, answered, NULL);
 }
 
 static void on_state(bool up, const char *why, void *arg)
@@ -68,7 +60,7 @@ static void on_state(bool up, const char *why, void *arg)
     if (!up)
         return;
     const char *params[3] = {r->id, r->host, HM_VERSION};
-    send_one(r, "replica_join", 3, params, answered, NULL);
+    pgconn_send_one(r->conn, "replica_join", 3, params, answered, NULL);
 }
 
 struct replica *replica_start(struct loop *l, const char *url, const char *password)
@@ -102,30 +94,17 @@ struct replica *replica_start(struct loop *l, const char *url, const char *passw
     return r;
 }
 
-static void left(enum pgconn_status st, PGresult *const *res, size_t n, const char *error,
-                 void *arg)
-{
-    struct replica *r = arg;
-    (void)st;
-    (void)res;
-    (void)n;
-    (void)error;
-    r->left = true;
-}
-
-void replica_stop(struct replica *r, struct loop *l)
+void replica_stop(struct replica *r)
 {
     if (r == NULL)
         return;
     loop_timer_cancel(r->beat);
     if (pgconn_up(r->conn)) {
         const char *params[1] = {r->id};
-        send_one(r, "replica_leave", 1, params, left, r);
-        uint64_t until = loop_now(l) + LEAVE_WAIT_MS;
-        while (!r->left && loop_now(l) < until)
-            loop_once(l, 50);
+        pgconn_send_one(r->conn, "replica_leave", 1, params, answered, NULL);
+        pgconn_settle(r->conn, LEAVE_WAIT_MS);
     }
-    pgconn_free(r->conn); /* calls back a leave still in flight (left sets a flag) */
+    pgconn_free(r->conn);
     free(r);
 }
 

@@ -16,7 +16,7 @@ struct replica;
 struct replica *replica_start(struct loop *l, const char *url, const char *password);
 /* Leaves the list (waiting at most a second for the database, running the loop itself), then
  * frees r; NULL-safe. */
-void replica_stop(struct replica *r, struct loop *l);
+void replica_stop(struct replica *r);
 const char *replica_id(const struct replica *r);
 
 #endif

@@ -232,17 +232,9 @@ static void drop_later(struct pgconn *c, enum pgconn_status st, const char *why)
     c->dropping = loop_timer_add(c->loop, 0, drop_fire, c);
 }
 
+/* Sends what libpq buffered, watching for writability while some is left; a dead link is
+ * dropped from the loop (drop_later), so this is safe inside pgconn_send too. */
 static void flush_out(struct pgconn *c)
-{
-    int r = PQflush(c->pg);
-    if (r < 0)
-        drop(c, PGCONN_TIMEOUT, PQerrorMessage(c->pg));
-    else
-        watch_set(c, EPOLLIN | (r == 1 ? EPOLLOUT : 0));
-}
-
-/* flush_out for pgconn_send and pgconn_listen. */
-static void flush_later(struct pgconn *c)
 {
     int r = PQflush(c->pg);
     if (r < 0)
@@ -642,7 +634,7 @@ void pgconn_send(struct pgconn *c, const struct pgconn_query *qs, size_t n, pgco
     }
     if (send_req(c, q, qs)) {
         c->nsent++;
-        flush_later(c);
+        flush_out(c);
     } else {
         /* libpq refused this request (too many parameters, say) or the link is gone: this one
          * fails, and the connection is made again from the loop, as part of the request may
@@ -652,6 +644,22 @@ void pgconn_send(struct pgconn *c, const struct pgconn_query *qs, size_t n, pgco
         drop_later(c, PGCONN_TIMEOUT, why);
         free(why);
     }
+}
+
+void pgconn_send_one(struct pgconn *c, const char *stmt, int nparams, const char *const *params,
+                     pgconn_done_cb *cb, void *arg)
+{
+    struct pgconn_query q = {stmt, nparams, params};
+    pgconn_send(c, &q, 1, cb, arg);
+}
+
+void pgconn_settle(struct pgconn *c, unsigned max_ms)
+{
+    if (c == NULL)
+        return;
+    uint64_t until = loop_now(c->loop) + max_ms;
+    while (pgconn_up(c) && !pgconn_idle(c) && loop_now(c->loop) < until)
+        loop_once(c->loop, 50);
 }
 
 void pgconn_listen(struct pgconn *c, const char *channel)
@@ -667,7 +675,7 @@ void pgconn_listen(struct pgconn *c, const char *channel)
     c->channels[c->nchannels++] = xstrdup(channel);
     if (c->state == C_READY && !c->freeing) {
         if (send_listen(c, channel, listen_failed, NULL, NULL))
-            flush_later(c);
+            flush_out(c);
         else
             drop_later(c, PGCONN_TIMEOUT, PQerrorMessage(c->pg));
         c->nlistened = c->nchannels;

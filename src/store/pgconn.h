@@ -78,6 +78,13 @@ bool pgconn_idle(const struct pgconn *c);
 void pgconn_send(struct pgconn *c, const struct pgconn_query *q, size_t n, pgconn_done_cb *cb,
                  void *arg);
 #define PGCONN_CHANNEL_MAX 63 /* PostgreSQL's identifier length */
+/* pgconn_send of one statement. */
+void pgconn_send_one(struct pgconn *c, const char *stmt, int nparams, const char *const *params,
+                     pgconn_done_cb *cb, void *arg);
+/* Runs the loop (at most max_ms) until every request sent has been answered, or the connection
+ * is down: for a stop, so that its last writes reach the database. Never on the loop's own
+ * callbacks. */
+void pgconn_settle(struct pgconn *c, unsigned max_ms);
 /* LISTEN channel (a plain identifier, at most PGCONN_CHANNEL_MAX bytes) now and after every
  * reconnect. */
 void pgconn_listen(struct pgconn *c, const char *channel);

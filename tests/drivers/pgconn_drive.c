@@ -93,8 +93,7 @@ static void on_notify(const char *channel, const char *payload, void *arg)
 
 static void send1(const char *stmt, int nparams, const char *const *params)
 {
-    struct pgconn_query q = {stmt, nparams, params};
-    pgconn_send(conn, &q, 1, done, (void *)++next_id);
+    pgconn_send_one(conn, stmt, nparams, params, done, (void *)++next_id);
 }
 
 static void command(char *cmd)
