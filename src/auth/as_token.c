@@ -28,6 +28,8 @@ static void issue_pair(struct authserver *as, struct hreq *r, const char *client
                             .scope = scope,
                             .resource = as->resource,
                             .family = family,
+                            .issued = now, /* both tokens from one clock reading: the store's
+                                              write between them may cross a second */
                             .expires = now + (time_t)as->access_ttl_s};
     if (!tokenstore_issue(as->tokens, &g, access, err, sizeof err)) {
         log_error("oauth: %s", err);

@@ -38,7 +38,7 @@ struct token_grant {
     const char *resource;  /* the audience (RFC 8707), our MCP URL */
     const char *family;    /* refresh rotation: tokens of one authorization share it; may be NULL */
     time_t expires;        /* Unix seconds */
-    time_t issued;         /* Unix seconds; tokenstore_issue sets it (0 in older files) */
+    time_t issued;         /* Unix seconds; tokenstore_issue sets it when 0 (0 in older files) */
     bool used;             /* a refresh token already rotated: presenting it again is reuse */
 };
 
