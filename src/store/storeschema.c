@@ -29,6 +29,39 @@ static const struct {
      "  decision text CHECK (decision IN ('approve', 'deny')), reason text, decider text,"
      "  decided_at timestamptz);"
      "CREATE INDEX hm_approval_open ON hm_approval (created_at) WHERE decision IS NULL;"},
+
+    /* Each document is kept as the exact JSON text the server wrote (what the file store
+     * keeps), so a read answers the same bytes; the columns beside are what is looked up. */
+    {"tasks: each task's request, run and result, the run index, and which replica follows "
+     "its run",
+     "CREATE TABLE hm_task (id text PRIMARY KEY, request text, run text, result text,"
+     "  run_id text, follower text,"
+     "  created_at timestamptz NOT NULL DEFAULT now(), finished_at timestamptz,"
+     "  version bigint NOT NULL DEFAULT 2);"
+     "CREATE INDEX hm_task_run ON hm_task (run_id) WHERE run_id IS NOT NULL;"
+     "CREATE INDEX hm_task_open ON hm_task (follower) WHERE run IS NOT NULL AND result IS NULL;"
+     "CREATE INDEX hm_task_done ON hm_task (finished_at) WHERE finished_at IS NOT NULL;"},
+
+    {"OAuth: clients, authorization codes, consents shown, tokens and their families",
+     "CREATE TABLE hm_oauth_client (id text PRIMARY KEY, doc text NOT NULL,"
+     "  created_at timestamptz NOT NULL DEFAULT now(), version bigint NOT NULL DEFAULT 2);"
+     "CREATE TABLE hm_oauth_token (sha256 text PRIMARY KEY, doc text NOT NULL,"
+     "  client_id text NOT NULL, family text, used boolean NOT NULL DEFAULT false,"
+     "  expires_at timestamptz NOT NULL);"
+     "CREATE INDEX hm_oauth_token_family ON hm_oauth_token (family);"
+     "CREATE INDEX hm_oauth_token_client ON hm_oauth_token (client_id);"
+     "CREATE INDEX hm_oauth_token_expiry ON hm_oauth_token (expires_at);"
+     "CREATE TABLE hm_oauth_code (sha256 text PRIMARY KEY, doc text NOT NULL, family text,"
+     "  used boolean NOT NULL DEFAULT false, expires_at timestamptz NOT NULL);"
+     "CREATE TABLE hm_oauth_consent (csrf text PRIMARY KEY, doc text NOT NULL,"
+     "  expires_at timestamptz NOT NULL);"},
+
+    {"secrets every replica shares (the consent passphrase, the keys sealing requestState) "
+     "and pinned tool definitions",
+     "CREATE TABLE hm_secret (name text PRIMARY KEY, value text NOT NULL,"
+     "  created_at timestamptz NOT NULL DEFAULT now(), version bigint NOT NULL DEFAULT 2);"
+     "CREATE TABLE hm_pin (exposed text PRIMARY KEY, doc text NOT NULL,"
+     "  version bigint NOT NULL DEFAULT 2);"},
 };
 
 /* The message of r, or of the connection when r has none (NULL: the link dropped). */

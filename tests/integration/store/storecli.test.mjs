@@ -12,6 +12,9 @@ import { join } from 'node:path';
 import { HERMES, startHermes, sleep, until } from '../../lib/lib.mjs';
 import { startPostgres } from '../../lib/pg.mjs';
 
+// The schema version this binary makes (src/store/storeschema.h).
+const V = 5;
+
 let pg;
 before(async () => { pg = await startPostgres(); });
 after(async () => { await pg?.stop(); });
@@ -49,14 +52,15 @@ test('store init makes the schema once; status says where it stands', async () =
   assert.equal(r.code, 0, r.err);
   assert.match(r.out, /schema version 1: .*replicas/);
   assert.match(r.out, /schema version 2: .*approval queue/);
-  assert.match(r.out, /the schema is at version 2 \(was 0\)/);
+  assert.match(r.out, /schema version 3: tasks/);
+  assert.match(r.out, new RegExp(`the schema is at version ${V} \\(was 0\\)`));
   r = await cli(['store', 'init', '--env-file', e.file]);
   assert.equal(r.code, 0, r.err);
-  assert.match(r.out, /at version 2 already/);
+  assert.match(r.out, new RegExp(`at version ${V} already`));
   r = await cli(['store', 'status', '--env-file', e.file, '--json']);
   assert.equal(r.code, 0, r.err);
-  assert.deepEqual(JSON.parse(r.out), { schema: 2, binary_schema: 2, current: true, replicas: [] });
-  assert.equal((await pg.psql('SELECT count(*) FROM hm_schema', { db: e.db })).trim(), '2');
+  assert.deepEqual(JSON.parse(r.out), { schema: V, binary_schema: V, current: true, replicas: [] });
+  assert.equal((await pg.psql('SELECT count(*) FROM hm_schema', { db: e.db })).trim(), String(V));
   e.done();
 });
 
@@ -65,7 +69,7 @@ test('two store init at once apply each step once', async () => {
   const rs = await Promise.all([1, 2, 3].map(() => cli(['store', 'init', '--env-file', e.file])));
   for (const r of rs) assert.equal(r.code, 0, r.err);
   assert.equal(rs.filter((r) => /was 0/.test(r.out)).length, 1, rs.map((r) => r.out).join('|'));
-  assert.equal((await pg.psql('SELECT count(*) FROM hm_schema', { db: e.db })).trim(), '2');
+  assert.equal((await pg.psql('SELECT count(*) FROM hm_schema', { db: e.db })).trim(), String(V));
   e.done();
 });
 
@@ -76,21 +80,26 @@ test('a server refuses a database without its schema, an older or a newer one, a
   assert.match(r.err, /has no hermes-mcp schema yet: run hermes-mcp store init --env-file/);
   assert.equal((await cli(['store', 'init', '--env-file', e.file])).code, 0);
   // A database left at version 1 (as an older hermes-mcp's init left it):
-  await pg.psql('DROP TABLE hm_approval; DELETE FROM hm_schema WHERE version = 2', { db: e.db });
+  await pg.psql(
+    "DO $$ DECLARE t text; BEGIN FOR t IN SELECT tablename FROM pg_tables WHERE schemaname = 'public'" +
+      " AND tablename NOT IN ('hm_schema', 'hm_replica') LOOP EXECUTE 'DROP TABLE ' || t; END LOOP; END $$;" +
+      ' DELETE FROM hm_schema WHERE version >= 2',
+    { db: e.db },
+  );
   r = await cli(['serve', '--env-file', e.file]);
   assert.equal(r.code, 2);
-  assert.match(r.err, /schema is at version 1, this hermes-mcp needs 2: run hermes-mcp store init --env-file/);
+  assert.match(r.err, new RegExp(`schema is at version 1, this hermes-mcp needs ${V}: run hermes-mcp store init --env-file`));
   r = await cli(['store', 'status', '--env-file', e.file]);
   assert.equal(r.code, 1);
-  assert.match(r.out, /schema version 1, older than this hermes-mcp's \(2\): run hermes-mcp store init/);
+  assert.match(r.out, new RegExp(`schema version 1, older than this hermes-mcp's \\(${V}\\): run hermes-mcp store init`));
   r = await cli(['store', 'init', '--env-file', e.file]);
   assert.equal(r.code, 0, r.err);
-  assert.match(r.out, /schema version 2: .*approval queue[^]*at version 2 \(was 1\)/);
+  assert.match(r.out, new RegExp(`schema version 2: .*approval queue[^]*at version ${V} \\(was 1\\)`));
   assert.equal((await pg.psql("SELECT to_regclass('hm_approval') IS NOT NULL", { db: e.db })).trim(), 't');
-  await pg.psql("UPDATE hm_schema SET version = 99 WHERE version = 2", { db: e.db });
+  await pg.psql(`UPDATE hm_schema SET version = 99 WHERE version = ${V}`, { db: e.db });
   r = await cli(['serve', '--env-file', e.file]);
   assert.equal(r.code, 2);
-  assert.match(r.err, /newer than this hermes-mcp's \(2\): upgrade hermes-mcp/);
+  assert.match(r.err, new RegExp(`newer than this hermes-mcp's \\(${V}\\): upgrade hermes-mcp`));
   e.done();
 });
 
