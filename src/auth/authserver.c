@@ -149,10 +149,10 @@ static void metadata(struct authserver *as, struct hreq *r)
 
 static void register_locked(struct authserver *as, struct hreq *r, const char *ip, uint64_t now_ms)
 {
-    (void)ip, (void)now_ms;
+    (void)now_ms;
     int lock = as->clients_path ? storefile_lock(as->clients_path) : -1;
     as_clients_sync(as); /* under the lock: the list a revocation just wrote */
-    as_register(as, r);
+    as_register(as, r, ip);
     storefile_unlock(lock);
 }
 
