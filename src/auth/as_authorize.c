@@ -316,6 +316,10 @@ static void document_refused(struct hreq *r, const char *why)
 void as_authorize_get(struct authserver *as, struct hreq *r, const char *ip)
 {
     struct authz_query q;
+    /* With a store, from the body callback only (as_authorize_fetch): its client may have to be
+     * read, and the consent is stored before its page is answered. */
+    if (as->pg && as->client_asked != r)
+        return;
     if (!authz_query_read(r, &q)) {
         bad_query_page(r);
         return;
@@ -333,8 +337,6 @@ void as_authorize_get(struct authserver *as, struct hreq *r, const char *ip)
         return;
     }
     const struct client *cl = as_find_client(as, q.client_id);
-    if (cl == NULL && as->pg && as->client_asked != r)
-        return; /* unanswered: as_authorize_fetch asks the store for it */
     if (cl == NULL) {
         as_error_page(r, 400, "Unknown application",
                       "This application is not registered with this server; it should register "
@@ -405,8 +407,9 @@ void as_authorize_fetch(struct authserver *as, struct hreq *r, const char *ip)
         bad_query_page(r);
         return;
     }
-    if (!clientdoc_is_url(q.client_id)) { /* with a store: a client registered elsewhere */
-        if (as_pg_client_ready(as, r, q.client_id, ip, authorize_again))
+    bool url = clientdoc_is_url(q.client_id);
+    if (as->pg && !(url && as->cimd && !cimd_cached(as->cimd, q.client_id))) {
+        if (url || as_pg_client_ready(as, r, q.client_id, ip, authorize_again))
             authorize_again(as, r, ip);
         return;
     }
