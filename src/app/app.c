@@ -259,6 +259,7 @@ static bool setup_providers(struct app *a)
         struct provider_host h = {.mcp = a->mcp,
                                   .loop = a->loop,
                                   .approvals = a->approvals,
+                                  .replica_id = replica_id(a->replica),
                                   .audit = audit_provider_event,
                                   .audit_arg = a,
                                   .before = a->o->providers,

@@ -42,7 +42,9 @@ static void bridge_settings(struct bridge_opts *o, void *arg)
                               .agent_timeout_ms = c->agent_timeout_ms,
                               .tasks_retention_days = c->tasks_retention_days,
                               .tasks_max = c->tasks_max,
-                              .tool_aliases = c->tool_aliases};
+                              .tool_aliases = c->tool_aliases,
+                              .store_url = c->store_url,
+                              .store_password = c->store_password};
 }
 
 /* STORE_URL's database must be reachable and at this binary's schema before anything starts:
