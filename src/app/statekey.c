@@ -15,8 +15,8 @@
 
 /* Inserted only when absent, then read back: every replica ends with the first one's key. */
 #define KEY_SQL                                                                                    \
-    "WITH made AS (INSERT INTO hm_secret (name, value) VALUES ($1, $2)"                           \
-    " ON CONFLICT (name) DO NOTHING RETURNING value)"                                             \
+    "WITH made AS (INSERT INTO hm_secret (name, value) VALUES ($1, $2)"                            \
+    " ON CONFLICT (name) DO NOTHING RETURNING value)"                                              \
     " SELECT value FROM made UNION ALL SELECT value FROM hm_secret WHERE name = $1"
 
 bool statekey_load(const char *url, const char *password, unsigned char key[STATEKEY_LEN],
@@ -38,9 +38,8 @@ bool statekey_load(const char *url, const char *password, unsigned char key[STAT
     const char *params[2] = {KEY_NAME, hex};
     PGresult *r = PQexecParams(pg, KEY_SQL, 2, NULL, params, NULL, NULL, 0);
     explicit_bzero(hex, sizeof hex);
-    const char *v = PQresultStatus(r) == PGRES_TUPLES_OK && PQntuples(r) > 0
-                        ? PQgetvalue(r, 0, 0)
-                        : NULL;
+    const char *v =
+        PQresultStatus(r) == PGRES_TUPLES_OK && PQntuples(r) > 0 ? PQgetvalue(r, 0, 0) : NULL;
     bool ok = v && strlen(v) == 2 * STATEKEY_LEN && hex_decode(v, key, STATEKEY_LEN);
     if (!ok && v)
         snprintf(err, errlen, "the store's secret %s is not %d bytes in hex", KEY_NAME,

@@ -7,10 +7,10 @@
  * key made at each start, over the state, an expiry and a digest of the request (method, and
  * params minus _meta and the round's own fields: name, URI, arguments), plus the caller's
  * identity, which the MAC covers but the text does not carry. With a key every replica shares
- * (mcp_set_state_key) the expiry is wall-clock time, so that another replica can judge it. A state that was altered, is
- * late, or comes from another caller or with other arguments opens to nothing. Replay within
- * the lifetime is possible (the spec leaves single use to the server); the states we seal only
- * say what the caller itself answered.
+ * (mcp_set_state_key) the expiry is wall-clock time, so that another replica can judge it. A state
+ * that was altered, is late, or comes from another caller or with other arguments opens to nothing.
+ * Replay within the lifetime is possible (the spec leaves single use to the server); the states we
+ * seal only say what the caller itself answered.
  *
  * Text: base64url(payload JSON) "." base64url(MAC), at most REQSTATE_MAX characters. */
 #include "reqstate.h"
@@ -84,9 +84,9 @@ static void mac_of(struct mcp_server *srv, const char *caller, const char *text,
 
 char *reqstate_seal(struct mcp_server *srv, const char *caller, const char *digest, json_t *state)
 {
-    json_t *payload = json_pack("{s:i, s:s, s:I, s:O}", "v", 1, "d", digest, "e",
-                                (json_int_t)(state_now(srv) + state_ttl(srv)), "s",
-                                state ? state : json_null());
+    json_t *payload =
+        json_pack("{s:i, s:s, s:I, s:O}", "v", 1, "d", digest, "e",
+                  (json_int_t)(state_now(srv) + state_ttl(srv)), "s", state ? state : json_null());
     char *json = json_dumps(payload, JSON_COMPACT);
     json_decref(payload);
     size_t jlen = json ? strlen(json) : 0;
