@@ -274,13 +274,12 @@ static void claimed(enum pgconn_status st, PGresult *const *res, size_t n, const
 {
     struct gw_store_claim *c = arg;
     (void)n;
-    (void)error;
-    if (c->cb) {
-        if (st == PGCONN_OK)
-            c->cb(c->arg, PQntuples(res[0]) == 1, "it was already answered");
-        else
-            c->cb(c->arg, false, "the store is unavailable; retry shortly");
-    }
+    if (st != PGCONN_OK && st != PGCONN_DOWN)
+        log_warn("gateway: claiming an input round in the store: %s", error ? error : "no answer");
+    if (c->cb)
+        c->cb(c->arg, st != PGCONN_OK          ? GW_CLAIM_UNAVAILABLE
+                      : PQntuples(res[0]) == 1 ? GW_CLAIM_FIRST
+                                               : GW_CLAIM_TAKEN);
     free(c);
 }
 

@@ -48,9 +48,10 @@ void gw_store_reread(struct gw_store *s);
  * replica, this one too, then reads the pins again. */
 void gw_store_pin_absent(struct gw_store *s, const char *exposed, json_t *pin);
 
-/* The claim of an input round's nonce: true when this is its first (the round may go on),
- * false when it was claimed before (anywhere) or the store cannot say (why says which). */
-typedef void gw_store_claimed_fn(void *arg, bool first, const char *why);
+/* The claim of an input round's nonce: its first (the round may go on), claimed before
+ * (anywhere), or the store cannot say now (nothing was claimed; the caller may retry). */
+enum gw_store_claim_rc { GW_CLAIM_FIRST, GW_CLAIM_TAKEN, GW_CLAIM_UNAVAILABLE };
+typedef void gw_store_claimed_fn(void *arg, enum gw_store_claim_rc rc);
 /* Claims nonce once, across replicas; expires_ms: wall-clock time after which it no longer
  * matters (the sealed state's expiry). cb runs later, exactly once, unless cancelled. */
 struct gw_store_claim;
