@@ -32,6 +32,7 @@ function initStore() {
 }
 async function restart(srv) {
   await new Promise((res) => { srv.proc.on('close', res); srv.proc.kill('SIGTERM'); });
+  assert.doesNotMatch(srv.proc.stderrText, /AddressSanitizer|LeakSanitizer|runtime error:/);
   return restartHermes(srv);
 }
 async function listed(srv) {

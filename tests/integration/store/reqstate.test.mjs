@@ -80,6 +80,7 @@ test('a state sealed by A opens on B; altered, it is refused on B', async () => 
 test('the key outlives a restart: a state sealed before it opens after it', async () => {
   const ask = (await reset(a, 6)).result;
   await new Promise((res) => { a.proc.on('close', res); a.proc.kill('SIGTERM'); });
+  assert.doesNotMatch(a.proc.stderrText, /AddressSanitizer|LeakSanitizer|runtime error:/);
   a = await restartHermes(a);
   const ok = await reset(a, 7, { inputResponses: YES, requestState: ask.requestState });
   assert.equal(ok.result?.resultType, 'complete', JSON.stringify(ok));
