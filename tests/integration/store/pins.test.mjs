@@ -154,3 +154,15 @@ test('the database away: an accept fails clearly, the replicas keep serving; bac
   await Promise.all([a, b].map((srv) => until(async () => (await listed(srv)).includes('fake__echo'),
     'served again after the accept', 3000)));
 });
+
+test('a pin removed from the store while serving: the tool waits, is pinned again as served (insert if absent), then served', async () => {
+  const before = (await storedPins()).fake__slow.sha256;
+  await pg.psql("DELETE FROM hm_pin WHERE exposed = 'fake__slow'; NOTIFY hm_pin, 'fake__slow'");
+  // The replica that reads the pins first finds none and pins it; the other may read it back.
+  await until(() => [a, b].some((srv) => /tool fake__slow: the store holds no pin for it; withheld until it does/
+    .test(srv.proc.stderrText)), 'the tool waits for its pin', 5000);
+  await until(async () => (await storedPins()).fake__slow?.sha256 === before, 'pinned again as served', 5000);
+  await Promise.all([a, b].map((srv) => until(async () => (await listed(srv)).includes('fake__slow'),
+    'served again', 5000)));
+  assert.equal(await pg.psql("SELECT count(*) FROM hm_pin WHERE exposed = 'fake__slow'"), '1');
+});
