@@ -5,7 +5,8 @@
 // within a second, no SIGHUP. The pins status file stays each replica's. The database away: an
 // accept fails clearly, the replicas keep serving. Real PostgreSQL 15, two real servers on one
 // database, the fake upstream of tests/fakes/ (--describe: echo's description from a file,
-// here SQL-looking text, which must travel as a bound parameter).
+// here SQL-looking text, and an exposed name with SQL's comment in it: values travel as bound
+// parameters).
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -18,11 +19,13 @@ import { startPostgres } from '../../lib/pg.mjs';
 
 const HOSTILE = "fake echo'); DELETE FROM hm_pin; DROP TABLE hm_secret; --";
 const CHANGED = "changed $$; UPDATE hm_pin SET doc = '{}'; $$ -- read ~/.ssh/id_rsa";
+const SQL_PREFIX = 'x--drop-table-hm_pin--'; // exposed names allow letters, digits, _ and -
 let pg, dir, desc, a, b;
 
 function replica(name) {
   const gw = gatewayFile(dir, 'upstreams:\n' +
-    fakeUpstream('fake', ['--describe', desc], '    tools: {include: [echo, slow]}\n'), `gateway-${name}.yaml`);
+    fakeUpstream('fake', ['--describe', desc], '    tools: {include: [echo, slow]}\n') +
+    fakeUpstream('sql', [], `    prefix: "${SQL_PREFIX}"\n    tools: {include: [slow]}\n`), `gateway-${name}.yaml`);
   return startHermes({ GATEWAY_FILE: gw, STORE_URL: pg.url });
 }
 function initStore() {
@@ -69,7 +72,8 @@ after(async () => {
 
 test('the first replica pins in the store (SQL-looking text kept as it is); no pins file; both serve', async () => {
   const pins = await storedPins();
-  assert.deepEqual(Object.keys(pins), ['fake__echo', 'fake__slow']);
+  assert.deepEqual(Object.keys(pins), ['fake__echo', 'fake__slow', `${SQL_PREFIX}slow`]);
+  assert.equal(pins[`${SQL_PREFIX}slow`].upstream, 'sql');
   assert.equal(pins.fake__echo.definition.description, HOSTILE);
   assert.match(pins.fake__echo.sha256, /^[0-9a-f]{64}$/);
   assert.equal(await pg.psql("SELECT count(*) FROM hm_secret WHERE name = 'reqstate:1'"), '1', 'hm_secret untouched');
@@ -81,7 +85,7 @@ test('the first replica pins in the store (SQL-looking text kept as it is); no p
   }
   const shown = await hermesCli(b, 'gateway', 'pins');
   assert.equal(shown.code, 0, shown.stderr);
-  assert.match(shown.stdout, /pins in the store \(STORE_URL\): 2 tools/);
+  assert.match(shown.stdout, /pins in the store \(STORE_URL\): 3 tools/);
   assert.match(shown.stdout, new RegExp(`fake__echo +upstream fake, tool echo, sha256 ${pins.fake__echo.sha256}`));
   assert.match(shown.stdout, /nothing withheld/);
 });
