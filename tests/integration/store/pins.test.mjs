@@ -141,6 +141,9 @@ test('the database away: an accept fails clearly, the replicas keep serving; bac
   const r = await hermesCli(a, 'gateway', 'accept');
   assert.equal(r.code, 1);
   assert.match(r.stderr, /cannot connect to STORE_URL.*nothing done/);
+  const shown = await hermesCli(a, 'gateway', 'pins');
+  assert.equal(shown.code, 1);
+  assert.match(shown.stderr, /cannot connect to STORE_URL/);
   for (const srv of [a, b]) {
     assert.equal(srv.proc.exitCode, null, 'still running');
     assert.ok((await listed(srv)).includes('fake__echo'), 'the pins in force are kept');
