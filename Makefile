@@ -27,7 +27,8 @@ LDLIBS   += $(shell pkg-config --libs $(filter-out libcurl libpq,$(PKGS))) -lm -
 # provider on the engine, unseen by app); auth (principals, scopes) sits beside mcp on http,
 # seen by app, not by mcp or bridge; approvals (the operator's approval queue, which both
 # providers fill and app's control socket answers) sits on base, seen by the providers and app;
-# store (durable state: files, or PostgreSQL through libpq on the loop) sits on base.
+# store (durable state: files, or PostgreSQL through libpq on the loop) sits on base, seen by
+# the bridge, the gateway and app.
 LAYERS := base store http otel mcp approvals bridge gateway auth app ops
 LAYER_INC_base   := base
 LAYER_INC_store  := base store
@@ -36,7 +37,7 @@ LAYER_INC_otel   := $(LAYER_INC_http) otel
 LAYER_INC_mcp    := $(LAYER_INC_otel) mcp
 LAYER_INC_approvals := $(LAYER_INC_base) approvals
 LAYER_INC_bridge := $(LAYER_INC_mcp) store approvals bridge
-LAYER_INC_gateway := $(LAYER_INC_mcp) approvals gateway
+LAYER_INC_gateway := $(LAYER_INC_mcp) store approvals gateway
 LAYER_INC_auth   := $(LAYER_INC_http) auth
 LAYER_INC_app    := $(LAYER_INC_mcp) store auth approvals app
 LAYER_INC_ops    := $(LAYERS)

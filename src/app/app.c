@@ -37,6 +37,7 @@
 #include "reaper.h"
 #include "replica.h"
 #include "sdnotify.h"
+#include "statekey.h"
 #include "version.h"
 #include "whoami.h"
 
@@ -426,6 +427,8 @@ int app_run(const struct app_opts *o)
                           .cache_public = !o->cfg->auth,
                           .state_ttl_ms = test_state_ttl_ms()};
     a.mcp = mcp_new(a.loop, &mo);
+    if (a.cfg->store_url && !statekey_share(a.mcp, a.cfg->store_url, a.cfg->store_password))
+        goto out;
     mcp_set_audit(a.mcp, on_rpc_note, &a);
     if (a.otel) {
         mcp_set_message_hook(a.mcp, app_trace_message, &a);

@@ -242,6 +242,10 @@ json_t *mcp_call_input_state(const struct mcp_call *c);
 /* How long a state sealed now is accepted (mcp_opts.state_ttl_ms or its default), in ms: what
  * a handler keeps for a later round need not outlive it. */
 unsigned mcp_state_ttl_ms(const struct mcp_server *s);
+/* Replaces the key made at start with one every replica shares (read from the store before
+ * serving), so that a state sealed by one replica opens on another; from then on the expiry
+ * sealed in a state is wall-clock time (replicas share no monotonic clock). */
+void mcp_set_state_key(struct mcp_server *s, const unsigned char key[32]);
 /* Who made the call, what sealed state and tasks are bound to: "p:<name>" for the principal
  * mcp_set_caller names, else a digest of its bearer token (never the credential), or
  * "anonymous". */

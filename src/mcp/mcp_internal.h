@@ -225,7 +225,9 @@ struct mcp_server {
     size_t ntask_more;
     struct list listens; /* open subscriptions/listen streams (listen.c) */
     void *task_arg;
-    unsigned char state_key[32]; /* seals requestState (reqstate.c); new at each start */
+    unsigned char state_key[32]; /* seals requestState (reqstate.c); new at each start, or
+                                    every replica's (mcp_set_state_key) */
+    bool state_key_shared;       /* then expiries are wall-clock time, which replicas share */
     char *modern_list_head;      /* "{"resultType":...,"_meta":{...}," for list answers (era.c) */
     json_t *server_info;         /* {name, version}, built on first use (era.c) */
     char *decoration[3];         /* era_reply's decoration texts, built on first use (era.c) */

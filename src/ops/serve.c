@@ -127,6 +127,7 @@ int serve_main(int argc, char **argv)
         config_cleanup(&cfg);
         return EXIT_USAGE;
     }
+    gw_provider_set_store(gw, cfg.store_url, cfg.store_password);
     if (cfg.allow_remote && !weburl_loopback_host(cfg.host))
         log_event(EV_LISTEN_EXPOSED, LOG_FIELDS(LF_S("addr", cfg.host)),
                   "LISTENING BEYOND LOOPBACK on %s: anyone who can reach it is one token away "
