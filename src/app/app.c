@@ -470,8 +470,8 @@ int app_run(const struct app_opts *o)
                             .error_body = mcp_http_error_body,
                             .arg = &a};
     if (o->cfg->rate_per_min)
-        a.rl = ratelimit_new(ratelimit_share(o->cfg->rate_per_min, o->cfg->replicas),
-                             RATE_TABLE_MAX);
+        a.rl =
+            ratelimit_new(ratelimit_share(o->cfg->rate_per_min, o->cfg->replicas), RATE_TABLE_MAX);
     if (o->cfg->rate_auth_per_min)
         a.rl_auth = ratelimit_new(ratelimit_share(o->cfg->rate_auth_per_min, o->cfg->replicas),
                                   RATE_TABLE_MAX);

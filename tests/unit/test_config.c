@@ -181,8 +181,8 @@ static void replica_name_and_count(void **state)
     assert_string_equal(c.replica_name, "eu-west-1a");
     assert_int_equal(c.replicas, 3);
     config_cleanup(&c);
-    const char *bad[] = {"REPLICA_NAME=A\n", "REPLICA_NAME=a.b\n", "REPLICA_NAME=abcdefghijklm\n",
-                         "REPLICA_NAME=a b\n", "REPLICAS=0\n", "REPLICAS=65\n"};
+    const char *bad[] = {"REPLICA_NAME=A\n",   "REPLICA_NAME=a.b\n", "REPLICA_NAME=abcdefghijklm\n",
+                         "REPLICA_NAME=a b\n", "REPLICAS=0\n",       "REPLICAS=65\n"};
     for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
         write_file(bad[i], 0600);
         assert_false(config_load(&c, path, err, sizeof err));
