@@ -1,5 +1,6 @@
 // Three replicas on one real PostgreSQL 15 behind the nginx block of docs/guides/replicas.md,
-// taken from the page itself (only its addresses changed), run by Debian's nginx-light:
+// taken from the page itself (only its addresses changed), run by Debian's nginx-light; two
+// replicas behind the same block edited as the page says:
 // - 2025 sessions (MCP_SESSIONS=1): two official SDK 1.x clients at once and mcp-remote, each
 //   session answered by the replica that made it (REPLICA_NAME prefixes its id, the block's map
 //   routes by it), tools listed and called; a 2026-07-28 client (SDK v2) through the same block;
@@ -48,24 +49,38 @@ after(async () => {
   if (dir) rmSync(dir, { recursive: true, force: true });
 });
 
-// The guide's block with the test's addresses: each replica's on 127.0.0.1, nginx on port.
+// The guide's block, for three replicas or, edited as the guide says, for two; with the test's
+// addresses: each replica's on 127.0.0.1, nginx on port.
 function guideBlock(ports, port) {
   const blocks = nginxBlocks('docs/guides/replicas.md');
   assert.equal(blocks.length, 1, 'docs/guides/replicas.md has one nginx block');
-  return substitute(blocks[0], [['listen 443 ssl;', `listen 127.0.0.1:${port};`],
-    ...NAMES.map((n) => [GUIDE_ADDR[n], `127.0.0.1:${ports[n]}`])]);
+  let block = blocks[0];
+  if (!ports.c) {
+    // "leave out the third server lines, hermes_mcp_c and its map line (and point
+    // hermes_mcp_b's backup at 10.0.0.11)"
+    block = substitute(block, [['    server 10.0.0.13:8765;\n', ''],
+      ['server 10.0.0.13:8765 backup;', 'server 10.0.0.11:8765 backup;']]);
+    const lines = block.split('\n');
+    const kept = lines.filter((l) => !/^upstream hermes_mcp_c |^\s*~\^c\\\./.test(l));
+    assert.equal(lines.length - kept.length, 2, 'hermes_mcp_c and its map line');
+    assert.doesNotMatch(kept.join('\n'), /10\.0\.0\.13/);
+    block = kept.join('\n');
+  }
+  const names = NAMES.filter((n) => ports[n]);
+  return substitute(block, [['listen 443 ssl;', `listen 127.0.0.1:${port};`],
+    ...names.map((n) => [GUIDE_ADDR[n], `127.0.0.1:${ports[n]}`])]);
 }
 
-// Replicas a, b and c on pg (one token, REPLICAS=3; env: more settings for each), the guide's
-// nginx in front of them.
-async function deploy(env = {}) {
+// count (2 or 3) replicas a, b (, c) on pg (one token, REPLICAS=count; env: more settings for
+// each), the guide's nginx in front of them.
+async function deploy(env = {}, count = 3) {
   const reps = {};
-  for (const name of NAMES) {
+  for (const name of NAMES.slice(0, count)) {
     reps[name] = await startHermes({ STORE_URL: pg.url, MCP_AUTH_TOKEN: TOKEN, REPLICA_NAME: name,
-      REPLICAS: '3', TRUSTED_PROXIES: '127.0.0.1,::1', MCP_PUBLIC_HOSTS: 'mcp.example.com',
+      REPLICAS: String(count), TRUSTED_PROXIES: '127.0.0.1,::1', MCP_PUBLIC_HOSTS: 'mcp.example.com',
       HERMES_ENV_PATH: agentEnv(fake), ...env });
   }
-  const ports = Object.fromEntries(NAMES.map((n) => [n, reps[n].port]));
+  const ports = Object.fromEntries(Object.entries(reps).map(([n, r]) => [n, r.port]));
   const px = await startNginx((port) => guideBlock(ports, port));
   return {
     reps, px, url: `${px.base}/mcp`,
@@ -93,8 +108,8 @@ const metric = async (srv, name) => {
 };
 const syncTask = (id, text) => ({ name: 'hermes_task', arguments: { task: `${text} [delay=300] [text=${text}]`, mode: 'sync', id } });
 
-test('2025 sessions stay on the replica that made them; SDK 1.x, mcp-remote and a 2026-07-28 client through the block', { skip }, async () => {
-  const d = await deploy({ MCP_SESSIONS: '1' });
+for (const count of [2, 3]) test(`${count} replicas: 2025 sessions stay on the replica that made them; SDK 1.x, mcp-remote and a 2026-07-28 client through the block`, { skip }, async () => {
+  const d = await deploy({ MCP_SESSIONS: '1' }, count);
   const home = mkdtempSync(join(tmpdir(), 'hm-replicas-remote-'));
   const clients = [];
   try {
@@ -105,11 +120,12 @@ test('2025 sessions stay on the replica that made them; SDK 1.x, mcp-remote and 
     }
     await Promise.all(clients.map((c) => c.client.connect(c.transport)));
     const prefixes = clients.map((c) => {
-      assert.match(c.transport.sessionId, /^[abc]\.[0-9a-f]{64}$/, 'the session id names its replica');
+      assert.match(c.transport.sessionId, count === 2 ? /^[ab]\.[0-9a-f]{64}$/ : /^[abc]\.[0-9a-f]{64}$/,
+        'the session id names its replica');
       return c.transport.sessionId[0];
     });
     assert.notEqual(prefixes[0], prefixes[1], 'the two sessions were made on two replicas');
-    for (const n of NAMES) {
+    for (const n of Object.keys(d.reps)) {
       assert.equal(await metric(d.reps[n], 'hermes_mcp_sessions'), prefixes.filter((p) => p === n).length,
         `replica ${n} holds its sessions and no other`);
     }
