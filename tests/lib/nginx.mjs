@@ -59,7 +59,8 @@ ${http(port)}
     port, dir, errors, base: `http://127.0.0.1:${port}`,
     async stop() {
       if (proc.exitCode === null) {
-        proc.kill('SIGQUIT');
+        // A fast shutdown: a graceful one (SIGQUIT) waits for streams a client left open.
+        proc.kill('SIGTERM');
         await new Promise((r) => (proc.exitCode !== null ? r() : proc.on('close', r)));
       }
       rmSync(dir, { recursive: true, force: true });
