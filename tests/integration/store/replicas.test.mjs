@@ -5,8 +5,8 @@
 //   session answered by the replica that made it (REPLICA_NAME prefixes its id, the block's map
 //   routes by it), tools listed and called; a 2026-07-28 client (SDK v2) through the same block;
 //   a session whose replica stopped gets 404 from another, and a new session works;
-// - limits with REPLICAS=3: RATE_LIMIT_AUTH_PER_MIN and a role's calls_per_min hold for the
-//   three together (each replica a third), no more;
+// - limits with REPLICAS=3: RATE_LIMIT_AUTH_PER_MIN and a role's calls_per_min and
+//   calls_in_flight hold for the three together (each replica a third), no more;
 // - PostgreSQL killed under load: /readyz answers 503 with Retry-After through the block while
 //   every other request is still answered, then ready again once it is back;
 // - a replica started on an older schema refuses to start and names `store init` (the full
@@ -208,10 +208,14 @@ for (const count of [2, 3]) test(`${count} replicas: 2025 sessions stay on the r
   }
 });
 
-test('REPLICAS=3: the request limit and a role\'s calls_per_min hold for the three together', { skip }, async () => {
+test('REPLICAS=3: the request limit and a role\'s calls a minute and in flight hold for the three together', { skip }, async () => {
   const metered = randomBytes(32).toString('hex');
-  const file = tokensFile(dir, {}, `  - name: metered\n    sha256: ${createHash('sha256').update(metered).digest('hex')}\n` +
-    '    scopes: [hermes:read]\n    limits: {calls_per_min: 9}\n');
+  const parallel = randomBytes(32).toString('hex');
+  const sha = (t) => createHash('sha256').update(t).digest('hex');
+  const file = tokensFile(dir, {}, `  - name: metered\n    sha256: ${sha(metered)}\n` +
+    '    scopes: [hermes:read]\n    limits: {calls_per_min: 9}\n' +
+    `  - name: parallel\n    sha256: ${sha(parallel)}\n` +
+    '    scopes: [hermes:read, hermes:task]\n    limits: {calls_in_flight: 3}\n');
   const d = await deploy({ RATE_LIMIT_AUTH_PER_MIN: '30', TOKENS_FILE: file });
   try {
     // 45 requests with one credential from one client address: round robin gives each replica
@@ -245,6 +249,17 @@ test('REPLICAS=3: the request limit and a role\'s calls_per_min hold for the thr
     const allowed = results.filter((x) => !x.isError).length;
     assert.equal(allowed, 9, JSON.stringify(results.map((x) => x.structuredContent?.error ?? 'ok')));
     for (const x of results.filter((y) => y.isError)) assert.equal(x.structuredContent.error, 'busy');
+
+    // The role's 3 calls in flight: 1 on each replica; 4 slow calls at once, one replica gets
+    // two, and refuses its second: 3 run, as on one server with calls_in_flight 3.
+    const slow = await Promise.all([0, 1, 2, 3].map((i) => rpc(d.url, 'tools/call',
+      { name: 'hermes_task', arguments: { task: `slow ${i} [delay=1500]`, mode: 'sync', id: `rep-par-${i}` } },
+      { Authorization: `Bearer ${parallel}` })));
+    const outcomes = slow.map((r) => {
+      assert.equal(r.status, 200, r.text);
+      return r.json.result.isError ? r.json.result.structuredContent.error : r.json.result.structuredContent.status;
+    }).sort();
+    assert.deepEqual(outcomes, ['busy', 'completed', 'completed', 'completed']);
   } finally {
     await d.stop();
   }
