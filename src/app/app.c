@@ -128,6 +128,12 @@ static unsigned call_limited(struct hreq *r, const char *tool, void **ticket, vo
     if (!who.calls_per_min && !who.calls_in_flight && !per_tool.calls_per_min &&
         !per_tool.calls_in_flight)
         return 0;
+    /* Behind a round-robin proxy each replica enforces its share (REPLICAS). */
+    unsigned share = a->cfg->replicas;
+    who.calls_per_min = ratelimit_share(who.calls_per_min, share);
+    who.calls_in_flight = ratelimit_share(who.calls_in_flight, share);
+    per_tool.calls_per_min = ratelimit_share(per_tool.calls_per_min, share);
+    per_tool.calls_in_flight = ratelimit_share(per_tool.calls_in_flight, share);
     return callgate_enter(a->gate, p ? p->name : "anonymous", who, tool, per_tool,
                           loop_now(a->loop), ticket);
 }
@@ -429,6 +435,7 @@ int app_run(const struct app_opts *o)
     a.mcp = mcp_new(a.loop, &mo);
     if (a.cfg->store_url && !statekey_share(a.mcp, a.cfg->store_url, a.cfg->store_password))
         goto out;
+    mcp_set_replica_name(a.mcp, o->cfg->replica_name);
     mcp_set_audit(a.mcp, on_rpc_note, &a);
     if (a.otel) {
         mcp_set_message_hook(a.mcp, app_trace_message, &a);
@@ -467,9 +474,11 @@ int app_run(const struct app_opts *o)
                             .error_body = mcp_http_error_body,
                             .arg = &a};
     if (o->cfg->rate_per_min)
-        a.rl = ratelimit_new(o->cfg->rate_per_min, RATE_TABLE_MAX);
+        a.rl =
+            ratelimit_new(ratelimit_share(o->cfg->rate_per_min, o->cfg->replicas), RATE_TABLE_MAX);
     if (o->cfg->rate_auth_per_min)
-        a.rl_auth = ratelimit_new(o->cfg->rate_auth_per_min, RATE_TABLE_MAX);
+        a.rl_auth = ratelimit_new(ratelimit_share(o->cfg->rate_auth_per_min, o->cfg->replicas),
+                                  RATE_TABLE_MAX);
     a.httpd = httpd_new(a.loop, &ho, err, sizeof err);
     sock_fd = -1; /* httpd owns it now, or closed it */
     if (a.httpd == NULL) {

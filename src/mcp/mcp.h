@@ -96,6 +96,12 @@ void mcp_set_completion(struct mcp_server *s, mcp_handler *handler, void *arg);
 size_t mcp_tool_count(const struct mcp_server *s);      /* listed ones (mcp_set_tool_hidden: not) */
 size_t mcp_session_count(const struct mcp_server *s);   /* live sessions (MCP_SESSIONS=1) */
 size_t mcp_calls_in_flight(const struct mcp_server *s); /* requests being handled */
+/* Behind a proxy that routes a session to the replica that made it: its Mcp-Session-Id starts
+ * with name and a dot ("a.<64 hex>"), which the proxy maps to that replica. name is
+ * [a-z0-9-], 1 to MCP_REPLICA_NAME_MAX characters; NULL or "": ids are the 64 hex digits alone. */
+#define MCP_REPLICA_NAME_MAX 12
+#define MCP_SESSION_ID_MAX (MCP_REPLICA_NAME_MAX + 1 + 64 + 1)
+void mcp_set_replica_name(struct mcp_server *s, const char *name);
 
 /* HTTP entry points for the endpoint path (the caller routes by path). */
 void mcp_http_headers(struct mcp_server *s, struct hreq *r);

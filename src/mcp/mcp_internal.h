@@ -66,7 +66,7 @@ struct mcp_stream {
 };
 
 struct mcp_session {
-    char id[65];
+    char id[MCP_SESSION_ID_MAX]; /* "<replica name>.<64 hex>", or the hex alone */
     char version[16];
     int log_level;
     json_t *client_caps;
@@ -199,6 +199,7 @@ struct mcp_server {
     struct strmap *outgoing;       /* key → struct outgoing */
     unsigned long next_stream, next_out;
     struct loop_timer *sweep;
+    char session_prefix[MCP_REPLICA_NAME_MAX + 2]; /* "<name>." or "" (mcp_set_replica_name) */
     struct list calls; /* every call whose handler has not finished (by srv_link) */
     size_t ncalls;
     uint64_t calls_started;
