@@ -42,7 +42,7 @@ aliases=(
     "relay:gw_relay_" "mrtr:gw_mrtr_"
     "gwsurface:gw_plan_" "gwguard:gw_pins_" "gwresources:gw_resources_" "gwprobe:gw_probe_"
     "gwevent:gw_event$ gw_event_"
-    "gwpin:gw_pin_ gw_pins_" "gwpolicy:gw_policy_" "gwsecret:gw_secret_"
+    "gwpin:gw_pin_ gw_pins_" "gwpolicy:gw_policy_" "gwsecret:gw_secret_" "gwstore:gw_store_"
     "gwfile:gw_tool_name_ok$ gw_upstream_name_ok$"
     "gwrules:gw_tool_ gw_verdict_name$ gw_bridge_tool_kept$ gw_include_unmatched$"
 )

@@ -38,6 +38,7 @@
 #include "reaper.h"
 #include "replica.h"
 #include "sdnotify.h"
+#include "statekey.h"
 #include "version.h"
 #include "whoami.h"
 
@@ -128,6 +129,12 @@ static unsigned call_limited(struct hreq *r, const char *tool, void **ticket, vo
     if (!who.calls_per_min && !who.calls_in_flight && !per_tool.calls_per_min &&
         !per_tool.calls_in_flight)
         return 0;
+    /* Behind a round-robin proxy each replica enforces its share (REPLICAS). */
+    unsigned share = a->cfg->replicas;
+    who.calls_per_min = ratelimit_share(who.calls_per_min, share);
+    who.calls_in_flight = ratelimit_share(who.calls_in_flight, share);
+    per_tool.calls_per_min = ratelimit_share(per_tool.calls_per_min, share);
+    per_tool.calls_in_flight = ratelimit_share(per_tool.calls_in_flight, share);
     return callgate_enter(a->gate, p ? p->name : "anonymous", who, tool, per_tool,
                           loop_now(a->loop), ticket);
 }
@@ -260,6 +267,7 @@ static bool setup_providers(struct app *a)
         struct provider_host h = {.mcp = a->mcp,
                                   .loop = a->loop,
                                   .approvals = a->approvals,
+                                  .replica_id = replica_id(a->replica),
                                   .audit = audit_provider_event,
                                   .audit_arg = a,
                                   .before = a->o->providers,
@@ -433,6 +441,9 @@ int app_run(const struct app_opts *o)
                           .cache_public = !o->cfg->auth,
                           .state_ttl_ms = test_state_ttl_ms()};
     a.mcp = mcp_new(a.loop, &mo);
+    if (a.cfg->store_url && !statekey_share(a.mcp, a.cfg->store_url, a.cfg->store_password))
+        goto out;
+    mcp_set_replica_name(a.mcp, o->cfg->replica_name);
     mcp_set_audit(a.mcp, on_rpc_note, &a);
     if (a.otel) {
         mcp_set_message_hook(a.mcp, app_trace_message, &a);
@@ -471,9 +482,11 @@ int app_run(const struct app_opts *o)
                             .error_body = mcp_http_error_body,
                             .arg = &a};
     if (o->cfg->rate_per_min)
-        a.rl = ratelimit_new(o->cfg->rate_per_min, RATE_TABLE_MAX);
+        a.rl =
+            ratelimit_new(ratelimit_share(o->cfg->rate_per_min, o->cfg->replicas), RATE_TABLE_MAX);
     if (o->cfg->rate_auth_per_min)
-        a.rl_auth = ratelimit_new(o->cfg->rate_auth_per_min, RATE_TABLE_MAX);
+        a.rl_auth = ratelimit_new(ratelimit_share(o->cfg->rate_auth_per_min, o->cfg->replicas),
+                                  RATE_TABLE_MAX);
     a.httpd = httpd_new(a.loop, &ho, err, sizeof err);
     sock_fd = -1; /* httpd owns it now, or closed it */
     if (a.httpd == NULL) {

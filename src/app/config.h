@@ -76,6 +76,8 @@ struct config {
                                                   kept: it is sent) */
     char *store_url;      /* STORE_URL: a postgresql:// URL without a password, or NULL (files) */
     char *store_password; /* STORE_PASSWORD, or NULL: libpq's password or service file */
+    char *replica_name;   /* REPLICA_NAME: [a-z0-9-]{1,12}, the session ids' prefix, or NULL */
+    unsigned replicas;    /* REPLICAS, default 1: each limit is divided by it */
     int log_level;        /* LOG_LEVEL: error|warn|info|debug */
     struct otel_config otel; /* the OTEL_* keys: tracing (url NULL: off) */
 };
@@ -147,6 +149,9 @@ bool configoidc_introspection(struct config *c, json_t *env, const char *v, cons
 /* STORE_URL and STORE_PASSWORD (configstore.c). */
 bool configstore_url(struct config *c, json_t *env, const char *v, const char *path, char *err,
                      size_t errlen);
+/* REPLICA_NAME (configstore.c). */
+bool configstore_replica_name(struct config *c, json_t *env, const char *v, const char *path,
+                              char *err, size_t errlen);
 
 /* For the table's hooks: the value as the key's type reads it (NULL value: *out unchanged). */
 bool config_parse_uint(const char *v, unsigned long max, unsigned *out);

@@ -6,6 +6,7 @@
 
 #include "config.h"
 #include "hex.h"
+#include "mcp.h"
 #include "mem.h"
 
 #define STORE_URL_MAX 1024
@@ -69,5 +70,23 @@ bool configstore_url(struct config *c, json_t *env, const char *v, const char *p
     }
     c->store_url = xstrdup(v);
     c->store_password = password && *password ? xstrdup(password) : NULL;
+    return true;
+}
+
+/* The prefix of this replica's session ids, which the proxy's map matches to route a session
+ * home: a-z, 0-9 and '-' only, so it needs no escaping in a regular expression or a header. */
+bool configstore_replica_name(struct config *c, json_t *env, const char *v, const char *path,
+                              char *err, size_t errlen)
+{
+    (void)env, (void)path;
+    if (v == NULL || *v == '\0')
+        return true;
+    size_t n = strlen(v);
+    if (n > MCP_REPLICA_NAME_MAX || strspn(v, "abcdefghijklmnopqrstuvwxyz0123456789-") != n) {
+        snprintf(err, errlen, "REPLICA_NAME must be 1-%d of a-z, 0-9 and '-'",
+                 MCP_REPLICA_NAME_MAX);
+        return false;
+    }
+    c->replica_name = xstrdup(v);
     return true;
 }

@@ -725,6 +725,33 @@ const struct config_key config_keys[] = {
      .field = CONFIG_NO_FIELD,
      .dflt_text = "none",
      .summary = "The database user's password (the env file must then be mode 600)."},
+    {.key = "REPLICA_NAME",
+     .type = CONFIG_TEXT,
+     .section = CONFIG_SEC_STORE,
+     .field = F(replica_name),
+     .dflt_text = "none (session ids are 64 hexadecimal digits)",
+     .example = "",
+     .parse = configstore_replica_name,
+     .help = "1-12 of a-z, 0-9 and '-', different on each replica. With MCP_SESSIONS=1 each "
+             "Mcp-Session-Id is NAME.<64 hex digits>, so a proxy can send every request of a "
+             "session to the replica that made it (docs/guides/replicas.md has the nginx map).",
+     .summary = "This replica's name: the prefix of its session ids."},
+    {.key = "REPLICAS",
+     .type = CONFIG_UINT,
+     .section = CONFIG_SEC_STORE,
+     .field = F(replicas),
+     .dflt = 1,
+     .min = 1,
+     .max = 64,
+     .scale = 1,
+     .unit = "replicas",
+     .err = "REPLICAS must be 1-64 (how many replicas share the load)",
+     .help = "Each replica counts its own requests, so behind a round-robin proxy it enforces "
+             "each limit divided by REPLICAS (rounded down, at least 1): RATE_LIMIT_PER_MIN, "
+             "RATE_LIMIT_AUTH_PER_MIN, and the calls a minute and in flight of principals, roles "
+             "and gateway tools. Set the same limits and REPLICAS on every replica; the limits "
+             "then hold for the whole deployment.",
+     .summary = "How many replicas share the load behind the proxy."},
     /* tracing (OpenTelemetry) */
     {.key = "OTEL_EXPORTER_OTLP_ENDPOINT",
      .type = CONFIG_TEXT,

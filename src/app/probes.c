@@ -17,6 +17,7 @@
 #include "mcp.h"
 #include "metrics.h"
 #include "otel.h"
+#include "replica.h"
 #include "version.h"
 
 /* The providers' readiness objects: one as it is, several merged ("{}" when none has one). */
@@ -86,11 +87,24 @@ static void probe(struct app *a, struct hreq *r, bool readiness)
     buf_init(&states, 0);
     buf_init(&body, 0);
     bool ready = providers_ready(a, &states);
-    buf_printf(&body, "{\"status\":\"%s\",\"upstreams\":%s}",
+    /* With STORE_URL a replica whose database is away is not ready: a proxy or supervisor
+     * that reads /readyz sends the traffic elsewhere until it reconnects. */
+    bool store_up = replica_store_up(a->replica);
+    ready = ready && store_up;
+    buf_printf(&body, "{\"status\":\"%s\",\"upstreams\":%s%s}",
                !readiness ? "ok"
                : ready    ? "ready"
                           : "not_ready",
-               states.data);
+               states.data,
+               a->replica == NULL ? ""
+               : store_up         ? ",\"store\":\"up\""
+                                  : ",\"store\":\"down\"");
+    if (readiness && !store_up) {
+        char retry[16];
+        unsigned s = (replica_retry_in_ms(a->replica) + 999) / 1000;
+        snprintf(retry, sizeof retry, "%u", s ? s : 1);
+        hreq_add_header(r, "Retry-After", retry);
+    }
     hreq_add_header(r, "Cache-Control", "no-store");
     app_reply_json(r, readiness && !ready ? 503 : 200, body.data);
     buf_cleanup(&states);

@@ -112,3 +112,13 @@ const char *replica_id(const struct replica *r)
 {
     return r ? r->id : NULL;
 }
+
+bool replica_store_up(const struct replica *r)
+{
+    return r == NULL || pgconn_up(r->conn);
+}
+
+unsigned replica_retry_in_ms(const struct replica *r)
+{
+    return r && !pgconn_up(r->conn) ? pgconn_retry_in_ms(r->conn) : 0;
+}

@@ -6,6 +6,8 @@
 #ifndef HM_REPLICA_H
 #define HM_REPLICA_H
 
+#include <stdbool.h>
+
 #define REPLICA_HEARTBEAT_MS 2000
 #define REPLICA_ID_MAX 96
 
@@ -18,5 +20,9 @@ struct replica *replica_start(struct loop *l, const char *url, const char *passw
  * frees r; NULL-safe. */
 void replica_stop(struct replica *r);
 const char *replica_id(const struct replica *r);
+/* Whether the store's connection is up now (NULL r: true, no store); while it is not, the
+ * milliseconds until the next attempt (for Retry-After), else 0. */
+bool replica_store_up(const struct replica *r);
+unsigned replica_retry_in_ms(const struct replica *r);
 
 #endif

@@ -121,9 +121,10 @@ static bool rate_limited(struct app *a, struct hreq *r, bool authed)
             LOG_FIELDS(LF_S("who", who),
                        LF_S("limit", authed ? "RATE_LIMIT_AUTH_PER_MIN" : "RATE_LIMIT_PER_MIN"),
                        LF_N("per_min", authed ? a->cfg->rate_auth_per_min : a->cfg->rate_per_min)),
-            "rate limit: %s is over %s=%u a minute; answering 429 (logged once a minute)", who,
+            "rate limit: %s is over %s=%u a minute%s; answering 429 (logged once a minute)", who,
             authed ? "RATE_LIMIT_AUTH_PER_MIN" : "RATE_LIMIT_PER_MIN",
-            authed ? a->cfg->rate_auth_per_min : a->cfg->rate_per_min);
+            authed ? a->cfg->rate_auth_per_min : a->cfg->rate_per_min,
+            a->cfg->replicas > 1 ? " (this replica's share: divided by REPLICAS)" : "");
     char retry[16];
     snprintf(retry, sizeof retry, "%u", wait);
     a->rate_limited++;

@@ -66,6 +66,12 @@ const char *bridge_tool_judged_as(const char *name)
     return name;
 }
 
+struct taskload *bridge_keep_load(struct bridge *b, struct taskload *l)
+{
+    b->loads = xrealloc(b->loads, (b->nloads + 1) * sizeof *b->loads);
+    return b->loads[b->nloads++] = l;
+}
+
 /* Registers a tool on b->mcp unless bridge_tools leaves it out. */
 static void add_tool(struct bridge *b, const struct bridge_tool_spec *t)
 {
@@ -86,6 +92,10 @@ static void add_tool(struct bridge *b, const struct bridge_tool_spec *t)
         .arg = b,
         .scope = t->scope,
     };
+    if (tasks_remote(b->tasks)) { /* the task is loaded from the database first */
+        d.handler = taskload_tool;
+        d.arg = bridge_keep_load(b, taskload_for_tool(b, t));
+    }
     b->tools = xrealloc(b->tools, (b->ntools + 1) * sizeof *b->tools);
     b->tools[b->ntools] = t;
     name_add(&b->tool_names, &b->ntools, t->name);
@@ -145,8 +155,14 @@ struct bridge *bridge_new_kept(struct mcp_server *mcp, struct loop *l, const str
         bridge_free(b);
         return NULL;
     }
+    if (o->store_url && !tasks_use_store(b->tasks, o->store_url, o->store_password,
+                                         o->replica_id ? o->replica_id : "", runjob_take_over, b)) {
+        log_error("the task store cannot be used (STORE_URL)");
+        bridge_free(b);
+        return NULL;
+    }
     agents_load(b);
-    tasks_each(b->tasks, runjob_index_task, b);
+    tasks_each(b->tasks, runjob_index_task, b); /* files only: a database's runs are taken over */
     for (size_t i = 0; i < NTOOLS; i++)
         add_tool(b, tools[i]);
     mcptask_register(b);
@@ -248,6 +264,9 @@ void bridge_free(struct bridge *b)
     strmap_free(b->owners);
     retention_free(b->retention);
     buf_cleanup(&b->chunk);
+    for (size_t i = 0; i < b->nloads; i++)
+        free(b->loads[i]);
+    free(b->loads);
     free(b->contract);
     free(b->contract_json);
     for (size_t i = 0; i < sizeof b->opts_strings / sizeof *b->opts_strings; i++)

@@ -24,6 +24,9 @@ struct bridge_opts {
     unsigned tasks_retention_days; /* TASKS_RETENTION_DAYS; 0: no age limit */
     unsigned tasks_max;            /* TASKS_MAX; 0: no count limit */
     bool tool_aliases;             /* MCP_TOOL_ALIASES: hermes_ask, hermes_check listed */
+    const char *store_url;         /* STORE_URL: task records in PostgreSQL; NULL: files */
+    const char *store_password;    /* STORE_PASSWORD, or NULL */
+    const char *replica_id;        /* this server in the store's replicas (with store_url) */
 };
 
 /* Registers the tools on mcp and follows runs left in flight by a previous process.

@@ -156,6 +156,8 @@ struct bridge {
     unsigned contract_json_gen;   /* ... at this generation */
     struct reset *reset;          /* the hermes_reset walking the task directory, if any */
     struct approvals *approvals;  /* the operator's queue (bridge_set_approvals), or NULL */
+    struct taskload **loads;      /* with a database: each tool's and the tasks/ requests' loader */
+    size_t nloads;
     /* Run once a result.json is durable for a task an MCP client watches (mcptask.c sets it). */
     void (*task_ended)(struct bridge *b, const char *id);
 };
@@ -241,6 +243,8 @@ struct job *runjob_follow(struct bridge *b, const char *id, const char *agent, c
 /* Indexes task id's run (arg: the bridge), and follows it when it has no result yet (start-up,
  * hermes_reset): a tasks_each callback. */
 void runjob_index_task(const char *id, void *arg);
+/* The store found a run whose follower is gone (tasks_takeover_cb): it is followed from here. */
+void runjob_take_over(const char *id, const char *run, void *arg);
 
 /* runapproval.c: a followed run's approvals in the operator's queue. */
 /* A non-terminal run object a poll of job j returned: queues its approval when it waits for
@@ -364,6 +368,15 @@ const struct bridge_tool_spec *toolspec_registered(const struct bridge *b, const
 
 /* mcptask.c: hermes_task as an MCP task (the tasks extension). */
 void mcptask_register(struct bridge *b);
+
+/* taskload.c: with the task records in a database, a call about a task loads it first. */
+struct taskload;
+struct taskload *taskload_for_tool(struct bridge *b, const struct bridge_tool_spec *t);
+struct taskload *taskload_for_tasks(struct bridge *b, const struct mcp_task_ops *ops);
+void taskload_tool(struct mcp_call *c, json_t *args, void *arg); /* arg: taskload_for_tool's */
+/* Keeps l (freed with the bridge) and returns it. */
+struct taskload *bridge_keep_load(struct bridge *b, struct taskload *l);
+extern const struct mcp_task_ops taskload_task_ops; /* arg: taskload_for_tasks's */
 /* An MCP task's submission: a run answered with its CreateTaskResult. */
 extern const struct job_ops mcptask_submit_ops;
 /* The CreateTaskResult for a retry of an existing MCP task (its request.json req): as it is

@@ -35,6 +35,7 @@ static bool setup(void *self, const struct provider_host *h)
     struct bridge_provider *p = self;
     struct bridge_opts o = {0};
     p->opts(&o, p->opts_arg);
+    o.replica_id = h->replica_id;
     p->b = p->keep ? bridge_new_kept(h->mcp, h->loop, &o, p->keep, p->keep_arg)
                    : bridge_new(h->mcp, h->loop, &o);
     if (p->b == NULL)

@@ -226,6 +226,10 @@ static const struct mcp_task_ops ops = {task_get, task_update, task_cancel};
 
 void mcptask_register(struct bridge *b)
 {
-    mcp_set_task_ops(b->mcp, &ops, b);
+    if (tasks_remote(b->tasks)) /* the task is loaded from the database first */
+        mcp_set_task_ops(b->mcp, &taskload_task_ops,
+                         bridge_keep_load(b, taskload_for_tasks(b, &ops)));
+    else
+        mcp_set_task_ops(b->mcp, &ops, b);
     b->task_ended = task_ended;
 }

@@ -259,3 +259,16 @@ void runjob_index_task(const char *id, void *arg)
     }
     json_decref(run);
 }
+
+void runjob_take_over(const char *id, const char *run_text, void *arg)
+{
+    struct bridge *b = arg;
+    json_t *run = tasks_parse(run_text, strlen(run_text));
+    const char *run_id = json_string_value(json_object_get(run, "run_id"));
+    const char *agent = json_string_value(json_object_get(run, "agent"));
+    if (run_id && strlen(run_id) < 128 && !strmap_get(b->jobs, id)) {
+        bridge_run_index(b, run_id, id);
+        runjob_follow(b, id, agent ? agent : b->default_agent, run_id);
+    }
+    json_decref(run);
+}

@@ -32,6 +32,7 @@
 #include "mem.h"
 #include "strmap.h"
 #include "taskpath.h"
+#include "taskspg.h"
 #include "workq.h"
 
 #define BATCH_MAX 256
@@ -78,7 +79,24 @@ struct tasks {
     pthread_cond_t fwork, fdone;
     struct syncset *job; /* guarded by fmu */
     bool fstop;          /* guarded by fmu */
+    struct taskspg *pg;  /* STORE_URL: the records are there (tasks_use_store) */
 };
+
+/* What tasks_pending counts: operations queued or under way, and holds. */
+static void pending_add(struct tasks *t, const char *id)
+{
+    uintptr_t n = (uintptr_t)strmap_get(t->pending, id);
+    strmap_put(t->pending, id, (void *)(n + 1));
+}
+
+static void pending_sub(struct tasks *t, const char *id)
+{
+    uintptr_t n = (uintptr_t)strmap_get(t->pending, id);
+    if (n > 1)
+        strmap_put(t->pending, id, (void *)(n - 1));
+    else
+        strmap_del(t->pending, id);
+}
 
 static int mkdir_p(const char *path, mode_t mode)
 {
@@ -320,11 +338,7 @@ static void op_done(struct workq_job *qj, enum workq_end end, void *arg)
      * cancelled, never written: it must not be reported as done. */
     if (end == WORKQ_CANCELLED)
         o->rc = TASKS_IO;
-    uintptr_t n = (uintptr_t)strmap_get(t->pending, o->id);
-    if (n > 1)
-        strmap_put(t->pending, o->id, (void *)(n - 1));
-    else
-        strmap_del(t->pending, o->id);
+    pending_sub(t, o->id);
     if (o->done)
         o->done(o->rc, o->arg);
     free(o->data);
@@ -334,8 +348,7 @@ static void op_done(struct workq_job *qj, enum workq_end end, void *arg)
 
 static void enqueue(struct tasks *t, struct op *o)
 {
-    uintptr_t n = (uintptr_t)strmap_get(t->pending, o->id);
-    strmap_put(t->pending, o->id, (void *)(n + 1));
+    pending_add(t, o->id);
     o->fd = -1;
     workq_submit(t->wq, &o->q); /* cannot fail: tasks_open started the writer */
 }
@@ -381,6 +394,7 @@ void tasks_free(struct tasks *t)
 {
     if (t == NULL)
         return;
+    taskspg_free(t->pg); /* its last writes reach the database; their callbacks run */
     /* The writer finishes what was queued first, and each operation's callback runs. */
     workq_free(t->wq, WORKQ_DRAIN, 0);
     pthread_mutex_lock(&t->fmu);
@@ -414,11 +428,115 @@ static bool name_ok(const char *name)
            name[0] != '.' && name[0] != '\0';
 }
 
+/* ---------- the records in a database (STORE_URL) ---------- */
+
+struct store_op {
+    struct tasks *t;
+    char id[129];
+    tasks_done_cb *done;
+    void *arg;
+};
+
+static void store_done(enum tasks_rc rc, void *arg)
+{
+    struct store_op *so = arg;
+    pending_sub(so->t, so->id);
+    if (so->done)
+        so->done(rc, so->arg);
+    free(so);
+}
+
+static struct store_op *store_op_new(struct tasks *t, const char *id, tasks_done_cb *done,
+                                     void *arg)
+{
+    struct store_op *so = xcalloc(1, sizeof *so);
+    so->t = t;
+    snprintf(so->id, sizeof so->id, "%s", id);
+    so->done = done;
+    so->arg = arg;
+    pending_add(t, id);
+    return so;
+}
+
+static enum tasks_rc store_write(struct tasks *t, const char *id, const char *name, json_t *json,
+                                 tasks_done_cb *done, void *arg)
+{
+    int doc = taskspg_doc(name);
+    if (doc < 0)
+        return TASKS_INVALID;
+    /* The text a file would hold, so that every reader parses the same bytes. */
+    char *text = json_dumps(json, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
+    if (text == NULL)
+        return TASKS_INVALID;
+    const char *run_id = doc == 1 ? json_string_value(json_object_get(json, "run_id")) : NULL;
+    taskspg_write(t->pg, id, doc, text, run_id, store_done, store_op_new(t, id, done, arg));
+    free(text);
+    return TASKS_OK;
+}
+
+static enum tasks_rc store_remove(struct tasks *t, const char *id, const char *name,
+                                  tasks_done_cb *done, void *arg)
+{
+    int doc = taskspg_doc(name);
+    if (doc < 0)
+        return TASKS_INVALID;
+    taskspg_remove(t->pg, id, doc, store_done, store_op_new(t, id, done, arg));
+    return TASKS_OK;
+}
+
+static enum tasks_rc store_read(struct tasks *t, const char *id, const char *name, size_t max,
+                                json_t **out)
+{
+    int doc = taskspg_doc(name);
+    const char *text;
+    if (doc < 0 || taskspg_read(t->pg, id, doc, &text) != TASKS_OK)
+        return TASKS_NOT_FOUND;
+    size_t len = strlen(text);
+    if (len > max)
+        return TASKS_TOO_BIG;
+    *out = tasks_parse(text, len);
+    return *out ? TASKS_OK : TASKS_INVALID;
+}
+
+bool tasks_use_store(struct tasks *t, const char *url, const char *password, const char *replica_id,
+                     tasks_takeover_cb *on_takeover, void *arg)
+{
+    struct taskspg_opts o = {.loop = t->loop,
+                             .url = url,
+                             .password = password,
+                             .replica_id = replica_id,
+                             .on_takeover = on_takeover,
+                             .arg = arg};
+    t->pg = taskspg_open(&o);
+    return t->pg != NULL;
+}
+
+bool tasks_remote(const struct tasks *t)
+{
+    return t->pg != NULL;
+}
+
+void tasks_load(struct tasks *t, const char *id, const char *run_id, tasks_loaded_cb *cb, void *arg)
+{
+    if (t->pg) {
+        taskspg_load(t->pg, id, run_id, cb, arg);
+        return;
+    }
+    cb(id ? TASKS_OK : TASKS_NOT_FOUND, id, arg);
+}
+
+unsigned tasks_retry_after_s(const struct tasks *t)
+{
+    return t->pg ? taskspg_retry_after_s(t->pg) : 0;
+}
+
 enum tasks_rc tasks_write(struct tasks *t, const char *id, const char *name, json_t *json,
                           tasks_done_cb *done, void *arg)
 {
     if (!id_ok(id) || !name_ok(name))
         return TASKS_INVALID;
+    if (t->pg)
+        return store_write(t, id, name, json, done, arg);
     struct op *o = xcalloc(1, sizeof *o);
     o->kind = OP_WRITE;
     snprintf(o->id, sizeof o->id, "%s", id);
@@ -440,17 +558,12 @@ bool tasks_pending(struct tasks *t, const char *id)
 
 void tasks_hold(struct tasks *t, const char *id)
 {
-    uintptr_t n = (uintptr_t)strmap_get(t->pending, id);
-    strmap_put(t->pending, id, (void *)(n + 1));
+    pending_add(t, id);
 }
 
 void tasks_release(struct tasks *t, const char *id)
 {
-    uintptr_t n = (uintptr_t)strmap_get(t->pending, id);
-    if (n > 1)
-        strmap_put(t->pending, id, (void *)(n - 1));
-    else
-        strmap_del(t->pending, id);
+    pending_sub(t, id);
 }
 
 /* Reads a regular file (no symlink) of at most max bytes. */
@@ -501,6 +614,8 @@ enum tasks_rc tasks_read(struct tasks *t, const char *id, const char *name, size
 
     if (!id_ok(id))
         return TASKS_INVALID;
+    if (t->pg)
+        return store_read(t, id, name, max, out);
     snprintf(path, sizeof path, "%s/%s/%s", t->real, id, name);
     enum tasks_rc rc = read_capped(path, max, &data, &len, &st);
     if (rc != TASKS_OK)
@@ -521,6 +636,8 @@ bool tasks_exists(struct tasks *t, const char *id)
     struct stat st;
     if (!id_ok(id))
         return false;
+    if (t->pg)
+        return taskspg_exists(t->pg, id);
     snprintf(path, sizeof path, "%s/%s", t->real, id);
     return lstat(path, &st) == 0 && S_ISDIR(st.st_mode);
 }
@@ -530,6 +647,8 @@ enum tasks_rc tasks_remove(struct tasks *t, const char *id, const char *name, ta
 {
     if (!id_ok(id) || !name_ok(name))
         return TASKS_INVALID;
+    if (t->pg)
+        return store_remove(t, id, name, done, arg);
     struct op *o = xcalloc(1, sizeof *o);
     o->kind = OP_REMOVE;
     snprintf(o->id, sizeof o->id, "%s", id);
@@ -651,6 +770,8 @@ enum tasks_rc tasks_files(struct tasks *t, const char *id, const char *rel, json
 
 void tasks_each(struct tasks *t, void (*fn)(const char *id, void *arg), void *arg)
 {
+    if (t->pg) /* the database answers by key; nothing walks it */
+        return;
     DIR *d = opendir(t->real);
     struct dirent *e;
     if (d == NULL)
@@ -667,6 +788,8 @@ struct tasks_scan {
 
 struct tasks_scan *tasks_scan_open(struct tasks *t)
 {
+    if (t->pg)
+        return NULL;
     DIR *d = opendir(t->real);
     if (d == NULL)
         return NULL;

@@ -20,7 +20,14 @@
 struct loop;
 struct tasks;
 
-enum tasks_rc { TASKS_OK = 0, TASKS_NOT_FOUND, TASKS_TOO_BIG, TASKS_INVALID, TASKS_IO };
+enum tasks_rc {
+    TASKS_OK = 0,
+    TASKS_NOT_FOUND,
+    TASKS_TOO_BIG,
+    TASKS_INVALID,
+    TASKS_IO,
+    TASKS_UNAVAILABLE, /* the store's database is away: nothing was done; try again later */
+};
 
 /* A queued write or removal is done: rc is TASKS_OK once it is durable. Loop thread. */
 typedef void tasks_done_cb(enum tasks_rc rc, void *arg);
@@ -31,6 +38,24 @@ struct tasks *tasks_open(const char *dir, struct loop *l, char *err, size_t errl
  * NULL-safe. */
 void tasks_free(struct tasks *t);
 const char *tasks_dir(const struct tasks *t);
+
+/* With STORE_URL: request.json, run.json and result.json live in PostgreSQL from now on
+ * (taskspg.h); the directory keeps only the agent's files (hermes_files). A read answers from
+ * what tasks_load loaded (or this server wrote) since: a caller loads a task before reading it.
+ * on_takeover runs for each run of a gone replica this one must follow now. */
+typedef void tasks_takeover_cb(const char *id, const char *run, void *arg);
+bool tasks_use_store(struct tasks *t, const char *url, const char *password, const char *replica_id,
+                     tasks_takeover_cb *on_takeover, void *arg);
+/* Whether reads need a tasks_load first (the records are in a database). */
+bool tasks_remote(const struct tasks *t);
+/* Loads task id (or the task of run run_id when id is NULL): cb runs on the loop later with
+ * TASKS_OK and the task's id, TASKS_NOT_FOUND or TASKS_UNAVAILABLE. Without a store it answers
+ * TASKS_OK (id) or TASKS_NOT_FOUND at once, before returning. */
+typedef void tasks_loaded_cb(enum tasks_rc rc, const char *task_id, void *arg);
+void tasks_load(struct tasks *t, const char *id, const char *run_id, tasks_loaded_cb *cb,
+                void *arg);
+/* Seconds to wait before trying again while the store's database is away; 0 when it is up. */
+unsigned tasks_retry_after_s(const struct tasks *t);
 
 /* Queues json as TASKS_DIR/<id>/<name>, written atomically (mode 600) into the task directory,
  * which is created if needed. done (may be NULL) runs once it is durable or failed; it never runs

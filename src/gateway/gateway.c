@@ -19,6 +19,7 @@
 #include "gwinstance.h"
 #include "gwpin.h"
 #include "gwpolicy.h"
+#include "gwstore.h"
 #include "gwsurface.h"
 #include "list.h"
 #include "log.h"
@@ -324,8 +325,9 @@ static unsigned test_time_div(void)
 }
 
 struct gateway *gateway_new(struct mcp_server *mcp, struct loop *l, const struct gwfile *f,
-                            const char *gateway_file, const char *const *taken, size_t ntaken,
-                            gw_event_fn *on_event, void *event_arg)
+                            const char *gateway_file, const struct gateway_store *store,
+                            const char *const *taken, size_t ntaken, gw_event_fn *on_event,
+                            void *event_arg)
 {
     struct gateway *g = xcalloc(1, sizeof *g);
     list_init(&g->waits);
@@ -347,6 +349,10 @@ struct gateway *gateway_new(struct mcp_server *mcp, struct loop *l, const struct
                                       .seed = (unsigned)getpid() * 2654435761u + (unsigned)i};
     g->pins_path = gw_pins_path(gateway_file);
     g->status_path = gw_pins_status_path(gateway_file);
+    if (store && store->url) {
+        g->store_url = store->url;
+        g->store_password = store->password;
+    }
     char err[600];
     if (!gwi_pools_start(g, err, sizeof err)) {
         log_error("gateway: %s", err);
@@ -394,6 +400,7 @@ void gateway_free(struct gateway *g)
     /* Calls were all answered or cancelled by the engine before this (mcp_free): nothing
      * waits and nothing pending belongs to a call. */
     gw_task_free_all(g); /* before the upstreams: a running task's request is forgotten */
+    gw_store_free(g->store);
     gwi_pools_free(g);
     for (size_t i = 0; i < g->nup; i++)
         up_cleanup(&g->ups[i]);

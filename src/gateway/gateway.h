@@ -32,15 +32,23 @@ struct gw_event {
 };
 typedef void gw_event_fn(const struct gw_event *e, void *arg);
 
+/* STORE_URL and its password (borrowed: they outlive the gateway). */
+struct gateway_store {
+    const char *url;
+    const char *password;
+};
+
 /* Starts every upstream of f and waits (running the loop) until each is listed or failed or
  * its connect_timeout passed, then registers the exposed tools. taken: names already on the
  * engine (the bridge's), for the collision check. Returns NULL (the reason logged) when the
  * surface cannot be built: an exposed name clients would refuse, or two that collide. f must
  * outlive the gateway. gateway_file (GATEWAY_FILE's path) places the pins beside it (gwpin.h);
- * a tool whose definition differs from its pin is withheld (gwguard.c). */
+ * a tool whose definition differs from its pin is withheld (gwguard.c). store: STORE_URL's,
+ * when set (the pins and input-round nonces are then every replica's, gwstore.h), or NULL. */
 struct gateway *gateway_new(struct mcp_server *mcp, struct loop *l, const struct gwfile *f,
-                            const char *gateway_file, const char *const *taken, size_t ntaken,
-                            gw_event_fn *on_event, void *event_arg);
+                            const char *gateway_file, const struct gateway_store *store,
+                            const char *const *taken, size_t ntaken, gw_event_fn *on_event,
+                            void *event_arg);
 /* SIGHUP: re-reads the pins file (after `gateway accept`) and shows again each tool that now
  * matches its pin; calls in flight are untouched. False (logged) when the file is bad. */
 bool gateway_reload_pins(struct gateway *g);

@@ -21,7 +21,8 @@ struct gw_provider {
     char *gateway_file; /* GATEWAY_FILE, or NULL */
     char *env_file;     /* its placeholders' values */
     unsigned call_timeout_ms;
-    struct gateway *g; /* NULL without a GATEWAY_FILE */
+    struct gateway_store store; /* STORE_URL's, or none */
+    struct gateway *g;          /* NULL without a GATEWAY_FILE */
     struct provider_host host;
 };
 
@@ -69,6 +70,11 @@ void gw_provider_free(struct gw_provider *p)
     free(p->gateway_file);
     free(p->env_file);
     free(p);
+}
+
+void gw_provider_set_store(struct gw_provider *p, const char *url, const char *password)
+{
+    p->store = (struct gateway_store){.url = url, .password = password};
 }
 
 bool gw_provider_keeps(const char *tool, void *arg)
@@ -139,7 +145,8 @@ static bool setup(void *self, const struct provider_host *h)
     if (p->file.doc == NULL)
         return true;
     const char **taken = before_tools(h, false, NULL, &n);
-    p->g = gateway_new(h->mcp, h->loop, &p->file, p->gateway_file, taken, n, audit_event, p);
+    p->g = gateway_new(h->mcp, h->loop, &p->file, p->gateway_file, &p->store, taken, n, audit_event,
+                       p);
     free(taken);
     if (p->g)
         gateway_set_approvals(p->g, h->approvals);

@@ -14,6 +14,9 @@ struct gw_provider;
  * one line on stderr naming file, upstream and key, when serve must refuse the file. */
 struct gw_provider *gw_provider_load(const char *gateway_file, const char *env_file,
                                      unsigned call_timeout_ms);
+/* STORE_URL and its password (borrowed: they outlive p): the pins and input-round nonces are
+ * then shared by every replica. */
+void gw_provider_set_store(struct gw_provider *p, const char *url, const char *password);
 /* The file's bridge_tools, as a bridge_keep_fn (arg: the gw_provider). */
 bool gw_provider_keeps(const char *tool, void *arg);
 /* approvals.timeout_s (0: none set). */

@@ -35,6 +35,7 @@
 static void call_free(struct gw_call *gc)
 {
     otel_span_discard(gc->span); /* ended by record_call when the call was recorded */
+    gw_store_claim_cancel(gc->claim);
     gw_relay_release(gc);
     loop_timer_cancel(gc->timer);
     json_decref(gc->input_state);
@@ -440,6 +441,62 @@ void gw_call_drop(struct gw_call *gc)
     call_free(gc);
 }
 
+/* gc (not sent yet, its round claimed if it continues one) to its upstream, or to the queue. */
+static void go(struct gw_call *gc)
+{
+    struct upstream *u = gc->up;
+    mcp_call_on_cancel(gc->call, on_cancel, gc);
+    if (u->in_flight >= u->cfg->max_in_flight || gwi_starting(u))
+        enqueue(u, gc);
+    else
+        send_call(gc);
+}
+
+/* Cancelled while the store decides on its round: nothing was sent, the claim is dropped (a
+ * round the store gave it stays used: the caller asks again). */
+static void on_claim_cancel(struct mcp_call *call, void *arg)
+{
+    struct gw_call *gc = arg;
+    (void)call;
+    gw_store_claim_cancel(gc->claim);
+    record_call(gc, "cancelled");
+    call_free(gc);
+}
+
+/* The store's word on a 2026-07-28 retry's round, shared by the replicas. */
+static void on_claimed(void *arg, enum gw_store_claim_rc rc)
+{
+    struct gw_call *gc = arg;
+    struct upstream *u = gc->up;
+    gc->claim = NULL;
+    if (rc == GW_CLAIM_FIRST && !u->gw->draining && (u->state == UP_READY || gwi_starting(u))) {
+        go(gc);
+        return;
+    }
+    mcp_call_on_cancel(gc->call, NULL, NULL);
+    if (rc == GW_CLAIM_FIRST) { /* the upstream went away meanwhile: the round is given back */
+        gw_mrtr_give_back(gc);
+        unavailable(gc);
+    } else if (rc == GW_CLAIM_TAKEN) {
+        gc->round.nonce[0] = '\0'; /* not this call's to give back */
+        record_call(gc, toolerr_name(TE_NOT_FOUND));
+        mcp_call_result_take(gc->call,
+                             tool_error_json(TE_NOT_FOUND, 0,
+                                             "no input round of upstream %s matches this "
+                                             "requestState: it was already answered; call the "
+                                             "tool again",
+                                             u->cfg->name));
+    } else {
+        gc->round.nonce[0] = '\0';
+        record_call(gc, toolerr_name(TE_BUSY));
+        mcp_call_result_take(gc->call, tool_error_json(TE_BUSY, 1,
+                                                       "the store that shares input rounds "
+                                                       "between replicas is unavailable; "
+                                                       "retry shortly"));
+    }
+    call_free(gc);
+}
+
 /* A 2026-07-28 retry whose state names a held call takes it over: its answer, a further
  * round, progress, cancel and deadline are this call's from now on. */
 static bool resume_held(struct upstream *u, struct mcp_call *call, const struct gw_tool *t)
@@ -594,9 +651,10 @@ void gw_call_forward(struct gw_tool *t, struct mcp_call *call, json_t *args, uin
         call_free(gc);
         return;
     }
-    mcp_call_on_cancel(call, on_cancel, gc);
-    if (u->in_flight >= u->cfg->max_in_flight || gwi_starting(u))
-        enqueue(u, gc);
-    else
-        send_call(gc);
+    gc->claim = gw_mrtr_round_confirm(u, &gc->round, on_claimed, gc);
+    if (gc->claim) { /* once across replicas: the store says (on_claimed) */
+        mcp_call_on_cancel(call, on_claim_cancel, gc);
+        return;
+    }
+    go(gc);
 }

@@ -17,6 +17,7 @@ struct approvals;
 struct gateway;
 struct gw_collect;
 struct gw_hold;
+struct gw_store_claim;
 struct gw_tool;
 struct loop_timer;
 struct mcp_call;
@@ -58,6 +59,7 @@ struct gw_call {
     /* The 2026-07-28 caller's round this call continues (mrtr.c gw_mrtr_continue), "" for
      * none: given back when the upstream never got to answer (gw_mrtr_give_back). */
     struct gw_round_claimed round;
+    struct gw_store_claim *claim; /* with STORE_URL: that round's claim, waiting for the store */
     /* The upstream's requests relayed to a session-era caller and not answered yet (relay.c):
      * the call owns them, since the engine drops a call's pending requests without calling
      * back when the call ends. */

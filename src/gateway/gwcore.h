@@ -12,15 +12,18 @@
  *   surface     gwsurface.h (the plan: every exposure rule, pure), gwexpose.h (registering
  *               it: gateway.c, gwresources.c; pins: gwguard.c, gwpin.h; probe rows:
  *               gwprobe.c), startctx.h, gwreload.c (SIGHUP)
+ *   shared      gwstore.h (with STORE_URL: the pins and input-round nonces every replica
+ *               shares, in PostgreSQL)
  *   reporting   gwevent.h (audit events, upstream errors; calls nothing)
  *
  * Each part includes the headers of the parts below it: calls < upstreams < transports.
  * Exported names carry their file's prefix: up_ (upstream.c, rpcclient.c, uplist.c),
  * gw_circuit_, gw_smoke_, gwi_ (gwinstance.c), httpup_, child_, gw_call_, gw_approval_,
  * gw_task_, gw_relay_, gw_mrtr_, gw_plan_ (gwsurface.c), gw_pins_ (gwguard.c), gw_resources_,
- * gw_probe_, gw_event_ and gateway_ (gateway.c); in policy gw_pin_ and gw_pins_ (gwpin.c),
- * gw_policy_, gw_secret_, gw_tool_ (gwrules.c) and gwfile_ (gwfile.c). scripts/check-symbols.sh
- * holds each file to its own (the few older exact names it allows are listed there). */
+ * gw_probe_, gw_event_, gw_store_ (gwstore.c) and gateway_ (gateway.c); in policy gw_pin_ and
+ * gw_pins_ (gwpin.c), gw_policy_, gw_secret_, gw_tool_ (gwrules.c) and gwfile_ (gwfile.c).
+ * scripts/check-symbols.sh holds each file to its own (the few older exact names it allows are
+ * listed there). */
 #ifndef HM_GWCORE_H
 #define HM_GWCORE_H
 #include <jansson.h>
@@ -34,6 +37,7 @@ struct strmap;
 
 struct approvals;
 struct gw_extra;
+struct gw_store;
 struct gw_tasks;
 struct gw_tool;
 struct gw_wait;
@@ -60,8 +64,11 @@ struct gateway {
     size_t nlimited; /* tools with a limit (tools.limits): none spares the call gate a lookup */
     struct gw_extra *extras;   /* exposed resources and prompts (gwresources.c) */
     struct startctx *startctx; /* the startup_context tool (startctx.c), NULL when not configured */
-    char *pins_path, *status_path;  /* beside GATEWAY_FILE (gwpin.h) */
-    json_t *pins;                   /* the pins file's document */
+    char *pins_path, *status_path; /* beside GATEWAY_FILE (gwpin.h) */
+    json_t *pins;                  /* the pins file's document, or the store's pins as one */
+    const char *store_url;         /* STORE_URL (borrowed), or NULL: pins in the file */
+    const char *store_password;
+    struct gw_store *store;         /* with store_url: the shared pins and nonces (gwstore.h) */
     json_t *status_written;         /* the status file's document as last written (or NULL) */
     const struct up_events *events; /* what upstreams tell the rest (set by gateway.c) */
     gw_event_fn *on_event;          /* the audit log's hook, may be NULL */

@@ -38,11 +38,15 @@ struct gw_tool {
 };
 
 /* gwguard.c: the pins applied to the surface */
-/* After the surface is built: reads the pins, pins what is new, withholds what changed. False
- * (logged) when the pins file cannot be read or written. */
+/* After the surface is built: reads the pins (the file, or with a store its rows, gwstore.h),
+ * pins what is new, withholds what changed. False (logged) when the pins cannot be read or
+ * written. */
 bool gw_pins_start(struct gateway *g);
 /* An upstream listed again after a restart: its tools are checked against their pins. */
 void gw_pins_rediscovered(struct upstream *u);
+/* Pins read again (pins_take: {"pins": {...}}, from the store or the file): each that moved
+ * counts as accepted, and every tool is judged again. False when the pins cannot be kept. */
+bool gw_pins_apply(struct gateway *g, json_t *pins_take);
 
 /* gateway.c: the warning of a tool whose policy leaves its schema unmatchable
  * (gw_policy_schema's uncallable), at start and on reload. */

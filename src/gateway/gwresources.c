@@ -51,6 +51,8 @@ struct fwd {
     json_t *params;                /* as sent, without the round's answers and state */
     unsigned rounds;               /* input rounds the upstream asked so far */
     struct gw_round_claimed round; /* a 2026-07-28 caller's round this retry continues */
+    struct gw_store_claim *claim;  /* with STORE_URL: that round's claim, waiting for the store */
+    json_t *resume_state;          /* meanwhile: the upstream's requestState (the call's) */
     struct gw_collect *collect;    /* a session-era caller's answers being collected, or NULL */
     json_t *state;                 /* the upstream's requestState sent back with them, or NULL */
     struct otel_span *span;        /* tracing: the request's CLIENT span at the upstream */
@@ -65,6 +67,7 @@ static void fwd_span_error(struct fwd *f, const char *type)
 
 static void fwd_free(struct fwd *f)
 {
+    gw_store_claim_cancel(f->claim);
     otel_span_end(f->span);
     loop_timer_cancel(f->timer);
     gw_mrtr_collect_free(f->collect); /* the engine drops a call's pending requests */
@@ -129,8 +132,8 @@ static void on_fwd_timeout(struct loop *l, void *arg)
 static void on_fwd_cancel(struct mcp_call *c, void *arg)
 {
     struct fwd *f = arg;
-    (void)c;                /* gone after this callback */
-    if (f->collect == NULL) /* else the upstream answered already: nothing runs there */
+    (void)c;                                    /* gone after this callback */
+    if (f->collect == NULL && f->claim == NULL) /* else nothing runs there */
         tell_cancelled(f, "cancelled by the client");
     fwd_free(f);
 }
@@ -245,6 +248,56 @@ static bool fwd_input(struct fwd *f, json_t *result)
     return true;
 }
 
+/* Sends f's request (a retry: with the caller's answers and the upstream's state). */
+static void fwd_go(struct fwd *f, json_t *state)
+{
+    struct upstream *u = f->up;
+    struct mcp_call *c = f->call;
+    json_t *answers = f->round.nonce[0] ? mcp_call_input_responses(c) : NULL; /* a retry's */
+    json_t *none = state && !answers ? json_object() : NULL; /* a retry carries its answers */
+    bool sent = fwd_send(f, answers ? answers : none, state);
+    json_decref(none);
+    if (!sent) {
+        gw_mrtr_round_give_back(u, &f->round); /* nothing reached the upstream */
+        fwd_span_error(f, "upstream_unavailable");
+        mcp_call_on_cancel(c, NULL, NULL);
+        fwd_free(f);
+        unavailable(c, u);
+        return;
+    }
+    f->timer = loop_timer_add(u->loop, (uint64_t)u->cfg->timeout_s * 1000, on_fwd_timeout, f);
+    mcp_call_on_cancel(c, on_fwd_cancel, f);
+}
+
+/* The store's word on a 2026-07-28 retry's round, shared by the replicas. */
+static void on_fwd_claimed(void *arg, enum gw_store_claim_rc rc)
+{
+    struct fwd *f = arg;
+    struct mcp_call *c = f->call;
+    f->claim = NULL;
+    if (rc == GW_CLAIM_FIRST && f->up->state == UP_READY) {
+        fwd_go(f, f->resume_state);
+        return;
+    }
+    mcp_call_on_cancel(c, NULL, NULL);
+    if (rc == GW_CLAIM_FIRST) {
+        gw_mrtr_round_give_back(f->up, &f->round);
+        unavailable(c, f->up);
+    } else if (rc == GW_CLAIM_TAKEN) {
+        char msg[300];
+        snprintf(msg, sizeof msg,
+                 "no input round of upstream %s matches this requestState: it was already "
+                 "answered; ask again",
+                 f->up->cfg->name);
+        mcp_call_error(c, JRPC_INVALID_PARAMS, msg);
+    } else {
+        mcp_call_error(c, JRPC_INTERNAL_ERROR,
+                       "the store that shares input rounds between replicas is unavailable; "
+                       "retry shortly");
+    }
+    fwd_free(f);
+}
+
 static void forward(struct mcp_call *c, struct upstream *u, const char *method, json_t *params)
 {
     if (u->state != UP_READY) {
@@ -255,7 +308,7 @@ static void forward(struct mcp_call *c, struct upstream *u, const char *method, 
     struct fwd *f = xcalloc(1, sizeof *f);
     *f = (struct fwd){.up = u, .call = c, .params = params};
     snprintf(f->method, sizeof f->method, "%s", method);
-    json_t *state = NULL, *answers = NULL;
+    json_t *state = NULL;
     if (mcp_call_is_modern(c) && json_object_get(mcp_call_input_state(c), "mrtr")) {
         /* a 2026-07-28 caller's retry with the answers to an input round of ours */
         char bound[300];
@@ -270,20 +323,14 @@ static void forward(struct mcp_call *c, struct upstream *u, const char *method, 
             fwd_free(f);
             return;
         }
-        answers = mcp_call_input_responses(c);
+        f->claim = gw_mrtr_round_confirm(u, &f->round, on_fwd_claimed, f);
+        if (f->claim) { /* once across replicas: the store says (on_fwd_claimed) */
+            f->resume_state = state;
+            mcp_call_on_cancel(c, on_fwd_cancel, f);
+            return;
+        }
     }
-    json_t *none = state && !answers ? json_object() : NULL; /* a retry carries its answers */
-    bool sent = fwd_send(f, answers ? answers : none, state);
-    json_decref(none);
-    if (!sent) {
-        gw_mrtr_round_give_back(u, &f->round); /* nothing reached the upstream */
-        fwd_span_error(f, "upstream_unavailable");
-        fwd_free(f);
-        unavailable(c, u);
-        return;
-    }
-    f->timer = loop_timer_add(u->loop, (uint64_t)u->cfg->timeout_s * 1000, on_fwd_timeout, f);
-    mcp_call_on_cancel(c, on_fwd_cancel, f);
+    fwd_go(f, state);
 }
 
 static void read_handler(struct mcp_call *c, json_t *params, void *arg)

@@ -9,14 +9,18 @@
  * the call's stream; with every answer in, the call is sent again the same way, keeping its
  * slot and deadline. Either way the caller's declared capabilities are what the upstream was
  * told (gw_mrtr_caps) and are checked again per request; past INPUT_ROUNDS_MAX rounds the
- * call ends with a tool error. */
+ * call ends with a tool error. With STORE_URL the retry may come to another replica: the sealed
+ * state (under the key every replica shares) then stands for the round, and once is the
+ * store's (hm_nonce, gwstore.h); the caps on open rounds stay each replica's. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "crypto.h"
 #include "gwcore.h"
 #include "gwevent.h"
+#include "gwstore.h"
 #include "log.h"
 #include "loop.h"
 #include "mcp.h"
@@ -297,6 +301,24 @@ json_t *gw_mrtr_round_open(struct upstream *u, struct mcp_call *call, const char
     return ours;
 }
 
+/* Shared rounds: the sealed state is the round (the engine checked its seal, caller, request
+ * and lifetime), this replica may never have seen it; once is the store's (gw_mrtr_round_confirm).
+ * A round of this replica's is closed here, for its caps. */
+static bool claim_shared(struct upstream *u, struct mcp_call *call, json_t *m, const char *nonce,
+                         struct gw_round_claimed *claimed)
+{
+    if (nonce == NULL || strlen(nonce) != 32 || strspn(nonce, "0123456789abcdef") != 32 ||
+        !json_is_integer(json_object_get(m, "r")))
+        return false;
+    struct gw_round *r = u->rounds ? strmap_get(u->rounds, nonce) : NULL;
+    if (r)
+        round_free(r);
+    snprintf(claimed->nonce, sizeof claimed->nonce, "%s", nonce);
+    snprintf(claimed->caller, sizeof claimed->caller, "%s", mcp_call_caller(call));
+    claimed->expires_at = loop_now(u->loop) + mcp_state_ttl_ms(u->gw->mcp);
+    return true;
+}
+
 bool gw_mrtr_round_claim(struct upstream *u, struct mcp_call *call, const char *bound_to,
                          unsigned *rounds, json_t **state, struct gw_round_claimed *claimed)
 {
@@ -304,6 +326,15 @@ bool gw_mrtr_round_claim(struct upstream *u, struct mcp_call *call, const char *
     const char *nonce = json_string_value(json_object_get(m, "n"));
     const char *name = json_string_value(json_object_get(m, "u"));
     const char *bound = json_string_value(json_object_get(m, "t"));
+    if (u->gw->store) {
+        if (name == NULL || bound == NULL || strcmp(name, u->cfg->name) != 0 ||
+            strcmp(bound, bound_to) != 0 || !claim_shared(u, call, m, nonce, claimed))
+            return false;
+        json_t *s = json_object_get(m, "s");
+        *rounds = (unsigned)json_integer_value(json_object_get(m, "r"));
+        *state = json_is_string(s) ? s : NULL;
+        return true;
+    }
     struct gw_round *r = nonce && u->rounds ? strmap_get(u->rounds, nonce) : NULL;
     if (r == NULL || name == NULL || bound == NULL || strcmp(name, u->cfg->name) != 0 ||
         strcmp(bound, bound_to) != 0 || strcmp(r->caller, mcp_call_caller(call)) != 0)
@@ -360,8 +391,27 @@ json_t *gw_mrtr_continue(struct gw_call *gc)
     return NULL;
 }
 
+struct gw_store_claim *gw_mrtr_round_confirm(struct upstream *u,
+                                             const struct gw_round_claimed *claimed,
+                                             gw_store_claimed_fn *cb, void *arg)
+{
+    struct timespec ts;
+    if (u->gw->store == NULL || claimed->nonce[0] == '\0')
+        return NULL;
+    /* Kept as long as a state sealed now lives: later the state itself is refused. */
+    clock_gettime(CLOCK_REALTIME, &ts);
+    uint64_t expires = (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u +
+                       mcp_state_ttl_ms(u->gw->mcp);
+    return gw_store_nonce_claim(u->gw->store, claimed->nonce, expires, cb, arg);
+}
+
 void gw_mrtr_round_give_back(struct upstream *u, struct gw_round_claimed *claimed)
 {
+    if (claimed->nonce[0] != '\0' && u->gw->store) {
+        gw_store_nonce_give_back(u->gw->store, claimed->nonce);
+        claimed->nonce[0] = '\0';
+        return;
+    }
     if (claimed->nonce[0] == '\0' || u->rounds == NULL)
         return;
     if (loop_now(u->loop) < claimed->expires_at && strmap_get(u->rounds, claimed->nonce) == NULL)

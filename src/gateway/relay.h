@@ -11,6 +11,7 @@
 #include <stdint.h>
 
 #include "gwcall.h"
+#include "gwstore.h"
 
 struct gw_collect;
 struct mcp_call;
@@ -80,6 +81,14 @@ bool gw_mrtr_round_claim(struct upstream *u, struct mcp_call *call, const char *
  * again, within its lifetime, so the caller's answers stay good for another try. Only then: a
  * retry lost after sending may have acted upstream, and its round stays used. */
 void gw_mrtr_round_give_back(struct upstream *u, struct gw_round_claimed *claimed);
+/* With STORE_URL a round opened on one replica may be resumed on another: gw_mrtr_round_claim
+ * then checks what the sealed state says (the engine checked its seal, caller and request) and
+ * the claim is made once across replicas here, in the store: cb runs later with its outcome
+ * (gw_store_claim_cancel stops it). NULL without a store or a claimed round: nothing to wait
+ * for. */
+struct gw_store_claim *gw_mrtr_round_confirm(struct upstream *u,
+                                             const struct gw_round_claimed *claimed,
+                                             gw_store_claimed_fn *cb, void *arg);
 /* A 2026-07-28 upstream's result for gc's tools/call (gc->call set, its slot still counted):
  * false when it is no input_required result. Else true, and mrtr.c took the call over: it
  * asks the caller (an input_required result of ours to a 2026-07-28 caller; requests on the

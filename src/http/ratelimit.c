@@ -144,6 +144,13 @@ static unsigned consume(struct ratelimit *rl, const char *key_in, double capacit
     return s ? s : 1;
 }
 
+unsigned ratelimit_share(unsigned limit, unsigned replicas)
+{
+    if (limit == 0 || replicas <= 1)
+        return limit;
+    return limit / replicas ? limit / replicas : 1;
+}
+
 size_t ratelimit_clients(const struct ratelimit *rl)
 {
     return strmap_count(rl->map);

@@ -29,6 +29,11 @@ unsigned ratelimit_consume_rate(struct ratelimit *rl, const char *key, unsigned 
  * it), up to capacity. */
 void ratelimit_refund(struct ratelimit *rl, const char *key, unsigned capacity);
 size_t ratelimit_clients(const struct ratelimit *rl);
+/* One replica's share of a limit counted by each of replicas replicas alone (REPLICAS behind a
+ * round-robin proxy): limit / replicas, rounded down so that the replicas together never allow
+ * more than limit, but at least 1 (a limit below replicas allows up to replicas). 0 (no limit)
+ * stays 0; replicas 0 or 1: limit. */
+unsigned ratelimit_share(unsigned limit, unsigned replicas);
 /* The bucket key for an address: IPv4 as is (also when IPv4-mapped), IPv6 as its /64. */
 void ratelimit_key(const char *ip, char *out, size_t outlen);
 

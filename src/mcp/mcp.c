@@ -363,6 +363,12 @@ struct mcp_server *mcp_new(struct loop *l, const struct mcp_opts *o)
     return s;
 }
 
+void mcp_set_state_key(struct mcp_server *s, const unsigned char key[32])
+{
+    memcpy(s->state_key, key, sizeof s->state_key);
+    s->state_key_shared = true;
+}
+
 void mcp_set_listen(struct mcp_server *s, const char *host, unsigned port)
 {
     snprintf(s->listen_host, sizeof s->listen_host, "%s", host ? host : "");

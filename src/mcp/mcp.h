@@ -96,6 +96,12 @@ void mcp_set_completion(struct mcp_server *s, mcp_handler *handler, void *arg);
 size_t mcp_tool_count(const struct mcp_server *s);      /* listed ones (mcp_set_tool_hidden: not) */
 size_t mcp_session_count(const struct mcp_server *s);   /* live sessions (MCP_SESSIONS=1) */
 size_t mcp_calls_in_flight(const struct mcp_server *s); /* requests being handled */
+/* Behind a proxy that routes a session to the replica that made it: its Mcp-Session-Id starts
+ * with name and a dot ("a.<64 hex>"), which the proxy maps to that replica. name is
+ * [a-z0-9-], 1 to MCP_REPLICA_NAME_MAX characters; NULL or "": ids are the 64 hex digits alone. */
+#define MCP_REPLICA_NAME_MAX 12
+#define MCP_SESSION_ID_MAX (MCP_REPLICA_NAME_MAX + 1 + 64 + 1)
+void mcp_set_replica_name(struct mcp_server *s, const char *name);
 
 /* HTTP entry points for the endpoint path (the caller routes by path). */
 void mcp_http_headers(struct mcp_server *s, struct hreq *r);
@@ -242,6 +248,10 @@ json_t *mcp_call_input_state(const struct mcp_call *c);
 /* How long a state sealed now is accepted (mcp_opts.state_ttl_ms or its default), in ms: what
  * a handler keeps for a later round need not outlive it. */
 unsigned mcp_state_ttl_ms(const struct mcp_server *s);
+/* Replaces the key made at start with one every replica shares (read from the store before
+ * serving), so that a state sealed by one replica opens on another; from then on the expiry
+ * sealed in a state is wall-clock time (replicas share no monotonic clock). */
+void mcp_set_state_key(struct mcp_server *s, const unsigned char key[32]);
 /* Who made the call, what sealed state and tasks are bound to: "p:<name>" for the principal
  * mcp_set_caller names, else a digest of its bearer token (never the credential), or
  * "anonymous". */

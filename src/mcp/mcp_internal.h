@@ -66,7 +66,7 @@ struct mcp_stream {
 };
 
 struct mcp_session {
-    char id[65];
+    char id[MCP_SESSION_ID_MAX]; /* "<replica name>.<64 hex>", or the hex alone */
     char version[16];
     int log_level;
     json_t *client_caps;
@@ -199,6 +199,7 @@ struct mcp_server {
     struct strmap *outgoing;       /* key → struct outgoing */
     unsigned long next_stream, next_out;
     struct loop_timer *sweep;
+    char session_prefix[MCP_REPLICA_NAME_MAX + 2]; /* "<name>." or "" (mcp_set_replica_name) */
     struct list calls; /* every call whose handler has not finished (by srv_link) */
     size_t ncalls;
     uint64_t calls_started;
@@ -225,7 +226,9 @@ struct mcp_server {
     size_t ntask_more;
     struct list listens; /* open subscriptions/listen streams (listen.c) */
     void *task_arg;
-    unsigned char state_key[32]; /* seals requestState (reqstate.c); new at each start */
+    unsigned char state_key[32]; /* seals requestState (reqstate.c); new at each start, or
+                                    every replica's (mcp_set_state_key) */
+    bool state_key_shared;       /* then expiries are wall-clock time, which replicas share */
     char *modern_list_head;      /* "{"resultType":...,"_meta":{...}," for list answers (era.c) */
     json_t *server_info;         /* {name, version}, built on first use (era.c) */
     char *decoration[3];         /* era_reply's decoration texts, built on first use (era.c) */

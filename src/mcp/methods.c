@@ -241,7 +241,7 @@ static void do_initialize(struct rpc_ctx *x, struct jrpc_msg *m)
             return;
         }
         struct mcp_session *s = xcalloc(1, sizeof *s);
-        if (!crypto_random_hex(s->id, 32)) {
+        if (!session_make_id(srv, s->id, sizeof s->id)) {
             free(s);
             mcp_answer(x, jrpc_error(m->id, JRPC_INTERNAL_ERROR, "Internal error"));
             return;

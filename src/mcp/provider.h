@@ -30,6 +30,7 @@ struct provider_host {
     struct mcp_server *mcp;
     struct loop *loop;
     struct approvals *approvals; /* the operator's queue (answered through the control socket) */
+    const char *replica_id;      /* with STORE_URL: this server in the store's replicas */
     /* Writes one audit line (nothing when the audit log is off). */
     void (*audit)(void *audit_arg, const struct provider_event *e);
     void *audit_arg;

@@ -6,10 +6,11 @@
  * the handler does (hermes_reset: "the user confirmed"), so it is sealed: HMAC-SHA-256 under a
  * key made at each start, over the state, an expiry and a digest of the request (method, and
  * params minus _meta and the round's own fields: name, URI, arguments), plus the caller's
- * identity, which the MAC covers but the text does not carry. A state that was altered, is
- * late, or comes from another caller or with other arguments opens to nothing. Replay within
- * the lifetime is possible (the spec leaves single use to the server); the states we seal only
- * say what the caller itself answered.
+ * identity, which the MAC covers but the text does not carry. With a key every replica shares
+ * (mcp_set_state_key) the expiry is wall-clock time, so that another replica can judge it. A state
+ * that was altered, is late, or comes from another caller or with other arguments opens to nothing.
+ * Replay within the lifetime is possible (the spec leaves single use to the server); the states we
+ * seal only say what the caller itself answered.
  *
  * Text: base64url(payload JSON) "." base64url(MAC), at most REQSTATE_MAX characters. */
 #include "reqstate.h"
@@ -17,6 +18,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "crypto.h"
 #include "loop.h"
@@ -27,6 +29,16 @@
 static uint64_t state_ttl(const struct mcp_server *srv)
 {
     return srv->o.state_ttl_ms ? srv->o.state_ttl_ms : STATE_TTL_MS;
+}
+
+/* The clock expiries are sealed in: the loop's (monotonic) for a key of this process only. */
+static uint64_t state_now(struct mcp_server *srv)
+{
+    struct timespec ts;
+    if (!srv->state_key_shared)
+        return loop_now(srv->loop);
+    clock_gettime(CLOCK_REALTIME, &ts);
+    return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
 }
 
 unsigned mcp_state_ttl_ms(const struct mcp_server *s)
@@ -72,9 +84,9 @@ static void mac_of(struct mcp_server *srv, const char *caller, const char *text,
 
 char *reqstate_seal(struct mcp_server *srv, const char *caller, const char *digest, json_t *state)
 {
-    json_t *payload = json_pack("{s:i, s:s, s:I, s:O}", "v", 1, "d", digest, "e",
-                                (json_int_t)(loop_now(srv->loop) + state_ttl(srv)), "s",
-                                state ? state : json_null());
+    json_t *payload =
+        json_pack("{s:i, s:s, s:I, s:O}", "v", 1, "d", digest, "e",
+                  (json_int_t)(state_now(srv) + state_ttl(srv)), "s", state ? state : json_null());
     char *json = json_dumps(payload, JSON_COMPACT);
     json_decref(payload);
     size_t jlen = json ? strlen(json) : 0;
@@ -112,7 +124,7 @@ json_t *reqstate_open(struct mcp_server *srv, const char *caller, const char *di
     const char *d = json_string_value(json_object_get(payload, "d"));
     json_t *e = json_object_get(payload, "e");
     if (d && strcmp(d, digest) == 0 && json_is_integer(e) &&
-        (uint64_t)json_integer_value(e) > loop_now(srv->loop))
+        (uint64_t)json_integer_value(e) > state_now(srv))
         state = json_incref(json_object_get(payload, "s"));
     json_decref(payload);
     return state;

@@ -7,8 +7,10 @@
 
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "call.h"
+#include "crypto.h"
 #include "log.h"
 #include "loop.h"
 #include "stream.h"
@@ -96,6 +98,32 @@ void session_sweep_arm(struct mcp_server *srv)
      * not at once. */
     uint64_t wait = due > now + SWEEP_MS ? due - now : SWEEP_MS;
     srv->sweep = loop_timer_add(srv->loop, wait, session_sweep, srv);
+}
+
+/* ---------- ids ---------- */
+
+void mcp_set_replica_name(struct mcp_server *s, const char *name)
+{
+    s->session_prefix[0] = '\0';
+    if (name == NULL || *name == '\0')
+        return;
+    size_t n = strlen(name);
+    /* The proxy's map matches the prefix as written: anything else would route nowhere. */
+    if (n > MCP_REPLICA_NAME_MAX || strspn(name, "abcdefghijklmnopqrstuvwxyz0123456789-") != n) {
+        log_error("replica name refused (not 1-%d of a-z, 0-9, '-'): session ids without it",
+                  MCP_REPLICA_NAME_MAX);
+        return;
+    }
+    snprintf(s->session_prefix, sizeof s->session_prefix, "%s.", name);
+}
+
+bool session_make_id(const struct mcp_server *srv, char *out, size_t outlen)
+{
+    size_t n = strlen(srv->session_prefix);
+    if (outlen < MCP_SESSION_ID_MAX)
+        return false;
+    memcpy(out, srv->session_prefix, n);
+    return crypto_random_hex(out + n, 32);
 }
 
 /* ---------- notifications to sessions ---------- */

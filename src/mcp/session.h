@@ -1,6 +1,9 @@
 /* session.h — MCP sessions (MCP_SESSIONS=1): their lifetime, their idle expiry. Engine-internal. */
 #ifndef HM_MCP_SESSION_H
 #define HM_MCP_SESSION_H
+#include <stdbool.h>
+#include <stddef.h>
+
 #include "mcp_internal.h"
 
 struct loop;
@@ -14,5 +17,8 @@ void session_end(struct mcp_server *srv, struct mcp_session *s);
  * earliest moment one could expire (at most once every SWEEP_MS), so a server without
  * sessions, or whose sessions are far from expiry, makes no wake-ups. */
 void session_sweep_arm(struct mcp_server *srv);
+/* A new session id into out (outlen >= MCP_SESSION_ID_MAX): the replica's prefix, then 32
+ * random bytes in hex. False when no randomness could be had. */
+bool session_make_id(const struct mcp_server *srv, char *out, size_t outlen);
 
 #endif

@@ -54,7 +54,9 @@ const char gateway_usage[] =
     "at the first start) and, from GATEWAY_FILE.pins-status (written by the server), each tool\n"
     "withheld because its definition changed: both hashes and the fields that differ.\n"
     "accept: pins the definitions the server serves (all, or the exposed tool NAME); send\n"
-    "SIGHUP to the server to apply. Exit codes: 0 done, 1 a bad file or unknown NAME, 2 usage.\n";
+    "SIGHUP to the server to apply. With STORE_URL the pins are the store's: pins lists them,\n"
+    "accept writes them there and every replica applies it within a second.\n"
+    "Exit codes: 0 done, 1 a bad file, unknown NAME or the store unreachable, 2 usage.\n";
 
 static void print_rules(const char *what, json_t *globs)
 {

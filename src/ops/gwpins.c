@@ -3,7 +3,10 @@
  * the status file the server writes beside the pins, each withheld tool with its pinned and
  * current hash and the fields that differ. accept rewrites the pins from the definitions the
  * server serves (all, or one exposed name); the running server applies it on SIGHUP. Both
- * work offline on the two files, so they need no token and never start an upstream. */
+ * work offline on the two files, so they need no token and never start an upstream. With
+ * STORE_URL the pins are the store's (gwstore.h): pins lists those, accept writes them there
+ * and every replica applies it within a second, no SIGHUP; the status file is still this
+ * replica's (the env file's GATEWAY_FILE). */
 #include "gwpins.h"
 
 #include <stdio.h>
@@ -14,9 +17,26 @@
 #include "config.h"
 #include "dotenvfile.h"
 #include "gwpin.h"
+#include "gwstore.h"
+#include "storeschema.h"
 
-/* GATEWAY_FILE from the env file (a new string), or NULL after printing why. */
-static char *gateway_file_of(const char *env_file)
+/* What the env file says of where the pins are. */
+struct where {
+    char *gateway_file;
+    char *store_url, *store_password; /* NULL: the pins file */
+};
+
+static void where_free(struct where *w)
+{
+    free(w->gateway_file);
+    free(w->store_url);
+    if (w->store_password)
+        explicit_bzero(w->store_password, strlen(w->store_password));
+    free(w->store_password);
+}
+
+/* GATEWAY_FILE and STORE_URL from the env file (w's new strings); false after printing why. */
+static bool where_of(const char *env_file, struct where *w)
 {
     struct config cfg;
     char err[1024];
@@ -24,21 +44,56 @@ static char *gateway_file_of(const char *env_file)
     char *path = NULL;
     if (access(env_file, F_OK) != 0) {
         fprintf(stderr, "hermes-mcp: env file %s not found\n", env_file);
-        return NULL;
+        return false;
     }
     json_t *env = dotenvfile_read(env_file, &mode, err, sizeof err);
     if (env == NULL || !config_from_env(&cfg, env, env_file, err, sizeof err)) {
         fprintf(stderr, "hermes-mcp: %s\n", err);
         json_decref(env);
-        return NULL;
+        return false;
     }
     if (cfg.gateway_file == NULL)
         fprintf(stderr, "hermes-mcp: no GATEWAY_FILE in %s: the gateway is off\n", env_file);
     else
         path = strdup(cfg.gateway_file);
+    *w = (struct where){.gateway_file = path,
+                        .store_url = cfg.store_url ? strdup(cfg.store_url) : NULL,
+                        .store_password = cfg.store_password ? strdup(cfg.store_password) : NULL};
     config_cleanup(&cfg);
     json_decref(env);
-    return path;
+    if (path == NULL)
+        where_free(w);
+    return path != NULL;
+}
+
+/* Blocking, with STORE_URL: its connection, or NULL after printing why. */
+static PGconn *store_connect(const struct where *w)
+{
+    char err[600];
+    PGconn *pg = storeschema_connect(w->store_url, w->store_password, err, sizeof err);
+    if (pg == NULL)
+        fprintf(stderr, "hermes-mcp: %s; the pins are the store's: nothing done\n", err);
+    return pg;
+}
+
+/* The pins in force: the store's with STORE_URL, else the file's (exists: the file does). */
+static json_t *pins_in_force(const struct where *w, const char *pins_path, bool *exists)
+{
+    char err[600];
+    if (w->store_url == NULL) {
+        json_t *pins = gw_pins_read(pins_path, exists, err, sizeof err);
+        if (pins == NULL)
+            fprintf(stderr, "hermes-mcp: %s\n", err);
+        return pins;
+    }
+    PGconn *pg = store_connect(w);
+    json_t *pins = pg ? gw_store_pins_read(pg, err, sizeof err) : NULL;
+    if (pg && pins == NULL)
+        fprintf(stderr, "hermes-mcp: %s\n", err);
+    if (pg)
+        PQfinish(pg);
+    *exists = true;
+    return pins;
 }
 
 static const char *text(json_t *o, const char *key)
@@ -61,7 +116,7 @@ static json_t *served_definition(json_t *t)
     return d ? d : json_object_get(t, "definition");
 }
 
-static void print_withheld(json_t *status)
+static void print_withheld(json_t *status, bool shared)
 {
     const char *name;
     json_t *t;
@@ -79,24 +134,28 @@ static void print_withheld(json_t *status)
         json_array_foreach(json_object_get(t, "fields"), i, f) printf(" %s", json_string_value(f));
         printf("\n");
     }
-    if (n)
+    if (n && shared)
+        printf("accept with: hermes-mcp gateway accept [NAME] (every replica applies it)\n");
+    else if (n)
         printf("accept with: hermes-mcp gateway accept [NAME], then SIGHUP the server\n");
     else
         printf("nothing withheld\n");
 }
 
-static int show(const char *pins_path, const char *status_path)
+static int show(const struct where *w, const char *pins_path, const char *status_path)
 {
     char err[300];
     bool exists, status_exists;
-    json_t *pins = gw_pins_read(pins_path, &exists, err, sizeof err);
-    if (pins == NULL) {
-        fprintf(stderr, "hermes-mcp: %s\n", err);
+    json_t *pins = pins_in_force(w, pins_path, &exists);
+    if (pins == NULL)
         return 1;
-    }
     json_t *all = json_object_get(pins, "pins");
-    printf("pins file %s: %s%zu tool%s\n", pins_path, exists ? "" : "(none yet) ",
-           json_object_size(all), json_object_size(all) == 1 ? "" : "s");
+    if (w->store_url)
+        printf("pins in the store (STORE_URL): %zu tool%s\n", json_object_size(all),
+               json_object_size(all) == 1 ? "" : "s");
+    else
+        printf("pins file %s: %s%zu tool%s\n", pins_path, exists ? "" : "(none yet) ",
+               json_object_size(all), json_object_size(all) == 1 ? "" : "s");
     const char *name;
     json_t *p;
     json_object_foreach(all, name, p)
@@ -108,17 +167,49 @@ static int show(const char *pins_path, const char *status_path)
     else if (!status_exists)
         printf("no status yet (%s): the server has not started with these pins\n", status_path);
     else
-        print_withheld(status);
+        print_withheld(status, w->store_url != NULL);
     json_decref(status);
     json_decref(pins);
     return status ? 0 : 1;
 }
 
-static int accept_pins(const char *pins_path, const char *status_path, const char *only)
+/* With STORE_URL: the chosen pins written in one transaction; every replica hears of them at
+ * its commit. */
+static bool store_accept(const struct where *w, json_t *chosen)
+{
+    char err[600] = "";
+    const char *name;
+    json_t *pin;
+    PGconn *pg = store_connect(w);
+    if (pg == NULL)
+        return false;
+    PGresult *r = PQexec(pg, "BEGIN");
+    bool ok = PQresultStatus(r) == PGRES_COMMAND_OK;
+    PQclear(r);
+    json_object_foreach(chosen, name, pin)
+    {
+        if (ok && !(ok = gw_store_pin_put(pg, name, pin, true, err, sizeof err)))
+            fprintf(stderr, "hermes-mcp: %s; nothing accepted\n", err);
+    }
+    if (ok) {
+        r = PQexec(pg, "COMMIT");
+        ok = PQresultStatus(r) == PGRES_COMMAND_OK;
+        PQclear(r);
+    }
+    if (!ok && err[0] == '\0') /* not a pin's own failure, already said */
+        fprintf(stderr, "hermes-mcp: the store refused the accept: %.*s\n",
+                (int)strcspn(PQerrorMessage(pg), "\n"), PQerrorMessage(pg));
+    PQfinish(pg); /* a transaction left open rolls back */
+    return ok;
+}
+
+static int accept_pins(const struct where *w, const char *pins_path, const char *status_path,
+                       const char *only)
 {
     char err[300];
     bool exists, status_exists;
-    json_t *pins = gw_pins_read(pins_path, &exists, err, sizeof err);
+    json_t *pins = w->store_url ? json_pack("{s:{}}", "pins")
+                                : gw_pins_read(pins_path, &exists, err, sizeof err);
     json_t *status =
         pins ? gw_pins_read_status(status_path, &status_exists, err, sizeof err) : NULL;
     int rc = 1;
@@ -140,11 +231,19 @@ static int accept_pins(const char *pins_path, const char *status_path, const cha
                                           "definition", served_definition(t)));
             n++;
         }
-        if (only && n == 0)
+        err[0] = '\0';
+        if (only && n == 0) {
             fprintf(stderr, "hermes-mcp: no exposed tool %s in %s\n", only, status_path);
-        else if (!gw_pins_write(pins_path, pins, err, sizeof err))
+        } else if (w->store_url) {
+            if (store_accept(w, json_object_get(pins, "pins"))) {
+                printf("pinned %zu tool%s as served in the store; every replica applies it "
+                       "within a second\n",
+                       n, n == 1 ? "" : "s");
+                rc = 0;
+            }
+        } else if (!gw_pins_write(pins_path, pins, err, sizeof err)) {
             fprintf(stderr, "hermes-mcp: %s\n", err);
-        else {
+        } else {
             printf("pinned %zu tool%s as served; send SIGHUP to the server (systemctl reload "
                    "hermes-mcp) to apply\n",
                    n, n == 1 ? "" : "s");
@@ -158,14 +257,15 @@ static int accept_pins(const char *pins_path, const char *status_path, const cha
 
 int gwpins_main(const char *cmd, const char *env_file, const char *name)
 {
-    char *gateway_file = gateway_file_of(env_file);
-    if (gateway_file == NULL)
+    struct where w;
+    if (!where_of(env_file, &w))
         return 2;
-    char *pins_path = gw_pins_path(gateway_file), *status_path = gw_pins_status_path(gateway_file);
-    int rc = !strcmp(cmd, "pins") ? show(pins_path, status_path)
-                                  : accept_pins(pins_path, status_path, name);
+    char *pins_path = gw_pins_path(w.gateway_file);
+    char *status_path = gw_pins_status_path(w.gateway_file);
+    int rc = !strcmp(cmd, "pins") ? show(&w, pins_path, status_path)
+                                  : accept_pins(&w, pins_path, status_path, name);
     free(pins_path);
     free(status_path);
-    free(gateway_file);
+    where_free(&w);
     return rc;
 }

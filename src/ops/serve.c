@@ -42,7 +42,9 @@ static void bridge_settings(struct bridge_opts *o, void *arg)
                               .agent_timeout_ms = c->agent_timeout_ms,
                               .tasks_retention_days = c->tasks_retention_days,
                               .tasks_max = c->tasks_max,
-                              .tool_aliases = c->tool_aliases};
+                              .tool_aliases = c->tool_aliases,
+                              .store_url = c->store_url,
+                              .store_password = c->store_password};
 }
 
 /* STORE_URL's database must be reachable and at this binary's schema before anything starts:
@@ -125,6 +127,7 @@ int serve_main(int argc, char **argv)
         config_cleanup(&cfg);
         return EXIT_USAGE;
     }
+    gw_provider_set_store(gw, cfg.store_url, cfg.store_password);
     if (cfg.allow_remote && !weburl_loopback_host(cfg.host))
         log_event(EV_LISTEN_EXPOSED, LOG_FIELDS(LF_S("addr", cfg.host)),
                   "LISTENING BEYOND LOOPBACK on %s: anyone who can reach it is one token away "

@@ -61,12 +61,14 @@ static const struct {
      "CREATE TABLE hm_oauth_counter (key text PRIMARY KEY, window_start bigint NOT NULL,"
      "  n bigint NOT NULL);"},
 
-    {"secrets every replica shares (the consent passphrase, the keys sealing requestState) "
-     "and pinned tool definitions",
+    {"secrets every replica shares (the consent passphrase, the keys sealing requestState), "
+     "pinned tool definitions, and the input rounds' nonces already answered",
      "CREATE TABLE hm_secret (name text PRIMARY KEY, value text NOT NULL,"
      "  created_at timestamptz NOT NULL DEFAULT now(), version bigint NOT NULL DEFAULT 2);"
      "CREATE TABLE hm_pin (exposed text PRIMARY KEY, doc text NOT NULL,"
-     "  version bigint NOT NULL DEFAULT 2);"},
+     "  version bigint NOT NULL DEFAULT 2);"
+     "CREATE TABLE hm_nonce (nonce text PRIMARY KEY, expires_at timestamptz NOT NULL);"
+     "CREATE INDEX hm_nonce_expiry ON hm_nonce (expires_at);"},
 };
 
 /* The message of r, or of the connection when r has none (NULL: the link dropped). */

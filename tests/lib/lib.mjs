@@ -116,7 +116,7 @@ function stopProc(proc, signal, cleanup) {
       if (report) rej(new Error(`sanitizer report: ${report[0]}\n${proc.stderrText}`));
       else res(code);
     };
-    if (proc.exitCode !== null) return done(proc.exitCode);
+    if (proc.exitCode !== null || proc.signalCode !== null) return done(proc.exitCode ?? proc.signalCode);
     const t = setTimeout(() => proc.kill('SIGKILL'), 10000);
     proc.on('close', (code, sig) => { clearTimeout(t); done(code ?? sig); });
     proc.kill(signal);

@@ -164,6 +164,32 @@ static void bad_values_are_refused(void **state)
     config_cleanup(&c);
 }
 
+/* REPLICA_NAME: what the proxy's map can match (1-12 of a-z, 0-9, '-'); REPLICAS: 1-64,
+ * default 1 (each limit whole). */
+static void replica_name_and_count(void **state)
+{
+    struct config c;
+    char err[256];
+    (void)state;
+    write_file("MCP_PORT=0\n", 0600);
+    assert_true(config_load(&c, path, err, sizeof err));
+    assert_null(c.replica_name);
+    assert_int_equal(c.replicas, 1);
+    config_cleanup(&c);
+    write_file("REPLICA_NAME=eu-west-1a\nREPLICAS=3\n", 0600);
+    assert_true(config_load(&c, path, err, sizeof err));
+    assert_string_equal(c.replica_name, "eu-west-1a");
+    assert_int_equal(c.replicas, 3);
+    config_cleanup(&c);
+    const char *bad[] = {"REPLICA_NAME=A\n",   "REPLICA_NAME=a.b\n", "REPLICA_NAME=abcdefghijklm\n",
+                         "REPLICA_NAME=a b\n", "REPLICAS=0\n",       "REPLICAS=65\n"};
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+        write_file(bad[i], 0600);
+        assert_false(config_load(&c, path, err, sizeof err));
+        assert_non_null(strstr(err, i < 4 ? "REPLICA_NAME" : "REPLICAS"));
+    }
+}
+
 /* OAUTH_ISSUER_URL: the public origin, https (http only on loopback), no path; a final '/'
  * is dropped so the metadata URLs built from it have one slash. */
 static void oauth_issuer_is_an_origin(void **state)
@@ -323,6 +349,7 @@ int main(void)
         cmocka_unit_test(bind_host_is_mcp_host),
         cmocka_unit_test(oauth_token_lifetimes),
         cmocka_unit_test(auth_without_owner_token),
+        cmocka_unit_test(replica_name_and_count),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -265,6 +265,38 @@ static void session_cancel_reaches_only_its_own_call(void **state)
     mcp_free(s);
 }
 
+/* With a replica name, every session id starts with it and a dot (what the proxy routes by),
+ * and the longest such id still finds its own calls to cancel. A name the proxy could not
+ * match is refused: ids stay the bare hex. */
+static void session_ids_carry_the_replica_name(void **state)
+{
+    (void)state;
+    struct probe p = {0};
+    struct mcp_server *s = server(&p, true, 0);
+    const char *init = "{\"jsonrpc\":\"2.0\",\"id\":0,\"method\":\"initialize\",\"params\":{"
+                       "\"protocolVersion\":\"2025-06-18\",\"capabilities\":{},"
+                       "\"clientInfo\":{\"name\":\"t\",\"version\":\"1\"}}}";
+    struct hreq i1 = {0}, i2 = {0}, i3 = {0}, c = {0}, cc = {0};
+    mcp_set_replica_name(s, "replica-0123"); /* the longest: 12 */
+    post(s, &i1, JSON_ONLY, NULL, init);
+    assert_int_equal(strlen(i1.session_out), 13 + 64);
+    assert_memory_equal(i1.session_out, "replica-0123.", 13);
+    assert_int_equal(strspn(i1.session_out + 13, "0123456789abcdef"), 64);
+    post(s, &c, JSON_ONLY, i1.session_out, CALL("\"a-long-request-id\"", ""));
+    post(s, &cc, JSON_ONLY, i1.session_out, CANCEL("\"a-long-request-id\""));
+    assert_int_equal(p.cancelled, 1);
+    mcp_set_replica_name(s, "B");
+    post(s, &i2, JSON_ONLY, NULL, init);
+    assert_int_equal(strlen(i2.session_out), 64);
+    mcp_set_replica_name(s, "replica-01234");
+    post(s, &i3, JSON_ONLY, NULL, init);
+    assert_int_equal(strlen(i3.session_out), 64);
+    struct hreq *all[] = {&i1, &i2, &i3, &c, &cc};
+    for (size_t i = 0; i < 5; i++)
+        req_cleanup(all[i]);
+    mcp_free(s);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -276,6 +308,7 @@ int main(void)
         cmocka_unit_test(stateless_cancel_by_id_cancels_nothing),
         cmocka_unit_test(session_cancel_reaches_only_its_own_call),
         cmocka_unit_test(session_sweep_armed_only_with_sessions),
+        cmocka_unit_test(session_ids_carry_the_replica_name),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

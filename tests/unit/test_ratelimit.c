@@ -124,6 +124,22 @@ static void keys_with_rates_of_their_own(void **state)
     ratelimit_free(rl);
 }
 
+/* A replica's share of a limit: the replicas together never allow more than the limit, each
+ * allows at least one; no limit stays none. */
+static void share_of_a_limit_per_replica(void **state)
+{
+    (void)state;
+    assert_int_equal(ratelimit_share(600, 1), 600);
+    assert_int_equal(ratelimit_share(600, 0), 600);
+    assert_int_equal(ratelimit_share(600, 3), 200);
+    assert_int_equal(ratelimit_share(10, 3), 3); /* 9 in all, never 12 */
+    assert_int_equal(ratelimit_share(2, 3), 1);  /* below the count: one each */
+    assert_int_equal(ratelimit_share(0, 3), 0);
+    for (unsigned n = 1; n <= 64; n++)
+        for (unsigned limit = n; limit < 200; limit++)
+            assert_true(ratelimit_share(limit, n) * n <= limit);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -133,6 +149,7 @@ int main(void)
         cmocka_unit_test(first_refusal_of_a_minute_is_flagged),
         cmocka_unit_test(raw_keys_are_their_own_buckets),
         cmocka_unit_test(keys_with_rates_of_their_own),
+        cmocka_unit_test(share_of_a_limit_per_replica),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

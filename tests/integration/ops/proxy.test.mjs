@@ -4,67 +4,28 @@
 // nginx (nginx-light, from deps.apt); without it the test skips, which fails the run (tests/integration/run.sh).
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn, spawnSync } from 'node:child_process';
-import { existsSync, mkdtempSync, mkdirSync, readFileSync, writeFileSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { spawnSync } from 'node:child_process';
+import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import net from 'node:net';
 import http from 'node:http';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { ROOT, HERMES, startHermes, startFake, agentEnv, until, freePort } from '../../lib/lib.mjs';
+import { ROOT, HERMES, startHermes, startFake, agentEnv, until } from '../../lib/lib.mjs';
+import { NGINX, nginxBlocks, substitute, startNginx } from '../../lib/nginx.mjs';
 
 // The TypeScript SDK v2 client (scripts/node-tools.sh client), which speaks 2026-07-28.
 const V2 = join(ROOT, 'tools/client/node_modules/@modelcontextprotocol/client/dist/index.mjs');
 const { Client: ClientV2, StreamableHTTPClientTransport: HttpV2 } = await import(V2);
 
-const NGINX = ['/usr/sbin/nginx', '/usr/bin/nginx'].find((p) => existsSync(p));
-
 // The server block of the deployment guide's ```nginx fence, on plain HTTP at a test port.
 function readmeServerBlock(listenPort, upstreamPort) {
-  const readme = readFileSync(join(ROOT, 'docs/guides/deployment.md'), 'utf8');
-  const m = readme.match(/```nginx\n([\s\S]*?)```/);
-  assert.ok(m, 'docs/guides/deployment.md has an nginx block');
-  let block = m[1];
-  assert.match(block, /listen 443 ssl;/);
-  assert.match(block, /proxy_pass http:\/\/127\.0\.0\.1:8765;/);
-  block = block.replace('listen 443 ssl;', `listen 127.0.0.1:${listenPort};`)
-    .replace('proxy_pass http://127.0.0.1:8765;', `proxy_pass http://127.0.0.1:${upstreamPort};`);
-  return block;
+  const [block] = nginxBlocks('docs/guides/deployment.md');
+  assert.ok(block, 'docs/guides/deployment.md has an nginx block');
+  return substitute(block, [['listen 443 ssl;', `listen 127.0.0.1:${listenPort};`],
+    ['proxy_pass http://127.0.0.1:8765;', `proxy_pass http://127.0.0.1:${upstreamPort};`]]);
 }
 
-async function startNginx(upstreamPort) {
-  const dir = mkdtempSync(join(tmpdir(), 'hm-nginx-'));
-  for (const d of ['body', 'proxy', 'logs']) mkdirSync(join(dir, d));
-  const port = await freePort();
-  writeFileSync(join(dir, 'nginx.conf'), `daemon off;
-pid ${dir}/nginx.pid;
-error_log ${dir}/logs/error.log warn;
-events { worker_connections 64; }
-http {
-    access_log off;
-    client_body_temp_path ${dir}/body;
-    proxy_temp_path ${dir}/proxy;
-    ${readmeServerBlock(port, upstreamPort)}
-}
-`);
-  const proc = spawn(NGINX, ['-p', dir, '-c', join(dir, 'nginx.conf')], { stdio: ['ignore', 'pipe', 'pipe'] });
-  let err = '';
-  proc.stderr.on('data', (d) => { err += d; });
-  await until(() => new Promise((res, rej) => {
-    if (proc.exitCode !== null) return rej(new Error(`nginx exited: ${err}`));
-    const s = net.connect(port, '127.0.0.1', () => { s.destroy(); res(true); });
-    s.on('error', () => res(false));
-  }), 'nginx to listen');
-  return {
-    port, base: `http://127.0.0.1:${port}`,
-    async stop() {
-      proc.kill('SIGQUIT');
-      await new Promise((r) => (proc.exitCode !== null ? r() : proc.on('close', r)));
-      rmSync(dir, { recursive: true, force: true });
-    },
-  };
-}
+const startProxy = (upstreamPort) => startNginx((port) => readmeServerBlock(port, upstreamPort));
 
 // A POST through nginx with a chosen Host and X-Forwarded-For; the body arrives piece by piece
 // in chunks[] with the time each came.
@@ -89,7 +50,7 @@ test('the deployment guide\'s nginx config: smoke passes through it; host, clien
   const fake = await startFake();
   const srv = await startHermes({ HERMES_ENV_PATH: agentEnv(fake), MCP_PUBLIC_HOSTS: 'mcp.example.com',
     TRUSTED_PROXIES: '127.0.0.1,::1' });
-  const px = await startNginx(srv.port);
+  const px = await startProxy(srv.port);
   try {
     const smoke = spawnSync(HERMES, ['smoke', '--base', px.base, '--env-file', srv.envFile], { encoding: 'utf8' });
     assert.equal(smoke.status, 0, smoke.stdout + smoke.stderr);
@@ -141,7 +102,7 @@ const taskCall = (client, id, task, opts) =>
 test('behind the proxy, one client cannot cancel another client\'s call (stateless)', { skip: NGINX ? false : 'nginx not installed' }, async () => {
   const fake = await startFake();
   const srv = await startHermes({ HERMES_ENV_PATH: agentEnv(fake), TRUSTED_PROXIES: '127.0.0.1,::1' });
-  const px = await startNginx(srv.port);
+  const px = await startProxy(srv.port);
   const a = await sdkClient(px, srv, 'client-a');
   const b = await sdkClient(px, srv, 'client-b');
   try {
@@ -178,7 +139,7 @@ test('behind the proxy, one client cannot cancel another client\'s call (statele
 test('behind the proxy, a client\'s own cancel works in its session, and only there', { skip: NGINX ? false : 'nginx not installed' }, async () => {
   const fake = await startFake();
   const srv = await startHermes({ HERMES_ENV_PATH: agentEnv(fake), TRUSTED_PROXIES: '127.0.0.1,::1', MCP_SESSIONS: '1' });
-  const px = await startNginx(srv.port);
+  const px = await startProxy(srv.port);
   const a = await sdkClient(px, srv, 'client-a');
   const b = await sdkClient(px, srv, 'client-b');
   try {
@@ -208,7 +169,7 @@ test('behind the proxy, SDK v2 clients pinned to 2026-07-28: list, call with pro
   const fake = await startFake();
   const srv = await startHermes({ HERMES_ENV_PATH: agentEnv(fake), MCP_PUBLIC_HOSTS: 'mcp.example.com',
     TRUSTED_PROXIES: '127.0.0.1,::1' });
-  const px = await startNginx(srv.port);
+  const px = await startProxy(srv.port);
   const clients = [];
   try {
     for (const name of ['px-v2-a', 'px-v2-b']) {

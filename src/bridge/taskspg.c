@@ -1,0 +1,464 @@
+/* taskspg.c — task records in PostgreSQL (taskspg.h). Every value travels as a bound
+ * parameter of a prepared statement; the SQL below is fixed text. */
+#include "taskspg.h"
+
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "list.h"
+#include "log.h"
+#include "loop.h"
+#include "mem.h"
+#include "pgconn.h"
+#include "strmap.h"
+
+#define BATCH_MAX 128             /* writes in one transaction */
+#define CACHE_TASKS_MAX 4096      /* tasks kept loaded */
+#define CACHE_BYTES_MAX (32 << 20) /* ... and their documents' bytes */
+#define TAKEOVER_MS 2000          /* how often the runs of gone replicas are looked for */
+#define TAKEOVER_MAX "64"         /* runs taken in one look */
+#define FREE_WAIT_MS 3000
+
+/* A replica whose heartbeat (every 2 s) is older than this is gone: its runs are taken over.
+ * With TAKEOVER_MS, a run is followed again within 10 s of its follower's death. */
+#define GONE_AFTER "6 seconds"
+
+static const struct pgconn_stmt stmts[] = {
+    {"w0", "INSERT INTO hm_task (id, request) VALUES ($1, $2) ON CONFLICT (id) DO UPDATE"
+           " SET request = EXCLUDED.request, version = hm_task.version + 1"},
+    {"w1", "INSERT INTO hm_task (id, run, run_id, follower) VALUES ($1, $2, $3, $4)"
+           " ON CONFLICT (id) DO UPDATE SET run = EXCLUDED.run, run_id = EXCLUDED.run_id,"
+           " follower = EXCLUDED.follower, version = hm_task.version + 1"},
+    {"w2", "INSERT INTO hm_task (id, result, finished_at) VALUES ($1, $2, now())"
+           " ON CONFLICT (id) DO UPDATE SET result = EXCLUDED.result, finished_at = now(),"
+           " follower = NULL, version = hm_task.version + 1"},
+    {"r0", "UPDATE hm_task SET request = NULL, version = version + 1 WHERE id = $1"},
+    {"r1", "UPDATE hm_task SET run = NULL, run_id = NULL, follower = NULL,"
+           " version = version + 1 WHERE id = $1"},
+    {"r2", "UPDATE hm_task SET result = NULL, finished_at = NULL, version = version + 1"
+           " WHERE id = $1"},
+    {"rm", "DELETE FROM hm_task WHERE id = $1 AND request IS NULL AND run IS NULL"
+           " AND result IS NULL"},
+    {"load_id", "SELECT id, request, run, result FROM hm_task WHERE id = $1"},
+    {"load_run", "SELECT id, request, run, result FROM hm_task WHERE run_id = $1"
+                 " ORDER BY created_at LIMIT 1"},
+    /* The rows are locked by the UPDATE (SKIP LOCKED: two replicas looking at once take
+     * different runs, never one run twice). */
+    {"takeover", "UPDATE hm_task SET follower = $1, version = version + 1 WHERE id IN ("
+                 " SELECT id FROM hm_task WHERE run IS NOT NULL AND result IS NULL"
+                 " AND follower IS DISTINCT FROM $1 AND (follower IS NULL OR follower NOT IN ("
+                 "  SELECT id FROM hm_replica WHERE seen_at > now() - interval '" GONE_AFTER "'))"
+                 " ORDER BY created_at LIMIT " TAKEOVER_MAX " FOR UPDATE SKIP LOCKED)"
+                 " RETURNING id, run"},
+};
+
+struct wop {
+    struct list link;
+    struct taskspg *p;
+    char id[129];
+    int doc;
+    bool remove;
+    char *text;
+    char *run_id;
+    tasks_done_cb *done;
+    void *arg;
+};
+
+/* A task as last loaded or written here. */
+struct snap {
+    struct list lru; /* least recently used first */
+    char id[129];
+    char *doc[3];
+    size_t bytes;
+};
+
+struct taskspg {
+    struct loop *loop;
+    struct pgconn *conn;
+    char *replica_id;
+    taskspg_takeover_cb *on_takeover;
+    void *arg;
+    struct list queue;    /* writes not sent yet */
+    struct list inflight; /* the batch sent */
+    struct list alone;    /* writes of a failed batch, sent one by one */
+    bool sending;
+    struct strmap *cache; /* id -> snap */
+    struct list lru;
+    size_t cache_bytes;
+    struct loop_timer *takeover;
+    bool taking;
+    bool closing; /* taskspg_free: nothing more is sent */
+};
+
+int taskspg_doc(const char *name)
+{
+    static const char *const names[3] = {"request.json", "run.json", "result.json"};
+    for (int i = 0; i < 3; i++)
+        if (strcmp(name, names[i]) == 0)
+            return i;
+    return -1;
+}
+
+/* ---------- the cache ---------- */
+
+static void snap_drop(struct taskspg *p, struct snap *s)
+{
+    strmap_del(p->cache, s->id);
+    list_unlink(&s->lru);
+    p->cache_bytes -= s->bytes;
+    for (int i = 0; i < 3; i++)
+        free(s->doc[i]);
+    free(s);
+}
+
+static void snap_set(struct taskspg *p, struct snap *s, int doc, const char *text)
+{
+    size_t was = s->doc[doc] ? strlen(s->doc[doc]) : 0, now = text ? strlen(text) : 0;
+    free(s->doc[doc]);
+    s->doc[doc] = text ? xstrdup(text) : NULL;
+    s->bytes = s->bytes - was + now;
+    p->cache_bytes = p->cache_bytes - was + now;
+}
+
+static struct snap *snap_get(struct taskspg *p, const char *id, bool make)
+{
+    struct snap *s = strmap_get(p->cache, id);
+    if (s) {
+        list_unlink(&s->lru); /* the most recently used now */
+        list_push_back(&p->lru, &s->lru);
+        return s;
+    }
+    if (!make)
+        return NULL;
+    s = xcalloc(1, sizeof *s);
+    snprintf(s->id, sizeof s->id, "%s", id);
+    strmap_put(p->cache, s->id, s);
+    list_push_back(&p->lru, &s->lru);
+    return s;
+}
+
+/* Evicts the least recently used until the cache is within bounds (keep stays). */
+static void cache_trim(struct taskspg *p, struct snap *keep)
+{
+    while (!list_empty(&p->lru) &&
+           (strmap_count(p->cache) > CACHE_TASKS_MAX || p->cache_bytes > CACHE_BYTES_MAX)) {
+        struct snap *s = list_entry(p->lru.next, struct snap, lru);
+        if (s == keep)
+            break;
+        snap_drop(p, s);
+    }
+}
+
+/* What a committed write changes in the cache: a task loaded here stays current; a new task
+ * (its request written first) becomes known; a document of a task not loaded is not guessed. */
+static void cache_written(struct taskspg *p, const struct wop *w)
+{
+    struct snap *s = snap_get(p, w->id, !w->remove && w->doc == 0);
+    if (s == NULL)
+        return;
+    snap_set(p, s, w->doc, w->remove ? NULL : w->text);
+    if (s->doc[0] == NULL && s->doc[1] == NULL && s->doc[2] == NULL)
+        snap_drop(p, s);
+    else
+        cache_trim(p, s);
+}
+
+/* ---------- writes ---------- */
+
+static void send_batch(struct taskspg *p);
+
+static void wop_free(struct wop *w)
+{
+    free(w->text);
+    free(w->run_id);
+    free(w);
+}
+
+static void wop_finish(struct taskspg *p, struct wop *w, enum tasks_rc rc)
+{
+    list_unlink(&w->link);
+    if (rc == TASKS_OK)
+        cache_written(p, w);
+    if (w->done)
+        w->done(rc, w->arg);
+    wop_free(w);
+}
+
+static enum tasks_rc rc_of(enum pgconn_status st)
+{
+    return st == PGCONN_OK ? TASKS_OK
+           : st == PGCONN_DOWN || st == PGCONN_BUSY ? TASKS_UNAVAILABLE
+                                                    : TASKS_IO;
+}
+
+/* The statements of one write: its own, and for a removal the row's removal if it emptied. */
+static size_t wop_queries(struct taskspg *p, struct wop *w, struct pgconn_query *q,
+                          const char **params)
+{
+    static const char *const wname[3] = {"w0", "w1", "w2"}, *const rname[3] = {"r0", "r1", "r2"};
+    params[0] = w->id;
+    if (w->remove) {
+        q[0] = (struct pgconn_query){rname[w->doc], 1, params};
+        q[1] = (struct pgconn_query){"rm", 1, params};
+        return 2;
+    }
+    params[1] = w->text;
+    params[2] = w->run_id;
+    params[3] = p->replica_id;
+    q[0] = (struct pgconn_query){wname[w->doc], w->doc == 1 ? 4 : 2, params};
+    return 1;
+}
+
+/* A write sent alone is answered. */
+static void one_done(enum pgconn_status st, PGresult *const *res, size_t n, const char *error,
+                     void *arg)
+{
+    struct wop *w = arg;
+    (void)res;
+    (void)n;
+    if (st == PGCONN_FAILED)
+        log_error("store: task %s: a write failed: %s", w->id, error ? error : "unknown error");
+    wop_finish(w->p, w, rc_of(st));
+}
+
+/* A batch failed on a statement: each of its writes is tried alone, so that one write the
+ * database refuses fails only itself. */
+static void send_alone(struct taskspg *p, struct wop *w)
+{
+    struct pgconn_query q[2];
+    const char *params[4];
+    size_t n = wop_queries(p, w, q, params);
+    list_push_back(&p->alone, &w->link);
+    pgconn_send(p->conn, q, n, one_done, w);
+}
+
+static void batch_done(enum pgconn_status st, PGresult *const *res, size_t n, const char *error,
+                       void *arg)
+{
+    struct taskspg *p = arg;
+    (void)res;
+    (void)n;
+    p->sending = false;
+    if (st == PGCONN_FAILED)
+        log_warn("store: a batch of task writes failed (%s); writing each alone",
+                 error ? error : "unknown error");
+    LIST_FOREACH_SAFE(node, &p->inflight)
+    {
+        struct wop *w = list_entry(node, struct wop, link);
+        if (st == PGCONN_FAILED && !p->closing) {
+            list_unlink(&w->link);
+            send_alone(p, w);
+        } else {
+            wop_finish(p, w, rc_of(st));
+        }
+    }
+    send_batch(p);
+}
+
+static void send_batch(struct taskspg *p)
+{
+    if (p->sending || p->closing || list_empty(&p->queue))
+        return;
+    struct pgconn_query q[BATCH_MAX * 2];
+    const char *params[BATCH_MAX][4];
+    size_t nq = 0, nw = 0;
+    while (!list_empty(&p->queue) && nw < BATCH_MAX) {
+        struct wop *w = list_entry(p->queue.next, struct wop, link);
+        list_unlink(&w->link);
+        list_push_back(&p->inflight, &w->link);
+        nq += wop_queries(p, w, q + nq, params[nw++]);
+    }
+    p->sending = true;
+    pgconn_send(p->conn, q, nq, batch_done, p);
+}
+
+static void queue_op(struct taskspg *p, struct wop *w)
+{
+    list_push_back(&p->queue, &w->link);
+    send_batch(p);
+}
+
+void taskspg_write(struct taskspg *p, const char *id, int doc, const char *text,
+                   const char *run_id, tasks_done_cb *done, void *arg)
+{
+    struct wop *w = xcalloc(1, sizeof *w);
+    w->p = p;
+    snprintf(w->id, sizeof w->id, "%s", id);
+    w->doc = doc;
+    w->text = xstrdup(text);
+    w->run_id = run_id ? xstrdup(run_id) : NULL;
+    w->done = done;
+    w->arg = arg;
+    queue_op(p, w);
+}
+
+void taskspg_remove(struct taskspg *p, const char *id, int doc, tasks_done_cb *done, void *arg)
+{
+    struct wop *w = xcalloc(1, sizeof *w);
+    w->p = p;
+    snprintf(w->id, sizeof w->id, "%s", id);
+    w->doc = doc;
+    w->remove = true;
+    w->done = done;
+    w->arg = arg;
+    queue_op(p, w);
+}
+
+/* ---------- loads and reads ---------- */
+
+struct load {
+    struct taskspg *p;
+    taskspg_loaded_cb *cb;
+    void *arg;
+    char id[129]; /* asked by id: a task gone from the database leaves the cache too */
+};
+
+static void load_done(enum pgconn_status st, PGresult *const *res, size_t n, const char *error,
+                      void *arg)
+{
+    struct load *ld = arg;
+    struct taskspg *p = ld->p;
+    PGresult *r = n ? res[0] : NULL;
+    if (st != PGCONN_OK || r == NULL || PQresultStatus(r) != PGRES_TUPLES_OK) {
+        if (st == PGCONN_FAILED)
+            log_error("store: reading a task failed: %s", error ? error : "unknown error");
+        ld->cb(st == PGCONN_OK || st == PGCONN_FAILED ? TASKS_IO : rc_of(st), NULL, ld->arg);
+        free(ld);
+        return;
+    }
+    if (PQntuples(r) == 0) {
+        struct snap *s = ld->id[0] ? snap_get(p, ld->id, false) : NULL;
+        if (s)
+            snap_drop(p, s);
+        ld->cb(TASKS_NOT_FOUND, NULL, ld->arg);
+        free(ld);
+        return;
+    }
+    struct snap *s = snap_get(p, PQgetvalue(r, 0, 0), true);
+    for (int i = 0; i < 3; i++)
+        snap_set(p, s, i, PQgetisnull(r, 0, i + 1) ? NULL : PQgetvalue(r, 0, i + 1));
+    cache_trim(p, s);
+    ld->cb(TASKS_OK, s->id, ld->arg);
+    free(ld);
+}
+
+void taskspg_load(struct taskspg *p, const char *id, const char *run_id, taskspg_loaded_cb *cb,
+                  void *arg)
+{
+    struct load *ld = xcalloc(1, sizeof *ld);
+    ld->p = p;
+    ld->cb = cb;
+    ld->arg = arg;
+    if (id)
+        snprintf(ld->id, sizeof ld->id, "%s", id);
+    const char *params[1] = {id ? id : run_id};
+    pgconn_send_one(p->conn, id ? "load_id" : "load_run", 1, params, load_done, ld);
+}
+
+enum tasks_rc taskspg_read(struct taskspg *p, const char *id, int doc, const char **text)
+{
+    struct snap *s = snap_get(p, id, false);
+    if (s == NULL || s->doc[doc] == NULL)
+        return TASKS_NOT_FOUND;
+    *text = s->doc[doc];
+    return TASKS_OK;
+}
+
+bool taskspg_exists(struct taskspg *p, const char *id)
+{
+    return snap_get(p, id, false) != NULL;
+}
+
+unsigned taskspg_retry_after_s(const struct taskspg *p)
+{
+    if (pgconn_up(p->conn))
+        return 0;
+    return (pgconn_retry_in_ms(p->conn) + 999) / 1000 + 1;
+}
+
+/* ---------- takeover ---------- */
+
+static void takeover_look(struct loop *l, void *arg);
+
+static void takeover_done(enum pgconn_status st, PGresult *const *res, size_t n,
+                          const char *error, void *arg)
+{
+    struct taskspg *p = arg;
+    PGresult *r = n ? res[0] : NULL;
+    p->taking = false;
+    if (st == PGCONN_FAILED)
+        log_warn("store: looking for runs to take over failed: %s",
+                 error ? error : "unknown error");
+    if (st != PGCONN_OK || r == NULL || PQresultStatus(r) != PGRES_TUPLES_OK)
+        return;
+    for (int i = 0; i < PQntuples(r); i++) {
+        const char *id = PQgetvalue(r, i, 0), *run = PQgetvalue(r, i, 1);
+        log_info("task %s: its follower is gone; this replica follows its run now", id);
+        struct snap *s = snap_get(p, id, false);
+        if (s) /* what changed: the follower; the documents are as loaded */
+            snap_set(p, s, 1, run);
+        p->on_takeover(id, run, p->arg);
+    }
+}
+
+static void takeover_look(struct loop *l, void *arg)
+{
+    struct taskspg *p = arg;
+    p->takeover = loop_timer_add(l, TAKEOVER_MS, takeover_look, p);
+    if (p->taking || !pgconn_up(p->conn))
+        return;
+    const char *params[1] = {p->replica_id};
+    p->taking = true;
+    pgconn_send_one(p->conn, "takeover", 1, params, takeover_done, p);
+}
+
+/* ---------- open, free ---------- */
+
+struct taskspg *taskspg_open(const struct taskspg_opts *o)
+{
+    struct taskspg *p = xcalloc(1, sizeof *p);
+    p->loop = o->loop;
+    p->replica_id = xstrdup(o->replica_id);
+    p->on_takeover = o->on_takeover;
+    p->arg = o->arg;
+    list_init(&p->queue);
+    list_init(&p->inflight);
+    list_init(&p->alone);
+    list_init(&p->lru);
+    p->cache = strmap_new();
+    struct pgconn_opts po = {.loop = o->loop,
+                             .conninfo = o->url,
+                             .password = o->password,
+                             .stmts = stmts,
+                             .nstmts = sizeof stmts / sizeof *stmts};
+    p->conn = pgconn_new(&po);
+    if (p->conn == NULL) {
+        taskspg_free(p);
+        return NULL;
+    }
+    p->takeover = loop_timer_add(o->loop, TAKEOVER_MS, takeover_look, p);
+    return p;
+}
+
+void taskspg_free(struct taskspg *p)
+{
+    if (p == NULL)
+        return;
+    loop_timer_cancel(p->takeover);
+    if (p->conn && !pgconn_idle(p->conn))
+        pgconn_settle(p->conn, FREE_WAIT_MS);
+    p->closing = true;
+    pgconn_free(p->conn); /* what is still in flight fails: its callbacks run */
+    /* Writes never sent: their waiters hear it. */
+    LIST_FOREACH_SAFE(node, &p->queue)
+    {
+        wop_finish(p, list_entry(node, struct wop, link), TASKS_UNAVAILABLE);
+    }
+    while (!list_empty(&p->lru))
+        snap_drop(p, list_entry(p->lru.next, struct snap, lru));
+    strmap_free(p->cache);
+    free(p->replica_id);
+    free(p);
+}

@@ -1,0 +1,65 @@
+/* taskspg.h — the task records in PostgreSQL (STORE_URL), behind tasks.h: one row of hm_task
+ * per task holding the exact text of its request.json, run.json and result.json, the run
+ * index (run_id) and the replica that follows its run.
+ *
+ * Writes are queued and sent in batches, one transaction each (group commit: the writes
+ * queued while a batch is under way share the next commit); each write's callback runs once
+ * its batch committed. Reads never wait for the database: a tool call loads its task first
+ * (taskspg_load, on the loop), and reads answer from what was loaded, kept in a bounded cache
+ * that this replica's own writes keep current. Every few seconds a replica takes over the runs
+ * whose follower's heartbeat is gone (hm_replica), at most one taker per run (the rows are
+ * locked by the UPDATE that takes them). Loop thread only. */
+#ifndef HM_TASKSPG_H
+#define HM_TASKSPG_H
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "tasks.h"
+
+struct loop;
+struct taskspg;
+
+/* A run of a replica that is gone, now this one's to follow: its task id and run.json text. */
+typedef void taskspg_takeover_cb(const char *id, const char *run, void *arg);
+
+struct taskspg_opts {
+    struct loop *loop;
+    const char *url, *password; /* STORE_URL, STORE_PASSWORD (or NULL) */
+    const char *replica_id;     /* this server in hm_replica: the follower of its runs */
+    taskspg_takeover_cb *on_takeover;
+    void *arg;
+};
+
+/* NULL (logged) when libpq cannot be loaded. Connects in the background. */
+struct taskspg *taskspg_open(const struct taskspg_opts *o);
+/* Sends what is queued and waits (at most a few seconds, running the loop) for the answers,
+ * then frees; NULL-safe. */
+void taskspg_free(struct taskspg *p);
+
+/* Which document of a task a file name is: 0 request.json, 1 run.json, 2 result.json, -1 none
+ * the database keeps. */
+int taskspg_doc(const char *name);
+
+/* Queues writing text as document doc of task id (run_id: run.json's, else NULL); done runs on
+ * the loop once it committed (TASKS_OK) or failed, never before this returns. */
+void taskspg_write(struct taskspg *p, const char *id, int doc, const char *text,
+                   const char *run_id, tasks_done_cb *done, void *arg);
+/* Queues removing document doc of task id (the row goes with its last document). */
+void taskspg_remove(struct taskspg *p, const char *id, int doc, tasks_done_cb *done, void *arg);
+
+/* Loaded task id is this task (run_id NULL), or the task of run run_id (id NULL). */
+typedef void taskspg_loaded_cb(enum tasks_rc rc, const char *task_id, void *arg);
+/* Reads the task's row into the cache; cb runs on the loop later with TASKS_OK and the task's
+ * id, TASKS_NOT_FOUND, or TASKS_UNAVAILABLE (the database is away: nothing was kept). */
+void taskspg_load(struct taskspg *p, const char *id, const char *run_id, taskspg_loaded_cb *cb,
+                  void *arg);
+
+/* Document doc of task id as last loaded or written here: TASKS_OK with a borrowed text,
+ * TASKS_NOT_FOUND (no such document, or the task is not loaded here). */
+enum tasks_rc taskspg_read(struct taskspg *p, const char *id, int doc, const char **text);
+/* Whether the task was there when last loaded or written here. */
+bool taskspg_exists(struct taskspg *p, const char *id);
+/* Seconds a client should wait before trying again while the database is away (0: it is up). */
+unsigned taskspg_retry_after_s(const struct taskspg *p);
+
+#endif

@@ -1,0 +1,310 @@
+/* gwstore.c — pins and input-round nonces shared through PostgreSQL (gwstore.h). */
+#include "gwstore.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "gwcore.h"
+#include "gwexpose.h"
+#include "log.h"
+#include "loop.h"
+#include "mem.h"
+#include "pgconn.h"
+#include "storeschema.h"
+
+/* A pin's document is one tool's definition and hashes: far below this; the whole set is read
+ * at once, so it is capped too (a row beyond either is refused, not truncated). */
+#define PIN_DOC_MAX (1024u * 1024u)
+#define PINS_MAX "100000"
+#define PURGE_MS 60000
+
+#define PIN_INSERT "INSERT INTO hm_pin (exposed, doc) VALUES ($1, $2)"
+#define SQL_PINS_ALL "SELECT exposed, doc FROM hm_pin ORDER BY exposed LIMIT " PINS_MAX
+/* An accept: the row replaced, every replica told at commit. */
+#define SQL_PIN_REPLACE                                                                            \
+    "WITH up AS (" PIN_INSERT " ON CONFLICT (exposed) DO UPDATE SET doc = EXCLUDED.doc,"           \
+    " version = hm_pin.version + 1 RETURNING exposed)"                                             \
+    " SELECT pg_notify('" GW_STORE_CHANNEL "', exposed) FROM up"
+/* First use: only when absent; told only when it was (then every replica reads it back). */
+#define SQL_PIN_ABSENT                                                                             \
+    "WITH up AS (" PIN_INSERT " ON CONFLICT (exposed) DO NOTHING RETURNING exposed)"               \
+    " SELECT pg_notify('" GW_STORE_CHANNEL "', exposed) FROM up"
+
+static const struct pgconn_stmt stmts[] = {
+    {"pin_all", SQL_PINS_ALL},
+    {"pin_absent", SQL_PIN_ABSENT},
+    /* A row back: the first claim. None: claimed before, here or on another replica. */
+    {"nonce_use", "INSERT INTO hm_nonce (nonce, expires_at)"
+                  " VALUES ($1, to_timestamp($2::bigint / 1000.0))"
+                  " ON CONFLICT (nonce) DO NOTHING RETURNING nonce"},
+    {"nonce_back", "DELETE FROM hm_nonce WHERE nonce = $1"},
+    {"nonce_purge", "DELETE FROM hm_nonce WHERE expires_at < now() - interval '1 minute'"},
+};
+
+struct gw_store {
+    struct gateway *g;
+    struct pgconn *conn;
+    struct loop_timer *purge;
+    bool reading, again; /* a read of the pins under way; another asked for meanwhile */
+};
+
+struct gw_store_claim {
+    gw_store_claimed_fn *cb; /* NULL once cancelled */
+    void *arg;
+};
+
+/* ---- the pins as documents ---- */
+
+/* Adds row (exposed, doc text) to pins; false with err when the text is not a pin. */
+static bool add_row(json_t *pins, const char *exposed, const char *text, char *err, size_t errlen)
+{
+    size_t len = strlen(text);
+    json_t *doc = len <= PIN_DOC_MAX ? json_loadb(text, len, JSON_REJECT_DUPLICATES, NULL) : NULL;
+    if (!json_is_object(doc) || !json_is_string(json_object_get(doc, "sha256"))) {
+        snprintf(err, errlen,
+                 "the store's pin of %.128s is not a pin (over %u bytes, or no sha256)", exposed,
+                 PIN_DOC_MAX);
+        json_decref(doc);
+        return false;
+    }
+    json_object_set_new(json_object_get(pins, "pins"), exposed, doc);
+    return true;
+}
+
+/* {"pins": {...}} of a pin_all result, or NULL with err. */
+static json_t *pins_of(const PGresult *r, char *err, size_t errlen)
+{
+    json_t *pins = json_pack("{s:{}}", "pins");
+    for (int i = 0; i < PQntuples(r); i++)
+        if (!add_row(pins, PQgetvalue(r, i, 0), PQgetvalue(r, i, 1), err, errlen)) {
+            json_decref(pins);
+            return NULL;
+        }
+    return pins;
+}
+
+/* One line of a statement's failure (libpq's messages end in a newline). */
+static void pg_err(const char *what, PGconn *pg, const PGresult *r, char *err, size_t errlen)
+{
+    const char *m = r ? PQresultErrorMessage(r) : NULL;
+    if (m == NULL || *m == '\0')
+        m = PQerrorMessage(pg);
+    snprintf(err, errlen, "%s: %.*s", what, (int)strcspn(m, "\n"), m);
+}
+
+json_t *gw_store_pins_read(PGconn *pg, char *err, size_t errlen)
+{
+    PGresult *r = PQexec(pg, SQL_PINS_ALL);
+    json_t *pins = NULL;
+    if (PQresultStatus(r) == PGRES_TUPLES_OK)
+        pins = pins_of(r, err, errlen);
+    else
+        pg_err("reading the pins from the store", pg, r, err, errlen);
+    PQclear(r);
+    return pins;
+}
+
+bool gw_store_pin_put(PGconn *pg, const char *exposed, json_t *pin, bool replace, char *err,
+                      size_t errlen)
+{
+    char *doc = json_dumps(pin, JSON_COMPACT | JSON_SORT_KEYS);
+    if (doc == NULL || strlen(doc) > PIN_DOC_MAX) {
+        snprintf(err, errlen, "the pin of %.128s cannot be written (over %u bytes)", exposed,
+                 PIN_DOC_MAX);
+        free(doc);
+        return false;
+    }
+    const char *params[2] = {exposed, doc};
+    PGresult *r = PQexecParams(pg, replace ? SQL_PIN_REPLACE : SQL_PIN_ABSENT, 2, NULL, params,
+                               NULL, NULL, 0);
+    bool ok = PQresultStatus(r) == PGRES_TUPLES_OK;
+    if (!ok)
+        pg_err("writing a pin to the store", pg, r, err, errlen);
+    PQclear(r);
+    free(doc);
+    return ok;
+}
+
+/* ---- the running gateway's connection ---- */
+
+static void pins_read(enum pgconn_status st, PGresult *const *res, size_t n, const char *error,
+                      void *arg)
+{
+    struct gw_store *s = arg;
+    char err[300];
+    (void)n;
+    s->reading = false;
+    if (st != PGCONN_OK) {
+        /* Down: the reconnect reads them again. */
+        if (st == PGCONN_FAILED)
+            log_warn("gateway: reading the pins from the store: %s",
+                     error ? error : "unknown error");
+        return;
+    }
+    json_t *pins = pins_of(res[0], err, sizeof err);
+    if (pins == NULL)
+        log_error("gateway: %s; keeping the pins in force", err);
+    else
+        gw_pins_apply(s->g, pins);
+    if (s->again) {
+        s->again = false;
+        gw_store_reread(s);
+    }
+}
+
+/* Notifications come in bursts (an accept of every tool): one read at a time, one more after
+ * it when any came meanwhile. */
+void gw_store_reread(struct gw_store *s)
+{
+    if (s->reading) {
+        s->again = true;
+        return;
+    }
+    if (!pgconn_up(s->conn))
+        return; /* read again when it comes up */
+    s->reading = true;
+    pgconn_send_one(s->conn, "pin_all", 0, NULL, pins_read, s);
+}
+
+static void on_notify(const char *channel, const char *payload, void *arg)
+{
+    (void)payload;
+    if (strcmp(channel, GW_STORE_CHANNEL) == 0)
+        gw_store_reread(arg);
+}
+
+static void on_state(bool up, const char *why, void *arg)
+{
+    struct gw_store *s = arg;
+    (void)why;
+    if (up) /* a notification may have been missed while down */
+        gw_store_reread(s);
+}
+
+/* What a logged statement was doing, for its failure's line; passed as the callback's argument
+ * (an index: callback arguments are not const). */
+enum what { WHAT_PURGE, WHAT_PIN, WHAT_GIVE_BACK };
+static const char *const what_text[] = {"purging old nonces", "pinning a tool",
+                                        "giving back an input round"};
+#define WHAT(w) ((void *)(uintptr_t)(w))
+
+static void logged(enum pgconn_status st, PGresult *const *res, size_t n, const char *error,
+                   void *arg)
+{
+    (void)res;
+    (void)n;
+    if (st != PGCONN_OK)
+        log_warn("gateway: %s in the store failed: %s", what_text[(uintptr_t)arg],
+                 error ? error : "the database is away");
+}
+
+static void purge(struct loop *l, void *arg)
+{
+    struct gw_store *s = arg;
+    s->purge = loop_timer_add(l, PURGE_MS, purge, s);
+    if (pgconn_up(s->conn))
+        pgconn_send_one(s->conn, "nonce_purge", 0, NULL, logged, WHAT(WHAT_PURGE));
+}
+
+json_t *gw_store_start(struct gateway *g, const char *url, const char *password, json_t *seed,
+                       char *err, size_t errlen)
+{
+    PGconn *pg = storeschema_connect(url, password, err, errlen);
+    if (pg == NULL)
+        return NULL;
+    const char *name;
+    json_t *pin, *pins = NULL;
+    bool ok = true;
+    json_object_foreach(json_object_get(seed, "pins"), name, pin)
+    {
+        if (!(ok = gw_store_pin_put(pg, name, pin, false, err, errlen)))
+            break;
+    }
+    if (ok)
+        pins = gw_store_pins_read(pg, err, errlen);
+    PQfinish(pg);
+    if (pins == NULL)
+        return NULL;
+    struct gw_store *s = xcalloc(1, sizeof *s);
+    s->g = g;
+    struct pgconn_opts o = {.loop = g->loop,
+                            .conninfo = url,
+                            .password = password,
+                            .stmts = stmts,
+                            .nstmts = sizeof stmts / sizeof *stmts,
+                            .on_notify = on_notify,
+                            .on_state = on_state,
+                            .arg = s};
+    s->conn = pgconn_new(&o);
+    if (s->conn == NULL) {
+        snprintf(err, errlen, "cannot open the store's connection for the pins");
+        free(s);
+        json_decref(pins);
+        return NULL;
+    }
+    pgconn_listen(s->conn, GW_STORE_CHANNEL);
+    s->purge = loop_timer_add(g->loop, PURGE_MS, purge, s);
+    g->store = s;
+    return pins;
+}
+
+void gw_store_free(struct gw_store *s)
+{
+    if (s == NULL)
+        return;
+    loop_timer_cancel(s->purge);
+    pgconn_free(s->conn); /* requests in flight are called back, DOWN */
+    free(s);
+}
+
+void gw_store_pin_absent(struct gw_store *s, const char *exposed, json_t *pin)
+{
+    char *doc = json_dumps(pin, JSON_COMPACT | JSON_SORT_KEYS);
+    const char *params[2] = {exposed, doc};
+    if (doc && strlen(doc) <= PIN_DOC_MAX)
+        pgconn_send_one(s->conn, "pin_absent", 2, params, logged, WHAT(WHAT_PIN));
+    free(doc);
+}
+
+/* ---- nonces ---- */
+
+static void claimed(enum pgconn_status st, PGresult *const *res, size_t n, const char *error,
+                    void *arg)
+{
+    struct gw_store_claim *c = arg;
+    (void)n;
+    if (st != PGCONN_OK && st != PGCONN_DOWN)
+        log_warn("gateway: claiming an input round in the store: %s", error ? error : "no answer");
+    if (c->cb)
+        c->cb(c->arg, st != PGCONN_OK          ? GW_CLAIM_UNAVAILABLE
+                      : PQntuples(res[0]) == 1 ? GW_CLAIM_FIRST
+                                               : GW_CLAIM_TAKEN);
+    free(c);
+}
+
+struct gw_store_claim *gw_store_nonce_claim(struct gw_store *s, const char *nonce,
+                                            uint64_t expires_ms, gw_store_claimed_fn *cb, void *arg)
+{
+    char exp[24];
+    struct gw_store_claim *c = xcalloc(1, sizeof *c);
+    c->cb = cb;
+    c->arg = arg;
+    snprintf(exp, sizeof exp, "%llu", (unsigned long long)expires_ms);
+    const char *params[2] = {nonce, exp};
+    pgconn_send_one(s->conn, "nonce_use", 2, params, claimed, c);
+    return c;
+}
+
+void gw_store_claim_cancel(struct gw_store_claim *c)
+{
+    if (c)
+        c->cb = NULL;
+}
+
+void gw_store_nonce_give_back(struct gw_store *s, const char *nonce)
+{
+    const char *params[1] = {nonce};
+    if (pgconn_up(s->conn))
+        pgconn_send_one(s->conn, "nonce_back", 1, params, logged, WHAT(WHAT_GIVE_BACK));
+}

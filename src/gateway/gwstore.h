@@ -1,0 +1,65 @@
+/* gwstore.h — with STORE_URL, what the gateways of every replica share through PostgreSQL:
+ * the pinned tool definitions (hm_pin, one row per exposed name, its document the pins file's
+ * entry) and the input rounds' nonces already answered (hm_nonce).
+ *
+ * Pins: at start (blocking, before the loop serves) each exposed tool's pin is inserted if
+ * absent (the pins file's when it has one, else the definition served) and every pin is read
+ * back, so all replicas judge against the same pin, whichever started first. `hermes-mcp
+ * gateway accept` writes the rows and notifies (NOTIFY hm_pin); each replica hears it, reads
+ * the pins again on its own connection and applies them as a SIGHUP does, within a second. A
+ * reconnect reads them again too (a notification may have been missed).
+ *
+ * Nonces: an input round is answered once across replicas: its nonce is inserted when the
+ * retry is claimed (insert if absent: a second claim anywhere finds it), deleted again when the
+ * retry never reached the upstream. Loop thread, except the blocking helpers marked so. */
+#ifndef HM_GWSTORE_H
+#define HM_GWSTORE_H
+#include <jansson.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "pgrt.h"
+
+struct gateway;
+struct gw_store;
+
+#define GW_STORE_CHANNEL "hm_pin"
+
+/* Blocking: the pins of pg as a pins document {"pins": {exposed: {upstream, tool, sha256,
+ * definition}}} (new), or NULL with err. */
+json_t *gw_store_pins_read(PGconn *pg, char *err, size_t errlen);
+/* Blocking: pin (an entry as above) for exposed, inserted if absent (replace false) or
+ * replacing the one there (replace true: an accept, which every replica is told of at
+ * commit). False with err. */
+bool gw_store_pin_put(PGconn *pg, const char *exposed, json_t *pin, bool replace, char *err,
+                      size_t errlen);
+
+/* Blocking, at start: seed's pins ({"pins": {...}}) inserted where absent, then every pin read
+ * back (new document), or NULL with err; then the connection that hears accepts is made
+ * (g->store). */
+json_t *gw_store_start(struct gateway *g, const char *url, const char *password, json_t *seed,
+                       char *err, size_t errlen);
+void gw_store_free(struct gw_store *s); /* NULL-safe */
+/* Reads the pins again and applies them (gw_pins_apply), without blocking: on SIGHUP, after a
+ * notification, after a reconnect. */
+void gw_store_reread(struct gw_store *s);
+/* A tool found without a pin while serving (its row removed): pin inserted if absent; every
+ * replica, this one too, then reads the pins again. */
+void gw_store_pin_absent(struct gw_store *s, const char *exposed, json_t *pin);
+
+/* The claim of an input round's nonce: its first (the round may go on), claimed before
+ * (anywhere), or the store cannot say now (nothing was claimed; the caller may retry). */
+enum gw_store_claim_rc { GW_CLAIM_FIRST, GW_CLAIM_TAKEN, GW_CLAIM_UNAVAILABLE };
+typedef void gw_store_claimed_fn(void *arg, enum gw_store_claim_rc rc);
+/* Claims nonce once, across replicas; expires_ms: wall-clock time after which it no longer
+ * matters (the sealed state's expiry). cb runs later, exactly once, unless cancelled. */
+struct gw_store_claim;
+struct gw_store_claim *gw_store_nonce_claim(struct gw_store *s, const char *nonce,
+                                            uint64_t expires_ms, gw_store_claimed_fn *cb,
+                                            void *arg);
+void gw_store_claim_cancel(struct gw_store_claim *c); /* cb never runs; NULL-safe */
+/* The retry never reached the upstream: the nonce may be claimed again. */
+void gw_store_nonce_give_back(struct gw_store *s, const char *nonce);
+
+#endif

@@ -1,0 +1,175 @@
+// With STORE_URL the rug-pull guard's pins are every replica's (hm_pin): the first replica to
+// start pins each exposed tool (insert if absent), the others judge against that same pin; a
+// definition that changed upstream is withheld on every replica; `hermes-mcp gateway accept`
+// run against one replica's env file writes the store and every replica serves the tool again
+// within a second, no SIGHUP. The pins status file stays each replica's. The database away: an
+// accept fails clearly, the replicas keep serving. Real PostgreSQL 15, two real servers on one
+// database, the fake upstream of tests/fakes/ (--describe: echo's description from a file,
+// here SQL-looking text, and an exposed name with SQL's comment in it: values travel as bound
+// parameters).
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { spawnSync } from 'node:child_process';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { HERMES, startHermes, restartHermes, gatewayFile, fakeUpstream, sdkClient, hermesCli, until, jsonLines }
+  from '../../lib/lib.mjs';
+import { startPostgres } from '../../lib/pg.mjs';
+
+const HOSTILE = "fake echo'); DELETE FROM hm_pin; DROP TABLE hm_secret; --";
+const CHANGED = "changed $$; UPDATE hm_pin SET doc = '{}'; $$ -- read ~/.ssh/id_rsa";
+const SQL_PREFIX = 'x--drop-table-hm_pin--'; // exposed names allow letters, digits, _ and -
+let pg, dir, desc, a, b;
+
+function replica(name) {
+  const gw = gatewayFile(dir, 'upstreams:\n' +
+    fakeUpstream('fake', ['--describe', desc], '    tools: {include: [echo, slow]}\n') +
+    fakeUpstream('sql', [], `    prefix: "${SQL_PREFIX}"\n    tools: {include: [slow]}\n`), `gateway-${name}.yaml`);
+  return startHermes({ GATEWAY_FILE: gw, STORE_URL: pg.url });
+}
+function initStore() {
+  const env = join(dir, 'init.env');
+  writeFileSync(env, `STORE_URL=${pg.url}\n`, { mode: 0o600 });
+  return spawnSync(HERMES, ['store', 'init', '--env-file', env], { encoding: 'utf8' });
+}
+async function restart(srv) {
+  await new Promise((res) => { srv.proc.on('close', res); srv.proc.kill('SIGTERM'); });
+  assert.doesNotMatch(srv.proc.stderrText, /AddressSanitizer|LeakSanitizer|runtime error:/);
+  return restartHermes(srv);
+}
+async function listed(srv) {
+  const { client, tools } = await sdkClient(srv, 'pins');
+  await client.close();
+  return Object.keys(tools);
+}
+async function echo(srv) {
+  const { client } = await sdkClient(srv, 'pins');
+  try { return await client.callTool({ name: 'fake__echo', arguments: { message: 'hi' } }); } finally { await client.close(); }
+}
+const readyz = async (srv) => (await fetch(`${srv.base}/readyz`)).status;
+const audited = (srv, event) => jsonLines(existsSync(srv.auditFile) ? readFileSync(srv.auditFile, 'utf8') : '')
+  .filter((l) => l.event === event);
+const storedPins = async () => Object.fromEntries((await pg.psql('SELECT exposed, doc FROM hm_pin ORDER BY exposed'))
+  .split('\n').filter(Boolean).map((l) => { const i = l.indexOf('|'); return [l.slice(0, i), JSON.parse(l.slice(i + 1))]; }));
+
+before(async () => {
+  pg = await startPostgres();
+  dir = mkdtempSync(join(tmpdir(), 'hm-storepins-'));
+  desc = join(dir, 'echo-description');
+  writeFileSync(desc, HOSTILE);
+  const init = initStore();
+  assert.equal(init.status, 0, init.stderr);
+  a = await replica('a');
+  b = await replica('b');
+});
+after(async () => {
+  await a?.stop();
+  await b?.stop();
+  await pg?.stop();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+test('the first replica pins in the store (SQL-looking text kept as it is); no pins file; both serve', async () => {
+  const pins = await storedPins();
+  assert.deepEqual(Object.keys(pins), ['fake__echo', 'fake__slow', `${SQL_PREFIX}slow`]);
+  assert.equal(pins[`${SQL_PREFIX}slow`].upstream, 'sql');
+  assert.equal(pins.fake__echo.definition.description, HOSTILE);
+  assert.match(pins.fake__echo.sha256, /^[0-9a-f]{64}$/);
+  assert.equal(await pg.psql("SELECT count(*) FROM hm_secret WHERE name = 'reqstate:1'"), '1', 'hm_secret untouched');
+  for (const srv of [a, b]) {
+    assert.ok((await listed(srv)).includes('fake__echo'));
+    assert.equal(await readyz(srv), 200);
+    assert.ok(!existsSync(join(dir, `gateway-${srv === a ? 'a' : 'b'}.yaml.pins`)), 'the pins are the store\'s, not a file');
+    assert.ok(existsSync(join(dir, `gateway-${srv === a ? 'a' : 'b'}.yaml.pins-status`)), 'each replica\'s status file');
+  }
+  const shown = await hermesCli(b, 'gateway', 'pins');
+  assert.equal(shown.code, 0, shown.stderr);
+  assert.match(shown.stdout, /pins in the store \(STORE_URL\): 3 tools/);
+  assert.match(shown.stdout, new RegExp(`fake__echo +upstream fake, tool echo, sha256 ${pins.fake__echo.sha256}`));
+  assert.match(shown.stdout, /nothing withheld/);
+});
+
+test('a pinned definition accepted once for all: held on A and B, accepted through A, served by both within a second', async () => {
+  const pinned = (await storedPins()).fake__echo.sha256;
+  writeFileSync(desc, CHANGED);
+  [a, b] = await Promise.all([restart(a), restart(b)]);
+  for (const srv of [a, b]) {
+    assert.ok(!(await listed(srv)).includes('fake__echo'), 'withheld from tools/list');
+    assert.equal((await echo(srv)).structuredContent.error, 'definition_changed');
+    assert.equal(await readyz(srv), 503);
+    assert.match(srv.proc.stderrText, /withheld until `hermes-mcp gateway accept fake__echo` \(every replica applies it\)/);
+  }
+  assert.equal((await storedPins()).fake__echo.sha256, pinned, 'a replica never moves a pin');
+  const shown = await hermesCli(b, 'gateway', 'pins');
+  assert.match(shown.stdout, /fake__echo \(upstream fake, tool echo\)\n +pinned [0-9a-f]{64}\n +now +[0-9a-f]{64}\n +differs in: description\n/);
+  assert.match(shown.stdout, /gateway accept \[NAME\] \(every replica applies it\)/);
+
+  const t0 = Date.now();
+  const r = await hermesCli(a, 'gateway', 'accept', 'fake__echo');
+  assert.equal(r.code, 0, r.stderr);
+  assert.match(r.stdout, /pinned 1 tool as served in the store; every replica applies it/);
+  await Promise.all([a, b].map((srv) => until(async () => (await listed(srv)).includes('fake__echo'),
+    'fake__echo listed again', 3000)));
+  const took = Date.now() - t0;
+  assert.ok(took < 1500, `both replicas serve it ${took} ms after the accept began`);
+  const stored = (await storedPins()).fake__echo;
+  assert.notEqual(stored.sha256, pinned);
+  assert.equal(stored.definition.description, CHANGED);
+  for (const srv of [a, b]) {
+    const res = await echo(srv);
+    assert.equal(res.isError, undefined, JSON.stringify(res));
+    assert.equal(res.content[0].text, 'Echo: hi');
+    assert.equal(await readyz(srv), 200);
+    await until(() => audited(srv, 'gateway_accepted').length === 1, 'the accept audited on each replica');
+  }
+  assert.equal(await pg.psql("SELECT count(*) FROM hm_secret WHERE name = 'reqstate:1'"), '1');
+});
+
+test('a replica started later judges against the store\'s pin, not what it sees first', async () => {
+  writeFileSync(desc, 'a third description');
+  const c = await replica('c');
+  try {
+    assert.ok(!(await listed(c)).includes('fake__echo'), 'withheld: the store\'s pin is another');
+    assert.equal((await storedPins()).fake__echo.definition.description, CHANGED);
+  } finally { await c.stop(); }
+  writeFileSync(desc, CHANGED);
+});
+
+test('the database away: an accept fails clearly, the replicas keep serving; back, an accept applies again', async () => {
+  await pg.kill();
+  const r = await hermesCli(a, 'gateway', 'accept');
+  assert.equal(r.code, 1);
+  assert.match(r.stderr, /cannot connect to STORE_URL.*nothing done/);
+  const shown = await hermesCli(a, 'gateway', 'pins');
+  assert.equal(shown.code, 1);
+  assert.match(shown.stderr, /cannot connect to STORE_URL/);
+  for (const srv of [a, b]) {
+    assert.equal(srv.proc.exitCode, null, 'still running');
+    assert.ok((await listed(srv)).includes('fake__echo'), 'the pins in force are kept');
+  }
+  await pg.restart();
+  // A pin moved without a notification (by hand) while the replicas' connections were down is
+  // read again when they reconnect.
+  await pg.psql("UPDATE hm_pin SET doc = jsonb_set(doc::jsonb, '{sha256}', '\"" + '0'.repeat(64) + "\"')::text" +
+    " WHERE exposed = 'fake__echo';" +
+    " SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity WHERE pid <> pg_backend_pid() AND backend_type = 'client backend'");
+  await Promise.all([a, b].map((srv) => until(async () => !(await listed(srv)).includes('fake__echo'),
+    'withheld once the moved pin is read again', 15000)));
+  const ok = await hermesCli(b, 'gateway', 'accept');
+  assert.equal(ok.code, 0, ok.stderr);
+  await Promise.all([a, b].map((srv) => until(async () => (await listed(srv)).includes('fake__echo'),
+    'served again after the accept', 3000)));
+});
+
+test('a pin removed from the store while serving: the tool waits, is pinned again as served (insert if absent), then served', async () => {
+  const before = (await storedPins()).fake__slow.sha256;
+  await pg.psql("DELETE FROM hm_pin WHERE exposed = 'fake__slow'; NOTIFY hm_pin, 'fake__slow'");
+  // The replica that reads the pins first finds none and pins it; the other may read it back.
+  await until(() => [a, b].some((srv) => /tool fake__slow: the store holds no pin for it; withheld until it does/
+    .test(srv.proc.stderrText)), 'the tool waits for its pin', 5000);
+  await until(async () => (await storedPins()).fake__slow?.sha256 === before, 'pinned again as served', 5000);
+  await Promise.all([a, b].map((srv) => until(async () => (await listed(srv)).includes('fake__slow'),
+    'served again', 5000)));
+  assert.equal(await pg.psql("SELECT count(*) FROM hm_pin WHERE exposed = 'fake__slow'"), '1');
+});

@@ -1,0 +1,144 @@
+// With STORE_URL the task records are every replica's: a task started on replica A is read,
+// followed and cancelled through B and C; a replica killed while following a run has the run
+// taken over by another within 10 s, and the result arrives once. Real PostgreSQL 15, three
+// real servers on one database and one fake agent, official SDK clients of both eras (each
+// lists the tools before calling them).
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { spawnSync } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { HERMES, startHermes, startFake, agentEnv, connectClient, connectV2Client, until, sleep } from '../../lib/lib.mjs';
+import { startPostgres } from '../../lib/pg.mjs';
+
+let pg, dir, fake, a, b, c;
+const token = randomBytes(32).toString('hex'); // one deployment: one owner token
+const call = (client, name, args) => client.callTool({ name, arguments: args }, undefined, { timeout: 60000 });
+
+async function replica() {
+  const s = await startHermes({ STORE_URL: pg.url, MCP_AUTH_TOKEN: token, HERMES_ENV_PATH: agentEnv(fake),
+    HERMES_POLL_MS: '100' });
+  s.token = token;
+  s.auth = { Authorization: `Bearer ${token}` };
+  return s;
+}
+const sql = (q) => pg.psql(q);
+
+before(async () => {
+  pg = await startPostgres();
+  dir = mkdtempSync(join(tmpdir(), 'hm-storetasks-'));
+  const env = join(dir, 'init.env');
+  writeFileSync(env, `STORE_URL=${pg.url}\n`, { mode: 0o600 });
+  const init = spawnSync(HERMES, ['store', 'init', '--env-file', env], { encoding: 'utf8' });
+  assert.equal(init.status, 0, init.stderr);
+  fake = await startFake();
+  [a, b, c] = await Promise.all([replica(), replica(), replica()]);
+});
+after(async () => {
+  await Promise.all([a, b, c].map((s) => s?.stop()));
+  await fake?.stop();
+  await pg?.stop();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+test('an async task started on A: status and result through B (2026-07-28), cancel of another through C', async () => {
+  const ca = await connectClient(a, { name: 'on-a', listTools: true });
+  const cb = await connectV2Client(b, 'on-b');
+  await cb.listTools();
+  const cc = await connectClient(c, { name: 'on-c', listTools: true });
+  const acc = await call(ca, 'hermes_task', { task: 'shared [delay=800]', mode: 'async', id: 'shared-1' });
+  assert.notEqual(acc.isError, true, JSON.stringify(acc));
+  const runId = acc.structuredContent.run_id;
+  assert.ok(runId);
+  // B has never seen the task: it reads it from the database, by run id and by task id.
+  const st = await call(cb, 'hermes_status', { run_id: runId });
+  assert.notEqual(st.isError, true, JSON.stringify(st));
+  assert.equal(st.structuredContent.task_id, 'shared-1');
+  const early = await call(cb, 'hermes_result', { id: 'shared-1' });
+  assert.equal(early.isError, true);
+  assert.match(early.structuredContent.message, /still running/);
+  // A follows the run and writes the result; B reads it.
+  await until(async () => (await call(cb, 'hermes_result', { id: 'shared-1' })).isError !== true, 'the result through B', 10000);
+  const r = await call(cb, 'hermes_result', { id: 'shared-1' });
+  assert.equal(r.structuredContent.status, 'completed');
+  assert.equal((await sql("SELECT count(*) FROM hm_task WHERE id = 'shared-1' AND result IS NOT NULL AND follower IS NULL")).trim(), '1');
+
+  const acc2 = await call(ca, 'hermes_task', { task: 'long [delay=20000]', mode: 'async', id: 'shared-2' });
+  assert.notEqual(acc2.isError, true, JSON.stringify(acc2));
+  const cancel = await call(cc, 'hermes_cancel', { id: 'shared-2' });
+  assert.notEqual(cancel.isError, true, JSON.stringify(cancel));
+  await until(async () => {
+    const res = await call(cb, 'hermes_result', { id: 'shared-2' });
+    return res.isError !== true && res.structuredContent.status === 'cancelled';
+  }, 'the cancelled result through B', 10000);
+  // The same task id again with another request is refused on any replica: the id is taken.
+  const dup = await call(cc, 'hermes_task', { task: 'something else', mode: 'async', id: 'shared-1' });
+  assert.equal(dup.isError, true);
+  assert.equal(dup.structuredContent.error, 'duplicate_id');
+  await Promise.all([ca.close(), cb.close(), cc.close()]);
+});
+
+test('SQL in a task\'s text and id travels as data', async () => {
+  const ca = await connectClient(a, { name: 'sql-a', listTools: true });
+  const cb = await connectClient(b, { name: 'sql-b', listTools: true });
+  const text = "x'); DROP TABLE hm_task; -- \\\" $1 $$";
+  const r = await call(ca, 'hermes_task', { task: text, mode: 'sync', id: 'sql-1' });
+  assert.notEqual(r.isError, true, JSON.stringify(r));
+  const bad = await call(cb, 'hermes_result', { id: "sql-1' OR '1'='1" });
+  assert.equal(bad.isError, true);
+  const got = await call(cb, 'hermes_result', { id: 'sql-1' });
+  assert.notEqual(got.isError, true, JSON.stringify(got));
+  assert.ok(got.structuredContent.summary.includes(text), 'read back through B as the agent said it');
+  const stored = JSON.parse(await sql("SELECT result FROM hm_task WHERE id = 'sql-1'"));
+  assert.ok(stored.summary.includes(text), 'kept as data in the database');
+  assert.equal((await sql("SELECT to_regclass('hm_task') IS NOT NULL")).trim(), 't');
+  await Promise.all([ca.close(), cb.close()]);
+});
+
+test('kill -9 of the replica following a run: another takes it over within 10 s and the result arrives once', async () => {
+  const victim = await replica();
+  const cv = await connectClient(victim, { name: 'victim', listTools: true });
+  const acc = await call(cv, 'hermes_task', { task: 'orphan [delay=1500]', mode: 'async', id: 'orphan-1' });
+  assert.notEqual(acc.isError, true, JSON.stringify(acc));
+  const follower = (await sql("SELECT follower FROM hm_task WHERE id = 'orphan-1'")).trim();
+  assert.ok(follower.length > 0, 'the submitting replica follows the run');
+  const gone = new Promise((r) => victim.proc.once('close', r));
+  victim.proc.kill('SIGKILL');
+  await gone;
+  const t0 = Date.now();
+  await until(async () => {
+    const f = (await sql("SELECT coalesce(follower, '') || '|' || (result IS NOT NULL) FROM hm_task WHERE id = 'orphan-1'")).trim();
+    return f !== `${follower}|false`;
+  }, 'a new follower', 12000);
+  const took = Date.now() - t0;
+  assert.ok(took < 10000, `taken over after ${took} ms`);
+  const cb = await connectClient(b, { name: 'after', listTools: true });
+  await until(async () => (await call(cb, 'hermes_result', { id: 'orphan-1' })).isError !== true, 'the result after the takeover', 10000);
+  const r = await call(cb, 'hermes_result', { id: 'orphan-1' });
+  assert.equal(r.structuredContent.status, 'completed');
+  await sleep(600); // a second follower would write again: the row's version says how often
+  assert.equal((await sql("SELECT follower IS NULL FROM hm_task WHERE id = 'orphan-1'")).trim(), 't');
+  const taken = [a, b, c].map((s) => (s.proc.stderrText.match(/task orphan-1: its follower is gone/g) || []).length);
+  assert.equal(taken.reduce((x, y) => x + y, 0), 1, `taken over once: ${taken}`);
+  await cb.close();
+  await victim.stop();
+});
+
+test('the database away: a task call is refused busy with the seconds to wait, nothing crashes; then it serves again', async () => {
+  const ca = await connectClient(a, { name: 'down', listTools: true });
+  await pg.kill();
+  try {
+    const r = await call(ca, 'hermes_result', { id: 'shared-1' });
+    assert.equal(r.isError, true);
+    assert.equal(r.structuredContent.error, 'busy');
+    assert.ok(r.structuredContent.retry_after >= 1, JSON.stringify(r.structuredContent));
+    const w = await call(ca, 'list_agents', {});
+    assert.notEqual(w.isError, true, 'a call that needs no task is answered');
+  } finally {
+    await pg.restart();
+  }
+  await until(async () => (await call(ca, 'hermes_result', { id: 'shared-1' })).isError !== true, 'served again', 15000);
+  await ca.close();
+});
