@@ -98,3 +98,24 @@ bool oauthpgcli_passwd(const char *url, const char *password, const char *line, 
     PQfinish(pg);
     return r != NULL;
 }
+
+bool oauthpgcli_summary(const char *url, const char *password, size_t *tokens, size_t *clients,
+                        bool *passphrase, char *err, size_t errlen)
+{
+    PGconn *pg = storeschema_connect(url, password, err, errlen);
+    if (pg == NULL)
+        return false;
+    PGresult *r = exec(pg, "reading the OAuth state",
+                       "SELECT (SELECT count(*) FROM hm_oauth_token),"
+                       " (SELECT count(*) FROM hm_oauth_client),"
+                       " EXISTS (SELECT 1 FROM hm_secret WHERE name = 'passphrase')",
+                       0, NULL, err, errlen);
+    if (r) {
+        *tokens = (size_t)strtoull(PQgetvalue(r, 0, 0), NULL, 10);
+        *clients = (size_t)strtoull(PQgetvalue(r, 0, 1), NULL, 10);
+        *passphrase = strcmp(PQgetvalue(r, 0, 2), "t") == 0;
+    }
+    PQclear(r);
+    PQfinish(pg);
+    return r != NULL;
+}

@@ -24,4 +24,9 @@ bool oauthpgcli_remove_client(PGconn *pg, const char *id, bool *found, char *err
 bool oauthpgcli_passwd(const char *url, const char *password, const char *line, char *err,
                        size_t errlen);
 
+/* For `hermes-mcp doctor`: how many tokens and clients are stored, and whether a consent
+ * passphrase is. */
+bool oauthpgcli_summary(const char *url, const char *password, size_t *tokens, size_t *clients,
+                        bool *passphrase, char *err, size_t errlen);
+
 #endif

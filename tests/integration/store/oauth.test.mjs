@@ -280,3 +280,10 @@ test('the database stopped: 503 with Retry-After, cached tokens still work; then
   for (const srv of [a, b, c]) assert.equal(await status(srv, t.body.access_token), 200);
   await sleep(10);
 });
+
+test('doctor reads the OAuth state from the store, not the files beside the env file', async () => {
+  const r = spawnSync(HERMES, ['doctor', '--env-file', a.envFile, '--timeout', '3'], { encoding: 'utf8' });
+  const out = r.stdout + r.stderr;
+  assert.match(out, /OAuth state in the store: \d+ tokens?, \d+ clients?, a consent passphrase/);
+  assert.doesNotMatch(out, /oauth-passphrase|oauth-tokens\.json/);
+});
