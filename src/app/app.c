@@ -28,10 +28,10 @@
 #include "mem.h"
 #include "metrics.h"
 #include "oautherr.h"
+#include "oauthpg.h"
 #include "oauthtokens.h"
 #include "oidc.h"
 #include "otel.h"
-#include "oauthpg.h"
 #include "passphrase.h"
 #include "principal.h"
 #include "ratelimit.h"
@@ -307,8 +307,8 @@ int app_run(const struct app_opts *o)
     }
     if (o->cfg->oauth_issuer) {
         /* With a store the token file is not used: the store holds them, this is its cache. */
-        a.oauth_tokens = tokenstore_open(o->cfg->store_url ? NULL : o->cfg->oauth_store, err,
-                                         sizeof err);
+        a.oauth_tokens =
+            tokenstore_open(o->cfg->store_url ? NULL : o->cfg->oauth_store, err, sizeof err);
         if (a.oauth_tokens == NULL) {
             log_error("%s", err);
             principals_unref(who);

@@ -19,18 +19,6 @@
 #include "oauthpg.h"
 #include "ratelimit.h"
 
-static void clients_changed(void *arg, const char *id)
-{
-    as_client_forget(arg, id);
-}
-
-void authserver_set_store(struct authserver *as, struct oauthpg *p)
-{
-    as->pg = p;
-    if (p)
-        oauthpg_on_clients(p, clients_changed, as);
-}
-
 void as_store_page(struct authserver *as, struct hreq *r)
 {
     char retry[16];
@@ -113,8 +101,8 @@ static void registered(struct hreq *r, enum pgconn_status st, PGresult *const *r
     struct registering *g = arg;
     struct authserver *as = g->as;
     bool stored = st == PGCONN_OK && n == 2 && PQntuples(res[1]) == 1;
-    long long count = st == PGCONN_OK && PQntuples(res[0]) == 1 ? atoll(PQgetvalue(res[0], 0, 0))
-                                                                : 0;
+    long long count =
+        st == PGCONN_OK && PQntuples(res[0]) == 1 ? atoll(PQgetvalue(res[0], 0, 0)) : 0;
     if (!stored) /* it stays only in the cache of a replica where it is stored */
         as_client_forget(as, g->id);
     if (r == NULL) {
@@ -123,7 +111,8 @@ static void registered(struct hreq *r, enum pgconn_status st, PGresult *const *r
         as_store_unavailable(as, r);
     } else if (count > REGISTER_PER_MIN) {
         hreq_add_header(r, "Retry-After", "60");
-        as_oauth_error(r, 429, OAUTH_TEMPORARILY_UNAVAILABLE, "too many registrations; wait a minute");
+        as_oauth_error(r, 429, OAUTH_TEMPORARILY_UNAVAILABLE,
+                       "too many registrations; wait a minute");
     } else if (!stored) {
         as_oauth_error(r, 400, OAUTH_TEMPORARILY_UNAVAILABLE,
                        "the server holds as many clients as it takes");
@@ -156,12 +145,4 @@ void as_pg_register(struct authserver *as, struct hreq *r, const char *ip, json_
     struct pgconn_query q[2] = {{"count_add", 2, count}, {"client_put", 5, put}};
     oauthpg_call(as->pg, r, q, 2, registered, g);
     free(doc);
-}
-
-bool authserver_client_add_doc(struct authserver *as, const char *doc)
-{
-    json_t *o = json_loads(doc, JSON_REJECT_DUPLICATES, NULL);
-    bool ok = o && as_client_add_json(as, o);
-    json_decref(o);
-    return ok;
 }

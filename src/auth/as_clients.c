@@ -155,8 +155,8 @@ static bool load_client(struct authserver *as, json_t *o, json_int_t version, co
 bool as_client_add_json(struct authserver *as, json_t *o)
 {
     const char *why = NULL;
-    return load_client(as, o, 2, &why) && as_find_client(as, json_string_value(json_object_get(
-                                                                 o, "client_id"))) != NULL;
+    return load_client(as, o, 2, &why) &&
+           as_find_client(as, json_string_value(json_object_get(o, "client_id"))) != NULL;
 }
 
 void as_client_forget(struct authserver *as, const char *id)

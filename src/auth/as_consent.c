@@ -334,8 +334,7 @@ void as_consent_verify(struct authserver *as, struct hreq *r, const char *ip, co
     size_t len;
     const char *body = hreq_body(r, &len);
     char pass[PASSPHRASE_MAX + 1];
-    bool have = line && body &&
-                form_get(body, len, "passphrase", pass, sizeof pass) == FORM_OK;
+    bool have = line && body && form_get(body, len, "passphrase", pass, sizeof pass) == FORM_OK;
     if (!have || as->verifier == NULL || !check_later(as, r, ip, csrf, line, pass))
         consent_checked(as, r, ip, csrf, have && passphrase_verify(line, pass, strlen(pass)),
                         now_ms);

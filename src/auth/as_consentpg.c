@@ -70,8 +70,7 @@ struct showing {
     struct consent c;
 };
 
-static void shown(struct hreq *r, enum pgconn_status st, PGresult *const *res, size_t n,
-                  void *arg)
+static void shown(struct hreq *r, enum pgconn_status st, PGresult *const *res, size_t n, void *arg)
 {
     struct showing *s = arg;
     struct authserver *as = s->as;
@@ -108,8 +107,8 @@ void as_pg_consent_show(struct authserver *as, struct hreq *r, const struct cons
     s->c = *c;
     char *doc = consent_doc(c);
     snprintf(expires, sizeof expires, "%lld", (long long)c->expires);
-    const char *put[6] = {s->c.csrf, doc ? doc : "", s->c.addr, expires,
-                          STR(CONSENTS_PER_ADDR), STR(CONSENTS_MAX)};
+    const char *put[6] = {s->c.csrf, doc ? doc : "",         s->c.addr,
+                          expires,   STR(CONSENTS_PER_ADDR), STR(CONSENTS_MAX)};
     const char *why[1] = {STR(CONSENTS_MAX)};
     struct pgconn_query q[2] = {{"consent_put", 6, put}, {"consent_why", 1, why}};
     oauthpg_call(as->pg, r, q, 2, shown, s);
@@ -136,8 +135,7 @@ static void too_many(struct hreq *r, bool everyone)
                            : "Wait a minute, then try again.");
 }
 
-static void spent(struct hreq *r, enum pgconn_status st, PGresult *const *res, size_t n,
-                  void *arg)
+static void spent(struct hreq *r, enum pgconn_status st, PGresult *const *res, size_t n, void *arg)
 {
     struct answering *a = arg;
     struct authserver *as = a->as;
@@ -174,7 +172,8 @@ static void spent(struct hreq *r, enum pgconn_status st, PGresult *const *res, s
             c = &as->consents[i];
     if (c == NULL) {
         hreq_add_header(r, "Retry-After", "1");
-        as_error_page(r, 503, "Busy", "Too many consents are being checked; try again in a moment.");
+        as_error_page(r, 503, "Busy",
+                      "Too many consents are being checked; try again in a moment.");
         goto out;
     }
     *c = got;
@@ -209,8 +208,8 @@ void as_pg_consent_post(struct authserver *as, struct hreq *r, const char *ip, c
     snprintf(window, sizeof window, "%lld", (long long)(time(NULL) / 60));
     const char *mine[2] = {a->key, window}, *all[2] = {"consent:*", window};
     const char *secret[1] = {"passphrase"};
-    const char *spend[6] = {a->old, a->csrf, a->key, window, STR(CONSENT_FAILS_MAX),
-                            STR(CONSENT_FAILS_GLOBAL)};
+    const char *spend[6] = {
+        a->old, a->csrf, a->key, window, STR(CONSENT_FAILS_MAX), STR(CONSENT_FAILS_GLOBAL)};
     struct pgconn_query q[4] = {{"count_get", 2, mine},
                                 {"count_get", 2, all},
                                 {"secret_get", 1, secret},
@@ -243,8 +242,7 @@ struct coding {
     char code[65], redirect_uri[PARAM_MAX + 1], state[PARAM_MAX + 1];
 };
 
-static void coded(struct hreq *r, enum pgconn_status st, PGresult *const *res, size_t n,
-                  void *arg)
+static void coded(struct hreq *r, enum pgconn_status st, PGresult *const *res, size_t n, void *arg)
 {
     struct coding *k = arg;
     (void)res, (void)n;

@@ -93,7 +93,7 @@ struct authserver {
     char *cimd_ca_file, *cimd_allow_hosts;
     struct cimd *cimd;      /* their fetcher and cache, once the loop exists */
     struct lookup *lookups; /* GET /authorize requests waiting for a document */
-    struct oauthpg *pg;       /* with STORE_URL: the state of every replica (authserver_set_store) */
+    struct oauthpg *pg;     /* with STORE_URL: the state of every replica (authserver_set_store) */
     struct hreq *client_asked; /* the request whose client the store was just asked for */
     bool (*upstream_known)(void *arg, const char *name); /* authserver_opts' */
     void *upstream_arg;
@@ -135,7 +135,7 @@ struct client *as_find_client(struct authserver *as, const char *id);
 bool as_save_clients(struct authserver *as, char *err, size_t errlen);
 bool as_load_clients(struct authserver *as, char *err, size_t errlen);
 void as_clients_sync(struct authserver *as);
-void as_client_clear(struct client *c); /* frees what c holds, not c */
+void as_client_clear(struct client *c);                /* frees what c holds, not c */
 struct json_t *as_client_json(const struct client *c); /* as the file keeps one */
 /* Adds one client document (as_client_json's) to the table; false when refused. */
 bool as_client_add_json(struct authserver *as, struct json_t *o);

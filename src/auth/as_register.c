@@ -103,10 +103,9 @@ void as_register(struct authserver *as, struct hreq *r, const char *ip)
     if (as->pg) {
         json_t *out = json_pack("{s:s, s:I, s:O, s:s, s:[ss], s:[s], s:s}", "client_id", c->id,
                                 "client_id_issued_at", (json_int_t)c->created, "redirect_uris",
-                                uris, "token_endpoint_auth_method",
-                                clientmeta_auth_name(c->auth), "grant_types",
-                                "authorization_code", "refresh_token", "response_types", "code",
-                                "client_name", c->name);
+                                uris, "token_endpoint_auth_method", clientmeta_auth_name(c->auth),
+                                "grant_types", "authorization_code", "refresh_token",
+                                "response_types", "code", "client_name", c->name);
         if (out && c->auth != CLIENTMETA_AUTH_NONE) {
             json_object_set_new(out, "client_secret", json_string(secret));
             json_object_set_new(out, "client_secret_expires_at", json_integer(0));

@@ -23,11 +23,11 @@
 struct grant {
     struct authserver *as;
     char client_id[PARAM_MAX + 1];
-    char code_hash[65];               /* authorization_code: the code's; refresh: the token's */
-    char uri[PARAM_MAX + 1];          /* redirect_uri as sent */
+    char code_hash[65];      /* authorization_code: the code's; refresh: the token's */
+    char uri[PARAM_MAX + 1]; /* redirect_uri as sent */
     char verifier[200], resource[PARAM_MAX + 1];
     char scope[PARAM_MAX + 1], family[33];
-    char access[65], refresh[65];     /* the pair, until it is answered */
+    char access[65], refresh[65]; /* the pair, until it is answered */
     char access_doc_hash[65];
     char *access_doc;
 };
@@ -139,6 +139,15 @@ static void issue(struct grant *g, struct hreq *r)
     char *rdoc = NULL;
     time_t now = time(NULL);
     bool code = g->verifier[0] != '\0';
+    if (strlen(g->client_id) > TOKENSTORE_FIELD_MAX || strlen(g->scope) > TOKENSTORE_FIELD_MAX ||
+        strlen(g->as->resource) > TOKENSTORE_FIELD_MAX) { /* what the token cache takes */
+        log_error("oauth: a client id, scope or resource is longer than %d bytes",
+                  TOKENSTORE_FIELD_MAX);
+        grant_free(g);
+        as_oauth_error(r, 503, OAUTH_TEMPORARILY_UNAVAILABLE,
+                       "the token store cannot take a token");
+        return;
+    }
     if (!make_pair(g, ahash, &g->access_doc, rhash, &rdoc, now, aexp, rexp)) {
         free(rdoc);
         grant_free(g);
@@ -150,13 +159,13 @@ static void issue(struct grant *g, struct hreq *r)
     snprintf(issued, sizeof issued, "%lld",
              (long long)ts.tv_sec * 1000 + (long long)(ts.tv_nsec / 1000000));
     if (code) {
-        const char *p[10] = {g->code_hash, g->family, g->client_id, issued, ahash,
-                             g->access_doc, aexp, rhash, rdoc, rexp};
+        const char *p[10] = {g->code_hash,  g->family, g->client_id, issued, ahash,
+                             g->access_doc, aexp,      rhash,        rdoc,   rexp};
         struct pgconn_query q[1] = {{"tok_exchange", 10, p}};
         oauthpg_call(g->as->pg, r, q, 1, pair_issued, g);
     } else {
         const char *p[9] = {g->code_hash, g->client_id, issued, ahash, g->access_doc,
-                            aexp, rhash, rdoc, rexp};
+                            aexp,         rhash,        rdoc,   rexp};
         const char *fam[1] = {g->family};
         struct pgconn_query q[2] = {{"tok_rotate", 9, p}, {"tok_trim", 1, fam}};
         oauthpg_call(g->as->pg, r, q, 2, pair_issued, g);
@@ -193,8 +202,7 @@ static void code_read(struct hreq *r, enum pgconn_status st, PGresult *const *re
         return;
     }
     if (strcmp(PQgetvalue(res[0], 0, 1), "t") == 0) {
-        log_warn("oauth: a code of client %s was used twice; its tokens are revoked",
-                 g->client_id);
+        log_warn("oauth: a code of client %s was used twice; its tokens are revoked", g->client_id);
         revoke_then_refuse(as, r, "code_replay", g->code_hash, "the code was already used");
         grant_free(g);
         return;

@@ -14,13 +14,13 @@
 #include "httperr.h"
 #include "mem.h"
 #include "oautherr.h"
-#include "oauthtokens.h"
 #include "oauthpg.h"
+#include "oauthtokens.h"
 #include "oidc.h"
 
 struct authn {
     struct authn_opts o;
-    struct oidc *oidc; /* external providers (authn_set_oidc), or NULL */
+    struct oidc *oidc;     /* external providers (authn_set_oidc), or NULL */
     struct oauthpg *store; /* the tokens of every replica (authn_set_store), or NULL */
     struct principals *who;
 };

@@ -58,15 +58,13 @@ static const struct pgconn_stmt stmts[] = {
      " d AS (DELETE FROM hm_oauth_token x USING t WHERE x.sha256 = t.sha256"
      " OR (t.kind = 'refresh' AND x.family = t.family) RETURNING x.sha256)" NOTIFY_TOKENS},
     /* A rotated refresh token used again: it and its family. */
-    {"tok_reuse",
-     "WITH t AS (SELECT family FROM hm_oauth_token WHERE sha256 = $1),"
-     " d AS (DELETE FROM hm_oauth_token x WHERE x.sha256 = $1"
-     " OR x.family = (SELECT family FROM t) RETURNING x.sha256)" NOTIFY_TOKENS},
+    {"tok_reuse", "WITH t AS (SELECT family FROM hm_oauth_token WHERE sha256 = $1),"
+                  " d AS (DELETE FROM hm_oauth_token x WHERE x.sha256 = $1"
+                  " OR x.family = (SELECT family FROM t) RETURNING x.sha256)" NOTIFY_TOKENS},
     /* A code replayed: what its exchange gave. */
-    {"code_replay",
-     "WITH d AS (DELETE FROM hm_oauth_token WHERE family ="
-     " (SELECT family FROM hm_oauth_code WHERE sha256 = $1 AND used) RETURNING sha256)"
-     NOTIFY_TOKENS},
+    {"code_replay", "WITH d AS (DELETE FROM hm_oauth_token WHERE family ="
+                    " (SELECT family FROM hm_oauth_code WHERE sha256 = $1 AND used) RETURNING "
+                    "sha256)" NOTIFY_TOKENS},
     {"code_get", "SELECT doc, used FROM hm_oauth_code WHERE sha256 = $1 AND expires_at > now()"},
     {"code_drop", "DELETE FROM hm_oauth_code WHERE sha256 = $1"},
     {"code_put", "INSERT INTO hm_oauth_code (sha256, doc, expires_at)"
@@ -79,9 +77,8 @@ static const struct pgconn_stmt stmts[] = {
      " WHERE EXISTS (SELECT 1 FROM hm_secret WHERE name = 'passphrase')"
      " AND (SELECT count(*) FROM hm_oauth_consent WHERE addr = $3 AND expires_at > now()) < $5"
      " AND (SELECT count(*) FROM hm_oauth_consent WHERE expires_at > now()) < $6 RETURNING csrf"},
-    {"consent_why",
-     "SELECT EXISTS (SELECT 1 FROM hm_secret WHERE name = 'passphrase'),"
-     " (SELECT count(*) FROM hm_oauth_consent WHERE expires_at > now()) >= $1"},
+    {"consent_why", "SELECT EXISTS (SELECT 1 FROM hm_secret WHERE name = 'passphrase'),"
+                    " (SELECT count(*) FROM hm_oauth_consent WHERE expires_at > now()) >= $1"},
     {"consent_get", "SELECT doc FROM hm_oauth_consent WHERE csrf = $1 AND expires_at > now()"},
     /* The consent POST's token spent, once, and a fresh one set, unless the address ($3) or
      * everyone ('consent:*') already failed too often this minute ($4). */
@@ -93,19 +90,17 @@ static const struct pgconn_stmt stmts[] = {
     {"consent_drop", "DELETE FROM hm_oauth_consent WHERE csrf = $1"},
     {"secret_get", "SELECT value FROM hm_secret WHERE name = $1"},
     /* A fixed window per key: the count after adding one. */
-    {"count_add",
-     "INSERT INTO hm_oauth_counter (key, window_start, n) VALUES ($1, $2::bigint, 1)"
-     " ON CONFLICT (key) DO UPDATE SET n = CASE WHEN hm_oauth_counter.window_start ="
-     " $2::bigint THEN hm_oauth_counter.n + 1 ELSE 1 END, window_start = $2::bigint"
-     " RETURNING n"},
+    {"count_add", "INSERT INTO hm_oauth_counter (key, window_start, n) VALUES ($1, $2::bigint, 1)"
+                  " ON CONFLICT (key) DO UPDATE SET n = CASE WHEN hm_oauth_counter.window_start ="
+                  " $2::bigint THEN hm_oauth_counter.n + 1 ELSE 1 END, window_start = $2::bigint"
+                  " RETURNING n"},
     {"count_get", "SELECT coalesce((SELECT n FROM hm_oauth_counter WHERE key = $1"
                   " AND window_start = $2::bigint), 0)"},
     /* A registration, while the address's count ($3) of this window allows it and the table
      * is not full. */
-    {"client_put",
-     "INSERT INTO hm_oauth_client (id, doc) SELECT $1, $2"
-     " WHERE (SELECT n FROM hm_oauth_counter WHERE key = $3) <= $4"
-     " AND (SELECT count(*) FROM hm_oauth_client) < $5 RETURNING id"},
+    {"client_put", "INSERT INTO hm_oauth_client (id, doc) SELECT $1, $2"
+                   " WHERE (SELECT n FROM hm_oauth_counter WHERE key = $3) <= $4"
+                   " AND (SELECT count(*) FROM hm_oauth_client) < $5 RETURNING id"},
     {"client_get", "SELECT doc FROM hm_oauth_client WHERE id = $1"},
     {"purge", "WITH a AS (DELETE FROM hm_oauth_code WHERE expires_at < now()),"
               " b AS (DELETE FROM hm_oauth_consent WHERE expires_at < now()),"
@@ -267,8 +262,10 @@ static void fetched(enum pgconn_status st, PGresult *const *res, size_t n, const
     (void)n, (void)error;
     if (st == PGCONN_OK && PQntuples(res[0]) == 1) {
         bool used = strcmp(PQgetvalue(res[0], 0, 1), "t") == 0;
-        if (!tokenstore_cache_put(p->cache, PQgetvalue(res[0], 0, 0), used))
+        if (!tokenstore_cache_put(p->cache, PQgetvalue(res[0], 0, 0), used)) {
             log_warn("store: oauth: a stored token's document is not one this server writes");
+            remember(p, w->hash, false); /* refused, and not asked for again at once */
+        }
     } else {
         remember(p, w->hash, st != PGCONN_OK);
     }

@@ -121,10 +121,10 @@ static bool persist(struct tokenstore *ts, char *err, size_t errlen)
 /* One entry as the file keeps it. */
 static json_t *entry_json(const struct entry *e)
 {
-    json_t *o = json_pack("{s:s, s:s, s:s, s:s, s:s, s:I}", "sha256", e->hash, "kind",
-                          e->g.kind == TOKEN_ACCESS ? "access" : "refresh", "client_id",
-                          e->client_id, "scope", e->scope, "resource", e->resource, "expires",
-                          (json_int_t)e->g.expires);
+    json_t *o =
+        json_pack("{s:s, s:s, s:s, s:s, s:s, s:I}", "sha256", e->hash, "kind",
+                  e->g.kind == TOKEN_ACCESS ? "access" : "refresh", "client_id", e->client_id,
+                  "scope", e->scope, "resource", e->resource, "expires", (json_int_t)e->g.expires);
     if (e->family)
         json_object_set_new(o, "family", json_string(e->family));
     if (e->g.used)

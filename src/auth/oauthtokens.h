@@ -48,8 +48,9 @@ void tokenstore_hash(const char *secret, char out[65]);
 
 /* Opens the store at path, reading what is there; a missing file is an empty store (created
  * on the first write). path NULL: a store in memory only, the cache of what the database
- * holds (oauthpg.h): nothing is written, the caller writes the database. NULL with a reason in err (never a token or hash) when the file cannot
- * be used: not a regular file, readable by others, too big, or not a store. */
+ * holds (oauthpg.h): nothing is written, the caller writes the database. NULL with a reason in err
+ * (never a token or hash) when the file cannot be used: not a regular file, readable by others, too
+ * big, or not a store. */
 struct tokenstore *tokenstore_open(const char *path, char *err, size_t errlen);
 void tokenstore_free(struct tokenstore *ts); /* NULL-safe */
 

@@ -30,8 +30,8 @@
 #include "dotenvfile.h"
 #include "gwload.h"
 #include "mem.h"
-#include "oauthtokens.h"
 #include "oauthpgcli.h"
+#include "oauthtokens.h"
 #include "passphrase.h"
 #include "principal.h"
 #include "report.h"
@@ -384,8 +384,8 @@ static void check_credentials_files(struct doctor *d, const struct config *cfg)
         /* The OAuth state is the store's: the files beside the env file are not read. */
         size_t tokens = 0, clients = 0;
         bool pass = false;
-        if (!oauthpgcli_summary(cfg->store_url, cfg->store_password, &tokens, &clients, &pass,
-                                err, sizeof err))
+        if (!oauthpgcli_summary(cfg->store_url, cfg->store_password, &tokens, &clients, &pass, err,
+                                sizeof err))
             doctor_check(d, FAIL, "OAuth state in the store: %s", err);
         else
             doctor_check(d, pass ? OK : WARN,

@@ -168,8 +168,8 @@ static int admin_open(struct admin *ad, const char *env_file)
                                  .static_secret_hash = ad->cfg.oauth_client_secret_hash};
     ad->as = authserver_new(&ao, err, sizeof err);
     free(clients);
-    if (ad->as == NULL || (ad->pg && !oauthpgcli_load(ad->pg, ad->tokens, ad->as, err,
-                                                       sizeof err))) {
+    if (ad->as == NULL ||
+        (ad->pg && !oauthpgcli_load(ad->pg, ad->tokens, ad->as, err, sizeof err))) {
         fprintf(stderr, "hermes-mcp: %s\n", err);
         return EXIT_FAIL;
     }
@@ -294,12 +294,11 @@ static int revoke_client(struct admin *ad, const char *id)
     bool found = false;
     bool is_static = ad->cfg.oauth_client_id && strcmp(ad->cfg.oauth_client_id, id) == 0;
     /* The tokens first: from the moment they are gone, a running server refuses them. */
-    bool ok = ad->pg ? oauthpgcli_revoke_tokens(ad->pg, id, NULL, &gone, err, sizeof err) &&
-                           (is_static ||
-                            oauthpgcli_remove_client(ad->pg, id, &found, err, sizeof err))
-                     : tokenstore_revoke_matching(ad->tokens, id, NULL, &gone, err, sizeof err) &&
-                           (is_static ||
-                            authserver_client_remove(ad->as, id, &found, err, sizeof err));
+    bool ok =
+        ad->pg ? oauthpgcli_revoke_tokens(ad->pg, id, NULL, &gone, err, sizeof err) &&
+                     (is_static || oauthpgcli_remove_client(ad->pg, id, &found, err, sizeof err))
+               : tokenstore_revoke_matching(ad->tokens, id, NULL, &gone, err, sizeof err) &&
+                     (is_static || authserver_client_remove(ad->as, id, &found, err, sizeof err));
     if (!ok) {
         fprintf(stderr, "hermes-mcp: %s\n", err);
         return EXIT_FAIL;

@@ -38,16 +38,16 @@ static PGresult *exec(PGconn *pg, const char *what, const char *sql, int n,
 bool oauthpgcli_load(PGconn *pg, struct tokenstore *ts, struct authserver *as, char *err,
                      size_t errlen)
 {
-    PGresult *r = exec(pg, "reading the OAuth tokens",
-                       "SELECT doc, used FROM hm_oauth_token ORDER BY sha256", 0, NULL, err,
-                       errlen);
+    PGresult *r =
+        exec(pg, "reading the OAuth tokens", "SELECT doc, used FROM hm_oauth_token ORDER BY sha256",
+             0, NULL, err, errlen);
     if (r == NULL)
         return false;
     for (int i = 0; i < PQntuples(r); i++)
         tokenstore_cache_put(ts, PQgetvalue(r, i, 0), strcmp(PQgetvalue(r, i, 1), "t") == 0);
     PQclear(r);
-    r = exec(pg, "reading the OAuth clients", "SELECT doc FROM hm_oauth_client ORDER BY created_at, id",
-             0, NULL, err, errlen);
+    r = exec(pg, "reading the OAuth clients",
+             "SELECT doc FROM hm_oauth_client ORDER BY created_at, id", 0, NULL, err, errlen);
     if (r == NULL)
         return false;
     for (int i = 0; i < PQntuples(r); i++)
@@ -60,11 +60,12 @@ bool oauthpgcli_revoke_tokens(PGconn *pg, const char *client, const char *family
                               char *err, size_t errlen)
 {
     const char *params[2] = {client, family};
-    PGresult *r = exec(pg, "revoking OAuth tokens",
-                       "WITH d AS (DELETE FROM hm_oauth_token WHERE ($1::text IS NULL OR"
-                       " client_id = $1) AND ($2::text IS NULL OR family = $2) RETURNING sha256)"
-                       NOTIFY "'t:' || sha256) FROM d",
-                       2, params, err, errlen);
+    PGresult *r =
+        exec(pg, "revoking OAuth tokens",
+             "WITH d AS (DELETE FROM hm_oauth_token WHERE ($1::text IS NULL OR"
+             " client_id = $1) AND ($2::text IS NULL OR family = $2) RETURNING sha256)" NOTIFY
+             "'t:' || sha256) FROM d",
+             2, params, err, errlen);
     *gone = r ? (size_t)PQntuples(r) : 0;
     PQclear(r);
     return r != NULL;
@@ -74,8 +75,8 @@ bool oauthpgcli_remove_client(PGconn *pg, const char *id, bool *found, char *err
 {
     const char *params[1] = {id};
     PGresult *r = exec(pg, "removing the OAuth client",
-                       "WITH d AS (DELETE FROM hm_oauth_client WHERE id = $1 RETURNING id)"
-                       NOTIFY "'c:' || id) FROM d",
+                       "WITH d AS (DELETE FROM hm_oauth_client WHERE id = $1 RETURNING id)" NOTIFY
+                       "'c:' || id) FROM d",
                        1, params, err, errlen);
     *found = r && PQntuples(r) > 0;
     PQclear(r);
