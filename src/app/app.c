@@ -392,6 +392,8 @@ int app_run(const struct app_opts *o)
         authserver_set_loop(a.oauth_server, a.loop);
     if (a.oauth_server && a.cfg->store_url) {
         a.oauth_pg = oauthpg_new(a.loop, a.cfg->store_url, a.cfg->store_password, a.oauth_tokens);
+        if (a.oauth_pg == NULL) /* the token store is only a cache now: no store, no OAuth */
+            goto out;
         authserver_set_store(a.oauth_server, a.oauth_pg);
         authn_set_store(a.authn, a.oauth_pg);
     }

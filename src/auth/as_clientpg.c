@@ -103,10 +103,10 @@ static void registered(struct hreq *r, enum pgconn_status st, PGresult *const *r
     bool stored = st == PGCONN_OK && n == 2 && PQntuples(res[1]) == 1;
     long long count =
         st == PGCONN_OK && PQntuples(res[0]) == 1 ? atoll(PQgetvalue(res[0], 0, 0)) : 0;
-    if (!stored) /* it stays only in the cache of a replica where it is stored */
+    if (!stored) /* refused or unknown: not a client of this replica's cache either */
         as_client_forget(as, g->id);
     if (r == NULL) {
-        /* The client went away: a client stored stays (it may come back), as with files. */
+        /* The client went away: a client stored stays, as with files. */
     } else if (st != PGCONN_OK) {
         as_store_unavailable(as, r);
     } else if (count > REGISTER_PER_MIN) {

@@ -12,7 +12,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { spawnSync } from 'node:child_process';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { HERMES, startHermes, freePort, setPassphrase, pkce, rpc, toolCall, hermesCli, sleep, until, OAUTH_PASS }
+import { HERMES, startHermes, freePort, setPassphrase, pkce, rpc, toolCall, hermesCli, until, OAUTH_PASS }
   from '../../lib/lib.mjs';
 import { startPostgres } from '../../lib/pg.mjs';
 
@@ -278,7 +278,6 @@ test('the database stopped: 503 with Retry-After, cached tokens still work; then
     'the store back', 15000);
   assert.equal(t.status, 200, JSON.stringify(t.body));
   for (const srv of [a, b, c]) assert.equal(await status(srv, t.body.access_token), 200);
-  await sleep(10);
 });
 
 test('doctor reads the OAuth state from the store, not the files beside the env file', async () => {
