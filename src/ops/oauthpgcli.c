@@ -11,6 +11,10 @@
 #include "oauthtokens.h"
 #include "storeschema.h"
 
+/* What the listing shows at most (the newest by expiry): the cache holds no more. */
+#define TOKENS_SHOWN "25000"
+_Static_assert(TOKENSTORE_MAX == 25000, "TOKENS_SHOWN is TOKENSTORE_MAX");
+
 #define NOTIFY " SELECT pg_notify('" OAUTHPG_CHANNEL "', "
 
 static void one_line(const char *what, PGconn *pg, PGresult *r, char *err, size_t errlen)
@@ -38,9 +42,10 @@ static PGresult *exec(PGconn *pg, const char *what, const char *sql, int n,
 bool oauthpgcli_load(PGconn *pg, struct tokenstore *ts, struct authserver *as, char *err,
                      size_t errlen)
 {
-    PGresult *r =
-        exec(pg, "reading the OAuth tokens", "SELECT doc, used FROM hm_oauth_token ORDER BY sha256",
-             0, NULL, err, errlen);
+    PGresult *r = exec(pg, "reading the OAuth tokens",
+                       "SELECT doc, used FROM hm_oauth_token ORDER BY expires_at DESC"
+                       " LIMIT " TOKENS_SHOWN,
+                       0, NULL, err, errlen);
     if (r == NULL)
         return false;
     for (int i = 0; i < PQntuples(r); i++)
