@@ -8,7 +8,7 @@
 // PostgreSQL 15, three real servers on one database, one issuer URL.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { spawnSync } from 'node:child_process';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -101,6 +101,8 @@ after(async () => {
 
 test('registered and allowed on A, exchanged on B, refreshed on C: each token works on every replica', async () => {
   assert.equal(await pg.psql("SELECT count(*) FROM hm_secret WHERE name = 'passphrase'"), '1');
+  assert.match(await pg.psql("SELECT value FROM hm_secret WHERE name = 'passphrase'"), /^scrypt\$/);
+  for (const srv of [a, b, c]) assert.ok(!existsSync(join(srv.dir, 'oauth-passphrase')), 'no file beside the env file');
   const reg = await register(a);
   assert.equal(reg.status, 201);
   const id = reg.body.client_id;
@@ -131,6 +133,7 @@ test('registered and allowed on A, exchanged on B, refreshed on C: each token wo
     await refused(srv, t.body.access_token, 'the first token too');
   }
   assert.equal(await pg.psql(`SELECT count(*) FROM hm_oauth_token WHERE client_id = '${id}'`), '0');
+  for (const srv of [a, b, c]) assert.ok(!existsSync(join(srv.dir, 'oauth-tokens.json')), 'no token file');
 });
 
 test('a code is exchanged once across replicas: the loser of two at once revokes the family', async () => {
