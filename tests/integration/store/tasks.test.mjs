@@ -172,3 +172,32 @@ test('retention in the database: TASKS_RETENTION_DAYS at a reload, TASKS_MAX at 
     await sql("DELETE FROM hm_task WHERE id = 'open-1'");
   }
 });
+
+test('hermes-mcp tasks list and prune read and prune the database with STORE_URL', async () => {
+  const cb = await connectClient(b, { name: 'cli', listTools: true });
+  for (const id of ['cli-old', 'cli-new']) {
+    const r = await call(cb, 'hermes_task', { task: `cli ${id}`, mode: 'sync', id });
+    assert.notEqual(r.isError, true, JSON.stringify(r));
+  }
+  await cb.close();
+  const tasksCli = (...args) => spawnSync(HERMES, ['tasks', ...args, '--env-file', b.envFile], { encoding: 'utf8' });
+  let r = tasksCli('list', '--json');
+  assert.equal(r.status, 0, r.stderr);
+  const listed = JSON.parse(r.stdout);
+  const mine = listed.filter((t) => t.id.startsWith('cli-'));
+  assert.deepEqual(mine.map((t) => [t.id, t.state, t.owner]), [['cli-old', 'completed', 'owner'], ['cli-new', 'completed', 'owner']]);
+  assert.ok(mine.every((t) => t.size > 100), JSON.stringify(mine));
+  r = tasksCli('list');
+  assert.match(r.stdout, /^cli-old completed \d+s \d+ owner$/m);
+  // Finished 40 days ago: the default TASKS_RETENTION_DAYS=30 removes it, the rest stays.
+  await sql("UPDATE hm_task SET finished_at = now() - interval '40 days' WHERE id = 'cli-old'");
+  r = tasksCli('prune', '--dry-run');
+  assert.equal(r.status, 0, r.stderr);
+  assert.match(r.stdout, /^would remove cli-old$/m);
+  assert.equal((await sql("SELECT count(*) FROM hm_task WHERE id = 'cli-old'")).trim(), '1');
+  r = tasksCli('prune');
+  assert.equal(r.status, 0, r.stderr);
+  assert.match(r.stdout, /^removed cli-old$/m);
+  assert.match(r.stdout, /pruned 1 task from the store/);
+  assert.equal((await sql("SELECT count(*) FROM hm_task WHERE id IN ('cli-old', 'cli-new')")).trim(), '1');
+});
