@@ -22,6 +22,13 @@
 /* Deletions of tokens announce each hash; the statements that delete end with this. */
 #define NOTIFY_TOKENS " SELECT sha256, pg_notify('" OAUTHPG_CHANNEL "', 't:' || sha256) FROM d"
 
+/* A fixed window per key: the upsert that adds inc to key's count in window w, returning it. */
+#define COUNT_ADD(key, w, inc)                                                                     \
+    "INSERT INTO hm_oauth_counter (key, window_start, n) VALUES (" key ", " w "::bigint, " inc      \
+    "::bigint) ON CONFLICT (key) DO UPDATE SET n = CASE WHEN hm_oauth_counter.window_start = " w \
+    "::bigint THEN hm_oauth_counter.n + " inc "::bigint ELSE " inc "::bigint END, window_start = " \
+    w "::bigint RETURNING n"
+
 /* Every statement of the OAuth state; as_*.c name them. Documents are the exact JSON text the
  * file store keeps for one entry. */
 static const struct pgconn_stmt stmts[] = {
@@ -80,22 +87,22 @@ static const struct pgconn_stmt stmts[] = {
     {"consent_why", "SELECT EXISTS (SELECT 1 FROM hm_secret WHERE name = 'passphrase'),"
                     " (SELECT count(*) FROM hm_oauth_consent WHERE expires_at > now()) >= $1"},
     {"consent_get", "SELECT doc FROM hm_oauth_consent WHERE csrf = $1 AND expires_at > now()"},
-    /* The consent POST's token spent, once, and a fresh one set, unless the address ($3) or
-     * everyone ('consent:*') already failed too often this minute ($4). */
+    /* The consent POST's token spent, once, and a fresh one set. The attempt ($7: 1, or 0 for
+     * a refusal) is counted first for the address ($3) and everyone ('consent:*') in this
+     * minute ($4): the counters' rows are locked by the upsert, so parallel POSTs through any
+     * replica each see a distinct count, and none is spent past $5 (address) or $6 (all). */
     {"consent_spend",
-     "UPDATE hm_oauth_consent SET csrf = $2 WHERE csrf = $1 AND expires_at > now()"
-     " AND coalesce((SELECT n FROM hm_oauth_counter WHERE key = $3 AND window_start = $4), 0)"
-     " < $5 AND coalesce((SELECT n FROM hm_oauth_counter WHERE key = 'consent:*'"
-     " AND window_start = $4), 0) < $6 RETURNING doc"},
+     "WITH m AS (" COUNT_ADD("$3", "$4", "$7") "), g AS (" COUNT_ADD("'consent:*'", "$4", "$7") "),"
+     " s AS (UPDATE hm_oauth_consent SET csrf = $2 WHERE csrf = $1 AND expires_at > now()"
+     " AND (SELECT n FROM m) <= $5 AND (SELECT n FROM g) <= $6 RETURNING doc)"
+     " SELECT (SELECT n FROM m), (SELECT n FROM g), (SELECT doc FROM s)"},
+    /* An attempt that checked nothing, or the right passphrase: given back. */
+    {"count_refund", "UPDATE hm_oauth_counter SET n = n - 1 WHERE key IN ($1, 'consent:*')"
+                     " AND window_start = $2::bigint AND n > 0"},
     {"consent_drop", "DELETE FROM hm_oauth_consent WHERE csrf = $1"},
     {"secret_get", "SELECT value FROM hm_secret WHERE name = $1"},
     /* A fixed window per key: the count after adding one. */
-    {"count_add", "INSERT INTO hm_oauth_counter (key, window_start, n) VALUES ($1, $2::bigint, 1)"
-                  " ON CONFLICT (key) DO UPDATE SET n = CASE WHEN hm_oauth_counter.window_start ="
-                  " $2::bigint THEN hm_oauth_counter.n + 1 ELSE 1 END, window_start = $2::bigint"
-                  " RETURNING n"},
-    {"count_get", "SELECT coalesce((SELECT n FROM hm_oauth_counter WHERE key = $1"
-                  " AND window_start = $2::bigint), 0)"},
+    {"count_add", COUNT_ADD("$1", "$2", "1")},
     /* A registration, while the address's count ($3) of this window allows it and the table
      * is not full. */
     {"client_put", "INSERT INTO hm_oauth_client (id, doc) SELECT $1, $2"

@@ -245,6 +245,38 @@ test('wrong passphrases count across replicas: the sixth from one address is ref
   await pg.psql("DELETE FROM hm_oauth_counter WHERE key LIKE 'consent:%'"); // the next tests' minute
 });
 
+test('sixteen wrong passphrases at once through three replicas: at most five checked, the rest 429', async () => {
+  await pg.psql("DELETE FROM hm_oauth_counter WHERE key LIKE 'consent:%'");
+  await pg.psql('DELETE FROM hm_oauth_consent');
+  const fresh = [await replica(), await replica(), await replica()]; // no failure remembered locally
+  try {
+    const id = (await register(fresh[0])).body.client_id;
+    const csrfs = [];
+    for (let i = 0; i < 16; i++) {
+      const page = await fetch(`${base(fresh[i % 3])}/authorize?${form({ response_type: 'code', client_id: id,
+        redirect_uri: REDIRECT, code_challenge: pkce().challenge, code_challenge_method: 'S256', state: `p${i}` })}`,
+      { redirect: 'manual' });
+      const html = await page.text();
+      csrfs.push(/name="csrf" value="([0-9a-f]{64})"/.exec(html)?.[1]);
+      assert.ok(csrfs[i], `${page.status}: ${html.slice(0, 300)}`);
+    }
+    const answers = await Promise.all(csrfs.map(async (csrf, i) => {
+      const res = await fetch(`${base(fresh[(i + 1) % 3])}/authorize`, { method: 'POST', redirect: 'manual',
+        headers: { ...FORM, Origin: issuer }, body: form({ csrf, passphrase: 'wrong guess', action: 'approve' }) });
+      return { status: res.status, retry: res.headers.get('retry-after'), text: await res.text() };
+    }));
+    const checked = answers.filter((x) => /Wrong passphrase/.test(x.text)).length;
+    const refused = answers.filter((x) => x.status === 429);
+    assert.ok(checked >= 1 && checked <= 5, `${checked} checked: ${answers.map((x) => x.status)}`);
+    assert.equal(refused.length, 16 - checked, `${answers.map((x) => x.status)}`);
+    for (const x of refused) assert.ok(Number(x.retry) >= 1);
+  } finally {
+    for (const srv of fresh) await srv.stop();
+    await pg.psql("DELETE FROM hm_oauth_counter WHERE key LIKE 'consent:%'");
+    await pg.psql('DELETE FROM hm_oauth_consent'); // sixteen open from this address
+  }
+});
+
 test('registrations count across replicas: the eleventh of a minute from one address is refused', async () => {
   await pg.psql("DELETE FROM hm_oauth_counter WHERE key LIKE 'register:%'");
   for (let i = 0; i < 10; i++) assert.equal((await register(i % 2 ? a : b)).status, 201, `registration ${i + 1}`);
