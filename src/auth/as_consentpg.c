@@ -75,17 +75,17 @@ static void shown(struct hreq *r, enum pgconn_status st, PGresult *const *res, s
     struct showing *s = arg;
     struct authserver *as = s->as;
     if (r == NULL) {
-    } else if (st != PGCONN_OK || n != 2) {
+    } else if (st != PGCONN_OK || n != 3) {
         as_store_page(as, r);
-    } else if (PQntuples(res[0]) == 1) {
+    } else if (PQntuples(res[1]) == 1) {
         as_consent_page(as, r, &s->c, NULL);
-    } else if (strcmp(PQgetvalue(res[1], 0, 0), "t") != 0) {
+    } else if (strcmp(PQgetvalue(res[2], 0, 0), "t") != 0) {
         log_warn("oauth: consent refused: no consent passphrase is set (hermes-mcp oauth passwd)");
         as_error_page(r, 503, "No consent passphrase set",
                       "The owner has not set a consent passphrase, so no application can be "
                       "allowed yet. On the server, run: hermes-mcp oauth passwd");
     } else {
-        bool full = strcmp(PQgetvalue(res[1], 0, 1), "t") == 0;
+        bool full = strcmp(PQgetvalue(res[2], 0, 1), "t") == 0;
         log_warn("oauth: consent page refused to %s: %s", s->c.addr,
                  full ? "all consent slots are open" : "too many open from this address");
         hreq_add_header(r, "Retry-After", "60");
@@ -110,8 +110,10 @@ void as_pg_consent_show(struct authserver *as, struct hreq *r, const struct cons
     const char *put[6] = {s->c.csrf, doc ? doc : "",         s->c.addr,
                           expires,   STR(CONSENTS_PER_ADDR), STR(CONSENTS_MAX)};
     const char *why[1] = {STR(CONSENTS_MAX)};
-    struct pgconn_query q[2] = {{"consent_put", 6, put}, {"consent_why", 1, why}};
-    oauthpg_call(as->pg, r, q, 2, shown, s);
+    const char *lock[1] = {OAUTHPG_LOCK_CONSENTS};
+    struct pgconn_query q[3] = {
+        {"caps_lock", 1, lock}, {"consent_put", 6, put}, {"consent_why", 1, why}};
+    oauthpg_call(as->pg, r, q, 3, shown, s);
     free(doc);
 }
 

@@ -32,6 +32,10 @@
 /* Every statement of the OAuth state; as_*.c name them. Documents are the exact JSON text the
  * file store keeps for one entry. */
 static const struct pgconn_stmt stmts[] = {
+    /* First in a transaction whose statement counts rows before it inserts (client_put,
+     * consent_put): such transactions run one at a time across replicas, and each statement
+     * after the lock sees what the one before committed, so no cap is overshot. */
+    {"caps_lock", "SELECT pg_advisory_xact_lock(1751998817, $1::int)"},
     {"tok_get", "SELECT doc, used FROM hm_oauth_token WHERE sha256 = $1 AND expires_at > now()"},
     /* A code's exchange, once: the code marked used with the new family, and the pair inserted
      * only if this statement is the one that marked it (no row: lost, or unknown). */
@@ -103,11 +107,20 @@ static const struct pgconn_stmt stmts[] = {
     {"secret_get", "SELECT value FROM hm_secret WHERE name = $1"},
     /* A fixed window per key: the count after adding one. */
     {"count_add", COUNT_ADD("$1", "$2", "1")},
-    /* A registration, while the address's count ($3) of this window allows it and the table
-     * is not full. */
-    {"client_put", "INSERT INTO hm_oauth_client (id, doc) SELECT $1, $2"
-                   " WHERE (SELECT n FROM hm_oauth_counter WHERE key = $3) <= $4"
-                   " AND (SELECT count(*) FROM hm_oauth_client) < $5 RETURNING id"},
+    /* A registration, while the address's count ($3) of this window allows it ($4). With the
+     * table full ($5), the oldest client with no token and no live code goes in its place (and
+     * leaves every replica's cache); with none such, nothing is inserted. */
+    {"client_put",
+     "WITH v AS (SELECT id FROM hm_oauth_client o WHERE (SELECT count(*) FROM hm_oauth_client) >= $5"
+     " AND (SELECT n FROM hm_oauth_counter WHERE key = $3) <= $4"
+     " AND NOT EXISTS (SELECT 1 FROM hm_oauth_token t WHERE t.client_id = o.id)"
+     " AND NOT EXISTS (SELECT 1 FROM hm_oauth_code k WHERE k.doc::json->>'client_id' = o.id"
+     " AND k.expires_at > now()) ORDER BY created_at, id LIMIT 1),"
+     " d AS (DELETE FROM hm_oauth_client x USING v WHERE x.id = v.id"
+     " RETURNING x.id, pg_notify('" OAUTHPG_CHANNEL "', 'c:' || x.id))"
+     " INSERT INTO hm_oauth_client (id, doc) SELECT $1, $2"
+     " WHERE (SELECT n FROM hm_oauth_counter WHERE key = $3) <= $4"
+     " AND (SELECT count(*) FROM hm_oauth_client) - (SELECT count(*) FROM d) < $5 RETURNING id"},
     {"client_get", "SELECT doc FROM hm_oauth_client WHERE id = $1"},
     {"purge", "WITH a AS (DELETE FROM hm_oauth_code WHERE expires_at < now()),"
               " b AS (DELETE FROM hm_oauth_consent WHERE expires_at < now()),"

@@ -277,6 +277,52 @@ test('sixteen wrong passphrases at once through three replicas: at most five che
   }
 });
 
+test('the client table full: a registration takes the oldest client with no token and no live code', async () => {
+  await pg.psql("DELETE FROM hm_oauth_counter WHERE key LIKE 'register:%'");
+  const kept = await authorized(); // has tokens: never the one to go
+  await pg.psql(`UPDATE hm_oauth_client SET created_at = now() - interval '3 days' WHERE id = '${kept.id}'`);
+  const fill = 1000 - Number(await pg.psql('SELECT count(*) FROM hm_oauth_client'));
+  await pg.psql(`INSERT INTO hm_oauth_client (id, doc, created_at) SELECT 'fill' || i, '{}',
+    now() - interval '1 day' + i * interval '1 second' FROM generate_series(1, ${fill}) AS i`);
+  try {
+    assert.equal(await pg.psql('SELECT count(*) FROM hm_oauth_client'), '1000');
+    const oldest = 'fill1'; // the kept client is older, but has tokens
+    const reg = await register(b);
+    assert.equal(reg.status, 201, JSON.stringify(reg.body));
+    assert.equal(await pg.psql('SELECT count(*) FROM hm_oauth_client'), '1000');
+    assert.equal(await pg.psql(`SELECT count(*) FROM hm_oauth_client WHERE id = '${oldest}'`), '0', 'the oldest unused went');
+    assert.equal(await pg.psql(`SELECT count(*) FROM hm_oauth_client WHERE id = '${kept.id}'`), '1');
+    assert.equal(await status(a, kept.tokens.access_token), 200);
+    // Every client holding a token: none can go, so the registration is refused.
+    await pg.psql(`INSERT INTO hm_oauth_token (sha256, doc, kind, client_id, issued_at, expires_at)
+      SELECT 'filltok' || id, '{}', 'access', id, 0, now() + interval '1 hour' FROM hm_oauth_client o
+      WHERE NOT EXISTS (SELECT 1 FROM hm_oauth_token t WHERE t.client_id = o.id)`);
+    const full = await register(c);
+    assert.equal(full.status, 400, JSON.stringify(full.body));
+    assert.equal(full.body.error, 'temporarily_unavailable');
+    assert.equal(await pg.psql('SELECT count(*) FROM hm_oauth_client'), '1000');
+  } finally {
+    await pg.psql("DELETE FROM hm_oauth_token WHERE sha256 LIKE 'filltok%'");
+    await pg.psql("DELETE FROM hm_oauth_client WHERE id LIKE 'fill%'");
+    await pg.psql("DELETE FROM hm_oauth_counter WHERE key LIKE 'register:%'");
+  }
+});
+
+test('consent pages at once through three replicas: never more than sixteen open from one address', async () => {
+  await pg.psql('DELETE FROM hm_oauth_consent');
+  const id = (await register(a)).body.client_id;
+  try {
+    const pages = await Promise.all(Array.from({ length: 40 }, (_, i) => fetch(`${base([a, b, c][i % 3])}/authorize?${form({
+      response_type: 'code', client_id: id, redirect_uri: REDIRECT, code_challenge: pkce().challenge,
+      code_challenge_method: 'S256', state: `c${i}` })}`, { redirect: 'manual' }).then(async (r) => (await r.text(), r.status))));
+    assert.equal(pages.filter((x) => x === 200).length, 16, `${pages}`);
+    assert.equal(pages.filter((x) => x === 429).length, 24, `${pages}`);
+    assert.equal(await pg.psql('SELECT count(*) FROM hm_oauth_consent'), '16');
+  } finally {
+    await pg.psql('DELETE FROM hm_oauth_consent');
+  }
+});
+
 test('registrations count across replicas: the eleventh of a minute from one address is refused', async () => {
   await pg.psql("DELETE FROM hm_oauth_counter WHERE key LIKE 'register:%'");
   for (let i = 0; i < 10; i++) assert.equal((await register(i % 2 ? a : b)).status, 201, `registration ${i + 1}`);
