@@ -29,6 +29,11 @@
     "::bigint THEN hm_oauth_counter.n + " inc "::bigint ELSE " inc "::bigint END, window_start = " \
     w "::bigint RETURNING n"
 
+/* Client id is registered, or is the static client's (not a row). */
+#define CLIENT_LIVE(id, static_id)                                                                 \
+    "(" id " = " static_id " OR EXISTS (SELECT 1 FROM hm_oauth_client WHERE id = " id             \
+    " FOR SHARE))"
+
 /* Every statement of the OAuth state; as_*.c name them. Documents are the exact JSON text the
  * file store keeps for one entry. */
 static const struct pgconn_stmt stmts[] = {
@@ -38,18 +43,21 @@ static const struct pgconn_stmt stmts[] = {
     {"caps_lock", "SELECT pg_advisory_xact_lock(1751998817, $1::int)"},
     {"tok_get", "SELECT doc, used FROM hm_oauth_token WHERE sha256 = $1 AND expires_at > now()"},
     /* A code's exchange, once: the code marked used with the new family, and the pair inserted
-     * only if this statement is the one that marked it (no row: lost, or unknown). */
+     * only if this statement is the one that marked it (no row: lost, or unknown) and its
+     * client ($3) is still registered (or is the static one, $11): the client's row is locked
+     * shared, so a removal running meanwhile waits for this and then takes the new pair. */
     {"tok_exchange",
      "WITH c AS (UPDATE hm_oauth_code SET used = true, family = $2 WHERE sha256 = $1"
-     " AND NOT used AND expires_at > now() RETURNING family)"
+     " AND NOT used AND expires_at > now() AND " CLIENT_LIVE("$3", "$11") " RETURNING family)"
      " INSERT INTO hm_oauth_token (sha256, doc, kind, client_id, family, issued_at, expires_at)"
      " SELECT v.h, v.d, v.k, $3, c.family, $4::bigint, to_timestamp(v.e) FROM c,"
      " (VALUES ($5::text, $6::text, 'access', $7::bigint),"
      " ($8::text, $9::text, 'refresh', $10::bigint)) AS v(h, d, k, e) RETURNING sha256"},
-    /* A refresh token's rotation, once, the same way. */
+    /* A refresh token's rotation, once, the same way (the static client's id: $10). */
     {"tok_rotate",
      "WITH r AS (UPDATE hm_oauth_token SET used = true WHERE sha256 = $1 AND kind = 'refresh'"
-     " AND client_id = $2 AND NOT used AND expires_at > now() RETURNING family)"
+     " AND client_id = $2 AND NOT used AND expires_at > now() AND " CLIENT_LIVE("$2", "$10")
+     " RETURNING family)"
      " INSERT INTO hm_oauth_token (sha256, doc, kind, client_id, family, issued_at, expires_at)"
      " SELECT v.h, v.d, v.k, $2, r.family, $3::bigint, to_timestamp(v.e) FROM r,"
      " (VALUES ($4::text, $5::text, 'access', $6::bigint),"

@@ -194,6 +194,31 @@ test('the CLI revokes in the store: tokens and clients refused on every replica 
   assert.equal(t.body.error, 'invalid_client');
 });
 
+test('a client removed through the CLI: its code exchanged on another replica is refused', async () => {
+  const reg = await register(c);
+  const id = reg.body.client_id;
+  const z = await authorize(b, b, id); // B has the client cached
+  assert.ok(z.code, z.body);
+  assert.equal(await pg.psql(`SELECT count(*) FROM hm_oauth_code WHERE doc::json->>'client_id' = '${id}'`), '1');
+  const rc = await hermesCli(c, 'oauth', 'clients', 'revoke', id);
+  assert.equal(rc.code, 0, rc.stderr);
+  assert.equal(await pg.psql(`SELECT count(*) FROM hm_oauth_code WHERE doc::json->>'client_id' = '${id}'`), '0',
+    'its codes went with it');
+  const t = await exchange(a, id, z.code, z.verifier);
+  assert.notEqual(t.status, 200, JSON.stringify(t.body));
+  // A replica that missed the removal's notification still holds the client: the exchange's
+  // statement itself finds it gone.
+  const two = (await register(b)).body.client_id;
+  const y = await authorize(b, b, two);
+  assert.ok(y.code, y.body);
+  await pg.psql(`DELETE FROM hm_oauth_client WHERE id = '${two}'`); // no notification
+  const u = await exchange(b, two, y.code, y.verifier);
+  assert.equal(u.status, 400, JSON.stringify(u.body));
+  assert.equal(u.body.error, 'invalid_grant');
+  assert.equal(await pg.psql(`SELECT count(*) FROM hm_oauth_token WHERE client_id = '${two}'`), '0');
+  await pg.psql("DELETE FROM hm_oauth_counter WHERE key LIKE 'register:%'"); // the next tests' minute
+});
+
 test('SQL-looking text in client_name, redirect_uri, scope and state is stored and shown as text', async () => {
   const evil = "x'); DROP TABLE hm_oauth_token; --";
   const uri = `${REDIRECT}?q=${encodeURIComponent("'; DELETE FROM hm_oauth_client; --")}`;
@@ -310,7 +335,7 @@ test('the client table full: a registration takes the oldest client with no toke
 
 test('consent pages at once through three replicas: never more than sixteen open from one address', async () => {
   await pg.psql('DELETE FROM hm_oauth_consent');
-  const id = (await register(a)).body.client_id;
+  const id = (await register(b)).body.client_id;
   try {
     const pages = await Promise.all(Array.from({ length: 40 }, (_, i) => fetch(`${base([a, b, c][i % 3])}/authorize?${form({
       response_type: 'code', client_id: id, redirect_uri: REDIRECT, code_challenge: pkce().challenge,
