@@ -1,8 +1,8 @@
 /* taskload.c — with the task records in a database (STORE_URL), a tool call or tasks/ request
  * about a task first loads that task (tasks_load, on the loop), then runs the handler, which
  * reads it as it reads a file. Any replica may have written the task: the load is what makes
- * its records current here. While the database is away the call is refused busy, with the
- * seconds to wait, and nothing is done. */
+ * its records current here. While the database is away the call is answered "unavailable"
+ * (HTTP 503 with Retry-After, mcp.h) and nothing is done. */
 #include <jansson.h>
 #include <stdlib.h>
 #include <string.h>
@@ -30,13 +30,9 @@ static void loaded(enum tasks_rc rc, const char *task_id, void *arg)
     struct taskload *l = arg;
     struct bridge *b = l->b;
     if (rc == TASKS_UNAVAILABLE || rc == TASKS_IO) {
-        unsigned wait = tasks_retry_after_s(b->tasks);
-        if (l->tool)
-            bridge_tool_error(l->c, TE_BUSY, wait ? wait : 1,
-                              "the task store's database cannot be reached; try again later");
-        else
-            mcp_call_error(l->c, JRPC_INTERNAL_ERROR,
-                           "the task store's database cannot be reached; try again later");
+        mcp_call_unavailable(l->c, tasks_retry_after_s(b->tasks),
+                             "Temporarily unavailable: the task store's database cannot be "
+                             "reached; try again later");
     } else {
         /* The run index is the database's: this replica learns the entry it was asked for. */
         if (rc == TASKS_OK && l->by_run)
