@@ -143,3 +143,33 @@ test('the database away: a task call is refused 503 with the seconds to wait, no
     'served again', 15000);
   await ca.close();
 });
+
+test('retention in the database: TASKS_RETENTION_DAYS at a reload, TASKS_MAX at a start, finished tasks only', async () => {
+  const finished = async () => (await sql('SELECT id FROM hm_task WHERE result IS NOT NULL ORDER BY finished_at, id'))
+    .split('\n').map((l) => l.trim()).filter(Boolean);
+  const before = await finished();
+  assert.ok(before.length >= 3, before.join());
+  // One task finished 40 days ago (default TASKS_RETENTION_DAYS=30): a reload prunes it.
+  await sql(`UPDATE hm_task SET finished_at = now() - interval '40 days' WHERE id = '${before[0]}'`);
+  await sql("INSERT INTO hm_task (id, request, run, run_id, follower) VALUES ('open-1', '{}', '{}', 'r-open', 'nobody')");
+  await sql("UPDATE hm_task SET created_at = now() - interval '90 days' WHERE id = 'open-1'");
+  a.proc.kill('SIGHUP');
+  await until(async () => !(await finished()).includes(before[0]), 'the old task pruned', 8000);
+  assert.deepEqual(await finished(), before.slice(1));
+  // TASKS_MAX=1 at a replica's start: only the newest finished task stays; a task without a
+  // result is never pruned, whatever its age.
+  const small = await startHermes({ STORE_URL: pg.url, MCP_AUTH_TOKEN: token, HERMES_ENV_PATH: agentEnv(fake), TASKS_MAX: '1' });
+  try {
+    await until(async () => (await finished()).length === 1, 'pruned to TASKS_MAX', 8000);
+    assert.deepEqual(await finished(), before.slice(-1));
+    assert.equal((await sql("SELECT count(*) FROM hm_task WHERE id = 'open-1'")).trim(), '1');
+    const cb = await connectClient(b, { name: 'pruned', listTools: true });
+    const gone = await call(cb, 'hermes_result', { id: before[1] });
+    assert.equal(gone.isError, true);
+    assert.equal(gone.structuredContent.error, 'not_found');
+    await cb.close();
+  } finally {
+    await small.stop();
+    await sql("DELETE FROM hm_task WHERE id = 'open-1'");
+  }
+});
