@@ -51,7 +51,7 @@ before(async () => {
 });
 after(async () => {
   await px?.stop();
-  for (const r of Object.values(reps)) await r.stop();
+  for (const [n, r] of Object.entries(reps)) assert.equal(await r.stop(), 0, `replica ${n}: ${r.proc.stderrText}`);
   await fake?.stop();
   await pg?.stop();
   if (dir) rmSync(dir, { recursive: true, force: true });
@@ -212,4 +212,36 @@ test('PostgreSQL killed under load: 503 with Retry-After or success, no crash, t
   assert.match(late.structuredContent.summary, /late/);
   await v1.close();
   await v2.close();
+});
+
+test('a replica stopped while a result waits for the database: a clean exit, and the run is followed again after', { skip }, async () => {
+  const solo = await startHermes({ STORE_URL: pg.url, MCP_AUTH_TOKEN: TOKEN, REPLICA_NAME: 'd',
+    HERMES_ENV_PATH: agentEnv(fake), HERMES_POLL_MS: '100' });
+  let killed = false;
+  try {
+    // Until its task store is connected, the call is 503 (nothing done): sent again.
+    const r = await until(async () => {
+      const x = await call('hermes_task', { task: 'parting [delay=800] [text=parting]', mode: 'async', id: 'un-parting' },
+        { target: solo.url });
+      return judge(x, 'hermes_task') === 'ok' ? x : null;
+    }, 'the new replica to take the task', 10000);
+    assert.equal(r.json.result.structuredContent.status, 'accepted', r.text);
+    await pg.kill();
+    killed = true;
+    await until(() => /task un-parting: run \S+ ended but its result could not be stored/.test(solo.proc.stderrText),
+      'the follower to fail to store the result', 10000);
+    assert.equal(await solo.stop(), 0, solo.proc.stderrText); // the retry pending: nothing leaks or crashes
+    await pg.restart();
+    killed = false;
+    // The stopped replica's run, never stored, is taken over by a live one.
+    const late = await until(async () => {
+      const x = await call('hermes_result', { id: 'un-parting' });
+      return x.status === 200 && x.json.result.isError !== true ? x.json.result : null;
+    }, 'the result through another replica', 20000);
+    assert.equal(late.structuredContent.status, 'completed');
+    assert.match(late.structuredContent.summary, /parting/);
+  } finally {
+    if (killed) await pg.restart();
+    await solo.stop();
+  }
 });
