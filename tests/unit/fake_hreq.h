@@ -28,7 +28,7 @@ struct hreq {
     size_t stream_len;
     bool streaming, ended;
     char session_out[80]; /* Mcp-Session-Id the engine issued */
-    char retry_after[16];  /* Retry-After the engine added */
+    char retry_after[16]; /* Retry-After the engine added */
     httpd_cb *abort_cb;
     void *abort_arg;
 };
