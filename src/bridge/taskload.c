@@ -25,14 +25,25 @@ struct taskload {
 
 enum { OP_GET, OP_UPDATE, OP_CANCEL };
 
+static void unavailable(struct mcp_call *c, unsigned wait)
+{
+    mcp_call_unavailable(c, wait,
+                         "Temporarily unavailable: the task store's database cannot be reached; "
+                         "try again later");
+}
+
+/* Whether the tool starts a new task (hermes_task, or its older name). */
+static bool new_task(const struct bridge_tool_spec *t)
+{
+    return t == &tool_task_spec || (t->alias_of && strcmp(t->alias_of, "hermes_task") == 0);
+}
+
 static void loaded(enum tasks_rc rc, const char *task_id, void *arg)
 {
     struct taskload *l = arg;
     struct bridge *b = l->b;
     if (rc == TASKS_UNAVAILABLE || rc == TASKS_IO) {
-        mcp_call_unavailable(l->c, tasks_retry_after_s(b->tasks),
-                             "Temporarily unavailable: the task store's database cannot be "
-                             "reached; try again later");
+        unavailable(l->c, tasks_retry_after_s(b->tasks));
     } else {
         /* The run index is the database's: this replica learns the entry it was asked for. */
         if (rc == TASKS_OK && l->by_run)
@@ -74,7 +85,15 @@ void taskload_tool(struct mcp_call *c, json_t *args, void *arg)
     const char *run_id = json_string_value(json_object_get(args, "run_id"));
     if (run_id && strlen(run_id) >= sizeof w->key)
         run_id = NULL;
-    if (id == NULL && run_id == NULL) { /* nothing to load: the handler says what is wrong */
+    if (id == NULL && run_id == NULL) {
+        /* Nothing to load. A new task is written to the database, though: while it is away,
+         * refused before the agent is asked to do anything. Else the handler says what is
+         * wrong, or needs no task (list_agents). */
+        unsigned wait = tasks_retry_after_s(w->b->tasks);
+        if (wait && new_task(w->tool)) {
+            unavailable(c, wait);
+            return;
+        }
         w->tool->handler(c, args, w->b);
         return;
     }

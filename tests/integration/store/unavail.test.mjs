@@ -5,7 +5,8 @@
 // - every answer is a success or HTTP 503 with Retry-After and the JSON-RPC error -32004 whose
 //   data.retryAfter is the header's seconds; nothing else, no hang;
 // - the official SDK clients (1.x and v2) raise the 503 as an error instead of waiting;
-// - no replica crashes: each still answers, directly, while the database is away;
+// - no replica crashes: each still answers, directly, while the database is away; a new
+//   hermes_task is refused 503 too, before the agent is asked anything;
 // - once it is back, every call succeeds again, on every replica;
 // - an async task whose run ended while the database was away has its result once it returns
 //   (its follower could not store it then, and tried again).
@@ -161,6 +162,13 @@ test('PostgreSQL killed under load: 503 with Retry-After or success, no crash, t
       const task = await call('hermes_result', { id: 'un-done-1' }, { target: reps[n].url, modern: true });
       assert.equal(judge(task, `hermes_result on ${n}`), 'unavailable');
     }
+    // A new task (no id to load) is refused too, before the agent is asked anything.
+    const asked = fake.received().filter((q) => q.method === 'POST').length;
+    for (const mode of ['sync', 'async']) {
+      const fresh = await call('hermes_task', { task: `never ${mode} [text=never]`, mode }, { target: reps.b.url });
+      assert.equal(judge(fresh, `a new ${mode} hermes_task`), 'unavailable');
+    }
+    assert.equal(fake.received().filter((q) => q.method === 'POST').length, asked, 'the agent was asked nothing');
     // Long enough for the late run to end while the database is away.
     await sleep(2500);
     assert.ok(NAMES.some((n) => /task un-late: run \S+ ended but its result could not be stored/.test(reps[n].proc.stderrText)),
