@@ -162,6 +162,13 @@ test('PostgreSQL killed under load: 503 with Retry-After or success, no crash, t
       const task = await call('hermes_result', { id: 'un-done-1' }, { target: reps[n].url, modern: true });
       assert.equal(judge(task, `hermes_result on ${n}`), 'unavailable');
     }
+    // tasks/get (the tasks extension) about a task: the same 503.
+    const get = await fetch(reps.c.url, { method: 'POST', headers: { ...modernHeaders('tasks/get', 'un-done-0'), ...AUTH },
+      body: JSON.stringify({ jsonrpc: '2.0', id: 99, method: 'tasks/get', params: { taskId: 'un-done-0',
+        _meta: modernMeta({ extensions: { 'io.modelcontextprotocol/tasks': {} } }) } }) });
+    const getText = await get.text();
+    assert.equal(judge({ status: get.status, retry: get.headers.get('retry-after'), type: get.headers.get('content-type'),
+      json: JSON.parse(getText), text: getText }, 'tasks/get'), 'unavailable');
     // A new task (no id to load) is refused too, before the agent is asked anything.
     const asked = fake.received().filter((q) => q.method === 'POST').length;
     for (const mode of ['sync', 'async']) {
