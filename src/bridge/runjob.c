@@ -57,9 +57,12 @@ static void ending_written(enum tasks_rc rc, void *arg)
     if ((rc == TASKS_UNAVAILABLE || rc == TASKS_IO) && b->jobs) {
         unsigned wait = tasks_retry_after_s(b->tasks);
         uint64_t ms = wait ? wait * 1000ull : b->opts.poll_ms;
-        log_warn("task %s: run %s ended but its result could not be stored (the task store is "
-                 "away); the run is asked for again in %llu ms",
-                 e->id, e->run_id, (unsigned long long)ms);
+        log_warn("task %s: run %s ended but its result could not be stored (%s); the run is "
+                 "asked for again in %llu ms",
+                 e->id, e->run_id,
+                 rc == TASKS_UNAVAILABLE ? "the task store's database is away"
+                                         : "the task store failed",
+                 (unsigned long long)ms);
         struct job *f = runjob_follow(b, e->id, e->agent, e->run_id);
         if (f) {
             f->base_url = e->base_url;
