@@ -176,10 +176,9 @@ test('PostgreSQL killed under load: 503 with Retry-After or success, no crash, t
       assert.equal(judge(fresh, `a new ${mode} hermes_task`), 'unavailable');
     }
     assert.equal(fake.received().filter((q) => q.method === 'POST').length, asked, 'the agent was asked nothing');
-    // Long enough for the late run to end while the database is away.
-    await sleep(2500);
-    assert.ok(NAMES.some((n) => /task un-late: run \S+ ended but its result could not be stored/.test(reps[n].proc.stderrText)),
-      'the follower could not store the result while the database was away');
+    // The late run ends while the database is away: its follower cannot store the result.
+    await until(() => NAMES.some((n) => /task un-late: run \S+ ended but its result could not be stored/.test(reps[n].proc.stderrText)),
+      'the follower to fail to store the late result', 15000);
     await pg.restart();
     killed = false;
     phase = 'back'; // each replica reconnects on its own: 503 or success meanwhile
