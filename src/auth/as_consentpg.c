@@ -26,6 +26,15 @@
 #define STR_(x) #x
 #define STR(x) STR_(x)
 
+/* A consent's row is found by its CSRF token's SHA-256 (hex): the store never holds a token
+ * that could answer a consent. */
+static void csrf_key(const char *csrf, char out[65])
+{
+    unsigned char h[32];
+    crypto_sha256(csrf, strlen(csrf), h);
+    hex_encode(h, sizeof h, out);
+}
+
 static char *consent_doc(const struct consent *c)
 {
     json_t *o = json_pack("{s:s, s:s, s:s, s:s, s:s, s:s, s:s, s:b, s:s, s:I}", "client_id",
@@ -102,12 +111,13 @@ static void shown(struct hreq *r, enum pgconn_status st, PGresult *const *res, s
 void as_pg_consent_show(struct authserver *as, struct hreq *r, const struct consent *c)
 {
     struct showing *s = xcalloc(1, sizeof *s);
-    char expires[24];
+    char expires[24], key[65];
     s->as = as;
     s->c = *c;
     char *doc = consent_doc(c);
+    csrf_key(c->csrf, key);
     snprintf(expires, sizeof expires, "%lld", (long long)c->expires);
-    const char *put[6] = {s->c.csrf, doc ? doc : "",         s->c.addr,
+    const char *put[6] = {key, doc ? doc : "",         s->c.addr,
                           expires,   STR(CONSENTS_PER_ADDR), STR(CONSENTS_MAX)};
     const char *why[1] = {STR(CONSENTS_MAX)};
     const char *lock[1] = {OAUTHPG_LOCK_CONSENTS};
@@ -122,7 +132,7 @@ void as_pg_consent_show(struct authserver *as, struct hreq *r, const struct cons
 struct answering {
     struct authserver *as;
     struct checking *hold; /* counted as a check running from the address until answered */
-    char ip[64], key[80], window[24], old[80], csrf[65];
+    char ip[64], key[80], window[24], old[65], fresh[65], csrf[65]; /* old, fresh: csrf_key */
     bool deny;
     uint64_t now_ms;
 };
@@ -204,16 +214,17 @@ void as_pg_consent_post(struct authserver *as, struct hreq *r, const char *ip, c
     snprintf(a->ip, sizeof a->ip, "%s", ip);
     ratelimit_key(ip, addr, sizeof addr);
     snprintf(a->key, sizeof a->key, "consent:%s", addr);
-    snprintf(a->old, sizeof a->old, "%s", csrf);
+    csrf_key(csrf, a->old);
     if (!crypto_random_hex(a->csrf, 32)) {
         free(a);
         as_error_page(r, 500, "Server error", "The random generator failed.");
         return;
     }
+    csrf_key(a->csrf, a->fresh);
     snprintf(a->window, sizeof a->window, "%lld", (long long)(time(NULL) / 60));
     const char *secret[1] = {"passphrase"};
     const char *spend[7] = {a->old,
-                            a->csrf,
+                            a->fresh,
                             a->key,
                             a->window,
                             STR(CONSENT_FAILS_MAX),
@@ -237,7 +248,9 @@ void as_pg_count_refund(struct authserver *as, const char *ip)
 
 void as_pg_consent_drop(struct authserver *as, const char *csrf)
 {
-    const char *params[1] = {csrf};
+    char key[65];
+    csrf_key(csrf, key);
+    const char *params[1] = {key};
     struct pgconn_query q[1] = {{"consent_drop", 1, params}};
     oauthpg_send(as->pg, q, 1, NULL, NULL);
 }
@@ -276,7 +289,7 @@ void as_pg_code_issue(struct authserver *as, struct hreq *r, struct consent *c, 
     hex_encode(h, sizeof h, hash);
     snprintf(k->redirect_uri, sizeof k->redirect_uri, "%s", c->redirect_uri);
     snprintf(k->state, sizeof k->state, "%s", c->state);
-    snprintf(csrf, sizeof csrf, "%s", c->csrf);
+    csrf_key(c->csrf, csrf);
     snprintf(expires, sizeof expires, "%lld", (long long)(now + AUTHSERVER_CODE_TTL));
     json_t *o = json_pack("{s:s, s:s, s:b, s:s, s:s}", "client_id", c->client_id, "redirect_uri",
                           c->redirect_uri, "redirect_sent", c->redirect_sent, "challenge",

@@ -91,27 +91,26 @@ static const struct pgconn_stmt stmts[] = {
     /* A consent shown: only while its address holds fewer than $5 and all fewer than $6 open
      * ones, and a passphrase is set. */
     {"consent_put",
-     "INSERT INTO hm_oauth_consent (csrf, doc, addr, expires_at)"
+     "INSERT INTO hm_oauth_consent (csrf_sha256, doc, addr, expires_at)"
      " SELECT $1, $2, $3, to_timestamp($4::bigint)"
      " WHERE EXISTS (SELECT 1 FROM hm_secret WHERE name = 'passphrase')"
      " AND (SELECT count(*) FROM hm_oauth_consent WHERE addr = $3 AND expires_at > now()) < $5"
-     " AND (SELECT count(*) FROM hm_oauth_consent WHERE expires_at > now()) < $6 RETURNING csrf"},
+     " AND (SELECT count(*) FROM hm_oauth_consent WHERE expires_at > now()) < $6 RETURNING csrf_sha256"},
     {"consent_why", "SELECT EXISTS (SELECT 1 FROM hm_secret WHERE name = 'passphrase'),"
                     " (SELECT count(*) FROM hm_oauth_consent WHERE expires_at > now()) >= $1"},
-    {"consent_get", "SELECT doc FROM hm_oauth_consent WHERE csrf = $1 AND expires_at > now()"},
     /* The consent POST's token spent, once, and a fresh one set. The attempt ($7: 1, or 0 for
      * a refusal) is counted first for the address ($3) and everyone ('consent:*') in this
      * minute ($4): the counters' rows are locked by the upsert, so parallel POSTs through any
      * replica each see a distinct count, and none is spent past $5 (address) or $6 (all). */
     {"consent_spend",
      "WITH m AS (" COUNT_ADD("$3", "$4", "$7") "), g AS (" COUNT_ADD("'consent:*'", "$4", "$7") "),"
-     " s AS (UPDATE hm_oauth_consent SET csrf = $2 WHERE csrf = $1 AND expires_at > now()"
+     " s AS (UPDATE hm_oauth_consent SET csrf_sha256 = $2 WHERE csrf_sha256 = $1 AND expires_at > now()"
      " AND (SELECT n FROM m) <= $5 AND (SELECT n FROM g) <= $6 RETURNING doc)"
      " SELECT (SELECT n FROM m), (SELECT n FROM g), (SELECT doc FROM s)"},
     /* An attempt that checked nothing, or the right passphrase: given back. */
     {"count_refund", "UPDATE hm_oauth_counter SET n = n - 1 WHERE key IN ($1, 'consent:*')"
                      " AND window_start = $2::bigint AND n > 0"},
-    {"consent_drop", "DELETE FROM hm_oauth_consent WHERE csrf = $1"},
+    {"consent_drop", "DELETE FROM hm_oauth_consent WHERE csrf_sha256 = $1"},
     {"secret_get", "SELECT value FROM hm_secret WHERE name = $1"},
     /* A fixed window per key: the count after adding one. */
     {"count_add", COUNT_ADD("$1", "$2", "1")},

@@ -10,6 +10,7 @@ import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { spawnSync } from 'node:child_process';
+import { createHash } from 'node:crypto';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { HERMES, startHermes, freePort, setPassphrase, pkce, rpc, toolCall, hermesCli, until, OAUTH_PASS }
@@ -217,6 +218,21 @@ test('a client removed through the CLI: its code exchanged on another replica is
   assert.equal(u.body.error, 'invalid_grant');
   assert.equal(await pg.psql(`SELECT count(*) FROM hm_oauth_token WHERE client_id = '${two}'`), '0');
   await pg.psql("DELETE FROM hm_oauth_counter WHERE key LIKE 'register:%'"); // the next tests' minute
+});
+
+test('a consent\'s CSRF token is stored as its SHA-256 only, and still answers on another replica', async () => {
+  await pg.psql('DELETE FROM hm_oauth_consent');
+  const id = (await register(c)).body.client_id;
+  const page = await fetch(`${base(a)}/authorize?${form({ response_type: 'code', client_id: id, redirect_uri: REDIRECT,
+    code_challenge: pkce().challenge, code_challenge_method: 'S256', state: 'h' })}`, { redirect: 'manual' });
+  const csrf = /name="csrf" value="([0-9a-f]{64})"/.exec(await page.text())[1];
+  assert.equal(await pg.psql(`SELECT count(*) FROM hm_oauth_consent WHERE csrf_sha256 = '${csrf}' OR doc LIKE '%${csrf}%'`), '0',
+    'the token itself is nowhere in the store');
+  assert.equal(await pg.psql(`SELECT count(*) FROM hm_oauth_consent WHERE csrf_sha256 = '${createHash('sha256').update(csrf).digest('hex')}'`), '1');
+  const res = await fetch(`${base(b)}/authorize`, { method: 'POST', redirect: 'manual',
+    headers: { ...FORM, Origin: issuer }, body: form({ csrf, passphrase: OAUTH_PASS, action: 'approve' }) });
+  assert.equal(res.status, 302);
+  assert.equal(await pg.psql('SELECT count(*) FROM hm_oauth_consent'), '0', 'the consent spent and dropped');
 });
 
 test('SQL-looking text in client_name, redirect_uri, scope and state is stored and shown as text', async () => {
