@@ -117,8 +117,8 @@ void as_pg_consent_show(struct authserver *as, struct hreq *r, const struct cons
     char *doc = consent_doc(c);
     csrf_key(c->csrf, key);
     snprintf(expires, sizeof expires, "%lld", (long long)c->expires);
-    const char *put[6] = {key, doc ? doc : "",         s->c.addr,
-                          expires,   STR(CONSENTS_PER_ADDR), STR(CONSENTS_MAX)};
+    const char *put[6] = {key,     doc ? doc : "",         s->c.addr,
+                          expires, STR(CONSENTS_PER_ADDR), STR(CONSENTS_MAX)};
     const char *why[1] = {STR(CONSENTS_MAX)};
     const char *lock[1] = {OAUTHPG_LOCK_CONSENTS};
     struct pgconn_query q[3] = {

@@ -159,8 +159,8 @@ static void issue(struct grant *g, struct hreq *r)
     snprintf(issued, sizeof issued, "%lld",
              (long long)ts.tv_sec * 1000 + (long long)(ts.tv_nsec / 1000000));
     if (code) {
-        const char *p[11] = {g->code_hash,  g->family, g->client_id, issued, ahash,
-                             g->access_doc, aexp,      rhash,        rdoc,   rexp,
+        const char *p[11] = {g->code_hash,           g->family, g->client_id, issued, ahash,
+                             g->access_doc,          aexp,      rhash,        rdoc,   rexp,
                              g->as->static_client.id};
         struct pgconn_query q[1] = {{"tok_exchange", 11, p}};
         oauthpg_call(g->as->pg, r, q, 1, pair_issued, g);

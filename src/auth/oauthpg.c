@@ -22,18 +22,6 @@
 /* Deletions of tokens announce each hash; the statements that delete end with this. */
 #define NOTIFY_TOKENS " SELECT sha256, pg_notify('" OAUTHPG_CHANNEL "', 't:' || sha256) FROM d"
 
-/* A fixed window per key: the upsert that adds inc to key's count in window w, returning it. */
-#define COUNT_ADD(key, w, inc)                                                                     \
-    "INSERT INTO hm_oauth_counter (key, window_start, n) VALUES (" key ", " w "::bigint, " inc      \
-    "::bigint) ON CONFLICT (key) DO UPDATE SET n = CASE WHEN hm_oauth_counter.window_start = " w \
-    "::bigint THEN hm_oauth_counter.n + " inc "::bigint ELSE " inc "::bigint END, window_start = " \
-    w "::bigint RETURNING n"
-
-/* Client id is registered, or is the static client's (not a row). */
-#define CLIENT_LIVE(id, static_id)                                                                 \
-    "(" id " = " static_id " OR EXISTS (SELECT 1 FROM hm_oauth_client WHERE id = " id             \
-    " FOR SHARE))"
-
 /* Every statement of the OAuth state; as_*.c name them. Documents are the exact JSON text the
  * file store keeps for one entry. */
 static const struct pgconn_stmt stmts[] = {
@@ -48,7 +36,8 @@ static const struct pgconn_stmt stmts[] = {
      * shared, so a removal running meanwhile waits for this and then takes the new pair. */
     {"tok_exchange",
      "WITH c AS (UPDATE hm_oauth_code SET used = true, family = $2 WHERE sha256 = $1"
-     " AND NOT used AND expires_at > now() AND " CLIENT_LIVE("$3", "$11") " RETURNING family)"
+     " AND NOT used AND expires_at > now() AND ($3 = $11 OR EXISTS"
+     " (SELECT 1 FROM hm_oauth_client WHERE id = $3 FOR SHARE)) RETURNING family)"
      " INSERT INTO hm_oauth_token (sha256, doc, kind, client_id, family, issued_at, expires_at)"
      " SELECT v.h, v.d, v.k, $3, c.family, $4::bigint, to_timestamp(v.e) FROM c,"
      " (VALUES ($5::text, $6::text, 'access', $7::bigint),"
@@ -56,8 +45,8 @@ static const struct pgconn_stmt stmts[] = {
     /* A refresh token's rotation, once, the same way (the static client's id: $10). */
     {"tok_rotate",
      "WITH r AS (UPDATE hm_oauth_token SET used = true WHERE sha256 = $1 AND kind = 'refresh'"
-     " AND client_id = $2 AND NOT used AND expires_at > now() AND " CLIENT_LIVE("$2", "$10")
-     " RETURNING family)"
+     " AND client_id = $2 AND NOT used AND expires_at > now() AND ($2 = $10 OR EXISTS"
+     " (SELECT 1 FROM hm_oauth_client WHERE id = $2 FOR SHARE)) RETURNING family)"
      " INSERT INTO hm_oauth_token (sha256, doc, kind, client_id, family, issued_at, expires_at)"
      " SELECT v.h, v.d, v.k, $2, r.family, $3::bigint, to_timestamp(v.e) FROM r,"
      " (VALUES ($4::text, $5::text, 'access', $6::bigint),"
@@ -95,7 +84,8 @@ static const struct pgconn_stmt stmts[] = {
      " SELECT $1, $2, $3, to_timestamp($4::bigint)"
      " WHERE EXISTS (SELECT 1 FROM hm_secret WHERE name = 'passphrase')"
      " AND (SELECT count(*) FROM hm_oauth_consent WHERE addr = $3 AND expires_at > now()) < $5"
-     " AND (SELECT count(*) FROM hm_oauth_consent WHERE expires_at > now()) < $6 RETURNING csrf_sha256"},
+     " AND (SELECT count(*) FROM hm_oauth_consent WHERE expires_at > now()) < $6"
+     " RETURNING csrf_sha256"},
     {"consent_why", "SELECT EXISTS (SELECT 1 FROM hm_secret WHERE name = 'passphrase'),"
                     " (SELECT count(*) FROM hm_oauth_consent WHERE expires_at > now()) >= $1"},
     /* The consent POST's token spent, once, and a fresh one set. The attempt ($7: 1, or 0 for
@@ -103,22 +93,33 @@ static const struct pgconn_stmt stmts[] = {
      * minute ($4): the counters' rows are locked by the upsert, so parallel POSTs through any
      * replica each see a distinct count, and none is spent past $5 (address) or $6 (all). */
     {"consent_spend",
-     "WITH m AS (" COUNT_ADD("$3", "$4", "$7") "), g AS (" COUNT_ADD("'consent:*'", "$4", "$7") "),"
-     " s AS (UPDATE hm_oauth_consent SET csrf_sha256 = $2 WHERE csrf_sha256 = $1 AND expires_at > now()"
-     " AND (SELECT n FROM m) <= $5 AND (SELECT n FROM g) <= $6 RETURNING doc)"
-     " SELECT (SELECT n FROM m), (SELECT n FROM g), (SELECT doc FROM s)"},
+     "WITH m AS (INSERT INTO hm_oauth_counter (key, window_start, n)"
+     " VALUES ($3, $4::bigint, $7::bigint) ON CONFLICT (key) DO UPDATE SET n = CASE"
+     " WHEN hm_oauth_counter.window_start = $4::bigint THEN hm_oauth_counter.n + $7::bigint"
+     " ELSE $7::bigint END, window_start = $4::bigint RETURNING n),"
+     " g AS (INSERT INTO hm_oauth_counter (key, window_start, n)"
+     " VALUES ('consent:*', $4::bigint, $7::bigint) ON CONFLICT (key) DO UPDATE SET n = CASE"
+     " WHEN hm_oauth_counter.window_start = $4::bigint THEN hm_oauth_counter.n + $7::bigint"
+     " ELSE $7::bigint END, window_start = $4::bigint RETURNING n),"
+     " s AS (UPDATE hm_oauth_consent SET csrf_sha256 = $2 WHERE csrf_sha256 = $1"
+     " AND expires_at > now() AND (SELECT n FROM m) <= $5 AND (SELECT n FROM g) <= $6"
+     " RETURNING doc) SELECT (SELECT n FROM m), (SELECT n FROM g), (SELECT doc FROM s)"},
     /* An attempt that checked nothing, or the right passphrase: given back. */
     {"count_refund", "UPDATE hm_oauth_counter SET n = n - 1 WHERE key IN ($1, 'consent:*')"
                      " AND window_start = $2::bigint AND n > 0"},
     {"consent_drop", "DELETE FROM hm_oauth_consent WHERE csrf_sha256 = $1"},
     {"secret_get", "SELECT value FROM hm_secret WHERE name = $1"},
     /* A fixed window per key: the count after adding one. */
-    {"count_add", COUNT_ADD("$1", "$2", "1")},
+    {"count_add", "INSERT INTO hm_oauth_counter (key, window_start, n) VALUES ($1, $2::bigint, 1)"
+                  " ON CONFLICT (key) DO UPDATE SET n = CASE WHEN hm_oauth_counter.window_start ="
+                  " $2::bigint THEN hm_oauth_counter.n + 1 ELSE 1 END, window_start = $2::bigint"
+                  " RETURNING n"},
     /* A registration, while the address's count ($3) of this window allows it ($4). With the
      * table full ($5), the oldest client with no token and no live code goes in its place (and
      * leaves every replica's cache); with none such, nothing is inserted. */
     {"client_put",
-     "WITH v AS (SELECT id FROM hm_oauth_client o WHERE (SELECT count(*) FROM hm_oauth_client) >= $5"
+     "WITH v AS (SELECT id FROM hm_oauth_client o"
+     " WHERE (SELECT count(*) FROM hm_oauth_client) >= $5"
      " AND (SELECT n FROM hm_oauth_counter WHERE key = $3) <= $4"
      " AND NOT EXISTS (SELECT 1 FROM hm_oauth_token t WHERE t.client_id = o.id)"
      " AND NOT EXISTS (SELECT 1 FROM hm_oauth_code k WHERE k.doc::json->>'client_id' = o.id"

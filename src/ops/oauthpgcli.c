@@ -84,8 +84,8 @@ static bool run(PGconn *pg, const char *what, const char *sql, char *err, size_t
     return r != NULL;
 }
 
-bool oauthpgcli_remove_client(PGconn *pg, const char *id, bool keep_row, size_t *gone,
-                              bool *found, char *err, size_t errlen)
+bool oauthpgcli_remove_client(PGconn *pg, const char *id, bool keep_row, size_t *gone, bool *found,
+                              char *err, size_t errlen)
 {
     const char *params[2] = {id, keep_row ? "true" : "false"};
     *gone = 0;
@@ -98,13 +98,14 @@ bool oauthpgcli_remove_client(PGconn *pg, const char *id, bool keep_row, size_t 
                        "WITH d AS (DELETE FROM hm_oauth_client WHERE id = $1 AND NOT $2::bool"
                        " RETURNING id)" NOTIFY "'c:' || id) FROM d",
                        2, params, err, errlen);
-    PGresult *t = c ? exec(pg, "removing the OAuth client's tokens, codes and consents",
-                           "WITH k AS (DELETE FROM hm_oauth_code WHERE doc::json->>'client_id' = $1),"
-                           " s AS (DELETE FROM hm_oauth_consent WHERE doc::json->>'client_id' = $1),"
-                           " d AS (DELETE FROM hm_oauth_token WHERE client_id = $1 RETURNING sha256)"
-                           NOTIFY "'t:' || sha256) FROM d",
-                           1, params, err, errlen)
-                    : NULL;
+    PGresult *t =
+        c ? exec(pg, "removing the OAuth client's tokens, codes and consents",
+                 "WITH k AS (DELETE FROM hm_oauth_code WHERE doc::json->>'client_id' = $1),"
+                 " s AS (DELETE FROM hm_oauth_consent WHERE doc::json->>'client_id' = $1),"
+                 " d AS (DELETE FROM hm_oauth_token WHERE client_id = $1 RETURNING sha256)" NOTIFY
+                 "'t:' || sha256) FROM d",
+                 1, params, err, errlen)
+          : NULL;
     bool ok = t && run(pg, "removing the OAuth client", "COMMIT", err, errlen);
     if (ok) {
         *found = PQntuples(c) > 0;

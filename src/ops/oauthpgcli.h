@@ -20,8 +20,8 @@ bool oauthpgcli_revoke_tokens(PGconn *pg, const char *client, const char *family
                               char *err, size_t errlen);
 /* Client id deleted (its row kept when keep_row: the static client) with its tokens, codes and
  * consents, in one transaction; *gone: the tokens, *found: whether the row was there. */
-bool oauthpgcli_remove_client(PGconn *pg, const char *id, bool keep_row, size_t *gone,
-                              bool *found, char *err, size_t errlen);
+bool oauthpgcli_remove_client(PGconn *pg, const char *id, bool keep_row, size_t *gone, bool *found,
+                              char *err, size_t errlen);
 /* The consent passphrase's line stored (hm_secret 'passphrase'). */
 bool oauthpgcli_passwd(const char *url, const char *password, const char *line, char *err,
                        size_t errlen);
