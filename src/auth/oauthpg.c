@@ -91,16 +91,19 @@ static const struct pgconn_stmt stmts[] = {
     /* The consent POST's token spent, once, and a fresh one set. The attempt ($7: 1, or 0 for
      * a refusal) is counted first for the address ($3) and everyone ('consent:*') in this
      * minute ($4): the counters' rows are locked by the upsert, so parallel POSTs through any
-     * replica each see a distinct count, and none is spent past $5 (address) or $6 (all). */
+     * replica each see a distinct count, and none is spent past $5 (address) or $6 (all). An
+     * address already over its limit adds nothing to everyone's count: it cannot lock the
+     * owner out by itself. */
     {"consent_spend",
      "WITH m AS (INSERT INTO hm_oauth_counter (key, window_start, n)"
      " VALUES ($3, $4::bigint, $7::bigint) ON CONFLICT (key) DO UPDATE SET n = CASE"
      " WHEN hm_oauth_counter.window_start = $4::bigint THEN hm_oauth_counter.n + $7::bigint"
      " ELSE $7::bigint END, window_start = $4::bigint RETURNING n),"
      " g AS (INSERT INTO hm_oauth_counter (key, window_start, n)"
-     " VALUES ('consent:*', $4::bigint, $7::bigint) ON CONFLICT (key) DO UPDATE SET n = CASE"
-     " WHEN hm_oauth_counter.window_start = $4::bigint THEN hm_oauth_counter.n + $7::bigint"
-     " ELSE $7::bigint END, window_start = $4::bigint RETURNING n),"
+     " SELECT 'consent:*', $4::bigint, CASE WHEN m.n <= $5 THEN $7::bigint ELSE 0 END FROM m"
+     " ON CONFLICT (key) DO UPDATE SET n = CASE WHEN hm_oauth_counter.window_start = $4::bigint"
+     " THEN hm_oauth_counter.n + excluded.n ELSE excluded.n END, window_start = $4::bigint"
+     " RETURNING n),"
      " s AS (UPDATE hm_oauth_consent SET csrf_sha256 = $2 WHERE csrf_sha256 = $1"
      " AND expires_at > now() AND (SELECT n FROM m) <= $5 AND (SELECT n FROM g) <= $6"
      " RETURNING doc) SELECT (SELECT n FROM m), (SELECT n FROM g), (SELECT doc FROM s)"},

@@ -311,6 +311,9 @@ test('sixteen wrong passphrases at once through three replicas: at most five che
     assert.ok(checked >= 1 && checked <= 5, `${checked} checked: ${answers.map((x) => x.status)}`);
     assert.equal(refused.length, 16 - checked, `${answers.map((x) => x.status)}`);
     for (const x of refused) assert.ok(Number(x.retry) >= 1);
+    // Only the attempts within the address's limit count for everyone: one address alone
+    // cannot use up the 30 of all addresses and keep the owner out.
+    assert.equal(await pg.psql("SELECT n FROM hm_oauth_counter WHERE key = 'consent:*'"), String(checked));
   } finally {
     for (const srv of fresh) await srv.stop();
     await pg.psql("DELETE FROM hm_oauth_counter WHERE key LIKE 'consent:%'");
