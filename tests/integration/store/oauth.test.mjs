@@ -3,7 +3,10 @@
 // with each access token on every replica; /revoke on B refused on A within a second; the CLI's
 // revocations (against any replica's env file) refused everywhere; a code replayed on another
 // replica, or a rotated refresh token reused on another, revokes the family; SQL-looking text
-// in every client-controlled field stored as text; wrong passphrases counted across replicas;
+// in every client-controlled field stored as text; wrong passphrases counted across replicas,
+// and sixteen sent at once get five checks; a full client table makes room; the consent and
+// client caps hold under concurrent requests; a client removed by the CLI issues nothing more;
+// a consent's CSRF token stored hashed;
 // the database stopped: 503 with Retry-After (cached tokens still work), then recovery. Real
 // PostgreSQL 15, three real servers on one database, one issuer URL.
 import { test, before, after } from 'node:test';
@@ -26,6 +29,13 @@ const form = (o) => new URLSearchParams(o).toString();
 
 async function replica(port) {
   return startHermes({ STORE_URL: pg.url, OAUTH_ISSUER_URL: issuer, ...(port ? { MCP_PORT: String(port) } : {}) });
+}
+
+// A replica just started connects to the store on its own: until then OAuth answers 503.
+async function connected(srv) {
+  await until(async () => (await fetch(`${base(srv)}/authorize?${form({ response_type: 'code',
+    client_id: 'f'.repeat(32), redirect_uri: REDIRECT })}`)).status !== 503, 'the store reached', 10000);
+  return srv;
 }
 
 function initStore() {
@@ -289,7 +299,8 @@ test('wrong passphrases count across replicas: the sixth from one address is ref
 test('sixteen wrong passphrases at once through three replicas: at most five checked, the rest 429', async () => {
   await pg.psql("DELETE FROM hm_oauth_counter WHERE key LIKE 'consent:%'");
   await pg.psql('DELETE FROM hm_oauth_consent');
-  const fresh = [await replica(), await replica(), await replica()]; // no failure remembered locally
+  const fresh = [await connected(await replica()), await connected(await replica()),
+    await connected(await replica())]; // no failure remembered locally
   try {
     const id = (await register(fresh[0])).body.client_id;
     const csrfs = [];
@@ -345,6 +356,20 @@ test('the client table full: a registration takes the oldest client with no toke
     assert.equal(full.status, 400, JSON.stringify(full.body));
     assert.equal(full.body.error, 'temporarily_unavailable');
     assert.equal(await pg.psql('SELECT count(*) FROM hm_oauth_client'), '1000');
+    // 999, none that can go: registrations at once through three replicas never pass 1000 (each
+    // after the first takes the place of the one before, the only client with no token).
+    await pg.psql("DELETE FROM hm_oauth_token WHERE sha256 = 'filltokfill2'");
+    await pg.psql("DELETE FROM hm_oauth_client WHERE id = 'fill2'");
+    await pg.psql("DELETE FROM hm_oauth_counter WHERE key LIKE 'register:%'");
+    const fresh = [await connected(await replica()), await connected(await replica()),
+      await connected(await replica())]; // no registration counted locally
+    try {
+      const regs = await Promise.all(Array.from({ length: 9 }, (_, i) => register(fresh[i % 3])));
+      assert.deepEqual(regs.map((x) => x.status), Array(9).fill(201));
+      assert.equal(await pg.psql('SELECT count(*) FROM hm_oauth_client'), '1000');
+    } finally {
+      for (const srv of fresh) await srv.stop();
+    }
   } finally {
     await pg.psql("DELETE FROM hm_oauth_token WHERE sha256 LIKE 'filltok%'");
     await pg.psql("DELETE FROM hm_oauth_client WHERE id LIKE 'fill%'");
