@@ -37,6 +37,14 @@ bool statekey_load(const char *url, const char *password, unsigned char key[STAT
     }
     const char *params[2] = {KEY_NAME, hex};
     PGresult *r = PQexecParams(pg, KEY_SQL, 2, NULL, params, NULL, NULL, 0);
+    /* Another replica inserting at the same moment: our insert waited for its commit and did
+     * nothing, and our statement's snapshot predates that commit, so it read no row. A new
+     * statement sees the row. */
+    if (PQresultStatus(r) == PGRES_TUPLES_OK && PQntuples(r) == 0) {
+        PQclear(r);
+        r = PQexecParams(pg, "SELECT value FROM hm_secret WHERE name = $1", 1, NULL, params, NULL,
+                         NULL, 0);
+    }
     explicit_bzero(hex, sizeof hex);
     const char *v =
         PQresultStatus(r) == PGRES_TUPLES_OK && PQntuples(r) > 0 ? PQgetvalue(r, 0, 0) : NULL;

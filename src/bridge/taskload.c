@@ -18,8 +18,8 @@ struct taskload {
     const struct mcp_task_ops *ops;      /* a tasks/ request (which of them: op) */
     int op;
     struct mcp_call *c;
-    json_t *args;      /* the tool's arguments, or tasks/update's inputResponses */
-    char key[129];     /* the task id, or the run id asked about */
+    json_t *args;  /* the tool's arguments, or tasks/update's inputResponses */
+    char key[129]; /* the task id, or the run id asked about */
     bool by_run;
 };
 

@@ -527,6 +527,12 @@ void tasks_load(struct tasks *t, const char *id, const char *run_id, tasks_loade
     cb(id ? TASKS_OK : TASKS_NOT_FOUND, id, arg);
 }
 
+void tasks_prune(struct tasks *t, unsigned days, unsigned max)
+{
+    if (t->pg)
+        taskspg_prune(t->pg, days, max);
+}
+
 unsigned tasks_retry_after_s(const struct tasks *t)
 {
     return t->pg ? taskspg_retry_after_s(t->pg) : 0;

@@ -14,12 +14,13 @@
 #include "pgconn.h"
 #include "strmap.h"
 
-#define BATCH_MAX 128             /* writes in one transaction */
-#define CACHE_TASKS_MAX 4096      /* tasks kept loaded */
+#define BATCH_MAX 128              /* writes in one transaction */
+#define CACHE_TASKS_MAX 4096       /* tasks kept loaded */
 #define CACHE_BYTES_MAX (32 << 20) /* ... and their documents' bytes */
-#define TAKEOVER_MS 2000          /* how often the runs of gone replicas are looked for */
-#define TAKEOVER_MAX "64"         /* runs taken in one look */
+#define TAKEOVER_MS 2000           /* how often the runs of gone replicas are looked for */
+#define TAKEOVER_MAX "64"          /* runs taken in one look */
 #define FREE_WAIT_MS 3000
+#define PRUNE_BATCH "500" /* rows one retention statement removes */
 
 /* A replica whose heartbeat (every 2 s) is older than this is gone: its runs are taken over.
  * With TAKEOVER_MS, a run is followed again within 10 s of its follower's death. */
@@ -44,6 +45,13 @@ static const struct pgconn_stmt stmts[] = {
     {"load_id", "SELECT id, request, run, result FROM hm_task WHERE id = $1"},
     {"load_run", "SELECT id, request, run, result FROM hm_task WHERE run_id = $1"
                  " ORDER BY created_at LIMIT 1"},
+    /* Retention: finished tasks only (a result), oldest first, a batch at a time. */
+    {"prune_age", "DELETE FROM hm_task WHERE id IN (SELECT id FROM hm_task"
+                  " WHERE result IS NOT NULL AND finished_at < now() - $1::int * interval '1 day'"
+                  " ORDER BY finished_at LIMIT " PRUNE_BATCH ")"},
+    {"prune_max", "DELETE FROM hm_task WHERE id IN (SELECT id FROM hm_task"
+                  " WHERE result IS NOT NULL ORDER BY finished_at DESC, id DESC"
+                  " OFFSET $1::int LIMIT " PRUNE_BATCH ")"},
     /* The rows are locked by the UPDATE (SKIP LOCKED: two replicas looking at once take
      * different runs, never one run twice). */
     {"takeover", "UPDATE hm_task SET follower = $1, version = version + 1 WHERE id IN ("
@@ -90,6 +98,10 @@ struct taskspg {
     struct loop_timer *takeover;
     bool taking;
     bool closing; /* taskspg_free: nothing more is sent */
+    bool pruning; /* a retention pass is under way */
+    /* A pass asked for while the database was away: made when it comes back. */
+    bool prune_wanted;
+    unsigned prune_days, prune_max;
 };
 
 int taskspg_doc(const char *name)
@@ -188,7 +200,7 @@ static void wop_finish(struct taskspg *p, struct wop *w, enum tasks_rc rc)
 
 static enum tasks_rc rc_of(enum pgconn_status st)
 {
-    return st == PGCONN_OK ? TASKS_OK
+    return st == PGCONN_OK                          ? TASKS_OK
            : st == PGCONN_DOWN || st == PGCONN_BUSY ? TASKS_UNAVAILABLE
                                                     : TASKS_IO;
 }
@@ -280,8 +292,8 @@ static void queue_op(struct taskspg *p, struct wop *w)
     send_batch(p);
 }
 
-void taskspg_write(struct taskspg *p, const char *id, int doc, const char *text,
-                   const char *run_id, tasks_done_cb *done, void *arg)
+void taskspg_write(struct taskspg *p, const char *id, int doc, const char *text, const char *run_id,
+                   tasks_done_cb *done, void *arg)
 {
     struct wop *w = xcalloc(1, sizeof *w);
     w->p = p;
@@ -378,12 +390,82 @@ unsigned taskspg_retry_after_s(const struct taskspg *p)
     return (pgconn_retry_in_ms(p->conn) + 999) / 1000 + 1;
 }
 
+/* ---------- retention ---------- */
+
+struct prune {
+    struct taskspg *p;
+    unsigned days, max;
+    long removed;
+};
+
+static void prune_step(struct prune *pr);
+
+static void prune_done(enum pgconn_status st, PGresult *const *res, size_t n, const char *error,
+                       void *arg)
+{
+    struct prune *pr = arg;
+    long gone = 0;
+    for (size_t i = 0; st == PGCONN_OK && i < n; i++)
+        if (res[i])
+            gone += atol(PQcmdTuples(res[i]));
+    pr->removed += gone;
+    if (st == PGCONN_FAILED)
+        log_error("store: retention failed: %s", error ? error : "unknown error");
+    if (st == PGCONN_OK && gone > 0 && !pr->p->closing) {
+        prune_step(pr); /* a full batch: there may be more */
+        return;
+    }
+    if (pr->removed > 0)
+        log_info("store: retention removed %ld finished task(s)", pr->removed);
+    if (st == PGCONN_DOWN || st == PGCONN_BUSY || st == PGCONN_TIMEOUT) {
+        pr->p->prune_wanted = true; /* again once the connection is back */
+        pr->p->prune_days = pr->days;
+        pr->p->prune_max = pr->max;
+    }
+    pr->p->pruning = false;
+    free(pr);
+}
+
+static void prune_step(struct prune *pr)
+{
+    char days[16], max[16];
+    snprintf(days, sizeof days, "%u", pr->days);
+    snprintf(max, sizeof max, "%u", pr->max);
+    const char *pd[1] = {days}, *pm[1] = {max};
+    struct pgconn_query q[2];
+    size_t n = 0;
+    if (pr->days)
+        q[n++] = (struct pgconn_query){"prune_age", 1, pd};
+    if (pr->max)
+        q[n++] = (struct pgconn_query){"prune_max", 1, pm};
+    pgconn_send(pr->p->conn, q, n, prune_done, pr);
+}
+
+void taskspg_prune(struct taskspg *p, unsigned days, unsigned max)
+{
+    if ((days == 0 && max == 0) || p->pruning)
+        return;
+    if (!pgconn_up(p->conn)) {
+        p->prune_wanted = true;
+        p->prune_days = days;
+        p->prune_max = max;
+        return;
+    }
+    p->prune_wanted = false;
+    struct prune *pr = xcalloc(1, sizeof *pr);
+    pr->p = p;
+    pr->days = days;
+    pr->max = max;
+    p->pruning = true;
+    prune_step(pr);
+}
+
 /* ---------- takeover ---------- */
 
 static void takeover_look(struct loop *l, void *arg);
 
-static void takeover_done(enum pgconn_status st, PGresult *const *res, size_t n,
-                          const char *error, void *arg)
+static void takeover_done(enum pgconn_status st, PGresult *const *res, size_t n, const char *error,
+                          void *arg)
 {
     struct taskspg *p = arg;
     PGresult *r = n ? res[0] : NULL;
@@ -416,6 +498,14 @@ static void takeover_look(struct loop *l, void *arg)
 
 /* ---------- open, free ---------- */
 
+static void on_state(bool up, const char *why, void *arg)
+{
+    struct taskspg *p = arg;
+    (void)why;
+    if (up && p->prune_wanted)
+        taskspg_prune(p, p->prune_days, p->prune_max);
+}
+
 struct taskspg *taskspg_open(const struct taskspg_opts *o)
 {
     struct taskspg *p = xcalloc(1, sizeof *p);
@@ -432,7 +522,9 @@ struct taskspg *taskspg_open(const struct taskspg_opts *o)
                              .conninfo = o->url,
                              .password = o->password,
                              .stmts = stmts,
-                             .nstmts = sizeof stmts / sizeof *stmts};
+                             .nstmts = sizeof stmts / sizeof *stmts,
+                             .on_state = on_state,
+                             .arg = p};
     p->conn = pgconn_new(&po);
     if (p->conn == NULL) {
         taskspg_free(p);

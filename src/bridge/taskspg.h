@@ -42,8 +42,8 @@ int taskspg_doc(const char *name);
 
 /* Queues writing text as document doc of task id (run_id: run.json's, else NULL); done runs on
  * the loop once it committed (TASKS_OK) or failed, never before this returns. */
-void taskspg_write(struct taskspg *p, const char *id, int doc, const char *text,
-                   const char *run_id, tasks_done_cb *done, void *arg);
+void taskspg_write(struct taskspg *p, const char *id, int doc, const char *text, const char *run_id,
+                   tasks_done_cb *done, void *arg);
 /* Queues removing document doc of task id (the row goes with its last document). */
 void taskspg_remove(struct taskspg *p, const char *id, int doc, tasks_done_cb *done, void *arg);
 
@@ -59,6 +59,10 @@ void taskspg_load(struct taskspg *p, const char *id, const char *run_id, taskspg
 enum tasks_rc taskspg_read(struct taskspg *p, const char *id, int doc, const char **text);
 /* Whether the task was there when last loaded or written here. */
 bool taskspg_exists(struct taskspg *p, const char *id);
+/* Removes finished tasks older than days (0: none by age) and beyond the newest max finished
+ * ones (0: none by count), at most PRUNE_BATCH a statement, again until none is left; logs how
+ * many went. */
+void taskspg_prune(struct taskspg *p, unsigned days, unsigned max);
 /* Seconds a client should wait before trying again while the database is away (0: it is up). */
 unsigned taskspg_retry_after_s(const struct taskspg *p);
 
