@@ -6,8 +6,8 @@
 # build, or the same one, on disk beside A) and A again with TASKS_DIR on tmpfs; then R rounds of
 # wrk, 5 s each server in turn, the load average before each run. The task directories are moved
 # to bench/.work/trash/ at the end, not deleted: on ext4 without a journal the inodes freed by a
-# deletion slow every inode allocation near them for minutes (see src/bridge/taskplace.c), and the
-# next run would pay for this one's. Remove that folder when nothing is measured.
+# deletion slow every inode allocation near them for minutes (the kernel's recently_deleted(): see
+# bench/RESULTS.md), and the next run would pay for this one's. Remove that folder when nothing is measured.
 #
 # Usage: bench/taskdisk.sh [HERMES_A [HERMES_B]]   (default: build/release/hermes-mcp for both)
 # Settings: BENCH_CONNS=64 BENCH_RUNS=3 BENCH_SECONDS=5; BENCH_FREED=N first creates and deletes N

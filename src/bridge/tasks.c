@@ -32,7 +32,6 @@
 #include "mem.h"
 #include "strmap.h"
 #include "taskpath.h"
-#include "taskplace.h"
 #include "taskspg.h"
 #include "workq.h"
 
@@ -363,7 +362,6 @@ struct tasks *tasks_open(const char *dir, struct loop *l, char *err, size_t errl
         snprintf(err, errlen, "TASKS_DIR %s: %s", dir, strerror(errno));
         return NULL;
     }
-    taskplace_spread(real); /* new tasks away from recently freed inodes (taskplace.c) */
     struct tasks *t = xcalloc(1, sizeof *t);
     t->dir = xstrdup(dir);
     t->real = xstrdup(real);

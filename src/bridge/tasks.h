@@ -6,8 +6,7 @@
  * them in submission order, in batches (every file of a batch is written, then all are fsynced
  * side by side, renamed, and each directory fsynced once), and reports each back on the loop
  * thread once it is durable. Reads run on the loop thread (small files, page cache). Everything
- * here is called on the loop thread. The root is marked so that new task directories are spread
- * over the disk (taskplace.h). */
+ * here is called on the loop thread. */
 #ifndef HM_TASKS_H
 #define HM_TASKS_H
 #include <jansson.h>

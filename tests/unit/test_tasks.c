@@ -1,9 +1,7 @@
 /* Unit tests for tasks.c's writer thread: a write is reported only once the file is in place,
  * operations keep their order, failures are reported, and closing finishes what was queued. */
 #include <dirent.h>
-#include <fcntl.h>
 #include <jansson.h>
-#include <linux/fs.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -11,7 +9,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/ioctl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 #include <cmocka.h>
@@ -234,45 +231,6 @@ static void a_hold_counts_as_pending(void **state)
     loop_free(l);
 }
 
-/* The root is marked as a top directory (ext4 then spreads new task directories away from
- * recently freed inodes), wherever the file system has that flag. */
-static int dir_flags(const char *dir, int *flags)
-{
-    int fd = open(dir, O_RDONLY | O_DIRECTORY);
-    assert_true(fd >= 0);
-    int rc = ioctl(fd, FS_IOC_GETFLAGS, flags);
-    close(fd);
-    return rc;
-}
-
-static void the_root_spreads_task_directories(void **state)
-{
-    char err[256], dir[512];
-    int flags = 0;
-    (void)state;
-    snprintf(dir, sizeof dir, "%s/spread", root);
-    struct loop *l = loop_new();
-    struct tasks *t = tasks_open(dir, l, err, sizeof err);
-    assert_non_null(t);
-    bool marked = dir_flags(dir, &flags) == 0 && (flags & FS_TOPDIR_FL);
-    if (!marked) { /* only where the file system cannot carry the mark */
-        int fd = open(dir, O_RDONLY | O_DIRECTORY);
-        flags |= FS_TOPDIR_FL;
-        assert_int_not_equal(ioctl(fd, FS_IOC_SETFLAGS, &flags), 0);
-        close(fd);
-    }
-    /* A task written under it is an ordinary task. */
-    struct seen s = {0};
-    json_t *j = json_object();
-    assert_int_equal(tasks_write(t, "spread-1", "request.json", j, done, &s), TASKS_OK);
-    json_decref(j);
-    run_until(l, &s.calls, 1);
-    assert_int_equal(s.rc[0], TASKS_OK);
-    assert_true(tasks_exists(t, "spread-1"));
-    tasks_free(t);
-    loop_free(l);
-}
-
 SCRATCH_FIXTURES(root)
 
 int main(void)
@@ -283,7 +241,6 @@ int main(void)
         cmocka_unit_test(failures_are_reported),
         cmocka_unit_test(closing_finishes_the_queue),
         cmocka_unit_test(a_hold_counts_as_pending),
-        cmocka_unit_test(the_root_spreads_task_directories),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
