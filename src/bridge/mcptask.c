@@ -170,7 +170,8 @@ static void stop_done(struct agent_req *r, const struct agent_result *res, void 
      * no longer knows it (restarted). Either way the bridge follows the run to its end (or
      * finds it gone) and result.json says how it ended. */
     if (res->status == 200 || res->status == 409 || res->status == 404) {
-        runjob_follow(s->b, s->task_id, s->agent, s->run_id);
+        if (!tasks_remote(s->b->tasks)) /* with a store its follower sees it end */
+            runjob_follow(s->b, s->task_id, s->agent, s->run_id);
         mcp_call_result_take(c, json_object());
     } else {
         mcp_call_error(c, JRPC_INTERNAL_ERROR, "Internal error: the agent did not stop the run");

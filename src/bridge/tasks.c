@@ -531,6 +531,17 @@ void tasks_prune(struct tasks *t, unsigned days, unsigned max)
         taskspg_prune(t->pg, days, max);
 }
 
+bool tasks_started_elsewhere(struct tasks *t, const char *id)
+{
+    return t->pg && taskspg_elsewhere(t->pg, id);
+}
+
+void tasks_quiesce(struct tasks *t)
+{
+    if (t && t->pg)
+        taskspg_quiesce(t->pg);
+}
+
 unsigned tasks_retry_after_s(const struct tasks *t)
 {
     return t->pg ? taskspg_retry_after_s(t->pg) : 0;

@@ -57,6 +57,11 @@ void taskspg_load(struct taskspg *p, const char *id, const char *run_id, taskspg
 /* Document doc of task id as last loaded or written here: TASKS_OK with a borrowed text,
  * TASKS_NOT_FOUND (no such document, or the task is not loaded here). */
 enum tasks_rc taskspg_read(struct taskspg *p, const char *id, int doc, const char **text);
+/* Whether the task, as last loaded, was created by another replica that is alive (a retry of
+ * it here must wait for that one rather than start it again). */
+bool taskspg_elsewhere(struct taskspg *p, const char *id);
+/* Before the bridge goes: no more takeovers; loads in flight answer TASKS_UNAVAILABLE. */
+void taskspg_quiesce(struct taskspg *p);
 /* Whether the task was there when last loaded or written here. */
 bool taskspg_exists(struct taskspg *p, const char *id);
 /* Removes finished tasks older than days (0: none by age) and beyond the newest max finished

@@ -28,11 +28,13 @@ static const char list_sql[] =
 /* What retention removes: finished more than $1 days ago ($1 > 0), or beyond the newest $2
  * finished ones ($2 > 0). RETURNING: the ids, oldest first once sorted. */
 #define PRUNE_WHERE                                                                                \
-    " result IS NOT NULL AND ((($1::int > 0) AND finished_at < now() - $1::int * interval '1 day')" \
+    " result IS NOT NULL AND ((($1::int > 0) AND finished_at < now() - $1::int * interval '1 "     \
+    "day')"                                                                                        \
     " OR (($2::int > 0) AND id IN (SELECT id FROM hm_task WHERE result IS NOT NULL"                \
     " ORDER BY finished_at DESC, id DESC OFFSET $2::int)))"
 static const char prune_sql[] = "DELETE FROM hm_task WHERE" PRUNE_WHERE " RETURNING id";
-static const char dry_sql[] = "SELECT id FROM hm_task WHERE" PRUNE_WHERE " ORDER BY finished_at, id";
+static const char dry_sql[] =
+    "SELECT id FROM hm_task WHERE" PRUNE_WHERE " ORDER BY finished_at, id";
 
 /* A connection to a database at this binary's schema, or NULL (said on stderr). */
 static PGconn *open_db(const struct config *c)

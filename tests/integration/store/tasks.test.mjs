@@ -80,6 +80,25 @@ test('an async task started on A: status and result through B (2026-07-28), canc
   await Promise.all([ca.close(), cb.close(), cc.close()]);
 });
 
+test('a retry of a running sync task sent to another replica waits for the first, then gets its result', async () => {
+  const ca = await connectClient(a, { name: 'retry-a', listTools: true });
+  const cb = await connectClient(b, { name: 'retry-b', listTools: true });
+  const args = { task: 'once only [delay=1500]', mode: 'sync', id: 'retry-1' };
+  const first = call(ca, 'hermes_task', args);
+  await until(async () => (await sql("SELECT count(*) FROM hm_task WHERE id = 'retry-1'")).trim() === '1', 'the request stored');
+  const again = await call(cb, 'hermes_task', args);
+  assert.equal(again.isError, true, JSON.stringify(again));
+  assert.equal(again.structuredContent.error, 'busy');
+  const r1 = await first;
+  assert.notEqual(r1.isError, true, JSON.stringify(r1));
+  const r2 = await call(cb, 'hermes_task', args);
+  assert.notEqual(r2.isError, true, JSON.stringify(r2));
+  assert.equal(r2.structuredContent.summary, r1.structuredContent.summary);
+  assert.equal(fake.received().filter((q) => q.method === 'POST' && /once only/.test(JSON.stringify(q.body))).length, 1,
+    'the agent was asked once');
+  await Promise.all([ca.close(), cb.close()]);
+});
+
 test('SQL in a task\'s text and id travels as data', async () => {
   const ca = await connectClient(a, { name: 'sql-a', listTools: true });
   const cb = await connectClient(b, { name: 'sql-b', listTools: true });
