@@ -727,7 +727,7 @@ added() { # SERVER CONNS
     echo "block. On these 2 cores the replicas, PostgreSQL, nginx and wrk share the CPU: this shows what"
     echo "the store and the second replica cost, not a speed-up. hermes_result reads a stored task"
     echo "(with PostgreSQL, one query per call); sync hermes_task writes request.json and result.json"
-    echo "(with PostgreSQL, a commit each). \`make bench-store\` runs this section alone."
+    echo "(with PostgreSQL, rows committed in batches). \`make bench-store\` runs this section alone."
     echo
     echo "$store_out"
     echo

@@ -20,7 +20,7 @@
 import { spawn, spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { ROOT, HERMES, FAKE, startHermes, agentEnv, sleep } from '../tests/lib/lib.mjs';
 import { startPostgres } from '../tests/lib/pg.mjs';
 import { nginxBlocks, substitute, startNginx } from '../tests/lib/nginx.mjs';
@@ -92,6 +92,7 @@ async function main() {
     fakeProc.on('exit', (c) => rej(new Error(`fake agent exited ${c}`)));
   });
   const agent = agentEnv({ port: fakePort, key });
+  stops.push(async () => rmSync(dirname(agent), { recursive: true, force: true }));
 
   const pg = await startPostgres();
   stops.push(() => pg.stop());
