@@ -123,4 +123,3 @@ enum tasks_rc tasks_files(struct tasks *t, const char *id, const char *rel, json
     free(data);
     return TASKS_OK;
 }
-
