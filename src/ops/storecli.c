@@ -1,7 +1,8 @@
-/* storecli.c — `hermes-mcp store init` (creates or upgrades the PostgreSQL store's schema) and
- * `hermes-mcp store status` (the schema's version and the replicas using it). Both read
- * STORE_URL and STORE_PASSWORD from the env file serve reads; the password never reaches argv,
- * the output or an error. */
+/* storecli.c — `hermes-mcp store init` (creates or upgrades the PostgreSQL store's schema),
+ * `hermes-mcp store status` (the schema's version and the replicas using it), and the moves
+ * between the two stores: `store migrate --from-files` (storemig.c) and `store export`
+ * (storeexp.c). All read STORE_URL and STORE_PASSWORD from the env file serve reads; the
+ * password never reaches argv, the output or an error. */
 #include "storecli.h"
 
 #include <jansson.h>
@@ -12,6 +13,9 @@
 
 #include "config.h"
 #include "exitcode.h"
+#include "mem.h"
+#include "storeexp.h"
+#include "storemig.h"
 #include "storeschema.h"
 
 #define REPLICAS_SHOWN 100
@@ -19,22 +23,41 @@
 const char storecli_usage[] =
     "usage: hermes-mcp store init [--env-file FILE]\n"
     "       hermes-mcp store status [--env-file FILE] [--json]\n"
+    "       hermes-mcp store migrate --from-files [--env-file FILE]\n"
+    "       hermes-mcp store export --to DIR [--env-file FILE]\n"
     "\n"
     "The PostgreSQL database of STORE_URL (with STORE_PASSWORD, or libpq's password file).\n"
     "  init      creates the schema, or upgrades it to this hermes-mcp's version: forward only,\n"
     "            one transaction a step; safe to run again, and from two places at once\n"
     "  status    the schema's version against this hermes-mcp's, and the replicas registered\n"
     "            (id, host, version, seconds since their last heartbeat); --json: one object\n"
+    "  migrate   --from-files: copies the task records of TASKS_DIR (request.json, run.json,\n"
+    "            result.json of each task, their text unchanged) into the database, 500 tasks a\n"
+    "            transaction, with a progress line each; a task already there is left alone, so\n"
+    "            it is safe to run again and an interrupted copy is finished by running it\n"
+    "            again. A task with a file unreadable, too big or not JSON is refused (said on\n"
+    "            stderr, exit 1) and the rest copied. The agent's files stay in TASKS_DIR, where\n"
+    "            a server with STORE_URL serves them. Stop the servers using the files first;\n"
+    "            a run without a result is followed by a replica once one starts\n"
+    "  export    --to DIR: writes every task of the database back as files in DIR, the\n"
+    "            layout of TASKS_DIR, each atomically; DIR may be empty, new, or hold the same\n"
+    "            tasks (then only what is missing is written: safe to run again); anything else\n"
+    "            in it is refused and nothing written. DIR may be TASKS_DIR itself\n"
     "\n"
     "  --env-file FILE   the env file serve would read (default ./.env)\n"
     "\n"
-    "A server started on a database whose schema is not its own refuses to start and says so.\n"
-    "Exit codes: 0 ok, 1 the database could not be reached or (status) its schema is not this\n"
-    "hermes-mcp's, 2 usage or configuration error.\n";
+    "A server started on a database whose schema is not its own refuses to start and says so;\n"
+    "migrate and export refuse it too (run store init).\n"
+    "Exit codes: 0 ok, 1 the database could not be reached, its schema is not this\n"
+    "hermes-mcp's (status, migrate, export), a task was refused or could not be written,\n"
+    "2 usage or configuration error.\n";
+
+enum cmd { CMD_INIT, CMD_STATUS, CMD_MIGRATE, CMD_EXPORT };
 
 struct opts {
-    bool init, json;
-    const char *env_file;
+    enum cmd cmd;
+    bool json, from_files;
+    const char *env_file, *to;
 };
 
 static int usage_error(const char *what, const char *arg)
@@ -49,15 +72,18 @@ static int parse(int argc, char **argv, struct opts *o)
 {
     *o = (struct opts){.env_file = ".env"};
     if (argc < 1)
-        return usage_error("say init or status", NULL);
+        return usage_error("say init, status, migrate or export", NULL);
     if (!strcmp(argv[0], "--help") || !strcmp(argv[0], "-h") || !strcmp(argv[0], "help")) {
         fputs(storecli_usage, stdout);
         return 0;
     }
-    if (!strcmp(argv[0], "init"))
-        o->init = true;
-    else if (strcmp(argv[0], "status") != 0)
-        return usage_error("unknown command (init or status): '", argv[0]);
+    static const char *const words[] = {"init", "status", "migrate", "export"};
+    size_t w = 0;
+    while (w < 4 && strcmp(argv[0], words[w]) != 0)
+        w++;
+    if (w == 4)
+        return usage_error("unknown command (init, status, migrate or export): '", argv[0]);
+    o->cmd = (enum cmd)w;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
@@ -68,11 +94,21 @@ static int parse(int argc, char **argv, struct opts *o)
             o->env_file = argv[++i];
         else if (!strncmp(a, "--env-file=", 11) && a[11])
             o->env_file = a + 11;
-        else if (!o->init && !strcmp(a, "--json"))
+        else if (o->cmd == CMD_STATUS && !strcmp(a, "--json"))
             o->json = true;
+        else if (o->cmd == CMD_MIGRATE && !strcmp(a, "--from-files"))
+            o->from_files = true;
+        else if (o->cmd == CMD_EXPORT && !strcmp(a, "--to") && i + 1 < argc && argv[i + 1][0])
+            o->to = argv[++i];
+        else if (o->cmd == CMD_EXPORT && !strncmp(a, "--to=", 5) && a[5])
+            o->to = a + 5;
         else
             return usage_error("unknown argument '", a);
     }
+    if (o->cmd == CMD_MIGRATE && !o->from_files)
+        return usage_error("say where from: store migrate --from-files", NULL);
+    if (o->cmd == CMD_EXPORT && o->to == NULL)
+        return usage_error("say where to: store export --to DIR", NULL);
     return -1;
 }
 
@@ -178,6 +214,27 @@ static int status(PGconn *pg, const struct opts *o)
     return current ? EXIT_OK : EXIT_FAIL;
 }
 
+/* migrate and export work on this hermes-mcp's tables only. */
+static bool schema_current(PGconn *pg, const struct opts *o)
+{
+    char err[600];
+    int v = storeschema_version(pg, err, sizeof err);
+    const char *word = o->cmd == CMD_MIGRATE ? "migrate" : "export";
+    if (v < 0)
+        fprintf(stderr, "hermes-mcp store %s: %s\n", word, err);
+    else if (v > STORESCHEMA_VERSION)
+        fprintf(stderr,
+                "hermes-mcp store %s: the schema is at version %d, newer than this "
+                "hermes-mcp's (%d): upgrade hermes-mcp\n",
+                word, v, STORESCHEMA_VERSION);
+    else if (v < STORESCHEMA_VERSION)
+        fprintf(stderr,
+                "hermes-mcp store %s: the schema is at version %d, not this hermes-mcp's (%d): "
+                "run hermes-mcp store init --env-file %s\n",
+                word, v, STORESCHEMA_VERSION, o->env_file);
+    return v == STORESCHEMA_VERSION;
+}
+
 int storecli_main(int argc, char **argv)
 {
     struct opts o;
@@ -199,12 +256,22 @@ int storecli_main(int argc, char **argv)
         return EXIT_USAGE;
     }
     PGconn *pg = storeschema_connect(cfg.store_url, cfg.store_password, err, sizeof err);
+    char *tasks_dir = xstrdup(cfg.tasks_dir);
     config_cleanup(&cfg);
     if (pg == NULL) {
         fprintf(stderr, "hermes-mcp store: %s\n", err);
+        free(tasks_dir);
         return EXIT_FAIL;
     }
-    rc = o.init ? init(pg, o.env_file) : status(pg, &o);
+    if (o.cmd == CMD_INIT)
+        rc = init(pg, o.env_file);
+    else if (o.cmd == CMD_STATUS)
+        rc = status(pg, &o);
+    else if (!schema_current(pg, &o))
+        rc = EXIT_FAIL;
+    else
+        rc = o.cmd == CMD_MIGRATE ? storemig_run(pg, tasks_dir) : storeexp_run(pg, o.to);
+    free(tasks_dir);
     PQfinish(pg);
     return rc;
 }
