@@ -17,7 +17,7 @@ import { startPostgres } from '../../lib/pg.mjs';
 const RECORDS = ['request.json', 'run.json', 'result.json'];
 const SQLISH = "x'); DROP TABLE hm_task; -- \\\" $1 $$ '' OR '1'='1";
 const token = randomBytes(32).toString('hex');
-let pg, dir, fake, tasksDir, agent;
+let pg, dir, fake, tasksDir, agent, openRun;
 const made = {}; // task id -> { result (structuredContent of hermes_result), run_id }
 const sql = async (q) => (await pg.psql(q)).trim();
 const call = (client, name, args) => client.callTool({ name, arguments: args }, undefined, { timeout: 60000 });
@@ -59,12 +59,17 @@ before(async () => {
     made[id] = { run_id: r.structuredContent.run_id };
     assert.ok(made[id].run_id);
   }
+  // A run still under way when the server stops: its run.json without a result.
+  const open = await call(c, 'hermes_task', { task: 'still running [delay=4000]', mode: 'async', id: 'async-open' });
+  assert.notEqual(open.isError, true, JSON.stringify(open));
+  openRun = open.structuredContent.run_id;
   for (const id of ['sync-1', 'sync-sql', 'sync-2', 'async-1', 'async-2']) {
     await until(async () => (await call(c, 'hermes_result', { id })).isError !== true, `the result of ${id}`, 15000);
     made[id] = { ...made[id], result: (await call(c, 'hermes_result', { id })).structuredContent };
   }
   await c.close();
   await files.stop();
+  assert.ok(!existsSync(join(tasksDir, 'async-open', 'result.json')), 'the run was under way when the server stopped');
 });
 after(async () => {
   await fake?.stop();
@@ -75,14 +80,14 @@ after(async () => {
 test('migrate, then every task is read through either of two replicas; a second migrate finds all there', async () => {
   const r = migrate(tasksDir);
   assert.equal(r.status, 0, r.stderr);
-  assert.deepEqual(summary(r), { copied: 5, there: 0, refused: 0 });
-  assert.match(r.stdout, /store migrate: 5\/5: 5 copied/);
+  assert.deepEqual(summary(r), { copied: 6, there: 0, refused: 0 });
+  assert.match(r.stdout, /store migrate: 6\/6: 6 copied/);
   // The text is the file's, unchanged; a run with its result has no follower.
   const req = await sql("SELECT request FROM hm_task WHERE id = 'sync-sql'");
   assert.equal(req, readFileSync(join(tasksDir, 'sync-sql', 'request.json'), 'utf8').trim());
   assert.equal(await sql("SELECT to_regclass('hm_task') IS NOT NULL"), 't');
   assert.equal(await sql(`SELECT run_id FROM hm_task WHERE id = 'async-1'`), made['async-1'].run_id);
-  assert.equal(await sql("SELECT count(*) FROM hm_task WHERE follower IS NOT NULL OR finished_at IS NULL"), '0');
+  assert.equal(await sql("SELECT string_agg(id, ',') FROM hm_task WHERE follower IS NOT NULL OR finished_at IS NULL"), 'async-open');
 
   const replica = async () => {
     const s = await startHermes({ STORE_URL: pg.url, MCP_AUTH_TOKEN: token, HERMES_ENV_PATH: agent,
@@ -107,6 +112,11 @@ test('migrate, then every task is read through either of two replicas; a second 
       }
     }
     assert.ok(made['sync-sql'].result.summary.includes(SQLISH), 'the SQL-looking text read back as text');
+    // The run under way when the files server stopped is followed by a replica: its result arrives.
+    const st = await call(ca, 'hermes_status', { run_id: openRun });
+    assert.equal(st.structuredContent.task_id, 'async-open', JSON.stringify(st));
+    await until(async () => (await call(cb, 'hermes_result', { id: 'async-open' })).isError !== true, 'the taken-over result', 15000);
+    assert.equal((await call(ca, 'hermes_result', { id: 'async-open' })).structuredContent.status, 'completed');
     // A migrated id is taken on every replica.
     const dup = await call(ca, 'hermes_task', { task: 'something else', mode: 'sync', id: 'sync-1' });
     assert.equal(dup.isError, true);
@@ -117,7 +127,7 @@ test('migrate, then every task is read through either of two replicas; a second 
 
   const again = migrate(tasksDir);
   assert.equal(again.status, 0, again.stderr);
-  assert.deepEqual(summary(again), { copied: 0, there: 5, refused: 0 });
+  assert.deepEqual(summary(again), { copied: 0, there: 6, refused: 0 });
   assert.equal(await sql("SELECT count(*) FROM hm_task WHERE id IN ('sync-1','sync-sql','sync-2','async-1','async-2')"), '5');
 });
 
@@ -125,6 +135,7 @@ test('a broken task is refused with the reason and the rest copied', async () =>
   const d = join(dir, 'broken');
   cpSync(tasksDir, d, { recursive: true });
   const rename = (from, to) => { cpSync(join(d, from), join(d, to), { recursive: true }); rmSync(join(d, from), { recursive: true }); };
+  rmSync(join(d, 'async-open'), { recursive: true });
   rename('sync-1', 'b-ok');
   rename('sync-2', 'b-notjson');
   writeFileSync(join(d, 'b-notjson', 'result.json'), '{"status": "completed", ');
