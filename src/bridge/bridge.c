@@ -229,6 +229,7 @@ void bridge_free(struct bridge *b)
 {
     if (b == NULL)
         return;
+    tasks_quiesce(b->tasks); /* no takeover nor load reaches what is freed below */
     tool_reset_abort(b);
     if (b->jobs) {
         size_t n;

@@ -37,8 +37,14 @@ static json_t *owned_request(struct bridge *b, struct mcp_call *c, const char *i
         mcp_call_task_forbidden(c);
         return NULL;
     }
-    if (!toolspec_id_syntax(id, strlen(id)) || taskowner_access(b, c, id, &req) != TASK_YOURS ||
-        !json_is_true(json_object_get(req, "mcp_task"))) {
+    bool yours =
+        toolspec_id_syntax(id, strlen(id)) && taskowner_access(b, c, id, &req) == TASK_YOURS;
+    struct job *j = yours && req == NULL ? strmap_get(b->jobs, id) : NULL;
+    /* Just created: the job is here before its request.json is durable (the agent is not kept
+     * waiting for the disk), and an MCP task's job knows what the file will say. */
+    if (j && j->task_created)
+        req = json_pack("{s:O, s:b}", "created_at", j->task_created, "mcp_task", 1);
+    if (!yours || !json_is_true(json_object_get(req, "mcp_task"))) {
         json_decref(req);
         mcp_call_task_not_found(c);
         return NULL;
@@ -164,7 +170,8 @@ static void stop_done(struct agent_req *r, const struct agent_result *res, void 
      * no longer knows it (restarted). Either way the bridge follows the run to its end (or
      * finds it gone) and result.json says how it ended. */
     if (res->status == 200 || res->status == 409 || res->status == 404) {
-        runjob_follow(s->b, s->task_id, s->agent, s->run_id);
+        if (!tasks_remote(s->b->tasks)) /* with a store its follower sees it end */
+            runjob_follow(s->b, s->task_id, s->agent, s->run_id);
         mcp_call_result_take(c, json_object());
     } else {
         mcp_call_error(c, JRPC_INTERNAL_ERROR, "Internal error: the agent did not stop the run");

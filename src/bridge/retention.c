@@ -503,7 +503,11 @@ void retention_prune(struct retention *r)
     loop_timer_cancel(r->timer); /* the next hourly prune counts from now */
     r->timer = loop_timer_add(r->loop, PRUNE_EVERY_MS, on_hour, r);
     if (r->limit_days == 0 && r->limit_max == 0)
-        return; /* both limits off: nothing to walk */
+        return;                   /* both limits off: nothing to walk */
+    if (tasks_remote(r->tasks)) { /* the records are in a database: it prunes them itself */
+        tasks_prune(r->tasks, r->limit_days, r->limit_max);
+        return;
+    }
     if (r->running) {
         r->again = true;
         return;

@@ -18,8 +18,8 @@ struct taskload {
     const struct mcp_task_ops *ops;      /* a tasks/ request (which of them: op) */
     int op;
     struct mcp_call *c;
-    json_t *args;      /* the tool's arguments, or tasks/update's inputResponses */
-    char key[129];     /* the task id, or the run id asked about */
+    json_t *args;  /* the tool's arguments, or tasks/update's inputResponses */
+    char key[129]; /* the task id, or the run id asked about */
     bool by_run;
 };
 
@@ -29,6 +29,12 @@ static void loaded(enum tasks_rc rc, const char *task_id, void *arg)
 {
     struct taskload *l = arg;
     struct bridge *b = l->b;
+    if (l->c == NULL) { /* the call went away meanwhile (load_cancelled) */
+        json_decref(l->args);
+        free(l);
+        return;
+    }
+    mcp_call_on_cancel(l->c, NULL, NULL); /* the handler sets its own, if it waits */
     if (rc == TASKS_UNAVAILABLE || rc == TASKS_IO) {
         unsigned wait = tasks_retry_after_s(b->tasks);
         if (l->tool)
@@ -54,10 +60,19 @@ static void loaded(enum tasks_rc rc, const char *task_id, void *arg)
     free(l);
 }
 
-/* Loads the task (id) or the run's task (run_id), then goes on as l says. The call stays the
- * handler's meanwhile: one that ends early is answered nowhere (mcp.h), never freed under us. */
+/* The call ended before its task was loaded (the client went, the server stops): the load's
+ * answer finds no call to go on with. */
+static void load_cancelled(struct mcp_call *c, void *arg)
+{
+    struct taskload *l = arg;
+    (void)c;
+    l->c = NULL;
+}
+
+/* Loads the task (id) or the run's task (run_id), then goes on as l says. */
 static void load(struct taskload *l, const char *id, const char *run_id)
 {
+    mcp_call_on_cancel(l->c, load_cancelled, l);
     snprintf(l->key, sizeof l->key, "%s", id ? id : run_id);
     l->by_run = id == NULL;
     tasks_load(l->b->tasks, id, id ? NULL : run_id, loaded, l);

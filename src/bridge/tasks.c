@@ -525,6 +525,23 @@ void tasks_load(struct tasks *t, const char *id, const char *run_id, tasks_loade
     cb(id ? TASKS_OK : TASKS_NOT_FOUND, id, arg);
 }
 
+void tasks_prune(struct tasks *t, unsigned days, unsigned max)
+{
+    if (t->pg)
+        taskspg_prune(t->pg, days, max);
+}
+
+bool tasks_started_elsewhere(struct tasks *t, const char *id)
+{
+    return t->pg && taskspg_elsewhere(t->pg, id);
+}
+
+void tasks_quiesce(struct tasks *t)
+{
+    if (t && t->pg)
+        taskspg_quiesce(t->pg);
+}
+
 unsigned tasks_retry_after_s(const struct tasks *t)
 {
     return t->pg ? taskspg_retry_after_s(t->pg) : 0;

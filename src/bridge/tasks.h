@@ -54,6 +54,14 @@ bool tasks_remote(const struct tasks *t);
 typedef void tasks_loaded_cb(enum tasks_rc rc, const char *task_id, void *arg);
 void tasks_load(struct tasks *t, const char *id, const char *run_id, tasks_loaded_cb *cb,
                 void *arg);
+/* With a store: removes the finished tasks older than days (0: no age limit) and those beyond
+ * the newest max finished ones (0: no count limit), in the background, oldest first. Any
+ * replica may run it: a removal is the same whoever makes it. */
+void tasks_prune(struct tasks *t, unsigned days, unsigned max);
+/* With a store: whether the task (as loaded) was created by another replica still alive, and
+ * before the bridge goes, no more takeovers (loads still in flight answer unavailable). */
+bool tasks_started_elsewhere(struct tasks *t, const char *id);
+void tasks_quiesce(struct tasks *t);
 /* Seconds to wait before trying again while the store's database is away; 0 when it is up. */
 unsigned tasks_retry_after_s(const struct tasks *t);
 

@@ -14,26 +14,37 @@
 #include "pgconn.h"
 #include "strmap.h"
 
-#define BATCH_MAX 128             /* writes in one transaction */
-#define CACHE_TASKS_MAX 4096      /* tasks kept loaded */
+#define BATCH_MAX 128              /* writes in one transaction */
+#define CACHE_TASKS_MAX 4096       /* tasks kept loaded */
 #define CACHE_BYTES_MAX (32 << 20) /* ... and their documents' bytes */
-#define TAKEOVER_MS 2000          /* how often the runs of gone replicas are looked for */
-#define TAKEOVER_MAX "64"         /* runs taken in one look */
+#define TAKEOVER_MS 2000           /* how often the runs of gone replicas are looked for */
+#define TAKEOVER_MAX "64"          /* runs taken in one look */
 #define FREE_WAIT_MS 3000
+#define PRUNE_BATCH "500" /* rows one retention statement removes */
 
 /* A replica whose heartbeat (every 2 s) is older than this is gone: its runs are taken over.
  * With TAKEOVER_MS, a run is followed again within 10 s of its follower's death. */
 #define GONE_AFTER "6 seconds"
 
+/* A load: the documents, and whether another replica that is alive created the task (a retry
+ * of it here must not start it a second time). */
+#define LOAD_COLUMNS                                                                               \
+    "id, request, run, result, created_by IS NOT NULL AND created_by <> $2 AND created_by IN"      \
+    " (SELECT id FROM hm_replica WHERE seen_at > now() - interval '" GONE_AFTER "')"
+
 static const struct pgconn_stmt stmts[] = {
-    {"w0", "INSERT INTO hm_task (id, request) VALUES ($1, $2) ON CONFLICT (id) DO UPDATE"
-           " SET request = EXCLUDED.request, version = hm_task.version + 1"},
+    {"w0", "INSERT INTO hm_task (id, request, created_by) VALUES ($1, $2, $3)"
+           " ON CONFLICT (id) DO UPDATE SET request = EXCLUDED.request,"
+           " created_by = EXCLUDED.created_by, version = hm_task.version + 1"},
     {"w1", "INSERT INTO hm_task (id, run, run_id, follower) VALUES ($1, $2, $3, $4)"
            " ON CONFLICT (id) DO UPDATE SET run = EXCLUDED.run, run_id = EXCLUDED.run_id,"
            " follower = EXCLUDED.follower, version = hm_task.version + 1"},
+    /* The first result wins: a second follower's (a takeover while the first was only slow)
+     * or a status call's is dropped, and the row returned only when this one was kept. */
     {"w2", "INSERT INTO hm_task (id, result, finished_at) VALUES ($1, $2, now())"
            " ON CONFLICT (id) DO UPDATE SET result = EXCLUDED.result, finished_at = now(),"
-           " follower = NULL, version = hm_task.version + 1"},
+           " follower = NULL, version = hm_task.version + 1 WHERE hm_task.result IS NULL"
+           " RETURNING id"},
     {"r0", "UPDATE hm_task SET request = NULL, version = version + 1 WHERE id = $1"},
     {"r1", "UPDATE hm_task SET run = NULL, run_id = NULL, follower = NULL,"
            " version = version + 1 WHERE id = $1"},
@@ -41,9 +52,16 @@ static const struct pgconn_stmt stmts[] = {
            " WHERE id = $1"},
     {"rm", "DELETE FROM hm_task WHERE id = $1 AND request IS NULL AND run IS NULL"
            " AND result IS NULL"},
-    {"load_id", "SELECT id, request, run, result FROM hm_task WHERE id = $1"},
-    {"load_run", "SELECT id, request, run, result FROM hm_task WHERE run_id = $1"
+    {"load_id", "SELECT " LOAD_COLUMNS " FROM hm_task WHERE id = $1"},
+    {"load_run", "SELECT " LOAD_COLUMNS " FROM hm_task WHERE run_id = $1"
                  " ORDER BY created_at LIMIT 1"},
+    /* Retention: finished tasks only (a result), oldest first, a batch at a time. */
+    {"prune_age", "DELETE FROM hm_task WHERE id IN (SELECT id FROM hm_task"
+                  " WHERE result IS NOT NULL AND finished_at < now() - $1::int * interval '1 day'"
+                  " ORDER BY finished_at LIMIT " PRUNE_BATCH ")"},
+    {"prune_max", "DELETE FROM hm_task WHERE id IN (SELECT id FROM hm_task"
+                  " WHERE result IS NOT NULL ORDER BY finished_at DESC, id DESC"
+                  " OFFSET $1::int LIMIT " PRUNE_BATCH ")"},
     /* The rows are locked by the UPDATE (SKIP LOCKED: two replicas looking at once take
      * different runs, never one run twice). */
     {"takeover", "UPDATE hm_task SET follower = $1, version = version + 1 WHERE id IN ("
@@ -51,7 +69,7 @@ static const struct pgconn_stmt stmts[] = {
                  " AND follower IS DISTINCT FROM $1 AND (follower IS NULL OR follower NOT IN ("
                  "  SELECT id FROM hm_replica WHERE seen_at > now() - interval '" GONE_AFTER "'))"
                  " ORDER BY created_at LIMIT " TAKEOVER_MAX " FOR UPDATE SKIP LOCKED)"
-                 " RETURNING id, run"},
+                 " RETURNING id, request, run, result"},
 };
 
 struct wop {
@@ -64,6 +82,7 @@ struct wop {
     char *run_id;
     tasks_done_cb *done;
     void *arg;
+    size_t qidx; /* its statement's index in the batch sent */
 };
 
 /* A task as last loaded or written here. */
@@ -72,6 +91,7 @@ struct snap {
     char id[129];
     char *doc[3];
     size_t bytes;
+    bool elsewhere; /* created by another replica that is alive, as last loaded */
 };
 
 struct taskspg {
@@ -90,6 +110,11 @@ struct taskspg {
     struct loop_timer *takeover;
     bool taking;
     bool closing; /* taskspg_free: nothing more is sent */
+    bool pruning; /* a retention pass is under way */
+    bool quiet;   /* taskspg_quiesce: no takeovers, loads answered unavailable */
+    /* A pass asked for while the database was away: made when it comes back. */
+    bool prune_wanted;
+    unsigned prune_days, prune_max;
 };
 
 int taskspg_doc(const char *name)
@@ -176,11 +201,25 @@ static void wop_free(struct wop *w)
     free(w);
 }
 
-static void wop_finish(struct taskspg *p, struct wop *w, enum tasks_rc rc)
+/* A committed result that another result had come before: what this replica holds of the task
+ * is stale, and is read again at the next load. */
+static bool result_lost(const struct wop *w, PGresult *r)
+{
+    return !w->remove && w->doc == 2 && r && PQresultStatus(r) == PGRES_TUPLES_OK &&
+           PQntuples(r) == 0;
+}
+
+static void wop_finish(struct taskspg *p, struct wop *w, enum tasks_rc rc, PGresult *r)
 {
     list_unlink(&w->link);
-    if (rc == TASKS_OK)
+    if (rc == TASKS_OK && result_lost(w, r)) {
+        struct snap *s = snap_get(p, w->id, false);
+        if (s)
+            snap_drop(p, s);
+        log_info("task %s: a result was stored before this one; it stays", w->id);
+    } else if (rc == TASKS_OK) {
         cache_written(p, w);
+    }
     if (w->done)
         w->done(rc, w->arg);
     wop_free(w);
@@ -188,7 +227,7 @@ static void wop_finish(struct taskspg *p, struct wop *w, enum tasks_rc rc)
 
 static enum tasks_rc rc_of(enum pgconn_status st)
 {
-    return st == PGCONN_OK ? TASKS_OK
+    return st == PGCONN_OK                          ? TASKS_OK
            : st == PGCONN_DOWN || st == PGCONN_BUSY ? TASKS_UNAVAILABLE
                                                     : TASKS_IO;
 }
@@ -207,7 +246,11 @@ static size_t wop_queries(struct taskspg *p, struct wop *w, struct pgconn_query 
     params[1] = w->text;
     params[2] = w->run_id;
     params[3] = p->replica_id;
-    q[0] = (struct pgconn_query){wname[w->doc], w->doc == 1 ? 4 : 2, params};
+    /* w0: id, text, creator; w1: id, text, run id, follower; w2: id, text. */
+    static const int nparams[3] = {3, 4, 2};
+    if (w->doc == 0)
+        params[2] = p->replica_id;
+    q[0] = (struct pgconn_query){wname[w->doc], nparams[w->doc], params};
     return 1;
 }
 
@@ -216,11 +259,9 @@ static void one_done(enum pgconn_status st, PGresult *const *res, size_t n, cons
                      void *arg)
 {
     struct wop *w = arg;
-    (void)res;
-    (void)n;
     if (st == PGCONN_FAILED)
         log_error("store: task %s: a write failed: %s", w->id, error ? error : "unknown error");
-    wop_finish(w->p, w, rc_of(st));
+    wop_finish(w->p, w, rc_of(st), n ? res[0] : NULL);
 }
 
 /* A batch failed on a statement: each of its writes is tried alone, so that one write the
@@ -238,22 +279,24 @@ static void batch_done(enum pgconn_status st, PGresult *const *res, size_t n, co
                        void *arg)
 {
     struct taskspg *p = arg;
-    (void)res;
-    (void)n;
-    p->sending = false;
+    struct list done;
     if (st == PGCONN_FAILED)
         log_warn("store: a batch of task writes failed (%s); writing each alone",
                  error ? error : "unknown error");
-    LIST_FOREACH_SAFE(node, &p->inflight)
+    /* Taken off first: a write a callback queues now waits for the next batch. */
+    list_init(&done);
+    list_splice_back(&done, &p->inflight);
+    LIST_FOREACH_SAFE(node, &done)
     {
         struct wop *w = list_entry(node, struct wop, link);
         if (st == PGCONN_FAILED && !p->closing) {
             list_unlink(&w->link);
             send_alone(p, w);
         } else {
-            wop_finish(p, w, rc_of(st));
+            wop_finish(p, w, rc_of(st), w->qidx < n ? res[w->qidx] : NULL);
         }
     }
+    p->sending = false;
     send_batch(p);
 }
 
@@ -268,6 +311,7 @@ static void send_batch(struct taskspg *p)
         struct wop *w = list_entry(p->queue.next, struct wop, link);
         list_unlink(&w->link);
         list_push_back(&p->inflight, &w->link);
+        w->qidx = nq;
         nq += wop_queries(p, w, q + nq, params[nw++]);
     }
     p->sending = true;
@@ -280,8 +324,8 @@ static void queue_op(struct taskspg *p, struct wop *w)
     send_batch(p);
 }
 
-void taskspg_write(struct taskspg *p, const char *id, int doc, const char *text,
-                   const char *run_id, tasks_done_cb *done, void *arg)
+void taskspg_write(struct taskspg *p, const char *id, int doc, const char *text, const char *run_id,
+                   tasks_done_cb *done, void *arg)
 {
     struct wop *w = xcalloc(1, sizeof *w);
     w->p = p;
@@ -308,6 +352,17 @@ void taskspg_remove(struct taskspg *p, const char *id, int doc, tasks_done_cb *d
 
 /* ---------- loads and reads ---------- */
 
+/* Row i of r (id, request, run, result, ...) into the cache, as the database has it now. */
+static struct snap *snap_fill(struct taskspg *p, PGresult *r, int i)
+{
+    struct snap *s = snap_get(p, PQgetvalue(r, i, 0), true);
+    for (int d = 0; d < 3; d++)
+        snap_set(p, s, d, PQgetisnull(r, i, d + 1) ? NULL : PQgetvalue(r, i, d + 1));
+    s->elsewhere = false;
+    cache_trim(p, s);
+    return s;
+}
+
 struct load {
     struct taskspg *p;
     taskspg_loaded_cb *cb;
@@ -321,6 +376,11 @@ static void load_done(enum pgconn_status st, PGresult *const *res, size_t n, con
     struct load *ld = arg;
     struct taskspg *p = ld->p;
     PGresult *r = n ? res[0] : NULL;
+    if (p->quiet) { /* the bridge is going: nothing is kept, the caller hears it is away */
+        ld->cb(TASKS_UNAVAILABLE, NULL, ld->arg);
+        free(ld);
+        return;
+    }
     if (st != PGCONN_OK || r == NULL || PQresultStatus(r) != PGRES_TUPLES_OK) {
         if (st == PGCONN_FAILED)
             log_error("store: reading a task failed: %s", error ? error : "unknown error");
@@ -336,10 +396,8 @@ static void load_done(enum pgconn_status st, PGresult *const *res, size_t n, con
         free(ld);
         return;
     }
-    struct snap *s = snap_get(p, PQgetvalue(r, 0, 0), true);
-    for (int i = 0; i < 3; i++)
-        snap_set(p, s, i, PQgetisnull(r, 0, i + 1) ? NULL : PQgetvalue(r, 0, i + 1));
-    cache_trim(p, s);
+    struct snap *s = snap_fill(p, r, 0);
+    s->elsewhere = strcmp(PQgetvalue(r, 0, 4), "t") == 0;
     ld->cb(TASKS_OK, s->id, ld->arg);
     free(ld);
 }
@@ -353,8 +411,8 @@ void taskspg_load(struct taskspg *p, const char *id, const char *run_id, taskspg
     ld->arg = arg;
     if (id)
         snprintf(ld->id, sizeof ld->id, "%s", id);
-    const char *params[1] = {id ? id : run_id};
-    pgconn_send_one(p->conn, id ? "load_id" : "load_run", 1, params, load_done, ld);
+    const char *params[2] = {id ? id : run_id, p->replica_id};
+    pgconn_send_one(p->conn, id ? "load_id" : "load_run", 2, params, load_done, ld);
 }
 
 enum tasks_rc taskspg_read(struct taskspg *p, const char *id, int doc, const char **text)
@@ -364,6 +422,19 @@ enum tasks_rc taskspg_read(struct taskspg *p, const char *id, int doc, const cha
         return TASKS_NOT_FOUND;
     *text = s->doc[doc];
     return TASKS_OK;
+}
+
+bool taskspg_elsewhere(struct taskspg *p, const char *id)
+{
+    struct snap *s = snap_get(p, id, false);
+    return s && s->elsewhere;
+}
+
+void taskspg_quiesce(struct taskspg *p)
+{
+    p->quiet = true;
+    loop_timer_cancel(p->takeover);
+    p->takeover = NULL;
 }
 
 bool taskspg_exists(struct taskspg *p, const char *id)
@@ -378,12 +449,82 @@ unsigned taskspg_retry_after_s(const struct taskspg *p)
     return (pgconn_retry_in_ms(p->conn) + 999) / 1000 + 1;
 }
 
+/* ---------- retention ---------- */
+
+struct prune {
+    struct taskspg *p;
+    unsigned days, max;
+    long removed;
+};
+
+static void prune_step(struct prune *pr);
+
+static void prune_done(enum pgconn_status st, PGresult *const *res, size_t n, const char *error,
+                       void *arg)
+{
+    struct prune *pr = arg;
+    long gone = 0;
+    for (size_t i = 0; st == PGCONN_OK && i < n; i++)
+        if (res[i])
+            gone += atol(PQcmdTuples(res[i]));
+    pr->removed += gone;
+    if (st == PGCONN_FAILED)
+        log_error("store: retention failed: %s", error ? error : "unknown error");
+    if (st == PGCONN_OK && gone > 0 && !pr->p->closing) {
+        prune_step(pr); /* a full batch: there may be more */
+        return;
+    }
+    if (pr->removed > 0)
+        log_info("store: retention removed %ld finished task(s)", pr->removed);
+    if (st == PGCONN_DOWN || st == PGCONN_BUSY || st == PGCONN_TIMEOUT) {
+        pr->p->prune_wanted = true; /* again once the connection is back */
+        pr->p->prune_days = pr->days;
+        pr->p->prune_max = pr->max;
+    }
+    pr->p->pruning = false;
+    free(pr);
+}
+
+static void prune_step(struct prune *pr)
+{
+    char days[16], max[16];
+    snprintf(days, sizeof days, "%u", pr->days);
+    snprintf(max, sizeof max, "%u", pr->max);
+    const char *pd[1] = {days}, *pm[1] = {max};
+    struct pgconn_query q[2];
+    size_t n = 0;
+    if (pr->days)
+        q[n++] = (struct pgconn_query){"prune_age", 1, pd};
+    if (pr->max)
+        q[n++] = (struct pgconn_query){"prune_max", 1, pm};
+    pgconn_send(pr->p->conn, q, n, prune_done, pr);
+}
+
+void taskspg_prune(struct taskspg *p, unsigned days, unsigned max)
+{
+    if ((days == 0 && max == 0) || p->pruning)
+        return;
+    if (!pgconn_up(p->conn)) {
+        p->prune_wanted = true;
+        p->prune_days = days;
+        p->prune_max = max;
+        return;
+    }
+    p->prune_wanted = false;
+    struct prune *pr = xcalloc(1, sizeof *pr);
+    pr->p = p;
+    pr->days = days;
+    pr->max = max;
+    p->pruning = true;
+    prune_step(pr);
+}
+
 /* ---------- takeover ---------- */
 
 static void takeover_look(struct loop *l, void *arg);
 
-static void takeover_done(enum pgconn_status st, PGresult *const *res, size_t n,
-                          const char *error, void *arg)
+static void takeover_done(enum pgconn_status st, PGresult *const *res, size_t n, const char *error,
+                          void *arg)
 {
     struct taskspg *p = arg;
     PGresult *r = n ? res[0] : NULL;
@@ -393,13 +534,11 @@ static void takeover_done(enum pgconn_status st, PGresult *const *res, size_t n,
                  error ? error : "unknown error");
     if (st != PGCONN_OK || r == NULL || PQresultStatus(r) != PGRES_TUPLES_OK)
         return;
-    for (int i = 0; i < PQntuples(r); i++) {
-        const char *id = PQgetvalue(r, i, 0), *run = PQgetvalue(r, i, 1);
-        log_info("task %s: its follower is gone; this replica follows its run now", id);
-        struct snap *s = snap_get(p, id, false);
-        if (s) /* what changed: the follower; the documents are as loaded */
-            snap_set(p, s, 1, run);
-        p->on_takeover(id, run, p->arg);
+    for (int i = 0; i < PQntuples(r) && !p->quiet; i++) {
+        /* What the follow reads (whose it is, for an approval) is here from now on. */
+        struct snap *s = snap_fill(p, r, i);
+        log_info("task %s: its follower is gone; this replica follows its run now", s->id);
+        p->on_takeover(s->id, s->doc[1] ? s->doc[1] : "{}", p->arg);
     }
 }
 
@@ -407,7 +546,7 @@ static void takeover_look(struct loop *l, void *arg)
 {
     struct taskspg *p = arg;
     p->takeover = loop_timer_add(l, TAKEOVER_MS, takeover_look, p);
-    if (p->taking || !pgconn_up(p->conn))
+    if (p->taking || p->quiet || !pgconn_up(p->conn))
         return;
     const char *params[1] = {p->replica_id};
     p->taking = true;
@@ -415,6 +554,14 @@ static void takeover_look(struct loop *l, void *arg)
 }
 
 /* ---------- open, free ---------- */
+
+static void on_state(bool up, const char *why, void *arg)
+{
+    struct taskspg *p = arg;
+    (void)why;
+    if (up && p->prune_wanted)
+        taskspg_prune(p, p->prune_days, p->prune_max);
+}
 
 struct taskspg *taskspg_open(const struct taskspg_opts *o)
 {
@@ -432,7 +579,9 @@ struct taskspg *taskspg_open(const struct taskspg_opts *o)
                              .conninfo = o->url,
                              .password = o->password,
                              .stmts = stmts,
-                             .nstmts = sizeof stmts / sizeof *stmts};
+                             .nstmts = sizeof stmts / sizeof *stmts,
+                             .on_state = on_state,
+                             .arg = p};
     p->conn = pgconn_new(&po);
     if (p->conn == NULL) {
         taskspg_free(p);
@@ -454,7 +603,7 @@ void taskspg_free(struct taskspg *p)
     /* Writes never sent: their waiters hear it. */
     LIST_FOREACH_SAFE(node, &p->queue)
     {
-        wop_finish(p, list_entry(node, struct wop, link), TASKS_UNAVAILABLE);
+        wop_finish(p, list_entry(node, struct wop, link), TASKS_UNAVAILABLE, NULL);
     }
     while (!list_empty(&p->lru))
         snap_drop(p, list_entry(p->lru.next, struct snap, lru));

@@ -42,8 +42,8 @@ int taskspg_doc(const char *name);
 
 /* Queues writing text as document doc of task id (run_id: run.json's, else NULL); done runs on
  * the loop once it committed (TASKS_OK) or failed, never before this returns. */
-void taskspg_write(struct taskspg *p, const char *id, int doc, const char *text,
-                   const char *run_id, tasks_done_cb *done, void *arg);
+void taskspg_write(struct taskspg *p, const char *id, int doc, const char *text, const char *run_id,
+                   tasks_done_cb *done, void *arg);
 /* Queues removing document doc of task id (the row goes with its last document). */
 void taskspg_remove(struct taskspg *p, const char *id, int doc, tasks_done_cb *done, void *arg);
 
@@ -57,8 +57,17 @@ void taskspg_load(struct taskspg *p, const char *id, const char *run_id, taskspg
 /* Document doc of task id as last loaded or written here: TASKS_OK with a borrowed text,
  * TASKS_NOT_FOUND (no such document, or the task is not loaded here). */
 enum tasks_rc taskspg_read(struct taskspg *p, const char *id, int doc, const char **text);
+/* Whether the task, as last loaded, was created by another replica that is alive (a retry of
+ * it here must wait for that one rather than start it again). */
+bool taskspg_elsewhere(struct taskspg *p, const char *id);
+/* Before the bridge goes: no more takeovers; loads in flight answer TASKS_UNAVAILABLE. */
+void taskspg_quiesce(struct taskspg *p);
 /* Whether the task was there when last loaded or written here. */
 bool taskspg_exists(struct taskspg *p, const char *id);
+/* Removes finished tasks older than days (0: none by age) and beyond the newest max finished
+ * ones (0: none by count), at most PRUNE_BATCH a statement, again until none is left; logs how
+ * many went. */
+void taskspg_prune(struct taskspg *p, unsigned days, unsigned max);
 /* Seconds a client should wait before trying again while the database is away (0: it is up). */
 unsigned taskspg_retry_after_s(const struct taskspg *p);
 

@@ -37,7 +37,9 @@ static void cancel_done(struct agent_req *r, const struct agent_result *res, voi
                          already ? "the run had already finished"
                                  : "stop requested; the bridge follows the run to its end"));
         json_decref(body);
-        if (!already && s->task_id[0])
+        /* With a store, the replica that follows the run (or takes it over) sees it end: a
+         * second follower here would poll it twice. */
+        if (!already && s->task_id[0] && !tasks_remote(s->b->tasks))
             runjob_follow(s->b, s->task_id, s->agent, s->run_id);
     } else if (res->status == 409) {
         json_t *stored = NULL;

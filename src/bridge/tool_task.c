@@ -173,7 +173,9 @@ static void hermes_task(struct mcp_call *c, json_t *args, void *arg)
             free(owner);
             return;
         }
-        if (strmap_get(b->jobs, id)) {
+        /* Here, or on another replica that is alive (a client's retry sent elsewhere): the
+         * first one is still at it. */
+        if (strmap_get(b->jobs, id) || tasks_started_elsewhere(b->tasks, id)) {
             bridge_tool_error(c, TE_BUSY, 1, "task '%s' is still in progress", id);
             free(owner);
             return;

@@ -26,6 +26,7 @@
 #include "readfile.h"
 #include "retention.h"
 #include "tasks.h"
+#include "tasksdb.h"
 
 #define RESULT_MAX (200 * 1024)
 
@@ -41,6 +42,8 @@ const char tasks_usage[] =
     "\n"
     "  --env-file FILE   the env file serve would read (default ./.env)\n"
     "\n"
+    "With STORE_URL in the env file, the tasks are those of the store's database (every\n"
+    "replica's); prune removes them there by the same rule.\n"
     "Safe while the server runs: only a task with a result.json (the server writes it last, when\n"
     "the task has finished) is ever removed; a task still queued or running is left alone.\n"
     "Exit codes: 0 ok, 1 a task could not be removed or TASKS_DIR could not be read, 2 usage or\n"
@@ -258,6 +261,11 @@ int taskscli_main(int argc, char **argv)
     if (!config_load(&c, o.env_file, err, sizeof err)) {
         fprintf(stderr, "hermes-mcp tasks: %s\n", err);
         return EXIT_USAGE;
+    }
+    if (c.store_url) { /* the records are in the database the replicas share */
+        rc = o.list ? tasksdb_list(&c, o.json) : tasksdb_prune(&c, o.dry_run);
+        config_cleanup(&c);
+        return rc;
     }
     if (!retention_scan(c.tasks_dir, &l, err, sizeof err)) {
         fprintf(stderr, "hermes-mcp tasks: %s\n", err);

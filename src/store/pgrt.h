@@ -32,6 +32,7 @@ struct pgrt_api {
     __typeof__(PQfreemem) *freemem;
     __typeof__(PQgetResult) *getResult;
     __typeof__(PQgetisnull) *getisnull;
+    __typeof__(PQcmdTuples) *cmdtuples;
     __typeof__(PQgetvalue) *getvalue;
     __typeof__(PQisBusy) *isBusy;
     __typeof__(PQnfields) *nfields;
@@ -72,6 +73,7 @@ const struct pgrt_api *pgrt(void);
 #define PQfreemem (pgrt()->freemem)
 #define PQgetResult (pgrt()->getResult)
 #define PQgetisnull (pgrt()->getisnull)
+#define PQcmdTuples (pgrt()->cmdtuples)
 #define PQgetvalue (pgrt()->getvalue)
 #define PQisBusy (pgrt()->isBusy)
 #define PQnfields (pgrt()->nfields)

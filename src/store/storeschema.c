@@ -35,7 +35,7 @@ static const struct {
     {"tasks: each task's request, run and result, the run index, and which replica follows "
      "its run",
      "CREATE TABLE hm_task (id text PRIMARY KEY, request text, run text, result text,"
-     "  run_id text, follower text,"
+     "  run_id text, follower text, created_by text,"
      "  created_at timestamptz NOT NULL DEFAULT now(), finished_at timestamptz,"
      "  version bigint NOT NULL DEFAULT 2);"
      "CREATE INDEX hm_task_run ON hm_task (run_id) WHERE run_id IS NOT NULL;"

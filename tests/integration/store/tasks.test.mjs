@@ -80,6 +80,25 @@ test('an async task started on A: status and result through B (2026-07-28), canc
   await Promise.all([ca.close(), cb.close(), cc.close()]);
 });
 
+test('a retry of a running sync task sent to another replica waits for the first, then gets its result', async () => {
+  const ca = await connectClient(a, { name: 'retry-a', listTools: true });
+  const cb = await connectClient(b, { name: 'retry-b', listTools: true });
+  const args = { task: 'once only [delay=1500]', mode: 'sync', id: 'retry-1' };
+  const first = call(ca, 'hermes_task', args);
+  await until(async () => (await sql("SELECT count(*) FROM hm_task WHERE id = 'retry-1'")).trim() === '1', 'the request stored');
+  const again = await call(cb, 'hermes_task', args);
+  assert.equal(again.isError, true, JSON.stringify(again));
+  assert.equal(again.structuredContent.error, 'busy');
+  const r1 = await first;
+  assert.notEqual(r1.isError, true, JSON.stringify(r1));
+  const r2 = await call(cb, 'hermes_task', args);
+  assert.notEqual(r2.isError, true, JSON.stringify(r2));
+  assert.equal(r2.structuredContent.summary, r1.structuredContent.summary);
+  assert.equal(fake.received().filter((q) => q.method === 'POST' && /once only/.test(JSON.stringify(q.body))).length, 1,
+    'the agent was asked once');
+  await Promise.all([ca.close(), cb.close()]);
+});
+
 test('SQL in a task\'s text and id travels as data', async () => {
   const ca = await connectClient(a, { name: 'sql-a', listTools: true });
   const cb = await connectClient(b, { name: 'sql-b', listTools: true });
@@ -141,4 +160,63 @@ test('the database away: a task call is refused busy with the seconds to wait, n
   }
   await until(async () => (await call(ca, 'hermes_result', { id: 'shared-1' })).isError !== true, 'served again', 15000);
   await ca.close();
+});
+
+test('retention in the database: TASKS_RETENTION_DAYS at a reload, TASKS_MAX at a start, finished tasks only', async () => {
+  const finished = async () => (await sql('SELECT id FROM hm_task WHERE result IS NOT NULL ORDER BY finished_at, id'))
+    .split('\n').map((l) => l.trim()).filter(Boolean);
+  const before = await finished();
+  assert.ok(before.length >= 3, before.join());
+  // One task finished 40 days ago (default TASKS_RETENTION_DAYS=30): a reload prunes it.
+  await sql(`UPDATE hm_task SET finished_at = now() - interval '40 days' WHERE id = '${before[0]}'`);
+  await sql("INSERT INTO hm_task (id, request, run, run_id, follower) VALUES ('open-1', '{}', '{}', 'r-open', 'nobody')");
+  await sql("UPDATE hm_task SET created_at = now() - interval '90 days' WHERE id = 'open-1'");
+  a.proc.kill('SIGHUP');
+  await until(async () => !(await finished()).includes(before[0]), 'the old task pruned', 8000);
+  assert.deepEqual(await finished(), before.slice(1));
+  // TASKS_MAX=1 at a replica's start: only the newest finished task stays; a task without a
+  // result is never pruned, whatever its age.
+  const small = await startHermes({ STORE_URL: pg.url, MCP_AUTH_TOKEN: token, HERMES_ENV_PATH: agentEnv(fake), TASKS_MAX: '1' });
+  try {
+    await until(async () => (await finished()).length === 1, 'pruned to TASKS_MAX', 8000);
+    assert.deepEqual(await finished(), before.slice(-1));
+    assert.equal((await sql("SELECT count(*) FROM hm_task WHERE id = 'open-1'")).trim(), '1');
+    const cb = await connectClient(b, { name: 'pruned', listTools: true });
+    const gone = await call(cb, 'hermes_result', { id: before[1] });
+    assert.equal(gone.isError, true);
+    assert.equal(gone.structuredContent.error, 'not_found');
+    await cb.close();
+  } finally {
+    await small.stop();
+    await sql("DELETE FROM hm_task WHERE id = 'open-1'");
+  }
+});
+
+test('hermes-mcp tasks list and prune read and prune the database with STORE_URL', async () => {
+  const cb = await connectClient(b, { name: 'cli', listTools: true });
+  for (const id of ['cli-old', 'cli-new']) {
+    const r = await call(cb, 'hermes_task', { task: `cli ${id}`, mode: 'sync', id });
+    assert.notEqual(r.isError, true, JSON.stringify(r));
+  }
+  await cb.close();
+  const tasksCli = (...args) => spawnSync(HERMES, ['tasks', ...args, '--env-file', b.envFile], { encoding: 'utf8' });
+  let r = tasksCli('list', '--json');
+  assert.equal(r.status, 0, r.stderr);
+  const listed = JSON.parse(r.stdout);
+  const mine = listed.filter((t) => t.id.startsWith('cli-'));
+  assert.deepEqual(mine.map((t) => [t.id, t.state, t.owner]), [['cli-old', 'completed', 'owner'], ['cli-new', 'completed', 'owner']]);
+  assert.ok(mine.every((t) => t.size > 100), JSON.stringify(mine));
+  r = tasksCli('list');
+  assert.match(r.stdout, /^cli-old completed \d+s \d+ owner$/m);
+  // Finished 40 days ago: the default TASKS_RETENTION_DAYS=30 removes it, the rest stays.
+  await sql("UPDATE hm_task SET finished_at = now() - interval '40 days' WHERE id = 'cli-old'");
+  r = tasksCli('prune', '--dry-run');
+  assert.equal(r.status, 0, r.stderr);
+  assert.match(r.stdout, /^would remove cli-old$/m);
+  assert.equal((await sql("SELECT count(*) FROM hm_task WHERE id = 'cli-old'")).trim(), '1');
+  r = tasksCli('prune');
+  assert.equal(r.status, 0, r.stderr);
+  assert.match(r.stdout, /^removed cli-old$/m);
+  assert.match(r.stdout, /pruned 1 task from the store/);
+  assert.equal((await sql("SELECT count(*) FROM hm_task WHERE id IN ('cli-old', 'cli-new')")).trim(), '1');
 });
