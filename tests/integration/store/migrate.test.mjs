@@ -145,6 +145,7 @@ test('a broken task is refused with the reason and the rest copied', async () =>
   writeFileSync(join(d, 'b-big', 'result.json'), JSON.stringify({ summary: 'x'.repeat(210 * 1024) }));
   rename('async-2', 'b-sqlish');
   writeFileSync(join(d, 'b-sqlish', 'result.json'), JSON.stringify({ status: 'completed', summary: SQLISH }) + '\n');
+  writeFileSync(join(d, 'b-sqlish', 'run.json'), JSON.stringify({ run_id: SQLISH }) + '\n');
   mkdirSync(join(d, '.not-a-task'));
   const r = migrate(d);
   assert.equal(r.status, 1, 'a refused task makes it exit 1');
@@ -156,6 +157,7 @@ test('a broken task is refused with the reason and the rest copied', async () =>
   assert.equal(await sql("SELECT string_agg(id, ',' ORDER BY id) FROM hm_task WHERE id LIKE 'b-%'"), 'b-ok,b-sqlish');
   assert.equal(await sql("SELECT result FROM hm_task WHERE id = 'b-sqlish'"),
     JSON.stringify({ status: 'completed', summary: SQLISH }));
+  assert.equal(await sql("SELECT run_id FROM hm_task WHERE id = 'b-sqlish'"), SQLISH);
 });
 
 test('killed mid-way on 3000 tasks, then run again: complete, each task once', async () => {
