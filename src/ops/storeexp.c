@@ -1,6 +1,7 @@
 /* storeexp.c — `hermes-mcp store export --to DIR` (storeexp.h). Two passes: the first checks
- * what DIR already holds against the database and writes nothing, the second writes what is
- * missing, a page of tasks at a time (keyset order by id). A record's file text is the column's
+ * what DIR already holds against the database and writes nothing, the second writes each
+ * record file that is missing or not the database's text, a page of tasks at a time (keyset
+ * order by id). A record's file text is the column's
  * text with the newline the file store ends each file with (a record copied from a file holds
  * that newline already). */
 #include "storeexp.h"
@@ -69,29 +70,26 @@ static int same_file(const char *path, const char *text, size_t len)
     return same;
 }
 
-/* Task id's record files in DIR against the row r (columns: id, request, run, result): true
- * when each file present is the record's text. */
-static bool task_matches(const char *dir, const char *id, PGresult *r, char *why, size_t whylen)
+/* A task directory in DIR that the database does not hold: true when it has no record file
+ * (the agent's files only). */
+static bool no_records(const char *dir, const char *id, char *why, size_t whylen)
 {
     for (int i = 0; i < 3; i++) {
         char path[4096];
-        snprintf(path, sizeof path, "%s/%s/%s", dir, id, storemig_names[i]);
-        size_t len = 0;
-        char *text = r ? file_text(r, 0, i + 1, &len) : NULL;
         struct stat st;
-        bool exists = lstat(path, &st) == 0;
-        int same = text ? same_file(path, text, len) : exists ? -1 : 0;
-        free(text);
-        if (same < 0) {
-            snprintf(why, whylen, "%s/%s is not what the database holds", id, storemig_names[i]);
+        snprintf(path, sizeof path, "%s/%s/%s", dir, id, storemig_names[i]);
+        if (lstat(path, &st) == 0) {
+            snprintf(why, whylen, "%s/%s is a task the database does not hold", id,
+                     storemig_names[i]);
             return false;
         }
     }
     return true;
 }
 
-/* The first pass: DIR holds task directories only, whose record files are the database's. */
-static bool check_dir(PGconn *pg, const char *dir, size_t *present)
+/* The first pass: DIR holds task directories only, each one of the database's tasks or the
+ * agent's files of a task only. */
+static bool check_dir(PGconn *pg, const char *dir)
 {
     DIR *d = opendir(dir);
     if (d == NULL) {
@@ -100,7 +98,6 @@ static bool check_dir(PGconn *pg, const char *dir, size_t *present)
     }
     bool ok = true;
     struct dirent *e;
-    *present = 0;
     while (ok && (e = readdir(d)) != NULL) {
         if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
             continue;
@@ -116,19 +113,18 @@ static bool check_dir(PGconn *pg, const char *dir, size_t *present)
             break;
         }
         const char *params[1] = {e->d_name};
-        PGresult *r = PQexecParams(pg, "SELECT id, request, run, result FROM hm_task WHERE id = $1",
+        PGresult *r = PQexecParams(pg, "SELECT id FROM hm_task WHERE id = $1",
                                    1, NULL, params, NULL, NULL, 0);
         if (PQresultStatus(r) != PGRES_TUPLES_OK) {
             sql_error(pg, r);
             ok = false;
-        } else if (!task_matches(dir, e->d_name, PQntuples(r) == 1 ? r : NULL, why, sizeof why)) {
+        } else if (PQntuples(r) == 0 && !no_records(dir, e->d_name, why, sizeof why)) {
             fprintf(stderr,
-                    "hermes-mcp store export: %s: %s: export to an empty folder, or the "
-                    "folder these tasks were exported to\n",
+                    "hermes-mcp store export: %s: %s: export to an empty folder, or one "
+                    "holding this database's tasks\n",
                     dir, why);
             ok = false;
         }
-        (*present)++;
         PQclear(r);
     }
     closedir(d);
@@ -174,8 +170,7 @@ int storeexp_run(PGconn *pg, const char *dir)
         fprintf(stderr, "hermes-mcp store export: %s\n", err);
         return EXIT_FAIL;
     }
-    size_t present;
-    if (!check_dir(pg, dir, &present))
+    if (!check_dir(pg, dir))
         return EXIT_FAIL;
     char *last = xstrdup("");
     size_t written = 0, kept = 0;

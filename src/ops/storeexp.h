@@ -6,10 +6,11 @@
 
 #include "pgrt.h"
 
-/* Refuses a DIR holding anything but task directories, or a task file that is not what the
- * database holds (nothing is written then); the agent's files in a task directory are left
- * alone, so DIR may be the TASKS_DIR the records came from. Files already equal are kept: a
- * second export writes nothing. Returns the exit code. */
+/* Refuses a DIR holding anything but task directories, or the record files of a task the
+ * database does not hold (nothing is written then). The agent's files in a task directory are
+ * left alone and a record file is replaced by the database's text, so DIR may be the TASKS_DIR
+ * the records came from; files already the database's are kept: a second export writes
+ * nothing. Returns the exit code. */
 int storeexp_run(PGconn *pg, const char *dir);
 
 #endif

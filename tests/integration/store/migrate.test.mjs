@@ -193,7 +193,7 @@ test('killed mid-way on 3000 tasks, then run again: complete, each task once', a
   assert.equal(await sql("SELECT count(DISTINCT run_id) FROM hm_task WHERE id LIKE 'gen-%' AND run_id = 'run-' || id"), String(N));
 });
 
-test('export writes every task back byte for byte; again, nothing to write; a folder of other tasks is refused', async () => {
+test('export writes every task back byte for byte; again, only what differs; a folder of other tasks is refused', async () => {
   const out = join(dir, 'exported');
   const env = envFor(join(dir, 'unused'));
   const t0 = Date.now();
@@ -227,15 +227,28 @@ test('export writes every task back byte for byte; again, nothing to write; a fo
   const again = store(['export', '--to', out], env);
   assert.equal(again.status, 0, again.stderr);
   assert.match(again.stdout, new RegExp(`store export: done: 0 written, ${total} already there`));
-  // A folder holding a task the database says otherwise about: refused, nothing written.
+  // A record file that is not the database's is replaced by it; the agent's files stay.
+  writeFileSync(join(out, 'sync-1', 'request.json'), '{"task": "edited"}\n');
+  writeFileSync(join(out, 'sync-1', 'notes.txt'), 'the agent wrote this');
+  const fix = store(['export', '--to', out], env);
+  assert.equal(fix.status, 0, fix.stderr);
+  assert.match(fix.stdout, new RegExp(`store export: done: 1 written, ${total - 1} already there`));
+  assert.ok(readFileSync(join(out, 'sync-1', 'request.json')).equals(readFileSync(join(tasksDir, 'sync-1', 'request.json'))));
+  assert.equal(readFileSync(join(out, 'sync-1', 'notes.txt'), 'utf8'), 'the agent wrote this');
+  // A folder holding a task the database does not hold, or anything else: refused, nothing written.
   const other = join(dir, 'other');
-  mkdirSync(join(other, 'sync-1'), { recursive: true });
-  writeFileSync(join(other, 'sync-1', 'request.json'), '{"task": "not this one"}\n');
+  mkdirSync(join(other, 'elsewhere-1'), { recursive: true });
+  writeFileSync(join(other, 'elsewhere-1', 'request.json'), '{"task": "not this database\'s"}\n');
   const refused = store(['export', '--to', other], env);
   assert.equal(refused.status, 1);
-  assert.match(refused.stderr, /sync-1\/request\.json is not what the database holds/);
-  assert.deepEqual(readdirSync(other), ['sync-1']);
-  assert.ok(!existsSync(join(other, 'sync-1', 'result.json')));
+  assert.match(refused.stderr, /elsewhere-1\/request\.json is a task the database does not hold/);
+  assert.deepEqual(readdirSync(other), ['elsewhere-1']);
+  rmSync(join(other, 'elsewhere-1'), { recursive: true });
+  writeFileSync(join(other, 'stray.txt'), 'x');
+  const stray = store(['export', '--to', other], env);
+  assert.equal(stray.status, 1);
+  assert.match(stray.stderr, /holds 'stray\.txt', which is not a task directory/);
+  assert.deepEqual(readdirSync(other), ['stray.txt']);
 });
 
 test('migrate and export refuse a database whose schema is not current', async () => {
