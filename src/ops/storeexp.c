@@ -113,8 +113,8 @@ static bool check_dir(PGconn *pg, const char *dir)
             break;
         }
         const char *params[1] = {e->d_name};
-        PGresult *r = PQexecParams(pg, "SELECT id FROM hm_task WHERE id = $1",
-                                   1, NULL, params, NULL, NULL, 0);
+        PGresult *r = PQexecParams(pg, "SELECT id FROM hm_task WHERE id = $1", 1, NULL, params,
+                                   NULL, NULL, 0);
         if (PQresultStatus(r) != PGRES_TUPLES_OK) {
             sql_error(pg, r);
             ok = false;
@@ -203,8 +203,8 @@ int storeexp_run(PGconn *pg, const char *dir)
         PQclear(r);
         if (!ok || n == 0)
             break;
-        printf("store export: %zu tasks: %zu written, %zu already there\n", written + kept,
-               written, kept);
+        printf("store export: %zu tasks: %zu written, %zu already there\n", written + kept, written,
+               kept);
         fflush(stdout);
     }
     free(last);

@@ -117,7 +117,7 @@ static char **task_ids(const char *dir, size_t *n, size_t *others)
 
 struct task {
     char *doc[3];
-    char run_id[160];
+    char *run_id; /* run.json's "run_id", the run index */
     char created[40], finished[40];
 };
 
@@ -125,6 +125,7 @@ static void task_clear(struct task *t)
 {
     for (int i = 0; i < 3; i++)
         free(t->doc[i]);
+    free(t->run_id);
     *t = (struct task){0};
 }
 
@@ -157,8 +158,8 @@ static int task_read(const char *dir, const char *id, struct task *t, char *why,
         }
         if (i == 1) {
             const char *run = json_string_value(json_object_get(j, "run_id"));
-            if (run && strlen(run) < sizeof t->run_id)
-                snprintf(t->run_id, sizeof t->run_id, "%s", run);
+            if (run)
+                t->run_id = xstrdup(run);
         }
         json_decref(j);
         double when = (double)mt.tv_sec + (double)mt.tv_nsec / 1e9;
@@ -199,8 +200,7 @@ struct counts {
 };
 
 /* One transaction: tasks ids[from..to). */
-static bool batch(PGconn *pg, const char *dir, char **ids, size_t from, size_t to,
-                  struct counts *c)
+static bool batch(PGconn *pg, const char *dir, char **ids, size_t from, size_t to, struct counts *c)
 {
     struct counts now = *c;
     if (!exec_ok(pg, "BEGIN"))
@@ -218,9 +218,13 @@ static bool batch(PGconn *pg, const char *dir, char **ids, size_t from, size_t t
             now.refused++;
             continue;
         }
-        const char *params[7] = {ids[i],    t.doc[0],  t.doc[1],
-                                 t.doc[2],  t.run_id[0] ? t.run_id : NULL,
-                                 t.created, t.finished[0] ? t.finished : NULL};
+        const char *params[7] = {ids[i],
+                                 t.doc[0],
+                                 t.doc[1],
+                                 t.doc[2],
+                                 t.run_id,
+                                 t.created,
+                                 t.finished[0] ? t.finished : NULL};
         PGresult *r = PQexecParams(pg, insert_sql, 7, NULL, params, NULL, NULL, 0);
         task_clear(&t);
         if (PQresultStatus(r) != PGRES_TUPLES_OK) {
