@@ -28,7 +28,7 @@ LDLIBS   += $(shell pkg-config --libs $(filter-out libcurl libpq,$(PKGS))) -lm -
 # seen by app, not by mcp or bridge; approvals (the operator's approval queue, which both
 # providers fill and app's control socket answers) sits on base, seen by the providers and app;
 # store (durable state: files, or PostgreSQL through libpq on the loop) sits on base, seen by
-# the bridge, the gateway and app.
+# the bridge, the gateway, auth (its OAuth state in PostgreSQL) and app.
 LAYERS := base store http otel mcp approvals bridge gateway auth app ops
 LAYER_INC_base   := base
 LAYER_INC_store  := base store
@@ -38,7 +38,7 @@ LAYER_INC_mcp    := $(LAYER_INC_otel) mcp
 LAYER_INC_approvals := $(LAYER_INC_base) approvals
 LAYER_INC_bridge := $(LAYER_INC_mcp) store approvals bridge
 LAYER_INC_gateway := $(LAYER_INC_mcp) store approvals gateway
-LAYER_INC_auth   := $(LAYER_INC_http) auth
+LAYER_INC_auth   := $(LAYER_INC_http) store auth
 LAYER_INC_app    := $(LAYER_INC_mcp) store auth approvals app
 LAYER_INC_ops    := $(LAYERS)
 ALL_INC  := $(addprefix -Isrc/,$(LAYERS))

@@ -28,6 +28,7 @@
 #include "mem.h"
 #include "metrics.h"
 #include "oautherr.h"
+#include "oauthpg.h"
 #include "oauthtokens.h"
 #include "oidc.h"
 #include "otel.h"
@@ -305,7 +306,9 @@ int app_run(const struct app_opts *o)
         return 2;
     }
     if (o->cfg->oauth_issuer) {
-        a.oauth_tokens = tokenstore_open(o->cfg->oauth_store, err, sizeof err);
+        /* With a store the token file is not used: the store holds them, this is its cache. */
+        a.oauth_tokens =
+            tokenstore_open(o->cfg->store_url ? NULL : o->cfg->oauth_store, err, sizeof err);
         if (a.oauth_tokens == NULL) {
             log_error("%s", err);
             principals_unref(who);
@@ -325,7 +328,7 @@ int app_run(const struct app_opts *o)
                                      .service = o->service,
                                      .tokens = a.oauth_tokens,
                                      .dcr = o->cfg->oauth_dcr,
-                                     .clients_path = clients,
+                                     .clients_path = o->cfg->store_url ? NULL : clients,
                                      .static_client_id = o->cfg->oauth_client_id,
                                      .static_secret_hash = o->cfg->oauth_client_secret_hash,
                                      .redirect_schemes = o->cfg->oauth_redirect_schemes,
@@ -387,6 +390,13 @@ int app_run(const struct app_opts *o)
     a.sigw = loop_watch_add(a.loop, a.sigfd, EPOLLIN, app_on_signal, &a);
     if (a.oauth_server)
         authserver_set_loop(a.oauth_server, a.loop);
+    if (a.oauth_server && a.cfg->store_url) {
+        a.oauth_pg = oauthpg_new(a.loop, a.cfg->store_url, a.cfg->store_password, a.oauth_tokens);
+        if (a.oauth_pg == NULL) /* the token store is only a cache now: no store, no OAuth */
+            goto out;
+        authserver_set_store(a.oauth_server, a.oauth_pg);
+        authn_set_store(a.authn, a.oauth_pg);
+    }
     app_start_oidc(&a);
     a.replica = replica_start(a.loop, a.cfg->store_url, a.cfg->store_password);
     a.started = time(NULL);
@@ -532,6 +542,7 @@ out:
     }
     httpd_free(a.httpd);
     app_stop_oidc(&a);           /* after httpd: no request waits on a provider any more */
+    oauthpg_free(a.oauth_pg);    /* likewise: its last requests are answered to nobody */
     apprshare_stop(a.apprshare); /* before the queue and the socket it serves */
     replica_stop(a.replica);     /* the replica leaves the store's list */
     ctlsock_free(a.ctl);

@@ -38,6 +38,7 @@ struct app {
     struct tokenstore *oauth_tokens; /* with OAUTH_ISSUER_URL: the tokens issued, by hash */
     char *oauth_resource;            /* <issuer>/mcp: the audience an access token must name */
     struct authserver *oauth_server; /* with OAUTH_ISSUER_URL: /authorize, /token, /register */
+    struct oauthpg *oauth_pg;        /* with it and STORE_URL: the OAuth state in the store */
     struct otel *otel;               /* with OTEL_EXPORTER_OTLP_*ENDPOINT: the tracer, else NULL */
     struct metric *mcp_duration;     /* mcp.server.operation.duration (tracing.c) */
     struct replica *replica;         /* with STORE_URL: this server's heartbeat there */

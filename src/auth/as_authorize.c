@@ -229,7 +229,7 @@ static void authorize_client(struct authserver *as, struct hreq *r, struct authz
         as_redirect_error(as, r, redirect_uri, state, OAUTH_INVALID_TARGET, NULL);
         return;
     }
-    if (!passphrase_load(as->passphrase_path, line, err, sizeof err)) {
+    if (as->pg == NULL && !passphrase_load(as->passphrase_path, line, err, sizeof err)) {
         log_warn("oauth: consent refused: %s", err);
         as_error_page(r, 503, "No consent passphrase set",
                       "The owner has not set a consent passphrase, so no application can be "
@@ -240,7 +240,8 @@ static void authorize_client(struct authserver *as, struct hreq *r, struct authz
     time_t now = time(NULL);
     bool head = strcmp(hreq_method(r), "HEAD") == 0, full = false;
     /* HEAD shows the page without opening a consent (it could never be answered). */
-    struct consent *c = head ? xcalloc(1, sizeof *c) : new_consent(as, now, q->addr, &full);
+    bool own = head || as->pg; /* not a slot of the table: stored (as->pg) or never kept */
+    struct consent *c = own ? xcalloc(1, sizeof *c) : new_consent(as, now, q->addr, &full);
     if (c == NULL) {
         log_warn("oauth: consent page refused to %s: %s", q->addr,
                  full ? "all consent slots are open" : "too many open from this address");
@@ -254,14 +255,16 @@ static void authorize_client(struct authserver *as, struct hreq *r, struct authz
     }
     memset(c, 0, sizeof *c);
     if (!crypto_random_hex(c->csrf, 32)) {
+        if (own)
+            free(c);
         as_error_page(r, 500, "Server error", "The random generator failed.");
         return;
     }
     snprintf(c->client_id, sizeof c->client_id, "%s", cl->id); /* the registered id: it matched */
-    if (cl->host) {
-        snprintf(c->client_name, sizeof c->client_name, "%s", cl->name);
+    /* The name too: the page may be shown again by a replica that has not read the client. */
+    snprintf(c->client_name, sizeof c->client_name, "%s", cl->name);
+    if (cl->host)
         snprintf(c->client_host, sizeof c->client_host, "%s", cl->host);
-    }
     snprintf(c->redirect_uri, sizeof c->redirect_uri, "%s", redirect_uri);
     c->redirect_sent = redirect_sent;
     snprintf(c->state, sizeof c->state, "%s", state);
@@ -269,9 +272,14 @@ static void authorize_client(struct authserver *as, struct hreq *r, struct authz
     snprintf(c->scope, sizeof c->scope, "%s", scope);
     snprintf(c->addr, sizeof c->addr, "%s", q->addr);
     c->expires = now + CONSENT_TTL;
-    as_consent_page(as, r, c, NULL);
-    if (head)
+    if (as->pg && !head)
+        as_pg_consent_show(as, r, c);
+    else
+        as_consent_page(as, r, c, NULL);
+    if (own) {
+        explicit_bzero(c, sizeof *c);
         free(c);
+    }
 }
 
 static void bad_query_page(struct hreq *r)
@@ -308,6 +316,10 @@ static void document_refused(struct hreq *r, const char *why)
 void as_authorize_get(struct authserver *as, struct hreq *r, const char *ip)
 {
     struct authz_query q;
+    /* With a store, from the body callback only (as_authorize_fetch): its client may have to be
+     * read, and the consent is stored before its page is answered. */
+    if (as->pg && as->client_asked != r)
+        return;
     if (!authz_query_read(r, &q)) {
         bad_query_page(r);
         return;
@@ -377,6 +389,14 @@ static void on_document(void *arg, const struct clientdoc *d, const char *error)
     }
 }
 
+/* As GET /authorize, its client asked for: not found means unknown. */
+static void authorize_again(struct authserver *as, struct hreq *r, const char *ip)
+{
+    as->client_asked = r;
+    as_authorize_get(as, r, ip);
+    as->client_asked = NULL;
+}
+
 /* A GET /authorize whose client's document is not cached: fetched on the loop, the request
  * waits (suspended) and is answered from on_document. */
 void as_authorize_fetch(struct authserver *as, struct hreq *r, const char *ip)
@@ -385,6 +405,12 @@ void as_authorize_fetch(struct authserver *as, struct hreq *r, const char *ip)
     char err[300];
     if (!authz_query_read(r, &q)) {
         bad_query_page(r);
+        return;
+    }
+    bool url = clientdoc_is_url(q.client_id);
+    if (as->pg && !(url && as->cimd && !cimd_cached(as->cimd, q.client_id))) {
+        if (url || as_pg_client_ready(as, r, q.client_id, ip, authorize_again))
+            authorize_again(as, r, ip);
         return;
     }
     if (cimd_busy(as->cimd)) {

@@ -53,26 +53,30 @@ struct client *as_find_client(struct authserver *as, const char *id)
 
 /* The registered clients, one JSON file beside the token store (atomic, mode 600): a client
  * that comes back after a restart to authorize again is still known. */
+json_t *as_client_json(const struct client *c)
+{
+    json_t *uris = json_array();
+    for (size_t j = 0; j < c->nredirects; j++)
+        json_array_append_new(uris, json_string(c->redirects[j]));
+    json_t *o = json_pack("{s:s, s:s, s:o}", "client_id", c->id, "client_name", c->name,
+                          "redirect_uris", uris);
+    if (c->created)
+        json_object_set_new(o, "created", json_integer((json_int_t)c->created));
+    if (c->auth != CLIENTMETA_AUTH_NONE) {
+        json_object_set_new(o, "token_endpoint_auth_method",
+                            json_string(clientmeta_auth_name(c->auth)));
+        json_object_set_new(o, "client_secret_sha256", json_string(c->secret_hash));
+    }
+    return o;
+}
+
 bool as_save_clients(struct authserver *as, char *err, size_t errlen)
 {
     json_t *list = json_array();
     bool confidential = false;
     for (size_t i = 0; i < as->nclients; i++) {
-        const struct client *c = &as->clients[i];
-        json_t *uris = json_array();
-        for (size_t j = 0; j < c->nredirects; j++)
-            json_array_append_new(uris, json_string(c->redirects[j]));
-        json_t *o = json_pack("{s:s, s:s, s:o}", "client_id", c->id, "client_name", c->name,
-                              "redirect_uris", uris);
-        if (c->created)
-            json_object_set_new(o, "created", json_integer((json_int_t)c->created));
-        if (c->auth != CLIENTMETA_AUTH_NONE) {
-            json_object_set_new(o, "token_endpoint_auth_method",
-                                json_string(clientmeta_auth_name(c->auth)));
-            json_object_set_new(o, "client_secret_sha256", json_string(c->secret_hash));
-            confidential = true;
-        }
-        json_array_append_new(list, o);
+        confidential = confidential || as->clients[i].auth != CLIENTMETA_AUTH_NONE;
+        json_array_append_new(list, as_client_json(&as->clients[i]));
     }
     /* Version 2 only when a confidential client is kept: a server from before them refuses the
      * file rather than let such a client in without its secret. */
@@ -146,6 +150,26 @@ static bool load_client(struct authserver *as, json_t *o, json_int_t version, co
     snprintf(c->secret_hash, sizeof c->secret_hash, "%s", hash ? hash : "");
     json_array_foreach(uris, i, u) c->redirects[c->nredirects++] = xstrdup(json_string_value(u));
     return true;
+}
+
+bool as_client_add_json(struct authserver *as, json_t *o)
+{
+    const char *why = NULL;
+    return load_client(as, o, 2, &why) &&
+           as_find_client(as, json_string_value(json_object_get(o, "client_id"))) != NULL;
+}
+
+void as_client_forget(struct authserver *as, const char *id)
+{
+    for (size_t i = 0; i < as->nclients; i++) {
+        if (id && strcmp(as->clients[i].id, id) != 0)
+            continue;
+        as_client_clear(&as->clients[i]);
+        memmove(&as->clients[i], &as->clients[i + 1], (as->nclients - i - 1) * sizeof *as->clients);
+        as->nclients--;
+        memset(&as->clients[as->nclients], 0, sizeof *as->clients);
+        i--;
+    }
 }
 
 bool as_load_clients(struct authserver *as, char *err, size_t errlen)

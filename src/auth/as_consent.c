@@ -92,6 +92,8 @@ static void count_wrong_passphrase(struct authserver *as, const char *ip, uint64
                  "every consent until the minute is over",
                  CONSENT_FAILS_GLOBAL);
     as->all_fails.count++;
+    if (as->pg)
+        as_pg_count_wrong(as, ip); /* every replica's count */
     struct failures *f = failures_of(as, ip, now_ms, true);
     if (++f->count == CONSENT_FAILS_MAX)
         log_warn("oauth: %d wrong consent passphrases from %s this minute; refusing more",
@@ -118,6 +120,10 @@ static void consent_checked(struct authserver *as, struct hreq *r, const char *i
     }
     if (c == NULL) {
         expired_page(r);
+        return;
+    }
+    if (as->pg) {
+        as_pg_code_issue(as, r, c, now);
         return;
     }
     char code[65];
@@ -184,6 +190,8 @@ static void on_checked(void *ctx, enum verify_result result)
     } else {
         /* Nobody is left to see the consent's new token: it can never be answered. */
         struct consent *c = as_find_consent(as, k->csrf, time(NULL));
+        if (c && as->pg)
+            as_pg_consent_drop(as, c->csrf);
         if (c)
             c->expires = 0;
         if (result == VERIFY_WRONG)
@@ -268,6 +276,17 @@ void as_authorize_post(struct authserver *as, struct hreq *r, const char *ip, ui
         busy_page(r);
         return;
     }
+    if (as->pg) {
+        bool no = form_get(body, len, "action", action, sizeof action) == FORM_OK &&
+                  strcmp(action, "deny") == 0;
+        if (form_get(body, len, "csrf", csrf, sizeof csrf) != FORM_OK || strlen(csrf) != 64)
+            expired_page(r);
+        else if (!no && as->verifier && verifier_pending(as->verifier) >= VERIFIER_QUEUE_MAX)
+            busy_page(r);
+        else
+            as_pg_consent_post(as, r, ip, csrf, no, now_ms);
+        return;
+    }
     time_t now = time(NULL);
     struct consent *c = NULL;
     if (form_get(body, len, "csrf", csrf, sizeof csrf) == FORM_OK)
@@ -307,4 +326,17 @@ void as_authorize_post(struct authserver *as, struct hreq *r, const char *ip, ui
                         now_ms);
     explicit_bzero(pass, sizeof pass);
     explicit_bzero(line, sizeof line);
+}
+
+void as_consent_verify(struct authserver *as, struct hreq *r, const char *ip, const char *csrf,
+                       const char *line, uint64_t now_ms)
+{
+    size_t len;
+    const char *body = hreq_body(r, &len);
+    char pass[PASSPHRASE_MAX + 1];
+    bool have = line && body && form_get(body, len, "passphrase", pass, sizeof pass) == FORM_OK;
+    if (!have || as->verifier == NULL || !check_later(as, r, ip, csrf, line, pass))
+        consent_checked(as, r, ip, csrf, have && passphrase_verify(line, pass, strlen(pass)),
+                        now_ms);
+    explicit_bzero(pass, sizeof pass);
 }

@@ -93,6 +93,8 @@ struct authserver {
     char *cimd_ca_file, *cimd_allow_hosts;
     struct cimd *cimd;      /* their fetcher and cache, once the loop exists */
     struct lookup *lookups; /* GET /authorize requests waiting for a document */
+    struct oauthpg *pg;     /* with STORE_URL: the state of every replica (authserver_set_store) */
+    struct hreq *client_asked; /* the request whose client the store was just asked for */
     bool (*upstream_known)(void *arg, const char *name); /* authserver_opts' */
     void *upstream_arg;
 };
@@ -133,11 +135,15 @@ struct client *as_find_client(struct authserver *as, const char *id);
 bool as_save_clients(struct authserver *as, char *err, size_t errlen);
 bool as_load_clients(struct authserver *as, char *err, size_t errlen);
 void as_clients_sync(struct authserver *as);
-void as_client_clear(struct client *c); /* frees what c holds, not c */
+void as_client_clear(struct client *c);                /* frees what c holds, not c */
+struct json_t *as_client_json(const struct client *c); /* as the file keeps one */
+/* Adds one client document (as_client_json's) to the table; false when refused. */
+bool as_client_add_json(struct authserver *as, struct json_t *o);
+void as_client_forget(struct authserver *as, const char *id); /* NULL: every one */
 void as_free_clients(struct client *clients, size_t n);
 
 /* as_register.c, as_authorize.c, as_consent.c, as_token.c: the endpoints */
-void as_register(struct authserver *as, struct hreq *r);
+void as_register(struct authserver *as, struct hreq *r, const char *ip);
 void as_authorize_get(struct authserver *as, struct hreq *r, const char *ip);
 void as_authorize_fetch(struct authserver *as, struct hreq *r, const char *ip);
 void as_authorize_post(struct authserver *as, struct hreq *r, const char *ip, uint64_t now_ms);
@@ -145,6 +151,36 @@ struct consent *as_find_consent(struct authserver *as, const char *csrf, time_t 
 void as_consent_page(struct authserver *as, struct hreq *r, const struct consent *c,
                      const char *problem);
 void as_token_endpoint(struct authserver *as, struct hreq *r);
+bool as_verifier_matches(const char *verifier, const char *challenge);
+
+/* as_tokenpg.c, as_clientpg.c, as_consentpg.c: the same with STORE_URL (oauthpg.h) */
+void as_store_unavailable(struct authserver *as, struct hreq *r); /* 503 JSON, Retry-After */
+void as_store_page(struct authserver *as, struct hreq *r);        /* the same as a page */
+void as_pg_grant_code(struct authserver *as, struct hreq *r, const char *code, const char *uri,
+                      const char *verifier, const char *resource, const char *client_id);
+void as_pg_grant_refresh(struct authserver *as, struct hreq *r, const char *token,
+                         const char *client_id);
+void as_pg_revoke(struct authserver *as, struct hreq *r, const char *token, const char *client_id);
+/* Whether client id is in the table; when not and the store may have it, asks the store and
+ * returns false: again(as, r) runs once the answer is in (r held until then). */
+bool as_pg_client_ready(struct authserver *as, struct hreq *r, const char *id, const char *ip,
+                        void (*again)(struct authserver *as, struct hreq *r, const char *ip));
+/* Stores the client just put at the end of the table, then answers out (taken) with 201; the
+ * client leaves the table again when refused. */
+/* GET /authorize: stores c (a new consent), then shows its page. */
+void as_pg_consent_show(struct authserver *as, struct hreq *r, const struct consent *c);
+/* POST /authorize: the counts, the passphrase and the CSRF token spent, then the check. */
+void as_pg_consent_post(struct authserver *as, struct hreq *r, const char *ip, const char *csrf,
+                        bool deny, uint64_t now_ms);
+void as_pg_count_wrong(struct authserver *as, const char *ip);
+void as_pg_consent_drop(struct authserver *as, const char *csrf);
+/* The consent approved: the code stored, then the redirect back with it. */
+void as_pg_code_issue(struct authserver *as, struct hreq *r, struct consent *c, time_t now);
+/* as_consent.c: checks the passphrase r's body carries against line (NULL: none set) for the
+ * consent of csrf in the table, then answers. */
+void as_consent_verify(struct authserver *as, struct hreq *r, const char *ip, const char *csrf,
+                       const char *line, uint64_t now_ms);
+void as_pg_register(struct authserver *as, struct hreq *r, const char *ip, struct json_t *out);
 void as_revoke_endpoint(struct authserver *as, struct hreq *r);
 
 #endif

@@ -54,7 +54,7 @@ static void drop_unused_clients(struct authserver *as)
     strmap_free(with_tokens);
 }
 
-void as_register(struct authserver *as, struct hreq *r)
+void as_register(struct authserver *as, struct hreq *r, const char *ip)
 {
     size_t len;
     const char *body = hreq_body(r, &len);
@@ -70,6 +70,8 @@ void as_register(struct authserver *as, struct hreq *r)
     json_t *name = json_object_get(doc, "client_name");
     size_t i;
     json_t *u;
+    if (why == NULL && as->pg && as->nclients >= AUTHSERVER_CLIENTS_MAX)
+        as_client_forget(as, NULL); /* a cache of the store's, which counts them itself */
     if (why == NULL && as->nclients >= AUTHSERVER_CLIENTS_MAX && as->tokens)
         drop_unused_clients(as);
     if (why == NULL && as->nclients >= AUTHSERVER_CLIENTS_MAX) {
@@ -98,6 +100,21 @@ void as_register(struct authserver *as, struct hreq *r)
     c->name = xstrdup(name ? json_string_value(name) : "unnamed client");
     json_array_foreach(uris, i, u) c->redirects[c->nredirects++] = xstrdup(json_string_value(u));
     char err[400];
+    if (as->pg) {
+        json_t *out = json_pack("{s:s, s:I, s:O, s:s, s:[ss], s:[s], s:s}", "client_id", c->id,
+                                "client_id_issued_at", (json_int_t)c->created, "redirect_uris",
+                                uris, "token_endpoint_auth_method", clientmeta_auth_name(c->auth),
+                                "grant_types", "authorization_code", "refresh_token",
+                                "response_types", "code", "client_name", c->name);
+        if (out && c->auth != CLIENTMETA_AUTH_NONE) {
+            json_object_set_new(out, "client_secret", json_string(secret));
+            json_object_set_new(out, "client_secret_expires_at", json_integer(0));
+        }
+        explicit_bzero(secret, sizeof secret);
+        json_decref(doc);
+        as_pg_register(as, r, ip, out);
+        return;
+    }
     if (as->clients_path && !as_save_clients(as, err, sizeof err)) {
         /* Not durable, not registered: the client would be lost at the next restart. */
         log_error("oauth: %s", err);

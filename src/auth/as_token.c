@@ -55,7 +55,7 @@ static void issue_pair(struct authserver *as, struct hreq *r, const char *client
     explicit_bzero(refresh, sizeof refresh);
 }
 
-static bool verifier_matches(const char *verifier, const char *challenge)
+bool as_verifier_matches(const char *verifier, const char *challenge)
 {
     size_t n = strlen(verifier);
     unsigned char d[32];
@@ -83,6 +83,10 @@ static void grant_code(struct authserver *as, struct hreq *r, const char *body, 
     }
     if (form_get(body, len, "code_verifier", verifier, sizeof verifier) != FORM_OK) {
         as_oauth_error(r, 400, OAUTH_INVALID_REQUEST, "code_verifier is required (PKCE)");
+        return;
+    }
+    if (as->pg) {
+        as_pg_grant_code(as, r, code, uri, verifier, resource, client_id);
         return;
     }
     crypto_sha256(code, strlen(code), h);
@@ -116,7 +120,7 @@ static void grant_code(struct authserver *as, struct hreq *r, const char *body, 
         as_oauth_error(r, 400, OAUTH_INVALID_TARGET, "this server issues tokens for its /mcp only");
         return;
     }
-    if (!verifier_matches(verifier, k->challenge)) {
+    if (!as_verifier_matches(verifier, k->challenge)) {
         k->expires = 0;
         as_oauth_error(r, 400, OAUTH_INVALID_GRANT,
                        "the code_verifier does not match the challenge");
@@ -136,6 +140,10 @@ static void grant_refresh(struct authserver *as, struct hreq *r, const char *bod
     char token[80], err[400];
     if (form_get(body, len, "refresh_token", token, sizeof token) != FORM_OK) {
         as_oauth_error(r, 400, OAUTH_INVALID_REQUEST, "refresh_token and client_id are required");
+        return;
+    }
+    if (as->pg) {
+        as_pg_grant_refresh(as, r, token, client_id);
         return;
     }
     const struct token_grant *g = tokenstore_find(as->tokens, token, time(NULL));
@@ -245,6 +253,28 @@ static bool token_client(struct authserver *as, struct hreq *r, const char *endp
     return ok;
 }
 
+/* With a store: the client the request names (by the body or Basic), in the table before the
+ * request is judged; false when it is being asked for (the endpoint runs again then). */
+static bool client_in(struct authserver *as, struct hreq *r, const char *body, size_t len,
+                      void (*again)(struct authserver *as, struct hreq *r, const char *ip))
+{
+    char id[PARAM_MAX + 1], secret[PARAM_MAX + 1];
+    const char *authz = hreq_header(r, "Authorization");
+    if (as->pg == NULL)
+        return true;
+    if (authz == NULL || !form_basic_auth(authz, id, sizeof id, secret, sizeof secret))
+        if (form_get(body, len, "client_id", id, sizeof id) != FORM_OK)
+            id[0] = '\0';
+    explicit_bzero(secret, sizeof secret);
+    return as_pg_client_ready(as, r, id, NULL, again);
+}
+
+static void token_again(struct authserver *as, struct hreq *r, const char *ip)
+{
+    (void)ip;
+    as_token_endpoint(as, r);
+}
+
 void as_token_endpoint(struct authserver *as, struct hreq *r)
 {
     size_t len;
@@ -252,6 +282,8 @@ void as_token_endpoint(struct authserver *as, struct hreq *r)
     char grant[40];
     if (body == NULL)
         body = "", len = 0;
+    if (!client_in(as, r, body, len, token_again))
+        return;
     char client_id[PARAM_MAX + 1];
     if (!token_client(as, r, "/token", body, len, client_id))
         return;
@@ -270,6 +302,12 @@ void as_token_endpoint(struct authserver *as, struct hreq *r)
 /* The client authenticates as at /token. A refresh token takes its whole family (every token
  * of that authorization) with it, an access token only itself. Unknown, expired or another
  * client's tokens are left alone and answered 200 all the same, so the answer tells nothing. */
+static void revoke_again(struct authserver *as, struct hreq *r, const char *ip)
+{
+    (void)ip;
+    as_revoke_endpoint(as, r);
+}
+
 void as_revoke_endpoint(struct authserver *as, struct hreq *r)
 {
     size_t len;
@@ -277,11 +315,18 @@ void as_revoke_endpoint(struct authserver *as, struct hreq *r)
     char client_id[PARAM_MAX + 1], token[80], hint[40], err[400];
     if (body == NULL)
         body = "", len = 0;
+    if (!client_in(as, r, body, len, revoke_again))
+        return;
     if (!token_client(as, r, "/revoke", body, len, client_id))
         return;
     if (form_get(body, len, "token", token, sizeof token) != FORM_OK ||
         form_get(body, len, "token_type_hint", hint, sizeof hint) == FORM_BAD) {
         as_oauth_error(r, 400, OAUTH_INVALID_REQUEST, "token is required, once");
+        return;
+    }
+    if (as->pg) {
+        as_pg_revoke(as, r, token, client_id);
+        explicit_bzero(token, sizeof token);
         return;
     }
     const struct token_grant *g = tokenstore_find(as->tokens, token, time(NULL));

@@ -14,12 +14,14 @@
 #include "httperr.h"
 #include "mem.h"
 #include "oautherr.h"
+#include "oauthpg.h"
 #include "oauthtokens.h"
 #include "oidc.h"
 
 struct authn {
     struct authn_opts o;
-    struct oidc *oidc; /* external providers (authn_set_oidc), or NULL */
+    struct oidc *oidc;     /* external providers (authn_set_oidc), or NULL */
+    struct oauthpg *store; /* the tokens of every replica (authn_set_store), or NULL */
     struct principals *who;
 };
 
@@ -42,6 +44,11 @@ void authn_set_oidc(struct authn *a, struct oidc *o)
     a->oidc = o;
 }
 
+void authn_set_store(struct authn *a, struct oauthpg *p)
+{
+    a->store = p;
+}
+
 void authn_free(struct authn *a)
 {
     if (a == NULL)
@@ -54,6 +61,7 @@ void authn_who_cleanup(struct authn_who *w)
 {
     if (w->wait)
         oidc_wait_cancel(w->oidc, w->wait);
+    oauthpg_wait_cancel(w->pgwait);
     principals_unref(w->set);
     principal_free(w->grant);
     free(w->client_id);
@@ -80,15 +88,21 @@ void authn_challenge(const struct authn *a, struct hreq *r, const char *error, c
     buf_cleanup(&v);
 }
 
+static enum authn_result store_lookup(const struct authn *a, struct hreq *r, const char *token,
+                                      struct authn_who *w);
+
 /* An access token from the OAuth token store: known, live, and issued for this resource (RFC
  * 8707 audience: a token meant for another server is refused, not passed on). Its principal is
- * "oauth:<client id>" (shortened with a digest when too long) with the scopes granted. */
-static enum authn_result oauth_authenticate(const struct authn *a, const char *token,
-                                            struct authn_who *w)
+ * "oauth:<client id>" (shortened with a digest when too long) with the scopes granted. With a
+ * store, a token this replica does not know yet is looked up there (AUTHN_WAIT). */
+static enum authn_result oauth_authenticate(const struct authn *a, struct hreq *r,
+                                            const char *token, struct authn_who *w)
 {
     if (a->o.tokens == NULL)
         return AUTHN_BAD_TOKEN;
     const struct token_grant *g = tokenstore_find(a->o.tokens, token, time(NULL));
+    if (g == NULL && a->store)
+        return store_lookup(a, r, token, w);
     if (g == NULL || g->kind != TOKEN_ACCESS || strcmp(g->resource, a->o.resource) != 0)
         return AUTHN_BAD_TOKEN;
     char name[PRINCIPAL_NAME_MAX + 1];
@@ -134,6 +148,46 @@ struct admission {
     const struct authn *a;
     struct hreq *r;
 };
+
+/* The store's answer is in (the cache holds the token if it exists): judged again. */
+static void on_store_ready(void *arg)
+{
+    struct authn_who *w = arg;
+    struct hreq *r = w->held;
+    w->pgwait = NULL;
+    w->held = NULL;
+    hreq_on_abort(r, NULL, NULL);
+    hreq_release(r);
+}
+
+static void on_store_abort(struct hreq *r, void *arg)
+{
+    struct authn_who *w = arg;
+    (void)r;
+    oauthpg_wait_cancel(w->pgwait);
+    w->pgwait = NULL;
+    w->held = NULL;
+}
+
+static enum authn_result store_lookup(const struct authn *a, struct hreq *r, const char *token,
+                                      struct authn_who *w)
+{
+    /* A lookup costs the database a query: within the address's unauthenticated rate. */
+    if (a->o.admit && !a->o.admit(r, a->o.admit_arg))
+        return AUTHN_LIMITED;
+    switch (oauthpg_token_fetch(a->store, token, on_store_ready, w, &w->pgwait)) {
+    case OAUTHPG_WAIT:
+        w->held = r;
+        hreq_hold(r);
+        hreq_on_abort(r, on_store_abort, w);
+        return AUTHN_WAIT;
+    case OAUTHPG_DOWN:
+        return AUTHN_UNAVAILABLE;
+    case OAUTHPG_ABSENT:
+        break;
+    }
+    return AUTHN_BAD_TOKEN;
+}
 
 static bool admit(void *arg)
 {
@@ -183,11 +237,11 @@ enum authn_result authn_request(const struct authn *a, struct hreq *r, struct au
         return AUTHN_NO_TOKEN;
     const struct principal *p = principals_find(a->who, h);
     if (p == NULL && a->oidc) {
-        enum authn_result res = oauth_authenticate(a, h, w);
-        return res == AUTHN_OK ? res : oidc_authenticate(a, r, h, w);
+        enum authn_result res = oauth_authenticate(a, r, h, w);
+        return res == AUTHN_BAD_TOKEN ? oidc_authenticate(a, r, h, w) : res;
     }
     if (p == NULL)
-        return oauth_authenticate(a, h, w);
+        return oauth_authenticate(a, r, h, w);
     if (principal_expired(p, time(NULL)))
         return AUTHN_EXPIRED;
     w->set = principals_ref(a->who);

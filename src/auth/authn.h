@@ -15,6 +15,8 @@ struct authn;
 struct hreq;
 struct oidc;
 struct oidc_wait;
+struct oauthpg;
+struct oauthpg_wait;
 struct principals;
 struct tokenstore;
 
@@ -42,6 +44,8 @@ void authn_set_principals(struct authn *a, struct principals *who);
 void authn_free(struct authn *a); /* NULL-safe */
 /* External providers' tokens (OIDC_ISSUER_URL), set once the loop runs; NULL: none. */
 void authn_set_oidc(struct authn *a, struct oidc *o);
+/* With STORE_URL: tokens this replica has not seen are looked up in the store (oauthpg.h). */
+void authn_set_store(struct authn *a, struct oauthpg *p);
 
 enum authn_result {
     AUTHN_OK,
@@ -62,6 +66,7 @@ struct authn_who {
     char *client_id;                      /* an OAuth grant's client (whoami), or NULL */
     struct oidc *oidc;                    /* with wait: whom it waits on */
     struct oidc_wait *wait;               /* AUTHN_WAIT: the fetch r waits for, or NULL */
+    struct oauthpg_wait *pgwait;          /* AUTHN_WAIT: the store's lookup r waits for */
     struct hreq *held;                    /* AUTHN_WAIT: the request to release */
     const char *why;                      /* a refused provider token: why (static text) */
 };

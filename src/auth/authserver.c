@@ -30,6 +30,7 @@
 #include "httpd.h"
 #include "log.h"
 #include "mem.h"
+#include "oauthpg.h"
 #include "oauthtokens.h"
 #include "ratelimit.h"
 #include "storefile.h"
@@ -65,6 +66,26 @@ struct authserver *authserver_new(const struct authserver_opts *o, char *err, si
         return NULL;
     }
     return as;
+}
+
+static void clients_changed(void *arg, const char *id)
+{
+    as_client_forget(arg, id);
+}
+
+void authserver_set_store(struct authserver *as, struct oauthpg *p)
+{
+    as->pg = p;
+    if (p)
+        oauthpg_on_clients(p, clients_changed, as);
+}
+
+bool authserver_client_add_doc(struct authserver *as, const char *doc)
+{
+    json_t *o = json_loads(doc, JSON_REJECT_DUPLICATES, NULL);
+    bool ok = o && as_client_add_json(as, o);
+    json_decref(o);
+    return ok;
 }
 
 void authserver_set_loop(struct authserver *as, struct loop *l)
@@ -149,10 +170,10 @@ static void metadata(struct authserver *as, struct hreq *r)
 
 static void register_locked(struct authserver *as, struct hreq *r, const char *ip, uint64_t now_ms)
 {
-    (void)ip, (void)now_ms;
+    (void)now_ms;
     int lock = as->clients_path ? storefile_lock(as->clients_path) : -1;
     as_clients_sync(as); /* under the lock: the list a revocation just wrote */
-    as_register(as, r);
+    as_register(as, r, ip);
     storefile_unlock(lock);
 }
 

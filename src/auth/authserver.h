@@ -16,6 +16,7 @@
 
 struct hreq;
 struct loop;
+struct oauthpg;
 struct tokenstore;
 
 #define AUTHSERVER_ACCESS_TTL 3600              /* seconds, unless opts say otherwise */
@@ -55,6 +56,10 @@ void authserver_free(struct authserver *as); /* NULL-safe */
  * Without it (or if the thread cannot be set up) they are checked on the spot. The environment
  * variable HERMES_TEST_CONSENT_DELAY_MS (tests only) makes every check that much slower. */
 void authserver_set_loop(struct authserver *as, struct loop *l);
+/* With STORE_URL: clients, consents, codes and tokens in the store (oauthpg.h) rather than in
+ * files and memory; the clients table and the token store (opened on NULL) become this
+ * replica's caches. */
+void authserver_set_store(struct authserver *as, struct oauthpg *p);
 /* The clients file beside a file (the token store): its directory's oauth-clients.json.
  * Malloc'd. */
 char *authserver_clients_path_beside(const char *file);
@@ -82,6 +87,9 @@ bool authserver_client_at(struct authserver *as, size_t i, struct authserver_cli
  * failed. Its tokens are the token store's business (tokenstore_revoke_matching). */
 bool authserver_client_remove(struct authserver *as, const char *id, bool *found, char *err,
                               size_t errlen);
+/* Adds a client document read from the store (`hermes-mcp oauth` with STORE_URL); false when
+ * it is not one this server writes. */
+bool authserver_client_add_doc(struct authserver *as, const char *doc);
 /* Whether path is one of the authorization server's. */
 bool authserver_owns(const char *path);
 /* CORS for what browser-based MCP clients call from their own origin (the metadata, /register,

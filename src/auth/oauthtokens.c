@@ -92,25 +92,17 @@ static bool hash_ok(const char *s)
     return true;
 }
 
+static json_t *entry_json(const struct entry *e);
+
 static bool persist(struct tokenstore *ts, char *err, size_t errlen)
 {
+    if (ts->path == NULL) /* a cache of the database's: its writes are the caller's */
+        return true;
     size_t n = 0;
     void **all = strmap_values(ts->byhash, &n);
     json_t *list = json_array();
-    for (size_t i = 0; i < n; i++) {
-        const struct entry *e = all[i];
-        json_t *o = json_pack("{s:s, s:s, s:s, s:s, s:s, s:I}", "sha256", e->hash, "kind",
-                              e->g.kind == TOKEN_ACCESS ? "access" : "refresh", "client_id",
-                              e->client_id, "scope", e->scope, "resource", e->resource, "expires",
-                              (json_int_t)e->g.expires);
-        if (e->family)
-            json_object_set_new(o, "family", json_string(e->family));
-        if (e->g.used)
-            json_object_set_new(o, "used", json_true());
-        if (e->g.issued)
-            json_object_set_new(o, "issued", json_integer((json_int_t)e->g.issued));
-        json_array_append_new(list, o);
-    }
+    for (size_t i = 0; i < n; i++)
+        json_array_append_new(list, entry_json(all[i]));
     free(all);
     json_t *doc = json_pack("{s:i, s:o}", "version", 1, "tokens", list);
     char *text = json_dumps(doc, JSON_COMPACT | JSON_SORT_KEYS);
@@ -124,6 +116,22 @@ static bool persist(struct tokenstore *ts, char *err, size_t errlen)
         storefile_note(ts->path, &ts->seen);
     free(text);
     return ok;
+}
+
+/* One entry as the file keeps it. */
+static json_t *entry_json(const struct entry *e)
+{
+    json_t *o =
+        json_pack("{s:s, s:s, s:s, s:s, s:s, s:I}", "sha256", e->hash, "kind",
+                  e->g.kind == TOKEN_ACCESS ? "access" : "refresh", "client_id", e->client_id,
+                  "scope", e->scope, "resource", e->resource, "expires", (json_int_t)e->g.expires);
+    if (e->family)
+        json_object_set_new(o, "family", json_string(e->family));
+    if (e->g.used)
+        json_object_set_new(o, "used", json_true());
+    if (e->g.issued)
+        json_object_set_new(o, "issued", json_integer((json_int_t)e->g.issued));
+    return o;
 }
 
 /* One entry of the file; false when it is not one this module writes. */
@@ -162,6 +170,8 @@ static bool load(struct tokenstore *ts, char *err, size_t errlen)
     struct stat st;
     size_t len = 0;
     char why[300];
+    if (ts->path == NULL)
+        return true;
 
     if (lstat(ts->path, &st) != 0 && errno == ENOENT) {
         storefile_id_of(NULL, &ts->seen);
@@ -224,7 +234,7 @@ void tokenstore_free(struct tokenstore *ts)
 static void sync_from_file(struct tokenstore *ts)
 {
     char err[400];
-    if (!storefile_changed(ts->path, &ts->seen))
+    if (ts->path == NULL || !storefile_changed(ts->path, &ts->seen))
         return;
     struct tokenstore fresh = {.path = ts->path, .byhash = strmap_new()};
     if (load(&fresh, err, sizeof err)) {
@@ -243,7 +253,7 @@ static void sync_from_file(struct tokenstore *ts)
 /* A change starts here: the file's lock, then its current content. storefile_unlock ends it. */
 static int begin_change(struct tokenstore *ts)
 {
-    int fd = storefile_lock(ts->path);
+    int fd = ts->path ? storefile_lock(ts->path) : -1;
     sync_from_file(ts);
     return fd;
 }
@@ -251,7 +261,7 @@ static int begin_change(struct tokenstore *ts)
 struct tokenstore *tokenstore_open(const char *path, char *err, size_t errlen)
 {
     struct tokenstore *ts = xcalloc(1, sizeof *ts);
-    ts->path = xstrdup(path);
+    ts->path = path ? xstrdup(path) : NULL;
     ts->byhash = strmap_new();
     if (!load(ts, err, errlen)) {
         tokenstore_free(ts);
@@ -483,4 +493,52 @@ void tokenstore_each(struct tokenstore *ts, void (*fn)(const struct token_grant 
     struct each_ctx c = {fn, arg};
     sync_from_file(ts);
     strmap_each(ts->byhash, each_entry, &c);
+}
+
+/* ---- a cache of the database's tokens (tokenstore_open(NULL)) ---- */
+
+char *tokenstore_doc(const struct token_grant *g, const char *hash)
+{
+    struct entry *e = entry_new(hash, g);
+    json_t *o = entry_json(e);
+    json_object_del(o, "used"); /* the database keeps it in a column of its own */
+    char *text = json_dumps(o, JSON_COMPACT | JSON_SORT_KEYS);
+    json_decref(o);
+    entry_free(e);
+    return text;
+}
+
+bool tokenstore_cache_put(struct tokenstore *ts, const char *doc, bool used)
+{
+    json_t *o = json_loads(doc, JSON_REJECT_DUPLICATES, NULL);
+    const char *hash = json_string_value(json_object_get(o, "sha256"));
+    bool ok = false;
+    if (hash) {
+        tokenstore_cache_drop(ts, hash);
+        if (strmap_count(ts->byhash) >= TOKENSTORE_MAX)
+            remove_where(ts, time(NULL), NULL, NULL);
+        if (strmap_count(ts->byhash) >= TOKENSTORE_MAX)
+            tokenstore_cache_clear(ts); /* a cache: the database has them all */
+        if (used)
+            json_object_set_new(o, "used", json_true());
+        ok = load_entry(ts, o);
+    }
+    json_decref(o);
+    return ok;
+}
+
+void tokenstore_cache_drop(struct tokenstore *ts, const char *hash)
+{
+    struct entry *e = strmap_get(ts->byhash, hash);
+    if (e) {
+        strmap_del(ts->byhash, hash);
+        entry_free(e);
+    }
+}
+
+void tokenstore_cache_clear(struct tokenstore *ts)
+{
+    strmap_each(ts->byhash, drop_entry, NULL);
+    strmap_free(ts->byhash);
+    ts->byhash = strmap_new();
 }

@@ -47,8 +47,10 @@ struct token_grant {
 void tokenstore_hash(const char *secret, char out[65]);
 
 /* Opens the store at path, reading what is there; a missing file is an empty store (created
- * on the first write). NULL with a reason in err (never a token or hash) when the file cannot
- * be used: not a regular file, readable by others, too big, or not a store. */
+ * on the first write). path NULL: a store in memory only, the cache of what the database
+ * holds (oauthpg.h): nothing is written, the caller writes the database. NULL with a reason in err
+ * (never a token or hash) when the file cannot be used: not a regular file, readable by others, too
+ * big, or not a store. */
 struct tokenstore *tokenstore_open(const char *path, char *err, size_t errlen);
 void tokenstore_free(struct tokenstore *ts); /* NULL-safe */
 
@@ -80,5 +82,15 @@ void tokenstore_each(struct tokenstore *ts, void (*fn)(const struct token_grant 
  * many went. Persists when some did; false with a reason when that write failed. */
 bool tokenstore_revoke_matching(struct tokenstore *ts, const char *client_id, const char *family,
                                 size_t *gone, char *err, size_t errlen);
+
+/* ---- the cache of the database's tokens ---- */
+/* The document the database keeps for g (hash: the token's), as the file keeps an entry,
+ * without "used" (a column of its own). Malloc'd. */
+char *tokenstore_doc(const struct token_grant *g, const char *hash);
+/* Puts a document read from the database in the cache (replacing one of the same hash); false
+ * when it is not one tokenstore_doc writes. */
+bool tokenstore_cache_put(struct tokenstore *ts, const char *doc, bool used);
+void tokenstore_cache_drop(struct tokenstore *ts, const char *hash);
+void tokenstore_cache_clear(struct tokenstore *ts);
 
 #endif

@@ -30,6 +30,7 @@
 #include "dotenvfile.h"
 #include "gwload.h"
 #include "mem.h"
+#include "oauthpgcli.h"
 #include "oauthtokens.h"
 #include "passphrase.h"
 #include "principal.h"
@@ -379,7 +380,20 @@ static void check_credentials_files(struct doctor *d, const struct config *cfg)
             principals_unref(p);
         }
     }
-    if (cfg->oauth_issuer) {
+    if (cfg->oauth_issuer && cfg->store_url) {
+        /* The OAuth state is the store's: the files beside the env file are not read. */
+        size_t tokens = 0, clients = 0;
+        bool pass = false;
+        if (!oauthpgcli_summary(cfg->store_url, cfg->store_password, &tokens, &clients, &pass, err,
+                                sizeof err))
+            doctor_check(d, FAIL, "OAuth state in the store: %s", err);
+        else
+            doctor_check(d, pass ? OK : WARN,
+                         "OAuth state in the store: %zu token%s, %zu client%s, %s", tokens,
+                         tokens == 1 ? "" : "s", clients, clients == 1 ? "" : "s",
+                         pass ? "a consent passphrase"
+                              : "no consent passphrase (run: hermes-mcp oauth passwd)");
+    } else if (cfg->oauth_issuer) {
         struct tokenstore *ts = tokenstore_open(cfg->oauth_store, err, sizeof err);
         if (ts == NULL) {
             doctor_check(d, FAIL, "%s", err);

@@ -21,8 +21,10 @@
 #include "config.h"
 #include "exitcode.h"
 #include "mem.h"
+#include "oauthpgcli.h"
 #include "oauthtokens.h"
 #include "principal.h"
+#include "storeschema.h"
 #include "timefmt.h"
 
 #define ARG_MAX_LEN 512
@@ -121,6 +123,7 @@ static json_t *json_time(time_t t)
 
 struct admin {
     struct config cfg;
+    PGconn *pg; /* with STORE_URL: the store, else NULL (the files) */
     struct tokenstore *tokens;
     struct authserver *as;
     char *resource;
@@ -141,7 +144,14 @@ static int admin_open(struct admin *ad, const char *env_file)
                 env_file);
         return EXIT_USAGE;
     }
-    ad->tokens = tokenstore_open(ad->cfg.oauth_store, err, sizeof err);
+    if (ad->cfg.store_url) {
+        ad->pg = storeschema_connect(ad->cfg.store_url, ad->cfg.store_password, err, sizeof err);
+        if (ad->pg == NULL) {
+            fprintf(stderr, "hermes-mcp: %s\n", err);
+            return EXIT_FAIL;
+        }
+    }
+    ad->tokens = tokenstore_open(ad->pg ? NULL : ad->cfg.oauth_store, err, sizeof err);
     if (ad->tokens == NULL) {
         fprintf(stderr, "hermes-mcp: %s\n", err);
         return EXIT_FAIL;
@@ -152,13 +162,14 @@ static int admin_open(struct admin *ad, const char *env_file)
                                  .resource = ad->resource,
                                  .passphrase_path = "",
                                  .tokens = ad->tokens,
-                                 .clients_path = clients,
+                                 .clients_path = ad->pg ? NULL : clients,
                                  .redirect_schemes = ad->cfg.oauth_redirect_schemes,
                                  .static_client_id = ad->cfg.oauth_client_id,
                                  .static_secret_hash = ad->cfg.oauth_client_secret_hash};
     ad->as = authserver_new(&ao, err, sizeof err);
     free(clients);
-    if (ad->as == NULL) {
+    if (ad->as == NULL ||
+        (ad->pg && !oauthpgcli_load(ad->pg, ad->tokens, ad->as, err, sizeof err))) {
         fprintf(stderr, "hermes-mcp: %s\n", err);
         return EXIT_FAIL;
     }
@@ -169,6 +180,8 @@ static void admin_close(struct admin *ad)
 {
     authserver_free(ad->as);
     tokenstore_free(ad->tokens);
+    if (ad->pg)
+        PQfinish(ad->pg);
     free(ad->resource);
     config_cleanup(&ad->cfg);
 }
@@ -281,8 +294,12 @@ static int revoke_client(struct admin *ad, const char *id)
     bool found = false;
     bool is_static = ad->cfg.oauth_client_id && strcmp(ad->cfg.oauth_client_id, id) == 0;
     /* The tokens first: from the moment they are gone, a running server refuses them. */
-    if (!tokenstore_revoke_matching(ad->tokens, id, NULL, &gone, err, sizeof err) ||
-        (!is_static && !authserver_client_remove(ad->as, id, &found, err, sizeof err))) {
+    bool ok =
+        ad->pg ? oauthpgcli_revoke_tokens(ad->pg, id, NULL, &gone, err, sizeof err) &&
+                     (is_static || oauthpgcli_remove_client(ad->pg, id, &found, err, sizeof err))
+               : tokenstore_revoke_matching(ad->tokens, id, NULL, &gone, err, sizeof err) &&
+                     (is_static || authserver_client_remove(ad->as, id, &found, err, sizeof err));
+    if (!ok) {
         fprintf(stderr, "hermes-mcp: %s\n", err);
         return EXIT_FAIL;
     }
@@ -376,7 +393,8 @@ static int revoke_tokens(struct admin *ad, const char *client, const char *famil
 {
     char err[800];
     size_t gone = 0;
-    if (!tokenstore_revoke_matching(ad->tokens, client, family, &gone, err, sizeof err)) {
+    if (ad->pg ? !oauthpgcli_revoke_tokens(ad->pg, client, family, &gone, err, sizeof err)
+               : !tokenstore_revoke_matching(ad->tokens, client, family, &gone, err, sizeof err)) {
         fprintf(stderr, "hermes-mcp: %s\n", err);
         return EXIT_FAIL;
     }

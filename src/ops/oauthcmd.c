@@ -11,8 +11,10 @@
 #include <unistd.h>
 
 #include "cliargs.h"
+#include "config.h"
 #include "crypto.h"
 #include "oauthcli.h"
+#include "oauthpgcli.h"
 #include "passphrase.h"
 
 const char oauthcmd_usage[] =
@@ -77,6 +79,26 @@ static int mint_client(void)
     return 0;
 }
 
+/* With STORE_URL in the env file: the line goes to the store, where every replica reads it at
+ * its next consent; *rc set. False when the env file names no store (or cannot be read: then
+ * the file beside it, as without a store). */
+static bool store_passwd(const char *env_file, const char *line, int *rc)
+{
+    struct config cfg;
+    char err[600];
+    if (!config_load(&cfg, env_file, err, sizeof err))
+        return false;
+    bool store = cfg.store_url != NULL;
+    if (store && oauthpgcli_passwd(cfg.store_url, cfg.store_password, line, err, sizeof err)) {
+        printf("consent passphrase written to the store (scrypt; STORE_URL of %s)\n", env_file);
+        *rc = 0;
+    } else if (store) {
+        fprintf(stderr, "hermes-mcp: %s\n", err);
+    }
+    config_cleanup(&cfg);
+    return store;
+}
+
 int oauthcmd_main(int argc, char **argv)
 {
     char pass[PASSPHRASE_MAX + 2], again[PASSPHRASE_MAX + 2], line[PASSPHRASE_LINE_MAX];
@@ -109,6 +131,8 @@ int oauthcmd_main(int argc, char **argv)
         fprintf(stderr, "hermes-mcp: the two passphrases differ; nothing written\n");
     } else if (!passphrase_hash(pass, strlen(pass), line)) {
         fprintf(stderr, "hermes-mcp: hashing the passphrase failed\n");
+    } else if (store_passwd(file, line, &rc)) {
+        /* written to the store (or refused there) */
     } else {
         char *path = passphrase_path_beside(file);
         if (passphrase_save(path, line, err, sizeof err)) {

@@ -42,11 +42,13 @@ static const struct {
      "CREATE INDEX hm_task_open ON hm_task (follower) WHERE run IS NOT NULL AND result IS NULL;"
      "CREATE INDEX hm_task_done ON hm_task (finished_at) WHERE finished_at IS NOT NULL;"},
 
-    {"OAuth: clients, authorization codes, consents shown, tokens and their families",
+    {"OAuth: clients, authorization codes, consents shown, tokens and their families, and the "
+     "counters of wrong passphrases and registrations",
      "CREATE TABLE hm_oauth_client (id text PRIMARY KEY, doc text NOT NULL,"
      "  created_at timestamptz NOT NULL DEFAULT now(), version bigint NOT NULL DEFAULT 2);"
      "CREATE TABLE hm_oauth_token (sha256 text PRIMARY KEY, doc text NOT NULL,"
-     "  client_id text NOT NULL, family text, used boolean NOT NULL DEFAULT false,"
+     "  kind text NOT NULL CHECK (kind IN ('access', 'refresh')), client_id text NOT NULL,"
+     "  family text, used boolean NOT NULL DEFAULT false, issued_at bigint NOT NULL,"
      "  expires_at timestamptz NOT NULL);"
      "CREATE INDEX hm_oauth_token_family ON hm_oauth_token (family);"
      "CREATE INDEX hm_oauth_token_client ON hm_oauth_token (client_id);"
@@ -54,7 +56,10 @@ static const struct {
      "CREATE TABLE hm_oauth_code (sha256 text PRIMARY KEY, doc text NOT NULL, family text,"
      "  used boolean NOT NULL DEFAULT false, expires_at timestamptz NOT NULL);"
      "CREATE TABLE hm_oauth_consent (csrf text PRIMARY KEY, doc text NOT NULL,"
-     "  expires_at timestamptz NOT NULL);"},
+     "  addr text NOT NULL, expires_at timestamptz NOT NULL);"
+     "CREATE INDEX hm_oauth_consent_addr ON hm_oauth_consent (addr, expires_at);"
+     "CREATE TABLE hm_oauth_counter (key text PRIMARY KEY, window_start bigint NOT NULL,"
+     "  n bigint NOT NULL);"},
 
     {"secrets every replica shares (the consent passphrase, the keys sealing requestState), "
      "pinned tool definitions, and the input rounds' nonces already answered",

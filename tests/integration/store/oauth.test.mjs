@@ -1,0 +1,291 @@
+// With STORE_URL the OAuth authorization server's state is in PostgreSQL, so any replica serves
+// any step: registration and consent on A, the code exchanged on B, refreshed on C, a tool call
+// with each access token on every replica; /revoke on B refused on A within a second; the CLI's
+// revocations (against any replica's env file) refused everywhere; a code replayed on another
+// replica, or a rotated refresh token reused on another, revokes the family; SQL-looking text
+// in every client-controlled field stored as text; wrong passphrases counted across replicas;
+// the database stopped: 503 with Retry-After (cached tokens still work), then recovery. Real
+// PostgreSQL 15, three real servers on one database, one issuer URL.
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { spawnSync } from 'node:child_process';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { HERMES, startHermes, freePort, setPassphrase, pkce, rpc, toolCall, hermesCli, until, OAUTH_PASS }
+  from '../../lib/lib.mjs';
+import { startPostgres } from '../../lib/pg.mjs';
+
+const REDIRECT = 'http://127.0.0.1:7777/callback';
+const FORM = { 'Content-Type': 'application/x-www-form-urlencoded' };
+let pg, dir, issuer, a, b, c;
+
+const base = (srv) => srv.url.replace(/\/mcp$/, '');
+const form = (o) => new URLSearchParams(o).toString();
+
+async function replica(port) {
+  return startHermes({ STORE_URL: pg.url, OAUTH_ISSUER_URL: issuer, ...(port ? { MCP_PORT: String(port) } : {}) });
+}
+
+function initStore() {
+  const env = join(dir, 'init.env');
+  writeFileSync(env, `STORE_URL=${pg.url}\n`, { mode: 0o600 });
+  return spawnSync(HERMES, ['store', 'init', '--env-file', env], { encoding: 'utf8' });
+}
+
+async function register(srv, extra = {}) {
+  const res = await fetch(`${base(srv)}/register`, { method: 'POST', headers: { 'Content-Type': 'application/json' },
+    body: JSON.stringify({ redirect_uris: [REDIRECT], client_name: 'replicas', token_endpoint_auth_method: 'none', ...extra }) });
+  return { status: res.status, retry: res.headers.get('retry-after'), body: await res.json() };
+}
+
+// The consent page shown by one replica, the owner's answer posted to another: the code.
+async function authorize(show, answer, clientId, { state = 's-1', scope = 'hermes:read', pass = OAUTH_PASS } = {}) {
+  const { verifier, challenge } = pkce();
+  const url = `${base(show)}/authorize?${form({ response_type: 'code', client_id: clientId, redirect_uri: REDIRECT,
+    code_challenge: challenge, code_challenge_method: 'S256', state, scope })}`;
+  const page = await fetch(url, { redirect: 'manual' });
+  const html = await page.text();
+  const csrf = /name="csrf" value="([0-9a-f]{64})"/.exec(html)?.[1];
+  assert.ok(csrf, `${page.status}: ${html.slice(0, 300)}`);
+  const res = await fetch(`${base(answer)}/authorize`, { method: 'POST', redirect: 'manual',
+    headers: { ...FORM, Origin: issuer }, body: form({ csrf, passphrase: pass, action: 'approve' }) });
+  const location = res.headers.get('location');
+  return { page, html, res, verifier, location, code: location && new URL(location).searchParams.get('code'),
+    body: location ? '' : await res.text() };
+}
+
+async function token(srv, params) {
+  const res = await fetch(`${base(srv)}/token`, { method: 'POST', headers: FORM, body: form(params) });
+  return { status: res.status, retry: res.headers.get('retry-after'), body: await res.json() };
+}
+
+const exchange = (srv, clientId, code, verifier) => token(srv, { grant_type: 'authorization_code', code,
+  redirect_uri: REDIRECT, client_id: clientId, code_verifier: verifier });
+const refresh = (srv, clientId, rt) => token(srv, { grant_type: 'refresh_token', refresh_token: rt, client_id: clientId });
+const status = async (srv, tok) => (await rpc(srv, tok, 'tools/list')).status;
+// A revocation reaches the other replicas by the store's notification: refused within a second.
+const refused = (srv, tok, what) => until(async () => (await status(srv, tok)) === 401, what, 1000);
+
+// A client registered on C and allowed on A, its tokens from B: { id, tokens }.
+async function authorized(extra) {
+  const reg = await register(c, extra);
+  assert.equal(reg.status, 201, JSON.stringify(reg.body));
+  const z = await authorize(a, a, reg.body.client_id);
+  assert.ok(z.code, z.body);
+  const t = await exchange(b, reg.body.client_id, z.code, z.verifier);
+  assert.equal(t.status, 200, JSON.stringify(t.body));
+  return { id: reg.body.client_id, tokens: t.body };
+}
+
+before(async () => {
+  pg = await startPostgres();
+  dir = mkdtempSync(join(tmpdir(), 'hm-storeoauth-'));
+  const init = initStore();
+  assert.equal(init.status, 0, init.stderr);
+  const port = await freePort();
+  issuer = `http://127.0.0.1:${port}`;
+  a = await replica(port);
+  b = await replica();
+  c = await replica();
+  setPassphrase(b.envFile); // to the store: every replica's consent reads it
+});
+after(async () => {
+  if (process.env.HM_DEBUG) for (const s of [a, b, c]) console.log(s?.proc.stderrText.slice(-3000));
+  await a?.stop();
+  await b?.stop();
+  await c?.stop();
+  await pg?.stop();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+test('registered and allowed on A, exchanged on B, refreshed on C: each token works on every replica', async () => {
+  assert.equal(await pg.psql("SELECT count(*) FROM hm_secret WHERE name = 'passphrase'"), '1');
+  assert.match(await pg.psql("SELECT value FROM hm_secret WHERE name = 'passphrase'"), /^scrypt\$/);
+  for (const srv of [a, b, c]) assert.ok(!existsSync(join(srv.dir, 'oauth-passphrase')), 'no file beside the env file');
+  const reg = await register(a);
+  assert.equal(reg.status, 201);
+  const id = reg.body.client_id;
+  // The consent page on A, the owner's answer through B (the consent is a row of the store).
+  const z = await authorize(a, b, id);
+  assert.equal(z.page.status, 200);
+  assert.match(z.html, /replicas/, 'the client named on the page');
+  assert.equal(z.res.status, 302, z.body);
+  assert.equal(new URL(z.location).searchParams.get('state'), 's-1');
+  const t = await exchange(b, id, z.code, z.verifier);
+  assert.equal(t.status, 200, JSON.stringify(t.body));
+  assert.equal(t.body.scope, 'hermes:read');
+  for (const srv of [a, b, c]) {
+    const r = await toolCall(srv, t.body.access_token, 'whoami');
+    assert.equal(r.isError, false, JSON.stringify(r));
+    assert.match(JSON.stringify(r.structuredContent), new RegExp(`oauth:${id}`));
+  }
+  const t2 = await refresh(c, id, t.body.refresh_token);
+  assert.equal(t2.status, 200, JSON.stringify(t2.body));
+  assert.notEqual(t2.body.access_token, t.body.access_token);
+  for (const srv of [a, b, c]) assert.equal(await status(srv, t2.body.access_token), 200);
+  // The exchange left the code used: its replay on C is refused and revokes what it gave.
+  const again = await exchange(c, id, z.code, z.verifier);
+  assert.equal(again.status, 400);
+  assert.equal(again.body.error, 'invalid_grant');
+  for (const srv of [a, b, c]) {
+    await refused(srv, t2.body.access_token, 'the family revoked everywhere');
+    await refused(srv, t.body.access_token, 'the first token too');
+  }
+  assert.equal(await pg.psql(`SELECT count(*) FROM hm_oauth_token WHERE client_id = '${id}'`), '0');
+  for (const srv of [a, b, c]) assert.ok(!existsSync(join(srv.dir, 'oauth-tokens.json')), 'no token file');
+});
+
+test('a code is exchanged once across replicas: the loser of two at once revokes the family', async () => {
+  const reg = await register(c);
+  const id = reg.body.client_id;
+  const z = await authorize(c, a, id);
+  const [x, y] = await Promise.all([exchange(a, id, z.code, z.verifier), exchange(b, id, z.code, z.verifier)]);
+  assert.deepEqual([x.status, y.status].sort(), [200, 400], JSON.stringify([x.body, y.body]));
+  const won = x.status === 200 ? x.body : y.body;
+  await refused(c, won.access_token, 'the winner\'s tokens revoked');
+  assert.equal(await pg.psql(`SELECT count(*) FROM hm_oauth_token WHERE client_id = '${id}'`), '0');
+});
+
+test('a rotated refresh token reused on another replica revokes the family on every replica', async () => {
+  const { id, tokens } = await authorized();
+  const r1 = await refresh(a, id, tokens.refresh_token);
+  assert.equal(r1.status, 200);
+  for (const srv of [a, b, c]) assert.equal(await status(srv, r1.body.access_token), 200);
+  const reuse = await refresh(b, id, tokens.refresh_token);
+  assert.equal(reuse.status, 400);
+  assert.equal(reuse.body.error, 'invalid_grant');
+  for (const srv of [a, b, c]) await refused(srv, r1.body.access_token, 'the family revoked');
+  assert.equal((await refresh(c, id, r1.body.refresh_token)).status, 400, 'the new refresh token went too');
+});
+
+test('/revoke on B: A refuses the token it had cached within a second', async () => {
+  const { id, tokens } = await authorized();
+  assert.equal(await status(a, tokens.access_token), 200); // now in A's cache
+  const t0 = Date.now();
+  const res = await fetch(`${base(b)}/revoke`, { method: 'POST', headers: FORM,
+    body: form({ token: tokens.refresh_token, client_id: id }) });
+  assert.equal(res.status, 200);
+  await refused(a, tokens.access_token, 'A refusing it');
+  assert.ok(Date.now() - t0 < 1000);
+  await refused(c, tokens.access_token, 'C refusing it');
+});
+
+test('the CLI revokes in the store: tokens and clients refused on every replica at once', async () => {
+  const one = await authorized();
+  const two = await authorized();
+  for (const srv of [a, b, c]) assert.equal(await status(srv, one.tokens.access_token), 200);
+  const list = await hermesCli(c, 'oauth', 'tokens', '--json');
+  assert.equal(list.code, 0, list.stderr);
+  assert.ok(JSON.parse(list.stdout).some((t) => t.client_id === one.id && t.kind === 'access'));
+  const t0 = Date.now();
+  const r = await hermesCli(c, 'oauth', 'tokens', 'revoke', '--client', one.id);
+  assert.equal(r.code, 0, r.stderr);
+  assert.match(r.stdout, /revoked 2 tokens/);
+  for (const srv of [a, b]) await refused(srv, one.tokens.access_token, 'the CLI\'s revocation');
+  assert.ok(Date.now() - t0 < 1500, `${Date.now() - t0} ms`);
+  const clients = await hermesCli(a, 'oauth', 'clients', '--json');
+  assert.ok(JSON.parse(clients.stdout).some((x) => x.client_id === two.id));
+  const rc = await hermesCli(b, 'oauth', 'clients', 'revoke', two.id);
+  assert.equal(rc.code, 0, rc.stderr);
+  for (const srv of [a, b, c]) await refused(srv, two.tokens.access_token, 'the client\'s tokens');
+  const t = await refresh(a, two.id, two.tokens.refresh_token);
+  assert.equal(t.status, 401, 'the client is gone on A too');
+  assert.equal(t.body.error, 'invalid_client');
+});
+
+test('SQL-looking text in client_name, redirect_uri, scope and state is stored and shown as text', async () => {
+  const evil = "x'); DROP TABLE hm_oauth_token; --";
+  const uri = `${REDIRECT}?q=${encodeURIComponent("'; DELETE FROM hm_oauth_client; --")}`;
+  const res = await fetch(`${base(a)}/register`, { method: 'POST', headers: { 'Content-Type': 'application/json' },
+    body: JSON.stringify({ redirect_uris: [uri], client_name: evil, token_endpoint_auth_method: 'none' }) });
+  assert.equal(res.status, 201);
+  const id = (await res.json()).client_id;
+  const { verifier, challenge } = pkce();
+  const state = "1' OR '1'='1";
+  const page = await fetch(`${base(b)}/authorize?${form({ response_type: 'code', client_id: id, redirect_uri: uri,
+    code_challenge: challenge, code_challenge_method: 'S256', state, scope: "hermes:read x'; DROP TABLE hm_secret; --" })}`,
+  { redirect: 'manual' });
+  const html = await page.text();
+  assert.equal(page.status, 200, html.slice(0, 300));
+  assert.ok(html.includes('x&#39;); DROP TABLE hm_oauth_token; --'), 'the name shown as text');
+  const csrf = /name="csrf" value="([0-9a-f]{64})"/.exec(html)[1];
+  const post = await fetch(`${base(c)}/authorize`, { method: 'POST', redirect: 'manual',
+    headers: { ...FORM, Origin: issuer }, body: form({ csrf, passphrase: OAUTH_PASS, action: 'approve' }) });
+  assert.equal(post.status, 302);
+  const back = new URL(post.headers.get('location'));
+  assert.equal(back.searchParams.get('state'), state);
+  const t = await token(a, { grant_type: 'authorization_code', code: back.searchParams.get('code'),
+    redirect_uri: uri, client_id: id, code_verifier: verifier });
+  assert.equal(t.status, 200, JSON.stringify(t.body));
+  assert.equal(t.body.scope, 'hermes:read', 'the foreign scope dropped, not run');
+  assert.equal(await pg.psql('SELECT count(*) > 0 FROM hm_oauth_token'), 't');
+  assert.equal(await pg.psql(`SELECT doc::json->>'client_name' FROM hm_oauth_client WHERE id = '${id}'`), evil);
+  assert.equal(await pg.psql("SELECT count(*) FROM hm_secret WHERE name = 'passphrase'"), '1');
+  // A token that is SQL: unknown, not an error.
+  assert.equal(await status(b, "' OR 1=1 --"), 401);
+});
+
+test('wrong passphrases count across replicas: the sixth from one address is refused on any', async () => {
+  const reg = await register(a);
+  const id = reg.body.client_id;
+  const codes = [];
+  for (const [show, answer] of [[a, b], [b, c], [c, a], [a, c], [b, a]]) {
+    const z = await authorize(show, answer, id, { pass: 'not the passphrase at all' });
+    codes.push(z.res.status);
+  }
+  assert.deepEqual(codes, [403, 403, 403, 403, 403]);
+  const z = await fetch(`${base(c)}/authorize?${form({ response_type: 'code', client_id: id, redirect_uri: REDIRECT,
+    code_challenge: pkce().challenge, code_challenge_method: 'S256', state: 'x' })}`, { redirect: 'manual' });
+  const csrf = /name="csrf" value="([0-9a-f]{64})"/.exec(await z.text())[1];
+  const sixth = await fetch(`${base(b)}/authorize`, { method: 'POST', redirect: 'manual',
+    headers: { ...FORM, Origin: issuer }, body: form({ csrf, passphrase: OAUTH_PASS, action: 'approve' }) });
+  assert.equal(sixth.status, 429, 'even the right passphrase waits: five wrong ones this minute');
+  assert.ok(Number(sixth.headers.get('retry-after')) >= 1);
+  await pg.psql("DELETE FROM hm_oauth_counter WHERE key LIKE 'consent:%'"); // the next tests' minute
+});
+
+test('registrations count across replicas: the eleventh of a minute from one address is refused', async () => {
+  await pg.psql("DELETE FROM hm_oauth_counter WHERE key LIKE 'register:%'");
+  for (let i = 0; i < 10; i++) assert.equal((await register(i % 2 ? a : b)).status, 201, `registration ${i + 1}`);
+  const over = await register(b);
+  assert.equal(over.status, 429, JSON.stringify(over.body));
+  assert.equal(over.retry, '60');
+  assert.equal(await pg.psql("SELECT n FROM hm_oauth_counter WHERE key LIKE 'register:%'"), '11');
+  await pg.psql("DELETE FROM hm_oauth_counter WHERE key LIKE 'register:%'");
+});
+
+test('the database stopped: 503 with Retry-After, cached tokens still work; then recovery', async () => {
+  const { id, tokens } = await authorized();
+  assert.equal(await status(c, tokens.access_token), 200); // cached on C
+  await pg.kill();
+  try {
+    const t = await refresh(c, id, tokens.refresh_token);
+    assert.equal(t.status, 503, JSON.stringify(t.body));
+    assert.ok(Number(t.retry) >= 1);
+    const reg = await register(b);
+    assert.equal(reg.status, 503);
+    assert.ok(Number(reg.retry) >= 1);
+    const page = await fetch(`${base(a)}/authorize?${form({ response_type: 'code', client_id: id, redirect_uri: REDIRECT,
+      code_challenge: pkce().challenge, code_challenge_method: 'S256', state: 'x' })}`, { redirect: 'manual' });
+    assert.equal(page.status, 503);
+    assert.ok(Number(page.headers.get('retry-after')) >= 1);
+    assert.equal(await status(c, tokens.access_token), 200, 'a cached token keeps working');
+    const unknown = await rpc(b, 'f'.repeat(64), 'tools/list');
+    assert.equal(unknown.status, 503, 'a token not cached cannot be judged');
+  } finally {
+    await pg.restart();
+  }
+  // Back: every step works again (pgconn reconnects with its backoff).
+  const t = await until(async () => { const r = await refresh(c, id, tokens.refresh_token); return r.status === 503 ? null : r; },
+    'the store back', 15000);
+  assert.equal(t.status, 200, JSON.stringify(t.body));
+  for (const srv of [a, b, c]) assert.equal(await status(srv, t.body.access_token), 200);
+});
+
+test('doctor reads the OAuth state from the store, not the files beside the env file', async () => {
+  const r = spawnSync(HERMES, ['doctor', '--env-file', a.envFile, '--timeout', '3'], { encoding: 'utf8' });
+  const out = r.stdout + r.stderr;
+  assert.match(out, /OAuth state in the store: \d+ tokens?, \d+ clients?, a consent passphrase/);
+  assert.doesNotMatch(out, /oauth-passphrase|oauth-tokens\.json/);
+});
