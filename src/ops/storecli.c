@@ -10,10 +10,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "config.h"
 #include "exitcode.h"
 #include "mem.h"
+#include "passphrase.h"
 #include "storeexp.h"
 #include "storemig.h"
 #include "storeschema.h"
@@ -38,7 +40,9 @@ const char storecli_usage[] =
     "            again. A task with a file unreadable, too big or not JSON is refused (said on\n"
     "            stderr, exit 1) and the rest copied. The agent's files stay in TASKS_DIR, where\n"
     "            a server with STORE_URL serves them. Stop the servers using the files first;\n"
-    "            a run without a result is followed by a replica once one starts\n"
+    "            a run without a result is followed by a replica once one starts. The OAuth\n"
+    "            consent passphrase is copied too, unless the store has one; OAuth clients and\n"
+    "            tokens are not (clients authorize again)\n"
     "  export    --to DIR: writes every task of the database back as files in DIR, the\n"
     "            layout of TASKS_DIR, each atomically; DIR may be new, empty, or hold this\n"
     "            database's tasks (a record file that is not the database's text is replaced,\n"
@@ -216,6 +220,42 @@ static int status(PGconn *pg, const struct opts *o)
     return current ? EXIT_OK : EXIT_FAIL;
 }
 
+/* The owner's consent passphrase (its scrypt line, never shown) from beside the env file, where
+ * `oauth passwd` writes it and serve reads it, into hm_secret, unless the store has one already:
+ * the owner need not set it again. The OAuth clients and tokens are not copied: clients authorize
+ * again. */
+static int migrate_passphrase(PGconn *pg, const char *path)
+{
+    char line[PASSPHRASE_LINE_MAX], err[600];
+    struct stat st;
+    if (lstat(path, &st) != 0) {
+        printf("store migrate: no OAuth consent passphrase in %s\n", path);
+        return EXIT_OK;
+    }
+    if (!passphrase_load(path, line, err, sizeof err)) {
+        fprintf(stderr, "hermes-mcp store migrate: the consent passphrase not copied: %s\n", err);
+        return EXIT_FAIL;
+    }
+    const char *params[1] = {line};
+    PGresult *r = PQexecParams(pg,
+                               "INSERT INTO hm_secret (name, value) VALUES ('passphrase', $1)"
+                               " ON CONFLICT (name) DO NOTHING RETURNING name",
+                               1, NULL, params, NULL, NULL, 0);
+    explicit_bzero(line, sizeof line);
+    int rc = EXIT_OK;
+    if (PQresultStatus(r) != PGRES_TUPLES_OK) {
+        fprintf(stderr, "hermes-mcp store migrate: the consent passphrase not copied: %.*s\n",
+                (int)strcspn(PQerrorMessage(pg), "\n"), PQerrorMessage(pg));
+        rc = EXIT_FAIL;
+    } else if (PQntuples(r) == 1) {
+        printf("store migrate: the OAuth consent passphrase copied from %s\n", path);
+    } else {
+        printf("store migrate: the store has an OAuth consent passphrase already: kept\n");
+    }
+    PQclear(r);
+    return rc;
+}
+
 /* migrate and export work on this hermes-mcp's tables only. */
 static bool schema_current(PGconn *pg, const struct opts *o)
 {
@@ -258,11 +298,12 @@ int storecli_main(int argc, char **argv)
         return EXIT_USAGE;
     }
     PGconn *pg = storeschema_connect(cfg.store_url, cfg.store_password, err, sizeof err);
-    char *tasks_dir = xstrdup(cfg.tasks_dir);
+    char *tasks_dir = xstrdup(cfg.tasks_dir), *pass_file = passphrase_path_beside(o.env_file);
     config_cleanup(&cfg);
     if (pg == NULL) {
         fprintf(stderr, "hermes-mcp store: %s\n", err);
         free(tasks_dir);
+        free(pass_file);
         return EXIT_FAIL;
     }
     if (o.cmd == CMD_INIT)
@@ -271,9 +312,15 @@ int storecli_main(int argc, char **argv)
         rc = status(pg, &o);
     else if (!schema_current(pg, &o))
         rc = EXIT_FAIL;
-    else
-        rc = o.cmd == CMD_MIGRATE ? storemig_run(pg, tasks_dir) : storeexp_run(pg, o.to);
+    else if (o.cmd == CMD_EXPORT)
+        rc = storeexp_run(pg, o.to);
+    else {
+        rc = storemig_run(pg, tasks_dir);
+        int prc = migrate_passphrase(pg, pass_file);
+        rc = rc != EXIT_OK ? rc : prc;
+    }
     free(tasks_dir);
+    free(pass_file);
     PQfinish(pg);
     return rc;
 }

@@ -264,3 +264,23 @@ test('migrate and export refuse a database whose schema is not current', async (
   assert.equal(u.status, 2);
   assert.match(u.stderr, /--from-files/);
 });
+
+test('the OAuth consent passphrase is copied into the store once, never shown', async () => {
+  const d = mkdtempSync(join(dir, 'pass-'));
+  mkdirSync(join(d, 'tasks'));
+  const files = join(d, 'files.env');
+  writeFileSync(files, `TASKS_DIR=${join(d, 'tasks')}\n`, { mode: 0o600 });
+  const pass = spawnSync(HERMES, ['oauth', 'passwd', '--env-file', files], { input: 'correct horse battery staple\n', encoding: 'utf8' });
+  assert.equal(pass.status, 0, pass.stderr);
+  const line = readFileSync(join(d, 'oauth-passphrase'), 'utf8').trim();
+  assert.match(line, /^scrypt\$/);
+  writeFileSync(files, `TASKS_DIR=${join(d, 'tasks')}\nSTORE_URL=${pg.url}\n`, { mode: 0o600 });
+  const r = spawnSync(HERMES, ['store', 'migrate', '--from-files', '--env-file', files], { encoding: 'utf8' });
+  assert.equal(r.status, 0, r.stderr);
+  assert.match(r.stdout, /the OAuth consent passphrase copied from/);
+  assert.ok(!(r.stdout + r.stderr).includes(line.split('$').pop()), 'the hash never shown');
+  assert.equal(await sql("SELECT value FROM hm_secret WHERE name = 'passphrase'"), line);
+  const again = spawnSync(HERMES, ['store', 'migrate', '--from-files', '--env-file', files], { encoding: 'utf8' });
+  assert.equal(again.status, 0, again.stderr);
+  assert.match(again.stdout, /has an OAuth consent passphrase already: kept/);
+});
