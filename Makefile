@@ -56,7 +56,7 @@ CONF_OBJ := $(patsubst tests/conformance/%.c,$(BUILD)/conformance/%.o,$(CONF_SRC
 all: build/hermes-mcp
 
 FORCE:
-.PHONY: FORCE all check symbols check-globals format format-check unit hermes-tools-check integration valgrind conformance conformance-server install headers clean distclean bench bench-jwt bench-oidc
+.PHONY: FORCE all check symbols check-globals format format-check unit hermes-tools-check integration valgrind conformance conformance-server install headers clean distclean bench bench-store bench-jwt bench-oidc
 
 # Build flavours: build/release/ (the default) and build/asan/ (SANITIZE=1). build/<program> is
 # the release program, the stable path for users and the README; SANITIZE=1 builds
@@ -163,6 +163,13 @@ conformance: build/conformance-server
 
 bench:
 	bench/run.sh
+
+# The PostgreSQL store beside the file store, one replica and two behind nginx (bench/store.mjs):
+# its section of bench/RESULTS.md, printed and kept in bench/.work/store.md.
+bench-store: all fakes
+	@ln -sfn ../tools/sdk/node_modules tests/node_modules
+	@mkdir -p bench/.work
+	HM_BUILD=$(BUILD) $$(scripts/node-tools.sh node22 sdk | tail -1) bench/store.mjs > bench/.work/store.md && cat bench/.work/store.md
 
 # What a JWT access token's verification costs with a cached key (bench/jwt.c; bench/RESULTS.md).
 $(BUILD)/bench-jwt: bench/jwt.c $(LAYER_LIBS) | $(BUILD)

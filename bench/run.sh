@@ -28,6 +28,7 @@
 #   BENCH_GATEWAY=1         the gateway's loads (bench/gateway.sh: server-everything's echo through
 #                           hermes-mcp, direct, and behind supergateway and mcp-proxy; 0: skip)
 #   BENCH_GW_UPSTREAMS=8    upstreams configured for the gateway's RSS per upstream
+#   BENCH_STORE=1           the PostgreSQL store beside files, 1 and 2 replicas (bench/store.mjs; 0: skip)
 #   BENCH_OUT=bench         where RESULTS.md and the plots go (a partial run: another folder)
 # Quick check of the script itself: BENCH_SECONDS=1 BENCH_RUNS=1 BENCH_HELD=300 BENCH_CALLGRIND=50
 #   (BENCH_PRUNE=1000 BENCH_GW_UPSTREAMS=4 shorten it more)
@@ -502,6 +503,15 @@ jwt_rs256=$(echo "$jwt_table" | awk -F' *[|] *' '$2 == "RS256" { print $3 }')
 otel_out=$(BENCH_SECONDS=$seconds BENCH_RUNS=$runs BENCH_CONNS=64 "$root/bench/otel.sh" 2>/dev/null) || otel_out="bench/otel.sh failed"
 otel_rps=$(echo "$otel_out" | sed -n 's/^  overhead: \(-\{0,1\}[0-9.]*\)% fewer req\/s.*/\1/p')
 otel_ins=$(echo "$otel_out" | sed -n 's/^  instructions: +\{0,1\}\(-\{0,1\}[0-9.]*\)% with tracing on.*/\1/p')
+# The PostgreSQL store beside files, one replica and two behind nginx (bench/store.mjs: its own
+# fake agent, PostgreSQL cluster, servers and nginx).
+store_out="Not run (BENCH_STORE=0)."
+if [ "${BENCH_STORE:-1}" = 1 ]; then
+    ln -sfn ../tools/sdk/node_modules "$root/tests/node_modules"
+    store_out=$(BENCH_SECONDS=$seconds BENCH_RUNS=$runs BENCH_CONNS="$conns" \
+        "$("$root/scripts/node-tools.sh" node22 sdk | tail -1)" "$root/bench/store.mjs" 2> "$run/store.err") ||
+        store_out="bench/store.mjs failed (see bench/.work/run/store.err)."
+fi
 load_end=$(load_now)
 
 # ---------- 6. RESULTS.md ----------
@@ -706,6 +716,20 @@ added() { # SERVER CONNS
     echo '```'
     echo "$otel_out"
     echo '```'
+    echo
+    echo "## Stores: PostgreSQL beside files (bench/store.mjs)"
+    echo
+    echo "The same requests on the two stores, one fake agent answering at once, one PostgreSQL 15"
+    echo "cluster on this disk with its durability settings at PostgreSQL's defaults (fsync,"
+    echo "synchronous_commit): **files**, one hermes-mcp with its task directory on disk;"
+    echo "**PostgreSQL**, one with \`STORE_URL\`; the same one behind the nginx block of"
+    echo "docs/guides/replicas.md; and two replicas (\`REPLICAS=2\`) on that database behind the same"
+    echo "block. On these 2 cores the replicas, PostgreSQL, nginx and wrk share the CPU: this shows what"
+    echo "the store and the second replica cost, not a speed-up. hermes_result reads a stored task"
+    echo "(with PostgreSQL, one query per call); sync hermes_task writes request.json and result.json"
+    echo "(with PostgreSQL, rows committed in batches). \`make bench-store\` runs this section alone."
+    echo
+    echo "$store_out"
     echo
     echo "## Footprint"
     echo

@@ -100,9 +100,9 @@ static void registered(struct hreq *r, enum pgconn_status st, PGresult *const *r
 {
     struct registering *g = arg;
     struct authserver *as = g->as;
-    bool stored = st == PGCONN_OK && n == 2 && PQntuples(res[1]) == 1;
+    bool stored = st == PGCONN_OK && n == 3 && PQntuples(res[2]) == 1;
     long long count =
-        st == PGCONN_OK && PQntuples(res[0]) == 1 ? atoll(PQgetvalue(res[0], 0, 0)) : 0;
+        st == PGCONN_OK && n == 3 && PQntuples(res[1]) == 1 ? atoll(PQgetvalue(res[1], 0, 0)) : 0;
     if (!stored) /* refused or unknown: not a client of this replica's cache either */
         as_client_forget(as, g->id);
     if (r == NULL) {
@@ -142,7 +142,9 @@ void as_pg_register(struct authserver *as, struct hreq *r, const char *ip, json_
     const char *count[2] = {key, window};
     const char *put[5] = {g->id, doc ? doc : "", key, STR(REGISTER_PER_MIN),
                           STR(AUTHSERVER_CLIENTS_MAX)};
-    struct pgconn_query q[2] = {{"count_add", 2, count}, {"client_put", 5, put}};
-    oauthpg_call(as->pg, r, q, 2, registered, g);
+    const char *lock[1] = {OAUTHPG_LOCK_CLIENTS};
+    struct pgconn_query q[3] = {
+        {"caps_lock", 1, lock}, {"count_add", 2, count}, {"client_put", 5, put}};
+    oauthpg_call(as->pg, r, q, 3, registered, g);
     free(doc);
 }

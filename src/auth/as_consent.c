@@ -91,9 +91,7 @@ static void count_wrong_passphrase(struct authserver *as, const char *ip, uint64
         log_warn("oauth: %d wrong consent passphrases this minute from all addresses; refusing "
                  "every consent until the minute is over",
                  CONSENT_FAILS_GLOBAL);
-    as->all_fails.count++;
-    if (as->pg)
-        as_pg_count_wrong(as, ip); /* every replica's count */
+    as->all_fails.count++; /* with a store, its counters took the attempt before the check */
     struct failures *f = failures_of(as, ip, now_ms, true);
     if (++f->count == CONSENT_FAILS_MAX)
         log_warn("oauth: %d wrong consent passphrases from %s this minute; refusing more",
@@ -118,6 +116,8 @@ static void consent_checked(struct authserver *as, struct hreq *r, const char *i
             expired_page(r);
         return;
     }
+    if (as->pg)
+        as_pg_count_refund(as, ip); /* the right passphrase: its attempt is given back */
     if (c == NULL) {
         expired_page(r);
         return;
@@ -171,6 +171,26 @@ static void checking_unlink(struct authserver *as, struct checking *k)
             *p = k->next;
             return;
         }
+}
+
+struct checking *as_checking_hold(struct authserver *as, const char *ip)
+{
+    struct checking *k = xcalloc(1, sizeof *k);
+    k->as = as;
+    snprintf(k->ip, sizeof k->ip, "%s", ip);
+    ratelimit_key(ip, k->key, sizeof k->key);
+    k->next = as->checking;
+    as->checking = k;
+    return k;
+}
+
+void as_checking_release(struct authserver *as, struct checking *k)
+{
+    if (k == NULL)
+        return;
+    checking_unlink(as, k);
+    explicit_bzero(k, sizeof *k);
+    free(k);
 }
 
 static void on_client_gone(struct hreq *r, void *arg)
@@ -335,8 +355,19 @@ void as_consent_verify(struct authserver *as, struct hreq *r, const char *ip, co
     const char *body = hreq_body(r, &len);
     char pass[PASSPHRASE_MAX + 1];
     bool have = line && body && form_get(body, len, "passphrase", pass, sizeof pass) == FORM_OK;
-    if (!have || as->verifier == NULL || !check_later(as, r, ip, csrf, line, pass))
+    if (!have || as->verifier == NULL) {
         consent_checked(as, r, ip, csrf, have && passphrase_verify(line, pass, strlen(pass)),
                         now_ms);
+    } else if (!check_later(as, r, ip, csrf, line, pass)) {
+        /* The queue filled while the store answered: busy, never scrypt on the loop. The
+         * consent's token is spent already, so it goes, and its attempt is given back. */
+        struct consent *c = as_find_consent(as, csrf, time(NULL));
+        if (c) {
+            as_pg_consent_drop(as, c->csrf);
+            c->expires = 0;
+        }
+        as_pg_count_refund(as, ip);
+        busy_page(r);
+    }
     explicit_bzero(pass, sizeof pass);
 }

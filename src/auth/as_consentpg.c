@@ -26,6 +26,15 @@
 #define STR_(x) #x
 #define STR(x) STR_(x)
 
+/* A consent's row is found by its CSRF token's SHA-256 (hex): the store never holds a token
+ * that could answer a consent. */
+static void csrf_key(const char *csrf, char out[65])
+{
+    unsigned char h[32];
+    crypto_sha256(csrf, strlen(csrf), h);
+    hex_encode(h, sizeof h, out);
+}
+
 static char *consent_doc(const struct consent *c)
 {
     json_t *o = json_pack("{s:s, s:s, s:s, s:s, s:s, s:s, s:s, s:b, s:s, s:I}", "client_id",
@@ -75,17 +84,17 @@ static void shown(struct hreq *r, enum pgconn_status st, PGresult *const *res, s
     struct showing *s = arg;
     struct authserver *as = s->as;
     if (r == NULL) {
-    } else if (st != PGCONN_OK || n != 2) {
+    } else if (st != PGCONN_OK || n != 3) {
         as_store_page(as, r);
-    } else if (PQntuples(res[0]) == 1) {
+    } else if (PQntuples(res[1]) == 1) {
         as_consent_page(as, r, &s->c, NULL);
-    } else if (strcmp(PQgetvalue(res[1], 0, 0), "t") != 0) {
+    } else if (strcmp(PQgetvalue(res[2], 0, 0), "t") != 0) {
         log_warn("oauth: consent refused: no consent passphrase is set (hermes-mcp oauth passwd)");
         as_error_page(r, 503, "No consent passphrase set",
                       "The owner has not set a consent passphrase, so no application can be "
                       "allowed yet. On the server, run: hermes-mcp oauth passwd");
     } else {
-        bool full = strcmp(PQgetvalue(res[1], 0, 1), "t") == 0;
+        bool full = strcmp(PQgetvalue(res[2], 0, 1), "t") == 0;
         log_warn("oauth: consent page refused to %s: %s", s->c.addr,
                  full ? "all consent slots are open" : "too many open from this address");
         hreq_add_header(r, "Retry-After", "60");
@@ -102,16 +111,19 @@ static void shown(struct hreq *r, enum pgconn_status st, PGresult *const *res, s
 void as_pg_consent_show(struct authserver *as, struct hreq *r, const struct consent *c)
 {
     struct showing *s = xcalloc(1, sizeof *s);
-    char expires[24];
+    char expires[24], key[65];
     s->as = as;
     s->c = *c;
     char *doc = consent_doc(c);
+    csrf_key(c->csrf, key);
     snprintf(expires, sizeof expires, "%lld", (long long)c->expires);
-    const char *put[6] = {s->c.csrf, doc ? doc : "",         s->c.addr,
-                          expires,   STR(CONSENTS_PER_ADDR), STR(CONSENTS_MAX)};
+    const char *put[6] = {key,     doc ? doc : "",         s->c.addr,
+                          expires, STR(CONSENTS_PER_ADDR), STR(CONSENTS_MAX)};
     const char *why[1] = {STR(CONSENTS_MAX)};
-    struct pgconn_query q[2] = {{"consent_put", 6, put}, {"consent_why", 1, why}};
-    oauthpg_call(as->pg, r, q, 2, shown, s);
+    const char *lock[1] = {OAUTHPG_LOCK_CONSENTS};
+    struct pgconn_query q[3] = {
+        {"caps_lock", 1, lock}, {"consent_put", 6, put}, {"consent_why", 1, why}};
+    oauthpg_call(as->pg, r, q, 3, shown, s);
     free(doc);
 }
 
@@ -119,7 +131,8 @@ void as_pg_consent_show(struct authserver *as, struct hreq *r, const struct cons
 
 struct answering {
     struct authserver *as;
-    char ip[64], key[80], old[80], csrf[65];
+    struct checking *hold; /* counted as a check running from the address until answered */
+    char ip[64], key[80], window[24], old[65], fresh[65], csrf[65]; /* old, fresh: csrf_key */
     bool deny;
     uint64_t now_ms;
 };
@@ -140,27 +153,28 @@ static void spent(struct hreq *r, enum pgconn_status st, PGresult *const *res, s
     struct answering *a = arg;
     struct authserver *as = a->as;
     struct consent got = {0};
+    as_checking_release(as, a->hold);
     if (r == NULL)
         goto out;
-    if (st != PGCONN_OK || n != 4) {
+    if (st != PGCONN_OK || n != 2 || PQntuples(res[1]) != 1) {
         as_store_page(as, r);
         goto out;
     }
-    long long mine = atoll(PQgetvalue(res[0], 0, 0)), all = atoll(PQgetvalue(res[1], 0, 0));
-    if (mine >= CONSENT_FAILS_MAX || all >= CONSENT_FAILS_GLOBAL) {
-        too_many(r, mine < CONSENT_FAILS_MAX);
+    long long mine = atoll(PQgetvalue(res[1], 0, 0)), all = atoll(PQgetvalue(res[1], 0, 1));
+    if (mine > CONSENT_FAILS_MAX || all > CONSENT_FAILS_GLOBAL) {
+        too_many(r, mine <= CONSENT_FAILS_MAX);
         goto out;
     }
-    if (PQntuples(res[3]) != 1 || !consent_read(PQgetvalue(res[3], 0, 0), &got)) {
+    if (PQgetisnull(res[1], 0, 2) || !consent_read(PQgetvalue(res[1], 0, 2), &got)) {
+        if (!a->deny)
+            as_pg_count_refund(as, a->ip); /* nothing is checked */
         as_error_page(r, 403, "Expired or forged request",
                       "This consent form is not one this server showed, or it has expired. "
                       "Start again from the application.");
         goto out;
     }
     if (a->deny) {
-        const char *params[1] = {a->csrf};
-        struct pgconn_query q[1] = {{"consent_drop", 1, params}};
-        oauthpg_send(as->pg, q, 1, NULL, NULL);
+        as_pg_consent_drop(as, a->csrf);
         as_redirect_error(as, r, got.redirect_uri, got.state, OAUTH_ACCESS_DENIED, NULL);
         goto out;
     }
@@ -171,6 +185,7 @@ static void spent(struct hreq *r, enum pgconn_status st, PGresult *const *res, s
         if (as->consents[i].expires <= now)
             c = &as->consents[i];
     if (c == NULL) {
+        as_pg_count_refund(as, a->ip);
         hreq_add_header(r, "Retry-After", "1");
         as_error_page(r, 503, "Busy",
                       "Too many consents are being checked; try again in a moment.");
@@ -178,7 +193,7 @@ static void spent(struct hreq *r, enum pgconn_status st, PGresult *const *res, s
     }
     *c = got;
     snprintf(c->csrf, sizeof c->csrf, "%s", a->csrf);
-    const char *line = PQntuples(res[2]) == 1 ? PQgetvalue(res[2], 0, 0) : NULL;
+    const char *line = PQntuples(res[0]) == 1 ? PQgetvalue(res[0], 0, 0) : NULL;
     if (line == NULL)
         log_warn("oauth: consent refused: no consent passphrase is set (hermes-mcp oauth passwd)");
     as_consent_verify(as, r, a->ip, a->csrf, line, a->now_ms);
@@ -192,45 +207,50 @@ void as_pg_consent_post(struct authserver *as, struct hreq *r, const char *ip, c
                         bool deny, uint64_t now_ms)
 {
     struct answering *a = xcalloc(1, sizeof *a);
-    char addr[48], window[24];
+    char addr[48];
     a->as = as;
     a->deny = deny;
     a->now_ms = now_ms;
     snprintf(a->ip, sizeof a->ip, "%s", ip);
     ratelimit_key(ip, addr, sizeof addr);
     snprintf(a->key, sizeof a->key, "consent:%s", addr);
-    snprintf(a->old, sizeof a->old, "%s", csrf);
+    csrf_key(csrf, a->old);
     if (!crypto_random_hex(a->csrf, 32)) {
         free(a);
         as_error_page(r, 500, "Server error", "The random generator failed.");
         return;
     }
-    snprintf(window, sizeof window, "%lld", (long long)(time(NULL) / 60));
-    const char *mine[2] = {a->key, window}, *all[2] = {"consent:*", window};
+    csrf_key(a->csrf, a->fresh);
+    snprintf(a->window, sizeof a->window, "%lld", (long long)(time(NULL) / 60));
     const char *secret[1] = {"passphrase"};
-    const char *spend[6] = {
-        a->old, a->csrf, a->key, window, STR(CONSENT_FAILS_MAX), STR(CONSENT_FAILS_GLOBAL)};
-    struct pgconn_query q[4] = {{"count_get", 2, mine},
-                                {"count_get", 2, all},
-                                {"secret_get", 1, secret},
-                                {"consent_spend", 6, spend}};
-    oauthpg_call(as->pg, r, q, 4, spent, a);
+    const char *spend[7] = {a->old,
+                            a->fresh,
+                            a->key,
+                            a->window,
+                            STR(CONSENT_FAILS_MAX),
+                            STR(CONSENT_FAILS_GLOBAL),
+                            deny ? "0" : "1"};
+    struct pgconn_query q[2] = {{"secret_get", 1, secret}, {"consent_spend", 7, spend}};
+    a->hold = as_checking_hold(as, ip);
+    oauthpg_call(as->pg, r, q, 2, spent, a);
 }
 
-void as_pg_count_wrong(struct authserver *as, const char *ip)
+void as_pg_count_refund(struct authserver *as, const char *ip)
 {
     char addr[48], key[80], window[24];
     ratelimit_key(ip, addr, sizeof addr);
     snprintf(key, sizeof key, "consent:%s", addr);
     snprintf(window, sizeof window, "%lld", (long long)(time(NULL) / 60));
-    const char *mine[2] = {key, window}, *all[2] = {"consent:*", window};
-    struct pgconn_query q[2] = {{"count_add", 2, mine}, {"count_add", 2, all}};
-    oauthpg_send(as->pg, q, 2, NULL, NULL);
+    const char *params[2] = {key, window};
+    struct pgconn_query q[1] = {{"count_refund", 2, params}};
+    oauthpg_send(as->pg, q, 1, NULL, NULL);
 }
 
 void as_pg_consent_drop(struct authserver *as, const char *csrf)
 {
-    const char *params[1] = {csrf};
+    char key[65];
+    csrf_key(csrf, key);
+    const char *params[1] = {key};
     struct pgconn_query q[1] = {{"consent_drop", 1, params}};
     oauthpg_send(as->pg, q, 1, NULL, NULL);
 }
@@ -269,7 +289,7 @@ void as_pg_code_issue(struct authserver *as, struct hreq *r, struct consent *c, 
     hex_encode(h, sizeof h, hash);
     snprintf(k->redirect_uri, sizeof k->redirect_uri, "%s", c->redirect_uri);
     snprintf(k->state, sizeof k->state, "%s", c->state);
-    snprintf(csrf, sizeof csrf, "%s", c->csrf);
+    csrf_key(c->csrf, csrf);
     snprintf(expires, sizeof expires, "%lld", (long long)(now + AUTHSERVER_CODE_TTL));
     json_t *o = json_pack("{s:s, s:s, s:b, s:s, s:s}", "client_id", c->client_id, "redirect_uri",
                           c->redirect_uri, "redirect_sent", c->redirect_sent, "challenge",

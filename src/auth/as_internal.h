@@ -172,12 +172,16 @@ void as_pg_consent_show(struct authserver *as, struct hreq *r, const struct cons
 /* POST /authorize: the counts, the passphrase and the CSRF token spent, then the check. */
 void as_pg_consent_post(struct authserver *as, struct hreq *r, const char *ip, const char *csrf,
                         bool deny, uint64_t now_ms);
-void as_pg_count_wrong(struct authserver *as, const char *ip);
+void as_pg_count_refund(struct authserver *as, const char *ip);
 void as_pg_consent_drop(struct authserver *as, const char *csrf);
 /* The consent approved: the code stored, then the redirect back with it. */
 void as_pg_code_issue(struct authserver *as, struct hreq *r, struct consent *c, time_t now);
-/* as_consent.c: checks the passphrase r's body carries against line (NULL: none set) for the
- * consent of csrf in the table, then answers. */
+/* as_consent.c: a consent POST counted as a check running from ip's address while the store
+ * answers it. */
+struct checking *as_checking_hold(struct authserver *as, const char *ip);
+void as_checking_release(struct authserver *as, struct checking *k); /* NULL: nothing */
+/* Checks the passphrase r's body carries against line (NULL: none set) for the consent of csrf
+ * in the table, then answers. */
 void as_consent_verify(struct authserver *as, struct hreq *r, const char *ip, const char *csrf,
                        const char *line, uint64_t now_ms);
 void as_pg_register(struct authserver *as, struct hreq *r, const char *ip, struct json_t *out);

@@ -159,15 +159,16 @@ static void issue(struct grant *g, struct hreq *r)
     snprintf(issued, sizeof issued, "%lld",
              (long long)ts.tv_sec * 1000 + (long long)(ts.tv_nsec / 1000000));
     if (code) {
-        const char *p[10] = {g->code_hash,  g->family, g->client_id, issued, ahash,
-                             g->access_doc, aexp,      rhash,        rdoc,   rexp};
-        struct pgconn_query q[1] = {{"tok_exchange", 10, p}};
+        const char *p[11] = {g->code_hash,           g->family, g->client_id, issued, ahash,
+                             g->access_doc,          aexp,      rhash,        rdoc,   rexp,
+                             g->as->static_client.id};
+        struct pgconn_query q[1] = {{"tok_exchange", 11, p}};
         oauthpg_call(g->as->pg, r, q, 1, pair_issued, g);
     } else {
-        const char *p[9] = {g->code_hash, g->client_id, issued, ahash, g->access_doc,
-                            aexp,         rhash,        rdoc,   rexp};
+        const char *p[10] = {g->code_hash, g->client_id, issued, ahash, g->access_doc,
+                             aexp,         rhash,        rdoc,   rexp,  g->as->static_client.id};
         const char *fam[1] = {g->family};
-        struct pgconn_query q[2] = {{"tok_rotate", 9, p}, {"tok_trim", 1, fam}};
+        struct pgconn_query q[2] = {{"tok_rotate", 10, p}, {"tok_trim", 1, fam}};
         oauthpg_call(g->as->pg, r, q, 2, pair_issued, g);
     }
     free(rdoc);

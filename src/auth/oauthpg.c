@@ -25,20 +25,28 @@
 /* Every statement of the OAuth state; as_*.c name them. Documents are the exact JSON text the
  * file store keeps for one entry. */
 static const struct pgconn_stmt stmts[] = {
+    /* First in a transaction whose statement counts rows before it inserts (client_put,
+     * consent_put): such transactions run one at a time across replicas, and each statement
+     * after the lock sees what the one before committed, so no cap is overshot. */
+    {"caps_lock", "SELECT pg_advisory_xact_lock(1751998817, $1::int)"},
     {"tok_get", "SELECT doc, used FROM hm_oauth_token WHERE sha256 = $1 AND expires_at > now()"},
     /* A code's exchange, once: the code marked used with the new family, and the pair inserted
-     * only if this statement is the one that marked it (no row: lost, or unknown). */
+     * only if this statement is the one that marked it (no row: lost, or unknown) and its
+     * client ($3) is still registered (or is the static one, $11): the client's row is locked
+     * shared, so a removal running meanwhile waits for this and then takes the new pair. */
     {"tok_exchange",
      "WITH c AS (UPDATE hm_oauth_code SET used = true, family = $2 WHERE sha256 = $1"
-     " AND NOT used AND expires_at > now() RETURNING family)"
+     " AND NOT used AND expires_at > now() AND ($3 = $11 OR EXISTS"
+     " (SELECT 1 FROM hm_oauth_client WHERE id = $3 FOR SHARE)) RETURNING family)"
      " INSERT INTO hm_oauth_token (sha256, doc, kind, client_id, family, issued_at, expires_at)"
      " SELECT v.h, v.d, v.k, $3, c.family, $4::bigint, to_timestamp(v.e) FROM c,"
      " (VALUES ($5::text, $6::text, 'access', $7::bigint),"
      " ($8::text, $9::text, 'refresh', $10::bigint)) AS v(h, d, k, e) RETURNING sha256"},
-    /* A refresh token's rotation, once, the same way. */
+    /* A refresh token's rotation, once, the same way (the static client's id: $10). */
     {"tok_rotate",
      "WITH r AS (UPDATE hm_oauth_token SET used = true WHERE sha256 = $1 AND kind = 'refresh'"
-     " AND client_id = $2 AND NOT used AND expires_at > now() RETURNING family)"
+     " AND client_id = $2 AND NOT used AND expires_at > now() AND ($2 = $10 OR EXISTS"
+     " (SELECT 1 FROM hm_oauth_client WHERE id = $2 FOR SHARE)) RETURNING family)"
      " INSERT INTO hm_oauth_token (sha256, doc, kind, client_id, family, issued_at, expires_at)"
      " SELECT v.h, v.d, v.k, $2, r.family, $3::bigint, to_timestamp(v.e) FROM r,"
      " (VALUES ($4::text, $5::text, 'access', $6::bigint),"
@@ -72,35 +80,58 @@ static const struct pgconn_stmt stmts[] = {
     /* A consent shown: only while its address holds fewer than $5 and all fewer than $6 open
      * ones, and a passphrase is set. */
     {"consent_put",
-     "INSERT INTO hm_oauth_consent (csrf, doc, addr, expires_at)"
+     "INSERT INTO hm_oauth_consent (csrf_sha256, doc, addr, expires_at)"
      " SELECT $1, $2, $3, to_timestamp($4::bigint)"
      " WHERE EXISTS (SELECT 1 FROM hm_secret WHERE name = 'passphrase')"
      " AND (SELECT count(*) FROM hm_oauth_consent WHERE addr = $3 AND expires_at > now()) < $5"
-     " AND (SELECT count(*) FROM hm_oauth_consent WHERE expires_at > now()) < $6 RETURNING csrf"},
+     " AND (SELECT count(*) FROM hm_oauth_consent WHERE expires_at > now()) < $6"
+     " RETURNING csrf_sha256"},
     {"consent_why", "SELECT EXISTS (SELECT 1 FROM hm_secret WHERE name = 'passphrase'),"
                     " (SELECT count(*) FROM hm_oauth_consent WHERE expires_at > now()) >= $1"},
-    {"consent_get", "SELECT doc FROM hm_oauth_consent WHERE csrf = $1 AND expires_at > now()"},
-    /* The consent POST's token spent, once, and a fresh one set, unless the address ($3) or
-     * everyone ('consent:*') already failed too often this minute ($4). */
+    /* The consent POST's token spent, once, and a fresh one set. The attempt ($7: 1, or 0 for
+     * a refusal) is counted first for the address ($3) and everyone ('consent:*') in this
+     * minute ($4): the counters' rows are locked by the upsert, so parallel POSTs through any
+     * replica each see a distinct count, and none is spent past $5 (address) or $6 (all). An
+     * address already over its limit adds nothing to everyone's count: it cannot lock the
+     * owner out by itself. */
     {"consent_spend",
-     "UPDATE hm_oauth_consent SET csrf = $2 WHERE csrf = $1 AND expires_at > now()"
-     " AND coalesce((SELECT n FROM hm_oauth_counter WHERE key = $3 AND window_start = $4), 0)"
-     " < $5 AND coalesce((SELECT n FROM hm_oauth_counter WHERE key = 'consent:*'"
-     " AND window_start = $4), 0) < $6 RETURNING doc"},
-    {"consent_drop", "DELETE FROM hm_oauth_consent WHERE csrf = $1"},
+     "WITH m AS (INSERT INTO hm_oauth_counter (key, window_start, n)"
+     " VALUES ($3, $4::bigint, $7::bigint) ON CONFLICT (key) DO UPDATE SET n = CASE"
+     " WHEN hm_oauth_counter.window_start = $4::bigint THEN hm_oauth_counter.n + $7::bigint"
+     " ELSE $7::bigint END, window_start = $4::bigint RETURNING n),"
+     " g AS (INSERT INTO hm_oauth_counter (key, window_start, n)"
+     " SELECT 'consent:*', $4::bigint, CASE WHEN m.n <= $5 THEN $7::bigint ELSE 0 END FROM m"
+     " ON CONFLICT (key) DO UPDATE SET n = CASE WHEN hm_oauth_counter.window_start = $4::bigint"
+     " THEN hm_oauth_counter.n + excluded.n ELSE excluded.n END, window_start = $4::bigint"
+     " RETURNING n),"
+     " s AS (UPDATE hm_oauth_consent SET csrf_sha256 = $2 WHERE csrf_sha256 = $1"
+     " AND expires_at > now() AND (SELECT n FROM m) <= $5 AND (SELECT n FROM g) <= $6"
+     " RETURNING doc) SELECT (SELECT n FROM m), (SELECT n FROM g), (SELECT doc FROM s)"},
+    /* An attempt that checked nothing, or the right passphrase: given back. */
+    {"count_refund", "UPDATE hm_oauth_counter SET n = n - 1 WHERE key IN ($1, 'consent:*')"
+                     " AND window_start = $2::bigint AND n > 0"},
+    {"consent_drop", "DELETE FROM hm_oauth_consent WHERE csrf_sha256 = $1"},
     {"secret_get", "SELECT value FROM hm_secret WHERE name = $1"},
     /* A fixed window per key: the count after adding one. */
     {"count_add", "INSERT INTO hm_oauth_counter (key, window_start, n) VALUES ($1, $2::bigint, 1)"
                   " ON CONFLICT (key) DO UPDATE SET n = CASE WHEN hm_oauth_counter.window_start ="
                   " $2::bigint THEN hm_oauth_counter.n + 1 ELSE 1 END, window_start = $2::bigint"
                   " RETURNING n"},
-    {"count_get", "SELECT coalesce((SELECT n FROM hm_oauth_counter WHERE key = $1"
-                  " AND window_start = $2::bigint), 0)"},
-    /* A registration, while the address's count ($3) of this window allows it and the table
-     * is not full. */
-    {"client_put", "INSERT INTO hm_oauth_client (id, doc) SELECT $1, $2"
-                   " WHERE (SELECT n FROM hm_oauth_counter WHERE key = $3) <= $4"
-                   " AND (SELECT count(*) FROM hm_oauth_client) < $5 RETURNING id"},
+    /* A registration, while the address's count ($3) of this window allows it ($4). With the
+     * table full ($5), the oldest client with no token and no live code goes in its place (and
+     * leaves every replica's cache); with none such, nothing is inserted. */
+    {"client_put",
+     "WITH v AS (SELECT id FROM hm_oauth_client o"
+     " WHERE (SELECT count(*) FROM hm_oauth_client) >= $5"
+     " AND (SELECT n FROM hm_oauth_counter WHERE key = $3) <= $4"
+     " AND NOT EXISTS (SELECT 1 FROM hm_oauth_token t WHERE t.client_id = o.id)"
+     " AND NOT EXISTS (SELECT 1 FROM hm_oauth_code k WHERE k.doc::json->>'client_id' = o.id"
+     " AND k.expires_at > now()) ORDER BY created_at, id LIMIT 1),"
+     " d AS (DELETE FROM hm_oauth_client x USING v WHERE x.id = v.id"
+     " RETURNING x.id, pg_notify('" OAUTHPG_CHANNEL "', 'c:' || x.id))"
+     " INSERT INTO hm_oauth_client (id, doc) SELECT $1, $2"
+     " WHERE (SELECT n FROM hm_oauth_counter WHERE key = $3) <= $4"
+     " AND (SELECT count(*) FROM hm_oauth_client) - (SELECT count(*) FROM d) < $5 RETURNING id"},
     {"client_get", "SELECT doc FROM hm_oauth_client WHERE id = $1"},
     {"purge", "WITH a AS (DELETE FROM hm_oauth_code WHERE expires_at < now()),"
               " b AS (DELETE FROM hm_oauth_consent WHERE expires_at < now()),"

@@ -25,6 +25,9 @@ struct oauthpg_wait;
 struct tokenstore;
 
 #define OAUTHPG_CHANNEL "hm_oauth"
+/* caps_lock's keys: the statements that count rows before inserting, one at a time. */
+#define OAUTHPG_LOCK_CLIENTS "1"
+#define OAUTHPG_LOCK_CONSENTS "2"
 #define OAUTHPG_ABSENT_MS 2000 /* how long a token found nowhere is not asked for again */
 
 /* cache: the token cache (tokenstore_open(NULL)), borrowed. NULL when libpq cannot be loaded. */

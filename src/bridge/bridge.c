@@ -258,6 +258,7 @@ void bridge_free(struct bridge *b)
     agents_clear(b); /* cancels probes before the client goes */
     agent_client_free(b->http);
     strmap_free(b->jobs);
+    b->jobs = NULL; /* the last write callbacks (tasks_free) see that the bridge stops */
     strmap_free(b->runs);
     strmap_free(b->queues);
     retention_stop(b->retention); /* no report reaches the freed index */

@@ -269,6 +269,13 @@ bool results_is_terminal(const char *status);
 /* Writes result.json from a terminal run object; c (if any) gets answer once it is durable. */
 void results_from_run(struct bridge *b, const char *id, const char *agent, json_t *run,
                       struct mcp_call *c, json_t *answer);
+/* What a terminal run object says, as results_write takes it (new reference). */
+json_t *results_run_outcome(json_t *run);
+/* Writes result.json for a caller that has no MCP call and must know whether it was stored (a
+ * follower tries again when the store was away): done(rc, arg) runs once it is durable or
+ * failed, never before this returns (an MCP task being watched is told, as results_write). */
+void results_write_then(struct bridge *b, const char *id, const char *agent, json_t *parsed,
+                        const char *run_id, tasks_done_cb *done, void *arg);
 
 /* runctx.c: one request to the agent about a run, for a waiting MCP call (status, stop). */
 struct run_ctx {

@@ -9,6 +9,8 @@
 #include "bridge_internal.h"
 #include "contract.h"
 #include "mcp.h"
+#include "mem.h"
+#include "tasks.h"
 
 /* ---------- results ---------- */
 
@@ -80,25 +82,62 @@ bool results_is_terminal(const char *s)
     return false;
 }
 
+json_t *results_run_outcome(json_t *run)
+{
+    const char *status = json_string_value(json_object_get(run, "status"));
+    json_t *output = json_object_get(run, "output");
+    if (strcmp(status, "completed") == 0 && json_is_string(output))
+        return contract_parse_answer(json_string_value(output), json_string_length(output));
+    json_t *err = json_object_get(run, "error");
+    const char *msg = json_is_string(err) ? json_string_value(err)
+                                          : json_string_value(json_object_get(err, "message"));
+    json_t *parsed = json_pack("{s:s, s:s, s:[], s:[]}", "status", status, "summary",
+                               msg ? msg : "", "artifacts", "next_steps");
+    if (msg)
+        json_object_set_new(parsed, "error", json_string(msg));
+    return parsed;
+}
+
 /* Writes result.json from a terminal run object; c (if any) gets answer once it is durable. */
 void results_from_run(struct bridge *b, const char *id, const char *agent, json_t *run,
                       struct mcp_call *c, json_t *answer)
 {
-    const char *status = json_string_value(json_object_get(run, "status"));
-    const char *run_id = json_string_value(json_object_get(run, "run_id"));
-    json_t *output = json_object_get(run, "output");
-    json_t *parsed;
-    if (strcmp(status, "completed") == 0 && json_is_string(output)) {
-        parsed = contract_parse_answer(json_string_value(output), json_string_length(output));
-    } else {
-        json_t *err = json_object_get(run, "error");
-        const char *msg = json_is_string(err) ? json_string_value(err)
-                                              : json_string_value(json_object_get(err, "message"));
-        parsed = json_pack("{s:s, s:s, s:[], s:[]}", "status", status, "summary", msg ? msg : "",
-                           "artifacts", "next_steps");
-        if (msg)
-            json_object_set_new(parsed, "error", json_string(msg));
-    }
-    results_write(b, id, agent, parsed, run_id, c, answer);
+    json_t *parsed = results_run_outcome(run);
+    results_write(b, id, agent, parsed, json_string_value(json_object_get(run, "run_id")), c,
+                  answer);
     json_decref(parsed);
+}
+
+/* A write results_write_then made: who hears how it went. */
+struct written {
+    struct bridge *b;
+    char id[129];
+    bool watched; /* an MCP task on a subscriptions/listen stream: told once it is stored */
+    tasks_done_cb *done;
+    void *arg;
+};
+
+static void written(enum tasks_rc rc, void *arg)
+{
+    struct written *w = arg;
+    if (rc == TASKS_OK && w->watched && w->b->task_ended)
+        w->b->task_ended(w->b, w->id);
+    w->done(rc, w->arg);
+    free(w);
+}
+
+void results_write_then(struct bridge *b, const char *id, const char *agent, json_t *parsed,
+                        const char *run_id, tasks_done_cb *done, void *arg)
+{
+    json_t *r = result_record(id, agent, parsed, run_id);
+    struct written *w = xcalloc(1, sizeof *w);
+    w->b = b;
+    snprintf(w->id, sizeof w->id, "%s", id);
+    w->watched = mcp_task_watched(b->mcp, id);
+    w->done = done;
+    w->arg = arg;
+    enum tasks_rc rc = tasks_write(b->tasks, id, "result.json", r, written, w);
+    json_decref(r);
+    if (rc != TASKS_OK) /* never queued: done hears it all the same */
+        written(rc, w);
 }

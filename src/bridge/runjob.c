@@ -39,29 +39,84 @@ static void follow_schedule(struct job *j)
     j->timer = loop_timer_add(j->b->loop, ms, follow_poll, j);
 }
 
+/* A run that ended, its result being written: the follow is over, but a write the store
+ * could not make (its database away) must not lose the result, so the run is followed again
+ * once the store may be back, and its result written then (the agent still holds it). */
+struct ending {
+    struct bridge *b;
+    char id[129], agent[65], run_id[128];
+    char *base_url, *key, *owner; /* the job's, for the follow that tries again */
+};
+
+static void ending_written(enum tasks_rc rc, void *arg)
+{
+    struct ending *e = arg;
+    struct bridge *b = e->b;
+    /* b->jobs is NULL once the bridge stops: the run is followed again at the next start (or
+     * taken over by another replica), as a run whose result was never written. */
+    if ((rc == TASKS_UNAVAILABLE || rc == TASKS_IO) && b->jobs) {
+        unsigned wait = tasks_retry_after_s(b->tasks);
+        uint64_t ms = wait ? wait * 1000ull : b->opts.poll_ms;
+        log_warn("task %s: run %s ended but its result could not be stored (%s); the run is "
+                 "asked for again in %llu ms",
+                 e->id, e->run_id,
+                 rc == TASKS_UNAVAILABLE ? "the task store's database is away"
+                                         : "the task store failed",
+                 (unsigned long long)ms);
+        struct job *f = runjob_follow(b, e->id, e->agent, e->run_id);
+        if (f) {
+            f->base_url = e->base_url;
+            f->key = e->key;
+            f->owner = e->owner;
+            e->base_url = e->key = e->owner = NULL;
+            loop_timer_cancel(f->timer);
+            f->timer = loop_timer_add(b->loop, ms, follow_poll, f);
+        }
+    }
+    free(e->base_url);
+    wipe_free(e->key);
+    free(e->owner);
+    free(e);
+}
+
+/* Ends the follow of j: parsed_take is the run's outcome, written as its result. */
+static void follow_end(struct job *j, json_t *parsed_take)
+{
+    struct bridge *b = j->b;
+    struct ending *e = xcalloc(1, sizeof *e);
+    e->b = b;
+    snprintf(e->id, sizeof e->id, "%s", j->id);
+    snprintf(e->agent, sizeof e->agent, "%s", j->agent);
+    snprintf(e->run_id, sizeof e->run_id, "%s", j->run_id);
+    e->base_url = j->base_url;
+    e->key = j->key;
+    e->owner = j->owner;
+    j->base_url = j->key = j->owner = NULL;
+    bridge_job_free(j);
+    results_write_then(b, e->id, e->agent, parsed_take, e->run_id, ending_written, e);
+    json_decref(parsed_take);
+}
+
 static void follow_done(struct agent_req *r, const struct agent_result *res, void *arg)
 {
     struct job *j = arg;
-    struct bridge *b = j->b;
     (void)r;
     j->req = NULL;
     if (res->status == 200) {
         json_t *run = json_loadb(res->body, res->body_len, 0, NULL);
         const char *st = json_string_value(json_object_get(run, "status"));
         if (results_is_terminal(st)) {
-            results_from_run(b, j->id, j->agent, run, NULL, NULL);
             log_info("task %s: run %s ended %s", j->id, j->run_id, st);
+            follow_end(j, results_run_outcome(run));
             json_decref(run);
-            bridge_job_free(j);
             return;
         }
         runapproval_seen(j, run);
         json_decref(run);
     } else if (res->status == 404) {
-        results_write_status(b, j->id, j->agent, "interrupted",
-                             "the agent no longer knows this run (restarted or expired)", j->run_id,
-                             NULL, NULL);
-        bridge_job_free(j);
+        follow_end(j, json_pack("{s:s, s:s, s:[], s:[]}", "status", "interrupted", "summary",
+                                "the agent no longer knows this run (restarted or expired)",
+                                "artifacts", "next_steps"));
         return;
     } else if (res->status == 401) {
         log_event(EV_AGENT_KEY_REJECTED, LOG_FIELDS(LF_S("agent", j->agent)),

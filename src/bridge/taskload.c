@@ -1,8 +1,8 @@
 /* taskload.c — with the task records in a database (STORE_URL), a tool call or tasks/ request
  * about a task first loads that task (tasks_load, on the loop), then runs the handler, which
  * reads it as it reads a file. Any replica may have written the task: the load is what makes
- * its records current here. While the database is away the call is refused busy, with the
- * seconds to wait, and nothing is done. */
+ * its records current here. While the database is away the call is answered "unavailable"
+ * (HTTP 503 with Retry-After, mcp.h) and nothing is done. */
 #include <jansson.h>
 #include <stdlib.h>
 #include <string.h>
@@ -25,6 +25,19 @@ struct taskload {
 
 enum { OP_GET, OP_UPDATE, OP_CANCEL };
 
+static void unavailable(struct mcp_call *c, unsigned wait)
+{
+    mcp_call_unavailable(c, wait,
+                         "Temporarily unavailable: the task store's database cannot be reached; "
+                         "try again later");
+}
+
+/* Whether the tool starts a new task (hermes_task, or its older name). */
+static bool new_task(const struct bridge_tool_spec *t)
+{
+    return t == &tool_task_spec || (t->alias_of && strcmp(t->alias_of, "hermes_task") == 0);
+}
+
 static void loaded(enum tasks_rc rc, const char *task_id, void *arg)
 {
     struct taskload *l = arg;
@@ -36,13 +49,7 @@ static void loaded(enum tasks_rc rc, const char *task_id, void *arg)
     }
     mcp_call_on_cancel(l->c, NULL, NULL); /* the handler sets its own, if it waits */
     if (rc == TASKS_UNAVAILABLE || rc == TASKS_IO) {
-        unsigned wait = tasks_retry_after_s(b->tasks);
-        if (l->tool)
-            bridge_tool_error(l->c, TE_BUSY, wait ? wait : 1,
-                              "the task store's database cannot be reached; try again later");
-        else
-            mcp_call_error(l->c, JRPC_INTERNAL_ERROR,
-                           "the task store's database cannot be reached; try again later");
+        unavailable(l->c, tasks_retry_after_s(b->tasks));
     } else {
         /* The run index is the database's: this replica learns the entry it was asked for. */
         if (rc == TASKS_OK && l->by_run)
@@ -93,7 +100,15 @@ void taskload_tool(struct mcp_call *c, json_t *args, void *arg)
     const char *run_id = json_string_value(json_object_get(args, "run_id"));
     if (run_id && strlen(run_id) >= sizeof w->key)
         run_id = NULL;
-    if (id == NULL && run_id == NULL) { /* nothing to load: the handler says what is wrong */
+    if (id == NULL && run_id == NULL) {
+        /* Nothing to load. A new task is written to the database, though: while it is away,
+         * refused before the agent is asked to do anything. Else the handler says what is
+         * wrong, or needs no task (list_agents). */
+        unsigned wait = tasks_retry_after_s(w->b->tasks);
+        if (wait && new_task(w->tool)) {
+            unavailable(c, wait);
+            return;
+        }
         w->tool->handler(c, args, w->b);
         return;
     }

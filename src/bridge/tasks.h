@@ -84,9 +84,14 @@ json_t *tasks_parse(const char *text, size_t len);
 enum tasks_rc tasks_remove(struct tasks *t, const char *id, const char *name, tasks_done_cb *done,
                            void *arg);
 
-/* hermes_files: a listing of the task directory (or a sub-directory), or one UTF-8 text file.
- * rel is already validated by taskpath_rel_ok. On failure returns a code and a client-safe
- * message in why. */
+/* A regular file (never a link) of at most max bytes, NUL-terminated, into *data (malloc'd). */
+struct stat;
+enum tasks_rc tasks_read_capped(const char *path, size_t max, char **data, size_t *len,
+                                struct stat *st);
+
+/* hermes_files (taskfiles.c): a listing of the task directory (or a sub-directory), or one UTF-8
+ * text file. rel is already validated by taskpath_rel_ok. On failure returns a code and a
+ * client-safe message in why. */
 enum tasks_rc tasks_files(struct tasks *t, const char *id, const char *rel, json_t **out, char *why,
                           size_t whylen);
 

@@ -379,6 +379,16 @@ void mcp_call_error_data(struct mcp_call *c, int code, const char *message, json
     call_finish(c, err);
 }
 
+void mcp_call_unavailable(struct mcp_call *c, unsigned retry_after_s, const char *message)
+{
+    if (retry_after_s == 0)
+        retry_after_s = 1;
+    if (c->ex) /* read only where the answer is the response's whole body (exchange.c) */
+        c->ex->retry_after_s = retry_after_s;
+    mcp_call_error_data(c, JRPC_UNAVAILABLE, message,
+                        json_pack("{s:I}", "retryAfter", (json_int_t)retry_after_s));
+}
+
 void mcp_call_require_capability(struct mcp_call *c, json_t *required_take, const char *what)
 {
     char msg[160];

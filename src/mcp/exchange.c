@@ -139,7 +139,14 @@ void exchange_maybe_finish(struct mcp_exchange *ex)
             mcp_reply_json(ex->req, 200, json_incref(ex->answers));
         else {
             json_t *a = json_array_get(ex->answers, 0);
-            if (ex->modern)
+            if (ex->retry_after_s) {
+                /* The status, not only the body, says "try again later": a proxy or a client
+                 * that reads no JSON-RPC acts on it. */
+                char wait[16];
+                snprintf(wait, sizeof wait, "%u", ex->retry_after_s);
+                hreq_add_header(ex->req, "Retry-After", wait);
+                mcp_reply_json(ex->req, 503, json_incref(a));
+            } else if (ex->modern)
                 era_reply(ex->srv, ex->req, ex->method, json_incref(a), ex->answer_retry);
             else
                 mcp_reply_json(ex->req, 200, json_incref(a));

@@ -400,6 +400,9 @@ static const struct jrpc_err_info err_table[] = {
      "resources/read of a URI no upstream serves (before 2026-07-28)"},
     {JRPC_FORBIDDEN, "-32003", "Forbidden",
      "the credential lacks the scope the method, tool, upstream or task needs"},
+    {JRPC_UNAVAILABLE, "-32004", "Temporarily unavailable",
+     "what the request needs (STORE_URL: the store's database) cannot be reached now; data."
+     "retryAfter gives the seconds to wait (a lone request: HTTP 503 with Retry-After)"},
     {JRPC_HEADER_MISMATCH, "-32020", "Header mismatch",
      "2026-07-28: an Mcp-Method or Mcp-Name header disagrees with the body"},
     {JRPC_MISSING_CAPABILITY, "-32021", "Missing capability",

@@ -19,6 +19,7 @@ enum jrpc_err {
     JRPC_SESSION_NOT_FOUND = -32001, /* the SDKs' code too, with HTTP 404 */
     JRPC_RESOURCE_NOT_FOUND = -32002,
     JRPC_FORBIDDEN = -32003,           /* the credential lacks the scope */
+    JRPC_UNAVAILABLE = -32004,         /* what the request needs is away for now: retry later */
     JRPC_HEADER_MISMATCH = -32020,     /* 2026-07-28: a header disagrees with the body */
     JRPC_MISSING_CAPABILITY = -32021,  /* 2026-07-28: the client did not declare what it uses */
     JRPC_UNSUPPORTED_VERSION = -32022, /* 2026-07-28: a protocol version we do not serve */

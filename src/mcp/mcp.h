@@ -309,6 +309,13 @@ bool mcp_task_watched(const struct mcp_server *s, const char *task_id);
 void mcp_task_notify(struct mcp_server *s, const char *caller, json_t *task);
 #define MCP_TASKS_EXTENSION "io.modelcontextprotocol/tasks"
 
+/* Finishes the call as "unavailable for now": what it needs (the task store's database) cannot
+ * be reached, nothing was done, and the same request may succeed after retry_after_s seconds
+ * (0 is taken as 1). The answer is the JSON-RPC error -32004 with data {retryAfter}; a lone
+ * request answered with plain JSON gets it as HTTP 503 with Retry-After, which proxies and
+ * clients act on; on an SSE stream already under way, or in a batch, it is that error alone. */
+void mcp_call_unavailable(struct mcp_call *c, unsigned retry_after_s, const char *message);
+
 /* Finishes with a JSON-RPC error that carries data (data_take may be NULL). */
 void mcp_call_error_data(struct mcp_call *c, int code, const char *message, json_t *data_take);
 /* Finishes with the 2026-07-28 missing-capability error (-32021, HTTP 400):

@@ -145,7 +145,9 @@ struct mcp_exchange {
     json_t *input_responses, *input_state;
     char caller[45];
     const char *method;
-    bool answer_retry; /* its answer answers an input-required round (era_reply) */
+    bool answer_retry;      /* its answer answers an input-required round (era_reply) */
+    unsigned retry_after_s; /* its call was unavailable (mcp_call_unavailable): a lone JSON
+                               answer goes as HTTP 503 with Retry-After */
 };
 
 struct named {

@@ -293,10 +293,10 @@ static int revoke_client(struct admin *ad, const char *id)
     size_t gone = 0;
     bool found = false;
     bool is_static = ad->cfg.oauth_client_id && strcmp(ad->cfg.oauth_client_id, id) == 0;
-    /* The tokens first: from the moment they are gone, a running server refuses them. */
+    /* Files: the tokens first, from the moment they are gone a running server refuses them.
+     * The store: the client, its tokens, codes and consents in one transaction. */
     bool ok =
-        ad->pg ? oauthpgcli_revoke_tokens(ad->pg, id, NULL, &gone, err, sizeof err) &&
-                     (is_static || oauthpgcli_remove_client(ad->pg, id, &found, err, sizeof err))
+        ad->pg ? oauthpgcli_remove_client(ad->pg, id, is_static, &gone, &found, err, sizeof err)
                : tokenstore_revoke_matching(ad->tokens, id, NULL, &gone, err, sizeof err) &&
                      (is_static || authserver_client_remove(ad->as, id, &found, err, sizeof err));
     if (!ok) {

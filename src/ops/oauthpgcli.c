@@ -76,16 +76,46 @@ bool oauthpgcli_revoke_tokens(PGconn *pg, const char *client, const char *family
     return r != NULL;
 }
 
-bool oauthpgcli_remove_client(PGconn *pg, const char *id, bool *found, char *err, size_t errlen)
+/* Runs a statement that returns nothing, false with err. */
+static bool run(PGconn *pg, const char *what, const char *sql, char *err, size_t errlen)
 {
-    const char *params[1] = {id};
-    PGresult *r = exec(pg, "removing the OAuth client",
-                       "WITH d AS (DELETE FROM hm_oauth_client WHERE id = $1 RETURNING id)" NOTIFY
-                       "'c:' || id) FROM d",
-                       1, params, err, errlen);
-    *found = r && PQntuples(r) > 0;
+    PGresult *r = exec(pg, what, sql, 0, NULL, err, errlen);
     PQclear(r);
     return r != NULL;
+}
+
+bool oauthpgcli_remove_client(PGconn *pg, const char *id, bool keep_row, size_t *gone, bool *found,
+                              char *err, size_t errlen)
+{
+    const char *params[2] = {id, keep_row ? "true" : "false"};
+    *gone = 0;
+    *found = false;
+    if (!run(pg, "removing the OAuth client", "BEGIN", err, errlen))
+        return false;
+    /* The client's row first: an exchange or rotation holding it shared (tok_exchange) ends
+     * before this goes on, so the next statement sees the pair it inserted. */
+    PGresult *c = exec(pg, "removing the OAuth client",
+                       "WITH d AS (DELETE FROM hm_oauth_client WHERE id = $1 AND NOT $2::bool"
+                       " RETURNING id)" NOTIFY "'c:' || id) FROM d",
+                       2, params, err, errlen);
+    PGresult *t =
+        c ? exec(pg, "removing the OAuth client's tokens, codes and consents",
+                 "WITH k AS (DELETE FROM hm_oauth_code WHERE doc::json->>'client_id' = $1),"
+                 " s AS (DELETE FROM hm_oauth_consent WHERE doc::json->>'client_id' = $1),"
+                 " d AS (DELETE FROM hm_oauth_token WHERE client_id = $1 RETURNING sha256)" NOTIFY
+                 "'t:' || sha256) FROM d",
+                 1, params, err, errlen)
+          : NULL;
+    bool ok = t && run(pg, "removing the OAuth client", "COMMIT", err, errlen);
+    if (ok) {
+        *found = PQntuples(c) > 0;
+        *gone = (size_t)PQntuples(t);
+    } else {
+        PQclear(PQexec(pg, "ROLLBACK"));
+    }
+    PQclear(c);
+    PQclear(t);
+    return ok;
 }
 
 bool oauthpgcli_passwd(const char *url, const char *password, const char *line, char *err,

@@ -18,8 +18,10 @@ bool oauthpgcli_load(PGconn *pg, struct tokenstore *ts, struct authserver *as, c
 /* The tokens of client and/or family (one at least) deleted; *gone: how many. */
 bool oauthpgcli_revoke_tokens(PGconn *pg, const char *client, const char *family, size_t *gone,
                               char *err, size_t errlen);
-/* Client id deleted; *found: whether it was there. */
-bool oauthpgcli_remove_client(PGconn *pg, const char *id, bool *found, char *err, size_t errlen);
+/* Client id deleted (its row kept when keep_row: the static client) with its tokens, codes and
+ * consents, in one transaction; *gone: the tokens, *found: whether the row was there. */
+bool oauthpgcli_remove_client(PGconn *pg, const char *id, bool keep_row, size_t *gone, bool *found,
+                              char *err, size_t errlen);
 /* The consent passphrase's line stored (hm_secret 'passphrase'). */
 bool oauthpgcli_passwd(const char *url, const char *password, const char *line, char *err,
                        size_t errlen);

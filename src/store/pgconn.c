@@ -275,6 +275,21 @@ static struct pgreq *req_new(size_t n, pgconn_done_cb *cb, void *arg)
 /* ---------- results ---------- */
 
 /* A statement's result: the first failure names the request's error. */
+/* A failed statement's reason for our log: its SQLSTATE and primary message only. The DETAIL
+ * and CONTEXT lines can quote the row's values (a key that already exists), which may be a
+ * client's text or a secret's digest. */
+static char *statement_error(const PGresult *r)
+{
+    const char *state = PQresultErrorField(r, PG_DIAG_SQLSTATE);
+    const char *primary = PQresultErrorField(r, PG_DIAG_MESSAGE_PRIMARY);
+    if (primary == NULL)
+        return one_line(PQresultErrorMessage(r));
+    char *text = xasprintf("%s (SQLSTATE %s)", primary, state ? state : "?");
+    char *line = one_line(text);
+    free(text);
+    return line;
+}
+
 static void take_result(struct pgreq *q, PGresult *r)
 {
     ExecStatusType s = PQresultStatus(r);
@@ -287,7 +302,7 @@ static void take_result(struct pgreq *q, PGresult *r)
     if (s == PGRES_FATAL_ERROR || s == PGRES_NONFATAL_ERROR || s == PGRES_BAD_RESPONSE) {
         q->st = PGCONN_FAILED;
         if (q->error == NULL)
-            q->error = one_line(PQresultErrorMessage(r));
+            q->error = statement_error(r);
     } else if (s == PGRES_PIPELINE_ABORTED) {
         q->st = PGCONN_FAILED;
         if (q->error == NULL)

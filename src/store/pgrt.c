@@ -50,6 +50,7 @@ static void load(void)
     PGRT_SYM(getResult, "PQgetResult");
     PGRT_SYM(getisnull, "PQgetisnull");
     PGRT_SYM(cmdtuples, "PQcmdTuples");
+    PGRT_SYM(resulterrorfield, "PQresultErrorField");
     PGRT_SYM(getvalue, "PQgetvalue");
     PGRT_SYM(isBusy, "PQisBusy");
     PGRT_SYM(nfields, "PQnfields");

@@ -33,6 +33,7 @@ struct pgrt_api {
     __typeof__(PQgetResult) *getResult;
     __typeof__(PQgetisnull) *getisnull;
     __typeof__(PQcmdTuples) *cmdtuples;
+    __typeof__(PQresultErrorField) *resulterrorfield;
     __typeof__(PQgetvalue) *getvalue;
     __typeof__(PQisBusy) *isBusy;
     __typeof__(PQnfields) *nfields;
@@ -74,6 +75,7 @@ const struct pgrt_api *pgrt(void);
 #define PQgetResult (pgrt()->getResult)
 #define PQgetisnull (pgrt()->getisnull)
 #define PQcmdTuples (pgrt()->cmdtuples)
+#define PQresultErrorField (pgrt()->resulterrorfield)
 #define PQgetvalue (pgrt()->getvalue)
 #define PQisBusy (pgrt()->isBusy)
 #define PQnfields (pgrt()->nfields)

@@ -55,7 +55,7 @@ static const struct {
      "CREATE INDEX hm_oauth_token_expiry ON hm_oauth_token (expires_at);"
      "CREATE TABLE hm_oauth_code (sha256 text PRIMARY KEY, doc text NOT NULL, family text,"
      "  used boolean NOT NULL DEFAULT false, expires_at timestamptz NOT NULL);"
-     "CREATE TABLE hm_oauth_consent (csrf text PRIMARY KEY, doc text NOT NULL,"
+     "CREATE TABLE hm_oauth_consent (csrf_sha256 text PRIMARY KEY, doc text NOT NULL,"
      "  addr text NOT NULL, expires_at timestamptz NOT NULL);"
      "CREATE INDEX hm_oauth_consent_addr ON hm_oauth_consent (addr, expires_at);"
      "CREATE TABLE hm_oauth_counter (key text PRIMARY KEY, window_start bigint NOT NULL,"

@@ -28,6 +28,7 @@ struct hreq {
     size_t stream_len;
     bool streaming, ended;
     char session_out[80]; /* Mcp-Session-Id the engine issued */
+    char retry_after[16]; /* Retry-After the engine added */
     httpd_cb *abort_cb;
     void *abort_arg;
 };
@@ -61,6 +62,8 @@ void hreq_add_header(struct hreq *r, const char *name, const char *value)
 {
     if (strcasecmp(name, "Mcp-Session-Id") == 0)
         snprintf(r->session_out, sizeof r->session_out, "%s", value);
+    if (strcasecmp(name, "Retry-After") == 0)
+        snprintf(r->retry_after, sizeof r->retry_after, "%s", value);
 }
 void hreq_on_abort(struct hreq *r, httpd_cb *cb, void *arg)
 {

@@ -150,6 +150,72 @@ static void progress_is_reported_sent_only_when_it_was(void **state)
     mcp_free(s);
 }
 
+/* "Unavailable, retry after N s": a lone JSON answer is HTTP 503 with Retry-After and -32004
+ * with data.retryAfter, in either era; on a stream already open, or in a batch, the error alone
+ * (the response is 200 by then). */
+static void unavailable_is_503_with_retry_after_unless_streamed(void **state)
+{
+    (void)state;
+    struct probe p = {0};
+    struct mcp_server *s = server(&p, false, 0);
+
+    struct hreq r = {0};
+    post(s, &r, SSE, NULL, CALL("0", ""));
+    mcp_call_unavailable(p.call, 3, "Temporarily unavailable: the store is away");
+    assert_int_equal(r.status, 503);
+    assert_string_equal(r.retry_after, "3");
+    assert_non_null(strstr(r.reply, "\"id\":0"));
+    assert_non_null(strstr(r.reply, "\"code\":-32004"));
+    assert_non_null(strstr(r.reply, "\"data\":{\"retryAfter\":3}"));
+    assert_int_equal(mcp_calls_in_flight(s), 0);
+    req_cleanup(&r);
+
+    /* 0 seconds would tell a client to hammer: at least 1. */
+    struct hreq r0 = {0};
+    post(s, &r0, JSON_ONLY, NULL, CALL("1", ""));
+    mcp_call_unavailable(p.call, 0, "Temporarily unavailable");
+    assert_int_equal(r0.status, 503);
+    assert_string_equal(r0.retry_after, "1");
+    req_cleanup(&r0);
+
+    /* 2026-07-28: the same 503. */
+    struct hreq rm = {.version = "2026-07-28",
+                      .headers = {{"Mcp-Method", "tools/call"}, {"Mcp-Name", "hold"}}};
+    post(s, &rm, JSON_ONLY, NULL,
+         "{\"jsonrpc\":\"2.0\",\"id\":7,\"method\":\"tools/call\",\"params\":{\"name\":"
+         "\"hold\",\"_meta\":{\"io.modelcontextprotocol/protocolVersion\":\"2026-07-28\","
+         "\"io.modelcontextprotocol/clientCapabilities\":{}}}}");
+    assert_non_null(p.call);
+    mcp_call_unavailable(p.call, 2, "Temporarily unavailable");
+    assert_int_equal(rm.status, 503);
+    assert_string_equal(rm.retry_after, "2");
+    assert_non_null(strstr(rm.reply, "\"code\":-32004"));
+    req_cleanup(&rm);
+
+    /* A stream already open: the error on it, no 503 and no header. */
+    struct hreq rs = {0};
+    post(s, &rs, SSE, NULL, CALL("2", WITH_TOKEN));
+    assert_true(mcp_call_progress(p.call, 1, 0, "step"));
+    mcp_call_unavailable(p.call, 4, "Temporarily unavailable");
+    assert_int_equal(rs.status, 200);
+    assert_string_equal(rs.retry_after, "");
+    assert_non_null(strstr(rs.stream, "\"code\":-32004"));
+    assert_non_null(strstr(rs.stream, "\"retryAfter\":4"));
+    assert_true(rs.ended);
+    req_cleanup(&rs);
+
+    /* A batch (2025-03-26): the member's error, in a 200 answer. */
+    struct hreq rb = {.version = "2025-03-26"};
+    post(s, &rb, JSON_ONLY, NULL, "[" CALL("3", "") "]");
+    mcp_call_unavailable(p.call, 5, "Temporarily unavailable");
+    assert_int_equal(rb.status, 200);
+    assert_int_equal(rb.reply[0], '[');
+    assert_string_equal(rb.retry_after, "");
+    assert_non_null(strstr(rb.reply, "\"code\":-32004"));
+    req_cleanup(&rb);
+    mcp_free(s);
+}
+
 static void deadline_cancels_and_answers_32001(void **state)
 {
     (void)state;
@@ -302,6 +368,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(answer_goes_out_as_json),
         cmocka_unit_test(progress_is_reported_sent_only_when_it_was),
+        cmocka_unit_test(unavailable_is_503_with_retry_after_unless_streamed),
         cmocka_unit_test(deadline_cancels_and_answers_32001),
         cmocka_unit_test(hang_up_cancels_the_call),
         cmocka_unit_test(abort_while_streaming_cancels_and_writes_nothing_more),

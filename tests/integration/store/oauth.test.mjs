@@ -3,13 +3,17 @@
 // with each access token on every replica; /revoke on B refused on A within a second; the CLI's
 // revocations (against any replica's env file) refused everywhere; a code replayed on another
 // replica, or a rotated refresh token reused on another, revokes the family; SQL-looking text
-// in every client-controlled field stored as text; wrong passphrases counted across replicas;
+// in every client-controlled field stored as text; wrong passphrases counted across replicas,
+// and sixteen sent at once get five checks; a full client table makes room; the consent and
+// client caps hold under concurrent requests; a client removed by the CLI issues nothing more;
+// a consent's CSRF token stored hashed;
 // the database stopped: 503 with Retry-After (cached tokens still work), then recovery. Real
 // PostgreSQL 15, three real servers on one database, one issuer URL.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { spawnSync } from 'node:child_process';
+import { createHash } from 'node:crypto';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { HERMES, startHermes, freePort, setPassphrase, pkce, rpc, toolCall, hermesCli, until, OAUTH_PASS }
@@ -25,6 +29,13 @@ const form = (o) => new URLSearchParams(o).toString();
 
 async function replica(port) {
   return startHermes({ STORE_URL: pg.url, OAUTH_ISSUER_URL: issuer, ...(port ? { MCP_PORT: String(port) } : {}) });
+}
+
+// A replica just started connects to the store on its own: until then OAuth answers 503.
+async function connected(srv) {
+  await until(async () => (await fetch(`${base(srv)}/authorize?${form({ response_type: 'code',
+    client_id: 'f'.repeat(32), redirect_uri: REDIRECT })}`)).status !== 503, 'the store reached', 10000);
+  return srv;
 }
 
 function initStore() {
@@ -194,6 +205,46 @@ test('the CLI revokes in the store: tokens and clients refused on every replica 
   assert.equal(t.body.error, 'invalid_client');
 });
 
+test('a client removed through the CLI: its code exchanged on another replica is refused', async () => {
+  const reg = await register(c);
+  const id = reg.body.client_id;
+  const z = await authorize(b, b, id); // B has the client cached
+  assert.ok(z.code, z.body);
+  assert.equal(await pg.psql(`SELECT count(*) FROM hm_oauth_code WHERE doc::json->>'client_id' = '${id}'`), '1');
+  const rc = await hermesCli(c, 'oauth', 'clients', 'revoke', id);
+  assert.equal(rc.code, 0, rc.stderr);
+  assert.equal(await pg.psql(`SELECT count(*) FROM hm_oauth_code WHERE doc::json->>'client_id' = '${id}'`), '0',
+    'its codes went with it');
+  const t = await exchange(a, id, z.code, z.verifier);
+  assert.notEqual(t.status, 200, JSON.stringify(t.body));
+  // A replica that missed the removal's notification still holds the client: the exchange's
+  // statement itself finds it gone.
+  const two = (await register(b)).body.client_id;
+  const y = await authorize(b, b, two);
+  assert.ok(y.code, y.body);
+  await pg.psql(`DELETE FROM hm_oauth_client WHERE id = '${two}'`); // no notification
+  const u = await exchange(b, two, y.code, y.verifier);
+  assert.equal(u.status, 400, JSON.stringify(u.body));
+  assert.equal(u.body.error, 'invalid_grant');
+  assert.equal(await pg.psql(`SELECT count(*) FROM hm_oauth_token WHERE client_id = '${two}'`), '0');
+  await pg.psql("DELETE FROM hm_oauth_counter WHERE key LIKE 'register:%'"); // the next tests' minute
+});
+
+test('a consent\'s CSRF token is stored as its SHA-256 only, and still answers on another replica', async () => {
+  await pg.psql('DELETE FROM hm_oauth_consent');
+  const id = (await register(c)).body.client_id;
+  const page = await fetch(`${base(a)}/authorize?${form({ response_type: 'code', client_id: id, redirect_uri: REDIRECT,
+    code_challenge: pkce().challenge, code_challenge_method: 'S256', state: 'h' })}`, { redirect: 'manual' });
+  const csrf = /name="csrf" value="([0-9a-f]{64})"/.exec(await page.text())[1];
+  assert.equal(await pg.psql(`SELECT count(*) FROM hm_oauth_consent WHERE csrf_sha256 = '${csrf}' OR doc LIKE '%${csrf}%'`), '0',
+    'the token itself is nowhere in the store');
+  assert.equal(await pg.psql(`SELECT count(*) FROM hm_oauth_consent WHERE csrf_sha256 = '${createHash('sha256').update(csrf).digest('hex')}'`), '1');
+  const res = await fetch(`${base(b)}/authorize`, { method: 'POST', redirect: 'manual',
+    headers: { ...FORM, Origin: issuer }, body: form({ csrf, passphrase: OAUTH_PASS, action: 'approve' }) });
+  assert.equal(res.status, 302);
+  assert.equal(await pg.psql('SELECT count(*) FROM hm_oauth_consent'), '0', 'the consent spent and dropped');
+});
+
 test('SQL-looking text in client_name, redirect_uri, scope and state is stored and shown as text', async () => {
   const evil = "x'); DROP TABLE hm_oauth_token; --";
   const uri = `${REDIRECT}?q=${encodeURIComponent("'; DELETE FROM hm_oauth_client; --")}`;
@@ -245,6 +296,102 @@ test('wrong passphrases count across replicas: the sixth from one address is ref
   await pg.psql("DELETE FROM hm_oauth_counter WHERE key LIKE 'consent:%'"); // the next tests' minute
 });
 
+test('sixteen wrong passphrases at once through three replicas: at most five checked, the rest 429', async () => {
+  await pg.psql("DELETE FROM hm_oauth_counter WHERE key LIKE 'consent:%'");
+  await pg.psql('DELETE FROM hm_oauth_consent');
+  const fresh = [await connected(await replica()), await connected(await replica()),
+    await connected(await replica())]; // no failure remembered locally
+  try {
+    const id = (await register(fresh[0])).body.client_id;
+    const csrfs = [];
+    for (let i = 0; i < 16; i++) {
+      const page = await fetch(`${base(fresh[i % 3])}/authorize?${form({ response_type: 'code', client_id: id,
+        redirect_uri: REDIRECT, code_challenge: pkce().challenge, code_challenge_method: 'S256', state: `p${i}` })}`,
+      { redirect: 'manual' });
+      const html = await page.text();
+      csrfs.push(/name="csrf" value="([0-9a-f]{64})"/.exec(html)?.[1]);
+      assert.ok(csrfs[i], `${page.status}: ${html.slice(0, 300)}`);
+    }
+    const answers = await Promise.all(csrfs.map(async (csrf, i) => {
+      const res = await fetch(`${base(fresh[(i + 1) % 3])}/authorize`, { method: 'POST', redirect: 'manual',
+        headers: { ...FORM, Origin: issuer }, body: form({ csrf, passphrase: 'wrong guess', action: 'approve' }) });
+      return { status: res.status, retry: res.headers.get('retry-after'), text: await res.text() };
+    }));
+    const checked = answers.filter((x) => /Wrong passphrase/.test(x.text)).length;
+    const refused = answers.filter((x) => x.status === 429);
+    assert.ok(checked >= 1 && checked <= 5, `${checked} checked: ${answers.map((x) => x.status)}`);
+    assert.equal(refused.length, 16 - checked, `${answers.map((x) => x.status)}`);
+    for (const x of refused) assert.ok(Number(x.retry) >= 1);
+    // Only the attempts within the address's limit count for everyone: one address alone
+    // cannot use up the 30 of all addresses and keep the owner out.
+    assert.equal(await pg.psql("SELECT n FROM hm_oauth_counter WHERE key = 'consent:*'"), String(checked));
+  } finally {
+    for (const srv of fresh) await srv.stop();
+    await pg.psql("DELETE FROM hm_oauth_counter WHERE key LIKE 'consent:%'");
+    await pg.psql('DELETE FROM hm_oauth_consent'); // sixteen open from this address
+  }
+});
+
+test('the client table full: a registration takes the oldest client with no token and no live code', async () => {
+  await pg.psql("DELETE FROM hm_oauth_counter WHERE key LIKE 'register:%'");
+  const kept = await authorized(); // has tokens: never the one to go
+  await pg.psql(`UPDATE hm_oauth_client SET created_at = now() - interval '3 days' WHERE id = '${kept.id}'`);
+  const fill = 1000 - Number(await pg.psql('SELECT count(*) FROM hm_oauth_client'));
+  await pg.psql(`INSERT INTO hm_oauth_client (id, doc, created_at) SELECT 'fill' || i, '{}',
+    now() - interval '1 day' + i * interval '1 second' FROM generate_series(1, ${fill}) AS i`);
+  try {
+    assert.equal(await pg.psql('SELECT count(*) FROM hm_oauth_client'), '1000');
+    const oldest = 'fill1'; // the kept client is older, but has tokens
+    const reg = await register(b);
+    assert.equal(reg.status, 201, JSON.stringify(reg.body));
+    assert.equal(await pg.psql('SELECT count(*) FROM hm_oauth_client'), '1000');
+    assert.equal(await pg.psql(`SELECT count(*) FROM hm_oauth_client WHERE id = '${oldest}'`), '0', 'the oldest unused went');
+    assert.equal(await pg.psql(`SELECT count(*) FROM hm_oauth_client WHERE id = '${kept.id}'`), '1');
+    assert.equal(await status(a, kept.tokens.access_token), 200);
+    // Every client holding a token: none can go, so the registration is refused.
+    await pg.psql(`INSERT INTO hm_oauth_token (sha256, doc, kind, client_id, issued_at, expires_at)
+      SELECT 'filltok' || id, '{}', 'access', id, 0, now() + interval '1 hour' FROM hm_oauth_client o
+      WHERE NOT EXISTS (SELECT 1 FROM hm_oauth_token t WHERE t.client_id = o.id)`);
+    const full = await register(c);
+    assert.equal(full.status, 400, JSON.stringify(full.body));
+    assert.equal(full.body.error, 'temporarily_unavailable');
+    assert.equal(await pg.psql('SELECT count(*) FROM hm_oauth_client'), '1000');
+    // 999, none that can go: registrations at once through three replicas never pass 1000 (each
+    // after the first takes the place of the one before, the only client with no token).
+    await pg.psql("DELETE FROM hm_oauth_token WHERE sha256 = 'filltokfill2'");
+    await pg.psql("DELETE FROM hm_oauth_client WHERE id = 'fill2'");
+    await pg.psql("DELETE FROM hm_oauth_counter WHERE key LIKE 'register:%'");
+    const fresh = [await connected(await replica()), await connected(await replica()),
+      await connected(await replica())]; // no registration counted locally
+    try {
+      const regs = await Promise.all(Array.from({ length: 9 }, (_, i) => register(fresh[i % 3])));
+      assert.deepEqual(regs.map((x) => x.status), Array(9).fill(201));
+      assert.equal(await pg.psql('SELECT count(*) FROM hm_oauth_client'), '1000');
+    } finally {
+      for (const srv of fresh) await srv.stop();
+    }
+  } finally {
+    await pg.psql("DELETE FROM hm_oauth_token WHERE sha256 LIKE 'filltok%'");
+    await pg.psql("DELETE FROM hm_oauth_client WHERE id LIKE 'fill%'");
+    await pg.psql("DELETE FROM hm_oauth_counter WHERE key LIKE 'register:%'");
+  }
+});
+
+test('consent pages at once through three replicas: never more than sixteen open from one address', async () => {
+  await pg.psql('DELETE FROM hm_oauth_consent');
+  const id = (await register(b)).body.client_id;
+  try {
+    const pages = await Promise.all(Array.from({ length: 40 }, (_, i) => fetch(`${base([a, b, c][i % 3])}/authorize?${form({
+      response_type: 'code', client_id: id, redirect_uri: REDIRECT, code_challenge: pkce().challenge,
+      code_challenge_method: 'S256', state: `c${i}` })}`, { redirect: 'manual' }).then(async (r) => (await r.text(), r.status))));
+    assert.equal(pages.filter((x) => x === 200).length, 16, `${pages}`);
+    assert.equal(pages.filter((x) => x === 429).length, 24, `${pages}`);
+    assert.equal(await pg.psql('SELECT count(*) FROM hm_oauth_consent'), '16');
+  } finally {
+    await pg.psql('DELETE FROM hm_oauth_consent');
+  }
+});
+
 test('registrations count across replicas: the eleventh of a minute from one address is refused', async () => {
   await pg.psql("DELETE FROM hm_oauth_counter WHERE key LIKE 'register:%'");
   for (let i = 0; i < 10; i++) assert.equal((await register(i % 2 ? a : b)).status, 201, `registration ${i + 1}`);
@@ -280,7 +427,12 @@ test('the database stopped: 503 with Retry-After, cached tokens still work; then
   const t = await until(async () => { const r = await refresh(c, id, tokens.refresh_token); return r.status === 503 ? null : r; },
     'the store back', 15000);
   assert.equal(t.status, 200, JSON.stringify(t.body));
-  for (const srv of [a, b, c]) assert.equal(await status(srv, t.body.access_token), 200);
+  // Each replica reconnects on its own backoff (up to 5 s): until then a token it never saw
+  // is a 503 there, never a refusal.
+  for (const srv of [a, b, c]) {
+    await until(async () => { const st = await status(srv, t.body.access_token); assert.notEqual(st, 401); return st === 200; },
+      'the token judged on every replica', 15000);
+  }
 });
 
 test('doctor reads the OAuth state from the store, not the files beside the env file', async () => {

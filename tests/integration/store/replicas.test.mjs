@@ -9,6 +9,8 @@
 //   calls_in_flight hold for the three together (each replica a third), no more;
 // - PostgreSQL killed under load: /readyz answers 503 with Retry-After through the block while
 //   every other request is still answered, then ready again once it is back;
+// - tasks: an async task started through the block is read and cancelled through every replica,
+//   and kill -9 of the replica following its run has another take it over;
 // - a replica started on an older schema refuses to start and names `store init` (the full
 //   check of that message is storecli.test.mjs's); the block serves on without it.
 import { test, before, after } from 'node:test';
@@ -338,6 +340,72 @@ test('a replica on an older schema refuses to start and names store init; the bl
       assert.equal(x.status, 200, x.text);
     }
   } finally {
+    await d.stop();
+  }
+});
+
+// Every replica's tools/call count (all tools, all outcomes), from its /metrics.
+const toolCalls = async (srv) => {
+  const text = await (await fetch(`${srv.base}/metrics`, { headers: AUTH })).text();
+  return [...text.matchAll(/^hermes_mcp_rpc_requests_total\{method="tools\/call"[^}]*\} (\d+)$/gm)]
+    .reduce((n, m) => n + Number(m[1]), 0);
+};
+
+test('tasks through the block: an async task is read and cancelled through every replica; kill -9 of its follower: another takes the run over', { skip }, async () => {
+  const d = await deploy({ HERMES_POLL_MS: '100' }, 3);
+  const v1 = new Client({ name: 'tasks-v1', version: '1' });
+  let v2;
+  try {
+    await v1.connect(new StreamableHTTPClientTransport(new URL(d.url), { requestInit: { headers: AUTH } }));
+    v2 = await connectV2Client({ url: d.url, auth: AUTH }, 'tasks-v2');
+    await v1.listTools();
+    await v2.listTools();
+    const before = await Promise.all(Object.values(d.reps).map(toolCalls));
+    const acc = await v1.callTool({ name: 'hermes_task', arguments: { task: 'through [delay=1200]', mode: 'async', id: 'nx-1' } });
+    assert.equal(acc.isError, false, JSON.stringify(acc));
+    const runId = acc.structuredContent.run_id;
+    // Round robin: the status and result calls land on every replica, and each knows the task.
+    for (let i = 0; i < 3; i++) {
+      const st = await v2.callTool({ name: 'hermes_status', arguments: { run_id: runId } });
+      assert.equal(st.isError, false, JSON.stringify(st));
+      assert.equal(st.structuredContent.task_id, 'nx-1');
+    }
+    await until(async () => (await v2.callTool({ name: 'hermes_result', arguments: { id: 'nx-1' } })).isError === false,
+      'the result through the block', 10000);
+    const after = await Promise.all(Object.values(d.reps).map(toolCalls));
+    after.forEach((n, i) => assert.ok(n > before[i], `replica ${NAMES[i]} answered tool calls about the task`));
+    const r = await v1.callTool({ name: 'hermes_result', arguments: { id: 'nx-1' } });
+    assert.equal(r.structuredContent.status, 'completed');
+
+    const acc2 = await v2.callTool({ name: 'hermes_task', arguments: { task: 'long [delay=20000]', mode: 'async', id: 'nx-2' } });
+    assert.equal(acc2.isError, false, JSON.stringify(acc2));
+    const cancel = await v1.callTool({ name: 'hermes_cancel', arguments: { id: 'nx-2' } });
+    assert.equal(cancel.isError, false, JSON.stringify(cancel));
+    await until(async () => {
+      const res = await v2.callTool({ name: 'hermes_result', arguments: { id: 'nx-2' } });
+      return res.isError === false && res.structuredContent.status === 'cancelled';
+    }, 'the cancelled result through the block', 10000);
+
+    // The replica following a run is killed: another takes it over, the result comes through
+    // the block (calls that nginx sent to the dead replica meanwhile fail and are retried).
+    const acc3 = await v1.callTool({ name: 'hermes_task', arguments: { task: 'orphan [delay=1500]', mode: 'async', id: 'nx-3' } });
+    assert.equal(acc3.isError, false, JSON.stringify(acc3));
+    const follower = (await pg.psql("SELECT follower FROM hm_task WHERE id = 'nx-3'")).trim();
+    const [name, victim] = Object.entries(d.reps).find(([, s]) => follower.includes(`-${s.proc.pid}-`));
+    const gone = new Promise((res) => victim.proc.once('close', res));
+    victim.proc.kill('SIGKILL');
+    await gone;
+    delete d.reps[name];
+    await until(async () => {
+      try {
+        const res = await v2.callTool({ name: 'hermes_result', arguments: { id: 'nx-3' } });
+        return res.isError === false && res.structuredContent.status === 'completed';
+      } catch { return false; }
+    }, 'the result of the run taken over', 20000);
+    assert.notEqual((await pg.psql("SELECT coalesce(follower, 'none') FROM hm_task WHERE id = 'nx-3'")).trim(), follower);
+  } finally {
+    await v1.close();
+    await v2?.close();
     await d.stop();
   }
 });
