@@ -124,9 +124,9 @@ static const struct command commands[] = {
      {NULL},
      run_store,
      storecli_usage,
-     "  store init|status [--env-file FILE] [--json]\n"
+     "  store init|status|migrate|export [--env-file FILE] ...\n"
      "                               create or upgrade STORE_URL's schema; its version and\n"
-     "                               replicas (help store)\n"},
+     "                               replicas; tasks from files to it and back (help store)\n"},
     {"gateway",
      {NULL},
      run_gateway,

@@ -1,7 +1,8 @@
-/* storecli.c — `hermes-mcp store init` (creates or upgrades the PostgreSQL store's schema) and
- * `hermes-mcp store status` (the schema's version and the replicas using it). Both read
- * STORE_URL and STORE_PASSWORD from the env file serve reads; the password never reaches argv,
- * the output or an error. */
+/* storecli.c — `hermes-mcp store init` (creates or upgrades the PostgreSQL store's schema),
+ * `hermes-mcp store status` (the schema's version and the replicas using it), and the moves
+ * between the two stores: `store migrate --from-files` (storemig.c) and `store export`
+ * (storeexp.c). All read STORE_URL and STORE_PASSWORD from the env file serve reads; the
+ * password never reaches argv, the output or an error. */
 #include "storecli.h"
 
 #include <jansson.h>
@@ -9,9 +10,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "config.h"
 #include "exitcode.h"
+#include "mem.h"
+#include "passphrase.h"
+#include "storeexp.h"
+#include "storemig.h"
 #include "storeschema.h"
 
 #define REPLICAS_SHOWN 100
@@ -19,22 +25,45 @@
 const char storecli_usage[] =
     "usage: hermes-mcp store init [--env-file FILE]\n"
     "       hermes-mcp store status [--env-file FILE] [--json]\n"
+    "       hermes-mcp store migrate --from-files [--env-file FILE]\n"
+    "       hermes-mcp store export --to DIR [--env-file FILE]\n"
     "\n"
     "The PostgreSQL database of STORE_URL (with STORE_PASSWORD, or libpq's password file).\n"
     "  init      creates the schema, or upgrades it to this hermes-mcp's version: forward only,\n"
     "            one transaction a step; safe to run again, and from two places at once\n"
     "  status    the schema's version against this hermes-mcp's, and the replicas registered\n"
     "            (id, host, version, seconds since their last heartbeat); --json: one object\n"
+    "  migrate   --from-files: copies the task records of TASKS_DIR (request.json, run.json,\n"
+    "            result.json of each task, their text unchanged) into the database, 500 tasks a\n"
+    "            transaction, with a progress line each; a task already there is left alone, so\n"
+    "            it is safe to run again and an interrupted copy is finished by running it\n"
+    "            again. A task with a file unreadable, too big or not JSON is refused (said on\n"
+    "            stderr, exit 1) and the rest copied. The agent's files stay in TASKS_DIR, where\n"
+    "            a server with STORE_URL serves them. Stop the servers using the files first;\n"
+    "            a run without a result is followed by a replica once one starts. The OAuth\n"
+    "            consent passphrase is copied too, unless the store has one; OAuth clients and\n"
+    "            tokens are not (clients authorize again)\n"
+    "  export    --to DIR: writes every task of the database back as files in DIR, the\n"
+    "            layout of TASKS_DIR, each atomically; DIR may be new, empty, or hold this\n"
+    "            database's tasks (a record file that is not the database's text is replaced,\n"
+    "            the agent's files stay: DIR may be TASKS_DIR itself, and a second export\n"
+    "            writes nothing); any other entry, or another task's records, in it is refused\n"
+    "            and nothing written\n"
     "\n"
     "  --env-file FILE   the env file serve would read (default ./.env)\n"
     "\n"
-    "A server started on a database whose schema is not its own refuses to start and says so.\n"
-    "Exit codes: 0 ok, 1 the database could not be reached or (status) its schema is not this\n"
-    "hermes-mcp's, 2 usage or configuration error.\n";
+    "A server started on a database whose schema is not its own refuses to start and says so;\n"
+    "migrate and export refuse it too (run store init).\n"
+    "Exit codes: 0 ok, 1 the database could not be reached, its schema is not this\n"
+    "hermes-mcp's (status, migrate, export), a task was refused or could not be written,\n"
+    "2 usage or configuration error.\n";
+
+enum cmd { CMD_INIT, CMD_STATUS, CMD_MIGRATE, CMD_EXPORT };
 
 struct opts {
-    bool init, json;
-    const char *env_file;
+    enum cmd cmd;
+    bool json, from_files;
+    const char *env_file, *to;
 };
 
 static int usage_error(const char *what, const char *arg)
@@ -49,15 +78,18 @@ static int parse(int argc, char **argv, struct opts *o)
 {
     *o = (struct opts){.env_file = ".env"};
     if (argc < 1)
-        return usage_error("say init or status", NULL);
+        return usage_error("say init, status, migrate or export", NULL);
     if (!strcmp(argv[0], "--help") || !strcmp(argv[0], "-h") || !strcmp(argv[0], "help")) {
         fputs(storecli_usage, stdout);
         return 0;
     }
-    if (!strcmp(argv[0], "init"))
-        o->init = true;
-    else if (strcmp(argv[0], "status") != 0)
-        return usage_error("unknown command (init or status): '", argv[0]);
+    static const char *const words[] = {"init", "status", "migrate", "export"};
+    size_t w = 0;
+    while (w < 4 && strcmp(argv[0], words[w]) != 0)
+        w++;
+    if (w == 4)
+        return usage_error("unknown command (init, status, migrate or export): '", argv[0]);
+    o->cmd = (enum cmd)w;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
@@ -68,11 +100,21 @@ static int parse(int argc, char **argv, struct opts *o)
             o->env_file = argv[++i];
         else if (!strncmp(a, "--env-file=", 11) && a[11])
             o->env_file = a + 11;
-        else if (!o->init && !strcmp(a, "--json"))
+        else if (o->cmd == CMD_STATUS && !strcmp(a, "--json"))
             o->json = true;
+        else if (o->cmd == CMD_MIGRATE && !strcmp(a, "--from-files"))
+            o->from_files = true;
+        else if (o->cmd == CMD_EXPORT && !strcmp(a, "--to") && i + 1 < argc && argv[i + 1][0])
+            o->to = argv[++i];
+        else if (o->cmd == CMD_EXPORT && !strncmp(a, "--to=", 5) && a[5])
+            o->to = a + 5;
         else
             return usage_error("unknown argument '", a);
     }
+    if (o->cmd == CMD_MIGRATE && !o->from_files)
+        return usage_error("say where from: store migrate --from-files", NULL);
+    if (o->cmd == CMD_EXPORT && o->to == NULL)
+        return usage_error("say where to: store export --to DIR", NULL);
     return -1;
 }
 
@@ -178,6 +220,63 @@ static int status(PGconn *pg, const struct opts *o)
     return current ? EXIT_OK : EXIT_FAIL;
 }
 
+/* The owner's consent passphrase (its scrypt line, never shown) from beside the env file, where
+ * `oauth passwd` writes it and serve reads it, into hm_secret, unless the store has one already:
+ * the owner need not set it again. The OAuth clients and tokens are not copied: clients authorize
+ * again. */
+static int migrate_passphrase(PGconn *pg, const char *path)
+{
+    char line[PASSPHRASE_LINE_MAX], err[600];
+    struct stat st;
+    if (lstat(path, &st) != 0) {
+        printf("store migrate: no OAuth consent passphrase in %s\n", path);
+        return EXIT_OK;
+    }
+    if (!passphrase_load(path, line, err, sizeof err)) {
+        fprintf(stderr, "hermes-mcp store migrate: the consent passphrase not copied: %s\n", err);
+        return EXIT_FAIL;
+    }
+    const char *params[1] = {line};
+    PGresult *r = PQexecParams(pg,
+                               "INSERT INTO hm_secret (name, value) VALUES ('passphrase', $1)"
+                               " ON CONFLICT (name) DO NOTHING RETURNING name",
+                               1, NULL, params, NULL, NULL, 0);
+    explicit_bzero(line, sizeof line);
+    int rc = EXIT_OK;
+    if (PQresultStatus(r) != PGRES_TUPLES_OK) {
+        fprintf(stderr, "hermes-mcp store migrate: the consent passphrase not copied: %.*s\n",
+                (int)strcspn(PQerrorMessage(pg), "\n"), PQerrorMessage(pg));
+        rc = EXIT_FAIL;
+    } else if (PQntuples(r) == 1) {
+        printf("store migrate: the OAuth consent passphrase copied from %s\n", path);
+    } else {
+        printf("store migrate: the store has an OAuth consent passphrase already: kept\n");
+    }
+    PQclear(r);
+    return rc;
+}
+
+/* migrate and export work on this hermes-mcp's tables only. */
+static bool schema_current(PGconn *pg, const struct opts *o)
+{
+    char err[600];
+    int v = storeschema_version(pg, err, sizeof err);
+    const char *word = o->cmd == CMD_MIGRATE ? "migrate" : "export";
+    if (v < 0)
+        fprintf(stderr, "hermes-mcp store %s: %s\n", word, err);
+    else if (v > STORESCHEMA_VERSION)
+        fprintf(stderr,
+                "hermes-mcp store %s: the schema is at version %d, newer than this "
+                "hermes-mcp's (%d): upgrade hermes-mcp\n",
+                word, v, STORESCHEMA_VERSION);
+    else if (v < STORESCHEMA_VERSION)
+        fprintf(stderr,
+                "hermes-mcp store %s: the schema is at version %d, not this hermes-mcp's (%d): "
+                "run hermes-mcp store init --env-file %s\n",
+                word, v, STORESCHEMA_VERSION, o->env_file);
+    return v == STORESCHEMA_VERSION;
+}
+
 int storecli_main(int argc, char **argv)
 {
     struct opts o;
@@ -199,12 +298,29 @@ int storecli_main(int argc, char **argv)
         return EXIT_USAGE;
     }
     PGconn *pg = storeschema_connect(cfg.store_url, cfg.store_password, err, sizeof err);
+    char *tasks_dir = xstrdup(cfg.tasks_dir), *pass_file = passphrase_path_beside(o.env_file);
     config_cleanup(&cfg);
     if (pg == NULL) {
         fprintf(stderr, "hermes-mcp store: %s\n", err);
+        free(tasks_dir);
+        free(pass_file);
         return EXIT_FAIL;
     }
-    rc = o.init ? init(pg, o.env_file) : status(pg, &o);
+    if (o.cmd == CMD_INIT)
+        rc = init(pg, o.env_file);
+    else if (o.cmd == CMD_STATUS)
+        rc = status(pg, &o);
+    else if (!schema_current(pg, &o))
+        rc = EXIT_FAIL;
+    else if (o.cmd == CMD_EXPORT)
+        rc = storeexp_run(pg, o.to);
+    else {
+        rc = storemig_run(pg, tasks_dir);
+        int prc = migrate_passphrase(pg, pass_file);
+        rc = rc != EXIT_OK ? rc : prc;
+    }
+    free(tasks_dir);
+    free(pass_file);
     PQfinish(pg);
     return rc;
 }

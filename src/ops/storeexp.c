@@ -1,0 +1,219 @@
+/* storeexp.c — `hermes-mcp store export --to DIR` (storeexp.h). Two passes: the first checks
+ * what DIR already holds against the database and writes nothing, the second writes each
+ * record file that is missing or not the database's text, a page of tasks at a time (keyset
+ * order by id). A record's file text is the column's
+ * text with the newline the file store ends each file with (a record copied from a file holds
+ * that newline already). */
+#include "storeexp.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+
+#include "atomicfile.h"
+#include "exitcode.h"
+#include "mem.h"
+#include "storemig.h"
+#include "taskpath.h"
+
+#define PAGE "500"
+#define SHOWN_MAX 200 /* bytes of a stray name shown */
+
+static void sql_error(PGconn *pg, PGresult *r)
+{
+    const char *m = r ? PQresultErrorMessage(r) : NULL;
+    char line[600];
+    snprintf(line, sizeof line, "%s", m && *m ? m : PQerrorMessage(pg));
+    for (char *c = line; *c; c++)
+        if (*c == '\n' || *c == '\r')
+            *c = ' ';
+    fprintf(stderr, "hermes-mcp store export: reading the tasks: %s\n", line);
+}
+
+/* The file text of a record (NULL for none): free(). */
+static char *file_text(PGresult *r, int row, int col, size_t *len)
+{
+    if (PQgetisnull(r, row, col))
+        return NULL;
+    const char *v = PQgetvalue(r, row, col);
+    size_t n = strlen(v);
+    bool nl = n > 0 && v[n - 1] == '\n';
+    char *t = xmalloc(n + 2);
+    memcpy(t, v, n);
+    if (!nl)
+        t[n++] = '\n';
+    t[n] = '\0';
+    *len = n;
+    return t;
+}
+
+/* 1 when path holds exactly text, 0 when it does not exist, -1 when it differs. */
+static int same_file(const char *path, const char *text, size_t len)
+{
+    char *have;
+    size_t n;
+    struct timespec mt;
+    const char *why;
+    int rc = storemig_read(path, len, &have, &n, &mt, &why);
+    if (rc < 0)
+        return 0;
+    if (rc > 0)
+        return -1;
+    int same = n == len && memcmp(have, text, len) == 0 ? 1 : -1;
+    free(have);
+    return same;
+}
+
+/* A task directory in DIR that the database does not hold: true when it has no record file
+ * (the agent's files only). */
+static bool no_records(const char *dir, const char *id, char *why, size_t whylen)
+{
+    for (int i = 0; i < 3; i++) {
+        char path[4096];
+        struct stat st;
+        snprintf(path, sizeof path, "%s/%s/%s", dir, id, storemig_names[i]);
+        if (lstat(path, &st) == 0) {
+            snprintf(why, whylen, "%s/%s is a task the database does not hold", id,
+                     storemig_names[i]);
+            return false;
+        }
+    }
+    return true;
+}
+
+/* The first pass: DIR holds task directories only, each one of the database's tasks or the
+ * agent's files of a task only. */
+static bool check_dir(PGconn *pg, const char *dir)
+{
+    DIR *d = opendir(dir);
+    if (d == NULL) {
+        fprintf(stderr, "hermes-mcp store export: cannot read %s: %s\n", dir, strerror(errno));
+        return false;
+    }
+    bool ok = true;
+    struct dirent *e;
+    while (ok && (e = readdir(d)) != NULL) {
+        if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
+            continue;
+        struct stat st;
+        char why[400];
+        if (!taskpath_id_ok(e->d_name, strlen(e->d_name)) ||
+            fstatat(dirfd(d), e->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0 || !S_ISDIR(st.st_mode)) {
+            fprintf(stderr,
+                    "hermes-mcp store export: %s holds '%.*s', which is not a task directory: "
+                    "export to an empty folder\n",
+                    dir, SHOWN_MAX, e->d_name);
+            ok = false;
+            break;
+        }
+        const char *params[1] = {e->d_name};
+        PGresult *r = PQexecParams(pg, "SELECT id FROM hm_task WHERE id = $1", 1, NULL, params,
+                                   NULL, NULL, 0);
+        if (PQresultStatus(r) != PGRES_TUPLES_OK) {
+            sql_error(pg, r);
+            ok = false;
+        } else if (PQntuples(r) == 0 && !no_records(dir, e->d_name, why, sizeof why)) {
+            fprintf(stderr,
+                    "hermes-mcp store export: %s: %s: export to an empty folder, or one "
+                    "holding this database's tasks\n",
+                    dir, why);
+            ok = false;
+        }
+        PQclear(r);
+    }
+    closedir(d);
+    return ok;
+}
+
+/* Writes row i's missing record files; false with a message on a failure. */
+static bool write_task(const char *dir, PGresult *r, int i, bool *wrote)
+{
+    const char *id = PQgetvalue(r, i, 0);
+    if (!taskpath_id_ok(id, strlen(id))) {
+        fprintf(stderr, "hermes-mcp store export: a task id the files cannot hold: skipped\n");
+        return true;
+    }
+    char path[4096], err[600];
+    snprintf(path, sizeof path, "%s/%s", dir, id);
+    if (mkdir(path, 0700) < 0 && errno != EEXIST) {
+        fprintf(stderr, "hermes-mcp store export: cannot create %s: %s\n", path, strerror(errno));
+        return false;
+    }
+    *wrote = false;
+    for (int c = 0; c < 3; c++) {
+        size_t len;
+        char *text = file_text(r, i, c + 1, &len);
+        if (text == NULL)
+            continue;
+        snprintf(path, sizeof path, "%s/%s/%s", dir, id, storemig_names[c]);
+        bool ok = same_file(path, text, len) == 1 ||
+                  (*wrote = true, atomicfile_write(path, text, len, 0600, err, sizeof err));
+        free(text);
+        if (!ok) {
+            fprintf(stderr, "hermes-mcp store export: %s\n", err);
+            return false;
+        }
+    }
+    return true;
+}
+
+int storeexp_run(PGconn *pg, const char *dir)
+{
+    char err[600];
+    if (!atomicfile_mkdirs(dir, 0700, err, sizeof err)) {
+        fprintf(stderr, "hermes-mcp store export: %s\n", err);
+        return EXIT_FAIL;
+    }
+    if (!check_dir(pg, dir))
+        return EXIT_FAIL;
+    char *last = xstrdup("");
+    size_t written = 0, kept = 0;
+    bool ok = true;
+    for (;;) {
+        const char *params[1] = {last};
+        PGresult *r = PQexecParams(pg,
+                                   "SELECT id, request, run, result FROM hm_task WHERE id > $1"
+                                   " ORDER BY id LIMIT " PAGE,
+                                   1, NULL, params, NULL, NULL, 0);
+        if (PQresultStatus(r) != PGRES_TUPLES_OK) {
+            sql_error(pg, r);
+            PQclear(r);
+            ok = false;
+            break;
+        }
+        int n = PQntuples(r);
+        for (int i = 0; i < n && ok; i++) {
+            bool wrote = false;
+            ok = write_task(dir, r, i, &wrote);
+            if (wrote)
+                written++;
+            else
+                kept++;
+        }
+        if (n > 0) {
+            free(last);
+            last = xstrdup(PQgetvalue(r, n - 1, 0));
+        }
+        PQclear(r);
+        if (!ok || n == 0)
+            break;
+        printf("store export: %zu tasks: %zu written, %zu already there\n", written + kept, written,
+               kept);
+        fflush(stdout);
+    }
+    free(last);
+    if (!ok)
+        return EXIT_FAIL;
+    if (atomicfile_sync_dir(dir) < 0) {
+        fprintf(stderr, "hermes-mcp store export: cannot sync %s: %s\n", dir, strerror(errno));
+        return EXIT_FAIL;
+    }
+    printf("store export: done: %zu written, %zu already there, in %s\n", written, kept, dir);
+    return EXIT_OK;
+}

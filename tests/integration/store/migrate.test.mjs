@@ -1,0 +1,286 @@
+// From files to PostgreSQL and back: `store migrate --from-files` copies a task directory made
+// by a real server (files store; sync and async tasks run by the fake agent) into the database,
+// then two servers with STORE_URL read every task through the official SDK client; a second
+// migrate finds everything there; one killed mid-way on 3000 tasks is finished by running it
+// again; a broken task is refused and the rest copied; `store export` writes the files back,
+// byte for byte. Real PostgreSQL 15.
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawn, spawnSync } from 'node:child_process';
+import { cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { randomBytes } from 'node:crypto';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { HERMES, startHermes, startFake, agentEnv, connectClient, until } from '../../lib/lib.mjs';
+import { startPostgres } from '../../lib/pg.mjs';
+
+const RECORDS = ['request.json', 'run.json', 'result.json'];
+const SQLISH = "x'); DROP TABLE hm_task; -- \\\" $1 $$ '' OR '1'='1";
+const token = randomBytes(32).toString('hex');
+let pg, dir, fake, tasksDir, agent, openRun;
+const made = {}; // task id -> { result (structuredContent of hermes_result), run_id }
+const sql = async (q) => (await pg.psql(q)).trim();
+const call = (client, name, args) => client.callTool({ name, arguments: args }, undefined, { timeout: 60000 });
+
+// An env file for the store commands: this database, the given task directory.
+function envFor(tasks) {
+  const f = join(dir, `store-${randomBytes(4).toString('hex')}.env`);
+  writeFileSync(f, `STORE_URL=${pg.url}\nTASKS_DIR=${tasks}\n`, { mode: 0o600 });
+  return f;
+}
+const store = (args, env) => spawnSync(HERMES, ['store', ...args, '--env-file', env], { encoding: 'utf8' });
+const migrate = (tasks) => store(['migrate', '--from-files'], envFor(tasks));
+const summary = (r) => {
+  const m = r.stdout.match(/store migrate: done: (\d+) copied, (\d+) already there, (\d+) refused/);
+  assert.ok(m, `a summary line: ${r.stdout} ${r.stderr}`);
+  return { copied: +m[1], there: +m[2], refused: +m[3] };
+};
+
+before(async () => {
+  pg = await startPostgres();
+  dir = mkdtempSync(join(tmpdir(), 'hm-migrate-'));
+  const init = store(['init'], envFor(join(dir, 'unused')));
+  assert.equal(init.status, 0, init.stderr);
+  fake = await startFake();
+  agent = agentEnv(fake);
+  // The files store, as a deployment has it today: sync and async tasks, one with SQL in it.
+  tasksDir = join(dir, 'tasks');
+  const files = await startHermes({ MCP_AUTH_TOKEN: token, HERMES_ENV_PATH: agent, TASKS_DIR: tasksDir,
+    HERMES_POLL_MS: '100' });
+  files.auth = { Authorization: `Bearer ${token}` };
+  const c = await connectClient(files, { name: 'files', listTools: true });
+  for (const [id, task] of [['sync-1', 'plain sync'], ['sync-sql', SQLISH], ['sync-2', 'another sync']]) {
+    const r = await call(c, 'hermes_task', { task, mode: 'sync', id });
+    assert.notEqual(r.isError, true, JSON.stringify(r));
+  }
+  for (const id of ['async-1', 'async-2']) {
+    const r = await call(c, 'hermes_task', { task: `async ${id} [delay=200]`, mode: 'async', id });
+    assert.notEqual(r.isError, true, JSON.stringify(r));
+    made[id] = { run_id: r.structuredContent.run_id };
+    assert.ok(made[id].run_id);
+  }
+  // A run still under way when the server stops: its run.json without a result.
+  const open = await call(c, 'hermes_task', { task: 'still running [delay=4000]', mode: 'async', id: 'async-open' });
+  assert.notEqual(open.isError, true, JSON.stringify(open));
+  openRun = open.structuredContent.run_id;
+  for (const id of ['sync-1', 'sync-sql', 'sync-2', 'async-1', 'async-2']) {
+    await until(async () => (await call(c, 'hermes_result', { id })).isError !== true, `the result of ${id}`, 15000);
+    made[id] = { ...made[id], result: (await call(c, 'hermes_result', { id })).structuredContent };
+  }
+  await c.close();
+  await files.stop();
+  assert.ok(!existsSync(join(tasksDir, 'async-open', 'result.json')), 'the run was under way when the server stopped');
+});
+after(async () => {
+  await fake?.stop();
+  await pg?.stop();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+test('migrate, then every task is read through either of two replicas; a second migrate finds all there', async () => {
+  const r = migrate(tasksDir);
+  assert.equal(r.status, 0, r.stderr);
+  assert.deepEqual(summary(r), { copied: 6, there: 0, refused: 0 });
+  assert.match(r.stdout, /store migrate: 6\/6: 6 copied/);
+  // The text is the file's, unchanged; a run with its result has no follower.
+  const req = await sql("SELECT request FROM hm_task WHERE id = 'sync-sql'");
+  assert.equal(req, readFileSync(join(tasksDir, 'sync-sql', 'request.json'), 'utf8').trim());
+  assert.equal(await sql("SELECT to_regclass('hm_task') IS NOT NULL"), 't');
+  assert.equal(await sql(`SELECT run_id FROM hm_task WHERE id = 'async-1'`), made['async-1'].run_id);
+  assert.equal(await sql("SELECT string_agg(id, ',') FROM hm_task WHERE follower IS NOT NULL OR finished_at IS NULL"), 'async-open');
+
+  const replica = async () => {
+    const s = await startHermes({ STORE_URL: pg.url, MCP_AUTH_TOKEN: token, HERMES_ENV_PATH: agent,
+      TASKS_DIR: join(dir, 'replica-files'), HERMES_POLL_MS: '100' });
+    s.auth = { Authorization: `Bearer ${token}` };
+    return s;
+  };
+  const [a, b] = await Promise.all([replica(), replica()]);
+  try {
+    const ca = await connectClient(a, { name: 'on-a', listTools: true });
+    const cb = await connectClient(b, { name: 'on-b', listTools: true });
+    for (const [id, t] of Object.entries(made)) {
+      for (const c of [ca, cb]) {
+        const got = await call(c, 'hermes_result', { id });
+        assert.notEqual(got.isError, true, `${id}: ${JSON.stringify(got)}`);
+        assert.deepEqual(got.structuredContent, t.result, id);
+      }
+      if (t.run_id) {
+        const st = await call(cb, 'hermes_status', { run_id: t.run_id });
+        assert.notEqual(st.isError, true, JSON.stringify(st));
+        assert.equal(st.structuredContent.task_id, id);
+      }
+    }
+    assert.ok(made['sync-sql'].result.summary.includes(SQLISH), 'the SQL-looking text read back as text');
+    // The run under way when the files server stopped is followed by a replica: its result arrives.
+    const st = await call(ca, 'hermes_status', { run_id: openRun });
+    assert.equal(st.structuredContent.task_id, 'async-open', JSON.stringify(st));
+    await until(async () => (await call(cb, 'hermes_result', { id: 'async-open' })).isError !== true, 'the taken-over result', 15000);
+    assert.equal((await call(ca, 'hermes_result', { id: 'async-open' })).structuredContent.status, 'completed');
+    // A migrated id is taken on every replica.
+    const dup = await call(ca, 'hermes_task', { task: 'something else', mode: 'sync', id: 'sync-1' });
+    assert.equal(dup.isError, true);
+    await Promise.all([ca.close(), cb.close()]);
+  } finally {
+    await Promise.all([a.stop(), b.stop()]);
+  }
+
+  const again = migrate(tasksDir);
+  assert.equal(again.status, 0, again.stderr);
+  assert.deepEqual(summary(again), { copied: 0, there: 6, refused: 0 });
+  assert.equal(await sql("SELECT count(*) FROM hm_task WHERE id IN ('sync-1','sync-sql','sync-2','async-1','async-2')"), '5');
+});
+
+test('a broken task is refused with the reason and the rest copied', async () => {
+  const d = join(dir, 'broken');
+  cpSync(tasksDir, d, { recursive: true });
+  const rename = (from, to) => { cpSync(join(d, from), join(d, to), { recursive: true }); rmSync(join(d, from), { recursive: true }); };
+  rmSync(join(d, 'async-open'), { recursive: true });
+  rename('sync-1', 'b-ok');
+  rename('sync-2', 'b-notjson');
+  writeFileSync(join(d, 'b-notjson', 'result.json'), '{"status": "completed", ');
+  rename('sync-sql', 'b-dup');
+  writeFileSync(join(d, 'b-dup', 'run.json'), '{"run_id": "r1", "run_id": "r2"}\n');
+  rename('async-1', 'b-big');
+  writeFileSync(join(d, 'b-big', 'result.json'), JSON.stringify({ summary: 'x'.repeat(210 * 1024) }));
+  rename('async-2', 'b-sqlish');
+  writeFileSync(join(d, 'b-sqlish', 'result.json'), JSON.stringify({ status: 'completed', summary: SQLISH }) + '\n');
+  writeFileSync(join(d, 'b-sqlish', 'run.json'), JSON.stringify({ run_id: SQLISH }) + '\n');
+  mkdirSync(join(d, '.not-a-task'));
+  const r = migrate(d);
+  assert.equal(r.status, 1, 'a refused task makes it exit 1');
+  assert.deepEqual(summary(r), { copied: 2, there: 0, refused: 3 });
+  assert.match(r.stderr, /task b-notjson refused: result\.json: not JSON/);
+  assert.match(r.stderr, /task b-dup refused: run\.json: not JSON/);
+  assert.match(r.stderr, /task b-big refused: result\.json: too big/);
+  assert.match(r.stdout, /1 other entry left alone/);
+  assert.equal(await sql("SELECT string_agg(id, ',' ORDER BY id) FROM hm_task WHERE id LIKE 'b-%'"), 'b-ok,b-sqlish');
+  assert.equal(await sql("SELECT result FROM hm_task WHERE id = 'b-sqlish'"),
+    JSON.stringify({ status: 'completed', summary: SQLISH }));
+  assert.equal(await sql("SELECT run_id FROM hm_task WHERE id = 'b-sqlish'"), SQLISH);
+});
+
+test('killed mid-way on 3000 tasks, then run again: complete, each task once', async () => {
+  const d = join(dir, 'many');
+  mkdirSync(d);
+  const N = 3000;
+  const src = join(tasksDir, 'async-1');
+  const texts = RECORDS.map((n) => readFileSync(join(src, n), 'utf8'));
+  for (let i = 0; i < N; i++) {
+    const id = `gen-${String(i).padStart(5, '0')}`;
+    mkdirSync(join(d, id));
+    RECORDS.forEach((n, k) => writeFileSync(join(d, id, n),
+      k === 1 ? texts[k].replace(made['async-1'].run_id, `run-${id}`) : texts[k]));
+  }
+  const p = spawn(HERMES, ['store', 'migrate', '--from-files', '--env-file', envFor(d)], { stdio: ['ignore', 'pipe', 'pipe'] });
+  let out = '';
+  const ended = new Promise((res) => p.on('close', (code, signal) => res({ code, signal })));
+  p.stdout.on('data', (x) => {
+    out += x;
+    if (/store migrate: 500\/3000/.test(out)) p.kill('SIGKILL');
+  });
+  const end = await ended;
+  assert.equal(end.signal, 'SIGKILL', `killed mid-way: ${out}`);
+  const part = Number(await sql("SELECT count(*) FROM hm_task WHERE id LIKE 'gen-%'"));
+  assert.ok(part >= 500 && part < N && part % 500 === 0, `whole batches only: ${part}`);
+
+  const t0 = Date.now();
+  const r = migrate(d);
+  console.log(`migrate of ${N - part} tasks: ${Date.now() - t0} ms`);
+  assert.equal(r.status, 0, r.stderr);
+  assert.deepEqual(summary(r), { copied: N - part, there: part, refused: 0 });
+  assert.equal(await sql("SELECT count(*) FROM hm_task WHERE id LIKE 'gen-%'"), String(N));
+  assert.equal(await sql("SELECT count(DISTINCT run_id) FROM hm_task WHERE id LIKE 'gen-%' AND run_id = 'run-' || id"), String(N));
+});
+
+test('export writes every task back byte for byte; again, only what differs; a folder of other tasks is refused', async () => {
+  const out = join(dir, 'exported');
+  const env = envFor(join(dir, 'unused'));
+  const t0 = Date.now();
+  const r = store(['export', '--to', out], env);
+  console.log(`export of the tasks: ${Date.now() - t0} ms`);
+  assert.equal(r.status, 0, r.stderr);
+  const total = Number(await sql('SELECT count(*) FROM hm_task'));
+  assert.match(r.stdout, new RegExp(`store export: done: ${total} written, 0 already there`));
+  for (const [from, ids] of [[tasksDir, Object.keys(made)], [join(dir, 'many'), ['gen-00000', 'gen-01234', 'gen-02999']]]) {
+    for (const id of ids) {
+      const have = RECORDS.filter((n) => existsSync(join(from, id, n)));
+      assert.deepEqual(RECORDS.filter((n) => existsSync(join(out, id, n))), have, `${id}: the same files`);
+      for (const n of have) {
+        assert.ok(readFileSync(join(out, id, n)).equals(readFileSync(join(from, id, n))), `${id}/${n} byte for byte`);
+      }
+    }
+  }
+  assert.equal(readdirSync(out).length, total);
+  // The exported folder serves as a files store: a server on it reads the tasks.
+  const files = await startHermes({ MCP_AUTH_TOKEN: token, HERMES_ENV_PATH: agent, TASKS_DIR: out });
+  files.auth = { Authorization: `Bearer ${token}` };
+  try {
+    const c = await connectClient(files, { name: 'back', listTools: true });
+    const got = await call(c, 'hermes_result', { id: 'sync-sql' });
+    assert.deepEqual(got.structuredContent, made['sync-sql'].result);
+    await c.close();
+  } finally {
+    await files.stop();
+  }
+
+  const again = store(['export', '--to', out], env);
+  assert.equal(again.status, 0, again.stderr);
+  assert.match(again.stdout, new RegExp(`store export: done: 0 written, ${total} already there`));
+  // A record file that is not the database's is replaced by it; the agent's files stay.
+  writeFileSync(join(out, 'sync-1', 'request.json'), '{"task": "edited"}\n');
+  writeFileSync(join(out, 'sync-1', 'notes.txt'), 'the agent wrote this');
+  const fix = store(['export', '--to', out], env);
+  assert.equal(fix.status, 0, fix.stderr);
+  assert.match(fix.stdout, new RegExp(`store export: done: 1 written, ${total - 1} already there`));
+  assert.ok(readFileSync(join(out, 'sync-1', 'request.json')).equals(readFileSync(join(tasksDir, 'sync-1', 'request.json'))));
+  assert.equal(readFileSync(join(out, 'sync-1', 'notes.txt'), 'utf8'), 'the agent wrote this');
+  // A folder holding a task the database does not hold, or anything else: refused, nothing written.
+  const other = join(dir, 'other');
+  mkdirSync(join(other, 'elsewhere-1'), { recursive: true });
+  writeFileSync(join(other, 'elsewhere-1', 'request.json'), '{"task": "not this database\'s"}\n');
+  const refused = store(['export', '--to', other], env);
+  assert.equal(refused.status, 1);
+  assert.match(refused.stderr, /elsewhere-1\/request\.json is a task the database does not hold/);
+  assert.deepEqual(readdirSync(other), ['elsewhere-1']);
+  rmSync(join(other, 'elsewhere-1'), { recursive: true });
+  writeFileSync(join(other, 'stray.txt'), 'x');
+  const stray = store(['export', '--to', other], env);
+  assert.equal(stray.status, 1);
+  assert.match(stray.stderr, /holds 'stray\.txt', which is not a task directory/);
+  assert.deepEqual(readdirSync(other), ['stray.txt']);
+});
+
+test('migrate and export refuse a database whose schema is not current', async () => {
+  await pg.psql('CREATE DATABASE bare');
+  const f = join(dir, 'bare.env');
+  writeFileSync(f, `STORE_URL=${pg.url.replace(/\/[^/]*$/, '/bare')}\nTASKS_DIR=${tasksDir}\n`, { mode: 0o600 });
+  for (const args of [['migrate', '--from-files'], ['export', '--to', join(dir, 'bare-out')]]) {
+    const r = store(args, f);
+    assert.equal(r.status, 1, r.stdout);
+    assert.match(r.stderr, /run hermes-mcp store init/);
+  }
+  const u = spawnSync(HERMES, ['store', 'migrate', '--env-file', f], { encoding: 'utf8' });
+  assert.equal(u.status, 2);
+  assert.match(u.stderr, /--from-files/);
+});
+
+test('the OAuth consent passphrase is copied into the store once, never shown', async () => {
+  const d = mkdtempSync(join(dir, 'pass-'));
+  mkdirSync(join(d, 'tasks'));
+  const files = join(d, 'files.env');
+  writeFileSync(files, `TASKS_DIR=${join(d, 'tasks')}\n`, { mode: 0o600 });
+  const pass = spawnSync(HERMES, ['oauth', 'passwd', '--env-file', files], { input: 'correct horse battery staple\n', encoding: 'utf8' });
+  assert.equal(pass.status, 0, pass.stderr);
+  const line = readFileSync(join(d, 'oauth-passphrase'), 'utf8').trim();
+  assert.match(line, /^scrypt\$/);
+  writeFileSync(files, `TASKS_DIR=${join(d, 'tasks')}\nSTORE_URL=${pg.url}\n`, { mode: 0o600 });
+  const r = spawnSync(HERMES, ['store', 'migrate', '--from-files', '--env-file', files], { encoding: 'utf8' });
+  assert.equal(r.status, 0, r.stderr);
+  assert.match(r.stdout, /the OAuth consent passphrase copied from/);
+  assert.ok(!(r.stdout + r.stderr).includes(line.split('$').pop()), 'the hash never shown');
+  assert.equal(await sql("SELECT value FROM hm_secret WHERE name = 'passphrase'"), line);
+  const again = spawnSync(HERMES, ['store', 'migrate', '--from-files', '--env-file', files], { encoding: 'utf8' });
+  assert.equal(again.status, 0, again.stderr);
+  assert.match(again.stdout, /has an OAuth consent passphrase already: kept/);
+});
