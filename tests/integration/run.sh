@@ -53,7 +53,9 @@ pass=0; fail=0; skipped=0; status=0
 run_pass() {
     local plog=$1 conc=$2 rc n
     shift 2
-    "$node" --test --test-concurrency="$conc" \
+    # A file (or test) still running after 10 minutes is stuck: it fails, and the run goes on,
+    # rather than holding the suite until CI's own limit.
+    "$node" --test --test-concurrency="$conc" --test-timeout=600000 \
         --test-reporter=spec --test-reporter-destination=stdout \
         --test-reporter=./tests/lib/durations.mjs --test-reporter-destination="$plog.d" \
         "$@" 2>&1 | tee "$plog" | grep -vE '^\s*$' | tail -n 400
