@@ -54,7 +54,9 @@ static void ending_written(enum tasks_rc rc, void *arg)
     struct bridge *b = e->b;
     /* b->jobs is NULL once the bridge stops: the run is followed again at the next start (or
      * taken over by another replica), as a run whose result was never written. */
-    if ((rc == TASKS_UNAVAILABLE || rc == TASKS_IO) && b->jobs) {
+    /* Only a database that is away: a file store's I/O error (a full disk) would come back at
+     * every poll for ever, so it is logged by the write and the result dropped, as before. */
+    if (rc == TASKS_UNAVAILABLE && b->jobs) {
         unsigned wait = tasks_retry_after_s(b->tasks);
         uint64_t ms = wait ? wait * 1000ull : b->opts.poll_ms;
         log_warn("task %s: run %s ended but its result could not be stored (%s); the run is "

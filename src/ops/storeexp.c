@@ -131,12 +131,14 @@ static bool check_dir(PGconn *pg, const char *dir)
     return ok;
 }
 
-/* Writes row i's missing record files; false with a message on a failure. */
-static bool write_task(const char *dir, PGresult *r, int i, bool *wrote)
+/* Writes row i's missing record files; false with a message on a failure. A task id the files
+ * cannot hold is skipped, and said: the export then ends with exit 1. */
+static bool write_task(const char *dir, PGresult *r, int i, bool *wrote, size_t *skipped)
 {
     const char *id = PQgetvalue(r, i, 0);
     if (!taskpath_id_ok(id, strlen(id))) {
         fprintf(stderr, "hermes-mcp store export: a task id the files cannot hold: skipped\n");
+        (*skipped)++;
         return true;
     }
     char path[4096], err[600];
@@ -173,7 +175,7 @@ int storeexp_run(PGconn *pg, const char *dir)
     if (!check_dir(pg, dir))
         return EXIT_FAIL;
     char *last = xstrdup("");
-    size_t written = 0, kept = 0;
+    size_t written = 0, kept = 0, skipped = 0;
     bool ok = true;
     for (;;) {
         const char *params[1] = {last};
@@ -190,7 +192,7 @@ int storeexp_run(PGconn *pg, const char *dir)
         int n = PQntuples(r);
         for (int i = 0; i < n && ok; i++) {
             bool wrote = false;
-            ok = write_task(dir, r, i, &wrote);
+            ok = write_task(dir, r, i, &wrote, &skipped);
             if (wrote)
                 written++;
             else
@@ -215,5 +217,11 @@ int storeexp_run(PGconn *pg, const char *dir)
         return EXIT_FAIL;
     }
     printf("store export: done: %zu written, %zu already there, in %s\n", written, kept, dir);
+    if (skipped) {
+        fprintf(stderr,
+                "hermes-mcp store export: %zu task(s) skipped: their ids are not task ids\n",
+                skipped);
+        return EXIT_FAIL;
+    }
     return EXIT_OK;
 }

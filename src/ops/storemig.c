@@ -27,7 +27,14 @@ static const char insert_sql[] =
     "INSERT INTO hm_task (id, request, run, result, run_id, created_at, finished_at)"
     " VALUES ($1, $2, $3, $4, $5, coalesce(to_timestamp($6::double precision), now()),"
     " to_timestamp($7::double precision))"
-    " ON CONFLICT (id) DO NOTHING RETURNING id";
+    /* Already there: left alone, but for what it lacked and the files now have (a run that
+     * ended since the last migrate): a run's result is never lost by running it again. */
+    " ON CONFLICT (id) DO UPDATE SET"
+    " run = coalesce(hm_task.run, EXCLUDED.run), run_id = coalesce(hm_task.run_id, "
+    "EXCLUDED.run_id),"
+    " result = EXCLUDED.result, finished_at = EXCLUDED.finished_at, follower = NULL,"
+    " version = hm_task.version + 1"
+    " WHERE hm_task.result IS NULL AND EXCLUDED.result IS NOT NULL RETURNING id";
 
 int storemig_read(const char *path, size_t max, char **text, size_t *len, struct timespec *mtime,
                   const char **why)

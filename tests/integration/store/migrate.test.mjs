@@ -284,3 +284,22 @@ test('the OAuth consent passphrase is copied into the store once, never shown', 
   assert.equal(again.status, 0, again.stderr);
   assert.match(again.stdout, /has an OAuth consent passphrase already: kept/);
 });
+
+test('a run that ended after a first migrate: migrating again brings its result, and nothing else changes', async () => {
+  const d = join(dir, 'later');
+  mkdirSync(join(d, 'late-1'), { recursive: true });
+  writeFileSync(join(d, 'late-1', 'request.json'), '{"id": "late-1", "agent": "hermes"}\n');
+  writeFileSync(join(d, 'late-1', 'run.json'), '{"run_id": "late-run", "agent": "hermes"}\n');
+  let r = migrate(d);
+  assert.deepEqual(summary(r), { copied: 1, there: 0, refused: 0 });
+  assert.equal(await sql("SELECT result IS NULL FROM hm_task WHERE id = 'late-1'"), 't');
+  // The run ended (the files server wrote its result); a second migrate brings it.
+  writeFileSync(join(d, 'late-1', 'result.json'), '{"id": "late-1", "status": "completed"}\n');
+  r = migrate(d);
+  assert.equal(r.status, 0, r.stderr);
+  assert.equal(await sql("SELECT result FROM hm_task WHERE id = 'late-1'"), '{"id": "late-1", "status": "completed"}\n'.trimEnd());
+  assert.equal(await sql("SELECT follower IS NULL AND finished_at IS NOT NULL FROM hm_task WHERE id = 'late-1'"), 't');
+  // A third run: nothing more to bring.
+  r = migrate(d);
+  assert.deepEqual(summary(r), { copied: 0, there: 1, refused: 0 });
+});
