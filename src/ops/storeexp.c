@@ -15,6 +15,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "atomicfile.h"
 #include "exitcode.h"
@@ -145,6 +146,16 @@ static bool write_task(const char *dir, PGresult *r, int i, bool *wrote, size_t 
     snprintf(path, sizeof path, "%s/%s", dir, id);
     if (mkdir(path, 0700) < 0 && errno != EEXIST) {
         fprintf(stderr, "hermes-mcp store export: cannot create %s: %s\n", path, strerror(errno));
+        return false;
+    }
+    /* Written into by path below: a link in its place (planted since the first pass looked)
+     * would take the files out of DIR. */
+    struct stat st;
+    if (lstat(path, &st) < 0 || !S_ISDIR(st.st_mode) || st.st_uid != geteuid()) {
+        fprintf(stderr,
+                "hermes-mcp store export: %s is not a directory of ours (a link, or another "
+                "user's): nothing written there\n",
+                path);
         return false;
     }
     *wrote = false;

@@ -7,7 +7,7 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn, spawnSync } from 'node:child_process';
-import { cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { randomBytes } from 'node:crypto';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -302,4 +302,15 @@ test('a run that ended after a first migrate: migrating again brings its result,
   // A third run: nothing more to bring.
   r = migrate(d);
   assert.deepEqual(summary(r), { copied: 0, there: 1, refused: 0 });
+});
+
+test('export never writes through a task directory that is a link', async () => {
+  const out = join(dir, 'linked');
+  const elsewhere = join(dir, 'elsewhere');
+  mkdirSync(out);
+  mkdirSync(elsewhere);
+  symlinkSync(elsewhere, join(out, 'late-1'));
+  const r = store(['export', '--to', out], envFor(join(dir, 'unused')));
+  assert.notEqual(r.status, 0, r.stdout);
+  assert.deepEqual(readdirSync(elsewhere), [], 'nothing written through the link');
 });
