@@ -12,6 +12,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "authserver.h"
 #include "config.h"
 #include "exitcode.h"
 #include "mem.h"
@@ -41,8 +42,9 @@ const char storecli_usage[] =
     "            stderr, exit 1) and the rest copied. The agent's files stay in TASKS_DIR, where\n"
     "            a server with STORE_URL serves them. Stop the servers using the files first;\n"
     "            a run without a result is followed by a replica once one starts. The OAuth\n"
-    "            consent passphrase is copied too, unless the store has one; OAuth clients and\n"
-    "            tokens are not (clients authorize again)\n"
+    "            consent passphrase is copied too, unless the store has one, and the OAuth\n"
+    "            clients and unexpired tokens (oauth-clients.json, oauth-tokens.json), those the\n"
+    "            store lacks, in one transaction; either file unusable: none of them copied\n"
     "  export    --to DIR: writes every task of the database back as files in DIR, the\n"
     "            layout of TASKS_DIR, each atomically; DIR may be new, empty, or hold this\n"
     "            database's tasks (a record file that is not the database's text is replaced,\n"
@@ -299,11 +301,18 @@ int storecli_main(int argc, char **argv)
     }
     PGconn *pg = storeschema_connect(cfg.store_url, cfg.store_password, err, sizeof err);
     char *tasks_dir = xstrdup(cfg.tasks_dir), *pass_file = passphrase_path_beside(o.env_file);
+    /* The OAuth files lie beside the env file (config.c), whether or not OAuth is on now. */
+    char *clients_file = authserver_clients_path_beside(o.env_file);
+    char *tokens_file = xasprintf("%.*soauth-tokens.json",
+                                  (int)(strlen(clients_file) - strlen("oauth-clients.json")),
+                                  clients_file);
     config_cleanup(&cfg);
     if (pg == NULL) {
         fprintf(stderr, "hermes-mcp store: %s\n", err);
         free(tasks_dir);
         free(pass_file);
+        free(clients_file);
+        free(tokens_file);
         return EXIT_FAIL;
     }
     if (o.cmd == CMD_INIT)
@@ -318,7 +327,11 @@ int storecli_main(int argc, char **argv)
         rc = storemig_run(pg, tasks_dir);
         int prc = migrate_passphrase(pg, pass_file);
         rc = rc != EXIT_OK ? rc : prc;
+        prc = storemig_oauth(pg, clients_file, tokens_file);
+        rc = rc != EXIT_OK ? rc : prc;
     }
+    free(clients_file);
+    free(tokens_file);
     free(tasks_dir);
     free(pass_file);
     PQfinish(pg);

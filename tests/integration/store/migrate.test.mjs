@@ -11,7 +11,8 @@ import { cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, 
 import { randomBytes } from 'node:crypto';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { HERMES, startHermes, startFake, agentEnv, connectClient, until } from '../../lib/lib.mjs';
+import { HERMES, startHermes, startFake, agentEnv, connectClient, until, startOAuth, registerPublic, approveConsent,
+  pkce, rpc } from '../../lib/lib.mjs';
 import { startPostgres } from '../../lib/pg.mjs';
 
 const RECORDS = ['request.json', 'run.json', 'result.json'];
@@ -313,4 +314,79 @@ test('export never writes through a task directory that is a link', async () => 
   const r = store(['export', '--to', out], envFor(join(dir, 'unused')));
   assert.notEqual(r.status, 0, r.stdout);
   assert.deepEqual(readdirSync(elsewhere), [], 'nothing written through the link');
+});
+
+test('the OAuth clients and unexpired tokens come along: the token works with the store, the client refreshes', async () => {
+  const REDIRECT = 'http://127.0.0.1:7777/callback';
+  const post = async (issuer, params) => {
+    const res = await fetch(`${issuer}/token`, { method: 'POST', headers: { 'Content-Type': 'application/x-www-form-urlencoded' },
+      body: new URLSearchParams(params).toString() });
+    return { status: res.status, body: await res.json() };
+  };
+  // A files server with its authorization server: a client (SQL in its name), a grant, one refresh.
+  const { srv, issuer } = await startOAuth();
+  const clientId = await registerPublic(issuer, REDIRECT, SQLISH);
+  const { verifier, challenge } = pkce();
+  const { code } = await approveConsent(issuer, `${issuer}/authorize?${new URLSearchParams({ response_type: 'code',
+    client_id: clientId, redirect_uri: REDIRECT, code_challenge: challenge, code_challenge_method: 'S256', state: 's',
+    scope: 'hermes:read' })}`);
+  assert.ok(code, 'a code');
+  const first = await post(issuer, { grant_type: 'authorization_code', code, redirect_uri: REDIRECT, client_id: clientId,
+    code_verifier: verifier });
+  assert.equal(first.status, 200, JSON.stringify(first.body));
+  const second = await post(issuer, { grant_type: 'refresh_token', refresh_token: first.body.refresh_token, client_id: clientId });
+  assert.equal(second.status, 200, JSON.stringify(second.body));
+  assert.equal((await rpc(srv, second.body.access_token, 'tools/list')).status, 200);
+  const odir = join(dir, 'oauth-files');
+  mkdirSync(join(odir, 'tasks'), { recursive: true });
+  for (const f of ['oauth-clients.json', 'oauth-tokens.json']) cpSync(join(srv.dir, f), join(odir, f));
+  await srv.stop();
+  // An expired token in the file stays behind.
+  const tokens = JSON.parse(readFileSync(join(odir, 'oauth-tokens.json'), 'utf8'));
+  const live = tokens.tokens.length;
+  assert.equal(live, 4, 'two pairs in the file');
+  tokens.tokens.push({ sha256: 'e'.repeat(64), kind: 'access', client_id: clientId, scope: 'hermes:read',
+    resource: tokens.tokens[0].resource, expires: 1000, issued: 900 });
+  writeFileSync(join(odir, 'oauth-tokens.json'), JSON.stringify(tokens), { mode: 0o600 });
+  const env = join(odir, 'env');
+  writeFileSync(env, `STORE_URL=${pg.url}\nTASKS_DIR=${join(odir, 'tasks')}\n`, { mode: 0o600 });
+  let r = store(['migrate', '--from-files'], env);
+  assert.equal(r.status, 0, r.stderr);
+  assert.match(r.stdout, /OAuth: 1 clients, 4 tokens copied \(0 already there, 1 expired left out\)/);
+  // The rows hold what the files held, as the server writes them.
+  const file = JSON.parse(readFileSync(join(odir, 'oauth-clients.json'), 'utf8')).clients[0];
+  assert.deepEqual(JSON.parse(await sql(`SELECT doc FROM hm_oauth_client WHERE id = '${clientId}'`)), file);
+  assert.equal(file.client_name, SQLISH);
+  const rows = (await sql(`SELECT sha256 || ' ' || used FROM hm_oauth_token WHERE client_id = '${clientId}' ORDER BY 1`))
+    .split('\n').map((l) => l.trim());
+  assert.deepEqual(rows, tokens.tokens.filter((t) => t.expires > 1000).map((t) => `${t.sha256} ${t.used ? 'true' : 'false'}`).sort());
+  // Again: everything already there.
+  r = store(['migrate', '--from-files'], env);
+  assert.match(r.stdout, /OAuth: 0 clients, 0 tokens copied \(5 already there, 1 expired left out\)/);
+  // A server with the store, on the same issuer: the migrated token is accepted, the client refreshes.
+  const withStore = await startHermes({ STORE_URL: pg.url, OAUTH_ISSUER_URL: issuer, MCP_PORT: new URL(issuer).port });
+  try {
+    await until(async () => (await rpc(withStore, second.body.access_token, 'tools/list')).status === 200,
+      'the migrated access token accepted', 10000);
+    const third = await post(issuer, { grant_type: 'refresh_token', refresh_token: second.body.refresh_token, client_id: clientId });
+    assert.equal(third.status, 200, JSON.stringify(third.body));
+    assert.equal((await rpc(withStore, third.body.access_token, 'tools/list')).status, 200);
+    // The refresh token rotated before the migration is still known as used: its reuse is refused.
+    const reuse = await post(issuer, { grant_type: 'refresh_token', refresh_token: first.body.refresh_token, client_id: clientId });
+    assert.equal(reuse.status, 400, JSON.stringify(reuse.body));
+  } finally {
+    await withStore.stop();
+  }
+  // A tokens file that is not one the server writes: nothing of the pair copied, exit 1.
+  const bad = join(dir, 'oauth-bad');
+  mkdirSync(join(bad, 'tasks'), { recursive: true });
+  const other = { ...file, client_id: 'b'.repeat(32) };
+  writeFileSync(join(bad, 'oauth-clients.json'), JSON.stringify({ version: 1, clients: [other] }), { mode: 0o600 });
+  writeFileSync(join(bad, 'oauth-tokens.json'), '{"version": 1, "tokens": [{"sha256": "nope"}]}', { mode: 0o600 });
+  const benv = join(bad, 'env');
+  writeFileSync(benv, `STORE_URL=${pg.url}\nTASKS_DIR=${join(bad, 'tasks')}\n`, { mode: 0o600 });
+  r = store(['migrate', '--from-files'], benv);
+  assert.equal(r.status, 1, r.stdout);
+  assert.match(r.stderr, /OAuth clients and tokens not copied: .*oauth-tokens\.json/);
+  assert.equal(await sql(`SELECT count(*) FROM hm_oauth_client WHERE id = '${'b'.repeat(32)}'`), '0');
 });
