@@ -19,6 +19,7 @@
 #include "passphrase.h"
 #include "storeexp.h"
 #include "storemig.h"
+#include "storemigoauth.h"
 #include "storeschema.h"
 
 #define REPLICAS_SHOWN 100
@@ -224,8 +225,7 @@ static int status(PGconn *pg, const struct opts *o)
 
 /* The owner's consent passphrase (its scrypt line, never shown) from beside the env file, where
  * `oauth passwd` writes it and serve reads it, into hm_secret, unless the store has one already:
- * the owner need not set it again. The OAuth clients and tokens are not copied: clients authorize
- * again. */
+ * the owner need not set it again. */
 static int migrate_passphrase(PGconn *pg, const char *path)
 {
     char line[PASSPHRASE_LINE_MAX], err[600];
@@ -303,9 +303,9 @@ int storecli_main(int argc, char **argv)
     char *tasks_dir = xstrdup(cfg.tasks_dir), *pass_file = passphrase_path_beside(o.env_file);
     /* The OAuth files lie beside the env file (config.c), whether or not OAuth is on now. */
     char *clients_file = authserver_clients_path_beside(o.env_file);
-    char *tokens_file = xasprintf("%.*soauth-tokens.json",
-                                  (int)(strlen(clients_file) - strlen("oauth-clients.json")),
-                                  clients_file);
+    char *tokens_file =
+        xasprintf("%.*soauth-tokens.json",
+                  (int)(strlen(clients_file) - strlen("oauth-clients.json")), clients_file);
     config_cleanup(&cfg);
     if (pg == NULL) {
         fprintf(stderr, "hermes-mcp store: %s\n", err);
@@ -327,7 +327,7 @@ int storecli_main(int argc, char **argv)
         rc = storemig_run(pg, tasks_dir);
         int prc = migrate_passphrase(pg, pass_file);
         rc = rc != EXIT_OK ? rc : prc;
-        prc = storemig_oauth(pg, clients_file, tokens_file);
+        prc = storemigoauth_run(pg, clients_file, tokens_file);
         rc = rc != EXIT_OK ? rc : prc;
     }
     free(clients_file);

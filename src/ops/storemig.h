@@ -27,10 +27,4 @@ int storemig_read(const char *path, size_t max, char **text, size_t *len, struct
  * in the database (refused ones aside: they are reported, the code is then 1). */
 int storemig_run(PGconn *pg, const char *dir);
 
-/* Copies the OAuth clients and the unexpired tokens of the file store (either file may be
- * absent) into hm_oauth_client and hm_oauth_token, in one transaction, leaving an entry already
- * there alone; prints "N clients, M tokens" on stdout. A file that cannot be read or is not one
- * the server writes: nothing copied, the reason on stderr, exit code 1. */
-int storemig_oauth(PGconn *pg, const char *clients_path, const char *tokens_path);
-
 #endif

@@ -1,6 +1,9 @@
 /* storemigoauth.c — the OAuth clients and tokens of the file store copied by `store migrate`
- * (storemig.h). Each entry goes in as the server keeps it in hm_oauth_client and hm_oauth_token:
- * the entry's JSON, compact with sorted keys, a token's "used" in its own column. */
+ * (storemigoauth.h). Each entry goes in as the server keeps it in hm_oauth_client and
+ * hm_oauth_token: the entry's JSON, compact with sorted keys, a token's "used" in its own column.
+ */
+#include "storemigoauth.h"
+
 #include <jansson.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -143,7 +146,7 @@ static int put_token(PGconn *pg, json_t *o)
     return rc;
 }
 
-int storemig_oauth(PGconn *pg, const char *clients_path, const char *tokens_path)
+int storemigoauth_run(PGconn *pg, const char *clients_path, const char *tokens_path)
 {
     const char *why = NULL;
     bool cabsent, tabsent;
