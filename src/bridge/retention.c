@@ -400,6 +400,9 @@ static void prune_finish(struct retention *r)
 
 static void report(struct retention *r)
 {
+    if (!r->removed && !r->failed && !r->kept_in_flight)
+        log_debug("retention: nothing to prune (%zu tasks looked at in %llu ms)", r->plan.n,
+                  (unsigned long long)ms_since(&r->started));
     if (r->removed || r->failed || r->kept_in_flight)
         log_event(EV_RETENTION_PRUNED,
                   LOG_FIELDS(LF_N("pruned", r->removed), LF_N("ms", ms_since(&r->started)),

@@ -35,7 +35,9 @@ function syscallsDuring(pid, seconds) {
 
 test('an idle server makes no system calls (31 s under strace: longer than any period the server ever had)', { skip: !haveStrace && 'strace is not installed' }, async (t) => {
   const fake = await startFake();
-  const srv = await startHermes({ HERMES_ENV_PATH: agentEnv(fake) });
+  // LOG_LEVEL=debug: the start-up prune of the task directory (in the reaper thread) says when
+  // it is done; the watch begins after it, on a loaded machine too.
+  const srv = await startHermes({ HERMES_ENV_PATH: agentEnv(fake), LOG_LEVEL: 'debug' });
   // Beside it, a server whose agent is down: once the failed probe is older than the 30 s probe
   // age, /metrics must still say down (a stale failure only lets a task try the agent again).
   const down = await startHermes({ HERMES_ENV_PATH: agentEnv({ port: 1, key: 'k'.repeat(32) }), MCP_PORT: '0' });
@@ -44,7 +46,7 @@ test('an idle server makes no system calls (31 s under strace: longer than any p
     return (await res.text()).match(/^hermes_mcp_agent_up\{agent="hermes"\} (\d)/m)?.[1];
   };
   // And one with sessions: a session that idles is no reason to wake up before it could expire.
-  const sess = await startHermes({ HERMES_ENV_PATH: agentEnv(fake), MCP_PORT: '0', MCP_SESSIONS: '1' });
+  const sess = await startHermes({ HERMES_ENV_PATH: agentEnv(fake), MCP_PORT: '0', MCP_SESSIONS: '1', LOG_LEVEL: 'debug' });
   // One request on a connection that closes at once, so no client keep-alive ends in the window.
   const once = (body, to = srv) => new Promise((resolve, reject) => {
     const data = JSON.stringify(body);
@@ -66,6 +68,7 @@ test('an idle server makes no system calls (31 s under strace: longer than any p
     // The first read of /metrics is the first use of the down server's agent: it starts the
     // probe, whose failure a later read reports.
     await until(async () => (await agentUp()) === '0', 'the down agent reported down');
+    for (const s of [srv, sess]) await until(() => /retention: nothing to prune/.test(s.proc.stderrText), 'the start-up prune done');
     const [{ attached, calls, text }, sessIdle] = await Promise.all([syscallsDuring(srv.proc.pid, 31), syscallsDuring(sess.proc.pid, 31)]);
     if (!attached) {
       t.skip(`strace could not attach (ptrace restricted?): ${text.trim().split('\n')[0]}`);
