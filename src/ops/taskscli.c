@@ -153,7 +153,7 @@ static long long task_size(const char *dir, const char *id)
     return du_total;
 }
 
-static void age_text(long long s, char *out, size_t outlen)
+void taskscli_age_text(long long s, char *out, size_t outlen)
 {
     if (s < 0)
         s = 0;
@@ -194,7 +194,7 @@ static int cmd_list(const struct config *c, struct retention_list *l, bool as_js
                                             (json_int_t)size, "owner", owner));
             continue;
         }
-        age_text((long long)(now - t->finished), age, sizeof age);
+        taskscli_age_text((long long)(now - t->finished), age, sizeof age);
         printf("%s %s %s %lld %s\n", t->id, state, age, size, owner);
     }
     if (arr) {

@@ -12,6 +12,7 @@
 #include "exitcode.h"
 #include "mcp.h"
 #include "storeschema.h"
+#include "taskscli.h"
 
 /* Oldest first, as the file store lists them: a finished task by when it finished, another by
  * when it was created. */
@@ -67,20 +68,6 @@ static PGresult *query(PGconn *pg, const char *sql, int n, const char *const *pa
     return r;
 }
 
-static void age_text(long long s, char *out, size_t outlen)
-{
-    if (s < 0)
-        s = 0;
-    if (s >= 86400)
-        snprintf(out, outlen, "%lldd%02lldh", s / 86400, s % 86400 / 3600);
-    else if (s >= 3600)
-        snprintf(out, outlen, "%lldh%02lldm", s / 3600, s % 3600 / 60);
-    else if (s >= 60)
-        snprintf(out, outlen, "%lldm%02llds", s / 60, s % 60);
-    else
-        snprintf(out, outlen, "%llds", s);
-}
-
 int tasksdb_list(const struct config *c, bool as_json)
 {
     PGconn *pg = open_db(c);
@@ -106,7 +93,7 @@ int tasksdb_list(const struct config *c, bool as_json)
                                                  (json_int_t)size, "owner", owner));
             continue;
         }
-        age_text((long long)now - at, age, sizeof age);
+        taskscli_age_text((long long)now - at, age, sizeof age);
         printf("%s %s %s %lld %s\n", id, state, age, size, owner);
     }
     if (arr) {
