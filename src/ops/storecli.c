@@ -21,6 +21,7 @@
 #include "storemig.h"
 #include "storemigoauth.h"
 #include "storeschema.h"
+#include "taskjournal.h"
 
 #define REPLICAS_SHOWN 100
 
@@ -323,7 +324,10 @@ int storecli_main(int argc, char **argv)
         rc = EXIT_FAIL;
     else if (o.cmd == CMD_EXPORT)
         rc = storeexp_run(pg, o.to);
-    else {
+    else if (taskjournal_recover(tasks_dir, err, sizeof err) < 0) { /* a crash's last files */
+        fprintf(stderr, "hermes-mcp store: %s\n", err);
+        rc = EXIT_FAIL;
+    } else {
         rc = storemig_run(pg, tasks_dir);
         int prc = migrate_passphrase(pg, pass_file);
         rc = rc != EXIT_OK ? rc : prc;
