@@ -4,7 +4,7 @@
  * one call flushes the thousands of files written since the last checkpoint (their data, inodes
  * and directory entries) where per-file fsyncs would each wait for their own device flush. It
  * also flushes other programs' dirty data on that file system, at most once a second while
- * tasks are written (docs/reference/configuration.md says so under TASKS_DIR). */
+ * tasks are written (docs/guides/configuration.md says so). */
 #include "taskjournal.h"
 
 #include <errno.h>

@@ -62,6 +62,7 @@ struct tasks {
     struct workq *wq;       /* the writer: batches of operations, each back to the loop */
     unsigned long seq;      /* writer thread only */
     struct taskjournal *journal; /* NULL: every write the durable way */
+    bool journal_tried;          /* writer thread: opened on the first batch */
     struct taskspg *pg;  /* STORE_URL: the records are there (tasks_use_store) */
 };
 
@@ -179,6 +180,14 @@ static void op_durable(struct tasks *t, struct op *o)
  * write and one fdatasync; an operation the journal cannot take is written the durable way. */
 static void run_batch(struct tasks *t, struct list *batch)
 {
+    if (!t->journal_tried) {
+        char err[512];
+        bool busy;
+        t->journal_tried = true;
+        t->journal = taskjournal_open(t->real, NULL, &busy, err, sizeof err);
+        if (t->journal == NULL) /* another server writes here, or the disk fails */
+            log_warn("%s: the task files are written with an fsync each", err);
+    }
     size_t n = 0;
     LIST_FOREACH(node, batch)
     n++;
@@ -258,14 +267,13 @@ struct tasks *tasks_open(const char *dir, struct loop *l, char *err, size_t errl
     t->real = xstrdup(real);
     t->loop = l;
     t->pending = strmap_new();
-    bool busy;
-    t->journal = taskjournal_open(real, NULL, &busy, err, errlen);
-    if (t->journal == NULL && !busy) {
+    /* What a crash left, before anything reads the directory (if another server holds the
+     * journal, its files are current). The journal itself is opened by the first write, so a
+     * server whose records are in a database never takes it. */
+    if (taskjournal_recover(real, err, errlen) < 0) {
         tasks_free(t);
         return NULL;
     }
-    if (t->journal == NULL) /* another server writes here: it replays what it journaled */
-        log_warn("%s: this server writes its task files with an fsync each", err);
     struct workq_opts o = {.name = "task-writer",
                            .loop = l,
                            .work = write_batch,
