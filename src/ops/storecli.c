@@ -322,7 +322,10 @@ int storecli_main(int argc, char **argv)
         rc = status(pg, &o);
     else if (!schema_current(pg, &o))
         rc = EXIT_FAIL;
-    else if (o.cmd == CMD_EXPORT)
+    else if (o.cmd == CMD_EXPORT && taskjournal_recover(o.to, err, sizeof err) < 0) {
+        fprintf(stderr, "hermes-mcp store: %s\n", err); /* DIR may be a TASKS_DIR */
+        rc = EXIT_FAIL;
+    } else if (o.cmd == CMD_EXPORT)
         rc = storeexp_run(pg, o.to);
     else if (taskjournal_recover(tasks_dir, err, sizeof err) < 0) { /* a crash's last files */
         fprintf(stderr, "hermes-mcp store: %s\n", err);
