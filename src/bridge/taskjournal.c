@@ -267,8 +267,7 @@ static bool apply_one(struct taskjournal *j, const struct rrec *r, char *err, si
     }
     char path[4096], why[256];
     if (mkdirat(j->dirfd, id, 0700) < 0 && errno != EEXIST) {
-        snprintf(err, errlen, "task journal: cannot create %s/%s: %s", j->dir, id,
-                 strerror(errno));
+        snprintf(err, errlen, "task journal: cannot create %s/%s: %s", j->dir, id, strerror(errno));
         return false;
     }
     snprintf(path, sizeof path, "%s/%s", j->dir, r->path);
@@ -480,8 +479,7 @@ struct taskjournal *taskjournal_open(const char *dir, const struct taskjournal_o
     int rc = jlock(j, true, 2000, err, errlen);
     if (rc == 0) {
         *busy = true;
-        snprintf(err, errlen, "another process holds the task journal %s/%s", dir,
-                 TASKJOURNAL_DIR);
+        snprintf(err, errlen, "another process holds the task journal %s/%s", dir, TASKJOURNAL_DIR);
     }
     if (rc != 1 || !replay(j, err, errlen)) {
         jfree(j);
@@ -607,8 +605,8 @@ static bool seg_open(struct taskjournal *j, unsigned i)
     struct stat st;
     snprintf(name, sizeof name, "seg.%u", i);
     int fd = openat(j->jfd, name, O_RDWR | O_NOFOLLOW | O_CLOEXEC);
-    if (fd >= 0 && (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) ||
-                    (size_t)st.st_size != j->seg_size)) {
+    if (fd >= 0 &&
+        (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || (size_t)st.st_size != j->seg_size)) {
         close(fd); /* another size: made anew (its records are checkpointed) */
         fd = -1;
     }

@@ -31,8 +31,8 @@
 #include "loop.h"
 #include "mem.h"
 #include "strmap.h"
-#include "taskpath.h"
 #include "taskjournal.h"
+#include "taskpath.h"
 #include "taskspg.h"
 #include "workq.h"
 
@@ -58,12 +58,12 @@ struct tasks {
     char *dir;  /* as configured */
     char *real; /* realpath of dir, for containment checks */
     struct loop *loop;
-    struct strmap *pending; /* id -> number of queued operations (loop thread) */
-    struct workq *wq;       /* the writer: batches of operations, each back to the loop */
-    unsigned long seq;      /* writer thread only */
+    struct strmap *pending;      /* id -> number of queued operations (loop thread) */
+    struct workq *wq;            /* the writer: batches of operations, each back to the loop */
+    unsigned long seq;           /* writer thread only */
     struct taskjournal *journal; /* NULL: every write the durable way */
     bool journal_tried;          /* writer thread: opened on the first batch */
-    struct taskspg *pg;  /* STORE_URL: the records are there (tasks_use_store) */
+    struct taskspg *pg;          /* STORE_URL: the records are there (tasks_use_store) */
 };
 
 /* What tasks_pending counts: operations queued or under way, and holds. */
@@ -197,12 +197,12 @@ static void run_batch(struct tasks *t, struct list *batch)
     LIST_FOREACH(node, batch)
     {
         struct op *o = ops[n] = OP_OF(node);
-        recs[n++] = (struct taskjournal_rec){
-            .kind = o->kind == OP_WRITE ? TASKJOURNAL_WRITE : TASKJOURNAL_REMOVE,
-            .id = o->id,
-            .name = o->name,
-            .data = o->data,
-            .len = o->len};
+        recs[n++] = (struct taskjournal_rec){.kind = o->kind == OP_WRITE ? TASKJOURNAL_WRITE
+                                                                         : TASKJOURNAL_REMOVE,
+                                             .id = o->id,
+                                             .name = o->name,
+                                             .data = o->data,
+                                             .len = o->len};
     }
     for (size_t i = 0; i < n;) {
         size_t k = i, m = 0;
