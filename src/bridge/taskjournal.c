@@ -37,7 +37,7 @@ struct taskjournal {
     char *dir;
     int dirfd, jfd, ctlfd;
     size_t seg_size;
-    unsigned nsegs, checkpoint_ms;
+    unsigned nsegs, checkpoint_ms, quiet_ms;
     /* writer thread */
     int segfd[MAX_SEGS];
     unsigned cur;
@@ -50,7 +50,7 @@ struct taskjournal {
     pthread_cond_t ck_wake, w_wake;
     uint64_t seglast[MAX_SEGS]; /* highest sequence number in each segment */
     uint64_t applied, ckpt;
-    struct timespec pending_since;
+    int64_t pending_since, last_apply, last_ckpt; /* CLOCK_MONOTONIC, ms */
     bool urgent, stop, ck_idle;
     unsigned long checkpoints;
     /* checkpoint thread (and the opener before it starts) */
@@ -382,6 +382,7 @@ static struct taskjournal *jnew(const char *dir, const struct taskjournal_opts *
     j->nsegs = o && o->nsegs ? o->nsegs : 4;
     j->nsegs = j->nsegs < 2 ? 2 : j->nsegs > MAX_SEGS ? MAX_SEGS : j->nsegs;
     j->checkpoint_ms = o && o->checkpoint_ms ? o->checkpoint_ms : 1000;
+    j->quiet_ms = o && o->quiet_ms ? o->quiet_ms : 10;
     pthread_mutex_init(&j->mu, NULL);
     pthread_condattr_t ca;
     pthread_condattr_init(&ca);
@@ -520,12 +521,24 @@ unsigned long taskjournal_checkpoints(struct taskjournal *j)
 
 /* ---------- checkpoints ---------- */
 
-static long ms_since(const struct timespec *t)
+static int64_t now_ms(void)
 {
     struct timespec now;
     clock_gettime(CLOCK_MONOTONIC, &now);
-    return (now.tv_sec - t->tv_sec) * 1000 + (now.tv_nsec - t->tv_nsec) / 1000000;
+    return (int64_t)now.tv_sec * 1000 + now.tv_nsec / 1000000;
 }
+
+static void wait_until_ms(struct taskjournal *j, int64_t at)
+{
+    struct timespec until = {.tv_sec = at / 1000, .tv_nsec = (long)(at % 1000) * 1000000};
+    pthread_cond_timedwait(&j->ck_wake, &j->mu, &until);
+}
+
+/* When the files written since the last checkpoint are made durable: once the writer has been
+ * quiet for quiet_ms (a burst over, so that an idle server has nothing left to do), or
+ * checkpoint_ms after the first of them under steady load; never closer than GAP_MS to the
+ * last (syncfs flushes the whole file system); at once when the writer waits for a segment. */
+#define GAP_MS 100
 
 static void *checkpointer(void *arg)
 {
@@ -540,16 +553,11 @@ static void *checkpointer(void *arg)
             j->ck_idle = false;
             continue;
         }
-        long left = (long)j->checkpoint_ms - ms_since(&j->pending_since);
-        if (!j->urgent && !j->stop && left > 0) {
-            struct timespec until = j->pending_since;
-            until.tv_sec += j->checkpoint_ms / 1000;
-            until.tv_nsec += (long)(j->checkpoint_ms % 1000) * 1000000;
-            if (until.tv_nsec >= 1000000000) {
-                until.tv_sec++;
-                until.tv_nsec -= 1000000000;
-            }
-            pthread_cond_timedwait(&j->ck_wake, &j->mu, &until);
+        int64_t due = j->last_apply + j->quiet_ms, latest = j->pending_since + j->checkpoint_ms;
+        due = due < latest ? due : latest;
+        due = due > j->last_ckpt + GAP_MS ? due : j->last_ckpt + GAP_MS;
+        if (!j->urgent && !j->stop && now_ms() < due) {
+            wait_until_ms(j, due);
             continue;
         }
         uint64_t target = j->applied;
@@ -563,15 +571,12 @@ static void *checkpointer(void *arg)
         if (ok) {
             j->ckpt = target;
             j->checkpoints++;
-            clock_gettime(CLOCK_MONOTONIC, &j->pending_since);
+            j->pending_since = j->last_ckpt = now_ms();
             pthread_cond_broadcast(&j->w_wake);
         } else if (j->stop) {
             break; /* the next start replays */
         } else {
-            struct timespec until;
-            clock_gettime(CLOCK_MONOTONIC, &until);
-            until.tv_sec++;
-            pthread_cond_timedwait(&j->ck_wake, &j->mu, &until);
+            wait_until_ms(j, now_ms() + 1000);
         }
     }
     pthread_mutex_unlock(&j->mu);
@@ -581,11 +586,14 @@ static void *checkpointer(void *arg)
 void taskjournal_applied(struct taskjournal *j)
 {
     pthread_mutex_lock(&j->mu);
-    if (j->applied == j->ckpt)
-        clock_gettime(CLOCK_MONOTONIC, &j->pending_since);
-    j->applied = j->next_seq - 1;
-    if (j->ck_idle)
-        pthread_cond_signal(&j->ck_wake);
+    if (j->next_seq - 1 != j->applied) {
+        j->last_apply = now_ms();
+        if (j->applied == j->ckpt)
+            j->pending_since = j->last_apply;
+        j->applied = j->next_seq - 1;
+        if (j->ck_idle)
+            pthread_cond_signal(&j->ck_wake);
+    }
     pthread_mutex_unlock(&j->mu);
 }
 

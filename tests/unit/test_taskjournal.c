@@ -23,7 +23,10 @@
 static char root[] = "/tmp/hm-taskjournal-XXXXXX";
 SCRATCH_FIXTURES(root)
 
-static const struct taskjournal_opts small = {.seg_size = 4096, .nsegs = 2, .checkpoint_ms = 60000};
+/* No checkpoint but the one a full segment asks for: what a crash leaves is all journaled. */
+static const struct taskjournal_opts small = {
+    .seg_size = 4096, .nsegs = 2, .checkpoint_ms = 60000, .quiet_ms = 60000};
+static const struct taskjournal_opts wide = {.checkpoint_ms = 60000, .quiet_ms = 60000};
 
 static char *fresh(const char *name)
 {
@@ -125,7 +128,7 @@ static void test_replay_exact_files(void **state)
         rec("t2", "run.json", NULL), /* removed again */
         rec("t3", "request.json", ""),
     };
-    journal_then_die(dir, NULL, r, 6, 6);
+    journal_then_die(dir, &wide, r, 6, 6);
     char err[512];
     assert_int_equal(recover(dir, err, sizeof err), 1);
     assert_file(in(dir, "t1/request.json"), "{\"task\": \"one\"}\n");
@@ -170,7 +173,7 @@ static void torn(const char *name, bool flip)
         rec("b", "request.json", "{\"b\": 2}\n"),
         rec("c", "result.json", "{\"c\": 3, \"text\": \"the last one\"}\n"),
     };
-    journal_then_die(dir, NULL, r, 3, 1);
+    journal_then_die(dir, &wide, r, 3, 1);
     char *seg = in(dir, ".journal/seg.0");
     if (flip) {
         unsigned char b = 'X';
@@ -265,7 +268,7 @@ static void test_newer_format_refused(void **state)
     (void)state;
     char *dir = fresh("newer");
     struct taskjournal_rec r[] = {rec("n", "request.json", "{}\n")};
-    journal_then_die(dir, NULL, r, 1, 1);
+    journal_then_die(dir, &wide, r, 1, 1);
     unsigned char s[32] = {0}, z[512] = {0};
     uint32_t magic = 0x434a4d48u, fmt = 2, crc;
     uint64_t gen = 99, ckpt = 0;
@@ -286,7 +289,7 @@ static void test_newer_format_refused(void **state)
     assert_false(exists(in(dir, "n/request.json")));
     /* a record of a newer format, its CRC whole, is refused too */
     char *dir2 = fresh("newer-rec");
-    journal_then_die(dir2, NULL, r, 1, 1);
+    journal_then_die(dir2, &wide, r, 1, 1);
     unsigned char h[TASKJOURNAL_HDR + 64];
     FILE *f = fopen(in(dir2, ".journal/seg.0"), "rb");
     size_t len = TASKJOURNAL_HDR + strlen("n/request.json") + 3;
@@ -302,7 +305,7 @@ static void test_newer_format_refused(void **state)
     assert_non_null(strstr(err, "format 2"));
     /* an unreadable control file is an error too, never a silent start */
     char *dir3 = fresh("garbled");
-    journal_then_die(dir3, NULL, r, 1, 1);
+    journal_then_die(dir3, &wide, r, 1, 1);
     memset(z, 0xa5, sizeof z);
     patch(in(dir3, ".journal/control"), 0, z, 64);
     patch(in(dir3, ".journal/control"), 512, z, 64);
