@@ -3,7 +3,7 @@
  * The checkpoint uses syncfs() of TASKS_DIR's file system rather than an fsync of each file:
  * one call flushes the thousands of files written since the last checkpoint (their data, inodes
  * and directory entries) where per-file fsyncs would each wait for their own device flush. It
- * also flushes other programs' dirty data on that file system, at most once a second while
+ * also flushes other programs' dirty data on that file system, at most twice a second while
  * tasks are written (docs/guides/configuration.md says so). */
 #include "taskjournal.h"
 
@@ -535,10 +535,13 @@ static void wait_until_ms(struct taskjournal *j, int64_t at)
 }
 
 /* When the files written since the last checkpoint are made durable: once the writer has been
- * quiet for quiet_ms (a burst over, so that an idle server has nothing left to do), or
- * checkpoint_ms after the first of them under steady load; never closer than GAP_MS to the
- * last (syncfs flushes the whole file system); at once when the writer waits for a segment. */
-#define GAP_MS 100
+ * quiet for quiet_ms (a burst over: an idle server has nothing left to do) if the last
+ * checkpoint is GAP_MS old, or quiet for LULL_MS (or quiet_ms) whatever the last;
+ * checkpoint_ms after the first of them under steady load; at once when the writer waits for a
+ * segment. syncfs flushes the whole file system: a loaded writer's short pauses do not each
+ * call it. */
+#define GAP_MS 500
+#define LULL_MS 50
 
 static void *checkpointer(void *arg)
 {
@@ -553,9 +556,12 @@ static void *checkpointer(void *arg)
             j->ck_idle = false;
             continue;
         }
-        int64_t due = j->last_apply + j->quiet_ms, latest = j->pending_since + j->checkpoint_ms;
-        due = due < latest ? due : latest;
+        int64_t due = j->last_apply + j->quiet_ms;
+        int64_t lull = j->last_apply + (j->quiet_ms > LULL_MS ? j->quiet_ms : LULL_MS);
+        int64_t latest = j->pending_since + j->checkpoint_ms;
         due = due > j->last_ckpt + GAP_MS ? due : j->last_ckpt + GAP_MS;
+        due = due < lull ? due : lull;
+        due = due < latest ? due : latest;
         if (!j->urgent && !j->stop && now_ms() < due) {
             wait_until_ms(j, due);
             continue;
