@@ -68,6 +68,7 @@ struct gateway {
     json_t *pins;                  /* the pins file's document, or the store's pins as one */
     const char *store_url;         /* STORE_URL (borrowed), or NULL: pins in the file */
     const char *store_password;
+    const char *replica_id;         /* with store_url: this server in hm_replica (borrowed) */
     struct gw_store *store;         /* with store_url: the shared pins and nonces (gwstore.h) */
     json_t *status_written;         /* the status file's document as last written (or NULL) */
     const struct up_events *events; /* what upstreams tell the rest (set by gateway.c) */
