@@ -25,7 +25,9 @@
  * running calls (gateway_tasks_running) like any call; one still running at the end is
  * cancelled upstream and audited "cancelled". After a restart tasks/get answers "not found". A
  * task belongs to its caller (mcp_call_caller): another caller gets the same "not found" as an
- * unknown id. */
+ * unknown id. With STORE_URL each task is also a row every replica answers from (gwtaskpg.h):
+ * the call stays here, the task is anyone's to follow, and the creating call is answered once
+ * the row is written. */
 #include <assert.h>
 #include <stdio.h>
 #include <stdlib.h>
