@@ -61,6 +61,7 @@
 #define GW_TASK_RETRY_MS 200u            /* a starting instance: asked again this often */
 #define GW_TASK_RESULT_MAX (256u * 1024) /* bytes of a result kept for an hour, as JSON */
 #define GW_TASK_UNAVAILABLE "-32004"     /* the audit's status of a call refused for the store */
+#define GW_TASK_LOST "-32603"            /* ... and of a task the store counted as gone */
 
 enum gwt_phase { GWT_WAITING, GWT_RUNNING, GWT_DONE };
 
@@ -72,6 +73,7 @@ struct gw_task {
     json_t *args; /* what is sent once approved (admitted by the policies) */
     enum gwt_phase phase;
     const char *status; /* working, completed, failed, cancelled */
+    const char *why;    /* failed not by the upstream: the status message (static), else NULL */
     json_t *outcome;    /* completed: the CallToolResult; failed: the error object */
     char approval[APPROVALS_ID_HEX + 1]; /* while waiting */
     unsigned approval_timeout_s; /* the queue's when created: a reload changes later ones only */
@@ -239,7 +241,7 @@ static struct gw_task_view view_of(const struct gw_task *k, char *msg, size_t ms
         snprintf(msg, msglen, "approved; upstream %s is running %s", u->cfg->name, k->t->exposed);
         v.message = msg;
     } else if (strcmp(k->status, "failed") == 0) {
-        v.message = "the upstream answered the call with a JSON-RPC error";
+        v.message = k->why ? k->why : "the upstream answered the call with a JSON-RPC error";
     }
     return v;
 }
@@ -489,19 +491,41 @@ static void on_decision(void *arg, enum approval_outcome outcome, const char *re
 
 /* ---------- ending a task on request ---------- */
 
-/* tasks/cancel, here or through another replica: the request leaves the queue, or the
- * upstream is told; an ended task stays as it is. */
-static void cancel_task(struct gw_task *k)
+/* The task ends before its call did (status, outcome_take, the audit's record_status): the
+ * request leaves the queue, or the upstream is told why; an ended task stays as it is. */
+static void end_early(struct gw_task *k, const char *status, json_t *outcome_take,
+                      const char *record_status, const char *why)
 {
     if (k->phase == GWT_WAITING) {
         approvals_withdraw(k->t->up->gw->approvals, k->approval);
         k->approval[0] = '\0';
         gw_approval_audit(k->t, k->caller, "withdrawn", "withdrawn");
-        finish(k, "cancelled", NULL, "cancelled");
     } else if (k->phase == GWT_RUNNING) {
-        stop_at_upstream(k, "cancelled by the client (tasks/cancel)");
-        finish(k, "cancelled", NULL, "cancelled");
+        stop_at_upstream(k, why);
+    } else {
+        json_decref(outcome_take);
+        return;
     }
+    finish(k, status, outcome_take, record_status);
+}
+
+/* tasks/cancel, here or through another replica. */
+static void cancel_task(struct gw_task *k)
+{
+    end_early(k, "cancelled", NULL, "cancelled", "cancelled by the client (tasks/cancel)");
+}
+
+/* The store says the task ended with this replica (cut off from the database longer than a
+ * heartbeat allows, it counted as gone): it ends here too, failed, as everywhere else. */
+void gw_task_lost(struct gw_tasks *all, const char *id)
+{
+    struct gw_task *k = find(all, id);
+    if (k == NULL || k->phase == GWT_DONE)
+        return;
+    log_warn("gateway task %s ended: the store counted this replica as gone", k->id);
+    k->why = GWTASKPG_GONE_MESSAGE;
+    end_early(k, "failed", json_pack("{s:i, s:s}", "code", JRPC_INTERNAL_ERROR, "message", k->why),
+              GW_TASK_LOST, "the replica holding the task lost the store");
 }
 
 bool gw_task_held(const struct gw_tasks *all, const char *id)
@@ -525,13 +549,6 @@ void gw_task_share_all(struct gw_tasks *all)
 }
 
 /* ---------- creating a task ---------- */
-
-static void unavailable(struct gw_tasks *all, struct mcp_call *call)
-{
-    mcp_call_unavailable(call, gwtaskpg_retry_after_s(all->pg),
-                         "Temporarily unavailable: the database that shares the gateway's tasks "
-                         "between replicas cannot be reached; try again later");
-}
 
 /* The creating call went away before the row was written: nobody learns of the task. */
 static void creating_cancelled(struct mcp_call *call, void *arg)
@@ -559,7 +576,7 @@ static void created(bool ok, void *arg)
         } else {
             if (k)
                 cancel_task(k); /* announced to nobody: it ends here */
-            unavailable(cr->all, cr->call);
+            gwtaskpg_unavailable(cr->all->pg, cr->call);
         }
     }
     free(cr);
@@ -580,7 +597,7 @@ void gw_task_start(struct gw_tool *t, struct mcp_call *call, json_t *args, uint6
     sweep(all);
     if (all->pg && !gwtaskpg_up(all->pg)) { /* no task another replica could not answer */
         gw_call_record_tool(t, call, started_us, GW_TASK_UNAVAILABLE);
-        unavailable(all, call);
+        gwtaskpg_unavailable(all->pg, call);
         return;
     }
     if (!make_room(all, caller)) {
@@ -744,21 +761,6 @@ void gw_task_deny_dropped(struct gateway *g)
     }
 }
 
-/* The row of a task the stop ends before it could end by itself: failed, and why. */
-static void share_stopped(const struct gw_task *k)
-{
-    const char *why = "the server holding this task stopped before it ended; call the tool again";
-    json_t *error = json_pack("{s:i, s:s}", "code", JRPC_INTERNAL_ERROR, "message", why);
-    char msg[300];
-    struct gw_task_view v = view_of(k, msg, sizeof msg);
-    v.status = "failed";
-    v.message = why;
-    v.outcome = error;
-    v.updated = time(NULL);
-    gwtaskpg_put(k->all->pg, k->caller, k->t->up->cfg->name, &v, NULL, NULL);
-    json_decref(error);
-}
-
 void gw_task_free_all(struct gateway *g)
 {
     struct gw_tasks *all = g->tasks;
@@ -766,8 +768,11 @@ void gw_task_free_all(struct gateway *g)
         return;
     for (struct list *n; (n = list_first(&all->tasks)) != NULL;) {
         struct gw_task *k = task_of(n);
-        if (all->pg && k->phase != GWT_DONE)
-            share_stopped(k);
+        if (all->pg && k->phase != GWT_DONE) { /* the row says the stop ended it */
+            char msg[300];
+            struct gw_task_view v = view_of(k, msg, sizeof msg);
+            gwtaskpg_put_stopped(all->pg, k->caller, k->t->up->cfg->name, &v);
+        }
         if (k->phase == GWT_WAITING) {
             approvals_withdraw(g->approvals, k->approval);
         } else if (k->phase == GWT_RUNNING) {

@@ -48,6 +48,7 @@ static const struct pgconn_stmt stmts[] = {
                      " WHERE status = 'working' AND holder <> $1 AND holder NOT IN " ALIVE
                      " LIMIT 500 FOR UPDATE SKIP LOCKED) AND status = 'working' RETURNING id)"
                      " SELECT pg_notify('" CHANNEL_END "', id) FROM f"},
+    {"gwt_status", "SELECT status FROM hm_gwtask WHERE id = $1"},
     {"gwt_get", "SELECT owner, upstream, status, message, result, ttl_ms,"
                 " extract(epoch FROM created_at)::bigint, extract(epoch FROM updated_at)::bigint"
                 " FROM hm_gwtask WHERE id = $1"},
@@ -65,16 +66,19 @@ struct gwtaskpg {
     struct pgconn *conn;
     struct loop_timer *sweep;
     unsigned sweeps;
-    bool closing; /* gwtaskpg_stop: the engine is gone, nothing more reaches it */
+    bool closing;   /* gwtaskpg_stop: the engine is gone, nothing more reaches it */
+    uint64_t up_at; /* loop ms when the connection last came up */
     char gone_ms[24];
-    char gone_msg[200];
     char *gone_err; /* the error object of a task ended with its holder, as JSON */
 };
 
 /* A write with its caller's callback. */
 struct put {
+    struct gwtaskpg *p;
     gwtaskpg_done_cb *done;
     void *arg;
+    bool working;
+    char id[ID_MAX];
 };
 
 /* A request about a task held elsewhere (c: NULL once the call went away). */
@@ -117,9 +121,11 @@ static void put_done(enum pgconn_status st, PGresult *const *res, size_t n, cons
                      void *arg)
 {
     struct put *w = arg;
-    (void)res;
-    (void)n;
     warn(st, error, W_PUT);
+    /* Refused: the row ended while this replica counted as gone (cut off from the database). */
+    if (st == PGCONN_OK && n == 2 && w->working && PQntuples(res[1]) == 1 &&
+        strcmp(PQgetvalue(res[1], 0, 0), "working") != 0 && !w->p->closing)
+        gw_task_lost(w->p->all, w->id);
     if (w->done)
         w->done(st == PGCONN_OK, w->arg);
     free(w);
@@ -136,10 +142,36 @@ void gwtaskpg_put(struct gwtaskpg *p, const char *owner, const char *upstream,
     const char *params[10] = {v->id,   owner, p->g->replica_id, upstream, v->status, v->message,
                               outcome, ttl,   created,          updated};
     struct put *w = xcalloc(1, sizeof *w);
+    w->p = p;
     w->done = done;
     w->arg = arg;
-    pgconn_send_one(p->conn, "gwt_put", 10, params, put_done, w); /* params copied */
+    w->working = strcmp(v->status, "working") == 0;
+    snprintf(w->id, sizeof w->id, "%s", v->id);
+    const char *check[1] = {w->id};
+    const struct pgconn_query q[2] = {{"gwt_put", 10, params}, {"gwt_status", 1, check}};
+    pgconn_send(p->conn, q, 2, put_done, w); /* params copied */
     free(outcome);
+}
+
+void gwtaskpg_put_stopped(struct gwtaskpg *p, const char *owner, const char *upstream,
+                          const struct gw_task_view *v)
+{
+    const char *why = "the server holding this task stopped before it ended; call the tool again";
+    json_t *error = json_pack("{s:i, s:s}", "code", JRPC_INTERNAL_ERROR, "message", why);
+    struct gw_task_view ended = *v;
+    ended.status = "failed";
+    ended.message = why;
+    ended.outcome = error;
+    ended.updated = time(NULL);
+    gwtaskpg_put(p, owner, upstream, &ended, NULL, NULL);
+    json_decref(error);
+}
+
+/* Whether the holders' heartbeats can be judged: the connection has been up long enough for
+ * every live replica to have beaten again since (after an outage all look silent at first). */
+static bool judging(const struct gwtaskpg *p)
+{
+    return pgconn_up(p->conn) && loop_now(p->g->loop) - p->up_at >= GWTASKPG_GONE_MS;
 }
 
 /* ---------- requests about a task held elsewhere ---------- */
@@ -151,9 +183,9 @@ static void ask_cancelled(struct mcp_call *c, void *arg)
     a->c = NULL;
 }
 
-static void unavailable(struct ask *a)
+void gwtaskpg_unavailable(const struct gwtaskpg *p, struct mcp_call *c)
 {
-    mcp_call_unavailable(a->c, gwtaskpg_retry_after_s(a->p),
+    mcp_call_unavailable(c, gwtaskpg_retry_after_s(p),
                          "Temporarily unavailable: the database that shares the gateway's tasks "
                          "between replicas cannot be reached; try again later");
 }
@@ -187,7 +219,7 @@ static void cancel_asked(enum pgconn_status st, PGresult *const *res, size_t n, 
         if (st == PGCONN_OK)
             mcp_call_result_take(a->c, json_object()); /* an ended task: the same answer */
         else
-            unavailable(a);
+            gwtaskpg_unavailable(a->p, a->c);
         a->c = NULL;
     }
     free(a);
@@ -205,10 +237,10 @@ static void row_read(enum pgconn_status st, PGresult *const *res, size_t n, cons
     }
     mcp_call_on_cancel(a->c, NULL, NULL);
     struct mcp_call *c = a->c;
-    const PGresult *r = st == PGCONN_OK && n == 2 ? res[1] : NULL;
+    const PGresult *r = st == PGCONN_OK && n > 0 ? res[n - 1] : NULL;
     char scope[160];
     if (r == NULL) {
-        unavailable(a);
+        gwtaskpg_unavailable(a->p, a->c);
     } else if (PQntuples(r) != 1 ||
                (strcmp(PQgetvalue(r, 0, 0), mcp_call_caller(c)) != 0 && !mcp_call_sees_all(c))) {
         mcp_call_task_not_found(c); /* another caller's: the same words as none */
@@ -243,10 +275,11 @@ void gwtaskpg_ask(struct gwtaskpg *p, struct mcp_call *c, const char *id, enum g
     a->op = op;
     snprintf(a->id, sizeof a->id, "%s", id);
     mcp_call_on_cancel(c, ask_cancelled, a);
-    const char *gone[4] = {a->id, p->gone_ms, p->gone_msg, p->gone_err};
+    const char *gone[4] = {a->id, p->gone_ms, GWTASKPG_GONE_MESSAGE, p->gone_err};
     const char *get[1] = {a->id};
     const struct pgconn_query q[2] = {{"gwt_gone_one", 4, gone}, {"gwt_get", 1, get}};
-    pgconn_send(p->conn, q, 2, row_read, a);
+    bool judged = judging(p); /* a task of a gone holder ends first */
+    pgconn_send(p->conn, judged ? q : q + 1, judged ? 2 : 1, row_read, a);
 }
 
 /* ---------- what other replicas tell ---------- */
@@ -302,6 +335,7 @@ static void on_state(bool up, const char *why, void *arg)
     (void)why;
     if (!up || p->closing)
         return;
+    p->up_at = loop_now(p->g->loop);
     gw_task_share_all(p->all);
     const char *params[1] = {p->g->replica_id};
     pgconn_send_one(p->conn, "gwt_asked", 1, params, asked_read, p);
@@ -311,9 +345,9 @@ static void sweep(struct loop *l, void *arg)
 {
     struct gwtaskpg *p = arg;
     p->sweep = loop_timer_add(l, SWEEP_MS, sweep, p);
-    if (!pgconn_up(p->conn))
+    if (!judging(p))
         return;
-    const char *gone[4] = {p->g->replica_id, p->gone_ms, p->gone_msg, p->gone_err};
+    const char *gone[4] = {p->g->replica_id, p->gone_ms, GWTASKPG_GONE_MESSAGE, p->gone_err};
     pgconn_send_one(p->conn, "gwt_gone_all", 4, gone, logged, (void *)(uintptr_t)W_GONE);
     if (++p->sweeps % PURGE_EVERY == 0) {
         const char *keep[1] = {KEEP_MS};
@@ -331,11 +365,8 @@ struct gwtaskpg *gwtaskpg_start(struct gateway *g, struct gw_tasks *all)
     p->g = g;
     p->all = all;
     snprintf(p->gone_ms, sizeof p->gone_ms, "%u", (unsigned)GWTASKPG_GONE_MS);
-    snprintf(p->gone_msg, sizeof p->gone_msg,
-             "the replica holding this task is gone (no heartbeat for %u s): the call it held "
-             "ended with it; call the tool again",
-             (unsigned)GWTASKPG_GONE_MS / 1000);
-    json_t *err = json_pack("{s:i, s:s}", "code", JRPC_INTERNAL_ERROR, "message", p->gone_msg);
+    json_t *err =
+        json_pack("{s:i, s:s}", "code", JRPC_INTERNAL_ERROR, "message", GWTASKPG_GONE_MESSAGE);
     p->gone_err = json_dumps(err, JSON_COMPACT);
     json_decref(err);
     struct pgconn_opts o = {.loop = g->loop,

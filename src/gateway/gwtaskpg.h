@@ -21,7 +21,14 @@
 
 /* A holder silent this long is gone: three of the replicas' heartbeats (every 2 s, the app's
  * replica module) missed, as a run's follower counts as gone for the bridge's tasks. */
-#define GWTASKPG_GONE_MS 6000
+#define GWTASKPG_GONE_S 6
+#define GWTASKPG_GONE_MS (GWTASKPG_GONE_S * 1000)
+#define GWTASKPG_STR_(x) #x
+#define GWTASKPG_STR(x) GWTASKPG_STR_(x)
+/* The status message (and error message) of a task that ended with its holder. */
+#define GWTASKPG_GONE_MESSAGE                                                                      \
+    "the replica holding this task is gone (no heartbeat for " GWTASKPG_STR(                       \
+        GWTASKPG_GONE_S) " s): the call it held ended with it; call the tool again"
 
 struct gateway;
 struct gw_tasks;
@@ -46,6 +53,8 @@ void gwtaskpg_stop(struct gwtaskpg *p);
 bool gwtaskpg_up(const struct gwtaskpg *p);
 /* Seconds until the database may be back (Retry-After), at least 1. */
 unsigned gwtaskpg_retry_after_s(const struct gwtaskpg *p);
+/* Answers c 503 with Retry-After: the database that shares the tasks is away. */
+void gwtaskpg_unavailable(const struct gwtaskpg *p, struct mcp_call *c);
 
 /* Writes the row of a task held here as v shows it (owner: the caller that owns it; upstream:
  * whose scope reaches it). done (may be NULL) runs once, later: ok when the row is written. */
@@ -53,16 +62,22 @@ typedef void gwtaskpg_done_cb(bool ok, void *arg);
 void gwtaskpg_put(struct gwtaskpg *p, const char *owner, const char *upstream,
                   const struct gw_task_view *v, gwtaskpg_done_cb *done, void *arg);
 
+/* The row of a task held here that the server's stop ends (v: as it stands): failed, and why. */
+void gwtaskpg_put_stopped(struct gwtaskpg *p, const char *owner, const char *upstream,
+                          const struct gw_task_view *v);
+
 /* tasks/get, tasks/update and tasks/cancel of a task not held here, answered from its row. */
 enum gwtaskpg_op { GWTASKPG_GET, GWTASKPG_UPDATE, GWTASKPG_CANCEL };
 void gwtaskpg_ask(struct gwtaskpg *p, struct mcp_call *c, const char *id, enum gwtaskpg_op op);
 
 /* gwtask.c's side, for this module: the task as tasks/get answers (new reference); whether
- * the task is held here; a cancel asked through another replica (as a local tasks/cancel);
- * every task held here written again (after the database was away). */
+ * the task is held here; a cancel asked through another replica (as a local tasks/cancel); a
+ * task held here that the store ended as its holder's (this replica counted as gone while cut
+ * off): it ends here too; every task held here written again (after the database was away). */
 json_t *gw_task_view_json(const struct gw_task_view *v);
 bool gw_task_held(const struct gw_tasks *all, const char *id);
 void gw_task_cancel_held(struct gw_tasks *all, const char *id);
+void gw_task_lost(struct gw_tasks *all, const char *id);
 void gw_task_share_all(struct gw_tasks *all);
 
 #endif

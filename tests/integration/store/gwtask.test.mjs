@@ -4,7 +4,8 @@
 // decides it, B gives the upstream's answer), another caller gets "not found" on B as on A,
 // tasks/cancel through B withdraws a pending one on A, a listen stream on B hears the end of a
 // task held on A, and once A is killed (SIGKILL) B answers its task failed within the heartbeat
-// limit. With the database away such a request is answered 503 with Retry-After, and what ended
+// limit; a holder that only looked gone (its heartbeat old) ends its task as the store says.
+// With the database away such a request is answered 503 with Retry-After, and what ended
 // meanwhile on A reaches B once it is back. SQL-looking text in the call's arguments is kept as
 // data. Real PostgreSQL 15, two real servers on one database, the official v2 client with the
 // reference tasks client (@modelcontextprotocol/ext-tasks), the fake upstream of tests/fakes/.
@@ -40,6 +41,8 @@ async function replica(name) {
   s.auth = { Authorization: `Bearer ${TOKEN}` };
   return s;
 }
+// The replica id srv registered in the store (its log says it).
+const replicaOf = async (srv) => until(() => srv.proc.stderrText.match(/this server is replica (\S+)/)?.[1], 'the replica id');
 const upstreamCalls = (name) => (existsSync(join(dir, `calls-${name}`))
   ? readFileSync(join(dir, `calls-${name}`), 'utf8').split('\n').filter((l) => l === 'echo' || l === 'slow') : []);
 
@@ -230,7 +233,38 @@ test('the database away: B answers 503 with Retry-After; what ended on A meanwhi
   }
 });
 
-test('A killed (SIGKILL) holding a task: B answers it failed within the heartbeat limit, and a listener on B hears it', async () => {
+test('a holder counted as gone (its heartbeat old) finds its task ended in the store and ends it too', async () => {
+  const ca = await tasksClient(a, 'on-a');
+  try {
+    const { id, approval } = await created(ca, a, 'slow', { ms: 60000 });
+    // As if A had been cut off from the database for a minute: B ends the task as its holder's.
+    // (B judges heartbeats once its own connection has been up for 6 s: the last test restarted
+    // the database.)
+    const t = await until(async () => {
+      await sql(`UPDATE hm_replica SET seen_at = now() - interval '1 minute' WHERE id <> '${await replicaOf(b)}'`);
+      const r = (await rpc(b, 'tasks/get', { taskId: id })).json.result;
+      return r?.status !== 'working' && r;
+    }, 'B ends the task of a silent holder', 15000);
+    assert.equal(t.status, 'failed', JSON.stringify(t));
+    // A's next write about it (the approval) is refused by the row: A ends its own copy the same way.
+    assert.equal((await hermesCli(a, 'approve', approval)).code, 0);
+    const mine = await until(async () => {
+      const v = await ca.session.task(id).snapshot();
+      return v.status !== 'working' && v;
+    }, 'A ends the task', 10000);
+    assert.equal(mine.status, 'failed');
+    assert.match(mine.statusMessage, /the replica holding this task is gone/);
+    // The call it sent once approved is cancelled at the upstream.
+    await until(() => readFileSync(join(dir, 'calls-a'), 'utf8').includes('cancelled '), 'notifications/cancelled upstream');
+  } finally {
+    await ca.close();
+  }
+  // A beats again: the next test starts from live heartbeats.
+  await until(async () => (await sql("SELECT count(*) FROM hm_replica WHERE seen_at > now() - interval '3 seconds'")) === '2',
+    'both heartbeats fresh again', 10000);
+});
+
+test('A killed (SIGKILL) holding a task: B answers it failed within the heartbeat limit, and a listener on B hears it', async (tc) => {
   const ca = await tasksClient(a, 'on-a');
   const { id } = await created(ca, a, 'echo', { message: 'held by the dead' });
   const l = await listen(b, [id]);
@@ -248,6 +282,7 @@ test('A killed (SIGKILL) holding a task: B answers it failed within the heartbea
     assert.match(t.statusMessage, /the replica holding this task is gone/);
     assert.match(t.error.message, /call the tool again/);
     assert.ok(took <= 7000, `failed ${took} ms after the kill`);
+    tc.diagnostic(`failed on B ${took} ms after the kill`);
     const frame = await until(() => l.frames().find((m) => m.method === 'notifications/tasks'), 'notifications/tasks on B', 10000);
     assert.equal(frame.params.status, 'failed');
   } finally {
