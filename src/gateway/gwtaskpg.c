@@ -238,14 +238,18 @@ static void row_read(enum pgconn_status st, PGresult *const *res, size_t n, cons
     mcp_call_on_cancel(a->c, NULL, NULL);
     struct mcp_call *c = a->c;
     const PGresult *r = st == PGCONN_OK && n > 0 ? res[n - 1] : NULL;
+    /* Another caller's is answered in the same words as none; the owner token and hermes:admin
+     * reach every caller's (as on the holder). */
+    bool found = r && PQntuples(r) == 1 &&
+                 (strcmp(PQgetvalue(r, 0, 0), mcp_call_caller(c)) == 0 || mcp_call_sees_all(c));
     char scope[160];
+    if (found)
+        snprintf(scope, sizeof scope, SCOPE_GATEWAY_PREFIX "%s", PQgetvalue(r, 0, 1));
     if (r == NULL) {
         gwtaskpg_unavailable(a->p, a->c);
-    } else if (PQntuples(r) != 1 ||
-               (strcmp(PQgetvalue(r, 0, 0), mcp_call_caller(c)) != 0 && !mcp_call_sees_all(c))) {
-        mcp_call_task_not_found(c); /* another caller's: the same words as none */
-    } else if (snprintf(scope, sizeof scope, SCOPE_GATEWAY_PREFIX "%s", PQgetvalue(r, 0, 1)),
-               !mcp_call_allowed(c, scope)) {
+    } else if (!found) {
+        mcp_call_task_not_found(c);
+    } else if (!mcp_call_allowed(c, scope)) {
         mcp_call_task_forbidden(c);
     } else if (a->op == GWTASKPG_GET) {
         mcp_call_result_take(c, row_json(a->id, r));
