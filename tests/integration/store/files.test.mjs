@@ -7,12 +7,11 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
-import { spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { HERMES, startHermes, startFake, agentEnv, connectClient, tokensFile, until } from '../../lib/lib.mjs';
-import { startPostgres } from '../../lib/pg.mjs';
+import { startHermes, startFake, agentEnv, connectClient, tokensFile, until } from '../../lib/lib.mjs';
+import { startPostgres, storeInit } from '../../lib/pg.mjs';
 
 let pg, dir, fake, a, b, tokens;
 const hex = (n) => randomBytes(n).toString('hex');
@@ -38,9 +37,7 @@ async function connect(srv, who) {
 before(async () => {
   pg = await startPostgres();
   dir = mkdtempSync(join(tmpdir(), 'hm-storefiles-'));
-  const env = join(dir, 'init.env');
-  writeFileSync(env, `STORE_URL=${pg.url}\n`, { mode: 0o600 });
-  const init = spawnSync(HERMES, ['store', 'init', '--env-file', env], { encoding: 'utf8' });
+  const init = storeInit(pg, dir);
   assert.equal(init.status, 0, init.stderr);
   tokens = tokensFile(dir, { alice: [tok.alice, 'hermes:read, hermes:task'], bob: [tok.bob, 'hermes:read, hermes:task'] });
   fake = await startFake();
