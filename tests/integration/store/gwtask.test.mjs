@@ -11,14 +11,13 @@
 // reference tasks client (@modelcontextprotocol/ext-tasks), the fake upstream of tests/fakes/.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { spawnSync } from 'node:child_process';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { randomBytes } from 'node:crypto';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { ROOT, HERMES, MODERN, startHermes, gatewayFile, tokensFile, connectV2Client, hermesCli, pendingApprovals,
+import { ROOT, MODERN, startHermes, gatewayFile, tokensFile, connectV2Client, hermesCli, pendingApprovals,
   waitApprovals, modernHeaders, modernMeta, until } from '../../lib/lib.mjs';
-import { startPostgres } from '../../lib/pg.mjs';
+import { startPostgres, storeInit } from '../../lib/pg.mjs';
 
 const FAKE = join(ROOT, 'tests/fakes/fake-upstream.mjs');
 const EXT = 'io.modelcontextprotocol/tasks';
@@ -118,9 +117,7 @@ async function listen(srv, taskIds) {
 before(async () => {
   pg = await startPostgres();
   dir = mkdtempSync(join(tmpdir(), 'hm-storegwtask-'));
-  const env = join(dir, 'init.env');
-  writeFileSync(env, `STORE_URL=${pg.url}\n`, { mode: 0o600 });
-  const init = spawnSync(HERMES, ['store', 'init', '--env-file', env], { encoding: 'utf8' });
+  const init = storeInit(pg, dir);
   assert.equal(init.status, 0, init.stderr);
   [a, b] = await Promise.all([replica('a'), replica('b')]);
 });
