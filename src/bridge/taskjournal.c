@@ -3,7 +3,7 @@
  * The checkpoint uses syncfs() of TASKS_DIR's file system rather than an fsync of each file:
  * one call flushes the thousands of files written since the last checkpoint (their data, inodes
  * and directory entries) where per-file fsyncs would each wait for their own device flush. It
- * also flushes other programs' dirty data on that file system, at most twice a second while
+ * also flushes other programs' dirty data on that file system, at most once a second while
  * tasks are written (docs/guides/configuration.md says so). */
 #include "taskjournal.h"
 
@@ -37,7 +37,7 @@ struct taskjournal {
     char *dir;
     int dirfd, jfd, ctlfd;
     size_t seg_size;
-    unsigned nsegs, checkpoint_ms, quiet_ms;
+    unsigned nsegs, checkpoint_ms;
     /* writer thread */
     int segfd[MAX_SEGS];
     unsigned cur;
@@ -50,7 +50,7 @@ struct taskjournal {
     pthread_cond_t ck_wake, w_wake;
     uint64_t seglast[MAX_SEGS]; /* highest sequence number in each segment */
     uint64_t applied, ckpt;
-    int64_t pending_since, last_apply, last_ckpt; /* CLOCK_MONOTONIC, ms */
+    int64_t pending_since; /* CLOCK_MONOTONIC, ms: the first applied after the checkpoint */
     bool urgent, stop, ck_idle;
     unsigned long checkpoints;
     /* checkpoint thread (and the opener before it starts) */
@@ -382,7 +382,6 @@ static struct taskjournal *jnew(const char *dir, const struct taskjournal_opts *
     j->nsegs = o && o->nsegs ? o->nsegs : 4;
     j->nsegs = j->nsegs < 2 ? 2 : j->nsegs > MAX_SEGS ? MAX_SEGS : j->nsegs;
     j->checkpoint_ms = o && o->checkpoint_ms ? o->checkpoint_ms : 1000;
-    j->quiet_ms = o && o->quiet_ms ? o->quiet_ms : 10;
     pthread_mutex_init(&j->mu, NULL);
     pthread_condattr_t ca;
     pthread_condattr_init(&ca);
@@ -534,36 +533,28 @@ static void wait_until_ms(struct taskjournal *j, int64_t at)
     pthread_cond_timedwait(&j->ck_wake, &j->mu, &until);
 }
 
-/* When the files written since the last checkpoint are made durable: once the writer has been
- * quiet for quiet_ms (a burst over: an idle server has nothing left to do) if the last
- * checkpoint is GAP_MS old, or quiet for LULL_MS (or quiet_ms) whatever the last;
- * checkpoint_ms after the first of them under steady load; at once when the writer waits for a
- * segment. syncfs flushes the whole file system: a loaded writer's short pauses do not each
- * call it. */
-#define GAP_MS 500
-#define LULL_MS 50
+/* When the files written since the last checkpoint are made durable: under steady writing,
+ * once the first of them is checkpoint_ms old (the writer asks, as it applies a batch); at
+ * once when the writer waits for a segment; at close. Never on a timer: what was written last
+ * before the writer went quiet stays journaled (a crash replays it) until more comes, so an
+ * idle server makes no system call at all. */
+static bool checkpoint_due(const struct taskjournal *j)
+{
+    return j->urgent ||
+           (j->applied != j->ckpt && now_ms() - j->pending_since >= (int64_t)j->checkpoint_ms);
+}
 
 static void *checkpointer(void *arg)
 {
     struct taskjournal *j = arg;
     pthread_mutex_lock(&j->mu);
     for (;;) {
-        if (j->applied == j->ckpt) {
-            if (j->stop)
-                break;
-            j->ck_idle = true; /* no timer while nothing waits: an idle server sleeps */
+        if (j->stop && j->applied == j->ckpt)
+            break;
+        if (!j->stop && !checkpoint_due(j)) {
+            j->ck_idle = true;
             pthread_cond_wait(&j->ck_wake, &j->mu);
             j->ck_idle = false;
-            continue;
-        }
-        int64_t due = j->last_apply + j->quiet_ms;
-        int64_t lull = j->last_apply + (j->quiet_ms > LULL_MS ? j->quiet_ms : LULL_MS);
-        int64_t latest = j->pending_since + j->checkpoint_ms;
-        due = due > j->last_ckpt + GAP_MS ? due : j->last_ckpt + GAP_MS;
-        due = due < lull ? due : lull;
-        due = due < latest ? due : latest;
-        if (!j->urgent && !j->stop && now_ms() < due) {
-            wait_until_ms(j, due);
             continue;
         }
         uint64_t target = j->applied;
@@ -577,7 +568,7 @@ static void *checkpointer(void *arg)
         if (ok) {
             j->ckpt = target;
             j->checkpoints++;
-            j->pending_since = j->last_ckpt = now_ms();
+            j->pending_since = now_ms();
             pthread_cond_broadcast(&j->w_wake);
         } else if (j->stop) {
             break; /* the next start replays */
@@ -593,11 +584,10 @@ void taskjournal_applied(struct taskjournal *j)
 {
     pthread_mutex_lock(&j->mu);
     if (j->next_seq - 1 != j->applied) {
-        j->last_apply = now_ms();
         if (j->applied == j->ckpt)
-            j->pending_since = j->last_apply;
+            j->pending_since = now_ms();
         j->applied = j->next_seq - 1;
-        if (j->ck_idle)
+        if (j->ck_idle && checkpoint_due(j))
             pthread_cond_signal(&j->ck_wake);
     }
     pthread_mutex_unlock(&j->mu);

@@ -42,8 +42,7 @@ struct taskjournal_rec {
 struct taskjournal_opts {
     size_t seg_size;        /* bytes per segment (0: 4 MiB) */
     unsigned nsegs;         /* segments (0: 4; at least 2) */
-    unsigned checkpoint_ms; /* longest a journaled file waits for its checkpoint (0: 1000) */
-    unsigned quiet_ms;      /* a checkpoint once the writer was quiet this long (0: 10) */
+    unsigned checkpoint_ms; /* under steady writing, a checkpoint this often (0: 1000) */
 };
 
 struct taskjournal;

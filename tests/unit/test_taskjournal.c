@@ -24,9 +24,8 @@ static char root[] = "/tmp/hm-taskjournal-XXXXXX";
 SCRATCH_FIXTURES(root)
 
 /* No checkpoint but the one a full segment asks for: what a crash leaves is all journaled. */
-static const struct taskjournal_opts small = {
-    .seg_size = 4096, .nsegs = 2, .checkpoint_ms = 60000, .quiet_ms = 60000};
-static const struct taskjournal_opts wide = {.checkpoint_ms = 60000, .quiet_ms = 60000};
+static const struct taskjournal_opts small = {.seg_size = 4096, .nsegs = 2, .checkpoint_ms = 60000};
+static const struct taskjournal_opts wide = {.checkpoint_ms = 60000};
 
 static char *fresh(const char *name)
 {

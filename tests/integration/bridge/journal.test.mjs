@@ -116,8 +116,7 @@ test('kill -9 under load: every task whose call was answered is there after a re
 });
 
 // Sync calls from four clients without a pause, SIGKILL once a dozen were answered: the last
-// ones are journaled and not yet checkpointed (a checkpoint waits for a quiet writer, or a
-// second). Returns the answers by id and the answered tasks the journal still names whole
+// ones are journaled and not yet checkpointed (a checkpoint comes once a second of writing). Returns the answers by id and the answered tasks the journal still names whole
 // (request.json and result.json); tries again if a checkpoint happened to cover them all.
 async function answeredThenKilled(srv, tasks, round) {
   for (let attempt = 0; attempt < 5; attempt++) {
