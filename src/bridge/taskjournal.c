@@ -52,7 +52,7 @@ struct taskjournal {
     uint64_t applied, ckpt;
     int64_t pending_since; /* CLOCK_MONOTONIC, ms: the first applied after the checkpoint */
     bool urgent, stop, ck_idle;
-    unsigned long checkpoints;
+    unsigned long checkpoints, ck_fails;
     /* checkpoint thread (and the opener before it starts) */
     uint64_t ctl_gen;
     pthread_t ck;
@@ -573,6 +573,8 @@ static void *checkpointer(void *arg)
         } else if (j->stop) {
             break; /* the next start replays */
         } else {
+            j->ck_fails++;
+            pthread_cond_broadcast(&j->w_wake);
             wait_until_ms(j, now_ms() + 1000);
         }
     }
@@ -589,6 +591,19 @@ void taskjournal_applied(struct taskjournal *j)
         j->applied = j->next_seq - 1;
         if (j->ck_idle && checkpoint_due(j))
             pthread_cond_signal(&j->ck_wake);
+    }
+    pthread_mutex_unlock(&j->mu);
+}
+
+void taskjournal_checkpoint(struct taskjournal *j)
+{
+    taskjournal_applied(j);
+    pthread_mutex_lock(&j->mu);
+    unsigned long fails = j->ck_fails; /* a disk that fails: the caller goes on, errors logged */
+    while (j->ckpt < j->applied && j->ck_fails == fails) {
+        j->urgent = true;
+        pthread_cond_signal(&j->ck_wake);
+        pthread_cond_wait(&j->w_wake, &j->mu);
     }
     pthread_mutex_unlock(&j->mu);
 }

@@ -68,6 +68,10 @@ bool taskjournal_fits(const struct taskjournal *j, const struct taskjournal_rec 
 size_t taskjournal_append(struct taskjournal *j, const struct taskjournal_rec *r, size_t n);
 /* Writer thread: every record appended so far is in its file (a checkpoint may cover it). */
 void taskjournal_applied(struct taskjournal *j);
+/* Writer thread: returns once a checkpoint covers every record appended so far (they are all
+ * applied), so that none replays over a file written another way after it; or once a
+ * checkpoint failed (logged). */
+void taskjournal_checkpoint(struct taskjournal *j);
 
 /* Checkpoints done so far (tests). */
 unsigned long taskjournal_checkpoints(struct taskjournal *j);

@@ -210,7 +210,11 @@ static void run_batch(struct tasks *t, struct list *batch)
             k++;
         if (k > i)
             m = taskjournal_append(t->journal, recs + i, k - i);
-        if (m == 0) { /* not journaled: this one the durable way */
+        /* Not journaled: this one the durable way, after a checkpoint (an older record of its
+         * file must not replay over it). */
+        if (m == 0) {
+            if (t->journal)
+                taskjournal_checkpoint(t->journal);
             op_durable(t, ops[i++]);
             continue;
         }

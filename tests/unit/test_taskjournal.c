@@ -261,6 +261,33 @@ static void test_checkpointed_not_replayed(void **state)
     assert_file(in(dir, "c15/result.json"), data[15]);
 }
 
+/* taskjournal_checkpoint (before a file is written the durable way): every record appended
+ * before it is covered, so none replays over what is written after. */
+static void test_checkpoint_call(void **state)
+{
+    (void)state;
+    char *dir = fresh("ckcall");
+    pid_t pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0) {
+        char err[512];
+        bool busy;
+        struct taskjournal *j = taskjournal_open(dir, &wide, &busy, err, sizeof err);
+        struct taskjournal_rec r[] = {rec("old", "result.json", "{\"v\": 1}\n")};
+        if (j == NULL || taskjournal_append(j, r, 1) != 1)
+            _exit(2);
+        taskjournal_checkpoint(j);
+        _exit(taskjournal_checkpoints(j) == 1 ? 0 : 3);
+    }
+    int st;
+    assert_int_equal(waitpid(pid, &st, 0), pid);
+    assert_true(WIFEXITED(st));
+    assert_int_equal(WEXITSTATUS(st), 0);
+    char err[512];
+    assert_int_equal(recover(dir, err, sizeof err), 1);
+    assert_false(exists(in(dir, "old")));
+}
+
 /* Rewrites the control file's slot 0 as a valid slot of format 2. */
 static void test_newer_format_refused(void **state)
 {
@@ -356,6 +383,7 @@ int main(void)
         cmocka_unit_test(test_torn_flipped),
         cmocka_unit_test(test_reused_segment),
         cmocka_unit_test(test_checkpointed_not_replayed),
+        cmocka_unit_test(test_checkpoint_call),
         cmocka_unit_test(test_newer_format_refused),
         cmocka_unit_test(test_recover_beside_opener),
     };
