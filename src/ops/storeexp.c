@@ -35,13 +35,16 @@
 #define FITS(col, cap)                                                                             \
     "(octet_length(" col ") + CASE WHEN right(" col ", 1) = E'\\n' THEN 0 ELSE 1 END <= " cap ")"
 #define CAPPED(col, cap) "CASE WHEN " FITS(col, cap) " THEN " col " END"
+#define REQUEST_CAP STR(TASKS_REQUEST_MAX)
+#define RESULT_CAP STR(TASKS_FILE_MAX)
+#define SELECT_RECORDS                                                                             \
+    "SELECT id, " CAPPED("request", REQUEST_CAP) ", " CAPPED("run", REQUEST_CAP) ", " CAPPED(      \
+        "result", RESULT_CAP)
+#define SELECT_OVER                                                                                \
+    ", CASE WHEN NOT " FITS("request", REQUEST_CAP) " THEN 0 WHEN NOT " FITS(                      \
+        "run", REQUEST_CAP) " THEN 1 WHEN NOT " FITS("result", RESULT_CAP) " THEN 2 END"
 static const char select_sql[] =
-    "SELECT id, " CAPPED("request", STR(TASKS_REQUEST_MAX)) ", " CAPPED(
-        "run", STR(TASKS_REQUEST_MAX)) ", " CAPPED("result", STR(TASKS_FILE_MAX)) ","
-    " CASE WHEN NOT " FITS("request", STR(TASKS_REQUEST_MAX)) " THEN 0"
-    " WHEN NOT " FITS("run", STR(TASKS_REQUEST_MAX)) " THEN 1"
-    " WHEN NOT " FITS("result", STR(TASKS_FILE_MAX)) " THEN 2 END"
-    " FROM hm_task WHERE id > $1 ORDER BY id LIMIT " PAGE;
+    SELECT_RECORDS SELECT_OVER " FROM hm_task WHERE id > $1 ORDER BY id LIMIT " PAGE;
 
 static void sql_error(PGconn *pg, PGresult *r)
 {

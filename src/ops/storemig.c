@@ -161,7 +161,8 @@ static int task_read(int dfd, const char *id, struct task *t, char *why, size_t 
     int tfd = openat(dfd, id, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
     if (tfd < 0) {
         snprintf(why, whylen, "its directory: %s",
-                 errno == ELOOP || errno == ENOTDIR ? "not a directory (a link?)" : strerror(errno));
+                 errno == ELOOP || errno == ENOTDIR ? "not a directory (a link?)"
+                                                    : strerror(errno));
         return 1;
     }
     for (int i = 0; i < 3; i++) {
