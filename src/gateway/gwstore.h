@@ -4,8 +4,10 @@
  *
  * Pins: at start (blocking, before the loop serves) each exposed tool's pin is inserted if
  * absent (the pins file's when it has one, else the definition served) and every pin is read
- * back, so all replicas judge against the same pin, whichever started first. `hermes-mcp
- * gateway accept` writes the rows and notifies (NOTIFY hm_pin); each replica hears it, reads
+ * back, so all replicas judge against the same pin, whichever started first. Inserts are
+ * capped (per upstream, and in bytes, as the pins file is): a tool beyond them is not pinned
+ * and stays withheld, said once. `hermes-mcp gateway accept` writes the rows (compare-and-set
+ * on the pin the operator was shown) and notifies (NOTIFY hm_pin); each replica hears it, reads
  * the pins again on its own connection and applies them as a SIGHUP does, within a second. A
  * reconnect reads them again too (a notification may have been missed).
  *
@@ -29,11 +31,12 @@ struct gw_store;
 /* Blocking: the pins of pg as a pins document {"pins": {exposed: {upstream, tool, sha256,
  * definition}}} (new), or NULL with err. */
 json_t *gw_store_pins_read(PGconn *pg, char *err, size_t errlen);
-/* Blocking: pin (an entry as above) for exposed, inserted if absent (replace false) or
- * replacing the one there (replace true: an accept, which every replica is told of at
- * commit). False with err. */
-bool gw_store_pin_put(PGconn *pg, const char *exposed, json_t *pin, bool replace, char *err,
-                      size_t errlen);
+/* Blocking, an accept (in the caller's transaction): pin (an entry as above) for exposed,
+ * written only while the store's pin of it is still expect (its sha256; NULL: none), the one
+ * the operator was shown; every replica is told at commit. 1 when written, 0 when the pin
+ * changed meanwhile (nothing written), -1 with err. */
+int gw_store_pin_accept(PGconn *pg, const char *exposed, json_t *pin, const char *expect, char *err,
+                        size_t errlen);
 
 /* Blocking, at start: seed's pins ({"pins": {...}}) inserted where absent, then every pin read
  * back (new document), or NULL with err; then the connection that hears accepts is made
