@@ -29,6 +29,7 @@
 #define PINS_PER_UPSTREAM STR(GW_TOOLS_MAX)
 #define PINS_BYTES_MAX "16777216"
 #define PIN_LOCK "SELECT pg_advisory_xact_lock(1752198705)"
+#define NONCE_LOCK "1752198706" /* with the nonce's hash: its claims one at a time */
 
 #define SQL_PINS_ALL "SELECT exposed, doc FROM hm_pin ORDER BY exposed LIMIT " PINS_MAX
 /* First use: only when absent and within the caps (counted only then); the row says 'pinned'
@@ -53,11 +54,27 @@ static const struct pgconn_stmt stmts[] = {
     {"pin_all", SQL_PINS_ALL},
     {"pin_lock", PIN_LOCK},
     {"pin_absent", SQL_PIN_ABSENT},
-    /* A row back: the first claim. None: claimed before, here or on another replica. */
-    {"nonce_use", "INSERT INTO hm_nonce (nonce, expires_at)"
-                  " VALUES ($1, to_timestamp($2::bigint / 1000.0))"
-                  " ON CONFLICT (nonce) DO NOTHING RETURNING nonce"},
-    {"nonce_back", "DELETE FROM hm_nonce WHERE nonce = $1"},
+    /* After nonce_lock, in its transaction (a fresh snapshot: the claims committed before it
+     * are seen). A row back: 'first' (no claim of this nonce yet: its row is nonce.fp), or
+     * 'again' (this same retry claimed it at least RETRY_AFTER ago: once, the row is marked
+     * nonce.fp!). None: claimed by another retry, or by this one just now or twice already.
+     * $1 nonce, $2 fp, $3 ttl ms, $4 retry-after ms. The rows of a nonce are few: found by
+     * their prefix. */
+    {"nonce_lock", "SELECT pg_advisory_xact_lock(" NONCE_LOCK ", hashtext($1))"},
+    {"nonce_use",
+     "WITH again AS (UPDATE hm_nonce SET nonce = nonce || '!' WHERE nonce = $1 || '.' || $2"
+     " AND expires_at <= now() + ($3::bigint - $4::bigint) * interval '1 millisecond'"
+     " RETURNING 'again'::text AS how),"
+     " first AS (INSERT INTO hm_nonce (nonce, expires_at)"
+     " SELECT $1 || '.' || $2, now() + $3::bigint * interval '1 millisecond'"
+     " WHERE NOT EXISTS (SELECT 1 FROM hm_nonce WHERE left(nonce, 33) = $1 || '.')"
+     " ON CONFLICT (nonce) DO NOTHING RETURNING 'first'::text AS how)"
+     " SELECT how FROM again UNION ALL SELECT how FROM first"},
+    /* Freed when it was the first claim; a retry let through once more may be again. */
+    {"nonce_back",
+     "WITH gone AS (DELETE FROM hm_nonce WHERE nonce = $1 || '.' || $2 RETURNING 1)"
+     " UPDATE hm_nonce SET nonce = $1 || '.' || $2 WHERE nonce = $1 || '.' || $2 || '!'"
+     " AND NOT EXISTS (SELECT 1 FROM gone)"},
     {"nonce_purge", "DELETE FROM hm_nonce WHERE expires_at < now() - interval '1 minute'"},
 };
 
@@ -411,26 +428,32 @@ static void claimed(enum pgconn_status st, PGresult *const *res, size_t n, const
                     void *arg)
 {
     struct gw_store_claim *c = arg;
-    (void)n;
     if (st != PGCONN_OK && st != PGCONN_DOWN)
         log_warn("gateway: claiming an input round in the store: %s", error ? error : "no answer");
+    bool got = st == PGCONN_OK && n == 2 && res[1] && PQntuples(res[1]) == 1;
+    if (got && strcmp(PQgetvalue(res[1], 0, 0), "again") == 0)
+        log_info("gateway: an input round's retry sent again after its claim's answer was lost: "
+                 "let through once more");
     if (c->cb)
-        c->cb(c->arg, st != PGCONN_OK          ? GW_CLAIM_UNAVAILABLE
-                      : PQntuples(res[0]) == 1 ? GW_CLAIM_FIRST
-                                               : GW_CLAIM_TAKEN);
+        c->cb(c->arg, st != PGCONN_OK ? GW_CLAIM_UNAVAILABLE
+                      : got           ? GW_CLAIM_FIRST
+                                      : GW_CLAIM_TAKEN);
     free(c);
 }
 
-struct gw_store_claim *gw_store_nonce_claim(struct gw_store *s, const char *nonce,
-                                            uint64_t expires_ms, gw_store_claimed_fn *cb, void *arg)
+struct gw_store_claim *gw_store_nonce_claim(struct gw_store *s, const char *nonce, const char *fp,
+                                            unsigned ttl_ms, gw_store_claimed_fn *cb, void *arg)
 {
-    char exp[24];
+    char ttl[16], after[16];
     struct gw_store_claim *c = xcalloc(1, sizeof *c);
     c->cb = cb;
     c->arg = arg;
-    snprintf(exp, sizeof exp, "%llu", (unsigned long long)expires_ms);
-    const char *params[2] = {nonce, exp};
-    pgconn_send_one(s->conn, "nonce_use", 2, params, claimed, c);
+    snprintf(ttl, sizeof ttl, "%u", ttl_ms);
+    snprintf(after, sizeof after, "%u", GW_NONCE_RETRY_AFTER_MS);
+    const char *lock[1] = {nonce};
+    const char *params[4] = {nonce, fp, ttl, after};
+    const struct pgconn_query q[2] = {{"nonce_lock", 1, lock}, {"nonce_use", 4, params}};
+    pgconn_send(s->conn, q, 2, claimed, c);
     return c;
 }
 
@@ -440,9 +463,9 @@ void gw_store_claim_cancel(struct gw_store_claim *c)
         c->cb = NULL;
 }
 
-void gw_store_nonce_give_back(struct gw_store *s, const char *nonce)
+void gw_store_nonce_give_back(struct gw_store *s, const char *nonce, const char *fp)
 {
-    const char *params[1] = {nonce};
+    const char *params[2] = {nonce, fp};
     if (pgconn_up(s->conn))
-        pgconn_send_one(s->conn, "nonce_back", 1, params, logged, WHAT(WHAT_GIVE_BACK));
+        pgconn_send_one(s->conn, "nonce_back", 2, params, logged, WHAT(WHAT_GIVE_BACK));
 }
