@@ -172,23 +172,37 @@ static bool exec_ok(PGconn *pg, const char *sql, const char *what, char *err, si
     return ok;
 }
 
-/* Blocking, in a transaction that took PIN_LOCK: pin inserted if absent and within the caps;
- * *full tells a pin refused for them. */
-static bool pin_absent_locked(PGconn *pg, const char *exposed, json_t *pin, bool *full, char *err,
-                              size_t errlen)
+/* Blocking, in a transaction that took PIN_LOCK: pin inserted if absent and within the caps.
+ * 1 pinned, 0 a pin was there, 2 refused for the caps, -1 with err. */
+static int pin_absent_locked(PGconn *pg, const char *exposed, json_t *pin, char *err, size_t errlen)
 {
     char *doc = pin_text(exposed, pin, err, errlen);
     if (doc == NULL)
-        return false;
+        return -1;
     const char *params[3] = {exposed, doc, upstream_of(pin)};
     PGresult *r = PQexecParams(pg, SQL_PIN_ABSENT, 3, NULL, params, NULL, NULL, 0);
-    bool ok = PQresultStatus(r) == PGRES_TUPLES_OK;
-    if (!ok)
+    int rc = 0;
+    if (PQresultStatus(r) != PGRES_TUPLES_OK) {
         pg_err("writing a pin to the store", pg, r, err, errlen);
-    *full = ok && PQntuples(r) == 1 && strcmp(PQgetvalue(r, 0, 1), "full") == 0;
+        rc = -1;
+    } else if (PQntuples(r) == 1)
+        rc = strcmp(PQgetvalue(r, 0, 1), "full") == 0 ? 2 : 1;
     PQclear(r);
     free(doc);
-    return ok;
+    return rc;
+}
+
+/* Whether the store's pin of exposed is doc already (an accept sent twice); -1 on failure. */
+static int pin_is(PGconn *pg, const char *exposed, const char *doc, char *err, size_t errlen)
+{
+    const char *params[2] = {exposed, doc};
+    PGresult *r = PQexecParams(pg, "SELECT 1 FROM hm_pin WHERE exposed = $1 AND doc = $2", 2, NULL,
+                               params, NULL, NULL, 0);
+    int rc = PQresultStatus(r) == PGRES_TUPLES_OK ? PQntuples(r) == 1 : -1;
+    if (rc < 0)
+        pg_err("reading a pin from the store", pg, r, err, errlen);
+    PQclear(r);
+    return rc;
 }
 
 int gw_store_pin_accept(PGconn *pg, const char *exposed, json_t *pin, const char *expect, char *err,
@@ -198,37 +212,27 @@ int gw_store_pin_accept(PGconn *pg, const char *exposed, json_t *pin, const char
     if (doc == NULL)
         return -1;
     int rc;
-    if (expect == NULL) { /* none was pinned: pinned now only if still none */
-        bool full = false;
-        rc = !exec_ok(pg, PIN_LOCK, "taking the pins' lock", err, errlen) ||
-                     !pin_absent_locked(pg, exposed, pin, &full, err, errlen)
-                 ? -1
-                 : 1;
-        if (rc == 1 && full) {
+    if (expect == NULL) { /* none was pinned: pinned now only if there is still none */
+        rc = exec_ok(pg, PIN_LOCK, "taking the pins' lock", err, errlen)
+                 ? pin_absent_locked(pg, exposed, pin, err, errlen)
+                 : -1;
+        if (rc == 2) {
             snprintf(err, errlen,
                      "the store holds as many pins as it may (%s of upstream %.128s, or %s "
                      "bytes in all): %.128s cannot be pinned",
                      PINS_PER_UPSTREAM, upstream_of(pin), PINS_BYTES_MAX, exposed);
             rc = -1;
         }
-        /* Pinned by someone else meanwhile: whether it is this definition, look again. */
-        if (rc == 1) {
-            json_t *now = gw_store_pins_read(pg, err, errlen);
-            json_t *p = json_object_get(json_object_get(now, "pins"), exposed);
-            rc = now == NULL ? -1 : json_equal(p, pin) ? 1 : 0;
-            json_decref(now);
-        }
-        free(doc);
-        return rc;
+    } else {
+        const char *params[3] = {exposed, doc, expect};
+        PGresult *r = PQexecParams(pg, SQL_PIN_ACCEPT, 3, NULL, params, NULL, NULL, 0);
+        rc = PQresultStatus(r) == PGRES_TUPLES_OK ? PQntuples(r) == 1 : -1;
+        if (rc < 0)
+            pg_err("writing a pin to the store", pg, r, err, errlen);
+        PQclear(r);
     }
-    const char *params[3] = {exposed, doc, expect};
-    PGresult *r = PQexecParams(pg, SQL_PIN_ACCEPT, 3, NULL, params, NULL, NULL, 0);
-    if (PQresultStatus(r) != PGRES_TUPLES_OK) {
-        pg_err("writing a pin to the store", pg, r, err, errlen);
-        rc = -1;
-    } else
-        rc = PQntuples(r) == 1;
-    PQclear(r);
+    if (rc == 0) /* the pin moved: unless to exactly this one (the same accept again) */
+        rc = pin_is(pg, exposed, doc, err, errlen);
     free(doc);
     return rc;
 }
@@ -327,8 +331,7 @@ json_t *gw_store_start(struct gateway *g, const char *url, const char *password,
               exec_ok(pg, PIN_LOCK, "taking the pins' lock", err, errlen);
     json_object_foreach(json_object_get(seed, "pins"), name, pin)
     {
-        bool full;
-        if (!ok || !(ok = pin_absent_locked(pg, name, pin, &full, err, errlen)))
+        if (!ok || !(ok = pin_absent_locked(pg, name, pin, err, errlen) >= 0))
             break;
     }
     if (ok && exec_ok(pg, "COMMIT", "pinning the tools", err, errlen))
@@ -391,7 +394,7 @@ static void pin_absent_done(enum pgconn_status st, PGresult *const *res, size_t 
         log_warn("gateway: pinning a tool in the store failed: %s",
                  error ? error : "the database is away");
     else if (n == 2 && res[1] && PQntuples(res[1]) == 1 &&
-             strcmp(PQgetvalue(res[1], 0, 1), "full") == 0 && s) {
+             strcmp(PQgetvalue(res[1], 0, 1), "full") == 0) {
         if (s->full == NULL)
             s->full = strmap_new();
         if (strmap_get(s->full, a->exposed) == NULL) {

@@ -37,8 +37,9 @@ struct gw_store;
 json_t *gw_store_pins_read(PGconn *pg, char *err, size_t errlen);
 /* Blocking, an accept (in the caller's transaction): pin (an entry as above) for exposed,
  * written only while the store's pin of it is still expect (its sha256; NULL: none), the one
- * the operator was shown; every replica is told at commit. 1 when written, 0 when the pin
- * changed meanwhile (nothing written), -1 with err. */
+ * the operator was shown; every replica is told at commit. 1 when written (or when the store
+ * holds exactly this pin already: the same accept again), 0 when the pin changed meanwhile
+ * (nothing written), -1 with err. */
 int gw_store_pin_accept(PGconn *pg, const char *exposed, json_t *pin, const char *expect, char *err,
                         size_t errlen);
 

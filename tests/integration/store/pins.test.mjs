@@ -196,6 +196,9 @@ test('accept is compare-and-set: a pin moved since the replica showed it (anothe
   assert.match(shown.stdout, new RegExp(`fake__echo \\(upstream fake, tool echo\\)\\n +pinned ${other}`));
   const ok = await hermesCli(a, 'gateway', 'accept', 'fake__echo');
   assert.equal(ok.code, 0, ok.stderr);
+  // The same accept again (the replicas may not have applied the first yet): it is done already.
+  const twice = await hermesCli(b, 'gateway', 'accept', 'fake__echo');
+  assert.equal(twice.code, 0, twice.stderr);
   await Promise.all([a, b].map((srv) => until(async () => (await listed(srv)).includes('fake__echo'),
     'served after the accept', 3000)));
   assert.equal((await storedPins()).fake__echo.definition.description, 'a fourth description');
