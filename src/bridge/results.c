@@ -57,7 +57,8 @@ void results_write(struct bridge *b, const char *id, const char *agent, json_t *
     json_t *r = result_record(id, agent, parsed, run_id);
     if (answer == NULL && c)
         answer = mcp_tool_result(results_public(r));
-    taskfilespg_capture(b->files_pg, id); /* with STORE_URL, for every replica's hermes_files */
+    (void)taskfilespg_capture(b->files_pg, id, NULL,
+                              NULL); /* with STORE_URL, for every replica's hermes_files */
     /* An MCP task watched on a subscriptions/listen stream hears of its end (mcptask.c). */
     bridge_store_then(b, id, "result.json", r, c, answer,
                       mcp_task_watched(b->mcp, id) ? b->task_ended : NULL);
@@ -138,7 +139,7 @@ void results_write_then(struct bridge *b, const char *id, const char *agent, jso
     w->watched = mcp_task_watched(b->mcp, id);
     w->done = done;
     w->arg = arg;
-    taskfilespg_capture(b->files_pg, id);
+    (void)taskfilespg_capture(b->files_pg, id, NULL, NULL);
     enum tasks_rc rc = tasks_write(b->tasks, id, "result.json", r, written, w);
     json_decref(r);
     if (rc != TASKS_OK) /* never queued: done hears it all the same */

@@ -79,7 +79,9 @@ struct capture {
     size_t bytes;      /* all it holds */
     unsigned tries;    /* sendings that timed out */
     bool truncated;
-    bool absent; /* no directory here: nothing to copy */
+    bool absent;             /* no directory here: nothing to copy */
+    void (*done)(void *arg); /* once stored, dropped or found empty: exactly once */
+    void *done_arg;
 };
 
 struct taskfilespg_read {
@@ -217,12 +219,20 @@ static void capture_free(struct capture *k)
     free(k);
 }
 
+/* The copy's end, whatever it was: its waiter goes on, then it goes. */
+static void capture_end(struct capture *k)
+{
+    if (k->done)
+        k->done(k->done_arg);
+    capture_free(k);
+}
+
 static void held_drop(struct taskfilespg *p, struct capture *k)
 {
     list_unlink(&k->link);
     p->nheld--;
     p->held_bytes -= k->bytes;
-    capture_free(k);
+    capture_end(k);
 }
 
 static void pump(struct taskfilespg *p);
@@ -307,7 +317,7 @@ static void walked(struct workq_job *job, enum workq_end end, void *arg)
     struct taskfilespg *p = arg;
     struct capture *k = list_entry(job, struct capture, q);
     if (end != WORKQ_DONE || k->absent || p->closing) {
-        capture_free(k);
+        capture_end(k);
         return;
     }
     list_push_back(&p->held, &k->link);
@@ -328,15 +338,25 @@ static void walked(struct workq_job *job, enum workq_end end, void *arg)
     pump(p);
 }
 
-void taskfilespg_capture(struct taskfilespg *p, const char *id)
+bool taskfilespg_capture(struct taskfilespg *p, const char *id, void (*done)(void *arg), void *arg)
 {
+    char dir[PATH_MAX];
+    struct stat st;
     if (p == NULL || p->closing || !taskpath_id_ok(id, strlen(id)))
-        return;
+        return false;
+    snprintf(dir, sizeof dir, "%s/%s", p->tasks_dir, id);
+    if (lstat(dir, &st) < 0 || !S_ISDIR(st.st_mode))
+        return false; /* the usual case: the agent left nothing here */
     struct capture *k = xcalloc(1, sizeof *k);
     k->p = p;
     snprintf(k->id, sizeof k->id, "%s", id);
-    if (!workq_submit(p->walker, &k->q))
+    k->done = done;
+    k->done_arg = arg;
+    if (!workq_submit(p->walker, &k->q)) {
         capture_free(k);
+        return false;
+    }
+    return true;
 }
 
 /* ---------- reads ---------- */

@@ -34,8 +34,10 @@ struct taskfilespg *taskfilespg_open(const struct taskfilespg_opts *o);
 /* Sends the copies already walked (waiting a few seconds at most), then frees; NULL-safe. */
 void taskfilespg_free(struct taskfilespg *p);
 
-/* Copies task id's directory into the store, later, if this replica has one. */
-void taskfilespg_capture(struct taskfilespg *p, const char *id);
+/* Copies task id's directory into the store, later, if this replica has one: true when a copy
+ * started, and done(arg) (if not NULL) then runs once on the loop when it was stored or
+ * dropped; false (done never runs) when there is nothing to copy. NULL-safe. */
+bool taskfilespg_capture(struct taskfilespg *p, const char *id, void (*done)(void *arg), void *arg);
 
 /* hermes_files' answer from the store: rel "" or a directory lists (at most TASKS_LIST_MAX
  * entries), a file gives its text. rc TASKS_OK with out (new reference), or TASKS_NOT_FOUND,
