@@ -220,11 +220,16 @@ static int id_open(struct taskjournal *j, const char *id, bool create, char *err
         }
         fd = openat(j->dirfd, id, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
     }
-    if (fd < 0 && !(errno == ENOENT && !create))
+    if (fd < 0 && !(errno == ENOENT && !create)) {
+        int e = errno;
+        struct stat st;
+        bool link = fstatat(j->dirfd, id, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISLNK(st.st_mode);
         snprintf(err, errlen,
                  "task journal: %s/%s is not a task directory (%s; a symbolic link is never "
                  "followed): refusing to replay into it",
-                 j->dir, id, errno == ELOOP ? "a symbolic link" : strerror(errno));
+                 j->dir, id, link ? "a symbolic link" : strerror(e));
+        errno = e;
+    }
     return fd;
 }
 
