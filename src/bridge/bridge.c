@@ -147,6 +147,7 @@ struct bridge *bridge_new_kept(struct mcp_server *mcp, struct loop *l, const str
     b->runs = strmap_new();
     b->queues = strmap_new();
     b->owners = strmap_new();
+    b->unsaved = strmap_new();
     buf_init(&b->chunk, ANSWER_MAX);
     b->registry_path = agentcfg_registry_path(o->agents_file);
     b->tasks = tasks_open(o->tasks_dir ? o->tasks_dir : "tasks", l, err, sizeof err);
@@ -262,6 +263,7 @@ void bridge_free(struct bridge *b)
     strmap_free(b->runs);
     strmap_free(b->queues);
     retention_stop(b->retention); /* no report reaches the freed index */
+    unsaved_stop(b);              /* before tasks_free: a retry in flight is called back */
     tasks_free(b->tasks);         /* its last callbacks empty b->owners */
     strmap_free(b->owners);
     retention_free(b->retention);

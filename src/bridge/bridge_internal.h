@@ -160,6 +160,8 @@ struct bridge {
     size_t nloads;
     /* Run once a result.json is durable for a task an MCP client watches (mcptask.c sets it). */
     void (*task_ended)(struct bridge *b, const char *id);
+    struct strmap *unsaved; /* task id -> a result waiting for the database (unsaved.c) */
+    size_t unsaved_bytes;
 };
 
 /* reply.c: answers */
@@ -271,11 +273,24 @@ void results_from_run(struct bridge *b, const char *id, const char *agent, json_
                       struct mcp_call *c, json_t *answer);
 /* What a terminal run object says, as results_write takes it (new reference). */
 json_t *results_run_outcome(json_t *run);
-/* Writes result.json for a caller that has no MCP call and must know whether it was stored (a
- * follower tries again when the store was away): done(rc, arg) runs once it is durable or
- * failed, never before this returns (an MCP task being watched is told, as results_write). */
-void results_write_then(struct bridge *b, const char *id, const char *agent, json_t *parsed,
-                        const char *run_id, tasks_done_cb *done, void *arg);
+/* The record result.json holds for an outcome (new reference). */
+json_t *results_record(const char *id, const char *agent, json_t *parsed, const char *run_id);
+/* Writes the record r as task id's result.json for a caller that has no MCP call and must know
+ * whether it was stored (a follower keeps it when the store was away): done(rc, arg) runs once
+ * it is durable or failed, never before this returns (an MCP task being watched is told, as
+ * results_write). */
+void results_write_record_then(struct bridge *b, const char *id, json_t *r, tasks_done_cb *done,
+                               void *arg);
+
+/* unsaved.c: a followed run's result the store's database could not take yet, kept and
+ * written again until it is stored. */
+/* Keeps record (its text) and tries the write again later; false (nothing kept) beyond the
+ * bound: the caller follows the run again instead. */
+bool unsaved_keep(struct bridge *b, const char *id, json_t *record);
+/* Whether task id's result waits here for the database. */
+bool unsaved_has(struct bridge *b, const char *id);
+/* The bridge stops: what waits is dropped (its runs are followed again elsewhere or later). */
+void unsaved_stop(struct bridge *b);
 
 /* runctx.c: one request to the agent about a run, for a waiting MCP call (status, stop). */
 struct run_ctx {

@@ -30,9 +30,7 @@ json_t *results_public(json_t *r)
     return o;
 }
 
-/* Queues result.json; c (if any) gets answer once it is durable. */
-/* The record result.json holds (new reference). */
-static json_t *result_record(const char *id, const char *agent, json_t *parsed, const char *run_id)
+json_t *results_record(const char *id, const char *agent, json_t *parsed, const char *run_id)
 {
     json_t *r = json_pack(
         "{s:s, s:O, s:O, s:O, s:O, s:s, s:o}", "id", id, "status",
@@ -53,7 +51,7 @@ static json_t *result_record(const char *id, const char *agent, json_t *parsed, 
 void results_write(struct bridge *b, const char *id, const char *agent, json_t *parsed,
                    const char *run_id, struct mcp_call *c, json_t *answer)
 {
-    json_t *r = result_record(id, agent, parsed, run_id);
+    json_t *r = results_record(id, agent, parsed, run_id);
     if (answer == NULL && c)
         answer = mcp_tool_result(results_public(r));
     /* An MCP task watched on a subscriptions/listen stream hears of its end (mcptask.c). */
@@ -126,10 +124,9 @@ static void written(enum tasks_rc rc, void *arg)
     free(w);
 }
 
-void results_write_then(struct bridge *b, const char *id, const char *agent, json_t *parsed,
-                        const char *run_id, tasks_done_cb *done, void *arg)
+void results_write_record_then(struct bridge *b, const char *id, json_t *r, tasks_done_cb *done,
+                               void *arg)
 {
-    json_t *r = result_record(id, agent, parsed, run_id);
     struct written *w = xcalloc(1, sizeof *w);
     w->b = b;
     snprintf(w->id, sizeof w->id, "%s", id);
@@ -137,7 +134,6 @@ void results_write_then(struct bridge *b, const char *id, const char *agent, jso
     w->done = done;
     w->arg = arg;
     enum tasks_rc rc = tasks_write(b->tasks, id, "result.json", r, written, w);
-    json_decref(r);
     if (rc != TASKS_OK) /* never queued: done hears it all the same */
         written(rc, w);
 }

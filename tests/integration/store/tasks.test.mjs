@@ -163,6 +163,40 @@ test('the database away: a task call is refused 503 with the seconds to wait, no
   await ca.close();
 });
 
+test('a run that ends while the database is away keeps its result: stored once it is back, though the agent forgot the run', async () => {
+  const ca = await connectClient(a, { name: 'kept', listTools: true });
+  const acc = await call(ca, 'hermes_task', { task: 'kept [delay=1200] [forget] [text=kept outcome 42]', mode: 'async', id: 'kept-1' });
+  assert.notEqual(acc.isError, true, JSON.stringify(acc));
+  const runId = acc.structuredContent.run_id;
+  const runPolls = () => fake.received().filter((q) => q.method === 'GET' && q.path === `/v1/runs/${runId}`).length;
+  await pg.kill();
+  let polled;
+  try {
+    await until(() => /task kept-1: run \S+ ended but its result could not be stored/.test(a.proc.stderrText),
+      'the follower to fail to store the result', 15000);
+    // The agent answered the run's end once, and knows it no more.
+    const gone = await fetch(`${fake.base}/v1/runs/${runId}`, { headers: { Authorization: `Bearer ${fake.key}` } });
+    assert.equal(gone.status, 404);
+    polled = runPolls();
+    await sleep(700); // the follower keeps the result: it does not ask the agent again
+  } finally {
+    await pg.restart();
+  }
+  const r = await until(async () => {
+    const x = await call(ca, 'hermes_result', { id: 'kept-1' }).catch(() => null);
+    return x && x.isError !== true ? x : null;
+  }, 'the kept result', 20000);
+  assert.equal(r.structuredContent.status, 'completed', JSON.stringify(r.structuredContent));
+  assert.match(r.structuredContent.summary, /kept outcome 42/);
+  assert.equal(runPolls(), polled, 'the agent was not asked about the run again');
+  // Stored once, and every replica reads the same result.
+  assert.equal((a.proc.stderrText.match(/task kept-1: its result is stored now/g) || []).length, 1);
+  const cb = await connectClient(b, { name: 'kept-b', listTools: true });
+  const rb = await call(cb, 'hermes_result', { id: 'kept-1' });
+  assert.deepEqual(rb.structuredContent, r.structuredContent);
+  await Promise.all([ca.close(), cb.close()]);
+});
+
 test('retention in the database: TASKS_RETENTION_DAYS at a reload, TASKS_MAX at a start, finished tasks only', async () => {
   const finished = async () => (await sql('SELECT id FROM hm_task WHERE result IS NOT NULL ORDER BY finished_at, id'))
     .split('\n').map((l) => l.trim()).filter(Boolean);
