@@ -138,6 +138,19 @@ extern const struct config_key config_keys[];
 extern const size_t config_nkeys;
 extern const char *const config_section_titles[CONFIG_SEC_COUNT];
 
+/* The OAUTH_* rows' hooks (configoauth.c). */
+bool configoauth_issuer(struct config *c, json_t *env, const char *issuer, const char *path,
+                        char *err, size_t errlen);
+bool configoauth_static_client(struct config *c, json_t *env, const char *id, const char *path,
+                               char *err, size_t errlen);
+bool configoauth_same_static_client(const struct config *a, const struct config *b);
+bool configoauth_redirect_schemes(struct config *c, json_t *env, const char *list, const char *path,
+                                  char *err, size_t errlen);
+bool configoauth_cimd_ca_file(struct config *c, json_t *env, const char *ca, const char *path,
+                              char *err, size_t errlen);
+bool configoauth_refresh_ttl(struct config *c, json_t *env, const char *v, const char *path,
+                             char *err, size_t errlen);
+
 /* The OIDC_* rows' hooks (configoidc.c). */
 bool configoidc_issuers(struct config *c, json_t *env, const char *v, const char *path, char *err,
                         size_t errlen);

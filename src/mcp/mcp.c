@@ -18,6 +18,7 @@
 #include "mcp_internal.h"
 #include "mem.h"
 #include "metacache.h"
+#include "registry.h"
 #include "session.h"
 #include "strmap.h"
 
@@ -87,40 +88,6 @@ void mcp_audit_note(struct mcp_server *srv, struct hreq *r, const char *rpc_meth
 
 /* ---------- setup ---------- */
 
-void mcp_registry_changed(struct registry *reg)
-{
-    free(reg->listing_text);
-    reg->listing_text = NULL;
-    listviews_clear(&reg->views);
-}
-
-static void registry_add(struct registry *reg, const char *name, json_t *listing, mcp_handler *h,
-                         void *arg, const char *tpl)
-{
-    mcp_registry_changed(reg);
-    reg->v = xrealloc(reg->v, (reg->n + 1) * sizeof *reg->v);
-    reg->v[reg->n++] = (struct named){.name = xstrdup(name),
-                                      .listing = listing,
-                                      .handler = h,
-                                      .arg = arg,
-                                      .uri_template = tpl ? xstrdup(tpl) : NULL};
-}
-
-static void registry_cleanup(struct registry *reg)
-{
-    for (size_t i = 0; i < reg->n; i++) {
-        free(reg->v[i].name);
-        free(reg->v[i].uri_template);
-        free(reg->v[i].scope);
-        json_decref(reg->v[i].listing);
-        json_decref(reg->v[i].param_headers);
-    }
-    free(reg->v);
-    mcp_registry_changed(reg);
-    free(reg->list_head[0]);
-    free(reg->list_head[1]);
-}
-
 static void set_opt_str(json_t *o, const char *key, const char *value)
 {
     if (value)
@@ -180,7 +147,7 @@ void mcp_add_tool(struct mcp_server *s, const struct mcp_tool_def *d)
         json_object_set_new(t, "outputSchema", d->output_schema);
     if (d->annotations)
         json_object_set_new(t, "annotations", d->annotations);
-    registry_add(&s->tools, d->name, t, d->handler, d->arg, NULL);
+    mcp_registry_add(&s->tools, d->name, t, d->handler, d->arg, NULL);
     s->tools.v[s->tools.n - 1].scope = d->scope ? xstrdup(d->scope) : NULL;
     /* Found once here, not at each call: most tools have none. */
     s->tools.v[s->tools.n - 1].param_headers = mcp_param_headers(d->name, d->input_schema);
@@ -250,7 +217,7 @@ void mcp_add_resource(struct mcp_server *s, const struct mcp_resource_def *d)
     set_opt_str(r, "title", d->title);
     set_opt_str(r, "description", d->description);
     set_opt_str(r, "mimeType", d->mime_type);
-    registry_add(&s->resources, d->uri, r, d->handler, d->arg, NULL);
+    mcp_registry_add(&s->resources, d->uri, r, d->handler, d->arg, NULL);
 }
 
 void mcp_add_template(struct mcp_server *s, const struct mcp_template_def *d)
@@ -259,7 +226,7 @@ void mcp_add_template(struct mcp_server *s, const struct mcp_template_def *d)
     set_opt_str(r, "title", d->title);
     set_opt_str(r, "description", d->description);
     set_opt_str(r, "mimeType", d->mime_type);
-    registry_add(&s->templates, d->name, r, d->handler, d->arg, d->uri_template);
+    mcp_registry_add(&s->templates, d->name, r, d->handler, d->arg, d->uri_template);
 }
 
 void mcp_add_prompt(struct mcp_server *s, const struct mcp_prompt_def *d)
@@ -269,7 +236,7 @@ void mcp_add_prompt(struct mcp_server *s, const struct mcp_prompt_def *d)
     set_opt_str(p, "description", d->description);
     if (d->arguments)
         json_object_set_new(p, "arguments", d->arguments);
-    registry_add(&s->prompts, d->name, p, d->handler, d->arg, NULL);
+    mcp_registry_add(&s->prompts, d->name, p, d->handler, d->arg, NULL);
 }
 
 void mcp_set_audit(struct mcp_server *s, mcp_audit_cb *cb, void *arg)
@@ -405,10 +372,10 @@ void mcp_free(struct mcp_server *s)
     strmap_free(s->inflight);
     metacache_free(s->meta_cache);
     strmap_free(s->outgoing);
-    registry_cleanup(&s->tools);
-    registry_cleanup(&s->resources);
-    registry_cleanup(&s->templates);
-    registry_cleanup(&s->prompts);
+    mcp_registry_cleanup(&s->tools);
+    mcp_registry_cleanup(&s->resources);
+    mcp_registry_cleanup(&s->templates);
+    mcp_registry_cleanup(&s->prompts);
     free(s->name);
     free(s->title);
     free(s->version);

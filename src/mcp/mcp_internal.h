@@ -182,8 +182,6 @@ struct registry {
     char *list_head[2];
     struct listviews views; /* tools: the listings of callers who see only some */
 };
-/* The registry's tools or their listings changed: the kept texts go. */
-void mcp_registry_changed(struct registry *reg);
 
 struct mcp_server {
     struct loop *loop;

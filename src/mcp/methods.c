@@ -23,40 +23,9 @@
 #include "loop.h"
 #include "mem.h"
 #include "otel.h"
+#include "registry.h"
 #include "strmap.h"
 #include "toolerr.h"
-
-static json_t *registry_list(const struct registry *reg, const char *field)
-{
-    json_t *arr = json_array();
-    for (size_t i = 0; i < reg->n; i++)
-        json_array_append(arr, reg->v[i].listing);
-    return json_pack("{s:o}", field, arr);
-}
-
-static const char *registry_text(struct registry *reg, size_t *len)
-{
-    if (reg->listing_text == NULL) {
-        json_t *arr = json_array();
-        for (size_t i = 0; i < reg->n; i++)
-            json_array_append(arr, reg->v[i].listing);
-        reg->listing_text = json_dumps(arr, JSON_COMPACT);
-        json_decref(arr);
-        if (reg->listing_text == NULL)
-            return NULL;
-        reg->listing_len = strlen(reg->listing_text);
-    }
-    *len = reg->listing_len;
-    return reg->listing_text;
-}
-
-static struct named *registry_find(const struct registry *reg, const char *name)
-{
-    for (size_t i = 0; i < reg->n; i++)
-        if (strcmp(reg->v[i].name, name) == 0)
-            return &reg->v[i];
-    return NULL;
-}
 
 /* Matches uri against a template of literal text and {name} parts (a part stops at '/'). */
 static json_t *template_match(const char *tpl, const char *uri)
@@ -178,7 +147,7 @@ struct list_arg {
 static json_t *make_list(void *arg)
 {
     struct list_arg *l = arg;
-    return registry_list(l->reg, l->field);
+    return mcp_registry_list(l->reg, l->field);
 }
 
 static json_t *make_empty(void *arg)
@@ -193,7 +162,7 @@ static void answer_list(struct rpc_ctx *x, struct jrpc_msg *m, struct registry *
 {
     size_t len = 0;
     struct list_arg l = {reg, field};
-    const char *text = x->ex->batch ? NULL : registry_text(reg, &len);
+    const char *text = x->ex->batch ? NULL : mcp_registry_text(reg, &len);
     bool modern = x->ex->modern;
     const char *head = modern ? era_list_head(x->srv) : "{";
     if (head == NULL) /* no text form of our decoration: the JSON path decorates */
@@ -392,7 +361,7 @@ static void do_tools_call(struct rpc_ctx *x, struct jrpc_msg *m)
                                  "Invalid params: arguments must be an object"));
         return;
     }
-    t = registry_find(&x->srv->tools, json_string_value(name));
+    t = mcp_registry_find(&x->srv->tools, json_string_value(name));
     if (t == NULL || t->disabled) {
         char msg[200];
         snprintf(msg, sizeof msg, "Unknown tool: %.128s", json_string_value(name));
@@ -495,7 +464,7 @@ static void do_prompts_get(struct rpc_ctx *x, struct jrpc_msg *m)
     }
     if (refuse_nul(x, m, name, "name"))
         return;
-    struct named *p = registry_find(&x->srv->prompts, json_string_value(name));
+    struct named *p = mcp_registry_find(&x->srv->prompts, json_string_value(name));
     if (p == NULL) {
         mcp_answer(x, jrpc_error(m->id, JRPC_INVALID_PARAMS, "Invalid params: unknown prompt"));
         return;
@@ -607,52 +576,6 @@ static void do_tools_list(struct rpc_ctx *x, struct jrpc_msg *m)
         answer_view(x, m, mask);
     if (mask != on_stack)
         free(mask);
-}
-
-/* Hidden (by its owner's configuration) and disabled (taken away by a reload) are separate
- * verdicts: giving a tool back must not list one its configuration hides. */
-static void set_tool_flags(struct mcp_server *s, struct named *t, bool hidden, bool disabled)
-{
-    bool was_out = t->hidden || t->disabled, out = hidden || disabled;
-    t->hidden = hidden;
-    t->disabled = disabled;
-    if (out && !was_out)
-        s->tools_hidden++;
-    else if (!out && was_out)
-        s->tools_hidden--;
-}
-
-void mcp_set_tool_hidden(struct mcp_server *s, const char *name, bool hidden)
-{
-    struct named *t = registry_find(&s->tools, name);
-    if (t)
-        set_tool_flags(s, t, hidden, t->disabled);
-}
-
-void mcp_set_tool_input_schema(struct mcp_server *s, const char *name, json_t *schema)
-{
-    struct named *t = registry_find(&s->tools, name);
-    if (t == NULL) {
-        json_decref(schema);
-        return;
-    }
-    json_object_set_new(t->listing, "inputSchema", schema);
-    json_decref(t->param_headers); /* the headers checked follow the schema clients see */
-    t->param_headers = mcp_param_headers(name, schema);
-    mcp_registry_changed(&s->tools);
-}
-
-void mcp_set_tool_disabled(struct mcp_server *s, const char *name, bool disabled)
-{
-    struct named *t = registry_find(&s->tools, name);
-    if (t)
-        set_tool_flags(s, t, t->hidden, disabled);
-}
-
-bool mcp_tool_disabled(const struct mcp_server *s, const char *name)
-{
-    const struct named *t = registry_find(&s->tools, name);
-    return t == NULL || t->disabled;
 }
 
 static void do_cancelled(struct rpc_ctx *x, struct jrpc_msg *m)
