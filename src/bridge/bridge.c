@@ -220,6 +220,13 @@ void bridge_metrics(struct bridge *b, struct buf *out)
     }
     metric_render_value(out, "hermes_mcp_jobs", "Tasks the bridge is running or following",
                         METRIC_GAUGE, (double)strmap_count(b->jobs));
+    metric_render_value(out, "hermes_mcp_run_index_entries",
+                        "Run ids this replica maps to their tasks (with a database: the runs it "
+                        "follows)",
+                        METRIC_GAUGE, (double)strmap_count(b->runs));
+    metric_render_value(out, "hermes_mcp_results_unsaved",
+                        "Results of ended runs waiting for the task store's database",
+                        METRIC_GAUGE, b->unsaved ? (double)strmap_count(b->unsaved) : 0);
     metric_render_value(out, "hermes_mcp_registry_ok",
                         "1 when the agents registry on disk is in use (0: last good state kept)",
                         METRIC_GAUGE, b->registry_error ? 0 : 1);

@@ -462,5 +462,8 @@ enum task_state tool_result_task_state(struct bridge *b, const char *id, json_t 
  * run id already indexed for another task that still exists keeps that task, with a warning:
  * silently taking it over would answer that task's owner not_found by run id. */
 void bridge_run_index(struct bridge *b, const char *run_id, const char *task_id);
+/* With a database: takes run_id's entry out when it names task_id and no job of that task runs
+ * here (the database answers the next lookup); with files, does nothing. */
+void bridge_run_forget(struct bridge *b, const char *run_id, const char *task_id);
 
 #endif

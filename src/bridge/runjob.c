@@ -99,6 +99,7 @@ static void follow_end(struct job *j, json_t *parsed_take)
     e->owner = j->owner;
     j->base_url = j->key = j->owner = NULL;
     bridge_job_free(j);
+    bridge_run_forget(b, e->run_id, e->id); /* with a database: no longer followed here */
     e->record = results_record(e->id, e->agent, parsed_take, e->run_id);
     json_decref(parsed_take);
     results_write_record_then(b, e->id, e->record, ending_written, e);

@@ -255,3 +255,34 @@ test('hermes-mcp tasks list and prune read and prune the database with STORE_URL
   assert.match(r.stdout, /pruned 1 task from the store/);
   assert.equal((await sql("SELECT count(*) FROM hm_task WHERE id IN ('cli-old', 'cli-new')")).trim(), '1');
 });
+
+// A figure of /metrics (the first sample of name), as a number.
+async function metric(srv, name) {
+  const text = await (await fetch(`${srv.base}/metrics`, { headers: srv.auth })).text();
+  const m = text.match(new RegExp(`^${name}(?:\\{\\})? (\\S+)$`, 'm'));
+  assert.ok(m, `${name} in /metrics`);
+  return Number(m[1]);
+}
+
+test('lookups of many distinct runs by run id leave the run index the size of the runs followed', async () => {
+  const n = 300;
+  await sql(`INSERT INTO hm_task (id, request, run, run_id, result, finished_at) SELECT 'many-' || g, '{}',
+    '{"run_id": "run_many_' || g || '"}', 'run_many_' || g, '{"status": "completed", "summary": "many ' || g || '"}', now()
+    FROM generate_series(1, ${n}) g`);
+  const cc = await connectClient(c, { name: 'many', listTools: true });
+  try {
+    const before = await metric(c, 'hermes_mcp_run_index_entries');
+    for (let i = 1; i <= n; i++) {
+      const st = await call(cc, 'hermes_status', { run_id: `run_many_${i}` });
+      assert.notEqual(st.isError, true, JSON.stringify(st));
+      assert.equal(st.structuredContent.task_id, `many-${i}`); // found through the database
+    }
+    assert.equal(await metric(c, 'hermes_mcp_run_index_entries'), before, 'no entry stays per lookup');
+    // Asked again, the run is found again (through the database).
+    const again = await call(cc, 'hermes_status', { run_id: 'run_many_7' });
+    assert.equal(again.structuredContent.task_id, 'many-7', JSON.stringify(again));
+  } finally {
+    await cc.close();
+    await sql("DELETE FROM hm_task WHERE id LIKE 'many-%'");
+  }
+});
