@@ -167,6 +167,7 @@ struct bridge *bridge_new_kept(struct mcp_server *mcp, struct loop *l, const str
     for (size_t i = 0; i < NTOOLS; i++)
         add_tool(b, tools[i]);
     mcptask_register(b);
+    b->watch = taskwatch_start(b);
     b->retention = retention_new(b->tasks, l, o->tasks_retention_days, o->tasks_max, task_in_flight,
                                  task_pruned, b);
     retention_prune(b->retention);
@@ -225,8 +226,8 @@ void bridge_metrics(struct bridge *b, struct buf *out)
                         "follows)",
                         METRIC_GAUGE, (double)strmap_count(b->runs));
     metric_render_value(out, "hermes_mcp_results_unsaved",
-                        "Results of ended runs waiting for the task store's database",
-                        METRIC_GAUGE, b->unsaved ? (double)strmap_count(b->unsaved) : 0);
+                        "Results of ended runs waiting for the task store's database", METRIC_GAUGE,
+                        b->unsaved ? (double)strmap_count(b->unsaved) : 0);
     metric_render_value(out, "hermes_mcp_registry_ok",
                         "1 when the agents registry on disk is in use (0: last good state kept)",
                         METRIC_GAUGE, b->registry_error ? 0 : 1);
@@ -238,6 +239,7 @@ void bridge_free(struct bridge *b)
     if (b == NULL)
         return;
     tasks_quiesce(b->tasks); /* no takeover nor load reaches what is freed below */
+    taskwatch_stop(b->watch);
     tool_reset_abort(b);
     if (b->jobs) {
         size_t n;
@@ -272,6 +274,7 @@ void bridge_free(struct bridge *b)
     retention_stop(b->retention); /* no report reaches the freed index */
     unsaved_stop(b);              /* before tasks_free: a retry in flight is called back */
     tasks_free(b->tasks);         /* its last callbacks empty b->owners */
+    taskwatch_free(b->watch);
     strmap_free(b->owners);
     retention_free(b->retention);
     buf_cleanup(&b->chunk);

@@ -160,7 +160,8 @@ struct bridge {
     size_t nloads;
     /* Run once a result.json is durable for a task an MCP client watches (mcptask.c sets it). */
     void (*task_ended)(struct bridge *b, const char *id);
-    struct strmap *unsaved; /* task id -> a result waiting for the database (unsaved.c) */
+    struct taskwatch *watch; /* with a database: ends announced by any replica (taskwatch.c) */
+    struct strmap *unsaved;  /* task id -> a result waiting for the database (unsaved.c) */
     size_t unsaved_bytes;
 };
 
@@ -281,6 +282,13 @@ json_t *results_record(const char *id, const char *agent, json_t *parsed, const 
  * results_write). */
 void results_write_record_then(struct bridge *b, const char *id, json_t *r, tasks_done_cb *done,
                                void *arg);
+
+/* taskwatch.c: with a database, the end of a task stored by any replica reaches the streams
+ * watching it here (task_ended); NULL with task files. stop before the store stops, free
+ * after it. */
+struct taskwatch *taskwatch_start(struct bridge *b);
+void taskwatch_stop(struct taskwatch *w);
+void taskwatch_free(struct taskwatch *w);
 
 /* unsaved.c: a followed run's result the store's database could not take yet, kept and
  * written again until it is stored. */

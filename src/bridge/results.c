@@ -30,6 +30,13 @@ json_t *results_public(json_t *r)
     return o;
 }
 
+/* Whether storing task id's result must tell the streams watching it from here: with task
+ * files; with a database every replica hears of it from the database instead (taskwatch.c). */
+static bool watched_here(struct bridge *b, const char *id)
+{
+    return !tasks_remote(b->tasks) && mcp_task_watched(b->mcp, id);
+}
+
 json_t *results_record(const char *id, const char *agent, json_t *parsed, const char *run_id)
 {
     json_t *r = json_pack(
@@ -54,9 +61,10 @@ void results_write(struct bridge *b, const char *id, const char *agent, json_t *
     json_t *r = results_record(id, agent, parsed, run_id);
     if (answer == NULL && c)
         answer = mcp_tool_result(results_public(r));
-    /* An MCP task watched on a subscriptions/listen stream hears of its end (mcptask.c). */
+    /* An MCP task watched on a subscriptions/listen stream hears of its end (mcptask.c); with
+     * a database, through the end every replica hears (taskwatch.c). */
     bridge_store_then(b, id, "result.json", r, c, answer,
-                      mcp_task_watched(b->mcp, id) ? b->task_ended : NULL);
+                      watched_here(b, id) ? b->task_ended : NULL);
     json_decref(r);
 }
 
@@ -130,7 +138,7 @@ void results_write_record_then(struct bridge *b, const char *id, json_t *r, task
     struct written *w = xcalloc(1, sizeof *w);
     w->b = b;
     snprintf(w->id, sizeof w->id, "%s", id);
-    w->watched = mcp_task_watched(b->mcp, id);
+    w->watched = watched_here(b, id);
     w->done = done;
     w->arg = arg;
     enum tasks_rc rc = tasks_write(b->tasks, id, "result.json", r, written, w);

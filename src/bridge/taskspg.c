@@ -22,7 +22,7 @@
 #define FOLLOWED_MAX "4096"        /* runs hermes_reset reads back in one go */
 #define FREE_WAIT_MS 3000
 #define PRUNE_BATCH "500" /* rows one retention statement removes */
-#define CHANNEL "hm_task"  /* NOTIFY of a task's end; its payload is the task id */
+#define CHANNEL "hm_task" /* NOTIFY of a task's end; its payload is the task id */
 
 /* A replica whose heartbeat (every 2 s) is older than this is gone: its runs are taken over.
  * With TAKEOVER_MS, a run is followed again within 10 s of its follower's death. */
@@ -108,7 +108,7 @@ struct taskspg {
     void *arg;
     taskspg_ended_cb *on_ended; /* taskspg_on_ended */
     void *ended_arg;
-    bool was_up; /* the connection has been up before: a new one may have missed notices */
+    bool was_up;          /* the connection has been up before: a new one may have missed notices */
     struct list queue;    /* writes not sent yet */
     struct list inflight; /* the batch sent */
     struct list alone;    /* writes of a failed batch, sent one by one */
@@ -238,7 +238,7 @@ static void wop_finish(struct taskspg *p, struct wop *w, enum tasks_rc rc, PGres
  * write here is safe to repeat, so it counts as the database being away, tried again later. */
 static enum tasks_rc rc_of(enum pgconn_status st)
 {
-    return st == PGCONN_OK ? TASKS_OK
+    return st == PGCONN_OK                                                  ? TASKS_OK
            : st == PGCONN_DOWN || st == PGCONN_BUSY || st == PGCONN_TIMEOUT ? TASKS_UNAVAILABLE
                                                                             : TASKS_IO;
 }
@@ -597,8 +597,8 @@ struct followed {
     void *arg;
 };
 
-static void followed_done(enum pgconn_status st, PGresult *const *res, size_t n,
-                          const char *error, void *arg)
+static void followed_done(enum pgconn_status st, PGresult *const *res, size_t n, const char *error,
+                          void *arg)
 {
     struct followed *f = arg;
     struct taskspg *p = f->p;
@@ -612,8 +612,10 @@ static void followed_done(enum pgconn_status st, PGresult *const *res, size_t n,
         struct snap *s = snap_fill(p, r, i);
         f->each(s->id, s->doc[1] ? s->doc[1] : "{}", f->arg);
     }
-    f->done(ok ? TASKS_OK : st == PGCONN_FAILED || st == PGCONN_OK ? TASKS_IO : rc_of(st), found,
-            f->arg);
+    f->done(ok                                       ? TASKS_OK
+            : st == PGCONN_FAILED || st == PGCONN_OK ? TASKS_IO
+                                                     : rc_of(st),
+            found, f->arg);
     free(f);
 }
 
@@ -638,7 +640,7 @@ static void on_notify(const char *channel, const char *payload, void *arg)
 {
     struct taskspg *p = arg;
     if (strcmp(channel, CHANNEL) == 0 && p->on_ended && !p->quiet && payload &&
-        strlen(payload) < sizeof ((struct snap *)0)->id)
+        strlen(payload) < sizeof((struct snap *)0)->id)
         p->on_ended(payload, p->ended_arg);
 }
 

@@ -22,8 +22,8 @@
 #include "loop.h"
 #include "mem.h"
 #include "strmap.h"
-#include "taskspg.h"
 #include "tasks.h"
+#include "taskspg.h"
 
 #define UNSAVED_MAX 1024
 #define UNSAVED_BYTES_MAX (32u << 20) /* results are capped at ANSWER_MAX each */
@@ -100,8 +100,8 @@ static void try_write(struct loop *l, void *arg)
     u->tries++;
     json_t *record = tasks_parse(u->text, u->len);
     u->writing = true;
-    enum tasks_rc rc = record ? tasks_write(u->b->tasks, u->id, "result.json", record, written, u)
-                              : TASKS_INVALID;
+    enum tasks_rc rc =
+        record ? tasks_write(u->b->tasks, u->id, "result.json", record, written, u) : TASKS_INVALID;
     json_decref(record);
     if (rc != TASKS_OK) /* never queued */
         written(rc, u);

@@ -45,7 +45,7 @@ struct plan {
     char *fail_msg; /* owned; set when fail */
     bool partial;
     bool orphan;
-    bool forget; /* [forget]: the run is forgotten once its end was shown */
+    bool forget;     /* [forget]: the run is forgotten once its end was shown */
     char *approval;  /* owned; [approval] / [approval=COMMAND]: the command awaiting approval */
     char *approval2; /* owned; [approval2=COMMAND]: asked once the first is approved */
     bool json_fence;

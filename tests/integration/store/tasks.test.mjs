@@ -10,7 +10,8 @@ import { spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { HERMES, startHermes, startFake, agentEnv, connectClient, connectV2Client, until, sleep } from '../../lib/lib.mjs';
+import { HERMES, startHermes, startFake, agentEnv, connectClient, connectV2Client, until, sleep, modernMeta,
+  modernHeaders } from '../../lib/lib.mjs';
 import { startPostgres } from '../../lib/pg.mjs';
 
 let pg, dir, fake, a, b, c;
@@ -285,4 +286,46 @@ test('lookups of many distinct runs by run id leave the run index the size of th
     await cc.close();
     await sql("DELETE FROM hm_task WHERE id LIKE 'many-%'");
   }
+});
+
+const EXT = 'io.modelcontextprotocol/tasks';
+// hermes_task as an MCP task (the tasks extension), created through srv: its CreateTaskResult.
+async function createTask(srv, args) {
+  const r = await fetch(srv.url, { method: 'POST', headers: { ...srv.auth, ...modernHeaders('tools/call', 'hermes_task') },
+    body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call',
+      params: { name: 'hermes_task', arguments: args, _meta: modernMeta({ extensions: { [EXT]: {} } }) } }) });
+  const json = await r.json();
+  assert.equal(json.result?.resultType, 'task', JSON.stringify(json));
+  return json.result;
+}
+
+test('a 2026-07-28 client listening on A hears of a task whose result B stored, once', async () => {
+  // Plain fetch: the recording one reads every answer whole, which an aborted stream rejects.
+  const la = await connectV2Client(a, 'listen-a', { capabilities: { extensions: { [EXT]: {} } }, record: () => fetch });
+  const heard = [];
+  la.fallbackNotificationHandler = async (n) => { heard.push(n); };
+  const ids = ['watched-1', 'watched-2'];
+  const sub = await la.listen({ taskIds: ids });
+  assert.ok(sub.honoredFilter, 'acknowledged');
+  // Both tasks are created and followed on B: A never sees them but through the database.
+  const ended = createTask(b, { task: 'watched [delay=600] [text=heard on A]', mode: 'sync', id: 'watched-1' });
+  const long = await createTask(b, { task: 'watched long [delay=20000]', mode: 'sync', id: 'watched-2' });
+  assert.equal(long.taskId, 'watched-2');
+  await ended;
+  const tasksHeard = (id) => heard.filter((n) => n.method === 'notifications/tasks' && n.params.taskId === id);
+  const note = (await until(() => tasksHeard('watched-1')[0], 'notifications/tasks on A', 10000)).params;
+  assert.equal(note.status, 'completed');
+  assert.match(note.result.structuredContent.summary, /heard on A/);
+  // A cancel through C: B stops following it; A hears it cancelled.
+  const cancel = await fetch(c.url, { method: 'POST', headers: { ...c.auth, ...modernHeaders('tasks/cancel', 'watched-2') },
+    body: JSON.stringify({ jsonrpc: '2.0', id: 2, method: 'tasks/cancel',
+      params: { taskId: 'watched-2', _meta: modernMeta({ extensions: { [EXT]: {} } }) } }) });
+  assert.equal(cancel.status, 200, await cancel.clone().text());
+  const note2 = (await until(() => tasksHeard('watched-2')[0], 'the cancel heard on A', 10000)).params;
+  assert.equal(note2.status, 'cancelled');
+  await sleep(500);
+  assert.equal(tasksHeard('watched-1').length, 1, 'told once');
+  assert.equal(tasksHeard('watched-2').length, 1, 'told once');
+  await sub.close();
+  await la.close();
 });
