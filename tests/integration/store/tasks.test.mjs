@@ -329,3 +329,41 @@ test('a 2026-07-28 client listening on A hears of a task whose result B stored, 
   await sub.close();
   await la.close();
 });
+
+test('hermes_reset with a database drops the copies held here and follows again a run of this replica left unfollowed', async () => {
+  const cb = await connectClient(b, { name: 'reset-b', listTools: true });
+  try {
+    // B's replica id: the follower of a run it submitted.
+    const acc = await call(cb, 'hermes_task', { task: 'whose [delay=50]', mode: 'async', id: 'reset-own' });
+    assert.notEqual(acc.isError, true, JSON.stringify(acc));
+    const me = (await sql("SELECT follower FROM hm_task WHERE id = 'reset-own'")).trim();
+    assert.ok(me, 'B follows its run');
+    // A run of B's that B does not follow (its follow lost): B is alive, so nobody takes it over.
+    const sub = await fetch(`${fake.base}/v1/runs`, { method: 'POST',
+      headers: { Authorization: `Bearer ${fake.key}`, 'Content-Type': 'application/json' },
+      body: JSON.stringify({ input: 'lost follow [text=found again by reset]' }) });
+    const runId = (await sub.json()).run_id;
+    await sql(`INSERT INTO hm_task (id, request, run, run_id, follower, created_by) VALUES ('reset-lost', '{}',
+      '{"run_id": "${runId}"}', '${runId}', '${me}', '${me}')`);
+    await sleep(2500); // a takeover round passes: the run stays B's
+    assert.equal((await sql("SELECT result IS NULL FROM hm_task WHERE id = 'reset-lost'")).trim(), 't');
+    const r = await call(cb, 'hermes_reset', { confirmed: true });
+    assert.notEqual(r.isError, true, JSON.stringify(r));
+    assert.equal(r.structuredContent.store, 'database');
+    assert.equal(r.structuredContent.followed, 1, JSON.stringify(r.structuredContent));
+    assert.equal(typeof r.structuredContent.dropped, 'number');
+    assert.ok(r.structuredContent.dropped >= 1, 'the copies held were dropped');
+    assert.match(r.structuredContent.message, /database/);
+    const got = await until(async () => {
+      const x = await call(cb, 'hermes_result', { id: 'reset-lost' });
+      return x.isError !== true ? x : null;
+    }, 'the result of the run followed again', 10000);
+    assert.equal(got.structuredContent.status, 'completed');
+    assert.match(got.structuredContent.summary, /found again by reset/);
+    // A second reset finds nothing more to follow.
+    const again = await call(cb, 'hermes_reset', { confirmed: true });
+    assert.equal(again.structuredContent.followed, 0);
+  } finally {
+    await cb.close();
+  }
+});
