@@ -30,7 +30,7 @@ aliases=(
     "agentset:agents_ agent_"      # the bridge's agents: registry, default agent, health
     "agentfile:agentcfg_"          # the agents' files read from disk
     "agentsyaml:registry_"         # the agents registry's YAML
-    "taskfiles:tasks_files$"       # hermes_files, the tasks module's reading of a task directory
+    "taskfiles:tasks_files$ tasks_text_ok$" # hermes_files, the tasks module's reading of a task directory
     # main.c's command dispatch calls these by their old names; its command table renames them.
     "approvalscli:approvals_usage$"
     "gwcheck:gateway_usage$"

@@ -25,6 +25,7 @@
 #include "metrics.h"
 #include "retention.h"
 #include "strmap.h"
+#include "taskfilespg.h"
 #include "tasks.h"
 #include "toolargs.h"
 
@@ -162,6 +163,17 @@ struct bridge *bridge_new_kept(struct mcp_server *mcp, struct loop *l, const str
         bridge_free(b);
         return NULL;
     }
+    if (o->store_url) {
+        struct taskfilespg_opts fo = {.loop = l,
+                                      .url = o->store_url,
+                                      .password = o->store_password,
+                                      .tasks_dir = tasks_dir(b->tasks)};
+        b->files_pg = taskfilespg_open(&fo);
+        if (b->files_pg == NULL) {
+            bridge_free(b);
+            return NULL;
+        }
+    }
     agents_load(b);
     tasks_each(b->tasks, runjob_index_task, b); /* files only: a database's runs are taken over */
     for (size_t i = 0; i < NTOOLS; i++)
@@ -240,6 +252,9 @@ void bridge_free(struct bridge *b)
         return;
     tasks_quiesce(b->tasks); /* no takeover nor load reaches what is freed below */
     taskwatch_stop(b->watch);
+    struct taskfilespg *files_pg = b->files_pg;
+    b->files_pg = NULL; /* reads in flight are answered unavailable: they find no store */
+    taskfilespg_free(files_pg);
     tool_reset_abort(b);
     if (b->jobs) {
         size_t n;

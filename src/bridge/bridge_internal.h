@@ -36,6 +36,7 @@ struct loop;
 struct mcp_call;
 struct mcp_server;
 struct strmap;
+struct taskfilespg;
 struct toolarg;
 
 enum probe_state { PROBE_UNKNOWN, PROBE_OK, PROBE_DOWN };
@@ -131,7 +132,8 @@ struct bridge {
     struct bridge_opts opts; /* a copy, its strings in opts_strings */
     char *opts_strings[5];
     struct tasks *tasks;
-    struct retention *retention; /* prunes finished tasks (TASKS_RETENTION_DAYS, TASKS_MAX) */
+    struct taskfilespg *files_pg; /* STORE_URL: the files agents left, for every replica */
+    struct retention *retention;  /* prunes finished tasks (TASKS_RETENTION_DAYS, TASKS_MAX) */
     struct agent_client *http;
     struct agentdef *agents;
     size_t nagents;

@@ -15,7 +15,7 @@
 #include "taskpath.h"
 #include "tasks.h"
 
-static bool utf8_text(const char *p, size_t n)
+bool tasks_text_ok(const char *p, size_t n)
 {
     if (memchr(p, '\0', n))
         return false;
@@ -112,7 +112,7 @@ enum tasks_rc tasks_files(struct tasks *t, const char *id, const char *rel, json
         snprintf(why, whylen, "only regular files can be read");
         return rc;
     }
-    if (!utf8_text(data, len)) {
+    if (!tasks_text_ok(data, len)) {
         free(data);
         snprintf(why, whylen, "only UTF-8 text files without NUL bytes can be read");
         return TASKS_INVALID;

@@ -92,6 +92,8 @@ struct stat;
 enum tasks_rc tasks_read_capped(const char *path, size_t max, char **data, size_t *len,
                                 struct stat *st);
 
+/* Whether n bytes at p are text hermes_files serves: UTF-8 without NUL. */
+bool tasks_text_ok(const char *p, size_t n);
 /* hermes_files (taskfiles.c): a listing of the task directory (or a sub-directory), or one UTF-8
  * text file. rel is already validated by taskpath_rel_ok. On failure returns a code and a
  * client-safe message in why. */

@@ -2,12 +2,16 @@
  * by a path that cannot leave the task's directory (taskpath checks it, tasks opens it without
  * following links). */
 #include <jansson.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "bridge_internal.h"
 #include "mcp.h"
+#include "mem.h"
+#include "taskfilespg.h"
 #include "taskpath.h"
 #include "tasks.h"
 #include "toolargs.h"
@@ -21,6 +25,56 @@ static const struct toolarg files_args[] = {
      .description = "A path relative to the task; omit it for a listing"},
     TOOLARG_END,
 };
+
+static void answer(struct mcp_call *c, enum tasks_rc rc, json_t *out, const char *why)
+{
+    if (rc == TASKS_OK) {
+        mcp_call_tool_result_take(c, out);
+        return;
+    }
+    bridge_tool_error(c, rc == TASKS_NOT_FOUND ? TE_NOT_FOUND : TE_INVALID_ARGUMENTS, 0, "%s", why);
+}
+
+/* With STORE_URL: whether this replica holds the task's directory (its files are then read
+ * here, as they are now; else from the copy its result's writer kept in the store). */
+static bool local_dir(struct bridge *b, const char *id)
+{
+    char dir[PATH_MAX];
+    struct stat st;
+    snprintf(dir, sizeof dir, "%s/%s", tasks_dir(b->tasks), id);
+    return lstat(dir, &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+/* A read from the store under way for call c. */
+struct store_read {
+    struct mcp_call *c;
+    struct bridge *b;
+    struct taskfilespg_read *rd;
+};
+
+static void read_cancelled(struct mcp_call *c, void *arg)
+{
+    struct store_read *sr = arg;
+    (void)c;
+    taskfilespg_read_cancel(sr->rd);
+    free(sr);
+}
+
+static void from_store(enum tasks_rc rc, json_t *out, const char *why, void *arg)
+{
+    struct store_read *sr = arg;
+    struct mcp_call *c = sr->c;
+    unsigned wait = sr->b->files_pg ? taskfilespg_retry_after_s(sr->b->files_pg) : 1;
+    free(sr);
+    mcp_call_on_cancel(c, NULL, NULL);
+    if (rc == TASKS_UNAVAILABLE) {
+        mcp_call_unavailable(c, wait,
+                             "Temporarily unavailable: the task store's database cannot be "
+                             "reached; try again later");
+        return;
+    }
+    answer(c, rc, out, why);
+}
 
 static void hermes_files(struct mcp_call *c, json_t *args, void *arg)
 {
@@ -44,12 +98,16 @@ static void hermes_files(struct mcp_call *c, json_t *args, void *arg)
         taskowner_task_not_found(c, id);
         return;
     }
-    enum tasks_rc rc = tasks_files(b->tasks, id, norm, &out, why, sizeof why);
-    if (rc == TASKS_OK) {
-        mcp_call_tool_result_take(c, out);
+    if (b->files_pg && !local_dir(b, id)) { /* the agent ran on another replica's machine */
+        struct store_read *sr = xcalloc(1, sizeof *sr);
+        sr->c = c;
+        sr->b = b;
+        sr->rd = taskfilespg_read(b->files_pg, id, norm, from_store, sr);
+        mcp_call_on_cancel(c, read_cancelled, sr);
         return;
     }
-    bridge_tool_error(c, rc == TASKS_NOT_FOUND ? TE_NOT_FOUND : TE_INVALID_ARGUMENTS, 0, "%s", why);
+    enum tasks_rc rc = tasks_files(b->tasks, id, norm, &out, why, sizeof why);
+    answer(c, rc, out, why);
 }
 
 static const struct toolout files_output[] = {

@@ -7,6 +7,8 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "dynsyms.h"
+
 #include "log.h"
 
 /* The soname Debian's libcurl4 (and the -dev package we build against) installs. */
@@ -168,16 +170,36 @@ static struct curlrt_api loaded;
 static const struct curlrt_api *api = &stubs;
 static pthread_once_t load_once = PTHREAD_ONCE_INIT;
 
-/* dlsym returns void *; ISO C has no conversion to a function pointer, POSIX guarantees it. */
-#define CURLRT_SYM(field, name)                                                                    \
-    do {                                                                                           \
-        void *p_ = dlsym(h, name);                                                                 \
-        if (p_ == NULL) {                                                                          \
-            missing = name;                                                                        \
-            goto fail;                                                                             \
-        }                                                                                          \
-        memcpy(&loaded.field, &p_, sizeof p_);                                                     \
-    } while (0)
+#define S(field, name) DYNSYM(struct curlrt_api, field, name)
+static const struct dynsym syms[] = {
+    S(global_init, "curl_global_init"),
+    S(easy_init, "curl_easy_init"),
+    S(easy_cleanup, "curl_easy_cleanup"),
+    S(easy_setopt, "curl_easy_setopt"),
+    S(easy_getinfo, "curl_easy_getinfo"),
+    S(easy_perform, "curl_easy_perform"),
+    S(easy_reset, "curl_easy_reset"),
+    S(easy_strerror, "curl_easy_strerror"),
+    S(free, "curl_free"),
+    S(slist_append, "curl_slist_append"),
+    S(slist_free_all, "curl_slist_free_all"),
+    S(multi_init, "curl_multi_init"),
+    S(multi_cleanup, "curl_multi_cleanup"),
+    S(multi_add_handle, "curl_multi_add_handle"),
+    S(multi_remove_handle, "curl_multi_remove_handle"),
+    S(multi_setopt, "curl_multi_setopt"),
+    S(multi_assign, "curl_multi_assign"),
+    S(multi_info_read, "curl_multi_info_read"),
+    S(multi_perform, "curl_multi_perform"),
+    S(multi_poll, "curl_multi_poll"),
+    S(multi_socket_action, "curl_multi_socket_action"),
+    S(url, "curl_url"),
+    S(url_cleanup, "curl_url_cleanup"),
+    S(url_get, "curl_url_get"),
+    S(url_set, "curl_url_set"),
+    S(version_info, "curl_version_info"),
+};
+#undef S
 
 static void load(void)
 {
@@ -191,32 +213,9 @@ static void load(void)
         log_error("%s", load_error);
         return;
     }
-    CURLRT_SYM(global_init, "curl_global_init");
-    CURLRT_SYM(easy_init, "curl_easy_init");
-    CURLRT_SYM(easy_cleanup, "curl_easy_cleanup");
-    CURLRT_SYM(easy_setopt, "curl_easy_setopt");
-    CURLRT_SYM(easy_getinfo, "curl_easy_getinfo");
-    CURLRT_SYM(easy_perform, "curl_easy_perform");
-    CURLRT_SYM(easy_reset, "curl_easy_reset");
-    CURLRT_SYM(easy_strerror, "curl_easy_strerror");
-    CURLRT_SYM(free, "curl_free");
-    CURLRT_SYM(slist_append, "curl_slist_append");
-    CURLRT_SYM(slist_free_all, "curl_slist_free_all");
-    CURLRT_SYM(multi_init, "curl_multi_init");
-    CURLRT_SYM(multi_cleanup, "curl_multi_cleanup");
-    CURLRT_SYM(multi_add_handle, "curl_multi_add_handle");
-    CURLRT_SYM(multi_remove_handle, "curl_multi_remove_handle");
-    CURLRT_SYM(multi_setopt, "curl_multi_setopt");
-    CURLRT_SYM(multi_assign, "curl_multi_assign");
-    CURLRT_SYM(multi_info_read, "curl_multi_info_read");
-    CURLRT_SYM(multi_perform, "curl_multi_perform");
-    CURLRT_SYM(multi_poll, "curl_multi_poll");
-    CURLRT_SYM(multi_socket_action, "curl_multi_socket_action");
-    CURLRT_SYM(url, "curl_url");
-    CURLRT_SYM(url_cleanup, "curl_url_cleanup");
-    CURLRT_SYM(url_get, "curl_url_get");
-    CURLRT_SYM(url_set, "curl_url_set");
-    CURLRT_SYM(version_info, "curl_version_info");
+    missing = dynsyms_bind(h, &loaded, syms, sizeof syms / sizeof *syms);
+    if (missing)
+        goto fail;
     const curl_version_info_data *v = loaded.version_info(CURLVERSION_NOW);
     if (v == NULL || v->version_num < CURLRT_MIN_VERSION) {
         snprintf(load_error, sizeof load_error,

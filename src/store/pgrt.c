@@ -7,21 +7,50 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "dynsyms.h"
+
 static struct pgrt_api loaded;
 static bool ok;
 static char load_error[300];
 static pthread_once_t load_once = PTHREAD_ONCE_INIT;
 
-/* dlsym returns void *; ISO C has no conversion to a function pointer, POSIX guarantees it. */
-#define PGRT_SYM(field, name)                                                                      \
-    do {                                                                                           \
-        void *p_ = dlsym(h, name);                                                                 \
-        if (p_ == NULL) {                                                                          \
-            missing = name;                                                                        \
-            goto fail;                                                                             \
-        }                                                                                          \
-        memcpy(&loaded.field, &p_, sizeof p_);                                                     \
-    } while (0)
+#define S(field, name) DYNSYM(struct pgrt_api, field, name)
+static const struct dynsym syms[] = {
+    S(clear, "PQclear"),
+    S(connectPoll, "PQconnectPoll"),
+    S(connectStartParams, "PQconnectStartParams"),
+    S(connectdbParams, "PQconnectdbParams"),
+    S(consumeInput, "PQconsumeInput"),
+    S(enterPipelineMode, "PQenterPipelineMode"),
+    S(errorMessage, "PQerrorMessage"),
+    S(escapeIdentifier, "PQescapeIdentifier"),
+    S(exec, "PQexec"),
+    S(execParams, "PQexecParams"),
+    S(finish, "PQfinish"),
+    S(flush, "PQflush"),
+    S(freemem, "PQfreemem"),
+    S(getResult, "PQgetResult"),
+    S(getisnull, "PQgetisnull"),
+    S(cmdtuples, "PQcmdTuples"),
+    S(resulterrorfield, "PQresultErrorField"),
+    S(getvalue, "PQgetvalue"),
+    S(isBusy, "PQisBusy"),
+    S(nfields, "PQnfields"),
+    S(notifies, "PQnotifies"),
+    S(ntuples, "PQntuples"),
+    S(pipelineSync, "PQpipelineSync"),
+    S(resultErrorMessage, "PQresultErrorMessage"),
+    S(resultStatus, "PQresultStatus"),
+    S(sendPrepare, "PQsendPrepare"),
+    S(sendQueryParams, "PQsendQueryParams"),
+    S(sendQueryPrepared, "PQsendQueryPrepared"),
+    S(setNoticeProcessor, "PQsetNoticeProcessor"),
+    S(setnonblocking, "PQsetnonblocking"),
+    S(socket, "PQsocket"),
+    S(status, "PQstatus"),
+    S(libVersion, "PQlibVersion"),
+};
+#undef S
 
 static void load(void)
 {
@@ -34,39 +63,9 @@ static void load(void)
                  why ? why : "unknown reason");
         return;
     }
-    PGRT_SYM(clear, "PQclear");
-    PGRT_SYM(connectPoll, "PQconnectPoll");
-    PGRT_SYM(connectStartParams, "PQconnectStartParams");
-    PGRT_SYM(connectdbParams, "PQconnectdbParams");
-    PGRT_SYM(consumeInput, "PQconsumeInput");
-    PGRT_SYM(enterPipelineMode, "PQenterPipelineMode");
-    PGRT_SYM(errorMessage, "PQerrorMessage");
-    PGRT_SYM(escapeIdentifier, "PQescapeIdentifier");
-    PGRT_SYM(exec, "PQexec");
-    PGRT_SYM(execParams, "PQexecParams");
-    PGRT_SYM(finish, "PQfinish");
-    PGRT_SYM(flush, "PQflush");
-    PGRT_SYM(freemem, "PQfreemem");
-    PGRT_SYM(getResult, "PQgetResult");
-    PGRT_SYM(getisnull, "PQgetisnull");
-    PGRT_SYM(cmdtuples, "PQcmdTuples");
-    PGRT_SYM(resulterrorfield, "PQresultErrorField");
-    PGRT_SYM(getvalue, "PQgetvalue");
-    PGRT_SYM(isBusy, "PQisBusy");
-    PGRT_SYM(nfields, "PQnfields");
-    PGRT_SYM(notifies, "PQnotifies");
-    PGRT_SYM(ntuples, "PQntuples");
-    PGRT_SYM(pipelineSync, "PQpipelineSync");
-    PGRT_SYM(resultErrorMessage, "PQresultErrorMessage");
-    PGRT_SYM(resultStatus, "PQresultStatus");
-    PGRT_SYM(sendPrepare, "PQsendPrepare");
-    PGRT_SYM(sendQueryParams, "PQsendQueryParams");
-    PGRT_SYM(sendQueryPrepared, "PQsendQueryPrepared");
-    PGRT_SYM(setNoticeProcessor, "PQsetNoticeProcessor");
-    PGRT_SYM(setnonblocking, "PQsetnonblocking");
-    PGRT_SYM(socket, "PQsocket");
-    PGRT_SYM(status, "PQstatus");
-    PGRT_SYM(libVersion, "PQlibVersion");
+    missing = dynsyms_bind(h, &loaded, syms, sizeof syms / sizeof *syms);
+    if (missing)
+        goto fail;
     if (loaded.libVersion() < PGRT_MIN_VERSION) {
         snprintf(load_error, sizeof load_error,
                  "%s is libpq %d; hermes-mcp needs 14 or later (install a newer libpq5)",

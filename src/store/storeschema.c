@@ -69,6 +69,13 @@ static const struct {
      "  version bigint NOT NULL DEFAULT 2);"
      "CREATE TABLE hm_nonce (nonce text PRIMARY KEY, expires_at timestamptz NOT NULL);"
      "CREATE INDEX hm_nonce_expiry ON hm_nonce (expires_at);"},
+
+    /* The text of each file hermes_files can serve, the others listed with the reason. */
+    {"the files an agent left in a task's directory, copied when its result is written",
+     "CREATE TABLE hm_task_file (task_id text NOT NULL REFERENCES hm_task (id)"
+     "  ON DELETE CASCADE, path text NOT NULL, is_dir boolean NOT NULL,"
+     "  size bigint NOT NULL, mtime bigint NOT NULL, content text, refusal text,"
+     "  PRIMARY KEY (task_id, path));"},
 };
 
 /* The message of r, or of the connection when r has none (NULL: the link dropped). */

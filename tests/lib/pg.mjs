@@ -11,11 +11,11 @@
 // when the process exits or is ended by SIGINT, SIGTERM or SIGHUP; if the process dies without
 // exiting (SIGKILL), the kernel sends the postmaster SIGINT, a fast shutdown (setpriv
 // --pdeathsig), and only the directories stay behind.
-import { spawn } from 'node:child_process';
-import { chownSync, closeSync, existsSync, mkdtempSync, openSync, readFileSync, rmSync } from 'node:fs';
+import { spawn, spawnSync } from 'node:child_process';
+import { chownSync, closeSync, existsSync, mkdtempSync, openSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { constants as osConstants, tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { freePort, sleep } from './lib.mjs';
+import { HERMES, freePort, sleep } from './lib.mjs';
 
 export const PG_BIN = process.env.HM_PG_BIN || '/usr/lib/postgresql/15/bin';
 export const PG_USER = 'hermes'; // the cluster's superuser, the one the URL names
@@ -238,4 +238,12 @@ export async function startPostgres({ port, durable = true, settings = {} } = {}
     throw e;
   }
   return pg;
+}
+
+// `hermes-mcp store init` on pg's database, as an operator runs it: an env file of its own
+// (mode 600, in dir) naming only STORE_URL. Returns spawnSync's result ({status, stdout, stderr}).
+export function storeInit(pg, dir) {
+  const env = join(dir, 'store-init.env');
+  writeFileSync(env, `STORE_URL=${pg.url}\n`, { mode: 0o600 });
+  return spawnSync(HERMES, ['store', 'init', '--env-file', env], { encoding: 'utf8' });
 }

@@ -166,7 +166,12 @@ test('a call past timeout gets upstream_timeout and is cancelled upstream; other
 });
 
 test('an answer over 4 MiB (JSON or one SSE event) ends that call with upstream_error only', async () => {
-  const srv = await fakeGateway();
+  // A gateway of its own: the shared one's 1 s timeout can pass while a loaded machine makes
+  // the 4 MiB, and the call would end upstream_timeout instead.
+  const port = await freePort();
+  await startUpstream([FAKE, '--http', String(port)], port);
+  const srv = await startHermes({ UPSTREAM_TOKEN: TOKEN, GATEWAY_FILE: gatewayFile('huge', { fake: { port,
+    extra: '    headers: {Authorization: "Bearer ${UPSTREAM_TOKEN}"}\n    timeout: 60\n    tools: {include: ["*"]}\n' } }) });
   const client = await connect(srv);
   try {
     for (const name of ['fake__huge', 'fake__hugesse']) {
@@ -177,7 +182,7 @@ test('an answer over 4 MiB (JSON or one SSE event) ends that call with upstream_
     const e = await client.callTool({ name: 'fake__echo', arguments: { message: 'small' } });
     assert.equal(e.content[0].text, 'Echo: small');
     assert.equal((await probe(srv, '/readyz')).body.upstreams.fake.restarts, 0);
-  } finally { await client.close(); }
+  } finally { await client.close(); assert.equal(await srv.stop(), 0); }
 });
 
 test('HTTP 500: upstream_unavailable, then a restart (new initialize, re-listed) and it serves again', async () => {

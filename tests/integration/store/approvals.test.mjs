@@ -5,13 +5,12 @@
 // servers, the official SDK client, the fake upstream of tests/fakes/.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { spawnSync } from 'node:child_process';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { basename, dirname, join } from 'node:path';
 import net from 'node:net';
-import { ROOT, HERMES, startHermes, gatewayFile, sdkClient, hermesCli, pendingApprovals, waitApprovals, until } from '../../lib/lib.mjs';
-import { startPostgres } from '../../lib/pg.mjs';
+import { ROOT, startHermes, gatewayFile, sdkClient, hermesCli, pendingApprovals, waitApprovals, until } from '../../lib/lib.mjs';
+import { startPostgres, storeInit } from '../../lib/pg.mjs';
 
 const FAKE = join(ROOT, 'tests/fakes/fake-upstream.mjs');
 let pg, dir, a, b;
@@ -23,19 +22,13 @@ async function replica(name) {
     '    tools: {include: [echo], guard: {echo: approve}}\n', `gateway-${name}.yaml`);
   return startHermes({ GATEWAY_FILE: gw, STORE_URL: pg.url });
 }
-// store init on pg's database, with an env file of its own.
-function initStore() {
-  const env = join(dir, 'init.env');
-  writeFileSync(env, `STORE_URL=${pg.url}\n`, { mode: 0o600 });
-  return spawnSync(HERMES, ['store', 'init', '--env-file', env], { encoding: 'utf8' });
-}
 const upstreamCalls = (name) => (existsSync(join(dir, `calls-${name}`))
   ? readFileSync(join(dir, `calls-${name}`), 'utf8').split('\n').filter((l) => l === 'echo') : []);
 
 before(async () => {
   pg = await startPostgres();
   dir = mkdtempSync(join(tmpdir(), 'hm-storeappr-'));
-  const init = await initStore();
+  const init = storeInit(pg, dir);
   assert.equal(init.status, 0, init.stderr);
   a = await replica('a');
   b = await replica('b');

@@ -11,14 +11,14 @@
 // PostgreSQL 15, three real servers on one database, one issuer URL.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { HERMES, startHermes, freePort, setPassphrase, pkce, rpc, toolCall, hermesCli, until, OAUTH_PASS }
   from '../../lib/lib.mjs';
-import { startPostgres } from '../../lib/pg.mjs';
+import { startPostgres, storeInit } from '../../lib/pg.mjs';
 
 const REDIRECT = 'http://127.0.0.1:7777/callback';
 const FORM = { 'Content-Type': 'application/x-www-form-urlencoded' };
@@ -36,12 +36,6 @@ async function connected(srv) {
   await until(async () => (await fetch(`${base(srv)}/authorize?${form({ response_type: 'code',
     client_id: 'f'.repeat(32), redirect_uri: REDIRECT })}`)).status !== 503, 'the store reached', 10000);
   return srv;
-}
-
-function initStore() {
-  const env = join(dir, 'init.env');
-  writeFileSync(env, `STORE_URL=${pg.url}\n`, { mode: 0o600 });
-  return spawnSync(HERMES, ['store', 'init', '--env-file', env], { encoding: 'utf8' });
 }
 
 async function register(srv, extra = {}) {
@@ -92,7 +86,7 @@ async function authorized(extra) {
 before(async () => {
   pg = await startPostgres();
   dir = mkdtempSync(join(tmpdir(), 'hm-storeoauth-'));
-  const init = initStore();
+  const init = storeInit(pg, dir);
   assert.equal(init.status, 0, init.stderr);
   const port = await freePort();
   issuer = `http://127.0.0.1:${port}`;

@@ -24,7 +24,7 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { ROOT, HERMES, startHermes, startFake, agentEnv, until, sleep, tokensFile, connectV2Client } from '../../lib/lib.mjs';
-import { startPostgres } from '../../lib/pg.mjs';
+import { startPostgres, storeInit } from '../../lib/pg.mjs';
 import { NGINX, nginxBlocks, substitute, startNginx } from '../../lib/nginx.mjs';
 
 const MCP_REMOTE = join(ROOT, 'tools/mcp-remote/node_modules/mcp-remote/dist/proxy.js');
@@ -40,9 +40,7 @@ before(async () => {
   pg = await startPostgres();
   fake = await startFake();
   dir = mkdtempSync(join(tmpdir(), 'hm-replicas-'));
-  const env = join(dir, 'init.env');
-  writeFileSync(env, `STORE_URL=${pg.url}\n`, { mode: 0o600 });
-  const init = spawnSync(HERMES, ['store', 'init', '--env-file', env], { encoding: 'utf8' });
+  const init = storeInit(pg, dir);
   assert.equal(init.status, 0, init.stderr);
 });
 after(async () => {

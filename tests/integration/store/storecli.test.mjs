@@ -13,7 +13,7 @@ import { HERMES, startHermes, sleep, until } from '../../lib/lib.mjs';
 import { startPostgres } from '../../lib/pg.mjs';
 
 // The schema version this binary makes (src/store/storeschema.h).
-const V = 5;
+const V = 6;
 
 let pg;
 before(async () => { pg = await startPostgres(); });
@@ -82,7 +82,7 @@ test('a server refuses a database without its schema, an older or a newer one, a
   // A database left at version 1 (as an older hermes-mcp's init left it):
   await pg.psql(
     "DO $$ DECLARE t text; BEGIN FOR t IN SELECT tablename FROM pg_tables WHERE schemaname = 'public'" +
-      " AND tablename NOT IN ('hm_schema', 'hm_replica') LOOP EXECUTE 'DROP TABLE ' || t; END LOOP; END $$;" +
+      " AND tablename NOT IN ('hm_schema', 'hm_replica') LOOP EXECUTE 'DROP TABLE IF EXISTS ' || t || ' CASCADE'; END LOOP; END $$;" +
       ' DELETE FROM hm_schema WHERE version >= 2',
     { db: e.db },
   );
