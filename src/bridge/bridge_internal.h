@@ -297,6 +297,8 @@ void taskwatch_free(struct taskwatch *w);
 /* Keeps record (its text) and tries the write again later; false (nothing kept) beyond the
  * bound: the caller follows the run again instead. */
 bool unsaved_keep(struct bridge *b, const char *id, json_t *record);
+/* The store's database is back: every result waiting is written now. */
+void unsaved_kick(struct bridge *b);
 /* Whether task id's result waits here for the database. */
 bool unsaved_has(struct bridge *b, const char *id);
 /* The bridge stops: what waits is dropped (its runs are followed again elsewhere or later). */

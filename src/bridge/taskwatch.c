@@ -86,7 +86,9 @@ static void ended(const char *id, void *arg)
             load(w, id, false);
         return;
     }
-    /* The connection is back: what ended meanwhile was not heard. */
+    /* The connection is back: the results kept meanwhile are written now, and what ended
+     * meanwhile was not heard. */
+    unsaved_kick(b);
     json_t *ids = mcp_task_watched_ids(b->mcp);
     const char *k;
     json_t *v;

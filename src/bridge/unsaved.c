@@ -1,14 +1,15 @@
 /* unsaved.c — a followed run's result that the store could not take (its database away, or the
  * connection cut under the write): the outcome is kept here, the exact text of its result
  * record, and only the write is tried again, with a backoff that follows the store's own
- * reconnection (tasks_pg, pgconn_retry_in_ms), until the database holds it or holds another
- * replica's result for the task (the first result wins; either ends the retries). The agent is
- * not asked again: it may have forgotten the run by then, and the result would be lost.
+ * reconnection (tasks_pg, pgconn_retry_in_ms) and at once when the store is connected again
+ * (unsaved_kick), until the database holds it or holds another replica's result for the task
+ * (the first result wins; either ends the retries). The agent is not asked again: it may have
+ * forgotten the run by then, and the result would be lost.
  *
  * Bounded: at most UNSAVED_MAX results and UNSAVED_BYTES_MAX bytes of text. Beyond that a
  * result is not kept: its run is followed again once the database may be back (asked of the
- * agent, as the follower did before this module), so nothing grows without bound, at the cost
- * of an "interrupted" result when the agent forgot the run meanwhile. A replica that stops with
+ * agent again), so nothing grows without bound, at the cost of an "interrupted" result when the
+ * agent forgot the run meanwhile. A replica that stops with
  * results unsaved leaves their runs without a result: another replica takes them over (or this
  * one at its next start) and asks the agent. Loop thread only. */
 #include <jansson.h>
@@ -137,6 +138,24 @@ bool unsaved_keep(struct bridge *b, const char *id, json_t *record)
 bool unsaved_has(struct bridge *b, const char *id)
 {
     return b->unsaved && strmap_get(b->unsaved, id) != NULL;
+}
+
+static void kick_one(const char *id, void *value, void *arg)
+{
+    struct unsaved *u = value;
+    (void)id;
+    (void)arg;
+    if (u->writing || u->timer == NULL)
+        return;
+    loop_timer_cancel(u->timer);
+    u->backoff_ms = RETRY_FIRST_MS;
+    u->timer = loop_timer_add(u->b->loop, 0, try_write, u);
+}
+
+void unsaved_kick(struct bridge *b)
+{
+    if (b->unsaved)
+        strmap_each(b->unsaved, kick_one, NULL);
 }
 
 static void stop_one(const char *id, void *value, void *arg)
