@@ -8,6 +8,7 @@ import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
+import net from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { HERMES, startHermes, startFake, agentEnv, connectClient, connectV2Client, until, sleep, modernMeta,
@@ -368,5 +369,60 @@ test('hermes_reset with a database drops the copies held here and follows again 
     assert.equal(again.structuredContent.followed, 0);
   } finally {
     await cb.close();
+  }
+});
+
+// A TCP relay to PostgreSQL that the test can cut: the replica behind it loses the database
+// while the others keep it. cut() drops every connection and refuses new ones until restore().
+async function pgRelay() {
+  let open = true;
+  const socks = new Set();
+  const srv = net.createServer((c) => {
+    if (!open) { c.destroy(); return; }
+    const u = net.connect(pg.port, '127.0.0.1');
+    for (const x of [c, u]) socks.add(x);
+    const done = () => { for (const x of [c, u]) { x.destroy(); socks.delete(x); } };
+    c.on('error', done); u.on('error', done); c.on('close', done); u.on('close', done);
+    c.pipe(u); u.pipe(c);
+  });
+  await new Promise((r) => srv.listen(0, '127.0.0.1', r));
+  return {
+    url: pg.url.replace(`:${pg.port}/`, `:${srv.address().port}/`),
+    cut() { open = false; for (const x of socks) x.destroy(); socks.clear(); },
+    restore() { open = true; },
+    close() { open = false; for (const x of socks) x.destroy(); srv.close(); },
+  };
+}
+
+test('a replica cut from the database while a watched task ended tells its stream once it is back', async () => {
+  const relay = await pgRelay();
+  const d = await startHermes({ STORE_URL: relay.url, MCP_AUTH_TOKEN: token, HERMES_ENV_PATH: agentEnv(fake),
+    HERMES_POLL_MS: '100' });
+  d.auth = { Authorization: `Bearer ${token}` };
+  const ld = await connectV2Client(d, 'listen-d', { capabilities: { extensions: { [EXT]: {} } }, record: () => fetch });
+  const heard = [];
+  ld.fallbackNotificationHandler = async (n) => { heard.push(n); };
+  try {
+    await until(async () => (await fetch(`${d.base}/readyz`)).status === 200, 'd connected to the database', 15000);
+    const sub = await ld.listen({ taskIds: ['catch-1'] });
+    const ended = createTask(b, { task: 'catch up [delay=800] [text=told after the outage]', mode: 'sync', id: 'catch-1' });
+    relay.cut(); // d hears no announcement from now on
+    await ended; // created: B follows the run
+    await until(async () => (await sql("SELECT result IS NOT NULL FROM hm_task WHERE id = 'catch-1'")).trim() === 't',
+      'B to store the result', 15000);
+    await sleep(300);
+    const told = () => heard.filter((n) => n.method === 'notifications/tasks' && n.params.taskId === 'catch-1');
+    assert.equal(told().length, 0, 'nothing heard while cut off');
+    relay.restore();
+    const note = (await until(() => told()[0], 'the stream told once d is back', 15000)).params;
+    assert.equal(note.status, 'completed');
+    assert.match(note.result.structuredContent.summary, /told after the outage/);
+    await sleep(500);
+    assert.equal(told().length, 1, 'told once');
+    await sub.close();
+  } finally {
+    await ld.close();
+    await d.stop();
+    relay.close();
   }
 });
