@@ -62,7 +62,8 @@ void results_write(struct bridge *b, const char *id, const char *agent, json_t *
     json_t *r = results_record(id, agent, parsed, run_id);
     if (answer == NULL && c)
         answer = mcp_tool_result(results_public(r));
-    taskfilespg_capture(b->files_pg, id); /* with STORE_URL, for every replica's hermes_files */
+    (void)taskfilespg_capture(b->files_pg, id, NULL,
+                              NULL); /* with STORE_URL, for every replica's hermes_files */
     /* An MCP task watched on a subscriptions/listen stream hears of its end (mcptask.c); with
      * a database, through the end every replica hears (taskwatch.c). */
     bridge_store_then(b, id, "result.json", r, c, answer,
@@ -143,7 +144,7 @@ void results_write_record_then(struct bridge *b, const char *id, json_t *r, task
     w->watched = watched_here(b, id);
     w->done = done;
     w->arg = arg;
-    taskfilespg_capture(b->files_pg, id);
+    (void)taskfilespg_capture(b->files_pg, id, NULL, NULL);
     enum tasks_rc rc = tasks_write(b->tasks, id, "result.json", r, written, w);
     if (rc != TASKS_OK) /* never queued: done hears it all the same */
         written(rc, w);

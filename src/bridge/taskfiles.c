@@ -14,15 +14,11 @@
 
 #include "taskpath.h"
 #include "tasks.h"
+#include "utf8.h"
 
 bool tasks_text_ok(const char *p, size_t n)
 {
-    if (memchr(p, '\0', n))
-        return false;
-    json_t *s = json_stringn(p, n); /* validates UTF-8 */
-    bool ok = s != NULL;
-    json_decref(s);
-    return ok;
+    return utf8_valid(p, n); /* pure: the store's walker calls it on its own thread */
 }
 
 struct lister {
@@ -82,7 +78,8 @@ enum tasks_rc tasks_files(struct tasks *t, const char *id, const char *rel, json
         return TASKS_NOT_FOUND;
     }
     snprintf(path, sizeof path, "%s%s%s", taskdir, *rel ? "/" : "", rel);
-    if (lstat(path, &st) < 0) {
+    /* A dot file or folder is not listed (our temp files are dot files): nor is it read. */
+    if (*rel == '.' || strstr(rel, "/.") || lstat(path, &st) < 0) {
         snprintf(why, whylen, "no such file in this task");
         return TASKS_NOT_FOUND;
     }

@@ -21,8 +21,15 @@
 #include "taskpath.h"
 #include "workq.h"
 
-#define DEPTH_MAX 8       /* directory levels walked, as tasks_files lists */
-#define HELD_MAX 16       /* copies waiting for the database; beyond, the oldest is dropped */
+#define DEPTH_MAX 8 /* directory levels walked, as tasks_files lists */
+/* Entries copied: twice a listing, so that a folder's listing is as full as the directory's
+ * (tasks_files counts from the folder listed). */
+#define ENTRIES_MAX (2 * TASKS_LIST_MAX)
+/* Copies walked and waiting for the database (one is sent at a time); beyond either bound the
+ * oldest waiting is dropped, so a database that is away or slow costs bounded memory. */
+#define HELD_MAX 16
+#define HELD_BYTES_MAX (32u << 20)
+#define TRIES_MAX 3       /* a copy whose sending timed out this often is dropped */
 #define FREE_WAIT_MS 3000 /* at a stop: the copies walked reach the database */
 #define RETRY_MIN_MS 200
 
@@ -32,19 +39,23 @@
 #define WHY_BINARY "binary"
 #define WHY_SPECIAL "special"
 #define WHY_CAP "cap"
+#define WHY_LINK "link" /* listed nowhere; a path through it is refused as tasks_files does */
 #define MARK_TRUNCATED "truncated" /* the row of path '': the walk stopped at the listing cap */
 
 static const struct pgconn_stmt stmts[] = {
     {"clear", "DELETE FROM hm_task_file WHERE task_id = $1"},
     {"put", "INSERT INTO hm_task_file (task_id, path, is_dir, size, mtime, content, refusal)"
             " VALUES ($1, $2, $3::boolean, $4::bigint, $5::bigint, $6, $7)"},
+    /* The entry at a path, or the link on the way to it. */
     {"one", "SELECT is_dir, size, mtime, content, refusal FROM hm_task_file"
-            " WHERE task_id = $1 AND path = $2"},
+            " WHERE task_id = $1 AND path <> '' AND (path = $2 OR (refusal = '" WHY_LINK "'"
+            " AND starts_with($2, path || '/'))) ORDER BY path = $2 DESC LIMIT 1"},
     /* The entries under a directory (all of them for ''), one more than a listing shows so
      * that a longer one says truncated. */
     {"under", "SELECT path, is_dir, size, mtime FROM hm_task_file WHERE task_id = $1"
-              " AND path <> '' AND ($2 = '' OR starts_with(path, $2 || '/'))"
-              " ORDER BY path LIMIT 501"},
+              " AND path <> '' AND refusal IS DISTINCT FROM '" WHY_LINK "'"
+              " AND ($2 = '' OR starts_with(path, $2 || '/')) ORDER BY path LIMIT 501"},
+    {"cut", "SELECT count(*) FROM hm_task_file WHERE task_id = $1 AND path = ''"},
 };
 
 struct entry {
@@ -64,10 +75,13 @@ struct capture {
     char id[129];
     struct entry *v;
     size_t n, cap;
-    size_t text_bytes;
+    size_t text_bytes; /* the texts kept */
+    size_t bytes;      /* all it holds */
+    unsigned tries;    /* sendings that timed out */
     bool truncated;
-    bool absent; /* no directory here: nothing to copy */
-    bool sent;
+    bool absent;             /* no directory here: nothing to copy */
+    void (*done)(void *arg); /* once stored, dropped or found empty: exactly once */
+    void *done_arg;
 };
 
 struct taskfilespg_read {
@@ -84,19 +98,14 @@ struct taskfilespg {
     struct pgconn *conn;
     struct workq *walker;
     char *tasks_dir;
-    struct list held; /* captures walked, oldest first */
-    size_t nheld;
+    struct list held; /* captures walked, oldest first; the first may be in flight */
+    size_t nheld, held_bytes;
+    bool sending; /* the first of held is in flight */
     struct loop_timer *retry;
     bool closing;
 };
 
 /* ---------- the walk (worker thread) ---------- */
-
-static bool record_name(const char *rel, const char *name)
-{
-    return *rel == '\0' && (strcmp(name, "request.json") == 0 || strcmp(name, "run.json") == 0 ||
-                            strcmp(name, "result.json") == 0);
-}
 
 static struct entry *entry_add(struct capture *k, const char *path)
 {
@@ -106,10 +115,12 @@ static struct entry *entry_add(struct capture *k, const char *path)
     }
     struct entry *e = &k->v[k->n++];
     *e = (struct entry){.path = xstrdup(path)};
+    k->bytes += strlen(path) + sizeof *e;
     return e;
 }
 
-/* Reads the regular file name in dirfd, never through a link, into e (or says why not). */
+/* Reads the regular file name in dirfd, never through a link, into e (or says why not). Only
+ * text hermes_files can serve is kept and counted against the task's cap. */
 static void read_file(struct capture *k, int dirfd, const char *name, struct entry *e)
 {
     int fd = openat(dirfd, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
@@ -121,14 +132,21 @@ static void read_file(struct capture *k, int dirfd, const char *name, struct ent
     } else if (k->text_bytes + (size_t)st.st_size > TASKFILESPG_TASK_MAX) {
         e->refusal = WHY_CAP;
     } else {
-        e->data = xmalloc((size_t)st.st_size + 1);
+        char *data = xmalloc((size_t)st.st_size + 1);
         ssize_t got = 0, r;
-        while (got < st.st_size && (r = read(fd, e->data + got, (size_t)(st.st_size - got))) > 0)
+        while (got < st.st_size && (r = read(fd, data + got, (size_t)(st.st_size - got))) > 0)
             got += r;
-        e->len = (size_t)got;
-        e->data[e->len] = '\0';
+        data[got] = '\0';
         e->size = got;
-        k->text_bytes += e->len;
+        if (!tasks_text_ok(data, (size_t)got)) {
+            e->refusal = WHY_BINARY;
+            free(data);
+        } else {
+            e->data = data;
+            e->len = (size_t)got;
+            k->text_bytes += e->len;
+            k->bytes += e->len;
+        }
     }
     if (fd >= 0)
         close(fd);
@@ -143,20 +161,23 @@ static void walk(struct capture *k, int dirfd, const char *rel, int depth)
     }
     struct dirent *de;
     while ((de = readdir(d)) != NULL) {
-        if (de->d_name[0] == '.' || record_name(rel, de->d_name))
-            continue; /* dot files are temp files; the records are hm_task's */
-        if (k->n >= TASKS_LIST_MAX) {
+        if (de->d_name[0] == '.' || !tasks_text_ok(de->d_name, strlen(de->d_name)))
+            continue; /* hidden, as tasks_files hides them; a name JSON cannot carry */
+        if (k->n >= ENTRIES_MAX) {
             k->truncated = true;
             break;
         }
         struct stat st;
-        if (fstatat(dirfd, de->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0 || S_ISLNK(st.st_mode))
-            continue; /* links are never listed nor followed */
         char path[PATH_MAX];
-        if (snprintf(path, sizeof path, "%s%s%s", rel, *rel ? "/" : "", de->d_name) >=
-            (int)sizeof path)
+        if (fstatat(dirfd, de->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0 ||
+            snprintf(path, sizeof path, "%s%s%s", rel, *rel ? "/" : "", de->d_name) >=
+                (int)sizeof path)
             continue;
         struct entry *e = entry_add(k, path);
+        if (S_ISLNK(st.st_mode)) { /* never listed nor followed; a path through it is refused */
+            e->refusal = WHY_LINK;
+            continue;
+        }
         e->dir = S_ISDIR(st.st_mode);
         e->size = e->dir ? 0 : st.st_size;
         e->mtime = st.st_mtime;
@@ -198,26 +219,30 @@ static void capture_free(struct capture *k)
     free(k);
 }
 
+/* The copy's end, whatever it was: its waiter goes on, then it goes. */
+static void capture_end(struct capture *k)
+{
+    if (k->done)
+        k->done(k->done_arg);
+    capture_free(k);
+}
+
 static void held_drop(struct taskfilespg *p, struct capture *k)
 {
     list_unlink(&k->link);
     p->nheld--;
-    capture_free(k);
+    p->held_bytes -= k->bytes;
+    capture_end(k);
 }
 
-static void send_capture(struct taskfilespg *p, struct capture *k);
+static void pump(struct taskfilespg *p);
 
 static void retry_held(struct loop *l, void *arg)
 {
     struct taskfilespg *p = arg;
     (void)l;
     p->retry = NULL;
-    LIST_FOREACH_SAFE(node, &p->held)
-    {
-        struct capture *k = list_entry(node, struct capture, link);
-        if (!k->sent)
-            send_capture(p, k);
-    }
+    pump(p);
 }
 
 static void retry_later(struct taskfilespg *p)
@@ -234,20 +259,29 @@ static void capture_sent(enum pgconn_status st, PGresult *const *res, size_t n, 
     struct capture *k = arg;
     struct taskfilespg *p = k->p;
     (void)res, (void)n;
-    k->sent = false;
+    p->sending = false;
+    if (st == PGCONN_TIMEOUT)
+        k->tries++;
     if (st == PGCONN_OK) {
         held_drop(p, k);
-    } else if (st == PGCONN_FAILED || p->closing) {
+    } else if (st == PGCONN_FAILED || k->tries >= TRIES_MAX || p->closing) {
         log_warn("the files of task %s were not copied to the store: %s", k->id,
-                 error ? error : "the database is away");
+                 st == PGCONN_FAILED && error ? error : "the database did not take them");
         held_drop(p, k);
     } else {
         retry_later(p); /* down, busy or timed out: kept, sent again */
+        return;
     }
+    pump(p);
 }
 
-static void send_capture(struct taskfilespg *p, struct capture *k)
+/* Sends the oldest copy waiting, unless one is in flight: one transaction that replaces what
+ * the store held for the task. */
+static void pump(struct taskfilespg *p)
 {
+    if (p->sending || p->closing || list_empty(&p->held))
+        return;
+    struct capture *k = list_entry(list_first(&p->held), struct capture, link);
     size_t nq = k->n + 2, iq = 0;
     struct pgconn_query *q = xcalloc(nq, sizeof *q);
     const char **params = xcalloc(nq * 7, sizeof *params);
@@ -271,62 +305,58 @@ static void send_capture(struct taskfilespg *p, struct capture *k)
         }
         q[iq++] = (struct pgconn_query){.stmt = "put", .nparams = 7, .params = pv};
     }
-    k->sent = true;
+    p->sending = true;
     pgconn_send(p->conn, q, iq, capture_sent, k); /* the parameters are copied */
     free(num);
     free(params);
     free(q);
 }
 
-/* A file's text is kept only when hermes_files would serve it: UTF-8 without NUL. */
-static void keep_text_only(struct capture *k)
-{
-    for (size_t i = 0; i < k->n; i++) {
-        struct entry *e = &k->v[i];
-        if (e->data == NULL || tasks_text_ok(e->data, e->len))
-            continue;
-        free(e->data);
-        e->data = NULL;
-        e->refusal = WHY_BINARY;
-    }
-}
-
 static void walked(struct workq_job *job, enum workq_end end, void *arg)
 {
     struct taskfilespg *p = arg;
     struct capture *k = list_entry(job, struct capture, q);
-    if (end != WORKQ_DONE || k->absent) {
-        capture_free(k);
+    if (end != WORKQ_DONE || k->absent || p->closing) {
+        capture_end(k);
         return;
-    }
-    keep_text_only(k);
-    if (p->nheld >= HELD_MAX) { /* bounded memory while the database is away */
-        LIST_FOREACH(node, &p->held)
-        {
-            struct capture *old = list_entry(node, struct capture, link);
-            if (old->sent)
-                continue;
-            log_warn("the files of task %s were not copied to the store: too many copies "
-                     "wait for the database",
-                     old->id);
-            held_drop(p, old);
-            break;
-        }
     }
     list_push_back(&p->held, &k->link);
     p->nheld++;
-    send_capture(p, k);
+    p->held_bytes += k->bytes;
+    /* Bounded memory while the database is away or slow: the oldest waiting goes first (never
+     * the one in flight, nor the one just walked). */
+    while (p->nheld > HELD_MAX || p->held_bytes > HELD_BYTES_MAX) {
+        struct list *first = list_first(&p->held);
+        struct capture *old = list_entry(p->sending ? first->next : first, struct capture, link);
+        if (old == k)
+            break;
+        log_warn("the files of task %s were not copied to the store: too many copies wait for "
+                 "the database",
+                 old->id);
+        held_drop(p, old);
+    }
+    pump(p);
 }
 
-void taskfilespg_capture(struct taskfilespg *p, const char *id)
+bool taskfilespg_capture(struct taskfilespg *p, const char *id, void (*done)(void *arg), void *arg)
 {
+    char dir[PATH_MAX];
+    struct stat st;
     if (p == NULL || p->closing || !taskpath_id_ok(id, strlen(id)))
-        return;
+        return false;
+    snprintf(dir, sizeof dir, "%s/%s", p->tasks_dir, id);
+    if (lstat(dir, &st) < 0 || !S_ISDIR(st.st_mode))
+        return false; /* the usual case: the agent left nothing here */
     struct capture *k = xcalloc(1, sizeof *k);
     k->p = p;
     snprintf(k->id, sizeof k->id, "%s", id);
-    if (!workq_submit(p->walker, &k->q))
+    k->done = done;
+    k->done_arg = arg;
+    if (!workq_submit(p->walker, &k->q)) {
         capture_free(k);
+        return false;
+    }
+    return true;
 }
 
 /* ---------- reads ---------- */
@@ -348,33 +378,38 @@ static json_t *listing(const char *id, const char *rel, PGresult *r, bool trunca
                      truncated || rows > TASKS_LIST_MAX);
 }
 
-/* The answer for a file row (is_dir, size, mtime, content, refusal). */
+/* The answer for the entry row of r (is_dir, size, mtime, content, refusal), with the messages
+ * tasks_files gives for the same file. */
 static enum tasks_rc file_answer(const struct taskfilespg_read *rd, PGresult *r, json_t **out,
-                                 const char **why)
+                                 char *why, size_t whylen)
 {
     const char *refusal = PQgetisnull(r, 0, 4) ? NULL : PQgetvalue(r, 0, 4);
-    if (refusal && strcmp(refusal, WHY_BIG) == 0) {
-        *why = "file is larger than 200 KiB";
-        return TASKS_TOO_BIG;
+    enum tasks_rc rc = TASKS_INVALID;
+    if (refusal == NULL && !PQgetisnull(r, 0, 3)) {
+        const char *text = PQgetvalue(r, 0, 3);
+        size_t len = strlen(text); /* no NUL: refused when copied */
+        *out =
+            json_pack("{s:s, s:s, s:I, s:I, s:s, s:s%}", "id", rd->id, "path", rd->rel, "size",
+                      (json_int_t)len, "mtime", (json_int_t)strtoll(PQgetvalue(r, 0, 2), NULL, 10),
+                      "encoding", "utf-8", "content", text, len);
+        return *out ? TASKS_OK : TASKS_INVALID;
     }
-    if (refusal && strcmp(refusal, WHY_BINARY) == 0) {
-        *why = "only UTF-8 text files without NUL bytes can be read";
-        return TASKS_INVALID;
+    if (refusal && strcmp(refusal, WHY_LINK) == 0) {
+        snprintf(why, whylen, "symbolic links are not followed");
+    } else if (refusal && strcmp(refusal, WHY_BIG) == 0) {
+        snprintf(why, whylen, "file is larger than %d KiB", TASKS_FILE_MAX / 1024);
+        rc = TASKS_TOO_BIG;
+    } else if (refusal && strcmp(refusal, WHY_BINARY) == 0) {
+        snprintf(why, whylen, "only UTF-8 text files without NUL bytes can be read");
+    } else if (refusal && strcmp(refusal, WHY_CAP) == 0) {
+        snprintf(why, whylen,
+                 "this file was not kept: the task's files are over the store's %u MiB",
+                 TASKFILESPG_TASK_MAX >> 20);
+        rc = TASKS_TOO_BIG;
+    } else {
+        snprintf(why, whylen, "only regular files can be read");
     }
-    if (refusal && strcmp(refusal, WHY_CAP) == 0) {
-        *why = "this file was not kept: the task's files are over the store's 8 MiB";
-        return TASKS_TOO_BIG;
-    }
-    if (refusal || PQgetisnull(r, 0, 3)) {
-        *why = "only regular files can be read";
-        return TASKS_INVALID;
-    }
-    const char *text = PQgetvalue(r, 0, 3);
-    size_t len = strlen(text); /* text: no NUL (refused when copied) */
-    *out = json_pack("{s:s, s:s, s:I, s:I, s:s, s:s%}", "id", rd->id, "path", rd->rel, "size",
-                     (json_int_t)len, "mtime", (json_int_t)strtoll(PQgetvalue(r, 0, 2), NULL, 10),
-                     "encoding", "utf-8", "content", text, len);
-    return *out ? TASKS_OK : TASKS_INVALID;
+    return rc;
 }
 
 static void read_done(enum pgconn_status st, PGresult *const *res, size_t n, const char *error,
@@ -382,23 +417,29 @@ static void read_done(enum pgconn_status st, PGresult *const *res, size_t n, con
 {
     struct taskfilespg_read *rd = arg;
     json_t *out = NULL;
-    const char *why = "no such file in this task";
+    char why[160] = "no such file in this task";
     enum tasks_rc rc = TASKS_NOT_FOUND;
-    (void)error;
     if (rd->cancelled) {
         free(rd->rel);
         free(rd);
         return;
     }
-    if (st != PGCONN_OK || n != 2 || res[0] == NULL || res[1] == NULL) {
+    if (st == PGCONN_FAILED) { /* a statement failed: trying again would not help */
+        log_warn("hermes_files from the store: %s", error ? error : "failed");
+        rc = TASKS_IO;
+        snprintf(why, sizeof why, "the task's files could not be read from the store");
+    } else if (st != PGCONN_OK || n != 3 || !res[0] || !res[1] || !res[2]) {
         rc = TASKS_UNAVAILABLE;
-        why = "the task store's database cannot be reached";
-    } else if (PQntuples(res[0]) == 1 && PQgetvalue(res[0], 0, 0)[0] == 'f') {
-        rc = file_answer(rd, res[0], &out, &why);
-    } else if (*rd->rel == '\0' || PQntuples(res[0]) == 1) { /* the root, or a directory */
-        bool marked = *rd->rel == '\0' && PQntuples(res[0]) == 1;
-        out = listing(rd->id, rd->rel, res[1], marked);
-        rc = TASKS_OK;
+    } else {
+        bool cut = strcmp(PQgetvalue(res[2], 0, 0), "0") != 0;
+        bool row = PQntuples(res[0]) == 1;
+        if (*rd->rel == '\0' || (row && PQgetvalue(res[0], 0, 0)[0] == 't' &&
+                                 PQgetisnull(res[0], 0, 4))) { /* the root, or a directory */
+            out = listing(rd->id, rd->rel, res[1], cut);
+            rc = TASKS_OK;
+        } else if (row) {
+            rc = file_answer(rd, res[0], &out, why, sizeof why);
+        }
     }
     rd->cb(rc, out, why, rd->arg);
     free(rd->rel);
@@ -415,9 +456,10 @@ struct taskfilespg_read *taskfilespg_read(struct taskfilespg *p, const char *id,
     snprintf(rd->id, sizeof rd->id, "%s", id);
     rd->rel = xstrdup(rel);
     const char *params[2] = {rd->id, rd->rel};
-    struct pgconn_query q[2] = {{.stmt = "one", .nparams = 2, .params = params},
-                                {.stmt = "under", .nparams = 2, .params = params}};
-    pgconn_send(p->conn, q, 2, read_done, rd);
+    struct pgconn_query q[3] = {{.stmt = "one", .nparams = 2, .params = params},
+                                {.stmt = "under", .nparams = 2, .params = params},
+                                {.stmt = "cut", .nparams = 1, .params = params}};
+    pgconn_send(p->conn, q, 3, read_done, rd);
     return rd;
 }
 
@@ -428,7 +470,7 @@ void taskfilespg_read_cancel(struct taskfilespg_read *r)
 
 unsigned taskfilespg_retry_after_s(const struct taskfilespg *p)
 {
-    return (pgconn_retry_in_ms(p->conn) + 999) / 1000 + 1;
+    return pgconn_up(p->conn) ? 0 : (pgconn_retry_in_ms(p->conn) + 999) / 1000 + 1;
 }
 
 /* ---------- open, free ---------- */

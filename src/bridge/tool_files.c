@@ -32,7 +32,10 @@ static void answer(struct mcp_call *c, enum tasks_rc rc, json_t *out, const char
         mcp_call_tool_result_take(c, out);
         return;
     }
-    bridge_tool_error(c, rc == TASKS_NOT_FOUND ? TE_NOT_FOUND : TE_INVALID_ARGUMENTS, 0, "%s", why);
+    enum toolerr te = rc == TASKS_NOT_FOUND ? TE_NOT_FOUND
+                      : rc == TASKS_IO      ? TE_UPSTREAM_ERROR
+                                            : TE_INVALID_ARGUMENTS;
+    bridge_tool_error(c, te, 0, "%s", why);
 }
 
 /* With STORE_URL: whether this replica holds the task's directory (its files are then read
@@ -64,11 +67,11 @@ static void from_store(enum tasks_rc rc, json_t *out, const char *why, void *arg
 {
     struct store_read *sr = arg;
     struct mcp_call *c = sr->c;
-    unsigned wait = sr->b->files_pg ? taskfilespg_retry_after_s(sr->b->files_pg) : 1;
+    unsigned wait = sr->b->files_pg ? taskfilespg_retry_after_s(sr->b->files_pg) : 0;
     free(sr);
     mcp_call_on_cancel(c, NULL, NULL);
     if (rc == TASKS_UNAVAILABLE) {
-        mcp_call_unavailable(c, wait,
+        mcp_call_unavailable(c, wait ? wait : 1,
                              "Temporarily unavailable: the task store's database cannot be "
                              "reached; try again later");
         return;

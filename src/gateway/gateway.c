@@ -352,6 +352,7 @@ struct gateway *gateway_new(struct mcp_server *mcp, struct loop *l, const struct
     if (store && store->url) {
         g->store_url = store->url;
         g->store_password = store->password;
+        g->replica_id = store->replica_id;
     }
     char err[600];
     if (!gwi_pools_start(g, err, sizeof err)) {

@@ -36,6 +36,7 @@ typedef void gw_event_fn(const struct gw_event *e, void *arg);
 struct gateway_store {
     const char *url;
     const char *password;
+    const char *replica_id; /* this server in the store's replicas: the holder of its tasks */
 };
 
 /* Starts every upstream of f and waits (running the loop) until each is listed or failed or

@@ -145,6 +145,7 @@ static bool setup(void *self, const struct provider_host *h)
     if (p->file.doc == NULL)
         return true;
     const char **taken = before_tools(h, false, NULL, &n);
+    p->store.replica_id = h->replica_id;
     p->g = gateway_new(h->mcp, h->loop, &p->file, p->gateway_file, &p->store, taken, n, audit_event,
                        p);
     free(taken);

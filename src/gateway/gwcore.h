@@ -13,17 +13,17 @@
  *               it: gateway.c, gwresources.c; pins: gwguard.c, gwpin.h; probe rows:
  *               gwprobe.c), startctx.h, gwreload.c (SIGHUP)
  *   shared      gwstore.h (with STORE_URL: the pins and input-round nonces every replica
- *               shares, in PostgreSQL)
+ *               shares, in PostgreSQL), gwtaskpg.h (the MCP tasks, every replica's)
  *   reporting   gwevent.h (audit events, upstream errors; calls nothing)
  *
  * Each part includes the headers of the parts below it: calls < upstreams < transports.
  * Exported names carry their file's prefix: up_ (upstream.c, rpcclient.c, uplist.c),
  * gw_circuit_, gw_smoke_, gwi_ (gwinstance.c), httpup_, child_, gw_call_, gw_approval_,
  * gw_task_, gw_relay_, gw_mrtr_, gw_plan_ (gwsurface.c), gw_pins_ (gwguard.c), gw_resources_,
- * gw_probe_, gw_event_, gw_store_ (gwstore.c) and gateway_ (gateway.c); in policy gw_pin_ and
- * gw_pins_ (gwpin.c), gw_policy_, gw_secret_, gw_tool_ (gwrules.c) and gwfile_ (gwfile.c).
- * scripts/check-symbols.sh holds each file to its own (the few older exact names it allows are
- * listed there). */
+ * gw_probe_, gw_event_, gw_store_ (gwstore.c), gwtaskpg_ and gateway_ (gateway.c); in policy
+ * gw_pin_ and gw_pins_ (gwpin.c), gw_policy_, gw_secret_, gw_tool_ (gwrules.c) and gwfile_
+ * (gwfile.c). scripts/check-symbols.sh holds each file to its own (the few older exact names it
+ * allows are listed there). */
 #ifndef HM_GWCORE_H
 #define HM_GWCORE_H
 #include <jansson.h>
@@ -68,6 +68,7 @@ struct gateway {
     json_t *pins;                  /* the pins file's document, or the store's pins as one */
     const char *store_url;         /* STORE_URL (borrowed), or NULL: pins in the file */
     const char *store_password;
+    const char *replica_id;         /* with store_url: this server in hm_replica (borrowed) */
     struct gw_store *store;         /* with store_url: the shared pins and nonces (gwstore.h) */
     json_t *status_written;         /* the status file's document as last written (or NULL) */
     const struct up_events *events; /* what upstreams tell the rest (set by gateway.c) */

@@ -12,33 +12,69 @@
 #include "mem.h"
 #include "pgconn.h"
 #include "storeschema.h"
+#include "strmap.h"
+#include "upstream.h"
 
 /* A pin's document is one tool's definition and hashes: far below this; the whole set is read
  * at once, so it is capped too (a row beyond either is refused, not truncated). */
 #define PIN_DOC_MAX (1024u * 1024u)
 #define PINS_MAX "100000"
 #define PURGE_MS 60000
+/* Pins inserted are capped as the file store's are: an upstream pins at most the tools it may
+ * list (GW_TOOLS_MAX), and all pins together hold at most what a pins file may (16 MiB);
+ * beyond, the tool is not pinned and stays withheld. Counted in the inserting transaction
+ * after PIN_LOCK, so two replicas pinning at once cannot both take the last place. */
+#define STR_(x) #x
+#define STR(x) STR_(x)
+#define PINS_PER_UPSTREAM STR(GW_TOOLS_MAX)
+#define PINS_BYTES_MAX "16777216"
+#define PIN_LOCK "SELECT pg_advisory_xact_lock(1752198705)"
+#define NONCE_LOCK "1752198706" /* with the nonce's hash: its claims one at a time */
 
-#define PIN_INSERT "INSERT INTO hm_pin (exposed, doc) VALUES ($1, $2)"
 #define SQL_PINS_ALL "SELECT exposed, doc FROM hm_pin ORDER BY exposed LIMIT " PINS_MAX
-/* An accept: the row replaced, every replica told at commit. */
-#define SQL_PIN_REPLACE                                                                            \
-    "WITH up AS (" PIN_INSERT " ON CONFLICT (exposed) DO UPDATE SET doc = EXCLUDED.doc,"           \
-    " version = hm_pin.version + 1 RETURNING exposed)"                                             \
-    " SELECT pg_notify('" GW_STORE_CHANNEL "', exposed) FROM up"
-/* First use: only when absent; told only when it was (then every replica reads it back). */
+/* First use: only when absent and within the caps (counted only then); the row says 'pinned'
+ * (every replica is told, and reads it back) or 'full'; none when a pin was there. */
 #define SQL_PIN_ABSENT                                                                             \
-    "WITH up AS (" PIN_INSERT " ON CONFLICT (exposed) DO NOTHING RETURNING exposed)"               \
+    "WITH c AS (SELECT CASE WHEN EXISTS (SELECT 1 FROM hm_pin WHERE exposed = $1) THEN 'there'"    \
+    " WHEN (SELECT count(*) FROM hm_pin WHERE doc::json->>'upstream' = $3) >= " PINS_PER_UPSTREAM  \
+    " OR (SELECT coalesce(sum(octet_length(doc)), 0) FROM hm_pin) + octet_length($2) "             \
+    "> " PINS_BYTES_MAX " THEN 'full' ELSE 'room' END AS s),"                                      \
+    " ins AS (INSERT INTO hm_pin (exposed, doc) SELECT $1, $2 FROM c WHERE s = 'room'"             \
+    " ON CONFLICT (exposed) DO NOTHING RETURNING exposed)"                                         \
+    " SELECT pg_notify('" GW_STORE_CHANNEL "', exposed), 'pinned' FROM ins"                        \
+    " UNION ALL SELECT NULL, s FROM c WHERE s = 'full'"
+/* An accept: the row replaced only while its pin is still the one the operator was shown
+ * (compare-and-set), every replica told at commit. */
+#define SQL_PIN_ACCEPT                                                                             \
+    "WITH up AS (UPDATE hm_pin SET doc = $2, version = version + 1"                                \
+    " WHERE exposed = $1 AND doc::json->>'sha256' = $3 RETURNING exposed)"                         \
     " SELECT pg_notify('" GW_STORE_CHANNEL "', exposed) FROM up"
 
 static const struct pgconn_stmt stmts[] = {
     {"pin_all", SQL_PINS_ALL},
+    {"pin_lock", PIN_LOCK},
     {"pin_absent", SQL_PIN_ABSENT},
-    /* A row back: the first claim. None: claimed before, here or on another replica. */
-    {"nonce_use", "INSERT INTO hm_nonce (nonce, expires_at)"
-                  " VALUES ($1, to_timestamp($2::bigint / 1000.0))"
-                  " ON CONFLICT (nonce) DO NOTHING RETURNING nonce"},
-    {"nonce_back", "DELETE FROM hm_nonce WHERE nonce = $1"},
+    /* After nonce_lock, in its transaction (a fresh snapshot: the claims committed before it
+     * are seen). A row back: 'first' (no claim of this nonce yet: its row is nonce.fp), or
+     * 'again' (this same retry claimed it at least RETRY_AFTER ago: once, the row is marked
+     * nonce.fp!). None: claimed by another retry, or by this one just now or twice already.
+     * $1 nonce, $2 fp, $3 ttl ms, $4 retry-after ms. The rows of a nonce are few: found by
+     * their prefix. */
+    {"nonce_lock", "SELECT pg_advisory_xact_lock(" NONCE_LOCK ", hashtext($1))"},
+    {"nonce_use",
+     "WITH again AS (UPDATE hm_nonce SET nonce = nonce || '!' WHERE nonce = $1 || '.' || $2"
+     " AND expires_at <= now() + ($3::bigint - $4::bigint) * interval '1 millisecond'"
+     " RETURNING 'again'::text AS how),"
+     " first AS (INSERT INTO hm_nonce (nonce, expires_at)"
+     " SELECT $1 || '.' || $2, now() + $3::bigint * interval '1 millisecond'"
+     " WHERE NOT EXISTS (SELECT 1 FROM hm_nonce WHERE left(nonce, 33) = $1 || '.')"
+     " ON CONFLICT (nonce) DO NOTHING RETURNING 'first'::text AS how)"
+     " SELECT how FROM again UNION ALL SELECT how FROM first"},
+    /* Freed when it was the first claim; a retry let through once more may be again. */
+    {"nonce_back",
+     "WITH gone AS (DELETE FROM hm_nonce WHERE nonce = $1 || '.' || $2 RETURNING 1)"
+     " UPDATE hm_nonce SET nonce = $1 || '.' || $2 WHERE nonce = $1 || '.' || $2 || '!'"
+     " AND NOT EXISTS (SELECT 1 FROM gone)"},
     {"nonce_purge", "DELETE FROM hm_nonce WHERE expires_at < now() - interval '1 minute'"},
 };
 
@@ -47,6 +83,7 @@ struct gw_store {
     struct pgconn *conn;
     struct loop_timer *purge;
     bool reading, again; /* a read of the pins under way; another asked for meanwhile */
+    struct strmap *full; /* exposed names refused for the caps, warned of once */
 };
 
 struct gw_store_claim {
@@ -105,25 +142,99 @@ json_t *gw_store_pins_read(PGconn *pg, char *err, size_t errlen)
     return pins;
 }
 
-bool gw_store_pin_put(PGconn *pg, const char *exposed, json_t *pin, bool replace, char *err,
-                      size_t errlen)
+/* The pin's document text within PIN_DOC_MAX (new), or NULL with err. */
+static char *pin_text(const char *exposed, json_t *pin, char *err, size_t errlen)
 {
     char *doc = json_dumps(pin, JSON_COMPACT | JSON_SORT_KEYS);
     if (doc == NULL || strlen(doc) > PIN_DOC_MAX) {
         snprintf(err, errlen, "the pin of %.128s cannot be written (over %u bytes)", exposed,
                  PIN_DOC_MAX);
         free(doc);
-        return false;
+        return NULL;
     }
-    const char *params[2] = {exposed, doc};
-    PGresult *r = PQexecParams(pg, replace ? SQL_PIN_REPLACE : SQL_PIN_ABSENT, 2, NULL, params,
-                               NULL, NULL, 0);
-    bool ok = PQresultStatus(r) == PGRES_TUPLES_OK;
+    return doc;
+}
+
+static const char *upstream_of(json_t *pin)
+{
+    const char *u = json_string_value(json_object_get(pin, "upstream"));
+    return u ? u : "";
+}
+
+/* One statement of a blocking transaction whose result only needs to be a success. */
+static bool exec_ok(PGconn *pg, const char *sql, const char *what, char *err, size_t errlen)
+{
+    PGresult *r = PQexec(pg, sql);
+    bool ok = PQresultStatus(r) == PGRES_COMMAND_OK || PQresultStatus(r) == PGRES_TUPLES_OK;
     if (!ok)
+        pg_err(what, pg, r, err, errlen);
+    PQclear(r);
+    return ok;
+}
+
+/* Blocking, in a transaction that took PIN_LOCK: pin inserted if absent and within the caps.
+ * 1 pinned, 0 a pin was there, 2 refused for the caps, -1 with err. */
+static int pin_absent_locked(PGconn *pg, const char *exposed, json_t *pin, char *err, size_t errlen)
+{
+    char *doc = pin_text(exposed, pin, err, errlen);
+    if (doc == NULL)
+        return -1;
+    const char *params[3] = {exposed, doc, upstream_of(pin)};
+    PGresult *r = PQexecParams(pg, SQL_PIN_ABSENT, 3, NULL, params, NULL, NULL, 0);
+    int rc = 0;
+    if (PQresultStatus(r) != PGRES_TUPLES_OK) {
         pg_err("writing a pin to the store", pg, r, err, errlen);
+        rc = -1;
+    } else if (PQntuples(r) == 1)
+        rc = strcmp(PQgetvalue(r, 0, 1), "full") == 0 ? 2 : 1;
     PQclear(r);
     free(doc);
-    return ok;
+    return rc;
+}
+
+/* Whether the store's pin of exposed is doc already (an accept sent twice); -1 on failure. */
+static int pin_is(PGconn *pg, const char *exposed, const char *doc, char *err, size_t errlen)
+{
+    const char *params[2] = {exposed, doc};
+    PGresult *r = PQexecParams(pg, "SELECT 1 FROM hm_pin WHERE exposed = $1 AND doc = $2", 2, NULL,
+                               params, NULL, NULL, 0);
+    int rc = PQresultStatus(r) == PGRES_TUPLES_OK ? PQntuples(r) == 1 : -1;
+    if (rc < 0)
+        pg_err("reading a pin from the store", pg, r, err, errlen);
+    PQclear(r);
+    return rc;
+}
+
+int gw_store_pin_accept(PGconn *pg, const char *exposed, json_t *pin, const char *expect, char *err,
+                        size_t errlen)
+{
+    char *doc = pin_text(exposed, pin, err, errlen);
+    if (doc == NULL)
+        return -1;
+    int rc;
+    if (expect == NULL) { /* none was pinned: pinned now only if there is still none */
+        rc = exec_ok(pg, PIN_LOCK, "taking the pins' lock", err, errlen)
+                 ? pin_absent_locked(pg, exposed, pin, err, errlen)
+                 : -1;
+        if (rc == 2) {
+            snprintf(err, errlen,
+                     "the store holds as many pins as it may (%s of upstream %.128s, or %s "
+                     "bytes in all): %.128s cannot be pinned",
+                     PINS_PER_UPSTREAM, upstream_of(pin), PINS_BYTES_MAX, exposed);
+            rc = -1;
+        }
+    } else {
+        const char *params[3] = {exposed, doc, expect};
+        PGresult *r = PQexecParams(pg, SQL_PIN_ACCEPT, 3, NULL, params, NULL, NULL, 0);
+        rc = PQresultStatus(r) == PGRES_TUPLES_OK ? PQntuples(r) == 1 : -1;
+        if (rc < 0)
+            pg_err("writing a pin to the store", pg, r, err, errlen);
+        PQclear(r);
+    }
+    if (rc == 0) /* the pin moved: unless to exactly this one (the same accept again) */
+        rc = pin_is(pg, exposed, doc, err, errlen);
+    free(doc);
+    return rc;
 }
 
 /* ---- the running gateway's connection ---- */
@@ -184,9 +295,8 @@ static void on_state(bool up, const char *why, void *arg)
 
 /* What a logged statement was doing, for its failure's line; passed as the callback's argument
  * (an index: callback arguments are not const). */
-enum what { WHAT_PURGE, WHAT_PIN, WHAT_GIVE_BACK };
-static const char *const what_text[] = {"purging old nonces", "pinning a tool",
-                                        "giving back an input round"};
+enum what { WHAT_PURGE, WHAT_GIVE_BACK };
+static const char *const what_text[] = {"purging old nonces", "giving back an input round"};
 #define WHAT(w) ((void *)(uintptr_t)(w))
 
 static void logged(enum pgconn_status st, PGresult *const *res, size_t n, const char *error,
@@ -215,13 +325,16 @@ json_t *gw_store_start(struct gateway *g, const char *url, const char *password,
         return NULL;
     const char *name;
     json_t *pin, *pins = NULL;
-    bool ok = true;
+    /* One transaction, one lock: pins beyond the caps are left out (those tools wait, withheld,
+     * and say why once they are judged). */
+    bool ok = exec_ok(pg, "BEGIN", "pinning the tools", err, errlen) &&
+              exec_ok(pg, PIN_LOCK, "taking the pins' lock", err, errlen);
     json_object_foreach(json_object_get(seed, "pins"), name, pin)
     {
-        if (!(ok = gw_store_pin_put(pg, name, pin, false, err, errlen)))
+        if (!ok || !(ok = pin_absent_locked(pg, name, pin, err, errlen) >= 0))
             break;
     }
-    if (ok)
+    if (ok && exec_ok(pg, "COMMIT", "pinning the tools", err, errlen))
         pins = gw_store_pins_read(pg, err, errlen);
     PQfinish(pg);
     if (pins == NULL)
@@ -255,15 +368,60 @@ void gw_store_free(struct gw_store *s)
         return;
     loop_timer_cancel(s->purge);
     pgconn_free(s->conn); /* requests in flight are called back, DOWN */
+    if (s->full) {
+        size_t n;
+        void **v = strmap_values(s->full, &n);
+        for (size_t i = 0; i < n; i++)
+            free(v[i]);
+        free(v);
+        strmap_free(s->full);
+    }
     free(s);
+}
+
+/* A pin asked for while serving: refused for the caps, said once per tool. */
+struct pin_ask {
+    struct gw_store *s;
+    char *exposed, *upstream;
+};
+
+static void pin_absent_done(enum pgconn_status st, PGresult *const *res, size_t n,
+                            const char *error, void *arg)
+{
+    struct pin_ask *a = arg;
+    struct gw_store *s = a->s;
+    if (st != PGCONN_OK)
+        log_warn("gateway: pinning a tool in the store failed: %s",
+                 error ? error : "the database is away");
+    else if (n == 2 && res[1] && PQntuples(res[1]) == 1 &&
+             strcmp(PQgetvalue(res[1], 0, 1), "full") == 0) {
+        if (s->full == NULL)
+            s->full = strmap_new();
+        if (strmap_get(s->full, a->exposed) == NULL) {
+            log_warn("gateway: upstream %s, tool %s: not pinned: the store holds as many pins as "
+                     "it may (%s of one upstream, %s bytes in all); withheld. Remove the pins of "
+                     "tools no longer served (DELETE FROM hm_pin WHERE exposed = '...')",
+                     a->upstream, a->exposed, PINS_PER_UPSTREAM, PINS_BYTES_MAX);
+            strmap_put(s->full, a->exposed, xstrdup(a->exposed));
+        }
+    }
+    free(a->exposed);
+    free(a->upstream);
+    free(a);
 }
 
 void gw_store_pin_absent(struct gw_store *s, const char *exposed, json_t *pin)
 {
-    char *doc = json_dumps(pin, JSON_COMPACT | JSON_SORT_KEYS);
-    const char *params[2] = {exposed, doc};
-    if (doc && strlen(doc) <= PIN_DOC_MAX)
-        pgconn_send_one(s->conn, "pin_absent", 2, params, logged, WHAT(WHAT_PIN));
+    char err[200];
+    char *doc = pin_text(exposed, pin, err, sizeof err);
+    if (doc == NULL)
+        return;
+    struct pin_ask *a = xcalloc(1, sizeof *a);
+    *a = (struct pin_ask){
+        .s = s, .exposed = xstrdup(exposed), .upstream = xstrdup(upstream_of(pin))};
+    const char *params[3] = {exposed, doc, a->upstream};
+    const struct pgconn_query q[2] = {{"pin_lock", 0, NULL}, {"pin_absent", 3, params}};
+    pgconn_send(s->conn, q, 2, pin_absent_done, a);
     free(doc);
 }
 
@@ -273,26 +431,32 @@ static void claimed(enum pgconn_status st, PGresult *const *res, size_t n, const
                     void *arg)
 {
     struct gw_store_claim *c = arg;
-    (void)n;
     if (st != PGCONN_OK && st != PGCONN_DOWN)
         log_warn("gateway: claiming an input round in the store: %s", error ? error : "no answer");
+    bool got = st == PGCONN_OK && n == 2 && res[1] && PQntuples(res[1]) == 1;
+    if (got && strcmp(PQgetvalue(res[1], 0, 0), "again") == 0)
+        log_info("gateway: an input round's retry sent again after its claim's answer was lost: "
+                 "let through once more");
     if (c->cb)
-        c->cb(c->arg, st != PGCONN_OK          ? GW_CLAIM_UNAVAILABLE
-                      : PQntuples(res[0]) == 1 ? GW_CLAIM_FIRST
-                                               : GW_CLAIM_TAKEN);
+        c->cb(c->arg, st != PGCONN_OK ? GW_CLAIM_UNAVAILABLE
+                      : got           ? GW_CLAIM_FIRST
+                                      : GW_CLAIM_TAKEN);
     free(c);
 }
 
-struct gw_store_claim *gw_store_nonce_claim(struct gw_store *s, const char *nonce,
-                                            uint64_t expires_ms, gw_store_claimed_fn *cb, void *arg)
+struct gw_store_claim *gw_store_nonce_claim(struct gw_store *s, const char *nonce, const char *fp,
+                                            unsigned ttl_ms, gw_store_claimed_fn *cb, void *arg)
 {
-    char exp[24];
+    char ttl[16], after[16];
     struct gw_store_claim *c = xcalloc(1, sizeof *c);
     c->cb = cb;
     c->arg = arg;
-    snprintf(exp, sizeof exp, "%llu", (unsigned long long)expires_ms);
-    const char *params[2] = {nonce, exp};
-    pgconn_send_one(s->conn, "nonce_use", 2, params, claimed, c);
+    snprintf(ttl, sizeof ttl, "%u", ttl_ms);
+    snprintf(after, sizeof after, "%u", GW_NONCE_RETRY_AFTER_MS);
+    const char *lock[1] = {nonce};
+    const char *params[4] = {nonce, fp, ttl, after};
+    const struct pgconn_query q[2] = {{"nonce_lock", 1, lock}, {"nonce_use", 4, params}};
+    pgconn_send(s->conn, q, 2, claimed, c);
     return c;
 }
 
@@ -302,9 +466,9 @@ void gw_store_claim_cancel(struct gw_store_claim *c)
         c->cb = NULL;
 }
 
-void gw_store_nonce_give_back(struct gw_store *s, const char *nonce)
+void gw_store_nonce_give_back(struct gw_store *s, const char *nonce, const char *fp)
 {
-    const char *params[1] = {nonce};
+    const char *params[2] = {nonce, fp};
     if (pgconn_up(s->conn))
-        pgconn_send_one(s->conn, "nonce_back", 1, params, logged, WHAT(WHAT_GIVE_BACK));
+        pgconn_send_one(s->conn, "nonce_back", 2, params, logged, WHAT(WHAT_GIVE_BACK));
 }

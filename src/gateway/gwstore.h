@@ -4,14 +4,20 @@
  *
  * Pins: at start (blocking, before the loop serves) each exposed tool's pin is inserted if
  * absent (the pins file's when it has one, else the definition served) and every pin is read
- * back, so all replicas judge against the same pin, whichever started first. `hermes-mcp
- * gateway accept` writes the rows and notifies (NOTIFY hm_pin); each replica hears it, reads
+ * back, so all replicas judge against the same pin, whichever started first. Inserts are
+ * capped (per upstream, and in bytes, as the pins file is): a tool beyond them is not pinned
+ * and stays withheld, said once. `hermes-mcp gateway accept` writes the rows (compare-and-set
+ * on the pin the operator was shown) and notifies (NOTIFY hm_pin); each replica hears it, reads
  * the pins again on its own connection and applies them as a SIGHUP does, within a second. A
  * reconnect reads them again too (a notification may have been missed).
  *
  * Nonces: an input round is answered once across replicas: its nonce is inserted when the
- * retry is claimed (insert if absent: a second claim anywhere finds it), deleted again when the
- * retry never reached the upstream. Loop thread, except the blocking helpers marked so. */
+ * retry is claimed, with the retry's fingerprint (a second claim anywhere finds it), deleted
+ * again when the retry never reached the upstream. The claims of one nonce take turns (an
+ * advisory lock). A claim whose answer was lost (a timeout: the caller was told to retry) may
+ * have committed all the same: the same retry (same fingerprint), sent again at least
+ * GW_NONCE_RETRY_AFTER_MS after the claim, is let through once more; any other claim of that
+ * nonce is refused. Loop thread, except the blocking helpers marked so. */
 #ifndef HM_GWSTORE_H
 #define HM_GWSTORE_H
 #include <jansson.h>
@@ -29,11 +35,13 @@ struct gw_store;
 /* Blocking: the pins of pg as a pins document {"pins": {exposed: {upstream, tool, sha256,
  * definition}}} (new), or NULL with err. */
 json_t *gw_store_pins_read(PGconn *pg, char *err, size_t errlen);
-/* Blocking: pin (an entry as above) for exposed, inserted if absent (replace false) or
- * replacing the one there (replace true: an accept, which every replica is told of at
- * commit). False with err. */
-bool gw_store_pin_put(PGconn *pg, const char *exposed, json_t *pin, bool replace, char *err,
-                      size_t errlen);
+/* Blocking, an accept (in the caller's transaction): pin (an entry as above) for exposed,
+ * written only while the store's pin of it is still expect (its sha256; NULL: none), the one
+ * the operator was shown; every replica is told at commit. 1 when written (or when the store
+ * holds exactly this pin already: the same accept again), 0 when the pin changed meanwhile
+ * (nothing written), -1 with err. */
+int gw_store_pin_accept(PGconn *pg, const char *exposed, json_t *pin, const char *expect, char *err,
+                        size_t errlen);
 
 /* Blocking, at start: seed's pins ({"pins": {...}}) inserted where absent, then every pin read
  * back (new document), or NULL with err; then the connection that hears accepts is made
@@ -52,14 +60,18 @@ void gw_store_pin_absent(struct gw_store *s, const char *exposed, json_t *pin);
  * (anywhere), or the store cannot say now (nothing was claimed; the caller may retry). */
 enum gw_store_claim_rc { GW_CLAIM_FIRST, GW_CLAIM_TAKEN, GW_CLAIM_UNAVAILABLE };
 typedef void gw_store_claimed_fn(void *arg, enum gw_store_claim_rc rc);
-/* Claims nonce once, across replicas; expires_ms: wall-clock time after which it no longer
- * matters (the sealed state's expiry). cb runs later, exactly once, unless cancelled. */
+/* A claim's answer is lost only after the store's request timeout (10 s); two copies of one
+ * retry sent at once (closer than this) are one claim, and only one of them goes on. */
+#define GW_NONCE_RETRY_AFTER_MS 5000
+/* Claims nonce (32 hex digits) once, across replicas, for the retry of fingerprint fp (43
+ * base64url characters); kept ttl_ms (a sealed state's lifetime: later the state itself is
+ * refused). cb runs later, exactly once, unless cancelled. */
 struct gw_store_claim;
-struct gw_store_claim *gw_store_nonce_claim(struct gw_store *s, const char *nonce,
-                                            uint64_t expires_ms, gw_store_claimed_fn *cb,
-                                            void *arg);
+struct gw_store_claim *gw_store_nonce_claim(struct gw_store *s, const char *nonce, const char *fp,
+                                            unsigned ttl_ms, gw_store_claimed_fn *cb, void *arg);
 void gw_store_claim_cancel(struct gw_store_claim *c); /* cb never runs; NULL-safe */
-/* The retry never reached the upstream: the nonce may be claimed again. */
-void gw_store_nonce_give_back(struct gw_store *s, const char *nonce);
+/* fp's retry never reached the upstream: the nonce may be claimed again (a retry let through
+ * once more: it may be sent once more again). */
+void gw_store_nonce_give_back(struct gw_store *s, const char *nonce, const char *fp);
 
 #endif

@@ -25,7 +25,9 @@
  * running calls (gateway_tasks_running) like any call; one still running at the end is
  * cancelled upstream and audited "cancelled". After a restart tasks/get answers "not found". A
  * task belongs to its caller (mcp_call_caller): another caller gets the same "not found" as an
- * unknown id. */
+ * unknown id. With STORE_URL each task is also a row every replica answers from (gwtaskpg.h):
+ * the call stays here, the task is anyone's to follow, and the creating call is answered once
+ * the row is written. */
 #include <assert.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -39,6 +41,7 @@
 #include "gwevent.h"
 #include "gwexpose.h"
 #include "gwinstance.h"
+#include "gwtaskpg.h"
 #include "list.h"
 #include "log.h"
 #include "loop.h"
@@ -57,6 +60,8 @@
 #define GW_TASK_POLL_MS 2000u            /* a person decides in seconds: no need to poll faster */
 #define GW_TASK_RETRY_MS 200u            /* a starting instance: asked again this often */
 #define GW_TASK_RESULT_MAX (256u * 1024) /* bytes of a result kept for an hour, as JSON */
+#define GW_TASK_UNAVAILABLE "-32004"     /* the audit's status of a call refused for the store */
+#define GW_TASK_LOST "-32603"            /* ... and of a task the store counted as gone */
 
 enum gwt_phase { GWT_WAITING, GWT_RUNNING, GWT_DONE };
 
@@ -68,6 +73,7 @@ struct gw_task {
     json_t *args; /* what is sent once approved (admitted by the policies) */
     enum gwt_phase phase;
     const char *status; /* working, completed, failed, cancelled */
+    const char *why;    /* failed not by the upstream: the status message (static), else NULL */
     json_t *outcome;    /* completed: the CallToolResult; failed: the error object */
     char approval[APPROVALS_ID_HEX + 1]; /* while waiting */
     unsigned approval_timeout_s; /* the queue's when created: a reload changes later ones only */
@@ -80,15 +86,25 @@ struct gw_task {
     uint64_t started_us;      /* monotonic, for the audit line */
     uint64_t done_ms;         /* loop ms when it ended */
     struct otel_span *span;   /* tracing: the call's CLIENT span, from creation to its end */
-    char created_at[TIMEFMT_SIZE], updated_at[TIMEFMT_SIZE];
-    struct list link; /* in all->tasks */
+    time_t created, updated;
+    struct creating *creating; /* with a store: the creating call, until the row is written */
+    struct list link;          /* in all->tasks */
+};
+
+/* With a store, the call that creates a task is answered once the task's row is written: no
+ * other replica is asked about a task it cannot read yet. */
+struct creating {
+    struct gw_tasks *all;
+    struct gw_task *k;     /* NULL once the task is forgotten */
+    struct mcp_call *call; /* NULL once the call went away */
 };
 
 struct gw_tasks {
     struct gateway *g;
     struct list tasks; /* oldest first */
     size_t n;
-    size_t nwaiting; /* tasks with waiting_on set: gw_task_slot_free walks only if any */
+    size_t nwaiting;     /* tasks with waiting_on set: gw_task_slot_free walks only if any */
+    struct gwtaskpg *pg; /* with STORE_URL: the tasks are every replica's (gwtaskpg.h) */
 };
 
 /* ---------- the set of tasks ---------- */
@@ -115,6 +131,8 @@ static void task_free(struct gw_task *k)
     all->n--;
     wait_for_slot(k, NULL);
     loop_timer_cancel(k->timer);
+    if (k->creating)
+        k->creating->k = NULL;
     otel_span_end(k->span);
     json_decref(k->args);
     json_decref(k->outcome);
@@ -167,53 +185,83 @@ static bool make_room(struct gw_tasks *all, const char *caller)
     return true;
 }
 
-/* The caller's task with that id, else NULL (another caller's too, unless any: a caller that
- * sees every task, mcp_call_sees_all). */
-static struct gw_task *find(struct gw_tasks *all, const char *id, const char *caller, bool any)
+/* The task with that id held here, whoever owns it, else NULL. */
+static struct gw_task *find(const struct gw_tasks *all, const char *id)
 {
     LIST_FOREACH(n, &all->tasks)
     {
         struct gw_task *k = task_of(n);
         if (strcmp(k->id, id) == 0)
-            return any || strcmp(k->caller, caller) == 0 ? k : NULL;
+            return k;
     }
     return NULL;
 }
 
 /* ---------- what clients see ---------- */
 
-/* The task as tasks/get and notifications/tasks give it (new reference). */
-static json_t *task_json(const struct gw_task *k)
+json_t *gw_task_view_json(const struct gw_task_view *v)
+{
+    char created[TIMEFMT_SIZE], updated[TIMEFMT_SIZE];
+    json_t *o = json_pack("{s:s, s:s, s:s, s:s, s:I, s:I}", "taskId", v->id, "status", v->status,
+                          "createdAt", timefmt_iso(v->created, created), "lastUpdatedAt",
+                          timefmt_iso(v->updated, updated), "pollIntervalMs",
+                          (json_int_t)GW_TASK_POLL_MS, "ttlMs", (json_int_t)v->ttl_ms);
+    if (v->message)
+        json_object_set_new(o, "statusMessage", json_string(v->message));
+    if (v->outcome && strcmp(v->status, "completed") == 0) {
+        json_t *result = json_copy(v->outcome); /* shallow: only resultType is added */
+        json_object_set_new(result, "resultType", json_string("complete"));
+        json_object_set_new(o, "result", result);
+    } else if (v->outcome && strcmp(v->status, "failed") == 0) {
+        json_object_set(o, "error", v->outcome);
+    }
+    return o;
+}
+
+/* The task as tasks/get shows it (msg: room for its status message). */
+static struct gw_task_view view_of(const struct gw_task *k, char *msg, size_t msglen)
 {
     /* ttlMs counts from creation: the longest wait for the operator and for the upstream, then
      * the hour a finished task is kept */
     const struct upstream *u = k->t->up;
-    json_int_t ttl =
-        ((json_int_t)k->approval_timeout_s + u->cfg->timeout_s) * 1000 + GW_TASK_KEEP_MS;
-    json_t *o = json_pack("{s:s, s:s, s:s, s:s, s:I, s:I}", "taskId", k->id, "status", k->status,
-                          "createdAt", k->created_at, "lastUpdatedAt", k->updated_at,
-                          "pollIntervalMs", (json_int_t)GW_TASK_POLL_MS, "ttlMs", ttl);
-    char msg[300];
+    struct gw_task_view v = {
+        .id = k->id,
+        .status = k->status,
+        .outcome = k->outcome,
+        .created = k->created,
+        .updated = k->updated,
+        .ttl_ms = ((long long)k->approval_timeout_s + u->cfg->timeout_s) * 1000 + GW_TASK_KEEP_MS};
     if (k->phase == GWT_WAITING) {
-        snprintf(msg, sizeof msg,
+        snprintf(msg, msglen,
                  "waiting for the operator's approval: request %s (hermes-mcp approvals; "
                  "approve %s or deny %s)",
                  k->approval, k->approval, k->approval);
-        json_object_set_new(o, "statusMessage", json_string(msg));
+        v.message = msg;
     } else if (k->phase == GWT_RUNNING) {
-        snprintf(msg, sizeof msg, "approved; upstream %s is running %s", k->t->up->cfg->name,
-                 k->t->exposed);
-        json_object_set_new(o, "statusMessage", json_string(msg));
-    } else if (strcmp(k->status, "completed") == 0) {
-        json_t *result = json_copy(k->outcome); /* shallow: only resultType is added */
-        json_object_set_new(result, "resultType", json_string("complete"));
-        json_object_set_new(o, "result", result);
+        snprintf(msg, msglen, "approved; upstream %s is running %s", u->cfg->name, k->t->exposed);
+        v.message = msg;
     } else if (strcmp(k->status, "failed") == 0) {
-        json_object_set(o, "error", k->outcome);
-        json_object_set_new(o, "statusMessage",
-                            json_string("the upstream answered the call with a JSON-RPC error"));
+        v.message = k->why ? k->why : "the upstream answered the call with a JSON-RPC error";
     }
-    return o;
+    return v;
+}
+
+/* The task as tasks/get and notifications/tasks give it (new reference). */
+static json_t *task_json(const struct gw_task *k)
+{
+    char msg[300];
+    struct gw_task_view v = view_of(k, msg, sizeof msg);
+    return gw_task_view_json(&v);
+}
+
+/* With a store, the task's row is written as it stands now (done: see gwtaskpg_put). */
+static void share(const struct gw_task *k, gwtaskpg_done_cb *done, void *arg)
+{
+    char msg[300];
+    if (k->all->pg == NULL)
+        return;
+    struct gw_task_view v = view_of(k, msg, sizeof msg);
+    gwtaskpg_put(k->all->pg, k->caller, k->t->up->cfg->name, &v, done, arg);
 }
 
 /* The task ends: status (outcome_take: the result or error, may be NULL), the call's audit
@@ -229,7 +277,7 @@ static void finish(struct gw_task *k, const char *status, json_t *outcome_take,
     k->status = status;
     k->outcome = outcome_take;
     k->done_ms = loop_now(g->loop);
-    timefmt_iso(time(NULL), k->updated_at);
+    k->updated = time(NULL);
     struct upstream *at = k->at;
     if (strcmp(record_status, "ok") != 0) {
         otel_span_str(k->span, "error.type", record_status);
@@ -248,6 +296,7 @@ static void finish(struct gw_task *k, const char *status, json_t *outcome_take,
         mcp_task_notify(g->mcp, k->caller, o);
         json_decref(o);
     }
+    share(k, NULL, NULL); /* the other replicas' streams hear of it through the store */
 }
 
 static void finish_tool_error(struct gw_task *k, enum toolerr code, const char *msg)
@@ -431,7 +480,8 @@ static void on_decision(void *arg, enum approval_outcome outcome, const char *re
     if (gw_approval_decided(t, k->caller, outcome, reason, decider, k->approval_timeout_s, why,
                             sizeof why)) {
         k->phase = GWT_RUNNING;
-        timefmt_iso(time(NULL), k->updated_at);
+        k->updated = time(NULL);
+        share(k, NULL, NULL);
         k->deadline_ms = loop_now(t->up->loop) + (uint64_t)t->up->cfg->timeout_s * 1000u;
         send_call(k);
         return;
@@ -439,7 +489,98 @@ static void on_decision(void *arg, enum approval_outcome outcome, const char *re
     finish_tool_error(k, TE_APPROVAL_DENIED, why);
 }
 
+/* ---------- ending a task on request ---------- */
+
+/* The task ends before its call did (status, outcome_take, the audit's record_status): the
+ * request leaves the queue, or the upstream is told why; an ended task stays as it is. */
+static void end_early(struct gw_task *k, const char *status, json_t *outcome_take,
+                      const char *record_status, const char *why)
+{
+    if (k->phase == GWT_WAITING) {
+        approvals_withdraw(k->t->up->gw->approvals, k->approval);
+        k->approval[0] = '\0';
+        gw_approval_audit(k->t, k->caller, "withdrawn", "withdrawn");
+    } else if (k->phase == GWT_RUNNING) {
+        stop_at_upstream(k, why);
+    } else {
+        json_decref(outcome_take);
+        return;
+    }
+    finish(k, status, outcome_take, record_status);
+}
+
+/* tasks/cancel, here or through another replica. */
+static void cancel_task(struct gw_task *k)
+{
+    end_early(k, "cancelled", NULL, "cancelled", "cancelled by the client (tasks/cancel)");
+}
+
+/* The store says the task ended with this replica (cut off from the database longer than a
+ * heartbeat allows, it counted as gone): it ends here too, failed, as everywhere else. */
+void gw_task_lost(struct gw_tasks *all, const char *id)
+{
+    struct gw_task *k = find(all, id);
+    if (k == NULL || k->phase == GWT_DONE)
+        return;
+    log_warn("gateway task %s ended: the store counted this replica as gone", k->id);
+    k->why = GWTASKPG_GONE_MESSAGE;
+    end_early(k, "failed", json_pack("{s:i, s:s}", "code", JRPC_INTERNAL_ERROR, "message", k->why),
+              GW_TASK_LOST, "the replica holding the task lost the store");
+}
+
+bool gw_task_held(const struct gw_tasks *all, const char *id)
+{
+    return find(all, id) != NULL;
+}
+
+void gw_task_cancel_held(struct gw_tasks *all, const char *id)
+{
+    struct gw_task *k = find(all, id);
+    if (k) {
+        log_info("gateway task %s cancelled through another replica", k->id);
+        cancel_task(k);
+    }
+}
+
+void gw_task_share_all(struct gw_tasks *all)
+{
+    LIST_FOREACH(n, &all->tasks)
+    share(task_of(n), NULL, NULL);
+}
+
 /* ---------- creating a task ---------- */
+
+/* The creating call went away before the row was written: nobody learns of the task. */
+static void creating_cancelled(struct mcp_call *call, void *arg)
+{
+    struct creating *cr = arg;
+    (void)call;
+    cr->call = NULL;
+    if (cr->k)
+        cancel_task(cr->k);
+}
+
+/* The row is written (ok) or could not be: the creating call is answered. */
+static void created(bool ok, void *arg)
+{
+    struct creating *cr = arg;
+    struct gw_task *k = cr->k;
+    if (k)
+        k->creating = NULL;
+    if (cr->call) {
+        mcp_call_on_cancel(cr->call, NULL, NULL);
+        if (ok && k) {
+            json_t *o = task_json(k);
+            json_object_set_new(o, "resultType", json_string("task"));
+            mcp_call_result_take(cr->call, o);
+        } else {
+            if (k)
+                cancel_task(k); /* announced to nobody: it ends here */
+            gwtaskpg_unavailable(cr->all->pg, cr->call);
+        }
+    }
+    free(cr);
+}
 
 bool gw_task_wanted(struct mcp_call *call)
 {
@@ -454,6 +595,11 @@ void gw_task_start(struct gw_tool *t, struct mcp_call *call, json_t *args, uint6
     const char *p = caller && strncmp(caller, "p:", 2) == 0 ? caller + 2 : "-";
     char rnd[2 * GW_TASK_ID_BYTES + 1];
     sweep(all);
+    if (all->pg && !gwtaskpg_up(all->pg)) { /* no task another replica could not answer */
+        gw_call_record_tool(t, call, started_us, GW_TASK_UNAVAILABLE);
+        gwtaskpg_unavailable(all->pg, call);
+        return;
+    }
     if (!make_room(all, caller)) {
         gw_call_record_tool(t, call, started_us, toolerr_name(TE_BUSY));
         mcp_call_result_take(call, tool_error_json(TE_BUSY, 60,
@@ -491,26 +637,39 @@ void gw_task_start(struct gw_tool *t, struct mcp_call *call, json_t *args, uint6
     otel_span_str(k->span, "gen_ai.tool.name", t->name);
     otel_span_lit(k->span, "gen_ai.operation.name", "execute_tool");
     otel_span_str(k->span, "hermes.task.id", k->id);
-    timefmt_iso(time(NULL), k->created_at);
-    memcpy(k->updated_at, k->created_at, sizeof k->updated_at);
+    k->created = k->updated = time(NULL);
     list_push_back(&all->tasks, &k->link);
     all->n++;
-    json_t *created = task_json(k);
-    json_object_set_new(created, "resultType", json_string("task"));
-    mcp_call_result_take(call, created);
+    if (all->pg) {
+        struct creating *cr = xcalloc(1, sizeof *cr);
+        *cr = (struct creating){.all = all, .k = k, .call = call};
+        k->creating = cr;
+        mcp_call_on_cancel(call, creating_cancelled, cr);
+        share(k, created, cr);
+        return;
+    }
+    json_t *o = task_json(k);
+    json_object_set_new(o, "resultType", json_string("task"));
+    mcp_call_result_take(call, o);
 }
 
 /* ---------- the task methods ---------- */
 
 /* The caller's task (swept first), or any for the owner token and hermes:admin (the bridge's
  * rule), else NULL with the call answered "not found"; a principal whose scope for the tool's
- * upstream was cut since gets forbidden. */
-static struct gw_task *owned(struct gw_tasks *all, struct mcp_call *c, const char *id)
+ * upstream was cut since gets forbidden. A task not held here is another replica's, with a
+ * store: the call is answered from its row (gwtaskpg_ask), and NULL returned. */
+static struct gw_task *owned(struct gw_tasks *all, struct mcp_call *c, const char *id,
+                             enum gwtaskpg_op op)
 {
     sweep(all);
-    struct gw_task *k = find(all, id, mcp_call_caller(c), mcp_call_sees_all(c));
+    struct gw_task *k = find(all, id);
     char scope[128];
-    if (k) {
+    if (k == NULL && all->pg) {
+        gwtaskpg_ask(all->pg, c, id, op);
+        return NULL;
+    }
+    if (k && (strcmp(k->caller, mcp_call_caller(c)) == 0 || mcp_call_sees_all(c))) {
         snprintf(scope, sizeof scope, SCOPE_GATEWAY_PREFIX "%s", k->t->up->cfg->name);
         if (!mcp_call_allowed(c, scope)) {
             mcp_call_task_forbidden(c);
@@ -524,7 +683,7 @@ static struct gw_task *owned(struct gw_tasks *all, struct mcp_call *c, const cha
 
 static void task_get(struct mcp_call *c, const char *id, void *arg)
 {
-    struct gw_task *k = owned(arg, c, id);
+    struct gw_task *k = owned(arg, c, id, GWTASKPG_GET);
     if (k)
         mcp_call_result_take(c, task_json(k));
 }
@@ -533,24 +692,16 @@ static void task_get(struct mcp_call *c, const char *id, void *arg)
 static void task_update(struct mcp_call *c, const char *id, json_t *responses, void *arg)
 {
     (void)responses;
-    if (owned(arg, c, id))
+    if (owned(arg, c, id, GWTASKPG_UPDATE))
         mcp_call_result_take(c, json_object());
 }
 
 static void task_cancel(struct mcp_call *c, const char *id, void *arg)
 {
-    struct gw_task *k = owned(arg, c, id);
+    struct gw_task *k = owned(arg, c, id, GWTASKPG_CANCEL);
     if (k == NULL)
         return;
-    if (k->phase == GWT_WAITING) {
-        approvals_withdraw(k->t->up->gw->approvals, k->approval);
-        k->approval[0] = '\0';
-        gw_approval_audit(k->t, k->caller, "withdrawn", "withdrawn");
-        finish(k, "cancelled", NULL, "cancelled");
-    } else if (k->phase == GWT_RUNNING) {
-        stop_at_upstream(k, "cancelled by the client (tasks/cancel)");
-        finish(k, "cancelled", NULL, "cancelled");
-    }
+    cancel_task(k);
     mcp_call_result_take(c, json_object()); /* an ended task: the same acknowledgement */
 }
 
@@ -566,6 +717,7 @@ void gw_task_methods_start(struct gateway *g)
     g->tasks = xcalloc(1, sizeof *g->tasks);
     g->tasks->g = g;
     list_init(&g->tasks->tasks);
+    g->tasks->pg = gwtaskpg_start(g, g->tasks);
     mcp_add_task_ops(g->mcp, GW_TASK_PREFIX, &ops, g->tasks);
 }
 
@@ -616,6 +768,11 @@ void gw_task_free_all(struct gateway *g)
         return;
     for (struct list *n; (n = list_first(&all->tasks)) != NULL;) {
         struct gw_task *k = task_of(n);
+        if (all->pg && k->phase != GWT_DONE) { /* the row says the stop ended it */
+            char msg[300];
+            struct gw_task_view v = view_of(k, msg, sizeof msg);
+            gwtaskpg_put_stopped(all->pg, k->caller, k->t->up->cfg->name, &v);
+        }
         if (k->phase == GWT_WAITING) {
             approvals_withdraw(g->approvals, k->approval);
         } else if (k->phase == GWT_RUNNING) {
@@ -627,6 +784,7 @@ void gw_task_free_all(struct gateway *g)
         }
         task_free(k);
     }
+    gwtaskpg_stop(all->pg); /* after the last writes: what the stop ended */
     assert(all->n == 0 && all->nwaiting == 0);
     free(all);
     g->tasks = NULL;

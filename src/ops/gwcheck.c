@@ -55,8 +55,12 @@ const char gateway_usage[] =
     "withheld because its definition changed: both hashes and the fields that differ.\n"
     "accept: pins the definitions the server serves (all, or the exposed tool NAME); send\n"
     "SIGHUP to the server to apply. With STORE_URL the pins are the store's: pins lists them,\n"
-    "accept writes them there and every replica applies it within a second.\n"
-    "Exit codes: 0 done, 1 a bad file, unknown NAME or the store unreachable, 2 usage.\n";
+    "accept writes them there and every replica applies it within a second, but only where\n"
+    "the store's pin is still the one this replica shows (what pins printed as pinned); if\n"
+    "one changed meanwhile (another operator's accept), nothing is accepted: it says so, run\n"
+    "pins again.\n"
+    "Exit codes: 0 done, 1 a bad file, unknown NAME, the store unreachable or a pin changed\n"
+    "meanwhile, 2 usage.\n";
 
 static void print_rules(const char *what, json_t *globs)
 {

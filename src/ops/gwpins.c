@@ -173,9 +173,11 @@ static int show(const struct where *w, const char *pins_path, const char *status
     return status ? 0 : 1;
 }
 
-/* With STORE_URL: the chosen pins written in one transaction; every replica hears of them at
- * its commit. */
-static bool store_accept(const struct where *w, json_t *chosen)
+/* With STORE_URL: the chosen pins written in one transaction, each only where the store's pin
+ * is still the one this replica's status file shows (expect: exposed -> that sha256, or null),
+ * which is what `gateway pins` showed the operator; every replica hears of them at its commit.
+ * A pin that moved meanwhile (another operator's accept) leaves everything as it was. */
+static bool store_accept(const struct where *w, json_t *chosen, json_t *expect)
 {
     char err[600] = "";
     const char *name;
@@ -188,8 +190,21 @@ static bool store_accept(const struct where *w, json_t *chosen)
     PQclear(r);
     json_object_foreach(chosen, name, pin)
     {
-        if (ok && !(ok = gw_store_pin_put(pg, name, pin, true, err, sizeof err)))
+        if (!ok)
+            break;
+        int rc = gw_store_pin_accept(
+            pg, name, pin, json_string_value(json_object_get(expect, name)), err, sizeof err);
+        ok = rc == 1;
+        if (rc < 0)
             fprintf(stderr, "hermes-mcp: %s; nothing accepted\n", err);
+        else if (rc == 0) {
+            fprintf(stderr,
+                    "hermes-mcp: the pin of %s changed since this replica last showed it "
+                    "(another accept?): look again with `hermes-mcp gateway pins`; nothing "
+                    "accepted\n",
+                    name);
+            err[0] = '-'; /* said */
+        }
     }
     if (ok) {
         r = PQexec(pg, "COMMIT");
@@ -218,13 +233,16 @@ static int accept_pins(const struct where *w, const char *pins_path, const char 
     } else if (!status_exists) {
         fprintf(stderr, "hermes-mcp: no status file %s: start the server first\n", status_path);
     } else {
-        json_t *seen = json_object_get(status, "tools"), *t;
+        json_t *seen = json_object_get(status, "tools"), *t, *expect = json_object();
         const char *name;
         size_t n = 0;
         json_object_foreach(seen, name, t)
         {
             if (only && strcmp(only, name) != 0)
                 continue;
+            json_object_set(expect, name,
+                            json_object_get(t, "pinned") ? json_object_get(t, "pinned")
+                                                         : json_null());
             json_object_set_new(json_object_get(pins, "pins"), name,
                                 json_pack("{s:s, s:s, s:s, s:O*}", "upstream", text(t, "upstream"),
                                           "tool", text(t, "tool"), "sha256", served_hash(t),
@@ -235,7 +253,7 @@ static int accept_pins(const struct where *w, const char *pins_path, const char 
         if (only && n == 0) {
             fprintf(stderr, "hermes-mcp: no exposed tool %s in %s\n", only, status_path);
         } else if (w->store_url) {
-            if (store_accept(w, json_object_get(pins, "pins"))) {
+            if (store_accept(w, json_object_get(pins, "pins"), expect)) {
                 printf("pinned %zu tool%s as served in the store; every replica applies it "
                        "within a second\n",
                        n, n == 1 ? "" : "s");
@@ -249,6 +267,7 @@ static int accept_pins(const struct where *w, const char *pins_path, const char 
                    n, n == 1 ? "" : "s");
             rc = 0;
         }
+        json_decref(expect);
     }
     json_decref(status);
     json_decref(pins);

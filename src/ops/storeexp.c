@@ -22,9 +22,29 @@
 #include "mem.h"
 #include "storemig.h"
 #include "taskpath.h"
+#include "tasks.h"
 
 #define PAGE "500"
 #define SHOWN_MAX 200 /* bytes of a stray name shown */
+#define STR_(x) #x
+#define STR(x) STR_(x)
+
+/* A record's file text (with the newline the file store ends it with) within the size the
+ * server reads for that record (storemig_caps); measured in SQL, so that a row beyond it is
+ * never fetched: its column comes back NULL and its column "over" names the first file. */
+#define FITS(col, cap)                                                                             \
+    "(octet_length(" col ") + CASE WHEN right(" col ", 1) = E'\\n' THEN 0 ELSE 1 END <= " cap ")"
+#define CAPPED(col, cap) "CASE WHEN " FITS(col, cap) " THEN " col " END"
+#define REQUEST_CAP STR(TASKS_REQUEST_MAX)
+#define RESULT_CAP STR(TASKS_FILE_MAX)
+#define SELECT_RECORDS                                                                             \
+    "SELECT id, " CAPPED("request", REQUEST_CAP) ", " CAPPED("run", REQUEST_CAP) ", " CAPPED(      \
+        "result", RESULT_CAP)
+#define SELECT_OVER                                                                                \
+    ", CASE WHEN NOT " FITS("request", REQUEST_CAP) " THEN 0 WHEN NOT " FITS(                      \
+        "run", REQUEST_CAP) " THEN 1 WHEN NOT " FITS("result", RESULT_CAP) " THEN 2 END"
+static const char select_sql[] =
+    SELECT_RECORDS SELECT_OVER " FROM hm_task WHERE id > $1 ORDER BY id LIMIT " PAGE;
 
 static void sql_error(PGconn *pg, PGresult *r)
 {
@@ -142,6 +162,16 @@ static bool write_task(const char *dir, PGresult *r, int i, bool *wrote, size_t 
         (*skipped)++;
         return true;
     }
+    if (!PQgetisnull(r, i, 4)) {
+        int c = atoi(PQgetvalue(r, i, 4));
+        c = c >= 0 && c < 3 ? c : 2;
+        fprintf(stderr,
+                "hermes-mcp store export: task %s skipped: its %s is bigger than the server "
+                "reads (%zu bytes)\n",
+                id, storemig_names[c], storemig_caps[c]);
+        (*skipped)++;
+        return true;
+    }
     char path[4096], err[600];
     snprintf(path, sizeof path, "%s/%s", dir, id);
     if (mkdir(path, 0700) < 0 && errno != EEXIST) {
@@ -190,10 +220,7 @@ int storeexp_run(PGconn *pg, const char *dir)
     bool ok = true;
     for (;;) {
         const char *params[1] = {last};
-        PGresult *r = PQexecParams(pg,
-                                   "SELECT id, request, run, result FROM hm_task WHERE id > $1"
-                                   " ORDER BY id LIMIT " PAGE,
-                                   1, NULL, params, NULL, NULL, 0);
+        PGresult *r = PQexecParams(pg, select_sql, 1, NULL, params, NULL, NULL, 0);
         if (PQresultStatus(r) != PGRES_TUPLES_OK) {
             sql_error(pg, r);
             PQclear(r);
@@ -203,10 +230,11 @@ int storeexp_run(PGconn *pg, const char *dir)
         int n = PQntuples(r);
         for (int i = 0; i < n && ok; i++) {
             bool wrote = false;
+            size_t was = skipped;
             ok = write_task(dir, r, i, &wrote, &skipped);
             if (wrote)
                 written++;
-            else
+            else if (skipped == was)
                 kept++;
         }
         if (n > 0) {
@@ -230,7 +258,8 @@ int storeexp_run(PGconn *pg, const char *dir)
     printf("store export: done: %zu written, %zu already there, in %s\n", written, kept, dir);
     if (skipped) {
         fprintf(stderr,
-                "hermes-mcp store export: %zu task(s) skipped: their ids are not task ids\n",
+                "hermes-mcp store export: %zu task(s) skipped (see above why): they stay in "
+                "the database only\n",
                 skipped);
         return EXIT_FAIL;
     }

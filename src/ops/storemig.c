@@ -36,10 +36,12 @@ static const char insert_sql[] =
     " version = hm_task.version + 1"
     " WHERE hm_task.result IS NULL AND EXCLUDED.result IS NOT NULL RETURNING id";
 
-int storemig_read(const char *path, size_t max, char **text, size_t *len, struct timespec *mtime,
-                  const char **why)
+/* Opened once, never through a link, without waiting (a FIFO's open would wait for a writer),
+ * then judged and read through that same descriptor: nothing can be swapped in between. */
+static int read_at(int dfd, const char *name, bool ours, size_t max, char **text, size_t *len,
+                   struct timespec *mtime, const char **why)
 {
-    int fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+    int fd = openat(dfd, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
     if (fd < 0) {
         if (errno == ENOENT)
             return -1;
@@ -50,6 +52,11 @@ int storemig_read(const char *path, size_t max, char **text, size_t *len, struct
     if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
         close(fd);
         *why = "not a regular file";
+        return 1;
+    }
+    if (ours && st.st_uid != geteuid()) {
+        close(fd);
+        *why = "another user's file";
         return 1;
     }
     if ((size_t)st.st_size > max) {
@@ -84,6 +91,12 @@ int storemig_read(const char *path, size_t max, char **text, size_t *len, struct
     *len = n;
     *mtime = st.st_mtim;
     return 0;
+}
+
+int storemig_read(const char *path, size_t max, char **text, size_t *len, struct timespec *mtime,
+                  const char **why)
+{
+    return read_at(AT_FDCWD, path, false, max, text, len, mtime, why);
 }
 
 static int cmp_str(const void *a, const void *b)
@@ -136,20 +149,27 @@ static void task_clear(struct task *t)
     *t = (struct task){0};
 }
 
-/* Reads task id's records: 0 when read, -1 when it has none (the agent's files only), 1 with
- * the file and the reason in why. */
-static int task_read(const char *dir, const char *id, struct task *t, char *why, size_t whylen)
+/* Reads task id's records (dfd: the task directory's descriptor): 0 when read, -1 when it has
+ * none (the agent's files only), 1 with the file and the reason in why. Each file is opened
+ * relative to the task's own directory, itself opened without following a link, and must be
+ * ours (the server's user's): what was checked is what is read. */
+static int task_read(int dfd, const char *id, struct task *t, char *why, size_t whylen)
 {
     *t = (struct task){0};
     double oldest = 0;
     int found = 0;
+    int tfd = openat(dfd, id, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    if (tfd < 0) {
+        snprintf(why, whylen, "its directory: %s",
+                 errno == ELOOP || errno == ENOTDIR ? "not a directory (a link?)"
+                                                    : strerror(errno));
+        return 1;
+    }
     for (int i = 0; i < 3; i++) {
-        char path[4096];
-        snprintf(path, sizeof path, "%s/%s/%s", dir, id, storemig_names[i]);
         size_t len;
         struct timespec mt;
         const char *r = NULL;
-        int rc = storemig_read(path, storemig_caps[i], &t->doc[i], &len, &mt, &r);
+        int rc = read_at(tfd, storemig_names[i], true, storemig_caps[i], &t->doc[i], &len, &mt, &r);
         if (rc < 0)
             continue;
         json_t *j = rc == 0 ? tasks_parse(t->doc[i], len) : NULL;
@@ -161,6 +181,7 @@ static int task_read(const char *dir, const char *id, struct task *t, char *why,
             json_decref(j);
             snprintf(why, whylen, "%s: %s", storemig_names[i], r);
             task_clear(t);
+            close(tfd);
             return 1;
         }
         if (i == 1) {
@@ -175,6 +196,7 @@ static int task_read(const char *dir, const char *id, struct task *t, char *why,
         if (i == 2)
             snprintf(t->finished, sizeof t->finished, "%.6f", when);
     }
+    close(tfd);
     if (found == 0)
         return -1;
     snprintf(t->created, sizeof t->created, "%.6f", oldest);
@@ -207,7 +229,7 @@ struct counts {
 };
 
 /* One transaction: tasks ids[from..to). */
-static bool batch(PGconn *pg, const char *dir, char **ids, size_t from, size_t to, struct counts *c)
+static bool batch(PGconn *pg, int dfd, char **ids, size_t from, size_t to, struct counts *c)
 {
     struct counts now = *c;
     if (!exec_ok(pg, "BEGIN"))
@@ -215,7 +237,7 @@ static bool batch(PGconn *pg, const char *dir, char **ids, size_t from, size_t t
     for (size_t i = from; i < to; i++) {
         struct task t;
         char why[200];
-        int rc = task_read(dir, ids[i], &t, why, sizeof why);
+        int rc = task_read(dfd, ids[i], &t, why, sizeof why);
         if (rc < 0) {
             now.empty++;
             continue;
@@ -262,19 +284,29 @@ int storemig_run(PGconn *pg, const char *dir)
                 strerror(errno));
         return EXIT_FAIL;
     }
+    int dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (dfd < 0) {
+        fprintf(stderr, "hermes-mcp store migrate: cannot open the task directory %s: %s\n", dir,
+                strerror(errno));
+        for (size_t i = 0; i < n; i++)
+            free(ids[i]);
+        free(ids);
+        return EXIT_FAIL;
+    }
     printf("store migrate: %zu task director%s in %s\n", n, n == 1 ? "y" : "ies", dir);
     fflush(stdout);
     struct counts c = {0};
     bool ok = true;
     for (size_t i = 0; i < n && ok; i += BATCH) {
         size_t to = i + BATCH < n ? i + BATCH : n;
-        ok = batch(pg, dir, ids, i, to, &c);
+        ok = batch(pg, dfd, ids, i, to, &c);
         if (ok) {
             printf("store migrate: %zu/%zu: %zu copied, %zu already there, %zu refused\n", to, n,
                    c.copied, c.there, c.refused);
             fflush(stdout);
         }
     }
+    close(dfd);
     for (size_t i = 0; i < n; i++)
         free(ids[i]);
     free(ids);

@@ -76,6 +76,19 @@ static const struct {
      "  ON DELETE CASCADE, path text NOT NULL, is_dir boolean NOT NULL,"
      "  size bigint NOT NULL, mtime bigint NOT NULL, content text, refusal text,"
      "  PRIMARY KEY (task_id, path));"},
+
+    /* A gateway task as tasks/get shows it, written by the replica that holds the call; the
+     * other replicas answer from it and ask that replica to cancel through the flag. */
+    {"the gateway's MCP tasks: each task's status and result, its owner, the replica holding "
+     "it, and a cancel asked through another replica",
+     "CREATE TABLE hm_gwtask (id text PRIMARY KEY, owner text NOT NULL, holder text NOT NULL,"
+     "  upstream text NOT NULL,"
+     "  status text NOT NULL CHECK (status IN ('working', 'completed', 'failed', 'cancelled')),"
+     "  message text, result text, ttl_ms bigint NOT NULL,"
+     "  created_at timestamptz NOT NULL, updated_at timestamptz NOT NULL, ended_at timestamptz,"
+     "  cancel_requested boolean NOT NULL DEFAULT false);"
+     "CREATE INDEX hm_gwtask_open ON hm_gwtask (holder) WHERE status = 'working';"
+     "CREATE INDEX hm_gwtask_ended ON hm_gwtask (ended_at) WHERE ended_at IS NOT NULL;"},
 };
 
 /* The message of r, or of the connection when r has none (NULL: the link dropped). */

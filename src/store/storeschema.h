@@ -10,7 +10,7 @@
 
 #include "pgrt.h"
 
-#define STORESCHEMA_VERSION 6
+#define STORESCHEMA_VERSION 7
 
 /* A blocking connection (libpq's own connect timeout: 10 s unless the URL says otherwise),
  * libpq loaded first; or NULL with a one-line reason (no password in it) in err. */

@@ -7,7 +7,7 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn, spawnSync } from 'node:child_process';
-import { cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { chownSync, cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { randomBytes } from 'node:crypto';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -389,4 +389,57 @@ test('the OAuth clients and unexpired tokens come along: the token works with th
   assert.equal(r.status, 1, r.stdout);
   assert.match(r.stderr, /OAuth clients and tokens not copied: .*oauth-tokens\.json/);
   assert.equal(await sql(`SELECT count(*) FROM hm_oauth_client WHERE id = '${'b'.repeat(32)}'`), '0');
+});
+
+test('migrate reads each record through the task directory it checked: a link, a FIFO or another user\'s file is refused with its reason', async () => {
+  const d = join(dir, 'hostile');
+  const outside = join(dir, 'outside.json');
+  writeFileSync(outside, '{"task": "not in the task directory"}\n');
+  const task = (id, files) => {
+    mkdirSync(join(d, id), { recursive: true });
+    for (const [n, text] of Object.entries(files)) writeFileSync(join(d, id, n), text);
+  };
+  task('h-ok', { 'request.json': '{"id": "h-ok"}\n' });
+  task('h-link', { 'run.json': '{"run_id": "h"}\n' });
+  symlinkSync(outside, join(d, 'h-link', 'request.json'));
+  task('h-fifo', {});
+  const fifo = spawnSync('mkfifo', [join(d, 'h-fifo', 'result.json')]);
+  assert.equal(fifo.status, 0, String(fifo.stderr));
+  const root = process.getuid() === 0;
+  if (root) { // only root can give a file away: another user's record is refused too
+    task('h-theirs', { 'request.json': '{"id": "h-theirs"}\n' });
+    chownSync(join(d, 'h-theirs', 'request.json'), 65534, 65534);
+  }
+  // A FIFO opened for reading waits for a writer: without care the migrate never ends.
+  const r = spawnSync(HERMES, ['store', 'migrate', '--from-files', '--env-file', envFor(d)], { encoding: 'utf8', timeout: 20000 });
+  assert.equal(r.signal, null, `migrate ended by itself: ${r.stdout} ${r.stderr}`);
+  assert.equal(r.status, 1, r.stdout);
+  assert.deepEqual(summary(r), { copied: 1, there: 0, refused: root ? 3 : 2 });
+  assert.match(r.stderr, /task h-link refused: request\.json: a symbolic link/);
+  assert.match(r.stderr, /task h-fifo refused: result\.json: not a regular file/);
+  if (root) assert.match(r.stderr, /task h-theirs refused: request\.json: another user's file/);
+  assert.equal(await sql("SELECT string_agg(id, ',' ORDER BY id) FROM hm_task WHERE id LIKE 'h-%'"), 'h-ok');
+});
+
+test('export skips a row bigger than the files hold, without fetching it whole, says which, and exits 1', async () => {
+  // Rows a files server could never have written (written by hand, or by a newer version).
+  await sql("INSERT INTO hm_task (id, request, result) VALUES ('huge-result', '{\"id\": \"huge-result\"}', '\"' || repeat('x', 210 * 1024) || '\"')," +
+    " ('huge-request', '\"' || repeat('y', 64 * 1024) || '\"', NULL)," +
+    // Exactly at the cap once the file's newline is added: kept.
+    " ('edge-request', '\"' || repeat('z', 64 * 1024 - 3) || '\"', NULL)");
+  try {
+    const out = join(dir, 'capped');
+    const r = store(['export', '--to', out], envFor(join(dir, 'unused')));
+    assert.equal(r.status, 1, r.stdout);
+    assert.match(r.stderr, /task huge-result skipped: its result\.json is bigger than the server reads \(204800 bytes\)/);
+    assert.match(r.stderr, /task huge-request skipped: its request\.json is bigger than the server reads \(65536 bytes\)/);
+    assert.match(r.stderr, /2 task\(s\) skipped/);
+    const total = Number(await sql('SELECT count(*) FROM hm_task'));
+    assert.match(r.stdout, new RegExp(`store export: done: ${total - 2} written, 0 already there`));
+    assert.ok(!existsSync(join(out, 'huge-result')) && !existsSync(join(out, 'huge-request')), 'nothing written for them');
+    assert.equal(readFileSync(join(out, 'edge-request', 'request.json')).length, 64 * 1024);
+    assert.ok(existsSync(join(out, 'sync-1', 'result.json')), 'the others written');
+  } finally {
+    await sql("DELETE FROM hm_task WHERE id IN ('huge-result', 'huge-request', 'edge-request')");
+  }
 });

@@ -173,3 +173,57 @@ test('a pin removed from the store while serving: the tool waits, is pinned agai
     'served again', 5000)));
   assert.equal(await pg.psql("SELECT count(*) FROM hm_pin WHERE exposed = 'fake__slow'"), '1');
 });
+
+test('accept is compare-and-set: a pin moved since the replica showed it (another operator\'s accept) is left alone', async () => {
+  writeFileSync(desc, 'a fourth description');
+  [a, b] = await Promise.all([restart(a), restart(b)]);
+  assert.ok(!(await listed(a)).includes('fake__echo'), 'withheld: changed upstream');
+  // Another operator's accept, not yet applied by the replicas (moved without a notification).
+  const other = 'e'.repeat(64);
+  await pg.psql(`UPDATE hm_pin SET doc = jsonb_set(doc::jsonb, '{sha256}', '"${other}"')::text WHERE exposed = 'fake__echo'`);
+  const r = await hermesCli(a, 'gateway', 'accept', 'fake__echo');
+  assert.equal(r.code, 1, r.stdout);
+  assert.match(r.stderr, /the pin of fake__echo changed since this replica last showed it \(another accept\?\): look again with `hermes-mcp gateway pins`; nothing accepted/);
+  assert.equal((await storedPins()).fake__echo.sha256, other, 'the other accept kept');
+  const all = await hermesCli(b, 'gateway', 'accept');
+  assert.equal(all.code, 1, all.stdout);
+  assert.equal((await storedPins()).fake__echo.sha256, other, 'an accept of every tool is one transaction');
+  // Once the replicas have read it, `gateway pins` shows that pin, and accepting over it applies.
+  await pg.psql("NOTIFY hm_pin, 'fake__echo'");
+  const status = join(dir, 'gateway-a.yaml.pins-status');
+  await until(() => JSON.parse(readFileSync(status, 'utf8')).tools.fake__echo.pinned === other, 'the moved pin read', 5000);
+  const shown = await hermesCli(a, 'gateway', 'pins');
+  assert.match(shown.stdout, new RegExp(`fake__echo \\(upstream fake, tool echo\\)\\n +pinned ${other}`));
+  const ok = await hermesCli(a, 'gateway', 'accept', 'fake__echo');
+  assert.equal(ok.code, 0, ok.stderr);
+  // The same accept again (the replicas may not have applied the first yet): it is done already.
+  const twice = await hermesCli(b, 'gateway', 'accept', 'fake__echo');
+  assert.equal(twice.code, 0, twice.stderr);
+  await Promise.all([a, b].map((srv) => until(async () => (await listed(srv)).includes('fake__echo'),
+    'served after the accept', 3000)));
+  assert.equal((await storedPins()).fake__echo.definition.description, 'a fourth description');
+});
+
+test('pins are capped per upstream as the pins file is: beyond, the tool is not pinned, stays withheld, said once', async () => {
+  // The store holds 1024 pins of upstream fake (tools it no longer serves) once fake__slow's is removed.
+  const have = Number(await pg.psql("SELECT count(*) FROM hm_pin WHERE doc::json->>'upstream' = 'fake'"));
+  await pg.psql("INSERT INTO hm_pin (exposed, doc) SELECT 'fake__old' || i, json_build_object('definition'," +
+    " json_build_object('name', 'old' || i), 'sha256', repeat('0', 64), 'tool', 'old' || i, 'upstream', 'fake')::text" +
+    ` FROM generate_series(1, ${1024 - have + 1}) i;` +
+    " DELETE FROM hm_pin WHERE exposed = 'fake__slow'; NOTIFY hm_pin, 'fake__slow'");
+  const said = /upstream fake, tool fake__slow: not pinned: the store holds as many pins as it may \(1024 of one upstream, 16777216 bytes in all\); withheld/;
+  await until(() => [a, b].every((srv) => said.test(srv.proc.stderrText)), 'the refusal said on each replica', 5000);
+  for (const srv of [a, b]) assert.ok(!(await listed(srv)).includes('fake__slow'), 'withheld');
+  assert.equal(await pg.psql("SELECT count(*) FROM hm_pin WHERE exposed = 'fake__slow'"), '0', 'not pinned');
+  assert.equal(await pg.psql("SELECT count(*) FROM hm_pin WHERE doc::json->>'upstream' = 'fake'"), '1024');
+  // Read again (each read asks for the pin again): refused again, not said again.
+  await pg.psql("NOTIFY hm_pin, 'again'");
+  await new Promise((r) => setTimeout(r, 500));
+  for (const srv of [a, b]) assert.equal(srv.proc.stderrText.match(new RegExp(said.source, 'g')).length, 1, 'said once');
+  // Another upstream's pins are counted apart: sql's tool is still served.
+  assert.ok((await listed(a)).includes(`${SQL_PREFIX}slow`));
+  // Room made: pinned again as served, and served.
+  await pg.psql("DELETE FROM hm_pin WHERE exposed LIKE 'fake\\_\\_old%'; NOTIFY hm_pin, 'room'");
+  await Promise.all([a, b].map((srv) => until(async () => (await listed(srv)).includes('fake__slow'),
+    'served once pinned', 5000)));
+});

@@ -12,7 +12,7 @@ import { spawnSync } from 'node:child_process';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { randomBytes } from 'node:crypto';
-import { HERMES, startHermes, restartHermes, startConformance, gatewayFile, modernMeta, modernHeaders, parseSse }
+import { HERMES, startHermes, restartHermes, startConformance, gatewayFile, modernMeta, modernHeaders, parseSse, sleep, until }
   from '../../lib/lib.mjs';
 import { startPostgres } from '../../lib/pg.mjs';
 
@@ -154,4 +154,65 @@ test('the database away: a retry is refused as retryable, nothing crashes; back,
   assert.equal(done.result?.content?.[0]?.text, 'Hello, Lin!', JSON.stringify(done));
   assert.equal(a.proc.exitCode, null);
   assert.equal(b.proc.exitCode, null);
+});
+
+// srv's answer to a raw request once it is not busy (a connection to the store being made again).
+async function settled(srv, method, name, params) {
+  let r;
+  for (let i = 0; i < 100; i++) {
+    r = await raw(srv, method, name, params);
+    if (r.result?.structuredContent?.error !== 'busy') break;
+    await sleep(100);
+  }
+  return r;
+}
+
+test('a claim that committed but whose answer was lost: the same retry goes through once more, nothing else does', async () => {
+  const first = await raw(a, 'tools/call', TOOL, { name: TOOL, arguments: {} });
+  assert.equal(first.result?.resultType, 'input_required', JSON.stringify(first));
+  const retry = { name: TOOL, arguments: {}, requestState: first.result.requestState,
+    inputResponses: { user_name: { action: 'accept', content: { name: 'Kay' } } } };
+  // B's claim stalls in the database past the store's request timeout (10 s): B gives its
+  // connection up and tells the caller to retry; the transaction commits all the same.
+  await psql('CREATE TABLE stall_once (n int); INSERT INTO stall_once VALUES (1);' +
+    ' CREATE FUNCTION stall() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN' +
+    ' IF EXISTS (SELECT 1 FROM stall_once) THEN DELETE FROM stall_once; PERFORM pg_sleep(12); END IF;' +
+    ' RETURN NULL; END $$;' +
+    ' CREATE TRIGGER stall AFTER INSERT ON hm_nonce FOR EACH STATEMENT EXECUTE FUNCTION stall()');
+  const rows = async () => Number(await psql('SELECT count(*) FROM hm_nonce'));
+  const before = await rows();
+  try {
+    const lost = await raw(b, 'tools/call', TOOL, retry);
+    assert.equal(lost.result?.structuredContent?.error, 'busy', JSON.stringify(lost));
+    assert.match(lost.result.structuredContent.message, /retry shortly/);
+    await until(async () => await rows() === before + 1, 'the lost claim committed', 10000);
+  } finally {
+    await psql('DROP TRIGGER stall ON hm_nonce; DROP FUNCTION stall(); DROP TABLE stall_once');
+  }
+  // The caller sends the same retry again, as it was told: it goes through (here on A).
+  const done = await settled(a, 'tools/call', TOOL, retry);
+  assert.equal(done.result?.content?.[0]?.text, 'Hello, Kay!', JSON.stringify(done));
+  assert.equal(await rows(), before + 1, 'still one row for the round');
+  // Once more only: the same retry a third time, or other answers to that round, are refused.
+  const other = { ...retry, inputResponses: { user_name: { action: 'accept', content: { name: "Eve'); --" } } } };
+  for (const [srv, params] of [[b, retry], [a, retry], [b, other]]) {
+    const again = await settled(srv, 'tools/call', TOOL, params);
+    assert.equal(again.result?.structuredContent?.error, 'not_found', JSON.stringify(again));
+    assert.match(again.result.structuredContent.message, /already answered/);
+  }
+});
+
+test('other answers to an answered round are refused however late; its row in the store names no answer', async () => {
+  const first = await raw(b, 'tools/call', TOOL, { name: TOOL, arguments: {} });
+  const answer = (name) => ({ name: TOOL, arguments: {}, requestState: first.result.requestState,
+    inputResponses: { user_name: { action: 'accept', content: { name } } } });
+  const done = await raw(a, 'tools/call', TOOL, answer('Ann'));
+  assert.equal(done.result?.content?.[0]?.text, 'Hello, Ann!', JSON.stringify(done));
+  // Long after the claim (as a retry would come), other answers are still refused...
+  await psql("UPDATE hm_nonce SET expires_at = expires_at - interval '30 seconds'");
+  const other = await raw(b, 'tools/call', TOOL, answer('Bob'));
+  assert.equal(other.result?.structuredContent?.error, 'not_found', JSON.stringify(other));
+  // ... and each row is a nonce and a fingerprint (a salted hash), never the answers.
+  const keys = (await psql('SELECT nonce FROM hm_nonce')).split('\n');
+  assert.ok(keys.every((k) => /^[0-9a-f]{32}\.[A-Za-z0-9_-]{43}!?$/.test(k)), keys.join(' '));
 });

@@ -13,7 +13,7 @@ import { HERMES, startHermes, sleep, until } from '../../lib/lib.mjs';
 import { startPostgres } from '../../lib/pg.mjs';
 
 // The schema version this binary makes (src/store/storeschema.h).
-const V = 6;
+const V = 7;
 
 let pg;
 before(async () => { pg = await startPostgres(); });
