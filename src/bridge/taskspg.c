@@ -458,11 +458,6 @@ unsigned taskspg_retry_in_ms(const struct taskspg *p)
     return pgconn_up(p->conn) ? 0 : pgconn_retry_in_ms(p->conn);
 }
 
-size_t taskspg_cached(const struct taskspg *p)
-{
-    return strmap_count(p->cache);
-}
-
 unsigned taskspg_retry_after_s(const struct taskspg *p)
 {
     if (pgconn_up(p->conn))

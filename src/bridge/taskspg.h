@@ -72,8 +72,6 @@ void taskspg_prune(struct taskspg *p, unsigned days, unsigned max);
 unsigned taskspg_retry_after_s(const struct taskspg *p);
 /* Milliseconds until the connection is tried again while the database is away (0: it is up). */
 unsigned taskspg_retry_in_ms(const struct taskspg *p);
-/* Tasks held in the cache now. */
-size_t taskspg_cached(const struct taskspg *p);
 
 /* hermes_reset: drops every cached task keep(id, arg) does not keep (the next call about it
  * reads it again); returns how many went. */

@@ -184,28 +184,28 @@ static void store_read_done(enum tasks_rc rc, size_t n, void *arg)
     }
     struct bridge *b = r->b;
     mcp_call_on_cancel(r->call, NULL, NULL);
-    if (rc != TASKS_OK) {
-        unsigned wait = tasks_retry_after_s(b->tasks);
-        mcp_call_unavailable(r->call, wait ? wait : 1,
-                             "Temporarily unavailable: the task store's database cannot be "
-                             "reached; this replica's cached copies were dropped, the runs it "
-                             "follows could not be read back; try again later");
-        reset_free(r);
-        return;
-    }
     json_object_set_new(r->by, "indexed_runs", json_integer((json_int_t)strmap_count(b->runs)));
+    /* The copies are dropped whether the database answers or not; the runs it follows are read
+     * back only when it does (a reset made while it is away says so, and may be made again). */
+    bool read = rc == TASKS_OK;
     log_warn("hermes_reset: the task store's copies held here were dropped (%zu tasks, %lld run "
-             "index entries) and the runs this replica follows read back (%zu followed again); "
-             "nothing in flight was dropped",
-             r->dropped, (long long)r->cleared, r->followed);
+             "index entries); the runs this replica follows %s (%zu followed again); nothing in "
+             "flight was dropped",
+             r->dropped, (long long)r->cleared,
+             read ? "were read back" : "could not be read back (the database is away)",
+             r->followed);
     mcp_call_tool_result_take(
         r->call,
         json_pack("{s:I, s:O, s:s, s:I, s:I, s:s}", "cleared", r->cleared, "by_status", r->by,
                   "store", "database", "dropped", (json_int_t)r->dropped, "followed",
                   (json_int_t)r->followed, "message",
-                  "the run index and task records are the database's: the copies this replica "
-                  "held were dropped and are read again when asked; the runs it follows were "
-                  "read back from the database"));
+                  read ? "the run index and task records are the database's: the copies this "
+                         "replica held were dropped and are read again when asked; the runs it "
+                         "follows were read back from the database"
+                       : "the run index and task records are the database's: the copies this "
+                         "replica held were dropped and are read again when asked; the runs it "
+                         "follows could not be read back (the database is away): call "
+                         "hermes_reset again once it is back"));
     reset_free(r);
 }
 
@@ -244,13 +244,6 @@ static void start_reset(struct bridge *b, struct mcp_call *c)
      * are cleared, runs on disk without a result are followed (again, if they were not). */
     if (b->reset) {
         bridge_tool_error(c, TE_BUSY, 1, "a hermes_reset is already running");
-        return;
-    }
-    unsigned wait = tasks_retry_after_s(b->tasks);
-    if (wait) { /* with a database that is away: nothing could be read back */
-        mcp_call_unavailable(c, wait,
-                             "Temporarily unavailable: the task store's database cannot be "
-                             "reached; try again later");
         return;
     }
     json_t *by = json_object();
