@@ -197,8 +197,8 @@ test('accept is compare-and-set: a pin moved since the replica showed it (anothe
   assert.match(shown.stdout, new RegExp(`fake__echo \\(upstream fake, tool echo\\)\\n +pinned ${other}`));
   const ok = await hermesCli(a, 'gateway', 'accept', 'fake__echo');
   assert.equal(ok.code, 0, ok.stderr);
-  // The same accept again (the replicas may not have applied the first yet): it is done already.
-  const twice = await hermesCli(b, 'gateway', 'accept', 'fake__echo');
+  // The same accept again, over the pin it replaced: the store holds exactly this pin already.
+  const twice = await hermesCli(b, 'gateway', 'accept', 'fake__echo', '--expect', other);
   assert.equal(twice.code, 0, twice.stderr);
   await Promise.all([a, b].map((srv) => until(async () => (await listed(srv)).includes('fake__echo'),
     'served after the accept', 3000)));
@@ -348,4 +348,20 @@ test('the pins\' lock held elsewhere: a replica\'s serving connection does not w
     'pinned once the lock is free', 5000);
   await Promise.all([a, b].map((srv) => until(async () => (await listed(srv)).includes('fake__slow'),
     'served again', 3000)));
+});
+
+test('a pin bigger than the server reads is not fetched: the pins in force are kept, and `gateway pins` says which', async () => {
+  await pg.psql("INSERT INTO hm_pin (exposed, doc) VALUES ('huge__pin', json_build_object('definition'," +
+    " json_build_object('name', 'huge', 'pad', repeat('x', 1100000)), 'sha256', repeat('0', 64), 'tool', 'huge', 'upstream', 'huge')::text);" +
+    " NOTIFY hm_pin, 'huge__pin'");
+  try {
+    const said = /the store's pin of huge__pin is over 1048576 bytes, or the pins up to it over 16777216 bytes in all: not read; keeping the pins in force/;
+    await until(() => [a, b].every((srv) => said.test(srv.proc.stderrText)), 'refused on each replica', 5000);
+    for (const srv of [a, b]) assert.ok((await listed(srv)).includes('fake__echo'), 'the pins in force kept');
+    const shown = await hermesCli(a, 'gateway', 'pins');
+    assert.equal(shown.code, 1);
+    assert.match(shown.stderr, /the store's pin of huge__pin is over 1048576 bytes/);
+  } finally {
+    await pg.psql("DELETE FROM hm_pin WHERE exposed = 'huge__pin'");
+  }
 });
