@@ -32,7 +32,7 @@
 #define PIN_KEY "1752198705"
 #define PIN_LOCK "SELECT pg_advisory_xact_lock(" PIN_KEY ")"
 /* The serving path never waits for the lock inside its shared connection: it tries, and the
- * statement that counts (run after, so its snapshot sees the claims committed before the lock
+ * statement that counts (run after, so its snapshot sees the pins committed before the lock
  * was got) says 'busy' unless this transaction holds it; the pin is then asked for later. */
 #define PIN_TRYLOCK "SELECT pg_try_advisory_xact_lock(" PIN_KEY ")"
 #define PIN_HELD                                                                                   \
@@ -47,8 +47,9 @@
     "SELECT exposed, CASE WHEN octet_length(doc) <= " PIN_DOC_MAX_TEXT " AND upto <= "            \
     PINS_BYTES_MAX " THEN doc END FROM (SELECT exposed, doc, sum(octet_length(doc))"               \
     " OVER (ORDER BY exposed) AS upto FROM hm_pin) p ORDER BY exposed LIMIT " PINS_MAX
-/* First use: only when absent and within the caps (counted only then); the row says 'pinned'
- * (every replica is told, and reads it back) or 'full'; none when a pin was there. */
+/* First use: only when absent and within the caps (counted only then, under the lock); the
+ * row says 'pinned' (every replica is told, and reads it back), 'full', or 'busy' (the lock
+ * is not this transaction's); none when a pin was there. */
 #define SQL_PIN_ABSENT                                                                             \
     "WITH c AS (SELECT CASE WHEN NOT " PIN_HELD " THEN 'busy'"                                     \
     " WHEN EXISTS (SELECT 1 FROM hm_pin WHERE exposed = $1) THEN 'there'"                          \
