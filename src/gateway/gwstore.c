@@ -36,7 +36,7 @@
  * was got) says 'busy' unless this transaction holds it; the pin is then asked for later. */
 #define PIN_TRYLOCK "SELECT pg_try_advisory_xact_lock(" PIN_KEY ")"
 #define PIN_HELD                                                                                   \
-    "EXISTS (SELECT 1 FROM pg_locks WHERE locktype = 'advisory' AND pid = pg_backend_pid()"       \
+    "EXISTS (SELECT 1 FROM pg_locks WHERE locktype = 'advisory' AND pid = pg_backend_pid()"        \
     " AND classid = 0 AND objid = " PIN_KEY " AND objsubid = 1 AND granted)"
 #define LATER_MS 1000 /* the lock was busy: asked for again */
 #define FULL_MAX 4096 /* names remembered as refused for the caps */
@@ -44,8 +44,9 @@
 /* Every pin, each within PIN_DOC_MAX and all within PINS_BYTES_MAX (what the writers keep
  * them to), measured in the database: a row beyond comes back NULL, never fetched whole. */
 #define SQL_PINS_ALL                                                                               \
-    "SELECT exposed, CASE WHEN octet_length(doc) <= " PIN_DOC_MAX_TEXT " AND upto <= "            \
-    PINS_BYTES_MAX " THEN doc END FROM (SELECT exposed, doc, sum(octet_length(doc))"               \
+    "SELECT exposed, CASE WHEN octet_length(doc) <= " PIN_DOC_MAX_TEXT                             \
+    " AND upto <= " PINS_BYTES_MAX                                                                 \
+    " THEN doc END FROM (SELECT exposed, doc, sum(octet_length(doc))"                              \
     " OVER (ORDER BY exposed) AS upto FROM hm_pin) p ORDER BY exposed LIMIT " PINS_MAX
 /* First use: only when absent and within the caps (counted only then, under the lock); the
  * row says 'pinned' (every replica is told, and reads it back), 'full', or 'busy' (the lock
@@ -64,7 +65,7 @@
  * was shown (compare-and-set) and all pins still fit in PINS_BYTES_MAX; every replica told at
  * commit. A row back: 'pinned', or 'full'; none: the pin moved (or is gone). */
 #define SQL_PIN_ACCEPT                                                                             \
-    "WITH c AS (SELECT (SELECT coalesce(sum(octet_length(doc)), 0) FROM hm_pin"                   \
+    "WITH c AS (SELECT (SELECT coalesce(sum(octet_length(doc)), 0) FROM hm_pin"                    \
     " WHERE exposed <> $1) + octet_length($2) <= " PINS_BYTES_MAX " AS room),"                     \
     " up AS (UPDATE hm_pin SET doc = $2, version = version + 1"                                    \
     " WHERE exposed = $1 AND doc::json->>'sha256' = $3 AND (SELECT room FROM c)"                   \
@@ -95,7 +96,7 @@ struct gw_store {
     struct pgconn *conn;
     struct loop_timer *purge;
     struct loop_timer *later; /* the pins' lock was busy: read and ask again */
-    bool reading, again; /* a read of the pins under way; another asked for meanwhile */
+    bool reading, again;      /* a read of the pins under way; another asked for meanwhile */
     /* Exposed names refused for the caps (said once): &full_waiting, not asked for again until
      * room may have been made (a notification, a reconnect), then &full_said. */
     struct strmap *full;
@@ -249,8 +250,8 @@ static void full_err(const char *exposed, json_t *pin, char *err, size_t errlen)
              PINS_PER_UPSTREAM, upstream_of(pin), PINS_BYTES_MAX, exposed);
 }
 
-int gw_store_pin_accept(PGconn *pg, const char *exposed, json_t *pin, const char *expect,
-                        char *now, size_t nowlen, char *err, size_t errlen)
+int gw_store_pin_accept(PGconn *pg, const char *exposed, json_t *pin, const char *expect, char *now,
+                        size_t nowlen, char *err, size_t errlen)
 {
     char *doc = pin_text(exposed, pin, err, errlen);
     if (doc == NULL)
@@ -528,8 +529,8 @@ static void claimed(enum pgconn_status st, PGresult *const *res, size_t n, const
     free(c);
 }
 
-struct gw_store_claim *gw_store_nonce_claim(struct gw_store *s, const char *nonce,
-                                            unsigned ttl_ms, gw_store_claimed_fn *cb, void *arg)
+struct gw_store_claim *gw_store_nonce_claim(struct gw_store *s, const char *nonce, unsigned ttl_ms,
+                                            gw_store_claimed_fn *cb, void *arg)
 {
     char ttl[16];
     struct gw_store_claim *c = xcalloc(1, sizeof *c);

@@ -41,8 +41,8 @@ json_t *gw_store_pins_read(PGconn *pg, char *err, size_t errlen);
  * (or when the store holds exactly this pin already: the same accept again), 0 when the pin
  * changed meanwhile (nothing written; now: the store's sha256, "" when it holds none), -1 with
  * err (the caps among the reasons). */
-int gw_store_pin_accept(PGconn *pg, const char *exposed, json_t *pin, const char *expect,
-                        char *now, size_t nowlen, char *err, size_t errlen);
+int gw_store_pin_accept(PGconn *pg, const char *exposed, json_t *pin, const char *expect, char *now,
+                        size_t nowlen, char *err, size_t errlen);
 /* Blocking, an unpin: the pin of exposed removed, every replica told at commit (room for a
  * pin refused for the caps). 1 removed, 0 none, -1 with err. */
 int gw_store_pin_remove(PGconn *pg, const char *exposed, char *err, size_t errlen);
@@ -67,8 +67,8 @@ typedef void gw_store_claimed_fn(void *arg, enum gw_store_claim_rc rc);
 /* Claims nonce (32 hex digits) once, across replicas; kept ttl_ms (a sealed state's lifetime:
  * later the state itself is refused). cb runs later, exactly once, unless cancelled. */
 struct gw_store_claim;
-struct gw_store_claim *gw_store_nonce_claim(struct gw_store *s, const char *nonce,
-                                            unsigned ttl_ms, gw_store_claimed_fn *cb, void *arg);
+struct gw_store_claim *gw_store_nonce_claim(struct gw_store *s, const char *nonce, unsigned ttl_ms,
+                                            gw_store_claimed_fn *cb, void *arg);
 void gw_store_claim_cancel(struct gw_store_claim *c); /* cb never runs; NULL-safe */
 /* The retry never reached the upstream: the nonce may be claimed again. */
 void gw_store_nonce_give_back(struct gw_store *s, const char *nonce);

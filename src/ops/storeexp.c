@@ -27,7 +27,7 @@
 
 /* A page's rows are held at once: each up to 64 + 64 + 200 KiB, so a page stays near 10 MiB. */
 #define PAGE "32"
-#define PROGRESS 500 /* tasks between progress lines */
+#define PROGRESS 500  /* tasks between progress lines */
 #define SHOWN_MAX 200 /* bytes of a stray name shown */
 #define STR_(x) #x
 #define STR(x) STR_(x)

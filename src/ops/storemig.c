@@ -162,8 +162,7 @@ static void task_clear(struct task *t)
  * relative to the task's own directory, itself opened without following a link, and it and
  * that directory must be owner's (the task directory's owner: the server's user, whoever runs
  * the migrate): what was checked is what is read. */
-static int task_read(int dfd, uid_t owner, const char *id, struct task *t, char *why,
-                     size_t whylen)
+static int task_read(int dfd, uid_t owner, const char *id, struct task *t, char *why, size_t whylen)
 {
     *t = (struct task){0};
     double oldest = 0;
@@ -185,8 +184,8 @@ static int task_read(int dfd, uid_t owner, const char *id, struct task *t, char 
         size_t len;
         struct timespec mt;
         const char *r = NULL;
-        int rc = read_at(tfd, storemig_names[i], owner, storemig_caps[i], &t->doc[i], &len, &mt,
-                         &r);
+        int rc =
+            read_at(tfd, storemig_names[i], owner, storemig_caps[i], &t->doc[i], &len, &mt, &r);
         if (rc < 0)
             continue;
         json_t *j = rc == 0 ? tasks_parse(t->doc[i], len) : NULL;
