@@ -97,12 +97,14 @@ struct gw_store {
     struct loop_timer *purge;
     struct loop_timer *later; /* the pins' lock was busy: read and ask again */
     bool reading, again;      /* a read of the pins under way; another asked for meanwhile */
-    /* Exposed names refused for the caps (said once): &full_waiting, not asked for again until
-     * room may have been made (a notification, a reconnect), then &full_said. */
+    /* Exposed names refused for the caps (said once): FULL_WAITING, not asked for again until
+     * room may have been made (a notification, a reconnect), then FULL_SAID. */
     struct strmap *full;
 };
 
-static char full_waiting, full_said;
+/* The values of s->full (the names are the keys; nothing to free). */
+#define FULL_WAITING ((void *)(uintptr_t)1)
+#define FULL_SAID ((void *)(uintptr_t)2)
 
 struct gw_store_claim {
     gw_store_claimed_fn *cb; /* NULL once cancelled */
@@ -338,7 +340,7 @@ void gw_store_reread(struct gw_store *s)
 static void may_ask(const char *key, void *value, void *arg)
 {
     (void)value;
-    strmap_put(arg, key, &full_said);
+    strmap_put(arg, key, FULL_SAID);
 }
 
 /* A pin removed or accepted (any notification), or one perhaps missed: the tools refused for
@@ -444,7 +446,7 @@ void gw_store_free(struct gw_store *s)
     loop_timer_cancel(s->purge);
     loop_timer_cancel(s->later);
     pgconn_free(s->conn); /* requests in flight are called back, DOWN */
-    strmap_free(s->full); /* its values are static */
+    strmap_free(s->full); /* its values are marks, not pointers */
     free(s);
 }
 
@@ -486,7 +488,7 @@ static void pin_absent_done(enum pgconn_status st, PGresult *const *res, size_t 
                      "(hermes-mcp gateway unpin NAME, for tools no longer served)",
                      a->upstream, a->exposed, PINS_PER_UPSTREAM, PINS_BYTES_MAX);
         if (was || strmap_count(s->full) < FULL_MAX)
-            strmap_put(s->full, a->exposed, &full_waiting);
+            strmap_put(s->full, a->exposed, FULL_WAITING);
     } else if (s->full) /* pinned, or pinned meanwhile: forgotten */
         strmap_del(s->full, a->exposed);
     free(a->exposed);
@@ -497,7 +499,7 @@ static void pin_absent_done(enum pgconn_status st, PGresult *const *res, size_t 
 void gw_store_pin_absent(struct gw_store *s, const char *exposed, json_t *pin)
 {
     char err[200];
-    if (s->full && strmap_get(s->full, exposed) == &full_waiting)
+    if (s->full && strmap_get(s->full, exposed) == FULL_WAITING)
         return; /* refused for the caps: asked for again once room may have been made */
     if (s->later)
         return; /* the lock was busy: the next read asks */
