@@ -5,8 +5,9 @@
  * server serves (all, or one exposed name); the running server applies it on SIGHUP. Both
  * work offline on the two files, so they need no token and never start an upstream. With
  * STORE_URL the pins are the store's (gwstore.h): pins lists those, accept writes them there
- * and every replica applies it within a second, no SIGHUP; the status file is still this
- * replica's (the env file's GATEWAY_FILE). */
+ * and every replica applies it within a second, no SIGHUP, and unpin removes one (room for a
+ * tool refused for the store's caps); the status file is still this replica's (the env file's
+ * GATEWAY_FILE). */
 #include "gwpins.h"
 
 #include <stdio.h>
