@@ -31,9 +31,14 @@ json_t *results_public(json_t *r)
     return o;
 }
 
-/* Queues result.json; c (if any) gets answer once it is durable. */
-/* The record result.json holds (new reference). */
-static json_t *result_record(const char *id, const char *agent, json_t *parsed, const char *run_id)
+/* Whether storing task id's result must tell the streams watching it from here: with task
+ * files; with a database every replica hears of it from the database instead (taskwatch.c). */
+static bool watched_here(struct bridge *b, const char *id)
+{
+    return !tasks_remote(b->tasks) && mcp_task_watched(b->mcp, id);
+}
+
+json_t *results_record(const char *id, const char *agent, json_t *parsed, const char *run_id)
 {
     json_t *r = json_pack(
         "{s:s, s:O, s:O, s:O, s:O, s:s, s:o}", "id", id, "status",
@@ -54,14 +59,15 @@ static json_t *result_record(const char *id, const char *agent, json_t *parsed, 
 void results_write(struct bridge *b, const char *id, const char *agent, json_t *parsed,
                    const char *run_id, struct mcp_call *c, json_t *answer)
 {
-    json_t *r = result_record(id, agent, parsed, run_id);
+    json_t *r = results_record(id, agent, parsed, run_id);
     if (answer == NULL && c)
         answer = mcp_tool_result(results_public(r));
     (void)taskfilespg_capture(b->files_pg, id, NULL,
                               NULL); /* with STORE_URL, for every replica's hermes_files */
-    /* An MCP task watched on a subscriptions/listen stream hears of its end (mcptask.c). */
+    /* An MCP task watched on a subscriptions/listen stream hears of its end (mcptask.c); with
+     * a database, through the end every replica hears (taskwatch.c). */
     bridge_store_then(b, id, "result.json", r, c, answer,
-                      mcp_task_watched(b->mcp, id) ? b->task_ended : NULL);
+                      watched_here(b, id) ? b->task_ended : NULL);
     json_decref(r);
 }
 
@@ -129,19 +135,17 @@ static void written(enum tasks_rc rc, void *arg)
     free(w);
 }
 
-void results_write_then(struct bridge *b, const char *id, const char *agent, json_t *parsed,
-                        const char *run_id, tasks_done_cb *done, void *arg)
+void results_write_record_then(struct bridge *b, const char *id, json_t *r, tasks_done_cb *done,
+                               void *arg)
 {
-    json_t *r = result_record(id, agent, parsed, run_id);
     struct written *w = xcalloc(1, sizeof *w);
     w->b = b;
     snprintf(w->id, sizeof w->id, "%s", id);
-    w->watched = mcp_task_watched(b->mcp, id);
+    w->watched = watched_here(b, id);
     w->done = done;
     w->arg = arg;
     (void)taskfilespg_capture(b->files_pg, id, NULL, NULL);
     enum tasks_rc rc = tasks_write(b->tasks, id, "result.json", r, written, w);
-    json_decref(r);
     if (rc != TASKS_OK) /* never queued: done hears it all the same */
         written(rc, w);
 }
