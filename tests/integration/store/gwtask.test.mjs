@@ -327,6 +327,39 @@ test('a row ended elsewhere unheard of: the approval write is refused, A adopts 
   }
 });
 
+test('an end refused by a row ended elsewhere: the holder takes the row\'s end and says so in its log', async () => {
+  const ca = await tasksClient(a, 'on-a');
+  try {
+    const before = upstreamCalls('a').length;
+    const { id, approval } = await created(ca, a, 'slow', { ms: 2000 });
+    assert.equal((await hermesCli(a, 'approve', approval)).code, 0);
+    await until(() => upstreamCalls('a').length === before + 1, 'the call at the upstream');
+    // Ended as A's by another replica while the call runs, its notice lost (no NOTIFY).
+    const error = JSON.stringify({ code: -32603, message: GONE });
+    await sql(`UPDATE hm_gwtask SET status = 'failed', message = '${GONE}', result = '${error}', ended_at = now() WHERE id = '${id}'`);
+    const l = await listen(a, [id]);
+    try {
+      // The upstream answers; A's write of the end is refused: A says what the row says.
+      const frames = await until(() => {
+        const f = l.frames().filter((m) => m.method === 'notifications/tasks');
+        return f.length >= 2 && f;
+      }, 'the end, then the row\'s end, on A', 10000);
+      assert.equal(frames[0].params.status, 'completed');
+      assert.equal(frames[1].params.status, 'failed');
+      assert.equal(frames[1].params.statusMessage, GONE);
+      const mine = (await rpc(a, 'tasks/get', { taskId: id })).json.result;
+      assert.equal(mine.status, 'failed', JSON.stringify(mine));
+      assert.deepEqual(mine.error, JSON.parse(error));
+      assert.equal((await rpc(b, 'tasks/get', { taskId: id })).json.result?.status, 'failed', 'one truth on every replica');
+      assert.match(a.proc.stderrText, new RegExp(`gateway task ${id}: its end \\(completed\\) was refused by the store`));
+    } finally {
+      await l.close();
+    }
+  } finally {
+    await ca.close();
+  }
+});
+
 test('a write that failed is written again while the connection stays up', async () => {
   const ca = await tasksClient(a, 'on-a');
   try {
