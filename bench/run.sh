@@ -630,8 +630,9 @@ added() { # SERVER CONNS
             echo
             echo "\"fake agent, direct\" is wrk on the fake agent's \`POST /v1/chat/completions\` with the body and"
             echo "session header hermes-mcp sends for this call (captured at the start of the run). Through"
-            echo "hermes-mcp a call also writes request.json and result.json (temp file, fsync, rename, fsync of"
-            echo "the directory, on one writer thread) and is answered once result.json is durable; \"added p50\""
+            echo "hermes-mcp a call also writes request.json and result.json (journaled with the batch they"
+            echo "are in, one fdatasync, then temp file and rename, on one writer thread) and is answered once"
+            echo "result.json is durable in the journal; \"added p50\""
             echo "is hermes-mcp's p50 minus the direct p50."
         fi
         echo

@@ -1,24 +1,24 @@
 /* tasks.c — task directory I/O: a writer thread for durable writes, capped reads, safe file
  * access.
  *
- * The writer takes everything queued at once and works in phases: create each temp file and
- * write it, fsync each, rename each (removals happen here too, in queue order), then fsync each
- * touched directory once and the tasks root once if task directories were created. On ext4 the
- * first fsync of a phase commits the journal for the whole batch, so the later ones are cheap:
- * concurrent tasks share their disk flushes instead of queueing behind each other's. Where the
- * file system has no journal to share (ext4 without one, as on some VMs), each fsync is its own
- * write and device flush, and in a row they were the ceiling (0.2-0.3 ms each, ~3 per task):
- * so the fsyncs of a phase run side by side on a few flusher threads (started on the first batch
- * that needs them), which lets the block layer merge their flushes. Every file is still fsynced
- * before its rename and every directory after, so a crash leaves what it left before. The writer
- * is a work queue's worker (workq.h), which hands finished operations back to the loop. */
+ * The writer takes everything queued at once (a batch) and journals it first: every record
+ * (the task file's path and bytes, or its removal) goes to the task journal (taskjournal.h)
+ * with one write and one fdatasync for the whole batch. Then it writes the files themselves,
+ * in queue order, as a temp file renamed over the name but without their fsyncs, and hands the
+ * batch back to the loop: a caller is told its write is done once its record is durable, and a
+ * reader in another process sees the file at once (the page cache holds it). The journal's
+ * checkpoint thread makes the files durable later, thousands at once (syncfs), and a crash is
+ * repaired by replaying the journal before anything reads the directory (tasks_open, and the
+ * offline readers through taskjournal_recover). A record too big for a journal segment, or a
+ * directory whose journal another process holds, is written the durable way instead: temp
+ * file, fsync, rename, fsync of its directory (and of the root for a new task directory). The
+ * writer is a work queue's worker (workq.h), which hands finished operations back to the loop. */
 #include "tasks.h"
 
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
-#include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -31,13 +31,12 @@
 #include "loop.h"
 #include "mem.h"
 #include "strmap.h"
+#include "taskjournal.h"
 #include "taskpath.h"
 #include "taskspg.h"
 #include "workq.h"
 
 #define BATCH_MAX 256
-#define FLUSHERS 7                /* beside the writer: 8 fsyncs at once (measured: 4-6x a row) */
-#define FLUSHER_STACK (64 * 1024) /* they only call fsync */
 
 enum op_kind { OP_WRITE, OP_REMOVE };
 
@@ -51,35 +50,20 @@ struct op {
     tasks_done_cb *done;
     void *arg;
     enum tasks_rc rc;
-    /* writer thread only */
-    int fd;
-    char *tmp; /* the temp file's path while it exists */
-    bool made_dir;
 };
 
 #define OP_OF(node) list_entry(node, struct op, q.link)
-
-/* One phase's fsyncs, shared by the writer and the flushers (guarded by tasks.fmu). */
-struct syncset {
-    const int *fds;
-    int *errs; /* errno of each fsync, 0 when it succeeded */
-    size_t n, next, left;
-};
 
 struct tasks {
     char *dir;  /* as configured */
     char *real; /* realpath of dir, for containment checks */
     struct loop *loop;
-    struct strmap *pending; /* id -> number of queued operations (loop thread) */
-    struct workq *wq;       /* the writer: batches of operations, each back to the loop */
-    unsigned long seq;      /* writer thread only */
-    pthread_t flushers[FLUSHERS];
-    int nflushers; /* started so far (writer thread; read by tasks_free after the join) */
-    pthread_mutex_t fmu;
-    pthread_cond_t fwork, fdone;
-    struct syncset *job; /* guarded by fmu */
-    bool fstop;          /* guarded by fmu */
-    struct taskspg *pg;  /* STORE_URL: the records are there (tasks_use_store) */
+    struct strmap *pending;      /* id -> number of queued operations (loop thread) */
+    struct workq *wq;            /* the writer: batches of operations, each back to the loop */
+    unsigned long seq;           /* writer thread only */
+    struct taskjournal *journal; /* NULL: every write the durable way */
+    bool journal_tried;          /* writer thread: opened on the first batch */
+    struct taskspg *pg;          /* STORE_URL: the records are there (tasks_use_store) */
 };
 
 /* What tasks_pending counts: operations queued or under way, and holds. */
@@ -122,208 +106,130 @@ static void op_fail(struct op *o, const char *what, int err)
     log_error("task %s: cannot %s %s: %s", o->id, what, o->name, strerror(err));
 }
 
-/* Phase 1: the task directory and a temp file holding the bytes. */
-static void op_prepare(struct tasks *t, struct op *o)
+/* The task directory; made_dir tells whether it is new. */
+static bool op_mkdir(struct tasks *t, struct op *o, char *dir, size_t dirlen, bool *made_dir)
 {
-    char dir[PATH_MAX];
-    snprintf(dir, sizeof dir, "%s/%s", t->real, o->id);
-    if (mkdir(dir, 0700) == 0)
-        o->made_dir = true;
-    else if (errno != EEXIST) {
+    snprintf(dir, dirlen, "%s/%s", t->real, o->id);
+    *made_dir = mkdir(dir, 0700) == 0;
+    if (!*made_dir && errno != EEXIST) {
         op_fail(o, "create the directory for", errno);
-        return;
+        return false;
     }
-    o->tmp = xasprintf("%s/.%s.tmp.%ld.%lu", dir, o->name, (long)getpid(), ++t->seq);
-    o->fd = open(o->tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600);
-    if (o->fd < 0) {
-        op_fail(o, "create a temp file for", errno);
-        return;
-    }
-    if (fchmod(o->fd, 0600) < 0 || !atomicfile_write_all(o->fd, o->data, o->len)) {
-        op_fail(o, "write", errno);
-        close(o->fd);
-        o->fd = -1;
-        unlink(o->tmp);
-    }
+    return true;
 }
 
-/* ---------- fsyncs side by side ---------- */
-
-/* Called with fmu held; drops it around the fsync. */
-static void sync_next_locked(struct tasks *t, struct syncset *s)
-{
-    size_t i = s->next++;
-    pthread_mutex_unlock(&t->fmu);
-    int e = s->fds[i] >= 0 && fsync(s->fds[i]) < 0 ? errno : 0;
-    pthread_mutex_lock(&t->fmu);
-    s->errs[i] = e;
-    if (--s->left == 0)
-        pthread_cond_signal(&t->fdone);
-}
-
-static void *flusher(void *arg)
-{
-    struct tasks *t = arg;
-    pthread_mutex_lock(&t->fmu);
-    for (;;) {
-        while (!t->fstop && (t->job == NULL || t->job->next == t->job->n))
-            pthread_cond_wait(&t->fwork, &t->fmu);
-        if (t->job == NULL || t->job->next == t->job->n)
-            break; /* stopping, nothing left */
-        sync_next_locked(t, t->job);
-    }
-    pthread_mutex_unlock(&t->fmu);
-    return NULL;
-}
-
-/* Writer thread: starts the flushers once; fewer (or none) if threads cannot be had. */
-static void start_flushers(struct tasks *t)
-{
-    pthread_attr_t attr;
-    if (t->nflushers > 0 || pthread_attr_init(&attr) != 0)
-        return;
-    pthread_attr_setstacksize(&attr, FLUSHER_STACK);
-    while (t->nflushers < FLUSHERS &&
-           pthread_create(&t->flushers[t->nflushers], &attr, flusher, t) == 0)
-        t->nflushers++;
-    pthread_attr_destroy(&attr);
-}
-
-/* Writer thread: fsyncs every fd (-1 is skipped), side by side; errs[i] gets each errno. */
-static void sync_all(struct tasks *t, const int *fds, int *errs, size_t n)
-{
-    if (n > 1)
-        start_flushers(t);
-    if (n <= 1 || t->nflushers == 0) {
-        for (size_t i = 0; i < n; i++)
-            errs[i] = fds[i] >= 0 && fsync(fds[i]) < 0 ? errno : 0;
-        return;
-    }
-    struct syncset s = {.fds = fds, .errs = errs, .n = n, .left = n};
-    pthread_mutex_lock(&t->fmu);
-    t->job = &s;
-    for (size_t i = 1; i < n && i <= (size_t)t->nflushers; i++)
-        pthread_cond_signal(&t->fwork);
-    while (s.next < s.n)
-        sync_next_locked(t, &s);
-    while (s.left > 0)
-        pthread_cond_wait(&t->fdone, &t->fmu);
-    t->job = NULL;
-    pthread_mutex_unlock(&t->fmu);
-}
-
-/* Phase 2: the bytes are on disk. */
-static void batch_flush(struct tasks *t, struct list *batch, size_t n)
-{
-    int *fds = xcalloc(n ? n : 1, sizeof *fds), *errs = xcalloc(n ? n : 1, sizeof *errs);
-    size_t k = 0;
-    LIST_FOREACH(node, batch)
-    if (OP_OF(node)->fd >= 0)
-        fds[k++] = OP_OF(node)->fd;
-    sync_all(t, fds, errs, k);
-    k = 0;
-    LIST_FOREACH(node, batch)
-    {
-        struct op *o = OP_OF(node);
-        if (o->fd < 0)
-            continue;
-        if (errs[k++]) {
-            op_fail(o, "fsync", errs[k - 1]);
-            unlink(o->tmp);
-        }
-        close(o->fd);
-        o->fd = -1;
-    }
-    free(fds);
-    free(errs);
-}
-
-/* Phase 3: the new file takes the name (or a removal happens), in queue order. */
-static void op_commit(struct tasks *t, struct op *o)
+static void op_unlink(struct tasks *t, struct op *o)
 {
     char path[PATH_MAX + 64];
     snprintf(path, sizeof path, "%s/%s/%s", t->real, o->id, o->name);
-    if (o->kind == OP_REMOVE) {
-        unlink(path);
-        snprintf(path, sizeof path, "%s/%s", t->real, o->id);
-        rmdir(path); /* only if that left it empty: a task that never started leaves nothing */
-        return;
-    }
-    if (o->rc != TASKS_OK)
-        return;
-    if (rename(o->tmp, path) < 0) {
-        op_fail(o, "replace", errno);
-        unlink(o->tmp);
-    }
+    unlink(path);
+    snprintf(path, sizeof path, "%s/%s", t->real, o->id);
+    rmdir(path); /* only if that left it empty: a task that never started leaves nothing */
 }
 
-/* Phase 4: the names are on disk: each touched task directory once, the root once. */
-static void batch_sync_dirs(struct tasks *t, struct list *batch, size_t n)
+/* A journaled operation: the file takes its new bytes (temp file, rename; no fsync: the
+ * journal holds them until a checkpoint), or goes. */
+static void op_apply(struct tasks *t, struct op *o)
 {
-    /* Slot 0 is the root; the others are task directories in first-touched order. */
-    int *fds = xcalloc(n + 1, sizeof *fds), *errs = xcalloc(n + 1, sizeof *errs);
-    int *open_errs = xcalloc(n + 1, sizeof *open_errs);
-    struct strmap *slot = strmap_new(); /* task id -> its slot */
-    size_t k = 1;
-    bool made = false;
-    LIST_FOREACH(node, batch)
-    made |= OP_OF(node)->made_dir && OP_OF(node)->rc == TASKS_OK;
-    fds[0] = made ? open(t->real, O_RDONLY | O_DIRECTORY | O_CLOEXEC) : -1;
-    if (made && fds[0] < 0)
-        open_errs[0] = errno;
-    LIST_FOREACH(node, batch)
-    {
-        const struct op *o = OP_OF(node);
-        if (o->kind != OP_WRITE || o->rc != TASKS_OK || strmap_get(slot, o->id))
-            continue;
-        char dir[PATH_MAX];
-        snprintf(dir, sizeof dir, "%s/%s", t->real, o->id);
-        fds[k] = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-        if (fds[k] < 0 && errno != ENOENT) /* ENOENT: the directory was removed since */
-            open_errs[k] = errno;
-        strmap_put(slot, o->id, (void *)(uintptr_t)k);
-        k++;
+    char dir[PATH_MAX], path[PATH_MAX + 64];
+    bool made;
+    if (o->kind == OP_REMOVE) {
+        op_unlink(t, o);
+        return;
     }
-    sync_all(t, fds, errs, k);
-    for (size_t i = 0; i < k; i++) {
-        if (open_errs[i])
-            errs[i] = open_errs[i];
-        if (fds[i] >= 0)
-            close(fds[i]);
+    if (!op_mkdir(t, o, dir, sizeof dir, &made))
+        return;
+    char *tmp = xasprintf("%s/.%s.tmp.%ld.%lu", dir, o->name, (long)getpid(), ++t->seq);
+    int fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600);
+    snprintf(path, sizeof path, "%s/%s", dir, o->name);
+    if (fd < 0)
+        op_fail(o, "create a temp file for", errno);
+    else if (fchmod(fd, 0600) < 0 || !atomicfile_write_all(fd, o->data, o->len)) {
+        op_fail(o, "write", errno);
+        unlink(tmp);
+    } else if (rename(tmp, path) < 0) {
+        op_fail(o, "replace", errno);
+        unlink(tmp);
     }
-    LIST_FOREACH(node, batch)
-    {
-        struct op *o = OP_OF(node);
-        if (o->kind != OP_WRITE || o->rc != TASKS_OK)
-            continue;
-        size_t i = (uintptr_t)strmap_get(slot, o->id);
-        if (o->made_dir && errs[0])
-            op_fail(o, "fsync the tasks directory for", errs[0]);
-        else if (errs[i])
-            op_fail(o, "fsync the directory of", errs[i]);
-    }
-    strmap_free(slot);
-    free(fds);
-    free(errs);
-    free(open_errs);
+    if (fd >= 0)
+        close(fd);
+    free(tmp);
 }
 
+/* Without the journal: the file is durable (and its directory entry, and a new directory's)
+ * before the operation is done. */
+static void op_durable(struct tasks *t, struct op *o)
+{
+    char dir[PATH_MAX], path[PATH_MAX + 64], why[256];
+    bool made;
+    if (o->kind == OP_REMOVE) {
+        op_unlink(t, o);
+        return;
+    }
+    if (!op_mkdir(t, o, dir, sizeof dir, &made))
+        return;
+    snprintf(path, sizeof path, "%s/%s", dir, o->name);
+    if (!atomicfile_write(path, o->data, o->len, 0600, why, sizeof why)) {
+        o->rc = TASKS_IO;
+        log_error("task %s: cannot write %s: %s", o->id, o->name, why);
+    } else if (made && atomicfile_sync_dir(t->real) < 0)
+        op_fail(o, "fsync the tasks directory for", errno);
+}
+
+/* Journals and applies the batch in queue order: runs of records that fit a segment, each one
+ * write and one fdatasync; an operation the journal cannot take is written the durable way. */
 static void run_batch(struct tasks *t, struct list *batch)
 {
+    if (!t->journal_tried) {
+        char err[512];
+        bool busy;
+        t->journal_tried = true;
+        t->journal = taskjournal_open(t->real, NULL, &busy, err, sizeof err);
+        if (t->journal == NULL) /* another server writes here, or the disk fails */
+            log_warn("%s: the task files are written with an fsync each", err);
+    }
     size_t n = 0;
     LIST_FOREACH(node, batch)
-    {
-        n++;
-        if (OP_OF(node)->kind == OP_WRITE)
-            op_prepare(t, OP_OF(node));
-    }
-    batch_flush(t, batch, n);
+    n++;
+    struct op **ops = xcalloc(n ? n : 1, sizeof *ops);
+    struct taskjournal_rec *recs = xcalloc(n ? n : 1, sizeof *recs);
+    n = 0;
     LIST_FOREACH(node, batch)
-    op_commit(t, OP_OF(node));
-    batch_sync_dirs(t, batch, n);
+    {
+        struct op *o = ops[n] = OP_OF(node);
+        recs[n++] = (struct taskjournal_rec){.kind = o->kind == OP_WRITE ? TASKJOURNAL_WRITE
+                                                                         : TASKJOURNAL_REMOVE,
+                                             .id = o->id,
+                                             .name = o->name,
+                                             .data = o->data,
+                                             .len = o->len};
+    }
+    for (size_t i = 0; i < n;) {
+        size_t k = i, m = 0;
+        while (t->journal && k < n && taskjournal_fits(t->journal, &recs[k]))
+            k++;
+        if (k > i)
+            m = taskjournal_append(t->journal, recs + i, k - i);
+        /* Not journaled: this one the durable way, after a checkpoint (an older record of its
+         * file must not replay over it). */
+        if (m == 0) {
+            if (t->journal)
+                taskjournal_checkpoint(t->journal);
+            op_durable(t, ops[i++]);
+            continue;
+        }
+        for (size_t x = i; x < i + m; x++)
+            op_apply(t, ops[x]);
+        taskjournal_applied(t->journal);
+        i += m;
+    }
+    if (t->journal)
+        taskjournal_applied(t->journal);
+    free(ops);
+    free(recs);
 }
 
-/* Writer thread: a bounded batch (each write holds a file descriptor until its fsync). */
+/* Writer thread: a bounded batch (BATCH_MAX operations, one journal write or a few). */
 static void write_batch(struct list *batch, void *arg)
 {
     run_batch(arg, batch); /* may wait on the disk: only this thread waits */
@@ -342,14 +248,12 @@ static void op_done(struct workq_job *qj, enum workq_end end, void *arg)
     if (o->done)
         o->done(o->rc, o->arg);
     free(o->data);
-    free(o->tmp);
     free(o);
 }
 
 static void enqueue(struct tasks *t, struct op *o)
 {
     pending_add(t, o->id);
-    o->fd = -1;
     workq_submit(t->wq, &o->q); /* cannot fail: tasks_open started the writer */
 }
 
@@ -367,9 +271,13 @@ struct tasks *tasks_open(const char *dir, struct loop *l, char *err, size_t errl
     t->real = xstrdup(real);
     t->loop = l;
     t->pending = strmap_new();
-    pthread_mutex_init(&t->fmu, NULL);
-    pthread_cond_init(&t->fwork, NULL);
-    pthread_cond_init(&t->fdone, NULL);
+    /* What a crash left, before anything reads the directory (if another server holds the
+     * journal, its files are current). The journal itself is opened by the first write, so a
+     * server whose records are in a database never takes it. */
+    if (taskjournal_recover(real, err, errlen) < 0) {
+        tasks_free(t);
+        return NULL;
+    }
     struct workq_opts o = {.name = "task-writer",
                            .loop = l,
                            .work = write_batch,
@@ -397,15 +305,7 @@ void tasks_free(struct tasks *t)
     taskspg_free(t->pg); /* its last writes reach the database; their callbacks run */
     /* The writer finishes what was queued first, and each operation's callback runs. */
     workq_free(t->wq, WORKQ_DRAIN, 0);
-    pthread_mutex_lock(&t->fmu);
-    t->fstop = true;
-    pthread_cond_broadcast(&t->fwork);
-    pthread_mutex_unlock(&t->fmu);
-    for (int i = 0; i < t->nflushers; i++)
-        pthread_join(t->flushers[i], NULL);
-    pthread_mutex_destroy(&t->fmu);
-    pthread_cond_destroy(&t->fwork);
-    pthread_cond_destroy(&t->fdone);
+    taskjournal_close(t->journal); /* a last checkpoint: the next start replays nothing */
     strmap_free(t->pending);
     free(t->dir);
     free(t->real);

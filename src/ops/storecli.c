@@ -21,6 +21,7 @@
 #include "storemig.h"
 #include "storemigoauth.h"
 #include "storeschema.h"
+#include "taskjournal.h"
 
 #define REPLICAS_SHOWN 100
 
@@ -323,9 +324,15 @@ int storecli_main(int argc, char **argv)
         rc = status(pg, &o);
     else if (!schema_current(pg, &o))
         rc = EXIT_FAIL;
-    else if (o.cmd == CMD_EXPORT)
+    else if (o.cmd == CMD_EXPORT && taskjournal_recover(o.to, err, sizeof err) < 0) {
+        fprintf(stderr, "hermes-mcp store: %s\n", err); /* DIR may be a TASKS_DIR */
+        rc = EXIT_FAIL;
+    } else if (o.cmd == CMD_EXPORT)
         rc = storeexp_run(pg, o.to);
-    else {
+    else if (taskjournal_recover(tasks_dir, err, sizeof err) < 0) { /* a crash's last files */
+        fprintf(stderr, "hermes-mcp store: %s\n", err);
+        rc = EXIT_FAIL;
+    } else {
         rc = storemig_run(pg, tasks_dir);
         int prc = migrate_passphrase(pg, pass_file);
         rc = rc != EXIT_OK ? rc : prc;

@@ -21,6 +21,7 @@
 #include "exitcode.h"
 #include "mem.h"
 #include "storemig.h"
+#include "taskjournal.h"
 #include "taskpath.h"
 #include "tasks.h"
 
@@ -120,7 +121,8 @@ static bool check_dir(PGconn *pg, const char *dir)
     bool ok = true;
     struct dirent *e;
     while (ok && (e = readdir(d)) != NULL) {
-        if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
+        if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, "..") ||
+            !strcmp(e->d_name, TASKJOURNAL_DIR)) /* the task files' journal, replayed */
             continue;
         struct stat st;
         char why[400];

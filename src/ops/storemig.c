@@ -15,6 +15,7 @@
 
 #include "exitcode.h"
 #include "mem.h"
+#include "taskjournal.h"
 #include "taskpath.h"
 #include "tasks.h"
 
@@ -116,7 +117,8 @@ static char **task_ids(const char *dir, size_t *n, size_t *others)
     *others = 0;
     struct dirent *e;
     while ((e = readdir(d)) != NULL) {
-        if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
+        if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, "..") ||
+            !strcmp(e->d_name, TASKJOURNAL_DIR)) /* the task files' journal, replayed */
             continue;
         struct stat st;
         if (!taskpath_id_ok(e->d_name, strlen(e->d_name)) ||

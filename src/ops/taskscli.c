@@ -25,6 +25,7 @@
 #include "mem.h"
 #include "readfile.h"
 #include "retention.h"
+#include "taskjournal.h"
 #include "tasks.h"
 #include "tasksdb.h"
 
@@ -267,7 +268,10 @@ int taskscli_main(int argc, char **argv)
         config_cleanup(&c);
         return rc;
     }
-    if (!retention_scan(c.tasks_dir, &l, err, sizeof err)) {
+    /* What a crashed server journaled first (a running one holds the journal: its files are
+     * current). */
+    if (taskjournal_recover(c.tasks_dir, err, sizeof err) < 0 ||
+        !retention_scan(c.tasks_dir, &l, err, sizeof err)) {
         fprintf(stderr, "hermes-mcp tasks: %s\n", err);
         config_cleanup(&c);
         return EXIT_FAIL;
