@@ -396,7 +396,9 @@ test('a reconnect rewrites nothing by itself, and the cancels asked meanwhile ar
     await sql(`UPDATE hm_gwtask SET status = 'working', message = 'marker', ended_at = NULL WHERE id = '${done.id}'`);
     await sql(`UPDATE hm_gwtask SET cancel_requested = true WHERE id = '${id}'`);
     assert.ok(Number(await dropConnections()) >= 2);
-    await until(async () => (await pendingApprovals(a)).length === 0, 'A withdrew the request after its reconnect', 15000);
+    // (The approvals CLI may be refused while A's own connections come back: asked again.)
+    await until(async () => (await pendingApprovals(a).catch(() => null))?.length === 0,
+      'A withdrew the request after its reconnect', 15000);
     assert.equal((await ca.session.task(id).snapshot()).status, 'cancelled');
     await until(async () => (await sql(`SELECT status FROM hm_gwtask WHERE id = '${id}'`)) === 'cancelled', 'the row says cancelled');
     await sleep(2500); // a beat
