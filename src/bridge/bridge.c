@@ -148,6 +148,7 @@ struct bridge *bridge_new_kept(struct mcp_server *mcp, struct loop *l, const str
     b->runs = strmap_new();
     b->queues = strmap_new();
     b->owners = strmap_new();
+    b->unsaved = strmap_new();
     buf_init(&b->chunk, ANSWER_MAX);
     b->registry_path = agentcfg_registry_path(o->agents_file);
     b->tasks = tasks_open(o->tasks_dir ? o->tasks_dir : "tasks", l, err, sizeof err);
@@ -183,6 +184,7 @@ struct bridge *bridge_new_kept(struct mcp_server *mcp, struct loop *l, const str
     for (size_t i = 0; i < NTOOLS; i++)
         add_tool(b, tools[i]);
     mcptask_register(b);
+    b->watch = taskwatch_start(b);
     b->retention = retention_new(b->tasks, l, o->tasks_retention_days, o->tasks_max, task_in_flight,
                                  task_pruned, b);
     retention_prune(b->retention);
@@ -236,6 +238,13 @@ void bridge_metrics(struct bridge *b, struct buf *out)
     }
     metric_render_value(out, "hermes_mcp_jobs", "Tasks the bridge is running or following",
                         METRIC_GAUGE, (double)strmap_count(b->jobs));
+    metric_render_value(out, "hermes_mcp_run_index_entries",
+                        "Run ids this replica maps to their tasks (with a database: the runs it "
+                        "follows)",
+                        METRIC_GAUGE, (double)strmap_count(b->runs));
+    metric_render_value(out, "hermes_mcp_results_unsaved",
+                        "Results of ended runs waiting for the task store's database", METRIC_GAUGE,
+                        b->unsaved ? (double)strmap_count(b->unsaved) : 0);
     metric_render_value(out, "hermes_mcp_registry_ok",
                         "1 when the agents registry on disk is in use (0: last good state kept)",
                         METRIC_GAUGE, b->registry_error ? 0 : 1);
@@ -247,6 +256,7 @@ void bridge_free(struct bridge *b)
     if (b == NULL)
         return;
     tasks_quiesce(b->tasks); /* no takeover nor load reaches what is freed below */
+    taskwatch_stop(b->watch);
     struct taskfilespg *files_pg = b->files_pg;
     b->files_pg = NULL; /* reads in flight are answered unavailable: they find no store */
     taskfilespg_free(files_pg);
@@ -282,7 +292,9 @@ void bridge_free(struct bridge *b)
     strmap_free(b->runs);
     strmap_free(b->queues);
     retention_stop(b->retention); /* no report reaches the freed index */
+    unsaved_stop(b);              /* before tasks_free: a retry in flight is called back */
     tasks_free(b->tasks);         /* its last callbacks empty b->owners */
+    taskwatch_free(b->watch);
     strmap_free(b->owners);
     retention_free(b->retention);
     buf_cleanup(&b->chunk);

@@ -162,6 +162,9 @@ struct bridge {
     size_t nloads;
     /* Run once a result.json is durable for a task an MCP client watches (mcptask.c sets it). */
     void (*task_ended)(struct bridge *b, const char *id);
+    struct taskwatch *watch; /* with a database: ends announced by any replica (taskwatch.c) */
+    struct strmap *unsaved;  /* task id -> a result waiting for the database (unsaved.c) */
+    size_t unsaved_bytes;
 };
 
 /* reply.c: answers */
@@ -273,11 +276,33 @@ void results_from_run(struct bridge *b, const char *id, const char *agent, json_
                       struct mcp_call *c, json_t *answer);
 /* What a terminal run object says, as results_write takes it (new reference). */
 json_t *results_run_outcome(json_t *run);
-/* Writes result.json for a caller that has no MCP call and must know whether it was stored (a
- * follower tries again when the store was away): done(rc, arg) runs once it is durable or
- * failed, never before this returns (an MCP task being watched is told, as results_write). */
-void results_write_then(struct bridge *b, const char *id, const char *agent, json_t *parsed,
-                        const char *run_id, tasks_done_cb *done, void *arg);
+/* The record result.json holds for an outcome (new reference). */
+json_t *results_record(const char *id, const char *agent, json_t *parsed, const char *run_id);
+/* Writes the record r as task id's result.json for a caller that has no MCP call and must know
+ * whether it was stored (a follower keeps it when the store was away): done(rc, arg) runs once
+ * it is durable or failed, never before this returns (an MCP task being watched is told, as
+ * results_write). */
+void results_write_record_then(struct bridge *b, const char *id, json_t *r, tasks_done_cb *done,
+                               void *arg);
+
+/* taskwatch.c: with a database, the end of a task stored by any replica reaches the streams
+ * watching it here (task_ended); NULL with task files. stop before the store stops, free
+ * after it. */
+struct taskwatch *taskwatch_start(struct bridge *b);
+void taskwatch_stop(struct taskwatch *w);
+void taskwatch_free(struct taskwatch *w);
+
+/* unsaved.c: a followed run's result the store's database could not take yet, kept and
+ * written again until it is stored. */
+/* Keeps record (its text) and tries the write again later; false (nothing kept) beyond the
+ * bound: the caller follows the run again instead. */
+bool unsaved_keep(struct bridge *b, const char *id, json_t *record);
+/* The store's database is back: every result waiting is written now. */
+void unsaved_kick(struct bridge *b);
+/* Whether task id's result waits here for the database. */
+bool unsaved_has(struct bridge *b, const char *id);
+/* The bridge stops: what waits is dropped (its runs are followed again elsewhere or later). */
+void unsaved_stop(struct bridge *b);
 
 /* runctx.c: one request to the agent about a run, for a waiting MCP call (status, stop). */
 struct run_ctx {
@@ -449,5 +474,8 @@ enum task_state tool_result_task_state(struct bridge *b, const char *id, json_t 
  * run id already indexed for another task that still exists keeps that task, with a warning:
  * silently taking it over would answer that task's owner not_found by run id. */
 void bridge_run_index(struct bridge *b, const char *run_id, const char *task_id);
+/* With a database: takes run_id's entry out when it names task_id and no job of that task runs
+ * here (the database answers the next lookup); with files, does nothing. */
+void bridge_run_forget(struct bridge *b, const char *run_id, const char *task_id);
 
 #endif

@@ -31,9 +31,14 @@ json_t *results_public(json_t *r)
     return o;
 }
 
-/* Queues result.json; c (if any) gets answer once it is durable. */
-/* The record result.json holds (new reference). */
-static json_t *result_record(const char *id, const char *agent, json_t *parsed, const char *run_id)
+/* Whether storing task id's result must tell the streams watching it from here: with task
+ * files; with a database every replica hears of it from the database instead (taskwatch.c). */
+static bool watched_here(struct bridge *b, const char *id)
+{
+    return !tasks_remote(b->tasks) && mcp_task_watched(b->mcp, id);
+}
+
+json_t *results_record(const char *id, const char *agent, json_t *parsed, const char *run_id)
 {
     json_t *r = json_pack(
         "{s:s, s:O, s:O, s:O, s:O, s:s, s:o}", "id", id, "status",
@@ -49,19 +54,88 @@ static json_t *result_record(const char *id, const char *agent, json_t *parsed, 
     return r;
 }
 
+/* Queues result.json; c (if any) gets answer once it is durable. An MCP task watched on a
+ * subscriptions/listen stream hears of its end (mcptask.c); with a database, through the end
+ * every replica hears (taskwatch.c). */
+static void store_answered(struct bridge *b, const char *id, json_t *r, struct mcp_call *c,
+                           json_t *answer)
+{
+    bridge_store_then(b, id, "result.json", r, c, answer,
+                      watched_here(b, id) ? b->task_ended : NULL);
+}
+
+struct written;
+static void store_written(struct bridge *b, const char *id, json_t *r, struct written *w);
+
+/* With STORE_URL, a result waits for the copy of the files the agent left here
+ * (taskfilespg.h): once a client or another replica sees the result, hermes_files has them.
+ * The task stays busy meanwhile (tasks_hold), as it is while its write is queued, so that a
+ * retry neither starts it again nor finds it without a result. */
+struct files_first {
+    struct bridge *b;
+    char id[129];
+    json_t *record;
+    struct mcp_call *c; /* NULL once the call went away */
+    json_t *answer;
+    struct written *w; /* the follower's write (results_write_record_then), or NULL */
+};
+
+static void files_first_cancelled(struct mcp_call *c, void *arg)
+{
+    struct files_first *f = arg;
+    (void)c;
+    f->c = NULL;
+}
+
+static void files_copied(void *arg)
+{
+    struct files_first *f = arg;
+    tasks_release(f->b->tasks, f->id);
+    if (f->c)
+        mcp_call_on_cancel(f->c, NULL, NULL);
+    if (f->w)
+        store_written(f->b, f->id, f->record, f->w);
+    else
+        store_answered(f->b, f->id, f->record, f->c, f->answer); /* takes answer */
+    json_decref(f->record);
+    free(f);
+}
+
+/* True when a copy started: the result is stored once it ends (w: by store_written, else
+ * answering c). */
+static bool after_files(struct bridge *b, const char *id, json_t *r, struct mcp_call *c,
+                        json_t *answer, struct written *w)
+{
+    if (b->files_pg == NULL)
+        return false;
+    struct files_first *f = xcalloc(1, sizeof *f);
+    f->b = b;
+    snprintf(f->id, sizeof f->id, "%s", id);
+    f->record = json_incref(r);
+    f->c = c;
+    f->answer = answer;
+    f->w = w;
+    if (!taskfilespg_capture(b->files_pg, id, files_copied, f)) {
+        json_decref(f->record);
+        free(f);
+        return false;
+    }
+    tasks_hold(b->tasks, id);
+    if (c)
+        mcp_call_on_cancel(c, files_first_cancelled, f);
+    return true;
+}
+
 /* Writes result.json; c (if any) gets answer once it is durable. answer NULL: c gets the
  * record's public projection, the same one a retry and hermes_result give. */
 void results_write(struct bridge *b, const char *id, const char *agent, json_t *parsed,
                    const char *run_id, struct mcp_call *c, json_t *answer)
 {
-    json_t *r = result_record(id, agent, parsed, run_id);
+    json_t *r = results_record(id, agent, parsed, run_id);
     if (answer == NULL && c)
         answer = mcp_tool_result(results_public(r));
-    (void)taskfilespg_capture(b->files_pg, id, NULL,
-                              NULL); /* with STORE_URL, for every replica's hermes_files */
-    /* An MCP task watched on a subscriptions/listen stream hears of its end (mcptask.c). */
-    bridge_store_then(b, id, "result.json", r, c, answer,
-                      mcp_task_watched(b->mcp, id) ? b->task_ended : NULL);
+    if (!after_files(b, id, r, c, answer, NULL))
+        store_answered(b, id, r, c, answer);
     json_decref(r);
 }
 
@@ -129,19 +203,22 @@ static void written(enum tasks_rc rc, void *arg)
     free(w);
 }
 
-void results_write_then(struct bridge *b, const char *id, const char *agent, json_t *parsed,
-                        const char *run_id, tasks_done_cb *done, void *arg)
+static void store_written(struct bridge *b, const char *id, json_t *r, struct written *w)
 {
-    json_t *r = result_record(id, agent, parsed, run_id);
+    enum tasks_rc rc = tasks_write(b->tasks, id, "result.json", r, written, w);
+    if (rc != TASKS_OK) /* never queued: done hears it all the same */
+        written(rc, w);
+}
+
+void results_write_record_then(struct bridge *b, const char *id, json_t *r, tasks_done_cb *done,
+                               void *arg)
+{
     struct written *w = xcalloc(1, sizeof *w);
     w->b = b;
     snprintf(w->id, sizeof w->id, "%s", id);
-    w->watched = mcp_task_watched(b->mcp, id);
+    w->watched = watched_here(b, id);
     w->done = done;
     w->arg = arg;
-    (void)taskfilespg_capture(b->files_pg, id, NULL, NULL);
-    enum tasks_rc rc = tasks_write(b->tasks, id, "result.json", r, written, w);
-    json_decref(r);
-    if (rc != TASKS_OK) /* never queued: done hears it all the same */
-        written(rc, w);
+    if (!after_files(b, id, r, NULL, NULL, w))
+        store_written(b, id, r, w);
 }

@@ -1,6 +1,9 @@
 /* runindex.c — the run index (b->runs: run id -> task id), by which hermes_status and
- * hermes_cancel reach a task from its run id. Filled at start-up from each task's run.json and
- * by every submission the agent accepts; retention takes pruned tasks out (bridge.c). */
+ * hermes_cancel reach a task from its run id. With task files it is the whole index: filled at
+ * start-up from each task's run.json and by every submission the agent accepts; retention takes
+ * pruned tasks out (bridge.c). With a database the index is the database's (hm_task.run_id):
+ * b->runs then holds the runs followed here, and an entry a lookup learnt only for the call
+ * that asked (taskload.c), so it stays as small as the jobs whatever the lookups. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -23,4 +26,13 @@ void bridge_run_index(struct bridge *b, const char *run_id, const char *task_id)
         return;
     }
     free(strmap_put(b->runs, run_id, xstrdup(task_id)));
+}
+
+void bridge_run_forget(struct bridge *b, const char *run_id, const char *task_id)
+{
+    if (!tasks_remote(b->tasks) || strmap_get(b->jobs, task_id))
+        return;
+    const char *was = strmap_get(b->runs, run_id);
+    if (was && strcmp(was, task_id) == 0)
+        free(strmap_del(b->runs, run_id));
 }

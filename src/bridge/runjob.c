@@ -39,13 +39,15 @@ static void follow_schedule(struct job *j)
     j->timer = loop_timer_add(j->b->loop, ms, follow_poll, j);
 }
 
-/* A run that ended, its result being written: the follow is over, but a write the store
- * could not make (its database away) must not lose the result, so the run is followed again
- * once the store may be back, and its result written then (the agent still holds it). */
+/* A run that ended, its result being written. A write the store could not make (its database
+ * away) must not lose the result: the record is kept and written again (unsaved.c) without
+ * asking the agent, which may forget the run meanwhile. Beyond that module's bound the run is
+ * followed again once the store may be back, and its result written then. */
 struct ending {
     struct bridge *b;
     char id[129], agent[65], run_id[128];
     char *base_url, *key, *owner; /* the job's, for the follow that tries again */
+    json_t *record;               /* the result record being written */
 };
 
 static void ending_written(enum tasks_rc rc, void *arg)
@@ -55,16 +57,17 @@ static void ending_written(enum tasks_rc rc, void *arg)
     /* b->jobs is NULL once the bridge stops: the run is followed again at the next start (or
      * taken over by another replica), as a run whose result was never written. */
     /* Only a database that is away: a file store's I/O error (a full disk) would come back at
-     * every poll for ever, so it is logged by the write and the result dropped, as before. */
-    if (rc == TASKS_UNAVAILABLE && b->jobs) {
+     * every try for ever, so it is logged by the write and the result dropped, as before. */
+    if (rc == TASKS_UNAVAILABLE && b->jobs && unsaved_keep(b, e->id, e->record)) {
+        log_warn("task %s: run %s ended but its result could not be stored (the task store's "
+                 "database is away); the result is kept and stored once it is back",
+                 e->id, e->run_id);
+    } else if (rc == TASKS_UNAVAILABLE && b->jobs) {
         unsigned wait = tasks_retry_after_s(b->tasks);
         uint64_t ms = wait ? wait * 1000ull : b->opts.poll_ms;
-        log_warn("task %s: run %s ended but its result could not be stored (%s); the run is "
-                 "asked for again in %llu ms",
-                 e->id, e->run_id,
-                 rc == TASKS_UNAVAILABLE ? "the task store's database is away"
-                                         : "the task store failed",
-                 (unsigned long long)ms);
+        log_warn("task %s: run %s ended but its result could not be stored (the task store's "
+                 "database is away); the run is asked for again in %llu ms",
+                 e->id, e->run_id, (unsigned long long)ms);
         struct job *f = runjob_follow(b, e->id, e->agent, e->run_id);
         if (f) {
             f->base_url = e->base_url;
@@ -75,6 +78,7 @@ static void ending_written(enum tasks_rc rc, void *arg)
             f->timer = loop_timer_add(b->loop, ms, follow_poll, f);
         }
     }
+    json_decref(e->record);
     free(e->base_url);
     wipe_free(e->key);
     free(e->owner);
@@ -95,8 +99,10 @@ static void follow_end(struct job *j, json_t *parsed_take)
     e->owner = j->owner;
     j->base_url = j->key = j->owner = NULL;
     bridge_job_free(j);
-    results_write_then(b, e->id, e->agent, parsed_take, e->run_id, ending_written, e);
+    bridge_run_forget(b, e->run_id, e->id); /* with a database: no longer followed here */
+    e->record = results_record(e->id, e->agent, parsed_take, e->run_id);
     json_decref(parsed_take);
+    results_write_record_then(b, e->id, e->record, ending_written, e);
 }
 
 static void follow_done(struct agent_req *r, const struct agent_result *res, void *arg)

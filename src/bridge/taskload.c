@@ -9,6 +9,7 @@
 
 #include "bridge_internal.h"
 #include "mem.h"
+#include "strmap.h"
 #include "taskpath.h"
 #include "tasks.h"
 
@@ -51,9 +52,14 @@ static void loaded(enum tasks_rc rc, const char *task_id, void *arg)
     if (rc == TASKS_UNAVAILABLE || rc == TASKS_IO) {
         unavailable(l->c, tasks_retry_after_s(b->tasks));
     } else {
-        /* The run index is the database's: this replica learns the entry it was asked for. */
-        if (rc == TASKS_OK && l->by_run)
+        /* The run index is the database's: this replica learns the entry it was asked for,
+         * for this call only (handlers read it before they return). */
+        char learnt[129] = "";
+        if (rc == TASKS_OK && l->by_run) {
+            if (strmap_get(b->runs, l->key) == NULL)
+                snprintf(learnt, sizeof learnt, "%s", task_id);
             bridge_run_index(b, l->key, task_id);
+        }
         if (l->tool)
             l->tool->handler(l->c, l->args, b);
         else if (l->op == OP_GET)
@@ -62,6 +68,8 @@ static void loaded(enum tasks_rc rc, const char *task_id, void *arg)
             l->ops->update(l->c, l->key, l->args, b);
         else
             l->ops->cancel(l->c, l->key, b);
+        if (learnt[0])
+            bridge_run_forget(b, l->key, learnt);
     }
     json_decref(l->args);
     free(l);

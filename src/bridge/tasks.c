@@ -470,6 +470,11 @@ unsigned tasks_retry_after_s(const struct tasks *t)
     return t->pg ? taskspg_retry_after_s(t->pg) : 0;
 }
 
+struct taskspg *tasks_pg(struct tasks *t)
+{
+    return t->pg;
+}
+
 enum tasks_rc tasks_write(struct tasks *t, const char *id, const char *name, json_t *json,
                           tasks_done_cb *done, void *arg)
 {

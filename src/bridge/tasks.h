@@ -19,6 +19,7 @@
 
 struct loop;
 struct tasks;
+struct taskspg;
 
 enum tasks_rc {
     TASKS_OK = 0,
@@ -72,6 +73,8 @@ bool tasks_started_elsewhere(struct tasks *t, const char *id);
 void tasks_quiesce(struct tasks *t);
 /* Seconds to wait before trying again while the store's database is away; 0 when it is up. */
 unsigned tasks_retry_after_s(const struct tasks *t);
+/* The database store (taskspg.h) of tasks_use_store, or NULL with files. */
+struct taskspg *tasks_pg(struct tasks *t);
 
 /* Queues json as TASKS_DIR/<id>/<name>, written atomically (mode 600) into the task directory,
  * which is created if needed. done (may be NULL) runs once it is durable or failed; it never runs

@@ -19,8 +19,10 @@
 #define CACHE_BYTES_MAX (32 << 20) /* ... and their documents' bytes */
 #define TAKEOVER_MS 2000           /* how often the runs of gone replicas are looked for */
 #define TAKEOVER_MAX "64"          /* runs taken in one look */
+#define FOLLOWED_MAX "4096"        /* runs hermes_reset reads back in one go */
 #define FREE_WAIT_MS 3000
 #define PRUNE_BATCH "500" /* rows one retention statement removes */
+#define CHANNEL "hm_task" /* NOTIFY of a task's end; its payload is the task id */
 
 /* A replica whose heartbeat (every 2 s) is older than this is gone: its runs are taken over.
  * With TAKEOVER_MS, a run is followed again within 10 s of its follower's death. */
@@ -40,11 +42,12 @@ static const struct pgconn_stmt stmts[] = {
            " ON CONFLICT (id) DO UPDATE SET run = EXCLUDED.run, run_id = EXCLUDED.run_id,"
            " follower = EXCLUDED.follower, version = hm_task.version + 1"},
     /* The first result wins: a second follower's (a takeover while the first was only slow)
-     * or a status call's is dropped, and the row returned only when this one was kept. */
-    {"w2", "INSERT INTO hm_task (id, result, finished_at) VALUES ($1, $2, now())"
+     * or a status call's is dropped, and the row returned only when this one was kept; then
+     * every replica hears of the end at commit (a listener may watch the task anywhere). */
+    {"w2", "WITH w AS (INSERT INTO hm_task (id, result, finished_at) VALUES ($1, $2, now())"
            " ON CONFLICT (id) DO UPDATE SET result = EXCLUDED.result, finished_at = now(),"
            " follower = NULL, version = hm_task.version + 1 WHERE hm_task.result IS NULL"
-           " RETURNING id"},
+           " RETURNING id) SELECT id, pg_notify('" CHANNEL "', id) FROM w"},
     {"r0", "UPDATE hm_task SET request = NULL, version = version + 1 WHERE id = $1"},
     {"r1", "UPDATE hm_task SET run = NULL, run_id = NULL, follower = NULL,"
            " version = version + 1 WHERE id = $1"},
@@ -70,6 +73,9 @@ static const struct pgconn_stmt stmts[] = {
                  "  SELECT id FROM hm_replica WHERE seen_at > now() - interval '" GONE_AFTER "'))"
                  " ORDER BY created_at LIMIT " TAKEOVER_MAX " FOR UPDATE SKIP LOCKED)"
                  " RETURNING id, request, run, result"},
+    /* The runs this replica follows that have no result yet (hermes_reset). */
+    {"followed", "SELECT id, request, run, result FROM hm_task WHERE follower = $1"
+                 " AND run IS NOT NULL AND result IS NULL ORDER BY created_at LIMIT " FOLLOWED_MAX},
 };
 
 struct wop {
@@ -100,6 +106,9 @@ struct taskspg {
     char *replica_id;
     taskspg_takeover_cb *on_takeover;
     void *arg;
+    taskspg_ended_cb *on_ended; /* taskspg_on_ended */
+    void *ended_arg;
+    bool was_up;          /* the connection has been up before: a new one may have missed notices */
     struct list queue;    /* writes not sent yet */
     struct list inflight; /* the batch sent */
     struct list alone;    /* writes of a failed batch, sent one by one */
@@ -225,11 +234,13 @@ static void wop_finish(struct taskspg *p, struct wop *w, enum tasks_rc rc, PGres
     wop_free(w);
 }
 
+/* A request cut by the connection's death (PGCONN_TIMEOUT) may or may not have run: every
+ * write here is safe to repeat, so it counts as the database being away, tried again later. */
 static enum tasks_rc rc_of(enum pgconn_status st)
 {
-    return st == PGCONN_OK                          ? TASKS_OK
-           : st == PGCONN_DOWN || st == PGCONN_BUSY ? TASKS_UNAVAILABLE
-                                                    : TASKS_IO;
+    return st == PGCONN_OK                                                  ? TASKS_OK
+           : st == PGCONN_DOWN || st == PGCONN_BUSY || st == PGCONN_TIMEOUT ? TASKS_UNAVAILABLE
+                                                                            : TASKS_IO;
 }
 
 /* The statements of one write: its own, and for a removal the row's removal if it emptied. */
@@ -442,6 +453,11 @@ bool taskspg_exists(struct taskspg *p, const char *id)
     return snap_get(p, id, false) != NULL;
 }
 
+unsigned taskspg_retry_in_ms(const struct taskspg *p)
+{
+    return pgconn_up(p->conn) ? 0 : pgconn_retry_in_ms(p->conn);
+}
+
 unsigned taskspg_retry_after_s(const struct taskspg *p)
 {
     if (pgconn_up(p->conn))
@@ -553,6 +569,76 @@ static void takeover_look(struct loop *l, void *arg)
     pgconn_send_one(p->conn, "takeover", 1, params, takeover_done, p);
 }
 
+/* ---------- what hermes_reset re-reads ---------- */
+
+size_t taskspg_forget(struct taskspg *p, bool (*keep)(const char *id, void *arg), void *arg)
+{
+    size_t gone = 0;
+    LIST_FOREACH_SAFE(node, &p->lru)
+    {
+        struct snap *s = list_entry(node, struct snap, lru);
+        if (!keep(s->id, arg)) {
+            snap_drop(p, s);
+            gone++;
+        }
+    }
+    return gone;
+}
+
+struct followed {
+    struct taskspg *p;
+    taskspg_takeover_cb *each;
+    taskspg_followed_done_cb *done;
+    void *arg;
+};
+
+static void followed_done(enum pgconn_status st, PGresult *const *res, size_t n, const char *error,
+                          void *arg)
+{
+    struct followed *f = arg;
+    struct taskspg *p = f->p;
+    PGresult *r = n ? res[0] : NULL;
+    size_t found = 0;
+    if (st == PGCONN_FAILED)
+        log_warn("store: reading the runs this replica follows failed: %s",
+                 error ? error : "unknown error");
+    bool ok = st == PGCONN_OK && r && PQresultStatus(r) == PGRES_TUPLES_OK && !p->quiet;
+    for (int i = 0; ok && i < PQntuples(r); i++, found++) {
+        struct snap *s = snap_fill(p, r, i);
+        f->each(s->id, s->doc[1] ? s->doc[1] : "{}", f->arg);
+    }
+    f->done(ok                                       ? TASKS_OK
+            : st == PGCONN_FAILED || st == PGCONN_OK ? TASKS_IO
+                                                     : rc_of(st),
+            found, f->arg);
+    free(f);
+}
+
+void taskspg_followed(struct taskspg *p, taskspg_takeover_cb *each, taskspg_followed_done_cb *done,
+                      void *arg)
+{
+    struct followed *f = xcalloc(1, sizeof *f);
+    *f = (struct followed){p, each, done, arg};
+    const char *params[1] = {p->replica_id};
+    pgconn_send_one(p->conn, "followed", 1, params, followed_done, f);
+}
+
+/* ---------- ends announced ---------- */
+
+void taskspg_on_ended(struct taskspg *p, taskspg_ended_cb *cb, void *arg)
+{
+    p->on_ended = cb;
+    p->ended_arg = arg;
+}
+
+static void on_notify(const char *channel, const char *payload, void *arg)
+{
+    struct taskspg *p = arg;
+    if (strcmp(channel, CHANNEL) == 0 && p->on_ended && !p->quiet && payload &&
+        strlen(payload) < sizeof((struct snap *)0)->id)
+        p->on_ended(payload, p->ended_arg);
+}
+
 /* ---------- open, free ---------- */
 
 static void on_state(bool up, const char *why, void *arg)
@@ -561,6 +647,11 @@ static void on_state(bool up, const char *why, void *arg)
     (void)why;
     if (up && p->prune_wanted)
         taskspg_prune(p, p->prune_days, p->prune_max);
+    /* Back after an outage: an end announced meanwhile was not heard here. */
+    if (up && p->was_up && p->on_ended && !p->quiet)
+        p->on_ended(NULL, p->ended_arg);
+    if (up)
+        p->was_up = true;
 }
 
 struct taskspg *taskspg_open(const struct taskspg_opts *o)
@@ -581,12 +672,14 @@ struct taskspg *taskspg_open(const struct taskspg_opts *o)
                              .stmts = stmts,
                              .nstmts = sizeof stmts / sizeof *stmts,
                              .on_state = on_state,
+                             .on_notify = on_notify,
                              .arg = p};
     p->conn = pgconn_new(&po);
     if (p->conn == NULL) {
         taskspg_free(p);
         return NULL;
     }
+    pgconn_listen(p->conn, CHANNEL);
     p->takeover = loop_timer_add(o->loop, TAKEOVER_MS, takeover_look, p);
     return p;
 }

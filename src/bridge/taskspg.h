@@ -70,5 +70,22 @@ bool taskspg_exists(struct taskspg *p, const char *id);
 void taskspg_prune(struct taskspg *p, unsigned days, unsigned max);
 /* Seconds a client should wait before trying again while the database is away (0: it is up). */
 unsigned taskspg_retry_after_s(const struct taskspg *p);
+/* Milliseconds until the connection is tried again while the database is away (0: it is up). */
+unsigned taskspg_retry_in_ms(const struct taskspg *p);
+
+/* hermes_reset: drops every cached task keep(id, arg) does not keep (the next call about it
+ * reads it again); returns how many went. */
+size_t taskspg_forget(struct taskspg *p, bool (*keep)(const char *id, void *arg), void *arg);
+/* Reads the runs this replica follows that have no result yet (at most 4096), loading each and
+ * calling each(id, run.json text, arg), then done(rc, how many, arg); later, on the loop. */
+typedef void taskspg_followed_done_cb(enum tasks_rc rc, size_t n, void *arg);
+void taskspg_followed(struct taskspg *p, taskspg_takeover_cb *each, taskspg_followed_done_cb *done,
+                      void *arg);
+
+/* A task's end was stored, by this replica or another (a NOTIFY at the commit of its result):
+ * cb(id, arg) on the loop; cb(NULL, arg) once the connection is back after an outage, when ends
+ * announced meanwhile were missed. */
+typedef void taskspg_ended_cb(const char *id, void *arg);
+void taskspg_on_ended(struct taskspg *p, taskspg_ended_cb *cb, void *arg);
 
 #endif

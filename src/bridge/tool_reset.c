@@ -1,5 +1,8 @@
 /* tool_reset.c — hermes_reset: rebuilds the run index from the task directory, for every
- * caller; nothing in flight is dropped. Needs confirmed: true, which the model is told to ask
+ * caller; nothing in flight is dropped. With a database (STORE_URL) the run index and the
+ * records are the database's, and what this replica holds of them are copies: they are dropped
+ * (the next call reads them again) and the runs this replica follows are read back, each one
+ * without a follow here followed again. Needs confirmed: true, which the model is told to ask
  * the user for; without it the user is asked directly when the client can show a form
  * (elicitation). */
 #include <jansson.h>
@@ -14,6 +17,7 @@
 #include "mem.h"
 #include "strmap.h"
 #include "tasks.h"
+#include "taskspg.h"
 #include "toolargs.h"
 
 static const struct toolarg reset_args[] = {{.name = "confirmed", .type = TOOLARG_BOOL},
@@ -42,6 +46,10 @@ struct reset {
     struct loop_timer *timer;
     json_t *by;
     json_int_t cleared;
+    /* With a database: the read of the runs followed here is under way (the walk's state is
+     * freed by its answer, which an abandoned reset finds detached), and what it did. */
+    bool reading, detached;
+    size_t dropped, followed;
 };
 
 static void collect_run(const char *run_id, void *task_id, void *arg)
@@ -111,11 +119,23 @@ static void reset_step(struct loop *l, void *arg)
     reset_finish(r);
 }
 
+/* Leaves a reset waiting for the database to its answer, which frees it. */
+static void reset_detach(struct reset *r)
+{
+    r->detached = true;
+    r->call = NULL;
+    r->b->reset = NULL;
+}
+
 /* The client went away: the walk stops (what it indexed so far stays; nothing is lost). */
 static void reset_cancelled(struct mcp_call *c, void *arg)
 {
+    struct reset *r = arg;
     (void)c;
-    reset_free(arg);
+    if (r->reading)
+        reset_detach(r);
+    else
+        reset_free(r);
 }
 
 void tool_reset_abort(struct bridge *b)
@@ -123,7 +143,96 @@ void tool_reset_abort(struct bridge *b)
     if (b->reset == NULL)
         return;
     mcp_call_on_cancel(b->reset->call, NULL, NULL);
-    reset_free(b->reset);
+    if (b->reset->reading)
+        reset_detach(b->reset);
+    else
+        reset_free(b->reset);
+}
+
+/* ---------- with a database ---------- */
+
+/* What the replica must keep of a task: what a job, a write or a result waiting here uses. */
+static bool keep_cached(const char *id, void *arg)
+{
+    struct bridge *b = arg;
+    return strmap_get(b->jobs, id) || tasks_pending(b->tasks, id) || unsaved_has(b, id);
+}
+
+static void refollow(const char *id, const char *run, void *arg)
+{
+    struct reset *r = arg;
+    struct bridge *b = r->b;
+    if (r->detached || strmap_get(b->jobs, id) || unsaved_has(b, id))
+        return;
+    runjob_take_over(id, run, b);
+    if (strmap_get(b->jobs, id)) {
+        log_info("task %s: its run is followed again (hermes_reset)", id);
+        r->followed++;
+    }
+}
+
+static void store_read_done(enum tasks_rc rc, size_t n, void *arg)
+{
+    struct reset *r = arg;
+    (void)n;
+    r->reading = false;
+    if (r->detached) {
+        r->b = NULL;
+        json_decref(r->by);
+        free(r);
+        return;
+    }
+    struct bridge *b = r->b;
+    mcp_call_on_cancel(r->call, NULL, NULL);
+    json_object_set_new(r->by, "indexed_runs", json_integer((json_int_t)strmap_count(b->runs)));
+    /* The copies are dropped whether the database answers or not; the runs it follows are read
+     * back only when it does (a reset made while it is away says so, and may be made again). */
+    bool read = rc == TASKS_OK;
+    log_warn("hermes_reset: the task store's copies held here were dropped (%zu tasks, %lld run "
+             "index entries); the runs this replica follows %s (%zu followed again); nothing in "
+             "flight was dropped",
+             r->dropped, (long long)r->cleared,
+             read ? "were read back" : "could not be read back (the database is away)",
+             r->followed);
+    mcp_call_tool_result_take(
+        r->call,
+        json_pack("{s:I, s:O, s:s, s:I, s:I, s:s}", "cleared", r->cleared, "by_status", r->by,
+                  "store", "database", "dropped", (json_int_t)r->dropped, "followed",
+                  (json_int_t)r->followed, "message",
+                  read ? "the run index and task records are the database's: the copies this "
+                         "replica held were dropped and are read again when asked; the runs it "
+                         "follows were read back from the database"
+                       : "the run index and task records are the database's: the copies this "
+                         "replica held were dropped and are read again when asked; the runs it "
+                         "follows could not be read back (the database is away): call "
+                         "hermes_reset again once it is back"));
+    reset_free(r);
+}
+
+static void collect_index(const char *run_id, void *task_id, void *arg)
+{
+    json_object_set_new(arg, run_id, json_string(task_id));
+}
+
+/* The run index entries and cached records go, but a job's (the database answers the next
+ * lookup); then the runs this replica follows are read back. */
+static void store_reset(struct reset *r)
+{
+    struct bridge *b = r->b;
+    json_t *index = json_object();
+    strmap_each(b->runs, collect_index, index);
+    const char *run_id;
+    json_t *task;
+    json_object_foreach(index, run_id, task)
+    {
+        bridge_run_forget(b, run_id, json_string_value(task));
+        if (strmap_get(b->runs, run_id) == NULL)
+            r->cleared++;
+    }
+    json_decref(index);
+    r->dropped = taskspg_forget(tasks_pg(b->tasks), keep_cached, b);
+    r->reading = true;
+    taskspg_followed(tasks_pg(b->tasks), refollow, store_read_done, r);
 }
 
 /* Starts the walk (confirmed by the caller or the user). */
@@ -147,6 +256,16 @@ static void start_reset(struct bridge *b, struct mcp_call *c)
     r->b = b;
     r->call = c;
     r->by = by;
+    if (tasks_remote(b->tasks)) {
+        b->reset = r;
+        log_event(EV_RESET_STARTED, LOG_FIELDS(LF_N("entries", strmap_count(b->runs))),
+                  "hermes_reset: dropping the task store's copies held here (%zu run index "
+                  "entries), then reading back the runs this replica follows",
+                  strmap_count(b->runs));
+        mcp_call_on_cancel(c, reset_cancelled, r);
+        store_reset(r);
+        return;
+    }
     r->keys = xcalloc(strmap_count(b->runs) + 1, sizeof *r->keys);
     strmap_each(b->runs, collect_run, r); /* copies only: the checks come in steps */
     b->reset = r;
@@ -235,9 +354,16 @@ static void hermes_reset(struct mcp_call *c, json_t *args, void *arg)
                               "it again with confirmed: true");
 }
 
+static const char *const reset_stores[] = {"database", NULL};
+
 static const struct toolout reset_output[] = {
     {.name = "cleared", .type = TOOLOUT_INT, .required = true},
     {.name = "by_status", .type = TOOLOUT_OBJECT, .required = true},
+    /* With a database: what was dropped and read back. */
+    {.name = "store", .type = TOOLOUT_STRING, .one_of = reset_stores},
+    {.name = "dropped", .type = TOOLOUT_INT},
+    {.name = "followed", .type = TOOLOUT_INT},
+    {.name = "message", .type = TOOLOUT_STRING},
     TOOLOUT_END,
 };
 
@@ -245,10 +371,11 @@ const struct bridge_tool_spec tool_reset_spec = {
     .name = "hermes_reset",
     .title = "Reset the job bookkeeping",
     .description = "GLOBAL: rebuilds the bridge's job bookkeeping (the run index) from the "
-                   "task directory, for every caller; result files are kept and nothing in "
-                   "flight is dropped (followed runs still get their results). Ask the user "
-                   "before calling it when other work may be in flight. Needs confirmed: "
-                   "true, or the user's yes when the client supports elicitation.",
+                   "task directory (with a database: drops the copies this server holds and "
+                   "reads back the runs it follows), for every caller; results are kept and "
+                   "nothing in flight is dropped (followed runs still get their results). Ask "
+                   "the user before calling it when other work may be in flight. Needs "
+                   "confirmed: true, or the user's yes when the client supports elicitation.",
     .args = reset_args,
     .output = reset_output,
     .hints = {.destructive = true},

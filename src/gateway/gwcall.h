@@ -29,11 +29,9 @@ struct upstream;
 
 /* A 2026-07-28 caller's input round claimed for its retry (mrtr.c gw_mrtr_round_claim), kept
  * until the retry is sent: given back (gw_mrtr_round_give_back) when it never was. nonce ""
- * for none. fp: with STORE_URL, the retry's fingerprint (its answers, under a salt of the
- * sealed state), which lets the same retry through once more when the store's answer to its
- * claim was lost. */
+ * for none. */
 struct gw_round_claimed {
-    char nonce[33], caller[64], fp[44];
+    char nonce[33], caller[64];
     uint64_t expires_at;
 };
 

@@ -18,6 +18,7 @@
 /* A pin's document is one tool's definition and hashes: far below this; the whole set is read
  * at once, so it is capped too (a row beyond either is refused, not truncated). */
 #define PIN_DOC_MAX (1024u * 1024u)
+#define PIN_DOC_MAX_TEXT "1048576" /* the same, in SQL */
 #define PINS_MAX "100000"
 #define PURGE_MS 60000
 /* Pins inserted are capped as the file store's are: an upstream pins at most the tools it may
@@ -28,53 +29,65 @@
 #define STR(x) STR_(x)
 #define PINS_PER_UPSTREAM STR(GW_TOOLS_MAX)
 #define PINS_BYTES_MAX "16777216"
-#define PIN_LOCK "SELECT pg_advisory_xact_lock(1752198705)"
-#define NONCE_LOCK "1752198706" /* with the nonce's hash: its claims one at a time */
+#define PIN_KEY "1752198705"
+#define PIN_LOCK "SELECT pg_advisory_xact_lock(" PIN_KEY ")"
+/* The serving path never waits for the lock inside its shared connection: it tries, and the
+ * statement that counts (run after, so its snapshot sees the pins committed before the lock
+ * was got) says 'busy' unless this transaction holds it; the pin is then asked for later. */
+#define PIN_TRYLOCK "SELECT pg_try_advisory_xact_lock(" PIN_KEY ")"
+#define PIN_HELD                                                                                   \
+    "EXISTS (SELECT 1 FROM pg_locks WHERE locktype = 'advisory' AND pid = pg_backend_pid()"        \
+    " AND classid = 0 AND objid = " PIN_KEY " AND objsubid = 1 AND granted)"
+#define LATER_MS 1000 /* the lock was busy: asked for again */
+#define FULL_MAX 4096 /* names remembered as refused for the caps */
 
-#define SQL_PINS_ALL "SELECT exposed, doc FROM hm_pin ORDER BY exposed LIMIT " PINS_MAX
-/* First use: only when absent and within the caps (counted only then); the row says 'pinned'
- * (every replica is told, and reads it back) or 'full'; none when a pin was there. */
+/* Every pin, each within PIN_DOC_MAX and all within PINS_BYTES_MAX (what the writers keep
+ * them to), measured in the database: a row beyond comes back NULL, never fetched whole. */
+#define SQL_PINS_ALL                                                                               \
+    "SELECT exposed, CASE WHEN octet_length(doc) <= " PIN_DOC_MAX_TEXT                             \
+    " AND upto <= " PINS_BYTES_MAX                                                                 \
+    " THEN doc END FROM (SELECT exposed, doc, sum(octet_length(doc))"                              \
+    " OVER (ORDER BY exposed) AS upto FROM hm_pin) p ORDER BY exposed LIMIT " PINS_MAX
+/* First use: only when absent and within the caps (counted only then, under the lock); the
+ * row says 'pinned' (every replica is told, and reads it back), 'full', or 'busy' (the lock
+ * is not this transaction's); none when a pin was there. */
 #define SQL_PIN_ABSENT                                                                             \
-    "WITH c AS (SELECT CASE WHEN EXISTS (SELECT 1 FROM hm_pin WHERE exposed = $1) THEN 'there'"    \
+    "WITH c AS (SELECT CASE WHEN NOT " PIN_HELD " THEN 'busy'"                                     \
+    " WHEN EXISTS (SELECT 1 FROM hm_pin WHERE exposed = $1) THEN 'there'"                          \
     " WHEN (SELECT count(*) FROM hm_pin WHERE doc::json->>'upstream' = $3) >= " PINS_PER_UPSTREAM  \
     " OR (SELECT coalesce(sum(octet_length(doc)), 0) FROM hm_pin) + octet_length($2) "             \
     "> " PINS_BYTES_MAX " THEN 'full' ELSE 'room' END AS s),"                                      \
     " ins AS (INSERT INTO hm_pin (exposed, doc) SELECT $1, $2 FROM c WHERE s = 'room'"             \
     " ON CONFLICT (exposed) DO NOTHING RETURNING exposed)"                                         \
     " SELECT pg_notify('" GW_STORE_CHANNEL "', exposed), 'pinned' FROM ins"                        \
-    " UNION ALL SELECT NULL, s FROM c WHERE s = 'full'"
-/* An accept: the row replaced only while its pin is still the one the operator was shown
- * (compare-and-set), every replica told at commit. */
+    " UNION ALL SELECT NULL, s FROM c WHERE s IN ('full', 'busy')"
+/* An accept (after PIN_LOCK): the row replaced only while its pin is still the one the operator
+ * was shown (compare-and-set) and all pins still fit in PINS_BYTES_MAX; every replica told at
+ * commit. A row back: 'pinned', or 'full'; none: the pin moved (or is gone). */
 #define SQL_PIN_ACCEPT                                                                             \
-    "WITH up AS (UPDATE hm_pin SET doc = $2, version = version + 1"                                \
-    " WHERE exposed = $1 AND doc::json->>'sha256' = $3 RETURNING exposed)"                         \
-    " SELECT pg_notify('" GW_STORE_CHANNEL "', exposed) FROM up"
+    "WITH c AS (SELECT (SELECT coalesce(sum(octet_length(doc)), 0) FROM hm_pin"                    \
+    " WHERE exposed <> $1) + octet_length($2) <= " PINS_BYTES_MAX " AS room),"                     \
+    " up AS (UPDATE hm_pin SET doc = $2, version = version + 1"                                    \
+    " WHERE exposed = $1 AND doc::json->>'sha256' = $3 AND (SELECT room FROM c)"                   \
+    " RETURNING exposed)"                                                                          \
+    " SELECT pg_notify('" GW_STORE_CHANNEL "', exposed), 'pinned' FROM up"                         \
+    " UNION ALL SELECT NULL, 'full' FROM c WHERE NOT room"
+/* An unpin: the row removed, every replica told at commit. */
+#define SQL_PIN_REMOVE                                                                             \
+    "WITH gone AS (DELETE FROM hm_pin WHERE exposed = $1 RETURNING exposed)"                       \
+    " SELECT pg_notify('" GW_STORE_CHANNEL "', exposed) FROM gone"
 
 static const struct pgconn_stmt stmts[] = {
     {"pin_all", SQL_PINS_ALL},
-    {"pin_lock", PIN_LOCK},
+    {"pin_trylock", PIN_TRYLOCK},
     {"pin_absent", SQL_PIN_ABSENT},
-    /* After nonce_lock, in its transaction (a fresh snapshot: the claims committed before it
-     * are seen). A row back: 'first' (no claim of this nonce yet: its row is nonce.fp), or
-     * 'again' (this same retry claimed it at least RETRY_AFTER ago: once, the row is marked
-     * nonce.fp!). None: claimed by another retry, or by this one just now or twice already.
-     * $1 nonce, $2 fp, $3 ttl ms, $4 retry-after ms. The rows of a nonce are few: found by
-     * their prefix. */
-    {"nonce_lock", "SELECT pg_advisory_xact_lock(" NONCE_LOCK ", hashtext($1))"},
-    {"nonce_use",
-     "WITH again AS (UPDATE hm_nonce SET nonce = nonce || '!' WHERE nonce = $1 || '.' || $2"
-     " AND expires_at <= now() + ($3::bigint - $4::bigint) * interval '1 millisecond'"
-     " RETURNING 'again'::text AS how),"
-     " first AS (INSERT INTO hm_nonce (nonce, expires_at)"
-     " SELECT $1 || '.' || $2, now() + $3::bigint * interval '1 millisecond'"
-     " WHERE NOT EXISTS (SELECT 1 FROM hm_nonce WHERE left(nonce, 33) = $1 || '.')"
-     " ON CONFLICT (nonce) DO NOTHING RETURNING 'first'::text AS how)"
-     " SELECT how FROM again UNION ALL SELECT how FROM first"},
-    /* Freed when it was the first claim; a retry let through once more may be again. */
-    {"nonce_back",
-     "WITH gone AS (DELETE FROM hm_nonce WHERE nonce = $1 || '.' || $2 RETURNING 1)"
-     " UPDATE hm_nonce SET nonce = $1 || '.' || $2 WHERE nonce = $1 || '.' || $2 || '!'"
-     " AND NOT EXISTS (SELECT 1 FROM gone)"},
+    /* A claim is the insert of the bare nonce: its primary key lets exactly one claim have the
+     * row back, at any isolation level and from any version of the server; none back (or an
+     * error): claimed before, or the store cannot say. $1 nonce, $2 ttl ms. */
+    {"nonce_use", "INSERT INTO hm_nonce (nonce, expires_at)"
+                  " VALUES ($1, now() + $2::bigint * interval '1 millisecond')"
+                  " ON CONFLICT (nonce) DO NOTHING RETURNING nonce"},
+    {"nonce_back", "DELETE FROM hm_nonce WHERE nonce = $1"},
     {"nonce_purge", "DELETE FROM hm_nonce WHERE expires_at < now() - interval '1 minute'"},
 };
 
@@ -82,9 +95,16 @@ struct gw_store {
     struct gateway *g;
     struct pgconn *conn;
     struct loop_timer *purge;
-    bool reading, again; /* a read of the pins under way; another asked for meanwhile */
-    struct strmap *full; /* exposed names refused for the caps, warned of once */
+    struct loop_timer *later; /* the pins' lock was busy: read and ask again */
+    bool reading, again;      /* a read of the pins under way; another asked for meanwhile */
+    /* Exposed names refused for the caps (said once): FULL_WAITING, not asked for again until
+     * room may have been made (a notification, a reconnect), then FULL_SAID. */
+    struct strmap *full;
 };
+
+/* The values of s->full (the names are the keys; nothing to free). */
+#define FULL_WAITING ((void *)(uintptr_t)1)
+#define FULL_SAID ((void *)(uintptr_t)2)
 
 struct gw_store_claim {
     gw_store_claimed_fn *cb; /* NULL once cancelled */
@@ -113,11 +133,20 @@ static bool add_row(json_t *pins, const char *exposed, const char *text, char *e
 static json_t *pins_of(const PGresult *r, char *err, size_t errlen)
 {
     json_t *pins = json_pack("{s:{}}", "pins");
-    for (int i = 0; i < PQntuples(r); i++)
+    for (int i = 0; i < PQntuples(r); i++) {
+        if (PQgetisnull(r, i, 1)) {
+            snprintf(err, errlen,
+                     "the store's pin of %.128s is over %u bytes, or the pins up to it over %s "
+                     "bytes in all: not read",
+                     PQgetvalue(r, i, 0), PIN_DOC_MAX, PINS_BYTES_MAX);
+            json_decref(pins);
+            return NULL;
+        }
         if (!add_row(pins, PQgetvalue(r, i, 0), PQgetvalue(r, i, 1), err, errlen)) {
             json_decref(pins);
             return NULL;
         }
+    }
     return pins;
 }
 
@@ -185,6 +214,9 @@ static int pin_absent_locked(PGconn *pg, const char *exposed, json_t *pin, char 
     if (PQresultStatus(r) != PGRES_TUPLES_OK) {
         pg_err("writing a pin to the store", pg, r, err, errlen);
         rc = -1;
+    } else if (PQntuples(r) == 1 && strcmp(PQgetvalue(r, 0, 1), "busy") == 0) {
+        snprintf(err, errlen, "writing a pin to the store: the pins' lock is not held");
+        rc = -1;
     } else if (PQntuples(r) == 1)
         rc = strcmp(PQgetvalue(r, 0, 1), "full") == 0 ? 2 : 1;
     PQclear(r);
@@ -192,48 +224,75 @@ static int pin_absent_locked(PGconn *pg, const char *exposed, json_t *pin, char 
     return rc;
 }
 
-/* Whether the store's pin of exposed is doc already (an accept sent twice); -1 on failure. */
-static int pin_is(PGconn *pg, const char *exposed, const char *doc, char *err, size_t errlen)
+/* The store's pin of exposed now: 1 with its sha256 in now (or "" when it has none) and
+ * whether it is doc exactly (*same: an accept sent twice), -1 on failure. */
+static int pin_now(PGconn *pg, const char *exposed, const char *doc, bool *same, char *now,
+                   size_t nowlen, char *err, size_t errlen)
 {
     const char *params[2] = {exposed, doc};
-    PGresult *r = PQexecParams(pg, "SELECT 1 FROM hm_pin WHERE exposed = $1 AND doc = $2", 2, NULL,
-                               params, NULL, NULL, 0);
-    int rc = PQresultStatus(r) == PGRES_TUPLES_OK ? PQntuples(r) == 1 : -1;
+    PGresult *r = PQexecParams(pg,
+                               "SELECT left(doc::json->>'sha256', 64), doc = $2 FROM hm_pin"
+                               " WHERE exposed = $1",
+                               2, NULL, params, NULL, NULL, 0);
+    int rc = PQresultStatus(r) == PGRES_TUPLES_OK ? 1 : -1;
     if (rc < 0)
         pg_err("reading a pin from the store", pg, r, err, errlen);
+    bool there = rc == 1 && PQntuples(r) == 1;
+    snprintf(now, nowlen, "%s", there ? PQgetvalue(r, 0, 0) : "");
+    *same = there && strcmp(PQgetvalue(r, 0, 1), "t") == 0;
     PQclear(r);
     return rc;
 }
 
-int gw_store_pin_accept(PGconn *pg, const char *exposed, json_t *pin, const char *expect, char *err,
-                        size_t errlen)
+static void full_err(const char *exposed, json_t *pin, char *err, size_t errlen)
+{
+    snprintf(err, errlen,
+             "the store holds as many pins as it may (%s of upstream %.128s, or %s bytes in "
+             "all): %.128s cannot be pinned; make room with `hermes-mcp gateway unpin NAME`",
+             PINS_PER_UPSTREAM, upstream_of(pin), PINS_BYTES_MAX, exposed);
+}
+
+int gw_store_pin_accept(PGconn *pg, const char *exposed, json_t *pin, const char *expect, char *now,
+                        size_t nowlen, char *err, size_t errlen)
 {
     char *doc = pin_text(exposed, pin, err, errlen);
     if (doc == NULL)
         return -1;
-    int rc;
-    if (expect == NULL) { /* none was pinned: pinned now only if there is still none */
-        rc = exec_ok(pg, PIN_LOCK, "taking the pins' lock", err, errlen)
-                 ? pin_absent_locked(pg, exposed, pin, err, errlen)
-                 : -1;
-        if (rc == 2) {
-            snprintf(err, errlen,
-                     "the store holds as many pins as it may (%s of upstream %.128s, or %s "
-                     "bytes in all): %.128s cannot be pinned",
-                     PINS_PER_UPSTREAM, upstream_of(pin), PINS_BYTES_MAX, exposed);
-            rc = -1;
-        }
-    } else {
+    int rc = exec_ok(pg, PIN_LOCK, "taking the pins' lock", err, errlen) ? 0 : -1;
+    if (rc == 0 && expect == NULL) { /* none was pinned: pinned now only if there is still none */
+        rc = pin_absent_locked(pg, exposed, pin, err, errlen);
+    } else if (rc == 0) {
         const char *params[3] = {exposed, doc, expect};
         PGresult *r = PQexecParams(pg, SQL_PIN_ACCEPT, 3, NULL, params, NULL, NULL, 0);
-        rc = PQresultStatus(r) == PGRES_TUPLES_OK ? PQntuples(r) == 1 : -1;
-        if (rc < 0)
+        if (PQresultStatus(r) != PGRES_TUPLES_OK) {
             pg_err("writing a pin to the store", pg, r, err, errlen);
+            rc = -1;
+        } else if (PQntuples(r) == 1)
+            rc = strcmp(PQgetvalue(r, 0, 1), "full") == 0 ? 2 : 1;
         PQclear(r);
     }
-    if (rc == 0) /* the pin moved: unless to exactly this one (the same accept again) */
-        rc = pin_is(pg, exposed, doc, err, errlen);
+    if (rc == 2) {
+        full_err(exposed, pin, err, errlen);
+        rc = -1;
+    }
+    if (rc == 0) { /* the pin moved: unless to exactly this one (the same accept again) */
+        bool same = false;
+        rc = pin_now(pg, exposed, doc, &same, now, nowlen, err, errlen);
+        if (rc == 1 && !same)
+            rc = 0;
+    }
     free(doc);
+    return rc;
+}
+
+int gw_store_pin_remove(PGconn *pg, const char *exposed, char *err, size_t errlen)
+{
+    const char *params[1] = {exposed};
+    PGresult *r = PQexecParams(pg, SQL_PIN_REMOVE, 1, NULL, params, NULL, NULL, 0);
+    int rc = PQresultStatus(r) == PGRES_TUPLES_OK ? PQntuples(r) == 1 : -1;
+    if (rc < 0)
+        pg_err("removing a pin from the store", pg, r, err, errlen);
+    PQclear(r);
     return rc;
 }
 
@@ -278,19 +337,37 @@ void gw_store_reread(struct gw_store *s)
     pgconn_send_one(s->conn, "pin_all", 0, NULL, pins_read, s);
 }
 
+static void may_ask(const char *key, void *value, void *arg)
+{
+    (void)value;
+    strmap_put(arg, key, FULL_SAID);
+}
+
+/* A pin removed or accepted (any notification), or one perhaps missed: the tools refused for
+ * the caps are asked for again at the next read (still said only once). */
+static void room_maybe(struct gw_store *s)
+{
+    if (s->full)
+        strmap_each(s->full, may_ask, s->full);
+}
+
 static void on_notify(const char *channel, const char *payload, void *arg)
 {
     (void)payload;
-    if (strcmp(channel, GW_STORE_CHANNEL) == 0)
+    if (strcmp(channel, GW_STORE_CHANNEL) == 0) {
+        room_maybe(arg);
         gw_store_reread(arg);
+    }
 }
 
 static void on_state(bool up, const char *why, void *arg)
 {
     struct gw_store *s = arg;
     (void)why;
-    if (up) /* a notification may have been missed while down */
+    if (up) { /* a notification may have been missed while down */
+        room_maybe(s);
         gw_store_reread(s);
+    }
 }
 
 /* What a logged statement was doing, for its failure's line; passed as the callback's argument
@@ -367,15 +444,9 @@ void gw_store_free(struct gw_store *s)
     if (s == NULL)
         return;
     loop_timer_cancel(s->purge);
+    loop_timer_cancel(s->later);
     pgconn_free(s->conn); /* requests in flight are called back, DOWN */
-    if (s->full) {
-        size_t n;
-        void **v = strmap_values(s->full, &n);
-        for (size_t i = 0; i < n; i++)
-            free(v[i]);
-        free(v);
-        strmap_free(s->full);
-    }
+    strmap_free(s->full); /* its values are marks, not pointers */
     free(s);
 }
 
@@ -385,26 +456,41 @@ struct pin_ask {
     char *exposed, *upstream;
 };
 
+static void ask_later(struct loop *l, void *arg)
+{
+    struct gw_store *s = arg;
+    (void)l;
+    s->later = NULL;
+    gw_store_reread(s); /* judging the pins again asks for the missing ones */
+}
+
 static void pin_absent_done(enum pgconn_status st, PGresult *const *res, size_t n,
                             const char *error, void *arg)
 {
     struct pin_ask *a = arg;
     struct gw_store *s = a->s;
+    const char *how = st == PGCONN_OK && n == 2 && res[1] && PQntuples(res[1]) == 1
+                          ? PQgetvalue(res[1], 0, 1)
+                          : NULL;
     if (st != PGCONN_OK)
         log_warn("gateway: pinning a tool in the store failed: %s",
                  error ? error : "the database is away");
-    else if (n == 2 && res[1] && PQntuples(res[1]) == 1 &&
-             strcmp(PQgetvalue(res[1], 0, 1), "full") == 0) {
+    else if (how && strcmp(how, "busy") == 0) { /* another replica or an accept holds the lock */
+        if (s->later == NULL && s->conn)
+            s->later = loop_timer_add(s->g->loop, LATER_MS, ask_later, s);
+    } else if (how && strcmp(how, "full") == 0) {
         if (s->full == NULL)
             s->full = strmap_new();
-        if (strmap_get(s->full, a->exposed) == NULL) {
+        void *was = strmap_get(s->full, a->exposed);
+        if (was == NULL && strmap_count(s->full) < FULL_MAX)
             log_warn("gateway: upstream %s, tool %s: not pinned: the store holds as many pins as "
-                     "it may (%s of one upstream, %s bytes in all); withheld. Remove the pins of "
-                     "tools no longer served (DELETE FROM hm_pin WHERE exposed = '...')",
+                     "it may (%s of one upstream, %s bytes in all); withheld until room is made "
+                     "(hermes-mcp gateway unpin NAME, for tools no longer served)",
                      a->upstream, a->exposed, PINS_PER_UPSTREAM, PINS_BYTES_MAX);
-            strmap_put(s->full, a->exposed, xstrdup(a->exposed));
-        }
-    }
+        if (was || strmap_count(s->full) < FULL_MAX)
+            strmap_put(s->full, a->exposed, FULL_WAITING);
+    } else if (s->full) /* pinned, or pinned meanwhile: forgotten */
+        strmap_del(s->full, a->exposed);
     free(a->exposed);
     free(a->upstream);
     free(a);
@@ -413,6 +499,10 @@ static void pin_absent_done(enum pgconn_status st, PGresult *const *res, size_t 
 void gw_store_pin_absent(struct gw_store *s, const char *exposed, json_t *pin)
 {
     char err[200];
+    if (s->full && strmap_get(s->full, exposed) == FULL_WAITING)
+        return; /* refused for the caps: asked for again once room may have been made */
+    if (s->later)
+        return; /* the lock was busy: the next read asks */
     char *doc = pin_text(exposed, pin, err, sizeof err);
     if (doc == NULL)
         return;
@@ -420,7 +510,7 @@ void gw_store_pin_absent(struct gw_store *s, const char *exposed, json_t *pin)
     *a = (struct pin_ask){
         .s = s, .exposed = xstrdup(exposed), .upstream = xstrdup(upstream_of(pin))};
     const char *params[3] = {exposed, doc, a->upstream};
-    const struct pgconn_query q[2] = {{"pin_lock", 0, NULL}, {"pin_absent", 3, params}};
+    const struct pgconn_query q[2] = {{"pin_trylock", 0, NULL}, {"pin_absent", 3, params}};
     pgconn_send(s->conn, q, 2, pin_absent_done, a);
     free(doc);
 }
@@ -433,10 +523,7 @@ static void claimed(enum pgconn_status st, PGresult *const *res, size_t n, const
     struct gw_store_claim *c = arg;
     if (st != PGCONN_OK && st != PGCONN_DOWN)
         log_warn("gateway: claiming an input round in the store: %s", error ? error : "no answer");
-    bool got = st == PGCONN_OK && n == 2 && res[1] && PQntuples(res[1]) == 1;
-    if (got && strcmp(PQgetvalue(res[1], 0, 0), "again") == 0)
-        log_info("gateway: an input round's retry sent again after its claim's answer was lost: "
-                 "let through once more");
+    bool got = st == PGCONN_OK && n == 1 && res[0] && PQntuples(res[0]) == 1;
     if (c->cb)
         c->cb(c->arg, st != PGCONN_OK ? GW_CLAIM_UNAVAILABLE
                       : got           ? GW_CLAIM_FIRST
@@ -444,19 +531,16 @@ static void claimed(enum pgconn_status st, PGresult *const *res, size_t n, const
     free(c);
 }
 
-struct gw_store_claim *gw_store_nonce_claim(struct gw_store *s, const char *nonce, const char *fp,
-                                            unsigned ttl_ms, gw_store_claimed_fn *cb, void *arg)
+struct gw_store_claim *gw_store_nonce_claim(struct gw_store *s, const char *nonce, unsigned ttl_ms,
+                                            gw_store_claimed_fn *cb, void *arg)
 {
-    char ttl[16], after[16];
+    char ttl[16];
     struct gw_store_claim *c = xcalloc(1, sizeof *c);
     c->cb = cb;
     c->arg = arg;
     snprintf(ttl, sizeof ttl, "%u", ttl_ms);
-    snprintf(after, sizeof after, "%u", GW_NONCE_RETRY_AFTER_MS);
-    const char *lock[1] = {nonce};
-    const char *params[4] = {nonce, fp, ttl, after};
-    const struct pgconn_query q[2] = {{"nonce_lock", 1, lock}, {"nonce_use", 4, params}};
-    pgconn_send(s->conn, q, 2, claimed, c);
+    const char *params[2] = {nonce, ttl};
+    pgconn_send_one(s->conn, "nonce_use", 2, params, claimed, c);
     return c;
 }
 
@@ -466,9 +550,9 @@ void gw_store_claim_cancel(struct gw_store_claim *c)
         c->cb = NULL;
 }
 
-void gw_store_nonce_give_back(struct gw_store *s, const char *nonce, const char *fp)
+void gw_store_nonce_give_back(struct gw_store *s, const char *nonce)
 {
-    const char *params[2] = {nonce, fp};
+    const char *params[1] = {nonce};
     if (pgconn_up(s->conn))
-        pgconn_send_one(s->conn, "nonce_back", 2, params, logged, WHAT(WHAT_GIVE_BACK));
+        pgconn_send_one(s->conn, "nonce_back", 1, params, logged, WHAT(WHAT_GIVE_BACK));
 }

@@ -6,18 +6,18 @@
  * absent (the pins file's when it has one, else the definition served) and every pin is read
  * back, so all replicas judge against the same pin, whichever started first. Inserts are
  * capped (per upstream, and in bytes, as the pins file is): a tool beyond them is not pinned
- * and stays withheld, said once. `hermes-mcp gateway accept` writes the rows (compare-and-set
- * on the pin the operator was shown) and notifies (NOTIFY hm_pin); each replica hears it, reads
+ * and stays withheld, said once, until room is made. `hermes-mcp gateway accept` writes the
+ * rows (compare-and-set on the pin the operator was shown) and `gateway unpin` removes one,
+ * both notifying (NOTIFY hm_pin); each replica hears it, reads
  * the pins again on its own connection and applies them as a SIGHUP does, within a second. A
  * reconnect reads them again too (a notification may have been missed).
  *
- * Nonces: an input round is answered once across replicas: its nonce is inserted when the
- * retry is claimed, with the retry's fingerprint (a second claim anywhere finds it), deleted
- * again when the retry never reached the upstream. The claims of one nonce take turns (an
- * advisory lock). A claim whose answer was lost (a timeout: the caller was told to retry) may
- * have committed all the same: the same retry (same fingerprint), sent again at least
- * GW_NONCE_RETRY_AFTER_MS after the claim, is let through once more; any other claim of that
- * nonce is refused. Loop thread, except the blocking helpers marked so. */
+ * Nonces: an input round is answered at most once across replicas: its nonce is inserted when
+ * the retry is claimed (insert if absent, by its primary key: a second claim anywhere finds it),
+ * deleted again when the retry never reached the upstream. A claim whose answer was lost (the
+ * store's request timeout) may have committed all the same: that round is spent, and the caller,
+ * told to retry, is then told to call the tool again. Loop thread, except the blocking helpers
+ * marked so. */
 #ifndef HM_GWSTORE_H
 #define HM_GWSTORE_H
 #include <jansson.h>
@@ -37,11 +37,15 @@ struct gw_store;
 json_t *gw_store_pins_read(PGconn *pg, char *err, size_t errlen);
 /* Blocking, an accept (in the caller's transaction): pin (an entry as above) for exposed,
  * written only while the store's pin of it is still expect (its sha256; NULL: none), the one
- * the operator was shown; every replica is told at commit. 1 when written (or when the store
- * holds exactly this pin already: the same accept again), 0 when the pin changed meanwhile
- * (nothing written), -1 with err. */
-int gw_store_pin_accept(PGconn *pg, const char *exposed, json_t *pin, const char *expect, char *err,
-                        size_t errlen);
+ * the operator was shown, and within the caps; every replica is told at commit. 1 when written
+ * (or when the store holds exactly this pin already: the same accept again), 0 when the pin
+ * changed meanwhile (nothing written; now: the store's sha256, "" when it holds none), -1 with
+ * err (the caps among the reasons). */
+int gw_store_pin_accept(PGconn *pg, const char *exposed, json_t *pin, const char *expect, char *now,
+                        size_t nowlen, char *err, size_t errlen);
+/* Blocking, an unpin: the pin of exposed removed, every replica told at commit (room for a
+ * pin refused for the caps). 1 removed, 0 none, -1 with err. */
+int gw_store_pin_remove(PGconn *pg, const char *exposed, char *err, size_t errlen);
 
 /* Blocking, at start: seed's pins ({"pins": {...}}) inserted where absent, then every pin read
  * back (new document), or NULL with err; then the connection that hears accepts is made
@@ -60,18 +64,13 @@ void gw_store_pin_absent(struct gw_store *s, const char *exposed, json_t *pin);
  * (anywhere), or the store cannot say now (nothing was claimed; the caller may retry). */
 enum gw_store_claim_rc { GW_CLAIM_FIRST, GW_CLAIM_TAKEN, GW_CLAIM_UNAVAILABLE };
 typedef void gw_store_claimed_fn(void *arg, enum gw_store_claim_rc rc);
-/* A claim's answer is lost only after the store's request timeout (10 s); two copies of one
- * retry sent at once (closer than this) are one claim, and only one of them goes on. */
-#define GW_NONCE_RETRY_AFTER_MS 5000
-/* Claims nonce (32 hex digits) once, across replicas, for the retry of fingerprint fp (43
- * base64url characters); kept ttl_ms (a sealed state's lifetime: later the state itself is
- * refused). cb runs later, exactly once, unless cancelled. */
+/* Claims nonce (32 hex digits) once, across replicas; kept ttl_ms (a sealed state's lifetime:
+ * later the state itself is refused). cb runs later, exactly once, unless cancelled. */
 struct gw_store_claim;
-struct gw_store_claim *gw_store_nonce_claim(struct gw_store *s, const char *nonce, const char *fp,
-                                            unsigned ttl_ms, gw_store_claimed_fn *cb, void *arg);
+struct gw_store_claim *gw_store_nonce_claim(struct gw_store *s, const char *nonce, unsigned ttl_ms,
+                                            gw_store_claimed_fn *cb, void *arg);
 void gw_store_claim_cancel(struct gw_store_claim *c); /* cb never runs; NULL-safe */
-/* fp's retry never reached the upstream: the nonce may be claimed again (a retry let through
- * once more: it may be sent once more again). */
-void gw_store_nonce_give_back(struct gw_store *s, const char *nonce, const char *fp);
+/* The retry never reached the upstream: the nonce may be claimed again. */
+void gw_store_nonce_give_back(struct gw_store *s, const char *nonce);
 
 #endif

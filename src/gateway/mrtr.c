@@ -281,16 +281,13 @@ json_t *gw_mrtr_round_open(struct upstream *u, struct mcp_call *call, const char
                  OPEN_ROUNDS_PER_CALLER);
         return NULL;
     }
-    char nonce[33], salt[33];
-    if (!crypto_random_hex(nonce, 16) || !crypto_random_hex(salt, 16)) {
+    char nonce[33];
+    if (!crypto_random_hex(nonce, 16)) {
         snprintf(why, whylen, "no random nonce for the round");
         return NULL;
     }
-    /* k: the salt of the retry's fingerprint (claim_shared), known to the caller and to us,
-     * never to the store. */
-    json_t *ours =
-        json_pack("{s:{s:s, s:s, s:s, s:s, s:i, s:O}}", "mrtr", "n", nonce, "k", salt, "u",
-                  u->cfg->name, "t", bound_to, "r", (int)rounds, "s", state ? state : json_null());
+    json_t *ours = json_pack("{s:{s:s, s:s, s:s, s:i, s:O}}", "mrtr", "n", nonce, "u", u->cfg->name,
+                             "t", bound_to, "r", (int)rounds, "s", state ? state : json_null());
     char *text = json_dumps(ours, JSON_COMPACT);
     size_t size = text ? strlen(text) : SIZE_MAX;
     free(text);
@@ -301,24 +298,6 @@ json_t *gw_mrtr_round_open(struct upstream *u, struct mcp_call *call, const char
     }
     round_add(u, nonce, caller, loop_now(u->loop) + mcp_state_ttl_ms(u->gw->mcp));
     return ours;
-}
-
-/* The fingerprint of a retry (base64url SHA-256, 43 characters): the round's salt, the caller,
- * the nonce and the answers (canonical JSON). Sent again unchanged, a retry has the same one;
- * with other answers, another. The salt is only in the sealed state, so the store's copy
- * reveals nothing of the answers, however few they could be. */
-static void retry_fingerprint(json_t *m, struct mcp_call *call, const char *nonce, char out[44])
-{
-    const char *salt = json_string_value(json_object_get(m, "k"));
-    char *answers =
-        json_dumps(mcp_call_input_responses(call), JSON_COMPACT | JSON_SORT_KEYS | JSON_ENCODE_ANY);
-    char *all = xasprintf("%s\n%s\n%s\n%s", salt ? salt : "", mcp_call_caller(call), nonce,
-                          answers ? answers : "null");
-    unsigned char h[32];
-    crypto_sha256(all, strlen(all), h);
-    crypto_b64_encode(true, h, sizeof h, out);
-    free(all);
-    free(answers);
 }
 
 /* Shared rounds: the sealed state is the round (the engine checked its seal, caller, request
@@ -334,7 +313,6 @@ static bool claim_shared(struct upstream *u, struct mcp_call *call, json_t *m, c
     if (r)
         round_free(r);
     snprintf(claimed->nonce, sizeof claimed->nonce, "%s", nonce);
-    retry_fingerprint(m, call, nonce, claimed->fp);
     snprintf(claimed->caller, sizeof claimed->caller, "%s", mcp_call_caller(call));
     claimed->expires_at = loop_now(u->loop) + mcp_state_ttl_ms(u->gw->mcp);
     return true;
@@ -419,14 +397,14 @@ struct gw_store_claim *gw_mrtr_round_confirm(struct upstream *u,
     if (u->gw->store == NULL || claimed->nonce[0] == '\0')
         return NULL;
     /* Kept as long as a state sealed now lives: later the state itself is refused. */
-    return gw_store_nonce_claim(u->gw->store, claimed->nonce, claimed->fp,
-                                mcp_state_ttl_ms(u->gw->mcp), cb, arg);
+    return gw_store_nonce_claim(u->gw->store, claimed->nonce, mcp_state_ttl_ms(u->gw->mcp), cb,
+                                arg);
 }
 
 void gw_mrtr_round_give_back(struct upstream *u, struct gw_round_claimed *claimed)
 {
     if (claimed->nonce[0] != '\0' && u->gw->store) {
-        gw_store_nonce_give_back(u->gw->store, claimed->nonce, claimed->fp);
+        gw_store_nonce_give_back(u->gw->store, claimed->nonce);
         claimed->nonce[0] = '\0';
         return;
     }

@@ -171,6 +171,18 @@ bool mcp_task_watched(const struct mcp_server *s, const char *task_id)
     return false;
 }
 
+json_t *mcp_task_watched_ids(const struct mcp_server *s)
+{
+    json_t *ids = json_object();
+    LIST_FOREACH(node, &s->listens)
+    {
+        const struct listen *l = list_entry(node, struct listen, link);
+        if (l->task_ids)
+            json_object_update(ids, l->task_ids);
+    }
+    return ids;
+}
+
 void mcp_task_notify(struct mcp_server *s, const char *caller, json_t *task)
 {
     const char *id = json_string_value(json_object_get(task, "taskId"));

@@ -307,6 +307,8 @@ bool mcp_has_tasks(const struct mcp_server *s);
  * mcp_call_caller gave it). */
 bool mcp_task_watched(const struct mcp_server *s, const char *task_id);
 void mcp_task_notify(struct mcp_server *s, const char *caller, json_t *task);
+/* Every task id an open stream watches, as an object id -> true (new reference). */
+json_t *mcp_task_watched_ids(const struct mcp_server *s);
 #define MCP_TASKS_EXTENSION "io.modelcontextprotocol/tasks"
 
 /* Finishes the call as "unavailable for now": what it needs (the task store's database) cannot

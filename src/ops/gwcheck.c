@@ -29,7 +29,8 @@
 const char gateway_usage[] =
     "usage: hermes-mcp gateway check [--probe] [--env-file FILE]\n"
     "       hermes-mcp gateway pins [--env-file FILE]\n"
-    "       hermes-mcp gateway accept [NAME] [--env-file FILE]\n"
+    "       hermes-mcp gateway accept [NAME [--expect SHA256]] [--env-file FILE]\n"
+    "       hermes-mcp gateway unpin NAME [--env-file FILE]\n"
     "\n"
     "Validates GATEWAY_FILE (named in FILE, default ./.env) the way serve reads it: mode 600, a\n"
     "regular file, known keys, upstream names, every ${VAR} resolved from FILE or the\n"
@@ -54,11 +55,17 @@ const char gateway_usage[] =
     "at the first start) and, from GATEWAY_FILE.pins-status (written by the server), each tool\n"
     "withheld because its definition changed: both hashes and the fields that differ.\n"
     "accept: pins the definitions the server serves (all, or the exposed tool NAME); send\n"
-    "SIGHUP to the server to apply. With STORE_URL the pins are the store's: pins lists them,\n"
-    "accept writes them there and every replica applies it within a second, but only where\n"
-    "the store's pin is still the one this replica shows (what pins printed as pinned); if\n"
-    "one changed meanwhile (another operator's accept), nothing is accepted: it says so, run\n"
-    "pins again.\n"
+    "SIGHUP to the server to apply. With STORE_URL the pins are the store's: pins lists them\n"
+    "(the store's sha256 of each) and, for a withheld tool, \"pinned\": the pin this replica\n"
+    "last read, and \"store\": the store's now. accept writes them there and every replica\n"
+    "applies it within a second, but only where the store's pin is still the expected one:\n"
+    "--expect SHA256 (with NAME; the hash pins printed), else the one this replica last read\n"
+    "(its status file's \"pinned\"); if one changed meanwhile (another operator's accept),\n"
+    "nothing is accepted: it says so with both hashes, run pins again. Without STORE_URL,\n"
+    "--expect is compared with the pins file's pin.\n"
+    "unpin (STORE_URL only): removes the store's pin of NAME, a tool no longer served, and\n"
+    "tells every replica: a tool withheld because the store held as many pins as it may\n"
+    "(1024 of one upstream, 16 MiB in all) is pinned and served within a second.\n"
     "Exit codes: 0 done, 1 a bad file, unknown NAME, the store unreachable or a pin changed\n"
     "meanwhile, 2 usage.\n";
 
@@ -428,8 +435,9 @@ int gwcheck_main(int argc, char **argv)
             fputs(gateway_usage, stdout);
             return 0;
         }
-    bool pins = argc > 0 && (!strcmp(argv[0], "pins") || !strcmp(argv[0], "accept"));
-    const char *name = NULL;
+    bool pins = argc > 0 && (!strcmp(argv[0], "pins") || !strcmp(argv[0], "accept") ||
+                             !strcmp(argv[0], "unpin"));
+    const char *name = NULL, *expect = NULL;
     bool with_probe = false;
     if (argc < 1 || (strcmp(argv[0], "check") != 0 && !pins)) {
         fprintf(stderr, "hermes-mcp: %s\n%s",
@@ -443,12 +451,24 @@ int gwcheck_main(int argc, char **argv)
             env_file = argv[i] + 11;
         else if (!strcmp(argv[0], "check") && !strcmp(argv[i], "--probe"))
             with_probe = true;
-        else if (!strcmp(argv[0], "accept") && name == NULL && argv[i][0] != '-')
+        else if (strcmp(argv[0], "check") && strcmp(argv[0], "pins") && name == NULL &&
+                 argv[i][0] != '-')
             name = argv[i];
+        else if (!strcmp(argv[0], "accept") && !strcmp(argv[i], "--expect") && i + 1 < argc)
+            expect = argv[++i];
         else {
             fprintf(stderr, "hermes-mcp: unknown argument '%s'\n%s", argv[i], gateway_usage);
             return 2;
         }
     }
-    return pins ? gwpins_main(argv[0], env_file, name) : check(env_file, with_probe);
+    if ((!strcmp(argv[0], "unpin") || expect) && name == NULL) {
+        fprintf(stderr, "hermes-mcp: gateway %s needs NAME\n%s",
+                expect ? "accept --expect" : argv[0], gateway_usage);
+        return 2;
+    }
+    if (expect && (strlen(expect) != 64 || strspn(expect, "0123456789abcdef") != 64)) {
+        fprintf(stderr, "hermes-mcp: --expect wants the 64 hex digits `gateway pins` prints\n");
+        return 2;
+    }
+    return pins ? gwpins_main(argv[0], env_file, name, expect) : check(env_file, with_probe);
 }

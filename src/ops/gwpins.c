@@ -5,8 +5,9 @@
  * server serves (all, or one exposed name); the running server applies it on SIGHUP. Both
  * work offline on the two files, so they need no token and never start an upstream. With
  * STORE_URL the pins are the store's (gwstore.h): pins lists those, accept writes them there
- * and every replica applies it within a second, no SIGHUP; the status file is still this
- * replica's (the env file's GATEWAY_FILE). */
+ * and every replica applies it within a second, no SIGHUP, and unpin removes one (room for a
+ * tool refused for the store's caps); the status file is still this replica's (the env file's
+ * GATEWAY_FILE). */
 #include "gwpins.h"
 
 #include <stdio.h>
@@ -116,8 +117,10 @@ static json_t *served_definition(json_t *t)
     return d ? d : json_object_get(t, "definition");
 }
 
-static void print_withheld(json_t *status, bool shared)
+/* store: the store's pins ({"pins": ...}) with STORE_URL, else NULL. */
+static void print_withheld(json_t *status, json_t *store)
 {
+    bool shared = store != NULL;
     const char *name;
     json_t *t;
     size_t n = 0;
@@ -126,16 +129,23 @@ static void print_withheld(json_t *status, bool shared)
         if (!json_is_true(json_object_get(t, "withheld")))
             continue;
         if (n++ == 0)
-            printf("withheld (the definition differs from its pin):\n");
+            printf("withheld (the definition differs from its pin)%s:\n",
+                   shared ? "; pinned: the pin this replica last read, store: the store's now"
+                          : "");
         printf("  %s (upstream %s, tool %s)\n    pinned %s\n    now    %s\n    differs in:", name,
                text(t, "upstream"), text(t, "tool"), text(t, "pinned"), text(t, "seen"));
         size_t i;
         json_t *f;
         json_array_foreach(json_object_get(t, "fields"), i, f) printf(" %s", json_string_value(f));
         printf("\n");
+        if (shared) {
+            json_t *p = json_object_get(json_object_get(store, "pins"), name);
+            printf("    store  %s\n", p ? text(p, "sha256") : "(none)");
+        }
     }
     if (n && shared)
-        printf("accept with: hermes-mcp gateway accept [NAME] (every replica applies it)\n");
+        printf("accept with: hermes-mcp gateway accept [NAME] (every replica applies it); "
+               "NAME --expect SHA256 accepts only over that store pin\n");
     else if (n)
         printf("accept with: hermes-mcp gateway accept [NAME], then SIGHUP the server\n");
     else
@@ -167,19 +177,20 @@ static int show(const struct where *w, const char *pins_path, const char *status
     else if (!status_exists)
         printf("no status yet (%s): the server has not started with these pins\n", status_path);
     else
-        print_withheld(status, w->store_url != NULL);
+        print_withheld(status, w->store_url ? pins : NULL);
     json_decref(status);
     json_decref(pins);
     return status ? 0 : 1;
 }
 
 /* With STORE_URL: the chosen pins written in one transaction, each only where the store's pin
- * is still the one this replica's status file shows (expect: exposed -> that sha256, or null),
- * which is what `gateway pins` showed the operator; every replica hears of them at its commit.
- * A pin that moved meanwhile (another operator's accept) leaves everything as it was. */
+ * is still the expected one (expect: exposed -> sha256, or null for none): the one given with
+ * --expect, else the one this replica last read (its status file's "pinned", what `gateway
+ * pins` printed as pinned); every replica hears of them at its commit. A pin that moved
+ * meanwhile (another operator's accept) leaves everything as it was. */
 static bool store_accept(const struct where *w, json_t *chosen, json_t *expect)
 {
-    char err[600] = "";
+    char err[600] = "", now[65];
     const char *name;
     json_t *pin;
     PGconn *pg = store_connect(w);
@@ -192,19 +203,25 @@ static bool store_accept(const struct where *w, json_t *chosen, json_t *expect)
     {
         if (!ok)
             break;
-        int rc = gw_store_pin_accept(
-            pg, name, pin, json_string_value(json_object_get(expect, name)), err, sizeof err);
+        const char *want = json_string_value(json_object_get(expect, name));
+        int rc = gw_store_pin_accept(pg, name, pin, want, now, sizeof now, err, sizeof err);
         ok = rc == 1;
         if (rc < 0)
             fprintf(stderr, "hermes-mcp: %s; nothing accepted\n", err);
-        else if (rc == 0) {
+        else if (rc == 0 && now[0] == '\0')
+            fprintf(stderr,
+                    "hermes-mcp: the pin of %s changed since this replica last showed it: the "
+                    "store holds none now (unpinned?), expected sha256 %s: look again with "
+                    "`hermes-mcp gateway pins`; nothing accepted\n",
+                    name, want ? want : "(none)");
+        else if (rc == 0)
             fprintf(stderr,
                     "hermes-mcp: the pin of %s changed since this replica last showed it "
                     "(another accept?): look again with `hermes-mcp gateway pins`; nothing "
-                    "accepted\n",
-                    name);
+                    "accepted (expected sha256 %s, the store's %s)\n",
+                    name, want ? want : "(none)", now);
+        if (rc == 0)
             err[0] = '-'; /* said */
-        }
     }
     if (ok) {
         r = PQexec(pg, "COMMIT");
@@ -218,8 +235,22 @@ static bool store_accept(const struct where *w, json_t *chosen, json_t *expect)
     return ok;
 }
 
+/* Without STORE_URL, --expect: the pins file's pin of name must be want. */
+static bool file_expected(json_t *pins, const char *name, const char *want)
+{
+    json_t *p = json_object_get(json_object_get(pins, "pins"), name);
+    const char *have = json_string_value(json_object_get(p, "sha256"));
+    if (have && strcmp(have, want) == 0)
+        return true;
+    fprintf(stderr,
+            "hermes-mcp: the pin of %s is not the one expected (expected sha256 %s, the pins "
+            "file's %s): look again with `hermes-mcp gateway pins`; nothing accepted\n",
+            name, want, have ? have : "(none)");
+    return false;
+}
+
 static int accept_pins(const struct where *w, const char *pins_path, const char *status_path,
-                       const char *only)
+                       const char *only, const char *want)
 {
     char err[300];
     bool exists, status_exists;
@@ -233,6 +264,8 @@ static int accept_pins(const struct where *w, const char *pins_path, const char 
     } else if (!status_exists) {
         fprintf(stderr, "hermes-mcp: no status file %s: start the server first\n", status_path);
     } else {
+        /* Without the store, the pins file's pin is judged before it is replaced below. */
+        bool expected = w->store_url || want == NULL || file_expected(pins, only, want);
         json_t *seen = json_object_get(status, "tools"), *t, *expect = json_object();
         const char *name;
         size_t n = 0;
@@ -240,9 +273,11 @@ static int accept_pins(const struct where *w, const char *pins_path, const char 
         {
             if (only && strcmp(only, name) != 0)
                 continue;
-            json_object_set(expect, name,
-                            json_object_get(t, "pinned") ? json_object_get(t, "pinned")
-                                                         : json_null());
+            json_t *pinned = json_object_get(t, "pinned");
+            json_object_set_new(expect, name,
+                                want     ? json_string(want)
+                                : pinned ? json_incref(pinned)
+                                         : json_null());
             json_object_set_new(json_object_get(pins, "pins"), name,
                                 json_pack("{s:s, s:s, s:s, s:O*}", "upstream", text(t, "upstream"),
                                           "tool", text(t, "tool"), "sha256", served_hash(t),
@@ -252,6 +287,8 @@ static int accept_pins(const struct where *w, const char *pins_path, const char 
         err[0] = '\0';
         if (only && n == 0) {
             fprintf(stderr, "hermes-mcp: no exposed tool %s in %s\n", only, status_path);
+        } else if (!expected) {
+            /* said */
         } else if (w->store_url) {
             if (store_accept(w, json_object_get(pins, "pins"), expect)) {
                 printf("pinned %zu tool%s as served in the store; every replica applies it "
@@ -274,15 +311,58 @@ static int accept_pins(const struct where *w, const char *pins_path, const char 
     return rc;
 }
 
-int gwpins_main(const char *cmd, const char *env_file, const char *name)
+/* With STORE_URL: the pin of name removed from the store, every replica told (room for a pin
+ * refused for the caps). A tool this replica still exposes is refused: the next replica to
+ * read the pins would pin it again as served, which is an accept nobody asked for. */
+static int unpin(const struct where *w, const char *status_path, const char *name)
+{
+    char err[600];
+    bool status_exists;
+    if (w->store_url == NULL) {
+        fprintf(stderr, "hermes-mcp: gateway unpin works on the store's pins (STORE_URL); the "
+                        "pins file holds only the tools served, nothing to make room for\n");
+        return 2;
+    }
+    json_t *status = gw_pins_read_status(status_path, &status_exists, err, sizeof err);
+    if (status == NULL) {
+        fprintf(stderr, "hermes-mcp: %s\n", err);
+        return 1;
+    }
+    bool served = json_object_get(json_object_get(status, "tools"), name) != NULL;
+    json_decref(status);
+    if (served) {
+        fprintf(stderr,
+                "hermes-mcp: %s is still exposed by this server (%s): unpinned, it would be "
+                "pinned again as served; remove it from the gateway file first\n",
+                name, status_path);
+        return 1;
+    }
+    PGconn *pg = store_connect(w);
+    if (pg == NULL)
+        return 1;
+    int rc = gw_store_pin_remove(pg, name, err, sizeof err);
+    PQfinish(pg);
+    if (rc < 0)
+        fprintf(stderr, "hermes-mcp: %s; nothing removed\n", err);
+    else if (rc == 0)
+        fprintf(stderr, "hermes-mcp: the store holds no pin of %s\n", name);
+    else
+        printf("unpinned %s in the store; every replica hears of it (a tool waiting for room is "
+               "pinned within a second)\n",
+               name);
+    return rc == 1 ? 0 : 1;
+}
+
+int gwpins_main(const char *cmd, const char *env_file, const char *name, const char *expect)
 {
     struct where w;
     if (!where_of(env_file, &w))
         return 2;
     char *pins_path = gw_pins_path(w.gateway_file);
     char *status_path = gw_pins_status_path(w.gateway_file);
-    int rc = !strcmp(cmd, "pins") ? show(&w, pins_path, status_path)
-                                  : accept_pins(&w, pins_path, status_path, name);
+    int rc = !strcmp(cmd, "pins")    ? show(&w, pins_path, status_path)
+             : !strcmp(cmd, "unpin") ? unpin(&w, status_path, name)
+                                     : accept_pins(&w, pins_path, status_path, name, expect);
     free(pins_path);
     free(status_path);
     where_free(&w);

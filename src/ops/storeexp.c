@@ -25,7 +25,9 @@
 #include "taskpath.h"
 #include "tasks.h"
 
-#define PAGE "500"
+/* A page's rows are held at once: each up to 64 + 64 + 200 KiB, so a page stays near 10 MiB. */
+#define PAGE "32"
+#define PROGRESS 500  /* tasks between progress lines */
 #define SHOWN_MAX 200 /* bytes of a stray name shown */
 #define STR_(x) #x
 #define STR(x) STR_(x)
@@ -218,7 +220,7 @@ int storeexp_run(PGconn *pg, const char *dir)
     if (!check_dir(pg, dir))
         return EXIT_FAIL;
     char *last = xstrdup("");
-    size_t written = 0, kept = 0, skipped = 0;
+    size_t written = 0, kept = 0, skipped = 0, shown = 0;
     bool ok = true;
     for (;;) {
         const char *params[1] = {last};
@@ -246,9 +248,12 @@ int storeexp_run(PGconn *pg, const char *dir)
         PQclear(r);
         if (!ok || n == 0)
             break;
-        printf("store export: %zu tasks: %zu written, %zu already there\n", written + kept, written,
-               kept);
-        fflush(stdout);
+        if (written + kept + skipped >= shown + PROGRESS) {
+            shown = written + kept + skipped;
+            printf("store export: %zu tasks: %zu written, %zu already there\n", written + kept,
+                   written, kept);
+            fflush(stdout);
+        }
     }
     free(last);
     if (!ok)

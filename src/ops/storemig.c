@@ -38,8 +38,9 @@ static const char insert_sql[] =
     " WHERE hm_task.result IS NULL AND EXCLUDED.result IS NOT NULL RETURNING id";
 
 /* Opened once, never through a link, without waiting (a FIFO's open would wait for a writer),
- * then judged and read through that same descriptor: nothing can be swapped in between. */
-static int read_at(int dfd, const char *name, bool ours, size_t max, char **text, size_t *len,
+ * then judged and read through that same descriptor: nothing can be swapped in between. owner:
+ * the user the file must belong to, (uid_t)-1 for any. */
+static int read_at(int dfd, const char *name, uid_t owner, size_t max, char **text, size_t *len,
                    struct timespec *mtime, const char **why)
 {
     int fd = openat(dfd, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
@@ -55,7 +56,7 @@ static int read_at(int dfd, const char *name, bool ours, size_t max, char **text
         *why = "not a regular file";
         return 1;
     }
-    if (ours && st.st_uid != geteuid()) {
+    if (owner != (uid_t)-1 && st.st_uid != owner) {
         close(fd);
         *why = "another user's file";
         return 1;
@@ -97,7 +98,7 @@ static int read_at(int dfd, const char *name, bool ours, size_t max, char **text
 int storemig_read(const char *path, size_t max, char **text, size_t *len, struct timespec *mtime,
                   const char **why)
 {
-    return read_at(AT_FDCWD, path, false, max, text, len, mtime, why);
+    return read_at(AT_FDCWD, path, (uid_t)-1, max, text, len, mtime, why);
 }
 
 static int cmp_str(const void *a, const void *b)
@@ -105,12 +106,17 @@ static int cmp_str(const void *a, const void *b)
     return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
-/* The names of dir that are task directories (a task id, a directory, not a link), sorted. */
-static char **task_ids(const char *dir, size_t *n, size_t *others)
+/* The names in the task directory dfd that are task directories (a task id, a directory, not a
+ * link), sorted: listed through that same descriptor, the directory the records are read from. */
+static char **task_ids(int dfd, size_t *n, size_t *others)
 {
-    DIR *d = opendir(dir);
-    if (d == NULL)
+    int lfd = dup(dfd);
+    DIR *d = lfd < 0 ? NULL : fdopendir(lfd);
+    if (d == NULL) {
+        if (lfd >= 0)
+            close(lfd);
         return NULL;
+    }
     size_t cap = 256;
     char **ids = xmalloc(cap * sizeof *ids);
     *n = 0;
@@ -153,9 +159,10 @@ static void task_clear(struct task *t)
 
 /* Reads task id's records (dfd: the task directory's descriptor): 0 when read, -1 when it has
  * none (the agent's files only), 1 with the file and the reason in why. Each file is opened
- * relative to the task's own directory, itself opened without following a link, and must be
- * ours (the server's user's): what was checked is what is read. */
-static int task_read(int dfd, const char *id, struct task *t, char *why, size_t whylen)
+ * relative to the task's own directory, itself opened without following a link, and it and
+ * that directory must be owner's (the task directory's owner: the server's user, whoever runs
+ * the migrate): what was checked is what is read. */
+static int task_read(int dfd, uid_t owner, const char *id, struct task *t, char *why, size_t whylen)
 {
     *t = (struct task){0};
     double oldest = 0;
@@ -167,11 +174,18 @@ static int task_read(int dfd, const char *id, struct task *t, char *why, size_t 
                                                     : strerror(errno));
         return 1;
     }
+    struct stat st;
+    if (fstat(tfd, &st) < 0 || st.st_uid != owner) {
+        snprintf(why, whylen, "its directory: another user's");
+        close(tfd);
+        return 1;
+    }
     for (int i = 0; i < 3; i++) {
         size_t len;
         struct timespec mt;
         const char *r = NULL;
-        int rc = read_at(tfd, storemig_names[i], true, storemig_caps[i], &t->doc[i], &len, &mt, &r);
+        int rc =
+            read_at(tfd, storemig_names[i], owner, storemig_caps[i], &t->doc[i], &len, &mt, &r);
         if (rc < 0)
             continue;
         json_t *j = rc == 0 ? tasks_parse(t->doc[i], len) : NULL;
@@ -231,7 +245,8 @@ struct counts {
 };
 
 /* One transaction: tasks ids[from..to). */
-static bool batch(PGconn *pg, int dfd, char **ids, size_t from, size_t to, struct counts *c)
+static bool batch(PGconn *pg, int dfd, uid_t owner, char **ids, size_t from, size_t to,
+                  struct counts *c)
 {
     struct counts now = *c;
     if (!exec_ok(pg, "BEGIN"))
@@ -239,7 +254,7 @@ static bool batch(PGconn *pg, int dfd, char **ids, size_t from, size_t to, struc
     for (size_t i = from; i < to; i++) {
         struct task t;
         char why[200];
-        int rc = task_read(dfd, ids[i], &t, why, sizeof why);
+        int rc = task_read(dfd, owner, ids[i], &t, why, sizeof why);
         if (rc < 0) {
             now.empty++;
             continue;
@@ -280,28 +295,24 @@ static bool batch(PGconn *pg, int dfd, char **ids, size_t from, size_t to, struc
 int storemig_run(PGconn *pg, const char *dir)
 {
     size_t n, others;
-    char **ids = task_ids(dir, &n, &others);
+    struct stat dst;
+    int dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    char **ids = dfd < 0 || fstat(dfd, &dst) < 0 ? NULL : task_ids(dfd, &n, &others);
     if (ids == NULL) {
         fprintf(stderr, "hermes-mcp store migrate: cannot read the task directory %s: %s\n", dir,
                 strerror(errno));
+        if (dfd >= 0)
+            close(dfd);
         return EXIT_FAIL;
     }
-    int dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    if (dfd < 0) {
-        fprintf(stderr, "hermes-mcp store migrate: cannot open the task directory %s: %s\n", dir,
-                strerror(errno));
-        for (size_t i = 0; i < n; i++)
-            free(ids[i]);
-        free(ids);
-        return EXIT_FAIL;
-    }
+    uid_t owner = dst.st_uid; /* the server's user, whoever runs the migrate (root, sudo) */
     printf("store migrate: %zu task director%s in %s\n", n, n == 1 ? "y" : "ies", dir);
     fflush(stdout);
     struct counts c = {0};
     bool ok = true;
     for (size_t i = 0; i < n && ok; i += BATCH) {
         size_t to = i + BATCH < n ? i + BATCH : n;
-        ok = batch(pg, dfd, ids, i, to, &c);
+        ok = batch(pg, dfd, owner, ids, i, to, &c);
         if (ok) {
             printf("store migrate: %zu/%zu: %zu copied, %zu already there, %zu refused\n", to, n,
                    c.copied, c.there, c.refused);

@@ -182,6 +182,7 @@ struct run {
     bool awaiting;  /* waiting_for_approval: POST /approval may answer */
     char choice[8]; /* the answer POST /approval gave, "" until then */
     bool has_thread, thread_done;
+    bool forgotten; /* [forget]: its end was shown once; unknown from then on */
     pthread_t thread;
     int refs; /* handlers holding a pointer across a wait */
     struct plan plan;
@@ -885,7 +886,7 @@ static struct run *run_lookup(const struct req *r)
     const char *scope = g.profiles[r->profile].scope;
     struct run *run = run_find(r->run_id);
     if (run)
-        return strcmp(g.profiles[run->profile].scope, scope) == 0 ? run : NULL;
+        return strcmp(g.profiles[run->profile].scope, scope) == 0 && !run->forgotten ? run : NULL;
     struct idem *i = idem_by_run(r->run_id);
     if (i == NULL || strcmp(i->scope, scope) != 0)
         return NULL;
@@ -1900,6 +1901,8 @@ static enum MHD_Result h_run(struct MHD_Connection *c, struct req *r)
     lock();
     struct run *run = run_lookup(r);
     json_t *st = run ? json_deep_copy(run->status) : NULL;
+    if (run && run->plan.forget && is_terminal(run_status(run)))
+        run->forgotten = true; /* [forget]: this answer is the last that knows it */
     unlock();
     return st ? reply_json(c, 200, st, NULL) : reply_run_not_found(c, r->run_id);
 }

@@ -98,6 +98,10 @@ static const char *directive(struct plan *p, const char *s, double scale)
         p->partial = true;
         return a;
     }
+    if (word_at(s, "forget]", &a)) {
+        p->forget = true;
+        return a;
+    }
     if (word_at(s, "orphan]", &a)) {
         p->orphan = true;
         return a;

@@ -16,6 +16,9 @@
  *   [approval]      runs only: before its work the run waits for approval of a command
  *                   (status waiting_for_approval, an `approval` field, an approval.request
  *                   event) until POST /v1/runs/{id}/approval; [approval=COMMAND] names it
+ *   [forget]        runs only: once a status request has shown the run ended, the agent no
+ *                   longer knows it (404 run_not_found), as Hermes after its retention or a
+ *                   restart
  *   [approval2=COMMAND] runs only: once the first approval is given, the run waits again, for
  *                   COMMAND (an agent asking for a second command: the bridge must not let the
  *                   operator's answer to the first reach the second)
@@ -42,6 +45,7 @@ struct plan {
     char *fail_msg; /* owned; set when fail */
     bool partial;
     bool orphan;
+    bool forget;     /* [forget]: the run is forgotten once its end was shown */
     char *approval;  /* owned; [approval] / [approval=COMMAND]: the command awaiting approval */
     char *approval2; /* owned; [approval2=COMMAND]: asked once the first is approved */
     bool json_fence;

@@ -285,6 +285,11 @@ orun=$(j run_id)
 sleep 0.3
 req POST "/v1/runs/$orun/stop" -H "$AUTH"
 check "stop: a run not live here is 409" "$code|$(j error.code)" "409|run_not_active"
+post /v1/runs '{"input":"x [forget]"}'
+grun=$(j run_id)
+check "runs: [forget] shows the end once" "$(poll_status "$grun" completed)" completed
+req GET "/v1/runs/$grun" -H "$AUTH"
+check "runs: [forget] then 404" "$code|$(j error.code)" "404|run_not_found"
 post /v1/runs '{"input":"x [fail=disk full]"}'
 frun=$(j run_id)
 check "runs: [fail] ends failed" "$(poll_status "$frun" failed)|$(j error)|$(j last_event)" "failed|disk full|run.failed"

@@ -421,6 +421,37 @@ test('migrate reads each record through the task directory it checked: a link, a
   assert.equal(await sql("SELECT string_agg(id, ',' ORDER BY id) FROM hm_task WHERE id LIKE 'h-%'"), 'h-ok');
 });
 
+test('migrate run by root (sudo) on a task directory of the service user: the service user\'s records copied, anybody else\'s refused', async () => {
+  // The task directory and its records belong to the service user (65534 here); the migrate
+  // runs as whoever runs it. Without root, no file can be given away: the same run as the owner.
+  const svc = process.getuid() === 0 ? 65534 : process.getuid();
+  const d = join(dir, 'service');
+  const task = (id, uid, files) => {
+    mkdirSync(join(d, id), { recursive: true });
+    for (const [n, text] of Object.entries(files)) {
+      writeFileSync(join(d, id, n), text);
+      if (process.getuid() === 0) chownSync(join(d, id, n), uid, uid);
+    }
+    if (process.getuid() === 0) chownSync(join(d, id), uid, uid);
+  };
+  task('s-ok', svc, { 'request.json': '{"id": "s-ok"}\n', 'run.json': '{"run_id": "s-ok-run"}\n' });
+  if (process.getuid() === 0) {
+    task('s-file', svc, { 'request.json': '{"id": "s-file"}\n' });
+    chownSync(join(d, 's-file', 'request.json'), 0, 0); // root's, not the service user's
+    task('s-dir', 65533, { 'request.json': '{"id": "s-dir"}\n' }); // another user's task, all of it
+    chownSync(d, svc, svc);
+  }
+  const r = spawnSync(HERMES, ['store', 'migrate', '--from-files', '--env-file', envFor(d)], { encoding: 'utf8', timeout: 20000 });
+  const root = process.getuid() === 0;
+  assert.equal(r.status, root ? 1 : 0, r.stdout + r.stderr);
+  assert.deepEqual(summary(r), { copied: 1, there: 0, refused: root ? 2 : 0 });
+  if (root) {
+    assert.match(r.stderr, /task s-file refused: request\.json: another user's file/);
+    assert.match(r.stderr, /task s-dir refused: its directory: another user's/);
+  }
+  assert.equal(await sql("SELECT string_agg(id, ',' ORDER BY id) FROM hm_task WHERE id LIKE 's-%'"), 's-ok');
+});
+
 test('export skips a row bigger than the files hold, without fetching it whole, says which, and exits 1', async () => {
   // Rows a files server could never have written (written by hand, or by a newer version).
   await sql("INSERT INTO hm_task (id, request, result) VALUES ('huge-result', '{\"id\": \"huge-result\"}', '\"' || repeat('x', 210 * 1024) || '\"')," +

@@ -10,12 +10,11 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { spawnSync } from 'node:child_process';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { HERMES, startHermes, restartHermes, gatewayFile, fakeUpstream, sdkClient, hermesCli, until, jsonLines }
+import { startHermes, restartHermes, gatewayFile, fakeUpstream, sdkClient, hermesCli, until, jsonLines }
   from '../../lib/lib.mjs';
-import { startPostgres } from '../../lib/pg.mjs';
+import { startPostgres, storeInit } from '../../lib/pg.mjs';
 
 const HOSTILE = "fake echo'); DELETE FROM hm_pin; DROP TABLE hm_secret; --";
 const CHANGED = "changed $$; UPDATE hm_pin SET doc = '{}'; $$ -- read ~/.ssh/id_rsa";
@@ -27,11 +26,6 @@ function replica(name) {
     fakeUpstream('fake', ['--describe', desc], '    tools: {include: [echo, slow]}\n') +
     fakeUpstream('sql', [], `    prefix: "${SQL_PREFIX}"\n    tools: {include: [slow]}\n`), `gateway-${name}.yaml`);
   return startHermes({ GATEWAY_FILE: gw, STORE_URL: pg.url });
-}
-function initStore() {
-  const env = join(dir, 'init.env');
-  writeFileSync(env, `STORE_URL=${pg.url}\n`, { mode: 0o600 });
-  return spawnSync(HERMES, ['store', 'init', '--env-file', env], { encoding: 'utf8' });
 }
 async function restart(srv) {
   await new Promise((res) => { srv.proc.on('close', res); srv.proc.kill('SIGTERM'); });
@@ -58,7 +52,7 @@ before(async () => {
   dir = mkdtempSync(join(tmpdir(), 'hm-storepins-'));
   desc = join(dir, 'echo-description');
   writeFileSync(desc, HOSTILE);
-  const init = initStore();
+  const init = storeInit(pg, dir);
   assert.equal(init.status, 0, init.stderr);
   a = await replica('a');
   b = await replica('b');
@@ -184,6 +178,7 @@ test('accept is compare-and-set: a pin moved since the replica showed it (anothe
   const r = await hermesCli(a, 'gateway', 'accept', 'fake__echo');
   assert.equal(r.code, 1, r.stdout);
   assert.match(r.stderr, /the pin of fake__echo changed since this replica last showed it \(another accept\?\): look again with `hermes-mcp gateway pins`; nothing accepted/);
+  assert.match(r.stderr, new RegExp(`expected sha256 [0-9a-f]{64}, the store's ${other}\\)`));
   assert.equal((await storedPins()).fake__echo.sha256, other, 'the other accept kept');
   const all = await hermesCli(b, 'gateway', 'accept');
   assert.equal(all.code, 1, all.stdout);
@@ -196,15 +191,72 @@ test('accept is compare-and-set: a pin moved since the replica showed it (anothe
   assert.match(shown.stdout, new RegExp(`fake__echo \\(upstream fake, tool echo\\)\\n +pinned ${other}`));
   const ok = await hermesCli(a, 'gateway', 'accept', 'fake__echo');
   assert.equal(ok.code, 0, ok.stderr);
-  // The same accept again (the replicas may not have applied the first yet): it is done already.
-  const twice = await hermesCli(b, 'gateway', 'accept', 'fake__echo');
+  // The same accept again, over the pin it replaced: the store holds exactly this pin already.
+  const twice = await hermesCli(b, 'gateway', 'accept', 'fake__echo', '--expect', other);
   assert.equal(twice.code, 0, twice.stderr);
   await Promise.all([a, b].map((srv) => until(async () => (await listed(srv)).includes('fake__echo'),
     'served after the accept', 3000)));
   assert.equal((await storedPins()).fake__echo.definition.description, 'a fourth description');
 });
 
-test('pins are capped per upstream as the pins file is: beyond, the tool is not pinned, stays withheld, said once', async () => {
+test('accept --expect: over the store pin `gateway pins` printed, both hashes said when it moved; the row gone and the byte cap said', async () => {
+  writeFileSync(desc, 'a fifth description, longer than the fourth by quite a few bytes');
+  [a, b] = await Promise.all([restart(a), restart(b)]);
+  assert.ok(!(await listed(a)).includes('fake__echo'), 'withheld: changed upstream');
+  const read = (await storedPins()).fake__echo.sha256;
+  // The store's pin moves (another operator) without the replicas hearing of it.
+  const other = 'f'.repeat(64);
+  await pg.psql(`UPDATE hm_pin SET doc = jsonb_set(doc::jsonb, '{sha256}', '"${other}"')::text WHERE exposed = 'fake__echo'`);
+  const shown = await hermesCli(a, 'gateway', 'pins');
+  assert.match(shown.stdout, /pinned: the pin this replica last read, store: the store's now/);
+  assert.match(shown.stdout, new RegExp(`fake__echo \\(upstream fake, tool echo\\)\\n +pinned ${read}\\n +now +[0-9a-f]{64}\\n +differs in: description\\n +store +${other}\\n`));
+  // Without --expect: compared with what this replica last read, refused with both hashes.
+  const plain = await hermesCli(a, 'gateway', 'accept', 'fake__echo');
+  assert.equal(plain.code, 1, plain.stdout);
+  assert.match(plain.stderr, new RegExp(`expected sha256 ${read}, the store's ${other}\\)`));
+  const wrong = await hermesCli(a, 'gateway', 'accept', 'fake__echo', '--expect', read);
+  assert.equal(wrong.code, 1, wrong.stdout);
+  for (const bad of [['--expect', 'abc'], ['--expect', other.toUpperCase()]]) {
+    const r = await hermesCli(a, 'gateway', 'accept', 'fake__echo', ...bad);
+    assert.equal(r.code, 2, r.stdout);
+  }
+  const noname = await hermesCli(a, 'gateway', 'accept', '--expect', other);
+  assert.equal(noname.code, 2);
+  assert.match(noname.stderr, /needs NAME/);
+  // The byte cap: the store filled (other upstream's pins) to 10 bytes short of 16 MiB; the
+  // accept's bigger document does not fit.
+  await pg.psql("INSERT INTO hm_pin (exposed, doc) SELECT 'fill__' || i, json_build_object('definition'," +
+    " json_build_object('name', 'f' || i, 'pad', repeat('x', 1000000)), 'sha256', repeat('0', 64), 'tool', 'f' || i, 'upstream', 'fill')::text" +
+    " FROM generate_series(1, 16) i");
+  const total = Number(await pg.psql('SELECT sum(octet_length(doc)) FROM hm_pin'));
+  await pg.psql(`UPDATE hm_pin SET doc = json_build_object('definition', json_build_object('name', 'f16', 'pad', repeat('x', ${1000000 + 16777216 - 10 - total})),` +
+    " 'sha256', repeat('0', 64), 'tool', 'f16', 'upstream', 'fill')::text WHERE exposed = 'fill__16'");
+  assert.equal(await pg.psql('SELECT sum(octet_length(doc)) FROM hm_pin'), String(16777216 - 10));
+  try {
+    const full = await hermesCli(a, 'gateway', 'accept', 'fake__echo', '--expect', other);
+    assert.equal(full.code, 1, full.stdout);
+    assert.match(full.stderr, /the store holds as many pins as it may \(1024 of upstream fake, or 16777216 bytes in all\): fake__echo cannot be pinned/);
+    assert.equal((await storedPins()).fake__echo.sha256, other, 'nothing written');
+  } finally {
+    await pg.psql("DELETE FROM hm_pin WHERE exposed LIKE 'fill\\_\\_%'");
+  }
+  // With the hash the store holds: accepted, served by both.
+  const ok = await hermesCli(a, 'gateway', 'accept', 'fake__echo', '--expect', other);
+  assert.equal(ok.code, 0, ok.stderr);
+  await Promise.all([a, b].map((srv) => until(async () => (await listed(srv)).includes('fake__echo'),
+    'served after the accept', 3000)));
+  // The row gone since (removed by hand, nobody told): said so, nothing written.
+  const now = (await storedPins()).fake__echo.sha256;
+  await pg.psql("DELETE FROM hm_pin WHERE exposed = 'fake__echo'");
+  const gone = await hermesCli(a, 'gateway', 'accept', 'fake__echo', '--expect', now);
+  assert.equal(gone.code, 1, gone.stdout);
+  assert.match(gone.stderr, new RegExp(`the pin of fake__echo changed since this replica last showed it: the store holds none now \\(unpinned\\?\\), expected sha256 ${now}`));
+  assert.equal(await pg.psql("SELECT count(*) FROM hm_pin WHERE exposed = 'fake__echo'"), '0');
+  await pg.psql("NOTIFY hm_pin, 'fake__echo'"); // the replicas pin it again as served
+  await until(async () => (await storedPins()).fake__echo?.sha256 === now, 'pinned again', 5000);
+});
+
+test('pins are capped per upstream as the pins file is: beyond, the tool is not pinned, stays withheld, said once; unpin makes room and wakes the replicas', async () => {
   // The store holds 1024 pins of upstream fake (tools it no longer serves) once fake__slow's is removed.
   const have = Number(await pg.psql("SELECT count(*) FROM hm_pin WHERE doc::json->>'upstream' = 'fake'"));
   await pg.psql("INSERT INTO hm_pin (exposed, doc) SELECT 'fake__old' || i, json_build_object('definition'," +
@@ -216,14 +268,94 @@ test('pins are capped per upstream as the pins file is: beyond, the tool is not 
   for (const srv of [a, b]) assert.ok(!(await listed(srv)).includes('fake__slow'), 'withheld');
   assert.equal(await pg.psql("SELECT count(*) FROM hm_pin WHERE exposed = 'fake__slow'"), '0', 'not pinned');
   assert.equal(await pg.psql("SELECT count(*) FROM hm_pin WHERE doc::json->>'upstream' = 'fake'"), '1024');
-  // Read again (each read asks for the pin again): refused again, not said again.
+  // Read again (a notification: room may have been made): asked again, refused again, not said again.
   await pg.psql("NOTIFY hm_pin, 'again'");
   await new Promise((r) => setTimeout(r, 500));
   for (const srv of [a, b]) assert.equal(srv.proc.stderrText.match(new RegExp(said.source, 'g')).length, 1, 'said once');
+  // Read again without room made (SIGHUP): a refused tool is not asked for again. Every
+  // statement of the replicas' connections logged from here (made again to take the setting).
+  const db = await pg.psql('SELECT current_database()');
+  await pg.psql(`ALTER DATABASE ${db} SET log_statement = 'all'`);
+  const asks = () => (pg.log().match(/execute pin_absent/g) || []).length;
+  try {
+    await pg.psql("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE backend_type = 'client backend' AND pid <> pg_backend_pid()");
+    // A reconnect may have missed a notification: each replica asks once.
+    await until(() => asks() >= 2, 'asked again after the reconnect', 10000);
+    await new Promise((r) => setTimeout(r, 500));
+    const n = asks();
+    for (let i = 0; i < 3; i++) {
+      for (const srv of [a, b]) srv.proc.kill('SIGHUP');
+      await new Promise((r) => setTimeout(r, 300));
+    }
+    await until(() => (pg.log().match(/execute pin_all/g) || []).length >= 8, 'the pins read again on SIGHUP', 5000);
+    assert.equal(asks(), n, 'not asked for again until room may have been made');
+  } finally {
+    await pg.psql(`ALTER DATABASE ${db} RESET log_statement`);
+  }
   // Another upstream's pins are counted apart: sql's tool is still served.
   assert.ok((await listed(a)).includes(`${SQL_PREFIX}slow`));
-  // Room made: pinned again as served, and served.
-  await pg.psql("DELETE FROM hm_pin WHERE exposed LIKE 'fake\\_\\_old%'; NOTIFY hm_pin, 'room'");
+  // A tool still served is not unpinned (it would be pinned again as served at once).
+  const served = await hermesCli(a, 'gateway', 'unpin', 'fake__echo');
+  assert.equal(served.code, 1);
+  assert.match(served.stderr, /fake__echo is still exposed by this server/);
+  // Room made by the operator's unpin of one old tool: the replicas hear it by themselves,
+  // pin fake__slow as served, and serve it.
+  const t0 = Date.now();
+  const r = await hermesCli(a, 'gateway', 'unpin', 'fake__old1');
+  assert.equal(r.code, 0, r.stderr);
+  assert.match(r.stdout, /unpinned fake__old1 in the store/);
   await Promise.all([a, b].map((srv) => until(async () => (await listed(srv)).includes('fake__slow'),
-    'served once pinned', 5000)));
+    'served once pinned', 3000)));
+  assert.ok(Date.now() - t0 < 2500, `served ${Date.now() - t0} ms after the unpin`);
+  assert.equal(await pg.psql("SELECT count(*) FROM hm_pin WHERE exposed IN ('fake__old1', 'fake__slow')"), '1');
+  const none = await hermesCli(a, 'gateway', 'unpin', 'fake__old1');
+  assert.equal(none.code, 1);
+  assert.match(none.stderr, /the store holds no pin of fake__old1/);
+  await pg.psql("DELETE FROM hm_pin WHERE exposed LIKE 'fake\\_\\_old%'");
+});
+
+test('the pins\' lock held elsewhere: a replica\'s serving connection does not wait for it, and pins later by itself', async () => {
+  const key = 1752198705;
+  const holding = pg.psql(`SELECT pg_advisory_lock(${key}); SELECT pg_sleep(5)`);
+  try {
+    await until(async () => await pg.psql(`SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND objid = ${key} AND granted`) === '1',
+      'the lock held', 3000);
+    const doc = await pg.psql("SELECT doc FROM hm_pin WHERE exposed = 'fake__slow'");
+    await pg.psql("DELETE FROM hm_pin WHERE exposed = 'fake__slow'; NOTIFY hm_pin, 'fake__slow'");
+    await Promise.all([a, b].map((srv) => until(async () => !(await listed(srv)).includes('fake__slow'),
+      'withheld: no pin', 3000)));
+    // Another pin accepted meanwhile (as by hand): read and applied at once, the lock still held.
+    const t0 = Date.now();
+    await pg.psql(`INSERT INTO hm_pin (exposed, doc) VALUES ('fake__slow', '${doc.replace(/'/g, "''")}'); NOTIFY hm_pin, 'fake__slow'`);
+    await Promise.all([a, b].map((srv) => until(async () => (await listed(srv)).includes('fake__slow'),
+      'served while the lock is held', 2000)));
+    assert.ok(Date.now() - t0 < 2000);
+    assert.equal(await pg.psql(`SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND objid = ${key} AND granted`), '1', 'still held');
+    // Removed again while the lock is held: pinned by a replica once it is free, nobody notifying.
+    await pg.psql("DELETE FROM hm_pin WHERE exposed = 'fake__slow'; NOTIFY hm_pin, 'fake__slow'");
+    await new Promise((r) => setTimeout(r, 300));
+    assert.equal(await pg.psql("SELECT count(*) FROM hm_pin WHERE exposed = 'fake__slow'"), '0');
+  } finally {
+    await holding;
+  }
+  await until(async () => await pg.psql("SELECT count(*) FROM hm_pin WHERE exposed = 'fake__slow'") === '1',
+    'pinned once the lock is free', 5000);
+  await Promise.all([a, b].map((srv) => until(async () => (await listed(srv)).includes('fake__slow'),
+    'served again', 3000)));
+});
+
+test('a pin bigger than the server reads is not fetched: the pins in force are kept, and `gateway pins` says which', async () => {
+  await pg.psql("INSERT INTO hm_pin (exposed, doc) VALUES ('huge__pin', json_build_object('definition'," +
+    " json_build_object('name', 'huge', 'pad', repeat('x', 1100000)), 'sha256', repeat('0', 64), 'tool', 'huge', 'upstream', 'huge')::text);" +
+    " NOTIFY hm_pin, 'huge__pin'");
+  try {
+    const said = /the store's pin of huge__pin is over 1048576 bytes, or the pins up to it over 16777216 bytes in all: not read; keeping the pins in force/;
+    await until(() => [a, b].every((srv) => said.test(srv.proc.stderrText)), 'refused on each replica', 5000);
+    for (const srv of [a, b]) assert.ok((await listed(srv)).includes('fake__echo'), 'the pins in force kept');
+    const shown = await hermesCli(a, 'gateway', 'pins');
+    assert.equal(shown.code, 1);
+    assert.match(shown.stderr, /the store's pin of huge__pin is over 1048576 bytes/);
+  } finally {
+    await pg.psql("DELETE FROM hm_pin WHERE exposed = 'huge__pin'");
+  }
 });

@@ -167,7 +167,15 @@ async function settled(srv, method, name, params) {
   return r;
 }
 
-test('a claim that committed but whose answer was lost: the same retry goes through once more, nothing else does', async () => {
+// The calls srv sent its upstream that ended well (from its /metrics).
+async function upstreamOk(srv) {
+  const text = await (await fetch(`${srv.base}/metrics`, { headers: srv.auth })).text();
+  const line = text.split('\n').find((l) => l.startsWith('hermes_mcp_gateway_calls_total{upstream="conf",outcome="ok"} '));
+  return line ? Number(line.slice(line.lastIndexOf(' ') + 1)) : 0;
+}
+const upstreamOkBoth = async () => (await upstreamOk(a)) + (await upstreamOk(b));
+
+test('a claim that committed but whose answer was lost: the round is spent, the caller is told to call the tool again', async () => {
   const first = await raw(a, 'tools/call', TOOL, { name: TOOL, arguments: {} });
   assert.equal(first.result?.resultType, 'input_required', JSON.stringify(first));
   const retry = { name: TOOL, arguments: {}, requestState: first.result.requestState,
@@ -181,6 +189,7 @@ test('a claim that committed but whose answer was lost: the same retry goes thro
     ' CREATE TRIGGER stall AFTER INSERT ON hm_nonce FOR EACH STATEMENT EXECUTE FUNCTION stall()');
   const rows = async () => Number(await psql('SELECT count(*) FROM hm_nonce'));
   const before = await rows();
+  const calls = await upstreamOkBoth();
   try {
     const lost = await raw(b, 'tools/call', TOOL, retry);
     assert.equal(lost.result?.structuredContent?.error, 'busy', JSON.stringify(lost));
@@ -189,30 +198,76 @@ test('a claim that committed but whose answer was lost: the same retry goes thro
   } finally {
     await psql('DROP TRIGGER stall ON hm_nonce; DROP FUNCTION stall(); DROP TABLE stall_once');
   }
-  // The caller sends the same retry again, as it was told: it goes through (here on A).
-  const done = await settled(a, 'tools/call', TOOL, retry);
-  assert.equal(done.result?.content?.[0]?.text, 'Hello, Kay!', JSON.stringify(done));
-  assert.equal(await rows(), before + 1, 'still one row for the round');
-  // Once more only: the same retry a third time, or other answers to that round, are refused.
+  // The caller sends the same retry again, as it was told, then other answers: the round was
+  // claimed once already, so each is refused and told to call the tool again.
   const other = { ...retry, inputResponses: { user_name: { action: 'accept', content: { name: "Eve'); --" } } } };
-  for (const [srv, params] of [[b, retry], [a, retry], [b, other]]) {
+  for (const [srv, params] of [[a, retry], [b, retry], [b, other]]) {
     const again = await settled(srv, 'tools/call', TOOL, params);
     assert.equal(again.result?.structuredContent?.error, 'not_found', JSON.stringify(again));
-    assert.match(again.result.structuredContent.message, /already answered/);
+    assert.match(again.result.structuredContent.message, /already answered; call the tool again/);
   }
+  assert.equal(await rows(), before + 1, 'one row for the round');
+  assert.equal(await upstreamOkBoth(), calls, 'nothing reached the upstream');
 });
 
-test('other answers to an answered round are refused however late; its row in the store names no answer', async () => {
+test('an answered round stays answered: the same retry much later, or other answers, are refused; its row is its bare nonce', async () => {
   const first = await raw(b, 'tools/call', TOOL, { name: TOOL, arguments: {} });
   const answer = (name) => ({ name: TOOL, arguments: {}, requestState: first.result.requestState,
     inputResponses: { user_name: { action: 'accept', content: { name } } } });
   const done = await raw(a, 'tools/call', TOOL, answer('Ann'));
   assert.equal(done.result?.content?.[0]?.text, 'Hello, Ann!', JSON.stringify(done));
-  // Long after the claim (as a retry would come), other answers are still refused...
+  const calls = await upstreamOkBoth();
+  // Long after the claim (as a retry of a lost answer would come), the very same retry...
   await psql("UPDATE hm_nonce SET expires_at = expires_at - interval '30 seconds'");
+  for (const srv of [a, b]) {
+    const same = await raw(srv, 'tools/call', TOOL, answer('Ann'));
+    assert.equal(same.result?.structuredContent?.error, 'not_found', JSON.stringify(same));
+  }
+  // ... and other answers are refused.
   const other = await raw(b, 'tools/call', TOOL, answer('Bob'));
   assert.equal(other.result?.structuredContent?.error, 'not_found', JSON.stringify(other));
-  // ... and each row is a nonce and a fingerprint (a salted hash), never the answers.
+  assert.equal(await upstreamOkBoth(), calls, 'the upstream heard it once');
   const keys = (await psql('SELECT nonce FROM hm_nonce')).split('\n');
-  assert.ok(keys.every((k) => /^[0-9a-f]{32}\.[A-Za-z0-9_-]{43}!?$/.test(k)), keys.join(' '));
+  assert.ok(keys.every((k) => /^[0-9a-f]{32}$/.test(k)), keys.join(' '));
 });
+
+for (const isolation of ['read committed', 'repeatable read']) {
+  test(`claims of one round with different answers at once on both replicas (${isolation}): exactly one reaches the upstream`, async () => {
+    // Every replica's store connection made again under that isolation level.
+    const db = await psql('SELECT current_database()');
+    await psql(`ALTER DATABASE ${db} SET default_transaction_isolation = '${isolation}'`);
+    await psql("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE backend_type = 'client backend' AND pid <> pg_backend_pid()");
+    // Each claim's insert waits a while first: the claims are in the database together.
+    await psql('CREATE FUNCTION stall() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN' +
+      ' PERFORM pg_sleep(0.5); RETURN NEW; END $$;' +
+      ' CREATE TRIGGER stall BEFORE INSERT ON hm_nonce FOR EACH ROW EXECUTE FUNCTION stall()');
+    try {
+      for (let round = 0; round < 3; round++) {
+        const first = await settled(a, 'tools/call', TOOL, { name: TOOL, arguments: {} });
+        assert.equal(first.result?.resultType, 'input_required', JSON.stringify(first));
+        const answer = (name) => ({ name: TOOL, arguments: {}, requestState: first.result.requestState,
+          inputResponses: { user_name: { action: 'accept', content: { name } } } });
+        // Both replicas' store connections up again: a round answered through each.
+        for (const [from, to] of [[a, b], [b, a]]) {
+          const warm = await settled(from, 'tools/call', TOOL, { name: TOOL, arguments: {} });
+          const ok = await settled(to, 'tools/call', TOOL, { name: TOOL, arguments: {}, requestState: warm.result.requestState,
+            inputResponses: { user_name: { action: 'accept', content: { name: 'Warm' } } } });
+          assert.equal(ok.result?.content?.[0]?.text, 'Hello, Warm!', JSON.stringify(ok));
+        }
+        const calls = await upstreamOkBoth();
+        const sent = [];
+        for (let i = 0; i < 4; i++) sent.push(raw(i % 2 ? b : a, 'tools/call', TOOL, answer(`P${i}`)));
+        const all = await Promise.all(sent);
+        const answered = all.filter((r) => /^Hello, P\d!$/.test(r.result?.content?.[0]?.text ?? ''));
+        const refused = all.filter((r) => r.result?.structuredContent?.error === 'not_found' ||
+          r.result?.structuredContent?.error === 'busy');
+        assert.equal(answered.length, 1, JSON.stringify(all));
+        assert.equal(refused.length, 3, JSON.stringify(all));
+        assert.equal(await upstreamOkBoth(), calls + 1, 'one call upstream');
+      }
+    } finally {
+      await psql('DROP TRIGGER stall ON hm_nonce; DROP FUNCTION stall();' +
+        ` ALTER DATABASE ${db} RESET default_transaction_isolation`);
+    }
+  });
+}

@@ -8,9 +8,11 @@ import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
+import net from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { HERMES, startHermes, startFake, agentEnv, connectClient, connectV2Client, until, sleep } from '../../lib/lib.mjs';
+import { HERMES, startHermes, startFake, agentEnv, connectClient, connectV2Client, until, sleep, modernMeta,
+  modernHeaders } from '../../lib/lib.mjs';
 import { startPostgres } from '../../lib/pg.mjs';
 
 let pg, dir, fake, a, b, c;
@@ -163,6 +165,43 @@ test('the database away: a task call is refused 503 with the seconds to wait, no
   await ca.close();
 });
 
+test('a run that ends while the database is away keeps its result: stored once it is back, though the agent forgot the run', async () => {
+  const ca = await connectClient(a, { name: 'kept', listTools: true });
+  // The outcome's text looks like SQL: the write tried again binds it as data too.
+  const text = "kept outcome 42'); DELETE FROM hm_task; -- $1 $$";
+  const acc = await call(ca, 'hermes_task', { task: `kept [delay=1200] [forget] [text=${text}]`, mode: 'async', id: 'kept-1' });
+  assert.notEqual(acc.isError, true, JSON.stringify(acc));
+  const runId = acc.structuredContent.run_id;
+  const runPolls = () => fake.received().filter((q) => q.method === 'GET' && q.path === `/v1/runs/${runId}`).length;
+  await pg.kill();
+  let polled;
+  try {
+    await until(() => /task kept-1: run \S+ ended but its result could not be stored/.test(a.proc.stderrText),
+      'the follower to fail to store the result', 15000);
+    // The agent answered the run's end once, and knows it no more.
+    const gone = await fetch(`${fake.base}/v1/runs/${runId}`, { headers: { Authorization: `Bearer ${fake.key}` } });
+    assert.equal(gone.status, 404);
+    polled = runPolls();
+    await sleep(700); // the follower keeps the result: it does not ask the agent again
+  } finally {
+    await pg.restart();
+  }
+  const r = await until(async () => {
+    const x = await call(ca, 'hermes_result', { id: 'kept-1' }).catch(() => null);
+    return x && x.isError !== true ? x : null;
+  }, 'the kept result', 20000);
+  assert.equal(r.structuredContent.status, 'completed', JSON.stringify(r.structuredContent));
+  assert.ok(r.structuredContent.summary.includes(text), r.structuredContent.summary);
+  assert.ok(Number(await sql('SELECT count(*) FROM hm_task')) > 1, 'nothing else went');
+  assert.equal(runPolls(), polled, 'the agent was not asked about the run again');
+  // Stored once, and every replica reads the same result.
+  assert.equal((a.proc.stderrText.match(/task kept-1: its result is stored now/g) || []).length, 1);
+  const cb = await connectClient(b, { name: 'kept-b', listTools: true });
+  const rb = await call(cb, 'hermes_result', { id: 'kept-1' });
+  assert.deepEqual(rb.structuredContent, r.structuredContent);
+  await Promise.all([ca.close(), cb.close()]);
+});
+
 test('retention in the database: TASKS_RETENTION_DAYS at a reload, TASKS_MAX at a start, finished tasks only', async () => {
   const finished = async () => (await sql('SELECT id FROM hm_task WHERE result IS NOT NULL ORDER BY finished_at, id'))
     .split('\n').map((l) => l.trim()).filter(Boolean);
@@ -220,4 +259,170 @@ test('hermes-mcp tasks list and prune read and prune the database with STORE_URL
   assert.match(r.stdout, /^removed cli-old$/m);
   assert.match(r.stdout, /pruned 1 task from the store/);
   assert.equal((await sql("SELECT count(*) FROM hm_task WHERE id IN ('cli-old', 'cli-new')")).trim(), '1');
+});
+
+// A figure of /metrics (the first sample of name), as a number.
+async function metric(srv, name) {
+  const text = await (await fetch(`${srv.base}/metrics`, { headers: srv.auth })).text();
+  const m = text.match(new RegExp(`^${name}(?:\\{\\})? (\\S+)$`, 'm'));
+  assert.ok(m, `${name} in /metrics`);
+  return Number(m[1]);
+}
+
+test('lookups of many distinct runs by run id leave the run index the size of the runs followed', async () => {
+  const n = 300;
+  await sql(`INSERT INTO hm_task (id, request, run, run_id, result, finished_at) SELECT 'many-' || g, '{}',
+    '{"run_id": "run_many_' || g || '"}', 'run_many_' || g, '{"status": "completed", "summary": "many ' || g || '"}', now()
+    FROM generate_series(1, ${n}) g`);
+  const cc = await connectClient(c, { name: 'many', listTools: true });
+  try {
+    const before = await metric(c, 'hermes_mcp_run_index_entries');
+    for (let i = 1; i <= n; i++) {
+      const st = await call(cc, 'hermes_status', { run_id: `run_many_${i}` });
+      assert.notEqual(st.isError, true, JSON.stringify(st));
+      assert.equal(st.structuredContent.task_id, `many-${i}`); // found through the database
+    }
+    assert.equal(await metric(c, 'hermes_mcp_run_index_entries'), before, 'no entry stays per lookup');
+    // Asked again, the run is found again (through the database).
+    const again = await call(cc, 'hermes_status', { run_id: 'run_many_7' });
+    assert.equal(again.structuredContent.task_id, 'many-7', JSON.stringify(again));
+  } finally {
+    await cc.close();
+    await sql("DELETE FROM hm_task WHERE id LIKE 'many-%'");
+  }
+});
+
+const EXT = 'io.modelcontextprotocol/tasks';
+// hermes_task as an MCP task (the tasks extension), created through srv: its CreateTaskResult.
+async function createTask(srv, args) {
+  const r = await fetch(srv.url, { method: 'POST', headers: { ...srv.auth, ...modernHeaders('tools/call', 'hermes_task') },
+    body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call',
+      params: { name: 'hermes_task', arguments: args, _meta: modernMeta({ extensions: { [EXT]: {} } }) } }) });
+  const json = await r.json();
+  assert.equal(json.result?.resultType, 'task', JSON.stringify(json));
+  return json.result;
+}
+
+test('a 2026-07-28 client listening on A hears of a task whose result B stored, once', async () => {
+  // Plain fetch: the recording one reads every answer whole, which an aborted stream rejects.
+  const la = await connectV2Client(a, 'listen-a', { capabilities: { extensions: { [EXT]: {} } }, record: () => fetch });
+  const heard = [];
+  la.fallbackNotificationHandler = async (n) => { heard.push(n); };
+  const ids = ['watched-1', 'watched-2'];
+  const sub = await la.listen({ taskIds: ids });
+  assert.ok(sub.honoredFilter, 'acknowledged');
+  // Both tasks are created and followed on B: A never sees them but through the database.
+  const ended = createTask(b, { task: 'watched [delay=600] [text=heard on A]', mode: 'sync', id: 'watched-1' });
+  const long = await createTask(b, { task: 'watched long [delay=20000]', mode: 'sync', id: 'watched-2' });
+  assert.equal(long.taskId, 'watched-2');
+  await ended;
+  const tasksHeard = (id) => heard.filter((n) => n.method === 'notifications/tasks' && n.params.taskId === id);
+  const note = (await until(() => tasksHeard('watched-1')[0], 'notifications/tasks on A', 10000)).params;
+  assert.equal(note.status, 'completed');
+  assert.match(note.result.structuredContent.summary, /heard on A/);
+  // A cancel through C: B stops following it; A hears it cancelled.
+  const cancel = await fetch(c.url, { method: 'POST', headers: { ...c.auth, ...modernHeaders('tasks/cancel', 'watched-2') },
+    body: JSON.stringify({ jsonrpc: '2.0', id: 2, method: 'tasks/cancel',
+      params: { taskId: 'watched-2', _meta: modernMeta({ extensions: { [EXT]: {} } }) } }) });
+  assert.equal(cancel.status, 200, await cancel.clone().text());
+  const note2 = (await until(() => tasksHeard('watched-2')[0], 'the cancel heard on A', 10000)).params;
+  assert.equal(note2.status, 'cancelled');
+  await sleep(500);
+  assert.equal(tasksHeard('watched-1').length, 1, 'told once');
+  assert.equal(tasksHeard('watched-2').length, 1, 'told once');
+  await sub.close();
+  await la.close();
+});
+
+test('hermes_reset with a database drops the copies held here and follows again a run of this replica left unfollowed', async () => {
+  const cb = await connectClient(b, { name: 'reset-b', listTools: true });
+  try {
+    // B's replica id: the follower of a run it submitted.
+    const acc = await call(cb, 'hermes_task', { task: 'whose [delay=50]', mode: 'async', id: 'reset-own' });
+    assert.notEqual(acc.isError, true, JSON.stringify(acc));
+    const me = (await sql("SELECT follower FROM hm_task WHERE id = 'reset-own'")).trim();
+    assert.ok(me, 'B follows its run');
+    // A run of B's that B does not follow (its follow lost): B is alive, so nobody takes it over.
+    const sub = await fetch(`${fake.base}/v1/runs`, { method: 'POST',
+      headers: { Authorization: `Bearer ${fake.key}`, 'Content-Type': 'application/json' },
+      body: JSON.stringify({ input: 'lost follow [text=found again by reset]' }) });
+    const runId = (await sub.json()).run_id;
+    await sql(`INSERT INTO hm_task (id, request, run, run_id, follower, created_by) VALUES ('reset-lost', '{}',
+      '{"run_id": "${runId}"}', '${runId}', '${me}', '${me}')`);
+    await sleep(2500); // a takeover round passes: the run stays B's
+    assert.equal((await sql("SELECT result IS NULL FROM hm_task WHERE id = 'reset-lost'")).trim(), 't');
+    const r = await call(cb, 'hermes_reset', { confirmed: true });
+    assert.notEqual(r.isError, true, JSON.stringify(r));
+    assert.equal(r.structuredContent.store, 'database');
+    assert.equal(r.structuredContent.followed, 1, JSON.stringify(r.structuredContent));
+    assert.equal(typeof r.structuredContent.dropped, 'number');
+    assert.ok(r.structuredContent.dropped >= 1, 'the copies held were dropped');
+    assert.match(r.structuredContent.message, /database/);
+    const got = await until(async () => {
+      const x = await call(cb, 'hermes_result', { id: 'reset-lost' });
+      return x.isError !== true ? x : null;
+    }, 'the result of the run followed again', 10000);
+    assert.equal(got.structuredContent.status, 'completed');
+    assert.match(got.structuredContent.summary, /found again by reset/);
+    // A second reset finds nothing more to follow.
+    const again = await call(cb, 'hermes_reset', { confirmed: true });
+    assert.equal(again.structuredContent.followed, 0);
+  } finally {
+    await cb.close();
+  }
+});
+
+// A TCP relay to PostgreSQL that the test can cut: the replica behind it loses the database
+// while the others keep it. cut() drops every connection and refuses new ones until restore().
+async function pgRelay() {
+  let open = true;
+  const socks = new Set();
+  const srv = net.createServer((c) => {
+    if (!open) { c.destroy(); return; }
+    const u = net.connect(pg.port, '127.0.0.1');
+    for (const x of [c, u]) socks.add(x);
+    const done = () => { for (const x of [c, u]) { x.destroy(); socks.delete(x); } };
+    c.on('error', done); u.on('error', done); c.on('close', done); u.on('close', done);
+    c.pipe(u); u.pipe(c);
+  });
+  await new Promise((r) => srv.listen(0, '127.0.0.1', r));
+  return {
+    url: pg.url.replace(`:${pg.port}/`, `:${srv.address().port}/`),
+    cut() { open = false; for (const x of socks) x.destroy(); socks.clear(); },
+    restore() { open = true; },
+    close() { open = false; for (const x of socks) x.destroy(); srv.close(); },
+  };
+}
+
+test('a replica cut from the database while a watched task ended tells its stream once it is back', async () => {
+  const relay = await pgRelay();
+  const d = await startHermes({ STORE_URL: relay.url, MCP_AUTH_TOKEN: token, HERMES_ENV_PATH: agentEnv(fake),
+    HERMES_POLL_MS: '100' });
+  d.auth = { Authorization: `Bearer ${token}` };
+  const ld = await connectV2Client(d, 'listen-d', { capabilities: { extensions: { [EXT]: {} } }, record: () => fetch });
+  const heard = [];
+  ld.fallbackNotificationHandler = async (n) => { heard.push(n); };
+  try {
+    await until(async () => (await fetch(`${d.base}/readyz`)).status === 200, 'd connected to the database', 15000);
+    const sub = await ld.listen({ taskIds: ['catch-1'] });
+    const ended = createTask(b, { task: 'catch up [delay=800] [text=told after the outage]', mode: 'sync', id: 'catch-1' });
+    relay.cut(); // d hears no announcement from now on
+    await ended; // created: B follows the run
+    await until(async () => (await sql("SELECT result IS NOT NULL FROM hm_task WHERE id = 'catch-1'")).trim() === 't',
+      'B to store the result', 15000);
+    await sleep(300);
+    const told = () => heard.filter((n) => n.method === 'notifications/tasks' && n.params.taskId === 'catch-1');
+    assert.equal(told().length, 0, 'nothing heard while cut off');
+    relay.restore();
+    const note = (await until(() => told()[0], 'the stream told once d is back', 15000)).params;
+    assert.equal(note.status, 'completed');
+    assert.match(note.result.structuredContent.summary, /told after the outage/);
+    await sleep(500);
+    assert.equal(told().length, 1, 'told once');
+    await sub.close();
+  } finally {
+    await ld.close();
+    await d.stop();
+    relay.close();
+  }
 });
