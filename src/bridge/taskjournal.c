@@ -33,6 +33,7 @@
 
 #define WAIT_MAX_MS 60000   /* the writer waits this long for a checkpoint at most */
 #define CLOSE_WAIT_MS 10000 /* and shutdown for the last one */
+#define QUIET_MS 50         /* no write for this long: the writer went quiet, checkpoint now */
 
 /* A write or a flush of the journal or of the task files failed: never retried, the server
  * stops (the head of this file says why). */
@@ -382,13 +383,19 @@ unsigned long taskjournal_checkpoints(struct taskjournal *j)
 /* ---------- checkpoints ---------- */
 
 /* When the files written since the last checkpoint are made durable: under steady writing,
- * once the first of them is checkpoint_ms old; at once when a writer waits for one; at close.
+ * once the first of them is checkpoint_ms old; QUIET_MS after the last write when no more come;
+ * at once when a writer waits for one; at close.
  * The checkpoint thread sleeps with a timeout only while something is not checkpointed yet,
  * so an idle server makes one checkpoint after its last write and then no system call. */
+static int64_t checkpoint_at(const struct taskjournal *j)
+{
+    int64_t steady = j->pending_since + (int64_t)j->checkpoint_ms, quiet = j->last_write + QUIET_MS;
+    return steady < quiet ? steady : quiet;
+}
+
 static bool checkpoint_due(const struct taskjournal *j)
 {
-    return j->urgent ||
-           (j->applied != j->ckpt && now_ms() - j->pending_since >= (int64_t)j->checkpoint_ms);
+    return j->urgent || (j->applied != j->ckpt && now_ms() >= checkpoint_at(j));
 }
 
 static void *checkpointer(void *arg)
@@ -401,7 +408,7 @@ static void *checkpointer(void *arg)
         if (!j->stop && !checkpoint_due(j)) {
             j->ck_idle = true;
             if (j->applied != j->ckpt)
-                wait_until_ms(&j->ck_wake, &j->mu, j->pending_since + j->checkpoint_ms);
+                wait_until_ms(&j->ck_wake, &j->mu, checkpoint_at(j));
             else
                 pthread_cond_wait(&j->ck_wake, &j->mu);
             j->ck_idle = false;
@@ -432,8 +439,9 @@ void taskjournal_applied(struct taskjournal *j)
     pthread_mutex_lock(&j->mu);
     if (j->next_seq - 1 != j->applied) {
         bool clean = j->applied == j->ckpt; /* the checkpointer sleeps with no timeout */
+        j->last_write = now_ms();
         if (clean)
-            j->pending_since = now_ms();
+            j->pending_since = j->last_write;
         j->applied = j->next_seq - 1;
         if (j->ck_idle && (clean || checkpoint_due(j)))
             pthread_cond_signal(&j->ck_wake);

@@ -37,6 +37,7 @@ struct taskjournal {
     uint64_t seglast[MAX_SEGS]; /* highest sequence number in each segment */
     uint64_t applied, ckpt;
     int64_t pending_since; /* CLOCK_MONOTONIC, ms: the first applied after the checkpoint */
+    int64_t last_write;    /* CLOCK_MONOTONIC, ms: the last applied */
     bool urgent, stop, ck_idle, ck_done;
     unsigned long checkpoints;
     /* checkpoint thread (and the opener before it starts) */
