@@ -297,7 +297,8 @@ bool taskjournal_replay(struct taskjournal *j, char *err, size_t errlen)
     size_t applied = 0, torn = 0, lost = 0, go = 0;
     uint64_t want = s.ckpt + 1, last = 0;
     if (ok) {
-        qsort(s.v, s.n, sizeof *s.v, rrec_cmp);
+        if (s.n)
+            qsort(s.v, s.n, sizeof *s.v, rrec_cmp);
         for (; go < s.n && s.v[go].seq <= want; go++)
             if (s.v[go].seq == want)
                 want++;
