@@ -13,9 +13,9 @@ FAKE_LDLIBS     := $(shell pkg-config --libs $(FAKE_PKGS)) -lm -pthread
 FAKE_TOOLS      := notify-sink listen-exec sandbox-exec pgconn-drive
 
 .PHONY: fakes fakes-check
-fakes: build/fake-agent $(addprefix build/,$(FAKE_TOOLS))
+fakes: build/fake-agent $(addprefix build/,$(FAKE_TOOLS)) build/failsync.so
 
-$(foreach p,fake-agent $(FAKE_TOOLS),$(eval $(call STABLE_PATH,$(p))))
+$(foreach p,fake-agent $(FAKE_TOOLS) failsync.so,$(eval $(call STABLE_PATH,$(p))))
 
 $(BUILD)/notify-sink: $(BUILD)/fakes/notify_sink.o
 	$(CC) $(LDFLAGS) $(SAN) -o $@ $^
@@ -32,6 +32,10 @@ $(BUILD)/sandbox-exec: $(BUILD)/fakes/sandbox_exec.o
 $(BUILD)/pgconn-drive: tests/drivers/pgconn_drive.c $(BUILD)/lib/libstore.a $(BUILD)/lib/libbase.a
 	$(CC) $(CPPFLAGS) -Isrc/base -Isrc/store $(WARN) -Wno-missing-prototypes $(CFLAGS) $(SAN) -o $@ $^ \
 	    $(LDLIBS)
+
+# An LD_PRELOAD shim (a flush that fails once): no sanitizer, whatever the flavour.
+$(BUILD)/failsync.so: tests/fakes/failsync.c | $(BUILD)
+	$(CC) $(CPPFLAGS) $(WARN) $(CFLAGS) -shared -fPIC -o $@ $< -ldl
 
 $(BUILD)/fake-agent: $(FAKE_AGENT_OBJ)
 	$(CC) $(LDFLAGS) $(SAN) -o $@ $^ $(FAKE_LDLIBS)

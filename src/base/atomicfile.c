@@ -198,7 +198,10 @@ bool atomicfile_write(const char *path, const void *data, size_t len, mode_t mod
         unlink(tmp);
         goto out;
     }
-    atomicfile_sync_dir(dir);
+    if (atomicfile_sync_dir(dir) < 0) { /* the new name may not outlive a crash */
+        snprintf(err, errlen, "cannot fsync the folder of %s: %s", path, strerror(errno));
+        goto out;
+    }
     ok = true;
 out:
     free(tmp);

@@ -157,6 +157,11 @@ struct bridge *bridge_new_kept(struct mcp_server *mcp, struct loop *l, const str
         bridge_free(b);
         return NULL;
     }
+    if (!o->store_url && !tasks_journal_start(b->tasks, err, sizeof err)) {
+        log_error("%s", err);
+        bridge_free(b);
+        return NULL;
+    }
     if (o->store_url && !tasks_use_store(b->tasks, o->store_url, o->store_password,
                                          o->replica_id ? o->replica_id : "", runjob_take_over, b)) {
         log_error("the task store cannot be used (STORE_URL)");

@@ -333,6 +333,7 @@ static void read_run_id(int taskfd, char *out, size_t outlen)
 static void take_out_work(struct retention *r, int dfd)
 {
     struct prune_slice *s = r->slice;
+    tasks_sync(r->tasks); /* no journal record brings a pruned task back after a crash */
     for (size_t i = 0; i < s->n && !atomic_load(&r->stop); i++) {
         struct prune_item *it = &s->item[i];
         int tfd = openat(dfd, it->id, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);

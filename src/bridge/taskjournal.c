@@ -4,7 +4,14 @@
  * one call flushes the thousands of files written since the last checkpoint (their data, inodes
  * and directory entries) where per-file fsyncs would each wait for their own device flush. It
  * also flushes other programs' dirty data on that file system, at most once a second while
- * tasks are written (docs/guides/configuration.md says so). */
+ * tasks are written (docs/guides/configuration.md says so).
+ *
+ * A failed flush (syncfs, fdatasync) is never retried: the kernel may have dropped the dirty
+ * pages it could not write and reports the error once, so a second flush could succeed over
+ * lost data. Like PostgreSQL (data_sync_retry=off), the server then logs the reason and exits
+ * non-zero; the next start replays the journal, which still holds every record past the last
+ * good checkpoint. syncfs reports write-back errors only since Linux 5.8; on an older kernel a
+ * checkpoint can miss an I/O error of a task file (the journal's own fdatasync still reports). */
 #include "taskjournal.h"
 
 #include <errno.h>
@@ -22,68 +29,23 @@
 #include "crc32c.h"
 #include "log.h"
 #include "mem.h"
-#include "taskpath.h"
+#include "taskjournal_int.h"
 
-#define REC_MAGIC 0x524a4d48u /* "HMJR" */
-#define CTL_MAGIC 0x434a4d48u /* "HMJC" */
-#define CTL_SIZE 4096
-#define CTL_SLOT 512 /* the two slots sit in different sectors */
-#define MAX_SEGS 64
-#define SEG_MAX_BYTES (256u << 20) /* a bigger segment file is not ours */
-#define NAME_MAX_LEN 63
-#define PATH_CAP 200 /* id (128) + '/' + name (63), with room */
+#define WAIT_MAX_MS 60000   /* the writer waits this long for a checkpoint at most */
+#define CLOSE_WAIT_MS 10000 /* and shutdown for the last one */
+#define QUIET_MS 2          /* no write for this long: the writer went quiet, checkpoint now */
 
-struct taskjournal {
-    char *dir;
-    int dirfd, jfd, ctlfd;
-    size_t seg_size;
-    unsigned nsegs, checkpoint_ms;
-    /* writer thread */
-    int segfd[MAX_SEGS];
-    unsigned cur;
-    size_t off;
-    uint64_t next_seq;
-    char *buf;
-    size_t bufcap;
-    /* guarded by mu */
-    pthread_mutex_t mu;
-    pthread_cond_t ck_wake, w_wake;
-    uint64_t seglast[MAX_SEGS]; /* highest sequence number in each segment */
-    uint64_t applied, ckpt;
-    int64_t pending_since; /* CLOCK_MONOTONIC, ms: the first applied after the checkpoint */
-    bool urgent, stop, ck_idle;
-    unsigned long checkpoints, ck_fails;
-    /* checkpoint thread (and the opener before it starts) */
-    uint64_t ctl_gen;
-    pthread_t ck;
-    bool ck_started;
-};
+/* A write or a flush of the journal or of the task files failed: never retried, the server
+ * stops (the head of this file says why). */
+static _Noreturn void jstop(const char *dir, const char *what, int e)
+{
+    log_error("task journal %s: %s: %s; stopping the server: its next start replays the "
+              "journal",
+              dir, what, strerror(e));
+    _exit(EXIT_FAILURE);
+}
 
 /* ---------- encoding ---------- */
-
-static void put32(unsigned char *p, uint32_t v)
-{
-    memcpy(p, &v, 4);
-}
-
-static void put64(unsigned char *p, uint64_t v)
-{
-    memcpy(p, &v, 8);
-}
-
-static uint32_t get32(const unsigned char *p)
-{
-    uint32_t v;
-    memcpy(&v, p, 4);
-    return v;
-}
-
-static uint64_t get64(const unsigned char *p)
-{
-    uint64_t v;
-    memcpy(&v, p, 8);
-    return v;
-}
 
 static size_t rec_size(const struct taskjournal_rec *r)
 {
@@ -91,39 +53,42 @@ static size_t rec_size(const struct taskjournal_rec *r)
            (r->kind == TASKJOURNAL_WRITE ? r->len : 0);
 }
 
-/* Header: magic, format (16) + kind (16), seq, path length, data length, crc, reserved. */
-static size_t rec_encode(unsigned char *p, const struct taskjournal_rec *r, uint64_t seq)
+/* Header: magic, format (16) + kind (16), seq, path length, data length, crc, and the record's
+ * index in its write (replay tells a torn write's tail from records written after a hole). */
+static size_t rec_encode(unsigned char *p, const struct taskjournal_rec *r, uint64_t seq,
+                         uint32_t idx)
 {
     size_t il = strlen(r->id), nl = strlen(r->name), pl = il + 1 + nl;
     size_t dl = r->kind == TASKJOURNAL_WRITE ? r->len : 0;
     memset(p, 0, TASKJOURNAL_HDR);
-    put32(p, REC_MAGIC);
-    put32(p + 4, (uint32_t)TASKJOURNAL_FORMAT | (uint32_t)r->kind << 16);
-    put64(p + 8, seq);
-    put32(p + 16, (uint32_t)pl);
-    put32(p + 20, (uint32_t)dl);
+    tj_put32(p, REC_MAGIC);
+    tj_put32(p + 4, (uint32_t)TASKJOURNAL_FORMAT | (uint32_t)r->kind << 16);
+    tj_put64(p + 8, seq);
+    tj_put32(p + 16, (uint32_t)pl);
+    tj_put32(p + 20, (uint32_t)dl);
+    tj_put32(p + 28, idx);
     memcpy(p + TASKJOURNAL_HDR, r->id, il);
     p[TASKJOURNAL_HDR + il] = '/';
     memcpy(p + TASKJOURNAL_HDR + il + 1, r->name, nl);
     if (dl)
         memcpy(p + TASKJOURNAL_HDR + pl, r->data, dl);
-    put32(p + 24, crc32c(0, p, TASKJOURNAL_HDR + pl + dl));
+    tj_put32(p + 24, crc32c(0, p, TASKJOURNAL_HDR + pl + dl));
     return TASKJOURNAL_HDR + pl + dl;
 }
 
 /* ---------- the control file ---------- */
 
-static bool ctl_write(struct taskjournal *j, uint64_t ckpt)
+bool taskjournal_ctl_write(struct taskjournal *j, uint64_t ckpt)
 {
     unsigned char s[32] = {0};
     uint64_t gen = j->ctl_gen + 1;
-    put32(s, CTL_MAGIC);
-    put32(s + 4, TASKJOURNAL_FORMAT);
-    put64(s + 8, gen);
-    put64(s + 16, ckpt);
-    put32(s + 24, crc32c(0, s, sizeof s));
-    if (pwrite(j->ctlfd, s, sizeof s, (off_t)(gen % 2) * CTL_SLOT) != (ssize_t)sizeof s ||
-        fdatasync(j->ctlfd) < 0) {
+    tj_put32(s, CTL_MAGIC);
+    tj_put32(s + 4, TASKJOURNAL_FORMAT);
+    tj_put64(s + 8, gen);
+    tj_put64(s + 16, ckpt);
+    tj_put32(s + 24, crc32c(0, s, sizeof s));
+    if (pwrite(j->ctlwfd, s, sizeof s, (off_t)(gen % 2) * CTL_SLOT) != (ssize_t)sizeof s ||
+        fdatasync(j->ctlwfd) < 0) {
         log_error("task journal %s/%s/control: cannot write: %s", j->dir, TASKJOURNAL_DIR,
                   strerror(errno));
         return false;
@@ -133,9 +98,9 @@ static bool ctl_write(struct taskjournal *j, uint64_t ckpt)
 }
 
 /* The newest valid slot; a fresh (all zero) file means nothing was checkpointed yet. */
-static bool ctl_read(struct taskjournal *j, uint64_t *ckpt, char *err, size_t errlen)
+bool taskjournal_ctl_read(struct taskjournal *j, uint64_t *ckpt, char *err, size_t errlen)
 {
-    unsigned char b[2 * CTL_SLOT] = {0};
+    unsigned char b[CTL_SIZE] = {0};
     ssize_t n = pread(j->ctlfd, b, sizeof b, 0);
     if (n < 0) {
         snprintf(err, errlen, "task journal %s/%s/control: %s", j->dir, TASKJOURNAL_DIR,
@@ -145,25 +110,26 @@ static bool ctl_read(struct taskjournal *j, uint64_t *ckpt, char *err, size_t er
     bool any = false, zero = true;
     *ckpt = 0;
     j->ctl_gen = 0;
-    for (int i = 0; i < 2; i++) {
+    static const size_t at[] = {0, CTL_OLD_SLOT, CTL_SLOT};
+    for (int i = 0; i < 3; i++) {
         unsigned char s[32];
-        memcpy(s, b + i * CTL_SLOT, sizeof s);
+        memcpy(s, b + at[i], sizeof s);
         for (size_t k = 0; k < sizeof s; k++)
             zero &= s[k] == 0;
-        uint32_t crc = get32(s + 24);
-        put32(s + 24, 0);
-        if (get32(s) != CTL_MAGIC || crc32c(0, s, sizeof s) != crc)
+        uint32_t crc = tj_get32(s + 24);
+        tj_put32(s + 24, 0);
+        if (tj_get32(s) != CTL_MAGIC || crc32c(0, s, sizeof s) != crc)
             continue;
-        if (get32(s + 4) != TASKJOURNAL_FORMAT) {
+        if (tj_get32(s + 4) != TASKJOURNAL_FORMAT) {
             snprintf(err, errlen,
                      "task journal %s/%s is of format %u; this build reads format %d: run the "
                      "newer hermes-mcp that wrote it",
-                     j->dir, TASKJOURNAL_DIR, (unsigned)get32(s + 4), TASKJOURNAL_FORMAT);
+                     j->dir, TASKJOURNAL_DIR, (unsigned)tj_get32(s + 4), TASKJOURNAL_FORMAT);
             return false;
         }
-        if (!any || get64(s + 8) > j->ctl_gen) {
-            j->ctl_gen = get64(s + 8);
-            *ckpt = get64(s + 16);
+        if (!any || tj_get64(s + 8) > j->ctl_gen) {
+            j->ctl_gen = tj_get64(s + 8);
+            *ckpt = tj_get64(s + 16);
         }
         any = true;
     }
@@ -177,179 +143,6 @@ static bool ctl_read(struct taskjournal *j, uint64_t *ckpt, char *err, size_t er
     return true;
 }
 
-/* ---------- replay ---------- */
-
-struct rrec {
-    uint64_t seq;
-    unsigned kind;
-    char path[PATH_CAP];
-    const unsigned char *data;
-    size_t len;
-};
-
-static int rrec_cmp(const void *a, const void *b)
-{
-    uint64_t x = ((const struct rrec *)a)->seq, y = ((const struct rrec *)b)->seq;
-    return x < y ? -1 : x > y;
-}
-
-/* "id/name" with a valid id and a plain name: nothing in the journal writes elsewhere. */
-static bool path_ok(const char *p, size_t len)
-{
-    const char *slash = memchr(p, '/', len);
-    if (slash == NULL || !taskpath_id_ok(p, (size_t)(slash - p)))
-        return false;
-    size_t nl = len - (size_t)(slash - p) - 1;
-    if (nl == 0 || nl > NAME_MAX_LEN || slash[1] == '.')
-        return false;
-    for (size_t i = 0; i < nl; i++)
-        if (slash[1 + i] == '/' || slash[1 + i] == '\0')
-            return false;
-    return true;
-}
-
-/* Parses one segment's run of records; -1 on a record of a newer format. */
-static int seg_parse(const unsigned char *b, size_t size, struct rrec **v, size_t *n, size_t *cap,
-                     uint64_t *maxseq, unsigned *newer)
-{
-    size_t off = 0;
-    uint64_t prev = 0;
-    while (size - off >= TASKJOURNAL_HDR) {
-        const unsigned char *h = b + off;
-        uint32_t pl = get32(h + 16), dl = get32(h + 20);
-        if (get32(h) != REC_MAGIC || pl == 0 || pl >= PATH_CAP ||
-            pl > size - off - TASKJOURNAL_HDR || dl > size - off - TASKJOURNAL_HDR - pl)
-            break;
-        unsigned char hdr[TASKJOURNAL_HDR];
-        memcpy(hdr, h, sizeof hdr);
-        put32(hdr + 24, 0);
-        uint32_t crc = crc32c(crc32c(0, hdr, sizeof hdr), h + TASKJOURNAL_HDR, (size_t)pl + dl);
-        uint64_t seq = get64(h + 8);
-        if (crc != get32(h + 24) || (prev && seq != prev + 1))
-            break; /* torn, or an old record after this segment's new ones */
-        if ((get32(h + 4) & 0xffff) != TASKJOURNAL_FORMAT) {
-            *newer = get32(h + 4) & 0xffff;
-            return -1;
-        }
-        if (*n == *cap) {
-            *cap = *cap ? 2 * *cap : 64;
-            *v = xrealloc(*v, *cap * sizeof **v);
-        }
-        struct rrec *r = &(*v)[(*n)++];
-        r->seq = seq;
-        r->kind = get32(h + 4) >> 16;
-        memcpy(r->path, h + TASKJOURNAL_HDR, pl);
-        r->path[pl] = '\0';
-        r->data = h + TASKJOURNAL_HDR + pl;
-        r->len = dl;
-        if (seq > *maxseq)
-            *maxseq = seq;
-        prev = seq;
-        off += TASKJOURNAL_HDR + pl + dl;
-    }
-    return 0;
-}
-
-static bool apply_one(struct taskjournal *j, const struct rrec *r, char *err, size_t errlen)
-{
-    if (!path_ok(r->path, strlen(r->path)) ||
-        (r->kind != TASKJOURNAL_WRITE && r->kind != TASKJOURNAL_REMOVE)) {
-        log_warn("task journal %s: record %llu names %s: skipped", j->dir,
-                 (unsigned long long)r->seq, r->path);
-        return true;
-    }
-    char id[200];
-    snprintf(id, sizeof id, "%.*s", (int)(strchr(r->path, '/') - r->path), r->path);
-    if (r->kind == TASKJOURNAL_REMOVE) {
-        unlinkat(j->dirfd, r->path, 0);
-        unlinkat(j->dirfd, id, AT_REMOVEDIR); /* only if that left it empty */
-        return true;
-    }
-    char path[4096], why[256];
-    if (mkdirat(j->dirfd, id, 0700) < 0 && errno != EEXIST) {
-        snprintf(err, errlen, "task journal: cannot create %s/%s: %s", j->dir, id, strerror(errno));
-        return false;
-    }
-    snprintf(path, sizeof path, "%s/%s", j->dir, r->path);
-    if (!atomicfile_write(path, r->data, r->len, 0600, why, sizeof why)) {
-        snprintf(err, errlen, "task journal: cannot restore %s: %s", path, why);
-        return false;
-    }
-    return true;
-}
-
-/* Reads every segment, applies the records after the checkpoint in order, makes them durable
- * and empties the journal. Sets the next sequence number. Caller holds the lock. */
-static bool replay(struct taskjournal *j, char *err, size_t errlen)
-{
-    uint64_t ckpt, maxseq = 0;
-    if (!ctl_read(j, &ckpt, err, errlen))
-        return false;
-    struct rrec *v = NULL;
-    size_t n = 0, cap = 0;
-    unsigned char *bufs[MAX_SEGS] = {0};
-    bool ok = true;
-    for (unsigned i = 0; i < MAX_SEGS && ok; i++) {
-        char name[16];
-        struct stat st;
-        snprintf(name, sizeof name, "seg.%u", i);
-        int fd = openat(j->jfd, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
-        if (fd < 0)
-            continue;
-        unsigned newer = 0;
-        if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_size <= SEG_MAX_BYTES) {
-            size_t size = (size_t)st.st_size, got = 0;
-            bufs[i] = xmalloc(size ? size : 1);
-            while (got < size) {
-                ssize_t r = pread(fd, bufs[i] + got, size - got, (off_t)got);
-                if (r <= 0)
-                    break;
-                got += (size_t)r;
-            }
-            if (seg_parse(bufs[i], got, &v, &n, &cap, &maxseq, &newer) < 0) {
-                snprintf(err, errlen,
-                         "task journal %s/%s/%s holds a record of format %u; this build reads "
-                         "format %d: run the newer hermes-mcp that wrote it",
-                         j->dir, TASKJOURNAL_DIR, name, newer, TASKJOURNAL_FORMAT);
-                ok = false;
-            }
-        }
-        close(fd);
-    }
-    size_t applied = 0;
-    if (ok && n) {
-        qsort(v, n, sizeof *v, rrec_cmp);
-        uint64_t want = ckpt + 1;
-        for (size_t i = 0; i < n && ok; i++) {
-            if (v[i].seq < want)
-                continue;
-            if (v[i].seq != want)
-                break; /* a gap: what follows was never whole */
-            ok = apply_one(j, &v[i], err, errlen);
-            applied++;
-            want++;
-        }
-        if (ok && applied && syncfs(j->dirfd) < 0) {
-            snprintf(err, errlen, "task journal: syncfs of %s: %s", j->dir, strerror(errno));
-            ok = false;
-        }
-        if (ok && applied)
-            log_info("task journal %s: %zu task file record(s) replayed", j->dir, applied);
-    }
-    if (ok && maxseq > ckpt && !ctl_write(j, maxseq)) {
-        snprintf(err, errlen, "task journal %s/%s/control: cannot write: %s", j->dir,
-                 TASKJOURNAL_DIR, strerror(errno));
-        ok = false;
-    }
-    if (ok)
-        j->next_seq = j->applied = j->ckpt = (maxseq > ckpt ? maxseq : ckpt);
-    j->next_seq++;
-    for (unsigned i = 0; i < MAX_SEGS; i++)
-        free(bufs[i]);
-    free(v);
-    return ok;
-}
-
 /* ---------- open, lock ---------- */
 
 static void jfree(struct taskjournal *j)
@@ -357,6 +150,8 @@ static void jfree(struct taskjournal *j)
     for (unsigned i = 0; i < MAX_SEGS; i++)
         if (j->segfd[i] >= 0)
             close(j->segfd[i]);
+    if (j->ctlwfd >= 0 && j->ctlwfd != j->ctlfd)
+        close(j->ctlwfd);
     if (j->ctlfd >= 0)
         close(j->ctlfd); /* releases the lock */
     if (j->jfd >= 0)
@@ -375,20 +170,23 @@ static struct taskjournal *jnew(const char *dir, const struct taskjournal_opts *
 {
     struct taskjournal *j = xcalloc(1, sizeof *j);
     j->dir = xstrdup(dir);
-    j->dirfd = j->jfd = j->ctlfd = -1;
+    j->dirfd = j->jfd = j->ctlfd = j->ctlwfd = -1;
     for (unsigned i = 0; i < MAX_SEGS; i++)
         j->segfd[i] = -1;
     j->seg_size = o && o->seg_size ? o->seg_size : 4u << 20;
+    j->seg_size = j->seg_size > SEG_MAX_BYTES ? SEG_MAX_BYTES : j->seg_size;
     j->nsegs = o && o->nsegs ? o->nsegs : 4;
     j->nsegs = j->nsegs < 2 ? 2 : j->nsegs > MAX_SEGS ? MAX_SEGS : j->nsegs;
+    while (j->nsegs > 2 && j->nsegs * j->seg_size > REPLAY_MAX_BYTES)
+        j->nsegs--; /* what replay reads back stays bounded */
     j->checkpoint_ms = o && o->checkpoint_ms ? o->checkpoint_ms : 1000;
     pthread_mutex_init(&j->mu, NULL);
     pthread_condattr_t ca;
     pthread_condattr_init(&ca);
     pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
     pthread_cond_init(&j->ck_wake, &ca);
+    pthread_cond_init(&j->w_wake, &ca);
     pthread_condattr_destroy(&ca);
-    pthread_cond_init(&j->w_wake, NULL);
     return j;
 }
 
@@ -417,7 +215,9 @@ static int file_create(struct taskjournal *j, const char *name, size_t size)
     return fd;
 }
 
-/* 1 locked, 0 held by another process, -1 error. The control file is created if missing. */
+/* 1 locked, 0 held by another process, 2 nothing to replay, -1 error. The server (create)
+ * makes the journal if missing; an offline reader opens the control file read-only (a lock
+ * needs no more) and for writing only if it has something to replay. */
 static int jlock(struct taskjournal *j, bool create, unsigned wait_ms, char *err, size_t errlen)
 {
     j->dirfd = open(j->dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
@@ -427,22 +227,29 @@ static int jlock(struct taskjournal *j, bool create, unsigned wait_ms, char *err
         snprintf(err, errlen, "TASKS_DIR %s: %s", j->dir, strerror(errno));
         return -1;
     }
-    if (create && mkdirat(j->dirfd, TASKJOURNAL_DIR, 0700) < 0 && errno != EEXIST) {
+    if (create && mkdirat(j->dirfd, TASKJOURNAL_DIR, 0700) == 0) {
+        if (fsync(j->dirfd) < 0) { /* the new folder's entry outlives a crash, as its files */
+            snprintf(err, errlen, "TASKS_DIR %s: fsync: %s", j->dir, strerror(errno));
+            return -1;
+        }
+    } else if (create && errno != EEXIST) {
         snprintf(err, errlen, "task journal %s/%s: %s", j->dir, TASKJOURNAL_DIR, strerror(errno));
         return -1;
     }
     j->jfd = openat(j->dirfd, TASKJOURNAL_DIR, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
     if (j->jfd >= 0)
-        j->ctlfd = openat(j->jfd, "control", O_RDWR | O_NOFOLLOW | O_CLOEXEC);
+        j->ctlfd = openat(j->jfd, "control", (create ? O_RDWR : O_RDONLY) | O_NOFOLLOW | O_CLOEXEC);
     if (j->ctlfd < 0 && errno == ENOENT && !create)
         return 2; /* no journal: nothing to replay */
-    if (j->ctlfd < 0 && errno == ENOENT)
+    if (j->ctlfd < 0 && errno == ENOENT && j->jfd >= 0)
         j->ctlfd = file_create(j, "control", CTL_SIZE);
     if (j->ctlfd < 0) {
         snprintf(err, errlen, "task journal %s/%s/control: %s", j->dir, TASKJOURNAL_DIR,
                  strerror(errno));
         return -1;
     }
+    if (create)
+        j->ctlwfd = j->ctlfd;
     for (unsigned waited = 0;; waited += 50) {
         if (flock(j->ctlfd, LOCK_EX | LOCK_NB) == 0)
             return 1;
@@ -462,9 +269,40 @@ int taskjournal_recover(const char *dir, char *err, size_t errlen)
     struct taskjournal *j = jnew(dir, NULL);
     int rc = jlock(j, false, 0, err, errlen);
     if (rc == 1)
-        rc = replay(j, err, errlen) ? 1 : -1;
+        rc = taskjournal_replay(j, err, errlen) ? 1 : -1;
     else if (rc == 2)
         rc = 1;
+    jfree(j);
+    return rc;
+}
+
+int taskjournal_settle(const char *dir, unsigned wait_ms, char *err, size_t errlen)
+{
+    struct taskjournal *j = jnew(dir, NULL);
+    int rc = jlock(j, false, 0, err, errlen);
+    uint64_t maxseq, ckpt = 0;
+    if (rc == 0) { /* a server holds it: wait for its checkpoint to cover what is there now */
+        rc = taskjournal_scan_max(j, &maxseq, err, errlen) ? 0 : -1;
+        for (unsigned waited = 0; rc == 0; waited += 50) {
+            if (!taskjournal_ctl_read(j, &ckpt, err, errlen))
+                rc = -1;
+            else if (ckpt >= maxseq)
+                rc = 1;
+            else if (waited >= wait_ms)
+                break;
+            else
+                nanosleep(&(struct timespec){.tv_nsec = 50 * 1000 * 1000}, NULL);
+        }
+        if (rc == 0)
+            snprintf(err, errlen,
+                     "the server that holds the task journal %s/%s has not checkpointed it in "
+                     "%u ms; try again",
+                     dir, TASKJOURNAL_DIR, wait_ms);
+    } else if (rc == 1) {
+        rc = taskjournal_replay(j, err, errlen) ? 1 : -1;
+    } else if (rc == 2) {
+        rc = 1;
+    }
     jfree(j);
     return rc;
 }
@@ -481,7 +319,7 @@ struct taskjournal *taskjournal_open(const char *dir, const struct taskjournal_o
         *busy = true;
         snprintf(err, errlen, "another process holds the task journal %s/%s", dir, TASKJOURNAL_DIR);
     }
-    if (rc != 1 || !replay(j, err, errlen)) {
+    if (rc != 1 || !taskjournal_replay(j, err, errlen)) {
         jfree(j);
         return NULL;
     }
@@ -498,6 +336,19 @@ struct taskjournal *taskjournal_open(const char *dir, const struct taskjournal_o
     return j;
 }
 
+static int64_t now_ms(void)
+{
+    struct timespec now;
+    clock_gettime(CLOCK_MONOTONIC, &now);
+    return (int64_t)now.tv_sec * 1000 + now.tv_nsec / 1000000;
+}
+
+static void wait_until_ms(pthread_cond_t *c, pthread_mutex_t *mu, int64_t at)
+{
+    struct timespec until = {.tv_sec = at / 1000, .tv_nsec = (long)(at % 1000) * 1000000};
+    pthread_cond_timedwait(c, mu, &until);
+}
+
 void taskjournal_close(struct taskjournal *j)
 {
     if (j == NULL)
@@ -505,8 +356,19 @@ void taskjournal_close(struct taskjournal *j)
     pthread_mutex_lock(&j->mu);
     j->stop = true;
     pthread_cond_signal(&j->ck_wake);
+    /* The last checkpoint, for a while: a disk that hangs leaves it to the next start. */
+    int64_t until = now_ms() + CLOSE_WAIT_MS;
+    while (!j->ck_done && now_ms() < until)
+        wait_until_ms(&j->w_wake, &j->mu, until);
+    bool done = j->ck_done;
     pthread_mutex_unlock(&j->mu);
-    pthread_join(j->ck, NULL); /* it checkpoints what is left first */
+    if (!done) {
+        log_error("task journal %s: the last checkpoint has not finished in %d s; the next "
+                  "start replays the journal",
+                  j->dir, CLOSE_WAIT_MS / 1000);
+        return; /* the thread still uses j: left to the exit */
+    }
+    pthread_join(j->ck, NULL);
     jfree(j);
 }
 
@@ -520,28 +382,20 @@ unsigned long taskjournal_checkpoints(struct taskjournal *j)
 
 /* ---------- checkpoints ---------- */
 
-static int64_t now_ms(void)
-{
-    struct timespec now;
-    clock_gettime(CLOCK_MONOTONIC, &now);
-    return (int64_t)now.tv_sec * 1000 + now.tv_nsec / 1000000;
-}
-
-static void wait_until_ms(struct taskjournal *j, int64_t at)
-{
-    struct timespec until = {.tv_sec = at / 1000, .tv_nsec = (long)(at % 1000) * 1000000};
-    pthread_cond_timedwait(&j->ck_wake, &j->mu, &until);
-}
-
 /* When the files written since the last checkpoint are made durable: under steady writing,
- * once the first of them is checkpoint_ms old (the writer asks, as it applies a batch); at
- * once when the writer waits for a segment; at close. Never on a timer: what was written last
- * before the writer went quiet stays journaled (a crash replays it) until more comes, so an
- * idle server makes no system call at all. */
+ * once the first of them is checkpoint_ms old; QUIET_MS after the last write when no more come;
+ * at once when a writer waits for one; at close.
+ * The checkpoint thread sleeps with a timeout only while something is not checkpointed yet,
+ * so an idle server makes one checkpoint after its last write and then no system call. */
+static int64_t checkpoint_at(const struct taskjournal *j)
+{
+    int64_t steady = j->pending_since + (int64_t)j->checkpoint_ms, quiet = j->last_write + QUIET_MS;
+    return steady < quiet ? steady : quiet;
+}
+
 static bool checkpoint_due(const struct taskjournal *j)
 {
-    return j->urgent ||
-           (j->applied != j->ckpt && now_ms() - j->pending_since >= (int64_t)j->checkpoint_ms);
+    return j->urgent || (j->applied != j->ckpt && now_ms() >= checkpoint_at(j));
 }
 
 static void *checkpointer(void *arg)
@@ -553,31 +407,29 @@ static void *checkpointer(void *arg)
             break;
         if (!j->stop && !checkpoint_due(j)) {
             j->ck_idle = true;
-            pthread_cond_wait(&j->ck_wake, &j->mu);
+            if (j->applied != j->ckpt)
+                wait_until_ms(&j->ck_wake, &j->mu, checkpoint_at(j));
+            else
+                pthread_cond_wait(&j->ck_wake, &j->mu);
             j->ck_idle = false;
             continue;
         }
         uint64_t target = j->applied;
         j->urgent = false;
         pthread_mutex_unlock(&j->mu);
-        bool ok = syncfs(j->dirfd) == 0;
-        if (!ok)
-            log_error("task journal: syncfs of %s: %s", j->dir, strerror(errno));
-        ok = ok && ctl_write(j, target);
+        /* Never retried, never followed by a control write: see the head of this file. */
+        if (syncfs(j->dirfd) < 0)
+            jstop(j->dir, "syncfs (a checkpoint)", errno);
+        if (!taskjournal_ctl_write(j, target))
+            jstop(j->dir, "writing the control file", errno);
         pthread_mutex_lock(&j->mu);
-        if (ok) {
-            j->ckpt = target;
-            j->checkpoints++;
-            j->pending_since = now_ms();
-            pthread_cond_broadcast(&j->w_wake);
-        } else if (j->stop) {
-            break; /* the next start replays */
-        } else {
-            j->ck_fails++;
-            pthread_cond_broadcast(&j->w_wake);
-            wait_until_ms(j, now_ms() + 1000);
-        }
+        j->ckpt = target;
+        j->checkpoints++;
+        j->pending_since = now_ms();
+        pthread_cond_broadcast(&j->w_wake);
     }
+    j->ck_done = true;
+    pthread_cond_broadcast(&j->w_wake);
     pthread_mutex_unlock(&j->mu);
     return NULL;
 }
@@ -586,25 +438,44 @@ void taskjournal_applied(struct taskjournal *j)
 {
     pthread_mutex_lock(&j->mu);
     if (j->next_seq - 1 != j->applied) {
-        if (j->applied == j->ckpt)
-            j->pending_since = now_ms();
+        bool clean = j->applied == j->ckpt; /* the checkpointer sleeps with no timeout */
+        j->last_write = now_ms();
+        if (clean)
+            j->pending_since = j->last_write;
         j->applied = j->next_seq - 1;
-        if (j->ck_idle && checkpoint_due(j))
+        if (j->ck_idle && (clean || checkpoint_due(j)))
             pthread_cond_signal(&j->ck_wake);
     }
     pthread_mutex_unlock(&j->mu);
+}
+
+/* Caller holds mu: returns once the checkpoint reaches target (or seglast[seg] of the segment
+ * seg, if seg >= 0). A checkpoint that fails stops the server; one that takes longer than
+ * WAIT_MAX_MS too (the disk hangs: the next start replays). */
+static void wait_ckpt(struct taskjournal *j, uint64_t target, int seg)
+{
+    int64_t until = now_ms() + WAIT_MAX_MS;
+    while (j->ckpt < (seg >= 0 ? j->seglast[seg] : target)) {
+        j->urgent = true;
+        pthread_cond_signal(&j->ck_wake);
+        if (now_ms() >= until)
+            jstop(j->dir, "a checkpoint has not finished in 60 s", ETIMEDOUT);
+        wait_until_ms(&j->w_wake, &j->mu, until);
+    }
 }
 
 void taskjournal_checkpoint(struct taskjournal *j)
 {
     taskjournal_applied(j);
     pthread_mutex_lock(&j->mu);
-    unsigned long fails = j->ck_fails; /* a disk that fails: the caller goes on, errors logged */
-    while (j->ckpt < j->applied && j->ck_fails == fails) {
-        j->urgent = true;
-        pthread_cond_signal(&j->ck_wake);
-        pthread_cond_wait(&j->w_wake, &j->mu);
-    }
+    wait_ckpt(j, j->applied, -1);
+    pthread_mutex_unlock(&j->mu);
+}
+
+void taskjournal_sync(struct taskjournal *j)
+{
+    pthread_mutex_lock(&j->mu);
+    wait_ckpt(j, j->applied, -1);
     pthread_mutex_unlock(&j->mu);
 }
 
@@ -645,10 +516,7 @@ static void seg_next(struct taskjournal *j)
 {
     unsigned next = (j->cur + 1) % j->nsegs;
     pthread_mutex_lock(&j->mu);
-    j->urgent = true; /* a checkpoint now frees the segments behind this one */
-    pthread_cond_signal(&j->ck_wake);
-    while (j->seglast[next] > j->ckpt)
-        pthread_cond_wait(&j->w_wake, &j->mu);
+    wait_ckpt(j, 0, (int)next); /* a checkpoint now frees the segments behind this one */
     pthread_mutex_unlock(&j->mu);
     j->cur = next;
     j->off = 0;
@@ -661,7 +529,7 @@ size_t taskjournal_append(struct taskjournal *j, const struct taskjournal_rec *r
     if (j->off + rec_size(&r[0]) > j->seg_size)
         seg_next(j);
     if (!seg_open(j, j->cur))
-        return 0;
+        return 0; /* nothing written: the caller writes the durable way */
     size_t m = 0, len = 0;
     while (m < n && j->off + len + rec_size(&r[m]) <= j->seg_size)
         len += rec_size(&r[m++]);
@@ -672,26 +540,23 @@ size_t taskjournal_append(struct taskjournal *j, const struct taskjournal_rec *r
     }
     size_t at = 0;
     for (size_t i = 0; i < m; i++)
-        at += rec_encode((unsigned char *)j->buf + at, &r[i], j->next_seq + i);
+        at += rec_encode((unsigned char *)j->buf + at, &r[i], j->next_seq + i, (uint32_t)i);
     size_t put = 0;
     while (put < len) {
         ssize_t w = pwrite(j->segfd[j->cur], j->buf + put, len - put, (off_t)(j->off + put));
         if (w < 0 && errno == EINTR)
             continue;
         if (w <= 0)
-            break;
+            jstop(j->dir, "cannot append to the journal", w < 0 ? errno : EIO);
         put += (size_t)w;
     }
-    /* Past here the sequence numbers are spent either way: replay stops at a torn record. */
+    /* A failed flush leaves a hole nothing may be written after: the server stops. */
+    if (fdatasync(j->segfd[j->cur]) < 0)
+        jstop(j->dir, "fdatasync of the journal", errno);
     j->next_seq += m;
     j->off += len;
     pthread_mutex_lock(&j->mu);
     j->seglast[j->cur] = j->next_seq - 1;
     pthread_mutex_unlock(&j->mu);
-    if (put < len || fdatasync(j->segfd[j->cur]) < 0) {
-        log_error("task journal %s/%s: cannot write: %s", j->dir, TASKJOURNAL_DIR,
-                  put < len ? "short write" : strerror(errno));
-        return 0;
-    }
     return m;
 }

@@ -176,6 +176,29 @@ static void op_durable(struct tasks *t, struct op *o)
         op_fail(o, "fsync the tasks directory for", errno);
 }
 
+bool tasks_journal_start(struct tasks *t, char *err, size_t errlen)
+{
+    bool busy;
+    t->journal_tried = true;
+    t->journal = taskjournal_open(t->real, NULL, &busy, err, errlen);
+    if (busy) {
+        snprintf(err, errlen,
+                 "TASKS_DIR %s is used by another hermes-mcp server (it holds %s/.journal): give "
+                 "each server its own TASKS_DIR, or stop the other one first",
+                 t->real, t->real);
+        return false;
+    }
+    if (t->journal == NULL) /* the disk fails, or a journal this build cannot read */
+        log_warn("%s: the task files are written with an fsync each", err);
+    return true;
+}
+
+void tasks_sync(struct tasks *t)
+{
+    if (t->journal_tried && t->journal)
+        taskjournal_sync(t->journal);
+}
+
 /* Journals and applies the batch in queue order: runs of records that fit a segment, each one
  * write and one fdatasync; an operation the journal cannot take is written the durable way. */
 static void run_batch(struct tasks *t, struct list *batch)
@@ -211,7 +234,7 @@ static void run_batch(struct tasks *t, struct list *batch)
         if (k > i)
             m = taskjournal_append(t->journal, recs + i, k - i);
         /* Not journaled: this one the durable way, after a checkpoint (an older record of its
-         * file must not replay over it). */
+         * file must not replay over it; a checkpoint that fails stops the server first). */
         if (m == 0) {
             if (t->journal)
                 taskjournal_checkpoint(t->journal);

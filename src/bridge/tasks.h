@@ -35,6 +35,14 @@ typedef void tasks_done_cb(enum tasks_rc rc, void *arg);
 
 /* Creates dir (mode 700) if needed and starts the writer. NULL with a reason in err on failure. */
 struct tasks *tasks_open(const char *dir, struct loop *l, char *err, size_t errlen);
+/* The task files' journal, for a server that keeps its tasks in files: taken now, so that a
+ * second server on the same directory is refused at start (false, the reason in err). Any
+ * other journal error is logged and the files are written with an fsync each. Loop thread,
+ * before the first write. */
+bool tasks_journal_start(struct tasks *t, char *err, size_t errlen);
+/* Any thread: every task file written so far is durable and no journal record can bring it
+ * back (a checkpoint), before task directories are removed outside the writer. */
+void tasks_sync(struct tasks *t);
 /* Finishes every queued write (they are durable afterwards), runs their callbacks, frees.
  * NULL-safe. */
 void tasks_free(struct tasks *t);

@@ -217,6 +217,14 @@ static int cmd_prune(const struct config *c, struct retention_list *l, bool dry_
         fprintf(stderr, "hermes-mcp tasks: TASKS_DIR %s: %s\n", c->tasks_dir, strerror(errno));
         return EXIT_FAIL;
     }
+    /* A running server's journal may still name these tasks: its checkpoint first, so that
+     * none comes back after a crash. */
+    char err[512];
+    if (dfd >= 0 && taskjournal_settle(c->tasks_dir, 5000, err, sizeof err) < 1) {
+        fprintf(stderr, "hermes-mcp tasks: %s\n", err);
+        close(dfd);
+        return EXIT_FAIL;
+    }
     for (size_t i = 0; i < go; i++) {
         const char *id = l->tasks[i].id;
         if (dry_run) {

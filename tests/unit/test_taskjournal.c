@@ -367,6 +367,172 @@ static void test_recover_beside_opener(void **state)
     assert_int_equal(recover(in(root, "nowhere"), err, sizeof err), 1);
 }
 
+
+/* Five records, each its own write or all one write; then the third is zeroed, as a disk
+ * that lost it would leave it. */
+static char *holed(const char *name, size_t per_append, char *err, size_t errlen, int *rc)
+{
+    char *dir = fresh(name);
+    struct taskjournal_rec r[] = {
+        rec("h1", "request.json", "{\"n\": 1}\n"), rec("h2", "request.json", "{\"n\": 2}\n"),
+        rec("h3", "request.json", "{\"n\": 3}\n"), rec("h4", "request.json", "{\"n\": 4}\n"),
+        rec("h5", "result.json", "{\"n\": 5}\n"),
+    };
+    journal_then_die(dir, &wide, r, 5, per_append);
+    char zero[256] = {0};
+    patch(in(dir, ".journal/seg.0"), rec_off(r, 2), zero, rec_off(r, 3) - rec_off(r, 2));
+    *rc = recover(dir, err, errlen);
+    return dir;
+}
+
+/* A zeroed region mid-segment followed by whole records written after it: an error with the
+ * counts, nothing replayed; the same hole inside one torn write replays what came before it. */
+static void test_hole_mid_segment(void **state)
+{
+    (void)state;
+    char err[512] = "";
+    int rc;
+    char *dir = holed("hole", 1, err, sizeof err, &rc);
+    assert_int_equal(rc, -1);
+    assert_non_null(strstr(err, "record 3 is missing but 2 later record(s), up to 5"));
+    assert_false(exists(in(dir, "h1/request.json")));
+    assert_false(exists(in(dir, "h5/result.json")));
+    bool busy;
+    assert_null(taskjournal_open(dir, NULL, &busy, err, sizeof err));
+    assert_non_null(strstr(err, "missing"));
+    dir = holed("torn-write", 5, err, sizeof err, &rc);
+    assert_int_equal(rc, 1);
+    assert_file(in(dir, "h2/request.json"), "{\"n\": 2}\n");
+    assert_false(exists(in(dir, "h4/request.json")));
+    assert_int_equal(recover(dir, err, sizeof err), 1); /* and it is settled */
+}
+
+/* A crafted journal whose task directory is a link to elsewhere, or a name that is not a task
+ * file's: refused, nothing written outside TASKS_DIR. */
+static void test_link_and_name_refused(void **state)
+{
+    (void)state;
+    char *dir = fresh("linked"), err[512] = "";
+    char out[600];
+    snprintf(out, sizeof out, "%s", in(root, "outside"));
+    mkdir(out, 0700);
+    struct taskjournal_rec r[] = {rec("evil", "result.json", "{\"x\": 1}\n"),
+                                  rec("evil", "run.json", NULL)};
+    journal_then_die(dir, &wide, r, 2, 2);
+    assert_int_equal(symlink(out, in(dir, "evil")), 0);
+    assert_int_equal(recover(dir, err, sizeof err), -1);
+    assert_non_null(strstr(err, "symbolic link"));
+    assert_false(exists(in(out, "result.json")));
+    assert_false(exists(in(out, ".result.json.replay")));
+    char *dir2 = fresh("badname");
+    struct taskjournal_rec r2[] = {rec("t", "notes.txt", "hi\n")};
+    journal_then_die(dir2, &wide, r2, 1, 1);
+    assert_int_equal(recover(dir2, err, sizeof err), -1);
+    assert_non_null(strstr(err, "not a task file"));
+    assert_false(exists(in(dir2, "t/notes.txt")));
+}
+
+/* A journal another user could have written is not replayed (as root, one another user owns
+ * neither); with nothing to replay, a reader that may not write the control file still reads. */
+static void test_foreign_journal(void **state)
+{
+    (void)state;
+    char *dir = fresh("foreign"), err[512] = "";
+    struct taskjournal_rec r[] = {rec("f", "request.json", "{}\n")};
+    journal_then_die(dir, &wide, r, 1, 1);
+    assert_int_equal(chmod(in(dir, ".journal/seg.0"), 0620), 0);
+    assert_int_equal(recover(dir, err, sizeof err), -1);
+    assert_non_null(strstr(err, "writable by group or others"));
+    assert_false(exists(in(dir, "f/request.json")));
+    assert_int_equal(chmod(in(dir, ".journal/seg.0"), 0600), 0);
+    if (geteuid() == 0) {
+        assert_int_equal(chown(in(dir, ".journal/seg.0"), 65534, 65534), 0);
+        assert_int_equal(recover(dir, err, sizeof err), -1);
+        assert_non_null(strstr(err, "owned by another user"));
+        assert_int_equal(chown(in(dir, ".journal/seg.0"), 0, 0), 0);
+    }
+    assert_int_equal(recover(dir, err, sizeof err), 1);
+    assert_file(in(dir, "f/request.json"), "{}\n");
+    /* nothing to replay now: a read-only control file is enough */
+    assert_int_equal(chmod(in(dir, ".journal/control"), 0400), 0);
+    pid_t pid = fork();
+    if (pid == 0) {
+        if (geteuid() == 0) { /* root writes anything: read as the owner, another uid */
+            const char *own[] = {".journal/control", ".journal/seg.0", ".journal", "", "f",
+                                 "f/request.json"};
+            for (size_t i = 0; i < sizeof own / sizeof own[0]; i++)
+                if (chown(in(dir, own[i]), 65534, 65534) < 0)
+                    _exit(4);
+            if (chmod(root, 0711) < 0 || setgid(65534) < 0 || setuid(65534) < 0)
+                _exit(5);
+        }
+        char e[512];
+        int rc = recover(dir, e, sizeof e);
+        if (rc != 1)
+            fprintf(stderr, "recover: %d %s\n", rc, e);
+        _exit(rc == 1 ? 0 : 1);
+    }
+    int st;
+    waitpid(pid, &st, 0);
+    chmod(root, 0700);
+    assert_true(WIFEXITED(st));
+    assert_int_equal(WEXITSTATUS(st), 0);
+}
+
+/* Segments too big to be ours, or too many bytes in all: refused before anything is read. */
+static void test_replay_capped(void **state)
+{
+    (void)state;
+    char *dir = fresh("capped"), err[512] = "";
+    struct taskjournal_rec r[] = {rec("c", "request.json", "{}\n")};
+    journal_then_die(dir, &wide, r, 1, 1);
+    assert_int_equal(truncate(in(dir, ".journal/seg.0"), (off_t)65 << 20), 0);
+    assert_int_equal(recover(dir, err, sizeof err), -1);
+    assert_non_null(strstr(err, "at most 64 MiB"));
+    assert_int_equal(truncate(in(dir, ".journal/seg.0"), (off_t)64 << 20), 0);
+    for (int i = 1; i < 5; i++) {
+        char name[32];
+        snprintf(name, sizeof name, ".journal/seg.%d", i);
+        FILE *f = fopen(in(dir, name), "w");
+        fclose(f);
+        assert_int_equal(truncate(in(dir, name), (off_t)64 << 20), 0);
+    }
+    assert_int_equal(recover(dir, err, sizeof err), -1);
+    assert_non_null(strstr(err, "256 MiB in all"));
+}
+
+/* Two checkpoints: the control file's slots are 4 KiB apart (no two in one sector); and an idle
+ * journal checkpoints on its own once checkpoint_ms passed after the last write. */
+static void test_ctl_slots_and_idle_checkpoint(void **state)
+{
+    (void)state;
+    char *dir = fresh("slots"), err[512];
+    bool busy;
+    const struct taskjournal_opts quick = {.checkpoint_ms = 100};
+    struct taskjournal *j = taskjournal_open(dir, &quick, &busy, err, sizeof err);
+    assert_non_null(j);
+    for (int i = 0; i < 2; i++) {
+        struct taskjournal_rec r = rec("s", "request.json", i ? "{\"v\": 2}\n" : "{\"v\": 1}\n");
+        assert_int_equal(taskjournal_append(j, &r, 1), 1);
+        taskjournal_applied(j);
+        for (int w = 0; w < 200 && taskjournal_checkpoints(j) < (unsigned long)i + 1; w++)
+            usleep(10 * 1000);
+        assert_int_equal(taskjournal_checkpoints(j), i + 1); /* idle: no more writes came */
+    }
+    taskjournal_close(j);
+    unsigned char b[8192];
+    FILE *f = fopen(in(dir, ".journal/control"), "rb");
+    assert_int_equal(fread(b, 1, sizeof b, f), sizeof b);
+    fclose(f);
+    uint32_t m0, m1, m512;
+    memcpy(&m0, b, 4);
+    memcpy(&m512, b + 512, 4);
+    memcpy(&m1, b + 4096, 4);
+    assert_int_equal(m0, 0x434a4d48u);
+    assert_int_equal(m1, 0x434a4d48u);
+    assert_int_equal(m512, 0);
+}
+
 static void test_crc32c(void **state)
 {
     (void)state;
@@ -386,6 +552,11 @@ int main(void)
         cmocka_unit_test(test_checkpoint_call),
         cmocka_unit_test(test_newer_format_refused),
         cmocka_unit_test(test_recover_beside_opener),
+        cmocka_unit_test(test_hole_mid_segment),
+        cmocka_unit_test(test_link_and_name_refused),
+        cmocka_unit_test(test_foreign_journal),
+        cmocka_unit_test(test_replay_capped),
+        cmocka_unit_test(test_ctl_slots_and_idle_checkpoint),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -1,25 +1,25 @@
 // The task journal (group commit of the task files): a server killed with SIGKILL under load
 // keeps every task whose call was answered, with its exact result; task files damaged after a
 // crash while the journal still names them are restored at start (by the server, and by the
-// offline `tasks list`); and a batch costs one fdatasync of the journal, no fsync of a task
-// file (watched with strace).
+// offline `tasks list`); a batch costs one fdatasync of the journal, no fsync of a task
+// file (watched with strace); a failed flush stops the server and its restart has every
+// answered task; a crafted journal never writes through a link; a second server on the same
+// TASKS_DIR is refused; pruned tasks stay pruned after a crash.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn, spawnSync } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync, truncateSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, symlinkSync, truncateSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { startHermes, restartHermes, startFake, agentEnv, until, sleep, connectClient, hermesCli } from '../../lib/lib.mjs';
-
-const haveStrace = spawnSync('strace', ['-V']).status === 0;
+import { startHermes, restartHermes, startFake, agentEnv, until, sleep, connectClient, hermesCli, BUILD, HERMES } from '../../lib/lib.mjs';
 const connect = (srv, name = 'journal-it') => connectClient(srv, { name, version: '1', capabilities: {} });
 const call = (client, name, args) => client.callTool({ name, arguments: args }, undefined, { timeout: 30000 });
 
-async function rig() {
+async function rig(extra = {}, opts = {}) {
   const fake = await startFake();
   const root = mkdtempSync(join(tmpdir(), 'hm-journal-'));
   const tasks = join(root, 'tasks');
-  const srv = await startHermes({ HERMES_ENV_PATH: agentEnv(fake), HERMES_POLL_MS: '50', TASKS_DIR: tasks });
+  const srv = await startHermes({ HERMES_ENV_PATH: agentEnv(fake), HERMES_POLL_MS: '50', TASKS_DIR: tasks, ...extra }, opts);
   return { fake, root, tasks, srv };
 }
 
@@ -36,7 +36,7 @@ function journalRecords(tasks) {
   const dir = join(tasks, '.journal');
   const ctl = readFileSync(join(dir, 'control'));
   let gen = -1n, ckpt = 0n;
-  for (const at of [0, 512]) {
+  for (const at of [0, 4096]) {
     if (ctl.readUInt32LE(at) !== 0x434a4d48) continue;
     const g = ctl.readBigUInt64LE(at + 8);
     if (g > gen) { gen = g; ckpt = ctl.readBigUInt64LE(at + 16); }
@@ -190,7 +190,8 @@ test('task files damaged after a crash, while the journal names them, are restor
   }
 });
 
-test('a batch of task files costs one fdatasync of the journal and no fsync of a task file (strace)', { skip: !haveStrace && 'strace is not installed' }, async (t) => {
+test('a batch of task files costs one fdatasync of the journal and no fsync of a task file (strace)', async () => {
+  assert.equal(spawnSync('strace', ['-V']).status, 0, 'strace is installed (deps.apt)');
   const { fake, root, tasks, srv } = await rig();
   try {
     const clients = await Promise.all([0, 1, 2, 3, 4, 5, 6, 7].map((i) => connect(srv, `st-${i}`)));
@@ -201,7 +202,7 @@ test('a batch of task files costs one fdatasync of the journal and no fsync of a
     let stderr = '';
     st.stderr.on('data', (d) => { stderr += d; });
     await sleep(500);
-    if (/Operation not permitted|ptrace/i.test(stderr)) { st.kill('SIGINT'); t.skip(`strace could not attach: ${stderr.trim()}`); return; }
+    assert.doesNotMatch(stderr, /Operation not permitted|ptrace/i, 'strace attaches');
     const calls = 10;
     await Promise.all(clients.map((c, w) => (async () => {
       for (let i = 0; i < calls; i++)
@@ -220,6 +221,167 @@ test('a batch of task files costs one fdatasync of the journal and no fsync of a
     for (const c of clients) await c.close();
   } finally {
     await srv.stop();
+    await fake.stop();
+    rmSync(root, { recursive: true, force: true });
+  }
+});
+
+const closed = (proc) => (proc.exitCode !== null || proc.signalCode !== null
+  ? Promise.resolve({ code: proc.exitCode, signal: proc.signalCode })
+  : new Promise((res) => proc.on('close', (code, signal) => res({ code, signal }))));
+
+// Every answered sync call's result, as hermes_result shows it after a restart.
+async function assertAnswered(srv, answers) {
+  const c = await connect(srv);
+  for (const [id, ans] of answers) {
+    const got = await call(c, 'hermes_result', { id });
+    assert.equal(got.structuredContent.status, 'completed', `${id}: ${JSON.stringify(got)}`);
+    assert.deepEqual(got.structuredContent.summary, ans.structuredContent.summary, id);
+  }
+  await c.close();
+}
+
+// tests/fakes/failsync.c, preloaded: once the flag file exists, the next syncfs (a checkpoint)
+// or fdatasync (a journal write or the control file) fails with EIO.
+for (const fn of ['syncfs', 'fdatasync']) {
+  test(`a failed ${fn} stops the server with the reason; restarted, it has every answered result`, async () => {
+    const flagDir = mkdtempSync(join(tmpdir(), 'hm-failsync-'));
+    const flag = join(flagDir, 'fail');
+    const env = { LD_PRELOAD: join(BUILD, 'failsync.so'), FAILSYNC: fn, FAILSYNC_FLAG: flag,
+      ASAN_OPTIONS: `${process.env.ASAN_OPTIONS ?? ''}:verify_asan_link_order=0` }; // the shim has no ASan
+    const { fake, root, srv } = await rig({}, { env });
+    let srv2;
+    try {
+      const c = await connect(srv);
+      const answers = new Map();
+      for (let i = 0; i < 6; i++) {
+        const id = `fs-${fn}-${i}`;
+        answers.set(id, await call(c, 'hermes_task', { task: `keep ${id} [json]`, mode: 'sync', id }));
+      }
+      await sleep(1500); // checkpointed: the next flush is the one that fails
+      writeFileSync(flag, '');
+      const last = `fs-${fn}-last`; // its journal write (fdatasync) or the checkpoint after it (syncfs) fails
+      const res = await call(c, 'hermes_task', { task: `keep ${last} [json]`, mode: 'sync', id: last }).catch(() => null);
+      if (res && !res.isError) answers.set(last, res);
+      const end = await Promise.race([closed(srv.proc), sleep(10000).then(() => 'running')]);
+      assert.notEqual(end, 'running', 'the server stopped');
+      assert.equal(existsSync(flag), false, 'the shim failed a flush');
+      assert.equal(end.signal, null, srv.proc.stderrText);
+      assert.notEqual(end.code, 0);
+      assert.match(srv.proc.stderrText, /Input\/output error; stopping the server: its next start replays the journal/);
+      assert.match(srv.proc.stderrText, fn === 'syncfs' ? /syncfs \(a checkpoint\)/ : /fdatasync of the journal|control file/);
+      await c.close().catch(() => {});
+      srv2 = await restartHermes(srv);
+      await assertAnswered(srv2, answers);
+    } finally {
+      if (srv2) await srv2.stop(); else await srv.stop();
+      await fake.stop();
+      rmSync(root, { recursive: true, force: true });
+      rmSync(flagDir, { recursive: true, force: true });
+    }
+  });
+}
+
+test('a crafted journal whose task directory is a link is refused: nothing is written outside TASKS_DIR', async () => {
+  const { fake, root, tasks, srv } = await rig();
+  let cur = srv;
+  try {
+    const crash = await answeredThenKilled(cur, tasks, 3);
+    cur = crash.srv;
+    const outside = join(root, 'outside');
+    mkdirSync(outside);
+    const id = crash.kept[0];
+    rmSync(join(tasks, id), { recursive: true, force: true });
+    symlinkSync(outside, join(tasks, id));
+    const list = await hermesCli(cur, 'tasks', 'list', '--json');
+    assert.notEqual(list.code, 0);
+    assert.match(list.stderr, new RegExp(`${id} is not a task directory \\(a symbolic link`));
+    const serve = spawnSync(HERMES, ['serve', '--env-file', cur.envFile], { encoding: 'utf8', timeout: 20000 });
+    assert.notEqual(serve.status, null, 'the server refuses to start');
+    assert.notEqual(serve.status, 0);
+    assert.match(serve.stderr, /symbolic link is never followed\): refusing to replay/);
+    assert.deepEqual(readdirSync(outside), [], 'nothing written through the link');
+    // Without the link, the same journal replays.
+    rmSync(join(tasks, id));
+    cur = await restartHermes(cur);
+    await assertAnswered(cur, new Map(crash.kept.map((k) => [k, crash.answers.get(k)])));
+  } finally {
+    await cur.stop();
+    await fake.stop();
+    rmSync(root, { recursive: true, force: true });
+  }
+});
+
+test('a second server on the same TASKS_DIR is refused at start, with the reason', async () => {
+  const { fake, root, srv } = await rig();
+  try {
+    const serve = spawnSync(HERMES, ['serve', '--env-file', srv.envFile], { encoding: 'utf8', timeout: 20000 });
+    assert.notEqual(serve.status, null, 'the second server exits');
+    assert.notEqual(serve.status, 0);
+    assert.match(serve.stderr, /is used by another hermes-mcp server \(it holds .*\.journal\): give each server its own TASKS_DIR/);
+    const c = await connect(srv);
+    assert.equal((await call(c, 'hermes_task', { task: 'still here', mode: 'sync', id: 'one-server' })).isError, false);
+    await c.close();
+  } finally {
+    await srv.stop();
+    await fake.stop();
+    rmSync(root, { recursive: true, force: true });
+  }
+});
+
+// A burst of tasks (well within a checkpoint interval), pruned at once to TASKS_MAX=2, then
+// SIGKILL: none of the pruned comes back from the journal at the restart.
+async function burst(srv, prefix, n) {
+  const c = await connect(srv);
+  const ids = [];
+  await Promise.all([0, 1, 2, 3].map(async (w) => {
+    for (let i = 0; i < n / 4; i++) {
+      const id = `${prefix}-${w}-${i}`;
+      assert.equal((await call(c, 'hermes_task', { task: `prune ${id}`, mode: 'sync', id })).isError, false);
+      ids.push(id);
+    }
+  }));
+  await c.close();
+  return ids;
+}
+
+async function assertPrunedStayPruned(cur, tasks, ids) {
+  const left = ids.filter((id) => existsSync(join(tasks, id)));
+  assert.equal(left.length, 2, `TASKS_MAX=2 kept two: ${left}`);
+  await kill9(cur);
+  const srv2 = await restartHermes(cur);
+  const back = ids.filter((id) => existsSync(join(tasks, id)) && !left.includes(id));
+  assert.deepEqual(back, [], 'no pruned task came back from the journal');
+  return srv2;
+}
+
+test('tasks pruned by the server stay pruned after kill -9 and a restart', async () => {
+  const { fake, root, tasks, srv } = await rig();
+  let cur = srv;
+  try {
+    const ids = await burst(cur, 'reap', 12);
+    writeFileSync(cur.envFile, readFileSync(cur.envFile, 'utf8') + 'TASKS_MAX=2\n');
+    cur.proc.kill('SIGHUP');
+    await until(() => /retention: pruned 10 tasks/.test(cur.proc.stderrText), 'the reaper pruned', 15000);
+    cur = await assertPrunedStayPruned(cur, tasks, ids);
+  } finally {
+    await cur.stop();
+    await fake.stop();
+    rmSync(root, { recursive: true, force: true });
+  }
+});
+
+test('tasks pruned offline while the server runs stay pruned after kill -9 and a restart', async () => {
+  const { fake, root, tasks, srv } = await rig({ TASKS_MAX: '2' });
+  let cur = srv;
+  try {
+    const ids = await burst(cur, 'cli', 12);
+    const prune = await hermesCli(cur, 'tasks', 'prune');
+    assert.equal(prune.code, 0, prune.stderr);
+    assert.match(prune.stdout, /pruned 10 of 12 tasks/);
+    cur = await assertPrunedStayPruned(cur, tasks, ids);
+  } finally {
+    await cur.stop();
     await fake.stop();
     rmSync(root, { recursive: true, force: true });
   }
