@@ -42,70 +42,15 @@
 #include "gwexpose.h"
 #include "gwinstance.h"
 #include "gwtaskpg.h"
+#include "gwtaskrec.h"
 #include "list.h"
 #include "log.h"
 #include "loop.h"
 #include "mcp.h"
 #include "mem.h"
 #include "relay.h"
-#include "timefmt.h"
 #include "toolerr.h"
 #include "upstream.h"
-
-#define GW_TASK_PREFIX "gw:"             /* no bridge task id has a colon: the two never collide */
-#define GW_TASK_ID_BYTES 16              /* random, so ids cannot be guessed or enumerated */
-#define GW_TASKS_PER_CALLER 64           /* one caller cannot fill the server's memory with tasks */
-#define GW_TASKS_MAX 1024                /* all callers' tasks together */
-#define GW_TASK_KEEP_MS 3600000u         /* a finished task answers tasks/get for an hour */
-#define GW_TASK_POLL_MS 2000u            /* a person decides in seconds: no need to poll faster */
-#define GW_TASK_RETRY_MS 200u            /* a starting instance: asked again this often */
-#define GW_TASK_RESULT_MAX (256u * 1024) /* bytes of a result kept for an hour, as JSON */
-#define GW_TASK_UNAVAILABLE "-32004"     /* the audit's status of a call refused for the store */
-#define GW_TASK_LOST "-32603"            /* ... and of a task the store counted as gone */
-
-enum gwt_phase { GWT_WAITING, GWT_RUNNING, GWT_DONE };
-
-struct gw_task {
-    struct gw_tasks *all;
-    struct gw_tool *t; /* lives as long as the gateway */
-    char id[sizeof GW_TASK_PREFIX + 2 * GW_TASK_ID_BYTES];
-    char *caller; /* mcp_call_caller of the creating call */
-    json_t *args; /* what is sent once approved (admitted by the policies) */
-    enum gwt_phase phase;
-    const char *status; /* working, completed, failed, cancelled */
-    const char *why;    /* failed not by the upstream: the status message (static), else NULL */
-    json_t *outcome;    /* completed: the CallToolResult; failed: the error object */
-    char approval[APPROVALS_ID_HEX + 1]; /* while waiting */
-    unsigned approval_timeout_s; /* the queue's when created: a reload changes later ones only */
-    struct upstream *at;         /* while running: the upstream or instance whose slot it holds */
-    struct upstream *waiting_on; /* approved, waiting for a slot there (gw_task_slot_free) */
-    bool sent;                   /* the call is at the upstream (wire_id) */
-    uint64_t wire_id;
-    struct loop_timer *timer; /* running: the deadline, or the next try of a starting instance */
-    uint64_t deadline_ms;     /* loop ms: the upstream's timeout, counted from the approval */
-    uint64_t started_us;      /* monotonic, for the audit line */
-    uint64_t done_ms;         /* loop ms when it ended */
-    struct otel_span *span;   /* tracing: the call's CLIENT span, from creation to its end */
-    time_t created, updated;
-    struct creating *creating; /* with a store: the creating call, until the row is written */
-    struct list link;          /* in all->tasks */
-};
-
-/* With a store, the call that creates a task is answered once the task's row is written: no
- * other replica is asked about a task it cannot read yet. */
-struct creating {
-    struct gw_tasks *all;
-    struct gw_task *k;     /* NULL once the task is forgotten */
-    struct mcp_call *call; /* NULL once the call went away */
-};
-
-struct gw_tasks {
-    struct gateway *g;
-    struct list tasks; /* oldest first */
-    size_t n;
-    size_t nwaiting;     /* tasks with waiting_on set: gw_task_slot_free walks only if any */
-    struct gwtaskpg *pg; /* with STORE_URL: the tasks are every replica's (gwtaskpg.h) */
-};
 
 /* ---------- the set of tasks ---------- */
 
@@ -199,25 +144,6 @@ static struct gw_task *find(const struct gw_tasks *all, const char *id)
 
 /* ---------- what clients see ---------- */
 
-json_t *gw_task_view_json(const struct gw_task_view *v)
-{
-    char created[TIMEFMT_SIZE], updated[TIMEFMT_SIZE];
-    json_t *o = json_pack("{s:s, s:s, s:s, s:s, s:I, s:I}", "taskId", v->id, "status", v->status,
-                          "createdAt", timefmt_iso(v->created, created), "lastUpdatedAt",
-                          timefmt_iso(v->updated, updated), "pollIntervalMs",
-                          (json_int_t)GW_TASK_POLL_MS, "ttlMs", (json_int_t)v->ttl_ms);
-    if (v->message)
-        json_object_set_new(o, "statusMessage", json_string(v->message));
-    if (v->outcome && strcmp(v->status, "completed") == 0) {
-        json_t *result = json_copy(v->outcome); /* shallow: only resultType is added */
-        json_object_set_new(result, "resultType", json_string("complete"));
-        json_object_set_new(o, "result", result);
-    } else if (v->outcome && strcmp(v->status, "failed") == 0) {
-        json_object_set(o, "error", v->outcome);
-    }
-    return o;
-}
-
 /* The task as tasks/get shows it (msg: room for its status message). */
 static struct gw_task_view view_of(const struct gw_task *k, char *msg, size_t msglen)
 {
@@ -251,17 +177,17 @@ static json_t *task_json(const struct gw_task *k)
 {
     char msg[300];
     struct gw_task_view v = view_of(k, msg, sizeof msg);
-    return gw_task_view_json(&v);
+    return gwtaskpg_view_json(&v);
 }
 
 /* With a store, the task's row is written as it stands now (done: see gwtaskpg_put). */
-static void share(const struct gw_task *k, gwtaskpg_done_cb *done, void *arg)
+static void share(struct gw_task *k, gwtaskpg_done_cb *done, void *arg)
 {
     char msg[300];
     if (k->all->pg == NULL)
         return;
     struct gw_task_view v = view_of(k, msg, sizeof msg);
-    gwtaskpg_put(k->all->pg, k->caller, k->t->up->cfg->name, &v, done, arg);
+    gwtaskpg_put(k->all->pg, k->caller, k->t->up->cfg->name, &v, ++k->wseq, done, arg);
 }
 
 /* The task ends: status (outcome_take: the result or error, may be NULL), the call's audit
@@ -274,6 +200,7 @@ static void finish(struct gw_task *k, const char *status, json_t *outcome_take,
     k->timer = NULL;
     wait_for_slot(k, NULL);
     k->phase = GWT_DONE;
+    k->confirming = false;
     k->status = status;
     k->outcome = outcome_take;
     k->done_ms = loop_now(g->loop);
@@ -360,6 +287,14 @@ static void on_deadline(struct loop *l, void *arg)
     char msg[300];
     (void)l;
     k->timer = NULL;
+    if (k->confirming) { /* its row could not be written meanwhile: never sent */
+        snprintf(msg, sizeof msg,
+                 "upstream %s could not take %s within %u s: the database "
+                 "sharing the task could not be reached",
+                 k->t->up->cfg->name, k->t->exposed, k->t->up->cfg->timeout_s);
+        finish_tool_error(k, TE_UPSTREAM_TIMEOUT, msg);
+        return;
+    }
     if (!k->sent) { /* a starting instance, or the deadline while waiting for a slot */
         send_call(k);
         return;
@@ -481,9 +416,17 @@ static void on_decision(void *arg, enum approval_outcome outcome, const char *re
                             sizeof why)) {
         k->phase = GWT_RUNNING;
         k->updated = time(NULL);
-        share(k, NULL, NULL);
         k->deadline_ms = loop_now(t->up->loop) + (uint64_t)t->up->cfg->timeout_s * 1000u;
-        send_call(k);
+        if (k->all->pg == NULL) {
+            send_call(k);
+            return;
+        }
+        /* Sent once the row says working here still (gw_task_written): never a call whose task
+         * another replica ended meanwhile. */
+        k->confirming = true;
+        k->timer =
+            loop_timer_add(t->up->loop, (uint64_t)t->up->cfg->timeout_s * 1000u, on_deadline, k);
+        share(k, NULL, NULL);
         return;
     }
     finish_tool_error(k, TE_APPROVAL_DENIED, why);
@@ -516,21 +459,64 @@ static void cancel_task(struct gw_task *k)
 }
 
 /* The store says the task ended with this replica (cut off from the database longer than a
- * heartbeat allows, it counted as gone): it ends here too, failed, as everywhere else. */
+ * beat allows, it counted as gone): it ends here too, failed, as everywhere else; one that
+ * ended here meanwhile takes the row's end (one truth on every replica). */
 void gw_task_lost(struct gw_tasks *all, const char *id)
 {
     struct gw_task *k = find(all, id);
-    if (k == NULL || k->phase == GWT_DONE)
+    if (k == NULL || (k->phase == GWT_DONE && k->why && strcmp(k->why, GWTASKPG_GONE_MESSAGE) == 0))
         return;
-    log_warn("gateway task %s ended: the store counted this replica as gone", k->id);
+    json_t *error =
+        json_pack("{s:i, s:s}", "code", JRPC_INTERNAL_ERROR, "message", GWTASKPG_GONE_MESSAGE);
+    k->dirty = false; /* the row is final: nothing of ours goes over it */
     k->why = GWTASKPG_GONE_MESSAGE;
-    end_early(k, "failed", json_pack("{s:i, s:s}", "code", JRPC_INTERNAL_ERROR, "message", k->why),
-              GW_TASK_LOST, "the replica holding the task lost the store");
+    if (k->phase != GWT_DONE) {
+        log_warn("gateway task %s ended: the store counted this replica as gone", k->id);
+        end_early(k, "failed", error, GW_TASK_LOST, "the replica holding the task lost the store");
+        return;
+    }
+    log_warn("gateway task %s: its end (%s) was refused by the store, which ended it as this "
+             "replica's while it counted as gone: it is failed here too",
+             k->id, k->status);
+    json_decref(k->outcome);
+    k->status = "failed";
+    k->outcome = error;
+    k->updated = time(NULL);
+    if (mcp_task_watched(all->g->mcp, k->id)) {
+        json_t *o = task_json(k);
+        mcp_task_notify(all->g->mcp, k->caller, o);
+        json_decref(o);
+    }
+}
+
+void gw_task_written(struct gw_tasks *all, const char *id, unsigned seq, enum gwtaskpg_put_result r)
+{
+    struct gw_task *k = find(all, id);
+    if (k == NULL)
+        return;
+    if (r == GWTASKPG_ENDED) {
+        gw_task_lost(all, id);
+        return;
+    }
+    if (seq == k->wseq) /* an older write's fate says nothing of the row now */
+        k->dirty = r == GWTASKPG_LOST;
+    if (r == GWTASKPG_WRITTEN && k->confirming) { /* the row is working, ours: the call goes */
+        k->confirming = false;
+        loop_timer_cancel(k->timer);
+        k->timer = NULL;
+        send_call(k);
+    }
 }
 
 bool gw_task_held(const struct gw_tasks *all, const char *id)
 {
     return find(all, id) != NULL;
+}
+
+bool gw_task_open(const struct gw_tasks *all, const char *id)
+{
+    const struct gw_task *k = find(all, id);
+    return k && k->phase != GWT_DONE;
 }
 
 void gw_task_cancel_held(struct gw_tasks *all, const char *id)
@@ -542,10 +528,16 @@ void gw_task_cancel_held(struct gw_tasks *all, const char *id)
     }
 }
 
-void gw_task_share_all(struct gw_tasks *all)
+void gw_task_share_dirty(struct gw_tasks *all)
 {
     LIST_FOREACH(n, &all->tasks)
-    share(task_of(n), NULL, NULL);
+    {
+        struct gw_task *k = task_of(n);
+        if (k->dirty) {
+            k->dirty = false; /* in flight: its answer says again */
+            share(k, NULL, NULL);
+        }
+    }
 }
 
 /* ---------- creating a task ---------- */
@@ -560,14 +552,16 @@ static void creating_cancelled(struct mcp_call *call, void *arg)
         cancel_task(cr->k);
 }
 
-/* The row is written (ok) or could not be: the creating call is answered. */
-static void created(bool ok, void *arg)
+/* The row is written or could not be: the creating call is answered (at the stop: nothing
+ * but cr is touched). */
+static void created(enum gwtaskpg_put_result r, void *arg)
 {
     struct creating *cr = arg;
     struct gw_task *k = cr->k;
+    bool ok = r == GWTASKPG_WRITTEN;
     if (k)
         k->creating = NULL;
-    if (cr->call) {
+    if (cr->call && r != GWTASKPG_CLOSED) {
         mcp_call_on_cancel(cr->call, NULL, NULL);
         if (ok && k) {
             json_t *o = task_json(k);
@@ -657,19 +651,21 @@ void gw_task_start(struct gw_tool *t, struct mcp_call *call, json_t *args, uint6
 
 /* The caller's task (swept first), or any for the owner token and hermes:admin (the bridge's
  * rule), else NULL with the call answered "not found"; a principal whose scope for the tool's
- * upstream was cut since gets forbidden. A task not held here is another replica's, with a
- * store: the call is answered from its row (gwtaskpg_ask), and NULL returned. */
+ * upstream was cut since gets forbidden. With a store, a task not held here is another
+ * replica's, and another caller's is asked about as an unknown id is: the call is answered
+ * from the row (gwtaskpg_ask: "not found", or 503 while the database is away), NULL returned. */
 static struct gw_task *owned(struct gw_tasks *all, struct mcp_call *c, const char *id,
                              enum gwtaskpg_op op)
 {
     sweep(all);
     struct gw_task *k = find(all, id);
     char scope[128];
-    if (k == NULL && all->pg) {
+    bool mine = k && (strcmp(k->caller, mcp_call_caller(c)) == 0 || mcp_call_sees_all(c));
+    if (!mine && all->pg) {
         gwtaskpg_ask(all->pg, c, id, op);
         return NULL;
     }
-    if (k && (strcmp(k->caller, mcp_call_caller(c)) == 0 || mcp_call_sees_all(c))) {
+    if (mine) {
         snprintf(scope, sizeof scope, SCOPE_GATEWAY_PREFIX "%s", k->t->up->cfg->name);
         if (!mcp_call_allowed(c, scope)) {
             mcp_call_task_forbidden(c);

@@ -14,41 +14,57 @@
 #include "mem.h"
 #include "pgconn.h"
 #include "scopes.h"
+#include "timefmt.h"
 
 #define CHANNEL_END "hm_gwtask"           /* payload: the id of a task that ended */
 #define CHANNEL_CANCEL "hm_gwtask_cancel" /* payload: the id of a task to cancel */
-#define SWEEP_MS 5000                     /* tasks of gone holders are ended this often */
-#define PURGE_EVERY 12                    /* sweeps: ended rows are purged once a minute */
+#define PURGE_EVERY 30                    /* beats: ended rows are purged once a minute */
 #define KEEP_MS "3600000"                 /* an ended task is kept an hour (as in memory) */
 #define STOP_WAIT_MS 1000
-#define ID_MAX 160 /* longer than any id of ours */
+#define ID_MAX 160      /* longer than any id of ours */
+#define POLL_MS 2000u   /* a person decides in seconds: no need to poll a task faster */
+#define LOST_MAX "1100" /* rows read at a reconnect: more than a replica's tasks (1024) */
+/* pgconn's longest wait before it connects again: how long a live holder may stay away after
+ * the database came back. */
+#define PEER_BACKOFF_MS 5000
+/* After our own connection came up (the first time, or after the database was away), every
+ * row may look silent: a live holder needs its backoff to come back, then a beat to touch its
+ * rows, and only then may a silence of the limit count. */
+#define GRACE_MS (PEER_BACKOFF_MS + GWTASKPG_BEAT_MS + GWTASKPG_GONE_MS)
 
-/* The holders alive: a heartbeat within $2 ms. */
-#define ALIVE "(SELECT id FROM hm_replica WHERE seen_at > now() - $2::bigint * interval '1 ms')"
+/* A working row its holder has not touched within $2 ms: the holder is gone. */
+#define SILENT "status = 'working' AND seen_at < now() - $2::bigint * interval '1 ms'"
 #define ENDED_GONE                                                                                 \
     "UPDATE hm_gwtask SET status = 'failed', message = $3, result = $4, updated_at = now(),"       \
     " ended_at = now()"
 
 static const struct pgconn_stmt stmts[] = {
     /* Only the holder writes, and never over an ended row (a holder cut off long enough to
-     * count as gone finds its tasks ended by another replica). The end is notified at commit. */
+     * count as gone finds its tasks ended by another replica): a row returned is a row
+     * written (a compare-and-set). The end is notified at commit. */
     {"gwt_put",
      "WITH w AS (INSERT INTO hm_gwtask AS t (id, owner, holder, upstream, status, message,"
      " result, ttl_ms, created_at, updated_at, ended_at) VALUES ($1, $2, $3, $4, $5::text, $6,"
      " $7, $8::bigint, to_timestamp($9::bigint), to_timestamp($10::bigint),"
      " CASE WHEN $5::text = 'working' THEN NULL ELSE now() END)"
      " ON CONFLICT (id) DO UPDATE SET status = EXCLUDED.status, message = EXCLUDED.message,"
-     " result = EXCLUDED.result, updated_at = EXCLUDED.updated_at, ended_at = EXCLUDED.ended_at"
-     " WHERE t.holder = EXCLUDED.holder AND t.status = 'working' RETURNING t.id, t.status)"
-     " SELECT pg_notify('" CHANNEL_END "', id) FROM w WHERE status <> 'working'"},
-    {"gwt_gone_one", "WITH f AS (" ENDED_GONE " WHERE id = $1 AND status = 'working'"
-                     " AND holder NOT IN " ALIVE " RETURNING id)"
+     " result = EXCLUDED.result, updated_at = EXCLUDED.updated_at, ended_at = EXCLUDED.ended_at,"
+     " seen_at = now() WHERE t.holder = EXCLUDED.holder AND t.status = 'working'"
+     " RETURNING t.id, t.status)"
+     " SELECT id, CASE WHEN status <> 'working' THEN pg_notify('" CHANNEL_END "', id) END"
+     " IS NULL FROM w"},
+    /* The holder's beat, on the connection that writes its tasks. */
+    {"gwt_seen", "UPDATE hm_gwtask SET seen_at = now() WHERE holder = $1 AND status = 'working'"},
+    {"gwt_gone_one", "WITH f AS (" ENDED_GONE " WHERE id = $1 AND " SILENT " RETURNING id)"
                      " SELECT pg_notify('" CHANNEL_END "', id) FROM f"},
     {"gwt_gone_all", "WITH f AS (" ENDED_GONE " WHERE id IN (SELECT id FROM hm_gwtask"
-                     " WHERE status = 'working' AND holder <> $1 AND holder NOT IN " ALIVE
+                     " WHERE holder <> $1 AND " SILENT
                      " LIMIT 500 FOR UPDATE SKIP LOCKED) AND status = 'working' RETURNING id)"
                      " SELECT pg_notify('" CHANNEL_END "', id) FROM f"},
-    {"gwt_status", "SELECT status FROM hm_gwtask WHERE id = $1"},
+    {"gwt_status", "SELECT status, message FROM hm_gwtask WHERE id = $1"},
+    /* Tasks of this holder that other replicas ended as its (heard of at a reconnect). */
+    {"gwt_lost", "SELECT id FROM hm_gwtask WHERE holder = $1 AND status = 'failed'"
+                 " AND message = $2 LIMIT " LOST_MAX},
     {"gwt_get", "SELECT owner, upstream, status, message, result, ttl_ms,"
                 " extract(epoch FROM created_at)::bigint, extract(epoch FROM updated_at)::bigint"
                 " FROM hm_gwtask WHERE id = $1"},
@@ -66,7 +82,7 @@ struct gwtaskpg {
     struct pgconn *conn;
     struct loop_timer *sweep;
     unsigned sweeps;
-    bool closing;   /* gwtaskpg_stop: the engine is gone, nothing more reaches it */
+    bool closing;   /* gwtaskpg_stop: nothing more reaches the engine or the callers */
     uint64_t up_at; /* loop ms when the connection last came up */
     char gone_ms[24];
     char *gone_err; /* the error object of a task ended with its holder, as JSON */
@@ -77,7 +93,7 @@ struct put {
     struct gwtaskpg *p;
     gwtaskpg_done_cb *done;
     void *arg;
-    bool working;
+    unsigned seq;
     char id[ID_MAX];
 };
 
@@ -90,14 +106,16 @@ struct ask {
 };
 
 /* What a statement was doing, for its failure's log line. */
-enum what { W_PUT, W_READ, W_CANCEL, W_ENDED, W_ASKED, W_GONE, W_PURGE };
+enum what { W_PUT, W_READ, W_CANCEL, W_ENDED, W_ASKED, W_GONE, W_PURGE, W_SEEN, W_LOST };
 static const char *const what_text[] = {"writing a task",
                                         "reading a task",
                                         "asking for a cancel",
                                         "reading an ended task",
                                         "reading the cancels asked",
                                         "ending the tasks of gone replicas",
-                                        "purging ended tasks"};
+                                        "purging ended tasks",
+                                        "touching the tasks held here",
+                                        "reading the tasks ended as this replica's"};
 
 static void warn(enum pgconn_status st, const char *error, enum what w)
 {
@@ -117,22 +135,51 @@ static void logged(enum pgconn_status st, PGresult *const *res, size_t n, const 
 
 /* ---------- the holder's writes ---------- */
 
+json_t *gwtaskpg_view_json(const struct gw_task_view *v)
+{
+    char created[TIMEFMT_SIZE], updated[TIMEFMT_SIZE];
+    json_t *o = json_pack("{s:s, s:s, s:s, s:s, s:I, s:I}", "taskId", v->id, "status", v->status,
+                          "createdAt", timefmt_iso(v->created, created), "lastUpdatedAt",
+                          timefmt_iso(v->updated, updated), "pollIntervalMs", (json_int_t)POLL_MS,
+                          "ttlMs", (json_int_t)v->ttl_ms);
+    if (v->message)
+        json_object_set_new(o, "statusMessage", json_string(v->message));
+    if (v->outcome && strcmp(v->status, "completed") == 0) {
+        json_t *result = json_copy(v->outcome); /* shallow: only resultType is added */
+        json_object_set_new(result, "resultType", json_string("complete"));
+        json_object_set_new(o, "result", result);
+    } else if (v->outcome && strcmp(v->status, "failed") == 0) {
+        json_object_set(o, "error", v->outcome);
+    }
+    return o;
+}
+
+/* Whether gwt_status's row (r) is one another replica ended as its holder's. */
+static bool ended_elsewhere(const PGresult *r)
+{
+    return PQntuples(r) == 1 && strcmp(PQgetvalue(r, 0, 0), "working") != 0 &&
+           !PQgetisnull(r, 0, 1) && strcmp(PQgetvalue(r, 0, 1), GWTASKPG_GONE_MESSAGE) == 0;
+}
+
 static void put_done(enum pgconn_status st, PGresult *const *res, size_t n, const char *error,
                      void *arg)
 {
     struct put *w = arg;
+    enum gwtaskpg_put_result r = GWTASKPG_LOST;
     warn(st, error, W_PUT);
-    /* Refused: the row ended while this replica counted as gone (cut off from the database). */
-    if (st == PGCONN_OK && n == 2 && w->working && PQntuples(res[1]) == 1 &&
-        strcmp(PQgetvalue(res[1], 0, 0), "working") != 0 && !w->p->closing)
-        gw_task_lost(w->p->all, w->id);
+    if (w->p->closing)
+        r = GWTASKPG_CLOSED;
+    else if (st == PGCONN_OK && n == 2) /* refused: ended by another replica, or by us before */
+        r = PQntuples(res[0]) == 1 || !ended_elsewhere(res[1]) ? GWTASKPG_WRITTEN : GWTASKPG_ENDED;
     if (w->done)
-        w->done(st == PGCONN_OK, w->arg);
+        w->done(r, w->arg);
+    if (r != GWTASKPG_CLOSED)
+        gw_task_written(w->p->all, w->id, w->seq, r);
     free(w);
 }
 
 void gwtaskpg_put(struct gwtaskpg *p, const char *owner, const char *upstream,
-                  const struct gw_task_view *v, gwtaskpg_done_cb *done, void *arg)
+                  const struct gw_task_view *v, unsigned seq, gwtaskpg_done_cb *done, void *arg)
 {
     char ttl[24], created[24], updated[24];
     char *outcome = v->outcome ? json_dumps(v->outcome, JSON_COMPACT) : NULL;
@@ -145,7 +192,7 @@ void gwtaskpg_put(struct gwtaskpg *p, const char *owner, const char *upstream,
     w->p = p;
     w->done = done;
     w->arg = arg;
-    w->working = strcmp(v->status, "working") == 0;
+    w->seq = seq;
     snprintf(w->id, sizeof w->id, "%s", v->id);
     const char *check[1] = {w->id};
     const struct pgconn_query q[2] = {{"gwt_put", 10, params}, {"gwt_status", 1, check}};
@@ -163,15 +210,15 @@ void gwtaskpg_put_stopped(struct gwtaskpg *p, const char *owner, const char *ups
     ended.message = why;
     ended.outcome = error;
     ended.updated = time(NULL);
-    gwtaskpg_put(p, owner, upstream, &ended, NULL, NULL);
+    gwtaskpg_put(p, owner, upstream, &ended, 0, NULL, NULL);
     json_decref(error);
 }
 
-/* Whether the holders' heartbeats can be judged: the connection has been up long enough for
- * every live replica to have beaten again since (after an outage all look silent at first). */
+/* Whether the holders' beats can be judged: the connection has been up long enough for every
+ * live holder to have touched its rows again since (GRACE_MS). */
 static bool judging(const struct gwtaskpg *p)
 {
-    return pgconn_up(p->conn) && loop_now(p->g->loop) - p->up_at >= GWTASKPG_GONE_MS;
+    return pgconn_up(p->conn) && loop_now(p->g->loop) - p->up_at >= GRACE_MS;
 }
 
 /* ---------- requests about a task held elsewhere ---------- */
@@ -202,7 +249,7 @@ static json_t *row_json(const char *id, const PGresult *r)
                              .ttl_ms = atoll(PQgetvalue(r, 0, 5)),
                              .created = (time_t)atoll(PQgetvalue(r, 0, 6)),
                              .updated = (time_t)atoll(PQgetvalue(r, 0, 7))};
-    json_t *o = gw_task_view_json(&v);
+    json_t *o = gwtaskpg_view_json(&v);
     json_decref(outcome);
     return o;
 }
@@ -214,8 +261,9 @@ static void cancel_asked(enum pgconn_status st, PGresult *const *res, size_t n, 
     (void)res;
     (void)n;
     warn(st, error, W_CANCEL);
+    if (a->c)
+        mcp_call_on_cancel(a->c, NULL, NULL); /* a is freed here, answered or not */
     if (a->c && !a->p->closing) {
-        mcp_call_on_cancel(a->c, NULL, NULL);
         if (st == PGCONN_OK)
             mcp_call_result_take(a->c, json_object()); /* an ended task: the same answer */
         else
@@ -231,11 +279,12 @@ static void row_read(enum pgconn_status st, PGresult *const *res, size_t n, cons
 {
     struct ask *a = arg;
     warn(st, error, W_READ);
+    if (a->c)
+        mcp_call_on_cancel(a->c, NULL, NULL); /* a is freed here, answered or not */
     if (a->c == NULL || a->p->closing) {
         free(a);
         return;
     }
-    mcp_call_on_cancel(a->c, NULL, NULL);
     struct mcp_call *c = a->c;
     const PGresult *r = st == PGCONN_OK && n > 0 ? res[n - 1] : NULL;
     /* Another caller's is answered in the same words as none; the owner token and hermes:admin
@@ -302,6 +351,17 @@ static void end_read(enum pgconn_status st, PGresult *const *res, size_t n, cons
     free(a);
 }
 
+/* A task held here ended in the store: by another replica, the holder counted as gone? */
+static void held_end_read(enum pgconn_status st, PGresult *const *res, size_t n, const char *error,
+                          void *arg)
+{
+    struct ask *a = arg;
+    warn(st, error, W_ENDED);
+    if (st == PGCONN_OK && n == 1 && ended_elsewhere(res[0]) && !a->p->closing)
+        gw_task_lost(a->p->all, a->id);
+    free(a);
+}
+
 static void on_notify(const char *channel, const char *payload, void *arg)
 {
     struct gwtaskpg *p = arg;
@@ -309,6 +369,12 @@ static void on_notify(const char *channel, const char *payload, void *arg)
         return;
     if (strcmp(channel, CHANNEL_CANCEL) == 0) {
         gw_task_cancel_held(p->all, payload); /* nothing when not held here */
+    } else if (strcmp(channel, CHANNEL_END) == 0 && gw_task_open(p->all, payload)) {
+        struct ask *a = xcalloc(1, sizeof *a); /* not our own end: we are still working */
+        a->p = p;
+        snprintf(a->id, sizeof a->id, "%s", payload);
+        const char *params[1] = {a->id};
+        pgconn_send_one(p->conn, "gwt_status", 1, params, held_end_read, a);
     } else if (strcmp(channel, CHANNEL_END) == 0 && !gw_task_held(p->all, payload) &&
                mcp_task_watched(p->g->mcp, payload)) {
         struct ask *a = xcalloc(1, sizeof *a);
@@ -331,8 +397,29 @@ static void asked_read(enum pgconn_status st, PGresult *const *res, size_t n, co
         gw_task_cancel_held(p->all, PQgetvalue(res[0], i, 0));
 }
 
-/* Up again (or for the first time): every task held here is written again (a write lost
- * while the database was away), and the cancels asked meanwhile are read. */
+/* Tasks held here that other replicas ended while we were away (their notices lost). */
+static void lost_read(enum pgconn_status st, PGresult *const *res, size_t n, const char *error,
+                      void *arg)
+{
+    struct gwtaskpg *p = arg;
+    warn(st, error, W_LOST);
+    if (st != PGCONN_OK || n != 1 || p->closing)
+        return;
+    for (int i = 0; i < PQntuples(res[0]); i++)
+        gw_task_lost(p->all, PQgetvalue(res[0], i, 0)); /* nothing when ended here already */
+}
+
+/* The holder's beat: its working rows touched, its writes that were lost written again. */
+static void beat(struct gwtaskpg *p)
+{
+    const char *me[1] = {p->g->replica_id};
+    pgconn_send_one(p->conn, "gwt_seen", 1, me, logged, (void *)(uintptr_t)W_SEEN);
+    gw_task_share_dirty(p->all);
+}
+
+/* Up again (or for the first time): the rows touched and the writes lost while the database
+ * was away written again; what other replicas did meanwhile (the ends of tasks held here, the
+ * cancels asked) is read. */
 static void on_state(bool up, const char *why, void *arg)
 {
     struct gwtaskpg *p = arg;
@@ -340,15 +427,20 @@ static void on_state(bool up, const char *why, void *arg)
     if (!up || p->closing)
         return;
     p->up_at = loop_now(p->g->loop);
-    gw_task_share_all(p->all);
+    beat(p);
     const char *params[1] = {p->g->replica_id};
     pgconn_send_one(p->conn, "gwt_asked", 1, params, asked_read, p);
+    const char *lost[2] = {p->g->replica_id, GWTASKPG_GONE_MESSAGE};
+    pgconn_send_one(p->conn, "gwt_lost", 2, lost, lost_read, p);
 }
 
 static void sweep(struct loop *l, void *arg)
 {
     struct gwtaskpg *p = arg;
-    p->sweep = loop_timer_add(l, SWEEP_MS, sweep, p);
+    p->sweep = loop_timer_add(l, GWTASKPG_BEAT_MS, sweep, p);
+    if (!pgconn_up(p->conn))
+        return;
+    beat(p);
     if (!judging(p))
         return;
     const char *gone[4] = {p->g->replica_id, p->gone_ms, GWTASKPG_GONE_MESSAGE, p->gone_err};
@@ -389,7 +481,7 @@ struct gwtaskpg *gwtaskpg_start(struct gateway *g, struct gw_tasks *all)
     }
     pgconn_listen(p->conn, CHANNEL_END);
     pgconn_listen(p->conn, CHANNEL_CANCEL);
-    p->sweep = loop_timer_add(g->loop, SWEEP_MS, sweep, p);
+    p->sweep = loop_timer_add(g->loop, GWTASKPG_BEAT_MS, sweep, p);
     return p;
 }
 

@@ -77,16 +77,18 @@ static const struct {
      "  size bigint NOT NULL, mtime bigint NOT NULL, content text, refusal text,"
      "  PRIMARY KEY (task_id, path));"},
 
-    /* A gateway task as tasks/get shows it, written by the replica that holds the call; the
-     * other replicas answer from it and ask that replica to cancel through the flag. */
+    /* A gateway task as tasks/get shows it, written by the replica that holds the call (which
+     * touches seen_at while alive); the other replicas answer from it and ask that replica to
+     * cancel through the flag. */
     {"the gateway's MCP tasks: each task's status and result, its owner, the replica holding "
-     "it, and a cancel asked through another replica",
+     "it and when it was last heard of, and a cancel asked through another replica",
      "CREATE TABLE hm_gwtask (id text PRIMARY KEY, owner text NOT NULL, holder text NOT NULL,"
      "  upstream text NOT NULL,"
      "  status text NOT NULL CHECK (status IN ('working', 'completed', 'failed', 'cancelled')),"
      "  message text, result text, ttl_ms bigint NOT NULL,"
      "  created_at timestamptz NOT NULL, updated_at timestamptz NOT NULL, ended_at timestamptz,"
-     "  cancel_requested boolean NOT NULL DEFAULT false);"
+     "  cancel_requested boolean NOT NULL DEFAULT false,"
+     "  seen_at timestamptz NOT NULL DEFAULT now());"
      "CREATE INDEX hm_gwtask_open ON hm_gwtask (holder) WHERE status = 'working';"
      "CREATE INDEX hm_gwtask_ended ON hm_gwtask (ended_at) WHERE ended_at IS NOT NULL;"},
 };

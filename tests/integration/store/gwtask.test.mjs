@@ -3,11 +3,16 @@
 // (tasks/get says working with the approval id, `hermes-mcp approve` through B's env file
 // decides it, B gives the upstream's answer), another caller gets "not found" on B as on A,
 // tasks/cancel through B withdraws a pending one on A, a listen stream on B hears the end of a
-// task held on A, and once A is killed (SIGKILL) B answers its task failed within the heartbeat
-// limit; a holder that only looked gone (its heartbeat old) ends its task as the store says.
-// With the database away such a request is answered 503 with Retry-After, and what ended
-// meanwhile on A reaches B once it is back. SQL-looking text in the call's arguments is kept as
-// data. Real PostgreSQL 15, two real servers on one database, the official v2 client with the
+// task held on A, a cancel through B reaches a call already at the upstream, tasks/update through
+// B is answered as on A, and once A is killed (SIGKILL) B answers its task failed; a holder is
+// judged by what it writes itself (not by the app's heartbeat), one whose rows went silent ends
+// its task as the store says at once, and an approved call goes upstream only once its row says
+// working still (never when another replica ended it). A write that failed is written again
+// while the connection stays up; a reconnect rewrites nothing else, and the cancels asked
+// meanwhile are acted on. With the database away such a request is answered 503 with
+// Retry-After (another caller's task on its holder as an unknown id), an approved call waits for
+// it, and what ended meanwhile on A reaches B once it is back. SQL-looking text in the call's
+// arguments is kept as data. Real PostgreSQL 15, two real servers on one database, the official v2 client with the
 // reference tasks client (@modelcontextprotocol/ext-tasks), the fake upstream of tests/fakes/.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
@@ -42,6 +47,10 @@ async function replica(name) {
 }
 // The replica id srv registered in the store (its log says it).
 const replicaOf = async (srv) => until(() => srv.proc.stderrText.match(/this server is replica (\S+)/)?.[1], 'the replica id');
+const GONE = 'the replica holding this task is gone (no heartbeat for 6 s): the call it held ended with it; call the tool again';
+const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+// Every connection of our servers dropped (as a network cut would): each reconnects on its own.
+const dropConnections = () => sql("SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity WHERE application_name = 'hermes-mcp'");
 const upstreamCalls = (name) => (existsSync(join(dir, `calls-${name}`))
   ? readFileSync(join(dir, `calls-${name}`), 'utf8').split('\n').filter((l) => l === 'echo' || l === 'slow') : []);
 
@@ -203,6 +212,204 @@ test('a listen stream on B hears the end of a task held on A', async () => {
   }
 });
 
+test('tasks/cancel through B of a task running upstream: the upstream hears notifications/cancelled', async () => {
+  const ca = await tasksClient(a, 'on-a');
+  const cb = await tasksClient(b, 'on-b');
+  try {
+    const before = upstreamCalls('a').length;
+    const { id, approval } = await created(ca, a, 'slow', { ms: 60000 });
+    assert.equal((await hermesCli(a, 'approve', approval)).code, 0);
+    await until(() => upstreamCalls('a').length === before + 1, 'the call at the upstream');
+    assert.match((await cb.session.task(id).snapshot()).statusMessage, /upstream fake is running fake__slow/);
+    const cancelledBefore = (readFileSync(join(dir, 'calls-a'), 'utf8').match(/^cancelled /gm) || []).length;
+    await cb.session.task(id).cancel();
+    await until(() => (readFileSync(join(dir, 'calls-a'), 'utf8').match(/^cancelled /gm) || []).length === cancelledBefore + 1,
+      'notifications/cancelled at the upstream', 10000);
+    assert.equal((await ca.session.task(id).snapshot()).status, 'cancelled');
+    await until(async () => (await cb.session.task(id).snapshot()).status === 'cancelled', 'B says cancelled', 5000);
+  } finally {
+    await ca.close();
+    await cb.close();
+  }
+});
+
+test('tasks/update through B is answered as A answers it; another caller gets what an unknown id gets', async () => {
+  const ca = await tasksClient(a, 'on-a');
+  try {
+    const { id } = await created(ca, a, 'echo', { message: 'update me' });
+    const onA = await rpc(a, 'tasks/update', { taskId: id, inputResponses: {} });
+    const onB = await rpc(b, 'tasks/update', { taskId: id, inputResponses: {} });
+    assert.equal(onA.json.result?.resultType, 'complete', JSON.stringify(onA.json)); // acknowledged
+    assert.deepEqual(onB.json, onA.json);
+    const theirs = await rpc(b, 'tasks/update', { taskId: id, inputResponses: {} }, OTHER);
+    const none = await rpc(b, 'tasks/update', { taskId: `gw:${'1'.repeat(32)}`, inputResponses: {} }, OTHER);
+    assert.equal(theirs.json.error?.code, -32602);
+    assert.deepEqual(theirs.json.error, none.json.error);
+    await ca.session.task(id).cancel();
+  } finally {
+    await ca.close();
+  }
+});
+
+test('rows not touched by their holder: B ends the task, A hears it at once, withdraws the request and never sends the call', async () => {
+  const ca = await tasksClient(a, 'on-a');
+  try {
+    const before = upstreamCalls('a').length;
+    const { id } = await created(ca, a, 'slow', { ms: 60000 });
+    const l = await listen(a, [id]);
+    try {
+      // As if A had been cut off from the database: its row silent. B judges once its own
+      // connection has been up for the grace (its backoff, a beat and the limit: 13 s).
+      const t = await until(async () => {
+        await sql(`UPDATE hm_gwtask SET seen_at = now() - interval '1 minute' WHERE id = '${id}'`);
+        const r = (await rpc(b, 'tasks/get', { taskId: id })).json.result;
+        return r?.status !== 'working' && r;
+      }, 'B ends the task of a silent holder', 30000);
+      assert.equal(t.status, 'failed', JSON.stringify(t));
+      // A hears the end (NOTIFY): its own copy and its listen streams say the same at once.
+      const frame = await until(() => l.frames().find((m) => m.method === 'notifications/tasks'), 'notifications/tasks on A', 5000);
+      assert.equal(frame.params.status, 'failed');
+      assert.equal(frame.params.statusMessage, GONE);
+      assert.equal((await ca.session.task(id).snapshot()).status, 'failed');
+      assert.equal((await pendingApprovals(a)).length, 0, 'the request left the queue');
+      assert.equal(upstreamCalls('a').length, before, 'never sent upstream');
+    } finally {
+      await l.close();
+    }
+  } finally {
+    await ca.close();
+  }
+});
+
+test('a live holder whose app heartbeat is old is not judged gone: its own rows say it is alive', async () => {
+  const ca = await tasksClient(a, 'on-a');
+  try {
+    const { id } = await created(ca, a, 'echo', { message: 'alive' });
+    const me = await replicaOf(b);
+    // Longer than the limit (6 s) with A's hm_replica heartbeat kept a minute old: B (judging,
+    // the last test showed it) asks about the task all along.
+    const end = Date.now() + 9000;
+    while (Date.now() < end) {
+      await sql(`UPDATE hm_replica SET seen_at = now() - interval '1 minute' WHERE id <> '${me}'`);
+      const r = await rpc(b, 'tasks/get', { taskId: id });
+      assert.equal(r.json.result?.status, 'working', JSON.stringify(r.json));
+      await sleep(500);
+    }
+    await ca.session.task(id).cancel();
+  } finally {
+    await ca.close();
+  }
+  await until(async () => (await sql("SELECT count(*) FROM hm_replica WHERE seen_at > now() - interval '3 seconds'")) === '2',
+    'both heartbeats fresh again', 10000);
+});
+
+test('a row ended elsewhere unheard of: the approval write is refused, A adopts the row and never sends the call', async () => {
+  const ca = await tasksClient(a, 'on-a');
+  try {
+    const before = upstreamCalls('a').length;
+    const { id, approval } = await created(ca, a, 'slow', { ms: 60000 });
+    // Ended as A's by another replica, its notice lost (no NOTIFY).
+    const error = JSON.stringify({ code: -32603, message: GONE });
+    await sql(`UPDATE hm_gwtask SET status = 'failed', message = '${GONE}', result = '${error}', ended_at = now() WHERE id = '${id}'`);
+    assert.equal((await ca.session.task(id).snapshot()).status, 'working', 'A has not heard of it');
+    assert.equal((await hermesCli(a, 'approve', approval)).code, 0);
+    const mine = await until(async () => {
+      const v = await ca.session.task(id).snapshot();
+      return v.status !== 'working' && v;
+    }, 'A ends the task', 10000);
+    assert.equal(mine.status, 'failed');
+    assert.equal(mine.statusMessage, GONE);
+    await sleep(1000);
+    assert.equal(upstreamCalls('a').length, before, 'the upstream never got the call');
+    assert.match(a.proc.stderrText, new RegExp(`gateway task ${id} ended: the store counted this replica as gone`));
+  } finally {
+    await ca.close();
+  }
+});
+
+test('an end refused by a row ended elsewhere: the holder takes the row\'s end and says so in its log', async () => {
+  const ca = await tasksClient(a, 'on-a');
+  try {
+    const before = upstreamCalls('a').length;
+    const { id, approval } = await created(ca, a, 'slow', { ms: 2000 });
+    assert.equal((await hermesCli(a, 'approve', approval)).code, 0);
+    await until(() => upstreamCalls('a').length === before + 1, 'the call at the upstream');
+    // Ended as A's by another replica while the call runs, its notice lost (no NOTIFY).
+    const error = JSON.stringify({ code: -32603, message: GONE });
+    await sql(`UPDATE hm_gwtask SET status = 'failed', message = '${GONE}', result = '${error}', ended_at = now() WHERE id = '${id}'`);
+    const l = await listen(a, [id]);
+    try {
+      // The upstream answers; A's write of the end is refused: A says what the row says.
+      const frames = await until(() => {
+        const f = l.frames().filter((m) => m.method === 'notifications/tasks');
+        return f.length >= 2 && f;
+      }, 'the end, then the row\'s end, on A', 10000);
+      assert.equal(frames[0].params.status, 'completed');
+      assert.equal(frames[1].params.status, 'failed');
+      assert.equal(frames[1].params.statusMessage, GONE);
+      const mine = (await rpc(a, 'tasks/get', { taskId: id })).json.result;
+      assert.equal(mine.status, 'failed', JSON.stringify(mine));
+      assert.deepEqual(mine.error, JSON.parse(error));
+      assert.equal((await rpc(b, 'tasks/get', { taskId: id })).json.result?.status, 'failed', 'one truth on every replica');
+      assert.match(a.proc.stderrText, new RegExp(`gateway task ${id}: its end \\(completed\\) was refused by the store`));
+    } finally {
+      await l.close();
+    }
+  } finally {
+    await ca.close();
+  }
+});
+
+test('a write that failed is written again while the connection stays up', async () => {
+  const ca = await tasksClient(a, 'on-a');
+  try {
+    const { id, approval } = await created(ca, a, 'echo', { message: 'written twice' });
+    // The end's write fails (the statement is refused; the connection stays up).
+    await sql("ALTER TABLE hm_gwtask ADD CONSTRAINT hm_test_no_end CHECK (status <> 'completed') NOT VALID");
+    try {
+      assert.equal((await hermesCli(a, 'approve', approval)).code, 0);
+      await until(async () => (await ca.session.task(id).snapshot()).status === 'completed', 'completed on A');
+      await until(() => /hm_test_no_end/.test(a.proc.stderrText), 'the failed write in the log');
+      assert.equal((await rpc(b, 'tasks/get', { taskId: id })).json.result?.status, 'working');
+    } finally {
+      await sql('ALTER TABLE hm_gwtask DROP CONSTRAINT hm_test_no_end');
+    }
+    const t = await until(async () => {
+      const r = (await rpc(b, 'tasks/get', { taskId: id })).json.result;
+      return r?.status === 'completed' && r;
+    }, 'the write again at the next beat', 10000);
+    assert.equal(t.result.content[0].text, 'Echo: written twice');
+  } finally {
+    await ca.close();
+  }
+});
+
+test('a reconnect rewrites nothing by itself, and the cancels asked meanwhile are acted on', async () => {
+  const ca = await tasksClient(a, 'on-a');
+  try {
+    const done = await created(ca, a, 'echo', { message: 'finished' });
+    assert.equal((await hermesCli(a, 'approve', done.approval)).code, 0);
+    await until(async () => (await sql(`SELECT status FROM hm_gwtask WHERE id = '${done.id}'`)) === 'completed', 'its row completed');
+    const { id } = await created(ca, a, 'echo', { message: 'cancel while away' });
+    // The finished row made to look unwritten (a rewrite of every task would end it again with
+    // A's text), and a cancel asked whose notice A never heard.
+    await sql(`UPDATE hm_gwtask SET status = 'working', message = 'marker', ended_at = NULL WHERE id = '${done.id}'`);
+    await sql(`UPDATE hm_gwtask SET cancel_requested = true WHERE id = '${id}'`);
+    assert.ok(Number(await dropConnections()) >= 2);
+    // (The approvals CLI may be refused while A's own connections come back: asked again.)
+    await until(async () => (await pendingApprovals(a).catch(() => null))?.length === 0,
+      'A withdrew the request after its reconnect', 15000);
+    assert.equal((await ca.session.task(id).snapshot()).status, 'cancelled');
+    await until(async () => (await sql(`SELECT status FROM hm_gwtask WHERE id = '${id}'`)) === 'cancelled', 'the row says cancelled');
+    await sleep(2500); // a beat
+    assert.equal(await sql(`SELECT status || ' ' || message FROM hm_gwtask WHERE id = '${done.id}'`), 'working marker',
+      'the finished task was not written again');
+    await sql(`UPDATE hm_gwtask SET status = 'completed', ended_at = now() WHERE id = '${done.id}'`);
+  } finally {
+    await ca.close();
+  }
+});
+
 test('the database away: B answers 503 with Retry-After; what ended on A meanwhile reaches B once it is back', async () => {
   const ca = await tasksClient(a, 'on-a');
   try {
@@ -217,11 +424,22 @@ test('the database away: B answers 503 with Retry-After; what ended on A meanwhi
     const fresh = await rpc(b, 'tools/call', { name: 'fake__echo', arguments: { message: 'not now' } });
     assert.equal(fresh.status, 503, JSON.stringify(fresh.json));
     assert.ok(Number(fresh.retryAfter) >= 1);
-    // A holds the task: it answers for it, and its own queue decides it.
+    // On A, the holder, another caller's task gets what an unknown id gets.
+    const theirs = await rpc(a, 'tasks/get', { taskId: id }, OTHER);
+    const none = await rpc(a, 'tasks/get', { taskId: `gw:${'2'.repeat(32)}` }, OTHER);
+    assert.equal(theirs.status, 503, JSON.stringify(theirs.json));
+    assert.deepEqual([theirs.status, theirs.json.error?.code], [none.status, none.json.error?.code]);
+    // A holds the task: it answers for it, and its own queue decides it; the approved call
+    // waits for its row to say working (the upstream has not got it yet).
+    const before = upstreamCalls('a').length;
     assert.equal((await ca.session.task(id).snapshot()).status, 'working');
     assert.equal((await hermesCli(a, 'approve', approval)).code, 0);
-    await until(async () => (await ca.session.task(id).snapshot()).status === 'completed', 'completed on A');
+    await sleep(1500);
+    assert.equal(upstreamCalls('a').length, before, 'not sent while its row cannot be written');
+    assert.equal((await ca.session.task(id).snapshot()).status, 'working');
     await pg.restart();
+    await until(async () => (await ca.session.task(id).snapshot()).status === 'completed', 'completed on A', 15000);
+    assert.equal(upstreamCalls('a').length, before + 1);
     const t = await until(async () => {
       const r = await rpc(b, 'tasks/get', { taskId: id });
       return r.json.result?.status === 'completed' && r.json.result;
@@ -232,38 +450,7 @@ test('the database away: B answers 503 with Retry-After; what ended on A meanwhi
   }
 });
 
-test('a holder counted as gone (its heartbeat old) finds its task ended in the store and ends it too', async () => {
-  const ca = await tasksClient(a, 'on-a');
-  try {
-    const { id, approval } = await created(ca, a, 'slow', { ms: 60000 });
-    // As if A had been cut off from the database for a minute: B ends the task as its holder's.
-    // (B judges heartbeats once its own connection has been up for 6 s: the last test restarted
-    // the database.)
-    const t = await until(async () => {
-      await sql(`UPDATE hm_replica SET seen_at = now() - interval '1 minute' WHERE id <> '${await replicaOf(b)}'`);
-      const r = (await rpc(b, 'tasks/get', { taskId: id })).json.result;
-      return r?.status !== 'working' && r;
-    }, 'B ends the task of a silent holder', 15000);
-    assert.equal(t.status, 'failed', JSON.stringify(t));
-    // A's next write about it (the approval) is refused by the row: A ends its own copy the same way.
-    assert.equal((await hermesCli(a, 'approve', approval)).code, 0);
-    const mine = await until(async () => {
-      const v = await ca.session.task(id).snapshot();
-      return v.status !== 'working' && v;
-    }, 'A ends the task', 10000);
-    assert.equal(mine.status, 'failed');
-    assert.match(mine.statusMessage, /the replica holding this task is gone/);
-    // The call it sent once approved is cancelled at the upstream.
-    await until(() => readFileSync(join(dir, 'calls-a'), 'utf8').includes('cancelled '), 'notifications/cancelled upstream');
-  } finally {
-    await ca.close();
-  }
-  // A beats again: the next test starts from live heartbeats.
-  await until(async () => (await sql("SELECT count(*) FROM hm_replica WHERE seen_at > now() - interval '3 seconds'")) === '2',
-    'both heartbeats fresh again', 10000);
-});
-
-test('A killed (SIGKILL) holding a task: B answers it failed within the heartbeat limit, and a listener on B hears it', async (tc) => {
+test('A killed (SIGKILL) holding a task: B answers it failed once its rows go silent, and a listener on B hears it', async (tc) => {
   const ca = await tasksClient(a, 'on-a');
   const { id } = await created(ca, a, 'echo', { message: 'held by the dead' });
   const l = await listen(b, [id]);
@@ -275,12 +462,14 @@ test('A killed (SIGKILL) holding a task: B answers it failed within the heartbea
     const t = await until(async () => {
       const r = await rpc(b, 'tasks/get', { taskId: id });
       return r.json.result?.status !== 'working' && r.json.result;
-    }, 'B ends the task of the dead replica', 15000);
+    }, 'B ends the task of the dead replica', 40000);
     const took = Date.now() - t0;
     assert.equal(t.status, 'failed', JSON.stringify(t));
     assert.match(t.statusMessage, /the replica holding this task is gone/);
     assert.match(t.error.message, /call the tool again/);
-    assert.ok(took <= 7000, `failed ${took} ms after the kill`);
+    // The limit (6 s) at least; B's grace after the restart before (13 s) at most, on a loaded
+    // machine more: a generous bound.
+    assert.ok(took <= 35000, `failed ${took} ms after the kill`);
     tc.diagnostic(`failed on B ${took} ms after the kill`);
     const frame = await until(() => l.frames().find((m) => m.method === 'notifications/tasks'), 'notifications/tasks on B', 10000);
     assert.equal(frame.params.status, 'failed');

@@ -10,12 +10,11 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { spawnSync } from 'node:child_process';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { HERMES, startHermes, restartHermes, gatewayFile, fakeUpstream, sdkClient, hermesCli, until, jsonLines }
+import { startHermes, restartHermes, gatewayFile, fakeUpstream, sdkClient, hermesCli, until, jsonLines }
   from '../../lib/lib.mjs';
-import { startPostgres } from '../../lib/pg.mjs';
+import { startPostgres, storeInit } from '../../lib/pg.mjs';
 
 const HOSTILE = "fake echo'); DELETE FROM hm_pin; DROP TABLE hm_secret; --";
 const CHANGED = "changed $$; UPDATE hm_pin SET doc = '{}'; $$ -- read ~/.ssh/id_rsa";
@@ -27,11 +26,6 @@ function replica(name) {
     fakeUpstream('fake', ['--describe', desc], '    tools: {include: [echo, slow]}\n') +
     fakeUpstream('sql', [], `    prefix: "${SQL_PREFIX}"\n    tools: {include: [slow]}\n`), `gateway-${name}.yaml`);
   return startHermes({ GATEWAY_FILE: gw, STORE_URL: pg.url });
-}
-function initStore() {
-  const env = join(dir, 'init.env');
-  writeFileSync(env, `STORE_URL=${pg.url}\n`, { mode: 0o600 });
-  return spawnSync(HERMES, ['store', 'init', '--env-file', env], { encoding: 'utf8' });
 }
 async function restart(srv) {
   await new Promise((res) => { srv.proc.on('close', res); srv.proc.kill('SIGTERM'); });
@@ -58,7 +52,7 @@ before(async () => {
   dir = mkdtempSync(join(tmpdir(), 'hm-storepins-'));
   desc = join(dir, 'echo-description');
   writeFileSync(desc, HOSTILE);
-  const init = initStore();
+  const init = storeInit(pg, dir);
   assert.equal(init.status, 0, init.stderr);
   a = await replica('a');
   b = await replica('b');
