@@ -602,3 +602,34 @@ test('one principal listening on a replica for another principal\'s task hears n
     rmSync(tdir, { recursive: true, force: true });
   }
 });
+
+test('a kept result whose write keeps timing out is given up after 3 attempts: its run is asked of the agent again', async () => {
+  const e = await replica();
+  const ce = await connectClient(e, { name: 'timeouts', listTools: true });
+  let holder;
+  try {
+    const acc = await call(ce, 'hermes_task', { task: 'slow store [delay=1500] [text=after the timeouts]', mode: 'async',
+      id: 'timeout-1' });
+    assert.notEqual(acc.isError, true, JSON.stringify(acc));
+    const runId = acc.structuredContent.run_id;
+    const runPolls = () => fake.received().filter((q) => q.method === 'GET' && q.path === `/v1/runs/${runId}`).length;
+    // The row stays locked: every write of the result waits until its request times out.
+    holder = sql("BEGIN; SELECT id FROM hm_task WHERE id = 'timeout-1' FOR UPDATE; SELECT pg_sleep(120); COMMIT;")
+      .catch(() => null);
+    await until(() => /task timeout-1: run \S+ ended but its result could not be stored/.test(e.proc.stderrText),
+      'the result kept after the first timeout', 30000);
+    const polled = runPolls();
+    await until(() => /task timeout-1: storing its result timed out 3 times/.test(e.proc.stderrText),
+      'the attempts given up', 60000);
+    await until(() => runPolls() > polled, 'the run asked of the agent again', 10000);
+    await sql("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE query LIKE '%pg_sleep(120)%' AND pid <> pg_backend_pid()");
+    const r = await resultOf(ce, 'timeout-1', 40000);
+    assert.equal(r.structuredContent.status, 'completed', JSON.stringify(r.structuredContent));
+    assert.match(r.structuredContent.summary, /after the timeouts/);
+  } finally {
+    await sql("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE query LIKE '%pg_sleep(120)%' AND pid <> pg_backend_pid()");
+    await holder;
+    await ce.close();
+    await e.stop();
+  }
+});
