@@ -590,7 +590,9 @@ test('one principal listening on a replica for another principal\'s task hears n
   };
   try {
     const [la, lbob] = [await listener(alice), await listener(bob)];
-    const created = await createTask(as(e, alice), { task: 'alice\'s [delay=300] [text=for alice only]', mode: 'sync', id: 'alice-1' });
+    // Until e's task store is connected, a call is refused 503.
+    const created = await until(() => createTask(as(e, alice), { task: 'alice\'s [delay=300] [text=for alice only]',
+      mode: 'sync', id: 'alice-1' }).catch(() => null), 'the task created on e', 15000);
     assert.equal(created.taskId, 'alice-1');
     const note = (await until(() => la.heard.find((n) => n.method === 'notifications/tasks'), 'alice told on f', 10000)).params;
     assert.equal(note.taskId, 'alice-1');
@@ -608,8 +610,8 @@ test('a kept result whose write keeps timing out is given up after 3 attempts: i
   const ce = await connectClient(e, { name: 'timeouts', listTools: true });
   let holder;
   try {
-    const acc = await call(ce, 'hermes_task', { task: 'slow store [delay=1500] [text=after the timeouts]', mode: 'async',
-      id: 'timeout-1' });
+    const acc = await until(() => call(ce, 'hermes_task', { task: 'slow store [delay=1500] [text=after the timeouts]',
+      mode: 'async', id: 'timeout-1' }).catch(() => null), 'the task store connected', 15000);
     assert.notEqual(acc.isError, true, JSON.stringify(acc));
     const runId = acc.structuredContent.run_id;
     const runPolls = () => fake.received().filter((q) => q.method === 'GET' && q.path === `/v1/runs/${runId}`).length;
