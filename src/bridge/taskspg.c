@@ -248,7 +248,7 @@ static void wop_finish(struct taskspg *p, struct wop *w, enum pgconn_status st, 
 {
     enum tasks_rc rc = rc_of(st);
     list_unlink(&w->link);
-    p->how = st == PGCONN_TIMEOUT               ? TASKSPG_TIMED_OUT
+    p->how = st == PGCONN_TIMEOUT                  ? TASKSPG_TIMED_OUT
              : rc == TASKS_OK && result_lost(w, r) ? TASKSPG_LOST
                                                    : TASKSPG_PLAIN;
     if (p->how == TASKSPG_LOST) {
@@ -697,8 +697,8 @@ static void ended_of_done(enum pgconn_status st, PGresult *const *res, size_t n,
     free(e);
 }
 
-void taskspg_ended_among(struct taskspg *p, const char *const *ids, size_t n,
-                         taskspg_loaded_cb *cb, void *arg)
+void taskspg_ended_among(struct taskspg *p, const char *const *ids, size_t n, taskspg_loaded_cb *cb,
+                         void *arg)
 {
     /* A text[] literal: each id quoted, its quotes and backslashes escaped. */
     struct buf a;

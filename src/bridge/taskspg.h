@@ -92,8 +92,8 @@ void taskspg_on_ended(struct taskspg *p, taskspg_ended_cb *cb, void *arg);
  * each of those is loaded and cb(TASKS_OK, id, arg) called, then cb(TASKS_OK, NULL, arg); or
  * only cb(TASKS_UNAVAILABLE or TASKS_IO, NULL, arg) when it could not be read. Later, on the
  * loop. */
-void taskspg_ended_among(struct taskspg *p, const char *const *ids, size_t n,
-                         taskspg_loaded_cb *cb, void *arg);
+void taskspg_ended_among(struct taskspg *p, const char *const *ids, size_t n, taskspg_loaded_cb *cb,
+                         void *arg);
 
 /* Inside a write's done callback: how the write went beyond its rc. */
 enum taskspg_how {

@@ -202,8 +202,8 @@ static void stop_one(const char *id, void *value, void *arg)
     u->timer = NULL;
     if (!u->writing && up) {
         json_t *record = tasks_parse(u->text, u->len);
-        u->writing = record && tasks_write(u->b->tasks, u->id, "result.json", record, written,
-                                           u) == TASKS_OK;
+        u->writing = record &&
+                     tasks_write(u->b->tasks, u->id, "result.json", record, written, u) == TASKS_OK;
         json_decref(record);
     }
     if (u->writing)
