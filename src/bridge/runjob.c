@@ -326,6 +326,10 @@ void runjob_index_task(const char *id, void *arg)
 void runjob_take_over(const char *id, const char *run_text, void *arg)
 {
     struct bridge *b = arg;
+    if (unsaved_has(b, id)) { /* its result is here already: written, not asked of the agent */
+        unsaved_kick(b);
+        return;
+    }
     json_t *run = tasks_parse(run_text, strlen(run_text));
     const char *run_id = json_string_value(json_object_get(run, "run_id"));
     const char *agent = json_string_value(json_object_get(run, "agent"));

@@ -7,11 +7,11 @@
  * sequence number it reached; the segment that held those records is then reused.
  *
  * On disk, in TASKS_DIR/.journal/: `control` (8 KiB: two slots 4 KiB apart, each magic, format,
- * generation, the checkpointed sequence number and a CRC-32C; the newest valid slot counts) and segments
- * `seg.0` ... of a fixed size, their blocks written with zeros once when created (so that a later
- * fdatasync flushes data only, no metadata), reused in turn. A record is a header (magic, format,
- * kind, sequence number, path length, data length, CRC-32C of all of it, the record's index in
- * its write) then the path and the bytes. Replay takes, in sequence order from the checkpoint
+ * generation, the checkpointed sequence number and a CRC-32C; the newest valid slot counts) and
+ * segments `seg.0` ... of a fixed size, their blocks written with zeros once when created (so that
+ * a later fdatasync flushes data only, no metadata), reused in turn. A record is a header (magic,
+ * format, kind, sequence number, path length, data length, CRC-32C of all of it, the record's index
+ * in its write) then the path and the bytes. Replay takes, in sequence order from the checkpoint
  * on, each record that is whole (CRC): a torn write ends it; a whole record written after a
  * missing one is an error (taskjournal_replay.c).
  *
@@ -53,8 +53,9 @@ struct taskjournal;
 
 /* Opens the journal of the task directory dir (a real path), replaying first what a crash left
  * (each file rewritten atomically inside its task directory, then syncfs, then the journal
- * emptied). Waits up to 2 s for the lock; NULL with *busy set if another process still holds it, NULL with a reason
- * in err if the journal cannot be read or is of a newer format. o may be NULL. */
+ * emptied). Waits up to 2 s for the lock; NULL with *busy set if another process still holds it,
+ * NULL with a reason in err if the journal cannot be read or is of a newer format. o may be NULL.
+ */
 struct taskjournal *taskjournal_open(const char *dir, const struct taskjournal_opts *o, bool *busy,
                                      char *err, size_t errlen);
 /* A final checkpoint (waited for 10 s at most), then the lock is released. NULL-safe. */

@@ -160,7 +160,8 @@ static bool read_all(struct taskjournal *j, struct rset *s, char *err, size_t er
         if (fd < 0 && errno == ENOENT)
             continue;
         if (fd < 0 || fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) ||
-            (size_t)st.st_size > SEG_MAX_BYTES || (total += (size_t)st.st_size) > REPLAY_MAX_BYTES) {
+            (size_t)st.st_size > SEG_MAX_BYTES ||
+            (total += (size_t)st.st_size) > REPLAY_MAX_BYTES) {
             snprintf(err, errlen,
                      "task journal %s/%s/%s: %s; refusing to replay: a segment is a regular file "
                      "of at most %u MiB, %u MiB in all",
@@ -310,8 +311,8 @@ bool taskjournal_replay(struct taskjournal *j, char *err, size_t errlen)
                  "%llu, are whole (%zu before the gap): the disk lost a write it reported "
                  "durable; refusing to replay. Move %s aside to start with the task files as "
                  "they are",
-                 j->dir, TASKJOURNAL_DIR, (unsigned long long)want, lost,
-                 (unsigned long long)last, go, TASKJOURNAL_DIR);
+                 j->dir, TASKJOURNAL_DIR, (unsigned long long)want, lost, (unsigned long long)last,
+                 go, TASKJOURNAL_DIR);
         ok = false;
     }
     if (ok && s.foreign[0] && (go || s.maxseq > s.ckpt)) {

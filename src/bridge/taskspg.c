@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "buf.h"
 #include "list.h"
 #include "log.h"
 #include "loop.h"
@@ -27,6 +28,16 @@
 /* A replica whose heartbeat (every 2 s) is older than this is gone: its runs are taken over.
  * With TAKEOVER_MS, a run is followed again within 10 s of its follower's death. */
 #define GONE_AFTER "6 seconds"
+#define GONE_AFTER_MS 6000
+/* After an outage of the whole database every replica's heartbeat looks old at first: a run is
+ * taken over only once this replica's connection has been up long enough for every live one to
+ * be back (its own reconnection waits at most RECONNECT_MAX_MS, pgconn's backoff), to have
+ * beaten again (every HEARTBEAT_MS) and to have been judged on that beat (GONE_AFTER_MS), as the
+ * gateway's tasks wait before judging their holders. Else a follower that kept its run's result
+ * through the outage would lose the run to a taker, who finds the agent forgot it. */
+#define HEARTBEAT_MS 2000
+#define RECONNECT_MAX_MS 5000
+#define SETTLED_MS (GONE_AFTER_MS + HEARTBEAT_MS + RECONNECT_MAX_MS)
 
 /* A load: the documents, and whether another replica that is alive created the task (a retry
  * of it here must not start it a second time). */
@@ -73,6 +84,9 @@ static const struct pgconn_stmt stmts[] = {
                  "  SELECT id FROM hm_replica WHERE seen_at > now() - interval '" GONE_AFTER "'))"
                  " ORDER BY created_at LIMIT " TAKEOVER_MAX " FOR UPDATE SKIP LOCKED)"
                  " RETURNING id, request, run, result"},
+    /* Which of the watched tasks ended (a reconnection's catch-up), a chunk at a time. */
+    {"ended_of", "SELECT " LOAD_COLUMNS " FROM hm_task WHERE id = ANY($1::text[])"
+                 " AND result IS NOT NULL"},
     /* The runs this replica follows that have no result yet (hermes_reset). */
     {"followed", "SELECT id, request, run, result FROM hm_task WHERE follower = $1"
                  " AND run IS NOT NULL AND result IS NULL ORDER BY created_at LIMIT " FOLLOWED_MAX},
@@ -108,7 +122,10 @@ struct taskspg {
     void *arg;
     taskspg_ended_cb *on_ended; /* taskspg_on_ended */
     void *ended_arg;
-    bool was_up;          /* the connection has been up before: a new one may have missed notices */
+    uint64_t up_at;       /* loop ms when the connection came up after being down */
+    bool was_down;        /* the connection has failed: heartbeats may have stopped meanwhile */
+    bool settling;        /* up after being down, for less than SETTLED_MS so far */
+    enum taskspg_how how; /* in a write's callback: taskspg_how */
     struct list queue;    /* writes not sent yet */
     struct list inflight; /* the batch sent */
     struct list alone;    /* writes of a failed batch, sent one by one */
@@ -210,6 +227,15 @@ static void wop_free(struct wop *w)
     free(w);
 }
 
+/* A request cut by the connection's death (PGCONN_TIMEOUT) may or may not have run: every
+ * write here is safe to repeat, so it counts as the database being away, tried again later. */
+static enum tasks_rc rc_of(enum pgconn_status st)
+{
+    return st == PGCONN_OK                                                  ? TASKS_OK
+           : st == PGCONN_DOWN || st == PGCONN_BUSY || st == PGCONN_TIMEOUT ? TASKS_UNAVAILABLE
+                                                                            : TASKS_IO;
+}
+
 /* A committed result that another result had come before: what this replica holds of the task
  * is stale, and is read again at the next load. */
 static bool result_lost(const struct wop *w, PGresult *r)
@@ -218,10 +244,14 @@ static bool result_lost(const struct wop *w, PGresult *r)
            PQntuples(r) == 0;
 }
 
-static void wop_finish(struct taskspg *p, struct wop *w, enum tasks_rc rc, PGresult *r)
+static void wop_finish(struct taskspg *p, struct wop *w, enum pgconn_status st, PGresult *r)
 {
+    enum tasks_rc rc = rc_of(st);
     list_unlink(&w->link);
-    if (rc == TASKS_OK && result_lost(w, r)) {
+    p->how = st == PGCONN_TIMEOUT                  ? TASKSPG_TIMED_OUT
+             : rc == TASKS_OK && result_lost(w, r) ? TASKSPG_LOST
+                                                   : TASKSPG_PLAIN;
+    if (p->how == TASKSPG_LOST) {
         struct snap *s = snap_get(p, w->id, false);
         if (s)
             snap_drop(p, s);
@@ -231,16 +261,13 @@ static void wop_finish(struct taskspg *p, struct wop *w, enum tasks_rc rc, PGres
     }
     if (w->done)
         w->done(rc, w->arg);
+    p->how = TASKSPG_PLAIN;
     wop_free(w);
 }
 
-/* A request cut by the connection's death (PGCONN_TIMEOUT) may or may not have run: every
- * write here is safe to repeat, so it counts as the database being away, tried again later. */
-static enum tasks_rc rc_of(enum pgconn_status st)
+enum taskspg_how taskspg_how(const struct taskspg *p)
 {
-    return st == PGCONN_OK                                                  ? TASKS_OK
-           : st == PGCONN_DOWN || st == PGCONN_BUSY || st == PGCONN_TIMEOUT ? TASKS_UNAVAILABLE
-                                                                            : TASKS_IO;
+    return p->how;
 }
 
 /* The statements of one write: its own, and for a removal the row's removal if it emptied. */
@@ -272,7 +299,7 @@ static void one_done(enum pgconn_status st, PGresult *const *res, size_t n, cons
     struct wop *w = arg;
     if (st == PGCONN_FAILED)
         log_error("store: task %s: a write failed: %s", w->id, error ? error : "unknown error");
-    wop_finish(w->p, w, rc_of(st), n ? res[0] : NULL);
+    wop_finish(w->p, w, st, n ? res[0] : NULL);
 }
 
 /* A batch failed on a statement: each of its writes is tried alone, so that one write the
@@ -304,7 +331,7 @@ static void batch_done(enum pgconn_status st, PGresult *const *res, size_t n, co
             list_unlink(&w->link);
             send_alone(p, w);
         } else {
-            wop_finish(p, w, rc_of(st), w->qidx < n ? res[w->qidx] : NULL);
+            wop_finish(p, w, st, w->qidx < n ? res[w->qidx] : NULL);
         }
     }
     p->sending = false;
@@ -562,7 +589,9 @@ static void takeover_look(struct loop *l, void *arg)
 {
     struct taskspg *p = arg;
     p->takeover = loop_timer_add(l, TAKEOVER_MS, takeover_look, p);
-    if (p->taking || p->quiet || !pgconn_up(p->conn))
+    if (p->settling && loop_now(p->loop) - p->up_at >= SETTLED_MS)
+        p->settling = false;
+    if (p->taking || p->quiet || !pgconn_up(p->conn) || p->settling)
         return;
     const char *params[1] = {p->replica_id};
     p->taking = true;
@@ -639,19 +668,77 @@ static void on_notify(const char *channel, const char *payload, void *arg)
         p->on_ended(payload, p->ended_arg);
 }
 
+struct ended_of {
+    struct taskspg *p;
+    taskspg_loaded_cb *cb;
+    void *arg;
+};
+
+static void ended_of_done(enum pgconn_status st, PGresult *const *res, size_t n, const char *error,
+                          void *arg)
+{
+    struct ended_of *e = arg;
+    struct taskspg *p = e->p;
+    PGresult *r = n ? res[0] : NULL;
+    if (st == PGCONN_FAILED)
+        log_warn("store: reading which watched tasks ended failed: %s",
+                 error ? error : "unknown error");
+    if (p->quiet || st != PGCONN_OK || r == NULL || PQresultStatus(r) != PGRES_TUPLES_OK) {
+        e->cb(p->quiet || st != PGCONN_FAILED ? TASKS_UNAVAILABLE : TASKS_IO, NULL, e->arg);
+        free(e);
+        return;
+    }
+    for (int i = 0; i < PQntuples(r); i++) {
+        struct snap *s = snap_fill(p, r, i);
+        s->elsewhere = strcmp(PQgetvalue(r, i, 4), "t") == 0;
+        e->cb(TASKS_OK, s->id, e->arg);
+    }
+    e->cb(TASKS_OK, NULL, e->arg);
+    free(e);
+}
+
+void taskspg_ended_among(struct taskspg *p, const char *const *ids, size_t n, taskspg_loaded_cb *cb,
+                         void *arg)
+{
+    /* A text[] literal: each id quoted, its quotes and backslashes escaped. */
+    struct buf a;
+    buf_init(&a, 0);
+    buf_appends(&a, "{");
+    for (size_t i = 0; i < n; i++) {
+        buf_appends(&a, i ? ",\"" : "\"");
+        for (const char *c = ids[i]; *c; c++) {
+            if (*c == '"' || *c == '\\')
+                buf_appends(&a, "\\");
+            buf_append(&a, c, 1);
+        }
+        buf_appends(&a, "\"");
+    }
+    buf_appends(&a, "}");
+    struct ended_of *e = xcalloc(1, sizeof *e);
+    *e = (struct ended_of){p, cb, arg};
+    const char *params[2] = {a.data, p->replica_id};
+    pgconn_send_one(p->conn, "ended_of", 2, params, ended_of_done, e); /* params copied */
+    buf_cleanup(&a);
+}
+
 /* ---------- open, free ---------- */
 
 static void on_state(bool up, const char *why, void *arg)
 {
     struct taskspg *p = arg;
     (void)why;
-    if (up && p->prune_wanted)
+    if (!up) {
+        p->was_down = true;
+        return;
+    }
+    /* A first connection at the start, the database there all along, judges at once. */
+    p->up_at = loop_now(p->loop);
+    p->settling = p->was_down;
+    if (p->prune_wanted)
         taskspg_prune(p, p->prune_days, p->prune_max);
-    /* Back after an outage: an end announced meanwhile was not heard here. */
-    if (up && p->was_up && p->on_ended && !p->quiet)
+    /* Connected (again, or at last): an end announced before was not heard here. */
+    if (p->on_ended && !p->quiet)
         p->on_ended(NULL, p->ended_arg);
-    if (up)
-        p->was_up = true;
 }
 
 struct taskspg *taskspg_open(const struct taskspg_opts *o)
@@ -696,7 +783,7 @@ void taskspg_free(struct taskspg *p)
     /* Writes never sent: their waiters hear it. */
     LIST_FOREACH_SAFE(node, &p->queue)
     {
-        wop_finish(p, list_entry(node, struct wop, link), TASKS_UNAVAILABLE, NULL);
+        wop_finish(p, list_entry(node, struct wop, link), PGCONN_DOWN, NULL);
     }
     while (!list_empty(&p->lru))
         snap_drop(p, list_entry(p->lru.next, struct snap, lru));

@@ -83,9 +83,24 @@ void taskspg_followed(struct taskspg *p, taskspg_takeover_cb *each, taskspg_foll
                       void *arg);
 
 /* A task's end was stored, by this replica or another (a NOTIFY at the commit of its result):
- * cb(id, arg) on the loop; cb(NULL, arg) once the connection is back after an outage, when ends
- * announced meanwhile were missed. */
+ * cb(id, arg) on the loop; cb(NULL, arg) each time the connection comes up (the first time
+ * too), when ends announced before may have been missed. */
 typedef void taskspg_ended_cb(const char *id, void *arg);
 void taskspg_on_ended(struct taskspg *p, taskspg_ended_cb *cb, void *arg);
+
+/* Which of the n tasks ids (a chunk: at most a few hundred) have a result, in one statement:
+ * each of those is loaded and cb(TASKS_OK, id, arg) called, then cb(TASKS_OK, NULL, arg); or
+ * only cb(TASKS_UNAVAILABLE or TASKS_IO, NULL, arg) when it could not be read. Later, on the
+ * loop. */
+void taskspg_ended_among(struct taskspg *p, const char *const *ids, size_t n, taskspg_loaded_cb *cb,
+                         void *arg);
+
+/* Inside a write's done callback: how the write went beyond its rc. */
+enum taskspg_how {
+    TASKSPG_PLAIN,     /* as rc says */
+    TASKSPG_LOST,      /* TASKS_OK, but another result of the task was stored before: it stays */
+    TASKSPG_TIMED_OUT, /* TASKS_UNAVAILABLE after its request timed out: it may have run */
+};
+enum taskspg_how taskspg_how(const struct taskspg *p);
 
 #endif

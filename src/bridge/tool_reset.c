@@ -162,7 +162,8 @@ static void refollow(const char *id, const char *run, void *arg)
 {
     struct reset *r = arg;
     struct bridge *b = r->b;
-    if (r->detached || strmap_get(b->jobs, id) || unsaved_has(b, id))
+    /* A result being written (queued behind a batch) ends the run: it is not followed again. */
+    if (r->detached || strmap_get(b->jobs, id) || unsaved_has(b, id) || tasks_pending(b->tasks, id))
         return;
     runjob_take_over(id, run, b);
     if (strmap_get(b->jobs, id)) {

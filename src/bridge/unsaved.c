@@ -9,9 +9,10 @@
  * Bounded: at most UNSAVED_MAX results and UNSAVED_BYTES_MAX bytes of text. Beyond that a
  * result is not kept: its run is followed again once the database may be back (asked of the
  * agent again), so nothing grows without bound, at the cost of an "interrupted" result when the
- * agent forgot the run meanwhile. A replica that stops with
- * results unsaved leaves their runs without a result: another replica takes them over (or this
- * one at its next start) and asks the agent. Loop thread only. */
+ * agent forgot the run meanwhile; so too after TIMEOUTS_MAX attempts that timed out. A replica
+ * that stops sends what it keeps if the database is reachable; else it leaves their runs without
+ * a result: another replica takes them over (or this one at its next start) and asks the agent.
+ * Loop thread only. */
 #include <jansson.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -30,6 +31,10 @@
 #define UNSAVED_BYTES_MAX (32u << 20) /* results are capped at ANSWER_MAX each */
 #define RETRY_FIRST_MS 200
 #define RETRY_MAX_MS 5000
+/* Attempts whose request timed out (a slow database, a lock wait): each costs the store its
+ * connection and every request in flight on it, so after this many the run is followed again
+ * instead (asked of the agent). */
+#define TIMEOUTS_MAX 3
 
 struct unsaved {
     struct bridge *b; /* NULL once the bridge stopped while the write was in flight */
@@ -37,6 +42,7 @@ struct unsaved {
     char *text; /* the result record, as first made (its completed_at kept) */
     size_t len;
     unsigned tries;
+    unsigned timeouts;
     uint64_t backoff_ms;
     struct loop_timer *timer;
     bool writing;
@@ -70,18 +76,45 @@ static void schedule(struct unsaved *u)
     u->timer = loop_timer_add(b->loop, ms, try_write, u);
 }
 
+/* Gives up keeping u: its run is asked of the agent again, whose answer is written then. */
+static void follow_again(struct bridge *b, struct unsaved *u)
+{
+    json_t *record = tasks_parse(u->text, u->len);
+    const char *run_id = json_string_value(json_object_get(record, "run_id"));
+    const char *agent = json_string_value(json_object_get(record, "agent"));
+    if (run_id && strlen(run_id) < 128 && b->jobs)
+        runjob_follow(b, u->id, agent ? agent : b->default_agent, run_id);
+    json_decref(record);
+}
+
 static void written(enum tasks_rc rc, void *arg)
 {
     struct unsaved *u = arg;
     struct bridge *b = u->b;
+    struct taskspg *pg = b ? tasks_pg(b->tasks) : NULL;
+    enum taskspg_how how = pg ? taskspg_how(pg) : TASKSPG_PLAIN;
     u->writing = false;
     if (b == NULL) { /* the bridge stopped meanwhile (unsaved_stop) */
+        if (rc == TASKS_OK)
+            log_info("task %s: its result is stored at the stop", u->id);
         unsaved_free(u);
         return;
     }
-    if (rc == TASKS_OK) {
+    if (rc == TASKS_OK && how == TASKSPG_LOST) {
+        log_warn("task %s: another replica's result for it was stored first; it is kept, this "
+                 "one dropped",
+                 u->id);
+        unsaved_drop(b, u);
+    } else if (rc == TASKS_OK) {
         log_info("task %s: its result is stored now (%u attempt%s after the first)", u->id,
                  u->tries, u->tries == 1 ? "" : "s");
+        unsaved_drop(b, u);
+    } else if (rc == TASKS_UNAVAILABLE && how == TASKSPG_TIMED_OUT &&
+               ++u->timeouts >= TIMEOUTS_MAX) {
+        log_error("task %s: storing its result timed out %u times; it is dropped and its run "
+                  "asked of the agent again",
+                  u->id, u->timeouts);
+        follow_again(b, u);
         unsaved_drop(b, u);
     } else if (rc == TASKS_UNAVAILABLE) {
         schedule(u);
@@ -158,13 +191,21 @@ void unsaved_kick(struct bridge *b)
         strmap_each(b->unsaved, kick_one, NULL);
 }
 
+/* At the stop: with the database reachable, each result not being written is sent now, and
+ * lands while the store settles (tasks_free); the rest are dropped. */
 static void stop_one(const char *id, void *value, void *arg)
 {
     struct unsaved *u = value;
+    bool up = *(bool *)arg;
     (void)id;
-    (void)arg;
     loop_timer_cancel(u->timer);
     u->timer = NULL;
+    if (!u->writing && up) {
+        json_t *record = tasks_parse(u->text, u->len);
+        u->writing = record &&
+                     tasks_write(u->b->tasks, u->id, "result.json", record, written, u) == TASKS_OK;
+        json_decref(record);
+    }
     if (u->writing)
         u->b = NULL; /* its write's callback frees it */
     else
@@ -175,12 +216,16 @@ void unsaved_stop(struct bridge *b)
 {
     if (b->unsaved == NULL)
         return;
+    struct taskspg *pg = tasks_pg(b->tasks);
+    bool up = pg && taskspg_retry_in_ms(pg) == 0;
     size_t n = strmap_count(b->unsaved);
-    if (n)
+    if (n && up)
+        log_info("%zu result(s) not stored yet; sent before the stop", n);
+    else if (n)
         log_warn("%zu result(s) not stored yet (the database was away); their runs are followed "
                  "again by another replica, or here at the next start",
                  n);
-    strmap_each(b->unsaved, stop_one, NULL);
+    strmap_each(b->unsaved, stop_one, &up);
     strmap_free(b->unsaved);
     b->unsaved = NULL;
     b->unsaved_bytes = 0;

@@ -367,7 +367,6 @@ static void test_recover_beside_opener(void **state)
     assert_int_equal(recover(in(root, "nowhere"), err, sizeof err), 1);
 }
 
-
 /* Five records, each its own write or all one write; then the third is zeroed, as a disk
  * that lost it would leave it. */
 static char *holed(const char *name, size_t per_append, char *err, size_t errlen, int *rc)

@@ -11,7 +11,7 @@ import { randomBytes } from 'node:crypto';
 import net from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { HERMES, startHermes, startFake, agentEnv, connectClient, connectV2Client, until, sleep, modernMeta,
+import { HERMES, startHermes, startFake, agentEnv, connectClient, connectV2Client, until, sleep, modernMeta, tokensFile,
   modernHeaders } from '../../lib/lib.mjs';
 import { startPostgres } from '../../lib/pg.mjs';
 
@@ -373,12 +373,13 @@ test('hermes_reset with a database drops the copies held here and follows again 
 });
 
 // A TCP relay to PostgreSQL that the test can cut: the replica behind it loses the database
-// while the others keep it. cut() drops every connection and refuses new ones until restore().
+// while the others keep it. cut() drops every connection and refuses new ones until restore();
+// admit(n) lets only the next n new connections through until restore().
 async function pgRelay() {
-  let open = true;
+  let open = true, allow = Infinity;
   const socks = new Set();
   const srv = net.createServer((c) => {
-    if (!open) { c.destroy(); return; }
+    if (!open || allow-- <= 0) { c.destroy(); return; }
     const u = net.connect(pg.port, '127.0.0.1');
     for (const x of [c, u]) socks.add(x);
     const done = () => { for (const x of [c, u]) { x.destroy(); socks.delete(x); } };
@@ -389,7 +390,8 @@ async function pgRelay() {
   return {
     url: pg.url.replace(`:${pg.port}/`, `:${srv.address().port}/`),
     cut() { open = false; for (const x of socks) x.destroy(); socks.clear(); },
-    restore() { open = true; },
+    restore() { open = true; allow = Infinity; },
+    admit(n) { allow = n; },
     close() { open = false; for (const x of socks) x.destroy(); srv.close(); },
   };
 }
@@ -424,5 +426,212 @@ test('a replica cut from the database while a watched task ended tells its strea
     await ld.close();
     await d.stop();
     relay.close();
+  }
+});
+
+// A replica behind a relay, with the deployment's token.
+async function relayed(relay, env = {}) {
+  const d = await startHermes({ STORE_URL: relay.url, MCP_AUTH_TOKEN: token, HERMES_ENV_PATH: agentEnv(fake),
+    HERMES_POLL_MS: '100', ...env });
+  d.auth = { Authorization: `Bearer ${token}` };
+  return d;
+}
+const resultOf = (client, id, ms) => until(async () => {
+  const x = await call(client, 'hermes_result', { id }).catch(() => null);
+  return x && x.isError !== true ? x : null;
+}, `the result of ${id}`, ms);
+
+test('an outage of the whole database longer than a heartbeat is judged: the kept result wins over a takeover', async () => {
+  const relay = await pgRelay();
+  const d = await relayed(relay);
+  const cd = await connectClient(d, { name: 'long-outage', listTools: true });
+  try {
+    await until(async () => (await fetch(`${d.base}/readyz`)).status === 200, 'd connected to the database', 15000);
+    const acc = await until(() => call(cd, 'hermes_task', { task: 'long outage [delay=1200] [forget] [text=kept through a long outage]',
+      mode: 'async', id: 'long-1' }).catch(() => null), 'the task store connected', 15000);
+    assert.notEqual(acc.isError, true, JSON.stringify(acc));
+    await pg.kill();
+    relay.cut(); // d's way back is slower than the others'
+    try {
+      await until(() => /task long-1: run \S+ ended but its result could not be stored/.test(d.proc.stderrText),
+        'the follower to keep the result', 15000);
+      await sleep(7000); // longer than a heartbeat is judged (6 s): every replica looks gone at first
+    } finally {
+      await pg.restart();
+    }
+    await sleep(4000); // the others are back before d: a takeover now would find the agent forgot the run
+    relay.restore();
+    const r = await resultOf(cd, 'long-1', 30000);
+    assert.equal(r.structuredContent.status, 'completed', JSON.stringify(r.structuredContent));
+    assert.match(r.structuredContent.summary, /kept through a long outage/);
+    const taken = [a, b, c].map((s) => /task long-1: its follower is gone/.test(s.proc.stderrText));
+    assert.deepEqual(taken, [false, false, false], 'nobody took the run over');
+  } finally {
+    await cd.close();
+    await d.stop();
+    relay.close();
+  }
+});
+
+test('a kept result that another result came before is dropped, and logged so', async () => {
+  const relay = await pgRelay();
+  const d = await relayed(relay);
+  const cd = await connectClient(d, { name: 'lost', listTools: true });
+  try {
+    await until(async () => (await fetch(`${d.base}/readyz`)).status === 200, 'd connected to the database', 15000);
+    const acc = await until(() => call(cd, 'hermes_task', { task: 'lost [delay=300] [text=second]', mode: 'async',
+      id: 'lost-1' }).catch(() => null), 'the task store connected', 15000);
+    assert.notEqual(acc.isError, true, JSON.stringify(acc));
+    relay.cut();
+    try {
+      await until(() => /task lost-1: run \S+ ended but its result could not be stored/.test(d.proc.stderrText),
+        'd to keep the result', 10000);
+      await sql(`UPDATE hm_task SET result = '{"status": "completed", "summary": "first"}', finished_at = now()
+        WHERE id = 'lost-1'`);
+    } finally {
+      relay.restore();
+    }
+    await until(() => /task lost-1: another replica's result for it was stored first/.test(d.proc.stderrText),
+      'the drop logged', 15000);
+    assert.doesNotMatch(d.proc.stderrText, /task lost-1: its result is stored now/);
+    assert.match(await sql("SELECT result FROM hm_task WHERE id = 'lost-1'"), /"first"/);
+  } finally {
+    await cd.close();
+    await d.stop();
+    relay.close();
+  }
+});
+
+test('a listener on the replica that stores the result is told once; so are listeners whose connection drops as tasks end', async () => {
+  const lb = await connectV2Client(b, 'listen-b', { capabilities: { extensions: { [EXT]: {} } }, record: () => fetch });
+  const heardB = [];
+  lb.fallbackNotificationHandler = async (n) => { heardB.push(n); };
+  const told = (heard, id) => heard.filter((n) => n.method === 'notifications/tasks' && n.params.taskId === id);
+  const subB = await lb.listen({ taskIds: ['once-b'] });
+  await createTask(b, { task: 'told once [delay=300] [text=once on b]', mode: 'sync', id: 'once-b' });
+  const note = (await until(() => told(heardB, 'once-b')[0], 'the writer\'s stream told', 10000)).params;
+  assert.equal(note.status, 'completed');
+  await sleep(800);
+  assert.equal(told(heardB, 'once-b').length, 1, 'told once on the replica that stored it');
+  await subB.close();
+  await lb.close();
+
+  const relay = await pgRelay();
+  const d = await relayed(relay);
+  const ld = await connectV2Client(d, 'listen-race', { capabilities: { extensions: { [EXT]: {} } }, record: () => fetch });
+  const heard = [];
+  ld.fallbackNotificationHandler = async (n) => { heard.push(n); };
+  try {
+    await until(async () => (await fetch(`${d.base}/readyz`)).status === 200, 'd connected to the database', 15000);
+    const ids = Array.from({ length: 6 }, (_, i) => `race-${i}`);
+    const sub = await ld.listen({ taskIds: ids });
+    await Promise.all(ids.map((id, i) => createTask(b, { task: `race [delay=${400 + i * 200}]`, mode: 'sync', id })));
+    for (let k = 0; k < 8; k++) { // the connection drops and comes back while the tasks end
+      await sleep(150 + 40 * k);
+      relay.cut();
+      await sleep(30);
+      relay.restore();
+    }
+    for (const id of ids) await until(() => told(heard, id)[0], `${id} told`, 15000);
+    await sleep(1500); // a reconnection's catch-up has run since
+    relay.cut();
+    relay.restore();
+    await sleep(1500);
+    for (const id of ids) assert.equal(told(heard, id).length, 1, `${id} told once`);
+    await sub.close();
+  } finally {
+    await ld.close();
+    await d.stop();
+    relay.close();
+  }
+});
+
+test('a replica whose first connection to the database fails tells its stream of a task that ended before it connected', async () => {
+  const relay = await pgRelay();
+  // The start's own checks (the schema, the state key) only: the server's connections are refused.
+  relay.admit(2);
+  let d, ld;
+  const heard = [];
+  try {
+    d = await relayed(relay);
+    ld = await connectV2Client(d, 'listen-first', { capabilities: { extensions: { [EXT]: {} } }, record: () => fetch });
+    ld.fallbackNotificationHandler = async (n) => { heard.push(n); };
+    const sub = await ld.listen({ taskIds: ['first-1'] });
+    await createTask(b, { task: 'first [delay=200] [text=told at the first connection]', mode: 'sync', id: 'first-1' });
+    await until(async () => (await sql("SELECT result IS NOT NULL FROM hm_task WHERE id = 'first-1'")).trim() === 't',
+      'B to store the result', 15000);
+    relay.restore();
+    const told = () => heard.filter((n) => n.method === 'notifications/tasks' && n.params.taskId === 'first-1');
+    const note = (await until(() => told()[0], 'the stream told once d connected', 15000)).params;
+    assert.equal(note.status, 'completed');
+    assert.match(note.result.structuredContent.summary, /told at the first connection/);
+    assert.match(d.proc.stderrText, /store: PostgreSQL connection down/, 'its first connection failed');
+    await sub.close();
+  } finally {
+    await ld?.close();
+    await d?.stop();
+    relay.close();
+  }
+});
+
+test('one principal listening on a replica for another principal\'s task hears nothing of it', async () => {
+  const alice = randomBytes(32).toString('hex'), bob = randomBytes(32).toString('hex');
+  const tdir = mkdtempSync(join(tmpdir(), 'hm-storeprinc-'));
+  const tokens = tokensFile(tdir, { alice: [alice, 'hermes:read, hermes:task'], bob: [bob, 'hermes:read, hermes:task'] });
+  const env = { STORE_URL: pg.url, TOKENS_FILE: tokens, HERMES_ENV_PATH: agentEnv(fake), HERMES_POLL_MS: '100' };
+  const [e, f] = await Promise.all([startHermes(env), startHermes(env)]);
+  const as = (s, tok) => ({ url: s.url, base: s.base, auth: { Authorization: `Bearer ${tok}` } });
+  const listener = async (who) => {
+    const l = await connectV2Client(as(f, who), `listen-${who.slice(0, 4)}`,
+      { capabilities: { extensions: { [EXT]: {} } }, record: () => fetch });
+    const heard = [];
+    l.fallbackNotificationHandler = async (n) => { heard.push(n); };
+    return { l, heard, sub: await l.listen({ taskIds: ['alice-1'] }) };
+  };
+  try {
+    const [la, lbob] = [await listener(alice), await listener(bob)];
+    // Until e's task store is connected, a call is refused 503.
+    const created = await until(() => createTask(as(e, alice), { task: 'alice\'s [delay=300] [text=for alice only]',
+      mode: 'sync', id: 'alice-1' }).catch(() => null), 'the task created on e', 15000);
+    assert.equal(created.taskId, 'alice-1');
+    const note = (await until(() => la.heard.find((n) => n.method === 'notifications/tasks'), 'alice told on f', 10000)).params;
+    assert.equal(note.taskId, 'alice-1');
+    await sleep(800);
+    assert.deepEqual(lbob.heard.filter((n) => n.method === 'notifications/tasks'), [], 'bob hears nothing');
+    for (const x of [la, lbob]) { await x.sub.close(); await x.l.close(); }
+  } finally {
+    await Promise.all([e.stop(), f.stop()]);
+    rmSync(tdir, { recursive: true, force: true });
+  }
+});
+
+test('a kept result whose write keeps timing out is given up after 3 attempts: its run is asked of the agent again', async () => {
+  const e = await replica();
+  const ce = await connectClient(e, { name: 'timeouts', listTools: true });
+  let holder;
+  try {
+    const acc = await until(() => call(ce, 'hermes_task', { task: 'slow store [delay=1500] [text=after the timeouts]',
+      mode: 'async', id: 'timeout-1' }).catch(() => null), 'the task store connected', 15000);
+    assert.notEqual(acc.isError, true, JSON.stringify(acc));
+    const runId = acc.structuredContent.run_id;
+    const runPolls = () => fake.received().filter((q) => q.method === 'GET' && q.path === `/v1/runs/${runId}`).length;
+    // The row stays locked: every write of the result waits until its request times out.
+    holder = sql("BEGIN; SELECT id FROM hm_task WHERE id = 'timeout-1' FOR UPDATE; SELECT pg_sleep(120); COMMIT;")
+      .catch(() => null);
+    await until(() => /task timeout-1: run \S+ ended but its result could not be stored/.test(e.proc.stderrText),
+      'the result kept after the first timeout', 30000);
+    const polled = runPolls();
+    await until(() => /task timeout-1: storing its result timed out 3 times/.test(e.proc.stderrText),
+      'the attempts given up', 60000);
+    await until(() => runPolls() > polled, 'the run asked of the agent again', 10000);
+    await sql("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE query LIKE '%pg_sleep(120)%' AND pid <> pg_backend_pid()");
+    const r = await resultOf(ce, 'timeout-1', 40000);
+    assert.equal(r.structuredContent.status, 'completed', JSON.stringify(r.structuredContent));
+    assert.match(r.structuredContent.summary, /after the timeouts/);
+  } finally {
+    await sql("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE query LIKE '%pg_sleep(120)%' AND pid <> pg_backend_pid()");
+    await holder;
+    await ce.close();
+    await e.stop();
   }
 });
