@@ -316,7 +316,7 @@ test('a crafted journal whose task directory is a link is refused: nothing is wr
     assert.notEqual(list.code, 0);
     assert.match(list.stderr, new RegExp(`${id} is not a task directory \\(a symbolic link`));
     const serve = spawnSync(HERMES, ['serve', '--env-file', cur.envFile], { encoding: 'utf8', timeout: 20000 });
-    assert.notEqual(serve.status, null, 'the server refuses to start');
+    assert.notEqual(serve.status, null, `the server refuses to start (${serve.signal} ${serve.error} ${serve.stderr})`);
     assert.notEqual(serve.status, 0);
     assert.match(serve.stderr, /symbolic link is never followed\): refusing to replay/);
     assert.deepEqual(readdirSync(outside), [], 'nothing written through the link');
