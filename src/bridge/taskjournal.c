@@ -33,7 +33,7 @@
 
 #define WAIT_MAX_MS 60000   /* the writer waits this long for a checkpoint at most */
 #define CLOSE_WAIT_MS 10000 /* and shutdown for the last one */
-#define QUIET_MS 2          /* no write for this long: the writer went quiet, checkpoint now */
+#define QUIET_MS 15         /* no write for this long: the writer went quiet, checkpoint now */
 
 /* A write or a flush of the journal or of the task files failed: never retried, the server
  * stops (the head of this file says why). */

@@ -472,7 +472,7 @@ unsigned tasks_retry_after_s(const struct tasks *t)
 
 struct taskspg *tasks_pg(struct tasks *t)
 {
-    return t->pg;
+    return t ? t->pg : NULL; /* a bridge that failed to open its tasks is freed too */
 }
 
 enum tasks_rc tasks_write(struct tasks *t, const char *id, const char *name, json_t *json,

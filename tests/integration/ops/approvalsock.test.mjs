@@ -19,7 +19,7 @@ test('two env files in one directory: two sockets, each answers its own server; 
     await until(() => existsSync(sockA), 'the first server\'s socket');
     assert.equal(statSync(sockA).mode & 0o777, 0o600);
     const bEnv = join(a.dir, 'b.env');
-    writeFileSync(bEnv, readFileSync(a.envFile, 'utf8').replace(/MCP_AUTH_TOKEN=\w+/, `MCP_AUTH_TOKEN=${'b'.repeat(64)}`));
+    writeFileSync(bEnv, readFileSync(a.envFile, 'utf8').replace(/MCP_AUTH_TOKEN=\w+/, `MCP_AUTH_TOKEN=${'b'.repeat(64)}\nTASKS_DIR=${join(a.dir, 'tasks-b')}`));
     chmodSync(bEnv, 0o600);
     b = spawn(HERMES, ['serve', '--env-file', bEnv], { stdio: ['ignore', 'ignore', 'pipe'] });
     let bErr = '';
