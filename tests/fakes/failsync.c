@@ -2,9 +2,10 @@
  * FAILSYNC_FLAG exists, the next call of the function FAILSYNC names (syncfs, fdatasync or
  * fsync) fails with EIO, without flushing, and the flag file is removed (once). Every other
  * call is the real one. While the file FAILSYNC_HOLD names exists, syncfs waits (a checkpoint
- * held back, so that what a test wrote stays journaled). Lets a test check that the server stops on a failed flush instead of
- * carrying on over data the kernel may have dropped. Built by `make fakes` (build/failsync.so,
- * no sanitizer: tests set ASAN_OPTIONS=verify_asan_link_order=0 for the ASan build). */
+ * held back, so that what a test wrote stays journaled). Lets a test check that the server stops on
+ * a failed flush instead of carrying on over data the kernel may have dropped. Built by `make
+ * fakes` (build/failsync.so, no sanitizer: tests set ASAN_OPTIONS=verify_asan_link_order=0 for the
+ * ASan build). */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
 #endif
